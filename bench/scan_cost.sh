@@ -1,0 +1,379 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+#
+# scan_cost.sh: CPU that a per-task sampler spends per 1-second interval on a
+# large task population, vitalsd against top and pidstat.
+#
+# One synthetic population (spawn_tasks.c) serves every tool; the tools run
+# one after another, never together. A tool's CPU is the difference of two
+# reads of utime+stime (+cutime+cstime, + live descendants) from
+# /proc/<pid>/stat, taken after a warm-up so startup cost is left out.
+# See bench/README.md for the formulas.
+set -euo pipefail
+export LC_ALL=C	# EPOCHREALTIME and awk must agree on the decimal point
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(dirname "$here")
+
+vitalsd=${VITALSD:-$repo/build/daemon/vitalsd}
+secs=${BENCH_SECONDS:-30}
+warmup=${BENCH_WARMUP:-2}
+procs=${BENCH_PROCS:-500}
+threads=${BENCH_THREADS:-4}
+busy=${BENCH_BUSY_PCT:-10}
+burn_us=${BENCH_BURN_US:-1000}
+idle=${BENCH_IDLE:-1}
+window=${BENCH_WINDOW_S:-10}
+tools=${BENCH_TOOLS:-vitalsd-all,vitalsd-changed,top,pidstat}
+keep=0
+interval=1	# seconds; every tool samples at this period
+
+usage() {
+	cat <<EOF
+usage: $(basename "$0") [options]
+
+  --vitalsd PATH   daemon binary (default: $repo/build/daemon/vitalsd)
+  --seconds N      measured seconds per tool (default $secs; env BENCH_SECONDS)
+  --warmup N       seconds before the first read (default $warmup; env BENCH_WARMUP)
+  --procs N        processes to spawn (default $procs; env BENCH_PROCS)
+  --threads N      threads per process, main included (default $threads; env BENCH_THREADS)
+  --busy PCT       percent of processes that burn CPU (default $busy; env BENCH_BUSY_PCT)
+  --burn-us N      CPU burnt per busy thread every 100 ms (default $burn_us; env BENCH_BURN_US)
+  --no-idle        run the population at normal priority, not SCHED_IDLE (env BENCH_IDLE=0)
+  --tools LIST     comma-separated subset of vitalsd-all,vitalsd-changed,top,pidstat
+                   (default: all four; env BENCH_TOOLS)
+  --keep           keep the temporary directory (logs, state dirs)
+  -h, --help       this text
+EOF
+}
+
+die() {
+	echo "scan_cost: $*" >&2
+	exit 1
+}
+
+isnum() {
+	[[ $1 =~ ^[0-9]+$ ]] || die "$2: not a number: $1"
+}
+
+while (($#)); do
+	case $1 in
+	--vitalsd) vitalsd=${2:?--vitalsd needs a path}; shift ;;
+	--seconds) secs=${2:?--seconds needs N}; shift ;;
+	--warmup) warmup=${2:?--warmup needs N}; shift ;;
+	--procs) procs=${2:?--procs needs N}; shift ;;
+	--threads) threads=${2:?--threads needs N}; shift ;;
+	--busy) busy=${2:?--busy needs PCT}; shift ;;
+	--burn-us) burn_us=${2:?--burn-us needs N}; shift ;;
+	--no-idle) idle=0 ;;
+	--tools) tools=${2:?--tools needs a list}; shift ;;
+	--keep) keep=1 ;;
+	-h | --help) usage; exit 0 ;;
+	*) usage >&2; exit 2 ;;
+	esac
+	shift
+done
+isnum "$secs" --seconds
+isnum "$warmup" --warmup
+isnum "$procs" --procs
+isnum "$threads" --threads
+isnum "$busy" --busy
+isnum "$burn_us" --burn-us
+isnum "$window" BENCH_WINDOW_S
+((procs > 0 && threads > 0 && busy <= 100)) ||
+    die "need --procs > 0, --threads > 0, --busy <= 100"
+((secs > 0)) || die "--seconds must be > 0"
+
+IFS=, read -ra tool_list <<<"$tools"
+for t in "${tool_list[@]}"; do
+	case $t in
+	vitalsd-all | vitalsd-changed | top | pidstat) ;;
+	*) die "unknown tool '$t' (known: vitalsd-all,vitalsd-changed,top,pidstat)" ;;
+	esac
+done
+
+# ------------------------------------------------------------ prerequisites
+# Nothing is installed here: name what is missing and stop.
+missing=()
+want_vitalsd=0
+need() {	# need COMMAND HINT
+	command -v "$1" >/dev/null 2>&1 || missing+=("$1 ($2)")
+}
+need "${CC:-cc}" "a C compiler: package gcc or clang"
+need getconf "package libc-bin"
+need awk "package mawk or gawk"
+need mkfifo "package coreutils"
+need uname "package coreutils"
+for t in "${tool_list[@]}"; do
+	case $t in
+	top) need top "package procps" ;;
+	pidstat) need pidstat "package sysstat" ;;
+	vitalsd-*) want_vitalsd=1 ;;
+	esac
+done
+if ((want_vitalsd)) && [[ ! -x $vitalsd ]]; then
+	missing+=("vitalsd: no executable at $vitalsd (build it with
+    'ninja -C $repo/build', pass --vitalsd PATH, or measure only the
+    others with --tools top,pidstat)")
+fi
+[[ -r /proc/self/stat ]] || missing+=("a mounted /proc")
+if ((${#missing[@]})); then
+	echo "scan_cost: missing prerequisites:" >&2
+	printf '  - %s\n' "${missing[@]}" >&2
+	exit 1
+fi
+
+clk=$(getconf CLK_TCK)
+isnum "$clk" CLK_TCK
+((clk > 0)) || die "CLK_TCK is $clk"
+
+# ------------------------------------------------------------ cleanup
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/scan_cost.XXXXXX")
+spawn_pid=
+tool_pid=
+ctlfd=
+
+# kill -0 succeeds on a zombie, and with SIGCHLD blocked (as some
+# supervisors leave it) bash may not reap a child until "wait": look at the
+# state instead.
+alive() {	# alive PID
+	local line
+	read -r line 2>/dev/null <"/proc/$1/stat" || return 1
+	line=${line##*) }
+	[[ ${line:0:1} != [ZX] ]]
+}
+
+stop_pid() {	# stop_pid PID: TERM, then KILL after 5 s; reap it
+	local pid=$1 i
+	kill -TERM "$pid" 2>/dev/null || true
+	for ((i = 0; i < 50; i++)); do
+		alive "$pid" || break
+		sleep 0.1
+	done
+	kill -KILL "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+}
+
+# A foreground sleep would hold off the INT/TERM trap until it ends;
+# "wait" returns as soon as a trapped signal arrives.
+sleep_pid=
+pause() {	# pause SECONDS
+	if [[ -n $ctlfd ]]; then
+		sleep "$1" {ctlfd}>&- &
+	else
+		sleep "$1" &
+	fi
+	sleep_pid=$!
+	wait "$sleep_pid"
+	sleep_pid=
+}
+
+cleanup() {
+	set +e
+	[[ -n $sleep_pid ]] && kill "$sleep_pid" 2>/dev/null
+	[[ -n $tool_pid ]] && stop_pid "$tool_pid"
+	# EOF on its stdin is enough; TERM in case the fifo never opened.
+	[[ -n $ctlfd ]] && exec {ctlfd}>&-
+	[[ -n $spawn_pid ]] && stop_pid "$spawn_pid"
+	if ((keep)); then
+		echo "scan_cost: kept $tmp" >&2
+	else
+		rm -rf "$tmp"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+
+# ------------------------------------------------------------ helpers
+acc=0
+add_ticks() {	# add_ticks PID: utime+stime+cutime+cstime of PID's tree into acc
+	local pid=$1 line tf c
+	local -a f kids
+	read -r line 2>/dev/null <"/proc/$pid/stat" || return 0	# gone
+	# comm may hold spaces and ')': the fields start after the last ')'.
+	read -ra f <<<"${line##*) }"
+	# f[0] is field 3 (state): utime 14 -> f[11], stime, cutime, cstime.
+	acc=$((acc + f[11] + f[12] + f[13] + f[14]))
+	# Live descendants (CONFIG_PROC_CHILDREN); reaped ones are in cutime.
+	for tf in "/proc/$pid/task/"*/children; do
+		kids=()
+		read -ra kids 2>/dev/null <"$tf" || true
+		for c in "${kids[@]}"; do
+			add_ticks "$c"
+		done
+	done
+}
+
+tree_ticks() {	# tree_ticks PID -> ticks in $acc
+	acc=0
+	add_ticks "$1"
+}
+
+n_procs=0
+n_tasks=0
+count_tasks() {	# processes and threads (all /proc/*/task/* entries)
+	local -a p t
+	shopt -s nullglob
+	p=(/proc/[0-9]*)
+	t=(/proc/[0-9]*/task/[0-9]*)
+	shopt -u nullglob
+	n_procs=${#p[@]}
+	n_tasks=${#t[@]}
+}
+
+# ------------------------------------------------------------ population
+"${CC:-cc}" -O2 -Wall -Wextra -o "$tmp/spawn_tasks" "$here/spawn_tasks.c" \
+    -pthread || die "building spawn_tasks failed"
+
+spawn_args=(-p "$procs" -t "$threads" -b "$busy" -c "$burn_us" -i 100)
+((idle)) && spawn_args+=(-I)
+mkfifo "$tmp/ctl"
+"$tmp/spawn_tasks" "${spawn_args[@]}" <"$tmp/ctl" >"$tmp/spawn.out" \
+    2>"$tmp/spawn.err" &
+spawn_pid=$!
+# The population lives as long as this write end stays open.
+exec {ctlfd}>"$tmp/ctl"
+for ((i = 0; i < 600; i++)); do
+	grep -qx ready "$tmp/spawn.out" 2>/dev/null && break
+	alive "$spawn_pid" ||
+	    die "spawn_tasks failed: $(cat "$tmp/spawn.err")"
+	sleep 0.1
+done
+grep -qx ready "$tmp/spawn.out" || die "spawn_tasks not ready after 60 s"
+
+echo "== machine"
+echo "nproc:   $(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN)"
+echo "kernel:  $(uname -srm)"
+echo "cpu:     $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
+echo "CLK_TCK: $clk"
+for t in "${tool_list[@]}"; do
+	case $t in
+	top) echo "top:     $(top -V 2>&1 | head -n1)" ;;
+	pidstat) echo "pidstat: $(pidstat -V 2>&1 | head -n1)" ;;
+	esac
+done
+echo "== population"
+cat "$tmp/spawn.err"
+echo "measure: ${secs} s per tool after ${warmup} s warm-up, interval ${interval} s"
+
+# ------------------------------------------------------------ measurement
+declare -A res_ms res_us res_tasks
+start_tool() {	# start_tool NAME: background the tool, set tool_pid
+	local name=$1
+	case $name in
+	vitalsd-all | vitalsd-changed)
+		mkdir -p "$tmp/state-$name"
+		"$vitalsd" --foreground --state-dir "$tmp/state-$name" \
+		    --interval-ms $((interval * 1000)) --window-s "$window" \
+		    --threads "${name#vitalsd-}" \
+		    </dev/null >"$tmp/$name.log" 2>&1 {ctlfd}>&- &
+		;;
+	top)
+		# A private HOME: no user toprc changes the fields top formats.
+		HOME=$tmp top -b -H -d "$interval" \
+		    </dev/null >/dev/null 2>"$tmp/$name.log" {ctlfd}>&- &
+		;;
+	pidstat)
+		pidstat -t "$interval" \
+		    </dev/null >/dev/null 2>"$tmp/$name.log" {ctlfd}>&- &
+		;;
+	esac
+	tool_pid=$!
+}
+
+for name in "${tool_list[@]}"; do
+	echo "-- $name: running $((warmup + secs)) s" >&2
+	start_tool "$name"
+	pause "$warmup"
+	if ! alive "$tool_pid"; then
+		wait "$tool_pid" 2>/dev/null || true
+		tool_pid=
+		echo "scan_cost: $name exited during warm-up; log tail:" >&2
+		tail -n 5 "$tmp/$name.log" >&2 || true
+		echo "RESULT tool=$name status=failed"
+		continue
+	fi
+	count_tasks
+	tasks0=$n_tasks procs0=$n_procs
+	t0=$EPOCHREALTIME
+	tree_ticks "$tool_pid"
+	ticks0=$acc
+	pause "$secs"
+	t1=$EPOCHREALTIME
+	tree_ticks "$tool_pid"
+	ticks1=$acc
+	still_up=1
+	alive "$tool_pid" || still_up=0
+	count_tasks
+	stop_pid "$tool_pid"
+	tool_pid=
+	if ((!still_up)); then
+		echo "scan_cost: $name exited during the measurement" >&2
+		tail -n 5 "$tmp/$name.log" >&2 || true
+		echo "RESULT tool=$name status=failed"
+		continue
+	fi
+	tasks=$(((tasks0 + n_tasks) / 2))
+	nprocs=$(((procs0 + n_procs) / 2))
+	read -r ms us ivs < <(awk -v d=$((ticks1 - ticks0)) -v hz="$clk" \
+	    -v t0="$t0" -v t1="$t1" -v iv="$interval" -v n="$tasks" 'BEGIN {
+		ivs = (t1 - t0) / iv
+		ms = d * 1000 / hz / ivs
+		printf "%.3f %.3f %.2f\n", ms, ms * 1000 / n, ivs
+	}')
+	res_ms[$name]=$ms
+	res_us[$name]=$us
+	res_tasks[$name]=$tasks
+	echo "RESULT tool=$name cpu_ms_per_interval=$ms us_per_task=$us" \
+	    "tasks=$tasks procs=$nprocs intervals=$ivs" \
+	    "ticks=$((ticks1 - ticks0)) clk_tck=$clk"
+	if [[ $name == vitalsd-* ]]; then
+		# Its own view of its cost, for comparison: the last window line.
+		line=$(grep -E '\] window [0-9]+:' "$tmp/$name.log" |
+		    tail -n 1 || true)
+		if [[ -n $line ]]; then
+			echo "   $name says: ${line#*] }"
+			# "samples V/N valid ... own cpu U us": per sample.
+			awk '{
+				if (match($0, /samples [0-9]+\/[0-9]+/) == 0) exit
+				split(substr($0, RSTART + 8, RLENGTH - 8), s, "/")
+				if (match($0, /own cpu [0-9]+ us/) == 0) exit
+				u = substr($0, RSTART + 8, RLENGTH - 11)
+				if (s[2] > 0)
+					printf "   %s self-reported: %.2f ms per sample\n",
+					    n, u / 1000 / s[2]
+			}' n="$name" <<<"$line"
+		fi
+	fi
+done
+
+# ------------------------------------------------------------ report
+echo
+echo "== scan cost per ${interval} s interval (${secs} s each)"
+base=${res_ms[vitalsd-all]:-}
+printf '%-16s %8s %16s %14s %14s\n' tool tasks cpu_ms/interval \
+    us/task/intvl "vs vitalsd-all"
+for name in "${tool_list[@]}"; do
+	[[ -n ${res_ms[$name]:-} ]] || {
+		printf '%-16s %8s %16s\n' "$name" - failed
+		continue
+	}
+	ratio=-
+	[[ -n $base ]] && ratio=$(awk -v a="${res_ms[$name]}" -v b="$base" \
+	    'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "inf" }')
+	printf '%-16s %8d %16.2f %14.2f %14s\n' "$name" "${res_tasks[$name]}" \
+	    "${res_ms[$name]}" "${res_us[$name]}" "$ratio"
+done
+if [[ -n $base ]]; then
+	echo
+	for name in "${tool_list[@]}"; do
+		[[ $name == vitalsd-all || -z ${res_ms[$name]:-} ]] && continue
+		awk -v a="${res_ms[$name]}" -v b="$base" -v n="$name" 'BEGIN {
+			if (b > 0) printf "%s/vitalsd-all = %.1fx\n", n, a / b
+		}'
+	done
+fi
+awk -v hz="$clk" -v s="$secs" 'BEGIN {
+	printf "(resolution: 1 tick = %.0f ms per read, about +-%.1f ms/interval over %d s)\n",
+	    1000 / hz, 2 * 1000 / hz / s, s
+}'

@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Configuration: defaults, "key = value" files and command-line overrides
+ * all go through config_set(), so a key means the same thing everywhere.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vitalsd.h"
+
+void
+config_init(struct config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->state_dir = strdup("/data/misc/vitalsd");
+	cfg->socket_path = NULL; /* <state_dir>/vitalsd.sock */
+	cfg->proc_root = strdup("/proc");
+	cfg->sys_root = strdup("/sys");
+	cfg->interval_ms = 1000;
+	cfg->window_s = 10;
+	cfg->ring = 8;
+	cfg->threads = THREADS_CHANGED;
+	store_opts_default(&cfg->store);
+	cfg->write_queue = 64;
+}
+
+void
+config_release(struct config *cfg)
+{
+	free(cfg->state_dir);
+	free(cfg->socket_path);
+	free(cfg->proc_root);
+	free(cfg->sys_root);
+	memset(cfg, 0, sizeof(*cfg));
+}
+
+const char *
+threads_mode_name(enum threads_mode m)
+{
+	switch (m) {
+	case THREADS_NONE:
+		return "none";
+	case THREADS_CHANGED:
+		return "changed";
+	case THREADS_ALL:
+		return "all";
+	}
+	return "?";
+}
+
+static int
+set_str(char **dst, const char *value)
+{
+	char *s;
+
+	if (*value == '\0')
+		return -EINVAL;
+	if ((s = strdup(value)) == NULL)
+		return -ENOMEM;
+	free(*dst);
+	*dst = s;
+	return 0;
+}
+
+static int
+set_uint(unsigned *dst, const char *value, uint64_t min, uint64_t max)
+{
+	uint64_t v;
+	int r;
+
+	if ((r = parse_uint(value, max, &v)) < 0)
+		return r;
+	if (v < min)
+		return -ERANGE;
+	*dst = (unsigned)v;
+	return 0;
+}
+
+static int
+set_u64(uint64_t *dst, const char *value, uint64_t min)
+{
+	uint64_t v;
+	int r;
+
+	if ((r = parse_uint(value, INT64_MAX, &v)) < 0)
+		return r;
+	if (v < min)
+		return -ERANGE;
+	*dst = v;
+	return 0;
+}
+
+static int
+set_i64(int64_t *dst, const char *value, uint64_t min)
+{
+	uint64_t v;
+	int r;
+
+	/* Seconds are later multiplied to ns: keep that inside int64. */
+	if ((r = parse_uint(value, INT64_MAX / NSEC_PER_SEC, &v)) < 0)
+		return r;
+	if (v < min)
+		return -ERANGE;
+	*dst = (int64_t)v;
+	return 0;
+}
+
+/* -EINVAL: bad value; -ERANGE: out of bounds; -ENOENT: unknown key. */
+int
+config_set(struct config *cfg, const char *key, const char *value)
+{
+	if (!strcmp(key, "state_dir"))
+		return set_str(&cfg->state_dir, value);
+	if (!strcmp(key, "socket"))
+		return set_str(&cfg->socket_path, value);
+	if (!strcmp(key, "proc_root"))
+		return set_str(&cfg->proc_root, value);
+	if (!strcmp(key, "sys_root"))
+		return set_str(&cfg->sys_root, value);
+	if (!strcmp(key, "interval_ms"))
+		return set_uint(&cfg->interval_ms, value,
+		    VITALS_INTERVAL_MIN_MS, 3600 * 1000);
+	if (!strcmp(key, "window_s"))
+		return set_uint(&cfg->window_s, value, 1, 24 * 3600);
+	if (!strcmp(key, "ring"))
+		return set_uint(&cfg->ring, value, 1, 1024);
+	if (!strcmp(key, "write_queue"))
+		return set_uint(&cfg->write_queue, value, 1, 4096);
+	if (!strcmp(key, "retention_s"))
+		return set_i64(&cfg->store.retain_s, value, 60);
+	if (!strcmp(key, "db_max_bytes"))
+		return set_u64(&cfg->store.max_bytes, value, 64 * 1024);
+	if (!strcmp(key, "rollup1_after_s"))
+		return set_i64(&cfg->store.rollup1_after_s, value, 1);
+	if (!strcmp(key, "rollup1_s"))
+		return set_uint(&cfg->store.rollup1_s, value, 1, 86400);
+	if (!strcmp(key, "rollup2_after_s"))
+		return set_i64(&cfg->store.rollup2_after_s, value, 1);
+	if (!strcmp(key, "rollup2_s"))
+		return set_uint(&cfg->store.rollup2_s, value, 1, 7 * 86400);
+	if (!strcmp(key, "threads")) {
+		if (!strcmp(value, "none"))
+			cfg->threads = THREADS_NONE;
+		else if (!strcmp(value, "changed"))
+			cfg->threads = THREADS_CHANGED;
+		else if (!strcmp(value, "all"))
+			cfg->threads = THREADS_ALL;
+		else
+			return -EINVAL;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static char *
+trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' ||
+	    e[-1] == '\r'))
+		*--e = '\0';
+	return s;
+}
+
+static const char *
+set_error(int r)
+{
+	switch (r) {
+	case -ENOENT:
+		return "unknown key";
+	case -ERANGE:
+		return "value out of range";
+	case -ENOMEM:
+		return "out of memory";
+	default:
+		return "invalid value";
+	}
+}
+
+int
+config_parse_file(struct config *cfg, const char *path, char *err,
+    size_t errsz)
+{
+	char line[1024];
+	unsigned lineno = 0;
+	FILE *f;
+	int r = 0;
+
+	if ((f = fopen(path, "re")) == NULL) {
+		r = -errno;
+		snprintf(err, errsz, "%s: %s", path, strerror(errno));
+		return r;
+	}
+	while (fgets(line, sizeof(line), f) != NULL) {
+		char *s, *eq, *key, *value;
+
+		lineno++;
+		if (strchr(line, '\n') == NULL && !feof(f)) {
+			snprintf(err, errsz, "%s:%u: line too long", path,
+			    lineno);
+			r = -EINVAL;
+			break;
+		}
+		s = trim(line);
+		if (*s == '\0' || *s == '#')
+			continue;
+		if ((eq = strchr(s, '=')) == NULL) {
+			snprintf(err, errsz, "%s:%u: expected key = value",
+			    path, lineno);
+			r = -EINVAL;
+			break;
+		}
+		*eq = '\0';
+		key = trim(s);
+		value = trim(eq + 1);
+		if ((r = config_set(cfg, key, value)) < 0) {
+			snprintf(err, errsz, "%s:%u: %s: %s", path, lineno,
+			    key, set_error(r));
+			break;
+		}
+	}
+	fclose(f);
+	return r;
+}
+
+int
+config_check(const struct config *cfg, char *err, size_t errsz)
+{
+	if (cfg->interval_ms < VITALS_INTERVAL_MIN_MS) {
+		snprintf(err, errsz, "interval_ms below %d",
+		    VITALS_INTERVAL_MIN_MS);
+		return -ERANGE;
+	}
+	if (cfg->store.rollup1_s < cfg->window_s ||
+	    cfg->store.rollup2_s < cfg->store.rollup1_s ||
+	    cfg->store.rollup2_after_s < cfg->store.rollup1_after_s) {
+		snprintf(err, errsz, "roll-ups must get coarser and older: "
+		    "window_s <= rollup1_s <= rollup2_s, "
+		    "rollup1_after_s <= rollup2_after_s");
+		return -ERANGE;
+	}
+	if ((uint64_t)cfg->window_s * 1000 < cfg->interval_ms) {
+		snprintf(err, errsz, "window_s shorter than one interval");
+		return -ERANGE;
+	}
+	if (cfg->state_dir == NULL || cfg->proc_root == NULL ||
+	    cfg->sys_root == NULL) {
+		snprintf(err, errsz, "missing state_dir, proc_root or sys_root");
+		return -EINVAL;
+	}
+	return 0;
+}

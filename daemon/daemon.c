@@ -1,0 +1,331 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The daemon: one libevent loop with the sampling timer and the signals.
+ * vitalsd_setup() is the privileged phase (state directory, kernel files
+ * opened; later BPF, tracefs and the socket); vitalsd_run() is everything
+ * after it, so a privilege drop fits between the two.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "vitalsd.h"
+
+struct vitalsd {
+	struct event_base *base;
+	struct event *tick;
+	struct event *sig[5];
+	struct collector *col;
+	struct store *store;  /* NULL: windows live in memory only */
+	struct writer *wr;
+	unsigned interval_ms;	/* configured cadence */
+	unsigned cur_ms;	/* cadence now (burst or not) */
+	int64_t next_ns;	/* monotonic deadline of the next sample */
+	int64_t burst_until_ns;
+	bool verbose_windows;
+};
+
+static int
+mkdir_p(const char *path, mode_t mode)
+{
+	char tmp[4096];
+	char *s;
+
+	if (snprintf(tmp, sizeof(tmp), "%s", path) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	for (s = tmp + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(tmp, mode) < 0 && errno != EEXIST)
+			return -errno;
+		*s = '/';
+	}
+	if (mkdir(tmp, mode) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static void
+window_log_cb(const struct window *w, void *arg)
+{
+	struct vitalsd *d = arg;
+	struct vbuf b = { 0 };
+	int r;
+
+	if (d->wr && (r = writer_submit(d->wr, w)) < 0)
+		log_warnx("window %llu not queued for the store: %s",
+		    (unsigned long long)w->seq, strerror(-r));
+	dump_summary_line(w, &b);
+	if (d->wr) {
+		struct store_stats st;
+		unsigned queued;
+		uint64_t dropped;
+
+		writer_get(d->wr, &st, &queued, &dropped);
+		vbuf_printf(&b, ", store %s (queued %u, dropped %llu%s%s)",
+		    store_state_name(st.state), queued,
+		    (unsigned long long)dropped, st.last_err ? ": " : "",
+		    st.last_err ? st.last_errmsg : "");
+	}
+	if (b.p)
+		log_info("%s", b.p);
+	vbuf_release(&b);
+}
+
+static void
+arm_tick(struct vitalsd *d, int64_t now_ns)
+{
+	int64_t delay = d->next_ns - now_ns;
+	struct timeval tv;
+
+	if (delay < 0)
+		delay = 0;
+	tv.tv_sec = delay / NSEC_PER_SEC;
+	tv.tv_usec = (delay % NSEC_PER_SEC) / NSEC_PER_USEC;
+	event_add(d->tick, &tv);
+}
+
+static void
+tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct vitalsd *d = arg;
+	int64_t step, after;
+	struct clocks now;
+	bool burst;
+	int r;
+
+	(void)fd;
+	(void)what;
+	collector_clocks(&now);
+	burst = d->burst_until_ns > now.mono_ns;
+	if (!burst && d->cur_ms != d->interval_ms) {
+		d->cur_ms = d->interval_ms;
+		collector_set_interval(d->col, d->cur_ms);
+		log_info("burst sampling ended");
+	}
+	step = (int64_t)d->cur_ms * NSEC_PER_MSEC;
+	if (now.mono_ns - d->next_ns > step / 2)
+		collector_note_late(d->col);
+	if ((r = collector_sample(d->col, &now, burst)) < 0)
+		log_warnx("sample failed: %s", strerror(-r));
+
+	/* Keep to the grid; after a stall skip the missed ticks. */
+	after = clock_ns(CLOCK_MONOTONIC);
+	d->next_ns += step;
+	if (d->next_ns <= after)
+		d->next_ns = after + step;
+	arm_tick(d, after);
+}
+
+void
+vitalsd_burst(struct vitalsd *d, unsigned duration_ms)
+{
+	int64_t now = clock_ns(CLOCK_MONOTONIC);
+
+	if (duration_ms == 0 || duration_ms > VITALS_BURST_MAX_MS)
+		duration_ms = VITALS_BURST_MAX_MS;
+	d->burst_until_ns = now + (int64_t)duration_ms * NSEC_PER_MSEC;
+	if (d->cur_ms != VITALS_BURST_INTERVAL_MS &&
+	    d->interval_ms > VITALS_BURST_INTERVAL_MS) {
+		d->cur_ms = VITALS_BURST_INTERVAL_MS;
+		collector_set_interval(d->col, d->cur_ms);
+		d->next_ns = now + (int64_t)d->cur_ms * NSEC_PER_MSEC;
+		arm_tick(d, now);
+	}
+	log_info("burst sampling every %u ms for %u ms",
+	    VITALS_BURST_INTERVAL_MS, duration_ms);
+}
+
+static void
+signal_cb(evutil_socket_t sig, short what, void *arg)
+{
+	struct vitalsd *d = arg;
+	const struct window *w;
+	struct vbuf b = { 0 };
+
+	(void)what;
+	switch (sig) {
+	case SIGTERM:
+	case SIGINT:
+		log_info("signal %d: stopping", (int)sig);
+		event_base_loopbreak(d->base);
+		break;
+	case SIGUSR1:
+		vitalsd_burst(d, VITALS_BURST_MAX_MS);
+		break;
+	case SIGUSR2:
+		if ((w = collector_window(d->col, 0)) == NULL) {
+			log_info("no closed window yet");
+			break;
+		}
+		if (dump_window(w, 20, &b) == 0 && b.p) {
+			char *line, *save = NULL;
+
+			/* One record per line: a log record is cut at 1 KiB
+			 * (and syslog, logd cut theirs), a dump is longer. */
+			log_info("dump:");
+			for (line = strtok_r(b.p, "\n", &save); line != NULL;
+			    line = strtok_r(NULL, "\n", &save))
+				log_info("  %s", line);
+		}
+		vbuf_release(&b);
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * A database that cannot be opened at all does not stop sampling: windows
+ * stay in memory and the condition is logged. A corrupt one has been moved
+ * aside by store_open and is reported here.
+ */
+static int
+open_store(struct vitalsd *d, const struct config *cfg)
+{
+	struct store_stats st;
+	char path[4096];
+	int r;
+
+	if (snprintf(path, sizeof(path), "%s/vitals.db", cfg->state_dir) >=
+	    (int)sizeof(path))
+		return -ENAMETOOLONG;
+	if ((r = store_open(path, &cfg->store, &d->store)) < 0) {
+		log_warnx("store %s: %s; windows are kept in memory only", path,
+		    strerror(-r));
+		return 0;
+	}
+	store_get_stats(d->store, &st);
+	if (st.corrupt_moved)
+		log_warnx("store %s was corrupt: moved to %s, started afresh",
+		    path, st.corrupt_path);
+	if ((r = writer_start(d->store, cfg->write_queue, &d->wr)) < 0) {
+		log_warnx("store writer: %s", strerror(-r));
+		return r;
+	}
+	log_info("store %s", path);
+	return 0;
+}
+
+int
+vitalsd_setup(const struct config *cfg, bool foreground,
+    struct vitalsd **ret)
+{
+	static const int sigs[] = { SIGTERM, SIGINT, SIGUSR1, SIGUSR2, SIGHUP };
+	struct collector_opts o = {
+		.proc_root = cfg->proc_root,
+		.sys_root = cfg->sys_root,
+		.interval_ms = cfg->interval_ms,
+		.window_s = cfg->window_s,
+		.ring = cfg->ring,
+		.threads = cfg->threads,
+	};
+	struct event_config *ec;
+	struct vitalsd *d;
+	unsigned i;
+	int r;
+
+	(void)foreground;
+	if ((d = calloc(1, sizeof(*d))) == NULL)
+		return -ENOMEM;
+	d->interval_ms = d->cur_ms = cfg->interval_ms;
+	if ((r = mkdir_p(cfg->state_dir, 0750)) < 0) {
+		log_warnx("state directory %s: %s", cfg->state_dir,
+		    strerror(-r));
+		goto fail;
+	}
+	if ((r = collector_new(&o, &d->col)) < 0) {
+		log_warnx("collector on %s and %s: %s", cfg->proc_root,
+		    cfg->sys_root, strerror(-r));
+		goto fail;
+	}
+	collector_set_window_cb(d->col, window_log_cb, d);
+	if ((r = open_store(d, cfg)) < 0)
+		goto fail;
+
+	/* Precise timers: the default coarse clock drifts the cadence. */
+	if ((ec = event_config_new()) == NULL) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	event_config_set_flag(ec, EVENT_BASE_FLAG_PRECISE_TIMER);
+	d->base = event_base_new_with_config(ec);
+	event_config_free(ec);
+	if (d->base == NULL) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	if ((d->tick = event_new(d->base, -1, 0, tick_cb, d)) == NULL) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		d->sig[i] = evsignal_new(d->base, sigs[i], signal_cb, d);
+		if (d->sig[i] == NULL || evsignal_add(d->sig[i], NULL) < 0) {
+			r = -ENOMEM;
+			goto fail;
+		}
+	}
+	signal(SIGPIPE, SIG_IGN);
+	*ret = d;
+	return 0;
+fail:
+	vitalsd_free(d);
+	return r;
+}
+
+int
+vitalsd_run(struct vitalsd *d)
+{
+	struct clocks now;
+	int r;
+
+	log_info("sampling every %u ms", d->interval_ms);
+	d->next_ns = clock_ns(CLOCK_MONOTONIC);
+	arm_tick(d, d->next_ns);
+	if (event_base_dispatch(d->base) < 0)
+		return -EIO;
+	/* Flush: the open window holds samples nobody has seen yet. */
+	collector_clocks(&now);
+	if ((r = collector_close_window(d->col, &now)) < 0)
+		log_warnx("closing the last window: %s", strerror(-r));
+	if (d->wr) {
+		struct store_stats st;
+
+		/* Write what is queued; give a full disk a few seconds. */
+		d->wr = writer_stop(d->wr, 5000);
+		store_get_stats(d->store, &st);
+		log_info("store: %llu windows written, %llu write failures",
+		    (unsigned long long)st.windows_written,
+		    (unsigned long long)st.write_failures);
+	}
+	return 0;
+}
+
+struct vitalsd *
+vitalsd_free(struct vitalsd *d)
+{
+	unsigned i;
+
+	if (d == NULL)
+		return NULL;
+	for (i = 0; i < sizeof(d->sig) / sizeof(d->sig[0]); i++)
+		if (d->sig[i])
+			event_free(d->sig[i]);
+	if (d->tick)
+		event_free(d->tick);
+	writer_stop(d->wr, 0);
+	store_close(d->store);
+	collector_free(d->col);
+	if (d->base)
+		event_base_free(d->base);
+	free(d);
+	return NULL;
+}

@@ -1,0 +1,609 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The process and thread scan. Every task instance is keyed by its id and
+ * starttime; its last counters are the baseline for the next delta, and its
+ * window accumulators hold the Σ of valid deltas with their denominators.
+ *
+ * Files that take the target's mm lock (cmdline) and slow-to-format files
+ * (status) are read once per instance, and again only when comm changes (an
+ * Android app process renames itself after zygote specialises it).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vitalsd.h"
+
+#define UID_UNKNOWN UINT32_MAX
+
+struct task {
+	struct window_task wt; /* identity + this window's accumulators */
+	uint64_t utime, stime, minflt, majflt; /* last read: the baseline */
+	uint32_t seen_gen;
+	bool is_thread;
+	bool stale; /* a read failed: the next read is a baseline */
+	struct task *hnext;   /* hash chain */
+	struct task *threads; /* process: its known threads */
+	struct task *tnext;   /* thread: next sibling */
+	struct task *proc;    /* thread: owner */
+};
+
+struct htab {
+	struct task **b;
+	size_t nb, n;
+};
+
+struct procscan {
+	int procfd;
+	DIR *dir;
+	unsigned hz;
+	uint64_t tick_ns;
+	enum threads_mode mode;
+	struct htab procs, threads;
+	uint32_t gen;
+	uint32_t nscanned_procs, nscanned_threads;
+	struct vbuf buf;
+};
+
+static size_t
+ht_slot(const struct htab *h, int32_t id)
+{
+	/* Fibonacci hashing spreads sequential pids across buckets. */
+	return (size_t)(((uint32_t)id * 2654435769u) & (h->nb - 1));
+}
+
+static struct task *
+ht_get(const struct htab *h, int32_t id)
+{
+	struct task *t;
+
+	if (h->nb == 0)
+		return NULL;
+	for (t = h->b[ht_slot(h, id)]; t; t = t->hnext)
+		if (t->wt.id == id)
+			return t;
+	return NULL;
+}
+
+static int
+ht_grow(struct htab *h)
+{
+	size_t nb = h->nb ? h->nb * 2 : 256, i;
+	struct task **b = calloc(nb, sizeof(*b));
+	struct htab nh = { b, nb, h->n };
+
+	if (b == NULL)
+		return -ENOMEM;
+	for (i = 0; i < h->nb; i++) {
+		struct task *t = h->b[i], *next;
+
+		for (; t; t = next) {
+			size_t s = ht_slot(&nh, t->wt.id);
+
+			next = t->hnext;
+			t->hnext = b[s];
+			b[s] = t;
+		}
+	}
+	free(h->b);
+	*h = nh;
+	return 0;
+}
+
+static int
+ht_put(struct htab *h, struct task *t)
+{
+	size_t s;
+	int r;
+
+	if (h->n >= h->nb && (r = ht_grow(h)) < 0)
+		return r;
+	s = ht_slot(h, t->wt.id);
+	t->hnext = h->b[s];
+	h->b[s] = t;
+	h->n++;
+	return 0;
+}
+
+static void
+ht_del(struct htab *h, struct task *t)
+{
+	struct task **pp = &h->b[ht_slot(h, t->wt.id)];
+
+	for (; *pp; pp = &(*pp)->hnext) {
+		if (*pp == t) {
+			*pp = t->hnext;
+			h->n--;
+			return;
+		}
+	}
+}
+
+int
+procscan_new(int procfd, unsigned hz, enum threads_mode mode,
+    struct procscan **ret)
+{
+	struct procscan *ps;
+	int fd;
+
+	if (hz == 0)
+		return -EINVAL;
+	if ((ps = calloc(1, sizeof(*ps))) == NULL)
+		return -ENOMEM;
+	if ((fd = fcntl(procfd, F_DUPFD_CLOEXEC, 0)) < 0 ||
+	    (ps->dir = fdopendir(fd)) == NULL) {
+		int r = -errno;
+
+		if (fd >= 0)
+			close(fd);
+		free(ps);
+		return r;
+	}
+	ps->procfd = procfd;
+	ps->hz = hz;
+	ps->tick_ns = (uint64_t)NSEC_PER_SEC / hz;
+	ps->mode = mode;
+	*ret = ps;
+	return 0;
+}
+
+static void
+task_free_all(struct htab *h)
+{
+	size_t i;
+
+	for (i = 0; i < h->nb; i++) {
+		struct task *t = h->b[i], *next;
+
+		for (; t; t = next) {
+			next = t->hnext;
+			free(t);
+		}
+	}
+	free(h->b);
+}
+
+struct procscan *
+procscan_free(struct procscan *ps)
+{
+	if (ps == NULL)
+		return NULL;
+	task_free_all(&ps->threads);
+	task_free_all(&ps->procs);
+	closedir(ps->dir);
+	vbuf_release(&ps->buf);
+	free(ps);
+	return NULL;
+}
+
+void
+procscan_set_mode(struct procscan *ps, enum threads_mode mode)
+{
+	ps->mode = mode;
+}
+
+size_t
+procscan_nprocs(const struct procscan *ps)
+{
+	return ps->procs.n;
+}
+
+size_t
+procscan_nthreads(const struct procscan *ps)
+{
+	return ps->threads.n;
+}
+
+static bool
+task_active(const struct task *t)
+{
+	return t->wt.d_utime || t->wt.d_stime || t->wt.d_minflt ||
+	    t->wt.d_majflt;
+}
+
+static void
+task_reset_acc(struct task *t)
+{
+	struct window_task *a = &t->wt;
+
+	a->d_utime = a->d_stime = a->d_minflt = a->d_majflt = 0;
+	a->samples = 0;
+	a->wall_ns = a->total_ticks = 0;
+	a->norm_ticks = 0.0;
+	a->rss_pages_max = a->rss_pages_last;
+	a->born = false;
+	a->exited = false;
+}
+
+/* Hand an ending instance's activity to the window, then free it. */
+static void
+task_retire(struct procscan *ps, struct task *t, struct window *w)
+{
+	if (task_active(t)) {
+		t->wt.exited = true;
+		/* ENOMEM here loses one task's record; the window still
+		 * counts the exit below. */
+		(void)window_add_task(w, t->is_thread, &t->wt);
+	}
+	if (t->is_thread) {
+		struct task **pp = &t->proc->threads;
+
+		for (; *pp; pp = &(*pp)->tnext) {
+			if (*pp == t) {
+				*pp = t->tnext;
+				break;
+			}
+		}
+		ht_del(&ps->threads, t);
+		w->health.threads_exited++;
+	} else {
+		while (t->threads)
+			task_retire(ps, t->threads, w);
+		ht_del(&ps->procs, t);
+		w->health.procs_exited++;
+	}
+	free(t);
+}
+
+/*
+ * Fold one read into the instance. Returns true when a counter moved, which
+ * is what THREADS_CHANGED keys on.
+ */
+static bool
+task_update(struct procscan *ps, struct task *t, const struct pid_stat *st,
+    const struct scan_ctx *ctx, struct window *w, bool fresh)
+{
+	uint64_t du, ds, dmin, dmaj;
+	bool born, moved;
+
+	t->wt.rss_pages_last = st->rss_pages;
+	if (st->rss_pages > t->wt.rss_pages_max)
+		t->wt.rss_pages_max = st->rss_pages;
+
+	if (fresh) {
+		/*
+		 * An instance that started after the previous sample has used
+		 * nothing before it: its whole counters are this sample's
+		 * delta. starttime is floored to a tick, so one born in the
+		 * same tick as the previous sample is taken as a baseline
+		 * (losing under one tick) rather than risk counting twice.
+		 */
+		born = ctx->have_prev &&
+		    st->starttime * ps->tick_ns >= (uint64_t)ctx->prev_boot_ns;
+		du = st->utime;
+		ds = st->stime;
+		dmin = st->minflt;
+		dmaj = st->majflt;
+	} else {
+		born = false;
+		if (t->stale) {
+			/* the last read failed: this one spans two intervals */
+			t->stale = false;
+			goto baseline;
+		}
+		if (st->utime < t->utime || st->stime < t->stime ||
+		    st->minflt < t->minflt || st->majflt < t->majflt) {
+			w->inv_deltas[INV_REGRESSION]++;
+			goto baseline;
+		}
+		du = st->utime - t->utime;
+		ds = st->stime - t->stime;
+		dmin = st->minflt - t->minflt;
+		dmaj = st->majflt - t->majflt;
+	}
+	if (!ctx->valid || (fresh && !born))
+		goto baseline;
+
+	t->wt.d_utime += du;
+	t->wt.d_stime += ds;
+	t->wt.d_minflt += dmin;
+	t->wt.d_majflt += dmaj;
+	t->wt.samples++;
+	t->wt.wall_ns += ctx->wall_ns;
+	t->wt.total_ticks += ctx->total_ticks;
+	t->wt.norm_ticks += ctx->norm_ticks;
+	if (born)
+		t->wt.born = true;
+	t->utime = st->utime;
+	t->stime = st->stime;
+	t->minflt = st->minflt;
+	t->majflt = st->majflt;
+	return du || ds || dmin || dmaj;
+
+baseline:
+	/*
+	 * Counters that moved while the delta was dropped must still move
+	 * the threads' baselines (THREADS_CHANGED), or the threads would
+	 * count what the process dropped.
+	 */
+	moved = fresh || st->utime != t->utime || st->stime != t->stime ||
+	    st->minflt != t->minflt || st->majflt != t->majflt;
+	t->utime = st->utime;
+	t->stime = st->stime;
+	t->minflt = st->minflt;
+	t->majflt = st->majflt;
+	return moved;
+}
+
+/* Read and parse one stat file; the failure is counted by the caller. */
+static int
+read_stat(struct procscan *ps, int dirfd, const char *path,
+    struct pid_stat *ret)
+{
+	int r;
+
+	r = read_at(dirfd, path, &ps->buf);
+	if (r == -ENOENT || r == -ESRCH || (r == 0 && ps->buf.len == 0))
+		return -ESRCH; /* exited between readdir and read */
+	if (r < 0)
+		return r;
+	return pidstat_parse(ps->buf.p, ps->buf.len, ret) < 0 ? -EBADMSG : 0;
+}
+
+static void
+count_read_error(struct window *w, int r)
+{
+	if (r == -ESRCH)
+		w->inv_deltas[INV_VANISHED]++;
+	else if (r == -EBADMSG)
+		w->inv_deltas[INV_PARSE]++;
+	else
+		w->inv_deltas[INV_READ_FAILED]++;
+}
+
+/* uid and name: once per instance, and when comm changes. */
+static void
+proc_read_identity(struct procscan *ps, struct task *t)
+{
+	struct pid_status status;
+	char path[64];
+
+	t->wt.uid = UID_UNKNOWN;
+	snprintf(path, sizeof(path), "%d/status", t->wt.id);
+	if (read_at(ps->procfd, path, &ps->buf) == 0 &&
+	    pidstatus_parse(ps->buf.p, ps->buf.len, &status) == 0)
+		t->wt.uid = status.uid;
+	snprintf(path, sizeof(path), "%d/cmdline", t->wt.id);
+	if (read_at(ps->procfd, path, &ps->buf) < 0 ||
+	    cmdline_name(ps->buf.p, ps->buf.len, t->wt.name,
+		sizeof(t->wt.name)) < 0)
+		memcpy(t->wt.name, t->wt.comm, sizeof(t->wt.comm));
+}
+
+static struct task *
+task_new(int32_t id, const struct pid_stat *st, bool is_thread)
+{
+	struct task *t = calloc(1, sizeof(*t));
+
+	if (t == NULL)
+		return NULL;
+	t->wt.id = id;
+	t->wt.starttime = st->starttime;
+	memcpy(t->wt.comm, st->comm, sizeof(t->wt.comm));
+	t->is_thread = is_thread;
+	return t;
+}
+
+static int
+scan_threads(struct procscan *ps, struct task *p, const struct scan_ctx *ctx,
+    struct window *w)
+{
+	struct task *t, *next;
+	struct dirent *de;
+	char path[64];
+	int fd;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%d/task", p->wt.id);
+	fd = openat(ps->procfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		count_read_error(w, errno == ENOENT ? -ESRCH : -errno);
+		return 0;
+	}
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return -errno;
+	}
+	while ((de = readdir(d)) != NULL) {
+		struct pid_stat st;
+		uint64_t tid;
+		bool fresh = false;
+		int r;
+
+		if (parse_uint(de->d_name, INT32_MAX, &tid) < 0)
+			continue;
+		snprintf(path, sizeof(path), "%u/stat", (unsigned)tid);
+		if ((r = read_stat(ps, dirfd(d), path, &st)) < 0) {
+			count_read_error(w, r);
+			/* listed but unreadable is not gone: keep it */
+			t = ht_get(&ps->threads, (int32_t)tid);
+			if (r != -ESRCH && t != NULL && t->proc == p) {
+				t->seen_gen = ps->gen;
+				t->stale = true;
+			}
+			continue;
+		}
+		ps->nscanned_threads++;
+		t = ht_get(&ps->threads, (int32_t)tid);
+		if (t && (t->wt.starttime != st.starttime || t->proc != p)) {
+			w->inv_deltas[INV_IDENTITY]++;
+			task_retire(ps, t, w);
+			t = NULL;
+		}
+		if (t == NULL) {
+			if ((t = task_new((int32_t)tid, &st, true)) == NULL) {
+				closedir(d);
+				return -ENOMEM;
+			}
+			if (ht_put(&ps->threads, t) < 0) {
+				free(t);
+				closedir(d);
+				return -ENOMEM;
+			}
+			t->proc = p;
+			t->tnext = p->threads;
+			p->threads = t;
+			fresh = true;
+		}
+		t->wt.tgid = p->wt.id;
+		t->wt.uid = p->wt.uid;
+		memcpy(t->wt.comm, st.comm, sizeof(t->wt.comm));
+		memcpy(t->wt.name, st.comm, sizeof(t->wt.comm));
+		task_update(ps, t, &st, ctx, w, fresh);
+		t->seen_gen = ps->gen;
+	}
+	closedir(d);
+	/* Threads of this process not listed any more have exited. */
+	for (t = p->threads; t; t = next) {
+		next = t->tnext;
+		if (t->seen_gen != ps->gen)
+			task_retire(ps, t, w);
+	}
+	return 0;
+}
+
+/*
+ * THREADS_CHANGED skips the threads of a process whose counters did not
+ * move: theirs did not either, so this sample's delta of each is 0 and is
+ * summed as such. Without it a thread's denominators would cover only the
+ * samples where its process moved, and its core-equivalent would depend on
+ * the threads mode.
+ */
+static void
+threads_unmoved(struct task *p, const struct scan_ctx *ctx)
+{
+	struct task *t;
+
+	for (t = p->threads; t; t = t->tnext) {
+		if (t->stale)
+			continue;
+		t->wt.samples++;
+		t->wt.wall_ns += ctx->wall_ns;
+		t->wt.total_ticks += ctx->total_ticks;
+		t->wt.norm_ticks += ctx->norm_ticks;
+	}
+}
+
+static int
+scan_one(struct procscan *ps, int32_t pid, const struct scan_ctx *ctx,
+    struct window *w)
+{
+	struct pid_stat st;
+	struct task *p, *t;
+	char path[32];
+	bool fresh = false, moved;
+	int r;
+
+	snprintf(path, sizeof(path), "%d/stat", pid);
+	if ((r = read_stat(ps, ps->procfd, path, &st)) < 0) {
+		count_read_error(w, r);
+		/*
+		 * Listed but unreadable is not an exit: keep the instance
+		 * (and its threads, unread) and drop the delta instead.
+		 */
+		if (r != -ESRCH && (p = ht_get(&ps->procs, pid)) != NULL) {
+			p->seen_gen = ps->gen;
+			p->stale = true;
+			for (t = p->threads; t; t = t->tnext)
+				t->stale = true;
+		}
+		return 0;
+	}
+	ps->nscanned_procs++;
+	p = ht_get(&ps->procs, pid);
+	if (p && p->wt.starttime != st.starttime) {
+		/* pid reused: the old instance ended unseen. */
+		w->inv_deltas[INV_IDENTITY]++;
+		task_retire(ps, p, w);
+		p = NULL;
+	}
+	if (p == NULL) {
+		if ((p = task_new(pid, &st, false)) == NULL)
+			return -ENOMEM;
+		if (ht_put(&ps->procs, p) < 0) {
+			free(p);
+			return -ENOMEM;
+		}
+		p->wt.tgid = pid;
+		proc_read_identity(ps, p);
+		fresh = true;
+	} else if (memcmp(p->wt.comm, st.comm, sizeof(st.comm)) != 0) {
+		memcpy(p->wt.comm, st.comm, sizeof(st.comm));
+		proc_read_identity(ps, p);
+	}
+	moved = task_update(ps, p, &st, ctx, w, fresh);
+	p->seen_gen = ps->gen;
+	if (ps->mode == THREADS_ALL || (ps->mode == THREADS_CHANGED && moved))
+		return scan_threads(ps, p, ctx, w);
+	if (ps->mode == THREADS_CHANGED && ctx->valid)
+		threads_unmoved(p, ctx);
+	return 0;
+}
+
+int
+procscan_run(struct procscan *ps, const struct scan_ctx *ctx,
+    struct window *w)
+{
+	struct dirent *de;
+	size_t i;
+	int r;
+
+	ps->gen++;
+	ps->nscanned_procs = ps->nscanned_threads = 0;
+	rewinddir(ps->dir);
+	for (;;) {
+		uint64_t pid;
+
+		errno = 0;
+		if ((de = readdir(ps->dir)) == NULL)
+			break;
+		if (parse_uint(de->d_name, INT32_MAX, &pid) < 0)
+			continue;
+		if ((r = scan_one(ps, (int32_t)pid, ctx, w)) < 0)
+			return r;
+	}
+	if (errno != 0)
+		return -errno;
+	/* Processes not listed any more have exited. */
+	for (i = 0; i < ps->procs.nb; i++) {
+		struct task *t = ps->procs.b[i], *next;
+
+		for (; t; t = next) {
+			next = t->hnext;
+			if (t->seen_gen != ps->gen)
+				task_retire(ps, t, w);
+		}
+	}
+	w->health.procs_scanned = ps->nscanned_procs;
+	w->health.threads_scanned = ps->nscanned_threads;
+	return 0;
+}
+
+/* Window close: hand over every live instance with activity, then reset. */
+int
+procscan_flush(struct procscan *ps, struct window *w)
+{
+	size_t i;
+	int r;
+
+	for (i = 0; i < ps->procs.nb; i++) {
+		struct task *p, *t;
+
+		for (p = ps->procs.b[i]; p; p = p->hnext) {
+			if (task_active(p) &&
+			    (r = window_add_task(w, false, &p->wt)) < 0)
+				return r;
+			task_reset_acc(p);
+			for (t = p->threads; t; t = t->tnext) {
+				if (task_active(t) &&
+				    (r = window_add_task(w, true, &t->wt)) < 0)
+					return r;
+				task_reset_acc(t);
+			}
+		}
+	}
+	return 0;
+}

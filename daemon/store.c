@@ -1,0 +1,1096 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The window store: SQLite schema and migrations, opening (with corruption
+ * checks), writing one window per transaction, roll-ups and retention.
+ * Reads live in store_read.c. doc/storage.md describes the schema.
+ *
+ * Library code: nothing here logs. Failures return -errno and leave the
+ * SQLite message in the stats for the caller to report once.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "store_int.h"
+
+/* ------------------------------------------------------------- schema */
+
+/* v1: the initial design. Never edit a shipped step: add one. */
+static const char schema_v1[] =
+	"CREATE TABLE windows ("
+	" id INTEGER PRIMARY KEY,"
+	" level INTEGER NOT NULL, boot_id TEXT NOT NULL, seq INTEGER NOT NULL,"
+	" mono_start_ns INTEGER NOT NULL, mono_end_ns INTEGER NOT NULL,"
+	" boot_start_ns INTEGER NOT NULL, boot_end_ns INTEGER NOT NULL,"
+	" wall_start_ns INTEGER NOT NULL, wall_end_ns INTEGER NOT NULL,"
+	" duration_ns INTEGER NOT NULL, hz INTEGER NOT NULL,"
+	" interval_ms INTEGER NOT NULL, cpu_span INTEGER NOT NULL,"
+	" samples INTEGER NOT NULL, samples_valid INTEGER NOT NULL,"
+	" d_ctxt INTEGER NOT NULL, d_processes INTEGER NOT NULL,"
+	" vm_samples INTEGER NOT NULL,"
+	" self_utime_us INTEGER NOT NULL, self_stime_us INTEGER NOT NULL,"
+	" sample_ns_sum INTEGER NOT NULL, sample_ns_max INTEGER NOT NULL,"
+	" late_ticks INTEGER NOT NULL, burst_samples INTEGER NOT NULL,"
+	" procs_scanned INTEGER NOT NULL, threads_scanned INTEGER NOT NULL,"
+	" procs_exited INTEGER NOT NULL, threads_exited INTEGER NOT NULL,"
+	" cpu_dropped INTEGER NOT NULL,"
+	" UNIQUE (boot_id, level, mono_start_ns));"
+	"CREATE TABLE window_cpu ("
+	" window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
+	" cpu INTEGER NOT NULL,"
+	" user INTEGER NOT NULL, nice INTEGER NOT NULL,"
+	" system INTEGER NOT NULL, idle INTEGER NOT NULL,"
+	" iowait INTEGER NOT NULL, irq INTEGER NOT NULL,"
+	" softirq INTEGER NOT NULL, steal INTEGER NOT NULL,"
+	" guest INTEGER NOT NULL, guest_nice INTEGER NOT NULL,"
+	" samples INTEGER NOT NULL, wall_ns INTEGER NOT NULL,"
+	" online_end INTEGER NOT NULL,"
+	" khz_n INTEGER NOT NULL, khz_min REAL, khz_max REAL, khz_sum REAL,"
+	" khz_last REAL, max_khz INTEGER, capacity INTEGER,"
+	" ratio_n INTEGER NOT NULL, ratio_min REAL, ratio_max REAL,"
+	" ratio_sum REAL, ratio_last REAL,"
+	" PRIMARY KEY (window_id, cpu)) WITHOUT ROWID;"
+	"CREATE TABLE window_count ("
+	" window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
+	" kind TEXT NOT NULL, key TEXT NOT NULL, value INTEGER NOT NULL,"
+	" PRIMARY KEY (window_id, kind, key)) WITHOUT ROWID;"
+	"CREATE TABLE window_gauge ("
+	" window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
+	" kind TEXT NOT NULL, key TEXT NOT NULL, n INTEGER NOT NULL,"
+	" min REAL, max REAL, sum REAL, last REAL,"
+	" PRIMARY KEY (window_id, kind, key)) WITHOUT ROWID;"
+	"CREATE TABLE window_psi ("
+	" window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
+	" resource TEXT NOT NULL, available INTEGER NOT NULL,"
+	" have_full INTEGER NOT NULL, samples INTEGER NOT NULL,"
+	" d_some_us INTEGER NOT NULL, d_full_us INTEGER NOT NULL,"
+	" some_n INTEGER NOT NULL, some_min REAL, some_max REAL,"
+	" some_sum REAL, some_last REAL,"
+	" full_n INTEGER NOT NULL, full_min REAL, full_max REAL,"
+	" full_sum REAL, full_last REAL,"
+	" PRIMARY KEY (window_id, resource)) WITHOUT ROWID;"
+	"CREATE TABLE window_task ("
+	" window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
+	" thread INTEGER NOT NULL, id INTEGER NOT NULL,"
+	" starttime INTEGER NOT NULL, tgid INTEGER NOT NULL,"
+	" uid INTEGER NOT NULL, comm TEXT NOT NULL, name TEXT,"
+	" d_utime INTEGER NOT NULL, d_stime INTEGER NOT NULL,"
+	" d_minflt INTEGER NOT NULL, d_majflt INTEGER NOT NULL,"
+	" samples INTEGER NOT NULL, wall_ns INTEGER NOT NULL,"
+	" total_ticks INTEGER NOT NULL, norm_ticks REAL NOT NULL,"
+	" rss_pages_max INTEGER NOT NULL, rss_pages_last INTEGER NOT NULL,"
+	" born INTEGER NOT NULL, exited INTEGER NOT NULL,"
+	" PRIMARY KEY (window_id, thread, id, starttime)) WITHOUT ROWID;";
+
+/*
+ * v2: the store's own health rides in every window (NULL: written before
+ * v2, not "ok"), and windows get an index by wall time, which every range
+ * query, top-N, history, roll-up and retention pass starts from (a full
+ * scan of windows under v1). Task rows need no index of their own: their
+ * key starts (window_id, thread, id), so history seeks into each window of
+ * the range, and an index by instance would scatter every write.
+ */
+static const char schema_v2[] =
+	"ALTER TABLE windows ADD COLUMN store_state INTEGER;"
+	"ALTER TABLE windows ADD COLUMN store_queued INTEGER;"
+	"ALTER TABLE windows ADD COLUMN store_dropped INTEGER;"
+	"CREATE INDEX windows_wall ON windows (wall_start_ns);";
+
+/* migrations[v] takes a database from user_version v to v + 1. */
+static const char *const migrations[STORE_SCHEMA_VERSION] = {
+	schema_v1,
+	schema_v2,
+};
+
+static const char *const ws_sql[WS__MAX] = {
+	[WS_BEGIN] = "BEGIN IMMEDIATE",
+	[WS_COMMIT] = "COMMIT",
+	[WS_ROLLBACK] = "ROLLBACK",
+	[WS_INS_WINDOW] = "INSERT INTO windows (" STORE_WINDOW_COLS ") VALUES"
+	    " (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,"
+	    " ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26,"
+	    " ?27, ?28, ?29, ?30, ?31, ?32)"
+	    " ON CONFLICT DO NOTHING RETURNING id",
+	/* A level-0 window already folded into a roll-up is a replay. */
+	[WS_COVERED] = "SELECT 1 FROM windows WHERE boot_id = ?1 AND"
+	    " level > 0 AND mono_start_ns <= ?2 AND mono_end_ns >= ?3 LIMIT 1",
+	[WS_INS_CPU] = "INSERT INTO window_cpu (window_id, " STORE_CPU_COLS
+	    ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+	    " ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[WS_INS_COUNT] = "INSERT INTO window_count VALUES (?, ?, ?, ?)",
+	[WS_INS_GAUGE] = "INSERT INTO window_gauge VALUES"
+	    " (?, ?, ?, ?, ?, ?, ?, ?)",
+	[WS_INS_PSI] = "INSERT INTO window_psi (window_id, " STORE_PSI_COLS
+	    ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[WS_INS_TASK] = "INSERT INTO window_task (window_id, " STORE_TASK_COLS
+	    ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+	    " ?, ?)",
+	[WS_DEL_WINDOW] = "DELETE FROM windows WHERE id = ?",
+	[WS_DEL_AGE] = "DELETE FROM windows WHERE wall_end_ns < ?",
+	[WS_DEL_OLDEST] = "DELETE FROM windows WHERE id IN (SELECT id FROM"
+	    " windows WHERE id != ?1 ORDER BY wall_start_ns, id LIMIT ?2)",
+	[WS_COUNT] = "SELECT count(*) FROM windows",
+	[WS_PAGE_COUNT] = "PRAGMA page_count",
+	[WS_FREELIST] = "PRAGMA freelist_count",
+	[WS_VACUUM] = "PRAGMA incremental_vacuum",
+	[WS_ROLL_SRC] = "SELECT id, boot_id, wall_start_ns FROM windows"
+	    " WHERE level = ?1 AND wall_start_ns < ?2"
+	    " ORDER BY boot_id, wall_start_ns / ?3, mono_start_ns",
+	[WS_ROLL_EXIST] = "SELECT id FROM windows WHERE boot_id = ?1 AND"
+	    " level = ?2 AND wall_start_ns >= ?3 AND wall_start_ns < ?4",
+};
+
+/* ------------------------------------------------------------- errors */
+
+static int
+rc_errno(int rc)
+{
+	switch (rc & 0xff) {
+	case SQLITE_OK:
+	case SQLITE_ROW:
+	case SQLITE_DONE:
+		return 0;
+	case SQLITE_FULL:
+		return -ENOSPC;
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		return -EBUSY;
+	case SQLITE_NOMEM:
+		return -ENOMEM;
+	case SQLITE_READONLY:
+		return -EROFS;
+	case SQLITE_PERM:
+	case SQLITE_AUTH:
+		return -EACCES;
+	case SQLITE_TOOBIG:
+		return -EFBIG;
+	case SQLITE_CONSTRAINT:
+	case SQLITE_MISMATCH:
+	case SQLITE_RANGE:
+		return -EINVAL;
+	default: /* IOERR*, CANTOPEN, CORRUPT, NOTADB, PROTOCOL, ... */
+		return -EIO;
+	}
+}
+
+int
+store_fail_errno(struct store *s, int err, const char *msg)
+{
+	s->st.last_err = err;
+	snprintf(s->st.last_errmsg, sizeof(s->st.last_errmsg), "%s", msg);
+	return err;
+}
+
+/* Map an SQLite failure, keep its message for the caller's one log line. */
+int
+store_fail(struct store *s, int rc, const char *what)
+{
+	char msg[sizeof(s->st.last_errmsg)];
+
+	int err = rc_errno(rc) ? rc_errno(rc) : -EIO, sys;
+
+	snprintf(msg, sizeof(msg), "%s: %s", what,
+	    s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+	/* A full tmpfs can surface as an I/O error (growing -shm, say). */
+	if (s->db && ((rc & 0xff) == SQLITE_IOERR ||
+	    (rc & 0xff) == SQLITE_CANTOPEN)) {
+		sys = sqlite3_system_errno(s->db);
+		if (sys == ENOSPC || sys == EDQUOT)
+			err = -ENOSPC;
+	}
+	return store_fail_errno(s, err, msg);
+}
+
+/* Writes that fail say so in health until one succeeds. */
+void
+store_note_write_error(struct store *s, int err)
+{
+	if (err == -ENOSPC)
+		s->st.state = STORE_FULL;
+	else if (err != -EBUSY && err != -EFBIG && err != -EINVAL)
+		s->st.state = STORE_IO_ERROR;
+}
+
+/* Step to completion, ignoring rows; the statement is reset for reuse. */
+int
+store_run(sqlite3_stmt *st)
+{
+	int rc;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		;
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+/* One integer from a one-row statement (PRAGMA page_count, count(*)). */
+int
+store_run_int(sqlite3_stmt *st, int64_t *ret)
+{
+	int rc = sqlite3_step(st);
+
+	if (rc == SQLITE_ROW) {
+		*ret = sqlite3_column_int64(st, 0);
+		rc = SQLITE_OK;
+	}
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+static int
+pragma_int(sqlite3 *db, const char *sql, int64_t *ret)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if ((rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL)) != SQLITE_OK)
+		return rc;
+	rc = store_run_int(st, ret);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+void
+store_rollback(struct store *s)
+{
+	/* SQLITE_FULL and some I/O errors already rolled back for us. */
+	if (!sqlite3_get_autocommit(s->db))
+		(void)store_run(s->ws[WS_ROLLBACK]);
+}
+
+static uint64_t
+file_bytes(const char *path, const char *suffix)
+{
+	char p[PATH_MAX];
+	struct stat sb;
+
+	if ((size_t)snprintf(p, sizeof(p), "%s%s", path, suffix) >= sizeof(p))
+		return 0;
+	return stat(p, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+}
+
+/*
+ * The size bound counts the WAL as well: once the WAL passes half its
+ * reserve it is checkpointed and truncated, so main file + WAL stays within
+ * max_bytes after every write. A checkpoint blocked by a reader is retried
+ * after the next write; its failure does not undo the commit.
+ */
+void
+store_after_write(struct store *s)
+{
+	uint64_t wal = file_bytes(s->path, "-wal");
+
+	if (s->o.max_bytes && wal > s->wal_reserve / 2) {
+		(void)sqlite3_wal_checkpoint_v2(s->db, NULL,
+		    SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+		wal = file_bytes(s->path, "-wal");
+	}
+	s->st.db_bytes = file_bytes(s->path, "") + wal;
+}
+
+/* ------------------------------------------------------------ writing */
+
+static void
+bind_u64(sqlite3_stmt *st, int i, uint64_t v)
+{
+	/* Bit-exact through int64; the read side casts back. */
+	sqlite3_bind_int64(st, i, (sqlite3_int64)v);
+}
+
+/* n, min, max, sum, last; an empty gauge is NULL, never 0. */
+static void
+bind_gauge(sqlite3_stmt *st, int i, const struct gauge *g)
+{
+	sqlite3_bind_int64(st, i, g->n);
+	if (g->n == 0) {
+		sqlite3_bind_null(st, i + 1);
+		sqlite3_bind_null(st, i + 2);
+		sqlite3_bind_null(st, i + 3);
+		sqlite3_bind_null(st, i + 4);
+		return;
+	}
+	sqlite3_bind_double(st, i + 1, g->min);
+	sqlite3_bind_double(st, i + 2, g->max);
+	sqlite3_bind_double(st, i + 3, g->sum);
+	sqlite3_bind_double(st, i + 4, g->last);
+}
+
+static int
+put_window_row(struct store *s, const struct window *w, int64_t *ret_id)
+{
+	sqlite3_stmt *st = s->ws[WS_INS_WINDOW];
+	const struct window_health *h = &w->health;
+	int64_t v[WC__MAX];
+	int i, rc;
+
+	v[WC_LEVEL] = w->level;
+	v[WC_SEQ] = (int64_t)w->seq;
+	v[WC_MONO_START] = w->mono_start_ns;
+	v[WC_MONO_END] = w->mono_end_ns;
+	v[WC_BOOT_START] = w->boot_start_ns;
+	v[WC_BOOT_END] = w->boot_end_ns;
+	v[WC_WALL_START] = w->wall_start_ns;
+	v[WC_WALL_END] = w->wall_end_ns;
+	v[WC_DURATION] = w->mono_end_ns - w->mono_start_ns;
+	v[WC_HZ] = w->hz;
+	v[WC_INTERVAL] = w->interval_ms;
+	v[WC_CPU_SPAN] = w->cpu_span;
+	v[WC_SAMPLES] = w->samples;
+	v[WC_SAMPLES_VALID] = w->samples_valid;
+	v[WC_D_CTXT] = (int64_t)w->d_ctxt;
+	v[WC_D_PROCESSES] = (int64_t)w->d_processes;
+	v[WC_VM_SAMPLES] = w->vm_samples;
+	v[WC_SELF_UTIME] = (int64_t)h->self_utime_us;
+	v[WC_SELF_STIME] = (int64_t)h->self_stime_us;
+	v[WC_SAMPLE_NS_SUM] = (int64_t)h->sample_ns_sum;
+	v[WC_SAMPLE_NS_MAX] = (int64_t)h->sample_ns_max;
+	v[WC_LATE] = h->late_ticks;
+	v[WC_BURST] = h->burst_samples;
+	v[WC_PROCS_SCANNED] = h->procs_scanned;
+	v[WC_THREADS_SCANNED] = h->threads_scanned;
+	v[WC_PROCS_EXITED] = h->procs_exited;
+	v[WC_THREADS_EXITED] = h->threads_exited;
+	v[WC_CPU_DROPPED] = h->cpu_dropped;
+	v[WC_STORE_STATE] = h->store_state;
+	v[WC_STORE_QUEUED] = h->store_queued;
+	v[WC_STORE_DROPPED] = h->store_dropped;
+	for (i = 0; i < WC__MAX; i++) {
+		if (i == WC_BOOT_ID)
+			sqlite3_bind_text(st, i + 1, w->boot_id,
+			    (int)strnlen(w->boot_id, sizeof(w->boot_id)),
+			    SQLITE_TRANSIENT);
+		else
+			sqlite3_bind_int64(st, i + 1, v[i]);
+	}
+	/* Range reads rely on no window being longer than this. */
+	if (v[WC_WALL_END] - v[WC_WALL_START] > s->max_span_ns)
+		s->max_span_ns = v[WC_WALL_END] - v[WC_WALL_START];
+	*ret_id = 0;
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		*ret_id = sqlite3_column_int64(st, 0);
+		rc = sqlite3_step(st);
+	}
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+static bool
+cpu_is_default(const struct window_cpu *c)
+{
+	static const struct cpu_times zero;
+
+	return c->samples == 0 && !c->online_end && c->cur_khz.n == 0 &&
+	    c->freq_ratio.n == 0 && c->max_khz < 0 && c->capacity < 0 &&
+	    c->wall_ns == 0 && memcmp(&c->d, &zero, sizeof(zero)) == 0;
+}
+
+static int
+put_cpu(struct store *s, int64_t id, int cpu, const struct window_cpu *c)
+{
+	sqlite3_stmt *st = s->ws[WS_INS_CPU];
+	const uint64_t *d = (const uint64_t *)&c->d;
+	int i;
+
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_int(st, 2, cpu);
+	for (i = 0; i < 10; i++) /* user .. guest_nice, in struct order */
+		bind_u64(st, 3 + i, d[i]);
+	sqlite3_bind_int64(st, 13, c->samples);
+	bind_u64(st, 14, c->wall_ns);
+	sqlite3_bind_int(st, 15, c->online_end);
+	bind_gauge(st, 16, &c->cur_khz);
+	if (c->max_khz >= 0)
+		sqlite3_bind_int64(st, 21, c->max_khz);
+	else
+		sqlite3_bind_null(st, 21);
+	if (c->capacity >= 0)
+		sqlite3_bind_int(st, 22, c->capacity);
+	else
+		sqlite3_bind_null(st, 22);
+	bind_gauge(st, 23, &c->freq_ratio);
+	return store_run(st);
+}
+
+static int
+put_count(struct store *s, int64_t id, const char *kind, const char *key,
+    uint64_t v)
+{
+	sqlite3_stmt *st = s->ws[WS_INS_COUNT];
+
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, key, -1, SQLITE_STATIC);
+	bind_u64(st, 4, v);
+	return store_run(st);
+}
+
+static int
+put_gauge(struct store *s, int64_t id, const char *kind, const char *key,
+    const struct gauge *g)
+{
+	sqlite3_stmt *st = s->ws[WS_INS_GAUGE];
+
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, key, -1, SQLITE_STATIC);
+	bind_gauge(st, 4, g);
+	return store_run(st);
+}
+
+/* Counters keyed by name, so a new reason or key needs no migration. */
+static int
+put_counts(struct store *s, int64_t id, const struct window *w)
+{
+	const struct window_health *h = &w->health;
+	int rc = SQLITE_OK;
+	unsigned i;
+
+	for (i = 0; i < INV__MAX && rc == SQLITE_OK; i++) {
+		if (w->inv_samples[i])
+			rc = put_count(s, id, "inv_sample", invalid_name(i),
+			    w->inv_samples[i]);
+		if (rc == SQLITE_OK && w->inv_deltas[i])
+			rc = put_count(s, id, "inv_delta", invalid_name(i),
+			    w->inv_deltas[i]);
+	}
+	for (i = 0; i < COLL__MAX && rc == SQLITE_OK; i++) {
+		if (h->coll_ns_sum[i])
+			rc = put_count(s, id, "coll_ns_sum", coll_name(i),
+			    h->coll_ns_sum[i]);
+		if (rc == SQLITE_OK && h->coll_ns_max[i])
+			rc = put_count(s, id, "coll_ns_max", coll_name(i),
+			    h->coll_ns_max[i]);
+	}
+	/* A row per key the kernel has, even at 0: "have" is the row. */
+	for (i = 0; i < VM__MAX && rc == SQLITE_OK; i++)
+		if ((w->vm_have & (1u << i)) || w->d_vm[i])
+			rc = put_count(s, id, "vmstat", vmstat_key_name(i),
+			    w->d_vm[i]);
+	return rc;
+}
+
+static int
+put_gauges(struct store *s, int64_t id, const struct window *w)
+{
+	const struct {
+		const char *key;
+		const struct gauge *g;
+	} sys[] = {
+		{ "online_cpus", &w->online_cpus },
+		{ "procs_running", &w->procs_running },
+		{ "procs_blocked", &w->procs_blocked },
+		{ "load1", &w->load1 },
+		{ "load5", &w->load5 },
+		{ "load15", &w->load15 },
+		{ "load_runnable", &w->load_runnable },
+		{ "load_threads", &w->load_threads },
+	};
+	int rc = SQLITE_OK;
+	unsigned i;
+
+	for (i = 0; i < sizeof(sys) / sizeof(sys[0]) && rc == SQLITE_OK; i++)
+		if (sys[i].g->n)
+			rc = put_gauge(s, id, "sys", sys[i].key, sys[i].g);
+	for (i = 0; i < MI__MAX && rc == SQLITE_OK; i++)
+		if ((w->mem_have & (1u << i)) || w->mem_kb[i].n)
+			rc = put_gauge(s, id, "meminfo", meminfo_key_name(i),
+			    &w->mem_kb[i]);
+	return rc;
+}
+
+static int
+put_psi(struct store *s, int64_t id, const struct window *w)
+{
+	sqlite3_stmt *st = s->ws[WS_INS_PSI];
+	int rc = SQLITE_OK;
+	unsigned i;
+
+	for (i = 0; i < PSI__MAX && rc == SQLITE_OK; i++) {
+		const struct window_psi *p = &w->psi[i];
+
+		if (!p->available && !p->samples && !p->some_avg10.n &&
+		    !p->full_avg10.n && !p->d_some_us && !p->d_full_us)
+			continue;
+		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_text(st, 2, psi_res_name(i), -1, SQLITE_STATIC);
+		sqlite3_bind_int(st, 3, p->available);
+		sqlite3_bind_int(st, 4, p->have_full);
+		sqlite3_bind_int64(st, 5, p->samples);
+		bind_u64(st, 6, p->d_some_us);
+		bind_u64(st, 7, p->d_full_us);
+		bind_gauge(st, 8, &p->some_avg10);
+		bind_gauge(st, 13, &p->full_avg10);
+		rc = store_run(st);
+	}
+	return rc;
+}
+
+static int
+put_tasks(struct store *s, int64_t id, bool thread,
+    const struct window_task *t, size_t n)
+{
+	sqlite3_stmt *st = s->ws[WS_INS_TASK];
+	int rc = SQLITE_OK;
+	size_t i;
+
+	for (i = 0; i < n && rc == SQLITE_OK; i++, t++) {
+		size_t cl = strnlen(t->comm, sizeof(t->comm));
+		size_t nl = strnlen(t->name, sizeof(t->name));
+
+		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_int(st, 2, thread);
+		sqlite3_bind_int(st, 3, t->id);
+		bind_u64(st, 4, t->starttime);
+		sqlite3_bind_int(st, 5, t->tgid);
+		sqlite3_bind_int64(st, 6, t->uid);
+		sqlite3_bind_text(st, 7, t->comm, (int)cl, SQLITE_STATIC);
+		/* A thread's name is its comm: NULL saves the copy. */
+		if (nl == cl && memcmp(t->name, t->comm, cl) == 0)
+			sqlite3_bind_null(st, 8);
+		else
+			sqlite3_bind_text(st, 8, t->name, (int)nl,
+			    SQLITE_STATIC);
+		bind_u64(st, 9, t->d_utime);
+		bind_u64(st, 10, t->d_stime);
+		bind_u64(st, 11, t->d_minflt);
+		bind_u64(st, 12, t->d_majflt);
+		sqlite3_bind_int64(st, 13, t->samples);
+		bind_u64(st, 14, t->wall_ns);
+		bind_u64(st, 15, t->total_ticks);
+		sqlite3_bind_double(st, 16, t->norm_ticks);
+		bind_u64(st, 17, t->rss_pages_max);
+		bind_u64(st, 18, t->rss_pages_last);
+		sqlite3_bind_int(st, 19, t->born);
+		sqlite3_bind_int(st, 20, t->exited);
+		rc = store_run(st);
+	}
+	return rc;
+}
+
+/*
+ * All rows of one window, inside the caller's transaction. *ret_id is 0
+ * when the window is already stored (a replay): nothing is written then.
+ */
+int
+store_write_window(struct store *s, const struct window *w, int64_t *ret_id)
+{
+	int64_t id, covered = 0;
+	unsigned i;
+	int rc;
+
+	*ret_id = 0;
+	if (w->level == 0 && w->boot_id[0] != '\0') {
+		sqlite3_stmt *st = s->ws[WS_COVERED];
+
+		sqlite3_bind_text(st, 1, w->boot_id,
+		    (int)strnlen(w->boot_id, sizeof(w->boot_id)),
+		    SQLITE_TRANSIENT);
+		sqlite3_bind_int64(st, 2, w->mono_start_ns);
+		sqlite3_bind_int64(st, 3, w->mono_end_ns);
+		if ((rc = store_run_int(st, &covered)) != SQLITE_OK || covered)
+			return rc;
+	}
+	if ((rc = put_window_row(s, w, &id)) != SQLITE_OK || id == 0)
+		return rc;
+	rc = put_cpu(s, id, -1, &w->all);
+	for (i = 0; i < w->cpu_span && rc == SQLITE_OK; i++)
+		if (!cpu_is_default(&w->cpu[i]))
+			rc = put_cpu(s, id, (int)i, &w->cpu[i]);
+	if (rc == SQLITE_OK)
+		rc = put_counts(s, id, w);
+	if (rc == SQLITE_OK)
+		rc = put_gauges(s, id, w);
+	if (rc == SQLITE_OK)
+		rc = put_psi(s, id, w);
+	if (rc == SQLITE_OK)
+		rc = put_tasks(s, id, false, w->procs, w->nprocs);
+	if (rc == SQLITE_OK)
+		rc = put_tasks(s, id, true, w->threads, w->nthreads);
+	if (rc == SQLITE_OK)
+		*ret_id = id;
+	return rc;
+}
+
+static int
+put_locked(struct store *s, const struct window *w)
+{
+	int64_t t0 = clock_ns(CLOCK_MONOTONIC), id = 0, dt;
+	uint64_t del0;
+	int rc, r = 0;
+
+	if (s == NULL || s->db == NULL)
+		return -EBADF;
+	del0 = s->st.deleted_size;
+	if ((rc = store_run(s->ws[WS_BEGIN])) != SQLITE_OK) {
+		r = store_fail(s, rc, "begin");
+		goto fail;
+	}
+	if ((rc = store_write_window(s, w, &id)) != SQLITE_OK) {
+		r = store_fail(s, rc, "insert window");
+		goto fail;
+	}
+	if (id != 0 && s->o.max_bytes && (r = store_enforce_size(s, id)) < 0)
+		goto fail;
+	if ((rc = store_run(s->ws[WS_COMMIT])) != SQLITE_OK) {
+		r = store_fail(s, rc, "commit");
+		goto fail;
+	}
+	if (id != 0)
+		s->st.windows_written++;
+	s->st.state = STORE_OK;
+	store_after_write(s);
+	dt = clock_ns(CLOCK_MONOTONIC) - t0;
+	s->st.commit_ns_last = (uint64_t)dt;
+	if ((uint64_t)dt > s->st.commit_ns_max)
+		s->st.commit_ns_max = (uint64_t)dt;
+	return 0;
+fail:
+	store_rollback(s);
+	s->st.deleted_size = del0; /* those deletions were undone */
+	s->st.write_failures++;
+	store_note_write_error(s, r);
+	return r;
+}
+
+int
+store_put(struct store *s, const struct window *w)
+{
+	int r;
+
+	if (s == NULL || s->db == NULL)
+		return -EBADF;
+	pthread_mutex_lock(&s->lock);
+	r = put_locked(s, w);
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
+/* ------------------------------------------------------------ opening */
+
+void
+store_opts_default(struct store_opts *o)
+{
+	o->rollup1_after_s = 6 * 3600;
+	o->rollup1_s = 60;
+	o->rollup2_after_s = 24 * 3600;
+	o->rollup2_s = 600;
+	o->retain_s = 7 * 24 * 3600;
+	o->max_bytes = 64ULL << 20;
+	o->busy_timeout_ms = 2000;
+}
+
+static int
+exec_sql(sqlite3 *db, const char *sql)
+{
+	return sqlite3_exec(db, sql, NULL, NULL, NULL);
+}
+
+/* Forward only, one transaction per step, user_version moves with it. */
+static int
+migrate(sqlite3 *db, int64_t from, unsigned to)
+{
+	char sql[96];
+	int64_t v;
+	int rc;
+
+	for (v = from; v < to; v++) {
+		if ((rc = exec_sql(db, "BEGIN IMMEDIATE")) != SQLITE_OK)
+			return rc;
+		rc = exec_sql(db, migrations[v]);
+		snprintf(sql, sizeof(sql), "PRAGMA application_id = %d;"
+		    "PRAGMA user_version = %lld", STORE_APPLICATION_ID,
+		    (long long)v + 1);
+		if (rc == SQLITE_OK)
+			rc = exec_sql(db, sql);
+		if (rc == SQLITE_OK)
+			rc = exec_sql(db, "COMMIT");
+		if (rc != SQLITE_OK) {
+			if (!sqlite3_get_autocommit(db))
+				exec_sql(db, "ROLLBACK");
+			return rc;
+		}
+	}
+	return SQLITE_OK;
+}
+
+/* Settings a new database needs before its first table. */
+static int
+db_create(sqlite3 *db)
+{
+	int rc = exec_sql(db, "PRAGMA auto_vacuum = INCREMENTAL");
+
+	return rc == SQLITE_OK ? exec_sql(db, "PRAGMA journal_mode = WAL") :
+	    rc;
+}
+
+static bool
+rc_corrupt(int rc)
+{
+	return (rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) == SQLITE_NOTADB;
+}
+
+/* Why a file is moved aside goes into the stats beside its new name. */
+static int
+mark_bad(struct store *s, bool *ret_bad, const char *why, const char *detail)
+{
+	snprintf(s->st.last_errmsg, sizeof(s->st.last_errmsg), "%s: %s", why,
+	    detail ? detail : sqlite3_errmsg(s->db));
+	*ret_bad = true;
+	return SQLITE_OK;
+}
+
+/*
+ * Decide whether the file at s->path is ours, healthy and current. Sets
+ * *ret_bad (and returns SQLITE_OK) for a file to move aside: unreadable as
+ * SQLite, failing quick_check, or somebody else's (application_id,
+ * user_version newer than this build, or tables without our mark).
+ */
+static int
+db_check(struct store *s, bool *ret_bad)
+{
+	int64_t app = 0, ver = 0, nobj = 0;
+	char first[64] = "";
+	sqlite3_stmt *st;
+	int rc, rows = 0;
+
+	*ret_bad = false;
+	rc = sqlite3_prepare_v2(s->db, "PRAGMA quick_check", -1, &st, NULL);
+	if (rc == SQLITE_OK) {
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			const char *t;
+
+			t = (const char *)sqlite3_column_text(st, 0);
+			if (rows++ == 0)
+				snprintf(first, sizeof(first), "%s",
+				    t ? t : "");
+		}
+		sqlite3_finalize(st);
+	}
+	if (rc == SQLITE_DONE && (rows != 1 || strcmp(first, "ok") != 0))
+		return mark_bad(s, ret_bad, "quick_check", first);
+	if (rc == SQLITE_DONE)
+		rc = pragma_int(s->db, "PRAGMA application_id", &app);
+	if (rc == SQLITE_OK)
+		rc = pragma_int(s->db, "PRAGMA user_version", &ver);
+	if (rc == SQLITE_OK)
+		rc = pragma_int(s->db, "SELECT count(*) FROM sqlite_schema",
+		    &nobj);
+	if (rc_corrupt(rc))
+		return mark_bad(s, ret_bad, "unreadable", NULL);
+	if (rc != SQLITE_OK)
+		return rc;
+	if (app == 0 && ver == 0 && nobj == 0) {
+		if ((rc = db_create(s->db)) != SQLITE_OK)
+			return rc;
+	} else if (app != STORE_APPLICATION_ID || ver < 1 ||
+	    ver > STORE_SCHEMA_VERSION) {
+		char d[64];
+
+		snprintf(d, sizeof(d), "application_id %lld user_version %lld",
+		    (long long)app, (long long)ver);
+		return mark_bad(s, ret_bad, "not our schema", d);
+	}
+	/* A step that does not apply means a schema that is not ours. */
+	rc = migrate(s->db, ver, STORE_SCHEMA_VERSION);
+	if (rc_corrupt(rc) || (rc & 0xff) == SQLITE_ERROR)
+		return mark_bad(s, ret_bad, "migration", NULL);
+	return rc;
+}
+
+static int
+prepare_all(struct store *s)
+{
+	int64_t av = 0;
+	unsigned i;
+	int rc;
+
+	/* Ours but not incremental (edited by hand): fix it once. */
+	if ((rc = pragma_int(s->db, "PRAGMA auto_vacuum", &av)) != SQLITE_OK)
+		return rc;
+	if (av != 2 && ((rc = exec_sql(s->db, "PRAGMA auto_vacuum = "
+	    "INCREMENTAL")) != SQLITE_OK || (rc = exec_sql(s->db,
+	    "VACUUM")) != SQLITE_OK))
+		return rc;
+	if ((rc = pragma_int(s->db, "PRAGMA page_size", &s->page_size)) !=
+	    SQLITE_OK)
+		return rc;
+	if ((rc = pragma_int(s->db, "SELECT coalesce(max(wall_end_ns -"
+	    " wall_start_ns), 0) FROM windows", &s->max_span_ns)) != SQLITE_OK)
+		return rc;
+	for (i = 0; i < WS__MAX; i++)
+		if ((rc = sqlite3_prepare_v3(s->db, ws_sql[i], -1,
+		    SQLITE_PREPARE_PERSISTENT, &s->ws[i], NULL)) != SQLITE_OK)
+			return rc;
+	return store_read_prepare(s);
+}
+
+static void
+db_close(struct store *s)
+{
+	unsigned i;
+
+	for (i = 0; i < WS__MAX; i++) {
+		sqlite3_finalize(s->ws[i]);
+		s->ws[i] = NULL;
+	}
+	store_read_finalize(s);
+	sqlite3_close(s->db);
+	s->db = NULL;
+}
+
+/* Per-connection settings and the WAL/size budget split. */
+static int
+db_settings(struct store *s)
+{
+	char sql[160];
+	uint64_t r = s->o.max_bytes / 8;
+
+	if (r > (4u << 20))
+		r = 4u << 20;
+	s->wal_reserve = r;
+	s->budget = s->o.max_bytes - r;
+	snprintf(sql, sizeof(sql), "PRAGMA journal_mode = WAL;"
+	    "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;"
+	    "PRAGMA journal_size_limit = %llu;"
+	    "PRAGMA wal_autocheckpoint = %llu",
+	    (unsigned long long)(r ? r : 4u << 20),
+	    (unsigned long long)(r ? r / 4096 + 1 : 1000));
+	return exec_sql(s->db, sql);
+}
+
+/* SQLITE_OK with *ret_bad: the file must be moved aside. */
+static int
+db_open(struct store *s, bool *ret_bad)
+{
+	int rc;
+
+	*ret_bad = false;
+	rc = sqlite3_open_v2(s->path, &s->db, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_CREATE | SQLITE_OPEN_EXRESCODE, NULL);
+	if (rc != SQLITE_OK)
+		return rc;
+	/* Leave a suspect file and its WAL exactly as found. */
+	sqlite3_db_config(s->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
+	sqlite3_busy_timeout(s->db, s->o.busy_timeout_ms);
+	if ((rc = db_check(s, ret_bad)) != SQLITE_OK || *ret_bad)
+		return rc;
+	if ((rc = db_settings(s)) == SQLITE_OK)
+		rc = prepare_all(s);
+	/* Our mark and version but not our tables: not ours after all. */
+	if ((rc & 0xff) == SQLITE_ERROR || rc_corrupt(rc))
+		return mark_bad(s, ret_bad, "schema", NULL);
+	sqlite3_db_config(s->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0, NULL);
+	return rc;
+}
+
+static int
+rename_if(const char *from, const char *to, const char *suffix)
+{
+	char a[PATH_MAX], b[PATH_MAX];
+
+	snprintf(a, sizeof(a), "%s%s", from, suffix);
+	snprintf(b, sizeof(b), "%s%s", to, suffix);
+	if (rename(a, b) < 0 && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+/* Keep the bad file (and its WAL, for forensics) under a new name. */
+static int
+move_aside(struct store *s)
+{
+	char dst[sizeof(s->st.corrupt_path)];
+	long long t = (long long)time(NULL);
+	struct stat sb;
+	int i, r;
+
+	if (strlen(s->path) + 40 >= sizeof(dst))
+		return -ENAMETOOLONG;
+	for (i = 0; i < 1000; i++) {
+		if (i == 0)
+			snprintf(dst, sizeof(dst), "%s.corrupt-%lld", s->path,
+			    t);
+		else
+			snprintf(dst, sizeof(dst), "%s.corrupt-%lld.%d",
+			    s->path, t, i);
+		if (lstat(dst, &sb) < 0 && errno == ENOENT)
+			break;
+	}
+	if (rename(s->path, dst) < 0)
+		return -errno;
+	if ((r = rename_if(s->path, dst, "-wal")) < 0 ||
+	    (r = rename_if(s->path, dst, "-shm")) < 0 ||
+	    (r = rename_if(s->path, dst, "-journal")) < 0)
+		return r;
+	s->st.corrupt_moved++;
+	memcpy(s->st.corrupt_path, dst, sizeof(dst));
+	return 0;
+}
+
+int
+store_open(const char *path, const struct store_opts *o, struct store **ret)
+{
+	struct store *s;
+	bool bad;
+	int attempt, rc, r = 0;
+
+	if ((s = calloc(1, sizeof(*s))) == NULL)
+		return -ENOMEM;
+	if ((s->path = strdup(path)) == NULL) {
+		free(s);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&s->lock, NULL);
+	if (o)
+		s->o = *o;
+	else
+		store_opts_default(&s->o);
+	for (attempt = 0; attempt < 2; attempt++) {
+		rc = db_open(s, &bad);
+		if (rc != SQLITE_OK) {
+			r = store_fail(s, rc, "open");
+			/* A missing directory or a denied open says why. */
+			if ((rc & 0xff) == SQLITE_CANTOPEN && s->db &&
+			    sqlite3_system_errno(s->db))
+				r = -sqlite3_system_errno(s->db);
+			goto fail;
+		}
+		if (!bad)
+			break;
+		if (attempt > 0) {
+			r = -EIO; /* a file we just created fails its checks */
+			goto fail;
+		}
+		db_close(s);
+		if ((r = move_aside(s)) < 0) {
+			store_fail_errno(s, r, "open: cannot move bad file");
+			goto fail;
+		}
+	}
+	s->st.state = STORE_OK;
+	store_after_write(s);
+	*ret = s;
+	return 0;
+fail:
+	store_close(s);
+	return r;
+}
+
+struct store *
+store_close(struct store *s)
+{
+	if (s == NULL)
+		return NULL;
+	if (s->db)
+		db_close(s);
+	pthread_mutex_destroy(&s->lock);
+	free(s->path);
+	free(s);
+	return NULL;
+}
+
+void
+store_get_stats(const struct store *s, struct store_stats *ret)
+{
+	pthread_mutex_t *lock;
+
+	if (s == NULL) {
+		memset(ret, 0, sizeof(*ret));
+		ret->state = STORE_CLOSED;
+		return;
+	}
+	/* The lock is not part of the value: casting const off is sound. */
+	lock = (pthread_mutex_t *)&s->lock;
+	pthread_mutex_lock(lock);
+	*ret = s->st;
+	pthread_mutex_unlock(lock);
+}
+
+const char *
+store_state_name(enum store_state st)
+{
+	switch (st) {
+	case STORE_OK:
+		return "ok";
+	case STORE_FULL:
+		return "full";
+	case STORE_IO_ERROR:
+		return "io_error";
+	case STORE_CLOSED:
+		return "closed";
+	}
+	return "?";
+}
+
+static int
+exec_locked(struct store *s, const char *sql, char *ret, size_t retsz)
+{
+	const char *tail = sql;
+	sqlite3_stmt *st;
+	bool got = false;
+	int rc = SQLITE_OK;
+
+	if (ret && retsz)
+		ret[0] = '\0';
+	if (s == NULL || s->db == NULL)
+		return -EBADF;
+	while (rc == SQLITE_OK && tail && *tail) {
+		if ((rc = sqlite3_prepare_v2(s->db, tail, -1, &st, &tail)) !=
+		    SQLITE_OK || st == NULL)
+			break;
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			const char *t;
+
+			t = (const char *)sqlite3_column_text(st, 0);
+			if (!got && ret && retsz)
+				snprintf(ret, retsz, "%s", t ? t : "");
+			got = true;
+		}
+		if (rc == SQLITE_DONE)
+			rc = SQLITE_OK;
+		else
+			(void)store_fail(s, rc, "exec");
+		sqlite3_finalize(st);
+	}
+	return rc == SQLITE_OK ? 0 : rc_errno(rc) ? rc_errno(rc) : -EIO;
+}
+
+int
+store_exec(struct store *s, const char *sql, char *ret, size_t retsz)
+{
+	int r;
+
+	if (s == NULL || s->db == NULL)
+		return -EBADF;
+	pthread_mutex_lock(&s->lock);
+	r = exec_locked(s, sql, ret, retsz);
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
+int
+store_create_version(const char *path, unsigned version, const char *sql)
+{
+	struct stat sb;
+	sqlite3 *db;
+	int rc;
+
+	if (version < 1 || version > STORE_SCHEMA_VERSION)
+		return -EINVAL;
+	if (stat(path, &sb) == 0)
+		return -EEXIST;
+	rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_CREATE, NULL);
+	if (rc == SQLITE_OK)
+		rc = db_create(db);
+	if (rc == SQLITE_OK)
+		rc = migrate(db, 0, version);
+	if (rc == SQLITE_OK && sql)
+		rc = exec_sql(db, sql);
+	sqlite3_close(db);
+	return rc == SQLITE_OK ? 0 : rc_errno(rc) ? rc_errno(rc) : -EIO;
+}

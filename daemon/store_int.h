@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Private to store.c (schema, opening, writes), store_maint.c (roll-ups and
+ * retention) and store_read.c (reads):
+ * the store handle, its prepared statements and the column lists both sides
+ * must agree on. Nothing else includes this file or <sqlite3.h>.
+ */
+#ifndef VITALSD_STORE_INT_H
+#define VITALSD_STORE_INT_H
+
+#include <pthread.h>
+#include <sqlite3.h>
+
+#include "vitalsd.h"
+
+/* Statements of the write side, prepared once at open (store.c). */
+enum store_wstmt {
+	WS_BEGIN,
+	WS_COMMIT,
+	WS_ROLLBACK,
+	WS_INS_WINDOW,
+	WS_COVERED,
+	WS_INS_CPU,
+	WS_INS_COUNT,
+	WS_INS_GAUGE,
+	WS_INS_PSI,
+	WS_INS_TASK,
+	WS_DEL_WINDOW,
+	WS_DEL_AGE,
+	WS_DEL_OLDEST,
+	WS_COUNT,
+	WS_PAGE_COUNT,
+	WS_FREELIST,
+	WS_VACUUM,
+	WS_ROLL_SRC,
+	WS_ROLL_EXIST,
+	WS__MAX
+};
+
+/* Statements of the read side (store_read.c). */
+enum store_rstmt {
+	RS_WINDOW,
+	RS_CPU,
+	RS_COUNT,
+	RS_GAUGE,
+	RS_PSI,
+	RS_TASK,
+	RS_RANGE,
+	RS_TOP_CPU,
+	RS_TOP_MINFLT,
+	RS_TOP_MAJFLT,
+	RS_TOP_RSS,
+	RS_LATEST,
+	RS_HIST,
+	RS__MAX
+};
+
+/*
+ * One handle may be shared by threads (the writer thread and the control
+ * plane): every public call holds `lock`, so statements and stats are never
+ * used by two threads at once. Internal functions expect it held.
+ */
+struct store {
+	pthread_mutex_t lock;
+	sqlite3 *db;
+	char *path;
+	struct store_opts o;
+	struct store_stats st;
+	sqlite3_stmt *ws[WS__MAX];
+	sqlite3_stmt *rs[RS__MAX];
+	int64_t page_size;
+	uint64_t budget;      /* bytes the main file may hold */
+	uint64_t wal_reserve; /* bytes kept for the WAL inside max_bytes */
+	int64_t max_span_ns;  /* no stored window is longer (wall clock) */
+};
+
+/*
+ * Columns of windows in the order of enum wcol; the write and the read
+ * side both index rows with it. Keep the three in step.
+ */
+#define STORE_WINDOW_COLS                                                  \
+	"level, boot_id, seq, mono_start_ns, mono_end_ns, boot_start_ns, " \
+	"boot_end_ns, wall_start_ns, wall_end_ns, duration_ns, hz, "       \
+	"interval_ms, cpu_span, samples, samples_valid, d_ctxt, "          \
+	"d_processes, vm_samples, self_utime_us, self_stime_us, "          \
+	"sample_ns_sum, sample_ns_max, late_ticks, burst_samples, "        \
+	"procs_scanned, threads_scanned, procs_exited, threads_exited, "   \
+	"cpu_dropped, store_state, store_queued, store_dropped"
+
+enum wcol {
+	WC_LEVEL,
+	WC_BOOT_ID,
+	WC_SEQ,
+	WC_MONO_START,
+	WC_MONO_END,
+	WC_BOOT_START,
+	WC_BOOT_END,
+	WC_WALL_START,
+	WC_WALL_END,
+	WC_DURATION,
+	WC_HZ,
+	WC_INTERVAL,
+	WC_CPU_SPAN,
+	WC_SAMPLES,
+	WC_SAMPLES_VALID,
+	WC_D_CTXT,
+	WC_D_PROCESSES,
+	WC_VM_SAMPLES,
+	WC_SELF_UTIME,
+	WC_SELF_STIME,
+	WC_SAMPLE_NS_SUM,
+	WC_SAMPLE_NS_MAX,
+	WC_LATE,
+	WC_BURST,
+	WC_PROCS_SCANNED,
+	WC_THREADS_SCANNED,
+	WC_PROCS_EXITED,
+	WC_THREADS_EXITED,
+	WC_CPU_DROPPED,
+	WC_STORE_STATE,
+	WC_STORE_QUEUED,
+	WC_STORE_DROPPED,
+	WC__MAX
+};
+
+/* window_task columns after window_id, in the order store_task_read uses. */
+#define STORE_TASK_COLS                                                   \
+	"thread, id, starttime, tgid, uid, comm, name, d_utime, d_stime, " \
+	"d_minflt, d_majflt, samples, wall_ns, total_ticks, norm_ticks, "  \
+	"rss_pages_max, rss_pages_last, born, exited"
+#define STORE_TASK_NCOLS 19
+
+/* window_cpu columns after window_id. */
+#define STORE_CPU_COLS                                                     \
+	"cpu, user, nice, system, idle, iowait, irq, softirq, steal, guest, " \
+	"guest_nice, samples, wall_ns, online_end, "                         \
+	"khz_n, khz_min, khz_max, khz_sum, khz_last, max_khz, capacity, "     \
+	"ratio_n, ratio_min, ratio_max, ratio_sum, ratio_last"
+
+/* window_psi columns after window_id. */
+#define STORE_PSI_COLS                                                     \
+	"resource, available, have_full, samples, d_some_us, d_full_us, "    \
+	"some_n, some_min, some_max, some_sum, some_last, "                  \
+	"full_n, full_min, full_max, full_sum, full_last"
+
+/* store.c */
+int store_fail(struct store *s, int rc, const char *what);
+int store_fail_errno(struct store *s, int err, const char *msg);
+void store_note_write_error(struct store *s, int err);
+int store_run(sqlite3_stmt *st);
+int store_run_int(sqlite3_stmt *st, int64_t *ret);
+void store_rollback(struct store *s);
+void store_after_write(struct store *s);
+int store_write_window(struct store *s, const struct window *w,
+    int64_t *ret_id);
+
+/* store_maint.c */
+int store_enforce_size(struct store *s, int64_t keep);
+
+/* store_read.c */
+int store_read_prepare(struct store *s);
+void store_read_finalize(struct store *s);
+int store_load(struct store *s, int64_t id, struct window **ret);
+
+#endif /* VITALSD_STORE_INT_H */

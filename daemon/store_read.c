@@ -1,0 +1,762 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Reads of the window store for the control plane and for roll-ups: whole
+ * windows (rebuilt field by field from their rows), windows of a range at
+ * a granularity, top-N tasks over a range, and one task's history.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_int.h"
+
+/*
+ * Windows overlapping [:from, :to). The lower bound on wall_start_ns is
+ * implied (no window is longer than :span, the longest stored) and lets
+ * the windows_wall index bound the scan on both sides. CROSS JOIN keeps
+ * windows as the outer loop, so task rows are reached by their key
+ * (window_id, thread, id) instead of a scan of window_task.
+ */
+#define IN_RANGE(w)                                                         \
+	" " w "wall_start_ns < :to AND " w "wall_start_ns >= :from - :span" \
+	" AND " w "wall_end_ns > :from"
+
+/* Rows of one instance, oldest first; task columns as STORE_TASK_COLS. */
+#define HIST_SQL                                                           \
+	"SELECT w.boot_id, w.level, w.hz, w.mono_start_ns, w.mono_end_ns,"  \
+	" w.wall_start_ns, w.wall_end_ns, t.thread, t.id, t.starttime,"     \
+	" t.tgid, t.uid, t.comm, t.name, t.d_utime, t.d_stime, t.d_minflt,"  \
+	" t.d_majflt, t.samples, t.wall_ns, t.total_ticks, t.norm_ticks,"    \
+	" t.rss_pages_max, t.rss_pages_last, t.born, t.exited"               \
+	" FROM windows w CROSS JOIN window_task t ON t.window_id = w.id"    \
+	" WHERE" IN_RANGE("w.") " AND t.thread = :thread AND t.id = :id"    \
+	" AND (:start = 0 OR t.starttime = :start)"                         \
+	" ORDER BY w.wall_start_ns, w.mono_start_ns, t.starttime"
+
+/*
+ * Sums per instance over the windows overlapping a range. Roll-ups delete
+ * what they merge, so every instant is held by one level and summing
+ * across levels counts nothing twice.
+ */
+#define TOP_SQL(order)                                                     \
+	"SELECT t.id, t.starttime,"                                          \
+	" SUM(t.d_utime) AS ut, SUM(t.d_stime) AS st,"                       \
+	" SUM(t.d_minflt) AS minflt, SUM(t.d_majflt) AS majflt,"             \
+	" SUM(t.samples), SUM(t.wall_ns), SUM(t.total_ticks),"               \
+	" TOTAL(t.norm_ticks), MAX(t.rss_pages_max) AS rss, MAX(t.born)"     \
+	" FROM windows w CROSS JOIN window_task t ON t.window_id = w.id"     \
+	" WHERE" IN_RANGE("w.") " AND t.thread = :thread"                    \
+	" GROUP BY t.id, t.starttime ORDER BY " order " DESC,"                \
+	" t.id, t.starttime LIMIT :limit"
+
+static const char *const rs_sql[RS__MAX] = {
+	[RS_WINDOW] = "SELECT " STORE_WINDOW_COLS " FROM windows WHERE id = ?",
+	[RS_CPU] = "SELECT " STORE_CPU_COLS
+	    " FROM window_cpu WHERE window_id = ?",
+	[RS_COUNT] = "SELECT kind, key, value FROM window_count"
+	    " WHERE window_id = ?",
+	[RS_GAUGE] = "SELECT kind, key, n, min, max, sum, last"
+	    " FROM window_gauge WHERE window_id = ?",
+	[RS_PSI] = "SELECT " STORE_PSI_COLS
+	    " FROM window_psi WHERE window_id = ?",
+	[RS_TASK] = "SELECT " STORE_TASK_COLS
+	    " FROM window_task WHERE window_id = ?",
+	[RS_RANGE] = "SELECT id FROM windows WHERE" IN_RANGE("")
+	    " ORDER BY wall_start_ns, boot_id, mono_start_ns",
+	[RS_TOP_CPU] = TOP_SQL("ut + st"),
+	[RS_TOP_MINFLT] = TOP_SQL("minflt"),
+	[RS_TOP_MAJFLT] = TOP_SQL("majflt"),
+	[RS_TOP_RSS] = TOP_SQL("rss"),
+	/* Names and end-of-range state come from the latest window. */
+	[RS_LATEST] = "SELECT t.tgid, t.uid, t.comm, t.name,"
+	    " t.rss_pages_last, t.exited"
+	    " FROM windows w CROSS JOIN window_task t ON t.window_id = w.id"
+	    " WHERE" IN_RANGE("w.") " AND t.thread = :thread AND t.id = :id"
+	    " AND t.starttime = :start"
+	    /* index order, newest first: stops at the first window found */
+	    " ORDER BY w.wall_start_ns DESC LIMIT 1",
+	[RS_HIST] = HIST_SQL,
+};
+
+static void
+bind_named(sqlite3_stmt *st, const char *name, int64_t v)
+{
+	int i = sqlite3_bind_parameter_index(st, name);
+
+	if (i > 0)
+		sqlite3_bind_int64(st, i, v);
+}
+
+static void
+bind_range(struct store *s, sqlite3_stmt *st, int64_t from, int64_t to)
+{
+	bind_named(st, ":from", from);
+	bind_named(st, ":to", to);
+	bind_named(st, ":span", s->max_span_ns);
+}
+
+int
+store_read_prepare(struct store *s)
+{
+	unsigned i;
+	int rc;
+
+	for (i = 0; i < RS__MAX; i++)
+		if ((rc = sqlite3_prepare_v3(s->db, rs_sql[i], -1,
+		    SQLITE_PREPARE_PERSISTENT, &s->rs[i], NULL)) != SQLITE_OK)
+			return rc;
+	return SQLITE_OK;
+}
+
+void
+store_read_finalize(struct store *s)
+{
+	unsigned i;
+
+	for (i = 0; i < RS__MAX; i++) {
+		sqlite3_finalize(s->rs[i]);
+		s->rs[i] = NULL;
+	}
+}
+
+/* ------------------------------------------------------------ columns */
+
+static uint64_t
+col_u64(sqlite3_stmt *st, int i)
+{
+	return (uint64_t)sqlite3_column_int64(st, i);
+}
+
+/* NULL (an empty gauge) reads back as the zeroed gauge it was. */
+static void
+col_gauge(sqlite3_stmt *st, int i, struct gauge *g)
+{
+	g->n = (uint32_t)sqlite3_column_int64(st, i);
+	g->min = sqlite3_column_double(st, i + 1);
+	g->max = sqlite3_column_double(st, i + 2);
+	g->sum = sqlite3_column_double(st, i + 3);
+	g->last = sqlite3_column_double(st, i + 4);
+}
+
+static void
+col_text(sqlite3_stmt *st, int i, char *buf, size_t sz)
+{
+	const char *t = (const char *)sqlite3_column_text(st, i);
+
+	snprintf(buf, sz, "%s", t ? t : "");
+}
+
+/* STORE_TASK_COLS from column i on. */
+static bool
+col_task(sqlite3_stmt *st, int i, struct window_task *t)
+{
+	bool thread = sqlite3_column_int(st, i) != 0;
+
+	memset(t, 0, sizeof(*t));
+	t->id = sqlite3_column_int(st, i + 1);
+	t->starttime = col_u64(st, i + 2);
+	t->tgid = sqlite3_column_int(st, i + 3);
+	t->uid = (uint32_t)sqlite3_column_int64(st, i + 4);
+	col_text(st, i + 5, t->comm, sizeof(t->comm));
+	if (sqlite3_column_type(st, i + 6) == SQLITE_NULL)
+		memcpy(t->name, t->comm, sizeof(t->comm));
+	else
+		col_text(st, i + 6, t->name, sizeof(t->name));
+	t->d_utime = col_u64(st, i + 7);
+	t->d_stime = col_u64(st, i + 8);
+	t->d_minflt = col_u64(st, i + 9);
+	t->d_majflt = col_u64(st, i + 10);
+	t->samples = (uint32_t)sqlite3_column_int64(st, i + 11);
+	t->wall_ns = col_u64(st, i + 12);
+	t->total_ticks = col_u64(st, i + 13);
+	t->norm_ticks = sqlite3_column_double(st, i + 14);
+	t->rss_pages_max = col_u64(st, i + 15);
+	t->rss_pages_last = col_u64(st, i + 16);
+	t->born = sqlite3_column_int(st, i + 17) != 0;
+	t->exited = sqlite3_column_int(st, i + 18) != 0;
+	return thread;
+}
+
+static void
+col_window(sqlite3_stmt *st, struct window *w)
+{
+	struct window_health *h = &w->health;
+
+	w->level = (uint32_t)sqlite3_column_int64(st, WC_LEVEL);
+	col_text(st, WC_BOOT_ID, w->boot_id, sizeof(w->boot_id));
+	w->seq = col_u64(st, WC_SEQ);
+	w->mono_start_ns = sqlite3_column_int64(st, WC_MONO_START);
+	w->mono_end_ns = sqlite3_column_int64(st, WC_MONO_END);
+	w->boot_start_ns = sqlite3_column_int64(st, WC_BOOT_START);
+	w->boot_end_ns = sqlite3_column_int64(st, WC_BOOT_END);
+	w->wall_start_ns = sqlite3_column_int64(st, WC_WALL_START);
+	w->wall_end_ns = sqlite3_column_int64(st, WC_WALL_END);
+	w->hz = (uint32_t)sqlite3_column_int64(st, WC_HZ);
+	w->interval_ms = (uint32_t)sqlite3_column_int64(st, WC_INTERVAL);
+	w->samples = (uint32_t)sqlite3_column_int64(st, WC_SAMPLES);
+	w->samples_valid = (uint32_t)sqlite3_column_int64(st,
+	    WC_SAMPLES_VALID);
+	w->d_ctxt = col_u64(st, WC_D_CTXT);
+	w->d_processes = col_u64(st, WC_D_PROCESSES);
+	w->vm_samples = (uint32_t)sqlite3_column_int64(st, WC_VM_SAMPLES);
+	h->self_utime_us = col_u64(st, WC_SELF_UTIME);
+	h->self_stime_us = col_u64(st, WC_SELF_STIME);
+	h->sample_ns_sum = col_u64(st, WC_SAMPLE_NS_SUM);
+	h->sample_ns_max = col_u64(st, WC_SAMPLE_NS_MAX);
+	h->late_ticks = (uint32_t)sqlite3_column_int64(st, WC_LATE);
+	h->burst_samples = (uint32_t)sqlite3_column_int64(st, WC_BURST);
+	h->procs_scanned = (uint32_t)sqlite3_column_int64(st,
+	    WC_PROCS_SCANNED);
+	h->threads_scanned = (uint32_t)sqlite3_column_int64(st,
+	    WC_THREADS_SCANNED);
+	h->procs_exited = (uint32_t)sqlite3_column_int64(st, WC_PROCS_EXITED);
+	h->threads_exited = (uint32_t)sqlite3_column_int64(st,
+	    WC_THREADS_EXITED);
+	h->cpu_dropped = (uint32_t)sqlite3_column_int64(st, WC_CPU_DROPPED);
+	/* NULL before schema v2: read as 0, the struct has no "unknown". */
+	h->store_state = (uint32_t)sqlite3_column_int64(st, WC_STORE_STATE);
+	h->store_queued = (uint32_t)sqlite3_column_int64(st, WC_STORE_QUEUED);
+	h->store_dropped = (uint32_t)sqlite3_column_int64(st,
+	    WC_STORE_DROPPED);
+}
+
+static void
+col_cpu(sqlite3_stmt *st, struct window_cpu *c)
+{
+	uint64_t *d = (uint64_t *)&c->d;
+	int i;
+
+	for (i = 0; i < 10; i++) /* user .. guest_nice, in struct order */
+		d[i] = col_u64(st, 1 + i);
+	c->samples = (uint32_t)sqlite3_column_int64(st, 11);
+	c->wall_ns = col_u64(st, 12);
+	c->online_end = sqlite3_column_int(st, 13) != 0;
+	col_gauge(st, 14, &c->cur_khz);
+	c->max_khz = sqlite3_column_type(st, 19) == SQLITE_NULL ? -1 :
+	    sqlite3_column_int64(st, 19);
+	c->capacity = sqlite3_column_type(st, 20) == SQLITE_NULL ? -1 :
+	    sqlite3_column_int(st, 20);
+	col_gauge(st, 21, &c->freq_ratio);
+}
+
+/* Keys are stored by name; an unknown name (a newer build's) is skipped. */
+enum key_kind { K_INV, K_COLL, K_VM, K_MEM, K_PSI };
+
+static int
+key_index(enum key_kind kind, const char *name)
+{
+	static const unsigned n[] = {
+		[K_INV] = INV__MAX, [K_COLL] = COLL__MAX, [K_VM] = VM__MAX,
+		[K_MEM] = MI__MAX, [K_PSI] = PSI__MAX,
+	};
+	const char *k;
+	unsigned i;
+
+	for (i = 0; i < n[kind]; i++) {
+		switch (kind) {
+		case K_INV:
+			k = invalid_name(i);
+			break;
+		case K_COLL:
+			k = coll_name(i);
+			break;
+		case K_VM:
+			k = vmstat_key_name(i);
+			break;
+		case K_MEM:
+			k = meminfo_key_name(i);
+			break;
+		default:
+			k = psi_res_name(i);
+			break;
+		}
+		if (strcmp(k, name) == 0)
+			return (int)i;
+	}
+	return -1;
+}
+
+static void
+row_count(sqlite3_stmt *st, struct window *w)
+{
+	const char *kind = (const char *)sqlite3_column_text(st, 0);
+	const char *key = (const char *)sqlite3_column_text(st, 1);
+	uint64_t v = col_u64(st, 2);
+	int i;
+
+	if (kind == NULL || key == NULL)
+		return;
+	if (strncmp(kind, "inv_", 4) == 0) {
+		if ((i = key_index(K_INV, key)) < 0)
+			return;
+		if (strcmp(kind, "inv_sample") == 0)
+			w->inv_samples[i] = (uint32_t)v;
+		else if (strcmp(kind, "inv_delta") == 0)
+			w->inv_deltas[i] = (uint32_t)v;
+	} else if (strncmp(kind, "coll_ns_", 8) == 0) {
+		if ((i = key_index(K_COLL, key)) < 0)
+			return;
+		if (strcmp(kind, "coll_ns_sum") == 0)
+			w->health.coll_ns_sum[i] = v;
+		else if (strcmp(kind, "coll_ns_max") == 0)
+			w->health.coll_ns_max[i] = v;
+	} else if (strcmp(kind, "vmstat") == 0) {
+		if ((i = key_index(K_VM, key)) < 0)
+			return;
+		w->d_vm[i] = v;
+		w->vm_have |= 1u << i;
+	}
+}
+
+static void
+row_gauge(sqlite3_stmt *st, struct window *w)
+{
+	const char *kind = (const char *)sqlite3_column_text(st, 0);
+	const char *key = (const char *)sqlite3_column_text(st, 1);
+	struct gauge *sys[] = {
+		&w->online_cpus, &w->procs_running, &w->procs_blocked,
+		&w->load1, &w->load5, &w->load15, &w->load_runnable,
+		&w->load_threads,
+	};
+	static const char *const sysname[] = {
+		"online_cpus", "procs_running", "procs_blocked", "load1",
+		"load5", "load15", "load_runnable", "load_threads",
+	};
+	unsigned j;
+	int i;
+
+	if (kind == NULL || key == NULL)
+		return;
+	if (strcmp(kind, "meminfo") == 0 && (i = key_index(K_MEM, key)) >= 0) {
+		col_gauge(st, 2, &w->mem_kb[i]);
+		w->mem_have |= 1u << i;
+		return;
+	}
+	if (strcmp(kind, "sys") != 0)
+		return;
+	for (j = 0; j < sizeof(sys) / sizeof(sys[0]); j++)
+		if (strcmp(key, sysname[j]) == 0)
+			col_gauge(st, 2, sys[j]);
+}
+
+static void
+row_psi(sqlite3_stmt *st, struct window *w)
+{
+	const char *res = (const char *)sqlite3_column_text(st, 0);
+	struct window_psi *p;
+	int i;
+
+	if (res == NULL || (i = key_index(K_PSI, res)) < 0)
+		return;
+	p = &w->psi[i];
+	p->available = sqlite3_column_int(st, 1) != 0;
+	p->have_full = sqlite3_column_int(st, 2) != 0;
+	p->samples = (uint32_t)sqlite3_column_int64(st, 3);
+	p->d_some_us = col_u64(st, 4);
+	p->d_full_us = col_u64(st, 5);
+	col_gauge(st, 6, &p->some_avg10);
+	col_gauge(st, 11, &p->full_avg10);
+}
+
+/* --------------------------------------------------------------- load */
+
+/* Run a per-window child query, handing each row to fn. */
+static int
+load_rows(struct store *s, enum store_rstmt q, int64_t id, struct window *w,
+    int (*fn)(sqlite3_stmt *, struct window *))
+{
+	sqlite3_stmt *st = s->rs[q];
+	int rc, r = 0;
+
+	sqlite3_bind_int64(st, 1, id);
+	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW)
+		r = fn(st, w);
+	if (r == 0 && rc != SQLITE_DONE)
+		r = store_fail(s, rc, "read window");
+	sqlite3_reset(st);
+	return r;
+}
+
+static int
+fn_cpu(sqlite3_stmt *st, struct window *w)
+{
+	int cpu = sqlite3_column_int(st, 0);
+
+	if (cpu == -1)
+		col_cpu(st, &w->all);
+	else if (cpu >= 0 && (unsigned)cpu < w->cpu_span)
+		col_cpu(st, &w->cpu[cpu]);
+	return 0;
+}
+
+static int
+fn_count(sqlite3_stmt *st, struct window *w)
+{
+	row_count(st, w);
+	return 0;
+}
+
+static int
+fn_gauge(sqlite3_stmt *st, struct window *w)
+{
+	row_gauge(st, w);
+	return 0;
+}
+
+static int
+fn_psi(sqlite3_stmt *st, struct window *w)
+{
+	row_psi(st, w);
+	return 0;
+}
+
+static int
+fn_task(sqlite3_stmt *st, struct window *w)
+{
+	struct window_task t;
+	bool thread = col_task(st, 0, &t);
+
+	return window_add_task(w, thread, &t);
+}
+
+int
+store_load(struct store *s, int64_t id, struct window **ret)
+{
+	sqlite3_stmt *st = s->rs[RS_WINDOW];
+	struct window *w = NULL;
+	int64_t span;
+	int rc, r = 0;
+
+	sqlite3_bind_int64(st, 1, id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		span = sqlite3_column_int64(st, WC_CPU_SPAN);
+		if (span < 0 || span > VITALS_CPU_MAX)
+			span = 0;
+		if ((w = window_new(0, (unsigned)span)) == NULL)
+			r = -ENOMEM;
+		else
+			col_window(st, w);
+	} else if (rc == SQLITE_DONE) {
+		r = -ENOENT;
+	} else {
+		r = store_fail(s, rc, "read window");
+	}
+	sqlite3_reset(st);
+	if (r == 0)
+		r = load_rows(s, RS_CPU, id, w, fn_cpu);
+	if (r == 0)
+		r = load_rows(s, RS_COUNT, id, w, fn_count);
+	if (r == 0)
+		r = load_rows(s, RS_GAUGE, id, w, fn_gauge);
+	if (r == 0)
+		r = load_rows(s, RS_PSI, id, w, fn_psi);
+	if (r == 0)
+		r = load_rows(s, RS_TASK, id, w, fn_task);
+	if (r < 0) {
+		window_free(w);
+		return r;
+	}
+	*ret = w;
+	return 0;
+}
+
+/* -------------------------------------------------------------- reads */
+
+static int
+push_window(struct window ***arr, size_t *n, size_t *cap, struct window *w)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 16;
+		struct window **p = realloc(*arr, nc * sizeof(*p));
+
+		if (p == NULL)
+			return -ENOMEM;
+		*arr = p;
+		*cap = nc;
+	}
+	(*arr)[(*n)++] = w;
+	return 0;
+}
+
+/*
+ * Windows overlapping [from, to). Roll-ups delete what they merge, so the
+ * stored windows already are the finest level available for each instant;
+ * a coarser granularity merges them here into buckets aligned on the wall
+ * clock (per boot). Stored windows coarser than asked are returned whole.
+ */
+static int
+windows_locked(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
+    unsigned granularity_s, struct window ***ret, size_t *ret_n)
+{
+	int64_t g = (int64_t)granularity_s * NSEC_PER_SEC, *ids = NULL;
+	size_t nids = 0, idcap = 0, n = 0, cap = 0, i;
+	struct window **out = NULL, *w;
+	sqlite3_stmt *st;
+	int rc, r = 0;
+
+	if (s == NULL || s->db == NULL)
+		return -EBADF;
+	if (from_wall_ns >= to_wall_ns)
+		return -EINVAL;
+	st = s->rs[RS_RANGE];
+	/* Ids first: loading runs other statements on the connection. */
+	bind_range(s, st, from_wall_ns, to_wall_ns);
+	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (nids == idcap) {
+			size_t nc = idcap ? idcap * 2 : 64;
+			int64_t *p = realloc(ids, nc * sizeof(*p));
+
+			if (p == NULL) {
+				r = -ENOMEM;
+				break;
+			}
+			ids = p;
+			idcap = nc;
+		}
+		ids[nids++] = sqlite3_column_int64(st, 0);
+	}
+	if (r == 0 && rc != SQLITE_DONE)
+		r = store_fail(s, rc, "windows in range");
+	sqlite3_reset(st);
+
+	for (i = 0; i < nids && r == 0; i++) {
+		struct window *last = n ? out[n - 1] : NULL;
+
+		if ((r = store_load(s, ids[i], &w)) < 0)
+			break;
+		if (g > 0 && last != NULL &&
+		    strcmp(last->boot_id, w->boot_id) == 0 &&
+		    last->wall_start_ns / g == w->wall_start_ns / g) {
+			r = window_merge(last, w);
+			/* a bucket is as coarse as its coarsest part */
+			if (w->level > last->level)
+				last->level = w->level;
+			window_free(w);
+		} else if ((r = push_window(&out, &n, &cap, w)) < 0) {
+			window_free(w);
+		}
+	}
+	free(ids);
+	if (r < 0) {
+		for (i = 0; i < n; i++)
+			window_free(out[i]);
+		free(out);
+		return r;
+	}
+	*ret = out;
+	*ret_n = n;
+	return 0;
+}
+
+int
+store_windows(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
+    unsigned granularity_s, struct window ***ret, size_t *ret_n)
+{
+	int r;
+
+	if (s == NULL || s->db == NULL)
+		return -EBADF;
+	pthread_mutex_lock(&s->lock);
+	r = windows_locked(s, from_wall_ns, to_wall_ns, granularity_s,
+	    ret, ret_n);
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
+static int
+fill_latest(struct store *s, bool threads, int64_t from, int64_t to,
+    struct window_task *t)
+{
+	sqlite3_stmt *st = s->rs[RS_LATEST];
+	int rc;
+
+	bind_range(s, st, from, to);
+	bind_named(st, ":thread", threads);
+	bind_named(st, ":id", t->id);
+	bind_named(st, ":start", (int64_t)t->starttime);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		t->tgid = sqlite3_column_int(st, 0);
+		t->uid = (uint32_t)sqlite3_column_int64(st, 1);
+		col_text(st, 2, t->comm, sizeof(t->comm));
+		if (sqlite3_column_type(st, 3) == SQLITE_NULL)
+			memcpy(t->name, t->comm, sizeof(t->comm));
+		else
+			col_text(st, 3, t->name, sizeof(t->name));
+		t->rss_pages_last = col_u64(st, 4);
+		t->exited = sqlite3_column_int(st, 5) != 0;
+		rc = SQLITE_DONE;
+	}
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? 0 : store_fail(s, rc, "top-N names");
+}
+
+static int
+top_locked(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
+    bool threads, enum store_metric m, unsigned n,
+    struct window_task **ret, size_t *ret_n)
+{
+	static const enum store_rstmt q[] = {
+		[METRIC_CPU] = RS_TOP_CPU,
+		[METRIC_MINFLT] = RS_TOP_MINFLT,
+		[METRIC_MAJFLT] = RS_TOP_MAJFLT,
+		[METRIC_RSS] = RS_TOP_RSS,
+	};
+	struct window_task *out = NULL, *t;
+	size_t k = 0, cap = 0, i;
+	sqlite3_stmt *st;
+	int rc, r = 0;
+
+	if (s == NULL || s->db == NULL)
+		return -EBADF;
+	if ((unsigned)m >= sizeof(q) / sizeof(q[0]) ||
+	    from_wall_ns >= to_wall_ns)
+		return -EINVAL;
+	st = s->rs[q[m]];
+	bind_range(s, st, from_wall_ns, to_wall_ns);
+	bind_named(st, ":thread", threads);
+	bind_named(st, ":limit", n ? (int64_t)n : -1); /* 0: all */
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (k == cap) {
+			cap = cap ? cap * 2 : 32;
+			if ((t = realloc(out, cap * sizeof(*t))) == NULL) {
+				r = -ENOMEM;
+				break;
+			}
+			out = t;
+		}
+		t = &out[k++];
+		memset(t, 0, sizeof(*t));
+		t->id = sqlite3_column_int(st, 0);
+		t->starttime = col_u64(st, 1);
+		t->d_utime = col_u64(st, 2);
+		t->d_stime = col_u64(st, 3);
+		t->d_minflt = col_u64(st, 4);
+		t->d_majflt = col_u64(st, 5);
+		t->samples = (uint32_t)sqlite3_column_int64(st, 6);
+		t->wall_ns = col_u64(st, 7);
+		t->total_ticks = col_u64(st, 8);
+		t->norm_ticks = sqlite3_column_double(st, 9);
+		t->rss_pages_max = col_u64(st, 10);
+		t->born = sqlite3_column_int(st, 11) != 0;
+	}
+	if (r == 0 && rc != SQLITE_DONE)
+		r = store_fail(s, rc, "top-N");
+	sqlite3_reset(st);
+	for (i = 0; i < k && r == 0; i++)
+		r = fill_latest(s, threads, from_wall_ns, to_wall_ns, &out[i]);
+	if (r < 0) {
+		free(out);
+		return r;
+	}
+	*ret = out;
+	*ret_n = k;
+	return 0;
+}
+
+int
+store_top(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
+    bool threads, enum store_metric m, unsigned n,
+    struct window_task **ret, size_t *ret_n)
+{
+	int r;
+
+	if (s == NULL || s->db == NULL)
+		return -EBADF;
+	pthread_mutex_lock(&s->lock);
+	r = top_locked(s, from_wall_ns, to_wall_ns, threads, m, n,
+	    ret, ret_n);
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
+static int
+history_locked(struct store *s, bool threads, int32_t id, uint64_t starttime,
+    int64_t from_wall_ns, int64_t to_wall_ns, struct store_hist **ret,
+    size_t *ret_n)
+{
+	sqlite3_stmt *st;
+	struct store_hist *out = NULL, *h;
+	size_t k = 0, cap = 0;
+	int rc, r = 0;
+
+	if (s == NULL || s->db == NULL)
+		return -EBADF;
+	if (from_wall_ns >= to_wall_ns)
+		return -EINVAL;
+	st = s->rs[RS_HIST];
+	bind_range(s, st, from_wall_ns, to_wall_ns);
+	bind_named(st, ":thread", threads);
+	bind_named(st, ":id", id);
+	bind_named(st, ":start", (int64_t)starttime);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (k == cap) {
+			cap = cap ? cap * 2 : 32;
+			if ((h = realloc(out, cap * sizeof(*h))) == NULL) {
+				r = -ENOMEM;
+				break;
+			}
+			out = h;
+		}
+		h = &out[k++];
+		col_text(st, 0, h->boot_id, sizeof(h->boot_id));
+		h->level = (uint32_t)sqlite3_column_int64(st, 1);
+		h->hz = (uint32_t)sqlite3_column_int64(st, 2);
+		h->mono_start_ns = sqlite3_column_int64(st, 3);
+		h->mono_end_ns = sqlite3_column_int64(st, 4);
+		h->wall_start_ns = sqlite3_column_int64(st, 5);
+		h->wall_end_ns = sqlite3_column_int64(st, 6);
+		(void)col_task(st, 7, &h->t);
+	}
+	if (r == 0 && rc != SQLITE_DONE)
+		r = store_fail(s, rc, "history");
+	sqlite3_reset(st);
+	if (r < 0) {
+		free(out);
+		return r;
+	}
+	*ret = out;
+	*ret_n = k;
+	return 0;
+}
+
+int
+store_history(struct store *s, bool threads, int32_t id, uint64_t starttime,
+    int64_t from_wall_ns, int64_t to_wall_ns, struct store_hist **ret,
+    size_t *ret_n)
+{
+	int r;
+
+	if (s == NULL || s->db == NULL)
+		return -EBADF;
+	pthread_mutex_lock(&s->lock);
+	r = history_locked(s, threads, id, starttime, from_wall_ns,
+	    to_wall_ns, ret, ret_n);
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
+int
+store_process(struct store *s, int32_t pid, uint64_t starttime,
+    int64_t from_wall_ns, int64_t to_wall_ns, struct window_task **ret,
+    size_t *ret_n)
+{
+	struct store_hist *h;
+	struct window_task *t = NULL;
+	size_t n, i;
+	int r;
+
+	if ((r = store_history(s, false, pid, starttime, from_wall_ns,
+	    to_wall_ns, &h, &n)) < 0)
+		return r;
+	if (n && (t = malloc(n * sizeof(*t))) == NULL) {
+		free(h);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++)
+		t[i] = h[i].t;
+	free(h);
+	*ret = t;
+	*ret_n = n;
+	return 0;
+}

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Window objects: allocation, task lists, gauges and the names of enums. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vitalsd.h"
+
+struct window *
+window_new(uint64_t seq, unsigned cpu_span)
+{
+	struct window *w;
+
+	if ((w = calloc(1, sizeof(*w))) == NULL)
+		return NULL;
+	w->seq = seq;
+	if (window_grow_cpus(w, cpu_span) < 0) {
+		free(w);
+		return NULL;
+	}
+	return w;
+}
+
+struct window *
+window_free(struct window *w)
+{
+	if (w == NULL)
+		return NULL;
+	free(w->cpu);
+	free(w->procs);
+	free(w->threads);
+	free(w);
+	return NULL;
+}
+
+/* A deep copy: the writer queue outlives the in-memory ring. */
+struct window *
+window_dup(const struct window *w)
+{
+	struct window *c;
+
+	if ((c = malloc(sizeof(*c))) == NULL)
+		return NULL;
+	*c = *w;
+	c->cpu = NULL;
+	c->procs = NULL;
+	c->threads = NULL;
+	c->procs_cap = w->nprocs;
+	c->threads_cap = w->nthreads;
+	if (w->cpu_span &&
+	    (c->cpu = malloc(w->cpu_span * sizeof(*c->cpu))) == NULL)
+		goto fail;
+	if (w->nprocs &&
+	    (c->procs = malloc(w->nprocs * sizeof(*c->procs))) == NULL)
+		goto fail;
+	if (w->nthreads &&
+	    (c->threads = malloc(w->nthreads * sizeof(*c->threads))) == NULL)
+		goto fail;
+	if (w->cpu_span)
+		memcpy(c->cpu, w->cpu, w->cpu_span * sizeof(*c->cpu));
+	if (w->nprocs)
+		memcpy(c->procs, w->procs, w->nprocs * sizeof(*c->procs));
+	if (w->nthreads)
+		memcpy(c->threads, w->threads,
+		    w->nthreads * sizeof(*c->threads));
+	return c;
+fail:
+	return window_free(c);
+}
+
+/* New CPUs start as "unknown": max_khz and capacity −1 until read. */
+int
+window_grow_cpus(struct window *w, unsigned cpu_span)
+{
+	struct window_cpu *c;
+	unsigned i;
+
+	if (cpu_span <= w->cpu_span)
+		return 0;
+	if (cpu_span > VITALS_CPU_MAX)
+		return -E2BIG;
+	c = realloc(w->cpu, cpu_span * sizeof(*c));
+	if (c == NULL)
+		return -ENOMEM;
+	for (i = w->cpu_span; i < cpu_span; i++) {
+		memset(&c[i], 0, sizeof(c[i]));
+		c[i].max_khz = -1;
+		c[i].capacity = -1;
+	}
+	w->cpu = c;
+	w->cpu_span = cpu_span;
+	return 0;
+}
+
+int
+window_add_task(struct window *w, bool thread, const struct window_task *t)
+{
+	struct window_task **arr = thread ? &w->threads : &w->procs;
+	size_t *n = thread ? &w->nthreads : &w->nprocs;
+	size_t *cap = thread ? &w->threads_cap : &w->procs_cap;
+
+	if (*n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 64;
+		struct window_task *p = realloc(*arr, ncap * sizeof(*p));
+
+		if (p == NULL)
+			return -ENOMEM;
+		*arr = p;
+		*cap = ncap;
+	}
+	(*arr)[(*n)++] = *t;
+	return 0;
+}
+
+void
+gauge_add(struct gauge *g, double v)
+{
+	if (g->n == 0 || v < g->min)
+		g->min = v;
+	if (g->n == 0 || v > g->max)
+		g->max = v;
+	g->sum += v;
+	g->last = v;
+	g->n++;
+}
+
+double
+gauge_avg(const struct gauge *g)
+{
+	return g->n ? g->sum / g->n : NAN; /* no reading is not zero */
+}
+
+/* Fold g (the later one) into acc: used by roll-ups. */
+void
+gauge_merge(struct gauge *acc, const struct gauge *g)
+{
+	if (g->n == 0)
+		return;
+	if (acc->n == 0 || g->min < acc->min)
+		acc->min = g->min;
+	if (acc->n == 0 || g->max > acc->max)
+		acc->max = g->max;
+	acc->sum += g->sum;
+	acc->n += g->n;
+	acc->last = g->last;
+}
+
+const char *
+invalid_name(enum vitals_invalid r)
+{
+	static const char *const names[INV__MAX] = {
+		[INV_SLEPT] = "slept",
+		[INV_NO_ADVANCE] = "no_advance",
+		[INV_REGRESSION] = "regression",
+		[INV_READ_FAILED] = "read_failed",
+		[INV_PARSE] = "parse",
+		[INV_VANISHED] = "vanished",
+		[INV_IDENTITY] = "identity",
+		[INV_HOTPLUG] = "hotplug",
+	};
+
+	return (unsigned)r < INV__MAX ? names[r] : "?";
+}
+
+const char *
+coll_name(enum vitals_coll c)
+{
+	static const char *const names[COLL__MAX] = {
+		[COLL_STAT] = "stat",
+		[COLL_LOADAVG] = "loadavg",
+		[COLL_PSI] = "psi",
+		[COLL_VMSTAT] = "vmstat",
+		[COLL_MEMINFO] = "meminfo",
+		[COLL_CPUFREQ] = "cpufreq",
+		[COLL_PROCS] = "procs",
+	};
+
+	return (unsigned)c < COLL__MAX ? names[c] : "?";
+}
+
+const char *
+psi_res_name(enum psi_res r)
+{
+	static const char *const names[PSI__MAX] = {
+		[PSI_CPU] = "cpu",
+		[PSI_MEMORY] = "memory",
+		[PSI_IO] = "io",
+	};
+
+	return (unsigned)r < PSI__MAX ? names[r] : "?";
+}

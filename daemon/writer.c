@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The store writer: a thread of its own that owns the SQLite connection, so a
+ * slow commit, a full disk or a checkpoint never delays a sample. Closed
+ * windows wait in a bounded queue; when it overflows the oldest is dropped
+ * and counted. Failed writes are retried with a backoff; the queue keeps the
+ * windows meanwhile.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "vitalsd.h"
+
+#define RETRY_MIN_MS 500
+#define RETRY_MAX_MS 10000
+#define MAINTAIN_EVERY_S 60
+
+struct writer {
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct store *store;
+	struct window **q; /* ring of queued windows */
+	unsigned qcap, qhead, qlen;
+	uint64_t dropped;  /* lost to a full queue */
+	uint64_t rejected; /* refused by the store for good */
+	struct window *inflight; /* the head, while the thread writes it */
+	bool stopping;
+	int64_t flush_deadline_ns; /* at stop: give up retrying after this */
+	struct store_stats stats;  /* copy, refreshed after each operation */
+	bool started;
+};
+
+static void
+timespec_after_ms(struct timespec *ts, unsigned ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, ts);
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+/* Remove the queue entry at logical position k (0 = oldest). */
+static struct window *
+q_remove_at(struct writer *wr, unsigned k)
+{
+	struct window *w = wr->q[(wr->qhead + k) % wr->qcap];
+	unsigned i;
+
+	for (i = k; i + 1 < wr->qlen; i++)
+		wr->q[(wr->qhead + i) % wr->qcap] =
+		    wr->q[(wr->qhead + i + 1) % wr->qcap];
+	wr->q[(wr->qhead + wr->qlen - 1) % wr->qcap] = NULL;
+	wr->qlen--;
+	return w;
+}
+
+static void *
+writer_main(void *arg)
+{
+	struct writer *wr = arg;
+	unsigned backoff = RETRY_MIN_MS;
+	int64_t next_maint = clock_ns(CLOCK_MONOTONIC) +
+	    MAINTAIN_EVERY_S * NSEC_PER_SEC;
+	bool failing = false;
+
+	pthread_mutex_lock(&wr->mu);
+	for (;;) {
+		struct window *w;
+		struct timespec ts;
+		int r;
+
+		if (wr->stopping && (wr->qlen == 0 ||
+		    clock_ns(CLOCK_MONOTONIC) > wr->flush_deadline_ns))
+			break;
+		if (wr->qlen == 0 || failing) {
+			unsigned ms = failing ? backoff : MAINTAIN_EVERY_S * 1000;
+
+			if (wr->stopping && ms > 200)
+				ms = 200; /* retry until the flush deadline */
+			timespec_after_ms(&ts, ms);
+			pthread_cond_timedwait(&wr->cv, &wr->mu, &ts);
+			failing = false;
+		}
+		if (clock_ns(CLOCK_MONOTONIC) >= next_maint) {
+			pthread_mutex_unlock(&wr->mu);
+			(void)store_maintain(wr->store, clock_ns(CLOCK_REALTIME));
+			pthread_mutex_lock(&wr->mu);
+			store_get_stats(wr->store, &wr->stats);
+			next_maint = clock_ns(CLOCK_MONOTONIC) +
+			    MAINTAIN_EVERY_S * NSEC_PER_SEC;
+		}
+		if (wr->qlen == 0)
+			continue;
+		/* Peek, write without the lock, pop only on success. */
+		w = wr->inflight = wr->q[wr->qhead];
+		pthread_mutex_unlock(&wr->mu);
+		r = store_put(wr->store, w);
+		pthread_mutex_lock(&wr->mu);
+		wr->inflight = NULL;
+		store_get_stats(wr->store, &wr->stats);
+		if (r == -ENOSPC || r == -EIO || r == -EROFS || r == -EBUSY) {
+			/* The condition may pass: keep the window, retry. */
+			failing = true;
+			if (backoff < RETRY_MAX_MS)
+				backoff *= 2;
+			continue;
+		}
+		if (r < 0)
+			wr->rejected++; /* can never succeed (-EFBIG, -EINVAL) */
+		backoff = RETRY_MIN_MS;
+		/* An overflow never drops the window in flight: still head. */
+		q_remove_at(wr, 0);
+		window_free(w);
+	}
+	pthread_mutex_unlock(&wr->mu);
+	return NULL;
+}
+
+int
+writer_start(struct store *store, unsigned queue_max, struct writer **ret)
+{
+	struct writer *wr;
+	int r;
+
+	if ((wr = calloc(1, sizeof(*wr))) == NULL)
+		return -ENOMEM;
+	wr->qcap = queue_max ? queue_max : 64;
+	if ((wr->q = calloc(wr->qcap, sizeof(*wr->q))) == NULL) {
+		free(wr);
+		return -ENOMEM;
+	}
+	wr->store = store;
+	store_get_stats(store, &wr->stats);
+	pthread_mutex_init(&wr->mu, NULL);
+	{
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&wr->cv, &ca);
+		pthread_condattr_destroy(&ca);
+	}
+	if ((r = pthread_create(&wr->thread, NULL, writer_main, wr)) != 0) {
+		writer_stop(wr, 0);
+		return -r;
+	}
+	wr->started = true;
+	*ret = wr;
+	return 0;
+}
+
+/*
+ * Queue a copy of w. The copy is stamped with the store's state as seen now,
+ * so the database records when it could not keep up.
+ */
+int
+writer_submit(struct writer *wr, const struct window *w)
+{
+	struct window *c = window_dup(w);
+	struct window *old = NULL;
+
+	if (c == NULL)
+		return -ENOMEM;
+	pthread_mutex_lock(&wr->mu);
+	if (wr->qlen == wr->qcap) {
+		/* Drop the oldest, but never the one being written. */
+		unsigned k = wr->inflight && wr->qcap > 1 ? 1 : 0;
+
+		if (wr->inflight && wr->qcap == 1) {
+			pthread_mutex_unlock(&wr->mu);
+			window_free(c);
+			return -ENOBUFS;
+		}
+		old = q_remove_at(wr, k);
+		wr->dropped++;
+	}
+	c->health.store_state = wr->stats.state;
+	c->health.store_queued = wr->qlen;
+	c->health.store_dropped = (uint32_t)wr->dropped;
+	wr->q[(wr->qhead + wr->qlen) % wr->qcap] = c;
+	wr->qlen++;
+	pthread_cond_signal(&wr->cv);
+	pthread_mutex_unlock(&wr->mu);
+	window_free(old);
+	return 0;
+}
+
+void
+writer_get(struct writer *wr, struct store_stats *ret_stats,
+    unsigned *ret_queued, uint64_t *ret_dropped)
+{
+	pthread_mutex_lock(&wr->mu);
+	*ret_stats = wr->stats;
+	*ret_queued = wr->qlen;
+	*ret_dropped = wr->dropped + wr->rejected;
+	pthread_mutex_unlock(&wr->mu);
+}
+
+/* Write what is queued (retrying until the deadline), then stop. */
+struct writer *
+writer_stop(struct writer *wr, unsigned flush_ms)
+{
+	unsigned i;
+
+	if (wr == NULL)
+		return NULL;
+	if (wr->started) {
+		pthread_mutex_lock(&wr->mu);
+		wr->stopping = true;
+		wr->flush_deadline_ns = clock_ns(CLOCK_MONOTONIC) +
+		    (int64_t)flush_ms * NSEC_PER_MSEC;
+		pthread_cond_signal(&wr->cv);
+		pthread_mutex_unlock(&wr->mu);
+		pthread_join(wr->thread, NULL);
+	}
+	for (i = 0; i < wr->qcap; i++)
+		window_free(wr->q[i]);
+	pthread_cond_destroy(&wr->cv);
+	pthread_mutex_destroy(&wr->mu);
+	free(wr->q);
+	free(wr);
+	return NULL;
+}

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Install the Debian 12 packages vitalsd needs, only those missing.
+#   deps.sh build   -- what building and running the daemon needs
+#   deps.sh test    -- plus what the test suites and sanitizer builds need
+set -euo pipefail
+
+build_pkgs=(meson ninja-build pkg-config gcc libc6-dev
+	libevent-dev libbpf-dev libprotobuf-c-dev protobuf-c-compiler
+	libsqlite3-dev clang llvm bpftool)
+test_pkgs=(check sqlite3 procps libclang-rt-14-dev)
+
+want=("${build_pkgs[@]}")
+if [ "${1:-build}" = test ]; then
+	want+=("${test_pkgs[@]}")
+fi
+
+missing=()
+for p in "${want[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+		missing+=("$p")
+	fi
+done
+if [ "${#missing[@]}" -eq 0 ]; then
+	exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+	echo "deps.sh: missing packages: ${missing[*]} (run as root to install)" >&2
+	exit 1
+fi
+echo "deps.sh: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Install what the tests need, build, and run every test suite. Kernel
+# suites need root (CI runs as root); they skip (exit 77) only when not root.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+bash scripts/deps.sh test
+
+# BPF and ftrace suites need these mounted; mount them when missing.
+if [ "$(id -u)" -eq 0 ]; then
+	mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf || true
+	mountpoint -q /sys/kernel/tracing ||
+		mount -t tracefs nodev /sys/kernel/tracing || true
+fi
+
+builddir=${BUILDDIR:-build}
+if [ -f "$builddir/build.ninja" ]; then
+	meson setup --reconfigure "$builddir" "$@" >/dev/null
+else
+	meson setup "$builddir" "$@" >/dev/null
+fi
+ninja -C "$builddir"
+status=0
+meson test -C "$builddir" --print-errorlogs ${SUITES:-} || status=$?
+python3 - "$builddir/meson-logs/testlog.json" <<'PY' || true
+import json, sys
+ok = bad = skip = 0
+for line in open(sys.argv[1]):
+    r = json.loads(line)["result"]
+    if r == "OK": ok += 1
+    elif r == "SKIP": skip += 1
+    else: bad += 1
+print(f"{ok} passed, {bad} failed, {skip} skipped")
+PY
+exit "$status"

@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#define _XOPEN_SOURCE 700
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+const char *
+tu_srcpath(const char *rel)
+{
+	static char buf[4][PATH_MAX];
+	static int slot;
+	const char *src = getenv("VITALS_SRCDIR");
+	char *p = buf[slot++ % 4];
+
+	snprintf(p, PATH_MAX, "%s/tests/%s", src ? src : "..", rel);
+	return p;
+}
+
+char *
+tu_mkdtemp(const char *tag)
+{
+	char *p;
+
+	if (asprintf(&p, "/tmp/vitals-%s-XXXXXX", tag) < 0)
+		return NULL;
+	if (mkdtemp(p) == NULL) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static int
+rm_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+int
+tu_rmtree(const char *path)
+{
+	return nftw(path, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static int
+mkparents(const char *path)
+{
+	char tmp[PATH_MAX];
+	char *s;
+
+	snprintf(tmp, sizeof(tmp), "%s", path);
+	for (s = tmp + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*s = '/';
+	}
+	return 0;
+}
+
+int
+tu_write(const char *path, const char *data, size_t len)
+{
+	int fd, r;
+
+	if ((r = mkparents(path)) < 0)
+		return r;
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	while (len > 0) {
+		ssize_t n = write(fd, data, len);
+		if (n < 0) {
+			r = -errno;
+			close(fd);
+			return r;
+		}
+		data += n;
+		len -= (size_t)n;
+	}
+	close(fd);
+	return 0;
+}
+
+int
+tu_writes(const char *path, const char *text)
+{
+	return tu_write(path, text, strlen(text));
+}
+
+int
+tu_copytree(const char *src, const char *dst)
+{
+	DIR *d = opendir(src);
+	struct dirent *de;
+	int r = 0;
+
+	if (d == NULL)
+		return -errno;
+	if (mkdir(dst, 0755) < 0 && errno != EEXIST) {
+		closedir(d);
+		return -errno;
+	}
+	while ((de = readdir(d)) != NULL && r == 0) {
+		char s[PATH_MAX], t[PATH_MAX];
+		struct stat st;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		snprintf(s, sizeof(s), "%s/%s", src, de->d_name);
+		snprintf(t, sizeof(t), "%s/%s", dst, de->d_name);
+		if (lstat(s, &st) < 0) {
+			r = -errno;
+		} else if (S_ISLNK(st.st_mode)) {
+			char l[PATH_MAX];
+			ssize_t n = readlink(s, l, sizeof(l) - 1);
+
+			if (n < 0) {
+				r = -errno;
+			} else {
+				l[n] = '\0';
+				unlink(t);
+				if (symlink(l, t) < 0)
+					r = -errno;
+			}
+		} else if (S_ISDIR(st.st_mode)) {
+			r = tu_copytree(s, t);
+		} else {
+			FILE *f = fopen(s, "rb");
+			char *buf = NULL;
+			size_t n;
+
+			if (f == NULL) {
+				r = -errno;
+				continue;
+			}
+			buf = malloc((size_t)st.st_size + 1);
+			n = fread(buf, 1, (size_t)st.st_size, f);
+			fclose(f);
+			r = tu_write(t, buf, n);
+			free(buf);
+		}
+	}
+	closedir(d);
+	return r;
+}
+
+int
+tu_run(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Helpers shared by the Check suites. */
+#ifndef VITALS_TESTUTIL_H
+#define VITALS_TESTUTIL_H
+
+#include <stddef.h>
+
+/* Path of a file under the source tree's tests/ directory. */
+const char *tu_srcpath(const char *rel);
+/* Make a fresh temporary directory; the caller removes it with tu_rmtree. */
+char *tu_mkdtemp(const char *tag);
+int tu_rmtree(const char *path);
+/* Write data to path (creating parent directories), truncating in place so
+ * an fd already open on the file sees the new contents. */
+int tu_write(const char *path, const char *data, size_t len);
+int tu_writes(const char *path, const char *text);
+/* Copy a tree recursively, overwriting files in place. */
+int tu_copytree(const char *src, const char *dst);
+/* Run a suite with CK_NORMAL output; returns the process exit status. */
+struct Suite;
+int tu_run(struct Suite *s);
+
+#endif
