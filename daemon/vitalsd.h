@@ -415,6 +415,14 @@ void writer_get(struct writer *wr, struct store_stats *ret_stats,
     unsigned *ret_queued, uint64_t *ret_dropped);
 struct writer *writer_stop(struct writer *wr, unsigned flush_ms);
 
+/* ----------------------------------------------------------- bpf_common.c */
+
+int bpf_pin_path(const char *bpffs, const char *kind, const char *name,
+    char *ret, size_t retsz);
+int bpf_check_bpffs(const char *dir);
+void bpf_common_init(void);
+int bpf_stats_enable(void);
+
 /* ---------------------------------------------------------------- util.c */
 
 /* A growable byte buffer used for reads and text output. */
