@@ -157,6 +157,19 @@ collector_note_late(struct collector *c)
 		c->open->health.late_ticks++;
 }
 
+/* How late the sampling timer fired against its grid (control plane). */
+void
+collector_note_tick(struct collector *c, int64_t late_ns)
+{
+	uint64_t late = late_ns > 0 ? (uint64_t)late_ns : 0;
+
+	if (c->open == NULL)
+		return;
+	c->open->health.tick_late_ns_sum += late;
+	if (late > c->open->health.tick_late_ns_max)
+		c->open->health.tick_late_ns_max = late;
+}
+
 void
 collector_set_window_cb(struct collector *c, window_cb cb, void *arg)
 {
@@ -190,7 +203,8 @@ count_file_error(struct window *w, int err)
 {
 	if (err == 0 || err == -ENOENT || err == -EOPNOTSUPP)
 		return;
-	w->inv_deltas[err == -EINVAL || err == -ERANGE || err == -ENODATA ?
+	/* An empty read (-ENODATA) is a failed read, as for /proc/stat. */
+	w->inv_deltas[err == -EINVAL || err == -ERANGE ?
 	    INV_PARSE : INV_READ_FAILED]++;
 }
 
@@ -427,16 +441,21 @@ collector_sample(struct collector *c, const struct clocks *now, bool burst)
 	t1 = clock_ns(CLOCK_MONOTONIC);
 	r = procscan_run(c->ps, &ctx, w);
 	c->cur->coll_ns[COLL_PROCS] = (uint64_t)(clock_ns(CLOCK_MONOTONIC) - t1);
-	if (r < 0)
-		return r;
 	add_health(w, c->cur->coll_ns,
 	    (uint64_t)(clock_ns(CLOCK_MONOTONIC) - t0));
 
+	/*
+	 * This read is the next baseline even when the process scan failed:
+	 * the system deltas are already in the window and must not be
+	 * summed twice.
+	 */
 	tmp = c->prev;
 	c->prev = c->cur;
 	c->cur = tmp;
 	c->prev_clk = *now;
 	c->have_prev = true;
+	if (r < 0)
+		return r;
 
 	/* Close on the sample nearest the nominal boundary. */
 	if (now->mono_ns + (int64_t)c->interval_ms * NSEC_PER_MSEC / 2 >=
