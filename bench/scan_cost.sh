@@ -25,6 +25,7 @@ burn_us=${BENCH_BURN_US:-1000}
 idle=${BENCH_IDLE:-1}
 window=${BENCH_WINDOW_S:-10}
 tools=${BENCH_TOOLS:-vitalsd-all,vitalsd-changed,top,pidstat}
+vitalsd_args=${VITALSD_ARGS:-}
 keep=0
 interval=1	# seconds; every tool samples at this period
 
@@ -42,6 +43,8 @@ usage: $(basename "$0") [options]
   --no-idle        run the population at normal priority, not SCHED_IDLE (env BENCH_IDLE=0)
   --tools LIST     comma-separated subset of vitalsd-all,vitalsd-changed,top,pidstat
                    (default: all four; env BENCH_TOOLS)
+  --vitalsd-args S extra arguments for both vitalsd runs, split on blanks
+                   (e.g. "--scanner procfs --bpf-load off"; env VITALSD_ARGS)
   --keep           keep the temporary directory (logs, state dirs)
   -h, --help       this text
 EOF
@@ -67,6 +70,7 @@ while (($#)); do
 	--burn-us) burn_us=${2:?--burn-us needs N}; shift ;;
 	--no-idle) idle=0 ;;
 	--tools) tools=${2:?--tools needs a list}; shift ;;
+	--vitalsd-args) vitalsd_args=${2?--vitalsd-args needs a value}; shift ;;
 	--keep) keep=1 ;;
 	-h | --help) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
@@ -123,6 +127,20 @@ if ((${#missing[@]})); then
 	exit 1
 fi
 
+# A vitalsd with BPF pins its programs under --bpffs: give each run a
+# directory of its own so it neither drains nor replaces the pins of a
+# daemon already running here, and remove it afterwards. With stats on, the
+# programs' run time (spent in other tasks' context, invisible in the
+# daemon's utime/stime) is read from bpftool.
+bpf_ok=0
+if ((want_vitalsd)) && "$vitalsd" --help 2>&1 | grep -q -- --bpffs &&
+    [[ $(stat -f -c %T /sys/fs/bpf 2>/dev/null) == bpf_fs ]]; then
+	bpf_ok=1
+fi
+have_bpftool=0
+command -v bpftool >/dev/null 2>&1 && have_bpftool=1
+read -ra extra_args <<<"$vitalsd_args"
+
 clk=$(getconf CLK_TCK)
 isnum "$clk" CLK_TCK
 ((clk > 0)) || die "CLK_TCK is $clk"
@@ -132,6 +150,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/scan_cost.XXXXXX")
 spawn_pid=
 tool_pid=
 ctlfd=
+bpfdir=
 
 # kill -0 succeeds on a zombie, and with SIGCHLD blocked (as some
 # supervisors leave it) bash may not reap a child until "wait": look at the
@@ -172,6 +191,7 @@ cleanup() {
 	set +e
 	[[ -n $sleep_pid ]] && kill "$sleep_pid" 2>/dev/null
 	[[ -n $tool_pid ]] && stop_pid "$tool_pid"
+	[[ -n $bpfdir ]] && unpin_dir
 	# EOF on its stdin is enough; TERM in case the fifo never opened.
 	[[ -n $ctlfd ]] && exec {ctlfd}>&-
 	[[ -n $spawn_pid ]] && stop_pid "$spawn_pid"
@@ -221,7 +241,47 @@ count_tasks() {	# processes and threads (all /proc/*/task/* entries)
 	n_tasks=${#t[@]}
 }
 
+unpin_dir() {	# remove the run's pins: that detaches its programs
+	[[ -n $bpfdir ]] || return 0
+	if [[ -e $bpfdir ]] && ! rm -rf "$bpfdir" 2>/dev/null; then
+		echo "scan_cost: warning: could not remove $bpfdir" >&2
+	fi
+	bpfdir=
+}
+
+bpf_ns=
+bpf_prog_ns() {	# run_time_ns summed over the programs pinned in $bpfdir
+	local f out
+	bpf_ns=
+	((have_bpftool)) && [[ -n $bpfdir ]] || return 0
+	for f in "$bpfdir"/prog_*; do
+		[[ -e $f ]] || continue
+		out=$(bpftool -j prog show pinned "$f" 2>/dev/null) || continue
+		# Absent while the kernel's BPF statistics are off.
+		[[ $out =~ \"run_time_ns\":([0-9]+) ]] || continue
+		bpf_ns=$((${bpf_ns:-0} + BASH_REMATCH[1]))
+	done
+}
+
+foreign=0
+count_foreign() {	# bench-p* processes that are not our population
+	local f line rest
+	local -a x
+	foreign=0
+	for f in /proc/[0-9]*/stat; do
+		read -r line 2>/dev/null <"$f" || continue
+		[[ $line == *"(bench-p"* ]] || continue
+		rest=${line##*) }
+		read -ra x <<<"$rest"
+		[[ ${x[1]} == "${spawn_pid:-none}" ]] || foreign=$((foreign + 1))
+	done
+}
+
 # ------------------------------------------------------------ population
+count_foreign
+((foreign == 0)) || echo "scan_cost: warning: $foreign bench-p* processes" \
+    "from another spawn_tasks are running; results will be skewed" >&2
+
 "${CC:-cc}" -O2 -Wall -Wextra -o "$tmp/spawn_tasks" "$here/spawn_tasks.c" \
     -pthread || die "building spawn_tasks failed"
 
@@ -257,15 +317,23 @@ cat "$tmp/spawn.err"
 echo "measure: ${secs} s per tool after ${warmup} s warm-up, interval ${interval} s"
 
 # ------------------------------------------------------------ measurement
-declare -A res_ms res_us res_tasks
+declare -A res_ms res_us res_tasks res_bpf
 start_tool() {	# start_tool NAME: background the tool, set tool_pid
 	local name=$1
 	case $name in
 	vitalsd-all | vitalsd-changed)
 		mkdir -p "$tmp/state-$name"
+		local -a bpf_args=()
+		if ((bpf_ok)); then
+			# bpffs refuses names with a dot.
+			bpfdir=/sys/fs/bpf/vitals_bench_$$_${name#vitalsd-}
+			echo "bpf_stats = on" >"$tmp/vitalsd.conf"
+			bpf_args=(-c "$tmp/vitalsd.conf" --bpffs "$bpfdir")
+		fi
 		"$vitalsd" --foreground --state-dir "$tmp/state-$name" \
 		    --interval-ms $((interval * 1000)) --window-s "$window" \
-		    --threads "${name#vitalsd-}" \
+		    --threads "${name#vitalsd-}" "${bpf_args[@]}" \
+		    "${extra_args[@]}" \
 		    </dev/null >"$tmp/$name.log" 2>&1 {ctlfd}>&- &
 		;;
 	top)
@@ -288,6 +356,7 @@ for name in "${tool_list[@]}"; do
 	if ! alive "$tool_pid"; then
 		wait "$tool_pid" 2>/dev/null || true
 		tool_pid=
+		unpin_dir
 		echo "scan_cost: $name exited during warm-up; log tail:" >&2
 		tail -n 5 "$tmp/$name.log" >&2 || true
 		echo "RESULT tool=$name status=failed"
@@ -298,21 +367,29 @@ for name in "${tool_list[@]}"; do
 	t0=$EPOCHREALTIME
 	tree_ticks "$tool_pid"
 	ticks0=$acc
+	bpf_prog_ns
+	bpf0=$bpf_ns
 	pause "$secs"
 	t1=$EPOCHREALTIME
 	tree_ticks "$tool_pid"
 	ticks1=$acc
+	bpf_prog_ns
+	bpf1=$bpf_ns
 	still_up=1
 	alive "$tool_pid" || still_up=0
 	count_tasks
 	stop_pid "$tool_pid"
 	tool_pid=
+	unpin_dir
 	if ((!still_up)); then
 		echo "scan_cost: $name exited during the measurement" >&2
 		tail -n 5 "$tmp/$name.log" >&2 || true
 		echo "RESULT tool=$name status=failed"
 		continue
 	fi
+	count_foreign
+	((foreign == 0)) || echo "scan_cost: warning: $foreign foreign" \
+	    "bench-p* processes ran during the $name measurement" >&2
 	tasks=$(((tasks0 + n_tasks) / 2))
 	nprocs=$(((procs0 + n_procs) / 2))
 	read -r ms us ivs < <(awk -v d=$((ticks1 - ticks0)) -v hz="$clk" \
@@ -324,9 +401,16 @@ for name in "${tool_list[@]}"; do
 	res_ms[$name]=$ms
 	res_us[$name]=$us
 	res_tasks[$name]=$tasks
+	bpf_ms=n/a
+	if [[ -n $bpf0 && -n $bpf1 ]]; then
+		bpf_ms=$(awk -v d=$((bpf1 - bpf0)) -v n="$ivs" \
+		    'BEGIN { printf "%.3f", d / 1e6 / n }')
+	fi
+	res_bpf[$name]=$bpf_ms
 	echo "RESULT tool=$name cpu_ms_per_interval=$ms us_per_task=$us" \
 	    "tasks=$tasks procs=$nprocs intervals=$ivs" \
-	    "ticks=$((ticks1 - ticks0)) clk_tck=$clk"
+	    "ticks=$((ticks1 - ticks0)) clk_tck=$clk" \
+	    "bpf_prog_ms_per_interval=$bpf_ms"
 	if [[ $name == vitalsd-* ]]; then
 		# Its own view of its cost, for comparison: the last window line.
 		line=$(grep -E '\] window [0-9]+:' "$tmp/$name.log" |
@@ -351,8 +435,8 @@ done
 echo
 echo "== scan cost per ${interval} s interval (${secs} s each)"
 base=${res_ms[vitalsd-all]:-}
-printf '%-16s %8s %16s %14s %14s\n' tool tasks cpu_ms/interval \
-    us/task/intvl "vs vitalsd-all"
+printf '%-16s %8s %16s %14s %14s %12s\n' tool tasks cpu_ms/interval \
+    us/task/intvl "vs vitalsd-all" "+bpf ms"
 for name in "${tool_list[@]}"; do
 	[[ -n ${res_ms[$name]:-} ]] || {
 		printf '%-16s %8s %16s\n' "$name" - failed
@@ -361,8 +445,9 @@ for name in "${tool_list[@]}"; do
 	ratio=-
 	[[ -n $base ]] && ratio=$(awk -v a="${res_ms[$name]}" -v b="$base" \
 	    'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "inf" }')
-	printf '%-16s %8d %16.2f %14.2f %14s\n' "$name" "${res_tasks[$name]}" \
-	    "${res_ms[$name]}" "${res_us[$name]}" "$ratio"
+	printf '%-16s %8d %16.2f %14.2f %14s %12s\n' "$name" \
+	    "${res_tasks[$name]}" "${res_ms[$name]}" "${res_us[$name]}" \
+	    "$ratio" "${res_bpf[$name]}"
 done
 if [[ -n $base ]]; then
 	echo
@@ -373,6 +458,8 @@ if [[ -n $base ]]; then
 		}'
 	done
 fi
+echo "(+bpf ms: run time per interval of vitalsd's BPF programs, spent in"
+echo " other tasks' context and not in the figures to its left; n/a: none)"
 awk -v hz="$clk" -v s="$secs" 'BEGIN {
 	printf "(resolution: 1 tick = %.0f ms per read, about +-%.1f ms/interval over %d s)\n",
 	    1000 / hz, 2 * 1000 / hz / s, s

@@ -34,6 +34,8 @@ struct collector {
 	unsigned ring_cap, ring_n, ring_head;
 	window_cb cb;
 	void *cb_arg;
+	window_close_hook close_hook; /* fills the window before the ring */
+	void *close_arg;
 };
 
 void
@@ -116,6 +118,9 @@ collector_new(const struct collector_opts *o, struct collector **ret)
 		goto fail;
 	if ((r = procscan_new(c->procfd, c->hz, o->threads, &c->ps)) < 0)
 		goto fail;
+	/* Not fatal: /proc stands in, collector_scanner() says why. */
+	(void)procscan_set_scanner(c->ps, (enum scanner_mode)o->scanner,
+	    o->sys_root);
 	*ret = c;
 	return 0;
 fail:
@@ -177,10 +182,27 @@ collector_set_window_cb(struct collector *c, window_cb cb, void *arg)
 	c->cb_arg = arg;
 }
 
+/* Runs on the closing window before it is kept or handed to anyone (the
+ * BPF drain); its cost counts in the collector's own CPU. */
+void
+collector_set_close_hook(struct collector *c, window_close_hook fn,
+    void *arg)
+{
+	c->close_hook = fn;
+	c->close_arg = arg;
+}
+
 unsigned
 collector_hz(const struct collector *c)
 {
 	return c->hz;
+}
+
+void
+collector_scanner(const struct collector *c, enum scanner_mode *ret_kind,
+    enum scanner_why *ret_why, int *ret_err)
+{
+	procscan_scanner(c->ps, ret_kind, ret_why, ret_err);
 }
 
 const struct window *
@@ -487,6 +509,8 @@ collector_close_window(struct collector *c, const struct clocks *now)
 	w->interval_ms = c->interval_ms;
 	if ((r = procscan_flush(c->ps, w)) < 0)
 		return r;
+	if (c->close_hook)
+		c->close_hook(w, c->close_arg);
 	getrusage(RUSAGE_SELF, &ru);
 	w->health.self_utime_us = tv_us(&ru.ru_utime) - tv_us(&c->ru.ru_utime);
 	w->health.self_stime_us = tv_us(&ru.ru_stime) - tv_us(&c->ru.ru_stime);

@@ -23,6 +23,15 @@ config_init(struct config *cfg)
 	cfg->threads = THREADS_CHANGED;
 	store_opts_default(&cfg->store);
 	cfg->write_queue = 64;
+	cfg->shell_uid = 2000; /* AID_SHELL */
+	cfg->max_conns = 64;
+	cfg->idle_timeout_ms = 30000;
+	cfg->max_frame = 1u << 20;
+	cfg->max_output = 4u << 20;
+	cfg->query_queue = 64;
+	cfg->scanner = SCANNER_AUTO;
+	cfg->bpffs = strdup("/sys/fs/bpf/vitals");
+	cfg->bpf_load = VBPF_LOAD_AUTO;
 }
 
 void
@@ -32,6 +41,7 @@ config_release(struct config *cfg)
 	free(cfg->socket_path);
 	free(cfg->proc_root);
 	free(cfg->sys_root);
+	free(cfg->bpffs);
 	memset(cfg, 0, sizeof(*cfg));
 }
 
@@ -106,6 +116,92 @@ set_i64(int64_t *dst, const char *value, uint64_t min)
 	return 0;
 }
 
+/* "0, 1000,2000": numeric ids, commas and blanks between; "" or "none":
+ * an empty list. The list is replaced only when the whole value parses. */
+static int
+set_idlist(struct id_list *dst, const char *value)
+{
+	struct id_list l = { 0 };
+	char buf[1024], *tok, *save = NULL;
+	uint64_t v;
+	int r;
+
+	if (strlen(value) >= sizeof(buf))
+		return -ERANGE;
+	if (strcmp(value, "none") != 0) {
+		strcpy(buf, value);
+		for (tok = strtok_r(buf, ", \t", &save); tok != NULL;
+		    tok = strtok_r(NULL, ", \t", &save)) {
+			/* (uid_t)-1 is "no change" to the kernel: never an id */
+			if ((r = parse_uint(tok, UINT32_MAX - 1, &v)) < 0)
+				return r;
+			if (l.n == VITALS_IDLIST_MAX)
+				return -ERANGE;
+			l.id[l.n++] = (uint32_t)v;
+		}
+	}
+	*dst = l;
+	return 0;
+}
+
+static int
+set_uid(uint32_t *dst, const char *value)
+{
+	uint64_t v;
+	int r;
+
+	if (!strcmp(value, "none")) {
+		*dst = VITALS_NO_UID;
+		return 0;
+	}
+	if ((r = parse_uint(value, UINT32_MAX - 1, &v)) < 0)
+		return r;
+	*dst = (uint32_t)v;
+	return 0;
+}
+
+static int
+set_u32(uint32_t *dst, const char *value, uint64_t min, uint64_t max)
+{
+	uint64_t v;
+	int r;
+
+	if ((r = parse_uint(value, max, &v)) < 0)
+		return r;
+	if (v < min)
+		return -ERANGE;
+	*dst = (uint32_t)v;
+	return 0;
+}
+
+/* Keys of the control plane (control.c, doc/protocol.md). */
+static int
+config_set_control(struct config *cfg, const char *key, const char *value)
+{
+	if (!strcmp(key, "trusted_uids"))
+		return set_idlist(&cfg->trusted_uids, value);
+	if (!strcmp(key, "trusted_gids"))
+		return set_idlist(&cfg->trusted_gids, value);
+	if (!strcmp(key, "reader_uids"))
+		return set_idlist(&cfg->reader_uids, value);
+	if (!strcmp(key, "reader_gids"))
+		return set_idlist(&cfg->reader_gids, value);
+	if (!strcmp(key, "shell_uid"))
+		return set_uid(&cfg->shell_uid, value);
+	if (!strcmp(key, "max_connections"))
+		return set_uint(&cfg->max_conns, value, 1, 65536);
+	if (!strcmp(key, "idle_timeout_ms"))
+		return set_uint(&cfg->idle_timeout_ms, value, 100,
+		    24 * 3600 * 1000);
+	if (!strcmp(key, "max_frame_bytes"))
+		return set_u32(&cfg->max_frame, value, 64 * 1024, 64u << 20);
+	if (!strcmp(key, "max_output_bytes"))
+		return set_u32(&cfg->max_output, value, 64 * 1024, 1u << 30);
+	if (!strcmp(key, "query_queue"))
+		return set_uint(&cfg->query_queue, value, 1, 4096);
+	return -ENOENT;
+}
+
 /* -EINVAL: bad value; -ERANGE: out of bounds; -ENOENT: unknown key. */
 int
 config_set(struct config *cfg, const char *key, const char *value)
@@ -139,6 +235,39 @@ config_set(struct config *cfg, const char *key, const char *value)
 		return set_i64(&cfg->store.rollup2_after_s, value, 1);
 	if (!strcmp(key, "rollup2_s"))
 		return set_uint(&cfg->store.rollup2_s, value, 1, 7 * 86400);
+	if (!strcmp(key, "bpffs"))
+		return set_str(&cfg->bpffs, value);
+	if (!strcmp(key, "bpf_load")) {
+		if (!strcmp(value, "auto"))
+			cfg->bpf_load = VBPF_LOAD_AUTO;
+		else if (!strcmp(value, "pinned-only"))
+			cfg->bpf_load = VBPF_LOAD_PINNED_ONLY;
+		else if (!strcmp(value, "off"))
+			cfg->bpf_load = VBPF_LOAD_OFF;
+		else
+			return -EINVAL;
+		return 0;
+	}
+	if (!strcmp(key, "bpf_stats")) {
+		if (!strcmp(value, "on"))
+			cfg->bpf_stats = true;
+		else if (!strcmp(value, "off"))
+			cfg->bpf_stats = false;
+		else
+			return -EINVAL;
+		return 0;
+	}
+	if (!strcmp(key, "scanner")) {
+		if (!strcmp(value, "auto"))
+			cfg->scanner = SCANNER_AUTO;
+		else if (!strcmp(value, "bpf"))
+			cfg->scanner = SCANNER_BPF;
+		else if (!strcmp(value, "procfs"))
+			cfg->scanner = SCANNER_PROCFS;
+		else
+			return -EINVAL;
+		return 0;
+	}
 	if (!strcmp(key, "threads")) {
 		if (!strcmp(value, "none"))
 			cfg->threads = THREADS_NONE;
@@ -150,7 +279,7 @@ config_set(struct config *cfg, const char *key, const char *value)
 			return -EINVAL;
 		return 0;
 	}
-	return -ENOENT;
+	return config_set_control(cfg, key, value);
 }
 
 static char *
@@ -248,8 +377,13 @@ config_check(const struct config *cfg, char *err, size_t errsz)
 		snprintf(err, errsz, "window_s shorter than one interval");
 		return -ERANGE;
 	}
+	if (cfg->max_output < cfg->max_frame + 4) {
+		snprintf(err, errsz, "max_output_bytes below one frame "
+		    "(max_frame_bytes + 4)");
+		return -ERANGE;
+	}
 	if (cfg->state_dir == NULL || cfg->proc_root == NULL ||
-	    cfg->sys_root == NULL) {
+	    cfg->sys_root == NULL || cfg->bpffs == NULL) {
 		snprintf(err, errsz, "missing state_dir, proc_root or sys_root");
 		return -EINVAL;
 	}

@@ -29,6 +29,13 @@ struct vitalsd {
 	int64_t next_ns;	/* monotonic deadline of the next sample */
 	int64_t burst_until_ns;
 	bool verbose_windows;
+	struct control *ctl;	/* the control socket (control.c) */
+	int64_t start_ns;	/* monotonic, at vitalsd_run */
+	struct bpf_sched *bs;	/* sched_switch accounting; NULL: off */
+	unsigned bpf_state;	/* enum vbpf_state, for every window */
+	int bpf_err;		/* -errno behind an off state */
+	int bpf_stats_fd;	/* BPF run-time statistics on while open */
+	bool bpf_warned;	/* a failed drain was logged */
 };
 
 static int
@@ -113,6 +120,7 @@ tick_cb(evutil_socket_t fd, short what, void *arg)
 	step = (int64_t)d->cur_ms * NSEC_PER_MSEC;
 	if (now.mono_ns - d->next_ns > step / 2)
 		collector_note_late(d->col);
+	collector_note_tick(d->col, now.mono_ns - d->next_ns);
 	if ((r = collector_sample(d->col, &now, burst)) < 0)
 		log_warnx("sample failed: %s", strerror(-r));
 
@@ -141,6 +149,25 @@ vitalsd_burst(struct vitalsd *d, unsigned duration_ms)
 	}
 	log_info("burst sampling every %u ms for %u ms",
 	    VITALS_BURST_INTERVAL_MS, duration_ms);
+}
+
+void
+vitalsd_get_info(struct vitalsd *d, struct vitalsd_info *ret)
+{
+	int64_t now = clock_ns(CLOCK_MONOTONIC);
+
+	memset(ret, 0, sizeof(*ret));
+	ret->last = collector_window(d->col, 0);
+	ret->hz = collector_hz(d->col);
+	ret->interval_ms = d->burst_until_ns > now ? d->cur_ms : d->interval_ms;
+	ret->burst_until_ns = d->burst_until_ns > now ? d->burst_until_ns : 0;
+	ret->uptime_ns = d->start_ns ? now - d->start_ns : 0;
+	ret->store.state = STORE_CLOSED;
+	if (d->wr) {
+		ret->have_store = true;
+		writer_get(d->wr, &ret->store, &ret->store_queued,
+		    &ret->store_dropped);
+	}
 }
 
 static void
@@ -214,6 +241,98 @@ open_store(struct vitalsd *d, const struct config *cfg)
 	return 0;
 }
 
+/*
+ * Say once which source the process scan uses and, when it is not the BPF
+ * iterator, why. scanner = bpf makes the iterator a requirement.
+ */
+static int
+log_scanner(struct collector *col, const struct config *cfg)
+{
+	enum scanner_mode kind;
+	enum scanner_why why;
+	int err;
+
+	collector_scanner(col, &kind, &why, &err);
+	if (kind == SCANNER_BPF) {
+		log_info("process scan: BPF task iterator");
+		return 0;
+	}
+	if (why == SCANNER_WHY_CONFIG) {
+		log_info("process scan: %s (scanner = procfs)", cfg->proc_root);
+		return 0;
+	}
+	if (cfg->scanner == SCANNER_BPF) {
+		log_warnx("scanner = bpf: task iterator unavailable (%s): %s",
+		    scanner_why_name(why), strerror(err));
+		return err ? -err : -EOPNOTSUPP;
+	}
+	log_warnx("process scan: %s; task iterator unavailable (%s): %s",
+	    cfg->proc_root, scanner_why_name(why), strerror(err));
+	return 0;
+}
+
+/*
+ * BPF accounting is set up here, while privileged; afterwards only its fds
+ * are used. Whatever fails, sampling goes on from procfs and every window
+ * says why (window.bpf.state).
+ */
+static void
+bpf_setup(struct vitalsd *d, const struct config *cfg)
+{
+	struct bpf_sched_opts o = {
+		.bpffs = cfg->bpffs,
+		.sys_root = cfg->sys_root,
+		.load = cfg->bpf_load,
+		.rq = true,
+	};
+	char why[512];
+	int r;
+
+	bpf_common_init();
+	r = bpf_sched_open(&o, &d->bs, &d->bpf_state, why, sizeof(why));
+	if (r < 0) {
+		/* off by configuration or by build: said, not warned */
+		bool chosen = r == -ECANCELED || r == -EOPNOTSUPP;
+
+		d->bpf_err = chosen ? 0 : r;
+		if (chosen)
+			log_info("bpf: %s (%s): procfs only",
+			    vbpf_state_name(d->bpf_state), why);
+		else
+			log_warnx("bpf: %s: %s; procfs only",
+			    vbpf_state_name(d->bpf_state), why);
+		return;
+	}
+	log_info("bpf: %s: %s", vbpf_state_name(d->bpf_state), why);
+	if (!cfg->bpf_stats)
+		return;
+	if ((d->bpf_stats_fd = bpf_stats_enable()) < 0) {
+		log_warnx("bpf: run-time statistics: %s",
+		    strerror(-d->bpf_stats_fd));
+		return;
+	}
+	bpf_sched_set_stats(d->bs, true);
+}
+
+/* The closing window gets what the kernel counted since the last one. */
+static void
+bpf_close_cb(struct window *w, void *arg)
+{
+	struct vitalsd *d = arg;
+	int r;
+
+	w->bpf.state = d->bpf_state;
+	w->bpf.err = d->bpf_err;
+	if (d->bs == NULL)
+		return;
+	if ((r = bpf_sched_window(d->bs, &w->bpf, w->hz)) < 0) {
+		if (!d->bpf_warned)
+			log_warnx("bpf: drain failed: %s (counted per window)",
+			    strerror(-r));
+		d->bpf_warned = true;
+	}
+}
+
 int
 vitalsd_setup(const struct config *cfg, bool foreground,
     struct vitalsd **ret)
@@ -226,6 +345,7 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 		.window_s = cfg->window_s,
 		.ring = cfg->ring,
 		.threads = cfg->threads,
+		.scanner = cfg->scanner,
 	};
 	struct event_config *ec;
 	struct vitalsd *d;
@@ -236,6 +356,7 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 	if ((d = calloc(1, sizeof(*d))) == NULL)
 		return -ENOMEM;
 	d->interval_ms = d->cur_ms = cfg->interval_ms;
+	d->bpf_stats_fd = -1;
 	if ((r = mkdir_p(cfg->state_dir, 0750)) < 0) {
 		log_warnx("state directory %s: %s", cfg->state_dir,
 		    strerror(-r));
@@ -246,7 +367,11 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 		    cfg->sys_root, strerror(-r));
 		goto fail;
 	}
+	if ((r = log_scanner(d->col, cfg)) < 0)
+		goto fail;
 	collector_set_window_cb(d->col, window_log_cb, d);
+	bpf_setup(d, cfg);
+	collector_set_close_hook(d->col, bpf_close_cb, d);
 	if ((r = open_store(d, cfg)) < 0)
 		goto fail;
 
@@ -256,13 +381,20 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 		goto fail;
 	}
 	event_config_set_flag(ec, EVENT_BASE_FLAG_PRECISE_TIMER);
+	/* Below the top priority, look at timers again after 16 callbacks
+	 * or 2 ms of them: a due sample waits for at most that much. */
+	event_config_set_max_dispatch_interval(ec,
+	    &(struct timeval){ .tv_usec = 2000 }, 16, 1);
 	d->base = event_base_new_with_config(ec);
 	event_config_free(ec);
-	if (d->base == NULL) {
+	/* Priorities: 0 sampling, 1 the rest, 2 (lowest) the control plane,
+	 * so no client traffic runs before a due sample. */
+	if (d->base == NULL || event_base_priority_init(d->base, 3) < 0) {
 		r = -ENOMEM;
 		goto fail;
 	}
-	if ((d->tick = event_new(d->base, -1, 0, tick_cb, d)) == NULL) {
+	if ((d->tick = event_new(d->base, -1, 0, tick_cb, d)) == NULL ||
+	    event_priority_set(d->tick, 0) < 0) {
 		r = -ENOMEM;
 		goto fail;
 	}
@@ -274,6 +406,9 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 		}
 	}
 	signal(SIGPIPE, SIG_IGN);
+	/* The socket is made (or adopted) here, while privileged. */
+	if ((r = control_new(d->base, cfg, d, d->store, &d->ctl)) < 0)
+		goto fail;
 	*ret = d;
 	return 0;
 fail:
@@ -288,10 +423,12 @@ vitalsd_run(struct vitalsd *d)
 	int r;
 
 	log_info("sampling every %u ms", d->interval_ms);
-	d->next_ns = clock_ns(CLOCK_MONOTONIC);
+	d->next_ns = d->start_ns = clock_ns(CLOCK_MONOTONIC);
 	arm_tick(d, d->next_ns);
 	if (event_base_dispatch(d->base) < 0)
 		return -EIO;
+	/* No client after this: connections closed, queued reads dropped. */
+	d->ctl = control_free(d->ctl);
 	/* Flush: the open window holds samples nobody has seen yet. */
 	collector_clocks(&now);
 	if ((r = collector_close_window(d->col, &now)) < 0)
@@ -321,6 +458,10 @@ vitalsd_free(struct vitalsd *d)
 			event_free(d->sig[i]);
 	if (d->tick)
 		event_free(d->tick);
+	bpf_sched_free(d->bs);
+	if (d->bpf_stats_fd >= 0)
+		close(d->bpf_stats_fd);
+	control_free(d->ctl);
 	writer_stop(d->wr, 0);
 	store_close(d->store);
 	collector_free(d->col);

@@ -206,7 +206,17 @@ dump_health(const struct window *w, struct vbuf *o)
 	    (unsigned long long)w->health.self_stime_us,
 	    w->health.procs_scanned, w->health.threads_scanned,
 	    w->health.procs_exited, w->health.threads_exited);
-	vbuf_printf(o, "  cost per sample (avg/max us):");
+	vbuf_printf(o, "  process scan: %s", scanner_name(w->health.scanner));
+	if (w->health.scanner_why != SCANNER_WHY_NONE)
+		vbuf_printf(o, " (task iterator: %s%s%s)",
+		    scanner_why_name(w->health.scanner_why),
+		    w->health.scanner_err ? ", " : "",
+		    w->health.scanner_err ?
+		    strerror((int)w->health.scanner_err) : "");
+	if (w->health.iter_failed)
+		vbuf_printf(o, "; %u iterator reads failed, /proc stood in",
+		    w->health.iter_failed);
+	vbuf_printf(o, "\n  cost per sample (avg/max us):");
 	for (i = 0; i < COLL__MAX; i++)
 		vbuf_printf(o, " %s %llu/%llu", coll_name(i),
 		    (unsigned long long)(w->samples ?
@@ -234,6 +244,7 @@ dump_window(const struct window *w, unsigned topn, struct vbuf *out)
 	if ((r = dump_tasks(w, true, topn, out)) < 0)
 		return r;
 	dump_health(w, out);
+	dump_window_bpf(w, topn, out);
 	return 0;
 }
 
@@ -253,4 +264,10 @@ dump_summary_line(const struct window *w, struct vbuf *out)
 	    w->health.procs_scanned, w->health.threads_scanned,
 	    (unsigned long long)(w->health.self_utime_us +
 		w->health.self_stime_us));
+	if (w->bpf.state != VBPF_UNKNOWN && w->bpf.drains)
+		vbuf_printf(out, ", bpf %s %.1f ms on-CPU",
+		    vbpf_state_name(w->bpf.state),
+		    (double)w->bpf.oncpu_ns / 1e6);
+	else if (w->bpf.state != VBPF_UNKNOWN)
+		vbuf_printf(out, ", bpf %s", vbpf_state_name(w->bpf.state));
 }

@@ -14,7 +14,9 @@ usage(int status)
 	fprintf(status ? stderr : stdout,
 	    "usage: vitalsd [-fnv] [-c FILE] [--state-dir DIR] [--socket PATH]\n"
 	    "               [--interval-ms N] [--window-s N] [--threads MODE]\n"
-	    "               [--proc-root DIR] [--sys-root DIR]\n");
+	    "               [--proc-root DIR] [--sys-root DIR]\n"
+	    "               [--scanner auto|bpf|procfs]\n"
+	    "               [--bpffs DIR] [--bpf-load auto|pinned-only|off]\n");
 	exit(status);
 }
 
@@ -34,10 +36,14 @@ main(int argc, char *argv[])
 		{ "proc-root", required_argument, NULL, 5 },
 		{ "sys-root", required_argument, NULL, 6 },
 		{ "threads", required_argument, NULL, 7 },
+		{ "scanner", required_argument, NULL, 8 },
+		{ "bpffs", required_argument, NULL, 9 },
+		{ "bpf-load", required_argument, NULL, 10 },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *const keys[] = { NULL, "state_dir", "socket",
-		"interval_ms", "window_s", "proc_root", "sys_root", "threads" };
+		"interval_ms", "window_s", "proc_root", "sys_root", "threads",
+		"scanner", "bpffs", "bpf_load" };
 	const char *conffile = NULL, *set_key[16], *set_val[16];
 	bool foreground = false, checkonly = false;
 	int ch, nset = 0, verbose = 0, i, r;
@@ -62,6 +68,7 @@ main(int argc, char *argv[])
 		case 'h':
 			usage(0);
 		case 1: case 2: case 3: case 4: case 5: case 6: case 7:
+		case 8: case 9: case 10:
 			if (nset == (int)(sizeof(set_key) / sizeof(set_key[0])))
 				usage(1);
 			set_key[nset] = keys[ch];

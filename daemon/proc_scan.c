@@ -7,6 +7,11 @@
  * Files that take the target's mm lock (cmdline) and slow-to-format files
  * (status) are read once per instance, and again only when comm changes (an
  * Android app process renames itself after zygote specialises it).
+ *
+ * Two sources feed the same per-instance logic (proc_observe,
+ * thread_observe, task_update): /proc itself, or the BPF task iterator
+ * (bpf_iter.c), whose raw nanosecond figures are turned into /proc's ticks
+ * first. Identity, validity, deltas and born/exited mean the same either way.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -19,13 +24,19 @@
 
 #define UID_UNKNOWN UINT32_MAX
 
+/*
+ * What every scan touches comes first, in one cache line: with thousands
+ * of tasks the scan's cost is mostly cache misses on these structs.
+ */
 struct task {
-	struct window_task wt; /* identity + this window's accumulators */
+	struct task *hnext; /* hash chain */
 	uint64_t utime, stime, minflt, majflt; /* last read: the baseline */
 	uint32_t seen_gen;
 	bool is_thread;
 	bool stale; /* a read failed: the next read is a baseline */
-	struct task *hnext;   /* hash chain */
+	bool cpu_set; /* cpu holds this instance's iterator split */
+	struct cputime_split cpu; /* iterator: last utime/stime split, ns */
+	struct window_task wt; /* identity + this window's accumulators */
 	struct task *threads; /* process: its known threads */
 	struct task *tnext;   /* thread: next sibling */
 	struct task *proc;    /* thread: owner */
@@ -46,13 +57,27 @@ struct procscan {
 	uint32_t gen;
 	uint32_t nscanned_procs, nscanned_threads;
 	struct vbuf buf;
+	struct taskiter *ti;	  /* NULL: /proc is the source */
+	enum scanner_why why;	  /* why ti is NULL */
+	int err;		  /* errno behind why, or of the last failed read */
+	unsigned ti_fails;	  /* iterator reads failed in a row */
+	enum scanner_mode last;	  /* source of the previous scan */
+	bool have_last;
 };
+
+/* Iterator reads failing this many scans in a row retire it for /proc. */
+#define TASKITER_MAX_FAILS 3
 
 static size_t
 ht_slot(const struct htab *h, int32_t id)
 {
-	/* Fibonacci hashing spreads sequential pids across buckets. */
-	return (size_t)(((uint32_t)id * 2654435769u) & (h->nb - 1));
+	/*
+	 * ids are handed out sequentially and both scanners visit them in
+	 * ascending order: the id itself spreads them evenly, and neighbours
+	 * land in neighbouring buckets, so a scan walks the table in order
+	 * instead of missing the cache on every lookup.
+	 */
+	return (size_t)((uint32_t)id & (h->nb - 1));
 }
 
 static struct task *
@@ -146,8 +171,52 @@ procscan_new(int procfd, unsigned hz, enum threads_mode mode,
 	ps->hz = hz;
 	ps->tick_ns = (uint64_t)NSEC_PER_SEC / hz;
 	ps->mode = mode;
+	ps->why = SCANNER_WHY_CONFIG;
 	*ret = ps;
 	return 0;
+}
+
+/*
+ * Choose the source. For anything but SCANNER_PROCFS this loads the
+ * iterator, so it belongs to the privileged setup. Returns 0 when the
+ * iterator is in use or was not asked for, else -errno of why not: the scan
+ * then uses /proc, and procscan_scanner() names the reason.
+ */
+int
+procscan_set_scanner(struct procscan *ps, enum scanner_mode mode,
+    const char *sys_root)
+{
+	enum scanner_why why;
+	int r;
+
+	ps->ti = taskiter_free(ps->ti);
+	ps->err = 0;
+	ps->ti_fails = 0;
+	if (mode == SCANNER_PROCFS) {
+		ps->why = SCANNER_WHY_CONFIG;
+		return 0;
+	}
+	if ((why = taskiter_usable(ps->procfd)) != SCANNER_WHY_NONE) {
+		ps->why = why;
+		ps->err = EOPNOTSUPP;
+		return -EOPNOTSUPP;
+	}
+	if ((r = taskiter_open(ps->hz, sys_root, &ps->ti, &why)) < 0) {
+		ps->why = why;
+		ps->err = -r;
+		return r;
+	}
+	ps->why = SCANNER_WHY_NONE;
+	return 0;
+}
+
+void
+procscan_scanner(const struct procscan *ps, enum scanner_mode *ret_kind,
+    enum scanner_why *ret_why, int *ret_err)
+{
+	*ret_kind = ps->ti ? SCANNER_BPF : SCANNER_PROCFS;
+	*ret_why = ps->why;
+	*ret_err = ps->err;
 }
 
 static void
@@ -171,6 +240,7 @@ procscan_free(struct procscan *ps)
 {
 	if (ps == NULL)
 		return NULL;
+	taskiter_free(ps->ti);
 	task_free_all(&ps->threads);
 	task_free_all(&ps->procs);
 	closedir(ps->dir);
@@ -354,16 +424,20 @@ count_read_error(struct window *w, int r)
 		w->inv_deltas[INV_READ_FAILED]++;
 }
 
-/* uid and name: once per instance, and when comm changes. */
+/*
+ * uid and name: once per instance, and when comm changes. The iterator
+ * hands over the uid (uid_known); /proc needs status for it.
+ */
 static void
-proc_read_identity(struct procscan *ps, struct task *t)
+proc_read_identity(struct procscan *ps, struct task *t, bool uid_known,
+    uint32_t uid)
 {
 	struct pid_status status;
 	char path[64];
 
-	t->wt.uid = UID_UNKNOWN;
+	t->wt.uid = uid_known ? uid : UID_UNKNOWN;
 	snprintf(path, sizeof(path), "%d/status", t->wt.id);
-	if (read_at(ps->procfd, path, &ps->buf) == 0 &&
+	if (!uid_known && read_at(ps->procfd, path, &ps->buf) == 0 &&
 	    pidstatus_parse(ps->buf.p, ps->buf.len, &status) == 0)
 		t->wt.uid = status.uid;
 	snprintf(path, sizeof(path), "%d/cmdline", t->wt.id);
@@ -387,11 +461,66 @@ task_new(int32_t id, const struct pid_stat *st, bool is_thread)
 	return t;
 }
 
+/*
+ * One read of a thread of p, from either source: identity (a reused tid or
+ * a thread that moved to another process is a new instance), then the delta.
+ * t is what the thread table holds for tid (the caller looked it up).
+ */
+static int
+thread_observe(struct procscan *ps, struct task *p, int32_t tid,
+    struct task *t, const struct pid_stat *st, const struct scan_ctx *ctx,
+    struct window *w, struct task **ret)
+{
+	bool fresh = false;
+
+	ps->nscanned_threads++;
+	if (t && (t->wt.starttime != st->starttime || t->proc != p)) {
+		w->inv_deltas[INV_IDENTITY]++;
+		task_retire(ps, t, w);
+		t = NULL;
+	}
+	if (t == NULL) {
+		if ((t = task_new(tid, st, true)) == NULL)
+			return -ENOMEM;
+		if (ht_put(&ps->threads, t) < 0) {
+			free(t);
+			return -ENOMEM;
+		}
+		t->proc = p;
+		t->tnext = p->threads;
+		p->threads = t;
+		fresh = true;
+	}
+	t->wt.tgid = p->wt.id;
+	t->wt.uid = p->wt.uid;
+	if (fresh || memcmp(t->wt.comm, st->comm, sizeof(t->wt.comm)) != 0) {
+		memcpy(t->wt.comm, st->comm, sizeof(t->wt.comm));
+		memcpy(t->wt.name, st->comm, sizeof(t->wt.comm));
+	}
+	task_update(ps, t, st, ctx, w, fresh);
+	t->seen_gen = ps->gen;
+	*ret = t;
+	return 0;
+}
+
+/* Threads of p not seen in this scan have exited. */
+static void
+threads_retire_unseen(struct procscan *ps, struct task *p, struct window *w)
+{
+	struct task *t, *next;
+
+	for (t = p->threads; t; t = next) {
+		next = t->tnext;
+		if (t->seen_gen != ps->gen)
+			task_retire(ps, t, w);
+	}
+}
+
 static int
 scan_threads(struct procscan *ps, struct task *p, const struct scan_ctx *ctx,
     struct window *w)
 {
-	struct task *t, *next;
+	struct task *t;
 	struct dirent *de;
 	char path[64];
 	int fd;
@@ -410,7 +539,6 @@ scan_threads(struct procscan *ps, struct task *p, const struct scan_ctx *ctx,
 	while ((de = readdir(d)) != NULL) {
 		struct pid_stat st;
 		uint64_t tid;
-		bool fresh = false;
 		int r;
 
 		if (parse_uint(de->d_name, INT32_MAX, &tid) < 0)
@@ -426,42 +554,15 @@ scan_threads(struct procscan *ps, struct task *p, const struct scan_ctx *ctx,
 			}
 			continue;
 		}
-		ps->nscanned_threads++;
 		t = ht_get(&ps->threads, (int32_t)tid);
-		if (t && (t->wt.starttime != st.starttime || t->proc != p)) {
-			w->inv_deltas[INV_IDENTITY]++;
-			task_retire(ps, t, w);
-			t = NULL;
+		if ((r = thread_observe(ps, p, (int32_t)tid, t, &st, ctx, w,
+		    &t)) < 0) {
+			closedir(d);
+			return r;
 		}
-		if (t == NULL) {
-			if ((t = task_new((int32_t)tid, &st, true)) == NULL) {
-				closedir(d);
-				return -ENOMEM;
-			}
-			if (ht_put(&ps->threads, t) < 0) {
-				free(t);
-				closedir(d);
-				return -ENOMEM;
-			}
-			t->proc = p;
-			t->tnext = p->threads;
-			p->threads = t;
-			fresh = true;
-		}
-		t->wt.tgid = p->wt.id;
-		t->wt.uid = p->wt.uid;
-		memcpy(t->wt.comm, st.comm, sizeof(t->wt.comm));
-		memcpy(t->wt.name, st.comm, sizeof(t->wt.comm));
-		task_update(ps, t, &st, ctx, w, fresh);
-		t->seen_gen = ps->gen;
 	}
 	closedir(d);
-	/* Threads of this process not listed any more have exited. */
-	for (t = p->threads; t; t = next) {
-		next = t->tnext;
-		if (t->seen_gen != ps->gen)
-			task_retire(ps, t, w);
-	}
+	threads_retire_unseen(ps, p, w);
 	return 0;
 }
 
@@ -487,72 +588,101 @@ threads_unmoved(struct task *p, const struct scan_ctx *ctx)
 	}
 }
 
-static int
-scan_one(struct procscan *ps, int32_t pid, const struct scan_ctx *ctx,
-    struct window *w)
+static bool
+threads_wanted(const struct procscan *ps, bool moved)
 {
-	struct pid_stat st;
-	struct task *p, *t;
-	char path[32];
-	bool fresh = false, moved;
-	int r;
+	return ps->mode == THREADS_ALL ||
+	    (ps->mode == THREADS_CHANGED && moved);
+}
 
-	snprintf(path, sizeof(path), "%d/stat", pid);
-	if ((r = read_stat(ps, ps->procfd, path, &st)) < 0) {
-		count_read_error(w, r);
-		/*
-		 * Listed but unreadable is not an exit: keep the instance
-		 * (and its threads, unread) and drop the delta instead.
-		 */
-		if (r != -ESRCH && (p = ht_get(&ps->procs, pid)) != NULL) {
-			p->seen_gen = ps->gen;
-			p->stale = true;
-			for (t = p->threads; t; t = t->tnext)
-				t->stale = true;
-		}
-		return 0;
-	}
+/*
+ * One read of a process, from either source: identity (a changed starttime
+ * is a reused pid), names once per instance, then the delta. p is what the
+ * process table holds for pid; uid_known: the source gave the uid, status
+ * need not be read.
+ */
+static int
+proc_observe(struct procscan *ps, int32_t pid, struct task *p,
+    const struct pid_stat *st, bool uid_known, uint32_t uid,
+    const struct scan_ctx *ctx, struct window *w, struct task **ret,
+    bool *ret_moved)
+{
+	bool fresh = false;
+
 	ps->nscanned_procs++;
-	p = ht_get(&ps->procs, pid);
-	if (p && p->wt.starttime != st.starttime) {
+	if (p && p->wt.starttime != st->starttime) {
 		/* pid reused: the old instance ended unseen. */
 		w->inv_deltas[INV_IDENTITY]++;
 		task_retire(ps, p, w);
 		p = NULL;
 	}
 	if (p == NULL) {
-		if ((p = task_new(pid, &st, false)) == NULL)
+		if ((p = task_new(pid, st, false)) == NULL)
 			return -ENOMEM;
 		if (ht_put(&ps->procs, p) < 0) {
 			free(p);
 			return -ENOMEM;
 		}
 		p->wt.tgid = pid;
-		proc_read_identity(ps, p);
+		proc_read_identity(ps, p, uid_known, uid);
 		fresh = true;
-	} else if (memcmp(p->wt.comm, st.comm, sizeof(st.comm)) != 0) {
-		memcpy(p->wt.comm, st.comm, sizeof(st.comm));
-		proc_read_identity(ps, p);
+	} else if (memcmp(p->wt.comm, st->comm, sizeof(st->comm)) != 0) {
+		memcpy(p->wt.comm, st->comm, sizeof(st->comm));
+		proc_read_identity(ps, p, uid_known, uid);
 	}
-	moved = task_update(ps, p, &st, ctx, w, fresh);
+	*ret_moved = task_update(ps, p, st, ctx, w, fresh);
 	p->seen_gen = ps->gen;
-	if (ps->mode == THREADS_ALL || (ps->mode == THREADS_CHANGED && moved))
+	*ret = p;
+	return 0;
+}
+
+/* A process listed but unreadable is not an exit: keep it, drop its delta. */
+static void
+proc_mark_stale(struct procscan *ps, struct task *p)
+{
+	struct task *t;
+
+	p->seen_gen = ps->gen;
+	p->stale = true;
+	for (t = p->threads; t; t = t->tnext)
+		t->stale = true;
+}
+
+static int
+scan_one(struct procscan *ps, int32_t pid, const struct scan_ctx *ctx,
+    struct window *w)
+{
+	struct pid_stat st;
+	struct task *p;
+	char path[32];
+	bool moved;
+	int r;
+
+	snprintf(path, sizeof(path), "%d/stat", pid);
+	if ((r = read_stat(ps, ps->procfd, path, &st)) < 0) {
+		count_read_error(w, r);
+		/* its threads stay, unread, until the process reads again */
+		if (r != -ESRCH && (p = ht_get(&ps->procs, pid)) != NULL)
+			proc_mark_stale(ps, p);
+		return 0;
+	}
+	p = ht_get(&ps->procs, pid);
+	if ((r = proc_observe(ps, pid, p, &st, false, 0, ctx, w, &p,
+	    &moved)) < 0)
+		return r;
+	if (threads_wanted(ps, moved))
 		return scan_threads(ps, p, ctx, w);
 	if (ps->mode == THREADS_CHANGED && ctx->valid)
 		threads_unmoved(p, ctx);
 	return 0;
 }
 
-int
-procscan_run(struct procscan *ps, const struct scan_ctx *ctx,
-    struct window *w)
+static int
+scan_procfs(struct procscan *ps, const struct scan_ctx *ctx, struct window *w)
 {
 	struct dirent *de;
-	size_t i;
 	int r;
 
-	ps->gen++;
-	ps->nscanned_procs = ps->nscanned_threads = 0;
 	rewinddir(ps->dir);
 	for (;;) {
 		uint64_t pid;
@@ -565,8 +695,180 @@ procscan_run(struct procscan *ps, const struct scan_ctx *ctx,
 		if ((r = scan_one(ps, (int32_t)pid, ctx, w)) < 0)
 			return r;
 	}
-	if (errno != 0)
-		return -errno;
+	return errno != 0 ? -errno : 0;
+}
+
+/*
+ * An iterator task as /proc would print it: the same fields, CPU split and
+ * converted to ticks the way do_task_stat() does (see doc/metrics.md).
+ * known is the instance this read continues, NULL for a new one: its own
+ * split is the starting point, else the kernel's. ret_cpu: the new split.
+ */
+static void
+iter_to_stat(const struct procscan *ps, const struct iter_task *it,
+    const struct task *known, struct cputime_split *ret_cpu,
+    struct pid_stat *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	ret->pid = it->tid;
+	memcpy(ret->comm, it->comm, sizeof(ret->comm));
+	ret->minflt = it->minflt;
+	ret->majflt = it->majflt;
+	ret->starttime = it->starttime;
+	ret->rss_pages = it->rss_pages;
+	*ret_cpu = known ? known->cpu : it->prev;
+	if (known && taskiter_cputime_kept(it, ret_cpu)) {
+		/* no new runtime: the split, so the ticks, are the last ones */
+		ret->utime = known->utime;
+		ret->stime = known->stime;
+		return;
+	}
+	taskiter_cputime_ticks(it, ret_cpu, ps->hz, &ret->utime, &ret->stime);
+}
+
+static int
+scan_iter_threads(struct procscan *ps, struct task *p,
+    const struct taskiter_snap *snap, const struct iter_task *pi,
+    const struct scan_ctx *ctx, struct window *w)
+{
+	uint32_t i;
+	int r;
+
+	for (i = pi->first; i < pi->first + pi->nthreads; i++) {
+		const struct iter_task *it = &snap->threads[i];
+		struct cputime_split cpu;
+		struct pid_stat st;
+		struct task *t;
+
+		t = ht_get(&ps->threads, it->tid);
+		iter_to_stat(ps, it, t && t->cpu_set && t->proc == p &&
+		    t->wt.starttime == it->starttime ? t : NULL, &cpu, &st);
+		if ((r = thread_observe(ps, p, it->tid, t, &st, ctx, w,
+		    &t)) < 0)
+			return r;
+		t->cpu = cpu;
+		t->cpu_set = true;
+	}
+	threads_retire_unseen(ps, p, w);
+	return 0;
+}
+
+static int
+scan_iter(struct procscan *ps, const struct taskiter_snap *snap,
+    const struct scan_ctx *ctx, struct window *w)
+{
+	size_t i;
+	int r;
+
+	for (i = 0; i < snap->nprocs; i++) {
+		const struct iter_task *pi = &snap->procs[i];
+		struct cputime_split cpu;
+		struct pid_stat st;
+		struct task *p;
+		bool moved;
+
+		/*
+		 * Threads without their leader: the group was being torn
+		 * down (or exec'd) while the iterator walked it. /proc would
+		 * not have listed it either.
+		 */
+		if (!pi->leader) {
+			w->inv_deltas[INV_VANISHED]++;
+			continue;
+		}
+		p = ht_get(&ps->procs, pi->tgid);
+		iter_to_stat(ps, pi, p && p->cpu_set &&
+		    p->wt.starttime == pi->starttime ? p : NULL, &cpu, &st);
+		if ((r = proc_observe(ps, pi->tgid, p, &st, true, pi->uid, ctx,
+		    w, &p, &moved)) < 0)
+			return r;
+		p->cpu = cpu;
+		p->cpu_set = true;
+		if (threads_wanted(ps, moved)) {
+			if ((r = scan_iter_threads(ps, p, snap, pi, ctx, w)) < 0)
+				return r;
+		} else if (ps->mode == THREADS_CHANGED && ctx->valid) {
+			threads_unmoved(p, ctx);
+		}
+	}
+	return 0;
+}
+
+/*
+ * The two sources split utime/stime each their own way (the kernel's
+ * prev_cputime against the iterator's own): across a change of source every
+ * instance's next read is a baseline, never a delta between the two.
+ */
+static void
+sources_switched(struct procscan *ps)
+{
+	size_t i;
+
+	for (i = 0; i < ps->procs.nb; i++) {
+		struct task *p, *t;
+
+		for (p = ps->procs.b[i]; p; p = p->hnext) {
+			p->stale = true;
+			p->cpu_set = false;
+			for (t = p->threads; t; t = t->tnext) {
+				t->stale = true;
+				t->cpu_set = false;
+			}
+		}
+	}
+}
+
+/*
+ * The iterator when it works; a failed read is counted and /proc stands in
+ * for that scan, and after TASKITER_MAX_FAILS in a row for good.
+ */
+static enum scanner_mode
+choose_source(struct procscan *ps, struct window *w,
+    const struct taskiter_snap **ret_snap)
+{
+	int r;
+
+	if (ps->ti == NULL)
+		return SCANNER_PROCFS;
+	if ((r = taskiter_read(ps->ti, ret_snap)) == 0) {
+		ps->ti_fails = 0;
+		return SCANNER_BPF;
+	}
+	w->health.iter_failed++;
+	ps->err = -r;
+	if (++ps->ti_fails >= TASKITER_MAX_FAILS) {
+		ps->ti = taskiter_free(ps->ti);
+		ps->why = SCANNER_WHY_READ;
+	}
+	return SCANNER_PROCFS;
+}
+
+int
+procscan_run(struct procscan *ps, const struct scan_ctx *ctx,
+    struct window *w)
+{
+	const struct taskiter_snap *snap = NULL;
+	enum scanner_mode src;
+	size_t i;
+	int r;
+
+	ps->gen++;
+	ps->nscanned_procs = ps->nscanned_threads = 0;
+	src = choose_source(ps, w, &snap);
+	if (ps->have_last && src != ps->last)
+		sources_switched(ps);
+	ps->last = src;
+	ps->have_last = true;
+	w->health.scanner = src;
+	w->health.scanner_why = ps->why;
+	w->health.scanner_err = (uint32_t)ps->err;
+
+	if (src == SCANNER_BPF)
+		r = scan_iter(ps, snap, ctx, w);
+	else
+		r = scan_procfs(ps, ctx, w);
+	if (r < 0)
+		return r;
 	/* Processes not listed any more have exited. */
 	for (i = 0; i < ps->procs.nb; i++) {
 		struct task *t = ps->procs.b[i], *next;

@@ -185,6 +185,10 @@ health_merge(struct window_health *a, const struct window_health *s)
 	a->store_state = s->store_state;
 	a->store_queued = s->store_queued;
 	a->store_dropped = s->store_dropped;
+	a->scanner = s->scanner;
+	a->scanner_why = s->scanner_why;
+	a->scanner_err = s->scanner_err;
+	a->iter_failed += s->iter_failed;
 }
 
 static void
@@ -271,6 +275,7 @@ window_merge(struct window *acc, const struct window *src)
 	acc->boot_end_ns = src->boot_end_ns;
 	acc->wall_end_ns = src->wall_end_ns;
 	system_merge(acc, src);
+	window_bpf_merge(&acc->bpf, &src->bpf);
 	tasks_merge(&ix, acc->procs, &acc->nprocs, src->procs, src->nprocs);
 	tasks_merge(&ix, acc->threads, &acc->nthreads, src->threads,
 	    src->nthreads);

@@ -100,10 +100,30 @@ static const char schema_v2[] =
 	"ALTER TABLE windows ADD COLUMN store_dropped INTEGER;"
 	"CREATE INDEX windows_wall ON windows (wall_start_ns);";
 
+/*
+ * v3: BPF sched_switch accounting (store_bpf.c): per uid and per process
+ * of each window, uid −1 and tgid −1 being the entries everything beyond
+ * the kept ones is summed into. The window-level BPF figures are named
+ * counters in window_count and need no table.
+ */
+static const char schema_v3[] =
+	"CREATE TABLE window_bpf_uid ("
+	" window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
+	" uid INTEGER NOT NULL, oncpu_ns INTEGER NOT NULL,"
+	" exited_ns INTEGER NOT NULL, exited_tasks INTEGER NOT NULL,"
+	" PRIMARY KEY (window_id, uid)) WITHOUT ROWID;"
+	"CREATE TABLE window_bpf_proc ("
+	" window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
+	" tgid INTEGER NOT NULL, starttime INTEGER NOT NULL,"
+	" oncpu_ns INTEGER NOT NULL, rq_ns INTEGER NOT NULL,"
+	" rq_count INTEGER NOT NULL, rq_hist TEXT NOT NULL,"
+	" PRIMARY KEY (window_id, tgid, starttime)) WITHOUT ROWID;";
+
 /* migrations[v] takes a database from user_version v to v + 1. */
 static const char *const migrations[STORE_SCHEMA_VERSION] = {
 	schema_v1,
 	schema_v2,
+	schema_v3,
 };
 
 static const char *const ws_sql[WS__MAX] = {
@@ -611,6 +631,8 @@ store_write_window(struct store *s, const struct window *w, int64_t *ret_id)
 	if (rc == SQLITE_OK)
 		rc = put_tasks(s, id, true, w->threads, w->nthreads);
 	if (rc == SQLITE_OK)
+		rc = store_bpf_put(s, id, w);
+	if (rc == SQLITE_OK)
 		*ret_id = id;
 	return rc;
 }
@@ -825,6 +847,8 @@ prepare_all(struct store *s)
 		if ((rc = sqlite3_prepare_v3(s->db, ws_sql[i], -1,
 		    SQLITE_PREPARE_PERSISTENT, &s->ws[i], NULL)) != SQLITE_OK)
 			return rc;
+	if ((rc = store_bpf_prepare(s)) != SQLITE_OK)
+		return rc;
 	return store_read_prepare(s);
 }
 
@@ -838,6 +862,7 @@ db_close(struct store *s)
 		s->ws[i] = NULL;
 	}
 	store_read_finalize(s);
+	store_bpf_finalize(s);
 	sqlite3_close(s->db);
 	s->db = NULL;
 }

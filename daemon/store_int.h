@@ -52,8 +52,11 @@ enum store_rstmt {
 	RS_TOP_RSS,
 	RS_LATEST,
 	RS_HIST,
+	RS_HIST_TGID,
 	RS__MAX
 };
+
+#define STORE_BPF_NSTMT 4 /* statements of store_bpf.c */
 
 /*
  * One handle may be shared by threads (the writer thread and the control
@@ -72,6 +75,7 @@ struct store {
 	uint64_t budget;      /* bytes the main file may hold */
 	uint64_t wal_reserve; /* bytes kept for the WAL inside max_bytes */
 	int64_t max_span_ns;  /* no stored window is longer (wall clock) */
+	sqlite3_stmt *bpf[STORE_BPF_NSTMT]; /* store_bpf.c */
 };
 
 /*
@@ -161,5 +165,13 @@ int store_enforce_size(struct store *s, int64_t keep);
 int store_read_prepare(struct store *s);
 void store_read_finalize(struct store *s);
 int store_load(struct store *s, int64_t id, struct window **ret);
+
+/* store_bpf.c */
+int store_bpf_prepare(struct store *s);
+void store_bpf_finalize(struct store *s);
+int store_bpf_put(struct store *s, int64_t id, const struct window *w);
+int store_bpf_load(struct store *s, int64_t id, struct window *w);
+void store_bpf_count(struct window *w, const char *kind, const char *key,
+    uint64_t v);
 
 #endif /* VITALSD_STORE_INT_H */

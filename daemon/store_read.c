@@ -22,16 +22,20 @@
 	" AND " w "wall_end_ns > :from"
 
 /* Rows of one instance, oldest first; task columns as STORE_TASK_COLS. */
-#define HIST_SQL                                                           \
+#define HIST_SQL HIST_SQL_WHERE("t.id = :id AND (:start = 0 OR" \
+	" t.starttime = :start)")
+/* Thread rows of one process (the control plane's process view). */
+#define HIST_TGID_SQL HIST_SQL_WHERE("t.tgid = :id AND (:start = 0 OR" \
+	" t.starttime >= :start)")
+#define HIST_SQL_WHERE(cond)                                               \
 	"SELECT w.boot_id, w.level, w.hz, w.mono_start_ns, w.mono_end_ns,"  \
 	" w.wall_start_ns, w.wall_end_ns, t.thread, t.id, t.starttime,"     \
 	" t.tgid, t.uid, t.comm, t.name, t.d_utime, t.d_stime, t.d_minflt,"  \
 	" t.d_majflt, t.samples, t.wall_ns, t.total_ticks, t.norm_ticks,"    \
 	" t.rss_pages_max, t.rss_pages_last, t.born, t.exited"               \
 	" FROM windows w CROSS JOIN window_task t ON t.window_id = w.id"    \
-	" WHERE" IN_RANGE("w.") " AND t.thread = :thread AND t.id = :id"    \
-	" AND (:start = 0 OR t.starttime = :start)"                         \
-	" ORDER BY w.wall_start_ns, w.mono_start_ns, t.starttime"
+	" WHERE" IN_RANGE("w.") " AND t.thread = :thread AND " cond         \
+	" ORDER BY w.wall_start_ns, w.mono_start_ns, t.id, t.starttime"
 
 /*
  * Sums per instance over the windows overlapping a range. Roll-ups delete
@@ -76,6 +80,7 @@ static const char *const rs_sql[RS__MAX] = {
 	    /* index order, newest first: stops at the first window found */
 	    " ORDER BY w.wall_start_ns DESC LIMIT 1",
 	[RS_HIST] = HIST_SQL,
+	[RS_HIST_TGID] = HIST_TGID_SQL,
 };
 
 static void
@@ -300,6 +305,8 @@ row_count(sqlite3_stmt *st, struct window *w)
 			w->health.coll_ns_sum[i] = v;
 		else if (strcmp(kind, "coll_ns_max") == 0)
 			w->health.coll_ns_max[i] = v;
+	} else if (strncmp(kind, "bpf", 3) == 0) {
+		store_bpf_count(w, kind, key, v);
 	} else if (strcmp(kind, "vmstat") == 0) {
 		if ((i = key_index(K_VM, key)) < 0)
 			return;
@@ -453,6 +460,8 @@ store_load(struct store *s, int64_t id, struct window **ret)
 		r = load_rows(s, RS_PSI, id, w, fn_psi);
 	if (r == 0)
 		r = load_rows(s, RS_TASK, id, w, fn_task);
+	if (r == 0)
+		r = store_bpf_load(s, id, w);
 	if (r < 0) {
 		window_free(w);
 		return r;
@@ -671,9 +680,9 @@ store_top(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 }
 
 static int
-history_locked(struct store *s, bool threads, int32_t id, uint64_t starttime,
-    int64_t from_wall_ns, int64_t to_wall_ns, struct store_hist **ret,
-    size_t *ret_n)
+history_locked(struct store *s, enum store_rstmt q, bool threads, int32_t id,
+    uint64_t starttime, int64_t from_wall_ns, int64_t to_wall_ns,
+    struct store_hist **ret, size_t *ret_n)
 {
 	sqlite3_stmt *st;
 	struct store_hist *out = NULL, *h;
@@ -684,7 +693,7 @@ history_locked(struct store *s, bool threads, int32_t id, uint64_t starttime,
 		return -EBADF;
 	if (from_wall_ns >= to_wall_ns)
 		return -EINVAL;
-	st = s->rs[RS_HIST];
+	st = s->rs[q];
 	bind_range(s, st, from_wall_ns, to_wall_ns);
 	bind_named(st, ":thread", threads);
 	bind_named(st, ":id", id);
@@ -730,7 +739,23 @@ store_history(struct store *s, bool threads, int32_t id, uint64_t starttime,
 	if (s == NULL || s->db == NULL)
 		return -EBADF;
 	pthread_mutex_lock(&s->lock);
-	r = history_locked(s, threads, id, starttime, from_wall_ns,
+	r = history_locked(s, RS_HIST, threads, id, starttime, from_wall_ns,
+	    to_wall_ns, ret, ret_n);
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
+int
+store_thread_history(struct store *s, int32_t tgid, uint64_t since,
+    int64_t from_wall_ns, int64_t to_wall_ns, struct store_hist **ret,
+    size_t *ret_n)
+{
+	int r;
+
+	if (s == NULL || s->db == NULL)
+		return -EBADF;
+	pthread_mutex_lock(&s->lock);
+	r = history_locked(s, RS_HIST_TGID, true, tgid, since, from_wall_ns,
 	    to_wall_ns, ret, ret_n);
 	pthread_mutex_unlock(&s->lock);
 	return r;

@@ -270,6 +270,85 @@ struct window_health {
 	uint32_t store_state;
 	uint32_t store_queued;	/* windows waiting to be written */
 	uint32_t store_dropped; /* windows lost to a full queue, cumulative */
+	/* sampling timer lateness: fire time − grid time (control plane);
+	 * kept in memory only, not in the store */
+	uint64_t tick_late_ns_max, tick_late_ns_sum;
+	/* the process scan's source in the last sample (bpf_iter.c) */
+	uint32_t scanner;     /* enum scanner_mode: SCANNER_PROCFS or _BPF */
+	uint32_t scanner_why; /* enum scanner_why: why not BPF, 0 when it is */
+	uint32_t scanner_err; /* errno behind scanner_why or the last failure */
+	uint32_t iter_failed; /* iterator reads that failed; /proc stood in */
+};
+
+/*
+ * BPF sched_switch accounting of one window (bpf_sched.c drains it,
+ * bpf_window.c reduces and merges it). Fixed arrays: the window stays one
+ * allocation and a copy is a struct copy. What does not fit is summed into
+ * the *_other entries, so totals stay whole.
+ */
+#define VITALS_BPF_UIDS 64  /* uids kept by on-CPU time */
+#define VITALS_BPF_PROCS 32 /* processes kept: half by CPU, half by wait */
+#define VITALS_BPF_RQ_SLOTS 24 /* = VITALS_SCHED_RQ_SLOTS (bpf/sched.h) */
+#define VITALS_BPF_PROGS 4
+
+/* Where BPF accounting stands; stored, so values never change meaning. */
+enum vbpf_state {
+	VBPF_UNKNOWN,	     /* not reported (older window, no BPF part) */
+	VBPF_ON_LOADED,	     /* programs loaded and pinned by vitalsd */
+	VBPF_ON_REUSED,	     /* pins of an earlier start reused */
+	VBPF_ON_PINNED,	     /* pins of the platform loader opened */
+	VBPF_OFF_DISABLED,   /* bpf_load = off */
+	VBPF_OFF_UNSUPPORTED, /* built without BPF */
+	VBPF_OFF_NO_BTF,     /* no kernel BTF */
+	VBPF_OFF_NO_BPFFS,   /* the pin directory is not on a bpffs */
+	VBPF_OFF_NO_PRIV,    /* no CAP_BPF + CAP_PERFMON (or CAP_SYS_ADMIN) */
+	VBPF_OFF_VERIFIER,   /* the verifier refused a program */
+	VBPF_OFF_NO_PINS,    /* pinned-only: pins missing or of another layout */
+	VBPF_OFF_ERROR,	     /* anything else: see err */
+	VBPF_OFF_BUSY,	     /* another vitalsd drains these pins */
+	VBPF__MAX
+};
+
+struct window_bpf_uid {
+	uint32_t uid;
+	uint32_t pad;
+	uint64_t oncpu_ns;     /* every task of the uid */
+	uint64_t exited_ns;    /* part of oncpu_ns from threads that exited */
+	uint64_t exited_tasks; /* threads folded at exit */
+};
+
+struct window_bpf_proc {
+	int32_t tgid;	    /* −1: the "other" entry */
+	uint32_t pad;
+	uint64_t starttime; /* ticks, as /proc/<pid>/stat field 22 */
+	uint64_t oncpu_ns;  /* its threads, the exited ones included */
+	uint64_t rq_ns, rq_count; /* run-queue delay: Σ and number */
+	uint32_t rq_hist[VITALS_BPF_RQ_SLOTS]; /* slot k: [2^k, 2^(k+1)) µs */
+};
+
+struct window_bpf {
+	uint32_t state;	     /* enum vbpf_state at close */
+	int32_t err;	     /* −errno behind an OFF state, 0 none */
+	uint32_t drains;     /* drains summed into this window */
+	uint32_t drain_fail; /* drains that did not complete */
+	uint64_t drain_ns;   /* time spent draining (flip, wait, read) */
+	uint64_t entries;    /* map entries read */
+	/* Σ over every uid (on-CPU) and every process (run queue) */
+	uint64_t oncpu_ns, exited_ns, exited_tasks, rq_ns, rq_count;
+	uint64_t pre_ns; /* on-CPU ns accounted before the daemon started */
+	/* Δ of the kernel's cumulative counters over the window */
+	uint64_t switches, no_slice, wakeups;
+	uint64_t lost_ns; /* ns no uid entry could take (map full) */
+	uint64_t full_tid, full_proc, full_uid; /* failed inserts per map */
+	uint64_t no_storage;
+	bool stats; /* prog_* are valid (bpf_stats = on) */
+	uint64_t prog_runs[VITALS_BPF_PROGS], prog_ns[VITALS_BPF_PROGS];
+	uint32_t nuids, uids_other; /* kept; folded into uid_other */
+	struct window_bpf_uid uid[VITALS_BPF_UIDS];
+	struct window_bpf_uid uid_other; /* uid UINT32_MAX */
+	uint32_t nprocs, procs_other;
+	struct window_bpf_proc proc[VITALS_BPF_PROCS];
+	struct window_bpf_proc proc_other;
 };
 
 struct window {
@@ -308,6 +387,7 @@ struct window {
 	struct window_task *threads;
 
 	struct window_health health;
+	struct window_bpf bpf; /* sched_switch accounting (bpf_sched.c) */
 };
 
 /* window.c */
@@ -383,7 +463,7 @@ int store_process(struct store *s, int32_t pid, uint64_t starttime,
 const char *store_state_name(enum store_state st);
 
 /* Added with the store: the schema a new database gets, and its mark. */
-#define STORE_SCHEMA_VERSION 2
+#define STORE_SCHEMA_VERSION 3
 #define STORE_APPLICATION_ID 0x56544c53 /* "VTLS" */
 
 /* One window of a task's history, with the window it came from. */
@@ -525,6 +605,7 @@ struct collector_opts {
 	unsigned window_s;
 	unsigned ring;		/* closed windows kept in memory */
 	enum threads_mode threads;
+	unsigned scanner;	/* enum scanner_mode; 0: procfs */
 };
 
 typedef void (*window_cb)(const struct window *w, void *arg);
@@ -539,6 +620,7 @@ int collector_sample(struct collector *c, const struct clocks *now,
 int collector_close_window(struct collector *c, const struct clocks *now);
 void collector_set_interval(struct collector *c, unsigned interval_ms);
 void collector_note_late(struct collector *c);
+void collector_note_tick(struct collector *c, int64_t late_ns);
 void collector_set_window_cb(struct collector *c, window_cb cb, void *arg);
 const struct window *collector_window(const struct collector *c,
     unsigned back);
@@ -552,6 +634,15 @@ void dump_summary_line(const struct window *w, struct vbuf *out);
 
 /* --------------------------------------------------------------- config.c */
 
+#define VITALS_IDLIST_MAX 64
+#define VITALS_NO_UID UINT32_MAX
+
+/* A configured list of numeric uids or gids. */
+struct id_list {
+	unsigned n;
+	uint32_t id[VITALS_IDLIST_MAX];
+};
+
 struct config {
 	char *state_dir;
 	char *socket_path;
@@ -564,6 +655,18 @@ struct config {
 	int verbose;
 	struct store_opts store;
 	unsigned write_queue; /* closed windows waiting for the store */
+	/* control plane (control.c); roles in doc/protocol.md */
+	struct id_list trusted_uids, trusted_gids, reader_uids, reader_gids;
+	uint32_t shell_uid;	  /* a reader; VITALS_NO_UID: none */
+	unsigned max_conns;	  /* accept pauses at this many connections */
+	unsigned idle_timeout_ms; /* no request, no progress: close */
+	uint32_t max_frame;	  /* frame payload limit, both directions */
+	uint32_t max_output;	  /* queued answer bytes per connection */
+	unsigned query_queue;	  /* store reads waiting for the query thread */
+	unsigned scanner;	  /* enum scanner_mode (bpf_iter.c) */
+	char *bpffs;		  /* pin directory (bpf_sched.c) */
+	unsigned bpf_load;	  /* enum vbpf_load */
+	bool bpf_stats;		  /* kernel BPF run-time statistics */
 };
 
 void config_init(struct config *cfg);
@@ -583,5 +686,358 @@ int vitalsd_setup(const struct config *cfg, bool foreground,
 int vitalsd_run(struct vitalsd *d);
 struct vitalsd *vitalsd_free(struct vitalsd *d);
 void vitalsd_burst(struct vitalsd *d, unsigned duration_ms);
+
+/* ---------------------------------------------------------- control plane */
+
+struct event_base;
+
+enum control_role {
+	ROLE_NONE,    /* every request refused: "reader role required" */
+	ROLE_READER,  /* queries */
+	ROLE_TRUSTED, /* queries and changes (burst); implies reader */
+};
+
+/* Control-plane counters, cumulative since start (ControlHealth). */
+struct control_stats {
+	uint32_t connections;
+	uint64_t accepted, requests, denied, bad_frames;
+	uint64_t idle_closed, overflow_closed, accept_paused, queries_busy;
+	uint64_t queries, query_ns_max; /* store reads run, slowest */
+	uint32_t queries_queued;
+	uint64_t queries_shared; /* answered by another request's read */
+};
+
+/* What one answer reads of the daemon (loop thread; daemon.c fills it). */
+struct vitalsd_info {
+	const struct window *last; /* last closed window; NULL: none yet */
+	unsigned hz;
+	unsigned interval_ms;	/* cadence now: 100 during a burst */
+	int64_t burst_until_ns; /* CLOCK_MONOTONIC; 0: no burst */
+	int64_t uptime_ns;
+	bool have_store;
+	struct store_stats store; /* as the writer last saw it */
+	unsigned store_queued;
+	uint64_t store_dropped;
+};
+
+/* Wire status codes (vitals.proto Status), kept equal by rpc.c. */
+enum rpc_status {
+	RPC_OK,
+	RPC_ERROR,
+	RPC_BAD_REQUEST,
+	RPC_PERMISSION_DENIED,
+	RPC_UNSUPPORTED_VERSION,
+	RPC_NOT_FOUND,
+	RPC_UNAVAILABLE,
+	RPC_BUSY,
+	RPC_TOO_LARGE,
+};
+
+/* A store read for the query thread: the request, validated and resolved. */
+enum rpc_qop { RPC_Q_WINDOWS, RPC_Q_TOP, RPC_Q_PROCESS };
+
+struct rpc_query {
+	enum rpc_qop op;
+	uint64_t id; /* request id, echoed */
+	int64_t from_wall_ns, to_wall_ns;
+	bool relative; /* the range ends "now": since_ns, or no to */
+	unsigned hz;
+	unsigned granularity_s, max_windows, top_n; /* windows */
+	bool with_tasks;
+	enum store_metric metric; /* top */
+	bool threads;		  /* top, process */
+	unsigned n;
+	int32_t pid; /* process */
+	uint64_t starttime;
+};
+
+/* Packed snapshots reused while their window is the last (rpc.c). */
+#define RPC_CACHE_SLOTS 4
+struct rpc_cache {
+	uint64_t seq; /* the window every slot holds */
+	unsigned next;
+	struct {
+		unsigned top_n;
+		uint8_t *body; /* Response without version and id */
+		size_t len;
+	} e[RPC_CACHE_SLOTS];
+};
+
+struct rpc_ctx {
+	const struct vitalsd_info *info;
+	const struct control_stats *stats;
+	struct vitalsd *d;	 /* burst target; NULL: acknowledge only */
+	struct rpc_cache *cache; /* NULL: no caching */
+	uint32_t max_frame;
+	int64_t now_wall_ns;
+};
+
+enum rpc_verdict {
+	RPC_ANSWER,	  /* frame holds the answer */
+	RPC_ANSWER_CLOSE, /* answer, then close the connection */
+	RPC_QUERY,	  /* query is for the query thread */
+};
+
+struct rpc_result {
+	enum rpc_verdict verdict;
+	bool denied;	/* a PERMISSION_DENIED answer */
+	bool bad_frame; /* the payload did not decode */
+	uint8_t *frame; /* header + payload, malloc'd */
+	size_t len;
+	struct rpc_query query;
+};
+
+/* rpc.c (with rpc_pb.c, the only code that knows protobuf): requests in,
+ * frames out. */
+int rpc_frame_next(const uint8_t *hdr, size_t avail, uint32_t max,
+    uint32_t *ret_len);
+int rpc_handle(const struct rpc_ctx *ctx, enum control_role role,
+    const uint8_t *payload, size_t len, struct rpc_result *ret);
+int rpc_error_frame(uint64_t id, enum rpc_status st, const char *msg,
+    uint8_t **ret, size_t *ret_len);
+int rpc_answer_windows(const struct rpc_query *q, struct window *const *w,
+    size_t n, bool truncated, uint32_t max, uint8_t **ret, size_t *ret_len);
+int rpc_answer_top(const struct rpc_query *q, const struct window_task *t,
+    size_t n, uint32_t max, uint8_t **ret, size_t *ret_len);
+int rpc_answer_process(const struct rpc_query *q, const struct store_hist *h,
+    size_t n, const struct store_hist *th, size_t nth, uint32_t max,
+    uint8_t **ret, size_t *ret_len);
+void rpc_cache_release(struct rpc_cache *c);
+int rpc_frame_reid(const uint8_t *frame, size_t len, uint64_t id,
+    uint8_t **ret, size_t *ret_len);
+
+/* query.c: store reads on a thread of their own, answers back to the loop. */
+struct query;
+
+/* Called on the loop thread; frame ownership passes to the callee. */
+typedef void (*query_done_fn)(uint64_t conn_id, uint32_t tag,
+    uint8_t *frame, size_t len, void *arg);
+
+int query_new(struct event_base *base, struct store *store,
+    unsigned queue_max, uint32_t max_frame, int priority,
+    query_done_fn done, void *arg, struct query **ret);
+struct query *query_free(struct query *q);
+int query_submit(struct query *q, uint64_t conn_id, uint32_t tag,
+    const struct rpc_query *rq);
+void query_cancel(struct query *q, uint64_t conn_id);
+int query_cached(struct query *q, const struct rpc_query *rq,
+    uint8_t **ret, size_t *ret_len);
+void query_get_stats(struct query *q, struct control_stats *ret);
+int query_run(struct store *s, const struct rpc_query *rq, uint32_t max_frame,
+    uint8_t **ret, size_t *ret_len);
+
+/* control_sock.c: the listening socket, inherited or made. */
+struct control_sock {
+	int fd;
+	char *path; /* the socket file made here; NULL: inherited */
+	dev_t dev;
+	ino_t ino;
+};
+
+int control_sock_open(const struct config *cfg, struct control_sock *ret);
+void control_sock_close(struct control_sock *cs);
+
+/* control.c: connections, their roles and limits. */
+struct control;
+
+enum control_role control_role(const struct config *cfg, uint32_t uid,
+    uint32_t gid, uint32_t own_uid);
+int control_new(struct event_base *base, const struct config *cfg,
+    struct vitalsd *d, struct store *store, struct control **ret);
+struct control *control_free(struct control *ctl);
+void control_get_stats(struct control *ctl, struct control_stats *ret);
+
+/* daemon.c, for the control plane */
+void vitalsd_get_info(struct vitalsd *d, struct vitalsd_info *ret);
+
+/* store_read.c: every thread of process tgid (starttime >= since, when set) */
+int store_thread_history(struct store *s, int32_t tgid, uint64_t since,
+    int64_t from_wall_ns, int64_t to_wall_ns, struct store_hist **ret,
+    size_t *ret_n);
+
+/* ------------------------------------------------------------- bpf_iter.c */
+
+/* Config `scanner`: where the process scan reads its tasks from. */
+enum scanner_mode {
+	SCANNER_PROCFS, /* /proc only (the zero value, for fixture roots) */
+	SCANNER_AUTO,	/* the BPF task iterator where it works, else /proc */
+	SCANNER_BPF,	/* the iterator; the daemon does not start without */
+};
+
+/* Why the iterator is not the source (window_health.scanner_why). */
+enum scanner_why {
+	SCANNER_WHY_NONE,      /* it is */
+	SCANNER_WHY_CONFIG,    /* scanner = procfs */
+	SCANNER_WHY_BUILD,     /* built without BPF */
+	SCANNER_WHY_ROOT,      /* proc_root is not this pid namespace's /proc */
+	SCANNER_WHY_PIDNS,     /* not the initial pid namespace */
+	SCANNER_WHY_NO_BTF,    /* no /sys/kernel/btf/vmlinux */
+	SCANNER_WHY_PRIVILEGE, /* EPERM: no CAP_BPF + CAP_PERFMON */
+	SCANNER_WHY_VERIFIER,  /* open or load failed: verifier, CO-RE */
+	SCANNER_WHY_ATTACH,    /* the iterator link was not created */
+	SCANNER_WHY_READ,      /* reads failed: at setup, or repeatedly */
+	SCANNER_WHY__MAX
+};
+
+/* A utime/stime split of precise runtime, ns (kernel: struct prev_cputime). */
+struct cputime_split {
+	uint64_t utime, stime;
+};
+
+/*
+ * One task (or, aggregated, one thread group) as the iterator saw it. CPU
+ * figures are raw kernel nanoseconds; for a process they are the group's:
+ * signal_struct's exited-thread share plus every live thread's own.
+ */
+struct iter_task {
+	int32_t tgid, tid; /* process: tid == tgid */
+	uint32_t uid;	   /* real uid */
+	uint32_t flags;	   /* TASKITER_F_* (bpf/taskiter.h) */
+	char comm[VITALS_COMM_LEN];
+	uint64_t starttime;	    /* ticks since boot, as /proc field 22 */
+	uint64_t start_ns;	    /* start_boottime */
+	uint64_t utime_ns, stime_ns; /* tick-sampled */
+	uint64_t runtime_ns;	    /* sum_exec_runtime */
+	struct cputime_split prev;  /* the kernel's last /proc split */
+	uint64_t minflt, majflt;
+	uint64_t rss_pages; /* the group's mm, for threads too */
+	uint32_t first, nthreads; /* process: its threads in snap->threads */
+	bool leader;		  /* process: its leader was seen */
+};
+
+/* One iterator read, grouped. Arrays are reused from read to read. */
+struct taskiter_snap {
+	struct iter_task *procs, *threads;
+	size_t nprocs, nthreads;
+	size_t cap, hcap;	  /* scratch sizes */
+	uint32_t *hash, *next; /* scratch: tgid index, thread chains */
+};
+
+struct taskiter;
+
+const char *scanner_name(enum scanner_mode m);
+const char *scanner_why_name(enum scanner_why why);
+uint64_t taskiter_ns_to_ticks(uint64_t ns, unsigned hz);
+void taskiter_cputime_adjust(struct cputime_split *prev, uint64_t utime,
+    uint64_t stime, uint64_t rtime);
+bool taskiter_cputime_kept(const struct iter_task *t,
+    const struct cputime_split *prev);
+void taskiter_cputime_ticks(const struct iter_task *t,
+    struct cputime_split *prev, unsigned hz, uint64_t *ret_utime,
+    uint64_t *ret_stime);
+int taskiter_parse(const void *buf, size_t len, struct taskiter_snap *s);
+void taskiter_snap_release(struct taskiter_snap *s);
+enum scanner_why taskiter_usable(int procfd);
+int taskiter_open(unsigned hz, const char *sys_root, struct taskiter **ret,
+    enum scanner_why *ret_why);
+struct taskiter *taskiter_free(struct taskiter *ti);
+int taskiter_read(struct taskiter *ti, const struct taskiter_snap **ret);
+
+/* proc_scan.c: the scan's source */
+int procscan_set_scanner(struct procscan *ps, enum scanner_mode mode,
+    const char *sys_root);
+void procscan_scanner(const struct procscan *ps, enum scanner_mode *ret_kind,
+    enum scanner_why *ret_why, int *ret_err);
+/* collector.c: the same, for the daemon's log */
+void collector_scanner(const struct collector *c,
+    enum scanner_mode *ret_kind, enum scanner_why *ret_why, int *ret_err);
+
+/* ------------------------------------------------- bpf_window.c, bpf_sched.c */
+
+#define VITALS_BPF_TOT 14 /* = TOT__MAX of bpf/sched.h */
+
+/* bpf_load: who loads the programs. */
+enum vbpf_load {
+	VBPF_LOAD_AUTO,	       /* reuse matching pins, else load and pin */
+	VBPF_LOAD_PINNED_ONLY, /* open pins only (Android's bpfloader) */
+	VBPF_LOAD_OFF,	       /* procfs only */
+};
+
+/* One drained side's entries (bpf/sched.h says what each holds). */
+struct vbpf_tid {
+	int32_t tid, tgid;
+	uint32_t uid, pad;  /* the uid it ran as */
+	uint64_t start_ns;  /* task->start_boottime */
+	uint64_t leader_ns; /* its group leader's */
+	uint64_t oncpu_ns;
+};
+
+struct vbpf_proc {
+	int32_t tgid;
+	uint32_t pad;
+	uint64_t start_ns;  /* the group leader's start_boottime */
+	uint64_t exited_ns; /* of its threads that exited */
+	uint64_t rq_ns, rq_count;
+	uint32_t rq_hist[VITALS_BPF_RQ_SLOTS];
+};
+
+struct vbpf_uid {
+	uint32_t uid, pad;
+	uint64_t exited_ns, exited_tasks;
+	uint64_t overflow_ns; /* slices no thread entry could take */
+};
+
+/* What one drain read: the arrays are reused from drain to drain. */
+struct bpf_sched_batch {
+	uint64_t gen;	 /* the generation that was drained */
+	unsigned side;	 /* gen & 1 */
+	bool incomplete; /* a map read failed half-way: the rest stays in
+			  * the kernel and comes with a later drain */
+	size_t ntids, nprocs, nuids;
+	size_t tids_cap, procs_cap, uids_cap;
+	struct vbpf_tid *tids;
+	struct vbpf_proc *procs;
+	struct vbpf_uid *uids;
+	uint64_t tot[VITALS_BPF_TOT]; /* cumulative counters, Σ CPUs */
+	uint64_t drain_ns;
+};
+
+struct bpf_sched_opts {
+	const char *bpffs;    /* pin directory, created if missing */
+	const char *sys_root; /* <sys_root>/kernel/btf/vmlinux */
+	unsigned load;	      /* enum vbpf_load */
+	bool rq;	      /* measure run-queue delay */
+	bool test_reject;     /* tests: make the verifier refuse a program */
+};
+
+struct vbpf_prog_stat {
+	uint32_t id; /* 0: no program fd (pins of another loader) */
+	uint64_t run_cnt, run_ns, misses;
+};
+
+struct bpf_sched;
+
+/* bpf_window.c: pure */
+const char *vbpf_state_name(unsigned st);
+bool vbpf_state_on(unsigned st);
+const char *vbpf_prog_name(unsigned i);
+uint64_t vbpf_ns_to_ticks(uint64_t ns, unsigned hz);
+int window_bpf_add(struct window_bpf *wb, const struct bpf_sched_batch *b,
+    unsigned hz);
+void window_bpf_merge(struct window_bpf *acc, const struct window_bpf *src);
+uint64_t window_bpf_rq_quantile_ns(const uint32_t hist[VITALS_BPF_RQ_SLOTS],
+    double q);
+void dump_window_bpf(const struct window *w, unsigned topn,
+    struct vbuf *out);
+
+/* bpf_sched.c: the loader and the drain; -EOPNOTSUPP without BPF */
+int bpf_sched_open(const struct bpf_sched_opts *o, struct bpf_sched **ret,
+    unsigned *ret_state, char *why, size_t whysz);
+struct bpf_sched *bpf_sched_free(struct bpf_sched *bs);
+unsigned bpf_sched_state(const struct bpf_sched *bs);
+void bpf_sched_set_stats(struct bpf_sched *bs, bool on);
+int bpf_sched_drain(struct bpf_sched *bs, struct bpf_sched_batch *b);
+void bpf_sched_batch_release(struct bpf_sched_batch *b);
+int bpf_sched_window(struct bpf_sched *bs, struct window_bpf *wb,
+    unsigned hz);
+int bpf_sched_prog_stats(struct bpf_sched *bs,
+    struct vbpf_prog_stat ret[VITALS_BPF_PROGS]);
+int bpf_sched_totals(struct bpf_sched *bs, uint64_t ret[VITALS_BPF_TOT]);
+int bpf_sched_unpin(const char *bpffs);
+
+/* collector.c: a hook on the closing window, before anyone sees it */
+typedef void (*window_close_hook)(struct window *w, void *arg);
+void collector_set_close_hook(struct collector *c, window_close_hook fn,
+    void *arg);
 
 #endif /* VITALSD_H */

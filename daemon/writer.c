@@ -69,6 +69,7 @@ writer_main(void *arg)
 	int64_t next_maint = clock_ns(CLOCK_MONOTONIC) +
 	    MAINTAIN_EVERY_S * NSEC_PER_SEC;
 	bool failing = false;
+	struct store_stats st;
 
 	pthread_mutex_lock(&wr->mu);
 	for (;;) {
@@ -91,8 +92,11 @@ writer_main(void *arg)
 		if (clock_ns(CLOCK_MONOTONIC) >= next_maint) {
 			pthread_mutex_unlock(&wr->mu);
 			(void)store_maintain(wr->store, clock_ns(CLOCK_REALTIME));
+			/* Not under mu: the store lock may be held by a long
+			 * control-plane read, and the loop takes mu. */
+			store_get_stats(wr->store, &st);
 			pthread_mutex_lock(&wr->mu);
-			store_get_stats(wr->store, &wr->stats);
+			wr->stats = st;
 			next_maint = clock_ns(CLOCK_MONOTONIC) +
 			    MAINTAIN_EVERY_S * NSEC_PER_SEC;
 		}
@@ -102,9 +106,10 @@ writer_main(void *arg)
 		w = wr->inflight = wr->q[wr->qhead];
 		pthread_mutex_unlock(&wr->mu);
 		r = store_put(wr->store, w);
+		store_get_stats(wr->store, &st);
 		pthread_mutex_lock(&wr->mu);
 		wr->inflight = NULL;
-		store_get_stats(wr->store, &wr->stats);
+		wr->stats = st;
 		if (r == -ENOSPC || r == -EIO || r == -EROFS || r == -EBUSY) {
 			/* The condition may pass: keep the window, retry. */
 			failing = true;

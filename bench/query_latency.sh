@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+#
+# query_latency.sh: latency of the control plane's two common queries —
+# the summary (a snapshot of the last window, top 10) and top-20 processes
+# by CPU over the last hour — with 32 concurrent clients, and the daemon's
+# sampling-timer lateness meanwhile. The daemon runs on the real machine
+# (real /proc); its store first gets an hour of synthetic 10 s windows
+# (300 processes + 200 threads each) so that "over one hour" reads an hour
+# of rows. See bench/README.md.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(dirname "$here")
+builddir=${BUILDDIR:-$repo/build}
+vitalsd=${VITALSD:-$builddir/daemon/vitalsd}
+bench=${QUERY_LATENCY:-$builddir/bench/query_latency}
+clients=${BENCH_CLIENTS:-32}
+secs=${BENCH_SECONDS:-20}
+warmup=${BENCH_WARMUP:-10}
+hours=${BENCH_HOURS:-1}
+procs=${BENCH_PROCS:-300}
+threads=${BENCH_THREADS:-200}
+interval=${BENCH_INTERVAL_MS:-1000}
+window=${BENCH_WINDOW_S:-10}
+reconnect=
+unshared=
+nice=${BENCH_NICE:-0}
+keep=0
+
+usage() {
+	cat <<USAGE
+usage: $(basename "$0") [options]
+
+  --vitalsd PATH     daemon binary (default: \$BUILDDIR/daemon/vitalsd)
+  --bench PATH       query_latency binary (default: \$BUILDDIR/bench/query_latency)
+  --clients N        concurrent clients (default $clients; env BENCH_CLIENTS)
+  --seconds N        measured seconds (default $secs; env BENCH_SECONDS)
+  --warmup N         seconds of sampling first (default $warmup; env BENCH_WARMUP)
+  --hours H          hours of synthetic windows in the store (default $hours)
+  --procs N          processes per synthetic window (default $procs)
+  --threads N        threads per synthetic window (default $threads)
+  --interval-ms N    the daemon's cadence (default $interval)
+  --window-s N       the daemon's window length (default $window)
+  --reconnect        a new connection per request (as the CLI does)
+  --unshared         no two top requests equal (every one reads the store)
+  --nice N           run the daemon at nice N, as a service might (default 0)
+  --keep             keep the temporary directory (daemon log, database)
+  -h, --help         this text
+USAGE
+}
+
+die() {
+	echo "query_latency: $*" >&2
+	exit 1
+}
+
+while (($#)); do
+	case $1 in
+	--vitalsd) vitalsd=$2; shift ;;
+	--bench) bench=$2; shift ;;
+	--clients) clients=$2; shift ;;
+	--seconds) secs=$2; shift ;;
+	--warmup) warmup=$2; shift ;;
+	--hours) hours=$2; shift ;;
+	--procs) procs=$2; shift ;;
+	--threads) threads=$2; shift ;;
+	--interval-ms) interval=$2; shift ;;
+	--window-s) window=$2; shift ;;
+	--reconnect) reconnect=reconnect ;;
+	--unshared) unshared=unshared ;;
+	--nice) nice=$2; shift ;;
+	--keep) keep=1 ;;
+	-h|--help) usage; exit 0 ;;
+	*) usage >&2; exit 2 ;;
+	esac
+	shift
+done
+
+# Build what is missing when the build directory is a meson one.
+if [ -f "$builddir/build.ninja" ]; then
+	ninja -C "$builddir" daemon/vitalsd bench/query_latency >/dev/null
+fi
+[ -x "$vitalsd" ] || die "no daemon at $vitalsd (ninja -C build)"
+[ -x "$bench" ] || die "no query_latency at $bench (ninja -C build)"
+
+tmp=$(mktemp -d /tmp/vitals-qlat.XXXXXX)
+dpid=
+cleanup() {
+	if [ -n "$dpid" ] && kill -0 "$dpid" 2>/dev/null; then
+		kill -TERM "$dpid"
+		wait "$dpid" || true
+	fi
+	if [ "$keep" = 1 ]; then
+		echo "kept $tmp" >&2
+	else
+		rm -rf "$tmp"
+	fi
+}
+trap cleanup EXIT
+
+echo "machine: $(nproc) CPUs, $(uname -sr), $(grep -m1 'model name' \
+    /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+mkdir -p "$tmp/state"
+"$bench" fill "$tmp/state/vitals.db" "$hours" "$procs" "$threads"
+nice -n "$nice" "$vitalsd" -f --state-dir "$tmp/state" \
+    --socket "$tmp/state/s" --interval-ms "$interval" --window-s "$window" \
+    2>"$tmp/vitalsd.log" &
+dpid=$!
+for _ in $(seq 50); do
+	[ -S "$tmp/state/s" ] && break
+	sleep 0.1
+done
+[ -S "$tmp/state/s" ] ||
+	die "daemon did not start: $(tail -3 "$tmp/vitalsd.log")"
+echo "daemon pid $dpid (nice $nice), interval ${interval} ms," \
+    "window ${window} s; warm-up ${warmup} s"
+sleep "$warmup"
+"$bench" run "$tmp/state/s" "$clients" "$secs" $reconnect $unshared
+kill -0 "$dpid" 2>/dev/null ||
+	die "daemon died: $(tail -3 "$tmp/vitalsd.log")"
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

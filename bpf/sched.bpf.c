@@ -1,0 +1,453 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Exact per-task CPU attribution on sched_switch, and run-queue delay.
+ *
+ * Every switch-out adds the task's CPU time since its previous switch-out
+ * (the growth of the scheduler's own sum_exec_runtime, baseline in task
+ * storage) to the thread's entry, keyed by (tid, uid, start), in the
+ * maps of the side the generation in sched_ctl selects: the only map
+ * update on the hot path besides the tasks' own storage. The entry carries
+ * the thread's process, so userspace sums per process and per uid.
+ * Userspace flips the generation, waits for programs still writing the old
+ * side (an RCU grace period, see doc/bpf.md), then drains that side alone:
+ * nothing is read while it changes, nothing written after it was read.
+ *
+ * A wakeup stamps the task (task storage); its next switch-in measures the
+ * wait into its process's histogram. A thread that exits
+ * (sched_process_free: after its last switch) folds its time into its
+ * uid's and its process's "exited" figures and leaves the map.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "sched.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Settings, fixed at load (skel->rodata). */
+const volatile bool rq_enabled = true; /* measure run-queue delay */
+/* Tests only: a path the verifier must refuse, to prove degradation. */
+const volatile bool test_reject = false;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sched_ctl);
+} sched_ctl SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sched_meta);
+} sched_meta SEC(".maps");
+
+/*
+ * Never read by a program: userspace stores sched_ctl's fd into it after a
+ * flip, because the kernel answers a map-in-map update only after
+ * synchronize_rcu(), i.e. once every program that could have read the old
+ * generation has returned.
+ */
+struct ctl_inner {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sched_ctl);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct ctl_inner);
+} sched_barrier SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct sched_task);
+} sched_task SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, TOT__MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} sched_tot SEC(".maps");
+
+/*
+ * The double-buffered maps, preallocated: an insert in sched_switch never
+ * waits on an allocator (non-preallocated maps refill from irq_work, and
+ * failed inserts under fork bursts). A preallocated element is reused as
+ * soon as it is deleted, so a delete is only ever made where no CPU can
+ * be writing that key (see vitals_free). Plain hashes: a thread's entry
+ * has a single writer (the thread, at its switch-out); process and uid
+ * entries take atomic adds on rare paths. Per-CPU copies would cost
+ * entries x CPUs for nothing.
+ */
+#define TID_MAP(name)                                   \
+	struct {                                        \
+		__uint(type, BPF_MAP_TYPE_HASH);        \
+		__uint(max_entries, VITALS_SCHED_TIDS); \
+		__type(key, struct sched_tid_key);      \
+		__type(value, struct sched_tid);        \
+	} name SEC(".maps")
+#define PROC_MAP(name)                                   \
+	struct {                                         \
+		__uint(type, BPF_MAP_TYPE_HASH);         \
+		__uint(max_entries, VITALS_SCHED_PROCS); \
+		__type(key, struct sched_proc_key);      \
+		__type(value, struct sched_proc);        \
+	} name SEC(".maps")
+#define UID_MAP(name)                                   \
+	struct {                                        \
+		__uint(type, BPF_MAP_TYPE_HASH);        \
+		__uint(max_entries, VITALS_SCHED_UIDS); \
+		__type(key, __u32);                     \
+		__type(value, struct sched_uid);        \
+	} name SEC(".maps")
+
+TID_MAP(sched_tid0);
+TID_MAP(sched_tid1);
+PROC_MAP(sched_proc0);
+PROC_MAP(sched_proc1);
+UID_MAP(sched_uid0);
+UID_MAP(sched_uid1);
+
+/* Before 5.14 the field was "state". */
+struct task_struct___old {
+	long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline long
+task_state(struct task_struct *t)
+{
+	if (bpf_core_field_exists(t->__state))
+		return t->__state;
+	return BPF_CORE_READ((struct task_struct___old *)t, state);
+}
+
+static __always_inline void
+tot_add(__u32 idx, __u64 v)
+{
+	__u64 *p = bpf_map_lookup_elem(&sched_tot, &idx);
+
+	/* atomic: a wakeup in a hard interrupt may nest over a free */
+	if (p)
+		__sync_fetch_and_add(p, v);
+}
+
+/*
+ * sched_switch runs with interrupts off and never inside another program
+ * of ours on its CPU, so its own read-modify-write of a per-CPU counter
+ * cannot interleave with another one: a plain add is enough there.
+ */
+static __always_inline void
+tot_add_switch(__u32 idx, __u64 v)
+{
+	__u64 *p = bpf_map_lookup_elem(&sched_tot, &idx);
+
+	if (p)
+		*p += v;
+}
+
+static __always_inline __u32
+current_side(void)
+{
+	__u32 zero = 0;
+	struct sched_ctl *ctl = bpf_map_lookup_elem(&sched_ctl, &zero);
+
+	return ctl ? (__u32)(ctl->gen & 1) : 0;
+}
+
+static __always_inline void *
+tid_map(__u32 side)
+{
+	return side ? (void *)&sched_tid1 : (void *)&sched_tid0;
+}
+
+static __always_inline void *
+proc_map(__u32 side)
+{
+	return side ? (void *)&sched_proc1 : (void *)&sched_proc0;
+}
+
+static __always_inline void *
+uid_map(__u32 side)
+{
+	return side ? (void *)&sched_uid1 : (void *)&sched_uid0;
+}
+
+/* floor(log2(v)) for v > 0, 0 for v == 0, without a loop. */
+static __always_inline __u32
+log2_u64(__u64 v)
+{
+	__u32 r = 0, s;
+
+	s = (v > 0xffffffffULL) << 5; v >>= s; r |= s;
+	s = (v > 0xffffULL) << 4; v >>= s; r |= s;
+	s = (v > 0xffULL) << 3; v >>= s; r |= s;
+	s = (v > 0xfULL) << 2; v >>= s; r |= s;
+	s = (v > 0x3ULL) << 1; v >>= s; r |= s;
+	r |= (v >> 1);
+	return r;
+}
+
+/*
+ * The uid's entry, created if missing; NULL when the map is full. An
+ * insert that fails with -EEXIST (another CPU was first) is fine: the
+ * lookup after it finds the entry.
+ */
+static __always_inline struct sched_uid *
+uid_entry(void *map, __u32 uid)
+{
+	struct sched_uid *u = bpf_map_lookup_elem(map, &uid);
+	struct sched_uid zero = {};
+
+	if (u)
+		return u;
+	bpf_map_update_elem(map, &uid, &zero, BPF_NOEXIST);
+	u = bpf_map_lookup_elem(map, &uid);
+	if (!u)
+		tot_add(TOT_UID_FULL, 1);
+	return u;
+}
+
+static __always_inline struct sched_proc *
+proc_entry(void *map, struct sched_proc_key *key)
+{
+	struct sched_proc *p = bpf_map_lookup_elem(map, key);
+	struct sched_proc zero = {};
+
+	if (p)
+		return p;
+	bpf_map_update_elem(map, key, &zero, BPF_NOEXIST);
+	p = bpf_map_lookup_elem(map, key);
+	if (!p)
+		tot_add(TOT_PROC_FULL, 1);
+	return p;
+}
+
+/* CPU time t used since its last switch-out: to its thread's entry. */
+static __always_inline void
+account(__u32 side, struct task_struct *t, __u64 delta)
+{
+	struct sched_tid_key key = {
+		.tid = t->pid,
+		.uid = t->real_cred->uid.val,
+		.start_ns = t->start_boottime,
+	};
+	void *m = tid_map(side);
+	struct sched_tid *v;
+	struct sched_uid *u;
+
+	tot_add_switch(side ? TOT_ONCPU_S1 : TOT_ONCPU_S0, delta);
+	/* only t itself writes its entry: no other CPU races */
+	v = bpf_map_lookup_elem(m, &key);
+	if (v) {
+		v->oncpu_ns += delta;
+		return;
+	}
+	{
+		struct sched_tid nv = {
+			.oncpu_ns = delta,
+			.leader_ns = t->group_leader->start_boottime,
+			.tgid = t->tgid,
+		};
+
+		if (bpf_map_update_elem(m, &key, &nv, BPF_NOEXIST) == 0)
+			return;
+	}
+	/* full: the uid keeps the time at least */
+	tot_add(TOT_TID_FULL, 1);
+	if ((u = uid_entry(uid_map(side), key.uid)) != NULL)
+		__sync_fetch_and_add(&u->overflow_ns, delta);
+	else
+		tot_add(side ? TOT_LOST_S1 : TOT_LOST_S0, delta);
+}
+
+static __always_inline void
+account_rq(__u32 side, struct task_struct *t, __u64 delay)
+{
+	__u32 slot = log2_u64(delay / 1000);
+	struct sched_proc_key key = {
+		.tgid = t->tgid,
+		.start_ns = t->group_leader->start_boottime,
+	};
+	struct sched_proc *p;
+
+	if (slot >= VITALS_SCHED_RQ_SLOTS)
+		slot = VITALS_SCHED_RQ_SLOTS - 1;
+	tot_add_switch(TOT_RQ_SAMPLES, 1);
+	if ((p = proc_entry(proc_map(side), &key)) != NULL) {
+		__sync_fetch_and_add(&p->rq_ns, delay);
+		__sync_fetch_and_add(&p->rq_count, 1);
+		__sync_fetch_and_add(&p->rq_hist[slot], 1);
+	}
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(vitals_switch, bool preempt, struct task_struct *prev,
+    struct task_struct *next)
+{
+	__u32 side = current_side();
+	struct sched_task *st;
+	__u64 now = 0;
+
+	if (test_reject) {
+		/* unbounded read: the verifier refuses the program */
+		__u64 *bad = (__u64 *)(long)next->se.sum_exec_runtime;
+
+		return (int)*bad;
+	}
+	/* The idle task (pid 0) is never accounted: it is not on-CPU work. */
+	if (prev->pid != 0) {
+		/* up to date: put_prev_task() ran update_curr() before this */
+		__u64 sum = prev->se.sum_exec_runtime;
+
+		st = bpf_task_storage_get(&sched_task, prev, 0,
+		    BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!st) {
+			tot_add(TOT_NO_STORAGE, 1);
+		} else {
+			if (!st->valid) {
+				/* running since before we were attached */
+				tot_add_switch(TOT_NO_SLICE, 1);
+			} else {
+				if (sum > st->sum_ns)
+					account(side, prev, sum - st->sum_ns);
+				tot_add_switch(TOT_SWITCHES, 1);
+			}
+			st->sum_ns = sum;
+			st->valid = 1;
+			/*
+			 * Preempted (still runnable): queued again from now.
+			 * A task that blocks needs a wakeup to run again, and
+			 * every wakeup stamps it afresh.
+			 */
+			if (rq_enabled && task_state(prev) == 0) {
+				now = bpf_ktime_get_ns();
+				st->wake_ns = now;
+			}
+		}
+	}
+	if (next->pid == 0)
+		return 0;
+	st = bpf_task_storage_get(&sched_task, next, 0,
+	    BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st) {
+		tot_add(TOT_NO_STORAGE, 1);
+		return 0;
+	}
+	/* first seen: its time so far is before our time */
+	if (!st->valid) {
+		st->sum_ns = next->se.sum_exec_runtime;
+		st->valid = 1;
+	}
+	if (st->wake_ns != 0) {
+		if (now == 0)
+			now = bpf_ktime_get_ns();
+		if (rq_enabled && now > st->wake_ns)
+			account_rq(side, next, now - st->wake_ns);
+		st->wake_ns = 0;
+	}
+	return 0;
+}
+
+/*
+ * Enqueued: stamp it. A task first seen here is not running, so its CPU
+ * time is final: a baseline (0 for a new task: all its time counts).
+ */
+static __always_inline int
+enqueued(struct task_struct *t)
+{
+	struct sched_task *st;
+
+	if (t->pid == 0)
+		return 0;
+	st = bpf_task_storage_get(&sched_task, t, 0,
+	    BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st) {
+		tot_add(TOT_NO_STORAGE, 1);
+		return 0;
+	}
+	if (!st->valid) {
+		st->sum_ns = t->se.sum_exec_runtime;
+		st->valid = 1;
+	}
+	if (rq_enabled) {
+		tot_add(TOT_WAKEUPS, 1);
+		st->wake_ns = bpf_ktime_get_ns();
+	}
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(vitals_wakeup, struct task_struct *p)
+{
+	return enqueued(p);
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(vitals_wakeup_new, struct task_struct *p)
+{
+	return enqueued(p);
+}
+
+/*
+ * Runs after the task's last switch-out (the final put of the task happens
+ * in finish_task_switch, after it), so its entry is complete and no CPU
+ * writes it any more. Only the active side is touched: the other one may
+ * be in userspace's hands.
+ */
+SEC("tp_btf/sched_process_free")
+int BPF_PROG(vitals_free, struct task_struct *p)
+{
+	__u32 side = current_side();
+	struct sched_tid_key key = {
+		.tid = p->pid,
+		.uid = p->real_cred->uid.val,
+		.start_ns = p->start_boottime,
+	};
+	struct sched_proc_key pkey = { .tgid = p->tgid };
+	void *m = tid_map(side);
+	struct sched_tid *v;
+	struct sched_proc *pr;
+	struct sched_uid *u;
+
+	/* an entry under an earlier uid (setuid) stays for the drain */
+	v = bpf_map_lookup_elem(m, &key);
+	if (v) {
+		__u64 ns = v->oncpu_ns;
+
+		if ((u = uid_entry(uid_map(side), key.uid)) != NULL) {
+			__sync_fetch_and_add(&u->exited_ns, ns);
+			__sync_fetch_and_add(&u->exited_tasks, 1);
+		} else {
+			tot_add(side ? TOT_LOST_S1 : TOT_LOST_S0, ns);
+		}
+		/* the leader as it was while the thread ran: by now the
+		 * leader's task may be gone */
+		pkey.start_ns = v->leader_ns;
+		if ((pr = proc_entry(proc_map(side), &pkey)) != NULL)
+			__sync_fetch_and_add(&pr->exited_ns, ns);
+		bpf_map_delete_elem(m, &key);
+		tot_add(TOT_EXITED, 1);
+	}
+	/*
+	 * The process leaves the map with its leader, once no other thread of
+	 * it can still be switched out: every thread holds a reference on the
+	 * signal struct until its task is freed, so a count of one (the
+	 * leader's) means all others are gone. Otherwise the entry stays and
+	 * the next drain takes it. Its time stays in its uid's either way.
+	 */
+	pkey.start_ns = p->start_boottime;
+	if (p->pid == p->tgid && p->signal->sigcnt.refs.counter == 1 &&
+	    bpf_map_delete_elem(proc_map(side), &pkey) == 0)
+		tot_add(TOT_PROC_EXITED, 1);
+	return 0;
+}

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Shared by bpf/sched.bpf.c and daemon/bpf_sched.c: the layout of every
+ * map the sched_switch accounting pins. Fixed-width types only; the kernel
+ * and the daemon must agree byte for byte, and a pinned map written by an
+ * older build must never be read with a newer layout (VITALS_SCHED_LAYOUT).
+ *
+ * This file shares its name with the C library's <sched.h>. Should an
+ * include path ever make <sched.h> resolve here, hand the include on: only
+ * the BPF object and the loader (which defines VITALS_SCHED_WANT) see the
+ * definitions below.
+ */
+#if !defined(__bpf__) && !defined(VITALS_SCHED_WANT)
+#include_next <sched.h>
+#else
+#ifndef VITALS_BPF_SCHED_H
+#define VITALS_BPF_SCHED_H
+
+#ifndef __bpf__
+#include <linux/types.h>
+#endif
+
+/*
+ * Bump whenever a map's key, value, type or meaning changes, or a program
+ * changes what it writes: pins carrying another number are replaced at the
+ * next start, never read with this build's structs.
+ */
+#define VITALS_SCHED_LAYOUT 5
+#define VITALS_SCHED_MAGIC 0x56534348u /* "VSCH" */
+
+/* Run-queue delay histogram: slot k counts delays d with
+ * floor(log2(d in µs)) == k (slot 0 also takes d < 1 µs); the last slot
+ * takes everything longer (>= 2^(SLOTS-1) µs, about 8.4 s). */
+#define VITALS_SCHED_RQ_SLOTS 24
+
+/* Default capacities (set before load, checked against pins). */
+#define VITALS_SCHED_TIDS 8192
+#define VITALS_SCHED_PROCS 4096
+#define VITALS_SCHED_UIDS 1024
+
+/* sched_ctl[0]: the generation; programs write side gen & 1. */
+struct sched_ctl {
+	__u64 gen;
+};
+
+/* sched_meta[0]: what the pinned set is. Written once by the loader. */
+struct sched_meta {
+	__u32 magic;	 /* VITALS_SCHED_MAGIC */
+	__u32 layout;	 /* VITALS_SCHED_LAYOUT */
+	__u64 build;	 /* hash of the object and its settings */
+	__u64 loaded_ns; /* CLOCK_REALTIME of the load */
+};
+
+/*
+ * sched_task, task storage: per task, the scheduler's own CPU time
+ * (task->se.sum_exec_runtime, what getrusage() and /proc charge: steal
+ * time and, with IRQ time accounting, interrupts left out) as of its last
+ * switch-out, and its enqueue stamp. A switch-out accounts the growth
+ * since the previous one: exact, and immune to a switch the tracepoint
+ * never reported (the next one seen takes the whole growth).
+ */
+struct sched_task {
+	__u64 sum_ns;  /* se.sum_exec_runtime already accounted */
+	__u64 wake_ns; /* bpf_ktime_get_ns() when enqueued; 0 none */
+	__u32 valid;   /* sum_ns is a baseline (0: first seen) */
+	__u32 pad;
+};
+
+/*
+ * sched_tid<side>: a thread's on-CPU time in the window, under the uid it
+ * ran as (a setuid() mid-window makes a second entry, so per-uid sums stay
+ * exact). start_ns is task->start_boottime, the figure /proc/<pid>/stat
+ * field 22 is made of: a reused tid is another key and never mixes.
+ * The only map sched_switch writes; per-process and per-uid sums are
+ * made from it by userspace.
+ */
+struct sched_tid_key {
+	__u32 tid;
+	__u32 uid; /* real uid */
+	__u64 start_ns;
+};
+
+struct sched_tid {
+	__u64 oncpu_ns;
+	__u64 leader_ns; /* the group leader's start_boottime */
+	__u32 tgid;
+	__u32 pad;
+};
+
+/* sched_proc<side>, key (tgid, leader start): what a process's tid
+ * entries cannot say. */
+struct sched_proc_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 start_ns; /* the group leader's start_boottime */
+};
+
+struct sched_proc {
+	__u64 exited_ns; /* on-CPU time of its threads that exited */
+	__u64 rq_ns;	 /* Σ run-queue delay of its threads */
+	__u32 rq_count;	 /* delays measured */
+	__u32 rq_hist[VITALS_SCHED_RQ_SLOTS];
+	__u32 pad;
+};
+
+/* sched_uid<side>, key uid (real). */
+struct sched_uid {
+	__u64 exited_ns;    /* on-CPU time of its threads that exited */
+	__u64 exited_tasks; /* threads folded at exit */
+	__u64 overflow_ns;  /* slices no thread entry could take (full) */
+};
+
+/*
+ * sched_tot, per CPU, never cleared: cumulative counters. The _S0/_S1
+ * pairs are kept per side so that a drained side can be checked against
+ * them exactly once it is quiescent:
+ *   Σ tid oncpu + Σ uid (exited + overflow) + LOST == ONCPU.
+ */
+enum sched_tot {
+	TOT_ONCPU_S0,	 /* ns accounted to side 0 (every switch-out) */
+	TOT_ONCPU_S1,
+	TOT_LOST_S0,	 /* ns of side 0 no entry could take */
+	TOT_LOST_S1,
+	TOT_SWITCHES,	 /* switch-outs accounted */
+	TOT_NO_SLICE,	 /* switch-outs of a task first seen (no baseline) */
+	TOT_WAKEUPS,
+	TOT_RQ_SAMPLES,
+	TOT_TID_FULL,	 /* failed inserts, per map */
+	TOT_PROC_FULL,
+	TOT_UID_FULL,
+	TOT_NO_STORAGE,	 /* task storage unavailable */
+	TOT_EXITED,	 /* threads folded at sched_process_free */
+	TOT_PROC_EXITED, /* process entries removed at sched_process_free */
+	TOT__MAX
+};
+
+#endif /* VITALS_BPF_SCHED_H */
+#endif /* __bpf__ || VITALS_SCHED_WANT */

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * vitals, the shell client of vitalsd's control socket. Rendering and
+ * parsing are pure functions over protobuf-c messages and strings, so the
+ * tests feed them hand-built messages without a socket.
+ */
+#ifndef VITALS_CLIENT_H
+#define VITALS_CLIENT_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vitals.pb-c.h"
+
+/* Exit codes, documented in doc/vitals.1.md. */
+enum vitals_exit {
+	VX_OK = 0,
+	VX_USAGE = 1,
+	VX_NOT_RUNNING = 2,	/* ENOENT / ECONNREFUSED on connect */
+	VX_DENIED = 3,		/* EACCES on connect, PERMISSION_DENIED */
+	VX_PROTOCOL = 4,	/* bad answer, timeout, other status */
+	VX_UNAVAILABLE = 5,	/* STATUS_UNAVAILABLE: retry later */
+};
+
+#define VITALS_SOCKET_ANDROID "/data/misc/vitalsd/vitalsd.sock"
+#define VITALS_SOCKET_LINUX   "/var/lib/vitalsd/vitalsd.sock"
+#define VITALS_TIMEOUT_MS     5000
+#define VITALS_NSEC_PER_SEC   1000000000LL
+#define VITALS_UID_UNKNOWN    4294967295u
+
+/* util.c: a growing string; a failed allocation sticks in err. */
+struct sbuf {
+	char *buf;
+	size_t len, cap;
+	int err;
+};
+
+void sbuf_init(struct sbuf *b);
+void sbuf_free(struct sbuf *b);
+void sbuf_reset(struct sbuf *b);
+void sbuf_put(struct sbuf *b, const char *s, size_t n);
+void sbuf_puts(struct sbuf *b, const char *s);
+void sbuf_putc(struct sbuf *b, char c);
+void sbuf_printf(struct sbuf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void sbuf_vprintf(struct sbuf *b, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
+/* The text so far, never NULL. */
+const char *sbuf_str(const struct sbuf *b);
+
+int duration_parse(const char *s, int64_t *ret_ns);
+int uint_parse(const char *s, uint64_t max, uint64_t *ret);
+void duration_format(char *buf, size_t len, int64_t ns);
+int64_t clock_now_ns(int clk);
+
+/* figures.c: doc/metrics.md's formulas over protocol messages; NAN when
+ * the denominator is zero (unknown, printed "n/a" or null). */
+uint64_t fig_cpu_total(const Vitals__CpuTimes *t);
+uint64_t fig_cpu_busy(const Vitals__CpuTimes *t);
+double fig_ratio(uint64_t num, uint64_t den);
+double fig_core_equiv(uint64_t ticks, uint64_t wall_ns, uint32_t hz);
+double fig_machine_share(uint64_t ticks, uint64_t total_ticks);
+double fig_normalised(uint64_t ticks, double norm_ticks);
+double fig_gauge_avg(const Vitals__Gauge *g);
+double fig_psi_share(uint64_t stall_us, uint64_t wall_ns);
+double fig_self_core_equiv(const Vitals__WindowHealth *h, int64_t span_ns);
+const Vitals__NamedGauge *fig_meminfo(const Vitals__Window *w,
+    const char *name);
+const Vitals__Counter *fig_counter(Vitals__Counter *const *v, size_t n,
+    const char *name);
+
+/* json.c: a small JSON emitter, and protocol messages as JSON with the
+ * derived figures of doc/metrics.md beside the raw fields. */
+struct json {
+	struct sbuf *o;
+	unsigned depth;
+	bool comma[64];
+};
+
+void json_escape(struct sbuf *o, const char *s, size_t len);
+void json_init(struct json *j, struct sbuf *o);
+void json_obj_begin(struct json *j, const char *key);
+void json_obj_end(struct json *j);
+void json_arr_begin(struct json *j, const char *key);
+void json_arr_end(struct json *j);
+void json_str(struct json *j, const char *key, const char *s);
+void json_u64(struct json *j, const char *key, uint64_t v);
+void json_i64(struct json *j, const char *key, int64_t v);
+void json_double(struct json *j, const char *key, double v);
+void json_bool(struct json *j, const char *key, bool v);
+void json_null(struct json *j, const char *key);
+void json_message(struct json *j, const char *key,
+    const ProtobufCMessage *m);
+/* A whole response as one line of JSON. */
+void json_response(struct sbuf *o, const Vitals__Response *resp);
+
+/* format.c: dumpsys-style text. now_mono_ns anchors "ago" figures,
+ * page_kb converts resident pages. */
+struct fmt_ctx {
+	int64_t now_mono_ns;
+	unsigned page_kb;
+};
+
+void fmt_pct(char *buf, size_t len, double ratio);
+void fmt_time(char *buf, size_t len, int64_t wall_ns);
+void fmt_summary(struct sbuf *o, const Vitals__Window *w,
+    const struct fmt_ctx *c);
+void fmt_cpu(struct sbuf *o, const Vitals__Window *w);
+void fmt_top(struct sbuf *o, const Vitals__TaskList *tl,
+    const struct fmt_ctx *c);
+void fmt_process(struct sbuf *o, const Vitals__ProcessInfo *pi, int32_t pid,
+    const struct fmt_ctx *c);
+void fmt_health(struct sbuf *o, const Vitals__Health *h,
+    const struct fmt_ctx *c);
+void fmt_burst(struct sbuf *o, const Vitals__BurstAck *a, uint32_t asked_ms);
+
+/* conn.c: one request, one answer. */
+const char *conn_default_socket(void);
+/*
+ * Connect to path, send req, receive the answer. Returns a vitals_exit
+ * code; on VX_OK *ret is the answer (status OK, result of the expected
+ * kind), otherwise msg holds a one-line reason and *ret is the daemon's
+ * answer when there was one (else NULL).
+ */
+int conn_call(const char *path, int timeout_ms, const Vitals__Request *req,
+    Vitals__Response **ret, struct sbuf *msg);
+int conn_status_exit(Vitals__Status s);
+const char *conn_status_name(Vitals__Status s);
+
+#endif

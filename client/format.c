@@ -1,0 +1,743 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * dumpsys-style text. Every percentage comes from doc/metrics.md's formula
+ * over the raw deltas in the message (figures.c); a zero denominator or a
+ * missing reading prints "n/a", never 0 %. Pure functions: the caller passes
+ * "now" and the page size, so tests check exact strings.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "client.h"
+
+#define ULL(x) ((unsigned long long)(x))
+
+/* "12.3%", or "n/a" for an unknown ratio (1.0 = 100 %). */
+void
+fmt_pct(char *buf, size_t len, double ratio)
+{
+	if (!isfinite(ratio))
+		snprintf(buf, len, "n/a");
+	else
+		snprintf(buf, len, "%.1f%%", ratio * 100.0);
+}
+
+/* Local time with milliseconds; "n/a" for a missing stamp. */
+void
+fmt_time(char *buf, size_t len, int64_t wall_ns)
+{
+	time_t t = (time_t)(wall_ns / VITALS_NSEC_PER_SEC);
+	struct tm tm;
+	char s[32];
+
+	if (wall_ns <= 0 || localtime_r(&t, &tm) == NULL) {
+		snprintf(buf, len, "n/a");
+		return;
+	}
+	strftime(s, sizeof(s), "%Y-%m-%d %H:%M:%S", &tm);
+	snprintf(buf, len, "%s.%03d", s,
+	    (int)(wall_ns % VITALS_NSEC_PER_SEC / 1000000));
+}
+
+/*
+ * A process-supplied label (comm, cmdline) for a terminal: control bytes
+ * become '?', so a process cannot send escape sequences to the reader's
+ * terminal through its name.
+ */
+static void
+put_label(struct sbuf *o, const char *s)
+{
+	if (s == NULL || *s == '\0') {
+		sbuf_puts(o, "?");
+		return;
+	}
+	for (; *s; s++)
+		sbuf_putc(o, ((unsigned char)*s < 0x20 || *s == 0x7f) ? '?' :
+		    *s);
+}
+
+static const char *
+task_label(const Vitals__Task *t)
+{
+	return t->name && *t->name ? t->name : t->comm;
+}
+
+/* '+' born in the range, '-' exited, as dumpsys cpuinfo marks them. */
+static char
+task_mark(const Vitals__Task *t)
+{
+	return t->born ? '+' : t->exited ? '-' : ' ';
+}
+
+static int
+cmp_task_cpu(const void *a, const void *b)
+{
+	const Vitals__Task *x = *(const Vitals__Task *const *)a;
+	const Vitals__Task *y = *(const Vitals__Task *const *)b;
+	uint64_t cx = x->d_utime + x->d_stime, cy = y->d_utime + y->d_stime;
+
+	if (cx != cy)
+		return cx < cy ? 1 : -1;
+	if (x->d_majflt != y->d_majflt)
+		return x->d_majflt < y->d_majflt ? 1 : -1;
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+/* A sorted copy of the pointer array (the message stays untouched). */
+static Vitals__Task **
+tasks_sorted(Vitals__Task *const *v, size_t n)
+{
+	Vitals__Task **s;
+
+	if (n == 0 || (s = calloc(n, sizeof(*s))) == NULL)
+		return NULL;
+	memcpy(s, v, n * sizeof(*s));
+	qsort(s, n, sizeof(*s), cmp_task_cpu);
+	return s;
+}
+
+static void
+put_gauge_last(struct sbuf *o, const Vitals__Gauge *g, const char *fmt)
+{
+	if (g == NULL || g->n == 0)
+		sbuf_puts(o, "n/a");
+	else
+		sbuf_printf(o, fmt, g->last);
+}
+
+/* ------------------------------------------------------------ summary */
+
+static void
+summary_task(struct sbuf *o, const Vitals__Task *t, uint32_t hz)
+{
+	char p[16], u[16], k[16];
+
+	fmt_pct(p, sizeof(p), fig_core_equiv(t->d_utime + t->d_stime,
+	    t->wall_ns, hz));
+	fmt_pct(u, sizeof(u), fig_core_equiv(t->d_utime, t->wall_ns, hz));
+	fmt_pct(k, sizeof(k), fig_core_equiv(t->d_stime, t->wall_ns, hz));
+	sbuf_printf(o, "%c%6s %d/", task_mark(t), p, t->id);
+	put_label(o, task_label(t));
+	sbuf_printf(o, ": %s user + %s kernel / faults: %llu minor "
+	    "%llu major\n", u, k, ULL(t->d_minflt), ULL(t->d_majflt));
+}
+
+static void
+summary_total(struct sbuf *o, const Vitals__Cpu *all)
+{
+	const Vitals__CpuTimes *d = all ? all->d : NULL;
+	uint64_t total = fig_cpu_total(d);
+	char t[16], u[16], k[16], io[16], irq[16], si[16], st[16];
+
+	/* dumpsys's "user" holds nice; TOTAL is busy (iowait not busy) */
+	fmt_pct(t, sizeof(t), fig_ratio(fig_cpu_busy(d), total));
+	fmt_pct(u, sizeof(u), fig_ratio(d ? d->user + d->nice : 0, total));
+	fmt_pct(k, sizeof(k), fig_ratio(d ? d->system : 0, total));
+	fmt_pct(io, sizeof(io), fig_ratio(d ? d->iowait : 0, total));
+	fmt_pct(irq, sizeof(irq), fig_ratio(d ? d->irq : 0, total));
+	fmt_pct(si, sizeof(si), fig_ratio(d ? d->softirq : 0, total));
+	sbuf_printf(o, " %6s TOTAL: %s user + %s kernel + %s iowait + %s irq "
+	    "+ %s softirq", t, u, k, io, irq, si);
+	if (d && d->steal) {
+		fmt_pct(st, sizeof(st), fig_ratio(d->steal, total));
+		sbuf_printf(o, " (steal %s)", st);
+	}
+	sbuf_putc(o, '\n');
+}
+
+static void
+summary_pressure(struct sbuf *o, const Vitals__Window *w)
+{
+	uint64_t wall = w->all ? w->all->wall_ns : 0;
+	char span[16], s[16], f[16];
+	size_t i;
+
+	if (w->n_psi == 0) {
+		sbuf_puts(o, "Pressure: n/a\n");
+		return;
+	}
+	duration_format(span, sizeof(span), (int64_t)wall);
+	sbuf_printf(o, "Pressure (stalled share of %s):", span);
+	for (i = 0; i < w->n_psi; i++) {
+		const Vitals__Psi *p = w->psi[i];
+
+		sbuf_printf(o, "%s %s", i ? "," : "", p->resource);
+		if (!p->available) {
+			sbuf_puts(o, " unavailable");
+			continue;
+		}
+		fmt_pct(s, sizeof(s), fig_psi_share(p->d_some_us, wall));
+		fmt_pct(f, sizeof(f), p->have_full ?
+		    fig_psi_share(p->d_full_us, wall) : NAN);
+		sbuf_printf(o, " some %s full %s", s, f);
+	}
+	sbuf_putc(o, '\n');
+}
+
+static void
+summary_memory(struct sbuf *o, const Vitals__Window *w)
+{
+	static const char *const mem[] = { "MemTotal", "MemAvailable",
+		"SwapTotal", "SwapFree" };
+	static const char *const vm[] = { "pgfault", "pgmajfault", "pswpin",
+		"pswpout" };
+	size_t i;
+
+	sbuf_puts(o, "Memory (kB, last):");
+	for (i = 0; i < sizeof(mem) / sizeof(mem[0]); i++) {
+		const Vitals__NamedGauge *g = fig_meminfo(w, mem[i]);
+
+		sbuf_printf(o, "%s %s ", i ? "," : "", mem[i]);
+		put_gauge_last(o, g ? g->gauge : NULL, "%.0f");
+	}
+	sbuf_puts(o, "\nvmstat (window deltas):");
+	for (i = 0; i < sizeof(vm) / sizeof(vm[0]); i++) {
+		const Vitals__Counter *c = fig_counter(w->vmstat, w->n_vmstat,
+		    vm[i]);
+
+		if (c)
+			sbuf_printf(o, "%s %s %llu", i ? "," : "", vm[i],
+			    ULL(c->value));
+		else
+			sbuf_printf(o, "%s %s n/a", i ? "," : "", vm[i]);
+	}
+	sbuf_putc(o, '\n');
+}
+
+void
+fmt_summary(struct sbuf *o, const Vitals__Window *w, const struct fmt_ctx *c)
+{
+	char from[40], to[40];
+	Vitals__Task **s;
+	size_t i;
+
+	sbuf_puts(o, "Load: ");
+	put_gauge_last(o, w->load1, "%.2f");
+	sbuf_puts(o, " / ");
+	put_gauge_last(o, w->load5, "%.2f");
+	sbuf_puts(o, " / ");
+	put_gauge_last(o, w->load15, "%.2f");
+	sbuf_putc(o, '\n');
+
+	fmt_time(from, sizeof(from), w->wall_start_ns);
+	fmt_time(to, sizeof(to), w->wall_end_ns);
+	sbuf_printf(o, "CPU usage from %lldms to %lldms ago (window %llu: %s "
+	    "to %s, %u/%u samples valid, USER_HZ %u):\n",
+	    (long long)((c->now_mono_ns - w->mono_start_ns) / 1000000),
+	    (long long)((c->now_mono_ns - w->mono_end_ns) / 1000000),
+	    ULL(w->seq), from, to, w->samples_valid, w->samples, w->hz);
+	s = tasks_sorted(w->procs, w->n_procs);
+	for (i = 0; s && i < w->n_procs; i++)
+		summary_task(o, s[i], w->hz);
+	free(s);
+	if (w->nprocs_total > w->n_procs)
+		sbuf_printf(o, "  (%llu more processes with activity)\n",
+		    ULL(w->nprocs_total - w->n_procs));
+	summary_total(o, w->all);
+	summary_pressure(o, w);
+	summary_memory(o, w);
+}
+
+/* ------------------------------------------------------------ cpu */
+
+/* Each buffer len bytes; unknown values are "n/a", never 0. */
+static void
+put_freq(const Vitals__Cpu *c, char *cur, char *max, char *ratio, char *cap,
+    size_t len)
+{
+	if (c->cur_khz && c->cur_khz->n)
+		snprintf(cur, len, "%.0f", fig_gauge_avg(c->cur_khz));
+	else
+		snprintf(cur, len, "n/a");
+	if (c->max_khz > 0)
+		snprintf(max, len, "%lld", (long long)c->max_khz);
+	else
+		snprintf(max, len, "n/a");
+	if (c->freq_ratio && c->freq_ratio->n)
+		snprintf(ratio, len, "%.2f", fig_gauge_avg(c->freq_ratio));
+	else
+		snprintf(ratio, len, "n/a");
+	if (c->capacity >= 0)
+		snprintf(cap, len, "%d", c->capacity);
+	else
+		snprintf(cap, len, "n/a");
+}
+
+static void
+cpu_row(struct sbuf *o, const char *label, const char *state,
+    const Vitals__Cpu *c)
+{
+	const Vitals__CpuTimes *d = c->d;
+	uint64_t total = fig_cpu_total(d), busy = fig_cpu_busy(d);
+	char b[16], io[16], st[16], cur[24], max[24], ratio[24], cap[24];
+
+	fmt_pct(b, sizeof(b), fig_ratio(busy, total));
+	fmt_pct(io, sizeof(io), fig_ratio(d ? d->iowait : 0, total));
+	fmt_pct(st, sizeof(st), fig_ratio(d ? d->steal : 0, total));
+	if (c->cpu < 0) {
+		/* the aggregate line has no frequency or capacity of its own */
+		snprintf(cur, sizeof(cur), "-");
+		snprintf(max, sizeof(max), "-");
+		snprintf(ratio, sizeof(ratio), "-");
+		snprintf(cap, sizeof(cap), "-");
+	} else {
+		put_freq(c, cur, max, ratio, cap, sizeof(cur));
+	}
+	sbuf_printf(o, "  %-6s %-7s %6s %6s %6s %9llu %9llu %9llu %9llu "
+	    "%8s %8s %5s %4s\n", label, state, b, io, st, ULL(busy),
+	    ULL(d ? d->iowait : 0), ULL(d ? d->steal : 0), ULL(total), cur,
+	    max, ratio, cap);
+}
+
+void
+fmt_cpu(struct sbuf *o, const Vitals__Window *w)
+{
+	const Vitals__CpuTimes *d = w->all ? w->all->d : NULL;
+	char span[16], online[16];
+	size_t i;
+
+	duration_format(span, sizeof(span), w->mono_end_ns - w->mono_start_ns);
+	if (w->online_cpus && w->online_cpus->n)
+		snprintf(online, sizeof(online), "%.0f", w->online_cpus->last);
+	else
+		snprintf(online, sizeof(online), "n/a");
+	sbuf_printf(o, "CPU window %llu: %s, USER_HZ %u, %s CPUs online\n",
+	    ULL(w->seq), span, w->hz, online);
+	sbuf_printf(o, "  %-6s %-7s %6s %6s %6s %9s %9s %9s %9s %8s %8s %5s "
+	    "%4s\n", "cpu", "state", "busy", "iowait", "steal", "busy_t",
+	    "iowait_t", "steal_t", "total_t", "cur_kHz", "max_kHz", "ratio",
+	    "cap");
+	if (w->all)
+		cpu_row(o, "all", "-", w->all);
+	for (i = 0; i < w->n_cpus; i++) {
+		const Vitals__Cpu *c = w->cpus[i];
+		char label[16];
+
+		snprintf(label, sizeof(label), "cpu%d", c->cpu);
+		cpu_row(o, label, c->online ? "online" : "offline", c);
+	}
+	if (d)
+		sbuf_printf(o, "  all ticks: user %llu nice %llu system %llu "
+		    "idle %llu iowait %llu irq %llu softirq %llu steal %llu "
+		    "(guest %llu, guest_nice %llu: inside user, nice); "
+		    "%u samples\n", ULL(d->user), ULL(d->nice),
+		    ULL(d->system), ULL(d->idle), ULL(d->iowait), ULL(d->irq),
+		    ULL(d->softirq), ULL(d->steal), ULL(d->guest),
+		    ULL(d->guest_nice), w->all->samples);
+	sbuf_puts(o, "  busy = user+nice+system+irq+softirq over total; "
+	    "cur_kHz and ratio are window averages\n");
+}
+
+/* ------------------------------------------------------------ top */
+
+static const char *
+metric_name(Vitals__Metric m)
+{
+	switch (m) {
+	case VITALS__METRIC__METRIC_CPU:
+		return "cpu";
+	case VITALS__METRIC__METRIC_MINFLT:
+		return "minflt";
+	case VITALS__METRIC__METRIC_MAJFLT:
+		return "majflt";
+	case VITALS__METRIC__METRIC_RSS:
+		return "rss";
+	default:
+		return "?";
+	}
+}
+
+static void
+task_figures(struct sbuf *o, const Vitals__Task *t, uint32_t hz,
+    unsigned page_kb)
+{
+	uint64_t cpu = t->d_utime + t->d_stime;
+	char ce[16], ms[16], no[16];
+
+	fmt_pct(ce, sizeof(ce), fig_core_equiv(cpu, t->wall_ns, hz));
+	fmt_pct(ms, sizeof(ms), fig_machine_share(cpu, t->total_ticks));
+	fmt_pct(no, sizeof(no), fig_normalised(cpu, t->norm_ticks));
+	sbuf_printf(o, " %7s %6s %6s %8llu %8llu %8llu %6llu %8llu", ce, ms,
+	    no, ULL(t->d_utime), ULL(t->d_stime), ULL(t->d_minflt),
+	    ULL(t->d_majflt), ULL(t->rss_pages_max * page_kb));
+}
+
+static const char figures_hdr[] = " %7s %6s %6s %8s %8s %8s %6s %8s";
+
+void
+fmt_top(struct sbuf *o, const Vitals__TaskList *tl, const struct fmt_ctx *c)
+{
+	char from[40], to[40], span[16];
+	size_t i;
+
+	fmt_time(from, sizeof(from), tl->from_wall_ns);
+	fmt_time(to, sizeof(to), tl->to_wall_ns);
+	duration_format(span, sizeof(span), tl->to_wall_ns - tl->from_wall_ns);
+	sbuf_printf(o, "Top %zu %s by %s, %s to %s (%s), USER_HZ %u:\n",
+	    tl->n_tasks, tl->threads ? "threads" : "processes",
+	    metric_name(tl->metric), from, to, span, tl->hz);
+	if (tl->threads)
+		sbuf_printf(o, "  %7s %7s", "tid", "tgid");
+	else
+		sbuf_printf(o, "  %7s", "pid");
+	sbuf_printf(o, " %10s", "uid");
+	sbuf_printf(o, figures_hdr, "core", "share", "norm", "utime",
+	    "stime", "minflt", "majflt", "rss_kB");
+	sbuf_puts(o, "  name\n");
+	for (i = 0; i < tl->n_tasks; i++) {
+		const Vitals__Task *t = tl->tasks[i];
+
+		sbuf_printf(o, "%c %7d", task_mark(t), t->id);
+		if (tl->threads)
+			sbuf_printf(o, " %7d", t->tgid);
+		if (t->uid == VITALS_UID_UNKNOWN)
+			sbuf_printf(o, " %10s", "?");
+		else
+			sbuf_printf(o, " %10u", t->uid);
+		task_figures(o, t, tl->hz, c->page_kb);
+		sbuf_puts(o, "  ");
+		if (tl->threads) {
+			put_label(o, t->comm);
+			sbuf_puts(o, " (");
+			put_label(o, t->name);
+			sbuf_putc(o, ')');
+		} else {
+			put_label(o, task_label(t));
+		}
+		sbuf_putc(o, '\n');
+	}
+	if (tl->n_tasks == 0)
+		sbuf_puts(o, "  (no activity in the range)\n");
+}
+
+/* ------------------------------------------------------------ proc */
+
+/* Σ of history points of one instance (id, starttime). */
+struct inst {
+	Vitals__Task t;		/* sums; strings borrowed from the message */
+	double cpu_s;		/* Σ ticks / hz, exact across hz changes */
+	bool hz_unknown;
+	int64_t from, to;
+	unsigned windows;
+};
+
+static void
+inst_add(struct inst *a, const Vitals__HistoryPoint *h)
+{
+	const Vitals__Task *t = h->task;
+
+	if (a->windows == 0) {
+		a->t = *t;
+		a->t.d_utime = a->t.d_stime = a->t.d_minflt = 0;
+		a->t.d_majflt = a->t.wall_ns = a->t.total_ticks = 0;
+		a->t.norm_ticks = 0;
+		a->t.samples = 0;
+		a->t.rss_pages_max = 0;
+		a->from = h->wall_start_ns;
+	}
+	a->t.d_utime += t->d_utime;
+	a->t.d_stime += t->d_stime;
+	a->t.d_minflt += t->d_minflt;
+	a->t.d_majflt += t->d_majflt;
+	a->t.samples += t->samples;
+	a->t.wall_ns += t->wall_ns;
+	a->t.total_ticks += t->total_ticks;
+	a->t.norm_ticks += t->norm_ticks;
+	if (t->rss_pages_max > a->t.rss_pages_max)
+		a->t.rss_pages_max = t->rss_pages_max;
+	a->t.rss_pages_last = t->rss_pages_last;
+	a->t.born |= t->born;
+	a->t.exited |= t->exited;
+	if (h->hz)
+		a->cpu_s += (double)(t->d_utime + t->d_stime) / h->hz;
+	else
+		a->hz_unknown = true;
+	if (h->wall_start_ns < a->from)
+		a->from = h->wall_start_ns;
+	if (h->wall_end_ns > a->to)
+		a->to = h->wall_end_ns;
+	a->windows++;
+}
+
+/* Group points by (id, starttime), in order of first appearance. */
+static struct inst *
+inst_group(Vitals__HistoryPoint *const *v, size_t n, size_t *ret_n)
+{
+	struct inst *a;
+	size_t i, k, m = 0;
+
+	*ret_n = 0;
+	if (n == 0 || (a = calloc(n, sizeof(*a))) == NULL)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		const Vitals__Task *t = v[i]->task;
+
+		if (t == NULL)
+			continue;
+		for (k = 0; k < m; k++)
+			if (a[k].t.id == t->id &&
+			    a[k].t.starttime == t->starttime)
+				break;
+		if (k == m)
+			m++;
+		inst_add(&a[k], v[i]);
+	}
+	*ret_n = m;
+	return a;
+}
+
+static double
+inst_core_equiv(const struct inst *a)
+{
+	if (a->hz_unknown || a->t.wall_ns == 0)
+		return NAN;
+	return a->cpu_s / ((double)a->t.wall_ns / VITALS_NSEC_PER_SEC);
+}
+
+static void
+inst_figures(struct sbuf *o, const struct inst *a, unsigned page_kb)
+{
+	const Vitals__Task *t = &a->t;
+	uint64_t cpu = t->d_utime + t->d_stime;
+	char ce[16], ms[16], no[16];
+
+	fmt_pct(ce, sizeof(ce), inst_core_equiv(a));
+	fmt_pct(ms, sizeof(ms), fig_machine_share(cpu, t->total_ticks));
+	fmt_pct(no, sizeof(no), fig_normalised(cpu, t->norm_ticks));
+	sbuf_printf(o, " %7s %6s %6s %8llu %8llu %8llu %6llu %8llu", ce, ms,
+	    no, ULL(t->d_utime), ULL(t->d_stime), ULL(t->d_minflt),
+	    ULL(t->d_majflt), ULL(t->rss_pages_max * page_kb));
+}
+
+static int
+cmp_inst_cpu(const void *a, const void *b)
+{
+	const struct inst *x = a, *y = b;
+	uint64_t cx = x->t.d_utime + x->t.d_stime;
+	uint64_t cy = y->t.d_utime + y->t.d_stime;
+
+	if (cx != cy)
+		return cx < cy ? 1 : -1;
+	return (x->t.id > y->t.id) - (x->t.id < y->t.id);
+}
+
+void
+fmt_process(struct sbuf *o, const Vitals__ProcessInfo *pi, int32_t pid,
+    const struct fmt_ctx *c)
+{
+	struct inst *ins, *th;
+	size_t nins, nth, i;
+	char when[40], span[16];
+
+	ins = inst_group(pi->history, pi->n_history, &nins);
+	sbuf_printf(o, "Process %d: %zu windows", pid, pi->n_history);
+	if (nins > 0) {
+		sbuf_puts(o, " (");
+		put_label(o, task_label(&ins[0].t));
+		sbuf_putc(o, ')');
+	}
+	sbuf_puts(o, "\n");
+	sbuf_printf(o, "  %-23s %6s", "window start", "len");
+	sbuf_printf(o, figures_hdr, "core", "share", "norm", "utime",
+	    "stime", "minflt", "majflt", "rss_kB");
+	sbuf_puts(o, "\n");
+	for (i = 0; i < pi->n_history; i++) {
+		const Vitals__HistoryPoint *h = pi->history[i];
+
+		if (h->task == NULL)
+			continue;
+		fmt_time(when, sizeof(when), h->wall_start_ns);
+		duration_format(span, sizeof(span),
+		    h->wall_end_ns - h->wall_start_ns);
+		sbuf_printf(o, "%c %-23s %6s", task_mark(h->task), when, span);
+		task_figures(o, h->task, h->hz, c->page_kb);
+		if (h->level)
+			sbuf_printf(o, "  (roll-up level %u)", h->level);
+		sbuf_putc(o, '\n');
+	}
+	for (i = 0; i < nins; i++) {
+		char st[40];
+
+		snprintf(st, sizeof(st), "Σ starttime %llu",
+		    ULL(ins[i].t.starttime));
+		duration_format(span, sizeof(span), ins[i].to - ins[i].from);
+		/* "Σ" is two bytes, one column */
+		sbuf_printf(o, "  %-24s %6s", st, span);
+		inst_figures(o, &ins[i], c->page_kb);
+		sbuf_printf(o, "  %u windows\n", ins[i].windows);
+	}
+	if (pi->n_history == 0)
+		sbuf_puts(o, "  (no activity in the range)\n");
+	free(ins);
+
+	if (pi->n_threads == 0)
+		return;
+	th = inst_group(pi->threads, pi->n_threads, &nth);
+	if (th)
+		qsort(th, nth, sizeof(*th), cmp_inst_cpu);
+	sbuf_printf(o, "Threads: %zu (Σ over the range)\n", nth);
+	sbuf_printf(o, "  %7s", "tid");
+	sbuf_printf(o, figures_hdr, "core", "share", "norm", "utime",
+	    "stime", "minflt", "majflt", "rss_kB");
+	sbuf_puts(o, "  comm\n");
+	for (i = 0; i < nth; i++) {
+		sbuf_printf(o, "%c %7d", task_mark(&th[i].t), th[i].t.id);
+		inst_figures(o, &th[i], c->page_kb);
+		sbuf_puts(o, "  ");
+		put_label(o, th[i].t.comm);
+		sbuf_putc(o, '\n');
+	}
+	free(th);
+}
+
+/* ------------------------------------------------------------ health */
+
+static void
+put_counters(struct sbuf *o, const char *label, Vitals__Counter *const *v,
+    size_t n)
+{
+	size_t i;
+
+	sbuf_printf(o, "  %s:", label);
+	if (n == 0)
+		sbuf_puts(o, " none");
+	for (i = 0; i < n; i++)
+		sbuf_printf(o, " %s %llu", v[i]->name, ULL(v[i]->value));
+	sbuf_putc(o, '\n');
+}
+
+static void
+health_window(struct sbuf *o, const Vitals__Window *w)
+{
+	const Vitals__WindowHealth *h = w->health;
+	int64_t span_ns = w->mono_end_ns - w->mono_start_ns;
+	char span[16], pct[16];
+	size_t i;
+
+	duration_format(span, sizeof(span), span_ns);
+	sbuf_printf(o, "Last window %llu: %s, samples %u, valid %u\n",
+	    ULL(w->seq), span, w->samples, w->samples_valid);
+	put_counters(o, "invalid samples", w->invalid_samples,
+	    w->n_invalid_samples);
+	put_counters(o, "dropped deltas", w->invalid_deltas,
+	    w->n_invalid_deltas);
+	if (h == NULL) {
+		sbuf_puts(o, "  collector: n/a\n");
+		return;
+	}
+	fmt_pct(pct, sizeof(pct), fig_self_core_equiv(h, span_ns));
+	sbuf_printf(o, "  own cpu: %s of a core (user %llu us + sys %llu us "
+	    "over %s)\n", pct, ULL(h->self_utime_us), ULL(h->self_stime_us),
+	    span);
+	sbuf_puts(o, "  cost per sample, avg/max us:");
+	for (i = 0; i < h->n_coll_ns_sum; i++) {
+		const Vitals__Counter *mx = fig_counter(h->coll_ns_max,
+		    h->n_coll_ns_max, h->coll_ns_sum[i]->name);
+
+		sbuf_printf(o, " %s ", h->coll_ns_sum[i]->name);
+		if (w->samples)
+			sbuf_printf(o, "%llu", ULL(h->coll_ns_sum[i]->value /
+			    w->samples / 1000));
+		else
+			sbuf_puts(o, "n/a");
+		if (mx)
+			sbuf_printf(o, "/%llu", ULL(mx->value / 1000));
+		else
+			sbuf_puts(o, "/n/a");
+	}
+	sbuf_puts(o, "; whole sample ");
+	if (w->samples)
+		sbuf_printf(o, "%llu", ULL(h->sample_ns_sum / w->samples /
+		    1000));
+	else
+		sbuf_puts(o, "n/a");
+	sbuf_printf(o, "/%llu\n", ULL(h->sample_ns_max / 1000));
+	if (h->tick_late_ns_max || h->tick_late_ns_sum) {
+		sbuf_puts(o, "  timer lateness avg/max us: ");
+		if (w->samples)
+			sbuf_printf(o, "%llu", ULL(h->tick_late_ns_sum /
+			    w->samples / 1000));
+		else
+			sbuf_puts(o, "n/a");
+		sbuf_printf(o, "/%llu\n", ULL(h->tick_late_ns_max / 1000));
+	}
+	sbuf_printf(o, "  late ticks %u, burst samples %u; scanned %u procs "
+	    "%u threads; exited %u procs %u threads; cpu lines dropped %u\n",
+	    h->late_ticks, h->burst_samples, h->procs_scanned,
+	    h->threads_scanned, h->procs_exited, h->threads_exited,
+	    h->cpu_dropped);
+}
+
+void
+fmt_health(struct sbuf *o, const Vitals__Health *h, const struct fmt_ctx *c)
+{
+	char up[16], left[16];
+
+	duration_format(up, sizeof(up), (int64_t)h->uptime_ns);
+	sbuf_printf(o, "vitalsd up %s, sampling every %u ms", up,
+	    h->interval_ms);
+	if (h->burst_until_mono_ns > c->now_mono_ns) {
+		duration_format(left, sizeof(left),
+		    h->burst_until_mono_ns - c->now_mono_ns);
+		sbuf_printf(o, " (burst, %s left)", left);
+	}
+	sbuf_putc(o, '\n');
+	if (h->last)
+		health_window(o, h->last);
+	else
+		sbuf_puts(o, "Last window: none closed yet\n");
+	if (h->store) {
+		const Vitals__StoreHealth *s = h->store;
+
+		sbuf_printf(o, "Store: %s, %llu bytes; windows written %llu, "
+		    "write failures %llu, rolled up %llu, deleted by age %llu "
+		    "by size %llu; corrupt moved aside %llu",
+		    s->state && *s->state ? s->state : "n/a",
+		    ULL(s->db_bytes), ULL(s->windows_written),
+		    ULL(s->write_failures), ULL(s->windows_rolled),
+		    ULL(s->deleted_age), ULL(s->deleted_size),
+		    ULL(s->corrupt_moved));
+		if (s->corrupt_path && *s->corrupt_path)
+			sbuf_printf(o, " (%s)", s->corrupt_path);
+		sbuf_printf(o, "\n  commit last %.3f ms max %.3f ms; queued "
+		    "%u, dropped %llu\n", (double)s->commit_ns_last / 1e6,
+		    (double)s->commit_ns_max / 1e6, s->queued,
+		    ULL(s->dropped));
+		if (s->last_err || (s->last_errmsg && *s->last_errmsg))
+			sbuf_printf(o, "  last error %d: %s\n", s->last_err,
+			    s->last_errmsg ? s->last_errmsg : "");
+	} else {
+		sbuf_puts(o, "Store: n/a\n");
+	}
+	if (h->control) {
+		const Vitals__ControlHealth *k = h->control;
+
+		sbuf_printf(o, "Control: %u connections; accepted %llu, "
+		    "requests %llu, denied %llu, bad frames %llu, idle closed "
+		    "%llu, overflow closed %llu, accept paused %llu, busy "
+		    "%llu\n  store queries %llu (slowest %.3f ms), queued "
+		    "%u\n", k->connections, ULL(k->accepted),
+		    ULL(k->requests), ULL(k->denied), ULL(k->bad_frames),
+		    ULL(k->idle_closed), ULL(k->overflow_closed),
+		    ULL(k->accept_paused), ULL(k->queries_busy),
+		    ULL(k->queries), (double)k->query_ns_max / 1e6,
+		    k->queries_queued);
+	} else {
+		sbuf_puts(o, "Control: n/a\n");
+	}
+}
+
+void
+fmt_burst(struct sbuf *o, const Vitals__BurstAck *a, uint32_t asked_ms)
+{
+	sbuf_printf(o, "burst: sampling every %u ms for %.1f s", a->interval_ms,
+	    a->duration_ms / 1000.0);
+	if (asked_ms && a->duration_ms < asked_ms)
+		sbuf_printf(o, " (asked %.1f s; the daemon caps a burst)",
+		    asked_ms / 1000.0);
+	sbuf_putc(o, '\n');
+}

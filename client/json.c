@@ -1,0 +1,492 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * JSON output. The emitter is small on purpose (no dependency); messages are
+ * walked through their protobuf-c descriptors so every raw field appears
+ * under its .proto name, and the figures of doc/metrics.md are added beside
+ * them. Unknown values (a gauge with no reading, max_khz −1, a PSI file
+ * that does not exist, a zero denominator) are null, never 0.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+
+/* Length of the valid UTF-8 sequence at s (RFC 3629), 0 if invalid. */
+static size_t
+utf8_seq(const unsigned char *s, size_t len)
+{
+	unsigned char c = s[0];
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t n, i;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4;
+	else
+		return 0; /* continuation byte, overlong lead, or > U+10FFFF */
+	/* second byte ranges that exclude overlongs, surrogates, > U+10FFFF */
+	if (c == 0xe0)
+		lo = 0xa0;
+	else if (c == 0xed)
+		hi = 0x9f;
+	else if (c == 0xf0)
+		lo = 0x90;
+	else if (c == 0xf4)
+		hi = 0x8f;
+	if (len < n)
+		return 0;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (i = 2; i < n; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+/*
+ * A JSON string literal with its quotes. Valid UTF-8 passes through;
+ * each byte that does not start a valid sequence becomes U+FFFD, so the
+ * output is always valid UTF-8 JSON whatever a comm or cmdline held.
+ */
+void
+json_escape(struct sbuf *o, const char *str, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0;
+
+	sbuf_putc(o, '"');
+	while (i < len) {
+		unsigned char c = s[i];
+		size_t n;
+
+		switch (c) {
+		case '"':
+			sbuf_puts(o, "\\\"");
+			i++;
+			continue;
+		case '\\':
+			sbuf_puts(o, "\\\\");
+			i++;
+			continue;
+		case '\b':
+			sbuf_puts(o, "\\b");
+			i++;
+			continue;
+		case '\f':
+			sbuf_puts(o, "\\f");
+			i++;
+			continue;
+		case '\n':
+			sbuf_puts(o, "\\n");
+			i++;
+			continue;
+		case '\r':
+			sbuf_puts(o, "\\r");
+			i++;
+			continue;
+		case '\t':
+			sbuf_puts(o, "\\t");
+			i++;
+			continue;
+		default:
+			break;
+		}
+		if (c < 0x20 || c == 0x7f) {
+			sbuf_printf(o, "\\u%04x", c);
+			i++;
+			continue;
+		}
+		if ((n = utf8_seq(s + i, len - i)) == 0) {
+			sbuf_puts(o, "\\ufffd");
+			i++;
+			continue;
+		}
+		sbuf_put(o, (const char *)s + i, n);
+		i += n;
+	}
+	sbuf_putc(o, '"');
+}
+
+void
+json_init(struct json *j, struct sbuf *o)
+{
+	memset(j, 0, sizeof(*j));
+	j->o = o;
+}
+
+/* The separator and, inside an object, the key. */
+static void
+json_key(struct json *j, const char *key)
+{
+	if (j->comma[j->depth])
+		sbuf_putc(j->o, ',');
+	j->comma[j->depth] = true;
+	if (key) {
+		json_escape(j->o, key, strlen(key));
+		sbuf_putc(j->o, ':');
+	}
+}
+
+static void
+json_open(struct json *j, const char *key, char c)
+{
+	json_key(j, key);
+	sbuf_putc(j->o, c);
+	if (j->depth + 1 < sizeof(j->comma) / sizeof(j->comma[0]))
+		j->depth++;
+	j->comma[j->depth] = false;
+}
+
+static void
+json_close(struct json *j, char c)
+{
+	sbuf_putc(j->o, c);
+	if (j->depth > 0)
+		j->depth--;
+}
+
+void
+json_obj_begin(struct json *j, const char *key)
+{
+	json_open(j, key, '{');
+}
+
+void
+json_obj_end(struct json *j)
+{
+	json_close(j, '}');
+}
+
+void
+json_arr_begin(struct json *j, const char *key)
+{
+	json_open(j, key, '[');
+}
+
+void
+json_arr_end(struct json *j)
+{
+	json_close(j, ']');
+}
+
+void
+json_str(struct json *j, const char *key, const char *s)
+{
+	json_key(j, key);
+	if (s == NULL)
+		sbuf_puts(j->o, "null");
+	else
+		json_escape(j->o, s, strlen(s));
+}
+
+void
+json_u64(struct json *j, const char *key, uint64_t v)
+{
+	json_key(j, key);
+	sbuf_printf(j->o, "%" PRIu64, v);
+}
+
+void
+json_i64(struct json *j, const char *key, int64_t v)
+{
+	json_key(j, key);
+	sbuf_printf(j->o, "%" PRId64, v);
+}
+
+/* Shortest of %.15g / %.17g that reads back exactly; NaN and ±inf: null. */
+void
+json_double(struct json *j, const char *key, double v)
+{
+	char buf[32];
+
+	json_key(j, key);
+	if (!isfinite(v)) {
+		sbuf_puts(j->o, "null");
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%.15g", v);
+	if (strtod(buf, NULL) != v)
+		snprintf(buf, sizeof(buf), "%.17g", v);
+	sbuf_puts(j->o, buf);
+}
+
+void
+json_bool(struct json *j, const char *key, bool v)
+{
+	json_key(j, key);
+	sbuf_puts(j->o, v ? "true" : "false");
+}
+
+void
+json_null(struct json *j, const char *key)
+{
+	json_key(j, key);
+	sbuf_puts(j->o, "null");
+}
+
+/* ------------------------------------------------------------ messages */
+
+/* What derived figures need from enclosing messages. */
+struct jctx {
+	uint32_t hz;		/* Window, TaskList, HistoryPoint */
+	uint64_t wall_ns;	/* the window's Σ Δmono (all.wall_ns) */
+	int64_t span_ns;	/* mono_end_ns − mono_start_ns */
+};
+
+static void json_msg(struct json *j, const char *key,
+    const ProtobufCMessage *m, struct jctx c);
+
+#define IS(m, name) ((m)->descriptor == &vitals__##name##__descriptor)
+
+/* A field whose value means "unknown" in the protocol: printed null. */
+static bool
+field_unknown(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f)
+{
+	if (IS(m, cpu)) {
+		const Vitals__Cpu *c = (const Vitals__Cpu *)m;
+
+		if (strcmp(f->name, "max_khz") == 0)
+			return c->max_khz < 0;
+		if (strcmp(f->name, "capacity") == 0)
+			return c->capacity < 0;
+	} else if (IS(m, task)) {
+		if (strcmp(f->name, "uid") == 0)
+			return ((const Vitals__Task *)m)->uid ==
+			    VITALS_UID_UNKNOWN;
+	} else if (IS(m, psi)) {
+		const Vitals__Psi *p = (const Vitals__Psi *)m;
+
+		if (strcmp(f->name, "resource") == 0 ||
+		    strcmp(f->name, "available") == 0 ||
+		    strcmp(f->name, "have_full") == 0)
+			return false;
+		if (!p->available)
+			return true;
+		if (strncmp(f->name, "full", 4) == 0 ||
+		    strcmp(f->name, "d_full_us") == 0)
+			return !p->have_full;
+	}
+	return false;
+}
+
+static void
+json_field(struct json *j, const ProtobufCMessage *m,
+    const ProtobufCFieldDescriptor *f, const void *p, const char *key,
+    struct jctx c)
+{
+	const ProtobufCEnumValue *ev;
+
+	switch (f->type) {
+	case PROTOBUF_C_TYPE_INT32:
+	case PROTOBUF_C_TYPE_SINT32:
+	case PROTOBUF_C_TYPE_SFIXED32:
+		json_i64(j, key, *(const int32_t *)p);
+		break;
+	case PROTOBUF_C_TYPE_UINT32:
+	case PROTOBUF_C_TYPE_FIXED32:
+		json_u64(j, key, *(const uint32_t *)p);
+		break;
+	case PROTOBUF_C_TYPE_INT64:
+	case PROTOBUF_C_TYPE_SINT64:
+	case PROTOBUF_C_TYPE_SFIXED64:
+		json_i64(j, key, *(const int64_t *)p);
+		break;
+	case PROTOBUF_C_TYPE_UINT64:
+	case PROTOBUF_C_TYPE_FIXED64:
+		json_u64(j, key, *(const uint64_t *)p);
+		break;
+	case PROTOBUF_C_TYPE_FLOAT:
+		json_double(j, key, *(const float *)p);
+		break;
+	case PROTOBUF_C_TYPE_DOUBLE:
+		json_double(j, key, *(const double *)p);
+		break;
+	case PROTOBUF_C_TYPE_BOOL:
+		json_bool(j, key, *(const protobuf_c_boolean *)p != 0);
+		break;
+	case PROTOBUF_C_TYPE_ENUM:
+		ev = protobuf_c_enum_descriptor_get_value(f->descriptor,
+		    *(const int *)p);
+		if (ev)
+			json_str(j, key, ev->name);
+		else
+			json_i64(j, key, *(const int *)p);
+		break;
+	case PROTOBUF_C_TYPE_STRING:
+		json_str(j, key, *(char *const *)p);
+		break;
+	case PROTOBUF_C_TYPE_BYTES: {
+		const ProtobufCBinaryData *b = p;
+		size_t i;
+
+		json_key(j, key);
+		sbuf_putc(j->o, '"');
+		for (i = 0; i < b->len; i++)
+			sbuf_printf(j->o, "%02x", b->data[i]);
+		sbuf_putc(j->o, '"');
+		break;
+	}
+	case PROTOBUF_C_TYPE_MESSAGE:
+		json_msg(j, key, *(ProtobufCMessage *const *)p, c);
+		break;
+	}
+	(void)m;
+}
+
+static size_t
+field_size(const ProtobufCFieldDescriptor *f)
+{
+	switch (f->type) {
+	case PROTOBUF_C_TYPE_INT32:
+	case PROTOBUF_C_TYPE_SINT32:
+	case PROTOBUF_C_TYPE_SFIXED32:
+	case PROTOBUF_C_TYPE_UINT32:
+	case PROTOBUF_C_TYPE_FIXED32:
+		return 4;
+	case PROTOBUF_C_TYPE_INT64:
+	case PROTOBUF_C_TYPE_SINT64:
+	case PROTOBUF_C_TYPE_SFIXED64:
+	case PROTOBUF_C_TYPE_UINT64:
+	case PROTOBUF_C_TYPE_FIXED64:
+		return 8;
+	case PROTOBUF_C_TYPE_FLOAT:
+		return sizeof(float);
+	case PROTOBUF_C_TYPE_DOUBLE:
+		return sizeof(double);
+	case PROTOBUF_C_TYPE_BOOL:
+		return sizeof(protobuf_c_boolean);
+	case PROTOBUF_C_TYPE_ENUM:
+		return sizeof(int);
+	case PROTOBUF_C_TYPE_STRING:
+		return sizeof(char *);
+	case PROTOBUF_C_TYPE_BYTES:
+		return sizeof(ProtobufCBinaryData);
+	case PROTOBUF_C_TYPE_MESSAGE:
+		return sizeof(ProtobufCMessage *);
+	}
+	return 0;
+}
+
+static void
+json_derived(struct json *j, const ProtobufCMessage *m, struct jctx c)
+{
+	if (IS(m, gauge)) {
+		json_double(j, "avg", fig_gauge_avg((const Vitals__Gauge *)m));
+	} else if (IS(m, cpu)) {
+		const Vitals__Cpu *p = (const Vitals__Cpu *)m;
+		uint64_t total = fig_cpu_total(p->d), busy = fig_cpu_busy(p->d);
+
+		json_u64(j, "total", total);
+		json_u64(j, "busy", busy);
+		json_double(j, "busy_share", fig_ratio(busy, total));
+		json_double(j, "iowait_share",
+		    fig_ratio(p->d ? p->d->iowait : 0, total));
+		json_double(j, "steal_share",
+		    fig_ratio(p->d ? p->d->steal : 0, total));
+	} else if (IS(m, task)) {
+		const Vitals__Task *t = (const Vitals__Task *)m;
+		uint64_t cpu = t->d_utime + t->d_stime;
+
+		json_u64(j, "cpu_ticks", cpu);
+		json_double(j, "core_equiv", fig_core_equiv(cpu, t->wall_ns,
+		    c.hz));
+		json_double(j, "machine_share", fig_machine_share(cpu,
+		    t->total_ticks));
+		json_double(j, "normalised", fig_normalised(cpu,
+		    t->norm_ticks));
+	} else if (IS(m, psi)) {
+		const Vitals__Psi *p = (const Vitals__Psi *)m;
+
+		json_double(j, "some_share", p->available ?
+		    fig_psi_share(p->d_some_us, c.wall_ns) : NAN);
+		json_double(j, "full_share", p->available && p->have_full ?
+		    fig_psi_share(p->d_full_us, c.wall_ns) : NAN);
+	} else if (IS(m, window_health)) {
+		json_double(j, "self_core_equiv", fig_self_core_equiv(
+		    (const Vitals__WindowHealth *)m, c.span_ns));
+	}
+}
+
+static void
+json_msg(struct json *j, const char *key, const ProtobufCMessage *m,
+    struct jctx c)
+{
+	const ProtobufCMessageDescriptor *d;
+	unsigned i;
+
+	/* An absent message, or a gauge that never had a reading. */
+	if (m == NULL || (IS(m, gauge) && ((const Vitals__Gauge *)m)->n == 0)) {
+		json_null(j, key);
+		return;
+	}
+	d = m->descriptor;
+	if (IS(m, window)) {
+		const Vitals__Window *w = (const Vitals__Window *)m;
+
+		c.hz = w->hz;
+		c.wall_ns = w->all ? w->all->wall_ns : 0;
+		c.span_ns = w->mono_end_ns - w->mono_start_ns;
+	} else if (IS(m, task_list)) {
+		c.hz = ((const Vitals__TaskList *)m)->hz;
+	} else if (IS(m, history_point)) {
+		c.hz = ((const Vitals__HistoryPoint *)m)->hz;
+	}
+	json_obj_begin(j, key);
+	for (i = 0; i < d->n_fields; i++) {
+		const ProtobufCFieldDescriptor *f = &d->fields[i];
+		const char *base = (const char *)m;
+		const void *p = base + f->offset;
+
+		if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
+			/* only the member that is set, under its own name */
+			if (*(const uint32_t *)(base + f->quantifier_offset) !=
+			    f->id)
+				continue;
+		}
+		if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+			size_t n =
+			    *(const size_t *)(base + f->quantifier_offset);
+			const char *arr = *(char *const *)p;
+			size_t k, sz = field_size(f);
+
+			json_arr_begin(j, f->name);
+			for (k = 0; k < n; k++)
+				json_field(j, m, f, arr + k * sz, NULL, c);
+			json_arr_end(j);
+			continue;
+		}
+		if (field_unknown(m, f)) {
+			json_null(j, f->name);
+			continue;
+		}
+		json_field(j, m, f, p, f->name, c);
+	}
+	json_derived(j, m, c);
+	json_obj_end(j);
+}
+
+void
+json_message(struct json *j, const char *key, const ProtobufCMessage *m)
+{
+	struct jctx c = { 0, 0, 0 };
+
+	json_msg(j, key, m, c);
+}
+
+void
+json_response(struct sbuf *o, const Vitals__Response *resp)
+{
+	struct json j;
+
+	json_init(&j, o);
+	json_message(&j, NULL, (const ProtobufCMessage *)resp);
+	sbuf_putc(o, '\n');
+}

@@ -1,0 +1,605 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * vitals: the dumpsys-style shell client of vitalsd. Parse options, build
+ * one request, send it, render the answer as text or JSON, exit with a code
+ * that says what went wrong (doc/vitals.1.md).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client.h"
+
+/* Options, and which commands accept them. */
+enum {
+	O_SORT = 1 << 0,
+	O_SINCE = 1 << 1,
+	O_THREADS = 1 << 2,
+	O_N = 1 << 3,
+	O_INTERVAL = 1 << 4,
+	O_COUNT = 1 << 5,
+	O_STARTTIME = 1 << 6,
+};
+
+struct opts {
+	const char *socket;
+	bool json;
+	int timeout_ms;
+	unsigned given; /* O_* seen */
+	Vitals__Metric sort;
+	int64_t since_ns;
+	bool threads;
+	uint32_t n;
+	int64_t interval_ns;
+	uint64_t count;
+	uint64_t starttime;
+	int32_t pid;		/* proc */
+	uint32_t burst_ms;	/* burst: asked, 0 for the default */
+	char **args; /* operands after the command */
+	int nargs;
+	struct fmt_ctx fc;
+};
+
+struct cmd {
+	const char *name;
+	int (*fn)(struct opts *o);
+	unsigned allowed;
+	int min_args, max_args;
+};
+
+static volatile sig_atomic_t interrupted;
+
+static void __attribute__((noreturn))
+usage(int status)
+{
+	fprintf(status ? stderr : stdout,
+	    "usage: vitals [--socket PATH] [--json] [--timeout MS] [COMMAND]\n"
+	    "commands:\n"
+	    "  (none) | summary [-n N]     CPU summary of the last window\n"
+	    "  cpu                         system and per-CPU figures\n"
+	    "  top [--sort cpu|minflt|majflt|rss] [--since DURATION]\n"
+	    "      [--threads] [-n N]      top processes or threads\n"
+	    "  proc PID [--threads] [--since DURATION] [--starttime T]\n"
+	    "                              one process, window by window\n"
+	    "  health                      collector, store, control health\n"
+	    "  burst [SECONDS]             sample every 100 ms (trusted)\n"
+	    "  watch [--interval S] [--count N] [-n N]\n"
+	    "                              refreshing summary\n"
+	    "  dump [-n N]                 the daemon's own text dump\n"
+	    "DURATION: 30s, 5m, 2h, 1d, 250ms, 1h30m (a bare number is "
+	    "seconds)\n"
+	    "socket: $VITALS_SOCKET, else %s if it exists, else %s\n",
+	    VITALS_SOCKET_ANDROID, VITALS_SOCKET_LINUX);
+	exit(status);
+}
+
+static void __attribute__((noreturn, format(printf, 1, 2)))
+usage_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("vitals: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs(" (vitals --help)\n", stderr);
+	exit(VX_USAGE);
+}
+
+static int
+put_out(const struct sbuf *b)
+{
+	if (b->err) {
+		fprintf(stderr, "vitals: out of memory\n");
+		return VX_PROTOCOL;
+	}
+	fwrite(sbuf_str(b), 1, b->len, stdout);
+	return fflush(stdout) == 0 ? VX_OK : VX_PROTOCOL;
+}
+
+static void
+range_since(Vitals__TimeRange *r, int64_t since_ns)
+{
+	r->since_ns = since_ns;
+}
+
+/*
+ * Send req, return the answer or an exit code. A daemon refusal is printed
+ * on stderr, and with --json the daemon's answer goes to stdout as well.
+ */
+static int
+call(const struct opts *o, Vitals__Request *req, Vitals__Response **ret)
+{
+	struct sbuf msg;
+	int x;
+
+	req->version = VITALS__PROTOCOL_VERSION__PROTOCOL_VERSION_1;
+	req->id = ((uint64_t)getpid() << 32) ^
+	    (uint64_t)clock_now_ns(CLOCK_MONOTONIC);
+	if (req->id == 0)
+		req->id = 1;
+	sbuf_init(&msg);
+	x = conn_call(o->socket, o->timeout_ms, req, ret, &msg);
+	if (x != VX_OK) {
+		if (x == VX_UNAVAILABLE && !strstr(sbuf_str(&msg), "try again"))
+			sbuf_puts(&msg, " — try again in a few seconds");
+		fprintf(stderr, "vitals: %s\n", sbuf_str(&msg));
+		if (o->json && *ret) {
+			struct sbuf b;
+
+			sbuf_init(&b);
+			json_response(&b, *ret);
+			put_out(&b);
+			sbuf_free(&b);
+		}
+		if (*ret)
+			vitals__response__free_unpacked(*ret, NULL);
+		*ret = NULL;
+	}
+	sbuf_free(&msg);
+	return x;
+}
+
+/* The common tail: JSON of the whole answer, or the command's text. */
+static int
+render(const struct opts *o, Vitals__Response *resp,
+    void (*text)(struct sbuf *, const Vitals__Response *,
+	const struct opts *))
+{
+	struct sbuf b;
+	int x;
+
+	sbuf_init(&b);
+	if (o->json)
+		json_response(&b, resp);
+	else
+		text(&b, resp, o);
+	x = put_out(&b);
+	sbuf_free(&b);
+	vitals__response__free_unpacked(resp, NULL);
+	return x;
+}
+
+static void
+text_summary(struct sbuf *b, const Vitals__Response *r, const struct opts *o)
+{
+	if (r->snapshot->window)
+		fmt_summary(b, r->snapshot->window, &o->fc);
+	else
+		sbuf_puts(b, "no window\n");
+}
+
+static int
+snapshot(const struct opts *o, Vitals__Response **ret)
+{
+	Vitals__Request req = VITALS__REQUEST__INIT;
+	Vitals__SnapshotRequest sr = VITALS__SNAPSHOT_REQUEST__INIT;
+
+	sr.top_n = o->n;
+	req.op_case = VITALS__REQUEST__OP_SNAPSHOT;
+	req.snapshot = &sr;
+	return call(o, &req, ret);
+}
+
+static int
+cmd_summary(struct opts *o)
+{
+	Vitals__Response *r;
+	int x;
+
+	if ((x = snapshot(o, &r)) != VX_OK)
+		return x;
+	return render(o, r, text_summary);
+}
+
+static void
+text_cpu(struct sbuf *b, const Vitals__Response *r, const struct opts *o)
+{
+	(void)o;
+	if (r->snapshot->window)
+		fmt_cpu(b, r->snapshot->window);
+	else
+		sbuf_puts(b, "no window\n");
+}
+
+static int
+cmd_cpu(struct opts *o)
+{
+	Vitals__Response *r;
+	int x;
+
+	if ((x = snapshot(o, &r)) != VX_OK)
+		return x;
+	return render(o, r, text_cpu);
+}
+
+static void
+text_top(struct sbuf *b, const Vitals__Response *r, const struct opts *o)
+{
+	fmt_top(b, r->top, &o->fc);
+}
+
+static int
+cmd_top(struct opts *o)
+{
+	Vitals__Request req = VITALS__REQUEST__INIT;
+	Vitals__TopRequest tr = VITALS__TOP_REQUEST__INIT;
+	Vitals__TimeRange range = VITALS__TIME_RANGE__INIT;
+	Vitals__Response *r;
+	int x;
+
+	range_since(&range, o->since_ns);
+	tr.range = &range;
+	tr.metric = o->sort;
+	tr.threads = o->threads;
+	tr.n = o->n;
+	req.op_case = VITALS__REQUEST__OP_TOP;
+	req.top = &tr;
+	if ((x = call(o, &req, &r)) != VX_OK)
+		return x;
+	return render(o, r, text_top);
+}
+
+static void
+text_proc(struct sbuf *b, const Vitals__Response *r, const struct opts *o)
+{
+	fmt_process(b, r->process, o->pid, &o->fc);
+}
+
+static int
+cmd_proc(struct opts *o)
+{
+	Vitals__Request req = VITALS__REQUEST__INIT;
+	Vitals__ProcessRequest pr = VITALS__PROCESS_REQUEST__INIT;
+	Vitals__TimeRange range = VITALS__TIME_RANGE__INIT;
+	Vitals__Response *r;
+	uint64_t pid;
+	int x;
+
+	if (uint_parse(o->args[0], INT32_MAX, &pid) < 0 || pid == 0)
+		usage_err("proc: bad PID '%s'", o->args[0]);
+	o->pid = (int32_t)pid;
+	range_since(&range, o->since_ns);
+	pr.pid = o->pid;
+	pr.starttime = o->starttime;
+	pr.threads = o->threads;
+	pr.range = &range;
+	req.op_case = VITALS__REQUEST__OP_PROCESS;
+	req.process = &pr;
+	if ((x = call(o, &req, &r)) != VX_OK)
+		return x;
+	return render(o, r, text_proc);
+}
+
+static void
+text_health(struct sbuf *b, const Vitals__Response *r, const struct opts *o)
+{
+	fmt_health(b, r->health, &o->fc);
+}
+
+static int
+cmd_health(struct opts *o)
+{
+	Vitals__Request req = VITALS__REQUEST__INIT;
+	Vitals__HealthRequest hr = VITALS__HEALTH_REQUEST__INIT;
+	Vitals__Response *r;
+	int x;
+
+	req.op_case = VITALS__REQUEST__OP_HEALTH;
+	req.health = &hr;
+	if ((x = call(o, &req, &r)) != VX_OK)
+		return x;
+	return render(o, r, text_health);
+}
+
+static void
+text_burst(struct sbuf *b, const Vitals__Response *r, const struct opts *o)
+{
+	fmt_burst(b, r->burst, o->burst_ms);
+}
+
+static int
+cmd_burst(struct opts *o)
+{
+	Vitals__Request req = VITALS__REQUEST__INIT;
+	Vitals__BurstRequest br = VITALS__BURST_REQUEST__INIT;
+	Vitals__Response *r;
+	int64_t ns = 0;
+	int x;
+
+	if (o->nargs == 1) {
+		if (duration_parse(o->args[0], &ns) < 0 || ns < 1000000 ||
+		    ns > 3600 * VITALS_NSEC_PER_SEC)
+			usage_err("burst: bad duration '%s'", o->args[0]);
+	}
+	o->burst_ms = (uint32_t)(ns / 1000000);
+	br.duration_ms = o->burst_ms;
+	req.op_case = VITALS__REQUEST__OP_BURST;
+	req.burst = &br;
+	if ((x = call(o, &req, &r)) != VX_OK)
+		return x;
+	return render(o, r, text_burst);
+}
+
+static void
+text_dump(struct sbuf *b, const Vitals__Response *r, const struct opts *o)
+{
+	const char *t = r->dump->text ? r->dump->text : "";
+
+	(void)o;
+	sbuf_puts(b, t);
+	if (*t && t[strlen(t) - 1] != '\n')
+		sbuf_putc(b, '\n');
+}
+
+static int
+cmd_dump(struct opts *o)
+{
+	Vitals__Request req = VITALS__REQUEST__INIT;
+	Vitals__DumpRequest dr = VITALS__DUMP_REQUEST__INIT;
+	Vitals__Response *r;
+	int x;
+
+	dr.top_n = o->n;
+	req.op_case = VITALS__REQUEST__OP_DUMP;
+	req.dump = &dr;
+	if ((x = call(o, &req, &r)) != VX_OK)
+		return x;
+	return render(o, r, text_dump);
+}
+
+static void
+on_sigint(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+/* Sleep ns unless interrupted; false when SIGINT/SIGTERM arrived. */
+static bool
+nap(int64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / VITALS_NSEC_PER_SEC),
+		(long)(ns % VITALS_NSEC_PER_SEC) };
+
+	while (!interrupted && nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+	return !interrupted;
+}
+
+/*
+ * The summary, refreshed: clear the screen (text) or one JSON object per
+ * line (--json). "No window yet" is shown and waited out; other failures
+ * end the watch with their exit code.
+ */
+static int
+cmd_watch(struct opts *o)
+{
+	struct sigaction sa;
+	uint64_t i;
+	int x = VX_OK;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigint; /* no SA_RESTART: wake nanosleep */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	for (i = 0; !interrupted && (o->count == 0 || i < o->count); i++) {
+		Vitals__Response *r;
+		struct sbuf b;
+
+		if (i > 0 && !nap(o->interval_ns))
+			break;
+		o->fc.now_mono_ns = clock_now_ns(CLOCK_MONOTONIC);
+		if (!o->json)
+			fputs("\033[H\033[2J", stdout);
+		x = snapshot(o, &r);
+		if (x == VX_UNAVAILABLE) {
+			fflush(stdout);
+			continue;
+		}
+		if (x != VX_OK)
+			return x;
+		sbuf_init(&b);
+		if (o->json) {
+			json_response(&b, r);
+		} else {
+			char when[40];
+
+			fmt_time(when, sizeof(when),
+			    clock_now_ns(CLOCK_REALTIME));
+			sbuf_printf(&b, "vitals watch: every %.1f s, %s "
+			    "(Ctrl-C quits)\n\n",
+			    (double)o->interval_ns / VITALS_NSEC_PER_SEC, when);
+			text_summary(&b, r, o);
+		}
+		x = put_out(&b);
+		sbuf_free(&b);
+		vitals__response__free_unpacked(r, NULL);
+		if (x != VX_OK)
+			return x;
+	}
+	return x;
+}
+
+static const struct cmd cmds[] = {
+	{ "summary", cmd_summary, O_N, 0, 0 },
+	{ "cpu", cmd_cpu, 0, 0, 0 },
+	{ "top", cmd_top, O_SORT | O_SINCE | O_THREADS | O_N, 0, 0 },
+	{ "proc", cmd_proc, O_SINCE | O_THREADS | O_STARTTIME, 1, 1 },
+	{ "health", cmd_health, 0, 0, 0 },
+	{ "burst", cmd_burst, 0, 0, 1 },
+	{ "watch", cmd_watch, O_INTERVAL | O_COUNT | O_N, 0, 0 },
+	{ "dump", cmd_dump, O_N, 0, 0 },
+};
+
+static Vitals__Metric
+parse_sort(const char *s)
+{
+	static const struct {
+		const char *name;
+		Vitals__Metric m;
+	} keys[] = {
+		{ "cpu", VITALS__METRIC__METRIC_CPU },
+		{ "minflt", VITALS__METRIC__METRIC_MINFLT },
+		{ "majflt", VITALS__METRIC__METRIC_MAJFLT },
+		{ "rss", VITALS__METRIC__METRIC_RSS },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (strcmp(s, keys[i].name) == 0)
+			return keys[i].m;
+	usage_err("--sort: '%s' is not one of cpu, minflt, majflt, rss", s);
+}
+
+static const char *
+opt_name(unsigned bit)
+{
+	switch (bit) {
+	case O_SORT:
+		return "--sort";
+	case O_SINCE:
+		return "--since";
+	case O_THREADS:
+		return "--threads";
+	case O_N:
+		return "-n";
+	case O_INTERVAL:
+		return "--interval";
+	case O_COUNT:
+		return "--count";
+	default:
+		return "--starttime";
+	}
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "sort", required_argument, NULL, 1 },
+		{ "since", required_argument, NULL, 2 },
+		{ "threads", no_argument, NULL, 3 },
+		{ "interval", required_argument, NULL, 4 },
+		{ "count", required_argument, NULL, 5 },
+		{ "starttime", required_argument, NULL, 6 },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct opts o;
+	const struct cmd *cmd = &cmds[0];
+	const char *name;
+	uint64_t v;
+	long page;
+	size_t i;
+	int ch;
+
+	memset(&o, 0, sizeof(o));
+	o.timeout_ms = VITALS_TIMEOUT_MS;
+	o.interval_ns = 2 * VITALS_NSEC_PER_SEC;
+	/* Options may follow the command: "vitals top --json -n 5". */
+	while ((ch = getopt_long(argc, argv, "s:jt:hVn:", longopts,
+	    NULL)) != -1) {
+		switch (ch) {
+		case 's':
+			o.socket = optarg;
+			break;
+		case 'j':
+			o.json = true;
+			break;
+		case 't':
+			if (uint_parse(optarg, 3600000, &v) < 0 || v == 0)
+				usage_err("--timeout: bad value '%s' (ms, 1 to "
+				    "3600000)", optarg);
+			o.timeout_ms = (int)v;
+			break;
+		case 'h':
+			usage(VX_OK);
+		case 'V':
+			printf("vitals %s\n", VITALS_VERSION);
+			return VX_OK;
+		case 'n':
+			if (uint_parse(optarg, 100000, &v) < 0 || v == 0)
+				usage_err("-n: bad count '%s'", optarg);
+			o.n = (uint32_t)v;
+			o.given |= O_N;
+			break;
+		case 1:
+			o.sort = parse_sort(optarg);
+			o.given |= O_SORT;
+			break;
+		case 2:
+			if (duration_parse(optarg, &o.since_ns) < 0 ||
+			    o.since_ns <= 0)
+				usage_err("--since: bad duration '%s'", optarg);
+			o.given |= O_SINCE;
+			break;
+		case 3:
+			o.threads = true;
+			o.given |= O_THREADS;
+			break;
+		case 4:
+			if (duration_parse(optarg, &o.interval_ns) < 0 ||
+			    o.interval_ns < 100000000)
+				usage_err("--interval: bad duration '%s' (at "
+				    "least 100ms)", optarg);
+			o.given |= O_INTERVAL;
+			break;
+		case 5:
+			if (uint_parse(optarg, UINT32_MAX, &o.count) < 0 ||
+			    o.count == 0)
+				usage_err("--count: bad count '%s'", optarg);
+			o.given |= O_COUNT;
+			break;
+		case 6:
+			if (uint_parse(optarg, UINT64_MAX, &o.starttime) < 0)
+				usage_err("--starttime: bad value '%s'",
+				    optarg);
+			o.given |= O_STARTTIME;
+			break;
+		default:
+			usage(VX_USAGE);
+		}
+	}
+	if (optind < argc) {
+		name = argv[optind++];
+		if (strcmp(name, "help") == 0)
+			usage(VX_OK);
+		for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+			if (strcmp(name, cmds[i].name) == 0)
+				break;
+		if (i == sizeof(cmds) / sizeof(cmds[0]))
+			usage_err("unknown command '%s'", name);
+		cmd = &cmds[i];
+	}
+	o.args = argv + optind;
+	o.nargs = argc - optind;
+	if (o.nargs < cmd->min_args || o.nargs > cmd->max_args)
+		usage_err("%s: expected %s", cmd->name, cmd->max_args == 0 ?
+		    "no operand" : cmd->min_args ? "one operand" :
+		    "at most one operand");
+	for (i = 0; i < 7; i++)
+		if ((o.given & (1u << i)) && !(cmd->allowed & (1u << i)))
+			usage_err("%s: %s does not apply", cmd->name,
+			    opt_name(1u << i));
+	/* Ranges: the last minute for top, five for a process. */
+	if (!(o.given & O_SINCE))
+		o.since_ns = (cmd->fn == cmd_proc ? 300 : 60) *
+		    VITALS_NSEC_PER_SEC;
+	if (o.socket == NULL)
+		o.socket = conn_default_socket();
+	page = sysconf(_SC_PAGESIZE);
+	o.fc.page_kb = page > 0 ? (unsigned)(page / 1024) : 4;
+	o.fc.now_mono_ns = clock_now_ns(CLOCK_MONOTONIC);
+	return cmd->fn(&o);
+}

@@ -1,0 +1,537 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The BPF task iterator as a source for the process scan: load the iter/task
+ * program once, attach it once (a link), and per scan create an iterator
+ * instance, read its whole stream of fixed-width records (bpf/taskiter.h) in
+ * large chunks into a reused buffer, and group them per thread group.
+ *
+ * The pure half (record parsing, grouping, the kernel's cputime_adjust() and
+ * nsec_to_clock_t()) is built with or without BPF so it can be tested on its
+ * own; the loader half is stubbed to -EOPNOTSUPP without BPF.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "vitalsd.h"
+#include "taskiter.h"
+
+#ifdef HAVE_BPF
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "taskiter.skel.h"
+#endif
+
+#ifndef PROC_SUPER_MAGIC
+#define PROC_SUPER_MAGIC 0x9fa0
+#endif
+
+/* read(2) size: bpf_seq_read() hands out at most its 8-page buffer per call. */
+#define TASKITER_READ_CHUNK (256 * 1024)
+
+const char *
+scanner_name(enum scanner_mode m)
+{
+	switch (m) {
+	case SCANNER_PROCFS:
+		return "procfs";
+	case SCANNER_AUTO:
+		return "auto";
+	case SCANNER_BPF:
+		return "bpf";
+	}
+	return "?";
+}
+
+const char *
+scanner_why_name(enum scanner_why why)
+{
+	switch (why) {
+	case SCANNER_WHY_NONE:
+		return "none";
+	case SCANNER_WHY_CONFIG:
+		return "config";
+	case SCANNER_WHY_BUILD:
+		return "no_bpf_build";
+	case SCANNER_WHY_ROOT:
+		return "proc_root";
+	case SCANNER_WHY_PIDNS:
+		return "pid_namespace";
+	case SCANNER_WHY_NO_BTF:
+		return "no_btf";
+	case SCANNER_WHY_PRIVILEGE:
+		return "privilege";
+	case SCANNER_WHY_VERIFIER:
+		return "verifier";
+	case SCANNER_WHY_ATTACH:
+		return "attach";
+	case SCANNER_WHY_READ:
+		return "read_failed";
+	case SCANNER_WHY__MAX:
+		break;
+	}
+	return "?";
+}
+
+/*
+ * nsec_to_clock_t() of kernel/time/time.c: USER_HZ ticks, floored. Every
+ * USER_HZ in use divides NSEC_PER_SEC; the other branch is the kernel's own
+ * for those that do not.
+ */
+uint64_t
+taskiter_ns_to_ticks(uint64_t ns, unsigned hz)
+{
+	if (hz == 0)
+		return 0;
+	if (NSEC_PER_SEC % hz == 0)
+		return ns / (uint64_t)(NSEC_PER_SEC / hz);
+	return ns * 9 / ((9ull * NSEC_PER_SEC + hz / 2) / hz);
+}
+
+/*
+ * cputime_adjust() of kernel/sched/cputime.c: split the precise runtime in
+ * the ratio of the tick-sampled utime and stime, never letting either half
+ * go backwards. prev is the instance's last split and becomes the result.
+ */
+void
+taskiter_cputime_adjust(struct cputime_split *prev, uint64_t utime,
+    uint64_t stime, uint64_t rtime)
+{
+	uint64_t ut, st;
+
+	/* rtime not ahead of what was already handed out: keep the split */
+	if (prev->stime + prev->utime >= rtime)
+		return;
+	st = stime;
+	ut = utime;
+	if (st == 0) {
+		ut = rtime;
+		goto update;
+	}
+	if (ut == 0) {
+		st = rtime;
+		goto update;
+	}
+	/* mul_u64_u64_div_u64(): exact with a 128-bit intermediate */
+	st = (uint64_t)((unsigned __int128)st * rtime / ((unsigned __int128)st + ut));
+	if (st > rtime)
+		st = rtime;
+update:
+	if (st < prev->stime)
+		st = prev->stime;
+	ut = rtime - st;
+	if (ut < prev->utime) {
+		ut = prev->utime;
+		st = rtime - ut;
+	}
+	prev->stime = st;
+	prev->utime = ut;
+}
+
+/* Whether taskiter_cputime_ticks() would leave prev, so the ticks, as they are. */
+bool
+taskiter_cputime_kept(const struct iter_task *t,
+    const struct cputime_split *prev)
+{
+	return (t->flags & TASKITER_F_ADJUST) &&
+	    prev->utime + prev->stime >= t->runtime_ns;
+}
+
+/* /proc's utime and stime for one read: ticks, from ns and the split. */
+void
+taskiter_cputime_ticks(const struct iter_task *t, struct cputime_split *prev,
+    unsigned hz, uint64_t *ret_utime, uint64_t *ret_stime)
+{
+	if (t->flags & TASKITER_F_ADJUST) {
+		taskiter_cputime_adjust(prev, t->utime_ns, t->stime_ns,
+		    t->runtime_ns);
+		*ret_utime = taskiter_ns_to_ticks(prev->utime, hz);
+		*ret_stime = taskiter_ns_to_ticks(prev->stime, hz);
+	} else {
+		/* native accounting: /proc prints the raw figures */
+		*ret_utime = taskiter_ns_to_ticks(t->utime_ns, hz);
+		*ret_stime = taskiter_ns_to_ticks(t->stime_ns, hz);
+	}
+}
+
+void
+taskiter_snap_release(struct taskiter_snap *s)
+{
+	free(s->procs);
+	free(s->threads);
+	free(s->hash);
+	free(s->next);
+	memset(s, 0, sizeof(*s));
+}
+
+static int
+snap_reserve(struct taskiter_snap *s, size_t n)
+{
+	size_t hcap = 64;
+	void *p;
+
+	if (n <= s->cap)
+		goto hash;
+	n += n / 4;
+	if ((p = realloc(s->procs, n * sizeof(*s->procs))) == NULL)
+		return -ENOMEM;
+	s->procs = p;
+	if ((p = realloc(s->threads, n * sizeof(*s->threads))) == NULL)
+		return -ENOMEM;
+	s->threads = p;
+	if ((p = realloc(s->next, n * sizeof(*s->next))) == NULL)
+		return -ENOMEM;
+	s->next = p;
+	s->cap = n;
+hash:
+	/* open addressing at most half full */
+	while (hcap < 2 * n)
+		hcap *= 2;
+	if (hcap > s->hcap) {
+		if ((p = realloc(s->hash, hcap * sizeof(*s->hash))) == NULL)
+			return -ENOMEM;
+		s->hash = p;
+		s->hcap = hcap;
+	}
+	return 0;
+}
+
+/* Index of tgid's process in s->procs, adding it when new; UINT32_MAX: full. */
+static uint32_t
+snap_group(struct taskiter_snap *s, int32_t tgid)
+{
+	size_t mask = s->hcap - 1;
+	size_t i = ((uint32_t)tgid * 2654435769u) & mask;
+	struct iter_task *p;
+
+	for (;; i = (i + 1) & mask) {
+		uint32_t k = s->hash[i];
+
+		if (k == UINT32_MAX)
+			break;
+		if (s->procs[k].tgid == tgid)
+			return k;
+	}
+	p = &s->procs[s->nprocs];
+	memset(p, 0, sizeof(*p));
+	p->tgid = tgid;
+	p->tid = tgid;
+	p->first = UINT32_MAX; /* head of its thread chain, see next[] */
+	s->hash[i] = (uint32_t)s->nprocs;
+	return (uint32_t)s->nprocs++;
+}
+
+static void
+rec_to_task(const struct taskiter_rec *r, struct iter_task *t)
+{
+	t->tgid = r->tgid;
+	t->tid = r->tid;
+	t->uid = r->uid;
+	t->flags = r->flags;
+	memcpy(t->comm, r->comm, sizeof(t->comm));
+	t->comm[sizeof(t->comm) - 1] = '\0';
+	t->starttime = r->start_ticks;
+	t->start_ns = r->start_ns;
+	t->utime_ns = r->utime_ns;
+	t->stime_ns = r->stime_ns;
+	t->runtime_ns = r->runtime_ns;
+	t->prev.utime = r->prev_utime_ns;
+	t->prev.stime = r->prev_stime_ns;
+	t->minflt = r->min_flt;
+	t->majflt = r->maj_flt;
+	t->rss_pages = r->rss_pages;
+	t->first = t->nthreads = 0;
+	t->leader = r->tid == r->tgid;
+}
+
+/*
+ * Parse one iterator stream into s: every task as a thread, and per thread
+ * group a process whose counters are what thread_group_cputime() and
+ * do_task_stat() add up: the exited threads' share kept in signal_struct plus
+ * every live thread's own. The stream must be whole records ending in the
+ * end record; anything else is -EBADMSG.
+ */
+int
+taskiter_parse(const void *buf, size_t len, struct taskiter_snap *s)
+{
+	const struct taskiter_rec *recs = buf, *end;
+	size_t n, i;
+	uint32_t at;
+	int r;
+
+	s->nprocs = s->nthreads = 0;
+	if (len % sizeof(*recs) != 0 || len == 0)
+		return -EBADMSG;
+	n = len / sizeof(*recs) - 1;
+	end = &recs[n];
+	if (end->magic != TASKITER_MAGIC_END)
+		return -EBADMSG;
+	if ((r = snap_reserve(s, n ? n : 1)) < 0)
+		return r;
+	memset(s->hash, 0xff, s->hcap * sizeof(*s->hash));
+
+	/* Pass 1: groups, chains of their threads, the sums. */
+	for (i = 0; i < n; i++) {
+		const struct taskiter_rec *rec = &recs[i];
+		struct iter_task *p;
+		uint32_t g;
+
+		if (rec->magic != TASKITER_MAGIC || rec->tid <= 0 ||
+		    rec->tgid <= 0)
+			return -EBADMSG;
+		g = snap_group(s, rec->tgid);
+		p = &s->procs[g];
+		s->next[i] = p->first; /* reversed; put right in pass 2 */
+		p->first = (uint32_t)i;
+		p->nthreads++;
+		p->utime_ns += rec->utime_ns;
+		p->stime_ns += rec->stime_ns;
+		p->runtime_ns += rec->runtime_ns;
+		p->minflt += rec->min_flt;
+		p->majflt += rec->maj_flt;
+		if (rec->tid != rec->tgid)
+			continue;
+		p->leader = true;
+		p->flags = rec->flags;
+		p->uid = rec->uid;
+		memcpy(p->comm, rec->comm, sizeof(p->comm));
+		p->comm[sizeof(p->comm) - 1] = '\0';
+		p->starttime = rec->start_ticks;
+		p->start_ns = rec->start_ns;
+		p->rss_pages = rec->rss_pages;
+		p->prev.utime = rec->sig_prev_utime_ns;
+		p->prev.stime = rec->sig_prev_stime_ns;
+		p->utime_ns += rec->sig_utime_ns;
+		p->stime_ns += rec->sig_stime_ns;
+		p->runtime_ns += rec->sig_runtime_ns;
+		p->minflt += rec->sig_min_flt;
+		p->majflt += rec->sig_maj_flt;
+	}
+
+	/* Pass 2: each group's threads side by side, in iteration order. */
+	at = 0;
+	for (i = 0; i < s->nprocs; i++) {
+		struct iter_task *p = &s->procs[i];
+		uint32_t k = p->first, j = p->nthreads;
+
+		p->first = at;
+		at += p->nthreads;
+		while (k != UINT32_MAX) {
+			struct iter_task *t = &s->threads[p->first + --j];
+
+			rec_to_task(&recs[k], t);
+			/* threads share the mm: /proc prints its rss for each */
+			t->rss_pages = p->rss_pages;
+			k = s->next[k];
+		}
+	}
+	s->nthreads = at;
+	return 0;
+}
+
+/*
+ * The iterator sees the tasks of the caller's pid namespace and reports
+ * their global ids; /proc under proc_root must be that same view for the
+ * two to be interchangeable.
+ */
+enum scanner_why
+taskiter_usable(int procfd)
+{
+	struct vbuf b = { 0 };
+	struct statfs sf;
+	char self[32];
+	const char *ns;
+	ssize_t n;
+	enum scanner_why why = SCANNER_WHY_NONE;
+
+	if (fstatfs(procfd, &sf) < 0 ||
+	    (unsigned long)sf.f_type != (unsigned long)PROC_SUPER_MAGIC)
+		return SCANNER_WHY_ROOT;
+	n = readlinkat(procfd, "self", self, sizeof(self) - 1);
+	if (n <= 0)
+		return SCANNER_WHY_ROOT;
+	self[n] = '\0';
+	if (strtol(self, NULL, 10) != (long)getpid())
+		return SCANNER_WHY_ROOT;
+	/* "NSpid:\t42" in the initial namespace; more ids in a nested one */
+	if (read_at(procfd, "self/status", &b) == 0 &&
+	    (ns = strstr(b.p, "\nNSpid:")) != NULL) {
+		ns += 7;
+		while (*ns == '\t' || *ns == ' ')
+			ns++;
+		while (*ns >= '0' && *ns <= '9')
+			ns++;
+		if (*ns == '\t' || *ns == ' ')
+			why = SCANNER_WHY_PIDNS;
+	}
+	vbuf_release(&b);
+	return why;
+}
+
+#ifdef HAVE_BPF
+
+struct taskiter {
+	struct vitals_taskiter *skel;
+	struct bpf_link *link;
+	unsigned hz;
+	struct vbuf buf;
+	struct taskiter_snap snap;
+};
+
+struct taskiter *
+taskiter_free(struct taskiter *ti)
+{
+	if (ti == NULL)
+		return NULL;
+	bpf_link__destroy(ti->link);
+	vitals_taskiter__destroy(ti->skel);
+	vbuf_release(&ti->buf);
+	taskiter_snap_release(&ti->snap);
+	free(ti);
+	return NULL;
+}
+
+/* Read one whole iterator stream into ti->buf. */
+static int
+taskiter_read_raw(struct taskiter *ti)
+{
+	ssize_t n;
+	int fd, r = 0;
+
+	fd = bpf_iter_create(bpf_link__fd(ti->link));
+	if (fd < 0)
+		return -errno;
+	ti->buf.len = 0;
+	for (;;) {
+		if (ti->buf.cap - ti->buf.len < TASKITER_READ_CHUNK / 2 &&
+		    (r = vbuf_reserve(&ti->buf, TASKITER_READ_CHUNK)) < 0)
+			break;
+		n = read(fd, ti->buf.p + ti->buf.len,
+		    ti->buf.cap - ti->buf.len - 1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		ti->buf.len += (size_t)n;
+	}
+	close(fd);
+	return r;
+}
+
+int
+taskiter_read(struct taskiter *ti, const struct taskiter_snap **ret)
+{
+	int r;
+
+	if ((r = taskiter_read_raw(ti)) < 0)
+		return r;
+	if ((r = taskiter_parse(ti->buf.p, ti->buf.len, &ti->snap)) < 0)
+		return r;
+	*ret = &ti->snap;
+	return 0;
+}
+
+/*
+ * Load, attach, read once. The kernel's BTF is looked for under sys_root
+ * (libbpf itself reads /sys/kernel/btf/vmlinux for the CO-RE relocations).
+ * On failure *ret_why says which stage failed.
+ */
+int
+taskiter_open(unsigned hz, const char *sys_root, struct taskiter **ret,
+    enum scanner_why *ret_why)
+{
+	const struct taskiter_snap *snap;
+	struct taskiter *ti;
+	char btf[4096];
+	int r;
+
+	if (hz == 0)
+		return -EINVAL;
+	if (snprintf(btf, sizeof(btf), "%s/kernel/btf/vmlinux", sys_root) >=
+	    (int)sizeof(btf))
+		return -ENAMETOOLONG;
+	if (access(btf, R_OK) < 0) {
+		r = -errno;
+		*ret_why = SCANNER_WHY_NO_BTF;
+		return r;
+	}
+	if ((ti = calloc(1, sizeof(*ti))) == NULL)
+		return -ENOMEM;
+	ti->hz = hz;
+	bpf_common_init();
+	if ((ti->skel = vitals_taskiter__open()) == NULL) {
+		r = -errno;
+		*ret_why = SCANNER_WHY_VERIFIER;
+		goto fail;
+	}
+	if (NSEC_PER_SEC % hz == 0) {
+		ti->skel->rodata->ticks_mul = 1;
+		ti->skel->rodata->ticks_div = (uint64_t)NSEC_PER_SEC / hz;
+	} else {
+		ti->skel->rodata->ticks_mul = 9;
+		ti->skel->rodata->ticks_div =
+		    (9ull * NSEC_PER_SEC + hz / 2) / hz;
+	}
+	if ((r = vitals_taskiter__load(ti->skel)) < 0) {
+		*ret_why = r == -EPERM ? SCANNER_WHY_PRIVILEGE :
+		    SCANNER_WHY_VERIFIER;
+		goto fail;
+	}
+	ti->link = bpf_program__attach_iter(ti->skel->progs.taskiter_dump,
+	    NULL);
+	if (ti->link == NULL) {
+		r = -errno;
+		*ret_why = r == -EPERM ? SCANNER_WHY_PRIVILEGE :
+		    SCANNER_WHY_ATTACH;
+		goto fail;
+	}
+	/* One read now: a failure belongs to setup, not to the first tick. */
+	if ((r = taskiter_read(ti, &snap)) < 0) {
+		*ret_why = r == -EPERM ? SCANNER_WHY_PRIVILEGE :
+		    SCANNER_WHY_READ;
+		goto fail;
+	}
+	*ret = ti;
+	return 0;
+fail:
+	taskiter_free(ti);
+	return r < 0 ? r : -EIO;
+}
+
+#else /* !HAVE_BPF */
+
+struct taskiter *
+taskiter_free(struct taskiter *ti)
+{
+	(void)ti;
+	return NULL;
+}
+
+int
+taskiter_read(struct taskiter *ti, const struct taskiter_snap **ret)
+{
+	(void)ti;
+	(void)ret;
+	return -EOPNOTSUPP;
+}
+
+int
+taskiter_open(unsigned hz, const char *sys_root, struct taskiter **ret,
+    enum scanner_why *ret_why)
+{
+	(void)hz;
+	(void)sys_root;
+	(void)ret;
+	*ret_why = SCANNER_WHY_BUILD;
+	return -EOPNOTSUPP;
+}
+
+#endif /* HAVE_BPF */

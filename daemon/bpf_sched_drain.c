@@ -1,0 +1,400 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The sched_switch accounting, steady-state half: the drain protocol (flip
+ * the generation, wait out the programs still writing the old side, read
+ * and empty it), the cumulative counters and program statistics, and the
+ * reduction of a drained side into a window. Only map and program fds are
+ * used here: no privilege. doc/bpf.md has the protocol and why it is exact.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "vitalsd.h"
+
+#ifdef HAVE_BPF
+#include "bpf_sched_int.h"
+
+static int
+grow(void **p, size_t *cap, size_t want)
+{
+	void *n;
+
+	if (want <= *cap)
+		return 0;
+	if ((n = realloc(*p, want)) == NULL)
+		return -ENOMEM;
+	*p = n;
+	*cap = want;
+	return 0;
+}
+
+#define PUSH(b, arr, n, cap)                                              \
+	((b)->n == (b)->cap ?                                             \
+	    grow_arr((void **)&(b)->arr, &(b)->cap, sizeof(*(b)->arr)) : 0)
+
+static int
+grow_arr(void **arr, size_t *cap, size_t elem)
+{
+	size_t nc = *cap ? *cap * 2 : 256, bytes = *cap * elem;
+	int r;
+
+	if ((r = grow(arr, &bytes, nc * elem)) < 0)
+		return r;
+	*cap = nc;
+	return 0;
+}
+
+static int
+put_tid(struct bpf_sched *bs, struct bpf_sched_batch *b, const void *k,
+    const void *v)
+{
+	const struct sched_tid_key *key = k;
+	const struct sched_tid *val = v;
+	struct vbpf_tid *t;
+	int r;
+
+	(void)bs;
+	if ((r = PUSH(b, tids, ntids, tids_cap)) < 0)
+		return r;
+	t = &b->tids[b->ntids++];
+	t->tid = (int32_t)key->tid;
+	t->uid = key->uid;
+	t->pad = 0;
+	t->start_ns = key->start_ns;
+	t->tgid = (int32_t)val->tgid;
+	t->leader_ns = val->leader_ns;
+	t->oncpu_ns = val->oncpu_ns;
+	return 0;
+}
+
+static int
+put_proc(struct bpf_sched *bs, struct bpf_sched_batch *b, const void *k,
+    const void *v)
+{
+	const struct sched_proc_key *key = k;
+	const struct sched_proc *val = v;
+	struct vbpf_proc *p;
+	int r;
+
+	(void)bs;
+	if ((r = PUSH(b, procs, nprocs, procs_cap)) < 0)
+		return r;
+	p = &b->procs[b->nprocs++];
+	memset(p, 0, sizeof(*p));
+	p->tgid = (int32_t)key->tgid;
+	p->start_ns = key->start_ns;
+	p->exited_ns = val->exited_ns;
+	p->rq_ns = val->rq_ns;
+	p->rq_count = val->rq_count;
+	memcpy(p->rq_hist, val->rq_hist, sizeof(p->rq_hist));
+	return 0;
+}
+
+static int
+put_uid(struct bpf_sched *bs, struct bpf_sched_batch *b, const void *k,
+    const void *v)
+{
+	const struct sched_uid *val = v;
+	struct vbpf_uid *u;
+	int r;
+
+	(void)bs;
+	if ((r = PUSH(b, uids, nuids, uids_cap)) < 0)
+		return r;
+	u = &b->uids[b->nuids++];
+	memset(u, 0, sizeof(*u));
+	u->uid = *(const uint32_t *)k;
+	u->exited_ns = val->exited_ns;
+	u->exited_tasks = val->exited_tasks;
+	u->overflow_ns = val->overflow_ns;
+	return 0;
+}
+
+typedef int (*put_fn)(struct bpf_sched *, struct bpf_sched_batch *,
+    const void *, const void *);
+
+/* Old kernels without batch ops: one key at a time. */
+static int
+drain_keys(struct bpf_sched *bs, int fd, size_t vsz,
+    struct bpf_sched_batch *b, put_fn put)
+{
+	int r;
+
+	while (bpf_map_get_next_key(fd, NULL, bs->kbuf) == 0) {
+		if (bpf_map_lookup_elem(fd, bs->kbuf, bs->vbuf) == 0 &&
+		    (r = put(bs, b, bs->kbuf, bs->vbuf)) < 0)
+			return r;
+		(void)vsz;
+		if (bpf_map_delete_elem(fd, bs->kbuf) < 0 && errno != ENOENT)
+			return -errno;
+	}
+	return errno == ENOENT ? 0 : -errno;
+}
+
+/*
+ * Read and empty one map of the quiescent side. Entries already taken out
+ * of the kernel are in b even when this fails half-way.
+ */
+static int
+drain_map(struct bpf_sched *bs, int fd, size_t ksz, size_t vsz,
+    struct bpf_sched_batch *b, put_fn put)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	uint64_t in_tok = 0, out_tok = 0;
+	size_t chunk = 256, i;
+	bool first = true;
+	uint32_t count;
+	int r, err;
+
+	for (;;) {
+		if ((r = grow(&bs->kbuf, &bs->kcap, chunk * ksz)) < 0 ||
+		    (r = grow(&bs->vbuf, &bs->vcap, chunk * vsz)) < 0)
+			return r;
+		if (bs->no_batch)
+			return drain_keys(bs, fd, vsz, b, put);
+		count = (uint32_t)chunk;
+		err = bpf_map_lookup_and_delete_batch(fd, first ? NULL :
+		    &in_tok, &out_tok, bs->kbuf, bs->vbuf, &count, &opts);
+		err = err < 0 ? -errno : 0;
+		for (i = 0; i < count; i++)
+			if ((r = put(bs, b, (char *)bs->kbuf + i * ksz,
+			    (char *)bs->vbuf + i * vsz)) < 0)
+				return r;
+		if (err == -ENOENT)
+			return 0;
+		if (err == -ENOSPC && count == 0) {
+			chunk *= 2; /* a bucket holds more than a chunk */
+			continue;
+		}
+		if ((err == -EINVAL || err == -ENOTSUP || err == -EOPNOTSUPP) &&
+		    first) {
+			bs->no_batch = true;
+			continue;
+		}
+		if (err < 0)
+			return err;
+		in_tok = out_tok;
+		first = false;
+	}
+}
+
+static int
+read_tot(struct bpf_sched *bs, uint64_t ret[TOT__MAX])
+{
+	uint64_t *v;
+	uint32_t i;
+	unsigned c;
+
+	if ((v = calloc(bs->ncpu, sizeof(*v))) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < TOT__MAX; i++) {
+		if (bpf_map_lookup_elem(bs->map_fd[SM_TOT], &i, v) < 0) {
+			int r = -errno;
+
+			free(v);
+			return r;
+		}
+		ret[i] = 0;
+		for (c = 0; c < bs->ncpu; c++)
+			ret[i] += v[c];
+	}
+	free(v);
+	return 0;
+}
+
+int
+bpf_sched_totals(struct bpf_sched *bs, uint64_t ret[VITALS_BPF_TOT])
+{
+	return read_tot(bs, ret);
+}
+
+/*
+ * Flip, wait, drain. After the flip a program either read the new
+ * generation or is still running with the old one; storing a map fd into
+ * sched_barrier returns only after synchronize_rcu(), and every program
+ * runs inside an RCU read-side section, so once it returns the old side
+ * has no writer left and reading it races with nothing. The cumulative
+ * counters are read afterwards: their entries for the drained side are
+ * final then too.
+ */
+int
+bpf_sched_drain(struct bpf_sched *bs, struct bpf_sched_batch *b)
+{
+	struct sched_ctl ctl = { .gen = bs->gen + 1 };
+	int64_t t0 = clock_ns(CLOCK_MONOTONIC);
+	unsigned side = (unsigned)(bs->gen & 1);
+	int fd, r, r2;
+	uint32_t zero = 0;
+
+	b->ntids = b->nprocs = b->nuids = 0;
+	b->incomplete = false;
+	if (bpf_map_update_elem(bs->map_fd[SM_CTL], &zero, &ctl, BPF_ANY) < 0)
+		return -errno;
+	bs->gen = ctl.gen;
+	/* A failed wait leaves the old side alone: it becomes the active
+	 * one again at the next flip and is drained one flip later. */
+	fd = bs->map_fd[SM_CTL];
+	if (bpf_map_update_elem(bs->map_fd[SM_BARRIER], &zero, &fd,
+	    BPF_ANY) < 0)
+		return -errno;
+	b->gen = ctl.gen - 1;
+	b->side = side;
+	r = drain_map(bs, bs->map_fd[side ? SM_TID1 : SM_TID0],
+	    sizeof(struct sched_tid_key), sizeof(struct sched_tid), b,
+	    put_tid);
+	r2 = drain_map(bs, bs->map_fd[side ? SM_PROC1 : SM_PROC0],
+	    sizeof(struct sched_proc_key), sizeof(struct sched_proc), b,
+	    put_proc);
+	if (r == 0)
+		r = r2;
+	r2 = drain_map(bs, bs->map_fd[side ? SM_UID1 : SM_UID0],
+	    sizeof(uint32_t), sizeof(struct sched_uid), b, put_uid);
+	if (r == 0)
+		r = r2;
+	b->incomplete = r < 0;
+	if ((r2 = read_tot(bs, b->tot)) < 0 && r == 0)
+		r = r2;
+	b->drain_ns = (uint64_t)(clock_ns(CLOCK_MONOTONIC) - t0);
+	/* what was read is handed out even after a failure: never lost */
+	return b->incomplete ? 0 : r;
+}
+
+void
+bpf_sched_batch_release(struct bpf_sched_batch *b)
+{
+	free(b->tids);
+	free(b->procs);
+	free(b->uids);
+	memset(b, 0, sizeof(*b));
+}
+
+int
+bpf_sched_prog_stats(struct bpf_sched *bs,
+    struct vbpf_prog_stat ret[VITALS_BPF_PROGS])
+{
+	unsigned i;
+	int r = 0;
+
+	for (i = 0; i < VITALS_BPF_PROGS; i++) {
+		struct bpf_prog_info info;
+		uint32_t len = sizeof(info);
+
+		memset(&ret[i], 0, sizeof(ret[i]));
+		if (bs->prog_fd[i] < 0)
+			continue;
+		memset(&info, 0, sizeof(info));
+		if (bpf_obj_get_info_by_fd(bs->prog_fd[i], &info, &len) < 0) {
+			r = -errno;
+			continue;
+		}
+		ret[i].id = info.id;
+		ret[i].run_cnt = info.run_cnt;
+		ret[i].run_ns = info.run_time_ns;
+		ret[i].misses = info.recursion_misses;
+	}
+	return r;
+}
+
+static uint64_t
+delta(uint64_t now, uint64_t then)
+{
+	return now >= then ? now - then : 0;
+}
+
+/*
+ * One window's part: drain, reduce into wb, counters as deltas since the
+ * last window. A failed drain is counted in wb; its data stays in the
+ * kernel for the next one.
+ */
+int
+bpf_sched_window(struct bpf_sched *bs, struct window_bpf *wb, unsigned hz)
+{
+	struct bpf_sched_batch *b = &bs->batch;
+	struct vbpf_prog_stat ps[VITALS_BPF_PROGS];
+	const uint64_t *t = b->tot;
+	unsigned i;
+	int r;
+
+	if ((r = bpf_sched_drain(bs, b)) < 0) {
+		wb->drain_fail++;
+		return r;
+	}
+	if (b->incomplete)
+		wb->drain_fail++;
+	if ((r = window_bpf_add(wb, b, hz)) < 0) {
+		wb->drain_fail++;
+		return r;
+	}
+	wb->drains++;
+	wb->drain_ns += b->drain_ns;
+	wb->entries += b->ntids + b->nprocs + b->nuids;
+	wb->pre_ns += bs->pre_ns;
+	bs->pre_ns = 0;
+	wb->switches += delta(t[TOT_SWITCHES], bs->tot[TOT_SWITCHES]);
+	wb->no_slice += delta(t[TOT_NO_SLICE], bs->tot[TOT_NO_SLICE]);
+	wb->wakeups += delta(t[TOT_WAKEUPS], bs->tot[TOT_WAKEUPS]);
+	wb->lost_ns += delta(t[TOT_LOST_S0] + t[TOT_LOST_S1],
+	    bs->tot[TOT_LOST_S0] + bs->tot[TOT_LOST_S1]);
+	wb->full_tid += delta(t[TOT_TID_FULL], bs->tot[TOT_TID_FULL]);
+	wb->full_proc += delta(t[TOT_PROC_FULL], bs->tot[TOT_PROC_FULL]);
+	wb->full_uid += delta(t[TOT_UID_FULL], bs->tot[TOT_UID_FULL]);
+	wb->no_storage += delta(t[TOT_NO_STORAGE], bs->tot[TOT_NO_STORAGE]);
+	memcpy(bs->tot, t, sizeof(bs->tot));
+	if (bs->stats && bpf_sched_prog_stats(bs, ps) == 0) {
+		wb->stats = true;
+		for (i = 0; i < VITALS_BPF_PROGS; i++) {
+			wb->prog_runs[i] += delta(ps[i].run_cnt,
+			    bs->prog[i].run_cnt);
+			wb->prog_ns[i] += delta(ps[i].run_ns,
+			    bs->prog[i].run_ns);
+		}
+		memcpy(bs->prog, ps, sizeof(ps));
+	}
+	return 0;
+}
+
+#else /* !HAVE_BPF */
+
+int
+bpf_sched_drain(struct bpf_sched *bs, struct bpf_sched_batch *b)
+{
+	(void)bs;
+	(void)b;
+	return -EOPNOTSUPP;
+}
+
+void
+bpf_sched_batch_release(struct bpf_sched_batch *b)
+{
+	memset(b, 0, sizeof(*b));
+}
+
+int
+bpf_sched_window(struct bpf_sched *bs, struct window_bpf *wb, unsigned hz)
+{
+	(void)bs;
+	(void)wb;
+	(void)hz;
+	return -EOPNOTSUPP;
+}
+
+int
+bpf_sched_prog_stats(struct bpf_sched *bs,
+    struct vbpf_prog_stat ret[VITALS_BPF_PROGS])
+{
+	(void)bs;
+	memset(ret, 0, VITALS_BPF_PROGS * sizeof(*ret));
+	return -EOPNOTSUPP;
+}
+
+int
+bpf_sched_totals(struct bpf_sched *bs, uint64_t ret[VITALS_BPF_TOT])
+{
+	(void)bs;
+	(void)ret;
+	return -EOPNOTSUPP;
+}
+
+#endif /* HAVE_BPF */

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Private to bpf_sched.c (the loader) and bpf_sched_drain.c (the drain):
+ * the loader handle and the maps of bpf/sched.bpf.c by index. Only built
+ * with BPF.
+ */
+#ifndef VITALSD_BPF_SCHED_INT_H
+#define VITALSD_BPF_SCHED_INT_H
+
+#include "vitalsd.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#define VITALS_SCHED_WANT
+#include "../bpf/sched.h"
+
+_Static_assert(VITALS_SCHED_RQ_SLOTS == VITALS_BPF_RQ_SLOTS, "rq slots");
+_Static_assert(TOT__MAX == VITALS_BPF_TOT, "cumulative counters");
+
+/* Every map of the object, in pin-name order. */
+enum sched_map {
+	SM_CTL,
+	SM_META,
+	SM_BARRIER,
+	SM_TASK,
+	SM_TOT,
+	SM_TID0,
+	SM_TID1,
+	SM_PROC0,
+	SM_PROC1,
+	SM_UID0,
+	SM_UID1,
+	SM__MAX
+};
+
+struct bpf_sched {
+	char *bpffs;
+	int dirfd;	/* the pin directory, flock()ed: one drainer only */
+	unsigned state;
+	int map_fd[SM__MAX];
+	int prog_fd[VITALS_BPF_PROGS];
+	unsigned ncpu;
+	uint64_t gen;
+	bool stats;
+	uint64_t pre_ns; /* drained at open, reported with the first window */
+	uint64_t tot[TOT__MAX]; /* at the last window */
+	struct vbpf_prog_stat prog[VITALS_BPF_PROGS];
+	struct bpf_sched_batch batch;
+	void *kbuf, *vbuf; /* drain scratch */
+	size_t kcap, vcap;
+	bool no_batch; /* the kernel lacks batch ops: per-key reads */
+};
+
+#endif /* VITALSD_BPF_SCHED_INT_H */

@@ -1,0 +1,626 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The control plane's connections and their roles, on the socket that
+ * control_sock.c provides.
+ *
+ * Every connection is a non-blocking bufferevent on the daemon's one loop,
+ * at the lowest event priority, so the sampling timer always runs first.
+ * Bounds, each with what happens at it:
+ *  - input: one frame (header + max_frame); a header announcing 0 or more
+ *    than max_frame closes the connection before anything is allocated;
+ *  - pipelining: CONTROL_PIPELINE requests not yet answered; reading stops
+ *    until the oldest is answered. Answers leave in request order;
+ *  - output: max_output queued bytes; a client that lets more pile up is
+ *    closed (overflow_closed), as is one that takes no bytes for
+ *    idle_timeout_ms (the write timeout);
+ *  - idle: no request for idle_timeout_ms closes (idle_closed);
+ *  - connections: max_conns; accept pauses at the cap and on EMFILE/ENFILE
+ *    and resumes when a connection closes (and on a timer after EMFILE).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include "frame.h"
+#include "vitalsd.h"
+
+#define CONTROL_PIPELINE 4	/* requests per connection not yet answered */
+#define CONTROL_BUDGET 4	/* requests handled per connection per turn */
+#define CONTROL_ACCEPT_BURST 32 /* accepts per wake-up */
+#define CONTROL_RETRY_MS 1000	/* accept retry after EMFILE / ENFILE */
+
+struct slot {
+	uint8_t *frame; /* NULL when ready: the answer failed, close */
+	size_t len;
+	bool ready;
+	bool close_after;
+};
+
+struct conn {
+	TAILQ_ENTRY(conn) entry;
+	struct control *ctl;
+	struct bufferevent *bev;
+	uint64_t id;
+	uint32_t uid, gid;
+	pid_t pid;
+	enum control_role role;
+	struct slot slot[CONTROL_PIPELINE];
+	uint32_t head_tag; /* tag of the oldest unanswered request */
+	uint32_t nslots;   /* requests not yet answered */
+	bool closing;	   /* read no more: flush the answers, then close */
+	bool eof;	   /* the client has sent all it will send */
+};
+
+TAILQ_HEAD(conn_list, conn);
+
+struct control {
+	struct event_base *base;
+	struct vitalsd *d;
+	struct query *q;
+	struct config roles; /* the role keys only */
+	unsigned max_conns;
+	uint32_t max_frame, max_output;
+	struct timeval idle;
+	int pri;
+	struct control_sock sock;
+	struct event *listen_ev, *retry_ev;
+	bool paused, stopping;
+	struct conn_list conns;
+	uint64_t next_id;
+	struct control_stats st;
+	struct control_stats snap; /* what the current answer sees */
+	struct rpc_cache cache;
+};
+
+static int conn_process(struct conn *c);
+
+/* ------------------------------------------------------------- roles */
+
+static bool
+id_in(const struct id_list *l, uint32_t id)
+{
+	unsigned i;
+
+	for (i = 0; i < l->n; i++)
+		if (l->id[i] == id)
+			return true;
+	return false;
+}
+
+/*
+ * Root and the trusted lists are trusted; the daemon's own uid, the shell
+ * uid and the reader lists read. Trusted implies reader. gid is the
+ * peer's primary group as SO_PEERCRED reports it.
+ */
+enum control_role
+control_role(const struct config *cfg, uint32_t uid, uint32_t gid,
+    uint32_t own_uid)
+{
+	if (uid == 0 || id_in(&cfg->trusted_uids, uid) ||
+	    id_in(&cfg->trusted_gids, gid))
+		return ROLE_TRUSTED;
+	if (uid == own_uid ||
+	    (cfg->shell_uid != VITALS_NO_UID && uid == cfg->shell_uid) ||
+	    id_in(&cfg->reader_uids, uid) || id_in(&cfg->reader_gids, gid))
+		return ROLE_READER;
+	return ROLE_NONE;
+}
+
+static const char *
+role_name(enum control_role r)
+{
+	switch (r) {
+	case ROLE_TRUSTED:
+		return "trusted";
+	case ROLE_READER:
+		return "reader";
+	case ROLE_NONE:
+		break;
+	}
+	return "none";
+}
+
+/* ------------------------------------------------------------ accept */
+
+static void
+accept_pause(struct control *ctl, bool retry)
+{
+	if (!ctl->paused) {
+		event_del(ctl->listen_ev);
+		ctl->paused = true;
+		ctl->st.accept_paused++;
+	}
+	if (retry) {
+		struct timeval tv = { CONTROL_RETRY_MS / 1000,
+			(CONTROL_RETRY_MS % 1000) * 1000 };
+
+		evtimer_add(ctl->retry_ev, &tv);
+	}
+}
+
+static void
+accept_resume(struct control *ctl)
+{
+	if (!ctl->paused || ctl->stopping ||
+	    ctl->st.connections >= ctl->max_conns)
+		return;
+	evtimer_del(ctl->retry_ev);
+	event_add(ctl->listen_ev, NULL);
+	ctl->paused = false;
+}
+
+static void
+retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct control *ctl = arg;
+
+	(void)fd;
+	(void)what;
+	accept_resume(ctl);
+}
+
+/* ------------------------------------------------------- connections */
+
+static void
+frame_cleanup(const void *data, size_t len, void *arg)
+{
+	(void)len;
+	(void)arg;
+	free((void *)data);
+}
+
+static void
+conn_free(struct conn *c)
+{
+	struct control *ctl = c->ctl;
+	unsigned i;
+
+	if (ctl->q)
+		query_cancel(ctl->q, c->id);
+	for (i = 0; i < CONTROL_PIPELINE; i++)
+		free(c->slot[i].frame);
+	bufferevent_free(c->bev);
+	TAILQ_REMOVE(&ctl->conns, c, entry);
+	ctl->st.connections--;
+	free(c);
+	accept_resume(ctl);
+}
+
+static struct conn *
+conn_find(struct control *ctl, uint64_t id)
+{
+	struct conn *c;
+
+	TAILQ_FOREACH(c, &ctl->conns, entry)
+		if (c->id == id)
+			return c;
+	return NULL;
+}
+
+/* Stop reading while the pipeline is full or the connection is closing. */
+static void
+conn_update_read(struct conn *c)
+{
+	if (c->closing || c->eof || c->nslots >= CONTROL_PIPELINE)
+		bufferevent_disable(c->bev, EV_READ);
+	else
+		bufferevent_enable(c->bev, EV_READ);
+}
+
+/* Answers that are ready, in request order, to the output. -1: freed. */
+static int
+conn_flush(struct conn *c)
+{
+	struct control *ctl = c->ctl;
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+
+	while (c->nslots > 0) {
+		struct slot *s = &c->slot[c->head_tag % CONTROL_PIPELINE];
+		bool close_after = s->close_after;
+
+		if (!s->ready)
+			break;
+		if (s->frame == NULL ||
+		    evbuffer_add_reference(out, s->frame, s->len,
+		    frame_cleanup, NULL) < 0) {
+			conn_free(c);
+			return -1;
+		}
+		memset(s, 0, sizeof(*s));
+		c->head_tag++;
+		c->nslots--;
+		if (close_after) {
+			c->closing = true;
+			break;
+		}
+	}
+	if (evbuffer_get_length(out) > ctl->max_output) {
+		/* The client sends and does not read: its answers pile up. */
+		ctl->st.overflow_closed++;
+		log_debug("control: pid %d uid %u closed: %zu answer bytes "
+		    "not read", (int)c->pid, c->uid, evbuffer_get_length(out));
+		conn_free(c);
+		return -1;
+	}
+	if (c->closing && c->nslots == 0 && evbuffer_get_length(out) == 0) {
+		conn_free(c);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+fill_ctx(struct control *ctl, struct vitalsd_info *info, struct rpc_ctx *ctx)
+{
+	memset(info, 0, sizeof(*info));
+	if (ctl->d)
+		vitalsd_get_info(ctl->d, info);
+	control_get_stats(ctl, &ctl->snap);
+	ctx->info = info;
+	ctx->stats = &ctl->snap;
+	ctx->d = ctl->d;
+	ctx->cache = &ctl->cache;
+	ctx->max_frame = ctl->max_frame;
+	ctx->now_wall_ns = clock_ns(CLOCK_REALTIME);
+}
+
+/* Handle one request of len payload bytes at the input's head. 0, or -1
+ * when the connection was freed. */
+static int
+conn_request(struct conn *c, uint32_t len)
+{
+	struct control *ctl = c->ctl;
+	struct evbuffer *in = bufferevent_get_input(c->bev);
+	uint32_t tag = c->head_tag + c->nslots;
+	struct slot *s = &c->slot[tag % CONTROL_PIPELINE];
+	struct vitalsd_info info;
+	struct rpc_result res;
+	struct rpc_ctx ctx;
+	uint8_t *p;
+	int r;
+
+	if ((p = evbuffer_pullup(in, VITALS_FRAME_HDR + (ssize_t)len)) ==
+	    NULL) {
+		conn_free(c);
+		return -1;
+	}
+	ctl->st.requests++;
+	fill_ctx(ctl, &info, &ctx);
+	r = rpc_handle(&ctx, c->role, p + VITALS_FRAME_HDR, len, &res);
+	evbuffer_drain(in, VITALS_FRAME_HDR + (size_t)len);
+	if (r < 0) {
+		log_warnx("control: answer to pid %d: %s", (int)c->pid,
+		    strerror(-r));
+		conn_free(c);
+		return -1;
+	}
+	if (res.denied)
+		ctl->st.denied++;
+	if (res.bad_frame)
+		ctl->st.bad_frames++;
+	c->nslots++;
+	memset(s, 0, sizeof(*s));
+	if (res.verdict == RPC_QUERY && ctl->q &&
+	    query_cached(ctl->q, &res.query, &res.frame, &res.len) > 0) {
+		res.verdict = RPC_ANSWER; /* the same read, under 1 s ago */
+	} else if (res.verdict == RPC_QUERY) {
+		r = ctl->q ? query_submit(ctl->q, c->id, tag, &res.query) :
+		    -ENODEV;
+		if (r == 0)
+			return 0; /* the answer comes from the query thread */
+		if (r == -EBUSY)
+			ctl->st.queries_busy++;
+		r = rpc_error_frame(res.query.id, r == -EBUSY ? RPC_BUSY :
+		    r == -ENODEV ? RPC_UNAVAILABLE : RPC_ERROR,
+		    r == -EBUSY ? "too many queries queued: retry later" :
+		    r == -ENODEV ? "no window store: windows are kept in "
+		    "memory only" : "query not queued", &res.frame, &res.len);
+		if (r < 0)
+			res.frame = NULL;
+	}
+	s->frame = res.frame;
+	s->len = res.len;
+	s->ready = true;
+	s->close_after = res.verdict == RPC_ANSWER_CLOSE;
+	return conn_flush(c);
+}
+
+/* Handle the whole requests buffered, within the budget. 0, or -1 when
+ * the connection was freed. */
+static int
+conn_process(struct conn *c)
+{
+	struct control *ctl = c->ctl;
+	struct evbuffer *in = bufferevent_get_input(c->bev);
+	unsigned budget = CONTROL_BUDGET;
+	uint8_t hdr[VITALS_FRAME_HDR];
+	bool more = false;
+	uint32_t len;
+	size_t avail;
+	int r;
+
+	while (!c->closing && c->nslots < CONTROL_PIPELINE) {
+		avail = evbuffer_get_length(in);
+		if (avail >= VITALS_FRAME_HDR)
+			evbuffer_copyout(in, hdr, sizeof(hdr));
+		if ((r = rpc_frame_next(hdr, avail, ctl->max_frame, &len)) ==
+		    -EAGAIN)
+			break;
+		if (r < 0) {
+			/* Length 0 or above the limit: no way to resync. */
+			ctl->st.bad_frames++;
+			log_debug("control: pid %d uid %u closed: bad frame "
+			    "header (%s)", (int)c->pid, c->uid, strerror(-r));
+			conn_free(c);
+			return -1;
+		}
+		if (budget-- == 0) {
+			/* Others' turn: continue from the loop, later. */
+			bufferevent_trigger(c->bev, EV_READ,
+			    BEV_TRIG_IGNORE_WATERMARKS |
+			    BEV_TRIG_DEFER_CALLBACKS);
+			more = true;
+			break;
+		}
+		if (conn_request(c, len) < 0)
+			return -1;
+	}
+	if (c->eof && !c->closing && !more && c->nslots < CONTROL_PIPELINE) {
+		/* Nothing more will come: what is left is a frame cut short.
+		 * Answer what was asked, then close. */
+		if (evbuffer_get_length(in) > 0)
+			ctl->st.bad_frames++;
+		c->closing = true;
+	}
+	conn_update_read(c);
+	if (c->closing && c->nslots == 0 &&
+	    evbuffer_get_length(bufferevent_get_output(c->bev)) == 0) {
+		conn_free(c);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+read_cb(struct bufferevent *bev, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)bev;
+	(void)conn_process(c);
+}
+
+static void
+write_cb(struct bufferevent *bev, void *arg)
+{
+	struct conn *c = arg;
+
+	if (c->closing && c->nslots == 0 &&
+	    evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+		conn_free(c);
+}
+
+static void
+event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct conn *c = arg;
+	struct control *ctl = c->ctl;
+
+	if (what & BEV_EVENT_TIMEOUT) {
+		if ((what & BEV_EVENT_READING) && c->nslots > 0) {
+			/* Quiet because it waits for the query thread. */
+			bufferevent_enable(bev, EV_READ);
+			return;
+		}
+		if (what & BEV_EVENT_WRITING)
+			ctl->st.overflow_closed++;
+		else
+			ctl->st.idle_closed++;
+		log_debug("control: pid %d uid %u closed: %s", (int)c->pid,
+		    c->uid, what & BEV_EVENT_WRITING ? "answers not read" :
+		    "idle");
+		conn_free(c);
+		return;
+	}
+	if ((what & BEV_EVENT_EOF) && !(what & BEV_EVENT_ERROR)) {
+		/* A client may shut down its side and still read. */
+		c->eof = true;
+		(void)conn_process(c);
+		return;
+	}
+	conn_free(c);
+}
+
+static void
+conn_new(struct control *ctl, int fd)
+{
+	struct ucred cr = { .pid = 0, .uid = VITALS_NO_UID,
+		.gid = VITALS_NO_UID };
+	socklen_t l = sizeof(cr);
+	struct conn *c;
+
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		close(fd);
+		return;
+	}
+	c->ctl = ctl;
+	c->id = ++ctl->next_id;
+	/* No credentials, no role: the answer will say so. */
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &l) == 0)
+		c->role = control_role(&ctl->roles, cr.uid, cr.gid, geteuid());
+	c->uid = cr.uid;
+	c->gid = cr.gid;
+	c->pid = cr.pid;
+	c->bev = bufferevent_socket_new(ctl->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if (c->bev == NULL) {
+		close(fd);
+		free(c);
+		return;
+	}
+	bufferevent_priority_set(c->bev, ctl->pri);
+	bufferevent_setcb(c->bev, read_cb, write_cb, event_cb, c);
+	bufferevent_setwatermark(c->bev, EV_READ, 0,
+	    VITALS_FRAME_HDR + (size_t)ctl->max_frame);
+	bufferevent_set_timeouts(c->bev, &ctl->idle, &ctl->idle);
+	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+	TAILQ_INSERT_TAIL(&ctl->conns, c, entry);
+	ctl->st.connections++;
+	ctl->st.accepted++;
+	log_debug("control: connection %llu from pid %d uid %u gid %u: %s",
+	    (unsigned long long)c->id, (int)c->pid, c->uid, c->gid,
+	    role_name(c->role));
+}
+
+static void
+accept_cb(evutil_socket_t lfd, short what, void *arg)
+{
+	struct control *ctl = arg;
+	unsigned i;
+	int fd;
+
+	(void)what;
+	for (i = 0; i < CONTROL_ACCEPT_BURST; i++) {
+		if (ctl->st.connections >= ctl->max_conns) {
+			accept_pause(ctl, false);
+			return;
+		}
+		fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd >= 0) {
+			conn_new(ctl, fd);
+			continue;
+		}
+		switch (errno) {
+		case EINTR:
+		case ECONNABORTED:
+			continue;
+		case EMFILE:
+		case ENFILE:
+		case ENOBUFS:
+		case ENOMEM:
+			/* Still readable: without a pause, a busy loop. */
+			log_warn("control: accept paused");
+			accept_pause(ctl, true);
+			return;
+		default:
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				log_warn("control: accept");
+			return;
+		}
+	}
+}
+
+/* An answer from the query thread; the connection may be gone. */
+static void
+query_done(uint64_t conn_id, uint32_t tag, uint8_t *frame, size_t len,
+    void *arg)
+{
+	struct control *ctl = arg;
+	struct conn *c = conn_find(ctl, conn_id);
+	struct slot *s;
+
+	if (c == NULL || tag - c->head_tag >= c->nslots) {
+		free(frame);
+		return;
+	}
+	s = &c->slot[tag % CONTROL_PIPELINE];
+	s->frame = frame;
+	s->len = len;
+	s->ready = true;
+	if (conn_flush(c) < 0)
+		return;
+	(void)conn_process(c);
+}
+
+/* ------------------------------------------------------------ public */
+
+int
+control_new(struct event_base *base, const struct config *cfg,
+    struct vitalsd *d, struct store *store, struct control **ret)
+{
+	struct control *ctl;
+	int r;
+
+	if ((ctl = calloc(1, sizeof(*ctl))) == NULL)
+		return -ENOMEM;
+	ctl->sock.fd = -1;
+	TAILQ_INIT(&ctl->conns);
+	ctl->base = base;
+	ctl->d = d;
+	ctl->roles.trusted_uids = cfg->trusted_uids;
+	ctl->roles.trusted_gids = cfg->trusted_gids;
+	ctl->roles.reader_uids = cfg->reader_uids;
+	ctl->roles.reader_gids = cfg->reader_gids;
+	ctl->roles.shell_uid = cfg->shell_uid;
+	ctl->max_conns = cfg->max_conns ? cfg->max_conns : 64;
+	ctl->max_frame = cfg->max_frame ? cfg->max_frame :
+	    VITALS_FRAME_MAX_DEFAULT;
+	ctl->max_output = cfg->max_output > ctl->max_frame ? cfg->max_output :
+	    4 * ctl->max_frame;
+	ctl->idle.tv_sec = cfg->idle_timeout_ms / 1000;
+	ctl->idle.tv_usec = (cfg->idle_timeout_ms % 1000) * 1000;
+	if (cfg->idle_timeout_ms == 0)
+		ctl->idle.tv_sec = 30;
+	/* The lowest priority: sampling and the rest of the daemon first. */
+	ctl->pri = event_base_get_npriorities(base) - 1;
+	if ((r = control_sock_open(cfg, &ctl->sock)) < 0)
+		goto fail;
+	ctl->listen_ev = event_new(base, ctl->sock.fd, EV_READ | EV_PERSIST,
+	    accept_cb, ctl);
+	ctl->retry_ev = evtimer_new(base, retry_cb, ctl);
+	if (ctl->listen_ev == NULL || ctl->retry_ev == NULL ||
+	    event_priority_set(ctl->listen_ev, ctl->pri) < 0 ||
+	    event_priority_set(ctl->retry_ev, ctl->pri) < 0 ||
+	    event_add(ctl->listen_ev, NULL) < 0) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	if (store && (r = query_new(base, store, cfg->query_queue,
+	    ctl->max_frame, ctl->pri, query_done, ctl, &ctl->q)) < 0) {
+		log_warnx("control: query thread: %s", strerror(-r));
+		goto fail;
+	}
+	*ret = ctl;
+	return 0;
+fail:
+	control_free(ctl);
+	return r;
+}
+
+/* Close every connection, abandon queued queries, remove the socket file
+ * if it is still the one made here. */
+struct control *
+control_free(struct control *ctl)
+{
+	struct conn *c;
+
+	if (ctl == NULL)
+		return NULL;
+	ctl->stopping = true;
+	while ((c = TAILQ_FIRST(&ctl->conns)) != NULL)
+		conn_free(c);
+	ctl->q = query_free(ctl->q);
+	if (ctl->listen_ev)
+		event_free(ctl->listen_ev);
+	if (ctl->retry_ev)
+		event_free(ctl->retry_ev);
+	control_sock_close(&ctl->sock);
+	rpc_cache_release(&ctl->cache);
+	free(ctl);
+	return NULL;
+}
+
+void
+control_get_stats(struct control *ctl, struct control_stats *ret)
+{
+	*ret = ctl->st;
+	if (ctl->q)
+		query_get_stats(ctl->q, ret);
+}

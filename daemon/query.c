@@ -1,0 +1,572 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Store reads for the control plane, on a thread of their own: a range of
+ * windows or a top-N over an hour can take tens of milliseconds of SQLite,
+ * which the loop (and so the sampling timer) must never wait for.
+ *
+ * The loop submits a resolved request into a bounded queue (full: the
+ * caller answers STATUS_BUSY); the thread runs it, packs the whole answer
+ * frame and puts it on a done list, then writes an eventfd registered in
+ * the event base. The loop drains the done list and hands each frame to
+ * the control plane by connection id: a job never points at a connection,
+ * so one that closed meanwhile simply gets no answer (and its queued jobs
+ * are cancelled when it closes).
+ *
+ * Clients tend to ask the same thing at once ("top 20 over the last
+ * hour", from every `vitals top` on every shell): a request equal to one
+ * still queued joins it instead of taking a slot, and the one answer goes
+ * to each with its own id; a request equal to one answered less than
+ * JOIN_SLACK_NS ago gets that answer at once (a few recent answers are
+ * kept). "Equal" allows ranges ending "now" to differ by JOIN_SLACK_NS,
+ * so an answer is never staler than that. One thread: the store
+ * serialises its calls on one connection anyway.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "vitalsd.h"
+
+#define JOIN_SLACK_NS NSEC_PER_SEC /* "now" ranges this close are equal */
+#define RECENT_SLOTS 8		   /* recent answers kept for reuse */
+#define QUERY_NICE 10		   /* the query thread's nice value */
+
+/* One requester of a job, and its answer once the job has run. */
+struct waiter {
+	uint64_t conn_id;
+	uint32_t tag;
+	uint64_t id; /* the request id its answer carries */
+	uint8_t *frame;
+	size_t len;
+};
+
+struct query_job {
+	struct query_job *next;
+	struct rpc_query rq; /* rq.id 0: the answer is stamped per waiter */
+	struct waiter *w;    /* fixed once the job leaves the queue */
+	unsigned nw, capw;
+	uint8_t *frame;	     /* the answer with id 0, for reuse */
+	size_t len;
+};
+
+/* A recent answer (loop thread only). */
+struct recent {
+	struct rpc_query rq;
+	int64_t at_ns; /* CLOCK_MONOTONIC when it came back */
+	uint8_t *frame;
+	size_t len;
+};
+
+struct job_list {
+	struct query_job *head, **tail;
+	unsigned n;
+};
+
+struct query {
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct job_list todo, done; /* under mu */
+	unsigned queue_max;
+	bool stopping, started;
+	uint64_t runs, ns_max; /* under mu */
+	struct store *store;
+	uint32_t max_frame;
+	int efd;
+	struct event *ev;
+	query_done_fn done_fn;
+	void *arg;
+	struct recent recent[RECENT_SLOTS]; /* loop thread only */
+	unsigned recent_next;
+	uint64_t shared; /* loop thread only */
+};
+
+static void
+list_init(struct job_list *l)
+{
+	l->head = NULL;
+	l->tail = &l->head;
+	l->n = 0;
+}
+
+static void
+list_push(struct job_list *l, struct query_job *j)
+{
+	j->next = NULL;
+	*l->tail = j;
+	l->tail = &j->next;
+	l->n++;
+}
+
+static struct query_job *
+list_pop(struct job_list *l)
+{
+	struct query_job *j = l->head;
+
+	if (j == NULL)
+		return NULL;
+	if ((l->head = j->next) == NULL)
+		l->tail = &l->head;
+	l->n--;
+	return j;
+}
+
+static void
+job_free(struct query_job *j)
+{
+	unsigned i;
+
+	for (i = 0; i < j->nw; i++)
+		free(j->w[i].frame);
+	free(j->w);
+	free(j->frame);
+	free(j);
+}
+
+static void
+list_free(struct job_list *l)
+{
+	struct query_job *j;
+
+	while ((j = list_pop(l)) != NULL)
+		job_free(j);
+}
+
+static int
+job_add_waiter(struct query_job *j, uint64_t conn_id, uint32_t tag,
+    uint64_t id)
+{
+	if (j->nw == j->capw) {
+		unsigned nc = j->capw ? j->capw * 2 : 2;
+		struct waiter *w = realloc(j->w, nc * sizeof(*w));
+
+		if (w == NULL)
+			return -ENOMEM;
+		j->w = w;
+		j->capw = nc;
+	}
+	j->w[j->nw++] = (struct waiter){ .conn_id = conn_id, .tag = tag,
+		.id = id };
+	return 0;
+}
+
+static int64_t
+absdiff(int64_t a, int64_t b)
+{
+	return a > b ? a - b : b - a;
+}
+
+/* One answer serves both: the same question over the same range (ranges
+ * ending "now" may have been resolved up to JOIN_SLACK_NS apart). */
+static bool
+same_query(const struct rpc_query *a, const struct rpc_query *b)
+{
+	if (a->op != b->op || a->relative != b->relative || a->hz != b->hz)
+		return false;
+	switch (a->op) {
+	case RPC_Q_WINDOWS:
+		if (a->granularity_s != b->granularity_s ||
+		    a->max_windows != b->max_windows ||
+		    a->top_n != b->top_n || a->with_tasks != b->with_tasks)
+			return false;
+		break;
+	case RPC_Q_TOP:
+		if (a->metric != b->metric || a->threads != b->threads ||
+		    a->n != b->n)
+			return false;
+		break;
+	case RPC_Q_PROCESS:
+		if (a->pid != b->pid || a->starttime != b->starttime ||
+		    a->threads != b->threads)
+			return false;
+		break;
+	}
+	if (!a->relative)
+		return a->from_wall_ns == b->from_wall_ns &&
+		    a->to_wall_ns == b->to_wall_ns;
+	return absdiff(a->from_wall_ns, b->from_wall_ns) <= JOIN_SLACK_NS &&
+	    absdiff(a->to_wall_ns, b->to_wall_ns) <= JOIN_SLACK_NS;
+}
+
+/* A store error as an answer; the frame is the caller's. */
+static int
+store_error(const struct rpc_query *rq, struct store *s, int err,
+    uint8_t **ret, size_t *ret_len)
+{
+	struct store_stats st;
+	char msg[256];
+
+	if (err == -EBADF)
+		return rpc_error_frame(rq->id, RPC_UNAVAILABLE,
+		    "the window store is not open", ret, ret_len);
+	if (err == -EINVAL)
+		return rpc_error_frame(rq->id, RPC_BAD_REQUEST,
+		    "invalid range or metric", ret, ret_len);
+	store_get_stats(s, &st);
+	snprintf(msg, sizeof(msg), "store read failed: %s%s%s",
+	    strerror(-err), st.last_errmsg[0] ? ": " : "", st.last_errmsg);
+	return rpc_error_frame(rq->id, RPC_ERROR, msg, ret, ret_len);
+}
+
+static int
+run_windows(struct store *s, const struct rpc_query *rq, uint32_t max,
+    uint8_t **ret, size_t *ret_len)
+{
+	struct window **w = NULL;
+	size_t n = 0, skip = 0, i;
+	int r;
+
+	if ((r = store_windows(s, rq->from_wall_ns, rq->to_wall_ns,
+	    rq->granularity_s, &w, &n)) < 0)
+		return store_error(rq, s, r, ret, ret_len);
+	/* Too many: the newest are kept; ask again with an earlier `to`. */
+	if (n > rq->max_windows)
+		skip = n - rq->max_windows;
+	r = rpc_answer_windows(rq, w + skip, n - skip, skip > 0, max, ret,
+	    ret_len);
+	for (i = 0; i < n; i++)
+		window_free(w[i]);
+	free(w);
+	return r;
+}
+
+static int
+run_top(struct store *s, const struct rpc_query *rq, uint32_t max,
+    uint8_t **ret, size_t *ret_len)
+{
+	struct window_task *t = NULL;
+	size_t n = 0;
+	int r;
+
+	if ((r = store_top(s, rq->from_wall_ns, rq->to_wall_ns, rq->threads,
+	    rq->metric, rq->n, &t, &n)) < 0)
+		return store_error(rq, s, r, ret, ret_len);
+	r = rpc_answer_top(rq, t, n, max, ret, ret_len);
+	free(t);
+	return r;
+}
+
+static int
+run_process(struct store *s, const struct rpc_query *rq, uint32_t max,
+    uint8_t **ret, size_t *ret_len)
+{
+	struct store_hist *h = NULL, *th = NULL;
+	size_t n = 0, nth = 0;
+	char msg[96];
+	int r;
+
+	if ((r = store_history(s, false, rq->pid, rq->starttime,
+	    rq->from_wall_ns, rq->to_wall_ns, &h, &n)) < 0)
+		return store_error(rq, s, r, ret, ret_len);
+	if (n == 0) {
+		snprintf(msg, sizeof(msg), "no process %d with activity in "
+		    "the range", rq->pid);
+		return rpc_error_frame(rq->id, RPC_NOT_FOUND, msg, ret,
+		    ret_len);
+	}
+	if (rq->threads && (r = store_thread_history(s, rq->pid,
+	    rq->starttime, rq->from_wall_ns, rq->to_wall_ns, &th, &nth)) < 0) {
+		free(h);
+		return store_error(rq, s, r, ret, ret_len);
+	}
+	r = rpc_answer_process(rq, h, n, th, nth, max, ret, ret_len);
+	free(h);
+	free(th);
+	return r;
+}
+
+int
+query_run(struct store *s, const struct rpc_query *rq, uint32_t max_frame,
+    uint8_t **ret, size_t *ret_len)
+{
+	switch (rq->op) {
+	case RPC_Q_WINDOWS:
+		return run_windows(s, rq, max_frame, ret, ret_len);
+	case RPC_Q_TOP:
+		return run_top(s, rq, max_frame, ret, ret_len);
+	case RPC_Q_PROCESS:
+		return run_process(s, rq, max_frame, ret, ret_len);
+	}
+	return -EINVAL;
+}
+
+/* Run a job and stamp its answer for every waiter; a waiter left
+ * without a frame has its connection closed by the loop. */
+static void
+job_run(struct query *q, struct query_job *j)
+{
+	uint8_t *frame = NULL;
+	size_t len = 0;
+	unsigned i;
+	int r;
+
+	r = query_run(q->store, &j->rq, q->max_frame, &frame, &len);
+	if (r < 0 && rpc_error_frame(0, RPC_ERROR, strerror(-r), &frame,
+	    &len) < 0)
+		return;
+	for (i = 0; i < j->nw; i++) {
+		struct waiter *w = &j->w[i];
+
+		if (rpc_frame_reid(frame, len, w->id, &w->frame, &w->len) < 0)
+			w->frame = NULL;
+	}
+	j->frame = frame;
+	j->len = len;
+}
+
+/* Keep a job's answer for requests that follow close behind. */
+static void
+recent_put(struct query *q, struct query_job *j)
+{
+	struct recent *r = &q->recent[q->recent_next++ % RECENT_SLOTS];
+
+	if (j->frame == NULL)
+		return;
+	free(r->frame);
+	r->rq = j->rq;
+	r->at_ns = clock_ns(CLOCK_MONOTONIC);
+	r->frame = j->frame;
+	r->len = j->len;
+	j->frame = NULL;
+}
+
+/* 1 and the answer when an equal request was answered under
+ * JOIN_SLACK_NS ago; 0 when none was. Loop thread. */
+int
+query_cached(struct query *q, const struct rpc_query *rq, uint8_t **ret,
+    size_t *ret_len)
+{
+	int64_t now = clock_ns(CLOCK_MONOTONIC);
+	unsigned i;
+	int r;
+
+	for (i = 0; i < RECENT_SLOTS; i++) {
+		struct recent *e = &q->recent[i];
+
+		if (e->frame == NULL || now - e->at_ns > JOIN_SLACK_NS ||
+		    !same_query(&e->rq, rq))
+			continue;
+		if ((r = rpc_frame_reid(e->frame, e->len, rq->id, ret,
+		    ret_len)) < 0)
+			return r;
+		q->shared++;
+		return 1;
+	}
+	return 0;
+}
+
+static void *
+query_main(void *arg)
+{
+	struct query *q = arg;
+	const uint64_t one = 1;
+
+	/* Reads yield the CPU to sampling (the loop thread) on a busy
+	 * machine; raising one's own nice value needs no privilege. */
+	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), QUERY_NICE);
+	pthread_mutex_lock(&q->mu);
+	for (;;) {
+		struct query_job *j;
+		int64_t t0, ns;
+
+		while (!q->stopping && q->todo.n == 0)
+			pthread_cond_wait(&q->cv, &q->mu);
+		if (q->stopping)
+			break;
+		j = list_pop(&q->todo);
+		pthread_mutex_unlock(&q->mu);
+
+		t0 = clock_ns(CLOCK_MONOTONIC);
+		job_run(q, j);
+		ns = clock_ns(CLOCK_MONOTONIC) - t0;
+
+		pthread_mutex_lock(&q->mu);
+		q->runs++;
+		if ((uint64_t)ns > q->ns_max)
+			q->ns_max = (uint64_t)ns;
+		list_push(&q->done, j);
+		/* An eventfd write fails only when the counter would
+		 * overflow: the loop wakes regardless. */
+		(void)!write(q->efd, &one, sizeof(one));
+	}
+	pthread_mutex_unlock(&q->mu);
+	return NULL;
+}
+
+static void
+done_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct query *q = arg;
+	struct job_list l;
+	struct query_job *j;
+	uint64_t v;
+
+	(void)what;
+	(void)!read(fd, &v, sizeof(v));
+	pthread_mutex_lock(&q->mu);
+	l = q->done;
+	if (l.head == NULL)
+		list_init(&l);
+	list_init(&q->done);
+	pthread_mutex_unlock(&q->mu);
+	while ((j = list_pop(&l)) != NULL) {
+		unsigned i;
+
+		for (i = 0; i < j->nw; i++) {
+			q->done_fn(j->w[i].conn_id, j->w[i].tag, j->w[i].frame,
+			    j->w[i].len, q->arg);
+			j->w[i].frame = NULL;
+		}
+		recent_put(q, j);
+		job_free(j);
+	}
+}
+
+int
+query_new(struct event_base *base, struct store *store, unsigned queue_max,
+    uint32_t max_frame, int priority, query_done_fn done, void *arg,
+    struct query **ret)
+{
+	struct query *q;
+	int r;
+
+	if ((q = calloc(1, sizeof(*q))) == NULL)
+		return -ENOMEM;
+	q->efd = -1;
+	list_init(&q->todo);
+	list_init(&q->done);
+	q->queue_max = queue_max ? queue_max : 64;
+	q->store = store;
+	q->max_frame = max_frame;
+	q->done_fn = done;
+	q->arg = arg;
+	pthread_mutex_init(&q->mu, NULL);
+	pthread_cond_init(&q->cv, NULL);
+	if ((q->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	q->ev = event_new(base, q->efd, EV_READ | EV_PERSIST, done_cb, q);
+	if (q->ev == NULL || event_priority_set(q->ev, priority) < 0 ||
+	    event_add(q->ev, NULL) < 0) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	if ((r = pthread_create(&q->thread, NULL, query_main, q)) != 0) {
+		r = -r;
+		goto fail;
+	}
+	q->started = true;
+	*ret = q;
+	return 0;
+fail:
+	query_free(q);
+	return r;
+}
+
+/* Abandon what is queued, wait for the read in progress, free. */
+struct query *
+query_free(struct query *q)
+{
+	unsigned i;
+
+	if (q == NULL)
+		return NULL;
+	if (q->started) {
+		pthread_mutex_lock(&q->mu);
+		q->stopping = true;
+		pthread_cond_signal(&q->cv);
+		pthread_mutex_unlock(&q->mu);
+		pthread_join(q->thread, NULL);
+	}
+	list_free(&q->todo);
+	list_free(&q->done);
+	for (i = 0; i < RECENT_SLOTS; i++)
+		free(q->recent[i].frame);
+	if (q->ev)
+		event_free(q->ev);
+	if (q->efd >= 0)
+		close(q->efd);
+	pthread_cond_destroy(&q->cv);
+	pthread_mutex_destroy(&q->mu);
+	free(q);
+	return NULL;
+}
+
+int
+query_submit(struct query *q, uint64_t conn_id, uint32_t tag,
+    const struct rpc_query *rq)
+{
+	struct query_job *j;
+	struct rpc_query key = *rq;
+	int r;
+
+	key.id = 0;
+	pthread_mutex_lock(&q->mu);
+	for (j = q->todo.head; j != NULL; j = j->next)
+		if (same_query(&j->rq, &key)) {
+			if ((r = job_add_waiter(j, conn_id, tag, rq->id)) == 0)
+				q->shared++;
+			pthread_mutex_unlock(&q->mu);
+			return r;
+		}
+	if (q->todo.n >= q->queue_max) {
+		pthread_mutex_unlock(&q->mu);
+		return -EBUSY;
+	}
+	if ((j = calloc(1, sizeof(*j))) == NULL ||
+	    job_add_waiter(j, conn_id, tag, rq->id) < 0) {
+		pthread_mutex_unlock(&q->mu);
+		free(j);
+		return -ENOMEM;
+	}
+	j->rq = key;
+	list_push(&q->todo, j);
+	pthread_cond_signal(&q->cv);
+	pthread_mutex_unlock(&q->mu);
+	return 0;
+}
+
+/* A closed connection leaves the queued jobs it waits on (a job nobody
+ * waits on is dropped); a running job finishes and the control plane
+ * discards the answer. */
+void
+query_cancel(struct query *q, uint64_t conn_id)
+{
+	struct query_job *j, *next;
+	unsigned i, k;
+
+	pthread_mutex_lock(&q->mu);
+	j = q->todo.head;
+	list_init(&q->todo);
+	for (; j != NULL; j = next) {
+		next = j->next;
+		for (i = k = 0; i < j->nw; i++)
+			if (j->w[i].conn_id != conn_id)
+				j->w[k++] = j->w[i];
+		j->nw = k;
+		if (j->nw == 0)
+			job_free(j);
+		else
+			list_push(&q->todo, j);
+	}
+	pthread_mutex_unlock(&q->mu);
+}
+
+void
+query_get_stats(struct query *q, struct control_stats *ret)
+{
+	pthread_mutex_lock(&q->mu);
+	ret->queries = q->runs;
+	ret->query_ns_max = q->ns_max;
+	ret->queries_queued = q->todo.n;
+	pthread_mutex_unlock(&q->mu);
+	ret->queries_shared = q->shared;
+}

@@ -1,0 +1,648 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Requests in, frames out: splitting the stream into frames, decoding and
+ * validating a Request, the role check, the answers that need only memory
+ * (snapshot, health, burst, dump), the store requests resolved for the
+ * query thread, and the frames of its answers. With rpc_pb.c, the only
+ * code of the daemon that knows the wire format.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rpc_int.h"
+
+#define SNAPSHOT_TOP_DEFAULT 10
+#define DUMP_TOP_DEFAULT 20
+#define TOP_N_DEFAULT 20
+#define TOP_N_MAX 1000
+#define TASKS_TOP_MAX 100000
+#define WINDOWS_DEFAULT 360
+#define WINDOWS_MAX 100000
+#define GRANULARITY_MAX_S (366u * 86400u)
+
+_Static_assert((int)RPC_OK == (int)VITALS__STATUS__STATUS_OK, "status");
+_Static_assert((int)RPC_ERROR == (int)VITALS__STATUS__STATUS_ERROR, "status");
+_Static_assert((int)RPC_BAD_REQUEST ==
+    (int)VITALS__STATUS__STATUS_BAD_REQUEST, "status");
+_Static_assert((int)RPC_PERMISSION_DENIED ==
+    (int)VITALS__STATUS__STATUS_PERMISSION_DENIED, "status");
+_Static_assert((int)RPC_UNSUPPORTED_VERSION ==
+    (int)VITALS__STATUS__STATUS_UNSUPPORTED_VERSION, "status");
+_Static_assert((int)RPC_NOT_FOUND == (int)VITALS__STATUS__STATUS_NOT_FOUND,
+    "status");
+_Static_assert((int)RPC_UNAVAILABLE ==
+    (int)VITALS__STATUS__STATUS_UNAVAILABLE, "status");
+_Static_assert((int)RPC_BUSY == (int)VITALS__STATUS__STATUS_BUSY, "status");
+_Static_assert((int)RPC_TOO_LARGE == (int)VITALS__STATUS__STATUS_TOO_LARGE,
+    "status");
+_Static_assert((int)METRIC_RSS == (int)VITALS__METRIC__METRIC_RSS, "metric");
+
+/* ------------------------------------------------------------ frames */
+
+int
+rpc_frame_next(const uint8_t *hdr, size_t avail, uint32_t max,
+    uint32_t *ret_len)
+{
+	uint32_t len;
+	int r;
+
+	if (avail < VITALS_FRAME_HDR)
+		return -EAGAIN;
+	/* The length is checked before anything is sized by it. */
+	if ((r = frame_header(hdr, max, &len)) < 0)
+		return r;
+	if (avail - VITALS_FRAME_HDR < len)
+		return -EAGAIN;
+	*ret_len = len;
+	return 0;
+}
+
+int
+rpc_error_frame(uint64_t id, enum rpc_status st, const char *msg,
+    uint8_t **ret, size_t *ret_len)
+{
+	Vitals__Response resp = VITALS__RESPONSE__INIT;
+
+	resp.version = VITALS__PROTOCOL_VERSION__PROTOCOL_VERSION_1;
+	resp.id = id;
+	resp.status = (Vitals__Status)st;
+	resp.error = (char *)msg;
+	return frame_pack_response(&resp, ret, ret_len);
+}
+
+/* Pack an answer; one above the frame limit becomes TOO_LARGE. */
+static int
+pack_answer(Vitals__Response *resp, uint32_t max, uint8_t **ret,
+    size_t *ret_len)
+{
+	size_t n = vitals__response__get_packed_size(resp);
+	char msg[160];
+
+	if (n > max) {
+		snprintf(msg, sizeof(msg), "answer of %zu bytes exceeds the "
+		    "%u-byte frame limit: ask for a shorter range or fewer "
+		    "tasks", n, max);
+		return rpc_error_frame(resp->id, RPC_TOO_LARGE, msg, ret,
+		    ret_len);
+	}
+	return frame_pack_response(resp, ret, ret_len);
+}
+
+static size_t
+put_varint(uint8_t *p, uint64_t v)
+{
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		p[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (uint8_t)v;
+	return n;
+}
+
+/*
+ * A frame from a body packed without version and id (a cached answer):
+ * protobuf fields may come in any order, so the two are prepended.
+ */
+static int
+frame_with_id(const uint8_t *body, size_t blen, uint64_t id, uint32_t max,
+    uint8_t **ret, size_t *ret_len)
+{
+	uint8_t pre[2 + 1 + 10], *buf;
+	size_t n = 0;
+
+	pre[n++] = 1 << 3; /* field 1, varint */
+	pre[n++] = VITALS__PROTOCOL_VERSION__PROTOCOL_VERSION_1;
+	if (id) {
+		pre[n++] = 2 << 3;
+		n += put_varint(pre + n, id);
+	}
+	if (n + blen > max)
+		return rpc_error_frame(id, RPC_TOO_LARGE, "answer exceeds the "
+		    "frame limit: ask for fewer tasks", ret, ret_len);
+	if ((buf = malloc(VITALS_FRAME_HDR + n + blen)) == NULL)
+		return -ENOMEM;
+	frame_put_header(buf, (uint32_t)(n + blen));
+	memcpy(buf + VITALS_FRAME_HDR, pre, n);
+	memcpy(buf + VITALS_FRAME_HDR + n, body, blen);
+	*ret = buf;
+	*ret_len = VITALS_FRAME_HDR + n + blen;
+	return 0;
+}
+
+/*
+ * The same answer for another request: a frame packed with id 0 starts
+ * its payload with the version (field 1) and has no field 2, so the id
+ * goes right after the version. -EINVAL for any other frame.
+ */
+int
+rpc_frame_reid(const uint8_t *frame, size_t len, uint64_t id, uint8_t **ret,
+    size_t *ret_len)
+{
+	const size_t head = VITALS_FRAME_HDR + 2;
+	uint8_t idf[1 + 10], *buf;
+	size_t n = 0, plen;
+
+	if (len < head || frame[VITALS_FRAME_HDR] != 1 << 3 ||
+	    frame[VITALS_FRAME_HDR + 1] !=
+	    VITALS__PROTOCOL_VERSION__PROTOCOL_VERSION_1 ||
+	    (len > head && frame[head] == 2 << 3))
+		return -EINVAL;
+	if (id) {
+		idf[n++] = 2 << 3;
+		n += put_varint(idf + n, id);
+	}
+	plen = len - VITALS_FRAME_HDR + n;
+	if (plen > UINT32_MAX || (buf = malloc(VITALS_FRAME_HDR + plen)) ==
+	    NULL)
+		return -ENOMEM;
+	frame_put_header(buf, (uint32_t)plen);
+	memcpy(buf + VITALS_FRAME_HDR, frame + VITALS_FRAME_HDR, 2);
+	memcpy(buf + head, idf, n);
+	memcpy(buf + head + n, frame + head, len - head);
+	*ret = buf;
+	*ret_len = VITALS_FRAME_HDR + plen;
+	return 0;
+}
+
+void
+rpc_cache_release(struct rpc_cache *c)
+{
+	unsigned i;
+
+	for (i = 0; i < RPC_CACHE_SLOTS; i++)
+		free(c->e[i].body);
+	memset(c, 0, sizeof(*c));
+}
+
+/* The cached body for (window, top_n), or NULL. A new window empties the
+ * cache: every slot holds the same window. */
+static const uint8_t *
+cache_get(struct rpc_cache *c, uint64_t seq, unsigned top_n, size_t *ret_len)
+{
+	unsigned i;
+
+	if (c->seq != seq) {
+		rpc_cache_release(c);
+		c->seq = seq;
+		return NULL;
+	}
+	for (i = 0; i < RPC_CACHE_SLOTS; i++)
+		if (c->e[i].body && c->e[i].top_n == top_n) {
+			*ret_len = c->e[i].len;
+			return c->e[i].body;
+		}
+	return NULL;
+}
+
+/* Keep body (ours from now on), replacing the oldest slot. */
+static void
+cache_put(struct rpc_cache *c, unsigned top_n, uint8_t *body, size_t len)
+{
+	unsigned i = c->next++ % RPC_CACHE_SLOTS;
+
+	free(c->e[i].body);
+	c->e[i].top_n = top_n;
+	c->e[i].body = body;
+	c->e[i].len = len;
+}
+
+/* ----------------------------------------------------- local answers */
+
+static int
+answer_error(struct rpc_result *res, uint64_t id, enum rpc_status st,
+    const char *msg)
+{
+	if (st == RPC_PERMISSION_DENIED)
+		res->denied = true;
+	return rpc_error_frame(id, st, msg, &res->frame, &res->len);
+}
+
+static int
+answer_snapshot(const struct rpc_ctx *ctx, uint64_t id,
+    const Vitals__SnapshotRequest *sr, struct rpc_result *res)
+{
+	Vitals__Response resp = VITALS__RESPONSE__INIT;
+	Vitals__Snapshot *snap;
+	const struct window *w = ctx->info->last;
+	struct rpc_cache *c = ctx->cache;
+	unsigned top_n = sr->top_n ? sr->top_n : SNAPSHOT_TOP_DEFAULT;
+	struct rpc_arena a = { 0 };
+	const uint8_t *hit;
+	uint8_t *body;
+	size_t n;
+	int r;
+
+	if (w == NULL)
+		return answer_error(res, id, RPC_UNAVAILABLE,
+		    "no closed window yet");
+	if (top_n > TASKS_TOP_MAX)
+		top_n = TASKS_TOP_MAX;
+	if (c && (hit = cache_get(c, w->seq, top_n, &n)) != NULL)
+		return frame_with_id(hit, n, id, ctx->max_frame, &res->frame,
+		    &res->len);
+	if ((snap = rpc_arena_alloc(&a, sizeof(*snap))) == NULL) {
+		r = -ENOMEM;
+		goto out;
+	}
+	vitals__snapshot__init(snap);
+	if ((snap->window = rpc_pb_window(&a, w, true, top_n)) == NULL) {
+		r = -ENOMEM;
+		goto out;
+	}
+	resp.result_case = VITALS__RESPONSE__RESULT_SNAPSHOT;
+	resp.snapshot = snap;
+	n = vitals__response__get_packed_size(&resp);
+	if ((body = malloc(n ? n : 1)) == NULL) {
+		r = -ENOMEM;
+		goto out;
+	}
+	vitals__response__pack(&resp, body);
+	r = frame_with_id(body, n, id, ctx->max_frame, &res->frame,
+	    &res->len);
+	if (c)
+		cache_put(c, top_n, body, n);
+	else
+		free(body);
+out:
+	rpc_arena_release(&a);
+	return r;
+}
+
+static Vitals__StoreHealth *
+pb_store(struct rpc_arena *a, const struct vitalsd_info *info)
+{
+	const struct store_stats *s = &info->store;
+	Vitals__StoreHealth *m;
+
+	NEW(a, m, vitals__store_health__init);
+	m->state = (char *)store_state_name(info->have_store ? s->state :
+	    STORE_CLOSED);
+	m->last_err = s->last_err;
+	TRY(m->last_errmsg = rpc_pb_str(a, s->last_errmsg,
+	    sizeof(s->last_errmsg)));
+	m->windows_written = s->windows_written;
+	m->write_failures = s->write_failures;
+	m->windows_rolled = s->windows_rolled;
+	m->deleted_age = s->deleted_age;
+	m->deleted_size = s->deleted_size;
+	m->corrupt_moved = s->corrupt_moved;
+	TRY(m->corrupt_path = rpc_pb_str(a, s->corrupt_path,
+	    sizeof(s->corrupt_path)));
+	m->db_bytes = s->db_bytes;
+	m->commit_ns_last = s->commit_ns_last;
+	m->commit_ns_max = s->commit_ns_max;
+	m->queued = info->store_queued;
+	m->dropped = info->store_dropped;
+	return m;
+}
+
+static Vitals__Health *
+pb_health(struct rpc_arena *a, const struct rpc_ctx *ctx)
+{
+	const struct control_stats *s = ctx->stats;
+	const struct vitalsd_info *info = ctx->info;
+	Vitals__ControlHealth *c;
+	Vitals__Health *m;
+
+	NEW(a, m, vitals__health__init);
+	if (info->last)
+		TRY(m->last = rpc_pb_window(a, info->last, false, 0));
+	TRY(m->store = pb_store(a, info));
+	NEW(a, c, vitals__control_health__init);
+	if (s) {
+		c->connections = s->connections;
+		c->accepted = s->accepted;
+		c->requests = s->requests;
+		c->denied = s->denied;
+		c->bad_frames = s->bad_frames;
+		c->idle_closed = s->idle_closed;
+		c->overflow_closed = s->overflow_closed;
+		c->accept_paused = s->accept_paused;
+		c->queries_busy = s->queries_busy;
+		c->queries = s->queries;
+		c->query_ns_max = s->query_ns_max;
+		c->queries_queued = s->queries_queued;
+		c->queries_shared = s->queries_shared;
+	}
+	m->control = c;
+	m->interval_ms = info->interval_ms;
+	m->burst_until_mono_ns = info->burst_until_ns;
+	m->uptime_ns = (uint64_t)(info->uptime_ns > 0 ? info->uptime_ns : 0);
+	return m;
+}
+
+static int
+answer_health(const struct rpc_ctx *ctx, uint64_t id, struct rpc_result *res)
+{
+	Vitals__Response resp = VITALS__RESPONSE__INIT;
+	struct rpc_arena a = { 0 };
+	int r = -ENOMEM;
+
+	resp.version = VITALS__PROTOCOL_VERSION__PROTOCOL_VERSION_1;
+	resp.id = id;
+	resp.result_case = VITALS__RESPONSE__RESULT_HEALTH;
+	if ((resp.health = pb_health(&a, ctx)) != NULL)
+		r = pack_answer(&resp, ctx->max_frame, &res->frame, &res->len);
+	rpc_arena_release(&a);
+	return r;
+}
+
+static int
+answer_burst(const struct rpc_ctx *ctx, uint64_t id,
+    const Vitals__BurstRequest *br, struct rpc_result *res)
+{
+	Vitals__Response resp = VITALS__RESPONSE__INIT;
+	Vitals__BurstAck ack = VITALS__BURST_ACK__INIT;
+	unsigned ms = br->duration_ms;
+
+	if (ms == 0 || ms > VITALS_BURST_MAX_MS)
+		ms = VITALS_BURST_MAX_MS;
+	if (ctx->d)
+		vitalsd_burst(ctx->d, ms);
+	ack.duration_ms = ms;
+	ack.interval_ms = VITALS_BURST_INTERVAL_MS;
+	resp.version = VITALS__PROTOCOL_VERSION__PROTOCOL_VERSION_1;
+	resp.id = id;
+	resp.result_case = VITALS__RESPONSE__RESULT_BURST;
+	resp.burst = &ack;
+	return pack_answer(&resp, ctx->max_frame, &res->frame, &res->len);
+}
+
+static int
+answer_dump(const struct rpc_ctx *ctx, uint64_t id,
+    const Vitals__DumpRequest *dr, struct rpc_result *res)
+{
+	Vitals__Response resp = VITALS__RESPONSE__INIT;
+	Vitals__Dump dump = VITALS__DUMP__INIT;
+	const struct window *w = ctx->info->last;
+	unsigned top_n = dr->top_n ? dr->top_n : DUMP_TOP_DEFAULT;
+	struct vbuf b = { 0 };
+	int r;
+
+	if (w == NULL)
+		return answer_error(res, id, RPC_UNAVAILABLE,
+		    "no closed window yet");
+	if (top_n > TASKS_TOP_MAX)
+		top_n = TASKS_TOP_MAX;
+	if ((r = dump_window(w, top_n, &b)) < 0)
+		goto out;
+	if (b.p)
+		rpc_utf8_clean(b.p, b.len);
+	dump.text = b.p ? b.p : (char *)"";
+	resp.version = VITALS__PROTOCOL_VERSION__PROTOCOL_VERSION_1;
+	resp.id = id;
+	resp.result_case = VITALS__RESPONSE__RESULT_DUMP;
+	resp.dump = &dump;
+	r = pack_answer(&resp, ctx->max_frame, &res->frame, &res->len);
+out:
+	vbuf_release(&b);
+	return r;
+}
+
+/* ------------------------------------------------------ store queries */
+
+/* A TimeRange as [from, to) in wall ns; NULL: everything stored. */
+static const char *
+resolve_range(const Vitals__TimeRange *tr, int64_t now, int64_t *from,
+    int64_t *to, bool *relative)
+{
+	if (tr == NULL) {
+		*from = 0;
+		*to = now;
+		*relative = true;
+		return NULL;
+	}
+	if (tr->since_ns < 0 || tr->from_wall_ns < 0 || tr->to_wall_ns < 0)
+		return "negative time in range";
+	if (tr->since_ns > 0) {
+		*to = now;
+		*from = tr->since_ns >= now ? 0 : now - tr->since_ns;
+	} else {
+		*from = tr->from_wall_ns;
+		*to = tr->to_wall_ns ? tr->to_wall_ns : now;
+	}
+	*relative = tr->since_ns > 0 || tr->to_wall_ns == 0;
+	if (*from >= *to)
+		return "empty time range: from is not before to";
+	return NULL;
+}
+
+/* Validate a store request into res->query; an error answers it. */
+static int
+prepare_query(const struct rpc_ctx *ctx, const Vitals__Request *req,
+    struct rpc_result *res)
+{
+	struct rpc_query *q = &res->query;
+	const Vitals__TimeRange *tr = NULL;
+	const char *why;
+
+	memset(q, 0, sizeof(*q));
+	q->id = req->id;
+	q->hz = ctx->info->hz;
+	switch (req->op_case) {
+	case VITALS__REQUEST__OP_WINDOWS:
+		q->op = RPC_Q_WINDOWS;
+		tr = req->windows->range;
+		if (req->windows->granularity_s > GRANULARITY_MAX_S)
+			return answer_error(res, q->id, RPC_BAD_REQUEST,
+			    "granularity above 366 days");
+		q->granularity_s = req->windows->granularity_s;
+		q->max_windows = req->windows->max_windows ?
+		    req->windows->max_windows : WINDOWS_DEFAULT;
+		if (q->max_windows > WINDOWS_MAX)
+			q->max_windows = WINDOWS_MAX;
+		q->with_tasks = req->windows->with_tasks;
+		q->top_n = req->windows->top_n > TASKS_TOP_MAX ?
+		    TASKS_TOP_MAX : req->windows->top_n;
+		break;
+	case VITALS__REQUEST__OP_TOP:
+		q->op = RPC_Q_TOP;
+		tr = req->top->range;
+		if ((unsigned)req->top->metric > (unsigned)METRIC_RSS)
+			return answer_error(res, q->id, RPC_BAD_REQUEST,
+			    "unknown metric");
+		q->metric = (enum store_metric)req->top->metric;
+		q->threads = req->top->threads;
+		q->n = req->top->n ? req->top->n : TOP_N_DEFAULT;
+		if (q->n > TOP_N_MAX)
+			q->n = TOP_N_MAX;
+		break;
+	case VITALS__REQUEST__OP_PROCESS:
+		q->op = RPC_Q_PROCESS;
+		tr = req->process->range;
+		if (req->process->pid <= 0)
+			return answer_error(res, q->id, RPC_BAD_REQUEST,
+			    "pid must be positive");
+		q->pid = req->process->pid;
+		q->starttime = req->process->starttime;
+		q->threads = req->process->threads;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if ((why = resolve_range(tr, ctx->now_wall_ns, &q->from_wall_ns,
+	    &q->to_wall_ns, &q->relative)) != NULL)
+		return answer_error(res, q->id, RPC_BAD_REQUEST, why);
+	res->verdict = RPC_QUERY;
+	return 0;
+}
+
+static int
+dispatch(const struct rpc_ctx *ctx, enum control_role role,
+    const Vitals__Request *req, struct rpc_result *res)
+{
+	char msg[96];
+
+	if (role == ROLE_NONE) {
+		/* Nothing more for a stranger: the answer, then close. */
+		res->verdict = RPC_ANSWER_CLOSE;
+		return answer_error(res, req->id, RPC_PERMISSION_DENIED,
+		    "reader role required");
+	}
+	if (req->version != VITALS__PROTOCOL_VERSION__PROTOCOL_VERSION_1) {
+		snprintf(msg, sizeof(msg), "protocol version %u not supported"
+		    " (this daemon speaks version 1)", req->version);
+		return answer_error(res, req->id, RPC_UNSUPPORTED_VERSION,
+		    msg);
+	}
+	switch (req->op_case) {
+	case VITALS__REQUEST__OP_SNAPSHOT:
+		return answer_snapshot(ctx, req->id, req->snapshot, res);
+	case VITALS__REQUEST__OP_WINDOWS:
+	case VITALS__REQUEST__OP_TOP:
+	case VITALS__REQUEST__OP_PROCESS:
+		return prepare_query(ctx, req, res);
+	case VITALS__REQUEST__OP_HEALTH:
+		return answer_health(ctx, req->id, res);
+	case VITALS__REQUEST__OP_BURST:
+		if (role < ROLE_TRUSTED)
+			return answer_error(res, req->id,
+			    RPC_PERMISSION_DENIED,
+			    "burst requires the trusted role");
+		return answer_burst(ctx, req->id, req->burst, res);
+	case VITALS__REQUEST__OP_DUMP:
+		return answer_dump(ctx, req->id, req->dump, res);
+	default:
+		return answer_error(res, req->id, RPC_BAD_REQUEST,
+		    "no operation, or one this daemon does not know");
+	}
+}
+
+int
+rpc_handle(const struct rpc_ctx *ctx, enum control_role role,
+    const uint8_t *payload, size_t len, struct rpc_result *ret)
+{
+	Vitals__Request *req;
+	int r;
+
+	memset(ret, 0, sizeof(*ret));
+	ret->verdict = RPC_ANSWER;
+	if ((req = frame_unpack_request(payload, len)) == NULL) {
+		/* The stream may be out of step: answer, then close. */
+		ret->verdict = RPC_ANSWER_CLOSE;
+		ret->bad_frame = true;
+		return rpc_error_frame(0, RPC_BAD_REQUEST,
+		    "malformed request: not a vitals.Request message",
+		    &ret->frame, &ret->len);
+	}
+	r = dispatch(ctx, role, req, ret);
+	vitals__request__free_unpacked(req, NULL);
+	return r;
+}
+
+/* ------------------------------------------------ query-thread answers */
+
+static void
+answer_head(Vitals__Response *resp, const struct rpc_query *q)
+{
+	resp->version = VITALS__PROTOCOL_VERSION__PROTOCOL_VERSION_1;
+	resp->id = q->id;
+}
+
+int
+rpc_answer_windows(const struct rpc_query *q, struct window *const *w,
+    size_t n, bool truncated, uint32_t max, uint8_t **ret, size_t *ret_len)
+{
+	Vitals__Response resp = VITALS__RESPONSE__INIT;
+	Vitals__WindowList list = VITALS__WINDOW_LIST__INIT;
+	struct rpc_arena a = { 0 };
+	size_t i;
+	int r = -ENOMEM;
+
+	answer_head(&resp, q);
+	if (n && (list.windows = rpc_arena_alloc(&a, n *
+	    sizeof(*list.windows))) == NULL)
+		goto out;
+	for (i = 0; i < n; i++)
+		if ((list.windows[i] = rpc_pb_window(&a, w[i], q->with_tasks,
+		    q->top_n)) == NULL)
+			goto out;
+	list.n_windows = n;
+	list.truncated = truncated;
+	resp.result_case = VITALS__RESPONSE__RESULT_WINDOWS;
+	resp.windows = &list;
+	r = pack_answer(&resp, max, ret, ret_len);
+out:
+	rpc_arena_release(&a);
+	return r;
+}
+
+int
+rpc_answer_top(const struct rpc_query *q, const struct window_task *t,
+    size_t n, uint32_t max, uint8_t **ret, size_t *ret_len)
+{
+	Vitals__Response resp = VITALS__RESPONSE__INIT;
+	Vitals__TaskList list = VITALS__TASK_LIST__INIT;
+	struct rpc_arena a = { 0 };
+	size_t i;
+	int r = -ENOMEM;
+
+	answer_head(&resp, q);
+	list.metric = (Vitals__Metric)q->metric;
+	list.threads = q->threads;
+	list.from_wall_ns = q->from_wall_ns;
+	list.to_wall_ns = q->to_wall_ns;
+	list.hz = q->hz;
+	if (n && (list.tasks = rpc_arena_alloc(&a, n * sizeof(*list.tasks))) ==
+	    NULL)
+		goto out;
+	/* The store's order: by the metric, busiest first. */
+	for (i = 0; i < n; i++)
+		if ((list.tasks[i] = rpc_pb_task(&a, &t[i])) == NULL)
+			goto out;
+	list.n_tasks = n;
+	resp.result_case = VITALS__RESPONSE__RESULT_TOP;
+	resp.top = &list;
+	r = pack_answer(&resp, max, ret, ret_len);
+out:
+	rpc_arena_release(&a);
+	return r;
+}
+
+int
+rpc_answer_process(const struct rpc_query *q, const struct store_hist *h,
+    size_t n, const struct store_hist *th, size_t nth, uint32_t max,
+    uint8_t **ret, size_t *ret_len)
+{
+	Vitals__Response resp = VITALS__RESPONSE__INIT;
+	Vitals__ProcessInfo info = VITALS__PROCESS_INFO__INIT;
+	struct rpc_arena a = { 0 };
+	int r = -ENOMEM;
+
+	answer_head(&resp, q);
+	if (n && (info.history = rpc_pb_history(&a, h, n)) == NULL)
+		goto out;
+	if (nth && (info.threads = rpc_pb_history(&a, th, nth)) == NULL)
+		goto out;
+	info.n_history = n;
+	info.n_threads = nth;
+	resp.result_case = VITALS__RESPONSE__RESULT_PROCESS;
+	resp.process = &info;
+	r = pack_answer(&resp, max, ret, ret_len);
+out:
+	rpc_arena_release(&a);
+	return r;
+}

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Private to rpc.c (requests and answers) and rpc_pb.c (daemon structs to
+ * protobuf-c messages): the arena answers are built in and the converters.
+ * Nothing else includes this file or the generated vitals.pb-c.h, except
+ * through frame.h.
+ */
+#ifndef VITALSD_RPC_INT_H
+#define VITALSD_RPC_INT_H
+
+#include "frame.h"
+#include "vitalsd.h"
+
+/*
+ * An answer's messages live in an arena, so one release frees all of them
+ * and a failed allocation anywhere unwinds through a single check: every
+ * builder returns NULL when it could not allocate.
+ */
+struct rpc_chunk;
+
+struct rpc_arena {
+	struct rpc_chunk *head;
+};
+
+/* Allocate and initialise one message, or return NULL from the caller. */
+#define NEW(a, var, init)                                                  \
+	do {                                                               \
+		if (((var) = rpc_arena_alloc((a), sizeof(*(var)))) == NULL) \
+			return NULL;                                       \
+		init(var);                                                 \
+	} while (0)
+/* An array of n, or return NULL from the caller; n == 0: NULL. */
+#define ARRAY(a, var, n)                                                   \
+	do {                                                               \
+		if ((n) == 0)                                              \
+			(var) = NULL;                                      \
+		else if (((var) = rpc_arena_alloc((a),                     \
+		    (size_t)(n) * sizeof(*(var)))) == NULL)                \
+			return NULL;                                       \
+	} while (0)
+#define TRY(x)                       \
+	do {                         \
+		if ((x) == NULL)     \
+			return NULL; \
+	} while (0)
+
+/* rpc_pb.c */
+void *rpc_arena_alloc(struct rpc_arena *a, size_t n);
+void rpc_arena_release(struct rpc_arena *a);
+void rpc_utf8_clean(char *s, size_t n);
+char *rpc_pb_str(struct rpc_arena *a, const char *s, size_t max);
+Vitals__Gauge *rpc_pb_gauge(struct rpc_arena *a, const struct gauge *g);
+Vitals__Task *rpc_pb_task(struct rpc_arena *a, const struct window_task *t);
+Vitals__Window *rpc_pb_window(struct rpc_arena *a, const struct window *w,
+    bool tasks, unsigned top_n);
+Vitals__HistoryPoint **rpc_pb_history(struct rpc_arena *a,
+    const struct store_hist *h, size_t n);
+
+#endif /* VITALSD_RPC_INT_H */

@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * libFuzzer target for the control socket's input path: the bytes a client
+ * sends go through the daemon's own code exactly as control.c runs it —
+ * rpc_frame_next() splits the stream and checks each length header,
+ * rpc_handle() decodes the Request, checks role, version and operation,
+ * validates and resolves the arguments, and builds the in-memory answers
+ * (snapshot, health, burst, dump) from a synthetic daemon state. A store
+ * request's resolved query is checked and answered from synthetic rows
+ * with the query thread's builders. Every answer must decode again.
+ *
+ * The first input byte picks the caller's role; the rest is the stream.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frame.h"
+#include "vitalsd.h"
+
+#define FUZZ_MAX_FRAME (64u * 1024) /* small: the TOO_LARGE paths too */
+
+static struct window *win;
+static struct window_task tasks[8];
+static struct store_hist hist[4];
+static struct vitalsd_info info;
+static struct control_stats stats;
+static struct rpc_cache cache;
+
+static void
+mktask(struct window_task *t, int32_t id, int32_t tgid, uint64_t cpu)
+{
+	memset(t, 0, sizeof(*t));
+	t->id = id;
+	t->tgid = tgid;
+	t->starttime = 1000 + (uint64_t)id;
+	t->uid = 10000;
+	snprintf(t->comm, sizeof(t->comm), "t%d\xff", id);
+	snprintf(t->name, sizeof(t->name), "task.%d", id);
+	t->d_utime = cpu;
+	t->d_stime = cpu / 3;
+	t->samples = 10;
+	t->wall_ns = NSEC_PER_SEC;
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	unsigned i;
+
+	(void)argc;
+	(void)argv;
+	log_init(true, 0, "fuzz");
+	if ((win = window_new(7, 4)) == NULL)
+		abort();
+	win->hz = 100;
+	win->samples = win->samples_valid = 10;
+	win->mono_end_ns = 10 * NSEC_PER_SEC;
+	win->vm_have = ~0u;
+	win->mem_have = ~0u;
+	for (i = 0; i < 8; i++) {
+		mktask(&tasks[i], (int32_t)i + 1, 1, 10 * i);
+		if (window_add_task(win, i % 2, &tasks[i]) < 0)
+			abort();
+	}
+	for (i = 0; i < 4; i++) {
+		memset(&hist[i], 0, sizeof(hist[i]));
+		hist[i].hz = 100;
+		hist[i].wall_start_ns = (int64_t)i * 10 * NSEC_PER_SEC;
+		hist[i].wall_end_ns = hist[i].wall_start_ns + 10 * NSEC_PER_SEC;
+		hist[i].t = tasks[i];
+	}
+	info.last = win;
+	info.hz = 100;
+	info.interval_ms = 1000;
+	info.have_store = true;
+	return 0;
+}
+
+/* An answer must be a frame holding a Response of the right id. */
+static void
+check_answer(const uint8_t *frame, size_t len)
+{
+	Vitals__Response *resp;
+	uint32_t plen;
+
+	if (frame == NULL || len < VITALS_FRAME_HDR ||
+	    frame_header(frame, UINT32_MAX, &plen) < 0 ||
+	    plen + VITALS_FRAME_HDR != len)
+		abort();
+	if ((resp = frame_unpack_response(frame + VITALS_FRAME_HDR, plen)) ==
+	    NULL)
+		abort();
+	if (resp->version != 1)
+		abort();
+	/* An answer without an id can be shared: restamped, it decodes
+	 * to the same answer with the new id. */
+	if (resp->id == 0) {
+		Vitals__Response *again;
+		uint8_t *f;
+		size_t l;
+
+		if (rpc_frame_reid(frame, len, 0x1234567890ULL, &f, &l) < 0 ||
+		    (again = frame_unpack_response(f + VITALS_FRAME_HDR,
+		    l - VITALS_FRAME_HDR)) == NULL ||
+		    again->id != 0x1234567890ULL ||
+		    again->status != resp->status ||
+		    again->result_case != resp->result_case)
+			abort();
+		vitals__response__free_unpacked(again, NULL);
+		free(f);
+	}
+	vitals__response__free_unpacked(resp, NULL);
+}
+
+/* What the query thread would answer, from synthetic rows. */
+static void
+run_query(const struct rpc_query *q, int64_t now)
+{
+	struct window *ws[2] = { win, win };
+	uint8_t *frame = NULL;
+	size_t len = 0;
+	int r = -EINVAL;
+
+	/* Whatever came in, the resolved range is sane. */
+	if (q->from_wall_ns < 0 || q->from_wall_ns >= q->to_wall_ns ||
+	    (q->op == RPC_Q_TOP && (q->n == 0 || q->n > 1000)) ||
+	    (q->op == RPC_Q_TOP && q->metric > METRIC_RSS) ||
+	    (q->op == RPC_Q_PROCESS && q->pid <= 0) ||
+	    (q->op == RPC_Q_WINDOWS && q->max_windows == 0))
+		abort();
+	(void)now;
+	switch (q->op) {
+	case RPC_Q_WINDOWS:
+		r = rpc_answer_windows(q, ws, 2, true, FUZZ_MAX_FRAME, &frame,
+		    &len);
+		break;
+	case RPC_Q_TOP:
+		r = rpc_answer_top(q, tasks, q->n < 8 ? q->n : 8,
+		    FUZZ_MAX_FRAME, &frame, &len);
+		break;
+	case RPC_Q_PROCESS:
+		r = rpc_answer_process(q, hist, 4, hist, q->threads ? 4 : 0,
+		    FUZZ_MAX_FRAME, &frame, &len);
+		break;
+	}
+	if (r < 0)
+		abort();
+	check_answer(frame, len);
+	free(frame);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct rpc_ctx ctx = {
+		.info = &info,
+		.stats = &stats,
+		.d = NULL, /* a burst is acknowledged, not started */
+		.cache = &cache,
+		.max_frame = FUZZ_MAX_FRAME,
+		.now_wall_ns = 1700000000LL * NSEC_PER_SEC,
+	};
+	enum control_role role;
+	struct rpc_result res;
+	uint32_t len;
+
+	if (size < 1)
+		return 0;
+	role = (enum control_role)(data[0] % 3);
+	data++;
+	size--;
+	/* The no-window state of a fresh daemon, now and then. */
+	info.last = size % 7 == 0 ? NULL : win;
+	for (;;) {
+		int r = rpc_frame_next(data, size, FUZZ_MAX_FRAME, &len);
+
+		if (r == -EAGAIN)
+			break;
+		if (r < 0) { /* control.c closes the connection */
+			if (r != -EBADMSG && r != -EMSGSIZE)
+				abort();
+			break;
+		}
+		if (rpc_handle(&ctx, role, data + VITALS_FRAME_HDR, len,
+		    &res) < 0)
+			abort();
+		if (res.verdict == RPC_QUERY) {
+			if (res.frame != NULL || role == ROLE_NONE)
+				abort();
+			run_query(&res.query, ctx.now_wall_ns);
+		} else {
+			check_answer(res.frame, res.len);
+			free(res.frame);
+		}
+		if (res.denied)
+			stats.denied++;
+		if (res.verdict == RPC_ANSWER_CLOSE)
+			break;
+		data += VITALS_FRAME_HDR + len;
+		size -= VITALS_FRAME_HDR + len;
+	}
+	return 0;
+}

@@ -1,0 +1,1001 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The sched_switch accounting against the running kernel: the programs
+ * load, attach and pin under the expected names; a second loader (a
+ * restart) reuses them and the counters go on; pins of another layout are
+ * replaced; a child's CPU time agrees between BPF, /proc and the child's
+ * own getrusage; the drain protocol neither loses nor double-counts under
+ * thousands of short-lived threads; and every way BPF can be unavailable
+ * ends in procfs-only operation with the reason named, in the library and
+ * in the real daemon's log and store.
+ *
+ * Needs root (CAP_BPF, CAP_PERFMON, bpffs): exits 77 only when not root.
+ * Every test pins under its own directory below /sys/fs/bpf and removes it.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "vitalsd.h"
+
+#ifdef HAVE_BPF
+#include <linux/capability.h>
+
+#include <bpf/bpf.h>
+
+#define VITALS_SCHED_WANT
+#include "../bpf/sched.h"
+#endif
+
+static char *bpffs;	/* this test's pin directory */
+static char *tmpdir;	/* this test's plain directory */
+static int dir_seq;
+
+static void
+setup(void)
+{
+	if (asprintf(&bpffs, "/sys/fs/bpf/vitals-test-%d-%d", (int)getpid(),
+	    dir_seq++) < 0)
+		ck_abort();
+	tmpdir = tu_mkdtemp("bpfsched");
+	ck_assert_ptr_nonnull(tmpdir);
+	bpf_common_init();
+}
+
+static void
+teardown(void)
+{
+	/* pins are files: removing them detaches and frees what they hold */
+	tu_rmtree(bpffs);
+	tu_rmtree(tmpdir);
+	free(bpffs);
+	free(tmpdir);
+}
+
+static struct bpf_sched_opts
+opts(void)
+{
+	struct bpf_sched_opts o = {
+		.bpffs = bpffs,
+		.sys_root = "/sys",
+		.load = VBPF_LOAD_AUTO,
+		.rq = true,
+	};
+
+	return o;
+}
+
+/* Open with o, expect state st; returns the handle (NULL when off). */
+static struct bpf_sched *
+open_expect(const struct bpf_sched_opts *o, unsigned st, char *why,
+    size_t whysz)
+{
+	struct bpf_sched *bs = NULL;
+	unsigned got = VBPF__MAX;
+	char buf[512];
+	int r;
+
+	if (why == NULL) {
+		why = buf;
+		whysz = sizeof(buf);
+	}
+	r = bpf_sched_open(o, &bs, &got, why, whysz);
+	ck_assert_msg(got == st, "state %s, want %s (%d: %s)",
+	    vbpf_state_name(got), vbpf_state_name(st), r, why);
+	if (vbpf_state_on(st)) {
+		ck_assert_int_eq(r, 0);
+		ck_assert_ptr_nonnull(bs);
+	} else {
+		ck_assert_int_lt(r, 0);
+		ck_assert_ptr_null(bs);
+	}
+	return bs;
+}
+
+#ifdef HAVE_BPF
+
+static void
+sleep_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * NSEC_PER_MSEC };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static const char *const map_pins[] = {
+	"sched_ctl", "sched_meta", "sched_barrier", "sched_task", "sched_tot",
+	"sched_tid0", "sched_tid1", "sched_proc0", "sched_proc1", "sched_uid0",
+	"sched_uid1",
+};
+static const char *const prog_pins[] = {
+	"tp_btf_sched_switch", "tp_btf_sched_wakeup",
+	"tp_btf_sched_wakeup_new", "tp_btf_sched_process_free",
+};
+
+static bool
+exists(const char *kind, const char *name)
+{
+	char path[PATH_MAX];
+	struct stat sb;
+
+	snprintf(path, sizeof(path), "%s/%s_vitals_%s", bpffs, kind, name);
+	return lstat(path, &sb) == 0;
+}
+
+static int
+pinned_fd(const char *kind, const char *name)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s_vitals_%s", bpffs, kind, name);
+	return bpf_obj_get(path);
+}
+
+static struct bpf_map_info
+map_info(int fd)
+{
+	struct bpf_map_info info;
+	uint32_t len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	ck_assert_int_eq(bpf_obj_get_info_by_fd(fd, &info, &len), 0);
+	return info;
+}
+
+/*
+ * Pins of a run that was killed (a timeout skips the teardown) keep their
+ * programs attached: remove the directories of test processes that are
+ * gone.
+ */
+static void
+sweep_stale(void)
+{
+	struct dirent *de;
+	DIR *d = opendir("/sys/fs/bpf");
+	char path[PATH_MAX];
+	int pid, seq;
+
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (sscanf(de->d_name, "vitals-test-%d-%d", &pid, &seq) != 2 ||
+		    pid <= 0 || kill(pid, 0) == 0 || errno != ESRCH)
+			continue;
+		snprintf(path, sizeof(path), "/sys/fs/bpf/%s", de->d_name);
+		tu_rmtree(path);
+	}
+	closedir(d);
+}
+
+/* A few hundred context switches, whatever the machine does. */
+static void
+switch_some(void)
+{
+	unsigned i;
+
+	for (i = 0; i < 200; i++)
+		usleep(100);
+}
+
+static uint64_t
+oncpu_total(const uint64_t *tot)
+{
+	return tot[TOT_ONCPU_S0] + tot[TOT_ONCPU_S1];
+}
+
+/* -------------------------------------------------------- load, pin */
+
+START_TEST(test_load_attach_pin)
+{
+	struct bpf_sched_opts o = opts();
+	struct vbpf_prog_stat ps[VITALS_BPF_PROGS];
+	uint64_t t0[VITALS_BPF_TOT], t1[VITALS_BPF_TOT];
+	struct bpf_sched *bs;
+	struct stat sb;
+	unsigned i;
+
+	/* the directory does not exist yet: the loader makes it */
+	ck_assert_int_eq(lstat(bpffs, &sb), -1);
+	bs = open_expect(&o, VBPF_ON_LOADED, NULL, 0);
+	ck_assert_int_eq(bpf_check_bpffs(bpffs), 0);
+	for (i = 0; i < sizeof(map_pins) / sizeof(map_pins[0]); i++)
+		ck_assert_msg(exists("map", map_pins[i]), "map_vitals_%s",
+		    map_pins[i]);
+	for (i = 0; i < sizeof(prog_pins) / sizeof(prog_pins[0]); i++) {
+		ck_assert_msg(exists("prog", prog_pins[i]), "prog_vitals_%s",
+		    prog_pins[i]);
+		ck_assert_msg(exists("link", prog_pins[i]), "link_vitals_%s",
+		    prog_pins[i]);
+	}
+	ck_assert_int_eq(bpf_sched_prog_stats(bs, ps), 0);
+	for (i = 0; i < VITALS_BPF_PROGS; i++)
+		ck_assert_uint_gt(ps[i].id, 0);
+
+	/* attached: the kernel counts while we sleep */
+	ck_assert_int_eq(bpf_sched_totals(bs, t0), 0);
+	switch_some();
+	ck_assert_int_eq(bpf_sched_totals(bs, t1), 0);
+	ck_assert_uint_gt(t1[TOT_SWITCHES], t0[TOT_SWITCHES]);
+	ck_assert_uint_gt(t1[TOT_WAKEUPS], t0[TOT_WAKEUPS]);
+	ck_assert_uint_gt(oncpu_total(t1), oncpu_total(t0));
+	bpf_sched_free(bs);
+
+	/* closing the loader does not detach: the pins hold the links */
+	bs = open_expect(&o, VBPF_ON_REUSED, NULL, 0);
+	bpf_sched_free(bs);
+	ck_assert_int_eq(bpf_sched_unpin(bpffs), 0);
+	for (i = 0; i < sizeof(map_pins) / sizeof(map_pins[0]); i++)
+		ck_assert(!exists("map", map_pins[i]));
+}
+END_TEST
+
+/* A restart: the second loader reuses everything and counting goes on. */
+START_TEST(test_restart_reuses)
+{
+	struct bpf_sched_opts o = opts();
+	struct vbpf_prog_stat a[VITALS_BPF_PROGS], b[VITALS_BPF_PROGS];
+	uint64_t t1[VITALS_BPF_TOT], t2[VITALS_BPF_TOT], t3[VITALS_BPF_TOT];
+	struct window_bpf wb;
+	struct bpf_sched *bs;
+	char why[512];
+	unsigned i;
+
+	bs = open_expect(&o, VBPF_ON_LOADED, NULL, 0);
+	switch_some();
+	memset(&wb, 0, sizeof(wb));
+	ck_assert_int_eq(bpf_sched_window(bs, &wb, 100), 0);
+	ck_assert_uint_gt(wb.oncpu_ns, 0);
+	ck_assert_uint_gt(wb.nuids, 0);
+	ck_assert_int_eq(bpf_sched_prog_stats(bs, a), 0);
+	ck_assert_int_eq(bpf_sched_totals(bs, t1), 0);
+	bpf_sched_free(bs);
+
+	switch_some(); /* the daemon is "down": the kernel goes on */
+	bs = open_expect(&o, VBPF_ON_REUSED, why, sizeof(why));
+	ck_assert_ptr_nonnull(strstr(why, "reused"));
+	ck_assert_int_eq(bpf_sched_prog_stats(bs, b), 0);
+	for (i = 0; i < VITALS_BPF_PROGS; i++)
+		ck_assert_uint_eq(a[i].id, b[i].id); /* not reloaded */
+	ck_assert_int_eq(bpf_sched_totals(bs, t2), 0);
+	ck_assert_uint_gt(t2[TOT_SWITCHES], t1[TOT_SWITCHES]);
+	ck_assert_uint_gt(oncpu_total(t2), oncpu_total(t1));
+	/* what ran while it was down is reported, not put in a window */
+	memset(&wb, 0, sizeof(wb));
+	ck_assert_int_eq(bpf_sched_window(bs, &wb, 100), 0);
+	ck_assert_uint_gt(wb.pre_ns, 0);
+	switch_some();
+	ck_assert_int_eq(bpf_sched_totals(bs, t3), 0);
+	ck_assert_uint_gt(oncpu_total(t3), oncpu_total(t2));
+	bpf_sched_free(bs);
+
+	/* other programs (a new build, other settings): maps are kept */
+	o.rq = false;
+	bs = open_expect(&o, VBPF_ON_LOADED, why, sizeof(why));
+	ck_assert_msg(strstr(why, "maps kept") != NULL, "%s", why);
+	ck_assert_int_eq(bpf_sched_prog_stats(bs, b), 0);
+	ck_assert_uint_ne(a[0].id, b[0].id);
+	ck_assert_int_eq(bpf_sched_totals(bs, t2), 0);
+	ck_assert_uint_ge(oncpu_total(t2), oncpu_total(t3));
+	bpf_sched_free(bs);
+}
+END_TEST
+
+/* A map of another shape at a pin path is replaced, never read. */
+START_TEST(test_layout_mismatch_replaced)
+{
+	struct bpf_sched_opts o = opts();
+	struct bpf_map_info info;
+	struct sched_meta meta;
+	struct bpf_sched *bs;
+	uint32_t zero = 0, old_id;
+	char path[PATH_MAX], why[512];
+	int fd;
+
+	ck_assert_int_eq(mkdir(bpffs, 0750), 0);
+	fd = bpf_map_create(BPF_MAP_TYPE_PERCPU_HASH, "sched_uid0", 4, 8, 16,
+	    NULL);
+	ck_assert_int_ge(fd, 0);
+	snprintf(path, sizeof(path), "%s/map_vitals_sched_uid0", bpffs);
+	ck_assert_int_eq(bpf_obj_pin(fd, path), 0);
+	close(fd);
+
+	bs = open_expect(&o, VBPF_ON_LOADED, why, sizeof(why));
+	ck_assert_msg(strstr(why, "replaced") != NULL, "%s", why);
+	fd = pinned_fd("map", "sched_uid0");
+	ck_assert_int_ge(fd, 0);
+	info = map_info(fd);
+	ck_assert_uint_eq(info.value_size, sizeof(struct sched_uid));
+	close(fd);
+	bpf_sched_free(bs);
+
+	/* right shapes, another layout number: replaced as well */
+	fd = pinned_fd("map", "sched_meta");
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(bpf_map_lookup_elem(fd, &zero, &meta), 0);
+	meta.layout = VITALS_SCHED_LAYOUT + 1;
+	ck_assert_int_eq(bpf_map_update_elem(fd, &zero, &meta, BPF_ANY), 0);
+	old_id = map_info(fd).id;
+	close(fd);
+	bs = open_expect(&o, VBPF_ON_LOADED, why, sizeof(why));
+	ck_assert_msg(strstr(why, "layout") != NULL, "%s", why);
+	fd = pinned_fd("map", "sched_meta");
+	ck_assert_uint_ne(map_info(fd).id, old_id);
+	ck_assert_int_eq(bpf_map_lookup_elem(fd, &zero, &meta), 0);
+	ck_assert_uint_eq(meta.layout, VITALS_SCHED_LAYOUT);
+	close(fd);
+	bpf_sched_free(bs);
+
+	/* a partial set (a map pin removed by hand): replaced */
+	snprintf(path, sizeof(path), "%s/map_vitals_sched_tid1", bpffs);
+	ck_assert_int_eq(unlink(path), 0);
+	bs = open_expect(&o, VBPF_ON_LOADED, why, sizeof(why));
+	ck_assert_msg(strstr(why, "missing") != NULL, "%s", why);
+	ck_assert(exists("map", "sched_tid1"));
+	bpf_sched_free(bs);
+}
+END_TEST
+
+START_TEST(test_second_drainer_refused)
+{
+	struct bpf_sched_opts o = opts();
+	struct bpf_sched *a, *b;
+
+	a = open_expect(&o, VBPF_ON_LOADED, NULL, 0);
+	b = open_expect(&o, VBPF_OFF_BUSY, NULL, 0);
+	(void)b;
+	bpf_sched_free(a);
+	a = open_expect(&o, VBPF_ON_REUSED, NULL, 0);
+	bpf_sched_free(a);
+}
+END_TEST
+
+START_TEST(test_pinned_only)
+{
+	struct bpf_sched_opts o = opts();
+	struct bpf_sched *bs;
+	struct window_bpf wb;
+
+	o.load = VBPF_LOAD_PINNED_ONLY;
+	ck_assert_int_eq(mkdir(bpffs, 0750), 0);
+	open_expect(&o, VBPF_OFF_NO_PINS, NULL, 0);
+	o.load = VBPF_LOAD_AUTO; /* the "platform loader" */
+	bs = open_expect(&o, VBPF_ON_LOADED, NULL, 0);
+	bpf_sched_free(bs);
+	o.load = VBPF_LOAD_PINNED_ONLY;
+	bs = open_expect(&o, VBPF_ON_PINNED, NULL, 0);
+	switch_some();
+	memset(&wb, 0, sizeof(wb));
+	ck_assert_int_eq(bpf_sched_window(bs, &wb, 100), 0);
+	ck_assert_uint_gt(wb.oncpu_ns, 0);
+	bpf_sched_free(bs);
+}
+END_TEST
+
+/* --------------------------------------------------- a child burning */
+
+/* The child's thread: its tid is its own while it lives; the identity
+ * BPF keys it by must be the one /proc gives (starttime, in ticks). */
+static uint64_t
+tid_ns(const struct bpf_sched_batch *b, pid_t tid, uint64_t start_ticks)
+{
+	unsigned hz = (unsigned)sysconf(_SC_CLK_TCK);
+	uint64_t ns = 0;
+	size_t i;
+
+	for (i = 0; i < b->ntids; i++) {
+		if (b->tids[i].tid != tid)
+			continue;
+		ck_assert_uint_eq(vbpf_ns_to_ticks(b->tids[i].start_ns, hz),
+		    start_ticks);
+		ns += b->tids[i].oncpu_ns;
+	}
+	return ns;
+}
+
+/* The process's on-CPU time as a window reports it (window_bpf_add). */
+static uint64_t
+proc_ns(const struct bpf_sched_batch *b, pid_t tgid)
+{
+	struct window_bpf *wb = calloc(1, sizeof(*wb));
+	uint64_t ns = 0;
+	unsigned i;
+
+	ck_assert_ptr_nonnull(wb);
+	ck_assert_int_eq(window_bpf_add(wb, b,
+	    (unsigned)sysconf(_SC_CLK_TCK)), 0);
+	for (i = 0; i < wb->nprocs; i++)
+		if (wb->proc[i].tgid == tgid)
+			ns += wb->proc[i].oncpu_ns;
+	free(wb);
+	return ns;
+}
+
+/* /proc/<pid>/stat: state, utime + stime (ticks), starttime (ticks). */
+static int
+read_stat(pid_t pid, char *ret_state, uint64_t *ret_ticks,
+    uint64_t *ret_start)
+{
+	char path[64], buf[1024];
+	struct pid_stat ps;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY)) < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || pidstat_parse(buf, (size_t)n, &ps) < 0)
+		return -EIO;
+	*ret_state = ps.state;
+	*ret_ticks = ps.utime + ps.stime;
+	*ret_start = ps.starttime;
+	return 0;
+}
+
+static double
+rel_diff(double a, double b)
+{
+	double d = a > b ? a - b : b - a;
+
+	return b > 0 ? d / b : 1.0;
+}
+
+START_TEST(test_child_cpu_agrees)
+{
+	struct bpf_sched_opts o = opts();
+	struct bpf_sched_batch b = { 0 };
+	uint64_t bpf_ns = 0, bpf_proc_ns = 0, ticks = 0, start = 0, rusage_us;
+	long hz = sysconf(_SC_CLK_TCK);
+	int rep[2], go[2], status;
+	struct bpf_sched *bs;
+	char state = '?';
+	unsigned i;
+	pid_t pid;
+
+	bs = open_expect(&o, VBPF_ON_LOADED, NULL, 0);
+	ck_assert_int_eq(pipe(rep), 0);
+	ck_assert_int_eq(pipe(go), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct timespec ts;
+		struct rusage ru;
+		uint64_t us;
+		char c;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		setpriority(PRIO_PROCESS, 0, -15); /* root: less waiting */
+		do {
+			for (volatile unsigned k = 0; k < 100000; k++)
+				;
+			clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+		} while (ts.tv_sec < 3);
+		getrusage(RUSAGE_SELF, &ru);
+		us = (uint64_t)ru.ru_utime.tv_sec * 1000000 +
+		    (uint64_t)ru.ru_utime.tv_usec +
+		    (uint64_t)ru.ru_stime.tv_sec * 1000000 +
+		    (uint64_t)ru.ru_stime.tv_usec;
+		if (write(rep[1], &us, sizeof(us)) != sizeof(us))
+			_exit(1);
+		(void)!read(go[0], &c, 1);
+		_exit(0);
+	}
+	close(rep[1]);
+	close(go[0]);
+	ck_assert_int_eq(read_stat(pid, &state, &ticks, &start), 0);
+
+	/* drain while it burns, as the daemon does at window closes */
+	for (;;) {
+		struct timespec to = { 0, 300 * NSEC_PER_MSEC };
+		fd_set rfds;
+
+		FD_ZERO(&rfds);
+		FD_SET(rep[0], &rfds);
+		if (pselect(rep[0] + 1, &rfds, NULL, NULL, &to, NULL) > 0)
+			break;
+		ck_assert_int_eq(bpf_sched_drain(bs, &b), 0);
+		bpf_ns += tid_ns(&b, pid, start);
+		bpf_proc_ns += proc_ns(&b, pid);
+	}
+	ck_assert_int_eq(read(rep[0], &rusage_us, sizeof(rusage_us)),
+	    sizeof(rusage_us));
+	/* its last slice ends when it blocks: wait for that */
+	for (i = 0; i < 500; i++) {
+		ck_assert_int_eq(read_stat(pid, &state, &ticks, &start), 0);
+		if (state == 'S')
+			break;
+		sleep_ms(2);
+	}
+	ck_assert_int_eq(state, 'S');
+	for (i = 0; i < 2; i++) { /* both sides */
+		ck_assert_int_eq(bpf_sched_drain(bs, &b), 0);
+		bpf_ns += tid_ns(&b, pid, start);
+		bpf_proc_ns += proc_ns(&b, pid);
+	}
+	(void)!write(go[1], "x", 1);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+	fprintf(stderr, "child cpu: bpf %.4f s (process %.4f s), getrusage "
+	    "%.4f s, /proc %.2f s\n", bpf_ns / 1e9, bpf_proc_ns / 1e9,
+	    rusage_us / 1e6, (double)ticks / (double)hz);
+	ck_assert_uint_ge(rusage_us, 3000000);
+	ck_assert_msg(rel_diff(bpf_ns / 1e9, rusage_us / 1e6) < 0.05,
+	    "bpf %.4f s vs getrusage %.4f s", bpf_ns / 1e9, rusage_us / 1e6);
+	ck_assert_msg(rel_diff(bpf_ns / 1e9, (double)ticks / (double)hz) <
+	    0.05, "bpf %.4f s vs /proc %.2f s", bpf_ns / 1e9,
+	    (double)ticks / (double)hz);
+	/* one thread: the process entry holds the same time */
+	ck_assert_msg(rel_diff(bpf_proc_ns, bpf_ns) < 0.001,
+	    "process %llu ns, thread %llu ns",
+	    (unsigned long long)bpf_proc_ns, (unsigned long long)bpf_ns);
+	bpf_sched_batch_release(&b);
+	bpf_sched_free(bs);
+}
+END_TEST
+
+/* ------------------------------------------------------ drain protocol */
+
+static void *
+short_thread(void *arg)
+{
+	volatile unsigned k;
+
+	(void)arg;
+	for (k = 0; k < 20000; k++)
+		;
+	return NULL;
+}
+
+/* Thousands of threads (and some processes) that live a few µs each. */
+static void __attribute__((noreturn))
+churn(unsigned seconds, int wfd)
+{
+	int64_t end = clock_ns(CLOCK_MONOTONIC) + seconds * NSEC_PER_SEC;
+	uint64_t threads = 0, procs = 0;
+	pthread_t t[8];
+	unsigned i, round = 0;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	while (clock_ns(CLOCK_MONOTONIC) < end) {
+		for (i = 0; i < 8; i++)
+			if (pthread_create(&t[i], NULL, short_thread, NULL) ==
+			    0)
+				threads++;
+			else
+				t[i] = 0;
+		for (i = 0; i < 8; i++)
+			if (t[i])
+				pthread_join(t[i], NULL);
+		if (++round % 16 == 0) {
+			pid_t p = fork();
+
+			if (p == 0)
+				_exit(0);
+			if (p > 0) {
+				waitpid(p, NULL, 0);
+				procs++;
+			}
+		}
+	}
+	(void)!write(wfd, &threads, sizeof(threads));
+	(void)!write(wfd, &procs, sizeof(procs));
+	_exit(0);
+}
+
+struct side_sums {
+	uint64_t base_oncpu, base_lost; /* when the test began */
+	uint64_t drained;		/* since then */
+};
+
+static void
+check_side(struct side_sums *s, const struct bpf_sched_batch *b,
+    uint64_t *exited_tasks)
+{
+	unsigned side = b->side;
+	uint64_t oncpu = b->tot[side ? TOT_ONCPU_S1 : TOT_ONCPU_S0];
+	uint64_t lost = b->tot[side ? TOT_LOST_S1 : TOT_LOST_S0];
+	struct window_bpf *wb = calloc(1, sizeof(*wb));
+	uint64_t sum = 0, kept = 0;
+	size_t i;
+
+	ck_assert(!b->incomplete);
+	for (i = 0; i < b->nuids; i++) {
+		sum += b->uids[i].exited_ns + b->uids[i].overflow_ns;
+		*exited_tasks += b->uids[i].exited_tasks;
+	}
+	for (i = 0; i < b->ntids; i++)
+		sum += b->tids[i].oncpu_ns;
+	s->drained += sum;
+	/* exact: every ns the kernel counted for this side, read once */
+	ck_assert_msg(s->drained + (lost - s->base_lost) ==
+	    oncpu - s->base_oncpu, "side %u: drained %llu + lost %llu, "
+	    "kernel %llu", side, (unsigned long long)s->drained,
+	    (unsigned long long)(lost - s->base_lost),
+	    (unsigned long long)(oncpu - s->base_oncpu));
+	/* and the window's per-uid view holds all of it */
+	ck_assert_ptr_nonnull(wb);
+	ck_assert_int_eq(window_bpf_add(wb, b, 100), 0);
+	ck_assert_uint_eq(wb->oncpu_ns, sum);
+	for (i = 0; i < wb->nuids; i++)
+		kept += wb->uid[i].oncpu_ns;
+	ck_assert_uint_eq(kept + wb->uid_other.oncpu_ns, sum);
+	free(wb);
+}
+
+START_TEST(test_drain_exact_under_churn)
+{
+	struct bpf_sched_opts o = opts();
+	struct bpf_sched_batch b = { 0 };
+	struct side_sums side[2] = { { 0 } };
+	uint64_t exited = 0, threads = 0, procs = 0, tot0[VITALS_BPF_TOT];
+	uint64_t tot1[VITALS_BPF_TOT], drained_total = 0;
+	unsigned i, drains = 0;
+	struct bpf_sched *bs;
+	int p[2], status;
+	pid_t pid;
+
+	bs = open_expect(&o, VBPF_ON_LOADED, NULL, 0);
+	/* a base per side, taken when that side is quiescent */
+	for (i = 0; i < 2; i++) {
+		ck_assert_int_eq(bpf_sched_drain(bs, &b), 0);
+		side[b.side].base_oncpu = b.tot[b.side ? TOT_ONCPU_S1 :
+		    TOT_ONCPU_S0];
+		side[b.side].base_lost = b.tot[b.side ? TOT_LOST_S1 :
+		    TOT_LOST_S0];
+	}
+	memcpy(tot0, b.tot, sizeof(tot0));
+	ck_assert_int_eq(pipe(p), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		churn(4, p[1]);
+	close(p[1]);
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		sleep_ms(50);
+		ck_assert_int_eq(bpf_sched_drain(bs, &b), 0);
+		check_side(&side[b.side], &b, &exited);
+		drains++;
+	}
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ck_assert_int_eq(read(p[0], &threads, sizeof(threads)),
+	    sizeof(threads));
+	ck_assert_int_eq(read(p[0], &procs, sizeof(procs)), sizeof(procs));
+	close(p[0]);
+	for (i = 0; i < 2; i++) {
+		ck_assert_int_eq(bpf_sched_drain(bs, &b), 0);
+		check_side(&side[b.side], &b, &exited);
+	}
+	memcpy(tot1, b.tot, sizeof(tot1));
+	drained_total = side[0].drained + side[1].drained;
+	fprintf(stderr, "churn: %llu threads, %llu processes, %u drains, "
+	    "%llu threads folded at exit, %.3f s on-CPU drained, "
+	    "map full %llu/%llu/%llu\n", (unsigned long long)threads,
+	    (unsigned long long)procs, drains, (unsigned long long)exited,
+	    drained_total / 1e9,
+	    (unsigned long long)(tot1[TOT_TID_FULL] - tot0[TOT_TID_FULL]),
+	    (unsigned long long)(tot1[TOT_PROC_FULL] - tot0[TOT_PROC_FULL]),
+	    (unsigned long long)(tot1[TOT_UID_FULL] - tot0[TOT_UID_FULL]));
+	ck_assert_uint_ge(drains, 20);
+	ck_assert_uint_ge(threads, 1000);
+	/* most threads exited inside the side they ran in: folded there */
+	ck_assert_uint_ge(exited, threads / 2);
+	ck_assert_uint_ge(tot1[TOT_EXITED] - tot0[TOT_EXITED], threads / 2);
+	ck_assert_uint_ge(tot1[TOT_PROC_EXITED] - tot0[TOT_PROC_EXITED],
+	    procs / 2);
+	bpf_sched_batch_release(&b);
+	bpf_sched_free(bs);
+}
+END_TEST
+
+/* ------------------------------------------------------- degradation */
+
+START_TEST(test_off_plain_dir)
+{
+	struct bpf_sched_opts o = opts();
+	char sub[PATH_MAX], why[512];
+	struct stat sb;
+
+	o.bpffs = tmpdir; /* exists, but is not a bpffs */
+	open_expect(&o, VBPF_OFF_NO_BPFFS, why, sizeof(why));
+	ck_assert_msg(strstr(why, "not on a bpf filesystem") != NULL, "%s",
+	    why);
+	/* missing under a plain directory: not created */
+	snprintf(sub, sizeof(sub), "%s/pins", tmpdir);
+	o.bpffs = sub;
+	open_expect(&o, VBPF_OFF_NO_BPFFS, NULL, 0);
+	ck_assert_int_eq(lstat(sub, &sb), -1);
+}
+END_TEST
+
+START_TEST(test_off_disabled)
+{
+	struct bpf_sched_opts o = opts();
+	struct bpf_sched *bs = NULL;
+	unsigned st;
+	char why[128];
+
+	o.load = VBPF_LOAD_OFF;
+	ck_assert_int_eq(bpf_sched_open(&o, &bs, &st, why, sizeof(why)),
+	    -ECANCELED);
+	ck_assert_uint_eq(st, VBPF_OFF_DISABLED);
+	ck_assert_ptr_null(bs);
+}
+END_TEST
+
+START_TEST(test_off_no_btf)
+{
+	struct bpf_sched_opts o = opts();
+	struct stat sb;
+
+	o.sys_root = tmpdir; /* a sys tree without kernel/btf/vmlinux */
+	open_expect(&o, VBPF_OFF_NO_BTF, NULL, 0);
+	ck_assert_int_eq(lstat(bpffs, &sb), -1);
+}
+END_TEST
+
+START_TEST(test_off_verifier)
+{
+	struct bpf_sched_opts o = opts();
+	char why[512];
+	unsigned i;
+
+	o.test_reject = true;
+	open_expect(&o, VBPF_OFF_VERIFIER, why, sizeof(why));
+	fprintf(stderr, "verifier: %s\n", why);
+	/* nothing half-made is left to be mistaken for a working set */
+	for (i = 0; i < sizeof(map_pins) / sizeof(map_pins[0]); i++)
+		ck_assert(!exists("map", map_pins[i]));
+}
+END_TEST
+
+START_TEST(test_off_no_priv)
+{
+	int status;
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct __user_cap_header_struct h = {
+			_LINUX_CAPABILITY_VERSION_3, 0
+		};
+		struct __user_cap_data_struct d[2];
+		struct bpf_sched_opts o = opts();
+		struct bpf_sched *bs = NULL;
+		unsigned st = VBPF__MAX;
+		char why[256];
+
+		memset(d, 0, sizeof(d));
+		if (syscall(SYS_capset, &h, d) < 0)
+			_exit(100);
+		bpf_sched_open(&o, &bs, &st, why, sizeof(why));
+		_exit(bs == NULL ? (int)st : 101);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_msg(WEXITSTATUS(status) == VBPF_OFF_NO_PRIV,
+	    "state %d (%s)", WEXITSTATUS(status),
+	    vbpf_state_name((unsigned)WEXITSTATUS(status)));
+}
+END_TEST
+
+/* ------------------------------------------------------ the real daemon */
+
+static const char *
+daemon_path(void)
+{
+	static char p[PATH_MAX];
+	const char *b = getenv("VITALS_BUILDDIR");
+
+	snprintf(p, sizeof(p), "%s/daemon/vitalsd", b ? b : ".");
+	return p;
+}
+
+static bool
+file_has(const char *path, const char *needle)
+{
+	struct vbuf b = { 0 };
+	bool found;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return false;
+	found = read_fd_all(fd, &b) == 0 && b.p && strstr(b.p, needle);
+	close(fd);
+	vbuf_release(&b);
+	return found;
+}
+
+/* Run vitalsd until its second window closes; its log into log. */
+static void
+run_daemon(const char *log, const char *state, const char *pins,
+    const char *load)
+{
+	char sock[PATH_MAX], conf[PATH_MAX];
+	unsigned i;
+	int status;
+	pid_t pid;
+
+	snprintf(sock, sizeof(sock), "%s/s", state);
+	snprintf(conf, sizeof(conf), "%s.conf", state);
+	ck_assert_int_eq(tu_writes(conf, "bpf_stats = on\n"), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		dup2(fd, 2);
+		execl(daemon_path(), "vitalsd", "-f", "-c", conf,
+		    "--state-dir", state, "--socket", sock, "--interval-ms",
+		    "100", "--window-s", "1", "--bpffs", pins, "--bpf-load",
+		    load, (char *)NULL);
+		_exit(127);
+	}
+	for (i = 0; i < 300 && !file_has(log, "window 2:"); i++) {
+		ck_assert_int_eq(waitpid(pid, &status, WNOHANG), 0);
+		sleep_ms(100);
+	}
+	kill(pid, SIGTERM);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	    "vitalsd status %#x", status);
+	ck_assert_msg(file_has(log, "window 2:"), "no window in %s", log);
+}
+
+/* The fullest stored window (the last one may be a short flush). */
+static struct window *
+last_stored(const char *state)
+{
+	struct window **ws = NULL, *w = NULL;
+	struct store *s = NULL;
+	char db[PATH_MAX];
+	size_t n = 0, i;
+
+	snprintf(db, sizeof(db), "%s/vitals.db", state);
+	ck_assert_int_eq(store_open(db, NULL, &s), 0);
+	ck_assert_int_eq(store_windows(s, 0, INT64_MAX, 0, &ws, &n), 0);
+	ck_assert_uint_gt(n, 0);
+	for (i = 0; i < n; i++) {
+		if (w == NULL || ws[i]->samples > w->samples) {
+			window_free(w);
+			w = ws[i];
+		} else {
+			window_free(ws[i]);
+		}
+	}
+	free(ws);
+	store_close(s);
+	return w;
+}
+
+START_TEST(test_daemon_degrades_and_says_so)
+{
+	char log[PATH_MAX], state[PATH_MAX];
+	struct window *w;
+
+	snprintf(log, sizeof(log), "%s/a.log", tmpdir);
+	snprintf(state, sizeof(state), "%s/a", tmpdir);
+	run_daemon(log, state, tmpdir, "auto"); /* not a bpffs */
+	ck_assert(file_has(log, "bpf: off_no_bpffs"));
+	ck_assert(file_has(log, "procfs only"));
+	ck_assert(file_has(log, "bpf off_no_bpffs"));
+	w = last_stored(state);
+	ck_assert_uint_eq(w->bpf.state, VBPF_OFF_NO_BPFFS);
+	ck_assert_uint_gt(w->nprocs, 0); /* procfs went on */
+	window_free(w);
+
+	snprintf(log, sizeof(log), "%s/b.log", tmpdir);
+	snprintf(state, sizeof(state), "%s/b", tmpdir);
+	run_daemon(log, state, bpffs, "off");
+	ck_assert(file_has(log, "bpf: off_disabled"));
+	w = last_stored(state);
+	ck_assert_uint_eq(w->bpf.state, VBPF_OFF_DISABLED);
+	window_free(w);
+}
+END_TEST
+
+START_TEST(test_daemon_loads_and_stores)
+{
+	char log[PATH_MAX], state[PATH_MAX];
+	struct window *w;
+
+	snprintf(log, sizeof(log), "%s/c.log", tmpdir);
+	snprintf(state, sizeof(state), "%s/c", tmpdir);
+	run_daemon(log, state, bpffs, "auto");
+	ck_assert(file_has(log, "bpf: loaded"));
+	ck_assert(file_has(log, "bpf loaded"));
+	w = last_stored(state);
+	ck_assert_uint_eq(w->bpf.state, VBPF_ON_LOADED);
+	ck_assert_uint_eq(w->bpf.drains, 1);
+	ck_assert_uint_gt(w->bpf.oncpu_ns, 0);
+	ck_assert_uint_gt(w->bpf.nuids, 0);
+	ck_assert_uint_gt(w->bpf.nprocs, 0);
+	ck_assert(w->bpf.stats);
+	ck_assert_uint_gt(w->bpf.prog_runs[0], 0);
+	ck_assert_uint_gt(w->bpf.prog_ns[0], 0);
+	window_free(w);
+
+	/* restarted: the pins are reused */
+	snprintf(log, sizeof(log), "%s/d.log", tmpdir);
+	run_daemon(log, state, bpffs, "auto");
+	ck_assert(file_has(log, "bpf: reused"));
+}
+END_TEST
+
+#else /* !HAVE_BPF */
+
+START_TEST(test_stub)
+{
+	struct bpf_sched_opts o = opts();
+
+	open_expect(&o, VBPF_OFF_UNSUPPORTED, NULL, 0);
+	o.load = VBPF_LOAD_OFF;
+	open_expect(&o, VBPF_OFF_DISABLED, NULL, 0);
+}
+END_TEST
+
+#endif /* HAVE_BPF */
+
+static Suite *
+bpf_sched_suite(void)
+{
+	Suite *s = suite_create("bpf_sched");
+	TCase *tc = tcase_create("kernel");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 240);
+#ifdef HAVE_BPF
+	tcase_add_test(tc, test_load_attach_pin);
+	tcase_add_test(tc, test_restart_reuses);
+	tcase_add_test(tc, test_layout_mismatch_replaced);
+	tcase_add_test(tc, test_second_drainer_refused);
+	tcase_add_test(tc, test_pinned_only);
+	tcase_add_test(tc, test_child_cpu_agrees);
+	tcase_add_test(tc, test_drain_exact_under_churn);
+	tcase_add_test(tc, test_off_plain_dir);
+	tcase_add_test(tc, test_off_disabled);
+	tcase_add_test(tc, test_off_no_btf);
+	tcase_add_test(tc, test_off_verifier);
+	tcase_add_test(tc, test_off_no_priv);
+	tcase_add_test(tc, test_daemon_degrades_and_says_so);
+	tcase_add_test(tc, test_daemon_loads_and_stores);
+#else
+	tcase_add_test(tc, test_stub);
+#endif
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	if (geteuid() != 0) {
+		fprintf(stderr, "check_bpf_sched: needs root, skipped\n");
+		return 77;
+	}
+#ifdef HAVE_BPF
+	/* scripts/test.sh mounts it; a bare run may need it too */
+	if (bpf_check_bpffs("/sys/fs/bpf") < 0)
+		(void)mount("bpf", "/sys/fs/bpf", "bpf", 0, NULL);
+	sweep_stale();
+#endif
+	return tu_run(bpf_sched_suite());
+}

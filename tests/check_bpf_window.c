@@ -1,0 +1,555 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The BPF part of a window without a kernel: reducing a drained side to
+ * what a window keeps (totals never shrink), merging for roll-ups,
+ * run-queue quantiles, the dump text, the store (schema v3) round trip
+ * and migration, and the configuration keys.
+ */
+#include <check.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "vitalsd.h"
+
+#define SEC NSEC_PER_SEC
+
+/* A drained side made of arrays, as bpf_sched_drain would hand it. */
+static int
+add(struct window_bpf *wb, struct vbpf_tid *t, size_t nt, struct vbpf_uid *u,
+    size_t nu, struct vbpf_proc *p, size_t np)
+{
+	struct bpf_sched_batch b;
+
+	memset(&b, 0, sizeof(b));
+	b.tids = t;
+	b.ntids = nt;
+	b.uids = u;
+	b.nuids = nu;
+	b.procs = p;
+	b.nprocs = np;
+	return window_bpf_add(wb, &b, 100);
+}
+
+/* Leader start in ns that reads back as tgid ticks at 100 Hz. */
+static uint64_t
+leader_ns(int32_t tgid)
+{
+	return (uint64_t)tgid * 10000000ULL + 1234;
+}
+
+static struct vbpf_tid
+mktid(int32_t tid, int32_t tgid, uint32_t uid, uint64_t ns)
+{
+	struct vbpf_tid t;
+
+	memset(&t, 0, sizeof(t));
+	t.tid = tid;
+	t.tgid = tgid;
+	t.uid = uid;
+	t.start_ns = leader_ns(tid);
+	t.leader_ns = leader_ns(tgid);
+	t.oncpu_ns = ns;
+	return t;
+}
+
+static struct vbpf_uid
+mkuid(uint32_t uid, uint64_t exited, uint64_t overflow)
+{
+	struct vbpf_uid u;
+
+	memset(&u, 0, sizeof(u));
+	u.uid = uid;
+	u.exited_ns = exited;
+	u.exited_tasks = exited ? 2 : 0;
+	u.overflow_ns = overflow;
+	return u;
+}
+
+static struct vbpf_proc
+mkproc(int32_t tgid, uint64_t exited_ns, uint64_t wait_ns)
+{
+	struct vbpf_proc p;
+
+	memset(&p, 0, sizeof(p));
+	p.tgid = tgid;
+	p.start_ns = leader_ns(tgid);
+	p.exited_ns = exited_ns;
+	p.rq_ns = wait_ns;
+	p.rq_count = 4;
+	p.rq_hist[1] = 1;
+	p.rq_hist[3] = 2;
+	p.rq_hist[10] = 1;
+	return p;
+}
+
+static uint64_t
+uid_sum(const struct window_bpf *b)
+{
+	uint64_t s = b->uid_other.oncpu_ns;
+	unsigned i;
+
+	for (i = 0; i < b->nuids; i++)
+		s += b->uid[i].oncpu_ns;
+	return s;
+}
+
+static uint64_t
+proc_sum(const struct window_bpf *b, bool wait)
+{
+	uint64_t s = wait ? b->proc_other.rq_ns : b->proc_other.oncpu_ns;
+	unsigned i;
+
+	for (i = 0; i < b->nprocs; i++)
+		s += wait ? b->proc[i].rq_ns : b->proc[i].oncpu_ns;
+	return s;
+}
+
+static const struct window_bpf_proc *
+find_proc(const struct window_bpf *b, int32_t tgid)
+{
+	unsigned i;
+
+	for (i = 0; i < b->nprocs; i++)
+		if (b->proc[i].tgid == tgid)
+			return &b->proc[i];
+	return NULL;
+}
+
+/* ------------------------------------------------------------- pure */
+
+START_TEST(test_quantile)
+{
+	uint32_t h[VITALS_BPF_RQ_SLOTS] = { 0 };
+
+	ck_assert_uint_eq(window_bpf_rq_quantile_ns(h, 0.5), 0);
+	h[0] = 50; /* < 2 µs */
+	h[4] = 49; /* 16..32 µs */
+	h[9] = 1;  /* 512..1024 µs */
+	ck_assert_uint_eq(window_bpf_rq_quantile_ns(h, 0.50), 2000);
+	ck_assert_uint_eq(window_bpf_rq_quantile_ns(h, 0.51), 32000);
+	ck_assert_uint_eq(window_bpf_rq_quantile_ns(h, 0.99), 32000);
+	ck_assert_uint_eq(window_bpf_rq_quantile_ns(h, 1.0), 1024000);
+	h[VITALS_BPF_RQ_SLOTS - 1] = 100; /* the open last slot */
+	ck_assert_uint_eq(window_bpf_rq_quantile_ns(h, 0.99), UINT64_MAX);
+}
+END_TEST
+
+START_TEST(test_ns_to_ticks)
+{
+	ck_assert_uint_eq(vbpf_ns_to_ticks(123456789012ULL, 100), 12345);
+	ck_assert_uint_eq(vbpf_ns_to_ticks(123456789012ULL, 250), 30864);
+	ck_assert_uint_eq(vbpf_ns_to_ticks(3 * SEC + SEC / 2, 1024), 3584);
+	ck_assert_uint_eq(vbpf_ns_to_ticks(5, 0), 0);
+}
+END_TEST
+
+/* More uids and processes than a window keeps: nothing is lost. */
+START_TEST(test_add_folds_and_keeps_totals)
+{
+	struct vbpf_tid tids[200];
+	struct vbpf_uid uids[2];
+	struct vbpf_proc procs[100];
+	struct window_bpf wb;
+	uint64_t total = 0, wait = 0;
+	unsigned i;
+
+	memset(&wb, 0, sizeof(wb));
+	/* 200 threads of 100 processes, one uid each: 1..200 ms */
+	for (i = 0; i < 200; i++) {
+		tids[i] = mktid(5000 + (int32_t)i, 1000 + (int32_t)(i % 100),
+		    10000 + i, (i + 1) * 1000000ULL);
+		total += tids[i].oncpu_ns;
+	}
+	/* exited threads and an overflow add to their uids */
+	uids[0] = mkuid(10199, 7000000, 0);
+	uids[1] = mkuid(20000, 0, 5000000);
+	total += 12000000;
+	/* the five longest waiters hardly ran; 1099 also lost a thread */
+	for (i = 0; i < 100; i++) {
+		procs[i] = mkproc(1000 + (int32_t)i, i == 99 ? 7000000 : 0,
+		    i < 5 ? 900000000ULL : 1000);
+		wait += procs[i].rq_ns;
+	}
+	ck_assert_int_eq(add(&wb, tids, 200, uids, 2, procs, 100), 0);
+	ck_assert_uint_eq(wb.oncpu_ns, total);
+	ck_assert_uint_eq(wb.exited_ns, 7000000);
+	ck_assert_uint_eq(wb.exited_tasks, 2);
+	ck_assert_uint_eq(wb.rq_ns, wait);
+	ck_assert_uint_eq(wb.nuids, VITALS_BPF_UIDS);
+	ck_assert_uint_eq(wb.uids_other, 201 - VITALS_BPF_UIDS);
+	ck_assert_uint_eq(uid_sum(&wb), total);
+	ck_assert_uint_eq(wb.uid_other.uid, UINT32_MAX);
+	/* the biggest are the ones kept, in uid order */
+	ck_assert_uint_eq(wb.uid[wb.nuids - 1].uid, 10199);
+	ck_assert_uint_eq(wb.uid[wb.nuids - 1].oncpu_ns, 207000000);
+	ck_assert_uint_eq(wb.uid[wb.nuids - 1].exited_ns, 7000000);
+	for (i = 1; i < wb.nuids; i++)
+		ck_assert_uint_lt(wb.uid[i - 1].uid, wb.uid[i].uid);
+
+	ck_assert_uint_eq(wb.nprocs, VITALS_BPF_PROCS);
+	ck_assert_uint_eq(wb.procs_other, 100 - VITALS_BPF_PROCS);
+	ck_assert_int_eq(wb.proc_other.tgid, -1);
+	ck_assert_uint_eq(proc_sum(&wb, false), total - 12000000 + 7000000);
+	ck_assert_uint_eq(proc_sum(&wb, true), wait);
+	ck_assert_ptr_nonnull(find_proc(&wb, 1099)); /* busiest */
+	ck_assert_ptr_nonnull(find_proc(&wb, 1000)); /* starved waiters */
+	ck_assert_ptr_nonnull(find_proc(&wb, 1004));
+	/* its two threads and the one that exited, joined by identity */
+	ck_assert_uint_eq(find_proc(&wb, 1099)->oncpu_ns, 307000000);
+	ck_assert_uint_eq(find_proc(&wb, 1099)->starttime, 1099);
+	ck_assert_uint_eq(find_proc(&wb, 1099)->rq_hist[3], 2);
+
+	/* a second drain into the same window adds up by key */
+	ck_assert_int_eq(add(&wb, tids + 199, 1, NULL, 0, procs + 99, 1), 0);
+	ck_assert_uint_eq(uid_sum(&wb), total + tids[199].oncpu_ns);
+	ck_assert_uint_eq(find_proc(&wb, 1099)->oncpu_ns, 514000000);
+	ck_assert_uint_eq(find_proc(&wb, 1099)->rq_hist[3], 4);
+}
+END_TEST
+
+START_TEST(test_merge)
+{
+	struct window_bpf a, b;
+	struct vbpf_tid ta[2] = { mktid(1, 1, 0, 10), mktid(42, 42, 1000, 20) };
+	struct vbpf_tid tb[2] = { mktid(43, 42, 1000, 5),
+		mktid(7, 7, 2000, 7) };
+	struct vbpf_proc pa = mkproc(42, 100, 10), pb = mkproc(42, 50, 5);
+
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	ck_assert_int_eq(add(&a, ta, 2, NULL, 0, &pa, 1), 0);
+	ck_assert_int_eq(add(&b, tb, 2, NULL, 0, &pb, 1), 0);
+	a.state = VBPF_ON_LOADED;
+	b.state = VBPF_ON_REUSED;
+	a.drains = b.drains = 1;
+	a.switches = 100;
+	b.switches = 50;
+	a.stats = b.stats = true;
+	a.prog_runs[0] = 3;
+	b.prog_runs[0] = 4;
+	window_bpf_merge(&a, &b);
+	ck_assert_uint_eq(a.state, VBPF_ON_REUSED);
+	ck_assert_uint_eq(a.drains, 2);
+	ck_assert_uint_eq(a.switches, 150);
+	ck_assert_uint_eq(a.prog_runs[0], 7);
+	ck_assert(a.stats);
+	ck_assert_uint_eq(a.nuids, 3);
+	ck_assert_uint_eq(a.uid[1].uid, 1000);
+	ck_assert_uint_eq(a.uid[1].oncpu_ns, 25);
+	ck_assert_uint_eq(a.oncpu_ns, 42);
+	ck_assert_uint_eq(a.nprocs, 3);
+	ck_assert_uint_eq(find_proc(&a, 42)->oncpu_ns, 175);
+	ck_assert_uint_eq(find_proc(&a, 42)->rq_hist[10], 2);
+
+	/* a part without statistics makes the sum's unknown */
+	b.stats = false;
+	window_bpf_merge(&a, &b);
+	ck_assert(!a.stats);
+	/* a part that did not report keeps the state */
+	b.state = VBPF_UNKNOWN;
+	window_bpf_merge(&a, &b);
+	ck_assert_uint_eq(a.state, VBPF_ON_REUSED);
+}
+END_TEST
+
+START_TEST(test_names)
+{
+	unsigned i;
+
+	for (i = 0; i < VBPF__MAX; i++)
+		ck_assert_str_ne(vbpf_state_name(i), "?");
+	ck_assert_str_eq(vbpf_state_name(VBPF__MAX), "?");
+	ck_assert_str_eq(vbpf_state_name(VBPF_OFF_NO_BPFFS), "off_no_bpffs");
+	ck_assert(vbpf_state_on(VBPF_ON_PINNED));
+	ck_assert(!vbpf_state_on(VBPF_OFF_VERIFIER));
+	ck_assert_str_eq(vbpf_prog_name(0), "sched_switch");
+	ck_assert_str_eq(vbpf_prog_name(VITALS_BPF_PROGS), "?");
+}
+END_TEST
+
+/* ------------------------------------------------------ window, store */
+
+static struct window *
+mkwin(uint64_t seq, int64_t wall, unsigned nuids)
+{
+	struct window *w = window_new(seq, 0);
+	struct vbpf_tid tids[100];
+	struct vbpf_proc procs[40];
+	struct window_task t;
+	unsigned i;
+
+	ck_assert_ptr_nonnull(w);
+	snprintf(w->boot_id, sizeof(w->boot_id), "b0075e7e-0000-4000-8000-1");
+	w->hz = 100;
+	w->interval_ms = 1000;
+	w->mono_start_ns = (int64_t)seq * 10 * SEC;
+	w->mono_end_ns = w->mono_start_ns + 10 * SEC;
+	w->boot_start_ns = w->mono_start_ns;
+	w->boot_end_ns = w->mono_end_ns;
+	w->wall_start_ns = wall;
+	w->wall_end_ns = wall + 10 * SEC;
+	w->samples = w->samples_valid = 10;
+	memset(&t, 0, sizeof(t));
+	t.id = t.tgid = 1003;
+	t.starttime = 1003;
+	snprintf(t.comm, sizeof(t.comm), "busy");
+	snprintf(t.name, sizeof(t.name), "com.example.busy");
+	ck_assert_int_eq(window_add_task(w, false, &t), 0);
+	if (nuids == 0)
+		return w;
+	for (i = 0; i < nuids; i++)
+		tids[i] = mktid(2000 + (int32_t)i, 1000 + (int32_t)(i % 40),
+		    10000 + i, (i + 1) * 1000ULL);
+	for (i = 0; i < 40; i++)
+		procs[i] = mkproc(1000 + (int32_t)i, (i + 1) * 1000ULL, 7 * i);
+	ck_assert_int_eq(add(&w->bpf, tids, nuids, NULL, 0, procs, 40), 0);
+	w->bpf.state = VBPF_ON_LOADED;
+	w->bpf.drains = 1;
+	w->bpf.drain_ns = 1234567;
+	w->bpf.entries = 321;
+	w->bpf.switches = 99999;
+	w->bpf.wakeups = 77777;
+	w->bpf.pre_ns = 42;
+	w->bpf.full_proc = 3;
+	w->bpf.stats = true;
+	for (i = 0; i < VITALS_BPF_PROGS; i++) {
+		w->bpf.prog_runs[i] = 1000 + i;
+		w->bpf.prog_ns[i] = 300000 + i;
+	}
+	return w;
+}
+
+static void
+assert_bpf_eq(const struct window_bpf *a, const struct window_bpf *b)
+{
+	unsigned i;
+
+	ck_assert_uint_eq(a->state, b->state);
+	ck_assert_int_eq(a->err, b->err);
+	ck_assert_uint_eq(a->drains, b->drains);
+	ck_assert_uint_eq(a->drain_fail, b->drain_fail);
+	ck_assert_uint_eq(a->drain_ns, b->drain_ns);
+	ck_assert_uint_eq(a->entries, b->entries);
+	ck_assert_uint_eq(a->oncpu_ns, b->oncpu_ns);
+	ck_assert_uint_eq(a->exited_ns, b->exited_ns);
+	ck_assert_uint_eq(a->exited_tasks, b->exited_tasks);
+	ck_assert_uint_eq(a->rq_ns, b->rq_ns);
+	ck_assert_uint_eq(a->rq_count, b->rq_count);
+	ck_assert_uint_eq(a->pre_ns, b->pre_ns);
+	ck_assert_uint_eq(a->switches, b->switches);
+	ck_assert_uint_eq(a->wakeups, b->wakeups);
+	ck_assert_uint_eq(a->full_proc, b->full_proc);
+	ck_assert(a->stats == b->stats);
+	for (i = 0; i < VITALS_BPF_PROGS; i++) {
+		ck_assert_uint_eq(a->prog_runs[i], b->prog_runs[i]);
+		ck_assert_uint_eq(a->prog_ns[i], b->prog_ns[i]);
+	}
+	ck_assert_uint_eq(a->nuids, b->nuids);
+	ck_assert_uint_eq(a->uids_other, b->uids_other);
+	ck_assert_mem_eq(a->uid, b->uid, a->nuids * sizeof(a->uid[0]));
+	ck_assert_mem_eq(&a->uid_other, &b->uid_other, sizeof(a->uid_other));
+	ck_assert_uint_eq(a->nprocs, b->nprocs);
+	ck_assert_uint_eq(a->procs_other, b->procs_other);
+	ck_assert_mem_eq(a->proc, b->proc, a->nprocs * sizeof(a->proc[0]));
+	ck_assert_int_eq(a->proc_other.tgid, b->proc_other.tgid);
+	ck_assert_uint_eq(a->proc_other.oncpu_ns, b->proc_other.oncpu_ns);
+	ck_assert_mem_eq(a->proc_other.rq_hist, b->proc_other.rq_hist,
+	    sizeof(a->proc_other.rq_hist));
+}
+
+static char *dir;
+
+static void
+setup(void)
+{
+	dir = tu_mkdtemp("bpfwin");
+	ck_assert_ptr_nonnull(dir);
+}
+
+static void
+teardown(void)
+{
+	tu_rmtree(dir);
+	free(dir);
+}
+
+static struct store *
+open_store(void)
+{
+	char path[PATH_MAX];
+	struct store *s = NULL;
+
+	snprintf(path, sizeof(path), "%s/vitals.db", dir);
+	ck_assert_int_eq(store_open(path, NULL, &s), 0);
+	return s;
+}
+
+START_TEST(test_store_round_trip)
+{
+	int64_t wall = 1700000000LL * SEC;
+	struct window *w1 = mkwin(1, wall, 100), *w2 = mkwin(2, wall + 10 * SEC,
+	    0), **ws = NULL;
+	struct store *s = open_store();
+	char v[64];
+	size_t n = 0, i;
+
+	w1->bpf.err = -EPERM;
+	w2->bpf.state = VBPF_OFF_NO_BPFFS; /* off: a state, no rows */
+	w2->bpf.err = -EMEDIUMTYPE;
+	ck_assert_int_eq(store_put(s, w1), 0);
+	ck_assert_int_eq(store_put(s, w2), 0);
+	ck_assert_int_eq(store_exec(s, "SELECT count(*) FROM window_bpf_uid",
+	    v, sizeof(v)), 0);
+	ck_assert_str_eq(v, "65"); /* 64 kept + other */
+	ck_assert_int_eq(store_exec(s, "SELECT rq_hist FROM window_bpf_proc"
+	    " WHERE tgid = 1039", v, sizeof(v)), 0);
+	ck_assert_str_eq(v, "0,1,0,2,0,0,0,0,0,0,1");
+	ck_assert_int_eq(store_exec(s, "SELECT value FROM window_count WHERE"
+	    " kind = 'bpf' AND key = 'state' ORDER BY window_id", v,
+	    sizeof(v)), 0);
+	ck_assert_str_eq(v, "1");
+
+	ck_assert_int_eq(store_windows(s, wall, wall + 20 * SEC, 0, &ws, &n),
+	    0);
+	ck_assert_uint_eq(n, 2);
+	assert_bpf_eq(&ws[0]->bpf, &w1->bpf);
+	assert_bpf_eq(&ws[1]->bpf, &w2->bpf);
+	for (i = 0; i < n; i++)
+		window_free(ws[i]);
+	free(ws);
+
+	/* a coarser read merges the two: sums as window_bpf_merge makes */
+	ck_assert_int_eq(store_windows(s, wall, wall + 20 * SEC, 60, &ws, &n),
+	    0);
+	ck_assert_uint_eq(n, 1);
+	window_bpf_merge(&w1->bpf, &w2->bpf);
+	assert_bpf_eq(&ws[0]->bpf, &w1->bpf);
+	window_free(ws[0]);
+	free(ws);
+	store_close(s);
+	window_free(w1);
+	window_free(w2);
+}
+END_TEST
+
+/* A window without a BPF part (an older build's) reads back without one. */
+START_TEST(test_store_no_bpf_part)
+{
+	int64_t wall = 1700000000LL * SEC;
+	struct window *w = mkwin(1, wall, 0), **ws = NULL;
+	struct store *s = open_store();
+	size_t n = 0;
+
+	ck_assert_int_eq(store_put(s, w), 0);
+	ck_assert_int_eq(store_windows(s, wall, wall + 10 * SEC, 0, &ws, &n),
+	    0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(ws[0]->bpf.state, VBPF_UNKNOWN);
+	ck_assert_uint_eq(ws[0]->bpf.nuids, 0);
+	window_free(ws[0]);
+	free(ws);
+	store_close(s);
+	window_free(w);
+}
+END_TEST
+
+START_TEST(test_store_migrates_v2)
+{
+	char path[PATH_MAX], v[64];
+	struct store *s;
+
+	snprintf(path, sizeof(path), "%s/vitals.db", dir);
+	ck_assert_int_eq(store_create_version(path, 2, NULL), 0);
+	s = open_store();
+	ck_assert_int_eq(store_exec(s, "PRAGMA user_version", v, sizeof(v)),
+	    0);
+	ck_assert_int_eq(atoi(v), 3);
+	ck_assert_int_eq(store_exec(s, "SELECT count(*) FROM sqlite_schema"
+	    " WHERE name IN ('window_bpf_uid', 'window_bpf_proc')", v,
+	    sizeof(v)), 0);
+	ck_assert_str_eq(v, "2");
+	store_close(s);
+}
+END_TEST
+
+START_TEST(test_dump)
+{
+	struct window *w = mkwin(1, 1700000000LL * SEC, 3);
+	struct vbuf b = { 0 };
+
+	ck_assert_int_eq(dump_window(w, 5, &b), 0);
+	ck_assert_ptr_nonnull(strstr(b.p, "bpf: loaded; on-CPU"));
+	ck_assert_ptr_nonnull(strstr(b.p, "bpf prog sched_switch"));
+	ck_assert_ptr_nonnull(strstr(b.p, "bpf uid 10002"));
+	ck_assert_ptr_nonnull(strstr(b.p, "p99 <= 2 ms"));
+	vbuf_reset(&b);
+	dump_summary_line(w, &b);
+	ck_assert_ptr_nonnull(strstr(b.p, ", bpf loaded "));
+	vbuf_release(&b);
+
+	w->bpf.state = VBPF_OFF_NO_PRIV;
+	w->bpf.err = -EPERM;
+	w->bpf.drains = 0;
+	ck_assert_int_eq(dump_window(w, 5, &b), 0);
+	ck_assert_ptr_nonnull(strstr(b.p, "bpf: off_no_priv ("));
+	ck_assert_ptr_nonnull(strstr(b.p, "procfs only"));
+	vbuf_release(&b);
+	window_free(w);
+}
+END_TEST
+
+START_TEST(test_config_keys)
+{
+	struct config cfg;
+
+	config_init(&cfg);
+	ck_assert_str_eq(cfg.bpffs, "/sys/fs/bpf/vitals");
+	ck_assert_uint_eq(cfg.bpf_load, VBPF_LOAD_AUTO);
+	ck_assert(!cfg.bpf_stats);
+	ck_assert_int_eq(config_set(&cfg, "bpffs", "/sys/fs/bpf"), 0);
+	ck_assert_str_eq(cfg.bpffs, "/sys/fs/bpf");
+	ck_assert_int_eq(config_set(&cfg, "bpffs", ""), -EINVAL);
+	ck_assert_int_eq(config_set(&cfg, "bpf_load", "pinned-only"), 0);
+	ck_assert_uint_eq(cfg.bpf_load, VBPF_LOAD_PINNED_ONLY);
+	ck_assert_int_eq(config_set(&cfg, "bpf_load", "off"), 0);
+	ck_assert_uint_eq(cfg.bpf_load, VBPF_LOAD_OFF);
+	ck_assert_int_eq(config_set(&cfg, "bpf_load", "sometimes"), -EINVAL);
+	ck_assert_int_eq(config_set(&cfg, "bpf_stats", "on"), 0);
+	ck_assert(cfg.bpf_stats);
+	ck_assert_int_eq(config_set(&cfg, "bpf_stats", "1"), -EINVAL);
+	config_release(&cfg);
+}
+END_TEST
+
+static Suite *
+bpf_window_suite(void)
+{
+	Suite *s = suite_create("bpf_window");
+	TCase *tc = tcase_create("pure");
+	TCase *st = tcase_create("store");
+
+	tcase_add_test(tc, test_quantile);
+	tcase_add_test(tc, test_ns_to_ticks);
+	tcase_add_test(tc, test_add_folds_and_keeps_totals);
+	tcase_add_test(tc, test_merge);
+	tcase_add_test(tc, test_names);
+	tcase_add_test(tc, test_dump);
+	tcase_add_test(tc, test_config_keys);
+	suite_add_tcase(s, tc);
+	tcase_add_checked_fixture(st, setup, teardown);
+	tcase_add_test(st, test_store_round_trip);
+	tcase_add_test(st, test_store_no_bpf_part);
+	tcase_add_test(st, test_store_migrates_v2);
+	suite_add_tcase(s, st);
+	return s;
+}
+
+int
+main(void)
+{
+	return tu_run(bpf_window_suite());
+}
