@@ -24,7 +24,7 @@ enum vitals_exit {
 	VX_UNAVAILABLE = 5,	/* STATUS_UNAVAILABLE: retry later */
 };
 
-#define VITALS_SOCKET_ANDROID "/data/misc/vitalsd/vitalsd.sock"
+#define VITALS_SOCKET_ANDROID "/dev/socket/vitalsd" /* created by init (vitalsd.rc) */
 #define VITALS_SOCKET_LINUX   "/var/lib/vitalsd/vitalsd.sock"
 #define VITALS_TIMEOUT_MS     5000
 #define VITALS_NSEC_PER_SEC   1000000000LL
