@@ -123,8 +123,13 @@ drain_keys(struct bpf_sched *bs, int fd, size_t vsz,
 	int r;
 
 	while (bpf_map_get_next_key(fd, NULL, bs->kbuf) == 0) {
-		if (bpf_map_lookup_elem(fd, bs->kbuf, bs->vbuf) == 0 &&
-		    (r = put(bs, b, bs->kbuf, bs->vbuf)) < 0)
+		if (bpf_map_lookup_elem(fd, bs->kbuf, bs->vbuf) < 0) {
+			if (errno == ENOENT)
+				continue; /* gone since get_next_key */
+			/* Unread is not drained: leave it for next time. */
+			return -errno;
+		}
+		if ((r = put(bs, b, bs->kbuf, bs->vbuf)) < 0)
 			return r;
 		(void)vsz;
 		if (bpf_map_delete_elem(fd, bs->kbuf) < 0 && errno != ENOENT)
@@ -297,10 +302,18 @@ bpf_sched_prog_stats(struct bpf_sched *bs,
 	return r;
 }
 
+/*
+ * A cumulative kernel counter that went backwards (maps recreated by a
+ * platform loader) gives no delta this window; it is counted, not hidden.
+ */
 static uint64_t
-delta(uint64_t now, uint64_t then)
+delta_of(struct window_bpf *wb, uint64_t now, uint64_t then)
 {
-	return now >= then ? now - then : 0;
+	if (now < then) {
+		wb->counter_regressions++;
+		return 0;
+	}
+	return now - then;
 }
 
 /*
@@ -332,22 +345,22 @@ bpf_sched_window(struct bpf_sched *bs, struct window_bpf *wb, unsigned hz)
 	wb->entries += b->ntids + b->nprocs + b->nuids;
 	wb->pre_ns += bs->pre_ns;
 	bs->pre_ns = 0;
-	wb->switches += delta(t[TOT_SWITCHES], bs->tot[TOT_SWITCHES]);
-	wb->no_slice += delta(t[TOT_NO_SLICE], bs->tot[TOT_NO_SLICE]);
-	wb->wakeups += delta(t[TOT_WAKEUPS], bs->tot[TOT_WAKEUPS]);
-	wb->lost_ns += delta(t[TOT_LOST_S0] + t[TOT_LOST_S1],
+	wb->switches += delta_of(wb, t[TOT_SWITCHES], bs->tot[TOT_SWITCHES]);
+	wb->no_slice += delta_of(wb, t[TOT_NO_SLICE], bs->tot[TOT_NO_SLICE]);
+	wb->wakeups += delta_of(wb, t[TOT_WAKEUPS], bs->tot[TOT_WAKEUPS]);
+	wb->lost_ns += delta_of(wb, t[TOT_LOST_S0] + t[TOT_LOST_S1],
 	    bs->tot[TOT_LOST_S0] + bs->tot[TOT_LOST_S1]);
-	wb->full_tid += delta(t[TOT_TID_FULL], bs->tot[TOT_TID_FULL]);
-	wb->full_proc += delta(t[TOT_PROC_FULL], bs->tot[TOT_PROC_FULL]);
-	wb->full_uid += delta(t[TOT_UID_FULL], bs->tot[TOT_UID_FULL]);
-	wb->no_storage += delta(t[TOT_NO_STORAGE], bs->tot[TOT_NO_STORAGE]);
+	wb->full_tid += delta_of(wb, t[TOT_TID_FULL], bs->tot[TOT_TID_FULL]);
+	wb->full_proc += delta_of(wb, t[TOT_PROC_FULL], bs->tot[TOT_PROC_FULL]);
+	wb->full_uid += delta_of(wb, t[TOT_UID_FULL], bs->tot[TOT_UID_FULL]);
+	wb->no_storage += delta_of(wb, t[TOT_NO_STORAGE], bs->tot[TOT_NO_STORAGE]);
 	memcpy(bs->tot, t, sizeof(bs->tot));
 	if (bs->stats && bpf_sched_prog_stats(bs, ps) == 0) {
 		wb->stats = true;
 		for (i = 0; i < VITALS_BPF_PROGS; i++) {
-			wb->prog_runs[i] += delta(ps[i].run_cnt,
+			wb->prog_runs[i] += delta_of(wb, ps[i].run_cnt,
 			    bs->prog[i].run_cnt);
-			wb->prog_ns[i] += delta(ps[i].run_ns,
+			wb->prog_ns[i] += delta_of(wb, ps[i].run_ns,
 			    bs->prog[i].run_ns);
 		}
 		memcpy(bs->prog, ps, sizeof(ps));

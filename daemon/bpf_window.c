@@ -291,6 +291,7 @@ window_bpf_merge(struct window_bpf *acc, const struct window_bpf *src)
 	}
 	acc->drains += src->drains;
 	acc->drain_fail += src->drain_fail;
+	acc->counter_regressions += src->counter_regressions;
 	acc->drain_ns += src->drain_ns;
 	acc->entries += src->entries;
 	acc->oncpu_ns += src->oncpu_ns;
@@ -424,10 +425,10 @@ dump_window_bpf(const struct window *w, unsigned topn, struct vbuf *out)
 	    "threads); run-queue %llu waits, %.1f ms\n", ms(b->oncpu_ns),
 	    ms(b->exited_ns), (unsigned long long)b->exited_tasks,
 	    (unsigned long long)b->rq_count, ms(b->rq_ns));
-	vbuf_printf(out, "bpf health: %u drains (%u failed, %.2f ms), %llu "
-	    "entries; switches %llu, no slice %llu, wakeups %llu; map full: "
+	vbuf_printf(out, "bpf health: %u drains (%u failed, %.2f ms), %u "
+	    "counter regressions, %llu entries; switches %llu, no slice %llu, wakeups %llu; map full: "
 	    "tid %llu proc %llu uid %llu, lost %.3f ms, no storage %llu",
-	    b->drains, b->drain_fail, ms(b->drain_ns),
+	    b->drains, b->drain_fail, ms(b->drain_ns), b->counter_regressions,
 	    (unsigned long long)b->entries, (unsigned long long)b->switches,
 	    (unsigned long long)b->no_slice, (unsigned long long)b->wakeups,
 	    (unsigned long long)b->full_tid, (unsigned long long)b->full_proc,

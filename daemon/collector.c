@@ -59,7 +59,9 @@ window_open(struct collector *c, const struct clocks *now)
 	w->wall_start_ns = now->wall_ns;
 	w->hz = c->hz;
 	memcpy(w->boot_id, c->boot_id, sizeof(w->boot_id));
-	getrusage(RUSAGE_SELF, &c->ru);
+	/* The loop thread only: the writer's and queries' CPU is not the
+	 * collector's. */
+	getrusage(RUSAGE_THREAD, &c->ru);
 	if (c->target_ns == 0 || c->target_ns <= now->mono_ns)
 		c->target_ns = now->mono_ns + c->window_ns;
 	c->open = w;
@@ -438,8 +440,11 @@ collector_sample(struct collector *c, const struct clocks *now, bool burst)
 
 	sysfiles_read(c->sf, c->cur);
 	if (c->cur->stat_err == 0 &&
-	    (r = window_grow_cpus(w, c->cur->stat.cpu_span)) < 0)
+	    (r = window_grow_cpus(w, c->cur->stat.cpu_span)) < 0) {
+		/* Taken but unusable: still counted under a reason. */
+		w->inv_samples[INV_READ_FAILED]++;
 		return r;
+	}
 
 	ctx.have_prev = c->have_prev;
 	ctx.prev_boot_ns = c->prev_clk.boot_ns;
@@ -476,14 +481,21 @@ collector_sample(struct collector *c, const struct clocks *now, bool burst)
 	c->cur = tmp;
 	c->prev_clk = *now;
 	c->have_prev = true;
-	if (r < 0)
-		return r;
+	if (r < 0) {
+		/* /proc itself failed (EMFILE, ENOMEM): the window still
+		 * closes on time, with the failure counted in it. */
+		w->inv_deltas[INV_READ_FAILED]++;
+	}
 
 	/* Close on the sample nearest the nominal boundary. */
 	if (now->mono_ns + (int64_t)c->interval_ms * NSEC_PER_MSEC / 2 >=
-	    c->target_ns)
-		return collector_close_window(c, now);
-	return 0;
+	    c->target_ns) {
+		int rc = collector_close_window(c, now);
+
+		if (rc < 0)
+			return rc;
+	}
+	return r;
 }
 
 static uint64_t
@@ -511,7 +523,7 @@ collector_close_window(struct collector *c, const struct clocks *now)
 		return r;
 	if (c->close_hook)
 		c->close_hook(w, c->close_arg);
-	getrusage(RUSAGE_SELF, &ru);
+	getrusage(RUSAGE_THREAD, &ru);
 	w->health.self_utime_us = tv_us(&ru.ru_utime) - tv_us(&c->ru.ru_utime);
 	w->health.self_stime_us = tv_us(&ru.ru_stime) - tv_us(&c->ru.ru_stime);
 

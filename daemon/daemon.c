@@ -337,6 +337,8 @@ int
 vitalsd_setup(const struct config *cfg, bool foreground,
     struct vitalsd **ret)
 {
+	/* SIGHUP is caught and ignored: a lost terminal must not stop an
+	 * init-started daemon (there is no reload yet). */
 	static const int sigs[] = { SIGTERM, SIGINT, SIGUSR1, SIGUSR2, SIGHUP };
 	struct collector_opts o = {
 		.proc_root = cfg->proc_root,

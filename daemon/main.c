@@ -101,8 +101,18 @@ main(int argc, char *argv[])
 	}
 
 	if (!foreground) {
+		/* systemd's LISTEN_PID names this process; after the fork the
+		 * inherited socket belongs to the child, so say so. */
+		const char *lp = getenv("LISTEN_PID");
+		bool ours = lp && strtol(lp, NULL, 10) == (long)getpid();
+		char pid[24];
+
 		if (daemon(0, 0) < 0)
 			fatal("daemon");
+		if (ours) {
+			snprintf(pid, sizeof(pid), "%ld", (long)getpid());
+			setenv("LISTEN_PID", pid, 1);
+		}
 		log_init(false, verbose, "vitalsd");
 	}
 	if ((r = vitalsd_setup(&cfg, foreground, &d)) < 0)

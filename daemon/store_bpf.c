@@ -66,6 +66,7 @@ static const struct {
 	size_t off, size;
 } counters[] = {
 	BPF_U32(state), BPF_U32(drains), BPF_U32(drain_fail),
+	BPF_U32(counter_regressions),
 	BPF_U64(drain_ns), BPF_U64(entries), BPF_U64(oncpu_ns),
 	BPF_U64(exited_ns), BPF_U64(exited_tasks), BPF_U64(rq_ns),
 	BPF_U64(rq_count), BPF_U64(pre_ns), BPF_U64(switches),

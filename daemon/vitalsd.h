@@ -331,6 +331,7 @@ struct window_bpf {
 	int32_t err;	     /* −errno behind an OFF state, 0 none */
 	uint32_t drains;     /* drains summed into this window */
 	uint32_t drain_fail; /* drains that did not complete */
+	uint32_t counter_regressions; /* kernel totals that went backwards */
 	uint64_t drain_ns;   /* time spent draining (flip, wait, read) */
 	uint64_t entries;    /* map entries read */
 	/* Σ over every uid (on-CPU) and every process (run queue) */
@@ -938,6 +939,7 @@ int procscan_set_scanner(struct procscan *ps, enum scanner_mode mode,
     const char *sys_root);
 void procscan_scanner(const struct procscan *ps, enum scanner_mode *ret_kind,
     enum scanner_why *ret_why, int *ret_err);
+void procscan_fail_iter_reads(struct procscan *ps, unsigned n); /* tests */
 /* collector.c: the same, for the daemon's log */
 void collector_scanner(const struct collector *c,
     enum scanner_mode *ret_kind, enum scanner_why *ret_why, int *ret_err);

@@ -179,6 +179,7 @@ writer_submit(struct writer *wr, const struct window *w)
 		unsigned k = wr->inflight && wr->qcap > 1 ? 1 : 0;
 
 		if (wr->inflight && wr->qcap == 1) {
+			wr->dropped++;
 			pthread_mutex_unlock(&wr->mu);
 			window_free(c);
 			return -ENOBUFS;
