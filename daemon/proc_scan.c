@@ -25,7 +25,7 @@
 #define UID_UNKNOWN UINT32_MAX
 
 /*
- * What every scan touches comes first, in one cache line: with thousands
+ * What every scan touches comes first, together (64 bytes): with thousands
  * of tasks the scan's cost is mostly cache misses on these structs.
  */
 struct task {
@@ -63,6 +63,7 @@ struct procscan {
 	unsigned ti_fails;	  /* iterator reads failed in a row */
 	enum scanner_mode last;	  /* source of the previous scan */
 	bool have_last;
+	unsigned fail_reads;	  /* tests: iterator reads to fail */
 };
 
 /* Iterator reads failing this many scans in a row retire it for /proc. */
@@ -208,6 +209,13 @@ procscan_set_scanner(struct procscan *ps, enum scanner_mode mode,
 	}
 	ps->why = SCANNER_WHY_NONE;
 	return 0;
+}
+
+/* Tests only: the next n iterator reads fail with -EIO. */
+void
+procscan_fail_iter_reads(struct procscan *ps, unsigned n)
+{
+	ps->fail_reads = n;
 }
 
 void
@@ -830,7 +838,10 @@ choose_source(struct procscan *ps, struct window *w,
 
 	if (ps->ti == NULL)
 		return SCANNER_PROCFS;
-	if ((r = taskiter_read(ps->ti, ret_snap)) == 0) {
+	if (ps->fail_reads > 0) {
+		ps->fail_reads--;
+		r = -EIO;
+	} else if ((r = taskiter_read(ps->ti, ret_snap)) == 0) {
 		ps->ti_fails = 0;
 		return SCANNER_BPF;
 	}

@@ -41,13 +41,13 @@ static struct collector *
 new_collector(enum scanner_mode m)
 {
 	struct collector_opts o = {
-		.proc_root = "/proc",
-		.sys_root = "/sys",
-		.interval_ms = 100,
-		.window_s = 3600,
-		.ring = 2,
-		.threads = THREADS_ALL,
-		.scanner = m,
+	    .proc_root = "/proc",
+	    .sys_root = "/sys",
+	    .interval_ms = 100,
+	    .window_s = 3600,
+	    .ring = 2,
+	    .threads = THREADS_ALL,
+	    .scanner = m,
 	};
 	struct collector *c;
 
@@ -93,7 +93,7 @@ rec(int32_t tgid, int32_t tid, uint64_t ut, uint64_t st, uint64_t rt,
 START_TEST(parse_groups)
 {
 	struct taskiter_rec r[6];
-	struct taskiter_snap s = { 0 };
+	struct taskiter_snap s = {0};
 	const struct iter_task *p, *q;
 
 	/* a thread below its leader's tid (pid wrap), interleaved groups */
@@ -151,7 +151,7 @@ END_TEST
 START_TEST(parse_rejects)
 {
 	struct taskiter_rec r[3];
-	struct taskiter_snap s = { 0 };
+	struct taskiter_snap s = {0};
 
 	r[0] = rec(1, 1, 0, 0, 0, 0);
 	r[1] = rec(1, 2, 0, 0, 0, 0);
@@ -176,7 +176,7 @@ END_TEST
 
 START_TEST(cputime_adjust_kernel)
 {
-	struct cputime_split p = { 0, 0 };
+	struct cputime_split p = {0, 0};
 
 	/* the ratio of the samples, applied to the precise runtime */
 	taskiter_cputime_adjust(&p, 3000000, 1000000, 8000000);
@@ -221,7 +221,7 @@ END_TEST
 static void
 sleep_ms(unsigned ms)
 {
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * NSEC_PER_MSEC };
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * NSEC_PER_MSEC};
 
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
@@ -280,7 +280,7 @@ pentry_cmp(const void *a, const void *b)
 static const struct pentry *
 psnap_find(const struct psnap *s, bool thread, int32_t id)
 {
-	struct pentry k = { .thread = thread, .id = id };
+	struct pentry k = {.thread = thread, .id = id};
 
 	return bsearch(&k, s->e, s->n, sizeof(*s->e), pentry_cmp);
 }
@@ -289,14 +289,14 @@ static bool
 read_pstat(const char *path, struct vbuf *b, struct pid_stat *ret)
 {
 	return read_at(AT_FDCWD, path, b) == 0 && b->len > 0 &&
-	    pidstat_parse(b->p, b->len, ret) == 0;
+	       pidstat_parse(b->p, b->len, ret) == 0;
 }
 
 /* Every process and thread under /proc, as the procfs scanner reads them. */
 static void
 psnap_read(struct psnap *s)
 {
-	struct vbuf b = { 0 };
+	struct vbuf b = {0};
 	struct dirent *de;
 	DIR *d;
 
@@ -372,7 +372,7 @@ START_TEST(loads_and_reads)
 	const struct iter_task *p, *t;
 	struct taskiter *ti = open_iter();
 	struct pid_stat st;
-	struct vbuf b = { 0 };
+	struct vbuf b = {0};
 	int i;
 
 	for (i = 0; i < 3; i++) {
@@ -427,7 +427,7 @@ compare_one(struct cmp_stats *c, bool thread, const struct iter_task *it,
     const struct pentry *a, const struct pentry *b)
 {
 	struct cputime_split prev = it->prev;
-	struct pid_stat lo = { 0 }, hi;
+	struct pid_stat lo = {0}, hi;
 	uint64_t ut, st;
 	bool kthread = it->flags & TASKITER_F_KTHREAD;
 	const char *kind = thread ? "thread" : "process";
@@ -442,20 +442,25 @@ compare_one(struct cmp_stats *c, bool thread, const struct iter_task *it,
 	/* CPU: inside what /proc said before and after, to a tick */
 	if (ut + 1 < lo.utime || (b && ut > hi.utime + 1) ||
 	    st + 1 < lo.stime || (b && st > hi.stime + 1))
-		mismatch(c, "%s %d (%s): utime/stime %llu/%llu, /proc "
-		    "%llu/%llu .. %llu/%llu", kind, it->tid, it->comm,
-		    (unsigned long long)ut, (unsigned long long)st,
-		    (unsigned long long)lo.utime, (unsigned long long)lo.stime,
-		    (unsigned long long)hi.utime, (unsigned long long)hi.stime);
+		mismatch(c,
+		    "%s %d (%s): utime/stime %llu/%llu, /proc "
+		    "%llu/%llu .. %llu/%llu",
+		    kind, it->tid, it->comm, (unsigned long long)ut,
+		    (unsigned long long)st, (unsigned long long)lo.utime,
+		    (unsigned long long)lo.stime, (unsigned long long)hi.utime,
+		    (unsigned long long)hi.stime);
 	/* faults: exact, between the two reads */
 	if (it->minflt < lo.minflt || it->minflt > hi.minflt ||
 	    it->majflt < lo.majflt || it->majflt > hi.majflt)
-		mismatch(c, "%s %d (%s): minflt/majflt %llu/%llu, /proc "
-		    "%llu/%llu .. %llu/%llu", kind, it->tid, it->comm,
-		    (unsigned long long)it->minflt,
+		mismatch(c,
+		    "%s %d (%s): minflt/majflt %llu/%llu, /proc "
+		    "%llu/%llu .. %llu/%llu",
+		    kind, it->tid, it->comm, (unsigned long long)it->minflt,
 		    (unsigned long long)it->majflt,
-		    (unsigned long long)lo.minflt, (unsigned long long)lo.majflt,
-		    (unsigned long long)hi.minflt, (unsigned long long)hi.majflt);
+		    (unsigned long long)lo.minflt,
+		    (unsigned long long)lo.majflt,
+		    (unsigned long long)hi.minflt,
+		    (unsigned long long)hi.majflt);
 	if (a == NULL || b == NULL)
 		return; /* exec may rename and remap: nothing more to hold */
 	c->stable++;
@@ -473,13 +478,15 @@ compare_one(struct cmp_stats *c, bool thread, const struct iter_task *it,
 		    it->comm, it->uid, a->uid);
 	/* rss: a gauge; the same per-CPU-cached counters /proc reads */
 	{
-		uint64_t mn = lo.rss_pages < hi.rss_pages ? lo.rss_pages :
-		    hi.rss_pages;
+		uint64_t mn =
+		    lo.rss_pages < hi.rss_pages ? lo.rss_pages : hi.rss_pages;
 		uint64_t mx = lo.rss_pages + hi.rss_pages - mn;
 
 		if (it->rss_pages + 64 < mn || it->rss_pages > mx + 64)
-			mismatch(c, "process %d (%s): rss %llu pages, /proc "
-			    "%llu .. %llu", it->tid, it->comm,
+			mismatch(c,
+			    "process %d (%s): rss %llu pages, /proc "
+			    "%llu .. %llu",
+			    it->tid, it->comm,
 			    (unsigned long long)it->rss_pages,
 			    (unsigned long long)mn, (unsigned long long)mx);
 		if (it->rss_pages == lo.rss_pages)
@@ -500,7 +507,7 @@ hidden_from_root(int32_t id)
 
 	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)id);
 	return readlink(path, buf, sizeof(buf)) < 0 &&
-	    (errno == EACCES || errno == EPERM);
+	       (errno == EACCES || errno == EPERM);
 }
 
 static void
@@ -525,9 +532,11 @@ compare_set(struct cmp_stats *c, bool thread, const struct iter_task *its,
 			 * before the second read reached it */
 			if ((it->starttime + 1) * tick_ns <
 			    (uint64_t)pa->boot_start_ns)
-				mismatch(c, "%s %d (%s, start %llu) unknown to "
-				    "/proc", thread ? "thread" : "process",
-				    it->tid, it->comm,
+				mismatch(c,
+				    "%s %d (%s, start %llu) unknown to "
+				    "/proc",
+				    thread ? "thread" : "process", it->tid,
+				    it->comm,
 				    (unsigned long long)it->starttime);
 			c->born_between++;
 			continue;
@@ -551,17 +560,18 @@ compare_set(struct cmp_stats *c, bool thread, const struct iter_task *its,
 			c->hidden++;
 			continue;
 		}
-		mismatch(c, "%s %d (%s) in /proc before and after, not in the "
-		    "iterator", thread ? "thread" : "process", a->id,
-		    a->st.comm);
+		mismatch(c,
+		    "%s %d (%s) in /proc before and after, not in the "
+		    "iterator",
+		    thread ? "thread" : "process", a->id, a->st.comm);
 	}
 }
 
 START_TEST(every_task_matches_proc)
 {
-	struct psnap pa = { 0 }, pb = { 0 };
+	struct psnap pa = {0}, pb = {0};
 	const struct taskiter_snap *s;
-	struct cmp_stats cp = { 0 }, ct = { 0 };
+	struct cmp_stats cp = {0}, ct = {0};
 	struct taskiter *ti = open_iter();
 
 	psnap_read(&pa);
@@ -570,12 +580,14 @@ START_TEST(every_task_matches_proc)
 
 	compare_set(&cp, false, s->procs, s->nprocs, &pa, &pb);
 	compare_set(&ct, true, s->threads, s->nthreads, &pa, &pb);
-	fprintf(stderr, "every_task: processes %u checked (%u stable, %u cpu "
+	fprintf(stderr,
+	    "every_task: processes %u checked (%u stable, %u cpu "
 	    "exact, %u rss exact, %u born between, %u hidden from root), "
 	    "threads %u checked (%u stable, %u cpu exact, %u born between, "
-	    "%u hidden from root)\n", cp.checked, cp.stable, cp.cpu_exact,
-	    cp.rss_exact, cp.born_between, cp.hidden, ct.checked, ct.stable,
-	    ct.cpu_exact, ct.born_between, ct.hidden);
+	    "%u hidden from root)\n",
+	    cp.checked, cp.stable, cp.cpu_exact, cp.rss_exact, cp.born_between,
+	    cp.hidden, ct.checked, ct.stable, ct.cpu_exact, ct.born_between,
+	    ct.hidden);
 	ck_assert_uint_eq(cp.mismatches, 0);
 	ck_assert_uint_eq(ct.mismatches, 0);
 	ck_assert_uint_gt(cp.stable, 10);
@@ -593,8 +605,7 @@ struct burn_report {
 };
 
 /* Burn BURN_NS of CPU, report getrusage(), then wait to be read. */
-static void __attribute__((noreturn))
-child_burn(int wfd)
+static void __attribute__((noreturn)) child_burn(int wfd)
 {
 	struct burn_report rep;
 	volatile uint64_t spin = 0;
@@ -606,9 +617,10 @@ child_burn(int wfd)
 	while (cputime_ns(CLOCK_PROCESS_CPUTIME_ID) < BURN_NS)
 		spin++;
 	getrusage(RUSAGE_SELF, &ru);
-	rep.rusage_ns = ((int64_t)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) *
-	    NSEC_PER_SEC + ((int64_t)ru.ru_utime.tv_usec +
-	    ru.ru_stime.tv_usec) * NSEC_PER_USEC;
+	rep.rusage_ns =
+	    ((int64_t)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * NSEC_PER_SEC +
+	    ((int64_t)ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) *
+		NSEC_PER_USEC;
 	if (write(wfd, &rep, sizeof(rep)) != sizeof(rep))
 		_exit(1);
 	for (;;)
@@ -628,7 +640,7 @@ START_TEST(burn_child_agrees)
 	struct taskiter *ti = open_iter();
 	struct burn_report rep;
 	struct cputime_split prev;
-	struct vbuf b = { 0 };
+	struct vbuf b = {0};
 	struct pid_stat st;
 	uint64_t ut, sti;
 	char path[64];
@@ -660,9 +672,10 @@ START_TEST(burn_child_agrees)
 	run_ns = (double)p->runtime_ns;
 	iter_ns = (double)((ut + sti) * tick_ns);
 	proc_ns = (double)((st.utime + st.stime) * tick_ns);
-	fprintf(stderr, "burn: getrusage %.3f s, iterator runtime %.3f s, "
-	    "iterator ticks %.3f s, /proc %.3f s\n", rep.rusage_ns / 1e9,
-	    run_ns / 1e9, iter_ns / 1e9, proc_ns / 1e9);
+	fprintf(stderr,
+	    "burn: getrusage %.3f s, iterator runtime %.3f s, "
+	    "iterator ticks %.3f s, /proc %.3f s\n",
+	    rep.rusage_ns / 1e9, run_ns / 1e9, iter_ns / 1e9, proc_ns / 1e9);
 	ck_assert(rep.rusage_ns >= BURN_NS);
 	ck_assert(within(run_ns, (double)rep.rusage_ns, 0.05));
 	ck_assert(within(iter_ns, (double)rep.rusage_ns, 0.05));
@@ -695,8 +708,7 @@ burner_thread(void *arg)
 }
 
 /* Two threads burning, plus a third that sleeps; faults now and then. */
-static void __attribute__((noreturn))
-child_busy(int wfd)
+static void __attribute__((noreturn)) child_busy(int wfd)
 {
 	pthread_t th[2];
 	char c = 'r';
@@ -734,7 +746,6 @@ stop_child(pid_t pid)
 	ck_assert(WIFSTOPPED(st));
 }
 
-
 static const struct window_task *
 find_task(const struct window_task *a, size_t n, int32_t id)
 {
@@ -760,8 +771,9 @@ same_task(const struct window_task *x, const struct window_task *y)
 	ck_assert_uint_eq(x->samples, y->samples);
 	ck_assert_int_eq(x->born, y->born);
 	ck_assert_int_eq(x->exited, y->exited);
-	ck_assert_msg(x->d_utime + x->d_stime <= y->d_utime + y->d_stime + 1 &&
-	    y->d_utime + y->d_stime <= x->d_utime + x->d_stime + 1,
+	ck_assert_msg(
+	    x->d_utime + x->d_stime <= y->d_utime + y->d_stime + 1 &&
+		y->d_utime + y->d_stime <= x->d_utime + x->d_stime + 1,
 	    "task %d: bpf %llu+%llu, procfs %llu+%llu ticks", x->id,
 	    (unsigned long long)x->d_utime, (unsigned long long)x->d_stime,
 	    (unsigned long long)y->d_utime, (unsigned long long)y->d_stime);
@@ -853,8 +865,8 @@ START_TEST(collector_same_windows)
 		if (wb->threads[k].tgid != pid)
 			continue;
 		nthreads++;
-		same_task(&wb->threads[k], find_task(wp->threads, wp->nthreads,
-		    wb->threads[k].id));
+		same_task(&wb->threads[k],
+		    find_task(wp->threads, wp->nthreads, wb->threads[k].id));
 	}
 	for (k = 0; k < wp->nthreads; k++)
 		if (wp->threads[k].tgid == pid)
@@ -878,10 +890,111 @@ START_TEST(collector_same_windows)
 			continue;
 		b = find_task(wb->procs, wb->nprocs, a->id);
 		ck_assert_msg(b != NULL && b->starttime == a->starttime,
-		    "process %d (%s) only in the procfs window", a->id, a->comm);
+		    "process %d (%s) only in the procfs window", a->id,
+		    a->comm);
 	}
 	collector_free(cb);
 	collector_free(cp);
+}
+END_TEST
+
+/* One scan into w, every sample valid. */
+static void
+scan_into(struct procscan *ps, struct window *w)
+{
+	struct scan_ctx ctx = {
+	    .valid = true,
+	    .have_prev = true,
+	    .wall_ns = 100 * NSEC_PER_MSEC,
+	    .total_ticks = 20,
+	    .norm_ticks = 10.0,
+	};
+
+	ctx.prev_boot_ns = clock_ns(CLOCK_BOOTTIME);
+	ck_assert_int_eq(procscan_run(ps, &ctx, w), 0);
+	sleep_ms(100);
+}
+
+/*
+ * Reads that fail at run time: /proc stands in for that scan, counted in
+ * health; across each change of source every instance takes a baseline
+ * (no delta between the two sources' splits, no false regression); after
+ * three failures in a row /proc takes over for good, and says why.
+ */
+START_TEST(read_failure_falls_back)
+{
+	const struct window_task *x;
+	struct procscan *ps;
+	struct window *w, *f;
+	enum scanner_mode kind;
+	enum scanner_why why;
+	int procfd, pfd[2], err, st;
+	pid_t pid;
+	char c;
+
+	ck_assert_int_eq(pipe2(pfd, O_CLOEXEC), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(pfd[0]);
+		child_busy(pfd[1]);
+	}
+	close(pfd[1]);
+	ck_assert_int_eq(read(pfd[0], &c, 1), 1);
+
+	procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(procfd, 0);
+	ck_assert_int_eq(procscan_new(procfd, hz, THREADS_ALL, &ps), 0);
+	ck_assert_int_eq(procscan_set_scanner(ps, SCANNER_BPF, "/sys"), 0);
+	w = window_new(1, 0);
+	scan_into(ps, w); /* baseline */
+	scan_into(ps, w); /* a delta */
+	ck_assert_uint_eq(w->health.scanner, SCANNER_BPF);
+
+	procscan_fail_iter_reads(ps, 1);
+	scan_into(ps, w); /* /proc stands in: a baseline */
+	ck_assert_uint_eq(w->health.scanner, SCANNER_PROCFS);
+	ck_assert_uint_eq(w->health.scanner_why, SCANNER_WHY_NONE);
+	ck_assert_uint_eq(w->health.scanner_err, EIO);
+	ck_assert_uint_eq(w->health.iter_failed, 1);
+	scan_into(ps, w); /* the iterator again: a baseline */
+	ck_assert_uint_eq(w->health.scanner, SCANNER_BPF);
+	scan_into(ps, w); /* a delta */
+	ck_assert_uint_eq(w->inv_deltas[INV_REGRESSION], 0);
+
+	f = window_new(2, 0);
+	ck_assert_int_eq(procscan_flush(ps, f), 0);
+	x = NULL;
+	for (size_t i = 0; i < f->nprocs; i++)
+		if (f->procs[i].id == pid)
+			x = &f->procs[i];
+	ck_assert_ptr_nonnull(x);
+	ck_assert_uint_eq(x->samples, 2); /* the two same-source deltas */
+	ck_assert_uint_gt(x->d_utime + x->d_stime, 0);
+	window_free(f);
+
+	procscan_fail_iter_reads(ps, 3);
+	scan_into(ps, w);
+	scan_into(ps, w);
+	procscan_scanner(ps, &kind, &why, &err);
+	ck_assert_int_eq(kind, SCANNER_BPF); /* two failures: not yet */
+	scan_into(ps, w);
+	procscan_scanner(ps, &kind, &why, &err);
+	ck_assert_int_eq(kind, SCANNER_PROCFS);
+	ck_assert_int_eq(why, SCANNER_WHY_READ);
+	ck_assert_int_eq(err, EIO);
+	ck_assert_uint_eq(w->health.iter_failed, 4);
+	scan_into(ps, w); /* /proc from now on */
+	ck_assert_uint_eq(w->health.scanner, SCANNER_PROCFS);
+	ck_assert_uint_eq(w->health.scanner_why, SCANNER_WHY_READ);
+	ck_assert_uint_eq(w->inv_deltas[INV_REGRESSION], 0);
+
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	close(pfd[0]);
+	window_free(w);
+	procscan_free(ps);
+	close(procfd);
 }
 END_TEST
 
@@ -894,15 +1007,15 @@ START_TEST(fixture_root_is_procfs)
 	const char *root = tu_srcpath("fixtures/phone/t0");
 	char proc[512], sys[512];
 	struct collector_opts o = {
-		.interval_ms = 1000,
-		.window_s = 10,
-		.threads = THREADS_ALL,
-		.scanner = SCANNER_AUTO,
+	    .interval_ms = 1000,
+	    .window_s = 10,
+	    .threads = THREADS_ALL,
+	    .scanner = SCANNER_AUTO,
 	};
 	enum scanner_mode kind;
 	enum scanner_why why;
 	struct collector *c;
-	struct clocks now = { NSEC_PER_SEC, NSEC_PER_SEC, NSEC_PER_SEC };
+	struct clocks now = {NSEC_PER_SEC, NSEC_PER_SEC, NSEC_PER_SEC};
 	int err;
 
 	snprintf(proc, sizeof(proc), "%s/proc", root);
@@ -915,8 +1028,8 @@ START_TEST(fixture_root_is_procfs)
 	ck_assert_int_eq(why, SCANNER_WHY_ROOT);
 	ck_assert_int_eq(collector_sample(c, &now, false), 0);
 	ck_assert_uint_eq(collector_open(c)->health.scanner, SCANNER_PROCFS);
-	ck_assert_uint_eq(collector_open(c)->health.scanner_why,
-	    SCANNER_WHY_ROOT);
+	ck_assert_uint_eq(
+	    collector_open(c)->health.scanner_why, SCANNER_WHY_ROOT);
 	ck_assert_uint_gt(collector_open(c)->health.procs_scanned, 0);
 	collector_free(c);
 }
@@ -936,12 +1049,12 @@ START_TEST(unprivileged_is_procfs)
 	if (pid == 0) {
 		enum scanner_why why = SCANNER_WHY_NONE;
 		struct collector_opts o = {
-			.proc_root = "/proc",
-			.sys_root = "/sys",
-			.interval_ms = 1000,
-			.window_s = 10,
-			.threads = THREADS_CHANGED,
-			.scanner = SCANNER_AUTO,
+		    .proc_root = "/proc",
+		    .sys_root = "/sys",
+		    .interval_ms = 1000,
+		    .window_s = 10,
+		    .threads = THREADS_CHANGED,
+		    .scanner = SCANNER_AUTO,
 		};
 		struct taskiter *ti = NULL;
 		enum scanner_mode kind;
@@ -969,7 +1082,7 @@ START_TEST(unprivileged_is_procfs)
 			_exit(14);
 		if (collector_open(c)->health.scanner != SCANNER_PROCFS ||
 		    collector_open(c)->health.scanner_why !=
-		    SCANNER_WHY_PRIVILEGE ||
+			SCANNER_WHY_PRIVILEGE ||
 		    collector_open(c)->health.procs_scanned == 0)
 			_exit(15);
 		collector_free(c);
@@ -987,11 +1100,11 @@ START_TEST(no_btf_is_procfs)
 {
 	char sys[512];
 	struct collector_opts o = {
-		.proc_root = "/proc",
-		.interval_ms = 1000,
-		.window_s = 10,
-		.threads = THREADS_CHANGED,
-		.scanner = SCANNER_AUTO,
+	    .proc_root = "/proc",
+	    .interval_ms = 1000,
+	    .window_s = 10,
+	    .threads = THREADS_CHANGED,
+	    .scanner = SCANNER_AUTO,
 	};
 	enum scanner_mode kind;
 	enum scanner_why why;
@@ -1040,14 +1153,14 @@ run_daemon(const char *dir, const char *scanner, const char *sys_root,
 		int fd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
 		dup2(fd, 2);
-		execl(bin, "vitalsd", "-f", "--state-dir", dir, "--socket", sock,
-		    "--bpf-load", "off", "--bpffs", bpffs, "--scanner", scanner,
-		    "--sys-root", sys_root, "--interval-ms", "100",
+		execl(bin, "vitalsd", "-f", "--state-dir", dir, "--socket",
+		    sock, "--bpf-load", "off", "--bpffs", bpffs, "--scanner",
+		    scanner, "--sys-root", sys_root, "--interval-ms", "100",
 		    "--window-s", "1", (char *)NULL);
 		_exit(127);
 	}
 	for (waited = 0; waited < wait_ms; waited += 50) {
-		struct timespec ts = { 0, 50 * NSEC_PER_MSEC };
+		struct timespec ts = {0, 50 * NSEC_PER_MSEC};
 
 		if (waitpid(pid, &status, WNOHANG) == pid)
 			break;
@@ -1070,7 +1183,7 @@ START_TEST(daemon_says_why)
 {
 	char *dir = tu_mkdtemp("bpfiter");
 	char sys[512];
-	struct vbuf log = { 0 };
+	struct vbuf log = {0};
 	int st;
 
 	snprintf(sys, sizeof(sys), "%s", tu_srcpath("fixtures/phone/t0/sys"));
@@ -1078,22 +1191,25 @@ START_TEST(daemon_says_why)
 	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) != 0);
 	ck_assert_msg(strstr(log.p, "scanner = bpf: task iterator unavailable "
 #ifdef HAVE_BPF
-	    "(no_btf)"
+				    "(no_btf)"
 #else
-	    "(no_bpf_build)"
+				    "(no_bpf_build)"
 #endif
-	    ) != NULL, "log: %s", log.p);
+			  ) != NULL,
+	    "log: %s", log.p);
 
 	st = run_daemon(dir, "auto", sys, 1500, &log);
 	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	ck_assert_msg(strstr(log.p, "process scan: /proc; task iterator "
-	    "unavailable (") != NULL, "log: %s", log.p);
+				    "unavailable (") != NULL,
+	    "log: %s", log.p);
 	ck_assert_msg(strstr(log.p, "window 1:") != NULL, "log: %s", log.p);
 
 	st = run_daemon(dir, "procfs", "/sys", 1500, &log);
 	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	ck_assert_msg(strstr(log.p, "process scan: /proc (scanner = procfs)") !=
-	    NULL, "log: %s", log.p);
+	ck_assert_msg(
+	    strstr(log.p, "process scan: /proc (scanner = procfs)") != NULL,
+	    "log: %s", log.p);
 #ifdef HAVE_BPF
 	st = run_daemon(dir, "bpf", "/sys", 1500, &log);
 	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
@@ -1106,6 +1222,46 @@ START_TEST(daemon_says_why)
 	free(dir);
 }
 END_TEST
+
+#ifdef HAVE_BPF
+/*
+ * The steady state needs no privilege: loaded and attached while root, the
+ * iterator still reads every task (root's too) after a drop to nobody.
+ */
+START_TEST(reads_after_privilege_drop)
+{
+	int st;
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		enum scanner_why why = SCANNER_WHY_NONE;
+		const struct taskiter_snap *s;
+		const struct iter_task *p;
+		struct taskiter *ti = NULL;
+
+		if (taskiter_open(hz, "/sys", &ti, &why) < 0)
+			_exit(10);
+		if (setresgid(65534, 65534, 65534) < 0 ||
+		    setresuid(65534, 65534, 65534) < 0)
+			_exit(11);
+		if (taskiter_read(ti, &s) < 0)
+			_exit(12);
+		p = snap_find(s->procs, s->nprocs, 2); /* kthreadd, root's */
+		if (p == NULL || p->uid != 0 || s->nprocs < 10)
+			_exit(13);
+		p = snap_find(s->procs, s->nprocs, getpid());
+		if (p == NULL || p->uid != 65534)
+			_exit(14);
+		taskiter_free(ti);
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st));
+	ck_assert_int_eq(WEXITSTATUS(st), 0);
+}
+END_TEST
+#endif
 
 START_TEST(config_procfs)
 {
@@ -1174,6 +1330,7 @@ main(void)
 	tcase_add_test(tc, daemon_says_why);
 #ifdef HAVE_BPF
 	tcase_add_test(tc, unprivileged_is_procfs);
+	tcase_add_test(tc, reads_after_privilege_drop);
 #else
 	tcase_add_test(tc, stubs);
 #endif
@@ -1186,6 +1343,7 @@ main(void)
 	tcase_add_test(tc, every_task_matches_proc);
 	tcase_add_test(tc, burn_child_agrees);
 	tcase_add_test(tc, collector_same_windows);
+	tcase_add_test(tc, read_failure_falls_back);
 	suite_add_tcase(s, tc);
 #endif
 	return tu_run(s);
