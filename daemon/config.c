@@ -9,6 +9,10 @@
 
 #include "vitalsd.h"
 
+/* CONTROL_PIPELINE of control.c: answers one connection may have queued,
+ * so max_output_bytes must hold that many frames. Keep the two equal. */
+#define CONFIG_PIPELINE 4
+
 void
 config_init(struct config *cfg)
 {
@@ -27,7 +31,7 @@ config_init(struct config *cfg)
 	cfg->max_conns = 64;
 	cfg->idle_timeout_ms = 30000;
 	cfg->max_frame = 1u << 20;
-	cfg->max_output = 4u << 20;
+	cfg->max_output = CONFIG_PIPELINE * ((1u << 20) + 4);
 	cfg->query_queue = 64;
 	cfg->scanner = SCANNER_AUTO;
 	cfg->bpffs = strdup("/sys/fs/bpf/vitals");
@@ -377,9 +381,14 @@ config_check(const struct config *cfg, char *err, size_t errsz)
 		snprintf(err, errsz, "window_s shorter than one interval");
 		return -ERANGE;
 	}
-	if (cfg->max_output < cfg->max_frame + 4) {
-		snprintf(err, errsz, "max_output_bytes below one frame "
-		    "(max_frame_bytes + 4)");
+	/* A client may have CONTROL_PIPELINE (control.c) answers of the
+	 * largest size queued: that is not an overflow. */
+	if ((uint64_t)cfg->max_output <
+	    (uint64_t)CONFIG_PIPELINE * ((uint64_t)cfg->max_frame + 4)) {
+		snprintf(err, errsz, "max_output_bytes below %u frames "
+		    "(%u * (max_frame_bytes + 4) = %llu)", CONFIG_PIPELINE,
+		    CONFIG_PIPELINE, (unsigned long long)CONFIG_PIPELINE *
+		    ((unsigned long long)cfg->max_frame + 4));
 		return -ERANGE;
 	}
 	if (cfg->state_dir == NULL || cfg->proc_root == NULL ||

@@ -14,13 +14,26 @@
  *    closed (overflow_closed), as is one that takes no bytes for
  *    idle_timeout_ms (the write timeout);
  *  - idle: no request for idle_timeout_ms closes (idle_closed);
- *  - connections: max_conns; accept pauses at the cap and on EMFILE/ENFILE
- *    and resumes when a connection closes (and on a timer after EMFILE).
+ *  - a frame begun must end within min(idle_timeout_ms, CONTROL_FRAME_MS)
+ *    of its first byte, however steadily its bytes trickle in (the idle
+ *    timer restarts at each byte): closed (idle_closed);
+ *  - connections: max_conns, cut at start to what RLIMIT_NOFILE leaves
+ *    after CONTROL_FD_RESERVE; accept pauses at the cap and on
+ *    EMFILE/ENFILE and resumes when a connection closes (and on a timer
+ *    after EMFILE);
+ *  - per uid: max_conns / 2 (at least 1) for any uid but the trusted ones;
+ *    one more is answered BUSY and closed;
+ *  - no role: answered PERMISSION_DENIED at once, never read, closed.
+ *    Refused connections leave their slot as soon as the answer is out;
+ *    up to CONTROL_LINGER_MAX of them keep their descriptor, write side
+ *    shut, for CONTROL_LINGER_MS (or until the client goes), so a client
+ *    that sends its request after the answer reads the answer, not EPIPE.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/queue.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,10 +45,16 @@
 #include "frame.h"
 #include "vitalsd.h"
 
+/* config.c requires max_output_bytes >= CONTROL_PIPELINE * (max_frame
+ * + 4) with its own copy (CONFIG_PIPELINE): keep the two equal. */
 #define CONTROL_PIPELINE 4	/* requests per connection not yet answered */
 #define CONTROL_BUDGET 4	/* requests handled per connection per turn */
 #define CONTROL_ACCEPT_BURST 32 /* accepts per wake-up */
 #define CONTROL_RETRY_MS 1000	/* accept retry after EMFILE / ENFILE */
+#define CONTROL_FRAME_MS 5000	/* a frame begun must end within this */
+#define CONTROL_FD_RESERVE 128	/* fds for sysfiles, scans, BPF, SQLite */
+#define CONTROL_LINGER_MS 1000	/* a refused connection, half closed */
+#define CONTROL_LINGER_MAX 16	/* refused connections lingering at once */
 
 struct slot {
 	uint8_t *frame; /* NULL when ready: the answer failed, close */
@@ -57,6 +76,9 @@ struct conn {
 	uint32_t nslots;   /* requests not yet answered */
 	bool closing;	   /* read no more: flush the answers, then close */
 	bool eof;	   /* the client has sent all it will send */
+	bool refused;	   /* answered at accept, never read: then close */
+	bool linger;	   /* refused, answered, write side shut: not counted */
+	struct event *frame_ev; /* the frame begun must end by then */
 };
 
 TAILQ_HEAD(conn_list, conn);
@@ -67,8 +89,10 @@ struct control {
 	struct query *q;
 	struct config roles; /* the role keys only */
 	unsigned max_conns;
+	unsigned uid_cap; /* connections per uid, trusted uids aside */
+	unsigned lingering;
 	uint32_t max_frame, max_output;
-	struct timeval idle;
+	struct timeval idle, frame_tv;
 	int pri;
 	struct control_sock sock;
 	struct event *listen_ev, *retry_ev;
@@ -187,9 +211,14 @@ conn_free(struct conn *c)
 		query_cancel(ctl->q, c->id);
 	for (i = 0; i < CONTROL_PIPELINE; i++)
 		free(c->slot[i].frame);
+	if (c->frame_ev)
+		event_free(c->frame_ev);
 	bufferevent_free(c->bev);
 	TAILQ_REMOVE(&ctl->conns, c, entry);
-	ctl->st.connections--;
+	if (c->linger)
+		ctl->lingering--;
+	else
+		ctl->st.connections--;
 	free(c);
 	accept_resume(ctl);
 }
@@ -203,6 +232,35 @@ conn_find(struct control *ctl, uint64_t id)
 		if (c->id == id)
 			return c;
 	return NULL;
+}
+
+/*
+ * Everything answered and written on a closing connection: close it. A
+ * refused one lingers instead, when there is room: out of the count
+ * (its slot free again), write side shut (the client reads its answer,
+ * then EOF), whatever it sends discarded, until it goes or
+ * CONTROL_LINGER_MS. 0: lingering; -1: freed.
+ */
+static int
+conn_done(struct conn *c)
+{
+	struct control *ctl = c->ctl;
+	struct timeval tv = { CONTROL_LINGER_MS / 1000,
+		(CONTROL_LINGER_MS % 1000) * 1000 };
+
+	if (!c->refused || c->linger || ctl->stopping ||
+	    ctl->lingering >= CONTROL_LINGER_MAX ||
+	    shutdown(bufferevent_getfd(c->bev), SHUT_WR) < 0) {
+		conn_free(c);
+		return -1;
+	}
+	c->linger = true;
+	ctl->lingering++;
+	ctl->st.connections--;
+	bufferevent_set_timeouts(c->bev, &tv, &tv);
+	bufferevent_enable(c->bev, EV_READ);
+	accept_resume(ctl);
+	return 0;
 }
 
 /* Stop reading while the pipeline is full or the connection is closing. */
@@ -250,10 +308,8 @@ conn_flush(struct conn *c)
 		conn_free(c);
 		return -1;
 	}
-	if (c->closing && c->nslots == 0 && evbuffer_get_length(out) == 0) {
-		conn_free(c);
-		return -1;
-	}
+	if (c->closing && c->nslots == 0 && evbuffer_get_length(out) == 0)
+		return conn_done(c);
 	return 0;
 }
 
@@ -342,7 +398,7 @@ conn_process(struct conn *c)
 	struct evbuffer *in = bufferevent_get_input(c->bev);
 	unsigned budget = CONTROL_BUDGET;
 	uint8_t hdr[VITALS_FRAME_HDR];
-	bool more = false;
+	bool more = false, partial = false;
 	uint32_t len;
 	size_t avail;
 	int r;
@@ -352,8 +408,10 @@ conn_process(struct conn *c)
 		if (avail >= VITALS_FRAME_HDR)
 			evbuffer_copyout(in, hdr, sizeof(hdr));
 		if ((r = rpc_frame_next(hdr, avail, ctl->max_frame, &len)) ==
-		    -EAGAIN)
+		    -EAGAIN) {
+			partial = avail > 0;
 			break;
+		}
 		if (r < 0) {
 			/* Length 0 or above the limit: no way to resync. */
 			ctl->st.bad_frames++;
@@ -370,8 +428,18 @@ conn_process(struct conn *c)
 			more = true;
 			break;
 		}
+		/* A whole frame: the deadline starts again at the next. */
+		evtimer_del(c->frame_ev);
 		if (conn_request(c, len) < 0)
 			return -1;
+	}
+	/* Bytes of a frame begun, and room to read the rest: the client's
+	 * to finish in time, however slowly they trickle. */
+	if (partial && !c->closing && !c->eof) {
+		if (!evtimer_pending(c->frame_ev, NULL))
+			evtimer_add(c->frame_ev, &ctl->frame_tv);
+	} else {
+		evtimer_del(c->frame_ev);
 	}
 	if (c->eof && !c->closing && !more && c->nslots < CONTROL_PIPELINE) {
 		/* Nothing more will come: what is left is a frame cut short.
@@ -382,10 +450,8 @@ conn_process(struct conn *c)
 	}
 	conn_update_read(c);
 	if (c->closing && c->nslots == 0 &&
-	    evbuffer_get_length(bufferevent_get_output(c->bev)) == 0) {
-		conn_free(c);
-		return -1;
-	}
+	    evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
+		return conn_done(c);
 	return 0;
 }
 
@@ -393,8 +459,13 @@ static void
 read_cb(struct bufferevent *bev, void *arg)
 {
 	struct conn *c = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
 
-	(void)bev;
+	if (c->refused) {
+		/* Lingering: what it sends is not read, only dropped. */
+		evbuffer_drain(in, evbuffer_get_length(in));
+		return;
+	}
 	(void)conn_process(c);
 }
 
@@ -405,7 +476,23 @@ write_cb(struct bufferevent *bev, void *arg)
 
 	if (c->closing && c->nslots == 0 &&
 	    evbuffer_get_length(bufferevent_get_output(bev)) == 0)
-		conn_free(c);
+		(void)conn_done(c);
+}
+
+/* The frame begun did not end in time: a client trickling its bytes. */
+static void
+frame_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)fd;
+	(void)what;
+	c->ctl->st.idle_closed++;
+	log_debug("control: pid %d uid %u closed: frame not completed in "
+	    "%ld ms", (int)c->pid, c->uid,
+	    (long)(c->ctl->frame_tv.tv_sec * 1000 +
+	    c->ctl->frame_tv.tv_usec / 1000));
+	conn_free(c);
 }
 
 static void
@@ -414,6 +501,11 @@ event_cb(struct bufferevent *bev, short what, void *arg)
 	struct conn *c = arg;
 	struct control *ctl = c->ctl;
 
+	if (c->refused) {
+		/* It went, or its answer or its linger timed out. */
+		conn_free(c);
+		return;
+	}
 	if (what & BEV_EVENT_TIMEOUT) {
 		if ((what & BEV_EVENT_READING) && c->nslots > 0) {
 			/* Quiet because it waits for the query thread. */
@@ -439,6 +531,37 @@ event_cb(struct bufferevent *bev, short what, void *arg)
 	conn_free(c);
 }
 
+/* Connections of uid now open (lingering ones aside). */
+static unsigned
+uid_conns(struct control *ctl, uint32_t uid)
+{
+	struct conn *c;
+	unsigned n = 0;
+
+	TAILQ_FOREACH(c, &ctl->conns, entry)
+		if (c->uid == uid && !c->linger)
+			n++;
+	return n;
+}
+
+/* Answer c at once, id 0, and close it once that is written: nothing it
+ * sends is read. */
+static void
+conn_refuse(struct conn *c, enum rpc_status st, const char *msg)
+{
+	struct slot *s = &c->slot[0];
+
+	c->refused = true;
+	bufferevent_disable(c->bev, EV_READ);
+	if (rpc_error_frame(0, st, msg, &s->frame, &s->len) < 0)
+		s->frame = NULL; /* conn_flush closes it */
+	s->ready = true;
+	s->close_after = true;
+	c->head_tag = 0;
+	c->nslots = 1;
+	(void)conn_flush(c);
+}
+
 static void
 conn_new(struct control *ctl, int fd)
 {
@@ -446,6 +569,8 @@ conn_new(struct control *ctl, int fd)
 		.gid = VITALS_NO_UID };
 	socklen_t l = sizeof(cr);
 	struct conn *c;
+	char msg[96];
+	unsigned n;
 
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
 		close(fd);
@@ -465,18 +590,70 @@ conn_new(struct control *ctl, int fd)
 		free(c);
 		return;
 	}
+	if ((c->frame_ev = evtimer_new(ctl->base, frame_cb, c)) == NULL ||
+	    event_priority_set(c->frame_ev, ctl->pri) < 0) {
+		if (c->frame_ev)
+			event_free(c->frame_ev);
+		bufferevent_free(c->bev);
+		free(c);
+		return;
+	}
 	bufferevent_priority_set(c->bev, ctl->pri);
 	bufferevent_setcb(c->bev, read_cb, write_cb, event_cb, c);
 	bufferevent_setwatermark(c->bev, EV_READ, 0,
 	    VITALS_FRAME_HDR + (size_t)ctl->max_frame);
 	bufferevent_set_timeouts(c->bev, &ctl->idle, &ctl->idle);
-	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 	TAILQ_INSERT_TAIL(&ctl->conns, c, entry);
 	ctl->st.connections++;
 	ctl->st.accepted++;
 	log_debug("control: connection %llu from pid %d uid %u gid %u: %s",
 	    (unsigned long long)c->id, (int)c->pid, c->uid, c->gid,
 	    role_name(c->role));
+	if (c->role == ROLE_NONE) {
+		/* Nothing more for a stranger: the answer, then close. It
+		 * holds no slot while it sends, or does not. */
+		ctl->st.denied++;
+		bufferevent_enable(c->bev, EV_WRITE);
+		conn_refuse(c, RPC_PERMISSION_DENIED, "reader role required");
+		return;
+	}
+	if (c->role != ROLE_TRUSTED &&
+	    (n = uid_conns(ctl, c->uid)) > ctl->uid_cap) {
+		/* One uid does not take every slot from the others. */
+		log_debug("control: pid %d uid %u refused: %u connections "
+		    "of that uid", (int)c->pid, c->uid, n - 1);
+		snprintf(msg, sizeof(msg), "too many connections from uid %u "
+		    "(at most %u): retry later", c->uid, ctl->uid_cap);
+		bufferevent_enable(c->bev, EV_WRITE);
+		conn_refuse(c, RPC_BUSY, msg);
+		return;
+	}
+	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+}
+
+/* max_conns within RLIMIT_NOFILE, CONTROL_FD_RESERVE kept for the rest of
+ * the daemon (half the limit when it is that small). Logged when cut. */
+static unsigned
+conns_within_nofile(unsigned max_conns)
+{
+	struct rlimit rl;
+	rlim_t room;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		return max_conns;
+	room = rl.rlim_cur > 2 * CONTROL_FD_RESERVE ?
+	    rl.rlim_cur - CONTROL_FD_RESERVE : rl.rlim_cur / 2;
+	if (room < 1)
+		room = 1;
+	if (max_conns <= room)
+		return max_conns;
+	log_warnx("control: max_connections %u cut to %llu: RLIMIT_NOFILE "
+	    "is %llu, %u descriptors kept for the rest of the daemon",
+	    max_conns, (unsigned long long)room,
+	    (unsigned long long)rl.rlim_cur,
+	    (unsigned)(rl.rlim_cur > 2 * CONTROL_FD_RESERVE ?
+	    CONTROL_FD_RESERVE : rl.rlim_cur - room));
+	return (unsigned)room;
 }
 
 static void
@@ -559,15 +736,26 @@ control_new(struct event_base *base, const struct config *cfg,
 	ctl->roles.reader_uids = cfg->reader_uids;
 	ctl->roles.reader_gids = cfg->reader_gids;
 	ctl->roles.shell_uid = cfg->shell_uid;
-	ctl->max_conns = cfg->max_conns ? cfg->max_conns : 64;
+	ctl->max_conns = conns_within_nofile(cfg->max_conns ? cfg->max_conns :
+	    64);
+	ctl->uid_cap = ctl->max_conns / 2 ? ctl->max_conns / 2 : 1;
 	ctl->max_frame = cfg->max_frame ? cfg->max_frame :
 	    VITALS_FRAME_MAX_DEFAULT;
-	ctl->max_output = cfg->max_output > ctl->max_frame ? cfg->max_output :
-	    4 * ctl->max_frame;
+	/* A full pipeline of the largest answers is not an overflow. */
+	ctl->max_output = CONTROL_PIPELINE * (ctl->max_frame +
+	    VITALS_FRAME_HDR);
+	if (cfg->max_output > ctl->max_output)
+		ctl->max_output = cfg->max_output;
 	ctl->idle.tv_sec = cfg->idle_timeout_ms / 1000;
 	ctl->idle.tv_usec = (cfg->idle_timeout_ms % 1000) * 1000;
 	if (cfg->idle_timeout_ms == 0)
 		ctl->idle.tv_sec = 30;
+	ctl->frame_tv = ctl->idle;
+	if (ctl->idle.tv_sec * 1000 + ctl->idle.tv_usec / 1000 >
+	    CONTROL_FRAME_MS) {
+		ctl->frame_tv.tv_sec = CONTROL_FRAME_MS / 1000;
+		ctl->frame_tv.tv_usec = (CONTROL_FRAME_MS % 1000) * 1000;
+	}
 	/* The lowest priority: sampling and the rest of the daemon first. */
 	ctl->pri = event_base_get_npriorities(base) - 1;
 	if ((r = control_sock_open(cfg, &ctl->sock)) < 0)

@@ -17,6 +17,9 @@
 #define TOP_N_DEFAULT 20
 #define TOP_N_MAX 1000
 #define TASKS_TOP_MAX 100000
+/* cache keys: top_n (<= TOP_N_MAX) for a snapshot, this bit | top_n for a
+ * dump */
+#define RPC_CACHE_DUMP 0x80000000u
 #define WINDOWS_DEFAULT 360
 #define WINDOWS_MAX 100000
 #define GRANULARITY_MAX_S (366u * 86400u)
@@ -119,6 +122,7 @@ frame_with_id(const uint8_t *body, size_t blen, uint64_t id, uint32_t max,
 		pre[n++] = 2 << 3;
 		n += put_varint(pre + n, id);
 	}
+	/* Bodies are cached only when they fit (answer_cached): a guard. */
 	if (n + blen > max)
 		return rpc_error_frame(id, RPC_TOO_LARGE, "answer exceeds the "
 		    "frame limit: ask for fewer tasks", ret, ret_len);
@@ -177,10 +181,10 @@ rpc_cache_release(struct rpc_cache *c)
 	memset(c, 0, sizeof(*c));
 }
 
-/* The cached body for (window, top_n), or NULL. A new window empties the
+/* The cached body for (window, key), or NULL. A new window empties the
  * cache: every slot holds the same window. */
 static const uint8_t *
-cache_get(struct rpc_cache *c, uint64_t seq, unsigned top_n, size_t *ret_len)
+cache_get(struct rpc_cache *c, uint64_t seq, unsigned key, size_t *ret_len)
 {
 	unsigned i;
 
@@ -190,7 +194,7 @@ cache_get(struct rpc_cache *c, uint64_t seq, unsigned top_n, size_t *ret_len)
 		return NULL;
 	}
 	for (i = 0; i < RPC_CACHE_SLOTS; i++)
-		if (c->e[i].body && c->e[i].top_n == top_n) {
+		if (c->e[i].body && c->e[i].top_n == key) {
 			*ret_len = c->e[i].len;
 			return c->e[i].body;
 		}
@@ -199,14 +203,90 @@ cache_get(struct rpc_cache *c, uint64_t seq, unsigned top_n, size_t *ret_len)
 
 /* Keep body (ours from now on), replacing the oldest slot. */
 static void
-cache_put(struct rpc_cache *c, unsigned top_n, uint8_t *body, size_t len)
+cache_put(struct rpc_cache *c, unsigned key, uint8_t *body, size_t len)
 {
 	unsigned i = c->next++ % RPC_CACHE_SLOTS;
 
 	free(c->e[i].body);
-	c->e[i].top_n = top_n;
+	c->e[i].top_n = key;
 	c->e[i].body = body;
 	c->e[i].len = len;
+}
+
+/*
+ * The tasks an answer about w can list: asking for more than that (or
+ * than TOP_N_MAX) gives the same answer, so top_n is cut to it before the
+ * cache is asked — 500 and 600 are one entry, not two.
+ */
+unsigned
+rpc_top_clamp(const struct window *w, unsigned top_n, bool dump)
+{
+	size_t most = w->nprocs > w->nthreads ? w->nprocs : w->nthreads;
+
+	if (dump) {
+		/* the dump's BPF lists are cut to the same top_n */
+		if (w->bpf.nprocs > most)
+			most = w->bpf.nprocs;
+		if (w->bpf.nuids > most)
+			most = w->bpf.nuids;
+	}
+	if (most > TOP_N_MAX)
+		most = TOP_N_MAX;
+	return top_n > most ? (unsigned)most : top_n;
+}
+
+/*
+ * A packed Response body (no version, no id) of n bytes that would not
+ * fit max once framed: replaced, in place, by the body of its TOO_LARGE
+ * answer — small, and what is cached instead, so the next ask neither
+ * rebuilds the window nor keeps megabytes for an answer never sent.
+ */
+static int
+body_too_large(uint8_t **body, size_t *n, uint32_t max)
+{
+	Vitals__Response resp = VITALS__RESPONSE__INIT;
+	char msg[160];
+	uint8_t *b;
+	size_t len;
+
+	snprintf(msg, sizeof(msg), "answer of %zu bytes exceeds the %u-byte "
+	    "frame limit: ask for a shorter range or fewer tasks", *n, max);
+	resp.status = VITALS__STATUS__STATUS_TOO_LARGE;
+	resp.error = msg;
+	len = vitals__response__get_packed_size(&resp);
+	if ((b = malloc(len)) == NULL)
+		return -ENOMEM;
+	vitals__response__pack(&resp, b);
+	free(*body);
+	*body = b;
+	*n = len;
+	return 0;
+}
+
+/*
+ * Answer with body (ours), keeping it in the cache under key when there
+ * is one. A body that would not fit the frame limit answers TOO_LARGE,
+ * and that is what is kept. Version and id (13 bytes at most) are added
+ * by frame_with_id.
+ */
+static int
+answer_cached(const struct rpc_ctx *ctx, uint64_t id, unsigned key,
+    uint8_t *body, size_t n, struct rpc_result *res)
+{
+	int r;
+
+	if (n + 2 + 1 + 10 > ctx->max_frame &&
+	    (r = body_too_large(&body, &n, ctx->max_frame)) < 0) {
+		free(body);
+		return r;
+	}
+	r = frame_with_id(body, n, id, ctx->max_frame, &res->frame,
+	    &res->len);
+	if (ctx->cache && r == 0)
+		cache_put(ctx->cache, key, body, n);
+	else
+		free(body);
+	return r;
 }
 
 /* ----------------------------------------------------- local answers */
@@ -238,8 +318,7 @@ answer_snapshot(const struct rpc_ctx *ctx, uint64_t id,
 	if (w == NULL)
 		return answer_error(res, id, RPC_UNAVAILABLE,
 		    "no closed window yet");
-	if (top_n > TASKS_TOP_MAX)
-		top_n = TASKS_TOP_MAX;
+	top_n = rpc_top_clamp(w, top_n, false);
 	if (c && (hit = cache_get(c, w->seq, top_n, &n)) != NULL)
 		return frame_with_id(hit, n, id, ctx->max_frame, &res->frame,
 		    &res->len);
@@ -248,6 +327,7 @@ answer_snapshot(const struct rpc_ctx *ctx, uint64_t id,
 		goto out;
 	}
 	vitals__snapshot__init(snap);
+	/* top_n 0 (no task in w): "all", which is none */
 	if ((snap->window = rpc_pb_window(&a, w, true, top_n)) == NULL) {
 		r = -ENOMEM;
 		goto out;
@@ -260,12 +340,7 @@ answer_snapshot(const struct rpc_ctx *ctx, uint64_t id,
 		goto out;
 	}
 	vitals__response__pack(&resp, body);
-	r = frame_with_id(body, n, id, ctx->max_frame, &res->frame,
-	    &res->len);
-	if (c)
-		cache_put(c, top_n, body, n);
-	else
-		free(body);
+	r = answer_cached(ctx, id, top_n, body, n, res);
 out:
 	rpc_arena_release(&a);
 	return r;
@@ -378,25 +453,36 @@ answer_dump(const struct rpc_ctx *ctx, uint64_t id,
 	Vitals__Response resp = VITALS__RESPONSE__INIT;
 	Vitals__Dump dump = VITALS__DUMP__INIT;
 	const struct window *w = ctx->info->last;
+	struct rpc_cache *c = ctx->cache;
 	unsigned top_n = dr->top_n ? dr->top_n : DUMP_TOP_DEFAULT;
 	struct vbuf b = { 0 };
+	const uint8_t *hit;
+	uint8_t *body;
+	size_t n;
 	int r;
 
 	if (w == NULL)
 		return answer_error(res, id, RPC_UNAVAILABLE,
 		    "no closed window yet");
-	if (top_n > TASKS_TOP_MAX)
-		top_n = TASKS_TOP_MAX;
+	top_n = rpc_top_clamp(w, top_n, true);
+	if (c && (hit = cache_get(c, w->seq, RPC_CACHE_DUMP | top_n, &n)) !=
+	    NULL)
+		return frame_with_id(hit, n, id, ctx->max_frame, &res->frame,
+		    &res->len);
 	if ((r = dump_window(w, top_n, &b)) < 0)
 		goto out;
 	if (b.p)
 		rpc_utf8_clean(b.p, b.len);
 	dump.text = b.p ? b.p : (char *)"";
-	resp.version = VITALS__PROTOCOL_VERSION__PROTOCOL_VERSION_1;
-	resp.id = id;
 	resp.result_case = VITALS__RESPONSE__RESULT_DUMP;
 	resp.dump = &dump;
-	r = pack_answer(&resp, ctx->max_frame, &res->frame, &res->len);
+	n = vitals__response__get_packed_size(&resp);
+	if ((body = malloc(n ? n : 1)) == NULL) {
+		r = -ENOMEM;
+		goto out;
+	}
+	vitals__response__pack(&resp, body);
+	r = answer_cached(ctx, id, RPC_CACHE_DUMP | top_n, body, n, res);
 out:
 	vbuf_release(&b);
 	return r;

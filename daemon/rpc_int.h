@@ -44,6 +44,10 @@ struct rpc_arena {
 			return NULL; \
 	} while (0)
 
+/* rpc.c: the top_n a snapshot (dump: true, a dump) of w is built and
+ * cached with — the same answer as top_n's, the cut at TOP_N_MAX aside */
+unsigned rpc_top_clamp(const struct window *w, unsigned top_n, bool dump);
+
 /* rpc_pb.c */
 void *rpc_arena_alloc(struct rpc_arena *a, size_t n);
 void rpc_arena_release(struct rpc_arena *a);

@@ -627,7 +627,7 @@ END_TEST
 
 /* ------------------------------------------------------------ roles */
 
-enum nobody_case { NB_NO_ROLE, NB_READER };
+enum nobody_case { NB_NO_ROLE, NB_NO_ROLE_SILENT, NB_READER };
 
 /* As uid/gid nobody: 0 when the daemon answers as expected. */
 static int
@@ -641,6 +641,19 @@ nobody_child(enum nobody_case c)
 		return 10;
 	if ((fd = cl_connect_buf(0)) < 0)
 		return 11;
+	if (c == NB_NO_ROLE_SILENT) {
+		/* Not a byte sent: answered all the same, then EOF. */
+		if ((r = cl_recv(fd, 5000, NULL)) == NULL)
+			return 30;
+		if (r->status != VITALS__STATUS__STATUS_PERMISSION_DENIED ||
+		    strcmp(r->error, "reader role required") != 0 || r->id != 0)
+			return 31;
+		vitals__response__free_unpacked(r, NULL);
+		if (cl_recv(fd, 5000, &err) != NULL || err != -ECONNRESET)
+			return 32;
+		close(fd);
+		return 0;
+	}
 	if (cl_send(fd, mkreq(&b, VITALS__REQUEST__OP_HEALTH, 1)) < 0 ||
 	    (r = cl_recv(fd, 5000, NULL)) == NULL)
 		return 12;
@@ -677,6 +690,39 @@ nobody_child(enum nobody_case c)
 	    r->status != VITALS__STATUS__STATUS_OK)
 		return 24;
 	vitals__response__free_unpacked(r, NULL);
+	/* max_connections = 4: one uid may hold 2; a third is answered
+	 * BUSY and closed, and another uid (root) still gets in */
+	{
+		int fd2, fd3;
+
+		if ((fd2 = cl_connect_buf(0)) < 0 ||
+		    (fd3 = cl_connect_buf(0)) < 0)
+			return 25;
+		if ((r = cl_recv(fd3, 5000, NULL)) == NULL)
+			return 26;
+		if (r->status != VITALS__STATUS__STATUS_BUSY || r->id != 0 ||
+		    strstr(r->error, "too many connections from uid") == NULL)
+			return 27;
+		vitals__response__free_unpacked(r, NULL);
+		if (cl_recv(fd3, 5000, &err) != NULL || err != -ECONNRESET)
+			return 28;
+		close(fd3);
+		/* the two admitted still work; one gone, room again */
+		if (cl_send(fd2, mkreq(&b, VITALS__REQUEST__OP_HEALTH, 5)) < 0 ||
+		    (r = cl_recv(fd2, 5000, NULL)) == NULL ||
+		    r->status != VITALS__STATUS__STATUS_OK)
+			return 29;
+		vitals__response__free_unpacked(r, NULL);
+		close(fd2);
+		usleep(200 * 1000);
+		if ((fd3 = cl_connect_buf(0)) < 0 ||
+		    cl_send(fd3, mkreq(&b, VITALS__REQUEST__OP_HEALTH, 6)) < 0 ||
+		    (r = cl_recv(fd3, 5000, NULL)) == NULL ||
+		    r->status != VITALS__STATUS__STATUS_OK)
+			return 40;
+		vitals__response__free_unpacked(r, NULL);
+		close(fd3);
+	}
 	close(fd);
 	return 0;
 }
@@ -708,17 +754,26 @@ START_TEST(test_roles_nobody)
 	r = health();
 	ck_assert_uint_eq(r->health->control->denied, 1);
 	vitals__response__free_unpacked(r, NULL);
+	/* answered and closed at once, without a byte from it; many of
+	 * them in a row take no slot from the others */
+	run_as_nobody(NB_NO_ROLE_SILENT);
+	run_as_nobody(NB_NO_ROLE_SILENT);
+	r = health();
+	ck_assert_uint_eq(r->health->control->denied, 3);
+	ck_assert_uint_eq(r->health->control->connections, 1);
+	vitals__response__free_unpacked(r, NULL);
 
 	stop_daemon();
 	snprintf(conf, sizeof(conf), "%s/vitalsd.conf", dir);
-	ck_assert_int_eq(tu_writes(conf, "# readers\nreader_uids = 65534\n"),
-	    0);
+	ck_assert_int_eq(tu_writes(conf, "# readers\nreader_uids = 65534\n"
+	    "max_connections = 4\n"), 0);
 	start_daemon(conf);
 	ck_assert_int_eq(chmod(sock, 0666), 0);
 	run_as_nobody(NB_READER);
 	r = health();
 	denied = r->health->control->denied;
 	ck_assert_uint_eq(denied, 1);
+	ck_assert_uint_eq(r->health->control->connections, 1);
 	/* the refused burst changed nothing */
 	ck_assert_uint_eq(r->health->interval_ms, 100);
 	ck_assert_int_eq(r->health->burst_until_mono_ns, 0);
@@ -796,6 +851,68 @@ START_TEST(test_bad_input)
 	ck_assert_uint_eq(r->health->control->connections, 1);
 	vitals__response__free_unpacked(r, NULL);
 	ck_assert_int_eq(waitpid(dpid, NULL, WNOHANG), 0);
+}
+END_TEST
+
+/*
+ * A frame's bytes trickling in, each well within the idle timeout (30 s):
+ * closed by the frame deadline (5 s from its first byte), not kept. A
+ * client as slow but that ends each frame in time keeps its connection.
+ */
+START_TEST(test_slow_loris)
+{
+	static const uint8_t hdr[4] = { 0, 0, 0x03, 0xe8 }; /* 1000 bytes */
+	uint8_t *buf, one = 0x0a;
+	Vitals__Response *r;
+	struct reqbuf b;
+	struct pollfd p;
+	int64_t t0, took = -1;
+	size_t len, half;
+	unsigned i;
+	int fd;
+
+	fd = cl_connect();
+	t0 = clock_ns(CLOCK_MONOTONIC);
+	send_raw(fd, hdr, sizeof(hdr));
+	for (i = 0; i < 40 && took < 0; i++) {
+		ssize_t n = send(fd, &one, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		p = (struct pollfd){ .fd = fd, .events = POLLIN };
+		if ((n < 0 && (errno == EPIPE || errno == ECONNRESET)) ||
+		    poll(&p, 1, 400) == 1) {
+			took = clock_ns(CLOCK_MONOTONIC) - t0;
+			break;
+		}
+	}
+	ck_assert_msg(took > 0, "a trickling frame was not closed");
+	assert_closed(fd, 1000);
+	close(fd);
+	ck_assert_msg(took >= 4 * SEC && took < 9 * SEC,
+	    "closed after %lld ms, the deadline is 5000",
+	    (long long)(took / NSEC_PER_MSEC));
+
+	/* Each frame half now, half 2 s later: 6 s in all, every frame in
+	 * time, the deadline new at each. */
+	fd = cl_connect();
+	for (i = 0; i < 3; i++) {
+		ck_assert_int_eq(frame_pack_request(mkreq(&b,
+		    VITALS__REQUEST__OP_HEALTH, 50 + i), &buf, &len), 0);
+		half = len / 2;
+		send_raw(fd, buf, half);
+		sleep_ms(2000);
+		send_raw(fd, buf + half, len - half);
+		free(buf);
+		r = cl_recv(fd, 5000, NULL);
+		ck_assert_ptr_nonnull(r);
+		ck_assert_uint_eq(r->id, 50 + i);
+		ck_assert_int_eq(r->status, VITALS__STATUS__STATUS_OK);
+		vitals__response__free_unpacked(r, NULL);
+	}
+	close(fd);
+	r = health();
+	ck_assert_uint_ge(r->health->control->idle_closed, 1);
+	ck_assert_uint_eq(r->health->control->connections, 1);
+	vitals__response__free_unpacked(r, NULL);
 }
 END_TEST
 
@@ -1284,6 +1401,7 @@ control_suite(void)
 	tcase_add_test(tc, test_roles_nobody);
 	tcase_add_test(tc, test_bad_input);
 	tcase_add_test(tc, test_slow_reader);
+	tcase_add_test(tc, test_slow_loris);
 	tcase_add_test(tc, test_disconnect_mid_response);
 	tcase_add_test(tc, test_emfile);
 	tcase_add_test(tc, test_inherited_socket);

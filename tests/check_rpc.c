@@ -18,6 +18,7 @@
 #include <event2/event.h>
 
 #include "frame.h"
+#include "rpc_int.h"
 #include "testutil.h"
 #include "vitalsd.h"
 
@@ -115,11 +116,16 @@ START_TEST(test_config_keys)
 	    -ERANGE);
 	ck_assert_int_eq(config_set(&cfg, "query_queue", "0"), -ERANGE);
 	ck_assert_int_eq(config_set(&cfg, "query_queue", "8"), 0);
-	/* the output bound must hold one whole frame */
+	/* the output bound must hold a full pipeline: 4 whole frames */
+	ck_assert_uint_ge(cfg.max_output, 4 * (cfg.max_frame + 4));
 	ck_assert_int_eq(config_set(&cfg, "max_frame_bytes", "8388608"), 0);
 	ck_assert_int_eq(config_check(&cfg, err, sizeof(err)), -ERANGE);
 	ck_assert_ptr_nonnull(strstr(err, "max_output_bytes"));
 	ck_assert_int_eq(config_set(&cfg, "max_output_bytes", "16777216"), 0);
+	ck_assert_int_eq(config_check(&cfg, err, sizeof(err)), -ERANGE);
+	ck_assert_int_eq(config_set(&cfg, "max_output_bytes", "33554447"), 0);
+	ck_assert_int_eq(config_check(&cfg, err, sizeof(err)), -ERANGE);
+	ck_assert_int_eq(config_set(&cfg, "max_output_bytes", "33554448"), 0);
 	ck_assert_int_eq(config_check(&cfg, err, sizeof(err)), 0);
 	config_release(&cfg);
 }
@@ -465,6 +471,106 @@ START_TEST(test_snapshot)
 	resp = handle(&req, ROLE_READER, &res);
 	ck_assert_int_eq(resp->status, VITALS__STATUS__STATUS_UNAVAILABLE);
 	vitals__response__free_unpacked(resp, NULL);
+}
+END_TEST
+
+/* top_n past the tasks there are is one cache entry, not one per value;
+ * dumps are cached too, apart from snapshots. */
+START_TEST(test_cache_top_clamp)
+{
+	Vitals__Request req;
+	Vitals__SnapshotRequest s = VITALS__SNAPSHOT_REQUEST__INIT;
+	Vitals__DumpRequest d = VITALS__DUMP_REQUEST__INIT;
+	struct rpc_result res;
+	Vitals__Response *resp;
+	struct window *w = window_new(9, 1);
+	struct window_task t;
+	unsigned i, k, full;
+
+	ck_assert_ptr_nonnull(w);
+	/* 100 tasks: 60 processes, 40 threads */
+	for (i = 0; i < 100; i++) {
+		t = mktask((int32_t)(1000 + i), (int32_t)(1000 + i % 60),
+		    i, "t");
+		ck_assert_int_eq(window_add_task(w, i >= 60, &t), 0);
+	}
+	fx.info.last = w;
+	ck_assert_uint_eq(rpc_top_clamp(w, 500, false), 60);
+	ck_assert_uint_eq(rpc_top_clamp(w, 600, false), 60);
+	ck_assert_uint_eq(rpc_top_clamp(w, 7, false), 7);
+
+	init_req(&req, 40);
+	req.op_case = VITALS__REQUEST__OP_SNAPSHOT;
+	req.snapshot = &s;
+	s.top_n = 500;
+	resp = handle(&req, ROLE_READER, &res);
+	ck_assert_int_eq(resp->status, VITALS__STATUS__STATUS_OK);
+	ck_assert_uint_eq(resp->snapshot->window->n_procs, 60);
+	ck_assert_uint_eq(resp->snapshot->window->n_threads, 40);
+	vitals__response__free_unpacked(resp, NULL);
+	ck_assert_uint_eq(fx.cache.seq, 9);
+	ck_assert_uint_eq(fx.cache.next, 1);
+	ck_assert_uint_eq(fx.cache.e[0].top_n, 60);
+	/* 600: the same entry, nothing built or added */
+	s.top_n = 600;
+	req.id = 41;
+	resp = handle(&req, ROLE_READER, &res);
+	ck_assert_int_eq(resp->status, VITALS__STATUS__STATUS_OK);
+	ck_assert_uint_eq(resp->id, 41);
+	ck_assert_uint_eq(resp->snapshot->window->n_procs, 60);
+	vitals__response__free_unpacked(resp, NULL);
+	ck_assert_uint_eq(fx.cache.next, 1);
+	ck_assert_ptr_null(fx.cache.e[1].body);
+
+	/* a dump is cached by (window, top_n) too, apart from snapshots */
+	init_req(&req, 42);
+	req.op_case = VITALS__REQUEST__OP_DUMP;
+	req.dump = &d;
+	d.top_n = 500;
+	resp = handle(&req, ROLE_READER, &res);
+	ck_assert_int_eq(resp->status, VITALS__STATUS__STATUS_OK);
+	ck_assert_uint_eq(resp->id, 42);
+	ck_assert_uint_eq(resp->version, 1);
+	ck_assert_ptr_nonnull(strstr(resp->dump->text, "Window 9"));
+	vitals__response__free_unpacked(resp, NULL);
+	ck_assert_uint_eq(fx.cache.next, 2);
+	d.top_n = 900;
+	req.id = 43;
+	resp = handle(&req, ROLE_READER, &res);
+	ck_assert_int_eq(resp->status, VITALS__STATUS__STATUS_OK);
+	ck_assert_uint_eq(resp->id, 43);
+	ck_assert_ptr_nonnull(strstr(resp->dump->text, "Window 9"));
+	vitals__response__free_unpacked(resp, NULL);
+	ck_assert_uint_eq(fx.cache.next, 2);
+
+	/* An answer above the frame limit is not kept: its TOO_LARGE is,
+	 * a few bytes, and answers the next ask as well. */
+	rpc_cache_release(&fx.cache);
+	fx.ctx.max_frame = 2048;
+	init_req(&req, 44);
+	req.op_case = VITALS__REQUEST__OP_SNAPSHOT;
+	req.snapshot = &s;
+	for (k = 0; k < 2; k++) {
+		req.id = 44 + k;
+		resp = handle(&req, ROLE_READER, &res);
+		ck_assert_int_eq(resp->status,
+		    VITALS__STATUS__STATUS_TOO_LARGE);
+		ck_assert_uint_eq(resp->id, 44 + k);
+		ck_assert_ptr_nonnull(strstr(resp->error, "2048-byte"));
+		vitals__response__free_unpacked(resp, NULL);
+		ck_assert_uint_eq(fx.cache.next, 1);
+		ck_assert_uint_lt(fx.cache.e[0].len, 200);
+	}
+	/* a cut that fits is built and kept whole */
+	s.top_n = 1;
+	resp = handle(&req, ROLE_READER, &res);
+	ck_assert_int_eq(resp->status, VITALS__STATUS__STATUS_OK);
+	full = (unsigned)fx.cache.e[1].len;
+	ck_assert_uint_gt(full, 200);
+	vitals__response__free_unpacked(resp, NULL);
+
+	fx.info.last = fx.w;
+	window_free(w);
 }
 END_TEST
 
@@ -1069,6 +1175,7 @@ rpc_suite(void)
 	tcase_add_test(tc, test_version_and_op);
 	tcase_add_test(tc, test_burst_roles);
 	tcase_add_test(tc, test_snapshot);
+	tcase_add_test(tc, test_cache_top_clamp);
 	tcase_add_test(tc, test_too_large);
 	tcase_add_test(tc, test_reid);
 	tcase_add_test(tc, test_health_dump);
