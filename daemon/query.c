@@ -221,16 +221,23 @@ run_windows(struct store *s, const struct rpc_query *rq, uint32_t max,
 {
 	struct window **w = NULL;
 	size_t n = 0, skip = 0, i;
+	bool trunc = false;
 	int r;
 
-	if ((r = store_windows(s, rq->from_wall_ns, rq->to_wall_ns,
-	    rq->granularity_s, &w, &n)) < 0)
+	/*
+	 * Too many: only the newest max_windows are loaded (under the store
+	 * lock, so never the whole range); ask again with an earlier `to`.
+	 * 0 is "no limit" to the store: a cap of 0 (rpc.c never sends one)
+	 * asks for one and answers none, truncated if anything matched.
+	 */
+	if ((r = store_windows_max(s, rq->from_wall_ns, rq->to_wall_ns,
+	    rq->granularity_s, rq->max_windows ? rq->max_windows : 1, &w, &n,
+	    &trunc)) < 0)
 		return store_error(rq, s, r, ret, ret_len);
-	/* Too many: the newest are kept; ask again with an earlier `to`. */
 	if (n > rq->max_windows)
 		skip = n - rq->max_windows;
-	r = rpc_answer_windows(rq, w + skip, n - skip, skip > 0, max, ret,
-	    ret_len);
+	r = rpc_answer_windows(rq, w + skip, n - skip, trunc || skip > 0, max,
+	    ret, ret_len);
 	for (i = 0; i < n; i++)
 		window_free(w[i]);
 	free(w);

@@ -192,7 +192,11 @@ rc_errno(int rc)
 	case SQLITE_MISMATCH:
 	case SQLITE_RANGE:
 		return -EINVAL;
-	default: /* IOERR*, CANTOPEN, CORRUPT, NOTADB, PROTOCOL, ... */
+	case SQLITE_CORRUPT:
+	case SQLITE_NOTADB:
+		/* Retrying cannot help: store_recover() replaces the file. */
+		return -EUCLEAN;
+	default: /* IOERR*, CANTOPEN, PROTOCOL, ... */
 		return -EIO;
 	}
 }
@@ -683,7 +687,7 @@ store_put(struct store *s, const struct window *w)
 {
 	int r;
 
-	if (s == NULL || s->db == NULL)
+	if (s == NULL) /* s->db: under the lock (store_recover) */
 		return -EBADF;
 	pthread_mutex_lock(&s->lock);
 	r = put_locked(s, w);
@@ -956,12 +960,46 @@ move_aside(struct store *s)
 	return 0;
 }
 
+/*
+ * Open s->path into s (s->db NULL on entry). A file that is not a healthy
+ * store of ours is moved aside once and a fresh database created in its
+ * place. On failure s->db may be left open: the caller closes it.
+ */
+static int
+open_db(struct store *s)
+{
+	bool bad;
+	int attempt, rc, r;
+
+	for (attempt = 0; attempt < 2; attempt++) {
+		rc = db_open(s, &bad);
+		if (rc != SQLITE_OK) {
+			r = store_fail(s, rc, "open");
+			/* A missing directory or a denied open says why. */
+			if ((rc & 0xff) == SQLITE_CANTOPEN && s->db &&
+			    sqlite3_system_errno(s->db))
+				r = -sqlite3_system_errno(s->db);
+			return r;
+		}
+		if (!bad)
+			break;
+		if (attempt > 0) /* a file we just created fails its checks */
+			return -EIO;
+		db_close(s);
+		if ((r = move_aside(s)) < 0)
+			return store_fail_errno(s, r,
+			    "open: cannot move bad file");
+	}
+	s->st.state = STORE_OK;
+	store_after_write(s);
+	return 0;
+}
+
 int
 store_open(const char *path, const struct store_opts *o, struct store **ret)
 {
 	struct store *s;
-	bool bad;
-	int attempt, rc, r = 0;
+	int r;
 
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return -ENOMEM;
@@ -974,34 +1012,48 @@ store_open(const char *path, const struct store_opts *o, struct store **ret)
 		s->o = *o;
 	else
 		store_opts_default(&s->o);
-	for (attempt = 0; attempt < 2; attempt++) {
-		rc = db_open(s, &bad);
-		if (rc != SQLITE_OK) {
-			r = store_fail(s, rc, "open");
-			/* A missing directory or a denied open says why. */
-			if ((rc & 0xff) == SQLITE_CANTOPEN && s->db &&
-			    sqlite3_system_errno(s->db))
-				r = -sqlite3_system_errno(s->db);
-			goto fail;
-		}
-		if (!bad)
-			break;
-		if (attempt > 0) {
-			r = -EIO; /* a file we just created fails its checks */
-			goto fail;
-		}
+	if ((r = open_db(s)) < 0) {
+		store_close(s);
+		return r;
+	}
+	*ret = s;
+	return 0;
+}
+
+/*
+ * The database went bad while open (-EUCLEAN from a put or a read): close
+ * the connection without a checkpoint, so file and WAL stay as found, move
+ * them aside as store_open does and start a fresh database in the same
+ * handle. Counted in corrupt_moved / corrupt_path. On failure the store is
+ * left closed (calls return -EBADF) and store_recover may be tried again.
+ */
+int
+store_recover(struct store *s)
+{
+	int r;
+
+	if (s == NULL)
+		return -EBADF;
+	pthread_mutex_lock(&s->lock);
+	if (s->db != NULL) {
+		sqlite3_db_config(s->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1,
+		    NULL);
 		db_close(s);
 		if ((r = move_aside(s)) < 0) {
-			store_fail_errno(s, r, "open: cannot move bad file");
+			store_fail_errno(s, r, "recover: cannot move bad file");
 			goto fail;
 		}
 	}
-	s->st.state = STORE_OK;
-	store_after_write(s);
-	*ret = s;
+	/* Closed before (a failed recovery): the file is checked anew. */
+	if ((r = open_db(s)) < 0)
+		goto fail;
+	pthread_mutex_unlock(&s->lock);
 	return 0;
 fail:
-	store_close(s);
+	if (s->db)
+		db_close(s);
+	s->st.state = STORE_CLOSED;
+	pthread_mutex_unlock(&s->lock);
 	return r;
 }
 
@@ -1089,7 +1141,7 @@ store_exec(struct store *s, const char *sql, char *ret, size_t retsz)
 {
 	int r;
 
-	if (s == NULL || s->db == NULL)
+	if (s == NULL) /* s->db: under the lock */
 		return -EBADF;
 	pthread_mutex_lock(&s->lock);
 	r = exec_locked(s, sql, ret, retsz);

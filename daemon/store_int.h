@@ -3,7 +3,11 @@
  * Private to store.c (schema, opening, writes), store_maint.c (roll-ups and
  * retention) and store_read.c (reads):
  * the store handle, its prepared statements and the column lists both sides
- * must agree on. Nothing else includes this file or <sqlite3.h>.
+ * must agree on. Nothing else uses its internals or <sqlite3.h>.
+ *
+ * The exception: the public calls at the end of this file belong in
+ * vitalsd.h and wait there only until that header can take them; the
+ * writer, the query thread and check_store include this file for them.
  */
 #ifndef VITALSD_STORE_INT_H
 #define VITALSD_STORE_INT_H
@@ -173,5 +177,6 @@ int store_bpf_put(struct store *s, int64_t id, const struct window *w);
 int store_bpf_load(struct store *s, int64_t id, struct window *w);
 void store_bpf_count(struct window *w, const char *kind, const char *key,
     uint64_t v);
+
 
 #endif /* VITALSD_STORE_INT_H */

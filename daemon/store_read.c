@@ -65,8 +65,10 @@ static const char *const rs_sql[RS__MAX] = {
 	    " FROM window_psi WHERE window_id = ?",
 	[RS_TASK] = "SELECT " STORE_TASK_COLS
 	    " FROM window_task WHERE window_id = ?",
-	[RS_RANGE] = "SELECT id FROM windows WHERE" IN_RANGE("")
-	    " ORDER BY wall_start_ns, boot_id, mono_start_ns",
+	/* Newest first, so LIMIT keeps the newest (windows_locked). */
+	[RS_RANGE] = "SELECT id, boot_id, wall_start_ns FROM windows WHERE"
+	    IN_RANGE("") " ORDER BY wall_start_ns DESC, boot_id DESC,"
+	    " mono_start_ns DESC, id DESC LIMIT :limit",
 	[RS_TOP_CPU] = TOP_SQL("ut + st"),
 	[RS_TOP_MINFLT] = TOP_SQL("minflt"),
 	[RS_TOP_MAJFLT] = TOP_SQL("majflt"),
@@ -493,16 +495,28 @@ push_window(struct window ***arr, size_t *n, size_t *cap, struct window *w)
  * stored windows already are the finest level available for each instant;
  * a coarser granularity merges them here into buckets aligned on the wall
  * clock (per boot). Stored windows coarser than asked are returned whole.
+ *
+ * At most `max` windows (buckets), the newest, are loaded (0: no limit);
+ * *ret_trunc says that older ones matched too. Rows come newest first:
+ * at granularity 0 the SQL stops at max + 1; at a coarser one the rows are
+ * counted into buckets as the merge below will form them, and the scan
+ * stops at the first row of bucket max + 1. Only the ids kept are loaded,
+ * oldest first.
  */
 static int
 windows_locked(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
-    unsigned granularity_s, struct window ***ret, size_t *ret_n)
+    unsigned granularity_s, size_t max, struct window ***ret, size_t *ret_n,
+    bool *ret_trunc)
 {
 	int64_t g = (int64_t)granularity_s * NSEC_PER_SEC, *ids = NULL;
-	size_t nids = 0, idcap = 0, n = 0, cap = 0, i;
+	int64_t bucket, last_bucket = 0;
+	char boot[sizeof(((struct window *)0)->boot_id)];
+	char last_boot[sizeof(boot)] = "";
+	size_t nids = 0, idcap = 0, nb = 0, n = 0, cap = 0, i;
 	struct window **out = NULL, *w;
+	bool trunc = false;
 	sqlite3_stmt *st;
-	int rc, r = 0;
+	int rc = SQLITE_DONE, r = 0;
 
 	if (s == NULL || s->db == NULL)
 		return -EBADF;
@@ -511,7 +525,20 @@ windows_locked(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 	st = s->rs[RS_RANGE];
 	/* Ids first: loading runs other statements on the connection. */
 	bind_range(s, st, from_wall_ns, to_wall_ns);
-	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+	bind_named(st, ":limit", max && g == 0 && max < (size_t)INT64_MAX ?
+	    (int64_t)max + 1 : -1);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		col_text(st, 1, boot, sizeof(boot));
+		bucket = g > 0 ? sqlite3_column_int64(st, 2) / g : 0;
+		if (g == 0 || nids == 0 || bucket != last_bucket ||
+		    strcmp(boot, last_boot) != 0)
+			nb++;
+		if (max && nb > max) {
+			trunc = true;
+			break;
+		}
+		memcpy(last_boot, boot, sizeof(boot));
+		last_bucket = bucket;
 		if (nids == idcap) {
 			size_t nc = idcap ? idcap * 2 : 64;
 			int64_t *p = realloc(ids, nc * sizeof(*p));
@@ -525,14 +552,14 @@ windows_locked(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 		}
 		ids[nids++] = sqlite3_column_int64(st, 0);
 	}
-	if (r == 0 && rc != SQLITE_DONE)
+	if (r == 0 && !trunc && rc != SQLITE_DONE)
 		r = store_fail(s, rc, "windows in range");
 	sqlite3_reset(st);
 
-	for (i = 0; i < nids && r == 0; i++) {
+	for (i = nids; i > 0 && r == 0; i--) {
 		struct window *last = n ? out[n - 1] : NULL;
 
-		if ((r = store_load(s, ids[i], &w)) < 0)
+		if ((r = store_load(s, ids[i - 1], &w)) < 0)
 			break;
 		if (g > 0 && last != NULL &&
 		    strcmp(last->boot_id, w->boot_id) == 0 &&
@@ -555,22 +582,33 @@ windows_locked(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 	}
 	*ret = out;
 	*ret_n = n;
+	if (ret_trunc)
+		*ret_trunc = trunc;
 	return 0;
+}
+
+int
+store_windows_max(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
+    unsigned granularity_s, size_t max, struct window ***ret, size_t *ret_n,
+    bool *ret_truncated)
+{
+	int r;
+
+	if (s == NULL) /* s->db: under the lock (store_recover) */
+		return -EBADF;
+	pthread_mutex_lock(&s->lock);
+	r = windows_locked(s, from_wall_ns, to_wall_ns, granularity_s, max,
+	    ret, ret_n, ret_truncated);
+	pthread_mutex_unlock(&s->lock);
+	return r;
 }
 
 int
 store_windows(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
     unsigned granularity_s, struct window ***ret, size_t *ret_n)
 {
-	int r;
-
-	if (s == NULL || s->db == NULL)
-		return -EBADF;
-	pthread_mutex_lock(&s->lock);
-	r = windows_locked(s, from_wall_ns, to_wall_ns, granularity_s,
-	    ret, ret_n);
-	pthread_mutex_unlock(&s->lock);
-	return r;
+	return store_windows_max(s, from_wall_ns, to_wall_ns, granularity_s,
+	    0, ret, ret_n, NULL);
 }
 
 static int
@@ -670,7 +708,7 @@ store_top(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 {
 	int r;
 
-	if (s == NULL || s->db == NULL)
+	if (s == NULL) /* s->db: under the lock (store_recover) */
 		return -EBADF;
 	pthread_mutex_lock(&s->lock);
 	r = top_locked(s, from_wall_ns, to_wall_ns, threads, m, n,
@@ -736,7 +774,7 @@ store_history(struct store *s, bool threads, int32_t id, uint64_t starttime,
 {
 	int r;
 
-	if (s == NULL || s->db == NULL)
+	if (s == NULL) /* s->db: under the lock (store_recover) */
 		return -EBADF;
 	pthread_mutex_lock(&s->lock);
 	r = history_locked(s, RS_HIST, threads, id, starttime, from_wall_ns,
@@ -752,7 +790,7 @@ store_thread_history(struct store *s, int32_t tgid, uint64_t since,
 {
 	int r;
 
-	if (s == NULL || s->db == NULL)
+	if (s == NULL) /* s->db: under the lock (store_recover) */
 		return -EBADF;
 	pthread_mutex_lock(&s->lock);
 	r = history_locked(s, RS_HIST_TGID, true, tgid, since, from_wall_ns,

@@ -455,6 +455,15 @@ int store_maintain(struct store *s, int64_t now_wall_ns);
 void store_get_stats(const struct store *s, struct store_stats *ret);
 int store_windows(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
     unsigned granularity_s, struct window ***ret, size_t *ret_n);
+/* At most max windows (buckets at a granularity), the newest of the range,
+ * returned oldest first; only those are loaded. *ret_truncated (may be
+ * NULL): older ones matched too. max 0: no limit (internal callers). */
+int store_windows_max(struct store *s, int64_t from_wall_ns,
+    int64_t to_wall_ns, unsigned granularity_s, size_t max,
+    struct window ***ret, size_t *ret_n, bool *ret_truncated);
+/* After -EUCLEAN (corrupt while open): move the file aside as store_open
+ * does and start a fresh database in the same handle. */
+int store_recover(struct store *s);
 int store_top(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
     bool threads, enum store_metric m, unsigned n,
     struct window_task **ret, size_t *ret_n);

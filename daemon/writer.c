@@ -69,6 +69,7 @@ writer_main(void *arg)
 	int64_t next_maint = clock_ns(CLOCK_MONOTONIC) +
 	    MAINTAIN_EVERY_S * NSEC_PER_SEC;
 	bool failing = false;
+	bool recovered = false; /* store_recover tried since the last write */
 	struct store_stats st;
 
 	pthread_mutex_lock(&wr->mu);
@@ -106,11 +107,24 @@ writer_main(void *arg)
 		w = wr->inflight = wr->q[wr->qhead];
 		pthread_mutex_unlock(&wr->mu);
 		r = store_put(wr->store, w);
+		/*
+		 * Corrupt under us: no retry can pass, a fresh file can. Once
+		 * per streak of failures, so a medium that corrupts every new
+		 * file does not get a file moved aside per retry; again only
+		 * while a failed recovery left the store closed (-EBADF).
+		 */
+		if ((r == -EUCLEAN && !recovered) ||
+		    (r == -EBADF && recovered)) {
+			recovered = true;
+			if (store_recover(wr->store) == 0)
+				r = store_put(wr->store, w);
+		}
 		store_get_stats(wr->store, &st);
 		pthread_mutex_lock(&wr->mu);
 		wr->inflight = NULL;
 		wr->stats = st;
-		if (r == -ENOSPC || r == -EIO || r == -EROFS || r == -EBUSY) {
+		if (r == -ENOSPC || r == -EIO || r == -EROFS || r == -EBUSY ||
+		    r == -EUCLEAN || (r == -EBADF && recovered)) {
 			/* The condition may pass: keep the window, retry. */
 			failing = true;
 			if (backoff < RETRY_MAX_MS)
@@ -120,6 +134,7 @@ writer_main(void *arg)
 		if (r < 0)
 			wr->rejected++; /* can never succeed (-EFBIG, -EINVAL) */
 		backoff = RETRY_MIN_MS;
+		recovered = false;
 		/* An overflow never drops the window in flight: still head. */
 		q_remove_at(wr, 0);
 		window_free(w);

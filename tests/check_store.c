@@ -7,7 +7,7 @@
  * SQLite's failures (full, busy) to -errno and store states.
  *
  * Every test works in its own temporary directory. SQL that inspects the
- * file goes through store_exec(); the tests never include <sqlite3.h>.
+ * file goes through store_exec(); the tests never call SQLite themselves.
  */
 #include <check.h>
 #include <errno.h>
@@ -864,6 +864,82 @@ START_TEST(windows_at_granularity)
 }
 END_TEST
 
+/* A capped read loads only the newest windows (buckets), oldest first. */
+START_TEST(windows_newest_max)
+{
+	struct store *s = open_default();
+	struct window **v;
+	bool trunc;
+	size_t n;
+	unsigned k;
+
+	for (k = 0; k < 12; k++)
+		put(s, roll_window(k, T0 + k * 10 * SEC));
+	ck_assert_int_eq(store_windows_max(s, T0, T0 + 120 * SEC, 0, 3, &v,
+	    &n, &trunc), 0);
+	ck_assert_uint_eq(n, 3);
+	ck_assert(trunc);
+	for (k = 0; k < 3; k++) {
+		ck_assert_int_eq(v[k]->wall_start_ns, T0 + (9 + k) * 10 * SEC);
+		ck_assert_uint_eq(v[k]->d_ctxt, 100 + 9 + k);
+		ck_assert_uint_eq(v[k]->nprocs, (9 + k) % 2 ? 2 : 1);
+		ck_assert_uint_eq(v[k]->nthreads, 1);
+	}
+	free_windows(v, n);
+	/* exactly as many as match, or more room: not truncated */
+	ck_assert_int_eq(store_windows_max(s, T0, T0 + 120 * SEC, 0, 12, &v,
+	    &n, &trunc), 0);
+	ck_assert_uint_eq(n, 12);
+	ck_assert(!trunc);
+	ck_assert_int_eq(v[0]->wall_start_ns, T0);
+	free_windows(v, n);
+	ck_assert_int_eq(store_windows_max(s, T0, T0 + 120 * SEC, 0, 100, &v,
+	    &n, &trunc), 0);
+	ck_assert_uint_eq(n, 12);
+	ck_assert(!trunc);
+	free_windows(v, n);
+	/* 0: no limit */
+	ck_assert_int_eq(store_windows_max(s, T0, T0 + 120 * SEC, 0, 0, &v,
+	    &n, &trunc), 0);
+	ck_assert_uint_eq(n, 12);
+	ck_assert(!trunc);
+	free_windows(v, n);
+	/* a range cut inside: the newest of that range */
+	ck_assert_int_eq(store_windows_max(s, T0, T0 + 45 * SEC, 0, 2, &v,
+	    &n, NULL), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_int_eq(v[0]->wall_start_ns, T0 + 30 * SEC);
+	ck_assert_int_eq(v[1]->wall_start_ns, T0 + 40 * SEC);
+	free_windows(v, n);
+
+	/* at a granularity the cap counts buckets, each merged whole */
+	ck_assert_int_eq(store_windows_max(s, T0, T0 + 120 * SEC, 60, 1, &v,
+	    &n, &trunc), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert(trunc);
+	ck_assert_int_eq(v[0]->wall_start_ns, T0 + 60 * SEC);
+	ck_assert_uint_eq(v[0]->d_ctxt, 100 * 6 + 6 + 7 + 8 + 9 + 10 + 11);
+	ck_assert_uint_eq(v[0]->load1.n, 6);
+	free_windows(v, n);
+	ck_assert_int_eq(store_windows_max(s, T0, T0 + 120 * SEC, 60, 2, &v,
+	    &n, &trunc), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert(!trunc);
+	ck_assert_uint_eq(v[0]->d_ctxt, 615);
+	free_windows(v, n);
+	ck_assert_int_eq(store_windows_max(s, T0, T0 + 120 * SEC, 30, 3, &v,
+	    &n, &trunc), 0);
+	ck_assert_uint_eq(n, 3);
+	ck_assert(trunc);
+	ck_assert_int_eq(v[0]->wall_start_ns, T0 + 30 * SEC);
+	ck_assert_uint_eq(v[0]->d_ctxt, 100 * 3 + 3 + 4 + 5);
+	ck_assert_int_eq(v[2]->wall_start_ns, T0 + 90 * SEC);
+	ck_assert_uint_eq(v[2]->d_ctxt, 100 * 3 + 9 + 10 + 11);
+	free_windows(v, n);
+	store_close(s);
+}
+END_TEST
+
 /* -------------------------------------------------------------- retention */
 
 START_TEST(retention_by_age)
@@ -1303,6 +1379,110 @@ START_TEST(corrupt_moved_aside)
 }
 END_TEST
 
+/*
+ * The file goes bad under an open store: the failure says "corrupt"
+ * (-EUCLEAN, not a retryable -EIO), and store_recover moves it aside as
+ * store_open would and goes on with a fresh database in the same handle.
+ */
+START_TEST(corrupt_while_open_recovers)
+{
+	struct store_stats st;
+	struct store *s = open_default();
+	struct window **v;
+	struct window *w;
+	unsigned k;
+	size_t n;
+	int r = 0;
+
+	for (k = 0; k < 30; k++)
+		put(s, full_window(k, T0 + k * 10 * SEC, 40, 10));
+	/* everything in the main file, nothing of it in memory */
+	ck_assert_int_eq(store_exec(s, "PRAGMA wal_checkpoint(TRUNCATE)",
+	    NULL, 0), 0);
+	ck_assert_uint_gt(fsize(path), 8 * 4096);
+	overwrite(4096, fsize(path) - 4096, 3);
+	ck_assert_int_eq(store_exec(s, "PRAGMA shrink_memory", NULL, 0), 0);
+	for (k = 30; k < 40 && r == 0; k++) {
+		w = full_window(k, T0 + k * 10 * SEC, 40, 10);
+		r = store_put(s, w);
+		window_free(w);
+	}
+	ck_assert_int_eq(r, -EUCLEAN);
+	store_get_stats(s, &st);
+	ck_assert_int_eq(st.last_err, -EUCLEAN);
+	ck_assert_int_eq(st.state, STORE_IO_ERROR);
+	ck_assert_uint_eq(st.corrupt_moved, 0);
+
+	ck_assert_int_eq(store_recover(s), 0);
+	store_get_stats(s, &st);
+	ck_assert_int_eq(st.state, STORE_OK);
+	ck_assert_uint_eq(st.corrupt_moved, 1);
+	ck_assert_msg(strncmp(st.corrupt_path, path, strlen(path)) == 0 &&
+	    strncmp(st.corrupt_path + strlen(path), ".corrupt-", 9) == 0,
+	    "moved to %s", st.corrupt_path);
+	ck_assert(exists(st.corrupt_path));
+	ck_assert(exists(path));
+	/* fresh and ours, and the handle works for writes and reads */
+	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM windows"), 0);
+	ck_assert_int_eq(q_int(s, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
+	put(s, full_window(100, T0 + 1000 * SEC, 5, 2));
+	store_get_stats(s, &st);
+	ck_assert_int_eq(st.state, STORE_OK);
+	ck_assert_int_eq(store_windows(s, T0, T0 + 2000 * SEC, 0, &v, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(v[0]->nprocs, 5);
+	free_windows(v, n);
+	store_close(s);
+	/* the fresh file is kept on the next open */
+	s = open_default();
+	store_get_stats(s, &st);
+	ck_assert_uint_eq(st.corrupt_moved, 0);
+	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM windows"), 1);
+	store_close(s);
+}
+END_TEST
+
+/* The writer thread recovers on its own and loses no window to it. */
+START_TEST(writer_recovers_corrupt_store)
+{
+	struct store *s = open_default();
+	struct store_stats st;
+	struct writer *wr;
+	uint64_t dropped;
+	unsigned k, queued;
+	int i;
+
+	for (k = 0; k < 30; k++)
+		put(s, full_window(k, T0 + k * 10 * SEC, 40, 10));
+	ck_assert_int_eq(store_exec(s, "PRAGMA wal_checkpoint(TRUNCATE)",
+	    NULL, 0), 0);
+	overwrite(4096, fsize(path) - 4096, 3);
+	ck_assert_int_eq(store_exec(s, "PRAGMA shrink_memory", NULL, 0), 0);
+	ck_assert_int_eq(writer_start(s, 16, &wr), 0);
+	for (k = 30; k < 35; k++) {
+		struct window *w = full_window(k, T0 + k * 10 * SEC, 40, 10);
+
+		ck_assert_int_eq(writer_submit(wr, w), 0);
+		window_free(w);
+	}
+	for (i = 0; i < 1000; i++) {
+		writer_get(wr, &st, &queued, &dropped);
+		if (queued == 0)
+			break;
+		usleep(10000);
+	}
+	writer_stop(wr, 1000);
+	ck_assert_uint_eq(queued, 0);
+	ck_assert_uint_eq(dropped, 0);
+	store_get_stats(s, &st);
+	ck_assert_uint_eq(st.corrupt_moved, 1);
+	ck_assert(exists(st.corrupt_path));
+	ck_assert_int_eq(st.state, STORE_OK);
+	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM windows"), 5);
+	store_close(s);
+}
+END_TEST
+
 START_TEST(empty_file_is_initialised)
 {
 	struct store *s;
@@ -1519,6 +1699,7 @@ store_suite(void)
 	tcase_add_test(tc, rollup_through_store);
 	tcase_add_test(tc, rollup_late_arrival_joins_bucket);
 	tcase_add_test(tc, windows_at_granularity);
+	tcase_add_test(tc, windows_newest_max);
 	tcase_add_test(tc, retention_by_age);
 	tcase_add_test(tc, retention_by_size);
 	tcase_add_test(tc, size_window_too_big);
@@ -1533,6 +1714,8 @@ store_suite(void)
 	tc = tcase_create("failures");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_loop_test(tc, corrupt_moved_aside, 0, DMG__MAX);
+	tcase_add_test(tc, corrupt_while_open_recovers);
+	tcase_add_test(tc, writer_recovers_corrupt_store);
 	tcase_add_test(tc, empty_file_is_initialised);
 	tcase_add_test(tc, open_errors);
 	tcase_add_test(tc, full_maps_to_enospc);
