@@ -206,10 +206,37 @@ config_set_control(struct config *cfg, const char *key, const char *value)
 	return -ENOENT;
 }
 
+/* Keyword values of the enum-like keys; NULL-terminated. */
+struct word {
+	const char *name;
+	int value;
+};
+
+static const struct word threads_words[] = { { "none", THREADS_NONE },
+	{ "changed", THREADS_CHANGED }, { "all", THREADS_ALL }, { NULL, 0 } };
+static const struct word scanner_words[] = { { "auto", SCANNER_AUTO },
+	{ "bpf", SCANNER_BPF }, { "procfs", SCANNER_PROCFS }, { NULL, 0 } };
+static const struct word bpf_load_words[] = { { "auto", VBPF_LOAD_AUTO },
+	{ "pinned-only", VBPF_LOAD_PINNED_ONLY }, { "off", VBPF_LOAD_OFF },
+	{ NULL, 0 } };
+static const struct word on_off_words[] = { { "on", 1 }, { "off", 0 },
+	{ NULL, 0 } };
+
+static int
+word_value(const char *value, const struct word *w)
+{
+	for (; w->name; w++)
+		if (!strcmp(value, w->name))
+			return w->value;
+	return -EINVAL;
+}
+
 /* -EINVAL: bad value; -ERANGE: out of bounds; -ENOENT: unknown key. */
 int
 config_set(struct config *cfg, const char *key, const char *value)
 {
+	int r;
+
 	if (!strcmp(key, "state_dir"))
 		return set_str(&cfg->state_dir, value);
 	if (!strcmp(key, "socket"))
@@ -242,45 +269,27 @@ config_set(struct config *cfg, const char *key, const char *value)
 	if (!strcmp(key, "bpffs"))
 		return set_str(&cfg->bpffs, value);
 	if (!strcmp(key, "bpf_load")) {
-		if (!strcmp(value, "auto"))
-			cfg->bpf_load = VBPF_LOAD_AUTO;
-		else if (!strcmp(value, "pinned-only"))
-			cfg->bpf_load = VBPF_LOAD_PINNED_ONLY;
-		else if (!strcmp(value, "off"))
-			cfg->bpf_load = VBPF_LOAD_OFF;
-		else
-			return -EINVAL;
+		if ((r = word_value(value, bpf_load_words)) < 0)
+			return r;
+		cfg->bpf_load = r;
 		return 0;
 	}
 	if (!strcmp(key, "bpf_stats")) {
-		if (!strcmp(value, "on"))
-			cfg->bpf_stats = true;
-		else if (!strcmp(value, "off"))
-			cfg->bpf_stats = false;
-		else
-			return -EINVAL;
+		if ((r = word_value(value, on_off_words)) < 0)
+			return r;
+		cfg->bpf_stats = r;
 		return 0;
 	}
 	if (!strcmp(key, "scanner")) {
-		if (!strcmp(value, "auto"))
-			cfg->scanner = SCANNER_AUTO;
-		else if (!strcmp(value, "bpf"))
-			cfg->scanner = SCANNER_BPF;
-		else if (!strcmp(value, "procfs"))
-			cfg->scanner = SCANNER_PROCFS;
-		else
-			return -EINVAL;
+		if ((r = word_value(value, scanner_words)) < 0)
+			return r;
+		cfg->scanner = r;
 		return 0;
 	}
 	if (!strcmp(key, "threads")) {
-		if (!strcmp(value, "none"))
-			cfg->threads = THREADS_NONE;
-		else if (!strcmp(value, "changed"))
-			cfg->threads = THREADS_CHANGED;
-		else if (!strcmp(value, "all"))
-			cfg->threads = THREADS_ALL;
-		else
-			return -EINVAL;
+		if ((r = word_value(value, threads_words)) < 0)
+			return r;
+		cfg->threads = r;
 		return 0;
 	}
 	return config_set_control(cfg, key, value);
