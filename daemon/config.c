@@ -77,6 +77,9 @@ set_str(char **dst, const char *value)
 	return 0;
 }
 
+/* uint32_t fields (max_frame, max_output) go through set_uint too. */
+_Static_assert(sizeof(unsigned) == sizeof(uint32_t), "unsigned is 32-bit");
+
 static int
 set_uint(unsigned *dst, const char *value, uint64_t min, uint64_t max)
 {
@@ -164,20 +167,6 @@ set_uid(uint32_t *dst, const char *value)
 	return 0;
 }
 
-static int
-set_u32(uint32_t *dst, const char *value, uint64_t min, uint64_t max)
-{
-	uint64_t v;
-	int r;
-
-	if ((r = parse_uint(value, max, &v)) < 0)
-		return r;
-	if (v < min)
-		return -ERANGE;
-	*dst = (uint32_t)v;
-	return 0;
-}
-
 /* Keys of the control plane (control.c, doc/protocol.md). */
 static int
 config_set_control(struct config *cfg, const char *key, const char *value)
@@ -198,9 +187,9 @@ config_set_control(struct config *cfg, const char *key, const char *value)
 		return set_uint(&cfg->idle_timeout_ms, value, 100,
 		    24 * 3600 * 1000);
 	if (!strcmp(key, "max_frame_bytes"))
-		return set_u32(&cfg->max_frame, value, 64 * 1024, 64u << 20);
+		return set_uint(&cfg->max_frame, value, 64 * 1024, 64u << 20);
 	if (!strcmp(key, "max_output_bytes"))
-		return set_u32(&cfg->max_output, value, 64 * 1024, 1u << 30);
+		return set_uint(&cfg->max_output, value, 64 * 1024, 1u << 30);
 	if (!strcmp(key, "query_queue"))
 		return set_uint(&cfg->query_queue, value, 1, 4096);
 	return -ENOENT;
