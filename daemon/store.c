@@ -119,11 +119,28 @@ static const char schema_v3[] =
 	" rq_count INTEGER NOT NULL, rq_hist TEXT NOT NULL,"
 	" PRIMARY KEY (window_id, tgid, starttime)) WITHOUT ROWID;";
 
+/* v4: GpuMem (issue 6). Reserved: empty until that lands. */
+static const char schema_v4[] = "";
+
+/* v5: ftrace (issue 7). Reserved: empty until that lands. */
+static const char schema_v5[] = "";
+
+/* v6: heapprofd sessions and budgets (issue 8). Reserved: empty until
+ * that lands. */
+static const char schema_v6[] = "";
+
+/* v7: working-set monitor (issue 10). Reserved: empty until that lands. */
+static const char schema_v7[] = "";
+
 /* migrations[v] takes a database from user_version v to v + 1. */
 static const char *const migrations[STORE_SCHEMA_VERSION] = {
 	schema_v1,
 	schema_v2,
 	schema_v3,
+	schema_v4,
+	schema_v5,
+	schema_v6,
+	schema_v7,
 };
 
 static const char *const ws_sql[WS__MAX] = {

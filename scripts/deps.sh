@@ -7,8 +7,8 @@ set -euo pipefail
 
 build_pkgs=(meson ninja-build pkg-config gcc libc6-dev
 	libevent-dev libbpf-dev libprotobuf-c-dev protobuf-c-compiler
-	libsqlite3-dev clang llvm bpftool)
-test_pkgs=(check sqlite3 procps libclang-rt-14-dev)
+	libsqlite3-dev clang llvm bpftool libtracefs-dev libtraceevent-dev)
+test_pkgs=(check sqlite3 procps libclang-rt-14-dev protobuf-compiler trace-cmd)
 
 want=("${build_pkgs[@]}")
 if [ "${1:-build}" = test ]; then

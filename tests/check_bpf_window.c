@@ -467,7 +467,7 @@ START_TEST(test_store_migrates_v2)
 	s = open_store();
 	ck_assert_int_eq(store_exec(s, "PRAGMA user_version", v, sizeof(v)),
 	    0);
-	ck_assert_int_eq(atoi(v), 3);
+	ck_assert_int_eq(atoi(v), STORE_SCHEMA_VERSION);
 	ck_assert_int_eq(store_exec(s, "SELECT count(*) FROM sqlite_schema"
 	    " WHERE name IN ('window_bpf_uid', 'window_bpf_proc')", v,
 	    sizeof(v)), 0);
