@@ -72,6 +72,7 @@ usage(int status)
 	    "  watch [--interval S] [--count N] [-n N]\n"
 	    "                              refreshing summary\n"
 	    "  dump [-n N]                 the daemon's own text dump\n"
+	    "  gpumem [--since DURATION]   GPU memory per process (dumpsys gpu)\n"
 	    "DURATION: 30s, 5m, 2h, 1d, 250ms, 1h30m (a bare number is "
 	    "seconds)\n"
 	    "socket: $VITALS_SOCKET, else %s if it exists, else %s\n",
@@ -355,6 +356,31 @@ cmd_dump(struct opts *o)
 }
 
 static void
+text_gpumem(struct sbuf *b, const Vitals__Response *r, const struct opts *o)
+{
+	(void)o;
+	fmt_gpumem(b, r->gpu_mem);
+}
+
+/* The map now; with --since, the stored windows of that span. */
+static int
+cmd_gpumem(struct opts *o)
+{
+	Vitals__Request req = VITALS__REQUEST__INIT;
+	Vitals__GpuMemRequest gr = VITALS__GPU_MEM_REQUEST__INIT;
+	Vitals__Response *r;
+	int x;
+
+	if (o->given & O_SINCE)
+		gr.since_ns = o->since_ns;
+	req.op_case = VITALS__REQUEST__OP_GPU_MEM;
+	req.gpu_mem = &gr;
+	if ((x = call(o, &req, &r)) != VX_OK)
+		return x;
+	return render(o, r, text_gpumem);
+}
+
+static void
 on_sigint(int sig)
 {
 	(void)sig;
@@ -436,6 +462,7 @@ static const struct cmd cmds[] = {
 	{ "burst", cmd_burst, 0, 0, 1 },
 	{ "watch", cmd_watch, O_INTERVAL | O_COUNT | O_N, 0, 0 },
 	{ "dump", cmd_dump, O_N, 0, 0 },
+	{ "gpumem", cmd_gpumem, O_SINCE, 0, 0 },
 };
 
 static Vitals__Metric

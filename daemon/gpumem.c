@@ -548,6 +548,13 @@ gpumem_window(struct gpumem *g, struct window *w)
 	return 0;
 }
 
+/* The map's state and the open window's counters so far. */
+void
+gpumem_get_state(const struct gpumem *g, struct window_gpumem *ret)
+{
+	fill_state(g, ret);
+}
+
 /* What the pairs hold now, for the control plane (loop thread). */
 int
 gpumem_view(const struct gpumem *g, struct gpumem_view *ret)

@@ -60,4 +60,10 @@ Vitals__Window *rpc_pb_window(struct rpc_arena *a, const struct window *w,
 Vitals__HistoryPoint **rpc_pb_history(struct rpc_arena *a,
     const struct store_hist *h, size_t n);
 
+/* rpc_pb.c: GPU memory */
+Vitals__GpuMemState *rpc_pb_gpumem_state(struct rpc_arena *a,
+    const struct window_gpumem *g);
+Vitals__GpuProc *rpc_pb_gpu_proc(struct rpc_arena *a,
+    const struct window_gpu_proc *p, const struct gpumem_span *sp);
+
 #endif /* VITALSD_RPC_INT_H */

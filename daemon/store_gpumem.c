@@ -19,6 +19,7 @@ enum {
 	GS_SEL_GPU,
 	GS_SPAN,
 	GS_GROWTH,
+	GS_SPAN_STATE,
 };
 
 #define GS_STATE_COLS                                                     \
@@ -52,6 +53,12 @@ static const char *const gs_sql[STORE_GPUMEM_NSTMT] = {
 	[GS_SPAN] = GS_SPAN_SQL(""),
 	[GS_GROWTH] = GS_SPAN_SQL(" AND g.gpu_id = :gpu AND g.pid = :pid"
 	    " AND g.starttime = :start"),
+	[GS_SPAN_STATE] = "SELECT " GS_STATE_COLS ", (SELECT max(s.saturated)"
+	    " FROM window_gpumem s JOIN windows x ON x.id = s.window_id"
+	    " WHERE x.wall_end_ns > :from AND x.wall_end_ns <= :to)"
+	    " FROM window_gpumem JOIN windows w ON w.id = window_id"
+	    " WHERE w.wall_end_ns > :from AND w.wall_end_ns <= :to"
+	    " ORDER BY w.wall_end_ns DESC LIMIT 1",
 };
 
 int
@@ -306,10 +313,10 @@ bind_name(sqlite3_stmt *st, const char *name, int64_t v)
  */
 int
 store_gpumem_span(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
-    struct gpumem_span **ret, size_t *ret_n)
+    struct gpumem_span **ret, size_t *ret_n, struct window_gpumem *ret_state)
 {
 	sqlite3_stmt *st;
-	int r;
+	int rc, k, r;
 
 	if (s == NULL)
 		return -EBADF;
@@ -319,6 +326,25 @@ store_gpumem_span(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 	if (s->db == NULL) {
 		pthread_mutex_unlock(&s->lock);
 		return -EBADF;
+	}
+	st = s->gpumem[GS_SPAN_STATE];
+	bind_name(st, ":from", from_wall_ns);
+	bind_name(st, ":to", to_wall_ns);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW && ret_state) {
+		int64_t v[GS_STATE_NCOLS];
+
+		for (k = 0; k < GS_STATE_NCOLS; k++)
+			v[k] = sqlite3_column_int64(st, k);
+		memset(ret_state, 0, sizeof(*ret_state));
+		state_set(ret_state, v);
+		ret_state->saturated = sqlite3_column_int(st,
+		    GS_STATE_NCOLS) != 0;
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		r = store_fail(s, rc, "read gpu span");
+		pthread_mutex_unlock(&s->lock);
+		return r;
 	}
 	st = s->gpumem[GS_SPAN];
 	bind_name(st, ":from", from_wall_ns);

@@ -61,7 +61,7 @@ enum store_rstmt {
 };
 
 #define STORE_BPF_NSTMT 4 /* statements of store_bpf.c */
-#define STORE_GPUMEM_NSTMT 6 /* statements of store_gpumem.c */
+#define STORE_GPUMEM_NSTMT 7 /* statements of store_gpumem.c */
 
 /*
  * One handle may be shared by threads (the writer thread and the control

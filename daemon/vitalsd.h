@@ -818,7 +818,7 @@ enum rpc_status {
 };
 
 /* A store read for the query thread: the request, validated and resolved. */
-enum rpc_qop { RPC_Q_WINDOWS, RPC_Q_TOP, RPC_Q_PROCESS };
+enum rpc_qop { RPC_Q_WINDOWS, RPC_Q_TOP, RPC_Q_PROCESS, RPC_Q_GPUMEM };
 
 struct rpc_query {
 	enum rpc_qop op;
@@ -1213,10 +1213,20 @@ int gpumem_bpf_stats(struct gpumem_bpf *gb, uint64_t *ret_events,
     uint64_t *ret_insert_fail);
 struct gpumem_bpf *gpumem_bpf_free(struct gpumem_bpf *gb);
 
-/* store_gpumem.c: spans of stored windows (store lock taken) */
+void gpumem_get_state(const struct gpumem *g, struct window_gpumem *ret);
+
+/* rpc.c */
+struct rpc_query;
+int rpc_answer_gpumem_span(const struct rpc_query *q,
+    const struct gpumem_span *sp, size_t n, const struct window_gpumem *st,
+    uint32_t max, uint8_t **ret, size_t *ret_len);
+
+/* store_gpumem.c: spans of stored windows (store lock taken). ret_state
+ * (may be NULL): the newest window's, saturated if any window was. */
 struct store;
 int store_gpumem_span(struct store *s, int64_t from_wall_ns,
-    int64_t to_wall_ns, struct gpumem_span **ret, size_t *ret_n);
+    int64_t to_wall_ns, struct gpumem_span **ret, size_t *ret_n,
+    struct window_gpumem *ret_state);
 int store_gpumem_growth(struct store *s, uint32_t gpu_id, int32_t pid,
     uint64_t starttime, int64_t from_wall_ns, int64_t to_wall_ns,
     struct gpumem_span *ret);
