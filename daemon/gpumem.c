@@ -6,12 +6,14 @@
  * instance, and per window the bytes at its end with their range inside.
  *
  * Every pair the daemon has seen is tracked here, sorted by key, so a
- * traversal costs one binary search per entry. A pair is bound to the
- * instance (pid, starttime) that was live when it was first seen, or when
- * the driver last reported it (its total changed, or an ftrace event came):
- * the driver only reports a process's own allocations. A pair whose pid is
- * not live, or is now another instance that the driver has not reported
- * for, is stale: never credited to the new process.
+ * traversal costs one binary search per entry. The driver reports a
+ * process's totals itself, so a pair belongs to the instance of its pid
+ * that existed when the pair last changed: when a live (pid, starttime)
+ * started no later than that report, it is credited; when the pid has no
+ * live process, or its process started after the report (the pid was
+ * reused and the new process has not allocated yet), the pair is stale and
+ * credited to nobody. A change is seen at the next traversal (up to one
+ * interval late) or at once through gpumem_note_event.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -28,10 +30,10 @@ struct gpu_ent {
 	uint64_t bytes; /* last known total; 0 after a delete */
 	uint64_t min_bytes, max_bytes; /* in the open window */
 	uint64_t starttime; /* bound instance; 0: never bound */
+	int64_t report_ns;  /* CLOCK_BOOTTIME when its total last changed */
 	char name[VITALS_NAME_LEN];
 	bool present;	/* in the map (last traversal or event) */
 	bool stale;
-	bool reported;	/* changed, or an event, since the last traversal */
 	bool in_window; /* has a value in the open window */
 	uint32_t gen;	/* traversal that last saw it */
 };
@@ -57,6 +59,7 @@ struct gpumem {
 					    * open window's start */
 	gpumem_lookup_fn lookup;
 	void *lookup_arg;
+	unsigned hz; /* USER_HZ of starttime */
 };
 
 static const char *const state_names[GPUMEM__MAX] = {
@@ -148,6 +151,9 @@ gpumem_new(const struct gpumem_opts *o, struct gpumem **ret)
 		return -ENOMEM;
 	g->o = *o;
 	g->fd = -1;
+	g->hz = (unsigned)sysconf(_SC_CLK_TCK);
+	if (g->hz == 0)
+		g->hz = 100;
 	g->map_path = strdup(o->map_path ? o->map_path : VITALS_GPUMEM_MAP);
 	if (g->map_path == NULL ||
 	    (o->bpffs && (g->bpffs = strdup(o->bpffs)) == NULL)) {
@@ -279,11 +285,12 @@ ent_value(struct gpu_ent *e, uint64_t bytes)
 
 /* Whose is the pair now (see the head of this file). */
 static void
-ent_attribute(struct gpumem *g, struct gpu_ent *e, bool fresh)
+ent_attribute(struct gpumem *g, struct gpu_ent *e)
 {
 	int32_t pid = (int32_t)(uint32_t)e->key;
 	char name[VITALS_NAME_LEN] = "";
 	uint64_t st = 0;
+	int64_t start_ns;
 
 	if (pid <= 0) {
 		/* 0: the GPU's total; a pid that is no pid is never live */
@@ -295,17 +302,19 @@ ent_attribute(struct gpumem *g, struct gpu_ent *e, bool fresh)
 		e->stale = true;
 		return;
 	}
-	if (fresh || e->reported || st == e->starttime) {
-		if (st != e->starttime) {
-			/* another instance: its range starts here */
-			e->min_bytes = e->max_bytes = e->bytes;
-		}
-		e->starttime = st;
-		e->stale = false;
-		memcpy(e->name, name, sizeof(e->name));
+	/* starttime is cut to a tick: allow that one tick */
+	start_ns = (int64_t)(st * (uint64_t)NSEC_PER_SEC / g->hz);
+	if (start_ns > e->report_ns + NSEC_PER_SEC / (int64_t)g->hz) {
+		e->stale = true;
 		return;
 	}
-	e->stale = true;
+	if (st != e->starttime) {
+		/* another instance: its range starts here */
+		e->min_bytes = e->max_bytes = e->bytes;
+	}
+	e->starttime = st;
+	e->stale = false;
+	memcpy(e->name, name, sizeof(e->name));
 }
 
 /* ---------------------------------------------------------- traversal */
@@ -313,7 +322,7 @@ ent_attribute(struct gpumem *g, struct gpu_ent *e, bool fresh)
 static int
 traverse(struct gpumem *g, int64_t mono_ns)
 {
-	int64_t t0 = clock_ns(CLOCK_MONOTONIC);
+	int64_t t0 = clock_ns(CLOCK_MONOTONIC), boot_ns;
 	uint64_t dt;
 	size_t i;
 	int r;
@@ -325,21 +334,19 @@ traverse(struct gpumem *g, int64_t mono_ns)
 		return r;
 	}
 	g->gen++;
+	boot_ns = clock_ns(CLOCK_BOOTTIME);
 	for (i = 0; i < g->wk.n; i++) {
 		struct gpu_ent *e;
 		bool fresh;
 
 		if ((e = ent_get(g, g->wk.key[i], &fresh)) == NULL)
 			return -ENOMEM;
-		if (!fresh && e->present && e->bytes != g->wk.val[i])
-			e->reported = true;
-		if (!e->present)
-			e->reported = true; /* (re)appeared: a report */
+		if (fresh || !e->present || e->bytes != g->wk.val[i])
+			e->report_ns = boot_ns; /* a report since the last look */
 		ent_value(e, g->wk.val[i]);
 		e->present = true;
 		e->gen = g->gen;
-		ent_attribute(g, e, fresh);
-		e->reported = false;
+		ent_attribute(g, e);
 	}
 	/* Pairs not walked were deleted (size 0): their total is now 0.
 	 * A truncated walk proves nothing about the ones it missed. */
@@ -438,9 +445,10 @@ gpumem_note_event(struct gpumem *g, uint32_t gpu_id, int32_t pid,
 		return;
 	ent_value(e, size);
 	e->present = size != 0;
-	e->reported = true;
-	if (fresh)
-		ent_attribute(g, e, true);
+	/* the event's time on CLOCK_BOOTTIME, as starttime counts */
+	e->report_ns = mono_ns + (clock_ns(CLOCK_BOOTTIME) -
+	    clock_ns(CLOCK_MONOTONIC));
+	ent_attribute(g, e);
 }
 
 /* ------------------------------------------------------------ windows */

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "client.h"
 #include "testutil.h"
@@ -135,7 +136,7 @@ START_TEST(test_note_event_timeline)
 	const struct window_gpu_proc *p;
 	struct window *w;
 
-	set_proc(0, 100, 5000, "com.example.game");
+	set_proc(0, 100, 50, "com.example.game"); /* started at 0.5 s */
 	gpumem_note_event(g, 0, 0, 1000000, 1 * SEC);
 	gpumem_note_event(g, 0, 100, 4096, 1 * SEC);
 	gpumem_note_event(g, 0, 100, 65536, 2 * SEC);
@@ -156,7 +157,7 @@ START_TEST(test_note_event_timeline)
 	ck_assert_uint_eq(p->bytes, 8192);
 	ck_assert_uint_eq(p->min_bytes, 4096);
 	ck_assert_uint_eq(p->max_bytes, 65536);
-	ck_assert_uint_eq(p->starttime, 5000);
+	ck_assert_uint_eq(p->starttime, 50);
 	ck_assert_str_eq(p->name, "com.example.game");
 	ck_assert(!p->stale);
 	p = find(w, 1, 200);
@@ -189,6 +190,51 @@ START_TEST(test_note_event_timeline)
 	ck_assert_ptr_null(find(w, 0, 100));
 	ck_assert_ptr_nonnull(find(w, 0, 0));
 	ck_assert_uint_eq(w->n_gpu, 2);
+	window_free(w);
+	gpumem_free(g);
+}
+END_TEST
+
+/*
+ * A pair belongs to the instance that existed when it was reported; a
+ * process that started after the report (pid reuse) gets nothing.
+ */
+START_TEST(test_attribution_reuse)
+{
+	struct gpumem *g = events_only();
+	const struct window_gpu_proc *p;
+	struct window *w;
+	unsigned hz = (unsigned)sysconf(_SC_CLK_TCK);
+
+	set_proc(0, 300, hz / 2, "old"); /* started at 0.5 s */
+	gpumem_note_event(g, 0, 300, 1000, 1 * SEC);
+	w = close_at(g, 1, 10 * SEC);
+	p = find(w, 0, 300);
+	ck_assert(!p->stale);
+	ck_assert_uint_eq(p->starttime, hz / 2);
+	ck_assert_str_eq(p->name, "old");
+	window_free(w);
+
+	/* pid 300 is now a process started at 13 s; a report stamped 12 s
+	 * (before it existed) is not its */
+	set_proc(0, 300, 13 * hz, "new");
+	gpumem_note_event(g, 0, 300, 2000, 12 * SEC);
+	w = close_at(g, 2, 20 * SEC);
+	p = find(w, 0, 300);
+	ck_assert(p->stale);
+	ck_assert_uint_eq(p->starttime, 0);
+	ck_assert_str_eq(p->name, "");
+	window_free(w);
+
+	/* its own report: credited, its range starting there */
+	gpumem_note_event(g, 0, 300, 3000, 21 * SEC);
+	w = close_at(g, 3, 30 * SEC);
+	p = find(w, 0, 300);
+	ck_assert(!p->stale);
+	ck_assert_uint_eq(p->starttime, 13 * hz);
+	ck_assert_str_eq(p->name, "new");
+	ck_assert_uint_eq(p->bytes, 3000);
+	ck_assert_uint_eq(p->min_bytes, 3000);
 	window_free(w);
 	gpumem_free(g);
 }
@@ -506,6 +552,7 @@ gpumem_suite(void)
 	tcase_add_test(tc, test_states_without_map);
 	tcase_add_test(tc, test_saturated);
 	tcase_add_test(tc, test_note_event_timeline);
+	tcase_add_test(tc, test_attribution_reuse);
 	tcase_add_test(tc, test_view);
 	tcase_add_test(tc, test_dup_and_merge);
 	tcase_add_test(tc, test_store_span_growth);
