@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -92,7 +93,28 @@ fail:
 	return r;
 }
 
-/* 0 attached; -ENOENT: no gpu_mem/gpu_mem_total tracepoint (yet). */
+/* The tracepoint's directory in tracefs, wherever tracefs is mounted. */
+static bool
+tracepoint_exists(void)
+{
+	static const char *const roots[] = { "/sys/kernel/tracing",
+		"/sys/kernel/debug/tracing" };
+	char path[PATH_MAX];
+	unsigned i;
+
+	for (i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+		snprintf(path, sizeof(path),
+		    "%s/events/gpu_mem/gpu_mem_total/id", roots[i]);
+		if (access(path, F_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * 0 attached; -ENOENT: no gpu_mem/gpu_mem_total tracepoint (yet). Looked
+ * up first, so a retry each second does not make libbpf warn each time.
+ */
 int
 gpumem_bpf_attach(struct gpumem_bpf *gb)
 {
@@ -100,6 +122,8 @@ gpumem_bpf_attach(struct gpumem_bpf *gb)
 
 	if (gb->link)
 		return 0;
+	if (!tracepoint_exists())
+		return -ENOENT;
 	l = bpf_program__attach_tracepoint(gb->skel->progs.vitals_gpu_mem_total,
 	    "gpu_mem", "gpu_mem_total");
 	if (l == NULL)
