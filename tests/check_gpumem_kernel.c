@@ -30,6 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "client_run.h"
 #include "jsonmini.h"
 #include "testutil.h"
@@ -753,6 +755,37 @@ expect_text(const struct daemon *d, const char *want, const char *a1,
 	run_free(&r);
 }
 
+/* window_gpu rows of the newest stored window, "gpu pid start bytes
+ * stale name|" each, by gpu and pid; malloc'd. */
+static char *
+stored_rows(const struct daemon *d)
+{
+	char db[PATH_MAX], *out = malloc(4096);
+	sqlite3_stmt *st;
+	sqlite3 *h;
+	size_t len = 0;
+
+	ck_assert_ptr_nonnull(out);
+	out[0] = '\0';
+	snprintf(db, sizeof(db), "%s/vitals.db", d->dir);
+	ck_assert_int_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL),
+	    SQLITE_OK);
+	sqlite3_busy_timeout(h, 2000);
+	ck_assert_int_eq(sqlite3_prepare_v2(h, "SELECT gpu_id, pid, starttime,"
+	    " bytes, stale, name FROM window_gpu WHERE window_id ="
+	    " (SELECT max(window_id) FROM window_gpu) ORDER BY gpu_id, pid",
+	    -1, &st, NULL), SQLITE_OK);
+	while (sqlite3_step(st) == SQLITE_ROW && len < 4000)
+		len += (size_t)snprintf(out + len, 4096 - len,
+		    "%lld %lld %lld %lld %d %s|", sqlite3_column_int64(st, 0),
+		    sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+		    sqlite3_column_int64(st, 3), sqlite3_column_int(st, 4),
+		    (const char *)sqlite3_column_text(st, 5));
+	sqlite3_finalize(st);
+	sqlite3_close(h);
+	return out;
+}
+
 /* A child that is a named process: exec'd sleep. */
 static pid_t
 sleeper(void)
@@ -854,6 +887,21 @@ START_TEST(test_daemon_gpumem)
 	ck_assert_msg(strstr(r.out, want) != NULL, "no '%s' in:\n%s", want,
 	    r.out);
 	run_free(&r);
+
+	/* the newest stored window holds exactly what the map holds */
+	{
+		char ra[128], rd[64];
+		char *rows = stored_rows(&d);
+
+		snprintf(ra, sizeof(ra), "0 %d %llu 65536 0 sleep|", a,
+		    (unsigned long long)starttime_of(a));
+		snprintf(rd, sizeof(rd), "0 %d 0 777 1 |", dead);
+		snprintf(want, sizeof(want), "0 0 0 1000000 0 |%s%s"
+		    "1 %d %llu 8192 0 sleep|", a < dead ? ra : rd,
+		    a < dead ? rd : ra, a, (unsigned long long)starttime_of(a));
+		ck_assert_str_eq(rows, want);
+		free(rows);
+	}
 
 	/* health and the dump carry the state too */
 	r = vitals(&d, "--json", "health", NULL, NULL);
