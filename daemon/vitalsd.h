@@ -1182,6 +1182,8 @@ int gpumem_new(const struct gpumem_opts *o, struct gpumem **ret);
 struct gpumem *gpumem_free(struct gpumem *g);
 void gpumem_set_lookup(struct gpumem *g, gpumem_lookup_fn fn, void *arg);
 int gpumem_tick(struct gpumem *g, int64_t mono_ns);
+/* One gpu_mem/gpu_mem_total event (the ftrace reader): the pair's new
+ * total (0: deleted), stamped on CLOCK_MONOTONIC. Loop thread only. */
 void gpumem_note_event(struct gpumem *g, uint32_t gpu_id, int32_t pid,
     uint64_t size, int64_t mono_ns);
 int gpumem_window(struct gpumem *g, struct window *w);
