@@ -36,6 +36,9 @@ config_init(struct config *cfg)
 	cfg->scanner = SCANNER_AUTO;
 	cfg->bpffs = strdup("/sys/fs/bpf/vitals");
 	cfg->bpf_load = VBPF_LOAD_AUTO;
+	/* heapprofd triggers (issue 8); config_check reports a failure */
+	if ((cfg->hp = calloc(1, sizeof(*cfg->hp))) != NULL)
+		hp_settings_init(cfg->hp);
 }
 
 void
@@ -46,6 +49,8 @@ config_release(struct config *cfg)
 	free(cfg->proc_root);
 	free(cfg->sys_root);
 	free(cfg->bpffs);
+	hp_settings_release(cfg->hp);
+	free(cfg->hp);
 	memset(cfg, 0, sizeof(*cfg));
 }
 
@@ -281,6 +286,9 @@ config_set(struct config *cfg, const char *key, const char *value)
 		cfg->threads = r;
 		return 0;
 	}
+	/* heapprofd_* keys (issue 8, hp_rules.c) */
+	if (!strncmp(key, "heapprofd_", 10))
+		return cfg->hp ? hp_settings_set(cfg->hp, key, value) : -ENOMEM;
 	return config_set_control(cfg, key, value);
 }
 
@@ -388,6 +396,10 @@ config_check(const struct config *cfg, char *err, size_t errsz)
 		    CONFIG_PIPELINE, (unsigned long long)CONFIG_PIPELINE *
 		    ((unsigned long long)cfg->max_frame + 4));
 		return -ERANGE;
+	}
+	if (cfg->hp == NULL) {
+		snprintf(err, errsz, "out of memory (heapprofd settings)");
+		return -ENOMEM;
 	}
 	if (cfg->state_dir == NULL || cfg->proc_root == NULL ||
 	    cfg->sys_root == NULL || cfg->bpffs == NULL) {

@@ -36,6 +36,7 @@ struct vitalsd {
 	int bpf_err;		/* -errno behind an off state */
 	int bpf_stats_fd;	/* BPF run-time statistics on while open */
 	bool bpf_warned;	/* a failed drain was logged */
+	struct heapprofd *hp;	/* heapprofd triggers (issue 8) */
 };
 
 static int
@@ -84,6 +85,9 @@ window_log_cb(const struct window *w, void *arg)
 	if (b.p)
 		log_info("%s", b.p);
 	vbuf_release(&b);
+	/* heapprofd rules look at every closed window (issue 8) */
+	if (d->hp)
+		heapprofd_window(d->hp, w);
 }
 
 static void
@@ -149,6 +153,12 @@ vitalsd_burst(struct vitalsd *d, unsigned duration_ms)
 	}
 	log_info("burst sampling every %u ms for %u ms",
 	    VITALS_BURST_INTERVAL_MS, duration_ms);
+}
+
+struct heapprofd *
+vitalsd_heapprofd(struct vitalsd *d)
+{
+	return d ? d->hp : NULL;
 }
 
 void
@@ -408,6 +418,11 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 		}
 	}
 	signal(SIGPIPE, SIG_IGN);
+	/* heapprofd sessions (issue 8): closes what a restart left open */
+	if ((r = heapprofd_new(d->base, cfg, d->store, &d->hp)) < 0) {
+		log_warnx("heapprofd: %s", strerror(-r));
+		goto fail;
+	}
 	/* The socket is made (or adopted) here, while privileged. */
 	if ((r = control_new(d->base, cfg, d, d->store, &d->ctl)) < 0)
 		goto fail;
@@ -464,6 +479,7 @@ vitalsd_free(struct vitalsd *d)
 	if (d->bpf_stats_fd >= 0)
 		close(d->bpf_stats_fd);
 	control_free(d->ctl);
+	heapprofd_free(d->hp);
 	writer_stop(d->wr, 0);
 	store_close(d->store);
 	collector_free(d->col);

@@ -406,6 +406,8 @@ pb_health(struct rpc_arena *a, const struct rpc_ctx *ctx)
 	m->interval_ms = info->interval_ms;
 	m->burst_until_mono_ns = info->burst_until_ns;
 	m->uptime_ns = (uint64_t)(info->uptime_ns > 0 ? info->uptime_ns : 0);
+	/* issue 8: NULL without a daemon (unit tests) */
+	m->heapprofd = rpc_pb_hp_health(a, ctx);
 	return m;
 }
 
@@ -611,6 +613,11 @@ dispatch(const struct rpc_ctx *ctx, enum control_role role,
 		return answer_burst(ctx, req->id, req->burst, res);
 	case VITALS__REQUEST__OP_DUMP:
 		return answer_dump(ctx, req->id, req->dump, res);
+	/* heapprofd sessions (issue 8, rpc_hp.c) */
+	case VITALS__REQUEST__OP_HEAPPROFD_START:
+	case VITALS__REQUEST__OP_HEAPPROFD_LIST:
+	case VITALS__REQUEST__OP_HEAPPROFD_CANCEL:
+		return rpc_hp_dispatch(ctx, role, req, res);
 	default:
 		return answer_error(res, req->id, RPC_BAD_REQUEST,
 		    "no operation, or one this daemon does not know");

@@ -60,4 +60,10 @@ Vitals__Window *rpc_pb_window(struct rpc_arena *a, const struct window *w,
 Vitals__HistoryPoint **rpc_pb_history(struct rpc_arena *a,
     const struct store_hist *h, size_t n);
 
+/* rpc_hp.c: heapprofd operations (issue 8) */
+int rpc_hp_dispatch(const struct rpc_ctx *ctx, enum control_role role,
+    const Vitals__Request *req, struct rpc_result *res);
+Vitals__HeapprofdHealth *rpc_pb_hp_health(struct rpc_arena *a,
+    const struct rpc_ctx *ctx);
+
 #endif /* VITALSD_RPC_INT_H */
