@@ -206,7 +206,8 @@ text_str(struct vbuf *out, const char *indent, const char *key,
 	vbuf_printf(out, "\"\n");
 }
 
-/* The same config in Perfetto's text format (perfetto --txt reads it). */
+/* The same config in Perfetto's text format (perfetto --txt reads it),
+ * fields in field-number order as protoc --decode prints them. */
 int
 hp_config_text(const struct hp_params *p, struct vbuf *out)
 {
@@ -224,14 +225,6 @@ hp_config_text(const struct hp_params *p, struct vbuf *out)
 		text_str(out, in, "process_cmdline", p->names[i]);
 	for (i = 0; i < p->npids; i++)
 		vbuf_printf(out, "%spid: %d\n", in, (int)p->pids[i]);
-	for (i = 0; i < p->ninstalled_by; i++)
-		text_str(out, in, "target_installed_by", p->installed_by[i]);
-	if (p->max_heapprofd_memory_kb)
-		vbuf_printf(out, "%smax_heapprofd_memory_kb: %u\n", in,
-		    p->max_heapprofd_memory_kb);
-	if (p->max_heapprofd_cpu_secs)
-		vbuf_printf(out, "%smax_heapprofd_cpu_secs: %llu\n", in,
-		    (unsigned long long)p->max_heapprofd_cpu_secs);
 	if (p->dump_interval_ms)
 		vbuf_printf(out, "%scontinuous_dump_config {\n%s  "
 		    "dump_phase_ms: %u\n%s  dump_interval_ms: %u\n%s}\n", in,
@@ -240,6 +233,14 @@ hp_config_text(const struct hp_params *p, struct vbuf *out)
 	    (unsigned long long)p->shmem_size_bytes);
 	vbuf_printf(out, "%sblock_client: %s\n", in,
 	    p->block_client ? "true" : "false");
+	if (p->max_heapprofd_memory_kb)
+		vbuf_printf(out, "%smax_heapprofd_memory_kb: %u\n", in,
+		    p->max_heapprofd_memory_kb);
+	if (p->max_heapprofd_cpu_secs)
+		vbuf_printf(out, "%smax_heapprofd_cpu_secs: %llu\n", in,
+		    (unsigned long long)p->max_heapprofd_cpu_secs);
+	for (i = 0; i < p->ninstalled_by; i++)
+		text_str(out, in, "target_installed_by", p->installed_by[i]);
 	vbuf_printf(out, "    }\n  }\n}\n");
 	vbuf_printf(out, "data_sources {\n  config {\n    name: "
 	    "\"linux.process_stats\"\n    target_buffer: 0\n"
