@@ -486,7 +486,7 @@ hp_settings_set(struct hp_settings *hs, const char *key, const char *v)
 struct track {
 	int32_t pid;
 	uint64_t starttime;
-	uint64_t seen;	/* window seq it was last seen in */
+	int64_t seen_ns; /* mono end of the last window it was in */
 	unsigned n, head; /* ring of samples */
 	int64_t t[HP_HIST];
 	uint64_t v[HP_HIST];
@@ -500,7 +500,7 @@ struct rule_state {
 struct name_ent {
 	int32_t pid;
 	uint64_t starttime;
-	uint64_t seen;
+	int64_t seen_ns;
 	char wname[VITALS_NAME_LEN]; /* the window's name when read */
 	char name[HP_NAME_MAX];	     /* "" when the read failed */
 };
@@ -587,7 +587,7 @@ task_name(struct hp_rules *hr, const struct window *w,
 		e->starttime = t->starttime;
 		e->wname[0] = '\x01'; /* never equal: read below */
 	}
-	e->seen = w->seq;
+	e->seen_ns = w->mono_end_ns;
 	if (strcmp(e->wname, t->name) != 0) {
 		snprintf(e->wname, sizeof(e->wname), "%s", t->name);
 		e->name[0] = '\0';
@@ -600,13 +600,17 @@ task_name(struct hp_rules *hr, const struct window *w,
 	return e->name[0] ? e->name : NULL;
 }
 
+/* A window lists only processes with activity: an idle one keeps its
+ * entries for a while (names a minute, samples a rule's span). */
+#define HP_NAME_KEEP_NS (60 * NSEC_PER_SEC)
+
 static void
-prune_names(struct hp_rules *hr, uint64_t seq)
+prune_names(struct hp_rules *hr, int64_t now_ns)
 {
 	size_t i = 0;
 
 	while (i < hr->nnames) {
-		if (hr->names[i].seen != seq)
+		if (now_ns - hr->names[i].seen_ns > HP_NAME_KEEP_NS)
 			hr->names[i] = hr->names[--hr->nnames];
 		else
 			i++;
@@ -642,12 +646,12 @@ track_get(struct hp_rules *hr, struct rule_state *rs,
 }
 
 static void
-prune_tracks(struct rule_state *rs, uint64_t seq)
+prune_tracks(struct rule_state *rs, int64_t now_ns, int64_t keep_ns)
 {
 	size_t i = 0;
 
 	while (i < rs->ntr) {
-		if (rs->tr[i].seen != seq)
+		if (now_ns - rs->tr[i].seen_ns > keep_ns)
 			rs->tr[i] = rs->tr[--rs->ntr];
 		else
 			i++;
@@ -753,7 +757,7 @@ eval_task(struct hp_rules *hr, unsigned ri, const struct window *w,
 	}
 	if ((tr = track_get(hr, &hr->rs[ri], t)) == NULL)
 		return false;
-	tr->seen = w->seq;
+	tr->seen_ns = w->mono_end_ns;
 	if (!track_growth(tr, w->mono_end_ns, v, r->span_ns, &g) ||
 	    g < r->bytes)
 		return false;
@@ -825,9 +829,9 @@ hp_rules_eval(struct hp_rules *hr, const struct window *w,
 		}
 		if (gpu_missing)
 			hr->st.gpu_unavailable++;
-		prune_tracks(&hr->rs[ri], w->seq);
+		prune_tracks(&hr->rs[ri], w->mono_end_ns, r->span_ns);
 	}
-	prune_names(hr, w->seq);
+	prune_names(hr, w->mono_end_ns);
 	*ret_n = nf;
 	return 0;
 }
