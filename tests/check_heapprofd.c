@@ -655,7 +655,21 @@ struct fake {
 	unsigned name_calls;
 	uint64_t gpu;
 	int gpu_err;
+	uint64_t anon_kb;
+	int anon_err;
 };
+
+static int
+fake_anon(void *arg, int32_t pid, uint64_t st, uint64_t *kb)
+{
+	struct fake *f = arg;
+
+	(void)st;
+	if (f->anon_err)
+		return f->anon_err;
+	*kb = pid == 100 ? f->anon_kb : 0;
+	return 0;
+}
 
 static int
 fake_name(void *arg, int32_t pid, char *buf, size_t sz)
@@ -715,7 +729,7 @@ eval(struct hp_rules *hr, struct window *w, struct fake *f,
     struct hp_fire *fires)
 {
 	struct hp_eval_ctx ctx = { .name = fake_name, .gpu_bytes = fake_gpu,
-		.arg = f, .page_size = 4096 };
+		.anon_kb = fake_anon, .arg = f, .page_size = 4096 };
 	size_t n;
 
 	ck_assert_int_eq(hp_rules_eval(hr, w, &ctx, fires, 8, &n), 0);
@@ -814,6 +828,35 @@ START_TEST(test_rule_other_conditions)
 }
 END_TEST
 
+START_TEST(test_rule_anon_growth)
+{
+	struct hp_rule r;
+	struct hp_rules *hr;
+	struct hp_fire f[8];
+	struct fake fk = { .anon_kb = 10000 };
+	struct hp_rule_stats st;
+	char err[200];
+
+	/* RssAnon, whatever RSS does */
+	ck_assert_int_eq(hp_rule_parse("anon when=anon_growth:10M:5s "
+	    "match=uid:10100 target=name:com.grow", &r, err, sizeof(err)), 0);
+	ck_assert_int_eq(hp_rules_new(&r, 1, &hr), 0);
+	ck_assert_uint_eq(eval(hr, win(1, 1, 1000, 0), &fk, f), 0);
+	fk.anon_kb = 10000 + 10239;
+	ck_assert_uint_eq(eval(hr, win(2, 2, 1000, 0), &fk, f), 0);
+	fk.anon_kb = 10000 + 10240;
+	ck_assert_uint_eq(eval(hr, win(3, 3, 1000, 0), &fk, f), 1);
+	ck_assert_int_eq(f[0].pid, 100);
+	ck_assert_ptr_nonnull(strstr(f[0].why, "RssAnon grew 10.0 MiB"));
+	/* a failed read: counted, no sample */
+	fk.anon_err = -ESRCH;
+	ck_assert_uint_eq(eval(hr, win(4, 4, 1000, 0), &fk, f), 0);
+	hp_rules_stats(hr, &st);
+	ck_assert_uint_eq(st.anon_failed, 1);
+	hp_rules_free(hr);
+}
+END_TEST
+
 START_TEST(test_settings)
 {
 	struct config cfg;
@@ -873,6 +916,7 @@ heapprofd_suite(void)
 	tcase_add_test(tc, test_rule_parse);
 	tcase_add_test(tc, test_rule_rss_growth);
 	tcase_add_test(tc, test_rule_other_conditions);
+	tcase_add_test(tc, test_rule_anon_growth);
 	tcase_add_test(tc, test_settings);
 	suite_add_tcase(s, tc);
 	return s;
