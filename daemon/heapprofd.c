@@ -178,6 +178,40 @@ find_by_name(struct heapprofd *hp, const char *name, uint32_t *uids,
 	return 0;
 }
 
+/* Every process of uid (effective), at most max of them. */
+static int
+find_by_uid(struct heapprofd *hp, uint32_t uid, int32_t *pids, unsigned max,
+    unsigned *ret_n)
+{
+	struct pid_status s;
+	struct dirent *de;
+	unsigned c = 0;
+	DIR *d;
+	int fd;
+
+	if ((fd = openat(hp->procfd, ".", O_RDONLY | O_DIRECTORY |
+	    O_CLOEXEC)) < 0)
+		return -errno;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return -errno;
+	}
+	while ((de = readdir(d)) != NULL && c < max) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end != '\0' || pid <= 0 || pid > INT32_MAX)
+			continue;
+		if (proc_status(hp, (int32_t)pid, &s) < 0 || s.euid != uid ||
+		    s.vm_rss_kb < 0) /* kernel threads have no memory */
+			continue;
+		pids[c++] = (int32_t)pid;
+	}
+	closedir(d);
+	*ret_n = c;
+	return 0;
+}
+
 /* ------------------------------------------------------------ records */
 
 static void
@@ -519,7 +553,16 @@ check_target(struct heapprofd *hp, const struct hp_request *rq,
 	bool have;
 	int r;
 
-	if (rq->pid > 0) {
+	if (rq->by_uid) {
+		snprintf(rec->target, sizeof(rec->target), "uid %u", rq->uid);
+		snprintf(rec->target_key, sizeof(rec->target_key), "uid:%u",
+		    rq->uid);
+		if (find_by_uid(hp, rq->uid, p->pids, HP_PIDS_MAX,
+		    &p->npids) < 0 || p->npids == 0)
+			return refuse(ret, HP_REFUSE_INVALID, "no process of "
+			    "uid %u", rq->uid);
+		uids[n++] = rq->uid;
+	} else if (rq->pid > 0) {
 		p->pids[p->npids++] = rq->pid;
 		snprintf(rec->target, sizeof(rec->target), "pid %d",
 		    (int)rq->pid);
@@ -592,7 +635,7 @@ decide(struct heapprofd *hp, const struct hp_request *rq,
 {
 	enum hp_refusal r;
 
-	if ((rq->pid > 0) == (rq->name[0] != '\0'))
+	if ((rq->pid > 0) + (rq->name[0] != '\0') + rq->by_uid != 1)
 		return refuse(ret, HP_REFUSE_INVALID, "give exactly one "
 		    "target: a pid or a name");
 	if (hp->store == NULL)
@@ -811,10 +854,14 @@ heapprofd_window(struct heapprofd *hp, const struct window *w)
 		memset(&rq, 0, sizeof(rq));
 		rq.by_rule = true;
 		rq.rule = ru;
-		if (ru->tgt == HP_TGT_NAME)
+		if (ru->tgt == HP_TGT_NAME) {
 			snprintf(rq.name, sizeof(rq.name), "%s", ru->tgt_name);
-		else
+		} else if (ru->tgt == HP_TGT_UID) {
+			rq.by_uid = true;
+			rq.uid = ru->tgt_uid;
+		} else {
 			rq.pid = f[i].pid;
+		}
 		(void)heapprofd_start(hp, &rq, &a);
 		if (a.refusal == HP_OK)
 			log_info("heapprofd: rule %s: %s (pid %d): %s",

@@ -228,9 +228,13 @@ hp_rule_parse(const char *s, struct hp_rule *ret, char *err, size_t errsz)
 			    copy_name(r.tgt_name, sizeof(r.tgt_name),
 			    v + 5) == 0)
 				r.tgt = HP_TGT_NAME;
-			else
+			else if (!strncmp(v, "uid:", 4) &&
+			    parse_uint(v + 4, UINT32_MAX - 1, &u) == 0) {
+				r.tgt = HP_TGT_UID;
+				r.tgt_uid = (uint32_t)u;
+			} else
 				return snprintf(err, errsz, "target=%s: expected "
-				    "matched or name:NAME", v), -EINVAL;
+				    "matched, name:NAME or uid:UID", v), -EINVAL;
 		} else if (!strcmp(tok, "duration")) {
 			if (parse_ms(v, &r.duration_ms) < 0 ||
 			    r.duration_ms == 0)
@@ -257,9 +261,9 @@ hp_rule_parse(const char *s, struct hp_rule *ret, char *err, size_t errsz)
 	if (!have_when)
 		return snprintf(err, errsz, "rule %s: no when=", r.name),
 		    -EINVAL;
-	if (r.cond == HP_COND_PSI_MEMORY && r.tgt != HP_TGT_NAME)
+	if (r.cond == HP_COND_PSI_MEMORY && r.tgt == HP_TGT_MATCHED)
 		return snprintf(err, errsz, "rule %s: psi_memory is system-wide: "
-		    "it needs target=name:NAME", r.name), -EINVAL;
+		    "it needs target=name:NAME or uid:UID", r.name), -EINVAL;
 	(void)ns;
 	*ret = r;
 	return 0;

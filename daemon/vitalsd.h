@@ -1199,7 +1199,7 @@ enum hp_cond {
 };
 
 enum hp_sel { HP_SEL_ANY, HP_SEL_NAME, HP_SEL_UID };
-enum hp_tgt { HP_TGT_MATCHED, HP_TGT_NAME };
+enum hp_tgt { HP_TGT_MATCHED, HP_TGT_NAME, HP_TGT_UID };
 
 struct hp_rule {
 	char name[HP_RULE_NAME_MAX];
@@ -1212,6 +1212,7 @@ struct hp_rule {
 	uint32_t sel_uid;
 	enum hp_tgt tgt;
 	char tgt_name[HP_NAME_MAX];
+	uint32_t tgt_uid;
 	/* overrides of the configured defaults; 0: the default */
 	uint32_t duration_ms;
 	uint64_t sampling_interval_bytes;
@@ -1322,7 +1323,9 @@ struct hp_request {
 	const struct hp_rule *rule; /* by_rule */
 	uint32_t caller_uid;
 	int32_t pid;		    /* target: pid, or */
-	char name[HP_NAME_MAX];	    /* target: exact name */
+	char name[HP_NAME_MAX];	    /* target: exact name, or */
+	bool by_uid;		    /* target: every process of uid */
+	uint32_t uid;
 	uint32_t duration_ms;	    /* 0: the defaults' ... */
 	uint64_t sampling_interval_bytes;
 	uint64_t shmem_size_bytes;

@@ -628,6 +628,11 @@ START_TEST(test_rule_parse)
 	ck_assert_int_eq(hp_rule_parse("g when=gpu_growth:64M:1m", &r, err,
 	    sizeof(err)), 0);
 	ck_assert_int_eq(r.cond, HP_COND_GPU_GROWTH);
+	ck_assert_int_eq(r.tgt, HP_TGT_MATCHED);
+	ck_assert_int_eq(hp_rule_parse("u when=psi_memory:20 target=uid:1000",
+	    &r, err, sizeof(err)), 0);
+	ck_assert_int_eq(r.tgt, HP_TGT_UID);
+	ck_assert_uint_eq(r.tgt_uid, 1000);
 
 	/* refused, each with a reason */
 	ck_assert_int_eq(hp_rule_parse("x", &r, err, sizeof(err)), -EINVAL);
