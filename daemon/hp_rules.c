@@ -13,7 +13,7 @@
 #include "vitalsd.h"
 
 #define HP_HIST 128	   /* samples kept per tracked process */
-#define HP_TRACK_MAX 512   /* processes tracked per rule */
+#define HP_TRACK_MAX 1024  /* processes tracked per rule */
 #define HP_NAMES_MAX 4096  /* cached normalised names */
 
 /* ------------------------------------------------------------ values */
@@ -487,9 +487,99 @@ hp_settings_set(struct hp_settings *hs, const char *key, const char *v)
 
 /* ------------------------------------------------------------ evaluation */
 
-struct track {
+/* A process instance; the first member of what is indexed by it. */
+struct tkey {
 	int32_t pid;
 	uint64_t starttime;
+};
+
+/* An open-addressing index of an array of structs that start with a
+ * tkey: slot holds position + 1, 0 is empty. Rebuilt when the array is
+ * compacted; a window close looks up every process it lists. */
+struct kidx {
+	uint32_t *slot;
+	size_t cap; /* a power of two, at least twice the entries */
+};
+
+static size_t
+khash(int32_t pid, uint64_t starttime)
+{
+	uint64_t h = (uint64_t)(uint32_t)pid * 0x9e3779b97f4a7c15ULL ^
+	    starttime * 0xc2b2ae3d27d4eb4fULL;
+
+	return (size_t)(h ^ (h >> 31));
+}
+
+static const struct tkey *
+key_at(const void *base, size_t stride, size_t i)
+{
+	return (const struct tkey *)((const char *)base + i * stride);
+}
+
+static void
+kidx_put(struct kidx *x, const void *base, size_t stride, size_t i)
+{
+	const struct tkey *k = key_at(base, stride, i);
+	size_t m = x->cap - 1, h = khash(k->pid, k->starttime) & m;
+
+	while (x->slot[h])
+		h = (h + 1) & m;
+	x->slot[h] = (uint32_t)i + 1;
+}
+
+static int
+kidx_rebuild(struct kidx *x, const void *base, size_t stride, size_t n)
+{
+	size_t cap = 64, i;
+	uint32_t *ns;
+
+	while (cap < 2 * (n + 1))
+		cap <<= 1;
+	if (cap != x->cap) {
+		if ((ns = realloc(x->slot, cap * sizeof(*ns))) == NULL) {
+			x->cap = 0; /* every lookup misses until a rebuild */
+			return -ENOMEM;
+		}
+		x->slot = ns;
+		x->cap = cap;
+	}
+	memset(x->slot, 0, x->cap * sizeof(*x->slot));
+	for (i = 0; i < n; i++)
+		kidx_put(x, base, stride, i);
+	return 0;
+}
+
+/* Position of (pid, starttime), or -1. */
+static long
+kidx_find(const struct kidx *x, const void *base, size_t stride,
+    int32_t pid, uint64_t starttime)
+{
+	size_t m, h;
+
+	if (x->cap == 0)
+		return -1;
+	m = x->cap - 1;
+	for (h = khash(pid, starttime) & m; x->slot[h]; h = (h + 1) & m) {
+		const struct tkey *k = key_at(base, stride, x->slot[h] - 1);
+
+		if (k->pid == pid && k->starttime == starttime)
+			return (long)x->slot[h] - 1;
+	}
+	return -1;
+}
+
+/* Entry n − 1 was just appended. */
+static int
+kidx_added(struct kidx *x, const void *base, size_t stride, size_t n)
+{
+	if (x->cap < 2 * (n + 1))
+		return kidx_rebuild(x, base, stride, n);
+	kidx_put(x, base, stride, n - 1);
+	return 0;
+}
+
+struct track {
+	struct tkey k;
 	int64_t seen_ns; /* mono end of the last window it was in */
 	unsigned n, head; /* ring of samples */
 	int64_t t[HP_HIST];
@@ -499,11 +589,11 @@ struct track {
 struct rule_state {
 	struct track *tr;
 	size_t ntr, cap;
+	struct kidx idx;
 };
 
 struct name_ent {
-	int32_t pid;
-	uint64_t starttime;
+	struct tkey k;
 	int64_t seen_ns;
 	char wname[VITALS_NAME_LEN]; /* the window's name when read */
 	char name[HP_NAME_MAX];	     /* "" when the read failed */
@@ -515,6 +605,7 @@ struct hp_rules {
 	struct rule_state *rs;
 	struct name_ent *names;
 	size_t nnames, ncap;
+	struct kidx nidx;
 	struct hp_rule_stats st;
 };
 
@@ -544,8 +635,11 @@ hp_rules_free(struct hp_rules *hr)
 
 	if (hr == NULL)
 		return NULL;
-	for (i = 0; hr->rs && i < hr->n; i++)
+	for (i = 0; hr->rs && i < hr->n; i++) {
 		free(hr->rs[i].tr);
+		free(hr->rs[i].idx.slot);
+	}
+	free(hr->nidx.slot);
 	free(hr->rs);
 	free(hr->rules);
 	free(hr->names);
@@ -566,14 +660,12 @@ task_name(struct hp_rules *hr, const struct window *w,
     const struct window_task *t, const struct hp_eval_ctx *ctx)
 {
 	struct name_ent *e = NULL;
-	size_t i;
+	long i;
 
-	for (i = 0; i < hr->nnames; i++)
-		if (hr->names[i].pid == t->id &&
-		    hr->names[i].starttime == t->starttime) {
-			e = &hr->names[i];
-			break;
-		}
+	i = kidx_find(&hr->nidx, hr->names, sizeof(*hr->names), t->id,
+	    t->starttime);
+	if (i >= 0)
+		e = &hr->names[i];
 	if (e == NULL) {
 		if (hr->nnames == hr->ncap) {
 			size_t cap = hr->ncap ? hr->ncap * 2 : 256;
@@ -587,9 +679,14 @@ task_name(struct hp_rules *hr, const struct window *w,
 		}
 		e = &hr->names[hr->nnames++];
 		memset(e, 0, sizeof(*e));
-		e->pid = t->id;
-		e->starttime = t->starttime;
+		e->k.pid = t->id;
+		e->k.starttime = t->starttime;
 		e->wname[0] = '\x01'; /* never equal: read below */
+		if (kidx_added(&hr->nidx, hr->names, sizeof(*hr->names),
+		    hr->nnames) < 0) {
+			hr->nnames--;
+			return NULL;
+		}
 	}
 	e->seen_ns = w->mono_end_ns;
 	if (strcmp(e->wname, t->name) != 0) {
@@ -611,7 +708,7 @@ task_name(struct hp_rules *hr, const struct window *w,
 static void
 prune_names(struct hp_rules *hr, int64_t now_ns)
 {
-	size_t i = 0;
+	size_t i = 0, n = hr->nnames;
 
 	while (i < hr->nnames) {
 		if (now_ns - hr->names[i].seen_ns > HP_NAME_KEEP_NS)
@@ -619,18 +716,22 @@ prune_names(struct hp_rules *hr, int64_t now_ns)
 		else
 			i++;
 	}
+	/* on failure the index is dropped: every lookup misses, names are
+	 * read again */
+	if (hr->nnames != n && kidx_rebuild(&hr->nidx, hr->names,
+	    sizeof(*hr->names), hr->nnames) < 0)
+		hr->nnames = 0;
 }
 
 static struct track *
 track_get(struct hp_rules *hr, struct rule_state *rs,
     const struct window_task *t)
 {
-	size_t i;
+	long i;
 
-	for (i = 0; i < rs->ntr; i++)
-		if (rs->tr[i].pid == t->id &&
-		    rs->tr[i].starttime == t->starttime)
-			return &rs->tr[i];
+	if ((i = kidx_find(&rs->idx, rs->tr, sizeof(*rs->tr), t->id,
+	    t->starttime)) >= 0)
+		return &rs->tr[i];
 	if (rs->ntr == rs->cap) {
 		size_t cap = rs->cap ? rs->cap * 2 : 16;
 		struct track *nt;
@@ -644,15 +745,19 @@ track_get(struct hp_rules *hr, struct rule_state *rs,
 		rs->cap = cap;
 	}
 	memset(&rs->tr[rs->ntr], 0, sizeof(rs->tr[0]));
-	rs->tr[rs->ntr].pid = t->id;
-	rs->tr[rs->ntr].starttime = t->starttime;
+	rs->tr[rs->ntr].k.pid = t->id;
+	rs->tr[rs->ntr].k.starttime = t->starttime;
+	if (kidx_added(&rs->idx, rs->tr, sizeof(*rs->tr), rs->ntr + 1) < 0) {
+		hr->st.tracked_dropped++;
+		return NULL;
+	}
 	return &rs->tr[rs->ntr++];
 }
 
 static void
 prune_tracks(struct rule_state *rs, int64_t now_ns, int64_t keep_ns)
 {
-	size_t i = 0;
+	size_t i = 0, n = rs->ntr;
 
 	while (i < rs->ntr) {
 		if (now_ns - rs->tr[i].seen_ns > keep_ns)
@@ -660,6 +765,10 @@ prune_tracks(struct rule_state *rs, int64_t now_ns, int64_t keep_ns)
 		else
 			i++;
 	}
+	/* on failure every sample is dropped: growth starts over */
+	if (rs->ntr != n && kidx_rebuild(&rs->idx, rs->tr, sizeof(*rs->tr),
+	    rs->ntr) < 0)
+		rs->ntr = 0;
 }
 
 /* Add a sample; the growth over the span: newest − lowest in the span. */
