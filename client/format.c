@@ -729,6 +729,7 @@ fmt_health(struct sbuf *o, const Vitals__Health *h, const struct fmt_ctx *c)
 	} else {
 		sbuf_puts(o, "Control: n/a\n");
 	}
+	fmt_hp_health(o, h->heapprofd); /* issue 8 */
 }
 
 void

@@ -39,6 +39,9 @@ config_init(struct config *cfg)
 	cfg->gpumem_map = strdup(VITALS_GPUMEM_MAP);
 	cfg->gpumem_load = GPUMEM_LOAD_AUTO;
 	cfg->gpumem_attach_s = VITALS_GPUMEM_ATTACH_S;
+	/* heapprofd triggers (issue 8); config_check reports a failure */
+	if ((cfg->hp = calloc(1, sizeof(*cfg->hp))) != NULL)
+		hp_settings_init(cfg->hp);
 }
 
 void
@@ -50,6 +53,8 @@ config_release(struct config *cfg)
 	free(cfg->sys_root);
 	free(cfg->bpffs);
 	free(cfg->gpumem_map);
+	hp_settings_release(cfg->hp);
+	free(cfg->hp);
 	memset(cfg, 0, sizeof(*cfg));
 }
 
@@ -298,6 +303,9 @@ config_set(struct config *cfg, const char *key, const char *value)
 	}
 	if (!strcmp(key, "gpumem_attach_s"))
 		return set_uint(&cfg->gpumem_attach_s, value, 0, 3600);
+	/* heapprofd_* keys (issue 8, hp_rules.c) */
+	if (!strncmp(key, "heapprofd_", 10))
+		return cfg->hp ? hp_settings_set(cfg->hp, key, value) : -ENOMEM;
 	return config_set_control(cfg, key, value);
 }
 
@@ -405,6 +413,10 @@ config_check(const struct config *cfg, char *err, size_t errsz)
 		    CONFIG_PIPELINE, (unsigned long long)CONFIG_PIPELINE *
 		    ((unsigned long long)cfg->max_frame + 4));
 		return -ERANGE;
+	}
+	if (cfg->hp == NULL) {
+		snprintf(err, errsz, "out of memory (heapprofd settings)");
+		return -ENOMEM;
 	}
 	if (cfg->state_dir == NULL || cfg->proc_root == NULL ||
 	    cfg->sys_root == NULL || cfg->bpffs == NULL) {

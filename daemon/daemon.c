@@ -38,6 +38,7 @@ struct vitalsd {
 	bool bpf_warned;	/* a failed drain was logged */
 	struct gpumem *gm;	/* GPU memory map reader (gpumem.c) */
 	unsigned gm_why;	/* the state last logged */
+	struct heapprofd *hp;	/* heapprofd triggers (issue 8) */
 };
 
 static void gpumem_sample(struct vitalsd *d, int64_t mono_ns);
@@ -88,6 +89,9 @@ window_log_cb(const struct window *w, void *arg)
 	if (b.p)
 		log_info("%s", b.p);
 	vbuf_release(&b);
+	/* heapprofd rules look at every closed window (issue 8) */
+	if (d->hp)
+		heapprofd_window(d->hp, w);
 }
 
 static void
@@ -154,6 +158,12 @@ vitalsd_burst(struct vitalsd *d, unsigned duration_ms)
 	}
 	log_info("burst sampling every %u ms for %u ms",
 	    VITALS_BURST_INTERVAL_MS, duration_ms);
+}
+
+struct heapprofd *
+vitalsd_heapprofd(struct vitalsd *d)
+{
+	return d ? d->hp : NULL;
 }
 
 void
@@ -412,6 +422,33 @@ bpf_close_cb(struct window *w, void *arg)
 	}
 }
 
+/*
+ * GPU memory of one process instance at a window's end, summed over its
+ * GPUs, for heapprofd's gpu_growth rules. Stale pairs are nobody's.
+ */
+static int
+window_gpu_bytes(void *arg, const struct window *w, int32_t pid,
+    uint64_t starttime, uint64_t *bytes)
+{
+	uint64_t sum = 0;
+	bool seen = false;
+	size_t i;
+
+	(void)arg;
+	for (i = 0; i < w->n_gpu; i++) {
+		const struct window_gpu_proc *p = &w->gpu[i];
+
+		if (p->pid != pid || p->stale || p->starttime != starttime)
+			continue;
+		sum += p->bytes;
+		seen = true;
+	}
+	if (!seen)
+		return -ENOENT;
+	*bytes = sum;
+	return 0;
+}
+
 int
 vitalsd_setup(const struct config *cfg, bool foreground,
     struct vitalsd **ret)
@@ -488,6 +525,12 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 		}
 	}
 	signal(SIGPIPE, SIG_IGN);
+	/* heapprofd sessions (issue 8): closes what a restart left open */
+	if ((r = heapprofd_new(d->base, cfg, d->store, &d->hp)) < 0) {
+		log_warnx("heapprofd: %s", strerror(-r));
+		goto fail;
+	}
+	heapprofd_set_gpu(d->hp, window_gpu_bytes, NULL);
 	/* The socket is made (or adopted) here, while privileged. */
 	if ((r = control_new(d->base, cfg, d, d->store, &d->ctl)) < 0)
 		goto fail;
@@ -545,6 +588,7 @@ vitalsd_free(struct vitalsd *d)
 	if (d->bpf_stats_fd >= 0)
 		close(d->bpf_stats_fd);
 	control_free(d->ctl);
+	heapprofd_free(d->hp);
 	writer_stop(d->wr, 0);
 	store_close(d->store);
 	collector_free(d->col);

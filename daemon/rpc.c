@@ -413,6 +413,8 @@ pb_health(struct rpc_arena *a, const struct rpc_ctx *ctx)
 		gpumem_get_state(info->gpumem, &gs);
 		TRY(m->gpu_mem = rpc_pb_gpumem_state(a, &gs));
 	}
+	/* issue 8: NULL without a daemon (unit tests) */
+	m->heapprofd = rpc_pb_hp_health(a, ctx);
 	return m;
 }
 
@@ -686,6 +688,11 @@ dispatch(const struct rpc_ctx *ctx, enum control_role role,
 		return answer_dump(ctx, req->id, req->dump, res);
 	case VITALS__REQUEST__OP_GPU_MEM:
 		return answer_gpumem(ctx, req, res);
+	/* heapprofd sessions (issue 8, rpc_hp.c) */
+	case VITALS__REQUEST__OP_HEAPPROFD_START:
+	case VITALS__REQUEST__OP_HEAPPROFD_LIST:
+	case VITALS__REQUEST__OP_HEAPPROFD_CANCEL:
+		return rpc_hp_dispatch(ctx, role, req, res);
 	default:
 		return answer_error(res, req->id, RPC_BAD_REQUEST,
 		    "no operation, or one this daemon does not know");

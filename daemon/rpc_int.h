@@ -65,5 +65,10 @@ Vitals__GpuMemState *rpc_pb_gpumem_state(struct rpc_arena *a,
     const struct window_gpumem *g);
 Vitals__GpuProc *rpc_pb_gpu_proc(struct rpc_arena *a,
     const struct window_gpu_proc *p, const struct gpumem_span *sp);
+/* rpc_hp.c: heapprofd operations (issue 8) */
+int rpc_hp_dispatch(const struct rpc_ctx *ctx, enum control_role role,
+    const Vitals__Request *req, struct rpc_result *res);
+Vitals__HeapprofdHealth *rpc_pb_hp_health(struct rpc_arena *a,
+    const struct rpc_ctx *ctx);
 
 #endif /* VITALSD_RPC_INT_H */

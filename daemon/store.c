@@ -150,9 +150,28 @@ static const char schema_v4[] =
 /* v5: ftrace (issue 7). Reserved: empty until that lands. */
 static const char schema_v5[] = "";
 
-/* v6: heapprofd sessions and budgets (issue 8). Reserved: empty until
- * that lands. */
-static const char schema_v6[] = "";
+/*
+ * v6: heapprofd sessions (issue 8, store_heapprofd.c): one row per request
+ * that was started or refused; the started ones are the budget records
+ * (start_wall_ns, target_key), so a restart neither resets nor forgets a
+ * budget. Retention of windows does not touch them.
+ */
+static const char schema_v6[] =
+	"CREATE TABLE hp_session ("
+	" id INTEGER PRIMARY KEY,"
+	" created_wall_ns INTEGER NOT NULL,"
+	" by_rule INTEGER NOT NULL, rule TEXT, caller_uid INTEGER,"
+	" target TEXT NOT NULL, target_key TEXT NOT NULL,"
+	" params TEXT NOT NULL,"
+	" started INTEGER NOT NULL,"
+	" start_wall_ns INTEGER, end_wall_ns INTEGER,"
+	" child_pid INTEGER, child_starttime INTEGER,"
+	" outcome TEXT NOT NULL, refusal INTEGER NOT NULL,"
+	" message TEXT NOT NULL,"
+	" exit_status INTEGER, term_signal INTEGER,"
+	" output_path TEXT, output_bytes INTEGER);"
+	"CREATE INDEX hp_session_start ON hp_session (started, start_wall_ns);"
+	"CREATE INDEX hp_session_outcome ON hp_session (outcome);";
 
 /* v7: working-set monitor (issue 10). Reserved: empty until that lands. */
 static const char schema_v7[] = "";
