@@ -46,6 +46,8 @@ config_release(struct config *cfg)
 	free(cfg->proc_root);
 	free(cfg->sys_root);
 	free(cfg->bpffs);
+	free(cfg->user);
+	free(cfg->groups);
 	memset(cfg, 0, sizeof(*cfg));
 }
 
@@ -220,6 +222,43 @@ word_value(const char *value, const struct word *w)
 	return -EINVAL;
 }
 
+/* Keys of the privilege drop (privs.c, doc/privileges.md). */
+static const struct word seccomp_words[] = { { "off", PRIVS_SECCOMP_OFF },
+	{ "on", PRIVS_SECCOMP_ON }, { "log", PRIVS_SECCOMP_LOG },
+	{ NULL, 0 } };
+
+static int
+config_set_privs(struct config *cfg, const char *key, const char *value)
+{
+	int r;
+
+	if (!strcmp(key, "user")) {
+		if (!strcmp(value, "none")) {
+			free(cfg->user);
+			cfg->user = NULL;
+			return 0;
+		}
+		return set_str(&cfg->user, value);
+	}
+	if (!strcmp(key, "group")) {
+		if (!strcmp(value, "none")) {
+			free(cfg->groups);
+			cfg->groups = NULL;
+			return 0;
+		}
+		return set_str(&cfg->groups, value);
+	}
+	if (!strcmp(key, "capabilities"))
+		return privs_cap_parse(value, &cfg->keep_caps);
+	if (!strcmp(key, "seccomp")) {
+		if ((r = word_value(value, seccomp_words)) < 0)
+			return r;
+		cfg->seccomp = (unsigned)r;
+		return 0;
+	}
+	return -ENOENT;
+}
+
 /* -EINVAL: bad value; -ERANGE: out of bounds; -ENOENT: unknown key. */
 int
 config_set(struct config *cfg, const char *key, const char *value)
@@ -281,6 +320,8 @@ config_set(struct config *cfg, const char *key, const char *value)
 		cfg->threads = r;
 		return 0;
 	}
+	if ((r = config_set_privs(cfg, key, value)) != -ENOENT)
+		return r;
 	return config_set_control(cfg, key, value);
 }
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* vitalsd: parse options and config, set up, (later: drop privileges), loop. */
+/* vitalsd: parse options and config, set up, drop privileges, loop. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
@@ -16,7 +16,9 @@ usage(int status)
 	    "               [--interval-ms N] [--window-s N] [--threads MODE]\n"
 	    "               [--proc-root DIR] [--sys-root DIR]\n"
 	    "               [--scanner auto|bpf|procfs]\n"
-	    "               [--bpffs DIR] [--bpf-load auto|pinned-only|off]\n");
+	    "               [--bpffs DIR] [--bpf-load auto|pinned-only|off]\n"
+	    "               [--user NAME] [--group NAME,...]\n"
+	    "               [--capabilities CAP,...] [--seccomp on|off|log]\n");
 	exit(status);
 }
 
@@ -39,14 +41,22 @@ main(int argc, char *argv[])
 		{ "scanner", required_argument, NULL, 8 },
 		{ "bpffs", required_argument, NULL, 9 },
 		{ "bpf-load", required_argument, NULL, 10 },
+		/* privileges (privs.c) */
+		{ "user", required_argument, NULL, 11 },
+		{ "group", required_argument, NULL, 12 },
+		{ "capabilities", required_argument, NULL, 13 },
+		{ "seccomp", required_argument, NULL, 14 },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *const keys[] = { NULL, "state_dir", "socket",
 		"interval_ms", "window_s", "proc_root", "sys_root", "threads",
-		"scanner", "bpffs", "bpf_load" };
+		"scanner", "bpffs", "bpf_load", "user", "group", "capabilities",
+		"seccomp" };
 	const char *conffile = NULL, *set_key[16], *set_val[16];
 	bool foreground = false, checkonly = false;
 	int ch, nset = 0, verbose = 0, i, r;
+	struct privs_state pst;
+	struct privs_req privs;
 	struct vitalsd *d;
 	struct config cfg;
 	char err[512];
@@ -68,7 +78,7 @@ main(int argc, char *argv[])
 		case 'h':
 			usage(0);
 		case 1: case 2: case 3: case 4: case 5: case 6: case 7:
-		case 8: case 9: case 10:
+		case 8: case 9: case 10: case 11: case 12: case 13: case 14:
 			if (nset == (int)(sizeof(set_key) / sizeof(set_key[0])))
 				usage(1);
 			set_key[nset] = keys[ch];
@@ -94,6 +104,9 @@ main(int argc, char *argv[])
 	cfg.verbose = verbose;
 	if (config_check(&cfg, err, sizeof(err)) < 0)
 		fatalx("configuration: %s", err);
+	if (privs_resolve(cfg.user, cfg.groups, cfg.keep_caps, cfg.seccomp,
+	    &privs, err, sizeof(err)) < 0)
+		fatalx("configuration: %s", err);
 	if (checkonly) {
 		fprintf(stderr, "configuration OK\n");
 		config_release(&cfg);
@@ -117,7 +130,15 @@ main(int argc, char *argv[])
 	}
 	if ((r = vitalsd_setup(&cfg, foreground, &d)) < 0)
 		fatalx("setup failed: %s", strerror(-r));
-	/* Privileges are dropped here once setup needs none after it. */
+	/* Setup needs no privilege after this; the files it made become
+	 * the service user's, then the drop (doc/privileges.md). */
+	privs.need_bpf = vitalsd_uses_bpf(d);
+	if ((r = privs_own_state(&privs, cfg.state_dir, cfg.socket_path)) < 0)
+		fatalx("privileges: state directory %s: %s", cfg.state_dir,
+		    strerror(-r));
+	if (privs_drop(&privs, &pst) < 0)
+		fatalx("privileges: not dropped, not running");
+	privs_log(&pst);
 	r = vitalsd_run(d);
 	vitalsd_free(d);
 	config_release(&cfg);

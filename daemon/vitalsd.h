@@ -677,6 +677,11 @@ struct config {
 	char *bpffs;		  /* pin directory (bpf_sched.c) */
 	unsigned bpf_load;	  /* enum vbpf_load */
 	bool bpf_stats;		  /* kernel BPF run-time statistics */
+	/* privileges after setup (privs.c, doc/privileges.md) */
+	char *user;		  /* service user; NULL: no drop */
+	char *groups;		  /* its supplementary groups */
+	uint64_t keep_caps;	  /* capabilities kept (bit = CAP_*) */
+	unsigned seccomp;	  /* enum privs_seccomp */
 };
 
 void config_init(struct config *cfg);
@@ -1050,5 +1055,64 @@ int bpf_sched_unpin(const char *bpffs);
 typedef void (*window_close_hook)(struct window *w, void *arg);
 void collector_set_close_hook(struct collector *c, window_close_hook fn,
     void *arg);
+
+/* ---------------------------------------------------------------- privs.c */
+
+#define VITALS_PRIVS_GROUPS 16 /* supplementary groups of the service user */
+#define VITALS_CAP_MAX 64      /* capability numbers fit a uint64_t mask */
+
+/* What the privilege drop is asked to do (config keys user, group,
+ * capabilities, seccomp), with names resolved by privs_resolve(). */
+struct privs_req {
+	bool drop;		/* a user is configured */
+	uint32_t uid, gid;	/* the user's, and its primary group */
+	uint32_t ngroups;
+	uint32_t groups[VITALS_PRIVS_GROUPS]; /* supplementary */
+	uint64_t keep;		/* capabilities to keep (bit = CAP_*) */
+	unsigned seccomp;	/* enum privs_seccomp */
+	bool need_bpf;		/* BPF fds are in use after the drop */
+	char user[64];		/* for the log: the name given */
+};
+
+enum privs_seccomp {
+	PRIVS_SECCOMP_OFF,
+	PRIVS_SECCOMP_ON,  /* any other syscall fails with EPERM */
+	PRIVS_SECCOMP_LOG, /* any other syscall is allowed and logged */
+};
+
+/* The privileges the daemon runs with, as verified after the drop
+ * (Health.privileges). */
+struct privs_state {
+	bool dropped;	   /* the drop ran (a user is configured) */
+	bool verified;	   /* every check after it held */
+	uint32_t uid, gid; /* real = effective = saved */
+	uint32_t ngroups;
+	uint32_t groups[VITALS_PRIVS_GROUPS];
+	uint64_t cap_eff, cap_prm, cap_inh, cap_bnd, cap_amb;
+	uint64_t cap_auto; /* kept because the kernel needs it (bpf()) */
+	bool no_new_privs;
+	unsigned seccomp;  /* enum privs_seccomp in force */
+	uint32_t seccomp_rules; /* syscalls the filter allows */
+	char user[64];
+};
+
+int privs_cap_parse(const char *s, uint64_t *ret);
+const char *privs_cap_name(unsigned cap);
+int privs_cap_format(uint64_t mask, char *buf, size_t bufsz);
+const char *privs_seccomp_name(unsigned mode);
+int privs_resolve(const char *user, const char *groups, uint64_t keep,
+    unsigned seccomp, struct privs_req *ret, char *err, size_t errsz);
+int privs_own_state(const struct privs_req *req, const char *state_dir,
+    const char *socket_path);
+int privs_drop(const struct privs_req *req, struct privs_state *ret);
+int privs_read(struct privs_state *ret);
+void privs_get(struct privs_state *ret);
+void privs_log(const struct privs_state *st);
+/* daemon.c, for the drop */
+bool vitalsd_uses_bpf(struct vitalsd *d);
+
+/* seccomp.c: the daemon's syscall allowlist (classic BPF) */
+int seccomp_install(unsigned mode, uint32_t *ret_rules);
+size_t seccomp_syscalls(const char *const **ret_names);
 
 #endif /* VITALSD_H */
