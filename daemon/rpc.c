@@ -406,6 +406,7 @@ pb_health(struct rpc_arena *a, const struct rpc_ctx *ctx)
 	m->interval_ms = info->interval_ms;
 	m->burst_until_mono_ns = info->burst_until_ns;
 	m->uptime_ns = (uint64_t)(info->uptime_ns > 0 ? info->uptime_ns : 0);
+	TRY(m->privileges = rpc_pb_privileges(a, info->last));
 	return m;
 }
 

@@ -278,6 +278,10 @@ struct window_health {
 	uint32_t scanner_why; /* enum scanner_why: why not BPF, 0 when it is */
 	uint32_t scanner_err; /* errno behind scanner_why or the last failure */
 	uint32_t iter_failed; /* iterator reads that failed; /proc stood in */
+	/* processes a hiding procfs kept from the last scan (proc_hidden.c);
+	 * in memory only, not in the store (Health.privileges) */
+	uint32_t unseen_state; /* enum unseen_state */
+	uint32_t procs_unseen; /* valid when unseen_state is UNSEEN_COUNTED */
 };
 
 /*
@@ -1114,5 +1118,21 @@ bool vitalsd_uses_bpf(struct vitalsd *d);
 /* seccomp.c: the daemon's syscall allowlist (classic BPF) */
 int seccomp_install(unsigned mode, uint32_t *ret_rules);
 size_t seccomp_syscalls(const char *const **ret_names);
+
+/* proc_hidden.c: processes a hidepid procfs kept from the scan */
+enum unseen_state {
+	UNSEEN_NOT_REPORTED, /* not known (a stored window, no scan) */
+	UNSEEN_NONE_HIDDEN,  /* the mount hides nothing, or BPF is the source */
+	UNSEEN_COUNTED,	     /* procs_unseen holds the count */
+	UNSEEN_UNKNOWN,	     /* the mount hides, no cgroup list to count by */
+};
+
+const char *unseen_state_name(unsigned st);
+int prochidden_detect(int procfd, bool *ret_hiding);
+int prochidden_cgroup_open(const char *sys_root);
+int prochidden_count(int cgfd, int procfd,
+    bool (*seen)(int32_t pid, void *arg), void *arg, uint32_t *ret_unseen);
+/* proc_scan.c: count at every window close when the mount hides */
+int procscan_watch_hidden(struct procscan *ps, const char *sys_root);
 
 #endif /* VITALSD_H */
