@@ -69,8 +69,11 @@ cap_lookup(const char *s, size_t len)
 	for (i = 0; i < len; i++)
 		name[i] = (char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] + 32 : s[i]);
 	name[len] = '\0';
-	if (parse_uint(name, VITALS_CAP_MAX - 1, &v) == 0)
-		return (int)v;
+	if (strspn(name, "0123456789") == len) {
+		int r = parse_uint(name, VITALS_CAP_MAX - 1, &v);
+
+		return r < 0 ? r : (int)v;
+	}
 	s = strncmp(name, "cap_", 4) == 0 ? name + 4 : name;
 	for (i = 0; i < NCAP_NAMES; i++)
 		if (!strcmp(s, cap_names[i]))

@@ -16,6 +16,7 @@
  * how a spawning feature is served).
  */
 #include <errno.h>
+#include <sched.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -66,13 +67,11 @@ static const struct {
 	/* memory: malloc, SQLite's page cache, thread stacks */
 	SC(mmap), SC(munmap), SC(mremap), SC(mprotect), SC(madvise),
 	SC(brk),
-	/* threads (store writer, query thread) and their locks */
-	SC(clone), SC(futex), SC(set_robust_list), SC(get_robust_list),
+	/* threads (store writer, query thread) and their locks; clone
+	 * itself is in allowed_if: threads only */
+	SC(futex), SC(set_robust_list), SC(get_robust_list),
 	SC(set_tid_address), SC(sched_yield), SC(exit), SC(exit_group),
 	SC(gettid), SC(tgkill), SC(sched_getaffinity), SC(membarrier),
-#ifdef __NR_clone3
-	SC(clone3),
-#endif
 #ifdef __NR_rseq
 	SC(rseq),
 #endif
@@ -112,19 +111,23 @@ static const struct {
 };
 #undef SC
 
-/* Allowed with an argument check (low 32 bits of one argument). */
+/* Allowed with an argument check on the low 32 bits of one argument:
+ * equal to value, or (mask) with every bit of value set. */
 static const struct {
 	const char *name;
 	long nr;
 	unsigned arg;
 	uint32_t value;
+	bool mask;
 } allowed_if[] = {
+	/* threads, never processes: the daemon does not fork */
+	{ "clone(CLONE_THREAD)", __NR_clone, 0, CLONE_THREAD, true },
 	/* only signal 0: does a pid exist (the hidden-process count) */
-	{ "kill(sig 0)", __NR_kill, 1, 0 },
+	{ "kill(sig 0)", __NR_kill, 1, 0, false },
 	/* only AF_UNIX: syslog reconnects to /dev/log */
-	{ "socket(AF_UNIX)", __NR_socket, 0, AF_UNIX },
+	{ "socket(AF_UNIX)", __NR_socket, 0, AF_UNIX, false },
 	/* only FIONREAD: libevent sizes its socket reads */
-	{ "ioctl(FIONREAD)", __NR_ioctl, 1, FIONREAD },
+	{ "ioctl(FIONREAD)", __NR_ioctl, 1, FIONREAD, false },
 };
 
 #define NALLOWED (sizeof(allowed) / sizeof(allowed[0]))
@@ -154,7 +157,7 @@ int
 seccomp_install(unsigned mode, uint32_t *ret_rules)
 {
 #ifdef SECCOMP_ARCH
-	size_t n = 0, i, cap = 8 + 2 * NALLOWED + 5 * NALLOWED_IF;
+	size_t n = 0, i, cap = 10 + 2 * NALLOWED + 5 * NALLOWED_IF;
 	struct sock_filter *f;
 	struct sock_fprog prog;
 	uint32_t deny;
@@ -189,11 +192,18 @@ seccomp_install(unsigned mode, uint32_t *ret_rules)
 		    (uint32_t)allowed_if[i].nr, 0, 4));
 		EMIT(BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 		    ARG_LO(allowed_if[i].arg)));
-		EMIT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, allowed_if[i].value,
-		    0, 1));
+		EMIT(BPF_JUMP(BPF_JMP | (allowed_if[i].mask ? BPF_JSET :
+		    BPF_JEQ) | BPF_K, allowed_if[i].value, 0, 1));
 		EMIT(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
 		EMIT(BPF_STMT(BPF_RET | BPF_K, deny));
 	}
+#ifdef __NR_clone3
+	/* its flags sit behind a pointer the filter cannot read: ENOSYS
+	 * makes the C library fall back to clone, which is checked */
+	EMIT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone3, 0, 1));
+	EMIT(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO |
+	    (ENOSYS & SECCOMP_RET_DATA)));
+#endif
 	EMIT(BPF_STMT(BPF_RET | BPF_K, deny));
 #undef EMIT
 	prog.len = (unsigned short)n;
