@@ -10,8 +10,9 @@
  * sits in exactly one cgroup of it, and cgroup.procs files are not subject
  * to hidepid. A pid listed there but not by the scan is checked once more:
  * visible in /proc now (born after the scan) is not hidden; kill(pid, 0)
- * failing with ESRCH is gone; anything else (0 or EPERM) exists and was
- * hidden. Only run when the mount hides, once per window.
+ * failing with ESRCH is gone; anything else (0, EPERM, or EACCES from
+ * SELinux) exists and was hidden. Only run when the mount hides, once per
+ * window.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -170,7 +171,8 @@ hidden(const struct walk *wk, int32_t pid)
 	snprintf(name, sizeof(name), "%d", pid);
 	if (faccessat(wk->procfd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
 		return false; /* visible: it started after the scan */
-	return kill(pid, 0) == 0 || errno == EPERM;
+	/* EPERM: another user's; EACCES: SELinux said no (signull) */
+	return kill(pid, 0) == 0 || errno != ESRCH;
 }
 
 static int
