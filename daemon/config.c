@@ -256,6 +256,12 @@ config_set_privs(struct config *cfg, const char *key, const char *value)
 		cfg->seccomp = (unsigned)r;
 		return 0;
 	}
+	if (!strcmp(key, "privhelper")) {
+		if ((r = word_value(value, on_off_words)) < 0)
+			return r;
+		cfg->privhelper = r;
+		return 0;
+	}
 	return -ENOENT;
 }
 

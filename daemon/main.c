@@ -18,7 +18,8 @@ usage(int status)
 	    "               [--scanner auto|bpf|procfs]\n"
 	    "               [--bpffs DIR] [--bpf-load auto|pinned-only|off]\n"
 	    "               [--user NAME] [--group NAME,...]\n"
-	    "               [--capabilities CAP,...] [--seccomp on|off|log]\n");
+	    "               [--capabilities CAP,...] [--seccomp on|off|log]\n"
+	    "               [--privhelper on|off]\n");
 	exit(status);
 }
 
@@ -46,15 +47,17 @@ main(int argc, char *argv[])
 		{ "group", required_argument, NULL, 12 },
 		{ "capabilities", required_argument, NULL, 13 },
 		{ "seccomp", required_argument, NULL, 14 },
+		{ "privhelper", required_argument, NULL, 15 },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *const keys[] = { NULL, "state_dir", "socket",
 		"interval_ms", "window_s", "proc_root", "sys_root", "threads",
 		"scanner", "bpffs", "bpf_load", "user", "group", "capabilities",
-		"seccomp" };
+		"seccomp", "privhelper" };
 	const char *conffile = NULL, *set_key[16], *set_val[16];
 	bool foreground = false, checkonly = false;
 	int ch, nset = 0, verbose = 0, i, r;
+	struct privhelper *helper = NULL;
 	struct privs_state pst;
 	struct privs_req privs;
 	struct vitalsd *d;
@@ -79,6 +82,7 @@ main(int argc, char *argv[])
 			usage(0);
 		case 1: case 2: case 3: case 4: case 5: case 6: case 7:
 		case 8: case 9: case 10: case 11: case 12: case 13: case 14:
+		case 15:
 			if (nset == (int)(sizeof(set_key) / sizeof(set_key[0])))
 				usage(1);
 			set_key[nset] = keys[ch];
@@ -128,6 +132,19 @@ main(int argc, char *argv[])
 		}
 		log_init(false, verbose, "vitalsd");
 	}
+	/* The helper is forked while this process has one thread and all
+	 * its privileges (privhelper.c). */
+	if (cfg.privhelper) {
+		char tracefs[4096];
+
+		snprintf(tracefs, sizeof(tracefs), "%s/kernel/tracing",
+		    cfg.sys_root);
+		if ((r = privhelper_start(cfg.proc_root, cfg.sys_root, tracefs,
+		    &helper)) < 0)
+			fatalx("privileged helper: %s", strerror(-r));
+		privhelper_set(helper);
+		log_info("privileged helper: pid %d", (int)privhelper_pid(helper));
+	}
 	if ((r = vitalsd_setup(&cfg, foreground, &d)) < 0)
 		fatalx("setup failed: %s", strerror(-r));
 	/* Setup needs no privilege after this; the files it made become
@@ -141,6 +158,8 @@ main(int argc, char *argv[])
 	privs_log(&pst);
 	r = vitalsd_run(d);
 	vitalsd_free(d);
+	privhelper_set(NULL);
+	privhelper_stop(helper);
 	config_release(&cfg);
 	log_info("stopped");
 	return r < 0 ? 1 : 0;

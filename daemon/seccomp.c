@@ -72,6 +72,8 @@ static const struct {
 	SC(futex), SC(set_robust_list), SC(get_robust_list),
 	SC(set_tid_address), SC(sched_yield), SC(exit), SC(exit_group),
 	SC(gettid), SC(tgkill), SC(sched_getaffinity), SC(membarrier),
+	/* reaping the privileged helper (privhelper.c) */
+	SC(wait4), SC(waitid),
 #ifdef __NR_rseq
 	SC(rseq),
 #endif

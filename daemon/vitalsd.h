@@ -686,6 +686,7 @@ struct config {
 	char *groups;		  /* its supplementary groups */
 	uint64_t keep_caps;	  /* capabilities kept (bit = CAP_*) */
 	unsigned seccomp;	  /* enum privs_seccomp */
+	bool privhelper;	  /* fork the privileged helper */
 };
 
 void config_init(struct config *cfg);
@@ -1118,6 +1119,30 @@ bool vitalsd_uses_bpf(struct vitalsd *d);
 /* seccomp.c: the daemon's syscall allowlist (classic BPF) */
 int seccomp_install(unsigned mode, uint32_t *ret_rules);
 size_t seccomp_syscalls(const char *const **ret_names);
+
+/* privhelper.c: the privileged helper (doc/privileges.md) */
+enum privhelper_file {
+	PH_FILE_MAPS,	    /* /proc/<pid>/maps, read */
+	PH_FILE_SMAPS,	    /* /proc/<pid>/smaps, read */
+	PH_FILE_PAGEMAP,    /* /proc/<pid>/pagemap, read, with PFNs */
+	PH_FILE_CLEAR_REFS, /* /proc/<pid>/clear_refs, write */
+	PH_FILE__MAX
+};
+
+struct privhelper;
+
+int privhelper_start(const char *proc_root, const char *sys_root,
+    const char *tracefs, struct privhelper **ret);
+struct privhelper *privhelper_stop(struct privhelper *ph);
+pid_t privhelper_pid(const struct privhelper *ph);
+int privhelper_open(struct privhelper *ph, int32_t pid, uint64_t starttime,
+    enum privhelper_file which, int *ret_fd);
+int privhelper_page_idle(struct privhelper *ph, int *ret_fd);
+int privhelper_rmdir_instance(struct privhelper *ph, const char *name);
+void privhelper_set(struct privhelper *ph);
+struct privhelper *privhelper_get(void);
+int privhelper_raw(struct privhelper *ph, const void *buf, size_t len);
+size_t privhelper_req_size(void);
 
 /* proc_hidden.c: processes a hidepid procfs kept from the scan */
 enum unseen_state {

@@ -544,6 +544,172 @@ START_TEST(test_seccomp_refuses)
 }
 END_TEST
 
+/* ------------------------------------------------- privileged helper */
+
+struct ph_arg {
+	pid_t other;
+	uint64_t other_start;
+	const char *instance; /* a tracefs instance name to remove */
+};
+
+/* "Key:\t<hex>" of /proc/<pid>/status as a number */
+static uint64_t
+status_hex(pid_t pid, const char *key)
+{
+	char path[64], line[256];
+	uint64_t v = UINT64_MAX;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return v;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, strlen(key)) &&
+		    line[strlen(key)] == ':')
+			v = strtoull(line + strlen(key) + 1, NULL, 16);
+	fclose(f);
+	return v;
+}
+
+static void
+helper_child(int wfd, void *arg)
+{
+	struct ph_arg *a = arg;
+	struct privhelper *ph;
+	struct privs_req rq;
+	char user[16], path[64], buf[4096], raw[512];
+	uint64_t ent, pfn = 0;
+	unsigned long lo = 0, hi = 0;
+	int fd, mfd, r;
+	ssize_t n;
+	FILE *f;
+
+	CHILD_CHECK(wfd, (r = privhelper_start("/proc", "/sys",
+	    "/sys/kernel/tracing", &ph)) == 0, "start: %s", strerror(-r));
+	snprintf(user, sizeof(user), "%u", test_uid);
+	CHILD_CHECK(wfd, privs_resolve(user, NULL, 0, PRIVS_SECCOMP_ON, &rq,
+	    buf, sizeof(buf)) == 0, "%s", buf);
+	CHILD_CHECK(wfd, privs_drop(&rq, NULL) == 0, "drop");
+
+	/* the helper: root with four capabilities, confined */
+	CHILD_CHECK(wfd, status_hex(privhelper_pid(ph), "CapEff") ==
+	    ((1ull << 21) | (1ull << 19) | (1ull << 1) | (1ull << 2)),
+	    "helper CapEff %llx", (unsigned long long)status_hex(
+	    privhelper_pid(ph), "CapEff"));
+	CHILD_CHECK(wfd, status_hex(privhelper_pid(ph), "CapBnd") ==
+	    ((1ull << 21) | (1ull << 19) | (1ull << 1) | (1ull << 2)),
+	    "helper CapBnd");
+	CHILD_CHECK(wfd, status_hex(privhelper_pid(ph), "Seccomp") == 2,
+	    "helper without seccomp");
+	CHILD_CHECK(wfd, status_hex(privhelper_pid(ph), "NoNewPrivs") == 1,
+	    "helper without no_new_privs");
+
+	/* alone, the dropped process cannot open another user's pagemap */
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)a->other);
+	fd = open(path, O_RDONLY);
+	CHILD_CHECK(wfd, fd < 0 && (errno == EACCES || errno == EPERM),
+	    "pagemap opened without the helper");
+	/* through the helper: maps, and pagemap with PFNs */
+	CHILD_CHECK(wfd, (r = privhelper_open(ph, a->other, a->other_start,
+	    PH_FILE_MAPS, &mfd)) == 0, "maps: %s", strerror(-r));
+	CHILD_CHECK(wfd, (f = fdopen(mfd, "r")) != NULL, "fdopen");
+	while (fgets(buf, sizeof(buf), f))
+		if (strstr(buf, " r-xp ") &&
+		    sscanf(buf, "%lx-%lx", &lo, &hi) == 2)
+			break;
+	fclose(f);
+	CHILD_CHECK(wfd, hi > lo, "no text mapping in maps");
+	CHILD_CHECK(wfd, (r = privhelper_open(ph, a->other, a->other_start,
+	    PH_FILE_PAGEMAP, &fd)) == 0, "pagemap: %s", strerror(-r));
+	for (; lo < hi && pfn == 0; lo += 4096) {
+		n = pread(fd, &ent, sizeof(ent), (off_t)(lo / 4096 * 8));
+		CHILD_CHECK(wfd, n == sizeof(ent), "pagemap read: %s",
+		    strerror(errno));
+		if (ent >> 63)
+			pfn = ent & ((1ull << 55) - 1);
+	}
+	close(fd);
+	CHILD_CHECK(wfd, pfn != 0, "no PFN through the helper's pagemap fd");
+	/* clear_refs: written through the fd */
+	CHILD_CHECK(wfd, (r = privhelper_open(ph, a->other, 0,
+	    PH_FILE_CLEAR_REFS, &fd)) == 0, "clear_refs: %s", strerror(-r));
+	CHILD_CHECK(wfd, write(fd, "1", 1) == 1, "clear_refs write: %s",
+	    strerror(errno));
+	close(fd);
+	/* another instance than the one asked for: refused */
+	CHILD_CHECK(wfd, privhelper_open(ph, a->other, a->other_start + 1,
+	    PH_FILE_PAGEMAP, &fd) == -ESRCH, "a reused pid was not caught");
+	CHILD_CHECK(wfd, privhelper_open(ph, 0, 0, PH_FILE_MAPS, &fd) ==
+	    -EINVAL, "pid 0");
+	CHILD_CHECK(wfd, privhelper_open(ph, a->other, 0, PH_FILE__MAX,
+	    &fd) == -EINVAL, "file out of range");
+	/* page_idle: here or not, the helper says which */
+	r = privhelper_page_idle(ph, &fd);
+	CHILD_CHECK(wfd, r == 0 || (r == -ENOENT &&
+	    access("/sys/kernel/mm/page_idle/bitmap", F_OK) < 0),
+	    "page_idle: %s", strerror(-r));
+	if (r == 0)
+		close(fd);
+	/* tracefs: only a "vitalsd" instance, one path component */
+	CHILD_CHECK(wfd, privhelper_rmdir_instance(ph, "../events") ==
+	    -EINVAL, "../events accepted");
+	CHILD_CHECK(wfd, privhelper_rmdir_instance(ph, "vitalsd/../x") ==
+	    -EINVAL, "a path accepted");
+	CHILD_CHECK(wfd, privhelper_rmdir_instance(ph, "other") == -EINVAL,
+	    "a foreign instance accepted");
+	CHILD_CHECK(wfd, (r = privhelper_rmdir_instance(ph, a->instance)) ==
+	    0, "rmdir %s: %s", a->instance, strerror(-r));
+	/* malformed requests: answered EINVAL, nothing done */
+	memset(raw, 0, sizeof(raw));
+	CHILD_CHECK(wfd, privhelper_raw(ph, raw, 7) == -EINVAL, "short");
+	CHILD_CHECK(wfd, privhelper_raw(ph, raw, privhelper_req_size() + 1) ==
+	    -EINVAL, "long");
+	CHILD_CHECK(wfd, privhelper_raw(ph, raw, privhelper_req_size()) ==
+	    -EINVAL, "no magic");
+	/* still serving after all that */
+	CHILD_CHECK(wfd, privhelper_open(ph, a->other, 0, PH_FILE_MAPS,
+	    &fd) == 0, "helper stopped serving");
+	close(fd);
+	r = privhelper_pid(ph);
+	privhelper_stop(ph);
+	CHILD_CHECK(wfd, kill(r, 0) < 0 && errno == ESRCH,
+	    "helper still there after stop");
+	_exit(0);
+}
+
+START_TEST(test_privhelper)
+{
+	struct ph_arg a = { 0 };
+	char inst[PATH_MAX], name[64], msg[512];
+	struct vbuf b = { 0 };
+	struct pid_stat st;
+	int procfd;
+
+	if (access("/sys/kernel/tracing/instances", F_OK) != 0)
+		(void)mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL);
+	snprintf(name, sizeof(name), "vitalsd-privs-%d", (int)getpid());
+	snprintf(inst, sizeof(inst), "/sys/kernel/tracing/instances/%s", name);
+	ck_assert_msg(mkdir(inst, 0750) == 0, "%s: %s", inst, strerror(errno));
+	a.instance = name;
+	a.other = burner(other_uid);
+	sleep_ms(50);
+	procfd = open("/proc", O_RDONLY | O_DIRECTORY);
+	snprintf(msg, sizeof(msg), "%d/stat", (int)a.other);
+	ck_assert_int_eq(read_at(procfd, msg, &b), 0);
+	ck_assert_int_eq(pidstat_parse(b.p, b.len, &st), 0);
+	a.other_start = st.starttime;
+	vbuf_release(&b);
+	close(procfd);
+
+	in_child(helper_child, &a, msg, sizeof(msg));
+	reap(a.other);
+	if (access(inst, F_OK) == 0) {
+		rmdir(inst);
+		ck_abort_msg("the instance is still there");
+	}
+}
+END_TEST
+
 /* ------------------------------------------------------------ hidepid */
 
 struct scan_result {
@@ -835,7 +1001,8 @@ start_daemon(const char *state, const char *log, enum inherit how, int sfd,
 		    "--socket", sock, "--interval-ms", "200", "--window-s", "1",
 		    "--user", user, "--group", grp, "--seccomp", seccomp,
 		    "--bpffs", bpf_dir[0] ? bpf_dir : "/nonexistent",
-		    "--bpf-load", bpf_dir[0] ? "auto" : "off", (char *)NULL);
+		    "--bpf-load", bpf_dir[0] ? "auto" : "off",
+		    "--privhelper", "on", (char *)NULL);
 		_exit(127);
 	}
 	for (i = 0; i < 150; i++) {
@@ -1064,7 +1231,23 @@ daemon_run(enum inherit how, const char *seccomp)
 	/* still sampling every process */
 	assert_sees(rb, ob);
 	sleep_ms(1500); /* a few more windows drained after the drop */
-	stop_daemon(pid);
+	{
+		/* the helper: up while the daemon is, reaped when it stops */
+		char line[512];
+		FILE *f = fopen(log, "r");
+		int hp = -1;
+
+		ck_assert_ptr_nonnull(f);
+		while (fgets(line, sizeof(line), f))
+			if (strstr(line, "privileged helper: pid "))
+				hp = atoi(strstr(line, "pid ") + 4);
+		fclose(f);
+		ck_assert_int_gt(hp, 0);
+		ck_assert_int_eq(kill(hp, 0), 0);
+		stop_daemon(pid);
+		ck_assert_msg(kill(hp, 0) < 0 && errno == ESRCH,
+		    "helper %d left behind", hp);
+	}
 	reap(rb);
 	reap(ob);
 	/* the files it made are its own; its socket it removed itself */
@@ -1147,6 +1330,7 @@ privs_suite(void)
 	tcase_add_test(tc, test_drop_needs_root);
 	tcase_add_test(tc, test_seccomp_refuses);
 	tcase_add_test(tc, test_hidepid);
+	tcase_add_test(tc, test_privhelper);
 	tcase_add_test(tc, test_daemon_drops);
 	tcase_add_test(tc, test_daemon_drops_android_socket);
 	tcase_add_test(tc, test_daemon_drops_systemd_socket);
