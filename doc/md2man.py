@@ -56,7 +56,8 @@ def cells(row):
         row = row[1:]
     if row.endswith("|"):
         row = row[:-1]
-    return [c.strip() for c in re.split(r"(?<!\\)\|", row)]
+    return [c.strip().replace("\\|", "|")
+            for c in re.split(r"(?<!\\)\|", row)]
 
 
 def is_sep(row):
