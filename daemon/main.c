@@ -150,7 +150,7 @@ main(int argc, char *argv[])
 	/* Setup needs no privilege after this; the files it made become
 	 * the service user's, then the drop (doc/privileges.md). */
 	privs.need_bpf = vitalsd_uses_bpf(d);
-	if ((r = privs_own_state(&privs, cfg.state_dir, cfg.socket_path)) < 0)
+	if ((r = privs_own_state(&privs, cfg.state_dir)) < 0)
 		fatalx("privileges: state directory %s: %s", cfg.state_dir,
 		    strerror(-r));
 	if (privs_drop(&privs, &pst) < 0)

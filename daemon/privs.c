@@ -178,7 +178,7 @@ resolve_group(const char *name, size_t len, uint32_t *ret)
 /*
  * Names to ids, before the setup phase so that a typo stops the start.
  * user: a name from the passwd database (its primary group comes with it)
- * or a number (primary group: the first of groups, else the same number);
+ * or a number (primary group: the same number, as Android's AIDs have it);
  * NULL: no drop. groups: supplementary groups, names or numbers.
  */
 int
@@ -236,11 +236,16 @@ privs_resolve(const char *user, const char *groups, uint64_t keep,
 			    r == -ENOENT ? "no such group" : strerror(-r));
 			return r;
 		}
+		if (rq.groups[rq.ngroups] == 0) {
+			snprintf(err, errsz, "group %.*s is root's", (int)n,
+			    groups);
+			return -EINVAL;
+		}
 		rq.ngroups++;
 		groups += n;
 	}
 	if (!have_gid)
-		rq.gid = rq.ngroups ? rq.groups[0] : rq.uid;
+		rq.gid = rq.uid;
 	if (rq.gid == 0) {
 		snprintf(err, errsz, "user %s has group 0 (root)", user);
 		return -EINVAL;
@@ -268,16 +273,17 @@ own_entry(int dirfd, const char *name, uint32_t uid, uint32_t gid)
 }
 
 /*
- * Before the drop, while still root: the state directory, the files the
- * setup phase made in it (the database, its WAL, the socket) and a socket
- * made elsewhere become the service user's, so it can go on writing,
- * rotating and removing them. Only what root owns is touched (a tree that
+ * Before the drop, while still root: the state directory and the files the
+ * setup phase made in it (the database, its WAL, the socket) become the
+ * service user's, so it can go on writing, moving a corrupt database aside
+ * and removing its socket. Only what root owns is touched (a tree that
  * init already gave the user stays as it is); nothing is followed through
- * a symlink, and only the directory's own entries (no recursion).
+ * a symlink, and only the directory's own entries (no recursion). A socket
+ * outside the state directory is left as it is: who may connect is the
+ * business of whoever chose its place (init, systemd, --socket).
  */
 int
-privs_own_state(const struct privs_req *req, const char *state_dir,
-    const char *socket_path)
+privs_own_state(const struct privs_req *req, const char *state_dir)
 {
 	struct dirent *de;
 	int fd, r = 0, r2;
@@ -305,15 +311,6 @@ privs_own_state(const struct privs_req *req, const char *state_dir,
 			r = r2;
 	}
 	closedir(d);
-	if (socket_path && r == 0) {
-		struct stat st;
-
-		/* only the socket file itself, wherever it is */
-		if (lstat(socket_path, &st) == 0 && S_ISSOCK(st.st_mode) &&
-		    st.st_uid == 0 &&
-		    lchown(socket_path, req->uid, req->gid) < 0)
-			r = -errno;
-	}
 	return r;
 }
 

@@ -1107,8 +1107,7 @@ int privs_cap_format(uint64_t mask, char *buf, size_t bufsz);
 const char *privs_seccomp_name(unsigned mode);
 int privs_resolve(const char *user, const char *groups, uint64_t keep,
     unsigned seccomp, struct privs_req *ret, char *err, size_t errsz);
-int privs_own_state(const struct privs_req *req, const char *state_dir,
-    const char *socket_path);
+int privs_own_state(const struct privs_req *req, const char *state_dir);
 int privs_drop(const struct privs_req *req, struct privs_state *ret);
 int privs_read(struct privs_state *ret);
 void privs_get(struct privs_state *ret);

@@ -207,11 +207,14 @@ START_TEST(test_resolve)
 	ck_assert_uint_eq(rq.ngroups, 2);
 	ck_assert_uint_eq(rq.groups[1], 4242);
 	ck_assert_uint_eq(rq.keep, 1u << 2);
-	/* a number without a passwd entry: its group is the first given */
+	/* a number without a passwd entry: its group is the same number
+	 * (Android's AIDs), the groups given are supplementary */
 	ck_assert_int_eq(privs_resolve("61234", "61235", 0, 0, &rq, err,
 	    sizeof(err)), 0);
 	ck_assert_uint_eq(rq.uid, 61234);
-	ck_assert_uint_eq(rq.gid, 61235);
+	ck_assert_uint_eq(rq.gid, 61234);
+	ck_assert_uint_eq(rq.ngroups, 1);
+	ck_assert_uint_eq(rq.groups[0], 61235);
 	ck_assert_int_eq(privs_resolve("61234", NULL, 0, 0, &rq, err,
 	    sizeof(err)), 0);
 	ck_assert_uint_eq(rq.gid, 61234);
@@ -229,6 +232,9 @@ START_TEST(test_resolve)
 	ck_assert_ptr_nonnull(strstr(err, "no-such-group-vitals"));
 	ck_assert_int_eq(privs_resolve(NULL, "nogroup", 0, 0, &rq, err,
 	    sizeof(err)), -EINVAL);
+	ck_assert_int_eq(privs_resolve("nobody", "nogroup,root", 0, 0, &rq,
+	    err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "root"));
 }
 END_TEST
 
@@ -294,7 +300,13 @@ drop_child(int wfd, void *arg)
 	/* what the kernel says now */
 	CHILD_CHECK(wfd, getuid() == test_uid && geteuid() == test_uid,
 	    "uid %u", getuid());
-	CHILD_CHECK(wfd, getgid() == test_gid, "gid %u", getgid());
+	CHILD_CHECK(wfd, getgid() == test_uid, "gid %u", getgid());
+	{
+		gid_t g[4];
+
+		CHILD_CHECK(wfd, getgroups(4, g) == 1 && g[0] == test_gid,
+		    "supplementary groups");
+	}
 	CHILD_CHECK(wfd, st.verified && st.dropped, "not verified");
 	CHILD_CHECK(wfd, st.cap_eff == st.cap_auto && st.cap_prm ==
 	    st.cap_auto && st.cap_inh == 0 && st.cap_amb == 0 &&
@@ -1082,8 +1094,8 @@ assert_dropped(pid_t pid, bool seccomp)
 	snprintf(want, sizeof(want), "%u\t%u\t%u\t%u", test_uid, test_uid,
 	    test_uid, test_uid);
 	ck_assert_str_eq(status_field(pid, "Uid", v, sizeof(v)), want);
-	snprintf(want, sizeof(want), "%u\t%u\t%u\t%u", test_gid, test_gid,
-	    test_gid, test_gid);
+	snprintf(want, sizeof(want), "%u\t%u\t%u\t%u", test_uid, test_uid,
+	    test_uid, test_uid);
 	ck_assert_str_eq(status_field(pid, "Gid", v, sizeof(v)), want);
 	snprintf(want, sizeof(want), "%u", test_gid);
 	ck_assert_str_eq(status_field(pid, "Groups", v, sizeof(v)), want);
