@@ -19,11 +19,14 @@
 #include <linux/capability.h>
 #include <linux/securebits.h>
 #include <pwd.h>
+#include <semaphore.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "vitalsd.h"
@@ -413,6 +416,151 @@ privs_read(struct privs_state *ret)
 	return 0;
 }
 
+/*
+ * The threads setup started (the store writer, the query thread) share the
+ * process's uids, which glibc changes in every thread, but not its
+ * per-thread state: bounding set, securebits, no_new_privs and KEEPCAPS
+ * belong to each thread. Each one is asked, by a signal, to trim its own
+ * while still root; the uid change then leaves it no capability at all
+ * (it never had KEEPCAPS), so the kept ones are the loop thread's alone.
+ */
+#define PRIVS_SECBITS (SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |            \
+	SECBIT_NO_SETUID_FIXUP | SECBIT_NO_SETUID_FIXUP_LOCKED |         \
+	SECBIT_KEEP_CAPS_LOCKED)
+
+static sem_t thr_ack;
+static volatile sig_atomic_t thr_fail;
+static uint64_t thr_keep;
+
+static void
+thread_trim_cb(int sig)
+{
+	int saved = errno;
+	unsigned cap;
+
+	(void)sig;
+	for (cap = 0; cap < VITALS_CAP_MAX; cap++)
+		if (!(thr_keep & (1ull << cap)) &&
+		    prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
+			thr_fail = 1;
+	/* not NO_SETUID_FIXUP here: the uid change must empty this thread */
+	if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
+	    SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED, 0, 0, 0) <
+	    0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		thr_fail = 1;
+	sem_post(&thr_ack);
+	errno = saved;
+}
+
+static int
+trim_threads(uint64_t keep)
+{
+	struct sigaction sa = { .sa_handler = thread_trim_cb }, old;
+	int sig = SIGRTMIN + 3, n = 0, r = 0;
+	pid_t self = (pid_t)syscall(SYS_gettid);
+	struct dirent *de;
+	DIR *d;
+
+	if ((d = opendir("/proc/self/task")) == NULL)
+		return -errno;
+	thr_keep = keep;
+	thr_fail = 0;
+	sem_init(&thr_ack, 0, 0);
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(sig, &sa, &old) < 0) {
+		r = -errno;
+		closedir(d);
+		return r;
+	}
+	while ((de = readdir(d)) != NULL) {
+		uint64_t tid;
+
+		if (parse_uint(de->d_name, INT32_MAX, &tid) < 0 ||
+		    (pid_t)tid == self)
+			continue;
+		if (syscall(SYS_tgkill, getpid(), (pid_t)tid, sig) == 0)
+			n++;
+		else if (errno != ESRCH)
+			r = -errno;
+	}
+	closedir(d);
+	while (n-- > 0) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 5;
+		if (sem_timedwait(&thr_ack, &ts) < 0) {
+			r = -ETIMEDOUT;
+			break;
+		}
+	}
+	sigaction(sig, &old, NULL);
+	sem_destroy(&thr_ack);
+	if (r == 0 && thr_fail)
+		r = -EPERM;
+	return r;
+}
+
+/* "Key:\t..." of /proc/self/task/<tid>/status, as hex or as the first
+ * decimal; false when absent. */
+static bool
+task_field(const char *status, const char *key, bool hex, uint64_t *ret)
+{
+	size_t kl = strlen(key);
+	const char *p = status;
+
+	while (p && *p) {
+		if (!strncmp(p, key, kl) && p[kl] == ':') {
+			*ret = strtoull(p + kl + 1, NULL, hex ? 16 : 10);
+			return true;
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return false;
+}
+
+/* Every other thread: the uid, no capability, no_new_privs, the bounding
+ * set trimmed. */
+static int
+verify_threads(const struct privs_req *req, uint64_t keep)
+{
+	pid_t self = (pid_t)syscall(SYS_gettid);
+	struct vbuf b = { 0 };
+	struct dirent *de;
+	int r = 0;
+	DIR *d;
+
+	if ((d = opendir("/proc/self/task")) == NULL)
+		return -errno;
+	while (r == 0 && (de = readdir(d)) != NULL) {
+		uint64_t tid, v, eff = 1, prm = 1, inh = 1, amb = 1, bnd = ~0ull,
+		    nnp = 0;
+		char path[64];
+
+		if (parse_uint(de->d_name, INT32_MAX, &tid) < 0 ||
+		    (pid_t)tid == self)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%u/status",
+		    (unsigned)tid);
+		if (read_at(AT_FDCWD, path, &b) < 0)
+			continue; /* exited */
+		if (!task_field(b.p, "Uid", false, &v) || v != req->uid ||
+		    !task_field(b.p, "CapEff", true, &eff) ||
+		    !task_field(b.p, "CapPrm", true, &prm) ||
+		    !task_field(b.p, "CapInh", true, &inh) ||
+		    !task_field(b.p, "CapBnd", true, &bnd) ||
+		    !task_field(b.p, "NoNewPrivs", false, &nnp) ||
+		    eff || prm || inh || (bnd & ~keep) || nnp != 1 ||
+		    (task_field(b.p, "CapAmb", true, &amb) && amb))
+			r = -EPERM;
+	}
+	closedir(d);
+	vbuf_release(&b);
+	return r;
+}
+
 /* Every check of the drop's outcome; the first that fails names itself. */
 static int
 verify(const struct privs_req *req, uint64_t keep, struct privs_state *st,
@@ -441,6 +589,9 @@ verify(const struct privs_req *req, uint64_t keep, struct privs_state *st,
 	*ret_what = "no_new_privs";
 	if (!st->no_new_privs)
 		return -EPERM;
+	*ret_what = "another thread kept privileges";
+	if ((r = verify_threads(req, keep)) < 0)
+		return r;
 	/* The point of it all: root cannot come back. */
 	*ret_what = "setuid(0) succeeded";
 	if (setuid(0) == 0 || errno != EPERM)
@@ -475,6 +626,12 @@ privs_drop(const struct privs_req *req, struct privs_state *ret)
 		return -EPERM;
 	}
 	last = cap_last();
+	/* Setup's threads first, while they are root (see trim_threads). */
+	if ((r = trim_threads(keep)) < 0) {
+		log_warnx("privileges: trimming the other threads: %s",
+		    strerror(-r));
+		return r;
+	}
 	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0) {
 		log_warn("privileges: PR_SET_KEEPCAPS");
 		return -errno;
@@ -523,9 +680,7 @@ privs_drop(const struct privs_req *req, struct privs_state *ret)
 		}
 	}
 	/* Root's special cases off for good, then the last CAP_SETPCAP. */
-	if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
-	    SECBIT_NO_SETUID_FIXUP | SECBIT_NO_SETUID_FIXUP_LOCKED |
-	    SECBIT_KEEP_CAPS_LOCKED, 0, 0, 0) < 0) {
+	if (prctl(PR_SET_SECUREBITS, PRIVS_SECBITS, 0, 0, 0) < 0) {
 		r = -errno;
 		log_warn("privileges: securebits");
 		return r;

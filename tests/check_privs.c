@@ -271,6 +271,20 @@ struct drop_arg {
 	pid_t other; /* a process of another uid */
 };
 
+static volatile pid_t held_tid;
+
+/* A thread that exists before the drop and waits. */
+static void *
+hold_fn(void *arg)
+{
+	char c;
+
+	held_tid = (pid_t)syscall(SYS_gettid);
+	while (read(*(int *)arg, &c, 1) < 0 && errno == EINTR)
+		;
+	return NULL;
+}
+
 static void
 drop_child(int wfd, void *arg)
 {
@@ -287,7 +301,8 @@ drop_child(int wfd, void *arg)
 	uint32_t key = 0;
 	uint64_t val = 0;
 	char user[16], grp[16], path[64];
-	int fd, procfd;
+	int fd, procfd, hold[2];
+	pthread_t th;
 
 	snprintf(user, sizeof(user), "%u", test_uid);
 	snprintf(grp, sizeof(grp), "%u", test_gid);
@@ -295,7 +310,31 @@ drop_child(int wfd, void *arg)
 	    path, sizeof(path)) == 0, "resolve: %s", path);
 	rq.need_bpf = true;
 	procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* a thread from before the drop, as setup's writer and query */
+	CHILD_CHECK(wfd, pipe(hold) == 0 && pthread_create(&th, NULL,
+	    hold_fn, &hold[0]) == 0, "thread");
+	sleep_ms(20);
 	CHILD_CHECK(wfd, privs_drop(&rq, &st) == 0, "privs_drop failed");
+	{
+		/* it lost everything too, per-thread state included */
+		uint64_t tid = 0;
+		char tpath[64], line[256];
+		FILE *tf;
+		bool bnd0 = false, eff0 = false, nnp = false;
+
+		tid = (uint64_t)held_tid;
+		snprintf(tpath, sizeof(tpath), "/proc/self/task/%llu/status",
+		    (unsigned long long)tid);
+		CHILD_CHECK(wfd, (tf = fopen(tpath, "r")) != NULL, "%s", tpath);
+		while (fgets(line, sizeof(line), tf)) {
+			bnd0 |= !strcmp(line, "CapBnd:\t0000000000000000\n");
+			eff0 |= !strcmp(line, "CapEff:\t0000000000000000\n");
+			nnp |= !strcmp(line, "NoNewPrivs:\t1\n");
+		}
+		fclose(tf);
+		CHILD_CHECK(wfd, bnd0 && eff0 && nnp, "the other thread kept "
+		    "bounding %d effective %d nnp %d", !bnd0, !eff0, !nnp);
+	}
 
 	/* what the kernel says now */
 	CHILD_CHECK(wfd, getuid() == test_uid && geteuid() == test_uid,
@@ -1085,9 +1124,32 @@ status_field(pid_t pid, const char *key, char *buf, size_t bufsz)
 	return buf;
 }
 
-/* The daemon's credentials as the kernel reports them. */
+/* The daemon's credentials as the kernel reports them, in every thread. */
+static void assert_dropped_task(pid_t pid, bool seccomp);
+
 static void
 assert_dropped(pid_t pid, bool seccomp)
+{
+	char path[64];
+	struct dirent *de;
+	unsigned n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	ck_assert_ptr_nonnull(d = opendir(path));
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		assert_dropped_task((pid_t)atoi(de->d_name), seccomp);
+		n++;
+	}
+	closedir(d);
+	/* the loop, the store writer, the query thread */
+	ck_assert_uint_ge(n, 3);
+}
+
+static void
+assert_dropped_task(pid_t pid, bool seccomp)
 {
 	char v[128], want[128];
 
