@@ -123,6 +123,9 @@ collector_new(const struct collector_opts *o, struct collector **ret)
 	/* Not fatal: /proc stands in, collector_scanner() says why. */
 	(void)procscan_set_scanner(c->ps, (enum scanner_mode)o->scanner,
 	    o->sys_root);
+	/* hidepid: count what the scan cannot see (proc_hidden.c); a mount
+	 * that cannot be looked at is taken as hiding nothing */
+	(void)procscan_watch_hidden(c->ps, o->sys_root);
 	*ret = c;
 	return 0;
 fail:

@@ -55,6 +55,8 @@ config_release(struct config *cfg)
 	free(cfg->gpumem_map);
 	hp_settings_release(cfg->hp);
 	free(cfg->hp);
+	free(cfg->user);
+	free(cfg->groups);
 	memset(cfg, 0, sizeof(*cfg));
 }
 
@@ -232,6 +234,49 @@ word_value(const char *value, const struct word *w)
 	return -EINVAL;
 }
 
+/* Keys of the privilege drop (privs.c, doc/privileges.md). */
+static const struct word seccomp_words[] = { { "off", PRIVS_SECCOMP_OFF },
+	{ "on", PRIVS_SECCOMP_ON }, { "log", PRIVS_SECCOMP_LOG },
+	{ NULL, 0 } };
+
+static int
+config_set_privs(struct config *cfg, const char *key, const char *value)
+{
+	int r;
+
+	if (!strcmp(key, "user")) {
+		if (!strcmp(value, "none")) {
+			free(cfg->user);
+			cfg->user = NULL;
+			return 0;
+		}
+		return set_str(&cfg->user, value);
+	}
+	if (!strcmp(key, "group")) {
+		if (!strcmp(value, "none")) {
+			free(cfg->groups);
+			cfg->groups = NULL;
+			return 0;
+		}
+		return set_str(&cfg->groups, value);
+	}
+	if (!strcmp(key, "capabilities"))
+		return privs_cap_parse(value, &cfg->keep_caps);
+	if (!strcmp(key, "seccomp")) {
+		if ((r = word_value(value, seccomp_words)) < 0)
+			return r;
+		cfg->seccomp = (unsigned)r;
+		return 0;
+	}
+	if (!strcmp(key, "privhelper")) {
+		if ((r = word_value(value, on_off_words)) < 0)
+			return r;
+		cfg->privhelper = r;
+		return 0;
+	}
+	return -ENOENT;
+}
+
 /* -EINVAL: bad value; -ERANGE: out of bounds; -ENOENT: unknown key. */
 int
 config_set(struct config *cfg, const char *key, const char *value)
@@ -306,6 +351,8 @@ config_set(struct config *cfg, const char *key, const char *value)
 	/* heapprofd_* keys (issue 8, hp_rules.c) */
 	if (!strncmp(key, "heapprofd_", 10))
 		return cfg->hp ? hp_settings_set(cfg->hp, key, value) : -ENOMEM;
+	if ((r = config_set_privs(cfg, key, value)) != -ENOENT)
+		return r;
 	return config_set_control(cfg, key, value);
 }
 
@@ -417,6 +464,13 @@ config_check(const struct config *cfg, char *err, size_t errsz)
 	if (cfg->hp == NULL) {
 		snprintf(err, errsz, "out of memory (heapprofd settings)");
 		return -ENOMEM;
+	}
+	/* The filter refuses fork and execve, and a child would inherit it:
+	 * heapprofd sessions need it off (doc/privileges.md). */
+	if (cfg->seccomp == PRIVS_SECCOMP_ON && cfg->hp->perfetto != NULL) {
+		snprintf(err, errsz, "seccomp on refuses the perfetto child: "
+		    "set seccomp off (or log) or unset heapprofd_perfetto");
+		return -EINVAL;
 	}
 	if (cfg->state_dir == NULL || cfg->proc_root == NULL ||
 	    cfg->sys_root == NULL || cfg->bpffs == NULL) {

@@ -597,3 +597,16 @@ vitalsd_free(struct vitalsd *d)
 	free(d);
 	return NULL;
 }
+
+/* For the privilege drop: whether bpf() is still called after setup (the
+ * sched_switch maps, the task iterator), so the kernel may need CAP_BPF. */
+bool
+vitalsd_uses_bpf(struct vitalsd *d)
+{
+	enum scanner_mode kind;
+	enum scanner_why why;
+	int err;
+
+	collector_scanner(d->col, &kind, &why, &err);
+	return d->bs != NULL || kind == SCANNER_BPF;
+}

@@ -415,6 +415,7 @@ pb_health(struct rpc_arena *a, const struct rpc_ctx *ctx)
 	}
 	/* issue 8: NULL without a daemon (unit tests) */
 	m->heapprofd = rpc_pb_hp_health(a, ctx);
+	TRY(m->privileges = rpc_pb_privileges(a, info->last));
 	return m;
 }
 

@@ -70,5 +70,8 @@ int rpc_hp_dispatch(const struct rpc_ctx *ctx, enum control_role role,
     const Vitals__Request *req, struct rpc_result *res);
 Vitals__HeapprofdHealth *rpc_pb_hp_health(struct rpc_arena *a,
     const struct rpc_ctx *ctx);
+/* rpc_privs.c: Health.privileges */
+Vitals__Privileges *rpc_pb_privileges(struct rpc_arena *a,
+    const struct window *last);
 
 #endif /* VITALSD_RPC_INT_H */

@@ -278,6 +278,10 @@ struct window_health {
 	uint32_t scanner_why; /* enum scanner_why: why not BPF, 0 when it is */
 	uint32_t scanner_err; /* errno behind scanner_why or the last failure */
 	uint32_t iter_failed; /* iterator reads that failed; /proc stood in */
+	/* processes a hiding procfs kept from the last scan (proc_hidden.c);
+	 * in memory only, not in the store (Health.privileges) */
+	uint32_t unseen_state; /* enum unseen_state */
+	uint32_t procs_unseen; /* valid when unseen_state is UNSEEN_COUNTED */
 };
 
 /*
@@ -752,6 +756,12 @@ struct config {
 	unsigned gpumem_attach_s; /* own program: attach retry time */
 	/* heapprofd triggers (issue 8): allocated by config_init */
 	struct hp_settings *hp;
+	/* privileges after setup (privs.c, doc/privileges.md) */
+	char *user;		  /* service user; NULL: no drop */
+	char *groups;		  /* its supplementary groups */
+	uint64_t keep_caps;	  /* capabilities kept (bit = CAP_*) */
+	unsigned seccomp;	  /* enum privs_seccomp */
+	bool privhelper;	  /* fork the privileged helper */
 };
 
 void config_init(struct config *cfg);
@@ -1562,5 +1572,102 @@ void heapprofd_set_gpu(struct heapprofd *hp,
 
 /* daemon.c, for the control plane; NULL: none */
 struct heapprofd *vitalsd_heapprofd(struct vitalsd *d);
+/* ---------------------------------------------------------------- privs.c */
+
+#define VITALS_PRIVS_GROUPS 16 /* supplementary groups of the service user */
+#define VITALS_CAP_MAX 64      /* capability numbers fit a uint64_t mask */
+
+/* What the privilege drop is asked to do (config keys user, group,
+ * capabilities, seccomp), with names resolved by privs_resolve(). */
+struct privs_req {
+	bool drop;		/* a user is configured */
+	uint32_t uid, gid;	/* the user's, and its primary group */
+	uint32_t ngroups;
+	uint32_t groups[VITALS_PRIVS_GROUPS]; /* supplementary */
+	uint64_t keep;		/* capabilities to keep (bit = CAP_*) */
+	unsigned seccomp;	/* enum privs_seccomp */
+	bool need_bpf;		/* BPF fds are in use after the drop */
+	char user[64];		/* for the log: the name given */
+};
+
+enum privs_seccomp {
+	PRIVS_SECCOMP_OFF,
+	PRIVS_SECCOMP_ON,  /* any other syscall fails with EPERM */
+	PRIVS_SECCOMP_LOG, /* any other syscall is allowed and logged */
+};
+
+/* The privileges the daemon runs with, as verified after the drop
+ * (Health.privileges). */
+struct privs_state {
+	bool dropped;	   /* the drop ran (a user is configured) */
+	bool verified;	   /* every check after it held */
+	uint32_t uid, gid; /* real = effective = saved */
+	uint32_t ngroups;
+	uint32_t groups[VITALS_PRIVS_GROUPS];
+	uint64_t cap_eff, cap_prm, cap_inh, cap_bnd, cap_amb;
+	uint64_t cap_auto; /* kept because the kernel needs it (bpf()) */
+	bool no_new_privs;
+	unsigned seccomp;  /* enum privs_seccomp in force */
+	uint32_t seccomp_rules; /* syscalls the filter allows */
+	char user[64];
+};
+
+int privs_cap_parse(const char *s, uint64_t *ret);
+const char *privs_cap_name(unsigned cap);
+int privs_cap_format(uint64_t mask, char *buf, size_t bufsz);
+const char *privs_seccomp_name(unsigned mode);
+int privs_resolve(const char *user, const char *groups, uint64_t keep,
+    unsigned seccomp, struct privs_req *ret, char *err, size_t errsz);
+int privs_own_state(const struct privs_req *req, const char *state_dir);
+int privs_drop(const struct privs_req *req, struct privs_state *ret);
+int privs_read(struct privs_state *ret);
+void privs_get(struct privs_state *ret);
+void privs_log(const struct privs_state *st);
+/* daemon.c, for the drop */
+bool vitalsd_uses_bpf(struct vitalsd *d);
+
+/* seccomp.c: the daemon's syscall allowlist (classic BPF) */
+int seccomp_install(unsigned mode, uint32_t *ret_rules);
+size_t seccomp_syscalls(const char *const **ret_names);
+
+/* privhelper.c: the privileged helper (doc/privileges.md) */
+enum privhelper_file {
+	PH_FILE_MAPS,	    /* /proc/<pid>/maps, read */
+	PH_FILE_SMAPS,	    /* /proc/<pid>/smaps, read */
+	PH_FILE_PAGEMAP,    /* /proc/<pid>/pagemap, read, with PFNs */
+	PH_FILE_CLEAR_REFS, /* /proc/<pid>/clear_refs, write */
+	PH_FILE__MAX
+};
+
+struct privhelper;
+
+int privhelper_start(const char *proc_root, const char *sys_root,
+    const char *tracefs, struct privhelper **ret);
+struct privhelper *privhelper_stop(struct privhelper *ph);
+pid_t privhelper_pid(const struct privhelper *ph);
+int privhelper_open(struct privhelper *ph, int32_t pid, uint64_t starttime,
+    enum privhelper_file which, int *ret_fd);
+int privhelper_page_idle(struct privhelper *ph, int *ret_fd);
+int privhelper_rmdir_instance(struct privhelper *ph, const char *name);
+void privhelper_set(struct privhelper *ph);
+struct privhelper *privhelper_get(void);
+int privhelper_raw(struct privhelper *ph, const void *buf, size_t len);
+size_t privhelper_req_size(void);
+
+/* proc_hidden.c: processes a hidepid procfs kept from the scan */
+enum unseen_state {
+	UNSEEN_NOT_REPORTED, /* not known (a stored window, no scan) */
+	UNSEEN_NONE_HIDDEN,  /* the mount hides nothing, or BPF is the source */
+	UNSEEN_COUNTED,	     /* procs_unseen holds the count */
+	UNSEEN_UNKNOWN,	     /* the mount hides, no cgroup list to count by */
+};
+
+const char *unseen_state_name(unsigned st);
+int prochidden_detect(int procfd, bool *ret_hiding);
+int prochidden_cgroup_open(const char *sys_root);
+int prochidden_count(int cgfd, int procfd,
+    bool (*seen)(int32_t pid, void *arg), void *arg, uint32_t *ret_unseen);
+/* proc_scan.c: count at every window close when the mount hides */
+int procscan_watch_hidden(struct procscan *ps, const char *sys_root);
 
 #endif /* VITALSD_H */
