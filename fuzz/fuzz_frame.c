@@ -146,6 +146,23 @@ run_query(const struct rpc_query *q, int64_t now)
 		r = rpc_answer_process(q, hist, 4, hist, q->threads ? 4 : 0,
 		    FUZZ_MAX_FRAME, &frame, &len);
 		break;
+	case RPC_Q_GPUMEM: {
+		/* a GPU's global total and one process on it */
+		struct gpumem_span sp[2] = {
+			{ .p = { .gpu_id = 0, .pid = 0, .bytes = 1 << 20,
+			    .min_bytes = 1 << 19, .max_bytes = 1 << 21 },
+			    .first_bytes = 1 << 19, .windows = 2 },
+			{ .p = { .gpu_id = 0, .pid = 42, .starttime = 7,
+			    .bytes = 4096, .min_bytes = 0, .max_bytes = 8192,
+			    .name = "app" }, .first_bytes = 0, .windows = 2 },
+		};
+		struct window_gpumem st = { .state = 4, .capacity = 1024,
+		    .entries = 2 };
+
+		r = rpc_answer_gpumem_span(q, sp, 2, &st, FUZZ_MAX_FRAME,
+		    &frame, &len);
+		break;
+	}
 	}
 	if (r < 0)
 		abort();
