@@ -36,6 +36,7 @@ config_init(struct config *cfg)
 	cfg->scanner = SCANNER_AUTO;
 	cfg->bpffs = strdup("/sys/fs/bpf/vitals");
 	cfg->bpf_load = VBPF_LOAD_AUTO;
+	wss_config_init(&cfg->wss);
 }
 
 void
@@ -46,6 +47,7 @@ config_release(struct config *cfg)
 	free(cfg->proc_root);
 	free(cfg->sys_root);
 	free(cfg->bpffs);
+	wss_config_release(&cfg->wss);
 	memset(cfg, 0, sizeof(*cfg));
 }
 
@@ -281,6 +283,9 @@ config_set(struct config *cfg, const char *key, const char *value)
 		cfg->threads = r;
 		return 0;
 	}
+	/* working-set monitor keys: wss_* (wss.c) */
+	if (!strncmp(key, "wss_", 4))
+		return wss_config_set(&cfg->wss, key, value);
 	return config_set_control(cfg, key, value);
 }
 
@@ -393,6 +398,13 @@ config_check(const struct config *cfg, char *err, size_t errsz)
 	    cfg->sys_root == NULL || cfg->bpffs == NULL) {
 		snprintf(err, errsz, "missing state_dir, proc_root or sys_root");
 		return -EINVAL;
+	}
+	if (cfg->wss.interval_min_ms > cfg->wss.interval_max_ms ||
+	    cfg->wss.interval_ms < cfg->wss.interval_min_ms ||
+	    cfg->wss.interval_ms > cfg->wss.interval_max_ms) {
+		snprintf(err, errsz, "wss intervals: need wss_interval_min_ms "
+		    "<= wss_interval_ms <= wss_interval_max_ms");
+		return -ERANGE;
 	}
 	return 0;
 }

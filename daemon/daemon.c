@@ -36,6 +36,7 @@ struct vitalsd {
 	int bpf_err;		/* -errno behind an off state */
 	int bpf_stats_fd;	/* BPF run-time statistics on while open */
 	bool bpf_warned;	/* a failed drain was logged */
+	struct wss *wss;	/* working-set monitor (wss.c) */
 };
 
 static int
@@ -333,6 +334,34 @@ bpf_close_cb(struct window *w, void *arg)
 	}
 }
 
+/* The working-set monitor; without page_idle it samples with clear_refs. */
+static int
+wss_setup(struct vitalsd *d, const struct config *cfg)
+{
+	struct wss_opts o = {
+		.proc_root = cfg->proc_root,
+		.sys_root = cfg->sys_root,
+		.cfg = &cfg->wss,
+	};
+	char note[160];
+	int r;
+
+	if ((r = wss_new(d->base, &o, &d->wss)) < 0) {
+		log_warnx("wss: %s", strerror(-r));
+		return r;
+	}
+	wss_damon(d->wss, note, sizeof(note));
+	log_info("wss: page_idle %s; DAMON %s", wss_page_idle(d->wss) ?
+	    "present" : "absent (clear_refs method)", note);
+	return 0;
+}
+
+struct wss *
+vitalsd_wss(struct vitalsd *d)
+{
+	return d ? d->wss : NULL;
+}
+
 int
 vitalsd_setup(const struct config *cfg, bool foreground,
     struct vitalsd **ret)
@@ -408,6 +437,9 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 		}
 	}
 	signal(SIGPIPE, SIG_IGN);
+	/* Working-set targets: passes at priority 1 (wss.c). */
+	if ((r = wss_setup(d, cfg)) < 0)
+		goto fail;
 	/* The socket is made (or adopted) here, while privileged. */
 	if ((r = control_new(d->base, cfg, d, d->store, &d->ctl)) < 0)
 		goto fail;
@@ -464,6 +496,7 @@ vitalsd_free(struct vitalsd *d)
 	if (d->bpf_stats_fd >= 0)
 		close(d->bpf_stats_fd);
 	control_free(d->ctl);
+	wss_free(d->wss);
 	writer_stop(d->wr, 0);
 	store_close(d->store);
 	collector_free(d->col);
