@@ -116,6 +116,10 @@ void fmt_health(struct sbuf *o, const Vitals__Health *h,
     const struct fmt_ctx *c);
 void fmt_burst(struct sbuf *o, const Vitals__BurstAck *a, uint32_t asked_ms);
 
+/* format_wss.c: the working-set monitor's targets */
+void fmt_wss(struct sbuf *o, const Vitals__WssList *l);
+void fmt_wss_target(struct sbuf *o, const Vitals__WssTarget *t);
+
 /* conn.c: one request, one answer. */
 const char *conn_default_socket(void);
 /*

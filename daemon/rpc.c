@@ -406,6 +406,8 @@ pb_health(struct rpc_arena *a, const struct rpc_ctx *ctx)
 	m->interval_ms = info->interval_ms;
 	m->burst_until_mono_ns = info->burst_until_ns;
 	m->uptime_ns = (uint64_t)(info->uptime_ns > 0 ? info->uptime_ns : 0);
+	if (vitalsd_wss(ctx->d))
+		TRY(m->wss = rpc_pb_wss_health(a, vitalsd_wss(ctx->d)));
 	return m;
 }
 
@@ -611,6 +613,10 @@ dispatch(const struct rpc_ctx *ctx, enum control_role role,
 		return answer_burst(ctx, req->id, req->burst, res);
 	case VITALS__REQUEST__OP_DUMP:
 		return answer_dump(ctx, req->id, req->dump, res);
+	case VITALS__REQUEST__OP_WSS_START:
+	case VITALS__REQUEST__OP_WSS_GET:
+	case VITALS__REQUEST__OP_WSS_STOP:
+		return rpc_wss(ctx, role, req, res); /* rpc_wss.c */
 	default:
 		return answer_error(res, req->id, RPC_BAD_REQUEST,
 		    "no operation, or one this daemon does not know");

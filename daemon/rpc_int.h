@@ -60,4 +60,9 @@ Vitals__Window *rpc_pb_window(struct rpc_arena *a, const struct window *w,
 Vitals__HistoryPoint **rpc_pb_history(struct rpc_arena *a,
     const struct store_hist *h, size_t n);
 
+/* rpc_wss.c: the working-set monitor's requests and Health part */
+int rpc_wss(const struct rpc_ctx *ctx, enum control_role role,
+    const Vitals__Request *req, struct rpc_result *res);
+Vitals__WssHealth *rpc_pb_wss_health(struct rpc_arena *a, struct wss *w);
+
 #endif /* VITALSD_RPC_INT_H */

@@ -1218,6 +1218,8 @@ int wss_rules_scan(struct wss *w);
 bool wss_page_idle(const struct wss *w);
 bool wss_damon(const struct wss *w, char *note, size_t notesz);
 unsigned wss_npages(const struct wss *w);
+void wss_limits(const struct wss *w, uint32_t *ret_targets,
+    uint32_t *ret_pages);
 /* daemon.c */
 struct wss *vitalsd_wss(struct vitalsd *d);
 

@@ -921,6 +921,13 @@ wss_npages(const struct wss *w)
 	return (unsigned)w->npages;
 }
 
+void
+wss_limits(const struct wss *w, uint32_t *ret_targets, uint32_t *ret_pages)
+{
+	*ret_targets = w->cfg.max_targets;
+	*ret_pages = w->cfg.max_pages;
+}
+
 bool
 wss_page_idle(const struct wss *w)
 {
