@@ -324,6 +324,10 @@ bpf_close_cb(struct window *w, void *arg)
 
 	w->bpf.state = d->bpf_state;
 	w->bpf.err = d->bpf_err;
+	/* the working-set targets' part (wss.c) */
+	if (d->wss && wss_window_fill(d->wss, w) < 0)
+		log_warnx("wss: window %llu: out of memory",
+		    (unsigned long long)w->seq);
 	if (d->bs == NULL)
 		return;
 	if ((r = bpf_sched_window(d->bs, &w->bpf, w->hz)) < 0) {

@@ -352,6 +352,8 @@ struct window_bpf {
 	struct window_bpf_proc proc_other;
 };
 
+struct window_wss; /* wss.c's part of a window, defined with wss.c */
+
 struct window {
 	uint64_t seq;
 	char boot_id[40];  /* /proc/sys/kernel/random/boot_id, "" unknown */
@@ -389,6 +391,8 @@ struct window {
 
 	struct window_health health;
 	struct window_bpf bpf; /* sched_switch accounting (bpf_sched.c) */
+	struct window_wss *wss; /* working-set targets (wss.c); owned */
+	size_t nwss;
 };
 
 /* window.c */
@@ -1222,6 +1226,37 @@ void wss_limits(const struct wss *w, uint32_t *ret_targets,
     uint32_t *ret_pages);
 /* daemon.c */
 struct wss *vitalsd_wss(struct vitalsd *d);
+
+/* A target's region in a window: its last completed pass there. */
+struct window_wss_region {
+	uint64_t start, end;
+	char label[WSS_LABEL_LEN];
+	uint32_t pages, resident, accessed, idle, not_resident;
+	bool gone;
+};
+
+/* A target in a window: passes completed inside it and their cost. */
+struct window_wss {
+	int32_t pid;
+	uint64_t starttime;
+	char name[WSS_NAME_LEN];
+	char lib[WSS_NAME_LEN];
+	uint32_t mode, method;	  /* method of the last pass */
+	uint32_t interval_ms;	  /* at close */
+	uint32_t passes;	  /* completed in the window */
+	uint64_t pass_ns_sum, pass_ns_max, pass_cpu_ns;
+	uint32_t maps_changes, read_errors, pfn_zeroed; /* in the window */
+	bool ended;		  /* ended in the window */
+	uint32_t nregions;	  /* of the last pass; 0: no pass yet */
+	struct window_wss_region *regions;
+};
+
+/* wss.c: the closing window gets every target's part (window.c copies
+ * and frees it with the window) */
+int wss_window_fill(struct wss *w, struct window *win);
+void window_wss_free(struct window_wss *v, size_t n);
+int window_wss_dup(const struct window_wss *v, size_t n,
+    struct window_wss **ret);
 
 
 #endif /* VITALSD_H */

@@ -30,6 +30,7 @@ window_free(struct window *w)
 	free(w->cpu);
 	free(w->procs);
 	free(w->threads);
+	window_wss_free(w->wss, w->nwss);
 	free(w);
 	return NULL;
 }
@@ -48,6 +49,8 @@ window_dup(const struct window *w)
 	c->threads = NULL;
 	c->procs_cap = w->nprocs;
 	c->threads_cap = w->nthreads;
+	c->wss = NULL;
+	c->nwss = 0;
 	if (w->cpu_span &&
 	    (c->cpu = malloc(w->cpu_span * sizeof(*c->cpu))) == NULL)
 		goto fail;
@@ -64,6 +67,9 @@ window_dup(const struct window *w)
 	if (w->nthreads)
 		memcpy(c->threads, w->threads,
 		    w->nthreads * sizeof(*c->threads));
+	if (w->nwss && window_wss_dup(w->wss, w->nwss, &c->wss) < 0)
+		goto fail;
+	c->nwss = w->nwss;
 	return c;
 fail:
 	return window_free(c);

@@ -540,6 +540,67 @@ START_TEST(test_rules)
 }
 END_TEST
 
+/* A window gets the targets' part; copies are deep; the store keeps it. */
+START_TEST(test_window_store)
+{
+	const uint64_t H = 0x10000000, P = WSS_PM_PRESENT;
+	struct window *win, *dup;
+	struct store_opts so;
+	struct wss_config c;
+	struct store *st;
+	char err[160], path[700], buf[64];
+	struct wss *w;
+	unsigned i;
+
+	for (i = 0; i < 4; i++)
+		pm_set(H + i * PG, P | (200 + i));
+	wss_config_init(&c);
+	w = monitor(&c);
+	ck_assert_int_eq(wss_start(w, PID, WSS_MODE_HEAP, NULL,
+	    WSS_METHOD_AUTO, err, sizeof(err)), 0);
+	ck_assert_int_eq(wss_pass_begin(w, PID), 0);
+	bm_access(201);
+	ck_assert_int_eq(wss_pass_end(w, PID), 0);
+	ck_assert_int_eq(wss_pass_begin(w, PID), 0);
+	ck_assert_int_eq(wss_pass_end(w, PID), 0);
+	win = window_new(1, 1);
+	ck_assert_ptr_nonnull(win);
+	ck_assert_int_eq(wss_window_fill(w, win), 0);
+	ck_assert_uint_eq(win->nwss, 1);
+	ck_assert_uint_eq(win->wss[0].passes, 2);
+	ck_assert_uint_eq(win->wss[0].nregions, 1);
+	ck_assert_uint_eq(win->wss[0].regions[0].resident, 4);
+	ck_assert_uint_eq(win->wss[0].regions[0].accessed, 0);
+	ck_assert_uint_gt(win->wss[0].pass_ns_sum, 0);
+	dup = window_dup(win);
+	ck_assert_ptr_nonnull(dup);
+	ck_assert_ptr_ne(dup->wss, win->wss);
+	ck_assert_ptr_ne(dup->wss[0].regions, win->wss[0].regions);
+	ck_assert_uint_eq(dup->wss[0].regions[0].pages, 8);
+	/* the next window counts its own passes only */
+	ck_assert_int_eq(wss_window_fill(w, win), 0);
+	ck_assert_uint_eq(win->wss[0].passes, 0);
+
+	store_opts_default(&so);
+	snprintf(path, sizeof(path), "%s/w.db", root);
+	ck_assert_int_eq(store_open(path, &so, &st), 0);
+	dup->wall_start_ns = 1;
+	dup->wall_end_ns = 2;
+	ck_assert_int_eq(store_put(st, dup), 0);
+	ck_assert_int_eq(store_exec(st, "SELECT passes || ',' || method || "
+	    "',' || name FROM window_wss", buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "2,page_idle,com.example.fixt");
+	ck_assert_int_eq(store_exec(st, "SELECT label || ',' || pages || ',' "
+	    "|| resident || ',' || not_resident || ',' || vaddr_start FROM "
+	    "window_wss_region", buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "heap,8,4,4,268435456");
+	store_close(st);
+	window_free(dup);
+	window_free(win);
+	wss_free(w);
+}
+END_TEST
+
 static Suite *
 wss_suite(void)
 {
@@ -559,6 +620,7 @@ wss_suite(void)
 	tcase_add_test(tf, test_pfn_zeroed);
 	tcase_add_test(tf, test_library_and_limits);
 	tcase_add_test(tf, test_rules);
+	tcase_add_test(tf, test_window_store);
 	suite_add_tcase(s, tf);
 	return s;
 }
