@@ -119,6 +119,7 @@ void fmt_burst(struct sbuf *o, const Vitals__BurstAck *a, uint32_t asked_ms);
 /* format_wss.c: the working-set monitor's targets */
 void fmt_wss(struct sbuf *o, const Vitals__WssList *l);
 void fmt_wss_target(struct sbuf *o, const Vitals__WssTarget *t);
+void fmt_wss_health(struct sbuf *o, const Vitals__WssHealth *h);
 
 /* conn.c: one request, one answer. */
 const char *conn_default_socket(void);

@@ -729,6 +729,8 @@ fmt_health(struct sbuf *o, const Vitals__Health *h, const struct fmt_ctx *c)
 	} else {
 		sbuf_puts(o, "Control: n/a\n");
 	}
+	if (h->wss)
+		fmt_wss_health(o, h->wss);
 }
 
 void

@@ -81,6 +81,16 @@ fmt_wss_target(struct sbuf *o, const Vitals__WssTarget *t)
 }
 
 void
+fmt_wss_health(struct sbuf *o, const Vitals__WssHealth *h)
+{
+	sbuf_printf(o, "Working set: %u targets (max %u), %u of %u pages; "
+	    "page_idle %s; DAMON %s\n", h->targets, h->max_targets, h->pages,
+	    h->max_pages, h->page_idle ? "present (page level)" :
+	    "absent (clear_refs, region level)", h->damon ? h->damon_note :
+	    "absent");
+}
+
+void
 fmt_wss(struct sbuf *o, const Vitals__WssList *l)
 {
 	size_t i;
