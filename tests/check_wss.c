@@ -513,6 +513,24 @@ START_TEST(test_config)
 	ck_assert_int_eq(wss_config_set(&c, "wss_nope", "1"), -ENOENT);
 	wss_config_release(&c);
 }
+
+/* The daemon's config routes wss_* keys here and checks the bounds. */
+START_TEST(test_daemon_config)
+{
+	struct config cfg;
+	char err[160];
+
+	config_init(&cfg);
+	ck_assert_int_eq(config_set(&cfg, "wss_rule", "app heap"), 0);
+	ck_assert_int_eq(config_set(&cfg, "wss_log_dir", "/tmp"), 0);
+	ck_assert_uint_eq(cfg.wss.nrules, 1);
+	ck_assert_int_eq(config_check(&cfg, err, sizeof(err)), 0);
+	ck_assert_int_eq(config_set(&cfg, "wss_interval_min_ms", "20000"), 0);
+	ck_assert_int_eq(config_check(&cfg, err, sizeof(err)), -ERANGE);
+	ck_assert_ptr_nonnull(strstr(err, "wss"));
+	ck_assert_int_eq(config_set(&cfg, "wss_bogus", "1"), -ENOENT);
+	config_release(&cfg);
+}
 END_TEST
 
 /* A rule finds the process by its exact name and starts a target. */
@@ -614,6 +632,7 @@ wss_suite(void)
 	tcase_add_test(tc, test_smaps_parse);
 	tcase_add_test(tc, test_adapt);
 	tcase_add_test(tc, test_config);
+	tcase_add_test(tc, test_daemon_config);
 	suite_add_tcase(s, tc);
 	tcase_add_checked_fixture(tf, setup, teardown);
 	tcase_add_test(tf, test_method_a);
