@@ -1069,15 +1069,19 @@ wss_window_fill(struct wss *w, struct window *win)
 
 /* ------------------------------------------------------------ rules */
 
-/* The first process whose name is name exactly; -ESRCH none. */
-int
-wss_find_name(struct wss *w, const char *name, int32_t *ret_pid)
+/*
+ * Walk the numeric entries of proc_root: fn(w, pid, name, arg) for each
+ * readable process until it returns non-zero, which is returned.
+ */
+static int
+each_process(struct wss *w, int (*fn)(struct wss *, int32_t, const char *,
+    void *), void *arg)
 {
 	char pname[WSS_NAME_LEN];
 	struct dirent *de;
 	uint64_t start, v;
 	DIR *d;
-	int fd, r = -ESRCH;
+	int fd, r = 0;
 
 	if ((fd = dup(w->procfd)) < 0)
 		return -errno;
@@ -1086,44 +1090,86 @@ wss_find_name(struct wss *w, const char *name, int32_t *ret_pid)
 		return -errno;
 	}
 	rewinddir(d);
-	while ((de = readdir(d)) != NULL) {
+	while (r == 0 && (de = readdir(d)) != NULL) {
 		if (parse_uint(de->d_name, INT32_MAX, &v) < 0 || v == 0)
 			continue;
 		if (read_ident(w, (int32_t)v, &start, pname,
-		    sizeof(pname)) < 0 || strcmp(pname, name) != 0)
+		    sizeof(pname)) < 0)
 			continue;
-		*ret_pid = (int32_t)v;
-		r = 0;
-		break;
+		r = fn(w, (int32_t)v, pname, arg);
 	}
 	closedir(d);
 	return r;
 }
 
-/* Every rule whose process runs and is not a target yet gets one. */
+struct name_find {
+	const char *name;
+	int32_t pid;
+};
+
+static int
+name_cb(struct wss *w, int32_t pid, const char *name, void *arg)
+{
+	struct name_find *f = arg;
+
+	(void)w;
+	if (strcmp(name, f->name) != 0)
+		return 0;
+	f->pid = pid;
+	return 1;
+}
+
+/* The first process whose name is name exactly; -ESRCH none. */
+int
+wss_find_name(struct wss *w, const char *name, int32_t *ret_pid)
+{
+	struct name_find f = { name, 0 };
+	int r;
+
+	if ((r = each_process(w, name_cb, &f)) < 0)
+		return r;
+	if (r == 0)
+		return -ESRCH;
+	*ret_pid = f.pid;
+	return 0;
+}
+
+static int
+rule_cb(struct wss *w, int32_t pid, const char *name, void *arg)
+{
+	const struct wss_rule *rule;
+	struct target *t;
+	char err[160];
+	unsigned i;
+	int *n = arg;
+
+	for (i = 0; i < w->cfg.nrules; i++) {
+		rule = &w->cfg.rule[i];
+		if (strcmp(name, rule->name) != 0)
+			continue;
+		if ((t = find(w, pid)) != NULL && !t->st.ended)
+			return 0;
+		if (wss_start(w, pid, rule->mode, rule->lib, w->cfg.method,
+		    err, sizeof(err)) == 0)
+			(*n)++;
+		else
+			log_debug("wss: rule %s: %s", rule->name, err);
+		return 0; /* the first rule naming the process decides */
+	}
+	return 0;
+}
+
+/* Every process a rule names that is not a target yet gets one (while
+ * the limits allow); the number started. */
 int
 wss_rules_scan(struct wss *w)
 {
-	const struct wss_rule *rule;
-	char err[160];
-	int32_t pid;
-	unsigned i;
-	int n = 0;
+	int n = 0, r;
 
-	for (i = 0; i < w->cfg.nrules; i++) {
-		struct target *t;
-
-		rule = &w->cfg.rule[i];
-		if (wss_find_name(w, rule->name, &pid) < 0)
-			continue;
-		if ((t = find(w, pid)) != NULL && !t->st.ended)
-			continue;
-		if (wss_start(w, pid, rule->mode, rule->lib, w->cfg.method,
-		    err, sizeof(err)) == 0)
-			n++;
-		else
-			log_debug("wss: rule %s: %s", rule->name, err);
-	}
+	if (w->cfg.nrules == 0)
+		return 0;
+	if ((r = each_process(w, rule_cb, &n)) < 0)
+		return r;
 	return n;
 }
 

@@ -536,6 +536,7 @@ END_TEST
 /* A rule finds the process by its exact name and starts a target. */
 START_TEST(test_rules)
 {
+	char rel[700], dst[700];
 	struct wss_config c;
 	struct wss *w;
 	int32_t pid;
@@ -549,10 +550,20 @@ START_TEST(test_rules)
 	ck_assert_int_eq(wss_find_name(w, "com.example.fixt", &pid), 0);
 	ck_assert_int_eq(pid, PID);
 	ck_assert_int_eq(wss_find_name(w, "com.example", &pid), -ESRCH);
-	ck_assert_int_eq(wss_rules_scan(w), 1);
+	/* a second instance of the same name, and another process */
+	snprintf(rel, sizeof(rel), "%s/%d", proc, PID);
+	snprintf(dst, sizeof(dst), "%s/%d", proc, PID + 1);
+	ck_assert_int_eq(tu_copytree(rel, dst), 0);
+	snprintf(dst, sizeof(dst), "%s/%d", proc, PID + 2);
+	ck_assert_int_eq(tu_copytree(rel, dst), 0);
+	snprintf(rel, sizeof(rel), "proc/%d/cmdline", PID + 2);
+	put(rel, "/system/bin/other\0");
+	ck_assert_int_eq(wss_rules_scan(w), 2);
 	ck_assert_ptr_nonnull(wss_get(w, PID));
+	ck_assert_ptr_nonnull(wss_get(w, PID + 1));
+	ck_assert_ptr_null(wss_get(w, PID + 2));
 	ck_assert_uint_eq(wss_get(w, PID)->mode, WSS_MODE_LIBRARY);
-	ck_assert_int_eq(wss_rules_scan(w), 0); /* already a target */
+	ck_assert_int_eq(wss_rules_scan(w), 0); /* already targets */
 	wss_free(w);
 	wss_config_release(&c);
 }
