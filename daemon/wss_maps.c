@@ -80,7 +80,10 @@ wss_maps_line(const char *line, size_t len, struct wss_map *ret)
 	if (hex_field(&p, e, '-', &m.start) < 0 ||
 	    hex_field(&p, e, ' ', &m.end) < 0 || m.end <= m.start)
 		return -EINVAL;
-	if (e - p < 5 || p[4] != ' ')
+	/* perms: exactly [r-][w-][x-][ps] */
+	if (e - p < 5 || p[4] != ' ' || (p[0] != 'r' && p[0] != '-') ||
+	    (p[1] != 'w' && p[1] != '-') || (p[2] != 'x' && p[2] != '-') ||
+	    (p[3] != 'p' && p[3] != 's'))
 		return -EINVAL;
 	memcpy(m.perms, p, 4);
 	p += 5;

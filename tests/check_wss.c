@@ -81,6 +81,10 @@ START_TEST(test_maps_line)
 	ck_assert_int_eq(wss_maps_line(l, strlen(l), &m), -EINVAL);
 	l = "1000-2000 r-x 00000000 00:00 0";
 	ck_assert_int_eq(wss_maps_line(l, strlen(l), &m), -EINVAL);
+	l = "1000-2000 rwxq 00000000 00:00 0";
+	ck_assert_int_eq(wss_maps_line(l, strlen(l), &m), -EINVAL);
+	ck_assert_int_eq(wss_maps_line("1000-2000 \0-xp 0 0:0 0", 22, &m),
+	    -EINVAL);
 	l = "1000-2000 r-xp 00000000 00:00";
 	ck_assert_int_lt(wss_maps_line(l, strlen(l), &m), 0);
 	l = "Rss:                   4 kB";
