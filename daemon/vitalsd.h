@@ -1257,6 +1257,8 @@ int wss_window_fill(struct wss *w, struct window *win);
 void window_wss_free(struct window_wss *v, size_t n);
 int window_wss_dup(const struct window_wss *v, size_t n,
     struct window_wss **ret);
+/* wss_maps.c: the window's targets in the dump text */
+void dump_window_wss(const struct window *w, struct vbuf *out);
 
 
 #endif /* VITALSD_H */

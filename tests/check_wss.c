@@ -610,6 +610,17 @@ START_TEST(test_window_store)
 	ck_assert_ptr_ne(dup->wss, win->wss);
 	ck_assert_ptr_ne(dup->wss[0].regions, win->wss[0].regions);
 	ck_assert_uint_eq(dup->wss[0].regions[0].pages, 8);
+	{
+		struct vbuf b = { 0 };
+
+		dump_window_wss(dup, &b);
+		ck_assert_ptr_nonnull(b.p);
+		ck_assert_ptr_nonnull(strstr(b.p, "working set: pid 4242 "
+		    "(com.example.fixt) heap, page_idle, 2 passes"));
+		ck_assert_ptr_nonnull(strstr(b.p, "pages 8 resident 4 "
+		    "accessed 0 idle 4 not resident 4"));
+		vbuf_release(&b);
+	}
 	/* the next window counts its own passes only */
 	ck_assert_int_eq(wss_window_fill(w, win), 0);
 	ck_assert_uint_eq(win->wss[0].passes, 0);
