@@ -19,167 +19,10 @@
 
 #include <event2/event.h>
 
-#include "vitalsd.h"
+#include "wss_int.h"
 
 #define WSS_ENDED_KEPT 8     /* ended targets shown until stopped */
 #define WSS_RULES_EVERY_S 5  /* rule scan cadence */
-
-struct target {
-	struct wss_status st; /* what wss_get shows */
-	struct wss *w;
-	struct event *ev;
-	int pmfd;	   /* <pid>/pagemap */
-	int logfd;	   /* page-level log; −1 none */
-	bool marked;	   /* a pass has begun and not ended */
-	bool reload;	   /* maps changed: regions rebuilt at next begin */
-	unsigned asked;	   /* enum wss_method asked for */
-	unsigned pass_method;
-	uint64_t maps_hash;
-	bool have_hash;
-	size_t npages;	   /* Σ regions' sampled pages */
-	size_t regions_cap;
-	uint64_t *raw0, *raw1; /* pagemap at begin and at end */
-	uint64_t *pfn;
-	size_t raw_cap;
-	struct wss_idle idle;
-	uint64_t cost_ns, cost_cpu_ns; /* this pass so far */
-	/* since the last window closed (wss_window_fill) */
-	uint32_t win_passes;
-	uint64_t win_ns_sum, win_ns_max, win_cpu_ns;
-	uint64_t win_maps0, win_err0, win_zero0; /* counters at the last */
-	bool win_ended_told; /* an ended target is in one window only */
-};
-
-struct wss {
-	struct event_base *base;
-	struct wss_config cfg; /* log_dir owned */
-	int procfd;
-	int bmfd;   /* page_idle bitmap, −1 absent */
-	int bm_err; /* why it is absent */
-	unsigned page_size;
-	struct target **t;
-	size_t nt, cap;
-	size_t npages; /* Σ live targets' sampled pages */
-	struct event *rules_ev;
-	struct vbuf buf;
-	bool damon;
-	char damon_note[160];
-};
-
-/* ------------------------------------------------------------ config */
-
-void
-wss_config_init(struct wss_config *c)
-{
-	memset(c, 0, sizeof(*c));
-	c->interval_ms = 1000;
-	c->interval_min_ms = 100;
-	c->interval_max_ms = 10000;
-	c->max_targets = 4;
-	c->max_pages = 65536;
-	c->method = WSS_METHOD_AUTO;
-}
-
-void
-wss_config_release(struct wss_config *c)
-{
-	free(c->log_dir);
-	c->log_dir = NULL;
-}
-
-/* "NAME heap" or "NAME library LIB": exact process name, mode. */
-static int
-parse_rule(const char *value, struct wss_rule *ret)
-{
-	char buf[3 * WSS_NAME_LEN], *a, *b, *c, *d, *save = NULL;
-	struct wss_rule r;
-
-	memset(&r, 0, sizeof(r));
-	if (strlen(value) >= sizeof(buf))
-		return -ERANGE;
-	strcpy(buf, value);
-	a = strtok_r(buf, " \t", &save);
-	b = strtok_r(NULL, " \t", &save);
-	c = strtok_r(NULL, " \t", &save);
-	d = strtok_r(NULL, " \t", &save);
-	if (a == NULL || b == NULL || d != NULL ||
-	    strlen(a) >= sizeof(r.name))
-		return -EINVAL;
-	strcpy(r.name, a);
-	if (strcmp(b, "heap") == 0 && c == NULL) {
-		r.mode = WSS_MODE_HEAP;
-	} else if (strcmp(b, "library") == 0 && c != NULL &&
-	    strlen(c) < sizeof(r.lib) && strchr(c, '/') == NULL) {
-		r.mode = WSS_MODE_LIBRARY;
-		strcpy(r.lib, c);
-	} else {
-		return -EINVAL;
-	}
-	*ret = r;
-	return 0;
-}
-
-static int
-set_ms(unsigned *dst, const char *value, uint64_t min, uint64_t max)
-{
-	uint64_t v;
-	int r;
-
-	if ((r = parse_uint(value, max, &v)) < 0)
-		return r;
-	if (v < min)
-		return -ERANGE;
-	*dst = (unsigned)v;
-	return 0;
-}
-
-/* -ENOENT: not a wss key. */
-int
-wss_config_set(struct wss_config *c, const char *key, const char *value)
-{
-	char *s;
-	int r;
-
-	if (!strcmp(key, "wss_interval_ms"))
-		return set_ms(&c->interval_ms, value, 100, 3600000);
-	if (!strcmp(key, "wss_interval_min_ms"))
-		return set_ms(&c->interval_min_ms, value, 100, 3600000);
-	if (!strcmp(key, "wss_interval_max_ms"))
-		return set_ms(&c->interval_max_ms, value, 100, 3600000);
-	if (!strcmp(key, "wss_max_targets"))
-		return set_ms(&c->max_targets, value, 1, 64);
-	if (!strcmp(key, "wss_max_pages"))
-		return set_ms(&c->max_pages, value, 1, 1u << 24);
-	if (!strcmp(key, "wss_method")) {
-		if (!strcmp(value, "auto"))
-			c->method = WSS_METHOD_AUTO;
-		else if (!strcmp(value, "page_idle"))
-			c->method = WSS_METHOD_PAGE_IDLE;
-		else if (!strcmp(value, "clear_refs"))
-			c->method = WSS_METHOD_CLEAR_REFS;
-		else
-			return -EINVAL;
-		return 0;
-	}
-	if (!strcmp(key, "wss_log_dir")) {
-		if (*value == '\0')
-			return -EINVAL;
-		if ((s = strdup(value)) == NULL)
-			return -ENOMEM;
-		free(c->log_dir);
-		c->log_dir = s;
-		return 0;
-	}
-	if (!strcmp(key, "wss_rule")) {
-		if (c->nrules == WSS_RULES_MAX)
-			return -ERANGE;
-		if ((r = parse_rule(value, &c->rule[c->nrules])) < 0)
-			return r;
-		c->nrules++;
-		return 0;
-	}
-	return -ENOENT;
-}
 
 /* ----------------------------------------------------------- helpers */
 
@@ -199,8 +42,8 @@ live_targets(const struct wss *w)
 	return n;
 }
 
-static struct target *
-find(struct wss *w, int32_t pid)
+struct target *
+wss_target_find(struct wss *w, int32_t pid)
 {
 	size_t i;
 
@@ -215,8 +58,8 @@ find(struct wss *w, int32_t pid)
 }
 
 /* starttime and name of pid; -ESRCH when it is gone. */
-static int
-read_ident(struct wss *w, int32_t pid, uint64_t *ret_start, char *name,
+int
+wss_read_ident(struct wss *w, int32_t pid, uint64_t *ret_start, char *name,
     size_t namesz)
 {
 	struct pid_stat ps;
@@ -290,7 +133,7 @@ failed(struct target *t, int r)
 	uint64_t st = t->st.starttime;
 
 	if (r == -ESRCH || r == -ENOENT ||
-	    read_ident(t->w, t->st.pid, &st, NULL, 0) == -ESRCH) {
+	    wss_read_ident(t->w, t->st.pid, &st, NULL, 0) == -ESRCH) {
 		end_target(t, "process exited");
 		return -ESRCH;
 	}
@@ -461,7 +304,7 @@ begin(struct target *t)
 	if (t->marked)
 		return -EALREADY;
 	t->cost_ns = t->cost_cpu_ns = 0;
-	if ((r = read_ident(w, t->st.pid, &start, NULL, 0)) < 0)
+	if ((r = wss_read_ident(w, t->st.pid, &start, NULL, 0)) < 0)
 		return failed(t, r);
 	if (start != t->st.starttime) {
 		end_target(t, "process exited (pid reused)");
@@ -696,7 +539,7 @@ end(struct target *t)
 int
 wss_pass_begin(struct wss *w, int32_t pid)
 {
-	struct target *t = find(w, pid);
+	struct target *t = wss_target_find(w, pid);
 
 	return t ? begin(t) : -ENOENT;
 }
@@ -704,7 +547,7 @@ wss_pass_begin(struct wss *w, int32_t pid)
 int
 wss_pass_end(struct wss *w, int32_t pid)
 {
-	struct target *t = find(w, pid);
+	struct target *t = wss_target_find(w, pid);
 
 	return t ? end(t) : -ENOENT;
 }
@@ -805,7 +648,7 @@ wss_start(struct wss *w, int32_t pid, unsigned mode, const char *lib,
 		    "under %d bytes)", WSS_NAME_LEN);
 		return -EINVAL;
 	}
-	if ((old = find(w, pid)) != NULL && !old->st.ended) {
+	if ((old = wss_target_find(w, pid)) != NULL && !old->st.ended) {
 		snprintf(err, errsz, "pid %d is already a target", (int)pid);
 		return -EEXIST;
 	}
@@ -838,7 +681,7 @@ wss_start(struct wss *w, int32_t pid, unsigned mode, const char *lib,
 	t->st.interval_ms = w->cfg.interval_ms;
 	t->st.interval_min_ms = w->cfg.interval_min_ms;
 	t->st.interval_max_ms = w->cfg.interval_max_ms;
-	if ((r = read_ident(w, pid, &t->st.starttime, t->st.name,
+	if ((r = wss_read_ident(w, pid, &t->st.starttime, t->st.name,
 	    sizeof(t->st.name))) < 0) {
 		snprintf(err, errsz, "pid %d: %s", (int)pid, r == -ESRCH ?
 		    "no such process" : strerror(-r));
@@ -910,7 +753,7 @@ wss_stop(struct wss *w, int32_t pid)
 const struct wss_status *
 wss_get(struct wss *w, int32_t pid)
 {
-	struct target *t = find(w, pid);
+	struct target *t = wss_target_find(w, pid);
 
 	return t ? &t->st : NULL;
 }
@@ -951,227 +794,7 @@ wss_damon(const struct wss *w, char *note, size_t notesz)
 	return w->damon;
 }
 
-/* ----------------------------------------------------------- windows */
-
-void
-window_wss_free(struct window_wss *v, size_t n)
-{
-	size_t i;
-
-	for (i = 0; v && i < n; i++)
-		free(v[i].regions);
-	free(v);
-}
-
-int
-window_wss_dup(const struct window_wss *v, size_t n, struct window_wss **ret)
-{
-	struct window_wss *c;
-	size_t i;
-
-	if ((c = calloc(n, sizeof(*c))) == NULL)
-		return -ENOMEM;
-	for (i = 0; i < n; i++) {
-		c[i] = v[i];
-		c[i].regions = NULL;
-		if (v[i].nregions == 0)
-			continue;
-		if ((c[i].regions = malloc(v[i].nregions *
-		    sizeof(*c[i].regions))) == NULL) {
-			window_wss_free(c, i + 1);
-			return -ENOMEM;
-		}
-		memcpy(c[i].regions, v[i].regions, v[i].nregions *
-		    sizeof(*c[i].regions));
-	}
-	*ret = c;
-	return 0;
-}
-
-static int
-fill_one(struct target *t, struct window_wss *ww)
-{
-	const struct wss_status *st = &t->st;
-	size_t i, n = 0;
-
-	ww->pid = st->pid;
-	ww->starttime = st->starttime;
-	memcpy(ww->name, st->name, sizeof(ww->name));
-	memcpy(ww->lib, st->lib, sizeof(ww->lib));
-	ww->mode = st->mode;
-	ww->method = st->method;
-	ww->interval_ms = st->interval_ms;
-	ww->passes = t->win_passes;
-	ww->pass_ns_sum = t->win_ns_sum;
-	ww->pass_ns_max = t->win_ns_max;
-	ww->pass_cpu_ns = t->win_cpu_ns;
-	ww->maps_changes = (uint32_t)(st->maps_changes - t->win_maps0);
-	ww->read_errors = (uint32_t)(st->read_errors - t->win_err0);
-	ww->pfn_zeroed = (uint32_t)(st->pfn_zeroed - t->win_zero0);
-	ww->ended = st->ended;
-	for (i = 0; i < st->nregions; i++)
-		n += st->regions[i].done;
-	if (n && (ww->regions = calloc(n, sizeof(*ww->regions))) == NULL)
-		return -ENOMEM;
-	for (i = 0; i < st->nregions; i++) {
-		const struct wss_region *g = &st->regions[i];
-		struct window_wss_region *r;
-
-		if (!g->done)
-			continue;
-		r = &ww->regions[ww->nregions++];
-		r->start = g->start;
-		r->end = g->end;
-		memcpy(r->label, g->label, sizeof(r->label));
-		r->pages = g->pages;
-		r->resident = g->resident;
-		r->accessed = g->accessed;
-		r->idle = g->idle;
-		r->not_resident = g->not_resident;
-		r->gone = g->gone;
-	}
-	t->win_passes = 0;
-	t->win_ns_sum = t->win_ns_max = t->win_cpu_ns = 0;
-	t->win_maps0 = st->maps_changes;
-	t->win_err0 = st->read_errors;
-	t->win_zero0 = st->pfn_zeroed;
-	t->win_ended_told = st->ended;
-	return 0;
-}
-
-/* Every live target, and those that ended since the last window. */
-int
-wss_window_fill(struct wss *w, struct window *win)
-{
-	struct window_wss *v;
-	size_t i, n = 0;
-	int r;
-
-	for (i = 0; i < w->nt; i++)
-		n += !w->t[i]->win_ended_told;
-	if (n == 0)
-		return 0;
-	if ((v = calloc(n, sizeof(*v))) == NULL)
-		return -ENOMEM;
-	for (i = n = 0; i < w->nt; i++) {
-		if (w->t[i]->win_ended_told)
-			continue;
-		if ((r = fill_one(w->t[i], &v[n++])) < 0) {
-			window_wss_free(v, n);
-			return r;
-		}
-	}
-	window_wss_free(win->wss, win->nwss);
-	win->wss = v;
-	win->nwss = n;
-	return 0;
-}
-
 /* ------------------------------------------------------------ rules */
-
-/*
- * Walk the numeric entries of proc_root: fn(w, pid, name, arg) for each
- * readable process until it returns non-zero, which is returned.
- */
-static int
-each_process(struct wss *w, int (*fn)(struct wss *, int32_t, const char *,
-    void *), void *arg)
-{
-	char pname[WSS_NAME_LEN];
-	struct dirent *de;
-	uint64_t start, v;
-	DIR *d;
-	int fd, r = 0;
-
-	if ((fd = dup(w->procfd)) < 0)
-		return -errno;
-	if ((d = fdopendir(fd)) == NULL) {
-		close(fd);
-		return -errno;
-	}
-	rewinddir(d);
-	while (r == 0 && (de = readdir(d)) != NULL) {
-		if (parse_uint(de->d_name, INT32_MAX, &v) < 0 || v == 0)
-			continue;
-		if (read_ident(w, (int32_t)v, &start, pname,
-		    sizeof(pname)) < 0)
-			continue;
-		r = fn(w, (int32_t)v, pname, arg);
-	}
-	closedir(d);
-	return r;
-}
-
-struct name_find {
-	const char *name;
-	int32_t pid;
-};
-
-static int
-name_cb(struct wss *w, int32_t pid, const char *name, void *arg)
-{
-	struct name_find *f = arg;
-
-	(void)w;
-	if (strcmp(name, f->name) != 0)
-		return 0;
-	f->pid = pid;
-	return 1;
-}
-
-/* The first process whose name is name exactly; -ESRCH none. */
-int
-wss_find_name(struct wss *w, const char *name, int32_t *ret_pid)
-{
-	struct name_find f = { name, 0 };
-	int r;
-
-	if ((r = each_process(w, name_cb, &f)) < 0)
-		return r;
-	if (r == 0)
-		return -ESRCH;
-	*ret_pid = f.pid;
-	return 0;
-}
-
-static int
-rule_cb(struct wss *w, int32_t pid, const char *name, void *arg)
-{
-	const struct wss_rule *rule;
-	struct target *t;
-	char err[160];
-	unsigned i;
-	int *n = arg;
-
-	for (i = 0; i < w->cfg.nrules; i++) {
-		rule = &w->cfg.rule[i];
-		if (strcmp(name, rule->name) != 0)
-			continue;
-		if ((t = find(w, pid)) != NULL && !t->st.ended)
-			return 0;
-		if (wss_start(w, pid, rule->mode, rule->lib, w->cfg.method,
-		    err, sizeof(err)) == 0)
-			(*n)++;
-		else
-			log_debug("wss: rule %s: %s", rule->name, err);
-		return 0; /* the first rule naming the process decides */
-	}
-	return 0;
-}
-
-/* Every process a rule names that is not a target yet gets one (while
- * the limits allow); the number started. */
-int
-wss_rules_scan(struct wss *w)
-{
-	int n = 0, r;
-
-	if (w->cfg.nrules == 0)
-		return 0;
-	if ((r = each_process(w, rule_cb, &n)) < 0)
-		return r;
-	return n;
-}
 
 static void
 rules_cb(evutil_socket_t fd, short what, void *arg)
