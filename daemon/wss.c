@@ -243,6 +243,25 @@ load_regions(struct target *t)
 	return 0;
 }
 
+/*
+ * pagemap reads the mm the file was opened on: after an exec (maps change,
+ * identity does not) the old descriptor reads nothing. A new one on every
+ * maps change; on failure the old one stays and the failure is counted.
+ */
+static int
+reopen_pagemap(struct target *t)
+{
+	char path[48];
+	int fd;
+
+	snprintf(path, sizeof(path), "%d/pagemap", (int)t->st.pid);
+	if ((fd = openat(t->w->procfd, path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	close(t->pmfd);
+	t->pmfd = fd;
+	return 0;
+}
+
 static int
 read_pagemap(struct target *t, uint64_t *raw)
 {
@@ -315,6 +334,8 @@ begin(struct target *t)
 	if (!t->have_hash || t->reload || hash != t->maps_hash) {
 		if (t->have_hash && !t->reload)
 			t->st.maps_changes++;
+		if (t->have_hash && reopen_pagemap(t) < 0)
+			t->st.read_errors++;
 		if ((r = load_regions(t)) < 0)
 			return r;
 		t->maps_hash = hash;

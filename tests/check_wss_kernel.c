@@ -346,6 +346,71 @@ START_TEST(test_maps_follow)
 }
 END_TEST
 
+/* An exec keeps the pid and its starttime but replaces the address
+ * space: the monitor follows it to the new one. */
+START_TEST(test_exec)
+{
+	const struct wss_status *st;
+	struct wss_config c;
+	struct wss *w;
+	char err[160], go;
+	int p[2], status;
+	uint64_t res = 0;
+	pid_t pid;
+	size_t i;
+
+	ck_assert_int_eq(pipe(p), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(p[1]);
+		if (read(p[0], &go, 1) != 1)
+			_exit(2);
+		execl("/bin/sleep", "sleep", "30", (char *)NULL);
+		_exit(127);
+	}
+	close(p[0]);
+	wss_config_init(&c);
+	w = monitor(NULL, &c);
+	ck_assert_msg(wss_start(w, pid, WSS_MODE_HEAP, NULL, WSS_METHOD_AUTO,
+	    err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(wss_pass_begin(w, pid), 0);
+	ck_assert_int_eq(wss_pass_end(w, pid), 0);
+	ck_assert_int_eq(write(p[1], "x", 1), 1);
+	/* exec done when the name changes */
+	for (i = 0; i < 100; i++) {
+		char path[64], buf[64] = "";
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+		if ((f = fopen(path, "r")) != NULL) {
+			if (fgets(buf, sizeof(buf), f) == NULL)
+				buf[0] = '\0';
+			fclose(f);
+		}
+		if (strncmp(buf, "sleep", 5) == 0)
+			break;
+		usleep(20000);
+	}
+	ck_assert_int_lt(i, 100);
+	usleep(100000); /* the loader has run */
+	ck_assert_int_eq(wss_pass_begin(w, pid), 0);
+	ck_assert_int_eq(wss_pass_end(w, pid), 0);
+	st = wss_get(w, pid);
+	ck_assert(!st->ended);
+	ck_assert_uint_ge(st->maps_changes, 1);
+	for (i = 0; i < st->nregions; i++)
+		res += st->regions[i].resident;
+	/* read through the new address space, not the old one's nothing */
+	ck_assert_uint_gt(res, 0);
+	ck_assert_uint_eq(st->read_errors, 0);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	close(p[1]);
+	wss_free(w);
+}
+END_TEST
+
 static void
 run_loop(struct event_base *base, unsigned ms)
 {
@@ -418,6 +483,7 @@ main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_counts);
 	tcase_add_test(tc, test_maps_follow);
+	tcase_add_test(tc, test_exec);
 	tcase_add_test(tc, test_loop_adaptive);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
