@@ -115,6 +115,8 @@ void fmt_process(struct sbuf *o, const Vitals__ProcessInfo *pi, int32_t pid,
 void fmt_health(struct sbuf *o, const Vitals__Health *h,
     const struct fmt_ctx *c);
 void fmt_burst(struct sbuf *o, const Vitals__BurstAck *a, uint32_t asked_ms);
+/* fmt_gpumem.c: dumpsys gpu's layout, and more */
+void fmt_gpumem(struct sbuf *o, const Vitals__GpuMem *g);
 
 /* format_wss.c: the working-set monitor's targets */
 void fmt_wss(struct sbuf *o, const Vitals__WssList *l);

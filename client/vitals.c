@@ -80,6 +80,7 @@ usage(int status)
 	    "  watch [--interval S] [--count N] [-n N]\n"
 	    "                              refreshing summary\n"
 	    "  dump [-n N]                 the daemon's own text dump\n"
+	    "  gpumem [--since DURATION]   GPU memory per process (dumpsys gpu)\n"
 	    "  wss [PID]                   working-set targets (all, or one)\n"
 	    "  wss start --pid PID|--name NAME --mode heap|library LIB\n"
 	    "      [--method auto|page_idle|clear_refs]\n"
@@ -368,6 +369,31 @@ cmd_dump(struct opts *o)
 }
 
 static void
+text_gpumem(struct sbuf *b, const Vitals__Response *r, const struct opts *o)
+{
+	(void)o;
+	fmt_gpumem(b, r->gpu_mem);
+}
+
+/* The map now; with --since, the stored windows of that span. */
+static int
+cmd_gpumem(struct opts *o)
+{
+	Vitals__Request req = VITALS__REQUEST__INIT;
+	Vitals__GpuMemRequest gr = VITALS__GPU_MEM_REQUEST__INIT;
+	Vitals__Response *r;
+	int x;
+
+	if (o->given & O_SINCE)
+		gr.since_ns = o->since_ns;
+	req.op_case = VITALS__REQUEST__OP_GPU_MEM;
+	req.gpu_mem = &gr;
+	if ((x = call(o, &req, &r)) != VX_OK)
+		return x;
+	return render(o, r, text_gpumem);
+}
+
+static void
 on_sigint(int sig)
 {
 	(void)sig;
@@ -527,6 +553,7 @@ static const struct cmd cmds[] = {
 	{ "burst", cmd_burst, 0, 0, 1 },
 	{ "watch", cmd_watch, O_INTERVAL | O_COUNT | O_N, 0, 0 },
 	{ "dump", cmd_dump, O_N, 0, 0 },
+	{ "gpumem", cmd_gpumem, O_SINCE, 0, 0 },
 	{ "wss", cmd_wss, O_PID | O_MODE | O_NAME | O_METHOD, 0, 2 },
 };
 

@@ -547,3 +547,10 @@ collector_close_window(struct collector *c, const struct clocks *now)
 		c->cb(w, c->cb_arg);
 	return window_open(c, now);
 }
+
+int
+collector_proc_lookup(const struct collector *c, int32_t pid,
+    uint64_t *ret_starttime, char *ret_name, size_t namesz)
+{
+	return procscan_lookup(c->ps, pid, ret_starttime, ret_name, namesz);
+}

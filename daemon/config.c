@@ -36,6 +36,9 @@ config_init(struct config *cfg)
 	cfg->scanner = SCANNER_AUTO;
 	cfg->bpffs = strdup("/sys/fs/bpf/vitals");
 	cfg->bpf_load = VBPF_LOAD_AUTO;
+	cfg->gpumem_map = strdup(VITALS_GPUMEM_MAP);
+	cfg->gpumem_load = GPUMEM_LOAD_AUTO;
+	cfg->gpumem_attach_s = VITALS_GPUMEM_ATTACH_S;
 	wss_config_init(&cfg->wss);
 }
 
@@ -47,6 +50,7 @@ config_release(struct config *cfg)
 	free(cfg->proc_root);
 	free(cfg->sys_root);
 	free(cfg->bpffs);
+	free(cfg->gpumem_map);
 	wss_config_release(&cfg->wss);
 	memset(cfg, 0, sizeof(*cfg));
 }
@@ -212,6 +216,9 @@ static const struct word bpf_load_words[] = { { "auto", VBPF_LOAD_AUTO },
 	{ NULL, 0 } };
 static const struct word on_off_words[] = { { "on", 1 }, { "off", 0 },
 	{ NULL, 0 } };
+static const struct word gpumem_load_words[] = {
+	{ "auto", GPUMEM_LOAD_AUTO }, { "map-only", GPUMEM_LOAD_MAP_ONLY },
+	{ "off", GPUMEM_LOAD_OFF }, { NULL, 0 } };
 
 static int
 word_value(const char *value, const struct word *w)
@@ -283,6 +290,16 @@ config_set(struct config *cfg, const char *key, const char *value)
 		cfg->threads = r;
 		return 0;
 	}
+	if (!strcmp(key, "gpumem_map"))
+		return set_str(&cfg->gpumem_map, value);
+	if (!strcmp(key, "gpumem_load")) {
+		if ((r = word_value(value, gpumem_load_words)) < 0)
+			return r;
+		cfg->gpumem_load = r;
+		return 0;
+	}
+	if (!strcmp(key, "gpumem_attach_s"))
+		return set_uint(&cfg->gpumem_attach_s, value, 0, 3600);
 	/* working-set monitor keys: wss_* (wss.c) */
 	if (!strncmp(key, "wss_", 4))
 		return wss_config_set(&cfg->wss, key, value);

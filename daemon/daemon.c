@@ -36,8 +36,12 @@ struct vitalsd {
 	int bpf_err;		/* -errno behind an off state */
 	int bpf_stats_fd;	/* BPF run-time statistics on while open */
 	bool bpf_warned;	/* a failed drain was logged */
+	struct gpumem *gm;	/* GPU memory map reader (gpumem.c) */
+	unsigned gm_why;	/* the state last logged */
 	struct wss *wss;	/* working-set monitor (wss.c) */
 };
+
+static void gpumem_sample(struct vitalsd *d, int64_t mono_ns);
 
 static int
 mkdir_p(const char *path, mode_t mode)
@@ -112,6 +116,7 @@ tick_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	collector_clocks(&now);
+	gpumem_sample(d, now.mono_ns);
 	burst = d->burst_until_ns > now.mono_ns;
 	if (!burst && d->cur_ms != d->interval_ms) {
 		d->cur_ms = d->interval_ms;
@@ -164,6 +169,7 @@ vitalsd_get_info(struct vitalsd *d, struct vitalsd_info *ret)
 	ret->burst_until_ns = d->burst_until_ns > now ? d->burst_until_ns : 0;
 	ret->uptime_ns = d->start_ns ? now - d->start_ns : 0;
 	ret->store.state = STORE_CLOSED;
+	ret->gpumem = d->gm;
 	if (d->wr) {
 		ret->have_store = true;
 		writer_get(d->wr, &ret->store, &ret->store_queued,
@@ -315,6 +321,78 @@ bpf_setup(struct vitalsd *d, const struct config *cfg)
 	bpf_sched_set_stats(d->bs, true);
 }
 
+/*
+ * GPU memory: the platform's pinned map when there is one, else our own
+ * program, loaded here while privileged. Never fatal: every window says
+ * where the map stands (window.gpumem.state).
+ */
+static int
+gpumem_lookup_cb(void *arg, int32_t pid, uint64_t *ret_starttime,
+    char *ret_name, size_t namesz)
+{
+	struct vitalsd *d = arg;
+
+	return collector_proc_lookup(d->col, pid, ret_starttime, ret_name,
+	    namesz);
+}
+
+static void
+gpumem_setup(struct vitalsd *d, const struct config *cfg)
+{
+	struct gpumem_opts o = {
+		.map_path = cfg->gpumem_map,
+		.bpffs = cfg->bpffs,
+		.load = cfg->gpumem_load,
+		.attach_s = cfg->gpumem_attach_s,
+	};
+	unsigned st, why;
+	int r, err;
+
+	/* bpf_load decides for every program we would load ourselves */
+	if (o.load == GPUMEM_LOAD_AUTO && cfg->bpf_load != VBPF_LOAD_AUTO)
+		o.load = GPUMEM_LOAD_MAP_ONLY;
+	if ((r = gpumem_new(&o, &d->gm)) < 0) {
+		log_warnx("gpumem: %s", strerror(-r));
+		return;
+	}
+	gpumem_set_lookup(d->gm, gpumem_lookup_cb, d);
+	st = gpumem_state(d->gm, &why, &err);
+	d->gm_why = why;
+	log_info("gpumem: %s%s%s%s%s (map %s)", gpumem_state_name(st),
+	    why ? ": " : "", gpumem_why_name(why), err ? ": " : "",
+	    err ? strerror(-err) : "", o.map_path ? o.map_path :
+	    VITALS_GPUMEM_MAP);
+}
+
+/* A traversal per tick; a change of state is logged once. */
+static void
+gpumem_sample(struct vitalsd *d, int64_t mono_ns)
+{
+	unsigned st, why;
+	int err;
+
+	if (d->gm == NULL)
+		return;
+	(void)gpumem_tick(d->gm, mono_ns); /* failures: in the window */
+	st = gpumem_state(d->gm, &why, &err);
+	if (why == d->gm_why)
+		return;
+	d->gm_why = why;
+	log_info("gpumem: %s%s%s%s%s", gpumem_state_name(st),
+	    why ? ": " : "", gpumem_why_name(why), err ? ": " : "",
+	    err ? strerror(-err) : "");
+}
+
+static void
+gpumem_close(struct vitalsd *d, struct window *w)
+{
+	int r;
+
+	if (d->gm && (r = gpumem_window(d->gm, w)) < 0)
+		log_warnx("gpumem: window %llu: %s",
+		    (unsigned long long)w->seq, strerror(-r));
+}
+
 /* The closing window gets what the kernel counted since the last one. */
 static void
 bpf_close_cb(struct window *w, void *arg)
@@ -322,6 +400,7 @@ bpf_close_cb(struct window *w, void *arg)
 	struct vitalsd *d = arg;
 	int r;
 
+	gpumem_close(d, w);
 	w->bpf.state = d->bpf_state;
 	w->bpf.err = d->bpf_err;
 	/* the working-set targets' part (wss.c) */
@@ -406,6 +485,7 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 		goto fail;
 	collector_set_window_cb(d->col, window_log_cb, d);
 	bpf_setup(d, cfg);
+	gpumem_setup(d, cfg);
 	collector_set_close_hook(d->col, bpf_close_cb, d);
 	if ((r = open_store(d, cfg)) < 0)
 		goto fail;
@@ -497,6 +577,7 @@ vitalsd_free(struct vitalsd *d)
 	if (d->tick)
 		event_free(d->tick);
 	bpf_sched_free(d->bs);
+	gpumem_free(d->gm);
 	if (d->bpf_stats_fd >= 0)
 		close(d->bpf_stats_fd);
 	control_free(d->ctl);

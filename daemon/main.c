@@ -16,7 +16,8 @@ usage(int status)
 	    "               [--interval-ms N] [--window-s N] [--threads MODE]\n"
 	    "               [--proc-root DIR] [--sys-root DIR]\n"
 	    "               [--scanner auto|bpf|procfs]\n"
-	    "               [--bpffs DIR] [--bpf-load auto|pinned-only|off]\n");
+	    "               [--bpffs DIR] [--bpf-load auto|pinned-only|off]\n"
+	    "               [--gpumem-map PATH] [--gpumem-load auto|map-only|off]\n");
 	exit(status);
 }
 
@@ -39,11 +40,13 @@ main(int argc, char *argv[])
 		{ "scanner", required_argument, NULL, 8 },
 		{ "bpffs", required_argument, NULL, 9 },
 		{ "bpf-load", required_argument, NULL, 10 },
+		{ "gpumem-map", required_argument, NULL, 11 },
+		{ "gpumem-load", required_argument, NULL, 12 },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *const keys[] = { NULL, "state_dir", "socket",
 		"interval_ms", "window_s", "proc_root", "sys_root", "threads",
-		"scanner", "bpffs", "bpf_load" };
+		"scanner", "bpffs", "bpf_load", "gpumem_map", "gpumem_load" };
 	const char *conffile = NULL, *set_key[16], *set_val[16];
 	bool foreground = false, checkonly = false;
 	int ch, nset = 0, verbose = 0, i, r;
@@ -68,7 +71,7 @@ main(int argc, char *argv[])
 		case 'h':
 			usage(0);
 		case 1: case 2: case 3: case 4: case 5: case 6: case 7:
-		case 8: case 9: case 10:
+		case 8: case 9: case 10: case 11: case 12:
 			if (nset == (int)(sizeof(set_key) / sizeof(set_key[0])))
 				usage(1);
 			set_key[nset] = keys[ch];

@@ -920,3 +920,23 @@ procscan_flush(struct procscan *ps, struct window *w)
 	}
 	return 0;
 }
+
+/*
+ * The process instance the last scan knew as pid (GPU memory attribution):
+ * 0 with its starttime and name, -ESRCH when there is none. A process that
+ * ended since that scan is still returned; the next scan retires it.
+ */
+int
+procscan_lookup(const struct procscan *ps, int32_t pid,
+    uint64_t *ret_starttime, char *ret_name, size_t namesz)
+{
+	const struct task *t = ht_get(&ps->procs, pid);
+
+	if (t == NULL)
+		return -ESRCH;
+	*ret_starttime = t->wt.starttime;
+	if (namesz)
+		snprintf(ret_name, namesz, "%s",
+		    t->wt.name[0] ? t->wt.name : t->wt.comm);
+	return 0;
+}

@@ -60,6 +60,11 @@ Vitals__Window *rpc_pb_window(struct rpc_arena *a, const struct window *w,
 Vitals__HistoryPoint **rpc_pb_history(struct rpc_arena *a,
     const struct store_hist *h, size_t n);
 
+/* rpc_pb.c: GPU memory */
+Vitals__GpuMemState *rpc_pb_gpumem_state(struct rpc_arena *a,
+    const struct window_gpumem *g);
+Vitals__GpuProc *rpc_pb_gpu_proc(struct rpc_arena *a,
+    const struct window_gpu_proc *p, const struct gpumem_span *sp);
 /* rpc_wss.c: the working-set monitor's requests and Health part */
 int rpc_wss(const struct rpc_ctx *ctx, enum control_role role,
     const Vitals__Request *req, struct rpc_result *res);

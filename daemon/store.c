@@ -119,8 +119,33 @@ static const char schema_v3[] =
 	" rq_count INTEGER NOT NULL, rq_hist TEXT NOT NULL,"
 	" PRIMARY KEY (window_id, tgid, starttime)) WITHOUT ROWID;";
 
-/* v4: GpuMem (issue 6). Reserved: empty until that lands. */
-static const char schema_v4[] = "";
+/*
+ * v4: GPU memory (store_gpumem.c): the map's state and the reading's
+ * counters per window, and per (gpu, pid) pair the bytes at window end
+ * with the range inside it. pid 0 is a GPU's global total; starttime 0 a
+ * pair not attributed to a live instance (stale).
+ */
+static const char schema_v4[] =
+	"CREATE TABLE window_gpumem ("
+	" window_id INTEGER PRIMARY KEY REFERENCES windows(id)"
+	" ON DELETE CASCADE,"
+	" state INTEGER NOT NULL, why INTEGER NOT NULL, err INTEGER NOT NULL,"
+	" source INTEGER NOT NULL, capacity INTEGER NOT NULL,"
+	" entries INTEGER NOT NULL, saturated INTEGER NOT NULL,"
+	" traversals INTEGER NOT NULL, traversal_fail INTEGER NOT NULL,"
+	" restarts INTEGER NOT NULL, vanished INTEGER NOT NULL,"
+	" duplicates INTEGER NOT NULL, truncated INTEGER NOT NULL,"
+	" stale INTEGER NOT NULL, events INTEGER NOT NULL,"
+	" events_late INTEGER NOT NULL, traverse_ns INTEGER NOT NULL,"
+	" traverse_ns_max INTEGER NOT NULL, tp_events INTEGER NOT NULL,"
+	" insert_fail INTEGER NOT NULL);"
+	"CREATE TABLE window_gpu ("
+	" window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
+	" gpu_id INTEGER NOT NULL, pid INTEGER NOT NULL,"
+	" starttime INTEGER NOT NULL, bytes INTEGER NOT NULL,"
+	" min_bytes INTEGER NOT NULL, max_bytes INTEGER NOT NULL,"
+	" stale INTEGER NOT NULL, name TEXT NOT NULL,"
+	" PRIMARY KEY (window_id, gpu_id, pid, starttime)) WITHOUT ROWID;";
 
 /* v5: ftrace (issue 7). Reserved: empty until that lands. */
 static const char schema_v5[] = "";
@@ -677,6 +702,8 @@ store_write_window(struct store *s, const struct window *w, int64_t *ret_id)
 	if (rc == SQLITE_OK)
 		rc = store_bpf_put(s, id, w);
 	if (rc == SQLITE_OK)
+		rc = store_gpumem_put(s, id, w);
+	if (rc == SQLITE_OK)
 		rc = store_wss_put(s, id, w);
 	if (rc == SQLITE_OK)
 		*ret_id = id;
@@ -895,6 +922,8 @@ prepare_all(struct store *s)
 			return rc;
 	if ((rc = store_bpf_prepare(s)) != SQLITE_OK)
 		return rc;
+	if ((rc = store_gpumem_prepare(s)) != SQLITE_OK)
+		return rc;
 	if ((rc = store_wss_prepare(s)) != SQLITE_OK)
 		return rc;
 	return store_read_prepare(s);
@@ -911,6 +940,7 @@ db_close(struct store *s)
 	}
 	store_read_finalize(s);
 	store_bpf_finalize(s);
+	store_gpumem_finalize(s);
 	store_wss_finalize(s);
 	sqlite3_close(s->db);
 	s->db = NULL;

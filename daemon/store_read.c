@@ -464,6 +464,8 @@ store_load(struct store *s, int64_t id, struct window **ret)
 		r = load_rows(s, RS_TASK, id, w, fn_task);
 	if (r == 0)
 		r = store_bpf_load(s, id, w);
+	if (r == 0)
+		r = store_gpumem_load(s, id, w);
 	if (r < 0) {
 		window_free(w);
 		return r;

@@ -352,6 +352,70 @@ struct window_bpf {
 	struct window_bpf_proc proc_other;
 };
 
+/*
+ * GPU memory of one (gpu, pid) pair as the driver last reported it through
+ * gpu_mem/gpu_mem_total (doc/gpumem.md). pid 0 is that GPU's global total.
+ */
+struct window_gpu_proc {
+	uint32_t gpu_id;
+	int32_t pid;	    /* 0: that GPU's global total */
+	uint64_t starttime; /* process instance; 0 when stale/unknown */
+	uint64_t bytes;	    /* at window end */
+	uint64_t min_bytes, max_bytes; /* within the window */
+	bool stale;
+	char name[VITALS_NAME_LEN]; /* process name when attributed, else "" */
+};
+
+/* Where the GpuMem map stands (window_gpumem.state); stored as numbers. */
+enum gpumem_state {
+	GPUMEM_UNKNOWN,	 /* not reported (older window, no GpuMem part) */
+	GPUMEM_NOT_INIT, /* no map to read: why says which */
+	GPUMEM_EMPTY,	 /* the map is read and holds no entry */
+	GPUMEM_ERROR,	 /* open, layout check or traversal failed: err */
+	GPUMEM_OK,	 /* the map is read and holds entries */
+	GPUMEM__MAX
+};
+
+enum gpumem_why {
+	GPUMEM_WHY_NONE,
+	GPUMEM_WHY_DISABLED,  /* gpumem = off */
+	GPUMEM_WHY_NO_MAP,    /* no map at the path, no own program to load */
+	GPUMEM_WHY_WAITING,   /* own program loaded; tracepoint not there yet */
+	GPUMEM_WHY_TP_ABSENT, /* own program: no tracepoint in the retry time */
+	GPUMEM_WHY_LOAD,      /* own program did not load (err) */
+	GPUMEM_WHY_OPEN,      /* the map could not be opened (err) */
+	GPUMEM_WHY_LAYOUT,    /* the map is not AOSP's layout */
+	GPUMEM_WHY_TRAVERSE,  /* the last traversal failed (err) */
+	GPUMEM_WHY__MAX
+};
+
+enum gpumem_source {
+	GPUMEM_SRC_NONE,
+	GPUMEM_SRC_PINNED, /* a platform loader's pinned map (gpumem_map) */
+	GPUMEM_SRC_OWN,	   /* vitalsd's own gpu_mem program */
+};
+
+/* A window's view of the map and of its reading. */
+struct window_gpumem {
+	uint32_t state;	   /* enum gpumem_state at close */
+	uint32_t why;	   /* enum gpumem_why */
+	int32_t err;	   /* −errno behind why, 0 none */
+	uint32_t source;   /* enum gpumem_source */
+	uint32_t capacity; /* max_entries of the map; 0 unknown */
+	uint32_t entries;  /* keys in the last traversal, globals included */
+	bool saturated;	   /* a traversal found it within 1/64 of capacity */
+	uint32_t traversals, traversal_fail;
+	uint32_t restarts;   /* cursor key deleted: the kernel began anew */
+	uint32_t vanished;   /* keys gone between get-next-key and lookup */
+	uint32_t duplicates; /* keys seen again after a restart, skipped */
+	uint32_t truncated;  /* walks stopped at the step bound */
+	uint32_t stale;	     /* entries marked stale at window end */
+	uint64_t events;     /* gpumem_note_event() calls (ftrace) */
+	uint64_t events_late; /* of them, stamped before the window began */
+	uint64_t traverse_ns, traverse_ns_max;
+	uint64_t tp_events;   /* own program: tracepoint hits, Δ */
+	uint64_t insert_fail; /* own program: inserts the full map refused, Δ */
+};
 struct window_wss; /* wss.c's part of a window, defined with wss.c */
 
 struct window {
@@ -391,6 +455,11 @@ struct window {
 
 	struct window_health health;
 	struct window_bpf bpf; /* sched_switch accounting (bpf_sched.c) */
+	/* GPU memory (gpumem.c): the map's state and, per (gpu, pid), the
+	 * bytes at window end with their range inside the window */
+	struct window_gpumem gpumem;
+	struct window_gpu_proc *gpu;
+	size_t n_gpu;
 	struct window_wss *wss; /* working-set targets (wss.c); owned */
 	size_t nwss;
 };
@@ -702,6 +771,9 @@ struct config {
 	char *bpffs;		  /* pin directory (bpf_sched.c) */
 	unsigned bpf_load;	  /* enum vbpf_load */
 	bool bpf_stats;		  /* kernel BPF run-time statistics */
+	char *gpumem_map;	  /* GpuMem total map pin (gpumem.c) */
+	unsigned gpumem_load;	  /* enum gpumem_load */
+	unsigned gpumem_attach_s; /* own program: attach retry time */
 	struct wss_config wss;	  /* working-set monitor (wss.c) */
 };
 
@@ -754,6 +826,7 @@ struct vitalsd_info {
 	struct store_stats store; /* as the writer last saw it */
 	unsigned store_queued;
 	uint64_t store_dropped;
+	struct gpumem *gpumem; /* NULL: no GPU memory reader */
 };
 
 /* Wire status codes (vitals.proto Status), kept equal by rpc.c. */
@@ -770,7 +843,7 @@ enum rpc_status {
 };
 
 /* A store read for the query thread: the request, validated and resolved. */
-enum rpc_qop { RPC_Q_WINDOWS, RPC_Q_TOP, RPC_Q_PROCESS };
+enum rpc_qop { RPC_Q_WINDOWS, RPC_Q_TOP, RPC_Q_PROCESS, RPC_Q_GPUMEM };
 
 struct rpc_query {
 	enum rpc_qop op;
@@ -1077,6 +1150,113 @@ typedef void (*window_close_hook)(struct window *w, void *arg);
 void collector_set_close_hook(struct collector *c, window_close_hook fn,
     void *arg);
 
+/* ------------------------------------------- gpumem.c, gpumem_bpf.c */
+
+#define VITALS_GPUMEM_MAP "/sys/fs/bpf/map_gpuMem_gpu_mem_total_map"
+#define VITALS_GPUMEM_ATTACH_S 30 /* own program: attach retry time */
+
+/* Config `gpumem_load`: may vitalsd load its own program. */
+enum gpumem_load {
+	GPUMEM_LOAD_AUTO,     /* own program when no map is at gpumem_map */
+	GPUMEM_LOAD_MAP_ONLY, /* read gpumem_map only (Android) */
+	GPUMEM_LOAD_OFF,      /* no GPU memory at all */
+};
+
+/* The scanner's answer for a pid: 0 and its live instance, or -ESRCH. */
+typedef int (*gpumem_lookup_fn)(void *arg, int32_t pid,
+    uint64_t *ret_starttime, char *ret_name, size_t namesz);
+
+struct gpumem_opts {
+	const char *map_path; /* the platform map; NULL: VITALS_GPUMEM_MAP */
+	const char *bpffs;    /* own program's pins; NULL: not pinned */
+	unsigned load;	      /* enum gpumem_load */
+	unsigned attach_s;    /* own program: retry attaching this long */
+};
+
+/* The live answer (GpuMem without a span). */
+struct gpumem_view {
+	struct window_gpumem st; /* counters: of the open window so far */
+	int64_t at_mono_ns;	 /* last traversal, 0 none */
+	struct window_gpu_proc *procs; /* gpu, then pid order */
+	size_t n;
+};
+
+/* One instance over a span of stored windows (store_gpumem.c). */
+struct gpumem_span {
+	struct window_gpu_proc p; /* bytes: at the last window's end */
+	uint64_t first_bytes;	  /* at the first window's end */
+	int64_t first_wall_ns, last_wall_ns; /* those windows' ends */
+	uint32_t windows;	  /* windows it appears in */
+};
+
+struct gpumem;
+struct gpumem_bpf;
+
+/* proc_scan.c, collector.c: the live instance of pid, for attribution */
+int procscan_lookup(const struct procscan *ps, int32_t pid,
+    uint64_t *ret_starttime, char *ret_name, size_t namesz);
+int collector_proc_lookup(const struct collector *c, int32_t pid,
+    uint64_t *ret_starttime, char *ret_name, size_t namesz);
+
+/* gpumem.c */
+const char *gpumem_state_name(unsigned st);
+const char *gpumem_why_name(unsigned why);
+const char *gpumem_source_name(unsigned src);
+bool gpumem_saturated(uint32_t entries, uint32_t capacity);
+int gpumem_new(const struct gpumem_opts *o, struct gpumem **ret);
+struct gpumem *gpumem_free(struct gpumem *g);
+void gpumem_set_lookup(struct gpumem *g, gpumem_lookup_fn fn, void *arg);
+int gpumem_tick(struct gpumem *g, int64_t mono_ns);
+/* One gpu_mem/gpu_mem_total event (the ftrace reader): the pair's new
+ * total (0: deleted), stamped on CLOCK_MONOTONIC. Loop thread only. */
+void gpumem_note_event(struct gpumem *g, uint32_t gpu_id, int32_t pid,
+    uint64_t size, int64_t mono_ns);
+int gpumem_window(struct gpumem *g, struct window *w);
+int gpumem_view(const struct gpumem *g, struct gpumem_view *ret);
+void gpumem_view_release(struct gpumem_view *v);
+unsigned gpumem_state(const struct gpumem *g, unsigned *ret_why,
+    int *ret_err);
+void dump_window_gpumem(const struct window *w, struct vbuf *out);
+int window_gpu_merge(struct window *acc, const struct window *src);
+
+/* gpumem_map.c: one read of a map with AOSP's layout, bpf() calls only */
+struct gpumem_walk {
+	uint64_t *key, *val; /* n pairs, each key once */
+	size_t n, cap;
+	uint32_t restarts, vanished, duplicates;
+	bool truncated;
+};
+
+int gpumem_map_open(const char *path, int *ret_fd, uint32_t *ret_capacity);
+int gpumem_map_check(int fd, uint32_t *ret_capacity);
+int gpumem_map_walk(int fd, uint32_t capacity, struct gpumem_walk *ret);
+void gpumem_walk_release(struct gpumem_walk *wk);
+
+/* gpumem_bpf.c: the own program; -EOPNOTSUPP without BPF */
+int gpumem_bpf_load(const char *bpffs, struct gpumem_bpf **ret,
+    int *ret_map_fd);
+int gpumem_bpf_attach(struct gpumem_bpf *gb);
+int gpumem_bpf_stats(struct gpumem_bpf *gb, uint64_t *ret_events,
+    uint64_t *ret_insert_fail);
+struct gpumem_bpf *gpumem_bpf_free(struct gpumem_bpf *gb);
+
+void gpumem_get_state(const struct gpumem *g, struct window_gpumem *ret);
+
+/* rpc.c */
+struct rpc_query;
+int rpc_answer_gpumem_span(const struct rpc_query *q,
+    const struct gpumem_span *sp, size_t n, const struct window_gpumem *st,
+    uint32_t max, uint8_t **ret, size_t *ret_len);
+
+/* store_gpumem.c: spans of stored windows (store lock taken). ret_state
+ * (may be NULL): the newest window's, saturated if any window was. */
+struct store;
+int store_gpumem_span(struct store *s, int64_t from_wall_ns,
+    int64_t to_wall_ns, struct gpumem_span **ret, size_t *ret_n,
+    struct window_gpumem *ret_state);
+int store_gpumem_growth(struct store *s, uint32_t gpu_id, int32_t pid,
+    uint64_t starttime, int64_t from_wall_ns, int64_t to_wall_ns,
+    struct gpumem_span *ret);
 /* ------------------------------------------- wss*.c: working-set monitor */
 
 /* /proc/<pid>/pagemap entry bits (Documentation/admin-guide/mm/pagemap). */
