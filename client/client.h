@@ -119,6 +119,11 @@ void fmt_burst(struct sbuf *o, const Vitals__BurstAck *a, uint32_t asked_ms);
 /* fmt_gpumem.c: dumpsys gpu's layout, and more */
 void fmt_gpumem(struct sbuf *o, const Vitals__GpuMem *g);
 
+/* format_wss.c: the working-set monitor's targets */
+void fmt_wss(struct sbuf *o, const Vitals__WssList *l);
+void fmt_wss_target(struct sbuf *o, const Vitals__WssTarget *t);
+void fmt_wss_health(struct sbuf *o, const Vitals__WssHealth *h);
+
 /* conn.c: one request, one answer. */
 const char *conn_default_socket(void);
 /*

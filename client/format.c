@@ -764,6 +764,8 @@ fmt_health(struct sbuf *o, const Vitals__Health *h, const struct fmt_ctx *c)
 	fmt_hp_health(o, h->heapprofd); /* issue 8 */
 	if (h->privileges)
 		health_privileges(o, h->privileges);
+	if (h->wss)
+		fmt_wss_health(o, h->wss);
 }
 
 void

@@ -25,13 +25,15 @@ enum {
 	O_INTERVAL = 1 << 4,
 	O_COUNT = 1 << 5,
 	O_STARTTIME = 1 << 6,
-	/* heapprofd start (issue 8) */
+	/* heapprofd start (issue 8), wss start (issue 10) */
 	O_PID = 1 << 7,
 	O_NAME = 1 << 8,
 	O_DURATION = 1 << 9,
 	O_DRY_RUN = 1 << 10,
+	O_MODE = 1 << 11,
+	O_METHOD = 1 << 12,
+	O__COUNT = 13,	   /* bits above */
 };
-#define O__COUNT 11
 
 struct opts {
 	const char *socket;
@@ -47,6 +49,9 @@ struct opts {
 	uint64_t starttime;
 	int32_t pid;		/* proc */
 	uint32_t burst_ms;	/* burst: asked, 0 for the default */
+	/* wss start */
+	int32_t wss_pid;
+	const char *wss_mode, *wss_name, *wss_method;
 	char **args; /* operands after the command */
 	int nargs;
 	struct fmt_ctx fc;
@@ -88,6 +93,11 @@ usage(int status)
 	    "      [--dry-run]             heap profile session (trusted)\n"
 	    "  heapprofd list [-n N]       session records, newest first\n"
 	    "  heapprofd cancel ID         stop a running session (trusted)\n"
+	    "  wss [PID]                   working-set targets (all, or one)\n"
+	    "  wss start --pid PID|--name NAME --mode heap|library LIB\n"
+	    "      [--method auto|page_idle|clear_refs]\n"
+	    "                              monitor idle pages (trusted)\n"
+	    "  wss stop PID                end a target (trusted)\n"
 	    "DURATION: 30s, 5m, 2h, 1d, 250ms, 1h30m (a bare number is "
 	    "seconds)\n"
 	    "socket: $VITALS_SOCKET, else %s if it exists, else %s\n",
@@ -570,6 +580,84 @@ cmd_heapprofd(struct opts *o)
 	usage_err("heapprofd: expected start, list or cancel, not '%s'", sub);
 }
 
+/* ---------------------------------------------------------------- wss */
+
+static void
+text_wss(struct sbuf *b, const Vitals__Response *r, const struct opts *o)
+{
+	(void)o;
+	if (r->result_case == VITALS__RESPONSE__RESULT_WSS_STOP)
+		sbuf_printf(b, "wss: pid %d no longer a target\n",
+		    r->wss_stop->pid);
+	else
+		fmt_wss(b, r->result_case == VITALS__RESPONSE__RESULT_WSS_START ?
+		    r->wss_start : r->wss_get);
+}
+
+static int32_t
+wss_pid_arg(const char *s)
+{
+	uint64_t v;
+
+	if (uint_parse(s, INT32_MAX, &v) < 0 || v == 0)
+		usage_err("wss: bad PID '%s'", s);
+	return (int32_t)v;
+}
+
+static int
+cmd_wss(struct opts *o)
+{
+	Vitals__Request req = VITALS__REQUEST__INIT;
+	Vitals__WssStartRequest sr = VITALS__WSS_START_REQUEST__INIT;
+	Vitals__WssGetRequest gr = VITALS__WSS_GET_REQUEST__INIT;
+	Vitals__WssStopRequest xr = VITALS__WSS_STOP_REQUEST__INIT;
+	const char *sub = o->nargs ? o->args[0] : "";
+	bool start = !strcmp(sub, "start");
+	Vitals__Response *r;
+	int x;
+
+	if (!start && (o->given & (O_PID | O_MODE | O_NAME | O_METHOD)))
+		usage_err("wss: --pid, --name, --mode and --method go with "
+		    "'wss start'");
+	if (start) {
+		if (!(o->given & O_MODE))
+			usage_err("wss start: --mode heap|library is needed");
+		if (!(o->given & O_PID) == !(o->given & O_NAME))
+			usage_err("wss start: give --pid or --name");
+		sr.pid = o->wss_pid;
+		sr.name = (char *)(o->wss_name ? o->wss_name : "");
+		sr.mode = (char *)o->wss_mode;
+		if (!strcmp(o->wss_mode, "library")) {
+			if (o->nargs != 2)
+				usage_err("wss start: --mode library needs the "
+				    "library's file name");
+			sr.library = o->args[1];
+		} else if (strcmp(o->wss_mode, "heap") != 0) {
+			usage_err("wss start: --mode is heap or library");
+		} else if (o->nargs != 1) {
+			usage_err("wss start: --mode heap takes no operand");
+		}
+		sr.method = (char *)(o->wss_method ? o->wss_method : "");
+		req.op_case = VITALS__REQUEST__OP_WSS_START;
+		req.wss_start = &sr;
+	} else if (!strcmp(sub, "stop")) {
+		if (o->nargs != 2)
+			usage_err("wss stop: expected a PID");
+		xr.pid = wss_pid_arg(o->args[1]);
+		req.op_case = VITALS__REQUEST__OP_WSS_STOP;
+		req.wss_stop = &xr;
+	} else {
+		if (o->nargs > 1)
+			usage_err("wss: expected at most a PID");
+		gr.pid = o->nargs ? wss_pid_arg(sub) : 0;
+		req.op_case = VITALS__REQUEST__OP_WSS_GET;
+		req.wss_get = &gr;
+	}
+	if ((x = call(o, &req, &r)) != VX_OK)
+		return x;
+	return render(o, r, text_wss);
+}
+
 static const struct cmd cmds[] = {
 	{ "summary", cmd_summary, O_N, 0, 0 },
 	{ "cpu", cmd_cpu, 0, 0, 0 },
@@ -582,6 +670,7 @@ static const struct cmd cmds[] = {
 	{ "gpumem", cmd_gpumem, O_SINCE, 0, 0 },
 	{ "heapprofd", cmd_heapprofd, O_PID | O_NAME | O_DURATION | O_DRY_RUN |
 	    O_N, 1, 2 },
+	{ "wss", cmd_wss, O_PID | O_MODE | O_NAME | O_METHOD, 0, 2 },
 };
 
 static Vitals__Metric
@@ -629,6 +718,10 @@ opt_name(unsigned bit)
 		return "--duration";
 	case O_DRY_RUN:
 		return "--dry-run";
+	case O_MODE:
+		return "--mode";
+	case O_METHOD:
+		return "--method";
 	default:
 		return "--starttime";
 	}
@@ -653,6 +746,8 @@ main(int argc, char *argv[])
 		{ "name", required_argument, NULL, 8 },
 		{ "duration", required_argument, NULL, 9 },
 		{ "dry-run", no_argument, NULL, 10 },
+		{ "mode", required_argument, NULL, 11 },
+		{ "method", required_argument, NULL, 12 },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o;
@@ -729,13 +824,13 @@ main(int argc, char *argv[])
 		case 7:
 			if (uint_parse(optarg, INT32_MAX, &v) < 0 || v == 0)
 				usage_err("--pid: bad pid '%s'", optarg);
-			o.hp_pid = (int32_t)v;
+			o.hp_pid = o.wss_pid = (int32_t)v;
 			o.given |= O_PID;
 			break;
 		case 8:
 			if (*optarg == '\0')
 				usage_err("--name: empty name");
-			o.hp_name = optarg;
+			o.hp_name = o.wss_name = optarg;
 			o.given |= O_NAME;
 			break;
 		case 9:
@@ -749,6 +844,14 @@ main(int argc, char *argv[])
 		case 10:
 			o.hp_dry_run = true;
 			o.given |= O_DRY_RUN;
+			break;
+		case 11:
+			o.wss_mode = optarg;
+			o.given |= O_MODE;
+			break;
+		case 12:
+			o.wss_method = optarg;
+			o.given |= O_METHOD;
 			break;
 		default:
 			usage(VX_USAGE);
@@ -770,6 +873,7 @@ main(int argc, char *argv[])
 	if (o.nargs < cmd->min_args || o.nargs > cmd->max_args)
 		usage_err("%s: expected %s", cmd->name, cmd->max_args == 0 ?
 		    "no operand" : cmd->min_args ? "one operand" :
+		    cmd->max_args == 2 ? "at most two operands" :
 		    "at most one operand");
 	for (i = 0; i < O__COUNT; i++)
 		if ((o.given & (1u << i)) && !(cmd->allowed & (1u << i)))

@@ -42,6 +42,7 @@ config_init(struct config *cfg)
 	/* heapprofd triggers (issue 8); config_check reports a failure */
 	if ((cfg->hp = calloc(1, sizeof(*cfg->hp))) != NULL)
 		hp_settings_init(cfg->hp);
+	wss_config_init(&cfg->wss);
 }
 
 void
@@ -57,6 +58,7 @@ config_release(struct config *cfg)
 	free(cfg->hp);
 	free(cfg->user);
 	free(cfg->groups);
+	wss_config_release(&cfg->wss);
 	memset(cfg, 0, sizeof(*cfg));
 }
 
@@ -353,6 +355,9 @@ config_set(struct config *cfg, const char *key, const char *value)
 		return cfg->hp ? hp_settings_set(cfg->hp, key, value) : -ENOMEM;
 	if ((r = config_set_privs(cfg, key, value)) != -ENOENT)
 		return r;
+	/* working-set monitor keys: wss_* (wss.c) */
+	if (!strncmp(key, "wss_", 4))
+		return wss_config_set(&cfg->wss, key, value);
 	return config_set_control(cfg, key, value);
 }
 
@@ -476,6 +481,13 @@ config_check(const struct config *cfg, char *err, size_t errsz)
 	    cfg->sys_root == NULL || cfg->bpffs == NULL) {
 		snprintf(err, errsz, "missing state_dir, proc_root or sys_root");
 		return -EINVAL;
+	}
+	if (cfg->wss.interval_min_ms > cfg->wss.interval_max_ms ||
+	    cfg->wss.interval_ms < cfg->wss.interval_min_ms ||
+	    cfg->wss.interval_ms > cfg->wss.interval_max_ms) {
+		snprintf(err, errsz, "wss intervals: need wss_interval_min_ms "
+		    "<= wss_interval_ms <= wss_interval_max_ms");
+		return -ERANGE;
 	}
 	return 0;
 }

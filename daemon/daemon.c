@@ -39,6 +39,7 @@ struct vitalsd {
 	struct gpumem *gm;	/* GPU memory map reader (gpumem.c) */
 	unsigned gm_why;	/* the state last logged */
 	struct heapprofd *hp;	/* heapprofd triggers (issue 8) */
+	struct wss *wss;	/* working-set monitor (wss.c) */
 };
 
 static void gpumem_sample(struct vitalsd *d, int64_t mono_ns);
@@ -412,6 +413,10 @@ bpf_close_cb(struct window *w, void *arg)
 	gpumem_close(d, w);
 	w->bpf.state = d->bpf_state;
 	w->bpf.err = d->bpf_err;
+	/* the working-set targets' part (wss.c) */
+	if (d->wss && wss_window_fill(d->wss, w) < 0)
+		log_warnx("wss: window %llu: out of memory",
+		    (unsigned long long)w->seq);
 	if (d->bs == NULL)
 		return;
 	if ((r = bpf_sched_window(d->bs, &w->bpf, w->hz)) < 0) {
@@ -447,6 +452,34 @@ window_gpu_bytes(void *arg, const struct window *w, int32_t pid,
 		return -ENOENT;
 	*bytes = sum;
 	return 0;
+}
+
+/* The working-set monitor; without page_idle it samples with clear_refs. */
+static int
+wss_setup(struct vitalsd *d, const struct config *cfg)
+{
+	struct wss_opts o = {
+		.proc_root = cfg->proc_root,
+		.sys_root = cfg->sys_root,
+		.cfg = &cfg->wss,
+	};
+	char note[160];
+	int r;
+
+	if ((r = wss_new(d->base, &o, &d->wss)) < 0) {
+		log_warnx("wss: %s", strerror(-r));
+		return r;
+	}
+	wss_damon(d->wss, note, sizeof(note));
+	log_info("wss: page_idle %s; DAMON %s", wss_page_idle(d->wss) ?
+	    "present" : "absent (clear_refs method)", note);
+	return 0;
+}
+
+struct wss *
+vitalsd_wss(struct vitalsd *d)
+{
+	return d ? d->wss : NULL;
 }
 
 int
@@ -531,6 +564,9 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 		goto fail;
 	}
 	heapprofd_set_gpu(d->hp, window_gpu_bytes, NULL);
+	/* Working-set targets: passes at priority 1 (wss.c). */
+	if ((r = wss_setup(d, cfg)) < 0)
+		goto fail;
 	/* The socket is made (or adopted) here, while privileged. */
 	if ((r = control_new(d->base, cfg, d, d->store, &d->ctl)) < 0)
 		goto fail;
@@ -589,6 +625,7 @@ vitalsd_free(struct vitalsd *d)
 		close(d->bpf_stats_fd);
 	control_free(d->ctl);
 	heapprofd_free(d->hp);
+	wss_free(d->wss);
 	writer_stop(d->wr, 0);
 	store_close(d->store);
 	collector_free(d->col);

@@ -246,6 +246,7 @@ dump_window(const struct window *w, unsigned topn, struct vbuf *out)
 	dump_health(w, out);
 	dump_window_bpf(w, topn, out);
 	dump_window_gpumem(w, out);
+	dump_window_wss(w, out); /* wss_maps.c */
 	return 0;
 }
 

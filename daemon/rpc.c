@@ -416,6 +416,8 @@ pb_health(struct rpc_arena *a, const struct rpc_ctx *ctx)
 	/* issue 8: NULL without a daemon (unit tests) */
 	m->heapprofd = rpc_pb_hp_health(a, ctx);
 	TRY(m->privileges = rpc_pb_privileges(a, info->last));
+	if (vitalsd_wss(ctx->d))
+		TRY(m->wss = rpc_pb_wss_health(a, vitalsd_wss(ctx->d)));
 	return m;
 }
 
@@ -694,6 +696,10 @@ dispatch(const struct rpc_ctx *ctx, enum control_role role,
 	case VITALS__REQUEST__OP_HEAPPROFD_LIST:
 	case VITALS__REQUEST__OP_HEAPPROFD_CANCEL:
 		return rpc_hp_dispatch(ctx, role, req, res);
+	case VITALS__REQUEST__OP_WSS_START:
+	case VITALS__REQUEST__OP_WSS_GET:
+	case VITALS__REQUEST__OP_WSS_STOP:
+		return rpc_wss(ctx, role, req, res); /* rpc_wss.c */
 	default:
 		return answer_error(res, req->id, RPC_BAD_REQUEST,
 		    "no operation, or one this daemon does not know");

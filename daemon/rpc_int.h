@@ -73,5 +73,9 @@ Vitals__HeapprofdHealth *rpc_pb_hp_health(struct rpc_arena *a,
 /* rpc_privs.c: Health.privileges */
 Vitals__Privileges *rpc_pb_privileges(struct rpc_arena *a,
     const struct window *last);
+/* rpc_wss.c: the working-set monitor's requests and Health part */
+int rpc_wss(const struct rpc_ctx *ctx, enum control_role role,
+    const Vitals__Request *req, struct rpc_result *res);
+Vitals__WssHealth *rpc_pb_wss_health(struct rpc_arena *a, struct wss *w);
 
 #endif /* VITALSD_RPC_INT_H */

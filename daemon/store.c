@@ -173,8 +173,31 @@ static const char schema_v6[] =
 	"CREATE INDEX hp_session_start ON hp_session (started, start_wall_ns);"
 	"CREATE INDEX hp_session_outcome ON hp_session (outcome);";
 
-/* v7: working-set monitor (issue 10). Reserved: empty until that lands. */
-static const char schema_v7[] = "";
+/*
+ * v7: working-set monitor (store_wss.c): each target of a window, with
+ * the passes completed in it, and the regions of its last pass there.
+ */
+static const char schema_v7[] =
+	"CREATE TABLE window_wss ("
+	" window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
+	" pid INTEGER NOT NULL, starttime INTEGER NOT NULL,"
+	" name TEXT NOT NULL, mode TEXT NOT NULL, library TEXT NOT NULL,"
+	" method TEXT NOT NULL, interval_ms INTEGER NOT NULL,"
+	" passes INTEGER NOT NULL, pass_ns_sum INTEGER NOT NULL,"
+	" pass_ns_max INTEGER NOT NULL, pass_cpu_ns INTEGER NOT NULL,"
+	" maps_changes INTEGER NOT NULL, read_errors INTEGER NOT NULL,"
+	" pfn_zeroed INTEGER NOT NULL, ended INTEGER NOT NULL,"
+	" PRIMARY KEY (window_id, pid, starttime)) WITHOUT ROWID;"
+	"CREATE TABLE window_wss_region ("
+	" window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
+	" pid INTEGER NOT NULL, starttime INTEGER NOT NULL,"
+	" vaddr_start INTEGER NOT NULL, vaddr_end INTEGER NOT NULL,"
+	" label TEXT NOT NULL,"
+	" pages INTEGER NOT NULL, resident INTEGER NOT NULL,"
+	" accessed INTEGER NOT NULL, idle INTEGER NOT NULL,"
+	" not_resident INTEGER NOT NULL, gone INTEGER NOT NULL,"
+	" PRIMARY KEY (window_id, pid, starttime, vaddr_start))"
+	" WITHOUT ROWID;";
 
 /* migrations[v] takes a database from user_version v to v + 1. */
 static const char *const migrations[STORE_SCHEMA_VERSION] = {
@@ -700,6 +723,8 @@ store_write_window(struct store *s, const struct window *w, int64_t *ret_id)
 	if (rc == SQLITE_OK)
 		rc = store_gpumem_put(s, id, w);
 	if (rc == SQLITE_OK)
+		rc = store_wss_put(s, id, w);
+	if (rc == SQLITE_OK)
 		*ret_id = id;
 	return rc;
 }
@@ -918,6 +943,8 @@ prepare_all(struct store *s)
 		return rc;
 	if ((rc = store_gpumem_prepare(s)) != SQLITE_OK)
 		return rc;
+	if ((rc = store_wss_prepare(s)) != SQLITE_OK)
+		return rc;
 	return store_read_prepare(s);
 }
 
@@ -933,6 +960,7 @@ db_close(struct store *s)
 	store_read_finalize(s);
 	store_bpf_finalize(s);
 	store_gpumem_finalize(s);
+	store_wss_finalize(s);
 	sqlite3_close(s->db);
 	s->db = NULL;
 }

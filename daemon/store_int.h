@@ -62,6 +62,7 @@ enum store_rstmt {
 
 #define STORE_BPF_NSTMT 4 /* statements of store_bpf.c */
 #define STORE_GPUMEM_NSTMT 7 /* statements of store_gpumem.c */
+#define STORE_WSS_NSTMT 2 /* statements of store_wss.c */
 
 /*
  * One handle may be shared by threads (the writer thread and the control
@@ -82,6 +83,7 @@ struct store {
 	int64_t max_span_ns;  /* no stored window is longer (wall clock) */
 	sqlite3_stmt *bpf[STORE_BPF_NSTMT]; /* store_bpf.c */
 	sqlite3_stmt *gpumem[STORE_GPUMEM_NSTMT]; /* store_gpumem.c */
+	sqlite3_stmt *wss[STORE_WSS_NSTMT]; /* store_wss.c */
 };
 
 /*
@@ -185,5 +187,9 @@ int store_gpumem_prepare(struct store *s);
 void store_gpumem_finalize(struct store *s);
 int store_gpumem_put(struct store *s, int64_t id, const struct window *w);
 int store_gpumem_load(struct store *s, int64_t id, struct window *w);
+/* store_wss.c */
+int store_wss_prepare(struct store *s);
+void store_wss_finalize(struct store *s);
+int store_wss_put(struct store *s, int64_t id, const struct window *w);
 
 #endif /* VITALSD_STORE_INT_H */

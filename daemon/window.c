@@ -31,6 +31,7 @@ window_free(struct window *w)
 	free(w->procs);
 	free(w->threads);
 	free(w->gpu);
+	window_wss_free(w->wss, w->nwss);
 	free(w);
 	return NULL;
 }
@@ -50,6 +51,8 @@ window_dup(const struct window *w)
 	c->gpu = NULL;
 	c->procs_cap = w->nprocs;
 	c->threads_cap = w->nthreads;
+	c->wss = NULL;
+	c->nwss = 0;
 	if (w->cpu_span &&
 	    (c->cpu = malloc(w->cpu_span * sizeof(*c->cpu))) == NULL)
 		goto fail;
@@ -71,6 +74,9 @@ window_dup(const struct window *w)
 			goto fail;
 		memcpy(c->gpu, w->gpu, w->n_gpu * sizeof(*c->gpu));
 	}
+	if (w->nwss && window_wss_dup(w->wss, w->nwss, &c->wss) < 0)
+		goto fail;
+	c->nwss = w->nwss;
 	return c;
 fail:
 	return window_free(c);

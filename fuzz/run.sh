@@ -19,7 +19,7 @@ if [ ! -f "$builddir/build.ninja" ]; then
 	    -Db_sanitize=address,undefined -Db_lundef=false \
 	    -Dbuildtype=debugoptimized >/dev/null
 fi
-ninja -C "$builddir" fuzz/fuzz_frame
+ninja -C "$builddir" fuzz/fuzz_frame fuzz/fuzz_wss
 
 # Seeds: one request of each operation (role byte 1, reader), then all of
 # them pipelined on one stream (role byte 2, trusted). Byte 0 is the role.
@@ -56,3 +56,12 @@ cd "$builddir"
 echo "fuzz: fuzz_hp for ${hp_secs} s" >&2
 ./fuzz/fuzz_hp -max_total_time="$hp_secs" -max_len=4096 -timeout=10 \
     -rss_limit_mb=2048 -print_final_stats=1 fuzz/corpus-hp
+# The working-set monitor's parsers: a quarter of the budget (they are
+# small), from a maps and an smaps seed.
+wss_secs=${FUZZ_WSS_SECONDS:-$((secs / 4))}
+mkdir -p fuzz/corpus-wss
+printf '55d0c000-55d2d000 rw-p 00000000 00:00 0 [heap]\n7f0bd0e17000-7f0bd0e1a000 r-xp 00002000 fd:01 131090 /data/app/x/base.apk\n' >fuzz/corpus-wss/seed-maps
+printf '00400000-00452000 r-xp 00000000 08:02 173521 /usr/bin/x\nRss: 236 kB\nReferenced: 120 kB\nSwap: 0 kB\n' >fuzz/corpus-wss/seed-smaps
+echo "fuzz: fuzz_wss for ${wss_secs} s" >&2
+./fuzz/fuzz_wss -max_total_time="$wss_secs" -max_len=4096 -timeout=10 \
+    -rss_limit_mb=2048 -print_final_stats=1 fuzz/corpus-wss

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The working-set monitor's processes by name: the control plane's
+ * `wss_start --name`, and the config rules (wss_rule) that give every
+ * process of a name a target, checked every few seconds.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "wss_int.h"
+
+/*
+ * Walk the numeric entries of proc_root: fn(w, pid, name, arg) for each
+ * readable process until it returns non-zero, which is returned.
+ */
+static int
+each_process(struct wss *w, int (*fn)(struct wss *, int32_t, const char *,
+    void *), void *arg)
+{
+	char pname[WSS_NAME_LEN];
+	struct dirent *de;
+	uint64_t start, v;
+	DIR *d;
+	int fd, r = 0;
+
+	if ((fd = dup(w->procfd)) < 0)
+		return -errno;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return -errno;
+	}
+	rewinddir(d);
+	while (r == 0 && (de = readdir(d)) != NULL) {
+		if (parse_uint(de->d_name, INT32_MAX, &v) < 0 || v == 0)
+			continue;
+		if (wss_read_ident(w, (int32_t)v, &start, pname,
+		    sizeof(pname)) < 0)
+			continue;
+		r = fn(w, (int32_t)v, pname, arg);
+	}
+	closedir(d);
+	return r;
+}
+
+struct name_find {
+	const char *name;
+	int32_t pid;
+};
+
+static int
+name_cb(struct wss *w, int32_t pid, const char *name, void *arg)
+{
+	struct name_find *f = arg;
+
+	(void)w;
+	if (strcmp(name, f->name) != 0)
+		return 0;
+	f->pid = pid;
+	return 1;
+}
+
+/* The first process whose name is name exactly; -ESRCH none. */
+int
+wss_find_name(struct wss *w, const char *name, int32_t *ret_pid)
+{
+	struct name_find f = { name, 0 };
+	int r;
+
+	if ((r = each_process(w, name_cb, &f)) < 0)
+		return r;
+	if (r == 0)
+		return -ESRCH;
+	*ret_pid = f.pid;
+	return 0;
+}
+
+static int
+rule_cb(struct wss *w, int32_t pid, const char *name, void *arg)
+{
+	const struct wss_rule *rule;
+	struct target *t;
+	char err[160];
+	unsigned i;
+	int *n = arg;
+
+	for (i = 0; i < w->cfg.nrules; i++) {
+		rule = &w->cfg.rule[i];
+		if (strcmp(name, rule->name) != 0)
+			continue;
+		if ((t = wss_target_find(w, pid)) != NULL && !t->st.ended)
+			return 0;
+		if (wss_start(w, pid, rule->mode, rule->lib, w->cfg.method,
+		    err, sizeof(err)) == 0)
+			(*n)++;
+		else
+			log_debug("wss: rule %s: %s", rule->name, err);
+		return 0; /* the first rule naming the process decides */
+	}
+	return 0;
+}
+
+/* Every process a rule names that is not a target yet gets one (while
+ * the limits allow); the number started. */
+int
+wss_rules_scan(struct wss *w)
+{
+	int n = 0, r;
+
+	if (w->cfg.nrules == 0)
+		return 0;
+	if ((r = each_process(w, rule_cb, &n)) < 0)
+		return r;
+	return n;
+}

@@ -1,0 +1,342 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The working-set monitor through the daemon and the client: `vitals wss
+ * start/PID/stop` and --json against a real vitalsd and a real target, the
+ * roles (a reader may look, not start or stop), a config rule that finds
+ * its process by exact name, and the Health part.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "client_run.h"
+#include "jsonmini.h"
+#include "testutil.h"
+
+static char daemon_path[PATH_MAX];
+
+struct daemon {
+	char *dir;
+	char sock[PATH_MAX];
+	pid_t pid;
+};
+
+static void
+sleep_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static struct run
+vitals(const struct daemon *d, int uid, const char *a0, const char *a1,
+    const char *a2, const char *a3, const char *a4, const char *a5,
+    const char *a6)
+{
+	const char *argv[] = { "vitals", "--socket", d->sock, "--timeout",
+		"10000", a0, a1, a2, a3, a4, a5, a6, NULL };
+
+	return run_client_as(uid, argv);
+}
+
+static void
+daemon_start(struct daemon *d, const char *conf)
+{
+	char log[PATH_MAX], cf[PATH_MAX];
+	struct run r;
+	int i;
+
+	d->dir = tu_mkdtemp("wss-daemon");
+	ck_assert_ptr_nonnull(d->dir);
+	/* the client runs as uid 2000 too: it must reach the socket */
+	chmod(d->dir, 0755);
+	snprintf(d->sock, sizeof(d->sock), "%s/vitalsd.sock", d->dir);
+	snprintf(log, sizeof(log), "%s.log", d->dir);
+	snprintf(cf, sizeof(cf), "%s/vitalsd.conf", d->dir);
+	ck_assert_int_eq(tu_writes(cf, conf), 0);
+	d->pid = fork();
+	ck_assert_int_ge(d->pid, 0);
+	if (d->pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		dup2(fd, 2);
+		execl(daemon_path, "vitalsd", "-f", "-c", cf, "--state-dir",
+		    d->dir, "--socket", d->sock, "--interval-ms", "200",
+		    "--window-s", "1", (char *)NULL);
+		_exit(127);
+	}
+	for (i = 0; i < 100; i++) {
+		sleep_ms(100);
+		r = vitals(d, -1, "health", NULL, NULL, NULL, NULL, NULL,
+		    NULL);
+		run_free(&r);
+		if (r.code == 0) {
+			/* 0660: open it to all so the daemon's roles decide */
+			ck_assert_int_eq(chmod(d->sock, 0666), 0);
+			return;
+		}
+	}
+	ck_abort_msg("vitalsd did not answer within 10 s (log %s)", log);
+}
+
+static void
+daemon_stop(struct daemon *d)
+{
+	int status;
+
+	kill(d->pid, SIGTERM);
+	ck_assert_int_eq(waitpid(d->pid, &status, 0), d->pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	    "vitalsd ended with status 0x%x", status);
+	tu_rmtree(d->dir);
+	free(d->dir);
+}
+
+/* A target: sleep(1) under a name of its own (a symlink), so a rule
+ * matches it and nothing else on the machine. */
+static pid_t
+target(const char *dir, char *name, size_t namesz)
+{
+	char link[PATH_MAX];
+	pid_t pid;
+
+	snprintf(name, namesz, "wsssleep-%d", (int)getpid());
+	snprintf(link, sizeof(link), "%s/%s", dir, name);
+	ck_assert_int_eq(symlink("/bin/sleep", link), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		execl(link, link, "60", (char *)NULL);
+		_exit(127);
+	}
+	sleep_ms(200); /* exec done */
+	return pid;
+}
+
+static void
+reap(pid_t pid)
+{
+	int st;
+
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+}
+
+static const struct jm *
+first_target(const struct jm *j, const char *op)
+{
+	char path[64];
+	const struct jm *a;
+
+	snprintf(path, sizeof(path), "%s.targets", op);
+	a = jm_path(j, path);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_int_eq(a->t, JM_ARR);
+	ck_assert_uint_ge(a->n, 1);
+	return &a->v[0];
+}
+
+static long long
+num(const struct jm *o, const char *key)
+{
+	const struct jm *v = jm_path(o, key);
+
+	ck_assert_msg(v && v->t == JM_NUM, "no number %s", key);
+	return v->ll;
+}
+
+START_TEST(test_client_roundtrip)
+{
+	struct daemon d;
+	char name[64], pidtxt[16], *tmp = tu_mkdtemp("wss-bin");
+	const struct jm *t, *regs;
+	struct jm *j;
+	struct run r;
+	pid_t pid;
+	int i;
+
+	ck_assert_ptr_nonnull(tmp);
+	pid = target(tmp, name, sizeof(name));
+	snprintf(pidtxt, sizeof(pidtxt), "%d", (int)pid);
+	daemon_start(&d, "wss_interval_ms = 200\nwss_interval_min_ms = 100\n"
+	    "wss_interval_max_ms = 400\n");
+
+	/* a reader may not start one; nothing is a target yet */
+	r = vitals(&d, 2000, "wss", "start", "--pid", pidtxt, "--mode",
+	    "heap", NULL);
+	ck_assert_msg(r.code == VX_DENIED, "exit %d: %s", r.code, r.err);
+	ck_assert_ptr_nonnull(strstr(r.err, "trusted"));
+	run_free(&r);
+	r = vitals(&d, -1, "wss", pidtxt, NULL, NULL, NULL, NULL, NULL);
+	ck_assert_int_ne(r.code, 0);
+	run_free(&r);
+	/* usage errors are the client's */
+	r = vitals(&d, -1, "wss", "start", "--pid", pidtxt, NULL, NULL, NULL);
+	ck_assert_int_eq(r.code, VX_USAGE);
+	run_free(&r);
+
+	r = vitals(&d, -1, "wss", "start", "--pid", pidtxt, "--mode", "heap",
+	    NULL);
+	ck_assert_msg(r.code == 0, "exit %d: %s", r.code, r.err);
+	ck_assert_ptr_nonnull(strstr(r.out, "mode heap"));
+	run_free(&r);
+	/* twice: refused */
+	r = vitals(&d, -1, "wss", "start", "--pid", pidtxt, "--mode", "heap",
+	    NULL);
+	ck_assert_int_ne(r.code, 0);
+	ck_assert_ptr_nonnull(strstr(r.err, "already"));
+	run_free(&r);
+
+	/* passes run on the daemon's loop: wait for two */
+	for (i = 0; i < 50; i++) {
+		sleep_ms(100);
+		r = vitals(&d, 2000, "--json", "wss", pidtxt, NULL, NULL, NULL,
+		    NULL);
+		ck_assert_msg(r.code == 0, "exit %d: %s", r.code, r.err);
+		j = jm_parse(r.out, strlen(r.out));
+		ck_assert_ptr_nonnull(j);
+		run_free(&r);
+		t = first_target(j, "wss_get");
+		if (num(t, "passes") >= 2)
+			break;
+		jm_free(j);
+		j = NULL;
+	}
+	ck_assert_ptr_nonnull(j);
+	ck_assert_int_eq(num(t, "pid"), pid);
+	ck_assert_str_eq(jm_path(t, "name")->str, name);
+	ck_assert_str_eq(jm_path(t, "mode")->str, "heap");
+	ck_assert_ptr_nonnull(jm_path(t, "method")->str);
+	ck_assert_int_gt(num(t, "pass_ns_max"), 0);
+	ck_assert_int_ge(num(t, "interval_ms"), 100);
+	ck_assert_int_le(num(t, "interval_ms"), 400);
+	regs = jm_path(t, "regions");
+	ck_assert_ptr_nonnull(regs);
+	ck_assert_int_eq(regs->t, JM_ARR);
+	ck_assert_uint_ge(regs->n, 1);
+	ck_assert_str_eq(jm_path(&regs->v[0], "label")->str, "heap");
+	ck_assert_int_eq(num(&regs->v[0], "idle") +
+	    num(&regs->v[0], "accessed"), num(&regs->v[0], "resident"));
+	jm_free(j);
+
+	/* text, and the Health part */
+	r = vitals(&d, -1, "wss", pidtxt, NULL, NULL, NULL, NULL, NULL);
+	ck_assert_int_eq(r.code, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "resident"));
+	ck_assert_ptr_nonnull(strstr(r.out, "total"));
+	run_free(&r);
+	r = vitals(&d, -1, "--json", "health", NULL, NULL, NULL, NULL, NULL);
+	ck_assert_int_eq(r.code, 0);
+	j = jm_parse(r.out, strlen(r.out));
+	ck_assert_ptr_nonnull(j);
+	ck_assert_int_eq(num(j, "health.wss.targets"), 1);
+	ck_assert_int_gt(num(j, "health.wss.pages"), 0);
+	jm_free(j);
+	run_free(&r);
+
+	/* a reader may not stop it; trusted may */
+	r = vitals(&d, 2000, "wss", "stop", pidtxt, NULL, NULL, NULL, NULL);
+	ck_assert_int_eq(r.code, VX_DENIED);
+	run_free(&r);
+	r = vitals(&d, -1, "wss", "stop", pidtxt, NULL, NULL, NULL, NULL);
+	ck_assert_msg(r.code == 0, "exit %d: %s", r.code, r.err);
+	run_free(&r);
+	r = vitals(&d, -1, "--json", "wss", NULL, NULL, NULL, NULL, NULL);
+	ck_assert_int_eq(r.code, 0);
+	ck_assert_ptr_null(strstr(r.out, "\"pid\""));
+	run_free(&r);
+
+	/* by name, then the process exits: the target ends cleanly */
+	r = vitals(&d, -1, "wss", "start", "--name", name, "--mode", "heap",
+	    NULL);
+	ck_assert_msg(r.code == 0, "exit %d: %s", r.code, r.err);
+	run_free(&r);
+	reap(pid);
+	for (i = 0; i < 30; i++) {
+		sleep_ms(100);
+		r = vitals(&d, -1, "wss", pidtxt, NULL, NULL, NULL, NULL,
+		    NULL);
+		if (strstr(r.out, "ended: process exited")) {
+			run_free(&r);
+			break;
+		}
+		run_free(&r);
+	}
+	ck_assert_int_lt(i, 30);
+	daemon_stop(&d);
+	tu_rmtree(tmp);
+	free(tmp);
+}
+END_TEST
+
+/* wss_rule: the process is found by its exact name and monitored. */
+START_TEST(test_rule)
+{
+	struct daemon d;
+	char name[64], conf[256], pidtxt[16], *tmp = tu_mkdtemp("wss-bin");
+	const struct jm *t;
+	struct jm *j;
+	struct run r;
+	pid_t pid;
+
+	ck_assert_ptr_nonnull(tmp);
+	pid = target(tmp, name, sizeof(name));
+	snprintf(pidtxt, sizeof(pidtxt), "%d", (int)pid);
+	snprintf(conf, sizeof(conf), "wss_rule = %s library libc.so.6\n",
+	    name);
+	daemon_start(&d, conf);
+	sleep_ms(500);
+	r = vitals(&d, -1, "--json", "wss", pidtxt, NULL, NULL, NULL, NULL);
+	ck_assert_msg(r.code == 0, "exit %d: %s", r.code, r.err);
+	j = jm_parse(r.out, strlen(r.out));
+	ck_assert_ptr_nonnull(j);
+	t = first_target(j, "wss_get");
+	ck_assert_str_eq(jm_path(t, "mode")->str, "library");
+	ck_assert_str_eq(jm_path(t, "library")->str, "libc.so.6");
+	ck_assert_uint_ge(jm_path(t, "regions")->n, 2);
+	ck_assert_ptr_nonnull(strstr(jm_path(&jm_path(t, "regions")->v[0],
+	    "label")->str, "(libc.so.6)"));
+	jm_free(j);
+	run_free(&r);
+	reap(pid);
+	daemon_stop(&d);
+	tu_rmtree(tmp);
+	free(tmp);
+}
+END_TEST
+
+int
+main(void)
+{
+	const char *b = getenv("VITALS_BUILDDIR");
+	Suite *s = suite_create("wss_daemon");
+	TCase *tc = tcase_create("daemon");
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "check_wss_daemon: the kernel suite runs as "
+		    "root\n");
+		return 77;
+	}
+	snprintf(client_path, sizeof(client_path), "%s/client/vitals",
+	    b ? b : "..");
+	snprintf(daemon_path, sizeof(daemon_path), "%s/daemon/vitalsd",
+	    b ? b : "..");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_client_roundtrip);
+	tcase_add_test(tc, test_rule);
+	suite_add_tcase(s, tc);
+	return tu_run(s);
+}
