@@ -1373,7 +1373,7 @@ struct wss_status {
 	unsigned mode;	    /* enum wss_mode */
 	char lib[WSS_NAME_LEN];
 	unsigned method;    /* method of the last pass (enum wss_method) */
-	char note[96];	    /* why that method; "" when asked for */
+	char note[128];	    /* why that method; "" when asked for */
 	bool apk_fallback;  /* library found only as base.apk mappings */
 	bool ended;
 	char end_reason[64];

@@ -391,7 +391,7 @@ begin(struct target *t)
 
 		t->st.pfn_zeroed += hidden;
 		snprintf(t->st.note, sizeof(t->st.note), "page_idle: %s; "
-		    "region-level clear_refs instead; %s", strerror(-w->bm_err),
+		    "clear_refs instead; %s", strerror(-w->bm_err),
 		    hidden ? "PFNs read as 0: needs CAP_SYS_ADMIN" :
 		    "PFNs readable");
 	}

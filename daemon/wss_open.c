@@ -44,30 +44,29 @@ wss_access_setup(struct wss *w, const struct wss_opts *o)
 		snprintf(w->access, sizeof(w->access), "privileged helper "
 		    "(pid %d): PFNs and other users' targets readable",
 		    (int)privhelper_pid(ph));
-		return;
-	}
-	if (o->user == NULL) {
+	} else if (o->user == NULL) {
 		snprintf(w->access, sizeof(w->access), "direct, with the "
 		    "daemon's own credentials (uid %u, no drop)",
 		    (unsigned)geteuid());
-		return;
+	} else {
+		/* what the kernel checks at open (doc/wss.md, Privileges) */
+		pfn = (k & CAP(CAP_SYS_ADMIN)) != 0;
+		others = (k & CAP(CAP_SYS_PTRACE)) &&
+		    (k & CAP(CAP_DAC_READ_SEARCH)) &&
+		    (k & CAP(CAP_DAC_OVERRIDE));
+		w->weak = !pfn || !others;
+		if (!w->weak)
+			snprintf(w->access, sizeof(w->access), "direct as "
+			    "user %s, keeping CAP_SYS_ADMIN, CAP_SYS_PTRACE "
+			    "and CAP_DAC_*", o->user);
+		else
+			snprintf(w->access, sizeof(w->access), "direct as "
+			    "user %s without the privileged helper:%s%s",
+			    o->user, pfn ? "" : " page-level unavailable "
+			    "(PFNs need CAP_SYS_ADMIN);", others ? "" :
+			    " other users' targets unreadable");
 	}
-	/* what the kernel checks at open (doc/wss.md, Privileges) */
-	pfn = (k & CAP(CAP_SYS_ADMIN)) != 0;
-	others = (k & CAP(CAP_SYS_PTRACE)) && (k & CAP(CAP_DAC_READ_SEARCH)) &&
-	    (k & CAP(CAP_DAC_OVERRIDE));
-	if (pfn && others) {
-		snprintf(w->access, sizeof(w->access), "direct as user %s, "
-		    "keeping CAP_SYS_ADMIN, CAP_SYS_PTRACE and CAP_DAC_*",
-		    o->user);
-		return;
-	}
-	w->weak = true;
-	snprintf(w->access, sizeof(w->access), "direct as user %s without "
-	    "the privileged helper:%s%s", o->user, pfn ? "" :
-	    " page-level unavailable (PFNs need CAP_SYS_ADMIN);", others ?
-	    "" : " other users' targets unreadable");
-	if (w->cfg.nrules)
+	if (w->weak && w->cfg.nrules)
 		log_warnx("wss: %u rules configured, but files are opened %s "
 		    "(privhelper = on lifts this; doc/privileges.md)",
 		    w->cfg.nrules, w->access);
