@@ -48,6 +48,8 @@ fmt_wss_target(struct sbuf *o, const Vitals__WssTarget *t)
 	    t->passes == 0 ? "no pass yet" :
 	    !strcmp(t->method, "page_idle") ? "page level" : "region level",
 	    *t->note ? ": " : "", t->note);
+	if (t->files && *t->files)
+		sbuf_printf(o, "  files opened: %s\n", t->files);
 	sbuf_printf(o, "  passes %llu, cost per pass %.3f ms last, %.3f ms "
 	    "max, %.3f ms CPU avg; maps changes %llu, read errors %llu\n",
 	    ULL(t->passes), (double)t->pass_ns_last / 1e6,
@@ -88,6 +90,9 @@ fmt_wss_health(struct sbuf *o, const Vitals__WssHealth *h)
 	    h->max_pages, h->page_idle ? "present (page level)" :
 	    "absent (clear_refs, region level)", h->damon ? h->damon_note :
 	    "absent");
+	if (h->access && *h->access)
+		sbuf_printf(o, "  files: %s; %llu opens refused\n", h->access,
+		    ULL(h->access_denied));
 }
 
 void

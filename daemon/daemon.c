@@ -462,6 +462,9 @@ wss_setup(struct vitalsd *d, const struct config *cfg)
 		.proc_root = cfg->proc_root,
 		.sys_root = cfg->sys_root,
 		.cfg = &cfg->wss,
+		/* how files are opened after the drop (wss_open.c) */
+		.user = cfg->user,
+		.keep_caps = cfg->keep_caps,
 	};
 	char note[160];
 	int r;

@@ -58,6 +58,7 @@ pb_target(struct rpc_arena *a, const struct wss_status *s)
 	TRY(m->library = rpc_pb_str(a, s->lib, sizeof(s->lib)));
 	m->method = (char *)wss_method_name(s->method);
 	TRY(m->note = rpc_pb_str(a, s->note, sizeof(s->note)));
+	TRY(m->files = rpc_pb_str(a, s->files, sizeof(s->files)));
 	m->apk_fallback = s->apk_fallback;
 	m->ended = s->ended;
 	TRY(m->end_reason = rpc_pb_str(a, s->end_reason,
@@ -106,6 +107,8 @@ rpc_pb_wss_health(struct rpc_arena *a, struct wss *w)
 	m->page_idle = wss_page_idle(w);
 	m->damon = wss_damon(w, note, sizeof(note));
 	TRY(m->damon_note = rpc_pb_str(a, note, sizeof(note)));
+	/* privileges: how files are opened (wss_open.c) */
+	m->access = (char *)wss_access(w, &m->access_denied);
 	return m;
 }
 

@@ -1349,6 +1349,7 @@ const char *wss_method_name(unsigned method);
 int wss_smaps_parse(const char *buf, size_t len, struct wss_smaps **ret,
     size_t *ret_n);
 int wss_refs_clear(int procfd, int32_t pid);
+int wss_refs_write(int fd);
 
 /* A target process's region as last sampled. */
 struct wss_region {
@@ -1372,7 +1373,7 @@ struct wss_status {
 	unsigned mode;	    /* enum wss_mode */
 	char lib[WSS_NAME_LEN];
 	unsigned method;    /* method of the last pass (enum wss_method) */
-	char note[96];	    /* why that method; "" when asked for */
+	char note[128];	    /* why that method; "" when asked for */
 	bool apk_fallback;  /* library found only as base.apk mappings */
 	bool ended;
 	char end_reason[64];
@@ -1387,11 +1388,16 @@ struct wss_status {
 	struct wss_io io; /* cumulative */
 	size_t nregions;
 	struct wss_region *regions;
+	char files[64];	    /* how its /proc files were last opened:
+			     * "privileged helper", "direct" (wss_open.c) */
 };
 
 struct wss_opts {
 	const char *proc_root, *sys_root;
 	const struct wss_config *cfg;
+	const char *user;   /* the service user the daemon drops to; NULL:
+			     * it keeps its credentials */
+	uint64_t keep_caps; /* capabilities it keeps after the drop */
 };
 
 struct wss;
@@ -1415,6 +1421,9 @@ int wss_rules_scan(struct wss *w);
 bool wss_page_idle(const struct wss *w);
 bool wss_damon(const struct wss *w, char *note, size_t notesz);
 unsigned wss_npages(const struct wss *w);
+/* wss_open.c: how target files are opened (privileged helper or direct),
+ * and how many opens the daemon's credentials refused */
+const char *wss_access(const struct wss *w, uint64_t *ret_denied);
 void wss_limits(const struct wss *w, uint32_t *ret_targets,
     uint32_t *ret_pages);
 /* daemon.c */

@@ -150,11 +150,9 @@ failed(struct target *t, int r)
 static int
 read_maps(struct target *t, uint64_t *ret_hash)
 {
-	char path[48];
 	int r;
 
-	snprintf(path, sizeof(path), "%d/maps", (int)t->st.pid);
-	if ((r = read_at(t->w->procfd, path, &t->w->buf)) < 0)
+	if ((r = wss_read(t, PH_FILE_MAPS, &t->w->buf)) < 0)
 		return r;
 	*ret_hash = wss_hash(t->w->buf.p, t->w->buf.len);
 	return 0;
@@ -251,12 +249,10 @@ load_regions(struct target *t)
 static int
 reopen_pagemap(struct target *t)
 {
-	char path[48];
-	int fd;
+	int fd, r;
 
-	snprintf(path, sizeof(path), "%d/pagemap", (int)t->st.pid);
-	if ((fd = openat(t->w->procfd, path, O_RDONLY | O_CLOEXEC)) < 0)
-		return -errno;
+	if ((r = wss_open(t, PH_FILE_PAGEMAP, &fd)) < 0)
+		return r;
 	close(t->pmfd);
 	t->pmfd = fd;
 	return 0;
@@ -310,6 +306,36 @@ mark_idle(struct target *t)
 	return wss_idle_mark(t->w->bmfd, &t->idle, &t->st.io);
 }
 
+/* Method B's mark, on a clear_refs opened as wss_open.c decides. */
+static int
+clear_refs(struct target *t)
+{
+	int fd, r;
+
+	if ((r = wss_open(t, PH_FILE_CLEAR_REFS, &fd)) < 0)
+		return r;
+	r = wss_refs_write(fd);
+	close(fd);
+	return r;
+}
+
+/* Without the bitmap: can this pass's pagemap show PFNs at all? (The
+ * note says so, and a pass that cannot is counted in pfn_zeroed.) */
+static bool
+pfns_hidden(const struct target *t)
+{
+	struct wss_pm pm;
+	size_t i, present = 0;
+
+	for (i = 0; i < t->npages; i++) {
+		wss_pm_decode(t->raw0[i], &pm);
+		if (pm.present && pm.pfn)
+			return false;
+		present += pm.present;
+	}
+	return present > 0;
+}
+
 static int
 begin(struct target *t)
 {
@@ -361,11 +387,16 @@ begin(struct target *t)
 			    "bitmap: %s; clear_refs instead", strerror(-r));
 		}
 	} else if (t->asked != WSS_METHOD_CLEAR_REFS) {
+		bool hidden = pfns_hidden(t);
+
+		t->st.pfn_zeroed += hidden;
 		snprintf(t->st.note, sizeof(t->st.note), "page_idle: %s; "
-		    "region-level clear_refs instead", strerror(-w->bm_err));
+		    "clear_refs instead; %s", strerror(-w->bm_err),
+		    hidden ? "PFNs read as 0: needs CAP_SYS_ADMIN" :
+		    "PFNs readable");
 	}
 	if (t->pass_method == WSS_METHOD_CLEAR_REFS &&
-	    (r = wss_refs_clear(w->procfd, t->st.pid)) < 0)
+	    (r = clear_refs(t)) < 0)
 		return failed(t, r);
 	t->marked = true;
 	cost_add(t, t0, c0);
@@ -432,11 +463,9 @@ end_region_level(struct target *t)
 	struct wss_smaps *sm = NULL;
 	struct wss_pm pm;
 	size_t i, j, k = 0, n = 0, x = 0;
-	char path[48];
 	int r;
 
-	snprintf(path, sizeof(path), "%d/smaps", (int)t->st.pid);
-	if ((r = read_at(w->procfd, path, &w->buf)) < 0 ||
+	if ((r = wss_read(t, PH_FILE_SMAPS, &w->buf)) < 0 ||
 	    (r = wss_smaps_parse(w->buf.p, w->buf.len, &sm, &n)) < 0)
 		return r;
 	for (i = 0; i < t->st.nregions; i++) {
@@ -655,7 +684,6 @@ wss_start(struct wss *w, int32_t pid, unsigned mode, const char *lib,
     unsigned method, char *err, size_t errsz)
 {
 	struct target *t, *old;
-	char path[48];
 	int r;
 
 	if (pid <= 0 || mode > WSS_MODE_LIBRARY ||
@@ -708,11 +736,14 @@ wss_start(struct wss *w, int32_t pid, unsigned mode, const char *lib,
 		    "no such process" : strerror(-r));
 		goto fail;
 	}
-	snprintf(path, sizeof(path), "%d/pagemap", (int)pid);
-	if ((t->pmfd = openat(w->procfd, path, O_RDONLY | O_CLOEXEC)) < 0) {
-		r = errno == ENOENT ? -ESRCH : -errno;
-		snprintf(err, errsz, "pid %d: pagemap: %s", (int)pid,
-		    strerror(errno));
+	if ((r = wss_open(t, PH_FILE_PAGEMAP, &t->pmfd)) < 0) {
+		t->pmfd = -1;
+		snprintf(err, errsz, "pid %d: pagemap: %s%s", (int)pid,
+		    strerror(-r), (r == -EACCES || r == -EPERM) && w->weak ?
+		    ": unreadable to the service user without the privileged "
+		    "helper (privhelper = on)" : "");
+		if (r == -ENOENT)
+			r = -ESRCH;
 		goto fail;
 	}
 	if ((r = open_log(t)) < 0) {
@@ -863,7 +894,6 @@ int
 wss_new(struct event_base *base, const struct wss_opts *o, struct wss **ret)
 {
 	struct timeval tv = { .tv_sec = WSS_RULES_EVERY_S };
-	char path[4096];
 	struct wss *w;
 	long ps;
 	int r;
@@ -892,10 +922,8 @@ wss_new(struct event_base *base, const struct wss_opts *o, struct wss **ret)
 		r = -errno;
 		goto fail;
 	}
-	snprintf(path, sizeof(path), "%s/kernel/mm/page_idle/bitmap",
-	    o->sys_root);
-	if ((w->bmfd = open(path, O_RDWR | O_CLOEXEC)) < 0)
-		w->bm_err = -errno;
+	wss_access_setup(w, o);
+	(void)wss_open_bitmap(w, o->sys_root);
 	probe_damon(w, o->sys_root);
 	if (base && w->cfg.nrules) {
 		if ((w->rules_ev = event_new(base, -1, 0, rules_cb, w)) ==

@@ -48,11 +48,22 @@ struct wss {
 	struct vbuf buf;
 	bool damon;
 	char damon_note[160];
+	/* how target files are opened (wss_open.c) */
+	bool helper;	    /* a privileged helper was there at setup */
+	bool weak;	    /* dropping without helper nor the capabilities */
+	char access[192];   /* Health.wss.access */
+	uint64_t denied;    /* opens the daemon's credentials refused */
 };
 
 /* wss.c */
 struct target *wss_target_find(struct wss *w, int32_t pid);
 int wss_read_ident(struct wss *w, int32_t pid, uint64_t *ret_start,
     char *name, size_t namesz);
+
+/* wss_open.c */
+void wss_access_setup(struct wss *w, const struct wss_opts *o);
+int wss_open(struct target *t, enum privhelper_file which, int *ret_fd);
+int wss_read(struct target *t, enum privhelper_file which, struct vbuf *b);
+int wss_open_bitmap(struct wss *w, const char *sys_root);
 
 #endif /* VITALSD_WSS_INT_H */

@@ -89,24 +89,31 @@ wss_smaps_parse(const char *buf, size_t len, struct wss_smaps **ret,
 	return 0;
 }
 
-/* "1": referenced bits only; soft-dirty ("4") and others are untouched. */
+/* "1": referenced bits only; soft-dirty ("4") and others are untouched.
+ * fd: the process's clear_refs, open for writing (wss_open.c). */
 int
-wss_refs_clear(int procfd, int32_t pid)
+wss_refs_write(int fd)
 {
-	char path[32];
 	ssize_t w;
-	int fd, r = 0;
 
-	snprintf(path, sizeof(path), "%d/clear_refs", (int)pid);
-	if ((fd = openat(procfd, path, O_WRONLY | O_CLOEXEC)) < 0)
-		return -errno;
 	do
 		w = write(fd, "1", 1);
 	while (w < 0 && errno == EINTR);
 	if (w < 0)
-		r = -errno;
-	else if (w != 1)
-		r = -EIO;
+		return -errno;
+	return w == 1 ? 0 : -EIO;
+}
+
+int
+wss_refs_clear(int procfd, int32_t pid)
+{
+	char path[32];
+	int fd, r;
+
+	snprintf(path, sizeof(path), "%d/clear_refs", (int)pid);
+	if ((fd = openat(procfd, path, O_WRONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	r = wss_refs_write(fd);
 	close(fd);
 	return r;
 }

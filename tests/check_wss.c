@@ -645,6 +645,61 @@ START_TEST(test_window_store)
 }
 END_TEST
 
+/*
+ * Through the privileged helper on the fixture roots (privhelper_start
+ * takes them): the target's maps and pagemap come from the helper, opened
+ * there and passed back, and Method A runs on them. The helper confines
+ * itself by dropping capabilities, which only root may: elsewhere its
+ * start must fail.
+ */
+START_TEST(test_helper_roots)
+{
+	const uint64_t H = 0x10000000, P = WSS_PM_PRESENT;
+	struct privhelper *ph = NULL;
+	const struct wss_status *st;
+	const struct wss_region *g;
+	struct wss_config c;
+	char err[160];
+	struct wss *w;
+	uint64_t denied = 1;
+	int r = privhelper_start(proc, sys, NULL, &ph);
+
+	if (geteuid() != 0) {
+		ck_assert_int_lt(r, 0);
+		return;
+	}
+	ck_assert_int_eq(r, 0);
+	privhelper_set(ph);
+	wss_config_init(&c);
+	w = monitor(&c);
+	ck_assert_ptr_nonnull(strstr(wss_access(w, &denied),
+	    "privileged helper"));
+	ck_assert_uint_eq(denied, 0);
+	pm_set(H + 0 * PG, P | 100);
+	pm_set(H + 1 * PG, P | 101);
+	ck_assert_int_eq(wss_start(w, PID, WSS_MODE_HEAP, NULL,
+	    WSS_METHOD_AUTO, err, sizeof(err)), 0);
+	st = wss_get(w, PID);
+	ck_assert_str_eq(st->files, "privileged helper");
+	ck_assert_int_eq(wss_pass_begin(w, PID), 0);
+	ck_assert_uint_eq(bm_word(1), (1ULL << 36) | (1ULL << 37));
+	bm_access(101);
+	ck_assert_int_eq(wss_pass_end(w, PID), 0);
+	st = wss_get(w, PID);
+	g = &st->regions[0];
+	ck_assert_uint_eq(st->method, WSS_METHOD_PAGE_IDLE);
+	ck_assert_str_eq(st->files, "privileged helper");
+	ck_assert_uint_eq(g->resident, 2);
+	ck_assert_uint_eq(g->accessed, 1);
+	ck_assert_uint_eq(g->idle, 1);
+	ck_assert_uint_eq(st->read_errors, 0);
+	wss_free(w);
+	wss_config_release(&c);
+	privhelper_set(NULL);
+	privhelper_stop(ph);
+}
+END_TEST
+
 static Suite *
 wss_suite(void)
 {
@@ -666,6 +721,7 @@ wss_suite(void)
 	tcase_add_test(tf, test_library_and_limits);
 	tcase_add_test(tf, test_rules);
 	tcase_add_test(tf, test_window_store);
+	tcase_add_test(tf, test_helper_roots);
 	suite_add_tcase(s, tf);
 	return s;
 }

@@ -4,16 +4,25 @@
  * start/PID/stop` and --json against a real vitalsd and a real target, the
  * roles (a reader may look, not start or stop), a config rule that finds
  * its process by exact name, and the Health part.
+ *
+ * And the monitor after the privilege drop (doc/privileges.md): a daemon
+ * dropped to uid 2000 with the privileged helper monitors a root-owned
+ * process (its files opened by the helper, PFNs readable); without the
+ * helper the same start is refused with the reason, Health.wss.access
+ * says what is lost, the refusals are counted, and a target of the
+ * daemon's own uid runs region-level with its PFNs read as 0.
  */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -318,6 +327,234 @@ START_TEST(test_rule)
 }
 END_TEST
 
+/* ------------------------------------------------ after the privilege drop */
+
+#define DROP_UID 2000
+
+/* A process touching part of a region of its own over and over, as uid
+ * (0: stays root). Its translations are flushed before each round so the
+ * accessed bits are set again (doc/wss.md, accuracy). */
+static pid_t
+toucher(uid_t uid)
+{
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		long pg = sysconf(_SC_PAGESIZE);
+		size_t len = 64 * (size_t)pg, i;
+		volatile char *p;
+
+		if (uid && (setgroups(0, NULL) < 0 || setgid(uid) < 0 ||
+		    setuid(uid) < 0))
+			_exit(1);
+		/* setuid cleared it: the owner may read its /proc files */
+		prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE |
+		    MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			_exit(1);
+		for (i = 0; i < 64; i++)
+			p[i * (size_t)pg] = 1;
+		for (;;) {
+			mprotect((void *)p, len, PROT_READ);
+			mprotect((void *)p, len, PROT_READ | PROT_WRITE);
+			for (i = 0; i < 16; i++)
+				p[i * (size_t)pg] += 1;
+			sleep_ms(20);
+		}
+	}
+	return pid;
+}
+
+static bool
+file_has(const char *path, const char *needle)
+{
+	char line[2048];
+	bool found = false;
+	FILE *f = fopen(path, "r");
+
+	if (f == NULL)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, needle) != NULL;
+	fclose(f);
+	return found;
+}
+
+/* The target after two passes (its JSON in *ret_j, to free). */
+static const struct jm *
+two_passes(const struct daemon *d, const char *pidtxt, struct jm **ret_j)
+{
+	const struct jm *t = NULL;
+	struct jm *j = NULL;
+	struct run r;
+	int i;
+
+	for (i = 0; i < 80; i++) {
+		sleep_ms(100);
+		r = vitals(d, -1, "--json", "wss", pidtxt, NULL, NULL, NULL,
+		    NULL);
+		ck_assert_msg(r.code == 0, "exit %d: %s", r.code, r.err);
+		j = jm_parse(r.out, strlen(r.out));
+		ck_assert_ptr_nonnull(j);
+		run_free(&r);
+		t = first_target(j, "wss_get");
+		if (num(t, "passes") >= 2)
+			break;
+		jm_free(j);
+		j = NULL;
+	}
+	ck_assert_msg(j != NULL, "no two passes in 8 s");
+	*ret_j = j;
+	return t;
+}
+
+static void
+sums(const struct jm *t, long long *res, long long *acc)
+{
+	const struct jm *regs = jm_path(t, "regions");
+	size_t i;
+
+	ck_assert_ptr_nonnull(regs);
+	*res = *acc = 0;
+	for (i = 0; i < regs->n; i++) {
+		*res += num(&regs->v[i], "resident");
+		*acc += num(&regs->v[i], "accessed");
+	}
+}
+
+static const char *
+str(const struct jm *o, const char *key)
+{
+	const struct jm *v = jm_path(o, key);
+
+	ck_assert_msg(v && v->t == JM_STR, "no string %s", key);
+	return v->str;
+}
+
+START_TEST(test_dropped_with_helper)
+{
+	struct daemon d;
+	const struct jm *t;
+	char pidtxt[16], conf[256];
+	long long res, acc;
+	struct jm *j;
+	struct run r;
+	pid_t pid = toucher(0);
+
+	snprintf(pidtxt, sizeof(pidtxt), "%d", (int)pid);
+	snprintf(conf, sizeof(conf), "user = %d\ngroup = %d\n"
+	    "privhelper = on\nwss_interval_ms = 200\nwss_interval_min_ms = "
+	    "200\nwss_interval_max_ms = 400\n", DROP_UID, DROP_UID);
+	daemon_start(&d, conf);
+	r = vitals(&d, -1, "--json", "health", NULL, NULL, NULL, NULL, NULL);
+	ck_assert_int_eq(r.code, 0);
+	j = jm_parse(r.out, strlen(r.out));
+	ck_assert_ptr_nonnull(j);
+	ck_assert_msg(strncmp(str(j, "health.wss.access"), "privileged helper",
+	    17) == 0, "access: %s", str(j, "health.wss.access"));
+	ck_assert_ptr_nonnull(jm_path(j, "health.privileges.dropped"));
+	ck_assert(jm_path(j, "health.privileges.dropped")->b);
+	jm_free(j);
+	run_free(&r);
+
+	/* a root-owned process, from a daemon running as uid 2000 */
+	r = vitals(&d, -1, "wss", "start", "--pid", pidtxt, "--mode", "heap",
+	    NULL);
+	ck_assert_msg(r.code == 0, "exit %d: %s", r.code, r.err);
+	run_free(&r);
+	t = two_passes(&d, pidtxt, &j);
+	ck_assert_str_eq(str(t, "files"), "privileged helper");
+	ck_assert_int_eq(num(t, "read_errors"), 0);
+	/* PFNs readable: page level possible. Without page_idle (this
+	 * kernel) the pass is clear_refs and the note says the PFNs were
+	 * there; with it, the pass is page level. */
+	ck_assert_int_eq(num(t, "pfn_zeroed"), 0);
+	if (strcmp(str(t, "method"), "page_idle") != 0) {
+		ck_assert_str_eq(str(t, "method"), "clear_refs");
+		ck_assert_msg(strstr(str(t, "note"), "PFNs readable") != NULL,
+		    "note: %s", str(t, "note"));
+	}
+	sums(t, &res, &acc);
+	ck_assert_int_ge(res, 64);  /* its region, at least */
+	ck_assert_int_ge(acc, 16);  /* the pages it touches every round */
+	ck_assert_int_le(acc, res);
+	jm_free(j);
+	r = vitals(&d, -1, "wss", pidtxt, NULL, NULL, NULL, NULL, NULL);
+	ck_assert_int_eq(r.code, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "files opened: privileged helper"));
+	run_free(&r);
+	reap(pid);
+	daemon_stop(&d);
+}
+END_TEST
+
+START_TEST(test_dropped_without_helper)
+{
+	struct daemon d;
+	const struct jm *t;
+	char pidtxt[16], conf[256], log[PATH_MAX];
+	long long res, acc;
+	struct jm *j;
+	struct run r;
+	pid_t root = toucher(0), own = toucher(DROP_UID);
+
+	snprintf(conf, sizeof(conf), "user = %d\ngroup = %d\n"
+	    "wss_interval_ms = 200\nwss_interval_min_ms = 200\n"
+	    "wss_interval_max_ms = 400\nwss_rule = nosuch-%d heap\n",
+	    DROP_UID, DROP_UID, (int)getpid());
+	daemon_start(&d, conf);
+	snprintf(log, sizeof(log), "%s.log", d.dir);
+
+	/* the root-owned process: refused, and why */
+	snprintf(pidtxt, sizeof(pidtxt), "%d", (int)root);
+	r = vitals(&d, -1, "wss", "start", "--pid", pidtxt, "--mode", "heap",
+	    NULL);
+	ck_assert_int_ne(r.code, 0);
+	ck_assert_msg(strstr(r.err, "Permission denied") &&
+	    strstr(r.err, "without the privileged helper"), "%s", r.err);
+	run_free(&r);
+
+	/* Health says what the drop costs, and counts the refusal */
+	r = vitals(&d, -1, "--json", "health", NULL, NULL, NULL, NULL, NULL);
+	ck_assert_int_eq(r.code, 0);
+	j = jm_parse(r.out, strlen(r.out));
+	ck_assert_ptr_nonnull(j);
+	ck_assert_msg(strstr(str(j, "health.wss.access"),
+	    "page-level unavailable") && strstr(str(j, "health.wss.access"),
+	    "other users' targets unreadable"), "access: %s",
+	    str(j, "health.wss.access"));
+	ck_assert_int_ge(num(j, "health.wss.access_denied"), 1);
+	jm_free(j);
+	run_free(&r);
+
+	/* its own uid's process: region level, PFNs hidden, said so */
+	snprintf(pidtxt, sizeof(pidtxt), "%d", (int)own);
+	r = vitals(&d, -1, "wss", "start", "--pid", pidtxt, "--mode", "heap",
+	    NULL);
+	ck_assert_msg(r.code == 0, "exit %d: %s", r.code, r.err);
+	run_free(&r);
+	t = two_passes(&d, pidtxt, &j);
+	ck_assert_str_eq(str(t, "files"), "direct");
+	ck_assert_str_eq(str(t, "method"), "clear_refs");
+	ck_assert_int_ge(num(t, "pfn_zeroed"), 1);
+	ck_assert_msg(strstr(str(t, "note"), "needs CAP_SYS_ADMIN") != NULL,
+	    "note: %s", str(t, "note"));
+	sums(t, &res, &acc);
+	ck_assert_int_ge(res, 64); /* presence needs no privilege */
+	ck_assert_int_ge(acc, 16);
+	jm_free(j);
+
+	/* the startup warning: rules configured, nothing to read them with */
+	ck_assert_msg(file_has(log, "wss: 1 rules configured, but files "
+	    "are opened direct as user"), "no warning in %s", log);
+	reap(root);
+	reap(own);
+	daemon_stop(&d);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -337,6 +574,8 @@ main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_client_roundtrip);
 	tcase_add_test(tc, test_rule);
+	tcase_add_test(tc, test_dropped_with_helper);
+	tcase_add_test(tc, test_dropped_without_helper);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }
