@@ -36,6 +36,13 @@ config_init(struct config *cfg)
 	cfg->scanner = SCANNER_AUTO;
 	cfg->bpffs = strdup("/sys/fs/bpf/vitals");
 	cfg->bpf_load = VBPF_LOAD_AUTO;
+	/* ftrace (ftrace.c) */
+	cfg->ftrace = true;
+	cfg->ftrace_instance = strdup("vitals");
+	cfg->ftrace_buffer_kb = 2048;
+	cfg->ftrace_sched = FTRACE_SCHED_AUTO;
+	cfg->ftrace_tick_ms = 250;
+	cfg->ftrace_max_pages = 64;
 }
 
 void
@@ -46,6 +53,8 @@ config_release(struct config *cfg)
 	free(cfg->proc_root);
 	free(cfg->sys_root);
 	free(cfg->bpffs);
+	free(cfg->ftrace_instance);
+	free(cfg->tracefs);
 	memset(cfg, 0, sizeof(*cfg));
 }
 
@@ -221,6 +230,46 @@ word_value(const char *value, const struct word *w)
 }
 
 /* -EINVAL: bad value; -ERANGE: out of bounds; -ENOENT: unknown key. */
+/* ftrace keys (ftrace.c); -ENOENT: not one of them. */
+static const struct word ftrace_sched_words[] = {
+	{ "auto", FTRACE_SCHED_AUTO }, { "on", FTRACE_SCHED_ON },
+	{ "off", FTRACE_SCHED_OFF }, { NULL, 0 } };
+
+static int
+config_set_ftrace(struct config *cfg, const char *key, const char *value)
+{
+	int r;
+
+	if (!strcmp(key, "ftrace")) {
+		if ((r = word_value(value, on_off_words)) < 0)
+			return r;
+		cfg->ftrace = r;
+		return 0;
+	}
+	if (!strcmp(key, "ftrace_instance")) {
+		/* a directory name under instances/ */
+		if (strchr(value, '/') || !strcmp(value, ".") ||
+		    !strcmp(value, "..") || strlen(value) > 64)
+			return -EINVAL;
+		return set_str(&cfg->ftrace_instance, value);
+	}
+	if (!strcmp(key, "tracefs"))
+		return set_str(&cfg->tracefs, value);
+	if (!strcmp(key, "ftrace_buffer_kb"))
+		return set_uint(&cfg->ftrace_buffer_kb, value, 4, 1u << 20);
+	if (!strcmp(key, "ftrace_tick_ms"))
+		return set_uint(&cfg->ftrace_tick_ms, value, 10, 10000);
+	if (!strcmp(key, "ftrace_max_pages"))
+		return set_uint(&cfg->ftrace_max_pages, value, 1, 65536);
+	if (!strcmp(key, "ftrace_sched")) {
+		if ((r = word_value(value, ftrace_sched_words)) < 0)
+			return r;
+		cfg->ftrace_sched = r;
+		return 0;
+	}
+	return -ENOENT;
+}
+
 int
 config_set(struct config *cfg, const char *key, const char *value)
 {
@@ -281,6 +330,8 @@ config_set(struct config *cfg, const char *key, const char *value)
 		cfg->threads = r;
 		return 0;
 	}
+	if ((r = config_set_ftrace(cfg, key, value)) != -ENOENT)
+		return r;
 	return config_set_control(cfg, key, value);
 }
 
