@@ -115,6 +115,8 @@ void fmt_process(struct sbuf *o, const Vitals__ProcessInfo *pi, int32_t pid,
 void fmt_health(struct sbuf *o, const Vitals__Health *h,
     const struct fmt_ctx *c);
 void fmt_burst(struct sbuf *o, const Vitals__BurstAck *a, uint32_t asked_ms);
+/* format_trace.c: `vitals trace` (ftrace, issue 7) */
+void fmt_trace(struct sbuf *o, const Vitals__TraceList *tl);
 
 /* conn.c: one request, one answer. */
 const char *conn_default_socket(void);

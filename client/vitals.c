@@ -25,6 +25,7 @@ enum {
 	O_INTERVAL = 1 << 4,
 	O_COUNT = 1 << 5,
 	O_STARTTIME = 1 << 6,
+	O_PROCESS = 1 << 7,
 };
 
 struct opts {
@@ -41,6 +42,7 @@ struct opts {
 	uint64_t starttime;
 	int32_t pid;		/* proc */
 	uint32_t burst_ms;	/* burst: asked, 0 for the default */
+	const char *process;	/* trace: --process NAME|PID */
 	char **args; /* operands after the command */
 	int nargs;
 	struct fmt_ctx fc;
@@ -72,6 +74,8 @@ usage(int status)
 	    "  watch [--interval S] [--count N] [-n N]\n"
 	    "                              refreshing summary\n"
 	    "  dump [-n N]                 the daemon's own text dump\n"
+	    "  trace [--since DURATION] [--process NAME|PID]\n"
+	    "                              ATrace slices and ftrace loss\n"
 	    "DURATION: 30s, 5m, 2h, 1d, 250ms, 1h30m (a bare number is "
 	    "seconds)\n"
 	    "socket: $VITALS_SOCKET, else %s if it exists, else %s\n",
@@ -427,6 +431,41 @@ cmd_watch(struct opts *o)
 	return x;
 }
 
+static void
+text_trace(struct sbuf *b, const Vitals__Response *r, const struct opts *o)
+{
+	(void)o;
+	fmt_trace(b, r->trace);
+}
+
+static int
+cmd_trace(struct opts *o)
+{
+	Vitals__Request req = VITALS__REQUEST__INIT;
+	Vitals__TraceRequest tr = VITALS__TRACE_REQUEST__INIT;
+	Vitals__TimeRange range = VITALS__TIME_RANGE__INIT;
+	Vitals__Response *r;
+	uint64_t pid;
+	int x;
+
+	range_since(&range, o->since_ns);
+	tr.range = &range;
+	if (o->process && uint_parse(o->process, INT32_MAX, &pid) == 0) {
+		if (pid == 0)
+			usage_err("trace: bad PID '%s'", o->process);
+		tr.pid = (int32_t)pid;
+	} else if (o->process) {
+		if (*o->process == '\0' || strlen(o->process) > 127)
+			usage_err("trace: bad process name '%s'", o->process);
+		tr.process = (char *)o->process;
+	}
+	req.op_case = VITALS__REQUEST__OP_TRACE;
+	req.trace = &tr;
+	if ((x = call(o, &req, &r)) != VX_OK)
+		return x;
+	return render(o, r, text_trace);
+}
+
 static const struct cmd cmds[] = {
 	{ "summary", cmd_summary, O_N, 0, 0 },
 	{ "cpu", cmd_cpu, 0, 0, 0 },
@@ -436,6 +475,7 @@ static const struct cmd cmds[] = {
 	{ "burst", cmd_burst, 0, 0, 1 },
 	{ "watch", cmd_watch, O_INTERVAL | O_COUNT | O_N, 0, 0 },
 	{ "dump", cmd_dump, O_N, 0, 0 },
+	{ "trace", cmd_trace, O_SINCE | O_PROCESS, 0, 0 },
 };
 
 static Vitals__Metric
@@ -474,6 +514,8 @@ opt_name(unsigned bit)
 		return "--interval";
 	case O_COUNT:
 		return "--count";
+	case O_PROCESS:
+		return "--process";
 	default:
 		return "--starttime";
 	}
@@ -494,6 +536,7 @@ main(int argc, char *argv[])
 		{ "interval", required_argument, NULL, 4 },
 		{ "count", required_argument, NULL, 5 },
 		{ "starttime", required_argument, NULL, 6 },
+		{ "process", required_argument, NULL, 7 },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o;
@@ -567,6 +610,10 @@ main(int argc, char *argv[])
 				    optarg);
 			o.given |= O_STARTTIME;
 			break;
+		case 7:
+			o.process = optarg;
+			o.given |= O_PROCESS;
+			break;
 		default:
 			usage(VX_USAGE);
 		}
@@ -588,7 +635,7 @@ main(int argc, char *argv[])
 		usage_err("%s: expected %s", cmd->name, cmd->max_args == 0 ?
 		    "no operand" : cmd->min_args ? "one operand" :
 		    "at most one operand");
-	for (i = 0; i < 7; i++)
+	for (i = 0; i < 8; i++)
 		if ((o.given & (1u << i)) && !(cmd->allowed & (1u << i)))
 			usage_err("%s: %s does not apply", cmd->name,
 			    opt_name(1u << i));

@@ -60,4 +60,8 @@ Vitals__Window *rpc_pb_window(struct rpc_arena *a, const struct window *w,
 Vitals__HistoryPoint **rpc_pb_history(struct rpc_arena *a,
     const struct store_hist *h, size_t n);
 
+/* rpc_trace.c */
+Vitals__TraceHealth *rpc_pb_trace_health(struct rpc_arena *a,
+    const struct window *last);
+
 #endif /* VITALSD_RPC_INT_H */

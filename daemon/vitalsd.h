@@ -891,7 +891,7 @@ enum rpc_status {
 };
 
 /* A store read for the query thread: the request, validated and resolved. */
-enum rpc_qop { RPC_Q_WINDOWS, RPC_Q_TOP, RPC_Q_PROCESS };
+enum rpc_qop { RPC_Q_WINDOWS, RPC_Q_TOP, RPC_Q_PROCESS, RPC_Q_TRACE };
 
 struct rpc_query {
 	enum rpc_qop op;
@@ -904,8 +904,9 @@ struct rpc_query {
 	enum store_metric metric; /* top */
 	bool threads;		  /* top, process */
 	unsigned n;
-	int32_t pid; /* process */
+	int32_t pid; /* process; trace: 0 any */
 	uint64_t starttime;
+	char process[VITALS_NAME_LEN]; /* trace: a process name, "" any */
 };
 
 /* Packed snapshots reused while their window is the last (rpc.c). */
@@ -1305,6 +1306,12 @@ struct ftrace;
 int ftrace_open(struct event_base *base, const struct ftrace_opts *o,
     struct ftrace **ret, unsigned *ret_state, char *why, size_t whysz);
 struct ftrace *ftrace_free(struct ftrace *ft);
+/* rpc_trace.c: the trace answer (op 18) */
+int rpc_answer_trace(const struct rpc_query *q, struct window *const *w,
+    size_t n, bool truncated, uint32_t max, uint8_t **ret, size_t *ret_len);
+bool rpc_trace_match(const struct rpc_query *q, const struct window *w,
+    int32_t tgid);
+
 void ftrace_set_gpu_mem_cb(struct ftrace *ft, ftrace_gpu_mem_fn fn,
     void *arg);
 int ftrace_drain(struct ftrace *ft);
