@@ -602,10 +602,11 @@ ftrace_open(struct event_base *base, const struct ftrace_opts *o,
 	}
 	if (tracefs_file_exists(ft->inst, "buffer_percent"))
 		tracefs_instance_file_write(ft->inst, "buffer_percent", "50");
+	/* copy_trace_marker is turned on last, once tracing is on: the
+	 * kernel fails every trace_marker write (EBADF) while an instance
+	 * that receives copies has its buffer off */
 	ft->atrace = tracefs_file_exists(ft->inst,
-	    "options/copy_trace_marker") &&
-	    tracefs_instance_file_write(ft->inst,
-	    "options/copy_trace_marker", "1") > 0;
+	    "options/copy_trace_marker");
 	if (ft->atrace)
 		ft->enabled |= 1u << FEV_PRINT;
 	else
@@ -639,6 +640,12 @@ ftrace_open(struct event_base *base, const struct ftrace_opts *o,
 		snprintf(why, whysz, "tracing_on: %s", strerror(-r));
 		goto fail;
 	}
+	if (ft->atrace && tracefs_instance_file_write(ft->inst,
+	    "options/copy_trace_marker", "1") <= 0) {
+		ft->atrace = false;
+		ft->enabled &= ~(1u << FEV_PRINT);
+		ft->missing |= 1u << FEV_PRINT;
+	}
 	ft->state = FTRACE_ON;
 	*ret_state = FTRACE_ON;
 	snprintf(why, whysz, "instance %s, %u KiB per CPU, ATrace %s",
@@ -670,6 +677,10 @@ ftrace_free(struct ftrace *ft)
 
 	if (ft == NULL)
 		return NULL;
+	/* stop receiving markers before the buffer goes off (see open) */
+	if (ft->inst && ft->atrace)
+		tracefs_instance_file_write(ft->inst,
+		    "options/copy_trace_marker", "0");
 	if (ft->inst)
 		tracefs_trace_off(ft->inst);
 	if (ft->tick)

@@ -321,6 +321,47 @@ START_TEST(test_incomplete)
 }
 END_TEST
 
+/*
+ * The kernel refuses every trace_marker write (EBADF) while an instance
+ * that receives copies has its buffer off: opening and closing the reader
+ * must never open such a gap for the applications writing markers.
+ */
+static volatile int steady_stop;
+
+static void *
+steady_writer(void *p)
+{
+	unsigned *failed = p;
+	char buf[64];
+	int len;
+
+	len = snprintf(buf, sizeof(buf), "I|%d|steady", (int)getpid());
+	while (!steady_stop)
+		if (write(marker_fd, buf, (size_t)len) != len)
+			(*failed)++;
+	return NULL;
+}
+
+START_TEST(test_markers_never_refused)
+{
+	unsigned failed = 0, i;
+	struct reader r;
+	pthread_t th;
+
+	steady_stop = 0;
+	ck_assert_int_eq(pthread_create(&th, NULL, steady_writer, &failed),
+	    0);
+	for (i = 0; i < 3; i++) {
+		reader_open(&r, 64, 50, 64);
+		run_loop(&r, 50);
+		reader_close(&r);
+	}
+	steady_stop = 1;
+	pthread_join(th, NULL);
+	ck_assert_uint_eq(failed, 0);
+}
+END_TEST
+
 /* ------------------------------------------------------------ loss */
 
 struct flood {
@@ -656,6 +697,7 @@ ftrace_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_markers);
 	tcase_add_test(tc, test_incomplete);
+	tcase_add_test(tc, test_markers_never_refused);
 	tcase_add_test(tc, test_loss);
 	tcase_add_test(tc, test_daemon_hygiene);
 	tcase_add_test(tc, test_daemon_reclaims);
