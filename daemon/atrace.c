@@ -184,15 +184,25 @@ struct tab {
 	size_t esz, cap, n, max;
 };
 
+/* Word-at-a-time multiply-xorshift: names are hashed once per event. */
 static uint64_t
 hash_mix(uint64_t h, const void *p, size_t n)
 {
 	const unsigned char *c = p;
-	size_t i;
+	uint64_t w;
 
-	for (i = 0; i < n; i++) {
-		h ^= c[i];
-		h *= 0x100000001b3ULL;
+	while (n >= 8) {
+		memcpy(&w, c, 8);
+		h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+		h ^= h >> 29;
+		c += 8;
+		n -= 8;
+	}
+	if (n) {
+		w = 0;
+		memcpy(&w, c, n);
+		h = (h ^ w ^ (uint64_t)n << 56) * 0x9e3779b97f4a7c15ULL;
+		h ^= h >> 29;
 	}
 	return h;
 }
@@ -202,9 +212,10 @@ hash_key(int32_t a, int32_t b, int64_t c, const char *name)
 {
 	uint64_t h = 0xcbf29ce484222325ULL;
 
-	h = hash_mix(h, &a, sizeof(a));
-	h = hash_mix(h, &b, sizeof(b));
-	h = hash_mix(h, &c, sizeof(c));
+	h = (h ^ (uint32_t)a) * 0x9e3779b97f4a7c15ULL;
+	h = (h ^ (uint64_t)(uint32_t)b << 32) * 0x9e3779b97f4a7c15ULL;
+	h = (h ^ (uint64_t)c) * 0x9e3779b97f4a7c15ULL;
+	h ^= h >> 31;
 	if (name)
 		h = hash_mix(h, name, strlen(name));
 	return h ? h : 1;
@@ -518,17 +529,20 @@ static void
 slice_note(struct atrace *at, int32_t tgid, int32_t tid, unsigned depth,
     unsigned kind, const char *name, int64_t dur_ns)
 {
-	struct window_trace_slice key = { 0 }, *s;
+	struct window_trace_slice key, *s;
 	struct slice_ent *e;
+	size_t len = strnlen(name, VITALS_TRACE_NAME - 1);
 	bool fresh;
 
+	/* only the key fields: the entry is zeroed when it is new */
 	key.tgid = tgid;
 	key.tid = tid;
 	key.depth = (uint16_t)(depth > UINT16_MAX ? UINT16_MAX : depth);
 	key.kind = (uint8_t)kind;
-	snprintf(key.name, sizeof(key.name), "%s", name);
+	memcpy(key.name, name, len);
+	key.name[len] = '\0';
 	e = tab_get(&at->slices, hash_key(tgid, tid,
-	    (int64_t)key.depth << 8 | kind, name), slice_eq, &key, true,
+	    (int64_t)key.depth << 8 | kind, key.name), slice_eq, &key, true,
 	    &fresh);
 	if (e == NULL) {
 		s = &at->w.slice_other;
@@ -536,8 +550,13 @@ slice_note(struct atrace *at, int32_t tgid, int32_t tid, unsigned depth,
 		at->w.slices_other++;
 	} else {
 		s = &e->s;
-		if (fresh)
-			*s = key;
+		if (fresh) {
+			s->tgid = key.tgid;
+			s->tid = key.tid;
+			s->depth = key.depth;
+			s->kind = key.kind;
+			memcpy(s->name, key.name, len + 1);
+		}
 	}
 	if (dur_ns < 0) {
 		s->incomplete++;
@@ -696,8 +715,8 @@ marker(struct atrace *at, const struct ftrace_rec *r)
 			return;
 		}
 		if (t->depth < VITALS_TRACE_DEPTH) {
-			if (t->stack == NULL && (t->stack = calloc(
-			    VITALS_TRACE_DEPTH, sizeof(*t->stack))) == NULL) {
+			if (t->stack == NULL && (t->stack = malloc(
+			    VITALS_TRACE_DEPTH * sizeof(*t->stack))) == NULL) {
 				at->w.bad_markers++;
 				return;
 			}
@@ -725,8 +744,8 @@ marker(struct atrace *at, const struct ftrace_rec *r)
 			slice_note(at, m.pid, r->tid, t->depth, TRACE_SYNC,
 			    "(too deep)", -1);
 		}
-		if (t->depth == 0 && t->wake_ts == 0)
-			thread_forget(at, t);
+		/* the entry (and its stack) stays for the thread's next
+		 * slice; exit and loss forget it */
 		break;
 	case 'C':
 		counter_note(at, &m);
@@ -798,8 +817,6 @@ sched_switch(struct atrace *at, const struct ftrace_rec *r)
 	if (r->ts >= t->wake_ts)
 		rq_note(at, t->tid, r->ts - t->wake_ts);
 	t->wake_ts = 0;
-	if (t->depth == 0)
-		thread_forget(at, t);
 }
 
 static void
@@ -1235,6 +1252,18 @@ atrace_window(struct atrace *at, struct window_trace *wt)
 				wt->gpu_other++;
 		}
 		free(p);
+	}
+	/* threads with nothing open are forgotten once a window: a thread
+	 * whose exit was not seen cannot hold a slot for ever */
+	i = 0;
+	while (i < at->threads.cap) {
+		struct thread_ent *th = tab_at(&at->threads, i);
+
+		if (th->h && th->depth == 0 && th->wake_ts == 0) {
+			thread_forget(at, th);
+			continue;
+		}
+		i++;
 	}
 	tab_clear(&at->slices);
 	tab_clear(&at->counters);

@@ -43,6 +43,7 @@ config_init(struct config *cfg)
 	cfg->ftrace_sched = FTRACE_SCHED_AUTO;
 	cfg->ftrace_tick_ms = 250;
 	cfg->ftrace_max_pages = 64;
+	cfg->ftrace_wake_percent = 20;
 }
 
 void
@@ -259,6 +260,8 @@ config_set_ftrace(struct config *cfg, const char *key, const char *value)
 		return set_uint(&cfg->ftrace_buffer_kb, value, 4, 1u << 20);
 	if (!strcmp(key, "ftrace_tick_ms"))
 		return set_uint(&cfg->ftrace_tick_ms, value, 10, 10000);
+	if (!strcmp(key, "ftrace_wake_percent"))
+		return set_uint(&cfg->ftrace_wake_percent, value, 0, 100);
 	if (!strcmp(key, "ftrace_max_pages"))
 		return set_uint(&cfg->ftrace_max_pages, value, 1, 65536);
 	if (!strcmp(key, "ftrace_sched")) {

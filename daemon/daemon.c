@@ -331,6 +331,7 @@ ftrace_setup(struct vitalsd *d, const struct config *cfg)
 		.buffer_kb = cfg->ftrace_buffer_kb,
 		.tick_ms = cfg->ftrace_tick_ms,
 		.max_pages = cfg->ftrace_max_pages,
+		.wake_percent = cfg->ftrace_wake_percent,
 	};
 	char why[512];
 	int r;

@@ -25,6 +25,7 @@
 #include "vitalsd.h"
 
 #define FT_LOST (FEV__MAX + 1) /* pending entry: the CPU lost events */
+#define FT_RUNS_MAX 1025	 /* held-back records + one run per CPU */
 #define TGID_CACHE 512
 
 struct ft_stats {
@@ -49,13 +50,15 @@ struct ftrace {
 	struct ft_stats *prev;
 	uint64_t *last_ts;
 	bool *backlog;
-	void *page;
 	size_t page_sz;
 	unsigned max_pages;
 	struct fdec *dec;
 	struct atrace *at;
-	struct pend *pend;
+	struct pend *pend, *pend2;
 	size_t npend, pend_cap;
+	char *rbuf;	/* a drain's pages: max_pages per CPU */
+	size_t run[FT_RUNS_MAX];
+	unsigned nruns;
 	struct vbuf arena, arena2;
 	uint64_t seq;
 	struct window_trace acc; /* loss and read figures of the open window */
@@ -161,50 +164,80 @@ stats_read(struct ftrace *ft, int cpu, struct ft_stats *ret)
 
 /* ------------------------------------------------------------ draining */
 
+/*
+ * A drain reads every CPU's pages into its own part of rbuf, so decoded
+ * print payloads point into it and are not copied; only records held back
+ * for the next drain (later than a backlogged CPU's last record) have
+ * their payload copied into the arena. Each CPU's records come in
+ * timestamp order: the drain merges the runs instead of sorting.
+ */
+static int
+pend_push(struct ftrace *ft, const struct ftrace_rec *r)
+{
+	if (ft->npend == ft->pend_cap) {
+		size_t ncap = ft->pend_cap ? ft->pend_cap * 2 : 4096;
+		struct pend *np = realloc(ft->pend, ncap * sizeof(*np));
+		struct pend *np2 = realloc(ft->pend2, ncap * sizeof(*np2));
+
+		if (np)
+			ft->pend = np;
+		if (np2)
+			ft->pend2 = np2;
+		if (np == NULL || np2 == NULL)
+			return -ENOMEM;
+		ft->pend_cap = ncap;
+	}
+	ft->pend[ft->npend].r = *r;
+	ft->pend[ft->npend].seq = ft->seq++;
+	ft->npend++;
+	return 0;
+}
+
 static void
 collect_cb(const struct ftrace_rec *r, void *arg)
 {
 	struct ftrace *ft = arg;
-	struct pend *p;
 
-	if (ft->npend == ft->pend_cap) {
-		size_t ncap = ft->pend_cap ? ft->pend_cap * 2 : 1024;
-		struct pend *np = realloc(ft->pend, ncap * sizeof(*np));
-
-		if (np == NULL) {
-			ft->acc.unknown_events++;
-			return;
-		}
-		ft->pend = np;
-		ft->pend_cap = ncap;
+	if (pend_push(ft, r) < 0) {
+		/* no memory to hold it: it is lost, and said so */
+		ft->acc.missed++;
+		ft->acc.pages_lost++;
+		return;
 	}
-	p = &ft->pend[ft->npend];
-	p->r = *r;
-	p->seq = ft->seq++;
-	p->off = 0;
-	if (r->ev == FEV_PRINT) {
-		size_t len = strnlen(r->u.print.buf, r->u.print.len);
-
-		if (vbuf_reserve(&ft->arena, len + 1) < 0)
-			return;
-		p->off = ft->arena.len;
-		memcpy(ft->arena.p + ft->arena.len, r->u.print.buf, len);
-		ft->arena.p[ft->arena.len + len] = '\0';
-		ft->arena.len += len + 1;
-		p->r.u.print.len = len;
-	}
-	ft->npend++;
 	ft->last_ts[r->cpu] = r->ts;
 }
 
-static int
-pend_cmp(const void *a, const void *b)
+/* Merge the sorted runs of pend into pend2 (ties: the earlier run). */
+static void
+pend_merge(struct ftrace *ft)
 {
-	const struct pend *x = a, *y = b;
+	size_t head[FT_RUNS_MAX], end[FT_RUNS_MAX], k, out = 0;
+	unsigned i, n = ft->nruns;
 
-	if (x->r.ts != y->r.ts)
-		return x->r.ts < y->r.ts ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	for (i = 0; i < n; i++) {
+		head[i] = ft->run[i];
+		end[i] = i + 1 < n ? ft->run[i + 1] : ft->npend;
+	}
+	for (;;) {
+		unsigned best = n;
+
+		for (i = 0; i < n; i++)
+			if (head[i] < end[i] && (best == n ||
+			    ft->pend[head[i]].r.ts <
+			    ft->pend[head[best]].r.ts))
+				best = i;
+		if (best == n)
+			break;
+		k = head[best]++;
+		ft->pend2[out++] = ft->pend[k];
+	}
+	/* pend2 is now the merged order: swap the arrays */
+	{
+		struct pend *t = ft->pend;
+
+		ft->pend = ft->pend2;
+		ft->pend2 = t;
+	}
 }
 
 /* Hand the records up to watermark to the trackers; keep the rest. */
@@ -215,50 +248,59 @@ pend_flush(struct ftrace *ft, uint64_t watermark)
 
 	if (ft->npend == 0)
 		return;
-	qsort(ft->pend, ft->npend, sizeof(*ft->pend), pend_cmp);
+	if (ft->nruns > 1)
+		pend_merge(ft);
 	vbuf_reset(&ft->arena2);
 	for (i = 0; i < ft->npend; i++) {
 		struct pend *p = &ft->pend[i];
 
 		if (p->r.ts <= watermark) {
-			if (p->r.ev == FT_LOST) {
+			if (p->r.ev == FT_LOST)
 				atrace_lost(ft->at);
-				continue;
-			}
-			if (p->r.ev == FEV_PRINT)
-				p->r.u.print.buf = ft->arena.p + p->off;
-			atrace_record(ft->at, &p->r);
+			else
+				atrace_record(ft->at, &p->r);
 			continue;
 		}
-		if (p->r.ev == FEV_PRINT && vbuf_reserve(&ft->arena2,
-		    p->r.u.print.len + 1) == 0) {
-			memcpy(ft->arena2.p + ft->arena2.len,
-			    ft->arena.p + p->off, p->r.u.print.len + 1);
+		/* held back: its payload must outlive rbuf */
+		if (p->r.ev == FEV_PRINT) {
+			size_t len = strnlen(p->r.u.print.buf,
+			    p->r.u.print.len);
+
+			if (vbuf_reserve(&ft->arena2, len + 1) < 0) {
+				ft->acc.missed++;
+				continue;
+			}
 			p->off = ft->arena2.len;
-			ft->arena2.len += p->r.u.print.len + 1;
+			memcpy(ft->arena2.p + ft->arena2.len,
+			    p->r.u.print.buf, len);
+			ft->arena2.p[ft->arena2.len + len] = '\0';
+			ft->arena2.len += len + 1;
+			p->r.u.print.len = len;
 		}
 		ft->pend[k++] = *p;
 	}
 	ft->npend = k;
-	/* the kept payloads now live in arena2: swap */
+	/* the kept payloads now live in arena2: swap, then point at it */
 	{
 		struct vbuf t = ft->arena;
 
 		ft->arena = ft->arena2;
 		ft->arena2 = t;
 	}
+	for (i = 0; i < k; i++)
+		if (ft->pend[i].r.ev == FEV_PRINT)
+			ft->pend[i].r.u.print.buf = ft->arena.p +
+			    ft->pend[i].off;
 }
 
 static void
-page_lost(struct ftrace *ft, int cpu, int64_t missed)
+page_lost(struct ftrace *ft, int cpu, const void *page)
 {
 	struct ftrace_rec r = { 0 };
 	uint64_t ts;
 
 	ft->acc.pages_lost++;
-	if (missed > 0)
-		ft->acc.missed += (uint64_t)missed;
-	memcpy(&ts, ft->page, sizeof(ts));
+	memcpy(&ts, page, sizeof(ts));
 	r.ts = ts;
 	r.cpu = cpu;
 	r.ev = FT_LOST;
@@ -279,13 +321,23 @@ ftrace_drain(struct ftrace *ft)
 
 	if (ft == NULL)
 		return 0;
+	/* run 0: what the last drain held back (already in order) */
+	ft->nruns = 0;
+	ft->run[ft->nruns++] = 0;
 	for (cpu = 0; cpu < ft->ncpu; cpu++) {
+		char *base = ft->rbuf + (size_t)cpu * ft->max_pages *
+		    ft->page_sz;
+
 		ft->backlog[cpu] = false;
 		if (ft->fd[cpu] < 0)
 			continue;
+		if (ft->nruns < FT_RUNS_MAX)
+			ft->run[ft->nruns++] = ft->npend;
 		for (p = 0; p < ft->max_pages; p++) {
-			ssize_t n = read(ft->fd[cpu], ft->page, ft->page_sz);
+			char *page = base + (size_t)p * ft->page_sz;
+			ssize_t n = read(ft->fd[cpu], page, ft->page_sz);
 			int64_t missed = 0;
+			uint64_t commit;
 			int r;
 
 			if (n <= 0)
@@ -295,18 +347,14 @@ ftrace_drain(struct ftrace *ft)
 			ft->acc.bytes += (uint64_t)n;
 			if ((size_t)n < 16) /* not a page: skip it */
 				continue;
-			/* the header goes to the CPU's queue first */
-			{
-				uint64_t commit;
-
-				memcpy(&commit, (char *)ft->page + 8, 8);
-				if (commit & (1ULL << 31))
-					page_lost(ft, cpu, 0);
-			}
-			r = fdec_page(ft->dec, ft->page, (size_t)n, cpu,
+			/* a loss before this page comes before its records */
+			memcpy(&commit, page + 8, 8);
+			if (commit & (1ULL << 31))
+				page_lost(ft, cpu, page);
+			r = fdec_page(ft->dec, page, (size_t)n, cpu,
 			    collect_cb, ft, &missed);
 			if (r < 0)
-				ft->acc.bad_markers++;
+				ft->acc.bad_pages++;
 			if (missed > 0) /* the count the header stored */
 				ft->acc.missed += (uint64_t)missed;
 		}
@@ -378,6 +426,7 @@ ftrace_window(struct ftrace *ft, struct window_trace *wt)
 	wt->bytes = ft->acc.bytes;
 	wt->read_ns = ft->acc.read_ns;
 	wt->bad_markers = ft->acc.bad_markers;
+	wt->bad_pages = ft->acc.bad_pages;
 	wt->unknown_events = ft->acc.unknown_events;
 	memset(&ft->acc, 0, sizeof(ft->acc));
 	atrace_window(ft->at, wt);
@@ -451,7 +500,7 @@ setup_events(struct ftrace *ft, const struct ftrace_opts *o)
 		if ((ev == FEV_SCHED_SWITCH || ev == FEV_SCHED_WAKING) &&
 		    !o->sched)
 			continue;
-		if (ev == FEV_PROCESS_EXIT && !ft->atrace)
+		if (ev == FEV_PROCESS_EXIT && !ft->atrace && !o->sched)
 			continue;
 		if (!available(avail, want[i].sys, want[i].name) ||
 		    !fdec_has(ft->dec, ev)) {
@@ -600,8 +649,12 @@ ftrace_open(struct event_base *base, const struct ftrace_opts *o,
 		    o->instance, strerror(-r));
 		goto fail;
 	}
-	if (tracefs_file_exists(ft->inst, "buffer_percent"))
-		tracefs_instance_file_write(ft->inst, "buffer_percent", "50");
+	if (tracefs_file_exists(ft->inst, "buffer_percent")) {
+		char pct[16];
+
+		snprintf(pct, sizeof(pct), "%u", o->wake_percent);
+		tracefs_instance_file_write(ft->inst, "buffer_percent", pct);
+	}
 	/* copy_trace_marker is turned on last, once tracing is on: the
 	 * kernel fails every trace_marker write (EBADF) while an instance
 	 * that receives copies has its buffer off */
@@ -625,12 +678,13 @@ ftrace_open(struct event_base *base, const struct ftrace_opts *o,
 	if (tracefs_instance_file_read_number(ft->inst,
 	    "buffer_subbuf_size_kb", &sub) == 0 && sub > 0)
 		ft->page_sz = (size_t)sub * 1024;
-	if ((ft->page = malloc(ft->page_sz)) == NULL) {
-		r = -ENOMEM;
-		goto fail;
-	}
 	if ((r = setup_cpus(ft)) < 0) {
 		snprintf(why, whysz, "per-CPU buffers: %s", strerror(-r));
+		goto fail;
+	}
+	if ((ft->rbuf = malloc((size_t)ft->ncpu * ft->max_pages *
+	    ft->page_sz)) == NULL) {
+		r = -ENOMEM;
 		goto fail;
 	}
 	if ((r = setup_loop(ft, o)) < 0)
@@ -707,8 +761,9 @@ ftrace_free(struct ftrace *ft)
 	free(ft->prev);
 	free(ft->last_ts);
 	free(ft->backlog);
-	free(ft->page);
+	free(ft->rbuf);
 	free(ft->pend);
+	free(ft->pend2);
 	vbuf_release(&ft->arena);
 	vbuf_release(&ft->arena2);
 	free(ft->name);

@@ -33,7 +33,7 @@ bool
 window_trace_lossy(const struct window_trace *t)
 {
 	return window_trace_lost(t) > 0 || t->pages_lost > 0 ||
-	    t->missed > 0 || t->stats_fail > 0;
+	    t->missed > 0 || t->stats_fail > 0 || t->bad_pages > 0;
 }
 
 static bool
@@ -224,6 +224,7 @@ window_trace_merge(struct window_trace *acc, const struct window_trace *src)
 	acc->bad_markers += src->bad_markers;
 	acc->names_cut += src->names_cut;
 	acc->unknown_events += src->unknown_events;
+	acc->bad_pages += src->bad_pages;
 	acc->slices += src->slices;
 	acc->incomplete += src->incomplete;
 	acc->orphan_ends += src->orphan_ends;

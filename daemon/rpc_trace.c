@@ -217,6 +217,7 @@ pb_trace_window(struct rpc_arena *a, const struct rpc_query *q,
 	m->sched_switch = t->sched_switch;
 	m->binder_received = t->binder_received;
 	m->gpu_events = t->gpu_events;
+	m->bad_pages = t->bad_pages;
 	if (pb_rows(a, m, q, w) < 0)
 		return NULL;
 	return m;

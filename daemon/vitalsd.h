@@ -468,6 +468,7 @@ struct window_trace {
 	uint64_t bad_markers;	 /* print payloads not in the ATrace protocol */
 	uint64_t names_cut;	 /* names longer than 127 bytes, cut */
 	uint64_t unknown_events; /* records of an id this build does not use */
+	uint64_t bad_pages;	 /* pages whose header did not fit: skipped */
 	uint64_t slices, incomplete, orphan_ends; /* Σ over all rows */
 	uint64_t sched_switch, sched_waking, binder_received;
 	uint64_t gpu_events;
@@ -824,6 +825,7 @@ struct config {
 	unsigned ftrace_sched;	  /* enum ftrace_sched */
 	unsigned ftrace_tick_ms;
 	unsigned ftrace_max_pages;
+	unsigned ftrace_wake_percent;
 };
 
 void config_init(struct config *cfg);
@@ -1299,6 +1301,7 @@ struct ftrace_opts {
 	bool sched;	      /* sched_switch and sched_waking */
 	unsigned tick_ms;     /* drain period */
 	unsigned max_pages;   /* per CPU per tick */
+	unsigned wake_percent; /* buffer_percent: readiness at this fill */
 };
 
 struct ftrace;

@@ -112,6 +112,7 @@ reader_open(struct reader *r, unsigned buffer_kb, unsigned tick_ms,
 		.buffer_kb = buffer_kb,
 		.tick_ms = tick_ms,
 		.max_pages = max_pages,
+		.wake_percent = 20,
 	};
 
 	memset(r, 0, sizeof(*r));
