@@ -386,6 +386,7 @@ ftrace_tick_cb(evutil_socket_t fd, short what, void *arg)
 int
 ftrace_window(struct ftrace *ft, struct window_trace *wt)
 {
+	uint64_t buffered = 0;
 	int cpu, r = 0;
 
 	wt->state = ft->state;
@@ -412,6 +413,7 @@ ftrace_window(struct ftrace *ft, struct window_trace *wt)
 			    st.commit_overrun - pv->commit_overrun;
 		if (st.read >= pv->read)
 			ft->acc.entries += st.read - pv->read;
+		buffered += st.entries;
 		*pv = st;
 	}
 	wt->overrun = ft->acc.overrun;
@@ -427,6 +429,7 @@ ftrace_window(struct ftrace *ft, struct window_trace *wt)
 	wt->read_ns = ft->acc.read_ns;
 	wt->bad_markers = ft->acc.bad_markers;
 	wt->bad_pages = ft->acc.bad_pages;
+	wt->buffered = buffered;
 	wt->unknown_events = ft->acc.unknown_events;
 	memset(&ft->acc, 0, sizeof(ft->acc));
 	atrace_window(ft->at, wt);

@@ -225,6 +225,7 @@ window_trace_merge(struct window_trace *acc, const struct window_trace *src)
 	acc->names_cut += src->names_cut;
 	acc->unknown_events += src->unknown_events;
 	acc->bad_pages += src->bad_pages;
+	acc->buffered = src->buffered; /* a gauge: the later close */
 	acc->slices += src->slices;
 	acc->incomplete += src->incomplete;
 	acc->orphan_ends += src->orphan_ends;

@@ -218,6 +218,8 @@ pb_trace_window(struct rpc_arena *a, const struct rpc_query *q,
 	m->binder_received = t->binder_received;
 	m->gpu_events = t->gpu_events;
 	m->bad_pages = t->bad_pages;
+	m->entries = t->entries;
+	m->buffered = t->buffered;
 	if (pb_rows(a, m, q, w) < 0)
 		return NULL;
 	return m;

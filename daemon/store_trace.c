@@ -94,6 +94,7 @@ static const struct {
 	TR_U32(backlog), TR_U64(entries), TR_U64(events), TR_U64(pages),
 	TR_U64(bytes), TR_U64(read_ns), TR_U64(bad_markers),
 	TR_U64(names_cut), TR_U64(unknown_events), TR_U64(bad_pages),
+	TR_U64(buffered),
 	TR_U64(slices),
 	TR_U64(incomplete), TR_U64(orphan_ends), TR_U64(sched_switch),
 	TR_U64(sched_waking), TR_U64(binder_received), TR_U64(gpu_events),

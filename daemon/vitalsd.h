@@ -469,6 +469,7 @@ struct window_trace {
 	uint64_t names_cut;	 /* names longer than 127 bytes, cut */
 	uint64_t unknown_events; /* records of an id this build does not use */
 	uint64_t bad_pages;	 /* pages whose header did not fit: skipped */
+	uint64_t buffered;	 /* Σ "entries" at close: not yet read */
 	uint64_t slices, incomplete, orphan_ends; /* Σ over all rows */
 	uint64_t sched_switch, sched_waking, binder_received;
 	uint64_t gpu_events;
