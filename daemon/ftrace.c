@@ -34,8 +34,7 @@ struct ft_stats {
 
 struct pend {
 	struct ftrace_rec r;
-	uint64_t seq;
-	size_t off; /* print payload in the arena */
+	size_t off; /* print payload in the arena, when held back */
 };
 
 struct ftrace {
@@ -55,12 +54,12 @@ struct ftrace {
 	struct fdec *dec;
 	struct atrace *at;
 	struct pend *pend, *pend2;
+	uint32_t *order; /* pend's merged order */
 	size_t npend, pend_cap;
 	char *rbuf;	/* a drain's pages: max_pages per CPU */
 	size_t run[FT_RUNS_MAX];
 	unsigned nruns;
 	struct vbuf arena, arena2;
-	uint64_t seq;
 	struct window_trace acc; /* loss and read figures of the open window */
 	unsigned state;
 	uint32_t enabled, missing;
@@ -178,17 +177,19 @@ pend_push(struct ftrace *ft, const struct ftrace_rec *r)
 		size_t ncap = ft->pend_cap ? ft->pend_cap * 2 : 4096;
 		struct pend *np = realloc(ft->pend, ncap * sizeof(*np));
 		struct pend *np2 = realloc(ft->pend2, ncap * sizeof(*np2));
+		uint32_t *no = realloc(ft->order, ncap * sizeof(*no));
 
 		if (np)
 			ft->pend = np;
 		if (np2)
 			ft->pend2 = np2;
-		if (np == NULL || np2 == NULL)
+		if (no)
+			ft->order = no;
+		if (np == NULL || np2 == NULL || no == NULL)
 			return -ENOMEM;
 		ft->pend_cap = ncap;
 	}
 	ft->pend[ft->npend].r = *r;
-	ft->pend[ft->npend].seq = ft->seq++;
 	ft->npend++;
 	return 0;
 }
@@ -207,36 +208,31 @@ collect_cb(const struct ftrace_rec *r, void *arg)
 	ft->last_ts[r->cpu] = r->ts;
 }
 
-/* Merge the sorted runs of pend into pend2 (ties: the earlier run). */
+/* The merged order of pend's sorted runs (ties: the earlier run). */
 static void
 pend_merge(struct ftrace *ft)
 {
-	size_t head[FT_RUNS_MAX], end[FT_RUNS_MAX], k, out = 0;
+	size_t head[FT_RUNS_MAX], end[FT_RUNS_MAX], out = 0;
 	unsigned i, n = ft->nruns;
 
 	for (i = 0; i < n; i++) {
 		head[i] = ft->run[i];
 		end[i] = i + 1 < n ? ft->run[i + 1] : ft->npend;
 	}
+	/* runs that are empty drop out at once */
 	for (;;) {
 		unsigned best = n;
+		uint64_t bts = 0;
 
 		for (i = 0; i < n; i++)
 			if (head[i] < end[i] && (best == n ||
-			    ft->pend[head[i]].r.ts <
-			    ft->pend[head[best]].r.ts))
+			    ft->pend[head[i]].r.ts < bts)) {
 				best = i;
+				bts = ft->pend[head[i]].r.ts;
+			}
 		if (best == n)
 			break;
-		k = head[best]++;
-		ft->pend2[out++] = ft->pend[k];
-	}
-	/* pend2 is now the merged order: swap the arrays */
-	{
-		struct pend *t = ft->pend;
-
-		ft->pend = ft->pend2;
-		ft->pend2 = t;
+		ft->order[out++] = (uint32_t)head[best]++;
 	}
 }
 
@@ -250,9 +246,12 @@ pend_flush(struct ftrace *ft, uint64_t watermark)
 		return;
 	if (ft->nruns > 1)
 		pend_merge(ft);
+	else
+		for (i = 0; i < ft->npend; i++)
+			ft->order[i] = (uint32_t)i;
 	vbuf_reset(&ft->arena2);
 	for (i = 0; i < ft->npend; i++) {
-		struct pend *p = &ft->pend[i];
+		struct pend *p = &ft->pend[ft->order[i]];
 
 		if (p->r.ts <= watermark) {
 			if (p->r.ev == FT_LOST)
@@ -277,15 +276,18 @@ pend_flush(struct ftrace *ft, uint64_t watermark)
 			ft->arena2.len += len + 1;
 			p->r.u.print.len = len;
 		}
-		ft->pend[k++] = *p;
+		ft->pend2[k++] = *p;
 	}
 	ft->npend = k;
-	/* the kept payloads now live in arena2: swap, then point at it */
+	/* the kept records are pend2, in order; their payloads arena2 */
 	{
-		struct vbuf t = ft->arena;
+		struct pend *t = ft->pend;
+		struct vbuf v = ft->arena;
 
+		ft->pend = ft->pend2;
+		ft->pend2 = t;
 		ft->arena = ft->arena2;
-		ft->arena2 = t;
+		ft->arena2 = v;
 	}
 	for (i = 0; i < k; i++)
 		if (ft->pend[i].r.ev == FEV_PRINT)
@@ -767,6 +769,7 @@ ftrace_free(struct ftrace *ft)
 	free(ft->rbuf);
 	free(ft->pend);
 	free(ft->pend2);
+	free(ft->order);
 	vbuf_release(&ft->arena);
 	vbuf_release(&ft->arena2);
 	free(ft->name);

@@ -26,16 +26,32 @@
 #define RB_MISSED_EVENTS (1ULL << 31)
 #define RB_MISSED_STORED (1ULL << 30)
 #define RB_SIZE_MASK ((1ULL << 27) - 1)
+#define FDEC_IDS 65536 /* common_type is 16 bits */
+
+/* ring-buffer event header types (kernel ring_buffer.c) */
+#define RB_TYPE_PADDING 29
+#define RB_TYPE_TIME_EXTEND 30
+#define RB_TYPE_TIME_STAMP 31
+
+/* A field as the hot path reads it: offset, size, signedness. */
+struct fdec_field {
+	unsigned off, size;
+	bool sign;
+};
 
 struct fdec_event {
 	int id; /* −1: absent */
 	struct tep_format_field *f[4];
+	struct fdec_field ff[4];
 };
 
 struct fdec {
 	struct tep_handle *tep;
 	struct kbuffer *kb;
 	struct fdec_event ev[FEV__MAX];
+	struct fdec_field type, pid; /* common_type, common_pid */
+	bool fast;		     /* the page walker below may be used */
+	unsigned short by_id[FDEC_IDS]; /* id → FEV_* + 1; 0: not decoded */
 };
 
 static const struct {
@@ -82,6 +98,14 @@ read_file(const char *path, struct vbuf *b)
 	r = read_fd_all(fd, b);
 	close(fd);
 	return r;
+}
+
+static void
+field_cache(struct fdec_field *c, const struct tep_format_field *f)
+{
+	c->off = (unsigned)f->offset;
+	c->size = (unsigned)f->size;
+	c->sign = (f->flags & TEP_FIELD_IS_SIGNED) != 0;
 }
 
 /*
@@ -135,7 +159,24 @@ fdec_new(const char *events_dir, struct fdec **ret)
 				break;
 		if (k < 4 && events[i].fields[k])
 			continue; /* a field is missing: not this layout */
+		for (k = 0; k < 4 && events[i].fields[k]; k++)
+			field_cache(&fd->ev[i].ff[k], fd->ev[i].f[k]);
+		if (e->id < 0 || e->id >= FDEC_IDS)
+			continue;
 		fd->ev[i].id = e->id;
+		fd->by_id[e->id] = (unsigned short)(i + 1);
+		if (!fd->fast) {
+			struct tep_format_field *t, *p;
+
+			t = tep_find_common_field(e, "common_type");
+			p = tep_find_common_field(e, "common_pid");
+			if (t && p && (t->size == 2 || t->size == 4) &&
+			    p->size == 4) {
+				field_cache(&fd->type, t);
+				field_cache(&fd->pid, p);
+				fd->fast = true;
+			}
+		}
 	}
 	vbuf_release(&b);
 	*ret = fd;
@@ -185,6 +226,89 @@ num(const struct fdec_event *e, unsigned k, const void *data, int size)
 		}
 	}
 	return (int64_t)v;
+}
+
+/* A numeric field read in place (host byte order, as the kernel wrote). */
+static int64_t
+fnum(const struct fdec_field *f, const unsigned char *d, unsigned size)
+{
+	if (f->off + f->size > size)
+		return 0;
+	switch (f->size) {
+	case 1:
+		return f->sign ? (int64_t)(int8_t)d[f->off] : (int64_t)d[f->off];
+	case 2: {
+		uint16_t v;
+
+		memcpy(&v, d + f->off, 2);
+		return f->sign ? (int64_t)(int16_t)v : (int64_t)v;
+	}
+	case 4: {
+		uint32_t v;
+
+		memcpy(&v, d + f->off, 4);
+		return f->sign ? (int64_t)(int32_t)v : (int64_t)v;
+	}
+	case 8: {
+		uint64_t v;
+
+		memcpy(&v, d + f->off, 8);
+		return (int64_t)v;
+	}
+	}
+	return 0;
+}
+
+/* The hot path's decode: the same fields as decode(), read in place. */
+static bool
+decode_fast(const struct fdec *fd, const unsigned char *d, unsigned size,
+    struct ftrace_rec *r)
+{
+	const struct fdec_event *e;
+	unsigned i;
+
+	if (size < 8)
+		return false;
+	i = fd->by_id[(uint16_t)fnum(&fd->type, d, size)];
+	if (i-- == 0)
+		return false;
+	e = &fd->ev[i];
+	r->ev = i;
+	r->tid = (int32_t)fnum(&fd->pid, d, size);
+	switch (i) {
+	case FEV_PRINT:
+		if (e->ff[0].off > size)
+			return false;
+		r->u.print.buf = (const char *)d + e->ff[0].off;
+		r->u.print.len = size - e->ff[0].off;
+		break;
+	case FEV_SCHED_SWITCH:
+		r->u.sw.prev_tid = (int32_t)fnum(&e->ff[0], d, size);
+		r->u.sw.prev_state = fnum(&e->ff[1], d, size);
+		r->u.sw.next_tid = (int32_t)fnum(&e->ff[2], d, size);
+		break;
+	case FEV_SCHED_WAKING:
+		r->u.waking.tid = (int32_t)fnum(&e->ff[0], d, size);
+		break;
+	case FEV_PROCESS_EXIT:
+		r->u.exit.tid = (int32_t)fnum(&e->ff[0], d, size);
+		break;
+	case FEV_BINDER_TXN:
+		r->u.txn.to_proc = (int32_t)fnum(&e->ff[0], d, size);
+		r->u.txn.reply = (int32_t)fnum(&e->ff[1], d, size);
+		r->u.txn.flags = (uint32_t)fnum(&e->ff[2], d, size);
+		r->u.txn.debug_id = (int32_t)fnum(&e->ff[3], d, size);
+		break;
+	case FEV_BINDER_RECV:
+		r->u.recv.debug_id = (int32_t)fnum(&e->ff[0], d, size);
+		break;
+	case FEV_GPU_MEM:
+		r->u.gpu.gpu_id = (uint32_t)fnum(&e->ff[0], d, size);
+		r->u.gpu.pid = (uint32_t)fnum(&e->ff[1], d, size);
+		r->u.gpu.size = (uint64_t)fnum(&e->ff[2], d, size);
+		break;
+	}
+	return true;
 }
 
 static bool
@@ -246,6 +370,104 @@ decode(struct fdec *fd, const void *data, int size, struct ftrace_rec *r)
 }
 
 /*
+ * The page walker of the hot path (the layout of events/header_page and
+ * kernel ring_buffer.c): a u32 header per event, type_len in its low 5
+ * bits and the time delta in the other 27; type_len 1..28 is data of
+ * type_len words, 0 a data length in the next word (that word included),
+ * 29 padding (delta 0: the rest of the page), 30 a time extend. It returns
+ * −1 for what it leaves to kbuffer (31, an absolute time stamp, whose
+ * upper bits come from elsewhere), before calling fn for any record.
+ */
+static int
+walk_page(const struct fdec *fd, const unsigned char *page, uint64_t size,
+    uint64_t commit, int cpu, fdec_fn fn, void *arg, int64_t *ret_missed)
+{
+	const unsigned char *p = page + PAGE_HDR, *end = p + size;
+	uint64_t ts;
+	uint32_t h;
+	int n = 0;
+
+	/* a first pass only checks for what the walker does not handle */
+	while (p + 4 <= end) {
+		unsigned tl;
+
+		memcpy(&h, p, 4);
+		tl = h & 31;
+		if (tl == RB_TYPE_TIME_STAMP)
+			return -1;
+		if (tl == 0 || tl == RB_TYPE_PADDING) {
+			uint32_t len;
+
+			if (tl == RB_TYPE_PADDING && (h >> 5) == 0)
+				break;
+			if (p + 8 > end)
+				return -1;
+			memcpy(&len, p + 4, 4);
+			if (len < 4 || len > (uint64_t)(end - p - 4))
+				return -1;
+			p += 4 + ((len + 3) & ~3u);
+		} else if (tl == RB_TYPE_TIME_EXTEND) {
+			p += 8;
+		} else {
+			p += 4 + tl * 4;
+		}
+	}
+	memcpy(&ts, page, 8);
+	*ret_missed = 0;
+	if (commit & RB_MISSED_EVENTS) {
+		*ret_missed = -1;
+		if (commit & RB_MISSED_STORED)
+			memcpy(ret_missed, end, 8);
+	}
+	p = page + PAGE_HDR;
+	while (p + 4 <= end) {
+		struct ftrace_rec r;
+		const unsigned char *d;
+		unsigned tl, dlen;
+		uint32_t len;
+
+		memcpy(&h, p, 4);
+		tl = h & 31;
+		if (tl == RB_TYPE_TIME_EXTEND) {
+			if (p + 8 > end)
+				break;
+			memcpy(&len, p + 4, 4);
+			ts += (uint64_t)len << 27 | h >> 5;
+			p += 8;
+			continue;
+		}
+		if (tl == RB_TYPE_PADDING) {
+			if ((h >> 5) == 0)
+				break;
+			memcpy(&len, p + 4, 4);
+			ts += h >> 5;
+			p += 4 + ((len + 3) & ~3u);
+			continue;
+		}
+		ts += h >> 5;
+		if (tl == 0) {
+			memcpy(&len, p + 4, 4);
+			d = p + 8;
+			dlen = len - 4;
+			p += 4 + ((len + 3) & ~3u);
+		} else {
+			d = p + 4;
+			dlen = tl * 4;
+			p += 4 + tl * 4;
+		}
+		if (d + dlen > end)
+			break;
+		r.ts = ts;
+		r.cpu = cpu;
+		if (!decode_fast(fd, d, dlen, &r))
+			r.ev = FEV__MAX;
+		fn(&r, arg);
+		n++;
+	}
+	return n;
+}
+
+/*
  * Every record of one page, in order, to fn; records of ids not decoded
  * reach fn with ev == FEV__MAX. *ret_missed: 0, the events the header says
  * were lost before this page, or −1 when it says "some" without a number.
@@ -259,7 +481,7 @@ fdec_page(struct fdec *fd, const void *page, size_t len, int cpu,
 	unsigned long long ts;
 	uint64_t commit, size;
 	void *data;
-	int n = 0, m;
+	int n, m;
 
 	if (len < PAGE_HDR)
 		return -EBADMSG;
@@ -268,6 +490,12 @@ fdec_page(struct fdec *fd, const void *page, size_t len, int cpu,
 	if (size > len - PAGE_HDR ||
 	    ((commit & RB_MISSED_STORED) && size + 8 > len - PAGE_HDR))
 		return -EBADMSG;
+	if (fd->fast && (n = walk_page(fd, page, size, commit, cpu, fn, arg,
+	    ret_missed)) >= 0)
+		return n;
+	/* an absolute time stamp, or something the walker does not take:
+	 * libtraceevent's kbuffer reads the page */
+	n = 0;
 	if (kbuffer_load_subbuffer(fd->kb, (void *)page) < 0)
 		return -EBADMSG;
 	m = kbuffer_missed_events(fd->kb);

@@ -22,6 +22,7 @@
 #define ID_BINDER_TXN 1501
 #define ID_BINDER_RECV 1502
 #define ID_GPU_MEM 1601
+#define RB_EXTEND 30
 
 struct page {
 	unsigned char b[PAGE];
@@ -47,6 +48,32 @@ page_event(struct page *p, uint32_t delta, const void *data, size_t len)
 	memcpy(p->b + 16 + p->len, &hdr, 4);
 	memcpy(p->b + 16 + p->len + 4, data, len);
 	p->len += 4 + words * 4;
+}
+
+/* A long event: type_len 0, the length word (itself included) first. */
+static void
+page_event_long(struct page *p, uint32_t delta, const void *data,
+    size_t len)
+{
+	uint32_t hdr = delta << 5, l = (uint32_t)(len + 4);
+	size_t words = (len + 3) / 4;
+
+	memcpy(p->b + 16 + p->len, &hdr, 4);
+	memcpy(p->b + 16 + p->len + 4, &l, 4);
+	memcpy(p->b + 16 + p->len + 8, data, len);
+	p->len += 8 + words * 4;
+}
+
+/* A time extend: delta bits 27 and up in the next word. */
+static void
+page_extend(struct page *p, uint64_t delta)
+{
+	uint32_t hdr = RB_EXTEND | (uint32_t)(delta & ((1u << 27) - 1)) << 5;
+	uint32_t hi = (uint32_t)(delta >> 27);
+
+	memcpy(p->b + 16 + p->len, &hdr, 4);
+	memcpy(p->b + 16 + p->len + 4, &hi, 4);
+	p->len += 8;
 }
 
 static void
@@ -355,6 +382,48 @@ START_TEST(test_missing_formats)
 }
 END_TEST
 
+/* Long records (type_len 0) and time extends, as the kernel writes them
+ * for names near the limit and for gaps above 2^27 ns. */
+START_TEST(test_long_and_extend)
+{
+	struct fdec *fd = open_dec();
+	struct atrace *at = NULL;
+	struct window_trace *t = calloc(1, sizeof(*t));
+	unsigned char d[256] = { 0 };
+	uint64_t ip = 1;
+	char name[200];
+	int64_t missed;
+	int32_t tid = 77;
+	uint16_t id = ID_PRINT;
+	struct page p;
+	size_t n;
+
+	ck_assert_ptr_nonnull(t);
+	ck_assert_int_eq(atrace_new(&at), 0);
+	memset(name, 'q', 127);
+	name[127] = '\0';
+	n = (size_t)snprintf((char *)d + 16, sizeof(d) - 16, "B|7|%s", name) +
+	    1;
+	memcpy(d, &id, 2);
+	memcpy(d + 4, &tid, 4);
+	memcpy(d + 8, &ip, 8);
+	page_init(&p, 1000);
+	page_event_long(&p, 5, d, 16 + n);
+	page_extend(&p, 3ULL << 30); /* 3.2 s later */
+	ev_print(&p, 7, 77, "E|7");
+	page_seal(&p, 0);
+	ck_assert_int_eq(fdec_page(fd, p.b, PAGE, 1, to_atrace, at, &missed),
+	    2);
+	atrace_window(at, t);
+	ck_assert_uint_eq(t->nslices, 1);
+	ck_assert_uint_eq(strlen(t->slice[0].name), 127);
+	ck_assert_uint_eq(t->slice[0].total_ns, (3ULL << 30) + 7);
+	free(t);
+	atrace_free(at);
+	fdec_free(fd);
+}
+END_TEST
+
 static Suite *
 ftrace_pages_suite(void)
 {
@@ -364,6 +433,7 @@ ftrace_pages_suite(void)
 	tcase_add_test(tc, test_formats);
 	tcase_add_test(tc, test_binder_gpu_print);
 	tcase_add_test(tc, test_lost_flags);
+	tcase_add_test(tc, test_long_and_extend);
 	tcase_add_test(tc, test_bad_pages);
 	tcase_add_test(tc, test_missing_formats);
 	suite_add_tcase(s, tc);
