@@ -95,8 +95,15 @@ atrace_parse(const char *buf, size_t len, struct atrace_msg *ret)
 	len = strnlen(buf, len);
 	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\0'))
 		len--;
-	if (len == 0 || strchr("BECSFGHIN", buf[0]) == NULL)
+	if (len == 0)
 		return -EINVAL;
+	switch (buf[0]) {
+	case 'B': case 'E': case 'C': case 'S': case 'F':
+	case 'G': case 'H': case 'I': case 'N':
+		break;
+	default:
+		return -EINVAL;
+	}
 	m.type = buf[0];
 	end = buf + len;
 	if (len == 1) {
