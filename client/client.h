@@ -22,6 +22,7 @@ enum vitals_exit {
 	VX_DENIED = 3,		/* EACCES on connect, PERMISSION_DENIED */
 	VX_PROTOCOL = 4,	/* bad answer, timeout, other status */
 	VX_UNAVAILABLE = 5,	/* STATUS_UNAVAILABLE: retry later */
+	VX_REFUSED = 6,		/* heapprofd refused the session */
 };
 
 #define VITALS_SOCKET_ANDROID "/dev/socket/vitalsd" /* created by init (vitalsd.rc) */
@@ -115,6 +116,8 @@ void fmt_process(struct sbuf *o, const Vitals__ProcessInfo *pi, int32_t pid,
 void fmt_health(struct sbuf *o, const Vitals__Health *h,
     const struct fmt_ctx *c);
 void fmt_burst(struct sbuf *o, const Vitals__BurstAck *a, uint32_t asked_ms);
+/* fmt_gpumem.c: dumpsys gpu's layout, and more */
+void fmt_gpumem(struct sbuf *o, const Vitals__GpuMem *g);
 /* format_trace.c: `vitals trace` (ftrace, issue 7) */
 void fmt_trace(struct sbuf *o, const Vitals__TraceList *tl);
 
@@ -130,5 +133,12 @@ int conn_call(const char *path, int timeout_ms, const Vitals__Request *req,
     Vitals__Response **ret, struct sbuf *msg);
 int conn_status_exit(Vitals__Status s);
 const char *conn_status_name(Vitals__Status s);
+
+/* hp_format.c: heapprofd answers (issue 8) */
+const char *fmt_hp_refusal(Vitals__HeapprofdRefusal r);
+void fmt_hp_started(struct sbuf *o, const Vitals__HeapprofdStarted *s);
+void fmt_hp_list(struct sbuf *o, const Vitals__HeapprofdList *l);
+void fmt_hp_cancelled(struct sbuf *o, const Vitals__HeapprofdCancelled *c);
+void fmt_hp_health(struct sbuf *o, const Vitals__HeapprofdHealth *h);
 
 #endif

@@ -672,6 +672,38 @@ health_window(struct sbuf *o, const Vitals__Window *w)
 	    h->cpu_dropped);
 }
 
+/* What the daemon runs with (doc/privileges.md) and what it cannot see. */
+static void
+health_privileges(struct sbuf *o, const Vitals__Privileges *p)
+{
+	size_t i;
+
+	if (p->dropped)
+		sbuf_printf(o, "Privileges: user %s (uid %u gid %u), groups",
+		    p->user && *p->user ? p->user : "?", p->uid, p->gid);
+	else
+		sbuf_printf(o, "Privileges: not dropped (uid %u gid %u), "
+		    "groups", p->uid, p->gid);
+	if (p->n_groups == 0)
+		sbuf_puts(o, " none");
+	for (i = 0; i < p->n_groups; i++)
+		sbuf_printf(o, "%s%u", i ? "," : " ", p->groups[i]);
+	sbuf_puts(o, "; capabilities");
+	if (p->n_capabilities == 0)
+		sbuf_puts(o, " none");
+	for (i = 0; i < p->n_capabilities; i++)
+		sbuf_printf(o, "%s%s", i ? "," : " ", p->capabilities[i]);
+	sbuf_printf(o, "; no_new_privs %s; seccomp %s%s\n",
+	    p->no_new_privs ? "on" : "off", p->seccomp ? p->seccomp : "n/a",
+	    p->verified ? "; verified" : "");
+	if (p->unseen_state && !strcmp(p->unseen_state, "counted"))
+		sbuf_printf(o, "  processes hidden from the scan (hidepid): "
+		    "%u\n", p->procs_unseen);
+	else if (p->unseen_state && !strcmp(p->unseen_state, "unknown"))
+		sbuf_puts(o, "  processes hidden from the scan (hidepid): "
+		    "unknown (no cgroup list to count by)\n");
+}
+
 void
 fmt_health(struct sbuf *o, const Vitals__Health *h, const struct fmt_ctx *c)
 {
@@ -729,6 +761,9 @@ fmt_health(struct sbuf *o, const Vitals__Health *h, const struct fmt_ctx *c)
 	} else {
 		sbuf_puts(o, "Control: n/a\n");
 	}
+	fmt_hp_health(o, h->heapprofd); /* issue 8 */
+	if (h->privileges)
+		health_privileges(o, h->privileges);
 }
 
 void

@@ -25,8 +25,15 @@ enum {
 	O_INTERVAL = 1 << 4,
 	O_COUNT = 1 << 5,
 	O_STARTTIME = 1 << 6,
-	O_PROCESS = 1 << 7,
+	/* heapprofd start (issue 8) */
+	O_PID = 1 << 7,
+	O_NAME = 1 << 8,
+	O_DURATION = 1 << 9,
+	O_DRY_RUN = 1 << 10,
+	/* trace (issue 7) */
+	O_PROCESS = 1 << 11,
 };
+#define O__COUNT 12
 
 struct opts {
 	const char *socket;
@@ -46,6 +53,11 @@ struct opts {
 	char **args; /* operands after the command */
 	int nargs;
 	struct fmt_ctx fc;
+	/* heapprofd start (issue 8) */
+	int32_t hp_pid;
+	const char *hp_name;
+	int64_t hp_duration_ns;
+	bool hp_dry_run;
 };
 
 struct cmd {
@@ -74,6 +86,11 @@ usage(int status)
 	    "  watch [--interval S] [--count N] [-n N]\n"
 	    "                              refreshing summary\n"
 	    "  dump [-n N]                 the daemon's own text dump\n"
+	    "  gpumem [--since DURATION]   GPU memory per process (dumpsys gpu)\n"
+	    "  heapprofd start (--pid PID | --name NAME) [--duration D]\n"
+	    "      [--dry-run]             heap profile session (trusted)\n"
+	    "  heapprofd list [-n N]       session records, newest first\n"
+	    "  heapprofd cancel ID         stop a running session (trusted)\n"
 	    "  trace [--since DURATION] [--process NAME|PID]\n"
 	    "                              ATrace slices and ftrace loss\n"
 	    "DURATION: 30s, 5m, 2h, 1d, 250ms, 1h30m (a bare number is "
@@ -359,6 +376,31 @@ cmd_dump(struct opts *o)
 }
 
 static void
+text_gpumem(struct sbuf *b, const Vitals__Response *r, const struct opts *o)
+{
+	(void)o;
+	fmt_gpumem(b, r->gpu_mem);
+}
+
+/* The map now; with --since, the stored windows of that span. */
+static int
+cmd_gpumem(struct opts *o)
+{
+	Vitals__Request req = VITALS__REQUEST__INIT;
+	Vitals__GpuMemRequest gr = VITALS__GPU_MEM_REQUEST__INIT;
+	Vitals__Response *r;
+	int x;
+
+	if (o->given & O_SINCE)
+		gr.since_ns = o->since_ns;
+	req.op_case = VITALS__REQUEST__OP_GPU_MEM;
+	req.gpu_mem = &gr;
+	if ((x = call(o, &req, &r)) != VX_OK)
+		return x;
+	return render(o, r, text_gpumem);
+}
+
+static void
 on_sigint(int sig)
 {
 	(void)sig;
@@ -431,6 +473,110 @@ cmd_watch(struct opts *o)
 	return x;
 }
 
+/* ------------------------------------------------ heapprofd (issue 8) */
+
+static void
+text_hp_start(struct sbuf *b, const Vitals__Response *r, const struct opts *o)
+{
+	(void)o;
+	fmt_hp_started(b, r->heapprofd_start);
+}
+
+static void
+text_hp_list(struct sbuf *b, const Vitals__Response *r, const struct opts *o)
+{
+	(void)o;
+	fmt_hp_list(b, r->heapprofd_list);
+}
+
+static void
+text_hp_cancel(struct sbuf *b, const Vitals__Response *r,
+    const struct opts *o)
+{
+	(void)o;
+	fmt_hp_cancelled(b, r->heapprofd_cancel);
+}
+
+static int
+hp_start(struct opts *o)
+{
+	Vitals__Request req = VITALS__REQUEST__INIT;
+	Vitals__HeapprofdStartRequest sr = VITALS__HEAPPROFD_START_REQUEST__INIT;
+	Vitals__Response *r;
+	bool refused;
+	int x;
+
+	if (!(o->given & O_PID) == !(o->given & O_NAME))
+		usage_err("heapprofd start: give --pid PID or --name NAME");
+	sr.pid = o->hp_pid;
+	sr.name = (char *)(o->hp_name ? o->hp_name : "");
+	sr.duration_ms = (uint32_t)(o->hp_duration_ns / 1000000);
+	sr.dry_run = o->hp_dry_run;
+	req.op_case = VITALS__REQUEST__OP_HEAPPROFD_START;
+	req.heapprofd_start = &sr;
+	if ((x = call(o, &req, &r)) != VX_OK)
+		return x;
+	refused = r->heapprofd_start->refusal !=
+	    VITALS__HEAPPROFD_REFUSAL__HEAPPROFD_OK;
+	if (refused && !o->json)
+		fprintf(stderr, "vitals: heapprofd session refused: %s: %s\n",
+		    fmt_hp_refusal(r->heapprofd_start->refusal),
+		    r->heapprofd_start->message);
+	if (refused && !o->json) {
+		vitals__response__free_unpacked(r, NULL);
+		return VX_REFUSED;
+	}
+	x = render(o, r, text_hp_start);
+	return x == VX_OK && refused ? VX_REFUSED : x;
+}
+
+static int
+cmd_heapprofd(struct opts *o)
+{
+	Vitals__Request req = VITALS__REQUEST__INIT;
+	Vitals__HeapprofdListRequest lr = VITALS__HEAPPROFD_LIST_REQUEST__INIT;
+	Vitals__HeapprofdCancelRequest cr =
+	    VITALS__HEAPPROFD_CANCEL_REQUEST__INIT;
+	const char *sub = o->args[0];
+	unsigned start_only = O_PID | O_NAME | O_DURATION | O_DRY_RUN;
+	Vitals__Response *r;
+	uint64_t id;
+	int x;
+
+	if (strcmp(sub, "start") == 0) {
+		if (o->nargs != 1 || (o->given & O_N))
+			usage_err("heapprofd start: no operand, no -n");
+		return hp_start(o);
+	}
+	if (o->given & start_only)
+		usage_err("heapprofd %s: --pid, --name, --duration and "
+		    "--dry-run belong to start", sub);
+	if (strcmp(sub, "list") == 0) {
+		if (o->nargs != 1)
+			usage_err("heapprofd list: no operand");
+		lr.limit = o->n;
+		req.op_case = VITALS__REQUEST__OP_HEAPPROFD_LIST;
+		req.heapprofd_list = &lr;
+		if ((x = call(o, &req, &r)) != VX_OK)
+			return x;
+		return render(o, r, text_hp_list);
+	}
+	if (strcmp(sub, "cancel") == 0) {
+		if (o->nargs != 2 || (o->given & O_N) ||
+		    uint_parse(o->args[1], INT64_MAX, &id) < 0 || id == 0)
+			usage_err("heapprofd cancel: expected a session ID");
+		cr.session_id = (int64_t)id;
+		req.op_case = VITALS__REQUEST__OP_HEAPPROFD_CANCEL;
+		req.heapprofd_cancel = &cr;
+		if ((x = call(o, &req, &r)) != VX_OK)
+			return x;
+		return render(o, r, text_hp_cancel);
+	}
+	usage_err("heapprofd: expected start, list or cancel, not '%s'", sub);
+}
+
+/* ------------------------------------------------------ trace (issue 7) */
+
 static void
 text_trace(struct sbuf *b, const Vitals__Response *r, const struct opts *o)
 {
@@ -475,6 +621,9 @@ static const struct cmd cmds[] = {
 	{ "burst", cmd_burst, 0, 0, 1 },
 	{ "watch", cmd_watch, O_INTERVAL | O_COUNT | O_N, 0, 0 },
 	{ "dump", cmd_dump, O_N, 0, 0 },
+	{ "gpumem", cmd_gpumem, O_SINCE, 0, 0 },
+	{ "heapprofd", cmd_heapprofd, O_PID | O_NAME | O_DURATION | O_DRY_RUN |
+	    O_N, 1, 2 },
 	{ "trace", cmd_trace, O_SINCE | O_PROCESS, 0, 0 },
 };
 
@@ -514,6 +663,15 @@ opt_name(unsigned bit)
 		return "--interval";
 	case O_COUNT:
 		return "--count";
+	/* issue 8 */
+	case O_PID:
+		return "--pid";
+	case O_NAME:
+		return "--name";
+	case O_DURATION:
+		return "--duration";
+	case O_DRY_RUN:
+		return "--dry-run";
 	case O_PROCESS:
 		return "--process";
 	default:
@@ -536,7 +694,11 @@ main(int argc, char *argv[])
 		{ "interval", required_argument, NULL, 4 },
 		{ "count", required_argument, NULL, 5 },
 		{ "starttime", required_argument, NULL, 6 },
-		{ "process", required_argument, NULL, 7 },
+		{ "pid", required_argument, NULL, 7 },
+		{ "name", required_argument, NULL, 8 },
+		{ "duration", required_argument, NULL, 9 },
+		{ "dry-run", no_argument, NULL, 10 },
+		{ "process", required_argument, NULL, 11 },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o;
@@ -611,6 +773,30 @@ main(int argc, char *argv[])
 			o.given |= O_STARTTIME;
 			break;
 		case 7:
+			if (uint_parse(optarg, INT32_MAX, &v) < 0 || v == 0)
+				usage_err("--pid: bad pid '%s'", optarg);
+			o.hp_pid = (int32_t)v;
+			o.given |= O_PID;
+			break;
+		case 8:
+			if (*optarg == '\0')
+				usage_err("--name: empty name");
+			o.hp_name = optarg;
+			o.given |= O_NAME;
+			break;
+		case 9:
+			if (duration_parse(optarg, &o.hp_duration_ns) < 0 ||
+			    o.hp_duration_ns < 1000000 ||
+			    o.hp_duration_ns > 24 * 3600 * VITALS_NSEC_PER_SEC)
+				usage_err("--duration: bad duration '%s' (1ms "
+				    "to 24h)", optarg);
+			o.given |= O_DURATION;
+			break;
+		case 10:
+			o.hp_dry_run = true;
+			o.given |= O_DRY_RUN;
+			break;
+		case 11:
 			o.process = optarg;
 			o.given |= O_PROCESS;
 			break;
@@ -635,7 +821,7 @@ main(int argc, char *argv[])
 		usage_err("%s: expected %s", cmd->name, cmd->max_args == 0 ?
 		    "no operand" : cmd->min_args ? "one operand" :
 		    "at most one operand");
-	for (i = 0; i < 8; i++)
+	for (i = 0; i < O__COUNT; i++)
 		if ((o.given & (1u << i)) && !(cmd->allowed & (1u << i)))
 			usage_err("%s: %s does not apply", cmd->name,
 			    opt_name(1u << i));

@@ -123,6 +123,9 @@ collector_new(const struct collector_opts *o, struct collector **ret)
 	/* Not fatal: /proc stands in, collector_scanner() says why. */
 	(void)procscan_set_scanner(c->ps, (enum scanner_mode)o->scanner,
 	    o->sys_root);
+	/* hidepid: count what the scan cannot see (proc_hidden.c); a mount
+	 * that cannot be looked at is taken as hiding nothing */
+	(void)procscan_watch_hidden(c->ps, o->sys_root);
 	*ret = c;
 	return 0;
 fail:
@@ -546,4 +549,11 @@ collector_close_window(struct collector *c, const struct clocks *now)
 	if (c->cb)
 		c->cb(w, c->cb_arg);
 	return window_open(c, now);
+}
+
+int
+collector_proc_lookup(const struct collector *c, int32_t pid,
+    uint64_t *ret_starttime, char *ret_name, size_t namesz)
+{
+	return procscan_lookup(c->ps, pid, ret_starttime, ret_name, namesz);
 }

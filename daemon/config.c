@@ -36,6 +36,12 @@ config_init(struct config *cfg)
 	cfg->scanner = SCANNER_AUTO;
 	cfg->bpffs = strdup("/sys/fs/bpf/vitals");
 	cfg->bpf_load = VBPF_LOAD_AUTO;
+	cfg->gpumem_map = strdup(VITALS_GPUMEM_MAP);
+	cfg->gpumem_load = GPUMEM_LOAD_AUTO;
+	cfg->gpumem_attach_s = VITALS_GPUMEM_ATTACH_S;
+	/* heapprofd triggers (issue 8); config_check reports a failure */
+	if ((cfg->hp = calloc(1, sizeof(*cfg->hp))) != NULL)
+		hp_settings_init(cfg->hp);
 	/* ftrace (ftrace.c) */
 	cfg->ftrace = true;
 	cfg->ftrace_instance = strdup("vitals");
@@ -54,6 +60,11 @@ config_release(struct config *cfg)
 	free(cfg->proc_root);
 	free(cfg->sys_root);
 	free(cfg->bpffs);
+	free(cfg->gpumem_map);
+	hp_settings_release(cfg->hp);
+	free(cfg->hp);
+	free(cfg->user);
+	free(cfg->groups);
 	free(cfg->ftrace_instance);
 	free(cfg->tracefs);
 	memset(cfg, 0, sizeof(*cfg));
@@ -220,6 +231,9 @@ static const struct word bpf_load_words[] = { { "auto", VBPF_LOAD_AUTO },
 	{ NULL, 0 } };
 static const struct word on_off_words[] = { { "on", 1 }, { "off", 0 },
 	{ NULL, 0 } };
+static const struct word gpumem_load_words[] = {
+	{ "auto", GPUMEM_LOAD_AUTO }, { "map-only", GPUMEM_LOAD_MAP_ONLY },
+	{ "off", GPUMEM_LOAD_OFF }, { NULL, 0 } };
 
 static int
 word_value(const char *value, const struct word *w)
@@ -228,6 +242,49 @@ word_value(const char *value, const struct word *w)
 		if (!strcmp(value, w->name))
 			return w->value;
 	return -EINVAL;
+}
+
+/* Keys of the privilege drop (privs.c, doc/privileges.md). */
+static const struct word seccomp_words[] = { { "off", PRIVS_SECCOMP_OFF },
+	{ "on", PRIVS_SECCOMP_ON }, { "log", PRIVS_SECCOMP_LOG },
+	{ NULL, 0 } };
+
+static int
+config_set_privs(struct config *cfg, const char *key, const char *value)
+{
+	int r;
+
+	if (!strcmp(key, "user")) {
+		if (!strcmp(value, "none")) {
+			free(cfg->user);
+			cfg->user = NULL;
+			return 0;
+		}
+		return set_str(&cfg->user, value);
+	}
+	if (!strcmp(key, "group")) {
+		if (!strcmp(value, "none")) {
+			free(cfg->groups);
+			cfg->groups = NULL;
+			return 0;
+		}
+		return set_str(&cfg->groups, value);
+	}
+	if (!strcmp(key, "capabilities"))
+		return privs_cap_parse(value, &cfg->keep_caps);
+	if (!strcmp(key, "seccomp")) {
+		if ((r = word_value(value, seccomp_words)) < 0)
+			return r;
+		cfg->seccomp = (unsigned)r;
+		return 0;
+	}
+	if (!strcmp(key, "privhelper")) {
+		if ((r = word_value(value, on_off_words)) < 0)
+			return r;
+		cfg->privhelper = r;
+		return 0;
+	}
+	return -ENOENT;
 }
 
 /* -EINVAL: bad value; -ERANGE: out of bounds; -ENOENT: unknown key. */
@@ -333,6 +390,21 @@ config_set(struct config *cfg, const char *key, const char *value)
 		cfg->threads = r;
 		return 0;
 	}
+	if (!strcmp(key, "gpumem_map"))
+		return set_str(&cfg->gpumem_map, value);
+	if (!strcmp(key, "gpumem_load")) {
+		if ((r = word_value(value, gpumem_load_words)) < 0)
+			return r;
+		cfg->gpumem_load = r;
+		return 0;
+	}
+	if (!strcmp(key, "gpumem_attach_s"))
+		return set_uint(&cfg->gpumem_attach_s, value, 0, 3600);
+	/* heapprofd_* keys (issue 8, hp_rules.c) */
+	if (!strncmp(key, "heapprofd_", 10))
+		return cfg->hp ? hp_settings_set(cfg->hp, key, value) : -ENOMEM;
+	if ((r = config_set_privs(cfg, key, value)) != -ENOENT)
+		return r;
 	if ((r = config_set_ftrace(cfg, key, value)) != -ENOENT)
 		return r;
 	return config_set_control(cfg, key, value);
@@ -442,6 +514,17 @@ config_check(const struct config *cfg, char *err, size_t errsz)
 		    CONFIG_PIPELINE, (unsigned long long)CONFIG_PIPELINE *
 		    ((unsigned long long)cfg->max_frame + 4));
 		return -ERANGE;
+	}
+	if (cfg->hp == NULL) {
+		snprintf(err, errsz, "out of memory (heapprofd settings)");
+		return -ENOMEM;
+	}
+	/* The filter refuses fork and execve, and a child would inherit it:
+	 * heapprofd sessions need it off (doc/privileges.md). */
+	if (cfg->seccomp == PRIVS_SECCOMP_ON && cfg->hp->perfetto != NULL) {
+		snprintf(err, errsz, "seccomp on refuses the perfetto child: "
+		    "set seccomp off (or log) or unset heapprofd_perfetto");
+		return -EINVAL;
 	}
 	if (cfg->state_dir == NULL || cfg->proc_root == NULL ||
 	    cfg->sys_root == NULL || cfg->bpffs == NULL) {

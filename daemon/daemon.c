@@ -36,10 +36,15 @@ struct vitalsd {
 	int bpf_err;		/* -errno behind an off state */
 	int bpf_stats_fd;	/* BPF run-time statistics on while open */
 	bool bpf_warned;	/* a failed drain was logged */
+	struct gpumem *gm;	/* GPU memory map reader (gpumem.c) */
+	unsigned gm_why;	/* the state last logged */
+	struct heapprofd *hp;	/* heapprofd triggers (issue 8) */
 	struct ftrace *ft;	/* ftrace reader (ftrace.c); NULL: off */
 	unsigned ft_state;	/* enum ftrace_state, for every window */
 	int ft_err;		/* -errno behind an off state */
 };
+
+static void gpumem_sample(struct vitalsd *d, int64_t mono_ns);
 
 static int
 mkdir_p(const char *path, mode_t mode)
@@ -87,6 +92,9 @@ window_log_cb(const struct window *w, void *arg)
 	if (b.p)
 		log_info("%s", b.p);
 	vbuf_release(&b);
+	/* heapprofd rules look at every closed window (issue 8) */
+	if (d->hp)
+		heapprofd_window(d->hp, w);
 }
 
 static void
@@ -114,6 +122,7 @@ tick_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	collector_clocks(&now);
+	gpumem_sample(d, now.mono_ns);
 	burst = d->burst_until_ns > now.mono_ns;
 	if (!burst && d->cur_ms != d->interval_ms) {
 		d->cur_ms = d->interval_ms;
@@ -154,6 +163,12 @@ vitalsd_burst(struct vitalsd *d, unsigned duration_ms)
 	    VITALS_BURST_INTERVAL_MS, duration_ms);
 }
 
+struct heapprofd *
+vitalsd_heapprofd(struct vitalsd *d)
+{
+	return d ? d->hp : NULL;
+}
+
 void
 vitalsd_get_info(struct vitalsd *d, struct vitalsd_info *ret)
 {
@@ -166,6 +181,7 @@ vitalsd_get_info(struct vitalsd *d, struct vitalsd_info *ret)
 	ret->burst_until_ns = d->burst_until_ns > now ? d->burst_until_ns : 0;
 	ret->uptime_ns = d->start_ns ? now - d->start_ns : 0;
 	ret->store.state = STORE_CLOSED;
+	ret->gpumem = d->gm;
 	if (d->wr) {
 		ret->have_store = true;
 		writer_get(d->wr, &ret->store, &ret->store_queued,
@@ -318,6 +334,90 @@ bpf_setup(struct vitalsd *d, const struct config *cfg)
 }
 
 /*
+ * GPU memory: the platform's pinned map when there is one, else our own
+ * program, loaded here while privileged. Never fatal: every window says
+ * where the map stands (window.gpumem.state).
+ */
+static int
+gpumem_lookup_cb(void *arg, int32_t pid, uint64_t *ret_starttime,
+    char *ret_name, size_t namesz)
+{
+	struct vitalsd *d = arg;
+
+	return collector_proc_lookup(d->col, pid, ret_starttime, ret_name,
+	    namesz);
+}
+
+static void
+gpumem_setup(struct vitalsd *d, const struct config *cfg)
+{
+	struct gpumem_opts o = {
+		.map_path = cfg->gpumem_map,
+		.bpffs = cfg->bpffs,
+		.load = cfg->gpumem_load,
+		.attach_s = cfg->gpumem_attach_s,
+	};
+	unsigned st, why;
+	int r, err;
+
+	/* bpf_load decides for every program we would load ourselves */
+	if (o.load == GPUMEM_LOAD_AUTO && cfg->bpf_load != VBPF_LOAD_AUTO)
+		o.load = GPUMEM_LOAD_MAP_ONLY;
+	if ((r = gpumem_new(&o, &d->gm)) < 0) {
+		log_warnx("gpumem: %s", strerror(-r));
+		return;
+	}
+	gpumem_set_lookup(d->gm, gpumem_lookup_cb, d);
+	st = gpumem_state(d->gm, &why, &err);
+	d->gm_why = why;
+	log_info("gpumem: %s%s%s%s%s (map %s)", gpumem_state_name(st),
+	    why ? ": " : "", gpumem_why_name(why), err ? ": " : "",
+	    err ? strerror(-err) : "", o.map_path ? o.map_path :
+	    VITALS_GPUMEM_MAP);
+}
+
+/* A traversal per tick; a change of state is logged once. */
+static void
+gpumem_sample(struct vitalsd *d, int64_t mono_ns)
+{
+	unsigned st, why;
+	int err;
+
+	if (d->gm == NULL)
+		return;
+	(void)gpumem_tick(d->gm, mono_ns); /* failures: in the window */
+	st = gpumem_state(d->gm, &why, &err);
+	if (why == d->gm_why)
+		return;
+	d->gm_why = why;
+	log_info("gpumem: %s%s%s%s%s", gpumem_state_name(st),
+	    why ? ": " : "", gpumem_why_name(why), err ? ": " : "",
+	    err ? strerror(-err) : "");
+}
+
+static void
+gpumem_close(struct vitalsd *d, struct window *w)
+{
+	int r;
+
+	if (d->gm && (r = gpumem_window(d->gm, w)) < 0)
+		log_warnx("gpumem: window %llu: %s",
+		    (unsigned long long)w->seq, strerror(-r));
+}
+
+/* gpu_mem/gpu_mem_total from ftrace, straight into the GPU memory
+ * timeline between map traversals (same clock, loop thread). */
+static void
+ftrace_gpu_mem_cb(const struct ftrace_gpu_mem *e, void *arg)
+{
+	struct vitalsd *d = arg;
+
+	if (d->gm)
+		gpumem_note_event(d->gm, e->gpu_id, e->pid, e->size,
+		    e->mono_ns);
+}
+
+/*
  * ftrace, set up while privileged: the instance and the per-CPU fds.
  * Failure leaves sampling alone; every window says why (trace.state).
  * sched events default to off while BPF accounts the scheduler.
@@ -351,6 +451,7 @@ ftrace_setup(struct vitalsd *d, const struct config *cfg)
 		return;
 	}
 	log_info("ftrace: %s", why);
+	ftrace_set_gpu_mem_cb(d->ft, ftrace_gpu_mem_cb, d);
 }
 
 static void
@@ -369,7 +470,10 @@ bpf_close_cb(struct window *w, void *arg)
 	struct vitalsd *d = arg;
 	int r;
 
+	/* ftrace first: its drain hands gpu_mem events to the GpuMem
+	 * window before that closes */
 	ftrace_close(d, w);
+	gpumem_close(d, w);
 
 	w->bpf.state = d->bpf_state;
 	w->bpf.err = d->bpf_err;
@@ -381,6 +485,33 @@ bpf_close_cb(struct window *w, void *arg)
 			    strerror(-r));
 		d->bpf_warned = true;
 	}
+}
+
+/*
+ * GPU memory of one process instance at a window's end, summed over its
+ * GPUs, for heapprofd's gpu_growth rules. Stale pairs are nobody's.
+ */
+static int
+window_gpu_bytes(void *arg, const struct window *w, int32_t pid,
+    uint64_t starttime, uint64_t *bytes)
+{
+	uint64_t sum = 0;
+	bool seen = false;
+	size_t i;
+
+	(void)arg;
+	for (i = 0; i < w->n_gpu; i++) {
+		const struct window_gpu_proc *p = &w->gpu[i];
+
+		if (p->pid != pid || p->stale || p->starttime != starttime)
+			continue;
+		sum += p->bytes;
+		seen = true;
+	}
+	if (!seen)
+		return -ENOENT;
+	*bytes = sum;
+	return 0;
 }
 
 int
@@ -423,6 +554,7 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 		goto fail;
 	collector_set_window_cb(d->col, window_log_cb, d);
 	bpf_setup(d, cfg);
+	gpumem_setup(d, cfg);
 	collector_set_close_hook(d->col, bpf_close_cb, d);
 	if ((r = open_store(d, cfg)) < 0)
 		goto fail;
@@ -458,6 +590,12 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 		}
 	}
 	signal(SIGPIPE, SIG_IGN);
+	/* heapprofd sessions (issue 8): closes what a restart left open */
+	if ((r = heapprofd_new(d->base, cfg, d->store, &d->hp)) < 0) {
+		log_warnx("heapprofd: %s", strerror(-r));
+		goto fail;
+	}
+	heapprofd_set_gpu(d->hp, window_gpu_bytes, NULL);
 	ftrace_setup(d, cfg);
 	/* The socket is made (or adopted) here, while privileged. */
 	if ((r = control_new(d->base, cfg, d, d->store, &d->ctl)) < 0)
@@ -514,10 +652,12 @@ vitalsd_free(struct vitalsd *d)
 	if (d->tick)
 		event_free(d->tick);
 	bpf_sched_free(d->bs);
+	gpumem_free(d->gm);
 	ftrace_free(d->ft);
 	if (d->bpf_stats_fd >= 0)
 		close(d->bpf_stats_fd);
 	control_free(d->ctl);
+	heapprofd_free(d->hp);
 	writer_stop(d->wr, 0);
 	store_close(d->store);
 	collector_free(d->col);
@@ -525,4 +665,17 @@ vitalsd_free(struct vitalsd *d)
 		event_base_free(d->base);
 	free(d);
 	return NULL;
+}
+
+/* For the privilege drop: whether bpf() is still called after setup (the
+ * sched_switch maps, the task iterator), so the kernel may need CAP_BPF. */
+bool
+vitalsd_uses_bpf(struct vitalsd *d)
+{
+	enum scanner_mode kind;
+	enum scanner_why why;
+	int err;
+
+	collector_scanner(d->col, &kind, &why, &err);
+	return d->bs != NULL || kind == SCANNER_BPF;
 }

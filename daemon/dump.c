@@ -245,6 +245,7 @@ dump_window(const struct window *w, unsigned topn, struct vbuf *out)
 		return r;
 	dump_health(w, out);
 	dump_window_bpf(w, topn, out);
+	dump_window_gpumem(w, out);
 	dump_window_trace(w, topn, out);
 	return 0;
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* vitalsd: parse options and config, set up, (later: drop privileges), loop. */
+/* vitalsd: parse options and config, set up, drop privileges, loop. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
@@ -16,7 +16,12 @@ usage(int status)
 	    "               [--interval-ms N] [--window-s N] [--threads MODE]\n"
 	    "               [--proc-root DIR] [--sys-root DIR]\n"
 	    "               [--scanner auto|bpf|procfs]\n"
-	    "               [--bpffs DIR] [--bpf-load auto|pinned-only|off]\n");
+	    "               [--bpffs DIR] [--bpf-load auto|pinned-only|off]\n"
+	    "               [--gpumem-map PATH] [--gpumem-load auto|map-only|off]\n"
+	    "               [--perfetto PATH]\n"
+	    "               [--user NAME] [--group NAME,...]\n"
+	    "               [--capabilities CAP,...] [--seccomp on|off|log]\n"
+	    "               [--privhelper on|off]\n");
 	exit(status);
 }
 
@@ -39,14 +44,28 @@ main(int argc, char *argv[])
 		{ "scanner", required_argument, NULL, 8 },
 		{ "bpffs", required_argument, NULL, 9 },
 		{ "bpf-load", required_argument, NULL, 10 },
+		{ "gpumem-map", required_argument, NULL, 11 },
+		{ "gpumem-load", required_argument, NULL, 12 },
+		{ "perfetto", required_argument, NULL, 13 },
+		/* privileges (privs.c) */
+		{ "user", required_argument, NULL, 14 },
+		{ "group", required_argument, NULL, 15 },
+		{ "capabilities", required_argument, NULL, 16 },
+		{ "seccomp", required_argument, NULL, 17 },
+		{ "privhelper", required_argument, NULL, 18 },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *const keys[] = { NULL, "state_dir", "socket",
 		"interval_ms", "window_s", "proc_root", "sys_root", "threads",
-		"scanner", "bpffs", "bpf_load" };
-	const char *conffile = NULL, *set_key[16], *set_val[16];
+		"scanner", "bpffs", "bpf_load", "gpumem_map", "gpumem_load",
+		"heapprofd_perfetto", "user", "group", "capabilities", "seccomp",
+		"privhelper" };
+	const char *conffile = NULL, *set_key[32], *set_val[32];
 	bool foreground = false, checkonly = false;
 	int ch, nset = 0, verbose = 0, i, r;
+	struct privhelper *helper = NULL;
+	struct privs_state pst;
+	struct privs_req privs;
 	struct vitalsd *d;
 	struct config cfg;
 	char err[512];
@@ -68,7 +87,8 @@ main(int argc, char *argv[])
 		case 'h':
 			usage(0);
 		case 1: case 2: case 3: case 4: case 5: case 6: case 7:
-		case 8: case 9: case 10:
+		case 8: case 9: case 10: case 11: case 12: case 13: case 14:
+		case 15: case 16: case 17: case 18:
 			if (nset == (int)(sizeof(set_key) / sizeof(set_key[0])))
 				usage(1);
 			set_key[nset] = keys[ch];
@@ -94,6 +114,9 @@ main(int argc, char *argv[])
 	cfg.verbose = verbose;
 	if (config_check(&cfg, err, sizeof(err)) < 0)
 		fatalx("configuration: %s", err);
+	if (privs_resolve(cfg.user, cfg.groups, cfg.keep_caps, cfg.seccomp,
+	    &privs, err, sizeof(err)) < 0)
+		fatalx("configuration: %s", err);
 	if (checkonly) {
 		fprintf(stderr, "configuration OK\n");
 		config_release(&cfg);
@@ -115,11 +138,34 @@ main(int argc, char *argv[])
 		}
 		log_init(false, verbose, "vitalsd");
 	}
+	/* The helper is forked while this process has one thread and all
+	 * its privileges (privhelper.c). */
+	if (cfg.privhelper) {
+		char tracefs[4096];
+
+		snprintf(tracefs, sizeof(tracefs), "%s/kernel/tracing",
+		    cfg.sys_root);
+		if ((r = privhelper_start(cfg.proc_root, cfg.sys_root, tracefs,
+		    &helper)) < 0)
+			fatalx("privileged helper: %s", strerror(-r));
+		privhelper_set(helper);
+		log_info("privileged helper: pid %d", (int)privhelper_pid(helper));
+	}
 	if ((r = vitalsd_setup(&cfg, foreground, &d)) < 0)
 		fatalx("setup failed: %s", strerror(-r));
-	/* Privileges are dropped here once setup needs none after it. */
+	/* Setup needs no privilege after this; the files it made become
+	 * the service user's, then the drop (doc/privileges.md). */
+	privs.need_bpf = vitalsd_uses_bpf(d);
+	if ((r = privs_own_state(&privs, cfg.state_dir)) < 0)
+		fatalx("privileges: state directory %s: %s", cfg.state_dir,
+		    strerror(-r));
+	if (privs_drop(&privs, &pst) < 0)
+		fatalx("privileges: not dropped, not running");
+	privs_log(&pst);
 	r = vitalsd_run(d);
 	vitalsd_free(d);
+	privhelper_set(NULL);
+	privhelper_stop(helper);
 	config_release(&cfg);
 	log_info("stopped");
 	return r < 0 ? 1 : 0;

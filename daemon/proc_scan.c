@@ -64,6 +64,9 @@ struct procscan {
 	enum scanner_mode last;	  /* source of the previous scan */
 	bool have_last;
 	unsigned fail_reads;	  /* tests: iterator reads to fail */
+	bool hiding;		  /* the procfs hides processes (hidepid) */
+	int cgfd;		  /* cgroup root to count them by; -1: none */
+	int cg_err;		  /* why cgfd is -1 */
 };
 
 /* Iterator reads failing this many scans in a row retire it for /proc. */
@@ -173,6 +176,7 @@ procscan_new(int procfd, unsigned hz, enum threads_mode mode,
 	ps->tick_ns = (uint64_t)NSEC_PER_SEC / hz;
 	ps->mode = mode;
 	ps->why = SCANNER_WHY_CONFIG;
+	ps->cgfd = -1;
 	*ret = ps;
 	return 0;
 }
@@ -253,6 +257,8 @@ procscan_free(struct procscan *ps)
 	task_free_all(&ps->procs);
 	closedir(ps->dir);
 	vbuf_release(&ps->buf);
+	if (ps->cgfd >= 0)
+		close(ps->cgfd);
 	free(ps);
 	return NULL;
 }
@@ -895,6 +901,55 @@ procscan_run(struct procscan *ps, const struct scan_ctx *ctx,
 	return 0;
 }
 
+/*
+ * Hidden processes (proc_hidden.c). The mount is looked at once, in the
+ * setup phase, and the cgroup root opened then; the count itself runs at
+ * window close against the last scan, and only when the mount hides.
+ */
+int
+procscan_watch_hidden(struct procscan *ps, const char *sys_root)
+{
+	int r;
+
+	if ((r = prochidden_detect(ps->procfd, &ps->hiding)) < 0)
+		return r;
+	if (!ps->hiding)
+		return 0;
+	if ((ps->cgfd = prochidden_cgroup_open(sys_root)) < 0) {
+		ps->cg_err = -ps->cgfd;
+		ps->cgfd = -1;
+	}
+	return 0;
+}
+
+static bool
+scan_saw(int32_t pid, void *arg)
+{
+	struct procscan *ps = arg;
+	struct task *p = ht_get(&ps->procs, pid);
+
+	return p != NULL && p->seen_gen == ps->gen;
+}
+
+static void
+count_hidden(struct procscan *ps, struct window *w)
+{
+	uint32_t n;
+
+	w->health.procs_unseen = 0;
+	if (!ps->hiding || (ps->have_last && ps->last == SCANNER_BPF)) {
+		w->health.unseen_state = UNSEEN_NONE_HIDDEN;
+		return;
+	}
+	if (ps->cgfd < 0 || prochidden_count(ps->cgfd, ps->procfd, scan_saw,
+	    ps, &n) < 0) {
+		w->health.unseen_state = UNSEEN_UNKNOWN;
+		return;
+	}
+	w->health.unseen_state = UNSEEN_COUNTED;
+	w->health.procs_unseen = n;
+}
+
 /* Window close: hand over every live instance with activity, then reset. */
 int
 procscan_flush(struct procscan *ps, struct window *w)
@@ -902,6 +957,7 @@ procscan_flush(struct procscan *ps, struct window *w)
 	size_t i;
 	int r;
 
+	count_hidden(ps, w);
 	for (i = 0; i < ps->procs.nb; i++) {
 		struct task *p, *t;
 
@@ -918,5 +974,25 @@ procscan_flush(struct procscan *ps, struct window *w)
 			}
 		}
 	}
+	return 0;
+}
+
+/*
+ * The process instance the last scan knew as pid (GPU memory attribution):
+ * 0 with its starttime and name, -ESRCH when there is none. A process that
+ * ended since that scan is still returned; the next scan retires it.
+ */
+int
+procscan_lookup(const struct procscan *ps, int32_t pid,
+    uint64_t *ret_starttime, char *ret_name, size_t namesz)
+{
+	const struct task *t = ht_get(&ps->procs, pid);
+
+	if (t == NULL)
+		return -ESRCH;
+	*ret_starttime = t->wt.starttime;
+	if (namesz)
+		snprintf(ret_name, namesz, "%s",
+		    t->wt.name[0] ? t->wt.name : t->wt.comm);
 	return 0;
 }

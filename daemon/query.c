@@ -187,6 +187,8 @@ same_query(const struct rpc_query *a, const struct rpc_query *b)
 		    a->threads != b->threads)
 			return false;
 		break;
+	case RPC_Q_GPUMEM:
+		break;
 	case RPC_Q_TRACE:
 		if (a->pid != b->pid || a->max_windows != b->max_windows ||
 		    strcmp(a->process, b->process) != 0)
@@ -294,6 +296,24 @@ run_process(struct store *s, const struct rpc_query *rq, uint32_t max,
 	return r;
 }
 
+/* GpuMem over a span of stored windows (store_gpumem.c). */
+static int
+run_gpumem(struct store *s, const struct rpc_query *rq, uint32_t max,
+    uint8_t **ret, size_t *ret_len)
+{
+	struct window_gpumem st = { 0 };
+	struct gpumem_span *sp = NULL;
+	size_t n = 0;
+	int r;
+
+	if ((r = store_gpumem_span(s, rq->from_wall_ns, rq->to_wall_ns, &sp,
+	    &n, &st)) < 0)
+		return store_error(rq, s, r, ret, ret_len);
+	r = rpc_answer_gpumem_span(rq, sp, n, &st, max, ret, ret_len);
+	free(sp);
+	return r;
+}
+
 /* Windows as stored (tasks come along: --process resolves names there). */
 static int
 run_trace(struct store *s, const struct rpc_query *rq, uint32_t max,
@@ -328,6 +348,8 @@ query_run(struct store *s, const struct rpc_query *rq, uint32_t max_frame,
 		return run_top(s, rq, max_frame, ret, ret_len);
 	case RPC_Q_PROCESS:
 		return run_process(s, rq, max_frame, ret, ret_len);
+	case RPC_Q_GPUMEM:
+		return run_gpumem(s, rq, max_frame, ret, ret_len);
 	case RPC_Q_TRACE:
 		return run_trace(s, rq, max_frame, ret, ret_len);
 	}

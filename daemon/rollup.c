@@ -281,5 +281,6 @@ window_merge(struct window *acc, const struct window *src)
 	tasks_merge(&ix, acc->threads, &acc->nthreads, src->threads,
 	    src->nthreads);
 	free(ix.slot);
-	return 0;
+	/* GPU memory (gpumem.c): end values, the range over both */
+	return window_gpu_merge(acc, src);
 }

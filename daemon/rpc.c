@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "rpc_int.h"
 
@@ -406,6 +407,15 @@ pb_health(struct rpc_arena *a, const struct rpc_ctx *ctx)
 	m->interval_ms = info->interval_ms;
 	m->burst_until_mono_ns = info->burst_until_ns;
 	m->uptime_ns = (uint64_t)(info->uptime_ns > 0 ? info->uptime_ns : 0);
+	if (info->gpumem) {
+		struct window_gpumem gs;
+
+		gpumem_get_state(info->gpumem, &gs);
+		TRY(m->gpu_mem = rpc_pb_gpumem_state(a, &gs));
+	}
+	/* issue 8: NULL without a daemon (unit tests) */
+	m->heapprofd = rpc_pb_hp_health(a, ctx);
+	TRY(m->privileges = rpc_pb_privileges(a, info->last));
 	if (info->last && info->last->trace.state != FTRACE_UNKNOWN)
 		TRY(m->trace = rpc_pb_trace_health(a, info->last));
 	return m;
@@ -597,6 +607,72 @@ prepare_query(const struct rpc_ctx *ctx, const Vitals__Request *req,
 	return 0;
 }
 
+/* ------------------------------------------------------------- GpuMem */
+
+/*
+ * GpuMem: without a span, the pairs as the last traversal found them
+ * (loop thread, nothing stored is read); with since_ns, the stored windows
+ * of that span on the query thread (rpc_answer_gpumem_span).
+ */
+static int
+answer_gpumem(const struct rpc_ctx *ctx, const Vitals__Request *req,
+    struct rpc_result *res)
+{
+	const Vitals__GpuMemRequest *gr = req->gpu_mem;
+	Vitals__Response resp = VITALS__RESPONSE__INIT;
+	Vitals__GpuMem gm = VITALS__GPU_MEM__INIT;
+	struct rpc_arena a = { 0 };
+	struct gpumem_view v;
+	struct rpc_query *q;
+	size_t i;
+	int r;
+
+	if (gr->since_ns < 0)
+		return answer_error(res, req->id, RPC_BAD_REQUEST,
+		    "negative since_ns");
+	if (gr->since_ns > 0) {
+		q = &res->query;
+		memset(q, 0, sizeof(*q));
+		q->op = RPC_Q_GPUMEM;
+		q->id = req->id;
+		q->hz = ctx->info->hz;
+		q->relative = true;
+		q->to_wall_ns = ctx->now_wall_ns;
+		q->from_wall_ns = gr->since_ns >= ctx->now_wall_ns ? 0 :
+		    ctx->now_wall_ns - gr->since_ns;
+		res->verdict = RPC_QUERY;
+		return 0;
+	}
+	if (ctx->info->gpumem == NULL)
+		return answer_error(res, req->id, RPC_UNAVAILABLE,
+		    "no GPU memory reader in this daemon");
+	if ((r = gpumem_view(ctx->info->gpumem, &v)) < 0)
+		return r;
+	r = -ENOMEM;
+	if ((gm.state = rpc_pb_gpumem_state(&a, &v.st)) == NULL)
+		goto out;
+	if (v.n && (gm.procs = rpc_arena_alloc(&a, v.n *
+	    sizeof(*gm.procs))) == NULL)
+		goto out;
+	for (i = 0; i < v.n; i++)
+		if ((gm.procs[i] = rpc_pb_gpu_proc(&a, &v.procs[i], NULL)) ==
+		    NULL)
+			goto out;
+	gm.n_procs = v.n;
+	if (v.at_mono_ns)
+		gm.age_ns = (uint64_t)(clock_ns(CLOCK_MONOTONIC) -
+		    v.at_mono_ns);
+	resp.version = VITALS__PROTOCOL_VERSION__PROTOCOL_VERSION_1;
+	resp.id = req->id;
+	resp.result_case = VITALS__RESPONSE__RESULT_GPU_MEM;
+	resp.gpu_mem = &gm;
+	r = pack_answer(&resp, ctx->max_frame, &res->frame, &res->len);
+out:
+	rpc_arena_release(&a);
+	gpumem_view_release(&v);
+	return r;
+}
+
 static int
 dispatch(const struct rpc_ctx *ctx, enum control_role role,
     const Vitals__Request *req, struct rpc_result *res)
@@ -633,6 +709,13 @@ dispatch(const struct rpc_ctx *ctx, enum control_role role,
 		return answer_burst(ctx, req->id, req->burst, res);
 	case VITALS__REQUEST__OP_DUMP:
 		return answer_dump(ctx, req->id, req->dump, res);
+	case VITALS__REQUEST__OP_GPU_MEM:
+		return answer_gpumem(ctx, req, res);
+	/* heapprofd sessions (issue 8, rpc_hp.c) */
+	case VITALS__REQUEST__OP_HEAPPROFD_START:
+	case VITALS__REQUEST__OP_HEAPPROFD_LIST:
+	case VITALS__REQUEST__OP_HEAPPROFD_CANCEL:
+		return rpc_hp_dispatch(ctx, role, req, res);
 	default:
 		return answer_error(res, req->id, RPC_BAD_REQUEST,
 		    "no operation, or one this daemon does not know");
@@ -749,6 +832,40 @@ rpc_answer_process(const struct rpc_query *q, const struct store_hist *h,
 	info.n_threads = nth;
 	resp.result_case = VITALS__RESPONSE__RESULT_PROCESS;
 	resp.process = &info;
+	r = pack_answer(&resp, max, ret, ret_len);
+out:
+	rpc_arena_release(&a);
+	return r;
+}
+
+/* The GpuMem span answer (query thread); st: the newest window's state. */
+int
+rpc_answer_gpumem_span(const struct rpc_query *q,
+    const struct gpumem_span *sp, size_t n, const struct window_gpumem *st,
+    uint32_t max, uint8_t **ret, size_t *ret_len)
+{
+	Vitals__Response resp = VITALS__RESPONSE__INIT;
+	Vitals__GpuMem gm = VITALS__GPU_MEM__INIT;
+	struct rpc_arena a = { 0 };
+	size_t i;
+	int r = -ENOMEM;
+
+	answer_head(&resp, q);
+	if ((gm.state = rpc_pb_gpumem_state(&a, st)) == NULL)
+		goto out;
+	if (n && (gm.procs = rpc_arena_alloc(&a, n * sizeof(*gm.procs))) ==
+	    NULL)
+		goto out;
+	for (i = 0; i < n; i++)
+		if ((gm.procs[i] = rpc_pb_gpu_proc(&a, &sp[i].p, &sp[i])) ==
+		    NULL)
+			goto out;
+	gm.n_procs = n;
+	gm.since_ns = q->to_wall_ns - q->from_wall_ns;
+	gm.from_wall_ns = q->from_wall_ns;
+	gm.to_wall_ns = q->to_wall_ns;
+	resp.result_case = VITALS__RESPONSE__RESULT_GPU_MEM;
+	resp.gpu_mem = &gm;
 	r = pack_answer(&resp, max, ret, ret_len);
 out:
 	rpc_arena_release(&a);

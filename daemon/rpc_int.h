@@ -60,6 +60,19 @@ Vitals__Window *rpc_pb_window(struct rpc_arena *a, const struct window *w,
 Vitals__HistoryPoint **rpc_pb_history(struct rpc_arena *a,
     const struct store_hist *h, size_t n);
 
+/* rpc_pb.c: GPU memory */
+Vitals__GpuMemState *rpc_pb_gpumem_state(struct rpc_arena *a,
+    const struct window_gpumem *g);
+Vitals__GpuProc *rpc_pb_gpu_proc(struct rpc_arena *a,
+    const struct window_gpu_proc *p, const struct gpumem_span *sp);
+/* rpc_hp.c: heapprofd operations (issue 8) */
+int rpc_hp_dispatch(const struct rpc_ctx *ctx, enum control_role role,
+    const Vitals__Request *req, struct rpc_result *res);
+Vitals__HeapprofdHealth *rpc_pb_hp_health(struct rpc_arena *a,
+    const struct rpc_ctx *ctx);
+/* rpc_privs.c: Health.privileges */
+Vitals__Privileges *rpc_pb_privileges(struct rpc_arena *a,
+    const struct window *last);
 /* rpc_trace.c */
 Vitals__TraceHealth *rpc_pb_trace_health(struct rpc_arena *a,
     const struct window *last);

@@ -434,3 +434,59 @@ rpc_pb_history(struct rpc_arena *a, const struct store_hist *h, size_t n)
 	}
 	return out;
 }
+
+/* ------------------------------------------------------------- GpuMem */
+
+Vitals__GpuMemState *
+rpc_pb_gpumem_state(struct rpc_arena *a, const struct window_gpumem *g)
+{
+	Vitals__GpuMemState *m;
+
+	NEW(a, m, vitals__gpu_mem_state__init);
+	m->state = (char *)gpumem_state_name(g->state);
+	m->why = (char *)gpumem_why_name(g->why);
+	m->err = -g->err;
+	m->source = (char *)gpumem_source_name(g->source);
+	m->capacity = g->capacity;
+	m->entries = g->entries;
+	m->saturated = g->saturated;
+	m->traversals = g->traversals;
+	m->traversal_fail = g->traversal_fail;
+	m->restarts = g->restarts;
+	m->vanished = g->vanished;
+	m->duplicates = g->duplicates;
+	m->truncated = g->truncated;
+	m->stale = g->stale;
+	m->events = g->events;
+	m->events_late = g->events_late;
+	m->traverse_ns = g->traverse_ns;
+	m->traverse_ns_max = g->traverse_ns_max;
+	m->tp_events = g->tp_events;
+	m->insert_fail = g->insert_fail;
+	return m;
+}
+
+/* One pair; sp (may be NULL) adds a span's first value and extent. */
+Vitals__GpuProc *
+rpc_pb_gpu_proc(struct rpc_arena *a, const struct window_gpu_proc *p,
+    const struct gpumem_span *sp)
+{
+	Vitals__GpuProc *m;
+
+	NEW(a, m, vitals__gpu_proc__init);
+	m->gpu_id = p->gpu_id;
+	m->pid = p->pid;
+	m->starttime = p->starttime;
+	TRY(m->name = rpc_pb_str(a, p->name, sizeof(p->name)));
+	m->bytes = p->bytes;
+	m->min_bytes = p->min_bytes;
+	m->max_bytes = p->max_bytes;
+	m->stale = p->stale;
+	if (sp) {
+		m->first_bytes = sp->first_bytes;
+		m->windows = sp->windows;
+		m->first_wall_ns = sp->first_wall_ns;
+		m->last_wall_ns = sp->last_wall_ns;
+	}
+	return m;
+}

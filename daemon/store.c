@@ -119,8 +119,33 @@ static const char schema_v3[] =
 	" rq_count INTEGER NOT NULL, rq_hist TEXT NOT NULL,"
 	" PRIMARY KEY (window_id, tgid, starttime)) WITHOUT ROWID;";
 
-/* v4: GpuMem (issue 6). Reserved: empty until that lands. */
-static const char schema_v4[] = "";
+/*
+ * v4: GPU memory (store_gpumem.c): the map's state and the reading's
+ * counters per window, and per (gpu, pid) pair the bytes at window end
+ * with the range inside it. pid 0 is a GPU's global total; starttime 0 a
+ * pair not attributed to a live instance (stale).
+ */
+static const char schema_v4[] =
+	"CREATE TABLE window_gpumem ("
+	" window_id INTEGER PRIMARY KEY REFERENCES windows(id)"
+	" ON DELETE CASCADE,"
+	" state INTEGER NOT NULL, why INTEGER NOT NULL, err INTEGER NOT NULL,"
+	" source INTEGER NOT NULL, capacity INTEGER NOT NULL,"
+	" entries INTEGER NOT NULL, saturated INTEGER NOT NULL,"
+	" traversals INTEGER NOT NULL, traversal_fail INTEGER NOT NULL,"
+	" restarts INTEGER NOT NULL, vanished INTEGER NOT NULL,"
+	" duplicates INTEGER NOT NULL, truncated INTEGER NOT NULL,"
+	" stale INTEGER NOT NULL, events INTEGER NOT NULL,"
+	" events_late INTEGER NOT NULL, traverse_ns INTEGER NOT NULL,"
+	" traverse_ns_max INTEGER NOT NULL, tp_events INTEGER NOT NULL,"
+	" insert_fail INTEGER NOT NULL);"
+	"CREATE TABLE window_gpu ("
+	" window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
+	" gpu_id INTEGER NOT NULL, pid INTEGER NOT NULL,"
+	" starttime INTEGER NOT NULL, bytes INTEGER NOT NULL,"
+	" min_bytes INTEGER NOT NULL, max_bytes INTEGER NOT NULL,"
+	" stale INTEGER NOT NULL, name TEXT NOT NULL,"
+	" PRIMARY KEY (window_id, gpu_id, pid, starttime)) WITHOUT ROWID;";
 
 /*
  * v5: ftrace (store_trace.c): per window the ATrace slices by (kind,
@@ -160,9 +185,28 @@ static const char schema_v5[] =
 	" events INTEGER NOT NULL, last_size INTEGER NOT NULL,"
 	" PRIMARY KEY (window_id, gpu_id, pid)) WITHOUT ROWID;";
 
-/* v6: heapprofd sessions and budgets (issue 8). Reserved: empty until
- * that lands. */
-static const char schema_v6[] = "";
+/*
+ * v6: heapprofd sessions (issue 8, store_heapprofd.c): one row per request
+ * that was started or refused; the started ones are the budget records
+ * (start_wall_ns, target_key), so a restart neither resets nor forgets a
+ * budget. Retention of windows does not touch them.
+ */
+static const char schema_v6[] =
+	"CREATE TABLE hp_session ("
+	" id INTEGER PRIMARY KEY,"
+	" created_wall_ns INTEGER NOT NULL,"
+	" by_rule INTEGER NOT NULL, rule TEXT, caller_uid INTEGER,"
+	" target TEXT NOT NULL, target_key TEXT NOT NULL,"
+	" params TEXT NOT NULL,"
+	" started INTEGER NOT NULL,"
+	" start_wall_ns INTEGER, end_wall_ns INTEGER,"
+	" child_pid INTEGER, child_starttime INTEGER,"
+	" outcome TEXT NOT NULL, refusal INTEGER NOT NULL,"
+	" message TEXT NOT NULL,"
+	" exit_status INTEGER, term_signal INTEGER,"
+	" output_path TEXT, output_bytes INTEGER);"
+	"CREATE INDEX hp_session_start ON hp_session (started, start_wall_ns);"
+	"CREATE INDEX hp_session_outcome ON hp_session (outcome);";
 
 /* v7: working-set monitor (issue 10). Reserved: empty until that lands. */
 static const char schema_v7[] = "";
@@ -689,6 +733,8 @@ store_write_window(struct store *s, const struct window *w, int64_t *ret_id)
 	if (rc == SQLITE_OK)
 		rc = store_bpf_put(s, id, w);
 	if (rc == SQLITE_OK)
+		rc = store_gpumem_put(s, id, w);
+	if (rc == SQLITE_OK)
 		rc = store_trace_put(s, id, w);
 	if (rc == SQLITE_OK)
 		*ret_id = id;
@@ -907,6 +953,8 @@ prepare_all(struct store *s)
 			return rc;
 	if ((rc = store_bpf_prepare(s)) != SQLITE_OK)
 		return rc;
+	if ((rc = store_gpumem_prepare(s)) != SQLITE_OK)
+		return rc;
 	if ((rc = store_trace_prepare(s)) != SQLITE_OK)
 		return rc;
 	return store_read_prepare(s);
@@ -923,6 +971,7 @@ db_close(struct store *s)
 	}
 	store_read_finalize(s);
 	store_bpf_finalize(s);
+	store_gpumem_finalize(s);
 	store_trace_finalize(s);
 	sqlite3_close(s->db);
 	s->db = NULL;

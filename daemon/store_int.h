@@ -61,6 +61,7 @@ enum store_rstmt {
 };
 
 #define STORE_BPF_NSTMT 4 /* statements of store_bpf.c */
+#define STORE_GPUMEM_NSTMT 7 /* statements of store_gpumem.c */
 #define STORE_TRACE_NSTMT 10 /* statements of store_trace.c */
 
 /*
@@ -81,6 +82,7 @@ struct store {
 	uint64_t wal_reserve; /* bytes kept for the WAL inside max_bytes */
 	int64_t max_span_ns;  /* no stored window is longer (wall clock) */
 	sqlite3_stmt *bpf[STORE_BPF_NSTMT]; /* store_bpf.c */
+	sqlite3_stmt *gpumem[STORE_GPUMEM_NSTMT]; /* store_gpumem.c */
 	sqlite3_stmt *trace[STORE_TRACE_NSTMT]; /* store_trace.c */
 };
 
@@ -180,6 +182,11 @@ int store_bpf_load(struct store *s, int64_t id, struct window *w);
 void store_bpf_count(struct window *w, const char *kind, const char *key,
     uint64_t v);
 
+/* store_gpumem.c */
+int store_gpumem_prepare(struct store *s);
+void store_gpumem_finalize(struct store *s);
+int store_gpumem_put(struct store *s, int64_t id, const struct window *w);
+int store_gpumem_load(struct store *s, int64_t id, struct window *w);
 /* store_trace.c */
 int store_trace_prepare(struct store *s);
 void store_trace_finalize(struct store *s);

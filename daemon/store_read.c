@@ -467,6 +467,8 @@ store_load(struct store *s, int64_t id, struct window **ret)
 	if (r == 0)
 		r = store_bpf_load(s, id, w);
 	if (r == 0)
+		r = store_gpumem_load(s, id, w);
+	if (r == 0)
 		r = store_trace_load(s, id, w);
 	if (r < 0) {
 		window_free(w);

@@ -278,6 +278,10 @@ struct window_health {
 	uint32_t scanner_why; /* enum scanner_why: why not BPF, 0 when it is */
 	uint32_t scanner_err; /* errno behind scanner_why or the last failure */
 	uint32_t iter_failed; /* iterator reads that failed; /proc stood in */
+	/* processes a hiding procfs kept from the last scan (proc_hidden.c);
+	 * in memory only, not in the store (Health.privileges) */
+	uint32_t unseen_state; /* enum unseen_state */
+	uint32_t procs_unseen; /* valid when unseen_state is UNSEEN_COUNTED */
 };
 
 /*
@@ -352,6 +356,70 @@ struct window_bpf {
 	struct window_bpf_proc proc_other;
 };
 
+/*
+ * GPU memory of one (gpu, pid) pair as the driver last reported it through
+ * gpu_mem/gpu_mem_total (doc/gpumem.md). pid 0 is that GPU's global total.
+ */
+struct window_gpu_proc {
+	uint32_t gpu_id;
+	int32_t pid;	    /* 0: that GPU's global total */
+	uint64_t starttime; /* process instance; 0 when stale/unknown */
+	uint64_t bytes;	    /* at window end */
+	uint64_t min_bytes, max_bytes; /* within the window */
+	bool stale;
+	char name[VITALS_NAME_LEN]; /* process name when attributed, else "" */
+};
+
+/* Where the GpuMem map stands (window_gpumem.state); stored as numbers. */
+enum gpumem_state {
+	GPUMEM_UNKNOWN,	 /* not reported (older window, no GpuMem part) */
+	GPUMEM_NOT_INIT, /* no map to read: why says which */
+	GPUMEM_EMPTY,	 /* the map is read and holds no entry */
+	GPUMEM_ERROR,	 /* open, layout check or traversal failed: err */
+	GPUMEM_OK,	 /* the map is read and holds entries */
+	GPUMEM__MAX
+};
+
+enum gpumem_why {
+	GPUMEM_WHY_NONE,
+	GPUMEM_WHY_DISABLED,  /* gpumem = off */
+	GPUMEM_WHY_NO_MAP,    /* no map at the path, no own program to load */
+	GPUMEM_WHY_WAITING,   /* own program loaded; tracepoint not there yet */
+	GPUMEM_WHY_TP_ABSENT, /* own program: no tracepoint in the retry time */
+	GPUMEM_WHY_LOAD,      /* own program did not load (err) */
+	GPUMEM_WHY_OPEN,      /* the map could not be opened (err) */
+	GPUMEM_WHY_LAYOUT,    /* the map is not AOSP's layout */
+	GPUMEM_WHY_TRAVERSE,  /* the last traversal failed (err) */
+	GPUMEM_WHY__MAX
+};
+
+enum gpumem_source {
+	GPUMEM_SRC_NONE,
+	GPUMEM_SRC_PINNED, /* a platform loader's pinned map (gpumem_map) */
+	GPUMEM_SRC_OWN,	   /* vitalsd's own gpu_mem program */
+};
+
+/* A window's view of the map and of its reading. */
+struct window_gpumem {
+	uint32_t state;	   /* enum gpumem_state at close */
+	uint32_t why;	   /* enum gpumem_why */
+	int32_t err;	   /* −errno behind why, 0 none */
+	uint32_t source;   /* enum gpumem_source */
+	uint32_t capacity; /* max_entries of the map; 0 unknown */
+	uint32_t entries;  /* keys in the last traversal, globals included */
+	bool saturated;	   /* a traversal found it within 1/64 of capacity */
+	uint32_t traversals, traversal_fail;
+	uint32_t restarts;   /* cursor key deleted: the kernel began anew */
+	uint32_t vanished;   /* keys gone between get-next-key and lookup */
+	uint32_t duplicates; /* keys seen again after a restart, skipped */
+	uint32_t truncated;  /* walks stopped at the step bound */
+	uint32_t stale;	     /* entries marked stale at window end */
+	uint64_t events;     /* gpumem_note_event() calls (ftrace) */
+	uint64_t events_late; /* of them, stamped before the window began */
+	uint64_t traverse_ns, traverse_ns_max;
+	uint64_t tp_events;   /* own program: tracepoint hits, Δ */
+	uint64_t insert_fail; /* own program: inserts the full map refused, Δ */
+};
 /* ------------------------------------------ ftrace figures of a window */
 
 #define VITALS_TRACE_NAME 128	  /* ATrace names kept: 127 bytes + NUL */
@@ -529,6 +597,11 @@ struct window {
 
 	struct window_health health;
 	struct window_bpf bpf; /* sched_switch accounting (bpf_sched.c) */
+	/* GPU memory (gpumem.c): the map's state and, per (gpu, pid), the
+	 * bytes at window end with their range inside the window */
+	struct window_gpumem gpumem;
+	struct window_gpu_proc *gpu;
+	size_t n_gpu;
 	struct window_trace trace; /* ftrace figures (ftrace.c, atrace.c) */
 };
 
@@ -818,6 +891,17 @@ struct config {
 	char *bpffs;		  /* pin directory (bpf_sched.c) */
 	unsigned bpf_load;	  /* enum vbpf_load */
 	bool bpf_stats;		  /* kernel BPF run-time statistics */
+	char *gpumem_map;	  /* GpuMem total map pin (gpumem.c) */
+	unsigned gpumem_load;	  /* enum gpumem_load */
+	unsigned gpumem_attach_s; /* own program: attach retry time */
+	/* heapprofd triggers (issue 8): allocated by config_init */
+	struct hp_settings *hp;
+	/* privileges after setup (privs.c, doc/privileges.md) */
+	char *user;		  /* service user; NULL: no drop */
+	char *groups;		  /* its supplementary groups */
+	uint64_t keep_caps;	  /* capabilities kept (bit = CAP_*) */
+	unsigned seccomp;	  /* enum privs_seccomp */
+	bool privhelper;	  /* fork the privileged helper */
 	/* ftrace (ftrace.c) */
 	bool ftrace;		  /* read ftrace at all */
 	char *ftrace_instance;	  /* instances/<name> */
@@ -878,6 +962,7 @@ struct vitalsd_info {
 	struct store_stats store; /* as the writer last saw it */
 	unsigned store_queued;
 	uint64_t store_dropped;
+	struct gpumem *gpumem; /* NULL: no GPU memory reader */
 };
 
 /* Wire status codes (vitals.proto Status), kept equal by rpc.c. */
@@ -894,7 +979,8 @@ enum rpc_status {
 };
 
 /* A store read for the query thread: the request, validated and resolved. */
-enum rpc_qop { RPC_Q_WINDOWS, RPC_Q_TOP, RPC_Q_PROCESS, RPC_Q_TRACE };
+enum rpc_qop { RPC_Q_WINDOWS, RPC_Q_TOP, RPC_Q_PROCESS, RPC_Q_GPUMEM,
+	RPC_Q_TRACE };
 
 struct rpc_query {
 	enum rpc_qop op;
@@ -931,6 +1017,7 @@ struct rpc_ctx {
 	struct rpc_cache *cache; /* NULL: no caching */
 	uint32_t max_frame;
 	int64_t now_wall_ns;
+	uint32_t peer_uid; /* the caller (heapprofd session records) */
 };
 
 enum rpc_verdict {
@@ -1202,6 +1289,537 @@ typedef void (*window_close_hook)(struct window *w, void *arg);
 void collector_set_close_hook(struct collector *c, window_close_hook fn,
     void *arg);
 
+/* ------------------------------------------- gpumem.c, gpumem_bpf.c */
+
+#define VITALS_GPUMEM_MAP "/sys/fs/bpf/map_gpuMem_gpu_mem_total_map"
+#define VITALS_GPUMEM_ATTACH_S 30 /* own program: attach retry time */
+
+/* Config `gpumem_load`: may vitalsd load its own program. */
+enum gpumem_load {
+	GPUMEM_LOAD_AUTO,     /* own program when no map is at gpumem_map */
+	GPUMEM_LOAD_MAP_ONLY, /* read gpumem_map only (Android) */
+	GPUMEM_LOAD_OFF,      /* no GPU memory at all */
+};
+
+/* The scanner's answer for a pid: 0 and its live instance, or -ESRCH. */
+typedef int (*gpumem_lookup_fn)(void *arg, int32_t pid,
+    uint64_t *ret_starttime, char *ret_name, size_t namesz);
+
+struct gpumem_opts {
+	const char *map_path; /* the platform map; NULL: VITALS_GPUMEM_MAP */
+	const char *bpffs;    /* own program's pins; NULL: not pinned */
+	unsigned load;	      /* enum gpumem_load */
+	unsigned attach_s;    /* own program: retry attaching this long */
+};
+
+/* The live answer (GpuMem without a span). */
+struct gpumem_view {
+	struct window_gpumem st; /* counters: of the open window so far */
+	int64_t at_mono_ns;	 /* last traversal, 0 none */
+	struct window_gpu_proc *procs; /* gpu, then pid order */
+	size_t n;
+};
+
+/* One instance over a span of stored windows (store_gpumem.c). */
+struct gpumem_span {
+	struct window_gpu_proc p; /* bytes: at the last window's end */
+	uint64_t first_bytes;	  /* at the first window's end */
+	int64_t first_wall_ns, last_wall_ns; /* those windows' ends */
+	uint32_t windows;	  /* windows it appears in */
+};
+
+struct gpumem;
+struct gpumem_bpf;
+
+/* proc_scan.c, collector.c: the live instance of pid, for attribution */
+int procscan_lookup(const struct procscan *ps, int32_t pid,
+    uint64_t *ret_starttime, char *ret_name, size_t namesz);
+int collector_proc_lookup(const struct collector *c, int32_t pid,
+    uint64_t *ret_starttime, char *ret_name, size_t namesz);
+
+/* gpumem.c */
+const char *gpumem_state_name(unsigned st);
+const char *gpumem_why_name(unsigned why);
+const char *gpumem_source_name(unsigned src);
+bool gpumem_saturated(uint32_t entries, uint32_t capacity);
+int gpumem_new(const struct gpumem_opts *o, struct gpumem **ret);
+struct gpumem *gpumem_free(struct gpumem *g);
+void gpumem_set_lookup(struct gpumem *g, gpumem_lookup_fn fn, void *arg);
+int gpumem_tick(struct gpumem *g, int64_t mono_ns);
+/* One gpu_mem/gpu_mem_total event (the ftrace reader): the pair's new
+ * total (0: deleted), stamped on CLOCK_MONOTONIC. Loop thread only. */
+void gpumem_note_event(struct gpumem *g, uint32_t gpu_id, int32_t pid,
+    uint64_t size, int64_t mono_ns);
+int gpumem_window(struct gpumem *g, struct window *w);
+int gpumem_view(const struct gpumem *g, struct gpumem_view *ret);
+void gpumem_view_release(struct gpumem_view *v);
+unsigned gpumem_state(const struct gpumem *g, unsigned *ret_why,
+    int *ret_err);
+void dump_window_gpumem(const struct window *w, struct vbuf *out);
+int window_gpu_merge(struct window *acc, const struct window *src);
+
+/* gpumem_map.c: one read of a map with AOSP's layout, bpf() calls only */
+struct gpumem_walk {
+	uint64_t *key, *val; /* n pairs, each key once */
+	size_t n, cap;
+	uint32_t restarts, vanished, duplicates;
+	bool truncated;
+};
+
+int gpumem_map_open(const char *path, int *ret_fd, uint32_t *ret_capacity);
+int gpumem_map_check(int fd, uint32_t *ret_capacity);
+int gpumem_map_walk(int fd, uint32_t capacity, struct gpumem_walk *ret);
+void gpumem_walk_release(struct gpumem_walk *wk);
+
+/* gpumem_bpf.c: the own program; -EOPNOTSUPP without BPF */
+int gpumem_bpf_load(const char *bpffs, struct gpumem_bpf **ret,
+    int *ret_map_fd);
+int gpumem_bpf_attach(struct gpumem_bpf *gb);
+int gpumem_bpf_stats(struct gpumem_bpf *gb, uint64_t *ret_events,
+    uint64_t *ret_insert_fail);
+struct gpumem_bpf *gpumem_bpf_free(struct gpumem_bpf *gb);
+
+void gpumem_get_state(const struct gpumem *g, struct window_gpumem *ret);
+
+/* rpc.c */
+struct rpc_query;
+int rpc_answer_gpumem_span(const struct rpc_query *q,
+    const struct gpumem_span *sp, size_t n, const struct window_gpumem *st,
+    uint32_t max, uint8_t **ret, size_t *ret_len);
+
+/* store_gpumem.c: spans of stored windows (store lock taken). ret_state
+ * (may be NULL): the newest window's, saturated if any window was. */
+struct store;
+int store_gpumem_span(struct store *s, int64_t from_wall_ns,
+    int64_t to_wall_ns, struct gpumem_span **ret, size_t *ret_n,
+    struct window_gpumem *ret_state);
+int store_gpumem_growth(struct store *s, uint32_t gpu_id, int32_t pid,
+    uint64_t starttime, int64_t from_wall_ns, int64_t to_wall_ns,
+    struct gpumem_span *ret);
+
+/* ------------------------------------------- heapprofd triggers (issue 8) */
+
+#define HP_NAME_MAX 256	  /* a normalised process name, package, installer */
+#define HP_RULE_NAME_MAX 64
+#define HP_PIDS_MAX 16	  /* pids of one session */
+#define HP_INSTALLERS_MAX 8
+
+/* Why a session was not started; the wire enum (HeapprofdRefusal) and the
+ * store use the same numbers. */
+enum hp_refusal {
+	HP_OK,
+	HP_REFUSE_NOT_ELIGIBLE,	 /* the platform's profiling rules say no */
+	HP_REFUSE_RATE_PROCESS,	 /* the target's budget or cooldown */
+	HP_REFUSE_RATE_SYSTEM,	 /* the system-wide budget */
+	HP_REFUSE_IN_PROGRESS,	 /* one session at a time */
+	HP_REFUSE_INVALID,	 /* bad parameters, no such target */
+	HP_REFUSE_UNAVAILABLE,	 /* no perfetto binary, no store */
+	HP_REFUSE__MAX
+};
+
+/* Who Perfetto will say started the session (DataSourceConfig). */
+enum hp_initiator {
+	HP_INIT_UNSPECIFIED,	/* shell-like: profileable_from_shell */
+	HP_INIT_TRUSTED_SYSTEM, /* statsd-originated sessions only */
+};
+
+enum hp_build { HP_BUILD_USER, HP_BUILD_USERDEBUG, HP_BUILD_ENG };
+
+/* No packages.list (not Android): what eligibility answers. */
+enum hp_host { HP_HOST_REFUSE, HP_HOST_ALLOW };
+
+/* Why eligibility answered as it did. */
+enum hp_elig_why {
+	HP_ELIG_OK,		/* the package allows this initiator */
+	HP_ELIG_DEBUG_BUILD,	/* userdebug / eng: everything */
+	HP_ELIG_HOST_ALLOW,	/* no packages.list; host policy allows */
+	HP_ELIG_PLATFORM_TRUSTED, /* platform uid, trusted-system */
+	HP_ELIG_ISOLATED_TRUSTED, /* isolated uid, every package allows */
+	/* refusals from here */
+	HP_ELIG_HOST_REFUSE,	/* no packages.list; host policy refuses */
+	HP_ELIG_PLATFORM_UID,	/* < 10000 and not trusted-system */
+	HP_ELIG_ISOLATED_UID,	/* isolated and not (trusted + all) */
+	HP_ELIG_OTHER_UID,	/* outside every range that may be profiled */
+	HP_ELIG_NO_PACKAGE,	/* the uid has no packages.list line */
+	HP_ELIG_INSTALLER,	/* installed by none of target_installed_by */
+	HP_ELIG_NOT_PROFILEABLE, /* the flags this initiator needs are off */
+	HP_ELIG_MALFORMED,	/* packages.list has malformed lines */
+	HP_ELIG__MAX
+};
+
+/* One packages.list line. */
+struct hp_package {
+	char name[HP_NAME_MAX];
+	uint64_t uid;
+	bool debuggable, profileable_from_shell, profileable;
+	int64_t version_code;
+	char installer[HP_NAME_MAX]; /* "" when the line has none */
+};
+
+struct hp_packages {
+	struct hp_package *p;
+	size_t n, cap;
+	unsigned malformed;	 /* lines that did not parse: counted, skipped */
+	unsigned first_bad_line; /* 1-based; 0 none */
+};
+
+struct hp_elig_policy {
+	enum hp_initiator initiator;
+	enum hp_build build;
+	enum hp_host host;
+	unsigned ninstalled_by;
+	char installed_by[HP_INSTALLERS_MAX][HP_NAME_MAX];
+};
+
+/* hp_elig.c: pure */
+int hp_normalize(const char *cmdline, size_t len, char *ret, size_t retsz);
+int hp_packages_parse(const char *buf, size_t len, struct hp_packages *ret);
+void hp_packages_release(struct hp_packages *pk);
+bool hp_eligible(const struct hp_elig_policy *pol,
+    const struct hp_packages *pk, uint32_t uid, enum hp_elig_why *ret_why);
+const char *hp_elig_why_name(enum hp_elig_why why);
+const char *hp_refusal_name(enum hp_refusal r);
+const char *hp_initiator_name(enum hp_initiator i);
+
+/* Budgets: 0 in a limit means "no limit". */
+struct hp_limits {
+	unsigned proc_hour, proc_day, proc_week;
+	unsigned sys_hour, sys_day, sys_week;
+	unsigned cooldown_s; /* per target, from one start to the next */
+};
+
+/* One started session, as budgets see it. */
+struct hp_budget_rec {
+	int64_t start_wall_ns;
+	char target[HP_NAME_MAX]; /* the budget key: normalised name */
+};
+
+#define HP_WEEK_NS (7LL * 86400 * NSEC_PER_SEC)
+
+/* hp_budget.c: pure; now from the caller (an injectable clock) */
+enum hp_refusal hp_budget_check(const struct hp_limits *l,
+    const struct hp_budget_rec *recs, size_t n, const char *target,
+    int64_t now_wall_ns, int64_t *ret_retry_ns, char *why, size_t whysz);
+
+/* What one session asks Perfetto for. */
+struct hp_params {
+	unsigned npids;
+	int32_t pids[HP_PIDS_MAX];
+	unsigned nnames;
+	char names[HP_PIDS_MAX][HP_NAME_MAX]; /* normalised process_cmdline */
+	uint32_t duration_ms;
+	uint64_t sampling_interval_bytes;
+	uint64_t shmem_size_bytes;
+	uint32_t dump_interval_ms; /* continuous dumps; 0: only at the end */
+	bool block_client;
+	uint32_t max_heapprofd_memory_kb; /* 0: not set */
+	uint64_t max_heapprofd_cpu_secs;  /* 0: not set */
+	unsigned ninstalled_by;
+	char installed_by[HP_INSTALLERS_MAX][HP_NAME_MAX];
+	uint32_t buffer_kb;
+	uint32_t proc_stats_poll_ms;
+};
+
+#define HP_SHMEM_MIN 8192ULL
+#define HP_SHMEM_MAX (500ULL << 20)
+#define HP_DURATION_MAX_MS (24u * 3600 * 1000)
+
+/* hp_config.c: parameters checked, the Perfetto config as bytes and text */
+void hp_params_default(struct hp_params *p);
+int hp_params_check(const struct hp_params *p, char *why, size_t whysz);
+int hp_config_encode(const struct hp_params *p, uint8_t **ret,
+    size_t *ret_len);
+int hp_config_text(const struct hp_params *p, struct vbuf *out);
+
+/* A rule: a condition over windows, which processes it watches, what is
+ * profiled when it holds, and the session's parameters. */
+enum hp_cond {
+	HP_COND_RSS_GROWTH,  /* RSS grew by bytes within span */
+	HP_COND_ANON_GROWTH, /* RssAnon grew by bytes within span */
+	HP_COND_GPU_GROWTH,  /* GPU memory grew by bytes within span */
+	HP_COND_MAJFLT_RATE, /* major faults per second over a window */
+	HP_COND_PSI_MEMORY,  /* memory PSI some avg10 (%) in a window */
+};
+
+enum hp_sel { HP_SEL_ANY, HP_SEL_NAME, HP_SEL_UID };
+enum hp_tgt { HP_TGT_MATCHED, HP_TGT_NAME, HP_TGT_UID };
+
+struct hp_rule {
+	char name[HP_RULE_NAME_MAX];
+	enum hp_cond cond;
+	uint64_t bytes;	 /* growth conditions */
+	int64_t span_ns; /* growth conditions */
+	double level;	 /* rate (per s) or PSI percent */
+	enum hp_sel sel;
+	char sel_name[HP_NAME_MAX];
+	uint32_t sel_uid;
+	enum hp_tgt tgt;
+	char tgt_name[HP_NAME_MAX];
+	uint32_t tgt_uid;
+	/* overrides of the configured defaults; 0: the default */
+	uint32_t duration_ms;
+	uint64_t sampling_interval_bytes;
+	uint64_t shmem_size_bytes;
+	uint32_t dump_interval_ms;
+};
+
+/* What a rule evaluation may ask of the daemon. */
+struct hp_eval_ctx {
+	/* heapprofd's normalised name of a process (hp_normalize) */
+	int (*name)(void *arg, int32_t pid, char *buf, size_t sz);
+	/* RssAnon, kB */
+	int (*anon_kb)(void *arg, int32_t pid, uint64_t starttime,
+	    uint64_t *kb);
+	/* GPU memory of a process (GpuMem); NULL or -ENOENT: unknown */
+	int (*gpu_bytes)(void *arg, const struct window *w, int32_t pid,
+	    uint64_t starttime, uint64_t *bytes);
+	void *arg;
+	unsigned page_size;
+};
+
+/* A rule that held. */
+struct hp_fire {
+	unsigned rule; /* index */
+	int32_t pid;   /* the process that matched; 0 system conditions */
+	uint64_t starttime;
+	uint32_t uid;
+	char name[HP_NAME_MAX]; /* its normalised name, "" unknown */
+	char why[160];
+};
+
+struct hp_rule_stats {
+	uint64_t evaluations, fired;
+	uint64_t gpu_unavailable; /* GPU growth asked, no GpuMem figure */
+	uint64_t name_failed, anon_failed; /* reads that failed */
+	uint64_t tracked_dropped; /* processes beyond the tracking cap */
+};
+
+struct hp_rules;
+
+/* hp_rules.c */
+int hp_rule_parse(const char *s, struct hp_rule *ret, char *err,
+    size_t errsz);
+const char *hp_cond_name(enum hp_cond c);
+int hp_rules_new(const struct hp_rule *rules, unsigned n,
+    struct hp_rules **ret);
+struct hp_rules *hp_rules_free(struct hp_rules *hr);
+int hp_rules_eval(struct hp_rules *hr, const struct window *w,
+    const struct hp_eval_ctx *ctx, struct hp_fire *ret, size_t max,
+    size_t *ret_n);
+void hp_rules_stats(const struct hp_rules *hr, struct hp_rule_stats *ret);
+
+/* Configuration of the heapprofd triggers (struct config.hp). */
+struct hp_settings {
+	char *perfetto;	     /* the perfetto binary; NULL: none */
+	char *packages_list; /* /data/system/packages.list */
+	struct hp_elig_policy policy;
+	struct hp_limits limits;
+	struct hp_params defaults; /* no targets: parameters only */
+	uint32_t grace_ms;	   /* timeout = duration + grace */
+	uint32_t kill_after_ms;	   /* SIGTERM, then SIGKILL after this */
+	unsigned nrules;
+	struct hp_rule *rules;
+};
+
+void hp_settings_init(struct hp_settings *hs);
+void hp_settings_release(struct hp_settings *hs);
+int hp_settings_set(struct hp_settings *hs, const char *key,
+    const char *value);
+
+/* One session record (store_heapprofd.c, heapprofd.c). */
+struct hp_record {
+	int64_t id;
+	int64_t created_wall_ns;
+	bool by_rule;		    /* else a caller */
+	char rule[HP_RULE_NAME_MAX]; /* by_rule */
+	uint32_t caller_uid;	    /* !by_rule */
+	char target[HP_NAME_MAX];   /* "pid 123" or the name asked for */
+	char target_key[HP_NAME_MAX]; /* budget key: normalised name */
+	char params[512];	    /* one-line summary of hp_params */
+	bool started;		    /* a child ran: counts for budgets */
+	int64_t start_wall_ns, end_wall_ns; /* 0: not yet */
+	int32_t child_pid;
+	uint64_t child_starttime;
+	char outcome[32];	 /* running, completed, failed, ... */
+	unsigned refusal;	 /* enum hp_refusal */
+	char message[256];
+	int32_t exit_status;	 /* −1: none */
+	int32_t term_signal;	 /* 0: none */
+	char output_path[512];
+	int64_t output_bytes;	 /* −1: no file */
+};
+
+/* store_heapprofd.c (loop thread; the store's lock is taken) */
+int store_hp_insert(struct store *s, struct hp_record *r);
+int store_hp_update(struct store *s, const struct hp_record *r);
+int store_hp_budget(struct store *s, int64_t since_wall_ns,
+    struct hp_budget_rec **ret, size_t *ret_n);
+int store_hp_list(struct store *s, unsigned limit, struct hp_record **ret,
+    size_t *ret_n);
+int store_hp_running(struct store *s, struct hp_record **ret,
+    size_t *ret_n);
+int store_hp_get(struct store *s, int64_t id, struct hp_record *ret);
+
+/* A start request, from a caller or a rule. */
+struct hp_request {
+	bool by_rule;
+	const struct hp_rule *rule; /* by_rule */
+	uint32_t caller_uid;
+	int32_t pid;		    /* target: pid, or */
+	char name[HP_NAME_MAX];	    /* target: exact name, or */
+	bool by_uid;		    /* target: every process of uid */
+	uint32_t uid;
+	uint32_t duration_ms;	    /* 0: the defaults' ... */
+	uint64_t sampling_interval_bytes;
+	uint64_t shmem_size_bytes;
+	uint32_t dump_interval_ms;
+	bool block_client;
+	uint32_t max_heapprofd_memory_kb;
+	uint64_t max_heapprofd_cpu_secs;
+	bool dry_run;
+};
+
+struct hp_answer {
+	enum hp_refusal refusal;
+	char message[256];
+	int64_t id;	   /* session record; 0: dry run */
+	struct vbuf text;  /* dry run: the config as text; caller releases */
+	char output_path[512];
+};
+
+struct hp_stats {
+	uint64_t requests, started, dry_runs, denied;
+	uint64_t refused[HP_REFUSE__MAX];
+	uint64_t completed, failed, timeouts, cancelled, spawn_failed;
+	uint64_t restarted_closed; /* found running at start, closed */
+	uint64_t store_errors;
+	bool running;
+	int64_t running_id;
+	unsigned rules;
+	struct hp_rule_stats rs;
+	unsigned last_refusal; /* enum hp_refusal; 0 none */
+	char last_message[256];
+	unsigned initiator; /* enum hp_initiator in force */
+};
+
+struct heapprofd;
+
+/* heapprofd.c: sessions, their child process on the loop, the rules */
+int heapprofd_new(struct event_base *base, const struct config *cfg,
+    struct store *store, struct heapprofd **ret);
+struct heapprofd *heapprofd_free(struct heapprofd *hp);
+int heapprofd_start(struct heapprofd *hp, const struct hp_request *rq,
+    struct hp_answer *ret);
+int heapprofd_cancel(struct heapprofd *hp, int64_t id, char *msg,
+    size_t msgsz);
+int heapprofd_list(struct heapprofd *hp, unsigned limit,
+    struct hp_record **ret, size_t *ret_n);
+void heapprofd_window(struct heapprofd *hp, const struct window *w);
+void heapprofd_get_stats(struct heapprofd *hp, struct hp_stats *ret);
+void heapprofd_note_denied(struct heapprofd *hp);
+void heapprofd_set_gpu(struct heapprofd *hp,
+    int (*gpu_bytes)(void *arg, const struct window *w, int32_t pid,
+	uint64_t starttime, uint64_t *bytes), void *arg);
+
+/* daemon.c, for the control plane; NULL: none */
+struct heapprofd *vitalsd_heapprofd(struct vitalsd *d);
+/* ---------------------------------------------------------------- privs.c */
+
+#define VITALS_PRIVS_GROUPS 16 /* supplementary groups of the service user */
+#define VITALS_CAP_MAX 64      /* capability numbers fit a uint64_t mask */
+
+/* What the privilege drop is asked to do (config keys user, group,
+ * capabilities, seccomp), with names resolved by privs_resolve(). */
+struct privs_req {
+	bool drop;		/* a user is configured */
+	uint32_t uid, gid;	/* the user's, and its primary group */
+	uint32_t ngroups;
+	uint32_t groups[VITALS_PRIVS_GROUPS]; /* supplementary */
+	uint64_t keep;		/* capabilities to keep (bit = CAP_*) */
+	unsigned seccomp;	/* enum privs_seccomp */
+	bool need_bpf;		/* BPF fds are in use after the drop */
+	char user[64];		/* for the log: the name given */
+};
+
+enum privs_seccomp {
+	PRIVS_SECCOMP_OFF,
+	PRIVS_SECCOMP_ON,  /* any other syscall fails with EPERM */
+	PRIVS_SECCOMP_LOG, /* any other syscall is allowed and logged */
+};
+
+/* The privileges the daemon runs with, as verified after the drop
+ * (Health.privileges). */
+struct privs_state {
+	bool dropped;	   /* the drop ran (a user is configured) */
+	bool verified;	   /* every check after it held */
+	uint32_t uid, gid; /* real = effective = saved */
+	uint32_t ngroups;
+	uint32_t groups[VITALS_PRIVS_GROUPS];
+	uint64_t cap_eff, cap_prm, cap_inh, cap_bnd, cap_amb;
+	uint64_t cap_auto; /* kept because the kernel needs it (bpf()) */
+	bool no_new_privs;
+	unsigned seccomp;  /* enum privs_seccomp in force */
+	uint32_t seccomp_rules; /* syscalls the filter allows */
+	char user[64];
+};
+
+int privs_cap_parse(const char *s, uint64_t *ret);
+const char *privs_cap_name(unsigned cap);
+int privs_cap_format(uint64_t mask, char *buf, size_t bufsz);
+const char *privs_seccomp_name(unsigned mode);
+int privs_resolve(const char *user, const char *groups, uint64_t keep,
+    unsigned seccomp, struct privs_req *ret, char *err, size_t errsz);
+int privs_own_state(const struct privs_req *req, const char *state_dir);
+int privs_drop(const struct privs_req *req, struct privs_state *ret);
+int privs_read(struct privs_state *ret);
+void privs_get(struct privs_state *ret);
+void privs_log(const struct privs_state *st);
+/* daemon.c, for the drop */
+bool vitalsd_uses_bpf(struct vitalsd *d);
+
+/* seccomp.c: the daemon's syscall allowlist (classic BPF) */
+int seccomp_install(unsigned mode, uint32_t *ret_rules);
+size_t seccomp_syscalls(const char *const **ret_names);
+
+/* privhelper.c: the privileged helper (doc/privileges.md) */
+enum privhelper_file {
+	PH_FILE_MAPS,	    /* /proc/<pid>/maps, read */
+	PH_FILE_SMAPS,	    /* /proc/<pid>/smaps, read */
+	PH_FILE_PAGEMAP,    /* /proc/<pid>/pagemap, read, with PFNs */
+	PH_FILE_CLEAR_REFS, /* /proc/<pid>/clear_refs, write */
+	PH_FILE__MAX
+};
+
+struct privhelper;
+
+int privhelper_start(const char *proc_root, const char *sys_root,
+    const char *tracefs, struct privhelper **ret);
+struct privhelper *privhelper_stop(struct privhelper *ph);
+pid_t privhelper_pid(const struct privhelper *ph);
+int privhelper_open(struct privhelper *ph, int32_t pid, uint64_t starttime,
+    enum privhelper_file which, int *ret_fd);
+int privhelper_page_idle(struct privhelper *ph, int *ret_fd);
+int privhelper_rmdir_instance(struct privhelper *ph, const char *name);
+void privhelper_set(struct privhelper *ph);
+struct privhelper *privhelper_get(void);
+int privhelper_raw(struct privhelper *ph, const void *buf, size_t len);
+size_t privhelper_req_size(void);
+
+/* proc_hidden.c: processes a hidepid procfs kept from the scan */
+enum unseen_state {
+	UNSEEN_NOT_REPORTED, /* not known (a stored window, no scan) */
+	UNSEEN_NONE_HIDDEN,  /* the mount hides nothing, or BPF is the source */
+	UNSEEN_COUNTED,	     /* procs_unseen holds the count */
+	UNSEEN_UNKNOWN,	     /* the mount hides, no cgroup list to count by */
+};
+
+const char *unseen_state_name(unsigned st);
+int prochidden_detect(int procfd, bool *ret_hiding);
+int prochidden_cgroup_open(const char *sys_root);
+int prochidden_count(int cgfd, int procfd,
+    bool (*seen)(int32_t pid, void *arg), void *arg, uint32_t *ret_unseen);
+/* proc_scan.c: count at every window close when the mount hides */
+int procscan_watch_hidden(struct procscan *ps, const char *sys_root);
 /* --------------------------------------------- ftrace: the rest of it */
 
 /* One ATrace marker, parsed (atrace.c). Strings point into the payload. */

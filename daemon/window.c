@@ -30,6 +30,7 @@ window_free(struct window *w)
 	free(w->cpu);
 	free(w->procs);
 	free(w->threads);
+	free(w->gpu);
 	free(w);
 	return NULL;
 }
@@ -46,6 +47,7 @@ window_dup(const struct window *w)
 	c->cpu = NULL;
 	c->procs = NULL;
 	c->threads = NULL;
+	c->gpu = NULL;
 	c->procs_cap = w->nprocs;
 	c->threads_cap = w->nthreads;
 	if (w->cpu_span &&
@@ -64,6 +66,11 @@ window_dup(const struct window *w)
 	if (w->nthreads)
 		memcpy(c->threads, w->threads,
 		    w->nthreads * sizeof(*c->threads));
+	if (w->n_gpu) {
+		if ((c->gpu = malloc(w->n_gpu * sizeof(*c->gpu))) == NULL)
+			goto fail;
+		memcpy(c->gpu, w->gpu, w->n_gpu * sizeof(*c->gpu));
+	}
 	return c;
 fail:
 	return window_free(c);

@@ -160,6 +160,13 @@ run_query(const struct rpc_query *q, int64_t now)
 		r = rpc_answer_process(q, hist, 4, hist, q->threads ? 4 : 0,
 		    FUZZ_MAX_FRAME, &frame, &len);
 		break;
+	case RPC_Q_GPUMEM: {
+		struct window_gpumem st = { 0 };
+
+		r = rpc_answer_gpumem_span(q, NULL, 0, &st, FUZZ_MAX_FRAME,
+		    &frame, &len);
+		break;
+	}
 	case RPC_Q_TRACE:
 		r = rpc_answer_trace(q, ws, 2, false, FUZZ_MAX_FRAME, &frame,
 		    &len);

@@ -43,6 +43,21 @@ echo "fuzz: fuzz_frame for ${secs} s" >&2
 ./fuzz/fuzz_frame -max_total_time="$secs" -max_len=8192 -timeout=10 \
     -rss_limit_mb=2048 -print_final_stats=1 fuzz/corpus-frame
 
+# issue 8: the heapprofd parsers (packages.list, rules, cmdlines), a quarter
+# of the time: they are small.
+hp_secs=$(( secs / 4 > 5 ? secs / 4 : 5 ))
+cd "$top"
+ninja -C "$builddir" fuzz/fuzz_hp
+hcorpus="$builddir/fuzz/corpus-hp"
+mkdir -p "$hcorpus"
+printf '\x00com.a 10100 0 /d default none 1 1 1 @system\ncom.b 90001 1\n' >"$hcorpus/seed-pkgs"
+printf '\x01grow when=rss_growth:100M:10m match=name:com.a target=uid:10100 duration=30s' >"$hcorpus/seed-rule"
+printf '\x02/system/bin/surfaceflinger@1.0\x00arg' >"$hcorpus/seed-cmdline"
+cd "$builddir"
+echo "fuzz: fuzz_hp for ${hp_secs} s" >&2
+./fuzz/fuzz_hp -max_total_time="$hp_secs" -max_len=4096 -timeout=10 \
+    -rss_limit_mb=2048 -print_final_stats=1 fuzz/corpus-hp
+
 # ftrace input (fuzz_atrace.c): byte 0 even = markers, one per line;
 # odd = a raw page decoded with tests/fixtures/ftrace/events.
 corpus="fuzz/corpus-atrace"

@@ -434,6 +434,28 @@ START_TEST(check_limits)
 END_TEST
 
 /* Roll-ups get coarser and older, never the other way round. */
+/* The seccomp filter refuses fork and execve: with heapprofd's perfetto
+ * configured, seccomp on is a configuration error, log and off are not. */
+START_TEST(check_seccomp_perfetto)
+{
+	struct config cfg;
+	char err[256];
+
+	config_init(&cfg);
+	ck_assert_int_eq(config_set(&cfg, "seccomp", "on"), 0);
+	ck_assert_int_eq(config_check(&cfg, err, sizeof(err)), 0);
+	ck_assert_int_eq(config_set(&cfg, "heapprofd_perfetto",
+	    "/system/bin/perfetto"), 0);
+	err[0] = '\0';
+	ck_assert_int_eq(config_check(&cfg, err, sizeof(err)), -EINVAL);
+	ck_assert(strstr(err, "seccomp") != NULL);
+	ck_assert(strstr(err, "heapprofd_perfetto") != NULL);
+	ck_assert_int_eq(config_set(&cfg, "seccomp", "log"), 0);
+	ck_assert_int_eq(config_check(&cfg, err, sizeof(err)), 0);
+	config_release(&cfg);
+}
+END_TEST
+
 START_TEST(check_rollups)
 {
 	struct config cfg;
@@ -663,6 +685,7 @@ main(void)
 	tcase_add_test(tc, parse_missing_file);
 	tcase_add_test(tc, check_limits);
 	tcase_add_test(tc, check_rollups);
+	tcase_add_test(tc, check_seccomp_perfetto);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("binary");

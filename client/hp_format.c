@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Text of the heapprofd answers (issue 8): start, list, cancel, health. */
+#include <stdio.h>
+#include <string.h>
+
+#include "client.h"
+
+#define ULL(v) ((unsigned long long)(v))
+
+const char *
+fmt_hp_refusal(Vitals__HeapprofdRefusal r)
+{
+	switch (r) {
+	case VITALS__HEAPPROFD_REFUSAL__HEAPPROFD_OK:
+		return "ok";
+	case VITALS__HEAPPROFD_REFUSAL__HEAPPROFD_NOT_ELIGIBLE:
+		return "not eligible";
+	case VITALS__HEAPPROFD_REFUSAL__HEAPPROFD_RATE_LIMITED_PROCESS:
+		return "rate limited (process)";
+	case VITALS__HEAPPROFD_REFUSAL__HEAPPROFD_RATE_LIMITED_SYSTEM:
+		return "rate limited (system-wide)";
+	case VITALS__HEAPPROFD_REFUSAL__HEAPPROFD_IN_PROGRESS:
+		return "another session in progress";
+	case VITALS__HEAPPROFD_REFUSAL__HEAPPROFD_INVALID_REQUEST:
+		return "invalid request";
+	case VITALS__HEAPPROFD_REFUSAL__HEAPPROFD_UNAVAILABLE:
+		return "unavailable";
+	default:
+		return "unknown reason";
+	}
+}
+
+void
+fmt_hp_started(struct sbuf *o, const Vitals__HeapprofdStarted *s)
+{
+	if (s->refusal != VITALS__HEAPPROFD_REFUSAL__HEAPPROFD_OK) {
+		sbuf_printf(o, "refused: %s: %s", fmt_hp_refusal(s->refusal),
+		    s->message);
+		if (s->session_id)
+			sbuf_printf(o, " (record %lld)",
+			    (long long)s->session_id);
+		sbuf_putc(o, '\n');
+		return;
+	}
+	sbuf_printf(o, "%s\n", s->message);
+	if (s->dry_run) {
+		sbuf_puts(o, s->config_text);
+		return;
+	}
+	if (s->output_path && *s->output_path)
+		sbuf_printf(o, "output: %s\n", s->output_path);
+}
+
+void
+fmt_hp_list(struct sbuf *o, const Vitals__HeapprofdList *l)
+{
+	char t[32], by[80];
+	size_t i;
+
+	if (l->n_sessions == 0) {
+		sbuf_puts(o, "no heapprofd sessions recorded\n");
+		return;
+	}
+	sbuf_printf(o, "%6s  %-19s  %-16s  %-20s  %-16s  %s\n", "ID",
+	    "CREATED", "BY", "TARGET", "OUTCOME", "DETAIL");
+	for (i = 0; i < l->n_sessions; i++) {
+		const Vitals__HeapprofdSession *s = l->sessions[i];
+
+		fmt_time(t, sizeof(t), s->created_wall_ns);
+		if (s->by_rule)
+			snprintf(by, sizeof(by), "rule %s", s->rule);
+		else
+			snprintf(by, sizeof(by), "uid %u", s->caller_uid);
+		sbuf_printf(o, "%6lld  %-19s  %-16s  %-20s  %-16s  ",
+		    (long long)s->id, t, by, s->target, s->outcome);
+		if (!s->started)
+			sbuf_printf(o, "%s: %s", fmt_hp_refusal(s->refusal),
+			    s->message);
+		else if (s->end_wall_ns)
+			sbuf_printf(o, "%.1f s, exit %d%s%s, %lld bytes %s",
+			    (double)(s->end_wall_ns - s->start_wall_ns) / 1e9,
+			    s->exit_status, s->term_signal ? ", signal " : "",
+			    s->term_signal ? strsignal(s->term_signal) : "",
+			    (long long)s->output_bytes, s->output_path);
+		else
+			sbuf_printf(o, "perfetto pid %d, %s", s->child_pid,
+			    s->output_path);
+		sbuf_putc(o, '\n');
+	}
+}
+
+void
+fmt_hp_cancelled(struct sbuf *o, const Vitals__HeapprofdCancelled *c)
+{
+	sbuf_printf(o, "%s\n", c->message);
+}
+
+void
+fmt_hp_health(struct sbuf *o, const Vitals__HeapprofdHealth *h)
+{
+	size_t i;
+
+	if (h == NULL)
+		return;
+	sbuf_printf(o, "heapprofd: %u rule%s, initiator %s, %s\n  requests "
+	    "%llu, started %llu, dry runs %llu, denied %llu; completed %llu, "
+	    "failed %llu, timeouts %llu, cancelled %llu, spawn failed %llu, "
+	    "closed after restart %llu\n  refused:", h->rules,
+	    h->rules == 1 ? "" : "s", h->initiator, h->running ?
+	    "session running" : "idle", ULL(h->requests), ULL(h->started),
+	    ULL(h->dry_runs), ULL(h->denied), ULL(h->completed),
+	    ULL(h->failed), ULL(h->timeouts), ULL(h->cancelled),
+	    ULL(h->spawn_failed), ULL(h->restarted_closed));
+	for (i = 0; i < h->n_refused; i++)
+		sbuf_printf(o, " %s %llu", h->refused[i]->name,
+		    ULL(h->refused[i]->value));
+	sbuf_printf(o, "\n  rules: evaluated %llu, fired %llu, GPU memory "
+	    "not available %llu, name reads failed %llu, anon reads failed "
+	    "%llu\n", ULL(h->rule_evaluations), ULL(h->rules_fired),
+	    ULL(h->gpu_unavailable), ULL(h->name_failed),
+	    ULL(h->anon_failed));
+	if (h->last_refusal)
+		sbuf_printf(o, "  last refusal: %s: %s\n",
+		    fmt_hp_refusal(h->last_refusal), h->last_message);
+}

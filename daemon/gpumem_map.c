@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Reading a GpuMem total map: open a pin read-only, check it has AOSP's
+ * layout, and walk it with get-next-key. Only bpf() system calls, so the
+ * reader works in a build without libbpf too.
+ *
+ * The walk is a best-effort snapshot. A hash map's get-next-key starts
+ * over from the first bucket when the cursor key has been deleted, so a
+ * writer deleting entries under the walk makes keys come back: each key is
+ * taken once (a set of those seen), a key returned again is counted, and
+ * the walk is bounded in steps so a writer that never stops cannot keep
+ * it going forever. A key that vanishes between get-next-key and the
+ * lookup is counted and skipped.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/bpf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "vitalsd.h"
+
+static int
+sys_bpf(int cmd, union bpf_attr *attr)
+{
+	long r = syscall(__NR_bpf, cmd, attr, sizeof(*attr));
+
+	return r < 0 ? -errno : (int)r;
+}
+
+/* 0 and the pair's value, -ENOENT when the key is gone. */
+static int
+map_lookup(int fd, uint64_t key, uint64_t *ret)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_fd = (uint32_t)fd;
+	a.key = (uint64_t)(uintptr_t)&key;
+	a.value = (uint64_t)(uintptr_t)ret;
+	return sys_bpf(BPF_MAP_LOOKUP_ELEM, &a);
+}
+
+/* prev NULL: the first key. -ENOENT: no further key. */
+static int
+map_next(int fd, const uint64_t *prev, uint64_t *ret)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_fd = (uint32_t)fd;
+	a.key = (uint64_t)(uintptr_t)prev;
+	a.next_key = (uint64_t)(uintptr_t)ret;
+	return sys_bpf(BPF_MAP_GET_NEXT_KEY, &a);
+}
+
+/* 0 when fd is a HASH map of u64 → u64; -EPROTOTYPE otherwise. */
+int
+gpumem_map_check(int fd, uint32_t *ret_capacity)
+{
+	struct bpf_map_info info;
+	union bpf_attr a;
+	int r;
+
+	memset(&info, 0, sizeof(info));
+	memset(&a, 0, sizeof(a));
+	a.info.bpf_fd = (uint32_t)fd;
+	a.info.info_len = sizeof(info);
+	a.info.info = (uint64_t)(uintptr_t)&info;
+	if ((r = sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a)) < 0)
+		return r;
+	if (info.type != BPF_MAP_TYPE_HASH || info.key_size != 8 ||
+	    info.value_size != 8 || info.max_entries == 0)
+		return -EPROTOTYPE;
+	*ret_capacity = info.max_entries;
+	return 0;
+}
+
+/*
+ * The pin at path, read-only (GpuService opens it the same way). -ENOENT:
+ * nothing pinned there; -EPROTOTYPE: a map of another layout.
+ */
+int
+gpumem_map_open(const char *path, int *ret_fd, uint32_t *ret_capacity)
+{
+	union bpf_attr a;
+	uint32_t cap;
+	int fd, r;
+
+	memset(&a, 0, sizeof(a));
+	a.pathname = (uint64_t)(uintptr_t)path;
+	a.file_flags = BPF_F_RDONLY;
+	if ((fd = sys_bpf(BPF_OBJ_GET, &a)) < 0)
+		return fd;
+	if ((r = gpumem_map_check(fd, &cap)) < 0) {
+		close(fd);
+		return r;
+	}
+	*ret_fd = fd;
+	*ret_capacity = cap;
+	return 0;
+}
+
+/* The keys seen so far: open addressing, a slot per key, own used flag
+ * (key 0, GPU 0's global total, is a real key). */
+struct seen {
+	uint64_t *k;
+	uint8_t *used;
+	size_t mask;
+};
+
+static size_t
+seen_hash(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdULL;
+	k ^= k >> 33;
+	return (size_t)k;
+}
+
+/* true when k was there already; otherwise it is added */
+static bool
+seen_add(struct seen *s, uint64_t k)
+{
+	size_t i = seen_hash(k) & s->mask;
+
+	for (; s->used[i]; i = (i + 1) & s->mask)
+		if (s->k[i] == k)
+			return true;
+	s->used[i] = 1;
+	s->k[i] = k;
+	return false;
+}
+
+static int
+walk_push(struct gpumem_walk *wk, uint64_t k, uint64_t v)
+{
+	if (wk->n == wk->cap) {
+		size_t cap = wk->cap ? wk->cap * 2 : 64;
+		uint64_t *nk = realloc(wk->key, cap * sizeof(*nk)), *nv;
+
+		if (nk == NULL)
+			return -ENOMEM;
+		wk->key = nk;
+		if ((nv = realloc(wk->val, cap * sizeof(*nv))) == NULL)
+			return -ENOMEM;
+		wk->val = nv;
+		wk->cap = cap;
+	}
+	wk->key[wk->n] = k;
+	wk->val[wk->n++] = v;
+	return 0;
+}
+
+/*
+ * One walk. At most capacity distinct keys exist at any moment, but a
+ * writer may replace them while we walk: the walk stops (truncated) after
+ * four times capacity steps, restarts included. wk is reused from walk to
+ * walk.
+ */
+int
+gpumem_map_walk(int fd, uint32_t capacity, struct gpumem_walk *wk)
+{
+	size_t max_steps = 4 * (size_t)capacity + 16, steps = 0, size;
+	struct seen s = { 0 };
+	uint64_t key, next, val;
+	bool again = false;
+	int r;
+
+	wk->n = 0;
+	wk->restarts = wk->vanished = wk->duplicates = 0;
+	wk->truncated = false;
+	/* every step adds at most one key: the set never fills */
+	for (size = 64; size < 2 * max_steps; size *= 2)
+		;
+	s.mask = size - 1;
+	s.k = malloc(size * sizeof(*s.k));
+	s.used = calloc(size, 1);
+	if (s.k == NULL || s.used == NULL) {
+		r = -ENOMEM;
+		goto out;
+	}
+
+	if ((r = map_next(fd, NULL, &key)) < 0) {
+		if (r == -ENOENT)
+			r = 0; /* empty */
+		goto out;
+	}
+	for (;;) {
+		if (++steps > max_steps) {
+			wk->truncated = true;
+			break;
+		}
+		if (seen_add(&s, key)) {
+			/* Only a restart returns a key twice: the one before
+			 * it was deleted under the cursor. */
+			if (!again)
+				wk->restarts++;
+			again = true;
+			wk->duplicates++;
+		} else if ((r = map_lookup(fd, key, &val)) == -ENOENT) {
+			wk->vanished++;
+		} else if (r < 0) {
+			goto out;
+		} else if ((r = walk_push(wk, key, val)) < 0) {
+			goto out;
+		} else {
+			again = false;
+		}
+		if ((r = map_next(fd, &key, &next)) == -ENOENT) {
+			r = 0;
+			break;
+		}
+		if (r < 0)
+			goto out;
+		key = next;
+	}
+out:
+	free(s.k);
+	free(s.used);
+	return r;
+}
+
+void
+gpumem_walk_release(struct gpumem_walk *wk)
+{
+	free(wk->key);
+	free(wk->val);
+	memset(wk, 0, sizeof(*wk));
+}

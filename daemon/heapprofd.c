@@ -1,0 +1,985 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * heapprofd sessions: a request (a trusted caller's, or a rule's at window
+ * close) is checked — parameters, one session at a time, eligibility by
+ * the platform's rules, budgets — then recorded, and the perfetto binary
+ * runs as a child watched on the loop through a pidfd: the config on its
+ * stdin, a timeout (SIGTERM, then SIGKILL), cancellation, exit status and
+ * output size into the record. A session a restart finds "running" is
+ * closed with what happened. doc/heapprofd.md.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "vitalsd.h"
+
+#define HP_FIRES_MAX 16
+
+enum stop_why { STOP_NONE, STOP_TIMEOUT, STOP_CANCEL, STOP_DAEMON };
+
+struct heapprofd {
+	struct event_base *base;
+	struct store *store;
+	const struct hp_settings *hs;
+	char *state_dir;
+	int procfd;
+	unsigned page_size;
+	struct hp_rules *rules;
+	struct hp_stats st;
+	int (*gpu_bytes)(void *arg, const struct window *w, int32_t pid,
+	    uint64_t starttime, uint64_t *bytes);
+	void *gpu_arg;
+	/* the running session */
+	bool running;
+	struct hp_record rec;
+	pid_t child;
+	int pidfd;
+	struct event *ev_child, *ev_timer;
+	enum stop_why stop;
+	bool term_sent;
+};
+
+static int64_t
+wall_now(void)
+{
+	return clock_ns(CLOCK_REALTIME);
+}
+
+/* ------------------------------------------------------------ /proc */
+
+static int
+proc_name(struct heapprofd *hp, int32_t pid, char *buf, size_t sz)
+{
+	struct vbuf b = { 0 };
+	char path[32];
+	int r;
+
+	snprintf(path, sizeof(path), "%d/cmdline", (int)pid);
+	if ((r = read_at(hp->procfd, path, &b)) == 0)
+		r = hp_normalize(b.p, b.len, buf, sz);
+	vbuf_release(&b);
+	return r;
+}
+
+static int
+proc_status(struct heapprofd *hp, int32_t pid, struct pid_status *ret)
+{
+	struct vbuf b = { 0 };
+	char path[32];
+	int r;
+
+	snprintf(path, sizeof(path), "%d/status", (int)pid);
+	if ((r = read_at(hp->procfd, path, &b)) == 0)
+		r = pidstatus_parse(b.p, b.len, ret);
+	vbuf_release(&b);
+	return r;
+}
+
+static int
+proc_starttime(struct heapprofd *hp, int32_t pid, uint64_t *ret)
+{
+	struct vbuf b = { 0 };
+	struct pid_stat ps;
+	char path[32];
+	int r;
+
+	snprintf(path, sizeof(path), "%d/stat", (int)pid);
+	if ((r = read_at(hp->procfd, path, &b)) == 0 &&
+	    (r = pidstat_parse(b.p, b.len, &ps)) == 0)
+		*ret = ps.starttime;
+	vbuf_release(&b);
+	return r;
+}
+
+static int
+eval_name_cb(void *arg, int32_t pid, char *buf, size_t sz)
+{
+	return proc_name(arg, pid, buf, sz);
+}
+
+static int
+eval_anon_cb(void *arg, int32_t pid, uint64_t starttime, uint64_t *kb)
+{
+	struct heapprofd *hp = arg;
+	struct pid_status s;
+	uint64_t st;
+	int r;
+
+	if ((r = proc_starttime(hp, pid, &st)) < 0)
+		return r;
+	if (st != starttime)
+		return -ESRCH;
+	if ((r = proc_status(hp, pid, &s)) < 0)
+		return r;
+	if (s.rss_anon_kb < 0)
+		return -ENODATA;
+	*kb = (uint64_t)s.rss_anon_kb;
+	return 0;
+}
+
+static int
+eval_gpu_cb(void *arg, const struct window *w, int32_t pid,
+    uint64_t starttime, uint64_t *bytes)
+{
+	struct heapprofd *hp = arg;
+
+	if (hp->gpu_bytes == NULL)
+		return -ENOENT;
+	return hp->gpu_bytes(hp->gpu_arg, w, pid, starttime, bytes);
+}
+
+/* Every process whose normalised name is name: their effective uids. */
+static int
+find_by_name(struct heapprofd *hp, const char *name, uint32_t *uids,
+    unsigned max, unsigned *ret_n)
+{
+	struct pid_status s;
+	struct dirent *de;
+	char n[HP_NAME_MAX];
+	unsigned c = 0;
+	DIR *d;
+	int fd;
+
+	if ((fd = openat(hp->procfd, ".", O_RDONLY | O_DIRECTORY |
+	    O_CLOEXEC)) < 0)
+		return -errno;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return -errno;
+	}
+	while ((de = readdir(d)) != NULL) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end != '\0' || pid <= 0 || pid > INT32_MAX)
+			continue;
+		if (proc_name(hp, (int32_t)pid, n, sizeof(n)) < 0 ||
+		    strcmp(n, name) != 0)
+			continue;
+		if (proc_status(hp, (int32_t)pid, &s) < 0)
+			continue;
+		if (c < max)
+			uids[c] = s.euid;
+		c++;
+	}
+	closedir(d);
+	*ret_n = c < max ? c : max;
+	return 0;
+}
+
+/* Every process of uid (effective), at most max of them. */
+static int
+find_by_uid(struct heapprofd *hp, uint32_t uid, int32_t *pids, unsigned max,
+    unsigned *ret_n)
+{
+	struct pid_status s;
+	struct dirent *de;
+	unsigned c = 0;
+	DIR *d;
+	int fd;
+
+	if ((fd = openat(hp->procfd, ".", O_RDONLY | O_DIRECTORY |
+	    O_CLOEXEC)) < 0)
+		return -errno;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return -errno;
+	}
+	while ((de = readdir(d)) != NULL && c < max) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end != '\0' || pid <= 0 || pid > INT32_MAX)
+			continue;
+		if (proc_status(hp, (int32_t)pid, &s) < 0 || s.euid != uid ||
+		    s.vm_rss_kb < 0) /* kernel threads have no memory */
+			continue;
+		pids[c++] = (int32_t)pid;
+	}
+	closedir(d);
+	*ret_n = c;
+	return 0;
+}
+
+/* ------------------------------------------------------------ records */
+
+static void
+params_line(const struct hp_params *p, char *buf, size_t sz)
+{
+	struct vbuf b = { 0 };
+	unsigned i;
+
+	vbuf_printf(&b, "duration_ms=%u sampling_interval_bytes=%llu "
+	    "shmem_size_bytes=%llu dump_interval_ms=%u block_client=%s",
+	    p->duration_ms, (unsigned long long)p->sampling_interval_bytes,
+	    (unsigned long long)p->shmem_size_bytes, p->dump_interval_ms,
+	    p->block_client ? "on" : "off");
+	if (p->max_heapprofd_memory_kb)
+		vbuf_printf(&b, " max_heapprofd_memory_kb=%u",
+		    p->max_heapprofd_memory_kb);
+	if (p->max_heapprofd_cpu_secs)
+		vbuf_printf(&b, " max_heapprofd_cpu_secs=%llu",
+		    (unsigned long long)p->max_heapprofd_cpu_secs);
+	for (i = 0; i < p->ninstalled_by; i++)
+		vbuf_printf(&b, " target_installed_by=%s",
+		    p->installed_by[i]);
+	snprintf(buf, sz, "%s", b.p ? b.p : "");
+	vbuf_release(&b);
+}
+
+static void
+note_store_error(struct heapprofd *hp, int r, const char *what)
+{
+	hp->st.store_errors++;
+	log_warnx("heapprofd: %s: %s", what, strerror(-r));
+}
+
+static void
+file_size(const char *path, int64_t *ret)
+{
+	struct stat sb;
+
+	*ret = stat(path, &sb) == 0 ? (int64_t)sb.st_size : -1;
+}
+
+/* ------------------------------------------------------------ child */
+
+static void
+session_end(struct heapprofd *hp, int status)
+{
+	struct hp_record *r = &hp->rec;
+	int e;
+
+	r->end_wall_ns = wall_now();
+	if (WIFEXITED(status)) {
+		r->exit_status = WEXITSTATUS(status);
+		r->term_signal = 0;
+	} else if (WIFSIGNALED(status)) {
+		r->exit_status = -1;
+		r->term_signal = WTERMSIG(status);
+	}
+	file_size(r->output_path, &r->output_bytes);
+	if (hp->stop == STOP_DAEMON) {
+		snprintf(r->outcome, sizeof(r->outcome), "daemon stopped");
+	} else if (hp->stop == STOP_CANCEL) {
+		snprintf(r->outcome, sizeof(r->outcome), "cancelled");
+		hp->st.cancelled++;
+	} else if (hp->stop == STOP_TIMEOUT) {
+		snprintf(r->outcome, sizeof(r->outcome), "timeout");
+		hp->st.timeouts++;
+	} else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+		snprintf(r->outcome, sizeof(r->outcome), "completed");
+		hp->st.completed++;
+	} else {
+		snprintf(r->outcome, sizeof(r->outcome), "failed");
+		hp->st.failed++;
+	}
+	if ((e = store_hp_update(hp->store, r)) < 0)
+		note_store_error(hp, e, "session end not recorded");
+	log_info("heapprofd: session %lld %s (exit %d, signal %d, %lld "
+	    "bytes in %s)", (long long)r->id, r->outcome, r->exit_status,
+	    r->term_signal, (long long)r->output_bytes, r->output_path);
+	if (hp->ev_child)
+		event_free(hp->ev_child);
+	if (hp->ev_timer)
+		event_free(hp->ev_timer);
+	hp->ev_child = hp->ev_timer = NULL;
+	if (hp->pidfd >= 0)
+		close(hp->pidfd);
+	hp->pidfd = -1;
+	hp->child = 0;
+	hp->running = false;
+	hp->st.running = false;
+	hp->st.running_id = 0;
+}
+
+static void
+child_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct heapprofd *hp = arg;
+	int status;
+	pid_t p;
+
+	(void)fd;
+	(void)what;
+	if (!hp->running)
+		return;
+	p = waitpid(hp->child, &status, WNOHANG);
+	if (p == 0)
+		return; /* spurious: the pidfd stays armed (EV_PERSIST) */
+	if (p < 0)
+		status = 0x7f00; /* reaped elsewhere: say "failed" */
+	session_end(hp, status);
+}
+
+static void
+arm_timer(struct heapprofd *hp, uint32_t ms)
+{
+	struct timeval tv = { ms / 1000, (long)(ms % 1000) * 1000 };
+
+	event_add(hp->ev_timer, &tv);
+}
+
+/* First SIGTERM (perfetto stops and writes its file), then SIGKILL. */
+static void
+timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct heapprofd *hp = arg;
+
+	(void)fd;
+	(void)what;
+	if (!hp->running)
+		return;
+	if (!hp->term_sent) {
+		if (hp->stop == STOP_NONE)
+			hp->stop = STOP_TIMEOUT;
+		hp->term_sent = true;
+		kill(hp->child, SIGTERM);
+		arm_timer(hp, hp->hs->kill_after_ms);
+		return;
+	}
+	log_warnx("heapprofd: session %lld: perfetto (pid %d) ignored "
+	    "SIGTERM for %u ms: SIGKILL", (long long)hp->rec.id,
+	    (int)hp->child, hp->hs->kill_after_ms);
+	kill(hp->child, SIGKILL);
+}
+
+static int
+mkdir_one(const char *path)
+{
+	return mkdir(path, 0750) < 0 && errno != EEXIST ? -errno : 0;
+}
+
+static int
+spawn(struct heapprofd *hp, const uint8_t *cfg, size_t len, char *why,
+    size_t whysz)
+{
+	struct hp_record *r = &hp->rec;
+	char dir[512], logp[600];
+	int in[2], fd, e;
+	ssize_t w;
+	size_t off = 0;
+	pid_t pid;
+
+	if (snprintf(dir, sizeof(dir), "%s/heapprofd", hp->state_dir) >=
+	    (int)sizeof(dir) - 40)
+		return snprintf(why, whysz, "state directory path too long"),
+		    -ENAMETOOLONG;
+	if ((e = mkdir_one(dir)) < 0)
+		return snprintf(why, whysz, "%.120s: %s", dir, strerror(-e)),
+		    e;
+	if (snprintf(r->output_path, sizeof(r->output_path),
+	    "%s/session-%lld.pftrace", dir, (long long)r->id) >=
+	    (int)sizeof(r->output_path) ||
+	    snprintf(logp, sizeof(logp), "%s/session-%lld.log", dir,
+	    (long long)r->id) >= (int)sizeof(logp))
+		return snprintf(why, whysz, "output path too long"),
+		    -ENAMETOOLONG;
+	if (pipe2(in, O_CLOEXEC) < 0)
+		return snprintf(why, whysz, "pipe: %s", strerror(errno)),
+		    -errno;
+	if ((pid = fork()) < 0) {
+		e = -errno;
+		close(in[0]);
+		close(in[1]);
+		return snprintf(why, whysz, "fork: %s", strerror(-e)), e;
+	}
+	if (pid == 0) {
+		sigset_t all;
+
+		sigemptyset(&all);
+		sigprocmask(SIG_SETMASK, &all, NULL);
+		signal(SIGPIPE, SIG_DFL);
+		fd = open(logp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+		    0640);
+		if (dup2(in[0], 0) < 0 || fd < 0 || dup2(fd, 1) < 0 ||
+		    dup2(fd, 2) < 0)
+			_exit(126);
+		close_range(3, ~0U, 0);
+		execl(hp->hs->perfetto, "perfetto", "-c", "-", "-o",
+		    r->output_path, (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	/* A config is a few hundred bytes: far below the pipe's buffer. */
+	while (off < len) {
+		w = write(in[1], cfg + off, len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break; /* the child is gone: its exit says why */
+		off += (size_t)w;
+	}
+	close(in[1]);
+	hp->child = pid;
+	r->child_pid = pid;
+	(void)proc_starttime(hp, pid, &r->child_starttime);
+	hp->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (hp->pidfd < 0) {
+		e = -errno;
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return snprintf(why, whysz, "pidfd_open: %s", strerror(-e)),
+		    e;
+	}
+	hp->ev_child = event_new(hp->base, hp->pidfd, EV_READ | EV_PERSIST,
+	    child_cb, hp);
+	hp->ev_timer = event_new(hp->base, -1, 0, timer_cb, hp);
+	if (hp->ev_child == NULL || hp->ev_timer == NULL ||
+	    event_priority_set(hp->ev_child, 1) < 0 ||
+	    event_priority_set(hp->ev_timer, 1) < 0 ||
+	    event_add(hp->ev_child, NULL) < 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return snprintf(why, whysz, "out of memory"), -ENOMEM;
+	}
+	hp->stop = STOP_NONE;
+	hp->term_sent = false;
+	return 0;
+}
+
+/* ------------------------------------------------------------ requests */
+
+static enum hp_refusal
+refuse(struct hp_answer *ret, enum hp_refusal r, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static enum hp_refusal
+refuse(struct hp_answer *ret, enum hp_refusal r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(ret->message, sizeof(ret->message), fmt, ap);
+	va_end(ap);
+	ret->refusal = r;
+	return r;
+}
+
+static void
+build_params(const struct heapprofd *hp, const struct hp_request *rq,
+    struct hp_params *p)
+{
+	const struct hp_rule *ru = rq->by_rule ? rq->rule : NULL;
+	unsigned i;
+
+	*p = hp->hs->defaults;
+	p->npids = p->nnames = 0;
+	if (ru) {
+		if (ru->duration_ms)
+			p->duration_ms = ru->duration_ms;
+		if (ru->sampling_interval_bytes)
+			p->sampling_interval_bytes =
+			    ru->sampling_interval_bytes;
+		if (ru->shmem_size_bytes)
+			p->shmem_size_bytes = ru->shmem_size_bytes;
+		if (ru->dump_interval_ms)
+			p->dump_interval_ms = ru->dump_interval_ms;
+	} else {
+		if (rq->duration_ms)
+			p->duration_ms = rq->duration_ms;
+		if (rq->sampling_interval_bytes)
+			p->sampling_interval_bytes =
+			    rq->sampling_interval_bytes;
+		if (rq->shmem_size_bytes)
+			p->shmem_size_bytes = rq->shmem_size_bytes;
+		if (rq->dump_interval_ms)
+			p->dump_interval_ms = rq->dump_interval_ms;
+		if (rq->block_client)
+			p->block_client = true;
+		if (rq->max_heapprofd_memory_kb)
+			p->max_heapprofd_memory_kb =
+			    rq->max_heapprofd_memory_kb;
+		if (rq->max_heapprofd_cpu_secs)
+			p->max_heapprofd_cpu_secs = rq->max_heapprofd_cpu_secs;
+	}
+	p->ninstalled_by = hp->hs->policy.ninstalled_by;
+	for (i = 0; i < p->ninstalled_by; i++)
+		memcpy(p->installed_by[i], hp->hs->policy.installed_by[i],
+		    HP_NAME_MAX);
+}
+
+static int
+load_packages(struct heapprofd *hp, struct hp_packages *pk, bool *ret_have,
+    char *why, size_t whysz)
+{
+	struct vbuf b = { 0 };
+	int fd, r;
+
+	*ret_have = false;
+	if ((fd = open(hp->hs->packages_list, O_RDONLY | O_CLOEXEC)) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		r = -errno;
+		snprintf(why, whysz, "%s: %s", hp->hs->packages_list,
+		    strerror(-r));
+		return r;
+	}
+	r = read_fd_all(fd, &b);
+	close(fd);
+	if (r == 0)
+		r = hp_packages_parse(b.p ? b.p : "", b.len, pk);
+	vbuf_release(&b);
+	if (r < 0)
+		snprintf(why, whysz, "%s: %s", hp->hs->packages_list,
+		    strerror(-r));
+	else
+		*ret_have = true;
+	return r;
+}
+
+/* Resolve the target, judge eligibility; fill params and the key. */
+static enum hp_refusal
+check_target(struct heapprofd *hp, const struct hp_request *rq,
+    struct hp_params *p, struct hp_record *rec, struct hp_answer *ret)
+{
+	uint32_t uids[HP_PIDS_MAX];
+	struct hp_packages pk = { 0 };
+	enum hp_elig_why why;
+	struct pid_status s;
+	unsigned n = 0, i;
+	char msg[160];
+	bool have;
+	int r;
+
+	if (rq->by_uid) {
+		snprintf(rec->target, sizeof(rec->target), "uid %u", rq->uid);
+		snprintf(rec->target_key, sizeof(rec->target_key), "uid:%u",
+		    rq->uid);
+		if (find_by_uid(hp, rq->uid, p->pids, HP_PIDS_MAX,
+		    &p->npids) < 0 || p->npids == 0)
+			return refuse(ret, HP_REFUSE_INVALID, "no process of "
+			    "uid %u", rq->uid);
+		uids[n++] = rq->uid;
+	} else if (rq->pid > 0) {
+		p->pids[p->npids++] = rq->pid;
+		snprintf(rec->target, sizeof(rec->target), "pid %d",
+		    (int)rq->pid);
+		if (proc_status(hp, rq->pid, &s) < 0 ||
+		    proc_name(hp, rq->pid, rec->target_key,
+		    sizeof(rec->target_key)) < 0)
+			return refuse(ret, HP_REFUSE_INVALID, "no process %d "
+			    "(or its cmdline is unreadable)", (int)rq->pid);
+		uids[n++] = s.euid;
+	} else {
+		snprintf(p->names[p->nnames++], HP_NAME_MAX, "%s", rq->name);
+		snprintf(rec->target, sizeof(rec->target), "%s", rq->name);
+		snprintf(rec->target_key, sizeof(rec->target_key), "%s",
+		    rq->name);
+		if (hp_params_check(p, msg, sizeof(msg)) < 0)
+			return refuse(ret, HP_REFUSE_INVALID, "%s", msg);
+		if ((r = find_by_name(hp, rq->name, uids, HP_PIDS_MAX,
+		    &n)) < 0 || n == 0)
+			return refuse(ret, HP_REFUSE_INVALID, "no running "
+			    "process named '%s'", rq->name);
+	}
+	if (hp_params_check(p, msg, sizeof(msg)) < 0)
+		return refuse(ret, HP_REFUSE_INVALID, "%s", msg);
+	if (load_packages(hp, &pk, &have, msg, sizeof(msg)) < 0)
+		return refuse(ret, HP_REFUSE_NOT_ELIGIBLE, "%s", msg);
+	for (i = 0; i < n; i++) {
+		if (!hp_eligible(&hp->hs->policy, have ? &pk : NULL, uids[i],
+		    &why)) {
+			hp_packages_release(&pk);
+			return refuse(ret, HP_REFUSE_NOT_ELIGIBLE, "uid %u "
+			    "(%s initiator): %s", uids[i],
+			    hp_initiator_name(hp->hs->policy.initiator),
+			    hp_elig_why_name(why));
+		}
+	}
+	hp_packages_release(&pk);
+	return HP_OK;
+}
+
+static enum hp_refusal
+check_budget(struct heapprofd *hp, const char *key, int64_t now,
+    struct hp_answer *ret)
+{
+	struct hp_budget_rec *recs = NULL;
+	enum hp_refusal r;
+	char why[200];
+	int64_t retry = 0;
+	size_t n = 0;
+	int e;
+
+	if ((e = store_hp_budget(hp->store, now - HP_WEEK_NS, &recs,
+	    &n)) < 0) {
+		note_store_error(hp, e, "budget records not read");
+		return refuse(ret, HP_REFUSE_UNAVAILABLE, "budget records "
+		    "unreadable: %s", strerror(-e));
+	}
+	r = hp_budget_check(&hp->hs->limits, recs, n, key, now, &retry, why,
+	    sizeof(why));
+	free(recs);
+	if (r != HP_OK)
+		refuse(ret, r, "%s; next possible in %lld s", why,
+		    (long long)((retry + NSEC_PER_SEC - 1) / NSEC_PER_SEC));
+	return r;
+}
+
+static enum hp_refusal
+decide(struct heapprofd *hp, const struct hp_request *rq,
+    struct hp_params *p, struct hp_record *rec, int64_t now,
+    struct hp_answer *ret)
+{
+	enum hp_refusal r;
+
+	if ((rq->pid > 0) + (rq->name[0] != '\0') + rq->by_uid != 1)
+		return refuse(ret, HP_REFUSE_INVALID, "give exactly one "
+		    "target: a pid or a name");
+	if (hp->store == NULL)
+		return refuse(ret, HP_REFUSE_UNAVAILABLE, "no store: session "
+		    "budgets cannot be kept");
+	if (!rq->dry_run && hp->hs->perfetto == NULL)
+		return refuse(ret, HP_REFUSE_UNAVAILABLE, "no perfetto binary "
+		    "configured (heapprofd_perfetto, --perfetto)");
+	build_params(hp, rq, p);
+	if ((r = check_target(hp, rq, p, rec, ret)) != HP_OK)
+		return r;
+	if (hp->running)
+		return refuse(ret, HP_REFUSE_IN_PROGRESS, "session %lld is "
+		    "running (one session at a time)", (long long)hp->rec.id);
+	return check_budget(hp, rec->target_key, now, ret);
+}
+
+int
+heapprofd_start(struct heapprofd *hp, const struct hp_request *rq,
+    struct hp_answer *ret)
+{
+	struct hp_record rec;
+	struct hp_params p;
+	int64_t now = wall_now();
+	uint8_t *cfg = NULL;
+	size_t len = 0;
+	char why[200];
+	int e;
+
+	memset(ret, 0, sizeof(*ret));
+	memset(&rec, 0, sizeof(rec));
+	memset(&p, 0, sizeof(p));
+	rec.created_wall_ns = now;
+	rec.by_rule = rq->by_rule;
+	if (rq->by_rule && rq->rule)
+		snprintf(rec.rule, sizeof(rec.rule), "%s", rq->rule->name);
+	rec.caller_uid = rq->caller_uid;
+	rec.exit_status = -1;
+	rec.output_bytes = -1;
+	hp->st.requests++;
+	if (decide(hp, rq, &p, &rec, now, ret) != HP_OK) {
+		if (rq->dry_run)
+			return 0;
+		hp->st.refused[ret->refusal]++;
+		hp->st.last_refusal = ret->refusal;
+		snprintf(hp->st.last_message, sizeof(hp->st.last_message),
+		    "%s", ret->message);
+		params_line(&p, rec.params, sizeof(rec.params));
+		snprintf(rec.outcome, sizeof(rec.outcome), "refused");
+		rec.refusal = ret->refusal;
+		snprintf(rec.message, sizeof(rec.message), "%s", ret->message);
+		if (rec.target[0] == '\0')
+			snprintf(rec.target, sizeof(rec.target), "%s",
+			    rq->pid > 0 ? "pid" : rq->name);
+		if (hp->store && (e = store_hp_insert(hp->store, &rec)) < 0)
+			note_store_error(hp, e, "refusal not recorded");
+		ret->id = rec.id;
+		return 0;
+	}
+	if (rq->dry_run) {
+		hp->st.dry_runs++;
+		snprintf(ret->message, sizeof(ret->message), "dry run: would "
+		    "start a session on %.200s", rec.target);
+		return hp_config_text(&p, &ret->text);
+	}
+	if ((e = hp_config_encode(&p, &cfg, &len)) < 0) {
+		refuse(ret, HP_REFUSE_UNAVAILABLE, "config: %s", strerror(-e));
+		hp->st.refused[ret->refusal]++;
+		return 0;
+	}
+	params_line(&p, rec.params, sizeof(rec.params));
+	rec.started = true;
+	rec.start_wall_ns = now;
+	snprintf(rec.outcome, sizeof(rec.outcome), "running");
+	snprintf(rec.message, sizeof(rec.message), "%s",
+	    rq->by_rule ? "started by rule" : "started by caller");
+	/* Recorded before the child exists: a crash from here on leaves a
+	 * "running" row the next start closes, and the budget is spent. */
+	if ((e = store_hp_insert(hp->store, &rec)) < 0) {
+		free(cfg);
+		note_store_error(hp, e, "session not recorded");
+		refuse(ret, HP_REFUSE_UNAVAILABLE, "session not recorded: %s",
+		    strerror(-e));
+		hp->st.refused[ret->refusal]++;
+		return 0;
+	}
+	hp->rec = rec;
+	if ((e = spawn(hp, cfg, len, why, sizeof(why))) < 0) {
+		free(cfg);
+		hp->rec.end_wall_ns = wall_now();
+		snprintf(hp->rec.outcome, sizeof(hp->rec.outcome),
+		    "spawn failed");
+		snprintf(hp->rec.message, sizeof(hp->rec.message), "%s", why);
+		if (hp->ev_child)
+			event_free(hp->ev_child);
+		if (hp->ev_timer)
+			event_free(hp->ev_timer);
+		hp->ev_child = hp->ev_timer = NULL;
+		if (hp->pidfd >= 0)
+			close(hp->pidfd);
+		hp->pidfd = -1;
+		hp->st.spawn_failed++;
+		if ((e = store_hp_update(hp->store, &hp->rec)) < 0)
+			note_store_error(hp, e, "spawn failure not recorded");
+		ret->id = hp->rec.id;
+		snprintf(ret->message, sizeof(ret->message), "perfetto did not "
+		    "start: %s", why);
+		return 0;
+	}
+	free(cfg);
+	hp->running = true;
+	hp->st.running = true;
+	hp->st.running_id = hp->rec.id;
+	hp->st.started++;
+	if ((e = store_hp_update(hp->store, &hp->rec)) < 0)
+		note_store_error(hp, e, "child pid not recorded");
+	arm_timer(hp, p.duration_ms + hp->hs->grace_ms);
+	ret->id = hp->rec.id;
+	snprintf(ret->output_path, sizeof(ret->output_path), "%s",
+	    hp->rec.output_path);
+	snprintf(ret->message, sizeof(ret->message), "session %lld started "
+	    "on %.180s: perfetto pid %d", (long long)hp->rec.id, hp->rec.target,
+	    (int)hp->child);
+	log_info("heapprofd: %s by %s%s (%s)", ret->message,
+	    rq->by_rule ? "rule " : "uid ", rq->by_rule ? hp->rec.rule : "",
+	    hp->rec.params);
+	return 0;
+}
+
+int
+heapprofd_cancel(struct heapprofd *hp, int64_t id, char *msg, size_t msgsz)
+{
+	struct hp_record r;
+
+	if (hp->running && hp->rec.id == id) {
+		if (hp->stop == STOP_NONE)
+			hp->stop = STOP_CANCEL;
+		if (!hp->term_sent) {
+			hp->term_sent = true;
+			kill(hp->child, SIGTERM);
+			event_del(hp->ev_timer);
+			arm_timer(hp, hp->hs->kill_after_ms);
+		}
+		snprintf(msg, msgsz, "session %lld: SIGTERM sent to perfetto "
+		    "(pid %d), SIGKILL after %u ms", (long long)id,
+		    (int)hp->child, hp->hs->kill_after_ms);
+		return 0;
+	}
+	if (hp->store && store_hp_get(hp->store, id, &r) == 0) {
+		snprintf(msg, msgsz, "session %lld is not running (%s)",
+		    (long long)id, r.outcome);
+		return -EALREADY;
+	}
+	snprintf(msg, msgsz, "no session %lld", (long long)id);
+	return -ENOENT;
+}
+
+int
+heapprofd_list(struct heapprofd *hp, unsigned limit, struct hp_record **ret,
+    size_t *ret_n)
+{
+	if (hp->store == NULL)
+		return -ENODEV;
+	return store_hp_list(hp->store, limit, ret, ret_n);
+}
+
+void
+heapprofd_note_denied(struct heapprofd *hp)
+{
+	hp->st.denied++;
+}
+
+void
+heapprofd_get_stats(struct heapprofd *hp, struct hp_stats *ret)
+{
+	*ret = hp->st;
+	ret->rules = hp->hs->nrules;
+	ret->initiator = hp->hs->policy.initiator;
+	if (hp->rules)
+		hp_rules_stats(hp->rules, &ret->rs);
+}
+
+void
+heapprofd_set_gpu(struct heapprofd *hp,
+    int (*gpu_bytes)(void *arg, const struct window *w, int32_t pid,
+	uint64_t starttime, uint64_t *bytes), void *arg)
+{
+	hp->gpu_bytes = gpu_bytes;
+	hp->gpu_arg = arg;
+}
+
+/* Rules at each window close: a rule that holds asks for a session like a
+ * caller would, and is refused for the same reasons. */
+void
+heapprofd_window(struct heapprofd *hp, const struct window *w)
+{
+	struct hp_fire f[HP_FIRES_MAX];
+	struct hp_eval_ctx ctx = {
+		.name = eval_name_cb,
+		.anon_kb = eval_anon_cb,
+		.gpu_bytes = eval_gpu_cb,
+		.arg = hp,
+		.page_size = hp->page_size,
+	};
+	struct hp_request rq;
+	struct hp_answer a;
+	size_t n = 0, i;
+
+	if (hp->rules == NULL || hp->hs->nrules == 0)
+		return;
+	if (hp_rules_eval(hp->rules, w, &ctx, f, HP_FIRES_MAX, &n) < 0)
+		return;
+	for (i = 0; i < n; i++) {
+		const struct hp_rule *ru = &hp->hs->rules[f[i].rule];
+
+		memset(&rq, 0, sizeof(rq));
+		rq.by_rule = true;
+		rq.rule = ru;
+		if (ru->tgt == HP_TGT_NAME) {
+			snprintf(rq.name, sizeof(rq.name), "%s", ru->tgt_name);
+		} else if (ru->tgt == HP_TGT_UID) {
+			rq.by_uid = true;
+			rq.uid = ru->tgt_uid;
+		} else {
+			rq.pid = f[i].pid;
+		}
+		(void)heapprofd_start(hp, &rq, &a);
+		if (a.refusal == HP_OK)
+			log_info("heapprofd: rule %s: %s (pid %d): %s",
+			    ru->name, f[i].why, (int)f[i].pid, a.message);
+		else
+			log_info("heapprofd: rule %s held (%s, pid %d), "
+			    "refused: %s: %s", ru->name, f[i].why,
+			    (int)f[i].pid, hp_refusal_name(a.refusal),
+			    a.message);
+		vbuf_release(&a.text);
+	}
+}
+
+/* ------------------------------------------------------------ lifetime */
+
+/* Sessions recorded as running belong to an earlier vitalsd: nobody
+ * watches their child any more. Close them honestly; a perfetto that is
+ * still alive (same pid and start time) is stopped, its output kept. */
+static void
+close_stale(struct heapprofd *hp)
+{
+	struct hp_record *v = NULL;
+	size_t n = 0, i;
+	uint64_t st;
+	int e;
+
+	if ((e = store_hp_running(hp->store, &v, &n)) < 0) {
+		note_store_error(hp, e, "running sessions not read");
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		struct hp_record *r = &v[i];
+		bool alive = r->child_pid > 0 &&
+		    proc_starttime(hp, r->child_pid, &st) == 0 &&
+		    st == r->child_starttime;
+
+		if (alive)
+			kill(r->child_pid, SIGTERM);
+		r->end_wall_ns = wall_now();
+		snprintf(r->outcome, sizeof(r->outcome), "daemon restarted");
+		snprintf(r->message, sizeof(r->message), "vitalsd restarted "
+		    "during the session; perfetto (pid %d) %s", r->child_pid,
+		    alive ? "was still running: sent SIGTERM, exit status "
+		    "unknown" : "had ended: exit status unknown");
+		file_size(r->output_path, &r->output_bytes);
+		if ((e = store_hp_update(hp->store, r)) < 0)
+			note_store_error(hp, e, "stale session not closed");
+		hp->st.restarted_closed++;
+		log_warnx("heapprofd: session %lld: %s", (long long)r->id,
+		    r->message);
+	}
+	free(v);
+}
+
+int
+heapprofd_new(struct event_base *base, const struct config *cfg,
+    struct store *store, struct heapprofd **ret)
+{
+	struct heapprofd *hp;
+	long page;
+	int r;
+
+	if ((hp = calloc(1, sizeof(*hp))) == NULL)
+		return -ENOMEM;
+	hp->base = base;
+	hp->store = store;
+	hp->hs = cfg->hp;
+	hp->pidfd = -1;
+	hp->procfd = -1;
+	page = sysconf(_SC_PAGESIZE);
+	hp->page_size = page > 0 ? (unsigned)page : 4096;
+	if ((hp->state_dir = strdup(cfg->state_dir)) == NULL) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	if ((hp->procfd = open(cfg->proc_root, O_RDONLY | O_DIRECTORY |
+	    O_CLOEXEC)) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	if ((r = hp_rules_new(hp->hs->rules, hp->hs->nrules,
+	    &hp->rules)) < 0)
+		goto fail;
+	if (store)
+		close_stale(hp);
+	*ret = hp;
+	return 0;
+fail:
+	heapprofd_free(hp);
+	return r;
+}
+
+/* The daemon stops: a running perfetto is stopped and waited for. */
+struct heapprofd *
+heapprofd_free(struct heapprofd *hp)
+{
+	int status = 0, i;
+
+	if (hp == NULL)
+		return NULL;
+	if (hp->running) {
+		kill(hp->child, SIGTERM);
+		for (i = 0; i < (int)hp->hs->kill_after_ms / 10; i++) {
+			if (waitpid(hp->child, &status, WNOHANG) == hp->child)
+				break;
+			usleep(10000);
+		}
+		if (i >= (int)hp->hs->kill_after_ms / 10) {
+			kill(hp->child, SIGKILL);
+			waitpid(hp->child, &status, 0);
+		}
+		hp->stop = STOP_DAEMON;
+		session_end(hp, status);
+	}
+	hp_rules_free(hp->rules);
+	if (hp->procfd >= 0)
+		close(hp->procfd);
+	free(hp->state_dir);
+	free(hp);
+	return NULL;
+}

@@ -1,0 +1,398 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The GPU memory part of a window in the store (schema v4, doc/storage.md):
+ * one window_gpumem row with the map's state and the reading's counters,
+ * one window_gpu row per (gpu, pid) pair; and the span query behind
+ * `vitals gpumem --since` and growth triggers. store.c and store_read.c
+ * call the put/load halves inside their transaction and lock.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_int.h"
+
+enum {
+	GS_INS_STATE,
+	GS_INS_GPU,
+	GS_SEL_STATE,
+	GS_SEL_GPU,
+	GS_SPAN,
+	GS_GROWTH,
+	GS_SPAN_STATE,
+};
+
+#define GS_STATE_COLS                                                     \
+	"state, why, err, source, capacity, entries, saturated, "          \
+	"traversals, traversal_fail, restarts, vanished, duplicates, "     \
+	"truncated, stale, events, events_late, traverse_ns, "             \
+	"traverse_ns_max, tp_events, insert_fail"
+#define GS_STATE_NCOLS 20
+
+#define GS_GPU_COLS \
+	"gpu_id, pid, starttime, bytes, min_bytes, max_bytes, stale, name"
+
+/* rows of a span: every window ending in [from, to), by instance, oldest
+ * window first */
+#define GS_SPAN_SQL(filter)                                                \
+	"SELECT " GS_GPU_COLS ", w.wall_end_ns FROM window_gpu g"          \
+	" JOIN windows w ON w.id = g.window_id"                            \
+	" WHERE w.wall_end_ns > :from AND w.wall_end_ns <= :to" filter     \
+	" ORDER BY g.gpu_id, g.pid, g.starttime, w.wall_end_ns"
+
+static const char *const gs_sql[STORE_GPUMEM_NSTMT] = {
+	[GS_INS_STATE] = "INSERT INTO window_gpumem (window_id, "
+	    GS_STATE_COLS ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+	    " ?, ?, ?, ?, ?, ?, ?, ?)",
+	[GS_INS_GPU] = "INSERT INTO window_gpu (window_id, " GS_GPU_COLS
+	    ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[GS_SEL_STATE] = "SELECT " GS_STATE_COLS
+	    " FROM window_gpumem WHERE window_id = ?",
+	[GS_SEL_GPU] = "SELECT " GS_GPU_COLS " FROM window_gpu"
+	    " WHERE window_id = ? ORDER BY gpu_id, pid, starttime",
+	[GS_SPAN] = GS_SPAN_SQL(""),
+	[GS_GROWTH] = GS_SPAN_SQL(" AND g.gpu_id = :gpu AND g.pid = :pid"
+	    " AND g.starttime = :start"),
+	[GS_SPAN_STATE] = "SELECT " GS_STATE_COLS ", (SELECT max(s.saturated)"
+	    " FROM window_gpumem s JOIN windows x ON x.id = s.window_id"
+	    " WHERE x.wall_end_ns > :from AND x.wall_end_ns <= :to)"
+	    " FROM window_gpumem JOIN windows w ON w.id = window_id"
+	    " WHERE w.wall_end_ns > :from AND w.wall_end_ns <= :to"
+	    " ORDER BY w.wall_end_ns DESC LIMIT 1",
+};
+
+int
+store_gpumem_prepare(struct store *s)
+{
+	unsigned i;
+	int rc;
+
+	for (i = 0; i < STORE_GPUMEM_NSTMT; i++)
+		if ((rc = sqlite3_prepare_v3(s->db, gs_sql[i], -1,
+		    SQLITE_PREPARE_PERSISTENT, &s->gpumem[i], NULL)) !=
+		    SQLITE_OK)
+			return rc;
+	return SQLITE_OK;
+}
+
+void
+store_gpumem_finalize(struct store *s)
+{
+	unsigned i;
+
+	for (i = 0; i < STORE_GPUMEM_NSTMT; i++) {
+		sqlite3_finalize(s->gpumem[i]);
+		s->gpumem[i] = NULL;
+	}
+}
+
+/* window_gpumem's columns in GS_STATE_COLS order */
+static void
+state_values(const struct window_gpumem *g, int64_t v[GS_STATE_NCOLS])
+{
+	v[0] = g->state;
+	v[1] = g->why;
+	v[2] = g->err;
+	v[3] = g->source;
+	v[4] = g->capacity;
+	v[5] = g->entries;
+	v[6] = g->saturated;
+	v[7] = g->traversals;
+	v[8] = g->traversal_fail;
+	v[9] = g->restarts;
+	v[10] = g->vanished;
+	v[11] = g->duplicates;
+	v[12] = g->truncated;
+	v[13] = g->stale;
+	v[14] = (int64_t)g->events;
+	v[15] = (int64_t)g->events_late;
+	v[16] = (int64_t)g->traverse_ns;
+	v[17] = (int64_t)g->traverse_ns_max;
+	v[18] = (int64_t)g->tp_events;
+	v[19] = (int64_t)g->insert_fail;
+}
+
+static void
+state_set(struct window_gpumem *g, const int64_t v[GS_STATE_NCOLS])
+{
+	g->state = (uint32_t)v[0];
+	g->why = (uint32_t)v[1];
+	g->err = (int32_t)v[2];
+	g->source = (uint32_t)v[3];
+	g->capacity = (uint32_t)v[4];
+	g->entries = (uint32_t)v[5];
+	g->saturated = v[6] != 0;
+	g->traversals = (uint32_t)v[7];
+	g->traversal_fail = (uint32_t)v[8];
+	g->restarts = (uint32_t)v[9];
+	g->vanished = (uint32_t)v[10];
+	g->duplicates = (uint32_t)v[11];
+	g->truncated = (uint32_t)v[12];
+	g->stale = (uint32_t)v[13];
+	g->events = (uint64_t)v[14];
+	g->events_late = (uint64_t)v[15];
+	g->traverse_ns = (uint64_t)v[16];
+	g->traverse_ns_max = (uint64_t)v[17];
+	g->tp_events = (uint64_t)v[18];
+	g->insert_fail = (uint64_t)v[19];
+}
+
+/* Window id's GPU memory; nothing when the window has no GpuMem part. */
+int
+store_gpumem_put(struct store *s, int64_t id, const struct window *w)
+{
+	int64_t v[GS_STATE_NCOLS];
+	sqlite3_stmt *st;
+	size_t i;
+	int rc, k;
+
+	if (w->gpumem.state == GPUMEM_UNKNOWN && w->n_gpu == 0)
+		return SQLITE_OK;
+	st = s->gpumem[GS_INS_STATE];
+	state_values(&w->gpumem, v);
+	sqlite3_bind_int64(st, 1, id);
+	for (k = 0; k < GS_STATE_NCOLS; k++)
+		sqlite3_bind_int64(st, k + 2, v[k]);
+	if ((rc = store_run(st)) != SQLITE_OK)
+		return rc;
+	st = s->gpumem[GS_INS_GPU];
+	for (i = 0; i < w->n_gpu; i++) {
+		const struct window_gpu_proc *p = &w->gpu[i];
+
+		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_int64(st, 2, p->gpu_id);
+		sqlite3_bind_int64(st, 3, p->pid);
+		sqlite3_bind_int64(st, 4, (sqlite3_int64)p->starttime);
+		sqlite3_bind_int64(st, 5, (sqlite3_int64)p->bytes);
+		sqlite3_bind_int64(st, 6, (sqlite3_int64)p->min_bytes);
+		sqlite3_bind_int64(st, 7, (sqlite3_int64)p->max_bytes);
+		sqlite3_bind_int(st, 8, p->stale);
+		sqlite3_bind_text(st, 9, p->name,
+		    (int)strnlen(p->name, sizeof(p->name)), SQLITE_TRANSIENT);
+		if ((rc = store_run(st)) != SQLITE_OK)
+			return rc;
+	}
+	return SQLITE_OK;
+}
+
+/* One window_gpu row (GS_GPU_COLS from column 0). */
+static void
+col_gpu(sqlite3_stmt *st, struct window_gpu_proc *p)
+{
+	const char *name = (const char *)sqlite3_column_text(st, 7);
+
+	memset(p, 0, sizeof(*p));
+	p->gpu_id = (uint32_t)sqlite3_column_int64(st, 0);
+	p->pid = (int32_t)sqlite3_column_int64(st, 1);
+	p->starttime = (uint64_t)sqlite3_column_int64(st, 2);
+	p->bytes = (uint64_t)sqlite3_column_int64(st, 3);
+	p->min_bytes = (uint64_t)sqlite3_column_int64(st, 4);
+	p->max_bytes = (uint64_t)sqlite3_column_int64(st, 5);
+	p->stale = sqlite3_column_int(st, 6) != 0;
+	if (name)
+		snprintf(p->name, sizeof(p->name), "%s", name);
+}
+
+int
+store_gpumem_load(struct store *s, int64_t id, struct window *w)
+{
+	struct window_gpu_proc *out = NULL, *np;
+	size_t n = 0, cap = 0;
+	sqlite3_stmt *st;
+	int rc, k;
+
+	st = s->gpumem[GS_SEL_STATE];
+	sqlite3_bind_int64(st, 1, id);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t v[GS_STATE_NCOLS];
+
+		for (k = 0; k < GS_STATE_NCOLS; k++)
+			v[k] = sqlite3_column_int64(st, k);
+		state_set(&w->gpumem, v);
+		rc = SQLITE_DONE;
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		return store_fail(s, rc, "read window gpumem");
+	st = s->gpumem[GS_SEL_GPU];
+	sqlite3_bind_int64(st, 1, id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			if ((np = realloc(out, cap * sizeof(*np))) == NULL) {
+				sqlite3_reset(st);
+				free(out);
+				return -ENOMEM;
+			}
+			out = np;
+		}
+		col_gpu(st, &out[n++]);
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE) {
+		free(out);
+		return store_fail(s, rc, "read window gpu");
+	}
+	free(w->gpu);
+	w->gpu = out;
+	w->n_gpu = n;
+	return 0;
+}
+
+/* ------------------------------------------------------------- spans */
+
+static bool
+same_instance(const struct window_gpu_proc *a,
+    const struct window_gpu_proc *b)
+{
+	return a->gpu_id == b->gpu_id && a->pid == b->pid &&
+	    a->starttime == b->starttime;
+}
+
+/* Fold the rows of st (GS_SPAN order) into one span per instance. */
+static int
+span_rows(struct store *s, sqlite3_stmt *st, struct gpumem_span **ret,
+    size_t *ret_n)
+{
+	struct gpumem_span *out = NULL, *np, *cur = NULL;
+	size_t n = 0, cap = 0;
+	int rc, r = 0;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct window_gpu_proc p;
+		int64_t end = sqlite3_column_int64(st, 8);
+
+		col_gpu(st, &p);
+		if (cur && same_instance(&cur->p, &p)) {
+			if (p.min_bytes > cur->p.min_bytes)
+				p.min_bytes = cur->p.min_bytes;
+			if (p.max_bytes < cur->p.max_bytes)
+				p.max_bytes = cur->p.max_bytes;
+			cur->p = p;
+			cur->last_wall_ns = end;
+			cur->windows++;
+			continue;
+		}
+		if (n == cap) {
+			cap = cap ? cap * 2 : 32;
+			if ((np = realloc(out, cap * sizeof(*np))) == NULL) {
+				r = -ENOMEM;
+				break;
+			}
+			out = np;
+		}
+		cur = &out[n++];
+		memset(cur, 0, sizeof(*cur));
+		cur->p = p;
+		cur->first_bytes = p.bytes;
+		cur->first_wall_ns = cur->last_wall_ns = end;
+		cur->windows = 1;
+	}
+	if (r == 0 && rc != SQLITE_DONE)
+		r = store_fail(s, rc, "read gpu span");
+	sqlite3_reset(st);
+	if (r < 0) {
+		free(out);
+		return r;
+	}
+	*ret = out;
+	*ret_n = n;
+	return 0;
+}
+
+static void
+bind_name(sqlite3_stmt *st, const char *name, int64_t v)
+{
+	sqlite3_bind_int64(st, sqlite3_bind_parameter_index(st, name), v);
+}
+
+/*
+ * Every (gpu, pid, starttime) in windows ending in (from, to]: bytes at the
+ * first and the last of them, min and max over all. Oldest first per
+ * instance; instances in gpu, pid order.
+ */
+int
+store_gpumem_span(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
+    struct gpumem_span **ret, size_t *ret_n, struct window_gpumem *ret_state)
+{
+	sqlite3_stmt *st;
+	int rc, k, r;
+
+	if (s == NULL)
+		return -EBADF;
+	if (from_wall_ns >= to_wall_ns)
+		return -EINVAL;
+	pthread_mutex_lock(&s->lock);
+	if (s->db == NULL) {
+		pthread_mutex_unlock(&s->lock);
+		return -EBADF;
+	}
+	st = s->gpumem[GS_SPAN_STATE];
+	bind_name(st, ":from", from_wall_ns);
+	bind_name(st, ":to", to_wall_ns);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW && ret_state) {
+		int64_t v[GS_STATE_NCOLS];
+
+		for (k = 0; k < GS_STATE_NCOLS; k++)
+			v[k] = sqlite3_column_int64(st, k);
+		memset(ret_state, 0, sizeof(*ret_state));
+		state_set(ret_state, v);
+		ret_state->saturated = sqlite3_column_int(st,
+		    GS_STATE_NCOLS) != 0;
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		r = store_fail(s, rc, "read gpu span");
+		pthread_mutex_unlock(&s->lock);
+		return r;
+	}
+	st = s->gpumem[GS_SPAN];
+	bind_name(st, ":from", from_wall_ns);
+	bind_name(st, ":to", to_wall_ns);
+	r = span_rows(s, st, ret, ret_n);
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
+/*
+ * One instance's span: growth is ret->p.bytes − ret->first_bytes (end to
+ * end), peak growth ret->p.max_bytes − ret->first_bytes. -ENOENT: the
+ * instance has no GPU memory stored in the span.
+ */
+int
+store_gpumem_growth(struct store *s, uint32_t gpu_id, int32_t pid,
+    uint64_t starttime, int64_t from_wall_ns, int64_t to_wall_ns,
+    struct gpumem_span *ret)
+{
+	struct gpumem_span *sp = NULL;
+	sqlite3_stmt *st;
+	size_t n = 0;
+	int r;
+
+	if (s == NULL)
+		return -EBADF;
+	if (from_wall_ns >= to_wall_ns)
+		return -EINVAL;
+	pthread_mutex_lock(&s->lock);
+	if (s->db == NULL) {
+		pthread_mutex_unlock(&s->lock);
+		return -EBADF;
+	}
+	st = s->gpumem[GS_GROWTH];
+	bind_name(st, ":from", from_wall_ns);
+	bind_name(st, ":to", to_wall_ns);
+	bind_name(st, ":gpu", gpu_id);
+	bind_name(st, ":pid", pid);
+	bind_name(st, ":start", (int64_t)starttime);
+	r = span_rows(s, st, &sp, &n);
+	pthread_mutex_unlock(&s->lock);
+	if (r < 0)
+		return r;
+	if (n == 0) {
+		free(sp);
+		return -ENOENT;
+	}
+	*ret = sp[0];
+	free(sp);
+	return 0;
+}

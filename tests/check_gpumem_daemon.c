@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * vitalsd and `vitals gpumem` end to end against AOSP-layout maps the test
+ * writes as the driver would (gpumem_driver.h; root): the states as the
+ * client prints them, exact text and JSON for globals, two GPUs, live and
+ * dead pids, growth over stored windows, and what the store holds.
+ */
+#include <sqlite3.h>
+
+#include "client_run.h"
+#include "gpumem_driver.h"
+#include "jsonmini.h"
+
+static char daemon_path[PATH_MAX];
+
+/* ------------------------------------------------------------- daemon */
+
+struct daemon {
+	pid_t pid;
+	char *dir;
+	char sock[PATH_MAX];
+	char log[PATH_MAX];
+};
+
+static struct run
+vitals(const struct daemon *d, const char *a0, const char *a1,
+    const char *a2, const char *a3)
+{
+	const char *argv[] = { "vitals", "--socket", d->sock, a0, a1, a2, a3,
+		NULL };
+
+	return run_client(argv);
+}
+
+static void
+daemon_start_opt(struct daemon *d, const char *conf, bool refuse)
+{
+	char cf[PATH_MAX];
+	int i;
+
+	d->dir = tu_mkdtemp("gpumem-daemon");
+	ck_assert_ptr_nonnull(d->dir);
+	snprintf(d->sock, sizeof(d->sock), "%s/vitalsd.sock", d->dir);
+	snprintf(d->log, sizeof(d->log), "%s.log", d->dir);
+	snprintf(cf, sizeof(cf), "%s/vitalsd.conf", d->dir);
+	ck_assert_int_eq(tu_writes(cf, conf), 0);
+	d->pid = fork();
+	ck_assert_int_ge(d->pid, 0);
+	if (d->pid == 0) {
+		int fd = open(d->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		dup2(fd, 2);
+		if (refuse)
+			refuse_walks();
+		execl(daemon_path, "vitalsd", "-f", "-c", cf, "--state-dir",
+		    d->dir, "--socket", d->sock, "--interval-ms", "100",
+		    "--window-s", "1", "--scanner", "procfs", (char *)NULL);
+		_exit(127);
+	}
+	for (i = 0; i < 100; i++) {
+		struct run r;
+
+		sleep_ms(100);
+		r = vitals(d, "gpumem", NULL, NULL, NULL);
+		run_free(&r);
+		if (r.code == 0)
+			return;
+	}
+	ck_abort_msg("vitalsd did not answer within 10 s (log %s)", d->log);
+}
+
+static void
+daemon_start(struct daemon *d, const char *conf)
+{
+	daemon_start_opt(d, conf, false);
+}
+
+static void
+daemon_stop(struct daemon *d)
+{
+	int status;
+
+	kill(d->pid, SIGTERM);
+	ck_assert_int_eq(waitpid(d->pid, &status, 0), d->pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	    "vitalsd ended with status 0x%x (log %s)", status, d->log);
+	tu_rmtree(d->dir);
+	free(d->dir);
+	unlink(d->log);
+}
+
+/* `vitals gpumem` until it prints want (3 s), then exactly want. */
+static void
+expect_text(const struct daemon *d, const char *want, const char *a1,
+    const char *a2)
+{
+	struct run r = { 0 };
+	int i;
+
+	for (i = 0; i < 30; i++) {
+		if (i)
+			run_free(&r);
+		r = vitals(d, "gpumem", a1, a2, NULL);
+		if (r.code == 0 && strcmp(r.out, want) == 0)
+			break;
+		sleep_ms(100);
+	}
+	ck_assert_int_eq(r.code, 0);
+	ck_assert_str_eq(r.out, want);
+	run_free(&r);
+}
+
+/* window_gpu rows of the newest stored window, "gpu pid start bytes
+ * stale name|" each, by gpu and pid; malloc'd. */
+static char *
+stored_rows(const struct daemon *d)
+{
+	char db[PATH_MAX], *out = malloc(4096);
+	sqlite3_stmt *st;
+	sqlite3 *h;
+	size_t len = 0;
+
+	ck_assert_ptr_nonnull(out);
+	out[0] = '\0';
+	snprintf(db, sizeof(db), "%s/vitals.db", d->dir);
+	ck_assert_int_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL),
+	    SQLITE_OK);
+	sqlite3_busy_timeout(h, 2000);
+	ck_assert_int_eq(sqlite3_prepare_v2(h, "SELECT gpu_id, pid, starttime,"
+	    " bytes, stale, name FROM window_gpu WHERE window_id ="
+	    " (SELECT max(window_id) FROM window_gpu) ORDER BY gpu_id, pid",
+	    -1, &st, NULL), SQLITE_OK);
+	while (sqlite3_step(st) == SQLITE_ROW && len < 4000)
+		len += (size_t)snprintf(out + len, 4096 - len,
+		    "%lld %lld %lld %lld %d %s|", sqlite3_column_int64(st, 0),
+		    sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+		    sqlite3_column_int64(st, 3), sqlite3_column_int(st, 4),
+		    (const char *)sqlite3_column_text(st, 5));
+	sqlite3_finalize(st);
+	sqlite3_close(h);
+	return out;
+}
+
+/* A child that is a named process: exec'd sleep. */
+static pid_t
+sleeper(void)
+{
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		execlp("sleep", "sleep", "1000", (char *)NULL);
+		_exit(127);
+	}
+	sleep_ms(50); /* exec'd */
+	return pid;
+}
+
+START_TEST(test_daemon_gpumem)
+{
+	char path[PATH_MAX], conf[PATH_MAX + 128], want[2048];
+	const struct jm *procs, *st;
+	struct daemon d;
+	struct run r;
+	struct jm *j;
+	pid_t a, dead, lo, hi;
+	int fd;
+
+	map_path(path, sizeof(path), "map_gpuMem_gpu_mem_total_map");
+	snprintf(conf, sizeof(conf), "gpumem_map = %s\n"
+	    "gpumem_load = map-only\nbpf_load = off\n", path);
+	daemon_start(&d, conf);
+	expect_text(&d, "GPU memory: not initialised (no map); none map, "
+	    "0 of 0 entries\n", NULL, NULL);
+
+	/* the loader pins it: empty */
+	fd = aosp_map();
+	pin(fd, path);
+	expect_text(&d, "GPU memory: empty; pinned map, 0 of 1024 "
+	    "entries\n", NULL, NULL);
+
+	/* a live process, a dead one, two GPUs, one without its global */
+	a = sleeper();
+	dead = child(0);
+	reap(dead);
+	sleep_ms(300); /* the daemon's scan has seen a */
+	ck_assert_int_eq(drv(fd, 0, 0, 1000000), 0);
+	ck_assert_int_eq(drv(fd, 0, a, 4096), 0);
+	ck_assert_int_eq(drv(fd, 0, dead, 777), 0);
+	ck_assert_int_eq(drv(fd, 1, a, 8192), 0);
+	lo = a < dead ? a : dead;
+	hi = a < dead ? dead : a;
+	snprintf(want, sizeof(want),
+	    "GPU memory: ok; pinned map, 4 of 1024 entries\n"
+	    "Memory snapshot for GPU 0:\n"
+	    "Global total: 1000000\n"
+	    "Proc %d total: %s\n"
+	    "Proc %d total: %s\n"
+	    "Memory snapshot for GPU 1:\n"
+	    "Global total: N/A\n"
+	    "Proc %d total: 8192 sleep\n",
+	    lo, lo == a ? "4096 sleep" : "777 [stale]",
+	    hi, hi == a ? "4096 sleep" : "777 [stale]", a);
+	expect_text(&d, want, NULL, NULL);
+
+	/* the same as JSON */
+	r = vitals(&d, "--json", "gpumem", NULL, NULL);
+	ck_assert_int_eq(r.code, 0);
+	j = jm_parse(r.out, strlen(r.out));
+	ck_assert_ptr_nonnull(j);
+	st = jm_path(j, "gpu_mem.state");
+	ck_assert_ptr_nonnull(st);
+	ck_assert_str_eq(jm_get(st, "state")->str, "ok");
+	ck_assert_str_eq(jm_get(st, "source")->str, "pinned");
+	ck_assert_int_eq(jm_get(st, "capacity")->ll, 1024);
+	ck_assert_int_eq(jm_get(st, "entries")->ll, 4);
+	procs = jm_path(j, "gpu_mem.procs");
+	ck_assert_ptr_nonnull(procs);
+	ck_assert_uint_eq(procs->n, 4);
+	ck_assert_int_eq(jm_get(&procs->v[0], "bytes")->ll, 1000000);
+	ck_assert_int_eq(jm_get(&procs->v[3], "pid")->ll, a);
+	ck_assert_int_eq(jm_get(&procs->v[3], "gpu_id")->ll, 1);
+	ck_assert_int_eq(jm_get(&procs->v[3], "starttime")->ll,
+	    (long long)starttime_of(a));
+	ck_assert_str_eq(jm_get(&procs->v[3], "name")->str, "sleep");
+	jm_free(j);
+	run_free(&r);
+
+	/* growth over stored windows: 4096 at a window end, then 65536 */
+	sleep_ms(1500);
+	ck_assert_int_eq(drv(fd, 0, a, 65536), 0);
+	sleep_ms(2500);
+	r = vitals(&d, "gpumem", "--since", "1h", NULL);
+	ck_assert_int_eq(r.code, 0);
+	snprintf(want, sizeof(want), "Proc %d total: 65536 sleep (min 4096, "
+	    "max 65536, growth +61440)\n", a);
+	ck_assert_msg(strstr(r.out, want) != NULL, "no '%s' in:\n%s", want,
+	    r.out);
+	ck_assert_ptr_nonnull(strstr(r.out, "Over the last 1h00m\n"));
+	snprintf(want, sizeof(want), "Proc %d total: 777 [stale] (min 777, "
+	    "max 777, growth +0)\n", dead);
+	ck_assert_msg(strstr(r.out, want) != NULL, "no '%s' in:\n%s", want,
+	    r.out);
+	run_free(&r);
+
+	/* the newest stored window holds exactly what the map holds */
+	{
+		char ra[128], rd[64];
+		char *rows = stored_rows(&d);
+
+		snprintf(ra, sizeof(ra), "0 %d %llu 65536 0 sleep|", a,
+		    (unsigned long long)starttime_of(a));
+		snprintf(rd, sizeof(rd), "0 %d 0 777 1 |", dead);
+		snprintf(want, sizeof(want), "0 0 0 1000000 0 |%s%s"
+		    "1 %d %llu 8192 0 sleep|", a < dead ? ra : rd,
+		    a < dead ? rd : ra, a, (unsigned long long)starttime_of(a));
+		ck_assert_str_eq(rows, want);
+		free(rows);
+	}
+
+	/* health and the dump carry the state too */
+	r = vitals(&d, "--json", "health", NULL, NULL);
+	ck_assert_int_eq(r.code, 0);
+	j = jm_parse(r.out, strlen(r.out));
+	ck_assert_ptr_nonnull(j);
+	ck_assert_str_eq(jm_path(j, "health.gpu_mem.state")->str, "ok");
+	jm_free(j);
+	run_free(&r);
+	r = vitals(&d, "dump", NULL, NULL, NULL);
+	ck_assert_int_eq(r.code, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "gpu memory: ok (pinned map, "
+	    "4 of 1024 entries)\n"));
+	run_free(&r);
+
+	daemon_stop(&d);
+	reap(a);
+	close(fd);
+	unlink(path);
+}
+END_TEST
+
+/* The traversal error state and the own program's absent tracepoint,
+ * as the client reports them. */
+START_TEST(test_daemon_error_and_own)
+{
+	char path[PATH_MAX], conf[PATH_MAX * 2 + 128];
+	struct daemon d;
+	int fd;
+
+	map_path(path, sizeof(path), "map_gpuMem_refused");
+	fd = aosp_map();
+	pin(fd, path);
+	close(fd);
+	snprintf(conf, sizeof(conf), "gpumem_map = %s\n"
+	    "gpumem_load = map-only\nbpf_load = off\n", path);
+	daemon_start_opt(&d, conf, true);
+	expect_text(&d, "GPU memory: traversal error (traversal failed: "
+	    "Operation not permitted); pinned map, 0 of 1024 entries\n",
+	    NULL, NULL);
+	daemon_stop(&d);
+	unlink(path);
+
+	if (tracepoint_exists())
+		return;
+	map_path(path, sizeof(path), "map_gpuMem_none");
+	snprintf(conf, sizeof(conf), "gpumem_map = %s\nbpffs = %s/own\n"
+	    "gpumem_attach_s = 1\n", path, bpfdir);
+	daemon_start(&d, conf);
+#ifdef HAVE_BPF
+	expect_text(&d, "GPU memory: not initialised (tracepoint absent: No "
+	    "such file or directory); own map, 0 of 1024 entries\n", NULL,
+	    NULL);
+#else
+	expect_text(&d, "GPU memory: not initialised (no map); none map, "
+	    "0 of 0 entries\n", NULL, NULL);
+#endif
+	daemon_stop(&d);
+}
+END_TEST
+
+static Suite *
+gpumem_daemon_suite(void)
+{
+	Suite *s = suite_create("gpumem_daemon");
+	TCase *td = tcase_create("daemon");
+
+	tcase_add_checked_fixture(td, gpumem_setup_bpffs,
+	    gpumem_teardown_bpffs);
+	tcase_set_timeout(td, 120);
+	tcase_add_test(td, test_daemon_gpumem);
+	tcase_add_test(td, test_daemon_error_and_own);
+	suite_add_tcase(s, td);
+	return s;
+}
+
+int
+main(void)
+{
+	const char *b = getenv("VITALS_BUILDDIR");
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "check_gpumem_daemon: needs root\n");
+		return 77;
+	}
+	snprintf(daemon_path, sizeof(daemon_path), "%s/daemon/vitalsd",
+	    b ? b : ".");
+	snprintf(client_path, sizeof(client_path), "%s/client/vitals",
+	    b ? b : ".");
+	return tu_run(gpumem_daemon_suite());
+}

@@ -1,0 +1,470 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * GPU memory against real kernel maps (root). This kernel has no
+ * gpu_mem/gpu_mem_total tracepoint, so the test is the driver
+ * (gpumem_driver.h): it creates a HASH map with AOSP's exact layout (u64
+ * key, u64 value, 1024 entries), pins it in a private bpffs directory and
+ * writes and deletes entries with bpf() as GpuService's program would.
+ * Then the reader's states, attribution, capacity, a walk under a
+ * concurrent writer, and vitalsd's own program. check_gpumem_daemon runs
+ * the daemon and the client against such maps.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "gpumem_driver.h"
+
+/* ---------------------------------------------------------------- reader */
+
+static struct gpumem *
+reader(const char *path, unsigned load)
+{
+	struct gpumem_opts o = { .map_path = path, .load = load,
+		.bpffs = bpfdir, .attach_s = 2 };
+	struct gpumem *g = NULL;
+
+	ck_assert_int_eq(gpumem_new(&o, &g), 0);
+	gpumem_set_lookup(g, proc_lookup, NULL);
+	return g;
+}
+
+static struct window *
+close_window(struct gpumem *g, uint64_t seq)
+{
+	struct window *w = window_new(seq, 0);
+
+	ck_assert_ptr_nonnull(w);
+	w->mono_end_ns = clock_ns(CLOCK_MONOTONIC);
+	ck_assert_int_eq(gpumem_window(g, w), 0);
+	return w;
+}
+
+static const struct window_gpu_proc *
+find(const struct window *w, uint32_t gpu, int32_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < w->n_gpu; i++)
+		if (w->gpu[i].gpu_id == gpu && w->gpu[i].pid == pid)
+			return &w->gpu[i];
+	return NULL;
+}
+
+static void
+tick(struct gpumem *g)
+{
+	ck_assert_int_eq(gpumem_tick(g, clock_ns(CLOCK_MONOTONIC)), 0);
+}
+
+/* Not initialised, empty and traversal error, each from a real map. */
+START_TEST(test_three_states)
+{
+	char absent[PATH_MAX], arr[PATH_MAX], wo[PATH_MAX], ok[PATH_MAX];
+	struct gpumem *g;
+	struct gpumem_view v;
+	unsigned why;
+	int err, fd;
+
+	map_path(absent, sizeof(absent), "map_gpuMem_absent");
+	map_path(arr, sizeof(arr), "map_gpuMem_array");
+	map_path(wo, sizeof(wo), "map_gpuMem_wronly");
+	map_path(ok, sizeof(ok), "map_gpuMem_gpu_mem_total_map");
+
+	/* nothing pinned: not initialised, until the loader pins it */
+	g = reader(ok, GPUMEM_LOAD_MAP_ONLY);
+	ck_assert_uint_eq(gpumem_state(g, &why, NULL), GPUMEM_NOT_INIT);
+	ck_assert_uint_eq(why, GPUMEM_WHY_NO_MAP);
+	tick(g);
+	ck_assert_uint_eq(gpumem_state(g, NULL, NULL), GPUMEM_NOT_INIT);
+	fd = aosp_map();
+	pin(fd, ok);
+	tick(g);
+	ck_assert_uint_eq(gpumem_state(g, &why, NULL), GPUMEM_EMPTY);
+	ck_assert_uint_eq(why, GPUMEM_WHY_NONE);
+	ck_assert_int_eq(drv(fd, 0, 0, 4096), 0);
+	tick(g);
+	ck_assert_uint_eq(gpumem_state(g, NULL, NULL), GPUMEM_OK);
+	ck_assert_int_eq(drv(fd, 0, 0, 0), 0);
+	tick(g);
+	ck_assert_uint_eq(gpumem_state(g, NULL, NULL), GPUMEM_EMPTY);
+	ck_assert_int_eq(gpumem_view(g, &v), 0);
+	ck_assert_uint_eq(v.st.state, GPUMEM_EMPTY);
+	ck_assert_uint_eq(v.st.capacity, CAP);
+	ck_assert_uint_eq(v.st.source, GPUMEM_SRC_PINNED);
+	ck_assert_uint_eq(v.n, 0);
+	gpumem_view_release(&v);
+	gpumem_free(g);
+	close(fd);
+
+	/* a map of another layout: an error, never read */
+	fd = map_create(BPF_MAP_TYPE_ARRAY, 4, 8, 16, 0);
+	pin(fd, arr);
+	close(fd);
+	g = reader(arr, GPUMEM_LOAD_MAP_ONLY);
+	ck_assert_uint_eq(gpumem_state(g, &why, &err), GPUMEM_ERROR);
+	ck_assert_uint_eq(why, GPUMEM_WHY_LAYOUT);
+	gpumem_free(g);
+
+	/* the layout is right but the kernel refuses the walk: a
+	 * traversal error, with its errno (this test's process only) */
+	fd = aosp_map();
+	ck_assert_int_eq(drv(fd, 0, 0, 1), 0);
+	pin(fd, wo);
+	close(fd);
+	g = reader(wo, GPUMEM_LOAD_MAP_ONLY);
+	refuse_walks();
+	ck_assert_int_eq(gpumem_tick(g, clock_ns(CLOCK_MONOTONIC)), -EPERM);
+	ck_assert_uint_eq(gpumem_state(g, &why, &err), GPUMEM_ERROR);
+	ck_assert_uint_eq(why, GPUMEM_WHY_TRAVERSE);
+	ck_assert_int_eq(err, -EPERM);
+	ck_assert_int_eq(gpumem_view(g, &v), 0);
+	ck_assert_uint_eq(v.st.traversal_fail, 1);
+	ck_assert_uint_eq(v.st.state, GPUMEM_ERROR);
+	gpumem_view_release(&v);
+	gpumem_free(g);
+	unlink(arr);
+	unlink(wo);
+	unlink(ok);
+}
+END_TEST
+
+/* Globals, two GPUs, live and dead pids, a reused pid, size-0 deletes. */
+START_TEST(test_entries_and_attribution)
+{
+	const struct window_gpu_proc *p;
+	char path[PATH_MAX];
+	struct gpumem *g;
+	struct window *w;
+	pid_t a, dead, b;
+	uint64_t st_a;
+	int fd;
+
+	map_path(path, sizeof(path), "map_gpuMem_entries");
+	fd = aosp_map();
+	pin(fd, path);
+	a = child(0);
+	dead = child(0);
+	reap(dead);
+	st_a = starttime_of(a);
+	sleep_ms(30); /* reports come after a's start, in a later tick */
+
+	ck_assert_int_eq(drv(fd, 0, 0, 1000000), 0);
+	ck_assert_int_eq(drv(fd, 1, 0, 2000000), 0);
+	ck_assert_int_eq(drv(fd, 0, a, 4096), 0);
+	ck_assert_int_eq(drv(fd, 1, a, 8192), 0);
+	ck_assert_int_eq(drv(fd, 0, dead, 777), 0);
+	ck_assert_int_eq(drv(fd, 0, getpid(), 12345), 0);
+	g = reader(path, GPUMEM_LOAD_MAP_ONLY);
+	tick(g);
+	ck_assert_int_eq(drv(fd, 0, a, 65536), 0);
+	tick(g);
+	ck_assert_int_eq(drv(fd, 0, a, 16384), 0);
+	tick(g);
+	w = close_window(g, 1);
+	ck_assert_uint_eq(w->gpumem.state, GPUMEM_OK);
+	ck_assert_uint_eq(w->gpumem.entries, 6);
+	ck_assert_uint_eq(w->gpumem.traversals, 3);
+	ck_assert(!w->gpumem.saturated);
+	ck_assert_uint_eq(w->n_gpu, 6);
+	p = find(w, 0, 0);
+	ck_assert_uint_eq(p->bytes, 1000000);
+	ck_assert(!p->stale);
+	ck_assert_uint_eq(find(w, 1, 0)->bytes, 2000000);
+	p = find(w, 0, a);
+	ck_assert_uint_eq(p->bytes, 16384);
+	ck_assert_uint_eq(p->min_bytes, 4096);
+	ck_assert_uint_eq(p->max_bytes, 65536);
+	ck_assert_uint_eq(p->starttime, st_a);
+	ck_assert(!p->stale);
+	ck_assert_uint_eq(find(w, 1, a)->bytes, 8192);
+	p = find(w, 0, dead);
+	ck_assert(p->stale);
+	ck_assert_uint_eq(p->starttime, 0);
+	ck_assert_uint_eq(p->bytes, 777);
+	ck_assert(!find(w, 0, getpid())->stale);
+	ck_assert_uint_eq(w->gpumem.stale, 1);
+	window_free(w);
+
+	/* size 0 deletes: 0 at this window's end, gone from the next */
+	ck_assert_int_eq(drv(fd, 0, getpid(), 0), 0);
+	tick(g);
+	w = close_window(g, 2);
+	p = find(w, 0, getpid());
+	ck_assert_ptr_nonnull(p);
+	ck_assert_uint_eq(p->bytes, 0);
+	ck_assert_uint_eq(p->max_bytes, 12345);
+	ck_assert_uint_eq(w->gpumem.entries, 5);
+	window_free(w);
+	tick(g);
+	w = close_window(g, 3);
+	ck_assert_ptr_null(find(w, 0, getpid()));
+	window_free(w);
+
+	/* a's pid reused by b: a's totals are not b's */
+	reap(a);
+	sleep_ms(30);
+	b = child(a);
+	ck_assert_int_eq(b, a);
+	ck_assert_uint_ne(starttime_of(b), st_a);
+	tick(g);
+	w = close_window(g, 4);
+	ck_assert(find(w, 0, a)->stale);
+	ck_assert(find(w, 1, a)->stale);
+	ck_assert_uint_eq(find(w, 1, a)->starttime, 0);
+	window_free(w);
+	/* b reports on GPU 1: that pair is b's; GPU 0's stays stale */
+	sleep_ms(20);
+	ck_assert_int_eq(drv(fd, 1, b, 9000), 0);
+	tick(g);
+	w = close_window(g, 5);
+	p = find(w, 1, b);
+	ck_assert(!p->stale);
+	ck_assert_uint_eq(p->starttime, starttime_of(b));
+	ck_assert_uint_eq(p->bytes, 9000);
+	ck_assert_uint_eq(p->min_bytes, 9000);
+	ck_assert(find(w, 0, b)->stale);
+	window_free(w);
+	reap(b);
+	gpumem_free(g);
+	close(fd);
+	unlink(path);
+}
+END_TEST
+
+/* 1024 entries, globals included: full, and the next pair refused. */
+START_TEST(test_capacity)
+{
+	char path[PATH_MAX];
+	struct gpumem *g;
+	struct window *w;
+	uint32_t i;
+	int fd;
+
+	map_path(path, sizeof(path), "map_gpuMem_full");
+	fd = aosp_map();
+	pin(fd, path);
+	g = reader(path, GPUMEM_LOAD_MAP_ONLY);
+	ck_assert_int_eq(drv(fd, 0, 0, 1), 0);
+	ck_assert_int_eq(drv(fd, 1, 0, 1), 0);
+	for (i = 1; i <= 1000; i++)
+		ck_assert_int_eq(drv(fd, i % 2, 400000 + (int32_t)i, i), 0);
+	tick(g);
+	w = close_window(g, 1);
+	ck_assert_uint_eq(w->gpumem.entries, 1002);
+	ck_assert(!w->gpumem.saturated);
+	window_free(w);
+	for (i = 1001; i <= CAP - 2; i++)
+		ck_assert_int_eq(drv(fd, i % 2, 400000 + (int32_t)i, i), 0);
+	/* AOSP's program would ignore this failure */
+	ck_assert_int_eq(drv(fd, 0, 999999, 1), -E2BIG);
+	tick(g);
+	w = close_window(g, 2);
+	ck_assert_uint_eq(w->gpumem.entries, CAP);
+	ck_assert_uint_eq(w->n_gpu, CAP);
+	ck_assert(w->gpumem.saturated);
+	ck_assert_ptr_null(find(w, 0, 999999));
+	window_free(w);
+	gpumem_free(g);
+	close(fd);
+	unlink(path);
+}
+END_TEST
+
+/* --------------------------------------------------- concurrent writer */
+
+#define STABLE 200
+#define CHURN 700
+
+static atomic_bool stop;
+
+static void *
+writer_main(void *arg)
+{
+	int fd = *(int *)arg;
+	uint32_t x = 12345;
+
+	while (!atomic_load(&stop)) {
+		uint64_t k;
+
+		x = x * 1103515245u + 12345u;
+		k = KEY(x % 3, 100000 + (x >> 8) % CHURN);
+		if ((x >> 4) & 1)
+			(void)drv_key(fd, k, 0);
+		else
+			(void)drv_key(fd, k, 1 + (x >> 12));
+	}
+	return NULL;
+}
+
+static int
+u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+START_TEST(test_concurrent_writer)
+{
+	static uint64_t keys[STABLE + 3 * CHURN];
+	struct gpumem_walk wk = { 0 };
+	uint32_t restarts = 0, vanished = 0, truncated = 0;
+	pthread_t th;
+	int fd, i;
+	size_t j;
+
+	fd = aosp_map();
+	for (i = 0; i < STABLE; i++)
+		ck_assert_int_eq(drv(fd, 7, 1 + i, 1000 + (uint64_t)i), 0);
+	atomic_store(&stop, false);
+	ck_assert_int_eq(pthread_create(&th, NULL, writer_main, &fd), 0);
+	for (i = 0; i < 200; i++) {
+		unsigned seen_stable = 0;
+		int64_t t0 = clock_ns(CLOCK_MONOTONIC);
+
+		ck_assert_int_eq(gpumem_map_walk(fd, CAP, &wk), 0);
+		ck_assert_msg(clock_ns(CLOCK_MONOTONIC) - t0 < 2 * SEC,
+		    "a walk took over 2 s");
+		ck_assert_uint_le(wk.n, STABLE + 3 * CHURN);
+		/* never an entry twice (sorted copy: neighbours differ);
+		 * plain ifs: a Check assertion costs a write each */
+		memcpy(keys, wk.key, wk.n * sizeof(*keys));
+		qsort(keys, wk.n, sizeof(*keys), u64_cmp);
+		for (j = 1; j < wk.n; j++)
+			if (keys[j] == keys[j - 1])
+				ck_abort_msg("key %llx twice in one walk",
+				    (unsigned long long)keys[j]);
+		for (j = 0; j < wk.n; j++) {
+			if ((wk.key[j] >> 32) != 7)
+				continue;
+			if (wk.val[j] != 1000 + (uint32_t)wk.key[j] - 1)
+				ck_abort_msg("stable key %llx: %llu",
+				    (unsigned long long)wk.key[j],
+				    (unsigned long long)wk.val[j]);
+			seen_stable++;
+		}
+		/* an untouched entry is found unless the walk was cut */
+		if (!wk.truncated)
+			ck_assert_uint_eq(seen_stable, STABLE);
+		restarts += wk.restarts;
+		vanished += wk.vanished;
+		truncated += wk.truncated;
+	}
+	atomic_store(&stop, true);
+	pthread_join(th, NULL);
+	gpumem_walk_release(&wk);
+	/* the writer did delete keys under the cursor */
+	ck_assert_uint_gt(restarts + vanished, 0);
+	ck_assert_uint_lt(truncated, 200);
+	close(fd);
+}
+END_TEST
+
+/* ------------------------------------------------------------ own program */
+
+START_TEST(test_own_program)
+{
+	char absent[PATH_MAX], pinp[PATH_MAX];
+	struct gpumem *g;
+	unsigned why;
+	int err;
+#ifdef HAVE_BPF
+	struct gpumem_bpf *gb = NULL, *gb2 = NULL;
+	uint64_t ev = 1, fail = 1, k = KEY(3, 33), v = 0;
+	uint32_t cap = 0;
+	union bpf_attr a;
+	int fd = -1, fd2 = -1, r;
+	int64_t t;
+#endif
+
+	map_path(absent, sizeof(absent), "map_gpuMem_none");
+	map_path(pinp, sizeof(pinp), "map_vitals_gpu_mem_total_map");
+#ifdef HAVE_BPF
+	/* loads: the verifier accepted it */
+	r = gpumem_bpf_load(bpfdir, &gb, &fd);
+	ck_assert_msg(r == 0, "gpumem_bpf_load: %s", strerror(-r));
+	ck_assert_int_eq(gpumem_map_check(fd, &cap), 0);
+	ck_assert_uint_eq(cap, CAP);
+	ck_assert_int_eq(access(pinp, F_OK), 0);
+	ck_assert_int_eq(gpumem_bpf_stats(gb, &ev, &fail), 0);
+	ck_assert_uint_eq(ev, 0);
+	ck_assert_uint_eq(fail, 0);
+	r = gpumem_bpf_attach(gb);
+	if (tracepoint_exists())
+		ck_assert_int_eq(r, 0);
+	else
+		ck_assert_int_eq(r, -ENOENT);
+	/* a second start reuses the pinned map: totals survive */
+	ck_assert_int_eq(drv(fd, 3, 33, 4242), 0);
+	ck_assert_int_eq(gpumem_bpf_load(bpfdir, &gb2, &fd2), 0);
+	memset(&a, 0, sizeof(a));
+	a.map_fd = (uint32_t)fd2;
+	a.key = (uint64_t)(uintptr_t)&k;
+	a.value = (uint64_t)(uintptr_t)&v;
+	ck_assert_int_eq(sys_bpf(BPF_MAP_LOOKUP_ELEM, &a), 0);
+	ck_assert_uint_eq(v, 4242);
+	gpumem_bpf_free(gb2);
+	gpumem_bpf_free(gb);
+	close(fd);
+	close(fd2);
+	unlink(pinp);
+
+	if (tracepoint_exists())
+		return;
+	/* the reader with its own program: waits, retrying each second,
+	 * then says the tracepoint is absent (attach_s = 2) */
+	g = reader(absent, GPUMEM_LOAD_AUTO);
+	ck_assert_uint_eq(gpumem_state(g, &why, NULL), GPUMEM_NOT_INIT);
+	ck_assert_uint_eq(why, GPUMEM_WHY_WAITING);
+	t = clock_ns(CLOCK_MONOTONIC);
+	ck_assert_int_eq(gpumem_tick(g, t), 0);
+	ck_assert_uint_eq(gpumem_state(g, &why, NULL), GPUMEM_NOT_INIT);
+	ck_assert_uint_eq(why, GPUMEM_WHY_WAITING);
+	ck_assert_int_eq(gpumem_tick(g, t + 1 * SEC), 0);
+	ck_assert_uint_eq(gpumem_state(g, &why, NULL), GPUMEM_NOT_INIT);
+	ck_assert_uint_eq(why, GPUMEM_WHY_WAITING);
+	ck_assert_int_eq(gpumem_tick(g, t + 2 * SEC), 0);
+	ck_assert_uint_eq(gpumem_state(g, &why, &err), GPUMEM_NOT_INIT);
+	ck_assert_uint_eq(why, GPUMEM_WHY_TP_ABSENT);
+	ck_assert_int_eq(err, -ENOENT);
+	gpumem_free(g);
+	unlink(pinp);
+#else
+	(void)tracepoint_exists;
+	(void)pinp;
+	/* built without BPF: nothing to load, the map is all there is */
+	g = reader(absent, GPUMEM_LOAD_AUTO);
+	ck_assert_uint_eq(gpumem_state(g, &why, &err), GPUMEM_NOT_INIT);
+	ck_assert_uint_eq(why, GPUMEM_WHY_NO_MAP);
+	ck_assert_int_eq(err, 0);
+	gpumem_free(g);
+#endif
+}
+END_TEST
+
+static Suite *
+gpumem_kernel_suite(void)
+{
+	Suite *s = suite_create("gpumem_kernel");
+	TCase *tc = tcase_create("map");
+
+	tcase_add_checked_fixture(tc, gpumem_setup_bpffs,
+	    gpumem_teardown_bpffs);
+	tcase_add_test(tc, test_three_states);
+	tcase_add_test(tc, test_entries_and_attribution);
+	tcase_add_test(tc, test_capacity);
+	tcase_add_test(tc, test_concurrent_writer);
+	tcase_add_test(tc, test_own_program);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	if (geteuid() != 0) {
+		fprintf(stderr, "check_gpumem_kernel: needs root\n");
+		return 77;
+	}
+	return tu_run(gpumem_kernel_suite());
+}

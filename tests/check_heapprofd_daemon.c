@@ -1,0 +1,688 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * heapprofd sessions against the real daemon, the real socket and the
+ * vitals client, with a stand-in perfetto (fake_perfetto.c) that records
+ * its argv and stdin: a rule fires on a real process whose RSS grows (a
+ * child running as an app uid listed in a packages.list), the session runs
+ * once and the next firing is rate-limited; refusals carry their reasons;
+ * a caller switched to an unprivileged uid is refused; cancellation kills
+ * the child; a child that hangs is killed at the timeout; a daemon killed
+ * mid-session records the outcome honestly when it starts again, and its
+ * budgets survive.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "client_run.h"
+#include "jsonmini.h"
+#include "testutil.h"
+
+#define APP_UID 10123
+#define READER_UID 65534
+
+static char daemon_path[PATH_MAX];
+static const char *fake_perfetto;
+
+struct daemon {
+	char *dir;
+	char sock[1024], fp[1024], log[1024], conf[1024];
+	pid_t pid;
+};
+
+static void
+sleep_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static int64_t
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static struct run
+vitals(const struct daemon *d, int uid, const char *a0, const char *a1,
+    const char *a2, const char *a3, const char *a4, const char *a5)
+{
+	const char *argv[] = { "vitals", "--socket", d->sock, "--timeout",
+		"10000", a0, a1, a2, a3, a4, a5, NULL };
+
+	return run_client_as(uid, argv);
+}
+
+static struct jm *
+json_of(struct run *r)
+{
+	struct jm *j = jm_parse(r->out, strlen(r->out));
+
+	ck_assert_msg(j != NULL, "not JSON: %s (stderr %s)", r->out, r->err);
+	return j;
+}
+
+static long long
+num(const struct jm *o, const char *key)
+{
+	const struct jm *v = jm_get(o, key);
+
+	return v && v->t == JM_NUM ? v->ll : 0;
+}
+
+static const char *
+str(const struct jm *o, const char *key)
+{
+	const struct jm *v = jm_get(o, key);
+
+	return v && v->t == JM_STR ? v->str : "";
+}
+
+static bool
+flag(const struct jm *o, const char *key)
+{
+	const struct jm *v = jm_get(o, key);
+
+	return v && v->t == JM_BOOL && v->b;
+}
+
+static void
+set_mode(const struct daemon *d, const char *mode)
+{
+	char p[PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s/mode", d->fp);
+	ck_assert_int_eq(tu_writes(p, mode), 0);
+}
+
+static void
+daemon_exec(struct daemon *d)
+{
+	d->pid = fork();
+	ck_assert_int_ge(d->pid, 0);
+	if (d->pid == 0) {
+		int fd = open(d->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+
+		dup2(fd, 2);
+		setenv("VITALS_FAKE_PERFETTO_DIR", d->fp, 1);
+		execl(daemon_path, "vitalsd", "-f", "-c", d->conf,
+		    "--state-dir", d->dir, "--socket", d->sock,
+		    "--interval-ms", "100", "--window-s", "1", "--threads",
+		    "none", "--perfetto", fake_perfetto, (char *)NULL);
+		_exit(127);
+	}
+}
+
+static void
+daemon_wait_up(struct daemon *d)
+{
+	struct run r;
+	int i;
+
+	for (i = 0; i < 100; i++) {
+		sleep_ms(100);
+		r = vitals(d, -1, "health", NULL, NULL, NULL, NULL, NULL);
+		if (r.code == 0) {
+			run_free(&r);
+			return;
+		}
+		run_free(&r);
+	}
+	ck_abort_msg("vitalsd did not answer within 10 s (log %s)", d->log);
+}
+
+/* A daemon on a fresh state directory; extra config lines appended. */
+static void
+daemon_start(struct daemon *d, const char *extra)
+{
+	char pl[1024], calls[PATH_MAX], conf[8192];
+
+	memset(d, 0, sizeof(*d));
+	d->dir = tu_mkdtemp("hp-daemon");
+	ck_assert_ptr_nonnull(d->dir);
+	snprintf(d->sock, sizeof(d->sock), "%s/vitalsd.sock", d->dir);
+	snprintf(d->fp, sizeof(d->fp), "%s/fp", d->dir);
+	snprintf(d->log, sizeof(d->log), "%s.log", d->dir);
+	snprintf(d->conf, sizeof(d->conf), "%s/vitalsd.conf", d->dir);
+	snprintf(calls, sizeof(calls), "%s/calls/.keep", d->fp);
+	ck_assert_int_eq(tu_writes(calls, ""), 0);
+	set_mode(d, "exit 0 200\n");
+	snprintf(pl, sizeof(pl), "%s/packages.list", d->dir);
+	/* the app: profileable from shell, as an unspecified initiator
+	 * needs; installed by the store */
+	ck_assert_int_eq(tu_writes(pl, "vitals.test.app 10123 0 "
+	    "/data/user/0/vitals.test.app default:targetSdkVersion=34 3003 1 "
+	    "1 1 com.android.vending\n"), 0);
+	snprintf(conf, sizeof(conf),
+	    "heapprofd_packages_list = %s\n"
+	    "heapprofd_grace_ms = 300\n"
+	    "heapprofd_kill_after_ms = 500\n"
+	    "heapprofd_cooldown_s = 0\n"
+	    "reader_uids = %d\n"
+	    "%s", pl, READER_UID, extra ? extra : "");
+	ck_assert_int_eq(tu_writes(d->conf, conf), 0);
+	daemon_exec(d);
+	daemon_wait_up(d);
+}
+
+static void
+daemon_stop(struct daemon *d)
+{
+	int status;
+
+	kill(d->pid, SIGTERM);
+	ck_assert_int_eq(waitpid(d->pid, &status, 0), d->pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	    "vitalsd ended with status 0x%x (log %s)", status, d->log);
+	tu_rmtree(d->dir);
+	unlink(d->log);
+	free(d->dir);
+}
+
+/*
+ * A process running as uid (APP_UID: the listed app). grow_mb > 0: it
+ * grows its RSS by 2 MiB every 100 ms (pages touched) up to grow_mb,
+ * then holds. It dies with the test.
+ */
+static pid_t
+app(int uid, unsigned grow_mb)
+{
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		unsigned mb = 0;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (setgroups(0, NULL) < 0 || setgid((gid_t)uid) < 0 ||
+		    setuid((uid_t)uid) < 0)
+			_exit(126);
+		for (;;) {
+			if (mb < grow_mb) {
+				char *p = mmap(NULL, 2u << 20, PROT_READ |
+				    PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+				    -1, 0);
+
+				if (p != MAP_FAILED)
+					memset(p, 0x5a, 2u << 20);
+				mb += 2;
+			}
+			sleep_ms(100);
+		}
+	}
+	return pid;
+}
+
+static void
+reap(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+/* The session records, newest first (the caller frees the jm). */
+static struct jm *
+list(const struct daemon *d, const struct jm **ret_sessions)
+{
+	struct run r = vitals(d, -1, "--json", "heapprofd", "list", NULL,
+	    NULL, NULL);
+	struct jm *j;
+
+	ck_assert_msg(r.code == 0, "heapprofd list: exit %d: %s", r.code,
+	    r.err);
+	j = json_of(&r);
+	run_free(&r);
+	*ret_sessions = jm_path(j, "heapprofd_list.sessions");
+	return j;
+}
+
+/* Poll the records until session id has an outcome other than running. */
+static struct jm *
+wait_outcome(const struct daemon *d, long long id, const char *outcome,
+    unsigned ms, const struct jm **ret_s)
+{
+	int64_t until = mono_ms() + ms;
+
+	for (;;) {
+		const struct jm *ss;
+		struct jm *j = list(d, &ss);
+		size_t i;
+
+		for (i = 0; ss && i < ss->n; i++) {
+			if (num(&ss->v[i], "id") != id)
+				continue;
+			if (!strcmp(str(&ss->v[i], "outcome"), outcome)) {
+				*ret_s = &ss->v[i];
+				return j;
+			}
+		}
+		jm_free(j);
+		ck_assert_msg(mono_ms() < until, "session %lld not %s within "
+		    "%u ms", id, outcome, ms);
+		sleep_ms(100);
+	}
+}
+
+/* Start a session on pid as root; its id (the answer must be a start). */
+static long long
+start_pid(const struct daemon *d, pid_t pid, const char *duration)
+{
+	char p[16];
+	struct run r;
+	struct jm *j;
+	long long id;
+
+	snprintf(p, sizeof(p), "%d", (int)pid);
+	r = vitals(d, -1, "--json", "heapprofd", "start", "--pid", p,
+	    duration ? duration : "--duration=60s");
+	ck_assert_msg(r.code == 0, "start: exit %d: %s %s", r.code, r.out,
+	    r.err);
+	j = json_of(&r);
+	id = num(jm_path(j, "heapprofd_start"), "session_id");
+	ck_assert_int_gt(id, 0);
+	jm_free(j);
+	run_free(&r);
+	return id;
+}
+
+static unsigned
+count_calls(const struct daemon *d, char *ret_stdin, size_t sz)
+{
+	char p[1100];
+	struct dirent *de;
+	unsigned n = 0;
+	DIR *dir;
+
+	snprintf(p, sizeof(p), "%s/calls", d->fp);
+	dir = opendir(p);
+	ck_assert_ptr_nonnull(dir);
+	while ((de = readdir(dir)) != NULL) {
+		if (strstr(de->d_name, ".argv"))
+			n++;
+		if (ret_stdin && strstr(de->d_name, ".stdin"))
+			snprintf(ret_stdin, sz, "%s/%s", p, de->d_name);
+	}
+	closedir(dir);
+	return n;
+}
+
+static char *
+slurp(const char *path)
+{
+	char *buf = malloc(65536);
+	size_t n = 0;
+	FILE *f = fopen(path, "r");
+
+	ck_assert_ptr_nonnull(f);
+	n = fread(buf, 1, 65535, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static bool
+alive(pid_t pid)
+{
+	char p[64], *s;
+	bool r;
+
+	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
+	if (access(p, F_OK) != 0)
+		return false;
+	s = slurp(p);
+	r = strstr(s, ") Z ") == NULL; /* a zombie has ended */
+	free(s);
+	return r;
+}
+
+START_TEST(test_rule_fires_once_then_rate_limited)
+{
+	const struct jm *ss, *s = NULL, *refused = NULL, *h;
+	char in[PATH_MAX] = "", cmd[PATH_MAX * 2], want[64], *dec;
+	struct daemon d;
+	struct run r;
+	struct jm *j;
+	int64_t until;
+	unsigned started = 0;
+	size_t i;
+	pid_t a;
+	FILE *f;
+
+	daemon_start(&d, "heapprofd_max_per_hour = 1\n"
+	    "heapprofd_rule = grow when=rss_growth:8M:2s match=uid:10123 "
+	    "target=matched duration=1s\n");
+	a = app(APP_UID, 120);
+	until = mono_ms() + 20000;
+	for (;;) {
+		j = list(&d, &ss);
+		started = 0;
+		refused = NULL;
+		for (i = 0; ss && i < ss->n; i++) {
+			if (flag(&ss->v[i], "started"))
+				started++, s = &ss->v[i];
+			else if (!strcmp(str(&ss->v[i], "rule"), "grow"))
+				refused = &ss->v[i];
+		}
+		if (refused && s && strcmp(str(s, "outcome"), "running"))
+			break;
+		jm_free(j);
+		ck_assert_msg(mono_ms() < until, "no session then refusal "
+		    "within 20 s (log %s)", d.log);
+		sleep_ms(200);
+	}
+	/* once: one started session, by the rule, on the process */
+	ck_assert_uint_eq(started, 1);
+	ck_assert(flag(s, "by_rule"));
+	ck_assert_str_eq(str(s, "rule"), "grow");
+	snprintf(want, sizeof(want), "pid %d", (int)a);
+	ck_assert_str_eq(str(s, "target"), want);
+	ck_assert_str_eq(str(s, "outcome"), "completed");
+	ck_assert_int_eq(num(s, "exit_status"), 0);
+	ck_assert_int_eq(num(s, "output_bytes"), 1000);
+	/* then rate-limited, with the right reason */
+	ck_assert_str_eq(str(refused, "refusal"),
+	    "HEAPPROFD_RATE_LIMITED_PROCESS");
+	ck_assert_ptr_nonnull(strstr(str(refused, "message"), "last hour"));
+	jm_free(j);
+
+	/* perfetto ran once, with the config on stdin */
+	ck_assert_uint_eq(count_calls(&d, in, sizeof(in)), 1);
+	snprintf(cmd, sizeof(cmd), "protoc --decode=perfetto.protos.TraceConfig"
+	    " -I %s/proto %s/proto/perfetto_config.proto < %s",
+	    getenv("VITALS_SRCDIR"), getenv("VITALS_SRCDIR"), in);
+	f = popen(cmd, "r");
+	ck_assert_ptr_nonnull(f);
+	dec = malloc(65536);
+	dec[fread(dec, 1, 65535, f)] = '\0';
+	ck_assert_int_eq(pclose(f), 0);
+	snprintf(want, sizeof(want), "      pid: %d\n", (int)a);
+	ck_assert_ptr_nonnull(strstr(dec, want));
+	ck_assert_ptr_nonnull(strstr(dec, "\nduration_ms: 1000\n"));
+	ck_assert_ptr_nonnull(strstr(dec, "name: \"android.heapprofd\""));
+	free(dec);
+
+	r = vitals(&d, -1, "--json", "health", NULL, NULL, NULL, NULL);
+	ck_assert_int_eq(r.code, 0);
+	j = json_of(&r);
+	h = jm_path(j, "health.heapprofd");
+	ck_assert_ptr_nonnull(h);
+	ck_assert_int_ge(num(h, "rules_fired"), 2);
+	ck_assert_int_eq(num(h, "started"), 1);
+	ck_assert_int_eq(num(h, "completed"), 1);
+	jm_free(j);
+	run_free(&r);
+	reap(a);
+	daemon_stop(&d);
+}
+END_TEST
+
+START_TEST(test_refusals_and_roles)
+{
+	const struct jm *h, *st;
+	char p[16], q[16];
+	struct daemon d;
+	struct run r;
+	struct jm *j;
+	pid_t a, root;
+	size_t i;
+
+	daemon_start(&d, NULL);
+	a = app(APP_UID, 0);
+	root = app(0, 0);
+	sleep_ms(200);
+	snprintf(p, sizeof(p), "%d", (int)a);
+	snprintf(q, sizeof(q), "%d", (int)root);
+
+	/* the socket is 0660: open it to nobody so the daemon decides */
+	ck_assert_int_eq(chmod(d.dir, 0755), 0);
+	ck_assert_int_eq(chmod(d.sock, 0666), 0);
+	/* a caller switched to an unprivileged uid: refused, counted */
+	r = vitals(&d, READER_UID, "heapprofd", "start", "--pid", p, NULL,
+	    NULL);
+	ck_assert_msg(r.code == VX_DENIED, "reader start: exit %d", r.code);
+	ck_assert_ptr_nonnull(strstr(r.err, "permission denied by vitalsd: "));
+	ck_assert_msg(strstr(r.err, "trusted role") != NULL, "%s", r.err);
+	run_free(&r);
+	r = vitals(&d, READER_UID, "heapprofd", "cancel", "1", NULL, NULL,
+	    NULL);
+	ck_assert_int_eq(r.code, VX_DENIED);
+	run_free(&r);
+	r = vitals(&d, READER_UID, "heapprofd", "list", NULL, NULL, NULL,
+	    NULL);
+	ck_assert_msg(r.code == 0, "reader list: exit %d: %s", r.code, r.err);
+	run_free(&r);
+
+	/* a platform uid, not trusted-system: not eligible */
+	r = vitals(&d, -1, "heapprofd", "start", "--pid", q, NULL, NULL);
+	ck_assert_int_eq(r.code, VX_REFUSED);
+	ck_assert_ptr_nonnull(strstr(r.err, "not eligible"));
+	ck_assert_ptr_nonnull(strstr(r.err, "platform uid"));
+	run_free(&r);
+	/* never a glob, never an unnormalised name */
+	r = vitals(&d, -1, "heapprofd", "start", "--name", "vitals.*", NULL,
+	    NULL);
+	ck_assert_int_eq(r.code, VX_REFUSED);
+	ck_assert_ptr_nonnull(strstr(r.err, "invalid request"));
+	run_free(&r);
+	/* the dry run: the config, nothing started */
+	r = vitals(&d, -1, "heapprofd", "start", "--pid", p, "--dry-run",
+	    NULL);
+	ck_assert_msg(r.code == 0, "dry run: %d %s", r.code, r.err);
+	ck_assert_ptr_nonnull(strstr(r.out, "name: \"android.heapprofd\""));
+	ck_assert_ptr_nonnull(strstr(r.out, "sampling_interval_bytes: 4096"));
+	ck_assert_ptr_nonnull(strstr(r.out, "shmem_size_bytes: 8388608"));
+	ck_assert_ptr_nonnull(strstr(r.out, "block_client: false"));
+	run_free(&r);
+	ck_assert_uint_eq(count_calls(&d, NULL, 0), 0);
+
+	r = vitals(&d, -1, "--json", "health", NULL, NULL, NULL, NULL);
+	j = json_of(&r);
+	h = jm_path(j, "health.heapprofd");
+	ck_assert_int_eq(num(h, "denied"), 2);
+	ck_assert_int_eq(num(h, "dry_runs"), 1);
+	ck_assert_int_eq(num(h, "started"), 0);
+	ck_assert_str_eq(str(h, "initiator"), "unspecified");
+	st = jm_get(h, "refused");
+	for (i = 0; st && i < st->n; i++) {
+		const char *n = str(&st->v[i], "name");
+
+		if (!strcmp(n, "not_eligible") || !strcmp(n,
+		    "invalid_request"))
+			ck_assert_int_eq(num(&st->v[i], "value"), 1);
+	}
+	jm_free(j);
+	run_free(&r);
+	reap(a);
+	reap(root);
+	daemon_stop(&d);
+}
+END_TEST
+
+START_TEST(test_cancel_kills_child)
+{
+	const struct jm *ss, *s;
+	char p[16], id_s[24];
+	struct daemon d;
+	struct run r;
+	struct jm *j;
+	long long id;
+	pid_t a, child;
+
+	daemon_start(&d, NULL);
+	set_mode(&d, "term\n");
+	a = app(APP_UID, 0);
+	sleep_ms(200);
+	id = start_pid(&d, a, "--duration=60s");
+	j = list(&d, &ss);
+	ck_assert_str_eq(str(&ss->v[0], "outcome"), "running");
+	child = (pid_t)num(&ss->v[0], "child_pid");
+	jm_free(j);
+	ck_assert_int_gt(child, 0);
+	ck_assert(alive(child));
+
+	/* one at a time */
+	snprintf(p, sizeof(p), "%d", (int)a);
+	r = vitals(&d, -1, "heapprofd", "start", "--pid", p, NULL, NULL);
+	ck_assert_int_eq(r.code, VX_REFUSED);
+	ck_assert_ptr_nonnull(strstr(r.err, "another session in progress"));
+	run_free(&r);
+
+	snprintf(id_s, sizeof(id_s), "%lld", id);
+	r = vitals(&d, -1, "heapprofd", "cancel", id_s, NULL, NULL, NULL);
+	ck_assert_msg(r.code == 0, "cancel: %d %s", r.code, r.err);
+	run_free(&r);
+	j = wait_outcome(&d, id, "cancelled", 5000, &s);
+	ck_assert_int_eq(num(s, "exit_status"), 0); /* it stopped cleanly */
+	ck_assert_int_eq(num(s, "output_bytes"), 1000);
+	ck_assert_int_gt(num(s, "end_wall_ns"), num(s, "start_wall_ns"));
+	jm_free(j);
+	ck_assert(!alive(child));
+	/* cancelling again: not running */
+	r = vitals(&d, -1, "heapprofd", "cancel", id_s, NULL, NULL, NULL);
+	ck_assert_int_ne(r.code, 0);
+	run_free(&r);
+	reap(a);
+	daemon_stop(&d);
+}
+END_TEST
+
+START_TEST(test_hang_killed_at_timeout)
+{
+	const struct jm *ss, *s;
+	struct daemon d;
+	struct jm *j;
+	long long id;
+	int64_t t0;
+	pid_t a, child;
+
+	daemon_start(&d, NULL);
+	set_mode(&d, "ignore-term\n");
+	a = app(APP_UID, 0);
+	sleep_ms(200);
+	t0 = mono_ms();
+	id = start_pid(&d, a, "--duration=300ms");
+	j = list(&d, &ss);
+	child = (pid_t)num(&ss->v[0], "child_pid");
+	jm_free(j);
+	/* 300 ms + 300 ms grace: SIGTERM, ignored; 500 ms on: SIGKILL */
+	j = wait_outcome(&d, id, "timeout", 8000, &s);
+	ck_assert_int_ge(mono_ms() - t0, 1000);
+	ck_assert_int_eq(num(s, "term_signal"), SIGKILL);
+	ck_assert_int_eq(num(s, "exit_status"), -1);
+	jm_free(j);
+	ck_assert(!alive(child));
+	reap(a);
+	daemon_stop(&d);
+}
+END_TEST
+
+START_TEST(test_restart_mid_session)
+{
+	const struct jm *ss, *s, *h;
+	char p[16];
+	struct daemon d;
+	struct run r;
+	struct jm *j;
+	long long id;
+	int64_t until;
+	pid_t a, child;
+	int status;
+
+	daemon_start(&d, "heapprofd_max_per_hour = 1\n");
+	set_mode(&d, "term\n");
+	a = app(APP_UID, 0);
+	sleep_ms(200);
+	id = start_pid(&d, a, "--duration=60s");
+	j = list(&d, &ss);
+	child = (pid_t)num(&ss->v[0], "child_pid");
+	jm_free(j);
+	ck_assert(alive(child));
+
+	/* the daemon dies mid-session; perfetto is orphaned, still running */
+	kill(d.pid, SIGKILL);
+	ck_assert_int_eq(waitpid(d.pid, &status, 0), d.pid);
+	ck_assert(alive(child));
+	daemon_exec(&d);
+	daemon_wait_up(&d);
+
+	j = wait_outcome(&d, id, "daemon restarted", 5000, &s);
+	ck_assert_ptr_nonnull(strstr(str(s, "message"), "still running"));
+	ck_assert_int_gt(num(s, "end_wall_ns"), 0);
+	jm_free(j);
+	/* the orphan got SIGTERM and ended */
+	until = mono_ms() + 5000;
+	while (alive(child) && mono_ms() < until)
+		sleep_ms(50);
+	ck_assert(!alive(child));
+
+	/* the budget was not reset by the restart */
+	snprintf(p, sizeof(p), "%d", (int)a);
+	r = vitals(&d, -1, "heapprofd", "start", "--pid", p, NULL, NULL);
+	ck_assert_int_eq(r.code, VX_REFUSED);
+	ck_assert_ptr_nonnull(strstr(r.err, "rate limited (process)"));
+	run_free(&r);
+	r = vitals(&d, -1, "--json", "health", NULL, NULL, NULL, NULL);
+	j = json_of(&r);
+	h = jm_path(j, "health.heapprofd");
+	ck_assert_int_eq(num(h, "restarted_closed"), 1);
+	jm_free(j);
+	run_free(&r);
+	reap(a);
+	daemon_stop(&d);
+}
+END_TEST
+
+static Suite *
+heapprofd_daemon_suite(void)
+{
+	Suite *s = suite_create("heapprofd_daemon");
+	TCase *tc = tcase_create("daemon");
+
+	tcase_add_test(tc, test_rule_fires_once_then_rate_limited);
+	tcase_add_test(tc, test_refusals_and_roles);
+	tcase_add_test(tc, test_cancel_kills_child);
+	tcase_add_test(tc, test_hang_killed_at_timeout);
+	tcase_add_test(tc, test_restart_mid_session);
+	tcase_set_timeout(tc, 120);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	const char *b = getenv("VITALS_BUILDDIR");
+
+	/* the daemon, the uid switches and the app uid need root */
+	if (geteuid() != 0) {
+		fprintf(stderr, "check_heapprofd_daemon: needs root\n");
+		return 77;
+	}
+	snprintf(client_path, sizeof(client_path), "%s/client/vitals",
+	    b ? b : "..");
+	snprintf(daemon_path, sizeof(daemon_path), "%s/daemon/vitalsd",
+	    b ? b : "..");
+	fake_perfetto = getenv("VITALS_FAKE_PERFETTO");
+	if (fake_perfetto == NULL)
+		fake_perfetto = "../tests/fake_perfetto";
+	return tu_run(heapprofd_daemon_suite());
+}
