@@ -732,15 +732,18 @@ ftrace_finish(struct ftrace *ft)
 struct ftrace *
 ftrace_free(struct ftrace *ft)
 {
+	bool copies = ft && ft->atrace;
 	int cpu;
 
 	if (ft == NULL)
 		return NULL;
-	/* stop receiving markers before the buffer goes off (see open) */
-	if (ft->inst && ft->atrace)
-		tracefs_instance_file_write(ft->inst,
-		    "options/copy_trace_marker", "0");
-	if (ft->inst)
+	/* stop receiving markers before the buffer goes off (see open); if
+	 * that write fails (privileges dropped), the buffer stays on, so
+	 * applications' markers are never refused */
+	if (ft->inst && copies && tracefs_instance_file_write(ft->inst,
+	    "options/copy_trace_marker", "0") > 0)
+		copies = false;
+	if (ft->inst && !copies)
 		tracefs_trace_off(ft->inst);
 	if (ft->tick)
 		event_free(ft->tick);
@@ -753,7 +756,10 @@ ftrace_free(struct ftrace *ft)
 			close(ft->sfd[cpu]);
 	}
 	if (ft->inst) {
-		tracefs_instance_destroy(ft->inst);
+		/* after the privilege drop the privileged helper removes it
+		 * (doc/privileges.md); failing that, the next start does */
+		if (tracefs_instance_destroy(ft->inst) < 0 && privhelper_get())
+			privhelper_rmdir_instance(privhelper_get(), ft->name);
 		tracefs_instance_free(ft->inst);
 	}
 	if (ft->procfd >= 0)
