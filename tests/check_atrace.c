@@ -367,6 +367,59 @@ START_TEST(test_keep_and_merge)
 }
 END_TEST
 
+/* Run-queue delay: from sched_waking, or from a preemption, to the
+ * sched_switch that puts the thread on a CPU. */
+START_TEST(test_runqueue)
+{
+	struct atrace *at = NULL;
+	struct window_trace *t;
+	struct ftrace_rec r;
+	unsigned i;
+
+	ck_assert_int_eq(atrace_new(&at), 0);
+	memset(&r, 0, sizeof(r));
+	r.ev = FEV_SCHED_WAKING;
+	r.ts = 100;
+	r.u.waking.tid = 5;
+	atrace_record(at, &r);
+	r.ev = FEV_SCHED_SWITCH;
+	r.ts = 130;
+	r.u.sw.prev_tid = 0;
+	r.u.sw.prev_state = 0;
+	r.u.sw.next_tid = 5;
+	atrace_record(at, &r);
+	/* 6 is preempted (still runnable) at 200, back on a CPU at 260 */
+	r.ts = 200;
+	r.u.sw.prev_tid = 6;
+	r.u.sw.prev_state = 0;
+	r.u.sw.next_tid = 5;
+	atrace_record(at, &r);
+	r.ts = 260;
+	r.u.sw.prev_tid = 5;
+	r.u.sw.prev_state = 1; /* sleeping: no wait starts */
+	r.u.sw.next_tid = 6;
+	atrace_record(at, &r);
+	/* 5 slept: its next switch-in without a wake-up is no wait */
+	r.ts = 300;
+	r.u.sw.prev_tid = 6;
+	r.u.sw.prev_state = 1;
+	r.u.sw.next_tid = 5;
+	atrace_record(at, &r);
+	t = close_window(at);
+	ck_assert_uint_eq(t->sched_switch, 4);
+	ck_assert_uint_eq(t->sched_waking, 1);
+	ck_assert_uint_eq(t->rq_total.count, 2);
+	ck_assert_uint_eq(t->rq_total.total_ns, 90);
+	ck_assert_uint_eq(t->rq_total.max_ns, 60);
+	ck_assert_uint_eq(t->nrq, 2);
+	for (i = 0; i < t->nrq; i++)
+		ck_assert_uint_eq(t->rq[i].total_ns, t->rq[i].tid == 6 ? 60 :
+		    30);
+	free(t);
+	atrace_free(at);
+}
+END_TEST
+
 /* ------------------------------------------------------------ store */
 
 static char *dir;
@@ -492,6 +545,7 @@ atrace_suite(void)
 	tcase_add_test(tc, test_incomplete);
 	tcase_add_test(tc, test_names);
 	tcase_add_test(tc, test_keep_and_merge);
+	tcase_add_test(tc, test_runqueue);
 	tcase_add_test(tc, test_config_keys);
 	suite_add_tcase(s, tc);
 	tcase_add_checked_fixture(st, setup, teardown);
