@@ -65,6 +65,10 @@ struct ftrace {
 	uint32_t enabled, missing;
 	bool atrace;
 	int procfd;
+	/* opened for writing while privileged, so the stop can still make
+	 * the instance inert after a privilege drop: copy_trace_marker,
+	 * tracing_on, buffer_size_kb; −1 not open */
+	int copy_fd, on_fd, size_fd;
 	struct {
 		int32_t tid, tgid;
 	} tgid_cache[TGID_CACHE];
@@ -623,6 +627,7 @@ ftrace_open(struct event_base *base, const struct ftrace_opts *o,
 	if ((ft = calloc(1, sizeof(*ft))) == NULL)
 		return -ENOMEM;
 	ft->base = base;
+	ft->copy_fd = ft->on_fd = ft->size_fd = -1;
 	ft->procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	ft->max_pages = o->max_pages ? o->max_pages : 64;
 	if ((ft->name = strdup(o->instance)) == NULL ||
@@ -705,6 +710,12 @@ ftrace_open(struct event_base *base, const struct ftrace_opts *o,
 		ft->enabled &= ~(1u << FEV_PRINT);
 		ft->missing |= 1u << FEV_PRINT;
 	}
+	ft->copy_fd = ft->atrace ? tracefs_instance_file_open(ft->inst,
+	    "options/copy_trace_marker", O_WRONLY | O_CLOEXEC) : -1;
+	ft->on_fd = tracefs_instance_file_open(ft->inst, "tracing_on",
+	    O_WRONLY | O_CLOEXEC);
+	ft->size_fd = tracefs_instance_file_open(ft->inst, "buffer_size_kb",
+	    O_WRONLY | O_CLOEXEC);
 	ft->state = FTRACE_ON;
 	*ret_state = FTRACE_ON;
 	snprintf(why, whysz, "instance %s, %u KiB per CPU, ATrace %s",
@@ -737,14 +748,28 @@ ftrace_free(struct ftrace *ft)
 
 	if (ft == NULL)
 		return NULL;
-	/* stop receiving markers before the buffer goes off (see open); if
-	 * that write fails (privileges dropped), the buffer stays on, so
-	 * applications' markers are never refused */
-	if (ft->inst && copies && tracefs_instance_file_write(ft->inst,
-	    "options/copy_trace_marker", "0") > 0)
+	/* stop receiving markers before the buffer goes off (see open),
+	 * through the fds opened while privileged; if that fails the buffer
+	 * stays on, so applications' markers are never refused */
+	if (ft->inst && copies && ((ft->copy_fd >= 0 &&
+	    write(ft->copy_fd, "0", 1) == 1) || tracefs_instance_file_write(
+	    ft->inst, "options/copy_trace_marker", "0") > 0))
 		copies = false;
-	if (ft->inst && !copies)
+	if (ft->inst && !copies && (ft->on_fd < 0 ||
+	    write(ft->on_fd, "0", 1) != 1))
 		tracefs_trace_off(ft->inst);
+	/* should the removal fail (no privilege left, no helper), what
+	 * stays behind holds one page per CPU, not the whole buffer */
+	if (ft->inst && !copies && ft->size_fd >= 0 &&
+	    write(ft->size_fd, "4", 1) < 0) {
+		/* best effort: the next start removes it anyway */
+	}
+	if (ft->copy_fd >= 0)
+		close(ft->copy_fd);
+	if (ft->on_fd >= 0)
+		close(ft->on_fd);
+	if (ft->size_fd >= 0)
+		close(ft->size_fd);
 	if (ft->tick)
 		event_free(ft->tick);
 	for (cpu = 0; cpu < ft->ncpu; cpu++) {
