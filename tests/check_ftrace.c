@@ -554,7 +554,7 @@ instance_dir(void)
 }
 
 static pid_t
-start_daemon(const char *log, const char *state)
+start_daemon_with(const char *log, const char *state, const char *extra)
 {
 	char conf[PATH_MAX], text[512], sock[PATH_MAX];
 	pid_t pid;
@@ -562,8 +562,8 @@ start_daemon(const char *log, const char *state)
 	snprintf(conf, sizeof(conf), "%s.conf", state);
 	snprintf(sock, sizeof(sock), "%s.sock", state);
 	snprintf(text, sizeof(text), "ftrace_instance = %s\nbpf_load = off\n"
-	    "scanner = procfs\nftrace_sched = off\nftrace_tick_ms = 100\n",
-	    inst);
+	    "scanner = procfs\nftrace_sched = off\nftrace_tick_ms = 100\n%s",
+	    inst, extra);
 	ck_assert_int_eq(tu_writes(conf, text), 0);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
@@ -577,6 +577,12 @@ start_daemon(const char *log, const char *state)
 		_exit(127);
 	}
 	return pid;
+}
+
+static pid_t
+start_daemon(const char *log, const char *state)
+{
+	return start_daemon_with(log, state, "");
 }
 
 static void
@@ -688,6 +694,49 @@ START_TEST(test_daemon_reclaims)
 }
 END_TEST
 
+/*
+ * After a privilege drop without the helper the instance cannot be
+ * removed; the stop leaves it inert (no copies, tracing off, one page per
+ * CPU) through files opened while privileged, and markers still work.
+ */
+START_TEST(test_daemon_dropped_stop)
+{
+	char log[PATH_MAX], state[PATH_MAX], path[256];
+	unsigned i;
+	int status;
+	pid_t pid;
+
+	snprintf(log, sizeof(log), "%s/p.log", tmpdir);
+	snprintf(state, sizeof(state), "%s/p", tmpdir);
+	pid = start_daemon_with(log, state, "user = nobody\n");
+	for (i = 0; i < 100 && !file_has(log, "window 1:"); i++) {
+		ck_assert_int_eq(waitpid(pid, &status, WNOHANG), 0);
+		sleep_ms(50);
+	}
+	ck_assert_msg(file_has(log, "ATrace on"), "see %s", log);
+	stop_daemon(pid);
+	if (instance_dir()) {
+		const char *files[] = { "tracing_on",
+			"options/copy_trace_marker" };
+
+		for (i = 0; i < 2; i++) {
+			struct vbuf b = { 0 };
+			int fd;
+
+			snprintf(path, sizeof(path), TRACEFS "/instances/%s/%s",
+			    inst, files[i]);
+			fd = open(path, O_RDONLY);
+			ck_assert_int_ge(fd, 0);
+			ck_assert_int_eq(read_fd_all(fd, &b), 0);
+			close(fd);
+			ck_assert_msg(b.p[0] == '0', "%s left on", files[i]);
+			vbuf_release(&b);
+		}
+	}
+	mark("I|%d|after a dropped stop", (int)getpid());
+}
+END_TEST
+
 static Suite *
 ftrace_suite(void)
 {
@@ -702,6 +751,7 @@ ftrace_suite(void)
 	tcase_add_test(tc, test_loss);
 	tcase_add_test(tc, test_daemon_hygiene);
 	tcase_add_test(tc, test_daemon_reclaims);
+	tcase_add_test(tc, test_daemon_dropped_stop);
 	suite_add_tcase(s, tc);
 	return s;
 }
