@@ -118,6 +118,8 @@ void fmt_health(struct sbuf *o, const Vitals__Health *h,
 void fmt_burst(struct sbuf *o, const Vitals__BurstAck *a, uint32_t asked_ms);
 /* fmt_gpumem.c: dumpsys gpu's layout, and more */
 void fmt_gpumem(struct sbuf *o, const Vitals__GpuMem *g);
+/* format_trace.c: `vitals trace` (ftrace, issue 7) */
+void fmt_trace(struct sbuf *o, const Vitals__TraceList *tl);
 
 /* format_wss.c: the working-set monitor's targets */
 void fmt_wss(struct sbuf *o, const Vitals__WssList *l);

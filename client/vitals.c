@@ -32,7 +32,9 @@ enum {
 	O_DRY_RUN = 1 << 10,
 	O_MODE = 1 << 11,
 	O_METHOD = 1 << 12,
-	O__COUNT = 13,	   /* bits above */
+	/* trace (issue 7) */
+	O_PROCESS = 1 << 13,
+	O__COUNT = 14,	   /* bits above */
 };
 
 struct opts {
@@ -52,6 +54,7 @@ struct opts {
 	/* wss start */
 	int32_t wss_pid;
 	const char *wss_mode, *wss_name, *wss_method;
+	const char *process;	/* trace: --process NAME|PID */
 	char **args; /* operands after the command */
 	int nargs;
 	struct fmt_ctx fc;
@@ -98,6 +101,8 @@ usage(int status)
 	    "      [--method auto|page_idle|clear_refs]\n"
 	    "                              monitor idle pages (trusted)\n"
 	    "  wss stop PID                end a target (trusted)\n"
+	    "  trace [--since DURATION] [--process NAME|PID]\n"
+	    "                              ATrace slices and ftrace loss\n"
 	    "DURATION: 30s, 5m, 2h, 1d, 250ms, 1h30m (a bare number is "
 	    "seconds)\n"
 	    "socket: $VITALS_SOCKET, else %s if it exists, else %s\n",
@@ -658,6 +663,43 @@ cmd_wss(struct opts *o)
 	return render(o, r, text_wss);
 }
 
+/* ------------------------------------------------------ trace (issue 7) */
+
+static void
+text_trace(struct sbuf *b, const Vitals__Response *r, const struct opts *o)
+{
+	(void)o;
+	fmt_trace(b, r->trace);
+}
+
+static int
+cmd_trace(struct opts *o)
+{
+	Vitals__Request req = VITALS__REQUEST__INIT;
+	Vitals__TraceRequest tr = VITALS__TRACE_REQUEST__INIT;
+	Vitals__TimeRange range = VITALS__TIME_RANGE__INIT;
+	Vitals__Response *r;
+	uint64_t pid;
+	int x;
+
+	range_since(&range, o->since_ns);
+	tr.range = &range;
+	if (o->process && uint_parse(o->process, INT32_MAX, &pid) == 0) {
+		if (pid == 0)
+			usage_err("trace: bad PID '%s'", o->process);
+		tr.pid = (int32_t)pid;
+	} else if (o->process) {
+		if (*o->process == '\0' || strlen(o->process) > 127)
+			usage_err("trace: bad process name '%s'", o->process);
+		tr.process = (char *)o->process;
+	}
+	req.op_case = VITALS__REQUEST__OP_TRACE;
+	req.trace = &tr;
+	if ((x = call(o, &req, &r)) != VX_OK)
+		return x;
+	return render(o, r, text_trace);
+}
+
 static const struct cmd cmds[] = {
 	{ "summary", cmd_summary, O_N, 0, 0 },
 	{ "cpu", cmd_cpu, 0, 0, 0 },
@@ -671,6 +713,7 @@ static const struct cmd cmds[] = {
 	{ "heapprofd", cmd_heapprofd, O_PID | O_NAME | O_DURATION | O_DRY_RUN |
 	    O_N, 1, 2 },
 	{ "wss", cmd_wss, O_PID | O_MODE | O_NAME | O_METHOD, 0, 2 },
+	{ "trace", cmd_trace, O_SINCE | O_PROCESS, 0, 0 },
 };
 
 static Vitals__Metric
@@ -722,6 +765,8 @@ opt_name(unsigned bit)
 		return "--mode";
 	case O_METHOD:
 		return "--method";
+	case O_PROCESS:
+		return "--process";
 	default:
 		return "--starttime";
 	}
@@ -748,6 +793,7 @@ main(int argc, char *argv[])
 		{ "dry-run", no_argument, NULL, 10 },
 		{ "mode", required_argument, NULL, 11 },
 		{ "method", required_argument, NULL, 12 },
+		{ "process", required_argument, NULL, 13 },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o;
@@ -852,6 +898,10 @@ main(int argc, char *argv[])
 		case 12:
 			o.wss_method = optarg;
 			o.given |= O_METHOD;
+			break;
+		case 13:
+			o.process = optarg;
+			o.given |= O_PROCESS;
 			break;
 		default:
 			usage(VX_USAGE);

@@ -43,6 +43,14 @@ config_init(struct config *cfg)
 	if ((cfg->hp = calloc(1, sizeof(*cfg->hp))) != NULL)
 		hp_settings_init(cfg->hp);
 	wss_config_init(&cfg->wss);
+	/* ftrace (ftrace.c) */
+	cfg->ftrace = true;
+	cfg->ftrace_instance = strdup("vitals");
+	cfg->ftrace_buffer_kb = 2048;
+	cfg->ftrace_sched = FTRACE_SCHED_AUTO;
+	cfg->ftrace_tick_ms = 250;
+	cfg->ftrace_max_pages = 64;
+	cfg->ftrace_wake_percent = 20;
 }
 
 void
@@ -59,6 +67,8 @@ config_release(struct config *cfg)
 	free(cfg->user);
 	free(cfg->groups);
 	wss_config_release(&cfg->wss);
+	free(cfg->ftrace_instance);
+	free(cfg->tracefs);
 	memset(cfg, 0, sizeof(*cfg));
 }
 
@@ -280,6 +290,48 @@ config_set_privs(struct config *cfg, const char *key, const char *value)
 }
 
 /* -EINVAL: bad value; -ERANGE: out of bounds; -ENOENT: unknown key. */
+/* ftrace keys (ftrace.c); -ENOENT: not one of them. */
+static const struct word ftrace_sched_words[] = {
+	{ "auto", FTRACE_SCHED_AUTO }, { "on", FTRACE_SCHED_ON },
+	{ "off", FTRACE_SCHED_OFF }, { NULL, 0 } };
+
+static int
+config_set_ftrace(struct config *cfg, const char *key, const char *value)
+{
+	int r;
+
+	if (!strcmp(key, "ftrace")) {
+		if ((r = word_value(value, on_off_words)) < 0)
+			return r;
+		cfg->ftrace = r;
+		return 0;
+	}
+	if (!strcmp(key, "ftrace_instance")) {
+		/* a directory name under instances/ */
+		if (strchr(value, '/') || !strcmp(value, ".") ||
+		    !strcmp(value, "..") || strlen(value) > 64)
+			return -EINVAL;
+		return set_str(&cfg->ftrace_instance, value);
+	}
+	if (!strcmp(key, "tracefs"))
+		return set_str(&cfg->tracefs, value);
+	if (!strcmp(key, "ftrace_buffer_kb"))
+		return set_uint(&cfg->ftrace_buffer_kb, value, 4, 1u << 20);
+	if (!strcmp(key, "ftrace_tick_ms"))
+		return set_uint(&cfg->ftrace_tick_ms, value, 10, 10000);
+	if (!strcmp(key, "ftrace_wake_percent"))
+		return set_uint(&cfg->ftrace_wake_percent, value, 0, 100);
+	if (!strcmp(key, "ftrace_max_pages"))
+		return set_uint(&cfg->ftrace_max_pages, value, 1, 65536);
+	if (!strcmp(key, "ftrace_sched")) {
+		if ((r = word_value(value, ftrace_sched_words)) < 0)
+			return r;
+		cfg->ftrace_sched = r;
+		return 0;
+	}
+	return -ENOENT;
+}
+
 int
 config_set(struct config *cfg, const char *key, const char *value)
 {
@@ -358,6 +410,8 @@ config_set(struct config *cfg, const char *key, const char *value)
 	/* working-set monitor keys: wss_* (wss.c) */
 	if (!strncmp(key, "wss_", 4))
 		return wss_config_set(&cfg->wss, key, value);
+	if ((r = config_set_ftrace(cfg, key, value)) != -ENOENT)
+		return r;
 	return config_set_control(cfg, key, value);
 }
 

@@ -40,6 +40,9 @@ struct vitalsd {
 	unsigned gm_why;	/* the state last logged */
 	struct heapprofd *hp;	/* heapprofd triggers (issue 8) */
 	struct wss *wss;	/* working-set monitor (wss.c) */
+	struct ftrace *ft;	/* ftrace reader (ftrace.c); NULL: off */
+	unsigned ft_state;	/* enum ftrace_state, for every window */
+	int ft_err;		/* -errno behind an off state */
 };
 
 static void gpumem_sample(struct vitalsd *d, int64_t mono_ns);
@@ -403,6 +406,64 @@ gpumem_close(struct vitalsd *d, struct window *w)
 		    (unsigned long long)w->seq, strerror(-r));
 }
 
+/* gpu_mem/gpu_mem_total from ftrace, straight into the GPU memory
+ * timeline between map traversals (same clock, loop thread). */
+static void
+ftrace_gpu_mem_cb(const struct ftrace_gpu_mem *e, void *arg)
+{
+	struct vitalsd *d = arg;
+
+	if (d->gm)
+		gpumem_note_event(d->gm, e->gpu_id, e->pid, e->size,
+		    e->mono_ns);
+}
+
+/*
+ * ftrace, set up while privileged: the instance and the per-CPU fds.
+ * Failure leaves sampling alone; every window says why (trace.state).
+ * sched events default to off while BPF accounts the scheduler.
+ */
+static void
+ftrace_setup(struct vitalsd *d, const struct config *cfg)
+{
+	struct ftrace_opts o = {
+		.tracefs = cfg->tracefs,
+		.instance = cfg->ftrace_instance,
+		.buffer_kb = cfg->ftrace_buffer_kb,
+		.tick_ms = cfg->ftrace_tick_ms,
+		.max_pages = cfg->ftrace_max_pages,
+		.wake_percent = cfg->ftrace_wake_percent,
+	};
+	char why[512];
+	int r;
+
+	if (!cfg->ftrace) {
+		d->ft_state = FTRACE_OFF_CONFIG;
+		log_info("ftrace: off (ftrace = off)");
+		return;
+	}
+	o.sched = cfg->ftrace_sched == FTRACE_SCHED_ON ||
+	    (cfg->ftrace_sched == FTRACE_SCHED_AUTO && d->bs == NULL);
+	r = ftrace_open(d->base, &o, &d->ft, &d->ft_state, why, sizeof(why));
+	if (r < 0) {
+		d->ft_err = r;
+		log_warnx("ftrace: %s: %s", ftrace_state_name(d->ft_state),
+		    why);
+		return;
+	}
+	log_info("ftrace: %s", why);
+	ftrace_set_gpu_mem_cb(d->ft, ftrace_gpu_mem_cb, d);
+}
+
+static void
+ftrace_close(struct vitalsd *d, struct window *w)
+{
+	w->trace.state = d->ft_state;
+	w->trace.err = d->ft_err;
+	if (d->ft)
+		ftrace_window(d->ft, &w->trace);
+}
+
 /* The closing window gets what the kernel counted since the last one. */
 static void
 bpf_close_cb(struct window *w, void *arg)
@@ -410,7 +471,11 @@ bpf_close_cb(struct window *w, void *arg)
 	struct vitalsd *d = arg;
 	int r;
 
+	/* ftrace first: its drain hands gpu_mem events to the GpuMem
+	 * window before that closes */
+	ftrace_close(d, w);
 	gpumem_close(d, w);
+
 	w->bpf.state = d->bpf_state;
 	w->bpf.err = d->bpf_err;
 	/* the working-set targets' part (wss.c) */
@@ -570,6 +635,7 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 	/* Working-set targets: passes at priority 1 (wss.c). */
 	if ((r = wss_setup(d, cfg)) < 0)
 		goto fail;
+	ftrace_setup(d, cfg);
 	/* The socket is made (or adopted) here, while privileged. */
 	if ((r = control_new(d->base, cfg, d, d->store, &d->ctl)) < 0)
 		goto fail;
@@ -593,7 +659,9 @@ vitalsd_run(struct vitalsd *d)
 		return -EIO;
 	/* No client after this: connections closed, queued reads dropped. */
 	d->ctl = control_free(d->ctl);
-	/* Flush: the open window holds samples nobody has seen yet. */
+	/* Flush: the open window holds samples nobody has seen yet; open
+	 * slices will never end now. */
+	ftrace_finish(d->ft);
 	collector_clocks(&now);
 	if ((r = collector_close_window(d->col, &now)) < 0)
 		log_warnx("closing the last window: %s", strerror(-r));
@@ -624,6 +692,7 @@ vitalsd_free(struct vitalsd *d)
 		event_free(d->tick);
 	bpf_sched_free(d->bs);
 	gpumem_free(d->gm);
+	ftrace_free(d->ft);
 	if (d->bpf_stats_fd >= 0)
 		close(d->bpf_stats_fd);
 	control_free(d->ctl);

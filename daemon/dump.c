@@ -247,6 +247,7 @@ dump_window(const struct window *w, unsigned topn, struct vbuf *out)
 	dump_window_bpf(w, topn, out);
 	dump_window_gpumem(w, out);
 	dump_window_wss(w, out); /* wss_maps.c */
+	dump_window_trace(w, topn, out);
 	return 0;
 }
 

@@ -8,7 +8,7 @@
  *               clear_refs) and pass the fd back, after checking the
  *               process is still the instance asked for (starttime);
  *   PH_IDLE     open the page_idle bitmap and pass the fd back;
- *   PH_RMDIR    remove one tracefs instance whose name starts "vitalsd".
+ *   PH_RMDIR    remove one tracefs instance whose name starts "vitals".
  *
  * Passing fds, not data, is what makes this narrow: the kernel checks
  * ptrace access (maps, smaps, pagemap), CAP_SYS_ADMIN for PFNs (pagemap)
@@ -115,16 +115,17 @@ ph_send(int fd, int err, int pass_fd)
 	    -errno;
 }
 
-/* "vitalsd" followed by letters, digits, '_', '-', '.' only (no "..",
- * no '/'), NUL-terminated inside the field. */
+/* "vitals" (ftrace_instance's default; "vitalsd..." too) followed by
+ * letters, digits, '_', '-' only (no "..", no '/'), NUL-terminated inside
+ * the field. */
 static bool
 ph_name_ok(const char name[64])
 {
 	size_t n = strnlen(name, 64), i;
 
-	if (n == 64 || n < 7 || strncmp(name, "vitalsd", 7) != 0)
+	if (n == 64 || n < 6 || strncmp(name, "vitals", 6) != 0)
 		return false;
-	for (i = 7; i < n; i++) {
+	for (i = 6; i < n; i++) {
 		char c = name[i];
 
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
@@ -538,7 +539,7 @@ privhelper_page_idle(struct privhelper *ph, int *ret_fd)
 	return ph_call(ph, &rq, ret_fd);
 }
 
-/* rmdir <tracefs>/instances/<name>; name must start with "vitalsd". */
+/* rmdir <tracefs>/instances/<name>; name must start with "vitals". */
 int
 privhelper_rmdir_instance(struct privhelper *ph, const char *name)
 {

@@ -189,6 +189,11 @@ same_query(const struct rpc_query *a, const struct rpc_query *b)
 		break;
 	case RPC_Q_GPUMEM:
 		break;
+	case RPC_Q_TRACE:
+		if (a->pid != b->pid || a->max_windows != b->max_windows ||
+		    strcmp(a->process, b->process) != 0)
+			return false;
+		break;
 	}
 	if (!a->relative)
 		return a->from_wall_ns == b->from_wall_ns &&
@@ -309,6 +314,29 @@ run_gpumem(struct store *s, const struct rpc_query *rq, uint32_t max,
 	return r;
 }
 
+/* Windows as stored (tasks come along: --process resolves names there). */
+static int
+run_trace(struct store *s, const struct rpc_query *rq, uint32_t max,
+    uint8_t **ret, size_t *ret_len)
+{
+	struct window **w = NULL;
+	size_t n = 0, skip = 0, i;
+	bool trunc = false;
+	int r;
+
+	if ((r = store_windows_max(s, rq->from_wall_ns, rq->to_wall_ns, 0,
+	    rq->max_windows ? rq->max_windows : 1, &w, &n, &trunc)) < 0)
+		return store_error(rq, s, r, ret, ret_len);
+	if (n > rq->max_windows)
+		skip = n - rq->max_windows;
+	r = rpc_answer_trace(rq, w + skip, n - skip, trunc || skip > 0, max,
+	    ret, ret_len);
+	for (i = 0; i < n; i++)
+		window_free(w[i]);
+	free(w);
+	return r;
+}
+
 int
 query_run(struct store *s, const struct rpc_query *rq, uint32_t max_frame,
     uint8_t **ret, size_t *ret_len)
@@ -322,6 +350,8 @@ query_run(struct store *s, const struct rpc_query *rq, uint32_t max_frame,
 		return run_process(s, rq, max_frame, ret, ret_len);
 	case RPC_Q_GPUMEM:
 		return run_gpumem(s, rq, max_frame, ret, ret_len);
+	case RPC_Q_TRACE:
+		return run_trace(s, rq, max_frame, ret, ret_len);
 	}
 	return -EINVAL;
 }

@@ -418,6 +418,8 @@ pb_health(struct rpc_arena *a, const struct rpc_ctx *ctx)
 	TRY(m->privileges = rpc_pb_privileges(a, info->last));
 	if (vitalsd_wss(ctx->d))
 		TRY(m->wss = rpc_pb_wss_health(a, vitalsd_wss(ctx->d)));
+	if (info->last && info->last->trace.state != FTRACE_UNKNOWN)
+		TRY(m->trace = rpc_pb_trace_health(a, info->last));
 	return m;
 }
 
@@ -578,6 +580,25 @@ prepare_query(const struct rpc_ctx *ctx, const Vitals__Request *req,
 		q->starttime = req->process->starttime;
 		q->threads = req->process->threads;
 		break;
+	case VITALS__REQUEST__OP_TRACE:
+		q->op = RPC_Q_TRACE;
+		tr = req->trace->range;
+		if (req->trace->pid < 0)
+			return answer_error(res, q->id, RPC_BAD_REQUEST,
+			    "pid must not be negative");
+		q->pid = req->trace->pid;
+		if (req->trace->process && strlen(req->trace->process) >=
+		    sizeof(q->process))
+			return answer_error(res, q->id, RPC_BAD_REQUEST,
+			    "process name too long");
+		if (req->trace->process)
+			snprintf(q->process, sizeof(q->process), "%s",
+			    req->trace->process);
+		q->max_windows = req->trace->max_windows ?
+		    req->trace->max_windows : WINDOWS_DEFAULT;
+		if (q->max_windows > WINDOWS_MAX)
+			q->max_windows = WINDOWS_MAX;
+		break;
 	default:
 		return -EINVAL;
 	}
@@ -678,6 +699,7 @@ dispatch(const struct rpc_ctx *ctx, enum control_role role,
 	case VITALS__REQUEST__OP_WINDOWS:
 	case VITALS__REQUEST__OP_TOP:
 	case VITALS__REQUEST__OP_PROCESS:
+	case VITALS__REQUEST__OP_TRACE:
 		return prepare_query(ctx, req, res);
 	case VITALS__REQUEST__OP_HEALTH:
 		return answer_health(ctx, req->id, res);

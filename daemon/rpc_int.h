@@ -77,5 +77,8 @@ Vitals__Privileges *rpc_pb_privileges(struct rpc_arena *a,
 int rpc_wss(const struct rpc_ctx *ctx, enum control_role role,
     const Vitals__Request *req, struct rpc_result *res);
 Vitals__WssHealth *rpc_pb_wss_health(struct rpc_arena *a, struct wss *w);
+/* rpc_trace.c */
+Vitals__TraceHealth *rpc_pb_trace_health(struct rpc_arena *a,
+    const struct window *last);
 
 #endif /* VITALSD_RPC_INT_H */

@@ -147,8 +147,43 @@ static const char schema_v4[] =
 	" stale INTEGER NOT NULL, name TEXT NOT NULL,"
 	" PRIMARY KEY (window_id, gpu_id, pid, starttime)) WITHOUT ROWID;";
 
-/* v5: ftrace (issue 7). Reserved: empty until that lands. */
-static const char schema_v5[] = "";
+/*
+ * v5: ftrace (store_trace.c): per window the ATrace slices by (kind,
+ * process, thread, depth, name) with their complete and incomplete
+ * counts, counters, binder pairs, run-queue delay per thread and
+ * gpu_mem_total per (gpu, pid). Kind 255 is the row everything beyond
+ * the kept ones is summed into. The window-level figures (state, loss)
+ * are counters of kind "trace" in window_count.
+ */
+static const char schema_v5[] =
+	"CREATE TABLE window_trace_slice ("
+	" window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
+	" kind INTEGER NOT NULL, tgid INTEGER NOT NULL, tid INTEGER NOT NULL,"
+	" depth INTEGER NOT NULL, name TEXT NOT NULL,"
+	" count INTEGER NOT NULL, incomplete INTEGER NOT NULL,"
+	" total_ns INTEGER NOT NULL, max_ns INTEGER NOT NULL,"
+	" PRIMARY KEY (window_id, kind, tgid, tid, depth, name)) WITHOUT ROWID;"
+	"CREATE TABLE window_trace_counter ("
+	" window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
+	" tgid INTEGER NOT NULL, name TEXT NOT NULL, n INTEGER NOT NULL,"
+	" last INTEGER NOT NULL, min INTEGER NOT NULL, max INTEGER NOT NULL,"
+	" PRIMARY KEY (window_id, tgid, name)) WITHOUT ROWID;"
+	"CREATE TABLE window_trace_binder ("
+	" window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
+	" from_pid INTEGER NOT NULL, to_pid INTEGER NOT NULL,"
+	" calls INTEGER NOT NULL, oneway INTEGER NOT NULL,"
+	" replies INTEGER NOT NULL,"
+	" PRIMARY KEY (window_id, from_pid, to_pid)) WITHOUT ROWID;"
+	"CREATE TABLE window_trace_rq ("
+	" window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
+	" tid INTEGER NOT NULL, count INTEGER NOT NULL,"
+	" total_ns INTEGER NOT NULL, max_ns INTEGER NOT NULL,"
+	" PRIMARY KEY (window_id, tid)) WITHOUT ROWID;"
+	"CREATE TABLE window_trace_gpu ("
+	" window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
+	" gpu_id INTEGER NOT NULL, pid INTEGER NOT NULL,"
+	" events INTEGER NOT NULL, last_size INTEGER NOT NULL,"
+	" PRIMARY KEY (window_id, gpu_id, pid)) WITHOUT ROWID;";
 
 /*
  * v6: heapprofd sessions (issue 8, store_heapprofd.c): one row per request
@@ -725,6 +760,8 @@ store_write_window(struct store *s, const struct window *w, int64_t *ret_id)
 	if (rc == SQLITE_OK)
 		rc = store_wss_put(s, id, w);
 	if (rc == SQLITE_OK)
+		rc = store_trace_put(s, id, w);
+	if (rc == SQLITE_OK)
 		*ret_id = id;
 	return rc;
 }
@@ -945,6 +982,8 @@ prepare_all(struct store *s)
 		return rc;
 	if ((rc = store_wss_prepare(s)) != SQLITE_OK)
 		return rc;
+	if ((rc = store_trace_prepare(s)) != SQLITE_OK)
+		return rc;
 	return store_read_prepare(s);
 }
 
@@ -961,6 +1000,7 @@ db_close(struct store *s)
 	store_bpf_finalize(s);
 	store_gpumem_finalize(s);
 	store_wss_finalize(s);
+	store_trace_finalize(s);
 	sqlite3_close(s->db);
 	s->db = NULL;
 }

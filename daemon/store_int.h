@@ -63,6 +63,7 @@ enum store_rstmt {
 #define STORE_BPF_NSTMT 4 /* statements of store_bpf.c */
 #define STORE_GPUMEM_NSTMT 7 /* statements of store_gpumem.c */
 #define STORE_WSS_NSTMT 2 /* statements of store_wss.c */
+#define STORE_TRACE_NSTMT 10 /* statements of store_trace.c */
 
 /*
  * One handle may be shared by threads (the writer thread and the control
@@ -84,6 +85,7 @@ struct store {
 	sqlite3_stmt *bpf[STORE_BPF_NSTMT]; /* store_bpf.c */
 	sqlite3_stmt *gpumem[STORE_GPUMEM_NSTMT]; /* store_gpumem.c */
 	sqlite3_stmt *wss[STORE_WSS_NSTMT]; /* store_wss.c */
+	sqlite3_stmt *trace[STORE_TRACE_NSTMT]; /* store_trace.c */
 };
 
 /*
@@ -191,5 +193,11 @@ int store_gpumem_load(struct store *s, int64_t id, struct window *w);
 int store_wss_prepare(struct store *s);
 void store_wss_finalize(struct store *s);
 int store_wss_put(struct store *s, int64_t id, const struct window *w);
+/* store_trace.c */
+int store_trace_prepare(struct store *s);
+void store_trace_finalize(struct store *s);
+int store_trace_put(struct store *s, int64_t id, const struct window *w);
+int store_trace_load(struct store *s, int64_t id, struct window *w);
+void store_trace_count(struct window *w, const char *key, uint64_t v);
 
 #endif /* VITALSD_STORE_INT_H */

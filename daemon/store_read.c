@@ -309,6 +309,8 @@ row_count(sqlite3_stmt *st, struct window *w)
 			w->health.coll_ns_max[i] = v;
 	} else if (strncmp(kind, "bpf", 3) == 0) {
 		store_bpf_count(w, kind, key, v);
+	} else if (strcmp(kind, "trace") == 0) {
+		store_trace_count(w, key, v);
 	} else if (strcmp(kind, "vmstat") == 0) {
 		if ((i = key_index(K_VM, key)) < 0)
 			return;
@@ -466,6 +468,8 @@ store_load(struct store *s, int64_t id, struct window **ret)
 		r = store_bpf_load(s, id, w);
 	if (r == 0)
 		r = store_gpumem_load(s, id, w);
+	if (r == 0)
+		r = store_trace_load(s, id, w);
 	if (r < 0) {
 		window_free(w);
 		return r;

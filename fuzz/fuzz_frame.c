@@ -61,6 +61,18 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	win->mono_end_ns = 10 * NSEC_PER_SEC;
 	win->vm_have = ~0u;
 	win->mem_have = ~0u;
+	/* an ftrace part with rows, for the trace answers */
+	win->trace.state = FTRACE_ON;
+	win->trace.enabled = 1u << FEV_PRINT;
+	win->trace.overrun = 3;
+	win->trace.nslices = 2;
+	win->trace.slice[0] = (struct window_trace_slice){ .tgid = 7,
+		.tid = 8, .count = 2, .total_ns = 5, .name = "s\xff" };
+	win->trace.slice[1] = (struct window_trace_slice){ .tgid = 9,
+		.tid = 9, .incomplete = 1, .name = "" };
+	win->trace.ncounters = 1;
+	win->trace.counter[0] = (struct window_trace_counter){ .tgid = 7,
+		.n = 1, .name = "c" };
 	for (i = 0; i < 8; i++) {
 		mktask(&tasks[i], (int32_t)i + 1, 1, 10 * i);
 		if (window_add_task(win, i % 2, &tasks[i]) < 0)
@@ -130,7 +142,9 @@ run_query(const struct rpc_query *q, int64_t now)
 	    (q->op == RPC_Q_TOP && (q->n == 0 || q->n > 1000)) ||
 	    (q->op == RPC_Q_TOP && q->metric > METRIC_RSS) ||
 	    (q->op == RPC_Q_PROCESS && q->pid <= 0) ||
-	    (q->op == RPC_Q_WINDOWS && q->max_windows == 0))
+	    (q->op == RPC_Q_WINDOWS && q->max_windows == 0) ||
+	    (q->op == RPC_Q_TRACE && (q->pid < 0 || q->max_windows == 0 ||
+	    memchr(q->process, '\0', sizeof(q->process)) == NULL)))
 		abort();
 	(void)now;
 	switch (q->op) {
@@ -163,6 +177,10 @@ run_query(const struct rpc_query *q, int64_t now)
 		    &frame, &len);
 		break;
 	}
+	case RPC_Q_TRACE:
+		r = rpc_answer_trace(q, ws, 2, false, FUZZ_MAX_FRAME, &frame,
+		    &len);
+		break;
 	}
 	if (r < 0)
 		abort();

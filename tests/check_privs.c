@@ -701,13 +701,15 @@ helper_child(int wfd, void *arg)
 	    "page_idle: %s", strerror(-r));
 	if (r == 0)
 		close(fd);
-	/* tracefs: only a "vitalsd" instance, one path component */
+	/* tracefs: only a "vitals..." instance, one path component */
 	CHILD_CHECK(wfd, privhelper_rmdir_instance(ph, "../events") ==
 	    -EINVAL, "../events accepted");
 	CHILD_CHECK(wfd, privhelper_rmdir_instance(ph, "vitalsd/../x") ==
 	    -EINVAL, "a path accepted");
 	CHILD_CHECK(wfd, privhelper_rmdir_instance(ph, "other") == -EINVAL,
 	    "a foreign instance accepted");
+	CHILD_CHECK(wfd, privhelper_rmdir_instance(ph, "vital") == -EINVAL,
+	    "a shorter prefix accepted");
 	CHILD_CHECK(wfd, (r = privhelper_rmdir_instance(ph, a->instance)) ==
 	    0, "rmdir %s: %s", a->instance, strerror(-r));
 	/* malformed requests: answered EINVAL, nothing done */

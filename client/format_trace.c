@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * `vitals trace` as text: per window the ftrace state, its loss (a window
+ * that lost events says so before any figure), then slices, counters,
+ * binder pairs and run-queue delay. Names from processes are printed with
+ * control bytes replaced, as everywhere in the client.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "client.h"
+
+static void
+put_name(struct sbuf *o, const char *s)
+{
+	if (s == NULL || *s == '\0') {
+		sbuf_puts(o, "(end without begin)");
+		return;
+	}
+	for (; *s; s++)
+		sbuf_putc(o, ((unsigned char)*s < 0x20 || *s == 0x7f) ? '?' :
+		    *s);
+}
+
+static void
+put_list(struct sbuf *o, const char *label, char **v, size_t n)
+{
+	size_t i;
+
+	if (n == 0)
+		return;
+	sbuf_printf(o, "  %s:", label);
+	for (i = 0; i < n; i++)
+		sbuf_printf(o, " %s", v[i]);
+	sbuf_putc(o, '\n');
+}
+
+static void
+fmt_trace_window(struct sbuf *o, const Vitals__TraceWindow *w)
+{
+	char from[40], to[40];
+	size_t i;
+
+	fmt_time(from, sizeof(from), w->wall_start_ns);
+	fmt_time(to, sizeof(to), w->wall_end_ns);
+	sbuf_printf(o, "Window %s .. %s: ftrace %s, %llu events, %llu slices,"
+	    " %llu incomplete\n", from, to, w->state,
+	    (unsigned long long)w->events, (unsigned long long)w->slices,
+	    (unsigned long long)w->incomplete);
+	if (w->lossy)
+		sbuf_printf(o, "  LOST EVENTS: %llu (overrun %llu, dropped "
+		    "%llu, commit overrun %llu), %llu pages flagged, %u stats "
+		    "reads failed: figures below are partial\n",
+		    (unsigned long long)w->lost,
+		    (unsigned long long)w->overrun,
+		    (unsigned long long)w->dropped,
+		    (unsigned long long)w->commit_overrun,
+		    (unsigned long long)w->pages_lost, w->stats_fail);
+	if (!w->atrace && strcmp(w->state, "on") == 0)
+		sbuf_puts(o, "  ATrace capture unavailable (no "
+		    "copy_trace_marker option in this kernel)\n");
+	put_list(o, "missing events", w->missing, w->n_missing);
+	if (w->n_slice)
+		sbuf_puts(o, "  kind     pid      tid      depth  count  "
+		    "incompl    total ms      max ms  name\n");
+	for (i = 0; i < w->n_slice; i++) {
+		const Vitals__TraceSlice *s = w->slice[i];
+
+		sbuf_printf(o, "  %-8s %-8d %-8d %5u %6u %8u %11.3f %11.3f  ",
+		    s->kind, s->pid, s->tid, s->depth, s->count,
+		    s->incomplete, (double)s->total_ns / 1e6,
+		    (double)s->max_ns / 1e6);
+		put_name(o, s->name);
+		sbuf_putc(o, '\n');
+	}
+	if (w->slice_other)
+		sbuf_printf(o, "  (%u more rows: %u complete, %u incomplete, "
+		    "%.3f ms)\n", w->slices_other, w->slice_other->count,
+		    w->slice_other->incomplete,
+		    (double)w->slice_other->total_ns / 1e6);
+	for (i = 0; i < w->n_counter; i++) {
+		const Vitals__TraceCounter *c = w->counter[i];
+
+		sbuf_printf(o, "  counter pid %d ", c->pid);
+		put_name(o, c->name);
+		sbuf_printf(o, ": last %lld min %lld max %lld (%u values)\n",
+		    (long long)c->last, (long long)c->min, (long long)c->max,
+		    c->n);
+	}
+	for (i = 0; i < w->n_binder; i++)
+		sbuf_printf(o, "  binder %d -> %d: %u calls, %u oneway, "
+		    "%u replies\n", w->binder[i]->from_pid,
+		    w->binder[i]->to_pid, w->binder[i]->calls,
+		    w->binder[i]->oneway, w->binder[i]->replies);
+	if (w->rq_total && w->rq_total->count)
+		sbuf_printf(o, "  run-queue delay: %llu wake-ups, mean %.3f ms,"
+		    " max %.3f ms\n", (unsigned long long)w->rq_total->count,
+		    (double)w->rq_total->total_ns / 1e6 /
+		    (double)w->rq_total->count,
+		    (double)w->rq_total->max_ns / 1e6);
+	for (i = 0; i < w->n_gpu_mem; i++)
+		sbuf_printf(o, "  gpu_mem gpu %u pid %d: %llu bytes (%llu "
+		    "events)\n", w->gpu_mem[i]->gpu_id, w->gpu_mem[i]->pid,
+		    (unsigned long long)w->gpu_mem[i]->last_size,
+		    (unsigned long long)w->gpu_mem[i]->events);
+}
+
+void
+fmt_trace(struct sbuf *o, const Vitals__TraceList *tl)
+{
+	size_t i;
+
+	if (tl->n_windows == 0) {
+		sbuf_puts(o, "no window with ftrace figures in the range\n");
+		return;
+	}
+	for (i = 0; i < tl->n_windows; i++)
+		fmt_trace_window(o, tl->windows[i]);
+	if (tl->truncated)
+		sbuf_puts(o, "(older windows left out: ask with a shorter "
+		    "--since)\n");
+}

@@ -1,0 +1,399 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The ftrace part of a window in the store (schema v5, doc/storage.md):
+ * slice, counter, binder, run-queue and gpu_mem rows in window_trace_*,
+ * and the window-level figures (state, loss, totals) as named counters of
+ * kind "trace" in window_count, so a new figure needs no migration.
+ * Called by store.c and store_read.c inside their transaction and lock.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_int.h"
+
+enum {
+	TS_INS_SLICE,
+	TS_INS_COUNTER,
+	TS_INS_BINDER,
+	TS_INS_RQ,
+	TS_INS_GPU,
+	TS_SEL_SLICE,
+	TS_SEL_COUNTER,
+	TS_SEL_BINDER,
+	TS_SEL_RQ,
+	TS_SEL_GPU,
+};
+
+/* kind of the row that holds what did not fit */
+#define KIND_OTHER 255
+
+static const char *const ts_sql[STORE_TRACE_NSTMT] = {
+	[TS_INS_SLICE] = "INSERT INTO window_trace_slice (window_id, kind,"
+	    " tgid, tid, depth, name, count, incomplete, total_ns, max_ns)"
+	    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[TS_INS_COUNTER] = "INSERT INTO window_trace_counter (window_id,"
+	    " tgid, name, n, last, min, max) VALUES (?, ?, ?, ?, ?, ?, ?)",
+	[TS_INS_BINDER] = "INSERT INTO window_trace_binder (window_id,"
+	    " from_pid, to_pid, calls, oneway, replies)"
+	    " VALUES (?, ?, ?, ?, ?, ?)",
+	[TS_INS_RQ] = "INSERT INTO window_trace_rq (window_id, tid, count,"
+	    " total_ns, max_ns) VALUES (?, ?, ?, ?, ?)",
+	[TS_INS_GPU] = "INSERT INTO window_trace_gpu (window_id, gpu_id, pid,"
+	    " events, last_size) VALUES (?, ?, ?, ?, ?)",
+	[TS_SEL_SLICE] = "SELECT kind, tgid, tid, depth, name, count,"
+	    " incomplete, total_ns, max_ns FROM window_trace_slice"
+	    " WHERE window_id = ?",
+	[TS_SEL_COUNTER] = "SELECT tgid, name, n, last, min, max"
+	    " FROM window_trace_counter WHERE window_id = ?",
+	[TS_SEL_BINDER] = "SELECT from_pid, to_pid, calls, oneway, replies"
+	    " FROM window_trace_binder WHERE window_id = ?",
+	[TS_SEL_RQ] = "SELECT tid, count, total_ns, max_ns"
+	    " FROM window_trace_rq WHERE window_id = ?",
+	[TS_SEL_GPU] = "SELECT gpu_id, pid, events, last_size"
+	    " FROM window_trace_gpu WHERE window_id = ?",
+};
+
+int
+store_trace_prepare(struct store *s)
+{
+	unsigned i;
+	int rc;
+
+	for (i = 0; i < STORE_TRACE_NSTMT; i++)
+		if ((rc = sqlite3_prepare_v3(s->db, ts_sql[i], -1,
+		    SQLITE_PREPARE_PERSISTENT, &s->trace[i], NULL)) !=
+		    SQLITE_OK)
+			return rc;
+	return SQLITE_OK;
+}
+
+void
+store_trace_finalize(struct store *s)
+{
+	unsigned i;
+
+	for (i = 0; i < STORE_TRACE_NSTMT; i++) {
+		sqlite3_finalize(s->trace[i]);
+		s->trace[i] = NULL;
+	}
+}
+
+/* ------------------------------------------------------------ counters */
+
+#define TR_U64(f) { #f, offsetof(struct window_trace, f), 8 }
+#define TR_U32(f) { #f, offsetof(struct window_trace, f), 4 }
+
+static const struct {
+	const char *key;
+	size_t off, size;
+} counters[] = {
+	TR_U32(state), TR_U32(enabled), TR_U32(missing),
+	TR_U64(overrun), TR_U64(dropped), TR_U64(commit_overrun),
+	TR_U64(pages_lost), TR_U64(missed), TR_U32(stats_fail),
+	TR_U32(backlog), TR_U64(entries), TR_U64(events), TR_U64(pages),
+	TR_U64(bytes), TR_U64(read_ns), TR_U64(bad_markers),
+	TR_U64(names_cut), TR_U64(unknown_events), TR_U64(bad_pages),
+	TR_U64(buffered),
+	TR_U64(slices),
+	TR_U64(incomplete), TR_U64(orphan_ends), TR_U64(sched_switch),
+	TR_U64(sched_waking), TR_U64(binder_received), TR_U64(gpu_events),
+	TR_U32(slices_other), TR_U32(counters_other), TR_U32(binder_other),
+	TR_U32(rq_other), TR_U32(gpu_other),
+};
+
+static uint64_t
+counter_get(const struct window_trace *t, unsigned i)
+{
+	const char *p = (const char *)t + counters[i].off;
+	uint32_t v32;
+	uint64_t v64;
+
+	if (counters[i].size == 4) {
+		memcpy(&v32, p, 4);
+		return v32;
+	}
+	memcpy(&v64, p, 8);
+	return v64;
+}
+
+static void
+counter_set(struct window_trace *t, unsigned i, uint64_t v)
+{
+	char *p = (char *)t + counters[i].off;
+	uint32_t v32 = (uint32_t)v;
+
+	if (counters[i].size == 4)
+		memcpy(p, &v32, 4);
+	else
+		memcpy(p, &v, 8);
+}
+
+static int
+put_count(struct store *s, int64_t id, const char *key, uint64_t v)
+{
+	sqlite3_stmt *st = s->ws[WS_INS_COUNT];
+
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_text(st, 2, "trace", -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, key, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, (sqlite3_int64)v);
+	return store_run(st);
+}
+
+/* A window_count row of kind "trace" (store_read.c hands them over). */
+void
+store_trace_count(struct window *w, const char *key, uint64_t v)
+{
+	struct window_trace *t = &w->trace;
+	unsigned i;
+
+	if (strcmp(key, "errno") == 0) {
+		t->err = -(int32_t)v;
+		return;
+	}
+	if (strcmp(key, "atrace") == 0) {
+		t->atrace = v != 0;
+		return;
+	}
+	if (strcmp(key, "binder_calls") == 0)
+		t->binder_total.calls = (uint32_t)v;
+	else if (strcmp(key, "binder_oneway") == 0)
+		t->binder_total.oneway = (uint32_t)v;
+	else if (strcmp(key, "binder_replies") == 0)
+		t->binder_total.replies = (uint32_t)v;
+	else if (strcmp(key, "rq_count") == 0)
+		t->rq_total.count = v;
+	else if (strcmp(key, "rq_total_ns") == 0)
+		t->rq_total.total_ns = v;
+	else if (strcmp(key, "rq_max_ns") == 0)
+		t->rq_total.max_ns = v;
+	for (i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
+		if (strcmp(key, counters[i].key) == 0)
+			counter_set(t, i, v);
+}
+
+/* ---------------------------------------------------------------- rows */
+
+static int
+put_slice(struct store *s, int64_t id, unsigned kind,
+    const struct window_trace_slice *x)
+{
+	sqlite3_stmt *st = s->trace[TS_INS_SLICE];
+
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_int(st, 2, (int)kind);
+	sqlite3_bind_int(st, 3, x->tgid);
+	sqlite3_bind_int(st, 4, x->tid);
+	sqlite3_bind_int(st, 5, x->depth);
+	sqlite3_bind_text(st, 6, x->name, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 7, x->count);
+	sqlite3_bind_int64(st, 8, x->incomplete);
+	sqlite3_bind_int64(st, 9, (sqlite3_int64)x->total_ns);
+	sqlite3_bind_int64(st, 10, (sqlite3_int64)x->max_ns);
+	return store_run(st);
+}
+
+static int
+put_rows(struct store *s, int64_t id, const struct window_trace *t)
+{
+	sqlite3_stmt *st;
+	unsigned i;
+	int rc = SQLITE_OK;
+
+	for (i = 0; i < t->nslices && rc == SQLITE_OK; i++)
+		rc = put_slice(s, id, t->slice[i].kind, &t->slice[i]);
+	if (rc == SQLITE_OK && (t->slice_other.count ||
+	    t->slice_other.incomplete))
+		rc = put_slice(s, id, KIND_OTHER, &t->slice_other);
+	for (i = 0; i < t->ncounters && rc == SQLITE_OK; i++) {
+		const struct window_trace_counter *c = &t->counter[i];
+
+		st = s->trace[TS_INS_COUNTER];
+		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_int(st, 2, c->tgid);
+		sqlite3_bind_text(st, 3, c->name, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 4, c->n);
+		sqlite3_bind_int64(st, 5, c->last);
+		sqlite3_bind_int64(st, 6, c->min);
+		sqlite3_bind_int64(st, 7, c->max);
+		rc = store_run(st);
+	}
+	for (i = 0; i < t->nbinder && rc == SQLITE_OK; i++) {
+		const struct window_trace_binder *b = &t->binder[i];
+
+		st = s->trace[TS_INS_BINDER];
+		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_int(st, 2, b->from_pid);
+		sqlite3_bind_int(st, 3, b->to_pid);
+		sqlite3_bind_int64(st, 4, b->calls);
+		sqlite3_bind_int64(st, 5, b->oneway);
+		sqlite3_bind_int64(st, 6, b->replies);
+		rc = store_run(st);
+	}
+	for (i = 0; i < t->nrq && rc == SQLITE_OK; i++) {
+		const struct window_trace_rq *q = &t->rq[i];
+
+		st = s->trace[TS_INS_RQ];
+		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_int(st, 2, q->tid);
+		sqlite3_bind_int64(st, 3, (sqlite3_int64)q->count);
+		sqlite3_bind_int64(st, 4, (sqlite3_int64)q->total_ns);
+		sqlite3_bind_int64(st, 5, (sqlite3_int64)q->max_ns);
+		rc = store_run(st);
+	}
+	for (i = 0; i < t->ngpu && rc == SQLITE_OK; i++) {
+		const struct window_trace_gpu *g = &t->gpu[i];
+
+		st = s->trace[TS_INS_GPU];
+		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_int64(st, 2, g->gpu_id);
+		sqlite3_bind_int(st, 3, g->pid);
+		sqlite3_bind_int64(st, 4, (sqlite3_int64)g->events);
+		sqlite3_bind_int64(st, 5, (sqlite3_int64)g->last_size);
+		rc = store_run(st);
+	}
+	return rc;
+}
+
+/* Everything ftrace of window id; nothing when it has no ftrace part. */
+int
+store_trace_put(struct store *s, int64_t id, const struct window *w)
+{
+	const struct window_trace *t = &w->trace;
+	int rc = SQLITE_OK;
+	unsigned i;
+
+	if (t->state == FTRACE_UNKNOWN)
+		return SQLITE_OK;
+	/* state always (its row says "reported"), the rest when set */
+	for (i = 0; i < sizeof(counters) / sizeof(counters[0]) &&
+	    rc == SQLITE_OK; i++)
+		if (i == 0 || counter_get(t, i))
+			rc = put_count(s, id, counters[i].key,
+			    counter_get(t, i));
+	if (rc == SQLITE_OK && t->err)
+		rc = put_count(s, id, "errno", (uint64_t)-t->err);
+	if (rc == SQLITE_OK && t->atrace)
+		rc = put_count(s, id, "atrace", 1);
+	if (rc == SQLITE_OK && t->binder_total.calls)
+		rc = put_count(s, id, "binder_calls", t->binder_total.calls);
+	if (rc == SQLITE_OK && t->binder_total.oneway)
+		rc = put_count(s, id, "binder_oneway", t->binder_total.oneway);
+	if (rc == SQLITE_OK && t->binder_total.replies)
+		rc = put_count(s, id, "binder_replies",
+		    t->binder_total.replies);
+	if (rc == SQLITE_OK && t->rq_total.count) {
+		rc = put_count(s, id, "rq_count", t->rq_total.count);
+		if (rc == SQLITE_OK)
+			rc = put_count(s, id, "rq_total_ns",
+			    t->rq_total.total_ns);
+		if (rc == SQLITE_OK)
+			rc = put_count(s, id, "rq_max_ns", t->rq_total.max_ns);
+	}
+	if (rc == SQLITE_OK)
+		rc = put_rows(s, id, t);
+	return rc;
+}
+
+/* Rows of window id into w->trace; its counters came with window_count. */
+int
+store_trace_load(struct store *s, int64_t id, struct window *w)
+{
+	struct window_trace *t = &w->trace;
+	sqlite3_stmt *st;
+	int rc;
+
+	st = s->trace[TS_SEL_SLICE];
+	sqlite3_bind_int64(st, 1, id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct window_trace_slice x;
+		const unsigned char *name;
+		int kind = sqlite3_column_int(st, 0);
+
+		memset(&x, 0, sizeof(x));
+		x.kind = (uint8_t)(kind == KIND_OTHER ? 0 : kind);
+		x.tgid = sqlite3_column_int(st, 1);
+		x.tid = sqlite3_column_int(st, 2);
+		x.depth = (uint16_t)sqlite3_column_int(st, 3);
+		if ((name = sqlite3_column_text(st, 4)) != NULL)
+			snprintf(x.name, sizeof(x.name), "%s", name);
+		x.count = (uint32_t)sqlite3_column_int64(st, 5);
+		x.incomplete = (uint32_t)sqlite3_column_int64(st, 6);
+		x.total_ns = (uint64_t)sqlite3_column_int64(st, 7);
+		x.max_ns = (uint64_t)sqlite3_column_int64(st, 8);
+		if (kind == KIND_OTHER)
+			t->slice_other = x;
+		else if (t->nslices < VITALS_TRACE_SLICES)
+			t->slice[t->nslices++] = x;
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		return store_fail(s, rc, "read window trace");
+	st = s->trace[TS_SEL_COUNTER];
+	sqlite3_bind_int64(st, 1, id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW &&
+	    t->ncounters < VITALS_TRACE_COUNTERS) {
+		struct window_trace_counter *c = &t->counter[t->ncounters++];
+		const unsigned char *name = sqlite3_column_text(st, 1);
+
+		memset(c, 0, sizeof(*c));
+		c->tgid = sqlite3_column_int(st, 0);
+		if (name)
+			snprintf(c->name, sizeof(c->name), "%s", name);
+		c->n = (uint32_t)sqlite3_column_int64(st, 2);
+		c->last = sqlite3_column_int64(st, 3);
+		c->min = sqlite3_column_int64(st, 4);
+		c->max = sqlite3_column_int64(st, 5);
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		return store_fail(s, rc, "read window trace");
+	st = s->trace[TS_SEL_BINDER];
+	sqlite3_bind_int64(st, 1, id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW &&
+	    t->nbinder < VITALS_TRACE_BINDER) {
+		struct window_trace_binder *b = &t->binder[t->nbinder++];
+
+		memset(b, 0, sizeof(*b));
+		b->from_pid = sqlite3_column_int(st, 0);
+		b->to_pid = sqlite3_column_int(st, 1);
+		b->calls = (uint32_t)sqlite3_column_int64(st, 2);
+		b->oneway = (uint32_t)sqlite3_column_int64(st, 3);
+		b->replies = (uint32_t)sqlite3_column_int64(st, 4);
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		return store_fail(s, rc, "read window trace");
+	st = s->trace[TS_SEL_RQ];
+	sqlite3_bind_int64(st, 1, id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW &&
+	    t->nrq < VITALS_TRACE_RQ) {
+		struct window_trace_rq *q = &t->rq[t->nrq++];
+
+		memset(q, 0, sizeof(*q));
+		q->tid = sqlite3_column_int(st, 0);
+		q->count = (uint64_t)sqlite3_column_int64(st, 1);
+		q->total_ns = (uint64_t)sqlite3_column_int64(st, 2);
+		q->max_ns = (uint64_t)sqlite3_column_int64(st, 3);
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		return store_fail(s, rc, "read window trace");
+	st = s->trace[TS_SEL_GPU];
+	sqlite3_bind_int64(st, 1, id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW &&
+	    t->ngpu < VITALS_TRACE_GPU) {
+		struct window_trace_gpu *g = &t->gpu[t->ngpu++];
+
+		memset(g, 0, sizeof(*g));
+		g->gpu_id = (uint32_t)sqlite3_column_int64(st, 0);
+		g->pid = sqlite3_column_int(st, 1);
+		g->events = (uint64_t)sqlite3_column_int64(st, 2);
+		g->last_size = (uint64_t)sqlite3_column_int64(st, 3);
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		return store_fail(s, rc, "read window trace");
+	return 0;
+}

@@ -1,0 +1,561 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * ATrace without a kernel: the marker protocol parser, slice pairing
+ * (nesting per thread, async and track slices by key), incomplete slices
+ * (lost events, thread exit, stop, ends without begins), counters, the
+ * window reduction and roll-up merge, and the store (schema v5) round trip.
+ */
+#include <check.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "vitalsd.h"
+
+#define MS NSEC_PER_MSEC
+
+/* ---------------------------------------------------------- parser */
+
+START_TEST(test_parse_forms)
+{
+	struct atrace_msg m;
+	const char *s;
+
+	s = "B|1234|do work\n";
+	ck_assert_int_eq(atrace_parse(s, strlen(s), &m), 0);
+	ck_assert_int_eq(m.type, 'B');
+	ck_assert_int_eq(m.pid, 1234);
+	ck_assert_uint_eq(m.name_len, 7);
+	ck_assert_int_eq(memcmp(m.name, "do work", 7), 0);
+
+	/* a name holding the separator keeps it (only B's name is the rest) */
+	s = "B|7|a|b";
+	ck_assert_int_eq(atrace_parse(s, strlen(s), &m), 0);
+	ck_assert_uint_eq(m.name_len, 3);
+
+	s = "E|1234";
+	ck_assert_int_eq(atrace_parse(s, strlen(s), &m), 0);
+	ck_assert_int_eq(m.type, 'E');
+	ck_assert(m.have_pid);
+	s = "E";
+	ck_assert_int_eq(atrace_parse(s, strlen(s), &m), 0);
+	ck_assert(!m.have_pid);
+
+	s = "C|10|queue depth|-42";
+	ck_assert_int_eq(atrace_parse(s, strlen(s), &m), 0);
+	ck_assert_int_eq(m.value, -42);
+	ck_assert_uint_eq(m.name_len, 11);
+	s = "C|10|q|7|category"; /* a trailing category is allowed */
+	ck_assert_int_eq(atrace_parse(s, strlen(s), &m), 0);
+	ck_assert_int_eq(m.value, 7);
+
+	s = "S|10|load image|99";
+	ck_assert_int_eq(atrace_parse(s, strlen(s), &m), 0);
+	ck_assert_int_eq(m.cookie, 99);
+	ck_assert_uint_eq(m.name_len, 10);
+	s = "F|10|load image|-3";
+	ck_assert_int_eq(atrace_parse(s, strlen(s), &m), 0);
+	ck_assert_int_eq(m.cookie, -3);
+
+	s = "G|10|track one|slice x|5";
+	ck_assert_int_eq(atrace_parse(s, strlen(s), &m), 0);
+	ck_assert_uint_eq(m.track_len, 9);
+	ck_assert_uint_eq(m.name_len, 7);
+	ck_assert_int_eq(m.cookie, 5);
+	s = "H|10|track one|5";
+	ck_assert_int_eq(atrace_parse(s, strlen(s), &m), 0);
+	ck_assert_uint_eq(m.track_len, 9);
+	ck_assert_int_eq(m.cookie, 5);
+	s = "H|10|track one|slice x|5"; /* the older H with a name */
+	ck_assert_int_eq(atrace_parse(s, strlen(s), &m), 0);
+	ck_assert_int_eq(m.cookie, 5);
+
+	s = "I|10|tap";
+	ck_assert_int_eq(atrace_parse(s, strlen(s), &m), 0);
+	s = "N|10|track|tap";
+	ck_assert_int_eq(atrace_parse(s, strlen(s), &m), 0);
+	ck_assert_uint_eq(m.name_len, 3);
+}
+END_TEST
+
+START_TEST(test_parse_rejects)
+{
+	static const char *const not_atrace[] = { "", "hello", "Bx", "\n",
+		"X|1|a" };
+	static const char *const bad[] = { "B|", "B|x|a", "B|12", "C|1|a",
+		"C|1|a|zz", "S|1|a", "S|1|a|", "F|1|a|x", "G|1|t|5", "H|1|t",
+		"B|99999999999|a", "C|1|a|99999999999999999999", "I|1" };
+	struct atrace_msg m;
+	unsigned i;
+
+	for (i = 0; i < sizeof(not_atrace) / sizeof(*not_atrace); i++)
+		ck_assert_msg(atrace_parse(not_atrace[i], strlen(not_atrace[i]),
+		    &m) == -EINVAL, "%s", not_atrace[i]);
+	for (i = 0; i < sizeof(bad) / sizeof(*bad); i++)
+		ck_assert_msg(atrace_parse(bad[i], strlen(bad[i]), &m) ==
+		    -EBADMSG, "%s", bad[i]);
+}
+END_TEST
+
+/* ---------------------------------------------------------- tracker */
+
+static void
+mark(struct atrace *at, uint64_t ts, int32_t tid, const char *text)
+{
+	struct ftrace_rec r;
+
+	memset(&r, 0, sizeof(r));
+	r.ts = ts;
+	r.tid = tid;
+	r.ev = FEV_PRINT;
+	r.u.print.buf = text;
+	r.u.print.len = strlen(text) + 1;
+	atrace_record(at, &r);
+}
+
+static const struct window_trace_slice *
+find(const struct window_trace *t, unsigned kind, int32_t tid,
+    unsigned depth, const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < t->nslices; i++)
+		if (t->slice[i].kind == kind && t->slice[i].tid == tid &&
+		    t->slice[i].depth == depth &&
+		    strcmp(t->slice[i].name, name) == 0)
+			return &t->slice[i];
+	return NULL;
+}
+
+static struct window_trace *
+close_window(struct atrace *at)
+{
+	struct window_trace *t = calloc(1, sizeof(*t));
+
+	ck_assert_ptr_nonnull(t);
+	atrace_window(at, t);
+	return t;
+}
+
+START_TEST(test_nesting_two_threads)
+{
+	struct atrace *at = NULL;
+	const struct window_trace_slice *s;
+	struct window_trace *t;
+
+	ck_assert_int_eq(atrace_new(&at), 0);
+	/* interleaved threads 101 and 102 of process 100 */
+	mark(at, 1000 * MS, 101, "B|100|outer");
+	mark(at, 1001 * MS, 102, "B|100|outer");
+	mark(at, 1010 * MS, 101, "B|100|inner");
+	mark(at, 1020 * MS, 102, "B|100|other inner");
+	mark(at, 1030 * MS, 101, "E|100");
+	mark(at, 1040 * MS, 101, "B|100|inner");
+	mark(at, 1045 * MS, 101, "E|100");
+	mark(at, 1050 * MS, 102, "E|100");
+	mark(at, 1060 * MS, 101, "E|100");
+	mark(at, 1080 * MS, 102, "E");
+	ck_assert_uint_eq(atrace_open_slices(at), 0);
+	t = close_window(at);
+	ck_assert_uint_eq(t->slices, 5);
+	ck_assert_uint_eq(t->incomplete, 0);
+	ck_assert_ptr_nonnull(s = find(t, TRACE_SYNC, 101, 0, "outer"));
+	ck_assert_uint_eq(s->count, 1);
+	ck_assert_uint_eq(s->total_ns, 60 * MS);
+	ck_assert_int_eq(s->tgid, 100);
+	ck_assert_ptr_nonnull(s = find(t, TRACE_SYNC, 101, 1, "inner"));
+	ck_assert_uint_eq(s->count, 2);
+	ck_assert_uint_eq(s->total_ns, 25 * MS);
+	ck_assert_uint_eq(s->max_ns, 20 * MS);
+	ck_assert_ptr_nonnull(s = find(t, TRACE_SYNC, 102, 0, "outer"));
+	ck_assert_uint_eq(s->total_ns, 79 * MS);
+	ck_assert_ptr_nonnull(s = find(t, TRACE_SYNC, 102, 1,
+	    "other inner"));
+	ck_assert_uint_eq(s->total_ns, 30 * MS);
+	/* the next window starts empty */
+	free(t);
+	t = close_window(at);
+	ck_assert_uint_eq(t->nslices, 0);
+	ck_assert_uint_eq(t->slices, 0);
+	free(t);
+	atrace_free(at);
+}
+END_TEST
+
+START_TEST(test_async_track_counter_instant)
+{
+	struct atrace *at = NULL;
+	const struct window_trace_slice *s;
+	struct window_trace *t;
+	unsigned i;
+
+	ck_assert_int_eq(atrace_new(&at), 0);
+	mark(at, 100 * MS, 11, "S|10|load|1");
+	mark(at, 110 * MS, 11, "S|10|load|2");
+	mark(at, 130 * MS, 12, "F|10|load|2"); /* another thread ends it */
+	mark(at, 150 * MS, 11, "F|10|load|1");
+	mark(at, 200 * MS, 11, "G|10|net|fetch|7");
+	mark(at, 260 * MS, 12, "H|10|net|7");
+	mark(at, 300 * MS, 11, "C|10|depth|3");
+	mark(at, 310 * MS, 11, "C|10|depth|9");
+	mark(at, 320 * MS, 11, "C|10|depth|-1");
+	mark(at, 330 * MS, 11, "I|10|tap");
+	mark(at, 340 * MS, 11, "N|10|input|tap");
+	mark(at, 350 * MS, 11, "just a trace_marker line");
+	t = close_window(at);
+	ck_assert_ptr_nonnull(s = find(t, TRACE_ASYNC, 11, 0, "load"));
+	ck_assert_uint_eq(s->count, 2);
+	ck_assert_uint_eq(s->total_ns, 70 * MS);
+	ck_assert_uint_eq(s->max_ns, 50 * MS);
+	ck_assert_ptr_nonnull(s = find(t, TRACE_TRACK, 11, 0, "fetch"));
+	ck_assert_uint_eq(s->count, 1);
+	ck_assert_uint_eq(s->total_ns, 60 * MS);
+	ck_assert_ptr_nonnull(s = find(t, TRACE_INSTANT, 11, 0, "tap"));
+	ck_assert_uint_eq(s->count, 2);
+	ck_assert_uint_eq(t->ncounters, 1);
+	ck_assert_str_eq(t->counter[0].name, "depth");
+	ck_assert_int_eq(t->counter[0].last, -1);
+	ck_assert_int_eq(t->counter[0].min, -1);
+	ck_assert_int_eq(t->counter[0].max, 9);
+	ck_assert_uint_eq(t->counter[0].n, 3);
+	ck_assert_uint_eq(t->bad_markers, 1);
+	for (i = 0; i < t->nslices; i++)
+		ck_assert_uint_eq(t->slice[i].incomplete, 0);
+	free(t);
+	atrace_free(at);
+}
+END_TEST
+
+START_TEST(test_incomplete)
+{
+	struct atrace *at = NULL;
+	const struct window_trace_slice *s;
+	struct ftrace_rec r;
+	struct window_trace *t;
+
+	ck_assert_int_eq(atrace_new(&at), 0);
+	/* an end whose begin came before the reader started */
+	mark(at, 10 * MS, 21, "E|20");
+	/* a begin whose thread exits */
+	mark(at, 20 * MS, 22, "B|20|never ends");
+	memset(&r, 0, sizeof(r));
+	r.ts = 30 * MS;
+	r.ev = FEV_PROCESS_EXIT;
+	r.u.exit.tid = 22;
+	atrace_record(at, &r);
+	/* a begin, then lost events, then an end: the pair is not trusted */
+	mark(at, 40 * MS, 23, "B|20|across loss");
+	atrace_lost(at);
+	mark(at, 50 * MS, 23, "E|20");
+	/* async slices of a process whose leader exits */
+	mark(at, 60 * MS, 20, "S|20|pending|1");
+	r.ts = 70 * MS;
+	r.u.exit.tid = 20;
+	atrace_record(at, &r);
+	/* still open at stop */
+	mark(at, 80 * MS, 24, "B|20|at stop");
+	mark(at, 80 * MS, 24, "G|20|trk|open track|3");
+	atrace_finish(at);
+	t = close_window(at);
+	ck_assert_uint_eq(t->slices, 0);
+	ck_assert_uint_eq(t->incomplete, 7);
+	ck_assert_uint_eq(t->orphan_ends, 2);
+	ck_assert_ptr_nonnull(s = find(t, TRACE_SYNC, 21, 0, ""));
+	ck_assert_uint_eq(s->incomplete, 1);
+	ck_assert_uint_eq(s->total_ns, 0);
+	ck_assert_ptr_nonnull(s = find(t, TRACE_SYNC, 22, 0, "never ends"));
+	ck_assert_uint_eq(s->incomplete, 1);
+	ck_assert_uint_eq(s->count, 0);
+	ck_assert_uint_eq(s->total_ns, 0);
+	ck_assert_uint_eq(s->max_ns, 0);
+	ck_assert_ptr_nonnull(s = find(t, TRACE_SYNC, 23, 0, "across loss"));
+	ck_assert_uint_eq(s->incomplete, 1);
+	ck_assert_ptr_nonnull(s = find(t, TRACE_SYNC, 23, 0, ""));
+	ck_assert_uint_eq(s->incomplete, 1);
+	ck_assert_ptr_nonnull(s = find(t, TRACE_ASYNC, 20, 0, "pending"));
+	ck_assert_uint_eq(s->incomplete, 1);
+	ck_assert_ptr_nonnull(s = find(t, TRACE_SYNC, 24, 0, "at stop"));
+	ck_assert_uint_eq(s->incomplete, 1);
+	ck_assert_ptr_nonnull(s = find(t, TRACE_TRACK, 24, 0, "open track"));
+	ck_assert_uint_eq(s->incomplete, 1);
+	ck_assert_uint_eq(atrace_open_slices(at), 0);
+	free(t);
+	atrace_free(at);
+}
+END_TEST
+
+START_TEST(test_names)
+{
+	struct atrace *at = NULL;
+	struct window_trace *t;
+	char n127[128], n200[256], buf[300];
+	const struct window_trace_slice *s;
+	size_t i;
+
+	ck_assert_int_eq(atrace_new(&at), 0);
+	for (i = 0; i < 127; i++)
+		n127[i] = (char)('a' + i % 26);
+	n127[127] = '\0';
+	snprintf(buf, sizeof(buf), "B|5|%s", n127);
+	mark(at, 1 * MS, 6, buf);
+	mark(at, 2 * MS, 6, "E|5");
+	/* 126 ASCII bytes then a 3-byte character: cut before it */
+	memset(n200, 'x', 126);
+	memcpy(n200 + 126, "\xe2\x82\xac" "tail", 8);
+	snprintf(buf, sizeof(buf), "B|5|%s", n200);
+	mark(at, 3 * MS, 6, buf);
+	mark(at, 4 * MS, 6, "E|5");
+	mark(at, 5 * MS, 6, "B|5|draw frame \xc3\xa9\xe6\x97\xa5 \xf0\x9f\x98\x80");
+	mark(at, 6 * MS, 6, "E|5");
+	t = close_window(at);
+	ck_assert_ptr_nonnull(s = find(t, TRACE_SYNC, 6, 0, n127));
+	ck_assert_uint_eq(strlen(s->name), 127);
+	n200[126] = '\0';
+	ck_assert_ptr_nonnull(find(t, TRACE_SYNC, 6, 0, n200));
+	ck_assert_ptr_nonnull(find(t, TRACE_SYNC, 6, 0,
+	    "draw frame \xc3\xa9\xe6\x97\xa5 \xf0\x9f\x98\x80"));
+	ck_assert_uint_eq(t->names_cut, 1);
+	free(t);
+	atrace_free(at);
+}
+END_TEST
+
+/* More rows than a window keeps: the rest is folded, totals stay whole. */
+START_TEST(test_keep_and_merge)
+{
+	struct atrace *at = NULL;
+	struct window_trace *a, *b;
+	uint64_t sum = 0, count = 0;
+	char buf[64];
+	unsigned i;
+
+	ck_assert_int_eq(atrace_new(&at), 0);
+	for (i = 0; i < VITALS_TRACE_SLICES + 10; i++) {
+		snprintf(buf, sizeof(buf), "B|1|s%u", i);
+		mark(at, 1000 * MS, 2, buf);
+		mark(at, 1000 * MS + (i + 1) * MS, 2, "E");
+	}
+	a = close_window(at);
+	ck_assert_uint_eq(a->nslices, VITALS_TRACE_SLICES);
+	ck_assert_uint_eq(a->slices_other, 10);
+	for (i = 0; i < a->nslices; i++) {
+		sum += a->slice[i].total_ns;
+		count += a->slice[i].count;
+	}
+	sum += a->slice_other.total_ns;
+	count += a->slice_other.count;
+	ck_assert_uint_eq(count, VITALS_TRACE_SLICES + 10);
+	/* Σ (i + 1) ms for i < 138 */
+	ck_assert_uint_eq(sum, (uint64_t)138 * 139 / 2 * MS);
+	/* the heaviest are the kept ones */
+	ck_assert_str_eq(a->slice[0].name, "s137");
+
+	mark(at, 5000 * MS, 2, "B|1|s137");
+	mark(at, 5500 * MS, 2, "E");
+	b = close_window(at);
+	window_trace_merge(a, b);
+	ck_assert_str_eq(a->slice[0].name, "s137");
+	ck_assert_uint_eq(a->slice[0].count, 2);
+	ck_assert_uint_eq(a->slice[0].max_ns, 500 * MS);
+	ck_assert_uint_eq(a->slices, VITALS_TRACE_SLICES + 11);
+	free(a);
+	free(b);
+	atrace_free(at);
+}
+END_TEST
+
+/* Run-queue delay: from sched_waking, or from a preemption, to the
+ * sched_switch that puts the thread on a CPU. */
+START_TEST(test_runqueue)
+{
+	struct atrace *at = NULL;
+	struct window_trace *t;
+	struct ftrace_rec r;
+	unsigned i;
+
+	ck_assert_int_eq(atrace_new(&at), 0);
+	memset(&r, 0, sizeof(r));
+	r.ev = FEV_SCHED_WAKING;
+	r.ts = 100;
+	r.u.waking.tid = 5;
+	atrace_record(at, &r);
+	r.ev = FEV_SCHED_SWITCH;
+	r.ts = 130;
+	r.u.sw.prev_tid = 0;
+	r.u.sw.prev_state = 0;
+	r.u.sw.next_tid = 5;
+	atrace_record(at, &r);
+	/* 6 is preempted (still runnable) at 200, back on a CPU at 260 */
+	r.ts = 200;
+	r.u.sw.prev_tid = 6;
+	r.u.sw.prev_state = 0;
+	r.u.sw.next_tid = 5;
+	atrace_record(at, &r);
+	r.ts = 260;
+	r.u.sw.prev_tid = 5;
+	r.u.sw.prev_state = 1; /* sleeping: no wait starts */
+	r.u.sw.next_tid = 6;
+	atrace_record(at, &r);
+	/* 5 slept: its next switch-in without a wake-up is no wait */
+	r.ts = 300;
+	r.u.sw.prev_tid = 6;
+	r.u.sw.prev_state = 1;
+	r.u.sw.next_tid = 5;
+	atrace_record(at, &r);
+	t = close_window(at);
+	ck_assert_uint_eq(t->sched_switch, 4);
+	ck_assert_uint_eq(t->sched_waking, 1);
+	ck_assert_uint_eq(t->rq_total.count, 2);
+	ck_assert_uint_eq(t->rq_total.total_ns, 90);
+	ck_assert_uint_eq(t->rq_total.max_ns, 60);
+	ck_assert_uint_eq(t->nrq, 2);
+	for (i = 0; i < t->nrq; i++)
+		ck_assert_uint_eq(t->rq[i].total_ns, t->rq[i].tid == 6 ? 60 :
+		    30);
+	free(t);
+	atrace_free(at);
+}
+END_TEST
+
+/* ------------------------------------------------------------ store */
+
+static char *dir;
+
+static void
+setup(void)
+{
+	dir = tu_mkdtemp("atrace");
+	ck_assert_ptr_nonnull(dir);
+}
+
+static void
+teardown(void)
+{
+	tu_rmtree(dir);
+	free(dir);
+}
+
+START_TEST(test_store_round_trip)
+{
+	int64_t wall = 1700000000LL * NSEC_PER_SEC;
+	struct window *w = window_new(1, 0), **ws = NULL;
+	struct atrace *at = NULL;
+	struct store *s = NULL;
+	char path[PATH_MAX], v[64];
+	size_t n = 0;
+
+	ck_assert_ptr_nonnull(w);
+	snprintf(w->boot_id, sizeof(w->boot_id), "b0075e7e-0000-4000-8000-7");
+	w->hz = 100;
+	w->mono_end_ns = 10 * NSEC_PER_SEC;
+	w->wall_start_ns = wall;
+	w->wall_end_ns = wall + 10 * NSEC_PER_SEC;
+	ck_assert_int_eq(atrace_new(&at), 0);
+	mark(at, 1 * MS, 6, "B|5|draw \xc3\xa9");
+	mark(at, 9 * MS, 6, "E|5");
+	mark(at, 10 * MS, 6, "E|5");
+	mark(at, 11 * MS, 6, "C|5|fps|60");
+	atrace_window(at, &w->trace);
+	w->trace.state = FTRACE_ON;
+	w->trace.enabled = 1u << FEV_PRINT;
+	w->trace.missing = 1u << FEV_GPU_MEM;
+	w->trace.atrace = true;
+	w->trace.overrun = 17;
+	w->trace.pages_lost = 2;
+	w->trace.binder_total.calls = 3;
+	w->trace.nbinder = 1;
+	w->trace.binder[0] = (struct window_trace_binder){ .from_pid = 40,
+		.to_pid = 41, .calls = 3 };
+	w->trace.ngpu = 1;
+	w->trace.gpu[0] = (struct window_trace_gpu){ .gpu_id = 1, .pid = 42,
+		.events = 2, .last_size = 4096 };
+	snprintf(path, sizeof(path), "%s/vitals.db", dir);
+	ck_assert_int_eq(store_open(path, NULL, &s), 0);
+	ck_assert_int_eq(store_put(s, w), 0);
+	ck_assert_int_eq(store_exec(s, "SELECT count(*) FROM "
+	    "window_trace_slice", v, sizeof(v)), 0);
+	ck_assert_str_eq(v, "2");
+	ck_assert_int_eq(store_windows(s, wall, wall + 20 * NSEC_PER_SEC, 0,
+	    &ws, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(ws[0]->trace.state, FTRACE_ON);
+	ck_assert_uint_eq(ws[0]->trace.overrun, 17);
+	ck_assert_uint_eq(ws[0]->trace.pages_lost, 2);
+	ck_assert(ws[0]->trace.atrace);
+	ck_assert(window_trace_lossy(&ws[0]->trace));
+	ck_assert_uint_eq(ws[0]->trace.missing, 1u << FEV_GPU_MEM);
+	ck_assert_uint_eq(ws[0]->trace.nslices, 2);
+	ck_assert_ptr_nonnull(find(&ws[0]->trace, TRACE_SYNC, 6, 0,
+	    "draw \xc3\xa9"));
+	ck_assert_uint_eq(find(&ws[0]->trace, TRACE_SYNC, 6, 0,
+	    "draw \xc3\xa9")->total_ns, 8 * MS);
+	ck_assert_uint_eq(find(&ws[0]->trace, TRACE_SYNC, 6, 0, "")
+	    ->incomplete, 1);
+	ck_assert_uint_eq(ws[0]->trace.ncounters, 1);
+	ck_assert_int_eq(ws[0]->trace.counter[0].last, 60);
+	ck_assert_uint_eq(ws[0]->trace.binder_total.calls, 3);
+	ck_assert_int_eq(ws[0]->trace.binder[0].to_pid, 41);
+	ck_assert_uint_eq(ws[0]->trace.gpu[0].last_size, 4096);
+	ck_assert_uint_eq(ws[0]->trace.incomplete, 1);
+	window_free(ws[0]);
+	free(ws);
+	store_close(s);
+	window_free(w);
+	atrace_free(at);
+}
+END_TEST
+
+START_TEST(test_config_keys)
+{
+	struct config cfg;
+
+	config_init(&cfg);
+	ck_assert(cfg.ftrace);
+	ck_assert_str_eq(cfg.ftrace_instance, "vitals");
+	ck_assert_uint_eq(cfg.ftrace_buffer_kb, 2048);
+	ck_assert_uint_eq(cfg.ftrace_sched, FTRACE_SCHED_AUTO);
+	ck_assert_int_eq(config_set(&cfg, "ftrace_instance", "a/b"), -EINVAL);
+	ck_assert_int_eq(config_set(&cfg, "ftrace_instance", ".."), -EINVAL);
+	ck_assert_int_eq(config_set(&cfg, "ftrace_instance", "mine"), 0);
+	ck_assert_str_eq(cfg.ftrace_instance, "mine");
+	ck_assert_int_eq(config_set(&cfg, "ftrace_sched", "on"), 0);
+	ck_assert_uint_eq(cfg.ftrace_sched, FTRACE_SCHED_ON);
+	ck_assert_int_eq(config_set(&cfg, "ftrace_sched", "maybe"), -EINVAL);
+	ck_assert_int_eq(config_set(&cfg, "ftrace", "off"), 0);
+	ck_assert(!cfg.ftrace);
+	ck_assert_int_eq(config_set(&cfg, "ftrace_buffer_kb", "1"), -ERANGE);
+	config_release(&cfg);
+}
+END_TEST
+
+static Suite *
+atrace_suite(void)
+{
+	Suite *s = suite_create("atrace");
+	TCase *tc = tcase_create("pure");
+	TCase *st = tcase_create("store");
+
+	tcase_add_test(tc, test_parse_forms);
+	tcase_add_test(tc, test_parse_rejects);
+	tcase_add_test(tc, test_nesting_two_threads);
+	tcase_add_test(tc, test_async_track_counter_instant);
+	tcase_add_test(tc, test_incomplete);
+	tcase_add_test(tc, test_names);
+	tcase_add_test(tc, test_keep_and_merge);
+	tcase_add_test(tc, test_runqueue);
+	tcase_add_test(tc, test_config_keys);
+	suite_add_tcase(s, tc);
+	tcase_add_checked_fixture(st, setup, teardown);
+	tcase_add_test(st, test_store_round_trip);
+	suite_add_tcase(s, st);
+	return s;
+}
+
+int
+main(void)
+{
+	return tu_run(atrace_suite());
+}

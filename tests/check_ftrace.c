@@ -1,0 +1,767 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * ftrace on the real kernel (root): ATrace markers written to the
+ * top-level trace_marker by this process reach vitalsd's own instance and
+ * come out as exact slices; slices whose begin or end is missing are
+ * incomplete; a flood into a tiny buffer loses events and the reported
+ * loss equals the kernel's per-CPU stats while a priority-0 timer stays on
+ * schedule; the daemon leaves no instance and no changed top-level
+ * setting behind, and reclaims a crashed run's instance.
+ *
+ * Every instance name carries this process's pid: other test runs may
+ * trace at the same time. Markers of other processes reach the instance
+ * too (copy_trace_marker copies every write), so figures are filtered by
+ * this process's pid.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "testutil.h"
+#include "vitalsd.h"
+
+#define TRACEFS "/sys/kernel/tracing"
+#define MS NSEC_PER_MSEC
+
+static char *tmpdir;
+static bool instance_dir(void);
+static char inst[64];
+static int marker_fd = -1;
+
+static void
+sleep_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static void
+setup(void)
+{
+	static unsigned n;
+	struct stat st;
+
+	if (stat(TRACEFS "/instances", &st) < 0)
+		mount("nodev", TRACEFS, "tracefs", 0, NULL);
+	ck_assert_int_eq(stat(TRACEFS "/instances", &st), 0);
+	snprintf(inst, sizeof(inst), "vitals_test_%d_%u", (int)getpid(), n++);
+	tmpdir = tu_mkdtemp("ftrace");
+	ck_assert_ptr_nonnull(tmpdir);
+	marker_fd = open(TRACEFS "/trace_marker", O_WRONLY | O_CLOEXEC);
+	ck_assert_int_ge(marker_fd, 0);
+}
+
+static void
+teardown(void)
+{
+	ftrace_instance_remove(NULL, inst);
+	close(marker_fd);
+	tu_rmtree(tmpdir);
+	free(tmpdir);
+}
+
+static void
+mark(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	ck_assert_int_eq(write(marker_fd, buf, (size_t)n), n);
+}
+
+static int32_t
+gettid_(void)
+{
+	return (int32_t)syscall(SYS_gettid);
+}
+
+struct reader {
+	struct event_base *base;
+	struct ftrace *ft;
+	unsigned state;
+	char why[512];
+};
+
+static void
+reader_open(struct reader *r, unsigned buffer_kb, unsigned tick_ms,
+    unsigned max_pages)
+{
+	struct ftrace_opts o = {
+		.instance = inst,
+		.buffer_kb = buffer_kb,
+		.tick_ms = tick_ms,
+		.max_pages = max_pages,
+		.wake_percent = 20,
+	};
+
+	memset(r, 0, sizeof(*r));
+	r->base = event_base_new();
+	ck_assert_ptr_nonnull(r->base);
+	ck_assert_int_eq(event_base_priority_init(r->base, 3), 0);
+	ck_assert_msg(ftrace_open(r->base, &o, &r->ft, &r->state, r->why,
+	    sizeof(r->why)) == 0, "ftrace_open: %s", r->why);
+	ck_assert_uint_eq(r->state, FTRACE_ON);
+}
+
+static void
+reader_close(struct reader *r)
+{
+	ftrace_free(r->ft);
+	event_base_free(r->base);
+}
+
+static void
+run_loop(struct reader *r, unsigned ms)
+{
+	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+
+	event_base_loopexit(r->base, &tv);
+	event_base_dispatch(r->base);
+}
+
+/* The row of this process for (kind, tid, depth, name). */
+static const struct window_trace_slice *
+find(const struct window_trace *t, unsigned kind, int32_t tid,
+    unsigned depth, const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < t->nslices; i++) {
+		const struct window_trace_slice *s = &t->slice[i];
+
+		if (s->tgid == getpid() && s->kind == kind && s->tid == tid &&
+		    s->depth == depth && strcmp(s->name, name) == 0)
+			return s;
+	}
+	return NULL;
+}
+
+static unsigned
+rows_of_mine(const struct window_trace *t)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < t->nslices; i++)
+		n += t->slice[i].tgid == getpid();
+	return n;
+}
+
+/* A complete slice of dur ms: once, no incomplete, duration in range. */
+static void
+assert_slice(const struct window_trace_slice *s, unsigned count,
+    unsigned min_ms)
+{
+	ck_assert_ptr_nonnull(s);
+	ck_assert_uint_eq(s->count, count);
+	ck_assert_uint_eq(s->incomplete, 0);
+	ck_assert_uint_ge(s->max_ns, (uint64_t)min_ms * MS);
+	/* timer tolerance: a loaded machine sleeps longer, never shorter */
+	ck_assert_uint_lt(s->max_ns, (uint64_t)(min_ms + 400) * MS);
+}
+
+struct nest_arg {
+	const char *outer, *inner;
+	int32_t tid;
+};
+
+static void *
+nest_thread(void *p)
+{
+	struct nest_arg *a = p;
+
+	a->tid = gettid_();
+	mark("B|%d|%s", (int)getpid(), a->outer);
+	sleep_ms(20);
+	mark("B|%d|%s", (int)getpid(), a->inner);
+	sleep_ms(30);
+	mark("E|%d", (int)getpid());
+	mark("E|%d", (int)getpid());
+	return NULL;
+}
+
+START_TEST(test_markers)
+{
+	struct nest_arg a = { "outer one", "inner \xc3\xa9\xe6\x97\xa5", 0 };
+	struct nest_arg b = { "outer two", "inner two", 0 };
+	struct window_trace *t = calloc(1, sizeof(*t));
+	const struct window_trace_slice *s;
+	char n127[128];
+	pthread_t th[2];
+	struct reader r;
+	unsigned i;
+	int32_t me = gettid_();
+
+	ck_assert_ptr_nonnull(t);
+	reader_open(&r, 1024, 50, 64);
+	ck_assert_msg(strstr(r.why, "ATrace on"), "%s", r.why);
+	for (i = 0; i < 127; i++)
+		n127[i] = (char)('A' + i % 26);
+	n127[127] = '\0';
+
+	ck_assert_int_eq(pthread_create(&th[0], NULL, nest_thread, &a), 0);
+	ck_assert_int_eq(pthread_create(&th[1], NULL, nest_thread, &b), 0);
+	mark("S|%d|async load|42", (int)getpid());
+	mark("G|%d|net track|fetch|7", (int)getpid());
+	mark("C|%d|queue depth|3", (int)getpid());
+	mark("B|%d|%s", (int)getpid(), n127);
+	sleep_ms(10);
+	mark("E|%d", (int)getpid());
+	mark("C|%d|queue depth|11", (int)getpid());
+	mark("I|%d|tap tap", (int)getpid());
+	sleep_ms(40);
+	mark("F|%d|async load|42", (int)getpid());
+	mark("H|%d|net track|7", (int)getpid());
+	mark("C|%d|queue depth|5", (int)getpid());
+	pthread_join(th[0], NULL);
+	pthread_join(th[1], NULL);
+	run_loop(&r, 200);
+	ck_assert_int_eq(ftrace_window(r.ft, t), 0);
+
+	ck_assert_uint_eq(t->state, FTRACE_ON);
+	ck_assert(t->atrace);
+	ck_assert(t->enabled & 1u << FEV_PRINT);
+	ck_assert(t->enabled & 1u << FEV_PROCESS_EXIT);
+	ck_assert(!window_trace_lossy(t));
+	assert_slice(find(t, TRACE_SYNC, a.tid, 0, a.outer), 1, 50);
+	assert_slice(find(t, TRACE_SYNC, a.tid, 1, a.inner), 1, 30);
+	assert_slice(find(t, TRACE_SYNC, b.tid, 0, b.outer), 1, 50);
+	assert_slice(find(t, TRACE_SYNC, b.tid, 1, b.inner), 1, 30);
+	/* inner ends first: outer ≥ inner on the same thread */
+	ck_assert_uint_ge(find(t, TRACE_SYNC, a.tid, 0, a.outer)->total_ns,
+	    find(t, TRACE_SYNC, a.tid, 1, a.inner)->total_ns + 20 * MS);
+	assert_slice(find(t, TRACE_SYNC, me, 0, n127), 1, 10);
+	assert_slice(find(t, TRACE_ASYNC, me, 0, "async load"), 1, 50);
+	assert_slice(find(t, TRACE_TRACK, me, 0, "fetch"), 1, 50);
+	s = find(t, TRACE_INSTANT, me, 0, "tap tap");
+	ck_assert_ptr_nonnull(s);
+	ck_assert_uint_eq(s->count, 1);
+	ck_assert_uint_eq(s->total_ns, 0);
+	ck_assert_uint_eq(rows_of_mine(t), 8);
+	for (i = 0; i < t->ncounters; i++)
+		if (t->counter[i].tgid == getpid())
+			break;
+	ck_assert_uint_lt(i, t->ncounters);
+	ck_assert_str_eq(t->counter[i].name, "queue depth");
+	ck_assert_uint_eq(t->counter[i].n, 3);
+	ck_assert_int_eq(t->counter[i].last, 5);
+	ck_assert_int_eq(t->counter[i].min, 3);
+	ck_assert_int_eq(t->counter[i].max, 11);
+	free(t);
+	reader_close(&r);
+	/* the instance is gone with the reader */
+	ck_assert(!instance_dir());
+}
+END_TEST
+
+static void *
+begin_and_exit(void *p)
+{
+	*(int32_t *)p = gettid_();
+	mark("B|%d|never ends", (int)getpid());
+	return NULL; /* the thread exits with its slice open */
+}
+
+static void *
+end_only(void *p)
+{
+	*(int32_t *)p = gettid_();
+	mark("E|%d", (int)getpid());
+	return NULL;
+}
+
+START_TEST(test_incomplete)
+{
+	struct window_trace *t = calloc(1, sizeof(*t));
+	const struct window_trace_slice *s;
+	int32_t tid1 = 0, tid2 = 0;
+	struct reader r;
+	pthread_t th;
+
+	ck_assert_ptr_nonnull(t);
+	reader_open(&r, 1024, 50, 64);
+	ck_assert_int_eq(pthread_create(&th, NULL, begin_and_exit, &tid1), 0);
+	pthread_join(th, NULL);
+	ck_assert_int_eq(pthread_create(&th, NULL, end_only, &tid2), 0);
+	pthread_join(th, NULL);
+	run_loop(&r, 200);
+	ck_assert_int_eq(ftrace_window(r.ft, t), 0);
+	s = find(t, TRACE_SYNC, tid1, 0, "never ends");
+	ck_assert_ptr_nonnull(s);
+	ck_assert_uint_eq(s->incomplete, 1);
+	ck_assert_uint_eq(s->count, 0);
+	ck_assert_uint_eq(s->total_ns, 0);
+	ck_assert_uint_eq(s->max_ns, 0);
+	s = find(t, TRACE_SYNC, tid2, 0, "");
+	ck_assert_ptr_nonnull(s);
+	ck_assert_uint_eq(s->incomplete, 1);
+	ck_assert_uint_eq(s->total_ns, 0);
+	ck_assert_uint_ge(t->orphan_ends, 1);
+	free(t);
+	reader_close(&r);
+}
+END_TEST
+
+/*
+ * The kernel refuses every trace_marker write (EBADF) while an instance
+ * that receives copies has its buffer off: opening and closing the reader
+ * must never open such a gap for the applications writing markers.
+ */
+static volatile int steady_stop;
+
+static void *
+steady_writer(void *p)
+{
+	unsigned *failed = p;
+	char buf[64];
+	int len;
+
+	len = snprintf(buf, sizeof(buf), "I|%d|steady", (int)getpid());
+	while (!steady_stop)
+		if (write(marker_fd, buf, (size_t)len) != len)
+			(*failed)++;
+	return NULL;
+}
+
+START_TEST(test_markers_never_refused)
+{
+	unsigned failed = 0, i;
+	struct reader r;
+	pthread_t th;
+
+	steady_stop = 0;
+	ck_assert_int_eq(pthread_create(&th, NULL, steady_writer, &failed),
+	    0);
+	for (i = 0; i < 3; i++) {
+		reader_open(&r, 64, 50, 64);
+		run_loop(&r, 50);
+		reader_close(&r);
+	}
+	steady_stop = 1;
+	pthread_join(th, NULL);
+	ck_assert_uint_eq(failed, 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------ loss */
+
+struct flood {
+	unsigned n;
+};
+
+static void *
+flood_thread(void *p)
+{
+	struct flood *f = p;
+	char buf[96];
+	unsigned i;
+	int len;
+
+	for (i = 0; i < f->n; i++) {
+		len = snprintf(buf, sizeof(buf), "C|%d|flood counter|%u",
+		    (int)getpid(), i);
+		if (write(marker_fd, buf, (size_t)len) != len)
+			break;
+	}
+	return NULL;
+}
+
+struct ticker {
+	struct event *ev;
+	int64_t next_ns, late_max_ns;
+	unsigned ticks;
+};
+
+static void
+ticker_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct ticker *tk = arg;
+	int64_t now = clock_ns(CLOCK_MONOTONIC), late = now - tk->next_ns;
+	struct timeval tv = { 0, 100000 };
+
+	(void)fd;
+	(void)what;
+	if (late > tk->late_max_ns)
+		tk->late_max_ns = late;
+	tk->ticks++;
+	tk->next_ns = now + 100 * MS;
+	evtimer_add(tk->ev, &tv);
+}
+
+/* Σ over CPUs of the instance's overrun, commit overrun, dropped events. */
+static uint64_t
+kernel_lost(void)
+{
+	char path[256];
+	uint64_t sum = 0;
+	int cpu;
+
+	for (cpu = 0; cpu < 4096; cpu++) {
+		struct vbuf b = { 0 };
+		const char *keys[] = { "\noverrun: ", "\ncommit overrun: ",
+			"\ndropped events: " };
+		unsigned k;
+		int fd;
+
+		snprintf(path, sizeof(path), TRACEFS "/instances/%s/per_cpu/"
+		    "cpu%d/stats", inst, cpu);
+		if ((fd = open(path, O_RDONLY)) < 0)
+			break;
+		ck_assert_int_eq(read_fd_all(fd, &b), 0);
+		close(fd);
+		for (k = 0; k < 3; k++) {
+			const char *p = strstr(b.p, keys[k]);
+
+			ck_assert_ptr_nonnull(p);
+			sum += strtoull(p + strlen(keys[k]), NULL, 10);
+		}
+		vbuf_release(&b);
+	}
+	ck_assert_int_gt(cpu, 0);
+	return sum;
+}
+
+START_TEST(test_loss)
+{
+	struct window_trace *t = calloc(1, sizeof(*t));
+	struct flood f = { 60000 };
+	struct ticker tk = { 0 };
+	struct timeval tv = { 0, 100000 };
+	pthread_t th[4];
+	struct reader r;
+	uint64_t lost;
+	unsigned i, expect;
+	int64_t t0;
+
+	ck_assert_ptr_nonnull(t);
+	/* a tiny buffer, read slowly: the flood must overrun it */
+	reader_open(&r, 8, 500, 1);
+	tk.ev = evtimer_new(r.base, ticker_cb, &tk);
+	ck_assert_ptr_nonnull(tk.ev);
+	ck_assert_int_eq(event_priority_set(tk.ev, 0), 0);
+	tk.next_ns = clock_ns(CLOCK_MONOTONIC) + 100 * MS;
+	evtimer_add(tk.ev, &tv);
+	t0 = clock_ns(CLOCK_MONOTONIC);
+	for (i = 0; i < 4; i++)
+		ck_assert_int_eq(pthread_create(&th[i], NULL, flood_thread,
+		    &f), 0);
+	run_loop(&r, 1500);
+	for (i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	run_loop(&r, 700);
+	expect = (unsigned)((clock_ns(CLOCK_MONOTONIC) - t0) / (100 * MS));
+	ck_assert_int_eq(ftrace_window(r.ft, t), 0);
+	lost = kernel_lost();
+
+	ck_assert_uint_gt(lost, 0);
+	ck_assert_uint_eq(window_trace_lost(t), lost);
+	ck_assert_uint_eq(t->overrun + t->commit_overrun + t->dropped, lost);
+	ck_assert(window_trace_lossy(t));
+	ck_assert_uint_gt(t->pages_lost, 0);
+	ck_assert_uint_gt(t->events, 0);
+	/* the reader's loss never invents slices: the counter was seen */
+	ck_assert_uint_gt(t->ncounters, 0);
+	/* the priority-0 timer kept its cadence through the flood */
+	ck_assert_uint_ge(tk.ticks + 2, expect);
+	ck_assert_msg(tk.late_max_ns < 100 * MS, "timer late by %lld ns",
+	    (long long)tk.late_max_ns);
+	event_free(tk.ev);
+	free(t);
+	reader_close(&r);
+}
+END_TEST
+
+/* --------------------------------------------------- daemon hygiene */
+
+static const char *const top_files[] = { "tracing_on", "current_tracer",
+	"buffer_size_kb", "set_event", "trace_clock", "options/overwrite",
+	"options/copy_trace_marker", "buffer_percent" };
+#define NTOP (sizeof(top_files) / sizeof(top_files[0]))
+
+static void
+top_snapshot(char *snap[NTOP])
+{
+	unsigned i;
+
+	for (i = 0; i < NTOP; i++) {
+		struct vbuf b = { 0 };
+		char path[256];
+		int fd;
+
+		snprintf(path, sizeof(path), TRACEFS "/%s", top_files[i]);
+		snap[i] = NULL;
+		if ((fd = open(path, O_RDONLY)) < 0)
+			continue;
+		if (read_fd_all(fd, &b) == 0)
+			snap[i] = b.p ? b.p : strdup("");
+		close(fd);
+	}
+}
+
+static const char *
+daemon_path(void)
+{
+	static char p[PATH_MAX];
+	const char *b = getenv("VITALS_BUILDDIR");
+
+	snprintf(p, sizeof(p), "%s/daemon/vitalsd", b ? b : ".");
+	return p;
+}
+
+static bool
+file_has(const char *path, const char *needle)
+{
+	struct vbuf b = { 0 };
+	bool found;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY)) < 0)
+		return false;
+	found = read_fd_all(fd, &b) == 0 && b.p && strstr(b.p, needle);
+	close(fd);
+	vbuf_release(&b);
+	return found;
+}
+
+static bool
+instance_dir(void)
+{
+	char path[256];
+	struct stat st;
+
+	snprintf(path, sizeof(path), TRACEFS "/instances/%s", inst);
+	return stat(path, &st) == 0;
+}
+
+static pid_t
+start_daemon_with(const char *log, const char *state, const char *extra)
+{
+	char conf[PATH_MAX], text[512], sock[PATH_MAX];
+	pid_t pid;
+
+	snprintf(conf, sizeof(conf), "%s.conf", state);
+	snprintf(sock, sizeof(sock), "%s.sock", state);
+	snprintf(text, sizeof(text), "ftrace_instance = %s\nbpf_load = off\n"
+	    "scanner = procfs\nftrace_sched = off\nftrace_tick_ms = 100\n%s",
+	    inst, extra);
+	ck_assert_int_eq(tu_writes(conf, text), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		dup2(fd, 2);
+		execl(daemon_path(), "vitalsd", "-f", "-c", conf,
+		    "--state-dir", state, "--socket", sock, "--interval-ms",
+		    "100", "--window-s", "1", (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+static pid_t
+start_daemon(const char *log, const char *state)
+{
+	return start_daemon_with(log, state, "");
+}
+
+static void
+stop_daemon(pid_t pid)
+{
+	int status;
+
+	kill(pid, SIGTERM);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	    "vitalsd status %#x", status);
+}
+
+START_TEST(test_daemon_hygiene)
+{
+	char *before[NTOP], *after[NTOP], log[PATH_MAX], state[PATH_MAX],
+	    db[PATH_MAX + 16], v[64], sql[256];
+	struct store *s = NULL;
+	unsigned i;
+	int status;
+	pid_t pid;
+
+	top_snapshot(before);
+	snprintf(log, sizeof(log), "%s/d.log", tmpdir);
+	snprintf(state, sizeof(state), "%s/d", tmpdir);
+	pid = start_daemon(log, state);
+	for (i = 0; i < 100 && !file_has(log, "ftrace: instance"); i++) {
+		ck_assert_int_eq(waitpid(pid, &status, WNOHANG), 0);
+		sleep_ms(50);
+	}
+	ck_assert_msg(file_has(log, "ATrace on"), "no ftrace line in %s",
+	    log);
+	ck_assert(instance_dir());
+	mark("B|%d|daemon slice", (int)getpid());
+	sleep_ms(20);
+	mark("E|%d", (int)getpid());
+	mark("B|%d|open at stop", (int)getpid());
+	for (i = 0; i < 100 && !file_has(log, "window 3:"); i++)
+		sleep_ms(50);
+	stop_daemon(pid);
+	top_snapshot(after);
+	ck_assert_msg(!instance_dir(), "instance %s left behind", inst);
+	for (i = 0; i < NTOP; i++) {
+		if (before[i] == NULL) {
+			ck_assert_ptr_null(after[i]);
+			continue;
+		}
+		ck_assert_ptr_nonnull(after[i]);
+		ck_assert_msg(strcmp(before[i], after[i]) == 0,
+		    "%s: %s became %s", top_files[i], before[i], after[i]);
+		free(before[i]);
+		free(after[i]);
+	}
+
+	/* the stored windows hold the slice, and the open one as
+	 * incomplete (the stop ended it) */
+	snprintf(db, sizeof(db), "%s/vitals.db", state);
+	ck_assert_int_eq(store_open(db, NULL, &s), 0);
+	snprintf(sql, sizeof(sql), "SELECT sum(count) || '/' || "
+	    "sum(incomplete) FROM window_trace_slice WHERE tgid = %d AND "
+	    "name = 'daemon slice'", (int)getpid());
+	ck_assert_int_eq(store_exec(s, sql, v, sizeof(v)), 0);
+	ck_assert_str_eq(v, "1/0");
+	snprintf(sql, sizeof(sql), "SELECT sum(count) || '/' || "
+	    "sum(incomplete) FROM window_trace_slice WHERE tgid = %d AND "
+	    "name = 'open at stop'", (int)getpid());
+	ck_assert_int_eq(store_exec(s, sql, v, sizeof(v)), 0);
+	ck_assert_str_eq(v, "0/1");
+	ck_assert_int_eq(store_exec(s, "SELECT count(*) FROM window_count "
+	    "WHERE kind = 'trace' AND key = 'state' AND value = 1", v,
+	    sizeof(v)), 0);
+	ck_assert_int_ge(atoi(v), 2);
+	store_close(s);
+}
+END_TEST
+
+/* A crashed run left its instance with an event on: it is recreated. */
+START_TEST(test_daemon_reclaims)
+{
+	char log[PATH_MAX], state[PATH_MAX], path[256];
+	struct vbuf b = { 0 };
+	unsigned i;
+	int status, fd;
+	pid_t pid;
+
+	snprintf(path, sizeof(path), TRACEFS "/instances/%s", inst);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), TRACEFS "/instances/%s/events/sched/"
+	    "sched_switch/enable", inst);
+	ck_assert_int_eq(tu_writes(path, "1"), 0);
+	snprintf(log, sizeof(log), "%s/r.log", tmpdir);
+	snprintf(state, sizeof(state), "%s/r", tmpdir);
+	pid = start_daemon(log, state);
+	for (i = 0; i < 100 && !file_has(log, "window 1:"); i++) {
+		ck_assert_int_eq(waitpid(pid, &status, WNOHANG), 0);
+		sleep_ms(50);
+	}
+	ck_assert_msg(file_has(log, "ATrace on"), "not reclaimed: see %s",
+	    log);
+	/* ftrace_sched = off: the stale enable did not survive */
+	fd = open(path, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(read_fd_all(fd, &b), 0);
+	close(fd);
+	ck_assert_int_eq(b.p[0], '0');
+	vbuf_release(&b);
+	stop_daemon(pid);
+	ck_assert(!instance_dir());
+}
+END_TEST
+
+/*
+ * After a privilege drop without the helper the instance cannot be
+ * removed; the stop leaves it inert (no copies, tracing off, one page per
+ * CPU) through files opened while privileged, and markers still work.
+ */
+START_TEST(test_daemon_dropped_stop)
+{
+	char log[PATH_MAX], state[PATH_MAX], path[256];
+	unsigned i;
+	int status;
+	pid_t pid;
+
+	snprintf(log, sizeof(log), "%s/p.log", tmpdir);
+	snprintf(state, sizeof(state), "%s/p", tmpdir);
+	pid = start_daemon_with(log, state, "user = nobody\n");
+	for (i = 0; i < 100 && !file_has(log, "window 1:"); i++) {
+		ck_assert_int_eq(waitpid(pid, &status, WNOHANG), 0);
+		sleep_ms(50);
+	}
+	ck_assert_msg(file_has(log, "ATrace on"), "see %s", log);
+	stop_daemon(pid);
+	if (instance_dir()) {
+		const char *files[] = { "tracing_on",
+			"options/copy_trace_marker" };
+
+		for (i = 0; i < 2; i++) {
+			struct vbuf b = { 0 };
+			int fd;
+
+			snprintf(path, sizeof(path), TRACEFS "/instances/%s/%s",
+			    inst, files[i]);
+			fd = open(path, O_RDONLY);
+			ck_assert_int_ge(fd, 0);
+			ck_assert_int_eq(read_fd_all(fd, &b), 0);
+			close(fd);
+			ck_assert_msg(b.p[0] == '0', "%s left on", files[i]);
+			vbuf_release(&b);
+		}
+	}
+	mark("I|%d|after a dropped stop", (int)getpid());
+}
+END_TEST
+
+static Suite *
+ftrace_suite(void)
+{
+	Suite *s = suite_create("ftrace");
+	TCase *tc = tcase_create("kernel");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_markers);
+	tcase_add_test(tc, test_incomplete);
+	tcase_add_test(tc, test_markers_never_refused);
+	tcase_add_test(tc, test_loss);
+	tcase_add_test(tc, test_daemon_hygiene);
+	tcase_add_test(tc, test_daemon_reclaims);
+	tcase_add_test(tc, test_daemon_dropped_stop);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	if (geteuid() != 0) {
+		fprintf(stderr, "check_ftrace: needs root\n");
+		return 77;
+	}
+	return tu_run(ftrace_suite());
+}

@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The trace operation (op 18) without a socket: a request resolved by
+ * rpc_handle, windows answered by rpc_answer_trace (filters by pid and by
+ * process name, loss always whole), Health.trace, and the client's text
+ * and JSON of the answer.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "frame.h"
+#include "testutil.h"
+#include "vitalsd.h"
+
+static struct window *
+mkwin(void)
+{
+	struct window *w = window_new(1, 0);
+	struct window_trace *t;
+	struct window_task task;
+
+	ck_assert_ptr_nonnull(w);
+	w->wall_start_ns = 1700000000LL * NSEC_PER_SEC;
+	w->wall_end_ns = w->wall_start_ns + 10 * NSEC_PER_SEC;
+	memset(&task, 0, sizeof(task));
+	task.id = task.tgid = 200;
+	snprintf(task.name, sizeof(task.name), "com.example.ui");
+	snprintf(task.comm, sizeof(task.comm), "example.ui");
+	ck_assert_int_eq(window_add_task(w, false, &task), 0);
+	t = &w->trace;
+	t->state = FTRACE_ON;
+	t->atrace = true;
+	t->enabled = 1u << FEV_PRINT | 1u << FEV_PROCESS_EXIT;
+	t->missing = 1u << FEV_BINDER_TXN | 1u << FEV_GPU_MEM;
+	t->overrun = 40;
+	t->commit_overrun = 2;
+	t->pages_lost = 3;
+	t->events = 1000;
+	t->slices = 7;
+	t->incomplete = 2;
+	t->nslices = 3;
+	t->slice[0] = (struct window_trace_slice){ .tgid = 200, .tid = 201,
+		.kind = TRACE_SYNC, .count = 5, .total_ns = 50000000,
+		.max_ns = 20000000, .name = "draw frame" };
+	t->slice[1] = (struct window_trace_slice){ .tgid = 300, .tid = 301,
+		.kind = TRACE_ASYNC, .count = 2, .incomplete = 1,
+		.total_ns = 4000000, .max_ns = 3000000, .name = "load" };
+	t->slice[2] = (struct window_trace_slice){ .tgid = 200, .tid = 202,
+		.depth = 1, .kind = TRACE_SYNC, .incomplete = 1,
+		.name = "" };
+	t->ncounters = 1;
+	t->counter[0] = (struct window_trace_counter){ .tgid = 300, .n = 2,
+		.last = 7, .min = 3, .max = 7, .name = "queue" };
+	return w;
+}
+
+static Vitals__Response *
+answer(const struct rpc_query *q, struct window *w)
+{
+	Vitals__Response *r;
+	uint8_t *frame = NULL;
+	size_t len = 0;
+
+	ck_assert_int_eq(rpc_answer_trace(q, &w, 1, false, 1u << 20, &frame,
+	    &len), 0);
+	ck_assert_uint_gt(len, 4);
+	r = frame_unpack_response(frame + 4, len - 4);
+	ck_assert_ptr_nonnull(r);
+	free(frame);
+	ck_assert_int_eq(r->result_case, VITALS__RESPONSE__RESULT_TRACE);
+	return r;
+}
+
+START_TEST(test_answer_and_filters)
+{
+	struct window *w = mkwin();
+	struct rpc_query q;
+	Vitals__Response *r;
+	Vitals__TraceWindow *tw;
+
+	memset(&q, 0, sizeof(q));
+	q.op = RPC_Q_TRACE;
+	q.id = 9;
+	r = answer(&q, w);
+	ck_assert_uint_eq(r->id, 9);
+	ck_assert_uint_eq(r->trace->n_windows, 1);
+	tw = r->trace->windows[0];
+	ck_assert_str_eq(tw->state, "on");
+	ck_assert(tw->lossy);
+	ck_assert_uint_eq(tw->lost, 42);
+	ck_assert_uint_eq(tw->pages_lost, 3);
+	ck_assert_uint_eq(tw->n_enabled, 2);
+	ck_assert_str_eq(tw->enabled[0], "ftrace/print");
+	ck_assert_uint_eq(tw->n_missing, 2);
+	ck_assert_str_eq(tw->missing[1], "gpu_mem/gpu_mem_total");
+	ck_assert_uint_eq(tw->n_slice, 3);
+	ck_assert_str_eq(tw->slice[1]->kind, "async");
+	ck_assert_uint_eq(tw->slice[1]->incomplete, 1);
+	ck_assert_uint_eq(tw->n_counter, 1);
+	vitals__response__free_unpacked(r, NULL);
+
+	/* by pid: only that process's rows; loss stays whole */
+	q.pid = 300;
+	r = answer(&q, w);
+	tw = r->trace->windows[0];
+	ck_assert_uint_eq(tw->n_slice, 1);
+	ck_assert_str_eq(tw->slice[0]->name, "load");
+	ck_assert_uint_eq(tw->n_counter, 1);
+	ck_assert_uint_eq(tw->lost, 42);
+	ck_assert_uint_eq(tw->incomplete, 2);
+	vitals__response__free_unpacked(r, NULL);
+
+	/* by name, through the window's processes (name or comm) */
+	q.pid = 0;
+	snprintf(q.process, sizeof(q.process), "example.ui");
+	r = answer(&q, w);
+	tw = r->trace->windows[0];
+	ck_assert_uint_eq(tw->n_slice, 2);
+	ck_assert_int_eq(tw->slice[0]->pid, 200);
+	ck_assert_int_eq(tw->slice[1]->pid, 200);
+	ck_assert_uint_eq(tw->n_counter, 0);
+	vitals__response__free_unpacked(r, NULL);
+	snprintf(q.process, sizeof(q.process), "nobody");
+	r = answer(&q, w);
+	ck_assert_uint_eq(r->trace->windows[0]->n_slice, 0);
+	vitals__response__free_unpacked(r, NULL);
+
+	/* a window without an ftrace part is left out */
+	q.process[0] = '\0';
+	w->trace.state = FTRACE_UNKNOWN;
+	r = answer(&q, w);
+	ck_assert_uint_eq(r->trace->n_windows, 0);
+	vitals__response__free_unpacked(r, NULL);
+	window_free(w);
+}
+END_TEST
+
+START_TEST(test_request_validation)
+{
+	Vitals__Request req = VITALS__REQUEST__INIT;
+	Vitals__TraceRequest tr = VITALS__TRACE_REQUEST__INIT;
+	struct vitalsd_info info = { .hz = 100 };
+	struct rpc_ctx ctx = { .info = &info, .max_frame = 1u << 20,
+		.now_wall_ns = 1800000000LL * NSEC_PER_SEC };
+	char longname[200];
+	struct rpc_result res;
+	uint8_t *buf;
+	size_t len;
+
+	req.version = VITALS__PROTOCOL_VERSION__PROTOCOL_VERSION_1;
+	req.id = 5;
+	req.op_case = VITALS__REQUEST__OP_TRACE;
+	req.trace = &tr;
+	tr.pid = 0;
+	tr.process = (char *)"com.example.ui";
+	len = vitals__request__get_packed_size(&req);
+	buf = malloc(len);
+	vitals__request__pack(&req, buf);
+	ck_assert_int_eq(rpc_handle(&ctx, ROLE_READER, buf, len, &res), 0);
+	ck_assert_int_eq(res.verdict, RPC_QUERY);
+	ck_assert_int_eq(res.query.op, RPC_Q_TRACE);
+	ck_assert_str_eq(res.query.process, "com.example.ui");
+	ck_assert_uint_eq(res.query.max_windows, 360);
+	free(buf);
+
+	tr.pid = -4;
+	len = vitals__request__get_packed_size(&req);
+	buf = malloc(len);
+	vitals__request__pack(&req, buf);
+	ck_assert_int_eq(rpc_handle(&ctx, ROLE_READER, buf, len, &res), 0);
+	ck_assert_int_eq(res.verdict, RPC_ANSWER);
+	ck_assert_ptr_nonnull(res.frame);
+	free(res.frame);
+	free(buf);
+
+	memset(longname, 'n', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	tr.pid = 0;
+	tr.process = longname;
+	len = vitals__request__get_packed_size(&req);
+	buf = malloc(len);
+	vitals__request__pack(&req, buf);
+	ck_assert_int_eq(rpc_handle(&ctx, ROLE_READER, buf, len, &res), 0);
+	ck_assert_int_eq(res.verdict, RPC_ANSWER);
+	free(res.frame);
+	free(buf);
+}
+END_TEST
+
+START_TEST(test_client_text_and_json)
+{
+	struct window *w = mkwin();
+	struct rpc_query q;
+	Vitals__Response *r;
+	struct sbuf b;
+
+	memset(&q, 0, sizeof(q));
+	q.op = RPC_Q_TRACE;
+	snprintf(w->trace.slice[0].name, VITALS_TRACE_NAME,
+	    "draw \xc3\xa9\x1b[31m");
+	r = answer(&q, w);
+	sbuf_init(&b);
+	fmt_trace(&b, r->trace);
+	ck_assert_ptr_nonnull(strstr(sbuf_str(&b), "LOST EVENTS: 42"));
+	ck_assert_ptr_nonnull(strstr(sbuf_str(&b), "partial"));
+	ck_assert_ptr_nonnull(strstr(sbuf_str(&b), "draw \xc3\xa9?[31m"));
+	ck_assert_ptr_nonnull(strstr(sbuf_str(&b), "(end without begin)"));
+	ck_assert_ptr_nonnull(strstr(sbuf_str(&b), "missing events: "
+	    "binder/binder_transaction gpu_mem/gpu_mem_total"));
+	ck_assert_ptr_nonnull(strstr(sbuf_str(&b), "counter pid 300 queue: "
+	    "last 7 min 3 max 7"));
+	/* the loss comes before any slice */
+	ck_assert(strstr(sbuf_str(&b), "LOST EVENTS") <
+	    strstr(sbuf_str(&b), "draw"));
+	sbuf_reset(&b);
+	json_response(&b, r);
+	ck_assert_ptr_nonnull(strstr(sbuf_str(&b), "\"lossy\":true"));
+	ck_assert_ptr_nonnull(strstr(sbuf_str(&b), "\"lost\":42"));
+	ck_assert_ptr_nonnull(strstr(sbuf_str(&b), "\"kind\":\"async\""));
+	sbuf_free(&b);
+	vitals__response__free_unpacked(r, NULL);
+
+	/* empty answer */
+	w->trace.state = FTRACE_UNKNOWN;
+	r = answer(&q, w);
+	sbuf_init(&b);
+	fmt_trace(&b, r->trace);
+	ck_assert_ptr_nonnull(strstr(sbuf_str(&b), "no window with ftrace"));
+	sbuf_free(&b);
+	vitals__response__free_unpacked(r, NULL);
+	window_free(w);
+}
+END_TEST
+
+static Suite *
+trace_rpc_suite(void)
+{
+	Suite *s = suite_create("trace_rpc");
+	TCase *tc = tcase_create("rpc");
+
+	tcase_add_test(tc, test_answer_and_filters);
+	tcase_add_test(tc, test_request_validation);
+	tcase_add_test(tc, test_client_text_and_json);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return tu_run(trace_rpc_suite());
+}
