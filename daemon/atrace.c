@@ -1165,6 +1165,28 @@ tab_pack(const struct tab *t, size_t off, size_t sz)
 }
 
 /*
+ * A table's entries sorted by cmp, the first cap of them into dst (*ret_n
+ * of them), the rest counted on top of other into *ret_other. Out of
+ * memory: nothing kept, dst untouched.
+ */
+static void
+keep_top(const struct tab *t, size_t off, size_t sz,
+    int (*cmp)(const void *, const void *), void *dst, size_t cap,
+    uint32_t *ret_n, uint32_t *ret_other, uint32_t other)
+{
+	size_t n = t->n, k = n < cap ? n : cap;
+	void *p;
+
+	if ((p = tab_pack(t, off, sz)) == NULL)
+		return;
+	qsort(p, n, sz, cmp);
+	memcpy(dst, p, k * sz);
+	*ret_n = (uint32_t)k;
+	*ret_other = other + (uint32_t)(n - k);
+	free(p);
+}
+
+/*
  * The figures since the last call go into wt (its ftrace part but the
  * loss and state fields, which ftrace.c owns); open slices stay open.
  */
@@ -1196,70 +1218,20 @@ atrace_window(struct atrace *at, struct window_trace *wt)
 		window_trace_keep_slices(wt, p, n, w->slices_other);
 		free(p);
 	}
-	n = at->counters.n;
-	if ((p = tab_pack(&at->counters, offsetof(struct counter_ent, c),
-	    sizeof(struct window_trace_counter))) != NULL) {
-		struct window_trace_counter *c = p;
-
-		qsort(c, n, sizeof(*c), counter_by_n);
-		wt->ncounters = 0;
-		wt->counters_other = w->counters_other;
-		for (i = 0; i < n; i++) {
-			if (i < VITALS_TRACE_COUNTERS)
-				wt->counter[wt->ncounters++] = c[i];
-			else
-				wt->counters_other++;
-		}
-		free(p);
-	}
-	n = at->binder.n;
-	if ((p = tab_pack(&at->binder, offsetof(struct binder_ent, b),
-	    sizeof(struct window_trace_binder))) != NULL) {
-		struct window_trace_binder *b = p;
-
-		qsort(b, n, sizeof(*b), binder_by_n);
-		wt->nbinder = 0;
-		wt->binder_other = w->binder_other;
-		for (i = 0; i < n; i++) {
-			if (i < VITALS_TRACE_BINDER)
-				wt->binder[wt->nbinder++] = b[i];
-			else
-				wt->binder_other++;
-		}
-		free(p);
-	}
-	n = at->rq.n;
-	if ((p = tab_pack(&at->rq, offsetof(struct rq_ent, r),
-	    sizeof(struct window_trace_rq))) != NULL) {
-		struct window_trace_rq *r = p;
-
-		qsort(r, n, sizeof(*r), rq_by_total);
-		wt->nrq = 0;
-		wt->rq_other = w->rq_other;
-		for (i = 0; i < n; i++) {
-			if (i < VITALS_TRACE_RQ)
-				wt->rq[wt->nrq++] = r[i];
-			else
-				wt->rq_other++;
-		}
-		free(p);
-	}
-	n = at->gpu.n;
-	if ((p = tab_pack(&at->gpu, offsetof(struct gpu_ent, g),
-	    sizeof(struct window_trace_gpu))) != NULL) {
-		struct window_trace_gpu *g = p;
-
-		qsort(g, n, sizeof(*g), gpu_by_key);
-		wt->ngpu = 0;
-		wt->gpu_other = w->gpu_other;
-		for (i = 0; i < n; i++) {
-			if (i < VITALS_TRACE_GPU)
-				wt->gpu[wt->ngpu++] = g[i];
-			else
-				wt->gpu_other++;
-		}
-		free(p);
-	}
+	keep_top(&at->counters, offsetof(struct counter_ent, c),
+	    sizeof(struct window_trace_counter), counter_by_n, wt->counter,
+	    VITALS_TRACE_COUNTERS, &wt->ncounters, &wt->counters_other,
+	    w->counters_other);
+	keep_top(&at->binder, offsetof(struct binder_ent, b),
+	    sizeof(struct window_trace_binder), binder_by_n, wt->binder,
+	    VITALS_TRACE_BINDER, &wt->nbinder, &wt->binder_other,
+	    w->binder_other);
+	keep_top(&at->rq, offsetof(struct rq_ent, r),
+	    sizeof(struct window_trace_rq), rq_by_total, wt->rq,
+	    VITALS_TRACE_RQ, &wt->nrq, &wt->rq_other, w->rq_other);
+	keep_top(&at->gpu, offsetof(struct gpu_ent, g),
+	    sizeof(struct window_trace_gpu), gpu_by_key, wt->gpu,
+	    VITALS_TRACE_GPU, &wt->ngpu, &wt->gpu_other, w->gpu_other);
 	/* threads with nothing open are forgotten once a window: a thread
 	 * whose exit was not seen cannot hold a slot for ever */
 	i = 0;
