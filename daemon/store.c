@@ -558,9 +558,10 @@ put_cpu(struct store *s, int64_t id, int cpu, const struct window_cpu *c)
 	return store_run(st);
 }
 
-static int
-put_count(struct store *s, int64_t id, const char *kind, const char *key,
-    uint64_t v)
+/* One window_count row (store_bpf.c and store_trace.c write theirs too). */
+int
+store_put_count(struct store *s, int64_t id, const char *kind,
+    const char *key, uint64_t v)
 {
 	sqlite3_stmt *st = s->ws[WS_INS_COUNT];
 
@@ -569,6 +570,34 @@ put_count(struct store *s, int64_t id, const char *kind, const char *key,
 	sqlite3_bind_text(st, 3, key, -1, SQLITE_STATIC);
 	bind_u64(st, 4, v);
 	return store_run(st);
+}
+
+/* A struct's field named in a counter table, as a number. */
+uint64_t
+store_field_get(const void *base, const struct store_field *f)
+{
+	const char *p = (const char *)base + f->off;
+	uint32_t v32;
+	uint64_t v64;
+
+	if (f->size == 4) {
+		memcpy(&v32, p, 4);
+		return v32;
+	}
+	memcpy(&v64, p, 8);
+	return v64;
+}
+
+void
+store_field_set(void *base, const struct store_field *f, uint64_t v)
+{
+	char *p = (char *)base + f->off;
+	uint32_t v32 = (uint32_t)v;
+
+	if (f->size == 4)
+		memcpy(p, &v32, 4);
+	else
+		memcpy(p, &v, 8);
 }
 
 static int
@@ -594,24 +623,24 @@ put_counts(struct store *s, int64_t id, const struct window *w)
 
 	for (i = 0; i < INV__MAX && rc == SQLITE_OK; i++) {
 		if (w->inv_samples[i])
-			rc = put_count(s, id, "inv_sample", invalid_name(i),
+			rc = store_put_count(s, id, "inv_sample", invalid_name(i),
 			    w->inv_samples[i]);
 		if (rc == SQLITE_OK && w->inv_deltas[i])
-			rc = put_count(s, id, "inv_delta", invalid_name(i),
+			rc = store_put_count(s, id, "inv_delta", invalid_name(i),
 			    w->inv_deltas[i]);
 	}
 	for (i = 0; i < COLL__MAX && rc == SQLITE_OK; i++) {
 		if (h->coll_ns_sum[i])
-			rc = put_count(s, id, "coll_ns_sum", coll_name(i),
+			rc = store_put_count(s, id, "coll_ns_sum", coll_name(i),
 			    h->coll_ns_sum[i]);
 		if (rc == SQLITE_OK && h->coll_ns_max[i])
-			rc = put_count(s, id, "coll_ns_max", coll_name(i),
+			rc = store_put_count(s, id, "coll_ns_max", coll_name(i),
 			    h->coll_ns_max[i]);
 	}
 	/* A row per key the kernel has, even at 0: "have" is the row. */
 	for (i = 0; i < VM__MAX && rc == SQLITE_OK; i++)
 		if ((w->vm_have & (1u << i)) || w->d_vm[i])
-			rc = put_count(s, id, "vmstat", vmstat_key_name(i),
+			rc = store_put_count(s, id, "vmstat", vmstat_key_name(i),
 			    w->d_vm[i]);
 	return rc;
 }

@@ -58,13 +58,10 @@ store_bpf_finalize(struct store *s)
 /* ------------------------------------------------------------ counters */
 
 /* Window-level figures by name; the order is the order they are written. */
-#define BPF_U64(f) { #f, offsetof(struct window_bpf, f), 8 }
-#define BPF_U32(f) { #f, offsetof(struct window_bpf, f), 4 }
+#define BPF_U64(f) STORE_FIELD(struct window_bpf, f)
+#define BPF_U32(f) STORE_FIELD(struct window_bpf, f)
 
-static const struct {
-	const char *key;
-	size_t off, size;
-} counters[] = {
+static const struct store_field counters[] = {
 	BPF_U32(state), BPF_U32(drains), BPF_U32(drain_fail),
 	BPF_U32(counter_regressions),
 	BPF_U64(drain_ns), BPF_U64(entries), BPF_U64(oncpu_ns),
@@ -74,46 +71,6 @@ static const struct {
 	BPF_U64(full_tid), BPF_U64(full_proc), BPF_U64(full_uid),
 	BPF_U64(no_storage), BPF_U32(uids_other), BPF_U32(procs_other),
 };
-
-static uint64_t
-counter_get(const struct window_bpf *b, unsigned i)
-{
-	const char *p = (const char *)b + counters[i].off;
-	uint32_t v32;
-	uint64_t v64;
-
-	if (counters[i].size == 4) {
-		memcpy(&v32, p, 4);
-		return v32;
-	}
-	memcpy(&v64, p, 8);
-	return v64;
-}
-
-static void
-counter_set(struct window_bpf *b, unsigned i, uint64_t v)
-{
-	char *p = (char *)b + counters[i].off;
-	uint32_t v32 = (uint32_t)v;
-
-	if (counters[i].size == 4)
-		memcpy(p, &v32, 4);
-	else
-		memcpy(p, &v, 8);
-}
-
-static int
-put_count(struct store *s, int64_t id, const char *kind, const char *key,
-    uint64_t v)
-{
-	sqlite3_stmt *st = s->ws[WS_INS_COUNT];
-
-	sqlite3_bind_int64(st, 1, id);
-	sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, key, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 4, (sqlite3_int64)v);
-	return store_run(st);
-}
 
 /* A window_count row of kind "bpf*" (store_read.c hands them over). */
 void
@@ -134,7 +91,7 @@ store_bpf_count(struct window *w, const char *kind, const char *key,
 		}
 		for (i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
 			if (strcmp(key, counters[i].key) == 0)
-				counter_set(b, i, v);
+				store_field_set(b, &counters[i], v);
 		return;
 	}
 	for (i = 0; i < VITALS_BPF_PROGS; i++) {
@@ -231,19 +188,19 @@ store_bpf_put(struct store *s, int64_t id, const struct window *w)
 	/* state always (its row says "reported"), other counters when set */
 	for (i = 0; i < sizeof(counters) / sizeof(counters[0]) &&
 	    rc == SQLITE_OK; i++)
-		if (i == 0 || counter_get(b, i))
-			rc = put_count(s, id, "bpf", counters[i].key,
-			    counter_get(b, i));
+		if (i == 0 || store_field_get(b, &counters[i]))
+			rc = store_put_count(s, id, "bpf", counters[i].key,
+			    store_field_get(b, &counters[i]));
 	if (rc == SQLITE_OK && b->err)
-		rc = put_count(s, id, "bpf", "errno", (uint64_t)-b->err);
+		rc = store_put_count(s, id, "bpf", "errno", (uint64_t)-b->err);
 	if (rc == SQLITE_OK && b->stats)
-		rc = put_count(s, id, "bpf", "stats", 1);
+		rc = store_put_count(s, id, "bpf", "stats", 1);
 	for (i = 0; b->stats && i < VITALS_BPF_PROGS && rc == SQLITE_OK; i++) {
-		rc = put_count(s, id, "bpf_prog_runs", vbpf_prog_name(i),
+		rc = store_put_count(s, id, "bpf_prog_runs", vbpf_prog_name(i),
 		    b->prog_runs[i]);
 		if (rc == SQLITE_OK)
-			rc = put_count(s, id, "bpf_prog_ns", vbpf_prog_name(i),
-			    b->prog_ns[i]);
+			rc = store_put_count(s, id, "bpf_prog_ns",
+			    vbpf_prog_name(i), b->prog_ns[i]);
 	}
 	for (i = 0; i < b->nuids && i < VITALS_BPF_UIDS && rc == SQLITE_OK;
 	    i++)

@@ -162,6 +162,21 @@ int store_fail(struct store *s, int rc, const char *what);
 int store_fail_errno(struct store *s, int err, const char *msg);
 void store_note_write_error(struct store *s, int err);
 int store_run(sqlite3_stmt *st);
+
+/* Window-level figures stored by name in window_count: a table of a
+ * struct's 4- or 8-byte unsigned fields (store_bpf.c, store_trace.c). */
+struct store_field {
+	const char *key;
+	size_t off, size;
+};
+
+#define STORE_FIELD(type, f) \
+	{ #f, offsetof(type, f), sizeof(((type *)0)->f) }
+
+uint64_t store_field_get(const void *base, const struct store_field *f);
+void store_field_set(void *base, const struct store_field *f, uint64_t v);
+int store_put_count(struct store *s, int64_t id, const char *kind,
+    const char *key, uint64_t v);
 int store_run_int(sqlite3_stmt *st, int64_t *ret);
 void store_rollback(struct store *s);
 void store_after_write(struct store *s);

@@ -81,13 +81,10 @@ store_trace_finalize(struct store *s)
 
 /* ------------------------------------------------------------ counters */
 
-#define TR_U64(f) { #f, offsetof(struct window_trace, f), 8 }
-#define TR_U32(f) { #f, offsetof(struct window_trace, f), 4 }
+#define TR_U64(f) STORE_FIELD(struct window_trace, f)
+#define TR_U32(f) STORE_FIELD(struct window_trace, f)
 
-static const struct {
-	const char *key;
-	size_t off, size;
-} counters[] = {
+static const struct store_field counters[] = {
 	TR_U32(state), TR_U32(enabled), TR_U32(missing),
 	TR_U64(overrun), TR_U64(dropped), TR_U64(commit_overrun),
 	TR_U64(pages_lost), TR_U64(missed), TR_U32(stats_fail),
@@ -102,43 +99,10 @@ static const struct {
 	TR_U32(rq_other), TR_U32(gpu_other),
 };
 
-static uint64_t
-counter_get(const struct window_trace *t, unsigned i)
-{
-	const char *p = (const char *)t + counters[i].off;
-	uint32_t v32;
-	uint64_t v64;
-
-	if (counters[i].size == 4) {
-		memcpy(&v32, p, 4);
-		return v32;
-	}
-	memcpy(&v64, p, 8);
-	return v64;
-}
-
-static void
-counter_set(struct window_trace *t, unsigned i, uint64_t v)
-{
-	char *p = (char *)t + counters[i].off;
-	uint32_t v32 = (uint32_t)v;
-
-	if (counters[i].size == 4)
-		memcpy(p, &v32, 4);
-	else
-		memcpy(p, &v, 8);
-}
-
 static int
-put_count(struct store *s, int64_t id, const char *key, uint64_t v)
+put_trace(struct store *s, int64_t id, const char *key, uint64_t v)
 {
-	sqlite3_stmt *st = s->ws[WS_INS_COUNT];
-
-	sqlite3_bind_int64(st, 1, id);
-	sqlite3_bind_text(st, 2, "trace", -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, key, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 4, (sqlite3_int64)v);
-	return store_run(st);
+	return store_put_count(s, id, "trace", key, v);
 }
 
 /* A window_count row of kind "trace" (store_read.c hands them over). */
@@ -170,7 +134,7 @@ store_trace_count(struct window *w, const char *key, uint64_t v)
 		t->rq_total.max_ns = v;
 	for (i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
 		if (strcmp(key, counters[i].key) == 0)
-			counter_set(t, i, v);
+			store_field_set(t, &counters[i], v);
 }
 
 /* ---------------------------------------------------------------- rows */
@@ -269,27 +233,27 @@ store_trace_put(struct store *s, int64_t id, const struct window *w)
 	/* state always (its row says "reported"), the rest when set */
 	for (i = 0; i < sizeof(counters) / sizeof(counters[0]) &&
 	    rc == SQLITE_OK; i++)
-		if (i == 0 || counter_get(t, i))
-			rc = put_count(s, id, counters[i].key,
-			    counter_get(t, i));
+		if (i == 0 || store_field_get(t, &counters[i]))
+			rc = put_trace(s, id, counters[i].key,
+			    store_field_get(t, &counters[i]));
 	if (rc == SQLITE_OK && t->err)
-		rc = put_count(s, id, "errno", (uint64_t)-t->err);
+		rc = put_trace(s, id, "errno", (uint64_t)-t->err);
 	if (rc == SQLITE_OK && t->atrace)
-		rc = put_count(s, id, "atrace", 1);
+		rc = put_trace(s, id, "atrace", 1);
 	if (rc == SQLITE_OK && t->binder_total.calls)
-		rc = put_count(s, id, "binder_calls", t->binder_total.calls);
+		rc = put_trace(s, id, "binder_calls", t->binder_total.calls);
 	if (rc == SQLITE_OK && t->binder_total.oneway)
-		rc = put_count(s, id, "binder_oneway", t->binder_total.oneway);
+		rc = put_trace(s, id, "binder_oneway", t->binder_total.oneway);
 	if (rc == SQLITE_OK && t->binder_total.replies)
-		rc = put_count(s, id, "binder_replies",
+		rc = put_trace(s, id, "binder_replies",
 		    t->binder_total.replies);
 	if (rc == SQLITE_OK && t->rq_total.count) {
-		rc = put_count(s, id, "rq_count", t->rq_total.count);
+		rc = put_trace(s, id, "rq_count", t->rq_total.count);
 		if (rc == SQLITE_OK)
-			rc = put_count(s, id, "rq_total_ns",
+			rc = put_trace(s, id, "rq_total_ns",
 			    t->rq_total.total_ns);
 		if (rc == SQLITE_OK)
-			rc = put_count(s, id, "rq_max_ns", t->rq_total.max_ns);
+			rc = put_trace(s, id, "rq_max_ns", t->rq_total.max_ns);
 	}
 	if (rc == SQLITE_OK)
 		rc = put_rows(s, id, t);
