@@ -106,15 +106,7 @@ _Static_assert(sizeof(unsigned) == sizeof(uint32_t), "unsigned is 32-bit");
 static int
 set_uint(unsigned *dst, const char *value, uint64_t min, uint64_t max)
 {
-	uint64_t v;
-	int r;
-
-	if ((r = parse_uint(value, max, &v)) < 0)
-		return r;
-	if (v < min)
-		return -ERANGE;
-	*dst = (unsigned)v;
-	return 0;
+	return parse_u32_range(value, min, max, dst);
 }
 
 static int
@@ -218,27 +210,24 @@ config_set_control(struct config *cfg, const char *key, const char *value)
 	return -ENOENT;
 }
 
-/* Keyword values of the enum-like keys; NULL-terminated. */
-struct word {
-	const char *name;
-	int value;
-};
+/* Keyword values of the enum-like keys: struct config_word tables. */
 
-static const struct word threads_words[] = { { "none", THREADS_NONE },
+static const struct config_word threads_words[] = { { "none", THREADS_NONE },
 	{ "changed", THREADS_CHANGED }, { "all", THREADS_ALL }, { NULL, 0 } };
-static const struct word scanner_words[] = { { "auto", SCANNER_AUTO },
+static const struct config_word scanner_words[] = { { "auto", SCANNER_AUTO },
 	{ "bpf", SCANNER_BPF }, { "procfs", SCANNER_PROCFS }, { NULL, 0 } };
-static const struct word bpf_load_words[] = { { "auto", VBPF_LOAD_AUTO },
+static const struct config_word bpf_load_words[] = { { "auto", VBPF_LOAD_AUTO },
 	{ "pinned-only", VBPF_LOAD_PINNED_ONLY }, { "off", VBPF_LOAD_OFF },
 	{ NULL, 0 } };
-static const struct word on_off_words[] = { { "on", 1 }, { "off", 0 },
+static const struct config_word on_off_words[] = { { "on", 1 }, { "off", 0 },
 	{ NULL, 0 } };
-static const struct word gpumem_load_words[] = {
+static const struct config_word gpumem_load_words[] = {
 	{ "auto", GPUMEM_LOAD_AUTO }, { "map-only", GPUMEM_LOAD_MAP_ONLY },
 	{ "off", GPUMEM_LOAD_OFF }, { NULL, 0 } };
 
-static int
-word_value(const char *value, const struct word *w)
+/* The value of a keyword in a NULL-terminated table; -EINVAL: none. */
+int
+config_word_value(const char *value, const struct config_word *w)
 {
 	for (; w->name; w++)
 		if (!strcmp(value, w->name))
@@ -247,7 +236,7 @@ word_value(const char *value, const struct word *w)
 }
 
 /* Keys of the privilege drop (privs.c, doc/privileges.md). */
-static const struct word seccomp_words[] = { { "off", PRIVS_SECCOMP_OFF },
+static const struct config_word seccomp_words[] = { { "off", PRIVS_SECCOMP_OFF },
 	{ "on", PRIVS_SECCOMP_ON }, { "log", PRIVS_SECCOMP_LOG },
 	{ NULL, 0 } };
 
@@ -275,13 +264,13 @@ config_set_privs(struct config *cfg, const char *key, const char *value)
 	if (!strcmp(key, "capabilities"))
 		return privs_cap_parse(value, &cfg->keep_caps);
 	if (!strcmp(key, "seccomp")) {
-		if ((r = word_value(value, seccomp_words)) < 0)
+		if ((r = config_word_value(value, seccomp_words)) < 0)
 			return r;
 		cfg->seccomp = (unsigned)r;
 		return 0;
 	}
 	if (!strcmp(key, "privhelper")) {
-		if ((r = word_value(value, on_off_words)) < 0)
+		if ((r = config_word_value(value, on_off_words)) < 0)
 			return r;
 		cfg->privhelper = r;
 		return 0;
@@ -291,7 +280,7 @@ config_set_privs(struct config *cfg, const char *key, const char *value)
 
 /* -EINVAL: bad value; -ERANGE: out of bounds; -ENOENT: unknown key. */
 /* ftrace keys (ftrace.c); -ENOENT: not one of them. */
-static const struct word ftrace_sched_words[] = {
+static const struct config_word ftrace_sched_words[] = {
 	{ "auto", FTRACE_SCHED_AUTO }, { "on", FTRACE_SCHED_ON },
 	{ "off", FTRACE_SCHED_OFF }, { NULL, 0 } };
 
@@ -301,7 +290,7 @@ config_set_ftrace(struct config *cfg, const char *key, const char *value)
 	int r;
 
 	if (!strcmp(key, "ftrace")) {
-		if ((r = word_value(value, on_off_words)) < 0)
+		if ((r = config_word_value(value, on_off_words)) < 0)
 			return r;
 		cfg->ftrace = r;
 		return 0;
@@ -324,7 +313,7 @@ config_set_ftrace(struct config *cfg, const char *key, const char *value)
 	if (!strcmp(key, "ftrace_max_pages"))
 		return set_uint(&cfg->ftrace_max_pages, value, 1, 65536);
 	if (!strcmp(key, "ftrace_sched")) {
-		if ((r = word_value(value, ftrace_sched_words)) < 0)
+		if ((r = config_word_value(value, ftrace_sched_words)) < 0)
 			return r;
 		cfg->ftrace_sched = r;
 		return 0;
@@ -369,25 +358,25 @@ config_set(struct config *cfg, const char *key, const char *value)
 	if (!strcmp(key, "bpffs"))
 		return set_str(&cfg->bpffs, value);
 	if (!strcmp(key, "bpf_load")) {
-		if ((r = word_value(value, bpf_load_words)) < 0)
+		if ((r = config_word_value(value, bpf_load_words)) < 0)
 			return r;
 		cfg->bpf_load = r;
 		return 0;
 	}
 	if (!strcmp(key, "bpf_stats")) {
-		if ((r = word_value(value, on_off_words)) < 0)
+		if ((r = config_word_value(value, on_off_words)) < 0)
 			return r;
 		cfg->bpf_stats = r;
 		return 0;
 	}
 	if (!strcmp(key, "scanner")) {
-		if ((r = word_value(value, scanner_words)) < 0)
+		if ((r = config_word_value(value, scanner_words)) < 0)
 			return r;
 		cfg->scanner = r;
 		return 0;
 	}
 	if (!strcmp(key, "threads")) {
-		if ((r = word_value(value, threads_words)) < 0)
+		if ((r = config_word_value(value, threads_words)) < 0)
 			return r;
 		cfg->threads = r;
 		return 0;
@@ -395,7 +384,7 @@ config_set(struct config *cfg, const char *key, const char *value)
 	if (!strcmp(key, "gpumem_map"))
 		return set_str(&cfg->gpumem_map, value);
 	if (!strcmp(key, "gpumem_load")) {
-		if ((r = word_value(value, gpumem_load_words)) < 0)
+		if ((r = config_word_value(value, gpumem_load_words)) < 0)
 			return r;
 		cfg->gpumem_load = r;
 		return 0;

@@ -316,18 +316,22 @@ set_path(char **dst, const char *v)
 	return 0;
 }
 
+static const struct config_word initiator_words[] = {
+	{ "unspecified", HP_INIT_UNSPECIFIED },
+	{ "trusted-system", HP_INIT_TRUSTED_SYSTEM }, { NULL, 0 } };
+static const struct config_word build_words[] = {
+	{ "user", HP_BUILD_USER }, { "userdebug", HP_BUILD_USERDEBUG },
+	{ "eng", HP_BUILD_ENG }, { NULL, 0 } };
+static const struct config_word host_words[] = {
+	{ "refuse", HP_HOST_REFUSE }, { "allow", HP_HOST_ALLOW },
+	{ NULL, 0 } };
+static const struct config_word on_off_words[] = { { "on", 1 },
+	{ "off", 0 }, { NULL, 0 } };
+
 static int
 set_u32(uint32_t *dst, const char *v, uint64_t min, uint64_t max)
 {
-	uint64_t u;
-	int r;
-
-	if ((r = parse_uint(v, max, &u)) < 0)
-		return r;
-	if (u < min)
-		return -ERANGE;
-	*dst = (uint32_t)u;
-	return 0;
+	return parse_u32_range(v, min, max, dst);
 }
 
 static int
@@ -395,32 +399,21 @@ hp_settings_set(struct hp_settings *hs, const char *key, const char *v)
 	if (!strcmp(key, "packages_list"))
 		return set_path(&hs->packages_list, v);
 	if (!strcmp(key, "initiator")) {
-		if (!strcmp(v, "unspecified"))
-			hs->policy.initiator = HP_INIT_UNSPECIFIED;
-		else if (!strcmp(v, "trusted-system"))
-			hs->policy.initiator = HP_INIT_TRUSTED_SYSTEM;
-		else
-			return -EINVAL;
+		if ((r = config_word_value(v, initiator_words)) < 0)
+			return r;
+		hs->policy.initiator = r;
 		return 0;
 	}
 	if (!strcmp(key, "build_type")) {
-		if (!strcmp(v, "user"))
-			hs->policy.build = HP_BUILD_USER;
-		else if (!strcmp(v, "userdebug"))
-			hs->policy.build = HP_BUILD_USERDEBUG;
-		else if (!strcmp(v, "eng"))
-			hs->policy.build = HP_BUILD_ENG;
-		else
-			return -EINVAL;
+		if ((r = config_word_value(v, build_words)) < 0)
+			return r;
+		hs->policy.build = r;
 		return 0;
 	}
 	if (!strcmp(key, "no_packages_list")) {
-		if (!strcmp(v, "refuse"))
-			hs->policy.host = HP_HOST_REFUSE;
-		else if (!strcmp(v, "allow"))
-			hs->policy.host = HP_HOST_ALLOW;
-		else
-			return -EINVAL;
+		if ((r = config_word_value(v, host_words)) < 0)
+			return r;
+		hs->policy.host = r;
 		return 0;
 	}
 	if (!strcmp(key, "target_installed_by"))
@@ -460,9 +453,10 @@ hp_settings_set(struct hp_settings *hs, const char *key, const char *v)
 	if (!strcmp(key, "dump_interval_ms"))
 		return set_u32(&d->dump_interval_ms, v, 0, HP_DURATION_MAX_MS);
 	if (!strcmp(key, "block_client")) {
-		if (!strcmp(v, "on") || !strcmp(v, "off"))
-			return d->block_client = !strcmp(v, "on"), 0;
-		return -EINVAL;
+		if ((r = config_word_value(v, on_off_words)) < 0)
+			return r;
+		d->block_client = r;
+		return 0;
 	}
 	if (!strcmp(key, "max_memory_kb"))
 		return set_u32(&d->max_heapprofd_memory_kb, v, 0, UINT32_MAX);

@@ -142,3 +142,20 @@ parse_uint(const char *s, uint64_t max, uint64_t *ret)
 	*ret = v;
 	return 0;
 }
+
+/* A configuration number: parse_uint, then at least min, into 32 bits. */
+int
+parse_u32_range(const char *s, uint64_t min, uint64_t max, uint32_t *ret)
+{
+	uint64_t v;
+	int r;
+
+	if (max > UINT32_MAX)
+		max = UINT32_MAX;
+	if ((r = parse_uint(s, max, &v)) < 0)
+		return r;
+	if (v < min)
+		return -ERANGE;
+	*ret = (uint32_t)v;
+	return 0;
+}

@@ -747,6 +747,8 @@ int read_fd_all(int fd, struct vbuf *b);
 int read_at(int dirfd, const char *path, struct vbuf *b);
 int64_t clock_ns(int clockid);
 int parse_uint(const char *s, uint64_t max, uint64_t *ret);
+int parse_u32_range(const char *s, uint64_t min, uint64_t max,
+    uint32_t *ret);
 
 /* ----------------------------------------------------------------- log.c */
 
@@ -939,6 +941,13 @@ struct config {
 };
 
 void config_init(struct config *cfg);
+/* Keyword values of an enum-like key; tables end with a NULL name. */
+struct config_word {
+	const char *name;
+	int value;
+};
+
+int config_word_value(const char *value, const struct config_word *w);
 void config_release(struct config *cfg);
 int config_set(struct config *cfg, const char *key, const char *value);
 int config_parse_file(struct config *cfg, const char *path,

@@ -60,20 +60,6 @@ parse_rule(const char *value, struct wss_rule *ret)
 	return 0;
 }
 
-static int
-set_ms(unsigned *dst, const char *value, uint64_t min, uint64_t max)
-{
-	uint64_t v;
-	int r;
-
-	if ((r = parse_uint(value, max, &v)) < 0)
-		return r;
-	if (v < min)
-		return -ERANGE;
-	*dst = (unsigned)v;
-	return 0;
-}
-
 /* -ENOENT: not a wss key. */
 int
 wss_config_set(struct wss_config *c, const char *key, const char *value)
@@ -82,15 +68,15 @@ wss_config_set(struct wss_config *c, const char *key, const char *value)
 	int r;
 
 	if (!strcmp(key, "wss_interval_ms"))
-		return set_ms(&c->interval_ms, value, 100, 3600000);
+		return parse_u32_range(value, 100, 3600000, &c->interval_ms);
 	if (!strcmp(key, "wss_interval_min_ms"))
-		return set_ms(&c->interval_min_ms, value, 100, 3600000);
+		return parse_u32_range(value, 100, 3600000, &c->interval_min_ms);
 	if (!strcmp(key, "wss_interval_max_ms"))
-		return set_ms(&c->interval_max_ms, value, 100, 3600000);
+		return parse_u32_range(value, 100, 3600000, &c->interval_max_ms);
 	if (!strcmp(key, "wss_max_targets"))
-		return set_ms(&c->max_targets, value, 1, 64);
+		return parse_u32_range(value, 1, 64, &c->max_targets);
 	if (!strcmp(key, "wss_max_pages"))
-		return set_ms(&c->max_pages, value, 1, 1u << 24);
+		return parse_u32_range(value, 1, 1u << 24, &c->max_pages);
 	if (!strcmp(key, "wss_method")) {
 		if (!strcmp(value, "auto"))
 			c->method = WSS_METHOD_AUTO;
