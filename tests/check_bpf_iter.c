@@ -218,15 +218,6 @@ START_TEST(cputime_adjust_kernel)
 END_TEST
 
 #ifdef HAVE_BPF
-static void
-sleep_ms(unsigned ms)
-{
-	struct timespec ts = {ms / 1000, (long)(ms % 1000) * NSEC_PER_MSEC};
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
 static int64_t
 cputime_ns(int clk)
 {
@@ -830,7 +821,7 @@ START_TEST(collector_same_windows)
 		if (i == 4)
 			break;
 		ck_assert_int_eq(kill(pid, SIGCONT), 0);
-		sleep_ms(300);
+		tu_sleep_ms(300);
 	}
 	ck_assert_int_eq(collector_close_window(cb, &now), 0);
 	ck_assert_int_eq(collector_close_window(cp, &now), 0);
@@ -912,7 +903,7 @@ scan_into(struct procscan *ps, struct window *w)
 
 	ctx.prev_boot_ns = clock_ns(CLOCK_BOOTTIME);
 	ck_assert_int_eq(procscan_run(ps, &ctx, w), 0);
-	sleep_ms(100);
+	tu_sleep_ms(100);
 }
 
 /*

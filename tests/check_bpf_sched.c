@@ -110,15 +110,6 @@ open_expect(const struct bpf_sched_opts *o, unsigned st, char *why,
 
 #ifdef HAVE_BPF
 
-static void
-sleep_ms(unsigned ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * NSEC_PER_MSEC };
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
 static const char *const map_pins[] = {
 	"sched_ctl", "sched_meta", "sched_barrier", "sched_task", "sched_tot",
 	"sched_tid0", "sched_tid1", "sched_proc0", "sched_proc1", "sched_uid0",
@@ -522,7 +513,7 @@ START_TEST(test_child_cpu_agrees)
 		ck_assert_int_eq(read_stat(pid, &state, &ticks, &start), 0);
 		if (state == 'S')
 			break;
-		sleep_ms(2);
+		tu_sleep_ms(2);
 	}
 	ck_assert_int_eq(state, 'S');
 	for (i = 0; i < 2; i++) { /* both sides */
@@ -670,7 +661,7 @@ START_TEST(test_drain_exact_under_churn)
 		churn(4, p[1]);
 	close(p[1]);
 	while (waitpid(pid, &status, WNOHANG) == 0) {
-		sleep_ms(50);
+		tu_sleep_ms(50);
 		ck_assert_int_eq(bpf_sched_drain(bs, &b), 0);
 		check_side(&side[b.side], &b, &exited);
 		drains++;
@@ -851,7 +842,7 @@ run_daemon(const char *log, const char *state, const char *pins,
 	}
 	for (i = 0; i < 300 && !file_has(log, "window 2:"); i++) {
 		ck_assert_int_eq(waitpid(pid, &status, WNOHANG), 0);
-		sleep_ms(100);
+		tu_sleep_ms(100);
 	}
 	kill(pid, SIGTERM);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);

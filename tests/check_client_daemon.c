@@ -36,15 +36,6 @@ struct daemon {
 	pid_t pid;
 };
 
-static void
-sleep_ms(unsigned ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
 /* vitals --socket S ARGS...; the run, with stdout parsed as JSON. */
 static struct run
 vitals(const struct daemon *d, int uid, const char *a0, const char *a1,
@@ -100,7 +91,7 @@ daemon_start(struct daemon *d, const char *conf)
 	for (i = 0; i < 100; i++) {
 		struct jm *j;
 
-		sleep_ms(100);
+		tu_sleep_ms(100);
 		r = vitals(d, -1, "--json", "health", NULL, NULL, NULL, NULL);
 		if (r.code == 0 && (j = jm_parse(r.out, strlen(r.out)))) {
 			const struct jm *last = jm_path(j, "health.last");
@@ -203,7 +194,7 @@ START_TEST(test_top_matches_history)
 	snprintf(pidstr, sizeof(pidstr), "%d", (int)pid);
 	/* its exit window closes within a second, then reaches the store */
 	for (tries = 0; tries < 50; tries++) {
-		sleep_ms(200);
+		tu_sleep_ms(200);
 		top = vitals_json(&d, "top", "--since", "1m", "-n", "500");
 		t = find_task(jm_path(top, "top.tasks"), pid);
 		if (t && jm_get(t, "exited") && jm_get(t, "exited")->b)

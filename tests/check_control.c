@@ -41,15 +41,6 @@ static char *dir;
 static char sock[sizeof(((struct sockaddr_un *)0)->sun_path)];
 static pid_t dpid;
 
-static void
-sleep_ms(unsigned ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
 /* ------------------------------------------------------------ client */
 
 struct reqbuf {
@@ -308,7 +299,7 @@ start_daemon_opts(const char *conf, rlim_t nofile, enum inherit how,
 			resp = NULL;
 		}
 		ck_assert_int_eq(waitpid(dpid, NULL, WNOHANG), 0);
-		sleep_ms(100);
+		tu_sleep_ms(100);
 	}
 	ck_assert_msg(resp != NULL, "daemon did not come up");
 	vitals__response__free_unpacked(resp, NULL);
@@ -385,7 +376,7 @@ START_TEST(test_every_op)
 	ck_assert_uint_gt(r->snapshot->window->n_cpus, 0);
 	vitals__response__free_unpacked(r, NULL);
 
-	sleep_ms(1500); /* a window in the store */
+	tu_sleep_ms(1500); /* a window in the store */
 	mkreq(&b, VITALS__REQUEST__OP_WINDOWS, 11);
 	b.tr.since_ns = 30 * SEC;
 	r = call1(&b.r);
@@ -548,7 +539,7 @@ START_TEST(test_burner_matches_store)
 	size_t n, i;
 	int status;
 
-	sleep_ms(4000);
+	tu_sleep_ms(4000);
 	/* Every window overlapping [from, to) has closed and is stored. */
 	to = clock_ns(CLOCK_REALTIME) - 1500 * NSEC_PER_MSEC;
 	mkreq(&b, VITALS__REQUEST__OP_TOP, 20);
@@ -844,7 +835,7 @@ START_TEST(test_bad_input)
 	}
 
 	/* still serving, and every case counted */
-	sleep_ms(200);
+	tu_sleep_ms(200);
 	r = health();
 	ck_assert_int_eq(r->status, VITALS__STATUS__STATUS_OK);
 	ck_assert_uint_ge(r->health->control->bad_frames, 5 + 4);
@@ -899,7 +890,7 @@ START_TEST(test_slow_loris)
 		    VITALS__REQUEST__OP_HEALTH, 50 + i), &buf, &len), 0);
 		half = len / 2;
 		send_raw(fd, buf, half);
-		sleep_ms(2000);
+		tu_sleep_ms(2000);
 		send_raw(fd, buf + half, len - half);
 		free(buf);
 		r = cl_recv(fd, 5000, NULL);
@@ -997,13 +988,13 @@ START_TEST(test_slow_reader)
 		vitals__response__free_unpacked(r, NULL);
 		if (clock_ns(CLOCK_MONOTONIC) - t0 > worst)
 			worst = clock_ns(CLOCK_MONOTONIC) - t0;
-		sleep_ms(50);
+		tu_sleep_ms(50);
 	}
 	close(fd);
 	ck_assert_msg(worst < 1 * SEC, "slowest answer %lld ms",
 	    (long long)(worst / NSEC_PER_MSEC));
 	for (i = 0; i < 100 && !p.closed; i++)
-		sleep_ms(100);
+		tu_sleep_ms(100);
 	pump_stop(&p);
 	ck_assert_msg(p.closed, "the non-reader was not closed (%llu sent)",
 	    (unsigned long long)p.sent);
@@ -1040,7 +1031,7 @@ START_TEST(test_disconnect_mid_response)
 	r = health();
 	ck_assert_int_eq(r->status, VITALS__STATUS__STATUS_OK);
 	vitals__response__free_unpacked(r, NULL);
-	sleep_ms(300);
+	tu_sleep_ms(300);
 	r = health();
 	ck_assert_uint_eq(r->health->control->connections, 1);
 	vitals__response__free_unpacked(r, NULL);
@@ -1081,7 +1072,7 @@ START_TEST(test_emfile)
 	start_daemon_opts(NULL, base + 4, INHERIT_NONE, -1);
 	for (i = 0; i < 12; i++)
 		held[i] = cl_connect();
-	sleep_ms(300);
+	tu_sleep_ms(300);
 	/* One more asks; it waits in the backlog, unanswered. */
 	fd = cl_connect();
 	ck_assert_int_eq(cl_send(fd, mkreq(&b, VITALS__REQUEST__OP_HEALTH,
@@ -1307,7 +1298,7 @@ monitor_main(void *arg)
 				m->sample_ns_max = w->health->sample_ns_max;
 		}
 		vitals__response__free_unpacked(r, NULL);
-		sleep_ms(200);
+		tu_sleep_ms(200);
 	}
 	return NULL;
 }
@@ -1325,7 +1316,7 @@ START_TEST(test_flood)
 
 	m.fd = cl_connect();
 	ck_assert_int_eq(pthread_create(&m.th, NULL, monitor_main, &m), 0);
-	sleep_ms(1200);
+	tu_sleep_ms(1200);
 	from = clock_ns(CLOCK_REALTIME);
 	for (i = 0; i < FLOOD_PUMPS; i++)
 		pump_start(&pumps[i]);
@@ -1342,7 +1333,7 @@ START_TEST(test_flood)
 			fprintf(stderr, "client %u: status %d err %s\n", i,
 			    cl[i].status, strerror(-cl[i].err));
 	}
-	sleep_ms(1500);
+	tu_sleep_ms(1500);
 	to = clock_ns(CLOCK_REALTIME);
 	for (i = 0; i < FLOOD_PUMPS; i++)
 		pump_stop(&pumps[i]);

@@ -44,15 +44,6 @@ static char inst[64];
 static int marker_fd = -1;
 
 static void
-sleep_ms(unsigned ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
-static void
 setup(void)
 {
 	static unsigned n;
@@ -192,9 +183,9 @@ nest_thread(void *p)
 
 	a->tid = gettid_();
 	mark("B|%d|%s", (int)getpid(), a->outer);
-	sleep_ms(20);
+	tu_sleep_ms(20);
 	mark("B|%d|%s", (int)getpid(), a->inner);
-	sleep_ms(30);
+	tu_sleep_ms(30);
 	mark("E|%d", (int)getpid());
 	mark("E|%d", (int)getpid());
 	return NULL;
@@ -225,11 +216,11 @@ START_TEST(test_markers)
 	mark("G|%d|net track|fetch|7", (int)getpid());
 	mark("C|%d|queue depth|3", (int)getpid());
 	mark("B|%d|%s", (int)getpid(), n127);
-	sleep_ms(10);
+	tu_sleep_ms(10);
 	mark("E|%d", (int)getpid());
 	mark("C|%d|queue depth|11", (int)getpid());
 	mark("I|%d|tap tap", (int)getpid());
-	sleep_ms(40);
+	tu_sleep_ms(40);
 	mark("F|%d|async load|42", (int)getpid());
 	mark("H|%d|net track|7", (int)getpid());
 	mark("C|%d|queue depth|5", (int)getpid());
@@ -611,17 +602,17 @@ START_TEST(test_daemon_hygiene)
 	pid = start_daemon(log, state);
 	for (i = 0; i < 100 && !file_has(log, "ftrace: instance"); i++) {
 		ck_assert_int_eq(waitpid(pid, &status, WNOHANG), 0);
-		sleep_ms(50);
+		tu_sleep_ms(50);
 	}
 	ck_assert_msg(file_has(log, "ATrace on"), "no ftrace line in %s",
 	    log);
 	ck_assert(instance_dir());
 	mark("B|%d|daemon slice", (int)getpid());
-	sleep_ms(20);
+	tu_sleep_ms(20);
 	mark("E|%d", (int)getpid());
 	mark("B|%d|open at stop", (int)getpid());
 	for (i = 0; i < 100 && !file_has(log, "window 3:"); i++)
-		sleep_ms(50);
+		tu_sleep_ms(50);
 	stop_daemon(pid);
 	top_snapshot(after);
 	ck_assert_msg(!instance_dir(), "instance %s left behind", inst);
@@ -678,7 +669,7 @@ START_TEST(test_daemon_reclaims)
 	pid = start_daemon(log, state);
 	for (i = 0; i < 100 && !file_has(log, "window 1:"); i++) {
 		ck_assert_int_eq(waitpid(pid, &status, WNOHANG), 0);
-		sleep_ms(50);
+		tu_sleep_ms(50);
 	}
 	ck_assert_msg(file_has(log, "ATrace on"), "not reclaimed: see %s",
 	    log);
@@ -711,7 +702,7 @@ START_TEST(test_daemon_dropped_stop)
 	pid = start_daemon_with(log, state, "user = nobody\n");
 	for (i = 0; i < 100 && !file_has(log, "window 1:"); i++) {
 		ck_assert_int_eq(waitpid(pid, &status, WNOHANG), 0);
-		sleep_ms(50);
+		tu_sleep_ms(50);
 	}
 	ck_assert_msg(file_has(log, "ATrace on"), "see %s", log);
 	stop_daemon(pid);

@@ -44,15 +44,6 @@ struct daemon {
 	pid_t pid;
 };
 
-static void
-sleep_ms(unsigned ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
 static int64_t
 mono_ms(void)
 {
@@ -139,7 +130,7 @@ daemon_wait_up(struct daemon *d)
 	int i;
 
 	for (i = 0; i < 100; i++) {
-		sleep_ms(100);
+		tu_sleep_ms(100);
 		r = vitals(d, -1, "health", NULL, NULL, NULL, NULL, NULL);
 		if (r.code == 0) {
 			run_free(&r);
@@ -226,7 +217,7 @@ app(int uid, unsigned grow_mb)
 					memset(p, 0x5a, 2u << 20);
 				mb += 2;
 			}
-			sleep_ms(100);
+			tu_sleep_ms(100);
 		}
 	}
 	return pid;
@@ -278,7 +269,7 @@ wait_outcome(const struct daemon *d, long long id, const char *outcome,
 		jm_free(j);
 		ck_assert_msg(mono_ms() < until, "session %lld not %s within "
 		    "%u ms", id, outcome, ms);
-		sleep_ms(100);
+		tu_sleep_ms(100);
 	}
 }
 
@@ -387,7 +378,7 @@ START_TEST(test_rule_fires_once_then_rate_limited)
 		jm_free(j);
 		ck_assert_msg(mono_ms() < until, "no session then refusal "
 		    "within 20 s (log %s)", d.log);
-		sleep_ms(200);
+		tu_sleep_ms(200);
 	}
 	/* once: one started session, by the rule, on the process */
 	ck_assert_uint_eq(started, 1);
@@ -448,7 +439,7 @@ START_TEST(test_refusals_and_roles)
 	daemon_start(&d, NULL);
 	a = app(APP_UID, 0);
 	root = app(0, 0);
-	sleep_ms(200);
+	tu_sleep_ms(200);
 	snprintf(p, sizeof(p), "%d", (int)a);
 	snprintf(q, sizeof(q), "%d", (int)root);
 
@@ -530,7 +521,7 @@ START_TEST(test_cancel_kills_child)
 	daemon_start(&d, NULL);
 	set_mode(&d, "term\n");
 	a = app(APP_UID, 0);
-	sleep_ms(200);
+	tu_sleep_ms(200);
 	id = start_pid(&d, a, "--duration=60s");
 	j = list(&d, &ss);
 	ck_assert_str_eq(str(&ss->v[0], "outcome"), "running");
@@ -577,7 +568,7 @@ START_TEST(test_hang_killed_at_timeout)
 	daemon_start(&d, NULL);
 	set_mode(&d, "ignore-term\n");
 	a = app(APP_UID, 0);
-	sleep_ms(200);
+	tu_sleep_ms(200);
 	t0 = mono_ms();
 	id = start_pid(&d, a, "--duration=300ms");
 	j = list(&d, &ss);
@@ -610,7 +601,7 @@ START_TEST(test_restart_mid_session)
 	daemon_start(&d, "heapprofd_max_per_hour = 1\n");
 	set_mode(&d, "term\n");
 	a = app(APP_UID, 0);
-	sleep_ms(200);
+	tu_sleep_ms(200);
 	id = start_pid(&d, a, "--duration=60s");
 	j = list(&d, &ss);
 	child = (pid_t)num(&ss->v[0], "child_pid");
@@ -631,7 +622,7 @@ START_TEST(test_restart_mid_session)
 	/* the orphan got SIGTERM and ended */
 	until = mono_ms() + 5000;
 	while (alive(child) && mono_ms() < until)
-		sleep_ms(50);
+		tu_sleep_ms(50);
 	ck_assert(!alive(child));
 
 	/* the budget was not reset by the restart */

@@ -32,15 +32,6 @@ extern char **environ;
 #define CHILD_COMM "bu) (rn x"
 #define CHILD_CPU_NS (2 * NSEC_PER_SEC)
 
-static void
-sleep_ms(unsigned ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * NSEC_PER_MSEC };
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
 static int64_t
 cputime_ns(void)
 {
@@ -140,7 +131,7 @@ burn_once(double *ret_core, double *ret_own)
 	collector_clocks(&now);
 	base_ns = now.mono_ns;
 	ck_assert_int_eq(collector_sample(c, &now, false), 0);
-	sleep_ms(50);
+	tu_sleep_ms(50);
 
 	ck_assert_int_eq(pipe2(pfd, O_CLOEXEC), 0);
 	pid = fork();
@@ -301,7 +292,7 @@ START_TEST(real_samples_valid_every_cpu)
 	ck_assert_int_eq(collector_new(&o, &c), 0);
 	for (i = 0; i < 6; i++) {
 		if (i)
-			sleep_ms(100);
+			tu_sleep_ms(100);
 		collector_clocks(&now);
 		ck_assert_int_eq(collector_sample(c, &now, false), 0);
 	}
@@ -392,16 +383,16 @@ START_TEST(daemon_signals)
 	ck_assert_int_eq(posix_spawn(&pid, bin, &fa, NULL, argv, environ), 0);
 	posix_spawn_file_actions_destroy(&fa);
 
-	sleep_ms(2500);
+	tu_sleep_ms(2500);
 	ck_assert_int_eq(kill(pid, SIGUSR1), 0);	/* burst */
-	sleep_ms(300);
+	tu_sleep_ms(300);
 	ck_assert_int_eq(kill(pid, SIGUSR2), 0);	/* dump */
-	sleep_ms(300);
+	tu_sleep_ms(300);
 	ck_assert_int_eq(kill(pid, SIGTERM), 0);
 	for (i = 0; i < 1000 && r == 0; i++) {
 		r = waitpid(pid, &status, WNOHANG);
 		if (r == 0)
-			sleep_ms(10);
+			tu_sleep_ms(10);
 	}
 	if (r == 0) {
 		kill(pid, SIGKILL);

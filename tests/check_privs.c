@@ -77,14 +77,6 @@ teardown(void)
 	free(tmp);
 }
 
-static void
-sleep_ms(unsigned ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
-
-	nanosleep(&ts, NULL);
-}
-
 /* A private pin directory on a bpffs; "" when there is no bpffs. */
 static void
 make_bpffs(void)
@@ -313,7 +305,7 @@ drop_child(int wfd, void *arg)
 	/* a thread from before the drop, as setup's writer and query */
 	CHILD_CHECK(wfd, pipe(hold) == 0 && pthread_create(&th, NULL,
 	    hold_fn, &hold[0]) == 0, "thread");
-	sleep_ms(20);
+	tu_sleep_ms(20);
 	CHILD_CHECK(wfd, privs_drop(&rq, &st) == 0, "privs_drop failed");
 	{
 		/* it lost everything too, per-thread state included */
@@ -745,7 +737,7 @@ START_TEST(test_privhelper)
 	ck_assert_msg(mkdir(inst, 0750) == 0, "%s: %s", inst, strerror(errno));
 	a.instance = name;
 	a.other = burner(other_uid);
-	sleep_ms(50);
+	tu_sleep_ms(50);
 	procfd = open("/proc", O_RDONLY | O_DIRECTORY);
 	snprintf(msg, sizeof(msg), "%d/stat", (int)a.other);
 	ck_assert_int_eq(read_at(procfd, msg, &b), 0);
@@ -805,7 +797,7 @@ hidden_scan(int wfd, void *arg)
 	if ((res.err = collector_new(&o, &c)) == 0) {
 		collector_clocks(&now);
 		res.err = collector_sample(c, &now, false);
-		sleep_ms(150);
+		tu_sleep_ms(150);
 		collector_clocks(&now);
 		if (res.err == 0)
 			res.err = collector_sample(c, &now, false);
@@ -1067,7 +1059,7 @@ start_daemon(const char *state, const char *log, enum inherit how, int sfd,
 		if (up)
 			return pid;
 		ck_assert_int_eq(waitpid(pid, NULL, WNOHANG), 0);
-		sleep_ms(100);
+		tu_sleep_ms(100);
 	}
 	ck_abort_msg("daemon did not come up (log %s)", log);
 	return -1;
@@ -1204,7 +1196,7 @@ assert_sees(pid_t root_burner, pid_t other_burner)
 		}
 		vitals__response__free_unpacked(r, NULL);
 		if (!(root_seen && other_seen))
-			sleep_ms(200);
+			tu_sleep_ms(200);
 	}
 	ck_assert_msg(root_seen, "root's process not sampled after the drop");
 	ck_assert_msg(other_seen, "another user's process not sampled");
@@ -1306,7 +1298,7 @@ daemon_run(enum inherit how, const char *seccomp)
 	vitals__response__free_unpacked(r, NULL);
 	/* still sampling every process */
 	assert_sees(rb, ob);
-	sleep_ms(1500); /* a few more windows drained after the drop */
+	tu_sleep_ms(1500); /* a few more windows drained after the drop */
 	{
 		/* the helper: up while the daemon is, reaped when it stops */
 		char line[512];

@@ -990,14 +990,6 @@ slow_sql(void *arg)
 	return NULL;
 }
 
-static void
-sleep_ms(unsigned ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
 START_TEST(test_query_thread)
 {
 	struct rpc_query q = { .op = RPC_Q_TOP, .from_wall_ns = T0,
@@ -1020,9 +1012,9 @@ START_TEST(test_query_thread)
 	 * wait, the rest are refused; connection 2 closes and loses its
 	 * jobs. */
 	ck_assert_int_eq(pthread_create(&th, NULL, slow_sql, NULL), 0);
-	sleep_ms(100);
+	tu_sleep_ms(100);
 	ck_assert_int_eq(query_submit(qq, 1, 0, &q), 0);
-	sleep_ms(50);
+	tu_sleep_ms(50);
 	for (i = 1; i < 8; i++) {
 		int r;
 
@@ -1076,10 +1068,10 @@ START_TEST(test_query_thread)
 	 * each with its own id; a "now" range resolved 0.5 s later is the
 	 * same, 2 s later is not; a closed connection leaves its job. */
 	ck_assert_int_eq(pthread_create(&th, NULL, slow_sql, NULL), 0);
-	sleep_ms(100);
+	tu_sleep_ms(100);
 	q.n = 99; /* the blocked one */
 	ck_assert_int_eq(query_submit(qq, 10, 0, &q), 0);
-	sleep_ms(50);
+	tu_sleep_ms(50);
 	q.n = 5;
 	q.relative = true;
 	q.id = 111;
@@ -1140,14 +1132,14 @@ START_TEST(test_query_thread)
 	q.n = 6;
 	ck_assert_int_eq(query_cached(qq, &q, &frame, &len), 0);
 	q.n = 5;
-	sleep_ms(1100);
+	tu_sleep_ms(1100);
 	ck_assert_int_eq(query_cached(qq, &q, &frame, &len), 0);
 	query_get_stats(qq, &st);
 	ck_assert_uint_eq(st.queries_shared, 3);
 
 	/* Stopping with work queued abandons it. */
 	ck_assert_int_eq(pthread_create(&th, NULL, slow_sql, NULL), 0);
-	sleep_ms(100);
+	tu_sleep_ms(100);
 	for (i = 0; i < 4; i++)
 		ck_assert_int_eq(query_submit(qq, 9, i, &q), 0);
 	query_free(qq);

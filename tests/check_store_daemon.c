@@ -32,15 +32,6 @@ now_wall(void)
 	return clock_ns(CLOCK_REALTIME);
 }
 
-static void
-sleep_ms(unsigned ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
 /* Start vitalsd on dir with 100 ms samples and 1 s windows. */
 static pid_t
 start_daemon(const char *dir, const char *extra)
@@ -162,7 +153,7 @@ START_TEST(test_sigkill_20_times)
 
 		runs[k].start_ns = now_wall();
 		pid = start_daemon(dir, k % 2 ? "changed" : "none");
-		sleep_ms(ms);
+		tu_sleep_ms(ms);
 		runs[k].stop_ns = now_wall();
 		status = stop_daemon(pid, SIGKILL);
 		ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
@@ -238,7 +229,7 @@ corrupt_case(const char *garbage, size_t len)
 	snprintf(log, sizeof(log), "%s.log", dir);
 	ck_assert_int_eq(tu_write(db, garbage, len), 0);
 	pid = start_daemon(dir, NULL);
-	sleep_ms(2300);
+	tu_sleep_ms(2300);
 	status = stop_daemon(pid, SIGTERM);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 
@@ -290,7 +281,7 @@ START_TEST(test_corrupt_truncated)
 	/* A real database of ours, then cut in half. */
 	snprintf(db, sizeof(db), "%s/vitals.db", dir);
 	pid = start_daemon(dir, "all");
-	sleep_ms(2300);
+	tu_sleep_ms(2300);
 	stop_daemon(pid, SIGTERM);
 	f = fopen(db, "rb");
 	ck_assert_ptr_nonnull(f);
@@ -361,13 +352,13 @@ START_TEST(test_full_disk)
 
 	run.start_ns = now_wall();
 	pid = start_daemon(dir, "none");
-	sleep_ms(2500);
+	tu_sleep_ms(2500);
 	ck_assert_int_gt(fill_disk(filler), 0);
 	/* Full for a while: sampling goes on, windows queue. */
-	sleep_ms(5000);
+	tu_sleep_ms(5000);
 	ck_assert_int_eq(kill(pid, 0), 0);
 	unlink(filler);
-	sleep_ms(3000);
+	tu_sleep_ms(3000);
 	run.stop_ns = now_wall();
 	status = stop_daemon(pid, SIGTERM);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);

@@ -41,15 +41,6 @@ struct daemon {
 	pid_t pid;
 };
 
-static void
-sleep_ms(unsigned ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
 static struct run
 vitals(const struct daemon *d, int uid, const char *a0, const char *a1,
     const char *a2, const char *a3, const char *a4, const char *a5,
@@ -88,7 +79,7 @@ daemon_start(struct daemon *d, const char *conf)
 		_exit(127);
 	}
 	for (i = 0; i < 100; i++) {
-		sleep_ms(100);
+		tu_sleep_ms(100);
 		r = vitals(d, -1, "health", NULL, NULL, NULL, NULL, NULL,
 		    NULL);
 		run_free(&r);
@@ -131,7 +122,7 @@ target(const char *dir, char *name, size_t namesz)
 		execl(link, link, "60", (char *)NULL);
 		_exit(127);
 	}
-	sleep_ms(200); /* exec done */
+	tu_sleep_ms(200); /* exec done */
 	return pid;
 }
 
@@ -211,7 +202,7 @@ START_TEST(test_client_roundtrip)
 
 	/* passes run on the daemon's loop: wait for two */
 	for (i = 0; i < 50; i++) {
-		sleep_ms(100);
+		tu_sleep_ms(100);
 		r = vitals(&d, 2000, "--json", "wss", pidtxt, NULL, NULL, NULL,
 		    NULL);
 		ck_assert_msg(r.code == 0, "exit %d: %s", r.code, r.err);
@@ -275,7 +266,7 @@ START_TEST(test_client_roundtrip)
 	run_free(&r);
 	reap(pid);
 	for (i = 0; i < 30; i++) {
-		sleep_ms(100);
+		tu_sleep_ms(100);
 		r = vitals(&d, -1, "wss", pidtxt, NULL, NULL, NULL, NULL,
 		    NULL);
 		if (strstr(r.out, "ended: process exited")) {
@@ -307,7 +298,7 @@ START_TEST(test_rule)
 	snprintf(conf, sizeof(conf), "wss_rule = %s library libc.so.6\n",
 	    name);
 	daemon_start(&d, conf);
-	sleep_ms(500);
+	tu_sleep_ms(500);
 	r = vitals(&d, -1, "--json", "wss", pidtxt, NULL, NULL, NULL, NULL);
 	ck_assert_msg(r.code == 0, "exit %d: %s", r.code, r.err);
 	j = jm_parse(r.out, strlen(r.out));
@@ -361,7 +352,7 @@ toucher(uid_t uid)
 			mprotect((void *)p, len, PROT_READ | PROT_WRITE);
 			for (i = 0; i < 16; i++)
 				p[i * (size_t)pg] += 1;
-			sleep_ms(20);
+			tu_sleep_ms(20);
 		}
 	}
 	return pid;
@@ -392,7 +383,7 @@ two_passes(const struct daemon *d, const char *pidtxt, struct jm **ret_j)
 	int i;
 
 	for (i = 0; i < 80; i++) {
-		sleep_ms(100);
+		tu_sleep_ms(100);
 		r = vitals(d, -1, "--json", "wss", pidtxt, NULL, NULL, NULL,
 		    NULL);
 		ck_assert_msg(r.code == 0, "exit %d: %s", r.code, r.err);

@@ -10,6 +10,9 @@ const char *tu_srcpath(const char *rel);
 /* Make a fresh temporary directory; the caller removes it with tu_rmtree. */
 char *tu_mkdtemp(const char *tag);
 int tu_rmtree(const char *path);
+
+/* Sleep ms milliseconds, across signals. */
+void tu_sleep_ms(unsigned ms);
 /* Write data to path (creating parent directories), truncating in place so
  * an fd already open on the file sees the new contents. */
 int tu_write(const char *path, const char *data, size_t len);
