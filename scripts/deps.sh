@@ -11,6 +11,10 @@ build_pkgs=(meson ninja-build pkg-config gcc libc6-dev
 test_pkgs=(check sqlite3 procps libclang-rt-14-dev protobuf-compiler trace-cmd)
 # systemd-analyze verify of init/vitalsd.service (tests/check_units.sh)
 test_pkgs+=(systemd)
+# man: the unit's Documentation= pages are checked by that verify
+test_pkgs+=(man-db)
+# bench/ftrace_flood.sh: the peer (trace-cmd) and /usr/bin/time
+test_pkgs+=(time)
 
 want=("${build_pkgs[@]}")
 if [ "${1:-build}" = test ]; then
