@@ -3,6 +3,7 @@
  * Configuration: defaults, "key = value" files and command-line overrides
  * all go through config_set(), so a key means the same thing everywhere.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -296,10 +297,17 @@ config_set_ftrace(struct config *cfg, const char *key, const char *value)
 		return 0;
 	}
 	if (!strcmp(key, "ftrace_instance")) {
-		/* a directory name under instances/ */
-		if (strchr(value, '/') || !strcmp(value, ".") ||
-		    !strcmp(value, "..") || strlen(value) > 64)
+		/* a directory under instances/ that is ours: "vitals" then
+		 * [A-Za-z0-9_-], under 64 bytes, the names the privileged
+		 * helper may remove (a foreign instance is never touched) */
+		size_t i, n = strlen(value);
+
+		if (n < 6 || n > 63 || strncmp(value, "vitals", 6) != 0)
 			return -EINVAL;
+		for (i = 6; i < n; i++)
+			if (!isalnum((unsigned char)value[i]) &&
+			    value[i] != '_' && value[i] != '-')
+				return -EINVAL;
 		return set_str(&cfg->ftrace_instance, value);
 	}
 	if (!strcmp(key, "tracefs"))

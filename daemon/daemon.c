@@ -36,6 +36,7 @@ struct vitalsd {
 	int bpf_err;		/* -errno behind an off state */
 	int bpf_stats_fd;	/* BPF run-time statistics on while open */
 	bool bpf_warned;	/* a failed drain was logged */
+	bool stopping;		/* the loop is over: the last window closes */
 	struct gpumem *gm;	/* GPU memory map reader (gpumem.c) */
 	unsigned gm_why;	/* the state last logged */
 	struct heapprofd *hp;	/* heapprofd triggers (issue 8) */
@@ -93,8 +94,10 @@ window_log_cb(const struct window *w, void *arg)
 	if (b.p)
 		log_info("%s", b.p);
 	vbuf_release(&b);
-	/* heapprofd rules look at every closed window (issue 8) */
-	if (d->hp)
+	/* heapprofd rules look at every closed window (issue 8) but the
+	 * last: a session started while stopping would be killed at once
+	 * and still spend its budget */
+	if (d->hp && !d->stopping)
 		heapprofd_window(d->hp, w);
 }
 
@@ -357,6 +360,7 @@ gpumem_setup(struct vitalsd *d, const struct config *cfg)
 		.bpffs = cfg->bpffs,
 		.load = cfg->gpumem_load,
 		.attach_s = cfg->gpumem_attach_s,
+		.tracefs = cfg->tracefs,
 	};
 	unsigned st, why;
 	int r, err;
@@ -369,6 +373,9 @@ gpumem_setup(struct vitalsd *d, const struct config *cfg)
 		return;
 	}
 	gpumem_set_lookup(d->gm, gpumem_lookup_cb, d);
+	/* Attaching needs privilege (perf_event_open): try while we have
+	 * it; after a drop the retries can only report why they fail. */
+	gpumem_attach_now(d->gm, clock_ns(CLOCK_MONOTONIC));
 	st = gpumem_state(d->gm, &why, &err);
 	d->gm_why = why;
 	log_info("gpumem: %s%s%s%s%s (map %s)", gpumem_state_name(st),
@@ -659,6 +666,7 @@ vitalsd_run(struct vitalsd *d)
 		return -EIO;
 	/* No client after this: connections closed, queued reads dropped. */
 	d->ctl = control_free(d->ctl);
+	d->stopping = true;
 	/* Flush: the open window holds samples nobody has seen yet; open
 	 * slices will never end now. */
 	ftrace_finish(d->ft);
@@ -691,8 +699,9 @@ vitalsd_free(struct vitalsd *d)
 	if (d->tick)
 		event_free(d->tick);
 	bpf_sched_free(d->bs);
-	gpumem_free(d->gm);
-	ftrace_free(d->ft);
+	/* ftrace first: its gpu_mem events go into d->gm */
+	d->ft = ftrace_free(d->ft);
+	d->gm = gpumem_free(d->gm);
 	if (d->bpf_stats_fd >= 0)
 		close(d->bpf_stats_fd);
 	control_free(d->ctl);
@@ -717,5 +726,6 @@ vitalsd_uses_bpf(struct vitalsd *d)
 	int err;
 
 	collector_scanner(d->col, &kind, &why, &err);
-	return d->bs != NULL || kind == SCANNER_BPF;
+	return d->bs != NULL || kind == SCANNER_BPF ||
+	    (d->gm != NULL && gpumem_uses_bpf(d->gm));
 }

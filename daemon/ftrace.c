@@ -600,6 +600,25 @@ setup_loop(struct ftrace *ft, const struct ftrace_opts *o)
 }
 
 /*
+ * The tracing directory ftrace_open will use: the configured one, else
+ * the mount libtracefs finds, else <sys_root>/kernel/tracing (for the
+ * privileged helper, which must name the same instances).
+ */
+int
+ftrace_tracing_dir(const char *tracefs, const char *sys_root, char *buf,
+    size_t sz)
+{
+	const char *dir = tracefs ? tracefs : tracefs_tracing_dir();
+	int n;
+
+	if (dir)
+		n = snprintf(buf, sz, "%s", dir);
+	else
+		n = snprintf(buf, sz, "%s/kernel/tracing", sys_root);
+	return n < 0 || (size_t)n >= sz ? -ENAMETOOLONG : 0;
+}
+
+/*
  * Make the instance and start reading. On failure *ret_state says why
  * (FTRACE_OFF_*) and why[] has the detail; nothing is left behind.
  */

@@ -42,6 +42,7 @@ struct gpumem {
 	struct gpumem_opts o;
 	char *map_path;
 	char *bpffs;
+	char *tracefs;	/* NULL: the usual mounts */
 	int fd;	/* the map; -1: none open */
 	struct gpumem_bpf *gb; /* own program; NULL: none */
 	bool attached;
@@ -156,7 +157,8 @@ gpumem_new(const struct gpumem_opts *o, struct gpumem **ret)
 		g->hz = 100;
 	g->map_path = strdup(o->map_path ? o->map_path : VITALS_GPUMEM_MAP);
 	if (g->map_path == NULL ||
-	    (o->bpffs && (g->bpffs = strdup(o->bpffs)) == NULL)) {
+	    (o->bpffs && (g->bpffs = strdup(o->bpffs)) == NULL) ||
+	    (o->tracefs && (g->tracefs = strdup(o->tracefs)) == NULL)) {
 		gpumem_free(g);
 		return -ENOMEM;
 	}
@@ -201,6 +203,7 @@ gpumem_free(struct gpumem *g)
 	free(g->e);
 	free(g->map_path);
 	free(g->bpffs);
+	free(g->tracefs);
 	free(g);
 	return NULL;
 }
@@ -386,7 +389,7 @@ own_attach(struct gpumem *g, int64_t mono_ns)
 	if (mono_ns < g->attach_next_ns)
 		return;
 	g->attach_next_ns = mono_ns + GPUMEM_RETRY_NS;
-	if ((r = gpumem_bpf_attach(g->gb)) == 0) {
+	if ((r = gpumem_bpf_attach(g->gb, g->tracefs)) == 0) {
 		g->attached = true;
 		set_state(g, GPUMEM_EMPTY, GPUMEM_WHY_NONE, 0);
 		return;
@@ -394,6 +397,21 @@ own_attach(struct gpumem *g, int64_t mono_ns)
 	if (mono_ns >= g->attach_deadline_ns)
 		set_state(g, GPUMEM_NOT_INIT, r == -ENOENT ?
 		    GPUMEM_WHY_TP_ABSENT : GPUMEM_WHY_LOAD, r);
+}
+
+/* Reads of the map (or a pin looked for each tick) are bpf() calls. */
+bool
+gpumem_uses_bpf(const struct gpumem *g)
+{
+	return g->o.load != GPUMEM_LOAD_OFF;
+}
+
+void
+gpumem_attach_now(struct gpumem *g, int64_t mono_ns)
+{
+	if (g->source == GPUMEM_SRC_OWN && !g->attached &&
+	    g->why == GPUMEM_WHY_WAITING)
+		own_attach(g, mono_ns);
 }
 
 /*

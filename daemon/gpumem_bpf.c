@@ -93,22 +93,30 @@ fail:
 	return r;
 }
 
-/* The tracepoint's directory in tracefs, wherever tracefs is mounted. */
-static bool
-tracepoint_exists(void)
+/*
+ * The tracepoint's directory in tracefs (the configured mount, else the
+ * usual ones): 0 there, -ENOENT absent, -errno when tracefs could not be
+ * looked at (not "absent": a service user may not read it).
+ */
+static int
+tracepoint_find(const char *tracefs)
 {
 	static const char *const roots[] = { "/sys/kernel/tracing",
 		"/sys/kernel/debug/tracing" };
 	char path[PATH_MAX];
-	unsigned i;
+	unsigned i, n = tracefs ? 1 : sizeof(roots) / sizeof(roots[0]);
+	int r = -ENOENT;
 
-	for (i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+	for (i = 0; i < n; i++) {
 		snprintf(path, sizeof(path),
-		    "%s/events/gpu_mem/gpu_mem_total/id", roots[i]);
+		    "%s/events/gpu_mem/gpu_mem_total/id",
+		    tracefs ? tracefs : roots[i]);
 		if (access(path, F_OK) == 0)
-			return true;
+			return 0;
+		if (errno != ENOENT && errno != ENOTDIR)
+			r = -errno;
 	}
-	return false;
+	return r;
 }
 
 /*
@@ -116,14 +124,15 @@ tracepoint_exists(void)
  * up first, so a retry each second does not make libbpf warn each time.
  */
 int
-gpumem_bpf_attach(struct gpumem_bpf *gb)
+gpumem_bpf_attach(struct gpumem_bpf *gb, const char *tracefs)
 {
 	struct bpf_link *l;
+	int r;
 
 	if (gb->link)
 		return 0;
-	if (!tracepoint_exists())
-		return -ENOENT;
+	if ((r = tracepoint_find(tracefs)) < 0)
+		return r;
 	l = bpf_program__attach_tracepoint(gb->skel->progs.vitals_gpu_mem_total,
 	    "gpu_mem", "gpu_mem_total");
 	if (l == NULL)
@@ -182,9 +191,10 @@ gpumem_bpf_load(const char *bpffs, struct gpumem_bpf **ret, int *ret_map_fd)
 }
 
 int
-gpumem_bpf_attach(struct gpumem_bpf *gb)
+gpumem_bpf_attach(struct gpumem_bpf *gb, const char *tracefs)
 {
 	(void)gb;
+	(void)tracefs;
 	return -EOPNOTSUPP;
 }
 

@@ -143,8 +143,11 @@ main(int argc, char *argv[])
 	if (cfg.privhelper) {
 		char tracefs[4096];
 
-		snprintf(tracefs, sizeof(tracefs), "%s/kernel/tracing",
-		    cfg.sys_root);
+		/* the tracefs ftrace.c will use (libtracefs finds the
+		 * mount when none is configured) */
+		if ((r = ftrace_tracing_dir(cfg.tracefs, cfg.sys_root,
+		    tracefs, sizeof(tracefs))) < 0)
+			fatalx("privileged helper: tracefs: %s", strerror(-r));
 		if ((r = privhelper_start(cfg.proc_root, cfg.sys_root, tracefs,
 		    &helper)) < 0)
 			fatalx("privileged helper: %s", strerror(-r));

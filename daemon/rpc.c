@@ -23,6 +23,9 @@
 #define RPC_CACHE_DUMP 0x80000000u
 #define WINDOWS_DEFAULT 360
 #define WINDOWS_MAX 100000
+/* A trace query loads whole windows (38 KiB each, tasks aside) on the
+ * query thread: a reader may ask for this many at most. */
+#define TRACE_WINDOWS_MAX 720
 #define GRANULARITY_MAX_S (366u * 86400u)
 
 _Static_assert((int)RPC_OK == (int)VITALS__STATUS__STATUS_OK, "status");
@@ -596,8 +599,8 @@ prepare_query(const struct rpc_ctx *ctx, const Vitals__Request *req,
 			    req->trace->process);
 		q->max_windows = req->trace->max_windows ?
 		    req->trace->max_windows : WINDOWS_DEFAULT;
-		if (q->max_windows > WINDOWS_MAX)
-			q->max_windows = WINDOWS_MAX;
+		if (q->max_windows > TRACE_WINDOWS_MAX)
+			q->max_windows = TRACE_WINDOWS_MAX;
 		break;
 	default:
 		return -EINVAL;

@@ -1344,6 +1344,8 @@ struct gpumem_opts {
 	const char *bpffs;    /* own program's pins; NULL: not pinned */
 	unsigned load;	      /* enum gpumem_load */
 	unsigned attach_s;    /* own program: retry attaching this long */
+	const char *tracefs;  /* where the tracepoint is looked up; NULL:
+			       * /sys/kernel/tracing, then debug/tracing */
 };
 
 /* The live answer (GpuMem without a span). */
@@ -1380,6 +1382,9 @@ int gpumem_new(const struct gpumem_opts *o, struct gpumem **ret);
 struct gpumem *gpumem_free(struct gpumem *g);
 void gpumem_set_lookup(struct gpumem *g, gpumem_lookup_fn fn, void *arg);
 int gpumem_tick(struct gpumem *g, int64_t mono_ns);
+/* The own program's first attach attempt, at setup while privileged. */
+void gpumem_attach_now(struct gpumem *g, int64_t mono_ns);
+bool gpumem_uses_bpf(const struct gpumem *g);
 /* One gpu_mem/gpu_mem_total event (the ftrace reader): the pair's new
  * total (0: deleted), stamped on CLOCK_MONOTONIC. Loop thread only. */
 void gpumem_note_event(struct gpumem *g, uint32_t gpu_id, int32_t pid,
@@ -1408,7 +1413,7 @@ void gpumem_walk_release(struct gpumem_walk *wk);
 /* gpumem_bpf.c: the own program; -EOPNOTSUPP without BPF */
 int gpumem_bpf_load(const char *bpffs, struct gpumem_bpf **ret,
     int *ret_map_fd);
-int gpumem_bpf_attach(struct gpumem_bpf *gb);
+int gpumem_bpf_attach(struct gpumem_bpf *gb, const char *tracefs);
 int gpumem_bpf_stats(struct gpumem_bpf *gb, uint64_t *ret_events,
     uint64_t *ret_insert_fail);
 struct gpumem_bpf *gpumem_bpf_free(struct gpumem_bpf *gb);
@@ -2153,6 +2158,8 @@ struct ftrace;
 int ftrace_open(struct event_base *base, const struct ftrace_opts *o,
     struct ftrace **ret, unsigned *ret_state, char *why, size_t whysz);
 struct ftrace *ftrace_free(struct ftrace *ft);
+int ftrace_tracing_dir(const char *tracefs, const char *sys_root, char *buf,
+    size_t sz);
 /* rpc_trace.c: the trace answer (op 18) */
 int rpc_answer_trace(const struct rpc_query *q, struct window *const *w,
     size_t n, bool truncated, uint32_t max, uint8_t **ret, size_t *ret_len);

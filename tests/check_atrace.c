@@ -519,8 +519,13 @@ START_TEST(test_config_keys)
 	ck_assert_uint_eq(cfg.ftrace_sched, FTRACE_SCHED_AUTO);
 	ck_assert_int_eq(config_set(&cfg, "ftrace_instance", "a/b"), -EINVAL);
 	ck_assert_int_eq(config_set(&cfg, "ftrace_instance", ".."), -EINVAL);
-	ck_assert_int_eq(config_set(&cfg, "ftrace_instance", "mine"), 0);
-	ck_assert_str_eq(cfg.ftrace_instance, "mine");
+	/* only names the privileged helper may remove: vitals[A-Za-z0-9_-]* */
+	ck_assert_int_eq(config_set(&cfg, "ftrace_instance", "mine"), -EINVAL);
+	ck_assert_int_eq(config_set(&cfg, "ftrace_instance", "vital"), -EINVAL);
+	ck_assert_int_eq(config_set(&cfg, "ftrace_instance", "vitals x"),
+	    -EINVAL);
+	ck_assert_int_eq(config_set(&cfg, "ftrace_instance", "vitals_mine"), 0);
+	ck_assert_str_eq(cfg.ftrace_instance, "vitals_mine");
 	ck_assert_int_eq(config_set(&cfg, "ftrace_sched", "on"), 0);
 	ck_assert_uint_eq(cfg.ftrace_sched, FTRACE_SCHED_ON);
 	ck_assert_int_eq(config_set(&cfg, "ftrace_sched", "maybe"), -EINVAL);

@@ -389,7 +389,7 @@ START_TEST(test_own_program)
 	ck_assert_int_eq(gpumem_bpf_stats(gb, &ev, &fail), 0);
 	ck_assert_uint_eq(ev, 0);
 	ck_assert_uint_eq(fail, 0);
-	r = gpumem_bpf_attach(gb);
+	r = gpumem_bpf_attach(gb, NULL);
 	if (tracepoint_exists())
 		ck_assert_int_eq(r, 0);
 	else

@@ -167,6 +167,17 @@ START_TEST(test_request_validation)
 	ck_assert_uint_eq(res.query.max_windows, 360);
 	free(buf);
 
+	/* whole windows are loaded: a reader gets at most 720 */
+	tr.max_windows = 100000;
+	len = vitals__request__get_packed_size(&req);
+	buf = malloc(len);
+	vitals__request__pack(&req, buf);
+	ck_assert_int_eq(rpc_handle(&ctx, ROLE_READER, buf, len, &res), 0);
+	ck_assert_int_eq(res.verdict, RPC_QUERY);
+	ck_assert_uint_eq(res.query.max_windows, 720);
+	free(buf);
+	tr.max_windows = 0;
+
 	tr.pid = -4;
 	len = vitals__request__get_packed_size(&req);
 	buf = malloc(len);
