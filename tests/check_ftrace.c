@@ -8,7 +8,9 @@
  * schedule; the daemon leaves no instance and no changed top-level
  * setting behind, and reclaims a crashed run's instance. Through the real
  * vitalsd and the `vitals trace` client: the same markers come back as
- * exactly these slices (and `--process PID` keeps one process).
+ * exactly these slices (and `--process PID` keeps one process), and under
+ * a flood into a tiny buffer the served and stored windows keep their
+ * sampling schedule while reporting the loss.
  *
  * Every instance name carries this process's pid: other test runs may
  * trace at the same time. Markers of other processes reach the instance
@@ -1112,6 +1114,167 @@ START_TEST(test_daemon_markers)
 }
 END_TEST
 
+/* A flood writer that runs until told to stop. */
+static volatile int flood_stop;
+
+static void *
+flood_until(void *p)
+{
+	unsigned long *n = p;
+	char buf[96];
+	int len;
+
+	while (!flood_stop) {
+		len = snprintf(buf, sizeof(buf), "C|%d|flood|%lu",
+		    (int)getpid(), *n);
+		if (write(marker_fd, buf, (size_t)len) == len)
+			(*n)++;
+	}
+	return NULL;
+}
+
+/*
+ * The real daemon with a tiny buffer under a marker flood from three
+ * threads: the windows it serves and stores during the flood keep their
+ * sampling schedule (samples, late ticks, timer lateness), and the loss
+ * it reports for them is non-zero.
+ */
+START_TEST(test_daemon_flood)
+{
+	char log[PATH_MAX], state[PATH_MAX], db[PATH_MAX + 16], sql[512],
+	    v[128];
+	unsigned long written[3] = { 0, 0, 0 };
+	int64_t mono0, wall0, wall1, seen[16];
+	unsigned i, k, nseen = 0, flood_windows = 0;
+	uint64_t lost = 0, slost;
+	struct store *s = NULL;
+	pthread_t th[3];
+	struct jm *j;
+	pid_t pid;
+
+	snprintf(log, sizeof(log), "%s/f.log", tmpdir);
+	snprintf(state, sizeof(state), "%s/f", tmpdir);
+	pid = start_daemon_with(log, state, "ftrace_buffer_kb = 8\n");
+	wait_atrace(pid, log);
+	/* the control socket answers, and a first window has closed */
+	for (i = 0; i < 50; i++) {
+		const struct jm *w;
+		bool closed;
+
+		j = client_json(state, "health", NULL, NULL, NULL, NULL);
+		w = jm_path(j, "health.last");
+		closed = w && w->t == JM_OBJ;
+		jm_free(j);
+		if (closed)
+			break;
+		tu_sleep_ms(100);
+	}
+	ck_assert_uint_lt(i, 50);
+
+	flood_stop = 0;
+	mono0 = clock_ns(CLOCK_MONOTONIC);
+	wall0 = clock_ns(CLOCK_REALTIME);
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(pthread_create(&th[i], NULL, flood_until,
+		    &written[i]), 0);
+	/* the windows served while the flood runs, each closed within it */
+	while (clock_ns(CLOCK_MONOTONIC) - mono0 < 4500 * MS) {
+		const struct jm *w, *h;
+		int64_t seq, exp;
+
+		tu_sleep_ms(250);
+		j = client_json(state, "health", NULL, NULL, NULL, NULL);
+		w = jm_path(j, "health.last");
+		h = jm_path(j, "health.last.health");
+		ck_assert_ptr_nonnull(w);
+		ck_assert_ptr_nonnull(h);
+		seq = jint(w, "seq");
+		for (k = 0; k < nseen && seen[k] != seq; k++)
+			continue;
+		if (k == nseen && nseen < 16 && jint(w, "mono_start_ns") >
+		    mono0) {
+			seen[nseen++] = seq;
+			exp = (jint(w, "mono_end_ns") - jint(w,
+			    "mono_start_ns")) / (jint(w, "interval_ms") * MS);
+			ck_assert_int_ge(exp, 9);
+			ck_assert_msg(jint(w, "samples") * 10 >= exp * 8,
+			    "window %lld: %lld samples of %lld", (long long)seq,
+			    jint(w, "samples"), (long long)exp);
+			ck_assert_msg(jint(h, "late_ticks") * 10 <= exp * 2,
+			    "window %lld: %lld late ticks", (long long)seq,
+			    jint(h, "late_ticks"));
+			ck_assert_msg(jint(h, "tick_late_ns_max") <
+			    jint(w, "interval_ms") * MS * 3,
+			    "window %lld: a tick %lld ns late", (long long)seq,
+			    jint(h, "tick_late_ns_max"));
+			ck_assert(jbool(jm_path(j, "health.trace"), "lossy"));
+			lost += (uint64_t)jint(jm_path(j, "health.trace"),
+			    "lost");
+		}
+		jm_free(j);
+	}
+	flood_stop = 1;
+	for (i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	wall1 = clock_ns(CLOCK_REALTIME);
+	ck_assert_uint_ge(nseen, 2);
+	ck_assert_uint_gt(lost, 0);
+	ck_assert_uint_gt(written[0] + written[1] + written[2], 10000);
+
+	/* the stored windows of the flood, served by `vitals trace` */
+	tu_sleep_ms(1500);
+	j = client_json(state, "trace", "--since", "1m", NULL, NULL);
+	{
+		const struct jm *wins = jm_path(j, "trace.windows");
+
+		ck_assert_ptr_nonnull(wins);
+		lost = 0;
+		for (i = 0; i < wins->n; i++) {
+			const struct jm *w = &wins->v[i];
+
+			if (jint(w, "wall_start_ns") < wall0 ||
+			    jint(w, "wall_end_ns") > wall1)
+				continue;
+			flood_windows++;
+			ck_assert_str_eq(jstr(w, "state"), "on");
+			ck_assert(jbool(w, "lossy"));
+			ck_assert_int_gt(jint(w, "lost"), 0);
+			/* the reader went on reading what was not lost */
+			ck_assert_int_gt(jint(w, "events"), 0);
+			ck_assert_int_eq(jint(w, "lost"), jint(w, "overrun") +
+			    jint(w, "dropped") + jint(w, "commit_overrun"));
+			lost += (uint64_t)jint(w, "lost");
+		}
+	}
+	jm_free(j);
+	ck_assert_uint_ge(flood_windows, 3);
+	stop_daemon(pid);
+
+	/* what the store holds for the same windows: samples on schedule,
+	 * the same loss */
+	snprintf(db, sizeof(db), "%s/vitals.db", state);
+	ck_assert_int_eq(store_open(db, NULL, &s), 0);
+	snprintf(sql, sizeof(sql), "SELECT count(*) || '/' || min(samples * "
+	    "10 >= 8 * (duration_ns / (interval_ms * 1000000))) || '/' || "
+	    "max(late_ticks) FROM windows WHERE level = 0 AND "
+	    "wall_start_ns >= %lld AND wall_end_ns <= %lld",
+	    (long long)wall0, (long long)wall1);
+	ck_assert_int_eq(store_exec(s, sql, v, sizeof(v)), 0);
+	snprintf(sql, sizeof(sql), "%u/1/", flood_windows);
+	ck_assert_msg(strncmp(v, sql, strlen(sql)) == 0, "stored %s", v);
+	ck_assert_int_le(atoi(strrchr(v, '/') + 1), 2);
+	snprintf(sql, sizeof(sql), "SELECT sum(c.value) FROM window_count c "
+	    "JOIN windows w ON w.id = c.window_id WHERE w.level = 0 AND "
+	    "c.kind = 'trace' AND c.key IN ('overrun', 'dropped', "
+	    "'commit_overrun') AND w.wall_start_ns >= %lld AND "
+	    "w.wall_end_ns <= %lld", (long long)wall0, (long long)wall1);
+	ck_assert_int_eq(store_exec(s, sql, v, sizeof(v)), 0);
+	slost = strtoull(v, NULL, 10);
+	ck_assert_uint_eq(slost, lost);
+	store_close(s);
+}
+END_TEST
+
 static Suite *
 ftrace_suite(void)
 {
@@ -1128,6 +1291,7 @@ ftrace_suite(void)
 	tcase_add_test(tc, test_daemon_reclaims);
 	tcase_add_test(tc, test_daemon_dropped_stop);
 	tcase_add_test(tc, test_daemon_markers);
+	tcase_add_test(tc, test_daemon_flood);
 	suite_add_tcase(s, tc);
 	return s;
 }
