@@ -6,7 +6,11 @@
  * incomplete; a flood into a tiny buffer loses events and the reported
  * loss equals the kernel's per-CPU stats while a priority-0 timer stays on
  * schedule; the daemon leaves no instance and no changed top-level
- * setting behind, and reclaims a crashed run's instance.
+ * setting behind, and reclaims a crashed run's instance. Through the real
+ * vitalsd and the `vitals trace` client: the same markers come back as
+ * exactly these slices (and `--process PID` keeps one process), and under
+ * a flood into a tiny buffer the served and stored windows keep their
+ * sampling schedule while reporting the loss.
  *
  * Every instance name carries this process's pid: other test runs may
  * trace at the same time. Markers of other processes reach the instance
@@ -34,6 +38,9 @@
 
 #include "testutil.h"
 #include "vitalsd.h"
+
+#include "client_run.h"
+#include "jsonmini.h"
 
 #define TRACEFS "/sys/kernel/tracing"
 #define MS NSEC_PER_MSEC
@@ -699,32 +706,572 @@ START_TEST(test_daemon_dropped_stop)
 
 	snprintf(log, sizeof(log), "%s/p.log", tmpdir);
 	snprintf(state, sizeof(state), "%s/p", tmpdir);
-	pid = start_daemon_with(log, state, "user = nobody\n");
+	pid = start_daemon_with(log, state, "user = nobody\n"
+	    "privhelper = off\ncapabilities = none\n");
 	for (i = 0; i < 100 && !file_has(log, "window 1:"); i++) {
 		ck_assert_int_eq(waitpid(pid, &status, WNOHANG), 0);
 		tu_sleep_ms(50);
 	}
 	ck_assert_msg(file_has(log, "ATrace on"), "see %s", log);
+	ck_assert_msg(file_has(log, "privileges: dropped to nobody uid 65534"),
+	    "see %s", log);
+	ck_assert_msg(file_has(log, "capabilities none"), "see %s", log);
 	stop_daemon(pid);
-	if (instance_dir()) {
+	/* nobody cannot even search tracefs (0700), no capability is kept
+	 * and no helper runs: the removal fails for certain */
+	ck_assert_msg(instance_dir(), "instance %s removed without privilege",
+	    inst);
+	for (i = 0; i < 3; i++) {
 		const char *files[] = { "tracing_on",
-			"options/copy_trace_marker" };
+			"options/copy_trace_marker", "buffer_size_kb" };
+		/* "4" asks for one page; the kernel keeps its minimum of
+		 * two (7 KiB of data with 4 KiB pages), not the 2048 KiB */
+		const char *want[] = { "0\n", "0\n", NULL };
+		struct vbuf b = { 0 };
+		int fd;
 
-		for (i = 0; i < 2; i++) {
-			struct vbuf b = { 0 };
-			int fd;
-
-			snprintf(path, sizeof(path), TRACEFS "/instances/%s/%s",
-			    inst, files[i]);
-			fd = open(path, O_RDONLY);
-			ck_assert_int_ge(fd, 0);
-			ck_assert_int_eq(read_fd_all(fd, &b), 0);
-			close(fd);
-			ck_assert_msg(b.p[0] == '0', "%s left on", files[i]);
-			vbuf_release(&b);
-		}
+		snprintf(path, sizeof(path), TRACEFS "/instances/%s/%s", inst,
+		    files[i]);
+		fd = open(path, O_RDONLY);
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(read_fd_all(fd, &b), 0);
+		close(fd);
+		ck_assert_ptr_nonnull(b.p);
+		if (want[i])
+			ck_assert_msg(strcmp(b.p, want[i]) == 0,
+			    "%s left at %s", files[i], b.p);
+		else
+			ck_assert_msg(atoi(b.p) > 0 && atoi(b.p) <= 8,
+			    "%s left at %s", files[i], b.p);
+		vbuf_release(&b);
 	}
 	mark("I|%d|after a dropped stop", (int)getpid());
+}
+END_TEST
+
+/* ------------------------------------ the daemon, through the client */
+
+/* `vitals --socket <state>.sock ARGS --json`, parsed; exit 0 required. */
+static struct jm *
+client_json(const char *state, const char *a0, const char *a1,
+    const char *a2, const char *a3, const char *a4)
+{
+	char sock[PATH_MAX];
+	const char *argv[] = { "vitals", "--socket", sock, a0, a1, a2, a3, a4,
+		NULL, NULL };
+	struct run r;
+	struct jm *j;
+	unsigned i;
+
+	snprintf(sock, sizeof(sock), "%s.sock", state);
+	for (i = 3; argv[i]; i++)
+		continue;
+	argv[i] = "--json";
+	r = run_client(argv);
+	ck_assert_msg(r.code == 0, "vitals %s: exit %d: %s", a0, r.code,
+	    r.err);
+	j = jm_parse(r.out, strlen(r.out));
+	ck_assert_msg(j != NULL, "vitals %s: not JSON: %s", a0, r.out);
+	run_free(&r);
+	return j;
+}
+
+static long long
+jint(const struct jm *o, const char *key)
+{
+	const struct jm *v = jm_get(o, key);
+
+	ck_assert_msg(v && v->t == JM_NUM && v->is_int, "no integer %s", key);
+	return v->ll;
+}
+
+static bool
+jbool(const struct jm *o, const char *key)
+{
+	const struct jm *v = jm_get(o, key);
+
+	ck_assert_msg(v && v->t == JM_BOOL, "no boolean %s", key);
+	return v->b;
+}
+
+static const char *
+jstr(const struct jm *o, const char *key)
+{
+	const struct jm *v = jm_get(o, key);
+
+	ck_assert_msg(v && v->t == JM_STR, "no string %s", key);
+	return v->str;
+}
+
+static const struct jm *
+jarr(const struct jm *o, const char *key)
+{
+	const struct jm *v = jm_get(o, key);
+
+	ck_assert_msg(v && v->t == JM_ARR, "no array %s", key);
+	return v;
+}
+
+/* The served slice rows of every window, summed per (kind, pid, tid,
+ * depth, name) as the daemon counts a slice in the window it ends in. */
+struct srow {
+	char kind[16], name[VITALS_TRACE_NAME];
+	int pid, tid;
+	unsigned depth, count, incomplete;
+	uint64_t total_ns, max_ns;
+};
+
+struct served {
+	struct srow row[64];
+	unsigned nrows, foreign, windows, lossy;
+	/* the counter "queue depth" of pid `mine` */
+	unsigned ctr_rows;
+	long long ctr_n, ctr_last, ctr_min, ctr_max, ctr_last_start;
+	uint64_t lost;
+};
+
+/* Rows of pids a or b are kept; the others are only counted. */
+static void
+served_read(struct served *sv, const struct jm *j, int a, int b)
+{
+	const struct jm *wins = jm_path(j, "trace.windows");
+	size_t i, k;
+
+	memset(sv, 0, sizeof(*sv));
+	sv->ctr_min = LLONG_MAX;
+	sv->ctr_max = LLONG_MIN;
+	ck_assert_msg(wins && wins->t == JM_ARR, "no trace.windows");
+	for (i = 0; i < wins->n; i++) {
+		const struct jm *w = &wins->v[i], *sl = jarr(w, "slice"),
+		    *ct = jarr(w, "counter");
+
+		sv->windows++;
+		sv->lossy += jbool(w, "lossy");
+		sv->lost += (uint64_t)jint(w, "lost");
+		for (k = 0; k < sl->n; k++) {
+			const struct jm *s = &sl->v[k];
+			int pid = (int)jint(s, "pid");
+			struct srow *r = NULL;
+			unsigned m;
+
+			if (pid != a && pid != b) {
+				sv->foreign++;
+				continue;
+			}
+			for (m = 0; m < sv->nrows; m++) {
+				struct srow *x = &sv->row[m];
+
+				if (x->pid == pid && x->tid == jint(s, "tid") &&
+				    x->depth == jint(s, "depth") &&
+				    !strcmp(x->kind, jstr(s, "kind")) &&
+				    !strcmp(x->name, jstr(s, "name")))
+					r = x;
+			}
+			if (r == NULL) {
+				ck_assert_uint_lt(sv->nrows, 64);
+				r = &sv->row[sv->nrows++];
+				snprintf(r->kind, sizeof(r->kind), "%s",
+				    jstr(s, "kind"));
+				ck_assert_uint_lt(strlen(jstr(s, "name")),
+				    sizeof(r->name));
+				snprintf(r->name, sizeof(r->name), "%s",
+				    jstr(s, "name"));
+				r->pid = pid;
+				r->tid = (int)jint(s, "tid");
+				r->depth = (unsigned)jint(s, "depth");
+			}
+			r->count += (unsigned)jint(s, "count");
+			r->incomplete += (unsigned)jint(s, "incomplete");
+			r->total_ns += (uint64_t)jint(s, "total_ns");
+			if ((uint64_t)jint(s, "max_ns") > r->max_ns)
+				r->max_ns = (uint64_t)jint(s, "max_ns");
+		}
+		for (k = 0; k < ct->n; k++) {
+			const struct jm *c = &ct->v[k];
+
+			if (jint(c, "pid") != a ||
+			    strcmp(jstr(c, "name"), "queue depth") != 0)
+				continue;
+			sv->ctr_rows++;
+			sv->ctr_n += jint(c, "n");
+			if (jint(c, "min") < sv->ctr_min)
+				sv->ctr_min = jint(c, "min");
+			if (jint(c, "max") > sv->ctr_max)
+				sv->ctr_max = jint(c, "max");
+			if (sv->ctr_rows == 1 ||
+			    jint(w, "wall_start_ns") > sv->ctr_last_start) {
+				sv->ctr_last = jint(c, "last");
+				sv->ctr_last_start = jint(w, "wall_start_ns");
+			}
+		}
+	}
+}
+
+static const struct srow *
+srow_find(const struct served *sv, const char *kind, int pid, int tid,
+    unsigned depth, const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < sv->nrows; i++) {
+		const struct srow *r = &sv->row[i];
+
+		if (!strcmp(r->kind, kind) && r->pid == pid && r->tid == tid &&
+		    r->depth == depth && !strcmp(r->name, name))
+			return r;
+	}
+	ck_abort_msg("no served %s row pid %d tid %d depth %u '%s'", kind,
+	    pid, tid, depth, name);
+	return NULL;
+}
+
+/* Complete slices only, each at least min_ms and at most 400 ms more. */
+static void
+assert_srow(const struct srow *r, unsigned count, unsigned min_ms)
+{
+	ck_assert_uint_eq(r->count, count);
+	ck_assert_uint_eq(r->incomplete, 0);
+	ck_assert_uint_ge(r->max_ns, (uint64_t)min_ms * MS);
+	ck_assert_uint_lt(r->max_ns, (uint64_t)(min_ms + 400) * MS);
+	ck_assert_uint_ge(r->total_ns, (uint64_t)count * min_ms * MS);
+	ck_assert_uint_lt(r->total_ns, (uint64_t)count * (min_ms + 400) * MS);
+}
+
+static unsigned
+srow_events(const struct served *sv, int pid)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < sv->nrows; i++)
+		if (sv->row[i].pid == pid)
+			n += sv->row[i].count + sv->row[i].incomplete;
+	return n;
+}
+
+/* Wait for the daemon's log to say its instance captures ATrace. */
+static void
+wait_atrace(pid_t pid, const char *log)
+{
+	unsigned i;
+	int status;
+
+	for (i = 0; i < 200 && !file_has(log, "ftrace: instance"); i++) {
+		ck_assert_int_eq(waitpid(pid, &status, WNOHANG), 0);
+		tu_sleep_ms(50);
+	}
+	ck_assert_msg(file_has(log, "ATrace on"), "no ATrace: see %s", log);
+}
+
+/*
+ * The real vitalsd and the real client: markers from this process (two
+ * threads nesting B/E, async S/F, a G/H track, a counter, an instant, a
+ * name with spaces and non-ASCII text, a 127-byte name) and from a child
+ * process come back from `vitals trace --json` as exactly these slices,
+ * summed over the stored windows; `--process PID` keeps one process.
+ */
+START_TEST(test_daemon_markers)
+{
+	struct nest_arg a = { "outer one", "inner \xc3\xa9\xe6\x97\xa5", 0 };
+	struct nest_arg b = { "outer two", "inner two", 0 };
+	char log[PATH_MAX], state[PATH_MAX], n127[128], mine[16], kid[16];
+	const struct srow *r;
+	struct served *sv = calloc(1, sizeof(*sv));
+	int32_t me = gettid_();
+	pthread_t th[2];
+	struct jm *j;
+	struct run tx;
+	unsigned i;
+	int status;
+	pid_t pid, child;
+
+	ck_assert_ptr_nonnull(sv);
+	for (i = 0; i < 127; i++)
+		n127[i] = (char)('a' + i % 26);
+	n127[127] = '\0';
+	snprintf(log, sizeof(log), "%s/m.log", tmpdir);
+	snprintf(state, sizeof(state), "%s/m", tmpdir);
+	pid = start_daemon(log, state);
+	wait_atrace(pid, log);
+
+	ck_assert_int_eq(pthread_create(&th[0], NULL, nest_thread, &a), 0);
+	ck_assert_int_eq(pthread_create(&th[1], NULL, nest_thread, &b), 0);
+	mark("S|%d|async load|42", (int)getpid());
+	mark("G|%d|net track|fetch|7", (int)getpid());
+	mark("C|%d|queue depth|3", (int)getpid());
+	mark("B|%d|%s", (int)getpid(), n127);
+	tu_sleep_ms(10);
+	mark("E|%d", (int)getpid());
+	mark("C|%d|queue depth|11", (int)getpid());
+	mark("I|%d|tap tap", (int)getpid());
+	tu_sleep_ms(40);
+	mark("F|%d|async load|42", (int)getpid());
+	mark("H|%d|net track|7", (int)getpid());
+	mark("C|%d|queue depth|5", (int)getpid());
+	pthread_join(th[0], NULL);
+	pthread_join(th[1], NULL);
+	/* another process: the filter must keep it apart */
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		char m[64];
+		int n;
+
+		n = snprintf(m, sizeof(m), "B|%d|child slice", (int)getpid());
+		if (write(marker_fd, m, (size_t)n) != n)
+			_exit(1);
+		tu_sleep_ms(20);
+		n = snprintf(m, sizeof(m), "E|%d", (int)getpid());
+		_exit(write(marker_fd, m, (size_t)n) == n ? 0 : 1);
+	}
+	ck_assert_int_eq(waitpid(child, &status, 0), child);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+	/* until the windows holding the 8 slices are stored, then one more
+	 * window: nothing else may turn up */
+	snprintf(mine, sizeof(mine), "%d", (int)getpid());
+	snprintf(kid, sizeof(kid), "%d", (int)child);
+	for (i = 0; i < 50; i++) {
+		j = client_json(state, "trace", "--since", "1m", NULL, NULL);
+		served_read(sv, j, getpid(), child);
+		jm_free(j);
+		if (srow_events(sv, getpid()) >= 8 &&
+		    srow_events(sv, child) >= 1 && sv->ctr_n >= 3)
+			break;
+		tu_sleep_ms(200);
+	}
+	tu_sleep_ms(1200);
+
+	/* --process <this pid>: only this process's rows, exactly these */
+	j = client_json(state, "trace", "--since", "1m", "--process", mine);
+	served_read(sv, j, getpid(), -1);
+	jm_free(j);
+	ck_assert_uint_ge(sv->windows, 2);
+	ck_assert_uint_eq(sv->foreign, 0);
+	ck_assert_msg(sv->lossy == 0, "%u windows lost events", sv->lossy);
+	ck_assert_uint_eq(sv->nrows, 8);
+	assert_srow(srow_find(sv, "slice", getpid(), a.tid, 0, a.outer), 1,
+	    50);
+	assert_srow(srow_find(sv, "slice", getpid(), a.tid, 1, a.inner), 1,
+	    30);
+	assert_srow(srow_find(sv, "slice", getpid(), b.tid, 0, b.outer), 1,
+	    50);
+	assert_srow(srow_find(sv, "slice", getpid(), b.tid, 1, b.inner), 1,
+	    30);
+	ck_assert_int_ne(a.tid, b.tid);
+	ck_assert_int_ne(a.tid, me);
+	/* the inner slice ends first: the outer holds it and 20 ms more */
+	ck_assert_uint_ge(srow_find(sv, "slice", getpid(), a.tid, 0,
+	    a.outer)->total_ns, srow_find(sv, "slice", getpid(), a.tid, 1,
+	    a.inner)->total_ns + 20 * MS);
+	assert_srow(srow_find(sv, "slice", getpid(), me, 0, n127), 1, 10);
+	assert_srow(srow_find(sv, "async", getpid(), me, 0, "async load"), 1,
+	    50);
+	assert_srow(srow_find(sv, "track", getpid(), me, 0, "fetch"), 1, 50);
+	r = srow_find(sv, "instant", getpid(), me, 0, "tap tap");
+	ck_assert_uint_eq(r->count, 1);
+	ck_assert_uint_eq(r->incomplete, 0);
+	ck_assert_uint_eq(r->total_ns, 0);
+	/* one row per window the three values fell in */
+	ck_assert_uint_ge(sv->ctr_rows, 1);
+	ck_assert_uint_le(sv->ctr_rows, 2);
+	ck_assert_int_eq(sv->ctr_n, 3);
+	ck_assert_int_eq(sv->ctr_last, 5);
+	ck_assert_int_eq(sv->ctr_min, 3);
+	ck_assert_int_eq(sv->ctr_max, 11);
+
+	/* --process <child>: its one slice, none of this process's */
+	j = client_json(state, "trace", "--since", "1m", "--process", kid);
+	served_read(sv, j, child, -1);
+	ck_assert_uint_eq(sv->foreign, 0);
+	ck_assert_uint_eq(sv->nrows, 1);
+	assert_srow(srow_find(sv, "slice", child, child, 0, "child slice"), 1,
+	    20);
+	ck_assert_uint_eq(sv->ctr_rows, 0);
+	jm_free(j);
+
+	/* no filter: both processes (and whatever else wrote markers) */
+	j = client_json(state, "trace", "--since", "1m", NULL, NULL);
+	served_read(sv, j, getpid(), child);
+	jm_free(j);
+	ck_assert_uint_eq(srow_events(sv, getpid()), 8);
+	ck_assert_uint_eq(srow_events(sv, child), 1);
+
+	/* the text names the rows as written */
+	{
+		char sock[PATH_MAX + 8];
+		const char *argv[] = { "vitals", "--socket", sock, "trace",
+			"--since", "1m", "--process", mine, NULL };
+
+		snprintf(sock, sizeof(sock), "%s.sock", state);
+		tx = run_client(argv);
+	}
+	ck_assert_int_eq(tx.code, 0);
+	ck_assert_msg(strstr(tx.out, a.inner) && strstr(tx.out, n127) &&
+	    !strstr(tx.out, "child slice"), "%s", tx.out);
+	run_free(&tx);
+	stop_daemon(pid);
+	free(sv);
+}
+END_TEST
+
+/* A flood writer that runs until told to stop. */
+static volatile int flood_stop;
+
+static void *
+flood_until(void *p)
+{
+	unsigned long *n = p;
+	char buf[96];
+	int len;
+
+	while (!flood_stop) {
+		len = snprintf(buf, sizeof(buf), "C|%d|flood|%lu",
+		    (int)getpid(), *n);
+		if (write(marker_fd, buf, (size_t)len) == len)
+			(*n)++;
+	}
+	return NULL;
+}
+
+/*
+ * The real daemon with a tiny buffer under a marker flood from three
+ * threads: the windows it serves and stores during the flood keep their
+ * sampling schedule (samples, late ticks, timer lateness), and the loss
+ * it reports for them is non-zero.
+ */
+START_TEST(test_daemon_flood)
+{
+	char log[PATH_MAX], state[PATH_MAX], db[PATH_MAX + 16], sql[512],
+	    v[128];
+	unsigned long written[3] = { 0, 0, 0 };
+	int64_t mono0, wall0, wall1, seen[16];
+	unsigned i, k, nseen = 0, flood_windows = 0;
+	uint64_t lost = 0, slost;
+	struct store *s = NULL;
+	pthread_t th[3];
+	struct jm *j;
+	pid_t pid;
+
+	snprintf(log, sizeof(log), "%s/f.log", tmpdir);
+	snprintf(state, sizeof(state), "%s/f", tmpdir);
+	pid = start_daemon_with(log, state, "ftrace_buffer_kb = 8\n");
+	wait_atrace(pid, log);
+	/* the control socket answers, and a first window has closed */
+	for (i = 0; i < 50; i++) {
+		const struct jm *w;
+		bool closed;
+
+		j = client_json(state, "health", NULL, NULL, NULL, NULL);
+		w = jm_path(j, "health.last");
+		closed = w && w->t == JM_OBJ;
+		jm_free(j);
+		if (closed)
+			break;
+		tu_sleep_ms(100);
+	}
+	ck_assert_uint_lt(i, 50);
+
+	flood_stop = 0;
+	mono0 = clock_ns(CLOCK_MONOTONIC);
+	wall0 = clock_ns(CLOCK_REALTIME);
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(pthread_create(&th[i], NULL, flood_until,
+		    &written[i]), 0);
+	/* the windows served while the flood runs, each closed within it */
+	while (clock_ns(CLOCK_MONOTONIC) - mono0 < 4500 * MS) {
+		const struct jm *w, *h;
+		int64_t seq, exp;
+
+		tu_sleep_ms(250);
+		j = client_json(state, "health", NULL, NULL, NULL, NULL);
+		w = jm_path(j, "health.last");
+		h = jm_path(j, "health.last.health");
+		ck_assert_ptr_nonnull(w);
+		ck_assert_ptr_nonnull(h);
+		seq = jint(w, "seq");
+		for (k = 0; k < nseen && seen[k] != seq; k++)
+			continue;
+		if (k == nseen && nseen < 16 && jint(w, "mono_start_ns") >
+		    mono0) {
+			seen[nseen++] = seq;
+			exp = (jint(w, "mono_end_ns") - jint(w,
+			    "mono_start_ns")) / (jint(w, "interval_ms") * MS);
+			ck_assert_int_ge(exp, 9);
+			ck_assert_msg(jint(w, "samples") * 10 >= exp * 8,
+			    "window %lld: %lld samples of %lld", (long long)seq,
+			    jint(w, "samples"), (long long)exp);
+			ck_assert_msg(jint(h, "late_ticks") * 10 <= exp * 2,
+			    "window %lld: %lld late ticks", (long long)seq,
+			    jint(h, "late_ticks"));
+			ck_assert_msg(jint(h, "tick_late_ns_max") <
+			    jint(w, "interval_ms") * MS * 3,
+			    "window %lld: a tick %lld ns late", (long long)seq,
+			    jint(h, "tick_late_ns_max"));
+			ck_assert(jbool(jm_path(j, "health.trace"), "lossy"));
+			lost += (uint64_t)jint(jm_path(j, "health.trace"),
+			    "lost");
+		}
+		jm_free(j);
+	}
+	flood_stop = 1;
+	for (i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	wall1 = clock_ns(CLOCK_REALTIME);
+	ck_assert_uint_ge(nseen, 2);
+	ck_assert_uint_gt(lost, 0);
+	ck_assert_uint_gt(written[0] + written[1] + written[2], 10000);
+
+	/* the stored windows of the flood, served by `vitals trace` */
+	tu_sleep_ms(1500);
+	j = client_json(state, "trace", "--since", "1m", NULL, NULL);
+	{
+		const struct jm *wins = jm_path(j, "trace.windows");
+
+		ck_assert_ptr_nonnull(wins);
+		lost = 0;
+		for (i = 0; i < wins->n; i++) {
+			const struct jm *w = &wins->v[i];
+
+			if (jint(w, "wall_start_ns") < wall0 ||
+			    jint(w, "wall_end_ns") > wall1)
+				continue;
+			flood_windows++;
+			ck_assert_str_eq(jstr(w, "state"), "on");
+			ck_assert(jbool(w, "lossy"));
+			ck_assert_int_gt(jint(w, "lost"), 0);
+			/* the reader went on reading what was not lost */
+			ck_assert_int_gt(jint(w, "events"), 0);
+			ck_assert_int_eq(jint(w, "lost"), jint(w, "overrun") +
+			    jint(w, "dropped") + jint(w, "commit_overrun"));
+			lost += (uint64_t)jint(w, "lost");
+		}
+	}
+	jm_free(j);
+	ck_assert_uint_ge(flood_windows, 3);
+	stop_daemon(pid);
+
+	/* what the store holds for the same windows: samples on schedule,
+	 * the same loss */
+	snprintf(db, sizeof(db), "%s/vitals.db", state);
+	ck_assert_int_eq(store_open(db, NULL, &s), 0);
+	snprintf(sql, sizeof(sql), "SELECT count(*) || '/' || min(samples * "
+	    "10 >= 8 * (duration_ns / (interval_ms * 1000000))) || '/' || "
+	    "max(late_ticks) FROM windows WHERE level = 0 AND "
+	    "wall_start_ns >= %lld AND wall_end_ns <= %lld",
+	    (long long)wall0, (long long)wall1);
+	ck_assert_int_eq(store_exec(s, sql, v, sizeof(v)), 0);
+	snprintf(sql, sizeof(sql), "%u/1/", flood_windows);
+	ck_assert_msg(strncmp(v, sql, strlen(sql)) == 0, "stored %s", v);
+	ck_assert_int_le(atoi(strrchr(v, '/') + 1), 2);
+	snprintf(sql, sizeof(sql), "SELECT sum(c.value) FROM window_count c "
+	    "JOIN windows w ON w.id = c.window_id WHERE w.level = 0 AND "
+	    "c.kind = 'trace' AND c.key IN ('overrun', 'dropped', "
+	    "'commit_overrun') AND w.wall_start_ns >= %lld AND "
+	    "w.wall_end_ns <= %lld", (long long)wall0, (long long)wall1);
+	ck_assert_int_eq(store_exec(s, sql, v, sizeof(v)), 0);
+	slost = strtoull(v, NULL, 10);
+	ck_assert_uint_eq(slost, lost);
+	store_close(s);
 }
 END_TEST
 
@@ -743,6 +1290,8 @@ ftrace_suite(void)
 	tcase_add_test(tc, test_daemon_hygiene);
 	tcase_add_test(tc, test_daemon_reclaims);
 	tcase_add_test(tc, test_daemon_dropped_stop);
+	tcase_add_test(tc, test_daemon_markers);
+	tcase_add_test(tc, test_daemon_flood);
 	suite_add_tcase(s, tc);
 	return s;
 }
@@ -750,9 +1299,13 @@ ftrace_suite(void)
 int
 main(void)
 {
+	const char *b = getenv("VITALS_BUILDDIR");
+
 	if (geteuid() != 0) {
 		fprintf(stderr, "check_ftrace: needs root\n");
 		return 77;
 	}
+	snprintf(client_path, sizeof(client_path), "%s/client/vitals",
+	    b ? b : ".");
 	return tu_run(ftrace_suite());
 }
