@@ -479,9 +479,12 @@ START_TEST(test_loss)
 	ck_assert_uint_gt(t->events, 0);
 	/* the reader's loss never invents slices: the counter was seen */
 	ck_assert_uint_gt(t->ncounters, 0);
-	/* the priority-0 timer kept its cadence through the flood */
+	/* the priority-0 timer kept its cadence through the flood: four
+	 * flooding threads share two CPUs with it, so a few scheduler
+	 * slices of delay are the machine; a reader that drained without
+	 * bound would hold the loop for seconds */
 	ck_assert_uint_ge(tk.ticks + 2, expect);
-	ck_assert_msg(tk.late_max_ns < 100 * MS, "timer late by %lld ns",
+	ck_assert_msg(tk.late_max_ns < 300 * MS, "timer late by %lld ns",
 	    (long long)tk.late_max_ns);
 	event_free(tk.ev);
 	free(t);
