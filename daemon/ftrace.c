@@ -778,7 +778,8 @@ ftrace_free(struct ftrace *ft)
 	    write(ft->on_fd, "0", 1) != 1))
 		tracefs_trace_off(ft->inst);
 	/* should the removal fail (no privilege left, no helper), what
-	 * stays behind holds one page per CPU, not the whole buffer */
+	 * stays behind holds the kernel's minimum of a few pages per CPU,
+	 * not the whole buffer */
 	if (ft->inst && !copies && ft->size_fd >= 0 &&
 	    write(ft->size_fd, "4", 1) < 0) {
 		/* best effort: the next start removes it anyway */
