@@ -139,17 +139,17 @@ eval_gpu_cb(void *arg, const struct window *w, int32_t pid,
 	return hp->gpu_bytes(hp->gpu_arg, w, pid, starttime, bytes);
 }
 
-/* Every process whose normalised name is name: their effective uids. */
+/*
+ * Calls fn for every numeric entry of the proc root until it returns
+ * non-zero (which is returned; 0 at the end).
+ */
 static int
-find_by_name(struct heapprofd *hp, const char *name, uint32_t *uids,
-    unsigned max, unsigned *ret_n)
+proc_each(struct heapprofd *hp, int (*fn)(struct heapprofd *hp,
+    int32_t pid, void *arg), void *arg)
 {
-	struct pid_status s;
 	struct dirent *de;
-	char n[HP_NAME_MAX];
-	unsigned c = 0;
 	DIR *d;
-	int fd;
+	int fd, r = 0;
 
 	if ((fd = openat(hp->procfd, ".", O_RDONLY | O_DIRECTORY |
 	    O_CLOEXEC)) < 0)
@@ -158,24 +158,68 @@ find_by_name(struct heapprofd *hp, const char *name, uint32_t *uids,
 		close(fd);
 		return -errno;
 	}
-	while ((de = readdir(d)) != NULL) {
+	while (r == 0 && (de = readdir(d)) != NULL) {
 		char *end;
 		long pid = strtol(de->d_name, &end, 10);
 
 		if (*end != '\0' || pid <= 0 || pid > INT32_MAX)
 			continue;
-		if (proc_name(hp, (int32_t)pid, n, sizeof(n)) < 0 ||
-		    strcmp(n, name) != 0)
-			continue;
-		if (proc_status(hp, (int32_t)pid, &s) < 0)
-			continue;
-		if (c < max)
-			uids[c] = s.euid;
-		c++;
+		r = fn(hp, (int32_t)pid, arg);
 	}
 	closedir(d);
-	*ret_n = c < max ? c : max;
+	return r;
+}
+
+struct find {
+	const char *name;     /* by name: heapprofd's normalised name */
+	uint32_t uid;	      /* by uid: effective */
+	uint32_t *uids;	      /* by name: the matches' uids */
+	int32_t *pids;	      /* by uid: the matches */
+	unsigned max, n;
+};
+
+static int
+find_name_cb(struct heapprofd *hp, int32_t pid, void *arg)
+{
+	struct find *f = arg;
+	struct pid_status s;
+	char n[HP_NAME_MAX];
+
+	if (proc_name(hp, pid, n, sizeof(n)) < 0 || strcmp(n, f->name) != 0 ||
+	    proc_status(hp, pid, &s) < 0)
+		return 0;
+	if (f->n < f->max)
+		f->uids[f->n] = s.euid;
+	f->n++;
 	return 0;
+}
+
+/* Every process whose normalised name is name: their effective uids. */
+static int
+find_by_name(struct heapprofd *hp, const char *name, uint32_t *uids,
+    unsigned max, unsigned *ret_n)
+{
+	struct find f = { .name = name, .uids = uids, .max = max };
+	int r;
+
+	if ((r = proc_each(hp, find_name_cb, &f)) < 0)
+		return r;
+	*ret_n = f.n < max ? f.n : max;
+	return 0;
+}
+
+static int
+find_uid_cb(struct heapprofd *hp, int32_t pid, void *arg)
+{
+	struct find *f = arg;
+	struct pid_status s;
+
+	/* kernel threads have no memory */
+	if (proc_status(hp, pid, &s) < 0 || s.euid != f->uid ||
+	    s.vm_rss_kb < 0)
+		return 0;
+	f->pids[f->n++] = pid;
+	return f->n == f->max; /* full: stop */
 }
 
 /* Every process of uid (effective), at most max of them. */
@@ -183,32 +227,14 @@ static int
 find_by_uid(struct heapprofd *hp, uint32_t uid, int32_t *pids, unsigned max,
     unsigned *ret_n)
 {
-	struct pid_status s;
-	struct dirent *de;
-	unsigned c = 0;
-	DIR *d;
-	int fd;
+	struct find f = { .uid = uid, .pids = pids, .max = max };
+	int r;
 
-	if ((fd = openat(hp->procfd, ".", O_RDONLY | O_DIRECTORY |
-	    O_CLOEXEC)) < 0)
-		return -errno;
-	if ((d = fdopendir(fd)) == NULL) {
-		close(fd);
-		return -errno;
+	if (max == 0 || (r = proc_each(hp, find_uid_cb, &f)) < 0) {
+		*ret_n = 0;
+		return max == 0 ? 0 : r;
 	}
-	while ((de = readdir(d)) != NULL && c < max) {
-		char *end;
-		long pid = strtol(de->d_name, &end, 10);
-
-		if (*end != '\0' || pid <= 0 || pid > INT32_MAX)
-			continue;
-		if (proc_status(hp, (int32_t)pid, &s) < 0 || s.euid != uid ||
-		    s.vm_rss_kb < 0) /* kernel threads have no memory */
-			continue;
-		pids[c++] = (int32_t)pid;
-	}
-	closedir(d);
-	*ret_n = c;
+	*ret_n = f.n;
 	return 0;
 }
 

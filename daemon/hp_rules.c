@@ -176,8 +176,31 @@ parse_when(char *v, struct hp_rule *r, char *err, size_t errsz)
 	return 0;
 }
 
+/* Selector values of match= and target=: the word (0), name:NAME (1) or
+ * uid:UID (2), the order of enum hp_sel and enum hp_tgt; -EINVAL. */
+_Static_assert(HP_SEL_NAME == 1 && HP_TGT_NAME == 1 && HP_SEL_UID == 2 &&
+    HP_TGT_UID == 2, "selector numbering");
+
+static int
+parse_who(const char *v, const char *word, char *name, size_t namesz,
+    uint32_t *uid)
+{
+	uint64_t u;
+
+	if (!strcmp(v, word))
+		return 0;
+	if (!strncmp(v, "name:", 5) && copy_name(name, namesz, v + 5) == 0)
+		return 1;
+	if (!strncmp(v, "uid:", 4) && parse_uint(v + 4, UINT32_MAX - 1,
+	    &u) == 0) {
+		*uid = (uint32_t)u;
+		return 2;
+	}
+	return -EINVAL;
+}
+
 /*
- * NAME when=COND [match=any|name:N|uid:U] [target=matched|name:N]
+ * NAME when=COND [match=any|name:N|uid:U] [target=matched|name:N|uid:U]
  *   [duration=T] [sampling=SIZE] [shmem=SIZE] [dump=T]
  */
 int
@@ -186,8 +209,8 @@ hp_rule_parse(const char *s, struct hp_rule *ret, char *err, size_t errsz)
 	struct hp_rule r;
 	char buf[1024], *tok, *save = NULL, *v;
 	bool have_when = false;
-	uint64_t u;
 	int64_t ns;
+	int k;
 
 	memset(&r, 0, sizeof(r));
 	if (strlen(s) >= sizeof(buf))
@@ -208,33 +231,17 @@ hp_rule_parse(const char *s, struct hp_rule *ret, char *err, size_t errsz)
 				return -EINVAL;
 			have_when = true;
 		} else if (!strcmp(tok, "match")) {
-			if (!strcmp(v, "any"))
-				r.sel = HP_SEL_ANY;
-			else if (!strncmp(v, "name:", 5) &&
-			    copy_name(r.sel_name, sizeof(r.sel_name),
-			    v + 5) == 0)
-				r.sel = HP_SEL_NAME;
-			else if (!strncmp(v, "uid:", 4) &&
-			    parse_uint(v + 4, UINT32_MAX - 1, &u) == 0) {
-				r.sel = HP_SEL_UID;
-				r.sel_uid = (uint32_t)u;
-			} else
+			if ((k = parse_who(v, "any", r.sel_name,
+			    sizeof(r.sel_name), &r.sel_uid)) < 0)
 				return snprintf(err, errsz, "match=%s: expected "
 				    "any, name:NAME or uid:UID", v), -EINVAL;
+			r.sel = (enum hp_sel)k;
 		} else if (!strcmp(tok, "target")) {
-			if (!strcmp(v, "matched"))
-				r.tgt = HP_TGT_MATCHED;
-			else if (!strncmp(v, "name:", 5) &&
-			    copy_name(r.tgt_name, sizeof(r.tgt_name),
-			    v + 5) == 0)
-				r.tgt = HP_TGT_NAME;
-			else if (!strncmp(v, "uid:", 4) &&
-			    parse_uint(v + 4, UINT32_MAX - 1, &u) == 0) {
-				r.tgt = HP_TGT_UID;
-				r.tgt_uid = (uint32_t)u;
-			} else
+			if ((k = parse_who(v, "matched", r.tgt_name,
+			    sizeof(r.tgt_name), &r.tgt_uid)) < 0)
 				return snprintf(err, errsz, "target=%s: expected "
 				    "matched, name:NAME or uid:UID", v), -EINVAL;
+			r.tgt = (enum hp_tgt)k;
 		} else if (!strcmp(tok, "duration")) {
 			if (parse_ms(v, &r.duration_ms) < 0 ||
 			    r.duration_ms == 0)
