@@ -18,7 +18,10 @@
  *
  * Messages are fixed-size structs on a SOCK_SEQPACKET pair; a request of
  * any other length, version, op, or with a bad field is answered with
- * EINVAL and nothing else happens. The helper runs as root with only
+ * EINVAL and nothing else happens. Every request carries a sequence number
+ * the answer echoes: the caller discards (and closes the fd of) an answer
+ * to an earlier request, and a channel that timed out or broke the
+ * protocol is closed for good, never reused out of step. The helper runs as root with only
  * CAP_SYS_ADMIN, CAP_SYS_PTRACE, CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH,
  * no_new_privs and a seccomp filter of its own; it dies with the daemon
  * (PR_SET_PDEATHSIG) and exits when its socket closes. It is forked while
@@ -40,12 +43,13 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "vitalsd.h"
 
 #define PH_MAGIC 0x56504831u /* "VPH1" */
-#define PH_VERSION 1
+#define PH_VERSION 2
 #define PH_TIMEOUT_MS 5000
 
 enum ph_op { PH_OPEN = 1, PH_IDLE = 2, PH_RMDIR = 3 };
@@ -57,18 +61,28 @@ struct ph_req {
 	int32_t pid;	  /* PH_OPEN */
 	uint32_t which;	  /* PH_OPEN: enum privhelper_file */
 	uint64_t starttime; /* PH_OPEN: 0, or the instance's field 22 */
+	uint64_t seq;	  /* the caller's; echoed in the answer */
 	char name[64];	  /* PH_RMDIR: the instance, NUL-terminated */
 };
 
 struct ph_resp {
 	uint32_t magic;
 	int32_t err; /* 0 or -errno; on 0 an fd rides along for OPEN, IDLE */
+	uint64_t seq; /* the request's (0: the ready message, or a request
+		       * too short to carry one) */
 };
 
+/* the layouts doc/privileges.md gives: no padding, no surprises */
+_Static_assert(sizeof(struct ph_req) == 96, "ph_req layout");
+_Static_assert(sizeof(struct ph_resp) == 16, "ph_resp layout");
+
 struct privhelper {
-	int fd;	   /* our end of the pair */
+	int fd;	   /* our end of the pair; -1 once dead */
 	pid_t pid; /* the helper */
 	pthread_mutex_t lock; /* one request at a time */
+	uint64_t seq;	      /* the last request's */
+	int timeout_ms;	      /* per call */
+	struct privhelper_stats st;
 };
 
 /* The helper's side: fixed at fork, never changed. */
@@ -89,9 +103,9 @@ static const char *const ph_files[] = {
 /* ------------------------------------------------------ helper process */
 
 static int
-ph_send(int fd, int err, int pass_fd)
+ph_send(int fd, int err, uint64_t seq, int pass_fd)
 {
-	struct ph_resp resp = { PH_MAGIC, err };
+	struct ph_resp resp = { PH_MAGIC, err, seq };
 	struct iovec iov = { &resp, sizeof(resp) };
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
@@ -203,6 +217,7 @@ ph_serve(const struct ph_ctx *x)
 {
 	for (;;) {
 		struct ph_req rq;
+		uint64_t seq;
 		ssize_t n;
 		int fd = -1, r;
 
@@ -214,6 +229,9 @@ ph_serve(const struct ph_ctx *x)
 				continue;
 			return;
 		}
+		/* echo the sequence whenever the request reaches that far */
+		seq = (size_t)n >= offsetof(struct ph_req, seq) +
+		    sizeof(rq.seq) ? rq.seq : 0;
 		/* exactly one request, exactly this layout */
 		if ((size_t)n != sizeof(rq) || rq.magic != PH_MAGIC ||
 		    rq.version != PH_VERSION) {
@@ -234,7 +252,7 @@ ph_serve(const struct ph_ctx *x)
 		} else {
 			r = -EINVAL;
 		}
-		(void)ph_send(x->fd, r, r == 0 ? fd : -1);
+		(void)ph_send(x->fd, r, seq, r == 0 ? fd : -1);
 		if (fd >= 0)
 			close(fd);
 	}
@@ -314,21 +332,133 @@ ph_confine(void)
 	return ph_filter();
 }
 
+/* ------------------------------------------------------- daemon side */
+
+static int64_t
+ph_deadline(const struct privhelper *ph)
+{
+	return clock_ns(CLOCK_MONOTONIC) + (int64_t)ph->timeout_ms * 1000000;
+}
+
+/*
+ * The answer to request `want`, before `deadline` (CLOCK_MONOTONIC ns):
+ * 0 and the helper's answer in *ret_err (its fd in *ret_fd when asked for
+ * and answered 0), or -errno when the channel failed: -ETIMEDOUT, -EPIPE
+ * (the helper is gone), -EPROTO (a malformed answer, a truncated control
+ * message, one from the future). Signals do not end the wait. An answer to
+ * an earlier request (its caller gave up) is discarded, its fd closed.
+ */
+static int
+ph_recv(struct privhelper *ph, uint64_t want, int64_t deadline, int *ret_err,
+    int *ret_fd)
+{
+	for (;;) {
+		struct ph_resp resp;
+		struct iovec iov = { &resp, sizeof(resp) };
+		union {
+			char buf[CMSG_SPACE(sizeof(int))];
+			struct cmsghdr align;
+		} u;
+		struct msghdr mh = {
+			.msg_iov = &iov,
+			.msg_iovlen = 1,
+			.msg_control = u.buf,
+			.msg_controllen = sizeof(u.buf),
+		};
+		struct pollfd pfd = { ph->fd, POLLIN, 0 };
+		struct cmsghdr *c;
+		int64_t left = deadline - clock_ns(CLOCK_MONOTONIC);
+		int fd = -1, nfd = 0, r;
+		ssize_t n;
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		left = (left + 999999) / 1000000;
+		r = poll(&pfd, 1, left > INT32_MAX ? INT32_MAX : (int)left);
+		if (r < 0 && errno != EINTR)
+			return -errno;
+		if (r < 0)
+			ph->st.interrupted++;
+		if (r <= 0)
+			continue; /* interrupted, or the time is re-checked */
+		memset(&u, 0, sizeof(u));
+		n = recvmsg(ph->fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -EPIPE;
+		/* every fd that came is ours to close, whatever the rest */
+		for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+			size_t i, k;
+
+			if (c->cmsg_level != SOL_SOCKET ||
+			    c->cmsg_type != SCM_RIGHTS ||
+			    c->cmsg_len < CMSG_LEN(0))
+				continue;
+			k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+			for (i = 0; i < k; i++, nfd++) {
+				int f;
+
+				memcpy(&f, CMSG_DATA(c) + i * sizeof(int),
+				    sizeof(int));
+				if (fd < 0)
+					fd = f;
+				else
+					close(f);
+			}
+		}
+		r = 0;
+		if ((mh.msg_flags & (MSG_CTRUNC | MSG_TRUNC)) || nfd > 1 ||
+		    n != (ssize_t)sizeof(resp) || resp.magic != PH_MAGIC ||
+		    resp.err > 0 || resp.seq > want)
+			r = -EPROTO;
+		else if (resp.seq < want)
+			ph->st.stale++;
+		if (r < 0 || resp.seq < want) {
+			if (fd >= 0)
+				close(fd);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		*ret_err = resp.err;
+		if (resp.err == 0 && ret_fd) {
+			if (fd < 0)
+				return -EPROTO;
+			*ret_fd = fd;
+		} else if (fd >= 0) {
+			close(fd);
+		}
+		return 0;
+	}
+}
+
+/* The channel is out of step or gone: close it, for good. Once. */
+static int
+ph_dead(struct privhelper *ph, int r, const char *what)
+{
+	if (ph->fd < 0)
+		return r;
+	log_warnx("privileged helper (pid %d): %s: %s; its channel is closed, "
+	    "later requests fail (EPIPE)", (int)ph->pid, what, strerror(-r));
+	close(ph->fd);
+	ph->fd = -1;
+	ph->st.dead = r;
+	return r;
+}
+
 /* The helper's first message: confined (0) or why not. */
 static int
 ph_ready(struct privhelper *ph)
 {
-	struct pollfd pfd = { ph->fd, POLLIN, 0 };
-	struct ph_resp resp;
-	ssize_t n;
-	int r;
+	int err = 0, r;
 
-	if ((r = poll(&pfd, 1, PH_TIMEOUT_MS)) <= 0)
-		return r == 0 ? -ETIMEDOUT : -errno;
-	n = recv(ph->fd, &resp, sizeof(resp), 0);
-	if (n != (ssize_t)sizeof(resp) || resp.magic != PH_MAGIC)
-		return -EPROTO;
-	return resp.err;
+	if ((r = ph_recv(ph, 0, ph_deadline(ph), &err, NULL)) < 0)
+		return r;
+	return err;
 }
 
 struct privhelper *privhelper_stop(struct privhelper *ph);
@@ -352,6 +482,7 @@ privhelper_start(const char *proc_root, const char *sys_root,
 	if ((ph = calloc(1, sizeof(*ph))) == NULL)
 		return -ENOMEM;
 	pthread_mutex_init(&ph->lock, NULL);
+	ph->timeout_ms = PH_TIMEOUT_MS;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		r = -errno;
 		free(ph);
@@ -385,7 +516,7 @@ privhelper_start(const char *proc_root, const char *sys_root,
 		signal(SIGINT, SIG_IGN); /* a terminal's ^C is the daemon's */
 		/* confined, or not at all: the first answer says which */
 		r = ph_confine();
-		(void)ph_send(sv[1], r, -1);
+		(void)ph_send(sv[1], r, 0, -1);
 		if (r < 0)
 			_exit(2);
 		x.fd = sv[1];
@@ -427,7 +558,8 @@ privhelper_stop(struct privhelper *ph)
 
 	if (ph == NULL)
 		return NULL;
-	close(ph->fd);
+	if (ph->fd >= 0)
+		close(ph->fd);
 	/* it exits on the closed pair; give it a moment, then insist */
 	for (i = 0; i < 100; i++) {
 		if (waitpid(ph->pid, NULL, WNOHANG) != 0)
@@ -449,61 +581,48 @@ privhelper_pid(const struct privhelper *ph)
 	return ph ? ph->pid : -1;
 }
 
+/* Send a whole message; the channel dies if it cannot. */
+static int
+ph_put(struct privhelper *ph, const void *buf, size_t len)
+{
+	ssize_t n;
+
+	for (;;) {
+		n = send(ph->fd, buf, len, MSG_NOSIGNAL);
+		if (n == (ssize_t)len)
+			return 0;
+		if (n < 0 && errno == EINTR)
+			continue;
+		return ph_dead(ph, n < 0 ? -errno : -EPROTO, "send");
+	}
+}
+
 /* One request, its answer and maybe an fd; -errno. */
 static int
 ph_call(struct privhelper *ph, const struct ph_req *rq, int *ret_fd)
 {
-	struct ph_resp resp;
-	struct iovec iov = { &resp, sizeof(resp) };
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct msghdr mh = {
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-		.msg_control = u.buf,
-		.msg_controllen = sizeof(u.buf),
-	};
-	struct pollfd pfd = { -1, POLLIN, 0 };
-	struct cmsghdr *c;
-	int fd = -1, r;
-	ssize_t n;
+	struct ph_req q = *rq;
+	int64_t deadline;
+	int err = 0, r;
 
 	if (ph == NULL)
 		return -EOPNOTSUPP;
-	pfd.fd = ph->fd;
 	pthread_mutex_lock(&ph->lock);
-	if (send(ph->fd, rq, sizeof(*rq), MSG_NOSIGNAL) !=
-	    (ssize_t)sizeof(*rq)) {
-		r = -errno;
+	ph->st.calls++;
+	if (ph->fd < 0) {
+		ph->st.refused++;
+		r = -EPIPE;
 		goto out;
 	}
-	if ((r = poll(&pfd, 1, PH_TIMEOUT_MS)) <= 0) {
-		r = r == 0 ? -ETIMEDOUT : -errno;
+	q.seq = ++ph->seq;
+	deadline = ph_deadline(ph);
+	if ((r = ph_put(ph, &q, sizeof(q))) < 0)
 		goto out;
-	}
-	n = recvmsg(ph->fd, &mh, MSG_CMSG_CLOEXEC);
-	if (n != (ssize_t)sizeof(resp) || resp.magic != PH_MAGIC) {
-		r = n == 0 ? -EPIPE : -EPROTO;
-		goto drop;
-	}
-	for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-		    c->cmsg_len == CMSG_LEN(sizeof(int)))
-			memcpy(&fd, CMSG_DATA(c), sizeof(int));
-	r = resp.err;
-	if (r == 0 && ret_fd) {
-		if (fd < 0) {
-			r = -EPROTO;
-			goto out;
-		}
-		*ret_fd = fd;
-		fd = -1;
-	}
-drop:
-	if (fd >= 0)
-		close(fd);
+	if ((r = ph_recv(ph, q.seq, deadline, &err, ret_fd)) < 0)
+		r = ph_dead(ph, r, r == -ETIMEDOUT ? "no answer in time" :
+		    "answer");
+	else
+		r = err;
 out:
 	pthread_mutex_unlock(&ph->lock);
 	return r;
@@ -559,22 +678,65 @@ privhelper_rmdir_instance(struct privhelper *ph, const char *name)
 int
 privhelper_raw(struct privhelper *ph, const void *buf, size_t len)
 {
-	struct ph_resp resp;
-	struct pollfd pfd = { ph->fd, POLLIN, 0 };
-	ssize_t n;
-	int r;
+	const size_t end = offsetof(struct ph_req, seq) + sizeof(uint64_t);
+	uint64_t want = 0;
+	int err = 0, r;
 
+	if (len >= end)
+		memcpy(&want, (const char *)buf + offsetof(struct ph_req, seq),
+		    sizeof(want));
 	pthread_mutex_lock(&ph->lock);
-	if (send(ph->fd, buf, len, MSG_NOSIGNAL) != (ssize_t)len) {
-		r = -errno;
-	} else if ((r = poll(&pfd, 1, PH_TIMEOUT_MS)) <= 0) {
-		r = r == 0 ? -ETIMEDOUT : -errno;
-	} else {
-		n = recv(ph->fd, &resp, sizeof(resp), 0);
-		r = n == (ssize_t)sizeof(resp) ? resp.err : -EPROTO;
-	}
+	if (ph->fd < 0)
+		r = -EPIPE;
+	else if ((r = ph_put(ph, buf, len)) == 0 &&
+	    (r = ph_recv(ph, want, ph_deadline(ph), &err, NULL)) == 0)
+		r = err;
+	else
+		r = ph_dead(ph, r, "raw answer");
 	pthread_mutex_unlock(&ph->lock);
 	return r;
+}
+
+/* Tests: an open whose caller "gave up": its answer (and fd) stays queued,
+ * under an earlier sequence number, for the next call to discard. */
+int
+privhelper_send_stale(struct privhelper *ph, int32_t pid,
+    enum privhelper_file which)
+{
+	struct ph_req rq;
+	int r;
+
+	memset(&rq, 0, sizeof(rq));
+	rq.magic = PH_MAGIC;
+	rq.version = PH_VERSION;
+	rq.op = PH_OPEN;
+	rq.pid = pid;
+	rq.which = (uint32_t)which;
+	pthread_mutex_lock(&ph->lock);
+	rq.seq = ph->seq; /* already answered: the next call's is higher */
+	r = ph->fd < 0 ? -EPIPE : ph_put(ph, &rq, sizeof(rq));
+	pthread_mutex_unlock(&ph->lock);
+	return r;
+}
+
+/* Per-call timeout in ms (default PH_TIMEOUT_MS); tests shorten it. */
+void
+privhelper_set_timeout(struct privhelper *ph, int ms)
+{
+	pthread_mutex_lock(&ph->lock);
+	ph->timeout_ms = ms > 0 ? ms : PH_TIMEOUT_MS;
+	pthread_mutex_unlock(&ph->lock);
+}
+
+void
+privhelper_stats(struct privhelper *ph, struct privhelper_stats *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	if (ph == NULL)
+		return;
+	pthread_mutex_lock(&ph->lock);
+	*ret = ph->st;
+	pthread_mutex_unlock(&ph->lock);
 }
 
 size_t

@@ -2035,6 +2035,20 @@ struct privhelper *privhelper_get(void);
 int privhelper_raw(struct privhelper *ph, const void *buf, size_t len);
 size_t privhelper_req_size(void);
 
+/* privhelper.c: the channel's health and the test hooks */
+struct privhelper_stats {
+	uint64_t calls;	  /* requests made */
+	uint64_t stale;	  /* answers to earlier requests discarded */
+	uint64_t refused; /* calls failed EPIPE: the channel is closed */
+	int dead;	  /* 0, or the -errno that closed the channel */
+	uint64_t interrupted; /* waits a signal cut short, resumed */
+};
+
+void privhelper_stats(struct privhelper *ph, struct privhelper_stats *ret);
+void privhelper_set_timeout(struct privhelper *ph, int ms);
+int privhelper_send_stale(struct privhelper *ph, int32_t pid,
+    enum privhelper_file which);
+
 /* proc_hidden.c: processes a hidepid procfs kept from the scan */
 enum unseen_state {
 	UNSEEN_NOT_REPORTED, /* not known (a stored window, no scan) */

@@ -35,6 +35,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -755,6 +756,159 @@ START_TEST(test_privhelper)
 }
 END_TEST
 
+/* The fd is an open of exactly this path (its /proc/self/fd link). */
+static bool
+fd_is(int fd, const char *want, char *got, size_t gotsz)
+{
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, got, gotsz - 1);
+	got[n > 0 ? n : 0] = '\0';
+	return n > 0 && strcmp(got, want) == 0;
+}
+
+static int
+count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (d == NULL)
+		return -1;
+	while ((e = readdir(d)) != NULL)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+static volatile sig_atomic_t alarms;
+
+static void
+on_alarm(int sig)
+{
+	(void)sig;
+	alarms++;
+}
+
+static void
+ph_timer(long usec)
+{
+	struct itimerval it = { { 0, usec }, { 0, usec } };
+
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+/*
+ * The channel never goes out of step: calls cut short by signals are
+ * resumed and get their own answer; an answer to an earlier request is
+ * discarded with its fd; a timed-out channel is closed for good.
+ */
+static void
+desync_child(int wfd, void *arg)
+{
+	struct privhelper *ph;
+	struct privhelper_stats st;
+	struct sigaction sa;
+	char want[2][64], got[256];
+	int32_t pids[2] = { 0, (int32_t)getpid() };
+	int64_t t0, ms;
+	int i, fd, n0, r;
+	pid_t hp;
+
+	(void)arg;
+	if ((pids[0] = fork()) == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		for (;;)
+			pause();
+	}
+	CHILD_CHECK(wfd, pids[0] > 0, "fork: %s", strerror(errno));
+	CHILD_CHECK(wfd, (r = privhelper_start("/proc", "/sys", NULL,
+	    &ph)) == 0, "start: %s", strerror(-r));
+	for (i = 0; i < 2; i++)
+		snprintf(want[i], sizeof(want[i]), "/proc/%d/maps",
+		    (int)pids[i]);
+	/* a no-op SIGALRM without SA_RESTART, every 50 us: polls fail EINTR */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm;
+	sigemptyset(&sa.sa_mask);
+	CHILD_CHECK(wfd, sigaction(SIGALRM, &sa, NULL) == 0, "sigaction");
+	ph_timer(50);
+	for (i = 0; i < 3000; i++) {
+		r = privhelper_open(ph, pids[i & 1], 0, PH_FILE_MAPS, &fd);
+		CHILD_CHECK(wfd, r == 0, "call %d: %s", i, strerror(-r));
+		CHILD_CHECK(wfd, fd_is(fd, want[i & 1], got, sizeof(got)),
+		    "call %d asked for %s, got %s", i, want[i & 1], got);
+		close(fd);
+	}
+	ph_timer(0);
+	privhelper_stats(ph, &st);
+	CHILD_CHECK(wfd, alarms > 0, "no signal came");
+	CHILD_CHECK(wfd, st.interrupted > 0, "no wait was interrupted "
+	    "(%d signals)", (int)alarms);
+	CHILD_CHECK(wfd, st.calls == 3000 && st.stale == 0 && st.dead == 0,
+	    "calls %llu stale %llu dead %d", (unsigned long long)st.calls,
+	    (unsigned long long)st.stale, st.dead);
+
+	/* an answer left queued by a caller that gave up: discarded, its fd
+	 * closed, and the next call gets its own */
+	n0 = count_fds();
+	CHILD_CHECK(wfd, privhelper_send_stale(ph, pids[0], PH_FILE_MAPS) ==
+	    0, "send_stale");
+	CHILD_CHECK(wfd, (r = privhelper_open(ph, pids[1], 0, PH_FILE_MAPS,
+	    &fd)) == 0, "after a stale answer: %s", strerror(-r));
+	CHILD_CHECK(wfd, fd_is(fd, want[1], got, sizeof(got)),
+	    "after a stale answer: asked for %s, got %s", want[1], got);
+	close(fd);
+	CHILD_CHECK(wfd, count_fds() == n0, "the stale answer's fd leaked "
+	    "(%d fds, were %d)", count_fds(), n0);
+	privhelper_stats(ph, &st);
+	CHILD_CHECK(wfd, st.stale == 1 && st.dead == 0, "stale %llu dead %d",
+	    (unsigned long long)st.stale, st.dead);
+
+	/* a helper that does not answer in time (stopped): the call fails
+	 * ETIMEDOUT on time despite signals, the channel is closed, later
+	 * calls fail EPIPE and are counted, even once it could answer */
+	hp = privhelper_pid(ph);
+	privhelper_set_timeout(ph, 200);
+	CHILD_CHECK(wfd, kill(hp, SIGSTOP) == 0, "SIGSTOP");
+	ph_timer(1000);
+	t0 = clock_ns(CLOCK_MONOTONIC);
+	r = privhelper_open(ph, pids[0], 0, PH_FILE_MAPS, &fd);
+	ms = (clock_ns(CLOCK_MONOTONIC) - t0) / 1000000;
+	ph_timer(0);
+	CHILD_CHECK(wfd, r == -ETIMEDOUT, "stopped helper: %s", strerror(-r));
+	CHILD_CHECK(wfd, ms >= 190 && ms < 2000, "timed out after %lld ms",
+	    (long long)ms);
+	CHILD_CHECK(wfd, kill(hp, SIGCONT) == 0, "SIGCONT");
+	tu_sleep_ms(50);
+	for (i = 0; i < 3; i++) {
+		r = privhelper_open(ph, pids[i & 1], 0, PH_FILE_MAPS, &fd);
+		CHILD_CHECK(wfd, r == -EPIPE, "call %d after the timeout: %s",
+		    i, strerror(-r));
+	}
+	CHILD_CHECK(wfd, privhelper_page_idle(ph, &fd) == -EPIPE, "idle");
+	privhelper_stats(ph, &st);
+	CHILD_CHECK(wfd, st.dead == -ETIMEDOUT && st.refused == 4,
+	    "dead %d refused %llu", st.dead, (unsigned long long)st.refused);
+	privhelper_stop(ph);
+	CHILD_CHECK(wfd, kill(hp, 0) < 0 && errno == ESRCH,
+	    "helper still there after stop");
+	kill(pids[0], SIGKILL);
+	waitpid(pids[0], NULL, 0);
+	_exit(0);
+}
+
+START_TEST(test_privhelper_desync)
+{
+	char msg[512];
+
+	in_child(desync_child, NULL, msg, sizeof(msg));
+}
+END_TEST
+
 /* ------------------------------------------------------------ hidepid */
 
 struct scan_result {
@@ -1399,6 +1553,7 @@ privs_suite(void)
 	tcase_add_test(tc, test_seccomp_refuses);
 	tcase_add_test(tc, test_hidepid);
 	tcase_add_test(tc, test_privhelper);
+	tcase_add_test(tc, test_privhelper_desync);
 	tcase_add_test(tc, test_daemon_drops);
 	tcase_add_test(tc, test_daemon_drops_android_socket);
 	tcase_add_test(tc, test_daemon_drops_systemd_socket);
