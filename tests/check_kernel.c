@@ -291,8 +291,12 @@ START_TEST(real_samples_valid_every_cpu)
 
 	ck_assert_int_eq(collector_new(&o, &c), 0);
 	for (i = 0; i < 6; i++) {
+		/*
+		 * Earn ticks rather than sleep: on a quiet machine a sleeping
+		 * test process may get none, and nothing else need run.
+		 */
 		if (i)
-			tu_sleep_ms(100);
+			tu_burn_ms(100);
 		collector_clocks(&now);
 		ck_assert_int_eq(collector_sample(c, &now, false), 0);
 	}
@@ -321,7 +325,14 @@ START_TEST(real_samples_valid_every_cpu)
 		ck_assert_msg(w->cpu[i].samples > 0, "cpu%u has no samples", i);
 		ck_assert(w->cpu[i].online_end);
 	}
-	ck_assert_uint_gt(w->nprocs, 0);	/* this test process at least */
+	ck_assert_uint_gt(w->nprocs, 0); /* this test process burnt 500 ms */
+	for (i = 0; i < w->nprocs; i++)
+		if (w->procs[i].id == getpid())
+			break;
+	ck_assert_msg(i < w->nprocs, "own pid %d not among %zu processes",
+	    (int)getpid(), w->nprocs);
+	/* 500 ms of CPU at USER_HZ 100 is ~50 ticks; allow scheduler slack */
+	ck_assert_uint_ge(w->procs[i].d_utime + w->procs[i].d_stime, 20);
 	ck_assert_uint_gt(w->health.procs_scanned, 0);
 	ck_assert_uint_ge(w->health.threads_scanned, w->health.procs_scanned);
 	collector_free(c);

@@ -173,6 +173,34 @@ tu_run(Suite *s)
 	return failed == 0 ? 0 : 1;
 }
 
+static unsigned long long
+tu_clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ULL +
+	    (unsigned long long)ts.tv_nsec;
+}
+
+unsigned long long
+tu_burn_ms(unsigned ms)
+{
+	unsigned long long cpu0 = tu_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	unsigned long long wall0 = tu_clock_ns(CLOCK_MONOTONIC);
+	unsigned long long want = (unsigned long long)ms * 1000000ULL;
+	volatile unsigned long long sink = 0;
+	unsigned long long spent;
+
+	do {
+		for (unsigned i = 0; i < 10000; i++)
+			sink += i;
+		spent = tu_clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+	} while (spent < want &&
+	    tu_clock_ns(CLOCK_MONOTONIC) - wall0 < 20 * want);
+	return spent;
+}
+
 void
 tu_sleep_ms(unsigned ms)
 {

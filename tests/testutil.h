@@ -13,6 +13,10 @@ int tu_rmtree(const char *path);
 
 /* Sleep ms milliseconds, across signals. */
 void tu_sleep_ms(unsigned ms);
+/* Spend ms milliseconds of this thread's own CPU time, so a test that needs
+ * activity makes it instead of hoping the machine's background load does.
+ * Wall time is bounded by 20 × ms; returns the CPU ns actually spent. */
+unsigned long long tu_burn_ms(unsigned ms);
 /* Write data to path (creating parent directories), truncating in place so
  * an fd already open on the file sees the new contents. */
 int tu_write(const char *path, const char *data, size_t len);
