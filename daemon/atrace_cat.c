@@ -199,6 +199,10 @@ struct atcat {
 	unsigned napps;
 	char napps_str[8];
 	bool active;		/* between start and stop */
+	/* vitalsd stepped back from tags another tracer set over its own,
+	 * with its app list still in place (saved_app/number still hold
+	 * what was there before it) */
+	bool leftover;
 	unsigned state;		/* enum atcat_state */
 	int err;
 	uint64_t flags;		/* tags as last read (parsed) */
@@ -254,28 +258,58 @@ zeroish(const struct pval *p, uint64_t *ret)
 	return v == 0;
 }
 
-static bool
-is_ours(const struct atcat *ac, const struct pval *t, const struct pval *n)
-{
-	uint64_t v;
-
-	if (!t->set || strcmp(t->v, ac->tags_str) != 0)
-		return false;
-	if (ac->napps)
-		return n->set && strcmp(n->v, ac->napps_str) == 0;
-	return zeroish(n, &v);
-}
-
 static void
 app_name(unsigned i, char *buf, size_t len)
 {
 	snprintf(buf, len, ATCAT_APP_PROP_FMT, i);
 }
 
-/* Put back what was saved: the app list first, the tags last (their
- * serial change is what makes processes re-read the list). */
+/* The app list reads what vitalsd wrote (n: app_number as read). */
+static bool
+apps_ours(struct atcat *ac, const struct pval *n)
+{
+	struct pval a;
+	char name[40];
+	unsigned i;
+
+	if (ac->napps == 0 || !n->set || strcmp(n->v, ac->napps_str) != 0)
+		return false;
+	for (i = 0; i < ac->napps; i++) {
+		app_name(i, name, sizeof(name));
+		if (pget(ac, name, &a) < 0 || !a.set ||
+		    strcmp(a.v, ac->app[i]) != 0)
+			return false;
+	}
+	return true;
+}
+
+static bool
+is_ours(struct atcat *ac, const struct pval *t, const struct pval *n)
+{
+	uint64_t v;
+
+	if (!t->set || strcmp(t->v, ac->tags_str) != 0)
+		return false;
+	if (ac->napps)
+		return apps_ours(ac, n);
+	return zeroish(n, &v);
+}
+
+/* Nobody's: tags and app_number read 0, or the app list is vitalsd's own
+ * left from before it stepped back. */
+static bool
+is_free(struct atcat *ac, const struct pval *t, const struct pval *n)
+{
+	uint64_t v;
+
+	if (!zeroish(t, &v))
+		return false;
+	return zeroish(n, &v) || (ac->leftover && apps_ours(ac, n));
+}
+
+/* Put back the app list that was there before vitalsd's. */
 static int
-restore(struct atcat *ac)
+restore_apps(struct atcat *ac)
 {
 	char name[40];
 	unsigned i;
@@ -289,6 +323,16 @@ restore(struct atcat *ac)
 	if (ac->napps && (r = pput(ac, ATCAT_APP_NUMBER_PROP,
 	    &ac->saved_number)) < 0 && !first)
 		first = r;
+	return first;
+}
+
+/* Put back what was saved: the app list first, the tags last (their
+ * serial change is what makes processes re-read the list). */
+static int
+restore(struct atcat *ac)
+{
+	int r, first = restore_apps(ac);
+
 	if ((r = pput(ac, ATCAT_TAGS_PROP, &ac->saved_tags)) < 0 && !first)
 		first = r;
 	return first;
@@ -303,12 +347,17 @@ take(struct atcat *ac, const struct pval *t, const struct pval *n)
 	int r;
 
 	ac->saved_tags = *t;
-	ac->saved_number = *n;
-	for (i = 0; i < ac->napps; i++) {
-		app_name(i, name, sizeof(name));
-		if ((r = pget(ac, name, &ac->saved_app[i])) < 0)
-			return r;
+	/* its own app list left in place: what was there before it is
+	 * still in saved_* */
+	if (!(ac->leftover && apps_ours(ac, n))) {
+		ac->saved_number = *n;
+		for (i = 0; i < ac->napps; i++) {
+			app_name(i, name, sizeof(name));
+			if ((r = pget(ac, name, &ac->saved_app[i])) < 0)
+				return r;
+		}
 	}
+	ac->leftover = false;
 	for (i = 0; i < ac->napps; i++) {
 		app_name(i, name, sizeof(name));
 		if ((r = sysprop_set(ac->sp, name, ac->app[i])) < 0)
@@ -335,8 +384,10 @@ go_other(struct atcat *ac, const struct pval *t, const struct pval *n)
 	ac->foreign++;
 	if (ac->state == ATCAT_SKIPPED_OTHER_OWNER)
 		return;
-	if (ac->state == ATCAT_ON)
+	if (ac->state == ATCAT_ON) {
 		ac->yields++;
+		ac->leftover = ac->napps > 0;
+	}
 	log_info("atrace categories: held by another tracer (tags %s, "
 	    "app_number %s): left alone", t->set ? t->v : "unset",
 	    n->set ? n->v : "unset");
@@ -347,7 +398,6 @@ void
 atcat_check(struct atcat *ac)
 {
 	struct pval t, n;
-	uint64_t v;
 	int r;
 
 	if (ac == NULL || !ac->active || ac->state == ATCAT_ERROR)
@@ -360,7 +410,7 @@ atcat_check(struct atcat *ac)
 	ac->checks++;
 	if (ac->state == ATCAT_ON && is_ours(ac, &t, &n))
 		return;
-	if (!zeroish(&t, &v) || !zeroish(&n, &v)) {
+	if (!is_free(ac, &t, &n)) {
 		go_other(ac, &t, &n);
 		return;
 	}
@@ -460,13 +510,18 @@ atcat_stop(struct atcat *ac)
 	ac->active = false;
 	if (ac->timer)
 		event_del(ac->timer);
-	if (ac->state == ATCAT_ON) {
+	if (ac->state == ATCAT_ON || ac->leftover) {
 		/* only values that are still vitalsd's are put back */
 		if (pget(ac, ATCAT_TAGS_PROP, &t) < 0 ||
 		    pget(ac, ATCAT_APP_NUMBER_PROP, &n) < 0) {
 			ac->read_fail++;
 		} else if (!is_ours(ac, &t, &n)) {
-			ac->foreign++;
+			/* another tracer's tags over vitalsd's app list
+			 * (a bare setprop): the list goes, the tags stay */
+			if (apps_ours(ac, &n) && restore_apps(ac) < 0)
+				ac->set_fail++;
+			if (ac->state == ATCAT_ON)
+				ac->foreign++;
 		} else if ((r = restore(ac)) < 0) {
 			ac->set_fail++;
 			ac->err = r;
@@ -478,6 +533,7 @@ atcat_stop(struct atcat *ac)
 			    ac->saved_tags.set ? ac->saved_tags.v : "unset");
 		}
 	}
+	ac->leftover = false;
 	if (ac->state != ATCAT_ERROR)
 		ac->state = ATCAT_OFF;
 }

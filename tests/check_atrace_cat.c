@@ -262,6 +262,42 @@ START_TEST(test_yield)
 }
 END_TEST
 
+/* A bare `setprop` of the tags over vitalsd's: its app list is its own
+ * left behind, so the properties are free again once the tags are 0, and
+ * what was there before vitalsd is what comes back at the end; stopped
+ * while the other tags are in place, the list goes and the tags stay. */
+START_TEST(test_leftover_apps)
+{
+	struct atcat *ac = make(0x6, "com.mine");
+
+	ck_assert_int_eq(sysprop_set(sp, "debug.atrace.app_0", "orig"), 0);
+	atcat_start(ac);
+	ck_assert_int_eq(atcat_state(ac), ATCAT_ON);
+	ck_assert_int_eq(sysprop_set(sp, TAGS, "0x8"), 0);
+	atcat_check(ac);
+	ck_assert_int_eq(atcat_state(ac), ATCAT_SKIPPED_OTHER_OWNER);
+	ck_assert_int_eq(sysprop_set(sp, TAGS, "0"), 0);
+	atcat_check(ac);
+	ck_assert_int_eq(atcat_state(ac), ATCAT_ON);
+	ck_assert_str_eq(prop(TAGS), "0x6");
+	atcat_stop(ac);
+	ck_assert_str_eq(prop(TAGS), "0");
+	ck_assert_str_eq(prop(NUM), "(unset)");
+	ck_assert_str_eq(prop("debug.atrace.app_0"), "orig");
+
+	atcat_start(ac);
+	ck_assert_int_eq(atcat_state(ac), ATCAT_ON);
+	ck_assert_str_eq(prop("debug.atrace.app_0"), "com.mine");
+	ck_assert_int_eq(sysprop_set(sp, TAGS, "0x8"), 0);
+	atcat_check(ac);
+	atcat_stop(ac);
+	ck_assert_str_eq(prop(TAGS), "0x8");
+	ck_assert_str_eq(prop(NUM), "(unset)");
+	ck_assert_str_eq(prop("debug.atrace.app_0"), "orig");
+	atcat_free(ac);
+}
+END_TEST
+
 /* Only an app list (tags "0", as `atrace -a app` with no category writes)
  * is another tracer's too; so is a tags value libcutils cannot parse. */
 START_TEST(test_foreign_forms)
@@ -365,6 +401,7 @@ atcat_suite(void)
 	tcase_add_test(tc, test_restore_values);
 	tcase_add_test(tc, test_foreign_then_free);
 	tcase_add_test(tc, test_yield);
+	tcase_add_test(tc, test_leftover_apps);
 	tcase_add_test(tc, test_foreign_forms);
 	tcase_add_test(tc, test_off_and_unavailable);
 	tcase_add_test(tc, test_write_fails);
