@@ -388,6 +388,33 @@ START_TEST(test_write_fails)
 }
 END_TEST
 
+/* The keys: categories as tag bits, apps normalised, prop_root. */
+START_TEST(test_config_keys)
+{
+	struct config cfg;
+
+	config_init(&cfg);
+	ck_assert_uint_eq(cfg.atrace_tags, 0);
+	ck_assert_ptr_null(cfg.atrace_apps);
+	ck_assert_ptr_null(cfg.prop_root);
+	ck_assert_int_eq(config_set(&cfg, "atrace_categories", "gfx,am"), 0);
+	ck_assert_uint_eq(cfg.atrace_tags, 0x42);
+	ck_assert_int_eq(config_set(&cfg, "atrace_categories", "sched"),
+	    -EINVAL);
+	ck_assert_uint_eq(cfg.atrace_tags, 0x42);
+	ck_assert_int_eq(config_set(&cfg, "atrace_apps", "com.a com.b"), 0);
+	ck_assert_str_eq(cfg.atrace_apps, "com.a,com.b");
+	ck_assert_int_eq(config_set(&cfg, "atrace_apps", "none"), 0);
+	ck_assert_ptr_null(cfg.atrace_apps);
+	ck_assert_int_eq(config_set(&cfg, "prop_root", dir), 0);
+	ck_assert_str_eq(cfg.prop_root, dir);
+	ck_assert_int_eq(config_set(&cfg, "prop_root", "none"), 0);
+	ck_assert_ptr_null(cfg.prop_root);
+	ck_assert_int_eq(config_set(&cfg, "prop_root", ""), -EINVAL);
+	config_release(&cfg);
+}
+END_TEST
+
 static Suite *
 atcat_suite(void)
 {
@@ -405,6 +432,7 @@ atcat_suite(void)
 	tcase_add_test(tc, test_foreign_forms);
 	tcase_add_test(tc, test_off_and_unavailable);
 	tcase_add_test(tc, test_write_fails);
+	tcase_add_test(tc, test_config_keys);
 	suite_add_tcase(s, tc);
 	return s;
 }
