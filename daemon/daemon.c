@@ -464,6 +464,38 @@ ftrace_setup(struct vitalsd *d, const struct config *cfg)
 	ftrace_set_gpu_mem_cb(d->ft, ftrace_gpu_mem_cb, d);
 }
 
+/*
+ * ATrace categories (atrace_cat.c): made here, set from vitalsd_run on and
+ * only while the instance captures ATrace, re-checked every sampling
+ * interval; nothing is written before the loop runs.
+ */
+static int
+atcat_setup(struct vitalsd *d, const struct config *cfg)
+{
+	struct atcat_opts o = {
+		.prop_root = cfg->prop_root,
+		.tags = cfg->atrace_tags,
+		.apps = cfg->atrace_apps,
+		.check_ms = cfg->interval_ms,
+	};
+	char names[512];
+	int r;
+
+	if ((r = atcat_new(d->base, &o, &d->ac)) < 0) {
+		log_warnx("atrace categories: %s", strerror(-r));
+		return r;
+	}
+	if (cfg->atrace_tags == 0 && cfg->atrace_apps == NULL)
+		return 0;
+	atcat_tag_names(cfg->atrace_tags, names, sizeof(names));
+	log_info("atrace categories: %s%s%s; properties: %s%s",
+	    names[0] ? names : "none", cfg->atrace_apps ? "; apps " : "",
+	    cfg->atrace_apps ? cfg->atrace_apps : "",
+	    cfg->prop_root ? "directory " : "the platform's",
+	    cfg->prop_root ? cfg->prop_root : "");
+	return 0;
+}
+
 static void
 ftrace_close(struct vitalsd *d, struct window *w)
 {
@@ -646,19 +678,8 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 	if ((r = wss_setup(d, cfg)) < 0)
 		goto fail;
 	ftrace_setup(d, cfg);
-	/* ATrace categories: set from vitalsd_run on, only while the
-	 * instance captures ATrace; re-checked every sampling interval */
-	{
-		struct atcat_opts ao = {
-			.prop_root = cfg->prop_root,
-			.tags = cfg->atrace_tags,
-			.apps = cfg->atrace_apps,
-			.check_ms = cfg->interval_ms,
-		};
-
-		if ((r = atcat_new(d->base, &ao, &d->ac)) < 0)
-			goto fail;
-	}
+	if ((r = atcat_setup(d, cfg)) < 0)
+		goto fail;
 	/* The socket is made (or adopted) here, while privileged. */
 	if ((r = control_new(d->base, cfg, d, d->store, &d->ctl)) < 0)
 		goto fail;
