@@ -219,6 +219,12 @@ atcat_state(const struct atcat *ac)
 	return ac ? ac->state : ATCAT_OFF;
 }
 
+const char *
+atcat_backend(const struct atcat *ac)
+{
+	return sysprop_backend(ac ? ac->sp : NULL);
+}
+
 static int
 pget(struct atcat *ac, const char *name, struct pval *ret)
 {

@@ -65,6 +65,8 @@ void atcat_stop(struct atcat *ac);
 /* One ownership check (the timer's; tests call it directly). */
 void atcat_check(struct atcat *ac);
 unsigned atcat_state(const struct atcat *ac);
+/* sysprop_backend() of its properties: "platform", "dir" or "none" */
+const char *atcat_backend(const struct atcat *ac);
 /* The state at close and the counts since the last call. */
 void atcat_window(struct atcat *ac, struct window_trace *wt);
 

@@ -46,6 +46,7 @@ struct vitalsd {
 	unsigned ft_state;	/* enum ftrace_state, for every window */
 	int ft_err;		/* -errno behind an off state */
 	struct atcat *ac;	/* ATrace categories (atrace_cat.c) */
+	bool atcat_wanted;	/* some are configured */
 };
 
 static void gpumem_sample(struct vitalsd *d, int64_t mono_ns);
@@ -487,11 +488,12 @@ atcat_setup(struct vitalsd *d, const struct config *cfg)
 	}
 	if (cfg->atrace_tags == 0 && cfg->atrace_apps == NULL)
 		return 0;
+	d->atcat_wanted = true;
 	atcat_tag_names(cfg->atrace_tags, names, sizeof(names));
-	log_info("atrace categories: %s%s%s; properties: %s%s",
+	log_info("atrace categories: %s%s%s; properties: %s%s%s",
 	    names[0] ? names : "none", cfg->atrace_apps ? "; apps " : "",
 	    cfg->atrace_apps ? cfg->atrace_apps : "",
-	    cfg->prop_root ? "directory " : "the platform's",
+	    atcat_backend(d->ac), cfg->prop_root ? " " : "",
 	    cfg->prop_root ? cfg->prop_root : "");
 	return 0;
 }
@@ -701,8 +703,9 @@ vitalsd_run(struct vitalsd *d)
 	arm_tick(d, d->next_ns);
 	if (ftrace_captures_atrace(d->ft))
 		atcat_start(d->ac);
-	else
-		atcat_stop(d->ac);
+	else if (d->atcat_wanted)
+		log_info("atrace categories: not set: no ATrace capture "
+		    "(ftrace %s)", ftrace_state_name(d->ft_state));
 	if (event_base_dispatch(d->base) < 0) {
 		atcat_stop(d->ac);
 		return -EIO;
