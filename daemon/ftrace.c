@@ -466,6 +466,13 @@ available(const char *list, const char *sys, const char *name)
 	return false;
 }
 
+/* ATrace markers reach the instance (copy_trace_marker is on). */
+bool
+ftrace_captures_atrace(const struct ftrace *ft)
+{
+	return ft != NULL && ft->state == FTRACE_ON && ft->atrace;
+}
+
 /* Remove an instance of that name (a crashed run's, or a stop's). */
 int
 ftrace_instance_remove(const char *tracefs, const char *name)

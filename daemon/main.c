@@ -21,7 +21,7 @@ usage(int status)
 	    "               [--perfetto PATH]\n"
 	    "               [--user NAME] [--group NAME,...]\n"
 	    "               [--capabilities CAP,...] [--seccomp on|off|log]\n"
-	    "               [--privhelper on|off]\n");
+	    "               [--privhelper on|off] [--prop-root DIR]\n");
 	exit(status);
 }
 
@@ -53,13 +53,15 @@ main(int argc, char *argv[])
 		{ "capabilities", required_argument, NULL, 16 },
 		{ "seccomp", required_argument, NULL, 17 },
 		{ "privhelper", required_argument, NULL, 18 },
+		/* system properties (sysprop.c): the host double */
+		{ "prop-root", required_argument, NULL, 19 },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *const keys[] = { NULL, "state_dir", "socket",
 		"interval_ms", "window_s", "proc_root", "sys_root", "threads",
 		"scanner", "bpffs", "bpf_load", "gpumem_map", "gpumem_load",
 		"heapprofd_perfetto", "user", "group", "capabilities", "seccomp",
-		"privhelper" };
+		"privhelper", "prop_root" };
 	const char *conffile = NULL, *set_key[32], *set_val[32];
 	bool foreground = false, checkonly = false;
 	int ch, nset = 0, verbose = 0, i, r;
@@ -88,7 +90,7 @@ main(int argc, char *argv[])
 			usage(0);
 		case 1: case 2: case 3: case 4: case 5: case 6: case 7:
 		case 8: case 9: case 10: case 11: case 12: case 13: case 14:
-		case 15: case 16: case 17: case 18:
+		case 15: case 16: case 17: case 18: case 19:
 			if (nset == (int)(sizeof(set_key) / sizeof(set_key[0])))
 				usage(1);
 			set_key[nset] = keys[ch];

@@ -542,6 +542,15 @@ struct window_trace {
 	uint64_t slices, incomplete, orphan_ends; /* Σ over all rows */
 	uint64_t sched_switch, sched_waking, binder_received;
 	uint64_t gpu_events;
+	/* ATrace categories (atrace_cat.c): state at close, counts Δ */
+	uint32_t cat_state;  /* enum atcat_state (atrace_cat.h) */
+	int32_t cat_err;     /* −errno behind error / unavailable */
+	uint64_t cat_tags;   /* the ATRACE_TAG_* bits configured */
+	uint64_t cat_flags;  /* the tags property as last read: vitalsd's
+			      * when on, the other tracer's when skipped */
+	uint32_t cat_checks, cat_foreign; /* checks; those another owned */
+	uint32_t cat_takeovers, cat_yields, cat_restores;
+	uint32_t cat_set_fail, cat_read_fail;
 	uint32_t nslices, slices_other; /* kept; folded into slice_other */
 	struct window_trace_slice slice[VITALS_TRACE_SLICES];
 	struct window_trace_slice slice_other;
@@ -938,6 +947,10 @@ struct config {
 	unsigned ftrace_tick_ms;
 	unsigned ftrace_max_pages;
 	unsigned ftrace_wake_percent;
+	/* system properties (sysprop.c), ATrace categories (atrace_cat.c) */
+	char *prop_root;	  /* double's directory; NULL: platform/none */
+	uint64_t atrace_tags;	  /* atrace_categories as ATRACE_TAG_* bits */
+	char *atrace_apps;	  /* normalised app list; NULL: none */
 };
 
 void config_init(struct config *cfg);
@@ -2186,5 +2199,6 @@ int ftrace_drain(struct ftrace *ft);
 int ftrace_window(struct ftrace *ft, struct window_trace *wt);
 void ftrace_finish(struct ftrace *ft);
 int ftrace_instance_remove(const char *tracefs, const char *name);
+bool ftrace_captures_atrace(const struct ftrace *ft);
 
 #endif /* VITALSD_H */
