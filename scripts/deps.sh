@@ -15,6 +15,9 @@ test_pkgs+=(systemd)
 test_pkgs+=(man-db)
 # bench/ftrace_flood.sh: the peer (trace-cmd) and /usr/bin/time
 test_pkgs+=(time)
+# tests/check_sepolicy.sh: the policy compiled as AOSP builds it
+# (m4, checkpolicy; setfiles -c checks file_contexts)
+test_pkgs+=(m4 checkpolicy policycoreutils)
 
 want=("${build_pkgs[@]}")
 if [ "${1:-build}" = test ]; then

@@ -101,5 +101,7 @@ for f in file_contexts genfs_contexts; do
 	done
 done
 grep -q '^init_daemon_domain(vitalsd)' "$te" || fail "no init transition"
-grep -q '^typeattribute vitalsd bpfdomain;' "$te" || fail "no bpfdomain"
+# the BPF rules are in their own file (Android 15 and later only)
+grep -q '^typeattribute vitalsd bpfdomain;' "$src/sepolicy/vitalsd_bpf.te" ||
+	fail "no bpfdomain"
 echo "ok"
