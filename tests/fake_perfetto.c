@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A stand-in for the perfetto binary (tests only): it takes the arguments
- * vitalsd gives the real one (-c - -o FILE), reads the config from stdin
+ * vitalsd gives the real one (-c - -o -: the trace to stdout, or -o FILE),
+ * reads the config from stdin
  * and records argv and stdin under $VITALS_FAKE_PERFETTO_DIR/calls/, then
  * behaves as the file $VITALS_FAKE_PERFETTO_DIR/mode says:
  *   exit CODE MS    write FILE, wait MS, exit CODE
@@ -33,10 +34,15 @@ write_trace(const char *path)
 	char buf[1000];
 	int fd;
 
-	if (path == NULL || (fd = open(path, O_WRONLY | O_CREAT | O_TRUNC,
-	    0640)) < 0)
+	if (path == NULL)
 		return;
 	memset(buf, 0x0a, sizeof(buf));
+	if (!strcmp(path, "-")) {
+		(void)!write(1, buf, sizeof(buf));
+		return;
+	}
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0640)) < 0)
+		return;
 	(void)!write(fd, buf, sizeof(buf));
 	close(fd);
 }
