@@ -310,9 +310,11 @@ session_end(struct heapprofd *hp, int status, const char *lost)
 	}
 	file_size(r->output_path, &r->output_bytes);
 	if (lost) {
-		snprintf(r->outcome, sizeof(r->outcome), "failed");
+		snprintf(r->outcome, sizeof(r->outcome), "%s",
+		    hp->stop == STOP_DAEMON ? "daemon stopped" : "failed");
 		snprintf(r->message, sizeof(r->message), "%s", lost);
-		hp->st.failed++;
+		if (hp->stop != STOP_DAEMON)
+			hp->st.failed++;
 	} else if (hp->stop == STOP_DAEMON) {
 		snprintf(r->outcome, sizeof(r->outcome), "daemon stopped");
 	} else if (hp->stop == STOP_CANCEL) {
@@ -421,9 +423,14 @@ timer_cb(evutil_socket_t fd, short what, void *arg)
 	child_signal(hp, SIGKILL);
 }
 
+/* Made at setup; the filter refuses mkdir, so look before asking. */
 static int
 mkdir_one(const char *path)
 {
+	struct stat sb;
+
+	if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+		return 0;
 	return mkdir(path, 0750) < 0 && errno != EEXIST ? -errno : 0;
 }
 
@@ -1032,9 +1039,16 @@ heapprofd_cancel(struct heapprofd *hp, int64_t id, char *msg, size_t msgsz)
 			arm_timer(hp, hp->hs->kill_after_ms);
 			child_signal(hp, SIGTERM);
 		}
-		snprintf(msg, msgsz, "session %lld: SIGTERM sent to perfetto "
-		    "(pid %d), SIGKILL after %u ms", (long long)id,
-		    (int)hp->child, hp->hs->kill_after_ms);
+		if (hp->child > 0)
+			snprintf(msg, msgsz, "session %lld: SIGTERM sent to "
+			    "perfetto (pid %d), SIGKILL after %u ms",
+			    (long long)id, (int)hp->child,
+			    hp->hs->kill_after_ms);
+		else
+			snprintf(msg, msgsz, "session %lld: SIGTERM to perfetto "
+			    "as soon as the spawn helper reports it started, "
+			    "SIGKILL after %u ms", (long long)id,
+			    hp->hs->kill_after_ms);
 		return 0;
 	}
 	if (hp->store && store_hp_get(hp->store, id, &r) == 0) {
@@ -1284,6 +1298,16 @@ heapprofd_new(struct event_base *base, const struct config *cfg,
 	hp_build_type(hp);
 	if ((r = hp_spawn_setup(hp, cfg)) < 0)
 		goto fail;
+	/* The output directory is made now, in setup: the state directory's
+	 * entries then become the service user's, and the seccomp filter
+	 * has no mkdir. */
+	if (cfg->hp->perfetto) {
+		char dir[512];
+
+		if (snprintf(dir, sizeof(dir), "%s/heapprofd", hp->state_dir) <
+		    (int)sizeof(dir) && (r = mkdir_one(dir)) < 0)
+			log_warnx("heapprofd: %s: %s", dir, strerror(-r));
+	}
 	if (store)
 		close_stale(hp);
 	*ret = hp;
