@@ -793,6 +793,21 @@ wait_child(const struct daemon *d, long long id)
 	}
 }
 
+/* The stand-in perfetto (mode "term") has its SIGTERM handler in place. */
+static void
+wait_ready(const struct daemon *d, pid_t child)
+{
+	int64_t until = mono_ms() + 5000;
+	char p[PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s/calls/%d.ready", d->fp, (int)child);
+	while (access(p, F_OK) != 0) {
+		ck_assert_msg(mono_ms() < until, "perfetto %d not ready",
+		    (int)child);
+		tu_sleep_ms(20);
+	}
+}
+
 static char *
 run_out(const char *cmd, int *ret_status)
 {
@@ -945,6 +960,7 @@ START_TEST(test_spawn_seccomp_cancel_timeout)
 	ck_assert_int_eq(atoi(status_of(child, "PPid", v, sizeof(v))),
 	    spawner);
 	assert_confined(child, "perfetto");
+	wait_ready(&d, child);
 	snprintf(id_s, sizeof(id_s), "%lld", id);
 	r = vitals(&d, -1, "heapprofd", "cancel", id_s, NULL, NULL, NULL);
 	ck_assert_msg(r.code == 0, "cancel: %d %s", r.code, r.err);
@@ -972,6 +988,7 @@ START_TEST(test_spawn_seccomp_cancel_timeout)
 	id = start_pid(&d, a, "--duration=60s");
 	child = wait_child(&d, id);
 	ck_assert(alive(child));
+	wait_ready(&d, child);
 	assert_daemon_filtered(d.pid);
 	kill(d.pid, SIGTERM);
 	{
@@ -1204,6 +1221,8 @@ START_TEST(test_spawner_rejects_hostile)
 	    5000, &sess), 0);
 	ck_assert_int_eq(privhelper_spawn_wait(t.sp, 3000, &ev), 0);
 	ck_assert_int_eq(ev.err, 0);
+	ck_assert_int_eq(privhelper_spawn_wait(t.sp, 3000, &ev), 0);
+	ck_assert_int_eq(ev.kind, PH_SPAWN_EXITED);
 	n = privhelper_spawn_req(buf, sizeof(buf), 1, sess, 0, 0, 1000);
 	fds[0] = t.in, fds[1] = t.out, fds[2] = t.log;
 	sp_hostile(&t, buf, n, fds, 3, "seq replayed");
@@ -1263,6 +1282,9 @@ START_TEST(test_spawner_rejects_hostile)
 	ck_assert_int_eq(privhelper_spawn_request(t.sp, t.in, t.out, t.log,
 	    5000, &sess), 0);
 	ck_assert_int_eq(privhelper_spawn_wait(t.sp, 3000, &ev), 0);
+	ck_assert_int_eq(ev.kind, PH_SPAWN_STARTED);
+	ck_assert_int_eq(privhelper_spawn_wait(t.sp, 3000, &ev), 0);
+	ck_assert_int_eq(ev.kind, PH_SPAWN_EXITED);
 	n = privhelper_spawn_req(buf, sizeof(buf), 2, sess + 1, sess, SIGSEGV,
 	    0);
 	sp_hostile(&t, buf, n, NULL, 0, "SIGSEGV");

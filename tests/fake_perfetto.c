@@ -7,7 +7,8 @@
  * behaves as the file $VITALS_FAKE_PERFETTO_DIR/mode says:
  *   exit CODE MS    write FILE, wait MS, exit CODE
  *   term            run until SIGTERM, then write FILE and exit 0 (as
- *                   perfetto does when a session is stopped)
+ *                   perfetto does when a session is stopped); once the
+ *                   handler is in place, calls/<pid>.ready exists
  *   ignore-term     ignore SIGTERM: only SIGKILL ends it
  *   probe           try what the spawn helper's filter refuses (ptrace,
  *                   unshare, execve by path) and what perfetto needs (an
@@ -154,6 +155,11 @@ main(int argc, char *argv[])
 	}
 	if (!strncmp(mode, "term", 4)) {
 		signal(SIGTERM, on_term);
+		/* the handler is in place: a test may stop it now */
+		snprintf(path, sizeof(path), "%s/calls/%ld.ready", dir,
+		    (long)getpid());
+		if ((f = fopen(path, "w")) != NULL)
+			fclose(f);
 		while (!stop)
 			pause();
 		write_trace(out);
