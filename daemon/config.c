@@ -555,13 +555,9 @@ config_check(const struct config *cfg, char *err, size_t errsz)
 		snprintf(err, errsz, "out of memory (heapprofd settings)");
 		return -ENOMEM;
 	}
-	/* The filter refuses fork and execve, and a child would inherit it:
-	 * heapprofd sessions need it off (doc/privileges.md). */
-	if (cfg->seccomp == PRIVS_SECCOMP_ON && cfg->hp->perfetto != NULL) {
-		snprintf(err, errsz, "seccomp on refuses the perfetto child: "
-		    "set seccomp off (or log) or unset heapprofd_perfetto");
-		return -EINVAL;
-	}
+	/* seccomp on with a perfetto path is valid: with privhelper on, the
+	 * helper's spawner runs perfetto; without it, sessions are refused
+	 * with a named state and main() warns (doc/heapprofd.md). */
 	if (cfg->state_dir == NULL || cfg->proc_root == NULL ||
 	    cfg->sys_root == NULL || cfg->bpffs == NULL) {
 		snprintf(err, errsz, "missing state_dir, proc_root or sys_root");

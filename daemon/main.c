@@ -66,6 +66,7 @@ main(int argc, char *argv[])
 	bool foreground = false, checkonly = false;
 	int ch, nset = 0, verbose = 0, i, r;
 	struct privhelper *helper = NULL;
+	struct ph_spawner *spawner = NULL;
 	struct privs_state pst;
 	struct privs_req privs;
 	struct vitalsd *d;
@@ -119,6 +120,12 @@ main(int argc, char *argv[])
 	if (privs_resolve(cfg.user, cfg.groups, cfg.keep_caps, cfg.seccomp,
 	    &privs, err, sizeof(err)) < 0)
 		fatalx("configuration: %s", err);
+	if (cfg.seccomp == PRIVS_SECCOMP_ON && cfg.hp->perfetto &&
+	    !cfg.privhelper)
+		log_warnx("heapprofd: seccomp on refuses fork and execve and "
+		    "privhelper is off: sessions will be refused (spawn state "
+		    "'%s'); --privhelper on runs perfetto through its spawner",
+		    hp_spawn_state_name(HP_SPAWN_BLOCKED));
 	if (checkonly) {
 		fprintf(stderr, "configuration OK\n");
 		config_release(&cfg);
@@ -155,6 +162,20 @@ main(int argc, char *argv[])
 			fatalx("privileged helper: %s", strerror(-r));
 		privhelper_set(helper);
 		log_info("privileged helper: pid %d", (int)privhelper_pid(helper));
+		/* its spawner runs perfetto for heapprofd sessions outside
+		 * the daemon's filter; without it sessions are refused,
+		 * the daemon runs on (Health.heapprofd.spawn) */
+		if (cfg.hp->perfetto) {
+			r = privhelper_spawn_start(cfg.hp->perfetto, &privs,
+			    &spawner);
+			if (r < 0)
+				log_warnx("privileged helper: spawner for %s: "
+				    "%s", cfg.hp->perfetto, strerror(-r));
+			else
+				log_info("privileged helper: spawner pid %d",
+				    (int)privhelper_spawn_pid(spawner));
+			privhelper_spawn_set(spawner, r);
+		}
 	}
 	if ((r = vitalsd_setup(&cfg, foreground, &d)) < 0)
 		fatalx("setup failed: %s", strerror(-r));
@@ -170,6 +191,8 @@ main(int argc, char *argv[])
 	r = vitalsd_run(d);
 	vitalsd_free(d);
 	privhelper_set(NULL);
+	privhelper_spawn_set(NULL, 0);
+	privhelper_spawn_stop(spawner);
 	privhelper_stop(helper);
 	config_release(&cfg);
 	log_info("stopped");
