@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "hp_int.h"
+#include "sysprop.h"
 
 #define HP_FIRES_MAX 16
 
@@ -733,14 +734,14 @@ close_stale(struct heapprofd *hp)
  * ro.* properties do not change while the system runs.
  */
 static void
-hp_build_type(struct heapprofd *hp)
+hp_build_type(struct heapprofd *hp, const char *prop_root)
 {
 	char v[92] = "";
-	int r = -ENOSYS;
+	int r;
 
-	/* >>> THE ro.build.type CALL SITE: the property backend goes here,
-	 * e.g. r = sysprop_get("ro.build.type", v, sizeof(v));
-	 * (r >= 0 with v filled: the property's value) <<< */
+	/* the platform's properties on Android, the double under prop_root
+	 * on a host that has one; -EOPNOTSUPP where there are none */
+	r = sysprop_read(prop_root, "ro.build.type", v, sizeof(v));
 	if (r >= 0 && v[0] != '\0') {
 		if (hp_build_parse(v, &hp->policy.build) < 0) {
 			hp->policy.build = HP_BUILD_USER;
@@ -788,7 +789,7 @@ heapprofd_new(struct event_base *base, const struct config *cfg,
 	if ((r = hp_rules_new(hp->hs->rules, hp->hs->nrules,
 	    &hp->rules)) < 0)
 		goto fail;
-	hp_build_type(hp);
+	hp_build_type(hp, cfg->prop_root);
 	if ((r = hp_session_setup(hp, cfg)) < 0)
 		goto fail;
 	if (store)

@@ -1012,6 +1012,50 @@ END_TEST
 
 /* seccomp on, no helper: the daemon runs, sessions are refused with the
  * state named in health and in the client's answer. */
+/*
+ * The build type comes from ro.build.type through the property backend
+ * (here the host double under prop_root), not from the config key, once
+ * the property says something; an unknown value means user rules.
+ */
+START_TEST(test_build_type_from_property)
+{
+	static const struct {
+		const char *value, *type, *source;
+	} cases[] = {
+		{ "userdebug\n", "userdebug", "ro.build.type" },
+		{ "weird", "user", "ro.build.type (unknown value: user rules)" },
+	};
+	char props[PATH_MAX], file[PATH_MAX + 32], extra[PATH_MAX + 64];
+	const struct jm *h;
+	struct daemon d;
+	struct run r;
+	struct jm *j;
+	unsigned i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *dir = tu_mkdtemp("hp-props");
+
+		ck_assert_ptr_nonnull(dir);
+		snprintf(props, sizeof(props), "%s", dir);
+		snprintf(file, sizeof(file), "%s/ro.build.type", props);
+		ck_assert_int_eq(tu_writes(file, cases[i].value), 0);
+		snprintf(extra, sizeof(extra),
+		    "prop_root = %s\nheapprofd_build_type = user\n", props);
+		daemon_start_args(&d, extra, NULL);
+		r = vitals(&d, -1, "--json", "health", NULL, NULL, NULL, NULL);
+		j = json_of(&r);
+		h = jm_path(j, "health.heapprofd");
+		ck_assert_str_eq(str(h, "build_type"), cases[i].type);
+		ck_assert_str_eq(str(h, "build_type_source"), cases[i].source);
+		jm_free(j);
+		run_free(&r);
+		daemon_stop(&d);
+		tu_rmtree(dir);
+		free(dir);
+	}
+}
+END_TEST
+
 START_TEST(test_spawn_blocked_without_helper)
 {
 	static const char *const args[] = { "--user", svc_uid_s, "--group",
@@ -1331,6 +1375,7 @@ heapprofd_daemon_suite(void)
 	tcase_add_test(tc, test_spawn_seccomp_completes);
 	tcase_add_test(tc, test_spawn_seccomp_cancel_timeout);
 	tcase_add_test(tc, test_spawn_blocked_without_helper);
+	tcase_add_test(tc, test_build_type_from_property);
 	tcase_add_test(tc, test_spawner_rejects_hostile);
 	tcase_add_test(tc, test_spawner_missing_binary);
 	tcase_set_timeout(tc, 120);
