@@ -79,6 +79,10 @@ window_log_cb(const struct window *w, void *arg)
 	if (d->wr && (r = writer_submit(d->wr, w)) < 0)
 		log_warnx("window %llu not queued for the store: %s",
 		    (unsigned long long)w->seq, strerror(-r));
+	/* Committed before the loop goes on: a kill from here on loses at
+	 * most the open window (bounded, so a slow disk never stalls it). */
+	else if (d->wr)
+		(void)writer_wait(d->wr, WRITER_WAIT_MS);
 	dump_summary_line(w, &b);
 	if (d->wr) {
 		struct store_stats st;

@@ -1046,7 +1046,7 @@ db_settings(struct store *s)
 	s->wal_reserve = r;
 	s->budget = s->o.max_bytes - r;
 	snprintf(sql, sizeof(sql), "PRAGMA journal_mode = WAL;"
-	    "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;"
+	    "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;"
 	    "PRAGMA journal_size_limit = %llu;"
 	    "PRAGMA wal_autocheckpoint = %llu",
 	    (unsigned long long)(r ? r : 4u << 20),

@@ -718,6 +718,8 @@ struct writer;
 int writer_start(struct store *store, unsigned queue_max,
     struct writer **ret);
 int writer_submit(struct writer *wr, const struct window *w);
+int writer_wait(struct writer *wr, unsigned ms);
+#define WRITER_WAIT_MS 50 /* the loop waits this long for a commit */
 void writer_get(struct writer *wr, struct store_stats *ret_stats,
     unsigned *ret_queued, uint64_t *ret_dropped);
 struct writer *writer_stop(struct writer *wr, unsigned flush_ms);

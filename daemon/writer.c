@@ -22,6 +22,7 @@ struct writer {
 	pthread_t thread;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
+	pthread_cond_t done_cv; /* the queue emptied (writer_wait) */
 	struct store *store;
 	struct window **q; /* ring of queued windows */
 	unsigned qcap, qhead, qlen;
@@ -127,6 +128,7 @@ writer_main(void *arg)
 		    r == -EUCLEAN || (r == -EBADF && recovered)) {
 			/* The condition may pass: keep the window, retry. */
 			failing = true;
+			pthread_cond_broadcast(&wr->done_cv);
 			if (backoff < RETRY_MAX_MS)
 				backoff *= 2;
 			continue;
@@ -138,7 +140,10 @@ writer_main(void *arg)
 		/* An overflow never drops the window in flight: still head. */
 		q_remove_at(wr, 0);
 		window_free(w);
+		if (wr->qlen == 0)
+			pthread_cond_broadcast(&wr->done_cv);
 	}
+	pthread_cond_broadcast(&wr->done_cv);
 	pthread_mutex_unlock(&wr->mu);
 	return NULL;
 }
@@ -165,6 +170,7 @@ writer_start(struct store *store, unsigned queue_max, struct writer **ret)
 		pthread_condattr_init(&ca);
 		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 		pthread_cond_init(&wr->cv, &ca);
+		pthread_cond_init(&wr->done_cv, &ca);
 		pthread_condattr_destroy(&ca);
 	}
 	if ((r = pthread_create(&wr->thread, NULL, writer_main, wr)) != 0) {
@@ -213,6 +219,37 @@ writer_submit(struct writer *wr, const struct window *w)
 	return 0;
 }
 
+/*
+ * Wait (at most ms) until every queued window is committed. A window is
+ * "closed" for the crash contract once this returns 0: a kill after that
+ * loses at most the open window. A failing store is not waited for (the
+ * windows stay queued, as before); -ETIMEDOUT: the commit took longer.
+ */
+int
+writer_wait(struct writer *wr, unsigned ms)
+{
+	struct timespec ts;
+	int r = 0;
+
+	if (wr == NULL)
+		return 0;
+	timespec_after_ms(&ts, ms);
+	pthread_mutex_lock(&wr->mu);
+	while (wr->qlen > 0 && !wr->stopping && r == 0) {
+		if (wr->stats.state != STORE_OK) {
+			r = -EAGAIN;
+			break;
+		}
+		if (pthread_cond_timedwait(&wr->done_cv, &wr->mu, &ts) ==
+		    ETIMEDOUT)
+			r = -ETIMEDOUT;
+	}
+	if (r == -ETIMEDOUT && wr->qlen == 0)
+		r = 0;
+	pthread_mutex_unlock(&wr->mu);
+	return r;
+}
+
 void
 writer_get(struct writer *wr, struct store_stats *ret_stats,
     unsigned *ret_queued, uint64_t *ret_dropped)
@@ -244,6 +281,7 @@ writer_stop(struct writer *wr, unsigned flush_ms)
 	for (i = 0; i < wr->qcap; i++)
 		window_free(wr->q[i]);
 	pthread_cond_destroy(&wr->cv);
+	pthread_cond_destroy(&wr->done_cv);
 	pthread_mutex_destroy(&wr->mu);
 	free(wr->q);
 	free(wr);

@@ -195,6 +195,79 @@ START_TEST(test_sigkill_20_times)
 }
 END_TEST
 
+/*
+ * A window announced as closed (its log line) is in the store: a kill 0.5
+ * to 1.5 ms after the announcement must not lose it, only the open one.
+ */
+START_TEST(test_kill_after_close)
+{
+	char *dir = tu_mkdtemp("killclose");
+	char db[PATH_MAX];
+	unsigned k, lost = 0, runs = 12;
+
+	snprintf(db, sizeof(db), "%s/vitals.db", dir);
+	srand(20261201);
+	for (k = 0; k < runs; k++) {
+		unsigned long long seq = 0, want = 2 + (unsigned)(rand() % 2);
+		char line[4096], *p;
+		int pfd[2], status;
+		size_t n, i;
+		struct window **w;
+		bool found = false;
+		FILE *f;
+		pid_t pid;
+
+		ck_assert_int_eq(pipe(pfd), 0);
+		pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			dup2(pfd[1], 2);
+			close(pfd[0]);
+			execl(daemon_path, "vitalsd", "-f", "--state-dir", dir,
+			    "--interval-ms", "100", "--window-s", "1",
+			    "--threads", "all", (char *)NULL);
+			_exit(127);
+		}
+		close(pfd[1]);
+		f = fdopen(pfd[0], "r");
+		ck_assert_ptr_nonnull(f);
+		while (fgets(line, sizeof(line), f) != NULL) {
+			if ((p = strstr(line, "] window ")) == NULL)
+				continue;
+			seq = strtoull(p + 9, NULL, 10);
+			if (seq >= want)
+				break;
+		}
+		/* 0.5 .. 1.5 ms after the window was said to be closed */
+		{
+			struct timespec ts = { 0, 500000 +
+				(long)(rand() % 1000) * 1000 };
+
+			nanosleep(&ts, NULL);
+		}
+		kill(pid, SIGKILL);
+		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+		fclose(f);
+		ck_assert_uint_ge(seq, want);
+		assert_integrity(db);
+		w = read_windows(db, &n);
+		for (i = 0; i < n; i++)
+			if (w[i]->seq == seq)
+				found = true;
+		if (!found)
+			lost++;
+		free_windows(w, n);
+		unlink(db);
+		tu_rmtree(dir);
+		ck_assert_int_eq(mkdir(dir, 0700), 0);
+	}
+	ck_assert_msg(lost == 0, "%u of %u closed windows lost to a kill",
+	    lost, runs);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 static bool
 has_corrupt_copy(const char *dir, char *ret, size_t retsz)
 {
@@ -396,6 +469,7 @@ main(void)
 	    b ? b : ".");
 	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, test_sigkill_20_times);
+	tcase_add_test(tc, test_kill_after_close);
 	tcase_add_test(tc, test_corrupt_garbage);
 	tcase_add_test(tc, test_corrupt_truncated);
 	tcase_add_test(tc, test_not_sqlite);
