@@ -822,6 +822,9 @@ put_locked(struct store *s, const struct window *w)
 	if (id != 0)
 		s->st.windows_written++;
 	s->st.state = STORE_OK;
+	/* A past failure ("disk is full") is not today's news. */
+	s->st.last_err = 0;
+	s->st.last_errmsg[0] = '\0';
 	store_after_write(s);
 	dt = clock_ns(CLOCK_MONOTONIC) - t0;
 	s->st.commit_ns_last = (uint64_t)dt;
