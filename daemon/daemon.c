@@ -251,12 +251,20 @@ open_store(struct vitalsd *d, const struct config *cfg)
 	if (snprintf(path, sizeof(path), "%s/vitals.db", cfg->state_dir) >=
 	    (int)sizeof(path))
 		return -ENAMETOOLONG;
-	if ((r = store_open(path, &cfg->store, &d->store)) < 0) {
+	/* A -shm cut under the daemon is repaired, not a SIGBUS death. */
+	if ((r = store_heal_sigbus_install()) < 0)
+		log_warnx("SIGBUS handler: %s", strerror(-r));
+	if ((r = store_open_retry(path, &cfg->store, &d->store)) < 0) {
 		log_warnx("store %s: %s; windows are kept in memory only", path,
 		    strerror(-r));
 		return 0;
 	}
 	store_get_stats(d->store, &st);
+	/* Not open now (full, read-only, not a file): the writer opens it
+	 * again with a backoff; windows wait in its queue meanwhile. */
+	if (st.state == STORE_CLOSED)
+		log_warnx("store %s: %s; retrying, windows queue in memory "
+		    "(%u at most)", path, st.last_errmsg, cfg->write_queue);
 	if (st.corrupt_moved)
 		log_warnx("store %s was corrupt: moved to %s, started afresh",
 		    path, st.corrupt_path);

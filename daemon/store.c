@@ -366,6 +366,8 @@ store_run(sqlite3_stmt *st)
 
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		;
+	if (rc == SQLITE_DONE)
+		rc = store_heal_check_insert(st);
 	sqlite3_reset(st);
 	return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
@@ -766,8 +768,10 @@ store_write_window(struct store *s, const struct window *w, int64_t *ret_id)
 		if ((rc = store_run_int(st, &covered)) != SQLITE_OK || covered)
 			return rc;
 	}
-	if ((rc = put_window_row(s, w, &id)) != SQLITE_OK || id == 0)
+	if ((rc = put_window_row(s, w, &id)) != SQLITE_OK)
 		return rc;
+	if (id == 0) /* a replay, or nothing stored */
+		return store_heal_check_replay(s, w);
 	rc = put_cpu(s, id, -1, &w->all);
 	for (i = 0; i < w->cpu_span && rc == SQLITE_OK; i++)
 		if (!cpu_is_default(&w->cpu[i]))
@@ -811,6 +815,10 @@ put_locked(struct store *s, const struct window *w)
 	}
 	if ((rc = store_write_window(s, w, &id)) != SQLITE_OK) {
 		r = store_fail(s, rc, "insert window");
+		/* Not ours after all: the writer moves it aside. */
+		if (rc == STORE_RC_NOTHING || rc == SQLITE_CONSTRAINT_TRIGGER)
+			r = store_fail_errno(s, -EUCLEAN, "insert window: "
+			    "stored nothing (a trigger or a schema not ours)");
 		goto fail;
 	}
 	if (id != 0 && s->o.max_bytes && (r = store_enforce_size(s, id)) < 0)
@@ -848,6 +856,7 @@ store_put(struct store *s, const struct window *w)
 		return -EBADF;
 	pthread_mutex_lock(&s->lock);
 	r = put_locked(s, w);
+	store_heal_after_op(s);
 	pthread_mutex_unlock(&s->lock);
 	return r;
 }
@@ -966,6 +975,16 @@ db_check(struct store *s, bool *ret_bad)
 		return mark_bad(s, ret_bad, "unreadable", NULL);
 	if (rc != SQLITE_OK)
 		return rc;
+	if (rc == SQLITE_OK && nobj > 0) {
+		char why[96];
+
+		if ((rc = store_heal_foreign_objects(s->db, why,
+		    sizeof(why))) != SQLITE_OK)
+			return rc_corrupt(rc) ? mark_bad(s, ret_bad,
+			    "unreadable", NULL) : rc;
+		if (why[0])
+			return mark_bad(s, ret_bad, "not our schema", why);
+	}
 	if (app == 0 && ver == 0 && nobj == 0) {
 		if ((rc = db_create(s->db)) != SQLITE_OK)
 			return rc;
@@ -1220,6 +1239,29 @@ fail:
 		db_close(s);
 	s->st.state = STORE_CLOSED;
 	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
+/*
+ * Close the connection without a checkpoint and open the same file again
+ * (the open's checks run; a bad file is moved aside as at open). Lock
+ * held. Used after the -shm was cut under the connection (store_heal.c).
+ */
+int
+store_reopen_locked(struct store *s)
+{
+	int r;
+
+	if (s->db != NULL) {
+		sqlite3_db_config(s->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1,
+		    NULL);
+		db_close(s);
+	}
+	if ((r = open_db(s)) < 0) {
+		if (s->db)
+			db_close(s);
+		s->st.state = STORE_CLOSED;
+	}
 	return r;
 }
 

@@ -114,10 +114,14 @@ writer_main(void *arg)
 		 * file does not get a file moved aside per retry; again only
 		 * while a failed recovery left the store closed (-EBADF).
 		 */
-		if ((r == -EUCLEAN && !recovered) ||
-		    (r == -EBADF && recovered)) {
+		if (r == -EUCLEAN && !recovered) {
 			recovered = true;
 			if (store_recover(wr->store) == 0)
+				r = store_put(wr->store, w);
+		} else if (r == -EBADF) {
+			/* Closed: its open failed at start (full, read-only,
+			 * not a file) or a recovery failed. Open it again. */
+			if (store_reopen(wr->store) == 0)
 				r = store_put(wr->store, w);
 		}
 		store_get_stats(wr->store, &st);
@@ -125,12 +129,15 @@ writer_main(void *arg)
 		wr->inflight = NULL;
 		wr->stats = st;
 		if (r == -ENOSPC || r == -EIO || r == -EROFS || r == -EBUSY ||
-		    r == -EUCLEAN || (r == -EBADF && recovered)) {
+		    r == -EUCLEAN || r == -EBADF || r == -EACCES ||
+		    r == -ENOENT || r == -EISDIR || r == -ENOTDIR) {
 			/* The condition may pass: keep the window, retry. */
 			failing = true;
-			pthread_cond_broadcast(&wr->done_cv);
 			if (backoff < RETRY_MAX_MS)
 				backoff *= 2;
+			wr->stats.retry_at_mono_ns = clock_ns(CLOCK_MONOTONIC) +
+			    (int64_t)backoff * NSEC_PER_MSEC;
+			pthread_cond_broadcast(&wr->done_cv);
 			continue;
 		}
 		if (r < 0)

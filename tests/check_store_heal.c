@@ -1,0 +1,328 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Self-healing of the store (store_heal.c): a store that cannot open is
+ * kept closed and opened again; a write that stores nothing (a trigger, a
+ * schema not ours) is an error, not a silent success; damage in the WAL or
+ * the main file is found at open, counted, kept aside and the rest
+ * salvaged; a -shm cut under the running store does not kill it.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "vitalsd.h"
+
+#define T0 (1699999800LL * NSEC_PER_SEC)
+#define SEC NSEC_PER_SEC
+#define BOOT "0d5f1e2b-heal"
+
+static char *dir;
+static char path[PATH_MAX];
+
+static void
+setup(void)
+{
+	dir = tu_mkdtemp("heal");
+	ck_assert_ptr_nonnull(dir);
+	snprintf(path, sizeof(path), "%s/vitals.db", dir);
+}
+
+static void
+teardown(void)
+{
+	tu_rmtree(dir);
+	free(dir);
+}
+
+static struct window *
+mkwin(unsigned i, unsigned ntasks)
+{
+	struct window *w = window_new(i + 1, 0);
+	unsigned k;
+
+	ck_assert_ptr_nonnull(w);
+	snprintf(w->boot_id, sizeof(w->boot_id), "%s", BOOT);
+	w->hz = 100;
+	w->interval_ms = 1000;
+	w->mono_start_ns = (int64_t)i * 10 * SEC;
+	w->mono_end_ns = w->mono_start_ns + 10 * SEC;
+	w->boot_start_ns = w->mono_start_ns;
+	w->boot_end_ns = w->mono_end_ns;
+	w->wall_start_ns = T0 + (int64_t)i * 10 * SEC;
+	w->wall_end_ns = w->wall_start_ns + 10 * SEC;
+	w->samples = w->samples_valid = 10;
+	for (k = 0; k < ntasks; k++) {
+		struct window_task t;
+
+		memset(&t, 0, sizeof(t));
+		t.id = t.tgid = (int32_t)(200 + k);
+		t.starttime = 77 + k;
+		snprintf(t.comm, sizeof(t.comm), "t%u", k);
+		snprintf(t.name, sizeof(t.name), "com.example.heal%u", k);
+		t.d_utime = i + k;
+		t.samples = 10;
+		ck_assert_int_eq(window_add_task(w, false, &t), 0);
+	}
+	return w;
+}
+
+static struct store *
+open_ok(void)
+{
+	struct store *s = NULL;
+
+	ck_assert_int_eq(store_open(path, NULL, &s), 0);
+	return s;
+}
+
+static void
+put_n(struct store *s, unsigned from, unsigned n, unsigned ntasks)
+{
+	unsigned i;
+
+	for (i = from; i < from + n; i++) {
+		struct window *w = mkwin(i, ntasks);
+
+		ck_assert_int_eq(store_put(s, w), 0);
+		window_free(w);
+	}
+}
+
+static long long
+q_int(struct store *s, const char *sql)
+{
+	char buf[64];
+
+	ck_assert_int_eq(store_exec(s, sql, buf, sizeof(buf)), 0);
+	return strtoll(buf, NULL, 10);
+}
+
+/* ------------------------------------------------- writes that store nothing */
+
+static const char *const swallow[] = {
+	/* the window row is swallowed */
+	"CREATE TRIGGER eat BEFORE INSERT ON windows BEGIN"
+	" SELECT RAISE(IGNORE); END",
+	/* the window row is stored, its tasks are not */
+	"CREATE TRIGGER eat BEFORE INSERT ON window_task BEGIN"
+	" SELECT RAISE(IGNORE); END",
+	/* every insert is refused */
+	"CREATE TRIGGER eat BEFORE INSERT ON windows BEGIN"
+	" SELECT RAISE(ABORT, 'no'); END",
+};
+
+/*
+ * A trigger put into the file while it is open turns a put into nothing:
+ * that is an error in health (not "ok"), and the writer's recovery moves
+ * the file aside and stores the window in a fresh one.
+ */
+START_TEST(trigger_write_is_error)
+{
+	struct store *s = open_ok();
+	struct store_stats st;
+	struct window *w = mkwin(5, 3);
+
+	put_n(s, 0, 2, 3);
+	ck_assert_int_eq(store_exec(s, swallow[_i], NULL, 0), 0);
+	ck_assert_int_eq(store_put(s, w), -EUCLEAN);
+	store_get_stats(s, &st);
+	ck_assert_int_eq(st.state, STORE_IO_ERROR);
+	ck_assert_int_eq(st.last_err, -EUCLEAN);
+	ck_assert_msg(strstr(st.last_errmsg, "stored nothing") != NULL, "%s",
+	    st.last_errmsg);
+	ck_assert_int_eq(store_recover(s), 0);
+	ck_assert_int_eq(store_put(s, w), 0);
+	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM window_task"), 3);
+	store_get_stats(s, &st);
+	ck_assert_int_eq(st.state, STORE_OK);
+	ck_assert_uint_eq(st.corrupt_moved, 1);
+	window_free(w);
+	store_close(s);
+}
+END_TEST
+
+/* A file that has a trigger or a view is not ours: moved aside at open. */
+START_TEST(trigger_at_open_is_foreign)
+{
+	struct store *s = open_ok();
+	struct store_stats st;
+
+	put_n(s, 0, 2, 1);
+	ck_assert_int_eq(store_exec(s, _i ? "CREATE VIEW v AS SELECT 1" :
+	    swallow[0], NULL, 0), 0);
+	store_close(s);
+	s = open_ok();
+	store_get_stats(s, &st);
+	ck_assert_uint_eq(st.corrupt_moved, 1);
+	ck_assert_msg(strstr(st.last_errmsg, "not our schema") != NULL, "%s",
+	    st.last_errmsg);
+	put_n(s, 3, 1, 1);
+	store_close(s);
+}
+END_TEST
+
+/* A replay of a stored window is still a success that writes nothing. */
+START_TEST(replay_still_succeeds)
+{
+	struct store *s = open_ok();
+
+	put_n(s, 0, 2, 2);
+	put_n(s, 0, 2, 2);
+	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM windows"), 2);
+	store_close(s);
+}
+END_TEST
+
+/* ------------------------------------------------------------- open retry */
+
+/* vitals.db is a directory: closed, says why, opens once it is gone. */
+START_TEST(open_retry_until_fixed)
+{
+	struct store *s = NULL;
+	struct store_stats st;
+
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	ck_assert_int_lt(store_open(path, NULL, &s), 0);
+	ck_assert_int_eq(store_open_retry(path, NULL, &s), 0);
+	ck_assert(!store_is_open(s));
+	store_get_stats(s, &st);
+	ck_assert_int_eq(st.state, STORE_CLOSED);
+	ck_assert_int_lt(st.last_err, 0);
+	ck_assert_msg(st.last_errmsg[0] != '\0', "no reason");
+	{
+		struct window *w = mkwin(0, 1);
+
+		ck_assert_int_eq(store_put(s, w), -EBADF);
+		window_free(w);
+	}
+	ck_assert_int_lt(store_reopen(s), 0);
+	store_get_stats(s, &st);
+	ck_assert_uint_eq(st.open_retries, 1);
+	ck_assert_int_eq(st.state, STORE_CLOSED);
+	ck_assert_int_eq(rmdir(path), 0);
+	ck_assert_int_eq(store_reopen(s), 0);
+	ck_assert(store_is_open(s));
+	put_n(s, 0, 2, 1);
+	store_get_stats(s, &st);
+	ck_assert_int_eq(st.state, STORE_OK);
+	ck_assert_int_eq(st.last_err, 0);
+	ck_assert_uint_eq(st.open_retries, 2);
+	ck_assert_uint_eq(st.corrupt_moved, 0);
+	store_close(s);
+}
+END_TEST
+
+/* The writer opens a closed store by itself; windows wait meanwhile. */
+START_TEST(writer_opens_closed_store)
+{
+	struct store *s = NULL;
+	struct store_stats st;
+	struct writer *wr;
+	unsigned queued, i;
+	uint64_t dropped;
+
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	ck_assert_int_eq(store_open_retry(path, NULL, &s), 0);
+	ck_assert_int_eq(writer_start(s, 8, &wr), 0);
+	for (i = 0; i < 3; i++) {
+		struct window *w = mkwin(i, 1);
+
+		ck_assert_int_eq(writer_submit(wr, w), 0);
+		window_free(w);
+	}
+	tu_sleep_ms(300);
+	writer_get(wr, &st, &queued, &dropped);
+	ck_assert_int_eq(st.state, STORE_CLOSED);
+	ck_assert_uint_eq(queued, 3);
+	ck_assert_uint_ge(st.open_retries, 1);
+	ck_assert_int_gt(st.retry_at_mono_ns, clock_ns(CLOCK_MONOTONIC));
+	ck_assert_int_eq(rmdir(path), 0);
+	wr = writer_stop(wr, 5000);
+	store_get_stats(s, &st);
+	ck_assert_int_eq(st.state, STORE_OK);
+	ck_assert_uint_eq(st.windows_written, 3);
+	store_close(s);
+}
+END_TEST
+
+/* ------------------------------------------------------------- -shm cut */
+
+/*
+ * The -shm cut to nothing under an open store: the next put would die of
+ * SIGBUS. It goes on, the cut is counted, nothing stored is lost.
+ */
+START_TEST(shm_cut_under_store)
+{
+	char shm[PATH_MAX + 8], buf[64];
+	struct store_stats st;
+	struct window **v = NULL;
+	struct store *s;
+	size_t n = 0, i;
+	unsigned k;
+
+	if (getenv("VITALS_HEAL_NO_SIGBUS") == NULL)
+		ck_assert_int_eq(store_heal_sigbus_install(), 0);
+	s = open_ok();
+	snprintf(shm, sizeof(shm), "%s-shm", path);
+	put_n(s, 0, 3, 5);
+	for (k = 0; k < 3; k++) {
+		ck_assert_int_eq(truncate(shm, 0), 0);
+		put_n(s, 3 + 3 * k, 3, 5);
+	}
+	store_get_stats(s, &st);
+	ck_assert_uint_ge(st.shm_faults, 3);
+	ck_assert_int_eq(st.state, STORE_OK);
+	ck_assert_uint_eq(st.corrupt_moved, 0);
+	ck_assert_int_eq(truncate(shm, 0), 0);
+	ck_assert_int_eq(store_windows(s, 0, INT64_MAX, 0, &v, &n), 0);
+	ck_assert_uint_eq(n, 12);
+	for (i = 0; i < n; i++)
+		window_free(v[i]);
+	free(v);
+	ck_assert_int_eq(store_exec(s, "PRAGMA integrity_check", buf,
+	    sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "ok");
+	store_close(s);
+}
+END_TEST
+
+static Suite *
+heal_suite(void)
+{
+	Suite *s = suite_create("store_heal");
+	TCase *tc;
+
+	tc = tcase_create("nothing_stored");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_loop_test(tc, trigger_write_is_error, 0,
+	    (int)(sizeof(swallow) / sizeof(swallow[0])));
+	tcase_add_loop_test(tc, trigger_at_open_is_foreign, 0, 2);
+	tcase_add_test(tc, replay_still_succeeds);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("open_retry");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, open_retry_until_fixed);
+	tcase_add_test(tc, writer_opens_closed_store);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("shm");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, shm_cut_under_store);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return tu_run(heal_suite());
+}
