@@ -265,9 +265,12 @@ open_store(struct vitalsd *d, const struct config *cfg)
 	if (st.state == STORE_CLOSED)
 		log_warnx("store %s: %s; retrying, windows queue in memory "
 		    "(%u at most)", path, st.last_errmsg, cfg->write_queue);
+	if (st.wal_damaged)
+		log_warnx("store %s: %s", path, st.last_errmsg);
 	if (st.corrupt_moved)
-		log_warnx("store %s was corrupt: moved to %s, started afresh",
-		    path, st.corrupt_path);
+		log_warnx("store %s was corrupt: moved to %s, started afresh "
+		    "with %llu windows salvaged from it", path,
+		    st.corrupt_path, (unsigned long long)st.windows_salvaged);
 	if ((r = writer_start(d->store, cfg->write_queue, &d->wr)) < 0) {
 		log_warnx("store writer: %s", strerror(-r));
 		return r;

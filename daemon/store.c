@@ -938,7 +938,7 @@ mark_bad(struct store *s, bool *ret_bad, const char *why, const char *detail)
 /*
  * Decide whether the file at s->path is ours, healthy and current. Sets
  * *ret_bad (and returns SQLITE_OK) for a file to move aside: unreadable as
- * SQLite, failing quick_check, or somebody else's (application_id,
+ * SQLite, failing its integrity check, or somebody else's (application_id,
  * user_version newer than this build, or tables without our mark).
  */
 static int
@@ -950,7 +950,8 @@ db_check(struct store *s, bool *ret_bad)
 	int rc, rows = 0;
 
 	*ret_bad = false;
-	rc = sqlite3_prepare_v2(s->db, "PRAGMA quick_check", -1, &st, NULL);
+	rc = sqlite3_prepare_v2(s->db, store_heal_check_sql(s), -1, &st,
+	    NULL);
 	if (rc == SQLITE_OK) {
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 			const char *t;
@@ -963,7 +964,7 @@ db_check(struct store *s, bool *ret_bad)
 		sqlite3_finalize(st);
 	}
 	if (rc == SQLITE_DONE && (rows != 1 || strcmp(first, "ok") != 0))
-		return mark_bad(s, ret_bad, "quick_check", first);
+		return mark_bad(s, ret_bad, "integrity check", first);
 	if (rc == SQLITE_DONE)
 		rc = pragma_int(s->db, "PRAGMA application_id", &app);
 	if (rc == SQLITE_OK)
@@ -1157,6 +1158,9 @@ open_db(struct store *s)
 	int attempt, rc, r;
 
 	for (attempt = 0; attempt < 2; attempt++) {
+		/* What SQLite's WAL recovery would drop is said, and kept. */
+		if (attempt == 0)
+			(void)store_heal_before_open(s);
 		rc = db_open(s, &bad);
 		if (rc != SQLITE_OK) {
 			r = store_fail(s, rc, "open");
@@ -1175,6 +1179,9 @@ open_db(struct store *s)
 			return store_fail_errno(s, r,
 			    "open: cannot move bad file");
 	}
+	/* A file moved aside: what still reads of it comes along. */
+	if (attempt > 0)
+		(void)store_heal_salvage(s, s->st.corrupt_path);
 	s->st.state = STORE_OK;
 	store_after_write(s);
 	return 0;
@@ -1215,6 +1222,7 @@ store_open(const char *path, const struct store_opts *o, struct store **ret)
 int
 store_recover(struct store *s)
 {
+	bool moved = false;
 	int r;
 
 	if (s == NULL)
@@ -1228,10 +1236,13 @@ store_recover(struct store *s)
 			store_fail_errno(s, r, "recover: cannot move bad file");
 			goto fail;
 		}
+		moved = true;
 	}
 	/* Closed before (a failed recovery): the file is checked anew. */
 	if ((r = open_db(s)) < 0)
 		goto fail;
+	if (moved)
+		(void)store_heal_salvage(s, s->st.corrupt_path);
 	pthread_mutex_unlock(&s->lock);
 	return 0;
 fail:
