@@ -742,6 +742,15 @@ fmt_health(struct sbuf *o, const Vitals__Health *h, const struct fmt_ctx *c)
 		if (s->last_err || (s->last_errmsg && *s->last_errmsg))
 			sbuf_printf(o, "  last error %d: %s\n", s->last_err,
 			    s->last_errmsg ? s->last_errmsg : "");
+		if (s->open_retries || s->next_retry_ms)
+			sbuf_printf(o, "  open retried %llu times; next try in "
+			    "%.1f s\n", ULL(s->open_retries),
+			    (double)s->next_retry_ms / 1e3);
+		if (s->windows_salvaged || s->wal_damaged || s->shm_faults)
+			sbuf_printf(o, "  salvaged windows %llu, damaged WAL "
+			    "%llu, -shm faults repaired %llu\n",
+			    ULL(s->windows_salvaged), ULL(s->wal_damaged),
+			    ULL(s->shm_faults));
 	} else {
 		sbuf_puts(o, "Store: n/a\n");
 	}

@@ -82,6 +82,10 @@ window_log_cb(const struct window *w, void *arg)
 	if (d->wr && (r = writer_submit(d->wr, w)) < 0)
 		log_warnx("window %llu not queued for the store: %s",
 		    (unsigned long long)w->seq, strerror(-r));
+	/* Committed before the loop goes on: a kill from here on loses at
+	 * most the open window (bounded, so a slow disk never stalls it). */
+	else if (d->wr)
+		(void)writer_wait(d->wr, WRITER_WAIT_MS);
 	dump_summary_line(w, &b);
 	if (d->wr) {
 		struct store_stats st;
@@ -250,15 +254,26 @@ open_store(struct vitalsd *d, const struct config *cfg)
 	if (snprintf(path, sizeof(path), "%s/vitals.db", cfg->state_dir) >=
 	    (int)sizeof(path))
 		return -ENAMETOOLONG;
-	if ((r = store_open(path, &cfg->store, &d->store)) < 0) {
+	/* A -shm cut under the daemon is repaired, not a SIGBUS death. */
+	if ((r = store_heal_sigbus_install()) < 0)
+		log_warnx("SIGBUS handler: %s", strerror(-r));
+	if ((r = store_open_retry(path, &cfg->store, &d->store)) < 0) {
 		log_warnx("store %s: %s; windows are kept in memory only", path,
 		    strerror(-r));
 		return 0;
 	}
 	store_get_stats(d->store, &st);
+	/* Not open now (full, read-only, not a file): the writer opens it
+	 * again with a backoff; windows wait in its queue meanwhile. */
+	if (st.state == STORE_CLOSED)
+		log_warnx("store %s: %s; retrying, windows queue in memory "
+		    "(%u at most)", path, st.last_errmsg, cfg->write_queue);
+	if (st.wal_damaged)
+		log_warnx("store %s: %s", path, st.last_errmsg);
 	if (st.corrupt_moved)
-		log_warnx("store %s was corrupt: moved to %s, started afresh",
-		    path, st.corrupt_path);
+		log_warnx("store %s was corrupt: moved to %s, started afresh "
+		    "with %llu windows salvaged from it", path,
+		    st.corrupt_path, (unsigned long long)st.windows_salvaged);
 	if ((r = writer_start(d->store, cfg->write_queue, &d->wr)) < 0) {
 		log_warnx("store writer: %s", strerror(-r));
 		return r;

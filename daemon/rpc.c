@@ -375,6 +375,16 @@ pb_store(struct rpc_arena *a, const struct vitalsd_info *info)
 	m->commit_ns_max = s->commit_ns_max;
 	m->queued = info->store_queued;
 	m->dropped = info->store_dropped;
+	m->open_retries = s->open_retries;
+	if (s->retry_at_mono_ns && s->state != STORE_OK) {
+		int64_t left = s->retry_at_mono_ns - clock_ns(CLOCK_MONOTONIC);
+
+		m->next_retry_ms = left > 0 ? (uint32_t)(left / NSEC_PER_MSEC) :
+		    0;
+	}
+	m->windows_salvaged = s->windows_salvaged;
+	m->wal_damaged = s->wal_damaged;
+	m->shm_faults = s->shm_faults;
 	return m;
 }
 

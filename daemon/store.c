@@ -366,6 +366,8 @@ store_run(sqlite3_stmt *st)
 
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		;
+	if (rc == SQLITE_DONE)
+		rc = store_heal_check_insert(st);
 	sqlite3_reset(st);
 	return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
@@ -766,8 +768,10 @@ store_write_window(struct store *s, const struct window *w, int64_t *ret_id)
 		if ((rc = store_run_int(st, &covered)) != SQLITE_OK || covered)
 			return rc;
 	}
-	if ((rc = put_window_row(s, w, &id)) != SQLITE_OK || id == 0)
+	if ((rc = put_window_row(s, w, &id)) != SQLITE_OK)
 		return rc;
+	if (id == 0) /* a replay, or nothing stored */
+		return store_heal_check_replay(s, w);
 	rc = put_cpu(s, id, -1, &w->all);
 	for (i = 0; i < w->cpu_span && rc == SQLITE_OK; i++)
 		if (!cpu_is_default(&w->cpu[i]))
@@ -811,6 +815,10 @@ put_locked(struct store *s, const struct window *w)
 	}
 	if ((rc = store_write_window(s, w, &id)) != SQLITE_OK) {
 		r = store_fail(s, rc, "insert window");
+		/* Not ours after all: the writer moves it aside. */
+		if (rc == STORE_RC_NOTHING || rc == SQLITE_CONSTRAINT_TRIGGER)
+			r = store_fail_errno(s, -EUCLEAN, "insert window: "
+			    "stored nothing (a trigger or a schema not ours)");
 		goto fail;
 	}
 	if (id != 0 && s->o.max_bytes && (r = store_enforce_size(s, id)) < 0)
@@ -822,6 +830,9 @@ put_locked(struct store *s, const struct window *w)
 	if (id != 0)
 		s->st.windows_written++;
 	s->st.state = STORE_OK;
+	/* A past failure ("disk is full") is not today's news. */
+	s->st.last_err = 0;
+	s->st.last_errmsg[0] = '\0';
 	store_after_write(s);
 	dt = clock_ns(CLOCK_MONOTONIC) - t0;
 	s->st.commit_ns_last = (uint64_t)dt;
@@ -845,6 +856,7 @@ store_put(struct store *s, const struct window *w)
 		return -EBADF;
 	pthread_mutex_lock(&s->lock);
 	r = put_locked(s, w);
+	store_heal_after_op(s);
 	pthread_mutex_unlock(&s->lock);
 	return r;
 }
@@ -926,7 +938,7 @@ mark_bad(struct store *s, bool *ret_bad, const char *why, const char *detail)
 /*
  * Decide whether the file at s->path is ours, healthy and current. Sets
  * *ret_bad (and returns SQLITE_OK) for a file to move aside: unreadable as
- * SQLite, failing quick_check, or somebody else's (application_id,
+ * SQLite, failing its integrity check, or somebody else's (application_id,
  * user_version newer than this build, or tables without our mark).
  */
 static int
@@ -938,7 +950,8 @@ db_check(struct store *s, bool *ret_bad)
 	int rc, rows = 0;
 
 	*ret_bad = false;
-	rc = sqlite3_prepare_v2(s->db, "PRAGMA quick_check", -1, &st, NULL);
+	rc = sqlite3_prepare_v2(s->db, store_heal_check_sql(s), -1, &st,
+	    NULL);
 	if (rc == SQLITE_OK) {
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 			const char *t;
@@ -951,7 +964,7 @@ db_check(struct store *s, bool *ret_bad)
 		sqlite3_finalize(st);
 	}
 	if (rc == SQLITE_DONE && (rows != 1 || strcmp(first, "ok") != 0))
-		return mark_bad(s, ret_bad, "quick_check", first);
+		return mark_bad(s, ret_bad, "integrity check", first);
 	if (rc == SQLITE_DONE)
 		rc = pragma_int(s->db, "PRAGMA application_id", &app);
 	if (rc == SQLITE_OK)
@@ -963,6 +976,16 @@ db_check(struct store *s, bool *ret_bad)
 		return mark_bad(s, ret_bad, "unreadable", NULL);
 	if (rc != SQLITE_OK)
 		return rc;
+	if (rc == SQLITE_OK && nobj > 0) {
+		char why[96];
+
+		if ((rc = store_heal_foreign_objects(s->db, why,
+		    sizeof(why))) != SQLITE_OK)
+			return rc_corrupt(rc) ? mark_bad(s, ret_bad,
+			    "unreadable", NULL) : rc;
+		if (why[0])
+			return mark_bad(s, ret_bad, "not our schema", why);
+	}
 	if (app == 0 && ver == 0 && nobj == 0) {
 		if ((rc = db_create(s->db)) != SQLITE_OK)
 			return rc;
@@ -1046,7 +1069,7 @@ db_settings(struct store *s)
 	s->wal_reserve = r;
 	s->budget = s->o.max_bytes - r;
 	snprintf(sql, sizeof(sql), "PRAGMA journal_mode = WAL;"
-	    "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;"
+	    "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;"
 	    "PRAGMA journal_size_limit = %llu;"
 	    "PRAGMA wal_autocheckpoint = %llu",
 	    (unsigned long long)(r ? r : 4u << 20),
@@ -1135,6 +1158,9 @@ open_db(struct store *s)
 	int attempt, rc, r;
 
 	for (attempt = 0; attempt < 2; attempt++) {
+		/* What SQLite's WAL recovery would drop is said, and kept. */
+		if (attempt == 0)
+			(void)store_heal_before_open(s);
 		rc = db_open(s, &bad);
 		if (rc != SQLITE_OK) {
 			r = store_fail(s, rc, "open");
@@ -1153,6 +1179,9 @@ open_db(struct store *s)
 			return store_fail_errno(s, r,
 			    "open: cannot move bad file");
 	}
+	/* A file moved aside: what still reads of it comes along. */
+	if (attempt > 0)
+		(void)store_heal_salvage(s, s->st.corrupt_path);
 	s->st.state = STORE_OK;
 	store_after_write(s);
 	return 0;
@@ -1193,6 +1222,7 @@ store_open(const char *path, const struct store_opts *o, struct store **ret)
 int
 store_recover(struct store *s)
 {
+	bool moved = false;
 	int r;
 
 	if (s == NULL)
@@ -1206,10 +1236,13 @@ store_recover(struct store *s)
 			store_fail_errno(s, r, "recover: cannot move bad file");
 			goto fail;
 		}
+		moved = true;
 	}
 	/* Closed before (a failed recovery): the file is checked anew. */
 	if ((r = open_db(s)) < 0)
 		goto fail;
+	if (moved)
+		(void)store_heal_salvage(s, s->st.corrupt_path);
 	pthread_mutex_unlock(&s->lock);
 	return 0;
 fail:
@@ -1217,6 +1250,29 @@ fail:
 		db_close(s);
 	s->st.state = STORE_CLOSED;
 	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
+/*
+ * Close the connection without a checkpoint and open the same file again
+ * (the open's checks run; a bad file is moved aside as at open). Lock
+ * held. Used after the -shm was cut under the connection (store_heal.c).
+ */
+int
+store_reopen_locked(struct store *s)
+{
+	int r;
+
+	if (s->db != NULL) {
+		sqlite3_db_config(s->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1,
+		    NULL);
+		db_close(s);
+	}
+	if ((r = open_db(s)) < 0) {
+		if (s->db)
+			db_close(s);
+		s->st.state = STORE_CLOSED;
+	}
 	return r;
 }
 

@@ -183,6 +183,20 @@ void store_after_write(struct store *s);
 int store_write_window(struct store *s, const struct window *w,
     int64_t *ret_id);
 
+/* store_heal.c */
+/* An insert that stored nothing (a trigger, a view: not our schema). */
+#define STORE_RC_NOTHING (SQLITE_CORRUPT | (0x56 << 8))
+int store_heal_foreign_objects(sqlite3 *db, char *why, size_t whysz);
+int store_heal_check_insert(sqlite3_stmt *st);
+int store_heal_check_replay(struct store *s, const struct window *w);
+void store_heal_after_op(struct store *s);
+int store_heal_before_open(struct store *s);
+int store_heal_salvage(struct store *s, const char *bad);
+#define STORE_HEAL_FULL_CHECK_BYTES (256ULL << 20)
+const char *store_heal_check_sql(const struct store *s);
+/* store.c: close and open the same file again (lock held) */
+int store_reopen_locked(struct store *s);
+
 /* store_maint.c */
 int store_enforce_size(struct store *s, int64_t keep);
 

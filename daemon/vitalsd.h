@@ -665,6 +665,12 @@ struct store_stats {
 	char corrupt_path[256];
 	uint64_t db_bytes;
 	uint64_t commit_ns_last, commit_ns_max;
+	/* self-healing (store_heal.c) */
+	uint64_t open_retries;	   /* opens of a closed store tried again */
+	int64_t retry_at_mono_ns;  /* the writer tries again then; 0 none */
+	uint64_t windows_salvaged; /* copied out of a damaged file */
+	uint64_t wal_damaged;	   /* WAL files found damaged at open */
+	uint64_t shm_faults;	   /* faults on a cut -shm, repaired */
 };
 
 /* Metrics for top-N queries. */
@@ -690,6 +696,13 @@ int store_windows_max(struct store *s, int64_t from_wall_ns,
 /* After -EUCLEAN (corrupt while open): move the file aside as store_open
  * does and start a fresh database in the same handle. */
 int store_recover(struct store *s);
+/* store_heal.c: a store that cannot open now is returned closed and
+ * reopened later (the writer does, with backoff). */
+int store_open_retry(const char *path, const struct store_opts *o,
+    struct store **ret);
+bool store_is_open(struct store *s);
+int store_reopen(struct store *s);
+int store_heal_sigbus_install(void);
 int store_top(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
     bool threads, enum store_metric m, unsigned n,
     struct window_task **ret, size_t *ret_n);
@@ -727,6 +740,8 @@ struct writer;
 int writer_start(struct store *store, unsigned queue_max,
     struct writer **ret);
 int writer_submit(struct writer *wr, const struct window *w);
+int writer_wait(struct writer *wr, unsigned ms);
+#define WRITER_WAIT_MS 50 /* the loop waits this long for a commit */
 void writer_get(struct writer *wr, struct store_stats *ret_stats,
     unsigned *ret_queued, uint64_t *ret_dropped);
 struct writer *writer_stop(struct writer *wr, unsigned flush_ms);

@@ -22,6 +22,7 @@ struct writer {
 	pthread_t thread;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
+	pthread_cond_t done_cv; /* the queue emptied (writer_wait) */
 	struct store *store;
 	struct window **q; /* ring of queued windows */
 	unsigned qcap, qhead, qlen;
@@ -113,10 +114,14 @@ writer_main(void *arg)
 		 * file does not get a file moved aside per retry; again only
 		 * while a failed recovery left the store closed (-EBADF).
 		 */
-		if ((r == -EUCLEAN && !recovered) ||
-		    (r == -EBADF && recovered)) {
+		if (r == -EUCLEAN && !recovered) {
 			recovered = true;
 			if (store_recover(wr->store) == 0)
+				r = store_put(wr->store, w);
+		} else if (r == -EBADF) {
+			/* Closed: its open failed at start (full, read-only,
+			 * not a file) or a recovery failed. Open it again. */
+			if (store_reopen(wr->store) == 0)
 				r = store_put(wr->store, w);
 		}
 		store_get_stats(wr->store, &st);
@@ -124,11 +129,15 @@ writer_main(void *arg)
 		wr->inflight = NULL;
 		wr->stats = st;
 		if (r == -ENOSPC || r == -EIO || r == -EROFS || r == -EBUSY ||
-		    r == -EUCLEAN || (r == -EBADF && recovered)) {
+		    r == -EUCLEAN || r == -EBADF || r == -EACCES ||
+		    r == -ENOENT || r == -EISDIR || r == -ENOTDIR) {
 			/* The condition may pass: keep the window, retry. */
 			failing = true;
 			if (backoff < RETRY_MAX_MS)
 				backoff *= 2;
+			wr->stats.retry_at_mono_ns = clock_ns(CLOCK_MONOTONIC) +
+			    (int64_t)backoff * NSEC_PER_MSEC;
+			pthread_cond_broadcast(&wr->done_cv);
 			continue;
 		}
 		if (r < 0)
@@ -138,7 +147,10 @@ writer_main(void *arg)
 		/* An overflow never drops the window in flight: still head. */
 		q_remove_at(wr, 0);
 		window_free(w);
+		if (wr->qlen == 0)
+			pthread_cond_broadcast(&wr->done_cv);
 	}
+	pthread_cond_broadcast(&wr->done_cv);
 	pthread_mutex_unlock(&wr->mu);
 	return NULL;
 }
@@ -165,6 +177,7 @@ writer_start(struct store *store, unsigned queue_max, struct writer **ret)
 		pthread_condattr_init(&ca);
 		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 		pthread_cond_init(&wr->cv, &ca);
+		pthread_cond_init(&wr->done_cv, &ca);
 		pthread_condattr_destroy(&ca);
 	}
 	if ((r = pthread_create(&wr->thread, NULL, writer_main, wr)) != 0) {
@@ -213,6 +226,37 @@ writer_submit(struct writer *wr, const struct window *w)
 	return 0;
 }
 
+/*
+ * Wait (at most ms) until every queued window is committed. A window is
+ * "closed" for the crash contract once this returns 0: a kill after that
+ * loses at most the open window. A failing store is not waited for (the
+ * windows stay queued, as before); -ETIMEDOUT: the commit took longer.
+ */
+int
+writer_wait(struct writer *wr, unsigned ms)
+{
+	struct timespec ts;
+	int r = 0;
+
+	if (wr == NULL)
+		return 0;
+	timespec_after_ms(&ts, ms);
+	pthread_mutex_lock(&wr->mu);
+	while (wr->qlen > 0 && !wr->stopping && r == 0) {
+		if (wr->stats.state != STORE_OK) {
+			r = -EAGAIN;
+			break;
+		}
+		if (pthread_cond_timedwait(&wr->done_cv, &wr->mu, &ts) ==
+		    ETIMEDOUT)
+			r = -ETIMEDOUT;
+	}
+	if (r == -ETIMEDOUT && wr->qlen == 0)
+		r = 0;
+	pthread_mutex_unlock(&wr->mu);
+	return r;
+}
+
 void
 writer_get(struct writer *wr, struct store_stats *ret_stats,
     unsigned *ret_queued, uint64_t *ret_dropped)
@@ -244,6 +288,7 @@ writer_stop(struct writer *wr, unsigned flush_ms)
 	for (i = 0; i < wr->qcap; i++)
 		window_free(wr->q[i]);
 	pthread_cond_destroy(&wr->cv);
+	pthread_cond_destroy(&wr->done_cv);
 	pthread_mutex_destroy(&wr->mu);
 	free(wr->q);
 	free(wr);

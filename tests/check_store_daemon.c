@@ -195,6 +195,79 @@ START_TEST(test_sigkill_20_times)
 }
 END_TEST
 
+/*
+ * A window announced as closed (its log line) is in the store: a kill 0.5
+ * to 1.5 ms after the announcement must not lose it, only the open one.
+ */
+START_TEST(test_kill_after_close)
+{
+	char *dir = tu_mkdtemp("killclose");
+	char db[PATH_MAX];
+	unsigned k, lost = 0, runs = 12;
+
+	snprintf(db, sizeof(db), "%s/vitals.db", dir);
+	srand(20261201);
+	for (k = 0; k < runs; k++) {
+		unsigned long long seq = 0, want = 2 + (unsigned)(rand() % 2);
+		char line[4096], *p;
+		int pfd[2], status;
+		size_t n, i;
+		struct window **w;
+		bool found = false;
+		FILE *f;
+		pid_t pid;
+
+		ck_assert_int_eq(pipe(pfd), 0);
+		pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			dup2(pfd[1], 2);
+			close(pfd[0]);
+			execl(daemon_path, "vitalsd", "-f", "--state-dir", dir,
+			    "--interval-ms", "100", "--window-s", "1",
+			    "--threads", "all", (char *)NULL);
+			_exit(127);
+		}
+		close(pfd[1]);
+		f = fdopen(pfd[0], "r");
+		ck_assert_ptr_nonnull(f);
+		while (fgets(line, sizeof(line), f) != NULL) {
+			if ((p = strstr(line, "] window ")) == NULL)
+				continue;
+			seq = strtoull(p + 9, NULL, 10);
+			if (seq >= want)
+				break;
+		}
+		/* 0.5 .. 1.5 ms after the window was said to be closed */
+		{
+			struct timespec ts = { 0, 500000 +
+				(long)(rand() % 1000) * 1000 };
+
+			nanosleep(&ts, NULL);
+		}
+		kill(pid, SIGKILL);
+		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+		fclose(f);
+		ck_assert_uint_ge(seq, want);
+		assert_integrity(db);
+		w = read_windows(db, &n);
+		for (i = 0; i < n; i++)
+			if (w[i]->seq == seq)
+				found = true;
+		if (!found)
+			lost++;
+		free_windows(w, n);
+		unlink(db);
+		tu_rmtree(dir);
+		ck_assert_int_eq(mkdir(dir, 0700), 0);
+	}
+	ck_assert_msg(lost == 0, "%u of %u closed windows lost to a kill",
+	    lost, runs);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 static bool
 has_corrupt_copy(const char *dir, char *ret, size_t retsz)
 {
@@ -381,6 +454,161 @@ START_TEST(test_full_disk)
 }
 END_TEST
 
+/* `vitals --json health` of the daemon on dir, into buf. */
+static void
+health_json(const char *dir, char *buf, size_t len)
+{
+	char cmd[PATH_MAX * 2];
+	const char *b = getenv("VITALS_BUILDDIR");
+	FILE *f;
+	size_t n;
+
+	snprintf(cmd, sizeof(cmd), "%s/client/vitals --socket %s/vitalsd.sock"
+	    " --json health 2>&1", b ? b : ".", dir);
+	f = popen(cmd, "r");
+	ck_assert_ptr_nonnull(f);
+	n = fread(buf, 1, len - 1, f);
+	buf[n] = '\0';
+	pclose(f);
+}
+
+/* The integer after "key": in a JSON text (0 if absent). */
+static long long
+json_int(const char *j, const char *key)
+{
+	char k[64];
+	const char *p;
+
+	snprintf(k, sizeof(k), "\"%s\":", key);
+	if ((p = strstr(j, k)) == NULL)
+		return 0;
+	p += strlen(k);
+	while (*p == ' ' || *p == '"')
+		p++;
+	return strtoll(p, NULL, 10);
+}
+
+/*
+ * A store that cannot be opened at start (vitals.db is a directory, the
+ * disk is full) is retried: health says closed, why, how often tried and
+ * when next; once the cause is gone the queued windows are written.
+ */
+static void
+open_retry_case(const char *dir, bool full)
+{
+	char db[PATH_MAX], filler[PATH_MAX], j[16384];
+	struct window **w;
+	struct run run;
+	size_t n, got;
+	pid_t pid;
+	int status;
+
+	snprintf(db, sizeof(db), "%s/vitals.db", dir);
+	snprintf(filler, sizeof(filler), "%s/filler", dir);
+	if (full)
+		ck_assert_int_gt(fill_disk(filler), 0);
+	else
+		ck_assert_int_eq(mkdir(db, 0700), 0);
+	run.start_ns = now_wall();
+	pid = start_daemon(dir, "none");
+	tu_sleep_ms(3500);
+	health_json(dir, j, sizeof(j));
+	ck_assert_msg(strstr(j, "\"state\": \"closed\"") ||
+	    strstr(j, "\"state\":\"closed\""), "%s", j);
+	ck_assert_msg(json_int(j, "last_err") < 0, "%s", j);
+	ck_assert_msg(json_int(j, "open_retries") >= 1, "%s", j);
+	ck_assert_msg(json_int(j, "next_retry_ms") > 0, "%s", j);
+	ck_assert_msg(json_int(j, "queued") >= 2, "%s", j);
+	/* The cause goes away. */
+	if (full)
+		unlink(filler);
+	else
+		ck_assert_int_eq(rmdir(db), 0);
+	tu_sleep_ms(12000);
+	health_json(dir, j, sizeof(j));
+	ck_assert_msg(strstr(j, "\"state\": \"ok\"") ||
+	    strstr(j, "\"state\":\"ok\""), "%s", j);
+	ck_assert_msg(json_int(j, "last_err") == 0, "%s", j);
+	ck_assert_msg(json_int(j, "windows_written") >= 12, "%s", j);
+	run.stop_ns = now_wall();
+	status = stop_daemon(pid, SIGTERM);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_integrity(db);
+	w = read_windows(db, &n);
+	got = check_run(w, n, &run);
+	/* ~15.5 s in 1 s windows: none lost while the store was shut. */
+	ck_assert_msg(got >= 14, "only %zu windows stored", got);
+	free_windows(w, n);
+}
+
+START_TEST(test_open_retry_directory)
+{
+	char *dir = tu_mkdtemp("isdir");
+
+	open_retry_case(dir, false);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(test_open_retry_full)
+{
+	char *dir = tu_mkdtemp("fullstart");
+
+	ck_assert_int_eq(mount("tmpfs", dir, "tmpfs", 0, "size=2m"), 0);
+	open_retry_case(dir, true);
+	ck_assert_int_eq(umount(dir), 0);
+	rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/*
+ * The -shm truncated (and made unwritable) under the running daemon, again
+ * and again: it used to die of SIGBUS (exit 135). It goes on writing,
+ * counts the repairs in health, and stops cleanly.
+ */
+START_TEST(test_shm_cut)
+{
+	char *dir = tu_mkdtemp("shmcut");
+	char db[PATH_MAX], shm[PATH_MAX + 8], j[16384];
+	struct window **w;
+	struct run run;
+	size_t n, got;
+	unsigned k;
+	pid_t pid;
+	int status;
+
+	snprintf(db, sizeof(db), "%s/vitals.db", dir);
+	snprintf(shm, sizeof(shm), "%s-shm", db);
+	run.start_ns = now_wall();
+	pid = start_daemon(dir, "changed");
+	tu_sleep_ms(1500);
+	for (k = 0; k < 12; k++) {
+		ck_assert_int_eq(truncate(shm, 0), 0);
+		if (k % 3 == 2)
+			chmod(shm, 0400);
+		tu_sleep_ms(500);
+		ck_assert_msg(kill(pid, 0) == 0, "the daemon died");
+	}
+	health_json(dir, j, sizeof(j));
+	ck_assert_msg(json_int(j, "shm_faults") >= 3, "%s", j);
+	ck_assert_msg(strstr(j, "\"state\": \"ok\"") ||
+	    strstr(j, "\"state\":\"ok\""), "%s", j);
+	run.stop_ns = now_wall();
+	status = stop_daemon(pid, SIGTERM);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	    "status %d", status);
+	assert_integrity(db);
+	w = read_windows(db, &n);
+	got = check_run(w, n, &run);
+	ck_assert_msg(got >= 6, "only %zu windows stored", got);
+	free_windows(w, n);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -396,10 +624,14 @@ main(void)
 	    b ? b : ".");
 	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, test_sigkill_20_times);
+	tcase_add_test(tc, test_kill_after_close);
 	tcase_add_test(tc, test_corrupt_garbage);
 	tcase_add_test(tc, test_corrupt_truncated);
 	tcase_add_test(tc, test_not_sqlite);
 	tcase_add_test(tc, test_full_disk);
+	tcase_add_test(tc, test_open_retry_directory);
+	tcase_add_test(tc, test_open_retry_full);
+	tcase_add_test(tc, test_shm_cut);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }
