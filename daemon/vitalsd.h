@@ -21,6 +21,18 @@
 #define VITALS_NAME_LEN 128	/* process name from cmdline, cut */
 #define VITALS_SLEEP_NS 50000000LL /* Δboot − Δmono above this: slept */
 #define VITALS_INTERVAL_MIN_MS 100
+/* The earliest wall time a range reaches (-2^62 ns, year 1823): far
+ * before any clock, far enough from INT64_MIN that range arithmetic
+ * (from − span) cannot overflow. */
+#define VITALS_WALL_MIN (-(INT64_C(1) << 62))
+
+/* The span-aligned bucket of wall time t (span > 0): floor(t / span), so
+ * that a bucket before 1970 is as wide as any other. */
+static inline int64_t
+wall_bucket(int64_t t, int64_t span)
+{
+	return t / span - (t % span < 0);
+}
 #define VITALS_BURST_INTERVAL_MS 100
 #define VITALS_BURST_MAX_MS 10000
 

@@ -718,7 +718,7 @@ START_TEST(test_query_validation)
 	ck_assert_ptr_null(handle(&req, ROLE_READER, &res));
 	ck_assert_int_eq(res.query.op, RPC_Q_TOP);
 	ck_assert_uint_eq(res.query.id, 17);
-	ck_assert_int_eq(res.query.from_wall_ns, 0);
+	ck_assert_int_eq(res.query.from_wall_ns, VITALS_WALL_MIN);
 	ck_assert_int_eq(res.query.to_wall_ns, now);
 	ck_assert_uint_eq(res.query.n, 20);
 	ck_assert_uint_eq(res.query.hz, 100);
@@ -792,6 +792,73 @@ START_TEST(test_query_validation)
 	ck_assert_int_eq(resp->status,
 	    VITALS__STATUS__STATUS_PERMISSION_DENIED);
 	vitals__response__free_unpacked(resp, NULL);
+}
+END_TEST
+
+/* A wall clock before 1970 is a clock like any other: ranges relative to
+ * it, and explicit ranges before 1970, are queries, not BAD_REQUEST. */
+START_TEST(test_range_before_1970)
+{
+	Vitals__Request req;
+	Vitals__TopRequest top = VITALS__TOP_REQUEST__INIT;
+	Vitals__TimeRange tr = VITALS__TIME_RANGE__INIT;
+	Vitals__GpuMemRequest gr = VITALS__GPU_MEM_REQUEST__INIT;
+	struct rpc_result res;
+	Vitals__Response *resp;
+	int64_t saved = fx.ctx.now_wall_ns;
+	int64_t now = -86400 * SEC; /* 1969-12-31 */
+
+	fx.ctx.now_wall_ns = now;
+	init_req(&req, 3);
+	req.op_case = VITALS__REQUEST__OP_TOP;
+	req.top = &top;
+	/* no range: everything stored, up to now */
+	ck_assert_ptr_null(handle(&req, ROLE_READER, &res));
+	ck_assert_int_eq(res.query.from_wall_ns, VITALS_WALL_MIN);
+	ck_assert_int_eq(res.query.to_wall_ns, now);
+	/* the last hour */
+	tr.since_ns = 3600 * SEC;
+	top.range = &tr;
+	ck_assert_ptr_null(handle(&req, ROLE_READER, &res));
+	ck_assert_int_eq(res.query.from_wall_ns, now - 3600 * SEC);
+	ck_assert_int_eq(res.query.to_wall_ns, now);
+	/* a span longer than the clock reaches back: from the earliest */
+	tr.since_ns = INT64_MAX;
+	ck_assert_ptr_null(handle(&req, ROLE_READER, &res));
+	ck_assert_int_eq(res.query.from_wall_ns, VITALS_WALL_MIN);
+	/* explicit, before 1970, and across it */
+	tr.since_ns = 0;
+	tr.from_wall_ns = -7200 * SEC;
+	tr.to_wall_ns = -3600 * SEC;
+	ck_assert_ptr_null(handle(&req, ROLE_READER, &res));
+	ck_assert_int_eq(res.query.from_wall_ns, -7200 * SEC);
+	ck_assert_int_eq(res.query.to_wall_ns, -3600 * SEC);
+	tr.to_wall_ns = 3600 * SEC;
+	ck_assert_ptr_null(handle(&req, ROLE_READER, &res));
+	ck_assert_int_eq(res.query.to_wall_ns, 3600 * SEC);
+	/* still refused: empty, negative since, beyond the earliest */
+	tr.from_wall_ns = tr.to_wall_ns;
+	resp = handle(&req, ROLE_READER, &res);
+	ck_assert_int_eq(resp->status, VITALS__STATUS__STATUS_BAD_REQUEST);
+	vitals__response__free_unpacked(resp, NULL);
+	tr.from_wall_ns = INT64_MIN;
+	resp = handle(&req, ROLE_READER, &res);
+	ck_assert_int_eq(resp->status, VITALS__STATUS__STATUS_BAD_REQUEST);
+	vitals__response__free_unpacked(resp, NULL);
+	tr.from_wall_ns = 0;
+	tr.since_ns = -1;
+	resp = handle(&req, ROLE_READER, &res);
+	ck_assert_int_eq(resp->status, VITALS__STATUS__STATUS_BAD_REQUEST);
+	vitals__response__free_unpacked(resp, NULL);
+	/* GPU memory spans too */
+	init_req(&req, 4);
+	req.op_case = VITALS__REQUEST__OP_GPU_MEM;
+	req.gpu_mem = &gr;
+	gr.since_ns = 60 * SEC;
+	ck_assert_ptr_null(handle(&req, ROLE_READER, &res));
+	ck_assert_int_eq(res.query.from_wall_ns, now - 60 * SEC);
+	ck_assert_int_eq(res.query.to_wall_ns, now);
+	fx.ctx.now_wall_ns = saved;
 }
 END_TEST
 
@@ -1172,6 +1239,7 @@ rpc_suite(void)
 	tcase_add_test(tc, test_reid);
 	tcase_add_test(tc, test_health_dump);
 	tcase_add_test(tc, test_query_validation);
+	tcase_add_test(tc, test_range_before_1970);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("query");
