@@ -761,6 +761,7 @@ int64_t clock_ns(int clockid);
 int parse_uint(const char *s, uint64_t max, uint64_t *ret);
 int parse_u32_range(const char *s, uint64_t min, uint64_t max,
     uint32_t *ret);
+size_t name_clean(char *dst, const char *src, size_t n);
 
 /* ----------------------------------------------------------------- log.c */
 
