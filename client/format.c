@@ -751,11 +751,12 @@ fmt_health(struct sbuf *o, const Vitals__Health *h, const struct fmt_ctx *c)
 		sbuf_printf(o, "Control: %u connections; accepted %llu, "
 		    "requests %llu, denied %llu, bad frames %llu, idle closed "
 		    "%llu, overflow closed %llu, accept paused %llu, busy "
-		    "%llu\n  store queries %llu (slowest %.3f ms), queued "
-		    "%u\n", k->connections, ULL(k->accepted),
-		    ULL(k->requests), ULL(k->denied), ULL(k->bad_frames),
-		    ULL(k->idle_closed), ULL(k->overflow_closed),
-		    ULL(k->accept_paused), ULL(k->queries_busy),
+		    "%llu, refused at a cap %llu\n  store queries %llu "
+		    "(slowest %.3f ms), queued %u\n", k->connections,
+		    ULL(k->accepted), ULL(k->requests), ULL(k->denied),
+		    ULL(k->bad_frames), ULL(k->idle_closed),
+		    ULL(k->overflow_closed), ULL(k->accept_paused),
+		    ULL(k->queries_busy), ULL(k->cap_refused),
 		    ULL(k->queries), (double)k->query_ns_max / 1e6,
 		    k->queries_queued);
 	} else {

@@ -205,6 +205,8 @@ config_set_control(struct config *cfg, const char *key, const char *value)
 		return set_uid(&cfg->shell_uid, value);
 	if (!strcmp(key, "max_connections"))
 		return set_uint(&cfg->max_conns, value, 1, 65536);
+	if (!strcmp(key, "trusted_max_connections"))
+		return set_uint(&cfg->trusted_max_conns, value, 1, 65535);
 	if (!strcmp(key, "idle_timeout_ms"))
 		return set_uint(&cfg->idle_timeout_ms, value, 100,
 		    24 * 3600 * 1000);
@@ -613,6 +615,13 @@ config_check(const struct config *cfg, char *err, size_t errsz)
 	}
 	if ((r = check_paths(cfg, err, errsz)) < 0)
 		return r;
+	/* Trusted callers never take the last slots: readers keep some. */
+	if (cfg->trusted_max_conns >= cfg->max_conns) {
+		snprintf(err, errsz, "trusted_max_connections (%u) must be "
+		    "below max_connections (%u): the rest is kept for "
+		    "readers", cfg->trusted_max_conns, cfg->max_conns);
+		return -ERANGE;
+	}
 	if (cfg->wss.interval_min_ms > cfg->wss.interval_max_ms ||
 	    cfg->wss.interval_ms < cfg->wss.interval_min_ms ||
 	    cfg->wss.interval_ms > cfg->wss.interval_max_ms) {

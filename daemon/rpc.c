@@ -405,6 +405,7 @@ pb_health(struct rpc_arena *a, const struct rpc_ctx *ctx)
 		c->query_ns_max = s->query_ns_max;
 		c->queries_queued = s->queries_queued;
 		c->queries_shared = s->queries_shared;
+		c->cap_refused = s->cap_refused;
 	}
 	m->control = c;
 	m->interval_ms = info->interval_ms;

@@ -922,6 +922,7 @@ struct config {
 	struct id_list trusted_uids, trusted_gids, reader_uids, reader_gids;
 	uint32_t shell_uid;	  /* a reader; VITALS_NO_UID: none */
 	unsigned max_conns;	  /* accept pauses at this many connections */
+	unsigned trusted_max_conns; /* trusted callers together; 0: default */
 	unsigned idle_timeout_ms; /* no request, no progress: close */
 	uint32_t max_frame;	  /* frame payload limit, both directions */
 	uint32_t max_output;	  /* queued answer bytes per connection */
@@ -996,6 +997,7 @@ struct control_stats {
 	uint64_t queries, query_ns_max; /* store reads run, slowest */
 	uint32_t queries_queued;
 	uint64_t queries_shared; /* answered by another request's read */
+	uint64_t cap_refused;	 /* answered BUSY at a uid or trusted cap */
 };
 
 /* What one answer reads of the daemon (loop thread; daemon.c fills it). */

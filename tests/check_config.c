@@ -425,6 +425,18 @@ START_TEST(check_limits)
 	cfg.window_s = 5;
 	ck_assert_int_eq(config_check(&cfg, err, sizeof(err)), 0);
 
+	/* trusted callers never take every slot: readers keep at least one */
+	ck_assert_int_eq(config_set(&cfg, "max_connections", "8"), 0);
+	ck_assert_int_eq(config_set(&cfg, "trusted_max_connections", "7"), 0);
+	ck_assert_uint_eq(cfg.trusted_max_conns, 7);
+	ck_assert_int_eq(config_check(&cfg, err, sizeof(err)), 0);
+	ck_assert_int_eq(config_set(&cfg, "trusted_max_connections", "8"), 0);
+	ck_assert_int_eq(config_check(&cfg, err, sizeof(err)), -ERANGE);
+	ck_assert(strstr(err, "trusted_max_connections") != NULL);
+	ck_assert_int_eq(config_set(&cfg, "trusted_max_connections", "0"),
+	    -ERANGE);
+	cfg.trusted_max_conns = 0;
+
 	free(cfg.state_dir);
 	cfg.state_dir = NULL;
 	err[0] = '\0';
