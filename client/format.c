@@ -742,6 +742,15 @@ fmt_health(struct sbuf *o, const Vitals__Health *h, const struct fmt_ctx *c)
 		if (s->last_err || (s->last_errmsg && *s->last_errmsg))
 			sbuf_printf(o, "  last error %d: %s\n", s->last_err,
 			    s->last_errmsg ? s->last_errmsg : "");
+		if (s->clock_suspect && !s->clock_confirmed)
+			sbuf_printf(o, "  wall clock %.1f h ahead of the stored "
+			    "windows, not confirmed: deletions by wall time "
+			    "wait (%llu windows held)\n",
+			    (double)s->clock_ahead_ns / 3.6e12,
+			    ULL(s->clock_held));
+		if (s->clock_deferred)
+			sbuf_printf(o, "  maintenance passes that waited for "
+			    "the wall clock %llu\n", ULL(s->clock_deferred));
 	} else {
 		sbuf_puts(o, "Store: n/a\n");
 	}

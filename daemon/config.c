@@ -371,6 +371,11 @@ config_set(struct config *cfg, const char *key, const char *value)
 		return set_i64(&cfg->store.rollup2_after_s, value, 1);
 	if (!strcmp(key, "rollup2_s"))
 		return set_uint(&cfg->store.rollup2_s, value, 1, 7 * 86400);
+	/* wall-clock trust for retention (store_maint.c) */
+	if (!strcmp(key, "clock_jump_s"))
+		return set_i64(&cfg->store.clock_jump_s, value, 60);
+	if (!strcmp(key, "clock_stable_s"))
+		return set_i64(&cfg->store.clock_stable_s, value, 60);
 	if (!strcmp(key, "bpffs"))
 		return set_str(&cfg->bpffs, value);
 	if (!strcmp(key, "bpf_load")) {

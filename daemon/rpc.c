@@ -375,6 +375,11 @@ pb_store(struct rpc_arena *a, const struct vitalsd_info *info)
 	m->commit_ns_max = s->commit_ns_max;
 	m->queued = info->store_queued;
 	m->dropped = info->store_dropped;
+	m->clock_suspect = s->clock_suspect;
+	m->clock_confirmed = s->clock_confirmed;
+	m->clock_ahead_ns = s->clock_ahead_ns;
+	m->clock_deferred = s->clock_deferred;
+	m->clock_held = s->clock_held;
 	return m;
 }
 

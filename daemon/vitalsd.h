@@ -656,7 +656,16 @@ struct store_opts {
 	int64_t retain_s;   /* nothing older than this is kept */
 	uint64_t max_bytes; /* database size bound */
 	int busy_timeout_ms;
+	/* Wall-clock trust (store_maint.c): a clock more than clock_jump_s
+	 * ahead of what the stored windows vouch for is suspect until the
+	 * kernel says it is synchronised or it has run in step with
+	 * CLOCK_BOOTTIME for clock_stable_s. 0: the defaults below. */
+	int64_t clock_jump_s;
+	int64_t clock_stable_s;
 };
+
+#define STORE_CLOCK_JUMP_S (24 * 3600)
+#define STORE_CLOCK_STABLE_S (24 * 3600)
 
 struct store_stats {
 	enum store_state state;
@@ -668,6 +677,12 @@ struct store_stats {
 	char corrupt_path[256];
 	uint64_t db_bytes;
 	uint64_t commit_ns_last, commit_ns_max;
+	/* the wall clock as the last maintenance pass judged it */
+	bool clock_suspect;	 /* ahead by more than clock_jump_s */
+	bool clock_confirmed;	 /* kernel-synchronised, or stable long enough */
+	int64_t clock_ahead_ns;	 /* how far ahead of the stored windows */
+	uint64_t clock_deferred; /* passes whose wall-clock deletions waited */
+	uint64_t clock_held;	 /* windows the last such pass kept */
 };
 
 /* Metrics for top-N queries. */
@@ -681,6 +696,17 @@ int store_open(const char *path, const struct store_opts *o,
 struct store *store_close(struct store *s);
 int store_put(struct store *s, const struct window *w);
 int store_maintain(struct store *s, int64_t now_wall_ns);
+
+/* "Now" for maintenance: the three clocks it judges ages with. */
+struct store_now {
+	int64_t wall_ns;  /* CLOCK_REALTIME */
+	int64_t boot_ns;  /* CLOCK_BOOTTIME */
+	char boot_id[40]; /* this boot, as windows carry it; "": unknown */
+	int wall_sync;	  /* kernel time status: 1 synchronised, 0 not,
+			   * < 0 unknown */
+};
+
+int store_maintain_at(struct store *s, const struct store_now *now);
 void store_get_stats(const struct store *s, struct store_stats *ret);
 int store_windows(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
     unsigned granularity_s, struct window ***ret, size_t *ret_n);

@@ -231,6 +231,11 @@ fx_setup(void)
 	fx.info.have_store = true;
 	fx.info.store.state = STORE_OK;
 	fx.info.store.windows_written = 17;
+	fx.info.store.clock_suspect = true;
+	fx.info.store.clock_ahead_ns = 3 * 86400 * SEC;
+	fx.info.store.clock_deferred = 4;
+	fx.info.store.clock_held = 99;
+	fx.stats.cap_refused = 5;
 	fx.stats.connections = 2;
 	fx.stats.denied = 3;
 	fx.ctx.info = &fx.info;
@@ -674,6 +679,12 @@ START_TEST(test_health_dump)
 	ck_assert_uint_eq(resp->health->last->nprocs_total, 31);
 	ck_assert_str_eq(resp->health->store->state, "ok");
 	ck_assert_uint_eq(resp->health->store->windows_written, 17);
+	ck_assert(resp->health->store->clock_suspect);
+	ck_assert(!resp->health->store->clock_confirmed);
+	ck_assert_int_eq(resp->health->store->clock_ahead_ns, 3 * 86400 * SEC);
+	ck_assert_uint_eq(resp->health->store->clock_deferred, 4);
+	ck_assert_uint_eq(resp->health->store->clock_held, 99);
+	ck_assert_uint_eq(resp->health->control->cap_refused, 5);
 	ck_assert_uint_eq(resp->health->control->connections, 2);
 	ck_assert_uint_eq(resp->health->control->denied, 3);
 	ck_assert_uint_eq(resp->health->uptime_ns, 42 * SEC);
