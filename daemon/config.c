@@ -473,7 +473,13 @@ config_open(const char *path, char *err, size_t errsz, int *ret_r)
 		snprintf(err, errsz, "%s: %s", path, strerror(errno));
 		return NULL;
 	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st) < 0) {
+		*ret_r = -errno;
+		snprintf(err, errsz, "%s: %s", path, strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode)) {
 		*ret_r = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
 		snprintf(err, errsz, "%s: not a regular file", path);
 		close(fd);

@@ -334,6 +334,45 @@ query_int(struct store *s, const char *sql, const char *t1, int64_t i2,
 	return rc == SQLITE_OK ? 0 : store_fail(s, rc, "clock check");
 }
 
+/*
+ * What the stored windows vouch for, in one scan: of this boot's (?1)
+ * windows the smallest wall − boot offset and the earliest start; of other
+ * boots' windows the latest end. NULL: no such window.
+ */
+static const char clock_ref_sql[] =
+    "SELECT min(CASE WHEN ?1 != '' AND boot_id = ?1 THEN"
+    " wall_end_ns - boot_end_ns END),"
+    " min(CASE WHEN ?1 != '' AND boot_id = ?1 THEN wall_start_ns END),"
+    " max(CASE WHEN ?1 = '' OR boot_id != ?1 THEN wall_end_ns END)"
+    " FROM windows";
+
+struct clock_ref {
+	bool have_cur, have_other;
+	int64_t cur_off, cur_first, other_end;
+};
+
+static int
+clock_ref(struct store *s, const char *boot_id, struct clock_ref *ret)
+{
+	sqlite3_stmt *st;
+	int rc, r;
+
+	memset(ret, 0, sizeof(*ret));
+	if ((r = prepare(s, clock_ref_sql, &st)) < 0)
+		return r;
+	sqlite3_bind_text(st, 1, boot_id, -1, SQLITE_STATIC);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		ret->have_cur = sqlite3_column_type(st, 0) != SQLITE_NULL;
+		ret->cur_off = sqlite3_column_int64(st, 0);
+		ret->cur_first = sqlite3_column_int64(st, 1);
+		ret->have_other = sqlite3_column_type(st, 2) != SQLITE_NULL;
+		ret->other_end = sqlite3_column_int64(st, 2);
+		rc = SQLITE_OK;
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_OK ? 0 : store_fail(s, rc, "clock check");
+}
+
 /* The step, in ns, beyond which the wall clock moved against boottime. */
 #define CLOCK_STEP_NS (2 * NSEC_PER_SEC)
 
@@ -354,8 +393,8 @@ judge_clock(struct store *s, const struct store_now *now, bool *ret_ok)
 	    STORE_CLOCK_JUMP_S) * NSEC_PER_SEC;
 	int64_t stable = (s->o.clock_stable_s > 0 ? s->o.clock_stable_s :
 	    STORE_CLOCK_STABLE_S) * NSEC_PER_SEC;
-	int64_t off = now->wall_ns - now->boot_ns, ahead = 0, v, first;
-	bool null = true;
+	int64_t off = now->wall_ns - now->boot_ns, ahead = 0, first;
+	struct clock_ref ref;
 	int r;
 
 	if (!s->clk.init || off - s->clk.off_ns > CLOCK_STEP_NS ||
@@ -364,25 +403,15 @@ judge_clock(struct store *s, const struct store_now *now, bool *ret_ok)
 		s->clk.stable_since_ns = now->boot_ns;
 	}
 	s->clk.off_ns = off;
-	first = now->wall_ns;
-	if (now->boot_id[0] != '\0') {
-		if ((r = query_int(s, "SELECT min(wall_end_ns - boot_end_ns)"
-		    " FROM windows WHERE boot_id = ?1", now->boot_id, 0, &v,
-		    &null)) < 0)
-			return r;
-		if (!null) {
-			ahead = off - v;
-			if ((r = query_int(s, "SELECT min(wall_start_ns) FROM"
-			    " windows WHERE boot_id = ?1", now->boot_id, 0,
-			    &first, &null)) < 0)
-				return r;
-		}
-	}
-	if ((r = query_int(s, "SELECT max(wall_end_ns) FROM windows WHERE"
-	    " ?1 = '' OR boot_id != ?1", now->boot_id, 0, &v, &null)) < 0)
+	if ((r = clock_ref(s, now->boot_id, &ref)) < 0)
 		return r;
-	if (!null && first - v > ahead)
-		ahead = first - v;
+	first = now->wall_ns;
+	if (ref.have_cur) {
+		ahead = off - ref.cur_off;
+		first = ref.cur_first;
+	}
+	if (ref.have_other && first - ref.other_end > ahead)
+		ahead = first - ref.other_end;
 	s->st.clock_ahead_ns = ahead > 0 ? ahead : 0;
 	s->st.clock_suspect = ahead > jump;
 	s->st.clock_confirmed = now->wall_sync == 1 ||

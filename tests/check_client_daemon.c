@@ -220,7 +220,8 @@ START_TEST(test_top_matches_history)
 	core = (double)top_cpu / ll(top, "top.hz") /
 	    ((double)ll(t, "wall_ns") / NS);
 	ck_assert(fabs(jm_get(t, "core_equiv")->num - core) < 1e-9);
-	ck_assert(jm_get(t, "core_equiv")->num > 0.3);
+	/* a busy loop, but on a machine shared with others: a share */
+	ck_assert(jm_get(t, "core_equiv")->num > 0.1);
 
 	proc = vitals_json(&d, "proc", pidstr, "--since", "1m", NULL);
 	hist = jm_path(proc, "process.history");

@@ -200,6 +200,30 @@ health(void)
 	return call1(mkreq(&b, VITALS__REQUEST__OP_HEALTH, 1));
 }
 
+/*
+ * Health once the daemon counts `want` connections (health's own among
+ * them): closes are processed on the daemon's loop, after the client's
+ * close() returned, so this waits for them (10 s at most) rather than
+ * sleeping a guess. The last answer either way; the caller frees it.
+ */
+static Vitals__Response *
+health_when_connections(uint32_t want)
+{
+	Vitals__Response *r = NULL;
+	unsigned i;
+
+	for (i = 0; i < 100; i++) {
+		if (r != NULL)
+			vitals__response__free_unpacked(r, NULL);
+		r = health();
+		if (r->status == VITALS__STATUS__STATUS_OK &&
+		    r->health->control->connections == want)
+			break;
+		tu_sleep_ms(100);
+	}
+	return r;
+}
+
 /* The peer closes: EOF (or a reset) within timeout_ms, nothing else. */
 static void
 assert_closed(int fd, int timeout_ms)
@@ -365,7 +389,7 @@ START_TEST(test_every_op)
 {
 	struct reqbuf b;
 	Vitals__Response *r;
-	int fd;
+	int fd, burner, tries;
 
 	r = call1(mkreq(&b, VITALS__REQUEST__OP_SNAPSHOT, 10));
 	ck_assert_int_eq(r->status, VITALS__STATUS__STATUS_OK);
@@ -376,7 +400,24 @@ START_TEST(test_every_op)
 	ck_assert_uint_gt(r->snapshot->window->n_cpus, 0);
 	vitals__response__free_unpacked(r, NULL);
 
-	tu_sleep_ms(1500); /* a window in the store */
+	/* A process of ours with activity, stored: waited for, not slept
+	 * for, and not left to the daemon's own few ms of CPU. */
+	burner = tu_burner_start();
+	ck_assert_int_gt(burner, 0);
+	for (tries = 0; tries < 150; tries++) {
+		size_t n;
+
+		mkreq(&b, VITALS__REQUEST__OP_PROCESS, 9);
+		b.proc.pid = burner;
+		r = call1(&b.r);
+		n = r->status == VITALS__STATUS__STATUS_OK ?
+		    r->process->n_history : 0;
+		vitals__response__free_unpacked(r, NULL);
+		if (n > 0)
+			break;
+		tu_sleep_ms(200);
+	}
+	ck_assert_msg(tries < 150, "the burner never reached the store");
 	mkreq(&b, VITALS__REQUEST__OP_WINDOWS, 11);
 	b.tr.since_ns = 30 * SEC;
 	r = call1(&b.r);
@@ -394,15 +435,16 @@ START_TEST(test_every_op)
 	ck_assert_uint_eq(r->top->hz, (uint32_t)sysconf(_SC_CLK_TCK));
 	vitals__response__free_unpacked(r, NULL);
 
-	/* the daemon samples itself: it has history */
+	/* a busy process has history, with its threads */
 	mkreq(&b, VITALS__REQUEST__OP_PROCESS, 13);
-	b.proc.pid = dpid;
+	b.proc.pid = burner;
 	b.proc.threads = true;
 	r = call1(&b.r);
 	ck_assert_int_eq(r->status, VITALS__STATUS__STATUS_OK);
 	ck_assert_uint_ge(r->process->n_history, 1);
-	ck_assert_int_eq(r->process->history[0]->task->id, dpid);
+	ck_assert_int_eq(r->process->history[0]->task->id, burner);
 	vitals__response__free_unpacked(r, NULL);
+	tu_burner_stop(burner);
 	b.proc.pid = 0x7ffffff0;
 	r = call1(&b.r);
 	ck_assert_int_eq(r->status, VITALS__STATUS__STATUS_NOT_FOUND);
@@ -705,14 +747,25 @@ nobody_child(enum nobody_case c)
 			return 29;
 		vitals__response__free_unpacked(r, NULL);
 		close(fd2);
-		usleep(200 * 1000);
-		if ((fd3 = cl_connect_buf(0)) < 0 ||
-		    cl_send(fd3, mkreq(&b, VITALS__REQUEST__OP_HEALTH, 6)) < 0 ||
-		    (r = cl_recv(fd3, 5000, NULL)) == NULL ||
-		    r->status != VITALS__STATUS__STATUS_OK)
-			return 40;
+		/* the daemon frees fd2's slot when its loop sees the close:
+		 * until then the uid's cap still answers BUSY */
+		for (int t = 0; t < 100; t++) {
+			usleep(100 * 1000);
+			if ((fd3 = cl_connect_buf(0)) < 0)
+				return 40;
+			(void)cl_send(fd3, mkreq(&b,
+			    VITALS__REQUEST__OP_HEALTH, 6));
+			if ((r = cl_recv(fd3, 5000, NULL)) == NULL)
+				return 41;
+			close(fd3);
+			if (r->status != VITALS__STATUS__STATUS_BUSY)
+				break;
+			vitals__response__free_unpacked(r, NULL);
+			r = NULL;
+		}
+		if (r == NULL || r->status != VITALS__STATUS__STATUS_OK)
+			return 42;
 		vitals__response__free_unpacked(r, NULL);
-		close(fd3);
 	}
 	close(fd);
 	return 0;
@@ -859,8 +912,8 @@ START_TEST(test_trusted_cap)
 	    "reader failed at step %d", WEXITSTATUS(status));
 	for (i = 0; i < n; i++)
 		close(held[i]);
-	tu_sleep_ms(200);
-	r = health();
+	r = health_when_connections(1);
+	ck_assert_uint_eq(r->health->control->connections, 1);
 	ck_assert_uint_eq(r->health->control->cap_refused, 1);
 	vitals__response__free_unpacked(r, NULL);
 }
@@ -929,8 +982,7 @@ START_TEST(test_bad_input)
 	}
 
 	/* still serving, and every case counted */
-	tu_sleep_ms(200);
-	r = health();
+	r = health_when_connections(1);
 	ck_assert_int_eq(r->status, VITALS__STATUS__STATUS_OK);
 	ck_assert_uint_ge(r->health->control->bad_frames, 5 + 4);
 	ck_assert_uint_eq(r->health->control->connections, 1);
@@ -1122,11 +1174,7 @@ START_TEST(test_disconnect_mid_response)
 		ck_assert_int_gt(read(fd, buf, i % 3 ? sizeof(buf) : 2), 0);
 		close(fd);
 	}
-	r = health();
-	ck_assert_int_eq(r->status, VITALS__STATUS__STATUS_OK);
-	vitals__response__free_unpacked(r, NULL);
-	tu_sleep_ms(300);
-	r = health();
+	r = health_when_connections(1);
 	ck_assert_uint_eq(r->health->control->connections, 1);
 	vitals__response__free_unpacked(r, NULL);
 	ck_assert_int_eq(waitpid(dpid, NULL, WNOHANG), 0);

@@ -1055,17 +1055,51 @@ done_fn(uint64_t conn_id, uint32_t tag, uint8_t *frame, size_t len,
 		event_base_loopbreak(d->base);
 }
 
-/* Hold the store lock with a slow statement, from another thread. */
+/* Hold the store lock with a slow statement (~1 s here), from another
+ * thread; slow_started says it is about to take the lock. */
+static volatile int slow_started;
+
 static void *
 slow_sql(void *arg)
 {
 	char out[64];
 
 	(void)arg;
+	slow_started = 1;
 	(void)store_exec(qstore, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL"
-	    " SELECT x + 1 FROM c WHERE x < 1000000) SELECT count(*) FROM c",
+	    " SELECT x + 1 FROM c WHERE x < 5000000) SELECT count(*) FROM c",
 	    out, sizeof(out));
 	return NULL;
+}
+
+/* slow_sql holds the lock: it started, and had a moment to take it. */
+static void
+slow_sql_start(pthread_t *th)
+{
+	unsigned i;
+
+	slow_started = 0;
+	ck_assert_int_eq(pthread_create(th, NULL, slow_sql, NULL), 0);
+	for (i = 0; i < 1000 && !slow_started; i++)
+		tu_sleep_ms(5);
+	tu_sleep_ms(50);
+}
+
+/* The query thread took the last job submitted off the queue (it waits
+ * for the store lock now): polled, not a sleep. */
+static void
+query_dequeued(struct query *qq)
+{
+	struct control_stats st;
+	unsigned i;
+
+	for (i = 0; i < 1000; i++) {
+		query_get_stats(qq, &st);
+		if (st.queries_queued == 0)
+			return;
+		tu_sleep_ms(5);
+	}
+	ck_abort_msg("the query thread never took the job");
 }
 
 START_TEST(test_query_thread)
@@ -1089,10 +1123,9 @@ START_TEST(test_query_thread)
 	/* While the store is busy: one runs (blocked), four (different)
 	 * wait, the rest are refused; connection 2 closes and loses its
 	 * jobs. */
-	ck_assert_int_eq(pthread_create(&th, NULL, slow_sql, NULL), 0);
-	tu_sleep_ms(100);
+	slow_sql_start(&th);
 	ck_assert_int_eq(query_submit(qq, 1, 0, &q), 0);
-	tu_sleep_ms(50);
+	query_dequeued(qq);
 	for (i = 1; i < 8; i++) {
 		int r;
 
@@ -1145,11 +1178,10 @@ START_TEST(test_query_thread)
 	/* The same question joins the queued job: one run, an answer for
 	 * each with its own id; a "now" range resolved 0.5 s later is the
 	 * same, 2 s later is not; a closed connection leaves its job. */
-	ck_assert_int_eq(pthread_create(&th, NULL, slow_sql, NULL), 0);
-	tu_sleep_ms(100);
+	slow_sql_start(&th);
 	q.n = 99; /* the blocked one */
 	ck_assert_int_eq(query_submit(qq, 10, 0, &q), 0);
-	tu_sleep_ms(50);
+	query_dequeued(qq);
 	q.n = 5;
 	q.relative = true;
 	q.id = 111;
@@ -1216,8 +1248,7 @@ START_TEST(test_query_thread)
 	ck_assert_uint_eq(st.queries_shared, 3);
 
 	/* Stopping with work queued abandons it. */
-	ck_assert_int_eq(pthread_create(&th, NULL, slow_sql, NULL), 0);
-	tu_sleep_ms(100);
+	slow_sql_start(&th);
 	for (i = 0; i < 4; i++)
 		ck_assert_int_eq(query_submit(qq, 9, i, &q), 0);
 	query_free(qq);
