@@ -751,6 +751,15 @@ fmt_health(struct sbuf *o, const Vitals__Health *h, const struct fmt_ctx *c)
 			    "%llu, -shm faults repaired %llu\n",
 			    ULL(s->windows_salvaged), ULL(s->wal_damaged),
 			    ULL(s->shm_faults));
+		if (s->clock_suspect && !s->clock_confirmed)
+			sbuf_printf(o, "  wall clock %.1f h ahead of the stored "
+			    "windows, not confirmed: deletions by wall time "
+			    "wait (%llu windows held)\n",
+			    (double)s->clock_ahead_ns / 3.6e12,
+			    ULL(s->clock_held));
+		if (s->clock_deferred)
+			sbuf_printf(o, "  maintenance passes that waited for "
+			    "the wall clock %llu\n", ULL(s->clock_deferred));
 	} else {
 		sbuf_puts(o, "Store: n/a\n");
 	}
@@ -760,11 +769,12 @@ fmt_health(struct sbuf *o, const Vitals__Health *h, const struct fmt_ctx *c)
 		sbuf_printf(o, "Control: %u connections; accepted %llu, "
 		    "requests %llu, denied %llu, bad frames %llu, idle closed "
 		    "%llu, overflow closed %llu, accept paused %llu, busy "
-		    "%llu\n  store queries %llu (slowest %.3f ms), queued "
-		    "%u\n", k->connections, ULL(k->accepted),
-		    ULL(k->requests), ULL(k->denied), ULL(k->bad_frames),
-		    ULL(k->idle_closed), ULL(k->overflow_closed),
-		    ULL(k->accept_paused), ULL(k->queries_busy),
+		    "%llu, refused at a cap %llu\n  store queries %llu "
+		    "(slowest %.3f ms), queued %u\n", k->connections,
+		    ULL(k->accepted), ULL(k->requests), ULL(k->denied),
+		    ULL(k->bad_frames), ULL(k->idle_closed),
+		    ULL(k->overflow_closed), ULL(k->accept_paused),
+		    ULL(k->queries_busy), ULL(k->cap_refused),
 		    ULL(k->queries), (double)k->query_ns_max / 1e6,
 		    k->queries_queued);
 	} else {

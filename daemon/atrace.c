@@ -480,7 +480,8 @@ atrace_set_gpu_mem_cb(struct atrace *at, ftrace_gpu_mem_fn fn, void *arg)
 	at->gpu_arg = arg;
 }
 
-/* A name cut to 127 bytes at a UTF-8 character boundary. */
+/* A name cut to 127 bytes at a UTF-8 character boundary; control
+ * characters and broken UTF-8 as name_clean() (util.c) says. */
 static void
 name_copy(struct atrace *at, char *dst, const char *src, size_t n)
 {
@@ -490,8 +491,7 @@ name_copy(struct atrace *at, char *dst, const char *src, size_t n)
 			n--;
 		at->w.names_cut++;
 	}
-	memcpy(dst, src, n);
-	dst[n] = '\0';
+	(void)name_clean(dst, src, n);
 }
 
 static bool

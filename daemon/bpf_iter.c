@@ -234,8 +234,9 @@ rec_to_task(const struct taskiter_rec *r, struct iter_task *t)
 	t->tid = r->tid;
 	t->uid = r->uid;
 	t->flags = r->flags;
-	memcpy(t->comm, r->comm, sizeof(t->comm));
-	t->comm[sizeof(t->comm) - 1] = '\0';
+	/* The task's own bytes: the same rule as a name read from /proc. */
+	(void)name_clean(t->comm, r->comm, strnlen(r->comm,
+	    sizeof(t->comm) - 1));
 	t->starttime = r->start_ticks;
 	t->start_ns = r->start_ns;
 	t->utime_ns = r->utime_ns;
@@ -303,8 +304,8 @@ taskiter_parse(const void *buf, size_t len, struct taskiter_snap *s)
 		p->leader = true;
 		p->flags = rec->flags;
 		p->uid = rec->uid;
-		memcpy(p->comm, rec->comm, sizeof(p->comm));
-		p->comm[sizeof(p->comm) - 1] = '\0';
+		(void)name_clean(p->comm, rec->comm, strnlen(rec->comm,
+		    sizeof(p->comm) - 1));
 		p->starttime = rec->start_ticks;
 		p->start_ns = rec->start_ns;
 		p->rss_pages = rec->rss_pages;

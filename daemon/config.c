@@ -3,10 +3,16 @@
  * Configuration: defaults, "key = value" files and command-line overrides
  * all go through config_set(), so a key means the same thing everywhere.
  */
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "atrace_cat.h"
 #include "vitalsd.h"
@@ -202,6 +208,8 @@ config_set_control(struct config *cfg, const char *key, const char *value)
 		return set_uid(&cfg->shell_uid, value);
 	if (!strcmp(key, "max_connections"))
 		return set_uint(&cfg->max_conns, value, 1, 65536);
+	if (!strcmp(key, "trusted_max_connections"))
+		return set_uint(&cfg->trusted_max_conns, value, 1, 65535);
 	if (!strcmp(key, "idle_timeout_ms"))
 		return set_uint(&cfg->idle_timeout_ms, value, 100,
 		    24 * 3600 * 1000);
@@ -397,6 +405,11 @@ config_set(struct config *cfg, const char *key, const char *value)
 		return set_i64(&cfg->store.rollup2_after_s, value, 1);
 	if (!strcmp(key, "rollup2_s"))
 		return set_uint(&cfg->store.rollup2_s, value, 1, 7 * 86400);
+	/* wall-clock trust for retention (store_maint.c) */
+	if (!strcmp(key, "clock_jump_s"))
+		return set_i64(&cfg->store.clock_jump_s, value, 60);
+	if (!strcmp(key, "clock_stable_s"))
+		return set_i64(&cfg->store.clock_stable_s, value, 60);
 	if (!strcmp(key, "bpffs"))
 		return set_str(&cfg->bpffs, value);
 	if (!strcmp(key, "bpf_load")) {
@@ -475,6 +488,46 @@ set_error(int r)
 	}
 }
 
+/*
+ * The file, only if it is a regular file: a directory reads as empty (the
+ * daemon would run on defaults, as root), a FIFO or a device blocks or
+ * streams forever. O_NONBLOCK so that opening a FIFO does not wait for a
+ * writer; it is cleared again once fstat() said "regular".
+ */
+static FILE *
+config_open(const char *path, char *err, size_t errsz, int *ret_r)
+{
+	struct stat st;
+	FILE *f;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		*ret_r = -errno;
+		snprintf(err, errsz, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) < 0) {
+		*ret_r = -errno;
+		snprintf(err, errsz, "%s: %s", path, strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		*ret_r = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+		snprintf(err, errsz, "%s: not a regular file", path);
+		close(fd);
+		return NULL;
+	}
+	if (fcntl(fd, F_SETFL, 0) < 0 || (f = fdopen(fd, "r")) == NULL) {
+		*ret_r = -errno;
+		snprintf(err, errsz, "%s: %s", path, strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	return f;
+}
+
 int
 config_parse_file(struct config *cfg, const char *path, char *err,
     size_t errsz)
@@ -484,11 +537,8 @@ config_parse_file(struct config *cfg, const char *path, char *err,
 	FILE *f;
 	int r = 0;
 
-	if ((f = fopen(path, "re")) == NULL) {
-		r = -errno;
-		snprintf(err, errsz, "%s: %s", path, strerror(errno));
+	if ((f = config_open(path, err, errsz, &r)) == NULL)
 		return r;
-	}
 	while (fgets(line, sizeof(line), f) != NULL) {
 		char *s, *eq, *key, *value;
 
@@ -521,20 +571,61 @@ config_parse_file(struct config *cfg, const char *path, char *err,
 	return r;
 }
 
+/*
+ * Paths the start builds from the configuration must fit where they go, so
+ * that -n refuses what the real start would (control_sock.c: sun_path;
+ * daemon.c and store.c: PATH_MAX-sized buffers, with room for the
+ * ".corrupt-<time>.N" and "-wal" suffixes).
+ */
+static int
+check_paths(const struct config *cfg, char *err, size_t errsz)
+{
+	size_t max = sizeof(((struct sockaddr_un *)0)->sun_path) - 1;
+	size_t n;
+
+	n = cfg->socket_path ? strlen(cfg->socket_path) :
+	    strlen(cfg->state_dir) + strlen("/vitalsd.sock");
+	if (n > max) {
+		snprintf(err, errsz, "control socket path too long: %zu "
+		    "bytes, at most %zu (%s)", n, max, cfg->socket_path ?
+		    "socket" : "state_dir + /vitalsd.sock");
+		return -ENAMETOOLONG;
+	}
+	if (strlen(cfg->state_dir) + 64 >= 4096) {
+		snprintf(err, errsz, "state_dir too long");
+		return -ENAMETOOLONG;
+	}
+	return 0;
+}
+
 int
 config_check(const struct config *cfg, char *err, size_t errsz)
 {
+	int r;
+
 	if (cfg->interval_ms < VITALS_INTERVAL_MIN_MS) {
 		snprintf(err, errsz, "interval_ms below %d",
 		    VITALS_INTERVAL_MIN_MS);
 		return -ERANGE;
 	}
-	if (cfg->store.rollup1_s < cfg->window_s ||
-	    cfg->store.rollup2_s < cfg->store.rollup1_s ||
-	    cfg->store.rollup2_after_s < cfg->store.rollup1_after_s) {
-		snprintf(err, errsz, "roll-ups must get coarser and older: "
-		    "window_s <= rollup1_s <= rollup2_s, "
-		    "rollup1_after_s <= rollup2_after_s");
+	/* Name the one constraint that failed, with its values. */
+	if (cfg->store.rollup1_s < cfg->window_s) {
+		snprintf(err, errsz, "roll-ups must get coarser: window_s "
+		    "(%u) <= rollup1_s (%u)", cfg->window_s,
+		    cfg->store.rollup1_s);
+		return -ERANGE;
+	}
+	if (cfg->store.rollup2_s < cfg->store.rollup1_s) {
+		snprintf(err, errsz, "roll-ups must get coarser: rollup1_s "
+		    "(%u) <= rollup2_s (%u)", cfg->store.rollup1_s,
+		    cfg->store.rollup2_s);
+		return -ERANGE;
+	}
+	if (cfg->store.rollup2_after_s < cfg->store.rollup1_after_s) {
+		snprintf(err, errsz, "roll-ups must get older: "
+		    "rollup1_after_s (%lld) <= rollup2_after_s (%lld)",
+		    (long long)cfg->store.rollup1_after_s,
+		    (long long)cfg->store.rollup2_after_s);
 		return -ERANGE;
 	}
 	if ((uint64_t)cfg->window_s * 1000 < cfg->interval_ms) {
@@ -562,6 +653,15 @@ config_check(const struct config *cfg, char *err, size_t errsz)
 	    cfg->sys_root == NULL || cfg->bpffs == NULL) {
 		snprintf(err, errsz, "missing state_dir, proc_root or sys_root");
 		return -EINVAL;
+	}
+	if ((r = check_paths(cfg, err, errsz)) < 0)
+		return r;
+	/* Trusted callers never take the last slots: readers keep some. */
+	if (cfg->trusted_max_conns >= cfg->max_conns) {
+		snprintf(err, errsz, "trusted_max_connections (%u) must be "
+		    "below max_connections (%u): the rest is kept for "
+		    "readers", cfg->trusted_max_conns, cfg->max_conns);
+		return -ERANGE;
 	}
 	if (cfg->wss.interval_min_ms > cfg->wss.interval_max_ms ||
 	    cfg->wss.interval_ms < cfg->wss.interval_min_ms ||

@@ -22,7 +22,12 @@
  *    EMFILE/ENFILE and resumes when a connection closes (and on a timer
  *    after EMFILE);
  *  - per uid: max_conns / 2 (at least 1) for any uid but the trusted ones;
- *    one more is answered BUSY and closed;
+ *    one more is answered BUSY and closed (cap_refused);
+ *  - trusted callers together: trusted_max (trusted_max_connections,
+ *    default max_conns - max_conns / 4, at most max_conns - 1); one more
+ *    is answered BUSY and closed, so that the rest of the slots stay a
+ *    reserve for readers: a trusted caller holding idle connections does
+ *    not shut them out until its idle timeout;
  *  - no role: answered PERMISSION_DENIED at once, never read, closed.
  *    Refused connections leave their slot as soon as the answer is out;
  *    up to CONTROL_LINGER_MAX of them keep their descriptor, write side
@@ -90,6 +95,7 @@ struct control {
 	struct config roles; /* the role keys only */
 	unsigned max_conns;
 	unsigned uid_cap; /* connections per uid, trusted uids aside */
+	unsigned trusted_max; /* trusted connections together */
 	unsigned lingering;
 	uint32_t max_frame, max_output;
 	struct timeval idle, frame_tv;
@@ -545,6 +551,19 @@ uid_conns(struct control *ctl, uint32_t uid)
 	return n;
 }
 
+/* Trusted connections now open, refused ones aside. */
+static unsigned
+trusted_conns(struct control *ctl)
+{
+	struct conn *c;
+	unsigned n = 0;
+
+	TAILQ_FOREACH(c, &ctl->conns, entry)
+		if (c->role == ROLE_TRUSTED && !c->linger && !c->refused)
+			n++;
+	return n;
+}
+
 /* Answer c at once, id 0, and close it once that is written: nothing it
  * sends is read. */
 static void
@@ -625,6 +644,19 @@ conn_new(struct control *ctl, int fd)
 		    "of that uid", (int)c->pid, c->uid, n - 1);
 		snprintf(msg, sizeof(msg), "too many connections from uid %u "
 		    "(at most %u): retry later", c->uid, ctl->uid_cap);
+		ctl->st.cap_refused++;
+		bufferevent_enable(c->bev, EV_WRITE);
+		conn_refuse(c, RPC_BUSY, msg);
+		return;
+	}
+	if (c->role == ROLE_TRUSTED &&
+	    (n = trusted_conns(ctl)) > ctl->trusted_max) {
+		/* Trusted, not unbounded: the reserve stays for readers. */
+		log_debug("control: pid %d uid %u refused: %u trusted "
+		    "connections", (int)c->pid, c->uid, n - 1);
+		snprintf(msg, sizeof(msg), "too many trusted connections (at "
+		    "most %u): retry later", ctl->trusted_max);
+		ctl->st.cap_refused++;
 		bufferevent_enable(c->bev, EV_WRITE);
 		conn_refuse(c, RPC_BUSY, msg);
 		return;
@@ -740,6 +772,12 @@ control_new(struct event_base *base, const struct config *cfg,
 	ctl->max_conns = conns_within_nofile(cfg->max_conns ? cfg->max_conns :
 	    64);
 	ctl->uid_cap = ctl->max_conns / 2 ? ctl->max_conns / 2 : 1;
+	/* Default: a quarter kept for readers; never the last slot (when
+	 * RLIMIT_NOFILE cut max_conns below the configured cap too). */
+	ctl->trusted_max = cfg->trusted_max_conns ? cfg->trusted_max_conns :
+	    ctl->max_conns - ctl->max_conns / 4;
+	if (ctl->trusted_max >= ctl->max_conns)
+		ctl->trusted_max = ctl->max_conns > 1 ? ctl->max_conns - 1 : 1;
 	ctl->max_frame = cfg->max_frame ? cfg->max_frame :
 	    VITALS_FRAME_MAX_DEFAULT;
 	/* A full pipeline of the largest answers is not an overflow. */

@@ -20,20 +20,13 @@
 
 /*
  * A comm or an argv[0] is set by the task and may hold control characters or
- * bytes of a multi-byte character that a cut has split. Names end up in text
- * dumps and logs, so only printable ASCII is kept as is.
+ * bytes of a multi-byte character that a cut has split: name_clean() (util.c)
+ * is the rule for every name, whatever its source.
  */
 static void
 copy_printable(char *dst, const char *src, size_t n)
 {
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)src[i];
-
-		dst[i] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
-	}
-	dst[n] = '\0';
+	(void)name_clean(dst, src, n);
 }
 
 static int

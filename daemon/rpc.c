@@ -385,6 +385,11 @@ pb_store(struct rpc_arena *a, const struct vitalsd_info *info)
 	m->windows_salvaged = s->windows_salvaged;
 	m->wal_damaged = s->wal_damaged;
 	m->shm_faults = s->shm_faults;
+	m->clock_suspect = s->clock_suspect;
+	m->clock_confirmed = s->clock_confirmed;
+	m->clock_ahead_ns = s->clock_ahead_ns;
+	m->clock_deferred = s->clock_deferred;
+	m->clock_held = s->clock_held;
 	return m;
 }
 
@@ -415,6 +420,7 @@ pb_health(struct rpc_arena *a, const struct rpc_ctx *ctx)
 		c->query_ns_max = s->query_ns_max;
 		c->queries_queued = s->queries_queued;
 		c->queries_shared = s->queries_shared;
+		c->cap_refused = s->cap_refused;
 	}
 	m->control = c;
 	m->interval_ms = info->interval_ms;
@@ -517,22 +523,39 @@ out:
 
 /* ------------------------------------------------------ store queries */
 
-/* A TimeRange as [from, to) in wall ns; NULL: everything stored. */
+/* now − since, never below VITALS_WALL_MIN (no overflow either). */
+static int64_t
+since_from(int64_t now, int64_t since)
+{
+	if (now < VITALS_WALL_MIN || since >= now - VITALS_WALL_MIN)
+		return VITALS_WALL_MIN;
+	return now - since;
+}
+
+/*
+ * A TimeRange as [from, to) in wall ns; NULL: everything stored. Wall
+ * times before 1970 are times like any other: a device that booted with
+ * its clock at 0 and was set later has windows there, and a clock still
+ * before 1970 asks for "the last hour" below 0.
+ */
 static const char *
 resolve_range(const Vitals__TimeRange *tr, int64_t now, int64_t *from,
     int64_t *to, bool *relative)
 {
 	if (tr == NULL) {
-		*from = 0;
+		*from = VITALS_WALL_MIN;
 		*to = now;
 		*relative = true;
 		return NULL;
 	}
-	if (tr->since_ns < 0 || tr->from_wall_ns < 0 || tr->to_wall_ns < 0)
-		return "negative time in range";
+	if (tr->since_ns < 0)
+		return "negative since_ns";
+	if (tr->from_wall_ns < VITALS_WALL_MIN ||
+	    tr->to_wall_ns < VITALS_WALL_MIN)
+		return "time in range before 1823";
 	if (tr->since_ns > 0) {
 		*to = now;
-		*from = tr->since_ns >= now ? 0 : now - tr->since_ns;
+		*from = since_from(now, tr->since_ns);
 	} else {
 		*from = tr->from_wall_ns;
 		*to = tr->to_wall_ns ? tr->to_wall_ns : now;
@@ -653,8 +676,7 @@ answer_gpumem(const struct rpc_ctx *ctx, const Vitals__Request *req,
 		q->hz = ctx->info->hz;
 		q->relative = true;
 		q->to_wall_ns = ctx->now_wall_ns;
-		q->from_wall_ns = gr->since_ns >= ctx->now_wall_ns ? 0 :
-		    ctx->now_wall_ns - gr->since_ns;
+		q->from_wall_ns = since_from(ctx->now_wall_ns, gr->since_ns);
 		res->verdict = RPC_QUERY;
 		return 0;
 	}

@@ -103,6 +103,9 @@ static const struct {
 	SC(getpid), SC(getppid), SC(getuid), SC(geteuid), SC(getgid),
 	SC(getegid), SC(getresuid), SC(getresgid), SC(getgroups), SC(uname),
 	SC(sysinfo), SC(getrandom), SC(prlimit64), SC(getpriority),
+	/* the kernel's time-sync status (writer.c): without CAP_SYS_TIME
+	 * these can only read it */
+	SC(adjtimex), SC(clock_adjtime),
 #ifdef __NR_getrlimit
 	SC(getrlimit),
 #endif

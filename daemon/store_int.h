@@ -86,6 +86,12 @@ struct store {
 	sqlite3_stmt *gpumem[STORE_GPUMEM_NSTMT]; /* store_gpumem.c */
 	sqlite3_stmt *wss[STORE_WSS_NSTMT]; /* store_wss.c */
 	sqlite3_stmt *trace[STORE_TRACE_NSTMT]; /* store_trace.c */
+	/* store_maint.c: the wall clock's offset from CLOCK_BOOTTIME at the
+	 * last pass, and since when (boot ns) it has not moved */
+	struct {
+		bool init;
+		int64_t off_ns, stable_since_ns;
+	} clk;
 };
 
 /*

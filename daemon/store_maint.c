@@ -3,8 +3,15 @@
  * Keeping the store bounded: roll-ups of old windows into coarser ones,
  * retention by age, and the size bound (checked in every write transaction
  * and again here), with incremental vacuum so the file really shrinks.
+ *
+ * Ages come from the clock that cannot jump where it can: a window of the
+ * current boot is as old as CLOCK_BOOTTIME says; only windows of earlier
+ * boots need the wall clock, and a wall clock that ran far ahead of what
+ * the stored windows vouch for deletes nothing until it is confirmed
+ * (doc/storage.md, "Time").
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -165,22 +172,61 @@ out:
 	return r;
 }
 
-/* Windows of level `from` starting before `cutoff` → span-aligned buckets. */
+/* floor(wall_start_ns / ?3): the span-aligned bucket, also before 1970 */
+#define SQL_BUCKET "((wall_start_ns - ((wall_start_ns % ?3) + ?3) % ?3) / ?3)"
+
+/*
+ * Roll-up sources of level ?1: windows of the current boot (?4, when
+ * known) whose bucket ended at least `after` ago by CLOCK_BOOTTIME (?5:
+ * now_boot - after; the bucket's end is carried from wall to boot time by
+ * the window's own offset), and, when ?6 allows the wall clock, windows of
+ * other boots starting before the aligned wall cutoff ?2.
+ */
+static const char roll_src_sql[] =
+    "SELECT id, boot_id, wall_start_ns FROM windows WHERE level = ?1 AND ("
+    "(?4 != '' AND boot_id = ?4 AND boot_start_ns - wall_start_ns + ("
+    SQL_BUCKET " + 1) * ?3 <= ?5) OR "
+    "(?6 AND (?4 = '' OR boot_id != ?4) AND wall_start_ns < ?2))"
+    " ORDER BY boot_id, " SQL_BUCKET ", mono_start_ns";
+
+/* What one pass decided about "now" (maintain_locked). */
+struct maint_now {
+	const struct store_now *now;
+	bool wall_ok; /* the wall clock may judge windows of other boots */
+};
+
 static int
-roll_level(struct store *s, unsigned from, int64_t cutoff, unsigned span_s)
+prepare(struct store *s, const char *sql, sqlite3_stmt **ret)
 {
-	sqlite3_stmt *st = s->ws[WS_ROLL_SRC];
+	int rc = sqlite3_prepare_v2(s->db, sql, -1, ret, NULL);
+
+	return rc == SQLITE_OK ? 0 : store_fail(s, rc, "prepare");
+}
+
+/* Windows of level `from` old enough → span-aligned buckets, rolled. */
+static int
+roll_level(struct store *s, unsigned from, const struct maint_now *mn,
+    int64_t after_s, unsigned span_s)
+{
 	int64_t span_ns = (int64_t)span_s * NSEC_PER_SEC;
+	int64_t after_ns = after_s * NSEC_PER_SEC;
+	int64_t cutoff = mn->now->wall_ns - after_ns;
 	struct roll_src *src = NULL, *p;
 	size_t n = 0, cap = 0, i, j;
+	sqlite3_stmt *st;
 	const char *b;
 	int rc, r = 0;
 
+	if ((r = prepare(s, roll_src_sql, &st)) < 0)
+		return r;
 	/* Whole buckets only: the last one may still be filling. */
-	cutoff -= cutoff % span_ns;
+	cutoff = wall_bucket(cutoff, span_ns) * span_ns;
 	sqlite3_bind_int64(st, 1, from);
 	sqlite3_bind_int64(st, 2, cutoff);
 	sqlite3_bind_int64(st, 3, span_ns);
+	sqlite3_bind_text(st, 4, mn->now->boot_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 5, mn->now->boot_ns - after_ns);
+	sqlite3_bind_int(st, 6, mn->wall_ok);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (n == cap) {
 			cap = cap ? cap * 2 : 64;
@@ -194,9 +240,9 @@ roll_level(struct store *s, unsigned from, int64_t cutoff, unsigned span_s)
 		p->id = sqlite3_column_int64(st, 0);
 		b = (const char *)sqlite3_column_text(st, 1);
 		snprintf(p->boot_id, sizeof(p->boot_id), "%s", b ? b : "");
-		p->bucket = sqlite3_column_int64(st, 2) / span_ns;
+		p->bucket = wall_bucket(sqlite3_column_int64(st, 2), span_ns);
 	}
-	sqlite3_reset(st);
+	sqlite3_finalize(st);
 	if (r == 0 && rc != SQLITE_DONE && rc != SQLITE_ROW)
 		r = store_fail(s, rc, "roll-up scan");
 	for (i = 0; i < n && r == 0; i = j) {
@@ -214,18 +260,43 @@ roll_level(struct store *s, unsigned from, int64_t cutoff, unsigned span_s)
 	return r;
 }
 
+/*
+ * Retention: windows of the current boot that ended before ?2 by
+ * CLOCK_BOOTTIME, and, when ?4 allows the wall clock, windows of other
+ * boots that ended before ?3 by the wall clock.
+ */
+static const char del_age_sql[] =
+    "DELETE FROM windows WHERE (?1 != '' AND boot_id = ?1 AND"
+    " boot_end_ns < ?2) OR (?4 AND (?1 = '' OR boot_id != ?1) AND"
+    " wall_end_ns < ?3)";
+
+/* What the wall clock would delete if it were believed. */
+static const char held_sql[] =
+    "SELECT count(*) FROM windows WHERE (?1 = '' OR boot_id != ?1) AND"
+    " wall_end_ns < ?2";
+
 static int
-delete_age(struct store *s, int64_t before)
+delete_age(struct store *s, const struct maint_now *mn)
 {
+	int64_t retain_ns = s->o.retain_s * NSEC_PER_SEC;
+	sqlite3_stmt *st;
 	uint64_t n;
-	int rc;
+	int rc, r;
 
 	if ((rc = store_run(s->ws[WS_BEGIN])) != SQLITE_OK)
 		return store_fail(s, rc, "begin");
-	sqlite3_bind_int64(s->ws[WS_DEL_AGE], 1, before);
-	if ((rc = store_run(s->ws[WS_DEL_AGE])) != SQLITE_OK) {
-		int r = store_fail(s, rc, "retention");
-
+	if ((r = prepare(s, del_age_sql, &st)) < 0) {
+		store_rollback(s);
+		return r;
+	}
+	sqlite3_bind_text(st, 1, mn->now->boot_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, mn->now->boot_ns - retain_ns);
+	sqlite3_bind_int64(st, 3, mn->now->wall_ns - retain_ns);
+	sqlite3_bind_int(st, 4, mn->wall_ok);
+	rc = store_run(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_OK) {
+		r = store_fail(s, rc, "retention");
 		store_rollback(s);
 		return r;
 	}
@@ -233,12 +304,137 @@ delete_age(struct store *s, int64_t before)
 	if ((rc = store_run(s->ws[WS_VACUUM])) == SQLITE_OK)
 		rc = store_run(s->ws[WS_COMMIT]);
 	if (rc != SQLITE_OK) {
-		int r = store_fail(s, rc, "retention commit");
-
+		r = store_fail(s, rc, "retention commit");
 		store_rollback(s);
 		return r;
 	}
 	s->st.deleted_age += n;
+	return 0;
+}
+
+/* One integer from sql with text ?1 and integer ?2 bound; 0 for NULL. */
+static int
+query_int(struct store *s, const char *sql, const char *t1, int64_t i2,
+    int64_t *ret, bool *ret_null)
+{
+	sqlite3_stmt *st;
+	int rc, r;
+
+	if ((r = prepare(s, sql, &st)) < 0)
+		return r;
+	sqlite3_bind_text(st, 1, t1, -1, SQLITE_STATIC);
+	if (sqlite3_bind_parameter_count(st) >= 2)
+		sqlite3_bind_int64(st, 2, i2);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		*ret_null = sqlite3_column_type(st, 0) == SQLITE_NULL;
+		*ret = sqlite3_column_int64(st, 0);
+		rc = SQLITE_OK;
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_OK ? 0 : store_fail(s, rc, "clock check");
+}
+
+/*
+ * What the stored windows vouch for, in one scan: of this boot's (?1)
+ * windows the smallest wall − boot offset and the earliest start; of other
+ * boots' windows the latest end. NULL: no such window.
+ */
+static const char clock_ref_sql[] =
+    "SELECT min(CASE WHEN ?1 != '' AND boot_id = ?1 THEN"
+    " wall_end_ns - boot_end_ns END),"
+    " min(CASE WHEN ?1 != '' AND boot_id = ?1 THEN wall_start_ns END),"
+    " max(CASE WHEN ?1 = '' OR boot_id != ?1 THEN wall_end_ns END)"
+    " FROM windows";
+
+struct clock_ref {
+	bool have_cur, have_other;
+	int64_t cur_off, cur_first, other_end;
+};
+
+static int
+clock_ref(struct store *s, const char *boot_id, struct clock_ref *ret)
+{
+	sqlite3_stmt *st;
+	int rc, r;
+
+	memset(ret, 0, sizeof(*ret));
+	if ((r = prepare(s, clock_ref_sql, &st)) < 0)
+		return r;
+	sqlite3_bind_text(st, 1, boot_id, -1, SQLITE_STATIC);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		ret->have_cur = sqlite3_column_type(st, 0) != SQLITE_NULL;
+		ret->cur_off = sqlite3_column_int64(st, 0);
+		ret->cur_first = sqlite3_column_int64(st, 1);
+		ret->have_other = sqlite3_column_type(st, 2) != SQLITE_NULL;
+		ret->other_end = sqlite3_column_int64(st, 2);
+		rc = SQLITE_OK;
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_OK ? 0 : store_fail(s, rc, "clock check");
+}
+
+/* The step, in ns, beyond which the wall clock moved against boottime. */
+#define CLOCK_STEP_NS (2 * NSEC_PER_SEC)
+
+/*
+ * How far the wall clock is ahead of what the stored windows vouch for:
+ *  - within this boot, the wall clock minus the earliest-looking clock
+ *    the boot's windows were stamped with (run forward by boottime): a
+ *    forward step since the first of them;
+ *  - across boots, the start of this boot's first window (or now, when it
+ *    has none yet) minus the end of the newest window of any other boot.
+ * Then whether it is confirmed: the kernel says it is synchronised, or it
+ * has not moved against CLOCK_BOOTTIME for clock_stable_s.
+ */
+static int
+judge_clock(struct store *s, const struct store_now *now, bool *ret_ok)
+{
+	int64_t jump = (s->o.clock_jump_s > 0 ? s->o.clock_jump_s :
+	    STORE_CLOCK_JUMP_S) * NSEC_PER_SEC;
+	int64_t stable = (s->o.clock_stable_s > 0 ? s->o.clock_stable_s :
+	    STORE_CLOCK_STABLE_S) * NSEC_PER_SEC;
+	int64_t off = now->wall_ns - now->boot_ns, ahead = 0, first;
+	struct clock_ref ref;
+	int r;
+
+	if (!s->clk.init || off - s->clk.off_ns > CLOCK_STEP_NS ||
+	    s->clk.off_ns - off > CLOCK_STEP_NS) {
+		s->clk.init = true;
+		s->clk.stable_since_ns = now->boot_ns;
+	}
+	s->clk.off_ns = off;
+	if ((r = clock_ref(s, now->boot_id, &ref)) < 0)
+		return r;
+	first = now->wall_ns;
+	if (ref.have_cur) {
+		ahead = off - ref.cur_off;
+		first = ref.cur_first;
+	}
+	if (ref.have_other && first - ref.other_end > ahead)
+		ahead = first - ref.other_end;
+	s->st.clock_ahead_ns = ahead > 0 ? ahead : 0;
+	s->st.clock_suspect = ahead > jump;
+	s->st.clock_confirmed = now->wall_sync == 1 ||
+	    now->boot_ns - s->clk.stable_since_ns >= stable;
+	*ret_ok = !s->st.clock_suspect || s->st.clock_confirmed;
+	return 0;
+}
+
+/* The wall clock is not believed: count what it would have deleted. */
+static int
+note_held(struct store *s, const struct store_now *now)
+{
+	int64_t n = 0;
+	bool null;
+	int r;
+
+	s->st.clock_deferred++;
+	if (s->o.retain_s <= 0)
+		return 0;
+	if ((r = query_int(s, held_sql, now->boot_id, now->wall_ns -
+	    s->o.retain_s * NSEC_PER_SEC, &n, &null)) < 0)
+		return r;
+	s->st.clock_held = (uint64_t)n;
 	return 0;
 }
 
@@ -265,22 +461,28 @@ shrink(struct store *s)
 }
 
 static int
-maintain_locked(struct store *s, int64_t now_wall_ns)
+maintain_locked(struct store *s, const struct store_now *now)
 {
 	const struct store_opts *o;
+	struct maint_now mn = { .now = now };
 	int r;
 
 	if (s == NULL || s->db == NULL)
 		return -EBADF;
 	o = &s->o;
-	if (o->retain_s > 0 &&
-	    (r = delete_age(s, now_wall_ns - o->retain_s * NSEC_PER_SEC)) < 0)
+	if ((r = judge_clock(s, now, &mn.wall_ok)) < 0)
 		goto fail;
-	if (o->rollup1_s > 0 && (r = roll_level(s, 0, now_wall_ns -
-	    o->rollup1_after_s * NSEC_PER_SEC, o->rollup1_s)) < 0)
+	if (!mn.wall_ok && (r = note_held(s, now)) < 0)
 		goto fail;
-	if (o->rollup2_s > 0 && (r = roll_level(s, 1, now_wall_ns -
-	    o->rollup2_after_s * NSEC_PER_SEC, o->rollup2_s)) < 0)
+	if (mn.wall_ok)
+		s->st.clock_held = 0;
+	if (o->retain_s > 0 && (r = delete_age(s, &mn)) < 0)
+		goto fail;
+	if (o->rollup1_s > 0 && (r = roll_level(s, 0, &mn, o->rollup1_after_s,
+	    o->rollup1_s)) < 0)
+		goto fail;
+	if (o->rollup2_s > 0 && (r = roll_level(s, 1, &mn, o->rollup2_after_s,
+	    o->rollup2_s)) < 0)
 		goto fail;
 	if ((r = shrink(s)) < 0)
 		goto fail;
@@ -293,15 +495,26 @@ fail:
 }
 
 int
-store_maintain(struct store *s, int64_t now_wall_ns)
+store_maintain_at(struct store *s, const struct store_now *now)
 {
 	int r;
 
-	if (s == NULL || s->db == NULL)
+	if (s == NULL || now == NULL)
 		return -EBADF;
 	pthread_mutex_lock(&s->lock);
-	r = maintain_locked(s, now_wall_ns);
+	r = s->db == NULL ? -EBADF : maintain_locked(s, now);
 	pthread_mutex_unlock(&s->lock);
 	return r;
 }
 
+/*
+ * The wall clock alone, vouched for by the caller (tests, tools, a replay
+ * of a simulated timeline): every window judged by its wall times.
+ */
+int
+store_maintain(struct store *s, int64_t now_wall_ns)
+{
+	struct store_now now = { .wall_ns = now_wall_ns, .wall_sync = 1 };
+
+	return store_maintain_at(s, &now);
+}

@@ -535,7 +535,8 @@ windows_locked(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 	    (int64_t)max + 1 : -1);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		col_text(st, 1, boot, sizeof(boot));
-		bucket = g > 0 ? sqlite3_column_int64(st, 2) / g : 0;
+		bucket = g > 0 ? wall_bucket(sqlite3_column_int64(st, 2), g) :
+		    0;
 		if (g == 0 || nids == 0 || bucket != last_bucket ||
 		    strcmp(boot, last_boot) != 0)
 			nb++;
@@ -569,7 +570,8 @@ windows_locked(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 			break;
 		if (g > 0 && last != NULL &&
 		    strcmp(last->boot_id, w->boot_id) == 0 &&
-		    last->wall_start_ns / g == w->wall_start_ns / g) {
+		    wall_bucket(last->wall_start_ns, g) ==
+		    wall_bucket(w->wall_start_ns, g)) {
 			r = window_merge(last, w);
 			/* a bucket is as coarse as its coarsest part */
 			if (w->level > last->level)

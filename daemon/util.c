@@ -159,3 +159,87 @@ parse_u32_range(const char *s, uint64_t min, uint64_t max, uint32_t *ret)
 	*ret = (uint32_t)v;
 	return 0;
 }
+
+/*
+ * Length of the UTF-8 sequence at s (at most n bytes) if it is complete,
+ * shortest-form and not a surrogate; 0 otherwise. *ret_cp: the code point.
+ */
+static size_t
+utf8_seq(const unsigned char *s, size_t n, uint32_t *ret_cp)
+{
+	uint32_t cp, min;
+	size_t len, i;
+
+	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+		len = 2, cp = s[0] & 0x1f, min = 0x80;
+	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		len = 3, cp = s[0] & 0x0f, min = 0x800;
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		len = 4, cp = s[0] & 0x07, min = 0x10000;
+	} else {
+		return 0;
+	}
+	if (len > n)
+		return 0; /* cut: a name cut to fit ends here */
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	*ret_cp = cp;
+	return len;
+}
+
+/* Code points that move the cursor, break lines or turn text around. */
+static bool
+cp_is_control(uint32_t cp)
+{
+	return cp < 0xa0 ||			 /* C1 controls (CSI 0x9b) */
+	    cp == 0x2028 || cp == 0x2029 ||	 /* line, paragraph breaks */
+	    cp == 0x200e || cp == 0x200f ||	 /* direction marks */
+	    (cp >= 0x202a && cp <= 0x202e) ||	 /* embeddings, overrides */
+	    (cp >= 0x2066 && cp <= 0x2069) ||	 /* isolates */
+	    cp == 0xfeff;			 /* BOM, zero width */
+}
+
+/*
+ * The one rule for every name a task chooses for itself (comm, cmdline,
+ * from /proc or the BPF task iterator; ATrace names from trace_marker):
+ * it is kept as valid UTF-8 without control characters, so it can reach a
+ * terminal (`vitals`, `vitals dump`), the log (SIGUSR2 dump) and protobuf
+ * strings as it is. Printable ASCII and complete UTF-8 characters stay;
+ * every C0/C1 control, DEL, line or direction control becomes one '?', and
+ * every byte of broken UTF-8 (a sequence a cut split, a stray byte) one
+ * '?'. Writes at most n bytes and a NUL into dst (n + 1 bytes); dst may
+ * be src. Returns the length written.
+ */
+size_t
+name_clean(char *dst, const char *src, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)src;
+	size_t i = 0, o = 0, len;
+	uint32_t cp;
+
+	while (i < n) {
+		if (s[i] >= 0x20 && s[i] < 0x7f) {
+			dst[o++] = (char)s[i++];
+			continue;
+		}
+		if (s[i] < 0x80 || (len = utf8_seq(s + i, n - i, &cp)) == 0) {
+			dst[o++] = '?';
+			i++;
+			continue;
+		}
+		if (cp_is_control(cp)) {
+			dst[o++] = '?';
+		} else {
+			memmove(dst + o, s + i, len);
+			o += len;
+		}
+		i += len;
+	}
+	dst[o] = '\0';
+	return o;
+}

@@ -21,6 +21,18 @@
 #define VITALS_NAME_LEN 128	/* process name from cmdline, cut */
 #define VITALS_SLEEP_NS 50000000LL /* Δboot − Δmono above this: slept */
 #define VITALS_INTERVAL_MIN_MS 100
+/* The earliest wall time a range reaches (-2^62 ns, year 1823): far
+ * before any clock, far enough from INT64_MIN that range arithmetic
+ * (from − span) cannot overflow. */
+#define VITALS_WALL_MIN (-(INT64_C(1) << 62))
+
+/* The span-aligned bucket of wall time t (span > 0): floor(t / span), so
+ * that a bucket before 1970 is as wide as any other. */
+static inline int64_t
+wall_bucket(int64_t t, int64_t span)
+{
+	return t / span - (t % span < 0);
+}
 #define VITALS_BURST_INTERVAL_MS 100
 #define VITALS_BURST_MAX_MS 10000
 
@@ -653,7 +665,16 @@ struct store_opts {
 	int64_t retain_s;   /* nothing older than this is kept */
 	uint64_t max_bytes; /* database size bound */
 	int busy_timeout_ms;
+	/* Wall-clock trust (store_maint.c): a clock more than clock_jump_s
+	 * ahead of what the stored windows vouch for is suspect until the
+	 * kernel says it is synchronised or it has run in step with
+	 * CLOCK_BOOTTIME for clock_stable_s. 0: the defaults below. */
+	int64_t clock_jump_s;
+	int64_t clock_stable_s;
 };
+
+#define STORE_CLOCK_JUMP_S (24 * 3600)
+#define STORE_CLOCK_STABLE_S (24 * 3600)
 
 struct store_stats {
 	enum store_state state;
@@ -671,6 +692,12 @@ struct store_stats {
 	uint64_t windows_salvaged; /* copied out of a damaged file */
 	uint64_t wal_damaged;	   /* WAL files found damaged at open */
 	uint64_t shm_faults;	   /* faults on a cut -shm, repaired */
+	/* the wall clock as the last maintenance pass judged it */
+	bool clock_suspect;	 /* ahead by more than clock_jump_s */
+	bool clock_confirmed;	 /* kernel-synchronised, or stable long enough */
+	int64_t clock_ahead_ns;	 /* how far ahead of the stored windows */
+	uint64_t clock_deferred; /* passes whose wall-clock deletions waited */
+	uint64_t clock_held;	 /* windows the last such pass kept */
 };
 
 /* Metrics for top-N queries. */
@@ -684,6 +711,17 @@ int store_open(const char *path, const struct store_opts *o,
 struct store *store_close(struct store *s);
 int store_put(struct store *s, const struct window *w);
 int store_maintain(struct store *s, int64_t now_wall_ns);
+
+/* "Now" for maintenance: the three clocks it judges ages with. */
+struct store_now {
+	int64_t wall_ns;  /* CLOCK_REALTIME */
+	int64_t boot_ns;  /* CLOCK_BOOTTIME */
+	char boot_id[40]; /* this boot, as windows carry it; "": unknown */
+	int wall_sync;	  /* kernel time status: 1 synchronised, 0 not,
+			   * < 0 unknown */
+};
+
+int store_maintain_at(struct store *s, const struct store_now *now);
 void store_get_stats(const struct store *s, struct store_stats *ret);
 int store_windows(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
     unsigned granularity_s, struct window ***ret, size_t *ret_n);
@@ -773,6 +811,7 @@ int64_t clock_ns(int clockid);
 int parse_uint(const char *s, uint64_t max, uint64_t *ret);
 int parse_u32_range(const char *s, uint64_t min, uint64_t max,
     uint32_t *ret);
+size_t name_clean(char *dst, const char *src, size_t n);
 
 /* ----------------------------------------------------------------- log.c */
 
@@ -933,6 +972,7 @@ struct config {
 	struct id_list trusted_uids, trusted_gids, reader_uids, reader_gids;
 	uint32_t shell_uid;	  /* a reader; VITALS_NO_UID: none */
 	unsigned max_conns;	  /* accept pauses at this many connections */
+	unsigned trusted_max_conns; /* trusted callers together; 0: default */
 	unsigned idle_timeout_ms; /* no request, no progress: close */
 	uint32_t max_frame;	  /* frame payload limit, both directions */
 	uint32_t max_output;	  /* queued answer bytes per connection */
@@ -1011,6 +1051,7 @@ struct control_stats {
 	uint64_t queries, query_ns_max; /* store reads run, slowest */
 	uint32_t queries_queued;
 	uint64_t queries_shared; /* answered by another request's read */
+	uint64_t cap_refused;	 /* answered BUSY at a uid or trusted cap */
 };
 
 /* What one answer reads of the daemon (loop thread; daemon.c fills it). */

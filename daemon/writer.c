@@ -6,6 +6,8 @@
  * and counted. Failed writes are retried with a backoff; the queue keeps the
  * windows meanwhile.
  */
+#include <sys/timex.h>
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -62,6 +64,38 @@ q_remove_at(struct writer *wr, unsigned k)
 	return w;
 }
 
+/*
+ * The kernel's word on the wall clock: synchronised (an NTP daemon, chrony
+ * or timesyncd keeps STA_UNSYNC clear), not, or unknown (a seccomp filter
+ * or a kernel that refuses the read). modes = 0 only reads.
+ */
+static int
+kernel_time_sync(void)
+{
+	struct timex tx;
+	int st;
+
+	memset(&tx, 0, sizeof(tx));
+	if ((st = adjtimex(&tx)) < 0)
+		return -errno;
+	return st != TIME_ERROR && !(tx.status & STA_UNSYNC);
+}
+
+/* Maintenance with the boot's clocks: ages within this boot by
+ * CLOCK_BOOTTIME, the wall clock only where it has to be. */
+static void
+maintain(struct writer *wr, const char *boot_id)
+{
+	struct store_now now;
+
+	memset(&now, 0, sizeof(now));
+	now.wall_ns = clock_ns(CLOCK_REALTIME);
+	now.boot_ns = clock_ns(CLOCK_BOOTTIME);
+	snprintf(now.boot_id, sizeof(now.boot_id), "%s", boot_id);
+	now.wall_sync = kernel_time_sync();
+	(void)store_maintain_at(wr->store, &now);
+}
+
 static void *
 writer_main(void *arg)
 {
@@ -72,6 +106,7 @@ writer_main(void *arg)
 	bool failing = false;
 	bool recovered = false; /* store_recover tried since the last write */
 	struct store_stats st;
+	char boot_id[40] = ""; /* of the windows written: this boot's */
 
 	pthread_mutex_lock(&wr->mu);
 	for (;;) {
@@ -93,7 +128,7 @@ writer_main(void *arg)
 		}
 		if (clock_ns(CLOCK_MONOTONIC) >= next_maint) {
 			pthread_mutex_unlock(&wr->mu);
-			(void)store_maintain(wr->store, clock_ns(CLOCK_REALTIME));
+			maintain(wr, boot_id);
 			/* Not under mu: the store lock may be held by a long
 			 * control-plane read, and the loop takes mu. */
 			store_get_stats(wr->store, &st);
@@ -142,6 +177,8 @@ writer_main(void *arg)
 		}
 		if (r < 0)
 			wr->rejected++; /* can never succeed (-EFBIG, -EINVAL) */
+		else
+			memcpy(boot_id, w->boot_id, sizeof(boot_id));
 		backoff = RETRY_MIN_MS;
 		recovered = false;
 		/* An overflow never drops the window in flight: still head. */

@@ -822,12 +822,15 @@ run_daemon(const char *log, const char *state, const char *pins,
 {
 	char sock[PATH_MAX], conf[PATH_MAX];
 	unsigned i;
-	int status;
+	int status, burner;
 	pid_t pid;
 
 	snprintf(sock, sizeof(sock), "%s/s", state);
 	snprintf(conf, sizeof(conf), "%s.conf", state);
 	ck_assert_int_eq(tu_writes(conf, "bpf_stats = on\n"), 0);
+	/* the windows' processes and on-CPU time: ours, not the machine's */
+	burner = tu_burner_start();
+	ck_assert_int_gt(burner, 0);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
@@ -846,6 +849,7 @@ run_daemon(const char *log, const char *state, const char *pins,
 	}
 	kill(pid, SIGTERM);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	tu_burner_stop(burner);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	    "vitalsd status %#x", status);
 	ck_assert_msg(file_has(log, "window 2:"), "no window in %s", log);

@@ -494,6 +494,24 @@ START_TEST(test_fmt_health)
 	ck_assert_ptr_nonnull(strstr(s, "commit last 1.500 ms max 2.500 ms"));
 	ck_assert_ptr_nonnull(strstr(s, "Control: 1 connections; accepted 0, "
 	    "requests 9, denied 2,"));
+	ck_assert_ptr_nonnull(strstr(s, "refused at a cap 0\n"));
+	/* a wall clock the store does not believe yet says so */
+	ck_assert_ptr_null(strstr(s, "wall clock"));
+	sbuf_free(&b);
+	st.clock_suspect = true;
+	st.clock_ahead_ns = 87600LL * 3600 * NS;
+	st.clock_deferred = 3;
+	st.clock_held = 2832;
+	ct.cap_refused = 7;
+	sbuf_init(&b);
+	fmt_health(&b, &h, &fctx);
+	s = sbuf_str(&b);
+	ck_assert_msg(strstr(s, "  wall clock 87600.0 h ahead of the stored "
+	    "windows, not confirmed: deletions by wall time wait (2832 "
+	    "windows held)\n") != NULL, "%s", s);
+	ck_assert_ptr_nonnull(strstr(s, "  maintenance passes that waited for "
+	    "the wall clock 3\n"));
+	ck_assert_ptr_nonnull(strstr(s, "refused at a cap 7\n"));
 	win.health = NULL;
 	win.n_invalid_deltas = 0;
 	sbuf_free(&b);

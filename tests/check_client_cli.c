@@ -624,7 +624,9 @@ START_TEST(test_watch)
 	t0 = clock_now_ns(CLOCK_MONOTONIC);
 	kill(pid, SIGINT);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert(clock_now_ns(CLOCK_MONOTONIC) - t0 < 2 * NS);
+	/* promptly, not after the 1 min interval (a loaded machine may take
+	 * a while to schedule the exit) */
+	ck_assert(clock_now_ns(CLOCK_MONOTONIC) - t0 < 20 * NS);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	close(fo);
 	ck_assert_int_eq(server_stop(&s), 0);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -424,6 +425,18 @@ START_TEST(check_limits)
 	cfg.window_s = 5;
 	ck_assert_int_eq(config_check(&cfg, err, sizeof(err)), 0);
 
+	/* trusted callers never take every slot: readers keep at least one */
+	ck_assert_int_eq(config_set(&cfg, "max_connections", "8"), 0);
+	ck_assert_int_eq(config_set(&cfg, "trusted_max_connections", "7"), 0);
+	ck_assert_uint_eq(cfg.trusted_max_conns, 7);
+	ck_assert_int_eq(config_check(&cfg, err, sizeof(err)), 0);
+	ck_assert_int_eq(config_set(&cfg, "trusted_max_connections", "8"), 0);
+	ck_assert_int_eq(config_check(&cfg, err, sizeof(err)), -ERANGE);
+	ck_assert(strstr(err, "trusted_max_connections") != NULL);
+	ck_assert_int_eq(config_set(&cfg, "trusted_max_connections", "0"),
+	    -ERANGE);
+	cfg.trusted_max_conns = 0;
+
 	free(cfg.state_dir);
 	cfg.state_dir = NULL;
 	err[0] = '\0';
@@ -483,7 +496,15 @@ START_TEST(check_rollups)
 	/* the second level starting before the first */
 	ck_assert_int_eq(config_set(&cfg, "rollup2_after_s", "60"), 0);
 	ck_assert_int_eq(config_check(&cfg, err, sizeof(err)), -ERANGE);
-	ck_assert(err[0] != '\0');
+	/* the message names that constraint, not another one */
+	ck_assert_msg(strstr(err, "rollup1_after_s (3600) <= "
+	    "rollup2_after_s (60)") != NULL, "%s", err);
+	ck_assert_msg(strstr(err, "window_s") == NULL, "%s", err);
+	ck_assert_int_eq(config_set(&cfg, "rollup2_after_s", "86400"), 0);
+	ck_assert_int_eq(config_set(&cfg, "rollup2_s", "30"), 0);
+	ck_assert_int_eq(config_check(&cfg, err, sizeof(err)), -ERANGE);
+	ck_assert_msg(strstr(err, "rollup1_s (60) <= rollup2_s (30)") != NULL,
+	    "%s", err);
 	config_release(&cfg);
 }
 END_TEST
@@ -662,6 +683,82 @@ START_TEST(binary_flag_overrides_file)
 }
 END_TEST
 
+/* A directory or a FIFO is not a configuration: refused at once, by -n
+ * and by a real start alike (a FIFO with no writer must not block). */
+START_TEST(binary_config_not_regular)
+{
+	char dir[PATH_MAX], fifo[PATH_MAX], out[PATH_MAX], state[PATH_MAX];
+	const char *check_dir[] = { "-n", "-c", dir, NULL };
+	const char *check_fifo[] = { "-n", "-c", fifo, NULL };
+	const char *start_dir[] = { "-f", "-c", dir, "--state-dir", state,
+		NULL };
+	const char *start_fifo[] = { "-f", "-c", fifo, "--state-dir", state,
+		NULL };
+	const char *const *runs[] = { check_dir, check_fifo, start_dir,
+		start_fifo };
+	const char *msg;
+	unsigned i;
+	int st;
+
+	snprintf(dir, sizeof(dir), "%s/conf.d", tmpdir);
+	snprintf(fifo, sizeof(fifo), "%s/conf.fifo", tmpdir);
+	snprintf(state, sizeof(state), "%s/state", tmpdir);
+	snprintf(out, sizeof(out), "%s/out", tmpdir);
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	ck_assert_int_eq(mkfifo(fifo, 0644), 0);
+	for (i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		st = run_clean(runs[i], out);
+		msg = slurp(out);
+		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) != 0,
+		    "run %u: status 0x%x: %s", i, st, msg);
+		ck_assert_msg(strstr(msg, "not a regular file") != NULL,
+		    "run %u: %s", i, msg);
+	}
+	/* nothing was started: no state directory made */
+	ck_assert_int_ne(access(state, F_OK), 0);
+}
+END_TEST
+
+/* -n applies every check of a real start: a socket path longer than
+ * sun_path is refused by both, with the same message. */
+START_TEST(binary_socket_path_long)
+{
+	char sock[256], out[PATH_MAX], state[PATH_MAX];
+	const char *check[] = { "-n", "--socket", sock, NULL };
+	const char *start[] = { "-f", "--socket", sock, "--state-dir", state,
+		NULL };
+	const char *msg;
+	int st;
+
+	memset(sock, 'a', 200);
+	sock[0] = '/';
+	sock[200] = '\0';
+	snprintf(state, sizeof(state), "%s/state", tmpdir);
+	snprintf(out, sizeof(out), "%s/out", tmpdir);
+	st = run_clean(check, out);
+	msg = slurp(out);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) != 0, "-n: 0x%x: %s",
+	    st, msg);
+	ck_assert_msg(strstr(msg, "socket path too long") != NULL, "%s", msg);
+	st = run_clean(start, out);
+	msg = slurp(out);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) != 0, "start: 0x%x: %s",
+	    st, msg);
+	ck_assert_msg(strstr(msg, "socket path too long") != NULL, "%s", msg);
+	/* a 107-byte path fits sun_path: accepted */
+	sock[107] = '\0';
+	st = run_clean(check, out);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "107: 0x%x: %s",
+	    st, slurp(out));
+	sock[108] = 'a';
+	sock[109] = '\0';
+	sock[107] = 'a';
+	st = run_clean(check, out);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) != 0, "109: 0x%x: %s",
+	    st, slurp(out));
+}
+END_TEST
+
 int
 main(void)
 {
@@ -698,6 +795,8 @@ main(void)
 	tcase_add_test(tc, binary_check_missing_file);
 	tcase_add_test(tc, binary_interval_floor);
 	tcase_add_test(tc, binary_flag_overrides_file);
+	tcase_add_test(tc, binary_config_not_regular);
+	tcase_add_test(tc, binary_socket_path_long);
 	suite_add_tcase(s, tc);
 
 	return tu_run(s);

@@ -200,6 +200,30 @@ health(void)
 	return call1(mkreq(&b, VITALS__REQUEST__OP_HEALTH, 1));
 }
 
+/*
+ * Health once the daemon counts `want` connections (health's own among
+ * them): closes are processed on the daemon's loop, after the client's
+ * close() returned, so this waits for them (10 s at most) rather than
+ * sleeping a guess. The last answer either way; the caller frees it.
+ */
+static Vitals__Response *
+health_when_connections(uint32_t want)
+{
+	Vitals__Response *r = NULL;
+	unsigned i;
+
+	for (i = 0; i < 100; i++) {
+		if (r != NULL)
+			vitals__response__free_unpacked(r, NULL);
+		r = health();
+		if (r->status == VITALS__STATUS__STATUS_OK &&
+		    r->health->control->connections == want)
+			break;
+		tu_sleep_ms(100);
+	}
+	return r;
+}
+
 /* The peer closes: EOF (or a reset) within timeout_ms, nothing else. */
 static void
 assert_closed(int fd, int timeout_ms)
@@ -365,7 +389,7 @@ START_TEST(test_every_op)
 {
 	struct reqbuf b;
 	Vitals__Response *r;
-	int fd;
+	int fd, burner, tries;
 
 	r = call1(mkreq(&b, VITALS__REQUEST__OP_SNAPSHOT, 10));
 	ck_assert_int_eq(r->status, VITALS__STATUS__STATUS_OK);
@@ -376,7 +400,24 @@ START_TEST(test_every_op)
 	ck_assert_uint_gt(r->snapshot->window->n_cpus, 0);
 	vitals__response__free_unpacked(r, NULL);
 
-	tu_sleep_ms(1500); /* a window in the store */
+	/* A process of ours with activity, stored: waited for, not slept
+	 * for, and not left to the daemon's own few ms of CPU. */
+	burner = tu_burner_start();
+	ck_assert_int_gt(burner, 0);
+	for (tries = 0; tries < 150; tries++) {
+		size_t n;
+
+		mkreq(&b, VITALS__REQUEST__OP_PROCESS, 9);
+		b.proc.pid = burner;
+		r = call1(&b.r);
+		n = r->status == VITALS__STATUS__STATUS_OK ?
+		    r->process->n_history : 0;
+		vitals__response__free_unpacked(r, NULL);
+		if (n > 0)
+			break;
+		tu_sleep_ms(200);
+	}
+	ck_assert_msg(tries < 150, "the burner never reached the store");
 	mkreq(&b, VITALS__REQUEST__OP_WINDOWS, 11);
 	b.tr.since_ns = 30 * SEC;
 	r = call1(&b.r);
@@ -394,15 +435,16 @@ START_TEST(test_every_op)
 	ck_assert_uint_eq(r->top->hz, (uint32_t)sysconf(_SC_CLK_TCK));
 	vitals__response__free_unpacked(r, NULL);
 
-	/* the daemon samples itself: it has history */
+	/* a busy process has history, with its threads */
 	mkreq(&b, VITALS__REQUEST__OP_PROCESS, 13);
-	b.proc.pid = dpid;
+	b.proc.pid = burner;
 	b.proc.threads = true;
 	r = call1(&b.r);
 	ck_assert_int_eq(r->status, VITALS__STATUS__STATUS_OK);
 	ck_assert_uint_ge(r->process->n_history, 1);
-	ck_assert_int_eq(r->process->history[0]->task->id, dpid);
+	ck_assert_int_eq(r->process->history[0]->task->id, burner);
 	vitals__response__free_unpacked(r, NULL);
+	tu_burner_stop(burner);
 	b.proc.pid = 0x7ffffff0;
 	r = call1(&b.r);
 	ck_assert_int_eq(r->status, VITALS__STATUS__STATUS_NOT_FOUND);
@@ -705,14 +747,25 @@ nobody_child(enum nobody_case c)
 			return 29;
 		vitals__response__free_unpacked(r, NULL);
 		close(fd2);
-		usleep(200 * 1000);
-		if ((fd3 = cl_connect_buf(0)) < 0 ||
-		    cl_send(fd3, mkreq(&b, VITALS__REQUEST__OP_HEALTH, 6)) < 0 ||
-		    (r = cl_recv(fd3, 5000, NULL)) == NULL ||
-		    r->status != VITALS__STATUS__STATUS_OK)
-			return 40;
+		/* the daemon frees fd2's slot when its loop sees the close:
+		 * until then the uid's cap still answers BUSY */
+		for (int t = 0; t < 100; t++) {
+			usleep(100 * 1000);
+			if ((fd3 = cl_connect_buf(0)) < 0)
+				return 40;
+			(void)cl_send(fd3, mkreq(&b,
+			    VITALS__REQUEST__OP_HEALTH, 6));
+			if ((r = cl_recv(fd3, 5000, NULL)) == NULL)
+				return 41;
+			close(fd3);
+			if (r->status != VITALS__STATUS__STATUS_BUSY)
+				break;
+			vitals__response__free_unpacked(r, NULL);
+			r = NULL;
+		}
+		if (r == NULL || r->status != VITALS__STATUS__STATUS_OK)
+			return 42;
 		vitals__response__free_unpacked(r, NULL);
-		close(fd3);
 	}
 	close(fd);
 	return 0;
@@ -768,6 +821,100 @@ START_TEST(test_roles_nobody)
 	/* the refused burst changed nothing */
 	ck_assert_uint_eq(r->health->interval_ms, 100);
 	ck_assert_int_eq(r->health->burst_until_mono_ns, 0);
+	vitals__response__free_unpacked(r, NULL);
+}
+END_TEST
+
+/* A reader (nobody) asks for health with a short deadline: 0 when answered
+ * OK within it. */
+static int
+reader_health_child(void)
+{
+	struct reqbuf b;
+	Vitals__Response *r;
+	int fd;
+
+	if (setgroups(0, NULL) < 0 || setgid(NOBODY) < 0 || setuid(NOBODY) < 0)
+		return 10;
+	if ((fd = cl_connect_buf(0)) < 0)
+		return 11;
+	if (cl_send(fd, mkreq(&b, VITALS__REQUEST__OP_HEALTH, 1)) < 0 ||
+	    (r = cl_recv(fd, 3000, NULL)) == NULL)
+		return 12;
+	if (r->status != VITALS__STATUS__STATUS_OK)
+		return 13;
+	vitals__response__free_unpacked(r, NULL);
+	close(fd);
+	return 0;
+}
+
+/* Connect as root, idle; the slot is held once health counts it. */
+static int
+trusted_hold(void)
+{
+	return cl_connect();
+}
+
+/*
+ * Trusted callers have a cap too: root holding idle connections up to it
+ * is answered BUSY beyond it, and a reader still gets in at once (the
+ * reserve), not after the idle timeout.
+ */
+START_TEST(test_trusted_cap)
+{
+	static const struct {
+		const char *conf;
+		unsigned cap;
+	} cases[] = {
+		/* the default: a quarter of max_connections kept for readers */
+		{ "reader_uids = 65534\nmax_connections = 8\n", 6 },
+		{ "reader_uids = 65534\nmax_connections = 8\n"
+		  "trusted_max_connections = 3\n", 3 },
+	};
+	char conf[PATH_MAX];
+	int held[16], fd, status, err = 0;
+	Vitals__Response *r;
+	unsigned i, n;
+	pid_t pid;
+
+	stop_daemon();
+	snprintf(conf, sizeof(conf), "%s/vitalsd.conf", dir);
+	ck_assert_int_eq(tu_writes(conf, cases[_i].conf), 0);
+	start_daemon(conf);
+	ck_assert_int_eq(chmod(dir, 0711), 0);
+	ck_assert_int_eq(chmod(sock, 0666), 0);
+	/* the cap, health's own connection included */
+	for (n = 0; n + 1 < cases[_i].cap; n++)
+		held[n] = trusted_hold();
+	r = health(); /* one more trusted: the last one allowed */
+	ck_assert_uint_eq(r->health->control->cap_refused, 0);
+	vitals__response__free_unpacked(r, NULL);
+	tu_sleep_ms(200); /* its slot is free again */
+	held[n++] = trusted_hold();
+	/* beyond it: BUSY, then closed */
+	fd = cl_connect();
+	r = cl_recv(fd, 5000, NULL);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(r->status, VITALS__STATUS__STATUS_BUSY);
+	ck_assert_msg(strstr(r->error, "too many trusted connections") !=
+	    NULL, "%s", r->error);
+	vitals__response__free_unpacked(r, NULL);
+	ck_assert_ptr_null(cl_recv(fd, 5000, &err));
+	ck_assert_int_eq(err, -ECONNRESET);
+	close(fd);
+	/* a reader is not shut out by the trusted caller's idle slots */
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(reader_health_child());
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	    "reader failed at step %d", WEXITSTATUS(status));
+	for (i = 0; i < n; i++)
+		close(held[i]);
+	r = health_when_connections(1);
+	ck_assert_uint_eq(r->health->control->connections, 1);
+	ck_assert_uint_eq(r->health->control->cap_refused, 1);
 	vitals__response__free_unpacked(r, NULL);
 }
 END_TEST
@@ -835,8 +982,7 @@ START_TEST(test_bad_input)
 	}
 
 	/* still serving, and every case counted */
-	tu_sleep_ms(200);
-	r = health();
+	r = health_when_connections(1);
 	ck_assert_int_eq(r->status, VITALS__STATUS__STATUS_OK);
 	ck_assert_uint_ge(r->health->control->bad_frames, 5 + 4);
 	ck_assert_uint_eq(r->health->control->connections, 1);
@@ -1028,11 +1174,7 @@ START_TEST(test_disconnect_mid_response)
 		ck_assert_int_gt(read(fd, buf, i % 3 ? sizeof(buf) : 2), 0);
 		close(fd);
 	}
-	r = health();
-	ck_assert_int_eq(r->status, VITALS__STATUS__STATUS_OK);
-	vitals__response__free_unpacked(r, NULL);
-	tu_sleep_ms(300);
-	r = health();
+	r = health_when_connections(1);
 	ck_assert_uint_eq(r->health->control->connections, 1);
 	vitals__response__free_unpacked(r, NULL);
 	ck_assert_int_eq(waitpid(dpid, NULL, WNOHANG), 0);
@@ -1191,23 +1333,45 @@ END_TEST
 struct client {
 	pthread_t th;
 	unsigned idx;
-	int status; /* Status, or −1: no answer */
+	int status; /* Status, or −1: no answer, −3: BUSY at a cap */
 	int err;
+	unsigned busy; /* BUSY answers retried */
 };
+
+static void client_ask(struct client *c, int fd);
 
 static void *
 client_main(void *arg)
 {
 	struct client *c = arg;
-	struct reqbuf b;
-	Vitals__Response *r;
 	int fd;
 
-	c->status = -1;
-	if ((fd = cl_connect_buf(0)) < 0) {
-		c->err = fd;
-		return NULL;
+	int tries;
+
+	/* Trusted callers have a cap too (below max_connections): beyond
+	 * it a connection is answered BUSY, id 0, and retried. */
+	for (tries = 0; tries < 600; tries++) {
+		c->status = -1;
+		if ((fd = cl_connect_buf(0)) < 0) {
+			c->err = fd;
+			return NULL;
+		}
+		client_ask(c, fd);
+		close(fd);
+		if (c->status != -3)
+			return NULL;
+		c->busy++;
+		tu_sleep_ms(50);
 	}
+	return NULL;
+}
+
+static void
+client_ask(struct client *c, int fd)
+{
+	struct reqbuf b;
+	Vitals__Response *r;
+
 	switch (c->idx % 4) {
 	case 0:
 		mkreq(&b, VITALS__REQUEST__OP_SNAPSHOT, c->idx);
@@ -1223,13 +1387,15 @@ client_main(void *arg)
 		mkreq(&b, VITALS__REQUEST__OP_DUMP, c->idx);
 		break;
 	}
-	if ((c->err = cl_send(fd, &b.r)) == 0 &&
-	    (r = cl_recv(fd, 60000, &c->err)) != NULL) {
-		c->status = r->id == c->idx ? (int)r->status : -2;
+	/* the BUSY answer may come before the request is sent: EPIPE */
+	c->err = cl_send(fd, &b.r);
+	if ((r = cl_recv(fd, 60000, c->err ? NULL : &c->err)) != NULL) {
+		if (r->id == 0 && r->status == VITALS__STATUS__STATUS_BUSY)
+			c->status = -3;
+		else
+			c->status = r->id == c->idx ? (int)r->status : -2;
 		vitals__response__free_unpacked(r, NULL);
 	}
-	close(fd);
-	return NULL;
 }
 
 /* Health every 200 ms on a connection of its own: the jitter of every
@@ -1390,6 +1556,7 @@ control_suite(void)
 	tcase_add_test(tc, test_every_op);
 	tcase_add_test(tc, test_burner_matches_store);
 	tcase_add_test(tc, test_roles_nobody);
+	tcase_add_loop_test(tc, test_trusted_cap, 0, 2);
 	tcase_add_test(tc, test_bad_input);
 	tcase_add_test(tc, test_slow_reader);
 	tcase_add_test(tc, test_slow_loris);

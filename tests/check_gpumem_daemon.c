@@ -89,7 +89,8 @@ daemon_stop(struct daemon *d)
 	unlink(d->log);
 }
 
-/* `vitals gpumem` until it prints want (3 s), then exactly want. */
+/* `vitals gpumem` until it prints want (20 s: a loaded machine), then
+ * exactly want. */
 static void
 expect_text(const struct daemon *d, const char *want, const char *a1,
     const char *a2)
@@ -97,7 +98,7 @@ expect_text(const struct daemon *d, const char *want, const char *a1,
 	struct run r = { 0 };
 	int i;
 
-	for (i = 0; i < 30; i++) {
+	for (i = 0; i < 200; i++) {
 		if (i)
 			run_free(&r);
 		r = vitals(d, "gpumem", a1, a2, NULL);
@@ -152,7 +153,22 @@ sleeper(void)
 		execlp("sleep", "sleep", "1000", (char *)NULL);
 		_exit(127);
 	}
-	sleep_ms(50); /* exec'd */
+	/* exec'd: its comm says so (polled, 10 s at most) */
+	for (int i = 0; i < 500; i++) {
+		char path[64], comm[32] = "";
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+		if ((f = fopen(path, "r")) != NULL) {
+			if (fgets(comm, sizeof(comm), f) == NULL)
+				comm[0] = '\0';
+			fclose(f);
+		}
+		if (strcmp(comm, "sleep\n") == 0)
+			return pid;
+		sleep_ms(20);
+	}
+	ck_abort_msg("%d never ran sleep", (int)pid);
 	return pid;
 }
 
@@ -226,14 +242,30 @@ START_TEST(test_daemon_gpumem)
 	jm_free(j);
 	run_free(&r);
 
-	/* growth over stored windows: 4096 at a window end, then 65536 */
-	sleep_ms(1500);
+	/* growth over stored windows: 4096 at a window end, then 65536;
+	 * each waited for in the store (30 s), not slept for */
+	snprintf(want, sizeof(want), "Proc %d total: 4096 sleep", a);
+	for (int i = 0; i < 300; i++) {
+		bool stored;
+
+		r = vitals(&d, "gpumem", "--since", "1h", NULL);
+		stored = r.code == 0 && strstr(r.out, want) != NULL;
+		run_free(&r);
+		if (stored)
+			break;
+		sleep_ms(100);
+	}
 	ck_assert_int_eq(drv(fd, 0, a, 65536), 0);
-	sleep_ms(2500);
-	r = vitals(&d, "gpumem", "--since", "1h", NULL);
-	ck_assert_int_eq(r.code, 0);
 	snprintf(want, sizeof(want), "Proc %d total: 65536 sleep (min 4096, "
 	    "max 65536, growth +61440)\n", a);
+	for (int i = 0;; i++) {
+		r = vitals(&d, "gpumem", "--since", "1h", NULL);
+		if ((r.code == 0 && strstr(r.out, want) != NULL) || i == 299)
+			break;
+		run_free(&r);
+		sleep_ms(100);
+	}
+	ck_assert_int_eq(r.code, 0);
 	ck_assert_msg(strstr(r.out, want) != NULL, "no '%s' in:\n%s", want,
 	    r.out);
 	ck_assert_ptr_nonnull(strstr(r.out, "Over the last 1h00m\n"));

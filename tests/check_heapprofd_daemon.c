@@ -225,16 +225,26 @@ daemon_stop(struct daemon *d)
 static pid_t
 app(int uid, unsigned grow_mb)
 {
-	pid_t pid = fork();
+	int pfd[2];
+	pid_t pid;
+	char c;
 
+	/* returns once the child runs as uid: the daemon must judge it as
+	 * that uid however slowly a loaded machine schedules it */
+	ck_assert_int_eq(pipe2(pfd, O_CLOEXEC), 0);
+	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
 		unsigned mb = 0;
 
+		close(pfd[0]);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (setgroups(0, NULL) < 0 || setgid((gid_t)uid) < 0 ||
 		    setuid((uid_t)uid) < 0)
 			_exit(126);
+		if (write(pfd[1], "u", 1) != 1)
+			_exit(125);
+		close(pfd[1]);
 		for (;;) {
 			if (mb < grow_mb) {
 				char *p = mmap(NULL, 2u << 20, PROT_READ |
@@ -248,6 +258,9 @@ app(int uid, unsigned grow_mb)
 			tu_sleep_ms(100);
 		}
 	}
+	close(pfd[1]);
+	ck_assert_int_eq(read(pfd[0], &c, 1), 1);
+	close(pfd[0]);
 	return pid;
 }
 

@@ -309,10 +309,42 @@ START_TEST(stat_comm_unprintable)
 
 	ck_assert_int_eq(STAT(line, &st), 0);
 	ck_assert_int_eq(st.pid, 77);
-	ck_assert_str_eq(st.comm, "a?b?c????");
+	ck_assert_str_eq(st.comm, "a?b?c??\xc3\xa9");
 	ck_assert_int_eq(st.state, 'S');
 	ck_assert_int_eq(st.ppid, 1);
 	ck_assert_uint_eq(st.rss_pages, 21);
+}
+END_TEST
+
+/* name_clean (util.c): the one rule for every name a task chooses. */
+static const struct {
+	const char *in;
+	size_t n;
+	const char *want;
+} clean_cases[] = {
+	{ "plain name", 10, "plain name" },
+	{ "\x1b[31mred\x1b[0m", 12, "?[31mred?[0m" },
+	{ "a\nb\rc\td", 7, "a?b?c?d" },
+	{ "del\x7f", 4, "del?" },
+	{ "caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80", 14,
+	    "caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80" },
+	{ "c1\xc2\x9b" "2J", 6, "c1?2J" },		/* CSI as U+009B */
+	{ "rtl\xe2\x80\xae" "exe", 9, "rtl?exe" },	/* RIGHT-TO-LEFT OVERRIDE */
+	{ "ls\xe2\x80\xa8x", 6, "ls?x" },		/* LINE SEPARATOR */
+	{ "cut\xe2\x82", 5, "cut??" },		/* a cut character */
+	{ "\xc0\x80\xed\xa0\x80\xff", 6, "??????" },	/* overlong, surrogate */
+	{ "nul\0after", 9, "nul?after" },
+};
+
+START_TEST(name_clean_rule)
+{
+	char out[64];
+	size_t n;
+
+	n = name_clean(out, clean_cases[_i].in, clean_cases[_i].n);
+	ck_assert_str_eq(out, clean_cases[_i].want);
+	ck_assert_uint_eq(n, strlen(clean_cases[_i].want));
+	ck_assert_uint_le(n, clean_cases[_i].n);
 }
 END_TEST
 
@@ -992,8 +1024,8 @@ static const struct {
 	NC("/apex/com.android.adbd@330443000/bin/adbd\0", "adbd"),
 	NC("./relative/tool\0--flag\0", "tool"),
 	NC("/\0", NULL),
-	/* Bytes that are not printable ASCII become '?'. */
-	NC("foo\x01" "bar\x7f\xc3\xa9\0", "foo?bar???"),
+	/* Control bytes become '?'; whole UTF-8 characters stay. */
+	NC("foo\x01" "bar\x7f\xc3\xa9\0", "foo?bar?\xc3\xa9"),
 	/* A tab ends the first word too, then turns into '?'. */
 	NC("/bin/a\tb/c\0", "a?b/c"),
 #undef NC
@@ -1128,6 +1160,8 @@ proc_pid_suite(void)
 	tcase_add_loop_test(tc, stat_comm_shapes, 0,
 	    sizeof(comm_cases) / sizeof(comm_cases[0]));
 	tcase_add_test(tc, stat_comm_unprintable);
+	tcase_add_loop_test(tc, name_clean_rule, 0,
+	    sizeof(clean_cases) / sizeof(clean_cases[0]));
 	tcase_add_test(tc, stat_extra_fields);
 	tcase_add_test(tc, stat_exactly_24_fields);
 	tcase_add_test(tc, stat_missing_fields);

@@ -231,6 +231,11 @@ fx_setup(void)
 	fx.info.have_store = true;
 	fx.info.store.state = STORE_OK;
 	fx.info.store.windows_written = 17;
+	fx.info.store.clock_suspect = true;
+	fx.info.store.clock_ahead_ns = 3 * 86400 * SEC;
+	fx.info.store.clock_deferred = 4;
+	fx.info.store.clock_held = 99;
+	fx.stats.cap_refused = 5;
 	fx.stats.connections = 2;
 	fx.stats.denied = 3;
 	fx.ctx.info = &fx.info;
@@ -674,6 +679,12 @@ START_TEST(test_health_dump)
 	ck_assert_uint_eq(resp->health->last->nprocs_total, 31);
 	ck_assert_str_eq(resp->health->store->state, "ok");
 	ck_assert_uint_eq(resp->health->store->windows_written, 17);
+	ck_assert(resp->health->store->clock_suspect);
+	ck_assert(!resp->health->store->clock_confirmed);
+	ck_assert_int_eq(resp->health->store->clock_ahead_ns, 3 * 86400 * SEC);
+	ck_assert_uint_eq(resp->health->store->clock_deferred, 4);
+	ck_assert_uint_eq(resp->health->store->clock_held, 99);
+	ck_assert_uint_eq(resp->health->control->cap_refused, 5);
 	ck_assert_uint_eq(resp->health->control->connections, 2);
 	ck_assert_uint_eq(resp->health->control->denied, 3);
 	ck_assert_uint_eq(resp->health->uptime_ns, 42 * SEC);
@@ -718,7 +729,7 @@ START_TEST(test_query_validation)
 	ck_assert_ptr_null(handle(&req, ROLE_READER, &res));
 	ck_assert_int_eq(res.query.op, RPC_Q_TOP);
 	ck_assert_uint_eq(res.query.id, 17);
-	ck_assert_int_eq(res.query.from_wall_ns, 0);
+	ck_assert_int_eq(res.query.from_wall_ns, VITALS_WALL_MIN);
 	ck_assert_int_eq(res.query.to_wall_ns, now);
 	ck_assert_uint_eq(res.query.n, 20);
 	ck_assert_uint_eq(res.query.hz, 100);
@@ -792,6 +803,73 @@ START_TEST(test_query_validation)
 	ck_assert_int_eq(resp->status,
 	    VITALS__STATUS__STATUS_PERMISSION_DENIED);
 	vitals__response__free_unpacked(resp, NULL);
+}
+END_TEST
+
+/* A wall clock before 1970 is a clock like any other: ranges relative to
+ * it, and explicit ranges before 1970, are queries, not BAD_REQUEST. */
+START_TEST(test_range_before_1970)
+{
+	Vitals__Request req;
+	Vitals__TopRequest top = VITALS__TOP_REQUEST__INIT;
+	Vitals__TimeRange tr = VITALS__TIME_RANGE__INIT;
+	Vitals__GpuMemRequest gr = VITALS__GPU_MEM_REQUEST__INIT;
+	struct rpc_result res;
+	Vitals__Response *resp;
+	int64_t saved = fx.ctx.now_wall_ns;
+	int64_t now = -86400 * SEC; /* 1969-12-31 */
+
+	fx.ctx.now_wall_ns = now;
+	init_req(&req, 3);
+	req.op_case = VITALS__REQUEST__OP_TOP;
+	req.top = &top;
+	/* no range: everything stored, up to now */
+	ck_assert_ptr_null(handle(&req, ROLE_READER, &res));
+	ck_assert_int_eq(res.query.from_wall_ns, VITALS_WALL_MIN);
+	ck_assert_int_eq(res.query.to_wall_ns, now);
+	/* the last hour */
+	tr.since_ns = 3600 * SEC;
+	top.range = &tr;
+	ck_assert_ptr_null(handle(&req, ROLE_READER, &res));
+	ck_assert_int_eq(res.query.from_wall_ns, now - 3600 * SEC);
+	ck_assert_int_eq(res.query.to_wall_ns, now);
+	/* a span longer than the clock reaches back: from the earliest */
+	tr.since_ns = INT64_MAX;
+	ck_assert_ptr_null(handle(&req, ROLE_READER, &res));
+	ck_assert_int_eq(res.query.from_wall_ns, VITALS_WALL_MIN);
+	/* explicit, before 1970, and across it */
+	tr.since_ns = 0;
+	tr.from_wall_ns = -7200 * SEC;
+	tr.to_wall_ns = -3600 * SEC;
+	ck_assert_ptr_null(handle(&req, ROLE_READER, &res));
+	ck_assert_int_eq(res.query.from_wall_ns, -7200 * SEC);
+	ck_assert_int_eq(res.query.to_wall_ns, -3600 * SEC);
+	tr.to_wall_ns = 3600 * SEC;
+	ck_assert_ptr_null(handle(&req, ROLE_READER, &res));
+	ck_assert_int_eq(res.query.to_wall_ns, 3600 * SEC);
+	/* still refused: empty, negative since, beyond the earliest */
+	tr.from_wall_ns = tr.to_wall_ns;
+	resp = handle(&req, ROLE_READER, &res);
+	ck_assert_int_eq(resp->status, VITALS__STATUS__STATUS_BAD_REQUEST);
+	vitals__response__free_unpacked(resp, NULL);
+	tr.from_wall_ns = INT64_MIN;
+	resp = handle(&req, ROLE_READER, &res);
+	ck_assert_int_eq(resp->status, VITALS__STATUS__STATUS_BAD_REQUEST);
+	vitals__response__free_unpacked(resp, NULL);
+	tr.from_wall_ns = 0;
+	tr.since_ns = -1;
+	resp = handle(&req, ROLE_READER, &res);
+	ck_assert_int_eq(resp->status, VITALS__STATUS__STATUS_BAD_REQUEST);
+	vitals__response__free_unpacked(resp, NULL);
+	/* GPU memory spans too */
+	init_req(&req, 4);
+	req.op_case = VITALS__REQUEST__OP_GPU_MEM;
+	req.gpu_mem = &gr;
+	gr.since_ns = 60 * SEC;
+	ck_assert_ptr_null(handle(&req, ROLE_READER, &res));
+	ck_assert_int_eq(res.query.from_wall_ns, now - 60 * SEC);
+	ck_assert_int_eq(res.query.to_wall_ns, now);
+	fx.ctx.now_wall_ns = saved;
 }
 END_TEST
 
@@ -977,17 +1055,51 @@ done_fn(uint64_t conn_id, uint32_t tag, uint8_t *frame, size_t len,
 		event_base_loopbreak(d->base);
 }
 
-/* Hold the store lock with a slow statement, from another thread. */
+/* Hold the store lock with a slow statement (~1 s here), from another
+ * thread; slow_started says it is about to take the lock. */
+static volatile int slow_started;
+
 static void *
 slow_sql(void *arg)
 {
 	char out[64];
 
 	(void)arg;
+	slow_started = 1;
 	(void)store_exec(qstore, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL"
-	    " SELECT x + 1 FROM c WHERE x < 1000000) SELECT count(*) FROM c",
+	    " SELECT x + 1 FROM c WHERE x < 5000000) SELECT count(*) FROM c",
 	    out, sizeof(out));
 	return NULL;
+}
+
+/* slow_sql holds the lock: it started, and had a moment to take it. */
+static void
+slow_sql_start(pthread_t *th)
+{
+	unsigned i;
+
+	slow_started = 0;
+	ck_assert_int_eq(pthread_create(th, NULL, slow_sql, NULL), 0);
+	for (i = 0; i < 1000 && !slow_started; i++)
+		tu_sleep_ms(5);
+	tu_sleep_ms(50);
+}
+
+/* The query thread took the last job submitted off the queue (it waits
+ * for the store lock now): polled, not a sleep. */
+static void
+query_dequeued(struct query *qq)
+{
+	struct control_stats st;
+	unsigned i;
+
+	for (i = 0; i < 1000; i++) {
+		query_get_stats(qq, &st);
+		if (st.queries_queued == 0)
+			return;
+		tu_sleep_ms(5);
+	}
+	ck_abort_msg("the query thread never took the job");
 }
 
 START_TEST(test_query_thread)
@@ -1011,10 +1123,9 @@ START_TEST(test_query_thread)
 	/* While the store is busy: one runs (blocked), four (different)
 	 * wait, the rest are refused; connection 2 closes and loses its
 	 * jobs. */
-	ck_assert_int_eq(pthread_create(&th, NULL, slow_sql, NULL), 0);
-	tu_sleep_ms(100);
+	slow_sql_start(&th);
 	ck_assert_int_eq(query_submit(qq, 1, 0, &q), 0);
-	tu_sleep_ms(50);
+	query_dequeued(qq);
 	for (i = 1; i < 8; i++) {
 		int r;
 
@@ -1067,11 +1178,10 @@ START_TEST(test_query_thread)
 	/* The same question joins the queued job: one run, an answer for
 	 * each with its own id; a "now" range resolved 0.5 s later is the
 	 * same, 2 s later is not; a closed connection leaves its job. */
-	ck_assert_int_eq(pthread_create(&th, NULL, slow_sql, NULL), 0);
-	tu_sleep_ms(100);
+	slow_sql_start(&th);
 	q.n = 99; /* the blocked one */
 	ck_assert_int_eq(query_submit(qq, 10, 0, &q), 0);
-	tu_sleep_ms(50);
+	query_dequeued(qq);
 	q.n = 5;
 	q.relative = true;
 	q.id = 111;
@@ -1138,8 +1248,7 @@ START_TEST(test_query_thread)
 	ck_assert_uint_eq(st.queries_shared, 3);
 
 	/* Stopping with work queued abandons it. */
-	ck_assert_int_eq(pthread_create(&th, NULL, slow_sql, NULL), 0);
-	tu_sleep_ms(100);
+	slow_sql_start(&th);
 	for (i = 0; i < 4; i++)
 		ck_assert_int_eq(query_submit(qq, 9, i, &q), 0);
 	query_free(qq);
@@ -1172,6 +1281,7 @@ rpc_suite(void)
 	tcase_add_test(tc, test_reid);
 	tcase_add_test(tc, test_health_dump);
 	tcase_add_test(tc, test_query_validation);
+	tcase_add_test(tc, test_range_before_1970);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("query");

@@ -54,6 +54,29 @@ start_daemon(const char *dir, const char *extra)
 	return pid;
 }
 
+/* Until the daemon of dir logged its window n (30 s at most): a loaded
+ * machine may take longer to start than a fixed sleep allows. */
+static void
+wait_window(const char *dir, unsigned n)
+{
+	char log[PATH_MAX], want[32], line[1024];
+	unsigned i;
+	bool seen = false;
+	FILE *f;
+
+	snprintf(log, sizeof(log), "%s.log", dir);
+	snprintf(want, sizeof(want), "window %u:", n);
+	for (i = 0; i < 300 && !seen; i++) {
+		tu_sleep_ms(100);
+		if ((f = fopen(log, "r")) == NULL)
+			continue;
+		while (!seen && fgets(line, sizeof(line), f))
+			seen = strstr(line, want) != NULL;
+		fclose(f);
+	}
+	ck_assert_msg(seen, "no \"%s\" in %s", want, log);
+}
+
 static int
 stop_daemon(pid_t pid, int sig)
 {
@@ -302,7 +325,7 @@ corrupt_case(const char *garbage, size_t len)
 	snprintf(log, sizeof(log), "%s.log", dir);
 	ck_assert_int_eq(tu_write(db, garbage, len), 0);
 	pid = start_daemon(dir, NULL);
-	tu_sleep_ms(2300);
+	wait_window(dir, 2);
 	status = stop_daemon(pid, SIGTERM);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 
@@ -354,7 +377,7 @@ START_TEST(test_corrupt_truncated)
 	/* A real database of ours, then cut in half. */
 	snprintf(db, sizeof(db), "%s/vitals.db", dir);
 	pid = start_daemon(dir, "all");
-	tu_sleep_ms(2300);
+	wait_window(dir, 2);
 	stop_daemon(pid, SIGTERM);
 	f = fopen(db, "rb");
 	ck_assert_ptr_nonnull(f);
@@ -425,7 +448,7 @@ START_TEST(test_full_disk)
 
 	run.start_ns = now_wall();
 	pid = start_daemon(dir, "none");
-	tu_sleep_ms(2500);
+	wait_window(dir, 2);
 	ck_assert_int_gt(fill_disk(filler), 0);
 	/* Full for a while: sampling goes on, windows queue. */
 	tu_sleep_ms(5000);

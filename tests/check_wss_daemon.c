@@ -105,6 +105,23 @@ daemon_stop(struct daemon *d)
 	free(d->dir);
 }
 
+/* /proc/<pid>/maps names a mapping with needle in it. */
+static bool
+maps_have(pid_t pid, const char *needle)
+{
+	char path[64], line[512];
+	bool have = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return false;
+	while (!have && fgets(line, sizeof(line), f))
+		have = strstr(line, needle) != NULL;
+	fclose(f);
+	return have;
+}
+
 /* A target: sleep(1) under a name of its own (a symlink), so a rule
  * matches it and nothing else on the machine. */
 static pid_t
@@ -122,7 +139,23 @@ target(const char *dir, char *name, size_t namesz)
 		execl(link, link, "60", (char *)NULL);
 		_exit(127);
 	}
-	tu_sleep_ms(200); /* exec done */
+	/* exec done (its cmdline is the link's), and libc mapped: polled */
+	for (int i = 0; i < 500; i++) {
+		char path[64], buf[4096] = "";
+		FILE *f;
+		size_t n = 0;
+
+		snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+		if ((f = fopen(path, "r")) != NULL) {
+			n = fread(buf, 1, sizeof(buf) - 1, f);
+			fclose(f);
+		}
+		buf[n] = '\0';
+		if (strstr(buf, name) != NULL && maps_have(pid, "libc"))
+			return pid;
+		tu_sleep_ms(20);
+	}
+	ck_abort_msg("target %d never ran as %s", (int)pid, name);
 	return pid;
 }
 
@@ -298,19 +331,33 @@ START_TEST(test_rule)
 	snprintf(conf, sizeof(conf), "wss_rule = %s library libc.so.6\n",
 	    name);
 	daemon_start(&d, conf);
-	tu_sleep_ms(500);
-	r = vitals(&d, -1, "--json", "wss", pidtxt, NULL, NULL, NULL, NULL);
-	ck_assert_msg(r.code == 0, "exit %d: %s", r.code, r.err);
-	j = jm_parse(r.out, strlen(r.out));
+	/* the rule's first pass has regions: asked until it has (10 s) */
+	for (int i = 0; i < 100; i++) {
+		const struct jm *regs;
+
+		tu_sleep_ms(100);
+		r = vitals(&d, -1, "--json", "wss", pidtxt, NULL, NULL, NULL,
+		    NULL);
+		ck_assert_msg(r.code == 0, "exit %d: %s", r.code, r.err);
+		j = jm_parse(r.out, strlen(r.out));
+		ck_assert_ptr_nonnull(j);
+		run_free(&r);
+		regs = jm_path(j, "wss_get.targets");
+		t = regs && regs->t == JM_ARR && regs->n >= 1 ? &regs->v[0] :
+		    NULL;
+		regs = t ? jm_path(t, "regions") : NULL;
+		if (regs && regs->t == JM_ARR && regs->n >= 2)
+			break;
+		jm_free(j);
+		j = NULL;
+	}
 	ck_assert_ptr_nonnull(j);
-	t = first_target(j, "wss_get");
 	ck_assert_str_eq(jm_path(t, "mode")->str, "library");
 	ck_assert_str_eq(jm_path(t, "library")->str, "libc.so.6");
 	ck_assert_uint_ge(jm_path(t, "regions")->n, 2);
 	ck_assert_ptr_nonnull(strstr(jm_path(&jm_path(t, "regions")->v[0],
 	    "label")->str, "(libc.so.6)"));
 	jm_free(j);
-	run_free(&r);
 	reap(pid);
 	daemon_stop(&d);
 	tu_rmtree(tmp);

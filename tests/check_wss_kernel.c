@@ -377,8 +377,8 @@ START_TEST(test_exec)
 	ck_assert_int_eq(wss_pass_begin(w, pid), 0);
 	ck_assert_int_eq(wss_pass_end(w, pid), 0);
 	ck_assert_int_eq(write(p[1], "x", 1), 1);
-	/* exec done when the name changes */
-	for (i = 0; i < 100; i++) {
+	/* exec done when the name changes (10 s at most) */
+	for (i = 0; i < 500; i++) {
 		char path[64], buf[64] = "";
 		FILE *f;
 
@@ -392,8 +392,24 @@ START_TEST(test_exec)
 			break;
 		usleep(20000);
 	}
-	ck_assert_int_lt(i, 100);
-	usleep(100000); /* the loader has run */
+	ck_assert_int_lt(i, 500);
+	/* the loader has run: libc is mapped (polled, 10 s at most) */
+	for (i = 0; i < 500; i++) {
+		char path[64], line[512];
+		bool libc = false;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+		if ((f = fopen(path, "r")) != NULL) {
+			while (!libc && fgets(line, sizeof(line), f))
+				libc = strstr(line, "libc") != NULL;
+			fclose(f);
+		}
+		if (libc)
+			break;
+		usleep(20000);
+	}
+	ck_assert_int_lt(i, 500);
 	ck_assert_int_eq(wss_pass_begin(w, pid), 0);
 	ck_assert_int_eq(wss_pass_end(w, pid), 0);
 	st = wss_get(w, pid);

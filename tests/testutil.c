@@ -8,8 +8,11 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -199,6 +202,30 @@ tu_burn_ms(unsigned ms)
 	} while (spent < want &&
 	    tu_clock_ns(CLOCK_MONOTONIC) - wall0 < 20 * want);
 	return spent;
+}
+
+int
+tu_burner_start(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		prctl(PR_SET_NAME, "tu_burner");
+		for (;;)
+			tu_burn_ms(1000);
+	}
+	return (int)pid;
+}
+
+void
+tu_burner_stop(int pid)
+{
+	if (pid <= 0)
+		return;
+	kill((pid_t)pid, SIGKILL);
+	while (waitpid((pid_t)pid, NULL, 0) < 0 && errno == EINTR)
+		;
 }
 
 void

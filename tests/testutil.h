@@ -17,6 +17,10 @@ void tu_sleep_ms(unsigned ms);
  * activity makes it instead of hoping the machine's background load does.
  * Wall time is bounded by 20 × ms; returns the CPU ns actually spent. */
 unsigned long long tu_burn_ms(unsigned ms);
+/* A child process that burns CPU until tu_burner_stop (or until this
+ * process dies): the activity a daemon window under test must see. */
+int tu_burner_start(void);
+void tu_burner_stop(int pid);
 /* Write data to path (creating parent directories), truncating in place so
  * an fd already open on the file sees the new contents. */
 int tu_write(const char *path, const char *data, size_t len);
