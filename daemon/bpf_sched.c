@@ -549,14 +549,44 @@ open_pinned(struct bpf_sched *bs, struct vitals_sched *skel,
 	if ((bs->dirfd = open(o->bpffs, O_RDONLY | O_DIRECTORY |
 	    O_CLOEXEC)) < 0 || flock(bs->dirfd, LOCK_EX | LOCK_NB) < 0) {
 		r = -errno;
+		/*
+		 * The platform's pin directory (/sys/fs/bpf on Android) may
+		 * be searchable but not readable by us: pins are still
+		 * opened by name, only the one-drainer lock is missing.
+		 */
+		if (pinned_only && bs->dirfd < 0 && (r == -EACCES ||
+		    r == -EPERM))
+			goto unlocked;
+
 		*ret_state = r == -EWOULDBLOCK ? VBPF_OFF_BUSY :
 		    VBPF_OFF_ERROR;
 		snprintf(why, whysz, "%s: %s", o->bpffs, r == -EWOULDBLOCK ?
 		    "in use by another vitalsd" : strerror(-r));
 		return r;
 	}
+unlocked:
 	build = build_hash(skel);
 	p = examine(bs, skel, build, reason, sizeof(reason));
+	/*
+	 * No pins of our own loader: those of the platform's (bpfloader,
+	 * bpf/aosp/vitalsd.c), opened and attached here.
+	 */
+	if (pinned_only && p == PINS_NONE) {
+		if ((r = bpf_ldr_open(bs, reason, sizeof(reason))) == 0) {
+			*ret_state = VBPF_ON_PINNED;
+			snprintf(why, whysz, "bpfloader pins of %s.o under %s "
+			    "opened, %u tracepoints attached", VITALS_LDR_OBJ,
+			    o->bpffs, (unsigned)VITALS_BPF_PROGS);
+			return 0;
+		}
+		if (r != -ENOENT) {
+			*ret_state = r == -EPERM || r == -EACCES ?
+			    VBPF_OFF_NO_PRIV : r == -EPROTOTYPE ?
+			    VBPF_OFF_NO_PINS : VBPF_OFF_ERROR;
+			snprintf(why, whysz, "pinned-only: %s", reason);
+			return r;
+		}
+	}
 	if (p == PINS_MATCH || (pinned_only && p == PINS_STALE)) {
 		open_prog_pins(bs);
 		*ret_state = pinned_only ? VBPF_ON_PINNED : VBPF_ON_REUSED;
@@ -568,7 +598,8 @@ open_pinned(struct bpf_sched *bs, struct vitals_sched *skel,
 	if (pinned_only) {
 		*ret_state = VBPF_OFF_NO_PINS;
 		snprintf(why, whysz, "pinned-only: %s", p == PINS_NONE ?
-		    "no pins" : reason);
+		    "no pins of vitalsd's loader (map_vitals_*) nor of the "
+		    "platform's (map_" VITALS_LDR_OBJ "_*)" : reason);
 		return -ENOENT;
 	}
 	/* From here on the programs are loaded: that needs privilege. */
@@ -627,8 +658,15 @@ bpf_sched_open(const struct bpf_sched_opts *o, struct bpf_sched **ret,
 	for (i = 0; i < SM__MAX; i++)
 		bs->map_fd[i] = -1;
 	for (i = 0; i < VITALS_BPF_PROGS; i++)
-		bs->prog_fd[i] = -1;
+		bs->prog_fd[i] = bs->perf_fd[i] = bs->link_fd[i] = -1;
 	bs->dirfd = -1;
+	if ((o->proc_root && (bs->proc_root = strdup(o->proc_root)) ==
+	    NULL) || (o->tracefs && (bs->tracefs = strdup(o->tracefs)) ==
+	    NULL)) {
+		r = -ENOMEM;
+		snprintf(why, whysz, "out of memory");
+		goto fail;
+	}
 	if ((ncpu = libbpf_num_possible_cpus()) <= 0) {
 		r = ncpu < 0 ? ncpu : -EINVAL;
 		snprintf(why, whysz, "possible CPUs: %s", strerror(-r));
@@ -696,9 +734,12 @@ bpf_sched_free(struct bpf_sched *bs)
 {
 	if (bs == NULL)
 		return NULL;
+	bpf_ldr_close(bs); /* detaches what we attached */
 	close_fds(bs);
 	if (bs->dirfd >= 0)
 		close(bs->dirfd); /* and with it the lock */
+	free(bs->proc_root);
+	free(bs->tracefs);
 	bpf_sched_batch_release(&bs->batch);
 	free(bs->kbuf);
 	free(bs->vbuf);
