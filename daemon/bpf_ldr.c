@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -89,32 +90,76 @@ ldr_get(const struct bpf_sched *bs, const char *kind, const char *name,
 	return fd < 0 ? -errno : fd;
 }
 
-/* The tracepoint's id from tracefs (the given mount, else the usual). */
 static int
-tp_id(const char *tracefs, const char *event, char *why, size_t whysz)
+read_id(const char *path)
+{
+	char buf[32];
+	ssize_t len;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return -EIO;
+	buf[len] = '\0';
+	return atoi(buf) > 0 ? atoi(buf) : -EIO;
+}
+
+/*
+ * The tracepoints' ids. Read from vitalsd's own tracefs instance first
+ * (instances/<name>/events/sched/<event>/id): on Android the global
+ * events/ tree is debugfs_tracing, which only a fixed list of domains may
+ * read, while the instance is vitalsd's own type. The instance is made
+ * for the read if missing, and removed again then (ftrace makes it for
+ * good later, when it is on). Then the global tree (hosts).
+ */
+static int
+tp_ids(const struct bpf_sched *bs, int ret[VITALS_BPF_PROGS], char *why,
+    size_t whysz)
 {
 	static const char *const roots[] = { "/sys/kernel/tracing",
 		"/sys/kernel/debug/tracing" };
-	unsigned i, n = tracefs ? 1 : 2;
-	char path[PATH_MAX], buf[32];
-	int fd, r = -ENOENT;
-	ssize_t len;
+	unsigned i, k, n = bs->tracefs ? 1 : 2;
+	char inst[PATH_MAX], path[PATH_MAX + 128];
+	int r = -ENOENT;
 
-	for (i = 0; i < n; i++) {
-		snprintf(path, sizeof(path), "%s/events/sched/%s/id",
-		    tracefs ? tracefs : roots[i], event);
-		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-			r = -errno;
-			continue;
+	for (k = 0; k < n; k++) {
+		const char *root = bs->tracefs ? bs->tracefs : roots[k];
+		bool made = false;
+
+		if (bs->instance) {
+			snprintf(inst, sizeof(inst), "%s/instances/%s", root,
+			    bs->instance);
+			if (access(inst, F_OK) < 0 && errno == ENOENT &&
+			    mkdir(inst, 0750) == 0)
+				made = true;
+			for (i = 0; i < VITALS_BPF_PROGS; i++) {
+				snprintf(path, sizeof(path),
+				    "%s/events/sched/%s/id", inst,
+				    ldr_events[i]);
+				if ((ret[i] = read_id(path)) < 0)
+					break;
+			}
+			if (made)
+				(void)rmdir(inst);
+			if (i == VITALS_BPF_PROGS)
+				return 0;
 		}
-		len = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (len <= 0)
-			return -EIO;
-		buf[len] = '\0';
-		return atoi(buf);
+		for (i = 0; i < VITALS_BPF_PROGS; i++) {
+			snprintf(path, sizeof(path), "%s/events/sched/%s/id",
+			    root, ldr_events[i]);
+			if ((ret[i] = read_id(path)) < 0) {
+				r = ret[i];
+				break;
+			}
+		}
+		if (i == VITALS_BPF_PROGS)
+			return 0;
 	}
-	snprintf(why, whysz, "tracepoint sched/%s: %s", event, strerror(-r));
+	snprintf(why, whysz, "tracepoint ids (events/sched/*/id): %s",
+	    strerror(-r));
 	return r;
 }
 
@@ -126,13 +171,11 @@ tp_id(const char *tracefs, const char *event, char *why, size_t whysz)
  * perf_event_paranoid > 1, as on Android.
  */
 static int
-attach(struct bpf_sched *bs, unsigned i, char *why, size_t whysz)
+attach(struct bpf_sched *bs, unsigned i, int id, char *why, size_t whysz)
 {
 	struct perf_event_attr pa;
-	int id, pfd, lfd, r;
+	int pfd, lfd, r;
 
-	if ((id = tp_id(bs->tracefs, ldr_events[i], why, whysz)) < 0)
-		return id;
 	memset(&pa, 0, sizeof(pa));
 	pa.type = PERF_TYPE_TRACEPOINT;
 	pa.size = sizeof(pa);
@@ -189,8 +232,8 @@ reset_cpus(int fd, unsigned ncpu)
 int
 bpf_ldr_open(struct bpf_sched *bs, char *why, size_t whysz)
 {
+	int fd, cpu_fd = -1, r, ids[VITALS_BPF_PROGS];
 	unsigned i;
-	int fd, cpu_fd = -1, r;
 
 	for (i = 0; i < sizeof(ldr_maps) / sizeof(ldr_maps[0]); i++) {
 		struct bpf_map_info info;
@@ -248,8 +291,10 @@ bpf_ldr_open(struct bpf_sched *bs, char *why, size_t whysz)
 	close(cpu_fd);
 	cpu_fd = -1;
 	bs->ldr = true;
+	if ((r = tp_ids(bs, ids, why, whysz)) < 0)
+		goto fail;
 	for (i = 0; i < VITALS_BPF_PROGS; i++)
-		if ((r = attach(bs, i, why, whysz)) < 0)
+		if ((r = attach(bs, i, ids[i], why, whysz)) < 0)
 			goto fail;
 	return 0;
 fail:

@@ -662,6 +662,7 @@ bpf_sched_open(const struct bpf_sched_opts *o, struct bpf_sched **ret,
 	bs->dirfd = -1;
 	if ((o->proc_root && (bs->proc_root = strdup(o->proc_root)) ==
 	    NULL) || (o->tracefs && (bs->tracefs = strdup(o->tracefs)) ==
+	    NULL) || (o->instance && (bs->instance = strdup(o->instance)) ==
 	    NULL)) {
 		r = -ENOMEM;
 		snprintf(why, whysz, "out of memory");
@@ -740,6 +741,7 @@ bpf_sched_free(struct bpf_sched *bs)
 		close(bs->dirfd); /* and with it the lock */
 	free(bs->proc_root);
 	free(bs->tracefs);
+	free(bs->instance);
 	bpf_sched_batch_release(&bs->batch);
 	free(bs->kbuf);
 	free(bs->vbuf);

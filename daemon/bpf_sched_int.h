@@ -56,6 +56,7 @@ struct bpf_sched {
 	int link_fd[VITALS_BPF_PROGS];
 	char *proc_root; /* where drained processes' start times are read */
 	char *tracefs;	 /* NULL: the usual mounts */
+	char *instance;	 /* vitalsd's tracefs instance, for the ids */
 };
 
 /* bpf_ldr.c: the bpfloader-format object's pins (bpf/aosp/vitalsd.c) */

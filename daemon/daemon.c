@@ -309,6 +309,7 @@ bpf_setup(struct vitalsd *d, const struct config *cfg)
 		.rq = true,
 		.tracefs = cfg->tracefs,
 		.proc_root = cfg->proc_root,
+		.instance = cfg->ftrace_instance,
 	};
 	char why[512];
 	int r;

@@ -1284,6 +1284,7 @@ struct bpf_sched_opts {
 	/* pinned-only with the platform loader's pins (bpf_ldr.c): */
 	const char *tracefs;   /* tracepoint ids; NULL: the usual mounts */
 	const char *proc_root; /* processes' start times; NULL: /proc */
+	const char *instance;  /* tracefs instance to read tracepoint ids in */
 };
 
 struct vbpf_prog_stat {

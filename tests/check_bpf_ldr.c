@@ -229,10 +229,16 @@ START_TEST(test_loader_refuses)
 }
 END_TEST
 
+static char instance[64]; /* tracefs instance the ids are read in */
+
 static struct bpf_sched *
 open_pinned(unsigned want, char *why, size_t whysz)
 {
 	struct bpf_sched_opts o = opts();
+
+	snprintf(instance, sizeof(instance), "vitals-ldr-%d", (int)getpid());
+	o.tracefs = "/sys/kernel/tracing";
+	o.instance = instance;
 	struct bpf_sched *bs = NULL;
 	unsigned st = VBPF__MAX;
 	int r;
@@ -351,6 +357,15 @@ START_TEST(test_pinned_only_child_agrees)
 	bs = open_pinned(VBPF_ON_PINNED, why, sizeof(why));
 	ck_assert_ptr_nonnull(bs);
 	ck_assert_msg(strstr(why, "bpfloader pins of vitalsd.o"), "%s", why);
+	{
+		/* the ids came from an instance made for it, and gone */
+		char inst[PATH_MAX];
+		struct stat sb;
+
+		snprintf(inst, sizeof(inst), "/sys/kernel/tracing/instances/%s",
+		    instance);
+		ck_assert_int_eq(lstat(inst, &sb), -1);
+	}
 	/* a base per side, taken when that side is quiescent */
 	for (i = 0; i < 2; i++) {
 		ck_assert_int_eq(bpf_sched_drain(bs, &b), 0);
