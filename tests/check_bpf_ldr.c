@@ -14,6 +14,7 @@
  * Every test pins under its own directory below /sys/fs/bpf.
  */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -586,10 +588,42 @@ bpf_ldr_suite(void)
 	return s;
 }
 
+#ifdef HAVE_BPF
+/* Pin directories of test runs that were killed (a timeout skips the
+ * teardown): loaded but unattached programs, removed here. */
+static void
+sweep_stale(void)
+{
+	struct dirent *de;
+	DIR *d = opendir("/sys/fs/bpf");
+	char path[PATH_MAX];
+	int pid, seq;
+
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (sscanf(de->d_name, "vitals-ldr-%d-%d", &pid, &seq) != 2 ||
+		    pid <= 0 || kill(pid, 0) == 0 || errno != ESRCH)
+			continue;
+		snprintf(path, sizeof(path), "/sys/fs/bpf/%s", de->d_name);
+		tu_rmtree(path);
+	}
+	closedir(d);
+}
+#endif
+
 int
 main(void)
 {
-	if (geteuid() != 0)
+	if (geteuid() != 0) {
+		fprintf(stderr, "check_bpf_ldr: needs root, skipped\n");
 		return 77;
+	}
+#ifdef HAVE_BPF
+	/* scripts/test.sh mounts it; a bare run may need it too */
+	if (bpf_check_bpffs("/sys/fs/bpf") < 0)
+		(void)mount("bpf", "/sys/fs/bpf", "bpf", 0, NULL);
+	sweep_stale();
+#endif
 	return tu_run(bpf_ldr_suite());
 }
