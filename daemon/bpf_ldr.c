@@ -167,8 +167,10 @@ tp_ids(const struct bpf_sched *bs, int ret[VITALS_BPF_PROGS], char *why,
  * One program onto its tracepoint: a perf event of the tracepoint on CPU
  * 0 (a tracepoint's programs run for hits on every CPU), then a BPF link
  * on it, or on kernels without perf links (before 5.15) the program set
- * by ioctl. Needs CAP_PERFMON (or CAP_SYS_ADMIN) where
- * perf_event_paranoid > 1, as on Android.
+ * by ioctl. Where perf_event_paranoid > 1 this needs CAP_PERFMON (or
+ * CAP_SYS_ADMIN); Android's init sets it to -1 on kernels with the
+ * perf_event SELinux hooks, and the policy decides (perf_event { open cpu
+ * kernel write }).
  */
 static int
 attach(struct bpf_sched *bs, unsigned i, int id, char *why, size_t whysz)
@@ -180,9 +182,8 @@ attach(struct bpf_sched *bs, unsigned i, int id, char *why, size_t whysz)
 	pa.type = PERF_TYPE_TRACEPOINT;
 	pa.size = sizeof(pa);
 	pa.config = (uint64_t)id;
-	pa.sample_period = 1;
-	pa.sample_type = PERF_SAMPLE_RAW;
-	pa.wakeup_events = 1;
+	/* a counting event: the program runs on every hit all the same, and
+	 * without raw samples the kernel asks no "tracepoint" permission */
 	pfd = (int)syscall(SYS_perf_event_open, &pa, -1, 0, -1,
 	    PERF_FLAG_FD_CLOEXEC);
 	if (pfd < 0) {

@@ -35,6 +35,7 @@
 
 #ifdef HAVE_BPF
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #define VITALS_SCHED_WANT
 #include "../bpf/sched.h"
@@ -342,6 +343,37 @@ take(const struct bpf_sched_batch *b, struct side_sums s[2], pid_t pid,
 	return ns;
 }
 
+/* Σ over CPUs of the pinned switch counter. */
+static uint64_t
+switches_now(void)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t v[1024], sum = 0;
+	uint32_t k = TOT_SWITCHES;
+	char path[PATH_MAX];
+	int fd, i;
+
+	snprintf(path, sizeof(path), "%s/map_vitalsd_sched_tot", bpffs);
+	fd = bpf_obj_get(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert(ncpu > 0 && ncpu <= 1024);
+	ck_assert_int_eq(bpf_map_lookup_elem(fd, &k, v), 0);
+	close(fd);
+	for (i = 0; i < ncpu; i++)
+		sum += v[i];
+	return sum;
+}
+
+static uint64_t
+switches_now_after_switching(void)
+{
+	unsigned i;
+
+	for (i = 0; i < 100; i++)
+		usleep(200);
+	return switches_now();
+}
+
 START_TEST(test_pinned_only_child_agrees)
 {
 	struct bpf_sched_batch b = { 0 };
@@ -450,6 +482,8 @@ START_TEST(test_pinned_only_child_agrees)
 	ck_assert_uint_gt(t[TOT_RQ_SAMPLES], 0);
 	bpf_sched_batch_release(&b);
 	bpf_sched_free(bs);
+	/* closing the daemon's fds detached the programs: nothing counts */
+	ck_assert_uint_eq(switches_now(), switches_now_after_switching());
 }
 END_TEST
 
