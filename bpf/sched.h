@@ -111,6 +111,24 @@ struct sched_uid {
 };
 
 /*
+ * The bpfloader-format program (aosp/vitalsd.c) only: without BTF it
+ * cannot read a task's CPU time or keep task storage, so each CPU keeps
+ * the time of its last switch (sched_cpu, per CPU) and each thread its
+ * enqueue stamp and its process (sched_wake, by tid).
+ */
+struct sched_cpu {
+	__u64 ns;  /* bpf_ktime_get_ns() of this CPU's last switch; 0 none */
+	__u32 tid; /* who switched in then */
+	__u32 pad;
+};
+
+struct sched_wake {
+	__u64 wake_ns; /* enqueued at; 0: not waiting */
+	__u32 tgid;    /* its process, learnt at its switch-outs; 0 unknown */
+	__u32 pad;
+};
+
+/*
  * sched_tot, per CPU, never cleared: cumulative counters. The _S0/_S1
  * pairs are kept per side so that a drained side can be checked against
  * them exactly once it is quiescent:

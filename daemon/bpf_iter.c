@@ -19,7 +19,7 @@
 #include "vitalsd.h"
 #include "taskiter.h"
 
-#ifdef HAVE_BPF
+#ifdef HAVE_BPF_CORE
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -379,7 +379,7 @@ taskiter_usable(int procfd)
 	return why;
 }
 
-#ifdef HAVE_BPF
+#ifdef HAVE_BPF_CORE
 
 struct taskiter {
 	struct vitals_taskiter *skel;
@@ -515,7 +515,7 @@ fail:
 	return r < 0 ? r : -EIO;
 }
 
-#else /* !HAVE_BPF */
+#else /* !HAVE_BPF_CORE */
 
 struct taskiter *
 taskiter_free(struct taskiter *ti)
@@ -543,4 +543,4 @@ taskiter_open(unsigned hz, const char *sys_root, struct taskiter **ret,
 	return -EOPNOTSUPP;
 }
 
-#endif /* HAVE_BPF */
+#endif /* HAVE_BPF_CORE */

@@ -27,7 +27,11 @@
 #include <linux/capability.h>
 
 #include "bpf_sched_int.h"
+/* The CO-RE object; without it (an Android build) only pinned-only on the
+ * platform loader's pins (bpf_ldr.c) is possible. */
+#ifdef HAVE_BPF_CORE
 #include "sched.skel.h"
+#endif
 
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38
@@ -79,6 +83,7 @@ open_pin(const struct bpf_sched *bs, const char *kind, const char *name)
 	return fd < 0 ? -errno : fd;
 }
 
+#ifdef HAVE_BPF_CORE
 static bool
 pin_exists(const struct bpf_sched *bs, const char *kind, const char *name)
 {
@@ -89,6 +94,8 @@ pin_exists(const struct bpf_sched *bs, const char *kind, const char *name)
 		return false;
 	return lstat(path, &sb) == 0;
 }
+
+#endif /* HAVE_BPF_CORE */
 
 static int
 unpin(const char *bpffs, const char *kind, const char *name)
@@ -140,6 +147,7 @@ close_fds(struct bpf_sched *bs)
 	}
 }
 
+#ifdef HAVE_BPF_CORE
 /* ---------------------------------------------------------- privilege */
 
 static bool
@@ -470,6 +478,8 @@ fail:
 	return r;
 }
 
+#endif /* HAVE_BPF_CORE */
+
 /* The pin directory: made when missing, but only directly on a bpffs. */
 static int
 prepare_dir(const char *dir, bool create, char *why, size_t whysz)
@@ -502,6 +512,7 @@ prepare_dir(const char *dir, bool create, char *why, size_t whysz)
 	return 0;
 }
 
+#ifdef HAVE_BPF_CORE
 static void
 open_prog_pins(struct bpf_sched *bs)
 {
@@ -515,6 +526,8 @@ open_prog_pins(struct bpf_sched *bs)
 			bs->prog_fd[i] = -1;
 }
 
+#endif /* HAVE_BPF_CORE */
+
 static int
 read_gen(struct bpf_sched *bs)
 {
@@ -527,6 +540,7 @@ read_gen(struct bpf_sched *bs)
 	return 0;
 }
 
+#ifdef HAVE_BPF_CORE
 static int
 open_pinned(struct bpf_sched *bs, struct vitals_sched *skel,
     const struct bpf_sched_opts *o, unsigned *ret_state, char *why,
@@ -549,14 +563,44 @@ open_pinned(struct bpf_sched *bs, struct vitals_sched *skel,
 	if ((bs->dirfd = open(o->bpffs, O_RDONLY | O_DIRECTORY |
 	    O_CLOEXEC)) < 0 || flock(bs->dirfd, LOCK_EX | LOCK_NB) < 0) {
 		r = -errno;
+		/*
+		 * The platform's pin directory (/sys/fs/bpf on Android) may
+		 * be searchable but not readable by us: pins are still
+		 * opened by name, only the one-drainer lock is missing.
+		 */
+		if (pinned_only && bs->dirfd < 0 && (r == -EACCES ||
+		    r == -EPERM))
+			goto unlocked;
+
 		*ret_state = r == -EWOULDBLOCK ? VBPF_OFF_BUSY :
 		    VBPF_OFF_ERROR;
 		snprintf(why, whysz, "%s: %s", o->bpffs, r == -EWOULDBLOCK ?
 		    "in use by another vitalsd" : strerror(-r));
 		return r;
 	}
+unlocked:
 	build = build_hash(skel);
 	p = examine(bs, skel, build, reason, sizeof(reason));
+	/*
+	 * No pins of our own loader: those of the platform's (bpfloader,
+	 * bpf/aosp/vitalsd.c), opened and attached here.
+	 */
+	if (pinned_only && p == PINS_NONE) {
+		if ((r = bpf_ldr_open(bs, reason, sizeof(reason))) == 0) {
+			*ret_state = VBPF_ON_PINNED;
+			snprintf(why, whysz, "bpfloader pins of %s.o under %s "
+			    "opened, %u tracepoints attached", VITALS_LDR_OBJ,
+			    o->bpffs, (unsigned)VITALS_BPF_PROGS);
+			return 0;
+		}
+		if (r != -ENOENT) {
+			*ret_state = r == -EPERM || r == -EACCES ?
+			    VBPF_OFF_NO_PRIV : r == -EPROTOTYPE ?
+			    VBPF_OFF_NO_PINS : VBPF_OFF_ERROR;
+			snprintf(why, whysz, "pinned-only: %s", reason);
+			return r;
+		}
+	}
 	if (p == PINS_MATCH || (pinned_only && p == PINS_STALE)) {
 		open_prog_pins(bs);
 		*ret_state = pinned_only ? VBPF_ON_PINNED : VBPF_ON_REUSED;
@@ -568,7 +612,8 @@ open_pinned(struct bpf_sched *bs, struct vitals_sched *skel,
 	if (pinned_only) {
 		*ret_state = VBPF_OFF_NO_PINS;
 		snprintf(why, whysz, "pinned-only: %s", p == PINS_NONE ?
-		    "no pins" : reason);
+		    "no pins of vitalsd's loader (map_vitals_*) nor of the "
+		    "platform's (map_" VITALS_LDR_OBJ "_*)" : reason);
 		return -ENOENT;
 	}
 	/* From here on the programs are loaded: that needs privilege. */
@@ -601,12 +646,61 @@ open_pinned(struct bpf_sched *bs, struct vitals_sched *skel,
 	return 0;
 }
 
+#else /* !HAVE_BPF_CORE */
+/*
+ * Built without the CO-RE object (an Android build): nothing can be
+ * loaded, only the platform loader's pins opened and attached.
+ */
+static int
+open_pinned(struct bpf_sched *bs, const struct bpf_sched_opts *o,
+    unsigned *ret_state, char *why, size_t whysz)
+{
+	char reason[192] = "";
+	int r;
+
+	if (o->load != VBPF_LOAD_PINNED_ONLY) {
+		*ret_state = VBPF_OFF_UNSUPPORTED;
+		snprintf(why, whysz, "built without the CO-RE objects: only "
+		    "bpf_load = pinned-only (bpfloader pins) works");
+		return -EOPNOTSUPP;
+	}
+	if ((r = prepare_dir(o->bpffs, false, why, whysz)) < 0) {
+		*ret_state = VBPF_OFF_NO_BPFFS;
+		return r;
+	}
+	if ((bs->dirfd = open(o->bpffs, O_RDONLY | O_DIRECTORY |
+	    O_CLOEXEC)) >= 0 && flock(bs->dirfd, LOCK_EX | LOCK_NB) < 0) {
+		r = -errno;
+		*ret_state = r == -EWOULDBLOCK ? VBPF_OFF_BUSY :
+		    VBPF_OFF_ERROR;
+		snprintf(why, whysz, "%s: %s", o->bpffs, r == -EWOULDBLOCK ?
+		    "in use by another vitalsd" : strerror(-r));
+		return r;
+	}
+	/* a directory we may not open (Android's /sys/fs/bpf): unlocked */
+	if ((r = bpf_ldr_open(bs, reason, sizeof(reason))) < 0) {
+		*ret_state = r == -EPERM || r == -EACCES ? VBPF_OFF_NO_PRIV :
+		    r == -ENOENT || r == -EPROTOTYPE ? VBPF_OFF_NO_PINS :
+		    VBPF_OFF_ERROR;
+		snprintf(why, whysz, "pinned-only: %s", reason);
+		return r;
+	}
+	*ret_state = VBPF_ON_PINNED;
+	snprintf(why, whysz, "bpfloader pins of %s.o under %s opened, %u "
+	    "tracepoints attached", VITALS_LDR_OBJ, o->bpffs,
+	    (unsigned)VITALS_BPF_PROGS);
+	return 0;
+}
+#endif /* HAVE_BPF_CORE */
+
 int
 bpf_sched_open(const struct bpf_sched_opts *o, struct bpf_sched **ret,
     unsigned *ret_state, char *why, size_t whysz)
 {
+#ifdef HAVE_BPF_CORE
 	struct vitals_sched *skel = NULL;
 	char btf[PATH_MAX];
+#endif
 	struct bpf_sched *bs;
 	unsigned i, state = VBPF_OFF_ERROR;
 	int r, ncpu;
@@ -627,8 +721,16 @@ bpf_sched_open(const struct bpf_sched_opts *o, struct bpf_sched **ret,
 	for (i = 0; i < SM__MAX; i++)
 		bs->map_fd[i] = -1;
 	for (i = 0; i < VITALS_BPF_PROGS; i++)
-		bs->prog_fd[i] = -1;
+		bs->prog_fd[i] = bs->perf_fd[i] = bs->link_fd[i] = -1;
 	bs->dirfd = -1;
+	if ((o->proc_root && (bs->proc_root = strdup(o->proc_root)) ==
+	    NULL) || (o->tracefs && (bs->tracefs = strdup(o->tracefs)) ==
+	    NULL) || (o->instance && (bs->instance = strdup(o->instance)) ==
+	    NULL)) {
+		r = -ENOMEM;
+		snprintf(why, whysz, "out of memory");
+		goto fail;
+	}
 	if ((ncpu = libbpf_num_possible_cpus()) <= 0) {
 		r = ncpu < 0 ? ncpu : -EINVAL;
 		snprintf(why, whysz, "possible CPUs: %s", strerror(-r));
@@ -636,6 +738,7 @@ bpf_sched_open(const struct bpf_sched_opts *o, struct bpf_sched **ret,
 	}
 	bs->ncpu = (unsigned)ncpu;
 
+#ifdef HAVE_BPF_CORE
 	/* Without BTF nothing loads; pins of another loader need none. */
 	snprintf(btf, sizeof(btf), "%s/kernel/btf/vmlinux", o->sys_root);
 	if (o->load != VBPF_LOAD_PINNED_ONLY && access(btf, R_OK) < 0) {
@@ -655,6 +758,10 @@ bpf_sched_open(const struct bpf_sched_opts *o, struct bpf_sched **ret,
 		goto fail;
 	vitals_sched__destroy(skel); /* the pins keep the links attached */
 	skel = NULL;
+#else
+	if ((r = open_pinned(bs, o, &state, why, whysz)) < 0)
+		goto fail;
+#endif
 	if ((r = read_gen(bs)) < 0) {
 		snprintf(why, whysz, "read sched_ctl: %s", strerror(-r));
 		state = VBPF_OFF_ERROR;
@@ -685,7 +792,9 @@ bpf_sched_open(const struct bpf_sched_opts *o, struct bpf_sched **ret,
 	*ret = bs;
 	return 0;
 fail:
+#ifdef HAVE_BPF_CORE
 	vitals_sched__destroy(skel);
+#endif
 	*ret_state = state;
 	bpf_sched_free(bs);
 	return r;
@@ -696,9 +805,13 @@ bpf_sched_free(struct bpf_sched *bs)
 {
 	if (bs == NULL)
 		return NULL;
+	bpf_ldr_close(bs); /* detaches what we attached */
 	close_fds(bs);
 	if (bs->dirfd >= 0)
 		close(bs->dirfd); /* and with it the lock */
+	free(bs->proc_root);
+	free(bs->tracefs);
+	free(bs->instance);
 	bpf_sched_batch_release(&bs->batch);
 	free(bs->kbuf);
 	free(bs->vbuf);

@@ -241,9 +241,14 @@ bpf_sched_drain(struct bpf_sched *bs, struct bpf_sched_batch *b)
 	/* A failed wait leaves the old side alone: it becomes the active
 	 * one again at the next flip and is drained one flip later. */
 	fd = bs->map_fd[SM_CTL];
-	if (bpf_map_update_elem(bs->map_fd[SM_BARRIER], &zero, &fd,
-	    BPF_ANY) < 0)
+	if (bs->ldr) {
+		/* no map-in-map in the platform loader's object */
+		if ((r = bpf_ldr_wait()) < 0)
+			return r;
+	} else if (bpf_map_update_elem(bs->map_fd[SM_BARRIER], &zero, &fd,
+	    BPF_ANY) < 0) {
 		return -errno;
+	}
 	b->gen = ctl.gen - 1;
 	b->side = side;
 	r = drain_map(bs, bs->map_fd[side ? SM_TID1 : SM_TID0],
@@ -259,6 +264,8 @@ bpf_sched_drain(struct bpf_sched *bs, struct bpf_sched_batch *b)
 	if (r == 0)
 		r = r2;
 	b->incomplete = r < 0;
+	if (bs->ldr)
+		bpf_ldr_fill_starts(bs, b);
 	if ((r2 = read_tot(bs, b->tot)) < 0 && r == 0)
 		r = r2;
 	b->drain_ns = (uint64_t)(clock_ns(CLOCK_MONOTONIC) - t0);

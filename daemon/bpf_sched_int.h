@@ -50,6 +50,21 @@ struct bpf_sched {
 	void *kbuf, *vbuf; /* drain scratch */
 	size_t kcap, vcap;
 	bool no_batch; /* the kernel lacks batch ops: per-key reads */
+	/* pins of the platform loader's object (bpf_ldr.c) */
+	bool ldr;
+	int perf_fd[VITALS_BPF_PROGS]; /* the attachments: closing detaches */
+	int link_fd[VITALS_BPF_PROGS];
+	char *proc_root; /* where drained processes' start times are read */
+	char *tracefs;	 /* NULL: the usual mounts */
+	char *instance;	 /* vitalsd's tracefs instance, for the ids */
 };
+
+/* bpf_ldr.c: the bpfloader-format object's pins (bpf/aosp/vitalsd.c) */
+#define VITALS_LDR_OBJ "vitalsd"
+int bpf_ldr_open(struct bpf_sched *bs, char *why, size_t whysz);
+void bpf_ldr_close(struct bpf_sched *bs);
+int bpf_ldr_wait(void);
+void bpf_ldr_fill_starts(const struct bpf_sched *bs,
+    struct bpf_sched_batch *b);
 
 #endif /* VITALSD_BPF_SCHED_INT_H */

@@ -325,6 +325,9 @@ bpf_setup(struct vitalsd *d, const struct config *cfg)
 		.sys_root = cfg->sys_root,
 		.load = cfg->bpf_load,
 		.rq = true,
+		.tracefs = cfg->tracefs,
+		.proc_root = cfg->proc_root,
+		.instance = cfg->ftrace_instance,
 	};
 	char why[512];
 	int r;

@@ -17,7 +17,7 @@
 
 #include "vitalsd.h"
 
-#ifdef HAVE_BPF
+#ifdef HAVE_BPF_CORE
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -180,7 +180,7 @@ gpumem_bpf_free(struct gpumem_bpf *gb)
 	free(gb);
 	return NULL;
 }
-#else /* !HAVE_BPF */
+#else /* !HAVE_BPF_CORE */
 int
 gpumem_bpf_load(const char *bpffs, struct gpumem_bpf **ret, int *ret_map_fd)
 {
@@ -214,4 +214,4 @@ gpumem_bpf_free(struct gpumem_bpf *gb)
 	(void)gb;
 	return NULL;
 }
-#endif /* HAVE_BPF */
+#endif /* HAVE_BPF_CORE */

@@ -1350,6 +1350,10 @@ struct bpf_sched_opts {
 	unsigned load;	      /* enum vbpf_load */
 	bool rq;	      /* measure run-queue delay */
 	bool test_reject;     /* tests: make the verifier refuse a program */
+	/* pinned-only with the platform loader's pins (bpf_ldr.c): */
+	const char *tracefs;   /* tracepoint ids; NULL: the usual mounts */
+	const char *proc_root; /* processes' start times; NULL: /proc */
+	const char *instance;  /* tracefs instance to read tracepoint ids in */
 };
 
 struct vbpf_prog_stat {

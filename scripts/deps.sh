@@ -9,6 +9,8 @@ build_pkgs=(meson ninja-build pkg-config gcc libc6-dev
 	libevent-dev libbpf-dev libprotobuf-c-dev protobuf-c-compiler
 	libsqlite3-dev clang llvm bpftool libtracefs-dev libtraceevent-dev)
 test_pkgs=(check sqlite3 procps libclang-rt-14-dev protobuf-compiler trace-cmd)
+# tests/bpfldr.c, the stand-in for Android's BPF loader, reads ELF with libelf
+test_pkgs+=(libelf-dev)
 # systemd-analyze verify of init/vitalsd.service (tests/check_units.sh)
 test_pkgs+=(systemd)
 # man: the unit's Documentation= pages are checked by that verify

@@ -1,0 +1,663 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * vitalsd's BPF as Android ships it: the object in the platform loader's
+ * format (build/bpf/vitalsd.o, from bpf/aosp/vitalsd.c), loaded and
+ * pinned by a loader that follows that loader's rules (tests/bpfldr.c),
+ * then opened by vitalsd in pinned-only mode, which attaches the programs
+ * itself. Checked: the pins' names, owners and modes; that the loader
+ * refuses what the platform's refuses (and skips what it skips); that the
+ * daemon's figures for a child burning CPU agree with /proc and the
+ * child's getrusage(); that the drain stays exact; and the real daemon
+ * binary on those pins.
+ *
+ * Needs root (bpffs, loading, perf events): exits 77 only when not root.
+ * Every test pins under its own directory below /sys/fs/bpf.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "vitalsd.h"
+
+#ifdef HAVE_BPF
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#define VITALS_SCHED_WANT
+#include "../bpf/sched.h"
+#endif
+
+static char *bpffs;  /* this test's pin directory: the loader's root */
+static char *tmpdir; /* plain files */
+static int dir_seq;
+
+static void
+setup(void)
+{
+	if (asprintf(&bpffs, "/sys/fs/bpf/vitals-ldr-%d-%d", (int)getpid(),
+	    dir_seq++) < 0)
+		ck_abort();
+	ck_assert_int_eq(mkdir(bpffs, 0755), 0);
+	tmpdir = tu_mkdtemp("bpfldr");
+	ck_assert_ptr_nonnull(tmpdir);
+	bpf_common_init();
+}
+
+static void
+teardown(void)
+{
+	tu_rmtree(bpffs);
+	tu_rmtree(tmpdir);
+	free(bpffs);
+	free(tmpdir);
+}
+
+static struct bpf_sched_opts
+opts(void)
+{
+	struct bpf_sched_opts o = {
+		.bpffs = bpffs,
+		.sys_root = "/sys",
+		.load = VBPF_LOAD_PINNED_ONLY,
+		.rq = true,
+	};
+
+	return o;
+}
+
+#ifdef HAVE_BPF
+
+static const char *
+build_path(const char *rel)
+{
+	static char p[4][PATH_MAX + 256];
+	static int slot;
+	const char *b = getenv("VITALS_BUILDDIR");
+	char *r = p[slot++ % 4];
+
+	snprintf(r, PATH_MAX + 256, "%.*s/%.200s", PATH_MAX - 1,
+	    b ? b : "..", rel);
+	return r;
+}
+
+/* Run the test loader; its exit status, its stderr into err. */
+static int
+loader(const char *loc, const char *obj, char *err, size_t errsz)
+{
+	char log[PATH_MAX];
+	int status, fd;
+	ssize_t n;
+	pid_t pid;
+
+	snprintf(log, sizeof(log), "%s/loader.log", tmpdir);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		dup2(fd, 2);
+		execl(build_path("tests/bpfldr"), "bpfldr", "-r", bpffs, "-l",
+		    loc, obj, (char *)NULL);
+		_exit(127);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	err[0] = '\0';
+	if ((fd = open(log, O_RDONLY)) >= 0) {
+		n = read(fd, err, errsz - 1);
+		err[n > 0 ? n : 0] = '\0';
+		close(fd);
+	}
+	return WEXITSTATUS(status);
+}
+
+static void
+load_vitalsd(void)
+{
+	char err[4096];
+
+	ck_assert_msg(loader("system", build_path("bpf/vitalsd.o"), err,
+	    sizeof(err)) == 0, "loader: %s", err);
+}
+
+static bool
+pinned(const char *name, struct stat *ret)
+{
+	char path[PATH_MAX];
+	struct stat sb;
+
+	snprintf(path, sizeof(path), "%s/%s", bpffs, name);
+	return lstat(path, ret ? ret : &sb) == 0;
+}
+
+static const char *const maps[] = {
+	"sched_ctl", "sched_tot", "sched_cpu", "sched_wake", "sched_tid0",
+	"sched_tid1", "sched_proc0", "sched_proc1", "sched_uid0", "sched_uid1",
+};
+static const char *const events[] = {
+	"sched_switch", "sched_wakeup", "sched_wakeup_new",
+	"sched_process_exit",
+};
+
+START_TEST(test_loader_pins)
+{
+	char name[128];
+	struct stat sb;
+	unsigned i;
+
+	load_vitalsd();
+	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		snprintf(name, sizeof(name), "map_vitalsd_%s", maps[i]);
+		ck_assert_msg(pinned(name, &sb), "%s not pinned", name);
+		ck_assert_uint_eq(sb.st_mode & 07777, 0660);
+		ck_assert_uint_eq(sb.st_uid, 0);
+		ck_assert_uint_eq(sb.st_gid, 2901);
+	}
+	for (i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
+		struct bpf_prog_info info;
+		uint32_t len = sizeof(info);
+		char path[PATH_MAX];
+		int fd;
+
+		snprintf(name, sizeof(name),
+		    "prog_vitalsd_tracepoint_sched_%s", events[i]);
+		ck_assert_msg(pinned(name, &sb), "%s not pinned", name);
+		ck_assert_uint_eq(sb.st_mode & 07777, 0440);
+		ck_assert_uint_eq(sb.st_gid, 2901);
+		snprintf(path, sizeof(path), "%s/%s", bpffs, name);
+		fd = bpf_obj_get(path);
+		ck_assert_int_ge(fd, 0);
+		memset(&info, 0, sizeof(info));
+		ck_assert_int_eq(bpf_obj_get_info_by_fd(fd, &info, &len), 0);
+		ck_assert_uint_eq(info.type, BPF_PROG_TYPE_TRACEPOINT);
+		close(fd);
+	}
+	/* the loader's second pass (a restart) reuses every pin */
+	load_vitalsd();
+}
+END_TEST
+
+static void
+expect_refused(const char *v, const char *why)
+{
+	char obj[128], err[8192];
+
+	snprintf(obj, sizeof(obj), "tests/bpfldr_%s.o", v);
+	ck_assert_msg(loader("system", build_path(obj), err, sizeof(err)) ==
+	    1, "%s loaded", v);
+	ck_assert_msg(strstr(err, why) != NULL, "%s: %s", v, err);
+}
+
+START_TEST(test_loader_refuses)
+{
+	char err[8192];
+
+	expect_refused("bad_no_license", "no license section");
+	expect_refused("bad_map_size", "not a whole number of 120-byte map");
+	expect_refused("bad_small_def", "below the oldest format");
+	expect_refused("bad_zero", "v0.0 uid field");
+	expect_refused("bad_no_def", "no program definition tp_switch_def");
+	/* a BTF-style map is never created: the verifier refuses */
+	expect_refused("bad_btf_map", "load:");
+	ck_assert(!pinned("prog_bpfldr_bad_btf_map_tracepoint_sched_"
+	    "sched_switch", NULL));
+
+	/* an unknown section type is no program to the loader: skipped */
+	ck_assert_msg(loader("system", build_path("tests/"
+	    "bpfldr_unknown_section.o"), err, sizeof(err)) == 0, "%s", err);
+	ck_assert(pinned("prog_bpfldr_unknown_section_tracepoint_sched_"
+	    "sched_switch", NULL));
+	ck_assert(!pinned("prog_bpfldr_unknown_section_tp_btf_sched_switch",
+	    NULL));
+
+	/* tracepoints are a /system program type, not a /vendor one */
+	ck_assert_int_eq(loader("vendor", build_path("bpf/vitalsd.o"), err,
+	    sizeof(err)), 1);
+	ck_assert_msg(strstr(err, "not permitted in vendor"), "%s", err);
+	ck_assert(!pinned("vendor/prog_vitalsd_tracepoint_sched_sched_switch",
+	    NULL));
+}
+END_TEST
+
+static char instance[64]; /* tracefs instance the ids are read in */
+
+static struct bpf_sched *
+open_pinned(unsigned want, char *why, size_t whysz)
+{
+	struct bpf_sched_opts o = opts();
+
+	snprintf(instance, sizeof(instance), "vitals-ldr-%d", (int)getpid());
+	o.tracefs = "/sys/kernel/tracing";
+	o.instance = instance;
+	struct bpf_sched *bs = NULL;
+	unsigned st = VBPF__MAX;
+	int r;
+
+	r = bpf_sched_open(&o, &bs, &st, why, whysz);
+	ck_assert_msg(st == want, "state %s, want %s (%d: %s)",
+	    vbpf_state_name(st), vbpf_state_name(want), r, why);
+	return bs;
+}
+
+START_TEST(test_pinned_only_needs_pins)
+{
+	char why[512], path[PATH_MAX];
+	int fd;
+
+	open_pinned(VBPF_OFF_NO_PINS, why, sizeof(why));
+	ck_assert_msg(strstr(why, "map_vitalsd_"), "%s", why);
+	/* a map of the right name but another shape is never read */
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "sched_ctl", 4, 16, 1, NULL);
+	ck_assert_int_ge(fd, 0);
+	snprintf(path, sizeof(path), "%s/map_vitalsd_sched_ctl", bpffs);
+	ck_assert_int_eq(bpf_obj_pin(fd, path), 0);
+	close(fd);
+	open_pinned(VBPF_OFF_NO_PINS, why, sizeof(why));
+	ck_assert_msg(strstr(why, "sched_ctl is type 2, key 4, value 16"),
+	    "%s", why);
+}
+END_TEST
+
+/* /proc/<pid>/stat: state, utime + stime, starttime (ticks). */
+static int
+read_stat(pid_t pid, char *ret_state, uint64_t *ret_ticks,
+    uint64_t *ret_start)
+{
+	char path[64], buf[1024];
+	struct pid_stat ps;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY)) < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || pidstat_parse(buf, (size_t)n, &ps) < 0)
+		return -EIO;
+	*ret_state = ps.state;
+	*ret_ticks = ps.utime + ps.stime;
+	*ret_start = ps.starttime;
+	return 0;
+}
+
+static double
+rel_diff(double a, double b)
+{
+	double d = a > b ? a - b : b - a;
+
+	return b > 0 ? d / b : 1.0;
+}
+
+/* Per side, since the test began: drained + lost == accounted. */
+struct side_sums {
+	uint64_t base_oncpu, base_lost, drained;
+};
+
+static uint64_t
+take(const struct bpf_sched_batch *b, struct side_sums s[2], pid_t pid,
+    uint64_t start_ticks, uint64_t *ret_proc_ns)
+{
+	unsigned hz = (unsigned)sysconf(_SC_CLK_TCK), side = b->side;
+	uint64_t ns = 0, sum = 0;
+	struct window_bpf *wb = calloc(1, sizeof(*wb));
+	size_t i;
+
+	ck_assert(!b->incomplete);
+	for (i = 0; i < b->ntids; i++) {
+		sum += b->tids[i].oncpu_ns;
+		if (b->tids[i].tgid != pid)
+			continue;
+		ns += b->tids[i].oncpu_ns;
+		/* the start the program cannot read came from /proc */
+		ck_assert_uint_eq(vbpf_ns_to_ticks(b->tids[i].leader_ns, hz),
+		    start_ticks);
+	}
+	for (i = 0; i < b->nuids; i++)
+		sum += b->uids[i].exited_ns + b->uids[i].overflow_ns;
+	s[side].drained += sum;
+	ck_assert_msg(s[side].drained + (b->tot[side ? TOT_LOST_S1 :
+	    TOT_LOST_S0] - s[side].base_lost) == b->tot[side ? TOT_ONCPU_S1 :
+	    TOT_ONCPU_S0] - s[side].base_oncpu, "side %u not exact", side);
+	ck_assert_ptr_nonnull(wb);
+	ck_assert_int_eq(window_bpf_add(wb, b, hz), 0);
+	for (i = 0; i < wb->nprocs; i++)
+		if (wb->proc[i].tgid == pid) {
+			ck_assert_uint_eq(wb->proc[i].starttime, start_ticks);
+			*ret_proc_ns += wb->proc[i].oncpu_ns;
+		}
+	free(wb);
+	return ns;
+}
+
+/* Σ over CPUs of the pinned switch counter. */
+static uint64_t
+switches_now(void)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t v[1024], sum = 0;
+	uint32_t k = TOT_SWITCHES;
+	char path[PATH_MAX];
+	int fd, i;
+
+	snprintf(path, sizeof(path), "%s/map_vitalsd_sched_tot", bpffs);
+	fd = bpf_obj_get(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert(ncpu > 0 && ncpu <= 1024);
+	ck_assert_int_eq(bpf_map_lookup_elem(fd, &k, v), 0);
+	close(fd);
+	for (i = 0; i < ncpu; i++)
+		sum += v[i];
+	return sum;
+}
+
+static uint64_t
+switches_now_after_switching(void)
+{
+	unsigned i;
+
+	for (i = 0; i < 100; i++)
+		usleep(200);
+	return switches_now();
+}
+
+START_TEST(test_pinned_only_child_agrees)
+{
+	struct bpf_sched_batch b = { 0 };
+	struct side_sums s[2];
+	uint64_t bpf_ns = 0, proc_ns = 0, ticks0 = 0, ticks = 0, start = 0;
+	uint64_t rusage_us, t[VITALS_BPF_TOT];
+	long hz = sysconf(_SC_CLK_TCK);
+	int rep[2], go[2], status;
+	struct bpf_sched *bs;
+	char why[512], state = '?', c;
+	unsigned i;
+	pid_t pid;
+
+	load_vitalsd();
+	bs = open_pinned(VBPF_ON_PINNED, why, sizeof(why));
+	ck_assert_ptr_nonnull(bs);
+	ck_assert_msg(strstr(why, "bpfloader pins of vitalsd.o"), "%s", why);
+	{
+		/* the ids came from an instance made for it, and gone */
+		char inst[PATH_MAX];
+		struct stat sb;
+
+		snprintf(inst, sizeof(inst), "/sys/kernel/tracing/instances/%s",
+		    instance);
+		ck_assert_int_eq(lstat(inst, &sb), -1);
+	}
+	/* a base per side, taken when that side is quiescent */
+	for (i = 0; i < 2; i++) {
+		ck_assert_int_eq(bpf_sched_drain(bs, &b), 0);
+		s[b.side].base_oncpu = b.tot[b.side ? TOT_ONCPU_S1 :
+		    TOT_ONCPU_S0];
+		s[b.side].base_lost = b.tot[b.side ? TOT_LOST_S1 :
+		    TOT_LOST_S0];
+		s[b.side].drained = 0;
+	}
+	ck_assert_int_eq(pipe(rep), 0);
+	ck_assert_int_eq(pipe(go), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct rusage ru;
+		uint64_t us;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		/* attached before it ran: all of its time is seen */
+		(void)!read(go[0], &c, 1);
+		tu_burn_ms(2000);
+		getrusage(RUSAGE_SELF, &ru);
+		us = (uint64_t)ru.ru_utime.tv_sec * 1000000 +
+		    (uint64_t)ru.ru_utime.tv_usec +
+		    (uint64_t)ru.ru_stime.tv_sec * 1000000 +
+		    (uint64_t)ru.ru_stime.tv_usec;
+		if (write(rep[1], &us, sizeof(us)) != sizeof(us))
+			_exit(1);
+		(void)!read(go[0], &c, 1);
+		_exit(0);
+	}
+	close(rep[1]);
+	close(go[0]);
+	ck_assert_int_eq(read_stat(pid, &state, &ticks0, &start), 0);
+	(void)!write(go[1], "x", 1);
+	for (;;) {
+		struct timespec to = { 0, 300 * NSEC_PER_MSEC };
+		fd_set rfds;
+
+		FD_ZERO(&rfds);
+		FD_SET(rep[0], &rfds);
+		if (pselect(rep[0] + 1, &rfds, NULL, NULL, &to, NULL) > 0)
+			break;
+		ck_assert_int_eq(bpf_sched_drain(bs, &b), 0);
+		bpf_ns += take(&b, s, pid, start, &proc_ns);
+	}
+	ck_assert_int_eq(read(rep[0], &rusage_us, sizeof(rusage_us)),
+	    sizeof(rusage_us));
+	for (i = 0; i < 500; i++) {
+		ck_assert_int_eq(read_stat(pid, &state, &ticks, &start), 0);
+		if (state == 'S')
+			break;
+		tu_sleep_ms(2);
+	}
+	ck_assert_int_eq(state, 'S');
+	for (i = 0; i < 2; i++) {
+		ck_assert_int_eq(bpf_sched_drain(bs, &b), 0);
+		bpf_ns += take(&b, s, pid, start, &proc_ns);
+	}
+	(void)!write(go[1], "x", 1);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ck_assert_int_eq(bpf_sched_totals(bs, t), 0);
+	fprintf(stderr, "child cpu (bpfloader pins): bpf %.4f s (process "
+	    "%.4f s), getrusage %.4f s, /proc %.2f s; switches %llu, "
+	    "no-slice %llu, rq samples %llu\n", bpf_ns / 1e9, proc_ns / 1e9,
+	    rusage_us / 1e6, (double)(ticks - ticks0) / (double)hz,
+	    (unsigned long long)t[TOT_SWITCHES],
+	    (unsigned long long)t[TOT_NO_SLICE],
+	    (unsigned long long)t[TOT_RQ_SAMPLES]);
+	ck_assert_uint_ge(rusage_us, 2000000);
+	ck_assert_msg(rel_diff(bpf_ns / 1e9, (double)(ticks - ticks0) /
+	    (double)hz) < 0.05, "bpf %.4f s vs /proc %.2f s", bpf_ns / 1e9,
+	    (double)(ticks - ticks0) / (double)hz);
+	ck_assert_msg(rel_diff(bpf_ns / 1e9, rusage_us / 1e6) < 0.05,
+	    "bpf %.4f s vs getrusage %.4f s", bpf_ns / 1e9, rusage_us / 1e6);
+	ck_assert_msg(rel_diff(proc_ns, bpf_ns) < 0.001,
+	    "process %llu ns, thread %llu ns", (unsigned long long)proc_ns,
+	    (unsigned long long)bpf_ns);
+	ck_assert_uint_gt(t[TOT_RQ_SAMPLES], 0);
+	bpf_sched_batch_release(&b);
+	bpf_sched_free(bs);
+	/* closing the daemon's fds detached the programs: nothing counts */
+	ck_assert_uint_eq(switches_now(), switches_now_after_switching());
+}
+END_TEST
+
+/* ------------------------------------------------------ the real daemon */
+
+static bool
+file_has(const char *path, const char *needle)
+{
+	struct vbuf b = { 0 };
+	bool found;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return false;
+	found = read_fd_all(fd, &b) == 0 && b.p && strstr(b.p, needle);
+	close(fd);
+	vbuf_release(&b);
+	return found;
+}
+
+START_TEST(test_daemon_pinned_only)
+{
+	char log[PATH_MAX], state[PATH_MAX], sock[PATH_MAX];
+	char db[PATH_MAX + 16];
+	struct window **ws = NULL;
+	struct store *st = NULL;
+	uint64_t child_ns = 0, start = 0, ticks;
+	int status;
+	size_t n = 0, k;
+	unsigned i;
+	pid_t pid, burner;
+	char pstate;
+	bool pinned_state = true;
+
+	load_vitalsd();
+	burner = fork();
+	ck_assert_int_ge(burner, 0);
+	if (burner == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		for (;;) { /* until killed */
+			tu_burn_ms(50);
+			tu_sleep_ms(10);
+		}
+	}
+	ck_assert_int_eq(read_stat(burner, &pstate, &ticks, &start), 0);
+	snprintf(log, sizeof(log), "%s/d.log", tmpdir);
+	snprintf(state, sizeof(state), "%s/d", tmpdir);
+	snprintf(sock, sizeof(sock), "%s/s", tmpdir);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		dup2(fd, 2);
+		execl(build_path("daemon/vitalsd"), "vitalsd", "-f",
+		    "--state-dir", state, "--socket", sock, "--interval-ms",
+		    "100", "--window-s", "1", "--bpffs", bpffs, "--bpf-load",
+		    "pinned-only", "--scanner", "procfs", (char *)NULL);
+		_exit(127);
+	}
+	for (i = 0; i < 300 && !file_has(log, "window 3:"); i++) {
+		ck_assert_int_eq(waitpid(pid, &status, WNOHANG), 0);
+		tu_sleep_ms(100);
+	}
+	kill(pid, SIGTERM);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	kill(burner, SIGKILL);
+	waitpid(burner, NULL, 0);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	    "vitalsd status %#x", status);
+	ck_assert_msg(file_has(log, "bpf: pinned: bpfloader pins of "
+	    "vitalsd.o"), "log has no pinned line");
+	ck_assert(file_has(log, "bpf pinned"));
+	snprintf(db, sizeof(db), "%s/vitals.db", state);
+	ck_assert_int_eq(store_open(db, NULL, &st), 0);
+	ck_assert_int_eq(store_windows(st, 0, INT64_MAX, 0, &ws, &n), 0);
+	ck_assert_uint_gt(n, 1);
+	for (k = 0; k < n; k++) {
+		struct window *w = ws[k];
+
+		pinned_state = pinned_state && w->bpf.state == VBPF_ON_PINNED;
+		for (i = 0; i < w->bpf.nprocs; i++)
+			if (w->bpf.proc[i].tgid == burner) {
+				ck_assert_uint_eq(w->bpf.proc[i].starttime,
+				    start);
+				child_ns += w->bpf.proc[i].oncpu_ns;
+			}
+		window_free(w);
+	}
+	free(ws);
+	store_close(st);
+	ck_assert(pinned_state);
+	/* it burnt 5/6 of the time for at least two 1 s windows */
+	ck_assert_msg(child_ns > 1000000000ull, "burner: %llu ns",
+	    (unsigned long long)child_ns);
+	/* the daemon never unpins the platform's pins */
+	ck_assert(pinned("map_vitalsd_sched_ctl", NULL));
+	ck_assert(pinned("prog_vitalsd_tracepoint_sched_sched_switch", NULL));
+}
+END_TEST
+
+#else /* !HAVE_BPF */
+
+START_TEST(test_stub)
+{
+	struct bpf_sched_opts o = opts();
+	struct bpf_sched *bs = NULL;
+	unsigned st = VBPF__MAX;
+	char why[256];
+
+	ck_assert_int_lt(bpf_sched_open(&o, &bs, &st, why, sizeof(why)), 0);
+	ck_assert_uint_eq(st, VBPF_OFF_UNSUPPORTED);
+}
+END_TEST
+
+#endif /* HAVE_BPF */
+
+static Suite *
+bpf_ldr_suite(void)
+{
+	Suite *s = suite_create("bpf_ldr");
+	TCase *tc = tcase_create("ldr");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+#ifdef HAVE_BPF
+	tcase_add_test(tc, test_loader_pins);
+	tcase_add_test(tc, test_loader_refuses);
+	tcase_add_test(tc, test_pinned_only_needs_pins);
+	tcase_add_test(tc, test_pinned_only_child_agrees);
+	tcase_add_test(tc, test_daemon_pinned_only);
+#else
+	tcase_add_test(tc, test_stub);
+#endif
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+#ifdef HAVE_BPF
+/* Pin directories of test runs that were killed (a timeout skips the
+ * teardown): loaded but unattached programs, removed here. */
+static void
+sweep_stale(void)
+{
+	struct dirent *de;
+	DIR *d = opendir("/sys/fs/bpf");
+	char path[PATH_MAX];
+	int pid, seq;
+
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (sscanf(de->d_name, "vitals-ldr-%d-%d", &pid, &seq) != 2 ||
+		    pid <= 0 || kill(pid, 0) == 0 || errno != ESRCH)
+			continue;
+		snprintf(path, sizeof(path), "/sys/fs/bpf/%s", de->d_name);
+		tu_rmtree(path);
+	}
+	closedir(d);
+}
+#endif
+
+int
+main(void)
+{
+	if (geteuid() != 0) {
+		fprintf(stderr, "check_bpf_ldr: needs root, skipped\n");
+		return 77;
+	}
+#ifdef HAVE_BPF
+	/* scripts/test.sh mounts it; a bare run may need it too */
+	if (bpf_check_bpffs("/sys/fs/bpf") < 0)
+		(void)mount("bpf", "/sys/fs/bpf", "bpf", 0, NULL);
+	sweep_stale();
+#endif
+	return tu_run(bpf_ldr_suite());
+}
