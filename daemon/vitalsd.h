@@ -908,6 +908,7 @@ struct config {
 	/* control plane (control.c); roles in doc/protocol.md */
 	struct id_list trusted_uids, trusted_gids, reader_uids, reader_gids;
 	uint32_t shell_uid;	  /* a reader; VITALS_NO_UID: none */
+	uint32_t system_uid;	  /* trusted; VITALS_NO_UID: none */
 	unsigned max_conns;	  /* accept pauses at this many connections */
 	unsigned idle_timeout_ms; /* no request, no progress: close */
 	uint32_t max_frame;	  /* frame payload limit, both directions */
