@@ -224,6 +224,24 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 	}
 }
 
+/* What store_open's checks of the files refuse (store.c, db_precheck). */
+static const char *
+store_refusal(int r)
+{
+	switch (r) {
+	case -ELOOP:
+		return "a symbolic link (the database, its -wal, -shm or "
+		    "-journal): refused";
+	case -EMLINK:
+		return "a hard link (the database, its -wal, -shm or "
+		    "-journal): refused";
+	case -EPERM:
+		return "not a regular file of the directory's owner (the "
+		    "database, its -wal, -shm or -journal): refused";
+	}
+	return strerror(-r);
+}
+
 /*
  * A database that cannot be opened at all does not stop sampling: windows
  * stay in memory and the condition is logged. A corrupt one has been moved
@@ -241,7 +259,7 @@ open_store(struct vitalsd *d, const struct config *cfg)
 		return -ENAMETOOLONG;
 	if ((r = store_open(path, &cfg->store, &d->store)) < 0) {
 		log_warnx("store %s: %s; windows are kept in memory only", path,
-		    strerror(-r));
+		    store_refusal(r));
 		return 0;
 	}
 	store_get_stats(d->store, &st);

@@ -145,6 +145,13 @@ statedir_open(const char *path, int *ret_fd, char *err, size_t errsz)
 			return r;
 		}
 		fd = open_dir(path);
+	} else if (fd == -EACCES && owner.drop) {
+		/* a root-made 0750 directory: root may take it over below */
+		if ((fd = open_dir(path)) >= 0 && (fstat(fd, &st) < 0 ||
+		    st.st_uid != 0)) {
+			close(fd);
+			fd = -EACCES;
+		}
 	}
 	if (fd == -ELOOP || fd == -ENOTDIR) {
 		struct stat lst;
