@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1057,14 +1059,17 @@ db_settings(struct store *s)
 
 /*
  * Before SQLite opens anything, the files are looked at from a directory
- * fd, never through a link (doc/security.md): the database is opened (or
- * created, mode 0640) with O_NOFOLLOW, and it and any -wal, -shm or
- * -journal must be regular files with one link, owned by the directory's
- * owner. So a planted symlink or hard link is refused with its name, and
- * a read-only file system, a directory or a denied create say so (SQLite's
- * own retry read-only would report ENOENT). SQLite then gets the directory's
- * real path (no symlink anywhere, so SQLITE_OPEN_NOFOLLOW holds) in *dbpath.
- * -errno with the reason in the stats.
+ * fd, never through a link (doc/security.md): the database and any -wal,
+ * -shm or -journal must be regular files with one link, owned by the
+ * directory's owner (fstatat, AT_SYMLINK_NOFOLLOW); a missing database is
+ * created here, mode 0640, O_EXCL | O_NOFOLLOW. An existing one is never
+ * opened here: closing another fd of a file drops every POSIX lock this
+ * process holds on it, SQLite's included. So a planted symlink or hard
+ * link is refused with its name, and a read-only file system, a directory
+ * or a denied create say so (SQLite's own read-only retry reported ENOENT).
+ * SQLite then gets the directory's real path (no symlink anywhere, so
+ * SQLITE_OPEN_NOFOLLOW holds) in *dbpath. -errno with the reason in the
+ * stats.
  */
 static int
 db_precheck(struct store *s, char *dbpath, size_t dbpathsz)
@@ -1073,6 +1078,7 @@ db_precheck(struct store *s, char *dbpath, size_t dbpathsz)
 	char dir[PATH_MAX], name[NAME_MAX + 16], link[64], msg[256];
 	const char *base = strrchr(s->path, '/');
 	struct stat dst, st;
+	struct statfs sfs;
 	ssize_t n;
 	int dfd, fd, r;
 	unsigned i;
@@ -1097,29 +1103,30 @@ db_precheck(struct store *s, char *dbpath, size_t dbpathsz)
 		    strerror(-r));
 		return store_fail_errno(s, r, msg);
 	}
-	if (fstat(dfd, &dst) < 0) {
+	if (fstat(dfd, &dst) < 0 || fstatfs(dfd, &sfs) < 0) {
 		r = -errno;
 		goto out;
 	}
-	fd = openat(dfd, base, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
-	    O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT)
-		fd = openat(dfd, base, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW |
-		    O_CLOEXEC, 0640);
-	if (fd < 0) {
-		r = -errno;
-		if (r == -ELOOP)
-			snprintf(msg, sizeof(msg), "open: %s is a symbolic "
-			    "link: refused", base);
+	if (sfs.f_flags & ST_RDONLY) {
+		r = -EROFS;
+		goto out;
+	}
+	r = fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+	if (r == -ENOENT) {
+		if ((fd = openat(dfd, base, O_RDWR | O_CREAT | O_EXCL |
+		    O_NOFOLLOW | O_CLOEXEC, 0640)) < 0 || fstat(fd, &st) < 0)
+			r = -errno;
 		else
-			snprintf(msg, sizeof(msg), "open: %s: %s", base,
-			    strerror(-r));
+			r = 0;
+		if (fd >= 0)
+			close(fd);
+	}
+	if (r < 0) {
+		snprintf(msg, sizeof(msg), "open: %s: %s", base, strerror(-r));
 		close(dfd);
 		return store_fail_errno(s, r, msg);
 	}
-	r = fstat(fd, &st) < 0 ? -errno : 0;
-	close(fd);
-	if (r == 0 && (r = statedir_check_stat(&st, base, (uint32_t)dst.st_uid,
+	if ((r = statedir_check_stat(&st, base, (uint32_t)dst.st_uid,
 	    msg + 6, sizeof(msg) - 6)) < 0) {
 		memcpy(msg, "open: ", 6);
 		close(dfd);
