@@ -289,6 +289,13 @@ expect_fail() {
 }
 
 run_fail() {
+	local d
+	# an instance another test left tracing is not this daemon's doing
+	for d in "$tracing"/instances/vitals*; do
+		[ -d "$d" ] && [ "$(cat "$d/tracing_on")" = 1 ] || continue
+		echo "note: $d was left tracing before this test; removed"
+		rmdir "$d"
+	done
 	# 1. state directory of another user: refused, nothing made
 	fs_setup
 	chown 2902:2902 "$state"
@@ -367,7 +374,9 @@ open(sys.argv[2], "w").close(); time.sleep(30)' "$state/vitalsd.sock" "$T/ready"
 	ln "$T/rootfile" "$state/vitals.db-wal"
 	start_service
 	wait_up || fail "hard link as WAL: did not come up"
-	grep -q "vitals.db: a hard link.*refused" "$log" || fail "WAL hard link not refused"
+	# root's file: refused for its owner before its link count
+	grep -q "vitals.db: not a regular file of the directory's owner.*refused" "$log" ||
+		fail "WAL hard link not refused"
 	kill -TERM "$pid"; wait "$pid"; pid=
 	[ "$(stat -c '%u %s' "$T/rootfile")" = "0 12" ] ||
 		fail "hard-linked root file written as a WAL"
