@@ -1103,11 +1103,15 @@ db_precheck(struct store *s, char *dbpath, size_t dbpathsz)
 		    strerror(-r));
 		return store_fail_errno(s, r, msg);
 	}
-	if (fstat(dfd, &dst) < 0 || fstatfs(dfd, &sfs) < 0) {
+	if (fstat(dfd, &dst) < 0) {
 		r = -errno;
 		goto out;
 	}
-	if (sfs.f_flags & ST_RDONLY) {
+	/* an existing database on a read-only mount would be opened
+	 * read-only by SQLite; a missing one fails its create below anyway,
+	 * so a policy that denies statfs (SELinux filesystem getattr) only
+	 * loses the earlier message */
+	if (fstatfs(dfd, &sfs) == 0 && (sfs.f_flags & ST_RDONLY)) {
 		r = -EROFS;
 		goto out;
 	}
