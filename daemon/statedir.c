@@ -131,6 +131,16 @@ statedir_open(const char *path, int *ret_fd, char *err, size_t errsz)
 	}
 	fd = open_dir(path);
 	statedir_fs_leave();
+	if (fd == -EACCES && owner.drop) {
+		/* a root-made 0750 directory: root may take it over below;
+		 * or missing below a parent closed to the service user (said
+		 * once it is made) */
+		if ((fd = open_dir(path)) >= 0 && (fstat(fd, &st) < 0 ||
+		    st.st_uid != 0)) {
+			close(fd);
+			fd = -EACCES;
+		}
+	}
 	if (fd == -ENOENT) {
 		/* made by root: its parent is root's business */
 		if ((r = mkdir_parents(path)) < 0) {
@@ -145,13 +155,6 @@ statedir_open(const char *path, int *ret_fd, char *err, size_t errsz)
 			return r;
 		}
 		fd = open_dir(path);
-	} else if (fd == -EACCES && owner.drop) {
-		/* a root-made 0750 directory: root may take it over below */
-		if ((fd = open_dir(path)) >= 0 && (fstat(fd, &st) < 0 ||
-		    st.st_uid != 0)) {
-			close(fd);
-			fd = -EACCES;
-		}
 	}
 	if (fd == -ELOOP || fd == -ENOTDIR) {
 		struct stat lst;
@@ -201,6 +204,32 @@ statedir_open(const char *path, int *ret_fd, char *err, size_t errsz)
 		    (unsigned)st.st_gid);
 		close(fd);
 		return -EPERM;
+	}
+	/* made or taken by root: the service user must reach it too, or
+	 * its files could not be opened as that user */
+	if (owner.drop) {
+		struct stat st2;
+		int fd2;
+
+		if ((r = statedir_fs_enter()) < 0) {
+			close(fd);
+			return r;
+		}
+		fd2 = open_dir(path);
+		statedir_fs_leave();
+		if (fd2 >= 0 && (fstat(fd2, &st2) < 0 ||
+		    st2.st_dev != st.st_dev || st2.st_ino != st.st_ino)) {
+			close(fd2);
+			fd2 = -ESTALE;
+		}
+		if (fd2 < 0) {
+			snprintf(err, errsz, "uid %u cannot reach it: %s (a "
+			    "parent directory closed to it?)", owner.uid,
+			    strerror(-fd2));
+			close(fd);
+			return fd2;
+		}
+		close(fd2);
 	}
 	*ret_fd = fd;
 	return 0;

@@ -303,6 +303,14 @@ START_TEST(test_statedir_service_ids)
 	ck_assert_uint_eq(st.st_uid, SVC_UID);
 	ck_assert_int_eq(stat(p, &st), 0);
 	ck_assert_uint_eq(st.st_uid, 0); /* entries are never chowned */
+	/* below a parent closed to the service user: made, then refused
+	 * with the reason (its files could never be opened as that user) */
+	snprintf(p, sizeof(p), "%s/closed", dir);
+	ck_assert_int_eq(mkdir(p, 0700), 0);
+	snprintf(state, sizeof(state), "%s/closed/state", dir);
+	ck_assert_int_eq(statedir_open(state, &fd, err, sizeof(err)),
+	    -EACCES);
+	ck_assert_msg(strstr(err, "cannot reach") != NULL, "%s", err);
 }
 END_TEST
 
