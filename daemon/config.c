@@ -36,6 +36,7 @@ config_init(struct config *cfg)
 	store_opts_default(&cfg->store);
 	cfg->write_queue = 64;
 	cfg->shell_uid = 2000; /* AID_SHELL */
+	cfg->system_uid = 1000; /* AID_SYSTEM: system_server */
 	cfg->max_conns = 64;
 	cfg->idle_timeout_ms = 30000;
 	cfg->max_frame = 1u << 20;
@@ -206,6 +207,8 @@ config_set_control(struct config *cfg, const char *key, const char *value)
 		return set_idlist(&cfg->reader_gids, value);
 	if (!strcmp(key, "shell_uid"))
 		return set_uid(&cfg->shell_uid, value);
+	if (!strcmp(key, "system_uid"))
+		return set_uid(&cfg->system_uid, value);
 	if (!strcmp(key, "max_connections"))
 		return set_uint(&cfg->max_conns, value, 1, 65536);
 	if (!strcmp(key, "trusted_max_connections"))

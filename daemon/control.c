@@ -126,15 +126,18 @@ id_in(const struct id_list *l, uint32_t id)
 }
 
 /*
- * Root and the trusted lists are trusted; the daemon's own uid, the shell
- * uid and the reader lists read. Trusted implies reader. gid is the
+ * Root, the system uid (Android's AID_SYSTEM: system_server) and the
+ * trusted lists are trusted; the daemon's own uid, the shell uid and the
+ * reader lists read. Trusted implies reader. gid is the
  * peer's primary group as SO_PEERCRED reports it.
  */
 enum control_role
 control_role(const struct config *cfg, uint32_t uid, uint32_t gid,
     uint32_t own_uid)
 {
-	if (uid == 0 || id_in(&cfg->trusted_uids, uid) ||
+	if (uid == 0 ||
+	    (cfg->system_uid != VITALS_NO_UID && uid == cfg->system_uid) ||
+	    id_in(&cfg->trusted_uids, uid) ||
 	    id_in(&cfg->trusted_gids, gid))
 		return ROLE_TRUSTED;
 	if (uid == own_uid ||
@@ -769,6 +772,7 @@ control_new(struct event_base *base, const struct config *cfg,
 	ctl->roles.reader_uids = cfg->reader_uids;
 	ctl->roles.reader_gids = cfg->reader_gids;
 	ctl->roles.shell_uid = cfg->shell_uid;
+	ctl->roles.system_uid = cfg->system_uid;
 	ctl->max_conns = conns_within_nofile(cfg->max_conns ? cfg->max_conns :
 	    64);
 	ctl->uid_cap = ctl->max_conns / 2 ? ctl->max_conns / 2 : 1;

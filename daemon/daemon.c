@@ -47,29 +47,21 @@ struct vitalsd {
 	int ft_err;		/* -errno behind an off state */
 	struct atcat *ac;	/* ATrace categories (atrace_cat.c) */
 	bool atcat_wanted;	/* some are configured */
+	int state_fd;		/* the state directory (statedir.c) */
 };
 
 static void gpumem_sample(struct vitalsd *d, int64_t mono_ns);
 
-static int
-mkdir_p(const char *path, mode_t mode)
+/* path names an entry directly in dir (no normalisation: as configured) */
+static bool
+in_dir(const char *path, const char *dir)
 {
-	char tmp[4096];
-	char *s;
+	size_t n = strlen(dir);
 
-	if (snprintf(tmp, sizeof(tmp), "%s", path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	for (s = tmp + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(tmp, mode) < 0 && errno != EEXIST)
-			return -errno;
-		*s = '/';
-	}
-	if (mkdir(tmp, mode) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	return strncmp(path, dir, n) == 0 && path[n] == '/' &&
+	    strchr(path + n + 1, '/') == NULL;
 }
 
 static void
@@ -239,6 +231,24 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 	}
 }
 
+/* What store_open's checks of the files refuse (store.c, db_precheck). */
+static const char *
+store_refusal(int r)
+{
+	switch (r) {
+	case -ELOOP:
+		return "a symbolic link (the database, its -wal, -shm or "
+		    "-journal): refused";
+	case -EMLINK:
+		return "a hard link (the database, its -wal, -shm or "
+		    "-journal): refused";
+	case -EPERM:
+		return "not a regular file of the directory's owner (the "
+		    "database, its -wal, -shm or -journal): refused";
+	}
+	return strerror(-r);
+}
+
 /*
  * A database that cannot be opened at all does not stop sampling: windows
  * stay in memory and the condition is logged. A corrupt one has been moved
@@ -259,7 +269,7 @@ open_store(struct vitalsd *d, const struct config *cfg)
 		log_warnx("SIGBUS handler: %s", strerror(-r));
 	if ((r = store_open_retry(path, &cfg->store, &d->store)) < 0) {
 		log_warnx("store %s: %s; windows are kept in memory only", path,
-		    strerror(-r));
+		    store_refusal(r));
 		return 0;
 	}
 	store_get_stats(d->store, &st);
@@ -630,6 +640,8 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 	};
 	struct event_config *ec;
 	struct vitalsd *d;
+	bool sock_in_state;
+	char why[512];
 	unsigned i;
 	int r;
 
@@ -638,9 +650,11 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 		return -ENOMEM;
 	d->interval_ms = d->cur_ms = cfg->interval_ms;
 	d->bpf_stats_fd = -1;
-	if ((r = mkdir_p(cfg->state_dir, 0750)) < 0) {
-		log_warnx("state directory %s: %s", cfg->state_dir,
-		    strerror(-r));
+	d->state_fd = -1;
+	/* first: a refused directory gets nothing made anywhere */
+	if ((r = statedir_open(cfg->state_dir, &d->state_fd, why,
+	    sizeof(why))) < 0) {
+		log_warnx("state directory %s: %s", cfg->state_dir, why);
 		goto fail;
 	}
 	if ((r = collector_new(&o, &d->col)) < 0) {
@@ -654,8 +668,13 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 	bpf_setup(d, cfg);
 	gpumem_setup(d, cfg);
 	collector_set_close_hook(d->col, bpf_close_cb, d);
-	if ((r = open_store(d, cfg)) < 0)
+	/* the database as the service user: its files are that user's
+	 * from the start, and the writer thread inherits the ids */
+	if ((r = statedir_fs_enter()) < 0 || (r = open_store(d, cfg)) < 0) {
+		statedir_fs_leave();
 		goto fail;
+	}
+	statedir_fs_leave();
 
 	/* Precise timers: the default coarse clock drifts the cadence. */
 	if ((ec = event_config_new()) == NULL) {
@@ -701,8 +720,17 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 	if ((r = atcat_setup(d, cfg)) < 0)
 		goto fail;
 	/* The socket is made (or adopted) here, while privileged. */
-	if ((r = control_new(d->base, cfg, d, d->store, &d->ctl)) < 0)
+	/* a socket in the state directory is made as the service user */
+	sock_in_state = cfg->socket_path == NULL ||
+	    in_dir(cfg->socket_path, cfg->state_dir);
+	if ((sock_in_state && (r = statedir_fs_enter()) < 0) ||
+	    (r = control_new(d->base, cfg, d, d->store, &d->ctl)) < 0) {
+		if (sock_in_state)
+			statedir_fs_leave();
 		goto fail;
+	}
+	if (sock_in_state)
+		statedir_fs_leave();
 	*ret = d;
 	return 0;
 fail:
@@ -780,6 +808,8 @@ vitalsd_free(struct vitalsd *d)
 	collector_free(d->col);
 	if (d->base)
 		event_base_free(d->base);
+	if (d->state_fd >= 0)
+		close(d->state_fd);
 	free(d);
 	return NULL;
 }

@@ -177,16 +177,25 @@ main(int argc, char *argv[])
 			privhelper_spawn_set(spawner, r);
 		}
 	}
-	if ((r = vitalsd_setup(&cfg, foreground, &d)) < 0)
+	/* State-directory work runs as the service user (statedir.c). */
+	statedir_set_owner(&privs);
+	/* A failed setup undoes itself: instance, socket, threads. */
+	if ((r = vitalsd_setup(&cfg, foreground, &d)) < 0) {
+		privhelper_set(NULL);
+		privhelper_stop(helper);
 		fatalx("setup failed: %s", strerror(-r));
-	/* Setup needs no privilege after this; the files it made become
-	 * the service user's, then the drop (doc/privileges.md). */
+	}
+	/* Setup needs no privilege after this; the files it made in the
+	 * state directory are already the service user's (doc/privileges.md). */
 	privs.need_bpf = vitalsd_uses_bpf(d);
-	if ((r = privs_own_state(&privs, cfg.state_dir)) < 0)
-		fatalx("privileges: state directory %s: %s", cfg.state_dir,
-		    strerror(-r));
-	if (privs_drop(&privs, &pst) < 0)
+	if (privs_drop(&privs, &pst) < 0) {
+		/* what setup made goes, as far as what is left of the
+		 * privileges allows (the instance is made inert if not) */
+		vitalsd_free(d);
+		privhelper_set(NULL);
+		privhelper_stop(helper);
 		fatalx("privileges: not dropped, not running");
+	}
 	privs_log(&pst);
 	r = vitalsd_run(d);
 	vitalsd_free(d);

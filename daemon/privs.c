@@ -257,66 +257,6 @@ privs_resolve(const char *user, const char *groups, uint64_t keep,
 	return 0;
 }
 
-/* chown one entry to uid:gid when root owns it; symlinks are not followed. */
-static int
-own_entry(int dirfd, const char *name, uint32_t uid, uint32_t gid)
-{
-	struct stat st;
-
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (S_ISLNK(st.st_mode) || st.st_uid != 0)
-		return 0;
-	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode) &&
-	    !S_ISSOCK(st.st_mode))
-		return 0;
-	if (fchownat(dirfd, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
-		return -errno;
-	return 0;
-}
-
-/*
- * Before the drop, while still root: the state directory and the files the
- * setup phase made in it (the database, its WAL, the socket) become the
- * service user's, so it can go on writing, moving a corrupt database aside
- * and removing its socket. Only what root owns is touched (a tree that
- * init already gave the user stays as it is); nothing is followed through
- * a symlink, and only the directory's own entries (no recursion). A socket
- * outside the state directory is left as it is: who may connect is the
- * business of whoever chose its place (init, systemd, --socket).
- */
-int
-privs_own_state(const struct privs_req *req, const char *state_dir)
-{
-	struct dirent *de;
-	int fd, r = 0, r2;
-	DIR *d;
-
-	if (!req->drop)
-		return 0;
-	if ((fd = open(state_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC)) < 0)
-		return -errno;
-	if ((r = own_entry(fd, ".", req->uid, req->gid)) < 0) {
-		close(fd);
-		return r;
-	}
-	if ((d = fdopendir(fd)) == NULL) {
-		r = -errno;
-		close(fd);
-		return r;
-	}
-	while ((de = readdir(d)) != NULL) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if ((r2 = own_entry(dirfd(d), de->d_name, req->uid,
-		    req->gid)) < 0 && r == 0)
-			r = r2;
-	}
-	closedir(d);
-	return r;
-}
-
 static int
 cap_get(uint64_t *ret_eff, uint64_t *ret_prm, uint64_t *ret_inh)
 {
@@ -438,11 +378,22 @@ thread_trim_cb(int sig)
 	int saved = errno;
 	unsigned cap;
 
+	uint64_t eff, prm, inh;
+
 	(void)sig;
 	for (cap = 0; cap < VITALS_CAP_MAX; cap++)
 		if (!(thr_keep & (1ull << cap)) &&
 		    prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
 			thr_fail = 1;
+	/* the uid change empties permitted and effective, never the
+	 * inheritable set: Android init fills it (and the ambient set)
+	 * with the rc's capabilities, so it is emptied here */
+	if (cap_get(&eff, &prm, &inh) < 0 || (inh && cap_set(eff, prm, 0) <
+	    0))
+		thr_fail = 1;
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 &&
+	    errno != EINVAL)
+		thr_fail = 1;
 	/* not NO_SETUID_FIXUP here: the uid change must empty this thread */
 	if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
 	    SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED, 0, 0, 0) <
@@ -579,9 +530,17 @@ verify(const struct privs_req *req, uint64_t keep, struct privs_state *st,
 	*ret_what = "supplementary groups";
 	if (st->ngroups != req->ngroups)
 		return -EPERM;
-	for (i = 0; i < req->ngroups; i++)
-		if (st->groups[i] != req->groups[i])
+	/* the kernel keeps them sorted: "readproc,readtracefs" (3009,
+	 * 1093) reads back as 1093,3009; every asked one must be there */
+	for (i = 0; i < req->ngroups; i++) {
+		uint32_t j;
+
+		for (j = 0; j < st->ngroups; j++)
+			if (st->groups[j] == req->groups[i])
+				break;
+		if (j == st->ngroups)
 			return -EPERM;
+	}
 	*ret_what = "capability sets";
 	if (st->cap_eff != keep || st->cap_prm != keep || st->cap_inh != 0 ||
 	    (st->cap_bnd & ~keep) != 0 || st->cap_amb != 0)

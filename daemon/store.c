@@ -8,10 +8,13 @@
  * SQLite message in the stats for the caller to report once.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1079,15 +1082,135 @@ db_settings(struct store *s)
 	return exec_sql(s->db, sql);
 }
 
+/*
+ * Before SQLite opens anything, the files are looked at from a directory
+ * fd, never through a link (doc/security.md): the database and any -wal,
+ * -shm or -journal must be regular files with one link, owned by the
+ * directory's owner (fstatat, AT_SYMLINK_NOFOLLOW); a missing database is
+ * created here, mode 0640, O_EXCL | O_NOFOLLOW. An existing one is never
+ * opened here: closing another fd of a file drops every POSIX lock this
+ * process holds on it, SQLite's included. So a planted symlink or hard
+ * link is refused with its name, and a read-only file system, a directory
+ * or a denied create say so (SQLite's own read-only retry reported ENOENT).
+ * SQLite then gets the directory's real path (no symlink anywhere, so
+ * SQLITE_OPEN_NOFOLLOW holds) in *dbpath. -errno with the reason in the
+ * stats.
+ */
+static int
+db_precheck(struct store *s, char *dbpath, size_t dbpathsz)
+{
+	static const char *const side[] = { "-wal", "-shm", "-journal" };
+	char dir[PATH_MAX], name[NAME_MAX + 16], link[64], msg[256];
+	const char *base = strrchr(s->path, '/');
+	struct stat dst, st;
+	struct statfs sfs;
+	ssize_t n;
+	int dfd, fd, r;
+	unsigned i;
+
+	if (base == NULL) {
+		snprintf(dir, sizeof(dir), ".");
+		base = s->path;
+	} else if ((size_t)(base - s->path) >= sizeof(dir)) {
+		return -ENAMETOOLONG;
+	} else {
+		memcpy(dir, s->path, (size_t)(base - s->path));
+		dir[base - s->path] = '\0';
+		if (dir[0] == '\0')
+			snprintf(dir, sizeof(dir), "/");
+		base++;
+	}
+	if (strlen(base) > NAME_MAX || base[0] == '\0')
+		return -ENAMETOOLONG;
+	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		r = -errno;
+		snprintf(msg, sizeof(msg), "open: directory %.160s: %s", dir,
+		    strerror(-r));
+		return store_fail_errno(s, r, msg);
+	}
+	if (fstat(dfd, &dst) < 0) {
+		r = -errno;
+		goto out;
+	}
+	/* an existing database on a read-only mount would be opened
+	 * read-only by SQLite; a missing one fails its create below anyway,
+	 * so a policy that denies statfs (SELinux filesystem getattr) only
+	 * loses the earlier message */
+	if (fstatfs(dfd, &sfs) == 0 && (sfs.f_flags & ST_RDONLY)) {
+		r = -EROFS;
+		goto out;
+	}
+	r = fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+	if (r == -ENOENT) {
+		if ((fd = openat(dfd, base, O_RDWR | O_CREAT | O_EXCL |
+		    O_NOFOLLOW | O_CLOEXEC, 0640)) < 0 || fstat(fd, &st) < 0)
+			r = -errno;
+		else
+			r = 0;
+		if (fd >= 0)
+			close(fd);
+	}
+	if (r < 0) {
+		snprintf(msg, sizeof(msg), "open: %s: %s", base, strerror(-r));
+		close(dfd);
+		return store_fail_errno(s, r, msg);
+	}
+	if ((r = statedir_check_stat(&st, base, (uint32_t)dst.st_uid,
+	    msg + 6, sizeof(msg) - 6)) < 0) {
+		memcpy(msg, "open: ", 6);
+		close(dfd);
+		return store_fail_errno(s, r, msg);
+	}
+	for (i = 0; r == 0 && i < sizeof(side) / sizeof(side[0]); i++) {
+		snprintf(name, sizeof(name), "%s%s", base, side[i]);
+		r = statedir_check_file(dfd, name, (uint32_t)dst.st_uid,
+		    msg + 6, sizeof(msg) - 6);
+		if (r == -ENOENT) {
+			r = 0;
+		} else if (r < 0) {
+			memcpy(msg, "open: ", 6);
+			close(dfd);
+			return store_fail_errno(s, r, msg);
+		}
+	}
+	if (r < 0)
+		goto out;
+	/* the directory's own path, every link resolved by the kernel */
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", dfd);
+	if ((n = readlink(link, dir, sizeof(dir) - 1)) > 0 && dir[0] == '/') {
+		dir[n] = '\0';
+		if (stat(dir, &st) < 0 || st.st_dev != dst.st_dev ||
+		    st.st_ino != dst.st_ino)
+			n = -1;
+	}
+	if (n <= 0 || dir[0] != '/') /* no /proc: the path as given */
+		r = snprintf(dbpath, dbpathsz, "%s", s->path);
+	else
+		r = snprintf(dbpath, dbpathsz, "%s%s%s", dir,
+		    n == 1 ? "" : "/", base);
+	r = r < 0 || (size_t)r >= dbpathsz ? -ENAMETOOLONG : 0;
+out:
+	if (r < 0) {
+		snprintf(msg, sizeof(msg), "open: %s", strerror(-r));
+		store_fail_errno(s, r, msg);
+	}
+	close(dfd);
+	return r;
+}
+
 /* SQLITE_OK with *ret_bad: the file must be moved aside. */
 static int
 db_open(struct store *s, bool *ret_bad)
 {
-	int rc;
+	char dbpath[PATH_MAX];
+	int rc, r;
 
 	*ret_bad = false;
-	rc = sqlite3_open_v2(s->path, &s->db, SQLITE_OPEN_READWRITE |
-	    SQLITE_OPEN_CREATE | SQLITE_OPEN_EXRESCODE, NULL);
+	if ((r = db_precheck(s, dbpath, sizeof(dbpath))) < 0)
+		return r;
+	rc = sqlite3_open_v2(dbpath, &s->db, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_EXRESCODE,
+	    NULL);
 	if (rc != SQLITE_OK)
 		return rc;
 	/* Leave a suspect file and its WAL exactly as found. */
@@ -1164,6 +1287,8 @@ open_db(struct store *s)
 		if (attempt == 0)
 			(void)store_heal_before_open(s);
 		rc = db_open(s, &bad);
+		if (rc < 0) /* refused before SQLite: why is in the stats */
+			return rc;
 		if (rc != SQLITE_OK) {
 			r = store_fail(s, rc, "open");
 			/* A missing directory or a denied open says why. */

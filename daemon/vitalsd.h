@@ -971,6 +971,7 @@ struct config {
 	/* control plane (control.c); roles in doc/protocol.md */
 	struct id_list trusted_uids, trusted_gids, reader_uids, reader_gids;
 	uint32_t shell_uid;	  /* a reader; VITALS_NO_UID: none */
+	uint32_t system_uid;	  /* trusted; VITALS_NO_UID: none */
 	unsigned max_conns;	  /* accept pauses at this many connections */
 	unsigned trusted_max_conns; /* trusted callers together; 0: default */
 	unsigned idle_timeout_ms; /* no request, no progress: close */
@@ -2089,7 +2090,17 @@ int privs_cap_format(uint64_t mask, char *buf, size_t bufsz);
 const char *privs_seccomp_name(unsigned mode);
 int privs_resolve(const char *user, const char *groups, uint64_t keep,
     unsigned seccomp, struct privs_req *ret, char *err, size_t errsz);
-int privs_own_state(const struct privs_req *req, const char *state_dir);
+/* statedir.c: the state directory as the service user reaches it */
+struct stat;
+void statedir_set_owner(const struct privs_req *req);
+uint32_t statedir_owner_uid(void);
+int statedir_fs_enter(void);
+void statedir_fs_leave(void);
+int statedir_open(const char *path, int *ret_fd, char *err, size_t errsz);
+int statedir_check_file(int dirfd, const char *name, uint32_t want_uid,
+    char *err, size_t errsz);
+int statedir_check_stat(const struct stat *st, const char *name,
+    uint32_t want_uid, char *err, size_t errsz);
 int privs_drop(const struct privs_req *req, struct privs_state *ret);
 int privs_read(struct privs_state *ret);
 void privs_get(struct privs_state *ret);

@@ -62,6 +62,8 @@ setup(void)
 	snprintf(inst, sizeof(inst), "vitals_test_%d_%u", (int)getpid(), n++);
 	tmpdir = tu_mkdtemp("ftrace");
 	ck_assert_ptr_nonnull(tmpdir);
+	/* a dropped daemon reaches its state directory as its user */
+	ck_assert_int_eq(chmod(tmpdir, 0755), 0);
 	marker_fd = open(TRACEFS "/trace_marker", O_WRONLY | O_CLOEXEC);
 	ck_assert_int_ge(marker_fd, 0);
 }

@@ -32,11 +32,17 @@ START_TEST(test_role_defaults)
 	struct config cfg;
 
 	config_init(&cfg);
-	/* root is trusted; own uid and AID_SHELL read; the rest nothing */
+	/* root and AID_SYSTEM are trusted; own uid and AID_SHELL read;
+	 * the rest nothing */
 	ck_assert_int_eq(control_role(&cfg, 0, 0, 1066), ROLE_TRUSTED);
+	ck_assert_int_eq(control_role(&cfg, 1000, 1000, 1066), ROLE_TRUSTED);
 	ck_assert_int_eq(control_role(&cfg, 1066, 1066, 1066), ROLE_READER);
 	ck_assert_int_eq(control_role(&cfg, 2000, 2000, 1066), ROLE_READER);
-	ck_assert_int_eq(control_role(&cfg, 1000, 1000, 1066), ROLE_NONE);
+	/* adb shell's readproc group (3009) adds nothing to its role */
+	ck_assert_int_eq(control_role(&cfg, 2000, 3009, 1066), ROLE_READER);
+	/* system's group alone is not system */
+	ck_assert_int_eq(control_role(&cfg, 10123, 1000, 1066), ROLE_NONE);
+	ck_assert_int_eq(control_role(&cfg, 1001, 1001, 1066), ROLE_NONE);
 	ck_assert_int_eq(control_role(&cfg, 65534, 65534, 1066), ROLE_NONE);
 	/* a group alone grants nothing by default, not even root's */
 	ck_assert_int_eq(control_role(&cfg, 10123, 0, 1066), ROLE_NONE);
@@ -56,6 +62,8 @@ START_TEST(test_role_lists)
 	ck_assert_int_eq(config_set(&cfg, "reader_uids", "65534"), 0);
 	ck_assert_int_eq(config_set(&cfg, "reader_gids", "1007 3003"), 0);
 	ck_assert_int_eq(config_set(&cfg, "shell_uid", "none"), 0);
+	/* system_uid = none: uid 1000 has only what the lists give it */
+	ck_assert_int_eq(config_set(&cfg, "system_uid", "none"), 0);
 	ck_assert_int_eq(control_role(&cfg, 1000, 1000, 1066), ROLE_TRUSTED);
 	ck_assert_int_eq(control_role(&cfg, 1001, 5, 1066), ROLE_TRUSTED);
 	ck_assert_int_eq(control_role(&cfg, 10200, 3009, 1066),
@@ -76,6 +84,10 @@ START_TEST(test_role_lists)
 	ck_assert_int_eq(control_role(&cfg, 0, 0, 1066), ROLE_TRUSTED);
 	ck_assert_int_eq(config_set(&cfg, "shell_uid", "2001"), 0);
 	ck_assert_int_eq(control_role(&cfg, 2001, 2001, 1066), ROLE_READER);
+	/* another system uid (a host's platform service): that one */
+	ck_assert_int_eq(config_set(&cfg, "system_uid", "1001"), 0);
+	ck_assert_int_eq(control_role(&cfg, 1001, 1001, 1066), ROLE_TRUSTED);
+	ck_assert_int_eq(control_role(&cfg, 1000, 1000, 1066), ROLE_READER);
 	config_release(&cfg);
 }
 END_TEST
@@ -91,6 +103,10 @@ START_TEST(test_config_keys)
 	ck_assert_uint_eq(cfg.max_conns, 64);
 	ck_assert_uint_eq(cfg.max_frame, 1u << 20);
 	ck_assert_uint_eq(cfg.shell_uid, 2000);
+	ck_assert_uint_eq(cfg.system_uid, 1000);
+	ck_assert_int_eq(config_set(&cfg, "system_uid", "x"), -EINVAL);
+	ck_assert_int_eq(config_set(&cfg, "system_uid", "4294967295"),
+	    -ERANGE);
 	ck_assert_uint_eq(cfg.trusted_uids.n, 0);
 	ck_assert_int_eq(config_check(&cfg, err, sizeof(err)), 0);
 	ck_assert_int_eq(config_set(&cfg, "reader_uids", "1,x"), -EINVAL);
