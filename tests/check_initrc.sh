@@ -21,7 +21,7 @@
 #     SetCapsForExec), here with setpriv (util-linux).
 # Substitutions, all of paths or names this host lacks:
 #   - a temporary root T: /data/... becomes T/data/..., /dev/socket
-#     becomes T/dev/socket, /system/bin/vitalsd the built binary; T/data is
+#     becomes T/dev/socket, /system_ext/bin/vitalsd the built binary; T/data is
 #     0771 system system and T/data/misc 01771 system misc as on a device;
 #   - AID names become numbers (root 0, system 1000, shell 2000, readproc
 #     3009, readtracefs 1093, misc 9998): this host has no such groups;
@@ -73,7 +73,7 @@ remap() { # an Android path into T
 svc=$(grep -E '^service vitalsd ' "$rc") || fail "no service vitalsd in $rc"
 read -r -a words <<<"$svc"
 bin=${words[2]}
-[ "$bin" = /system/bin/vitalsd ] || fail "service binary $bin"
+[ "$bin" = /system_ext/bin/vitalsd ] || fail "service binary $bin"
 args=("${words[@]:3}")
 # the service's options: indented lines up to the next section
 opts=$(awk '/^service vitalsd /{on=1; next} /^[^ \t#]/{on=0} on' "$rc" |

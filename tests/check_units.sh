@@ -33,7 +33,7 @@ done
 	fail "vitalsd rejects the unit's command line: $args"
 "$daemon" -n ${args} 2>"$tmp/err" && fail "a missing user was accepted"
 grep -q "user vitalsd" "$tmp/err" || fail "missing user not named: $(cat "$tmp/err")"
-rargs=$(sed -n 's|^service vitalsd /system/bin/vitalsd ||p' "$rc")
+rargs=$(sed -n 's|^service vitalsd /system_ext/bin/vitalsd ||p' "$rc")
 [ -n "$rargs" ] || fail "no service line in $rc"
 # Android's group names are AIDs on a device: readproc 3009, readtracefs 1093
 "$daemon" -n ${rargs/readproc,readtracefs/3009,1093} ||
