@@ -22,6 +22,7 @@
 
 #include <event2/event.h>
 
+#include "compat.h"
 #include "vitalsd.h"
 
 #define HP_FIRES_MAX 16
@@ -432,7 +433,7 @@ spawn(struct heapprofd *hp, const uint8_t *cfg, size_t len, char *why,
 		if (dup2(in[0], 0) < 0 || fd < 0 || dup2(fd, 1) < 0 ||
 		    dup2(fd, 2) < 0)
 			_exit(126);
-		close_range(3, ~0U, 0);
+		compat_close_from(3);
 		execl(hp->hs->perfetto, "perfetto", "-c", "-", "-o",
 		    r->output_path, (char *)NULL);
 		_exit(127);

@@ -15,6 +15,8 @@ test_pkgs+=(systemd)
 test_pkgs+=(man-db)
 # bench/ftrace_flood.sh: the peer (trace-cmd) and /usr/bin/time
 test_pkgs+=(time)
+# scripts/bionic/check.sh: nm over the build's objects
+test_pkgs+=(binutils)
 
 want=("${build_pkgs[@]}")
 if [ "${1:-build}" = test ]; then
