@@ -121,6 +121,7 @@ void fmt_gpumem(struct sbuf *o, const Vitals__GpuMem *g, bool verbose);
 void fmt_gpumem_health(struct sbuf *o, const Vitals__GpuMemState *s);
 /* format_trace.c: `vitals trace` (ftrace, issue 7) */
 void fmt_trace(struct sbuf *o, const Vitals__TraceList *tl);
+void fmt_trace_health(struct sbuf *o, const Vitals__TraceHealth *h);
 
 /* format_wss.c: the working-set monitor's targets */
 void fmt_wss(struct sbuf *o, const Vitals__WssList *l);

@@ -35,6 +35,46 @@ put_list(struct sbuf *o, const char *label, char **v, size_t n)
 	sbuf_putc(o, '\n');
 }
 
+/* The ATrace categories' line (doc/ftrace.md), for windows and health. */
+static void
+put_atcat(struct sbuf *o, const char *state, int32_t err, uint64_t tags,
+    const char *names, uint64_t flags, uint32_t checks, uint32_t foreign,
+    uint32_t takeovers, uint32_t yields, uint32_t restores,
+    uint32_t set_fail)
+{
+	if (state == NULL || *state == '\0' || !strcmp(state, "unknown"))
+		return;
+	sbuf_printf(o, "  ATrace categories: %s", state);
+	if (tags)
+		sbuf_printf(o, " (%s = %#llx)", names && *names ? names : "?",
+		    (unsigned long long)tags);
+	if (!strcmp(state, "skipped_other_owner"))
+		sbuf_printf(o, "; the tags property holds another tracer's "
+		    "%#llx", (unsigned long long)flags);
+	if (err)
+		sbuf_printf(o, "; error %s", strerror(-err));
+	sbuf_printf(o, "; checks %u, another owner %u, taken %u, yielded %u,"
+	    " restored %u, write failures %u\n", checks, foreign, takeovers,
+	    yields, restores, set_fail);
+}
+
+/* Health.trace: the ftrace state of the last window. */
+void
+fmt_trace_health(struct sbuf *o, const Vitals__TraceHealth *h)
+{
+	if (h == NULL)
+		return;
+	sbuf_printf(o, "Trace: ftrace %s%s%s, ATrace %s; %s, lost %llu\n",
+	    h->state ? h->state : "n/a", h->err ? ": " : "",
+	    h->err ? strerror(-h->err) : "",
+	    h->atrace ? "captured" : "not captured",
+	    h->lossy ? "LOSSY" : "no loss", (unsigned long long)h->lost);
+	put_atcat(o, h->atrace_categories, h->atrace_categories_err,
+	    h->atrace_tags, h->atrace_tag_names, h->atrace_flags,
+	    h->atrace_checks, h->atrace_foreign, h->atrace_takeovers,
+	    h->atrace_yields, h->atrace_restores, h->atrace_set_fail);
+}
+
 static void
 fmt_trace_window(struct sbuf *o, const Vitals__TraceWindow *w)
 {
@@ -59,6 +99,10 @@ fmt_trace_window(struct sbuf *o, const Vitals__TraceWindow *w)
 	if (!w->atrace && strcmp(w->state, "on") == 0)
 		sbuf_puts(o, "  ATrace capture unavailable (no "
 		    "copy_trace_marker option in this kernel)\n");
+	put_atcat(o, w->atrace_categories, w->atrace_categories_err,
+	    w->atrace_tags, w->atrace_tag_names, w->atrace_flags,
+	    w->atrace_checks, w->atrace_foreign, w->atrace_takeovers,
+	    w->atrace_yields, w->atrace_restores, w->atrace_set_fail);
 	put_list(o, "missing events", w->missing, w->n_missing);
 	if (w->n_slice)
 		sbuf_puts(o, "  kind     pid      tid      depth  count  "

@@ -119,6 +119,10 @@ fmt_hp_health(struct sbuf *o, const Vitals__HeapprofdHealth *h)
 	    "%llu\n", ULL(h->rule_evaluations), ULL(h->rules_fired),
 	    ULL(h->gpu_unavailable), ULL(h->name_failed),
 	    ULL(h->anon_failed));
+	if (h->spawn && h->spawn[0])
+		sbuf_printf(o, "  perfetto: %s (%s); build type %s (from %s)\n",
+		    h->spawn, h->spawn_detail, h->build_type,
+		    h->build_type_source);
 	if (h->last_refusal)
 		sbuf_printf(o, "  last refusal: %s: %s\n",
 		    fmt_hp_refusal(h->last_refusal), h->last_message);

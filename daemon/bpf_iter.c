@@ -255,7 +255,8 @@ rec_to_task(const struct taskiter_rec *r, struct iter_task *t)
  * group a process whose counters are what thread_group_cputime() and
  * do_task_stat() add up: the exited threads' share kept in signal_struct plus
  * every live thread's own. The stream must be whole records ending in the
- * end record; anything else is -EBADMSG.
+ * end record; anything else is -EBADMSG. buf must be aligned for the
+ * records (the daemon's read buffer is malloc'd): -EINVAL if it is not.
  */
 int
 taskiter_parse(const void *buf, size_t len, struct taskiter_snap *s)
@@ -266,6 +267,8 @@ taskiter_parse(const void *buf, size_t len, struct taskiter_snap *s)
 	int r;
 
 	s->nprocs = s->nthreads = 0;
+	if ((uintptr_t)buf % _Alignof(struct taskiter_rec) != 0)
+		return -EINVAL;
 	if (len % sizeof(*recs) != 0 || len == 0)
 		return -EBADMSG;
 	n = len / sizeof(*recs) - 1;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "atrace_cat.h"
 #include "vitalsd.h"
 
 /* CONTROL_PIPELINE of control.c: answers one connection may have queued,
@@ -70,6 +71,8 @@ config_release(struct config *cfg)
 	wss_config_release(&cfg->wss);
 	free(cfg->ftrace_instance);
 	free(cfg->tracefs);
+	free(cfg->prop_root);
+	free(cfg->atrace_apps);
 	memset(cfg, 0, sizeof(*cfg));
 }
 
@@ -285,6 +288,37 @@ static const struct config_word ftrace_sched_words[] = {
 	{ "auto", FTRACE_SCHED_AUTO }, { "on", FTRACE_SCHED_ON },
 	{ "off", FTRACE_SCHED_OFF }, { NULL, 0 } };
 
+/* System properties and ATrace categories (atrace_cat.c); -ENOENT: not
+ * one of them. */
+static int
+config_set_atrace(struct config *cfg, const char *key, const char *value)
+{
+	char apps[ATCAT_APPS_MAX * SYSPROP_VALUE_MAX];
+	int r;
+
+	if (!strcmp(key, "prop_root")) {
+		if (!strcmp(value, "none")) {
+			free(cfg->prop_root);
+			cfg->prop_root = NULL;
+			return 0;
+		}
+		return set_str(&cfg->prop_root, value);
+	}
+	if (!strcmp(key, "atrace_categories"))
+		return atcat_parse_categories(value, &cfg->atrace_tags, NULL,
+		    0);
+	if (!strcmp(key, "atrace_apps")) {
+		if ((r = atcat_parse_apps(value, apps, sizeof(apps))) < 0)
+			return r;
+		free(cfg->atrace_apps);
+		cfg->atrace_apps = NULL;
+		if (apps[0] && (cfg->atrace_apps = strdup(apps)) == NULL)
+			return -ENOMEM;
+		return 0;
+	}
+	return -ENOENT;
+}
+
 static int
 config_set_ftrace(struct config *cfg, const char *key, const char *value)
 {
@@ -326,7 +360,7 @@ config_set_ftrace(struct config *cfg, const char *key, const char *value)
 		cfg->ftrace_sched = r;
 		return 0;
 	}
-	return -ENOENT;
+	return config_set_atrace(cfg, key, value);
 }
 
 int
@@ -521,13 +555,9 @@ config_check(const struct config *cfg, char *err, size_t errsz)
 		snprintf(err, errsz, "out of memory (heapprofd settings)");
 		return -ENOMEM;
 	}
-	/* The filter refuses fork and execve, and a child would inherit it:
-	 * heapprofd sessions need it off (doc/privileges.md). */
-	if (cfg->seccomp == PRIVS_SECCOMP_ON && cfg->hp->perfetto != NULL) {
-		snprintf(err, errsz, "seccomp on refuses the perfetto child: "
-		    "set seccomp off (or log) or unset heapprofd_perfetto");
-		return -EINVAL;
-	}
+	/* seccomp on with a perfetto path is valid: with privhelper on, the
+	 * helper's spawner runs perfetto; without it, sessions are refused
+	 * with a named state and main() warns (doc/heapprofd.md). */
 	if (cfg->state_dir == NULL || cfg->proc_root == NULL ||
 	    cfg->sys_root == NULL || cfg->bpffs == NULL) {
 		snprintf(err, errsz, "missing state_dir, proc_root or sys_root");

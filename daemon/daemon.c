@@ -15,6 +15,7 @@
 
 #include <event2/event.h>
 
+#include "atrace_cat.h"
 #include "vitalsd.h"
 
 struct vitalsd {
@@ -44,6 +45,8 @@ struct vitalsd {
 	struct ftrace *ft;	/* ftrace reader (ftrace.c); NULL: off */
 	unsigned ft_state;	/* enum ftrace_state, for every window */
 	int ft_err;		/* -errno behind an off state */
+	struct atcat *ac;	/* ATrace categories (atrace_cat.c) */
+	bool atcat_wanted;	/* some are configured */
 };
 
 static void gpumem_sample(struct vitalsd *d, int64_t mono_ns);
@@ -462,6 +465,39 @@ ftrace_setup(struct vitalsd *d, const struct config *cfg)
 	ftrace_set_gpu_mem_cb(d->ft, ftrace_gpu_mem_cb, d);
 }
 
+/*
+ * ATrace categories (atrace_cat.c): made here, set from vitalsd_run on and
+ * only while the instance captures ATrace, re-checked every sampling
+ * interval; nothing is written before the loop runs.
+ */
+static int
+atcat_setup(struct vitalsd *d, const struct config *cfg)
+{
+	struct atcat_opts o = {
+		.prop_root = cfg->prop_root,
+		.tags = cfg->atrace_tags,
+		.apps = cfg->atrace_apps,
+		.check_ms = cfg->interval_ms,
+	};
+	char names[512];
+	int r;
+
+	if ((r = atcat_new(d->base, &o, &d->ac)) < 0) {
+		log_warnx("atrace categories: %s", strerror(-r));
+		return r;
+	}
+	if (cfg->atrace_tags == 0 && cfg->atrace_apps == NULL)
+		return 0;
+	d->atcat_wanted = true;
+	atcat_tag_names(cfg->atrace_tags, names, sizeof(names));
+	log_info("atrace categories: %s%s%s; properties: %s%s%s",
+	    names[0] ? names : "none", cfg->atrace_apps ? "; apps " : "",
+	    cfg->atrace_apps ? cfg->atrace_apps : "",
+	    atcat_backend(d->ac), cfg->prop_root ? " " : "",
+	    cfg->prop_root ? cfg->prop_root : "");
+	return 0;
+}
+
 static void
 ftrace_close(struct vitalsd *d, struct window *w)
 {
@@ -469,6 +505,7 @@ ftrace_close(struct vitalsd *d, struct window *w)
 	w->trace.err = d->ft_err;
 	if (d->ft)
 		ftrace_window(d->ft, &w->trace);
+	atcat_window(d->ac, &w->trace);
 }
 
 /* The closing window gets what the kernel counted since the last one. */
@@ -643,6 +680,8 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 	if ((r = wss_setup(d, cfg)) < 0)
 		goto fail;
 	ftrace_setup(d, cfg);
+	if ((r = atcat_setup(d, cfg)) < 0)
+		goto fail;
 	/* The socket is made (or adopted) here, while privileged. */
 	if ((r = control_new(d->base, cfg, d, d->store, &d->ctl)) < 0)
 		goto fail;
@@ -662,11 +701,20 @@ vitalsd_run(struct vitalsd *d)
 	log_info("sampling every %u ms", d->interval_ms);
 	d->next_ns = d->start_ns = clock_ns(CLOCK_MONOTONIC);
 	arm_tick(d, d->next_ns);
-	if (event_base_dispatch(d->base) < 0)
+	if (ftrace_captures_atrace(d->ft))
+		atcat_start(d->ac);
+	else if (d->atcat_wanted)
+		log_info("atrace categories: not set: no ATrace capture "
+		    "(ftrace %s)", ftrace_state_name(d->ft_state));
+	if (event_base_dispatch(d->base) < 0) {
+		atcat_stop(d->ac);
 		return -EIO;
+	}
 	/* No client after this: connections closed, queued reads dropped. */
 	d->ctl = control_free(d->ctl);
 	d->stopping = true;
+	/* the categories go back before the instance stops capturing */
+	atcat_stop(d->ac);
 	/* Flush: the open window holds samples nobody has seen yet; open
 	 * slices will never end now. */
 	ftrace_finish(d->ft);
@@ -699,6 +747,8 @@ vitalsd_free(struct vitalsd *d)
 	if (d->tick)
 		event_free(d->tick);
 	bpf_sched_free(d->bs);
+	/* the categories before the instance (a failed start included) */
+	d->ac = atcat_free(d->ac);
 	/* ftrace first: its gpu_mem events go into d->gm */
 	d->ft = ftrace_free(d->ft);
 	d->gm = gpumem_free(d->gm);

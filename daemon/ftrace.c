@@ -451,19 +451,29 @@ ftrace_set_gpu_mem_cb(struct ftrace *ft, ftrace_gpu_mem_fn fn, void *arg)
 
 /* ------------------------------------------------------------- setup */
 
+/*
+ * The kernel has the event: its directory (with a format) is in the
+ * instance's own events/. An instance lists every event the top level
+ * does, and its files carry the instance's label, while the top-level
+ * available_events is readable on debuggable Android builds only
+ * (doc/android.md): the instance is the one list readable everywhere.
+ */
 static bool
-available(const char *list, const char *sys, const char *name)
+available(struct tracefs_instance *inst, const char *sys, const char *name)
 {
-	char want[256];
-	size_t n;
-	const char *p;
+	char rel[256];
 
-	n = (size_t)snprintf(want, sizeof(want), "%s:%s", sys, name);
-	for (p = list; p && (p = strstr(p, want)) != NULL; p += n)
-		if ((p == list || p[-1] == '\n') &&
-		    (p[n] == '\n' || p[n] == '\0'))
-			return true;
-	return false;
+	if ((size_t)snprintf(rel, sizeof(rel), "events/%s/%s/format", sys,
+	    name) >= sizeof(rel))
+		return false;
+	return tracefs_file_exists(inst, rel);
+}
+
+/* ATrace markers reach the instance (copy_trace_marker is on). */
+bool
+ftrace_captures_atrace(const struct ftrace *ft)
+{
+	return ft != NULL && ft->state == FTRACE_ON && ft->atrace;
 }
 
 /* Remove an instance of that name (a crashed run's, or a stop's). */
@@ -497,12 +507,8 @@ setup_events(struct ftrace *ft, const struct ftrace_opts *o)
 		{ FEV_BINDER_RECV, "binder", "binder_transaction_received" },
 		{ FEV_GPU_MEM, "gpu_mem", "gpu_mem_total" },
 	};
-	char *avail;
 	unsigned i;
 
-	if ((avail = tracefs_instance_file_read(NULL, "available_events",
-	    NULL)) == NULL)
-		return -errno ? -errno : -EIO;
 	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		unsigned ev = want[i].ev;
 
@@ -511,7 +517,7 @@ setup_events(struct ftrace *ft, const struct ftrace_opts *o)
 			continue;
 		if (ev == FEV_PROCESS_EXIT && !ft->atrace && !o->sched)
 			continue;
-		if (!available(avail, want[i].sys, want[i].name) ||
+		if (!available(ft->inst, want[i].sys, want[i].name) ||
 		    !fdec_has(ft->dec, ev)) {
 			ft->missing |= 1u << ev;
 			continue;
@@ -523,7 +529,6 @@ setup_events(struct ftrace *ft, const struct ftrace_opts *o)
 		}
 		ft->enabled |= 1u << ev;
 	}
-	free(avail);
 	return 0;
 }
 
@@ -700,7 +705,7 @@ ftrace_open(struct event_base *base, const struct ftrace_opts *o,
 		goto fail;
 	}
 	if ((r = setup_events(ft, o)) < 0) {
-		snprintf(why, whysz, "available_events: %s", strerror(-r));
+		snprintf(why, whysz, "events: %s", strerror(-r));
 		goto fail;
 	}
 	ft->page_sz = (size_t)getpagesize();

@@ -479,9 +479,9 @@ fdec_page(struct fdec *fd, const void *page, size_t len, int cpu,
     fdec_fn fn, void *arg, int64_t *ret_missed)
 {
 	unsigned long long ts;
-	uint64_t commit, size;
+	uint64_t commit, size, steps = 0;
 	void *data;
-	int n, m;
+	int n, m, last;
 
 	if (len < PAGE_HDR)
 		return -EBADMSG;
@@ -500,10 +500,22 @@ fdec_page(struct fdec *fd, const void *page, size_t len, int cpu,
 		return -EBADMSG;
 	m = kbuffer_missed_events(fd->kb);
 	*ret_missed = m;
+	/*
+	 * kbuffer walks the page by the lengths in it; a damaged page can
+	 * hold a record that does not move it on. Every record takes at
+	 * least its 4-byte header, so a walk that does not advance, or one
+	 * longer than the page could hold, is a bad page, not a hang.
+	 */
+	last = -1;
 	for (data = kbuffer_read_event(fd->kb, &ts); data != NULL;
 	    data = kbuffer_next_event(fd->kb, &ts)) {
 		struct ftrace_rec r;
 		int esz = kbuffer_event_size(fd->kb);
+		int off = kbuffer_curr_offset(fd->kb);
+
+		if (off <= last || ++steps > size / 4 + 1)
+			return n ? n : -EBADMSG;
+		last = off;
 
 		memset(&r, 0, sizeof(r));
 		r.ts = ts;

@@ -113,3 +113,11 @@ ftrace_instance_remove(const char *tracefs, const char *name)
 	(void)name;
 	return -EOPNOTSUPP;
 }
+
+/* No instance: no ATrace markers reach one. */
+bool
+ftrace_captures_atrace(const struct ftrace *ft)
+{
+	(void)ft;
+	return false;
+}

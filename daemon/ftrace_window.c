@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "atrace_cat.h"
 #include "vitalsd.h"
 
 const char *
@@ -233,6 +234,20 @@ window_trace_merge(struct window_trace *acc, const struct window_trace *src)
 	acc->sched_waking += src->sched_waking;
 	acc->binder_received += src->binder_received;
 	acc->gpu_events += src->gpu_events;
+	/* ATrace categories: the later state, counts summed */
+	if (src->cat_state != 0) {
+		acc->cat_state = src->cat_state;
+		acc->cat_err = src->cat_err;
+		acc->cat_tags = src->cat_tags;
+		acc->cat_flags = src->cat_flags;
+	}
+	acc->cat_checks += src->cat_checks;
+	acc->cat_foreign += src->cat_foreign;
+	acc->cat_takeovers += src->cat_takeovers;
+	acc->cat_yields += src->cat_yields;
+	acc->cat_restores += src->cat_restores;
+	acc->cat_set_fail += src->cat_set_fail;
+	acc->cat_read_fail += src->cat_read_fail;
 	merge_slices(acc, src);
 	merge_counters(acc, src);
 	merge_binder(acc, src);
@@ -257,6 +272,15 @@ dump_window_trace(const struct window *w, unsigned topn, struct vbuf *out)
 	    (unsigned long long)t->overrun, (unsigned long long)t->dropped,
 	    (unsigned long long)t->pages_lost,
 	    window_trace_lossy(t) ? " LOSSY" : "");
+	if (t->cat_state != ATCAT_UNKNOWN)
+		vbuf_printf(out, "atrace categories %s: tags %#llx, read "
+		    "%#llx; checks %u, another owner's %u, taken %u, yielded "
+		    "%u, restored %u, write failures %u\n",
+		    atcat_state_name(t->cat_state),
+		    (unsigned long long)t->cat_tags,
+		    (unsigned long long)t->cat_flags, t->cat_checks,
+		    t->cat_foreign, t->cat_takeovers, t->cat_yields,
+		    t->cat_restores, t->cat_set_fail);
 	for (i = 0; i < t->nslices && i < topn; i++) {
 		const struct window_trace_slice *s = &t->slice[i];
 

@@ -3,10 +3,14 @@
  * heapprofd sessions: a request (a trusted caller's, or a rule's at window
  * close) is checked — parameters, one session at a time, eligibility by
  * the platform's rules, budgets — then recorded, and the perfetto binary
- * runs as a child watched on the loop through a pidfd: the config on its
- * stdin, a timeout (SIGTERM, then SIGKILL), cancellation, exit status and
- * output size into the record. A session a restart finds "running" is
- * closed with what happened. doc/heapprofd.md.
+ * runs as `perfetto -c - -o -`: the config on its stdin (a pipe), the trace
+ * file and the log, opened here, as stdout and stderr. Under the daemon's
+ * seccomp filter (no fork, no execve) the privileged helper's spawner runs
+ * it and reports on a channel the loop watches; otherwise the daemon forks
+ * it and watches a pidfd. Either way: a timeout (SIGTERM, then SIGKILL),
+ * cancellation, exit status and output size into the record. A session a
+ * restart finds "running" is closed with what happened. doc/heapprofd.md.
+ * The running perfetto is hp_session.c's.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -15,44 +19,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <event2/event.h>
-
-#include "compat.h"
-#include "vitalsd.h"
+#include "hp_int.h"
 
 #define HP_FIRES_MAX 16
 
-enum stop_why { STOP_NONE, STOP_TIMEOUT, STOP_CANCEL, STOP_DAEMON };
 
-struct heapprofd {
-	struct event_base *base;
-	struct store *store;
-	const struct hp_settings *hs;
-	char *state_dir;
-	int procfd;
-	unsigned page_size;
-	struct hp_rules *rules;
-	struct hp_stats st;
-	int (*gpu_bytes)(void *arg, const struct window *w, int32_t pid,
-	    uint64_t starttime, uint64_t *bytes);
-	void *gpu_arg;
-	/* the running session */
-	bool running;
-	struct hp_record rec;
-	pid_t child;
-	int pidfd;
-	struct event *ev_child, *ev_timer;
-	enum stop_why stop;
-	bool term_sent;
-};
-
-static int64_t
-wall_now(void)
+int64_t
+hp_wall_now(void)
 {
 	return clock_ns(CLOCK_REALTIME);
 }
@@ -87,8 +63,8 @@ proc_status(struct heapprofd *hp, int32_t pid, struct pid_status *ret)
 	return r;
 }
 
-static int
-proc_starttime(struct heapprofd *hp, int32_t pid, uint64_t *ret)
+int
+hp_proc_starttime(struct heapprofd *hp, int32_t pid, uint64_t *ret)
 {
 	struct vbuf b = { 0 };
 	struct pid_stat ps;
@@ -117,7 +93,7 @@ eval_anon_cb(void *arg, int32_t pid, uint64_t starttime, uint64_t *kb)
 	uint64_t st;
 	int r;
 
-	if ((r = proc_starttime(hp, pid, &st)) < 0)
+	if ((r = hp_proc_starttime(hp, pid, &st)) < 0)
 		return r;
 	if (st != starttime)
 		return -ESRCH;
@@ -265,215 +241,19 @@ params_line(const struct hp_params *p, char *buf, size_t sz)
 	vbuf_release(&b);
 }
 
-static void
-note_store_error(struct heapprofd *hp, int r, const char *what)
+void
+hp_note_store_error(struct heapprofd *hp, int r, const char *what)
 {
 	hp->st.store_errors++;
 	log_warnx("heapprofd: %s: %s", what, strerror(-r));
 }
 
-static void
-file_size(const char *path, int64_t *ret)
+void
+hp_file_size(const char *path, int64_t *ret)
 {
 	struct stat sb;
 
 	*ret = stat(path, &sb) == 0 ? (int64_t)sb.st_size : -1;
-}
-
-/* ------------------------------------------------------------ child */
-
-static void
-session_end(struct heapprofd *hp, int status)
-{
-	struct hp_record *r = &hp->rec;
-	int e;
-
-	r->end_wall_ns = wall_now();
-	if (WIFEXITED(status)) {
-		r->exit_status = WEXITSTATUS(status);
-		r->term_signal = 0;
-	} else if (WIFSIGNALED(status)) {
-		r->exit_status = -1;
-		r->term_signal = WTERMSIG(status);
-	}
-	file_size(r->output_path, &r->output_bytes);
-	if (hp->stop == STOP_DAEMON) {
-		snprintf(r->outcome, sizeof(r->outcome), "daemon stopped");
-	} else if (hp->stop == STOP_CANCEL) {
-		snprintf(r->outcome, sizeof(r->outcome), "cancelled");
-		hp->st.cancelled++;
-	} else if (hp->stop == STOP_TIMEOUT) {
-		snprintf(r->outcome, sizeof(r->outcome), "timeout");
-		hp->st.timeouts++;
-	} else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-		snprintf(r->outcome, sizeof(r->outcome), "completed");
-		hp->st.completed++;
-	} else {
-		snprintf(r->outcome, sizeof(r->outcome), "failed");
-		hp->st.failed++;
-	}
-	if ((e = store_hp_update(hp->store, r)) < 0)
-		note_store_error(hp, e, "session end not recorded");
-	log_info("heapprofd: session %lld %s (exit %d, signal %d, %lld "
-	    "bytes in %s)", (long long)r->id, r->outcome, r->exit_status,
-	    r->term_signal, (long long)r->output_bytes, r->output_path);
-	if (hp->ev_child)
-		event_free(hp->ev_child);
-	if (hp->ev_timer)
-		event_free(hp->ev_timer);
-	hp->ev_child = hp->ev_timer = NULL;
-	if (hp->pidfd >= 0)
-		close(hp->pidfd);
-	hp->pidfd = -1;
-	hp->child = 0;
-	hp->running = false;
-	hp->st.running = false;
-	hp->st.running_id = 0;
-}
-
-static void
-child_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct heapprofd *hp = arg;
-	int status;
-	pid_t p;
-
-	(void)fd;
-	(void)what;
-	if (!hp->running)
-		return;
-	p = waitpid(hp->child, &status, WNOHANG);
-	if (p == 0)
-		return; /* spurious: the pidfd stays armed (EV_PERSIST) */
-	if (p < 0)
-		status = 0x7f00; /* reaped elsewhere: say "failed" */
-	session_end(hp, status);
-}
-
-static void
-arm_timer(struct heapprofd *hp, uint32_t ms)
-{
-	struct timeval tv = { ms / 1000, (long)(ms % 1000) * 1000 };
-
-	event_add(hp->ev_timer, &tv);
-}
-
-/* First SIGTERM (perfetto stops and writes its file), then SIGKILL. */
-static void
-timer_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct heapprofd *hp = arg;
-
-	(void)fd;
-	(void)what;
-	if (!hp->running)
-		return;
-	if (!hp->term_sent) {
-		if (hp->stop == STOP_NONE)
-			hp->stop = STOP_TIMEOUT;
-		hp->term_sent = true;
-		kill(hp->child, SIGTERM);
-		arm_timer(hp, hp->hs->kill_after_ms);
-		return;
-	}
-	log_warnx("heapprofd: session %lld: perfetto (pid %d) ignored "
-	    "SIGTERM for %u ms: SIGKILL", (long long)hp->rec.id,
-	    (int)hp->child, hp->hs->kill_after_ms);
-	kill(hp->child, SIGKILL);
-}
-
-static int
-mkdir_one(const char *path)
-{
-	return mkdir(path, 0750) < 0 && errno != EEXIST ? -errno : 0;
-}
-
-static int
-spawn(struct heapprofd *hp, const uint8_t *cfg, size_t len, char *why,
-    size_t whysz)
-{
-	struct hp_record *r = &hp->rec;
-	char dir[512], logp[600];
-	int in[2], fd, e;
-	ssize_t w;
-	size_t off = 0;
-	pid_t pid;
-
-	if (snprintf(dir, sizeof(dir), "%s/heapprofd", hp->state_dir) >=
-	    (int)sizeof(dir) - 40)
-		return snprintf(why, whysz, "state directory path too long"),
-		    -ENAMETOOLONG;
-	if ((e = mkdir_one(dir)) < 0)
-		return snprintf(why, whysz, "%.120s: %s", dir, strerror(-e)),
-		    e;
-	if (snprintf(r->output_path, sizeof(r->output_path),
-	    "%s/session-%lld.pftrace", dir, (long long)r->id) >=
-	    (int)sizeof(r->output_path) ||
-	    snprintf(logp, sizeof(logp), "%s/session-%lld.log", dir,
-	    (long long)r->id) >= (int)sizeof(logp))
-		return snprintf(why, whysz, "output path too long"),
-		    -ENAMETOOLONG;
-	if (pipe2(in, O_CLOEXEC) < 0)
-		return snprintf(why, whysz, "pipe: %s", strerror(errno)),
-		    -errno;
-	if ((pid = fork()) < 0) {
-		e = -errno;
-		close(in[0]);
-		close(in[1]);
-		return snprintf(why, whysz, "fork: %s", strerror(-e)), e;
-	}
-	if (pid == 0) {
-		sigset_t all;
-
-		sigemptyset(&all);
-		sigprocmask(SIG_SETMASK, &all, NULL);
-		signal(SIGPIPE, SIG_DFL);
-		fd = open(logp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-		    0640);
-		if (dup2(in[0], 0) < 0 || fd < 0 || dup2(fd, 1) < 0 ||
-		    dup2(fd, 2) < 0)
-			_exit(126);
-		compat_close_from(3);
-		execl(hp->hs->perfetto, "perfetto", "-c", "-", "-o",
-		    r->output_path, (char *)NULL);
-		_exit(127);
-	}
-	close(in[0]);
-	/* A config is a few hundred bytes: far below the pipe's buffer. */
-	while (off < len) {
-		w = write(in[1], cfg + off, len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			break; /* the child is gone: its exit says why */
-		off += (size_t)w;
-	}
-	close(in[1]);
-	hp->child = pid;
-	r->child_pid = pid;
-	(void)proc_starttime(hp, pid, &r->child_starttime);
-	hp->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (hp->pidfd < 0) {
-		e = -errno;
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		return snprintf(why, whysz, "pidfd_open: %s", strerror(-e)),
-		    e;
-	}
-	hp->ev_child = event_new(hp->base, hp->pidfd, EV_READ | EV_PERSIST,
-	    child_cb, hp);
-	hp->ev_timer = event_new(hp->base, -1, 0, timer_cb, hp);
-	if (hp->ev_child == NULL || hp->ev_timer == NULL ||
-	    event_priority_set(hp->ev_child, 1) < 0 ||
-	    event_priority_set(hp->ev_timer, 1) < 0 ||
-	    event_add(hp->ev_child, NULL) < 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		return snprintf(why, whysz, "out of memory"), -ENOMEM;
-	}
-	hp->stop = STOP_NONE;
-	hp->term_sent = false;
-	return 0;
 }
 
 /* ------------------------------------------------------------ requests */
@@ -616,12 +396,12 @@ check_target(struct heapprofd *hp, const struct hp_request *rq,
 	if (load_packages(hp, &pk, &have, msg, sizeof(msg)) < 0)
 		return refuse(ret, HP_REFUSE_NOT_ELIGIBLE, "%s", msg);
 	for (i = 0; i < n; i++) {
-		if (!hp_eligible(&hp->hs->policy, have ? &pk : NULL, uids[i],
+		if (!hp_eligible(&hp->policy, have ? &pk : NULL, uids[i],
 		    &why)) {
 			hp_packages_release(&pk);
 			return refuse(ret, HP_REFUSE_NOT_ELIGIBLE, "uid %u "
 			    "(%s initiator): %s", uids[i],
-			    hp_initiator_name(hp->hs->policy.initiator),
+			    hp_initiator_name(hp->policy.initiator),
 			    hp_elig_why_name(why));
 		}
 	}
@@ -642,7 +422,7 @@ check_budget(struct heapprofd *hp, const char *key, int64_t now,
 
 	if ((e = store_hp_budget(hp->store, now - HP_WEEK_NS, &recs,
 	    &n)) < 0) {
-		note_store_error(hp, e, "budget records not read");
+		hp_note_store_error(hp, e, "budget records not read");
 		return refuse(ret, HP_REFUSE_UNAVAILABLE, "budget records "
 		    "unreadable: %s", strerror(-e));
 	}
@@ -668,9 +448,11 @@ decide(struct heapprofd *hp, const struct hp_request *rq,
 	if (hp->store == NULL)
 		return refuse(ret, HP_REFUSE_UNAVAILABLE, "no store: session "
 		    "budgets cannot be kept");
-	if (!rq->dry_run && hp->hs->perfetto == NULL)
-		return refuse(ret, HP_REFUSE_UNAVAILABLE, "no perfetto binary "
-		    "configured (heapprofd_perfetto, --perfetto)");
+	if (!rq->dry_run && hp->st.spawn != HP_SPAWN_DIRECT &&
+	    hp->st.spawn != HP_SPAWN_HELPER)
+		return refuse(ret, HP_REFUSE_UNAVAILABLE, "sessions cannot run "
+		    "(%s): %s", hp_spawn_state_name(hp->st.spawn),
+		    hp->st.spawn_detail);
 	build_params(hp, rq, p);
 	if ((r = check_target(hp, rq, p, rec, ret)) != HP_OK)
 		return r;
@@ -686,7 +468,7 @@ heapprofd_start(struct heapprofd *hp, const struct hp_request *rq,
 {
 	struct hp_record rec;
 	struct hp_params p;
-	int64_t now = wall_now();
+	int64_t now = hp_wall_now();
 	uint8_t *cfg = NULL;
 	size_t len = 0;
 	char why[200];
@@ -718,7 +500,7 @@ heapprofd_start(struct heapprofd *hp, const struct hp_request *rq,
 			snprintf(rec.target, sizeof(rec.target), "%s",
 			    rq->pid > 0 ? "pid" : rq->name);
 		if (hp->store && (e = store_hp_insert(hp->store, &rec)) < 0)
-			note_store_error(hp, e, "refusal not recorded");
+			hp_note_store_error(hp, e, "refusal not recorded");
 		ret->id = rec.id;
 		return 0;
 	}
@@ -743,30 +525,22 @@ heapprofd_start(struct heapprofd *hp, const struct hp_request *rq,
 	 * "running" row the next start closes, and the budget is spent. */
 	if ((e = store_hp_insert(hp->store, &rec)) < 0) {
 		free(cfg);
-		note_store_error(hp, e, "session not recorded");
+		hp_note_store_error(hp, e, "session not recorded");
 		refuse(ret, HP_REFUSE_UNAVAILABLE, "session not recorded: %s",
 		    strerror(-e));
 		hp->st.refused[ret->refusal]++;
 		return 0;
 	}
 	hp->rec = rec;
-	if ((e = spawn(hp, cfg, len, why, sizeof(why))) < 0) {
+	if ((e = hp_session_spawn(hp, &p, cfg, len, why, sizeof(why))) < 0) {
 		free(cfg);
-		hp->rec.end_wall_ns = wall_now();
+		hp->rec.end_wall_ns = hp_wall_now();
 		snprintf(hp->rec.outcome, sizeof(hp->rec.outcome),
 		    "spawn failed");
 		snprintf(hp->rec.message, sizeof(hp->rec.message), "%s", why);
-		if (hp->ev_child)
-			event_free(hp->ev_child);
-		if (hp->ev_timer)
-			event_free(hp->ev_timer);
-		hp->ev_child = hp->ev_timer = NULL;
-		if (hp->pidfd >= 0)
-			close(hp->pidfd);
-		hp->pidfd = -1;
 		hp->st.spawn_failed++;
 		if ((e = store_hp_update(hp->store, &hp->rec)) < 0)
-			note_store_error(hp, e, "spawn failure not recorded");
+			hp_note_store_error(hp, e, "spawn failure not recorded");
 		ret->id = hp->rec.id;
 		snprintf(ret->message, sizeof(ret->message), "perfetto did not "
 		    "start: %s", why);
@@ -778,14 +552,19 @@ heapprofd_start(struct heapprofd *hp, const struct hp_request *rq,
 	hp->st.running_id = hp->rec.id;
 	hp->st.started++;
 	if ((e = store_hp_update(hp->store, &hp->rec)) < 0)
-		note_store_error(hp, e, "child pid not recorded");
-	arm_timer(hp, p.duration_ms + hp->hs->grace_ms);
+		hp_note_store_error(hp, e, "child pid not recorded");
+	hp_session_arm(hp, p.duration_ms + hp->hs->grace_ms);
 	ret->id = hp->rec.id;
 	snprintf(ret->output_path, sizeof(ret->output_path), "%s",
 	    hp->rec.output_path);
-	snprintf(ret->message, sizeof(ret->message), "session %lld started "
-	    "on %.180s: perfetto pid %d", (long long)hp->rec.id, hp->rec.target,
-	    (int)hp->child);
+	if (hp->sp)
+		snprintf(ret->message, sizeof(ret->message), "session %lld "
+		    "started on %.180s: perfetto through the spawn helper",
+		    (long long)hp->rec.id, hp->rec.target);
+	else
+		snprintf(ret->message, sizeof(ret->message), "session %lld "
+		    "started on %.180s: perfetto pid %d", (long long)hp->rec.id,
+		    hp->rec.target, (int)hp->child);
 	log_info("heapprofd: %s by %s%s (%s)", ret->message,
 	    rq->by_rule ? "rule " : "uid ", rq->by_rule ? hp->rec.rule : "",
 	    hp->rec.params);
@@ -800,15 +579,17 @@ heapprofd_cancel(struct heapprofd *hp, int64_t id, char *msg, size_t msgsz)
 	if (hp->running && hp->rec.id == id) {
 		if (hp->stop == STOP_NONE)
 			hp->stop = STOP_CANCEL;
-		if (!hp->term_sent) {
-			hp->term_sent = true;
-			kill(hp->child, SIGTERM);
-			event_del(hp->ev_timer);
-			arm_timer(hp, hp->hs->kill_after_ms);
-		}
-		snprintf(msg, msgsz, "session %lld: SIGTERM sent to perfetto "
-		    "(pid %d), SIGKILL after %u ms", (long long)id,
-		    (int)hp->child, hp->hs->kill_after_ms);
+		hp_session_term(hp);
+		if (hp->child > 0)
+			snprintf(msg, msgsz, "session %lld: SIGTERM sent to "
+			    "perfetto (pid %d), SIGKILL after %u ms",
+			    (long long)id, (int)hp->child,
+			    hp->hs->kill_after_ms);
+		else
+			snprintf(msg, msgsz, "session %lld: SIGTERM to perfetto "
+			    "as soon as the spawn helper reports it started, "
+			    "SIGKILL after %u ms", (long long)id,
+			    hp->hs->kill_after_ms);
 		return 0;
 	}
 	if (hp->store && store_hp_get(hp->store, id, &r) == 0) {
@@ -840,7 +621,8 @@ heapprofd_get_stats(struct heapprofd *hp, struct hp_stats *ret)
 {
 	*ret = hp->st;
 	ret->rules = hp->hs->nrules;
-	ret->initiator = hp->hs->policy.initiator;
+	ret->initiator = hp->policy.initiator;
+	ret->build = hp->policy.build;
 	if (hp->rules)
 		hp_rules_stats(hp->rules, &ret->rs);
 }
@@ -916,31 +698,64 @@ close_stale(struct heapprofd *hp)
 	int e;
 
 	if ((e = store_hp_running(hp->store, &v, &n)) < 0) {
-		note_store_error(hp, e, "running sessions not read");
+		hp_note_store_error(hp, e, "running sessions not read");
 		return;
 	}
 	for (i = 0; i < n; i++) {
 		struct hp_record *r = &v[i];
 		bool alive = r->child_pid > 0 &&
-		    proc_starttime(hp, r->child_pid, &st) == 0 &&
+		    hp_proc_starttime(hp, r->child_pid, &st) == 0 &&
 		    st == r->child_starttime;
 
 		if (alive)
 			kill(r->child_pid, SIGTERM);
-		r->end_wall_ns = wall_now();
+		r->end_wall_ns = hp_wall_now();
 		snprintf(r->outcome, sizeof(r->outcome), "daemon restarted");
 		snprintf(r->message, sizeof(r->message), "vitalsd restarted "
 		    "during the session; perfetto (pid %d) %s", r->child_pid,
 		    alive ? "was still running: sent SIGTERM, exit status "
 		    "unknown" : "had ended: exit status unknown");
-		file_size(r->output_path, &r->output_bytes);
+		hp_file_size(r->output_path, &r->output_bytes);
 		if ((e = store_hp_update(hp->store, r)) < 0)
-			note_store_error(hp, e, "stale session not closed");
+			hp_note_store_error(hp, e, "stale session not closed");
 		hp->st.restarted_closed++;
 		log_warnx("heapprofd: session %lld: %s", (long long)r->id,
 		    r->message);
 	}
 	free(v);
+}
+
+/*
+ * The build type heapprofd's eligibility rules depend on: ro.build.type
+ * through the platform's property API where there is one; the
+ * heapprofd_build_type key where there is none (hosts, tests) or it says
+ * nothing. An unknown value means the strictest rules (user). Read once:
+ * ro.* properties do not change while the system runs.
+ */
+static void
+hp_build_type(struct heapprofd *hp)
+{
+	char v[92] = "";
+	int r = -ENOSYS;
+
+	/* >>> THE ro.build.type CALL SITE: the property backend goes here,
+	 * e.g. r = sysprop_get("ro.build.type", v, sizeof(v));
+	 * (r >= 0 with v filled: the property's value) <<< */
+	if (r >= 0 && v[0] != '\0') {
+		if (hp_build_parse(v, &hp->policy.build) < 0) {
+			hp->policy.build = HP_BUILD_USER;
+			snprintf(hp->st.build_source,
+			    sizeof(hp->st.build_source), "ro.build.type "
+			    "(unknown value: user rules)");
+		} else {
+			snprintf(hp->st.build_source,
+			    sizeof(hp->st.build_source), "ro.build.type");
+		}
+		return;
+	}
+	hp->policy.build = hp->hs->policy.build;
+	snprintf(hp->st.build_source, sizeof(hp->st.build_source),
+	    "heapprofd_build_type");
 }
 
 int
@@ -956,6 +771,7 @@ heapprofd_new(struct event_base *base, const struct config *cfg,
 	hp->base = base;
 	hp->store = store;
 	hp->hs = cfg->hp;
+	hp->policy = cfg->hp->policy;
 	hp->pidfd = -1;
 	hp->procfd = -1;
 	page = sysconf(_SC_PAGESIZE);
@@ -972,6 +788,9 @@ heapprofd_new(struct event_base *base, const struct config *cfg,
 	if ((r = hp_rules_new(hp->hs->rules, hp->hs->nrules,
 	    &hp->rules)) < 0)
 		goto fail;
+	hp_build_type(hp);
+	if ((r = hp_session_setup(hp, cfg)) < 0)
+		goto fail;
 	if (store)
 		close_stale(hp);
 	*ret = hp;
@@ -985,24 +804,9 @@ fail:
 struct heapprofd *
 heapprofd_free(struct heapprofd *hp)
 {
-	int status = 0, i;
-
 	if (hp == NULL)
 		return NULL;
-	if (hp->running) {
-		kill(hp->child, SIGTERM);
-		for (i = 0; i < (int)hp->hs->kill_after_ms / 10; i++) {
-			if (waitpid(hp->child, &status, WNOHANG) == hp->child)
-				break;
-			usleep(10000);
-		}
-		if (i >= (int)hp->hs->kill_after_ms / 10) {
-			kill(hp->child, SIGKILL);
-			waitpid(hp->child, &status, 0);
-		}
-		hp->stop = STOP_DAEMON;
-		session_end(hp, status);
-	}
+	hp_session_stop(hp);
 	hp_rules_free(hp->rules);
 	if (hp->procfd >= 0)
 		close(hp->procfd);

@@ -330,3 +330,40 @@ hp_initiator_name(enum hp_initiator i)
 {
 	return i == HP_INIT_TRUSTED_SYSTEM ? "trusted-system" : "unspecified";
 }
+
+/* ro.build.type's values (and the heapprofd_build_type key's). */
+int
+hp_build_parse(const char *value, enum hp_build *ret)
+{
+	if (!strcmp(value, "user"))
+		*ret = HP_BUILD_USER;
+	else if (!strcmp(value, "userdebug"))
+		*ret = HP_BUILD_USERDEBUG;
+	else if (!strcmp(value, "eng"))
+		*ret = HP_BUILD_ENG;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+const char *
+hp_build_name(enum hp_build b)
+{
+	return b == HP_BUILD_ENG ? "eng" : b == HP_BUILD_USERDEBUG ?
+	    "userdebug" : "user";
+}
+
+const char *
+hp_spawn_state_name(enum hp_spawn_state s)
+{
+	static const char *const names[] = {
+		[HP_SPAWN_NONE] = "no perfetto",
+		[HP_SPAWN_DIRECT] = "direct",
+		[HP_SPAWN_HELPER] = "helper",
+		[HP_SPAWN_BLOCKED] = "blocked by seccomp",
+		[HP_SPAWN_FAILED] = "helper failed",
+		[HP_SPAWN_LOST] = "helper lost",
+	};
+
+	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
+}

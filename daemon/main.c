@@ -21,7 +21,7 @@ usage(int status)
 	    "               [--perfetto PATH]\n"
 	    "               [--user NAME] [--group NAME,...]\n"
 	    "               [--capabilities CAP,...] [--seccomp on|off|log]\n"
-	    "               [--privhelper on|off]\n");
+	    "               [--privhelper on|off] [--prop-root DIR]\n");
 	exit(status);
 }
 
@@ -53,17 +53,20 @@ main(int argc, char *argv[])
 		{ "capabilities", required_argument, NULL, 16 },
 		{ "seccomp", required_argument, NULL, 17 },
 		{ "privhelper", required_argument, NULL, 18 },
+		/* system properties (sysprop.c): the host double */
+		{ "prop-root", required_argument, NULL, 19 },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *const keys[] = { NULL, "state_dir", "socket",
 		"interval_ms", "window_s", "proc_root", "sys_root", "threads",
 		"scanner", "bpffs", "bpf_load", "gpumem_map", "gpumem_load",
 		"heapprofd_perfetto", "user", "group", "capabilities", "seccomp",
-		"privhelper" };
+		"privhelper", "prop_root" };
 	const char *conffile = NULL, *set_key[32], *set_val[32];
 	bool foreground = false, checkonly = false;
 	int ch, nset = 0, verbose = 0, i, r;
 	struct privhelper *helper = NULL;
+	struct ph_spawner *spawner = NULL;
 	struct privs_state pst;
 	struct privs_req privs;
 	struct vitalsd *d;
@@ -88,7 +91,7 @@ main(int argc, char *argv[])
 			usage(0);
 		case 1: case 2: case 3: case 4: case 5: case 6: case 7:
 		case 8: case 9: case 10: case 11: case 12: case 13: case 14:
-		case 15: case 16: case 17: case 18:
+		case 15: case 16: case 17: case 18: case 19:
 			if (nset == (int)(sizeof(set_key) / sizeof(set_key[0])))
 				usage(1);
 			set_key[nset] = keys[ch];
@@ -117,6 +120,12 @@ main(int argc, char *argv[])
 	if (privs_resolve(cfg.user, cfg.groups, cfg.keep_caps, cfg.seccomp,
 	    &privs, err, sizeof(err)) < 0)
 		fatalx("configuration: %s", err);
+	if (cfg.seccomp == PRIVS_SECCOMP_ON && cfg.hp->perfetto &&
+	    !cfg.privhelper)
+		log_warnx("heapprofd: seccomp on refuses fork and execve and "
+		    "privhelper is off: sessions will be refused (spawn state "
+		    "'%s'); --privhelper on runs perfetto through its spawner",
+		    hp_spawn_state_name(HP_SPAWN_BLOCKED));
 	if (checkonly) {
 		fprintf(stderr, "configuration OK\n");
 		config_release(&cfg);
@@ -153,6 +162,20 @@ main(int argc, char *argv[])
 			fatalx("privileged helper: %s", strerror(-r));
 		privhelper_set(helper);
 		log_info("privileged helper: pid %d", (int)privhelper_pid(helper));
+		/* its spawner runs perfetto for heapprofd sessions outside
+		 * the daemon's filter; without it sessions are refused,
+		 * the daemon runs on (Health.heapprofd.spawn) */
+		if (cfg.hp->perfetto) {
+			r = privhelper_spawn_start(cfg.hp->perfetto, &privs,
+			    &spawner);
+			if (r < 0)
+				log_warnx("privileged helper: spawner for %s: "
+				    "%s", cfg.hp->perfetto, strerror(-r));
+			else
+				log_info("privileged helper: spawner pid %d",
+				    (int)privhelper_spawn_pid(spawner));
+			privhelper_spawn_set(spawner, r);
+		}
 	}
 	if ((r = vitalsd_setup(&cfg, foreground, &d)) < 0)
 		fatalx("setup failed: %s", strerror(-r));
@@ -168,6 +191,8 @@ main(int argc, char *argv[])
 	r = vitalsd_run(d);
 	vitalsd_free(d);
 	privhelper_set(NULL);
+	privhelper_spawn_set(NULL, 0);
+	privhelper_spawn_stop(spawner);
 	privhelper_stop(helper);
 	config_release(&cfg);
 	log_info("stopped");

@@ -259,5 +259,11 @@ rpc_pb_hp_health(struct rpc_arena *a, const struct rpc_ctx *ctx)
 	TRY(m->last_message = rpc_pb_str(a, st.last_message,
 	    sizeof(st.last_message)));
 	m->initiator = (char *)hp_initiator_name(st.initiator);
+	m->spawn = (char *)hp_spawn_state_name(st.spawn);
+	TRY(m->spawn_detail = rpc_pb_str(a, st.spawn_detail,
+	    sizeof(st.spawn_detail)));
+	m->build_type = (char *)hp_build_name(st.build);
+	TRY(m->build_type_source = rpc_pb_str(a, st.build_source,
+	    sizeof(st.build_source)));
 	return m;
 }

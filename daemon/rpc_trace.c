@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "atrace_cat.h"
 #include "rpc_int.h"
 
 /*
@@ -52,6 +53,30 @@ pb_events(struct rpc_arena *a, uint32_t bits, size_t *ret_n)
 			v[n++] = (char *)ftrace_ev_name(i);
 	return v;
 }
+
+/* The ATrace categories' fields, the same in TraceWindow and
+ * TraceHealth: a macro over the two message types. */
+#define PB_ATCAT(a, m, t)                                                  \
+	do {                                                               \
+		char names_[512];                                           \
+                                                                           \
+		(m)->atrace_categories = (char *)atcat_state_name(           \
+		    (t)->cat_state);                                        \
+		(m)->atrace_categories_err = (t)->cat_err;                  \
+		(m)->atrace_tags = (t)->cat_tags;                           \
+		atcat_tag_names((t)->cat_tags, names_, sizeof(names_));     \
+		if (((m)->atrace_tag_names = rpc_pb_str((a), names_,         \
+		    sizeof(names_))) == NULL)                                \
+			return NULL;                                        \
+		(m)->atrace_flags = (t)->cat_flags;                         \
+		(m)->atrace_checks = (t)->cat_checks;                       \
+		(m)->atrace_foreign = (t)->cat_foreign;                     \
+		(m)->atrace_takeovers = (t)->cat_takeovers;                 \
+		(m)->atrace_yields = (t)->cat_yields;                       \
+		(m)->atrace_restores = (t)->cat_restores;                   \
+		(m)->atrace_set_fail = (t)->cat_set_fail;                   \
+		(m)->atrace_read_fail = (t)->cat_read_fail;                 \
+	} while (0)
 
 static Vitals__TraceSlice *
 pb_slice(struct rpc_arena *a, const struct window_trace_slice *s)
@@ -220,6 +245,7 @@ pb_trace_window(struct rpc_arena *a, const struct rpc_query *q,
 	m->bad_pages = t->bad_pages;
 	m->entries = t->entries;
 	m->buffered = t->buffered;
+	PB_ATCAT(a, m, t);
 	if (pb_rows(a, m, q, w) < 0)
 		return NULL;
 	return m;
@@ -287,5 +313,6 @@ rpc_pb_trace_health(struct rpc_arena *a, const struct window *last)
 	m->atrace = t->atrace;
 	m->lossy = window_trace_lossy(t);
 	m->lost = window_trace_lost(t);
+	PB_ATCAT(a, m, t);
 	return m;
 }

@@ -2,8 +2,9 @@
 /*
  * The ftrace part of a window in the store (schema v5, doc/storage.md):
  * slice, counter, binder, run-queue and gpu_mem rows in window_trace_*,
- * and the window-level figures (state, loss, totals) as named counters of
- * kind "trace" in window_count, so a new figure needs no migration.
+ * and the window-level figures (state, loss, totals, the ATrace
+ * categories' state and counts) as named counters of kind "trace" in
+ * window_count, so a new figure needs no migration.
  * Called by store.c and store_read.c inside their transaction and lock.
  */
 #include <errno.h>
@@ -97,6 +98,11 @@ static const struct store_field counters[] = {
 	TR_U64(sched_waking), TR_U64(binder_received), TR_U64(gpu_events),
 	TR_U32(slices_other), TR_U32(counters_other), TR_U32(binder_other),
 	TR_U32(rq_other), TR_U32(gpu_other),
+	/* ATrace categories (atrace_cat.c) */
+	TR_U32(cat_state), TR_U64(cat_tags), TR_U64(cat_flags),
+	TR_U32(cat_checks), TR_U32(cat_foreign), TR_U32(cat_takeovers),
+	TR_U32(cat_yields), TR_U32(cat_restores), TR_U32(cat_set_fail),
+	TR_U32(cat_read_fail),
 };
 
 static int
@@ -118,6 +124,10 @@ store_trace_count(struct window *w, const char *key, uint64_t v)
 	}
 	if (strcmp(key, "atrace") == 0) {
 		t->atrace = v != 0;
+		return;
+	}
+	if (strcmp(key, "cat_errno") == 0) {
+		t->cat_err = -(int32_t)v;
 		return;
 	}
 	if (strcmp(key, "binder_calls") == 0)
@@ -240,6 +250,8 @@ store_trace_put(struct store *s, int64_t id, const struct window *w)
 		rc = put_trace(s, id, "errno", (uint64_t)-t->err);
 	if (rc == SQLITE_OK && t->atrace)
 		rc = put_trace(s, id, "atrace", 1);
+	if (rc == SQLITE_OK && t->cat_err)
+		rc = put_trace(s, id, "cat_errno", (uint64_t)-t->cat_err);
 	if (rc == SQLITE_OK && t->binder_total.calls)
 		rc = put_trace(s, id, "binder_calls", t->binder_total.calls);
 	if (rc == SQLITE_OK && t->binder_total.oneway)

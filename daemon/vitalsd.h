@@ -546,6 +546,15 @@ struct window_trace {
 	uint64_t slices, incomplete, orphan_ends; /* Σ over all rows */
 	uint64_t sched_switch, sched_waking, binder_received;
 	uint64_t gpu_events;
+	/* ATrace categories (atrace_cat.c): state at close, counts Δ */
+	uint32_t cat_state;  /* enum atcat_state (atrace_cat.h) */
+	int32_t cat_err;     /* −errno behind error / unavailable */
+	uint64_t cat_tags;   /* the ATRACE_TAG_* bits configured */
+	uint64_t cat_flags;  /* the tags property as last read: vitalsd's
+			      * when on, the other tracer's when skipped */
+	uint32_t cat_checks, cat_foreign; /* checks; those another owned */
+	uint32_t cat_takeovers, cat_yields, cat_restores;
+	uint32_t cat_set_fail, cat_read_fail;
 	uint32_t nslices, slices_other; /* kept; folded into slice_other */
 	struct window_trace_slice slice[VITALS_TRACE_SLICES];
 	struct window_trace_slice slice_other;
@@ -942,6 +951,10 @@ struct config {
 	unsigned ftrace_tick_ms;
 	unsigned ftrace_max_pages;
 	unsigned ftrace_wake_percent;
+	/* system properties (sysprop.c), ATrace categories (atrace_cat.c) */
+	char *prop_root;	  /* double's directory; NULL: platform/none */
+	uint64_t atrace_tags;	  /* atrace_categories as ATRACE_TAG_* bits */
+	char *atrace_apps;	  /* normalised app list; NULL: none */
 };
 
 void config_init(struct config *cfg);
@@ -1676,6 +1689,16 @@ enum hp_initiator {
 
 enum hp_build { HP_BUILD_USER, HP_BUILD_USERDEBUG, HP_BUILD_ENG };
 
+/* How a session's perfetto is started (Health.heapprofd.spawn). */
+enum hp_spawn_state {
+	HP_SPAWN_NONE,	  /* no perfetto binary configured */
+	HP_SPAWN_DIRECT,  /* the daemon forks it (seccomp off or log) */
+	HP_SPAWN_HELPER,  /* the privileged helper's spawner runs it */
+	HP_SPAWN_BLOCKED, /* seccomp on and no helper: refused */
+	HP_SPAWN_FAILED,  /* the spawner did not start: refused */
+	HP_SPAWN_LOST,	  /* the spawner's channel closed: refused */
+};
+
 /* No packages.list (not Android): what eligibility answers. */
 enum hp_host { HP_HOST_REFUSE, HP_HOST_ALLOW };
 
@@ -1731,6 +1754,9 @@ bool hp_eligible(const struct hp_elig_policy *pol,
 const char *hp_elig_why_name(enum hp_elig_why why);
 const char *hp_refusal_name(enum hp_refusal r);
 const char *hp_initiator_name(enum hp_initiator i);
+int hp_build_parse(const char *value, enum hp_build *ret);
+const char *hp_build_name(enum hp_build b);
+const char *hp_spawn_state_name(enum hp_spawn_state s);
 
 /* Budgets: 0 in a limit means "no limit". */
 struct hp_limits {
@@ -1951,6 +1977,10 @@ struct hp_stats {
 	unsigned last_refusal; /* enum hp_refusal; 0 none */
 	char last_message[256];
 	unsigned initiator; /* enum hp_initiator in force */
+	unsigned spawn;	    /* enum hp_spawn_state */
+	char spawn_detail[160];
+	unsigned build;	    /* enum hp_build in force */
+	char build_source[64]; /* "ro.build.type" or the config key */
 };
 
 struct heapprofd;
@@ -2069,6 +2099,52 @@ void privhelper_stats(struct privhelper *ph, struct privhelper_stats *ret);
 void privhelper_set_timeout(struct privhelper *ph, int ms);
 int privhelper_send_stale(struct privhelper *ph, int32_t pid,
     enum privhelper_file which);
+
+/* privhelper_spawn.c: the helper's spawner, which runs perfetto for
+ * heapprofd sessions outside the daemon's seccomp filter */
+struct ph_spawner;
+
+enum ph_spawn_kind {
+	PH_SPAWN_STARTED, /* a spawn's answer: err, or the child's pid */
+	PH_SPAWN_EXITED,  /* a session's child ended: its wait status */
+	PH_SPAWN_ANSWER,  /* a signal request's answer: err */
+};
+
+#define PH_SPAWN_BACKSTOP 1u /* EXITED: the spawner killed it at the
+			      * request's timeout */
+
+struct ph_spawn_event {
+	enum ph_spawn_kind kind;
+	uint64_t seq; /* the request's; EXITED: the session's */
+	int err;      /* 0 or -errno */
+	int32_t pid;
+	int status;
+	uint32_t flags;
+};
+
+int privhelper_spawn_start(const char *perfetto, const struct privs_req *who,
+    struct ph_spawner **ret);
+struct ph_spawner *privhelper_spawn_stop(struct ph_spawner *sp);
+pid_t privhelper_spawn_pid(const struct ph_spawner *sp);
+int privhelper_spawn_fd(const struct ph_spawner *sp);
+int privhelper_spawn_request(struct ph_spawner *sp, int fd_in, int fd_out,
+    int fd_err, uint32_t timeout_ms, uint64_t *ret_session);
+int privhelper_spawn_signal(struct ph_spawner *sp, uint64_t session,
+    int sig);
+int privhelper_spawn_read(struct ph_spawner *sp, struct ph_spawn_event *ret);
+int privhelper_spawn_wait(struct ph_spawner *sp, int ms,
+    struct ph_spawn_event *ret);
+int privhelper_spawn_close(struct ph_spawner *sp, int why);
+int privhelper_spawn_dead(const struct ph_spawner *sp);
+void privhelper_spawn_set(struct ph_spawner *sp, int start_err);
+struct ph_spawner *privhelper_spawn_get(int *ret_start_err);
+size_t privhelper_spawn_denied(const long **ret);
+/* tests */
+int privhelper_spawn_raw(struct ph_spawner *sp, const void *buf, size_t len,
+    const int *fds, unsigned nfds);
+size_t privhelper_spawn_req(void *buf, size_t sz, unsigned op, uint64_t seq,
+    uint64_t session, int sig, uint32_t timeout_ms);
+uint64_t privhelper_spawn_seq(const struct ph_spawner *sp);
 
 /* proc_hidden.c: processes a hidepid procfs kept from the scan */
 enum unseen_state {
@@ -2207,5 +2283,6 @@ int ftrace_drain(struct ftrace *ft);
 int ftrace_window(struct ftrace *ft, struct window_trace *wt);
 void ftrace_finish(struct ftrace *ft);
 int ftrace_instance_remove(const char *tracefs, const char *name);
+bool ftrace_captures_atrace(const struct ftrace *ft);
 
 #endif /* VITALSD_H */

@@ -17,6 +17,9 @@ test_pkgs+=(man-db)
 test_pkgs+=(time)
 # scripts/bionic/check.sh: nm over the build's objects
 test_pkgs+=(binutils)
+# tests/check_sepolicy.sh: the policy compiled as AOSP builds it
+# (m4, checkpolicy; setfiles -c checks file_contexts)
+test_pkgs+=(m4 checkpolicy policycoreutils)
 
 want=("${build_pkgs[@]}")
 if [ "${1:-build}" = test ]; then

@@ -358,6 +358,33 @@ START_TEST(test_bad_pages)
 }
 END_TEST
 
+/*
+ * A damaged page (found by fuzz_atrace) whose records do not move the
+ * walk on: fdec_page used to loop forever on it. It must end, with at
+ * most as many records as 4-byte headers fit in the page.
+ */
+START_TEST(test_page_no_progress)
+{
+	struct fdec *fd = open_dec();
+	uint8_t page[4096] = { 0 };
+	unsigned n = 0;
+	int64_t missed = 0;
+	size_t len;
+	int r;
+	FILE *f;
+
+	f = fopen(tu_srcpath("fixtures/ftrace/page-no-progress.bin"), "rb");
+	ck_assert_ptr_nonnull(f);
+	len = fread(page, 1, sizeof(page), f);
+	fclose(f);
+	ck_assert_uint_gt(len, 16);
+	r = fdec_page(fd, page, len, 0, count_cb, &n, &missed);
+	ck_assert(r == -EBADMSG || (r >= 0 && (size_t)r <= len / 4 + 1));
+	ck_assert_uint_le(n, len / 4 + 1);
+	fdec_free(fd);
+}
+END_TEST
+
 START_TEST(test_missing_formats)
 {
 	struct fdec *fd = NULL;
@@ -435,6 +462,7 @@ ftrace_pages_suite(void)
 	tcase_add_test(tc, test_lost_flags);
 	tcase_add_test(tc, test_long_and_extend);
 	tcase_add_test(tc, test_bad_pages);
+	tcase_add_test(tc, test_page_no_progress);
 	tcase_add_test(tc, test_missing_formats);
 	suite_add_tcase(s, tc);
 	return s;

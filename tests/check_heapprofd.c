@@ -239,6 +239,29 @@ budget(const struct hp_limits *l, const struct hp_budget_rec *r, size_t n,
 	return hp_budget_check(l, r, n, target, now, retry, why, sizeof(why));
 }
 
+/* ro.build.type's values; anything else is not taken (the caller then
+ * applies the strictest rules), nor are near misses. */
+START_TEST(test_build_parse)
+{
+	enum hp_build b = HP_BUILD_ENG;
+
+	ck_assert_int_eq(hp_build_parse("user", &b), 0);
+	ck_assert_int_eq(b, HP_BUILD_USER);
+	ck_assert_int_eq(hp_build_parse("userdebug", &b), 0);
+	ck_assert_int_eq(b, HP_BUILD_USERDEBUG);
+	ck_assert_int_eq(hp_build_parse("eng", &b), 0);
+	ck_assert_int_eq(b, HP_BUILD_ENG);
+	ck_assert_int_eq(hp_build_parse("", &b), -EINVAL);
+	ck_assert_int_eq(hp_build_parse("User", &b), -EINVAL);
+	ck_assert_int_eq(hp_build_parse("userdebug ", &b), -EINVAL);
+	ck_assert_int_eq(b, HP_BUILD_ENG); /* untouched on failure */
+	ck_assert_str_eq(hp_build_name(HP_BUILD_USERDEBUG), "userdebug");
+	ck_assert_str_eq(hp_spawn_state_name(HP_SPAWN_BLOCKED),
+	    "blocked by seccomp");
+	ck_assert_str_eq(hp_spawn_state_name(HP_SPAWN_HELPER), "helper");
+}
+END_TEST
+
 START_TEST(test_budget_windows)
 {
 	const int64_t t0 = 1700000000LL * S;
@@ -913,6 +936,7 @@ heapprofd_suite(void)
 	tcase_add_test(tc, test_packages_parse);
 	tcase_add_test(tc, test_packages_malformed);
 	tcase_add_test(tc, test_eligibility);
+	tcase_add_test(tc, test_build_parse);
 	tcase_add_test(tc, test_budget_windows);
 	tcase_add_test(tc, test_budget_system_cooldown);
 	tcase_add_test(tc, test_budget_persists);

@@ -27,10 +27,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sys/socket.h>
+
 #include "client.h"
 #include "client_run.h"
 #include "jsonmini.h"
 #include "testutil.h"
+#include "vitalsd.h"
 
 #define APP_UID 10123
 #define READER_UID 65534
@@ -42,7 +45,12 @@ struct daemon {
 	char *dir;
 	char sock[1024], fp[1024], log[1024], conf[1024];
 	pid_t pid;
+	const char *xargs[12]; /* more flags (the drop, seccomp, the helper) */
 };
+
+/* The service user of the dropped daemon (no passwd entry needed). */
+static uint32_t svc_uid;
+static char svc_uid_s[16];
 
 static int64_t
 mono_ms(void)
@@ -111,14 +119,19 @@ daemon_exec(struct daemon *d)
 	d->pid = fork();
 	ck_assert_int_ge(d->pid, 0);
 	if (d->pid == 0) {
+		const char *argv[40] = { "vitalsd", "-f", "-c", d->conf,
+			"--state-dir", d->dir, "--socket", d->sock,
+			"--interval-ms", "100", "--window-s", "1", "--threads",
+			"none", "--perfetto", fake_perfetto };
 		int fd = open(d->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		int n = 16, i;
 
+		for (i = 0; d->xargs[i]; i++)
+			argv[n++] = d->xargs[i];
+		argv[n] = NULL;
 		dup2(fd, 2);
 		setenv("VITALS_FAKE_PERFETTO_DIR", d->fp, 1);
-		execl(daemon_path, "vitalsd", "-f", "-c", d->conf,
-		    "--state-dir", d->dir, "--socket", d->sock,
-		    "--interval-ms", "100", "--window-s", "1", "--threads",
-		    "none", "--perfetto", fake_perfetto, (char *)NULL);
+		execv(daemon_path, (char *const *)argv);
 		_exit(127);
 	}
 }
@@ -141,13 +154,18 @@ daemon_wait_up(struct daemon *d)
 	ck_abort_msg("vitalsd did not answer within 10 s (log %s)", d->log);
 }
 
-/* A daemon on a fresh state directory; extra config lines appended. */
+/* A daemon on a fresh state directory; extra config lines appended;
+ * xargs: more flags, NULL-terminated (NULL: none). */
 static void
-daemon_start(struct daemon *d, const char *extra)
+daemon_start_args(struct daemon *d, const char *extra,
+    const char *const *xargs)
 {
 	char pl[1024], calls[PATH_MAX], conf[8192];
+	int i;
 
 	memset(d, 0, sizeof(*d));
+	for (i = 0; xargs && xargs[i] && i < 11; i++)
+		d->xargs[i] = xargs[i];
 	d->dir = tu_mkdtemp("hp-daemon");
 	ck_assert_ptr_nonnull(d->dir);
 	snprintf(d->sock, sizeof(d->sock), "%s/vitalsd.sock", d->dir);
@@ -156,6 +174,10 @@ daemon_start(struct daemon *d, const char *extra)
 	snprintf(d->conf, sizeof(d->conf), "%s/vitalsd.conf", d->dir);
 	snprintf(calls, sizeof(calls), "%s/calls/.keep", d->fp);
 	ck_assert_int_eq(tu_writes(calls, ""), 0);
+	/* perfetto may run as the service user: it records its calls here */
+	calls[strlen(calls) - strlen("/.keep")] = '\0';
+	ck_assert_int_eq(chmod(d->fp, 0777), 0);
+	ck_assert_int_eq(chmod(calls, 0777), 0);
 	set_mode(d, "exit 0 200\n");
 	snprintf(pl, sizeof(pl), "%s/packages.list", d->dir);
 	/* the app: profileable from shell, as an unspecified initiator
@@ -173,6 +195,12 @@ daemon_start(struct daemon *d, const char *extra)
 	ck_assert_int_eq(tu_writes(d->conf, conf), 0);
 	daemon_exec(d);
 	daemon_wait_up(d);
+}
+
+static void
+daemon_start(struct daemon *d, const char *extra)
+{
+	daemon_start_args(d, extra, NULL);
 }
 
 static void
@@ -642,6 +670,653 @@ START_TEST(test_restart_mid_session)
 }
 END_TEST
 
+/* ------------------------------------------- seccomp on: the spawner */
+
+/* "Key:\tvalue" of /proc/<pid>/status, blanks trimmed; "" if none. */
+static const char *
+status_of(pid_t pid, const char *key, char *buf, size_t sz)
+{
+	char path[64], line[512];
+	size_t kl = strlen(key);
+	FILE *f;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return buf;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, kl) == 0 && line[kl] == ':') {
+			char *v = line + kl + 1;
+
+			v += strspn(v, " \t");
+			v[strcspn(v, "\n")] = '\0';
+			snprintf(buf, sz, "%s", v);
+			break;
+		}
+	}
+	fclose(f);
+	return buf;
+}
+
+/* The child of ppid whose comm is comm; 0 if none. */
+static pid_t
+child_named(pid_t ppid, const char *comm)
+{
+	struct dirent *de;
+	pid_t found = 0;
+	DIR *d = opendir("/proc");
+
+	ck_assert_ptr_nonnull(d);
+	while (found == 0 && (de = readdir(d)) != NULL) {
+		char v[64], c[64];
+		pid_t pid = (pid_t)atoi(de->d_name);
+
+		if (pid <= 0)
+			continue;
+		if (atoi(status_of(pid, "PPid", v, sizeof(v))) == ppid &&
+		    !strcmp(status_of(pid, "Name", c, sizeof(c)), comm))
+			found = pid;
+	}
+	closedir(d);
+	return found;
+}
+
+/* Confined as the spawner and perfetto are: the service uid, nothing in
+ * any capability set, no_new_privs, a seccomp filter. */
+static void
+assert_confined(pid_t pid, const char *what)
+{
+	char v[128], want[64];
+
+	snprintf(want, sizeof(want), "%u\t%u\t%u\t%u", svc_uid, svc_uid,
+	    svc_uid, svc_uid);
+	ck_assert_msg(!strcmp(status_of(pid, "Uid", v, sizeof(v)), want),
+	    "%s (pid %d) Uid %s", what, (int)pid, v);
+	ck_assert_str_eq(status_of(pid, "CapEff", v, sizeof(v)),
+	    "0000000000000000");
+	ck_assert_str_eq(status_of(pid, "CapPrm", v, sizeof(v)),
+	    "0000000000000000");
+	ck_assert_str_eq(status_of(pid, "CapBnd", v, sizeof(v)),
+	    "0000000000000000");
+	ck_assert_str_eq(status_of(pid, "NoNewPrivs", v, sizeof(v)), "1");
+	ck_assert_msg(!strcmp(status_of(pid, "Seccomp", v, sizeof(v)), "2"),
+	    "%s (pid %d) Seccomp %s", what, (int)pid, v);
+}
+
+/* Every thread of the daemon under its filter. */
+static void
+assert_daemon_filtered(pid_t pid)
+{
+	char path[64], v[32];
+	struct dirent *de;
+	unsigned n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	ck_assert_ptr_nonnull(d = opendir(path));
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		ck_assert_msg(!strcmp(status_of((pid_t)atoi(de->d_name),
+		    "Seccomp", v, sizeof(v)), "2"), "daemon thread %s: "
+		    "Seccomp %s", de->d_name, v);
+		n++;
+	}
+	closedir(d);
+	ck_assert_uint_ge(n, 1);
+}
+
+static const char *const spawn_args[] = { "--user", svc_uid_s, "--group",
+	svc_uid_s, "--seccomp", "on", "--privhelper", "on", NULL };
+
+/* The running session's perfetto pid, once the spawner has answered. */
+static pid_t
+wait_child(const struct daemon *d, long long id)
+{
+	int64_t until = mono_ms() + 5000;
+
+	for (;;) {
+		const struct jm *ss;
+		struct jm *j = list(d, &ss);
+		pid_t child = 0;
+		size_t i;
+
+		for (i = 0; ss && i < ss->n; i++)
+			if (num(&ss->v[i], "id") == id)
+				child = (pid_t)num(&ss->v[i], "child_pid");
+		jm_free(j);
+		if (child > 0)
+			return child;
+		ck_assert_msg(mono_ms() < until, "session %lld: no child pid "
+		    "within 5 s (log %s)", id, d->log);
+		tu_sleep_ms(50);
+	}
+}
+
+/* The stand-in perfetto (mode "term") has its SIGTERM handler in place. */
+static void
+wait_ready(const struct daemon *d, pid_t child)
+{
+	int64_t until = mono_ms() + 5000;
+	char p[PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s/calls/%d.ready", d->fp, (int)child);
+	while (access(p, F_OK) != 0) {
+		ck_assert_msg(mono_ms() < until, "perfetto %d not ready",
+		    (int)child);
+		tu_sleep_ms(20);
+	}
+}
+
+static char *
+run_out(const char *cmd, int *ret_status)
+{
+	char *buf = malloc(65536);
+	size_t n;
+	FILE *f = popen(cmd, "r");
+
+	ck_assert_ptr_nonnull(f);
+	n = fread(buf, 1, 65535, f);
+	buf[n] = '\0';
+	*ret_status = pclose(f);
+	return buf;
+}
+
+/*
+ * seccomp on, the helper on, a dropped daemon: a session runs the stand-in
+ * perfetto through the spawner and completes; the config it got is byte
+ * for byte what the dry run shows; the spawner and perfetto are confined
+ * (the spawn filter refuses ptrace, unshare and execve in perfetto too);
+ * the daemon, the helper and the spawner all run under seccomp filters.
+ */
+START_TEST(test_spawn_seccomp_completes)
+{
+	const struct jm *s, *h;
+	char p[16], in[PATH_MAX] = "", cmd[PATH_MAX * 3], probe[PATH_MAX];
+	char *dec, *dry, *got, *enc, *pr, v[64];
+	struct daemon d;
+	struct run r;
+	struct jm *j;
+	long long id;
+	pid_t a, spawner, helper, child;
+	int st;
+	size_t n;
+	FILE *f;
+
+	daemon_start_args(&d, NULL, spawn_args);
+	assert_daemon_filtered(d.pid);
+	spawner = child_named(d.pid, "vitalsd-spawn");
+	helper = child_named(d.pid, "vitalsd-helper");
+	ck_assert_int_gt(spawner, 0);
+	ck_assert_int_gt(helper, 0);
+	assert_confined(spawner, "spawner");
+	ck_assert_str_eq(status_of(helper, "Seccomp", v, sizeof(v)), "2");
+
+	r = vitals(&d, -1, "--json", "health", NULL, NULL, NULL, NULL);
+	j = json_of(&r);
+	h = jm_path(j, "health.heapprofd");
+	ck_assert_str_eq(str(h, "spawn"), "helper");
+	ck_assert_str_eq(str(h, "build_type"), "user");
+	ck_assert_str_eq(str(h, "build_type_source"), "heapprofd_build_type");
+	jm_free(j);
+	run_free(&r);
+
+	/* a session: perfetto records what it was given, then exits 0 */
+	set_mode(&d, "probe\n");
+	a = app(APP_UID, 0);
+	tu_sleep_ms(200);
+	snprintf(p, sizeof(p), "%d", (int)a);
+	r = vitals(&d, -1, "heapprofd", "start", "--pid", p, "--dry-run",
+	    NULL);
+	ck_assert_msg(r.code == 0, "dry run: %d %s", r.code, r.err);
+	dry = strdup(r.out);
+	run_free(&r);
+	id = start_pid(&d, a, "--duration=60s");
+	j = wait_outcome(&d, id, "completed", 8000, &s);
+	ck_assert_int_eq(num(s, "exit_status"), 0);
+	ck_assert_int_eq(num(s, "output_bytes"), 1000);
+	child = (pid_t)num(s, "child_pid");
+	ck_assert_int_gt(child, 0);
+	jm_free(j);
+
+	/* byte for byte: decoded as the dry run shows it, and protoc's own
+	 * encoding of that text is the same bytes */
+	ck_assert_uint_eq(count_calls(&d, in, sizeof(in)), 1);
+	snprintf(cmd, sizeof(cmd), "protoc --decode=perfetto.protos.TraceConfig"
+	    " -I %s/proto %s/proto/perfetto_config.proto < %s",
+	    getenv("VITALS_SRCDIR"), getenv("VITALS_SRCDIR"), in);
+	dec = run_out(cmd, &st);
+	ck_assert_int_eq(st, 0);
+	ck_assert_str_eq(dec, strstr(dry, "buffers {") ? strstr(dry,
+	    "buffers {") : dry);
+	snprintf(cmd, sizeof(cmd), "protoc --encode=perfetto.protos.TraceConfig"
+	    " -I %s/proto %s/proto/perfetto_config.proto < %s.dec",
+	    getenv("VITALS_SRCDIR"), getenv("VITALS_SRCDIR"), in);
+	snprintf(probe, sizeof(probe), "%s.dec", in);
+	ck_assert_int_eq(tu_writes(probe, dec), 0);
+	enc = run_out(cmd, &st);
+	ck_assert_int_eq(st, 0);
+	got = slurp(in);
+	f = fopen(in, "r");
+	fseek(f, 0, SEEK_END);
+	n = (size_t)ftell(f);
+	fclose(f);
+	ck_assert_uint_gt(n, 0);
+	ck_assert_int_eq(memcmp(got, enc, n), 0);
+	free(got);
+	free(enc);
+	free(dec);
+	free(dry);
+
+	/* perfetto: the service user, no capability, the spawn filter */
+	snprintf(probe, sizeof(probe), "%s/calls/%d.probe", d.fp, (int)child);
+	pr = slurp(probe);
+	ck_assert_msg(strstr(pr, "ptrace Operation not permitted\n") &&
+	    strstr(pr, "unshare Operation not permitted\n") &&
+	    strstr(pr, "execve Operation not permitted\n") &&
+	    strstr(pr, "socket ok\n") && strstr(pr, "fork ok\n") &&
+	    strstr(pr, "Seccomp:\t2\n") && strstr(pr, "NoNewPrivs:\t1\n") &&
+	    strstr(pr, "CapEff:\t0000000000000000\n") &&
+	    strstr(pr, "CapBnd:\t0000000000000000\n"), "probe: %s", pr);
+	snprintf(v, sizeof(v), "Uid:\t%u\t%u\t%u\t%u\n", svc_uid, svc_uid,
+	    svc_uid, svc_uid);
+	ck_assert_msg(strstr(pr, v) != NULL, "probe: %s", pr);
+	free(pr);
+	/* still filtered after the session */
+	assert_daemon_filtered(d.pid);
+	reap(a);
+	daemon_stop(&d);
+}
+END_TEST
+
+/* seccomp on, the helper on: cancel and the timeout reach perfetto through
+ * the spawner, which is its parent. */
+START_TEST(test_spawn_seccomp_cancel_timeout)
+{
+	const struct jm *s;
+	char id_s[24], v[32];
+	struct daemon d;
+	struct run r;
+	struct jm *j;
+	long long id;
+	int64_t t0;
+	pid_t a, child, spawner;
+
+	daemon_start_args(&d, "heapprofd_max_per_hour = 0\n"
+	    "heapprofd_max_per_day = 0\nheapprofd_max_per_week = 0\n"
+	    "heapprofd_system_max_per_hour = 0\n"
+	    "heapprofd_system_max_per_day = 0\n"
+	    "heapprofd_system_max_per_week = 0\n", spawn_args);
+	spawner = child_named(d.pid, "vitalsd-spawn");
+	ck_assert_int_gt(spawner, 0);
+	a = app(APP_UID, 0);
+	tu_sleep_ms(200);
+
+	/* cancel: SIGTERM, perfetto writes its file and exits 0 */
+	set_mode(&d, "term\n");
+	id = start_pid(&d, a, "--duration=60s");
+	child = wait_child(&d, id);
+	ck_assert(alive(child));
+	ck_assert_int_eq(atoi(status_of(child, "PPid", v, sizeof(v))),
+	    spawner);
+	assert_confined(child, "perfetto");
+	wait_ready(&d, child);
+	snprintf(id_s, sizeof(id_s), "%lld", id);
+	r = vitals(&d, -1, "heapprofd", "cancel", id_s, NULL, NULL, NULL);
+	ck_assert_msg(r.code == 0, "cancel: %d %s", r.code, r.err);
+	run_free(&r);
+	j = wait_outcome(&d, id, "cancelled", 5000, &s);
+	ck_assert_int_eq(num(s, "exit_status"), 0);
+	ck_assert_int_eq(num(s, "output_bytes"), 1000);
+	jm_free(j);
+	ck_assert(!alive(child));
+
+	/* timeout: SIGTERM ignored, SIGKILL */
+	set_mode(&d, "ignore-term\n");
+	t0 = mono_ms();
+	id = start_pid(&d, a, "--duration=300ms");
+	child = wait_child(&d, id);
+	j = wait_outcome(&d, id, "timeout", 8000, &s);
+	ck_assert_int_ge(mono_ms() - t0, 1000);
+	ck_assert_int_eq(num(s, "term_signal"), SIGKILL);
+	ck_assert_int_eq(num(s, "exit_status"), -1);
+	jm_free(j);
+	ck_assert(!alive(child));
+
+	/* a session running when the daemon stops is stopped with it */
+	set_mode(&d, "term\n");
+	id = start_pid(&d, a, "--duration=60s");
+	child = wait_child(&d, id);
+	ck_assert(alive(child));
+	wait_ready(&d, child);
+	assert_daemon_filtered(d.pid);
+	kill(d.pid, SIGTERM);
+	{
+		int status;
+
+		ck_assert_int_eq(waitpid(d.pid, &status, 0), d.pid);
+		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		    "vitalsd ended with status 0x%x (log %s)", status, d.log);
+	}
+	ck_assert(!alive(child));
+	ck_assert(!alive(spawner));
+	daemon_exec(&d);
+	daemon_wait_up(&d);
+	j = wait_outcome(&d, id, "daemon stopped", 5000, &s);
+	ck_assert_int_eq(num(s, "exit_status"), 0);
+	jm_free(j);
+	reap(a);
+	daemon_stop(&d);
+}
+END_TEST
+
+/* seccomp on, no helper: the daemon runs, sessions are refused with the
+ * state named in health and in the client's answer. */
+START_TEST(test_spawn_blocked_without_helper)
+{
+	static const char *const args[] = { "--user", svc_uid_s, "--group",
+		svc_uid_s, "--seccomp", "on", NULL };
+	const struct jm *h;
+	char p[16];
+	struct daemon d;
+	struct run r;
+	struct jm *j;
+	pid_t a;
+
+	daemon_start_args(&d, NULL, args);
+	assert_daemon_filtered(d.pid);
+	ck_assert_int_eq(child_named(d.pid, "vitalsd-spawn"), 0);
+	a = app(APP_UID, 0);
+	tu_sleep_ms(200);
+	snprintf(p, sizeof(p), "%d", (int)a);
+	r = vitals(&d, -1, "heapprofd", "start", "--pid", p, NULL, NULL);
+	ck_assert_int_eq(r.code, VX_REFUSED);
+	ck_assert_msg(strstr(r.err, "unavailable") &&
+	    strstr(r.err, "blocked by seccomp") &&
+	    strstr(r.err, "--privhelper on"), "%s", r.err);
+	run_free(&r);
+	/* a dry run still shows the config */
+	r = vitals(&d, -1, "heapprofd", "start", "--pid", p, "--dry-run",
+	    NULL);
+	ck_assert_int_eq(r.code, 0);
+	run_free(&r);
+	r = vitals(&d, -1, "--json", "health", NULL, NULL, NULL, NULL);
+	j = json_of(&r);
+	h = jm_path(j, "health.heapprofd");
+	ck_assert_str_eq(str(h, "spawn"), "blocked by seccomp");
+	ck_assert_str_eq(str(h, "last_refusal"), "HEAPPROFD_UNAVAILABLE");
+	jm_free(j);
+	run_free(&r);
+	r = vitals(&d, -1, "health", NULL, NULL, NULL, NULL, NULL);
+	ck_assert_ptr_nonnull(strstr(r.out, "perfetto: blocked by seccomp ("));
+	run_free(&r);
+	ck_assert_uint_eq(count_calls(&d, NULL, 0), 0);
+	reap(a);
+	daemon_stop(&d);
+}
+END_TEST
+
+/* ------------------------------------- the spawner's protocol, directly */
+
+struct sp_test {
+	struct ph_spawner *sp;
+	char *dir;
+	int in, out, log; /* valid fds for a spawn */
+};
+
+static void
+sp_open(struct sp_test *t)
+{
+	struct privs_req who;
+	char path[PATH_MAX];
+	int pfd[2];
+
+	memset(&who, 0, sizeof(who));
+	who.drop = true;
+	who.uid = who.gid = svc_uid;
+	t->dir = tu_mkdtemp("hp-spawn");
+	ck_assert_ptr_nonnull(t->dir);
+	ck_assert_int_eq(chmod(t->dir, 0777), 0);
+	snprintf(path, sizeof(path), "%s/calls/.keep", t->dir);
+	ck_assert_int_eq(tu_writes(path, ""), 0);
+	snprintf(path, sizeof(path), "%s/calls", t->dir);
+	ck_assert_int_eq(chmod(path, 0777), 0);
+	snprintf(path, sizeof(path), "%s/mode", t->dir);
+	ck_assert_int_eq(tu_writes(path, "exit 0 0\n"), 0);
+	setenv("VITALS_FAKE_PERFETTO_DIR", t->dir, 1);
+	ck_assert_int_eq(privhelper_spawn_start(fake_perfetto, &who, &t->sp),
+	    0);
+	ck_assert_int_eq(pipe2(pfd, O_CLOEXEC), 0);
+	ck_assert_int_eq(write(pfd[1], "\x08\x01", 2), 2);
+	close(pfd[1]);
+	t->in = pfd[0];
+	snprintf(path, sizeof(path), "%s/trace", t->dir);
+	t->out = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	snprintf(path, sizeof(path), "%s/log", t->dir);
+	t->log = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	ck_assert(t->out >= 0 && t->log >= 0);
+}
+
+static void
+sp_close(struct sp_test *t)
+{
+	t->sp = privhelper_spawn_stop(t->sp);
+	close(t->in);
+	close(t->out);
+	close(t->log);
+	tu_rmtree(t->dir);
+	rmdir(t->dir);
+	free(t->dir);
+}
+
+/* A hostile request: answered EINVAL (or an echo the daemon side refuses
+ * as from the future), then the channel closes and the spawner is gone. */
+static void
+sp_hostile(struct sp_test *t, const void *buf, size_t len, const int *fds,
+    unsigned nfds, const char *what)
+{
+	struct ph_spawn_event ev;
+	pid_t pid = privhelper_spawn_pid(t->sp);
+	int64_t until;
+	int r;
+
+	ck_assert_int_eq(privhelper_spawn_raw(t->sp, buf, len, fds, nfds), 0);
+	r = privhelper_spawn_wait(t->sp, 3000, &ev);
+	ck_assert_msg(r == -EPROTO || (r == 0 && ev.kind == PH_SPAWN_ANSWER &&
+	    ev.err == -EINVAL), "%s: read %d, kind %d, err %d", what, r,
+	    r == 0 ? (int)ev.kind : -1, r == 0 ? ev.err : 0);
+	if (r == 0) {
+		r = privhelper_spawn_wait(t->sp, 3000, &ev);
+		ck_assert_msg(r == -EPIPE, "%s: channel still open (%d)", what,
+		    r);
+	}
+	ck_assert_int_lt(privhelper_spawn_request(t->sp, t->in, t->out,
+	    t->log, 1000, &(uint64_t){ 0 }), 0);
+	until = mono_ms() + 3000;
+	while (waitpid(pid, NULL, WNOHANG) == 0 && mono_ms() < until)
+		tu_sleep_ms(20);
+	ck_assert_msg(kill(pid, 0) < 0, "%s: spawner %d still there", what,
+	    (int)pid);
+}
+
+START_TEST(test_spawner_rejects_hostile)
+{
+	struct ph_spawn_event ev;
+	struct sp_test t;
+	uint8_t buf[256];
+	size_t n;
+	uint64_t sess;
+	int fds[3], dirfd, sv[2], rdonly;
+	char path[PATH_MAX];
+
+	/* well-formed: a spawn, its start and its end, then a signal for
+	 * the ended session (ESRCH, not hostile), then another spawn */
+	sp_open(&t);
+	ck_assert_int_eq(privhelper_spawn_request(t.sp, t.in, t.out, t.log,
+	    5000, &sess), 0);
+	ck_assert_int_eq(privhelper_spawn_wait(t.sp, 3000, &ev), 0);
+	ck_assert_int_eq(ev.kind, PH_SPAWN_STARTED);
+	ck_assert_int_eq(ev.err, 0);
+	ck_assert_uint_eq(ev.seq, sess);
+	ck_assert_int_gt(ev.pid, 0);
+	ck_assert_int_eq(privhelper_spawn_wait(t.sp, 3000, &ev), 0);
+	ck_assert_int_eq(ev.kind, PH_SPAWN_EXITED);
+	ck_assert(WIFEXITED(ev.status) && WEXITSTATUS(ev.status) == 0);
+	ck_assert_int_eq(privhelper_spawn_signal(t.sp, sess, SIGTERM), 0);
+	ck_assert_int_eq(privhelper_spawn_wait(t.sp, 3000, &ev), 0);
+	ck_assert_int_eq(ev.kind, PH_SPAWN_ANSWER);
+	ck_assert_int_eq(ev.err, -ESRCH);
+	ck_assert_int_eq(privhelper_spawn_request(t.sp, t.in, t.out, t.log,
+	    5000, &sess), 0);
+	ck_assert_int_eq(privhelper_spawn_wait(t.sp, 3000, &ev), 0);
+	ck_assert_int_eq(ev.err, 0);
+	ck_assert_int_eq(privhelper_spawn_wait(t.sp, 3000, &ev), 0);
+	ck_assert_int_eq(ev.kind, PH_SPAWN_EXITED);
+	sp_close(&t);
+
+	/* the backstop: a child that outlives the request's timeout is
+	 * killed by the spawner itself */
+	sp_open(&t);
+	snprintf(path, sizeof(path), "%s/mode", t.dir);
+	ck_assert_int_eq(tu_writes(path, "ignore-term\n"), 0);
+	ck_assert_int_eq(privhelper_spawn_request(t.sp, t.in, t.out, t.log,
+	    300, &sess), 0);
+	ck_assert_int_eq(privhelper_spawn_wait(t.sp, 3000, &ev), 0);
+	ck_assert_int_eq(ev.kind, PH_SPAWN_STARTED);
+	ck_assert_int_eq(privhelper_spawn_wait(t.sp, 3000, &ev), 0);
+	ck_assert_int_eq(ev.kind, PH_SPAWN_EXITED);
+	ck_assert(WIFSIGNALED(ev.status) && WTERMSIG(ev.status) == SIGKILL);
+	ck_assert_uint_eq(ev.flags, PH_SPAWN_BACKSTOP);
+	sp_close(&t);
+
+	fds[0] = -1;
+	/* short */
+	sp_open(&t);
+	n = privhelper_spawn_req(buf, sizeof(buf), 1, 1, 0, 0, 1000);
+	sp_hostile(&t, buf, 10, NULL, 0, "short");
+	sp_close(&t);
+	/* a path after the request: longer than the fixed size */
+	sp_open(&t);
+	n = privhelper_spawn_req(buf, sizeof(buf), 1, 1, 0, 0, 1000);
+	memcpy(buf + n, "/bin/sh", 8);
+	fds[0] = t.in, fds[1] = t.out, fds[2] = t.log;
+	sp_hostile(&t, buf, n + 8, fds, 3, "path appended");
+	sp_close(&t);
+	/* a path in the reserved bytes */
+	sp_open(&t);
+	n = privhelper_spawn_req(buf, sizeof(buf), 1, 1, 0, 0, 1000);
+	memcpy(buf + n - 32, "/bin/sh", 8);
+	fds[0] = t.in, fds[1] = t.out, fds[2] = t.log;
+	sp_hostile(&t, buf, n, fds, 3, "path in reserve");
+	sp_close(&t);
+	/* a number out of step: skipped ahead */
+	sp_open(&t);
+	n = privhelper_spawn_req(buf, sizeof(buf), 1, 5, 0, 0, 1000);
+	fds[0] = t.in, fds[1] = t.out, fds[2] = t.log;
+	sp_hostile(&t, buf, n, fds, 3, "seq skipped");
+	sp_close(&t);
+	/* a number out of step: replayed */
+	sp_open(&t);
+	ck_assert_int_eq(privhelper_spawn_request(t.sp, t.in, t.out, t.log,
+	    5000, &sess), 0);
+	ck_assert_int_eq(privhelper_spawn_wait(t.sp, 3000, &ev), 0);
+	ck_assert_int_eq(ev.err, 0);
+	ck_assert_int_eq(privhelper_spawn_wait(t.sp, 3000, &ev), 0);
+	ck_assert_int_eq(ev.kind, PH_SPAWN_EXITED);
+	n = privhelper_spawn_req(buf, sizeof(buf), 1, sess, 0, 0, 1000);
+	fds[0] = t.in, fds[1] = t.out, fds[2] = t.log;
+	sp_hostile(&t, buf, n, fds, 3, "seq replayed");
+	sp_close(&t);
+	/* wrong magic */
+	sp_open(&t);
+	n = privhelper_spawn_req(buf, sizeof(buf), 1, 1, 0, 0, 1000);
+	buf[0] ^= 0xff;
+	fds[0] = t.in, fds[1] = t.out, fds[2] = t.log;
+	sp_hostile(&t, buf, n, fds, 3, "magic");
+	sp_close(&t);
+	/* two fds for a spawn */
+	sp_open(&t);
+	n = privhelper_spawn_req(buf, sizeof(buf), 1, 1, 0, 0, 1000);
+	fds[0] = t.in, fds[1] = t.out;
+	sp_hostile(&t, buf, n, fds, 2, "two fds");
+	sp_close(&t);
+	/* stdout a directory, stdin a socket, stdout read-only */
+	sp_open(&t);
+	dirfd = open(t.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	n = privhelper_spawn_req(buf, sizeof(buf), 1, 1, 0, 0, 1000);
+	fds[0] = t.in, fds[1] = dirfd, fds[2] = t.log;
+	sp_hostile(&t, buf, n, fds, 3, "stdout a directory");
+	close(dirfd);
+	sp_close(&t);
+	sp_open(&t);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0,
+	    sv), 0);
+	n = privhelper_spawn_req(buf, sizeof(buf), 1, 1, 0, 0, 1000);
+	fds[0] = sv[0], fds[1] = t.out, fds[2] = t.log;
+	sp_hostile(&t, buf, n, fds, 3, "stdin a socket");
+	close(sv[0]);
+	close(sv[1]);
+	sp_close(&t);
+	sp_open(&t);
+	snprintf(path, sizeof(path), "%s/trace", t.dir);
+	rdonly = open(path, O_RDONLY | O_CLOEXEC);
+	n = privhelper_spawn_req(buf, sizeof(buf), 1, 1, 0, 0, 1000);
+	fds[0] = t.in, fds[1] = rdonly, fds[2] = t.log;
+	sp_hostile(&t, buf, n, fds, 3, "stdout read-only");
+	close(rdonly);
+	sp_close(&t);
+	/* a timeout of zero, one beyond any session */
+	sp_open(&t);
+	n = privhelper_spawn_req(buf, sizeof(buf), 1, 1, 0, 0, 0);
+	fds[0] = t.in, fds[1] = t.out, fds[2] = t.log;
+	sp_hostile(&t, buf, n, fds, 3, "timeout 0");
+	sp_close(&t);
+	sp_open(&t);
+	n = privhelper_spawn_req(buf, sizeof(buf), 1, 1, 0, 0, 0xffffffffu);
+	fds[0] = t.in, fds[1] = t.out, fds[2] = t.log;
+	sp_hostile(&t, buf, n, fds, 3, "timeout huge");
+	sp_close(&t);
+	/* a signal other than TERM or KILL; one carrying an fd; an op
+	 * that does not exist */
+	sp_open(&t);
+	ck_assert_int_eq(privhelper_spawn_request(t.sp, t.in, t.out, t.log,
+	    5000, &sess), 0);
+	ck_assert_int_eq(privhelper_spawn_wait(t.sp, 3000, &ev), 0);
+	ck_assert_int_eq(ev.kind, PH_SPAWN_STARTED);
+	ck_assert_int_eq(privhelper_spawn_wait(t.sp, 3000, &ev), 0);
+	ck_assert_int_eq(ev.kind, PH_SPAWN_EXITED);
+	n = privhelper_spawn_req(buf, sizeof(buf), 2, sess + 1, sess, SIGSEGV,
+	    0);
+	sp_hostile(&t, buf, n, NULL, 0, "SIGSEGV");
+	sp_close(&t);
+	sp_open(&t);
+	n = privhelper_spawn_req(buf, sizeof(buf), 2, 1, 0, SIGTERM, 0);
+	sp_hostile(&t, buf, n, NULL, 0, "signal for no session");
+	sp_close(&t);
+	sp_open(&t);
+	n = privhelper_spawn_req(buf, sizeof(buf), 3, 1, 0, 0, 0);
+	sp_hostile(&t, buf, n, NULL, 0, "op 3");
+	sp_close(&t);
+}
+END_TEST
+
+/* A perfetto path that is not there: the spawner does not start, says why. */
+START_TEST(test_spawner_missing_binary)
+{
+	struct ph_spawner *sp = NULL;
+	struct privs_req who;
+
+	memset(&who, 0, sizeof(who));
+	who.drop = true;
+	who.uid = who.gid = svc_uid;
+	ck_assert_int_eq(privhelper_spawn_start("/nonexistent/perfetto", &who,
+	    &sp), -ENOENT);
+	ck_assert_ptr_null(sp);
+	ck_assert_int_eq(privhelper_spawn_start("/etc/passwd", &who, &sp),
+	    -EACCES);
+}
+END_TEST
+
 static Suite *
 heapprofd_daemon_suite(void)
 {
@@ -653,6 +1328,11 @@ heapprofd_daemon_suite(void)
 	tcase_add_test(tc, test_cancel_kills_child);
 	tcase_add_test(tc, test_hang_killed_at_timeout);
 	tcase_add_test(tc, test_restart_mid_session);
+	tcase_add_test(tc, test_spawn_seccomp_completes);
+	tcase_add_test(tc, test_spawn_seccomp_cancel_timeout);
+	tcase_add_test(tc, test_spawn_blocked_without_helper);
+	tcase_add_test(tc, test_spawner_rejects_hostile);
+	tcase_add_test(tc, test_spawner_missing_binary);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	return s;
@@ -672,6 +1352,8 @@ main(void)
 	    b ? b : "..");
 	snprintf(daemon_path, sizeof(daemon_path), "%s/daemon/vitalsd",
 	    b ? b : "..");
+	svc_uid = 62000 + (uint32_t)(getpid() % 1000);
+	snprintf(svc_uid_s, sizeof(svc_uid_s), "%u", svc_uid);
 	fake_perfetto = getenv("VITALS_FAKE_PERFETTO");
 	if (fake_perfetto == NULL)
 		fake_perfetto = "../tests/fake_perfetto";

@@ -23,6 +23,11 @@ rc=$src/init/vitalsd.rc
 args=$(sed -n 's|^ExecStart=/usr/sbin/vitalsd ||p' "$unit")
 [ -n "$args" ] || fail "no ExecStart=/usr/sbin/vitalsd in $unit"
 case " $args " in *" --user vitalsd "*) ;; *) fail "unit does not drop to vitalsd";; esac
+# heapprofd sessions under seccomp on: the helper's spawner runs perfetto
+for want in "--seccomp on" "--privhelper on" "--perfetto /"; do
+	case " $args " in *" $want"*) ;;
+		*) fail "unit: no '$want': seccomp on without the helper's spawner runs no heapprofd session";; esac
+done
 # the vitalsd user comes from sysusers on a host; here nobody stands in
 "$daemon" -n ${args/--user vitalsd/--user nobody} ||
 	fail "vitalsd rejects the unit's command line: $args"
@@ -101,5 +106,7 @@ for f in file_contexts genfs_contexts; do
 	done
 done
 grep -q '^init_daemon_domain(vitalsd)' "$te" || fail "no init transition"
-grep -q '^typeattribute vitalsd bpfdomain;' "$te" || fail "no bpfdomain"
+# the BPF rules are in their own file (Android 15 and later only)
+grep -q '^typeattribute vitalsd bpfdomain;' "$src/sepolicy/vitalsd_bpf.te" ||
+	fail "no bpfdomain"
 echo "ok"

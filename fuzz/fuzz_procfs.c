@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * libFuzzer target for every procfs parser: the system files
+ * (/proc/stat, loadavg, PSI, vmstat, meminfo), the per-task files (stat,
+ * status, cmdline) and the task iterator's binary records. The first byte
+ * picks the parser; the rest is the file's bytes. A process chooses its own
+ * comm and cmdline, so these parsers read hostile text on every sample.
+ * Each result is checked for the bounds the collector relies on.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "vitalsd.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void
+system_file(unsigned which, const char *buf, size_t len)
+{
+	struct procstat ps;
+	struct loadavg la;
+	struct psi psi;
+	struct vmstat vm;
+	struct meminfo mi;
+
+	switch (which) {
+	case 0:
+		if (procstat_parse(buf, len, &ps) == 0 &&
+		    (ps.cpu_span > VITALS_CPU_MAX ||
+		    ps.ncpu_online > VITALS_CPU_MAX))
+			abort();
+		break;
+	case 1:
+		(void)loadavg_parse(buf, len, &la);
+		break;
+	case 2:
+		(void)psi_parse(buf, len, &psi);
+		break;
+	case 3:
+		(void)vmstat_parse(buf, len, &vm);
+		break;
+	default:
+		(void)meminfo_parse(buf, len, &mi);
+		break;
+	}
+}
+
+static void
+task_file(unsigned which, const char *buf, size_t len)
+{
+	struct pid_stat st;
+	struct pid_status ss;
+	char name[VITALS_NAME_LEN];
+	uint64_t v;
+
+	switch (which) {
+	case 0:
+		if (pidstat_parse(buf, len, &st) == 0 &&
+		    strnlen(st.comm, sizeof(st.comm)) >= sizeof(st.comm))
+			abort();
+		break;
+	case 1:
+		(void)pidstatus_parse(buf, len, &ss);
+		break;
+	case 2:
+		if (cmdline_name(buf, len, name, sizeof(name)) >= 0 &&
+		    strnlen(name, sizeof(name)) >= sizeof(name))
+			abort();
+		break;
+	default:
+		(void)parse_u64_text(buf, len, &v);
+		break;
+	}
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct taskiter_snap snap = { 0 };
+	const char *buf = (const char *)data + 1;
+	void *copy;
+	size_t len, i;
+
+	if (size < 1)
+		return 0;
+	len = size - 1;
+	switch (data[0] % 10) {
+	case 0: case 1: case 2: case 3: case 4:
+		system_file(data[0] % 10, buf, len);
+		break;
+	case 5: case 6: case 7: case 8:
+		task_file(data[0] % 10 - 5, buf, len);
+		break;
+	default:
+		/* the daemon's read buffer is malloc'd: aligned */
+		if ((copy = malloc(len ? len : 1)) == NULL)
+			return 0;
+		memcpy(copy, buf, len);
+		if (taskiter_parse(copy, len, &snap) == 0) {
+			for (i = 0; i < snap.nprocs; i++)
+				if (snap.procs[i].first + snap.procs[i].nthreads >
+				    snap.nthreads)
+					abort();
+		}
+		taskiter_snap_release(&snap);
+		free(copy);
+		break;
+	}
+	return 0;
+}

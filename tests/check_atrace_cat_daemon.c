@@ -1,0 +1,389 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * ATrace categories through the real vitalsd on this kernel (root), with
+ * the property double standing in for the device's properties: with its
+ * ftrace instance on, the daemon sets the tags and the app list in the
+ * double's directory, and puts the old values back at a clean stop; a
+ * start that fails leaves them untouched; a value another tracer set
+ * before the start is left alone (counted, and shown by `vitals health
+ * --json` and in the stored windows) until that tracer clears it, then
+ * vitalsd takes over; a tracer that appears later makes it step back, and
+ * its values survive vitalsd's stop.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "atrace_cat.h"
+#include "testutil.h"
+#include "vitalsd.h"
+
+#include "client_run.h"
+#include "jsonmini.h"
+
+#define TRACEFS "/sys/kernel/tracing"
+
+static char *tmpdir;
+static char props[PATH_MAX];
+static char inst[64];
+
+static void
+setup(void)
+{
+	static unsigned n;
+	struct stat st;
+
+	if (stat(TRACEFS "/instances", &st) < 0)
+		mount("nodev", TRACEFS, "tracefs", 0, NULL);
+	ck_assert_int_eq(stat(TRACEFS "/instances", &st), 0);
+	snprintf(inst, sizeof(inst), "vitals_atcat_%d_%u", (int)getpid(),
+	    n++);
+	tmpdir = tu_mkdtemp("atcat_daemon");
+	ck_assert_ptr_nonnull(tmpdir);
+	snprintf(props, sizeof(props), "%s/props", tmpdir);
+	ck_assert_int_eq(mkdir(props, 0755), 0);
+}
+
+static void
+teardown(void)
+{
+	tu_rmtree(tmpdir);
+	free(tmpdir);
+}
+
+/* A property of the double, or "(unset)". */
+static const char *
+prop(const char *name)
+{
+	static char v[4][SYSPROP_VALUE_MAX];
+	static unsigned k;
+	char *b = v[k++ % 4];
+	int r = sysprop_read(props, name, b, SYSPROP_VALUE_MAX);
+
+	if (r == -ENOENT)
+		return "(unset)";
+	ck_assert_int_eq(r, 0);
+	return b;
+}
+
+static void
+prop_set(const char *name, const char *value)
+{
+	struct sysprop *sp;
+
+	ck_assert_int_eq(sysprop_open(props, &sp), 0);
+	ck_assert_int_eq(sysprop_set(sp, name, value), 0);
+	sysprop_free(sp);
+}
+
+/* Wait (up to 5 s) for a property to read want. */
+static bool
+prop_wait(const char *name, const char *want)
+{
+	unsigned i;
+
+	for (i = 0; i < 100; i++) {
+		if (strcmp(prop(name), want) == 0)
+			return true;
+		tu_sleep_ms(50);
+	}
+	return false;
+}
+
+static const char *
+daemon_path(void)
+{
+	static char p[PATH_MAX];
+	const char *b = getenv("VITALS_BUILDDIR");
+
+	snprintf(p, sizeof(p), "%s/daemon/vitalsd", b ? b : ".");
+	return p;
+}
+
+static bool
+file_has(const char *path, const char *needle)
+{
+	struct vbuf b = { 0 };
+	bool found;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY)) < 0)
+		return false;
+	found = read_fd_all(fd, &b) == 0 && b.p && strstr(b.p, needle);
+	close(fd);
+	vbuf_release(&b);
+	return found;
+}
+
+/* vitalsd with the double and categories gfx input, apps com.example.a
+ * and "*"; sock NULL: <state>.sock. */
+static pid_t
+start_daemon(const char *log, const char *state, const char *sock_path)
+{
+	char conf[PATH_MAX], text[1024], sock[PATH_MAX];
+	pid_t pid;
+
+	snprintf(conf, sizeof(conf), "%s.conf", state);
+	snprintf(sock, sizeof(sock), "%s.sock", state);
+	snprintf(text, sizeof(text), "ftrace_instance = %s\nbpf_load = off\n"
+	    "scanner = procfs\nftrace_sched = off\nftrace_tick_ms = 100\n"
+	    "atrace_categories = gfx input\n"
+	    "atrace_apps = com.example.a, *\n", inst);
+	ck_assert_int_eq(tu_writes(conf, text), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		dup2(fd, 2);
+		execl(daemon_path(), "vitalsd", "-f", "-c", conf,
+		    "--state-dir", state, "--socket", sock_path ? sock_path :
+		    sock, "--interval-ms", "100", "--window-s", "1",
+		    "--prop-root", props, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+static void
+wait_atrace(pid_t pid, const char *log)
+{
+	unsigned i;
+	int status;
+
+	for (i = 0; i < 200 && !file_has(log, "ftrace: instance"); i++) {
+		ck_assert_int_eq(waitpid(pid, &status, WNOHANG), 0);
+		tu_sleep_ms(50);
+	}
+	ck_assert_msg(file_has(log, "ATrace on"), "no ATrace: see %s", log);
+}
+
+static void
+stop_daemon(pid_t pid)
+{
+	int status;
+
+	kill(pid, SIGTERM);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	    "vitalsd status %#x", status);
+}
+
+/* `vitals health --json`'s health.trace, once a window has closed with
+ * the ATrace categories state `want` (up to 5 s); NULL if it never did.
+ * *ret_j owns it. */
+static const struct jm *
+health_trace(const char *state, const char *want, struct jm **ret_j)
+{
+	char sock[PATH_MAX];
+	const char *argv[] = { "vitals", "--socket", sock, "health", "--json",
+		NULL };
+	unsigned i;
+
+	snprintf(sock, sizeof(sock), "%s.sock", state);
+	for (i = 0; i < 50; i++) {
+		struct run r = run_client(argv);
+		const struct jm *t, *s;
+		struct jm *j;
+
+		if (r.code == 0 && (j = jm_parse(r.out, strlen(r.out))) !=
+		    NULL) {
+			t = jm_path(j, "health.trace");
+			s = t ? jm_get(t, "atrace_categories") : NULL;
+			if (s && s->t == JM_STR && strcmp(s->str, want) == 0) {
+				run_free(&r);
+				*ret_j = j;
+				return t;
+			}
+			jm_free(j);
+		}
+		run_free(&r);
+		tu_sleep_ms(100);
+	}
+	*ret_j = NULL;
+	return NULL;
+}
+
+/* An integer field; absent (a zero the emitter left out) is 0. */
+static long long
+jint0(const struct jm *o, const char *key)
+{
+	const struct jm *v = jm_get(o, key);
+
+	if (v == NULL)
+		return 0;
+	ck_assert_msg(v->t == JM_NUM && v->is_int, "%s not an integer", key);
+	return v->ll;
+}
+
+/* Free properties (atrace's leftovers: tags "0", app_0 of an old run):
+ * set while the daemon runs, put back exactly at its stop. */
+START_TEST(test_set_and_restore)
+{
+	char log[PATH_MAX], state[PATH_MAX];
+	const struct jm *t;
+	struct jm *j;
+	pid_t pid;
+
+	prop_set(ATCAT_TAGS_PROP, "0");
+	prop_set("debug.atrace.app_0", "old.app");
+	snprintf(log, sizeof(log), "%s/s.log", tmpdir);
+	snprintf(state, sizeof(state), "%s/s", tmpdir);
+	pid = start_daemon(log, state, NULL);
+	wait_atrace(pid, log);
+	ck_assert_msg(prop_wait(ATCAT_TAGS_PROP, "0x6"), "tags %s; see %s",
+	    prop(ATCAT_TAGS_PROP), log);
+	ck_assert_str_eq(prop(ATCAT_APP_NUMBER_PROP), "2");
+	ck_assert_str_eq(prop("debug.atrace.app_0"), "com.example.a");
+	ck_assert_str_eq(prop("debug.atrace.app_1"), "*");
+	t = health_trace(state, "on", &j);
+	ck_assert_msg(t != NULL, "health never said on; see %s", log);
+	ck_assert_int_eq(jint0(t, "atrace_tags"), 0x6);
+	ck_assert_int_eq(jint0(t, "atrace_flags"), 0x6);
+	ck_assert_int_eq(jint0(t, "atrace_foreign"), 0);
+	ck_assert_str_eq(jm_get(t, "atrace_tag_names")->str, "gfx input");
+	jm_free(j);
+	stop_daemon(pid);
+	ck_assert_str_eq(prop(ATCAT_TAGS_PROP), "0");
+	ck_assert_str_eq(prop(ATCAT_APP_NUMBER_PROP), "(unset)");
+	ck_assert_str_eq(prop("debug.atrace.app_0"), "old.app");
+	ck_assert_str_eq(prop("debug.atrace.app_1"), "(unset)");
+	ck_assert(file_has(log, "atrace categories: restored"));
+}
+END_TEST
+
+/* A start that fails (its socket cannot be made) never touches them. */
+START_TEST(test_failed_start)
+{
+	char log[PATH_MAX], state[PATH_MAX], sock[PATH_MAX];
+	int status;
+	pid_t pid;
+
+	snprintf(log, sizeof(log), "%s/f.log", tmpdir);
+	snprintf(state, sizeof(state), "%s/f", tmpdir);
+	snprintf(sock, sizeof(sock), "%s/no/such/dir/x.sock", tmpdir);
+	pid = start_daemon(log, state, sock);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) != 0,
+	    "vitalsd status %#x; see %s", status, log);
+	ck_assert_str_eq(prop(ATCAT_TAGS_PROP), "(unset)");
+	ck_assert_str_eq(prop(ATCAT_APP_NUMBER_PROP), "(unset)");
+	ck_assert_str_eq(prop("debug.atrace.app_0"), "(unset)");
+}
+END_TEST
+
+/*
+ * Another tracer's tags before the start: left alone and counted while
+ * they stay (health and the stored windows say so); cleared, vitalsd
+ * takes over; a tracer that comes later makes it step back, and what that
+ * tracer set survives vitalsd's stop.
+ */
+START_TEST(test_other_owner)
+{
+	char log[PATH_MAX], state[PATH_MAX], db[PATH_MAX + 16], v[128];
+	struct store *s = NULL;
+	const struct jm *t;
+	struct jm *j;
+	pid_t pid;
+
+	prop_set(ATCAT_TAGS_PROP, "0x100");
+	snprintf(log, sizeof(log), "%s/o.log", tmpdir);
+	snprintf(state, sizeof(state), "%s/o", tmpdir);
+	pid = start_daemon(log, state, NULL);
+	wait_atrace(pid, log);
+	t = health_trace(state, "skipped_other_owner", &j);
+	ck_assert_msg(t != NULL, "health never said skipped; see %s", log);
+	ck_assert_int_gt(jint0(t, "atrace_foreign"), 0);
+	ck_assert_int_eq(jint0(t, "atrace_flags"), 0x100);
+	ck_assert_int_eq(jint0(t, "atrace_takeovers"), 0);
+	jm_free(j);
+	/* a second later it is still the other tracer's */
+	tu_sleep_ms(1000);
+	ck_assert_str_eq(prop(ATCAT_TAGS_PROP), "0x100");
+	ck_assert_str_eq(prop(ATCAT_APP_NUMBER_PROP), "(unset)");
+	ck_assert_str_eq(prop("debug.atrace.app_0"), "(unset)");
+
+	/* the other tracer stops as atrace does */
+	prop_set(ATCAT_TAGS_PROP, "0");
+	ck_assert_msg(prop_wait(ATCAT_TAGS_PROP, "0x6"), "not taken over; "
+	    "see %s", log);
+	ck_assert_str_eq(prop(ATCAT_APP_NUMBER_PROP), "2");
+	t = health_trace(state, "on", &j);
+	ck_assert_msg(t != NULL, "health never said on; see %s", log);
+	jm_free(j);
+
+	/* a tracer starts while vitalsd holds them: apps, then tags */
+	prop_set("debug.atrace.app_0", "com.their");
+	prop_set(ATCAT_APP_NUMBER_PROP, "1");
+	prop_set(ATCAT_TAGS_PROP, "0x22");
+	t = health_trace(state, "skipped_other_owner", &j);
+	ck_assert_msg(t != NULL, "did not step back; see %s", log);
+	ck_assert_int_eq(jint0(t, "atrace_flags"), 0x22);
+	jm_free(j);
+	stop_daemon(pid);
+	ck_assert_str_eq(prop(ATCAT_TAGS_PROP), "0x22");
+	ck_assert_str_eq(prop(ATCAT_APP_NUMBER_PROP), "1");
+	ck_assert_str_eq(prop("debug.atrace.app_0"), "com.their");
+	ck_assert_str_eq(prop("debug.atrace.app_1"), "*");
+
+	/* the stored windows: skipped, on, skipped again; one take-over,
+	 * one step back, foreign checks counted */
+	snprintf(db, sizeof(db), "%s/vitals.db", state);
+	ck_assert_int_eq(store_open(db, NULL, &s), 0);
+	ck_assert_int_eq(store_exec(s, "SELECT group_concat(value, ',') FROM "
+	    "(SELECT DISTINCT value FROM window_count WHERE kind = 'trace' "
+	    "AND key = 'cat_state' ORDER BY value)", v, sizeof(v)), 0);
+	snprintf(db, sizeof(db), "%u,%u", ATCAT_ON,
+	    ATCAT_SKIPPED_OTHER_OWNER);
+	ck_assert_msg(strstr(v, db) != NULL, "stored states %s", v);
+	ck_assert_int_eq(store_exec(s, "SELECT sum(value) FROM window_count "
+	    "WHERE kind = 'trace' AND key = 'cat_takeovers'", v, sizeof(v)),
+	    0);
+	ck_assert_str_eq(v, "1");
+	ck_assert_int_eq(store_exec(s, "SELECT sum(value) FROM window_count "
+	    "WHERE kind = 'trace' AND key = 'cat_yields'", v, sizeof(v)), 0);
+	ck_assert_str_eq(v, "1");
+	ck_assert_int_eq(store_exec(s, "SELECT sum(value) FROM window_count "
+	    "WHERE kind = 'trace' AND key = 'cat_foreign'", v, sizeof(v)), 0);
+	ck_assert_int_ge(atoi(v), 10);
+	store_close(s);
+}
+END_TEST
+
+static Suite *
+atcat_daemon_suite(void)
+{
+	Suite *s = suite_create("atrace_cat_daemon");
+	TCase *tc = tcase_create("kernel");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_set_and_restore);
+	tcase_add_test(tc, test_failed_start);
+	tcase_add_test(tc, test_other_owner);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	const char *b = getenv("VITALS_BUILDDIR");
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "check_atrace_cat_daemon: needs root\n");
+		return 77;
+	}
+	snprintf(client_path, sizeof(client_path), "%s/client/vitals",
+	    b ? b : ".");
+	return tu_run(atcat_daemon_suite());
+}
