@@ -116,8 +116,9 @@ void fmt_process(struct sbuf *o, const Vitals__ProcessInfo *pi, int32_t pid,
 void fmt_health(struct sbuf *o, const Vitals__Health *h,
     const struct fmt_ctx *c);
 void fmt_burst(struct sbuf *o, const Vitals__BurstAck *a, uint32_t asked_ms);
-/* fmt_gpumem.c: dumpsys gpu's layout, and more */
-void fmt_gpumem(struct sbuf *o, const Vitals__GpuMem *g);
+/* fmt_gpumem.c: dumpsys gpu --gpumem line for line; verbose: and more */
+void fmt_gpumem(struct sbuf *o, const Vitals__GpuMem *g, bool verbose);
+void fmt_gpumem_health(struct sbuf *o, const Vitals__GpuMemState *s);
 /* format_trace.c: `vitals trace` (ftrace, issue 7) */
 void fmt_trace(struct sbuf *o, const Vitals__TraceList *tl);
 void fmt_trace_health(struct sbuf *o, const Vitals__TraceHealth *h);

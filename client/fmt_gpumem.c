@@ -1,27 +1,41 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * `vitals gpumem`: GPU memory in the layout of `dumpsys gpu --gpumem`
- * ("Memory snapshot for GPU N:", "Global total: BYTES" or "N/A",
- * "Proc PID total: BYTES" by pid), so scripts that parse that keep
- * working, plus what dumpsys leaves out: the map's state, process names,
- * stale pairs, saturation and, over a span, min, max and growth.
+ * `vitals gpumem`. The default text is what `dumpsys gpu --gpumem` prints,
+ * line for line, so whatever parses that parses this (doc/gpumem.md has
+ * the rules, taken from GpuMem::dump and GpuService::doDump):
+ *
+ *   "Failed to initialize GPU memory eBPF"   no map could be opened
+ *   "GPU memory total usage map is empty"    the walk found nothing
+ *   per GPU: "Memory snapshot for GPU %u:", then "Global total: %llu" (pid
+ *   0) or "Global total: N/A", then "Proc %u total: %llu" by pid ascending
+ *   and, after it all, the empty line GpuService appends to each section.
+ *
+ * The map's state, the pin read, names, stale marks, imported sizes,
+ * saturation and a span's min, max and growth are for --verbose (and
+ * --json, which has every field).
  */
+#include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "client.h"
 
 #define ULL(x) ((unsigned long long)(x))
 
-static void
-state_line(struct sbuf *o, const Vitals__GpuMemState *s)
+/* The map's state, the pin read and the warnings (health, --verbose). */
+void
+fmt_gpumem_health(struct sbuf *o, const Vitals__GpuMemState *s)
 {
 	sbuf_printf(o, "GPU memory: %s", s->state ? s->state : "unknown");
 	if (s->why && *s->why)
 		sbuf_printf(o, " (%s%s%s)", s->why, s->err ? ": " : "",
 		    s->err ? strerror(s->err) : "");
-	sbuf_printf(o, "; %s map, %u of %u entries\n",
-	    s->source ? s->source : "none", s->entries, s->capacity);
+	sbuf_printf(o, "; %s map", s->source ? s->source : "none");
+	if (s->map_path && *s->map_path)
+		sbuf_printf(o, " %s", s->map_path);
+	sbuf_printf(o, ", %u of %u entries%s\n", s->entries, s->capacity,
+	    s->imported ? ", imported sizes" : "");
 	if (s->saturated)
 		sbuf_printf(o, "Warning: map saturated (%u of %u entries): "
 		    "GPU memory of further (gpu, pid) pairs is not recorded\n",
@@ -35,57 +49,114 @@ state_line(struct sbuf *o, const Vitals__GpuMemState *s)
 		    s->vanished, s->truncated);
 }
 
+/* What --verbose adds after a line's bytes. */
 static void
-proc_line(struct sbuf *o, const Vitals__GpuProc *p, bool span)
+extras(struct sbuf *o, const Vitals__GpuMem *g, const Vitals__GpuProc *p)
 {
-	sbuf_printf(o, "Proc %u total: %llu", (unsigned)p->pid,
-	    ULL(p->bytes));
-	if (p->stale)
-		sbuf_puts(o, " [stale]");
-	else if (p->name && *p->name)
-		sbuf_printf(o, " %s", p->name);
-	if (span)
+	if (g->state && g->state->imported)
+		sbuf_printf(o, " (imported %llu)", ULL(p->imported_bytes));
+	if (p->pid != 0) {
+		if (p->stale)
+			sbuf_puts(o, " [stale]");
+		else if (p->name && *p->name)
+			sbuf_printf(o, " %s", p->name);
+	}
+	if (g->since_ns > 0)
 		sbuf_printf(o, " (min %llu, max %llu, growth %+lld)",
 		    ULL(p->min_bytes), ULL(p->max_bytes),
 		    (long long)(p->bytes - p->first_bytes));
-	sbuf_putc(o, '\n');
+}
+
+/* dumpsys's order: by GPU, then pid as an unsigned number (its key). */
+static int
+proc_cmp(const void *a, const void *b)
+{
+	const Vitals__GpuProc *x = *(Vitals__GpuProc *const *)a;
+	const Vitals__GpuProc *y = *(Vitals__GpuProc *const *)b;
+	uint32_t px = (uint32_t)x->pid, py = (uint32_t)y->pid;
+
+	if (x->gpu_id != y->gpu_id)
+		return x->gpu_id < y->gpu_id ? -1 : 1;
+	if (px != py)
+		return px < py ? -1 : 1;
+	return x->starttime < y->starttime ? -1 : x->starttime > y->starttime;
+}
+
+/*
+ * dumpsys's two messages: "Failed to initialize" while GpuService holds
+ * no valid map (nothing pinned, or it could not be opened), "empty" when
+ * its first get-next-key fails: an empty map, or a walk the kernel
+ * refused.
+ */
+static const char *
+dumpsys_message(const Vitals__GpuMem *g)
+{
+	const Vitals__GpuMemState *s = g->state;
+
+	if (s == NULL || s->state == NULL)
+		return "Failed to initialize GPU memory eBPF\n";
+	if (!strcmp(s->state, "ok") && g->n_procs > 0)
+		return NULL;
+	if (!strcmp(s->state, "ok") || !strcmp(s->state, "empty") ||
+	    (!strcmp(s->state, "traversal error") && s->why &&
+	    !strcmp(s->why, "traversal failed")))
+		return "GPU memory total usage map is empty\n";
+	return "Failed to initialize GPU memory eBPF\n";
 }
 
 void
-fmt_gpumem(struct sbuf *o, const Vitals__GpuMem *g)
+fmt_gpumem(struct sbuf *o, const Vitals__GpuMem *g, bool verbose)
 {
-	bool span = g->since_ns > 0;
+	const Vitals__GpuProc **v = NULL;
+	const char *msg;
 	size_t i, j;
 
-	if (g->state)
-		state_line(o, g->state);
-	if (span) {
+	if (g->since_ns > 0)
+		verbose = true; /* a span has no dumpsys form */
+	if (verbose && g->state)
+		fmt_gpumem_health(o, g->state);
+	if (verbose && g->since_ns > 0) {
 		char d[16];
 
 		duration_format(d, sizeof(d), g->since_ns);
 		sbuf_printf(o, "Over the last %s\n", d);
 	}
-	/* procs come by gpu, then pid: one section per GPU */
+	if (!verbose && (msg = dumpsys_message(g)) != NULL) {
+		sbuf_puts(o, msg);
+		sbuf_putc(o, '\n');
+		return;
+	}
+	if (g->n_procs && (v = malloc(g->n_procs * sizeof(*v))) == NULL) {
+		o->err = -ENOMEM;
+		return;
+	}
+	for (i = 0; i < g->n_procs; i++)
+		v[i] = g->procs[i];
+	if (g->n_procs > 1)
+		qsort(v, g->n_procs, sizeof(*v), proc_cmp);
 	for (i = 0; i < g->n_procs; i = j) {
-		uint32_t gpu = g->procs[i]->gpu_id;
+		uint32_t gpu = v[i]->gpu_id;
 
 		sbuf_printf(o, "Memory snapshot for GPU %u:\n", gpu);
-		if (g->procs[i]->pid == 0) {
-			const Vitals__GpuProc *p = g->procs[i];
-
-			sbuf_printf(o, "Global total: %llu", ULL(p->bytes));
-			if (span)
-				sbuf_printf(o, " (min %llu, max %llu, growth "
-				    "%+lld)", ULL(p->min_bytes),
-				    ULL(p->max_bytes),
-				    (long long)(p->bytes - p->first_bytes));
+		if (v[i]->pid == 0) {
+			sbuf_printf(o, "Global total: %llu", ULL(v[i]->bytes));
+			if (verbose)
+				extras(o, g, v[i]);
 			sbuf_putc(o, '\n');
 			j = i + 1;
 		} else {
 			sbuf_puts(o, "Global total: N/A\n");
 			j = i;
 		}
-		for (; j < g->n_procs && g->procs[j]->gpu_id == gpu; j++)
-			proc_line(o, g->procs[j], span);
+		for (; j < g->n_procs && v[j]->gpu_id == gpu; j++) {
+			sbuf_printf(o, "Proc %u total: %llu",
+			    (unsigned)v[j]->pid, ULL(v[j]->bytes));
+			if (verbose)
+				extras(o, g, v[j]);
+			sbuf_putc(o, '\n');
+		}
 	}
+	if (!verbose)
+		sbuf_putc(o, '\n'); /* GpuService ends its section so */
+	free(v);
 }

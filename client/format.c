@@ -780,6 +780,8 @@ fmt_health(struct sbuf *o, const Vitals__Health *h, const struct fmt_ctx *c)
 	} else {
 		sbuf_puts(o, "Control: n/a\n");
 	}
+	if (h->gpu_mem)
+		fmt_gpumem_health(o, h->gpu_mem);
 	fmt_trace_health(o, h->trace); /* ftrace, ATrace categories */
 	fmt_hp_health(o, h->heapprofd); /* issue 8 */
 	if (h->privileges)

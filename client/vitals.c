@@ -34,7 +34,9 @@ enum {
 	O_METHOD = 1 << 12,
 	/* trace (issue 7) */
 	O_PROCESS = 1 << 13,
-	O__COUNT = 14,	   /* bits above */
+	/* gpumem: more than dumpsys prints */
+	O_VERBOSE = 1 << 14,
+	O__COUNT = 15,	   /* bits above */
 };
 
 struct opts {
@@ -55,6 +57,7 @@ struct opts {
 	int32_t wss_pid;
 	const char *wss_mode, *wss_name, *wss_method;
 	const char *process;	/* trace: --process NAME|PID */
+	bool verbose;		/* gpumem: state, names, stale marks */
 	char **args; /* operands after the command */
 	int nargs;
 	struct fmt_ctx fc;
@@ -91,7 +94,9 @@ usage(int status)
 	    "  watch [--interval S] [--count N] [-n N]\n"
 	    "                              refreshing summary\n"
 	    "  dump [-n N]                 the daemon's own text dump\n"
-	    "  gpumem [--since DURATION]   GPU memory per process (dumpsys gpu)\n"
+	    "  gpumem [--verbose] [--since DURATION]\n"
+	    "                              GPU memory per process, as dumpsys gpu\n"
+	    "                              --gpumem prints it (-v: and more)\n"
 	    "  heapprofd start (--pid PID | --name NAME) [--duration D]\n"
 	    "      [--dry-run]             heap profile session (trusted)\n"
 	    "  heapprofd list [-n N]       session records, newest first\n"
@@ -388,8 +393,7 @@ cmd_dump(struct opts *o)
 static void
 text_gpumem(struct sbuf *b, const Vitals__Response *r, const struct opts *o)
 {
-	(void)o;
-	fmt_gpumem(b, r->gpu_mem);
+	fmt_gpumem(b, r->gpu_mem, o->verbose);
 }
 
 /* The map now; with --since, the stored windows of that span. */
@@ -709,7 +713,7 @@ static const struct cmd cmds[] = {
 	{ "burst", cmd_burst, 0, 0, 1 },
 	{ "watch", cmd_watch, O_INTERVAL | O_COUNT | O_N, 0, 0 },
 	{ "dump", cmd_dump, O_N, 0, 0 },
-	{ "gpumem", cmd_gpumem, O_SINCE, 0, 0 },
+	{ "gpumem", cmd_gpumem, O_SINCE | O_VERBOSE, 0, 0 },
 	{ "heapprofd", cmd_heapprofd, O_PID | O_NAME | O_DURATION | O_DRY_RUN |
 	    O_N, 1, 2 },
 	{ "wss", cmd_wss, O_PID | O_MODE | O_NAME | O_METHOD, 0, 2 },
@@ -767,6 +771,8 @@ opt_name(unsigned bit)
 		return "--method";
 	case O_PROCESS:
 		return "--process";
+	case O_VERBOSE:
+		return "--verbose";
 	default:
 		return "--starttime";
 	}
@@ -794,6 +800,7 @@ main(int argc, char *argv[])
 		{ "mode", required_argument, NULL, 11 },
 		{ "method", required_argument, NULL, 12 },
 		{ "process", required_argument, NULL, 13 },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o;
@@ -808,7 +815,7 @@ main(int argc, char *argv[])
 	o.timeout_ms = VITALS_TIMEOUT_MS;
 	o.interval_ns = 2 * VITALS_NSEC_PER_SEC;
 	/* Options may follow the command: "vitals top --json -n 5". */
-	while ((ch = getopt_long(argc, argv, "s:jt:hVn:", longopts,
+	while ((ch = getopt_long(argc, argv, "s:jt:hVn:v", longopts,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 's':
@@ -902,6 +909,10 @@ main(int argc, char *argv[])
 		case 13:
 			o.process = optarg;
 			o.given |= O_PROCESS;
+			break;
+		case 'v':
+			o.verbose = true;
+			o.given |= O_VERBOSE;
 			break;
 		default:
 			usage(VX_USAGE);

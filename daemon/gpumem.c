@@ -29,6 +29,7 @@ struct gpu_ent {
 	uint64_t key;	/* (gpu_id << 32) | pid */
 	uint64_t bytes; /* last known total; 0 after a delete */
 	uint64_t min_bytes, max_bytes; /* in the open window */
+	uint64_t imported; /* of bytes, imported (16-byte map values only) */
 	uint64_t starttime; /* bound instance; 0: never bound */
 	int64_t report_ns;  /* CLOCK_BOOTTIME when its total last changed */
 	char name[VITALS_NAME_LEN];
@@ -40,7 +41,9 @@ struct gpu_ent {
 
 struct gpumem {
 	struct gpumem_opts o;
-	char *map_path;
+	char *map_path; /* one path, or several tried in order (':') */
+	char *map_used; /* the one opened or failing; NULL: none */
+	uint32_t value_size; /* of the open map: GPUMEM_VAL_* */
 	char *bpffs;
 	char *tracefs;	/* NULL: the usual mounts */
 	int fd;	/* the map; -1: none open */
@@ -118,14 +121,37 @@ set_state(struct gpumem *g, uint32_t state, uint32_t why, int err)
 	g->err = err;
 }
 
-/* Open the pin; NOT_INIT while there is none, ERROR when it is unusable. */
+/*
+ * Open the first pin of the list that exists (AOSP main's name, then the
+ * older one, by default): NOT_INIT while there is none, ERROR when the
+ * first that exists is unusable. A later name is no excuse for a broken
+ * earlier one: a pin that exists but cannot be read is reported as it is.
+ */
 static int
 open_pinned(struct gpumem *g)
 {
-	uint32_t cap;
-	int fd, r;
+	const char *p = g->map_path, *end;
+	uint32_t cap, vsz;
+	char *path;
+	int fd, r = -ENOENT;
 
-	r = gpumem_map_open(g->map_path, &fd, &cap);
+	free(g->map_used);
+	g->map_used = NULL;
+	for (; *p; p = *end ? end + 1 : end) {
+		if ((end = strchr(p, ':')) == NULL)
+			end = p + strlen(p);
+		if (end == p)
+			continue;
+		if ((path = strndup(p, (size_t)(end - p))) == NULL)
+			return -ENOMEM;
+		r = gpumem_map_open(path, &fd, &cap, &vsz);
+		if (r == -ENOENT) {
+			free(path);
+			continue;
+		}
+		g->map_used = path;
+		break;
+	}
 	if (r == -ENOENT) {
 		set_state(g, GPUMEM_NOT_INIT, GPUMEM_WHY_NO_MAP, 0);
 		return r;
@@ -137,9 +163,16 @@ open_pinned(struct gpumem *g)
 	}
 	g->fd = fd;
 	g->capacity = cap;
+	g->value_size = vsz;
 	g->source = GPUMEM_SRC_PINNED;
 	set_state(g, GPUMEM_EMPTY, GPUMEM_WHY_NONE, 0);
 	return 0;
+}
+
+const char *
+gpumem_map_used(const struct gpumem *g)
+{
+	return g->map_used ? g->map_used : "";
 }
 
 int
@@ -152,6 +185,7 @@ gpumem_new(const struct gpumem_opts *o, struct gpumem **ret)
 		return -ENOMEM;
 	g->o = *o;
 	g->fd = -1;
+	g->value_size = GPUMEM_VAL_TOTAL;
 	g->hz = (unsigned)sysconf(_SC_CLK_TCK);
 	if (g->hz == 0)
 		g->hz = 100;
@@ -202,6 +236,7 @@ gpumem_free(struct gpumem *g)
 	gpumem_walk_release(&g->wk);
 	free(g->e);
 	free(g->map_path);
+	free(g->map_used);
 	free(g->bpffs);
 	free(g->tracefs);
 	free(g);
@@ -331,6 +366,7 @@ traverse(struct gpumem *g, int64_t mono_ns)
 	int r;
 
 	g->acc.traversals++;
+	g->wk.value_size = g->value_size;
 	if ((r = gpumem_map_walk(g->fd, g->capacity, &g->wk)) < 0) {
 		g->acc.traversal_fail++;
 		set_state(g, GPUMEM_ERROR, GPUMEM_WHY_TRAVERSE, r);
@@ -347,6 +383,7 @@ traverse(struct gpumem *g, int64_t mono_ns)
 		if (fresh || !e->present || e->bytes != g->wk.val[i])
 			e->report_ns = boot_ns; /* a report since the last look */
 		ent_value(e, g->wk.val[i]);
+		e->imported = g->wk.imp ? g->wk.imp[i] : 0;
 		e->present = true;
 		e->gen = g->gen;
 		ent_attribute(g, e);
@@ -359,6 +396,7 @@ traverse(struct gpumem *g, int64_t mono_ns)
 		if (e->gen != g->gen && e->present) {
 			e->present = false;
 			ent_value(e, 0);
+			e->imported = 0;
 		}
 	}
 	g->acc.entries = (uint32_t)g->wk.n;
@@ -462,6 +500,8 @@ gpumem_note_event(struct gpumem *g, uint32_t gpu_id, int32_t pid,
 	if ((e = ent_get(g, key, &fresh)) == NULL)
 		return;
 	ent_value(e, size);
+	if (size == 0)
+		e->imported = 0; /* else: the next traversal brings it */
 	e->present = size != 0;
 	/* the event's time on CLOCK_BOOTTIME, as starttime counts */
 	e->report_ns = mono_ns + (clock_ns(CLOCK_BOOTTIME) -
@@ -502,6 +542,7 @@ ent_out(const struct gpu_ent *e, struct window_gpu_proc *p)
 	p->bytes = e->bytes;
 	p->min_bytes = e->min_bytes;
 	p->max_bytes = e->max_bytes;
+	p->imported_bytes = e->imported;
 	if (!e->stale)
 		memcpy(p->name, e->name, sizeof(p->name));
 }
@@ -515,6 +556,7 @@ fill_state(const struct gpumem *g, struct window_gpumem *st)
 	st->err = g->err;
 	st->source = g->source;
 	st->capacity = g->capacity;
+	st->imported = g->fd >= 0 && g->value_size == GPUMEM_VAL_IMPORTED;
 	if (g->state == GPUMEM_EMPTY || g->state == GPUMEM_OK)
 		st->saturated |= gpumem_saturated(st->entries, g->capacity);
 }
@@ -683,19 +725,24 @@ dump_window_gpumem(const struct window *w, struct vbuf *out)
 
 	if (g->state == GPUMEM_UNKNOWN)
 		return;
-	vbuf_printf(out, "gpu memory: %s%s%s (%s map, %u of %u entries%s)\n",
-	    gpumem_state_name(g->state), g->why ? ": " : "",
+	vbuf_printf(out, "gpu memory: %s%s%s (%s map, %u of %u entries%s%s)"
+	    "\n", gpumem_state_name(g->state), g->why ? ": " : "",
 	    gpumem_why_name(g->why), gpumem_source_name(g->source),
-	    g->entries, g->capacity, g->saturated ? ", saturated" : "");
+	    g->entries, g->capacity, g->saturated ? ", saturated" : "",
+	    g->imported ? ", imported sizes" : "");
 	for (i = 0; i < w->n_gpu; i++) {
 		const struct window_gpu_proc *p = &w->gpu[i];
 
 		vbuf_printf(out, "  gpu %u pid %d %s%s bytes %llu"
-		    " (min %llu max %llu)\n", p->gpu_id, p->pid,
+		    " (min %llu max %llu)", p->gpu_id, p->pid,
 		    p->pid == 0 ? "global" : p->name,
 		    p->stale ? " [stale]" : "",
 		    (unsigned long long)p->bytes,
 		    (unsigned long long)p->min_bytes,
 		    (unsigned long long)p->max_bytes);
+		if (g->imported)
+			vbuf_printf(out, " imported %llu",
+			    (unsigned long long)p->imported_bytes);
+		vbuf_printf(out, "\n");
 	}
 }

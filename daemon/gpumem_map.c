@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Reading a GpuMem total map: open a pin read-only, check it has AOSP's
- * layout, and walk it with get-next-key. Only bpf() system calls, so the
+ * layout (or the same with an imported size beside the total), and walk
+ * it with get-next-key. Only bpf() system calls, so the
  * reader works in a build without libbpf too.
  *
  * The walk is a best-effort snapshot. A hash map's get-next-key starts
@@ -30,9 +31,12 @@ sys_bpf(int cmd, union bpf_attr *attr)
 	return r < 0 ? -errno : (int)r;
 }
 
-/* 0 and the pair's value, -ENOENT when the key is gone. */
+/*
+ * 0 and the pair's value, -ENOENT when the key is gone. The kernel copies
+ * value_size bytes (8 or 16, checked at open): ret always has room for 16.
+ */
 static int
-map_lookup(int fd, uint64_t key, uint64_t *ret)
+map_lookup(int fd, uint64_t key, uint64_t ret[2])
 {
 	union bpf_attr a;
 
@@ -56,9 +60,15 @@ map_next(int fd, const uint64_t *prev, uint64_t *ret)
 	return sys_bpf(BPF_MAP_GET_NEXT_KEY, &a);
 }
 
-/* 0 when fd is a HASH map of u64 → u64; -EPROTOTYPE otherwise. */
+/*
+ * 0 when fd is a HASH map with a u64 key and a value of GPUMEM_VAL_TOTAL
+ * (AOSP's u64 total) or GPUMEM_VAL_IMPORTED bytes ({u64 total, u64
+ * imported}: the gpu_mem_total tracepoint's size and imported_size, in the
+ * event's order); -EPROTOTYPE for any other layout. The size comes from the
+ * kernel's own record of the map, never guessed from the data.
+ */
 int
-gpumem_map_check(int fd, uint32_t *ret_capacity)
+gpumem_map_layout(int fd, uint32_t *ret_capacity, uint32_t *ret_value_size)
 {
 	struct bpf_map_info info;
 	union bpf_attr a;
@@ -72,9 +82,27 @@ gpumem_map_check(int fd, uint32_t *ret_capacity)
 	if ((r = sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a)) < 0)
 		return r;
 	if (info.type != BPF_MAP_TYPE_HASH || info.key_size != 8 ||
-	    info.value_size != 8 || info.max_entries == 0)
+	    (info.value_size != GPUMEM_VAL_TOTAL &&
+	    info.value_size != GPUMEM_VAL_IMPORTED) || info.max_entries == 0)
 		return -EPROTOTYPE;
 	*ret_capacity = info.max_entries;
+	*ret_value_size = info.value_size;
+	return 0;
+}
+
+/* 0 when fd is a HASH map of u64 → u64 (what the own program writes);
+ * -EPROTOTYPE otherwise. */
+int
+gpumem_map_check(int fd, uint32_t *ret_capacity)
+{
+	uint32_t cap, vsz;
+	int r;
+
+	if ((r = gpumem_map_layout(fd, &cap, &vsz)) < 0)
+		return r;
+	if (vsz != GPUMEM_VAL_TOTAL)
+		return -EPROTOTYPE;
+	*ret_capacity = cap;
 	return 0;
 }
 
@@ -83,10 +111,11 @@ gpumem_map_check(int fd, uint32_t *ret_capacity)
  * nothing pinned there; -EPROTOTYPE: a map of another layout.
  */
 int
-gpumem_map_open(const char *path, int *ret_fd, uint32_t *ret_capacity)
+gpumem_map_open(const char *path, int *ret_fd, uint32_t *ret_capacity,
+    uint32_t *ret_value_size)
 {
 	union bpf_attr a;
-	uint32_t cap;
+	uint32_t cap, vsz;
 	int fd, r;
 
 	memset(&a, 0, sizeof(a));
@@ -94,12 +123,13 @@ gpumem_map_open(const char *path, int *ret_fd, uint32_t *ret_capacity)
 	a.file_flags = BPF_F_RDONLY;
 	if ((fd = sys_bpf(BPF_OBJ_GET, &a)) < 0)
 		return fd;
-	if ((r = gpumem_map_check(fd, &cap)) < 0) {
+	if ((r = gpumem_map_layout(fd, &cap, &vsz)) < 0) {
 		close(fd);
 		return r;
 	}
 	*ret_fd = fd;
 	*ret_capacity = cap;
+	*ret_value_size = vsz;
 	return 0;
 }
 
@@ -135,11 +165,14 @@ seen_add(struct seen *s, uint64_t k)
 }
 
 static int
-walk_push(struct gpumem_walk *wk, uint64_t k, uint64_t v)
+walk_push(struct gpumem_walk *wk, uint64_t k, const uint64_t v[2])
 {
-	if (wk->n == wk->cap) {
-		size_t cap = wk->cap ? wk->cap * 2 : 64;
-		uint64_t *nk = realloc(wk->key, cap * sizeof(*nk)), *nv;
+	bool imp = wk->value_size == GPUMEM_VAL_IMPORTED;
+
+	if (wk->n == wk->cap || (imp && wk->imp == NULL)) {
+		size_t cap = wk->n == wk->cap ? (wk->cap ? wk->cap * 2 : 64) :
+		    wk->cap;
+		uint64_t *nk = realloc(wk->key, cap * sizeof(*nk)), *nv, *ni;
 
 		if (nk == NULL)
 			return -ENOMEM;
@@ -147,10 +180,18 @@ walk_push(struct gpumem_walk *wk, uint64_t k, uint64_t v)
 		if ((nv = realloc(wk->val, cap * sizeof(*nv))) == NULL)
 			return -ENOMEM;
 		wk->val = nv;
+		/* the imported column only for maps that have one */
+		if (imp) {
+			if ((ni = realloc(wk->imp, cap * sizeof(*ni))) == NULL)
+				return -ENOMEM;
+			wk->imp = ni;
+		}
 		wk->cap = cap;
 	}
 	wk->key[wk->n] = k;
-	wk->val[wk->n++] = v;
+	if (imp)
+		wk->imp[wk->n] = v[1];
+	wk->val[wk->n++] = v[0];
 	return 0;
 }
 
@@ -165,7 +206,7 @@ gpumem_map_walk(int fd, uint32_t capacity, struct gpumem_walk *wk)
 {
 	size_t max_steps = 4 * (size_t)capacity + 16, steps = 0, size;
 	struct seen s = { 0 };
-	uint64_t key, next, val;
+	uint64_t key, next, val[2];
 	bool again = false;
 	int r;
 
@@ -200,7 +241,7 @@ gpumem_map_walk(int fd, uint32_t capacity, struct gpumem_walk *wk)
 				wk->restarts++;
 			again = true;
 			wk->duplicates++;
-		} else if ((r = map_lookup(fd, key, &val)) == -ENOENT) {
+		} else if ((r = map_lookup(fd, key, val)) == -ENOENT) {
 			wk->vanished++;
 		} else if (r < 0) {
 			goto out;
@@ -228,5 +269,6 @@ gpumem_walk_release(struct gpumem_walk *wk)
 {
 	free(wk->key);
 	free(wk->val);
+	free(wk->imp);
 	memset(wk, 0, sizeof(*wk));
 }

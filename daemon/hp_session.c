@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "compat.h"
 #include "hp_int.h"
 
 static void
@@ -264,7 +265,7 @@ spawn_direct(struct heapprofd *hp, struct spawn_fds *f, char *why,
 		if (dup2(f->in, 0) < 0 || dup2(f->out, 1) < 0 ||
 		    dup2(f->log, 2) < 0)
 			_exit(126);
-		close_range(3, ~0U, 0);
+		compat_close_from(3);
 		execl(hp->hs->perfetto, "perfetto", "-c", "-", "-o", "-",
 		    (char *)NULL);
 		_exit(127);

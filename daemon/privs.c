@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "compat.h"
 #include "vitalsd.h"
 
 #ifndef PR_CAP_AMBIENT
@@ -357,12 +358,14 @@ privs_read(struct privs_state *ret)
 }
 
 /*
- * The threads setup started (the store writer, the query thread) share the
- * process's uids, which glibc changes in every thread, but not its
- * per-thread state: bounding set, securebits, no_new_privs and KEEPCAPS
- * belong to each thread. Each one is asked, by a signal, to trim its own
- * while still root; the uid change then leaves it no capability at all
- * (it never had KEEPCAPS), so the kept ones are the loop thread's alone.
+ * The threads setup started (the store writer, the query thread) have
+ * per-thread credentials: bounding set, securebits, no_new_privs and
+ * KEEPCAPS, and to the kernel the uids and groups too. glibc's setresuid
+ * changes the ids in every thread; bionic's only in the caller's. So each
+ * thread is asked, by a signal, to trim its own state while still root
+ * and then to switch its own ids with the system calls (compat.h): the
+ * same on both libcs. The switch leaves it no capability at all (it never
+ * had KEEPCAPS), so the kept ones are the loop thread's alone.
  */
 #define PRIVS_SECBITS (SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |            \
 	SECBIT_NO_SETUID_FIXUP | SECBIT_NO_SETUID_FIXUP_LOCKED |         \
@@ -371,6 +374,8 @@ privs_read(struct privs_state *ret)
 static sem_t thr_ack;
 static volatile sig_atomic_t thr_fail;
 static uint64_t thr_keep;
+static const struct privs_req *thr_req; /* the ids each thread takes */
+static gid_t thr_groups[VITALS_PRIVS_GROUPS];
 
 static void
 thread_trim_cb(int sig)
@@ -399,12 +404,15 @@ thread_trim_cb(int sig)
 	    SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED, 0, 0, 0) <
 	    0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		thr_fail = 1;
+	if (compat_thread_setids((uid_t)thr_req->uid, (gid_t)thr_req->gid,
+	    thr_req->ngroups, thr_groups) < 0)
+		thr_fail = 1;
 	sem_post(&thr_ack);
 	errno = saved;
 }
 
 static int
-trim_threads(uint64_t keep)
+trim_threads(uint64_t keep, const struct privs_req *req)
 {
 	struct sigaction sa = { .sa_handler = thread_trim_cb }, old;
 	int sig = SIGRTMIN + 3, n = 0, r = 0;
@@ -415,6 +423,10 @@ trim_threads(uint64_t keep)
 	if ((d = opendir("/proc/self/task")) == NULL)
 		return -errno;
 	thr_keep = keep;
+	thr_req = req;
+	for (n = 0; n < (int)req->ngroups; n++)
+		thr_groups[n] = (gid_t)req->groups[n];
+	n = 0;
 	thr_fail = 0;
 	sem_init(&thr_ack, 0, 0);
 	sigemptyset(&sa.sa_mask);
@@ -586,7 +598,7 @@ privs_drop(const struct privs_req *req, struct privs_state *ret)
 	}
 	last = cap_last();
 	/* Setup's threads first, while they are root (see trim_threads). */
-	if ((r = trim_threads(keep)) < 0) {
+	if ((r = trim_threads(keep, req)) < 0) {
 		log_warnx("privileges: trimming the other threads: %s",
 		    strerror(-r));
 		return r;
@@ -597,10 +609,10 @@ privs_drop(const struct privs_req *req, struct privs_state *ret)
 	}
 	for (i = 0; i < req->ngroups; i++)
 		g[i] = (gid_t)req->groups[i];
-	if (setgroups(req->ngroups, g) < 0 ||
-	    setresgid(req->gid, req->gid, req->gid) < 0 ||
-	    setresuid(req->uid, req->uid, req->uid) < 0) {
-		r = -errno;
+	/* this thread's own ids: the others switched theirs above */
+	if ((r = compat_thread_setids((uid_t)req->uid, (gid_t)req->gid,
+	    req->ngroups, g)) < 0) {
+		errno = -r;
 		log_warn("privileges: switching to uid %u gid %u", req->uid,
 		    req->gid);
 		return r;

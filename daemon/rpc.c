@@ -7,6 +7,7 @@
  * code of the daemon that knows the wire format.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -431,6 +432,8 @@ pb_health(struct rpc_arena *a, const struct rpc_ctx *ctx)
 
 		gpumem_get_state(info->gpumem, &gs);
 		TRY(m->gpu_mem = rpc_pb_gpumem_state(a, &gs));
+		TRY(m->gpu_mem->map_path = rpc_pb_str(a,
+		    gpumem_map_used(info->gpumem), PATH_MAX));
 	}
 	/* issue 8: NULL without a daemon (unit tests) */
 	m->heapprofd = rpc_pb_hp_health(a, ctx);
@@ -686,7 +689,9 @@ answer_gpumem(const struct rpc_ctx *ctx, const Vitals__Request *req,
 	if ((r = gpumem_view(ctx->info->gpumem, &v)) < 0)
 		return r;
 	r = -ENOMEM;
-	if ((gm.state = rpc_pb_gpumem_state(&a, &v.st)) == NULL)
+	if ((gm.state = rpc_pb_gpumem_state(&a, &v.st)) == NULL ||
+	    (gm.state->map_path = rpc_pb_str(&a,
+	    gpumem_map_used(ctx->info->gpumem), PATH_MAX)) == NULL)
 		goto out;
 	if (v.n && (gm.procs = rpc_arena_alloc(&a, v.n *
 	    sizeof(*gm.procs))) == NULL)

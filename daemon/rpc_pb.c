@@ -463,6 +463,7 @@ rpc_pb_gpumem_state(struct rpc_arena *a, const struct window_gpumem *g)
 	m->traverse_ns_max = g->traverse_ns_max;
 	m->tp_events = g->tp_events;
 	m->insert_fail = g->insert_fail;
+	m->imported = g->imported;
 	return m;
 }
 
@@ -482,6 +483,7 @@ rpc_pb_gpu_proc(struct rpc_arena *a, const struct window_gpu_proc *p,
 	m->min_bytes = p->min_bytes;
 	m->max_bytes = p->max_bytes;
 	m->stale = p->stale;
+	m->imported_bytes = p->imported_bytes;
 	if (sp) {
 		m->first_bytes = sp->first_bytes;
 		m->windows = sp->windows;

@@ -378,6 +378,8 @@ struct window_gpu_proc {
 	uint64_t starttime; /* process instance; 0 when stale/unknown */
 	uint64_t bytes;	    /* at window end */
 	uint64_t min_bytes, max_bytes; /* within the window */
+	uint64_t imported_bytes; /* of bytes, imported (window_gpumem.imported
+				  * maps only; not stored) */
 	bool stale;
 	char name[VITALS_NAME_LEN]; /* process name when attributed, else "" */
 };
@@ -431,6 +433,8 @@ struct window_gpumem {
 	uint64_t traverse_ns, traverse_ns_max;
 	uint64_t tp_events;   /* own program: tracepoint hits, Δ */
 	uint64_t insert_fail; /* own program: inserts the full map refused, Δ */
+	bool imported;	      /* the map's values carry an imported size
+			       * (16-byte values; not stored) */
 };
 struct window_wss; /* wss.c's part of a window, defined with wss.c */
 /* ------------------------------------------ ftrace figures of a window */
@@ -1399,7 +1403,14 @@ void collector_set_close_hook(struct collector *c, window_close_hook fn,
 
 /* ------------------------------------------- gpumem.c, gpumem_bpf.c */
 
-#define VITALS_GPUMEM_MAP "/sys/fs/bpf/map_gpuMem_gpu_mem_total_map"
+/*
+ * The platform's pins, tried in order (a ':'-separated list): AOSP main's
+ * gpu_mem.o pins map_gpu_mem_gpu_mem_total_map; Android 15 and older
+ * (gpuMem.o) pin map_gpuMem_gpu_mem_total_map.
+ */
+#define VITALS_GPUMEM_MAP_MAIN "/sys/fs/bpf/map_gpu_mem_gpu_mem_total_map"
+#define VITALS_GPUMEM_MAP_OLD "/sys/fs/bpf/map_gpuMem_gpu_mem_total_map"
+#define VITALS_GPUMEM_MAP VITALS_GPUMEM_MAP_MAIN ":" VITALS_GPUMEM_MAP_OLD
 #define VITALS_GPUMEM_ATTACH_S 30 /* own program: attach retry time */
 
 /* Config `gpumem_load`: may vitalsd load its own program. */
@@ -1414,7 +1425,8 @@ typedef int (*gpumem_lookup_fn)(void *arg, int32_t pid,
     uint64_t *ret_starttime, char *ret_name, size_t namesz);
 
 struct gpumem_opts {
-	const char *map_path; /* the platform map; NULL: VITALS_GPUMEM_MAP */
+	const char *map_path; /* the platform map, or ':'-separated maps tried
+			       * in order; NULL: VITALS_GPUMEM_MAP */
 	const char *bpffs;    /* own program's pins; NULL: not pinned */
 	unsigned load;	      /* enum gpumem_load */
 	unsigned attach_s;    /* own program: retry attaching this long */
@@ -1468,19 +1480,28 @@ int gpumem_view(const struct gpumem *g, struct gpumem_view *ret);
 void gpumem_view_release(struct gpumem_view *v);
 unsigned gpumem_state(const struct gpumem *g, unsigned *ret_why,
     int *ret_err);
+/* The pin read now, or the one whose open failed; "" none (own map). */
+const char *gpumem_map_used(const struct gpumem *g);
 void dump_window_gpumem(const struct window *w, struct vbuf *out);
 int window_gpu_merge(struct window *acc, const struct window *src);
 
 /* gpumem_map.c: one read of a map with AOSP's layout, bpf() calls only */
+#define GPUMEM_VAL_TOTAL 8     /* value: u64 total bytes (AOSP) */
+#define GPUMEM_VAL_IMPORTED 16 /* value: u64 total, u64 imported of it */
 struct gpumem_walk {
+	uint32_t value_size; /* GPUMEM_VAL_*; 0: GPUMEM_VAL_TOTAL */
 	uint64_t *key, *val; /* n pairs, each key once */
+	uint64_t *imp;	     /* imported bytes; NULL unless value_size 16 */
 	size_t n, cap;
 	uint32_t restarts, vanished, duplicates;
 	bool truncated;
 };
 
-int gpumem_map_open(const char *path, int *ret_fd, uint32_t *ret_capacity);
+int gpumem_map_open(const char *path, int *ret_fd, uint32_t *ret_capacity,
+    uint32_t *ret_value_size);
 int gpumem_map_check(int fd, uint32_t *ret_capacity);
+int gpumem_map_layout(int fd, uint32_t *ret_capacity,
+    uint32_t *ret_value_size);
 int gpumem_map_walk(int fd, uint32_t capacity, struct gpumem_walk *ret);
 void gpumem_walk_release(struct gpumem_walk *wk);
 

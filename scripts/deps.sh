@@ -17,6 +17,8 @@ test_pkgs+=(systemd)
 test_pkgs+=(man-db)
 # bench/ftrace_flood.sh: the peer (trace-cmd) and /usr/bin/time
 test_pkgs+=(time)
+# scripts/bionic/check.sh: nm over the build's objects
+test_pkgs+=(binutils)
 # tests/check_sepolicy.sh: the policy compiled as AOSP builds it
 # (m4, checkpolicy; setfiles -c checks file_contexts)
 test_pkgs+=(m4 checkpolicy policycoreutils)

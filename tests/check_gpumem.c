@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "gpumem_dumpsys.h"
 #include "testutil.h"
 #include "vitalsd.h"
 
@@ -492,7 +493,7 @@ START_TEST(test_client_text)
 	g.procs = pp;
 	g.n_procs = 4;
 	sbuf_init(&b);
-	fmt_gpumem(&b, &g);
+	fmt_gpumem(&b, &g, true);
 	ck_assert_str_eq(sbuf_str(&b),
 	    "GPU memory: ok; pinned map, 4 of 1024 entries\n"
 	    "Memory snapshot for GPU 0:\n"
@@ -513,7 +514,7 @@ START_TEST(test_client_text)
 	p[1].max_bytes = 204857600;
 	g.procs = &pp[1];
 	g.n_procs = 1;
-	fmt_gpumem(&b, &g);
+	fmt_gpumem(&b, &g, true);
 	ck_assert_str_eq(sbuf_str(&b),
 	    "GPU memory: ok; pinned map, 1020 of 1024 entries\n"
 	    "Warning: map saturated (1020 of 1024 entries): GPU memory of "
@@ -535,11 +536,197 @@ START_TEST(test_client_text)
 	st.source = (char *)"own";
 	st.entries = 0;
 	g.state = &st;
-	fmt_gpumem(&b, &g);
+	fmt_gpumem(&b, &g, true);
 	ck_assert_str_eq(sbuf_str(&b),
 	    "GPU memory: not initialised (tracepoint absent: No such file or "
 	    "directory); own map, 0 of 1024 entries\n");
 	sbuf_free(&b);
+}
+END_TEST
+
+/* ------------------------------------------- dumpsys gpu --gpumem, exactly */
+
+static char *
+golden(const char *name)
+{
+	char rel[128], *buf;
+	const char *path;
+	FILE *f;
+	long n;
+
+	snprintf(rel, sizeof(rel), "fixtures/gpumem/%s", name);
+	path = tu_srcpath(rel);
+	f = fopen(path, "r");
+	ck_assert_msg(f != NULL, "%s", path);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = calloc(1, (size_t)n + 1);
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	return buf;
+}
+
+/* Every pair of g, once, in what the reader read back. */
+static void
+assert_read_back(const Vitals__GpuMem *g, const struct ds_out *d)
+{
+	size_t i, j, globals_na = 0;
+
+	for (j = 0; j < d->n; j++)
+		globals_na += d->row[j].na;
+	ck_assert_uint_eq(d->n - globals_na, g->n_procs);
+	for (i = 0; i < g->n_procs; i++) {
+		const Vitals__GpuProc *p = g->procs[i];
+
+		for (j = 0; j < d->n; j++)
+			if (!d->row[j].na && d->row[j].gpu == p->gpu_id &&
+			    d->row[j].pid == (uint32_t)p->pid)
+				break;
+		ck_assert_msg(j < d->n, "gpu %u pid %d not read back",
+		    p->gpu_id, p->pid);
+		ck_assert_uint_eq(d->row[j].bytes, p->bytes);
+	}
+}
+
+START_TEST(test_dumpsys_golden)
+{
+	Vitals__GpuMemState st = VITALS__GPU_MEM_STATE__INIT;
+	Vitals__GpuMem g = VITALS__GPU_MEM__INIT;
+	/* out of order on purpose; a pid past INT32_MAX sorts as dumpsys's
+	 * unsigned key does; names, stale and imported sizes stay out */
+	Vitals__GpuProc p[] = {
+		cp(1, 77, 12, "com.example.game", false),
+		cp(0, 18724, 4096, "", true),
+		cp(UINT32_MAX, 0, UINT64_MAX, "", false),
+		cp(0, -5, 1, "", true),
+		cp(0, 0, 2291724288ULL, "", false),
+		cp(0, 1203, 104857600, "surfaceflinger", false),
+	};
+	Vitals__GpuProc *pp[6];
+	struct ds_out d;
+	struct sbuf b;
+	char *want;
+	size_t i;
+
+	for (i = 0; i < 6; i++) {
+		p[i].imported_bytes = 7;
+		pp[i] = &p[i];
+	}
+	st.state = (char *)"ok";
+	st.why = (char *)"";
+	st.source = (char *)"pinned";
+	st.map_path = (char *)"/sys/fs/bpf/map_gpu_mem_gpu_mem_total_map";
+	st.capacity = 1024;
+	st.entries = 1020;
+	st.saturated = true;
+	st.imported = true;
+	st.restarts = 3;
+	g.state = &st;
+	g.procs = pp;
+	g.n_procs = 6;
+	sbuf_init(&b);
+	fmt_gpumem(&b, &g, false);
+	want = golden("dumpsys_gpus.txt");
+	ck_assert_str_eq(sbuf_str(&b), want);
+	ck_assert_int_eq(ds_parse(want, &d), 0);
+	ck_assert_int_eq(ds_parse(sbuf_str(&b), &d), 0);
+	ck_assert_int_eq(d.kind, DS_KIND_SNAPSHOT);
+	assert_read_back(&g, &d);
+	/* the N/A line of GPU 1 was read as such */
+	ck_assert(d.row[4].na && d.row[4].gpu == 1);
+	free(want);
+
+	/* --verbose is not dumpsys: the strict reader refuses it */
+	sbuf_reset(&b);
+	fmt_gpumem(&b, &g, true);
+	ck_assert_int_eq(ds_parse(sbuf_str(&b), &d), -1);
+	ck_assert_ptr_nonnull(strstr(sbuf_str(&b), "pinned map "
+	    "/sys/fs/bpf/map_gpu_mem_gpu_mem_total_map, 1020 of 1024 "
+	    "entries, imported sizes\n"));
+	ck_assert_ptr_nonnull(strstr(sbuf_str(&b),
+	    "Proc 1203 total: 104857600 (imported 7) surfaceflinger\n"));
+	ck_assert_ptr_nonnull(strstr(sbuf_str(&b),
+	    "Proc 18724 total: 4096 (imported 7) [stale]\n"));
+
+	/* the two messages, for every state that dumpsys folds into them */
+	{
+		static const struct {
+			const char *state, *why, *file;
+		} m[] = {
+			{ "empty", "", "dumpsys_empty.txt" },
+			{ "traversal error", "traversal failed",
+			    "dumpsys_empty.txt" },
+			{ "not initialised", "no map", "dumpsys_failed.txt" },
+			{ "not initialised", "tracepoint absent",
+			    "dumpsys_failed.txt" },
+			{ "traversal error", "open failed",
+			    "dumpsys_failed.txt" },
+			{ "traversal error", "not AOSP's layout",
+			    "dumpsys_failed.txt" },
+			{ "unknown", "", "dumpsys_failed.txt" },
+		};
+
+		for (i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
+			sbuf_reset(&b);
+			st.state = (char *)m[i].state;
+			st.why = (char *)m[i].why;
+			g.n_procs = 0;
+			fmt_gpumem(&b, &g, false);
+			want = golden(m[i].file);
+			ck_assert_str_eq(sbuf_str(&b), want);
+			ck_assert_int_eq(ds_parse(sbuf_str(&b), &d), 0);
+			ck_assert_int_eq(d.kind, strstr(m[i].file, "empty") ?
+			    DS_KIND_EMPTY : DS_KIND_FAILED);
+			free(want);
+		}
+		/* no state at all (an answer without one) */
+		sbuf_reset(&b);
+		g.state = NULL;
+		fmt_gpumem(&b, &g, false);
+		ck_assert_str_eq(sbuf_str(&b), DS_FAILED "\n\n");
+	}
+	sbuf_free(&b);
+}
+END_TEST
+
+/* The reader itself: it refuses what dumpsys never prints. */
+START_TEST(test_dumpsys_reader_strict)
+{
+	static const char *const bad[] = {
+		"",
+		"Memory snapshot for GPU 0:\nGlobal total: 1\n", /* no end */
+		"Memory snapshot for GPU 0:\nGlobal total: 01\n\n",
+		"Memory snapshot for GPU 0:\nGlobal total: -1\n\n",
+		"Memory snapshot for GPU 0:\nGlobal total: 18446744073709551616"
+		    "\n\n",
+		"Memory snapshot for GPU 0:\nGlobal total: N/A\n\n",
+		"Memory snapshot for GPU 0:\nProc 1 total: 1\n\n",
+		"Memory snapshot for GPU 0:\nGlobal total: 1\nProc 2 total: 1\n"
+		    "Proc 2 total: 1\n\n",
+		"Memory snapshot for GPU 0:\nGlobal total: 1\nProc 3 total: 1\n"
+		    "Proc 2 total: 1\n\n",
+		"Memory snapshot for GPU 0:\nGlobal total: 1\nProc 0 total: 1\n"
+		    "\n",
+		"Memory snapshot for GPU 0:\nGlobal total: 1\nProc 2 total: 1 "
+		    "surfaceflinger\n\n",
+		"Memory snapshot for GPU 0:\nGlobal total: 1\n"
+		    "Memory snapshot for GPU 0:\nGlobal total: 2\n\n",
+		"GPU memory: ok; pinned map, 1 of 1024 entries\n"
+		    "Memory snapshot for GPU 0:\nGlobal total: 1\n\n",
+		"GPU memory total usage map is empty\nProc 1 total: 1\n\n",
+		"GPU memory total usage map is empty\n\n\n",
+	};
+	struct ds_out d;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_msg(ds_parse(bad[i], &d) == -1, "accepted #%zu", i);
+	ck_assert_int_eq(ds_parse("Memory snapshot for GPU 3:\nGlobal total: "
+	    "N/A\nProc 4294967295 total: 0\n\n", &d), 0);
+	ck_assert_uint_eq(d.n, 2);
+	ck_assert_uint_eq(d.row[1].pid, UINT32_MAX);
 }
 END_TEST
 
@@ -557,6 +744,8 @@ gpumem_suite(void)
 	tcase_add_test(tc, test_dup_and_merge);
 	tcase_add_test(tc, test_store_span_growth);
 	tcase_add_test(tc, test_client_text);
+	tcase_add_test(tc, test_dumpsys_golden);
+	tcase_add_test(tc, test_dumpsys_reader_strict);
 	suite_add_tcase(s, tc);
 	return s;
 }

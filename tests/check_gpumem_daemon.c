@@ -9,6 +9,7 @@
 
 #include "client_run.h"
 #include "gpumem_driver.h"
+#include "gpumem_dumpsys.h"
 #include "jsonmini.h"
 
 static char daemon_path[PATH_MAX];
@@ -174,7 +175,7 @@ sleeper(void)
 
 START_TEST(test_daemon_gpumem)
 {
-	char path[PATH_MAX], conf[PATH_MAX + 128], want[2048];
+	char path[PATH_MAX], conf[PATH_MAX + 128], want[PATH_MAX + 2048];
 	const struct jm *procs, *st;
 	struct daemon d;
 	struct run r;
@@ -187,13 +188,19 @@ START_TEST(test_daemon_gpumem)
 	    "gpumem_load = map-only\nbpf_load = off\n", path);
 	daemon_start(&d, conf);
 	expect_text(&d, "GPU memory: not initialised (no map); none map, "
-	    "0 of 0 entries\n", NULL, NULL);
+	    "0 of 0 entries\n", "--verbose", NULL);
+	/* by default, what dumpsys gpu --gpumem prints */
+	expect_text(&d, "Failed to initialize GPU memory eBPF\n\n", NULL,
+	    NULL);
 
 	/* the loader pins it: empty */
 	fd = aosp_map();
 	pin(fd, path);
-	expect_text(&d, "GPU memory: empty; pinned map, 0 of 1024 "
-	    "entries\n", NULL, NULL);
+	snprintf(want, sizeof(want), "GPU memory: empty; pinned map %s, 0 of "
+	    "1024 entries\n", path);
+	expect_text(&d, want, "-v", NULL);
+	expect_text(&d, "GPU memory total usage map is empty\n\n", NULL,
+	    NULL);
 
 	/* a live process, a dead one, two GPUs, one without its global */
 	a = sleeper();
@@ -207,17 +214,36 @@ START_TEST(test_daemon_gpumem)
 	lo = a < dead ? a : dead;
 	hi = a < dead ? dead : a;
 	snprintf(want, sizeof(want),
-	    "GPU memory: ok; pinned map, 4 of 1024 entries\n"
+	    "GPU memory: ok; pinned map %s, 4 of 1024 entries\n"
 	    "Memory snapshot for GPU 0:\n"
 	    "Global total: 1000000\n"
 	    "Proc %d total: %s\n"
 	    "Proc %d total: %s\n"
 	    "Memory snapshot for GPU 1:\n"
 	    "Global total: N/A\n"
-	    "Proc %d total: 8192 sleep\n",
+	    "Proc %d total: 8192 sleep\n", path,
 	    lo, lo == a ? "4096 sleep" : "777 [stale]",
 	    hi, hi == a ? "4096 sleep" : "777 [stale]", a);
+	expect_text(&d, want, "--verbose", NULL);
+	/* dumpsys's lines, nothing more, and a dumpsys reader reads them */
+	snprintf(want, sizeof(want),
+	    "Memory snapshot for GPU 0:\n"
+	    "Global total: 1000000\n"
+	    "Proc %d total: %s\n"
+	    "Proc %d total: %s\n"
+	    "Memory snapshot for GPU 1:\n"
+	    "Global total: N/A\n"
+	    "Proc %d total: 8192\n\n",
+	    lo, lo == a ? "4096" : "777", hi, hi == a ? "4096" : "777", a);
 	expect_text(&d, want, NULL, NULL);
+	{
+		struct ds_out ds;
+
+		ck_assert_int_eq(ds_parse(want, &ds), 0);
+		ck_assert_uint_eq(ds.n, 5);
+		ck_assert_uint_eq(ds.row[4].pid, (uint32_t)a);
+		ck_assert_uint_eq(ds.row[4].bytes, 8192);
+	}
 
 	/* the same as JSON */
 	r = vitals(&d, "--json", "gpumem", NULL, NULL);
@@ -228,6 +254,7 @@ START_TEST(test_daemon_gpumem)
 	ck_assert_ptr_nonnull(st);
 	ck_assert_str_eq(jm_get(st, "state")->str, "ok");
 	ck_assert_str_eq(jm_get(st, "source")->str, "pinned");
+	ck_assert_str_eq(jm_get(st, "map_path")->str, path);
 	ck_assert_int_eq(jm_get(st, "capacity")->ll, 1024);
 	ck_assert_int_eq(jm_get(st, "entries")->ll, 4);
 	procs = jm_path(j, "gpu_mem.procs");
@@ -296,7 +323,15 @@ START_TEST(test_daemon_gpumem)
 	j = jm_parse(r.out, strlen(r.out));
 	ck_assert_ptr_nonnull(j);
 	ck_assert_str_eq(jm_path(j, "health.gpu_mem.state")->str, "ok");
+	ck_assert_str_eq(jm_path(j, "health.gpu_mem.map_path")->str, path);
 	jm_free(j);
+	run_free(&r);
+	r = vitals(&d, "health", NULL, NULL, NULL);
+	ck_assert_int_eq(r.code, 0);
+	snprintf(want, sizeof(want), "GPU memory: ok; pinned map %s, 4 of "
+	    "1024 entries\n", path);
+	ck_assert_msg(strstr(r.out, want) != NULL, "no '%s' in:\n%s", want,
+	    r.out);
 	run_free(&r);
 	r = vitals(&d, "dump", NULL, NULL, NULL);
 	ck_assert_int_eq(r.code, 0);
@@ -315,7 +350,7 @@ END_TEST
  * as the client reports them. */
 START_TEST(test_daemon_error_and_own)
 {
-	char path[PATH_MAX], conf[PATH_MAX * 2 + 128];
+	char path[PATH_MAX], conf[PATH_MAX * 2 + 256];
 	struct daemon d;
 	int fd;
 
@@ -326,9 +361,13 @@ START_TEST(test_daemon_error_and_own)
 	snprintf(conf, sizeof(conf), "gpumem_map = %s\n"
 	    "gpumem_load = map-only\nbpf_load = off\n", path);
 	daemon_start_opt(&d, conf, true);
-	expect_text(&d, "GPU memory: traversal error (traversal failed: "
-	    "Operation not permitted); pinned map, 0 of 1024 entries\n",
-	    NULL, NULL);
+	snprintf(conf, sizeof(conf), "GPU memory: traversal error (traversal "
+	    "failed: Operation not permitted); pinned map %s, 0 of 1024 "
+	    "entries\n", path);
+	expect_text(&d, conf, "--verbose", NULL);
+	/* dumpsys says "empty" when its first get-next-key fails */
+	expect_text(&d, "GPU memory total usage map is empty\n\n", NULL,
+	    NULL);
 	daemon_stop(&d);
 	unlink(path);
 
@@ -340,12 +379,14 @@ START_TEST(test_daemon_error_and_own)
 	daemon_start(&d, conf);
 #ifdef HAVE_BPF
 	expect_text(&d, "GPU memory: not initialised (tracepoint absent: No "
-	    "such file or directory); own map, 0 of 1024 entries\n", NULL,
+	    "such file or directory); own map, 0 of 1024 entries\n", "-v",
 	    NULL);
 #else
 	expect_text(&d, "GPU memory: not initialised (no map); none map, "
-	    "0 of 0 entries\n", NULL, NULL);
+	    "0 of 0 entries\n", "-v", NULL);
 #endif
+	expect_text(&d, "Failed to initialize GPU memory eBPF\n\n", NULL,
+	    NULL);
 	daemon_stop(&d);
 }
 END_TEST

@@ -270,6 +270,165 @@ START_TEST(test_capacity)
 }
 END_TEST
 
+/*
+ * The pins are tried in order: AOSP main's name first, the older one as
+ * the fallback; the one read is reported. A pin that exists but is not a
+ * GpuMem map is an error, not a reason to read the next.
+ */
+START_TEST(test_fallback_order)
+{
+	char main_p[PATH_MAX], old_p[PATH_MAX], list[2 * PATH_MAX + 2];
+	struct gpumem *g;
+	unsigned why;
+	int fd_old, fd_main, fd;
+
+	/* the default: main's name, then the older one */
+	ck_assert_str_eq(VITALS_GPUMEM_MAP,
+	    "/sys/fs/bpf/map_gpu_mem_gpu_mem_total_map:"
+	    "/sys/fs/bpf/map_gpuMem_gpu_mem_total_map");
+	map_path(main_p, sizeof(main_p), "map_gpu_mem_gpu_mem_total_map");
+	map_path(old_p, sizeof(old_p), "map_gpuMem_gpu_mem_total_map");
+	snprintf(list, sizeof(list), "%s:%s", main_p, old_p);
+
+	/* neither: not initialised, no path */
+	g = reader(list, GPUMEM_LOAD_MAP_ONLY);
+	ck_assert_uint_eq(gpumem_state(g, &why, NULL), GPUMEM_NOT_INIT);
+	ck_assert_uint_eq(why, GPUMEM_WHY_NO_MAP);
+	ck_assert_str_eq(gpumem_map_used(g), "");
+
+	/* only the old name (Android 15 and older): read, and said so */
+	fd_old = aosp_map();
+	ck_assert_int_eq(drv(fd_old, 0, 0, 111), 0);
+	pin(fd_old, old_p);
+	tick(g);
+	ck_assert_uint_eq(gpumem_state(g, NULL, NULL), GPUMEM_OK);
+	ck_assert_str_eq(gpumem_map_used(g), old_p);
+	gpumem_free(g);
+
+	/* both: main's wins */
+	fd_main = aosp_map();
+	ck_assert_int_eq(drv(fd_main, 0, 0, 222), 0);
+	pin(fd_main, main_p);
+	g = reader(list, GPUMEM_LOAD_MAP_ONLY);
+	ck_assert_str_eq(gpumem_map_used(g), main_p);
+	tick(g);
+	{
+		struct gpumem_view v;
+
+		ck_assert_int_eq(gpumem_view(g, &v), 0);
+		ck_assert_uint_eq(v.n, 1);
+		ck_assert_uint_eq(v.procs[0].bytes, 222);
+		gpumem_view_release(&v);
+	}
+	gpumem_free(g);
+	close(fd_main);
+	unlink(main_p);
+
+	/* main's name holds something else: an error naming it */
+	fd = map_create(BPF_MAP_TYPE_ARRAY, 4, 8, 16, 0);
+	pin(fd, main_p);
+	close(fd);
+	g = reader(list, GPUMEM_LOAD_MAP_ONLY);
+	ck_assert_uint_eq(gpumem_state(g, &why, NULL), GPUMEM_ERROR);
+	ck_assert_uint_eq(why, GPUMEM_WHY_LAYOUT);
+	ck_assert_str_eq(gpumem_map_used(g), main_p);
+	gpumem_free(g);
+	unlink(main_p);
+	close(fd_old);
+	unlink(old_p);
+}
+END_TEST
+
+/*
+ * Values of 16 bytes: the total and its imported part, read as such; any
+ * other value size is refused from the kernel's record of the map, so a
+ * lookup never writes past what the reader holds.
+ */
+START_TEST(test_imported_layout)
+{
+	char path[PATH_MAX], odd[PATH_MAX];
+	const struct window_gpu_proc *p;
+	struct gpumem_walk wk = { 0 };
+	uint32_t cap = 0, vsz = 0;
+	struct gpumem *g;
+	struct window *w;
+	unsigned why;
+	int fd;
+
+	map_path(path, sizeof(path), "map_gpu_mem_gpu_mem_total_map");
+	fd = imported_map();
+	ck_assert_int_eq(gpumem_map_layout(fd, &cap, &vsz), 0);
+	ck_assert_uint_eq(vsz, GPUMEM_VAL_IMPORTED);
+	/* the own program's check wants a plain total */
+	ck_assert_int_eq(gpumem_map_check(fd, &cap), -EPROTOTYPE);
+	ck_assert_int_eq(drv_imported(fd, 0, 0, 5000000, 1000000), 0);
+	ck_assert_int_eq(drv_imported(fd, 0, getpid(), 65536, 4096), 0);
+	ck_assert_int_eq(drv_imported(fd, 2, getpid(), 8192, 0), 0);
+	wk.value_size = GPUMEM_VAL_IMPORTED;
+	ck_assert_int_eq(gpumem_map_walk(fd, CAP, &wk), 0);
+	ck_assert_uint_eq(wk.n, 3);
+	ck_assert_ptr_nonnull(wk.imp);
+	gpumem_walk_release(&wk);
+	pin(fd, path);
+
+	g = reader(path, GPUMEM_LOAD_MAP_ONLY);
+	tick(g);
+	ck_assert_int_eq(drv_imported(fd, 0, getpid(), 131072, 8192), 0);
+	tick(g);
+	w = close_window(g, 1);
+	ck_assert_uint_eq(w->gpumem.state, GPUMEM_OK);
+	ck_assert(w->gpumem.imported);
+	p = find(w, 0, 0);
+	ck_assert_uint_eq(p->bytes, 5000000);
+	ck_assert_uint_eq(p->imported_bytes, 1000000);
+	p = find(w, 0, getpid());
+	ck_assert_uint_eq(p->bytes, 131072);
+	ck_assert_uint_eq(p->min_bytes, 65536);
+	ck_assert_uint_eq(p->imported_bytes, 8192);
+	ck_assert_uint_eq(find(w, 2, getpid())->imported_bytes, 0);
+	window_free(w);
+	/* deleted: 0 and 0 */
+	ck_assert_int_eq(drv_imported(fd, 0, getpid(), 0, 0), 0);
+	tick(g);
+	w = close_window(g, 2);
+	ck_assert_uint_eq(find(w, 0, getpid())->bytes, 0);
+	ck_assert_uint_eq(find(w, 0, getpid())->imported_bytes, 0);
+	window_free(w);
+	gpumem_free(g);
+	close(fd);
+	unlink(path);
+
+	/* a plain AOSP map: no imported figure claimed */
+	fd = aosp_map();
+	pin(fd, path);
+	ck_assert_int_eq(drv(fd, 0, 0, 1), 0);
+	g = reader(path, GPUMEM_LOAD_MAP_ONLY);
+	tick(g);
+	w = close_window(g, 1);
+	ck_assert(!w->gpumem.imported);
+	ck_assert_uint_eq(find(w, 0, 0)->imported_bytes, 0);
+	window_free(w);
+	gpumem_free(g);
+	close(fd);
+	unlink(path);
+
+	/* 12- and 24-byte values: not a layout we know, never read */
+	map_path(odd, sizeof(odd), "map_gpuMem_odd");
+	fd = map_create(BPF_MAP_TYPE_HASH, 8, 24, CAP, 0);
+	ck_assert_int_eq(gpumem_map_layout(fd, &cap, &vsz), -EPROTOTYPE);
+	pin(fd, odd);
+	close(fd);
+	g = reader(odd, GPUMEM_LOAD_MAP_ONLY);
+	ck_assert_uint_eq(gpumem_state(g, &why, NULL), GPUMEM_ERROR);
+	ck_assert_uint_eq(why, GPUMEM_WHY_LAYOUT);
+	gpumem_free(g);
+	unlink(odd);
+	fd = map_create(BPF_MAP_TYPE_HASH, 8, 12, CAP, 0);
+	ck_assert_int_eq(gpumem_map_layout(fd, &cap, &vsz), -EPROTOTYPE);
+	close(fd);
+}
+END_TEST
+
 /* --------------------------------------------------- concurrent writer */
 
 #define STABLE 200
@@ -453,6 +612,8 @@ gpumem_kernel_suite(void)
 	tcase_add_test(tc, test_three_states);
 	tcase_add_test(tc, test_entries_and_attribution);
 	tcase_add_test(tc, test_capacity);
+	tcase_add_test(tc, test_fallback_order);
+	tcase_add_test(tc, test_imported_layout);
 	tcase_add_test(tc, test_concurrent_writer);
 	tcase_add_test(tc, test_own_program);
 	suite_add_tcase(s, tc);

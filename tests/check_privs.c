@@ -311,10 +311,18 @@ drop_child(int wfd, void *arg)
 	{
 		/* it lost everything too, per-thread state included */
 		uint64_t tid = 0;
-		char tpath[64], line[256];
+		char tpath[64], line[256], wuid[64], wgid[64], wgrp[32];
 		FILE *tf;
 		bool bnd0 = false, eff0 = false, nnp = false;
+		bool uid = false, gid = false, grp_ok = false;
 
+		/* its own ids too: bionic's setresuid changes only the
+		 * caller's, so each thread switches itself (compat.h) */
+		snprintf(wuid, sizeof(wuid), "Uid:\t%u\t%u\t%u\t%u\n",
+		    test_uid, test_uid, test_uid, test_uid);
+		snprintf(wgid, sizeof(wgid), "Gid:\t%u\t%u\t%u\t%u\n",
+		    test_uid, test_uid, test_uid, test_uid);
+		snprintf(wgrp, sizeof(wgrp), "Groups:\t%u \n", test_gid);
 		tid = (uint64_t)held_tid;
 		snprintf(tpath, sizeof(tpath), "/proc/self/task/%llu/status",
 		    (unsigned long long)tid);
@@ -323,8 +331,13 @@ drop_child(int wfd, void *arg)
 			bnd0 |= !strcmp(line, "CapBnd:\t0000000000000000\n");
 			eff0 |= !strcmp(line, "CapEff:\t0000000000000000\n");
 			nnp |= !strcmp(line, "NoNewPrivs:\t1\n");
+			uid |= !strcmp(line, wuid);
+			gid |= !strcmp(line, wgid);
+			grp_ok |= !strcmp(line, wgrp);
 		}
 		fclose(tf);
+		CHILD_CHECK(wfd, uid && gid && grp_ok, "the other thread's ids: "
+		    "uid %d gid %d groups %d", uid, gid, grp_ok);
 		CHILD_CHECK(wfd, bnd0 && eff0 && nnp, "the other thread kept "
 		    "bounding %d effective %d nnp %d", !bnd0, !eff0, !nnp);
 	}

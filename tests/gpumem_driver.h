@@ -101,6 +101,31 @@ drv(int fd, uint32_t gpu, int32_t pid, uint64_t size)
 	return sys_bpf(BPF_MAP_UPDATE_ELEM, &a);
 }
 
+/* A map whose values carry the imported size: {u64 total, u64 imported},
+ * the gpu_mem_total tracepoint's size and imported_size in order. */
+static inline int
+imported_map(void)
+{
+	return map_create(BPF_MAP_TYPE_HASH, 8, 16, CAP, 0);
+}
+
+static inline int
+drv_imported(int fd, uint32_t gpu, int32_t pid, uint64_t size,
+    uint64_t imported)
+{
+	uint64_t k = KEY(gpu, pid), v[2] = { size, imported };
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_fd = (uint32_t)fd;
+	a.key = (uint64_t)(uintptr_t)&k;
+	if (size == 0)
+		return sys_bpf(BPF_MAP_DELETE_ELEM, &a);
+	a.value = (uint64_t)(uintptr_t)v;
+	a.flags = BPF_ANY;
+	return sys_bpf(BPF_MAP_UPDATE_ELEM, &a);
+}
+
 static inline int
 drv_key(int fd, uint64_t k, uint64_t size)
 {

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Where glibc and bionic differ in what a call does, not only in whether
+ * it exists (doc/android-bionic.md). scripts/bionic/check.sh catches calls
+ * bionic lacks; this header holds the calls whose behaviour we must pin
+ * down ourselves, the same on both.
+ */
+#ifndef VITALS_COMPAT_H
+#define VITALS_COMPAT_H
+
+#include <errno.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+/*
+ * Credentials of the calling thread only. glibc's setresuid, setresgid
+ * and setgroups signal every thread of the process to make the same call
+ * (POSIX semantics); bionic's are the bare system calls, so they change
+ * the calling thread alone. Using the system calls everywhere gives one
+ * behaviour: each thread that must change does it itself (privs.c). On
+ * 32-bit ABIs the 32-bit-id variants are the right calls.
+ */
+#if defined(__NR_setresuid32)
+#define COMPAT_NR_SETRESUID __NR_setresuid32
+#define COMPAT_NR_SETRESGID __NR_setresgid32
+#define COMPAT_NR_SETGROUPS __NR_setgroups32
+#else
+#define COMPAT_NR_SETRESUID __NR_setresuid
+#define COMPAT_NR_SETRESGID __NR_setresgid
+#define COMPAT_NR_SETGROUPS __NR_setgroups
+#endif
+
+/* Async-signal-safe: the privilege drop calls these from a handler. */
+static inline int
+compat_thread_setids(uid_t uid, gid_t gid, size_t ngroups,
+    const gid_t *groups)
+{
+	if (syscall(COMPAT_NR_SETGROUPS, ngroups, groups) < 0 ||
+	    syscall(COMPAT_NR_SETRESGID, gid, gid, gid) < 0 ||
+	    syscall(COMPAT_NR_SETRESUID, uid, uid, uid) < 0)
+		return -errno;
+	return 0;
+}
+
+/*
+ * Close every fd from lowfd up, in a child between fork and exec (async-
+ * signal-safe: no allocation). close_range(2) is bionic's from API 34 and
+ * glibc's from 2.34, and the kernel's from 5.9: older kernels still run
+ * Android 14 on upgraded devices, so on ENOSYS the fds are closed one by
+ * one up to the descriptor limit.
+ */
+static inline void
+compat_close_from(int lowfd)
+{
+	struct rlimit rl;
+	long fd, max = 65536;
+
+#ifdef __NR_close_range
+	if (syscall(__NR_close_range, (unsigned)lowfd, ~0U, 0) == 0)
+		return;
+#endif
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur < (rlim_t)max)
+		max = (long)rl.rlim_cur;
+	for (fd = lowfd; fd < max; fd++)
+		(void)close((int)fd);
+}
+
+#endif
