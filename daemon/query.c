@@ -110,6 +110,7 @@ struct query {
 	struct job_list done; /* under mu */
 	unsigned queue_max, uid_queue, uid_running;
 	bool stopping;
+	bool hold; /* tests: a job taken waits before it runs */
 	uint64_t runs, ns_max, budget_cut; /* under mu */
 	struct store *store;
 	uint32_t max_frame;
@@ -599,6 +600,8 @@ query_main(void *arg)
 
 		while (!q->stopping && (j = next_job(q, &uid)) == NULL)
 			pthread_cond_wait(&q->cv, &q->mu);
+		while (q->hold && !q->stopping)
+			pthread_cond_wait(&q->cv, &q->mu);
 		if (q->stopping) {
 			if (j != NULL)
 				job_free(j);
@@ -856,6 +859,17 @@ query_cancel(struct query *q, uint64_t conn_id)
 		}
 	}
 	uq_gc(q);
+	pthread_mutex_unlock(&q->mu);
+}
+
+/* Tests: hold the jobs the threads take before they run (a read that
+ * takes long, without depending on how long), or let them go. */
+void
+query_hold(struct query *q, bool hold)
+{
+	pthread_mutex_lock(&q->mu);
+	q->hold = hold;
+	pthread_cond_broadcast(&q->cv);
 	pthread_mutex_unlock(&q->mu);
 }
 

@@ -257,6 +257,10 @@ struct window_psi {
 	struct gauge some_avg10, full_avg10;
 };
 
+/* Tick lateness histogram: upper bounds in ms; the last bucket is open. */
+#define VITALS_LATE_BUCKETS 8
+#define VITALS_LATE_BOUNDS_MS { 1, 2, 5, 10, 20, 50, 100, 0 }
+
 struct window_health {
 	uint64_t self_utime_us, self_stime_us; /* getrusage delta */
 	uint64_t coll_ns_sum[COLL__MAX], coll_ns_max[COLL__MAX];
@@ -273,6 +277,8 @@ struct window_health {
 	/* sampling timer lateness: fire time − grid time (control plane);
 	 * kept in memory only, not in the store */
 	uint64_t tick_late_ns_max, tick_late_ns_sum;
+	/* ticks by lateness, under VITALS_LATE_BOUNDS_MS (the last: more) */
+	uint32_t tick_late_hist[VITALS_LATE_BUCKETS];
 	/* the process scan's source in the last sample (bpf_iter.c) */
 	uint32_t scanner;     /* enum scanner_mode: SCANNER_PROCFS or _BPF */
 	uint32_t scanner_why; /* enum scanner_why: why not BPF, 0 when it is */
@@ -1144,6 +1150,7 @@ int query_submit(struct query *q, uint64_t conn_id, uint32_t tag,
 int query_submit_uid(struct query *q, uint64_t conn_id, uint32_t uid,
     uint32_t tag, const struct rpc_query *rq);
 void query_cancel(struct query *q, uint64_t conn_id);
+void query_hold(struct query *q, bool hold);
 int query_cached(struct query *q, const struct rpc_query *rq,
     uint8_t **ret, size_t *ret_len);
 void query_get_stats(struct query *q, struct control_stats *ret);
