@@ -663,7 +663,11 @@ health_window(struct sbuf *o, const Vitals__Window *w)
 			    w->samples / 1000));
 		else
 			sbuf_puts(o, "n/a");
-		sbuf_printf(o, "/%llu\n", ULL(h->tick_late_ns_max / 1000));
+		sbuf_printf(o, "/%llu", ULL(h->tick_late_ns_max / 1000));
+		if (h->n_tick_late_hist)
+			sbuf_printf(o, ", p99 <= %llu",
+			    ULL(h->tick_late_ns_p99 / 1000));
+		sbuf_puts(o, "\n");
 	}
 	sbuf_printf(o, "  late ticks %u, burst samples %u; scanned %u procs "
 	    "%u threads; exited %u procs %u threads; cpu lines dropped %u\n",
@@ -777,6 +781,10 @@ fmt_health(struct sbuf *o, const Vitals__Health *h, const struct fmt_ctx *c)
 		    ULL(k->queries_busy), ULL(k->cap_refused),
 		    ULL(k->queries), (double)k->query_ns_max / 1e6,
 		    k->queries_queued);
+		if (k->query_threads)
+			sbuf_printf(o, "  read pool %u threads; answers cut at "
+			    "the memory budget %llu\n", k->query_threads,
+			    ULL(k->queries_budget_cut));
 	} else {
 		sbuf_puts(o, "Control: n/a\n");
 	}

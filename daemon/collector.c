@@ -176,6 +176,15 @@ collector_note_tick(struct collector *c, int64_t late_ns)
 	if (c->open == NULL)
 		return;
 	c->open->health.tick_late_ns_sum += late;
+	{
+		static const uint64_t ms[] = VITALS_LATE_BOUNDS_MS;
+		unsigned i;
+
+		for (i = 0; i + 1 < VITALS_LATE_BUCKETS &&
+		    late >= ms[i] * NSEC_PER_MSEC; i++)
+			;
+		c->open->health.tick_late_hist[i]++;
+	}
 	if (late > c->open->health.tick_late_ns_max)
 		c->open->health.tick_late_ns_max = late;
 }

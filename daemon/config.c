@@ -42,6 +42,8 @@ config_init(struct config *cfg)
 	cfg->max_frame = 1u << 20;
 	cfg->max_output = CONFIG_PIPELINE * ((1u << 20) + 4);
 	cfg->query_queue = 64;
+	cfg->query_threads = 2;
+	cfg->query_uid_queue = 16;
 	cfg->scanner = SCANNER_AUTO;
 	cfg->bpffs = strdup("/sys/fs/bpf/vitals");
 	cfg->bpf_load = VBPF_LOAD_AUTO;
@@ -222,6 +224,12 @@ config_set_control(struct config *cfg, const char *key, const char *value)
 		return set_uint(&cfg->max_output, value, 64 * 1024, 1u << 30);
 	if (!strcmp(key, "query_queue"))
 		return set_uint(&cfg->query_queue, value, 1, 4096);
+	if (!strcmp(key, "query_threads"))
+		return set_uint(&cfg->query_threads, value, 1, 16);
+	if (!strcmp(key, "query_queue_per_uid"))
+		return set_uint(&cfg->query_uid_queue, value, 1, 4096);
+	if (!strcmp(key, "query_budget_bytes"))
+		return set_u64(&cfg->query_budget, value, 64 * 1024);
 	return -ENOENT;
 }
 

@@ -378,8 +378,8 @@ conn_request(struct conn *c, uint32_t len)
 	    query_cached(ctl->q, &res.query, &res.frame, &res.len) > 0) {
 		res.verdict = RPC_ANSWER; /* the same read, under 1 s ago */
 	} else if (res.verdict == RPC_QUERY) {
-		r = ctl->q ? query_submit(ctl->q, c->id, tag, &res.query) :
-		    -ENODEV;
+		r = ctl->q ? query_submit_uid(ctl->q, c->id, c->uid, tag,
+		    &res.query) : -ENODEV;
 		if (r == 0)
 			return 0; /* the answer comes from the query thread */
 		if (r == -EBUSY)
@@ -813,8 +813,12 @@ control_new(struct event_base *base, const struct config *cfg,
 		r = -ENOMEM;
 		goto fail;
 	}
-	if (store && (r = query_new(base, store, cfg->query_queue,
-	    ctl->max_frame, ctl->pri, query_done, ctl, &ctl->q)) < 0) {
+	if (store && (r = query_new_pool(base, store, &(struct query_opts){
+	    .threads = cfg->query_threads, .queue_max = cfg->query_queue,
+	    .uid_queue = cfg->query_uid_queue, .max_frame = ctl->max_frame,
+	    /* a read may hold what a connection's unread answers may */
+	    .budget = cfg->query_budget ? cfg->query_budget :
+	    ctl->max_output }, ctl->pri, query_done, ctl, &ctl->q)) < 0) {
 		log_warnx("control: query thread: %s", strerror(-r));
 		goto fail;
 	}

@@ -18,10 +18,22 @@
  * to each with its own id; a request equal to one answered less than
  * JOIN_SLACK_NS ago gets that answer at once (a few recent answers are
  * kept). "Equal" allows ranges ending "now" to differ by JOIN_SLACK_NS,
- * so an answer is never staler than that. One thread: the store
- * serialises its calls on one connection anyway.
+ * so an answer is never staler than that.
+ *
+ * A small pool of threads runs the reads, each on a read-only connection
+ * of its own (store_conn.c): in WAL mode readers wait neither for each
+ * other nor for the writer, so no read takes the writer's lock and a
+ * roll-up pass delays none. Fairness: every caller uid has a queue of its
+ * own, capped (STATUS_BUSY beyond), and the threads take from the uids in
+ * turn; one uid never holds every thread while another waits, so a flood
+ * from one caller delays another's read by at most one read in progress.
+ *
+ * Memory: a windows read loads at most `budget` bytes of windows (counted
+ * as they load) and answers with the newest that fit, marked truncated;
+ * after a big read the thread gives the memory back to the system.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,11 +44,14 @@
 
 #include <event2/event.h>
 
+#include "store_int.h"
 #include "vitalsd.h"
 
 #define JOIN_SLACK_NS NSEC_PER_SEC /* "now" ranges this close are equal */
 #define RECENT_SLOTS 8		   /* recent answers kept for reuse */
-#define QUERY_NICE 10		   /* the query thread's nice value */
+#define QUERY_NICE 10		   /* the query threads' nice value */
+#define QUERY_THREADS_MAX 16
+#define TRIM_AFTER (1u << 20) /* an answer this big: memory back after */
 
 /* One requester of a job, and its answer once the job has run. */
 struct waiter {
@@ -49,6 +64,7 @@ struct waiter {
 
 struct query_job {
 	struct query_job *next;
+	uint32_t uid; /* who asked first: the queue it waits in */
 	struct rpc_query rq; /* rq.id 0: the answer is stamped per waiter */
 	struct waiter *w;    /* fixed once the job leaves the queue */
 	unsigned nw, capw;
@@ -69,16 +85,36 @@ struct job_list {
 	unsigned n;
 };
 
-struct query {
+/* The reads one caller uid has queued (under mu). */
+struct uid_queue {
+	uint32_t uid;
+	struct job_list todo;
+	unsigned running;
+};
+
+struct worker {
 	pthread_t thread;
+	struct query *q;
+	struct store *rc; /* its read-only connection */
+	bool started;
+};
+
+struct query {
+	struct worker w[QUERY_THREADS_MAX];
+	unsigned nthreads;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	struct job_list todo, done; /* under mu */
-	unsigned queue_max;
-	bool stopping, started;
-	uint64_t runs, ns_max; /* under mu */
+	struct uid_queue **uq; /* under mu */
+	unsigned nuq, capuq, rr;
+	unsigned queued; /* jobs in every uid queue */
+	struct job_list done; /* under mu */
+	unsigned queue_max, uid_queue, uid_running;
+	bool stopping;
+	bool hold; /* tests: a job taken waits before it runs */
+	uint64_t runs, ns_max, budget_cut; /* under mu */
 	struct store *store;
 	uint32_t max_frame;
+	size_t budget;
 	int efd;
 	struct event *ev;
 	query_done_fn done_fn;
@@ -189,6 +225,9 @@ same_query(const struct rpc_query *a, const struct rpc_query *b)
 		break;
 	case RPC_Q_GPUMEM:
 		break;
+	case RPC_Q_HP_LIST:
+		/* records change on the loop, not with time: never shared */
+		return false;
 	case RPC_Q_TRACE:
 		if (a->pid != b->pid || a->max_windows != b->max_windows ||
 		    strcmp(a->process, b->process) != 0)
@@ -224,27 +263,30 @@ store_error(const struct rpc_query *rq, struct store *s, int err,
 
 static int
 run_windows(struct store *s, const struct rpc_query *rq, uint32_t max,
-    uint8_t **ret, size_t *ret_len)
+    size_t budget, bool *ret_cut, uint8_t **ret, size_t *ret_len)
 {
 	struct window **w = NULL;
-	size_t n = 0, skip = 0, i;
+	size_t n = 0, skip = 0, i, bytes = 0;
 	bool trunc = false;
 	int r;
 
 	/*
-	 * Too many: only the newest max_windows are loaded (under the store
-	 * lock, so never the whole range); ask again with an earlier `to`.
-	 * 0 is "no limit" to the store: a cap of 0 (rpc.c never sends one)
-	 * asks for one and answers none, truncated if anything matched.
+	 * Too many: only the newest max_windows are loaded (never the whole
+	 * range), and loading stops at the memory budget; ask again with an
+	 * earlier `to`. 0 is "no limit" to the store: a cap of 0 (rpc.c
+	 * never sends one) asks for one and answers none, truncated if
+	 * anything matched.
 	 */
-	if ((r = store_windows_max(s, rq->from_wall_ns, rq->to_wall_ns,
-	    rq->granularity_s, rq->max_windows ? rq->max_windows : 1, &w, &n,
-	    &trunc)) < 0)
+	if ((r = store_windows_budget(s, rq->from_wall_ns, rq->to_wall_ns,
+	    rq->granularity_s, rq->max_windows ? rq->max_windows : 1, budget,
+	    &w, &n, &trunc, &bytes)) < 0)
 		return store_error(rq, s, r, ret, ret_len);
 	if (n > rq->max_windows)
 		skip = n - rq->max_windows;
-	r = rpc_answer_windows(rq, w + skip, n - skip, trunc || skip > 0, max,
-	    ret, ret_len);
+	if (bytes)
+		*ret_cut = true;
+	r = rpc_answer_windows_cut(rq, w + skip, n - skip, trunc || skip > 0,
+	    budget, bytes, max, ret, ret_len);
 	for (i = 0; i < n; i++)
 		window_free(w[i]);
 	free(w);
@@ -317,18 +359,21 @@ run_gpumem(struct store *s, const struct rpc_query *rq, uint32_t max,
 /* Windows as stored (tasks come along: --process resolves names there). */
 static int
 run_trace(struct store *s, const struct rpc_query *rq, uint32_t max,
-    uint8_t **ret, size_t *ret_len)
+    size_t budget, bool *ret_cut, uint8_t **ret, size_t *ret_len)
 {
 	struct window **w = NULL;
-	size_t n = 0, skip = 0, i;
+	size_t n = 0, skip = 0, i, bytes = 0;
 	bool trunc = false;
 	int r;
 
-	if ((r = store_windows_max(s, rq->from_wall_ns, rq->to_wall_ns, 0,
-	    rq->max_windows ? rq->max_windows : 1, &w, &n, &trunc)) < 0)
+	if ((r = store_windows_budget(s, rq->from_wall_ns, rq->to_wall_ns, 0,
+	    rq->max_windows ? rq->max_windows : 1, budget, &w, &n, &trunc,
+	    &bytes)) < 0)
 		return store_error(rq, s, r, ret, ret_len);
 	if (n > rq->max_windows)
 		skip = n - rq->max_windows;
+	if (bytes)
+		*ret_cut = true;
 	r = rpc_answer_trace(rq, w + skip, n - skip, trunc || skip > 0, max,
 	    ret, ret_len);
 	for (i = 0; i < n; i++)
@@ -337,13 +382,31 @@ run_trace(struct store *s, const struct rpc_query *rq, uint32_t max,
 	return r;
 }
 
-int
-query_run(struct store *s, const struct rpc_query *rq, uint32_t max_frame,
+/* heapprofd session records, newest first (store_heapprofd.c). */
+static int
+run_hp_list(struct store *s, const struct rpc_query *rq, uint32_t max,
     uint8_t **ret, size_t *ret_len)
 {
+	struct hp_record *v = NULL;
+	size_t n = 0;
+	int r;
+
+	if ((r = store_hp_list(s, rq->n, &v, &n)) < 0)
+		return store_error(rq, s, r, ret, ret_len);
+	r = rpc_answer_hp_list(rq, v, n, max, ret, ret_len);
+	free(v);
+	return r;
+}
+
+static int
+run_budget(struct store *s, const struct rpc_query *rq, uint32_t max_frame,
+    size_t budget, bool *ret_cut, uint8_t **ret, size_t *ret_len)
+{
+	*ret_cut = false;
 	switch (rq->op) {
 	case RPC_Q_WINDOWS:
-		return run_windows(s, rq, max_frame, ret, ret_len);
+		return run_windows(s, rq, max_frame, budget, ret_cut, ret,
+		    ret_len);
 	case RPC_Q_TOP:
 		return run_top(s, rq, max_frame, ret, ret_len);
 	case RPC_Q_PROCESS:
@@ -351,22 +414,45 @@ query_run(struct store *s, const struct rpc_query *rq, uint32_t max_frame,
 	case RPC_Q_GPUMEM:
 		return run_gpumem(s, rq, max_frame, ret, ret_len);
 	case RPC_Q_TRACE:
-		return run_trace(s, rq, max_frame, ret, ret_len);
+		return run_trace(s, rq, max_frame, budget, ret_cut, ret,
+		    ret_len);
+	case RPC_Q_HP_LIST:
+		return run_hp_list(s, rq, max_frame, ret, ret_len);
 	}
 	return -EINVAL;
 }
 
+int
+query_run(struct store *s, const struct rpc_query *rq, uint32_t max_frame,
+    uint8_t **ret, size_t *ret_len)
+{
+	bool cut;
+
+	return run_budget(s, rq, max_frame, 0, &cut, ret, ret_len);
+}
+
 /* Run a job and stamp its answer for every waiter; a waiter left
  * without a frame has its connection closed by the loop. */
+/* Run a job on the worker's connection and stamp its answer for every
+ * waiter; a waiter left without a frame has its connection closed by the
+ * loop. */
 static void
-job_run(struct query *q, struct query_job *j)
+job_run(struct worker *wk, struct query_job *j, bool *ret_cut)
 {
+	struct query *q = wk->q;
 	uint8_t *frame = NULL;
 	size_t len = 0;
 	unsigned i;
 	int r;
 
-	r = query_run(q->store, &j->rq, q->max_frame, &frame, &len);
+	*ret_cut = false;
+	if ((r = store_conn_begin(wk->rc)) < 0)
+		r = store_error(&j->rq, wk->rc, r, &frame, &len);
+	else {
+		r = run_budget(wk->rc, &j->rq, q->max_frame, q->budget,
+		    ret_cut, &frame, &len);
+		store_conn_end(wk->rc);
+	}
 	if (r < 0 && rpc_error_frame(0, RPC_ERROR, strerror(-r), &frame,
 	    &len) < 0)
 		return;
@@ -421,10 +507,84 @@ query_cached(struct query *q, const struct rpc_query *rq, uint8_t **ret,
 	return 0;
 }
 
+/* The queue of uid (under mu); NULL when it has none. */
+static struct uid_queue *
+uq_find(struct query *q, uint32_t uid)
+{
+	unsigned i;
+
+	for (i = 0; i < q->nuq; i++)
+		if (q->uq[i]->uid == uid)
+			return q->uq[i];
+	return NULL;
+}
+
+static struct uid_queue *
+uq_get(struct query *q, uint32_t uid)
+{
+	struct uid_queue *u, **p;
+
+	if ((u = uq_find(q, uid)) != NULL)
+		return u;
+	if (q->nuq == q->capuq) {
+		unsigned nc = q->capuq ? q->capuq * 2 : 8;
+
+		if ((p = realloc(q->uq, nc * sizeof(*p))) == NULL)
+			return NULL;
+		q->uq = p;
+		q->capuq = nc;
+	}
+	if ((u = calloc(1, sizeof(*u))) == NULL)
+		return NULL;
+	u->uid = uid;
+	list_init(&u->todo);
+	q->uq[q->nuq++] = u;
+	return u;
+}
+
+/* A uid with nothing queued or running leaves the rotation. */
+static void
+uq_gc(struct query *q)
+{
+	unsigned i, k;
+
+	for (i = k = 0; i < q->nuq; i++) {
+		if (q->uq[i]->todo.n == 0 && q->uq[i]->running == 0) {
+			free(q->uq[i]);
+			continue;
+		}
+		q->uq[k++] = q->uq[i];
+	}
+	q->nuq = k;
+	if (q->rr >= k)
+		q->rr = 0;
+}
+
+/* The next uid in turn with a job and a thread to spare (under mu). */
+static struct query_job *
+next_job(struct query *q, uint32_t *ret_uid)
+{
+	unsigned i, k;
+
+	for (i = 0; i < q->nuq; i++) {
+		struct uid_queue *u = q->uq[k = (q->rr + i) % q->nuq];
+
+		if (u->todo.n == 0 || u->running >= q->uid_running)
+			continue;
+		q->rr = (k + 1) % q->nuq;
+		u->running++;
+		q->queued--;
+		*ret_uid = u->uid;
+		return list_pop(&u->todo);
+	}
+	return NULL;
+}
+
 static void *
 query_main(void *arg)
 {
-	struct query *q = arg;
+	struct worker *wk = arg;
+	struct query *q = wk->q;
 	const uint64_t one = 1;
 
 	/* Reads yield the CPU to sampling (the loop thread) on a busy
@@ -432,25 +592,43 @@ query_main(void *arg)
 	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), QUERY_NICE);
 	pthread_mutex_lock(&q->mu);
 	for (;;) {
-		struct query_job *j;
+		struct query_job *j = NULL;
+		struct uid_queue *u;
 		int64_t t0, ns;
+		uint32_t uid = 0;
+		bool cut;
 
-		while (!q->stopping && q->todo.n == 0)
+		while (!q->stopping && (j = next_job(q, &uid)) == NULL)
 			pthread_cond_wait(&q->cv, &q->mu);
-		if (q->stopping)
+		while (q->hold && !q->stopping)
+			pthread_cond_wait(&q->cv, &q->mu);
+		if (q->stopping) {
+			if (j != NULL)
+				job_free(j);
 			break;
-		j = list_pop(&q->todo);
+		}
 		pthread_mutex_unlock(&q->mu);
 
 		t0 = clock_ns(CLOCK_MONOTONIC);
-		job_run(q, j);
+		job_run(wk, j, &cut);
 		ns = clock_ns(CLOCK_MONOTONIC) - t0;
+		/* A big answer: give its pages back rather than keep them
+		 * (glibc keeps freed heap in the thread's arena). */
+		if (cut || j->len >= TRIM_AFTER)
+			malloc_trim(0);
 
 		pthread_mutex_lock(&q->mu);
+		if ((u = uq_find(q, uid)) != NULL && u->running > 0)
+			u->running--;
+		uq_gc(q);
 		q->runs++;
+		if (cut)
+			q->budget_cut++;
 		if ((uint64_t)ns > q->ns_max)
 			q->ns_max = (uint64_t)ns;
 		list_push(&q->done, j);
+		/* Another thread may now take this uid's next job. */
+		pthread_cond_broadcast(&q->cv);
 		/* An eventfd write fails only when the counter would
 		 * overflow: the loop wakes regardless. */
 		(void)!write(q->efd, &one, sizeof(one));
@@ -489,21 +667,28 @@ done_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 int
-query_new(struct event_base *base, struct store *store, unsigned queue_max,
-    uint32_t max_frame, int priority, query_done_fn done, void *arg,
+query_new_pool(struct event_base *base, struct store *store,
+    const struct query_opts *o, int priority, query_done_fn done, void *arg,
     struct query **ret)
 {
 	struct query *q;
+	unsigned i;
 	int r;
 
 	if ((q = calloc(1, sizeof(*q))) == NULL)
 		return -ENOMEM;
 	q->efd = -1;
-	list_init(&q->todo);
 	list_init(&q->done);
-	q->queue_max = queue_max ? queue_max : 64;
+	q->nthreads = o->threads ? o->threads : 2;
+	if (q->nthreads > QUERY_THREADS_MAX)
+		q->nthreads = QUERY_THREADS_MAX;
+	q->queue_max = o->queue_max ? o->queue_max : 64;
+	q->uid_queue = o->uid_queue ? o->uid_queue : 16;
+	/* One thread is always left for the other callers. */
+	q->uid_running = q->nthreads > 1 ? q->nthreads - 1 : 1;
 	q->store = store;
-	q->max_frame = max_frame;
+	q->max_frame = o->max_frame;
+	q->budget = o->budget;
 	q->done_fn = done;
 	q->arg = arg;
 	pthread_mutex_init(&q->mu, NULL);
@@ -518,11 +703,19 @@ query_new(struct event_base *base, struct store *store, unsigned queue_max,
 		r = -ENOMEM;
 		goto fail;
 	}
-	if ((r = pthread_create(&q->thread, NULL, query_main, q)) != 0) {
-		r = -r;
-		goto fail;
+	for (i = 0; i < q->nthreads; i++) {
+		struct worker *wk = &q->w[i];
+
+		wk->q = q;
+		if ((r = store_conn_open(store, &wk->rc)) < 0)
+			goto fail;
+		if ((r = pthread_create(&wk->thread, NULL, query_main,
+		    wk)) != 0) {
+			r = -r;
+			goto fail;
+		}
+		wk->started = true;
 	}
-	q->started = true;
 	*ret = q;
 	return 0;
 fail:
@@ -530,7 +723,18 @@ fail:
 	return r;
 }
 
-/* Abandon what is queued, wait for the read in progress, free. */
+int
+query_new(struct event_base *base, struct store *store, unsigned queue_max,
+    uint32_t max_frame, int priority, query_done_fn done, void *arg,
+    struct query **ret)
+{
+	struct query_opts o = { .threads = 1, .queue_max = queue_max,
+		.uid_queue = queue_max, .max_frame = max_frame };
+
+	return query_new_pool(base, store, &o, priority, done, arg, ret);
+}
+
+/* Abandon what is queued, wait for the reads in progress, free. */
 struct query *
 query_free(struct query *q)
 {
@@ -538,14 +742,20 @@ query_free(struct query *q)
 
 	if (q == NULL)
 		return NULL;
-	if (q->started) {
-		pthread_mutex_lock(&q->mu);
-		q->stopping = true;
-		pthread_cond_signal(&q->cv);
-		pthread_mutex_unlock(&q->mu);
-		pthread_join(q->thread, NULL);
+	pthread_mutex_lock(&q->mu);
+	q->stopping = true;
+	pthread_cond_broadcast(&q->cv);
+	pthread_mutex_unlock(&q->mu);
+	for (i = 0; i < QUERY_THREADS_MAX; i++) {
+		if (q->w[i].started)
+			pthread_join(q->w[i].thread, NULL);
+		q->w[i].rc = store_conn_close(q->w[i].rc);
 	}
-	list_free(&q->todo);
+	for (i = 0; i < q->nuq; i++) {
+		list_free(&q->uq[i]->todo);
+		free(q->uq[i]);
+	}
+	free(q->uq);
 	list_free(&q->done);
 	for (i = 0; i < RECENT_SLOTS; i++)
 		free(q->recent[i].frame);
@@ -559,38 +769,64 @@ query_free(struct query *q)
 	return NULL;
 }
 
+/*
+ * Queue a read for uid. A read equal to one queued (by anyone) joins it;
+ * otherwise -EBUSY when uid already has uid_queue reads queued, or all
+ * uids together queue_max.
+ */
 int
-query_submit(struct query *q, uint64_t conn_id, uint32_t tag,
-    const struct rpc_query *rq)
+query_submit_uid(struct query *q, uint64_t conn_id, uint32_t uid,
+    uint32_t tag, const struct rpc_query *rq)
 {
 	struct query_job *j;
+	struct uid_queue *u;
 	struct rpc_query key = *rq;
+	unsigned i;
 	int r;
 
 	key.id = 0;
 	pthread_mutex_lock(&q->mu);
-	for (j = q->todo.head; j != NULL; j = j->next)
-		if (same_query(&j->rq, &key)) {
-			if ((r = job_add_waiter(j, conn_id, tag, rq->id)) == 0)
-				q->shared++;
-			pthread_mutex_unlock(&q->mu);
-			return r;
-		}
-	if (q->todo.n >= q->queue_max) {
+	for (i = 0; i < q->nuq; i++)
+		for (j = q->uq[i]->todo.head; j != NULL; j = j->next)
+			if (same_query(&j->rq, &key)) {
+				if ((r = job_add_waiter(j, conn_id, tag,
+				    rq->id)) == 0)
+					q->shared++;
+				pthread_mutex_unlock(&q->mu);
+				return r;
+			}
+	u = uq_find(q, uid);
+	if (q->queued >= q->queue_max ||
+	    (u != NULL && u->todo.n >= q->uid_queue)) {
 		pthread_mutex_unlock(&q->mu);
 		return -EBUSY;
 	}
-	if ((j = calloc(1, sizeof(*j))) == NULL ||
-	    job_add_waiter(j, conn_id, tag, rq->id) < 0) {
+	if ((u = uq_get(q, uid)) == NULL ||
+	    (j = calloc(1, sizeof(*j))) == NULL) {
+		uq_gc(q);
+		pthread_mutex_unlock(&q->mu);
+		return -ENOMEM;
+	}
+	if (job_add_waiter(j, conn_id, tag, rq->id) < 0) {
+		uq_gc(q);
 		pthread_mutex_unlock(&q->mu);
 		free(j);
 		return -ENOMEM;
 	}
 	j->rq = key;
-	list_push(&q->todo, j);
+	j->uid = uid;
+	list_push(&u->todo, j);
+	q->queued++;
 	pthread_cond_signal(&q->cv);
 	pthread_mutex_unlock(&q->mu);
 	return 0;
+}
+
+int
+query_submit(struct query *q, uint64_t conn_id, uint32_t tag,
+    const struct rpc_query *rq)
+{
+	return query_submit_uid(q, conn_id, 0, tag, rq);
 }
 
 /* A closed connection leaves the queued jobs it waits on (a job nobody
@@ -600,22 +836,40 @@ void
 query_cancel(struct query *q, uint64_t conn_id)
 {
 	struct query_job *j, *next;
-	unsigned i, k;
+	unsigned i, k, u;
 
 	pthread_mutex_lock(&q->mu);
-	j = q->todo.head;
-	list_init(&q->todo);
-	for (; j != NULL; j = next) {
-		next = j->next;
-		for (i = k = 0; i < j->nw; i++)
-			if (j->w[i].conn_id != conn_id)
-				j->w[k++] = j->w[i];
-		j->nw = k;
-		if (j->nw == 0)
-			job_free(j);
-		else
-			list_push(&q->todo, j);
+	for (u = 0; u < q->nuq; u++) {
+		struct job_list *l = &q->uq[u]->todo;
+
+		j = l->head;
+		list_init(l);
+		for (; j != NULL; j = next) {
+			next = j->next;
+			for (i = k = 0; i < j->nw; i++)
+				if (j->w[i].conn_id != conn_id)
+					j->w[k++] = j->w[i];
+			j->nw = k;
+			if (j->nw == 0) {
+				job_free(j);
+				q->queued--;
+			} else {
+				list_push(l, j);
+			}
+		}
 	}
+	uq_gc(q);
+	pthread_mutex_unlock(&q->mu);
+}
+
+/* Tests: hold the jobs the threads take before they run (a read that
+ * takes long, without depending on how long), or let them go. */
+void
+query_hold(struct query *q, bool hold)
+{
+	pthread_mutex_lock(&q->mu);
+	q->hold = hold;
+	pthread_cond_broadcast(&q->cv);
 	pthread_mutex_unlock(&q->mu);
 }
 
@@ -625,7 +879,9 @@ query_get_stats(struct query *q, struct control_stats *ret)
 	pthread_mutex_lock(&q->mu);
 	ret->queries = q->runs;
 	ret->query_ns_max = q->ns_max;
-	ret->queries_queued = q->todo.n;
+	ret->queries_queued = q->queued;
+	ret->queries_budget_cut = q->budget_cut;
 	pthread_mutex_unlock(&q->mu);
 	ret->queries_shared = q->shared;
+	ret->query_threads = q->nthreads;
 }

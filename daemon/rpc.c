@@ -422,6 +422,8 @@ pb_health(struct rpc_arena *a, const struct rpc_ctx *ctx)
 		c->queries_queued = s->queries_queued;
 		c->queries_shared = s->queries_shared;
 		c->cap_refused = s->cap_refused;
+		c->query_threads = s->query_threads;
+		c->queries_budget_cut = s->queries_budget_cut;
 	}
 	m->control = c;
 	m->interval_ms = info->interval_ms;
@@ -803,20 +805,57 @@ int
 rpc_answer_windows(const struct rpc_query *q, struct window *const *w,
     size_t n, bool truncated, uint32_t max, uint8_t **ret, size_t *ret_len)
 {
+	return rpc_answer_windows_cut(q, w, n, truncated, 0, 0, max, ret,
+	    ret_len);
+}
+
+/*
+ * Windows oldest first. A budget cut (loaded_bytes > 0) is said in the
+ * answer; windows that would not fit the frame are left out from the
+ * oldest on, and said the same way. Only when not even the newest fits
+ * is the answer TOO_LARGE. Messages are built newest first and stop at
+ * the frame limit, so a long range costs at most a frame of them.
+ */
+int
+rpc_answer_windows_cut(const struct rpc_query *q, struct window *const *w,
+    size_t n, bool truncated, uint64_t budget, size_t loaded_bytes,
+    uint32_t max, uint8_t **ret, size_t *ret_len)
+{
 	Vitals__Response resp = VITALS__RESPONSE__INIT;
 	Vitals__WindowList list = VITALS__WINDOW_LIST__INIT;
 	struct rpc_arena a = { 0 };
-	size_t i;
+	size_t i, k, sum = 64;
 	int r = -ENOMEM;
 
 	answer_head(&resp, q);
 	if (n && (list.windows = rpc_arena_alloc(&a, n *
 	    sizeof(*list.windows))) == NULL)
 		goto out;
-	for (i = 0; i < n; i++)
-		if ((list.windows[i] = rpc_pb_window(&a, w[i], q->with_tasks,
-		    q->top_n)) == NULL)
+	for (i = n, k = n; i > 0; i--) {
+		Vitals__Window *m = rpc_pb_window(&a, w[i - 1], q->with_tasks,
+		    q->top_n);
+
+		if (m == NULL)
 			goto out;
+		sum += vitals__window__get_packed_size(m) + 6;
+		if (sum > max && k < n)
+			break; /* keep the newest that fit */
+		list.windows[--k] = m;
+	}
+	if (k > 0) {
+		memmove(list.windows, list.windows + k, (n - k) *
+		    sizeof(*list.windows));
+		truncated = true;
+		list.budget_exhausted = true;
+		if (loaded_bytes == 0)
+			budget = 0;
+	}
+	n -= k;
+	if (loaded_bytes) {
+		list.budget_exhausted = true;
+		list.budget_bytes = budget;
+		list.loaded_bytes = loaded_bytes;
+	}
 	list.n_windows = n;
 	list.truncated = truncated;
 	resp.result_case = VITALS__RESPONSE__RESULT_WINDOWS;

@@ -123,25 +123,38 @@ pb_session(struct rpc_arena *a, const struct hp_record *r)
 	return m;
 }
 
+/* The list reads the store: it runs on a query thread (RPC_Q_HP_LIST),
+ * never on the loop. */
 static int
-answer_list(const struct rpc_ctx *ctx, struct heapprofd *hp, uint64_t id,
+answer_list(const struct rpc_ctx *ctx, uint64_t id,
     const Vitals__HeapprofdListRequest *lr, struct rpc_result *res)
+{
+	unsigned limit = lr->limit ? lr->limit : HP_LIST_DEFAULT;
+	struct rpc_query *q = &res->query;
+
+	if (!ctx->info->have_store)
+		return error(res, id, RPC_UNAVAILABLE,
+		    "no store: no session records");
+	if (limit > HP_LIST_MAX)
+		limit = HP_LIST_MAX;
+	memset(q, 0, sizeof(*q));
+	q->op = RPC_Q_HP_LIST;
+	q->id = id;
+	q->n = limit;
+	res->verdict = RPC_QUERY;
+	return 0;
+}
+
+int
+rpc_answer_hp_list(const struct rpc_query *q, const struct hp_record *v,
+    size_t n, uint32_t max, uint8_t **ret, size_t *ret_len)
 {
 	Vitals__Response resp = VITALS__RESPONSE__INIT;
 	Vitals__HeapprofdList list = VITALS__HEAPPROFD_LIST__INIT;
-	unsigned limit = lr->limit ? lr->limit : HP_LIST_DEFAULT;
 	struct rpc_arena a = { 0 };
-	struct hp_record *v = NULL;
-	size_t n = 0, i;
-	int r;
+	size_t i;
+	int r = -ENOMEM;
 
-	if (limit > HP_LIST_MAX)
-		limit = HP_LIST_MAX;
-	if ((r = heapprofd_list(hp, limit, &v, &n)) < 0)
-		return error(res, id, r == -ENODEV ? RPC_UNAVAILABLE :
-		    RPC_ERROR, r == -ENODEV ? "no store: no session records" :
-		    strerror(-r));
-	r = -ENOMEM;
 	if (n && (list.sessions = rpc_arena_alloc(&a, n *
 	    sizeof(*list.sessions))) == NULL)
 		goto out;
@@ -149,13 +162,17 @@ answer_list(const struct rpc_ctx *ctx, struct heapprofd *hp, uint64_t id,
 		if ((list.sessions[i] = pb_session(&a, &v[i])) == NULL)
 			goto out;
 	list.n_sessions = n;
-	resp.id = id;
+	resp.version = VITALS__PROTOCOL_VERSION__PROTOCOL_VERSION_1;
+	resp.id = q->id;
 	resp.result_case = VITALS__RESPONSE__RESULT_HEAPPROFD_LIST;
 	resp.heapprofd_list = &list;
-	r = pack(ctx, &resp, res);
+	if (vitals__response__get_packed_size(&resp) > max)
+		r = rpc_error_frame(q->id, RPC_TOO_LARGE, "answer exceeds "
+		    "the frame limit: ask for fewer sessions", ret, ret_len);
+	else
+		r = frame_pack_response(&resp, ret, ret_len);
 out:
 	rpc_arena_release(&a);
-	free(v);
 	return r;
 }
 
@@ -206,7 +223,7 @@ rpc_hp_dispatch(const struct rpc_ctx *ctx, enum control_role role,
 		return answer_start(ctx, hp, req->id, req->heapprofd_start,
 		    res);
 	case VITALS__REQUEST__OP_HEAPPROFD_LIST:
-		return answer_list(ctx, hp, req->id, req->heapprofd_list, res);
+		return answer_list(ctx, req->id, req->heapprofd_list, res);
 	default:
 		return answer_cancel(ctx, hp, req->id, req->heapprofd_cancel,
 		    res);

@@ -285,6 +285,22 @@ pb_whealth(struct rpc_arena *a, const struct window_health *h)
 	m->store_dropped = h->store_dropped;
 	m->tick_late_ns_max = h->tick_late_ns_max;
 	m->tick_late_ns_sum = h->tick_late_ns_sum;
+	if ((m->tick_late_hist = rpc_arena_alloc(a, VITALS_LATE_BUCKETS *
+	    sizeof(*m->tick_late_hist))) != NULL) {
+		static const uint64_t ms[] = VITALS_LATE_BOUNDS_MS;
+		uint64_t n = 0, acc = 0;
+		unsigned i;
+
+		for (i = 0; i < VITALS_LATE_BUCKETS; i++)
+			n += m->tick_late_hist[i] = h->tick_late_hist[i];
+		m->n_tick_late_hist = n ? VITALS_LATE_BUCKETS : 0;
+		for (i = 0; n && i < VITALS_LATE_BUCKETS; i++)
+			if ((acc += h->tick_late_hist[i]) * 100 >= n * 99) {
+				m->tick_late_ns_p99 = ms[i] ? ms[i] *
+				    NSEC_PER_MSEC : h->tick_late_ns_max;
+				break;
+			}
+	}
 	return m;
 }
 

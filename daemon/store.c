@@ -516,7 +516,8 @@ put_window_row(struct store *s, const struct window *w, int64_t *ret_id)
 	}
 	/* Range reads rely on no window being longer than this. */
 	if (v[WC_WALL_END] - v[WC_WALL_START] > s->max_span_ns)
-		s->max_span_ns = v[WC_WALL_END] - v[WC_WALL_START];
+		__atomic_store_n(&s->max_span_ns, v[WC_WALL_END] -
+		    v[WC_WALL_START], __ATOMIC_RELEASE); /* store_conn.c */
 	*ret_id = 0;
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		*ret_id = sqlite3_column_int64(st, 0);

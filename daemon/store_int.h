@@ -13,6 +13,7 @@
 #define VITALSD_STORE_INT_H
 
 #include <pthread.h>
+#include <sys/types.h>
 #include <sqlite3.h>
 
 #include "vitalsd.h"
@@ -92,6 +93,12 @@ struct store {
 		bool init;
 		int64_t off_ns, stable_since_ns;
 	} clk;
+	/* A read connection (store_conn.c): the writer's handle, whose
+	 * max_span_ns it follows, and the file it has open. */
+	const struct store *writer;
+	dev_t dev;
+	ino_t ino;
+	bool in_txn;
 };
 
 /*
@@ -210,6 +217,12 @@ int store_enforce_size(struct store *s, int64_t keep);
 int store_read_prepare(struct store *s);
 void store_read_finalize(struct store *s);
 int store_load(struct store *s, int64_t id, struct window **ret);
+
+/* store_conn.c: read-only connections for the query threads. */
+int store_conn_open(const struct store *writer, struct store **ret);
+struct store *store_conn_close(struct store *rc);
+int store_conn_begin(struct store *rc);
+void store_conn_end(struct store *rc);
 
 /* store_bpf.c */
 int store_bpf_prepare(struct store *s);

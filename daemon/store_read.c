@@ -509,18 +509,29 @@ push_window(struct window ***arr, size_t *n, size_t *cap, struct window *w)
  * stops at the first row of bucket max + 1. Only the ids kept are loaded,
  * oldest first.
  */
+/* Heap bytes a loaded window holds (the struct and its arrays). */
+size_t
+store_window_bytes(const struct window *w)
+{
+	return sizeof(*w) + (size_t)w->cpu_span * sizeof(*w->cpu) +
+	    w->procs_cap * sizeof(*w->procs) +
+	    w->threads_cap * sizeof(*w->threads) +
+	    w->n_gpu * sizeof(*w->gpu);
+}
+
 static int
 windows_locked(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
-    unsigned granularity_s, size_t max, struct window ***ret, size_t *ret_n,
-    bool *ret_trunc)
+    unsigned granularity_s, size_t max, size_t budget, struct window ***ret,
+    size_t *ret_n, bool *ret_trunc, size_t *ret_bytes)
 {
 	int64_t g = (int64_t)granularity_s * NSEC_PER_SEC, *ids = NULL;
 	int64_t bucket, last_bucket = 0;
 	char boot[sizeof(((struct window *)0)->boot_id)];
 	char last_boot[sizeof(boot)] = "";
 	size_t nids = 0, idcap = 0, nb = 0, n = 0, cap = 0, i;
-	struct window **out = NULL, *w;
-	bool trunc = false;
+	struct window **out = NULL, **loaded = NULL, *w;
+	size_t nl = 0, lcap = 0, bytes = 0;
+	bool trunc = false, over = false;
 	sqlite3_stmt *st;
 	int rc = SQLITE_DONE, r = 0;
 
@@ -563,11 +574,42 @@ windows_locked(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 		r = store_fail(s, rc, "windows in range");
 	sqlite3_reset(st);
 
-	for (i = nids; i > 0 && r == 0; i--) {
+	/*
+	 * Newest first, counting the bytes each window holds: at the budget
+	 * the loading stops (the oldest bucket, perhaps begun, is dropped)
+	 * and the answer is the newest windows that fit, marked truncated.
+	 * The merge below then runs oldest first as before.
+	 */
+	for (i = 0; i < nids && r == 0; i++) {
+		if ((r = store_load(s, ids[i], &w)) < 0)
+			break;
+		bytes += store_window_bytes(w);
+		if ((r = push_window(&loaded, &nl, &lcap, w)) < 0) {
+			window_free(w);
+			break;
+		}
+		if (budget && bytes > budget && i + 1 < nids) {
+			over = true;
+			trunc = true;
+			break;
+		}
+	}
+	if (over && g > 0) {
+		/* the last bucket begun may be missing older parts */
+		const struct window *o = loaded[nl - 1];
+
+		while (nl > 0 && strcmp(loaded[nl - 1]->boot_id,
+		    o->boot_id) == 0 && loaded[nl - 1]->wall_start_ns / g ==
+		    o->wall_start_ns / g && nl > 1) {
+			bytes -= store_window_bytes(loaded[nl - 1]);
+			window_free(loaded[--nl]);
+		}
+	}
+	for (i = nl; i > 0 && r == 0; i--) {
 		struct window *last = n ? out[n - 1] : NULL;
 
-		if ((r = store_load(s, ids[i - 1], &w)) < 0)
-			break;
+		w = loaded[i - 1];
+		loaded[i - 1] = NULL;
 		if (g > 0 && last != NULL &&
 		    strcmp(last->boot_id, w->boot_id) == 0 &&
 		    wall_bucket(last->wall_start_ns, g) ==
@@ -582,6 +624,9 @@ windows_locked(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 		}
 	}
 	free(ids);
+	for (i = 0; i < nl; i++)
+		window_free(loaded[i]);
+	free(loaded);
 	if (r < 0) {
 		for (i = 0; i < n; i++)
 			window_free(out[i]);
@@ -592,6 +637,8 @@ windows_locked(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 	*ret_n = n;
 	if (ret_trunc)
 		*ret_trunc = trunc;
+	if (ret_bytes)
+		*ret_bytes = over ? bytes : 0;
 	return 0;
 }
 
@@ -605,8 +652,30 @@ store_windows_max(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 	if (s == NULL) /* s->db: under the lock (store_recover) */
 		return -EBADF;
 	pthread_mutex_lock(&s->lock);
+	r = windows_locked(s, from_wall_ns, to_wall_ns, granularity_s, max, 0,
+	    ret, ret_n, ret_truncated, NULL);
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
+/*
+ * As store_windows_max, and loading stops once the windows loaded hold
+ * more than budget bytes (0: no budget): *ret_bytes is then what they
+ * hold (0 when the budget was not reached) and *ret_truncated is set.
+ */
+int
+store_windows_budget(struct store *s, int64_t from_wall_ns,
+    int64_t to_wall_ns, unsigned granularity_s, size_t max, size_t budget,
+    struct window ***ret, size_t *ret_n, bool *ret_truncated,
+    size_t *ret_bytes)
+{
+	int r;
+
+	if (s == NULL)
+		return -EBADF;
+	pthread_mutex_lock(&s->lock);
 	r = windows_locked(s, from_wall_ns, to_wall_ns, granularity_s, max,
-	    ret, ret_n, ret_truncated);
+	    budget, ret, ret_n, ret_truncated, ret_bytes);
 	pthread_mutex_unlock(&s->lock);
 	return r;
 }

@@ -269,6 +269,10 @@ struct window_psi {
 	struct gauge some_avg10, full_avg10;
 };
 
+/* Tick lateness histogram: upper bounds in ms; the last bucket is open. */
+#define VITALS_LATE_BUCKETS 8
+#define VITALS_LATE_BOUNDS_MS { 1, 2, 5, 10, 20, 50, 100, 0 }
+
 struct window_health {
 	uint64_t self_utime_us, self_stime_us; /* getrusage delta */
 	uint64_t coll_ns_sum[COLL__MAX], coll_ns_max[COLL__MAX];
@@ -285,6 +289,8 @@ struct window_health {
 	/* sampling timer lateness: fire time − grid time (control plane);
 	 * kept in memory only, not in the store */
 	uint64_t tick_late_ns_max, tick_late_ns_sum;
+	/* ticks by lateness, under VITALS_LATE_BOUNDS_MS (the last: more) */
+	uint32_t tick_late_hist[VITALS_LATE_BUCKETS];
 	/* the process scan's source in the last sample (bpf_iter.c) */
 	uint32_t scanner;     /* enum scanner_mode: SCANNER_PROCFS or _BPF */
 	uint32_t scanner_why; /* enum scanner_why: why not BPF, 0 when it is */
@@ -735,6 +741,11 @@ int store_windows(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 int store_windows_max(struct store *s, int64_t from_wall_ns,
     int64_t to_wall_ns, unsigned granularity_s, size_t max,
     struct window ***ret, size_t *ret_n, bool *ret_truncated);
+int store_windows_budget(struct store *s, int64_t from_wall_ns,
+    int64_t to_wall_ns, unsigned granularity_s, size_t max, size_t budget,
+    struct window ***ret, size_t *ret_n, bool *ret_truncated,
+    size_t *ret_bytes);
+size_t store_window_bytes(const struct window *w);
 /* After -EUCLEAN (corrupt while open): move the file aside as store_open
  * does and start a fresh database in the same handle. */
 int store_recover(struct store *s);
@@ -982,6 +993,9 @@ struct config {
 	uint32_t max_frame;	  /* frame payload limit, both directions */
 	uint32_t max_output;	  /* queued answer bytes per connection */
 	unsigned query_queue;	  /* store reads waiting for the query thread */
+	unsigned query_threads;	  /* read pool: threads, one connection each */
+	unsigned query_uid_queue; /* reads one uid may have queued */
+	uint64_t query_budget;	  /* bytes one read may load; 0: from output */
 	unsigned scanner;	  /* enum scanner_mode (bpf_iter.c) */
 	char *bpffs;		  /* pin directory (bpf_sched.c) */
 	unsigned bpf_load;	  /* enum vbpf_load */
@@ -1057,6 +1071,8 @@ struct control_stats {
 	uint32_t queries_queued;
 	uint64_t queries_shared; /* answered by another request's read */
 	uint64_t cap_refused;	 /* answered BUSY at a uid or trusted cap */
+	uint32_t query_threads;	 /* the read pool */
+	uint64_t queries_budget_cut; /* answers cut at the memory budget */
 };
 
 /* What one answer reads of the daemon (loop thread; daemon.c fills it). */
@@ -1088,7 +1104,7 @@ enum rpc_status {
 
 /* A store read for the query thread: the request, validated and resolved. */
 enum rpc_qop { RPC_Q_WINDOWS, RPC_Q_TOP, RPC_Q_PROCESS, RPC_Q_GPUMEM,
-	RPC_Q_TRACE };
+	RPC_Q_TRACE, RPC_Q_HP_LIST /* heapprofd session records: n */ };
 
 struct rpc_query {
 	enum rpc_qop op;
@@ -1153,6 +1169,12 @@ int rpc_error_frame(uint64_t id, enum rpc_status st, const char *msg,
     uint8_t **ret, size_t *ret_len);
 int rpc_answer_windows(const struct rpc_query *q, struct window *const *w,
     size_t n, bool truncated, uint32_t max, uint8_t **ret, size_t *ret_len);
+struct hp_record;
+int rpc_answer_windows_cut(const struct rpc_query *q,
+    struct window *const *w, size_t n, bool truncated, uint64_t budget,
+    size_t loaded_bytes, uint32_t max, uint8_t **ret, size_t *ret_len);
+int rpc_answer_hp_list(const struct rpc_query *q, const struct hp_record *v,
+    size_t n, uint32_t max, uint8_t **ret, size_t *ret_len);
 int rpc_answer_top(const struct rpc_query *q, const struct window_task *t,
     size_t n, uint32_t max, uint8_t **ret, size_t *ret_len);
 int rpc_answer_process(const struct rpc_query *q, const struct store_hist *h,
@@ -1169,13 +1191,27 @@ struct query;
 typedef void (*query_done_fn)(uint64_t conn_id, uint32_t tag,
     uint8_t *frame, size_t len, void *arg);
 
+struct query_opts {
+	unsigned threads;   /* 0: 2 */
+	unsigned queue_max; /* all uids; 0: 64 */
+	unsigned uid_queue; /* one uid; 0: 16 */
+	uint32_t max_frame;
+	size_t budget;	    /* bytes one read may load; 0: none */
+};
+
 int query_new(struct event_base *base, struct store *store,
     unsigned queue_max, uint32_t max_frame, int priority,
     query_done_fn done, void *arg, struct query **ret);
+int query_new_pool(struct event_base *base, struct store *store,
+    const struct query_opts *o, int priority, query_done_fn done, void *arg,
+    struct query **ret);
 struct query *query_free(struct query *q);
 int query_submit(struct query *q, uint64_t conn_id, uint32_t tag,
     const struct rpc_query *rq);
+int query_submit_uid(struct query *q, uint64_t conn_id, uint32_t uid,
+    uint32_t tag, const struct rpc_query *rq);
 void query_cancel(struct query *q, uint64_t conn_id);
+void query_hold(struct query *q, bool hold);
 int query_cached(struct query *q, const struct rpc_query *rq,
     uint8_t **ret, size_t *ret_len);
 void query_get_stats(struct query *q, struct control_stats *ret);

@@ -1018,7 +1018,8 @@ START_TEST(test_query_run)
 	ck_assert_uint_eq(resp->windows->windows[0]->n_procs, 0);
 	vitals__response__free_unpacked(resp, NULL);
 
-	/* too much for the frame limit */
+	/* too much for the frame limit: the newest windows that fit, cut
+	 * and said so; not even the newest: TOO_LARGE */
 	q.granularity_s = 0;
 	q.with_tasks = true;
 	q.top_n = 0;
@@ -1029,6 +1030,21 @@ START_TEST(test_query_run)
 
 		ck_assert_int_eq(query_run(qstore, &q, 8192, &frame, &len), 0);
 		ck_assert_int_eq(frame_header(frame, 8192, &plen), 0);
+		resp = frame_unpack_response(frame + 4, plen);
+		free(frame);
+		ck_assert_int_eq(resp->status, VITALS__STATUS__STATUS_OK);
+		ck_assert_uint_ge(resp->windows->n_windows, 1);
+		ck_assert_uint_lt(resp->windows->n_windows, 4);
+		ck_assert(resp->windows->truncated);
+		ck_assert(resp->windows->budget_exhausted);
+		ck_assert_uint_eq(resp->windows->budget_bytes, 0);
+		ck_assert_int_eq(resp->windows->windows[
+		    resp->windows->n_windows - 1]->wall_start_ns,
+		    T0 + 50 * SEC);
+		vitals__response__free_unpacked(resp, NULL);
+
+		ck_assert_int_eq(query_run(qstore, &q, 600, &frame, &len), 0);
+		ck_assert_int_eq(frame_header(frame, 600, &plen), 0);
 		resp = frame_unpack_response(frame + 4, plen);
 		free(frame);
 		ck_assert_int_eq(resp->status,
@@ -1071,38 +1087,9 @@ done_fn(uint64_t conn_id, uint32_t tag, uint8_t *frame, size_t len,
 		event_base_loopbreak(d->base);
 }
 
-/* Hold the store lock with a slow statement (~1 s here), from another
- * thread; slow_started says it is about to take the lock. */
-static volatile int slow_started;
-
-static void *
-slow_sql(void *arg)
-{
-	char out[64];
-
-	(void)arg;
-	slow_started = 1;
-	(void)store_exec(qstore, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL"
-	    " SELECT x + 1 FROM c WHERE x < 5000000) SELECT count(*) FROM c",
-	    out, sizeof(out));
-	return NULL;
-}
-
-/* slow_sql holds the lock: it started, and had a moment to take it. */
-static void
-slow_sql_start(pthread_t *th)
-{
-	unsigned i;
-
-	slow_started = 0;
-	ck_assert_int_eq(pthread_create(th, NULL, slow_sql, NULL), 0);
-	for (i = 0; i < 1000 && !slow_started; i++)
-		tu_sleep_ms(5);
-	tu_sleep_ms(50);
-}
-
-/* The query thread took the last job submitted off the queue (it waits
- * for the store lock now): polled, not a sleep. */
+/* The pool held (query_hold) stands for a read that takes long. A held
+ * thread took the last job submitted off the queue and waits before
+ * running it: polled, not a sleep. */
 static void
 query_dequeued(struct query *qq)
 {
@@ -1128,7 +1115,6 @@ START_TEST(test_query_thread)
 	struct query *qq;
 	uint8_t *frame;
 	size_t len;
-	pthread_t th;
 	unsigned i, busy = 0;
 
 	d.base = event_base_new();
@@ -1139,7 +1125,8 @@ START_TEST(test_query_thread)
 	/* While the store is busy: one runs (blocked), four (different)
 	 * wait, the rest are refused; connection 2 closes and loses its
 	 * jobs. */
-	slow_sql_start(&th);
+	query_hold(qq, true);
+	tu_sleep_ms(100);
 	ck_assert_int_eq(query_submit(qq, 1, 0, &q), 0);
 	query_dequeued(qq);
 	for (i = 1; i < 8; i++) {
@@ -1161,9 +1148,9 @@ START_TEST(test_query_thread)
 	query_get_stats(qq, &st);
 	ck_assert_uint_eq(st.queries_queued, 2);
 	d.want = 3;
+	query_hold(qq, false);
 	event_base_loopexit(d.base, &tv);
 	event_base_dispatch(d.base);
-	pthread_join(th, NULL);
 	ck_assert_uint_eq(d.n, 3);
 	for (i = 0; i < d.n; i++) {
 		ck_assert_uint_eq(d.conn[i], 1);
@@ -1194,7 +1181,8 @@ START_TEST(test_query_thread)
 	/* The same question joins the queued job: one run, an answer for
 	 * each with its own id; a "now" range resolved 0.5 s later is the
 	 * same, 2 s later is not; a closed connection leaves its job. */
-	slow_sql_start(&th);
+	query_hold(qq, true);
+	tu_sleep_ms(100);
 	q.n = 99; /* the blocked one */
 	ck_assert_int_eq(query_submit(qq, 10, 0, &q), 0);
 	query_dequeued(qq);
@@ -1224,9 +1212,9 @@ START_TEST(test_query_thread)
 	ck_assert_uint_eq(st.queries_queued, 1);
 	d.n = 0;
 	d.want = 3;
+	query_hold(qq, false);
 	event_base_loopexit(d.base, &tv);
 	event_base_dispatch(d.base);
-	pthread_join(th, NULL);
 	ck_assert_uint_eq(d.n, 3);
 	ck_assert_uint_eq(d.conn[1], 11);
 	ck_assert_uint_eq(d.id[1], 111);
@@ -1264,11 +1252,11 @@ START_TEST(test_query_thread)
 	ck_assert_uint_eq(st.queries_shared, 3);
 
 	/* Stopping with work queued abandons it. */
-	slow_sql_start(&th);
+	query_hold(qq, true);
+	tu_sleep_ms(100);
 	for (i = 0; i < 4; i++)
 		ck_assert_int_eq(query_submit(qq, 9, i, &q), 0);
 	query_free(qq);
-	pthread_join(th, NULL);
 	event_base_free(d.base);
 }
 END_TEST
