@@ -1523,8 +1523,15 @@ START_TEST(test_flood)
 	mkreq(&b, VITALS__REQUEST__OP_WINDOWS, 1);
 	b.tr.from_wall_ns = from;
 	b.tr.to_wall_ns = to - 1100 * NSEC_PER_MSEC;
+	/*
+	 * Whether the flood reaches a cap depends on how fast the read pool
+	 * answers: root's connections stop at trusted_max_connections (BUSY,
+	 * retried above) and accept pauses only at max_connections, so
+	 * neither is certain here. test_emfile and test_trusted_cap pin those
+	 * down; this test asserts that every client was accepted and answered
+	 * while sampling kept its schedule.
+	 */
 	r = health();
-	ck_assert_uint_ge(r->health->control->accept_paused, 1);
 	ck_assert_uint_ge(r->health->control->accepted,
 	    FLOOD_CLIENTS + FLOOD_PUMPS);
 	vitals__response__free_unpacked(r, NULL);
