@@ -137,8 +137,11 @@ run_query(const struct rpc_query *q, int64_t now)
 	size_t len = 0;
 	int r = -EINVAL;
 
-	/* Whatever came in, the resolved range is sane. */
-	if (q->from_wall_ns < 0 || q->from_wall_ns >= q->to_wall_ns ||
+	/* Whatever came in, the resolved range is sane: ranges before 1970
+	 * are allowed (a device whose clock starts at 0), "since" saturates
+	 * at -2^62 ns. */
+	if (q->from_wall_ns < -(INT64_C(1) << 62) ||
+	    q->from_wall_ns >= q->to_wall_ns ||
 	    (q->op == RPC_Q_TOP && (q->n == 0 || q->n > 1000)) ||
 	    (q->op == RPC_Q_TOP && q->metric > METRIC_RSS) ||
 	    (q->op == RPC_Q_PROCESS && q->pid <= 0) ||
@@ -146,7 +149,6 @@ run_query(const struct rpc_query *q, int64_t now)
 	    (q->op == RPC_Q_TRACE && (q->pid < 0 || q->max_windows == 0 ||
 	    memchr(q->process, '\0', sizeof(q->process)) == NULL)))
 		abort();
-	(void)now;
 	switch (q->op) {
 	case RPC_Q_WINDOWS:
 		r = rpc_answer_windows(q, ws, 2, true, FUZZ_MAX_FRAME, &frame,
@@ -181,6 +183,22 @@ run_query(const struct rpc_query *q, int64_t now)
 		r = rpc_answer_trace(q, ws, 2, false, FUZZ_MAX_FRAME, &frame,
 		    &len);
 		break;
+	case RPC_Q_HP_LIST: {
+		/* a finished session by a rule and a running one by a caller */
+		struct hp_record v[2] = {
+			{ .id = 1, .created_wall_ns = now, .by_rule = true,
+			    .rule = "grow", .target = "com.app",
+			    .outcome = "completed", .exit_status = 0,
+			    .output_bytes = 4096, .child_pid = 99 },
+			{ .id = 2, .created_wall_ns = now, .caller_uid = 1000,
+			    .target = "pid 42", .outcome = "running",
+			    .exit_status = -1, .output_bytes = -1 },
+		};
+
+		r = rpc_answer_hp_list(q, v, q->n < 2 ? q->n : 2,
+		    FUZZ_MAX_FRAME, &frame, &len);
+		break;
+	}
 	}
 	if (r < 0)
 		abort();
