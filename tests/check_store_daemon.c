@@ -576,11 +576,13 @@ START_TEST(test_open_retry_directory)
 }
 END_TEST
 
+/* The tmpfs is 0750: a world-writable state directory is refused. */
 START_TEST(test_open_retry_full)
 {
 	char *dir = tu_mkdtemp("fullstart");
 
-	ck_assert_int_eq(mount("tmpfs", dir, "tmpfs", 0, "size=2m"), 0);
+	ck_assert_int_eq(mount("tmpfs", dir, "tmpfs", 0,
+	    "size=2m,mode=0750"), 0);
 	open_retry_case(dir, true);
 	ck_assert_int_eq(umount(dir), 0);
 	rmdir(dir);
