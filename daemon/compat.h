@@ -9,6 +9,7 @@
 #define VITALS_COMPAT_H
 
 #include <errno.h>
+#include <malloc.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -66,6 +67,22 @@ compat_close_from(int lowfd)
 		max = (long)rl.rlim_cur;
 	for (fd = lowfd; fd < max; fd++)
 		(void)close((int)fd);
+}
+
+/*
+ * Give freed heap pages back to the kernel after a large answer. glibc
+ * keeps them in the thread's arena until malloc_trim; bionic's allocator
+ * (scudo, or jemalloc before it) releases them on mallopt(M_PURGE, 0),
+ * API 28. malloc_trim is host-only: scripts/bionic/host-only.txt.
+ */
+static inline void
+compat_heap_release(void)
+{
+#ifdef __BIONIC__
+	(void)mallopt(M_PURGE, 0);
+#else
+	(void)malloc_trim(0);
+#endif
 }
 
 #endif

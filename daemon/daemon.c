@@ -277,7 +277,9 @@ open_store(struct vitalsd *d, const struct config *cfg)
 	 * again with a backoff; windows wait in its queue meanwhile. */
 	if (st.state == STORE_CLOSED)
 		log_warnx("store %s: %s; retrying, windows queue in memory "
-		    "(%u at most)", path, st.last_errmsg, cfg->write_queue);
+		    "(%u at most)", path, st.last_err ?
+		    store_refusal(st.last_err) : st.last_errmsg,
+		    cfg->write_queue);
 	if (st.wal_damaged)
 		log_warnx("store %s: %s", path, st.last_errmsg);
 	if (st.corrupt_moved)
@@ -708,10 +710,15 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 	}
 	signal(SIGPIPE, SIG_IGN);
 	/* heapprofd sessions (issue 8): closes what a restart left open */
-	if ((r = heapprofd_new(d->base, cfg, d->store, &d->hp)) < 0) {
+	/* its heapprofd/ directory is made as the service user, who writes
+	 * the traces into it after the drop */
+	if ((r = statedir_fs_enter()) < 0 ||
+	    (r = heapprofd_new(d->base, cfg, d->store, &d->hp)) < 0) {
+		statedir_fs_leave();
 		log_warnx("heapprofd: %s", strerror(-r));
 		goto fail;
 	}
+	statedir_fs_leave();
 	heapprofd_set_gpu(d->hp, window_gpu_bytes, NULL);
 	/* Working-set targets: passes at priority 1 (wss.c). */
 	if ((r = wss_setup(d, cfg)) < 0)

@@ -33,7 +33,6 @@
  * after a big read the thread gives the memory back to the system.
  */
 #include <errno.h>
-#include <malloc.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +43,7 @@
 
 #include <event2/event.h>
 
+#include "compat.h"
 #include "store_int.h"
 #include "vitalsd.h"
 
@@ -613,9 +613,9 @@ query_main(void *arg)
 		job_run(wk, j, &cut);
 		ns = clock_ns(CLOCK_MONOTONIC) - t0;
 		/* A big answer: give its pages back rather than keep them
-		 * (glibc keeps freed heap in the thread's arena). */
+		 * (the allocator keeps freed heap in the thread's arena). */
 		if (cut || j->len >= TRIM_AFTER)
-			malloc_trim(0);
+			compat_heap_release();
 
 		pthread_mutex_lock(&q->mu);
 		if ((u = uq_find(q, uid)) != NULL && u->running > 0)
