@@ -375,14 +375,22 @@ END_TEST
 static pid_t
 toucher(uid_t uid)
 {
-	pid_t pid = fork();
+	pid_t pid;
+	int fds[2];
+	char c;
 
+	/* Ready means its pages are mapped and touched under its own uid:
+	 * a wss pass before that would see no region (a machine this busy
+	 * happens). */
+	ck_assert_int_eq(pipe(fds), 0);
+	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
 		long pg = sysconf(_SC_PAGESIZE);
 		size_t len = 64 * (size_t)pg, i;
 		volatile char *p;
 
+		close(fds[0]);
 		if (uid && (setgroups(0, NULL) < 0 || setgid(uid) < 0 ||
 		    setuid(uid) < 0))
 			_exit(1);
@@ -394,6 +402,9 @@ toucher(uid_t uid)
 			_exit(1);
 		for (i = 0; i < 64; i++)
 			p[i * (size_t)pg] = 1;
+		if (write(fds[1], "r", 1) != 1)
+			_exit(1);
+		close(fds[1]);
 		for (;;) {
 			mprotect((void *)p, len, PROT_READ);
 			mprotect((void *)p, len, PROT_READ | PROT_WRITE);
@@ -402,6 +413,10 @@ toucher(uid_t uid)
 			tu_sleep_ms(20);
 		}
 	}
+	close(fds[1]);
+	ck_assert_msg(read(fds[0], &c, 1) == 1, "toucher %d never ready",
+	    (int)pid);
+	close(fds[0]);
 	return pid;
 }
 
