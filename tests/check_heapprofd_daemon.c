@@ -845,7 +845,7 @@ run_out(const char *cmd, int *ret_status)
 START_TEST(test_spawn_seccomp_completes)
 {
 	const struct jm *s, *h;
-	char p[16], in[PATH_MAX] = "", cmd[PATH_MAX * 3], probe[PATH_MAX];
+	char p[16], in[PATH_MAX] = "", cmd[PATH_MAX * 3], probe[PATH_MAX + 16];
 	char *dec, *dry, *got, *enc, *pr, v[64];
 	struct daemon d;
 	struct run r;
