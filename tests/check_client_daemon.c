@@ -411,9 +411,12 @@ START_TEST(test_hostile_name_escaped)
 	    r.out);
 	ck_assert_msg(strchr(r.out, '\x1b') == NULL, "ESC in the dump");
 	ck_assert_msg(!has_forged_line(r.out), "a forged line in the dump");
+#ifdef HAVE_BPF_CORE
+	/* a build without BPF has no iterator: auto is procfs there */
 	if (_i == 0 && geteuid() == 0)
 		ck_assert_msg(strstr(r.out, "process scan: bpf") != NULL,
 		    "as root the iterator reads the names:\n%.1500s", r.out);
+#endif
 	run_free(&r);
 
 	/* the same window as the log's SIGUSR2 dump */
