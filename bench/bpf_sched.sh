@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 #
-# Cost of the sched_switch accounting (bpf/sched.bpf.c) at a high context
+# Cost of the sched_switch accounting (bpf/sched/sched.bpf.c) at a high context
 # switch rate: ns per program run from the kernel's BPF statistics
 # (run_time_ns / run_cnt of the pinned programs), measured while two
 # threads pinned to one CPU ping-pong a byte over pipes; plus the ping-pong

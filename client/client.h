@@ -119,11 +119,11 @@ void fmt_burst(struct sbuf *o, const Vitals__BurstAck *a, uint32_t asked_ms);
 /* fmt_gpumem.c: dumpsys gpu --gpumem line for line; verbose: and more */
 void fmt_gpumem(struct sbuf *o, const Vitals__GpuMem *g, bool verbose);
 void fmt_gpumem_health(struct sbuf *o, const Vitals__GpuMemState *s);
-/* format_trace.c: `vitals trace` (ftrace, issue 7) */
+/* fmt_trace.c: `vitals trace` (ftrace, issue 7) */
 void fmt_trace(struct sbuf *o, const Vitals__TraceList *tl);
 void fmt_trace_health(struct sbuf *o, const Vitals__TraceHealth *h);
 
-/* format_wss.c: the working-set monitor's targets */
+/* fmt_wss.c: the working-set monitor's targets */
 void fmt_wss(struct sbuf *o, const Vitals__WssList *l);
 void fmt_wss_target(struct sbuf *o, const Vitals__WssTarget *t);
 void fmt_wss_health(struct sbuf *o, const Vitals__WssHealth *h);
@@ -141,7 +141,7 @@ int conn_call(const char *path, int timeout_ms, const Vitals__Request *req,
 int conn_status_exit(Vitals__Status s);
 const char *conn_status_name(Vitals__Status s);
 
-/* hp_format.c: heapprofd answers (issue 8) */
+/* fmt_hp.c: heapprofd answers (issue 8) */
 const char *fmt_hp_refusal(Vitals__HeapprofdRefusal r);
 void fmt_hp_started(struct sbuf *o, const Vitals__HeapprofdStarted *s);
 void fmt_hp_list(struct sbuf *o, const Vitals__HeapprofdList *l);

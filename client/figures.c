@@ -2,7 +2,7 @@
 /*
  * doc/metrics.md's formulas, computed by the client from the raw deltas and
  * denominators the daemon sends. A zero denominator is "unknown" (NAN),
- * never 0 %. Keep in step with daemon/metrics.c and doc/metrics.md.
+ * never 0 %. Keep in step with daemon/window/metrics.c and doc/metrics.md.
  */
 #include <math.h>
 #include <string.h>

@@ -15,7 +15,7 @@
 
 #include <event2/event.h>
 
-#include "atrace_cat.h"
+#include "trace/atrace_cat.h"
 #include "vitalsd.h"
 
 struct vitalsd {

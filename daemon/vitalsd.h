@@ -291,7 +291,7 @@ struct window_health {
 	uint64_t tick_late_ns_max, tick_late_ns_sum;
 	/* ticks by lateness, under VITALS_LATE_BOUNDS_MS (the last: more) */
 	uint32_t tick_late_hist[VITALS_LATE_BUCKETS];
-	/* the process scan's source in the last sample (bpf_iter.c) */
+	/* the process scan's source in the last sample (taskiter.c) */
 	uint32_t scanner;     /* enum scanner_mode: SCANNER_PROCFS or _BPF */
 	uint32_t scanner_why; /* enum scanner_why: why not BPF, 0 when it is */
 	uint32_t scanner_err; /* errno behind scanner_why or the last failure */
@@ -303,14 +303,14 @@ struct window_health {
 };
 
 /*
- * BPF sched_switch accounting of one window (bpf_sched.c drains it,
- * bpf_window.c reduces and merges it). Fixed arrays: the window stays one
+ * BPF sched_switch accounting of one window (sched.c drains it,
+ * sched_window.c reduces and merges it). Fixed arrays: the window stays one
  * allocation and a copy is a struct copy. What does not fit is summed into
  * the *_other entries, so totals stay whole.
  */
 #define VITALS_BPF_UIDS 64  /* uids kept by on-CPU time */
 #define VITALS_BPF_PROCS 32 /* processes kept: half by CPU, half by wait */
-#define VITALS_BPF_RQ_SLOTS 24 /* = VITALS_SCHED_RQ_SLOTS (bpf/sched.h) */
+#define VITALS_BPF_RQ_SLOTS 24 /* = VITALS_SCHED_RQ_SLOTS (bpf/sched/sched.bpf.h) */
 #define VITALS_BPF_PROGS 4
 
 /* Where BPF accounting stands; stored, so values never change meaning. */
@@ -628,7 +628,7 @@ struct window {
 	struct window_task *threads;
 
 	struct window_health health;
-	struct window_bpf bpf; /* sched_switch accounting (bpf_sched.c) */
+	struct window_bpf bpf; /* sched_switch accounting (sched.c) */
 	/* GPU memory (gpumem.c): the map's state and, per (gpu, pid), the
 	 * bytes at window end with their range inside the window */
 	struct window_gpumem gpumem;
@@ -996,8 +996,8 @@ struct config {
 	unsigned query_threads;	  /* read pool: threads, one connection each */
 	unsigned query_uid_queue; /* reads one uid may have queued */
 	uint64_t query_budget;	  /* bytes one read may load; 0: from output */
-	unsigned scanner;	  /* enum scanner_mode (bpf_iter.c) */
-	char *bpffs;		  /* pin directory (bpf_sched.c) */
+	unsigned scanner;	  /* enum scanner_mode (taskiter.c) */
+	char *bpffs;		  /* pin directory (sched.c) */
 	unsigned bpf_load;	  /* enum vbpf_load */
 	bool bpf_stats;		  /* kernel BPF run-time statistics */
 	char *gpumem_map;	  /* GpuMem total map pin (gpumem.c) */
@@ -1247,7 +1247,7 @@ int store_thread_history(struct store *s, int32_t tgid, uint64_t since,
     int64_t from_wall_ns, int64_t to_wall_ns, struct store_hist **ret,
     size_t *ret_n);
 
-/* ------------------------------------------------------------- bpf_iter.c */
+/* ------------------------------------------------------------- taskiter.c */
 
 /* Config `scanner`: where the process scan reads its tasks from. */
 enum scanner_mode {
@@ -1284,7 +1284,7 @@ struct cputime_split {
 struct iter_task {
 	int32_t tgid, tid; /* process: tid == tgid */
 	uint32_t uid;	   /* real uid */
-	uint32_t flags;	   /* TASKITER_F_* (bpf/taskiter.h) */
+	uint32_t flags;	   /* TASKITER_F_* (bpf/taskiter/taskiter.bpf.h) */
 	char comm[VITALS_COMM_LEN];
 	uint64_t starttime;	    /* ticks since boot, as /proc field 22 */
 	uint64_t start_ns;	    /* start_boottime */
@@ -1335,9 +1335,9 @@ void procscan_fail_iter_reads(struct procscan *ps, unsigned n); /* tests */
 void collector_scanner(const struct collector *c,
     enum scanner_mode *ret_kind, enum scanner_why *ret_why, int *ret_err);
 
-/* ------------------------------------------------- bpf_window.c, bpf_sched.c */
+/* ------------------------------------------------- sched_window.c, sched.c */
 
-#define VITALS_BPF_TOT 14 /* = TOT__MAX of bpf/sched.h */
+#define VITALS_BPF_TOT 14 /* = TOT__MAX of bpf/sched/sched.bpf.h */
 
 /* bpf_load: who loads the programs. */
 enum vbpf_load {
@@ -1346,7 +1346,7 @@ enum vbpf_load {
 	VBPF_LOAD_OFF,	       /* procfs only */
 };
 
-/* One drained side's entries (bpf/sched.h says what each holds). */
+/* One drained side's entries (bpf/sched/sched.bpf.h says what each holds). */
 struct vbpf_tid {
 	int32_t tid, tgid;
 	uint32_t uid, pad;  /* the uid it ran as */
@@ -1391,7 +1391,7 @@ struct bpf_sched_opts {
 	unsigned load;	      /* enum vbpf_load */
 	bool rq;	      /* measure run-queue delay */
 	bool test_reject;     /* tests: make the verifier refuse a program */
-	/* pinned-only with the platform loader's pins (bpf_ldr.c): */
+	/* pinned-only with the platform loader's pins (sched_ldr.c): */
 	const char *tracefs;   /* tracepoint ids; NULL: the usual mounts */
 	const char *proc_root; /* processes' start times; NULL: /proc */
 	const char *instance;  /* tracefs instance to read tracepoint ids in */
@@ -1404,7 +1404,7 @@ struct vbpf_prog_stat {
 
 struct bpf_sched;
 
-/* bpf_window.c: pure */
+/* sched_window.c: pure */
 const char *vbpf_state_name(unsigned st);
 bool vbpf_state_on(unsigned st);
 const char *vbpf_prog_name(unsigned i);
@@ -1417,7 +1417,7 @@ uint64_t window_bpf_rq_quantile_ns(const uint32_t hist[VITALS_BPF_RQ_SLOTS],
 void dump_window_bpf(const struct window *w, unsigned topn,
     struct vbuf *out);
 
-/* bpf_sched.c: the loader and the drain; -EOPNOTSUPP without BPF */
+/* sched.c: the loader and the drain; -EOPNOTSUPP without BPF */
 int bpf_sched_open(const struct bpf_sched_opts *o, struct bpf_sched **ret,
     unsigned *ret_state, char *why, size_t whysz);
 struct bpf_sched *bpf_sched_free(struct bpf_sched *bs);
@@ -2000,7 +2000,7 @@ void hp_settings_release(struct hp_settings *hs);
 int hp_settings_set(struct hp_settings *hs, const char *key,
     const char *value);
 
-/* One session record (store_heapprofd.c, heapprofd.c). */
+/* One session record (store_hp.c, hp.c). */
 struct hp_record {
 	int64_t id;
 	int64_t created_wall_ns;
@@ -2023,7 +2023,7 @@ struct hp_record {
 	int64_t output_bytes;	 /* −1: no file */
 };
 
-/* store_heapprofd.c (loop thread; the store's lock is taken) */
+/* store_hp.c (loop thread; the store's lock is taken) */
 int store_hp_insert(struct store *s, struct hp_record *r);
 int store_hp_update(struct store *s, const struct hp_record *r);
 int store_hp_budget(struct store *s, int64_t since_wall_ns,
@@ -2082,7 +2082,7 @@ struct hp_stats {
 
 struct heapprofd;
 
-/* heapprofd.c: sessions, their child process on the loop, the rules */
+/* hp.c: sessions, their child process on the loop, the rules */
 int heapprofd_new(struct event_base *base, const struct config *cfg,
     struct store *store, struct heapprofd **ret);
 struct heapprofd *heapprofd_free(struct heapprofd *hp);

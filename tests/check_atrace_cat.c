@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "atrace_cat.h"
+#include "trace/atrace_cat.h"
 #include "testutil.h"
 #include "vitalsd.h"
 

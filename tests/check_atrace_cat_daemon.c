@@ -23,7 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "atrace_cat.h"
+#include "trace/atrace_cat.h"
 #include "testutil.h"
 #include "vitalsd.h"
 

@@ -28,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "taskiter.h"
+#include "../bpf/taskiter/taskiter.bpf.h"
 #include "testutil.h"
 #include "vitalsd.h"
 

@@ -38,7 +38,7 @@
 #include <bpf/libbpf.h>
 
 #define VITALS_SCHED_WANT
-#include "../bpf/sched.h"
+#include "../bpf/sched/sched.bpf.h"
 #endif
 
 static char *bpffs;  /* this test's pin directory: the loader's root */

@@ -40,7 +40,7 @@
 #include <bpf/bpf.h>
 
 #define VITALS_SCHED_WANT
-#include "../bpf/sched.h"
+#include "../bpf/sched/sched.bpf.h"
 #endif
 
 static char *bpffs;	/* this test's pin directory */

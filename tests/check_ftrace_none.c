@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * daemon/ftrace_none.c (ftrace built out, as Android.bp builds it) against
+ * daemon/trace/ftrace_none.c (ftrace built out, as Android.bp builds it) against
  * the real ftrace.c: the same state and event names, which are protocol
  * strings, and an open that says ftrace is off for want of tracefs. The
  * stub is compiled in here under other names, beside the real library.
@@ -20,7 +20,7 @@
 #define ftrace_set_gpu_mem_cb none_set_gpu_mem_cb
 #define ftrace_instance_remove none_instance_remove
 #define ftrace_captures_atrace none_captures_atrace
-#include "../daemon/ftrace_none.c"
+#include "../daemon/trace/ftrace_none.c"
 #undef ftrace_state_name
 #undef ftrace_ev_name
 #undef ftrace_tracing_dir

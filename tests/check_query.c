@@ -22,7 +22,7 @@
 #include <event2/event.h>
 
 #include "frame.h"
-#include "store_int.h"
+#include "store/store_int.h"
 #include "testutil.h"
 #include "vitalsd.h"
 

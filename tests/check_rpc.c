@@ -18,7 +18,7 @@
 #include <event2/event.h>
 
 #include "frame.h"
-#include "rpc_int.h"
+#include "rpc/rpc_int.h"
 #include "testutil.h"
 #include "vitalsd.h"
 

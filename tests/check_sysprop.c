@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "sysprop.h"
+#include "core/sysprop.h"
 #include "testutil.h"
 
 static char *dir;

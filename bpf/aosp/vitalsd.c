@@ -7,7 +7,7 @@
  *   /sys/fs/bpf/map_vitalsd_<map>   and
  *   /sys/fs/bpf/prog_vitalsd_tracepoint_sched_<event>
  * and vitalsd opens those pins and attaches the programs itself
- * (daemon/bpf_sched.c; doc/bpf.md says why each choice).
+ * (daemon/sched/sched.c; doc/bpf.md says why each choice).
  *
  * Without BTF a program sees only what the tracepoint's record holds (the
  * pids, the previous task's state) and what helpers say about the current
@@ -24,7 +24,7 @@
  * /proc at the drain.
  */
 #include "bpfloader.h"
-#include "../sched.h"
+#include "../sched/sched.bpf.h"
 
 /* Pins: root-owned, the daemon's group may read and write. AID 2901 is the
  * OEM AID init/vitalsd.rc runs the daemon as; an OEM with another one

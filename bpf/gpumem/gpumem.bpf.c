@@ -9,7 +9,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 
-#include "gpumem.h"
+#include "gpumem.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -22,7 +22,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
-#include "sched.h"
+#include "sched.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * Shared by bpf/sched.bpf.c and daemon/bpf_sched.c: the layout of every
+ * Shared by bpf/sched/sched.bpf.c and daemon/sched/sched.c: the layout of every
  * map the sched_switch accounting pins. Fixed-width types only; the kernel
  * and the daemon must agree byte for byte, and a pinned map written by an
  * older build must never be read with a newer layout (VITALS_SCHED_LAYOUT).

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * iter/task: one fixed-width record per task (bpf/taskiter.h), so one read
+ * iter/task: one fixed-width record per task (bpf/taskiter/taskiter.bpf.h), so one read
  * of an iterator instance replaces opening and formatting two files per
  * task under /proc. Nothing here aggregates a thread group: the process
  * figures are built in userspace from the leader's signal_struct fields and
@@ -13,7 +13,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 
-#include "taskiter.h"
+#include "taskiter.bpf.h"
 
 #define PF_KTHREAD 0x00200000
 

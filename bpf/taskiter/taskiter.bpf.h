@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * The task iterator's record: one per task, fixed width, written with
- * bpf_seq_write() by taskiter.bpf.c and parsed by daemon/bpf_iter.c. Every
+ * bpf_seq_write() by taskiter.bpf.c and parsed by daemon/taskiter/taskiter.c. Every
  * field is naturally aligned and the size is a multiple of 8, so the layout
  * is the same on both sides of the read(2) without packing.
  *

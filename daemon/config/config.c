@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "atrace_cat.h"
+#include "trace/atrace_cat.h"
 #include "vitalsd.h"
 
 /* CONTROL_PIPELINE of control.c: answers one connection may have queued,

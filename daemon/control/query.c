@@ -43,8 +43,8 @@
 
 #include <event2/event.h>
 
-#include "compat.h"
-#include "store_int.h"
+#include "core/compat.h"
+#include "store/store_int.h"
 #include "vitalsd.h"
 
 #define JOIN_SLACK_NS NSEC_PER_SEC /* "now" ranges this close are equal */
@@ -382,7 +382,7 @@ run_trace(struct store *s, const struct rpc_query *rq, uint32_t max,
 	return r;
 }
 
-/* heapprofd session records, newest first (store_heapprofd.c). */
+/* heapprofd session records, newest first (store_hp.c). */
 static int
 run_hp_list(struct store *s, const struct rpc_query *rq, uint32_t max,
     uint8_t **ret, size_t *ret_len)

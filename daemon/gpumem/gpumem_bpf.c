@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * vitalsd's own gpu_mem/gpu_mem_total program (bpf/gpumem.bpf.c), for
+ * vitalsd's own gpu_mem/gpu_mem_total program (bpf/gpumem/gpumem.bpf.c), for
  * hosts where no platform loader provides the map: load it (privileged
  * setup), then attach when the tracepoint exists. GPU drivers are often
  * modules loaded after boot, so gpumem.c retries the attach once a second
@@ -21,7 +21,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "gpumem.h"
+#include "../../bpf/gpumem/gpumem.bpf.h"
 #include "gpumem.skel.h"
 
 struct gpumem_bpf {

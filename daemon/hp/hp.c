@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "hp_int.h"
-#include "sysprop.h"
+#include "core/sysprop.h"
 
 #define HP_FIRES_MAX 16
 

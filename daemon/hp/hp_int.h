@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * heapprofd's private state, shared by heapprofd.c (requests, checks,
+ * heapprofd's private state, shared by hp.c (requests, checks,
  * rules, records, lifetime) and hp_session.c (the running perfetto).
  */
 #ifndef VITALS_HP_INT_H
@@ -41,7 +41,7 @@ struct heapprofd {
 	int pending_sig;   /* asked for before the answer came */
 };
 
-/* heapprofd.c */
+/* hp.c */
 int64_t hp_wall_now(void);
 int hp_proc_starttime(struct heapprofd *hp, int32_t pid, uint64_t *ret);
 void hp_note_store_error(struct heapprofd *hp, int r, const char *what);

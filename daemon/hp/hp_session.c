@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "compat.h"
+#include "core/compat.h"
 #include "hp_int.h"
 
 static void

@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "compat.h"
+#include "core/compat.h"
 #include "vitalsd.h"
 
 #ifndef PR_CAP_AMBIENT

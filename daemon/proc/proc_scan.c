@@ -10,7 +10,7 @@
  *
  * Two sources feed the same per-instance logic (proc_observe,
  * thread_observe, task_update): /proc itself, or the BPF task iterator
- * (bpf_iter.c), whose raw nanosecond figures are turned into /proc's ticks
+ * (taskiter.c), whose raw nanosecond figures are turned into /proc's ticks
  * first. Identity, validity, deltas and born/exited mean the same either way.
  */
 #include <dirent.h>

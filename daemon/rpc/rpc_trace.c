@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "atrace_cat.h"
+#include "trace/atrace_cat.h"
 #include "rpc_int.h"
 
 /*

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The sched_switch accounting (bpf/sched.bpf.c) from userspace, setup
+ * The sched_switch accounting (bpf/sched/sched.bpf.c) from userspace, setup
  * half: find, check and reuse its pins, or load, attach and pin it
- * (bpf_sched_drain.c drains it per window). doc/bpf.md explains the maps,
+ * (sched_drain.c drains it per window). doc/bpf.md explains the maps,
  * the drain protocol and the pin layout.
  *
  * Setup (bpf_sched_open) is the privileged part; once it returns, the
@@ -26,9 +26,9 @@
 #ifdef HAVE_BPF
 #include <linux/capability.h>
 
-#include "bpf_sched_int.h"
+#include "sched_int.h"
 /* The CO-RE object; without it (an Android build) only pinned-only on the
- * platform loader's pins (bpf_ldr.c) is possible. */
+ * platform loader's pins (sched_ldr.c) is possible. */
 #ifdef HAVE_BPF_CORE
 #include "sched.skel.h"
 #endif

@@ -14,7 +14,7 @@
 #include "vitalsd.h"
 
 #ifdef HAVE_BPF
-#include "bpf_sched_int.h"
+#include "sched_int.h"
 
 static int
 grow(void **p, size_t *cap, size_t want)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Private to bpf_sched.c (the loader) and bpf_sched_drain.c (the drain):
- * the loader handle and the maps of bpf/sched.bpf.c by index. Only built
+ * Private to sched.c (the loader) and sched_drain.c (the drain):
+ * the loader handle and the maps of bpf/sched/sched.bpf.c by index. Only built
  * with BPF.
  */
 #ifndef VITALSD_BPF_SCHED_INT_H
@@ -13,7 +13,7 @@
 #include <bpf/libbpf.h>
 
 #define VITALS_SCHED_WANT
-#include "../bpf/sched.h"
+#include "../../bpf/sched/sched.bpf.h"
 
 _Static_assert(VITALS_SCHED_RQ_SLOTS == VITALS_BPF_RQ_SLOTS, "rq slots");
 _Static_assert(TOT__MAX == VITALS_BPF_TOT, "cumulative counters");
@@ -50,7 +50,7 @@ struct bpf_sched {
 	void *kbuf, *vbuf; /* drain scratch */
 	size_t kcap, vcap;
 	bool no_batch; /* the kernel lacks batch ops: per-key reads */
-	/* pins of the platform loader's object (bpf_ldr.c) */
+	/* pins of the platform loader's object (sched_ldr.c) */
 	bool ldr;
 	int perf_fd[VITALS_BPF_PROGS]; /* the attachments: closing detaches */
 	int link_fd[VITALS_BPF_PROGS];
@@ -59,7 +59,7 @@ struct bpf_sched {
 	char *instance;	 /* vitalsd's tracefs instance, for the ids */
 };
 
-/* bpf_ldr.c: the bpfloader-format object's pins (bpf/aosp/vitalsd.c) */
+/* sched_ldr.c: the bpfloader-format object's pins (bpf/aosp/vitalsd.c) */
 #define VITALS_LDR_OBJ "vitalsd"
 int bpf_ldr_open(struct bpf_sched *bs, char *why, size_t whysz);
 void bpf_ldr_close(struct bpf_sched *bs);

@@ -28,7 +28,7 @@
 #include <linux/membarrier.h>
 #include <linux/perf_event.h>
 
-#include "bpf_sched_int.h"
+#include "sched_int.h"
 
 /* The maps the daemon uses, by the loader's names, and their shapes. */
 static const struct {

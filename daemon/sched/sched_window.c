@@ -4,7 +4,7 @@
  * the uids and processes a window keeps (the rest summed into "other"
  * entries, so no total shrinks), two windows' parts merged for roll-ups,
  * run-queue quantiles from the log2 histogram, and the dump text. No I/O:
- * bpf_sched.c drains the kernel, this file only counts.
+ * sched.c drains the kernel, this file only counts.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -41,7 +41,7 @@ vbpf_state_on(unsigned st)
 	    st == VBPF_ON_PINNED;
 }
 
-/* Index i of window_bpf.prog_*: the programs of bpf/sched.bpf.c. */
+/* Index i of window_bpf.prog_*: the programs of bpf/sched/sched.bpf.c. */
 const char *
 vbpf_prog_name(unsigned i)
 {

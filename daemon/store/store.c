@@ -104,7 +104,7 @@ static const char schema_v2[] =
 	"CREATE INDEX windows_wall ON windows (wall_start_ns);";
 
 /*
- * v3: BPF sched_switch accounting (store_bpf.c): per uid and per process
+ * v3: BPF sched_switch accounting (store_sched.c): per uid and per process
  * of each window, uid −1 and tgid −1 being the entries everything beyond
  * the kept ones is summed into. The window-level BPF figures are named
  * counters in window_count and need no table.
@@ -189,7 +189,7 @@ static const char schema_v5[] =
 	" PRIMARY KEY (window_id, gpu_id, pid)) WITHOUT ROWID;";
 
 /*
- * v6: heapprofd sessions (issue 8, store_heapprofd.c): one row per request
+ * v6: heapprofd sessions (issue 8, store_hp.c): one row per request
  * that was started or refused; the started ones are the budget records
  * (start_wall_ns, target_key), so a restart neither resets nor forgets a
  * budget. Retention of windows does not touch them.
@@ -564,7 +564,7 @@ put_cpu(struct store *s, int64_t id, int cpu, const struct window_cpu *c)
 	return store_run(st);
 }
 
-/* One window_count row (store_bpf.c and store_trace.c write theirs too). */
+/* One window_count row (store_sched.c and store_trace.c write theirs too). */
 int
 store_put_count(struct store *s, int64_t id, const char *kind,
     const char *key, uint64_t v)

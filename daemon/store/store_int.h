@@ -61,7 +61,7 @@ enum store_rstmt {
 	RS__MAX
 };
 
-#define STORE_BPF_NSTMT 4 /* statements of store_bpf.c */
+#define STORE_BPF_NSTMT 4 /* statements of store_sched.c */
 #define STORE_GPUMEM_NSTMT 7 /* statements of store_gpumem.c */
 #define STORE_WSS_NSTMT 2 /* statements of store_wss.c */
 #define STORE_TRACE_NSTMT 10 /* statements of store_trace.c */
@@ -83,7 +83,7 @@ struct store {
 	uint64_t budget;      /* bytes the main file may hold */
 	uint64_t wal_reserve; /* bytes kept for the WAL inside max_bytes */
 	int64_t max_span_ns;  /* no stored window is longer (wall clock) */
-	sqlite3_stmt *bpf[STORE_BPF_NSTMT]; /* store_bpf.c */
+	sqlite3_stmt *bpf[STORE_BPF_NSTMT]; /* store_sched.c */
 	sqlite3_stmt *gpumem[STORE_GPUMEM_NSTMT]; /* store_gpumem.c */
 	sqlite3_stmt *wss[STORE_WSS_NSTMT]; /* store_wss.c */
 	sqlite3_stmt *trace[STORE_TRACE_NSTMT]; /* store_trace.c */
@@ -177,7 +177,7 @@ void store_note_write_error(struct store *s, int err);
 int store_run(sqlite3_stmt *st);
 
 /* Window-level figures stored by name in window_count: a table of a
- * struct's 4- or 8-byte unsigned fields (store_bpf.c, store_trace.c). */
+ * struct's 4- or 8-byte unsigned fields (store_sched.c, store_trace.c). */
 struct store_field {
 	const char *key;
 	size_t off, size;
@@ -224,7 +224,7 @@ struct store *store_conn_close(struct store *rc);
 int store_conn_begin(struct store *rc);
 void store_conn_end(struct store *rc);
 
-/* store_bpf.c */
+/* store_sched.c */
 int store_bpf_prepare(struct store *s);
 void store_bpf_finalize(struct store *s);
 int store_bpf_put(struct store *s, int64_t id, const struct window *w);

@@ -2,7 +2,7 @@
 /*
  * The BPF task iterator as a source for the process scan: load the iter/task
  * program once, attach it once (a link), and per scan create an iterator
- * instance, read its whole stream of fixed-width records (bpf/taskiter.h) in
+ * instance, read its whole stream of fixed-width records (bpf/taskiter/taskiter.bpf.h) in
  * large chunks into a reused buffer, and group them per thread group.
  *
  * The pure half (record parsing, grouping, the kernel's cputime_adjust() and
@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "vitalsd.h"
-#include "taskiter.h"
+#include "../../bpf/taskiter/taskiter.bpf.h"
 
 #ifdef HAVE_BPF_CORE
 #include <bpf/bpf.h>

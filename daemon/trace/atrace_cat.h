@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sysprop.h"
+#include "core/sysprop.h"
 
 #define ATCAT_TAGS_PROP "debug.atrace.tags.enableflags"
 #define ATCAT_APP_NUMBER_PROP "debug.atrace.app_number"
