@@ -37,7 +37,6 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#define VITALS_SCHED_WANT
 #include "../bpf/sched/sched.bpf.h"
 #endif
 

@@ -39,7 +39,6 @@
 
 #include <bpf/bpf.h>
 
-#define VITALS_SCHED_WANT
 #include "../bpf/sched/sched.bpf.h"
 #endif
 

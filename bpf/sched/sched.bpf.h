@@ -4,15 +4,7 @@
  * map the sched_switch accounting pins. Fixed-width types only; the kernel
  * and the daemon must agree byte for byte, and a pinned map written by an
  * older build must never be read with a newer layout (VITALS_SCHED_LAYOUT).
- *
- * This file shares its name with the C library's <sched.h>. Should an
- * include path ever make <sched.h> resolve here, hand the include on: only
- * the BPF object and the loader (which defines VITALS_SCHED_WANT) see the
- * definitions below.
  */
-#if !defined(__bpf__) && !defined(VITALS_SCHED_WANT)
-#include_next <sched.h>
-#else
 #ifndef VITALS_BPF_SCHED_H
 #define VITALS_BPF_SCHED_H
 
@@ -153,4 +145,3 @@ enum sched_tot {
 };
 
 #endif /* VITALS_BPF_SCHED_H */
-#endif /* __bpf__ || VITALS_SCHED_WANT */
