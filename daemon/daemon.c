@@ -16,7 +16,23 @@
 #include <event2/event.h>
 
 #include "trace/atrace_cat.h"
-#include "vitalsd.h"
+#include "config/config.h"
+#include "control/control.h"
+#include "core/bpf_common.h"
+#include "core/log.h"
+#include "core/util.h"
+#include "daemon.h"
+#include "gpumem/gpumem.h"
+#include "hp/hp.h"
+#include "privs/privs.h"
+#include "rpc/rpc.h"
+#include "sched/sched.h"
+#include "store/store.h"
+#include "taskiter/taskiter.h"
+#include "trace/trace.h"
+#include "window/collector.h"
+#include "window/window.h"
+#include "wss/wss.h"
 
 struct vitalsd {
 	struct event_base *base;

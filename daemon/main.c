@@ -6,7 +6,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "vitalsd.h"
+#include "config/config.h"
+#include "core/log.h"
+#include "daemon.h"
+#include "hp/hp.h"
+#include "privs/privs.h"
+#include "trace/trace.h"
 
 static void __attribute__((noreturn))
 usage(int status)

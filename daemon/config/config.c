@@ -15,7 +15,18 @@
 #include <unistd.h>
 
 #include "trace/atrace_cat.h"
-#include "vitalsd.h"
+#include "config/config.h"
+#include "core/sysprop.h"
+#include "core/util.h"
+#include "gpumem/gpumem.h"
+#include "hp/hp.h"
+#include "privs/privs.h"
+#include "proc/proc.h"
+#include "sched/sched.h"
+#include "store/store.h"
+#include "taskiter/taskiter.h"
+#include "trace/trace.h"
+#include "wss/wss.h"
 
 /* CONTROL_PIPELINE of control.c: answers one connection may have queued,
  * so max_output_bytes must hold that many frames. Keep the two equal. */

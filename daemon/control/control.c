@@ -48,7 +48,12 @@
 #include <event2/event.h>
 
 #include "frame.h"
-#include "vitalsd.h"
+#include "config/config.h"
+#include "control/control.h"
+#include "core/log.h"
+#include "core/util.h"
+#include "daemon.h"
+#include "rpc/rpc.h"
 
 /* config.c requires max_output_bytes >= CONTROL_PIPELINE * (max_frame
  * + 4) with its own copy (CONFIG_PIPELINE): keep the two equal. */

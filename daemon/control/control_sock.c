@@ -16,7 +16,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "vitalsd.h"
+#include "config/config.h"
+#include "control/control.h"
+#include "core/log.h"
+#include "core/util.h"
 
 #define CONTROL_BACKLOG 128
 #define ANDROID_SOCKET_ENV "ANDROID_SOCKET_vitalsd"

@@ -45,7 +45,13 @@
 
 #include "core/compat.h"
 #include "store/store_int.h"
-#include "vitalsd.h"
+#include "control/control.h"
+#include "core/util.h"
+#include "gpumem/gpumem.h"
+#include "hp/hp.h"
+#include "rpc/rpc.h"
+#include "store/store.h"
+#include "window/window.h"
 
 #define JOIN_SLACK_NS NSEC_PER_SEC /* "now" ranges this close are equal */
 #define RECENT_SLOTS 8		   /* recent answers kept for reuse */

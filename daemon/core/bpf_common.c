@@ -12,7 +12,8 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-#include "vitalsd.h"
+#include "core/bpf_common.h"
+#include "core/log.h"
 
 #ifdef HAVE_BPF
 #include <bpf/bpf.h>

@@ -4,12 +4,14 @@
  * strerror(errno), log_warnx does not; fatal/fatalx exit.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
 #include <time.h>
 
-#include "vitalsd.h"
+#include "core/log.h"
 
 static bool log_to_stderr = true;
 static int log_verbose;

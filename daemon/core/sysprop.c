@@ -29,6 +29,7 @@
 #include <sys/system_properties.h>
 #endif
 
+#include "core/sysprop.h"
 #include "sysprop.h"
 
 /* A double's file larger than this is not a value the platform holds. */

@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "vitalsd.h"
+#include "core/util.h"
 
 int
 vbuf_reserve(struct vbuf *b, size_t extra)

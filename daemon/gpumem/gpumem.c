@@ -21,7 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "vitalsd.h"
+#include "core/util.h"
+#include "gpumem/gpumem.h"
+#include "window/window.h"
 
 #define GPUMEM_RETRY_NS NSEC_PER_SEC /* own program: attach attempts */
 

@@ -15,7 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "vitalsd.h"
+#include "core/bpf_common.h"
+#include "gpumem/gpumem.h"
 
 #ifdef HAVE_BPF_CORE
 #include <bpf/bpf.h>

@@ -21,7 +21,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "vitalsd.h"
+#include "gpumem/gpumem.h"
 
 static int
 sys_bpf(int cmd, union bpf_attr *attr)

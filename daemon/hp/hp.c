@@ -22,6 +22,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config/config.h"
+#include "core/log.h"
+#include "core/util.h"
+#include "hp/hp.h"
+#include "proc/proc.h"
+#include "store/store.h"
+#include "window/window.h"
 #include "hp_int.h"
 #include "core/sysprop.h"
 

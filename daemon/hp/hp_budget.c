@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vitalsd.h"
+#include "core/util.h"
+#include "hp/hp.h"
 
 #define HOUR_NS (3600LL * NSEC_PER_SEC)
 #define DAY_NS (24 * HOUR_NS)

@@ -11,7 +11,8 @@
 #include <string.h>
 
 #include "perfetto_config.pb-c.h"
-#include "vitalsd.h"
+#include "core/util.h"
+#include "hp/hp.h"
 
 void
 hp_params_default(struct hp_params *p)

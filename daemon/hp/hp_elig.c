@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vitalsd.h"
+#include "hp/hp.h"
 
 /* libcutils android_filesystem_config.h */
 #define AID_USER_OFFSET 100000

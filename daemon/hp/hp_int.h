@@ -8,7 +8,9 @@
 
 #include <event2/event.h>
 
-#include "vitalsd.h"
+#include "config/config.h"
+#include "hp/hp.h"
+#include "window/window.h"
 
 enum stop_why { STOP_NONE, STOP_TIMEOUT, STOP_CANCEL, STOP_DAEMON };
 

@@ -10,7 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vitalsd.h"
+#include "config/config.h"
+#include "core/util.h"
+#include "hp/hp.h"
+#include "proc/proc.h"
+#include "window/window.h"
 
 #define HP_HIST 128	   /* samples kept per tracked process */
 #define HP_TRACK_MAX 1024  /* processes tracked per rule */

@@ -18,6 +18,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config/config.h"
+#include "core/log.h"
+#include "core/util.h"
+#include "hp/hp.h"
+#include "privs/privs.h"
+#include "store/store.h"
 #include "core/compat.h"
 #include "hp_int.h"
 

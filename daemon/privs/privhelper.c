@@ -46,7 +46,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "vitalsd.h"
+#include "core/compat.h"
+#include "core/log.h"
+#include "core/util.h"
+#include "privs/privs.h"
 
 #define PH_MAGIC 0x56504831u /* "VPH1" */
 #define PH_VERSION 2

@@ -57,7 +57,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "vitalsd.h"
+#include "core/compat.h"
+#include "core/util.h"
+#include "privs/privs.h"
 
 #define SP_MAGIC 0x56505331u /* "VPS1" */
 #define SP_VERSION 1

@@ -30,7 +30,9 @@
 #include <unistd.h>
 
 #include "core/compat.h"
-#include "vitalsd.h"
+#include "core/log.h"
+#include "core/util.h"
+#include "privs/privs.h"
 
 #ifndef PR_CAP_AMBIENT
 #define PR_CAP_AMBIENT 47

@@ -28,7 +28,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "vitalsd.h"
+#include "core/compat.h"
+#include "privs/privs.h"
 
 #if defined(__x86_64__)
 #define SECCOMP_ARCH AUDIT_ARCH_X86_64

@@ -25,7 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "vitalsd.h"
+#include "privs/privs.h"
 
 /* Who the state directory's files belong to; drop false: this process. */
 static struct {

@@ -22,7 +22,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "vitalsd.h"
+#include "core/util.h"
+#include "proc/proc.h"
 
 #define CGROUP_DEPTH_MAX 32
 

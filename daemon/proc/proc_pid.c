@@ -13,7 +13,8 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "vitalsd.h"
+#include "core/util.h"
+#include "proc/proc.h"
 
 /* The last field of <pid>/stat that vitalsd reads (rss). */
 #define PIDSTAT_LAST_FIELD 24

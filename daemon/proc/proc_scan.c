@@ -20,7 +20,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "vitalsd.h"
+#include "core/util.h"
+#include "proc/proc.h"
+#include "taskiter/taskiter.h"
+#include "window/window.h"
 
 #define UID_UNKNOWN UINT32_MAX
 

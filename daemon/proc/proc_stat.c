@@ -11,7 +11,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "vitalsd.h"
+#include "core/util.h"
+#include "proc/proc.h"
 
 #define nitems(a) (sizeof(a) / sizeof((a)[0]))
 

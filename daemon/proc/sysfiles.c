@@ -13,7 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "vitalsd.h"
+#include "core/util.h"
+#include "proc/proc.h"
 
 /* Absent per-CPU files are looked for again at most this often. */
 #define CPUFREQ_RETRY_SAMPLES 64

@@ -12,6 +12,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "control/control.h"
+#include "core/util.h"
+#include "daemon.h"
+#include "gpumem/gpumem.h"
+#include "rpc/rpc.h"
+#include "store/store.h"
+#include "trace/trace.h"
+#include "window/window.h"
 #include "rpc_int.h"
 
 #define SNAPSHOT_TOP_DEFAULT 10

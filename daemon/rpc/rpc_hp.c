@@ -9,6 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "control/control.h"
+#include "core/util.h"
+#include "daemon.h"
+#include "hp/hp.h"
+#include "rpc/rpc.h"
 #include "rpc_int.h"
 
 #define HP_LIST_DEFAULT 50

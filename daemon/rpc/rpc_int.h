@@ -9,7 +9,13 @@
 #define VITALSD_RPC_INT_H
 
 #include "frame.h"
-#include "vitalsd.h"
+#include "control/control.h"
+#include "gpumem/gpumem.h"
+#include "rpc/rpc.h"
+#include "store/store.h"
+#include "window/window.h"
+
+struct wss;
 
 /*
  * An answer's messages live in an arena, so one release frees all of them

@@ -8,6 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/util.h"
+#include "gpumem/gpumem.h"
+#include "proc/proc.h"
+#include "store/store.h"
+#include "window/window.h"
 #include "rpc_int.h"
 
 /* ------------------------------------------------------------- arena */

@@ -4,7 +4,9 @@
 #include <errno.h>
 #include <string.h>
 
-#include "vitalsd.h"
+#include "privs/privs.h"
+#include "proc/proc.h"
+#include "window/window.h"
 #include "rpc_int.h"
 
 /* Capability names of mask, in the arena; *ret_n set. */

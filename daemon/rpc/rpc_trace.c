@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rpc/rpc.h"
+#include "trace/trace.h"
+#include "window/window.h"
 #include "trace/atrace_cat.h"
 #include "rpc_int.h"
 

@@ -8,6 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "control/control.h"
+#include "daemon.h"
+#include "rpc/rpc.h"
+#include "wss/wss.h"
 #include "rpc_int.h"
 
 #define WSS_LIST_MAX 128

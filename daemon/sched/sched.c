@@ -21,7 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "vitalsd.h"
+#include "core/bpf_common.h"
+#include "core/util.h"
+#include "sched/sched.h"
 
 #ifdef HAVE_BPF
 #include <linux/capability.h>

@@ -11,7 +11,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "vitalsd.h"
+#include "core/util.h"
+#include "sched/sched.h"
 
 #ifdef HAVE_BPF
 #include "sched_int.h"

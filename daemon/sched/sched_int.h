@@ -7,7 +7,7 @@
 #ifndef VITALSD_BPF_SCHED_INT_H
 #define VITALSD_BPF_SCHED_INT_H
 
-#include "vitalsd.h"
+#include "sched/sched.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>

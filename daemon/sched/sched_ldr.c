@@ -22,7 +22,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "vitalsd.h"
+#include "core/util.h"
+#include "proc/proc.h"
+#include "sched/sched.h"
 
 #ifdef HAVE_BPF
 #include <linux/membarrier.h>

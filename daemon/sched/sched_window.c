@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vitalsd.h"
+#include "core/util.h"
+#include "sched/sched.h"
+#include "window/window.h"
 
 const char *
 vbpf_state_name(unsigned st)

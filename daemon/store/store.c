@@ -18,6 +18,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/util.h"
+#include "privs/privs.h"
+#include "proc/proc.h"
+#include "store/store.h"
+#include "window/window.h"
 #include "store_int.h"
 
 /* ------------------------------------------------------------- schema */

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "store/store.h"
 #include "store_int.h"
 
 static int

@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpumem/gpumem.h"
+#include "store/store.h"
+#include "window/window.h"
 #include "store_int.h"
 
 enum {

@@ -18,6 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "store/store.h"
+#include "window/window.h"
 #include "store_int.h"
 
 /*

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hp/hp.h"
+#include "store/store.h"
 #include "store_int.h"
 
 #define HP_COLS                                                          \

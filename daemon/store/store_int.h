@@ -16,7 +16,8 @@
 #include <sys/types.h>
 #include <sqlite3.h>
 
-#include "vitalsd.h"
+#include "store/store.h"
+#include "window/window.h"
 
 /* Statements of the write side, prepared once at open (store.c). */
 enum store_wstmt {

@@ -15,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/util.h"
+#include "store/store.h"
+#include "window/window.h"
 #include "store_int.h"
 
 /*

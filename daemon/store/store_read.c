@@ -8,6 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/util.h"
+#include "proc/proc.h"
+#include "store/store.h"
+#include "window/window.h"
 #include "store_int.h"
 
 /*

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sched/sched.h"
+#include "window/window.h"
 #include "store_int.h"
 
 enum {

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "trace/trace.h"
+#include "window/window.h"
 #include "store_int.h"
 
 enum {

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "window/window.h"
+#include "wss/wss.h"
 #include "store_int.h"
 
 enum { SW_INS_TARGET, SW_INS_REGION };

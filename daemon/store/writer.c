@@ -14,7 +14,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "vitalsd.h"
+#include "core/util.h"
+#include "store/store.h"
+#include "window/window.h"
 
 #define RETRY_MIN_MS 500
 #define RETRY_MAX_MS 10000

@@ -16,7 +16,9 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-#include "vitalsd.h"
+#include "core/bpf_common.h"
+#include "core/util.h"
+#include "taskiter/taskiter.h"
 #include "../../bpf/taskiter/taskiter.bpf.h"
 
 #ifdef HAVE_BPF_CORE

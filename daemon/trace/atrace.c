@@ -25,7 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vitalsd.h"
+#include "core/util.h"
+#include "trace/trace.h"
 
 #define TAB_MIN 64
 #define TAB_MAX_SLICES 8192  /* distinct slice rows per window */

@@ -29,7 +29,10 @@
 #include <event2/event.h>
 
 #include "atrace_cat.h"
-#include "vitalsd.h"
+#include "core/log.h"
+#include "core/sysprop.h"
+#include "trace/atrace_cat.h"
+#include "trace/trace.h"
 
 /* The userspace categories of atrace (cmds/atrace/atrace.cpp
  * k_categories) and their tags (libcutils cutils/trace.h). */

@@ -22,7 +22,9 @@
 #include <event2/event.h>
 #include <tracefs.h>
 
-#include "vitalsd.h"
+#include "core/util.h"
+#include "privs/privs.h"
+#include "trace/trace.h"
 
 #define FT_LOST (FEV__MAX + 1) /* pending entry: the CPU lost events */
 #define FT_RUNS_MAX 1025	 /* held-back records + one run per CPU */

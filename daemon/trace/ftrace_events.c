@@ -20,7 +20,8 @@
 #include <event-parse.h>
 #include <kbuffer.h>
 
-#include "vitalsd.h"
+#include "core/util.h"
+#include "trace/trace.h"
 
 #define PAGE_HDR 16
 #define RB_MISSED_EVENTS (1ULL << 31)

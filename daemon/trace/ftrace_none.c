@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "vitalsd.h"
+#include "trace/trace.h"
 
 const char *
 ftrace_state_name(unsigned st)

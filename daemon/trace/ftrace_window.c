@@ -8,7 +8,10 @@
 #include <string.h>
 
 #include "atrace_cat.h"
-#include "vitalsd.h"
+#include "core/util.h"
+#include "trace/atrace_cat.h"
+#include "trace/trace.h"
+#include "window/window.h"
 
 const char *
 trace_kind_name(unsigned k)

@@ -13,7 +13,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "vitalsd.h"
+#include "core/util.h"
+#include "proc/proc.h"
+#include "taskiter/taskiter.h"
+#include "window/collector.h"
+#include "window/window.h"
 
 struct collector {
 	unsigned hz;

@@ -8,7 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vitalsd.h"
+#include "core/util.h"
+#include "gpumem/gpumem.h"
+#include "proc/proc.h"
+#include "sched/sched.h"
+#include "taskiter/taskiter.h"
+#include "trace/trace.h"
+#include "window/window.h"
+#include "wss/wss.h"
 
 static double
 pct(uint64_t num, uint64_t den)

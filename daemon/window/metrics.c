@@ -6,7 +6,9 @@
 #include <errno.h>
 #include <math.h>
 
-#include "vitalsd.h"
+#include "core/util.h"
+#include "proc/proc.h"
+#include "window/window.h"
 
 /* guest and guest_nice are already inside user and nice: never added. */
 uint64_t

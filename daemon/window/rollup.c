@@ -13,7 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vitalsd.h"
+#include "gpumem/gpumem.h"
+#include "proc/proc.h"
+#include "sched/sched.h"
+#include "trace/trace.h"
+#include "window/window.h"
 
 /* Open addressing over task indices; a slot holds index + 1, 0 is empty. */
 struct task_index {

@@ -5,7 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vitalsd.h"
+#include "core/util.h"
+#include "proc/proc.h"
+#include "window/window.h"
+#include "wss/wss.h"
 
 struct window *
 window_new(uint64_t seq, unsigned cpu_span)

@@ -19,6 +19,11 @@
 
 #include <event2/event.h>
 
+#include "core/log.h"
+#include "core/util.h"
+#include "privs/privs.h"
+#include "proc/proc.h"
+#include "wss/wss.h"
 #include "wss_int.h"
 
 #define WSS_ENDED_KEPT 8     /* ended targets shown until stopped */

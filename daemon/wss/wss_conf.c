@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vitalsd.h"
+#include "core/util.h"
+#include "wss/wss.h"
 
 void
 wss_config_init(struct wss_config *c)

@@ -6,7 +6,9 @@
 #ifndef VITALSD_WSS_INT_H
 #define VITALSD_WSS_INT_H
 
-#include "vitalsd.h"
+#include "core/util.h"
+#include "privs/privs.h"
+#include "wss/wss.h"
 
 struct target {
 	struct wss_status st; /* what wss_get shows */

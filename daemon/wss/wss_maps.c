@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vitalsd.h"
+#include "core/util.h"
+#include "window/window.h"
+#include "wss/wss.h"
 
 /* Thresholds of the adaptive interval: accessed / resident. */
 #define WSS_FRAC_HIGH 0.10 /* above: sample more often */

@@ -17,6 +17,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/log.h"
+#include "core/util.h"
+#include "privs/privs.h"
+#include "wss/wss.h"
 #include "wss_int.h"
 
 static const char *const wss_files[PH_FILE__MAX] = {

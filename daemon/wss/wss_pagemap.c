@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "vitalsd.h"
+#include "wss/wss.h"
 
 #define WSS_RUN_WORDS 512 /* words per bitmap syscall: 4 KiB */
 #define WSS_PM_CHUNK 512  /* pagemap entries per pread */

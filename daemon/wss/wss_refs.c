@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "vitalsd.h"
+#include "wss/wss.h"
 
 static bool
 key_kb(const char *p, const char *e, const char *key, uint64_t *ret)

@@ -9,6 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/log.h"
+#include "core/util.h"
+#include "wss/wss.h"
 #include "wss_int.h"
 
 /*

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "window/window.h"
+#include "wss/wss.h"
 #include "wss_int.h"
 
 void

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Configuration: defaults, files and command-line overrides (config.c).
+ */
+#ifndef VITALSD_CONFIG_H
+#define VITALSD_CONFIG_H
+
+#include "proc/proc.h"
+#include "store/store.h"
+#include "wss/wss.h"
+
+struct hp_settings;
+
+#define VITALS_IDLIST_MAX 64
+#define VITALS_NO_UID UINT32_MAX
+
+/* A configured list of numeric uids or gids. */
+struct id_list {
+	unsigned n;
+	uint32_t id[VITALS_IDLIST_MAX];
+};
+
+struct config {
+	char *state_dir;
+	char *socket_path;
+	char *proc_root;
+	char *sys_root;
+	unsigned interval_ms;
+	unsigned window_s;
+	unsigned ring;
+	enum threads_mode threads;
+	int verbose;
+	struct store_opts store;
+	unsigned write_queue; /* closed windows waiting for the store */
+	/* control plane (control.c); roles in doc/protocol.md */
+	struct id_list trusted_uids, trusted_gids, reader_uids, reader_gids;
+	uint32_t shell_uid;	  /* a reader; VITALS_NO_UID: none */
+	uint32_t system_uid;	  /* trusted; VITALS_NO_UID: none */
+	unsigned max_conns;	  /* accept pauses at this many connections */
+	unsigned trusted_max_conns; /* trusted callers together; 0: default */
+	unsigned idle_timeout_ms; /* no request, no progress: close */
+	uint32_t max_frame;	  /* frame payload limit, both directions */
+	uint32_t max_output;	  /* queued answer bytes per connection */
+	unsigned query_queue;	  /* store reads waiting for the query thread */
+	unsigned query_threads;	  /* read pool: threads, one connection each */
+	unsigned query_uid_queue; /* reads one uid may have queued */
+	uint64_t query_budget;	  /* bytes one read may load; 0: from output */
+	unsigned scanner;	  /* enum scanner_mode (taskiter.c) */
+	char *bpffs;		  /* pin directory (sched.c) */
+	unsigned bpf_load;	  /* enum vbpf_load */
+	bool bpf_stats;		  /* kernel BPF run-time statistics */
+	char *gpumem_map;	  /* GpuMem total map pin (gpumem.c) */
+	unsigned gpumem_load;	  /* enum gpumem_load */
+	unsigned gpumem_attach_s; /* own program: attach retry time */
+	/* heapprofd triggers (hp/hp.h): allocated by config_init */
+	struct hp_settings *hp;
+	/* privileges after setup (privs.c, doc/privileges.md) */
+	char *user;		  /* service user; NULL: no drop */
+	char *groups;		  /* its supplementary groups */
+	uint64_t keep_caps;	  /* capabilities kept (bit = CAP_*) */
+	unsigned seccomp;	  /* enum privs_seccomp */
+	bool privhelper;	  /* fork the privileged helper */
+	struct wss_config wss;	  /* working-set monitor (wss.c) */
+	/* ftrace (ftrace.c) */
+	bool ftrace;		  /* read ftrace at all */
+	char *ftrace_instance;	  /* instances/<name> */
+	char *tracefs;		  /* NULL: libtracefs finds the mount */
+	unsigned ftrace_buffer_kb; /* per CPU */
+	unsigned ftrace_sched;	  /* enum ftrace_sched */
+	unsigned ftrace_tick_ms;
+	unsigned ftrace_max_pages;
+	unsigned ftrace_wake_percent;
+	/* system properties (sysprop.c), ATrace categories (atrace_cat.c) */
+	char *prop_root;	  /* double's directory; NULL: platform/none */
+	uint64_t atrace_tags;	  /* atrace_categories as ATRACE_TAG_* bits */
+	char *atrace_apps;	  /* normalised app list; NULL: none */
+};
+
+/* config.c */
+void config_init(struct config *cfg);
+/* Keyword values of an enum-like key; tables end with a NULL name. */
+struct config_word {
+	const char *name;
+	int value;
+};
+
+int config_word_value(const char *value, const struct config_word *w);
+void config_release(struct config *cfg);
+int config_set(struct config *cfg, const char *key, const char *value);
+int config_parse_file(struct config *cfg, const char *path,
+    char *err, size_t errsz);
+int config_check(const struct config *cfg, char *err, size_t errsz);
+const char *threads_mode_name(enum threads_mode m);
+
+#endif /* VITALSD_CONFIG_H */

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The control plane: the socket (control_sock.c), connections and roles
+ * (control.c), store reads on their own threads (query.c).
+ */
+#ifndef VITALSD_CONTROL_H
+#define VITALSD_CONTROL_H
+
+#include "rpc/rpc.h"
+
+struct config;
+struct event_base;
+struct store;
+struct vitalsd;
+
+/* Control-plane counters, cumulative since start (ControlHealth). */
+struct control_stats {
+	uint32_t connections;
+	uint64_t accepted, requests, denied, bad_frames;
+	uint64_t idle_closed, overflow_closed, accept_paused, queries_busy;
+	uint64_t queries, query_ns_max; /* store reads run, slowest */
+	uint32_t queries_queued;
+	uint64_t queries_shared; /* answered by another request's read */
+	uint64_t cap_refused;	 /* answered BUSY at a uid or trusted cap */
+	uint32_t query_threads;	 /* the read pool */
+	uint64_t queries_budget_cut; /* answers cut at the memory budget */
+};
+
+/* query.c: store reads on a thread of their own, answers back to the loop. */
+struct query;
+
+/* Called on the loop thread; frame ownership passes to the callee. */
+typedef void (*query_done_fn)(uint64_t conn_id, uint32_t tag,
+    uint8_t *frame, size_t len, void *arg);
+
+struct query_opts {
+	unsigned threads;   /* 0: 2 */
+	unsigned queue_max; /* all uids; 0: 64 */
+	unsigned uid_queue; /* one uid; 0: 16 */
+	uint32_t max_frame;
+	size_t budget;	    /* bytes one read may load; 0: none */
+};
+
+int query_new(struct event_base *base, struct store *store,
+    unsigned queue_max, uint32_t max_frame, int priority,
+    query_done_fn done, void *arg, struct query **ret);
+int query_new_pool(struct event_base *base, struct store *store,
+    const struct query_opts *o, int priority, query_done_fn done, void *arg,
+    struct query **ret);
+struct query *query_free(struct query *q);
+int query_submit(struct query *q, uint64_t conn_id, uint32_t tag,
+    const struct rpc_query *rq);
+int query_submit_uid(struct query *q, uint64_t conn_id, uint32_t uid,
+    uint32_t tag, const struct rpc_query *rq);
+void query_cancel(struct query *q, uint64_t conn_id);
+void query_hold(struct query *q, bool hold);
+int query_cached(struct query *q, const struct rpc_query *rq,
+    uint8_t **ret, size_t *ret_len);
+void query_get_stats(struct query *q, struct control_stats *ret);
+int query_run(struct store *s, const struct rpc_query *rq, uint32_t max_frame,
+    uint8_t **ret, size_t *ret_len);
+
+/* control_sock.c: the listening socket, inherited or made. */
+struct control_sock {
+	int fd;
+	char *path; /* the socket file made here; NULL: inherited */
+	dev_t dev;
+	ino_t ino;
+};
+
+int control_sock_open(const struct config *cfg, struct control_sock *ret);
+void control_sock_close(struct control_sock *cs);
+
+/* control.c: connections, their roles and limits. */
+struct control;
+
+enum control_role control_role(const struct config *cfg, uint32_t uid,
+    uint32_t gid, uint32_t own_uid);
+int control_new(struct event_base *base, const struct config *cfg,
+    struct vitalsd *d, struct store *store, struct control **ret);
+struct control *control_free(struct control *ctl);
+void control_get_stats(struct control *ctl, struct control_stats *ret);
+
+#endif /* VITALSD_CONTROL_H */

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Requests in, frames out: the only code that knows protobuf (rpc.c,
+ * rpc_pb.c and the rpc_<signal>.c answers).
+ */
+#ifndef VITALSD_RPC_H
+#define VITALSD_RPC_H
+
+#include "store/store.h"
+
+struct control_stats;
+struct gpumem;
+struct gpumem_span;
+struct hp_record;
+struct vitalsd;
+
+/* ---------------------------------------------------------- control plane */
+
+struct event_base;
+
+enum control_role {
+	ROLE_NONE,    /* every request refused: "reader role required" */
+	ROLE_READER,  /* queries */
+	ROLE_TRUSTED, /* queries and changes (burst); implies reader */
+};
+
+/* What one answer reads of the daemon (loop thread; daemon.c fills it). */
+struct vitalsd_info {
+	const struct window *last; /* last closed window; NULL: none yet */
+	unsigned hz;
+	unsigned interval_ms;	/* cadence now: 100 during a burst */
+	int64_t burst_until_ns; /* CLOCK_MONOTONIC; 0: no burst */
+	int64_t uptime_ns;
+	bool have_store;
+	struct store_stats store; /* as the writer last saw it */
+	unsigned store_queued;
+	uint64_t store_dropped;
+	struct gpumem *gpumem; /* NULL: no GPU memory reader */
+};
+
+/* Wire status codes (vitals.proto Status), kept equal by rpc.c. */
+enum rpc_status {
+	RPC_OK,
+	RPC_ERROR,
+	RPC_BAD_REQUEST,
+	RPC_PERMISSION_DENIED,
+	RPC_UNSUPPORTED_VERSION,
+	RPC_NOT_FOUND,
+	RPC_UNAVAILABLE,
+	RPC_BUSY,
+	RPC_TOO_LARGE,
+};
+
+/* A store read for the query thread: the request, validated and resolved. */
+enum rpc_qop { RPC_Q_WINDOWS, RPC_Q_TOP, RPC_Q_PROCESS, RPC_Q_GPUMEM,
+	RPC_Q_TRACE, RPC_Q_HP_LIST /* heapprofd session records: n */ };
+
+struct rpc_query {
+	enum rpc_qop op;
+	uint64_t id; /* request id, echoed */
+	int64_t from_wall_ns, to_wall_ns;
+	bool relative; /* the range ends "now": since_ns, or no to */
+	unsigned hz;
+	unsigned granularity_s, max_windows, top_n; /* windows */
+	bool with_tasks;
+	enum store_metric metric; /* top */
+	bool threads;		  /* top, process */
+	unsigned n;
+	int32_t pid; /* process; trace: 0 any */
+	uint64_t starttime;
+	char process[VITALS_NAME_LEN]; /* trace: a process name, "" any */
+};
+
+/* Packed snapshots reused while their window is the last (rpc.c). */
+#define RPC_CACHE_SLOTS 4
+struct rpc_cache {
+	uint64_t seq; /* the window every slot holds */
+	unsigned next;
+	struct {
+		unsigned top_n;
+		uint8_t *body; /* Response without version and id */
+		size_t len;
+	} e[RPC_CACHE_SLOTS];
+};
+
+struct rpc_ctx {
+	const struct vitalsd_info *info;
+	const struct control_stats *stats;
+	struct vitalsd *d;	 /* burst target; NULL: acknowledge only */
+	struct rpc_cache *cache; /* NULL: no caching */
+	uint32_t max_frame;
+	int64_t now_wall_ns;
+	uint32_t peer_uid; /* the caller (heapprofd session records) */
+};
+
+enum rpc_verdict {
+	RPC_ANSWER,	  /* frame holds the answer */
+	RPC_ANSWER_CLOSE, /* answer, then close the connection */
+	RPC_QUERY,	  /* query is for the query thread */
+};
+
+struct rpc_result {
+	enum rpc_verdict verdict;
+	bool denied;	/* a PERMISSION_DENIED answer */
+	bool bad_frame; /* the payload did not decode */
+	uint8_t *frame; /* header + payload, malloc'd */
+	size_t len;
+	struct rpc_query query;
+};
+
+/* rpc.c (with rpc_pb.c, the only code that knows protobuf): requests in,
+ * frames out. */
+int rpc_frame_next(const uint8_t *hdr, size_t avail, uint32_t max,
+    uint32_t *ret_len);
+int rpc_handle(const struct rpc_ctx *ctx, enum control_role role,
+    const uint8_t *payload, size_t len, struct rpc_result *ret);
+int rpc_error_frame(uint64_t id, enum rpc_status st, const char *msg,
+    uint8_t **ret, size_t *ret_len);
+int rpc_answer_windows(const struct rpc_query *q, struct window *const *w,
+    size_t n, bool truncated, uint32_t max, uint8_t **ret, size_t *ret_len);
+int rpc_answer_windows_cut(const struct rpc_query *q,
+    struct window *const *w, size_t n, bool truncated, uint64_t budget,
+    size_t loaded_bytes, uint32_t max, uint8_t **ret, size_t *ret_len);
+int rpc_answer_top(const struct rpc_query *q, const struct window_task *t,
+    size_t n, uint32_t max, uint8_t **ret, size_t *ret_len);
+int rpc_answer_process(const struct rpc_query *q, const struct store_hist *h,
+    size_t n, const struct store_hist *th, size_t nth, uint32_t max,
+    uint8_t **ret, size_t *ret_len);
+void rpc_cache_release(struct rpc_cache *c);
+int rpc_frame_reid(const uint8_t *frame, size_t len, uint64_t id,
+    uint8_t **ret, size_t *ret_len);
+
+/* rpc_hp.c: heapprofd session records */
+int rpc_answer_hp_list(const struct rpc_query *q, const struct hp_record *v,
+    size_t n, uint32_t max, uint8_t **ret, size_t *ret_len);
+
+/* rpc.c */
+struct rpc_query;
+int rpc_answer_gpumem_span(const struct rpc_query *q,
+    const struct gpumem_span *sp, size_t n, const struct window_gpumem *st,
+    uint32_t max, uint8_t **ret, size_t *ret_len);
+
+/* rpc_trace.c: the trace answer (op 18) */
+int rpc_answer_trace(const struct rpc_query *q, struct window *const *w,
+    size_t n, bool truncated, uint32_t max, uint8_t **ret, size_t *ret_len);
+bool rpc_trace_match(const struct rpc_query *q, const struct window *w,
+    int32_t tgid);
+
+#endif /* VITALSD_RPC_H */

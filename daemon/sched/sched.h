@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The BPF sched_switch accounting: its part of a window and its pure
+ * arithmetic (sched_window.c), the loader and the drain (sched.c,
+ * sched_drain.c, sched_ldr.c).
+ */
+#ifndef VITALSD_SCHED_H
+#define VITALSD_SCHED_H
+
+#include "core/util.h"
+
+struct window;
+
+/*
+ * BPF sched_switch accounting of one window (sched.c drains it,
+ * sched_window.c reduces and merges it). Fixed arrays: the window stays one
+ * allocation and a copy is a struct copy. What does not fit is summed into
+ * the *_other entries, so totals stay whole.
+ */
+#define VITALS_BPF_UIDS 64  /* uids kept by on-CPU time */
+#define VITALS_BPF_PROCS 32 /* processes kept: half by CPU, half by wait */
+#define VITALS_BPF_RQ_SLOTS 24 /* = VITALS_SCHED_RQ_SLOTS (bpf/sched/sched.bpf.h) */
+#define VITALS_BPF_PROGS 4
+
+/* Where BPF accounting stands; stored, so values never change meaning. */
+enum vbpf_state {
+	VBPF_UNKNOWN,	     /* not reported (older window, no BPF part) */
+	VBPF_ON_LOADED,	     /* programs loaded and pinned by vitalsd */
+	VBPF_ON_REUSED,	     /* pins of an earlier start reused */
+	VBPF_ON_PINNED,	     /* pins of the platform loader opened */
+	VBPF_OFF_DISABLED,   /* bpf_load = off */
+	VBPF_OFF_UNSUPPORTED, /* built without BPF */
+	VBPF_OFF_NO_BTF,     /* no kernel BTF */
+	VBPF_OFF_NO_BPFFS,   /* the pin directory is not on a bpffs */
+	VBPF_OFF_NO_PRIV,    /* no CAP_BPF + CAP_PERFMON (or CAP_SYS_ADMIN) */
+	VBPF_OFF_VERIFIER,   /* the verifier refused a program */
+	VBPF_OFF_NO_PINS,    /* pinned-only: pins missing or of another layout */
+	VBPF_OFF_ERROR,	     /* anything else: see err */
+	VBPF_OFF_BUSY,	     /* another vitalsd drains these pins */
+	VBPF__MAX
+};
+
+struct window_bpf_uid {
+	uint32_t uid;
+	uint32_t pad;
+	uint64_t oncpu_ns;     /* every task of the uid */
+	uint64_t exited_ns;    /* part of oncpu_ns from threads that exited */
+	uint64_t exited_tasks; /* threads folded at exit */
+};
+
+struct window_bpf_proc {
+	int32_t tgid;	    /* −1: the "other" entry */
+	uint32_t pad;
+	uint64_t starttime; /* ticks, as /proc/<pid>/stat field 22 */
+	uint64_t oncpu_ns;  /* its threads, the exited ones included */
+	uint64_t rq_ns, rq_count; /* run-queue delay: Σ and number */
+	uint32_t rq_hist[VITALS_BPF_RQ_SLOTS]; /* slot k: [2^k, 2^(k+1)) µs */
+};
+
+struct window_bpf {
+	uint32_t state;	     /* enum vbpf_state at close */
+	int32_t err;	     /* −errno behind an OFF state, 0 none */
+	uint32_t drains;     /* drains summed into this window */
+	uint32_t drain_fail; /* drains that did not complete */
+	uint32_t counter_regressions; /* kernel totals that went backwards */
+	uint64_t drain_ns;   /* time spent draining (flip, wait, read) */
+	uint64_t entries;    /* map entries read */
+	/* Σ over every uid (on-CPU) and every process (run queue) */
+	uint64_t oncpu_ns, exited_ns, exited_tasks, rq_ns, rq_count;
+	uint64_t pre_ns; /* on-CPU ns accounted before the daemon started */
+	/* Δ of the kernel's cumulative counters over the window */
+	uint64_t switches, no_slice, wakeups;
+	uint64_t lost_ns; /* ns no uid entry could take (map full) */
+	uint64_t full_tid, full_proc, full_uid; /* failed inserts per map */
+	uint64_t no_storage;
+	bool stats; /* prog_* are valid (bpf_stats = on) */
+	uint64_t prog_runs[VITALS_BPF_PROGS], prog_ns[VITALS_BPF_PROGS];
+	uint32_t nuids, uids_other; /* kept; folded into uid_other */
+	struct window_bpf_uid uid[VITALS_BPF_UIDS];
+	struct window_bpf_uid uid_other; /* uid UINT32_MAX */
+	uint32_t nprocs, procs_other;
+	struct window_bpf_proc proc[VITALS_BPF_PROCS];
+	struct window_bpf_proc proc_other;
+};
+
+/* ------------------------------------------------- sched_window.c, sched.c */
+
+#define VITALS_BPF_TOT 14 /* = TOT__MAX of bpf/sched/sched.bpf.h */
+
+/* bpf_load: who loads the programs. */
+enum vbpf_load {
+	VBPF_LOAD_AUTO,	       /* reuse matching pins, else load and pin */
+	VBPF_LOAD_PINNED_ONLY, /* open pins only (Android's bpfloader) */
+	VBPF_LOAD_OFF,	       /* procfs only */
+};
+
+/* One drained side's entries (bpf/sched/sched.bpf.h says what each holds). */
+struct vbpf_tid {
+	int32_t tid, tgid;
+	uint32_t uid, pad;  /* the uid it ran as */
+	uint64_t start_ns;  /* task->start_boottime */
+	uint64_t leader_ns; /* its group leader's */
+	uint64_t oncpu_ns;
+};
+
+struct vbpf_proc {
+	int32_t tgid;
+	uint32_t pad;
+	uint64_t start_ns;  /* the group leader's start_boottime */
+	uint64_t exited_ns; /* of its threads that exited */
+	uint64_t rq_ns, rq_count;
+	uint32_t rq_hist[VITALS_BPF_RQ_SLOTS];
+};
+
+struct vbpf_uid {
+	uint32_t uid, pad;
+	uint64_t exited_ns, exited_tasks;
+	uint64_t overflow_ns; /* slices no thread entry could take */
+};
+
+/* What one drain read: the arrays are reused from drain to drain. */
+struct bpf_sched_batch {
+	uint64_t gen;	 /* the generation that was drained */
+	unsigned side;	 /* gen & 1 */
+	bool incomplete; /* a map read failed half-way: the rest stays in
+			  * the kernel and comes with a later drain */
+	size_t ntids, nprocs, nuids;
+	size_t tids_cap, procs_cap, uids_cap;
+	struct vbpf_tid *tids;
+	struct vbpf_proc *procs;
+	struct vbpf_uid *uids;
+	uint64_t tot[VITALS_BPF_TOT]; /* cumulative counters, Σ CPUs */
+	uint64_t drain_ns;
+};
+
+struct bpf_sched_opts {
+	const char *bpffs;    /* pin directory, created if missing */
+	const char *sys_root; /* <sys_root>/kernel/btf/vmlinux */
+	unsigned load;	      /* enum vbpf_load */
+	bool rq;	      /* measure run-queue delay */
+	bool test_reject;     /* tests: make the verifier refuse a program */
+	/* pinned-only with the platform loader's pins (sched_ldr.c): */
+	const char *tracefs;   /* tracepoint ids; NULL: the usual mounts */
+	const char *proc_root; /* processes' start times; NULL: /proc */
+	const char *instance;  /* tracefs instance to read tracepoint ids in */
+};
+
+struct vbpf_prog_stat {
+	uint32_t id; /* 0: no program fd (pins of another loader) */
+	uint64_t run_cnt, run_ns, misses;
+};
+
+struct bpf_sched;
+
+/* sched_window.c: pure */
+const char *vbpf_state_name(unsigned st);
+bool vbpf_state_on(unsigned st);
+const char *vbpf_prog_name(unsigned i);
+uint64_t vbpf_ns_to_ticks(uint64_t ns, unsigned hz);
+int window_bpf_add(struct window_bpf *wb, const struct bpf_sched_batch *b,
+    unsigned hz);
+void window_bpf_merge(struct window_bpf *acc, const struct window_bpf *src);
+uint64_t window_bpf_rq_quantile_ns(const uint32_t hist[VITALS_BPF_RQ_SLOTS],
+    double q);
+void dump_window_bpf(const struct window *w, unsigned topn,
+    struct vbuf *out);
+
+/* sched.c (the loader), sched_drain.c (the drain); -EOPNOTSUPP without
+ * BPF */
+int bpf_sched_open(const struct bpf_sched_opts *o, struct bpf_sched **ret,
+    unsigned *ret_state, char *why, size_t whysz);
+struct bpf_sched *bpf_sched_free(struct bpf_sched *bs);
+unsigned bpf_sched_state(const struct bpf_sched *bs);
+void bpf_sched_set_stats(struct bpf_sched *bs, bool on);
+int bpf_sched_drain(struct bpf_sched *bs, struct bpf_sched_batch *b);
+void bpf_sched_batch_release(struct bpf_sched_batch *b);
+int bpf_sched_window(struct bpf_sched *bs, struct window_bpf *wb,
+    unsigned hz);
+int bpf_sched_prog_stats(struct bpf_sched *bs,
+    struct vbpf_prog_stat ret[VITALS_BPF_PROGS]);
+int bpf_sched_totals(struct bpf_sched *bs, uint64_t ret[VITALS_BPF_TOT]);
+int bpf_sched_unpin(const char *bpffs);
+
+#endif /* VITALSD_SCHED_H */

@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The window store, the only code that knows SQLite: schema, writes,
+ * roll-ups and retention (store.c, store_maint.c, store_heal.c), reads
+ * (store_read.c, store_conn.c), each signal's part (store_<signal>.c)
+ * and the writer thread (writer.c).
+ */
+#ifndef VITALSD_STORE_H
+#define VITALSD_STORE_H
+
+#include "window/window.h"
+
+struct hp_budget_rec;
+struct hp_record;
+
+/* -------------------------------------- store.c, store_maint.c, store_read.c */
+
+enum store_state {
+	STORE_OK,
+	STORE_FULL,	/* SQLITE_FULL / ENOSPC: writes wait and retry */
+	STORE_IO_ERROR, /* other write failures: wait and retry */
+	STORE_CLOSED,	/* not open (no database) */
+};
+
+struct store_opts {
+	int64_t rollup1_after_s; /* level-0 windows older than this ... */
+	unsigned rollup1_s;	 /* ... merge into windows of this span */
+	int64_t rollup2_after_s;
+	unsigned rollup2_s;
+	int64_t retain_s;   /* nothing older than this is kept */
+	uint64_t max_bytes; /* database size bound */
+	int busy_timeout_ms;
+	/* Wall-clock trust (store_maint.c): a clock more than clock_jump_s
+	 * ahead of what the stored windows vouch for is suspect until the
+	 * kernel says it is synchronised or it has run in step with
+	 * CLOCK_BOOTTIME for clock_stable_s. 0: the defaults below. */
+	int64_t clock_jump_s;
+	int64_t clock_stable_s;
+};
+
+#define STORE_CLOCK_JUMP_S (24 * 3600)
+#define STORE_CLOCK_STABLE_S (24 * 3600)
+
+struct store_stats {
+	enum store_state state;
+	int last_err; /* -errno of the last failed operation, 0 none */
+	char last_errmsg[128];
+	uint64_t windows_written, write_failures;
+	uint64_t windows_rolled, deleted_age, deleted_size;
+	uint64_t corrupt_moved; /* databases moved aside at open */
+	char corrupt_path[256];
+	uint64_t db_bytes;
+	uint64_t commit_ns_last, commit_ns_max;
+	/* self-healing (store_heal.c) */
+	uint64_t open_retries;	   /* opens of a closed store tried again */
+	int64_t retry_at_mono_ns;  /* the writer tries again then; 0 none */
+	uint64_t windows_salvaged; /* copied out of a damaged file */
+	uint64_t wal_damaged;	   /* WAL files found damaged at open */
+	uint64_t shm_faults;	   /* faults on a cut -shm, repaired */
+	/* the wall clock as the last maintenance pass judged it */
+	bool clock_suspect;	 /* ahead by more than clock_jump_s */
+	bool clock_confirmed;	 /* kernel-synchronised, or stable long enough */
+	int64_t clock_ahead_ns;	 /* how far ahead of the stored windows */
+	uint64_t clock_deferred; /* passes whose wall-clock deletions waited */
+	uint64_t clock_held;	 /* windows the last such pass kept */
+};
+
+/* Metrics for top-N queries. */
+enum store_metric { METRIC_CPU, METRIC_MINFLT, METRIC_MAJFLT, METRIC_RSS };
+
+struct store;
+
+void store_opts_default(struct store_opts *o);
+/* store.c */
+int store_open(const char *path, const struct store_opts *o,
+    struct store **ret);
+struct store *store_close(struct store *s);
+int store_put(struct store *s, const struct window *w);
+/* store_maint.c */
+int store_maintain(struct store *s, int64_t now_wall_ns);
+
+/* "Now" for maintenance: the three clocks it judges ages with. */
+struct store_now {
+	int64_t wall_ns;  /* CLOCK_REALTIME */
+	int64_t boot_ns;  /* CLOCK_BOOTTIME */
+	char boot_id[40]; /* this boot, as windows carry it; "": unknown */
+	int wall_sync;	  /* kernel time status: 1 synchronised, 0 not,
+			   * < 0 unknown */
+};
+
+int store_maintain_at(struct store *s, const struct store_now *now);
+/* store.c */
+void store_get_stats(const struct store *s, struct store_stats *ret);
+/* store_read.c */
+int store_windows(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
+    unsigned granularity_s, struct window ***ret, size_t *ret_n);
+/* At most max windows (buckets at a granularity), the newest of the range,
+ * returned oldest first; only those are loaded. *ret_truncated (may be
+ * NULL): older ones matched too. max 0: no limit (internal callers). */
+int store_windows_max(struct store *s, int64_t from_wall_ns,
+    int64_t to_wall_ns, unsigned granularity_s, size_t max,
+    struct window ***ret, size_t *ret_n, bool *ret_truncated);
+int store_windows_budget(struct store *s, int64_t from_wall_ns,
+    int64_t to_wall_ns, unsigned granularity_s, size_t max, size_t budget,
+    struct window ***ret, size_t *ret_n, bool *ret_truncated,
+    size_t *ret_bytes);
+size_t store_window_bytes(const struct window *w);
+/* store.c: after -EUCLEAN (corrupt while open): move the file aside as store_open
+ * does and start a fresh database in the same handle. */
+int store_recover(struct store *s);
+/* store_heal.c: a store that cannot open now is returned closed and
+ * reopened later (the writer does, with backoff). */
+int store_open_retry(const char *path, const struct store_opts *o,
+    struct store **ret);
+bool store_is_open(struct store *s);
+int store_reopen(struct store *s);
+int store_heal_sigbus_install(void);
+/* store_read.c */
+int store_top(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
+    bool threads, enum store_metric m, unsigned n,
+    struct window_task **ret, size_t *ret_n);
+int store_process(struct store *s, int32_t pid, uint64_t starttime,
+    int64_t from_wall_ns, int64_t to_wall_ns, struct window_task **ret,
+    size_t *ret_n);
+/* store.c */
+const char *store_state_name(enum store_state st);
+
+/* Added with the store: the schema a new database gets, and its mark. */
+#define STORE_SCHEMA_VERSION 7
+#define STORE_APPLICATION_ID 0x56544c53 /* "VTLS" */
+
+/* One window of a task's history, with the window it came from. */
+struct store_hist {
+	char boot_id[40];
+	uint32_t level;
+	uint32_t hz;
+	int64_t mono_start_ns, mono_end_ns;
+	int64_t wall_start_ns, wall_end_ns;
+	struct window_task t;
+};
+
+/* store_read.c */
+int store_history(struct store *s, bool threads, int32_t id,
+    uint64_t starttime, int64_t from_wall_ns, int64_t to_wall_ns,
+    struct store_hist **ret, size_t *ret_n);
+/* store.c, tests and tools only: run SQL, return the first column of the first row. */
+int store_exec(struct store *s, const char *sql, char *ret, size_t retsz);
+/* Tests only: a new database at an older schema version, plus some SQL. */
+int store_create_version(const char *path, unsigned version, const char *sql);
+
+/* --------------------------------------------------------------- writer.c */
+
+struct writer;
+
+int writer_start(struct store *store, unsigned queue_max,
+    struct writer **ret);
+int writer_submit(struct writer *wr, const struct window *w);
+int writer_wait(struct writer *wr, unsigned ms);
+#define WRITER_WAIT_MS 50 /* the loop waits this long for a commit */
+void writer_get(struct writer *wr, struct store_stats *ret_stats,
+    unsigned *ret_queued, uint64_t *ret_dropped);
+struct writer *writer_stop(struct writer *wr, unsigned flush_ms);
+
+/* store_read.c: every thread of process tgid (starttime >= since, when set) */
+int store_thread_history(struct store *s, int32_t tgid, uint64_t since,
+    int64_t from_wall_ns, int64_t to_wall_ns, struct store_hist **ret,
+    size_t *ret_n);
+
+/* store_gpumem.c: spans of stored windows (store lock taken). ret_state
+ * (may be NULL): the newest window's, saturated if any window was. */
+struct store;
+int store_gpumem_span(struct store *s, int64_t from_wall_ns,
+    int64_t to_wall_ns, struct gpumem_span **ret, size_t *ret_n,
+    struct window_gpumem *ret_state);
+int store_gpumem_growth(struct store *s, uint32_t gpu_id, int32_t pid,
+    uint64_t starttime, int64_t from_wall_ns, int64_t to_wall_ns,
+    struct gpumem_span *ret);
+
+/* store_hp.c (loop thread; the store's lock is taken) */
+int store_hp_insert(struct store *s, struct hp_record *r);
+int store_hp_update(struct store *s, const struct hp_record *r);
+int store_hp_budget(struct store *s, int64_t since_wall_ns,
+    struct hp_budget_rec **ret, size_t *ret_n);
+int store_hp_list(struct store *s, unsigned limit, struct hp_record **ret,
+    size_t *ret_n);
+int store_hp_running(struct store *s, struct hp_record **ret,
+    size_t *ret_n);
+int store_hp_get(struct store *s, int64_t id, struct hp_record *ret);
+
+#endif /* VITALSD_STORE_H */

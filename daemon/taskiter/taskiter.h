@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The BPF task iterator as the process scan's source (taskiter.c).
+ */
+#ifndef VITALSD_TASKITER_H
+#define VITALSD_TASKITER_H
+
+#include "core/util.h"
+
+/* ------------------------------------------------------------- taskiter.c */
+
+/* Config `scanner`: where the process scan reads its tasks from. */
+enum scanner_mode {
+	SCANNER_PROCFS, /* /proc only (the zero value, for fixture roots) */
+	SCANNER_AUTO,	/* the BPF task iterator where it works, else /proc */
+	SCANNER_BPF,	/* the iterator; the daemon does not start without */
+};
+
+/* Why the iterator is not the source (window_health.scanner_why). */
+enum scanner_why {
+	SCANNER_WHY_NONE,      /* it is */
+	SCANNER_WHY_CONFIG,    /* scanner = procfs */
+	SCANNER_WHY_BUILD,     /* built without BPF */
+	SCANNER_WHY_ROOT,      /* proc_root is not this pid namespace's /proc */
+	SCANNER_WHY_PIDNS,     /* not the initial pid namespace */
+	SCANNER_WHY_NO_BTF,    /* no /sys/kernel/btf/vmlinux */
+	SCANNER_WHY_PRIVILEGE, /* EPERM: no CAP_BPF + CAP_PERFMON */
+	SCANNER_WHY_VERIFIER,  /* open or load failed: verifier, CO-RE */
+	SCANNER_WHY_ATTACH,    /* the iterator link was not created */
+	SCANNER_WHY_READ,      /* reads failed: at setup, or repeatedly */
+	SCANNER_WHY__MAX
+};
+
+/* A utime/stime split of precise runtime, ns (kernel: struct prev_cputime). */
+struct cputime_split {
+	uint64_t utime, stime;
+};
+
+/*
+ * One task (or, aggregated, one thread group) as the iterator saw it. CPU
+ * figures are raw kernel nanoseconds; for a process they are the group's:
+ * signal_struct's exited-thread share plus every live thread's own.
+ */
+struct iter_task {
+	int32_t tgid, tid; /* process: tid == tgid */
+	uint32_t uid;	   /* real uid */
+	uint32_t flags;	   /* TASKITER_F_* (bpf/taskiter/taskiter.bpf.h) */
+	char comm[VITALS_COMM_LEN];
+	uint64_t starttime;	    /* ticks since boot, as /proc field 22 */
+	uint64_t start_ns;	    /* start_boottime */
+	uint64_t utime_ns, stime_ns; /* tick-sampled */
+	uint64_t runtime_ns;	    /* sum_exec_runtime */
+	struct cputime_split prev;  /* the kernel's last /proc split */
+	uint64_t minflt, majflt;
+	uint64_t rss_pages; /* the group's mm, for threads too */
+	uint32_t first, nthreads; /* process: its threads in snap->threads */
+	bool leader;		  /* process: its leader was seen */
+};
+
+/* One iterator read, grouped. Arrays are reused from read to read. */
+struct taskiter_snap {
+	struct iter_task *procs, *threads;
+	size_t nprocs, nthreads;
+	size_t cap, hcap;	  /* scratch sizes */
+	uint32_t *hash, *next; /* scratch: tgid index, thread chains */
+};
+
+struct taskiter;
+
+const char *scanner_name(enum scanner_mode m);
+const char *scanner_why_name(enum scanner_why why);
+uint64_t taskiter_ns_to_ticks(uint64_t ns, unsigned hz);
+void taskiter_cputime_adjust(struct cputime_split *prev, uint64_t utime,
+    uint64_t stime, uint64_t rtime);
+bool taskiter_cputime_kept(const struct iter_task *t,
+    const struct cputime_split *prev);
+void taskiter_cputime_ticks(const struct iter_task *t,
+    struct cputime_split *prev, unsigned hz, uint64_t *ret_utime,
+    uint64_t *ret_stime);
+int taskiter_parse(const void *buf, size_t len, struct taskiter_snap *s);
+void taskiter_snap_release(struct taskiter_snap *s);
+enum scanner_why taskiter_usable(int procfd);
+int taskiter_open(unsigned hz, const char *sys_root, struct taskiter **ret,
+    enum scanner_why *ret_why);
+struct taskiter *taskiter_free(struct taskiter *ti);
+int taskiter_read(struct taskiter *ti, const struct taskiter_snap **ret);
+
+#endif /* VITALSD_TASKITER_H */

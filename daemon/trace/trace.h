@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * ftrace and ATrace: the trace part of a window (ftrace_window.c), the
+ * marker protocol and trackers (atrace.c), ring-buffer pages into records
+ * (ftrace_events.c) and the instance reader (ftrace.c). ATrace categories
+ * have their own header, atrace_cat.h.
+ */
+#ifndef VITALSD_TRACE_H
+#define VITALSD_TRACE_H
+
+#include "core/util.h"
+
+struct event_base;
+struct window;
+
+/* ------------------------------------------ ftrace figures of a window */
+
+#define VITALS_TRACE_NAME 128	  /* ATrace names kept: 127 bytes + NUL */
+#define VITALS_TRACE_SLICES 128	  /* slice rows a window keeps */
+#define VITALS_TRACE_COUNTERS 32  /* counter rows a window keeps */
+#define VITALS_TRACE_BINDER 32	  /* caller → target pairs kept */
+#define VITALS_TRACE_RQ 32	  /* threads kept by run-queue delay */
+#define VITALS_TRACE_GPU 16	  /* (gpu, pid) gpu_mem_total entries kept */
+#define VITALS_TRACE_DEPTH 64	  /* open B slices kept per thread */
+
+/* Where ftrace capture stands; stored, so values never change meaning. */
+enum ftrace_state {
+	FTRACE_UNKNOWN,	     /* not reported (older window, no ftrace part) */
+	FTRACE_ON,	     /* instance made, events enabled, reading */
+	FTRACE_OFF_CONFIG,   /* ftrace = off */
+	FTRACE_OFF_NO_TRACEFS, /* tracefs not mounted or not reachable */
+	FTRACE_OFF_NO_PRIV,  /* instance not creatable (EACCES/EPERM) */
+	FTRACE_OFF_ERROR,    /* anything else: see err */
+	FTRACE__MAX
+};
+
+/* ftrace_sched: sched_switch/sched_waking in the instance. */
+enum ftrace_sched {
+	FTRACE_SCHED_AUTO, /* on unless BPF sched accounting is active */
+	FTRACE_SCHED_ON,
+	FTRACE_SCHED_OFF,
+};
+
+/* Events vitalsd may enable (bit k of window_trace.enabled / missing). */
+enum ftrace_ev {
+	FEV_PRINT,	  /* ftrace/print: trace_marker writes (ATrace) */
+	FEV_SCHED_SWITCH,
+	FEV_SCHED_WAKING,
+	FEV_PROCESS_EXIT, /* sched/sched_process_exit: closes open slices */
+	FEV_BINDER_TXN,	  /* binder/binder_transaction */
+	FEV_BINDER_RECV,  /* binder/binder_transaction_received */
+	FEV_GPU_MEM,	  /* gpu_mem/gpu_mem_total */
+	FEV__MAX
+};
+
+/* What a window row of slices is (window_trace_slice.kind). */
+enum trace_kind {
+	TRACE_SYNC,	/* B/E, paired per thread stack */
+	TRACE_ASYNC,	/* S/F, paired by (pid, name, cookie) */
+	TRACE_TRACK,	/* G/H, paired by (pid, track, cookie) */
+	TRACE_INSTANT,	/* I and N: counted, no duration */
+	TRACE__MAX
+};
+
+/*
+ * One slice name of one thread at one depth over a window. Complete slices
+ * carry their durations; incomplete ones (begin or end lost) are only
+ * counted: no duration is invented for them. An end whose begin was never
+ * seen has an empty name.
+ */
+struct window_trace_slice {
+	int32_t tgid; /* the pid field of the marker; −1 unknown */
+	int32_t tid;  /* the thread that began it (ended it, for orphans) */
+	uint16_t depth; /* B/E nesting, 0 outermost */
+	uint8_t kind;	/* enum trace_kind */
+	uint8_t pad;
+	uint32_t count;	     /* complete slices (instants: events) */
+	uint32_t incomplete; /* slices whose begin or end was lost */
+	uint64_t total_ns, max_ns; /* complete slices only */
+	char name[VITALS_TRACE_NAME];
+};
+
+/* An ATrace counter (C) over a window. */
+struct window_trace_counter {
+	int32_t tgid;
+	uint32_t n; /* values seen */
+	int64_t last, min, max;
+	char name[VITALS_TRACE_NAME];
+};
+
+/* binder_transaction per (caller process → target process). */
+struct window_trace_binder {
+	int32_t from_pid; /* the caller thread's process; its tid if unknown */
+	int32_t to_pid;	  /* to_proc of the event */
+	uint32_t calls, oneway, replies;
+	uint32_t pad;
+};
+
+/* Run-queue delay of one thread from sched_waking → sched_switch. */
+struct window_trace_rq {
+	int32_t tid;
+	uint32_t pad;
+	uint64_t count, total_ns, max_ns;
+};
+
+/* gpu_mem_total events of one (gpu, pid); pid 0 is the GPU's total. */
+struct window_trace_gpu {
+	uint32_t gpu_id;
+	int32_t pid;
+	uint64_t events;
+	uint64_t last_size; /* bytes, the last event's value */
+};
+
+struct window_trace {
+	uint32_t state;	  /* enum ftrace_state at close */
+	int32_t err;	  /* −errno behind an OFF state */
+	uint32_t enabled; /* bit FEV_*: enabled in the instance */
+	uint32_t missing; /* bit FEV_*: wanted, absent from available_events */
+	bool atrace;	  /* copy_trace_marker on: ATrace is captured */
+	/* loss: Δ of the kernel's per-CPU stats over the window, Σ CPUs */
+	uint64_t overrun, dropped, commit_overrun;
+	uint64_t pages_lost; /* pages whose header flagged lost events */
+	uint64_t missed;     /* events those headers counted, when stored */
+	uint32_t stats_fail; /* per-CPU stats reads that failed */
+	uint32_t backlog;    /* reads that left pages for the next tick */
+	uint64_t entries;    /* Δ "read events" of the stats: Σ CPUs */
+	uint64_t events, pages, bytes; /* read and decoded here */
+	uint64_t read_ns;    /* time spent reading and decoding */
+	uint64_t bad_markers;	 /* print payloads not in the ATrace protocol */
+	uint64_t names_cut;	 /* names longer than 127 bytes, cut */
+	uint64_t unknown_events; /* records of an id this build does not use */
+	uint64_t bad_pages;	 /* pages whose header did not fit: skipped */
+	uint64_t buffered;	 /* Σ "entries" at close: not yet read */
+	uint64_t slices, incomplete, orphan_ends; /* Σ over all rows */
+	uint64_t sched_switch, sched_waking, binder_received;
+	uint64_t gpu_events;
+	/* ATrace categories (atrace_cat.c): state at close, counts Δ */
+	uint32_t cat_state;  /* enum atcat_state (atrace_cat.h) */
+	int32_t cat_err;     /* −errno behind error / unavailable */
+	uint64_t cat_tags;   /* the ATRACE_TAG_* bits configured */
+	uint64_t cat_flags;  /* the tags property as last read: vitalsd's
+			      * when on, the other tracer's when skipped */
+	uint32_t cat_checks, cat_foreign; /* checks; those another owned */
+	uint32_t cat_takeovers, cat_yields, cat_restores;
+	uint32_t cat_set_fail, cat_read_fail;
+	uint32_t nslices, slices_other; /* kept; folded into slice_other */
+	struct window_trace_slice slice[VITALS_TRACE_SLICES];
+	struct window_trace_slice slice_other;
+	uint32_t ncounters, counters_other;
+	struct window_trace_counter counter[VITALS_TRACE_COUNTERS];
+	uint32_t nbinder, binder_other;
+	struct window_trace_binder binder[VITALS_TRACE_BINDER];
+	struct window_trace_binder binder_total; /* Σ of every pair */
+	uint32_t nrq, rq_other;
+	struct window_trace_rq rq[VITALS_TRACE_RQ];
+	struct window_trace_rq rq_total;
+	uint32_t ngpu, gpu_other;
+	struct window_trace_gpu gpu[VITALS_TRACE_GPU];
+};
+
+/* ftrace_window.c: the loss of a window, anything the kernel or a page
+ * header said was lost. */
+bool window_trace_lossy(const struct window_trace *t);
+uint64_t window_trace_lost(const struct window_trace *t);
+
+/* --------------------------------------------- ftrace: the rest of it */
+
+/* One ATrace marker, parsed (atrace.c). Strings point into the payload. */
+struct atrace_msg {
+	char type; /* 'B','E','C','S','F','G','H','I','N' */
+	bool have_pid;
+	int32_t pid;
+	const char *name, *track;
+	size_t name_len, track_len;
+	int64_t value;	/* C */
+	int64_t cookie; /* S, F, G, H */
+};
+
+/* A decoded record the trackers consume (ftrace_events.c fills it). */
+struct ftrace_rec {
+	uint64_t ts; /* trace clock ns (the instance's "mono" clock) */
+	int32_t cpu;
+	int32_t tid; /* common_pid */
+	unsigned ev; /* enum ftrace_ev */
+	union {
+		struct {
+			const char *buf;
+			size_t len;
+		} print;
+		struct {
+			int32_t prev_tid, next_tid;
+			int64_t prev_state;
+		} sw;
+		struct {
+			int32_t tid;
+		} waking, exit;
+		struct {
+			int32_t debug_id, to_proc, to_thread;
+			int32_t reply;
+			uint32_t code, flags;
+		} txn;
+		struct {
+			int32_t debug_id;
+		} recv;
+		struct {
+			uint32_t gpu_id, pid;
+			uint64_t size;
+		} gpu;
+	} u;
+};
+
+/* gpu_mem_total as delivered to the GPU memory timeline (gpumem.c). */
+struct ftrace_gpu_mem {
+	uint32_t gpu_id;
+	int32_t pid;
+	uint64_t size;
+	int64_t mono_ns;
+};
+typedef void (*ftrace_gpu_mem_fn)(const struct ftrace_gpu_mem *e, void *arg);
+
+/* atrace.c: the marker protocol and the slice, counter and sched trackers */
+struct atrace;
+
+int atrace_parse(const char *buf, size_t len, struct atrace_msg *ret);
+int atrace_new(struct atrace **ret);
+struct atrace *atrace_free(struct atrace *at);
+void atrace_set_tgid_fn(struct atrace *at, int32_t (*fn)(int32_t, void *),
+    void *arg);
+void atrace_set_gpu_mem_cb(struct atrace *at, ftrace_gpu_mem_fn fn,
+    void *arg);
+void atrace_record(struct atrace *at, const struct ftrace_rec *r);
+void atrace_lost(struct atrace *at);
+void atrace_finish(struct atrace *at);
+void atrace_window(struct atrace *at, struct window_trace *wt);
+void window_trace_keep_slices(struct window_trace *wt,
+    struct window_trace_slice *s, size_t n, uint32_t other_rows);
+size_t atrace_open_slices(const struct atrace *at);
+
+/* ftrace.c, ftrace_events.c: names */
+const char *ftrace_state_name(unsigned st);
+const char *ftrace_ev_name(unsigned ev);
+/* ftrace_window.c: names, merge for roll-ups, dump text */
+const char *trace_kind_name(unsigned k);
+void window_trace_merge(struct window_trace *acc,
+    const struct window_trace *src);
+void dump_window_trace(const struct window *w, unsigned topn,
+    struct vbuf *out);
+
+/* ftrace_events.c: raw ring-buffer pages → records (libtraceevent) */
+struct fdec;
+
+int fdec_new(const char *events_dir, struct fdec **ret);
+struct fdec *fdec_free(struct fdec *fd);
+bool fdec_has(const struct fdec *fd, unsigned ev);
+typedef void (*fdec_fn)(const struct ftrace_rec *r, void *arg);
+int fdec_page(struct fdec *fd, const void *page, size_t len, int cpu,
+    fdec_fn fn, void *arg, int64_t *ret_missed);
+
+/* ftrace.c: the instance, its per-CPU readers on the loop */
+struct ftrace_opts {
+	const char *tracefs;  /* NULL: libtracefs finds the mount */
+	const char *instance; /* instance name */
+	unsigned buffer_kb;   /* per CPU */
+	bool sched;	      /* sched_switch and sched_waking */
+	unsigned tick_ms;     /* drain period */
+	unsigned max_pages;   /* per CPU per tick */
+	unsigned wake_percent; /* buffer_percent: readiness at this fill */
+};
+
+struct ftrace;
+
+int ftrace_open(struct event_base *base, const struct ftrace_opts *o,
+    struct ftrace **ret, unsigned *ret_state, char *why, size_t whysz);
+struct ftrace *ftrace_free(struct ftrace *ft);
+int ftrace_tracing_dir(const char *tracefs, const char *sys_root, char *buf,
+    size_t sz);
+
+void ftrace_set_gpu_mem_cb(struct ftrace *ft, ftrace_gpu_mem_fn fn,
+    void *arg);
+int ftrace_drain(struct ftrace *ft);
+int ftrace_window(struct ftrace *ft, struct window_trace *wt);
+void ftrace_finish(struct ftrace *ft);
+int ftrace_instance_remove(const char *tracefs, const char *name);
+bool ftrace_captures_atrace(const struct ftrace *ft);
+
+#endif /* VITALSD_TRACE_H */

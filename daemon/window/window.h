@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The window: what one interval of sampling holds (window.c), roll-ups
+ * (rollup.c), its dump text (dump.c) and the CPU arithmetic (metrics.c).
+ */
+#ifndef VITALSD_WINDOW_H
+#define VITALSD_WINDOW_H
+
+#include "core/util.h"
+#include "gpumem/gpumem.h"
+#include "proc/proc.h"
+#include "sched/sched.h"
+#include "trace/trace.h"
+
+/* --------------------------------------------------------------- metrics.c */
+
+uint64_t cpu_times_total(const struct cpu_times *t);
+uint64_t cpu_times_busy(const struct cpu_times *t);
+int cpu_times_delta(const struct cpu_times *prev, const struct cpu_times *cur,
+    struct cpu_times *ret);
+void cpu_times_add(struct cpu_times *acc, const struct cpu_times *d);
+double metric_core_equiv(uint64_t cpu_ticks, uint64_t wall_ns, unsigned hz);
+double metric_machine_share(uint64_t cpu_ticks, uint64_t total_ticks);
+double metric_normalised(uint64_t cpu_ticks, double norm_ticks);
+
+/* ----------------------------------------------------------------- windows */
+
+/* A gauge over a window: avg = sum / n. n == 0 means "no valid reading". */
+struct gauge {
+	double min, max, sum, last;
+	uint32_t n;
+};
+
+/* Σ of valid per-sample deltas of one CPU (or of the aggregate line). */
+struct window_cpu {
+	struct cpu_times d; /* raw Σ deltas, ticks */
+	uint32_t samples;   /* deltas summed into d */
+	uint64_t wall_ns;   /* Σ Δmonotonic of those samples */
+	bool online_end;    /* line present in the window's last sample */
+	/* frequency, kHz; cur_khz.n == 0 when unknown */
+	struct gauge cur_khz;
+	int64_t max_khz;  /* cpuinfo_max_freq, −1 unknown */
+	int32_t capacity; /* cpu_capacity, −1 unknown */
+	struct gauge freq_ratio; /* cur/max per sample, when both known */
+};
+
+/* Per process (or per thread) activity inside one window. */
+struct window_task {
+	int32_t id;   /* pid, or tid for threads */
+	int32_t tgid; /* owning process */
+	uint64_t starttime;
+	uint32_t uid;
+	char comm[VITALS_COMM_LEN];
+	char name[VITALS_NAME_LEN]; /* process name; comm for threads */
+	uint64_t d_utime, d_stime;   /* ticks */
+	uint64_t d_minflt, d_majflt; /* counts, never bytes */
+	uint32_t samples;	     /* valid deltas summed */
+	uint64_t wall_ns;	     /* Σ Δmonotonic over those samples */
+	uint64_t total_ticks;	     /* Σ system Δtotal over those samples */
+	double norm_ticks;	     /* Σ Δtotal/online_cpus over them */
+	uint64_t rss_pages_max;	     /* stat field 24, highest seen */
+	uint64_t rss_pages_last;
+	bool born;   /* started inside the window: counters are the delta */
+	bool exited; /* gone before the window closed */
+};
+
+struct window_psi {
+	bool available; /* file present and parsed at least once */
+	bool have_full;
+	uint64_t d_some_us, d_full_us; /* Σ valid deltas of total= */
+	uint32_t samples;
+	struct gauge some_avg10, full_avg10;
+};
+
+/* Tick lateness histogram: upper bounds in ms; the last bucket is open. */
+#define VITALS_LATE_BUCKETS 8
+#define VITALS_LATE_BOUNDS_MS { 1, 2, 5, 10, 20, 50, 100, 0 }
+
+struct window_health {
+	uint64_t self_utime_us, self_stime_us; /* getrusage delta */
+	uint64_t coll_ns_sum[COLL__MAX], coll_ns_max[COLL__MAX];
+	uint64_t sample_ns_sum, sample_ns_max; /* whole sample */
+	uint32_t late_ticks;	/* timer fired over half an interval late */
+	uint32_t burst_samples; /* samples taken in burst mode */
+	uint32_t procs_scanned, threads_scanned; /* in the last sample */
+	uint32_t procs_exited, threads_exited;	 /* instances that ended */
+	uint32_t cpu_dropped; /* cpuN lines beyond VITALS_CPU_MAX */
+	/* the store as seen when this window closed (enum store_state) */
+	uint32_t store_state;
+	uint32_t store_queued;	/* windows waiting to be written */
+	uint32_t store_dropped; /* windows lost to a full queue, cumulative */
+	/* sampling timer lateness: fire time − grid time (control plane);
+	 * kept in memory only, not in the store */
+	uint64_t tick_late_ns_max, tick_late_ns_sum;
+	/* ticks by lateness, under VITALS_LATE_BOUNDS_MS (the last: more) */
+	uint32_t tick_late_hist[VITALS_LATE_BUCKETS];
+	/* the process scan's source in the last sample (taskiter.c) */
+	uint32_t scanner;     /* enum scanner_mode: SCANNER_PROCFS or _BPF */
+	uint32_t scanner_why; /* enum scanner_why: why not BPF, 0 when it is */
+	uint32_t scanner_err; /* errno behind scanner_why or the last failure */
+	uint32_t iter_failed; /* iterator reads that failed; /proc stood in */
+	/* processes a hiding procfs kept from the last scan (proc_hidden.c);
+	 * in memory only, not in the store (Health.privileges) */
+	uint32_t unseen_state; /* enum unseen_state */
+	uint32_t procs_unseen; /* valid when unseen_state is UNSEEN_COUNTED */
+};
+
+struct window_wss; /* the working-set part of a window (wss/wss.h) */
+
+struct window {
+	uint64_t seq;
+	char boot_id[40];  /* /proc/sys/kernel/random/boot_id, "" unknown */
+	uint32_t level;	   /* 0: as sampled; 1, 2: roll-ups */
+	int64_t mono_start_ns, mono_end_ns;
+	int64_t boot_start_ns, boot_end_ns;
+	int64_t wall_start_ns, wall_end_ns; /* CLOCK_REALTIME, for display */
+	uint32_t hz;			    /* USER_HZ of the ticks below */
+	uint32_t interval_ms;		    /* nominal cadence at close */
+
+	uint32_t samples;	/* taken (each with a timestamp) */
+	uint32_t samples_valid; /* system deltas accepted */
+	uint32_t inv_samples[INV__MAX]; /* whole samples dropped, by reason */
+	uint32_t inv_deltas[INV__MAX];	/* single deltas dropped, by reason */
+
+	struct window_cpu all;
+	unsigned cpu_span;	/* entries in cpu[] */
+	struct window_cpu *cpu; /* indexed by CPU number */
+	struct gauge online_cpus;
+
+	uint64_t d_ctxt, d_processes; /* Σ valid deltas */
+	struct gauge procs_running, procs_blocked;
+	struct gauge load1, load5, load15, load_runnable, load_threads;
+	struct window_psi psi[PSI__MAX];
+	uint64_t d_vm[VM__MAX]; /* Σ valid deltas */
+	uint32_t vm_samples;
+	uint32_t vm_have;
+	struct gauge mem_kb[MI__MAX];
+	uint32_t mem_have;
+
+	size_t nprocs, procs_cap;
+	struct window_task *procs;
+	size_t nthreads, threads_cap;
+	struct window_task *threads;
+
+	struct window_health health;
+	struct window_bpf bpf; /* sched_switch accounting (sched.c) */
+	/* GPU memory (gpumem.c): the map's state and, per (gpu, pid), the
+	 * bytes at window end with their range inside the window */
+	struct window_gpumem gpumem;
+	struct window_gpu_proc *gpu;
+	size_t n_gpu;
+	struct window_wss *wss; /* working-set targets (wss.c); owned */
+	size_t nwss;
+	struct window_trace trace; /* ftrace figures (ftrace.c, atrace.c) */
+};
+
+/* window.c */
+struct window *window_new(uint64_t seq, unsigned cpu_span);
+struct window *window_free(struct window *w);
+struct window *window_dup(const struct window *w);
+int window_add_task(struct window *w, bool thread, const struct window_task *t);
+int window_grow_cpus(struct window *w, unsigned cpu_span);
+void gauge_add(struct gauge *g, double v);
+double gauge_avg(const struct gauge *g);
+void gauge_merge(struct gauge *acc, const struct gauge *g);
+const char *invalid_name(enum vitals_invalid r);
+const char *coll_name(enum vitals_coll c);
+const char *psi_res_name(enum psi_res r);
+
+/* --------------------------------------------------------------- rollup.c */
+
+/* Fold src (a later window) into acc: deltas and counts sum, gauges merge,
+ * tasks merge by identity. acc keeps its start, takes src's end. */
+int window_merge(struct window *acc, const struct window *src);
+
+/* ----------------------------------------------------------------- dump.c */
+
+int dump_window(const struct window *w, unsigned topn, struct vbuf *out);
+void dump_summary_line(const struct window *w, struct vbuf *out);
+
+#endif /* VITALSD_WINDOW_H */
