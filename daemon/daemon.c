@@ -15,12 +15,12 @@
 
 #include <event2/event.h>
 
-#include "trace/atrace_cat.h"
 #include "config/config.h"
 #include "control/control.h"
 #include "core/bpf_common.h"
 #include "core/log.h"
 #include "core/util.h"
+#include "trace/atrace_cat.h"
 #include "daemon.h"
 #include "gpumem/gpumem.h"
 #include "hp/hp.h"

@@ -14,7 +14,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "trace/atrace_cat.h"
 #include "config/config.h"
 #include "core/sysprop.h"
 #include "core/util.h"
@@ -25,6 +24,7 @@
 #include "sched/sched.h"
 #include "store/store.h"
 #include "taskiter/taskiter.h"
+#include "trace/atrace_cat.h"
 #include "trace/trace.h"
 #include "wss/wss.h"
 

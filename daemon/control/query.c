@@ -43,9 +43,8 @@
 
 #include <event2/event.h>
 
-#include "core/compat.h"
-#include "store/store_int.h"
 #include "control/control.h"
+#include "core/compat.h"
 #include "core/util.h"
 #include "gpumem/gpumem.h"
 #include "hp/hp.h"

@@ -19,12 +19,12 @@
 #include <unistd.h>
 
 #include "config/config.h"
+#include "core/compat.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "hp/hp.h"
 #include "privs/privs.h"
 #include "store/store.h"
-#include "core/compat.h"
 #include "hp_int.h"
 
 static void

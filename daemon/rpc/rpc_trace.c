@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include "rpc/rpc.h"
+#include "trace/atrace_cat.h"
 #include "trace/trace.h"
 #include "window/window.h"
-#include "trace/atrace_cat.h"
 #include "rpc_int.h"
 
 /*

@@ -148,6 +148,12 @@ int store_exec(struct store *s, const char *sql, char *ret, size_t retsz);
 /* Tests only: a new database at an older schema version, plus some SQL. */
 int store_create_version(const char *path, unsigned version, const char *sql);
 
+/* store_conn.c: read-only connections for the query threads. */
+int store_conn_open(const struct store *writer, struct store **ret);
+struct store *store_conn_close(struct store *rc);
+int store_conn_begin(struct store *rc);
+void store_conn_end(struct store *rc);
+
 /* --------------------------------------------------------------- writer.c */
 
 struct writer;

@@ -3,11 +3,8 @@
  * Private to store.c (schema, opening, writes), store_maint.c (roll-ups and
  * retention) and store_read.c (reads):
  * the store handle, its prepared statements and the column lists both sides
- * must agree on. Nothing else uses its internals or <sqlite3.h>.
- *
- * The exception: the public calls at the end of this file belong in
- * vitalsd.h and wait there only until that header can take them; the
- * writer, the query thread and check_store include this file for them.
+ * must agree on. Nothing else uses its internals or <sqlite3.h>; the
+ * store's API is store/store.h.
  */
 #ifndef VITALSD_STORE_INT_H
 #define VITALSD_STORE_INT_H
@@ -218,12 +215,6 @@ int store_enforce_size(struct store *s, int64_t keep);
 int store_read_prepare(struct store *s);
 void store_read_finalize(struct store *s);
 int store_load(struct store *s, int64_t id, struct window **ret);
-
-/* store_conn.c: read-only connections for the query threads. */
-int store_conn_open(const struct store *writer, struct store **ret);
-struct store *store_conn_close(struct store *rc);
-int store_conn_begin(struct store *rc);
-void store_conn_end(struct store *rc);
 
 /* store_sched.c */
 int store_bpf_prepare(struct store *s);
