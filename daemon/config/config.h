@@ -36,6 +36,9 @@ struct config {
 	struct id_list trusted_uids, trusted_gids, reader_uids, reader_gids;
 	uint32_t shell_uid;	  /* a reader; VITALS_NO_UID: none */
 	uint32_t system_uid;	  /* trusted; VITALS_NO_UID: none */
+	/* shell_uid/system_uid came from the configuration; otherwise they
+	 * are Android's AIDs, kept only on Android (control.c) */
+	bool shell_uid_set, system_uid_set;
 	unsigned max_conns;	  /* accept pauses at this many connections */
 	unsigned trusted_max_conns; /* trusted callers together; 0: default */
 	unsigned idle_timeout_ms; /* no request, no progress: close */

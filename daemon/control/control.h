@@ -63,6 +63,7 @@ int query_run(struct store *s, const struct rpc_query *rq, uint32_t max_frame,
 /* control_sock.c: the listening socket, inherited or made. */
 struct control_sock {
 	int fd;
+	bool android_init; /* handed over by Android init */
 	char *path; /* the socket file made here; NULL: inherited */
 	dev_t dev;
 	ino_t ino;
