@@ -11,6 +11,9 @@
 # (also kept in build-fuzz/fuzz/nightly/summary). Any crash, leak or
 # timeout fails the run and leaves its reproducer as build-fuzz/crash-*
 # (leak-*, timeout-*).
+# FUZZ_MAX_SECONDS, when set, stops each target there even short of
+# FUZZ_RUNS (a run that must end by a deadline); the table then shows
+# the executions reached, and the corpus is merged all the same.
 #   bash fuzz/nightly.sh
 #   FUZZ_RUNS=1000000 FUZZ_JOBS=1 bash fuzz/nightly.sh procfs config
 set -euo pipefail
@@ -19,6 +22,10 @@ cd "$top"
 runs=${FUZZ_RUNS:-10000000}
 jobs=${FUZZ_JOBS:-$(nproc)}
 builddir=${FUZZ_BUILDDIR:-build-fuzz}
+limit=()
+if [ -n "${FUZZ_MAX_SECONDS:-}" ]; then
+	limit=(-max_total_time="$FUZZ_MAX_SECONDS")
+fi
 # shellcheck source=fuzz/targets.sh
 . fuzz/targets.sh
 if [ $# -gt 0 ]; then
@@ -36,7 +43,8 @@ one() {
 	local work="$builddir/fuzz/nightly-corpus-$t" rc=0 start
 	mkdir -p "$work"
 	start=$(date +%s)
-	fuzz_run "$builddir" "$t" -runs="$runs" "$work" fuzz/corpus/"$t" \
+	fuzz_run "$builddir" "$t" -runs="$runs" "${limit[@]}" "$work" \
+	    fuzz/corpus/"$t" \
 	    >"$logs/$t.log" 2>&1 || rc=$?
 	echo $(($(date +%s) - start)) >"$logs/$t.secs"
 	echo "$rc" >"$logs/$t.rc"
