@@ -5,12 +5,26 @@
  * client prints them, exact text and JSON for globals, two GPUs, live and
  * dead pids, growth over stored windows, and what the store holds.
  */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "client_run.h"
 #include "gpumem_driver.h"
 #include "gpumem_dumpsys.h"
 #include "jsonmini.h"
+#include "testutil.h"
+#include "vitalsd.h"
 
 static char daemon_path[PATH_MAX];
 
@@ -52,7 +66,7 @@ daemon_start_opt(struct daemon *d, const char *conf, bool refuse)
 
 		dup2(fd, 2);
 		if (refuse)
-			refuse_walks();
+			gd_refuse_walks();
 		execl(daemon_path, "vitalsd", "-f", "-c", cf, "--state-dir",
 		    d->dir, "--socket", d->sock, "--interval-ms", "100",
 		    "--window-s", "1", "--scanner", "procfs", (char *)NULL);
@@ -61,7 +75,7 @@ daemon_start_opt(struct daemon *d, const char *conf, bool refuse)
 	for (i = 0; i < 100; i++) {
 		struct run r;
 
-		sleep_ms(100);
+		tu_sleep_ms(100);
 		r = vitals(d, "gpumem", NULL, NULL, NULL);
 		run_free(&r);
 		if (r.code == 0)
@@ -105,7 +119,7 @@ expect_text(const struct daemon *d, const char *want, const char *a1,
 		r = vitals(d, "gpumem", a1, a2, NULL);
 		if (r.code == 0 && strcmp(r.out, want) == 0)
 			break;
-		sleep_ms(100);
+		tu_sleep_ms(100);
 	}
 	ck_assert_int_eq(r.code, 0);
 	ck_assert_str_eq(r.out, want);
@@ -167,7 +181,7 @@ sleeper(void)
 		}
 		if (strcmp(comm, "sleep\n") == 0)
 			return pid;
-		sleep_ms(20);
+		tu_sleep_ms(20);
 	}
 	ck_abort_msg("%d never ran sleep", (int)pid);
 	return pid;
@@ -183,7 +197,7 @@ START_TEST(test_daemon_gpumem)
 	pid_t a, dead, lo, hi;
 	int fd;
 
-	map_path(path, sizeof(path), "map_gpuMem_gpu_mem_total_map");
+	gd_map_path(path, sizeof(path), "map_gpuMem_gpu_mem_total_map");
 	snprintf(conf, sizeof(conf), "gpumem_map = %s\n"
 	    "gpumem_load = map-only\nbpf_load = off\n", path);
 	daemon_start(&d, conf);
@@ -194,8 +208,8 @@ START_TEST(test_daemon_gpumem)
 	    NULL);
 
 	/* the loader pins it: empty */
-	fd = aosp_map();
-	pin(fd, path);
+	fd = gd_aosp_map();
+	gd_pin(fd, path);
 	snprintf(want, sizeof(want), "GPU memory: empty; pinned map %s, 0 of "
 	    "1024 entries\n", path);
 	expect_text(&d, want, "-v", NULL);
@@ -204,13 +218,13 @@ START_TEST(test_daemon_gpumem)
 
 	/* a live process, a dead one, two GPUs, one without its global */
 	a = sleeper();
-	dead = child(0);
-	reap(dead);
-	sleep_ms(300); /* the daemon's scan has seen a */
-	ck_assert_int_eq(drv(fd, 0, 0, 1000000), 0);
-	ck_assert_int_eq(drv(fd, 0, a, 4096), 0);
-	ck_assert_int_eq(drv(fd, 0, dead, 777), 0);
-	ck_assert_int_eq(drv(fd, 1, a, 8192), 0);
+	dead = gd_child(0);
+	gd_reap(dead);
+	tu_sleep_ms(300); /* the daemon's scan has seen a */
+	ck_assert_int_eq(gd_drv(fd, 0, 0, 1000000), 0);
+	ck_assert_int_eq(gd_drv(fd, 0, a, 4096), 0);
+	ck_assert_int_eq(gd_drv(fd, 0, dead, 777), 0);
+	ck_assert_int_eq(gd_drv(fd, 1, a, 8192), 0);
 	lo = a < dead ? a : dead;
 	hi = a < dead ? dead : a;
 	snprintf(want, sizeof(want),
@@ -264,7 +278,7 @@ START_TEST(test_daemon_gpumem)
 	ck_assert_int_eq(jm_get(&procs->v[3], "pid")->ll, a);
 	ck_assert_int_eq(jm_get(&procs->v[3], "gpu_id")->ll, 1);
 	ck_assert_int_eq(jm_get(&procs->v[3], "starttime")->ll,
-	    (long long)starttime_of(a));
+	    (long long)gd_starttime_of(a));
 	ck_assert_str_eq(jm_get(&procs->v[3], "name")->str, "sleep");
 	jm_free(j);
 	run_free(&r);
@@ -280,9 +294,9 @@ START_TEST(test_daemon_gpumem)
 		run_free(&r);
 		if (stored)
 			break;
-		sleep_ms(100);
+		tu_sleep_ms(100);
 	}
-	ck_assert_int_eq(drv(fd, 0, a, 65536), 0);
+	ck_assert_int_eq(gd_drv(fd, 0, a, 65536), 0);
 	snprintf(want, sizeof(want), "Proc %d total: 65536 sleep (min 4096, "
 	    "max 65536, growth +61440)\n", a);
 	for (int i = 0;; i++) {
@@ -290,7 +304,7 @@ START_TEST(test_daemon_gpumem)
 		if ((r.code == 0 && strstr(r.out, want) != NULL) || i == 299)
 			break;
 		run_free(&r);
-		sleep_ms(100);
+		tu_sleep_ms(100);
 	}
 	ck_assert_int_eq(r.code, 0);
 	ck_assert_msg(strstr(r.out, want) != NULL, "no '%s' in:\n%s", want,
@@ -308,11 +322,11 @@ START_TEST(test_daemon_gpumem)
 		char *rows = stored_rows(&d);
 
 		snprintf(ra, sizeof(ra), "0 %d %llu 65536 0 sleep|", a,
-		    (unsigned long long)starttime_of(a));
+		    (unsigned long long)gd_starttime_of(a));
 		snprintf(rd, sizeof(rd), "0 %d 0 777 1 |", dead);
 		snprintf(want, sizeof(want), "0 0 0 1000000 0 |%s%s"
 		    "1 %d %llu 8192 0 sleep|", a < dead ? ra : rd,
-		    a < dead ? rd : ra, a, (unsigned long long)starttime_of(a));
+		    a < dead ? rd : ra, a, (unsigned long long)gd_starttime_of(a));
 		ck_assert_str_eq(rows, want);
 		free(rows);
 	}
@@ -340,7 +354,7 @@ START_TEST(test_daemon_gpumem)
 	run_free(&r);
 
 	daemon_stop(&d);
-	reap(a);
+	gd_reap(a);
 	close(fd);
 	unlink(path);
 }
@@ -354,9 +368,9 @@ START_TEST(test_daemon_error_and_own)
 	struct daemon d;
 	int fd;
 
-	map_path(path, sizeof(path), "map_gpuMem_refused");
-	fd = aosp_map();
-	pin(fd, path);
+	gd_map_path(path, sizeof(path), "map_gpuMem_refused");
+	fd = gd_aosp_map();
+	gd_pin(fd, path);
 	close(fd);
 	snprintf(conf, sizeof(conf), "gpumem_map = %s\n"
 	    "gpumem_load = map-only\nbpf_load = off\n", path);
@@ -371,11 +385,11 @@ START_TEST(test_daemon_error_and_own)
 	daemon_stop(&d);
 	unlink(path);
 
-	if (tracepoint_exists())
+	if (gd_tracepoint_exists())
 		return;
-	map_path(path, sizeof(path), "map_gpuMem_none");
+	gd_map_path(path, sizeof(path), "map_gpuMem_none");
 	snprintf(conf, sizeof(conf), "gpumem_map = %s\nbpffs = %s/own\n"
-	    "gpumem_attach_s = 1\n", path, bpfdir);
+	    "gpumem_attach_s = 1\n", path, gd_bpfdir);
 	daemon_start(&d, conf);
 #ifdef HAVE_BPF
 	expect_text(&d, "GPU memory: not initialised (tracepoint absent: No "
