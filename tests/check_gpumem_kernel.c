@@ -602,7 +602,6 @@ START_TEST(test_own_program)
 	gpumem_free(g);
 	unlink(pinp);
 #else
-	(void)tracepoint_exists;
 	(void)pinp;
 	/* built without BPF: nothing to load, the map is all there is */
 	g = reader(absent, GPUMEM_LOAD_AUTO);
