@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "harness.h"
 #include "testutil.h"
 #include "vitalsd.h"
 
@@ -489,21 +490,6 @@ END_TEST
 
 /* ------------------------------------------------------ the real daemon */
 
-static bool
-file_has(const char *path, const char *needle)
-{
-	struct vbuf b = { 0 };
-	bool found;
-	int fd = open(path, O_RDONLY);
-
-	if (fd < 0)
-		return false;
-	found = read_fd_all(fd, &b) == 0 && b.p && strstr(b.p, needle);
-	close(fd);
-	vbuf_release(&b);
-	return found;
-}
-
 START_TEST(test_daemon_pinned_only)
 {
 	char log[PATH_MAX], state[PATH_MAX], sock[PATH_MAX];
@@ -532,31 +518,23 @@ START_TEST(test_daemon_pinned_only)
 	snprintf(log, sizeof(log), "%s/d.log", tmpdir);
 	snprintf(state, sizeof(state), "%s/d", tmpdir);
 	snprintf(sock, sizeof(sock), "%s/s", tmpdir);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	{
+		const char *argv[] = { "vitalsd", "-f", "--state-dir", state,
+			"--socket", sock, "--interval-ms", "100", "--window-s",
+			"1", "--bpffs", bpffs, "--bpf-load", "pinned-only",
+			"--scanner", "procfs", NULL };
 
-		dup2(fd, 2);
-		execl(build_path("daemon/vitalsd"), "vitalsd", "-f",
-		    "--state-dir", state, "--socket", sock, "--interval-ms",
-		    "100", "--window-s", "1", "--bpffs", bpffs, "--bpf-load",
-		    "pinned-only", "--scanner", "procfs", (char *)NULL);
-		_exit(127);
+		pid = td_exec(log, TD_LOG_TRUNC, argv, NULL, NULL);
 	}
-	for (i = 0; i < 300 && !file_has(log, "window 3:"); i++) {
-		ck_assert_int_eq(waitpid(pid, &status, WNOHANG), 0);
-		tu_sleep_ms(100);
-	}
-	kill(pid, SIGTERM);
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	td_log_until(pid, log, "window 3:", 300, 100);
+	status = td_kill(pid, SIGTERM);
 	kill(burner, SIGKILL);
 	waitpid(burner, NULL, 0);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	    "vitalsd status %#x", status);
-	ck_assert_msg(file_has(log, "bpf: pinned: bpfloader pins of "
+	ck_assert_msg(td_file_has(log, "bpf: pinned: bpfloader pins of "
 	    "vitalsd.o"), "log has no pinned line");
-	ck_assert(file_has(log, "bpf pinned"));
+	ck_assert(td_file_has(log, "bpf pinned"));
 	snprintf(db, sizeof(db), "%s/vitals.db", state);
 	ck_assert_int_eq(store_open(db, NULL, &st), 0);
 	ck_assert_int_eq(store_windows(st, 0, INT64_MAX, 0, &ws, &n), 0);

@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "harness.h"
 #include "testutil.h"
 #include "vitalsd.h"
 
@@ -790,38 +791,15 @@ END_TEST
 
 /* ------------------------------------------------------ the real daemon */
 
-static const char *
-daemon_path(void)
-{
-	static char p[PATH_MAX];
-	const char *b = getenv("VITALS_BUILDDIR");
-
-	snprintf(p, sizeof(p), "%s/daemon/vitalsd", b ? b : ".");
-	return p;
-}
-
-static bool
-file_has(const char *path, const char *needle)
-{
-	struct vbuf b = { 0 };
-	bool found;
-	int fd = open(path, O_RDONLY);
-
-	if (fd < 0)
-		return false;
-	found = read_fd_all(fd, &b) == 0 && b.p && strstr(b.p, needle);
-	close(fd);
-	vbuf_release(&b);
-	return found;
-}
-
 /* Run vitalsd until its second window closes; its log into log. */
 static void
 run_daemon(const char *log, const char *state, const char *pins,
     const char *load)
 {
 	char sock[PATH_MAX], conf[PATH_MAX];
-	unsigned i;
+	const char *argv[] = { "vitalsd", "-f", "-c", conf, "--state-dir",
+		state, "--socket", sock, "--interval-ms", "100", "--window-s",
+		"1", "--bpffs", pins, "--bpf-load", load, NULL };
 	int status, burner;
 	pid_t pid;
 
@@ -831,28 +809,13 @@ run_daemon(const char *log, const char *state, const char *pins,
 	/* the windows' processes and on-CPU time: ours, not the machine's */
 	burner = tu_burner_start();
 	ck_assert_int_gt(burner, 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		dup2(fd, 2);
-		execl(daemon_path(), "vitalsd", "-f", "-c", conf,
-		    "--state-dir", state, "--socket", sock, "--interval-ms",
-		    "100", "--window-s", "1", "--bpffs", pins, "--bpf-load",
-		    load, (char *)NULL);
-		_exit(127);
-	}
-	for (i = 0; i < 300 && !file_has(log, "window 2:"); i++) {
-		ck_assert_int_eq(waitpid(pid, &status, WNOHANG), 0);
-		tu_sleep_ms(100);
-	}
-	kill(pid, SIGTERM);
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	pid = td_exec(log, TD_LOG_TRUNC, argv, NULL, NULL);
+	td_log_until(pid, log, "window 2:", 300, 100);
+	status = td_kill(pid, SIGTERM);
 	tu_burner_stop(burner);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	    "vitalsd status %#x", status);
-	ck_assert_msg(file_has(log, "window 2:"), "no window in %s", log);
+	ck_assert_msg(td_file_has(log, "window 2:"), "no window in %s", log);
 }
 
 /* The fullest stored window (the last one may be a short flush). */
@@ -889,9 +852,9 @@ START_TEST(test_daemon_degrades_and_says_so)
 	snprintf(log, sizeof(log), "%s/a.log", tmpdir);
 	snprintf(state, sizeof(state), "%s/a", tmpdir);
 	run_daemon(log, state, tmpdir, "auto"); /* not a bpffs */
-	ck_assert(file_has(log, "bpf: off_no_bpffs"));
-	ck_assert(file_has(log, "procfs only"));
-	ck_assert(file_has(log, "bpf off_no_bpffs"));
+	ck_assert(td_file_has(log, "bpf: off_no_bpffs"));
+	ck_assert(td_file_has(log, "procfs only"));
+	ck_assert(td_file_has(log, "bpf off_no_bpffs"));
 	w = last_stored(state);
 	ck_assert_uint_eq(w->bpf.state, VBPF_OFF_NO_BPFFS);
 	ck_assert_uint_gt(w->nprocs, 0); /* procfs went on */
@@ -900,7 +863,7 @@ START_TEST(test_daemon_degrades_and_says_so)
 	snprintf(log, sizeof(log), "%s/b.log", tmpdir);
 	snprintf(state, sizeof(state), "%s/b", tmpdir);
 	run_daemon(log, state, bpffs, "off");
-	ck_assert(file_has(log, "bpf: off_disabled"));
+	ck_assert(td_file_has(log, "bpf: off_disabled"));
 	w = last_stored(state);
 	ck_assert_uint_eq(w->bpf.state, VBPF_OFF_DISABLED);
 	window_free(w);
@@ -915,8 +878,8 @@ START_TEST(test_daemon_loads_and_stores)
 	snprintf(log, sizeof(log), "%s/c.log", tmpdir);
 	snprintf(state, sizeof(state), "%s/c", tmpdir);
 	run_daemon(log, state, bpffs, "auto");
-	ck_assert(file_has(log, "bpf: loaded"));
-	ck_assert(file_has(log, "bpf loaded"));
+	ck_assert(td_file_has(log, "bpf: loaded"));
+	ck_assert(td_file_has(log, "bpf loaded"));
 	w = last_stored(state);
 	ck_assert_uint_eq(w->bpf.state, VBPF_ON_LOADED);
 	ck_assert_uint_eq(w->bpf.drains, 1);
@@ -931,7 +894,7 @@ START_TEST(test_daemon_loads_and_stores)
 	/* restarted: the pins are reused */
 	snprintf(log, sizeof(log), "%s/d.log", tmpdir);
 	run_daemon(log, state, bpffs, "auto");
-	ck_assert(file_has(log, "bpf: reused"));
+	ck_assert(td_file_has(log, "bpf: reused"));
 }
 END_TEST
 

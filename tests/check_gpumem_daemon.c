@@ -20,25 +20,15 @@
 #include <unistd.h>
 
 #include "client_run.h"
+#include "harness.h"
 #include "gpumem_driver.h"
 #include "gpumem_dumpsys.h"
 #include "jsonmini.h"
 #include "testutil.h"
 #include "vitalsd.h"
 
-static char daemon_path[PATH_MAX];
-
-/* ------------------------------------------------------------- daemon */
-
-struct daemon {
-	pid_t pid;
-	char *dir;
-	char sock[PATH_MAX];
-	char log[PATH_MAX];
-};
-
 static struct run
-vitals(const struct daemon *d, const char *a0, const char *a1,
+vitals(const struct td *d, const char *a0, const char *a1,
     const char *a2, const char *a3)
 {
 	const char *argv[] = { "vitals", "--socket", d->sock, a0, a1, a2, a3,
@@ -48,66 +38,36 @@ vitals(const struct daemon *d, const char *a0, const char *a1,
 }
 
 static void
-daemon_start_opt(struct daemon *d, const char *conf, bool refuse)
+refuse_walks(void *arg)
 {
-	char cf[PATH_MAX];
-	int i;
+	(void)arg;
+	gd_refuse_walks();
+}
 
-	d->dir = tu_mkdtemp("gpumem-daemon");
-	ck_assert_ptr_nonnull(d->dir);
-	snprintf(d->sock, sizeof(d->sock), "%s/vitalsd.sock", d->dir);
-	snprintf(d->log, sizeof(d->log), "%s.log", d->dir);
-	snprintf(cf, sizeof(cf), "%s/vitalsd.conf", d->dir);
-	ck_assert_int_eq(tu_writes(cf, conf), 0);
-	d->pid = fork();
-	ck_assert_int_ge(d->pid, 0);
-	if (d->pid == 0) {
-		int fd = open(d->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+/* 100 ms samples, 1 s windows, the procfs scanner; up when `vitals
+ * gpumem` answers. refuse: the kernel refuses the daemon's map walks. */
+static void
+daemon_start_opt(struct td *d, const char *conf, bool refuse)
+{
+	static const char *const args[] = { "--interval-ms", "100",
+		"--window-s", "1", "--scanner", "procfs", NULL };
+	static const char *const gpumem[] = { "gpumem", NULL };
 
-		dup2(fd, 2);
-		if (refuse)
-			gd_refuse_walks();
-		execl(daemon_path, "vitalsd", "-f", "-c", cf, "--state-dir",
-		    d->dir, "--socket", d->sock, "--interval-ms", "100",
-		    "--window-s", "1", "--scanner", "procfs", (char *)NULL);
-		_exit(127);
-	}
-	for (i = 0; i < 100; i++) {
-		struct run r;
-
-		tu_sleep_ms(100);
-		r = vitals(d, "gpumem", NULL, NULL, NULL);
-		run_free(&r);
-		if (r.code == 0)
-			return;
-	}
-	ck_abort_msg("vitalsd did not answer within 10 s (log %s)", d->log);
+	td_prepare(d, "gpumem-daemon", conf);
+	td_spawn(d, args, refuse ? refuse_walks : NULL, NULL);
+	td_wait(d, 10000, gpumem, NULL);
 }
 
 static void
-daemon_start(struct daemon *d, const char *conf)
+daemon_start(struct td *d, const char *conf)
 {
 	daemon_start_opt(d, conf, false);
-}
-
-static void
-daemon_stop(struct daemon *d)
-{
-	int status;
-
-	kill(d->pid, SIGTERM);
-	ck_assert_int_eq(waitpid(d->pid, &status, 0), d->pid);
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	    "vitalsd ended with status 0x%x (log %s)", status, d->log);
-	tu_rmtree(d->dir);
-	free(d->dir);
-	unlink(d->log);
 }
 
 /* `vitals gpumem` until it prints want (20 s: a loaded machine), then
  * exactly want. */
 static void
-expect_text(const struct daemon *d, const char *want, const char *a1,
+expect_text(const struct td *d, const char *want, const char *a1,
     const char *a2)
 {
 	struct run r = { 0 };
@@ -129,7 +89,7 @@ expect_text(const struct daemon *d, const char *want, const char *a1,
 /* window_gpu rows of the newest stored window, "gpu pid start bytes
  * stale name|" each, by gpu and pid; malloc'd. */
 static char *
-stored_rows(const struct daemon *d)
+stored_rows(const struct td *d)
 {
 	char db[PATH_MAX], *out = malloc(4096);
 	sqlite3_stmt *st;
@@ -191,7 +151,7 @@ START_TEST(test_daemon_gpumem)
 {
 	char path[PATH_MAX], conf[PATH_MAX + 128], want[PATH_MAX + 2048];
 	const struct jm *procs, *st;
-	struct daemon d;
+	struct td d;
 	struct run r;
 	struct jm *j;
 	pid_t a, dead, lo, hi;
@@ -353,7 +313,7 @@ START_TEST(test_daemon_gpumem)
 	    "4 of 1024 entries)\n"));
 	run_free(&r);
 
-	daemon_stop(&d);
+	td_stop(&d);
 	gd_reap(a);
 	close(fd);
 	unlink(path);
@@ -365,7 +325,7 @@ END_TEST
 START_TEST(test_daemon_error_and_own)
 {
 	char path[PATH_MAX], conf[PATH_MAX * 2 + 256];
-	struct daemon d;
+	struct td d;
 	int fd;
 
 	gd_map_path(path, sizeof(path), "map_gpuMem_refused");
@@ -382,7 +342,7 @@ START_TEST(test_daemon_error_and_own)
 	/* dumpsys says "empty" when its first get-next-key fails */
 	expect_text(&d, "GPU memory total usage map is empty\n\n", NULL,
 	    NULL);
-	daemon_stop(&d);
+	td_stop(&d);
 	unlink(path);
 
 	if (gd_tracepoint_exists())
@@ -401,7 +361,7 @@ START_TEST(test_daemon_error_and_own)
 #endif
 	expect_text(&d, "Failed to initialize GPU memory eBPF\n\n", NULL,
 	    NULL);
-	daemon_stop(&d);
+	td_stop(&d);
 }
 END_TEST
 
@@ -423,15 +383,9 @@ gpumem_daemon_suite(void)
 int
 main(void)
 {
-	const char *b = getenv("VITALS_BUILDDIR");
-
 	if (geteuid() != 0) {
 		fprintf(stderr, "check_gpumem_daemon: needs root\n");
 		return 77;
 	}
-	snprintf(daemon_path, sizeof(daemon_path), "%s/daemon/vitalsd",
-	    b ? b : ".");
-	snprintf(client_path, sizeof(client_path), "%s/client/vitals",
-	    b ? b : ".");
 	return tu_run(gpumem_daemon_suite());
 }

@@ -44,6 +44,12 @@ run_client_as(int uid, const char *const *argv)
 	struct run r;
 	pid_t pid;
 
+	if (client_path[0] == '\0') {
+		const char *b = getenv("VITALS_BUILDDIR");
+
+		snprintf(client_path, sizeof(client_path), "%s/client/vitals",
+		    b ? b : ".");
+	}
 	ck_assert(fo >= 0 && fe >= 0);
 	unlink(o);
 	unlink(e);

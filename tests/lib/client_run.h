@@ -5,7 +5,7 @@
 
 #include <limits.h>
 
-/* $VITALS_BUILDDIR/client/vitals, set by main() */
+/* The client run: $VITALS_BUILDDIR/client/vitals unless set before. */
 extern char client_path[PATH_MAX];
 
 struct run {
