@@ -176,6 +176,24 @@ tu_run(Suite *s)
 	return failed == 0 ? 0 : 1;
 }
 
+bool
+tu_root(void)
+{
+	return geteuid() == 0;
+}
+
+int
+tu_run_root(Suite *s)
+{
+	int r = tu_run(s);
+
+	if (r != 0 || tu_root())
+		return r;
+	fprintf(stderr, "not root: the tests that need root did not run; "
+	    "skipped\n");
+	return 77;
+}
+
 static unsigned long long
 tu_clock_ns(clockid_t id)
 {

@@ -3,6 +3,7 @@
 #ifndef VITALS_TESTUTIL_H
 #define VITALS_TESTUTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Path of a file under the source tree's tests/ directory. */
@@ -30,5 +31,11 @@ int tu_copytree(const char *src, const char *dst);
 /* Run a suite with CK_NORMAL output; returns the process exit status. */
 struct Suite;
 int tu_run(struct Suite *s);
+/* Whether this runs as root: a suite adds its root-only test case only
+ * then (tu_run_root reports the rest as a skip when not). */
+bool tu_root(void);
+/* tu_run for a suite with a root-only test case: as a user, with that case
+ * left out, a pass is 77 (a skip to meson: not everything ran). */
+int tu_run_root(struct Suite *s);
 
 #endif
