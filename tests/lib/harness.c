@@ -51,14 +51,21 @@ pid_t
 td_exec(const char *log, enum td_log how, const char *const *argv,
     td_child_fn child, void *arg)
 {
-	pid_t pid = fork();
+	int p[2];
+	pid_t pid;
+	char c;
 
+	/* returns once the child has exec'd (as posix_spawn does): its log
+	 * exists then, and a test may read it at once */
+	ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
 		int fd = log ? open(log, O_WRONLY | O_CREAT | (how ==
 		    TD_LOG_TRUNC ? O_TRUNC : O_APPEND), 0644) :
 		    open("/dev/null", O_WRONLY);
 
+		close(p[0]);
 		if (fd >= 0 && fd != 2) {
 			dup2(fd, 2);
 			close(fd);
@@ -68,6 +75,10 @@ td_exec(const char *log, enum td_log how, const char *const *argv,
 		execv(td_vitalsd(), (char *const *)argv);
 		_exit(127);
 	}
+	close(p[1]);
+	while (read(p[0], &c, 1) < 0 && errno == EINTR)
+		;
+	close(p[0]);
 	return pid;
 }
 
