@@ -330,9 +330,7 @@ atcat_daemon_suite(void)
 int
 main(void)
 {
-	if (geteuid() != 0) {
-		fprintf(stderr, "check_atrace_cat_daemon: needs root\n");
+	if (!tu_need_root("the ATrace categories and the daemon"))
 		return 77;
-	}
 	return tu_run(atcat_daemon_suite());
 }

@@ -1287,10 +1287,8 @@ main(void)
 	TCase *tc;
 	long h;
 
-	if (geteuid() != 0) {
-		fprintf(stderr, "check_bpf_iter: needs root to load BPF\n");
+	if (!tu_need_root("to load BPF"))
 		return 77;
-	}
 	h = sysconf(_SC_CLK_TCK);
 	if (h <= 0)
 		return 1;

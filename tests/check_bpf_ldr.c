@@ -627,10 +627,8 @@ sweep_stale(void)
 int
 main(void)
 {
-	if (geteuid() != 0) {
-		fprintf(stderr, "check_bpf_ldr: needs root, skipped\n");
+	if (!tu_need_root("bpffs and BPF loading"))
 		return 77;
-	}
 #ifdef HAVE_BPF
 	/* scripts/test.sh mounts it; a bare run may need it too */
 	if (bpf_check_bpffs("/sys/fs/bpf") < 0)

@@ -945,10 +945,8 @@ bpf_sched_suite(void)
 int
 main(void)
 {
-	if (geteuid() != 0) {
-		fprintf(stderr, "check_bpf_sched: needs root, skipped\n");
+	if (!tu_need_root("bpffs and BPF loading"))
 		return 77;
-	}
 #ifdef HAVE_BPF
 	/* scripts/test.sh mounts it; a bare run may need it too */
 	if (bpf_check_bpffs("/sys/fs/bpf") < 0)

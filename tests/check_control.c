@@ -1539,11 +1539,8 @@ control_suite(void)
 int
 main(void)
 {
-	if (geteuid() != 0) {
-		fprintf(stderr, "check_control: needs root (setuid to "
-		    "nobody); skipped\n");
+	if (!tu_need_root("setuid to nobody"))
 		return 77;
-	}
 	signal(SIGPIPE, SIG_IGN);
 	return tu_run(control_suite());
 }

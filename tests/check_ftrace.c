@@ -1251,9 +1251,7 @@ ftrace_suite(void)
 int
 main(void)
 {
-	if (geteuid() != 0) {
-		fprintf(stderr, "check_ftrace: needs root\n");
+	if (!tu_need_root("tracefs"))
 		return 77;
-	}
 	return tu_run(ftrace_suite());
 }

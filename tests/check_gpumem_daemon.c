@@ -383,9 +383,7 @@ gpumem_daemon_suite(void)
 int
 main(void)
 {
-	if (geteuid() != 0) {
-		fprintf(stderr, "check_gpumem_daemon: needs root\n");
+	if (!tu_need_root("BPF maps and the daemon"))
 		return 77;
-	}
 	return tu_run(gpumem_daemon_suite());
 }

@@ -635,9 +635,7 @@ gpumem_kernel_suite(void)
 int
 main(void)
 {
-	if (geteuid() != 0) {
-		fprintf(stderr, "check_gpumem_kernel: needs root\n");
+	if (!tu_need_root("BPF maps"))
 		return 77;
-	}
 	return tu_run(gpumem_kernel_suite());
 }

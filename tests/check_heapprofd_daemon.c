@@ -1363,11 +1363,8 @@ heapprofd_daemon_suite(void)
 int
 main(void)
 {
-	/* the daemon, the uid switches and the app uid need root */
-	if (geteuid() != 0) {
-		fprintf(stderr, "check_heapprofd_daemon: needs root\n");
+	if (!tu_need_root("the daemon, the uid switches, the app uid"))
 		return 77;
-	}
 	svc_uid = 62000 + (uint32_t)(getpid() % 1000);
 	snprintf(svc_uid_s, sizeof(svc_uid_s), "%u", svc_uid);
 	fake_perfetto = getenv("VITALS_FAKE_PERFETTO");

@@ -1542,9 +1542,7 @@ privs_suite(void)
 int
 main(void)
 {
-	if (geteuid() != 0) {
-		fprintf(stderr, "check_privs: needs root\n");
+	if (!tu_need_root("privilege drops"))
 		return 77;
-	}
 	return tu_run(privs_suite());
 }

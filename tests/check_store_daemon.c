@@ -612,10 +612,8 @@ main(void)
 	Suite *s = suite_create("store_daemon");
 	TCase *tc = tcase_create("daemon");
 
-	if (geteuid() != 0) {
-		fprintf(stderr, "needs root (tmpfs mount); skipping\n");
+	if (!tu_need_root("tmpfs mount"))
 		return 77;
-	}
 	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, test_sigkill_20_times);
 	tcase_add_test(tc, test_kill_after_close);

@@ -569,11 +569,8 @@ main(void)
 	Suite *s = suite_create("wss_daemon");
 	TCase *tc = tcase_create("daemon");
 
-	if (geteuid() != 0) {
-		fprintf(stderr, "check_wss_daemon: the kernel suite runs as "
-		    "root\n");
+	if (!tu_need_root("idle page tracking, other users' processes"))
 		return 77;
-	}
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_client_roundtrip);
 	tcase_add_test(tc, test_rule);

@@ -182,6 +182,16 @@ tu_root(void)
 	return geteuid() == 0;
 }
 
+bool
+tu_need_root(const char *why)
+{
+	if (tu_root())
+		return true;
+	fprintf(stderr, "%s: needs root (%s); skipped\n",
+	    program_invocation_short_name, why);
+	return false;
+}
+
 int
 tu_run_root(Suite *s)
 {

@@ -31,6 +31,10 @@ int tu_copytree(const char *src, const char *dst);
 /* Run a suite with CK_NORMAL output; returns the process exit status. */
 struct Suite;
 int tu_run(struct Suite *s);
+/* Whether this runs as root; as a user it says on stderr that the test,
+ * which needs root for why, is skipped: main then returns 77, a skip to
+ * meson (CI runs as root, where it runs). */
+bool tu_need_root(const char *why);
 /* Whether this runs as root: a suite adds its root-only test case only
  * then (tu_run_root reports the rest as a skip when not). */
 bool tu_root(void);
