@@ -188,6 +188,16 @@ START_TEST(test_sigkill_20_times)
 }
 END_TEST
 
+/* In the daemon's child: stderr into the pipe the test reads. */
+static void
+stderr_to_pipe(void *arg)
+{
+	const int *pfd = arg;
+
+	dup2(pfd[1], 2);
+	close(pfd[0]);
+}
+
 /*
  * A window announced as closed (its log line) is in the store: a kill 0.5
  * to 1.5 ms after the announcement must not lose it, only the open one.
@@ -202,6 +212,9 @@ START_TEST(test_kill_after_close)
 	srand(20261201);
 	for (k = 0; k < runs; k++) {
 		unsigned long long seq = 0, want = 2 + (unsigned)(rand() % 2);
+		const char *argv[] = { "vitalsd", "-f", "--state-dir", dir,
+			"--interval-ms", "100", "--window-s", "1", "--threads",
+			"all", NULL };
 		char line[4096], *p;
 		int pfd[2], status;
 		size_t n, i;
@@ -211,16 +224,7 @@ START_TEST(test_kill_after_close)
 		pid_t pid;
 
 		ck_assert_int_eq(pipe(pfd), 0);
-		pid = fork();
-		ck_assert_int_ge(pid, 0);
-		if (pid == 0) {
-			dup2(pfd[1], 2);
-			close(pfd[0]);
-			execl(td_vitalsd(), "vitalsd", "-f", "--state-dir", dir,
-			    "--interval-ms", "100", "--window-s", "1",
-			    "--threads", "all", (char *)NULL);
-			_exit(127);
-		}
+		pid = td_exec(NULL, TD_LOG_APPEND, argv, stderr_to_pipe, pfd);
 		close(pfd[1]);
 		f = fdopen(pfd[0], "r");
 		ck_assert_ptr_nonnull(f);
