@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "taskstat.h"
 #include "testutil.h"
 #include "vitalsd.h"
 
@@ -272,37 +273,6 @@ START_TEST(test_pinned_only_needs_pins)
 }
 END_TEST
 
-/* /proc/<pid>/stat: state, utime + stime, starttime (ticks). */
-static int
-read_stat(pid_t pid, char *ret_state, uint64_t *ret_ticks,
-    uint64_t *ret_start)
-{
-	char path[64], buf[1024];
-	struct pid_stat ps;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if ((fd = open(path, O_RDONLY)) < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0 || pidstat_parse(buf, (size_t)n, &ps) < 0)
-		return -EIO;
-	*ret_state = ps.state;
-	*ret_ticks = ps.utime + ps.stime;
-	*ret_start = ps.starttime;
-	return 0;
-}
-
-static double
-rel_diff(double a, double b)
-{
-	double d = a > b ? a - b : b - a;
-
-	return b > 0 ? d / b : 1.0;
-}
-
 /* Per side, since the test began: drained + lost == accounted. */
 struct side_sums {
 	uint64_t base_oncpu, base_lost, drained;
@@ -434,7 +404,7 @@ START_TEST(test_pinned_only_child_agrees)
 	}
 	close(rep[1]);
 	close(go[0]);
-	ck_assert_int_eq(read_stat(pid, &state, &ticks0, &start), 0);
+	ck_assert_int_eq(ts_read_stat(pid, &state, &ticks0, &start), 0);
 	(void)!write(go[1], "x", 1);
 	for (;;) {
 		struct timespec to = { 0, 300 * NSEC_PER_MSEC };
@@ -450,7 +420,7 @@ START_TEST(test_pinned_only_child_agrees)
 	ck_assert_int_eq(read(rep[0], &rusage_us, sizeof(rusage_us)),
 	    sizeof(rusage_us));
 	for (i = 0; i < 500; i++) {
-		ck_assert_int_eq(read_stat(pid, &state, &ticks, &start), 0);
+		ck_assert_int_eq(ts_read_stat(pid, &state, &ticks, &start), 0);
 		if (state == 'S')
 			break;
 		tu_sleep_ms(2);
@@ -472,12 +442,12 @@ START_TEST(test_pinned_only_child_agrees)
 	    (unsigned long long)t[TOT_NO_SLICE],
 	    (unsigned long long)t[TOT_RQ_SAMPLES]);
 	ck_assert_uint_ge(rusage_us, 2000000);
-	ck_assert_msg(rel_diff(bpf_ns / 1e9, (double)(ticks - ticks0) /
+	ck_assert_msg(ts_rel_diff(bpf_ns / 1e9, (double)(ticks - ticks0) /
 	    (double)hz) < 0.05, "bpf %.4f s vs /proc %.2f s", bpf_ns / 1e9,
 	    (double)(ticks - ticks0) / (double)hz);
-	ck_assert_msg(rel_diff(bpf_ns / 1e9, rusage_us / 1e6) < 0.05,
+	ck_assert_msg(ts_rel_diff(bpf_ns / 1e9, rusage_us / 1e6) < 0.05,
 	    "bpf %.4f s vs getrusage %.4f s", bpf_ns / 1e9, rusage_us / 1e6);
-	ck_assert_msg(rel_diff(proc_ns, bpf_ns) < 0.001,
+	ck_assert_msg(ts_rel_diff(proc_ns, bpf_ns) < 0.001,
 	    "process %llu ns, thread %llu ns", (unsigned long long)proc_ns,
 	    (unsigned long long)bpf_ns);
 	ck_assert_uint_gt(t[TOT_RQ_SAMPLES], 0);
@@ -514,7 +484,7 @@ START_TEST(test_daemon_pinned_only)
 			tu_sleep_ms(10);
 		}
 	}
-	ck_assert_int_eq(read_stat(burner, &pstate, &ticks, &start), 0);
+	ck_assert_int_eq(ts_read_stat(burner, &pstate, &ticks, &start), 0);
 	snprintf(log, sizeof(log), "%s/d.log", tmpdir);
 	snprintf(state, sizeof(state), "%s/d", tmpdir);
 	snprintf(sock, sizeof(sock), "%s/s", tmpdir);

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "taskstat.h"
 #include "testutil.h"
 #include "vitalsd.h"
 
@@ -419,37 +420,6 @@ proc_ns(const struct bpf_sched_batch *b, pid_t tgid)
 	return ns;
 }
 
-/* /proc/<pid>/stat: state, utime + stime (ticks), starttime (ticks). */
-static int
-read_stat(pid_t pid, char *ret_state, uint64_t *ret_ticks,
-    uint64_t *ret_start)
-{
-	char path[64], buf[1024];
-	struct pid_stat ps;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if ((fd = open(path, O_RDONLY)) < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0 || pidstat_parse(buf, (size_t)n, &ps) < 0)
-		return -EIO;
-	*ret_state = ps.state;
-	*ret_ticks = ps.utime + ps.stime;
-	*ret_start = ps.starttime;
-	return 0;
-}
-
-static double
-rel_diff(double a, double b)
-{
-	double d = a > b ? a - b : b - a;
-
-	return b > 0 ? d / b : 1.0;
-}
-
 START_TEST(test_child_cpu_agrees)
 {
 	struct bpf_sched_opts o = opts();
@@ -492,7 +462,7 @@ START_TEST(test_child_cpu_agrees)
 	}
 	close(rep[1]);
 	close(go[0]);
-	ck_assert_int_eq(read_stat(pid, &state, &ticks, &start), 0);
+	ck_assert_int_eq(ts_read_stat(pid, &state, &ticks, &start), 0);
 
 	/* drain while it burns, as the daemon does at window closes */
 	for (;;) {
@@ -511,7 +481,7 @@ START_TEST(test_child_cpu_agrees)
 	    sizeof(rusage_us));
 	/* its last slice ends when it blocks: wait for that */
 	for (i = 0; i < 500; i++) {
-		ck_assert_int_eq(read_stat(pid, &state, &ticks, &start), 0);
+		ck_assert_int_eq(ts_read_stat(pid, &state, &ticks, &start), 0);
 		if (state == 'S')
 			break;
 		tu_sleep_ms(2);
@@ -530,13 +500,13 @@ START_TEST(test_child_cpu_agrees)
 	    "%.4f s, /proc %.2f s\n", bpf_ns / 1e9, bpf_proc_ns / 1e9,
 	    rusage_us / 1e6, (double)ticks / (double)hz);
 	ck_assert_uint_ge(rusage_us, 3000000);
-	ck_assert_msg(rel_diff(bpf_ns / 1e9, rusage_us / 1e6) < 0.05,
+	ck_assert_msg(ts_rel_diff(bpf_ns / 1e9, rusage_us / 1e6) < 0.05,
 	    "bpf %.4f s vs getrusage %.4f s", bpf_ns / 1e9, rusage_us / 1e6);
-	ck_assert_msg(rel_diff(bpf_ns / 1e9, (double)ticks / (double)hz) <
+	ck_assert_msg(ts_rel_diff(bpf_ns / 1e9, (double)ticks / (double)hz) <
 	    0.05, "bpf %.4f s vs /proc %.2f s", bpf_ns / 1e9,
 	    (double)ticks / (double)hz);
 	/* one thread: the process entry holds the same time */
-	ck_assert_msg(rel_diff(bpf_proc_ns, bpf_ns) < 0.001,
+	ck_assert_msg(ts_rel_diff(bpf_proc_ns, bpf_ns) < 0.001,
 	    "process %llu ns, thread %llu ns",
 	    (unsigned long long)bpf_proc_ns, (unsigned long long)bpf_ns);
 	bpf_sched_batch_release(&b);

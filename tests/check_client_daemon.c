@@ -98,20 +98,6 @@ burn(unsigned cpu_ms, uint64_t *ret_ticks)
 	return pid;
 }
 
-static const struct jm *
-find_task(const struct jm *arr, long long id)
-{
-	size_t i;
-
-	for (i = 0; arr && arr->t == JM_ARR && i < arr->n; i++) {
-		const struct jm *v = jm_get(&arr->v[i], "id");
-
-		if (v && v->t == JM_NUM && v->ll == id)
-			return &arr->v[i];
-	}
-	return NULL;
-}
-
 static long long
 ll(const struct jm *o, const char *path)
 {
@@ -142,7 +128,7 @@ START_TEST(test_top_matches_history)
 	for (tries = 0; tries < 50; tries++) {
 		tu_sleep_ms(200);
 		top = vitals_json(&d, "top", "--since", "1m", "-n", "500");
-		t = find_task(jm_path(top, "top.tasks"), pid);
+		t = jm_find_id(jm_path(top, "top.tasks"), pid);
 		if (t && jm_get(t, "exited") && jm_get(t, "exited")->b)
 			break;
 		jm_free(top);

@@ -286,7 +286,8 @@ START_TEST(test_daemon_gpumem)
 		snprintf(rd, sizeof(rd), "0 %d 0 777 1 |", dead);
 		snprintf(want, sizeof(want), "0 0 0 1000000 0 |%s%s"
 		    "1 %d %llu 8192 0 sleep|", a < dead ? ra : rd,
-		    a < dead ? rd : ra, a, (unsigned long long)gd_starttime_of(a));
+		    a < dead ? rd : ra, a,
+		    (unsigned long long)gd_starttime_of(a));
 		ck_assert_str_eq(rows, want);
 		free(rows);
 	}

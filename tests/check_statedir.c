@@ -36,10 +36,8 @@ static char path[PATH_MAX];
 static void
 setup(void)
 {
-	dir = tu_mkdtemp("statedir");
-	ck_assert_ptr_nonnull(dir);
+	dir = tu_mkdtemp_db("statedir", path, sizeof(path));
 	ck_assert_int_eq(chmod(dir, 0755), 0);
-	snprintf(path, sizeof(path), "%s/vitals.db", dir);
 	statedir_set_owner(NULL);
 }
 

@@ -387,3 +387,17 @@ jm_path(const struct jm *o, const char *path)
 		o = jm_get(o, tok);
 	return o;
 }
+
+const struct jm *
+jm_find_id(const struct jm *arr, long long id)
+{
+	size_t i;
+
+	for (i = 0; arr && arr->t == JM_ARR && i < arr->n; i++) {
+		const struct jm *v = jm_get(&arr->v[i], "id");
+
+		if (v && v->t == JM_NUM && v->ll == id)
+			return &arr->v[i];
+	}
+	return NULL;
+}

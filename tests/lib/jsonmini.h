@@ -34,5 +34,7 @@ struct jm *jm_parse(const char *s, size_t len);
 const struct jm *jm_get(const struct jm *o, const char *key);
 /* "a.b.c" through objects. */
 const struct jm *jm_path(const struct jm *o, const char *path);
+/* The object of array arr whose "id" is the integer id, or NULL. */
+const struct jm *jm_find_id(const struct jm *arr, long long id);
 
 #endif

@@ -44,6 +44,16 @@ tu_mkdtemp(const char *tag)
 	return p;
 }
 
+char *
+tu_mkdtemp_db(const char *tag, char *db, size_t dbsz)
+{
+	char *dir = tu_mkdtemp(tag);
+
+	ck_assert_ptr_nonnull(dir);
+	snprintf(db, dbsz, "%s/vitals.db", dir);
+	return dir;
+}
+
 static int
 rm_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {

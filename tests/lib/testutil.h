@@ -11,6 +11,9 @@ const char *tu_srcpath(const char *rel);
 /* Make a fresh temporary directory; the caller removes it with tu_rmtree. */
 char *tu_mkdtemp(const char *tag);
 int tu_rmtree(const char *path);
+/* tu_mkdtemp that fails the test, with the database path <dir>/vitals.db
+ * in db (a store test's fixture). */
+char *tu_mkdtemp_db(const char *tag, char *db, size_t dbsz);
 
 /* Sleep ms milliseconds, across signals. */
 void tu_sleep_ms(unsigned ms);
