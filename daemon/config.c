@@ -207,10 +207,14 @@ config_set_control(struct config *cfg, const char *key, const char *value)
 		return set_idlist(&cfg->reader_uids, value);
 	if (!strcmp(key, "reader_gids"))
 		return set_idlist(&cfg->reader_gids, value);
-	if (!strcmp(key, "shell_uid"))
+	if (!strcmp(key, "shell_uid")) {
+		cfg->shell_uid_set = true;
 		return set_uid(&cfg->shell_uid, value);
-	if (!strcmp(key, "system_uid"))
+	}
+	if (!strcmp(key, "system_uid")) {
+		cfg->system_uid_set = true;
 		return set_uid(&cfg->system_uid, value);
+	}
 	if (!strcmp(key, "max_connections"))
 		return set_uint(&cfg->max_conns, value, 1, 65536);
 	if (!strcmp(key, "trusted_max_connections"))

@@ -147,6 +147,38 @@ control_role(const struct config *cfg, uint32_t uid, uint32_t gid,
 	return ROLE_NONE;
 }
 
+/*
+ * Android's AIDs (system 1000, shell 2000) are default roles only on
+ * Android: an Android build, or a socket handed over by Android init. On a
+ * host those uids are login users, so unless the configuration names
+ * them they get no role there.
+ */
+static void
+platform_roles(struct control *ctl, const struct config *cfg)
+{
+#ifdef __ANDROID__
+	bool android = true;
+#else
+	bool android = ctl->sock.android_init;
+#endif
+
+	if (!android && !cfg->system_uid_set)
+		ctl->roles.system_uid = VITALS_NO_UID;
+	if (!android && !cfg->shell_uid_set)
+		ctl->roles.shell_uid = VITALS_NO_UID;
+	if (ctl->roles.system_uid == VITALS_NO_UID)
+		log_info("roles: no system uid%s", android || cfg->system_uid_set ?
+		    "" : " (not on Android; system_uid names one)");
+	else
+		log_info("roles: system uid %u trusted",
+		    ctl->roles.system_uid);
+	if (ctl->roles.shell_uid == VITALS_NO_UID)
+		log_info("roles: no shell uid%s", android || cfg->shell_uid_set ?
+		    "" : " (not on Android; shell_uid names one)");
+	else
+		log_info("roles: shell uid %u reads", ctl->roles.shell_uid);
+}
+
 static const char *
 role_name(enum control_role r)
 {
@@ -803,6 +835,7 @@ control_new(struct event_base *base, const struct config *cfg,
 	ctl->pri = event_base_get_npriorities(base) - 1;
 	if ((r = control_sock_open(cfg, &ctl->sock)) < 0)
 		goto fail;
+	platform_roles(ctl, cfg);
 	ctl->listen_ev = event_new(base, ctl->sock.fd, EV_READ | EV_PERSIST,
 	    accept_cb, ctl);
 	ctl->retry_ev = evtimer_new(base, retry_cb, ctl);

@@ -24,7 +24,7 @@
 /* The listening fd handed over by Android init or systemd: 1 and the fd,
  * 0 when there is none, -errno when one is announced but unusable. */
 static int
-inherited_fd(int *ret_fd, const char **ret_how)
+inherited_fd(int *ret_fd, const char **ret_how, bool *ret_android)
 {
 	const char *s, *n;
 	uint64_t v, nfds;
@@ -37,6 +37,7 @@ inherited_fd(int *ret_fd, const char **ret_how)
 			return -EBADF;
 		*ret_fd = (int)v;
 		*ret_how = "from Android init";
+		*ret_android = true;
 		return 1;
 	}
 	s = getenv("LISTEN_PID");
@@ -171,7 +172,7 @@ control_sock_open(const struct config *cfg, struct control_sock *ret)
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path) + 1];
 	int fd, r;
 
-	if ((r = inherited_fd(&fd, &how)) < 0)
+	if ((r = inherited_fd(&fd, &how, &cs.android_init)) < 0)
 		return r;
 	if (r > 0) {
 		if ((r = adopt_fd(fd)) < 0) {

@@ -987,6 +987,9 @@ struct config {
 	struct id_list trusted_uids, trusted_gids, reader_uids, reader_gids;
 	uint32_t shell_uid;	  /* a reader; VITALS_NO_UID: none */
 	uint32_t system_uid;	  /* trusted; VITALS_NO_UID: none */
+	/* shell_uid/system_uid came from the configuration; otherwise they
+	 * are Android's AIDs, kept only on Android (control.c) */
+	bool shell_uid_set, system_uid_set;
 	unsigned max_conns;	  /* accept pauses at this many connections */
 	unsigned trusted_max_conns; /* trusted callers together; 0: default */
 	unsigned idle_timeout_ms; /* no request, no progress: close */
@@ -1221,6 +1224,7 @@ int query_run(struct store *s, const struct rpc_query *rq, uint32_t max_frame,
 /* control_sock.c: the listening socket, inherited or made. */
 struct control_sock {
 	int fd;
+	bool android_init; /* handed over by Android init */
 	char *path; /* the socket file made here; NULL: inherited */
 	dev_t dev;
 	ino_t ino;

@@ -1215,6 +1215,108 @@ END_TEST
 
 /* The socket from Android init (bound, not listening) and from systemd
  * (listening, fd 3): used as is, and left in place at exit. */
+/* ------------------------------------------------- Android's AIDs */
+
+/* As uid (and gid) uid: the health and burst answers' statuses, or 1xx
+ * when the exchange itself failed. */
+static int
+uid_child(uid_t uid, int want_health, int want_burst)
+{
+	struct reqbuf b;
+	Vitals__Response *r;
+	int fd;
+
+	if (setgroups(0, NULL) < 0 || setgid(uid) < 0 || setuid(uid) < 0)
+		return 100;
+	if ((fd = cl_connect_buf(0)) < 0)
+		return 101;
+	if (cl_send(fd, mkreq(&b, VITALS__REQUEST__OP_HEALTH, 1)) < 0 ||
+	    (r = cl_recv(fd, 5000, NULL)) == NULL)
+		return 102;
+	if ((int)r->status != want_health)
+		return 10;
+	vitals__response__free_unpacked(r, NULL);
+	if (want_health != VITALS__STATUS__STATUS_OK)
+		return 0;
+	if (cl_send(fd, mkreq(&b, VITALS__REQUEST__OP_BURST, 2)) < 0 ||
+	    (r = cl_recv(fd, 5000, NULL)) == NULL)
+		return 103;
+	if ((int)r->status != want_burst)
+		return 20;
+	vitals__response__free_unpacked(r, NULL);
+	close(fd);
+	return 0;
+}
+
+static void
+expect_roles(uid_t uid, int want_health, int want_burst, const char *what)
+{
+	pid_t pid;
+	int status;
+
+	ck_assert_int_eq(chmod(sock, 0666), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(uid_child(uid, want_health, want_burst));
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	    "%s: uid %u: step %d", what, (unsigned)uid, WEXITSTATUS(status));
+}
+
+/*
+ * Android's system (1000) and shell (2000) uids have their roles by
+ * default only on Android (here: the socket handed over by Android init);
+ * on a host they are login users and get none unless the configuration
+ * names them.
+ */
+START_TEST(test_platform_roles)
+{
+	const int ok = VITALS__STATUS__STATUS_OK,
+	    denied = VITALS__STATUS__STATUS_PERMISSION_DENIED;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char conf[PATH_MAX];
+	int fd;
+
+	ck_assert_int_eq(chmod(dir, 0711), 0);
+	/* a host: the daemon made its own socket */
+	expect_roles(1000, denied, 0, "host default");
+	expect_roles(2000, denied, 0, "host default");
+	/* a host that names them */
+	stop_daemon();
+	snprintf(conf, sizeof(conf), "%s/vitalsd.conf", dir);
+	ck_assert_int_eq(tu_writes(conf, "system_uid = 1000\n"
+	    "shell_uid = 2000\n"), 0);
+	start_daemon(conf);
+	expect_roles(1000, ok, ok, "configured");
+	expect_roles(2000, ok, denied, "configured");
+	/* Android: the socket from init */
+	stop_daemon();
+	memcpy(sa.sun_path, sock, sizeof(sa.sun_path));
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	start_daemon_opts(NULL, 0, TD_INHERIT_ANDROID, fd);
+	close(fd);
+	expect_roles(1000, ok, ok, "Android default");
+	expect_roles(2000, ok, denied, "Android default");
+	/* Android with the system uid turned off */
+	stop_daemon_made(false);
+	ck_assert_int_eq(unlink(sock), 0);
+	ck_assert_int_eq(tu_writes(conf, "system_uid = none\n"), 0);
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	start_daemon_opts(conf, 0, TD_INHERIT_ANDROID, fd);
+	close(fd);
+	expect_roles(1000, denied, 0, "Android, system_uid = none");
+	expect_roles(2000, ok, denied, "Android, system_uid = none");
+	stop_daemon_made(false);
+	ck_assert_int_eq(unlink(sock), 0);
+	start_daemon(NULL);
+}
+END_TEST
+
 START_TEST(test_inherited_socket)
 {
 	enum td_inherit how;
@@ -1531,6 +1633,7 @@ control_suite(void)
 	tcase_add_test(tc, test_disconnect_mid_response);
 	tcase_add_test(tc, test_emfile);
 	tcase_add_test(tc, test_inherited_socket);
+	tcase_add_test(tc, test_platform_roles);
 	tcase_add_test(tc, test_flood);
 	suite_add_tcase(s, tc);
 	return s;
