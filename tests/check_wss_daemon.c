@@ -160,8 +160,9 @@ START_TEST(test_client_roundtrip)
 	ck_assert_ptr_nonnull(tmp);
 	pid = target(tmp, name, sizeof(name));
 	snprintf(pidtxt, sizeof(pidtxt), "%d", (int)pid);
+	/* uid 2000 reads as the shell uid: on a host only when named */
 	daemon_start(&d, "wss_interval_ms = 200\nwss_interval_min_ms = 100\n"
-	    "wss_interval_max_ms = 400\n");
+	    "wss_interval_max_ms = 400\nshell_uid = 2000\n");
 
 	/* a reader may not start one; nothing is a target yet */
 	r = vitals(&d, 2000, "wss", "start", "--pid", pidtxt, "--mode",
