@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "trace/atrace_cat.h"
+#include "harness.h"
 #include "testutil.h"
 #include "vitalsd.h"
 
@@ -99,38 +100,12 @@ prop_wait(const char *name, const char *want)
 	return false;
 }
 
-static const char *
-daemon_path(void)
-{
-	static char p[PATH_MAX];
-	const char *b = getenv("VITALS_BUILDDIR");
-
-	snprintf(p, sizeof(p), "%s/daemon/vitalsd", b ? b : ".");
-	return p;
-}
-
-static bool
-file_has(const char *path, const char *needle)
-{
-	struct vbuf b = { 0 };
-	bool found;
-	int fd;
-
-	if ((fd = open(path, O_RDONLY)) < 0)
-		return false;
-	found = read_fd_all(fd, &b) == 0 && b.p && strstr(b.p, needle);
-	close(fd);
-	vbuf_release(&b);
-	return found;
-}
-
 /* vitalsd with the double and categories gfx input, apps com.example.a
  * and "*"; sock NULL: <state>.sock. */
 static pid_t
 start_daemon(const char *log, const char *state, const char *sock_path)
 {
 	char conf[PATH_MAX], text[1024], sock[PATH_MAX];
-	pid_t pid;
 
 	snprintf(conf, sizeof(conf), "%s.conf", state);
 	snprintf(sock, sizeof(sock), "%s.sock", state);
@@ -139,43 +114,21 @@ start_daemon(const char *log, const char *state, const char *sock_path)
 	    "atrace_categories = gfx input\n"
 	    "atrace_apps = com.example.a, *\n", inst);
 	ck_assert_int_eq(tu_writes(conf, text), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	{
+		const char *argv[] = { "vitalsd", "-f", "-c", conf,
+			"--state-dir", state, "--socket",
+			sock_path ? sock_path : sock, "--interval-ms", "100",
+			"--window-s", "1", "--prop-root", props, NULL };
 
-		dup2(fd, 2);
-		execl(daemon_path(), "vitalsd", "-f", "-c", conf,
-		    "--state-dir", state, "--socket", sock_path ? sock_path :
-		    sock, "--interval-ms", "100", "--window-s", "1",
-		    "--prop-root", props, (char *)NULL);
-		_exit(127);
+		return td_exec(log, TD_LOG_TRUNC, argv, NULL, NULL);
 	}
-	return pid;
 }
 
 static void
 wait_atrace(pid_t pid, const char *log)
 {
-	unsigned i;
-	int status;
-
-	for (i = 0; i < 200 && !file_has(log, "ftrace: instance"); i++) {
-		ck_assert_int_eq(waitpid(pid, &status, WNOHANG), 0);
-		tu_sleep_ms(50);
-	}
-	ck_assert_msg(file_has(log, "ATrace on"), "no ATrace: see %s", log);
-}
-
-static void
-stop_daemon(pid_t pid)
-{
-	int status;
-
-	kill(pid, SIGTERM);
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	    "vitalsd status %#x", status);
+	td_log_until(pid, log, "ftrace: instance", 200, 50);
+	ck_assert_msg(td_file_has(log, "ATrace on"), "no ATrace: see %s", log);
 }
 
 /* `vitals health --json`'s health.trace, once a window has closed with
@@ -252,12 +205,12 @@ START_TEST(test_set_and_restore)
 	ck_assert_int_eq(jint0(t, "atrace_foreign"), 0);
 	ck_assert_str_eq(jm_get(t, "atrace_tag_names")->str, "gfx input");
 	jm_free(j);
-	stop_daemon(pid);
+	td_term(pid, NULL);
 	ck_assert_str_eq(prop(ATCAT_TAGS_PROP), "0");
 	ck_assert_str_eq(prop(ATCAT_APP_NUMBER_PROP), "(unset)");
 	ck_assert_str_eq(prop("debug.atrace.app_0"), "old.app");
 	ck_assert_str_eq(prop("debug.atrace.app_1"), "(unset)");
-	ck_assert(file_has(log, "atrace categories: restored"));
+	ck_assert(td_file_has(log, "atrace categories: restored"));
 }
 END_TEST
 
@@ -329,7 +282,7 @@ START_TEST(test_other_owner)
 	ck_assert_msg(t != NULL, "did not step back; see %s", log);
 	ck_assert_int_eq(jint0(t, "atrace_flags"), 0x22);
 	jm_free(j);
-	stop_daemon(pid);
+	td_term(pid, NULL);
 	ck_assert_str_eq(prop(ATCAT_TAGS_PROP), "0x22");
 	ck_assert_str_eq(prop(ATCAT_APP_NUMBER_PROP), "1");
 	ck_assert_str_eq(prop("debug.atrace.app_0"), "com.their");
@@ -377,13 +330,7 @@ atcat_daemon_suite(void)
 int
 main(void)
 {
-	const char *b = getenv("VITALS_BUILDDIR");
-
-	if (geteuid() != 0) {
-		fprintf(stderr, "check_atrace_cat_daemon: needs root\n");
+	if (!tu_need_root("the ATrace categories and the daemon"))
 		return 77;
-	}
-	snprintf(client_path, sizeof(client_path), "%s/client/vitals",
-	    b ? b : ".");
 	return tu_run(atcat_daemon_suite());
 }

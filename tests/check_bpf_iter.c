@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "../bpf/taskiter/taskiter.bpf.h"
+#include "harness.h"
 #include "testutil.h"
 #include "vitalsd.h"
 
@@ -1128,28 +1129,19 @@ static int
 run_daemon(const char *dir, const char *scanner, const char *sys_root,
     unsigned wait_ms, struct vbuf *log)
 {
-	char bin[PATH_MAX], logpath[PATH_MAX], sock[PATH_MAX], bpffs[PATH_MAX];
-	const char *b = getenv("VITALS_BUILDDIR");
+	char logpath[PATH_MAX], sock[PATH_MAX], bpffs[PATH_MAX];
+	const char *argv[] = { "vitalsd", "-f", "--state-dir", dir,
+		"--socket", sock, "--bpf-load", "off", "--bpffs", bpffs,
+		"--scanner", scanner, "--sys-root", sys_root, "--interval-ms",
+		"100", "--window-s", "1", NULL };
 	int status = -1;
 	unsigned waited;
 	pid_t pid;
 
-	snprintf(bin, sizeof(bin), "%s/daemon/vitalsd", b ? b : "..");
 	snprintf(logpath, sizeof(logpath), "%s/log", dir);
 	snprintf(sock, sizeof(sock), "%s/s", dir);
 	snprintf(bpffs, sizeof(bpffs), "%s/bpffs", dir);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		int fd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		dup2(fd, 2);
-		execl(bin, "vitalsd", "-f", "--state-dir", dir, "--socket",
-		    sock, "--bpf-load", "off", "--bpffs", bpffs, "--scanner",
-		    scanner, "--sys-root", sys_root, "--interval-ms", "100",
-		    "--window-s", "1", (char *)NULL);
-		_exit(127);
-	}
+	pid = td_exec(logpath, TD_LOG_TRUNC, argv, NULL, NULL);
 	for (waited = 0; waited < wait_ms; waited += 50) {
 		struct timespec ts = {0, 50 * NSEC_PER_MSEC};
 
@@ -1157,10 +1149,8 @@ run_daemon(const char *dir, const char *scanner, const char *sys_root,
 			break;
 		nanosleep(&ts, NULL);
 	}
-	if (waited >= wait_ms) {
-		kill(pid, SIGTERM);
-		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	}
+	if (waited >= wait_ms)
+		status = td_kill(pid, SIGTERM);
 	ck_assert_int_eq(read_at(AT_FDCWD, logpath, log), 0);
 	return status;
 }
@@ -1297,10 +1287,8 @@ main(void)
 	TCase *tc;
 	long h;
 
-	if (geteuid() != 0) {
-		fprintf(stderr, "check_bpf_iter: needs root to load BPF\n");
+	if (!tu_need_root("to load BPF"))
 		return 77;
-	}
 	h = sysconf(_SC_CLK_TCK);
 	if (h <= 0)
 		return 1;

@@ -30,6 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "harness.h"
+#include "taskstat.h"
 #include "testutil.h"
 #include "vitalsd.h"
 
@@ -270,37 +272,6 @@ START_TEST(test_pinned_only_needs_pins)
 }
 END_TEST
 
-/* /proc/<pid>/stat: state, utime + stime, starttime (ticks). */
-static int
-read_stat(pid_t pid, char *ret_state, uint64_t *ret_ticks,
-    uint64_t *ret_start)
-{
-	char path[64], buf[1024];
-	struct pid_stat ps;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if ((fd = open(path, O_RDONLY)) < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0 || pidstat_parse(buf, (size_t)n, &ps) < 0)
-		return -EIO;
-	*ret_state = ps.state;
-	*ret_ticks = ps.utime + ps.stime;
-	*ret_start = ps.starttime;
-	return 0;
-}
-
-static double
-rel_diff(double a, double b)
-{
-	double d = a > b ? a - b : b - a;
-
-	return b > 0 ? d / b : 1.0;
-}
-
 /* Per side, since the test began: drained + lost == accounted. */
 struct side_sums {
 	uint64_t base_oncpu, base_lost, drained;
@@ -432,7 +403,7 @@ START_TEST(test_pinned_only_child_agrees)
 	}
 	close(rep[1]);
 	close(go[0]);
-	ck_assert_int_eq(read_stat(pid, &state, &ticks0, &start), 0);
+	ck_assert_int_eq(ts_read_stat(pid, &state, &ticks0, &start), 0);
 	(void)!write(go[1], "x", 1);
 	for (;;) {
 		struct timespec to = { 0, 300 * NSEC_PER_MSEC };
@@ -448,7 +419,7 @@ START_TEST(test_pinned_only_child_agrees)
 	ck_assert_int_eq(read(rep[0], &rusage_us, sizeof(rusage_us)),
 	    sizeof(rusage_us));
 	for (i = 0; i < 500; i++) {
-		ck_assert_int_eq(read_stat(pid, &state, &ticks, &start), 0);
+		ck_assert_int_eq(ts_read_stat(pid, &state, &ticks, &start), 0);
 		if (state == 'S')
 			break;
 		tu_sleep_ms(2);
@@ -470,12 +441,12 @@ START_TEST(test_pinned_only_child_agrees)
 	    (unsigned long long)t[TOT_NO_SLICE],
 	    (unsigned long long)t[TOT_RQ_SAMPLES]);
 	ck_assert_uint_ge(rusage_us, 2000000);
-	ck_assert_msg(rel_diff(bpf_ns / 1e9, (double)(ticks - ticks0) /
+	ck_assert_msg(ts_rel_diff(bpf_ns / 1e9, (double)(ticks - ticks0) /
 	    (double)hz) < 0.05, "bpf %.4f s vs /proc %.2f s", bpf_ns / 1e9,
 	    (double)(ticks - ticks0) / (double)hz);
-	ck_assert_msg(rel_diff(bpf_ns / 1e9, rusage_us / 1e6) < 0.05,
+	ck_assert_msg(ts_rel_diff(bpf_ns / 1e9, rusage_us / 1e6) < 0.05,
 	    "bpf %.4f s vs getrusage %.4f s", bpf_ns / 1e9, rusage_us / 1e6);
-	ck_assert_msg(rel_diff(proc_ns, bpf_ns) < 0.001,
+	ck_assert_msg(ts_rel_diff(proc_ns, bpf_ns) < 0.001,
 	    "process %llu ns, thread %llu ns", (unsigned long long)proc_ns,
 	    (unsigned long long)bpf_ns);
 	ck_assert_uint_gt(t[TOT_RQ_SAMPLES], 0);
@@ -487,21 +458,6 @@ START_TEST(test_pinned_only_child_agrees)
 END_TEST
 
 /* ------------------------------------------------------ the real daemon */
-
-static bool
-file_has(const char *path, const char *needle)
-{
-	struct vbuf b = { 0 };
-	bool found;
-	int fd = open(path, O_RDONLY);
-
-	if (fd < 0)
-		return false;
-	found = read_fd_all(fd, &b) == 0 && b.p && strstr(b.p, needle);
-	close(fd);
-	vbuf_release(&b);
-	return found;
-}
 
 START_TEST(test_daemon_pinned_only)
 {
@@ -527,35 +483,27 @@ START_TEST(test_daemon_pinned_only)
 			tu_sleep_ms(10);
 		}
 	}
-	ck_assert_int_eq(read_stat(burner, &pstate, &ticks, &start), 0);
+	ck_assert_int_eq(ts_read_stat(burner, &pstate, &ticks, &start), 0);
 	snprintf(log, sizeof(log), "%s/d.log", tmpdir);
 	snprintf(state, sizeof(state), "%s/d", tmpdir);
 	snprintf(sock, sizeof(sock), "%s/s", tmpdir);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	{
+		const char *argv[] = { "vitalsd", "-f", "--state-dir", state,
+			"--socket", sock, "--interval-ms", "100", "--window-s",
+			"1", "--bpffs", bpffs, "--bpf-load", "pinned-only",
+			"--scanner", "procfs", NULL };
 
-		dup2(fd, 2);
-		execl(build_path("daemon/vitalsd"), "vitalsd", "-f",
-		    "--state-dir", state, "--socket", sock, "--interval-ms",
-		    "100", "--window-s", "1", "--bpffs", bpffs, "--bpf-load",
-		    "pinned-only", "--scanner", "procfs", (char *)NULL);
-		_exit(127);
+		pid = td_exec(log, TD_LOG_TRUNC, argv, NULL, NULL);
 	}
-	for (i = 0; i < 300 && !file_has(log, "window 3:"); i++) {
-		ck_assert_int_eq(waitpid(pid, &status, WNOHANG), 0);
-		tu_sleep_ms(100);
-	}
-	kill(pid, SIGTERM);
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	td_log_until(pid, log, "window 3:", 300, 100);
+	status = td_kill(pid, SIGTERM);
 	kill(burner, SIGKILL);
 	waitpid(burner, NULL, 0);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	    "vitalsd status %#x", status);
-	ck_assert_msg(file_has(log, "bpf: pinned: bpfloader pins of "
+	ck_assert_msg(td_file_has(log, "bpf: pinned: bpfloader pins of "
 	    "vitalsd.o"), "log has no pinned line");
-	ck_assert(file_has(log, "bpf pinned"));
+	ck_assert(td_file_has(log, "bpf pinned"));
 	snprintf(db, sizeof(db), "%s/vitals.db", state);
 	ck_assert_int_eq(store_open(db, NULL, &st), 0);
 	ck_assert_int_eq(store_windows(st, 0, INT64_MAX, 0, &ws, &n), 0);
@@ -648,10 +596,8 @@ sweep_stale(void)
 int
 main(void)
 {
-	if (geteuid() != 0) {
-		fprintf(stderr, "check_bpf_ldr: needs root, skipped\n");
+	if (!tu_need_root("bpffs and BPF loading"))
 		return 77;
-	}
 #ifdef HAVE_BPF
 	/* scripts/test.sh mounts it; a bare run may need it too */
 	if (bpf_check_bpffs("/sys/fs/bpf") < 0)

@@ -31,6 +31,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "harness.h"
+#include "taskstat.h"
 #include "testutil.h"
 #include "vitalsd.h"
 
@@ -417,37 +419,6 @@ proc_ns(const struct bpf_sched_batch *b, pid_t tgid)
 	return ns;
 }
 
-/* /proc/<pid>/stat: state, utime + stime (ticks), starttime (ticks). */
-static int
-read_stat(pid_t pid, char *ret_state, uint64_t *ret_ticks,
-    uint64_t *ret_start)
-{
-	char path[64], buf[1024];
-	struct pid_stat ps;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if ((fd = open(path, O_RDONLY)) < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0 || pidstat_parse(buf, (size_t)n, &ps) < 0)
-		return -EIO;
-	*ret_state = ps.state;
-	*ret_ticks = ps.utime + ps.stime;
-	*ret_start = ps.starttime;
-	return 0;
-}
-
-static double
-rel_diff(double a, double b)
-{
-	double d = a > b ? a - b : b - a;
-
-	return b > 0 ? d / b : 1.0;
-}
-
 START_TEST(test_child_cpu_agrees)
 {
 	struct bpf_sched_opts o = opts();
@@ -490,7 +461,7 @@ START_TEST(test_child_cpu_agrees)
 	}
 	close(rep[1]);
 	close(go[0]);
-	ck_assert_int_eq(read_stat(pid, &state, &ticks, &start), 0);
+	ck_assert_int_eq(ts_read_stat(pid, &state, &ticks, &start), 0);
 
 	/* drain while it burns, as the daemon does at window closes */
 	for (;;) {
@@ -509,7 +480,7 @@ START_TEST(test_child_cpu_agrees)
 	    sizeof(rusage_us));
 	/* its last slice ends when it blocks: wait for that */
 	for (i = 0; i < 500; i++) {
-		ck_assert_int_eq(read_stat(pid, &state, &ticks, &start), 0);
+		ck_assert_int_eq(ts_read_stat(pid, &state, &ticks, &start), 0);
 		if (state == 'S')
 			break;
 		tu_sleep_ms(2);
@@ -528,13 +499,13 @@ START_TEST(test_child_cpu_agrees)
 	    "%.4f s, /proc %.2f s\n", bpf_ns / 1e9, bpf_proc_ns / 1e9,
 	    rusage_us / 1e6, (double)ticks / (double)hz);
 	ck_assert_uint_ge(rusage_us, 3000000);
-	ck_assert_msg(rel_diff(bpf_ns / 1e9, rusage_us / 1e6) < 0.05,
+	ck_assert_msg(ts_rel_diff(bpf_ns / 1e9, rusage_us / 1e6) < 0.05,
 	    "bpf %.4f s vs getrusage %.4f s", bpf_ns / 1e9, rusage_us / 1e6);
-	ck_assert_msg(rel_diff(bpf_ns / 1e9, (double)ticks / (double)hz) <
+	ck_assert_msg(ts_rel_diff(bpf_ns / 1e9, (double)ticks / (double)hz) <
 	    0.05, "bpf %.4f s vs /proc %.2f s", bpf_ns / 1e9,
 	    (double)ticks / (double)hz);
 	/* one thread: the process entry holds the same time */
-	ck_assert_msg(rel_diff(bpf_proc_ns, bpf_ns) < 0.001,
+	ck_assert_msg(ts_rel_diff(bpf_proc_ns, bpf_ns) < 0.001,
 	    "process %llu ns, thread %llu ns",
 	    (unsigned long long)bpf_proc_ns, (unsigned long long)bpf_ns);
 	bpf_sched_batch_release(&b);
@@ -789,38 +760,15 @@ END_TEST
 
 /* ------------------------------------------------------ the real daemon */
 
-static const char *
-daemon_path(void)
-{
-	static char p[PATH_MAX];
-	const char *b = getenv("VITALS_BUILDDIR");
-
-	snprintf(p, sizeof(p), "%s/daemon/vitalsd", b ? b : ".");
-	return p;
-}
-
-static bool
-file_has(const char *path, const char *needle)
-{
-	struct vbuf b = { 0 };
-	bool found;
-	int fd = open(path, O_RDONLY);
-
-	if (fd < 0)
-		return false;
-	found = read_fd_all(fd, &b) == 0 && b.p && strstr(b.p, needle);
-	close(fd);
-	vbuf_release(&b);
-	return found;
-}
-
 /* Run vitalsd until its second window closes; its log into log. */
 static void
 run_daemon(const char *log, const char *state, const char *pins,
     const char *load)
 {
 	char sock[PATH_MAX], conf[PATH_MAX];
-	unsigned i;
+	const char *argv[] = { "vitalsd", "-f", "-c", conf, "--state-dir",
+		state, "--socket", sock, "--interval-ms", "100", "--window-s",
+		"1", "--bpffs", pins, "--bpf-load", load, NULL };
 	int status, burner;
 	pid_t pid;
 
@@ -830,28 +778,13 @@ run_daemon(const char *log, const char *state, const char *pins,
 	/* the windows' processes and on-CPU time: ours, not the machine's */
 	burner = tu_burner_start();
 	ck_assert_int_gt(burner, 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		dup2(fd, 2);
-		execl(daemon_path(), "vitalsd", "-f", "-c", conf,
-		    "--state-dir", state, "--socket", sock, "--interval-ms",
-		    "100", "--window-s", "1", "--bpffs", pins, "--bpf-load",
-		    load, (char *)NULL);
-		_exit(127);
-	}
-	for (i = 0; i < 300 && !file_has(log, "window 2:"); i++) {
-		ck_assert_int_eq(waitpid(pid, &status, WNOHANG), 0);
-		tu_sleep_ms(100);
-	}
-	kill(pid, SIGTERM);
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	pid = td_exec(log, TD_LOG_TRUNC, argv, NULL, NULL);
+	td_log_until(pid, log, "window 2:", 300, 100);
+	status = td_kill(pid, SIGTERM);
 	tu_burner_stop(burner);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	    "vitalsd status %#x", status);
-	ck_assert_msg(file_has(log, "window 2:"), "no window in %s", log);
+	ck_assert_msg(td_file_has(log, "window 2:"), "no window in %s", log);
 }
 
 /* The fullest stored window (the last one may be a short flush). */
@@ -888,9 +821,9 @@ START_TEST(test_daemon_degrades_and_says_so)
 	snprintf(log, sizeof(log), "%s/a.log", tmpdir);
 	snprintf(state, sizeof(state), "%s/a", tmpdir);
 	run_daemon(log, state, tmpdir, "auto"); /* not a bpffs */
-	ck_assert(file_has(log, "bpf: off_no_bpffs"));
-	ck_assert(file_has(log, "procfs only"));
-	ck_assert(file_has(log, "bpf off_no_bpffs"));
+	ck_assert(td_file_has(log, "bpf: off_no_bpffs"));
+	ck_assert(td_file_has(log, "procfs only"));
+	ck_assert(td_file_has(log, "bpf off_no_bpffs"));
 	w = last_stored(state);
 	ck_assert_uint_eq(w->bpf.state, VBPF_OFF_NO_BPFFS);
 	ck_assert_uint_gt(w->nprocs, 0); /* procfs went on */
@@ -899,7 +832,7 @@ START_TEST(test_daemon_degrades_and_says_so)
 	snprintf(log, sizeof(log), "%s/b.log", tmpdir);
 	snprintf(state, sizeof(state), "%s/b", tmpdir);
 	run_daemon(log, state, bpffs, "off");
-	ck_assert(file_has(log, "bpf: off_disabled"));
+	ck_assert(td_file_has(log, "bpf: off_disabled"));
 	w = last_stored(state);
 	ck_assert_uint_eq(w->bpf.state, VBPF_OFF_DISABLED);
 	window_free(w);
@@ -914,8 +847,8 @@ START_TEST(test_daemon_loads_and_stores)
 	snprintf(log, sizeof(log), "%s/c.log", tmpdir);
 	snprintf(state, sizeof(state), "%s/c", tmpdir);
 	run_daemon(log, state, bpffs, "auto");
-	ck_assert(file_has(log, "bpf: loaded"));
-	ck_assert(file_has(log, "bpf loaded"));
+	ck_assert(td_file_has(log, "bpf: loaded"));
+	ck_assert(td_file_has(log, "bpf loaded"));
 	w = last_stored(state);
 	ck_assert_uint_eq(w->bpf.state, VBPF_ON_LOADED);
 	ck_assert_uint_eq(w->bpf.drains, 1);
@@ -930,7 +863,7 @@ START_TEST(test_daemon_loads_and_stores)
 	/* restarted: the pins are reused */
 	snprintf(log, sizeof(log), "%s/d.log", tmpdir);
 	run_daemon(log, state, bpffs, "auto");
-	ck_assert(file_has(log, "bpf: reused"));
+	ck_assert(td_file_has(log, "bpf: reused"));
 }
 END_TEST
 
@@ -981,10 +914,8 @@ bpf_sched_suite(void)
 int
 main(void)
 {
-	if (geteuid() != 0) {
-		fprintf(stderr, "check_bpf_sched: needs root, skipped\n");
+	if (!tu_need_root("bpffs and BPF loading"))
 		return 77;
-	}
 #ifdef HAVE_BPF
 	/* scripts/test.sh mounts it; a bare run may need it too */
 	if (bpf_check_bpffs("/sys/fs/bpf") < 0)

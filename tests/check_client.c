@@ -563,20 +563,6 @@ is_null(const struct jm *o, const char *path)
 	return v != NULL && v->t == JM_NULL;
 }
 
-static const struct jm *
-find_id(const struct jm *arr, long long id)
-{
-	size_t i;
-
-	for (i = 0; arr && arr->t == JM_ARR && i < arr->n; i++) {
-		const struct jm *v = jm_get(&arr->v[i], "id");
-
-		if (v && v->t == JM_NUM && v->ll == id)
-			return &arr->v[i];
-	}
-	return NULL;
-}
-
 START_TEST(test_json_snapshot)
 {
 	Vitals__Response r = VITALS__RESPONSE__INIT;
@@ -602,7 +588,7 @@ START_TEST(test_json_snapshot)
 	w = jm_path(j, "snapshot.window");
 	ck_assert(num(w, "hz") == 100);
 	/* raw fields and derived figures side by side */
-	t = find_id(jm_get(w, "procs"), 1234);
+	t = jm_find_id(jm_get(w, "procs"), 1234);
 	ck_assert_ptr_nonnull(t);
 	ck_assert(num(t, "d_utime") == 950 && num(t, "d_stime") == 50);
 	ck_assert(num(t, "cpu_ticks") == 1000);
@@ -610,7 +596,7 @@ START_TEST(test_json_snapshot)
 	ck_assert(num(t, "machine_share") == 0.25);
 	ck_assert(num(t, "normalised") == 0.5);
 	ck_assert(num(t, "uid") == 1000);
-	t = find_id(jm_get(w, "procs"), 5);
+	t = jm_find_id(jm_get(w, "procs"), 5);
 	ck_assert(is_null(t, "uid"));		/* 4294967295: unknown */
 	ck_assert(is_null(t, "machine_share"));	/* no denominator */
 	ck_assert(near(num(t, "core_equiv"), 0.001));

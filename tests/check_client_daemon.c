@@ -24,22 +24,15 @@
 
 #include "client.h"
 #include "client_run.h"
+#include "harness.h"
 #include "jsonmini.h"
 #include "testutil.h"
 
 #define NS VITALS_NSEC_PER_SEC
 
-static char daemon_path[PATH_MAX];
-
-struct daemon {
-	char *dir;
-	char sock[PATH_MAX];
-	pid_t pid;
-};
-
 /* vitals --socket S ARGS...; the run, with stdout parsed as JSON. */
 static struct run
-vitals(const struct daemon *d, int uid, const char *a0, const char *a1,
+vitals(const struct td *d, int uid, const char *a0, const char *a1,
     const char *a2, const char *a3, const char *a4, const char *a5)
 {
 	const char *argv[] = { "vitals", "--socket", d->sock, "--timeout",
@@ -49,7 +42,7 @@ vitals(const struct daemon *d, int uid, const char *a0, const char *a1,
 }
 
 static struct jm *
-vitals_json(const struct daemon *d, const char *a0, const char *a1,
+vitals_json(const struct td *d, const char *a0, const char *a1,
     const char *a2, const char *a3, const char *a4)
 {
 	struct run r = vitals(d, -1, "--json", a0, a1, a2, a3, a4);
@@ -63,65 +56,17 @@ vitals_json(const struct daemon *d, const char *a0, const char *a1,
 	return j;
 }
 
-/* 100 ms samples, 1 s windows, threads of busy processes. */
+/* 100 ms samples, 1 s windows, threads of busy processes; up when health
+ * answers with a closed window. */
 static void
-daemon_start(struct daemon *d, const char *conf)
+daemon_start(struct td *d, const char *conf)
 {
-	char log[PATH_MAX], cf[PATH_MAX];
-	struct run r;
-	int i;
+	static const char *const args[] = { "--interval-ms", "100",
+		"--window-s", "1", "--threads", "changed", NULL };
+	static const char *const health[] = { "--json", "health", NULL };
 
-	d->dir = tu_mkdtemp("cli-daemon");
-	ck_assert_ptr_nonnull(d->dir);
-	snprintf(d->sock, sizeof(d->sock), "%s/vitalsd.sock", d->dir);
-	snprintf(log, sizeof(log), "%s.log", d->dir);
-	snprintf(cf, sizeof(cf), "%s/vitalsd.conf", d->dir);
-	ck_assert_int_eq(tu_writes(cf, conf ? conf : ""), 0);
-	d->pid = fork();
-	ck_assert_int_ge(d->pid, 0);
-	if (d->pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		dup2(fd, 2);
-		execl(daemon_path, "vitalsd", "-f", "-c", cf, "--state-dir",
-		    d->dir, "--socket", d->sock, "--interval-ms", "100",
-		    "--window-s", "1", "--threads", "changed", (char *)NULL);
-		_exit(127);
-	}
-	/* up when health answers with a closed window */
-	for (i = 0; i < 100; i++) {
-		struct jm *j;
-
-		tu_sleep_ms(100);
-		r = vitals(d, -1, "--json", "health", NULL, NULL, NULL, NULL);
-		if (r.code == 0 && (j = jm_parse(r.out, strlen(r.out)))) {
-			const struct jm *last = jm_path(j, "health.last");
-			bool up = last && last->t == JM_OBJ;
-
-			jm_free(j);
-			if (up) {
-				run_free(&r);
-				return;
-			}
-		}
-		run_free(&r);
-	}
-	ck_abort_msg("vitalsd did not answer with a window within 10 s "
-	    "(log %s)", log);
-}
-
-static void
-daemon_stop(struct daemon *d)
-{
-	int status;
-
-	kill(d->pid, SIGTERM);
-	ck_assert_int_eq(waitpid(d->pid, &status, 0), d->pid);
-	/* the daemon outlived every query: none of them crashed it */
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	    "vitalsd ended with status 0x%x", status);
-	tu_rmtree(d->dir);
-	free(d->dir);
+	td_start(d, "cli-daemon", conf, args);
+	td_wait(d, 10000, health, td_has_window);
 }
 
 /* Burn cpu_ms of CPU time in a child and reap it: its pid and charge. */
@@ -153,20 +98,6 @@ burn(unsigned cpu_ms, uint64_t *ret_ticks)
 	return pid;
 }
 
-static const struct jm *
-find_task(const struct jm *arr, long long id)
-{
-	size_t i;
-
-	for (i = 0; arr && arr->t == JM_ARR && i < arr->n; i++) {
-		const struct jm *v = jm_get(&arr->v[i], "id");
-
-		if (v && v->t == JM_NUM && v->ll == id)
-			return &arr->v[i];
-	}
-	return NULL;
-}
-
 static long long
 ll(const struct jm *o, const char *path)
 {
@@ -179,7 +110,7 @@ ll(const struct jm *o, const char *path)
 
 START_TEST(test_top_matches_history)
 {
-	struct daemon d;
+	struct td d;
 	char pidstr[16];
 	uint64_t charged;
 	long long top_cpu = -1, hist_cpu = 0, starttime;
@@ -197,7 +128,7 @@ START_TEST(test_top_matches_history)
 	for (tries = 0; tries < 50; tries++) {
 		tu_sleep_ms(200);
 		top = vitals_json(&d, "top", "--since", "1m", "-n", "500");
-		t = find_task(jm_path(top, "top.tasks"), pid);
+		t = jm_find_id(jm_path(top, "top.tasks"), pid);
 		if (t && jm_get(t, "exited") && jm_get(t, "exited")->b)
 			break;
 		jm_free(top);
@@ -251,7 +182,7 @@ START_TEST(test_top_matches_history)
 		ck_assert_msg(strstr(r.out, want) != NULL, "%s", r.out);
 		run_free(&r);
 	}
-	daemon_stop(&d);
+	td_stop(&d);
 }
 END_TEST
 
@@ -265,7 +196,7 @@ START_TEST(test_every_command)
 	};
 	const char *watch[] = { "vitals", "--socket", NULL, "watch",
 		"--interval", "200ms", "--count", "2", NULL };
-	struct daemon d;
+	struct td d;
 	struct run r;
 	size_t i;
 	struct jm *j;
@@ -307,17 +238,15 @@ START_TEST(test_every_command)
 	j = vitals_json(&d, "health", NULL, NULL, NULL, NULL);
 	ck_assert_ptr_nonnull(jm_path(j, "health.control.requests"));
 	jm_free(j);
-	daemon_stop(&d);
+	td_stop(&d);
 }
 END_TEST
 
 START_TEST(test_reader_refused_burst)
 {
-	struct daemon d;
+	struct td d;
 	struct run r;
 
-	if (geteuid() != 0)
-		return; /* switching to nobody needs root; CI is root */
 	daemon_start(&d, "reader_uids = 65534\n");
 	/* the socket is 0660: open it to nobody so the daemon decides */
 	ck_assert_int_eq(chmod(d.dir, 0755), 0);
@@ -338,7 +267,7 @@ START_TEST(test_reader_refused_burst)
 	ck_assert_msg(r.code == VX_DENIED, "stranger: exit %d: %s", r.code,
 	    r.err);
 	run_free(&r);
-	daemon_stop(&d);
+	td_stop(&d);
 }
 END_TEST
 
@@ -391,8 +320,8 @@ START_TEST(test_hostile_name_escaped)
 {
 	static const char *const confs[] = { "scanner = auto\n",
 		"scanner = procfs\n" };
-	char log[PATH_MAX], *text;
-	struct daemon d;
+	char *text;
+	struct td d;
 	struct run r = { 0 };
 	int tries, status;
 	pid_t pid;
@@ -421,10 +350,9 @@ START_TEST(test_hostile_name_escaped)
 
 	/* the same window as the log's SIGUSR2 dump */
 	ck_assert_int_eq(kill(d.pid, SIGUSR2), 0);
-	snprintf(log, sizeof(log), "%s.log", d.dir);
 	for (tries = 0, seen = false; tries < 50 && !seen; tries++) {
 		tu_sleep_ms(100);
-		text = read_text(log);
+		text = read_text(d.log);
 		seen = text && strstr(text, EVIL_SHOWN) != NULL;
 		if (seen) {
 			ck_assert_msg(strchr(text, '\x1b') == NULL,
@@ -435,11 +363,10 @@ START_TEST(test_hostile_name_escaped)
 		free(text);
 	}
 	ck_assert_msg(seen, "the SIGUSR2 dump in %s never named the burner",
-	    log);
+	    d.log);
 	kill(pid, SIGKILL);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	daemon_stop(&d);
-	unlink(log);
+	td_stop(&d);
 }
 END_TEST
 
@@ -451,7 +378,9 @@ client_daemon_suite(void)
 
 	tcase_add_test(tc, test_top_matches_history);
 	tcase_add_test(tc, test_every_command);
-	tcase_add_test(tc, test_reader_refused_burst);
+	/* switching to nobody needs root; CI is root */
+	if (tu_root())
+		tcase_add_test(tc, test_reader_refused_burst);
 	tcase_add_loop_test(tc, test_hostile_name_escaped, 0, 2);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
@@ -461,11 +390,5 @@ client_daemon_suite(void)
 int
 main(void)
 {
-	const char *b = getenv("VITALS_BUILDDIR");
-
-	snprintf(client_path, sizeof(client_path), "%s/client/vitals",
-	    b ? b : "..");
-	snprintf(daemon_path, sizeof(daemon_path), "%s/daemon/vitalsd",
-	    b ? b : "..");
-	return tu_run(client_daemon_suite());
+	return tu_run_root(client_daemon_suite());
 }

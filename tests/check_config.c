@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,10 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "harness.h"
 #include "testutil.h"
 #include "vitalsd.h"
-
-extern char **environ;
 
 static char *tmpdir;
 
@@ -515,32 +513,30 @@ END_TEST
  * Run the built vitalsd with argv, stdout and stderr into one file; return
  * the wait status. A binary that hangs is killed after 10 s and fails.
  */
+static void
+stdout_to_stderr(void *arg)
+{
+	(void)arg;
+	dup2(2, 1);
+}
+
 static int
 run_vitalsd(const char *const *args, const char *outpath)
 {
-	const char *bdir = getenv("VITALS_BUILDDIR");
-	char bin[PATH_MAX];
-	char *argv[16];
-	posix_spawn_file_actions_t fa;
+	const char *argv[16];
 	pid_t pid;
 	int status = 0, i, n;
 
-	ck_assert_msg(bdir != NULL, "VITALS_BUILDDIR not set (run via meson)");
-	snprintf(bin, sizeof(bin), "%s/daemon/vitalsd", bdir);
-	ck_assert_int_eq(access(bin, X_OK), 0);
-	argv[0] = bin;
+	ck_assert_msg(getenv("VITALS_BUILDDIR") != NULL,
+	    "VITALS_BUILDDIR not set (run via meson)");
+	ck_assert_int_eq(access(td_vitalsd(), X_OK), 0);
+	argv[0] = "vitalsd";
 	for (n = 0; args[n] != NULL; n++) {
 		ck_assert_int_lt(n + 2, 16);
-		argv[n + 1] = (char *)args[n];
+		argv[n + 1] = args[n];
 	}
 	argv[n + 1] = NULL;
-
-	ck_assert_int_eq(posix_spawn_file_actions_init(&fa), 0);
-	ck_assert_int_eq(posix_spawn_file_actions_addopen(&fa, 2, outpath,
-	    O_WRONLY | O_CREAT | O_TRUNC, 0644), 0);
-	ck_assert_int_eq(posix_spawn_file_actions_adddup2(&fa, 2, 1), 0);
-	ck_assert_int_eq(posix_spawn(&pid, bin, &fa, NULL, argv, environ), 0);
-	posix_spawn_file_actions_destroy(&fa);
+	pid = td_exec(outpath, TD_LOG_TRUNC, argv, stdout_to_stderr, NULL);
 
 	for (i = 0; i < 1000; i++) {
 		pid_t r = waitpid(pid, &status, WNOHANG);

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "frame.h"
+#include "harness.h"
 #include "testutil.h"
 #include "vitalsd.h"
 
@@ -36,7 +37,6 @@
 #define RECV_MAX (64u << 20)
 #define DAEMON_NICE (-10)
 
-static char daemon_path[PATH_MAX];
 static char *dir;
 static char sock[sizeof(((struct sockaddr_un *)0)->sun_path)];
 static pid_t dpid;
@@ -244,68 +244,48 @@ assert_closed(int fd, int timeout_ms)
 
 /* ------------------------------------------------------------ daemon */
 
-enum inherit { INHERIT_NONE, INHERIT_ANDROID, INHERIT_SYSTEMD };
+struct child_opts {
+	rlim_t nofile;
+	enum td_inherit how;
+	int sfd;
+};
 
-/* In the daemon's process before exec: hand it the listening socket fd
- * the way Android init or systemd do. */
+/* In the daemon's child: the socket passed, the limit, the priority. */
 static void
-pass_socket(enum inherit how, int fd)
+child_setup(void *arg)
 {
-	char v[32];
+	const struct child_opts *o = arg;
+	struct rlimit rl = { o->nofile, o->nofile };
 
-	if (how == INHERIT_ANDROID) {
-		snprintf(v, sizeof(v), "%d", fd);
-		setenv("ANDROID_SOCKET_vitalsd", v, 1);
-	} else if (how == INHERIT_SYSTEMD) {
-		if (fd != 3) {
-			dup2(fd, 3);
-			close(fd);
-		}
-		snprintf(v, sizeof(v), "%d", (int)getpid());
-		setenv("LISTEN_PID", v, 1);
-		setenv("LISTEN_FDS", "1", 1);
-	}
+	td_pass_socket(o->how, o->sfd);
+	if (o->nofile > 0)
+		setrlimit(RLIMIT_NOFILE, &rl);
+	/* As a system service would run (init's `priority`, systemd's
+	 * Nice=): the test machine may be loaded by others, and this
+	 * isolates sampling from their load, not from the control plane,
+	 * which runs in the same thread. */
+	(void)setpriority(PRIO_PROCESS, 0, DAEMON_NICE);
 }
 
 /* nofile > 0: the daemon's RLIMIT_NOFILE; how: a socket fd to inherit. */
 static void
-start_daemon_opts(const char *conf, rlim_t nofile, enum inherit how,
+start_daemon_opts(const char *conf, rlim_t nofile, enum td_inherit how,
     int sfd)
 {
+	struct child_opts o = { nofile, how, sfd };
+	const char *argv[] = { "vitalsd", "-f", "-v", "-c", conf,
+		"--state-dir", dir, "--socket", sock, "--interval-ms", "100",
+		"--window-s", "1", NULL };
+	const char *noconf[] = { "vitalsd", "-f", "-v", "--state-dir", dir,
+		"--socket", sock, "--interval-ms", "100", "--window-s", "1",
+		NULL };
 	char log[PATH_MAX];
 	Vitals__Response *resp = NULL;
 	unsigned i;
 
 	snprintf(log, sizeof(log), "%s.log", dir);
-	dpid = fork();
-	ck_assert_int_ge(dpid, 0);
-	if (dpid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-		struct rlimit rl = { nofile, nofile };
-
-		dup2(fd, 2);
-		if (fd != sfd)
-			close(fd);
-		pass_socket(how, sfd);
-		if (nofile > 0)
-			setrlimit(RLIMIT_NOFILE, &rl);
-		/* As a system service would run (init's `priority`,
-		 * systemd's Nice=): the test machine may be loaded by
-		 * others, and this isolates sampling from their load, not
-		 * from the control plane, which runs in the same thread. */
-		(void)setpriority(PRIO_PROCESS, 0, DAEMON_NICE);
-		if (conf)
-			execl(daemon_path, "vitalsd", "-f", "-v", "-c", conf,
-			    "--state-dir", dir, "--socket", sock,
-			    "--interval-ms", "100", "--window-s", "1",
-			    (char *)NULL);
-		else
-			execl(daemon_path, "vitalsd", "-f", "-v",
-			    "--state-dir", dir, "--socket", sock,
-			    "--interval-ms", "100", "--window-s", "1",
-			    (char *)NULL);
-		_exit(127);
-	}
+	dpid = td_exec(log, TD_LOG_APPEND, conf ? argv : noconf, child_setup,
+	    &o);
 	/* Up when it answers with a closed window. */
 	for (i = 0; i < 100; i++) {
 		int fd = cl_connect_buf(0);
@@ -332,7 +312,7 @@ start_daemon_opts(const char *conf, rlim_t nofile, enum inherit how,
 static void
 start_daemon(const char *conf)
 {
-	start_daemon_opts(conf, 0, INHERIT_NONE, -1);
+	start_daemon_opts(conf, 0, TD_INHERIT_NONE, -1);
 }
 
 /* made: the daemon made the socket file, and must remove it. */
@@ -344,8 +324,7 @@ stop_daemon_made(bool made)
 
 	if (dpid <= 0)
 		return;
-	kill(dpid, SIGTERM);
-	ck_assert_int_eq(waitpid(dpid, &status, 0), dpid);
+	status = td_kill(dpid, SIGTERM);
 	dpid = 0;
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	    "daemon status %#x", status);
@@ -1211,7 +1190,7 @@ START_TEST(test_emfile)
 	/* Room for the daemon's own files and four connections more. */
 	base = count_fds(dpid);
 	stop_daemon();
-	start_daemon_opts(NULL, base + 4, INHERIT_NONE, -1);
+	start_daemon_opts(NULL, base + 4, TD_INHERIT_NONE, -1);
 	for (i = 0; i < 12; i++)
 		held[i] = cl_connect();
 	tu_sleep_ms(300);
@@ -1317,7 +1296,7 @@ START_TEST(test_platform_roles)
 	fd = socket(AF_UNIX, SOCK_STREAM, 0);
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	start_daemon_opts(NULL, 0, INHERIT_ANDROID, fd);
+	start_daemon_opts(NULL, 0, TD_INHERIT_ANDROID, fd);
 	close(fd);
 	expect_roles(1000, ok, ok, "Android default");
 	expect_roles(2000, ok, denied, "Android default");
@@ -1328,7 +1307,7 @@ START_TEST(test_platform_roles)
 	fd = socket(AF_UNIX, SOCK_STREAM, 0);
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	start_daemon_opts(conf, 0, INHERIT_ANDROID, fd);
+	start_daemon_opts(conf, 0, TD_INHERIT_ANDROID, fd);
 	close(fd);
 	expect_roles(1000, denied, 0, "Android, system_uid = none");
 	expect_roles(2000, ok, denied, "Android, system_uid = none");
@@ -1340,10 +1319,10 @@ END_TEST
 
 START_TEST(test_inherited_socket)
 {
-	enum inherit how;
+	enum td_inherit how;
 
 	stop_daemon();
-	for (how = INHERIT_ANDROID; how <= INHERIT_SYSTEMD; how++) {
+	for (how = TD_INHERIT_ANDROID; how <= TD_INHERIT_SYSTEMD; how++) {
 		struct sockaddr_un sa = { .sun_family = AF_UNIX };
 		Vitals__Response *r;
 		char log[PATH_MAX], line[512];
@@ -1356,7 +1335,7 @@ START_TEST(test_inherited_socket)
 		ck_assert_int_ge(fd, 0);
 		ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)),
 		    0);
-		if (how == INHERIT_SYSTEMD)
+		if (how == TD_INHERIT_SYSTEMD)
 			ck_assert_int_eq(listen(fd, 16), 0);
 		start_daemon_opts(NULL, 0, how, fd);
 		close(fd);
@@ -1368,7 +1347,7 @@ START_TEST(test_inherited_socket)
 		snprintf(log, sizeof(log), "%s.log", dir);
 		ck_assert_ptr_nonnull(f = fopen(log, "r"));
 		while (fgets(line, sizeof(line), f))
-			if (strstr(line, how == INHERIT_ANDROID ?
+			if (strstr(line, how == TD_INHERIT_ANDROID ?
 			    "control socket from Android init" :
 			    "control socket from systemd"))
 				said = true;
@@ -1379,38 +1358,20 @@ START_TEST(test_inherited_socket)
 	/* A file that is not a socket is never removed: startup fails. */
 	ck_assert_int_eq(tu_writes(sock, "not a socket"), 0);
 	{
-		pid_t pid = fork();
-		int status;
+		const char *argv[] = { "vitalsd", "-f", "--state-dir", dir,
+			"--socket", sock, NULL };
+		int status = td_exec_wait(argv);
 
-		ck_assert_int_ge(pid, 0);
-		if (pid == 0) {
-			int nul = open("/dev/null", O_WRONLY);
-
-			dup2(nul, 2);
-			execl(daemon_path, "vitalsd", "-f", "--state-dir", dir,
-			    "--socket", sock, (char *)NULL);
-			_exit(127);
-		}
-		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 		ck_assert(WIFEXITED(status) && WEXITSTATUS(status) != 0);
 	}
 	ck_assert_int_eq(unlink(sock), 0);
 	/* A live daemon's socket is not taken over either. */
 	start_daemon(NULL);
 	{
-		pid_t pid = fork();
-		int status;
+		const char *argv[] = { "vitalsd", "-f", "--state-dir", dir,
+			"--socket", sock, NULL };
+		int status = td_exec_wait(argv);
 
-		ck_assert_int_ge(pid, 0);
-		if (pid == 0) {
-			int nul = open("/dev/null", O_WRONLY);
-
-			dup2(nul, 2);
-			execl(daemon_path, "vitalsd", "-f", "--state-dir", dir,
-			    "--socket", sock, (char *)NULL);
-			_exit(127);
-		}
-		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 		ck_assert(WIFEXITED(status) && WEXITSTATUS(status) != 0);
 	}
 	{
@@ -1681,15 +1642,8 @@ control_suite(void)
 int
 main(void)
 {
-	const char *b = getenv("VITALS_BUILDDIR");
-
-	if (geteuid() != 0) {
-		fprintf(stderr, "check_control: needs root (setuid to "
-		    "nobody); skipped\n");
+	if (!tu_need_root("setuid to nobody"))
 		return 77;
-	}
-	snprintf(daemon_path, sizeof(daemon_path), "%s/daemon/vitalsd",
-	    b ? b : ".");
 	signal(SIGPIPE, SIG_IGN);
 	return tu_run(control_suite());
 }

@@ -36,6 +36,7 @@
 
 #include <event2/event.h>
 
+#include "harness.h"
 #include "testutil.h"
 #include "vitalsd.h"
 
@@ -521,31 +522,6 @@ top_snapshot(char *snap[NTOP])
 	}
 }
 
-static const char *
-daemon_path(void)
-{
-	static char p[PATH_MAX];
-	const char *b = getenv("VITALS_BUILDDIR");
-
-	snprintf(p, sizeof(p), "%s/daemon/vitalsd", b ? b : ".");
-	return p;
-}
-
-static bool
-file_has(const char *path, const char *needle)
-{
-	struct vbuf b = { 0 };
-	bool found;
-	int fd;
-
-	if ((fd = open(path, O_RDONLY)) < 0)
-		return false;
-	found = read_fd_all(fd, &b) == 0 && b.p && strstr(b.p, needle);
-	close(fd);
-	vbuf_release(&b);
-	return found;
-}
-
 static bool
 instance_dir(void)
 {
@@ -560,7 +536,6 @@ static pid_t
 start_daemon_with(const char *log, const char *state, const char *extra)
 {
 	char conf[PATH_MAX], text[512], sock[PATH_MAX];
-	pid_t pid;
 
 	snprintf(conf, sizeof(conf), "%s.conf", state);
 	snprintf(sock, sizeof(sock), "%s.sock", state);
@@ -568,18 +543,13 @@ start_daemon_with(const char *log, const char *state, const char *extra)
 	    "scanner = procfs\nftrace_sched = off\nftrace_tick_ms = 100\n%s",
 	    inst, extra);
 	ck_assert_int_eq(tu_writes(conf, text), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	{
+		const char *argv[] = { "vitalsd", "-f", "-c", conf,
+			"--state-dir", state, "--socket", sock, "--interval-ms",
+			"100", "--window-s", "1", NULL };
 
-		dup2(fd, 2);
-		execl(daemon_path(), "vitalsd", "-f", "-c", conf,
-		    "--state-dir", state, "--socket", sock, "--interval-ms",
-		    "100", "--window-s", "1", (char *)NULL);
-		_exit(127);
+		return td_exec(log, TD_LOG_TRUNC, argv, NULL, NULL);
 	}
-	return pid;
 }
 
 static pid_t
@@ -588,44 +558,29 @@ start_daemon(const char *log, const char *state)
 	return start_daemon_with(log, state, "");
 }
 
-static void
-stop_daemon(pid_t pid)
-{
-	int status;
-
-	kill(pid, SIGTERM);
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	    "vitalsd status %#x", status);
-}
-
 START_TEST(test_daemon_hygiene)
 {
 	char *before[NTOP], *after[NTOP], log[PATH_MAX], state[PATH_MAX],
 	    db[PATH_MAX + 16], v[64], sql[256];
 	struct store *s = NULL;
 	unsigned i;
-	int status;
 	pid_t pid;
 
 	top_snapshot(before);
 	snprintf(log, sizeof(log), "%s/d.log", tmpdir);
 	snprintf(state, sizeof(state), "%s/d", tmpdir);
 	pid = start_daemon(log, state);
-	for (i = 0; i < 100 && !file_has(log, "ftrace: instance"); i++) {
-		ck_assert_int_eq(waitpid(pid, &status, WNOHANG), 0);
-		tu_sleep_ms(50);
-	}
-	ck_assert_msg(file_has(log, "ATrace on"), "no ftrace line in %s",
+	td_log_until(pid, log, "ftrace: instance", 100, 50);
+	ck_assert_msg(td_file_has(log, "ATrace on"), "no ftrace line in %s",
 	    log);
 	ck_assert(instance_dir());
 	mark("B|%d|daemon slice", (int)getpid());
 	tu_sleep_ms(20);
 	mark("E|%d", (int)getpid());
 	mark("B|%d|open at stop", (int)getpid());
-	for (i = 0; i < 100 && !file_has(log, "window 3:"); i++)
+	for (i = 0; i < 100 && !td_file_has(log, "window 3:"); i++)
 		tu_sleep_ms(50);
-	stop_daemon(pid);
+	td_term(pid, NULL);
 	top_snapshot(after);
 	ck_assert_msg(!instance_dir(), "instance %s left behind", inst);
 	for (i = 0; i < NTOP; i++) {
@@ -667,8 +622,7 @@ START_TEST(test_daemon_reclaims)
 {
 	char log[PATH_MAX], state[PATH_MAX], path[256];
 	struct vbuf b = { 0 };
-	unsigned i;
-	int status, fd;
+	int fd;
 	pid_t pid;
 
 	snprintf(path, sizeof(path), TRACEFS "/instances/%s", inst);
@@ -679,11 +633,8 @@ START_TEST(test_daemon_reclaims)
 	snprintf(log, sizeof(log), "%s/r.log", tmpdir);
 	snprintf(state, sizeof(state), "%s/r", tmpdir);
 	pid = start_daemon(log, state);
-	for (i = 0; i < 100 && !file_has(log, "window 1:"); i++) {
-		ck_assert_int_eq(waitpid(pid, &status, WNOHANG), 0);
-		tu_sleep_ms(50);
-	}
-	ck_assert_msg(file_has(log, "ATrace on"), "not reclaimed: see %s",
+	td_log_until(pid, log, "window 1:", 100, 50);
+	ck_assert_msg(td_file_has(log, "ATrace on"), "not reclaimed: see %s",
 	    log);
 	/* ftrace_sched = off: the stale enable did not survive */
 	fd = open(path, O_RDONLY);
@@ -692,7 +643,7 @@ START_TEST(test_daemon_reclaims)
 	close(fd);
 	ck_assert_int_eq(b.p[0], '0');
 	vbuf_release(&b);
-	stop_daemon(pid);
+	td_term(pid, NULL);
 	ck_assert(!instance_dir());
 }
 END_TEST
@@ -706,22 +657,18 @@ START_TEST(test_daemon_dropped_stop)
 {
 	char log[PATH_MAX], state[PATH_MAX], path[256];
 	unsigned i;
-	int status;
 	pid_t pid;
 
 	snprintf(log, sizeof(log), "%s/p.log", tmpdir);
 	snprintf(state, sizeof(state), "%s/p", tmpdir);
 	pid = start_daemon_with(log, state, "user = nobody\n"
 	    "privhelper = off\ncapabilities = none\n");
-	for (i = 0; i < 100 && !file_has(log, "window 1:"); i++) {
-		ck_assert_int_eq(waitpid(pid, &status, WNOHANG), 0);
-		tu_sleep_ms(50);
-	}
-	ck_assert_msg(file_has(log, "ATrace on"), "see %s", log);
-	ck_assert_msg(file_has(log, "privileges: dropped to nobody uid 65534"),
-	    "see %s", log);
-	ck_assert_msg(file_has(log, "capabilities none"), "see %s", log);
-	stop_daemon(pid);
+	td_log_until(pid, log, "window 1:", 100, 50);
+	ck_assert_msg(td_file_has(log, "ATrace on"), "see %s", log);
+	ck_assert_msg(td_file_has(log,
+	    "privileges: dropped to nobody uid 65534"), "see %s", log);
+	ck_assert_msg(td_file_has(log, "capabilities none"), "see %s", log);
+	td_term(pid, NULL);
 	/* nobody cannot even search tracefs (0700), no capability is kept
 	 * and no helper runs: the removal fails for certain */
 	ck_assert_msg(instance_dir(), "instance %s removed without privilege",
@@ -957,14 +904,8 @@ srow_events(const struct served *sv, int pid)
 static void
 wait_atrace(pid_t pid, const char *log)
 {
-	unsigned i;
-	int status;
-
-	for (i = 0; i < 200 && !file_has(log, "ftrace: instance"); i++) {
-		ck_assert_int_eq(waitpid(pid, &status, WNOHANG), 0);
-		tu_sleep_ms(50);
-	}
-	ck_assert_msg(file_has(log, "ATrace on"), "no ATrace: see %s", log);
+	td_log_until(pid, log, "ftrace: instance", 200, 50);
+	ck_assert_msg(td_file_has(log, "ATrace on"), "no ATrace: see %s", log);
 }
 
 /*
@@ -1114,7 +1055,7 @@ START_TEST(test_daemon_markers)
 	ck_assert_msg(strstr(tx.out, a.inner) && strstr(tx.out, n127) &&
 	    !strstr(tx.out, "child slice"), "%s", tx.out);
 	run_free(&tx);
-	stop_daemon(pid);
+	td_term(pid, NULL);
 	free(sv);
 }
 END_TEST
@@ -1259,7 +1200,7 @@ START_TEST(test_daemon_flood)
 			break;
 	}
 	ck_assert_uint_ge(flood_windows, 3);
-	stop_daemon(pid);
+	td_term(pid, NULL);
 
 	/* what the store holds for the same windows: samples on schedule,
 	 * the same loss */
@@ -1310,13 +1251,7 @@ ftrace_suite(void)
 int
 main(void)
 {
-	const char *b = getenv("VITALS_BUILDDIR");
-
-	if (geteuid() != 0) {
-		fprintf(stderr, "check_ftrace: needs root\n");
+	if (!tu_need_root("tracefs"))
 		return 77;
-	}
-	snprintf(client_path, sizeof(client_path), "%s/client/vitals",
-	    b ? b : ".");
 	return tu_run(ftrace_suite());
 }

@@ -5,26 +5,30 @@
  * client prints them, exact text and JSON for globals, two GPUs, live and
  * dead pids, growth over stored windows, and what the store holds.
  */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "client_run.h"
+#include "harness.h"
 #include "gpumem_driver.h"
 #include "gpumem_dumpsys.h"
 #include "jsonmini.h"
-
-static char daemon_path[PATH_MAX];
-
-/* ------------------------------------------------------------- daemon */
-
-struct daemon {
-	pid_t pid;
-	char *dir;
-	char sock[PATH_MAX];
-	char log[PATH_MAX];
-};
+#include "testutil.h"
+#include "vitalsd.h"
 
 static struct run
-vitals(const struct daemon *d, const char *a0, const char *a1,
+vitals(const struct td *d, const char *a0, const char *a1,
     const char *a2, const char *a3)
 {
 	const char *argv[] = { "vitals", "--socket", d->sock, a0, a1, a2, a3,
@@ -34,66 +38,36 @@ vitals(const struct daemon *d, const char *a0, const char *a1,
 }
 
 static void
-daemon_start_opt(struct daemon *d, const char *conf, bool refuse)
+refuse_walks(void *arg)
 {
-	char cf[PATH_MAX];
-	int i;
+	(void)arg;
+	gd_refuse_walks();
+}
 
-	d->dir = tu_mkdtemp("gpumem-daemon");
-	ck_assert_ptr_nonnull(d->dir);
-	snprintf(d->sock, sizeof(d->sock), "%s/vitalsd.sock", d->dir);
-	snprintf(d->log, sizeof(d->log), "%s.log", d->dir);
-	snprintf(cf, sizeof(cf), "%s/vitalsd.conf", d->dir);
-	ck_assert_int_eq(tu_writes(cf, conf), 0);
-	d->pid = fork();
-	ck_assert_int_ge(d->pid, 0);
-	if (d->pid == 0) {
-		int fd = open(d->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+/* 100 ms samples, 1 s windows, the procfs scanner; up when `vitals
+ * gpumem` answers. refuse: the kernel refuses the daemon's map walks. */
+static void
+daemon_start_opt(struct td *d, const char *conf, bool refuse)
+{
+	static const char *const args[] = { "--interval-ms", "100",
+		"--window-s", "1", "--scanner", "procfs", NULL };
+	static const char *const gpumem[] = { "gpumem", NULL };
 
-		dup2(fd, 2);
-		if (refuse)
-			refuse_walks();
-		execl(daemon_path, "vitalsd", "-f", "-c", cf, "--state-dir",
-		    d->dir, "--socket", d->sock, "--interval-ms", "100",
-		    "--window-s", "1", "--scanner", "procfs", (char *)NULL);
-		_exit(127);
-	}
-	for (i = 0; i < 100; i++) {
-		struct run r;
-
-		sleep_ms(100);
-		r = vitals(d, "gpumem", NULL, NULL, NULL);
-		run_free(&r);
-		if (r.code == 0)
-			return;
-	}
-	ck_abort_msg("vitalsd did not answer within 10 s (log %s)", d->log);
+	td_prepare(d, "gpumem-daemon", conf);
+	td_spawn(d, args, refuse ? refuse_walks : NULL, NULL);
+	td_wait(d, 10000, gpumem, NULL);
 }
 
 static void
-daemon_start(struct daemon *d, const char *conf)
+daemon_start(struct td *d, const char *conf)
 {
 	daemon_start_opt(d, conf, false);
-}
-
-static void
-daemon_stop(struct daemon *d)
-{
-	int status;
-
-	kill(d->pid, SIGTERM);
-	ck_assert_int_eq(waitpid(d->pid, &status, 0), d->pid);
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	    "vitalsd ended with status 0x%x (log %s)", status, d->log);
-	tu_rmtree(d->dir);
-	free(d->dir);
-	unlink(d->log);
 }
 
 /* `vitals gpumem` until it prints want (20 s: a loaded machine), then
  * exactly want. */
 static void
-expect_text(const struct daemon *d, const char *want, const char *a1,
+expect_text(const struct td *d, const char *want, const char *a1,
     const char *a2)
 {
 	struct run r = { 0 };
@@ -105,7 +79,7 @@ expect_text(const struct daemon *d, const char *want, const char *a1,
 		r = vitals(d, "gpumem", a1, a2, NULL);
 		if (r.code == 0 && strcmp(r.out, want) == 0)
 			break;
-		sleep_ms(100);
+		tu_sleep_ms(100);
 	}
 	ck_assert_int_eq(r.code, 0);
 	ck_assert_str_eq(r.out, want);
@@ -115,7 +89,7 @@ expect_text(const struct daemon *d, const char *want, const char *a1,
 /* window_gpu rows of the newest stored window, "gpu pid start bytes
  * stale name|" each, by gpu and pid; malloc'd. */
 static char *
-stored_rows(const struct daemon *d)
+stored_rows(const struct td *d)
 {
 	char db[PATH_MAX], *out = malloc(4096);
 	sqlite3_stmt *st;
@@ -167,7 +141,7 @@ sleeper(void)
 		}
 		if (strcmp(comm, "sleep\n") == 0)
 			return pid;
-		sleep_ms(20);
+		tu_sleep_ms(20);
 	}
 	ck_abort_msg("%d never ran sleep", (int)pid);
 	return pid;
@@ -177,13 +151,13 @@ START_TEST(test_daemon_gpumem)
 {
 	char path[PATH_MAX], conf[PATH_MAX + 128], want[PATH_MAX + 2048];
 	const struct jm *procs, *st;
-	struct daemon d;
+	struct td d;
 	struct run r;
 	struct jm *j;
 	pid_t a, dead, lo, hi;
 	int fd;
 
-	map_path(path, sizeof(path), "map_gpuMem_gpu_mem_total_map");
+	gd_map_path(path, sizeof(path), "map_gpuMem_gpu_mem_total_map");
 	snprintf(conf, sizeof(conf), "gpumem_map = %s\n"
 	    "gpumem_load = map-only\nbpf_load = off\n", path);
 	daemon_start(&d, conf);
@@ -194,8 +168,8 @@ START_TEST(test_daemon_gpumem)
 	    NULL);
 
 	/* the loader pins it: empty */
-	fd = aosp_map();
-	pin(fd, path);
+	fd = gd_aosp_map();
+	gd_pin(fd, path);
 	snprintf(want, sizeof(want), "GPU memory: empty; pinned map %s, 0 of "
 	    "1024 entries\n", path);
 	expect_text(&d, want, "-v", NULL);
@@ -204,13 +178,13 @@ START_TEST(test_daemon_gpumem)
 
 	/* a live process, a dead one, two GPUs, one without its global */
 	a = sleeper();
-	dead = child(0);
-	reap(dead);
-	sleep_ms(300); /* the daemon's scan has seen a */
-	ck_assert_int_eq(drv(fd, 0, 0, 1000000), 0);
-	ck_assert_int_eq(drv(fd, 0, a, 4096), 0);
-	ck_assert_int_eq(drv(fd, 0, dead, 777), 0);
-	ck_assert_int_eq(drv(fd, 1, a, 8192), 0);
+	dead = gd_child(0);
+	gd_reap(dead);
+	tu_sleep_ms(300); /* the daemon's scan has seen a */
+	ck_assert_int_eq(gd_drv(fd, 0, 0, 1000000), 0);
+	ck_assert_int_eq(gd_drv(fd, 0, a, 4096), 0);
+	ck_assert_int_eq(gd_drv(fd, 0, dead, 777), 0);
+	ck_assert_int_eq(gd_drv(fd, 1, a, 8192), 0);
 	lo = a < dead ? a : dead;
 	hi = a < dead ? dead : a;
 	snprintf(want, sizeof(want),
@@ -264,7 +238,7 @@ START_TEST(test_daemon_gpumem)
 	ck_assert_int_eq(jm_get(&procs->v[3], "pid")->ll, a);
 	ck_assert_int_eq(jm_get(&procs->v[3], "gpu_id")->ll, 1);
 	ck_assert_int_eq(jm_get(&procs->v[3], "starttime")->ll,
-	    (long long)starttime_of(a));
+	    (long long)gd_starttime_of(a));
 	ck_assert_str_eq(jm_get(&procs->v[3], "name")->str, "sleep");
 	jm_free(j);
 	run_free(&r);
@@ -280,9 +254,9 @@ START_TEST(test_daemon_gpumem)
 		run_free(&r);
 		if (stored)
 			break;
-		sleep_ms(100);
+		tu_sleep_ms(100);
 	}
-	ck_assert_int_eq(drv(fd, 0, a, 65536), 0);
+	ck_assert_int_eq(gd_drv(fd, 0, a, 65536), 0);
 	snprintf(want, sizeof(want), "Proc %d total: 65536 sleep (min 4096, "
 	    "max 65536, growth +61440)\n", a);
 	for (int i = 0;; i++) {
@@ -290,7 +264,7 @@ START_TEST(test_daemon_gpumem)
 		if ((r.code == 0 && strstr(r.out, want) != NULL) || i == 299)
 			break;
 		run_free(&r);
-		sleep_ms(100);
+		tu_sleep_ms(100);
 	}
 	ck_assert_int_eq(r.code, 0);
 	ck_assert_msg(strstr(r.out, want) != NULL, "no '%s' in:\n%s", want,
@@ -308,11 +282,12 @@ START_TEST(test_daemon_gpumem)
 		char *rows = stored_rows(&d);
 
 		snprintf(ra, sizeof(ra), "0 %d %llu 65536 0 sleep|", a,
-		    (unsigned long long)starttime_of(a));
+		    (unsigned long long)gd_starttime_of(a));
 		snprintf(rd, sizeof(rd), "0 %d 0 777 1 |", dead);
 		snprintf(want, sizeof(want), "0 0 0 1000000 0 |%s%s"
 		    "1 %d %llu 8192 0 sleep|", a < dead ? ra : rd,
-		    a < dead ? rd : ra, a, (unsigned long long)starttime_of(a));
+		    a < dead ? rd : ra, a,
+		    (unsigned long long)gd_starttime_of(a));
 		ck_assert_str_eq(rows, want);
 		free(rows);
 	}
@@ -339,8 +314,8 @@ START_TEST(test_daemon_gpumem)
 	    "4 of 1024 entries)\n"));
 	run_free(&r);
 
-	daemon_stop(&d);
-	reap(a);
+	td_stop(&d);
+	gd_reap(a);
 	close(fd);
 	unlink(path);
 }
@@ -351,12 +326,12 @@ END_TEST
 START_TEST(test_daemon_error_and_own)
 {
 	char path[PATH_MAX], conf[PATH_MAX * 2 + 256];
-	struct daemon d;
+	struct td d;
 	int fd;
 
-	map_path(path, sizeof(path), "map_gpuMem_refused");
-	fd = aosp_map();
-	pin(fd, path);
+	gd_map_path(path, sizeof(path), "map_gpuMem_refused");
+	fd = gd_aosp_map();
+	gd_pin(fd, path);
 	close(fd);
 	snprintf(conf, sizeof(conf), "gpumem_map = %s\n"
 	    "gpumem_load = map-only\nbpf_load = off\n", path);
@@ -368,14 +343,14 @@ START_TEST(test_daemon_error_and_own)
 	/* dumpsys says "empty" when its first get-next-key fails */
 	expect_text(&d, "GPU memory total usage map is empty\n\n", NULL,
 	    NULL);
-	daemon_stop(&d);
+	td_stop(&d);
 	unlink(path);
 
-	if (tracepoint_exists())
+	if (gd_tracepoint_exists())
 		return;
-	map_path(path, sizeof(path), "map_gpuMem_none");
+	gd_map_path(path, sizeof(path), "map_gpuMem_none");
 	snprintf(conf, sizeof(conf), "gpumem_map = %s\nbpffs = %s/own\n"
-	    "gpumem_attach_s = 1\n", path, bpfdir);
+	    "gpumem_attach_s = 1\n", path, gd_bpfdir);
 	daemon_start(&d, conf);
 #ifdef HAVE_BPF
 	expect_text(&d, "GPU memory: not initialised (tracepoint absent: No "
@@ -387,7 +362,7 @@ START_TEST(test_daemon_error_and_own)
 #endif
 	expect_text(&d, "Failed to initialize GPU memory eBPF\n\n", NULL,
 	    NULL);
-	daemon_stop(&d);
+	td_stop(&d);
 }
 END_TEST
 
@@ -409,15 +384,7 @@ gpumem_daemon_suite(void)
 int
 main(void)
 {
-	const char *b = getenv("VITALS_BUILDDIR");
-
-	if (geteuid() != 0) {
-		fprintf(stderr, "check_gpumem_daemon: needs root\n");
+	if (!tu_need_root("BPF maps and the daemon"))
 		return 77;
-	}
-	snprintf(daemon_path, sizeof(daemon_path), "%s/daemon/vitalsd",
-	    b ? b : ".");
-	snprintf(client_path, sizeof(client_path), "%s/client/vitals",
-	    b ? b : ".");
 	return tu_run(gpumem_daemon_suite());
 }

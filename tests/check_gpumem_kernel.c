@@ -9,10 +9,23 @@
  * concurrent writer, and vitalsd's own program. check_gpumem_daemon runs
  * the daemon and the client against such maps.
  */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "gpumem_driver.h"
+#include "testutil.h"
+#include "vitalsd.h"
 
 /* ---------------------------------------------------------------- reader */
 
@@ -20,11 +33,11 @@ static struct gpumem *
 reader(const char *path, unsigned load)
 {
 	struct gpumem_opts o = { .map_path = path, .load = load,
-		.bpffs = bpfdir, .attach_s = 2 };
+		.bpffs = gd_bpfdir, .attach_s = 2 };
 	struct gpumem *g = NULL;
 
 	ck_assert_int_eq(gpumem_new(&o, &g), 0);
-	gpumem_set_lookup(g, proc_lookup, NULL);
+	gpumem_set_lookup(g, gd_proc_lookup, NULL);
 	return g;
 }
 
@@ -65,10 +78,10 @@ START_TEST(test_three_states)
 	unsigned why;
 	int err, fd;
 
-	map_path(absent, sizeof(absent), "map_gpuMem_absent");
-	map_path(arr, sizeof(arr), "map_gpuMem_array");
-	map_path(wo, sizeof(wo), "map_gpuMem_wronly");
-	map_path(ok, sizeof(ok), "map_gpuMem_gpu_mem_total_map");
+	gd_map_path(absent, sizeof(absent), "map_gpuMem_absent");
+	gd_map_path(arr, sizeof(arr), "map_gpuMem_array");
+	gd_map_path(wo, sizeof(wo), "map_gpuMem_wronly");
+	gd_map_path(ok, sizeof(ok), "map_gpuMem_gpu_mem_total_map");
 
 	/* nothing pinned: not initialised, until the loader pins it */
 	g = reader(ok, GPUMEM_LOAD_MAP_ONLY);
@@ -76,15 +89,15 @@ START_TEST(test_three_states)
 	ck_assert_uint_eq(why, GPUMEM_WHY_NO_MAP);
 	tick(g);
 	ck_assert_uint_eq(gpumem_state(g, NULL, NULL), GPUMEM_NOT_INIT);
-	fd = aosp_map();
-	pin(fd, ok);
+	fd = gd_aosp_map();
+	gd_pin(fd, ok);
 	tick(g);
 	ck_assert_uint_eq(gpumem_state(g, &why, NULL), GPUMEM_EMPTY);
 	ck_assert_uint_eq(why, GPUMEM_WHY_NONE);
-	ck_assert_int_eq(drv(fd, 0, 0, 4096), 0);
+	ck_assert_int_eq(gd_drv(fd, 0, 0, 4096), 0);
 	tick(g);
 	ck_assert_uint_eq(gpumem_state(g, NULL, NULL), GPUMEM_OK);
-	ck_assert_int_eq(drv(fd, 0, 0, 0), 0);
+	ck_assert_int_eq(gd_drv(fd, 0, 0, 0), 0);
 	tick(g);
 	ck_assert_uint_eq(gpumem_state(g, NULL, NULL), GPUMEM_EMPTY);
 	ck_assert_int_eq(gpumem_view(g, &v), 0);
@@ -97,8 +110,8 @@ START_TEST(test_three_states)
 	close(fd);
 
 	/* a map of another layout: an error, never read */
-	fd = map_create(BPF_MAP_TYPE_ARRAY, 4, 8, 16, 0);
-	pin(fd, arr);
+	fd = gd_map_create(BPF_MAP_TYPE_ARRAY, 4, 8, 16, 0);
+	gd_pin(fd, arr);
 	close(fd);
 	g = reader(arr, GPUMEM_LOAD_MAP_ONLY);
 	ck_assert_uint_eq(gpumem_state(g, &why, &err), GPUMEM_ERROR);
@@ -107,12 +120,12 @@ START_TEST(test_three_states)
 
 	/* the layout is right but the kernel refuses the walk: a
 	 * traversal error, with its errno (this test's process only) */
-	fd = aosp_map();
-	ck_assert_int_eq(drv(fd, 0, 0, 1), 0);
-	pin(fd, wo);
+	fd = gd_aosp_map();
+	ck_assert_int_eq(gd_drv(fd, 0, 0, 1), 0);
+	gd_pin(fd, wo);
 	close(fd);
 	g = reader(wo, GPUMEM_LOAD_MAP_ONLY);
-	refuse_walks();
+	gd_refuse_walks();
 	ck_assert_int_eq(gpumem_tick(g, clock_ns(CLOCK_MONOTONIC)), -EPERM);
 	ck_assert_uint_eq(gpumem_state(g, &why, &err), GPUMEM_ERROR);
 	ck_assert_uint_eq(why, GPUMEM_WHY_TRAVERSE);
@@ -139,26 +152,26 @@ START_TEST(test_entries_and_attribution)
 	uint64_t st_a;
 	int fd;
 
-	map_path(path, sizeof(path), "map_gpuMem_entries");
-	fd = aosp_map();
-	pin(fd, path);
-	a = child(0);
-	dead = child(0);
-	reap(dead);
-	st_a = starttime_of(a);
-	sleep_ms(30); /* reports come after a's start, in a later tick */
+	gd_map_path(path, sizeof(path), "map_gpuMem_entries");
+	fd = gd_aosp_map();
+	gd_pin(fd, path);
+	a = gd_child(0);
+	dead = gd_child(0);
+	gd_reap(dead);
+	st_a = gd_starttime_of(a);
+	tu_sleep_ms(30); /* reports come after a's start, in a later tick */
 
-	ck_assert_int_eq(drv(fd, 0, 0, 1000000), 0);
-	ck_assert_int_eq(drv(fd, 1, 0, 2000000), 0);
-	ck_assert_int_eq(drv(fd, 0, a, 4096), 0);
-	ck_assert_int_eq(drv(fd, 1, a, 8192), 0);
-	ck_assert_int_eq(drv(fd, 0, dead, 777), 0);
-	ck_assert_int_eq(drv(fd, 0, getpid(), 12345), 0);
+	ck_assert_int_eq(gd_drv(fd, 0, 0, 1000000), 0);
+	ck_assert_int_eq(gd_drv(fd, 1, 0, 2000000), 0);
+	ck_assert_int_eq(gd_drv(fd, 0, a, 4096), 0);
+	ck_assert_int_eq(gd_drv(fd, 1, a, 8192), 0);
+	ck_assert_int_eq(gd_drv(fd, 0, dead, 777), 0);
+	ck_assert_int_eq(gd_drv(fd, 0, getpid(), 12345), 0);
 	g = reader(path, GPUMEM_LOAD_MAP_ONLY);
 	tick(g);
-	ck_assert_int_eq(drv(fd, 0, a, 65536), 0);
+	ck_assert_int_eq(gd_drv(fd, 0, a, 65536), 0);
 	tick(g);
-	ck_assert_int_eq(drv(fd, 0, a, 16384), 0);
+	ck_assert_int_eq(gd_drv(fd, 0, a, 16384), 0);
 	tick(g);
 	w = close_window(g, 1);
 	ck_assert_uint_eq(w->gpumem.state, GPUMEM_OK);
@@ -186,7 +199,7 @@ START_TEST(test_entries_and_attribution)
 	window_free(w);
 
 	/* size 0 deletes: 0 at this window's end, gone from the next */
-	ck_assert_int_eq(drv(fd, 0, getpid(), 0), 0);
+	ck_assert_int_eq(gd_drv(fd, 0, getpid(), 0), 0);
 	tick(g);
 	w = close_window(g, 2);
 	p = find(w, 0, getpid());
@@ -201,11 +214,11 @@ START_TEST(test_entries_and_attribution)
 	window_free(w);
 
 	/* a's pid reused by b: a's totals are not b's */
-	reap(a);
-	sleep_ms(30);
-	b = child(a);
+	gd_reap(a);
+	tu_sleep_ms(30);
+	b = gd_child(a);
 	ck_assert_int_eq(b, a);
-	ck_assert_uint_ne(starttime_of(b), st_a);
+	ck_assert_uint_ne(gd_starttime_of(b), st_a);
 	tick(g);
 	w = close_window(g, 4);
 	ck_assert(find(w, 0, a)->stale);
@@ -213,18 +226,18 @@ START_TEST(test_entries_and_attribution)
 	ck_assert_uint_eq(find(w, 1, a)->starttime, 0);
 	window_free(w);
 	/* b reports on GPU 1: that pair is b's; GPU 0's stays stale */
-	sleep_ms(20);
-	ck_assert_int_eq(drv(fd, 1, b, 9000), 0);
+	tu_sleep_ms(20);
+	ck_assert_int_eq(gd_drv(fd, 1, b, 9000), 0);
 	tick(g);
 	w = close_window(g, 5);
 	p = find(w, 1, b);
 	ck_assert(!p->stale);
-	ck_assert_uint_eq(p->starttime, starttime_of(b));
+	ck_assert_uint_eq(p->starttime, gd_starttime_of(b));
 	ck_assert_uint_eq(p->bytes, 9000);
 	ck_assert_uint_eq(p->min_bytes, 9000);
 	ck_assert(find(w, 0, b)->stale);
 	window_free(w);
-	reap(b);
+	gd_reap(b);
 	gpumem_free(g);
 	close(fd);
 	unlink(path);
@@ -240,23 +253,23 @@ START_TEST(test_capacity)
 	uint32_t i;
 	int fd;
 
-	map_path(path, sizeof(path), "map_gpuMem_full");
-	fd = aosp_map();
-	pin(fd, path);
+	gd_map_path(path, sizeof(path), "map_gpuMem_full");
+	fd = gd_aosp_map();
+	gd_pin(fd, path);
 	g = reader(path, GPUMEM_LOAD_MAP_ONLY);
-	ck_assert_int_eq(drv(fd, 0, 0, 1), 0);
-	ck_assert_int_eq(drv(fd, 1, 0, 1), 0);
+	ck_assert_int_eq(gd_drv(fd, 0, 0, 1), 0);
+	ck_assert_int_eq(gd_drv(fd, 1, 0, 1), 0);
 	for (i = 1; i <= 1000; i++)
-		ck_assert_int_eq(drv(fd, i % 2, 400000 + (int32_t)i, i), 0);
+		ck_assert_int_eq(gd_drv(fd, i % 2, 400000 + (int32_t)i, i), 0);
 	tick(g);
 	w = close_window(g, 1);
 	ck_assert_uint_eq(w->gpumem.entries, 1002);
 	ck_assert(!w->gpumem.saturated);
 	window_free(w);
 	for (i = 1001; i <= CAP - 2; i++)
-		ck_assert_int_eq(drv(fd, i % 2, 400000 + (int32_t)i, i), 0);
+		ck_assert_int_eq(gd_drv(fd, i % 2, 400000 + (int32_t)i, i), 0);
 	/* AOSP's program would ignore this failure */
-	ck_assert_int_eq(drv(fd, 0, 999999, 1), -E2BIG);
+	ck_assert_int_eq(gd_drv(fd, 0, 999999, 1), -E2BIG);
 	tick(g);
 	w = close_window(g, 2);
 	ck_assert_uint_eq(w->gpumem.entries, CAP);
@@ -286,8 +299,8 @@ START_TEST(test_fallback_order)
 	ck_assert_str_eq(VITALS_GPUMEM_MAP,
 	    "/sys/fs/bpf/map_gpu_mem_gpu_mem_total_map:"
 	    "/sys/fs/bpf/map_gpuMem_gpu_mem_total_map");
-	map_path(main_p, sizeof(main_p), "map_gpu_mem_gpu_mem_total_map");
-	map_path(old_p, sizeof(old_p), "map_gpuMem_gpu_mem_total_map");
+	gd_map_path(main_p, sizeof(main_p), "map_gpu_mem_gpu_mem_total_map");
+	gd_map_path(old_p, sizeof(old_p), "map_gpuMem_gpu_mem_total_map");
 	snprintf(list, sizeof(list), "%s:%s", main_p, old_p);
 
 	/* neither: not initialised, no path */
@@ -297,18 +310,18 @@ START_TEST(test_fallback_order)
 	ck_assert_str_eq(gpumem_map_used(g), "");
 
 	/* only the old name (Android 15 and older): read, and said so */
-	fd_old = aosp_map();
-	ck_assert_int_eq(drv(fd_old, 0, 0, 111), 0);
-	pin(fd_old, old_p);
+	fd_old = gd_aosp_map();
+	ck_assert_int_eq(gd_drv(fd_old, 0, 0, 111), 0);
+	gd_pin(fd_old, old_p);
 	tick(g);
 	ck_assert_uint_eq(gpumem_state(g, NULL, NULL), GPUMEM_OK);
 	ck_assert_str_eq(gpumem_map_used(g), old_p);
 	gpumem_free(g);
 
 	/* both: main's wins */
-	fd_main = aosp_map();
-	ck_assert_int_eq(drv(fd_main, 0, 0, 222), 0);
-	pin(fd_main, main_p);
+	fd_main = gd_aosp_map();
+	ck_assert_int_eq(gd_drv(fd_main, 0, 0, 222), 0);
+	gd_pin(fd_main, main_p);
 	g = reader(list, GPUMEM_LOAD_MAP_ONLY);
 	ck_assert_str_eq(gpumem_map_used(g), main_p);
 	tick(g);
@@ -325,8 +338,8 @@ START_TEST(test_fallback_order)
 	unlink(main_p);
 
 	/* main's name holds something else: an error naming it */
-	fd = map_create(BPF_MAP_TYPE_ARRAY, 4, 8, 16, 0);
-	pin(fd, main_p);
+	fd = gd_map_create(BPF_MAP_TYPE_ARRAY, 4, 8, 16, 0);
+	gd_pin(fd, main_p);
 	close(fd);
 	g = reader(list, GPUMEM_LOAD_MAP_ONLY);
 	ck_assert_uint_eq(gpumem_state(g, &why, NULL), GPUMEM_ERROR);
@@ -355,25 +368,25 @@ START_TEST(test_imported_layout)
 	unsigned why;
 	int fd;
 
-	map_path(path, sizeof(path), "map_gpu_mem_gpu_mem_total_map");
-	fd = imported_map();
+	gd_map_path(path, sizeof(path), "map_gpu_mem_gpu_mem_total_map");
+	fd = gd_imported_map();
 	ck_assert_int_eq(gpumem_map_layout(fd, &cap, &vsz), 0);
 	ck_assert_uint_eq(vsz, GPUMEM_VAL_IMPORTED);
 	/* the own program's check wants a plain total */
 	ck_assert_int_eq(gpumem_map_check(fd, &cap), -EPROTOTYPE);
-	ck_assert_int_eq(drv_imported(fd, 0, 0, 5000000, 1000000), 0);
-	ck_assert_int_eq(drv_imported(fd, 0, getpid(), 65536, 4096), 0);
-	ck_assert_int_eq(drv_imported(fd, 2, getpid(), 8192, 0), 0);
+	ck_assert_int_eq(gd_drv_imported(fd, 0, 0, 5000000, 1000000), 0);
+	ck_assert_int_eq(gd_drv_imported(fd, 0, getpid(), 65536, 4096), 0);
+	ck_assert_int_eq(gd_drv_imported(fd, 2, getpid(), 8192, 0), 0);
 	wk.value_size = GPUMEM_VAL_IMPORTED;
 	ck_assert_int_eq(gpumem_map_walk(fd, CAP, &wk), 0);
 	ck_assert_uint_eq(wk.n, 3);
 	ck_assert_ptr_nonnull(wk.imp);
 	gpumem_walk_release(&wk);
-	pin(fd, path);
+	gd_pin(fd, path);
 
 	g = reader(path, GPUMEM_LOAD_MAP_ONLY);
 	tick(g);
-	ck_assert_int_eq(drv_imported(fd, 0, getpid(), 131072, 8192), 0);
+	ck_assert_int_eq(gd_drv_imported(fd, 0, getpid(), 131072, 8192), 0);
 	tick(g);
 	w = close_window(g, 1);
 	ck_assert_uint_eq(w->gpumem.state, GPUMEM_OK);
@@ -388,7 +401,7 @@ START_TEST(test_imported_layout)
 	ck_assert_uint_eq(find(w, 2, getpid())->imported_bytes, 0);
 	window_free(w);
 	/* deleted: 0 and 0 */
-	ck_assert_int_eq(drv_imported(fd, 0, getpid(), 0, 0), 0);
+	ck_assert_int_eq(gd_drv_imported(fd, 0, getpid(), 0, 0), 0);
 	tick(g);
 	w = close_window(g, 2);
 	ck_assert_uint_eq(find(w, 0, getpid())->bytes, 0);
@@ -399,9 +412,9 @@ START_TEST(test_imported_layout)
 	unlink(path);
 
 	/* a plain AOSP map: no imported figure claimed */
-	fd = aosp_map();
-	pin(fd, path);
-	ck_assert_int_eq(drv(fd, 0, 0, 1), 0);
+	fd = gd_aosp_map();
+	gd_pin(fd, path);
+	ck_assert_int_eq(gd_drv(fd, 0, 0, 1), 0);
 	g = reader(path, GPUMEM_LOAD_MAP_ONLY);
 	tick(g);
 	w = close_window(g, 1);
@@ -413,17 +426,17 @@ START_TEST(test_imported_layout)
 	unlink(path);
 
 	/* 12- and 24-byte values: not a layout we know, never read */
-	map_path(odd, sizeof(odd), "map_gpuMem_odd");
-	fd = map_create(BPF_MAP_TYPE_HASH, 8, 24, CAP, 0);
+	gd_map_path(odd, sizeof(odd), "map_gpuMem_odd");
+	fd = gd_map_create(BPF_MAP_TYPE_HASH, 8, 24, CAP, 0);
 	ck_assert_int_eq(gpumem_map_layout(fd, &cap, &vsz), -EPROTOTYPE);
-	pin(fd, odd);
+	gd_pin(fd, odd);
 	close(fd);
 	g = reader(odd, GPUMEM_LOAD_MAP_ONLY);
 	ck_assert_uint_eq(gpumem_state(g, &why, NULL), GPUMEM_ERROR);
 	ck_assert_uint_eq(why, GPUMEM_WHY_LAYOUT);
 	gpumem_free(g);
 	unlink(odd);
-	fd = map_create(BPF_MAP_TYPE_HASH, 8, 12, CAP, 0);
+	fd = gd_map_create(BPF_MAP_TYPE_HASH, 8, 12, CAP, 0);
 	ck_assert_int_eq(gpumem_map_layout(fd, &cap, &vsz), -EPROTOTYPE);
 	close(fd);
 }
@@ -448,9 +461,9 @@ writer_main(void *arg)
 		x = x * 1103515245u + 12345u;
 		k = KEY(x % 3, 100000 + (x >> 8) % CHURN);
 		if ((x >> 4) & 1)
-			(void)drv_key(fd, k, 0);
+			(void)gd_drv_key(fd, k, 0);
 		else
-			(void)drv_key(fd, k, 1 + (x >> 12));
+			(void)gd_drv_key(fd, k, 1 + (x >> 12));
 	}
 	return NULL;
 }
@@ -472,9 +485,9 @@ START_TEST(test_concurrent_writer)
 	int fd, i;
 	size_t j;
 
-	fd = aosp_map();
+	fd = gd_aosp_map();
 	for (i = 0; i < STABLE; i++)
-		ck_assert_int_eq(drv(fd, 7, 1 + i, 1000 + (uint64_t)i), 0);
+		ck_assert_int_eq(gd_drv(fd, 7, 1 + i, 1000 + (uint64_t)i), 0);
 	atomic_store(&stop, false);
 	ck_assert_int_eq(pthread_create(&th, NULL, writer_main, &fd), 0);
 	for (i = 0; i < 200; i++) {
@@ -536,11 +549,11 @@ START_TEST(test_own_program)
 	int64_t t;
 #endif
 
-	map_path(absent, sizeof(absent), "map_gpuMem_none");
-	map_path(pinp, sizeof(pinp), "map_vitals_gpu_mem_total_map");
+	gd_map_path(absent, sizeof(absent), "map_gpuMem_none");
+	gd_map_path(pinp, sizeof(pinp), "map_vitals_gpu_mem_total_map");
 #ifdef HAVE_BPF
 	/* loads: the verifier accepted it */
-	r = gpumem_bpf_load(bpfdir, &gb, &fd);
+	r = gpumem_bpf_load(gd_bpfdir, &gb, &fd);
 	ck_assert_msg(r == 0, "gpumem_bpf_load: %s", strerror(-r));
 	ck_assert_int_eq(gpumem_map_check(fd, &cap), 0);
 	ck_assert_uint_eq(cap, CAP);
@@ -549,18 +562,18 @@ START_TEST(test_own_program)
 	ck_assert_uint_eq(ev, 0);
 	ck_assert_uint_eq(fail, 0);
 	r = gpumem_bpf_attach(gb, NULL);
-	if (tracepoint_exists())
+	if (gd_tracepoint_exists())
 		ck_assert_int_eq(r, 0);
 	else
 		ck_assert_int_eq(r, -ENOENT);
 	/* a second start reuses the pinned map: totals survive */
-	ck_assert_int_eq(drv(fd, 3, 33, 4242), 0);
-	ck_assert_int_eq(gpumem_bpf_load(bpfdir, &gb2, &fd2), 0);
+	ck_assert_int_eq(gd_drv(fd, 3, 33, 4242), 0);
+	ck_assert_int_eq(gpumem_bpf_load(gd_bpfdir, &gb2, &fd2), 0);
 	memset(&a, 0, sizeof(a));
 	a.map_fd = (uint32_t)fd2;
 	a.key = (uint64_t)(uintptr_t)&k;
 	a.value = (uint64_t)(uintptr_t)&v;
-	ck_assert_int_eq(sys_bpf(BPF_MAP_LOOKUP_ELEM, &a), 0);
+	ck_assert_int_eq(gd_sys_bpf(BPF_MAP_LOOKUP_ELEM, &a), 0);
 	ck_assert_uint_eq(v, 4242);
 	gpumem_bpf_free(gb2);
 	gpumem_bpf_free(gb);
@@ -568,7 +581,7 @@ START_TEST(test_own_program)
 	close(fd2);
 	unlink(pinp);
 
-	if (tracepoint_exists())
+	if (gd_tracepoint_exists())
 		return;
 	/* the reader with its own program: waits, retrying each second,
 	 * then says the tracepoint is absent (attach_s = 2) */
@@ -589,7 +602,6 @@ START_TEST(test_own_program)
 	gpumem_free(g);
 	unlink(pinp);
 #else
-	(void)tracepoint_exists;
 	(void)pinp;
 	/* built without BPF: nothing to load, the map is all there is */
 	g = reader(absent, GPUMEM_LOAD_AUTO);
@@ -623,9 +635,7 @@ gpumem_kernel_suite(void)
 int
 main(void)
 {
-	if (geteuid() != 0) {
-		fprintf(stderr, "check_gpumem_kernel: needs root\n");
+	if (!tu_need_root("BPF maps"))
 		return 77;
-	}
 	return tu_run(gpumem_kernel_suite());
 }

@@ -31,6 +31,7 @@
 
 #include "client.h"
 #include "client_run.h"
+#include "harness.h"
 #include "jsonmini.h"
 #include "testutil.h"
 #include "vitalsd.h"
@@ -38,13 +39,11 @@
 #define APP_UID 10123
 #define READER_UID 65534
 
-static char daemon_path[PATH_MAX];
 static const char *fake_perfetto;
 
 struct daemon {
-	char *dir;
-	char sock[1024], fp[1024], log[1024], conf[1024];
-	pid_t pid;
+	struct td td;
+	char fp[1024];
 	const char *xargs[12]; /* more flags (the drop, seccomp, the helper) */
 };
 
@@ -65,7 +64,7 @@ static struct run
 vitals(const struct daemon *d, int uid, const char *a0, const char *a1,
     const char *a2, const char *a3, const char *a4, const char *a5)
 {
-	const char *argv[] = { "vitals", "--socket", d->sock, "--timeout",
+	const char *argv[] = { "vitals", "--socket", d->td.sock, "--timeout",
 		"10000", a0, a1, a2, a3, a4, a5, NULL };
 
 	return run_client_as(uid, argv);
@@ -114,44 +113,28 @@ set_mode(const struct daemon *d, const char *mode)
 }
 
 static void
+perfetto_dir(void *arg)
+{
+	setenv("VITALS_FAKE_PERFETTO_DIR", arg, 1);
+}
+
+static void
 daemon_exec(struct daemon *d)
 {
-	d->pid = fork();
-	ck_assert_int_ge(d->pid, 0);
-	if (d->pid == 0) {
-		const char *argv[40] = { "vitalsd", "-f", "-c", d->conf,
-			"--state-dir", d->dir, "--socket", d->sock,
-			"--interval-ms", "100", "--window-s", "1", "--threads",
-			"none", "--perfetto", fake_perfetto };
-		int fd = open(d->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-		int n = 16, i;
+	const char *argv[20] = { "--interval-ms", "100", "--window-s", "1",
+		"--threads", "none", "--perfetto", fake_perfetto };
+	int n = 8, i;
 
-		for (i = 0; d->xargs[i]; i++)
-			argv[n++] = d->xargs[i];
-		argv[n] = NULL;
-		dup2(fd, 2);
-		setenv("VITALS_FAKE_PERFETTO_DIR", d->fp, 1);
-		execv(daemon_path, (char *const *)argv);
-		_exit(127);
-	}
+	for (i = 0; d->xargs[i]; i++)
+		argv[n++] = d->xargs[i];
+	argv[n] = NULL;
+	td_spawn(&d->td, argv, perfetto_dir, d->fp);
 }
 
 static void
 daemon_wait_up(struct daemon *d)
 {
-	struct run r;
-	int i;
-
-	for (i = 0; i < 100; i++) {
-		tu_sleep_ms(100);
-		r = vitals(d, -1, "health", NULL, NULL, NULL, NULL, NULL);
-		if (r.code == 0) {
-			run_free(&r);
-			return;
-		}
-		run_free(&r);
-	}
-	ck_abort_msg("vitalsd did not answer within 10 s (log %s)", d->log);
+	td_wait(&d->td, 10000, NULL, NULL);
 }
 
 /* A daemon on a fresh state directory; extra config lines appended;
@@ -166,12 +149,8 @@ daemon_start_args(struct daemon *d, const char *extra,
 	memset(d, 0, sizeof(*d));
 	for (i = 0; xargs && xargs[i] && i < 11; i++)
 		d->xargs[i] = xargs[i];
-	d->dir = tu_mkdtemp("hp-daemon");
-	ck_assert_ptr_nonnull(d->dir);
-	snprintf(d->sock, sizeof(d->sock), "%s/vitalsd.sock", d->dir);
-	snprintf(d->fp, sizeof(d->fp), "%s/fp", d->dir);
-	snprintf(d->log, sizeof(d->log), "%s.log", d->dir);
-	snprintf(d->conf, sizeof(d->conf), "%s/vitalsd.conf", d->dir);
+	td_prepare(&d->td, "hp-daemon", NULL);
+	snprintf(d->fp, sizeof(d->fp), "%s/fp", d->td.dir);
 	snprintf(calls, sizeof(calls), "%s/calls/.keep", d->fp);
 	ck_assert_int_eq(tu_writes(calls, ""), 0);
 	/* perfetto may run as the service user: it records its calls here */
@@ -179,7 +158,7 @@ daemon_start_args(struct daemon *d, const char *extra,
 	ck_assert_int_eq(chmod(d->fp, 0777), 0);
 	ck_assert_int_eq(chmod(calls, 0777), 0);
 	set_mode(d, "exit 0 200\n");
-	snprintf(pl, sizeof(pl), "%s/packages.list", d->dir);
+	snprintf(pl, sizeof(pl), "%s/packages.list", d->td.dir);
 	/* the app: profileable from shell, as an unspecified initiator
 	 * needs; installed by the store */
 	ck_assert_int_eq(tu_writes(pl, "vitals.test.app 10123 0 "
@@ -192,7 +171,7 @@ daemon_start_args(struct daemon *d, const char *extra,
 	    "heapprofd_cooldown_s = 0\n"
 	    "reader_uids = %d\n"
 	    "%s", pl, READER_UID, extra ? extra : "");
-	ck_assert_int_eq(tu_writes(d->conf, conf), 0);
+	ck_assert_int_eq(tu_writes(d->td.conf, conf), 0);
 	daemon_exec(d);
 	daemon_wait_up(d);
 }
@@ -206,15 +185,7 @@ daemon_start(struct daemon *d, const char *extra)
 static void
 daemon_stop(struct daemon *d)
 {
-	int status;
-
-	kill(d->pid, SIGTERM);
-	ck_assert_int_eq(waitpid(d->pid, &status, 0), d->pid);
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	    "vitalsd ended with status 0x%x (log %s)", status, d->log);
-	tu_rmtree(d->dir);
-	unlink(d->log);
-	free(d->dir);
+	td_stop(&d->td);
 }
 
 /*
@@ -418,7 +389,7 @@ START_TEST(test_rule_fires_once_then_rate_limited)
 			break;
 		jm_free(j);
 		ck_assert_msg(mono_ms() < until, "no session then refusal "
-		    "within 20 s (log %s)", d.log);
+		    "within 20 s (log %s)", d.td.log);
 		tu_sleep_ms(200);
 	}
 	/* once: one started session, by the rule, on the process */
@@ -485,8 +456,8 @@ START_TEST(test_refusals_and_roles)
 	snprintf(q, sizeof(q), "%d", (int)root);
 
 	/* the socket is 0660: open it to nobody so the daemon decides */
-	ck_assert_int_eq(chmod(d.dir, 0755), 0);
-	ck_assert_int_eq(chmod(d.sock, 0666), 0);
+	ck_assert_int_eq(chmod(d.td.dir, 0755), 0);
+	ck_assert_int_eq(chmod(d.td.sock, 0666), 0);
 	/* a caller switched to an unprivileged uid: refused, counted */
 	r = vitals(&d, READER_UID, "heapprofd", "start", "--pid", p, NULL,
 	    NULL);
@@ -650,8 +621,8 @@ START_TEST(test_restart_mid_session)
 	ck_assert(alive(child));
 
 	/* the daemon dies mid-session; perfetto is orphaned, still running */
-	kill(d.pid, SIGKILL);
-	ck_assert_int_eq(waitpid(d.pid, &status, 0), d.pid);
+	kill(d.td.pid, SIGKILL);
+	ck_assert_int_eq(waitpid(d.td.pid, &status, 0), d.td.pid);
 	ck_assert(alive(child));
 	daemon_exec(&d);
 	daemon_wait_up(&d);
@@ -801,7 +772,7 @@ wait_child(const struct daemon *d, long long id)
 		if (child > 0)
 			return child;
 		ck_assert_msg(mono_ms() < until, "session %lld: no child pid "
-		    "within 5 s (log %s)", id, d->log);
+		    "within 5 s (log %s)", id, d->td.log);
 		tu_sleep_ms(50);
 	}
 }
@@ -857,9 +828,9 @@ START_TEST(test_spawn_seccomp_completes)
 	FILE *f;
 
 	daemon_start_args(&d, NULL, spawn_args);
-	assert_daemon_filtered(d.pid);
-	spawner = child_named(d.pid, "vitalsd-spawn");
-	helper = child_named(d.pid, "vitalsd-helper");
+	assert_daemon_filtered(d.td.pid);
+	spawner = child_named(d.td.pid, "vitalsd-spawn");
+	helper = child_named(d.td.pid, "vitalsd-helper");
 	ck_assert_int_gt(spawner, 0);
 	ck_assert_int_gt(helper, 0);
 	assert_confined(spawner, "spawner");
@@ -936,7 +907,7 @@ START_TEST(test_spawn_seccomp_completes)
 	ck_assert_msg(strstr(pr, v) != NULL, "probe: %s", pr);
 	free(pr);
 	/* still filtered after the session */
-	assert_daemon_filtered(d.pid);
+	assert_daemon_filtered(d.td.pid);
 	reap(a);
 	daemon_stop(&d);
 }
@@ -960,7 +931,7 @@ START_TEST(test_spawn_seccomp_cancel_timeout)
 	    "heapprofd_system_max_per_hour = 0\n"
 	    "heapprofd_system_max_per_day = 0\n"
 	    "heapprofd_system_max_per_week = 0\n", spawn_args);
-	spawner = child_named(d.pid, "vitalsd-spawn");
+	spawner = child_named(d.td.pid, "vitalsd-spawn");
 	ck_assert_int_gt(spawner, 0);
 	a = app(APP_UID, 0);
 	tu_sleep_ms(200);
@@ -1002,15 +973,8 @@ START_TEST(test_spawn_seccomp_cancel_timeout)
 	child = wait_child(&d, id);
 	ck_assert(alive(child));
 	wait_ready(&d, child);
-	assert_daemon_filtered(d.pid);
-	kill(d.pid, SIGTERM);
-	{
-		int status;
-
-		ck_assert_int_eq(waitpid(d.pid, &status, 0), d.pid);
-		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		    "vitalsd ended with status 0x%x (log %s)", status, d.log);
-	}
+	assert_daemon_filtered(d.td.pid);
+	td_stop_only(&d.td);
 	ck_assert(!alive(child));
 	ck_assert(!alive(spawner));
 	daemon_exec(&d);
@@ -1081,8 +1045,8 @@ START_TEST(test_spawn_blocked_without_helper)
 	pid_t a;
 
 	daemon_start_args(&d, NULL, args);
-	assert_daemon_filtered(d.pid);
-	ck_assert_int_eq(child_named(d.pid, "vitalsd-spawn"), 0);
+	assert_daemon_filtered(d.td.pid);
+	ck_assert_int_eq(child_named(d.td.pid, "vitalsd-spawn"), 0);
 	a = app(APP_UID, 0);
 	tu_sleep_ms(200);
 	snprintf(p, sizeof(p), "%d", (int)a);
@@ -1399,17 +1363,8 @@ heapprofd_daemon_suite(void)
 int
 main(void)
 {
-	const char *b = getenv("VITALS_BUILDDIR");
-
-	/* the daemon, the uid switches and the app uid need root */
-	if (geteuid() != 0) {
-		fprintf(stderr, "check_heapprofd_daemon: needs root\n");
+	if (!tu_need_root("the daemon, the uid switches, the app uid"))
 		return 77;
-	}
-	snprintf(client_path, sizeof(client_path), "%s/client/vitals",
-	    b ? b : "..");
-	snprintf(daemon_path, sizeof(daemon_path), "%s/daemon/vitalsd",
-	    b ? b : "..");
 	svc_uid = 62000 + (uint32_t)(getpid() % 1000);
 	snprintf(svc_uid_s, sizeof(svc_uid_s), "%u", svc_uid);
 	fake_perfetto = getenv("VITALS_FAKE_PERFETTO");

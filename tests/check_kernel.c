@@ -13,7 +13,6 @@
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,10 +23,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "harness.h"
 #include "testutil.h"
 #include "vitalsd.h"
-
-extern char **environ;
 
 #define CHILD_COMM "bu) (rn x"
 #define CHILD_CPU_NS (2 * NSEC_PER_SEC)
@@ -392,26 +390,19 @@ wait_log(const char *path, const char *needle, unsigned n)
 
 START_TEST(daemon_signals)
 {
-	const char *bdir = getenv("VITALS_BUILDDIR");
-	char bin[PATH_MAX], state[PATH_MAX], errpath[PATH_MAX];
-	char *argv[] = { bin, "-f", "--state-dir", state, "--interval-ms",
-		"100", "--window-s", "1", NULL };
-	posix_spawn_file_actions_t fa;
+	char state[PATH_MAX], errpath[PATH_MAX];
+	const char *argv[] = { "vitalsd", "-f", "--state-dir", state,
+		"--interval-ms", "100", "--window-s", "1", NULL };
 	char *tmp = tu_mkdtemp("kdaemon"), *err;
 	int status = 0, i;
 	pid_t pid, r = 0;
 
-	ck_assert_msg(bdir != NULL, "VITALS_BUILDDIR not set (run via meson)");
+	ck_assert_msg(getenv("VITALS_BUILDDIR") != NULL,
+	    "VITALS_BUILDDIR not set (run via meson)");
 	ck_assert_ptr_nonnull(tmp);
-	snprintf(bin, sizeof(bin), "%s/daemon/vitalsd", bdir);
 	snprintf(state, sizeof(state), "%s/state", tmp);
 	snprintf(errpath, sizeof(errpath), "%s/stderr", tmp);
-
-	ck_assert_int_eq(posix_spawn_file_actions_init(&fa), 0);
-	ck_assert_int_eq(posix_spawn_file_actions_addopen(&fa, 2, errpath,
-	    O_WRONLY | O_CREAT | O_TRUNC, 0644), 0);
-	ck_assert_int_eq(posix_spawn(&pid, bin, &fa, NULL, argv, environ), 0);
-	posix_spawn_file_actions_destroy(&fa);
+	pid = td_exec(errpath, TD_LOG_TRUNC, argv, NULL, NULL);
 
 	/* Each step waits for the daemon to say it is done (30 s at most),
 	 * not for a guess of how long a loaded machine takes. */

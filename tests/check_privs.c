@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "frame.h"
+#include "harness.h"
 #include "testutil.h"
 #include "vitalsd.h"
 
@@ -51,7 +52,6 @@
 static uint32_t test_uid, test_gid, other_uid;
 static char *tmp;
 static char bpffs[256];
-static const char *daemon_path;
 
 static void
 setup(void)
@@ -1177,46 +1177,37 @@ ask(Vitals__Request__OpCase op, uint32_t top_n)
 	return resp;
 }
 
-enum inherit { INHERIT_NONE, INHERIT_ANDROID, INHERIT_SYSTEMD };
+struct pass {
+	enum td_inherit how;
+	int sfd;
+};
+
+static void
+pass_socket(void *arg)
+{
+	const struct pass *p = arg;
+
+	td_pass_socket(p->how, p->sfd);
+}
 
 static pid_t
-start_daemon(const char *state, const char *log, enum inherit how, int sfd,
-    const char *seccomp, const char *bpf_dir)
+start_daemon(const char *state, const char *log, enum td_inherit how,
+    int sfd, const char *seccomp, const char *bpf_dir)
 {
 	char user[16], grp[16];
+	struct pass p = { how, sfd };
+	const char *argv[] = { "vitalsd", "-f", "-v", "--state-dir", state,
+		"--socket", sock, "--interval-ms", "200", "--window-s", "1",
+		"--user", user, "--group", grp, "--seccomp", seccomp,
+		"--bpffs", bpf_dir[0] ? bpf_dir : "/nonexistent",
+		"--bpf-load", bpf_dir[0] ? "auto" : "off",
+		"--privhelper", "on", NULL };
 	pid_t pid;
 	int i;
 
 	snprintf(user, sizeof(user), "%u", test_uid);
 	snprintf(grp, sizeof(grp), "%u", test_gid);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-		char v[32];
-
-		dup2(fd, 2);
-		close(fd);
-		if (how == INHERIT_ANDROID) {
-			snprintf(v, sizeof(v), "%d", sfd);
-			setenv("ANDROID_SOCKET_vitalsd", v, 1);
-		} else if (how == INHERIT_SYSTEMD) {
-			if (sfd != 3) {
-				dup2(sfd, 3);
-				close(sfd);
-			}
-			snprintf(v, sizeof(v), "%d", (int)getpid());
-			setenv("LISTEN_PID", v, 1);
-			setenv("LISTEN_FDS", "1", 1);
-		}
-		execl(daemon_path, "vitalsd", "-f", "-v", "--state-dir", state,
-		    "--socket", sock, "--interval-ms", "200", "--window-s", "1",
-		    "--user", user, "--group", grp, "--seccomp", seccomp,
-		    "--bpffs", bpf_dir[0] ? bpf_dir : "/nonexistent",
-		    "--bpf-load", bpf_dir[0] ? "auto" : "off",
-		    "--privhelper", "on", (char *)NULL);
-		_exit(127);
-	}
+	pid = td_exec(log, TD_LOG_APPEND, argv, pass_socket, &p);
 	for (i = 0; i < 150; i++) {
 		Vitals__Response *r = ask(VITALS__REQUEST__OP_HEALTH, 0);
 		bool up = r && r->health && r->health->last;
@@ -1230,32 +1221,6 @@ start_daemon(const char *state, const char *log, enum inherit how, int sfd,
 	}
 	ck_abort_msg("daemon did not come up (log %s)", log);
 	return -1;
-}
-
-static void
-stop_daemon(pid_t pid)
-{
-	int status;
-
-	ck_assert_int_eq(kill(pid, SIGTERM), 0);
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	    "daemon exit status %d", status);
-}
-
-static bool
-file_has(const char *path, const char *needle)
-{
-	char line[2048];
-	bool found = false;
-	FILE *f = fopen(path, "r");
-
-	if (f == NULL)
-		return false;
-	while (!found && fgets(line, sizeof(line), f))
-		found = strstr(line, needle) != NULL;
-	fclose(f);
-	return found;
 }
 
 /* "Key:\tvalue" of /proc/<pid>/status, into buf. */
@@ -1406,7 +1371,7 @@ assert_bpf_read(const char *state)
 }
 
 static void
-daemon_run(enum inherit how, const char *seccomp)
+daemon_run(enum td_inherit how, const char *seccomp)
 {
 	char state[PATH_MAX], log[PATH_MAX + 16];
 	Vitals__Response *r;
@@ -1424,7 +1389,7 @@ daemon_run(enum inherit how, const char *seccomp)
 	snprintf(state, sizeof(state), "%s/state", tmp);
 	snprintf(log, sizeof(log), "%s/daemon.log", tmp);
 	snprintf(sock, sizeof(sock), "%s/state/vitalsd.sock", tmp);
-	if (how != INHERIT_NONE) {
+	if (how != TD_INHERIT_NONE) {
 		/* the socket an init made: somewhere the daemon does not own */
 		struct sockaddr_un sa = { .sun_family = AF_UNIX };
 
@@ -1434,7 +1399,7 @@ daemon_run(enum inherit how, const char *seccomp)
 		ck_assert_int_eq(bind(sfd, (struct sockaddr *)&sa,
 		    sizeof(sa)), 0);
 		ck_assert_int_eq(chmod(sock, 0666), 0);
-		if (how == INHERIT_SYSTEMD)
+		if (how == TD_INHERIT_SYSTEMD)
 			ck_assert_int_eq(listen(sfd, 16), 0);
 	}
 	rb = burner(0);
@@ -1444,12 +1409,12 @@ daemon_run(enum inherit how, const char *seccomp)
 		close(sfd);
 
 	assert_dropped(pid, strcmp(seccomp, "off") != 0);
-	ck_assert(file_has(log, "privileges: dropped to"));
-	ck_assert(file_has(log, "; verified"));
-	if (how == INHERIT_ANDROID)
-		ck_assert(file_has(log, "control socket from Android init"));
-	if (how == INHERIT_SYSTEMD)
-		ck_assert(file_has(log, "control socket from systemd"));
+	ck_assert(td_file_has(log, "privileges: dropped to"));
+	ck_assert(td_file_has(log, "; verified"));
+	if (how == TD_INHERIT_ANDROID)
+		ck_assert(td_file_has(log, "control socket from Android init"));
+	if (how == TD_INHERIT_SYSTEMD)
+		ck_assert(td_file_has(log, "control socket from systemd"));
 	/* still serving, with its privileges in health */
 	r = ask(VITALS__REQUEST__OP_HEALTH, 0);
 	ck_assert_ptr_nonnull(r);
@@ -1492,7 +1457,7 @@ daemon_run(enum inherit how, const char *seccomp)
 		fclose(f);
 		ck_assert_int_gt(hp, 0);
 		ck_assert_int_eq(kill(hp, 0), 0);
-		stop_daemon(pid);
+		td_term(pid, log);
 		ck_assert_msg(kill(hp, 0) < 0 && errno == ESRCH,
 		    "helper %d left behind", hp);
 	}
@@ -1502,7 +1467,7 @@ daemon_run(enum inherit how, const char *seccomp)
 	snprintf(log, sizeof(log), "%s/vitals.db", state);
 	ck_assert_int_eq(stat(log, &st), 0);
 	ck_assert_uint_eq(st.st_uid, test_uid);
-	if (how == INHERIT_NONE)
+	if (how == TD_INHERIT_NONE)
 		ck_assert_int_eq(access(sock, F_OK), -1);
 	else
 		ck_assert_int_eq(unlink(sock), 0); /* the init's, left alone */
@@ -1512,19 +1477,19 @@ daemon_run(enum inherit how, const char *seccomp)
 
 START_TEST(test_daemon_drops)
 {
-	daemon_run(INHERIT_NONE, "on");
+	daemon_run(TD_INHERIT_NONE, "on");
 }
 END_TEST
 
 START_TEST(test_daemon_drops_android_socket)
 {
-	daemon_run(INHERIT_ANDROID, "on");
+	daemon_run(TD_INHERIT_ANDROID, "on");
 }
 END_TEST
 
 START_TEST(test_daemon_drops_systemd_socket)
 {
-	daemon_run(INHERIT_SYSTEMD, "off");
+	daemon_run(TD_INHERIT_SYSTEMD, "off");
 }
 END_TEST
 
@@ -1538,24 +1503,10 @@ START_TEST(test_daemon_refuses_bad_user)
 	unsigned i;
 
 	for (i = 0; i < 2; i++) {
-		pid_t pid = fork();
-		int status;
+		const char *argv[] = { "vitalsd", "-n", "--user", bad[i][0],
+			bad[i][1] ? "--group" : NULL, bad[i][1], NULL };
+		int status = td_exec_wait(argv);
 
-		ck_assert_int_ge(pid, 0);
-		if (pid == 0) {
-			int nul = open("/dev/null", O_WRONLY);
-
-			dup2(nul, 2);
-			if (bad[i][1])
-				execl(daemon_path, "vitalsd", "-n", "--user",
-				    bad[i][0], "--group", bad[i][1],
-				    (char *)NULL);
-			else
-				execl(daemon_path, "vitalsd", "-n", "--user",
-				    bad[i][0], (char *)NULL);
-			_exit(127);
-		}
-		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 		ck_assert(WIFEXITED(status) && WEXITSTATUS(status) != 0 &&
 		    WEXITSTATUS(status) != 127);
 	}
@@ -1591,14 +1542,7 @@ privs_suite(void)
 int
 main(void)
 {
-	static char path[PATH_MAX];
-	const char *b = getenv("VITALS_BUILDDIR");
-
-	if (geteuid() != 0) {
-		fprintf(stderr, "check_privs: needs root\n");
+	if (!tu_need_root("privilege drops"))
 		return 77;
-	}
-	snprintf(path, sizeof(path), "%s/daemon/vitalsd", b ? b : "..");
-	daemon_path = path;
 	return tu_run(privs_suite());
 }

@@ -100,9 +100,7 @@ make_store(unsigned nwin)
 static void
 setup(void)
 {
-	dir = tu_mkdtemp("query");
-	ck_assert_ptr_nonnull(dir);
-	snprintf(db, sizeof(db), "%s/vitals.db", dir);
+	dir = tu_mkdtemp_db("query", db, sizeof(db));
 }
 
 static void

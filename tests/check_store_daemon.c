@@ -21,10 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "harness.h"
 #include "testutil.h"
 #include "vitalsd.h"
-
-static char daemon_path[PATH_MAX];
 
 static int64_t
 now_wall(void)
@@ -36,22 +35,13 @@ now_wall(void)
 static pid_t
 start_daemon(const char *dir, const char *extra)
 {
+	const char *argv[] = { "vitalsd", "-f", "--state-dir", dir,
+		"--interval-ms", "100", "--window-s", "1", "--threads",
+		extra ? extra : "none", NULL };
 	char log[PATH_MAX];
-	pid_t pid;
 
 	snprintf(log, sizeof(log), "%s.log", dir);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-
-		dup2(fd, 2);
-		execl(daemon_path, "vitalsd", "-f", "--state-dir", dir,
-		    "--interval-ms", "100", "--window-s", "1", "--threads",
-		    extra ? extra : "none", (char *)NULL);
-		_exit(127);
-	}
-	return pid;
+	return td_exec(log, TD_LOG_APPEND, argv, NULL, NULL);
 }
 
 /* Until the daemon of dir logged its window n (30 s at most): a loaded
@@ -59,32 +49,12 @@ start_daemon(const char *dir, const char *extra)
 static void
 wait_window(const char *dir, unsigned n)
 {
-	char log[PATH_MAX], want[32], line[1024];
-	unsigned i;
-	bool seen = false;
-	FILE *f;
+	char log[PATH_MAX], want[32];
 
 	snprintf(log, sizeof(log), "%s.log", dir);
 	snprintf(want, sizeof(want), "window %u:", n);
-	for (i = 0; i < 300 && !seen; i++) {
-		tu_sleep_ms(100);
-		if ((f = fopen(log, "r")) == NULL)
-			continue;
-		while (!seen && fgets(line, sizeof(line), f))
-			seen = strstr(line, want) != NULL;
-		fclose(f);
-	}
-	ck_assert_msg(seen, "no \"%s\" in %s", want, log);
-}
-
-static int
-stop_daemon(pid_t pid, int sig)
-{
-	int status;
-
-	kill(pid, sig);
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	return status;
+	ck_assert_msg(td_log_until(0, log, want, 300, 100), "no \"%s\" in %s",
+	    want, log);
 }
 
 static void
@@ -103,7 +73,7 @@ assert_integrity(const char *db)
 	sqlite3_close(h);
 }
 
-struct run {
+struct daemon_run {
 	int64_t start_ns, stop_ns;
 };
 
@@ -137,7 +107,7 @@ free_windows(struct window **w, size_t n)
  * each starts at the sample that closed the one before.
  */
 static size_t
-check_run(struct window **w, size_t n, const struct run *r)
+check_run(struct window **w, size_t n, const struct daemon_run *r)
 {
 	const struct window *prev = NULL;
 	size_t i, count = 0;
@@ -162,7 +132,7 @@ START_TEST(test_sigkill_20_times)
 {
 	char *dir = tu_mkdtemp("crash");
 	char db[PATH_MAX];
-	struct run runs[22];
+	struct daemon_run runs[22];
 	unsigned k, nruns = 22;
 	size_t n, i, j, total;
 	struct window **w;
@@ -178,7 +148,7 @@ START_TEST(test_sigkill_20_times)
 		pid = start_daemon(dir, k % 2 ? "changed" : "none");
 		tu_sleep_ms(ms);
 		runs[k].stop_ns = now_wall();
-		status = stop_daemon(pid, SIGKILL);
+		status = td_kill(pid, SIGKILL);
 		ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 		assert_integrity(db);
 	}
@@ -218,6 +188,16 @@ START_TEST(test_sigkill_20_times)
 }
 END_TEST
 
+/* In the daemon's child: stderr into the pipe the test reads. */
+static void
+stderr_to_pipe(void *arg)
+{
+	const int *pfd = arg;
+
+	dup2(pfd[1], 2);
+	close(pfd[0]);
+}
+
 /*
  * A window announced as closed (its log line) is in the store: a kill 0.5
  * to 1.5 ms after the announcement must not lose it, only the open one.
@@ -232,6 +212,9 @@ START_TEST(test_kill_after_close)
 	srand(20261201);
 	for (k = 0; k < runs; k++) {
 		unsigned long long seq = 0, want = 2 + (unsigned)(rand() % 2);
+		const char *argv[] = { "vitalsd", "-f", "--state-dir", dir,
+			"--interval-ms", "100", "--window-s", "1", "--threads",
+			"all", NULL };
 		char line[4096], *p;
 		int pfd[2], status;
 		size_t n, i;
@@ -241,16 +224,7 @@ START_TEST(test_kill_after_close)
 		pid_t pid;
 
 		ck_assert_int_eq(pipe(pfd), 0);
-		pid = fork();
-		ck_assert_int_ge(pid, 0);
-		if (pid == 0) {
-			dup2(pfd[1], 2);
-			close(pfd[0]);
-			execl(daemon_path, "vitalsd", "-f", "--state-dir", dir,
-			    "--interval-ms", "100", "--window-s", "1",
-			    "--threads", "all", (char *)NULL);
-			_exit(127);
-		}
+		pid = td_exec(NULL, TD_LOG_APPEND, argv, stderr_to_pipe, pfd);
 		close(pfd[1]);
 		f = fdopen(pfd[0], "r");
 		ck_assert_ptr_nonnull(f);
@@ -326,7 +300,7 @@ corrupt_case(const char *garbage, size_t len)
 	ck_assert_int_eq(tu_write(db, garbage, len), 0);
 	pid = start_daemon(dir, NULL);
 	wait_window(dir, 2);
-	status = stop_daemon(pid, SIGTERM);
+	status = td_kill(pid, SIGTERM);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 
 	/* Kept for forensics, byte for byte. */
@@ -378,7 +352,7 @@ START_TEST(test_corrupt_truncated)
 	snprintf(db, sizeof(db), "%s/vitals.db", dir);
 	pid = start_daemon(dir, "all");
 	wait_window(dir, 2);
-	stop_daemon(pid, SIGTERM);
+	td_kill(pid, SIGTERM);
 	f = fopen(db, "rb");
 	ck_assert_ptr_nonnull(f);
 	fseek(f, 0, SEEK_END);
@@ -436,7 +410,7 @@ START_TEST(test_full_disk)
 	char *dir = tu_mkdtemp("full");
 	char db[PATH_MAX], filler[PATH_MAX], log[PATH_MAX];
 	struct window **w;
-	struct run run;
+	struct daemon_run run;
 	size_t n, i, got, full_seen = 0;
 	pid_t pid;
 	int status;
@@ -458,7 +432,7 @@ START_TEST(test_full_disk)
 	unlink(filler);
 	tu_sleep_ms(3000);
 	run.stop_ns = now_wall();
-	status = stop_daemon(pid, SIGTERM);
+	status = td_kill(pid, SIGTERM);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	assert_integrity(db);
 
@@ -523,7 +497,7 @@ open_retry_case(const char *dir, bool full)
 {
 	char db[PATH_MAX], filler[PATH_MAX], j[16384];
 	struct window **w;
-	struct run run;
+	struct daemon_run run;
 	size_t n, got;
 	pid_t pid;
 	int status;
@@ -556,7 +530,7 @@ open_retry_case(const char *dir, bool full)
 	ck_assert_msg(json_int(j, "last_err") == 0, "%s", j);
 	ck_assert_msg(json_int(j, "windows_written") >= 12, "%s", j);
 	run.stop_ns = now_wall();
-	status = stop_daemon(pid, SIGTERM);
+	status = td_kill(pid, SIGTERM);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	assert_integrity(db);
 	w = read_windows(db, &n);
@@ -600,7 +574,7 @@ START_TEST(test_shm_cut)
 	char *dir = tu_mkdtemp("shmcut");
 	char db[PATH_MAX], shm[PATH_MAX + 8], j[16384];
 	struct window **w;
-	struct run run;
+	struct daemon_run run;
 	size_t n, got;
 	unsigned k;
 	pid_t pid;
@@ -623,7 +597,7 @@ START_TEST(test_shm_cut)
 	ck_assert_msg(strstr(j, "\"state\": \"ok\"") ||
 	    strstr(j, "\"state\":\"ok\""), "%s", j);
 	run.stop_ns = now_wall();
-	status = stop_daemon(pid, SIGTERM);
+	status = td_kill(pid, SIGTERM);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	    "status %d", status);
 	assert_integrity(db);
@@ -641,14 +615,9 @@ main(void)
 {
 	Suite *s = suite_create("store_daemon");
 	TCase *tc = tcase_create("daemon");
-	const char *b = getenv("VITALS_BUILDDIR");
 
-	if (geteuid() != 0) {
-		fprintf(stderr, "needs root (tmpfs mount); skipping\n");
+	if (!tu_need_root("tmpfs mount"))
 		return 77;
-	}
-	snprintf(daemon_path, sizeof(daemon_path), "%s/daemon/vitalsd",
-	    b ? b : ".");
 	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, test_sigkill_20_times);
 	tcase_add_test(tc, test_kill_after_close);

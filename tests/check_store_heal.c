@@ -30,9 +30,7 @@ static char path[PATH_MAX];
 static void
 setup(void)
 {
-	dir = tu_mkdtemp("heal");
-	ck_assert_ptr_nonnull(dir);
-	snprintf(path, sizeof(path), "%s/vitals.db", dir);
+	dir = tu_mkdtemp_db("heal", path, sizeof(path));
 }
 
 static void

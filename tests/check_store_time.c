@@ -34,9 +34,7 @@ static char path[PATH_MAX];
 static void
 setup(void)
 {
-	dir = tu_mkdtemp("store-time");
-	ck_assert_ptr_nonnull(dir);
-	snprintf(path, sizeof(path), "%s/vitals.db", dir);
+	dir = tu_mkdtemp_db("store-time", path, sizeof(path));
 }
 
 static void

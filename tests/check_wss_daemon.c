@@ -30,19 +30,12 @@
 
 #include "client.h"
 #include "client_run.h"
+#include "harness.h"
 #include "jsonmini.h"
 #include "testutil.h"
 
-static char daemon_path[PATH_MAX];
-
-struct daemon {
-	char *dir;
-	char sock[PATH_MAX];
-	pid_t pid;
-};
-
 static struct run
-vitals(const struct daemon *d, int uid, const char *a0, const char *a1,
+vitals(const struct td *d, int uid, const char *a0, const char *a1,
     const char *a2, const char *a3, const char *a4, const char *a5,
     const char *a6)
 {
@@ -52,57 +45,20 @@ vitals(const struct daemon *d, int uid, const char *a0, const char *a1,
 	return run_client_as(uid, argv);
 }
 
+/* 200 ms samples, 1 s windows; the socket open to all once it answers. */
 static void
-daemon_start(struct daemon *d, const char *conf)
+daemon_start(struct td *d, const char *conf)
 {
-	char log[PATH_MAX], cf[PATH_MAX];
-	struct run r;
-	int i;
+	static const char *const args[] = { "--interval-ms", "200",
+		"--window-s", "1", NULL };
 
-	d->dir = tu_mkdtemp("wss-daemon");
-	ck_assert_ptr_nonnull(d->dir);
+	td_prepare(d, "wss-daemon", conf);
 	/* the client runs as uid 2000 too: it must reach the socket */
 	chmod(d->dir, 0755);
-	snprintf(d->sock, sizeof(d->sock), "%s/vitalsd.sock", d->dir);
-	snprintf(log, sizeof(log), "%s.log", d->dir);
-	snprintf(cf, sizeof(cf), "%s/vitalsd.conf", d->dir);
-	ck_assert_int_eq(tu_writes(cf, conf), 0);
-	d->pid = fork();
-	ck_assert_int_ge(d->pid, 0);
-	if (d->pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		dup2(fd, 2);
-		execl(daemon_path, "vitalsd", "-f", "-c", cf, "--state-dir",
-		    d->dir, "--socket", d->sock, "--interval-ms", "200",
-		    "--window-s", "1", (char *)NULL);
-		_exit(127);
-	}
-	for (i = 0; i < 100; i++) {
-		tu_sleep_ms(100);
-		r = vitals(d, -1, "health", NULL, NULL, NULL, NULL, NULL,
-		    NULL);
-		run_free(&r);
-		if (r.code == 0) {
-			/* 0660: open it to all so the daemon's roles decide */
-			ck_assert_int_eq(chmod(d->sock, 0666), 0);
-			return;
-		}
-	}
-	ck_abort_msg("vitalsd did not answer within 10 s (log %s)", log);
-}
-
-static void
-daemon_stop(struct daemon *d)
-{
-	int status;
-
-	kill(d->pid, SIGTERM);
-	ck_assert_int_eq(waitpid(d->pid, &status, 0), d->pid);
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	    "vitalsd ended with status 0x%x", status);
-	tu_rmtree(d->dir);
-	free(d->dir);
+	td_spawn(d, args, NULL, NULL);
+	td_wait(d, 10000, NULL, NULL);
+	/* 0660: open it to all so the daemon's roles decide */
+	ck_assert_int_eq(chmod(d->sock, 0666), 0);
 }
 
 /* /proc/<pid>/maps names a mapping with needle in it. */
@@ -193,7 +149,7 @@ num(const struct jm *o, const char *key)
 
 START_TEST(test_client_roundtrip)
 {
-	struct daemon d;
+	struct td d;
 	char name[64], pidtxt[16], *tmp = tu_mkdtemp("wss-bin");
 	const struct jm *t, *regs;
 	struct jm *j;
@@ -204,8 +160,9 @@ START_TEST(test_client_roundtrip)
 	ck_assert_ptr_nonnull(tmp);
 	pid = target(tmp, name, sizeof(name));
 	snprintf(pidtxt, sizeof(pidtxt), "%d", (int)pid);
+	/* uid 2000 reads as the shell uid: on a host only when named */
 	daemon_start(&d, "wss_interval_ms = 200\nwss_interval_min_ms = 100\n"
-	    "wss_interval_max_ms = 400\n");
+	    "wss_interval_max_ms = 400\nshell_uid = 2000\n");
 
 	/* a reader may not start one; nothing is a target yet */
 	r = vitals(&d, 2000, "wss", "start", "--pid", pidtxt, "--mode",
@@ -309,7 +266,7 @@ START_TEST(test_client_roundtrip)
 		run_free(&r);
 	}
 	ck_assert_int_lt(i, 30);
-	daemon_stop(&d);
+	td_stop(&d);
 	tu_rmtree(tmp);
 	free(tmp);
 }
@@ -318,7 +275,7 @@ END_TEST
 /* wss_rule: the process is found by its exact name and monitored. */
 START_TEST(test_rule)
 {
-	struct daemon d;
+	struct td d;
 	char name[64], conf[256], pidtxt[16], *tmp = tu_mkdtemp("wss-bin");
 	const struct jm *t;
 	struct jm *j;
@@ -359,7 +316,7 @@ START_TEST(test_rule)
 	    "label")->str, "(libc.so.6)"));
 	jm_free(j);
 	reap(pid);
-	daemon_stop(&d);
+	td_stop(&d);
 	tu_rmtree(tmp);
 	free(tmp);
 }
@@ -437,7 +394,7 @@ file_has(const char *path, const char *needle)
 
 /* The target after two passes (its JSON in *ret_j, to free). */
 static const struct jm *
-two_passes(const struct daemon *d, const char *pidtxt, struct jm **ret_j)
+two_passes(const struct td *d, const char *pidtxt, struct jm **ret_j)
 {
 	const struct jm *t = NULL;
 	struct jm *j = NULL;
@@ -488,7 +445,7 @@ str(const struct jm *o, const char *key)
 
 START_TEST(test_dropped_with_helper)
 {
-	struct daemon d;
+	struct td d;
 	const struct jm *t;
 	char pidtxt[16], conf[256];
 	long long res, acc;
@@ -539,15 +496,15 @@ START_TEST(test_dropped_with_helper)
 	ck_assert_ptr_nonnull(strstr(r.out, "files opened: privileged helper"));
 	run_free(&r);
 	reap(pid);
-	daemon_stop(&d);
+	td_stop(&d);
 }
 END_TEST
 
 START_TEST(test_dropped_without_helper)
 {
-	struct daemon d;
+	struct td d;
 	const struct jm *t;
-	char pidtxt[16], conf[256], log[PATH_MAX];
+	char pidtxt[16], conf[256];
 	long long res, acc;
 	struct jm *j;
 	struct run r;
@@ -558,7 +515,6 @@ START_TEST(test_dropped_without_helper)
 	    "wss_interval_max_ms = 400\nwss_rule = nosuch-%d heap\n",
 	    DROP_UID, DROP_UID, (int)getpid());
 	daemon_start(&d, conf);
-	snprintf(log, sizeof(log), "%s.log", d.dir);
 
 	/* the root-owned process: refused, and why */
 	snprintf(pidtxt, sizeof(pidtxt), "%d", (int)root);
@@ -600,30 +556,22 @@ START_TEST(test_dropped_without_helper)
 	jm_free(j);
 
 	/* the startup warning: rules configured, nothing to read them with */
-	ck_assert_msg(file_has(log, "wss: 1 rules configured, but files "
-	    "are opened direct as user"), "no warning in %s", log);
+	ck_assert_msg(file_has(d.log, "wss: 1 rules configured, but files "
+	    "are opened direct as user"), "no warning in %s", d.log);
 	reap(root);
 	reap(own);
-	daemon_stop(&d);
+	td_stop(&d);
 }
 END_TEST
 
 int
 main(void)
 {
-	const char *b = getenv("VITALS_BUILDDIR");
 	Suite *s = suite_create("wss_daemon");
 	TCase *tc = tcase_create("daemon");
 
-	if (geteuid() != 0) {
-		fprintf(stderr, "check_wss_daemon: the kernel suite runs as "
-		    "root\n");
+	if (!tu_need_root("idle page tracking, other users' processes"))
 		return 77;
-	}
-	snprintf(client_path, sizeof(client_path), "%s/client/vitals",
-	    b ? b : "..");
-	snprintf(daemon_path, sizeof(daemon_path), "%s/daemon/vitalsd",
-	    b ? b : "..");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_client_roundtrip);
 	tcase_add_test(tc, test_rule);

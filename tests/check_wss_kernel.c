@@ -490,11 +490,8 @@ main(void)
 	Suite *s = suite_create("wss_kernel");
 	TCase *tc = tcase_create("kernel");
 
-	if (geteuid() != 0) {
-		fprintf(stderr, "check_wss_kernel: the kernel suite runs as "
-		    "root\n");
+	if (!tu_need_root("idle page tracking, other users' processes"))
 		return 77;
-	}
 	pg = sysconf(_SC_PAGESIZE);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_counts);

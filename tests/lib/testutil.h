@@ -3,6 +3,7 @@
 #ifndef VITALS_TESTUTIL_H
 #define VITALS_TESTUTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Path of a file under the source tree's tests/ directory. */
@@ -10,6 +11,9 @@ const char *tu_srcpath(const char *rel);
 /* Make a fresh temporary directory; the caller removes it with tu_rmtree. */
 char *tu_mkdtemp(const char *tag);
 int tu_rmtree(const char *path);
+/* tu_mkdtemp that fails the test, with the database path <dir>/vitals.db
+ * in db (a store test's fixture). */
+char *tu_mkdtemp_db(const char *tag, char *db, size_t dbsz);
 
 /* Sleep ms milliseconds, across signals. */
 void tu_sleep_ms(unsigned ms);
@@ -30,5 +34,15 @@ int tu_copytree(const char *src, const char *dst);
 /* Run a suite with CK_NORMAL output; returns the process exit status. */
 struct Suite;
 int tu_run(struct Suite *s);
+/* Whether this runs as root; as a user it says on stderr that the test,
+ * which needs root for why, is skipped: main then returns 77, a skip to
+ * meson (CI runs as root, where it runs). */
+bool tu_need_root(const char *why);
+/* Whether this runs as root: a suite adds its root-only test case only
+ * then (tu_run_root reports the rest as a skip when not). */
+bool tu_root(void);
+/* tu_run for a suite with a root-only test case: as a user, with that case
+ * left out, a pass is 77 (a skip to meson: not everything ran). */
+int tu_run_root(struct Suite *s);
 
 #endif

@@ -1,12 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* A hand-built window for the client's tests, and the summary text the
  * client must print for it. */
-#ifndef VITALS_CLIENT_FIXTURE_H
-#define VITALS_CLIENT_FIXTURE_H
-
-#include "client.h"
-
-#define NS VITALS_NSEC_PER_SEC
+#include "client_fixture.h"
 
 /*
  * One window, with figures chosen so every percentage is easy by hand:
@@ -23,37 +18,37 @@
  * PSI over all.wall_ns = 10 s: cpu some 250000 us → 2.5 %; memory some
  *   10000 us → 0.1 %, full 2000 us → 0.0 %; io unavailable.
  */
-static Vitals__Task t_burner = VITALS__TASK__INIT;
-static Vitals__Task t_sysd = VITALS__TASK__INIT;
-static Vitals__Task t_esc = VITALS__TASK__INIT;
-static Vitals__Task *procs[3];
-static Vitals__CpuTimes all_d = VITALS__CPU_TIMES__INIT;
-static Vitals__CpuTimes c0_d = VITALS__CPU_TIMES__INIT;
-static Vitals__Cpu all_cpu = VITALS__CPU__INIT;
-static Vitals__Cpu cpu0 = VITALS__CPU__INIT, cpu1 = VITALS__CPU__INIT;
-static Vitals__Cpu *cpus[2];
-static Vitals__Gauge g_load1 = VITALS__GAUGE__INIT;
-static Vitals__Gauge g_load5 = VITALS__GAUGE__INIT;
-static Vitals__Gauge g_load15 = VITALS__GAUGE__INIT;
-static Vitals__Gauge g_online = VITALS__GAUGE__INIT;
-static Vitals__Gauge g_khz = VITALS__GAUGE__INIT;
-static Vitals__Gauge g_ratio = VITALS__GAUGE__INIT;
-static Vitals__Gauge g_memtotal = VITALS__GAUGE__INIT;
-static Vitals__Gauge g_memavail = VITALS__GAUGE__INIT;
-static Vitals__NamedGauge m_total = VITALS__NAMED_GAUGE__INIT;
-static Vitals__NamedGauge m_avail = VITALS__NAMED_GAUGE__INIT;
-static Vitals__NamedGauge *meminfo[2];
-static Vitals__Counter vm_pgfault = VITALS__COUNTER__INIT;
-static Vitals__Counter vm_pgmaj = VITALS__COUNTER__INIT;
-static Vitals__Counter *vmstat[2];
-static Vitals__Psi psi_cpu = VITALS__PSI__INIT;
-static Vitals__Psi psi_mem = VITALS__PSI__INIT;
-static Vitals__Psi psi_io = VITALS__PSI__INIT;
-static Vitals__Psi *psis[3];
-static Vitals__Window win = VITALS__WINDOW__INIT;
-static Vitals__Snapshot snap = VITALS__SNAPSHOT__INIT;
+Vitals__Task t_burner = VITALS__TASK__INIT;
+Vitals__Task t_sysd = VITALS__TASK__INIT;
+Vitals__Task t_esc = VITALS__TASK__INIT;
+Vitals__Task *procs[3];
+Vitals__CpuTimes all_d = VITALS__CPU_TIMES__INIT;
+Vitals__CpuTimes c0_d = VITALS__CPU_TIMES__INIT;
+Vitals__Cpu all_cpu = VITALS__CPU__INIT;
+Vitals__Cpu cpu0 = VITALS__CPU__INIT, cpu1 = VITALS__CPU__INIT;
+Vitals__Cpu *cpus[2];
+Vitals__Gauge g_load1 = VITALS__GAUGE__INIT;
+Vitals__Gauge g_load5 = VITALS__GAUGE__INIT;
+Vitals__Gauge g_load15 = VITALS__GAUGE__INIT;
+Vitals__Gauge g_online = VITALS__GAUGE__INIT;
+Vitals__Gauge g_khz = VITALS__GAUGE__INIT;
+Vitals__Gauge g_ratio = VITALS__GAUGE__INIT;
+Vitals__Gauge g_memtotal = VITALS__GAUGE__INIT;
+Vitals__Gauge g_memavail = VITALS__GAUGE__INIT;
+Vitals__NamedGauge m_total = VITALS__NAMED_GAUGE__INIT;
+Vitals__NamedGauge m_avail = VITALS__NAMED_GAUGE__INIT;
+Vitals__NamedGauge *meminfo[2];
+Vitals__Counter vm_pgfault = VITALS__COUNTER__INIT;
+Vitals__Counter vm_pgmaj = VITALS__COUNTER__INIT;
+Vitals__Counter *vmstat[2];
+Vitals__Psi psi_cpu = VITALS__PSI__INIT;
+Vitals__Psi psi_mem = VITALS__PSI__INIT;
+Vitals__Psi psi_io = VITALS__PSI__INIT;
+Vitals__Psi *psis[3];
+Vitals__Window win = VITALS__WINDOW__INIT;
+Vitals__Snapshot snap = VITALS__SNAPSHOT__INIT;
 
-static inline Vitals__Task
+Vitals__Task
 mk_task(int32_t id, const char *name, const char *comm, uint64_t ut,
     uint64_t st, uint64_t wall_ns)
 {
@@ -70,7 +65,7 @@ mk_task(int32_t id, const char *name, const char *comm, uint64_t ut,
 	return t;
 }
 
-static inline Vitals__Gauge
+Vitals__Gauge
 mk_gauge(double last, double sum, uint32_t n)
 {
 	Vitals__Gauge g = VITALS__GAUGE__INIT;
@@ -81,7 +76,7 @@ mk_gauge(double last, double sum, uint32_t n)
 	return g;
 }
 
-static inline void
+void
 build_window(void)
 {
 	t_burner = mk_task(1234, "burner", "burner", 950, 50, 10 * NS);
@@ -199,7 +194,7 @@ build_window(void)
 	snap.window = &win;
 }
 
-static const char summary_text[] __attribute__((unused)) =
+const char summary_text[] =
     "Load: 1.50 / 0.75 / n/a\n"
     "CPU usage from 10500ms to 500ms ago (window 42: 2023-11-14 "
     "22:13:20.000 to 2023-11-14 22:13:30.000, 10/10 samples valid, "
@@ -218,6 +213,4 @@ static const char summary_text[] __attribute__((unused)) =
     "vmstat (window deltas): pgfault 5000, pgmajfault 7, pswpin n/a, "
     "pswpout n/a\n";
 
-static const struct fmt_ctx fctx __attribute__((unused)) = { 110500000000LL, 4 };
-
-#endif
+const struct fmt_ctx fctx = { 110500000000LL, 4 };

@@ -5,9 +5,6 @@
  * tracepoint program's writes, processes with chosen pids, and a seccomp
  * filter that makes the kernel refuse map walks. Root only.
  */
-#ifndef VITALS_GPUMEM_DRIVER_H
-#define VITALS_GPUMEM_DRIVER_H
-
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -29,27 +26,24 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gpumem_driver.h"
 #include "testutil.h"
 #include "vitalsd.h"
 
-#define SEC NSEC_PER_SEC
-#define KEY(gpu, pid) (((uint64_t)(gpu) << 32) | (uint32_t)(pid))
-#define CAP 1024
-
-static char bpfdir[64]; /* private, under /sys/fs/bpf */
+char gd_bpfdir[64]; /* private, under /sys/fs/bpf */
 
 /* ------------------------------------------------------------ the driver */
 
-static inline int
-sys_bpf(int cmd, union bpf_attr *a)
+int
+gd_sys_bpf(int cmd, union bpf_attr *a)
 {
 	long r = syscall(__NR_bpf, cmd, a, sizeof(*a));
 
 	return r < 0 ? -errno : (int)r;
 }
 
-static inline int
-map_create(uint32_t type, uint32_t ksz, uint32_t vsz, uint32_t max,
+int
+gd_map_create(uint32_t type, uint32_t ksz, uint32_t vsz, uint32_t max,
     uint32_t flags)
 {
 	union bpf_attr a;
@@ -61,32 +55,32 @@ map_create(uint32_t type, uint32_t ksz, uint32_t vsz, uint32_t max,
 	a.value_size = vsz;
 	a.max_entries = max;
 	a.map_flags = flags;
-	fd = sys_bpf(BPF_MAP_CREATE, &a);
+	fd = gd_sys_bpf(BPF_MAP_CREATE, &a);
 	ck_assert_msg(fd >= 0, "BPF_MAP_CREATE: %s", strerror(-fd));
 	return fd;
 }
 
 /* AOSP's map: HASH, u64 → u64, 1024 entries. */
-static inline int
-aosp_map(void)
+int
+gd_aosp_map(void)
 {
-	return map_create(BPF_MAP_TYPE_HASH, 8, 8, CAP, 0);
+	return gd_map_create(BPF_MAP_TYPE_HASH, 8, 8, CAP, 0);
 }
 
-static inline void
-pin(int fd, const char *path)
+void
+gd_pin(int fd, const char *path)
 {
 	union bpf_attr a;
 
 	memset(&a, 0, sizeof(a));
 	a.bpf_fd = (uint32_t)fd;
 	a.pathname = (uint64_t)(uintptr_t)path;
-	ck_assert_int_eq(sys_bpf(BPF_OBJ_PIN, &a), 0);
+	ck_assert_int_eq(gd_sys_bpf(BPF_OBJ_PIN, &a), 0);
 }
 
 /* What the tracepoint program does: size 0 deletes, else insert. */
-static inline int
-drv(int fd, uint32_t gpu, int32_t pid, uint64_t size)
+int
+gd_drv(int fd, uint32_t gpu, int32_t pid, uint64_t size)
 {
 	uint64_t k = KEY(gpu, pid);
 	union bpf_attr a;
@@ -95,22 +89,22 @@ drv(int fd, uint32_t gpu, int32_t pid, uint64_t size)
 	a.map_fd = (uint32_t)fd;
 	a.key = (uint64_t)(uintptr_t)&k;
 	if (size == 0)
-		return sys_bpf(BPF_MAP_DELETE_ELEM, &a);
+		return gd_sys_bpf(BPF_MAP_DELETE_ELEM, &a);
 	a.value = (uint64_t)(uintptr_t)&size;
 	a.flags = BPF_ANY;
-	return sys_bpf(BPF_MAP_UPDATE_ELEM, &a);
+	return gd_sys_bpf(BPF_MAP_UPDATE_ELEM, &a);
 }
 
 /* A map whose values carry the imported size: {u64 total, u64 imported},
  * the gpu_mem_total tracepoint's size and imported_size in order. */
-static inline int
-imported_map(void)
+int
+gd_imported_map(void)
 {
-	return map_create(BPF_MAP_TYPE_HASH, 8, 16, CAP, 0);
+	return gd_map_create(BPF_MAP_TYPE_HASH, 8, 16, CAP, 0);
 }
 
-static inline int
-drv_imported(int fd, uint32_t gpu, int32_t pid, uint64_t size,
+int
+gd_drv_imported(int fd, uint32_t gpu, int32_t pid, uint64_t size,
     uint64_t imported)
 {
 	uint64_t k = KEY(gpu, pid), v[2] = { size, imported };
@@ -120,22 +114,22 @@ drv_imported(int fd, uint32_t gpu, int32_t pid, uint64_t size,
 	a.map_fd = (uint32_t)fd;
 	a.key = (uint64_t)(uintptr_t)&k;
 	if (size == 0)
-		return sys_bpf(BPF_MAP_DELETE_ELEM, &a);
+		return gd_sys_bpf(BPF_MAP_DELETE_ELEM, &a);
 	a.value = (uint64_t)(uintptr_t)v;
 	a.flags = BPF_ANY;
-	return sys_bpf(BPF_MAP_UPDATE_ELEM, &a);
+	return gd_sys_bpf(BPF_MAP_UPDATE_ELEM, &a);
 }
 
-static inline int
-drv_key(int fd, uint64_t k, uint64_t size)
+int
+gd_drv_key(int fd, uint64_t k, uint64_t size)
 {
-	return drv(fd, (uint32_t)(k >> 32), (int32_t)(uint32_t)k, size);
+	return gd_drv(fd, (uint32_t)(k >> 32), (int32_t)(uint32_t)k, size);
 }
 
-static inline void
-map_path(char *buf, size_t sz, const char *name)
+void
+gd_map_path(char *buf, size_t sz, const char *name)
 {
-	snprintf(buf, sz, "%s/%s", bpfdir, name);
+	snprintf(buf, sz, "%s/%s", gd_bpfdir, name);
 }
 
 /*
@@ -143,8 +137,8 @@ map_path(char *buf, size_t sz, const char *name)
  * execs): seccomp answers EPERM, as an LSM refusing the walk would. The
  * map stays readable by lookup and writable, so only the walk fails.
  */
-static inline void
-refuse_walks(void)
+void
+gd_refuse_walks(void)
 {
 	struct sock_filter f[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
@@ -165,9 +159,9 @@ refuse_walks(void)
 
 /* ------------------------------------------------------------- processes */
 
-static inline int
-proc_lookup(void *arg, int32_t pid, uint64_t *ret_starttime, char *ret_name,
-    size_t namesz)
+int
+gd_proc_lookup(void *arg, int32_t pid, uint64_t *ret_starttime,
+    char *ret_name, size_t namesz)
 {
 	struct pid_stat st;
 	char path[64], buf[1024];
@@ -188,19 +182,19 @@ proc_lookup(void *arg, int32_t pid, uint64_t *ret_starttime, char *ret_name,
 	return 0;
 }
 
-static inline uint64_t
-starttime_of(pid_t pid)
+uint64_t
+gd_starttime_of(pid_t pid)
 {
 	uint64_t st = 0;
 	char name[32];
 
-	ck_assert_int_eq(proc_lookup(NULL, pid, &st, name, sizeof(name)), 0);
+	ck_assert_int_eq(gd_proc_lookup(NULL, pid, &st, name, sizeof(name)), 0);
 	return st;
 }
 
 /* A child that waits to be killed; want > 0: with exactly that pid. */
-static inline pid_t
-child(pid_t want)
+pid_t
+gd_child(pid_t want)
 {
 	pid_t pid;
 
@@ -223,24 +217,15 @@ child(pid_t want)
 	return pid;
 }
 
-static inline void
-reap(pid_t pid)
+void
+gd_reap(pid_t pid)
 {
 	kill(pid, SIGKILL);
 	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
 }
 
-static inline void
-sleep_ms(unsigned ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
-static inline bool
-tracepoint_exists(void)
+bool
+gd_tracepoint_exists(void)
 {
 	struct stat sb;
 
@@ -249,7 +234,7 @@ tracepoint_exists(void)
 	    &sb) == 0;
 }
 
-static inline void
+void
 gpumem_setup_bpffs(void)
 {
 	struct statfs sf;
@@ -258,14 +243,13 @@ gpumem_setup_bpffs(void)
 	    (unsigned long)sf.f_type != 0xcafe4a11UL)
 		ck_assert_int_eq(mount("bpf", "/sys/fs/bpf", "bpf", 0, NULL),
 		    0);
-	snprintf(bpfdir, sizeof(bpfdir), "/sys/fs/bpf/vitals-gpumem-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(bpfdir));
+	snprintf(gd_bpfdir, sizeof(gd_bpfdir),
+	    "/sys/fs/bpf/vitals-gpumem-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(gd_bpfdir));
 }
 
-static inline void
+void
 gpumem_teardown_bpffs(void)
 {
-	tu_rmtree(bpfdir);
+	tu_rmtree(gd_bpfdir);
 }
-
-#endif

@@ -44,6 +44,16 @@ tu_mkdtemp(const char *tag)
 	return p;
 }
 
+char *
+tu_mkdtemp_db(const char *tag, char *db, size_t dbsz)
+{
+	char *dir = tu_mkdtemp(tag);
+
+	ck_assert_ptr_nonnull(dir);
+	snprintf(db, dbsz, "%s/vitals.db", dir);
+	return dir;
+}
+
 static int
 rm_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -174,6 +184,34 @@ tu_run(Suite *s)
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
 	return failed == 0 ? 0 : 1;
+}
+
+bool
+tu_root(void)
+{
+	return geteuid() == 0;
+}
+
+bool
+tu_need_root(const char *why)
+{
+	if (tu_root())
+		return true;
+	fprintf(stderr, "%s: needs root (%s); skipped\n",
+	    program_invocation_short_name, why);
+	return false;
+}
+
+int
+tu_run_root(Suite *s)
+{
+	int r = tu_run(s);
+
+	if (r != 0 || tu_root())
+		return r;
+	fprintf(stderr, "not root: the tests that need root did not run; "
+	    "skipped\n");
+	return 77;
 }
 
 static unsigned long long

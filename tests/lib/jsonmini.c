@@ -6,27 +6,13 @@
  * JSON", and then lets a test look values up. Independent of client/json.c
  * on purpose.
  */
-#ifndef VITALS_JSONMINI_H
-#define VITALS_JSONMINI_H
-
 #include <ctype.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum jm_type { JM_NULL, JM_BOOL, JM_NUM, JM_STR, JM_ARR, JM_OBJ };
-
-struct jm {
-	enum jm_type t;
-	bool b;
-	double num;
-	long long ll;	/* integers, exactly */
-	bool is_int;
-	char *str;	/* JM_STR, decoded (escapes resolved to UTF-8) */
-	size_t n;	/* JM_ARR, JM_OBJ */
-	char **keys;	/* JM_OBJ */
-	struct jm *v;
-};
+#include "jsonmini.h"
 
 struct jm_in {
 	const char *p, *end;
@@ -48,7 +34,7 @@ jm_free_in(struct jm *j)
 	free(j->str);
 }
 
-static void
+void
 jm_free(struct jm *j)
 {
 	if (j == NULL)
@@ -358,7 +344,7 @@ jm_value(struct jm_in *in, struct jm *ret)
 }
 
 /* The document, or NULL when it is not exactly one valid JSON value. */
-static struct jm *
+struct jm *
 jm_parse(const char *s, size_t len)
 {
 	struct jm_in in = { s, s + len, 0 };
@@ -376,7 +362,7 @@ jm_parse(const char *s, size_t len)
 	return j;
 }
 
-static const struct jm *
+const struct jm *
 jm_get(const struct jm *o, const char *key)
 {
 	size_t i;
@@ -390,7 +376,7 @@ jm_get(const struct jm *o, const char *key)
 }
 
 /* "a.b.c" through objects. */
-static const struct jm *
+const struct jm *
 jm_path(const struct jm *o, const char *path)
 {
 	char buf[256], *save = NULL, *tok;
@@ -402,4 +388,16 @@ jm_path(const struct jm *o, const char *path)
 	return o;
 }
 
-#endif
+const struct jm *
+jm_find_id(const struct jm *arr, long long id)
+{
+	size_t i;
+
+	for (i = 0; arr && arr->t == JM_ARR && i < arr->n; i++) {
+		const struct jm *v = jm_get(&arr->v[i], "id");
+
+		if (v && v->t == JM_NUM && v->ll == id)
+			return &arr->v[i];
+	}
+	return NULL;
+}

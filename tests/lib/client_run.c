@@ -1,44 +1,42 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Run the built vitals binary and capture what it says (client tests). */
-#ifndef VITALS_CLIENT_RUN_H
-#define VITALS_CLIENT_RUN_H
-
 #include <check.h>
 #include <grp.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "client.h"
+#include "client_run.h"
 
-/* $VITALS_BUILDDIR/client/vitals, set by main() */
-static char client_path[PATH_MAX];
+char client_path[PATH_MAX];
 
-struct run {
-	int code; /* exit status, or 128 + signal */
-	char *out, *err;
-};
-
-static inline char *
+char *
 slurp_fd(int fd)
 {
-	struct sbuf b;
-	char buf[4096];
+	size_t len = 0, cap = 4096;
+	char *buf = malloc(cap + 1);
 	ssize_t n;
 
-	sbuf_init(&b);
-	sbuf_puts(&b, "");
+	ck_assert_ptr_nonnull(buf);
 	lseek(fd, 0, SEEK_SET);
-	while ((n = read(fd, buf, sizeof(buf))) > 0)
-		sbuf_put(&b, buf, (size_t)n);
+	while ((n = read(fd, buf + len, cap - len)) > 0) {
+		len += (size_t)n;
+		if (len == cap) {
+			cap *= 2;
+			buf = realloc(buf, cap + 1);
+			ck_assert_ptr_nonnull(buf);
+		}
+	}
+	buf[len] = '\0';
 	close(fd);
-	return b.buf;
+	return buf;
 }
 
 /* Run the client with argv (NULL-terminated), as uid when uid >= 0. */
-static inline struct run
+struct run
 run_client_as(int uid, const char *const *argv)
 {
 	char o[] = "/tmp/vitals-out-XXXXXX", e[] = "/tmp/vitals-err-XXXXXX";
@@ -46,6 +44,12 @@ run_client_as(int uid, const char *const *argv)
 	struct run r;
 	pid_t pid;
 
+	if (client_path[0] == '\0') {
+		const char *b = getenv("VITALS_BUILDDIR");
+
+		snprintf(client_path, sizeof(client_path), "%s/client/vitals",
+		    b ? b : ".");
+	}
 	ck_assert(fo >= 0 && fe >= 0);
 	unlink(o);
 	unlink(e);
@@ -69,17 +73,15 @@ run_client_as(int uid, const char *const *argv)
 	return r;
 }
 
-static inline struct run
+struct run
 run_client(const char *const *argv)
 {
 	return run_client_as(-1, argv);
 }
 
-static inline void
+void
 run_free(struct run *r)
 {
 	free(r->out);
 	free(r->err);
 }
-
-#endif

@@ -8,34 +8,14 @@
  * is an error. Whatever vitals prints by default must read back here
  * with every field.
  */
-#ifndef VITALS_GPUMEM_DUMPSYS_H
-#define VITALS_GPUMEM_DUMPSYS_H
-
-#include <stdbool.h>
-#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#define DS_FAILED "Failed to initialize GPU memory eBPF"
-#define DS_EMPTY "GPU memory total usage map is empty"
-
-enum ds_kind { DS_ERR, DS_KIND_FAILED, DS_KIND_EMPTY, DS_KIND_SNAPSHOT };
-
-struct ds_row {
-	uint32_t gpu;
-	uint32_t pid;	 /* 0: the global line */
-	uint64_t bytes;
-	bool na;	 /* "Global total: N/A" */
-};
-
-struct ds_out {
-	enum ds_kind kind;
-	struct ds_row row[64];
-	size_t n;
-	unsigned err_line; /* 1-based line of the first error */
-};
+#include "gpumem_dumpsys.h"
 
 /* A decimal as printf's %u / PRIu64 writes it: digits, no leading zero. */
-static inline const char *
+static const char *
 ds_num(const char *s, uint64_t max, uint64_t *ret)
 {
 	uint64_t v = 0;
@@ -53,7 +33,7 @@ ds_num(const char *s, uint64_t max, uint64_t *ret)
 }
 
 /* s after prefix, or NULL. */
-static inline const char *
+static const char *
 ds_lit(const char *s, const char *prefix)
 {
 	size_t n = strlen(prefix);
@@ -62,7 +42,7 @@ ds_lit(const char *s, const char *prefix)
 }
 
 /* 0 and the parsed text, or -1 with out->err_line. */
-static inline int
+int
 ds_parse(const char *text, struct ds_out *out)
 {
 	const char *s = text, *p;
@@ -167,5 +147,3 @@ bad:
 	out->err_line = ln;
 	return -1;
 }
-
-#endif
