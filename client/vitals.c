@@ -77,8 +77,10 @@ struct cmd {
 
 static volatile sig_atomic_t interrupted;
 
+/* clang-format off */
 static void __attribute__((noreturn))
 usage(int status)
+/* clang-format on */
 {
 	fprintf(status ? stderr : stdout,
 	    "usage: vitals [--socket PATH] [--json] [--timeout MS] [COMMAND]\n"

@@ -13,8 +13,10 @@
 #include "privs/privs.h"
 #include "trace/trace.h"
 
+/* clang-format off */
 static void __attribute__((noreturn))
 usage(int status)
+/* clang-format on */
 {
 	fprintf(status ? stderr : stdout,
 	    "usage: vitalsd [-fnv] [-c FILE] [--state-dir DIR] [--socket PATH]\n"

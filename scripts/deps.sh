@@ -22,6 +22,8 @@ test_pkgs+=(binutils)
 # tests/check_sepolicy.sh: the policy compiled as AOSP builds it
 # (m4, checkpolicy; setfiles -c checks file_contexts)
 test_pkgs+=(m4 checkpolicy policycoreutils)
+# scripts/format.sh --check: the tree is formatted with clang-format 14
+test_pkgs+=(clang-format)
 
 want=("${build_pkgs[@]}")
 if [ "${1:-build}" = test ]; then

@@ -996,6 +996,7 @@ static const struct {
 	size_t len;
 	const char *want; /* NULL: -ENODATA */
 } name_cases[] = {
+/* clang-format off */
 #define NC(lit, want) { lit, sizeof(lit) - 1, want }
 	NC("/system/bin/surfaceflinger\0", "surfaceflinger"),
 	NC("com.android.systemui\0", "com.android.systemui"),
@@ -1029,6 +1030,7 @@ static const struct {
 	/* A tab ends the first word too, then turns into '?'. */
 	NC("/bin/a\tb/c\0", "a?b/c"),
 #undef NC
+/* clang-format on */
 };
 
 START_TEST(cmdline_names)

@@ -45,7 +45,9 @@
 #endif
 
 /* Syscalls allowed whatever their arguments. */
+/* clang-format off */
 #define SC(name) { #name, __NR_##name }
+/* clang-format on */
 static const struct {
 	const char *name;
 	long nr;

@@ -181,8 +181,10 @@ struct store_field {
 	size_t off, size;
 };
 
+/* clang-format off */
 #define STORE_FIELD(type, f) \
 	{ #f, offsetof(type, f), sizeof(((type *)0)->f) }
+/* clang-format on */
 
 uint64_t store_field_get(const void *base, const struct store_field *f);
 void store_field_set(void *base, const struct store_field *f, uint64_t v);

@@ -185,12 +185,14 @@ out:
  * the window's own offset), and, when ?6 allows the wall clock, windows of
  * other boots starting before the aligned wall cutoff ?2.
  */
+/* clang-format off */
 static const char roll_src_sql[] =
     "SELECT id, boot_id, wall_start_ns FROM windows WHERE level = ?1 AND ("
     "(?4 != '' AND boot_id = ?4 AND boot_start_ns - wall_start_ns + ("
     SQL_BUCKET " + 1) * ?3 <= ?5) OR "
     "(?6 AND (?4 = '' OR boot_id != ?4) AND wall_start_ns < ?2))"
     " ORDER BY boot_id, " SQL_BUCKET ", mono_start_ns";
+/* clang-format on */
 
 /* What one pass decided about "now" (maintain_locked). */
 struct maint_now {

@@ -21,6 +21,7 @@
  * windows as the outer loop, so task rows are reached by their key
  * (window_id, thread, id) instead of a scan of window_task.
  */
+/* clang-format off */
 #define IN_RANGE(w)                                                         \
 	" " w "wall_start_ns < :to AND " w "wall_start_ns >= :from - :span" \
 	" AND " w "wall_end_ns > :from"
@@ -88,6 +89,7 @@ static const char *const rs_sql[RS__MAX] = {
 	[RS_HIST] = HIST_SQL,
 	[RS_HIST_TGID] = HIST_TGID_SQL,
 };
+/* clang-format on */
 
 static void
 bind_named(sqlite3_stmt *st, const char *name, int64_t v)
