@@ -54,6 +54,9 @@ const char *sbuf_str(const struct sbuf *b);
 int duration_parse(const char *s, int64_t *ret_ns);
 int uint_parse(const char *s, uint64_t max, uint64_t *ret);
 void duration_format(char *buf, size_t len, int64_t ns);
+/* shared by format.c and every fmt_<signal>.c */
+void fmt_pct(char *buf, size_t len, double ratio);
+void fmt_time(char *buf, size_t len, int64_t wall_ns);
 int64_t clock_now_ns(int clk);
 
 /* figures.c: doc/metrics.md's formulas over protocol messages; NAN when
@@ -104,8 +107,6 @@ struct fmt_ctx {
 	unsigned page_kb;
 };
 
-void fmt_pct(char *buf, size_t len, double ratio);
-void fmt_time(char *buf, size_t len, int64_t wall_ns);
 void fmt_summary(struct sbuf *o, const Vitals__Window *w,
     const struct fmt_ctx *c);
 void fmt_cpu(struct sbuf *o, const Vitals__Window *w);

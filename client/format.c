@@ -16,33 +16,6 @@
 
 #define ULL(x) ((unsigned long long)(x))
 
-/* "12.3%", or "n/a" for an unknown ratio (1.0 = 100 %). */
-void
-fmt_pct(char *buf, size_t len, double ratio)
-{
-	if (!isfinite(ratio))
-		snprintf(buf, len, "n/a");
-	else
-		snprintf(buf, len, "%.1f%%", ratio * 100.0);
-}
-
-/* Local time with milliseconds; "n/a" for a missing stamp. */
-void
-fmt_time(char *buf, size_t len, int64_t wall_ns)
-{
-	time_t t = (time_t)(wall_ns / VITALS_NSEC_PER_SEC);
-	struct tm tm;
-	char s[32];
-
-	if (wall_ns <= 0 || localtime_r(&t, &tm) == NULL) {
-		snprintf(buf, len, "n/a");
-		return;
-	}
-	strftime(s, sizeof(s), "%Y-%m-%d %H:%M:%S", &tm);
-	snprintf(buf, len, "%s.%03d", s,
-	    (int)(wall_ns % VITALS_NSEC_PER_SEC / 1000000));
-}
-
 /*
  * A process-supplied label (comm, cmdline) for a terminal: control bytes
  * become '?', so a process cannot send escape sequences to the reader's

@@ -182,10 +182,16 @@ vitalsd_burst(struct vitalsd *d, unsigned duration_ms)
 	    VITALS_BURST_INTERVAL_MS, duration_ms);
 }
 
-struct heapprofd *
-vitalsd_heapprofd(struct vitalsd *d)
+static void
+burst_cb(void *arg, unsigned duration_ms)
 {
-	return d ? d->hp : NULL;
+	vitalsd_burst(arg, duration_ms);
+}
+
+static void
+get_info_cb(void *arg, struct vitalsd_info *ret)
+{
+	vitalsd_get_info(arg, ret);
 }
 
 void
@@ -628,16 +634,14 @@ wss_setup(struct vitalsd *d, const struct config *cfg)
 		log_warnx("wss: %s", strerror(-r));
 		return r;
 	}
+	if ((r = wss_rules_start(d->wss)) < 0) {
+		log_warnx("wss: rules: %s", strerror(-r));
+		return r;
+	}
 	wss_damon(d->wss, note, sizeof(note));
 	log_info("wss: page_idle %s; DAMON %s", wss_page_idle(d->wss) ?
 	    "present" : "absent (clear_refs method)", note);
 	return 0;
-}
-
-struct wss *
-vitalsd_wss(struct vitalsd *d)
-{
-	return d ? d->wss : NULL;
 }
 
 int
@@ -656,6 +660,7 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 		.threads = cfg->threads,
 		.scanner = cfg->scanner,
 	};
+	struct control_hooks hooks = { 0 };
 	struct event_config *ec;
 	struct vitalsd *d;
 	bool sock_in_state;
@@ -746,8 +751,15 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 	/* a socket in the state directory is made as the service user */
 	sock_in_state = cfg->socket_path == NULL ||
 	    in_dir(cfg->socket_path, cfg->state_dir);
+	/* what answers act on: the modules made above, no way back */
+	hooks.mod.wss = d->wss;
+	hooks.mod.hp = d->hp;
+	hooks.mod.burst = burst_cb;
+	hooks.mod.burst_arg = d;
+	hooks.get_info = get_info_cb;
+	hooks.info_arg = d;
 	if ((sock_in_state && (r = statedir_fs_enter()) < 0) ||
-	    (r = control_new(d->base, cfg, d, d->store, &d->ctl)) < 0) {
+	    (r = control_new(d->base, cfg, &hooks, d->store, &d->ctl)) < 0) {
 		if (sock_in_state)
 			statedir_fs_leave();
 		goto fail;

@@ -23,14 +23,8 @@ int vitalsd_run(struct vitalsd *d);
 struct vitalsd *vitalsd_free(struct vitalsd *d);
 void vitalsd_burst(struct vitalsd *d, unsigned duration_ms);
 
-/* daemon.c, for the control plane */
+/* daemon.c, the figures of one control-plane answer */
 void vitalsd_get_info(struct vitalsd *d, struct vitalsd_info *ret);
-
-/* daemon.c */
-struct wss *vitalsd_wss(struct vitalsd *d);
-
-/* daemon.c, for the control plane; NULL: none */
-struct heapprofd *vitalsd_heapprofd(struct vitalsd *d);
 
 /* daemon.c, for the drop */
 bool vitalsd_uses_bpf(struct vitalsd *d);

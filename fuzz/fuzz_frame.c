@@ -298,7 +298,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct rpc_ctx ctx = {
 		.info = &info,
 		.stats = &stats,
-		.d = NULL, /* a burst is acknowledged, not started */
+		/* no modules: a burst is acknowledged, not started */
 		.cache = &cache,
 		.max_frame = FUZZ_MAX_FRAME,
 		.now_wall_ns = 1700000000LL * NSEC_PER_SEC,

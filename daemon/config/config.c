@@ -248,33 +248,24 @@ config_set_control(struct config *cfg, const char *key, const char *value)
 	return -ENOENT;
 }
 
-/* Keyword values of the enum-like keys: struct config_word tables. */
+/* Keyword values of the enum-like keys: struct parse_word tables. */
 
-static const struct config_word threads_words[] = { { "none", THREADS_NONE },
+static const struct parse_word threads_words[] = { { "none", THREADS_NONE },
 	{ "changed", THREADS_CHANGED }, { "all", THREADS_ALL }, { NULL, 0 } };
-static const struct config_word scanner_words[] = { { "auto", SCANNER_AUTO },
+static const struct parse_word scanner_words[] = { { "auto", SCANNER_AUTO },
 	{ "bpf", SCANNER_BPF }, { "procfs", SCANNER_PROCFS }, { NULL, 0 } };
-static const struct config_word bpf_load_words[] = { { "auto", VBPF_LOAD_AUTO },
+static const struct parse_word bpf_load_words[] = { { "auto", VBPF_LOAD_AUTO },
 	{ "pinned-only", VBPF_LOAD_PINNED_ONLY }, { "off", VBPF_LOAD_OFF },
 	{ NULL, 0 } };
-static const struct config_word on_off_words[] = { { "on", 1 }, { "off", 0 },
+static const struct parse_word on_off_words[] = { { "on", 1 }, { "off", 0 },
 	{ NULL, 0 } };
-static const struct config_word gpumem_load_words[] = {
+static const struct parse_word gpumem_load_words[] = {
 	{ "auto", GPUMEM_LOAD_AUTO }, { "map-only", GPUMEM_LOAD_MAP_ONLY },
 	{ "off", GPUMEM_LOAD_OFF }, { NULL, 0 } };
 
 /* The value of a keyword in a NULL-terminated table; -EINVAL: none. */
-int
-config_word_value(const char *value, const struct config_word *w)
-{
-	for (; w->name; w++)
-		if (!strcmp(value, w->name))
-			return w->value;
-	return -EINVAL;
-}
-
 /* Keys of the privilege drop (privs.c, doc/privileges.md). */
-static const struct config_word seccomp_words[] = { { "off", PRIVS_SECCOMP_OFF },
+static const struct parse_word seccomp_words[] = { { "off", PRIVS_SECCOMP_OFF },
 	{ "on", PRIVS_SECCOMP_ON }, { "log", PRIVS_SECCOMP_LOG },
 	{ NULL, 0 } };
 
@@ -302,13 +293,13 @@ config_set_privs(struct config *cfg, const char *key, const char *value)
 	if (!strcmp(key, "capabilities"))
 		return privs_cap_parse(value, &cfg->keep_caps);
 	if (!strcmp(key, "seccomp")) {
-		if ((r = config_word_value(value, seccomp_words)) < 0)
+		if ((r = parse_word(value, seccomp_words)) < 0)
 			return r;
 		cfg->seccomp = (unsigned)r;
 		return 0;
 	}
 	if (!strcmp(key, "privhelper")) {
-		if ((r = config_word_value(value, on_off_words)) < 0)
+		if ((r = parse_word(value, on_off_words)) < 0)
 			return r;
 		cfg->privhelper = r;
 		return 0;
@@ -318,7 +309,7 @@ config_set_privs(struct config *cfg, const char *key, const char *value)
 
 /* -EINVAL: bad value; -ERANGE: out of bounds; -ENOENT: unknown key. */
 /* ftrace keys (ftrace.c); -ENOENT: not one of them. */
-static const struct config_word ftrace_sched_words[] = {
+static const struct parse_word ftrace_sched_words[] = {
 	{ "auto", FTRACE_SCHED_AUTO }, { "on", FTRACE_SCHED_ON },
 	{ "off", FTRACE_SCHED_OFF }, { NULL, 0 } };
 
@@ -359,7 +350,7 @@ config_set_ftrace(struct config *cfg, const char *key, const char *value)
 	int r;
 
 	if (!strcmp(key, "ftrace")) {
-		if ((r = config_word_value(value, on_off_words)) < 0)
+		if ((r = parse_word(value, on_off_words)) < 0)
 			return r;
 		cfg->ftrace = r;
 		return 0;
@@ -389,7 +380,7 @@ config_set_ftrace(struct config *cfg, const char *key, const char *value)
 	if (!strcmp(key, "ftrace_max_pages"))
 		return set_uint(&cfg->ftrace_max_pages, value, 1, 65536);
 	if (!strcmp(key, "ftrace_sched")) {
-		if ((r = config_word_value(value, ftrace_sched_words)) < 0)
+		if ((r = parse_word(value, ftrace_sched_words)) < 0)
 			return r;
 		cfg->ftrace_sched = r;
 		return 0;
@@ -439,25 +430,25 @@ config_set(struct config *cfg, const char *key, const char *value)
 	if (!strcmp(key, "bpffs"))
 		return set_str(&cfg->bpffs, value);
 	if (!strcmp(key, "bpf_load")) {
-		if ((r = config_word_value(value, bpf_load_words)) < 0)
+		if ((r = parse_word(value, bpf_load_words)) < 0)
 			return r;
 		cfg->bpf_load = r;
 		return 0;
 	}
 	if (!strcmp(key, "bpf_stats")) {
-		if ((r = config_word_value(value, on_off_words)) < 0)
+		if ((r = parse_word(value, on_off_words)) < 0)
 			return r;
 		cfg->bpf_stats = r;
 		return 0;
 	}
 	if (!strcmp(key, "scanner")) {
-		if ((r = config_word_value(value, scanner_words)) < 0)
+		if ((r = parse_word(value, scanner_words)) < 0)
 			return r;
 		cfg->scanner = r;
 		return 0;
 	}
 	if (!strcmp(key, "threads")) {
-		if ((r = config_word_value(value, threads_words)) < 0)
+		if ((r = parse_word(value, threads_words)) < 0)
 			return r;
 		cfg->threads = r;
 		return 0;
@@ -465,7 +456,7 @@ config_set(struct config *cfg, const char *key, const char *value)
 	if (!strcmp(key, "gpumem_map"))
 		return set_str(&cfg->gpumem_map, value);
 	if (!strcmp(key, "gpumem_load")) {
-		if ((r = config_word_value(value, gpumem_load_words)) < 0)
+		if ((r = parse_word(value, gpumem_load_words)) < 0)
 			return r;
 		cfg->gpumem_load = r;
 		return 0;

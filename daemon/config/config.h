@@ -81,13 +81,6 @@ struct config {
 
 /* config.c */
 void config_init(struct config *cfg);
-/* Keyword values of an enum-like key; tables end with a NULL name. */
-struct config_word {
-	const char *name;
-	int value;
-};
-
-int config_word_value(const char *value, const struct config_word *w);
 void config_release(struct config *cfg);
 int config_set(struct config *cfg, const char *key, const char *value);
 int config_parse_file(struct config *cfg, const char *path,

@@ -52,7 +52,6 @@
 #include "control/control.h"
 #include "core/log.h"
 #include "core/util.h"
-#include "daemon.h"
 #include "rpc/rpc.h"
 
 /* config.c requires max_output_bytes >= CONTROL_PIPELINE * (max_frame
@@ -95,7 +94,7 @@ TAILQ_HEAD(conn_list, conn);
 
 struct control {
 	struct event_base *base;
-	struct vitalsd *d;
+	struct control_hooks hooks;
 	struct query *q;
 	struct config roles; /* the role keys only */
 	unsigned max_conns;
@@ -363,12 +362,12 @@ static void
 fill_ctx(struct control *ctl, struct vitalsd_info *info, struct rpc_ctx *ctx)
 {
 	memset(info, 0, sizeof(*info));
-	if (ctl->d)
-		vitalsd_get_info(ctl->d, info);
+	if (ctl->hooks.get_info)
+		ctl->hooks.get_info(ctl->hooks.info_arg, info);
 	control_get_stats(ctl, &ctl->snap);
 	ctx->info = info;
 	ctx->stats = &ctl->snap;
-	ctx->d = ctl->d;
+	ctx->mod = ctl->hooks.mod;
 	ctx->cache = &ctl->cache;
 	ctx->max_frame = ctl->max_frame;
 	ctx->now_wall_ns = clock_ns(CLOCK_REALTIME);
@@ -793,7 +792,8 @@ query_done(uint64_t conn_id, uint32_t tag, uint8_t *frame, size_t len,
 
 int
 control_new(struct event_base *base, const struct config *cfg,
-    struct vitalsd *d, struct store *store, struct control **ret)
+    const struct control_hooks *hooks, struct store *store,
+    struct control **ret)
 {
 	struct control *ctl;
 	int r;
@@ -803,7 +803,8 @@ control_new(struct event_base *base, const struct config *cfg,
 	ctl->sock.fd = -1;
 	TAILQ_INIT(&ctl->conns);
 	ctl->base = base;
-	ctl->d = d;
+	if (hooks)
+		ctl->hooks = *hooks;
 	ctl->roles.trusted_uids = cfg->trusted_uids;
 	ctl->roles.trusted_gids = cfg->trusted_gids;
 	ctl->roles.reader_uids = cfg->reader_uids;

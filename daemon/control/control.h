@@ -11,7 +11,6 @@
 struct config;
 struct event_base;
 struct store;
-struct vitalsd;
 
 /* Control-plane counters, cumulative since start (ControlHealth). */
 struct control_stats {
@@ -77,8 +76,17 @@ struct control;
 
 enum control_role control_role(const struct config *cfg, uint32_t uid,
     uint32_t gid, uint32_t own_uid);
+/* What the control plane needs of the daemon, filled by daemon.c. */
+struct control_hooks {
+	struct rpc_modules mod; /* handed to every answer */
+	/* the daemon's figures for one answer (loop thread); NULL: none */
+	void (*get_info)(void *arg, struct vitalsd_info *ret);
+	void *info_arg;
+};
+
 int control_new(struct event_base *base, const struct config *cfg,
-    struct vitalsd *d, struct store *store, struct control **ret);
+    const struct control_hooks *hooks, struct store *store,
+    struct control **ret);
 struct control *control_free(struct control *ctl);
 void control_get_stats(struct control *ctl, struct control_stats *ret);
 

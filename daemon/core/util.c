@@ -124,6 +124,16 @@ clock_ns(int clockid)
 	return (int64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
 }
 
+/* The value of the word value names in table w; -EINVAL none. */
+int
+parse_word(const char *value, const struct parse_word *w)
+{
+	for (; w->name; w++)
+		if (!strcmp(value, w->name))
+			return w->value;
+	return -EINVAL;
+}
+
 /* Strict decimal: digits only, no sign, no trailing text, at most max. */
 int
 parse_uint(const char *s, uint64_t max, uint64_t *ret)

@@ -54,6 +54,12 @@ int read_fd_all(int fd, struct vbuf *b);
 int read_at(int dirfd, const char *path, struct vbuf *b);
 int64_t clock_ns(int clockid);
 int parse_uint(const char *s, uint64_t max, uint64_t *ret);
+/* Keyword values of an enum-like setting; tables end with a NULL name. */
+struct parse_word {
+	const char *name;
+	int value;
+};
+int parse_word(const char *value, const struct parse_word *w);
 int parse_u32_range(const char *s, uint64_t min, uint64_t max,
     uint32_t *ret);
 size_t name_clean(char *dst, const char *src, size_t n);

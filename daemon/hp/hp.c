@@ -35,12 +35,6 @@
 #define HP_FIRES_MAX 16
 
 
-int64_t
-hp_wall_now(void)
-{
-	return clock_ns(CLOCK_REALTIME);
-}
-
 /* ------------------------------------------------------------ /proc */
 
 static int
@@ -67,22 +61,6 @@ proc_status(struct heapprofd *hp, int32_t pid, struct pid_status *ret)
 	snprintf(path, sizeof(path), "%d/status", (int)pid);
 	if ((r = read_at(hp->procfd, path, &b)) == 0)
 		r = pidstatus_parse(b.p, b.len, ret);
-	vbuf_release(&b);
-	return r;
-}
-
-int
-hp_proc_starttime(struct heapprofd *hp, int32_t pid, uint64_t *ret)
-{
-	struct vbuf b = { 0 };
-	struct pid_stat ps;
-	char path[32];
-	int r;
-
-	snprintf(path, sizeof(path), "%d/stat", (int)pid);
-	if ((r = read_at(hp->procfd, path, &b)) == 0 &&
-	    (r = pidstat_parse(b.p, b.len, &ps)) == 0)
-		*ret = ps.starttime;
 	vbuf_release(&b);
 	return r;
 }
@@ -247,21 +225,6 @@ params_line(const struct hp_params *p, char *buf, size_t sz)
 		    p->installed_by[i]);
 	snprintf(buf, sz, "%s", b.p ? b.p : "");
 	vbuf_release(&b);
-}
-
-void
-hp_note_store_error(struct heapprofd *hp, int r, const char *what)
-{
-	hp->st.store_errors++;
-	log_warnx("heapprofd: %s: %s", what, strerror(-r));
-}
-
-void
-hp_file_size(const char *path, int64_t *ret)
-{
-	struct stat sb;
-
-	*ret = stat(path, &sb) == 0 ? (int64_t)sb.st_size : -1;
 }
 
 /* ------------------------------------------------------------ requests */
@@ -607,15 +570,6 @@ heapprofd_cancel(struct heapprofd *hp, int64_t id, char *msg, size_t msgsz)
 	}
 	snprintf(msg, msgsz, "no session %lld", (long long)id);
 	return -ENOENT;
-}
-
-int
-heapprofd_list(struct heapprofd *hp, unsigned limit, struct hp_record **ret,
-    size_t *ret_n)
-{
-	if (hp->store == NULL)
-		return -ENODEV;
-	return store_hp_list(hp->store, limit, ret, ret_n);
 }
 
 void

@@ -335,8 +335,6 @@ int heapprofd_start(struct heapprofd *hp, const struct hp_request *rq,
     struct hp_answer *ret);
 int heapprofd_cancel(struct heapprofd *hp, int64_t id, char *msg,
     size_t msgsz);
-int heapprofd_list(struct heapprofd *hp, unsigned limit,
-    struct hp_record **ret, size_t *ret_n);
 void heapprofd_window(struct heapprofd *hp, const struct window *w);
 void heapprofd_get_stats(struct heapprofd *hp, struct hp_stats *ret);
 void heapprofd_note_denied(struct heapprofd *hp);

@@ -43,13 +43,13 @@ struct heapprofd {
 	int pending_sig;   /* asked for before the answer came */
 };
 
-/* hp.c */
+/* hp_proc.c */
 int64_t hp_wall_now(void);
 int hp_proc_starttime(struct heapprofd *hp, int32_t pid, uint64_t *ret);
-void hp_note_store_error(struct heapprofd *hp, int r, const char *what);
 void hp_file_size(const char *path, int64_t *ret);
 
 /* hp_session.c */
+void hp_note_store_error(struct heapprofd *hp, int r, const char *what);
 int hp_session_setup(struct heapprofd *hp, const struct config *cfg);
 int hp_session_spawn(struct heapprofd *hp, const struct hp_params *p,
     const uint8_t *cfg, size_t len, char *why, size_t whysz);

@@ -27,6 +27,13 @@
 #include "store/store.h"
 #include "hp_int.h"
 
+void
+hp_note_store_error(struct heapprofd *hp, int r, const char *what)
+{
+	hp->st.store_errors++;
+	log_warnx("heapprofd: %s: %s", what, strerror(-r));
+}
+
 static void
 session_end(struct heapprofd *hp, int status, const char *lost)
 {

@@ -14,7 +14,6 @@
 
 #include "control/control.h"
 #include "core/util.h"
-#include "daemon.h"
 #include "gpumem/gpumem.h"
 #include "rpc/rpc.h"
 #include "store/store.h"
@@ -72,19 +71,6 @@ rpc_frame_next(const uint8_t *hdr, size_t avail, uint32_t max,
 		return -EAGAIN;
 	*ret_len = len;
 	return 0;
-}
-
-int
-rpc_error_frame(uint64_t id, enum rpc_status st, const char *msg,
-    uint8_t **ret, size_t *ret_len)
-{
-	Vitals__Response resp = VITALS__RESPONSE__INIT;
-
-	resp.version = VITALS__PROTOCOL_VERSION__PROTOCOL_VERSION_1;
-	resp.id = id;
-	resp.status = (Vitals__Status)st;
-	resp.error = (char *)msg;
-	return frame_pack_response(&resp, ret, ret_len);
 }
 
 /* Pack an answer; one above the frame limit becomes TOO_LARGE. */
@@ -448,8 +434,8 @@ pb_health(struct rpc_arena *a, const struct rpc_ctx *ctx)
 	/* issue 8: NULL without a daemon (unit tests) */
 	m->heapprofd = rpc_pb_hp_health(a, ctx);
 	TRY(m->privileges = rpc_pb_privileges(a, info->last));
-	if (vitalsd_wss(ctx->d))
-		TRY(m->wss = rpc_pb_wss_health(a, vitalsd_wss(ctx->d)));
+	if (ctx->mod.wss)
+		TRY(m->wss = rpc_pb_wss_health(a, ctx->mod.wss));
 	if (info->last && info->last->trace.state != FTRACE_UNKNOWN)
 		TRY(m->trace = rpc_pb_trace_health(a, info->last));
 	return m;
@@ -481,8 +467,8 @@ answer_burst(const struct rpc_ctx *ctx, uint64_t id,
 
 	if (ms == 0 || ms > VITALS_BURST_MAX_MS)
 		ms = VITALS_BURST_MAX_MS;
-	if (ctx->d)
-		vitalsd_burst(ctx->d, ms);
+	if (ctx->mod.burst)
+		ctx->mod.burst(ctx->mod.burst_arg, ms);
 	ack.duration_ms = ms;
 	ack.interval_ms = VITALS_BURST_INTERVAL_MS;
 	resp.version = VITALS__PROTOCOL_VERSION__PROTOCOL_VERSION_1;

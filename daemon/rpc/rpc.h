@@ -11,8 +11,9 @@
 struct control_stats;
 struct gpumem;
 struct gpumem_span;
+struct heapprofd;
 struct hp_record;
-struct vitalsd;
+struct wss;
 
 /* ---------------------------------------------------------- control plane */
 
@@ -83,10 +84,22 @@ struct rpc_cache {
 	} e[RPC_CACHE_SLOTS];
 };
 
+/*
+ * The modules answers act on, filled by daemon.c (the composition root)
+ * and handed on by control: rpc never calls back into the daemon.
+ */
+struct rpc_modules {
+	struct wss *wss;      /* NULL: no working-set monitor */
+	struct heapprofd *hp; /* NULL: heapprofd sessions not set up */
+	/* a trusted caller's burst; NULL: acknowledged, not started */
+	void (*burst)(void *arg, unsigned duration_ms);
+	void *burst_arg;
+};
+
 struct rpc_ctx {
 	const struct vitalsd_info *info;
 	const struct control_stats *stats;
-	struct vitalsd *d;	 /* burst target; NULL: acknowledge only */
+	struct rpc_modules mod;
 	struct rpc_cache *cache; /* NULL: no caching */
 	uint32_t max_frame;
 	int64_t now_wall_ns;
@@ -114,8 +127,6 @@ int rpc_frame_next(const uint8_t *hdr, size_t avail, uint32_t max,
     uint32_t *ret_len);
 int rpc_handle(const struct rpc_ctx *ctx, enum control_role role,
     const uint8_t *payload, size_t len, struct rpc_result *ret);
-int rpc_error_frame(uint64_t id, enum rpc_status st, const char *msg,
-    uint8_t **ret, size_t *ret_len);
 int rpc_answer_windows(const struct rpc_query *q, struct window *const *w,
     size_t n, bool truncated, uint32_t max, uint8_t **ret, size_t *ret_len);
 int rpc_answer_windows_cut(const struct rpc_query *q,
@@ -127,6 +138,9 @@ int rpc_answer_process(const struct rpc_query *q, const struct store_hist *h,
     size_t n, const struct store_hist *th, size_t nth, uint32_t max,
     uint8_t **ret, size_t *ret_len);
 void rpc_cache_release(struct rpc_cache *c);
+/* rpc_pb.c */
+int rpc_error_frame(uint64_t id, enum rpc_status st, const char *msg,
+    uint8_t **ret, size_t *ret_len);
 int rpc_frame_reid(const uint8_t *frame, size_t len, uint64_t id,
     uint8_t **ret, size_t *ret_len);
 

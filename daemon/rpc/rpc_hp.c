@@ -11,7 +11,6 @@
 
 #include "control/control.h"
 #include "core/util.h"
-#include "daemon.h"
 #include "hp/hp.h"
 #include "rpc/rpc.h"
 #include "rpc_int.h"
@@ -209,7 +208,7 @@ int
 rpc_hp_dispatch(const struct rpc_ctx *ctx, enum control_role role,
     const Vitals__Request *req, struct rpc_result *res)
 {
-	struct heapprofd *hp = vitalsd_heapprofd(ctx->d);
+	struct heapprofd *hp = ctx->mod.hp;
 	bool list = req->op_case == VITALS__REQUEST__OP_HEAPPROFD_LIST;
 
 	if (!list && role < ROLE_TRUSTED) {
@@ -238,7 +237,7 @@ rpc_hp_dispatch(const struct rpc_ctx *ctx, enum control_role role,
 Vitals__HeapprofdHealth *
 rpc_pb_hp_health(struct rpc_arena *a, const struct rpc_ctx *ctx)
 {
-	struct heapprofd *hp = vitalsd_heapprofd(ctx->d);
+	struct heapprofd *hp = ctx->mod.hp;
 	Vitals__HeapprofdHealth *m;
 	struct hp_stats st;
 	unsigned i, n = 0;

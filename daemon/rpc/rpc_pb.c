@@ -15,6 +15,22 @@
 #include "window/window.h"
 #include "rpc_int.h"
 
+/* ------------------------------------------------------------- frames */
+
+/* Below rpc.c and every rpc_<signal>.c: each answers errors with it. */
+int
+rpc_error_frame(uint64_t id, enum rpc_status st, const char *msg,
+    uint8_t **ret, size_t *ret_len)
+{
+	Vitals__Response resp = VITALS__RESPONSE__INIT;
+
+	resp.version = VITALS__PROTOCOL_VERSION__PROTOCOL_VERSION_1;
+	resp.id = id;
+	resp.status = (Vitals__Status)st;
+	resp.error = (char *)msg;
+	return frame_pack_response(&resp, ret, ret_len);
+}
+
 /* ------------------------------------------------------------- arena */
 
 #define ARENA_CHUNK (64 * 1024)

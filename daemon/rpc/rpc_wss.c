@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "control/control.h"
-#include "daemon.h"
 #include "rpc/rpc.h"
 #include "wss/wss.h"
 #include "rpc_int.h"
@@ -229,7 +228,7 @@ rpc_wss(const struct rpc_ctx *ctx, enum control_role role,
 	Vitals__Response resp = VITALS__RESPONSE__INIT;
 	Vitals__WssStopAck ack = VITALS__WSS_STOP_ACK__INIT;
 	const struct wss_status *v[WSS_LIST_MAX];
-	struct wss *w = vitalsd_wss(ctx->d);
+	struct wss *w = ctx->mod.wss;
 	bool change = req->op_case != VITALS__REQUEST__OP_WSS_GET;
 	int32_t pid;
 	size_t n;

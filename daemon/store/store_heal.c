@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Self-healing of the window store: a store that cannot be opened is kept
- * as a closed handle and opened again later (store_open_retry,
- * store_reopen). doc/storage.md, "Self-healing", says what each step does
- * and which health figure counts it.
+ * Self-healing of the window store, the checks and repairs opening and
+ * writing use: schema objects not ours, replays, -shm faults (SIGBUS), a
+ * WAL rebuilt before opening, the integrity check. Below store.c and
+ * store_write.c, calling neither; a closed handle opened again is
+ * store_retry.c's, salvage store_salvage.c's. doc/storage.md,
+ * "Self-healing", says what each step does and which health figure
+ * counts it.
  *
  * Library code: nothing here logs; the stats say what happened.
  */
@@ -21,78 +24,6 @@
 #include "store/store.h"
 #include "window/window.h"
 #include "store_int.h"
-
-/*
- * store_open, except that a file that cannot be opened now (full disk,
- * read-only file system, vitals.db a directory, a denied open) still gives
- * a handle: closed (STORE_CLOSED, calls return -EBADF), with the reason in
- * last_err / last_errmsg, for store_reopen to try again. Only a failure
- * no retry can mend (-ENOMEM, a path too long) is returned.
- */
-int
-store_open_retry(const char *path, const struct store_opts *o,
-    struct store **ret)
-{
-	struct store *s;
-	int r;
-
-	if ((r = store_open(path, o, ret)) == 0 || r == -ENOMEM ||
-	    r == -ENAMETOOLONG || r == -EINVAL)
-		return r;
-	if ((s = calloc(1, sizeof(*s))) == NULL)
-		return -ENOMEM;
-	if ((s->path = strdup(path)) == NULL) {
-		free(s);
-		return -ENOMEM;
-	}
-	pthread_mutex_init(&s->lock, NULL);
-	if (o)
-		s->o = *o;
-	else
-		store_opts_default(&s->o);
-	s->st.state = STORE_CLOSED;
-	s->st.last_err = r;
-	snprintf(s->st.last_errmsg, sizeof(s->st.last_errmsg), "open: %s",
-	    strerror(-r));
-	*ret = s;
-	return 0;
-}
-
-bool
-store_is_open(struct store *s)
-{
-	bool open;
-
-	if (s == NULL)
-		return false;
-	pthread_mutex_lock(&s->lock);
-	open = s->db != NULL;
-	pthread_mutex_unlock(&s->lock);
-	return open;
-}
-
-/*
- * Try to open a closed store again (0: open now). Counted in
- * open_retries; a failure leaves it closed with the new reason. An open
- * store is left alone.
- */
-int
-store_reopen(struct store *s)
-{
-	int r;
-
-	if (s == NULL)
-		return -EBADF;
-	if (store_is_open(s))
-		return 0;
-	pthread_mutex_lock(&s->lock);
-	s->st.open_retries++;
-	pthread_mutex_unlock(&s->lock);
-	/* On a closed handle store_recover moves nothing: it opens. */
-	if ((r = store_recover(s)) < 0)
-		return r;
-	return 0;
-}
 
 /* ------------------------------------------------- writes that store nothing */
 
@@ -118,23 +49,6 @@ store_heal_foreign_objects(sqlite3 *db, char *why, size_t whysz)
 		    sqlite3_column_text(st, 1));
 	sqlite3_finalize(st);
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;
-}
-
-/*
- * After a step of st that finished (SQLITE_DONE): an INSERT of ours always
- * adds its row; one that added none was swallowed by something that is
- * not ours. STORE_RC_NOTHING then, else SQLITE_DONE.
- */
-int
-store_heal_check_insert(sqlite3_stmt *st)
-{
-	const char *sql = sqlite3_sql(st);
-
-	if (sql == NULL || strncmp(sql, "INSERT", 6) != 0 ||
-	    strstr(sql, "DO NOTHING") != NULL)
-		return SQLITE_DONE;
-	return sqlite3_changes(sqlite3_db_handle(st)) > 0 ? SQLITE_DONE :
-	    STORE_RC_NOTHING;
 }
 
 /*
@@ -302,19 +216,20 @@ store_heal_sigbus_install(void)
 }
 
 /*
- * After an operation (lock held): a -shm fault was repaired since the
- * last look, so the index this connection used may have gone away in the
- * middle of it. Reopen: the checks of an open run again on the file.
+ * After an operation (lock held): true when a -shm fault was repaired
+ * since the last look, so the index this connection used may have gone
+ * away in the middle of it. The caller (store.c) reopens then: the checks
+ * of an open run again on the file.
  */
-void
+bool
 store_heal_after_op(struct store *s)
 {
 	uint64_t n = (uint64_t)shm_faults;
 
 	if (n == s->st.shm_faults || s->db == NULL)
-		return;
+		return false;
 	s->st.shm_faults = n;
-	(void)store_reopen_locked(s);
+	return true;
 }
 
 /* -------------------------------------------------- the WAL, before opening */
@@ -449,8 +364,8 @@ base_name(const char *p)
 }
 
 /* Copy src to dst (a new file); -errno. */
-static int
-copy_file(const char *src, const char *dst)
+int
+store_heal_copy_file(const char *src, const char *dst)
 {
 	char buf[65536];
 	ssize_t n;
@@ -496,11 +411,11 @@ keep_copy(struct store *s, const char *tag, char *ret, size_t retsz)
 		if (lstat(ret, &sb) < 0 && errno == ENOENT)
 			break;
 	}
-	if ((r = copy_file(s->path, ret)) < 0)
+	if ((r = store_heal_copy_file(s->path, ret)) < 0)
 		return r;
 	snprintf(wsrc, sizeof(wsrc), "%s-wal", s->path);
 	snprintf(wdst, sizeof(wdst), "%s-wal", ret);
-	return copy_file(wsrc, wdst);
+	return store_heal_copy_file(wsrc, wdst);
 }
 
 /*
@@ -601,144 +516,6 @@ store_heal_before_open(struct store *s)
 	s->st.last_err = -EUCLEAN;
 	close(walfd);
 	return r < 0 ? r : 1;
-}
-
-/* ------------------------------------------------ salvage from a bad file */
-
-static int
-ids_scan(sqlite3 *db, const char *sql, int64_t **ids, size_t *n, size_t *cap)
-{
-	sqlite3_stmt *st;
-	int rc;
-
-	if ((rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL)) != SQLITE_OK)
-		return rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(st, 0);
-		size_t i;
-
-		for (i = 0; i < *n; i++)
-			if ((*ids)[i] == id)
-				break;
-		if (i < *n) /* met from the other end: all read */
-			break;
-		if (*n == *cap) {
-			size_t c = *cap ? *cap * 2 : 256;
-			int64_t *p = realloc(*ids, c * sizeof(*p));
-
-			if (p == NULL)
-				break;
-			*ids = p;
-			*cap = c;
-		}
-		(*ids)[(*n)++] = id;
-	}
-	sqlite3_finalize(st);
-	return SQLITE_OK;
-}
-
-static void
-unlink_set(const char *p)
-{
-	char b[PATH_MAX + 8];
-
-	unlink(p);
-	snprintf(b, sizeof(b), "%s-wal", p);
-	unlink(b);
-	snprintf(b, sizeof(b), "%s-shm", p);
-	unlink(b);
-}
-
-/*
- * s was just started afresh because the file now at bad (with its -wal)
- * was moved aside. Copy every window that still reads from a scratch copy
- * of it into s: ids are walked from both ends of the table, so damage in
- * the middle costs only what it holds. Counted in windows_salvaged. The
- * kept copy is not touched. Lock held (or s not shared yet).
- */
-int
-store_heal_salvage(struct store *s, const char *bad)
-{
-	char tmp[PATH_MAX], bw[PATH_MAX + 8], tw[PATH_MAX + 8];
-	struct store t;
-	int64_t *ids = NULL, ver = 0, app = 0, newid;
-	size_t n = 0, cap = 0, i, got = 0;
-	sqlite3_stmt *st;
-	int rc, r = 0;
-
-	memset(&t, 0, sizeof(t));
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.salvage", s->path) >=
-	    sizeof(tmp))
-		return -ENAMETOOLONG;
-	snprintf(bw, sizeof(bw), "%s-wal", bad);
-	snprintf(tw, sizeof(tw), "%s-wal", tmp);
-	unlink_set(tmp);
-	if ((r = copy_file(bad, tmp)) < 0 || (r = copy_file(bw, tw)) < 0)
-		goto out;
-	t.path = tmp;
-	if (sqlite3_open_v2(tmp, &t.db, SQLITE_OPEN_READWRITE |
-	    SQLITE_OPEN_EXRESCODE, NULL) != SQLITE_OK) {
-		r = -EIO;
-		goto out;
-	}
-	/* Only a file of ours, of this schema, reads back through our
-	 * statements; somebody else's data is not imported. */
-	if (sqlite3_prepare_v2(t.db, "PRAGMA application_id", -1, &st,
-	    NULL) == SQLITE_OK) {
-		if (sqlite3_step(st) == SQLITE_ROW)
-			app = sqlite3_column_int64(st, 0);
-		sqlite3_finalize(st);
-	}
-	if (sqlite3_prepare_v2(t.db, "PRAGMA user_version", -1, &st, NULL) ==
-	    SQLITE_OK) {
-		if (sqlite3_step(st) == SQLITE_ROW)
-			ver = sqlite3_column_int64(st, 0);
-		sqlite3_finalize(st);
-	}
-	if (app != STORE_APPLICATION_ID || ver != STORE_SCHEMA_VERSION ||
-	    store_read_prepare(&t) !=
-	    SQLITE_OK || store_bpf_prepare(&t) != SQLITE_OK ||
-	    store_gpumem_prepare(&t) != SQLITE_OK ||
-	    store_trace_prepare(&t) != SQLITE_OK) {
-		r = -ENOTSUP;
-		goto out;
-	}
-	(void)ids_scan(t.db, "SELECT id FROM windows ORDER BY id", &ids, &n,
-	    &cap);
-	(void)ids_scan(t.db, "SELECT id FROM windows ORDER BY id DESC", &ids,
-	    &n, &cap);
-	if ((rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL)) !=
-	    SQLITE_OK) {
-		r = -EIO;
-		goto out;
-	}
-	for (i = 0; i < n; i++) {
-		struct window *w = NULL;
-
-		if (store_load(&t, ids[i], &w) < 0)
-			continue; /* its rows are in the damage */
-		rc = store_write_window(s, w, &newid);
-		window_free(w);
-		if (rc == SQLITE_OK && newid)
-			got++;
-	}
-	if (sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-		store_rollback(s);
-		got = 0;
-		r = -EIO;
-	}
-	s->st.windows_salvaged += got;
-out:
-	free(ids);
-	if (t.db) {
-		store_read_finalize(&t);
-		store_bpf_finalize(&t);
-		store_gpumem_finalize(&t);
-		store_trace_finalize(&t);
-		sqlite3_close(t.db);
-	}
-	unlink_set(tmp);
-	return r < 0 ? r : (int)got;
 }
 
 /*

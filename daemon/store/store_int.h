@@ -168,7 +168,8 @@ enum wcol {
 	"some_n, some_min, some_max, some_sum, some_last, "                  \
 	"full_n, full_min, full_max, full_sum, full_last"
 
-/* store.c */
+/* store_core.c: the layer every file of the store shares */
+int store_rc_errno(int rc);
 int store_fail(struct store *s, int rc, const char *what);
 int store_fail_errno(struct store *s, int err, const char *msg);
 void store_note_write_error(struct store *s, int err);
@@ -193,6 +194,9 @@ int store_put_count(struct store *s, int64_t id, const char *kind,
 int store_run_int(sqlite3_stmt *st, int64_t *ret);
 void store_rollback(struct store *s);
 void store_after_write(struct store *s);
+int store_check_insert(sqlite3_stmt *st);
+
+/* store_write.c */
 int store_write_window(struct store *s, const struct window *w,
     int64_t *ret_id);
 
@@ -200,15 +204,17 @@ int store_write_window(struct store *s, const struct window *w,
 /* An insert that stored nothing (a trigger, a view: not our schema). */
 #define STORE_RC_NOTHING (SQLITE_CORRUPT | (0x56 << 8))
 int store_heal_foreign_objects(sqlite3 *db, char *why, size_t whysz);
-int store_heal_check_insert(sqlite3_stmt *st);
 int store_heal_check_replay(struct store *s, const struct window *w);
-void store_heal_after_op(struct store *s);
+bool store_heal_after_op(struct store *s);
+int store_heal_copy_file(const char *src, const char *dst);
 int store_heal_before_open(struct store *s);
-int store_heal_salvage(struct store *s, const char *bad);
 #define STORE_HEAL_FULL_CHECK_BYTES (256ULL << 20)
 const char *store_heal_check_sql(const struct store *s);
 /* store.c: close and open the same file again (lock held) */
 int store_reopen_locked(struct store *s);
+
+/* store_salvage.c */
+int store_salvage(struct store *s, const char *bad);
 
 /* store_maint.c */
 int store_enforce_size(struct store *s, int64_t keep);

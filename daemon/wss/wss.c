@@ -27,7 +27,6 @@
 #include "wss_int.h"
 
 #define WSS_ENDED_KEPT 8     /* ended targets shown until stopped */
-#define WSS_RULES_EVERY_S 5  /* rule scan cadence */
 
 /* ----------------------------------------------------------- helpers */
 
@@ -851,20 +850,6 @@ wss_damon(const struct wss *w, char *note, size_t notesz)
 	return w->damon;
 }
 
-/* ------------------------------------------------------------ rules */
-
-static void
-rules_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct wss *w = arg;
-	struct timeval tv = { .tv_sec = WSS_RULES_EVERY_S };
-
-	(void)fd;
-	(void)what;
-	wss_rules_scan(w);
-	event_add(w->rules_ev, &tv);
-}
-
 /* ------------------------------------------------------------ monitor */
 
 static void
@@ -898,7 +883,6 @@ probe_damon(struct wss *w, const char *sys_root)
 int
 wss_new(struct event_base *base, const struct wss_opts *o, struct wss **ret)
 {
-	struct timeval tv = { .tv_sec = WSS_RULES_EVERY_S };
 	struct wss *w;
 	long ps;
 	int r;
@@ -930,17 +914,6 @@ wss_new(struct event_base *base, const struct wss_opts *o, struct wss **ret)
 	wss_access_setup(w, o);
 	(void)wss_open_bitmap(w, o->sys_root);
 	probe_damon(w, o->sys_root);
-	if (base && w->cfg.nrules) {
-		if ((w->rules_ev = event_new(base, -1, 0, rules_cb, w)) ==
-		    NULL) {
-			r = -ENOMEM;
-			goto fail;
-		}
-		if (event_base_get_npriorities(base) > 1)
-			event_priority_set(w->rules_ev, 1);
-		tv.tv_sec = 0;
-		event_add(w->rules_ev, &tv);
-	}
 	*ret = w;
 	return 0;
 fail:

@@ -184,6 +184,7 @@ unsigned wss_npages(const struct wss *w);
 /* wss_rules.c: wss_rule lines, targets by process name */
 int wss_find_name(struct wss *w, const char *name, int32_t *ret_pid);
 int wss_rules_scan(struct wss *w);
+int wss_rules_start(struct wss *w);
 /* wss_open.c: how target files are opened (privileged helper or direct),
  * and how many opens the daemon's credentials refused */
 const char *wss_access(const struct wss *w, uint64_t *ret_denied);

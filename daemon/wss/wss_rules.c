@@ -2,17 +2,23 @@
 /*
  * The working-set monitor's processes by name: the control plane's
  * `wss_start --name`, and the config rules (wss_rule) that give every
- * process of a name a target, checked every few seconds.
+ * process of a name a target, checked every few seconds. This file sits
+ * above wss.c (it starts targets through it), so its timer is armed by
+ * whoever made the monitor (daemon.c), not by wss_new().
  */
 #include <dirent.h>
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <event2/event.h>
+
 #include "core/log.h"
 #include "core/util.h"
 #include "wss/wss.h"
 #include "wss_int.h"
+
+#define WSS_RULES_EVERY_S 5  /* rule scan cadence */
 
 /*
  * Walk the numeric entries of proc_root: fn(w, pid, name, arg) for each
@@ -116,4 +122,36 @@ wss_rules_scan(struct wss *w)
 	if ((r = each_process(w, rule_cb, &n)) < 0)
 		return r;
 	return n;
+}
+
+static void
+rules_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct wss *w = arg;
+	struct timeval tv = { .tv_sec = WSS_RULES_EVERY_S };
+
+	(void)fd;
+	(void)what;
+	wss_rules_scan(w);
+	event_add(w->rules_ev, &tv);
+}
+
+/*
+ * Arm the rule scan on the monitor's loop: at once, then every
+ * WSS_RULES_EVERY_S at loop priority 1. Nothing to do without rules or a
+ * loop; wss_free() frees the timer.
+ */
+int
+wss_rules_start(struct wss *w)
+{
+	struct timeval tv = { 0, 0 };
+
+	if (w->base == NULL || w->cfg.nrules == 0 || w->rules_ev)
+		return 0;
+	if ((w->rules_ev = event_new(w->base, -1, 0, rules_cb, w)) == NULL)
+		return -ENOMEM;
+	if (event_base_get_npriorities(w->base) > 1)
+		event_priority_set(w->rules_ev, 1);
+	event_add(w->rules_ev, &tv);
+	return 0;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The working-set monitor's configuration keys (wss_*, doc/vitalsd.8.md):
- * config.c hands every key with that prefix here.
+ * config.c hands every key with that prefix here. In config's layer, so
+ * config.c calls nothing above it; wss.c reads what this parses.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What every file of the store shares: SQLite failures as -errno, running
+ * a prepared statement, the transaction undone, the file sizes after a
+ * write, window_count rows and the counter tables. The lowest layer of the
+ * store: store.c, store_write.c, store_read.c and the store_<signal>.c
+ * files call it; it calls none of them.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/util.h"
+#include "store/store.h"
+#include "window/window.h"
+#include "store_int.h"
+
+/* ------------------------------------------------------------- errors */
+
+/* An SQLite result as 0 or -errno. */
+int
+store_rc_errno(int rc)
+{
+	switch (rc & 0xff) {
+	case SQLITE_OK:
+	case SQLITE_ROW:
+	case SQLITE_DONE:
+		return 0;
+	case SQLITE_FULL:
+		return -ENOSPC;
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		return -EBUSY;
+	case SQLITE_NOMEM:
+		return -ENOMEM;
+	case SQLITE_READONLY:
+		return -EROFS;
+	case SQLITE_PERM:
+	case SQLITE_AUTH:
+		return -EACCES;
+	case SQLITE_TOOBIG:
+		return -EFBIG;
+	case SQLITE_CONSTRAINT:
+	case SQLITE_MISMATCH:
+	case SQLITE_RANGE:
+		return -EINVAL;
+	case SQLITE_CORRUPT:
+	case SQLITE_NOTADB:
+		/* Retrying cannot help: store_recover() replaces the file. */
+		return -EUCLEAN;
+	default: /* IOERR*, CANTOPEN, PROTOCOL, ... */
+		return -EIO;
+	}
+}
+
+int
+store_fail_errno(struct store *s, int err, const char *msg)
+{
+	s->st.last_err = err;
+	snprintf(s->st.last_errmsg, sizeof(s->st.last_errmsg), "%s", msg);
+	return err;
+}
+
+/* Map an SQLite failure, keep its message for the caller's one log line. */
+int
+store_fail(struct store *s, int rc, const char *what)
+{
+	char msg[sizeof(s->st.last_errmsg)];
+
+	int err = store_rc_errno(rc) ? store_rc_errno(rc) : -EIO, sys;
+
+	snprintf(msg, sizeof(msg), "%s: %s", what,
+	    s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+	/* A full tmpfs can surface as an I/O error (growing -shm, say). */
+	if (s->db && ((rc & 0xff) == SQLITE_IOERR ||
+	    (rc & 0xff) == SQLITE_CANTOPEN)) {
+		sys = sqlite3_system_errno(s->db);
+		if (sys == ENOSPC || sys == EDQUOT)
+			err = -ENOSPC;
+	}
+	return store_fail_errno(s, err, msg);
+}
+
+/* Writes that fail say so in health until one succeeds. */
+void
+store_note_write_error(struct store *s, int err)
+{
+	if (err == -ENOSPC)
+		s->st.state = STORE_FULL;
+	else if (err != -EBUSY && err != -EFBIG && err != -EINVAL)
+		s->st.state = STORE_IO_ERROR;
+}
+
+/* Step to completion, ignoring rows; the statement is reset for reuse. */
+int
+store_run(sqlite3_stmt *st)
+{
+	int rc;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		;
+	if (rc == SQLITE_DONE)
+		rc = store_check_insert(st);
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+/* One integer from a one-row statement (PRAGMA page_count, count(*)). */
+int
+store_run_int(sqlite3_stmt *st, int64_t *ret)
+{
+	int rc = sqlite3_step(st);
+
+	if (rc == SQLITE_ROW) {
+		*ret = sqlite3_column_int64(st, 0);
+		rc = SQLITE_OK;
+	}
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+/*
+ * After a step of st that finished (SQLITE_DONE): an INSERT of ours always
+ * adds its row; one that added none was swallowed by something that is
+ * not ours. STORE_RC_NOTHING then, else SQLITE_DONE.
+ */
+int
+store_check_insert(sqlite3_stmt *st)
+{
+	const char *sql = sqlite3_sql(st);
+
+	if (sql == NULL || strncmp(sql, "INSERT", 6) != 0 ||
+	    strstr(sql, "DO NOTHING") != NULL)
+		return SQLITE_DONE;
+	return sqlite3_changes(sqlite3_db_handle(st)) > 0 ? SQLITE_DONE :
+	    STORE_RC_NOTHING;
+}
+
+void
+store_rollback(struct store *s)
+{
+	/* SQLITE_FULL and some I/O errors already rolled back for us. */
+	if (!sqlite3_get_autocommit(s->db))
+		(void)store_run(s->ws[WS_ROLLBACK]);
+}
+
+static uint64_t
+file_bytes(const char *path, const char *suffix)
+{
+	char p[PATH_MAX];
+	struct stat sb;
+
+	if ((size_t)snprintf(p, sizeof(p), "%s%s", path, suffix) >= sizeof(p))
+		return 0;
+	return stat(p, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+}
+
+/*
+ * The size bound counts the WAL as well: once the WAL passes half its
+ * reserve it is checkpointed and truncated, so main file + WAL stays within
+ * max_bytes after every write. A checkpoint blocked by a reader is retried
+ * after the next write; its failure does not undo the commit.
+ */
+void
+store_after_write(struct store *s)
+{
+	uint64_t wal = file_bytes(s->path, "-wal");
+
+	if (s->o.max_bytes && wal > s->wal_reserve / 2) {
+		(void)sqlite3_wal_checkpoint_v2(s->db, NULL,
+		    SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+		wal = file_bytes(s->path, "-wal");
+	}
+	s->st.db_bytes = file_bytes(s->path, "") + wal;
+}
+
+/* One window_count row (store_sched.c and store_trace.c write theirs too). */
+int
+store_put_count(struct store *s, int64_t id, const char *kind,
+    const char *key, uint64_t v)
+{
+	sqlite3_stmt *st = s->ws[WS_INS_COUNT];
+
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, key, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, (sqlite3_int64)v); /* bit-exact */
+	return store_run(st);
+}
+
+/* A struct's field named in a counter table, as a number. */
+uint64_t
+store_field_get(const void *base, const struct store_field *f)
+{
+	const char *p = (const char *)base + f->off;
+	uint32_t v32;
+	uint64_t v64;
+
+	if (f->size == 4) {
+		memcpy(&v32, p, 4);
+		return v32;
+	}
+	memcpy(&v64, p, 8);
+	return v64;
+}
+
+void
+store_field_set(void *base, const struct store_field *f, uint64_t v)
+{
+	char *p = (char *)base + f->off;
+	uint32_t v32 = (uint32_t)v;
+
+	if (f->size == 4)
+		memcpy(p, &v32, 4);
+	else
+		memcpy(p, &v, 8);
+}

@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The rows of one window inside the caller's transaction: the window, its
+ * CPUs, counters, gauges, PSI and tasks here, each signal's through its
+ * store_<signal>.c. Used by store.c (a window per transaction) and by
+ * store_maint.c and store_salvage.c (windows written again).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/util.h"
+#include "store/store.h"
+#include "window/window.h"
+#include "store_int.h"
+
+static void
+bind_u64(sqlite3_stmt *st, int i, uint64_t v)
+{
+	/* Bit-exact through int64; the read side casts back. */
+	sqlite3_bind_int64(st, i, (sqlite3_int64)v);
+}
+
+/* n, min, max, sum, last; an empty gauge is NULL, never 0. */
+static void
+bind_gauge(sqlite3_stmt *st, int i, const struct gauge *g)
+{
+	sqlite3_bind_int64(st, i, g->n);
+	if (g->n == 0) {
+		sqlite3_bind_null(st, i + 1);
+		sqlite3_bind_null(st, i + 2);
+		sqlite3_bind_null(st, i + 3);
+		sqlite3_bind_null(st, i + 4);
+		return;
+	}
+	sqlite3_bind_double(st, i + 1, g->min);
+	sqlite3_bind_double(st, i + 2, g->max);
+	sqlite3_bind_double(st, i + 3, g->sum);
+	sqlite3_bind_double(st, i + 4, g->last);
+}
+
+static int
+put_window_row(struct store *s, const struct window *w, int64_t *ret_id)
+{
+	sqlite3_stmt *st = s->ws[WS_INS_WINDOW];
+	const struct window_health *h = &w->health;
+	int64_t v[WC__MAX];
+	int i, rc;
+
+	v[WC_LEVEL] = w->level;
+	v[WC_SEQ] = (int64_t)w->seq;
+	v[WC_MONO_START] = w->mono_start_ns;
+	v[WC_MONO_END] = w->mono_end_ns;
+	v[WC_BOOT_START] = w->boot_start_ns;
+	v[WC_BOOT_END] = w->boot_end_ns;
+	v[WC_WALL_START] = w->wall_start_ns;
+	v[WC_WALL_END] = w->wall_end_ns;
+	v[WC_DURATION] = w->mono_end_ns - w->mono_start_ns;
+	v[WC_HZ] = w->hz;
+	v[WC_INTERVAL] = w->interval_ms;
+	v[WC_CPU_SPAN] = w->cpu_span;
+	v[WC_SAMPLES] = w->samples;
+	v[WC_SAMPLES_VALID] = w->samples_valid;
+	v[WC_D_CTXT] = (int64_t)w->d_ctxt;
+	v[WC_D_PROCESSES] = (int64_t)w->d_processes;
+	v[WC_VM_SAMPLES] = w->vm_samples;
+	v[WC_SELF_UTIME] = (int64_t)h->self_utime_us;
+	v[WC_SELF_STIME] = (int64_t)h->self_stime_us;
+	v[WC_SAMPLE_NS_SUM] = (int64_t)h->sample_ns_sum;
+	v[WC_SAMPLE_NS_MAX] = (int64_t)h->sample_ns_max;
+	v[WC_LATE] = h->late_ticks;
+	v[WC_BURST] = h->burst_samples;
+	v[WC_PROCS_SCANNED] = h->procs_scanned;
+	v[WC_THREADS_SCANNED] = h->threads_scanned;
+	v[WC_PROCS_EXITED] = h->procs_exited;
+	v[WC_THREADS_EXITED] = h->threads_exited;
+	v[WC_CPU_DROPPED] = h->cpu_dropped;
+	v[WC_STORE_STATE] = h->store_state;
+	v[WC_STORE_QUEUED] = h->store_queued;
+	v[WC_STORE_DROPPED] = h->store_dropped;
+	for (i = 0; i < WC__MAX; i++) {
+		if (i == WC_BOOT_ID)
+			sqlite3_bind_text(st, i + 1, w->boot_id,
+			    (int)strnlen(w->boot_id, sizeof(w->boot_id)),
+			    SQLITE_TRANSIENT);
+		else
+			sqlite3_bind_int64(st, i + 1, v[i]);
+	}
+	/* Range reads rely on no window being longer than this. */
+	if (v[WC_WALL_END] - v[WC_WALL_START] > s->max_span_ns)
+		__atomic_store_n(&s->max_span_ns, v[WC_WALL_END] -
+		    v[WC_WALL_START], __ATOMIC_RELEASE); /* store_conn.c */
+	*ret_id = 0;
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		*ret_id = sqlite3_column_int64(st, 0);
+		rc = sqlite3_step(st);
+	}
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+static bool
+cpu_is_default(const struct window_cpu *c)
+{
+	static const struct cpu_times zero;
+
+	return c->samples == 0 && !c->online_end && c->cur_khz.n == 0 &&
+	    c->freq_ratio.n == 0 && c->max_khz < 0 && c->capacity < 0 &&
+	    c->wall_ns == 0 && memcmp(&c->d, &zero, sizeof(zero)) == 0;
+}
+
+static int
+put_cpu(struct store *s, int64_t id, int cpu, const struct window_cpu *c)
+{
+	sqlite3_stmt *st = s->ws[WS_INS_CPU];
+	const uint64_t *d = (const uint64_t *)&c->d;
+	int i;
+
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_int(st, 2, cpu);
+	for (i = 0; i < 10; i++) /* user .. guest_nice, in struct order */
+		bind_u64(st, 3 + i, d[i]);
+	sqlite3_bind_int64(st, 13, c->samples);
+	bind_u64(st, 14, c->wall_ns);
+	sqlite3_bind_int(st, 15, c->online_end);
+	bind_gauge(st, 16, &c->cur_khz);
+	if (c->max_khz >= 0)
+		sqlite3_bind_int64(st, 21, c->max_khz);
+	else
+		sqlite3_bind_null(st, 21);
+	if (c->capacity >= 0)
+		sqlite3_bind_int(st, 22, c->capacity);
+	else
+		sqlite3_bind_null(st, 22);
+	bind_gauge(st, 23, &c->freq_ratio);
+	return store_run(st);
+}
+
+static int
+put_gauge(struct store *s, int64_t id, const char *kind, const char *key,
+    const struct gauge *g)
+{
+	sqlite3_stmt *st = s->ws[WS_INS_GAUGE];
+
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, key, -1, SQLITE_STATIC);
+	bind_gauge(st, 4, g);
+	return store_run(st);
+}
+
+/* Counters keyed by name, so a new reason or key needs no migration. */
+static int
+put_counts(struct store *s, int64_t id, const struct window *w)
+{
+	const struct window_health *h = &w->health;
+	int rc = SQLITE_OK;
+	unsigned i;
+
+	for (i = 0; i < INV__MAX && rc == SQLITE_OK; i++) {
+		if (w->inv_samples[i])
+			rc = store_put_count(s, id, "inv_sample", invalid_name(i),
+			    w->inv_samples[i]);
+		if (rc == SQLITE_OK && w->inv_deltas[i])
+			rc = store_put_count(s, id, "inv_delta", invalid_name(i),
+			    w->inv_deltas[i]);
+	}
+	for (i = 0; i < COLL__MAX && rc == SQLITE_OK; i++) {
+		if (h->coll_ns_sum[i])
+			rc = store_put_count(s, id, "coll_ns_sum", coll_name(i),
+			    h->coll_ns_sum[i]);
+		if (rc == SQLITE_OK && h->coll_ns_max[i])
+			rc = store_put_count(s, id, "coll_ns_max", coll_name(i),
+			    h->coll_ns_max[i]);
+	}
+	/* A row per key the kernel has, even at 0: "have" is the row. */
+	for (i = 0; i < VM__MAX && rc == SQLITE_OK; i++)
+		if ((w->vm_have & (1u << i)) || w->d_vm[i])
+			rc = store_put_count(s, id, "vmstat", vmstat_key_name(i),
+			    w->d_vm[i]);
+	return rc;
+}
+
+static int
+put_gauges(struct store *s, int64_t id, const struct window *w)
+{
+	const struct {
+		const char *key;
+		const struct gauge *g;
+	} sys[] = {
+		{ "online_cpus", &w->online_cpus },
+		{ "procs_running", &w->procs_running },
+		{ "procs_blocked", &w->procs_blocked },
+		{ "load1", &w->load1 },
+		{ "load5", &w->load5 },
+		{ "load15", &w->load15 },
+		{ "load_runnable", &w->load_runnable },
+		{ "load_threads", &w->load_threads },
+	};
+	int rc = SQLITE_OK;
+	unsigned i;
+
+	for (i = 0; i < sizeof(sys) / sizeof(sys[0]) && rc == SQLITE_OK; i++)
+		if (sys[i].g->n)
+			rc = put_gauge(s, id, "sys", sys[i].key, sys[i].g);
+	for (i = 0; i < MI__MAX && rc == SQLITE_OK; i++)
+		if ((w->mem_have & (1u << i)) || w->mem_kb[i].n)
+			rc = put_gauge(s, id, "meminfo", meminfo_key_name(i),
+			    &w->mem_kb[i]);
+	return rc;
+}
+
+static int
+put_psi(struct store *s, int64_t id, const struct window *w)
+{
+	sqlite3_stmt *st = s->ws[WS_INS_PSI];
+	int rc = SQLITE_OK;
+	unsigned i;
+
+	for (i = 0; i < PSI__MAX && rc == SQLITE_OK; i++) {
+		const struct window_psi *p = &w->psi[i];
+
+		if (!p->available && !p->samples && !p->some_avg10.n &&
+		    !p->full_avg10.n && !p->d_some_us && !p->d_full_us)
+			continue;
+		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_text(st, 2, psi_res_name(i), -1, SQLITE_STATIC);
+		sqlite3_bind_int(st, 3, p->available);
+		sqlite3_bind_int(st, 4, p->have_full);
+		sqlite3_bind_int64(st, 5, p->samples);
+		bind_u64(st, 6, p->d_some_us);
+		bind_u64(st, 7, p->d_full_us);
+		bind_gauge(st, 8, &p->some_avg10);
+		bind_gauge(st, 13, &p->full_avg10);
+		rc = store_run(st);
+	}
+	return rc;
+}
+
+static int
+put_tasks(struct store *s, int64_t id, bool thread,
+    const struct window_task *t, size_t n)
+{
+	sqlite3_stmt *st = s->ws[WS_INS_TASK];
+	int rc = SQLITE_OK;
+	size_t i;
+
+	for (i = 0; i < n && rc == SQLITE_OK; i++, t++) {
+		size_t cl = strnlen(t->comm, sizeof(t->comm));
+		size_t nl = strnlen(t->name, sizeof(t->name));
+
+		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_int(st, 2, thread);
+		sqlite3_bind_int(st, 3, t->id);
+		bind_u64(st, 4, t->starttime);
+		sqlite3_bind_int(st, 5, t->tgid);
+		sqlite3_bind_int64(st, 6, t->uid);
+		sqlite3_bind_text(st, 7, t->comm, (int)cl, SQLITE_STATIC);
+		/* A thread's name is its comm: NULL saves the copy. */
+		if (nl == cl && memcmp(t->name, t->comm, cl) == 0)
+			sqlite3_bind_null(st, 8);
+		else
+			sqlite3_bind_text(st, 8, t->name, (int)nl,
+			    SQLITE_STATIC);
+		bind_u64(st, 9, t->d_utime);
+		bind_u64(st, 10, t->d_stime);
+		bind_u64(st, 11, t->d_minflt);
+		bind_u64(st, 12, t->d_majflt);
+		sqlite3_bind_int64(st, 13, t->samples);
+		bind_u64(st, 14, t->wall_ns);
+		bind_u64(st, 15, t->total_ticks);
+		sqlite3_bind_double(st, 16, t->norm_ticks);
+		bind_u64(st, 17, t->rss_pages_max);
+		bind_u64(st, 18, t->rss_pages_last);
+		sqlite3_bind_int(st, 19, t->born);
+		sqlite3_bind_int(st, 20, t->exited);
+		rc = store_run(st);
+	}
+	return rc;
+}
+
+/*
+ * All rows of one window, inside the caller's transaction. *ret_id is 0
+ * when the window is already stored (a replay): nothing is written then.
+ */
+int
+store_write_window(struct store *s, const struct window *w, int64_t *ret_id)
+{
+	int64_t id, covered = 0;
+	unsigned i;
+	int rc;
+
+	*ret_id = 0;
+	if (w->level == 0 && w->boot_id[0] != '\0') {
+		sqlite3_stmt *st = s->ws[WS_COVERED];
+
+		sqlite3_bind_text(st, 1, w->boot_id,
+		    (int)strnlen(w->boot_id, sizeof(w->boot_id)),
+		    SQLITE_TRANSIENT);
+		sqlite3_bind_int64(st, 2, w->mono_start_ns);
+		sqlite3_bind_int64(st, 3, w->mono_end_ns);
+		if ((rc = store_run_int(st, &covered)) != SQLITE_OK || covered)
+			return rc;
+	}
+	if ((rc = put_window_row(s, w, &id)) != SQLITE_OK)
+		return rc;
+	if (id == 0) /* a replay, or nothing stored */
+		return store_heal_check_replay(s, w);
+	rc = put_cpu(s, id, -1, &w->all);
+	for (i = 0; i < w->cpu_span && rc == SQLITE_OK; i++)
+		if (!cpu_is_default(&w->cpu[i]))
+			rc = put_cpu(s, id, (int)i, &w->cpu[i]);
+	if (rc == SQLITE_OK)
+		rc = put_counts(s, id, w);
+	if (rc == SQLITE_OK)
+		rc = put_gauges(s, id, w);
+	if (rc == SQLITE_OK)
+		rc = put_psi(s, id, w);
+	if (rc == SQLITE_OK)
+		rc = put_tasks(s, id, false, w->procs, w->nprocs);
+	if (rc == SQLITE_OK)
+		rc = put_tasks(s, id, true, w->threads, w->nthreads);
+	if (rc == SQLITE_OK)
+		rc = store_bpf_put(s, id, w);
+	if (rc == SQLITE_OK)
+		rc = store_gpumem_put(s, id, w);
+	if (rc == SQLITE_OK)
+		rc = store_wss_put(s, id, w);
+	if (rc == SQLITE_OK)
+		rc = store_trace_put(s, id, w);
+	if (rc == SQLITE_OK)
+		*ret_id = id;
+	return rc;
+}
