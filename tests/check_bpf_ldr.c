@@ -144,8 +144,8 @@ pinned(const char *name, struct stat *ret)
 }
 
 static const char *const maps[] = {
-	"sched_ctl", "sched_tot", "sched_cpu", "sched_wake", "sched_tid0",
-	"sched_tid1", "sched_proc0", "sched_proc1", "sched_uid0", "sched_uid1",
+	"sched_tot", "sched_cpu", "sched_wake", "sched_tid", "sched_proc",
+	"sched_uid",
 };
 static const char *const events[] = {
 	"sched_switch", "sched_wakeup", "sched_wakeup_new",
@@ -162,7 +162,8 @@ START_TEST(test_loader_pins)
 	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
 		snprintf(name, sizeof(name), "map_vitalsd_%s", maps[i]);
 		ck_assert_msg(pinned(name, &sb), "%s not pinned", name);
-		ck_assert_uint_eq(sb.st_mode & 07777, 0660);
+		/* read-only for everyone: the daemon never writes a map */
+		ck_assert_uint_eq(sb.st_mode & 07777, 0440);
 		ck_assert_uint_eq(sb.st_uid, 0);
 		ck_assert_uint_eq(sb.st_gid, 2901);
 	}
@@ -260,13 +261,13 @@ START_TEST(test_pinned_only_needs_pins)
 	open_pinned(VBPF_OFF_NO_PINS, why, sizeof(why));
 	ck_assert_msg(strstr(why, "map_vitalsd_"), "%s", why);
 	/* a map of the right name but another shape is never read */
-	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "sched_ctl", 4, 16, 1, NULL);
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "sched_tot", 4, 16, 1, NULL);
 	ck_assert_int_ge(fd, 0);
-	snprintf(path, sizeof(path), "%s/map_vitalsd_sched_ctl", bpffs);
+	snprintf(path, sizeof(path), "%s/map_vitalsd_sched_tot", bpffs);
 	ck_assert_int_eq(bpf_obj_pin(fd, path), 0);
 	close(fd);
 	open_pinned(VBPF_OFF_NO_PINS, why, sizeof(why));
-	ck_assert_msg(strstr(why, "sched_ctl is type 2, key 4, value 16"),
+	ck_assert_msg(strstr(why, "sched_tot is type 2, key 4, value 16"),
 	    "%s", why);
 }
 END_TEST
@@ -302,23 +303,64 @@ rel_diff(double a, double b)
 	return b > 0 ? d / b : 1.0;
 }
 
-/* Per side, since the test began: drained + lost == accounted. */
-struct side_sums {
-	uint64_t base_oncpu, base_lost, drained;
+/*
+ * Since the baseline: what the drains attributed (threads, exited
+ * threads, overflow), the lost and unattributed figures they reported,
+ * and the on-CPU total at the baseline. Every drain must keep
+ *   attributed + Δlost + Σ unattributed == Δ on-CPU total
+ * and Σ unattributed must stay small where nothing is evicted.
+ */
+struct sums {
+	uint64_t base_oncpu, base_lost, attributed;
+	int64_t unattributed;
+	uint64_t evicted, recreated, retired;
 };
 
+static void
+sums_base(struct sums *s, const struct bpf_sched_batch *b)
+{
+	memset(s, 0, sizeof(*s));
+	s->base_oncpu = b->tot[TOT_ONCPU_S0] + b->tot[TOT_ONCPU_S1];
+	s->base_lost = b->tot[TOT_LOST_S0] + b->tot[TOT_LOST_S1];
+}
+
+static void
+sums_add(struct sums *s, const struct bpf_sched_batch *b)
+{
+	uint64_t oncpu = b->tot[TOT_ONCPU_S0] + b->tot[TOT_ONCPU_S1];
+	uint64_t lost = b->tot[TOT_LOST_S0] + b->tot[TOT_LOST_S1];
+	size_t i;
+
+	ck_assert(b->diff);
+	ck_assert(!b->incomplete);
+	for (i = 0; i < b->ntids; i++)
+		s->attributed += b->tids[i].oncpu_ns;
+	for (i = 0; i < b->nuids; i++)
+		s->attributed += b->uids[i].exited_ns + b->uids[i].overflow_ns;
+	s->unattributed += b->unattributed_ns;
+	s->evicted += b->evicted;
+	s->recreated += b->recreated;
+	s->retired += b->retired;
+	ck_assert_msg((int64_t)(s->attributed + (lost - s->base_lost)) +
+	    s->unattributed == (int64_t)(oncpu - s->base_oncpu),
+	    "attributed %llu + lost %llu + unattributed %lld != on-CPU %llu",
+	    (unsigned long long)s->attributed,
+	    (unsigned long long)(lost - s->base_lost),
+	    (long long)s->unattributed,
+	    (unsigned long long)(oncpu - s->base_oncpu));
+}
+
 static uint64_t
-take(const struct bpf_sched_batch *b, struct side_sums s[2], pid_t pid,
+take(const struct bpf_sched_batch *b, struct sums *s, pid_t pid,
     uint64_t start_ticks, uint64_t *ret_proc_ns)
 {
-	unsigned hz = (unsigned)sysconf(_SC_CLK_TCK), side = b->side;
-	uint64_t ns = 0, sum = 0;
+	unsigned hz = (unsigned)sysconf(_SC_CLK_TCK);
+	uint64_t ns = 0;
 	struct window_bpf *wb = calloc(1, sizeof(*wb));
 	size_t i;
 
-	ck_assert(!b->incomplete);
+	sums_add(s, b);
 	for (i = 0; i < b->ntids; i++) {
-		sum += b->tids[i].oncpu_ns;
 		if (b->tids[i].tgid != pid)
 			continue;
 		ns += b->tids[i].oncpu_ns;
@@ -326,12 +368,6 @@ take(const struct bpf_sched_batch *b, struct side_sums s[2], pid_t pid,
 		ck_assert_uint_eq(vbpf_ns_to_ticks(b->tids[i].leader_ns, hz),
 		    start_ticks);
 	}
-	for (i = 0; i < b->nuids; i++)
-		sum += b->uids[i].exited_ns + b->uids[i].overflow_ns;
-	s[side].drained += sum;
-	ck_assert_msg(s[side].drained + (b->tot[side ? TOT_LOST_S1 :
-	    TOT_LOST_S0] - s[side].base_lost) == b->tot[side ? TOT_ONCPU_S1 :
-	    TOT_ONCPU_S0] - s[side].base_oncpu, "side %u not exact", side);
 	ck_assert_ptr_nonnull(wb);
 	ck_assert_int_eq(window_bpf_add(wb, b, hz), 0);
 	for (i = 0; i < wb->nprocs; i++)
@@ -377,7 +413,7 @@ switches_now_after_switching(void)
 START_TEST(test_pinned_only_child_agrees)
 {
 	struct bpf_sched_batch b = { 0 };
-	struct side_sums s[2];
+	struct sums s;
 	uint64_t bpf_ns = 0, proc_ns = 0, ticks0 = 0, ticks = 0, start = 0;
 	uint64_t rusage_us, t[VITALS_BPF_TOT];
 	long hz = sysconf(_SC_CLK_TCK);
@@ -400,15 +436,9 @@ START_TEST(test_pinned_only_child_agrees)
 		    instance);
 		ck_assert_int_eq(lstat(inst, &sb), -1);
 	}
-	/* a base per side, taken when that side is quiescent */
-	for (i = 0; i < 2; i++) {
-		ck_assert_int_eq(bpf_sched_drain(bs, &b), 0);
-		s[b.side].base_oncpu = b.tot[b.side ? TOT_ONCPU_S1 :
-		    TOT_ONCPU_S0];
-		s[b.side].base_lost = b.tot[b.side ? TOT_LOST_S1 :
-		    TOT_LOST_S0];
-		s[b.side].drained = 0;
-	}
+	/* counted from here: a drain, its totals the base */
+	ck_assert_int_eq(bpf_sched_drain(bs, &b), 0);
+	sums_base(&s, &b);
 	ck_assert_int_eq(pipe(rep), 0);
 	ck_assert_int_eq(pipe(go), 0);
 	pid = fork();
@@ -444,7 +474,7 @@ START_TEST(test_pinned_only_child_agrees)
 		if (pselect(rep[0] + 1, &rfds, NULL, NULL, &to, NULL) > 0)
 			break;
 		ck_assert_int_eq(bpf_sched_drain(bs, &b), 0);
-		bpf_ns += take(&b, s, pid, start, &proc_ns);
+		bpf_ns += take(&b, &s, pid, start, &proc_ns);
 	}
 	ck_assert_int_eq(read(rep[0], &rusage_us, sizeof(rusage_us)),
 	    sizeof(rusage_us));
@@ -457,7 +487,7 @@ START_TEST(test_pinned_only_child_agrees)
 	ck_assert_int_eq(state, 'S');
 	for (i = 0; i < 2; i++) {
 		ck_assert_int_eq(bpf_sched_drain(bs, &b), 0);
-		bpf_ns += take(&b, s, pid, start, &proc_ns);
+		bpf_ns += take(&b, &s, pid, start, &proc_ns);
 	}
 	(void)!write(go[1], "x", 1);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
@@ -465,11 +495,20 @@ START_TEST(test_pinned_only_child_agrees)
 	ck_assert_int_eq(bpf_sched_totals(bs, t), 0);
 	fprintf(stderr, "child cpu (bpfloader pins): bpf %.4f s (process "
 	    "%.4f s), getrusage %.4f s, /proc %.2f s; switches %llu, "
-	    "no-slice %llu, rq samples %llu\n", bpf_ns / 1e9, proc_ns / 1e9,
+	    "no-slice %llu, rq samples %llu; unattributed %.3f ms of %.1f "
+	    "ms, evicted %llu, recreated %llu, retired %llu\n",
+	    bpf_ns / 1e9, proc_ns / 1e9,
 	    rusage_us / 1e6, (double)(ticks - ticks0) / (double)hz,
 	    (unsigned long long)t[TOT_SWITCHES],
 	    (unsigned long long)t[TOT_NO_SLICE],
-	    (unsigned long long)t[TOT_RQ_SAMPLES]);
+	    (unsigned long long)t[TOT_RQ_SAMPLES], s.unattributed / 1e6,
+	    s.attributed / 1e6, (unsigned long long)s.evicted,
+	    (unsigned long long)s.recreated, (unsigned long long)s.retired);
+	/* nothing evicted at full size: unattributed is only what was in
+	 * flight at the last read (a few slices) */
+	ck_assert_msg(llabs(s.unattributed) < 5000000 + (long long)
+	    (s.attributed / 200), "unattributed %lld ns of %llu",
+	    (long long)s.unattributed, (unsigned long long)s.attributed);
 	ck_assert_uint_ge(rusage_us, 2000000);
 	ck_assert_msg(rel_diff(bpf_ns / 1e9, (double)(ticks - ticks0) /
 	    (double)hz) < 0.05, "bpf %.4f s vs /proc %.2f s", bpf_ns / 1e9,
@@ -580,7 +619,7 @@ START_TEST(test_daemon_pinned_only)
 	ck_assert_msg(child_ns > 1000000000ull, "burner: %llu ns",
 	    (unsigned long long)child_ns);
 	/* the daemon never unpins the platform's pins */
-	ck_assert(pinned("map_vitalsd_sched_ctl", NULL));
+	ck_assert(pinned("map_vitalsd_sched_tot", NULL));
 	ck_assert(pinned("prog_vitalsd_tracepoint_sched_sched_switch", NULL));
 }
 END_TEST

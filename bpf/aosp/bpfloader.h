@@ -48,6 +48,7 @@ typedef signed long long __s64;
 #define VLDR_MAP_HASH 1
 #define VLDR_MAP_ARRAY 2
 #define VLDR_MAP_PERCPU_ARRAY 6
+#define VLDR_MAP_LRU_HASH 9
 
 /* enum bpf_prog_type values the platform loader knows by prefix */
 #define VLDR_PROG_SOCKET_FILTER 1
