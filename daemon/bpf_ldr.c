@@ -171,8 +171,12 @@ tp_ids(const struct bpf_sched *bs, int ret[VITALS_BPF_PROGS], char *why,
  * kernel write }).
  */
 static int
-attach(struct bpf_sched *bs, unsigned i, int id, char *why, size_t whysz)
+attach(struct bpf_sched *bs, unsigned i, int id, uint64_t epoch, char *why,
+    size_t whysz)
 {
+	/* the cookie: when this attachment began (sched_switch refuses a
+	 * CPU stamp older than that: from before a restart) */
+	LIBBPF_OPTS(bpf_link_create_opts, lo, .perf_event.bpf_cookie = epoch);
 	struct perf_event_attr pa;
 	int pfd, lfd, r;
 
@@ -191,7 +195,7 @@ attach(struct bpf_sched *bs, unsigned i, int id, char *why, size_t whysz)
 		return r;
 	}
 	bs->perf_fd[i] = pfd;
-	lfd = bpf_link_create(bs->prog_fd[i], pfd, BPF_PERF_EVENT, NULL);
+	lfd = bpf_link_create(bs->prog_fd[i], pfd, BPF_PERF_EVENT, &lo);
 	if (lfd >= 0) {
 		bs->link_fd[i] = lfd;
 		return 0;
@@ -215,6 +219,7 @@ int
 bpf_ldr_open(struct bpf_sched *bs, char *why, size_t whysz)
 {
 	int fd, other_fd = -1, r, ids[VITALS_BPF_PROGS];
+	uint64_t epoch;
 	unsigned i;
 
 	for (i = 0; i < sizeof(ldr_maps) / sizeof(ldr_maps[0]); i++) {
@@ -274,8 +279,10 @@ bpf_ldr_open(struct bpf_sched *bs, char *why, size_t whysz)
 	bs->ldr = true;
 	if ((r = tp_ids(bs, ids, why, whysz)) < 0)
 		goto fail;
+	/* before the first attach: every stamp the programs make is later */
+	epoch = (uint64_t)clock_ns(CLOCK_MONOTONIC);
 	for (i = 0; i < VITALS_BPF_PROGS; i++)
-		if ((r = attach(bs, i, ids[i], why, whysz)) < 0)
+		if ((r = attach(bs, i, ids[i], epoch, why, whysz)) < 0)
 			goto fail;
 	return 0;
 fail:

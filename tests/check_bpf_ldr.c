@@ -18,6 +18,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -322,6 +324,7 @@ sums_base(struct sums *s, const struct bpf_sched_batch *b)
 	memset(s, 0, sizeof(*s));
 	s->base_oncpu = b->tot[TOT_ONCPU_S0] + b->tot[TOT_ONCPU_S1];
 	s->base_lost = b->tot[TOT_LOST_S0] + b->tot[TOT_LOST_S1];
+	ck_assert(b->diff);
 }
 
 static void
@@ -526,6 +529,260 @@ START_TEST(test_pinned_only_child_agrees)
 }
 END_TEST
 
+/* ------------------------------------------- read-only drain, its cases */
+
+struct burn_arg {
+	unsigned ms;
+};
+
+static void *
+burn_thread(void *arg)
+{
+	tu_burn_ms(((struct burn_arg *)arg)->ms);
+	return NULL;
+}
+
+/* One drain into s (checked) and into a window. */
+static void
+drain_into(struct bpf_sched *bs, struct bpf_sched_batch *b, struct sums *s,
+    struct window_bpf *wb)
+{
+	ck_assert_int_eq(bpf_sched_drain(bs, b), 0);
+	sums_add(s, b);
+	ck_assert_int_eq(window_bpf_add(wb, b,
+	    (unsigned)sysconf(_SC_CLK_TCK)), 0);
+}
+
+/*
+ * A thread that is born, burns 300 ms and exits inside one window keeps
+ * its time: its process's figure (exited threads included) and its uid's
+ * exited figures have it, and the process's /proc total agrees.
+ */
+START_TEST(test_ldr_exited_thread)
+{
+	struct bpf_sched_batch b = { 0 };
+	struct window_bpf *wb = calloc(1, sizeof(*wb));
+	uint64_t ticks0 = 0, ticks = 0, start = 0, proc_ns = 0, ex_ns = 0;
+	long hz = sysconf(_SC_CLK_TCK);
+	int go[2], rep[2], status;
+	struct bpf_sched *bs;
+	char why[512], st, c;
+	size_t k;
+	pid_t pid;
+	struct sums s;
+
+	ck_assert_ptr_nonnull(wb);
+	load_vitalsd();
+	bs = open_pinned(VBPF_ON_PINNED, why, sizeof(why));
+	ck_assert_ptr_nonnull(bs);
+	ck_assert_int_eq(bpf_sched_drain(bs, &b), 0);
+	sums_base(&s, &b);
+	ck_assert_int_eq(pipe(go), 0);
+	ck_assert_int_eq(pipe(rep), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct burn_arg a = { 300 };
+		pthread_t th;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		(void)!read(go[0], &c, 1);
+		if (pthread_create(&th, NULL, burn_thread, &a) != 0 ||
+		    pthread_join(th, NULL) != 0)
+			_exit(1);
+		(void)!write(rep[1], "x", 1);
+		(void)!read(go[0], &c, 1);
+		_exit(0);
+	}
+	ck_assert_int_eq(read_stat(pid, &st, &ticks0, &start), 0);
+	(void)!write(go[1], "x", 1);
+	/* one window: the thread is born, burns and is gone inside it */
+	ck_assert_int_eq(read(rep[0], &c, 1), 1);
+	ck_assert_int_eq(read_stat(pid, &st, &ticks, &start), 0);
+	tu_sleep_ms(20);
+	drain_into(bs, &b, &s, wb);
+	for (k = 0; k < wb->nprocs; k++)
+		if (wb->proc[k].tgid == pid)
+			proc_ns += wb->proc[k].oncpu_ns;
+	for (k = 0; k < wb->nuids; k++)
+		if (wb->uid[k].uid == 0)
+			ex_ns = wb->uid[k].exited_ns;
+	(void)!write(go[1], "x", 1);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	fprintf(stderr, "exited thread: process %.4f s, /proc %.2f s; uid 0 "
+	    "exited %.4f s (%llu threads, window %.4f s); unattributed "
+	    "%.3f ms\n", proc_ns / 1e9, (double)(ticks - ticks0) / (double)hz,
+	    ex_ns / 1e9, (unsigned long long)wb->exited_tasks,
+	    wb->exited_ns / 1e9, s.unattributed / 1e6);
+	/* the thread's time stayed with its process after it exited */
+	ck_assert_msg(proc_ns >= 290000000ull, "process %llu ns",
+	    (unsigned long long)proc_ns);
+	ck_assert_msg(rel_diff(proc_ns / 1e9, (double)(ticks - ticks0) /
+	    (double)hz) < 0.1, "process %.4f s, /proc %.2f s", proc_ns / 1e9,
+	    (double)(ticks - ticks0) / (double)hz);
+	/* and it counts as exited time of its uid */
+	ck_assert_msg(ex_ns >= 290000000ull, "uid 0 exited %llu ns",
+	    (unsigned long long)ex_ns);
+	ck_assert_uint_ge(wb->exited_tasks, 1);
+	free(wb);
+	bpf_sched_batch_release(&b);
+	bpf_sched_free(bs);
+}
+END_TEST
+
+/*
+ * A restart charges its gap to nobody. Each CPU's stamp stays in the map
+ * while nobody is attached (the daemon cannot clear it); the next start's
+ * first switch-out on that CPU is another task's, and measures nothing.
+ * A slice spanning the gap would give some thread more than the wall time
+ * since the new start.
+ */
+START_TEST(test_ldr_restart_gap)
+{
+	struct bpf_sched_batch b = { 0 };
+	struct window_bpf *wb = calloc(1, sizeof(*wb));
+	uint64_t t0[VITALS_BPF_TOT], t1[VITALS_BPF_TOT], max_ns = 0, wall;
+	int ncpu = libbpf_num_possible_cpus();
+	struct bpf_sched *bs;
+	int64_t start_ns;
+	char why[512];
+	pid_t burner;
+	struct sums s;
+	size_t k;
+
+	ck_assert_ptr_nonnull(wb);
+	load_vitalsd();
+	burner = fork();
+	ck_assert_int_ge(burner, 0);
+	if (burner == 0) {
+		cpu_set_t set;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		/* alone on CPU 0 but for the idle task: the task switched
+		 * in there at the detach is the one switching out there
+		 * first after the next attach, the case a check of the
+		 * stamp's task alone would miss */
+		CPU_ZERO(&set);
+		CPU_SET(0, &set);
+		(void)sched_setaffinity(0, sizeof(set), &set);
+		for (;;) { /* until killed */
+			tu_burn_ms(20);
+			tu_sleep_ms(1);
+		}
+	}
+	bs = open_pinned(VBPF_ON_PINNED, why, sizeof(why));
+	ck_assert_ptr_nonnull(bs);
+	tu_sleep_ms(200);
+	ck_assert_int_eq(bpf_sched_drain(bs, &b), 0);
+	bpf_sched_free(bs); /* detached: the stamps stay */
+	tu_sleep_ms(1000);
+	start_ns = clock_ns(CLOCK_MONOTONIC);
+	bs = open_pinned(VBPF_ON_PINNED, why, sizeof(why));
+	ck_assert_ptr_nonnull(bs);
+	ck_assert_int_eq(bpf_sched_totals(bs, t0), 0);
+	/* the first drain since the start: the one a gap would show in */
+	tu_sleep_ms(150);
+	memset(&s, 0, sizeof(s));
+	ck_assert_int_eq(bpf_sched_drain(bs, &b), 0);
+	ck_assert_int_eq(window_bpf_add(wb, &b,
+	    (unsigned)sysconf(_SC_CLK_TCK)), 0);
+	wall = (uint64_t)(clock_ns(CLOCK_MONOTONIC) - start_ns);
+	ck_assert_int_eq(bpf_sched_totals(bs, t1), 0);
+	for (k = 0; k < b.ntids; k++)
+		if (b.tids[k].oncpu_ns > max_ns)
+			max_ns = b.tids[k].oncpu_ns;
+	kill(burner, SIGKILL);
+	waitpid(burner, NULL, 0);
+	fprintf(stderr, "restart gap: largest thread %.1f ms in %.1f ms, "
+	    "all %.1f ms on %d CPUs, no-slice %llu\n", max_ns / 1e6,
+	    wall / 1e6, wb->oncpu_ns / 1e6, ncpu,
+	    (unsigned long long)(t1[TOT_NO_SLICE] - t0[TOT_NO_SLICE]));
+	ck_assert_msg(max_ns <= wall, "a thread got %llu ns in %llu ns",
+	    (unsigned long long)max_ns, (unsigned long long)wall);
+	ck_assert_msg(wb->oncpu_ns <= wall * (uint64_t)ncpu,
+	    "%llu ns on-CPU in %llu ns on %d CPUs",
+	    (unsigned long long)wb->oncpu_ns, (unsigned long long)wall, ncpu);
+	/* the stale stamps were refused, not used */
+	ck_assert_uint_gt(t1[TOT_NO_SLICE] - t0[TOT_NO_SLICE], 0);
+	free(wb);
+	bpf_sched_batch_release(&b);
+	bpf_sched_free(bs);
+}
+END_TEST
+
+/*
+ * Maps too small for the machine (a test build of the object: 40 thread
+ * entries, 16 processes): the kernel evicts, and every drain says so.
+ * Evicted live entries, entries made anew, dead entries aged out all
+ * counted; the time an evicted entry grew by before it was read is
+ * unattributed, and the books still balance at every drain.
+ */
+START_TEST(test_ldr_eviction_counted)
+{
+	struct bpf_sched_batch b = { 0 };
+	struct window_bpf *wb = calloc(1, sizeof(*wb));
+	char dir[PATH_MAX], obj[PATH_MAX + 16], err[4096], why[512];
+	struct bpf_sched *bs;
+	int status;
+	unsigned i;
+	pid_t pid;
+	struct sums s;
+
+	ck_assert_ptr_nonnull(wb);
+	/* the loader names pins after the file: make it vitalsd.o */
+	snprintf(dir, sizeof(dir), "%s/tiny", tmpdir);
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	snprintf(obj, sizeof(obj), "%s/vitalsd.o", dir);
+	ck_assert_int_eq(symlink(build_path("tests/vitalsd_tiny.o"), obj), 0);
+	ck_assert_msg(loader("system", obj, err, sizeof(err)) == 0, "%s", err);
+	bs = open_pinned(VBPF_ON_PINNED, why, sizeof(why));
+	ck_assert_ptr_nonnull(bs);
+	ck_assert_int_eq(bpf_sched_drain(bs, &b), 0);
+	sums_base(&s, &b);
+	/* 64 threads at a time, 8 rounds: many more than 40 entries */
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct burn_arg a = { 3 };
+		pthread_t th[64];
+		unsigned r, t;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		for (r = 0; r < 8; r++) {
+			for (t = 0; t < 64; t++)
+				if (pthread_create(&th[t], NULL, burn_thread,
+				    &a) != 0)
+					_exit(1);
+			for (t = 0; t < 64; t++)
+				pthread_join(th[t], NULL);
+			tu_sleep_ms(40);
+		}
+		_exit(0);
+	}
+	for (i = 0; i < 100; i++) {
+		tu_sleep_ms(30);
+		drain_into(bs, &b, &s, wb);
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			break;
+	}
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	tu_sleep_ms(30);
+	drain_into(bs, &b, &s, wb);
+	fprintf(stderr, "tiny maps: evicted %llu, recreated %llu, retired "
+	    "%llu; unattributed %.3f ms of %.1f ms; window: evicted %llu\n",
+	    (unsigned long long)s.evicted, (unsigned long long)s.recreated,
+	    (unsigned long long)s.retired, s.unattributed / 1e6,
+	    s.attributed / 1e6, (unsigned long long)wb->evicted);
+	ck_assert_uint_gt(s.evicted, 0);
+	ck_assert_uint_gt(s.retired, 0);
+	ck_assert_uint_gt(s.recreated, 0);
+	free(wb);
+	bpf_sched_batch_release(&b);
+	bpf_sched_free(bs);
+}
+END_TEST
+
 /* ------------------------------------------------------ the real daemon */
 
 static bool
@@ -653,6 +910,9 @@ bpf_ldr_suite(void)
 	tcase_add_test(tc, test_loader_refuses);
 	tcase_add_test(tc, test_pinned_only_needs_pins);
 	tcase_add_test(tc, test_pinned_only_child_agrees);
+	tcase_add_test(tc, test_ldr_exited_thread);
+	tcase_add_test(tc, test_ldr_restart_gap);
+	tcase_add_test(tc, test_ldr_eviction_counted);
 	tcase_add_test(tc, test_daemon_pinned_only);
 #else
 	tcase_add_test(tc, test_stub);

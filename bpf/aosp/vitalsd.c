@@ -217,8 +217,14 @@ account_rq(__u32 tgid, __u64 delay, __u64 now)
 	}
 }
 
-VLDR_PROG("tracepoint/sched/sched_switch", OWNER, VITALSD_GID, vitals_switch,
-    struct sched_switch_args)
+/*
+ * epoch: when the daemon attached this program (its attach cookie,
+ * bpf_ktime_get_ns() clock), 0 where the kernel has no cookies. A stamp
+ * older than that was left from before: from a switch-in seen by an
+ * earlier attachment, and the task may have left and come back unseen.
+ */
+static __always_inline int
+on_switch(struct sched_switch_args *ctx, __u64 epoch)
 {
 	__u64 now = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
 	__u32 zero = 0;
@@ -245,10 +251,11 @@ VLDR_PROG("tracepoint/sched/sched_switch", OWNER, VITALSD_GID, vitals_switch,
 			key.start_ns = w->birth_ns;
 		/*
 		 * The slice is this task's only if the CPU's stamp says it
-		 * switched in: a switch the program missed, or a stamp from
-		 * before the daemon last attached, measures nothing.
+		 * switched in, since this attachment: a switch the program
+		 * missed, or a stamp from before the daemon attached,
+		 * measures nothing.
 		 */
-		if (c->ns == 0 || c->tid != prev) {
+		if (c->ns == 0 || c->tid != prev || c->ns < epoch) {
 			tot_add(TOT_NO_SLICE, 1);
 			if (dead) {
 				struct sched_ltid *v =
@@ -296,6 +303,22 @@ VLDR_PROG("tracepoint/sched/sched_switch", OWNER, VITALSD_GID, vitals_switch,
 		w->wake_ns = 0;
 	}
 	return 0;
+}
+
+/* Linux 5.15 and later: the attach cookie says when the daemon attached. */
+VLDR_PROG_KVER("tracepoint/sched/sched_switch$cookie", OWNER, VITALSD_GID,
+    vitals_switch_cookie, struct sched_switch_args, VLDR_KVER(5, 15, 0),
+    VLDR_KVER_INF)
+{
+	return on_switch(ctx, bpf_get_attach_cookie(ctx));
+}
+
+/* Older kernels: no cookies; a stamp from before a restart is refused
+ * only when another task switches out first (doc/bpf.md). */
+VLDR_PROG_KVER("tracepoint/sched/sched_switch$plain", OWNER, VITALSD_GID,
+    vitals_switch, struct sched_switch_args, 0, VLDR_KVER(5, 15, 0))
+{
+	return on_switch(ctx, 0);
 }
 
 /* Enqueued: stamp it (its process and birth stay what they were). */
