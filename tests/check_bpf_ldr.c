@@ -29,6 +29,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <grp.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -800,6 +801,86 @@ file_has(const char *path, const char *needle)
 	return found;
 }
 
+/*
+ * The map fds process pid holds, and how many of them are open
+ * read-write (fdinfo "flags" has O_ACCMODE; a map fd has "map_type").
+ */
+static unsigned
+map_fds(pid_t pid, unsigned *ret_rw)
+{
+	char dir[64], path[PATH_MAX], buf[1024];
+	struct dirent *de;
+	unsigned n = 0;
+	DIR *d;
+
+	*ret_rw = 0;
+	snprintf(dir, sizeof(dir), "/proc/%d/fdinfo", (int)pid);
+	if ((d = opendir(dir)) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		unsigned long flags = 0;
+		const char *f;
+		ssize_t len;
+		int fd;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if ((fd = open(path, O_RDONLY)) < 0)
+			continue;
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		buf[len] = '\0';
+		if (strstr(buf, "map_type:") == NULL ||
+		    (f = strstr(buf, "flags:")) == NULL)
+			continue;
+		flags = strtoul(f + 6, NULL, 8);
+		n++;
+		if ((flags & O_ACCMODE) != O_RDONLY)
+			(*ret_rw)++;
+	}
+	closedir(d);
+	return n;
+}
+
+#define RO_UID 2902 /* not the pins' owner, in their group only */
+
+/*
+ * The permission the daemon below runs with, shown to refuse what a
+ * read-write open needs: as RO_UID in group 2901 without capabilities,
+ * BPF_OBJ_GET of a map pin read-write fails with EACCES, read-only works.
+ */
+static void
+rdonly_control(void)
+{
+	char path[PATH_MAX];
+	int status;
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "%s/map_vitalsd_sched_tid", bpffs);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		LIBBPF_OPTS(bpf_obj_get_opts, ro, .file_flags = BPF_F_RDONLY);
+		gid_t g = 2901;
+		int fd;
+
+		if (setgroups(1, &g) < 0 || setresgid(RO_UID, RO_UID,
+		    RO_UID) < 0 || setresuid(RO_UID, RO_UID, RO_UID) < 0)
+			_exit(10);
+		if ((fd = bpf_obj_get(path)) >= 0 || errno != EACCES)
+			_exit(11);
+		if ((fd = bpf_obj_get_opts(path, &ro)) < 0)
+			_exit(12);
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	    "read-write control: status %#x", status);
+}
+
 START_TEST(test_daemon_pinned_only)
 {
 	char log[PATH_MAX], state[PATH_MAX], sock[PATH_MAX];
@@ -825,16 +906,32 @@ START_TEST(test_daemon_pinned_only)
 		}
 	}
 	ck_assert_int_eq(read_stat(burner, &pstate, &ticks, &start), 0);
+	rdonly_control();
+	/* the daemon as a uid that may only read the pins: no write is
+	 * possible, so anything needing one would fail its start */
 	snprintf(log, sizeof(log), "%s/d.log", tmpdir);
-	snprintf(state, sizeof(state), "%s/d", tmpdir);
-	snprintf(sock, sizeof(sock), "%s/s", tmpdir);
+	snprintf(state, sizeof(state), "%s/run", tmpdir);
+	ck_assert_int_eq(chmod(tmpdir, 0755), 0);
+	ck_assert_int_eq(mkdir(state, 0700), 0);
+	ck_assert_int_eq(chown(state, RO_UID, RO_UID), 0);
+	snprintf(sock, sizeof(sock), "%s/run/s", tmpdir);
+	snprintf(state, sizeof(state), "%s/run/d", tmpdir);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
 		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
 		dup2(fd, 2);
-		execl(build_path("daemon/vitalsd"), "vitalsd", "-f",
+		/* perfmon: perf events with perf_event_paranoid 2;
+		 * dac_read_search: this host's root-only tracefs ids (on
+		 * Android the policy gives both). Neither opens a file for
+		 * writing. */
+		execlp("setpriv", "setpriv", "--reuid", "2902", "--regid",
+		    "2902", "--groups", "2901", "--inh-caps",
+		    "-all,+perfmon,+dac_read_search", "--ambient-caps",
+		    "-all,+perfmon,+dac_read_search", "--bounding-set",
+		    "-all,+perfmon,+dac_read_search", "--",
+		    build_path("daemon/vitalsd"), "-f",
 		    "--state-dir", state, "--socket", sock, "--interval-ms",
 		    "100", "--window-s", "1", "--bpffs", bpffs, "--bpf-load",
 		    "pinned-only", "--scanner", "procfs", (char *)NULL);
@@ -843,6 +940,24 @@ START_TEST(test_daemon_pinned_only)
 	for (i = 0; i < 300 && !file_has(log, "window 3:"); i++) {
 		ck_assert_int_eq(waitpid(pid, &status, WNOHANG), 0);
 		tu_sleep_ms(100);
+	}
+	{
+		/* every map fd it holds is read-only; the check itself
+		 * finds a read-write one (this process's, the control) */
+		char path[PATH_MAX];
+		unsigned rw, n;
+		int fd;
+
+		n = map_fds(pid, &rw);
+		ck_assert_msg(n >= 4 && rw == 0, "daemon: %u map fds, %u "
+		    "read-write", n, rw);
+		snprintf(path, sizeof(path), "%s/map_vitalsd_sched_tot",
+		    bpffs);
+		fd = bpf_obj_get(path); /* root: DAC_OVERRIDE */
+		ck_assert_int_ge(fd, 0);
+		(void)map_fds(getpid(), &rw);
+		ck_assert_uint_ge(rw, 1);
+		close(fd);
 	}
 	kill(pid, SIGTERM);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
@@ -860,7 +975,8 @@ START_TEST(test_daemon_pinned_only)
 	for (k = 0; k < n; k++) {
 		struct window *w = ws[k];
 
-		pinned_state = pinned_state && w->bpf.state == VBPF_ON_PINNED;
+		pinned_state = pinned_state && w->bpf.state == VBPF_ON_PINNED &&
+		    w->bpf.diff_drains == w->bpf.drains;
 		for (i = 0; i < w->bpf.nprocs; i++)
 			if (w->bpf.proc[i].tgid == burner) {
 				ck_assert_uint_eq(w->bpf.proc[i].starttime,
