@@ -5,6 +5,8 @@
  * and empty it), the cumulative counters and program statistics, and the
  * reduction of a drained side into a window. Only map and program fds are
  * used here: no privilege. doc/bpf.md has the protocol and why it is exact.
+ * The platform loader's pins are drained otherwise, read-only, by snapshot
+ * difference (bpf_ldr.c); the window half is shared.
  */
 #include <errno.h>
 #include <stdlib.h>
