@@ -647,6 +647,25 @@ health_window(struct sbuf *o, const Vitals__Window *w)
 	    h->late_ticks, h->burst_samples, h->procs_scanned,
 	    h->threads_scanned, h->procs_exited, h->threads_exited,
 	    h->cpu_dropped);
+	if (h->bpf) {
+		const Vitals__BpfHealth *b = h->bpf;
+
+		sbuf_printf(o, "  bpf: %s", b->state ? b->state : "?");
+		if (b->err)
+			sbuf_printf(o, " (errno %d)", -b->err);
+		sbuf_printf(o, "; drains %u (failed %u), switches %llu, no "
+		    "slice %llu, lost %.3f ms, counter regressions %u\n",
+		    b->drains, b->drain_fail, ULL(b->switches),
+		    ULL(b->no_slice), (double)b->lost_ns / 1e6,
+		    b->counter_regressions);
+		if (b->diff_drains)
+			sbuf_printf(o, "  bpf read-only: %u snapshot diffs, "
+			    "unattributed %.3f ms, evicted %llu, recreated "
+			    "%llu, retired %llu\n", b->diff_drains,
+			    (double)b->unattributed_ns / 1e6,
+			    ULL(b->evicted), ULL(b->recreated),
+			    ULL(b->retired));
+	}
 }
 
 /* What the daemon runs with (doc/privileges.md) and what it cannot see. */

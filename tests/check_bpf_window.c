@@ -315,6 +315,12 @@ mkwin(uint64_t seq, int64_t wall, unsigned nuids)
 	w->bpf.wakeups = 77777;
 	w->bpf.pre_ns = 42;
 	w->bpf.full_proc = 3;
+	/* a read-only drain's figures; unattributed may be negative */
+	w->bpf.diff_drains = 1;
+	w->bpf.unattributed_ns = -12345;
+	w->bpf.evicted = 5;
+	w->bpf.recreated = 2;
+	w->bpf.retired = 7;
 	w->bpf.stats = true;
 	for (i = 0; i < VITALS_BPF_PROGS; i++) {
 		w->bpf.prog_runs[i] = 1000 + i;
@@ -343,6 +349,11 @@ assert_bpf_eq(const struct window_bpf *a, const struct window_bpf *b)
 	ck_assert_uint_eq(a->switches, b->switches);
 	ck_assert_uint_eq(a->wakeups, b->wakeups);
 	ck_assert_uint_eq(a->full_proc, b->full_proc);
+	ck_assert_uint_eq(a->diff_drains, b->diff_drains);
+	ck_assert_int_eq(a->unattributed_ns, b->unattributed_ns);
+	ck_assert_uint_eq(a->evicted, b->evicted);
+	ck_assert_uint_eq(a->recreated, b->recreated);
+	ck_assert_uint_eq(a->retired, b->retired);
 	ck_assert(a->stats == b->stats);
 	for (i = 0; i < VITALS_BPF_PROGS; i++) {
 		ck_assert_uint_eq(a->prog_runs[i], b->prog_runs[i]);

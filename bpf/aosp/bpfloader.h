@@ -48,6 +48,7 @@ typedef signed long long __s64;
 #define VLDR_MAP_HASH 1
 #define VLDR_MAP_ARRAY 2
 #define VLDR_MAP_PERCPU_ARRAY 6
+#define VLDR_MAP_LRU_HASH 9
 
 /* enum bpf_prog_type values the platform loader knows by prefix */
 #define VLDR_PROG_SOCKET_FILTER 1
@@ -162,6 +163,20 @@ _Static_assert(sizeof(struct vldr_prog_def) == 92, "bpf_prog_def is 92 bytes");
 	};                                                                 \
 	VLDR_SEC(sec) int fn(ctxtype *ctx)
 
+/* The same, loaded only where min_kver <= kernel < max_kver: variants of
+ * one program for kernels with and without a helper, sections "sec$x"
+ * and "sec$y" (the "$..." is not part of the pin). */
+#define VLDR_PROG_KVER(sec, owner, group, fn, ctxtype, minkv, maxkv)       \
+	const struct vldr_prog_def VLDR_SEC("progs") fn##_def = {          \
+		.uid = (owner),                                            \
+		.gid = (group),                                            \
+		.min_kver = (minkv),                                       \
+		.max_kver = (maxkv),                                       \
+		.bpfloader_min_ver = VLDR_MIN_VER,                         \
+		.bpfloader_max_ver = VLDR_MAX_VER,                         \
+	};                                                                 \
+	VLDR_SEC(sec) int fn(ctxtype *ctx)
+
 /* Helper calls by number (uapi enum bpf_func_id). */
 static void *(*bpf_map_lookup_elem)(const void *map, const void *key) =
     (void *)1;
@@ -172,6 +187,8 @@ static long (*bpf_map_delete_elem)(const void *map, const void *key) =
 static __u64 (*bpf_ktime_get_ns)(void) = (void *)5;
 static __u64 (*bpf_get_current_pid_tgid)(void) = (void *)14;
 static __u64 (*bpf_get_current_uid_gid)(void) = (void *)15;
+/* Linux 5.15+: the cookie given to the perf event link at attach */
+static __u64 (*bpf_get_attach_cookie)(void *ctx) = (void *)174;
 
 #define BPF_ANY 0
 #define BPF_NOEXIST 1

@@ -6,31 +6,53 @@
  * /system/etc/bpf/vitalsd.o, the loader pins
  *   /sys/fs/bpf/map_vitalsd_<map>   and
  *   /sys/fs/bpf/prog_vitalsd_tracepoint_sched_<event>
- * and vitalsd opens those pins and attaches the programs itself
- * (daemon/sched/sched.c; doc/bpf.md says why each choice).
+ * and vitalsd opens those pins read-only and attaches the programs itself
+ * (daemon/sched/sched_ldr.c; doc/bpf.md says why each choice).
  *
  * Without BTF a program sees only what the tracepoint's record holds (the
  * pids, the previous task's state) and what helpers say about the current
  * task, which in sched_switch is the task leaving the CPU. So on-CPU time
- * is measured, not read: each CPU keeps the time of its last switch, and
- * a switch charges the time since then to the task leaving. Nothing is
- * lost when a switch goes unreported: the next one seen charges the whole
- * interval to whoever leaves then. Run-queue delay is wakeup (or
- * preemption) to switch-in, as in the CO-RE program.
+ * is measured, not read: each CPU keeps the time of its last switch and
+ * who switched in then, and a switch charges the time since then to the
+ * task leaving, if it is that task (a missed switch, or a stamp left from
+ * before the daemon last attached, measures nothing: no_slice). Run-queue
+ * delay is wakeup (or preemption) to switch-in, as in the CO-RE program.
  *
- * The maps the daemon drains have the CO-RE program's layouts
- * (../sched.h), so one drain protocol reads both; the keys carry no start
- * time (a BTF-less program cannot read it), userspace fills it from
- * /proc at the drain.
+ * The daemon may only read these maps (on Android no domain but a fixed
+ * list may open a pin read-write), so nothing here is ever cleared from
+ * userspace: every figure is a running total, there is one side only, and
+ * the maps are LRU hashes, bounded by the kernel evicting the least
+ * recently used entry. The program marks what it knows is dead (a
+ * thread's entry at its final switch-out, a process's when its leader
+ * exits) and drops a thread's wait stamp at its final switch-out; a
+ * reused tid makes a new key (the thread's birth stamp is part of it).
+ * The daemon diffs snapshots. The keys carry no start time (a BTF-less
+ * program cannot read it): the daemon fills it from /proc.
  */
 #include "bpfloader.h"
 #include "../sched/sched.bpf.h"
 
-/* Pins: root-owned, the daemon's group may read and write. AID 2901 is the
- * OEM AID init/vitalsd.rc runs the daemon as; an OEM with another one
- * changes it here. */
+/* Pins: root-owned, 0440: the daemon's group may read them, and nobody
+ * without CAP_DAC_OVERRIDE may open them read-write; the daemon never
+ * needs to (BPF_F_RDONLY). AID 2901 is the OEM AID init/vitalsd.rc runs
+ * the daemon as; an OEM with another one changes it here. */
 #define VITALSD_GID 2901
 #define OWNER 0
+#define MODE 0440
+
+/* Capacities; a test build makes them small to force eviction. */
+#ifndef VITALS_LDR_TIDS
+#define VITALS_LDR_TIDS VITALS_SCHED_TIDS
+#endif
+#ifndef VITALS_LDR_PROCS
+#define VITALS_LDR_PROCS VITALS_SCHED_PROCS
+#endif
+#ifndef VITALS_LDR_UIDS
+#define VITALS_LDR_UIDS VITALS_SCHED_UIDS
+#endif
+#ifndef VITALS_LDR_WAKE
+#define VITALS_LDR_WAKE VITALS_SCHED_TIDS
+#endif
 
 /* tracefs events/sched/<event>/format, stable since Linux 4.14 (the
  * common header is 8 bytes) */
@@ -62,27 +84,22 @@ struct sched_process_exit_args {
 
 /* prev_state of a task preempted while runnable: TASK_REPORT_MAX */
 #define STATE_PREEMPTED 0x100
+/* prev_state of a task's final switch-out: its exit_state, EXIT_DEAD
+ * (0x10) or EXIT_ZOMBIE (0x20), reported as 1 << (state index - 1) */
+#define STATE_EXITED 0x30
 
-VLDR_MAP(sched_ctl, ARRAY, __u32, struct sched_ctl, 1, OWNER, VITALSD_GID,
-    0660);
 VLDR_MAP(sched_tot, PERCPU_ARRAY, __u32, __u64, TOT__MAX, OWNER, VITALSD_GID,
-    0660);
+    MODE);
 VLDR_MAP(sched_cpu, PERCPU_ARRAY, __u32, struct sched_cpu, 1, OWNER,
-    VITALSD_GID, 0660);
-VLDR_MAP(sched_wake, HASH, __u32, struct sched_wake, VITALS_SCHED_TIDS, OWNER,
-    VITALSD_GID, 0660);
-VLDR_MAP(sched_tid0, HASH, struct sched_tid_key, struct sched_tid,
-    VITALS_SCHED_TIDS, OWNER, VITALSD_GID, 0660);
-VLDR_MAP(sched_tid1, HASH, struct sched_tid_key, struct sched_tid,
-    VITALS_SCHED_TIDS, OWNER, VITALSD_GID, 0660);
-VLDR_MAP(sched_proc0, HASH, struct sched_proc_key, struct sched_proc,
-    VITALS_SCHED_PROCS, OWNER, VITALSD_GID, 0660);
-VLDR_MAP(sched_proc1, HASH, struct sched_proc_key, struct sched_proc,
-    VITALS_SCHED_PROCS, OWNER, VITALSD_GID, 0660);
-VLDR_MAP(sched_uid0, HASH, __u32, struct sched_uid, VITALS_SCHED_UIDS, OWNER,
-    VITALSD_GID, 0660);
-VLDR_MAP(sched_uid1, HASH, __u32, struct sched_uid, VITALS_SCHED_UIDS, OWNER,
-    VITALSD_GID, 0660);
+    VITALSD_GID, MODE);
+VLDR_MAP(sched_wake, LRU_HASH, __u32, struct sched_wake, VITALS_LDR_WAKE,
+    OWNER, VITALSD_GID, MODE);
+VLDR_MAP(sched_tid, LRU_HASH, struct sched_tid_key, struct sched_ltid,
+    VITALS_LDR_TIDS, OWNER, VITALSD_GID, MODE);
+VLDR_MAP(sched_proc, LRU_HASH, struct sched_proc_key, struct sched_lproc,
+    VITALS_LDR_PROCS, OWNER, VITALSD_GID, MODE);
+VLDR_MAP(sched_uid, LRU_HASH, __u32, struct sched_uid, VITALS_LDR_UIDS,
+    OWNER, VITALSD_GID, MODE);
 
 static __always_inline void
 tot_add(__u32 idx, __u64 v)
@@ -92,15 +109,6 @@ tot_add(__u32 idx, __u64 v)
 	/* atomic: a wakeup in a hard interrupt may nest over another one */
 	if (p)
 		__sync_fetch_and_add(p, v);
-}
-
-static __always_inline __u32
-current_side(void)
-{
-	__u32 zero = 0;
-	struct sched_ctl *ctl = bpf_map_lookup_elem(&sched_ctl, &zero);
-
-	return ctl ? (__u32)(ctl->gen & 1) : 0;
 }
 
 /* floor(log2(v)) for v > 0, 0 for v == 0, without a loop. */
@@ -121,33 +129,34 @@ log2_u64(__u64 v)
 }
 
 static __always_inline struct sched_uid *
-uid_entry(__u32 side, __u32 uid)
+uid_entry(__u32 uid)
 {
-	const void *m = side ? &sched_uid1 : &sched_uid0;
-	struct sched_uid *u = bpf_map_lookup_elem(m, &uid);
+	struct sched_uid *u = bpf_map_lookup_elem(&sched_uid, &uid);
 	struct sched_uid zero = {};
 
 	if (u)
 		return u;
-	bpf_map_update_elem(m, &uid, &zero, BPF_NOEXIST);
-	u = bpf_map_lookup_elem(m, &uid);
+	bpf_map_update_elem(&sched_uid, &uid, &zero, BPF_NOEXIST);
+	u = bpf_map_lookup_elem(&sched_uid, &uid);
 	if (!u)
 		tot_add(TOT_UID_FULL, 1);
 	return u;
 }
 
-static __always_inline struct sched_proc *
-proc_entry(__u32 side, __u32 tgid)
+/* A process's entry; one whose leader exited is made anew (the tgid is
+ * another process's now, or what is left of the group). */
+static __always_inline struct sched_lproc *
+proc_entry(__u32 tgid, __u64 now)
 {
-	const void *m = side ? &sched_proc1 : &sched_proc0;
 	struct sched_proc_key key = { .tgid = tgid };
-	struct sched_proc *p = bpf_map_lookup_elem(m, &key);
-	struct sched_proc zero = {};
+	struct sched_lproc *p = bpf_map_lookup_elem(&sched_proc, &key);
+	struct sched_lproc nv = { .made_ns = now };
 
-	if (p)
+	if (p && !(p->flags & SCHED_LDR_DEAD))
 		return p;
-	bpf_map_update_elem(m, &key, &zero, BPF_NOEXIST);
-	p = bpf_map_lookup_elem(m, &key);
+	bpf_map_update_elem(&sched_proc, &key, &nv, p ? BPF_ANY :
+	    BPF_NOEXIST);
+	p = bpf_map_lookup_elem(&sched_proc, &key);
 	if (!p)
 		tot_add(TOT_PROC_FULL, 1);
 	return p;
@@ -155,58 +164,72 @@ proc_entry(__u32 side, __u32 tgid)
 
 /*
  * delta ns on a CPU to the current task (the one switching out): to its
- * thread entry, created if missing; if the map is full, to its uid's
- * overflow; if that is full too, to the lost counter.
+ * thread entry, made if missing (or if the entry under its key is a dead
+ * thread's); if none can be made, to its uid's overflow; if that fails
+ * too, to the lost counter. dead: this is its final switch-out.
  */
 static __always_inline void
-account(__u32 side, __u32 tid, __u32 tgid, __u32 uid, __u64 delta)
+account(struct sched_tid_key *key, __u32 tgid, __u64 delta, __u64 now,
+    int dead)
 {
-	const void *m = side ? &sched_tid1 : &sched_tid0;
-	struct sched_tid_key key = { .tid = tid, .uid = uid };
-	struct sched_tid *v;
+	struct sched_ltid *v;
 	struct sched_uid *u;
 
-	tot_add(side ? TOT_ONCPU_S1 : TOT_ONCPU_S0, delta);
+	tot_add(TOT_ONCPU_S0, delta);
 	/* only the thread itself (switching out) writes its entry */
-	v = bpf_map_lookup_elem(m, &key);
-	if (v) {
+	v = bpf_map_lookup_elem(&sched_tid, key);
+	if (v && !(v->flags & SCHED_LDR_DEAD)) {
 		v->oncpu_ns += delta;
+		if (dead)
+			v->flags |= SCHED_LDR_DEAD;
 		return;
 	}
 	{
-		struct sched_tid nv = { .oncpu_ns = delta, .tgid = tgid };
+		struct sched_ltid nv = {
+			.oncpu_ns = delta,
+			.made_ns = now,
+			.tgid = tgid,
+			.flags = dead ? SCHED_LDR_DEAD : 0,
+		};
 
-		if (bpf_map_update_elem(m, &key, &nv, BPF_NOEXIST) == 0)
+		if (bpf_map_update_elem(&sched_tid, key, &nv, v ? BPF_ANY :
+		    BPF_NOEXIST) == 0)
 			return;
 	}
 	tot_add(TOT_TID_FULL, 1);
-	if ((u = uid_entry(side, uid)) != 0)
+	if ((u = uid_entry(key->uid)) != 0)
 		__sync_fetch_and_add(&u->overflow_ns, delta);
 	else
-		tot_add(side ? TOT_LOST_S1 : TOT_LOST_S0, delta);
+		tot_add(TOT_LOST_S0, delta);
 }
 
 static __always_inline void
-account_rq(__u32 side, __u32 tgid, __u64 delay)
+account_rq(__u32 tgid, __u64 delay, __u64 now)
 {
 	__u32 slot = log2_u64(delay / 1000);
-	struct sched_proc *p;
+	struct sched_lproc *p;
 
 	if (slot >= VITALS_SCHED_RQ_SLOTS)
 		slot = VITALS_SCHED_RQ_SLOTS - 1;
 	tot_add(TOT_RQ_SAMPLES, 1);
-	if ((p = proc_entry(side, tgid)) != 0) {
+	if ((p = proc_entry(tgid, now)) != 0) {
 		__sync_fetch_and_add(&p->rq_ns, delay);
 		__sync_fetch_and_add(&p->rq_count, 1);
 		__sync_fetch_and_add(&p->rq_hist[slot], 1);
 	}
 }
 
-VLDR_PROG("tracepoint/sched/sched_switch", OWNER, VITALSD_GID, vitals_switch,
-    struct sched_switch_args)
+/*
+ * epoch: when the daemon attached this program (its attach cookie,
+ * bpf_ktime_get_ns() clock), 0 where the kernel has no cookies. A stamp
+ * older than that was left from before: from a switch-in seen by an
+ * earlier attachment, and the task may have left and come back unseen.
+ */
+static __always_inline int
+on_switch(struct sched_switch_args *ctx, __u64 epoch)
 {
 	__u64 now = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
-	__u32 side = current_side(), zero = 0;
+	__u32 zero = 0;
 	__u32 prev = (__u32)ctx->prev_pid, next = (__u32)ctx->next_pid;
 	struct sched_cpu *c = bpf_map_lookup_elem(&sched_cpu, &zero);
 	struct sched_wake *w;
@@ -218,19 +241,43 @@ VLDR_PROG("tracepoint/sched/sched_switch", OWNER, VITALSD_GID, vitals_switch,
 	if (prev != 0) {
 		/* current is prev here: its tgid and uid come from helpers */
 		__u32 tgid = (__u32)(id >> 32);
-		__u32 uid = (__u32)bpf_get_current_uid_gid();
+		int dead = state != STATE_PREEMPTED &&
+		    (state & STATE_EXITED) != 0;
+		struct sched_tid_key key = {
+			.tid = prev,
+			.uid = (__u32)bpf_get_current_uid_gid(),
+		};
 
-		if (c->ns == 0) {
-			/* the CPU's first switch since attach */
+		w = bpf_map_lookup_elem(&sched_wake, &prev);
+		if (w)
+			key.start_ns = w->birth_ns;
+		/*
+		 * The slice is this task's only if the CPU's stamp says it
+		 * switched in, since this attachment: a switch the program
+		 * missed, or a stamp from before the daemon attached,
+		 * measures nothing.
+		 */
+		if (c->ns == 0 || c->tid != prev || c->ns < epoch) {
 			tot_add(TOT_NO_SLICE, 1);
+			if (dead) {
+				struct sched_ltid *v =
+				    bpf_map_lookup_elem(&sched_tid, &key);
+
+				if (v)
+					v->flags |= SCHED_LDR_DEAD;
+			}
 		} else if (now > c->ns) {
-			account(side, prev, tgid, uid, now - c->ns);
+			account(&key, tgid, now - c->ns, now, dead);
 			tot_add(TOT_SWITCHES, 1);
 		}
-		/* Its process, learnt while it runs, for its next wait; a
-		 * task preempted while runnable is queued from now. */
-		w = bpf_map_lookup_elem(&sched_wake, &prev);
-		if (w) {
+		if (dead) {
+			/* its last switch-out: the wait stamp goes */
+			if (w)
+				bpf_map_delete_elem(&sched_wake, &prev);
+		} else if (w) {
+			/* its process, learnt while it runs, for its next
+			 * wait; a task preempted while runnable is queued
+			 * from now */
 			w->tgid = tgid;
 			if (state == 0 || state == STATE_PREEMPTED)
 				w->wake_ns = now;
@@ -250,7 +297,7 @@ VLDR_PROG("tracepoint/sched/sched_switch", OWNER, VITALSD_GID, vitals_switch,
 	if (w && w->wake_ns != 0) {
 		if (now > w->wake_ns) {
 			if (w->tgid != 0)
-				account_rq(side, w->tgid, now - w->wake_ns);
+				account_rq(w->tgid, now - w->wake_ns, now);
 			else
 				/* a new task's first wait: process unknown */
 				tot_add(TOT_NO_STORAGE, 1);
@@ -260,11 +307,28 @@ VLDR_PROG("tracepoint/sched/sched_switch", OWNER, VITALSD_GID, vitals_switch,
 	return 0;
 }
 
-/* Enqueued: stamp it (its process stays what it was). */
-static __always_inline int
-enqueued(__u32 pid)
+/* Linux 5.15 and later: the attach cookie says when the daemon attached. */
+VLDR_PROG_KVER("tracepoint/sched/sched_switch$cookie", OWNER, VITALSD_GID,
+    vitals_switch_cookie, struct sched_switch_args, VLDR_KVER(5, 15, 0),
+    VLDR_KVER_INF)
+{
+	return on_switch(ctx, bpf_get_attach_cookie(ctx));
+}
+
+/* Older kernels: no cookies; a stamp from before a restart is refused
+ * only when another task switches out first (doc/bpf.md). */
+VLDR_PROG_KVER("tracepoint/sched/sched_switch$plain", OWNER, VITALSD_GID,
+    vitals_switch, struct sched_switch_args, 0, VLDR_KVER(5, 15, 0))
+{
+	return on_switch(ctx, 0);
+}
+
+/* Enqueued: stamp it (its process and birth stay what they were). */
+VLDR_PROG("tracepoint/sched/sched_wakeup", OWNER, VITALSD_GID, vitals_wakeup,
+    struct sched_wakeup_args)
 {
 	__u64 now = bpf_ktime_get_ns();
+	__u32 pid = (__u32)ctx->pid;
 	struct sched_wake *w;
 
 	if (pid == 0)
@@ -282,57 +346,50 @@ enqueued(__u32 pid)
 	return 0;
 }
 
-VLDR_PROG("tracepoint/sched/sched_wakeup", OWNER, VITALSD_GID, vitals_wakeup,
-    struct sched_wakeup_args)
-{
-	return enqueued((__u32)ctx->pid);
-}
-
+/*
+ * A new task's first enqueue: its wait stamp and its birth, which is part
+ * of its thread key. Whatever the map held under its tid was an earlier
+ * task's whose final switch-out went unseen: replaced.
+ */
 VLDR_PROG("tracepoint/sched/sched_wakeup_new", OWNER, VITALSD_GID,
     vitals_wakeup_new, struct sched_wakeup_args)
 {
-	return enqueued((__u32)ctx->pid);
+	__u64 now = bpf_ktime_get_ns();
+	__u32 pid = (__u32)ctx->pid;
+	struct sched_wake nw = { .wake_ns = now, .birth_ns = now };
+
+	if (pid == 0)
+		return 0;
+	tot_add(TOT_WAKEUPS, 1);
+	if (bpf_map_update_elem(&sched_wake, &pid, &nw, BPF_ANY))
+		tot_add(TOT_NO_STORAGE, 1);
+	return 0;
 }
 
 /*
- * A thread exits (it is current here, and only it writes its own entry):
- * its time so far moves into its uid's and its process's "exited"
- * figures and its entry goes. Its last slice, after this, makes a new
- * small entry that the next drain takes. Its wait stamp goes too; the
- * final switch-out of a dead task does not make a new one.
+ * A thread exits (it is current here): its uid counts one more exited
+ * thread. Its time stays in its entry, which its final switch-out marks
+ * dead (the daemon takes the last figure from there). A group leader's
+ * exit marks its process entry dead: the tgid's next wait makes a new one.
  */
 VLDR_PROG("tracepoint/sched/sched_process_exit", OWNER, VITALSD_GID,
     vitals_exit, struct sched_process_exit_args)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 side = current_side(), tid = (__u32)id, tgid = (__u32)(id >> 32);
-	struct sched_tid_key key = {
-		.tid = tid,
-		.uid = (__u32)bpf_get_current_uid_gid(),
-	};
-	const void *m = side ? &sched_tid1 : &sched_tid0;
-	struct sched_tid *v;
-	struct sched_proc *p;
-	struct sched_uid *u;
+	__u32 tid = (__u32)id, tgid = (__u32)(id >> 32);
+	struct sched_uid *u = uid_entry((__u32)bpf_get_current_uid_gid());
 
-	bpf_map_delete_elem(&sched_wake, &tid);
-	v = bpf_map_lookup_elem(m, &key);
-	if (!v)
-		return 0;
-	{
-		__u64 ns = v->oncpu_ns;
-
-		if ((u = uid_entry(side, key.uid)) != 0) {
-			__sync_fetch_and_add(&u->exited_ns, ns);
-			__sync_fetch_and_add(&u->exited_tasks, 1);
-		} else {
-			tot_add(side ? TOT_LOST_S1 : TOT_LOST_S0, ns);
-		}
-		if ((p = proc_entry(side, tgid)) != 0)
-			__sync_fetch_and_add(&p->exited_ns, ns);
-	}
-	bpf_map_delete_elem(m, &key);
+	if (u)
+		__sync_fetch_and_add(&u->exited_tasks, 1);
 	tot_add(TOT_EXITED, 1);
+	if (tid == tgid) {
+		struct sched_proc_key key = { .tgid = tgid };
+		struct sched_lproc *p = bpf_map_lookup_elem(&sched_proc, &key);
+
+		if (p)
+			p->flags |= SCHED_LDR_DEAD;
+		tot_add(TOT_PROC_EXITED, 1);
+	}
 	return 0;
 }
 

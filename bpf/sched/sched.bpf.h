@@ -106,19 +106,51 @@ struct sched_uid {
  * The bpfloader-format program (aosp/vitalsd.c) only: without BTF it
  * cannot read a task's CPU time or keep task storage, so each CPU keeps
  * the time of its last switch (sched_cpu, per CPU) and each thread its
- * enqueue stamp and its process (sched_wake, by tid).
+ * enqueue stamp, its process and its birth (sched_wake, by tid).
+ *
+ * Its daemon may only read (Android lets no other domain write a pin):
+ * every map is cumulative, one side, bounded by LRU eviction, and the
+ * daemon diffs snapshots (daemon/sched/sched_ldr.c, doc/bpf.md). A value says
+ * when it was made (made_ns), so an entry evicted and made again between
+ * two reads is told from one that only grew.
  */
 struct sched_cpu {
 	__u64 ns;  /* bpf_ktime_get_ns() of this CPU's last switch; 0 none */
-	__u32 tid; /* who switched in then */
+	__u32 tid; /* who switched in then: a slice counts only if it is
+		    * the task switching out now */
 	__u32 pad;
 };
 
 struct sched_wake {
-	__u64 wake_ns; /* enqueued at; 0: not waiting */
-	__u32 tgid;    /* its process, learnt at its switch-outs; 0 unknown */
+	__u64 wake_ns;	/* enqueued at; 0: not waiting */
+	__u32 tgid;	/* its process, learnt at its switch-outs; 0 unknown */
 	__u32 pad;
+	__u64 birth_ns; /* bpf_ktime_get_ns() at sched_wakeup_new; 0 born
+			 * before the program saw it */
 };
+
+/* sched_tid (LRU), key sched_tid_key with start_ns = the thread's
+ * birth_ns: a reused tid is another key. */
+#define SCHED_LDR_DEAD 1u /* made or last written by the final switch-out */
+struct sched_ltid {
+	__u64 oncpu_ns; /* since the entry was made: only grows */
+	__u64 made_ns;
+	__u32 tgid;
+	__u32 flags; /* SCHED_LDR_DEAD */
+};
+
+/* sched_proc (LRU), key sched_proc_key with start_ns 0. */
+struct sched_lproc {
+	__u64 made_ns;
+	__u64 rq_ns;
+	__u32 rq_count;
+	__u32 rq_hist[VITALS_SCHED_RQ_SLOTS];
+	__u32 flags; /* SCHED_LDR_DEAD: its leader exited */
+};
+
+/* Its sched_uid (LRU) keeps struct sched_uid by uid; exited_ns stays 0
+ * there (an exited thread's time is read from its SCHED_LDR_DEAD entry),
+ * exited_tasks and overflow_ns only grow. */
 
 /*
  * sched_tot, per CPU, never cleared: cumulative counters. The _S0/_S1

@@ -325,6 +325,31 @@ pb_whealth(struct rpc_arena *a, const struct window_health *h)
 	return m;
 }
 
+static Vitals__BpfHealth *
+pb_bpf(struct rpc_arena *a, const struct window_bpf *b)
+{
+	Vitals__BpfHealth *m;
+
+	NEW(a, m, vitals__bpf_health__init);
+	m->state = (char *)vbpf_state_name(b->state);
+	m->err = b->err;
+	m->drains = b->drains;
+	m->drain_fail = b->drain_fail;
+	m->counter_regressions = b->counter_regressions;
+	m->oncpu_ns = b->oncpu_ns;
+	m->switches = b->switches;
+	m->no_slice = b->no_slice;
+	m->lost_ns = b->lost_ns;
+	m->no_storage = b->no_storage;
+	m->pre_ns = b->pre_ns;
+	m->diff_drains = b->diff_drains;
+	m->unattributed_ns = b->unattributed_ns;
+	m->evicted = b->evicted;
+	m->recreated = b->recreated;
+	m->retired = b->retired;
+	return m;
+}
+
 static Vitals__Counter **
 pb_invalid(struct rpc_arena *a, const uint32_t *v)
 {
@@ -450,6 +475,8 @@ rpc_pb_window(struct rpc_arena *a, const struct window *w, bool tasks,
 	m->nprocs_total = (uint32_t)w->nprocs;
 	m->nthreads_total = (uint32_t)w->nthreads;
 	TRY(m->health = pb_whealth(a, &w->health));
+	if (w->bpf.state != VBPF_UNKNOWN)
+		TRY(m->health->bpf = pb_bpf(a, &w->bpf));
 	return m;
 }
 

@@ -764,12 +764,27 @@ bpf_sched_open(const struct bpf_sched_opts *o, struct bpf_sched **ret,
 	if ((r = open_pinned(bs, o, &state, why, whysz)) < 0)
 		goto fail;
 #endif
-	if ((r = read_gen(bs)) < 0) {
+	if (!bs->ldr && (r = read_gen(bs)) < 0) {
 		snprintf(why, whysz, "read sched_ctl: %s", strerror(-r));
 		state = VBPF_OFF_ERROR;
 		goto fail;
 	}
 	bs->state = state;
+
+	/*
+	 * The platform loader's pins are read only: the first drain is the
+	 * baseline every later one is a difference from. The programs ran
+	 * only while a daemon held them attached, so nothing was counted
+	 * in a restart's gap (pre_ns stays 0).
+	 */
+	if (bs->ldr) {
+		if ((r = bpf_sched_drain(bs, &bs->batch)) < 0) {
+			snprintf(why, whysz, "baseline: %s", strerror(-r));
+			state = VBPF_OFF_ERROR;
+			goto fail;
+		}
+		goto done;
+	}
 
 	/*
 	 * What the kernel holds from before this start (a restart's gap)
@@ -788,6 +803,7 @@ bpf_sched_open(const struct bpf_sched_opts *o, struct bpf_sched **ret,
 			bs->pre_ns += bs->batch.uids[k].exited_ns +
 			    bs->batch.uids[k].overflow_ns;
 	}
+done:
 	memcpy(bs->tot, bs->batch.tot, sizeof(bs->tot));
 	(void)bpf_sched_prog_stats(bs, bs->prog);
 	*ret_state = state;
@@ -808,6 +824,7 @@ bpf_sched_free(struct bpf_sched *bs)
 	if (bs == NULL)
 		return NULL;
 	bpf_ldr_close(bs); /* detaches what we attached */
+	bpf_ldr_release(bs);
 	close_fds(bs);
 	if (bs->dirfd >= 0)
 		close(bs->dirfd); /* and with it the lock */

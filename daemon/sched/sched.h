@@ -73,6 +73,14 @@ struct window_bpf {
 	uint64_t lost_ns; /* ns no uid entry could take (map full) */
 	uint64_t full_tid, full_proc, full_uid; /* failed inserts per map */
 	uint64_t no_storage;
+	/* read-only drains (the platform loader's pins, sched_ldr.c): the
+	 * window is a difference of two snapshots of running totals */
+	uint32_t diff_drains;	 /* drains made that way */
+	int64_t unattributed_ns; /* Δ on-CPU total − Σ attributed Δ */
+	uint64_t evicted;   /* live entries the kernel evicted (LRU) */
+	uint64_t recreated; /* entries made anew or counters gone backwards:
+			     * the new value taken as the delta */
+	uint64_t retired;   /* dead entries aged out (nothing lost) */
 	bool stats; /* prog_* are valid (bpf_stats = on) */
 	uint64_t prog_runs[VITALS_BPF_PROGS], prog_ns[VITALS_BPF_PROGS];
 	uint32_t nuids, uids_other; /* kept; folded into uid_other */
@@ -131,6 +139,10 @@ struct bpf_sched_batch {
 	struct vbpf_uid *uids;
 	uint64_t tot[VITALS_BPF_TOT]; /* cumulative counters, Σ CPUs */
 	uint64_t drain_ns;
+	/* a read-only drain (sched_ldr.c): what the diff could not attribute */
+	bool diff;
+	int64_t unattributed_ns;
+	uint64_t evicted, recreated, retired;
 };
 
 struct bpf_sched_opts {

@@ -5,6 +5,8 @@
  * and empty it), the cumulative counters and program statistics, and the
  * reduction of a drained side into a window. Only map and program fds are
  * used here: no privilege. doc/bpf.md has the protocol and why it is exact.
+ * The platform loader's pins are drained otherwise, read-only, by snapshot
+ * difference (sched_ldr.c); the window half is shared.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,8 +19,8 @@
 #ifdef HAVE_BPF
 #include "sched_int.h"
 
-static int
-grow(void **p, size_t *cap, size_t want)
+int
+bpf_sched_grow(void **p, size_t *cap, size_t want)
 {
 	void *n;
 
@@ -33,15 +35,16 @@ grow(void **p, size_t *cap, size_t want)
 
 #define PUSH(b, arr, n, cap)                                              \
 	((b)->n == (b)->cap ?                                             \
-	    grow_arr((void **)&(b)->arr, &(b)->cap, sizeof(*(b)->arr)) : 0)
+	    bpf_sched_grow_arr((void **)&(b)->arr, &(b)->cap,              \
+	    sizeof(*(b)->arr)) : 0)
 
-static int
-grow_arr(void **arr, size_t *cap, size_t elem)
+int
+bpf_sched_grow_arr(void **arr, size_t *cap, size_t elem)
 {
 	size_t nc = *cap ? *cap * 2 : 256, bytes = *cap * elem;
 	int r;
 
-	if ((r = grow(arr, &bytes, nc * elem)) < 0)
+	if ((r = bpf_sched_grow(arr, &bytes, nc * elem)) < 0)
 		return r;
 	*cap = nc;
 	return 0;
@@ -155,8 +158,8 @@ drain_map(struct bpf_sched *bs, int fd, size_t ksz, size_t vsz,
 	int r, err;
 
 	for (;;) {
-		if ((r = grow(&bs->kbuf, &bs->kcap, chunk * ksz)) < 0 ||
-		    (r = grow(&bs->vbuf, &bs->vcap, chunk * vsz)) < 0)
+		if ((r = bpf_sched_grow(&bs->kbuf, &bs->kcap, chunk * ksz)) < 0 ||
+		    (r = bpf_sched_grow(&bs->vbuf, &bs->vcap, chunk * vsz)) < 0)
 			return r;
 		if (bs->no_batch)
 			return drain_keys(bs, fd, vsz, b, put);
@@ -234,22 +237,21 @@ bpf_sched_drain(struct bpf_sched *bs, struct bpf_sched_batch *b)
 	int fd, r, r2;
 	uint32_t zero = 0;
 
+	/* the platform loader's pins: read only, a difference of snapshots */
+	if (bs->ldr)
+		return bpf_ldr_drain(bs, b);
 	b->ntids = b->nprocs = b->nuids = 0;
 	b->incomplete = false;
+	b->diff = false;
 	if (bpf_map_update_elem(bs->map_fd[SM_CTL], &zero, &ctl, BPF_ANY) < 0)
 		return -errno;
 	bs->gen = ctl.gen;
 	/* A failed wait leaves the old side alone: it becomes the active
 	 * one again at the next flip and is drained one flip later. */
 	fd = bs->map_fd[SM_CTL];
-	if (bs->ldr) {
-		/* no map-in-map in the platform loader's object */
-		if ((r = bpf_ldr_wait()) < 0)
-			return r;
-	} else if (bpf_map_update_elem(bs->map_fd[SM_BARRIER], &zero, &fd,
-	    BPF_ANY) < 0) {
+	if (bpf_map_update_elem(bs->map_fd[SM_BARRIER], &zero, &fd,
+	    BPF_ANY) < 0)
 		return -errno;
-	}
 	b->gen = ctl.gen - 1;
 	b->side = side;
 	r = drain_map(bs, bs->map_fd[side ? SM_TID1 : SM_TID0],
@@ -265,8 +267,6 @@ bpf_sched_drain(struct bpf_sched *bs, struct bpf_sched_batch *b)
 	if (r == 0)
 		r = r2;
 	b->incomplete = r < 0;
-	if (bs->ldr)
-		bpf_ldr_fill_starts(bs, b);
 	if ((r2 = read_tot(bs, b->tot)) < 0 && r == 0)
 		r = r2;
 	b->drain_ns = (uint64_t)(clock_ns(CLOCK_MONOTONIC) - t0);
@@ -362,6 +362,13 @@ bpf_sched_window(struct bpf_sched *bs, struct window_bpf *wb, unsigned hz)
 	wb->full_proc += delta_of(wb, t[TOT_PROC_FULL], bs->tot[TOT_PROC_FULL]);
 	wb->full_uid += delta_of(wb, t[TOT_UID_FULL], bs->tot[TOT_UID_FULL]);
 	wb->no_storage += delta_of(wb, t[TOT_NO_STORAGE], bs->tot[TOT_NO_STORAGE]);
+	if (b->diff) {
+		wb->diff_drains++;
+		wb->unattributed_ns += b->unattributed_ns;
+		wb->evicted += b->evicted;
+		wb->recreated += b->recreated;
+		wb->retired += b->retired;
+	}
 	memcpy(bs->tot, t, sizeof(bs->tot));
 	if (bs->stats && bpf_sched_prog_stats(bs, ps) == 0) {
 		wb->stats = true;

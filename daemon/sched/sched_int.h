@@ -33,6 +33,8 @@ enum sched_map {
 	SM__MAX
 };
 
+struct ldr_snap;
+
 struct bpf_sched {
 	char *bpffs;
 	int dirfd;	/* the pin directory, flock()ed: one drainer only */
@@ -56,14 +58,18 @@ struct bpf_sched {
 	char *proc_root; /* where drained processes' start times are read */
 	char *tracefs;	 /* NULL: the usual mounts */
 	char *instance;	 /* vitalsd's tracefs instance, for the ids */
+	/* its maps' last snapshot and the scratch for the next one: read
+	 * only, the drain is their difference (sched_ldr.c) */
+	struct ldr_snap *lsnap[2];
 };
 
 /* sched_ldr.c: the bpfloader-format object's pins (bpf/aosp/vitalsd.c) */
 #define VITALS_LDR_OBJ "vitalsd"
 int bpf_ldr_open(struct bpf_sched *bs, char *why, size_t whysz);
 void bpf_ldr_close(struct bpf_sched *bs);
-int bpf_ldr_wait(void);
-void bpf_ldr_fill_starts(const struct bpf_sched *bs,
-    struct bpf_sched_batch *b);
+void bpf_ldr_release(struct bpf_sched *bs);
+int bpf_ldr_drain(struct bpf_sched *bs, struct bpf_sched_batch *b);
+int bpf_sched_grow(void **p, size_t *cap, size_t want);
+int bpf_sched_grow_arr(void **arr, size_t *cap, size_t elem);
 
 #endif /* VITALSD_BPF_SCHED_INT_H */

@@ -310,6 +310,11 @@ window_bpf_merge(struct window_bpf *acc, const struct window_bpf *src)
 	acc->full_proc += src->full_proc;
 	acc->full_uid += src->full_uid;
 	acc->no_storage += src->no_storage;
+	acc->diff_drains += src->diff_drains;
+	acc->unattributed_ns += src->unattributed_ns;
+	acc->evicted += src->evicted;
+	acc->recreated += src->recreated;
+	acc->retired += src->retired;
 	/* run counts of a part without stats are unknown, not zero */
 	acc->stats = acc->stats && src->stats;
 	for (i = 0; i < VITALS_BPF_PROGS; i++) {
@@ -439,6 +444,14 @@ dump_window_bpf(const struct window *w, unsigned topn, struct vbuf *out)
 	if (b->pre_ns)
 		vbuf_printf(out, "; before start %.1f ms", ms(b->pre_ns));
 	vbuf_printf(out, "\n");
+	if (b->diff_drains)
+		vbuf_printf(out, "bpf read-only: %u snapshot diffs; "
+		    "unattributed %.3f ms, evicted %llu, recreated %llu, "
+		    "retired %llu\n", b->diff_drains,
+		    (double)b->unattributed_ns / 1e6,
+		    (unsigned long long)b->evicted,
+		    (unsigned long long)b->recreated,
+		    (unsigned long long)b->retired);
 	for (i = 0; b->stats && i < VITALS_BPF_PROGS; i++)
 		vbuf_printf(out, "bpf prog %-18s %10llu runs %8.0f ns/run\n",
 		    vbpf_prog_name(i), (unsigned long long)b->prog_runs[i],

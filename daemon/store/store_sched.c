@@ -72,6 +72,8 @@ static const struct store_field counters[] = {
 	BPF_U64(no_slice), BPF_U64(wakeups), BPF_U64(lost_ns),
 	BPF_U64(full_tid), BPF_U64(full_proc), BPF_U64(full_uid),
 	BPF_U64(no_storage), BPF_U32(uids_other), BPF_U32(procs_other),
+	BPF_U32(diff_drains), BPF_U64(unattributed_ns), BPF_U64(evicted),
+	BPF_U64(recreated), BPF_U64(retired),
 };
 
 /* A window_count row of kind "bpf*" (store_read.c hands them over). */
