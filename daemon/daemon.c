@@ -553,11 +553,23 @@ atcat_setup(struct vitalsd *d, const struct config *cfg)
 static void
 ftrace_close(struct vitalsd *d, struct window *w)
 {
-	w->trace.state = d->ft_state;
-	w->trace.err = d->ft_err;
-	if (d->ft)
-		ftrace_window(d->ft, &w->trace);
-	atcat_window(d->ac, &w->trace);
+	struct window_trace *t;
+
+	/* the whole part while the trackers fill it, then the head alone
+	 * when they kept no rows (always so with ftrace off) */
+	if (w->trace == NULL &&
+	    (w->trace = window_trace_new(d->ft != NULL)) == NULL) {
+		log_warnx("ftrace: window %llu: %s",
+		    (unsigned long long)w->seq, strerror(ENOMEM));
+		return;
+	}
+	t = w->trace;
+	t->state = d->ft_state;
+	t->err = d->ft_err;
+	if (d->ft && window_trace_rows(&w->trace) == 0)
+		ftrace_window(d->ft, w->trace);
+	atcat_window(d->ac, w->trace);
+	window_trace_trim(&w->trace);
 }
 
 /* The closing window gets what the kernel counted since the last one. */

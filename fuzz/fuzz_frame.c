@@ -138,16 +138,18 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	win->vm_have = ~0u;
 	win->mem_have = ~0u;
 	/* an ftrace part with rows, for the trace answers */
-	win->trace.state = FTRACE_ON;
-	win->trace.enabled = 1u << FEV_PRINT;
-	win->trace.overrun = 3;
-	win->trace.nslices = 2;
-	win->trace.slice[0] = (struct window_trace_slice){ .tgid = 7,
+	if ((win->trace = window_trace_new(true)) == NULL)
+		abort();
+	win->trace->state = FTRACE_ON;
+	win->trace->enabled = 1u << FEV_PRINT;
+	win->trace->overrun = 3;
+	win->trace->nslices = 2;
+	win->trace->slice[0] = (struct window_trace_slice){ .tgid = 7,
 		.tid = 8, .count = 2, .total_ns = 5, .name = "s\xff" };
-	win->trace.slice[1] = (struct window_trace_slice){ .tgid = 9,
+	win->trace->slice[1] = (struct window_trace_slice){ .tgid = 9,
 		.tid = 9, .incomplete = 1, .name = "" };
-	win->trace.ncounters = 1;
-	win->trace.counter[0] = (struct window_trace_counter){ .tgid = 7,
+	win->trace->ncounters = 1;
+	win->trace->counter[0] = (struct window_trace_counter){ .tgid = 7,
 		.n = 1, .name = "c" };
 	for (i = 0; i < 8; i++) {
 		mktask(&tasks[i], (int32_t)i + 1, 1, 10 * i);

@@ -356,7 +356,7 @@ START_TEST(test_keep_and_merge)
 	mark(at, 5000 * MS, 2, "B|1|s137");
 	mark(at, 5500 * MS, 2, "E");
 	b = close_window(at);
-	window_trace_merge(a, b);
+	ck_assert_int_eq(window_trace_merge(&a, b), 0);
 	ck_assert_str_eq(a->slice[0].name, "s137");
 	ck_assert_uint_eq(a->slice[0].count, 2);
 	ck_assert_uint_eq(a->slice[0].max_ns, 500 * MS);
@@ -364,6 +364,75 @@ START_TEST(test_keep_and_merge)
 	free(a);
 	free(b);
 	atrace_free(at);
+}
+END_TEST
+
+/*
+ * The part of a window: none until made, the head alone when it keeps no
+ * rows, room made before rows are written; a missing part folds as zeros.
+ * Under ASan a row written into a head alone is an overflow.
+ */
+START_TEST(test_part_life)
+{
+	struct window *w = window_new(1, 0), *c;
+	struct window_trace *rows;
+
+	ck_assert_ptr_nonnull(w);
+	ck_assert_ptr_null(w->trace);
+	c = window_dup(w);
+	ck_assert_ptr_null(c->trace);
+	ck_assert_int_eq(window_merge(c, w), 0);
+	ck_assert_ptr_null(c->trace); /* nothing from nothing */
+	window_free(c);
+
+	/* the state alone, as with ftrace off */
+	ck_assert_ptr_nonnull(w->trace = window_trace_new(false));
+	ck_assert(w->trace->head_only);
+	w->trace->state = FTRACE_OFF_CONFIG;
+	w->trace->err = -ENOENT;
+	w->trace->buffered = 5;
+	c = window_dup(w);
+	ck_assert_ptr_nonnull(c->trace);
+	ck_assert_uint_eq(c->trace->state, FTRACE_OFF_CONFIG);
+	ck_assert_int_eq(c->trace->err, -ENOENT);
+	window_free(c);
+
+	/* into a window without a part: made, the state taken */
+	c = window_new(0, 0);
+	ck_assert_int_eq(window_merge(c, w), 0);
+	ck_assert_ptr_nonnull(c->trace);
+	ck_assert_uint_eq(c->trace->state, FTRACE_OFF_CONFIG);
+	ck_assert_uint_eq(c->trace->buffered, 5);
+
+	/* rows into a head: room is made for them */
+	ck_assert_ptr_nonnull(rows = window_trace_new(true));
+	rows->state = FTRACE_ON;
+	rows->nrq = 1;
+	rows->rq[0] = (struct window_trace_rq){ .tid = 9, .count = 2 };
+	ck_assert_int_eq(window_trace_merge(&c->trace, rows), 0);
+	ck_assert(!c->trace->head_only);
+	ck_assert_uint_eq(c->trace->state, FTRACE_ON);
+	ck_assert_uint_eq(c->trace->nrq, 1);
+	ck_assert_int_eq(c->trace->rq[0].tid, 9);
+	/* a missing later part folds as zeros: the gauge goes to 0 */
+	ck_assert_int_eq(window_trace_merge(&c->trace, NULL), 0);
+	ck_assert_uint_eq(c->trace->buffered, 0);
+	ck_assert_uint_eq(c->trace->rq[0].count, 2);
+
+	/* a part that kept no rows gives their room back */
+	window_trace_trim(&c->trace);
+	ck_assert(!c->trace->head_only); /* it has one */
+	rows->nrq = 0;
+	window_trace_trim(&rows);
+	ck_assert(rows->head_only);
+	ck_assert_uint_eq(rows->state, FTRACE_ON);
+	ck_assert_int_eq(window_trace_rows(&rows), 0);
+	ck_assert(!rows->head_only);
+	ck_assert_uint_eq(rows->nslices, 0);
+	rows->gpu[VITALS_TRACE_GPU - 1].pid = 1; /* the last row is there */
+	window_trace_free(rows);
+	window_free(c);
+	window_free(w);
 }
 END_TEST
 
@@ -458,19 +527,20 @@ START_TEST(test_store_round_trip)
 	mark(at, 9 * MS, 6, "E|5");
 	mark(at, 10 * MS, 6, "E|5");
 	mark(at, 11 * MS, 6, "C|5|fps|60");
-	atrace_window(at, &w->trace);
-	w->trace.state = FTRACE_ON;
-	w->trace.enabled = 1u << FEV_PRINT;
-	w->trace.missing = 1u << FEV_GPU_MEM;
-	w->trace.atrace = true;
-	w->trace.overrun = 17;
-	w->trace.pages_lost = 2;
-	w->trace.binder_total.calls = 3;
-	w->trace.nbinder = 1;
-	w->trace.binder[0] = (struct window_trace_binder){ .from_pid = 40,
+	ck_assert_ptr_nonnull(w->trace = window_trace_new(true));
+	atrace_window(at, w->trace);
+	w->trace->state = FTRACE_ON;
+	w->trace->enabled = 1u << FEV_PRINT;
+	w->trace->missing = 1u << FEV_GPU_MEM;
+	w->trace->atrace = true;
+	w->trace->overrun = 17;
+	w->trace->pages_lost = 2;
+	w->trace->binder_total.calls = 3;
+	w->trace->nbinder = 1;
+	w->trace->binder[0] = (struct window_trace_binder){ .from_pid = 40,
 		.to_pid = 41, .calls = 3 };
-	w->trace.ngpu = 1;
-	w->trace.gpu[0] = (struct window_trace_gpu){ .gpu_id = 1, .pid = 42,
+	w->trace->ngpu = 1;
+	w->trace->gpu[0] = (struct window_trace_gpu){ .gpu_id = 1, .pid = 42,
 		.events = 2, .last_size = 4096 };
 	snprintf(path, sizeof(path), "%s/vitals.db", dir);
 	ck_assert_int_eq(store_open(path, NULL, &s), 0);
@@ -481,25 +551,25 @@ START_TEST(test_store_round_trip)
 	ck_assert_int_eq(store_windows(s, wall, wall + 20 * NSEC_PER_SEC, 0,
 	    &ws, &n), 0);
 	ck_assert_uint_eq(n, 1);
-	ck_assert_uint_eq(ws[0]->trace.state, FTRACE_ON);
-	ck_assert_uint_eq(ws[0]->trace.overrun, 17);
-	ck_assert_uint_eq(ws[0]->trace.pages_lost, 2);
-	ck_assert(ws[0]->trace.atrace);
-	ck_assert(window_trace_lossy(&ws[0]->trace));
-	ck_assert_uint_eq(ws[0]->trace.missing, 1u << FEV_GPU_MEM);
-	ck_assert_uint_eq(ws[0]->trace.nslices, 2);
-	ck_assert_ptr_nonnull(find(&ws[0]->trace, TRACE_SYNC, 6, 0,
+	ck_assert_uint_eq(ws[0]->trace->state, FTRACE_ON);
+	ck_assert_uint_eq(ws[0]->trace->overrun, 17);
+	ck_assert_uint_eq(ws[0]->trace->pages_lost, 2);
+	ck_assert(ws[0]->trace->atrace);
+	ck_assert(window_trace_lossy(ws[0]->trace));
+	ck_assert_uint_eq(ws[0]->trace->missing, 1u << FEV_GPU_MEM);
+	ck_assert_uint_eq(ws[0]->trace->nslices, 2);
+	ck_assert_ptr_nonnull(find(ws[0]->trace, TRACE_SYNC, 6, 0,
 	    "draw \xc3\xa9"));
-	ck_assert_uint_eq(find(&ws[0]->trace, TRACE_SYNC, 6, 0,
+	ck_assert_uint_eq(find(ws[0]->trace, TRACE_SYNC, 6, 0,
 	    "draw \xc3\xa9")->total_ns, 8 * MS);
-	ck_assert_uint_eq(find(&ws[0]->trace, TRACE_SYNC, 6, 0, "")
+	ck_assert_uint_eq(find(ws[0]->trace, TRACE_SYNC, 6, 0, "")
 	    ->incomplete, 1);
-	ck_assert_uint_eq(ws[0]->trace.ncounters, 1);
-	ck_assert_int_eq(ws[0]->trace.counter[0].last, 60);
-	ck_assert_uint_eq(ws[0]->trace.binder_total.calls, 3);
-	ck_assert_int_eq(ws[0]->trace.binder[0].to_pid, 41);
-	ck_assert_uint_eq(ws[0]->trace.gpu[0].last_size, 4096);
-	ck_assert_uint_eq(ws[0]->trace.incomplete, 1);
+	ck_assert_uint_eq(ws[0]->trace->ncounters, 1);
+	ck_assert_int_eq(ws[0]->trace->counter[0].last, 60);
+	ck_assert_uint_eq(ws[0]->trace->binder_total.calls, 3);
+	ck_assert_int_eq(ws[0]->trace->binder[0].to_pid, 41);
+	ck_assert_uint_eq(ws[0]->trace->gpu[0].last_size, 4096);
+	ck_assert_uint_eq(ws[0]->trace->incomplete, 1);
 	window_free(ws[0]);
 	free(ws);
 	store_close(s);
@@ -550,6 +620,7 @@ atrace_suite(void)
 	tcase_add_test(tc, test_incomplete);
 	tcase_add_test(tc, test_names);
 	tcase_add_test(tc, test_keep_and_merge);
+	tcase_add_test(tc, test_part_life);
 	tcase_add_test(tc, test_runqueue);
 	tcase_add_test(tc, test_config_keys);
 	suite_add_tcase(s, tc);

@@ -31,7 +31,8 @@ mkwin(void)
 	snprintf(task.name, sizeof(task.name), "com.example.ui");
 	snprintf(task.comm, sizeof(task.comm), "example.ui");
 	ck_assert_int_eq(window_add_task(w, false, &task), 0);
-	t = &w->trace;
+	ck_assert_ptr_nonnull(w->trace = window_trace_new(true));
+	t = w->trace;
 	t->state = FTRACE_ON;
 	t->atrace = true;
 	t->enabled = 1u << FEV_PRINT | 1u << FEV_PROCESS_EXIT;
@@ -131,7 +132,12 @@ START_TEST(test_answer_and_filters)
 
 	/* a window without an ftrace part is left out */
 	q.process[0] = '\0';
-	w->trace.state = FTRACE_UNKNOWN;
+	w->trace->state = FTRACE_UNKNOWN;
+	r = answer(&q, w);
+	ck_assert_uint_eq(r->trace->n_windows, 0);
+	vitals__response__free_unpacked(r, NULL);
+	/* and so is one whose part was never made */
+	w->trace = window_trace_free(w->trace);
 	r = answer(&q, w);
 	ck_assert_uint_eq(r->trace->n_windows, 0);
 	vitals__response__free_unpacked(r, NULL);
@@ -211,7 +217,7 @@ START_TEST(test_client_text_and_json)
 
 	memset(&q, 0, sizeof(q));
 	q.op = RPC_Q_TRACE;
-	snprintf(w->trace.slice[0].name, VITALS_TRACE_NAME,
+	snprintf(w->trace->slice[0].name, VITALS_TRACE_NAME,
 	    "draw \xc3\xa9\x1b[31m");
 	r = answer(&q, w);
 	sbuf_init(&b);
@@ -236,7 +242,7 @@ START_TEST(test_client_text_and_json)
 	vitals__response__free_unpacked(r, NULL);
 
 	/* empty answer */
-	w->trace.state = FTRACE_UNKNOWN;
+	w->trace->state = FTRACE_UNKNOWN;
 	r = answer(&q, w);
 	sbuf_init(&b);
 	fmt_trace(&b, r->trace);

@@ -130,7 +130,7 @@ static int
 pb_rows(struct rpc_arena *a, Vitals__TraceWindow *m,
     const struct rpc_query *q, const struct window *w)
 {
-	const struct window_trace *t = &w->trace;
+	const struct window_trace *t = w->trace; /* not NULL here */
 	unsigned i;
 
 	if (t->nslices && (m->slice = rpc_arena_alloc(a, t->nslices *
@@ -204,7 +204,7 @@ static Vitals__TraceWindow *
 pb_trace_window(struct rpc_arena *a, const struct rpc_query *q,
     const struct window *w)
 {
-	const struct window_trace *t = &w->trace;
+	const struct window_trace *t = w->trace; /* not NULL here */
 	Vitals__TraceWindow *m;
 
 	NEW(a, m, vitals__trace_window__init);
@@ -271,7 +271,8 @@ rpc_answer_trace(const struct rpc_query *q, struct window *const *w,
 	    sizeof(*list.windows))) == NULL)
 		goto out;
 	for (i = 0; i < n; i++) {
-		if (w[i]->trace.state == FTRACE_UNKNOWN)
+		if (w[i]->trace == NULL ||
+		    w[i]->trace->state == FTRACE_UNKNOWN)
 			continue; /* no ftrace part: nothing to say */
 		if ((list.windows[list.n_windows++] = pb_trace_window(&a, q,
 		    w[i])) == NULL)
@@ -301,9 +302,10 @@ rpc_pb_trace_health(struct rpc_arena *a, const struct window *last)
 	const struct window_trace *t;
 	Vitals__TraceHealth *m;
 
-	if (last == NULL || last->trace.state == FTRACE_UNKNOWN)
+	if (last == NULL || last->trace == NULL ||
+	    last->trace->state == FTRACE_UNKNOWN)
 		return NULL;
-	t = &last->trace;
+	t = last->trace;
 	NEW(a, m, vitals__trace_health__init);
 	m->state = (char *)ftrace_state_name(t->state);
 	m->err = t->err;

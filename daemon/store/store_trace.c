@@ -113,12 +113,17 @@ put_trace(struct store *s, int64_t id, const char *key, uint64_t v)
 	return store_put_count(s, id, "trace", key, v);
 }
 
-/* A window_count row of kind "trace" (store_read.c hands them over). */
+/* A window_count row of kind "trace" (store_read.c hands them over); the
+ * first one makes the window's ftrace part. */
 void
 store_trace_count(struct window *w, const char *key, uint64_t v)
 {
-	struct window_trace *t = &w->trace;
+	struct window_trace *t;
 	unsigned i;
+
+	if (w->trace == NULL && (w->trace = window_trace_new(false)) == NULL)
+		return; /* short of memory: read without its ftrace part */
+	t = w->trace;
 
 	if (strcmp(key, "errno") == 0) {
 		t->err = -(int32_t)v;
@@ -236,11 +241,11 @@ put_rows(struct store *s, int64_t id, const struct window_trace *t)
 int
 store_trace_put(struct store *s, int64_t id, const struct window *w)
 {
-	const struct window_trace *t = &w->trace;
+	const struct window_trace *t = w->trace;
 	int rc = SQLITE_OK;
 	unsigned i;
 
-	if (t->state == FTRACE_UNKNOWN)
+	if (t == NULL || t->state == FTRACE_UNKNOWN)
 		return SQLITE_OK;
 	/* state always (its row says "reported"), the rest when set */
 	for (i = 0; i < sizeof(counters) / sizeof(counters[0]) &&
@@ -274,13 +279,22 @@ store_trace_put(struct store *s, int64_t id, const struct window *w)
 	return rc;
 }
 
-/* Rows of window id into w->trace; its counters came with window_count. */
+/*
+ * Rows of window id into w->trace; its counters came with window_count and
+ * made the part. A window stored without one has neither counters nor rows.
+ */
 int
 store_trace_load(struct store *s, int64_t id, struct window *w)
 {
-	struct window_trace *t = &w->trace;
+	struct window_trace *t;
 	sqlite3_stmt *st;
 	int rc;
+
+	if (w->trace == NULL)
+		return 0;
+	if (window_trace_rows(&w->trace) < 0)
+		return -ENOMEM;
+	t = w->trace;
 
 	st = s->trace[TS_SEL_SLICE];
 	sqlite3_bind_int64(st, 1, id);
@@ -373,5 +387,6 @@ store_trace_load(struct store *s, int64_t id, struct window *w)
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
 		return store_fail(s, rc, "read window trace");
+	window_trace_trim(&w->trace);
 	return 0;
 }

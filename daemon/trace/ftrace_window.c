@@ -40,6 +40,67 @@ window_trace_lossy(const struct window_trace *t)
 	    t->missed > 0 || t->stats_fail > 0 || t->bad_pages > 0;
 }
 
+struct window_trace *
+window_trace_new(bool rows)
+{
+	struct window_trace *t;
+
+	if ((t = calloc(1, rows ? sizeof(*t) : WINDOW_TRACE_HEAD)) == NULL)
+		return NULL;
+	t->head_only = !rows;
+	return t;
+}
+
+struct window_trace *
+window_trace_free(struct window_trace *t)
+{
+	free(t);
+	return NULL;
+}
+
+struct window_trace *
+window_trace_dup(const struct window_trace *t)
+{
+	size_t sz = t->head_only ? WINDOW_TRACE_HEAD : sizeof(*t);
+	struct window_trace *c;
+
+	if ((c = malloc(sz)) == NULL)
+		return NULL;
+	memcpy(c, t, sz);
+	return c;
+}
+
+/* Room for rows: a head alone grows to the whole part, rows empty. */
+int
+window_trace_rows(struct window_trace **tp)
+{
+	struct window_trace *t = *tp;
+
+	if (!t->head_only)
+		return 0;
+	if ((t = realloc(t, sizeof(*t))) == NULL)
+		return -ENOMEM;
+	memset((char *)t + WINDOW_TRACE_HEAD, 0,
+	    sizeof(*t) - WINDOW_TRACE_HEAD);
+	t->head_only = false;
+	*tp = t;
+	return 0;
+}
+
+/* A part that kept no rows gives their room back. */
+void
+window_trace_trim(struct window_trace **tp)
+{
+	struct window_trace *t = *tp;
+
+	if (t->head_only || t->nslices || t->ncounters || t->nbinder ||
+	    t->nrq || t->ngpu)
+		return;
+	t->head_only = true;
+	if ((t = realloc(t, WINDOW_TRACE_HEAD)) != NULL)
+		*tp = t; /* else the whole part stays: still valid */
+}
+
 static bool
 slice_same(const struct window_trace_slice *a,
     const struct window_trace_slice *b)
@@ -58,7 +119,8 @@ merge_slices(struct window_trace *acc, const struct window_trace *src)
 	all = malloc((acc->nslices + src->nslices + 1) * sizeof(*all));
 	if (all == NULL)
 		return;
-	memcpy(all, acc->slice, acc->nslices * sizeof(*all));
+	if (acc->nslices)
+		memcpy(all, acc->slice, acc->nslices * sizeof(*all));
 	for (i = 0; i < src->nslices; i++) {
 		const struct window_trace_slice *s = &src->slice[i];
 
@@ -202,10 +264,27 @@ merge_gpu(struct window_trace *acc, const struct window_trace *src)
 	}
 }
 
-/* Fold src (the later window) into acc, for roll-ups. */
-void
-window_trace_merge(struct window_trace *acc, const struct window_trace *src)
+/*
+ * Fold src (the later window) into *accp, for roll-ups. Either may have no
+ * part (NULL): a missing one folds as zeros, as it did when every window
+ * held one.
+ */
+int
+window_trace_merge(struct window_trace **accp, const struct window_trace *src)
 {
+	static const struct window_trace zero;
+	struct window_trace *acc;
+
+	if (*accp == NULL && src == NULL)
+		return 0;
+	if (*accp == NULL && (*accp = window_trace_new(false)) == NULL)
+		return -ENOMEM;
+	if (src == NULL)
+		src = &zero;
+	if ((src->nslices || src->ncounters || src->nbinder || src->nrq ||
+	    src->ngpu) && window_trace_rows(accp) < 0)
+		return -ENOMEM;
+	acc = *accp;
 	if (src->state != FTRACE_UNKNOWN) {
 		acc->state = src->state;
 		acc->err = src->err;
@@ -251,20 +330,23 @@ window_trace_merge(struct window_trace *acc, const struct window_trace *src)
 	acc->cat_restores += src->cat_restores;
 	acc->cat_set_fail += src->cat_set_fail;
 	acc->cat_read_fail += src->cat_read_fail;
+	/* these fold the totals too; rows only where src has some, and
+	 * then acc has room for them */
 	merge_slices(acc, src);
 	merge_counters(acc, src);
 	merge_binder(acc, src);
 	merge_rq(acc, src);
 	merge_gpu(acc, src);
+	return 0;
 }
 
 void
 dump_window_trace(const struct window *w, unsigned topn, struct vbuf *out)
 {
-	const struct window_trace *t = &w->trace;
+	const struct window_trace *t = w->trace;
 	unsigned i;
 
-	if (t->state == FTRACE_UNKNOWN)
+	if (t == NULL || t->state == FTRACE_UNKNOWN)
 		return;
 	vbuf_printf(out, "ftrace %s: %llu events, %llu slices, %llu "
 	    "incomplete, lost %llu (overrun %llu dropped %llu, %llu pages "

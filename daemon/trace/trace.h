@@ -144,24 +144,45 @@ struct window_trace {
 	uint32_t cat_takeovers, cat_yields, cat_restores;
 	uint32_t cat_set_fail, cat_read_fail;
 	uint32_t nslices, slices_other; /* kept; folded into slice_other */
-	struct window_trace_slice slice[VITALS_TRACE_SLICES];
 	struct window_trace_slice slice_other;
 	uint32_t ncounters, counters_other;
-	struct window_trace_counter counter[VITALS_TRACE_COUNTERS];
 	uint32_t nbinder, binder_other;
-	struct window_trace_binder binder[VITALS_TRACE_BINDER];
 	struct window_trace_binder binder_total; /* Σ of every pair */
 	uint32_t nrq, rq_other;
-	struct window_trace_rq rq[VITALS_TRACE_RQ];
 	struct window_trace_rq rq_total;
 	uint32_t ngpu, gpu_other;
+	/*
+	 * The rows, last: a part made without them (head_only) is allocated
+	 * only up to slice, WINDOW_TRACE_HEAD bytes, and its five counts
+	 * above are zero, so nothing reads past its end. Code that writes
+	 * rows makes room first (window_trace_rows()). A zeroed whole
+	 * struct is a whole part.
+	 */
+	bool head_only;
+	struct window_trace_slice slice[VITALS_TRACE_SLICES];
+	struct window_trace_counter counter[VITALS_TRACE_COUNTERS];
+	struct window_trace_binder binder[VITALS_TRACE_BINDER];
+	struct window_trace_rq rq[VITALS_TRACE_RQ];
 	struct window_trace_gpu gpu[VITALS_TRACE_GPU];
 };
+
+#define WINDOW_TRACE_HEAD offsetof(struct window_trace, slice)
 
 /* ftrace_window.c: the loss of a window, anything the kernel or a page
  * header said was lost. */
 bool window_trace_lossy(const struct window_trace *t);
 uint64_t window_trace_lost(const struct window_trace *t);
+
+/*
+ * ftrace_window.c: the part's life. A window without an ftrace part has
+ * none (NULL); one that only reports a state, or read no rows, has the
+ * head alone.
+ */
+struct window_trace *window_trace_new(bool rows);
+struct window_trace *window_trace_free(struct window_trace *t);
+struct window_trace *window_trace_dup(const struct window_trace *t);
+int window_trace_rows(struct window_trace **tp);
+void window_trace_trim(struct window_trace **tp);
 
 /* --------------------------------------------- ftrace: the rest of it */
 
@@ -241,7 +262,7 @@ const char *ftrace_state_name(unsigned st);
 const char *ftrace_ev_name(unsigned ev);
 /* ftrace_window.c: names, merge for roll-ups, dump text */
 const char *trace_kind_name(unsigned k);
-void window_trace_merge(struct window_trace *acc,
+int window_trace_merge(struct window_trace **accp,
     const struct window_trace *src);
 void dump_window_trace(const struct window *w, unsigned topn,
     struct vbuf *out);

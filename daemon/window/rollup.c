@@ -280,7 +280,10 @@ window_merge(struct window *acc, const struct window *src)
 	acc->wall_end_ns = src->wall_end_ns;
 	system_merge(acc, src);
 	window_bpf_merge(&acc->bpf, &src->bpf);
-	window_trace_merge(&acc->trace, &src->trace);
+	if ((r = window_trace_merge(&acc->trace, src->trace)) < 0) {
+		free(ix.slot);
+		return r;
+	}
 	tasks_merge(&ix, acc->procs, &acc->nprocs, src->procs, src->nprocs);
 	tasks_merge(&ix, acc->threads, &acc->nthreads, src->threads,
 	    src->nthreads);

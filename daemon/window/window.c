@@ -35,6 +35,7 @@ window_free(struct window *w)
 	free(w->threads);
 	free(w->gpu);
 	window_wss_free(w->wss, w->nwss);
+	window_trace_free(w->trace);
 	free(w);
 	return NULL;
 }
@@ -56,6 +57,7 @@ window_dup(const struct window *w)
 	c->threads_cap = w->nthreads;
 	c->wss = NULL;
 	c->nwss = 0;
+	c->trace = NULL;
 	if (w->cpu_span &&
 	    (c->cpu = malloc(w->cpu_span * sizeof(*c->cpu))) == NULL)
 		goto fail;
@@ -80,6 +82,8 @@ window_dup(const struct window *w)
 	if (w->nwss && window_wss_dup(w->wss, w->nwss, &c->wss) < 0)
 		goto fail;
 	c->nwss = w->nwss;
+	if (w->trace && (c->trace = window_trace_dup(w->trace)) == NULL)
+		goto fail;
 	return c;
 fail:
 	return window_free(c);

@@ -151,7 +151,9 @@ struct window {
 	size_t n_gpu;
 	struct window_wss *wss; /* working-set targets (wss.c); owned */
 	size_t nwss;
-	struct window_trace trace; /* ftrace figures (ftrace.c, atrace.c) */
+	/* ftrace figures (ftrace.c, atrace.c); owned, NULL when the window
+	 * has no ftrace part */
+	struct window_trace *trace;
 };
 
 /* window.c */
