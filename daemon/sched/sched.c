@@ -822,12 +822,6 @@ bpf_sched_free(struct bpf_sched *bs)
 	return NULL;
 }
 
-unsigned
-bpf_sched_state(const struct bpf_sched *bs)
-{
-	return bs ? bs->state : VBPF_UNKNOWN;
-}
-
 void
 bpf_sched_set_stats(struct bpf_sched *bs, bool on)
 {
@@ -859,13 +853,6 @@ bpf_sched_free(struct bpf_sched *bs)
 {
 	(void)bs;
 	return NULL;
-}
-
-unsigned
-bpf_sched_state(const struct bpf_sched *bs)
-{
-	(void)bs;
-	return VBPF_OFF_UNSUPPORTED;
 }
 
 void
