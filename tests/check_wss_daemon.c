@@ -55,7 +55,7 @@ vitals(const struct daemon *d, int uid, const char *a0, const char *a1,
 static void
 daemon_start(struct daemon *d, const char *conf)
 {
-	char log[PATH_MAX], cf[PATH_MAX];
+	char log[PATH_MAX], cf[PATH_MAX], text[1024];
 	struct run r;
 	int i;
 
@@ -66,7 +66,9 @@ daemon_start(struct daemon *d, const char *conf)
 	snprintf(d->sock, sizeof(d->sock), "%s/vitalsd.sock", d->dir);
 	snprintf(log, sizeof(log), "%s.log", d->dir);
 	snprintf(cf, sizeof(cf), "%s/vitalsd.conf", d->dir);
-	ck_assert_int_eq(tu_writes(cf, conf), 0);
+	/* uid 2000 is a reader only on Android unless configured */
+	snprintf(text, sizeof(text), "reader_uids = 2000\n%s", conf);
+	ck_assert_int_eq(tu_writes(cf, text), 0);
 	d->pid = fork();
 	ck_assert_int_ge(d->pid, 0);
 	if (d->pid == 0) {
