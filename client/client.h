@@ -95,8 +95,6 @@ void json_i64(struct json *j, const char *key, int64_t v);
 void json_double(struct json *j, const char *key, double v);
 void json_bool(struct json *j, const char *key, bool v);
 void json_null(struct json *j, const char *key);
-void json_message(struct json *j, const char *key,
-    const ProtobufCMessage *m);
 /* A whole response as one line of JSON. */
 void json_response(struct sbuf *o, const Vitals__Response *resp);
 
@@ -120,7 +118,7 @@ void fmt_burst(struct sbuf *o, const Vitals__BurstAck *a, uint32_t asked_ms);
 /* fmt_gpumem.c: dumpsys gpu --gpumem line for line; verbose: and more */
 void fmt_gpumem(struct sbuf *o, const Vitals__GpuMem *g, bool verbose);
 void fmt_gpumem_health(struct sbuf *o, const Vitals__GpuMemState *s);
-/* fmt_trace.c: `vitals trace` (ftrace, issue 7) */
+/* fmt_trace.c: `vitals trace` (ftrace) */
 void fmt_trace(struct sbuf *o, const Vitals__TraceList *tl);
 void fmt_trace_health(struct sbuf *o, const Vitals__TraceHealth *h);
 
@@ -139,10 +137,8 @@ const char *conn_default_socket(void);
  */
 int conn_call(const char *path, int timeout_ms, const Vitals__Request *req,
     Vitals__Response **ret, struct sbuf *msg);
-int conn_status_exit(Vitals__Status s);
-const char *conn_status_name(Vitals__Status s);
 
-/* fmt_hp.c: heapprofd answers (issue 8) */
+/* fmt_hp.c: heapprofd answers */
 const char *fmt_hp_refusal(Vitals__HeapprofdRefusal r);
 void fmt_hp_started(struct sbuf *o, const Vitals__HeapprofdStarted *s);
 void fmt_hp_list(struct sbuf *o, const Vitals__HeapprofdList *l);

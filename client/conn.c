@@ -37,7 +37,7 @@ conn_default_socket(void)
 	return VITALS_SOCKET_LINUX;
 }
 
-const char *
+static const char *
 conn_status_name(Vitals__Status s)
 {
 	const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
@@ -46,7 +46,7 @@ conn_status_name(Vitals__Status s)
 	return v ? v->name : "STATUS_UNKNOWN";
 }
 
-int
+static int
 conn_status_exit(Vitals__Status s)
 {
 	switch (s) {

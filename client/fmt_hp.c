@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Text of the heapprofd answers (issue 8): start, list, cancel, health. */
+/* Text of the heapprofd answers: start, list, cancel, health. */
 #include <stdio.h>
 #include <string.h>
 

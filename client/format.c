@@ -783,7 +783,7 @@ fmt_health(struct sbuf *o, const Vitals__Health *h, const struct fmt_ctx *c)
 	if (h->gpu_mem)
 		fmt_gpumem_health(o, h->gpu_mem);
 	fmt_trace_health(o, h->trace); /* ftrace, ATrace categories */
-	fmt_hp_health(o, h->heapprofd); /* issue 8 */
+	fmt_hp_health(o, h->heapprofd);
 	if (h->privileges)
 		health_privileges(o, h->privileges);
 	if (h->wss)

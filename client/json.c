@@ -473,7 +473,7 @@ json_msg(struct json *j, const char *key, const ProtobufCMessage *m,
 	json_obj_end(j);
 }
 
-void
+static void
 json_message(struct json *j, const char *key, const ProtobufCMessage *m)
 {
 	struct jctx c = { 0, 0, 0 };

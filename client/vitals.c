@@ -25,14 +25,14 @@ enum {
 	O_INTERVAL = 1 << 4,
 	O_COUNT = 1 << 5,
 	O_STARTTIME = 1 << 6,
-	/* heapprofd start (issue 8), wss start (issue 10) */
+	/* heapprofd start, wss start */
 	O_PID = 1 << 7,
 	O_NAME = 1 << 8,
 	O_DURATION = 1 << 9,
 	O_DRY_RUN = 1 << 10,
 	O_MODE = 1 << 11,
 	O_METHOD = 1 << 12,
-	/* trace (issue 7) */
+	/* trace */
 	O_PROCESS = 1 << 13,
 	/* gpumem: more than dumpsys prints */
 	O_VERBOSE = 1 << 14,
@@ -61,7 +61,7 @@ struct opts {
 	char **args; /* operands after the command */
 	int nargs;
 	struct fmt_ctx fc;
-	/* heapprofd start (issue 8) */
+	/* heapprofd start */
 	int32_t hp_pid;
 	const char *hp_name;
 	int64_t hp_duration_ns;
@@ -489,7 +489,7 @@ cmd_watch(struct opts *o)
 	return x;
 }
 
-/* ------------------------------------------------ heapprofd (issue 8) */
+/* ------------------------------------------------ heapprofd */
 
 static void
 text_hp_start(struct sbuf *b, const Vitals__Response *r, const struct opts *o)
@@ -669,7 +669,7 @@ cmd_wss(struct opts *o)
 	return render(o, r, text_wss);
 }
 
-/* ------------------------------------------------------ trace (issue 7) */
+/* ------------------------------------------------------ trace */
 
 static void
 text_trace(struct sbuf *b, const Vitals__Response *r, const struct opts *o)
@@ -758,7 +758,7 @@ opt_name(unsigned bit)
 		return "--interval";
 	case O_COUNT:
 		return "--count";
-	/* issue 8 */
+	/* heapprofd start */
 	case O_PID:
 		return "--pid";
 	case O_NAME:

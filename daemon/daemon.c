@@ -56,7 +56,7 @@ struct vitalsd {
 	bool stopping;		/* the loop is over: the last window closes */
 	struct gpumem *gm;	/* GPU memory map reader (gpumem.c) */
 	unsigned gm_why;	/* the state last logged */
-	struct heapprofd *hp;	/* heapprofd triggers (issue 8) */
+	struct heapprofd *hp;	/* heapprofd triggers (doc/heapprofd.md) */
 	struct wss *wss;	/* working-set monitor (wss.c) */
 	struct ftrace *ft;	/* ftrace reader (ftrace.c); NULL: off */
 	unsigned ft_state;	/* enum ftrace_state, for every window */
@@ -109,7 +109,7 @@ window_log_cb(const struct window *w, void *arg)
 	if (b.p)
 		log_info("%s", b.p);
 	vbuf_release(&b);
-	/* heapprofd rules look at every closed window (issue 8) but the
+	/* heapprofd rules look at every closed window but the
 	 * last: a session started while stopping would be killed at once
 	 * and still spend its budget */
 	if (d->hp && !d->stopping)
@@ -742,7 +742,7 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 		}
 	}
 	signal(SIGPIPE, SIG_IGN);
-	/* heapprofd sessions (issue 8): closes what a restart left open */
+	/* heapprofd sessions: closes what a restart left open */
 	/* its heapprofd/ directory is made as the service user, who writes
 	 * the traces into it after the drop */
 	if ((r = statedir_fs_enter()) < 0 ||

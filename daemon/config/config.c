@@ -61,7 +61,7 @@ config_init(struct config *cfg)
 	cfg->gpumem_map = strdup(VITALS_GPUMEM_MAP);
 	cfg->gpumem_load = GPUMEM_LOAD_AUTO;
 	cfg->gpumem_attach_s = VITALS_GPUMEM_ATTACH_S;
-	/* heapprofd triggers (issue 8); config_check reports a failure */
+	/* heapprofd triggers; config_check reports a failure */
 	if ((cfg->hp = calloc(1, sizeof(*cfg->hp))) != NULL)
 		hp_settings_init(cfg->hp);
 	wss_config_init(&cfg->wss);
@@ -463,7 +463,7 @@ config_set(struct config *cfg, const char *key, const char *value)
 	}
 	if (!strcmp(key, "gpumem_attach_s"))
 		return set_uint(&cfg->gpumem_attach_s, value, 0, 3600);
-	/* heapprofd_* keys (issue 8, hp_rules.c) */
+	/* heapprofd_* keys (hp_rules.c) */
 	if (!strncmp(key, "heapprofd_", 10))
 		return cfg->hp ? hp_settings_set(cfg->hp, key, value) : -ENOMEM;
 	if ((r = config_set_privs(cfg, key, value)) != -ENOENT)

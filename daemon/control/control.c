@@ -395,7 +395,7 @@ conn_request(struct conn *c, uint32_t len)
 	}
 	ctl->st.requests++;
 	fill_ctx(ctl, &info, &ctx);
-	ctx.peer_uid = c->uid; /* heapprofd session records (issue 8) */
+	ctx.peer_uid = c->uid; /* heapprofd session records */
 	r = rpc_handle(&ctx, c->role, p + VITALS_FRAME_HDR, len, &res);
 	evbuffer_drain(in, VITALS_FRAME_HDR + (size_t)len);
 	if (r < 0) {

@@ -67,7 +67,7 @@ libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 	char msg[1024];
 	size_t n;
 
-	/* libbpf's debug chatter only at -vv; warnings always. */
+	/* libbpf's debug chatter never; its notes at -v, warnings always. */
 	if (level == LIBBPF_DEBUG)
 		return 0;
 	vsnprintf(msg, sizeof(msg), fmt, ap);

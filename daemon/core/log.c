@@ -25,12 +25,6 @@ log_init(bool foreground, int verbosity, const char *ident)
 		openlog(ident, LOG_PID | LOG_NDELAY, LOG_DAEMON);
 }
 
-void
-log_setverbose(int verbosity)
-{
-	log_verbose = verbosity;
-}
-
 static void
 vlog(int pri, const char *fmt, va_list ap, int errnum)
 {

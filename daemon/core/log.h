@@ -11,7 +11,6 @@
 /* ----------------------------------------------------------------- log.c */
 
 void log_init(bool foreground, int verbosity, const char *ident);
-void log_setverbose(int verbosity);
 void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -61,6 +61,8 @@
 #include "core/util.h"
 #include "privs/privs.h"
 
+static int privhelper_spawn_close(struct ph_spawner *sp, int why);
+
 #define SP_MAGIC 0x56505331u /* "VPS1" */
 #define SP_VERSION 1
 #define SP_READY_MS 5000
@@ -440,13 +442,6 @@ static const long sp_denied[] = {
 #define SP_NS_FLAGS (CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWPID | \
 	CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP)
 
-size_t
-privhelper_spawn_denied(const long **ret)
-{
-	*ret = sp_denied;
-	return SP_NDENIED;
-}
-
 static int
 sp_filter(int exefd)
 {
@@ -687,7 +682,7 @@ privhelper_spawn_wait(struct ph_spawner *sp, int ms,
 	}
 }
 
-int
+static int
 privhelper_spawn_close(struct ph_spawner *sp, int why)
 {
 	if (sp->fd >= 0) {
@@ -696,12 +691,6 @@ privhelper_spawn_close(struct ph_spawner *sp, int why)
 		sp->dead = why;
 	}
 	return why;
-}
-
-int
-privhelper_spawn_dead(const struct ph_spawner *sp)
-{
-	return sp == NULL ? -EPIPE : sp->dead;
 }
 
 static int
@@ -821,12 +810,6 @@ privhelper_spawn_req(void *buf, size_t sz, unsigned op, uint64_t seq,
 	if (sz >= sizeof(rq))
 		memcpy(buf, &rq, sizeof(rq));
 	return sizeof(rq);
-}
-
-uint64_t
-privhelper_spawn_seq(const struct ph_spawner *sp)
-{
-	return sp ? sp->seq : 0;
 }
 
 int

@@ -325,7 +325,7 @@ bpf_gated(void)
 }
 
 /* What the kernel says this process runs with. */
-int
+static int
 privs_read(struct privs_state *ret)
 {
 	struct privs_state st = { 0 };

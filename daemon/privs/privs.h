@@ -58,7 +58,6 @@ int privs_resolve(const char *user, const char *groups, uint64_t keep,
 /* statedir.c: the state directory as the service user reaches it */
 struct stat;
 void statedir_set_owner(const struct privs_req *req);
-uint32_t statedir_owner_uid(void);
 int statedir_fs_enter(void);
 void statedir_fs_leave(void);
 int statedir_open(const char *path, int *ret_fd, char *err, size_t errsz);
@@ -68,7 +67,6 @@ int statedir_check_stat(const struct stat *st, const char *name,
     uint32_t want_uid, char *err, size_t errsz);
 /* privs.c: the drop and the state it leaves */
 int privs_drop(const struct privs_req *req, struct privs_state *ret);
-int privs_read(struct privs_state *ret);
 void privs_get(struct privs_state *ret);
 void privs_log(const struct privs_state *st);
 
@@ -148,16 +146,12 @@ int privhelper_spawn_signal(struct ph_spawner *sp, uint64_t session,
 int privhelper_spawn_read(struct ph_spawner *sp, struct ph_spawn_event *ret);
 int privhelper_spawn_wait(struct ph_spawner *sp, int ms,
     struct ph_spawn_event *ret);
-int privhelper_spawn_close(struct ph_spawner *sp, int why);
-int privhelper_spawn_dead(const struct ph_spawner *sp);
 void privhelper_spawn_set(struct ph_spawner *sp, int start_err);
 struct ph_spawner *privhelper_spawn_get(int *ret_start_err);
-size_t privhelper_spawn_denied(const long **ret);
 /* tests */
 int privhelper_spawn_raw(struct ph_spawner *sp, const void *buf, size_t len,
     const int *fds, unsigned nfds);
 size_t privhelper_spawn_req(void *buf, size_t sz, unsigned op, uint64_t seq,
     uint64_t session, int sig, uint32_t timeout_ms);
-uint64_t privhelper_spawn_seq(const struct ph_spawner *sp);
 
 #endif /* VITALSD_PRIVS_H */

@@ -44,7 +44,7 @@ statedir_set_owner(const struct privs_req *req)
 	owner.gid = req ? req->gid : 0;
 }
 
-uint32_t
+static uint32_t
 statedir_owner_uid(void)
 {
 	return owner.drop ? owner.uid : (uint32_t)geteuid();

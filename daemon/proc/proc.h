@@ -232,12 +232,9 @@ struct procscan;
 int procscan_new(int procfd, unsigned hz, enum threads_mode mode,
     struct procscan **ret);
 struct procscan *procscan_free(struct procscan *ps);
-void procscan_set_mode(struct procscan *ps, enum threads_mode mode);
 int procscan_run(struct procscan *ps, const struct scan_ctx *ctx,
     struct window *w);
 int procscan_flush(struct procscan *ps, struct window *w);
-size_t procscan_nprocs(const struct procscan *ps);
-size_t procscan_nthreads(const struct procscan *ps);
 
 /* proc_scan.c: the scan's source */
 int procscan_set_scanner(struct procscan *ps, enum scanner_mode mode,

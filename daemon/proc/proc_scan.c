@@ -266,24 +266,6 @@ procscan_free(struct procscan *ps)
 	return NULL;
 }
 
-void
-procscan_set_mode(struct procscan *ps, enum threads_mode mode)
-{
-	ps->mode = mode;
-}
-
-size_t
-procscan_nprocs(const struct procscan *ps)
-{
-	return ps->procs.n;
-}
-
-size_t
-procscan_nthreads(const struct procscan *ps)
-{
-	return ps->threads.n;
-}
-
 static bool
 task_active(const struct task *t)
 {

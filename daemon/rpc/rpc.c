@@ -431,7 +431,7 @@ pb_health(struct rpc_arena *a, const struct rpc_ctx *ctx)
 		TRY(m->gpu_mem->map_path = rpc_pb_str(a,
 		    gpumem_map_used(info->gpumem), PATH_MAX));
 	}
-	/* issue 8: NULL without a daemon (unit tests) */
+	/* heapprofd: NULL without a daemon (unit tests) */
 	m->heapprofd = rpc_pb_hp_health(a, ctx);
 	TRY(m->privileges = rpc_pb_privileges(a, info->last));
 	if (ctx->mod.wss)
@@ -750,7 +750,7 @@ dispatch(const struct rpc_ctx *ctx, enum control_role role,
 		return answer_dump(ctx, req->id, req->dump, res);
 	case VITALS__REQUEST__OP_GPU_MEM:
 		return answer_gpumem(ctx, req, res);
-	/* heapprofd sessions (issue 8, rpc_hp.c) */
+	/* heapprofd sessions (rpc_hp.c) */
 	case VITALS__REQUEST__OP_HEAPPROFD_START:
 	case VITALS__REQUEST__OP_HEAPPROFD_LIST:
 	case VITALS__REQUEST__OP_HEAPPROFD_CANCEL:

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The heapprofd operations of the control plane (issue 8): start (trusted
+ * The heapprofd operations of the control plane: start (trusted
  * only, with a dry run), list, cancel (trusted only), and the heapprofd
  * part of Health. Refusals are answers with a reason, not errors; a caller
  * without the trusted role gets PERMISSION_DENIED, counted.

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Private to rpc.c (requests and answers) and rpc_pb.c (daemon structs to
- * protobuf-c messages): the arena answers are built in and the converters.
- * Nothing else includes this file or the generated vitals.pb-c.h, except
- * through frame.h.
+ * Private to the rpc files (daemon/rpc/rpc*.c: requests and answers in
+ * rpc.c, daemon structs to protobuf-c messages in rpc_pb.c, a file per
+ * signal's operations): the arena answers are built in and the converters.
+ * No other daemon file includes this file or the generated vitals.pb-c.h,
+ * except through frame.h (the client, a program of its own, does).
  */
 #ifndef VITALSD_RPC_INT_H
 #define VITALSD_RPC_INT_H
@@ -71,7 +72,7 @@ Vitals__GpuMemState *rpc_pb_gpumem_state(struct rpc_arena *a,
     const struct window_gpumem *g);
 Vitals__GpuProc *rpc_pb_gpu_proc(struct rpc_arena *a,
     const struct window_gpu_proc *p, const struct gpumem_span *sp);
-/* rpc_hp.c: heapprofd operations (issue 8) */
+/* rpc_hp.c: heapprofd operations */
 int rpc_hp_dispatch(const struct rpc_ctx *ctx, enum control_role role,
     const Vitals__Request *req, struct rpc_result *res);
 Vitals__HeapprofdHealth *rpc_pb_hp_health(struct rpc_arena *a,

@@ -839,12 +839,6 @@ bpf_sched_free(struct bpf_sched *bs)
 	return NULL;
 }
 
-unsigned
-bpf_sched_state(const struct bpf_sched *bs)
-{
-	return bs ? bs->state : VBPF_UNKNOWN;
-}
-
 void
 bpf_sched_set_stats(struct bpf_sched *bs, bool on)
 {
@@ -876,13 +870,6 @@ bpf_sched_free(struct bpf_sched *bs)
 {
 	(void)bs;
 	return NULL;
-}
-
-unsigned
-bpf_sched_state(const struct bpf_sched *bs)
-{
-	(void)bs;
-	return VBPF_OFF_UNSUPPORTED;
 }
 
 void

@@ -182,7 +182,6 @@ void dump_window_bpf(const struct window *w, unsigned topn,
 int bpf_sched_open(const struct bpf_sched_opts *o, struct bpf_sched **ret,
     unsigned *ret_state, char *why, size_t whysz);
 struct bpf_sched *bpf_sched_free(struct bpf_sched *bs);
-unsigned bpf_sched_state(const struct bpf_sched *bs);
 void bpf_sched_set_stats(struct bpf_sched *bs, bool on);
 int bpf_sched_drain(struct bpf_sched *bs, struct bpf_sched_batch *b);
 void bpf_sched_batch_release(struct bpf_sched_batch *b);

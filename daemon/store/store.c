@@ -196,7 +196,7 @@ static const char schema_v5[] =
 	" PRIMARY KEY (window_id, gpu_id, pid)) WITHOUT ROWID;";
 
 /*
- * v6: heapprofd sessions (issue 8, store_hp.c): one row per request
+ * v6: heapprofd sessions (store_hp.c): one row per request
  * that was started or refused; the started ones are the budget records
  * (start_wall_ns, target_key), so a restart neither resets nor forgets a
  * budget. Retention of windows does not touch them.

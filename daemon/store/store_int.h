@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Private to store.c (schema, opening, writes), store_maint.c (roll-ups and
- * retention) and store_read.c (reads):
- * the store handle, its prepared statements and the column lists both sides
- * must agree on. Nothing else uses its internals or <sqlite3.h>; the
- * store's API is store/store.h.
+ * Private to the store's files (daemon/store/store*.c: schema, opening,
+ * writes, roll-ups, reads, one file per signal's tables): the store handle,
+ * its prepared statements and the column lists both sides must agree on.
+ * Nothing outside daemon/store/ uses its internals or <sqlite3.h> (but
+ * check_query, which tests them); the store's API is store/store.h.
  */
 #ifndef VITALSD_STORE_INT_H
 #define VITALSD_STORE_INT_H
@@ -65,8 +65,8 @@ enum store_rstmt {
 #define STORE_TRACE_NSTMT 10 /* statements of store_trace.c */
 
 /*
- * One handle may be shared by threads (the writer thread and the control
- * plane): every public call holds `lock`, so statements and stats are never
+ * One handle may be shared by threads (the writer thread and the loop's
+ * heapprofd records): every public call holds `lock`, so statements and stats are never
  * used by two threads at once. Internal functions expect it held.
  */
 struct store {

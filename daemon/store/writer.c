@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The store writer: a thread of its own that owns the SQLite connection, so a
- * slow commit, a full disk or a checkpoint never delays a sample. Closed
+ * The store writer: a thread of its own that writes closed windows, so a
+ * slow commit, a full disk or a checkpoint never delays a sample. Its SQLite
+ * connection is shared, under the store's lock, with the heapprofd records
+ * the loop writes (hp.c); readers have their own (store_conn.c). Closed
  * windows wait in a bounded queue; when it overflows the oldest is dropped
  * and counted. Failed writes are retried with a backoff; the queue keeps the
  * windows meanwhile.

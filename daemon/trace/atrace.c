@@ -21,395 +21,19 @@
  * late, the thread exited) is incomplete: counted, never given a duration.
  */
 #include <errno.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/util.h"
-#include "trace/trace.h"
+#include "trace/atrace_int.h"
 
-#define TAB_MIN 64
 #define TAB_MAX_SLICES 8192  /* distinct slice rows per window */
 #define TAB_MAX_ASYNC 8192   /* async and track slices open at once */
 #define TAB_MAX_COUNTERS 2048
 #define TAB_MAX_THREADS 16384 /* threads with an open B or a wake time */
 #define TAB_MAX_SMALL 4096    /* binder pairs, rq threads, gpu entries */
 
-/* ------------------------------------------------------------ parsing */
-
-static int
-parse_i64(const char *p, size_t n, int64_t *ret)
-{
-	bool neg = false;
-	uint64_t v = 0;
-	size_t i = 0;
-
-	if (n > 0 && (p[0] == '-' || p[0] == '+')) {
-		neg = p[0] == '-';
-		i++;
-	}
-	if (i == n)
-		return -EBADMSG;
-	for (; i < n; i++) {
-		if (p[i] < '0' || p[i] > '9')
-			return -EBADMSG;
-		if (v > (uint64_t)INT64_MAX / 10)
-			return -ERANGE;
-		v = v * 10 + (uint64_t)(p[i] - '0');
-	}
-	if (v > (uint64_t)INT64_MAX + neg)
-		return -ERANGE;
-	*ret = neg ? (int64_t)(0 - v) : (int64_t)v;
-	return 0;
-}
-
-static const char *
-field_end(const char *p, const char *end)
-{
-	const char *q = memchr(p, '|', (size_t)(end - p));
-
-	return q ? q : end;
-}
-
-static const char *
-last_bar(const char *p, const char *end)
-{
-	const char *q;
-
-	for (q = end; q > p; q--)
-		if (q[-1] == '|')
-			return q - 1;
-	return NULL;
-}
-
-/*
- * One trace_marker payload. -EINVAL: not an ATrace marker at all (a plain
- * trace_marker write); -EBADMSG: an ATrace type with malformed fields.
- */
-int
-atrace_parse(const char *buf, size_t len, struct atrace_msg *ret)
-{
-	struct atrace_msg m = { 0 };
-	const char *end, *p, *f, *b;
-	int64_t v;
-
-	len = strnlen(buf, len);
-	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\0'))
-		len--;
-	if (len == 0)
-		return -EINVAL;
-	switch (buf[0]) {
-	case 'B': case 'E': case 'C': case 'S': case 'F':
-	case 'G': case 'H': case 'I': case 'N':
-		break;
-	default:
-		return -EINVAL;
-	}
-	m.type = buf[0];
-	end = buf + len;
-	if (len == 1) {
-		if (m.type != 'E')
-			return -EBADMSG;
-		*ret = m;
-		return 0;
-	}
-	if (buf[1] != '|')
-		return -EINVAL;
-	p = buf + 2;
-	f = field_end(p, end);
-	if (parse_i64(p, (size_t)(f - p), &v) < 0 || v < INT32_MIN ||
-	    v > INT32_MAX)
-		return m.type == 'E' && f == p ? -EBADMSG : -EBADMSG;
-	m.pid = (int32_t)v;
-	m.have_pid = true;
-	p = f < end ? f + 1 : end;
-	switch (m.type) {
-	case 'E':
-		break; /* anything after the pid is not used */
-	case 'B':
-	case 'I':
-		if (f == end)
-			return -EBADMSG;
-		m.name = p;
-		m.name_len = (size_t)(end - p);
-		break;
-	case 'C':
-		if (f == end || (f = field_end(p, end)) == end)
-			return -EBADMSG;
-		m.name = p;
-		m.name_len = (size_t)(f - p);
-		b = f + 1;
-		f = field_end(b, end); /* a category may follow */
-		if (parse_i64(b, (size_t)(f - b), &m.value) < 0)
-			return -EBADMSG;
-		break;
-	case 'S':
-	case 'F':
-		if (f == end || (b = last_bar(p, end)) == NULL || b < p)
-			return -EBADMSG;
-		m.name = p;
-		m.name_len = (size_t)(b - p);
-		if (parse_i64(b + 1, (size_t)(end - b - 1), &m.cookie) < 0)
-			return -EBADMSG;
-		break;
-	case 'G':
-	case 'H':
-	case 'N':
-		if (f == end || (f = field_end(p, end)) == end)
-			return -EBADMSG;
-		m.track = p;
-		m.track_len = (size_t)(f - p);
-		if (m.type == 'N') {
-			m.name = f + 1;
-			m.name_len = (size_t)(end - f - 1);
-			break;
-		}
-		b = last_bar(f + 1, end);
-		if (m.type == 'G') {
-			if (b == NULL || b < f + 1)
-				return -EBADMSG;
-			m.name = f + 1;
-			m.name_len = (size_t)(b - f - 1);
-		} else if (b == NULL || b < f + 1) {
-			b = f; /* H|pid|track|cookie */
-		}
-		if (parse_i64(b + 1, (size_t)(end - b - 1), &m.cookie) < 0)
-			return -EBADMSG;
-		break;
-	}
-	*ret = m;
-	return 0;
-}
-
-/* ------------------------------------------------------- hash tables */
-
-/*
- * Open addressing with linear probing; every entry begins with its hash
- * (0: empty). Deletion shifts the run back, so no tombstones.
- */
-struct tab {
-	char *e;
-	size_t esz, cap, n, max;
-};
-
-/* Word-at-a-time multiply-xorshift: names are hashed once per event. */
-static uint64_t
-hash_mix(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *c = p;
-	uint64_t w;
-
-	while (n >= 8) {
-		memcpy(&w, c, 8);
-		h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
-		h ^= h >> 29;
-		c += 8;
-		n -= 8;
-	}
-	if (n) {
-		w = 0;
-		memcpy(&w, c, n);
-		h = (h ^ w ^ (uint64_t)n << 56) * 0x9e3779b97f4a7c15ULL;
-		h ^= h >> 29;
-	}
-	return h;
-}
-
-static uint64_t
-hash_key(int32_t a, int32_t b, int64_t c, const char *name)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	h = (h ^ (uint32_t)a) * 0x9e3779b97f4a7c15ULL;
-	h = (h ^ (uint64_t)(uint32_t)b << 32) * 0x9e3779b97f4a7c15ULL;
-	h = (h ^ (uint64_t)c) * 0x9e3779b97f4a7c15ULL;
-	h ^= h >> 31;
-	if (name)
-		h = hash_mix(h, name, strlen(name));
-	return h ? h : 1;
-}
-
-static void *
-tab_at(const struct tab *t, size_t i)
-{
-	return t->e + i * t->esz;
-}
-
-static uint64_t
-tab_hash(const struct tab *t, size_t i)
-{
-	uint64_t h;
-
-	memcpy(&h, tab_at(t, i), sizeof(h));
-	return h;
-}
-
-static int
-tab_grow(struct tab *t)
-{
-	size_t ncap = t->cap ? t->cap * 2 : TAB_MIN, i, j;
-	char *ne = calloc(ncap, t->esz);
-
-	if (ne == NULL)
-		return -ENOMEM;
-	for (i = 0; i < t->cap; i++) {
-		uint64_t h = tab_hash(t, i);
-
-		if (h == 0)
-			continue;
-		for (j = h & (ncap - 1); ; j = (j + 1) & (ncap - 1)) {
-			uint64_t o;
-
-			memcpy(&o, ne + j * t->esz, sizeof(o));
-			if (o == 0)
-				break;
-		}
-		memcpy(ne + j * t->esz, tab_at(t, i), t->esz);
-	}
-	free(t->e);
-	t->e = ne;
-	t->cap = ncap;
-	return 0;
-}
-
-typedef bool (*tab_eq)(const void *e, const void *key);
-
-/*
- * The entry of key, or a new zeroed one with its hash set (*ret_new);
- * NULL when the table is at its bound or memory ran out.
- */
-static void *
-tab_get(struct tab *t, uint64_t h, tab_eq eq, const void *key, bool add,
-    bool *ret_new)
-{
-	size_t i;
-
-	if (ret_new)
-		*ret_new = false;
-	if (t->cap) {
-		for (i = h & (t->cap - 1); ; i = (i + 1) & (t->cap - 1)) {
-			uint64_t o = tab_hash(t, i);
-
-			if (o == 0)
-				break;
-			if (o == h && eq(tab_at(t, i), key))
-				return tab_at(t, i);
-		}
-	}
-	if (!add || t->n >= t->max)
-		return NULL;
-	if ((t->n + 1) * 4 > t->cap * 3 && tab_grow(t) < 0)
-		return NULL;
-	for (i = h & (t->cap - 1); tab_hash(t, i) != 0;
-	    i = (i + 1) & (t->cap - 1))
-		;
-	memset(tab_at(t, i), 0, t->esz);
-	memcpy(tab_at(t, i), &h, sizeof(h));
-	t->n++;
-	if (ret_new)
-		*ret_new = true;
-	return tab_at(t, i);
-}
-
-static void
-tab_del(struct tab *t, void *e)
-{
-	size_t i = (size_t)((char *)e - t->e) / t->esz, j = i, mask = t->cap - 1;
-
-	for (;;) {
-		uint64_t h;
-		size_t k;
-
-		j = (j + 1) & mask;
-		if ((h = tab_hash(t, j)) == 0)
-			break;
-		k = h & mask;
-		/* move j back to i when i lies on j's probe path */
-		if ((i <= j) ? (k <= i || k > j) : (k <= i && k > j)) {
-			memcpy(tab_at(t, i), tab_at(t, j), t->esz);
-			i = j;
-		}
-	}
-	memset(tab_at(t, i), 0, t->esz);
-	t->n--;
-}
-
-static void
-tab_clear(struct tab *t)
-{
-	if (t->e)
-		memset(t->e, 0, t->cap * t->esz);
-	t->n = 0;
-}
-
-static void
-tab_release(struct tab *t)
-{
-	free(t->e);
-	t->e = NULL;
-	t->cap = t->n = 0;
-}
-
 /* --------------------------------------------------------- the tracker */
-
-struct open_slice {
-	uint64_t ts;
-	int32_t tgid;
-	char name[VITALS_TRACE_NAME];
-};
-
-struct thread_ent {
-	uint64_t h;
-	int32_t tid;
-	uint32_t depth; /* open B slices, also those beyond the kept stack */
-	uint64_t wake_ts; /* sched_waking or preemption; 0 none */
-	struct open_slice *stack; /* VITALS_TRACE_DEPTH entries, lazily */
-};
-
-struct async_ent {
-	uint64_t h;
-	int32_t tgid;
-	uint8_t kind; /* TRACE_ASYNC or TRACE_TRACK */
-	int64_t cookie;
-	char key[VITALS_TRACE_NAME]; /* name (S/F) or track (G/H) */
-	char name[VITALS_TRACE_NAME];
-	uint64_t ts;
-	int32_t tid;
-};
-
-struct slice_ent {
-	uint64_t h;
-	struct window_trace_slice s;
-};
-
-struct counter_ent {
-	uint64_t h;
-	struct window_trace_counter c;
-};
-
-struct binder_ent {
-	uint64_t h;
-	struct window_trace_binder b;
-};
-
-struct rq_ent {
-	uint64_t h;
-	struct window_trace_rq r;
-};
-
-struct gpu_ent {
-	uint64_t h;
-	struct window_trace_gpu g;
-};
-
-struct atrace {
-	struct tab threads, async, slices, counters, binder, rq, gpu;
-	struct window_trace w; /* scalar figures of the open window */
-	int32_t (*tgid_fn)(int32_t tid, void *arg);
-	void *tgid_arg;
-	ftrace_gpu_mem_fn gpu_fn;
-	void *gpu_arg;
-};
 
 int
 atrace_new(struct atrace **ret)
@@ -442,12 +66,12 @@ threads_release(struct atrace *at)
 	size_t i;
 
 	for (i = 0; i < at->threads.cap; i++) {
-		struct thread_ent *t = tab_at(&at->threads, i);
+		struct thread_ent *t = atab_at(&at->threads, i);
 
 		if (t->h)
 			free(t->stack);
 	}
-	tab_release(&at->threads);
+	atab_release(&at->threads);
 }
 
 struct atrace *
@@ -456,12 +80,12 @@ atrace_free(struct atrace *at)
 	if (at == NULL)
 		return NULL;
 	threads_release(at);
-	tab_release(&at->async);
-	tab_release(&at->slices);
-	tab_release(&at->counters);
-	tab_release(&at->binder);
-	tab_release(&at->rq);
-	tab_release(&at->gpu);
+	atab_release(&at->async);
+	atab_release(&at->slices);
+	atab_release(&at->counters);
+	atab_release(&at->binder);
+	atab_release(&at->rq);
+	atab_release(&at->gpu);
 	free(at);
 	return NULL;
 }
@@ -507,18 +131,18 @@ thread_get(struct atrace *at, int32_t tid, bool add)
 	struct thread_ent *t;
 	bool fresh;
 
-	t = tab_get(&at->threads, hash_key(tid, 0, 0, NULL), thread_eq, &tid,
+	t = atab_get(&at->threads, atab_key(tid, 0, 0, NULL), thread_eq, &tid,
 	    add, &fresh);
 	if (t && fresh)
 		t->tid = tid;
 	return t;
 }
 
-static void
-thread_forget(struct atrace *at, struct thread_ent *t)
+void
+atrace_thread_forget(struct atrace *at, struct thread_ent *t)
 {
 	free(t->stack);
-	tab_del(&at->threads, t);
+	atab_del(&at->threads, t);
 }
 
 static bool
@@ -549,7 +173,7 @@ slice_note(struct atrace *at, int32_t tgid, int32_t tid, unsigned depth,
 	key.kind = (uint8_t)kind;
 	memcpy(key.name, name, len);
 	key.name[len] = '\0';
-	e = tab_get(&at->slices, hash_key(tgid, tid,
+	e = atab_get(&at->slices, atab_key(tgid, tid,
 	    (int64_t)key.depth << 8 | kind, key.name), slice_eq, &key, true,
 	    &fresh);
 	if (e == NULL) {
@@ -620,7 +244,7 @@ async_begin(struct atrace *at, const struct ftrace_rec *r,
 		name_copy(at, key.key, m->track, m->track_len);
 	else
 		name_copy(at, key.key, m->name, m->name_len);
-	a = tab_get(&at->async, hash_key(key.tgid, (int32_t)kind, key.cookie,
+	a = atab_get(&at->async, atab_key(key.tgid, (int32_t)kind, key.cookie,
 	    key.key), async_eq, &key, true, &fresh);
 	if (a == NULL) {
 		/* no room to remember it: its end will be an orphan */
@@ -655,7 +279,7 @@ async_end(struct atrace *at, const struct ftrace_rec *r,
 		name_copy(at, key.key, m->track, m->track_len);
 	else
 		name_copy(at, key.key, m->name, m->name_len);
-	a = tab_get(&at->async, hash_key(key.tgid, (int32_t)kind, key.cookie,
+	a = atab_get(&at->async, atab_key(key.tgid, (int32_t)kind, key.cookie,
 	    key.key), async_eq, &key, false, NULL);
 	if (a == NULL) {
 		slice_note(at, m->pid, r->tid, 0, kind, "", -1);
@@ -663,7 +287,7 @@ async_end(struct atrace *at, const struct ftrace_rec *r,
 	}
 	slice_note(at, a->tgid, a->tid, 0, kind, a->name,
 	    r->ts >= a->ts ? (int64_t)(r->ts - a->ts) : -1);
-	tab_del(&at->async, a);
+	atab_del(&at->async, a);
 }
 
 static bool
@@ -685,7 +309,7 @@ counter_note(struct atrace *at, const struct atrace_msg *m)
 
 	key.tgid = m->pid;
 	name_copy(at, key.name, m->name, m->name_len);
-	e = tab_get(&at->counters, hash_key(key.tgid, 0, 0, key.name),
+	e = atab_get(&at->counters, atab_key(key.tgid, 0, 0, key.name),
 	    counter_eq, &key, true, &fresh);
 	if (e == NULL) {
 		at->w.counters_other++;
@@ -794,7 +418,7 @@ rq_note(struct atrace *at, int32_t tid, uint64_t ns)
 	at->w.rq_total.total_ns += ns;
 	if (ns > at->w.rq_total.max_ns)
 		at->w.rq_total.max_ns = ns;
-	e = tab_get(&at->rq, hash_key(tid, 1, 0, NULL), rq_eq, &tid, true,
+	e = atab_get(&at->rq, atab_key(tid, 1, 0, NULL), rq_eq, &tid, true,
 	    &fresh);
 	if (e == NULL) {
 		at->w.rq_other++;
@@ -845,12 +469,12 @@ async_abandon_tgid(struct atrace *at, int32_t tgid)
 	size_t i = 0;
 
 	while (i < at->async.cap) {
-		struct async_ent *a = tab_at(&at->async, i);
+		struct async_ent *a = atab_at(&at->async, i);
 
 		if (a->h && a->tgid == tgid) {
 			slice_note(at, a->tgid, a->tid, 0, a->kind, a->name,
 			    -1);
-			tab_del(&at->async, a); /* slot i is refilled: again */
+			atab_del(&at->async, a); /* slot i is refilled: again */
 			continue;
 		}
 		i++;
@@ -867,7 +491,7 @@ process_exit(struct atrace *at, const struct ftrace_rec *r)
 		if (t->depth > 0 && t->stack)
 			tgid = t->stack[0].tgid;
 		thread_abandon(at, t);
-		thread_forget(at, t);
+		atrace_thread_forget(at, t);
 	}
 	/* the group leader's exit ends the process's async slices: the
 	 * kernel reports the leader last */
@@ -899,7 +523,7 @@ binder_txn(struct atrace *at, const struct ftrace_rec *r)
 	if (key.from_pid <= 0)
 		key.from_pid = r->tid;
 	key.to_pid = r->u.txn.to_proc;
-	e = tab_get(&at->binder, hash_key(key.from_pid, key.to_pid, 2, NULL),
+	e = atab_get(&at->binder, atab_key(key.from_pid, key.to_pid, 2, NULL),
 	    binder_eq, &key, true, &fresh);
 	for (k = 0; k < 2; k++) {
 		if (k == 0)
@@ -940,7 +564,7 @@ gpu_mem(struct atrace *at, const struct ftrace_rec *r)
 	at->w.gpu_events++;
 	key.gpu_id = r->u.gpu.gpu_id;
 	key.pid = (int32_t)r->u.gpu.pid;
-	e = tab_get(&at->gpu, hash_key((int32_t)key.gpu_id, key.pid, 3, NULL),
+	e = atab_get(&at->gpu, atab_key((int32_t)key.gpu_id, key.pid, 3, NULL),
 	    gpu_eq, &key, true, &fresh);
 	if (e == NULL)
 		at->w.gpu_other++;
@@ -1007,11 +631,11 @@ atrace_lost(struct atrace *at)
 	size_t i = 0;
 
 	while (i < at->threads.cap) {
-		struct thread_ent *t = tab_at(&at->threads, i);
+		struct thread_ent *t = atab_at(&at->threads, i);
 
 		if (t->h) {
 			thread_abandon(at, t);
-			thread_forget(at, t);
+			atrace_thread_forget(at, t);
 			continue;
 		}
 		i++;
@@ -1026,12 +650,12 @@ atrace_finish(struct atrace *at)
 
 	atrace_lost(at);
 	while (i < at->async.cap) {
-		struct async_ent *a = tab_at(&at->async, i);
+		struct async_ent *a = atab_at(&at->async, i);
 
 		if (a->h) {
 			slice_note(at, a->tgid, a->tid, 0, a->kind, a->name,
 			    -1);
-			tab_del(&at->async, a);
+			atab_del(&at->async, a);
 			continue;
 		}
 		i++;
@@ -1044,211 +668,10 @@ atrace_open_slices(const struct atrace *at)
 	size_t i, n = at->async.n;
 
 	for (i = 0; i < at->threads.cap; i++) {
-		const struct thread_ent *t = tab_at(&at->threads, i);
+		const struct thread_ent *t = atab_at(&at->threads, i);
 
 		if (t->h)
 			n += t->depth;
 	}
 	return n;
-}
-
-/* ------------------------------------------------------ window close */
-
-static int
-slice_by_weight(const void *a, const void *b)
-{
-	const struct window_trace_slice *x = a, *y = b;
-
-	if (x->total_ns != y->total_ns)
-		return x->total_ns < y->total_ns ? 1 : -1;
-	if (x->count + x->incomplete != y->count + y->incomplete)
-		return x->count + x->incomplete < y->count + y->incomplete ?
-		    1 : -1;
-	if (x->tgid != y->tgid)
-		return x->tgid < y->tgid ? -1 : 1;
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	if (x->depth != y->depth)
-		return x->depth < y->depth ? -1 : 1;
-	return strcmp(x->name, y->name);
-}
-
-static void
-slice_fold(struct window_trace_slice *o, const struct window_trace_slice *s)
-{
-	o->count += s->count;
-	o->incomplete += s->incomplete;
-	o->total_ns += s->total_ns;
-	if (s->max_ns > o->max_ns)
-		o->max_ns = s->max_ns;
-}
-
-/* Keep the heaviest VITALS_TRACE_SLICES rows, fold the rest into other. */
-void
-window_trace_keep_slices(struct window_trace *wt,
-    struct window_trace_slice *s, size_t n, uint32_t other_rows)
-{
-	size_t i;
-
-	qsort(s, n, sizeof(*s), slice_by_weight);
-	wt->nslices = 0;
-	for (i = 0; i < n; i++) {
-		if (i < VITALS_TRACE_SLICES) {
-			wt->slice[wt->nslices++] = s[i];
-			continue;
-		}
-		wt->slice_other.tgid = wt->slice_other.tid = -1;
-		slice_fold(&wt->slice_other, &s[i]);
-		other_rows++;
-	}
-	wt->slices_other = other_rows;
-}
-
-static int
-counter_by_n(const void *a, const void *b)
-{
-	const struct window_trace_counter *x = a, *y = b;
-
-	if (x->n != y->n)
-		return x->n < y->n ? 1 : -1;
-	if (x->tgid != y->tgid)
-		return x->tgid < y->tgid ? -1 : 1;
-	return strcmp(x->name, y->name);
-}
-
-static int
-binder_by_n(const void *a, const void *b)
-{
-	const struct window_trace_binder *x = a, *y = b;
-	uint64_t nx = (uint64_t)x->calls + x->oneway + x->replies;
-	uint64_t ny = (uint64_t)y->calls + y->oneway + y->replies;
-
-	if (nx != ny)
-		return nx < ny ? 1 : -1;
-	if (x->from_pid != y->from_pid)
-		return x->from_pid < y->from_pid ? -1 : 1;
-	return x->to_pid < y->to_pid ? -1 : x->to_pid > y->to_pid;
-}
-
-static int
-rq_by_total(const void *a, const void *b)
-{
-	const struct window_trace_rq *x = a, *y = b;
-
-	if (x->total_ns != y->total_ns)
-		return x->total_ns < y->total_ns ? 1 : -1;
-	return x->tid < y->tid ? -1 : x->tid > y->tid;
-}
-
-static int
-gpu_by_key(const void *a, const void *b)
-{
-	const struct window_trace_gpu *x = a, *y = b;
-
-	if (x->gpu_id != y->gpu_id)
-		return x->gpu_id < y->gpu_id ? -1 : 1;
-	return x->pid < y->pid ? -1 : x->pid > y->pid;
-}
-
-/* Entries of a table (after their hash) packed into one array. */
-static void *
-tab_pack(const struct tab *t, size_t off, size_t sz)
-{
-	char *out = malloc((t->n ? t->n : 1) * sz);
-	size_t i, k = 0;
-
-	if (out == NULL)
-		return NULL;
-	for (i = 0; i < t->cap; i++)
-		if (tab_hash(t, i))
-			memcpy(out + sz * k++, (char *)tab_at(t, i) + off, sz);
-	return out;
-}
-
-/*
- * A table's entries sorted by cmp, the first cap of them into dst (*ret_n
- * of them), the rest counted on top of other into *ret_other. Out of
- * memory: nothing kept, dst untouched.
- */
-static void
-keep_top(const struct tab *t, size_t off, size_t sz,
-    int (*cmp)(const void *, const void *), void *dst, size_t cap,
-    uint32_t *ret_n, uint32_t *ret_other, uint32_t other)
-{
-	size_t n = t->n, k = n < cap ? n : cap;
-	void *p;
-
-	if ((p = tab_pack(t, off, sz)) == NULL)
-		return;
-	qsort(p, n, sz, cmp);
-	memcpy(dst, p, k * sz);
-	*ret_n = (uint32_t)k;
-	*ret_other = other + (uint32_t)(n - k);
-	free(p);
-}
-
-/*
- * The figures since the last call go into wt (its ftrace part but the
- * loss and state fields, which ftrace.c owns); open slices stay open.
- */
-void
-atrace_window(struct atrace *at, struct window_trace *wt)
-{
-	struct window_trace *w = &at->w;
-	size_t i, n;
-	void *p;
-
-	wt->events += w->events;
-	wt->bad_markers += w->bad_markers;
-	wt->names_cut += w->names_cut;
-	wt->unknown_events += w->unknown_events;
-	wt->slices += w->slices;
-	wt->incomplete += w->incomplete;
-	wt->orphan_ends += w->orphan_ends;
-	wt->sched_switch += w->sched_switch;
-	wt->sched_waking += w->sched_waking;
-	wt->binder_received += w->binder_received;
-	wt->gpu_events += w->gpu_events;
-	wt->slice_other = w->slice_other;
-	wt->binder_total = w->binder_total;
-	wt->rq_total = w->rq_total;
-
-	n = at->slices.n;
-	if ((p = tab_pack(&at->slices, offsetof(struct slice_ent, s),
-	    sizeof(struct window_trace_slice))) != NULL) {
-		window_trace_keep_slices(wt, p, n, w->slices_other);
-		free(p);
-	}
-	keep_top(&at->counters, offsetof(struct counter_ent, c),
-	    sizeof(struct window_trace_counter), counter_by_n, wt->counter,
-	    VITALS_TRACE_COUNTERS, &wt->ncounters, &wt->counters_other,
-	    w->counters_other);
-	keep_top(&at->binder, offsetof(struct binder_ent, b),
-	    sizeof(struct window_trace_binder), binder_by_n, wt->binder,
-	    VITALS_TRACE_BINDER, &wt->nbinder, &wt->binder_other,
-	    w->binder_other);
-	keep_top(&at->rq, offsetof(struct rq_ent, r),
-	    sizeof(struct window_trace_rq), rq_by_total, wt->rq,
-	    VITALS_TRACE_RQ, &wt->nrq, &wt->rq_other, w->rq_other);
-	keep_top(&at->gpu, offsetof(struct gpu_ent, g),
-	    sizeof(struct window_trace_gpu), gpu_by_key, wt->gpu,
-	    VITALS_TRACE_GPU, &wt->ngpu, &wt->gpu_other, w->gpu_other);
-	/* threads with nothing open are forgotten once a window: a thread
-	 * whose exit was not seen cannot hold a slot for ever */
-	i = 0;
-	while (i < at->threads.cap) {
-		struct thread_ent *th = tab_at(&at->threads, i);
-
-		if (th->h && th->depth == 0 && th->wake_ts == 0) {
-			thread_forget(at, th);
-			continue;
-		}
-		i++;
-	}
-	tab_clear(&at->slices);
-	tab_clear(&at->counters);
-	tab_clear(&at->binder);
-	tab_clear(&at->rq);
-	tab_clear(&at->gpu);
-	memset(w, 0, sizeof(*w));
 }

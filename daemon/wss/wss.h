@@ -109,7 +109,6 @@ const char *wss_method_name(unsigned method);
 /* wss_refs.c: Method B */
 int wss_smaps_parse(const char *buf, size_t len, struct wss_smaps **ret,
     size_t *ret_n);
-int wss_refs_clear(int procfd, int32_t pid);
 int wss_refs_write(int fd);
 
 /* A target process's region as last sampled. */

@@ -103,17 +103,3 @@ wss_refs_write(int fd)
 		return -errno;
 	return w == 1 ? 0 : -EIO;
 }
-
-int
-wss_refs_clear(int procfd, int32_t pid)
-{
-	char path[32];
-	int fd, r;
-
-	snprintf(path, sizeof(path), "%d/clear_refs", (int)pid);
-	if ((fd = openat(procfd, path, O_WRONLY | O_CLOEXEC)) < 0)
-		return -errno;
-	r = wss_refs_write(fd);
-	close(fd);
-	return r;
-}
