@@ -19,36 +19,10 @@
 #ifdef HAVE_BPF
 #include "sched_int.h"
 
-int
-bpf_sched_grow(void **p, size_t *cap, size_t want)
-{
-	void *n;
-
-	if (want <= *cap)
-		return 0;
-	if ((n = realloc(*p, want)) == NULL)
-		return -ENOMEM;
-	*p = n;
-	*cap = want;
-	return 0;
-}
-
 #define PUSH(b, arr, n, cap)                                              \
 	((b)->n == (b)->cap ?                                             \
 	    bpf_sched_grow_arr((void **)&(b)->arr, &(b)->cap,              \
 	    sizeof(*(b)->arr)) : 0)
-
-int
-bpf_sched_grow_arr(void **arr, size_t *cap, size_t elem)
-{
-	size_t nc = *cap ? *cap * 2 : 256, bytes = *cap * elem;
-	int r;
-
-	if ((r = bpf_sched_grow(arr, &bytes, nc * elem)) < 0)
-		return r;
-	*cap = nc;
-	return 0;
-}
 
 static int
 put_tid(struct bpf_sched *bs, struct bpf_sched_batch *b, const void *k,
@@ -189,36 +163,6 @@ drain_map(struct bpf_sched *bs, int fd, size_t ksz, size_t vsz,
 	}
 }
 
-static int
-read_tot(struct bpf_sched *bs, uint64_t ret[TOT__MAX])
-{
-	uint64_t *v;
-	uint32_t i;
-	unsigned c;
-
-	if ((v = calloc(bs->ncpu, sizeof(*v))) == NULL)
-		return -ENOMEM;
-	for (i = 0; i < TOT__MAX; i++) {
-		if (bpf_map_lookup_elem(bs->map_fd[SM_TOT], &i, v) < 0) {
-			int r = -errno;
-
-			free(v);
-			return r;
-		}
-		ret[i] = 0;
-		for (c = 0; c < bs->ncpu; c++)
-			ret[i] += v[c];
-	}
-	free(v);
-	return 0;
-}
-
-int
-bpf_sched_totals(struct bpf_sched *bs, uint64_t ret[VITALS_BPF_TOT])
-{
-	return read_tot(bs, ret);
-}
-
 /*
  * Flip, wait, drain. After the flip a program either read the new
  * generation or is still running with the old one; storing a map fd into
@@ -267,7 +211,7 @@ bpf_sched_drain(struct bpf_sched *bs, struct bpf_sched_batch *b)
 	if (r == 0)
 		r = r2;
 	b->incomplete = r < 0;
-	if ((r2 = read_tot(bs, b->tot)) < 0 && r == 0)
+	if ((r2 = bpf_sched_totals(bs, b->tot)) < 0 && r == 0)
 		r = r2;
 	b->drain_ns = (uint64_t)(clock_ns(CLOCK_MONOTONIC) - t0);
 	/* what was read is handed out even after a failure: never lost */
@@ -414,14 +358,6 @@ bpf_sched_prog_stats(struct bpf_sched *bs,
 {
 	(void)bs;
 	memset(ret, 0, VITALS_BPF_PROGS * sizeof(*ret));
-	return -EOPNOTSUPP;
-}
-
-int
-bpf_sched_totals(struct bpf_sched *bs, uint64_t ret[VITALS_BPF_TOT])
-{
-	(void)bs;
-	(void)ret;
 	return -EOPNOTSUPP;
 }
 
