@@ -117,8 +117,9 @@ writer(void *arg)
 	(void)arg;
 	while (!atomic_load(&stop)) {
 		x = x * 1103515245u + 12345u;
-		(void)put(map_fd, ((uint64_t)(x % 3) << 32) |
-		    (100000 + (x >> 8) % churn), (x >> 4) & 1 ? 0 : x >> 12);
+		(void)put(map_fd,
+		    ((uint64_t)(x % 3) << 32) | (100000 + (x >> 8) % churn),
+		    (x >> 4) & 1 ? 0 : x >> 12);
 	}
 	return NULL;
 }
@@ -151,8 +152,10 @@ main(int argc, char **argv)
 		return 1;
 	}
 	for (i = 0; i < entries; i++)
-		(void)put(map_fd, i < stable ? ((uint64_t)STABLE_GPU << 32) | i :
-		    ((uint64_t)(i % 3) << 32) | (100000 + i), 1 + i);
+		(void)put(map_fd,
+		    i < stable ? ((uint64_t)STABLE_GPU << 32) | i :
+				 ((uint64_t)(i % 3) << 32) | (100000 + i),
+		    1 + i);
 
 	printf("entries %u, %u walks each\n", entries, walks);
 	printf("%-8s %-10s %12s %12s %12s\n", "writer", "walk", "us/walk",
@@ -174,12 +177,11 @@ main(int argc, char **argv)
 				if (w == 0) {
 					n = aosp_walk(map_fd, keys, cap);
 				} else {
-					if (gpumem_map_walk(map_fd, 1024,
-					    &wk) < 0)
+					if (gpumem_map_walk(map_fd, 1024, &wk) <
+					    0)
 						return 1;
 					n = wk.n;
-					memcpy(keys, wk.key,
-					    n * sizeof(*keys));
+					memcpy(keys, wk.key, n * sizeof(*keys));
 				}
 				ns[w] += clock_ns(CLOCK_MONOTONIC) - t0;
 				score(keys, n, stable, &dup[w], &missed[w]);

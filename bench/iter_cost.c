@@ -47,9 +47,9 @@ struct mode {
 	const char *name;
 	enum kind kind;
 	enum scanner_mode scanner;
-	struct taskiter *ti;	/* K_READ */
-	int link_fd;		/* K_WALK */
-	struct vbuf buf;	/* K_WALK */
+	struct taskiter *ti; /* K_READ */
+	int link_fd;	     /* K_WALK */
+	struct vbuf buf;     /* K_WALK */
 	struct procscan *ps;
 	struct window *w;
 	uint64_t cpu_ns, wall_ns, scans, tasks; /* totals */
@@ -125,7 +125,7 @@ step(struct mode *m, struct scan_ctx *ctx)
 			return m->buf.len / sizeof(uint32_t);
 	}
 #endif
-		break;
+	break;
 	}
 	fprintf(stderr, "iter_cost: %s: %s\n", m->name, strerror(-r));
 	exit(1);
@@ -139,8 +139,8 @@ scan(struct mode *m, struct scan_ctx *ctx, unsigned n, bool measure)
 	unsigned i;
 
 	for (i = 0; i < n; i++) {
-		struct timespec ts = {
-		    sleep_ms / 1000, (long)(sleep_ms % 1000) * NSEC_PER_MSEC};
+		struct timespec ts = { sleep_ms / 1000,
+			(long)(sleep_ms % 1000) * NSEC_PER_MSEC };
 		int64_t c0, w0;
 
 		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
@@ -190,11 +190,13 @@ setup(struct mode *m, int procfd, unsigned hz)
 #ifdef HAVE_BPF
 		if ((walk_skel = vitals_taskiter__open()) == NULL)
 			return -errno;
-		bpf_program__set_autoload(walk_skel->progs.taskiter_dump, false);
+		bpf_program__set_autoload(walk_skel->progs.taskiter_dump,
+		    false);
 		if ((r = vitals_taskiter__load(walk_skel)) < 0)
 			break;
-		walk_link = bpf_program__attach_iter(
-		    walk_skel->progs.taskiter_walk, NULL);
+		walk_link =
+		    bpf_program__attach_iter(walk_skel->progs.taskiter_walk,
+			NULL);
 		if (walk_link == NULL) {
 			r = -errno;
 			break;
@@ -215,13 +217,13 @@ int
 main(int argc, char *argv[])
 {
 	struct mode modes[] = {
-	    {.name = "procfs", .kind = K_SCAN, .scanner = SCANNER_PROCFS},
-	    {.name = "bpf", .kind = K_SCAN, .scanner = SCANNER_BPF},
-	    {.name = "read", .kind = K_READ},
-	    {.name = "walk", .kind = K_WALK},
+		{ .name = "procfs", .kind = K_SCAN, .scanner = SCANNER_PROCFS },
+		{ .name = "bpf", .kind = K_SCAN, .scanner = SCANNER_BPF },
+		{ .name = "read", .kind = K_READ },
+		{ .name = "walk", .kind = K_WALK },
 	};
 	static double ratio[ROUNDS_MAX];
-	struct scan_ctx ctx = {0};
+	struct scan_ctx ctx = { 0 };
 	unsigned per_round = 3, rounds = 10, j, k, k0 = 0, k1 = 4;
 	long hz = sysconf(_SC_CLK_TCK);
 	double bpf_tasks;
@@ -271,8 +273,8 @@ main(int argc, char *argv[])
 		scan(&modes[k], &ctx, 2, false);
 	for (j = 0; j < rounds; j++) {
 		for (k = k0; k < k1; k++)
-			modes[k].round_ns[j] =
-			    scan(&modes[k], &ctx, per_round, true);
+			modes[k].round_ns[j] = scan(&modes[k], &ctx, per_round,
+			    true);
 		if (k0 == 0 && k1 >= 2)
 			ratio[j] = modes[0].round_ns[j] / modes[1].round_ns[j];
 	}
@@ -292,13 +294,15 @@ main(int argc, char *argv[])
 	}
 	/* The iterator's parts, per task of the bpf scan's count. */
 	bpf_tasks = modes[1].scans ?
-	    (double)modes[1].tasks / (double)modes[1].scans : 0.0;
+	    (double)modes[1].tasks / (double)modes[1].scans :
+	    0.0;
 	for (k = 2; k < k1 && bpf_tasks > 0; k++) {
 		struct mode *m = &modes[k];
 		double us = (double)m->cpu_ns / (double)m->scans / 1e3;
 
-		printf("PART stage=%s cpu_us_per_scan=%.1f cpu_ns_per_task=%.1f "
-		       "(%s)\n",
+		printf(
+		    "PART stage=%s cpu_us_per_scan=%.1f cpu_ns_per_task=%.1f "
+		    "(%s)\n",
 		    m->name, us, us * 1e3 / bpf_tasks,
 		    m->kind == K_WALK ?
 			"iter/task walking every task, reading nothing" :

@@ -99,8 +99,7 @@ recv_status(int fd)
 
 /* Counters one child reports to the parent through a pipe. */
 struct tally {
-	uint64_t ok, busy, errors, refused, loris_closed, flood_busy,
-	    flood_ok;
+	uint64_t ok, busy, errors, refused, loris_closed, flood_busy, flood_ok;
 	uint32_t nlat;
 };
 
@@ -256,8 +255,9 @@ flood_main(void *arg)
 		for (k = 0; k < FLOOD_DEPTH; k++) {
 			req.id = ++id;
 			/* never the same range twice: no read is shared */
-			tr.since_ns = 3600 * NSEC_PER_SEC + (int64_t)((idx *
-			    1000003 + id) % 100000) * 2 * NSEC_PER_SEC;
+			tr.since_ns = 3600 * NSEC_PER_SEC +
+			    (int64_t)((idx * 1000003 + id) % 100000) * 2 *
+				NSEC_PER_SEC;
 			if (id % 2) {
 				req.op_case = VITALS__REQUEST__OP_WINDOWS;
 				req.windows = &wr;
@@ -311,12 +311,12 @@ child_run(uid_t uid, unsigned secs, void *(*fn)(void *), unsigned n,
 	signal(SIGALRM, on_alarm);
 	alarm(secs);
 	for (i = 0; i < n; i++)
-		if (pthread_create(&th[i], NULL, fn, (void *)(uintptr_t)(first +
-		    i)) != 0)
+		if (pthread_create(&th[i], NULL, fn,
+			(void *)(uintptr_t)(first + i)) != 0)
 			_exit(2);
 	for (i = 0; i < n2; i++)
 		if (pthread_create(&th[n + i], NULL, fn2,
-		    (void *)(uintptr_t)i) != 0)
+			(void *)(uintptr_t)i) != 0)
 			_exit(2);
 	for (i = 0; i < n + n2; i++)
 		pthread_join(th[i], NULL);
@@ -362,8 +362,8 @@ health_poll(int fd, struct jitter *j)
 	req.version = 1;
 	req.op_case = VITALS__REQUEST__OP_HEALTH;
 	req.health = &h;
-	if (send_req(fd, &req) < 0 || frame_recv(fd, 64u << 20, 10000, &buf,
-	    &len) < 0)
+	if (send_req(fd, &req) < 0 ||
+	    frame_recv(fd, 64u << 20, 10000, &buf, &len) < 0)
 		return;
 	resp = frame_unpack_response(buf, len);
 	free(buf);
@@ -373,8 +373,9 @@ health_poll(int fd, struct jitter *j)
 	    w->seq != j->last_seq) {
 		j->last_seq = w->seq;
 		j->windows++;
-		for (i = 0; i < w->health->n_tick_late_hist &&
-		    i < VITALS_LATE_BUCKETS; i++)
+		for (i = 0;
+		     i < w->health->n_tick_late_hist && i < VITALS_LATE_BUCKETS;
+		     i++)
 			j->hist[i] += w->health->tick_late_hist[i];
 		if (w->health->tick_late_ns_max > j->max_ns)
 			j->max_ns = w->health->tick_late_ns_max;
@@ -396,7 +397,8 @@ main(int argc, char **argv)
 	pid_t *kids;
 
 	if (argc < 6) {
-		fprintf(stderr, "usage: load_bench SOCKET SECONDS GOOD LORIS "
+		fprintf(stderr,
+		    "usage: load_bench SOCKET SECONDS GOOD LORIS "
 		    "UID...\n");
 		return 2;
 	}
@@ -460,7 +462,7 @@ main(int argc, char **argv)
 	for (i = 0; i < VITALS_LATE_BUCKETS; i++)
 		nt += j.hist[i];
 	printf("load: %u s, %u well-behaved clients over %u uids, %u "
-	    "slowloris and a flood (%u conns x %u in flight) from uid %s\n",
+	       "slowloris and a flood (%u conns x %u in flight) from uid %s\n",
 	    secs, good, nuid - 1, loris, FLOOD_CONNS, FLOOD_DEPTH,
 	    argv[4 + nuid]);
 	printf("%-34s %s\n", "figure", "value");
@@ -468,7 +470,8 @@ main(int argc, char **argv)
 		if ((acc += j.hist[i]) * 100 >= nt * 99) {
 			if (bounds[i])
 				printf("%-34s <= %llu ms (%llu ticks, %u "
-				    "windows)\n", "sampling jitter p99",
+				       "windows)\n",
+				    "sampling jitter p99",
 				    (unsigned long long)bounds[i],
 				    (unsigned long long)nt, j.windows);
 			else

@@ -76,7 +76,8 @@ main(int argc, char *argv[])
 	int i, n;
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: marker_flood RATE SECONDS THREADS "
+		fprintf(stderr,
+		    "usage: marker_flood RATE SECONDS THREADS "
 		    "[TRACEFS]\n");
 		return 1;
 	}

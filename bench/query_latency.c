@@ -152,8 +152,9 @@ client_main(void *arg)
 			/* unshared: an hour and a bit, never the same twice */
 			if (unshared)
 				tr.since_ns = 3600 * NSEC_PER_SEC +
-				    (int64_t)((c->idx * 100000 + id) % 3000000) *
-				    2 * NSEC_PER_SEC;
+				    (int64_t)((c->idx * 100000 + id) %
+					3000000) *
+					2 * NSEC_PER_SEC;
 			req.op_case = VITALS__REQUEST__OP_TOP;
 			req.top = &top;
 		} else {
@@ -235,8 +236,7 @@ cmp_i64(const void *a, const void *b)
 }
 
 static void
-report(const char *name, struct client *cl, unsigned n, bool top,
-    double secs)
+report(const char *name, struct client *cl, unsigned n, bool top, double secs)
 {
 	struct lat all = { 0 };
 	uint64_t errors = 0, busy = 0;
@@ -266,8 +266,8 @@ report(const char *name, struct client *cl, unsigned n, bool top,
 	qsort(all.ns, all.n, sizeof(*all.ns), cmp_i64);
 #define PCT(p) ((double)all.ns[(size_t)((all.n - 1) * (p))] / 1e6)
 	printf("%-8s %8zu answers %8.1f/s  p50 %7.2f ms  p90 %7.2f ms  "
-	    "p99 %7.2f ms  max %7.2f ms  errors %llu (busy %llu)\n", name,
-	    all.n, (double)all.n / secs, PCT(0.50), PCT(0.90), PCT(0.99),
+	       "p99 %7.2f ms  max %7.2f ms  errors %llu (busy %llu)\n",
+	    name, all.n, (double)all.n / secs, PCT(0.50), PCT(0.90), PCT(0.99),
 	    (double)all.ns[all.n - 1] / 1e6, (unsigned long long)errors,
 	    (unsigned long long)busy);
 #undef PCT
@@ -309,18 +309,22 @@ cmd_run(int argc, char **argv)
 	pthread_join(m.th, NULL);
 
 	printf("%u clients, %.1f s, %s, %s\n", nclients,
-	    (double)(t1 - t0) / 1e9, reconnect ? "a connection per request" :
-	    "one connection per client", unshared ? "no read shared between "
-	    "clients" : "equal reads shared");
+	    (double)(t1 - t0) / 1e9,
+	    reconnect ? "a connection per request" :
+			"one connection per client",
+	    unshared ? "no read shared between "
+		       "clients" :
+		       "equal reads shared");
 	report("summary", cl, nclients, false, (double)(t1 - t0) / 1e9);
 	report("top20-1h", cl, nclients, true, (double)(t1 - t0) / 1e9);
 	printf("sampling: %u windows closed meanwhile, %llu ticks, timer "
-	    "lateness max %.3f ms, mean %.3f ms, late ticks %u\n", m.windows,
-	    (unsigned long long)m.ticks, (double)m.late_max_ns / 1e6,
+	       "lateness max %.3f ms, mean %.3f ms, late ticks %u\n",
+	    m.windows, (unsigned long long)m.ticks, (double)m.late_max_ns / 1e6,
 	    m.ticks ? (double)m.late_sum_ns / (double)m.ticks / 1e6 : 0.0,
 	    m.late_ticks);
 	if (m.last && m.last->health && (ch = m.last->health->control)) {
-		printf("control: accepted %llu, requests %llu, store reads "
+		printf(
+		    "control: accepted %llu, requests %llu, store reads "
 		    "%llu (slowest %.2f ms), answers shared %llu, busy %llu, "
 		    "overflow-closed %llu, accept paused %llu\n",
 		    (unsigned long long)ch->accepted,
@@ -335,8 +339,7 @@ cmd_run(int argc, char **argv)
 			printf("store: %s, %llu bytes, commit max %.2f ms\n",
 			    m.last->health->store->state,
 			    (unsigned long long)m.last->health->store->db_bytes,
-			    (double)m.last->health->store->commit_ns_max /
-			    1e6);
+			    (double)m.last->health->store->commit_ns_max / 1e6);
 	}
 	if (m.last)
 		vitals__response__free_unpacked(m.last, NULL);
@@ -355,8 +358,8 @@ cmd_fill(int argc, char **argv)
 	unsigned nprocs = argc > 4 ? (unsigned)atoi(argv[4]) : 300;
 	unsigned nthreads = argc > 5 ? (unsigned)atoi(argv[5]) : 200;
 	unsigned nwin = (unsigned)(hours * 360), i, k;
-	int64_t wall = clock_ns(CLOCK_REALTIME), mono = clock_ns(
-	    CLOCK_MONOTONIC);
+	int64_t wall = clock_ns(CLOCK_REALTIME),
+		mono = clock_ns(CLOCK_MONOTONIC);
 	struct store_opts o;
 	struct store *s;
 	int r;
@@ -405,8 +408,8 @@ cmd_fill(int argc, char **argv)
 			t.wall_ns = 10 * NSEC_PER_SEC;
 			t.total_ticks = 2000;
 			t.norm_ticks = 1000;
-			t.rss_pages_max = t.rss_pages_last =
-			    (uint64_t)(1000 + random() % 100000);
+			t.rss_pages_max = t.rss_pages_last = (uint64_t)(1000 +
+			    random() % 100000);
 			if (window_add_task(w, thread, &t) < 0)
 				return 1;
 		}
@@ -430,7 +433,8 @@ main(int argc, char **argv)
 		return cmd_fill(argc, argv);
 	if (argc >= 3 && !strcmp(argv[1], "run"))
 		return cmd_run(argc, argv);
-	fprintf(stderr, "usage: query_latency fill DB [HOURS [PROCS "
+	fprintf(stderr,
+	    "usage: query_latency fill DB [HOURS [PROCS "
 	    "[THREADS]]]\n"
 	    "       query_latency run SOCKET [CLIENTS [SECONDS "
 	    "[reconnect]]]\n");

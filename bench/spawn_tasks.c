@@ -36,23 +36,23 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NSEC_PER_SEC	1000000000LL
-#define NSEC_PER_USEC	1000LL
-#define NSEC_PER_MSEC	1000000LL
-#define THREAD_STACK	(64 * 1024)
+#define NSEC_PER_SEC 1000000000LL
+#define NSEC_PER_USEC 1000LL
+#define NSEC_PER_MSEC 1000000LL
+#define THREAD_STACK (64 * 1024)
 
 #ifndef __dead
-#define __dead	__attribute__((__noreturn__))
+#define __dead __attribute__((__noreturn__))
 #endif
 
 struct spawn_conf {
-	int		 procs;		/* -p */
-	int		 threads;	/* -t, per process, main included */
-	int		 busy_pct;	/* -b */
-	long long	 period_ns;	/* -i */
-	long long	 burn_ns;	/* -c */
-	int		 idle_sched;	/* -I: run the population at SCHED_IDLE */
-	int		 watch_stdin;	/* cleared by -S */
+	int procs;	     /* -p */
+	int threads;	     /* -t, per process, main included */
+	int busy_pct;	     /* -b */
+	long long period_ns; /* -i */
+	long long burn_ns;   /* -c */
+	int idle_sched;	     /* -I: run the population at SCHED_IDLE */
+	int watch_stdin;     /* cleared by -S */
 };
 
 static struct spawn_conf conf = {
@@ -70,7 +70,8 @@ static volatile uint64_t burn_sink;
 static void __dead
 usage(void)
 {
-	fprintf(stderr, "usage: spawn_tasks [-IS] [-b busy_percent] "
+	fprintf(stderr,
+	    "usage: spawn_tasks [-IS] [-b busy_percent] "
 	    "[-c burn_us] [-i period_ms]\n"
 	    "                   [-p procs] [-t threads_per_proc]\n");
 	exit(2);
@@ -125,7 +126,7 @@ busy_loop(void)
 		ts.tv_sec = next / NSEC_PER_SEC;
 		ts.tv_nsec = next % NSEC_PER_SEC;
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
-		    NULL) == EINTR)
+			   NULL) == EINTR)
 			;
 		burn(conf.burn_ns);
 		/* Starved for a whole period: skip, do not catch up. */
@@ -162,7 +163,7 @@ child_main(int idx, int busy, pid_t parent, pid_t pgid, int readyfd)
 	pthread_attr_t attr;
 	pthread_t tid;
 	sigset_t set;
-	char name[32];	/* the kernel keeps 15 bytes */
+	char name[32]; /* the kernel keeps 15 bytes */
 	int fd, i;
 
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1)
@@ -196,7 +197,7 @@ child_main(int idx, int busy, pid_t parent, pid_t pgid, int readyfd)
 	pthread_attr_setstacksize(&attr, THREAD_STACK);
 	for (i = 1; i < conf.threads; i++) {
 		if (pthread_create(&tid, &attr, thread_main,
-		    busy ? &conf : NULL) != 0)
+			busy ? &conf : NULL) != 0)
 			_exit(1);
 	}
 	pthread_attr_destroy(&attr);
@@ -237,11 +238,13 @@ main(int argc, char *argv[])
 			break;
 		case 'c':
 			conf.burn_ns = num(optarg, 0, 10 * 1000 * 1000,
-			    "burn us") * NSEC_PER_USEC;
+					   "burn us") *
+			    NSEC_PER_USEC;
 			break;
 		case 'i':
 			conf.period_ns = num(optarg, 1, 60 * 1000,
-			    "period ms") * NSEC_PER_MSEC;
+					     "period ms") *
+			    NSEC_PER_MSEC;
 			break;
 		case 'I':
 			conf.idle_sched = 1;
@@ -317,7 +320,8 @@ main(int argc, char *argv[])
 		return 1;
 	}
 
-	fprintf(stderr, "spawn_tasks: %d processes x %d threads = %d tasks; "
+	fprintf(stderr,
+	    "spawn_tasks: %d processes x %d threads = %d tasks; "
 	    "%d busy (%d threads, %lld us every %lld ms: %.2f cores)%s\n",
 	    conf.procs, conf.threads, conf.procs * conf.threads, nbusy,
 	    nbusy * conf.threads, conf.burn_ns / NSEC_PER_USEC,

@@ -30,24 +30,24 @@
 
 #include "vitalsd.h"
 
-#define WINDOW_S	   10
-#define HZ		   100
+#define WINDOW_S 10
+#define HZ 100
 #define SAMPLES_PER_WINDOW 10 /* 1 s cadence, the daemon's default */
-#define MAINTAIN_EVERY	   6  /* windows: once per simulated minute */
-#define HOT_PROCS	   25 /* active in every window */
-#define WARM_PROCS	   75 /* active often (weight WARM_WEIGHT) */
-#define WARM_WEIGHT	   12
-#define HOT_THREAD_WEIGHT  150 /* main, render and first binder threads */
+#define MAINTAIN_EVERY 6      /* windows: once per simulated minute */
+#define HOT_PROCS 25	      /* active in every window */
+#define WARM_PROCS 75	      /* active often (weight WARM_WEIGHT) */
+#define WARM_WEIGHT 12
+#define HOT_THREAD_WEIGHT 150 /* main, render and first binder threads */
 /* Instance churn: a process is replaced every ~5 min, a thread every
  * ~10 s (thread pools, short-lived workers). New identities are what make
  * a coarse roll-up hold more task rows than a fine window. */
-#define PROC_CHURN_PER_WINDOW	(1.0 / 30)
+#define PROC_CHURN_PER_WINDOW (1.0 / 30)
 #define THREAD_CHURN_PER_WINDOW 1.0
-#define BOOT_ID			"6a1e3b52-4f0c-4a8e-9d6b-2f1c7e9a0b13"
+#define BOOT_ID "6a1e3b52-4f0c-4a8e-9d6b-2f1c7e9a0b13"
 
 #define SEC(x) ((int64_t)(x)*NSEC_PER_SEC)
 #define HOUR_S 3600
-#define DAY_S  (24 * HOUR_S)
+#define DAY_S (24 * HOUR_S)
 
 struct opts {
 	double days;
@@ -260,18 +260,18 @@ name_generated(struct sim *s, size_t i, struct sproc *p)
 	p->kernel = false;
 	if (kind < 9) { /* about 45 %: kernel threads */
 		static const char *const kt[] = {
-		    "kworker/%u:%u",
-		    "kworker/%u:%uH",
-		    "kworker/u16:%u",
-		    "irq/%u-qcom",
-		    "migration/%u",
-		    "ksoftirqd/%u",
-		    "cpuhp/%u",
-		    "jbd2/dm-%u-8",
-		    "f2fs_gc-254:%u",
-		    "ion_pool_%u",
-		    "kgsl_worker%u",
-		    "dsp_work%u",
+			"kworker/%u:%u",
+			"kworker/%u:%uH",
+			"kworker/u16:%u",
+			"irq/%u-qcom",
+			"migration/%u",
+			"ksoftirqd/%u",
+			"cpuhp/%u",
+			"jbd2/dm-%u-8",
+			"f2fs_gc-254:%u",
+			"ion_pool_%u",
+			"kgsl_worker%u",
+			"dsp_work%u",
 		};
 		const char *f = kt[rndr(s, 0, sizeof(kt) / sizeof(kt[0]) - 1)];
 
@@ -280,16 +280,15 @@ name_generated(struct sim *s, size_t i, struct sproc *p)
 		p->kernel = true;
 		p->uid = 0;
 	} else if (kind < 12) {
-		const char *b =
-		    native_bins[(i / 3) %
-				(sizeof(native_bins) / sizeof(native_bins[0]))];
+		const char *b = native_bins[(i / 3) %
+		    (sizeof(native_bins) / sizeof(native_bins[0]))];
 
 		snprintf(p->name, sizeof(p->name), "%s", b);
 		set_comm(p->comm, p->name, false);
 		p->uid = (uint32_t)rndr(s, 1000, 1090);
 	} else if (kind < 14) {
-		const char *h = hal_names[(i / 2) % (sizeof(hal_names) /
-							sizeof(hal_names[0]))];
+		const char *h = hal_names[(i / 2) %
+		    (sizeof(hal_names) / sizeof(hal_names[0]))];
 
 		/* the daemon keeps the basename up to '@' */
 		snprintf(p->name, sizeof(p->name), "android.hardware.%s", h);
@@ -315,14 +314,14 @@ thread_name(struct sim *s, const struct sproc *p, uint32_t j, char *comm)
 	if (j == 0) {
 		memcpy(comm, p->comm, VITALS_COMM_LEN);
 	} else if (j <= 4 || rnd(s) % 3 == 0) {
-		comm_printf(
-		    comm, "%s:%d_%X", j % 2 ? "binder" : "HwBinder", p->pid, j);
+		comm_printf(comm, "%s:%d_%X", j % 2 ? "binder" : "HwBinder",
+		    p->pid, j);
 	} else if (rnd(s) % 4 == 0) {
 		comm_printf(comm, "pool-%u-thread-%u", s->pool_seq++ % 40, j);
 	} else {
 		comm_printf(comm, "%s",
-		    java_threads[rnd(s) % (sizeof(java_threads) /
-					      sizeof(java_threads[0]))]);
+		    java_threads[rnd(s) %
+			(sizeof(java_threads) / sizeof(java_threads[0]))]);
 	}
 }
 
@@ -365,11 +364,11 @@ sim_init(struct sim *s, const struct opts *o, int64_t wall0_ns)
 		struct sproc *p = &s->p[i];
 
 		if (i < HOT_PROCS) {
-			snprintf(
-			    p->name, sizeof(p->name), "%s", hot_procs[i].name);
+			snprintf(p->name, sizeof(p->name), "%s",
+			    hot_procs[i].name);
 			p->uid = hot_procs[i].uid;
-			p->kernel =
-			    hot_procs[i].threads == 1 && p->name[0] != '/';
+			p->kernel = hot_procs[i].threads == 1 &&
+			    p->name[0] != '/';
 			if (p->kernel)
 				comm_printf(p->comm, "%s", p->name);
 			else
@@ -470,8 +469,8 @@ pick_cum(const double *cum, size_t n, double u)
 /* ------------------------------------------------------------- a window */
 
 static void
-gauge_walk(
-    struct sim *s, struct gauge *g, double base, double spread, bool integer)
+gauge_walk(struct sim *s, struct gauge *g, double base, double spread,
+    bool integer)
 {
 	unsigned k;
 
@@ -510,7 +509,7 @@ fill_cpus(struct sim *s, struct window *w)
 		c->d.steal = 0;
 		c->d.guest = c->d.guest_nice = 0;
 		c->d.idle = per - c->d.user - c->d.system - c->d.nice -
-			    c->d.irq - c->d.softirq - c->d.iowait;
+		    c->d.irq - c->d.softirq - c->d.iowait;
 		c->samples = SAMPLES_PER_WINDOW;
 		c->wall_ns = (uint64_t)SEC(WINDOW_S);
 		c->online_end = true;
@@ -518,8 +517,8 @@ fill_cpus(struct sim *s, struct window *w)
 		c->capacity = little ? 325 : big ? 1024 : 828;
 		for (k = 0; k < SAMPLES_PER_WINDOW; k++) {
 			/* an OPP from the table, 300 MHz to max */
-			int64_t f = 300000 + (int64_t)rndr(s, 0, 11) *
-						 ((max - 300000) / 11);
+			int64_t f = 300000 +
+			    (int64_t)rndr(s, 0, 11) * ((max - 300000) / 11);
 
 			gauge_add(&c->cur_khz, (double)f);
 			gauge_add(&c->freq_ratio, (double)f / (double)max);
@@ -536,39 +535,39 @@ static void
 fill_system(struct sim *s, struct window *w)
 {
 	static const double mem0[MI__MAX] = {
-	    [MI_MEMTOTAL] = 7812345,
-	    [MI_MEMFREE] = 412000,
-	    [MI_MEMAVAILABLE] = 3210000,
-	    [MI_BUFFERS] = 9800,
-	    [MI_CACHED] = 2540000,
-	    [MI_SWAPCACHED] = 61000,
-	    [MI_ACTIVE] = 2900000,
-	    [MI_INACTIVE] = 2300000,
-	    [MI_SWAPTOTAL] = 4194300,
-	    [MI_SWAPFREE] = 2980000,
-	    [MI_DIRTY] = 1400,
-	    [MI_ANONPAGES] = 2150000,
-	    [MI_MAPPED] = 910000,
-	    [MI_SHMEM] = 31000,
-	    [MI_SRECLAIMABLE] = 152000,
-	    [MI_SUNRECLAIM] = 251000,
-	    [MI_KERNELSTACK] = 61000,
-	    [MI_PAGETABLES] = 118000,
+		[MI_MEMTOTAL] = 7812345,
+		[MI_MEMFREE] = 412000,
+		[MI_MEMAVAILABLE] = 3210000,
+		[MI_BUFFERS] = 9800,
+		[MI_CACHED] = 2540000,
+		[MI_SWAPCACHED] = 61000,
+		[MI_ACTIVE] = 2900000,
+		[MI_INACTIVE] = 2300000,
+		[MI_SWAPTOTAL] = 4194300,
+		[MI_SWAPFREE] = 2980000,
+		[MI_DIRTY] = 1400,
+		[MI_ANONPAGES] = 2150000,
+		[MI_MAPPED] = 910000,
+		[MI_SHMEM] = 31000,
+		[MI_SRECLAIMABLE] = 152000,
+		[MI_SUNRECLAIM] = 251000,
+		[MI_KERNELSTACK] = 61000,
+		[MI_PAGETABLES] = 118000,
 	};
 	static const uint64_t vm_hi[VM__MAX] = {
-	    [VM_PGFAULT] = 250000,
-	    [VM_PGMAJFAULT] = 60,
-	    [VM_PSWPIN] = 400,
-	    [VM_PSWPOUT] = 900,
-	    [VM_PGPGIN] = 6000,
-	    [VM_PGPGOUT] = 20000,
-	    [VM_PGSCAN_KSWAPD] = 12000,
-	    [VM_PGSCAN_DIRECT] = 0,
-	    [VM_PGSTEAL_KSWAPD] = 9000,
-	    [VM_PGSTEAL_DIRECT] = 0,
-	    [VM_WORKINGSET_REFAULT_ANON] = 800,
-	    [VM_WORKINGSET_REFAULT_FILE] = 1500,
-	    [VM_OOM_KILL] = 0,
+		[VM_PGFAULT] = 250000,
+		[VM_PGMAJFAULT] = 60,
+		[VM_PSWPIN] = 400,
+		[VM_PSWPOUT] = 900,
+		[VM_PGPGIN] = 6000,
+		[VM_PGPGOUT] = 20000,
+		[VM_PGSCAN_KSWAPD] = 12000,
+		[VM_PGSCAN_DIRECT] = 0,
+		[VM_PGSTEAL_KSWAPD] = 9000,
+		[VM_PGSTEAL_DIRECT] = 0,
+		[VM_WORKINGSET_REFAULT_ANON] = 800,
+		[VM_WORKINGSET_REFAULT_FILE] = 1500,
+		[VM_OOM_KILL] = 0,
 	};
 	unsigned i;
 
@@ -600,8 +599,9 @@ fill_system(struct sim *s, struct window *w)
 		w->vm_have |= 1u << i;
 	}
 	for (i = 0; i < MI__MAX; i++) {
-		double spread =
-		    i == MI_MEMTOTAL || i == MI_SWAPTOTAL ? 0 : mem0[i] * 0.02;
+		double spread = i == MI_MEMTOTAL || i == MI_SWAPTOTAL ?
+		    0 :
+		    mem0[i] * 0.02;
 
 		/* a slow walk between windows, noise within one */
 		s->mem[i] += spread * (rndf(s) - 0.5) * 0.5;
@@ -618,13 +618,13 @@ static void
 fill_health(struct sim *s, struct window *w, uint32_t threads_scanned)
 {
 	static const uint64_t coll_us[COLL__MAX] = {
-	    [COLL_STAT] = 60,
-	    [COLL_LOADAVG] = 15,
-	    [COLL_PSI] = 40,
-	    [COLL_VMSTAT] = 90,
-	    [COLL_MEMINFO] = 70,
-	    [COLL_CPUFREQ] = 45,
-	    [COLL_PROCS] = 9000,
+		[COLL_STAT] = 60,
+		[COLL_LOADAVG] = 15,
+		[COLL_PSI] = 40,
+		[COLL_VMSTAT] = 90,
+		[COLL_MEMINFO] = 70,
+		[COLL_CPUFREQ] = 45,
+		[COLL_PROCS] = 9000,
 	};
 	struct window_health *h = &w->health;
 	unsigned i, k;
@@ -665,8 +665,8 @@ task_from(struct sim *s, struct window_task *t, const struct sproc *p,
 	t->total_ticks = total_ticks;
 	t->norm_ticks = (double)total_ticks / s->o->ncpus;
 	if (p->rss_pages) {
-		t->rss_pages_last =
-		    p->rss_pages + rndr(s, 0, p->rss_pages / 20);
+		t->rss_pages_last = p->rss_pages +
+		    rndr(s, 0, p->rss_pages / 20);
 		t->rss_pages_max = t->rss_pages_last + rndr(s, 0, 64);
 	}
 }
@@ -839,7 +839,7 @@ churn(struct sim *s, struct window *w, uint64_t now_ticks, uint64_t total_ticks)
 
 		if (p->nthreads > 1) {
 			struct sthread *th = &s->t[p->first_thread +
-						   rndr(s, 1, p->nthreads - 1)];
+			    rndr(s, 1, p->nthreads - 1)];
 
 			th->tid = s->next_pid++;
 			th->starttime = now_ticks - rndr(s, 0, 900);
@@ -943,7 +943,7 @@ struct dist {
 static struct dist
 dist_of(const struct series *a, size_t from, size_t to)
 {
-	struct dist d = {0};
+	struct dist d = { 0 };
 	int64_t *c;
 	size_t n = to > from ? to - from : 0;
 
@@ -1010,8 +1010,8 @@ take_snap(struct store *st, const char *db, int64_t at_s, int64_t now_ns,
 	ret->main_bytes = file_size(db);
 	ret->wal_bytes = file_size(wal);
 	ret->live_bytes = (uint64_t)(sql_ll(st, "PRAGMA page_count") -
-				     sql_ll(st, "PRAGMA freelist_count")) *
-			  (uint64_t)sql_ll(st, "PRAGMA page_size");
+			      sql_ll(st, "PRAGMA freelist_count")) *
+	    (uint64_t)sql_ll(st, "PRAGMA page_size");
 	for (l = 0; l < 3; l++) {
 		snprintf(q, sizeof(q),
 		    "SELECT count(*) FROM windows WHERE level = %u", l);
@@ -1037,9 +1037,9 @@ take_snap(struct store *st, const char *db, int64_t at_s, int64_t now_ns,
 		"GROUP BY name ORDER BY kib DESC)",
 		ret->tables, sizeof(ret->tables)) < 0)
 		ret->tables[0] = '\0';
-	ret->oldest_h =
-	    (double)(now_ns -
-		     sql_ll(st, "SELECT min(wall_start_ns) FROM windows")) /
+	ret->oldest_h = (double)(now_ns -
+			    sql_ll(st,
+				"SELECT min(wall_start_ns) FROM windows")) /
 	    3.6e12;
 	store_get_stats(st, &ss);
 	ret->deleted_age = ss.deleted_age;
@@ -1057,7 +1057,7 @@ static void
 run_queries(struct store *st, unsigned nq, int64_t at_s, int64_t now_ns,
     struct qres *ret)
 {
-	struct series h = {0}, d = {0};
+	struct series h = { 0 }, d = { 0 };
 	unsigned k;
 
 	memset(ret, 0, sizeof(*ret));
@@ -1068,8 +1068,8 @@ run_queries(struct store *st, unsigned nq, int64_t at_s, int64_t now_ns,
 		struct window_task *t = NULL;
 		size_t n = 0;
 		int64_t t0 = clock_ns(CLOCK_MONOTONIC), dt;
-		int r =
-		    store_top(st, from, now_ns, false, METRIC_CPU, 20, &t, &n);
+		int r = store_top(st, from, now_ns, false, METRIC_CPU, 20, &t,
+		    &n);
 
 		dt = clock_ns(CLOCK_MONOTONIC) - t0;
 		if (r < 0)
@@ -1162,18 +1162,18 @@ static void
 parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
-	    {"active", required_argument, NULL, 'a'},
-	    {"cpus", required_argument, NULL, 'c'},
-	    {"days", required_argument, NULL, 'd'},
-	    {"dir", required_argument, NULL, 'D'},
-	    {"keep", no_argument, NULL, 'k'},
-	    {"max-mib", required_argument, NULL, 'm'},
-	    {"procs", required_argument, NULL, 'p'},
-	    {"queries", required_argument, NULL, 'q'},
-	    {"seed", required_argument, NULL, 's'},
-	    {"threads", required_argument, NULL, 't'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
+		{ "active", required_argument, NULL, 'a' },
+		{ "cpus", required_argument, NULL, 'c' },
+		{ "days", required_argument, NULL, 'd' },
+		{ "dir", required_argument, NULL, 'D' },
+		{ "keep", no_argument, NULL, 'k' },
+		{ "max-mib", required_argument, NULL, 'm' },
+		{ "procs", required_argument, NULL, 'p' },
+		{ "queries", required_argument, NULL, 'q' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	char *end;
 	int ch;
@@ -1188,8 +1188,8 @@ parse_opts(int argc, char **argv, struct opts *o)
 	o->ncpus = 8;
 	o->nqueries = 50;
 	o->seed = 1;
-	while ((ch = getopt_long(
-		    argc, argv, "a:c:d:D:hkm:p:q:s:t:", lo, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "a:c:d:D:hkm:p:q:s:t:", lo,
+		    NULL)) != -1) {
 		switch (ch) {
 		case 'a':
 			o->nactive = (unsigned)num_arg(optarg, 1, 100000);
@@ -1213,8 +1213,8 @@ parse_opts(int argc, char **argv, struct opts *o)
 			o->max_set = true;
 			break;
 		case 'p':
-			o->nprocs =
-			    (unsigned)num_arg(optarg, HOT_PROCS, 100000);
+			o->nprocs = (unsigned)num_arg(optarg, HOT_PROCS,
+			    100000);
 			break;
 		case 'q':
 			o->nqueries = (unsigned)num_arg(optarg, 1, 100000);
@@ -1336,8 +1336,8 @@ bench_setup(struct bench *b)
 	    (long long)b->so.rollup2_after_s / 3600, b->so.rollup2_s,
 	    (long long)b->so.retain_s / DAY_S);
 	if (b->so.max_bytes)
-		printf(
-		    "max %.0f MiB (main file + WAL)\n\n", mib(b->so.max_bytes));
+		printf("max %.0f MiB (main file + WAL)\n\n",
+		    mib(b->so.max_bytes));
 	else
 		printf("no size bound\n\n");
 	fflush(stdout);
@@ -1355,8 +1355,8 @@ bench_queries(struct bench *b, int64_t at_s)
 static void
 bench_run(struct bench *b)
 {
-	static const int64_t marks[] = {HOUR_S, 6 * HOUR_S, 12 * HOUR_S, DAY_S,
-	    2 * DAY_S, 3 * DAY_S, 7 * DAY_S};
+	static const int64_t marks[] = { HOUR_S, 6 * HOUR_S, 12 * HOUR_S, DAY_S,
+		2 * DAY_S, 3 * DAY_S, 7 * DAY_S };
 	int64_t t_start = clock_ns(CLOCK_MONOTONIC), t0, dt, at_s;
 	struct store_stats ss;
 	struct io i0, i1;
@@ -1420,8 +1420,8 @@ bench_run(struct bench *b)
 		if (at_s == DAY_S)
 			bench_queries(b, at_s);
 	}
-	take_snap(
-	    b->st, b->db, b->end_s, b->now_ns, true, &b->snaps[b->nsnap++]);
+	take_snap(b->st, b->db, b->end_s, b->now_ns, true,
+	    &b->snaps[b->nsnap++]);
 	bench_queries(b, b->end_s);
 	b->real_s = (double)(clock_ns(CLOCK_MONOTONIC) - t_start) / 1e9;
 }
@@ -1529,8 +1529,8 @@ bench_report(const struct bench *b)
 			printf("  L%zu %.0f procs + %.0f threads", i,
 			    last->procs_per[i], last->threads_per[i]);
 	if (last->tables[0])
-		printf(
-		    "\n  KiB per table and index at the end: %s", last->tables);
+		printf("\n  KiB per table and index at the end: %s",
+		    last->tables);
 	printf("\n  written by puts + maintenance: %.2f GiB to write(), "
 	       "%.2f GiB to storage;\n  per simulated day %.0f MiB to storage "
 	       "(puts %.0f KiB/window, maintenance %.0f MiB/day)\n",
@@ -1542,10 +1542,10 @@ bench_report(const struct bench *b)
 	printf("\nstore_top, 20 processes by CPU (ms)  n       p50      p90"
 	       "      p99      max  rows\n");
 	for (i = 0; i < b->nq; i++) {
-		print_query(
-		    "hour", b->qs[i].at_s, &b->qs[i].h1, b->qs[i].rows_h1);
-		print_query(
-		    "day", b->qs[i].at_s, &b->qs[i].d1, b->qs[i].rows_d1);
+		print_query("hour", b->qs[i].at_s, &b->qs[i].h1,
+		    b->qs[i].rows_h1);
+		print_query("day", b->qs[i].at_s, &b->qs[i].d1,
+		    b->qs[i].rows_d1);
 	}
 	printf("\nrun: %.1f s real for %s simulated: puts %.1f s, maintenance "
 	       "%.1f s, queries %.1f s\n",
@@ -1569,7 +1569,7 @@ bench_report(const struct bench *b)
 static void
 bench_cleanup(struct bench *b)
 {
-	static const char *const sfx[] = {"", "-wal", "-shm"};
+	static const char *const sfx[] = { "", "-wal", "-shm" };
 	char p[PATH_MAX + 32];
 	size_t i;
 

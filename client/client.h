@@ -18,18 +18,19 @@
 enum vitals_exit {
 	VX_OK = 0,
 	VX_USAGE = 1,
-	VX_NOT_RUNNING = 2,	/* ENOENT / ECONNREFUSED on connect */
-	VX_DENIED = 3,		/* EACCES on connect, PERMISSION_DENIED */
-	VX_PROTOCOL = 4,	/* bad answer, timeout, other status */
-	VX_UNAVAILABLE = 5,	/* STATUS_UNAVAILABLE: retry later */
-	VX_REFUSED = 6,		/* heapprofd refused the session */
+	VX_NOT_RUNNING = 2, /* ENOENT / ECONNREFUSED on connect */
+	VX_DENIED = 3,	    /* EACCES on connect, PERMISSION_DENIED */
+	VX_PROTOCOL = 4,    /* bad answer, timeout, other status */
+	VX_UNAVAILABLE = 5, /* STATUS_UNAVAILABLE: retry later */
+	VX_REFUSED = 6,	    /* heapprofd refused the session */
 };
 
-#define VITALS_SOCKET_ANDROID "/dev/socket/vitalsd" /* created by init (vitalsd.rc) */
-#define VITALS_SOCKET_LINUX   "/var/lib/vitalsd/vitalsd.sock"
-#define VITALS_TIMEOUT_MS     5000
-#define VITALS_NSEC_PER_SEC   1000000000LL
-#define VITALS_UID_UNKNOWN    4294967295u
+#define VITALS_SOCKET_ANDROID \
+	"/dev/socket/vitalsd" /* created by init (vitalsd.rc) */
+#define VITALS_SOCKET_LINUX "/var/lib/vitalsd/vitalsd.sock"
+#define VITALS_TIMEOUT_MS 5000
+#define VITALS_NSEC_PER_SEC 1000000000LL
+#define VITALS_UID_UNKNOWN 4294967295u
 
 /* util.c: a growing string; a failed allocation sticks in err. */
 struct sbuf {

@@ -40,8 +40,9 @@ conn_default_socket(void)
 static const char *
 conn_status_name(Vitals__Status s)
 {
-	const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
-	    &vitals__status__descriptor, (int)s);
+	const ProtobufCEnumValue *v =
+	    protobuf_c_enum_descriptor_get_value(&vitals__status__descriptor,
+		(int)s);
 
 	return v ? v->name : "STATUS_UNKNOWN";
 }
@@ -85,23 +86,31 @@ conn_open(const char *path, int timeout_ms, int *ret_fd, struct sbuf *msg)
 		switch (e) {
 		case ENOENT:
 		case ENOTDIR:
-			sbuf_printf(msg, "vitalsd is not running: no socket at "
-			    "%s (set --socket or VITALS_SOCKET)", path);
+			sbuf_printf(msg,
+			    "vitalsd is not running: no socket at "
+			    "%s (set --socket or VITALS_SOCKET)",
+			    path);
 			return VX_NOT_RUNNING;
 		case ECONNREFUSED:
-			sbuf_printf(msg, "vitalsd is not running: nothing "
-			    "listens on %s", path);
+			sbuf_printf(msg,
+			    "vitalsd is not running: nothing "
+			    "listens on %s",
+			    path);
 			return VX_NOT_RUNNING;
 		case EACCES:
 		case EPERM:
-			sbuf_printf(msg, "permission denied connecting to %s: "
+			sbuf_printf(msg,
+			    "permission denied connecting to %s: "
 			    "%s (the socket is for vitalsd's reader and "
-			    "trusted users)", path, strerror(e));
+			    "trusted users)",
+			    path, strerror(e));
 			return VX_DENIED;
 		case EAGAIN:
 		case ETIMEDOUT:
-			sbuf_printf(msg, "vitalsd did not accept a connection "
-			    "on %s within %d ms", path, timeout_ms);
+			sbuf_printf(msg,
+			    "vitalsd did not accept a connection "
+			    "on %s within %d ms",
+			    path, timeout_ms);
 			return VX_PROTOCOL;
 		default:
 			sbuf_printf(msg, "cannot connect to %s: %s", path,
@@ -178,8 +187,7 @@ conn_call(const char *path, int timeout_ms, const Vitals__Request *req,
 	if ((x = conn_open(path, timeout_ms, &fd, msg)) != VX_OK)
 		return x;
 	if ((r = frame_pack_request(req, &buf, &len)) < 0) {
-		sbuf_printf(msg, "cannot encode the request: %s",
-		    strerror(-r));
+		sbuf_printf(msg, "cannot encode the request: %s", strerror(-r));
 		x = VX_PROTOCOL;
 		goto out;
 	}
@@ -216,8 +224,10 @@ conn_call(const char *path, int timeout_ms, const Vitals__Request *req,
 	}
 	/* Request op and Response result share their field numbers. */
 	if ((int)resp->result_case != (int)req->op_case) {
-		sbuf_printf(msg, "vitalsd answered with result %d to "
-		    "operation %d", (int)resp->result_case, (int)req->op_case);
+		sbuf_printf(msg,
+		    "vitalsd answered with result %d to "
+		    "operation %d",
+		    (int)resp->result_case, (int)req->op_case);
 		x = VX_PROTOCOL;
 		goto out;
 	}

@@ -37,16 +37,20 @@ fmt_gpumem_health(struct sbuf *o, const Vitals__GpuMemState *s)
 	sbuf_printf(o, ", %u of %u entries%s\n", s->entries, s->capacity,
 	    s->imported ? ", imported sizes" : "");
 	if (s->saturated)
-		sbuf_printf(o, "Warning: map saturated (%u of %u entries): "
+		sbuf_printf(o,
+		    "Warning: map saturated (%u of %u entries): "
 		    "GPU memory of further (gpu, pid) pairs is not recorded\n",
 		    s->entries, s->capacity);
 	if (s->insert_fail)
-		sbuf_printf(o, "Warning: %llu inserts refused by the full "
-		    "map\n", ULL(s->insert_fail));
+		sbuf_printf(o,
+		    "Warning: %llu inserts refused by the full "
+		    "map\n",
+		    ULL(s->insert_fail));
 	if (s->restarts || s->vanished || s->truncated)
-		sbuf_printf(o, "Note: entries changed during the walk "
-		    "(restarts %u, vanished %u, truncated %u)\n", s->restarts,
-		    s->vanished, s->truncated);
+		sbuf_printf(o,
+		    "Note: entries changed during the walk "
+		    "(restarts %u, vanished %u, truncated %u)\n",
+		    s->restarts, s->vanished, s->truncated);
 }
 
 /* What --verbose adds after a line's bytes. */
@@ -99,7 +103,7 @@ dumpsys_message(const Vitals__GpuMem *g)
 		return NULL;
 	if (!strcmp(s->state, "ok") || !strcmp(s->state, "empty") ||
 	    (!strcmp(s->state, "traversal error") && s->why &&
-	    !strcmp(s->why, "traversal failed")))
+		!strcmp(s->why, "traversal failed")))
 		return "GPU memory total usage map is empty\n";
 	return "Failed to initialize GPU memory eBPF\n";
 }

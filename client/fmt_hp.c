@@ -61,8 +61,8 @@ fmt_hp_list(struct sbuf *o, const Vitals__HeapprofdList *l)
 		sbuf_puts(o, "no heapprofd sessions recorded\n");
 		return;
 	}
-	sbuf_printf(o, "%6s  %-19s  %-16s  %-20s  %-16s  %s\n", "ID",
-	    "CREATED", "BY", "TARGET", "OUTCOME", "DETAIL");
+	sbuf_printf(o, "%6s  %-19s  %-16s  %-20s  %-16s  %s\n", "ID", "CREATED",
+	    "BY", "TARGET", "OUTCOME", "DETAIL");
 	for (i = 0; i < l->n_sessions; i++) {
 		const Vitals__HeapprofdSession *s = l->sessions[i];
 
@@ -102,23 +102,25 @@ fmt_hp_health(struct sbuf *o, const Vitals__HeapprofdHealth *h)
 
 	if (h == NULL)
 		return;
-	sbuf_printf(o, "heapprofd: %u rule%s, initiator %s, %s\n  requests "
+	sbuf_printf(o,
+	    "heapprofd: %u rule%s, initiator %s, %s\n  requests "
 	    "%llu, started %llu, dry runs %llu, denied %llu; completed %llu, "
 	    "failed %llu, timeouts %llu, cancelled %llu, spawn failed %llu, "
-	    "closed after restart %llu\n  refused:", h->rules,
-	    h->rules == 1 ? "" : "s", h->initiator, h->running ?
-	    "session running" : "idle", ULL(h->requests), ULL(h->started),
-	    ULL(h->dry_runs), ULL(h->denied), ULL(h->completed),
-	    ULL(h->failed), ULL(h->timeouts), ULL(h->cancelled),
-	    ULL(h->spawn_failed), ULL(h->restarted_closed));
+	    "closed after restart %llu\n  refused:",
+	    h->rules, h->rules == 1 ? "" : "s", h->initiator,
+	    h->running ? "session running" : "idle", ULL(h->requests),
+	    ULL(h->started), ULL(h->dry_runs), ULL(h->denied),
+	    ULL(h->completed), ULL(h->failed), ULL(h->timeouts),
+	    ULL(h->cancelled), ULL(h->spawn_failed), ULL(h->restarted_closed));
 	for (i = 0; i < h->n_refused; i++)
 		sbuf_printf(o, " %s %llu", h->refused[i]->name,
 		    ULL(h->refused[i]->value));
-	sbuf_printf(o, "\n  rules: evaluated %llu, fired %llu, GPU memory "
+	sbuf_printf(o,
+	    "\n  rules: evaluated %llu, fired %llu, GPU memory "
 	    "not available %llu, name reads failed %llu, anon reads failed "
-	    "%llu\n", ULL(h->rule_evaluations), ULL(h->rules_fired),
-	    ULL(h->gpu_unavailable), ULL(h->name_failed),
-	    ULL(h->anon_failed));
+	    "%llu\n",
+	    ULL(h->rule_evaluations), ULL(h->rules_fired),
+	    ULL(h->gpu_unavailable), ULL(h->name_failed), ULL(h->anon_failed));
 	if (h->spawn && h->spawn[0])
 		sbuf_printf(o, "  perfetto: %s (%s); build type %s (from %s)\n",
 		    h->spawn, h->spawn_detail, h->build_type,

@@ -18,8 +18,8 @@ put_name(struct sbuf *o, const char *s)
 		return;
 	}
 	for (; *s; s++)
-		sbuf_putc(o, ((unsigned char)*s < 0x20 || *s == 0x7f) ? '?' :
-		    *s);
+		sbuf_putc(o,
+		    ((unsigned char)*s < 0x20 || *s == 0x7f) ? '?' : *s);
 }
 
 static void
@@ -39,8 +39,7 @@ put_list(struct sbuf *o, const char *label, char **v, size_t n)
 static void
 put_atcat(struct sbuf *o, const char *state, int32_t err, uint64_t tags,
     const char *names, uint64_t flags, uint32_t checks, uint32_t foreign,
-    uint32_t takeovers, uint32_t yields, uint32_t restores,
-    uint32_t set_fail)
+    uint32_t takeovers, uint32_t yields, uint32_t restores, uint32_t set_fail)
 {
 	if (state == NULL || *state == '\0' || !strcmp(state, "unknown"))
 		return;
@@ -49,13 +48,16 @@ put_atcat(struct sbuf *o, const char *state, int32_t err, uint64_t tags,
 		sbuf_printf(o, " (%s = %#llx)", names && *names ? names : "?",
 		    (unsigned long long)tags);
 	if (!strcmp(state, "skipped_other_owner"))
-		sbuf_printf(o, "; the tags property holds another tracer's "
-		    "%#llx", (unsigned long long)flags);
+		sbuf_printf(o,
+		    "; the tags property holds another tracer's "
+		    "%#llx",
+		    (unsigned long long)flags);
 	if (err)
 		sbuf_printf(o, "; error %s", strerror(-err));
-	sbuf_printf(o, "; checks %u, another owner %u, taken %u, yielded %u,"
-	    " restored %u, write failures %u\n", checks, foreign, takeovers,
-	    yields, restores, set_fail);
+	sbuf_printf(o,
+	    "; checks %u, another owner %u, taken %u, yielded %u,"
+	    " restored %u, write failures %u\n",
+	    checks, foreign, takeovers, yields, restores, set_fail);
 }
 
 /* Health.trace: the ftrace state of the last window. */
@@ -83,21 +85,23 @@ fmt_trace_window(struct sbuf *o, const Vitals__TraceWindow *w)
 
 	fmt_time(from, sizeof(from), w->wall_start_ns);
 	fmt_time(to, sizeof(to), w->wall_end_ns);
-	sbuf_printf(o, "Window %s .. %s: ftrace %s, %llu events, %llu slices,"
-	    " %llu incomplete\n", from, to, w->state,
-	    (unsigned long long)w->events, (unsigned long long)w->slices,
-	    (unsigned long long)w->incomplete);
+	sbuf_printf(o,
+	    "Window %s .. %s: ftrace %s, %llu events, %llu slices,"
+	    " %llu incomplete\n",
+	    from, to, w->state, (unsigned long long)w->events,
+	    (unsigned long long)w->slices, (unsigned long long)w->incomplete);
 	if (w->lossy)
-		sbuf_printf(o, "  LOST EVENTS: %llu (overrun %llu, dropped "
+		sbuf_printf(o,
+		    "  LOST EVENTS: %llu (overrun %llu, dropped "
 		    "%llu, commit overrun %llu), %llu pages flagged, %u stats "
 		    "reads failed: figures below are partial\n",
-		    (unsigned long long)w->lost,
-		    (unsigned long long)w->overrun,
+		    (unsigned long long)w->lost, (unsigned long long)w->overrun,
 		    (unsigned long long)w->dropped,
 		    (unsigned long long)w->commit_overrun,
 		    (unsigned long long)w->pages_lost, w->stats_fail);
 	if (!w->atrace && strcmp(w->state, "on") == 0)
-		sbuf_puts(o, "  ATrace capture unavailable (no "
+		sbuf_puts(o,
+		    "  ATrace capture unavailable (no "
 		    "copy_trace_marker option in this kernel)\n");
 	put_atcat(o, w->atrace_categories, w->atrace_categories_err,
 	    w->atrace_tags, w->atrace_tag_names, w->atrace_flags,
@@ -105,21 +109,23 @@ fmt_trace_window(struct sbuf *o, const Vitals__TraceWindow *w)
 	    w->atrace_yields, w->atrace_restores, w->atrace_set_fail);
 	put_list(o, "missing events", w->missing, w->n_missing);
 	if (w->n_slice)
-		sbuf_puts(o, "  kind     pid      tid      depth  count  "
+		sbuf_puts(o,
+		    "  kind     pid      tid      depth  count  "
 		    "incompl    total ms      max ms  name\n");
 	for (i = 0; i < w->n_slice; i++) {
 		const Vitals__TraceSlice *s = w->slice[i];
 
 		sbuf_printf(o, "  %-8s %-8d %-8d %5u %6u %8u %11.3f %11.3f  ",
-		    s->kind, s->pid, s->tid, s->depth, s->count,
-		    s->incomplete, (double)s->total_ns / 1e6,
-		    (double)s->max_ns / 1e6);
+		    s->kind, s->pid, s->tid, s->depth, s->count, s->incomplete,
+		    (double)s->total_ns / 1e6, (double)s->max_ns / 1e6);
 		put_name(o, s->name);
 		sbuf_putc(o, '\n');
 	}
 	if (w->slice_other)
-		sbuf_printf(o, "  (%u more rows: %u complete, %u incomplete, "
-		    "%.3f ms)\n", w->slices_other, w->slice_other->count,
+		sbuf_printf(o,
+		    "  (%u more rows: %u complete, %u incomplete, "
+		    "%.3f ms)\n",
+		    w->slices_other, w->slice_other->count,
 		    w->slice_other->incomplete,
 		    (double)w->slice_other->total_ns / 1e6);
 	for (i = 0; i < w->n_counter; i++) {
@@ -132,19 +138,25 @@ fmt_trace_window(struct sbuf *o, const Vitals__TraceWindow *w)
 		    c->n);
 	}
 	for (i = 0; i < w->n_binder; i++)
-		sbuf_printf(o, "  binder %d -> %d: %u calls, %u oneway, "
-		    "%u replies\n", w->binder[i]->from_pid,
-		    w->binder[i]->to_pid, w->binder[i]->calls,
-		    w->binder[i]->oneway, w->binder[i]->replies);
+		sbuf_printf(o,
+		    "  binder %d -> %d: %u calls, %u oneway, "
+		    "%u replies\n",
+		    w->binder[i]->from_pid, w->binder[i]->to_pid,
+		    w->binder[i]->calls, w->binder[i]->oneway,
+		    w->binder[i]->replies);
 	if (w->rq_total && w->rq_total->count)
-		sbuf_printf(o, "  run-queue delay: %llu wake-ups, mean %.3f ms,"
-		    " max %.3f ms\n", (unsigned long long)w->rq_total->count,
+		sbuf_printf(o,
+		    "  run-queue delay: %llu wake-ups, mean %.3f ms,"
+		    " max %.3f ms\n",
+		    (unsigned long long)w->rq_total->count,
 		    (double)w->rq_total->total_ns / 1e6 /
-		    (double)w->rq_total->count,
+			(double)w->rq_total->count,
 		    (double)w->rq_total->max_ns / 1e6);
 	for (i = 0; i < w->n_gpu_mem; i++)
-		sbuf_printf(o, "  gpu_mem gpu %u pid %d: %llu bytes (%llu "
-		    "events)\n", w->gpu_mem[i]->gpu_id, w->gpu_mem[i]->pid,
+		sbuf_printf(o,
+		    "  gpu_mem gpu %u pid %d: %llu bytes (%llu "
+		    "events)\n",
+		    w->gpu_mem[i]->gpu_id, w->gpu_mem[i]->pid,
 		    (unsigned long long)w->gpu_mem[i]->last_size,
 		    (unsigned long long)w->gpu_mem[i]->events);
 }
@@ -161,6 +173,7 @@ fmt_trace(struct sbuf *o, const Vitals__TraceList *tl)
 	for (i = 0; i < tl->n_windows; i++)
 		fmt_trace_window(o, tl->windows[i]);
 	if (tl->truncated)
-		sbuf_puts(o, "(older windows left out: ask with a shorter "
+		sbuf_puts(o,
+		    "(older windows left out: ask with a shorter "
 		    "--since)\n");
 }

@@ -36,8 +36,8 @@ fmt_wss_target(struct sbuf *o, const Vitals__WssTarget *t)
 	char pct[16];
 	size_t i;
 
-	sbuf_printf(o, "pid %d (%s) mode %s%s%s%s: ", t->pid, t->name,
-	    t->mode, *t->library ? " " : "", t->library,
+	sbuf_printf(o, "pid %d (%s) mode %s%s%s%s: ", t->pid, t->name, t->mode,
+	    *t->library ? " " : "", t->library,
 	    t->apk_fallback ? " (found as base.apk)" : "");
 	if (t->ended)
 		sbuf_printf(o, "ended: %s\n", t->end_reason);
@@ -45,26 +45,30 @@ fmt_wss_target(struct sbuf *o, const Vitals__WssTarget *t)
 		sbuf_printf(o, "every %u ms [%u..%u]\n", t->interval_ms,
 		    t->interval_min_ms, t->interval_max_ms);
 	sbuf_printf(o, "  method %s (%s)%s%s\n", t->method,
-	    t->passes == 0 ? "no pass yet" :
-	    !strcmp(t->method, "page_idle") ? "page level" : "region level",
+	    t->passes == 0			? "no pass yet" :
+		!strcmp(t->method, "page_idle") ? "page level" :
+						  "region level",
 	    *t->note ? ": " : "", t->note);
 	if (t->files && *t->files)
 		sbuf_printf(o, "  files opened: %s\n", t->files);
-	sbuf_printf(o, "  passes %llu, cost per pass %.3f ms last, %.3f ms "
+	sbuf_printf(o,
+	    "  passes %llu, cost per pass %.3f ms last, %.3f ms "
 	    "max, %.3f ms CPU avg; maps changes %llu, read errors %llu\n",
 	    ULL(t->passes), (double)t->pass_ns_last / 1e6,
-	    (double)t->pass_ns_max / 1e6, t->passes ?
-	    (double)t->pass_cpu_ns_sum / 1e6 / (double)t->passes : 0.0,
+	    (double)t->pass_ns_max / 1e6,
+	    t->passes ? (double)t->pass_cpu_ns_sum / 1e6 / (double)t->passes :
+			0.0,
 	    ULL(t->maps_changes), ULL(t->read_errors));
 	if (t->pfn_zeroed)
-		sbuf_printf(o, "  page level unavailable in %llu passes: "
-		    "needs CAP_SYS_ADMIN\n", ULL(t->pfn_zeroed));
+		sbuf_printf(o,
+		    "  page level unavailable in %llu passes: "
+		    "needs CAP_SYS_ADMIN\n",
+		    ULL(t->pfn_zeroed));
 	if (t->regions_over)
 		sbuf_printf(o, "  %llu regions over the per-target cap\n",
 		    ULL(t->regions_over));
 	sbuf_printf(o, "  %-25s %-28s %7s %8s %8s %7s %7s %7s\n", "region",
-	    "label", "pages", "resident", "accessed", "idle", "notres",
-	    "acc%");
+	    "label", "pages", "resident", "accessed", "idle", "notres", "acc%");
 	for (i = 0; i < t->n_regions; i++) {
 		const Vitals__WssRegion *g = t->regions[i];
 
@@ -85,11 +89,13 @@ fmt_wss_target(struct sbuf *o, const Vitals__WssTarget *t)
 void
 fmt_wss_health(struct sbuf *o, const Vitals__WssHealth *h)
 {
-	sbuf_printf(o, "Working set: %u targets (max %u), %u of %u pages; "
-	    "page_idle %s; DAMON %s\n", h->targets, h->max_targets, h->pages,
-	    h->max_pages, h->page_idle ? "present (page level)" :
-	    "absent (clear_refs, region level)", h->damon ? h->damon_note :
-	    "absent");
+	sbuf_printf(o,
+	    "Working set: %u targets (max %u), %u of %u pages; "
+	    "page_idle %s; DAMON %s\n",
+	    h->targets, h->max_targets, h->pages, h->max_pages,
+	    h->page_idle ? "present (page level)" :
+			   "absent (clear_refs, region level)",
+	    h->damon ? h->damon_note : "absent");
 	if (h->access && *h->access)
 		sbuf_printf(o, "  files: %s; %llu opens refused\n", h->access,
 		    ULL(h->access_denied));

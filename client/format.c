@@ -29,8 +29,8 @@ put_label(struct sbuf *o, const char *s)
 		return;
 	}
 	for (; *s; s++)
-		sbuf_putc(o, ((unsigned char)*s < 0x20 || *s == 0x7f) ? '?' :
-		    *s);
+		sbuf_putc(o,
+		    ((unsigned char)*s < 0x20 || *s == 0x7f) ? '?' : *s);
 }
 
 static const char *
@@ -89,14 +89,16 @@ summary_task(struct sbuf *o, const Vitals__Task *t, uint32_t hz)
 {
 	char p[16], u[16], k[16];
 
-	fmt_pct(p, sizeof(p), fig_core_equiv(t->d_utime + t->d_stime,
-	    t->wall_ns, hz));
+	fmt_pct(p, sizeof(p),
+	    fig_core_equiv(t->d_utime + t->d_stime, t->wall_ns, hz));
 	fmt_pct(u, sizeof(u), fig_core_equiv(t->d_utime, t->wall_ns, hz));
 	fmt_pct(k, sizeof(k), fig_core_equiv(t->d_stime, t->wall_ns, hz));
 	sbuf_printf(o, "%c%6s %d/", task_mark(t), p, t->id);
 	put_label(o, task_label(t));
-	sbuf_printf(o, ": %s user + %s kernel / faults: %llu minor "
-	    "%llu major\n", u, k, ULL(t->d_minflt), ULL(t->d_majflt));
+	sbuf_printf(o,
+	    ": %s user + %s kernel / faults: %llu minor "
+	    "%llu major\n",
+	    u, k, ULL(t->d_minflt), ULL(t->d_majflt));
 }
 
 static void
@@ -113,8 +115,10 @@ summary_total(struct sbuf *o, const Vitals__Cpu *all)
 	fmt_pct(io, sizeof(io), fig_ratio(d ? d->iowait : 0, total));
 	fmt_pct(irq, sizeof(irq), fig_ratio(d ? d->irq : 0, total));
 	fmt_pct(si, sizeof(si), fig_ratio(d ? d->softirq : 0, total));
-	sbuf_printf(o, " %6s TOTAL: %s user + %s kernel + %s iowait + %s irq "
-	    "+ %s softirq", t, u, k, io, irq, si);
+	sbuf_printf(o,
+	    " %6s TOTAL: %s user + %s kernel + %s iowait + %s irq "
+	    "+ %s softirq",
+	    t, u, k, io, irq, si);
 	if (d && d->steal) {
 		fmt_pct(st, sizeof(st), fig_ratio(d->steal, total));
 		sbuf_printf(o, " (steal %s)", st);
@@ -144,8 +148,8 @@ summary_pressure(struct sbuf *o, const Vitals__Window *w)
 			continue;
 		}
 		fmt_pct(s, sizeof(s), fig_psi_share(p->d_some_us, wall));
-		fmt_pct(f, sizeof(f), p->have_full ?
-		    fig_psi_share(p->d_full_us, wall) : NAN);
+		fmt_pct(f, sizeof(f),
+		    p->have_full ? fig_psi_share(p->d_full_us, wall) : NAN);
 		sbuf_printf(o, " some %s full %s", s, f);
 	}
 	sbuf_putc(o, '\n');
@@ -198,7 +202,8 @@ fmt_summary(struct sbuf *o, const Vitals__Window *w, const struct fmt_ctx *c)
 
 	fmt_time(from, sizeof(from), w->wall_start_ns);
 	fmt_time(to, sizeof(to), w->wall_end_ns);
-	sbuf_printf(o, "CPU usage from %lldms to %lldms ago (window %llu: %s "
+	sbuf_printf(o,
+	    "CPU usage from %lldms to %lldms ago (window %llu: %s "
 	    "to %s, %u/%u samples valid, USER_HZ %u):\n",
 	    (long long)((c->now_mono_ns - w->mono_start_ns) / 1000000),
 	    (long long)((c->now_mono_ns - w->mono_end_ns) / 1000000),
@@ -260,10 +265,11 @@ cpu_row(struct sbuf *o, const char *label, const char *state,
 	} else {
 		put_freq(c, cur, max, ratio, cap, sizeof(cur));
 	}
-	sbuf_printf(o, "  %-6s %-7s %6s %6s %6s %9llu %9llu %9llu %9llu "
-	    "%8s %8s %5s %4s\n", label, state, b, io, st, ULL(busy),
-	    ULL(d ? d->iowait : 0), ULL(d ? d->steal : 0), ULL(total), cur,
-	    max, ratio, cap);
+	sbuf_printf(o,
+	    "  %-6s %-7s %6s %6s %6s %9llu %9llu %9llu %9llu "
+	    "%8s %8s %5s %4s\n",
+	    label, state, b, io, st, ULL(busy), ULL(d ? d->iowait : 0),
+	    ULL(d ? d->steal : 0), ULL(total), cur, max, ratio, cap);
 }
 
 void
@@ -280,10 +286,11 @@ fmt_cpu(struct sbuf *o, const Vitals__Window *w)
 		snprintf(online, sizeof(online), "n/a");
 	sbuf_printf(o, "CPU window %llu: %s, USER_HZ %u, %s CPUs online\n",
 	    ULL(w->seq), span, w->hz, online);
-	sbuf_printf(o, "  %-6s %-7s %6s %6s %6s %9s %9s %9s %9s %8s %8s %5s "
-	    "%4s\n", "cpu", "state", "busy", "iowait", "steal", "busy_t",
-	    "iowait_t", "steal_t", "total_t", "cur_kHz", "max_kHz", "ratio",
-	    "cap");
+	sbuf_printf(o,
+	    "  %-6s %-7s %6s %6s %6s %9s %9s %9s %9s %8s %8s %5s "
+	    "%4s\n",
+	    "cpu", "state", "busy", "iowait", "steal", "busy_t", "iowait_t",
+	    "steal_t", "total_t", "cur_kHz", "max_kHz", "ratio", "cap");
 	if (w->all)
 		cpu_row(o, "all", "-", w->all);
 	for (i = 0; i < w->n_cpus; i++) {
@@ -294,14 +301,16 @@ fmt_cpu(struct sbuf *o, const Vitals__Window *w)
 		cpu_row(o, label, c->online ? "online" : "offline", c);
 	}
 	if (d)
-		sbuf_printf(o, "  all ticks: user %llu nice %llu system %llu "
+		sbuf_printf(o,
+		    "  all ticks: user %llu nice %llu system %llu "
 		    "idle %llu iowait %llu irq %llu softirq %llu steal %llu "
 		    "(guest %llu, guest_nice %llu: inside user, nice); "
-		    "%u samples\n", ULL(d->user), ULL(d->nice),
-		    ULL(d->system), ULL(d->idle), ULL(d->iowait), ULL(d->irq),
-		    ULL(d->softirq), ULL(d->steal), ULL(d->guest),
-		    ULL(d->guest_nice), w->all->samples);
-	sbuf_puts(o, "  busy = user+nice+system+irq+softirq over total; "
+		    "%u samples\n",
+		    ULL(d->user), ULL(d->nice), ULL(d->system), ULL(d->idle),
+		    ULL(d->iowait), ULL(d->irq), ULL(d->softirq), ULL(d->steal),
+		    ULL(d->guest), ULL(d->guest_nice), w->all->samples);
+	sbuf_puts(o,
+	    "  busy = user+nice+system+irq+softirq over total; "
 	    "cur_kHz and ratio are window averages\n");
 }
 
@@ -334,8 +343,8 @@ task_figures(struct sbuf *o, const Vitals__Task *t, uint32_t hz,
 	fmt_pct(ce, sizeof(ce), fig_core_equiv(cpu, t->wall_ns, hz));
 	fmt_pct(ms, sizeof(ms), fig_machine_share(cpu, t->total_ticks));
 	fmt_pct(no, sizeof(no), fig_normalised(cpu, t->norm_ticks));
-	sbuf_printf(o, " %7s %6s %6s %8llu %8llu %8llu %6llu %8llu", ce, ms,
-	    no, ULL(t->d_utime), ULL(t->d_stime), ULL(t->d_minflt),
+	sbuf_printf(o, " %7s %6s %6s %8llu %8llu %8llu %6llu %8llu", ce, ms, no,
+	    ULL(t->d_utime), ULL(t->d_stime), ULL(t->d_minflt),
 	    ULL(t->d_majflt), ULL(t->rss_pages_max * page_kb));
 }
 
@@ -358,8 +367,8 @@ fmt_top(struct sbuf *o, const Vitals__TaskList *tl, const struct fmt_ctx *c)
 	else
 		sbuf_printf(o, "  %7s", "pid");
 	sbuf_printf(o, " %10s", "uid");
-	sbuf_printf(o, figures_hdr, "core", "share", "norm", "utime",
-	    "stime", "minflt", "majflt", "rss_kB");
+	sbuf_printf(o, figures_hdr, "core", "share", "norm", "utime", "stime",
+	    "minflt", "majflt", "rss_kB");
 	sbuf_puts(o, "  name\n");
 	for (i = 0; i < tl->n_tasks; i++) {
 		const Vitals__Task *t = tl->tasks[i];
@@ -391,8 +400,8 @@ fmt_top(struct sbuf *o, const Vitals__TaskList *tl, const struct fmt_ctx *c)
 
 /* Σ of history points of one instance (id, starttime). */
 struct inst {
-	Vitals__Task t;		/* sums; strings borrowed from the message */
-	double cpu_s;		/* Σ ticks / hz, exact across hz changes */
+	Vitals__Task t; /* sums; strings borrowed from the message */
+	double cpu_s;	/* Σ ticks / hz, exact across hz changes */
 	bool hz_unknown;
 	int64_t from, to;
 	unsigned windows;
@@ -481,8 +490,8 @@ inst_figures(struct sbuf *o, const struct inst *a, unsigned page_kb)
 	fmt_pct(ce, sizeof(ce), inst_core_equiv(a));
 	fmt_pct(ms, sizeof(ms), fig_machine_share(cpu, t->total_ticks));
 	fmt_pct(no, sizeof(no), fig_normalised(cpu, t->norm_ticks));
-	sbuf_printf(o, " %7s %6s %6s %8llu %8llu %8llu %6llu %8llu", ce, ms,
-	    no, ULL(t->d_utime), ULL(t->d_stime), ULL(t->d_minflt),
+	sbuf_printf(o, " %7s %6s %6s %8llu %8llu %8llu %6llu %8llu", ce, ms, no,
+	    ULL(t->d_utime), ULL(t->d_stime), ULL(t->d_minflt),
 	    ULL(t->d_majflt), ULL(t->rss_pages_max * page_kb));
 }
 
@@ -515,8 +524,8 @@ fmt_process(struct sbuf *o, const Vitals__ProcessInfo *pi, int32_t pid,
 	}
 	sbuf_puts(o, "\n");
 	sbuf_printf(o, "  %-23s %6s", "window start", "len");
-	sbuf_printf(o, figures_hdr, "core", "share", "norm", "utime",
-	    "stime", "minflt", "majflt", "rss_kB");
+	sbuf_printf(o, figures_hdr, "core", "share", "norm", "utime", "stime",
+	    "minflt", "majflt", "rss_kB");
 	sbuf_puts(o, "\n");
 	for (i = 0; i < pi->n_history; i++) {
 		const Vitals__HistoryPoint *h = pi->history[i];
@@ -554,8 +563,8 @@ fmt_process(struct sbuf *o, const Vitals__ProcessInfo *pi, int32_t pid,
 		qsort(th, nth, sizeof(*th), cmp_inst_cpu);
 	sbuf_printf(o, "Threads: %zu (Σ over the range)\n", nth);
 	sbuf_printf(o, "  %7s", "tid");
-	sbuf_printf(o, figures_hdr, "core", "share", "norm", "utime",
-	    "stime", "minflt", "majflt", "rss_kB");
+	sbuf_printf(o, figures_hdr, "core", "share", "norm", "utime", "stime",
+	    "minflt", "majflt", "rss_kB");
 	sbuf_puts(o, "  comm\n");
 	for (i = 0; i < nth; i++) {
 		sbuf_printf(o, "%c %7d", task_mark(&th[i].t), th[i].t.id);
@@ -603,9 +612,10 @@ health_window(struct sbuf *o, const Vitals__Window *w)
 		return;
 	}
 	fmt_pct(pct, sizeof(pct), fig_self_core_equiv(h, span_ns));
-	sbuf_printf(o, "  own cpu: %s of a core (user %llu us + sys %llu us "
-	    "over %s)\n", pct, ULL(h->self_utime_us), ULL(h->self_stime_us),
-	    span);
+	sbuf_printf(o,
+	    "  own cpu: %s of a core (user %llu us + sys %llu us "
+	    "over %s)\n",
+	    pct, ULL(h->self_utime_us), ULL(h->self_stime_us), span);
 	sbuf_puts(o, "  cost per sample, avg/max us:");
 	for (i = 0; i < h->n_coll_ns_sum; i++) {
 		const Vitals__Counter *mx = fig_counter(h->coll_ns_max,
@@ -613,8 +623,8 @@ health_window(struct sbuf *o, const Vitals__Window *w)
 
 		sbuf_printf(o, " %s ", h->coll_ns_sum[i]->name);
 		if (w->samples)
-			sbuf_printf(o, "%llu", ULL(h->coll_ns_sum[i]->value /
-			    w->samples / 1000));
+			sbuf_printf(o, "%llu",
+			    ULL(h->coll_ns_sum[i]->value / w->samples / 1000));
 		else
 			sbuf_puts(o, "n/a");
 		if (mx)
@@ -624,16 +634,16 @@ health_window(struct sbuf *o, const Vitals__Window *w)
 	}
 	sbuf_puts(o, "; whole sample ");
 	if (w->samples)
-		sbuf_printf(o, "%llu", ULL(h->sample_ns_sum / w->samples /
-		    1000));
+		sbuf_printf(o, "%llu",
+		    ULL(h->sample_ns_sum / w->samples / 1000));
 	else
 		sbuf_puts(o, "n/a");
 	sbuf_printf(o, "/%llu\n", ULL(h->sample_ns_max / 1000));
 	if (h->tick_late_ns_max || h->tick_late_ns_sum) {
 		sbuf_puts(o, "  timer lateness avg/max us: ");
 		if (w->samples)
-			sbuf_printf(o, "%llu", ULL(h->tick_late_ns_sum /
-			    w->samples / 1000));
+			sbuf_printf(o, "%llu",
+			    ULL(h->tick_late_ns_sum / w->samples / 1000));
 		else
 			sbuf_puts(o, "n/a");
 		sbuf_printf(o, "/%llu", ULL(h->tick_late_ns_max / 1000));
@@ -642,7 +652,8 @@ health_window(struct sbuf *o, const Vitals__Window *w)
 			    ULL(h->tick_late_ns_p99 / 1000));
 		sbuf_puts(o, "\n");
 	}
-	sbuf_printf(o, "  late ticks %u, burst samples %u; scanned %u procs "
+	sbuf_printf(o,
+	    "  late ticks %u, burst samples %u; scanned %u procs "
 	    "%u threads; exited %u procs %u threads; cpu lines dropped %u\n",
 	    h->late_ticks, h->burst_samples, h->procs_scanned,
 	    h->threads_scanned, h->procs_exited, h->threads_exited,
@@ -653,16 +664,18 @@ health_window(struct sbuf *o, const Vitals__Window *w)
 		sbuf_printf(o, "  bpf: %s", b->state ? b->state : "?");
 		if (b->err)
 			sbuf_printf(o, " (errno %d)", -b->err);
-		sbuf_printf(o, "; drains %u (failed %u), switches %llu, no "
+		sbuf_printf(o,
+		    "; drains %u (failed %u), switches %llu, no "
 		    "slice %llu, lost %.3f ms, counter regressions %u\n",
 		    b->drains, b->drain_fail, ULL(b->switches),
 		    ULL(b->no_slice), (double)b->lost_ns / 1e6,
 		    b->counter_regressions);
 		if (b->diff_drains)
-			sbuf_printf(o, "  bpf read-only: %u snapshot diffs, "
+			sbuf_printf(o,
+			    "  bpf read-only: %u snapshot diffs, "
 			    "unattributed %.3f ms, evicted %llu, recreated "
-			    "%llu, retired %llu\n", b->diff_drains,
-			    (double)b->unattributed_ns / 1e6,
+			    "%llu, retired %llu\n",
+			    b->diff_drains, (double)b->unattributed_ns / 1e6,
 			    ULL(b->evicted), ULL(b->recreated),
 			    ULL(b->retired));
 	}
@@ -678,8 +691,10 @@ health_privileges(struct sbuf *o, const Vitals__Privileges *p)
 		sbuf_printf(o, "Privileges: user %s (uid %u gid %u), groups",
 		    p->user && *p->user ? p->user : "?", p->uid, p->gid);
 	else
-		sbuf_printf(o, "Privileges: not dropped (uid %u gid %u), "
-		    "groups", p->uid, p->gid);
+		sbuf_printf(o,
+		    "Privileges: not dropped (uid %u gid %u), "
+		    "groups",
+		    p->uid, p->gid);
 	if (p->n_groups == 0)
 		sbuf_puts(o, " none");
 	for (i = 0; i < p->n_groups; i++)
@@ -693,10 +708,13 @@ health_privileges(struct sbuf *o, const Vitals__Privileges *p)
 	    p->no_new_privs ? "on" : "off", p->seccomp ? p->seccomp : "n/a",
 	    p->verified ? "; verified" : "");
 	if (p->unseen_state && !strcmp(p->unseen_state, "counted"))
-		sbuf_printf(o, "  processes hidden from the scan (hidepid): "
-		    "%u\n", p->procs_unseen);
+		sbuf_printf(o,
+		    "  processes hidden from the scan (hidepid): "
+		    "%u\n",
+		    p->procs_unseen);
 	else if (p->unseen_state && !strcmp(p->unseen_state, "unknown"))
-		sbuf_puts(o, "  processes hidden from the scan (hidepid): "
+		sbuf_puts(o,
+		    "  processes hidden from the scan (hidepid): "
 		    "unknown (no cgroup list to count by)\n");
 }
 
@@ -721,62 +739,70 @@ fmt_health(struct sbuf *o, const Vitals__Health *h, const struct fmt_ctx *c)
 	if (h->store) {
 		const Vitals__StoreHealth *s = h->store;
 
-		sbuf_printf(o, "Store: %s, %llu bytes; windows written %llu, "
+		sbuf_printf(o,
+		    "Store: %s, %llu bytes; windows written %llu, "
 		    "write failures %llu, rolled up %llu, deleted by age %llu "
 		    "by size %llu; corrupt moved aside %llu",
-		    s->state && *s->state ? s->state : "n/a",
-		    ULL(s->db_bytes), ULL(s->windows_written),
-		    ULL(s->write_failures), ULL(s->windows_rolled),
-		    ULL(s->deleted_age), ULL(s->deleted_size),
-		    ULL(s->corrupt_moved));
+		    s->state && *s->state ? s->state : "n/a", ULL(s->db_bytes),
+		    ULL(s->windows_written), ULL(s->write_failures),
+		    ULL(s->windows_rolled), ULL(s->deleted_age),
+		    ULL(s->deleted_size), ULL(s->corrupt_moved));
 		if (s->corrupt_path && *s->corrupt_path)
 			sbuf_printf(o, " (%s)", s->corrupt_path);
-		sbuf_printf(o, "\n  commit last %.3f ms max %.3f ms; queued "
-		    "%u, dropped %llu\n", (double)s->commit_ns_last / 1e6,
-		    (double)s->commit_ns_max / 1e6, s->queued,
-		    ULL(s->dropped));
+		sbuf_printf(o,
+		    "\n  commit last %.3f ms max %.3f ms; queued "
+		    "%u, dropped %llu\n",
+		    (double)s->commit_ns_last / 1e6,
+		    (double)s->commit_ns_max / 1e6, s->queued, ULL(s->dropped));
 		if (s->last_err || (s->last_errmsg && *s->last_errmsg))
 			sbuf_printf(o, "  last error %d: %s\n", s->last_err,
 			    s->last_errmsg ? s->last_errmsg : "");
 		if (s->open_retries || s->next_retry_ms)
-			sbuf_printf(o, "  open retried %llu times; next try in "
-			    "%.1f s\n", ULL(s->open_retries),
+			sbuf_printf(o,
+			    "  open retried %llu times; next try in "
+			    "%.1f s\n",
+			    ULL(s->open_retries),
 			    (double)s->next_retry_ms / 1e3);
 		if (s->windows_salvaged || s->wal_damaged || s->shm_faults)
-			sbuf_printf(o, "  salvaged windows %llu, damaged WAL "
+			sbuf_printf(o,
+			    "  salvaged windows %llu, damaged WAL "
 			    "%llu, -shm faults repaired %llu\n",
 			    ULL(s->windows_salvaged), ULL(s->wal_damaged),
 			    ULL(s->shm_faults));
 		if (s->clock_suspect && !s->clock_confirmed)
-			sbuf_printf(o, "  wall clock %.1f h ahead of the stored "
+			sbuf_printf(o,
+			    "  wall clock %.1f h ahead of the stored "
 			    "windows, not confirmed: deletions by wall time "
 			    "wait (%llu windows held)\n",
 			    (double)s->clock_ahead_ns / 3.6e12,
 			    ULL(s->clock_held));
 		if (s->clock_deferred)
-			sbuf_printf(o, "  maintenance passes that waited for "
-			    "the wall clock %llu\n", ULL(s->clock_deferred));
+			sbuf_printf(o,
+			    "  maintenance passes that waited for "
+			    "the wall clock %llu\n",
+			    ULL(s->clock_deferred));
 	} else {
 		sbuf_puts(o, "Store: n/a\n");
 	}
 	if (h->control) {
 		const Vitals__ControlHealth *k = h->control;
 
-		sbuf_printf(o, "Control: %u connections; accepted %llu, "
+		sbuf_printf(o,
+		    "Control: %u connections; accepted %llu, "
 		    "requests %llu, denied %llu, bad frames %llu, idle closed "
 		    "%llu, overflow closed %llu, accept paused %llu, busy "
 		    "%llu, refused at a cap %llu\n  store queries %llu "
-		    "(slowest %.3f ms), queued %u\n", k->connections,
-		    ULL(k->accepted), ULL(k->requests), ULL(k->denied),
-		    ULL(k->bad_frames), ULL(k->idle_closed),
+		    "(slowest %.3f ms), queued %u\n",
+		    k->connections, ULL(k->accepted), ULL(k->requests),
+		    ULL(k->denied), ULL(k->bad_frames), ULL(k->idle_closed),
 		    ULL(k->overflow_closed), ULL(k->accept_paused),
-		    ULL(k->queries_busy), ULL(k->cap_refused),
-		    ULL(k->queries), (double)k->query_ns_max / 1e6,
-		    k->queries_queued);
+		    ULL(k->queries_busy), ULL(k->cap_refused), ULL(k->queries),
+		    (double)k->query_ns_max / 1e6, k->queries_queued);
 		if (k->query_threads)
-			sbuf_printf(o, "  read pool %u threads; answers cut at "
-			    "the memory budget %llu\n", k->query_threads,
-			    ULL(k->queries_budget_cut));
+			sbuf_printf(o,
+			    "  read pool %u threads; answers cut at "
+			    "the memory budget %llu\n",
+			    k->query_threads, ULL(k->queries_budget_cut));
 	} else {
 		sbuf_puts(o, "Control: n/a\n");
 	}

@@ -236,13 +236,13 @@ json_null(struct json *j, const char *key)
 
 /* What derived figures need from enclosing messages. */
 struct jctx {
-	uint32_t hz;		/* Window, TaskList, HistoryPoint */
-	uint64_t wall_ns;	/* the window's Σ Δmono (all.wall_ns) */
-	int64_t span_ns;	/* mono_end_ns − mono_start_ns */
+	uint32_t hz;	  /* Window, TaskList, HistoryPoint */
+	uint64_t wall_ns; /* the window's Σ Δmono (all.wall_ns) */
+	int64_t span_ns;  /* mono_end_ns − mono_start_ns */
 };
 
-static void json_msg(struct json *j, const char *key,
-    const ProtobufCMessage *m, struct jctx c);
+static void json_msg(struct json *j, const char *key, const ProtobufCMessage *m,
+    struct jctx c);
 
 #define IS(m, name) ((m)->descriptor == &vitals__##name##__descriptor)
 
@@ -396,22 +396,26 @@ json_derived(struct json *j, const ProtobufCMessage *m, struct jctx c)
 		uint64_t cpu = t->d_utime + t->d_stime;
 
 		json_u64(j, "cpu_ticks", cpu);
-		json_double(j, "core_equiv", fig_core_equiv(cpu, t->wall_ns,
-		    c.hz));
-		json_double(j, "machine_share", fig_machine_share(cpu,
-		    t->total_ticks));
-		json_double(j, "normalised", fig_normalised(cpu,
-		    t->norm_ticks));
+		json_double(j, "core_equiv",
+		    fig_core_equiv(cpu, t->wall_ns, c.hz));
+		json_double(j, "machine_share",
+		    fig_machine_share(cpu, t->total_ticks));
+		json_double(j, "normalised",
+		    fig_normalised(cpu, t->norm_ticks));
 	} else if (IS(m, psi)) {
 		const Vitals__Psi *p = (const Vitals__Psi *)m;
 
-		json_double(j, "some_share", p->available ?
-		    fig_psi_share(p->d_some_us, c.wall_ns) : NAN);
-		json_double(j, "full_share", p->available && p->have_full ?
-		    fig_psi_share(p->d_full_us, c.wall_ns) : NAN);
+		json_double(j, "some_share",
+		    p->available ? fig_psi_share(p->d_some_us, c.wall_ns) :
+				   NAN);
+		json_double(j, "full_share",
+		    p->available && p->have_full ?
+			fig_psi_share(p->d_full_us, c.wall_ns) :
+			NAN);
 	} else if (IS(m, window_health)) {
-		json_double(j, "self_core_equiv", fig_self_core_equiv(
-		    (const Vitals__WindowHealth *)m, c.span_ns));
+		json_double(j, "self_core_equiv",
+		    fig_self_core_equiv((const Vitals__WindowHealth *)m,
+			c.span_ns));
 	}
 }
 
@@ -452,8 +456,8 @@ json_msg(struct json *j, const char *key, const ProtobufCMessage *m,
 				continue;
 		}
 		if (f->label == PROTOBUF_C_LABEL_REPEATED) {
-			size_t n =
-			    *(const size_t *)(base + f->quantifier_offset);
+			size_t n = *(
+			    const size_t *)(base + f->quantifier_offset);
 			const char *arr = *(char *const *)p;
 			size_t k, sz = field_size(f);
 

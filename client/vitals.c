@@ -36,7 +36,7 @@ enum {
 	O_PROCESS = 1 << 13,
 	/* gpumem: more than dumpsys prints */
 	O_VERBOSE = 1 << 14,
-	O__COUNT = 15,	   /* bits above */
+	O__COUNT = 15, /* bits above */
 };
 
 struct opts {
@@ -51,14 +51,14 @@ struct opts {
 	int64_t interval_ns;
 	uint64_t count;
 	uint64_t starttime;
-	int32_t pid;		/* proc */
-	uint32_t burst_ms;	/* burst: asked, 0 for the default */
+	int32_t pid;	   /* proc */
+	uint32_t burst_ms; /* burst: asked, 0 for the default */
 	/* wss start */
 	int32_t wss_pid;
 	const char *wss_mode, *wss_name, *wss_method;
-	const char *process;	/* trace: --process NAME|PID */
-	bool verbose;		/* gpumem: state, names, stale marks */
-	char **args; /* operands after the command */
+	const char *process; /* trace: --process NAME|PID */
+	bool verbose;	     /* gpumem: state, names, stale marks */
+	char **args;	     /* operands after the command */
 	int nargs;
 	struct fmt_ctx fc;
 	/* heapprofd start */
@@ -187,8 +187,7 @@ call(const struct opts *o, Vitals__Request *req, Vitals__Response **ret)
 /* The common tail: JSON of the whole answer, or the command's text. */
 static int
 render(const struct opts *o, Vitals__Response *resp,
-    void (*text)(struct sbuf *, const Vitals__Response *,
-	const struct opts *))
+    void (*text)(struct sbuf *, const Vitals__Response *, const struct opts *))
 {
 	struct sbuf b;
 	int x;
@@ -475,7 +474,8 @@ cmd_watch(struct opts *o)
 
 			fmt_time(when, sizeof(when),
 			    clock_now_ns(CLOCK_REALTIME));
-			sbuf_printf(&b, "vitals watch: every %.1f s, %s "
+			sbuf_printf(&b,
+			    "vitals watch: every %.1f s, %s "
 			    "(Ctrl-C quits)\n\n",
 			    (double)o->interval_ns / VITALS_NSEC_PER_SEC, when);
 			text_summary(&b, r, o);
@@ -506,8 +506,7 @@ text_hp_list(struct sbuf *b, const Vitals__Response *r, const struct opts *o)
 }
 
 static void
-text_hp_cancel(struct sbuf *b, const Vitals__Response *r,
-    const struct opts *o)
+text_hp_cancel(struct sbuf *b, const Vitals__Response *r, const struct opts *o)
 {
 	(void)o;
 	fmt_hp_cancelled(b, r->heapprofd_cancel);
@@ -517,7 +516,8 @@ static int
 hp_start(struct opts *o)
 {
 	Vitals__Request req = VITALS__REQUEST__INIT;
-	Vitals__HeapprofdStartRequest sr = VITALS__HEAPPROFD_START_REQUEST__INIT;
+	Vitals__HeapprofdStartRequest sr =
+	    VITALS__HEAPPROFD_START_REQUEST__INIT;
 	Vitals__Response *r;
 	bool refused;
 	int x;
@@ -566,7 +566,8 @@ cmd_heapprofd(struct opts *o)
 	}
 	if (o->given & start_only)
 		usage_err("heapprofd %s: --pid, --name, --duration and "
-		    "--dry-run belong to start", sub);
+			  "--dry-run belong to start",
+		    sub);
 	if (strcmp(sub, "list") == 0) {
 		if (o->nargs != 1)
 			usage_err("heapprofd list: no operand");
@@ -601,8 +602,10 @@ text_wss(struct sbuf *b, const Vitals__Response *r, const struct opts *o)
 		sbuf_printf(b, "wss: pid %d no longer a target\n",
 		    r->wss_stop->pid);
 	else
-		fmt_wss(b, r->result_case == VITALS__RESPONSE__RESULT_WSS_START ?
-		    r->wss_start : r->wss_get);
+		fmt_wss(b,
+		    r->result_case == VITALS__RESPONSE__RESULT_WSS_START ?
+			r->wss_start :
+			r->wss_get);
 }
 
 static int32_t
@@ -629,7 +632,7 @@ cmd_wss(struct opts *o)
 
 	if (!start && (o->given & (O_PID | O_MODE | O_NAME | O_METHOD)))
 		usage_err("wss: --pid, --name, --mode and --method go with "
-		    "'wss start'");
+			  "'wss start'");
 	if (start) {
 		if (!(o->given & O_MODE))
 			usage_err("wss start: --mode heap|library is needed");
@@ -641,7 +644,7 @@ cmd_wss(struct opts *o)
 		if (!strcmp(o->wss_mode, "library")) {
 			if (o->nargs != 2)
 				usage_err("wss start: --mode library needs the "
-				    "library's file name");
+					  "library's file name");
 			sr.library = o->args[1];
 		} else if (strcmp(o->wss_mode, "heap") != 0) {
 			usage_err("wss start: --mode is heap or library");
@@ -716,8 +719,8 @@ static const struct cmd cmds[] = {
 	{ "watch", cmd_watch, O_INTERVAL | O_COUNT | O_N, 0, 0 },
 	{ "dump", cmd_dump, O_N, 0, 0 },
 	{ "gpumem", cmd_gpumem, O_SINCE | O_VERBOSE, 0, 0 },
-	{ "heapprofd", cmd_heapprofd, O_PID | O_NAME | O_DURATION | O_DRY_RUN |
-	    O_N, 1, 2 },
+	{ "heapprofd", cmd_heapprofd,
+	    O_PID | O_NAME | O_DURATION | O_DRY_RUN | O_N, 1, 2 },
 	{ "wss", cmd_wss, O_PID | O_MODE | O_NAME | O_METHOD, 0, 2 },
 	{ "trace", cmd_trace, O_SINCE | O_PROCESS, 0, 0 },
 };
@@ -817,8 +820,8 @@ main(int argc, char *argv[])
 	o.timeout_ms = VITALS_TIMEOUT_MS;
 	o.interval_ns = 2 * VITALS_NSEC_PER_SEC;
 	/* Options may follow the command: "vitals top --json -n 5". */
-	while ((ch = getopt_long(argc, argv, "s:jt:hVn:v", longopts,
-	    NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "s:jt:hVn:v", longopts, NULL)) !=
+	    -1) {
 		switch (ch) {
 		case 's':
 			o.socket = optarg;
@@ -829,7 +832,8 @@ main(int argc, char *argv[])
 		case 't':
 			if (uint_parse(optarg, 3600000, &v) < 0 || v == 0)
 				usage_err("--timeout: bad value '%s' (ms, 1 to "
-				    "3600000)", optarg);
+					  "3600000)",
+				    optarg);
 			o.timeout_ms = (int)v;
 			break;
 		case 'h':
@@ -861,7 +865,8 @@ main(int argc, char *argv[])
 			if (duration_parse(optarg, &o.interval_ns) < 0 ||
 			    o.interval_ns < 100000000)
 				usage_err("--interval: bad duration '%s' (at "
-				    "least 100ms)", optarg);
+					  "least 100ms)",
+				    optarg);
 			o.given |= O_INTERVAL;
 			break;
 		case 5:
@@ -893,7 +898,8 @@ main(int argc, char *argv[])
 			    o.hp_duration_ns < 1000000 ||
 			    o.hp_duration_ns > 24 * 3600 * VITALS_NSEC_PER_SEC)
 				usage_err("--duration: bad duration '%s' (1ms "
-				    "to 24h)", optarg);
+					  "to 24h)",
+				    optarg);
 			o.given |= O_DURATION;
 			break;
 		case 10:
@@ -934,10 +940,11 @@ main(int argc, char *argv[])
 	o.args = argv + optind;
 	o.nargs = argc - optind;
 	if (o.nargs < cmd->min_args || o.nargs > cmd->max_args)
-		usage_err("%s: expected %s", cmd->name, cmd->max_args == 0 ?
-		    "no operand" : cmd->min_args ? "one operand" :
-		    cmd->max_args == 2 ? "at most two operands" :
-		    "at most one operand");
+		usage_err("%s: expected %s", cmd->name,
+		    cmd->max_args == 0	   ? "no operand" :
+			cmd->min_args	   ? "one operand" :
+			cmd->max_args == 2 ? "at most two operands" :
+					     "at most one operand");
 	for (i = 0; i < O__COUNT; i++)
 		if ((o.given & (1u << i)) && !(cmd->allowed & (1u << i)))
 			usage_err("%s: %s does not apply", cmd->name,

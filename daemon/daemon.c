@@ -39,31 +39,31 @@ struct vitalsd {
 	struct event *tick;
 	struct event *sig[5];
 	struct collector *col;
-	struct store *store;  /* NULL: windows live in memory only */
+	struct store *store; /* NULL: windows live in memory only */
 	struct writer *wr;
-	unsigned interval_ms;	/* configured cadence */
-	unsigned cur_ms;	/* cadence now (burst or not) */
-	int64_t next_ns;	/* monotonic deadline of the next sample */
+	unsigned interval_ms; /* configured cadence */
+	unsigned cur_ms;      /* cadence now (burst or not) */
+	int64_t next_ns;      /* monotonic deadline of the next sample */
 	int64_t burst_until_ns;
 	bool verbose_windows;
-	struct control *ctl;	/* the control socket (control.c) */
-	int64_t start_ns;	/* monotonic, at vitalsd_run */
-	struct bpf_sched *bs;	/* sched_switch accounting; NULL: off */
-	unsigned bpf_state;	/* enum vbpf_state, for every window */
-	int bpf_err;		/* -errno behind an off state */
-	int bpf_stats_fd;	/* BPF run-time statistics on while open */
-	bool bpf_warned;	/* a failed drain was logged */
-	bool stopping;		/* the loop is over: the last window closes */
-	struct gpumem *gm;	/* GPU memory map reader (gpumem.c) */
-	unsigned gm_why;	/* the state last logged */
-	struct heapprofd *hp;	/* heapprofd triggers (doc/heapprofd.md) */
-	struct wss *wss;	/* working-set monitor (wss.c) */
-	struct ftrace *ft;	/* ftrace reader (ftrace.c); NULL: off */
-	unsigned ft_state;	/* enum ftrace_state, for every window */
-	int ft_err;		/* -errno behind an off state */
-	struct atcat *ac;	/* ATrace categories (atrace_cat.c) */
-	bool atcat_wanted;	/* some are configured */
-	int state_fd;		/* the state directory (statedir.c) */
+	struct control *ctl;  /* the control socket (control.c) */
+	int64_t start_ns;     /* monotonic, at vitalsd_run */
+	struct bpf_sched *bs; /* sched_switch accounting; NULL: off */
+	unsigned bpf_state;   /* enum vbpf_state, for every window */
+	int bpf_err;	      /* -errno behind an off state */
+	int bpf_stats_fd;     /* BPF run-time statistics on while open */
+	bool bpf_warned;      /* a failed drain was logged */
+	bool stopping;	      /* the loop is over: the last window closes */
+	struct gpumem *gm;    /* GPU memory map reader (gpumem.c) */
+	unsigned gm_why;      /* the state last logged */
+	struct heapprofd *hp; /* heapprofd triggers (doc/heapprofd.md) */
+	struct wss *wss;      /* working-set monitor (wss.c) */
+	struct ftrace *ft;    /* ftrace reader (ftrace.c); NULL: off */
+	unsigned ft_state;    /* enum ftrace_state, for every window */
+	int ft_err;	      /* -errno behind an off state */
+	struct atcat *ac;     /* ATrace categories (atrace_cat.c) */
+	bool atcat_wanted;    /* some are configured */
+	int state_fd;	      /* the state directory (statedir.c) */
 };
 
 static void gpumem_sample(struct vitalsd *d, int64_t mono_ns);
@@ -243,7 +243,7 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 			 * (and syslog, logd cut theirs), a dump is longer. */
 			log_info("dump:");
 			for (line = strtok_r(b.p, "\n", &save); line != NULL;
-			    line = strtok_r(NULL, "\n", &save))
+			     line = strtok_r(NULL, "\n", &save))
 				log_info("  %s", line);
 		}
 		vbuf_release(&b);
@@ -260,13 +260,13 @@ store_refusal(int r)
 	switch (r) {
 	case -ELOOP:
 		return "a symbolic link (the database, its -wal, -shm or "
-		    "-journal): refused";
+		       "-journal): refused";
 	case -EMLINK:
 		return "a hard link (the database, its -wal, -shm or "
-		    "-journal): refused";
+		       "-journal): refused";
 	case -EPERM:
 		return "not a regular file of the directory's owner (the "
-		    "database, its -wal, -shm or -journal): refused";
+		       "database, its -wal, -shm or -journal): refused";
 	}
 	return strerror(-r);
 }
@@ -299,15 +299,17 @@ open_store(struct vitalsd *d, const struct config *cfg)
 	 * again with a backoff; windows wait in its queue meanwhile. */
 	if (st.state == STORE_CLOSED)
 		log_warnx("store %s: %s; retrying, windows queue in memory "
-		    "(%u at most)", path, st.last_err ?
-		    store_refusal(st.last_err) : st.last_errmsg,
+			  "(%u at most)",
+		    path,
+		    st.last_err ? store_refusal(st.last_err) : st.last_errmsg,
 		    cfg->write_queue);
 	if (st.wal_damaged)
 		log_warnx("store %s: %s", path, st.last_errmsg);
 	if (st.corrupt_moved)
 		log_warnx("store %s was corrupt: moved to %s, started afresh "
-		    "with %llu windows salvaged from it", path,
-		    st.corrupt_path, (unsigned long long)st.windows_salvaged);
+			  "with %llu windows salvaged from it",
+		    path, st.corrupt_path,
+		    (unsigned long long)st.windows_salvaged);
 	if ((r = writer_start(d->store, cfg->write_queue, &d->wr)) < 0) {
 		log_warnx("store writer: %s", strerror(-r));
 		return r;
@@ -435,8 +437,8 @@ gpumem_setup(struct vitalsd *d, const struct config *cfg)
 	d->gm_why = why;
 	log_info("gpumem: %s%s%s%s%s (map %s)", gpumem_state_name(st),
 	    why ? ": " : "", gpumem_why_name(why), err ? ": " : "",
-	    err ? strerror(-err) : "", o.map_path ? o.map_path :
-	    VITALS_GPUMEM_MAP);
+	    err ? strerror(-err) : "",
+	    o.map_path ? o.map_path : VITALS_GPUMEM_MAP);
 }
 
 /* A traversal per tick; a change of state is logged once. */
@@ -453,9 +455,8 @@ gpumem_sample(struct vitalsd *d, int64_t mono_ns)
 	if (why == d->gm_why)
 		return;
 	d->gm_why = why;
-	log_info("gpumem: %s%s%s%s%s", gpumem_state_name(st),
-	    why ? ": " : "", gpumem_why_name(why), err ? ": " : "",
-	    err ? strerror(-err) : "");
+	log_info("gpumem: %s%s%s%s%s", gpumem_state_name(st), why ? ": " : "",
+	    gpumem_why_name(why), err ? ": " : "", err ? strerror(-err) : "");
 }
 
 static void
@@ -464,8 +465,8 @@ gpumem_close(struct vitalsd *d, struct window *w)
 	int r;
 
 	if (d->gm && (r = gpumem_window(d->gm, w)) < 0)
-		log_warnx("gpumem: window %llu: %s",
-		    (unsigned long long)w->seq, strerror(-r));
+		log_warnx("gpumem: window %llu: %s", (unsigned long long)w->seq,
+		    strerror(-r));
 }
 
 /* gpu_mem/gpu_mem_total from ftrace, straight into the GPU memory
@@ -544,9 +545,8 @@ atcat_setup(struct vitalsd *d, const struct config *cfg)
 	atcat_tag_names(cfg->atrace_tags, names, sizeof(names));
 	log_info("atrace categories: %s%s%s; properties: %s%s%s",
 	    names[0] ? names : "none", cfg->atrace_apps ? "; apps " : "",
-	    cfg->atrace_apps ? cfg->atrace_apps : "",
-	    atcat_backend(d->ac), cfg->prop_root ? " " : "",
-	    cfg->prop_root ? cfg->prop_root : "");
+	    cfg->atrace_apps ? cfg->atrace_apps : "", atcat_backend(d->ac),
+	    cfg->prop_root ? " " : "", cfg->prop_root ? cfg->prop_root : "");
 	return 0;
 }
 
@@ -559,8 +559,8 @@ ftrace_close(struct vitalsd *d, struct window *w)
 	 * when they kept no rows (always so with ftrace off) */
 	if (w->trace == NULL &&
 	    (w->trace = window_trace_new(d->ft != NULL)) == NULL) {
-		log_warnx("ftrace: window %llu: %s",
-		    (unsigned long long)w->seq, strerror(ENOMEM));
+		log_warnx("ftrace: window %llu: %s", (unsigned long long)w->seq,
+		    strerror(ENOMEM));
 		return;
 	}
 	t = w->trace;
@@ -651,14 +651,14 @@ wss_setup(struct vitalsd *d, const struct config *cfg)
 		return r;
 	}
 	wss_damon(d->wss, note, sizeof(note));
-	log_info("wss: page_idle %s; DAMON %s", wss_page_idle(d->wss) ?
-	    "present" : "absent (clear_refs method)", note);
+	log_info("wss: page_idle %s; DAMON %s",
+	    wss_page_idle(d->wss) ? "present" : "absent (clear_refs method)",
+	    note);
 	return 0;
 }
 
 int
-vitalsd_setup(const struct config *cfg, bool foreground,
-    struct vitalsd **ret)
+vitalsd_setup(const struct config *cfg, bool foreground, struct vitalsd **ret)
 {
 	/* SIGHUP is caught and ignored: a lost terminal must not stop an
 	 * init-started daemon (there is no reload yet). */
@@ -688,7 +688,7 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 	d->state_fd = -1;
 	/* first: a refused directory gets nothing made anywhere */
 	if ((r = statedir_open(cfg->state_dir, &d->state_fd, why,
-	    sizeof(why))) < 0) {
+		 sizeof(why))) < 0) {
 		log_warnx("state directory %s: %s", cfg->state_dir, why);
 		goto fail;
 	}
@@ -798,7 +798,8 @@ vitalsd_run(struct vitalsd *d)
 		atcat_start(d->ac);
 	else if (d->atcat_wanted)
 		log_info("atrace categories: not set: no ATrace capture "
-		    "(ftrace %s)", ftrace_state_name(d->ft_state));
+			 "(ftrace %s)",
+		    ftrace_state_name(d->ft_state));
 	if (event_base_dispatch(d->base) < 0) {
 		atcat_stop(d->ac);
 		return -EIO;

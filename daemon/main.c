@@ -67,8 +67,8 @@ main(int argc, char *argv[])
 	static const char *const keys[] = { NULL, "state_dir", "socket",
 		"interval_ms", "window_s", "proc_root", "sys_root", "threads",
 		"scanner", "bpffs", "bpf_load", "gpumem_map", "gpumem_load",
-		"heapprofd_perfetto", "user", "group", "capabilities", "seccomp",
-		"privhelper", "prop_root" };
+		"heapprofd_perfetto", "user", "group", "capabilities",
+		"seccomp", "privhelper", "prop_root" };
 	const char *conffile = NULL, *set_key[32], *set_val[32];
 	bool foreground = false, checkonly = false;
 	int ch, nset = 0, verbose = 0, i, r;
@@ -96,9 +96,25 @@ main(int argc, char *argv[])
 			break;
 		case 'h':
 			usage(0);
-		case 1: case 2: case 3: case 4: case 5: case 6: case 7:
-		case 8: case 9: case 10: case 11: case 12: case 13: case 14:
-		case 15: case 16: case 17: case 18: case 19:
+		case 1:
+		case 2:
+		case 3:
+		case 4:
+		case 5:
+		case 6:
+		case 7:
+		case 8:
+		case 9:
+		case 10:
+		case 11:
+		case 12:
+		case 13:
+		case 14:
+		case 15:
+		case 16:
+		case 17:
+		case 18:
+		case 19:
 			if (nset == (int)(sizeof(set_key) / sizeof(set_key[0])))
 				usage(1);
 			set_key[nset] = keys[ch];
@@ -125,11 +141,12 @@ main(int argc, char *argv[])
 	if (config_check(&cfg, err, sizeof(err)) < 0)
 		fatalx("configuration: %s", err);
 	if (privs_resolve(cfg.user, cfg.groups, cfg.keep_caps, cfg.seccomp,
-	    &privs, err, sizeof(err)) < 0)
+		&privs, err, sizeof(err)) < 0)
 		fatalx("configuration: %s", err);
 	if (cfg.seccomp == PRIVS_SECCOMP_ON && cfg.hp->perfetto &&
 	    !cfg.privhelper)
-		log_warnx("heapprofd: seccomp on refuses fork and execve and "
+		log_warnx(
+		    "heapprofd: seccomp on refuses fork and execve and "
 		    "privhelper is off: sessions will be refused (spawn state "
 		    "'%s'); --privhelper on runs perfetto through its spawner",
 		    hp_spawn_state_name(HP_SPAWN_BLOCKED));
@@ -161,14 +178,15 @@ main(int argc, char *argv[])
 
 		/* the tracefs ftrace.c will use (libtracefs finds the
 		 * mount when none is configured) */
-		if ((r = ftrace_tracing_dir(cfg.tracefs, cfg.sys_root,
-		    tracefs, sizeof(tracefs))) < 0)
+		if ((r = ftrace_tracing_dir(cfg.tracefs, cfg.sys_root, tracefs,
+			 sizeof(tracefs))) < 0)
 			fatalx("privileged helper: tracefs: %s", strerror(-r));
 		if ((r = privhelper_start(cfg.proc_root, cfg.sys_root, tracefs,
-		    &helper)) < 0)
+			 &helper)) < 0)
 			fatalx("privileged helper: %s", strerror(-r));
 		privhelper_set(helper);
-		log_info("privileged helper: pid %d", (int)privhelper_pid(helper));
+		log_info("privileged helper: pid %d",
+		    (int)privhelper_pid(helper));
 		/* its spawner runs perfetto for heapprofd sessions outside
 		 * the daemon's filter; without it sessions are refused,
 		 * the daemon runs on (Health.heapprofd.spawn) */
@@ -177,7 +195,8 @@ main(int argc, char *argv[])
 			    &spawner);
 			if (r < 0)
 				log_warnx("privileged helper: spawner for %s: "
-				    "%s", cfg.hp->perfetto, strerror(-r));
+					  "%s",
+				    cfg.hp->perfetto, strerror(-r));
 			else
 				log_info("privileged helper: spawner pid %d",
 				    (int)privhelper_spawn_pid(spawner));

@@ -59,9 +59,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint64_t ts = 0;
 	int64_t missed;
 
-	if (dec == NULL && fdec_new(getenv("FUZZ_EVENTS") ?
-	    getenv("FUZZ_EVENTS") : "../tests/fixtures/ftrace/events",
-	    &dec) < 0)
+	if (dec == NULL &&
+	    fdec_new(getenv("FUZZ_EVENTS") ? getenv("FUZZ_EVENTS") :
+					     "../tests/fixtures/ftrace/events",
+		&dec) < 0)
 		abort();
 	if (size < 1)
 		return 0;

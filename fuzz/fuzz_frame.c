@@ -145,12 +145,17 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	win->trace->overrun = 3;
 	win->trace->nslices = 2;
 	win->trace->slice[0] = (struct window_trace_slice){ .tgid = 7,
-		.tid = 8, .count = 2, .total_ns = 5, .name = "s\xff" };
+		.tid = 8,
+		.count = 2,
+		.total_ns = 5,
+		.name = "s\xff" };
 	win->trace->slice[1] = (struct window_trace_slice){ .tgid = 9,
-		.tid = 9, .incomplete = 1, .name = "" };
+		.tid = 9,
+		.incomplete = 1,
+		.name = "" };
 	win->trace->ncounters = 1;
-	win->trace->counter[0] = (struct window_trace_counter){ .tgid = 7,
-		.n = 1, .name = "c" };
+	win->trace->counter[0] =
+	    (struct window_trace_counter){ .tgid = 7, .n = 1, .name = "c" };
 	for (i = 0; i < 8; i++) {
 		mktask(&tasks[i], (int32_t)i + 1, 1, 10 * i);
 		if (window_add_task(win, i % 2, &tasks[i]) < 0)
@@ -182,7 +187,7 @@ check_answer(const uint8_t *frame, size_t len)
 	    plen + VITALS_FRAME_HDR != len)
 		abort();
 	if ((resp = vitals__response__unpack(&arena_pb, plen,
-	    frame + VITALS_FRAME_HDR)) == NULL)
+		 frame + VITALS_FRAME_HDR)) == NULL)
 		abort();
 	if (resp->version != 1)
 		abort();
@@ -207,8 +212,9 @@ check_answer(const uint8_t *frame, size_t len)
 		    flen + VITALS_FRAME_HDR != l ||
 		    memcmp(frame + VITALS_FRAME_HDR, pre, 2) != 0 ||
 		    memcmp(f + VITALS_FRAME_HDR, pre, n) != 0 ||
-		    memcmp(f + VITALS_FRAME_HDR + n, frame + VITALS_FRAME_HDR +
-		    2, len - VITALS_FRAME_HDR - 2) != 0)
+		    memcmp(f + VITALS_FRAME_HDR + n,
+			frame + VITALS_FRAME_HDR + 2,
+			len - VITALS_FRAME_HDR - 2) != 0)
 			abort();
 		free(f);
 	}
@@ -234,8 +240,9 @@ run_query(const struct rpc_query *q, int64_t now)
 	    (q->op == RPC_Q_TOP && q->metric > METRIC_RSS) ||
 	    (q->op == RPC_Q_PROCESS && q->pid <= 0) ||
 	    (q->op == RPC_Q_WINDOWS && q->max_windows == 0) ||
-	    (q->op == RPC_Q_TRACE && (q->pid < 0 || q->max_windows == 0 ||
-	    memchr(q->process, '\0', sizeof(q->process)) == NULL)))
+	    (q->op == RPC_Q_TRACE &&
+		(q->pid < 0 || q->max_windows == 0 ||
+		    memchr(q->process, '\0', sizeof(q->process)) == NULL)))
 		abort();
 	switch (q->op) {
 	case RPC_Q_WINDOWS:
@@ -253,15 +260,26 @@ run_query(const struct rpc_query *q, int64_t now)
 	case RPC_Q_GPUMEM: {
 		/* a GPU's global total and one process on it */
 		struct gpumem_span sp[2] = {
-			{ .p = { .gpu_id = 0, .pid = 0, .bytes = 1 << 20,
-			    .min_bytes = 1 << 19, .max_bytes = 1 << 21 },
-			    .first_bytes = 1 << 19, .windows = 2 },
-			{ .p = { .gpu_id = 0, .pid = 42, .starttime = 7,
-			    .bytes = 4096, .min_bytes = 0, .max_bytes = 8192,
-			    .name = "app" }, .first_bytes = 0, .windows = 2 },
+			{ .p = { .gpu_id = 0,
+			      .pid = 0,
+			      .bytes = 1 << 20,
+			      .min_bytes = 1 << 19,
+			      .max_bytes = 1 << 21 },
+			    .first_bytes = 1 << 19,
+			    .windows = 2 },
+			{ .p = { .gpu_id = 0,
+			      .pid = 42,
+			      .starttime = 7,
+			      .bytes = 4096,
+			      .min_bytes = 0,
+			      .max_bytes = 8192,
+			      .name = "app" },
+			    .first_bytes = 0,
+			    .windows = 2 },
 		};
-		struct window_gpumem st = { .state = 4, .capacity = 1024,
-		    .entries = 2 };
+		struct window_gpumem st = { .state = 4,
+			.capacity = 1024,
+			.entries = 2 };
 
 		r = rpc_answer_gpumem_span(q, sp, 2, &st, FUZZ_MAX_FRAME,
 		    &frame, &len);
@@ -274,13 +292,22 @@ run_query(const struct rpc_query *q, int64_t now)
 	case RPC_Q_HP_LIST: {
 		/* a finished session by a rule and a running one by a caller */
 		struct hp_record v[2] = {
-			{ .id = 1, .created_wall_ns = now, .by_rule = true,
-			    .rule = "grow", .target = "com.app",
-			    .outcome = "completed", .exit_status = 0,
-			    .output_bytes = 4096, .child_pid = 99 },
-			{ .id = 2, .created_wall_ns = now, .caller_uid = 1000,
-			    .target = "pid 42", .outcome = "running",
-			    .exit_status = -1, .output_bytes = -1 },
+			{ .id = 1,
+			    .created_wall_ns = now,
+			    .by_rule = true,
+			    .rule = "grow",
+			    .target = "com.app",
+			    .outcome = "completed",
+			    .exit_status = 0,
+			    .output_bytes = 4096,
+			    .child_pid = 99 },
+			{ .id = 2,
+			    .created_wall_ns = now,
+			    .caller_uid = 1000,
+			    .target = "pid 42",
+			    .outcome = "running",
+			    .exit_status = -1,
+			    .output_bytes = -1 },
 		};
 
 		r = rpc_answer_hp_list(q, v, q->n < 2 ? q->n : 2,
@@ -327,8 +354,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort();
 			break;
 		}
-		if (rpc_handle(&ctx, role, data + VITALS_FRAME_HDR, len,
-		    &res) < 0)
+		if (rpc_handle(&ctx, role, data + VITALS_FRAME_HDR, len, &res) <
+		    0)
 			abort();
 		if (res.verdict == RPC_QUERY) {
 			if (res.frame != NULL || role == ROLE_NONE)

@@ -27,7 +27,7 @@ system_file(unsigned which, const char *buf, size_t len)
 	case 0:
 		if (procstat_parse(buf, len, &ps) == 0 &&
 		    (ps.cpu_span > VITALS_CPU_MAX ||
-		    ps.ncpu_online > VITALS_CPU_MAX))
+			ps.ncpu_online > VITALS_CPU_MAX))
 			abort();
 		break;
 	case 1:
@@ -85,10 +85,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	len = size - 1;
 	switch (data[0] % 10) {
-	case 0: case 1: case 2: case 3: case 4:
+	case 0:
+	case 1:
+	case 2:
+	case 3:
+	case 4:
 		system_file(data[0] % 10, buf, len);
 		break;
-	case 5: case 6: case 7: case 8:
+	case 5:
+	case 6:
+	case 7:
+	case 8:
 		task_file(data[0] % 10 - 5, buf, len);
 		break;
 	default:
@@ -98,7 +105,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(copy, buf, len);
 		if (taskiter_parse(copy, len, &snap) == 0) {
 			for (i = 0; i < snap.nprocs; i++)
-				if (snap.procs[i].first + snap.procs[i].nthreads >
+				if (snap.procs[i].first +
+					snap.procs[i].nthreads >
 				    snap.nthreads)
 					abort();
 		}

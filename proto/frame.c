@@ -51,8 +51,7 @@ pack(size_t n, const ProtobufCMessage *m, uint8_t **ret, size_t *ret_len)
 }
 
 int
-frame_pack_request(const Vitals__Request *req, uint8_t **ret,
-    size_t *ret_len)
+frame_pack_request(const Vitals__Request *req, uint8_t **ret, size_t *ret_len)
 {
 	return pack(vitals__request__get_packed_size(req),
 	    (const ProtobufCMessage *)req, ret, ret_len);
@@ -152,8 +151,7 @@ recv_exact(int fd, uint8_t *buf, size_t len, int64_t deadline)
 }
 
 int
-frame_recv(int fd, uint32_t max, int timeout_ms, uint8_t **ret,
-    size_t *ret_len)
+frame_recv(int fd, uint32_t max, int timeout_ms, uint8_t **ret, size_t *ret_len)
 {
 	int64_t deadline = now_ms() + timeout_ms;
 	uint8_t hdr[VITALS_FRAME_HDR];

@@ -62,8 +62,10 @@ struct location {
 };
 
 static const struct location locations[] = {
-	{ "system", "", { BPF_PROG_TYPE_KPROBE, BPF_PROG_TYPE_PERF_EVENT,
-	    BPF_PROG_TYPE_SOCKET_FILTER, BPF_PROG_TYPE_TRACEPOINT }, 4 },
+	{ "system", "",
+	    { BPF_PROG_TYPE_KPROBE, BPF_PROG_TYPE_PERF_EVENT,
+		BPF_PROG_TYPE_SOCKET_FILTER, BPF_PROG_TYPE_TRACEPOINT },
+	    4 },
 	{ "vendor", "vendor/", { BPF_PROG_TYPE_SOCKET_FILTER }, 1 },
 };
 
@@ -82,8 +84,7 @@ struct obj {
 	unsigned nmaps;
 };
 
-static int
-fail(const struct obj *o, int err, const char *fmt, ...)
+static int fail(const struct obj *o, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 static int
@@ -155,8 +156,7 @@ sym_name(const struct obj *o, const GElf_Sym *s)
 /* The symbols of section idx (of type type, or any when < 0) in the order
  * of their value: the order of their entries in that section. */
 static size_t
-scn_syms(const struct obj *o, size_t idx, int type, GElf_Sym *ret,
-    size_t max)
+scn_syms(const struct obj *o, size_t idx, int type, GElf_Sym *ret, size_t max)
 {
 	size_t i, n = 0, j;
 	GElf_Sym s;
@@ -192,8 +192,8 @@ kernel_version(void)
 
 /* map_<obj>_<map> or prog_<obj>_<section>, '/' made '_' */
 static void
-pin_path(const struct obj *o, const char *kind, const char *name,
-    char *buf, size_t sz)
+pin_path(const struct obj *o, const char *kind, const char *name, char *buf,
+    size_t sz)
 {
 	size_t n;
 
@@ -229,9 +229,10 @@ create_maps(struct obj *o, size_t map_def_size)
 		return 0; /* no maps */
 	d = elf_getdata(scn, NULL);
 	if (d->d_size % map_def_size)
-		return fail(o, -EINVAL, "maps section of %zu bytes is not a "
-		    "whole number of %zu-byte map definitions", d->d_size,
-		    map_def_size);
+		return fail(o, -EINVAL,
+		    "maps section of %zu bytes is not a "
+		    "whole number of %zu-byte map definitions",
+		    d->d_size, map_def_size);
 	n = scn_syms(o, elf_ndxscn(scn), -1, syms, 64);
 	for (i = 0; i < n; i++) {
 		struct vldr_map_def md;
@@ -250,14 +251,16 @@ create_maps(struct obj *o, size_t map_def_size)
 		if (off + map_def_size > d->d_size)
 			return fail(o, -EINVAL, "map %s: past the section",
 			    name);
-		memcpy(&md, (char *)d->d_buf + off, map_def_size <
-		    sizeof(md) ? map_def_size : sizeof(md));
+		memcpy(&md, (char *)d->d_buf + off,
+		    map_def_size < sizeof(md) ? map_def_size : sizeof(md));
 		snprintf(o->map_name[i], sizeof(o->map_name[i]), "%s", name);
 		o->map_fd[i] = -1;
 		o->nmaps = (unsigned)i + 1;
 		if (md.zero != 0)
-			return fail(o, -EINVAL, "map %s: the v0.0 uid field "
-			    "is %u, not 0 (the loader aborts)", name, md.zero);
+			return fail(o, -EINVAL,
+			    "map %s: the v0.0 uid field "
+			    "is %u, not 0 (the loader aborts)",
+			    name, md.zero);
 		if (LDR_VERSION < md.bpfloader_min_ver ||
 		    LDR_VERSION >= md.bpfloader_max_ver || kv < md.min_kver ||
 		    kv >= md.max_kver)
@@ -273,8 +276,8 @@ create_maps(struct obj *o, size_t map_def_size)
 			snprintf(kname, sizeof(kname), "%s", name);
 			fd = bpf_map_create(md.type, kname, md.key_size,
 			    md.value_size, md.max_entries, &mo);
-			if (fd >= 0 && pin_own(path, fd, md.mode, md.uid,
-			    md.gid) < 0)
+			if (fd >= 0 &&
+			    pin_own(path, fd, md.mode, md.uid, md.gid) < 0)
 				return fail(o, -errno, "pin %s: %s", path,
 				    strerror(errno));
 		}
@@ -288,8 +291,10 @@ create_maps(struct obj *o, size_t map_def_size)
 		    info.value_size != md.value_size ||
 		    info.max_entries != md.max_entries ||
 		    info.map_flags != md.map_flags)
-			return fail(o, -ENOTUNIQ, "map %s: the pinned map "
-			    "differs from its definition", name);
+			return fail(o, -ENOTUNIQ,
+			    "map %s: the pinned map "
+			    "differs from its definition",
+			    name);
 	}
 	return 0;
 }
@@ -309,8 +314,10 @@ prog_type(const struct obj *o, const char *sec, enum bpf_prog_type *ret)
 				*ret = known[i].type;
 				return 1;
 			}
-		return fail(o, -EPERM, "section %s: program type %u not "
-		    "permitted in %s", sec, known[i].type, o->loc->name);
+		return fail(o, -EPERM,
+		    "section %s: program type %u not "
+		    "permitted in %s",
+		    sec, known[i].type, o->loc->name);
 	}
 	return 0; /* unknown: not a program for this loader */
 }
@@ -329,7 +336,8 @@ prog_check(struct obj *o, size_t prog_def_size)
 	int r;
 
 	if (pd && pd->d_size % prog_def_size)
-		return fail(o, -EINVAL, "progs section of %zu bytes is not a "
+		return fail(o, -EINVAL,
+		    "progs section of %zu bytes is not a "
 		    "whole number of %zu-byte program definitions",
 		    pd->d_size, prog_def_size);
 	while ((scn = elf_nextscn(o->elf, scn)) != NULL)
@@ -356,8 +364,7 @@ relocate(const struct obj *o, Elf_Scn *rel, struct bpf_insn *insns,
 		size_t k;
 
 		if (gelf_getrel(d, (int)i, &r) == NULL ||
-		    gelf_getsym(o->syms, (int)GELF_R_SYM(r.r_info), &s) ==
-		    NULL)
+		    gelf_getsym(o->syms, (int)GELF_R_SYM(r.r_info), &s) == NULL)
 			continue;
 		k = r.r_offset / sizeof(struct bpf_insn);
 		for (m = 0; m < o->nmaps; m++) {
@@ -384,7 +391,8 @@ load_progs(struct obj *o, size_t prog_def_size, const char *license)
 	int r;
 
 	if (pd && pd->d_size % prog_def_size)
-		return fail(o, -EINVAL, "progs section of %zu bytes is not a "
+		return fail(o, -EINVAL,
+		    "progs section of %zu bytes is not a "
 		    "whole number of %zu-byte program definitions",
 		    pd->d_size, prog_def_size);
 	if (progs)
@@ -420,13 +428,16 @@ load_progs(struct obj *o, size_t prog_def_size, const char *license)
 				continue;
 			memset(&def, 0, sizeof(def));
 			def.bpfloader_max_ver = VLDR_MAX_VER;
-			memcpy(&def, (char *)pd->d_buf + off, prog_def_size <
-			    sizeof(def) ? prog_def_size : sizeof(def));
+			memcpy(&def, (char *)pd->d_buf + off,
+			    prog_def_size < sizeof(def) ? prog_def_size :
+							  sizeof(def));
 			have_def = true;
 		}
 		if (!have_def)
-			return fail(o, -EINVAL, "section %s: no program "
-			    "definition %s", sec, want);
+			return fail(o, -EINVAL,
+			    "section %s: no program "
+			    "definition %s",
+			    sec, want);
 		if (kv < def.min_kver || kv >= def.max_kver ||
 		    LDR_VERSION < def.bpfloader_min_ver ||
 		    LDR_VERSION >= def.bpfloader_max_ver)
@@ -510,7 +521,7 @@ load_obj(struct obj *o)
 		if (gelf_getshdr(o->symscn, &sh) && sh.sh_type == SHT_SYMTAB) {
 			o->syms = elf_getdata(o->symscn, NULL);
 			o->nsyms = sh.sh_entsize ? sh.sh_size / sh.sh_entsize :
-			    0;
+						   0;
 			break;
 		}
 	}
@@ -527,17 +538,20 @@ load_obj(struct obj *o)
 	minv = scn_u32(o, "bpfloader_min_ver", 0);
 	maxv = scn_u32(o, "bpfloader_max_ver", VLDR_MAX_VER);
 	if (LDR_VERSION < minv || LDR_VERSION >= maxv) {
-		fprintf(stderr, "bpfldr: %s: for loaders [%#x, %#x): "
-		    "skipped\n", o->path, minv, maxv);
+		fprintf(stderr,
+		    "bpfldr: %s: for loaders [%#x, %#x): "
+		    "skipped\n",
+		    o->path, minv, maxv);
 		r = 0;
 		goto out;
 	}
 	map_sz = scn_u32(o, "size_of_bpf_map_def", VLDR_MAP_DEF_MIN);
 	prog_sz = scn_u32(o, "size_of_bpf_prog_def", VLDR_PROG_DEF_MIN);
 	if (map_sz < VLDR_MAP_DEF_MIN || prog_sz < VLDR_PROG_DEF_MIN) {
-		r = fail(o, -EINVAL, "definition sizes %u/%u below the "
-		    "oldest format's %u/%u", map_sz, prog_sz,
-		    VLDR_MAP_DEF_MIN, VLDR_PROG_DEF_MIN);
+		r = fail(o, -EINVAL,
+		    "definition sizes %u/%u below the "
+		    "oldest format's %u/%u",
+		    map_sz, prog_sz, VLDR_MAP_DEF_MIN, VLDR_PROG_DEF_MIN);
 		goto out;
 	}
 	/* the program sections are read (and checked) before any map */
@@ -599,7 +613,8 @@ main(int argc, char **argv)
 	}
 	return status;
 usage:
-	fprintf(stderr, "usage: bpfldr [-r root] [-l system|vendor] "
+	fprintf(stderr,
+	    "usage: bpfldr [-r root] [-l system|vendor] "
 	    "obj.o...\n");
 	return 2;
 }

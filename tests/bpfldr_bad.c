@@ -31,8 +31,12 @@ struct big_def {
 	__u32 extra;
 };
 const struct big_def VLDR_SEC("maps") counts = {
-	.def = { .type = VLDR_MAP_ARRAY, .key_size = 4, .value_size = 8,
-	    .max_entries = 1, .mode = 0600, .bpfloader_max_ver = VLDR_MAX_VER,
+	.def = { .type = VLDR_MAP_ARRAY,
+	    .key_size = 4,
+	    .value_size = 8,
+	    .max_entries = 1,
+	    .mode = 0600,
+	    .bpfloader_max_ver = VLDR_MAX_VER,
 	    .max_kver = VLDR_KVER_INF },
 };
 #elif defined(BAD_BTF_MAP)
@@ -48,9 +52,14 @@ VLDR_MAP(counts, ARRAY, __u32, __u64, 1, 0, 0, 0600);
 
 #ifdef BAD_ZERO
 const struct vldr_map_def VLDR_SEC("maps") other = {
-	.type = VLDR_MAP_ARRAY, .key_size = 4, .value_size = 8,
-	.max_entries = 1, .zero = 1000, .mode = 0600,
-	.bpfloader_max_ver = VLDR_MAX_VER, .max_kver = VLDR_KVER_INF,
+	.type = VLDR_MAP_ARRAY,
+	.key_size = 4,
+	.value_size = 8,
+	.max_entries = 1,
+	.zero = 1000,
+	.mode = 0600,
+	.bpfloader_max_ver = VLDR_MAX_VER,
+	.max_kver = VLDR_KVER_INF,
 };
 #endif
 
@@ -66,8 +75,7 @@ bump(void)
 }
 
 #ifdef BAD_NO_DEF
-VLDR_SEC("tracepoint/sched/sched_switch") int
-tp_switch(struct args *ctx)
+VLDR_SEC("tracepoint/sched/sched_switch") int tp_switch(struct args *ctx)
 {
 	(void)ctx;
 	return bump();

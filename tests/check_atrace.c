@@ -93,10 +93,12 @@ START_TEST(test_parse_rejects)
 
 	for (i = 0; i < sizeof(not_atrace) / sizeof(*not_atrace); i++)
 		ck_assert_msg(atrace_parse(not_atrace[i], strlen(not_atrace[i]),
-		    &m) == -EINVAL, "%s", not_atrace[i]);
+				  &m) == -EINVAL,
+		    "%s", not_atrace[i]);
 	for (i = 0; i < sizeof(bad) / sizeof(*bad); i++)
 		ck_assert_msg(atrace_parse(bad[i], strlen(bad[i]), &m) ==
-		    -EBADMSG, "%s", bad[i]);
+			-EBADMSG,
+		    "%s", bad[i]);
 }
 END_TEST
 
@@ -117,8 +119,8 @@ mark(struct atrace *at, uint64_t ts, int32_t tid, const char *text)
 }
 
 static const struct window_trace_slice *
-find(const struct window_trace *t, unsigned kind, int32_t tid,
-    unsigned depth, const char *name)
+find(const struct window_trace *t, unsigned kind, int32_t tid, unsigned depth,
+    const char *name)
 {
 	unsigned i;
 
@@ -172,8 +174,7 @@ START_TEST(test_nesting_two_threads)
 	ck_assert_uint_eq(s->max_ns, 20 * MS);
 	ck_assert_ptr_nonnull(s = find(t, TRACE_SYNC, 102, 0, "outer"));
 	ck_assert_uint_eq(s->total_ns, 79 * MS);
-	ck_assert_ptr_nonnull(s = find(t, TRACE_SYNC, 102, 1,
-	    "other inner"));
+	ck_assert_ptr_nonnull(s = find(t, TRACE_SYNC, 102, 1, "other inner"));
 	ck_assert_uint_eq(s->total_ns, 30 * MS);
 	/* the next window starts empty */
 	free(t);
@@ -304,11 +305,15 @@ START_TEST(test_names)
 	mark(at, 2 * MS, 6, "E|5");
 	/* 126 ASCII bytes then a 3-byte character: cut before it */
 	memset(n200, 'x', 126);
-	memcpy(n200 + 126, "\xe2\x82\xac" "tail", 8);
+	memcpy(n200 + 126,
+	    "\xe2\x82\xac"
+	    "tail",
+	    8);
 	snprintf(buf, sizeof(buf), "B|5|%s", n200);
 	mark(at, 3 * MS, 6, buf);
 	mark(at, 4 * MS, 6, "E|5");
-	mark(at, 5 * MS, 6, "B|5|draw frame \xc3\xa9\xe6\x97\xa5 \xf0\x9f\x98\x80");
+	mark(at, 5 * MS, 6,
+	    "B|5|draw frame \xc3\xa9\xe6\x97\xa5 \xf0\x9f\x98\x80");
 	mark(at, 6 * MS, 6, "E|5");
 	t = close_window(at);
 	ck_assert_ptr_nonnull(s = find(t, TRACE_SYNC, 6, 0, n127));
@@ -482,8 +487,8 @@ START_TEST(test_runqueue)
 	ck_assert_uint_eq(t->rq_total.max_ns, 60);
 	ck_assert_uint_eq(t->nrq, 2);
 	for (i = 0; i < t->nrq; i++)
-		ck_assert_uint_eq(t->rq[i].total_ns, t->rq[i].tid == 6 ? 60 :
-		    30);
+		ck_assert_uint_eq(t->rq[i].total_ns,
+		    t->rq[i].tid == 6 ? 60 : 30);
 	free(t);
 	atrace_free(at);
 }
@@ -538,18 +543,25 @@ START_TEST(test_store_round_trip)
 	w->trace->binder_total.calls = 3;
 	w->trace->nbinder = 1;
 	w->trace->binder[0] = (struct window_trace_binder){ .from_pid = 40,
-		.to_pid = 41, .calls = 3 };
+		.to_pid = 41,
+		.calls = 3 };
 	w->trace->ngpu = 1;
-	w->trace->gpu[0] = (struct window_trace_gpu){ .gpu_id = 1, .pid = 42,
-		.events = 2, .last_size = 4096 };
+	w->trace->gpu[0] = (struct window_trace_gpu){ .gpu_id = 1,
+		.pid = 42,
+		.events = 2,
+		.last_size = 4096 };
 	snprintf(path, sizeof(path), "%s/vitals.db", dir);
 	ck_assert_int_eq(store_open(path, NULL, &s), 0);
 	ck_assert_int_eq(store_put(s, w), 0);
-	ck_assert_int_eq(store_exec(s, "SELECT count(*) FROM "
-	    "window_trace_slice", v, sizeof(v)), 0);
+	ck_assert_int_eq(store_exec(s,
+			     "SELECT count(*) FROM "
+			     "window_trace_slice",
+			     v, sizeof(v)),
+	    0);
 	ck_assert_str_eq(v, "2");
 	ck_assert_int_eq(store_windows(s, wall, wall + 20 * NSEC_PER_SEC, 0,
-	    &ws, &n), 0);
+			     &ws, &n),
+	    0);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_uint_eq(ws[0]->trace->state, FTRACE_ON);
 	ck_assert_uint_eq(ws[0]->trace->overrun, 17);
@@ -558,12 +570,13 @@ START_TEST(test_store_round_trip)
 	ck_assert(window_trace_lossy(ws[0]->trace));
 	ck_assert_uint_eq(ws[0]->trace->missing, 1u << FEV_GPU_MEM);
 	ck_assert_uint_eq(ws[0]->trace->nslices, 2);
-	ck_assert_ptr_nonnull(find(ws[0]->trace, TRACE_SYNC, 6, 0,
-	    "draw \xc3\xa9"));
-	ck_assert_uint_eq(find(ws[0]->trace, TRACE_SYNC, 6, 0,
-	    "draw \xc3\xa9")->total_ns, 8 * MS);
-	ck_assert_uint_eq(find(ws[0]->trace, TRACE_SYNC, 6, 0, "")
-	    ->incomplete, 1);
+	ck_assert_ptr_nonnull(
+	    find(ws[0]->trace, TRACE_SYNC, 6, 0, "draw \xc3\xa9"));
+	ck_assert_uint_eq(
+	    find(ws[0]->trace, TRACE_SYNC, 6, 0, "draw \xc3\xa9")->total_ns,
+	    8 * MS);
+	ck_assert_uint_eq(find(ws[0]->trace, TRACE_SYNC, 6, 0, "")->incomplete,
+	    1);
 	ck_assert_uint_eq(ws[0]->trace->ncounters, 1);
 	ck_assert_int_eq(ws[0]->trace->counter[0].last, 60);
 	ck_assert_uint_eq(ws[0]->trace->binder_total.calls, 3);

@@ -59,8 +59,10 @@ prop(const char *name)
 static struct atcat *
 make(uint64_t tags, const char *apps)
 {
-	struct atcat_opts o = { .prop_root = dir, .tags = tags,
-		.apps = apps, .check_ms = 0 };
+	struct atcat_opts o = { .prop_root = dir,
+		.tags = tags,
+		.apps = apps,
+		.check_ms = 0 };
 	struct atcat *ac = NULL;
 
 	ck_assert_int_eq(atcat_new(NULL, &o, &ac), 0);
@@ -76,26 +78,28 @@ START_TEST(test_categories)
 		unsigned bit;
 	} want[] = { { "gfx", 1 }, { "input", 2 }, { "view", 3 },
 		{ "webview", 4 }, { "wm", 5 }, { "am", 6 }, { "sm", 7 },
-		{ "audio", 8 }, { "video", 9 }, { "camera", 10 },
-		{ "hal", 11 }, { "res", 13 }, { "dalvik", 14 }, { "rs", 15 },
-		{ "bionic", 16 }, { "power", 17 }, { "pm", 18 }, { "ss", 19 },
-		{ "database", 20 }, { "network", 21 }, { "adb", 22 },
-		{ "vibrator", 23 }, { "aidl", 24 }, { "nnapi", 25 },
-		{ "rro", 26 }, { "thermal", 27 } };
+		{ "audio", 8 }, { "video", 9 }, { "camera", 10 }, { "hal", 11 },
+		{ "res", 13 }, { "dalvik", 14 }, { "rs", 15 }, { "bionic", 16 },
+		{ "power", 17 }, { "pm", 18 }, { "ss", 19 }, { "database", 20 },
+		{ "network", 21 }, { "adb", 22 }, { "vibrator", 23 },
+		{ "aidl", 24 }, { "nnapi", 25 }, { "rro", 26 },
+		{ "thermal", 27 } };
 	char bad[64], names[256];
 	uint64_t t;
 	unsigned i;
 
 	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		ck_assert_int_eq(atcat_parse_categories(want[i].name, &t, bad,
-		    sizeof(bad)), 0);
+				     sizeof(bad)),
+		    0);
 		ck_assert_msg(t == 1ULL << want[i].bit, "%s: %#llx",
 		    want[i].name, (unsigned long long)t);
 		atcat_tag_names(t, names, sizeof(names));
 		ck_assert_str_eq(names, want[i].name);
 	}
 	ck_assert_int_eq(atcat_parse_categories("gfx, input view,am wm", &t,
-	    bad, sizeof(bad)), 0);
+			     bad, sizeof(bad)),
+	    0);
 	ck_assert_uint_eq(t, 0x6eULL);
 	atcat_tag_names(t, names, sizeof(names));
 	ck_assert_str_eq(names, "gfx input view wm am");
@@ -105,10 +109,12 @@ START_TEST(test_categories)
 	ck_assert_uint_eq(t, 0);
 	/* kernel-event categories are vitalsd's instance's business */
 	ck_assert_int_eq(atcat_parse_categories("gfx sched", &t, bad,
-	    sizeof(bad)), -EINVAL);
+			     sizeof(bad)),
+	    -EINVAL);
 	ck_assert_str_eq(bad, "sched (a kernel-event category)");
 	ck_assert_int_eq(atcat_parse_categories("gfx nosuch", &t, bad,
-	    sizeof(bad)), -EINVAL);
+			     sizeof(bad)),
+	    -EINVAL);
 	ck_assert_str_eq(bad, "nosuch");
 	/* ATRACE_TAG_APP comes from the app list, not a category */
 	ck_assert_int_eq(atcat_parse_categories("app", &t, NULL, 0), -EINVAL);
@@ -120,8 +126,8 @@ START_TEST(test_apps)
 	char buf[ATCAT_APPS_MAX * SYSPROP_VALUE_MAX], many[2048], big[128];
 	unsigned i;
 
-	ck_assert_int_eq(atcat_parse_apps("com.a, com.b *", buf,
-	    sizeof(buf)), 0);
+	ck_assert_int_eq(atcat_parse_apps("com.a, com.b *", buf, sizeof(buf)),
+	    0);
 	ck_assert_str_eq(buf, "com.a,com.b,*");
 	ck_assert_int_eq(atcat_parse_apps("none", buf, sizeof(buf)), 0);
 	ck_assert_str_eq(buf, "");
@@ -243,8 +249,7 @@ START_TEST(test_yield)
 	atcat_start(ac);
 	ck_assert_int_eq(atcat_state(ac), ATCAT_ON);
 	/* perfetto's atrace: apps first, then tags */
-	ck_assert_int_eq(sysprop_set(sp, "debug.atrace.app_0", "com.their"),
-	    0);
+	ck_assert_int_eq(sysprop_set(sp, "debug.atrace.app_0", "com.their"), 0);
 	ck_assert_int_eq(sysprop_set(sp, NUM, "1"), 0);
 	ck_assert_int_eq(sysprop_set(sp, TAGS, "0x22"), 0);
 	atcat_check(ac);

@@ -46,8 +46,7 @@ setup(void)
 	if (stat(TRACEFS "/instances", &st) < 0)
 		mount("nodev", TRACEFS, "tracefs", 0, NULL);
 	ck_assert_int_eq(stat(TRACEFS "/instances", &st), 0);
-	snprintf(inst, sizeof(inst), "vitals_atcat_%d_%u", (int)getpid(),
-	    n++);
+	snprintf(inst, sizeof(inst), "vitals_atcat_%d_%u", (int)getpid(), n++);
 	tmpdir = tu_mkdtemp("atcat_daemon");
 	ck_assert_ptr_nonnull(tmpdir);
 	snprintf(props, sizeof(props), "%s/props", tmpdir);
@@ -109,10 +108,12 @@ start_daemon(const char *log, const char *state, const char *sock_path)
 
 	snprintf(conf, sizeof(conf), "%s.conf", state);
 	snprintf(sock, sizeof(sock), "%s.sock", state);
-	snprintf(text, sizeof(text), "ftrace_instance = %s\nbpf_load = off\n"
+	snprintf(text, sizeof(text),
+	    "ftrace_instance = %s\nbpf_load = off\n"
 	    "scanner = procfs\nftrace_sched = off\nftrace_tick_ms = 100\n"
 	    "atrace_categories = gfx input\n"
-	    "atrace_apps = com.example.a, *\n", inst);
+	    "atrace_apps = com.example.a, *\n",
+	    inst);
 	ck_assert_int_eq(tu_writes(conf, text), 0);
 	{
 		const char *argv[] = { "vitalsd", "-f", "-c", conf,
@@ -148,8 +149,8 @@ health_trace(const char *state, const char *want, struct jm **ret_j)
 		const struct jm *t, *s;
 		struct jm *j;
 
-		if (r.code == 0 && (j = jm_parse(r.out, strlen(r.out))) !=
-		    NULL) {
+		if (r.code == 0 &&
+		    (j = jm_parse(r.out, strlen(r.out))) != NULL) {
 			t = jm_path(j, "health.trace");
 			s = t ? jm_get(t, "atrace_categories") : NULL;
 			if (s && s->t == JM_STR && strcmp(s->str, want) == 0) {
@@ -267,8 +268,10 @@ START_TEST(test_other_owner)
 
 	/* the other tracer stops as atrace does */
 	prop_set(ATCAT_TAGS_PROP, "0");
-	ck_assert_msg(prop_wait(ATCAT_TAGS_PROP, "0x6"), "not taken over; "
-	    "see %s", log);
+	ck_assert_msg(prop_wait(ATCAT_TAGS_PROP, "0x6"),
+	    "not taken over; "
+	    "see %s",
+	    log);
 	ck_assert_str_eq(prop(ATCAT_APP_NUMBER_PROP), "2");
 	t = health_trace(state, "on", &j);
 	ck_assert_msg(t != NULL, "health never said on; see %s", log);
@@ -292,21 +295,32 @@ START_TEST(test_other_owner)
 	 * one step back, foreign checks counted */
 	snprintf(db, sizeof(db), "%s/vitals.db", state);
 	ck_assert_int_eq(store_open(db, NULL, &s), 0);
-	ck_assert_int_eq(store_exec(s, "SELECT group_concat(value, ',') FROM "
-	    "(SELECT DISTINCT value FROM window_count WHERE kind = 'trace' "
-	    "AND key = 'cat_state' ORDER BY value)", v, sizeof(v)), 0);
-	snprintf(db, sizeof(db), "%u,%u", ATCAT_ON,
-	    ATCAT_SKIPPED_OTHER_OWNER);
+	ck_assert_int_eq(
+	    store_exec(s,
+		"SELECT group_concat(value, ',') FROM "
+		"(SELECT DISTINCT value FROM window_count WHERE kind = 'trace' "
+		"AND key = 'cat_state' ORDER BY value)",
+		v, sizeof(v)),
+	    0);
+	snprintf(db, sizeof(db), "%u,%u", ATCAT_ON, ATCAT_SKIPPED_OTHER_OWNER);
 	ck_assert_msg(strstr(v, db) != NULL, "stored states %s", v);
-	ck_assert_int_eq(store_exec(s, "SELECT sum(value) FROM window_count "
-	    "WHERE kind = 'trace' AND key = 'cat_takeovers'", v, sizeof(v)),
+	ck_assert_int_eq(store_exec(s,
+			     "SELECT sum(value) FROM window_count "
+			     "WHERE kind = 'trace' AND key = 'cat_takeovers'",
+			     v, sizeof(v)),
 	    0);
 	ck_assert_str_eq(v, "1");
-	ck_assert_int_eq(store_exec(s, "SELECT sum(value) FROM window_count "
-	    "WHERE kind = 'trace' AND key = 'cat_yields'", v, sizeof(v)), 0);
+	ck_assert_int_eq(store_exec(s,
+			     "SELECT sum(value) FROM window_count "
+			     "WHERE kind = 'trace' AND key = 'cat_yields'",
+			     v, sizeof(v)),
+	    0);
 	ck_assert_str_eq(v, "1");
-	ck_assert_int_eq(store_exec(s, "SELECT sum(value) FROM window_count "
-	    "WHERE kind = 'trace' AND key = 'cat_foreign'", v, sizeof(v)), 0);
+	ck_assert_int_eq(store_exec(s,
+			     "SELECT sum(value) FROM window_count "
+			     "WHERE kind = 'trace' AND key = 'cat_foreign'",
+			     v, sizeof(v)),
+	    0);
 	ck_assert_int_ge(atoi(v), 10);
 	store_close(s);
 }

@@ -42,13 +42,13 @@ static struct collector *
 new_collector(enum scanner_mode m)
 {
 	struct collector_opts o = {
-	    .proc_root = "/proc",
-	    .sys_root = "/sys",
-	    .interval_ms = 100,
-	    .window_s = 3600,
-	    .ring = 2,
-	    .threads = THREADS_ALL,
-	    .scanner = m,
+		.proc_root = "/proc",
+		.sys_root = "/sys",
+		.interval_ms = 100,
+		.window_s = 3600,
+		.ring = 2,
+		.threads = THREADS_ALL,
+		.scanner = m,
 	};
 	struct collector *c;
 
@@ -94,7 +94,7 @@ rec(int32_t tgid, int32_t tid, uint64_t ut, uint64_t st, uint64_t rt,
 START_TEST(parse_groups)
 {
 	struct taskiter_rec r[6];
-	struct taskiter_snap s = {0};
+	struct taskiter_snap s = { 0 };
 	const struct iter_task *p, *q;
 
 	/* a thread below its leader's tid (pid wrap), interleaved groups */
@@ -152,7 +152,7 @@ END_TEST
 START_TEST(parse_rejects)
 {
 	struct taskiter_rec r[3];
-	struct taskiter_snap s = {0};
+	struct taskiter_snap s = { 0 };
 
 	r[0] = rec(1, 1, 0, 0, 0, 0);
 	r[1] = rec(1, 2, 0, 0, 0, 0);
@@ -177,7 +177,7 @@ END_TEST
 
 START_TEST(cputime_adjust_kernel)
 {
-	struct cputime_split p = {0, 0};
+	struct cputime_split p = { 0, 0 };
 
 	/* the ratio of the samples, applied to the precise runtime */
 	taskiter_cputime_adjust(&p, 3000000, 1000000, 8000000);
@@ -272,7 +272,7 @@ pentry_cmp(const void *a, const void *b)
 static const struct pentry *
 psnap_find(const struct psnap *s, bool thread, int32_t id)
 {
-	struct pentry k = {.thread = thread, .id = id};
+	struct pentry k = { .thread = thread, .id = id };
 
 	return bsearch(&k, s->e, s->n, sizeof(*s->e), pentry_cmp);
 }
@@ -281,14 +281,14 @@ static bool
 read_pstat(const char *path, struct vbuf *b, struct pid_stat *ret)
 {
 	return read_at(AT_FDCWD, path, b) == 0 && b->len > 0 &&
-	       pidstat_parse(b->p, b->len, ret) == 0;
+	    pidstat_parse(b->p, b->len, ret) == 0;
 }
 
 /* Every process and thread under /proc, as the procfs scanner reads them. */
 static void
 psnap_read(struct psnap *s)
 {
-	struct vbuf b = {0};
+	struct vbuf b = { 0 };
 	struct dirent *de;
 	DIR *d;
 
@@ -364,7 +364,7 @@ START_TEST(loads_and_reads)
 	const struct iter_task *p, *t;
 	struct taskiter *ti = open_iter();
 	struct pid_stat st;
-	struct vbuf b = {0};
+	struct vbuf b = { 0 };
 	int i;
 
 	for (i = 0; i < 3; i++) {
@@ -419,7 +419,7 @@ compare_one(struct cmp_stats *c, bool thread, const struct iter_task *it,
     const struct pentry *a, const struct pentry *b)
 {
 	struct cputime_split prev = it->prev;
-	struct pid_stat lo = {0}, hi;
+	struct pid_stat lo = { 0 }, hi;
 	uint64_t ut, st;
 	bool kthread = it->flags & TASKITER_F_KTHREAD;
 	const char *kind = thread ? "thread" : "process";
@@ -470,8 +470,8 @@ compare_one(struct cmp_stats *c, bool thread, const struct iter_task *it,
 		    it->comm, it->uid, a->uid);
 	/* rss: a gauge; the same per-CPU-cached counters /proc reads */
 	{
-		uint64_t mn =
-		    lo.rss_pages < hi.rss_pages ? lo.rss_pages : hi.rss_pages;
+		uint64_t mn = lo.rss_pages < hi.rss_pages ? lo.rss_pages :
+							    hi.rss_pages;
 		uint64_t mx = lo.rss_pages + hi.rss_pages - mn;
 
 		if (it->rss_pages + 64 < mn || it->rss_pages > mx + 64)
@@ -499,7 +499,7 @@ hidden_from_root(int32_t id)
 
 	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)id);
 	return readlink(path, buf, sizeof(buf)) < 0 &&
-	       (errno == EACCES || errno == EPERM);
+	    (errno == EACCES || errno == EPERM);
 }
 
 static void
@@ -561,9 +561,9 @@ compare_set(struct cmp_stats *c, bool thread, const struct iter_task *its,
 
 START_TEST(every_task_matches_proc)
 {
-	struct psnap pa = {0}, pb = {0};
+	struct psnap pa = { 0 }, pb = { 0 };
 	const struct taskiter_snap *s;
-	struct cmp_stats cp = {0}, ct = {0};
+	struct cmp_stats cp = { 0 }, ct = { 0 };
 	struct taskiter *ti = open_iter();
 
 	psnap_read(&pa);
@@ -597,7 +597,10 @@ struct burn_report {
 };
 
 /* Burn BURN_NS of CPU, report getrusage(), then wait to be read. */
-static void __attribute__((noreturn)) child_burn(int wfd)
+static void child_burn(int wfd) __attribute__((noreturn));
+
+static void
+child_burn(int wfd)
 {
 	struct burn_report rep;
 	volatile uint64_t spin = 0;
@@ -609,8 +612,8 @@ static void __attribute__((noreturn)) child_burn(int wfd)
 	while (cputime_ns(CLOCK_PROCESS_CPUTIME_ID) < BURN_NS)
 		spin++;
 	getrusage(RUSAGE_SELF, &ru);
-	rep.rusage_ns =
-	    ((int64_t)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * NSEC_PER_SEC +
+	rep.rusage_ns = ((int64_t)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) *
+		NSEC_PER_SEC +
 	    ((int64_t)ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) *
 		NSEC_PER_USEC;
 	if (write(wfd, &rep, sizeof(rep)) != sizeof(rep))
@@ -632,7 +635,7 @@ START_TEST(burn_child_agrees)
 	struct taskiter *ti = open_iter();
 	struct burn_report rep;
 	struct cputime_split prev;
-	struct vbuf b = {0};
+	struct vbuf b = { 0 };
 	struct pid_stat st;
 	uint64_t ut, sti;
 	char path[64];
@@ -700,7 +703,10 @@ burner_thread(void *arg)
 }
 
 /* Two threads burning, plus a third that sleeps; faults now and then. */
-static void __attribute__((noreturn)) child_busy(int wfd)
+static void child_busy(int wfd) __attribute__((noreturn));
+
+static void
+child_busy(int wfd)
 {
 	pthread_t th[2];
 	char c = 'r';
@@ -763,8 +769,7 @@ same_task(const struct window_task *x, const struct window_task *y)
 	ck_assert_uint_eq(x->samples, y->samples);
 	ck_assert_int_eq(x->born, y->born);
 	ck_assert_int_eq(x->exited, y->exited);
-	ck_assert_msg(
-	    x->d_utime + x->d_stime <= y->d_utime + y->d_stime + 1 &&
+	ck_assert_msg(x->d_utime + x->d_stime <= y->d_utime + y->d_stime + 1 &&
 		y->d_utime + y->d_stime <= x->d_utime + x->d_stime + 1,
 	    "task %d: bpf %llu+%llu, procfs %llu+%llu ticks", x->id,
 	    (unsigned long long)x->d_utime, (unsigned long long)x->d_stime,
@@ -895,11 +900,11 @@ static void
 scan_into(struct procscan *ps, struct window *w)
 {
 	struct scan_ctx ctx = {
-	    .valid = true,
-	    .have_prev = true,
-	    .wall_ns = 100 * NSEC_PER_MSEC,
-	    .total_ticks = 20,
-	    .norm_ticks = 10.0,
+		.valid = true,
+		.have_prev = true,
+		.wall_ns = 100 * NSEC_PER_MSEC,
+		.total_ticks = 20,
+		.norm_ticks = 10.0,
 	};
 
 	ctx.prev_boot_ns = clock_ns(CLOCK_BOOTTIME);
@@ -999,15 +1004,15 @@ START_TEST(fixture_root_is_procfs)
 	const char *root = tu_srcpath("fixtures/phone/t0");
 	char proc[512], sys[512];
 	struct collector_opts o = {
-	    .interval_ms = 1000,
-	    .window_s = 10,
-	    .threads = THREADS_ALL,
-	    .scanner = SCANNER_AUTO,
+		.interval_ms = 1000,
+		.window_s = 10,
+		.threads = THREADS_ALL,
+		.scanner = SCANNER_AUTO,
 	};
 	enum scanner_mode kind;
 	enum scanner_why why;
 	struct collector *c;
-	struct clocks now = {NSEC_PER_SEC, NSEC_PER_SEC, NSEC_PER_SEC};
+	struct clocks now = { NSEC_PER_SEC, NSEC_PER_SEC, NSEC_PER_SEC };
 	int err;
 
 	snprintf(proc, sizeof(proc), "%s/proc", root);
@@ -1020,8 +1025,8 @@ START_TEST(fixture_root_is_procfs)
 	ck_assert_int_eq(why, SCANNER_WHY_ROOT);
 	ck_assert_int_eq(collector_sample(c, &now, false), 0);
 	ck_assert_uint_eq(collector_open(c)->health.scanner, SCANNER_PROCFS);
-	ck_assert_uint_eq(
-	    collector_open(c)->health.scanner_why, SCANNER_WHY_ROOT);
+	ck_assert_uint_eq(collector_open(c)->health.scanner_why,
+	    SCANNER_WHY_ROOT);
 	ck_assert_uint_gt(collector_open(c)->health.procs_scanned, 0);
 	collector_free(c);
 }
@@ -1041,12 +1046,12 @@ START_TEST(unprivileged_is_procfs)
 	if (pid == 0) {
 		enum scanner_why why = SCANNER_WHY_NONE;
 		struct collector_opts o = {
-		    .proc_root = "/proc",
-		    .sys_root = "/sys",
-		    .interval_ms = 1000,
-		    .window_s = 10,
-		    .threads = THREADS_CHANGED,
-		    .scanner = SCANNER_AUTO,
+			.proc_root = "/proc",
+			.sys_root = "/sys",
+			.interval_ms = 1000,
+			.window_s = 10,
+			.threads = THREADS_CHANGED,
+			.scanner = SCANNER_AUTO,
 		};
 		struct taskiter *ti = NULL;
 		enum scanner_mode kind;
@@ -1092,11 +1097,11 @@ START_TEST(no_btf_is_procfs)
 {
 	char sys[512];
 	struct collector_opts o = {
-	    .proc_root = "/proc",
-	    .interval_ms = 1000,
-	    .window_s = 10,
-	    .threads = THREADS_CHANGED,
-	    .scanner = SCANNER_AUTO,
+		.proc_root = "/proc",
+		.interval_ms = 1000,
+		.window_s = 10,
+		.threads = THREADS_CHANGED,
+		.scanner = SCANNER_AUTO,
 	};
 	enum scanner_mode kind;
 	enum scanner_why why;
@@ -1130,10 +1135,10 @@ run_daemon(const char *dir, const char *scanner, const char *sys_root,
     unsigned wait_ms, struct vbuf *log)
 {
 	char logpath[PATH_MAX], sock[PATH_MAX], bpffs[PATH_MAX];
-	const char *argv[] = { "vitalsd", "-f", "--state-dir", dir,
-		"--socket", sock, "--bpf-load", "off", "--bpffs", bpffs,
-		"--scanner", scanner, "--sys-root", sys_root, "--interval-ms",
-		"100", "--window-s", "1", NULL };
+	const char *argv[] = { "vitalsd", "-f", "--state-dir", dir, "--socket",
+		sock, "--bpf-load", "off", "--bpffs", bpffs, "--scanner",
+		scanner, "--sys-root", sys_root, "--interval-ms", "100",
+		"--window-s", "1", NULL };
 	int status = -1;
 	unsigned waited;
 	pid_t pid;
@@ -1143,7 +1148,7 @@ run_daemon(const char *dir, const char *scanner, const char *sys_root,
 	snprintf(bpffs, sizeof(bpffs), "%s/bpffs", dir);
 	pid = td_exec(logpath, TD_LOG_TRUNC, argv, NULL, NULL);
 	for (waited = 0; waited < wait_ms; waited += 50) {
-		struct timespec ts = {0, 50 * NSEC_PER_MSEC};
+		struct timespec ts = { 0, 50 * NSEC_PER_MSEC };
 
 		if (waitpid(pid, &status, WNOHANG) == pid)
 			break;
@@ -1164,32 +1169,34 @@ START_TEST(daemon_says_why)
 {
 	char *dir = tu_mkdtemp("bpfiter");
 	char sys[512];
-	struct vbuf log = {0};
+	struct vbuf log = { 0 };
 	int st;
 
 	snprintf(sys, sizeof(sys), "%s", tu_srcpath("fixtures/phone/t0/sys"));
 	st = run_daemon(dir, "bpf", sys, 10000, &log);
 	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) != 0);
-	ck_assert_msg(strstr(log.p, "scanner = bpf: task iterator unavailable "
+	ck_assert_msg(strstr(log.p,
+			  "scanner = bpf: task iterator unavailable "
 #ifdef HAVE_BPF
-				    "(no_btf)"
+			  "(no_btf)"
 #else
-				    "(no_bpf_build)"
+			  "(no_bpf_build)"
 #endif
 			  ) != NULL,
 	    "log: %s", log.p);
 
 	st = run_daemon(dir, "auto", sys, 1500, &log);
 	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	ck_assert_msg(strstr(log.p, "process scan: /proc; task iterator "
-				    "unavailable (") != NULL,
+	ck_assert_msg(strstr(log.p,
+			  "process scan: /proc; task iterator "
+			  "unavailable (") != NULL,
 	    "log: %s", log.p);
 	ck_assert_msg(strstr(log.p, "window 1:") != NULL, "log: %s", log.p);
 
 	st = run_daemon(dir, "procfs", "/sys", 1500, &log);
 	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	ck_assert_msg(
-	    strstr(log.p, "process scan: /proc (scanner = procfs)") != NULL,
+	ck_assert_msg(strstr(log.p, "process scan: /proc (scanner = procfs)") !=
+		NULL,
 	    "log: %s", log.p);
 #ifdef HAVE_BPF
 	st = run_daemon(dir, "bpf", "/sys", 1500, &log);

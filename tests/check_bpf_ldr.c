@@ -53,7 +53,7 @@ static void
 setup(void)
 {
 	if (asprintf(&bpffs, "/sys/fs/bpf/vitals-ldr-%d-%d", (int)getpid(),
-	    dir_seq++) < 0)
+		dir_seq++) < 0)
 		ck_abort();
 	ck_assert_int_eq(mkdir(bpffs, 0755), 0);
 	tmpdir = tu_mkdtemp("bpfldr");
@@ -93,8 +93,8 @@ build_path(const char *rel)
 	const char *b = getenv("VITALS_BUILDDIR");
 	char *r = p[slot++ % 4];
 
-	snprintf(r, PATH_MAX + 256, "%.*s/%.200s", PATH_MAX - 1,
-	    b ? b : "..", rel);
+	snprintf(r, PATH_MAX + 256, "%.*s/%.200s", PATH_MAX - 1, b ? b : "..",
+	    rel);
 	return r;
 }
 
@@ -134,7 +134,8 @@ load_vitalsd(void)
 	char err[4096];
 
 	ck_assert_msg(loader("system", build_path("bpf/vitalsd.o"), err,
-	    sizeof(err)) == 0, "loader: %s", err);
+			  sizeof(err)) == 0,
+	    "loader: %s", err);
 }
 
 static bool
@@ -148,11 +149,17 @@ pinned(const char *name, struct stat *ret)
 }
 
 static const char *const maps[] = {
-	"sched_tot", "sched_cpu", "sched_wake", "sched_tid", "sched_proc",
+	"sched_tot",
+	"sched_cpu",
+	"sched_wake",
+	"sched_tid",
+	"sched_proc",
 	"sched_uid",
 };
 static const char *const events[] = {
-	"sched_switch", "sched_wakeup", "sched_wakeup_new",
+	"sched_switch",
+	"sched_wakeup",
+	"sched_wakeup_new",
 	"sched_process_exit",
 };
 
@@ -177,8 +184,8 @@ START_TEST(test_loader_pins)
 		char path[PATH_MAX];
 		int fd;
 
-		snprintf(name, sizeof(name),
-		    "prog_vitalsd_tracepoint_sched_%s", events[i]);
+		snprintf(name, sizeof(name), "prog_vitalsd_tracepoint_sched_%s",
+		    events[i]);
 		ck_assert_msg(pinned(name, &sb), "%s not pinned", name);
 		ck_assert_uint_eq(sb.st_mode & 07777, 0440);
 		ck_assert_uint_eq(sb.st_gid, 2901);
@@ -201,8 +208,8 @@ expect_refused(const char *v, const char *why)
 	char obj[128], err[8192];
 
 	snprintf(obj, sizeof(obj), "tests/bpfldr_%s.o", v);
-	ck_assert_msg(loader("system", build_path(obj), err, sizeof(err)) ==
-	    1, "%s loaded", v);
+	ck_assert_msg(loader("system", build_path(obj), err, sizeof(err)) == 1,
+	    "%s loaded", v);
 	ck_assert_msg(strstr(err, why) != NULL, "%s: %s", v, err);
 }
 
@@ -218,22 +225,28 @@ START_TEST(test_loader_refuses)
 	/* a BTF-style map is never created: the verifier refuses */
 	expect_refused("bad_btf_map", "load:");
 	ck_assert(!pinned("prog_bpfldr_bad_btf_map_tracepoint_sched_"
-	    "sched_switch", NULL));
+			  "sched_switch",
+	    NULL));
 
 	/* an unknown section type is no program to the loader: skipped */
-	ck_assert_msg(loader("system", build_path("tests/"
-	    "bpfldr_unknown_section.o"), err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(loader("system",
+			  build_path("tests/"
+				     "bpfldr_unknown_section.o"),
+			  err, sizeof(err)) == 0,
+	    "%s", err);
 	ck_assert(pinned("prog_bpfldr_unknown_section_tracepoint_sched_"
-	    "sched_switch", NULL));
-	ck_assert(!pinned("prog_bpfldr_unknown_section_tp_btf_sched_switch",
+			 "sched_switch",
 	    NULL));
+	ck_assert(
+	    !pinned("prog_bpfldr_unknown_section_tp_btf_sched_switch", NULL));
 
 	/* tracepoints are a /system program type, not a /vendor one */
 	ck_assert_int_eq(loader("vendor", build_path("bpf/vitalsd.o"), err,
-	    sizeof(err)), 1);
+			     sizeof(err)),
+	    1);
 	ck_assert_msg(strstr(err, "not permitted in vendor"), "%s", err);
-	ck_assert(!pinned("vendor/prog_vitalsd_tracepoint_sched_sched_switch",
-	    NULL));
+	ck_assert(
+	    !pinned("vendor/prog_vitalsd_tracepoint_sched_sched_switch", NULL));
 }
 END_TEST
 
@@ -271,15 +284,14 @@ START_TEST(test_pinned_only_needs_pins)
 	ck_assert_int_eq(bpf_obj_pin(fd, path), 0);
 	close(fd);
 	open_pinned(VBPF_OFF_NO_PINS, why, sizeof(why));
-	ck_assert_msg(strstr(why, "sched_tot is type 2, key 4, value 16"),
-	    "%s", why);
+	ck_assert_msg(strstr(why, "sched_tot is type 2, key 4, value 16"), "%s",
+	    why);
 }
 END_TEST
 
 /* /proc/<pid>/stat: state, utime + stime, starttime (ticks). */
 static int
-read_stat(pid_t pid, char *ret_state, uint64_t *ret_ticks,
-    uint64_t *ret_start)
+read_stat(pid_t pid, char *ret_state, uint64_t *ret_ticks, uint64_t *ret_start)
 {
 	char path[64], buf[1024];
 	struct pid_stat ps;
@@ -347,7 +359,8 @@ sums_add(struct sums *s, const struct bpf_sched_batch *b)
 	s->recreated += b->recreated;
 	s->retired += b->retired;
 	ck_assert_msg((int64_t)(s->attributed + (lost - s->base_lost)) +
-	    s->unattributed == (int64_t)(oncpu - s->base_oncpu),
+		    s->unattributed ==
+		(int64_t)(oncpu - s->base_oncpu),
 	    "attributed %llu + lost %llu + unattributed %lld != on-CPU %llu",
 	    (unsigned long long)s->attributed,
 	    (unsigned long long)(lost - s->base_lost),
@@ -498,12 +511,13 @@ START_TEST(test_pinned_only_child_agrees)
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	ck_assert_int_eq(bpf_sched_totals(bs, t), 0);
-	fprintf(stderr, "child cpu (bpfloader pins): bpf %.4f s (process "
+	fprintf(stderr,
+	    "child cpu (bpfloader pins): bpf %.4f s (process "
 	    "%.4f s), getrusage %.4f s, /proc %.2f s; switches %llu, "
 	    "no-slice %llu, rq samples %llu; unattributed %.3f ms of %.1f "
 	    "ms, evicted %llu, recreated %llu, retired %llu\n",
-	    bpf_ns / 1e9, proc_ns / 1e9,
-	    rusage_us / 1e6, (double)(ticks - ticks0) / (double)hz,
+	    bpf_ns / 1e9, proc_ns / 1e9, rusage_us / 1e6,
+	    (double)(ticks - ticks0) / (double)hz,
 	    (unsigned long long)t[TOT_SWITCHES],
 	    (unsigned long long)t[TOT_NO_SLICE],
 	    (unsigned long long)t[TOT_RQ_SAMPLES], s.unattributed / 1e6,
@@ -511,12 +525,14 @@ START_TEST(test_pinned_only_child_agrees)
 	    (unsigned long long)s.recreated, (unsigned long long)s.retired);
 	/* nothing evicted at full size: unattributed is only what was in
 	 * flight at the last read (a few slices) */
-	ck_assert_msg(llabs(s.unattributed) < 5000000 + (long long)
-	    (s.attributed / 200), "unattributed %lld ns of %llu",
-	    (long long)s.unattributed, (unsigned long long)s.attributed);
+	ck_assert_msg(llabs(s.unattributed) <
+		5000000 + (long long)(s.attributed / 200),
+	    "unattributed %lld ns of %llu", (long long)s.unattributed,
+	    (unsigned long long)s.attributed);
 	ck_assert_uint_ge(rusage_us, 2000000);
-	ck_assert_msg(ts_rel_diff(bpf_ns / 1e9, (double)(ticks - ticks0) /
-	    (double)hz) < 0.05, "bpf %.4f s vs /proc %.2f s", bpf_ns / 1e9,
+	ck_assert_msg(ts_rel_diff(bpf_ns / 1e9,
+			  (double)(ticks - ticks0) / (double)hz) < 0.05,
+	    "bpf %.4f s vs /proc %.2f s", bpf_ns / 1e9,
 	    (double)(ticks - ticks0) / (double)hz);
 	ck_assert_msg(ts_rel_diff(bpf_ns / 1e9, rusage_us / 1e6) < 0.05,
 	    "bpf %.4f s vs getrusage %.4f s", bpf_ns / 1e9, rusage_us / 1e6);
@@ -551,8 +567,8 @@ drain_into(struct bpf_sched *bs, struct bpf_sched_batch *b, struct sums *s,
 {
 	ck_assert_int_eq(bpf_sched_drain(bs, b), 0);
 	sums_add(s, b);
-	ck_assert_int_eq(window_bpf_add(wb, b,
-	    (unsigned)sysconf(_SC_CLK_TCK)), 0);
+	ck_assert_int_eq(window_bpf_add(wb, b, (unsigned)sysconf(_SC_CLK_TCK)),
+	    0);
 }
 
 /*
@@ -612,16 +628,19 @@ START_TEST(test_ldr_exited_thread)
 	(void)!write(go[1], "x", 1);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	fprintf(stderr, "exited thread: process %.4f s, /proc %.2f s; uid 0 "
+	fprintf(stderr,
+	    "exited thread: process %.4f s, /proc %.2f s; uid 0 "
 	    "exited %.4f s (%llu threads, window %.4f s); unattributed "
-	    "%.3f ms\n", proc_ns / 1e9, (double)(ticks - ticks0) / (double)hz,
-	    ex_ns / 1e9, (unsigned long long)wb->exited_tasks,
-	    wb->exited_ns / 1e9, s.unattributed / 1e6);
+	    "%.3f ms\n",
+	    proc_ns / 1e9, (double)(ticks - ticks0) / (double)hz, ex_ns / 1e9,
+	    (unsigned long long)wb->exited_tasks, wb->exited_ns / 1e9,
+	    s.unattributed / 1e6);
 	/* the thread's time stayed with its process after it exited */
 	ck_assert_msg(proc_ns >= 290000000ull, "process %llu ns",
 	    (unsigned long long)proc_ns);
-	ck_assert_msg(rel_diff(proc_ns / 1e9, (double)(ticks - ticks0) /
-	    (double)hz) < 0.1, "process %.4f s, /proc %.2f s", proc_ns / 1e9,
+	ck_assert_msg(rel_diff(proc_ns / 1e9,
+			  (double)(ticks - ticks0) / (double)hz) < 0.1,
+	    "process %.4f s, /proc %.2f s", proc_ns / 1e9,
 	    (double)(ticks - ticks0) / (double)hz);
 	/* and it counts as exited time of its uid */
 	ck_assert_msg(ex_ns >= 290000000ull, "uid 0 exited %llu ns",
@@ -687,8 +706,8 @@ START_TEST(test_ldr_restart_gap)
 	tu_sleep_ms(150);
 	memset(&s, 0, sizeof(s));
 	ck_assert_int_eq(bpf_sched_drain(bs, &b), 0);
-	ck_assert_int_eq(window_bpf_add(wb, &b,
-	    (unsigned)sysconf(_SC_CLK_TCK)), 0);
+	ck_assert_int_eq(window_bpf_add(wb, &b, (unsigned)sysconf(_SC_CLK_TCK)),
+	    0);
 	wall = (uint64_t)(clock_ns(CLOCK_MONOTONIC) - start_ns);
 	ck_assert_int_eq(bpf_sched_totals(bs, t1), 0);
 	for (k = 0; k < b.ntids; k++)
@@ -696,9 +715,10 @@ START_TEST(test_ldr_restart_gap)
 			max_ns = b.tids[k].oncpu_ns;
 	kill(burner, SIGKILL);
 	waitpid(burner, NULL, 0);
-	fprintf(stderr, "restart gap: largest thread %.1f ms in %.1f ms, "
-	    "all %.1f ms on %d CPUs, no-slice %llu\n", max_ns / 1e6,
-	    wall / 1e6, wb->oncpu_ns / 1e6, ncpu,
+	fprintf(stderr,
+	    "restart gap: largest thread %.1f ms in %.1f ms, "
+	    "all %.1f ms on %d CPUs, no-slice %llu\n",
+	    max_ns / 1e6, wall / 1e6, wb->oncpu_ns / 1e6, ncpu,
 	    (unsigned long long)(t1[TOT_NO_SLICE] - t0[TOT_NO_SLICE]));
 	ck_assert_msg(max_ns <= wall, "a thread got %llu ns in %llu ns",
 	    (unsigned long long)max_ns, (unsigned long long)wall);
@@ -754,7 +774,7 @@ START_TEST(test_ldr_eviction_counted)
 		for (r = 0; r < 8; r++) {
 			for (t = 0; t < 64; t++)
 				if (pthread_create(&th[t], NULL, burn_thread,
-				    &a) != 0)
+					&a) != 0)
 					_exit(1);
 			for (t = 0; t < 64; t++)
 				pthread_join(th[t], NULL);
@@ -771,7 +791,8 @@ START_TEST(test_ldr_eviction_counted)
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	tu_sleep_ms(30);
 	drain_into(bs, &b, &s, wb);
-	fprintf(stderr, "tiny maps: evicted %llu, recreated %llu, retired "
+	fprintf(stderr,
+	    "tiny maps: evicted %llu, recreated %llu, retired "
 	    "%llu; unattributed %.3f ms of %.1f ms; window: evicted %llu\n",
 	    (unsigned long long)s.evicted, (unsigned long long)s.recreated,
 	    (unsigned long long)s.retired, s.unattributed / 1e6,
@@ -868,8 +889,9 @@ rdonly_control(void)
 		gid_t g = 2901;
 		int fd;
 
-		if (setgroups(1, &g) < 0 || setresgid(RO_UID, RO_UID,
-		    RO_UID) < 0 || setresuid(RO_UID, RO_UID, RO_UID) < 0)
+		if (setgroups(1, &g) < 0 ||
+		    setresgid(RO_UID, RO_UID, RO_UID) < 0 ||
+		    setresuid(RO_UID, RO_UID, RO_UID) < 0)
 			_exit(10);
 		if ((fd = bpf_obj_get(path)) >= 0 || errno != EACCES)
 			_exit(11);
@@ -932,10 +954,10 @@ START_TEST(test_daemon_pinned_only)
 		    "-all,+perfmon,+dac_read_search", "--ambient-caps",
 		    "-all,+perfmon,+dac_read_search", "--bounding-set",
 		    "-all,+perfmon,+dac_read_search", "--",
-		    build_path("daemon/vitalsd"), "-f",
-		    "--state-dir", state, "--socket", sock, "--interval-ms",
-		    "100", "--window-s", "1", "--bpffs", bpffs, "--bpf-load",
-		    "pinned-only", "--scanner", "procfs", (char *)NULL);
+		    build_path("daemon/vitalsd"), "-f", "--state-dir", state,
+		    "--socket", sock, "--interval-ms", "100", "--window-s", "1",
+		    "--bpffs", bpffs, "--bpf-load", "pinned-only", "--scanner",
+		    "procfs", (char *)NULL);
 		_exit(127);
 	}
 	for (i = 0; i < 300 && !file_has(log, "window 3:"); i++) {
@@ -950,10 +972,11 @@ START_TEST(test_daemon_pinned_only)
 		int fd;
 
 		n = map_fds(pid, &rw);
-		ck_assert_msg(n >= 4 && rw == 0, "daemon: %u map fds, %u "
-		    "read-write", n, rw);
-		snprintf(path, sizeof(path), "%s/map_vitalsd_sched_tot",
-		    bpffs);
+		ck_assert_msg(n >= 4 && rw == 0,
+		    "daemon: %u map fds, %u "
+		    "read-write",
+		    n, rw);
+		snprintf(path, sizeof(path), "%s/map_vitalsd_sched_tot", bpffs);
 		fd = bpf_obj_get(path); /* root: DAC_OVERRIDE */
 		ck_assert_int_ge(fd, 0);
 		(void)map_fds(getpid(), &rw);
@@ -966,8 +989,10 @@ START_TEST(test_daemon_pinned_only)
 	waitpid(burner, NULL, 0);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	    "vitalsd status %#x", status);
-	ck_assert_msg(td_file_has(log, "bpf: pinned: bpfloader pins of "
-	    "vitalsd.o"), "log has no pinned line");
+	ck_assert_msg(td_file_has(log,
+			  "bpf: pinned: bpfloader pins of "
+			  "vitalsd.o"),
+	    "log has no pinned line");
 	ck_assert(td_file_has(log, "bpf pinned"));
 	snprintf(db, sizeof(db), "%s/vitals.db", state);
 	ck_assert_int_eq(store_open(db, NULL, &st), 0);

@@ -44,15 +44,15 @@
 #include "../bpf/sched/sched.bpf.h"
 #endif
 
-static char *bpffs;	/* this test's pin directory */
-static char *tmpdir;	/* this test's plain directory */
+static char *bpffs;  /* this test's pin directory */
+static char *tmpdir; /* this test's plain directory */
 static int dir_seq;
 
 static void
 setup(void)
 {
 	if (asprintf(&bpffs, "/sys/fs/bpf/vitals-test-%d-%d", (int)getpid(),
-	    dir_seq++) < 0)
+		dir_seq++) < 0)
 		ck_abort();
 	tmpdir = tu_mkdtemp("bpfsched");
 	ck_assert_ptr_nonnull(tmpdir);
@@ -112,13 +112,23 @@ open_expect(const struct bpf_sched_opts *o, unsigned st, char *why,
 #ifdef HAVE_BPF
 
 static const char *const map_pins[] = {
-	"sched_ctl", "sched_meta", "sched_barrier", "sched_task", "sched_tot",
-	"sched_tid0", "sched_tid1", "sched_proc0", "sched_proc1", "sched_uid0",
+	"sched_ctl",
+	"sched_meta",
+	"sched_barrier",
+	"sched_task",
+	"sched_tot",
+	"sched_tid0",
+	"sched_tid1",
+	"sched_proc0",
+	"sched_proc1",
+	"sched_uid0",
 	"sched_uid1",
 };
 static const char *const prog_pins[] = {
-	"tp_btf_sched_switch", "tp_btf_sched_wakeup",
-	"tp_btf_sched_wakeup_new", "tp_btf_sched_process_free",
+	"tp_btf_sched_switch",
+	"tp_btf_sched_wakeup",
+	"tp_btf_sched_wakeup_new",
+	"tp_btf_sched_process_free",
 };
 
 static bool
@@ -410,8 +420,8 @@ proc_ns(const struct bpf_sched_batch *b, pid_t tgid)
 	unsigned i;
 
 	ck_assert_ptr_nonnull(wb);
-	ck_assert_int_eq(window_bpf_add(wb, b,
-	    (unsigned)sysconf(_SC_CLK_TCK)), 0);
+	ck_assert_int_eq(window_bpf_add(wb, b, (unsigned)sysconf(_SC_CLK_TCK)),
+	    0);
 	for (i = 0; i < wb->nprocs; i++)
 		if (wb->proc[i].tgid == tgid)
 			ns += wb->proc[i].oncpu_ns;
@@ -495,19 +505,22 @@ START_TEST(test_child_cpu_agrees)
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 
-	fprintf(stderr, "child cpu: bpf %.4f s (process %.4f s), getrusage "
-	    "%.4f s, /proc %.2f s\n", bpf_ns / 1e9, bpf_proc_ns / 1e9,
-	    rusage_us / 1e6, (double)ticks / (double)hz);
+	fprintf(stderr,
+	    "child cpu: bpf %.4f s (process %.4f s), getrusage "
+	    "%.4f s, /proc %.2f s\n",
+	    bpf_ns / 1e9, bpf_proc_ns / 1e9, rusage_us / 1e6,
+	    (double)ticks / (double)hz);
 	ck_assert_uint_ge(rusage_us, 3000000);
 	ck_assert_msg(ts_rel_diff(bpf_ns / 1e9, rusage_us / 1e6) < 0.05,
 	    "bpf %.4f s vs getrusage %.4f s", bpf_ns / 1e9, rusage_us / 1e6);
 	ck_assert_msg(ts_rel_diff(bpf_ns / 1e9, (double)ticks / (double)hz) <
-	    0.05, "bpf %.4f s vs /proc %.2f s", bpf_ns / 1e9,
+		0.05,
+	    "bpf %.4f s vs /proc %.2f s", bpf_ns / 1e9,
 	    (double)ticks / (double)hz);
 	/* one thread: the process entry holds the same time */
 	ck_assert_msg(ts_rel_diff(bpf_proc_ns, bpf_ns) < 0.001,
-	    "process %llu ns, thread %llu ns",
-	    (unsigned long long)bpf_proc_ns, (unsigned long long)bpf_ns);
+	    "process %llu ns, thread %llu ns", (unsigned long long)bpf_proc_ns,
+	    (unsigned long long)bpf_ns);
 	bpf_sched_batch_release(&b);
 	bpf_sched_free(bs);
 }
@@ -527,7 +540,9 @@ short_thread(void *arg)
 }
 
 /* Thousands of threads (and some processes) that live a few µs each. */
-static void __attribute__((noreturn))
+static void churn(unsigned seconds, int wfd) __attribute__((noreturn));
+
+static void
 churn(unsigned seconds, int wfd)
 {
 	int64_t end = clock_ns(CLOCK_MONOTONIC) + seconds * NSEC_PER_SEC;
@@ -588,8 +603,10 @@ check_side(struct side_sums *s, const struct bpf_sched_batch *b,
 	s->drained += sum;
 	/* exact: every ns the kernel counted for this side, read once */
 	ck_assert_msg(s->drained + (lost - s->base_lost) ==
-	    oncpu - s->base_oncpu, "side %u: drained %llu + lost %llu, "
-	    "kernel %llu", side, (unsigned long long)s->drained,
+		oncpu - s->base_oncpu,
+	    "side %u: drained %llu + lost %llu, "
+	    "kernel %llu",
+	    side, (unsigned long long)s->drained,
 	    (unsigned long long)(lost - s->base_lost),
 	    (unsigned long long)(oncpu - s->base_oncpu));
 	/* and the window's per-uid view holds all of it */
@@ -618,10 +635,10 @@ START_TEST(test_drain_exact_under_churn)
 	/* a base per side, taken when that side is quiescent */
 	for (i = 0; i < 2; i++) {
 		ck_assert_int_eq(bpf_sched_drain(bs, &b), 0);
-		side[b.side].base_oncpu = b.tot[b.side ? TOT_ONCPU_S1 :
-		    TOT_ONCPU_S0];
-		side[b.side].base_lost = b.tot[b.side ? TOT_LOST_S1 :
-		    TOT_LOST_S0];
+		side[b.side].base_oncpu =
+		    b.tot[b.side ? TOT_ONCPU_S1 : TOT_ONCPU_S0];
+		side[b.side].base_lost =
+		    b.tot[b.side ? TOT_LOST_S1 : TOT_LOST_S0];
 	}
 	memcpy(tot0, b.tot, sizeof(tot0));
 	ck_assert_int_eq(pipe(p), 0);
@@ -647,11 +664,12 @@ START_TEST(test_drain_exact_under_churn)
 	}
 	memcpy(tot1, b.tot, sizeof(tot1));
 	drained_total = side[0].drained + side[1].drained;
-	fprintf(stderr, "churn: %llu threads, %llu processes, %u drains, "
+	fprintf(stderr,
+	    "churn: %llu threads, %llu processes, %u drains, "
 	    "%llu threads folded at exit, %.3f s on-CPU drained, "
-	    "map full %llu/%llu/%llu\n", (unsigned long long)threads,
-	    (unsigned long long)procs, drains, (unsigned long long)exited,
-	    drained_total / 1e9,
+	    "map full %llu/%llu/%llu\n",
+	    (unsigned long long)threads, (unsigned long long)procs, drains,
+	    (unsigned long long)exited, drained_total / 1e9,
 	    (unsigned long long)(tot1[TOT_TID_FULL] - tot0[TOT_TID_FULL]),
 	    (unsigned long long)(tot1[TOT_PROC_FULL] - tot0[TOT_PROC_FULL]),
 	    (unsigned long long)(tot1[TOT_UID_FULL] - tot0[TOT_UID_FULL]));
@@ -752,8 +770,8 @@ START_TEST(test_off_no_priv)
 	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFEXITED(status));
-	ck_assert_msg(WEXITSTATUS(status) == VBPF_OFF_NO_PRIV,
-	    "state %d (%s)", WEXITSTATUS(status),
+	ck_assert_msg(WEXITSTATUS(status) == VBPF_OFF_NO_PRIV, "state %d (%s)",
+	    WEXITSTATUS(status),
 	    vbpf_state_name((unsigned)WEXITSTATUS(status)));
 }
 END_TEST

@@ -402,8 +402,8 @@ open_store(void)
 START_TEST(test_store_round_trip)
 {
 	int64_t wall = 1700000000LL * SEC;
-	struct window *w1 = mkwin(1, wall, 100), *w2 = mkwin(2, wall + 10 * SEC,
-	    0), **ws = NULL;
+	struct window *w1 = mkwin(1, wall, 100),
+		      *w2 = mkwin(2, wall + 10 * SEC, 0), **ws = NULL;
 	struct store *s = open_store();
 	char v[64];
 	size_t n = 0, i;
@@ -413,15 +413,22 @@ START_TEST(test_store_round_trip)
 	w2->bpf.err = -EMEDIUMTYPE;
 	ck_assert_int_eq(store_put(s, w1), 0);
 	ck_assert_int_eq(store_put(s, w2), 0);
-	ck_assert_int_eq(store_exec(s, "SELECT count(*) FROM window_bpf_uid",
-	    v, sizeof(v)), 0);
+	ck_assert_int_eq(store_exec(s, "SELECT count(*) FROM window_bpf_uid", v,
+			     sizeof(v)),
+	    0);
 	ck_assert_str_eq(v, "65"); /* 64 kept + other */
-	ck_assert_int_eq(store_exec(s, "SELECT rq_hist FROM window_bpf_proc"
-	    " WHERE tgid = 1039", v, sizeof(v)), 0);
+	ck_assert_int_eq(store_exec(s,
+			     "SELECT rq_hist FROM window_bpf_proc"
+			     " WHERE tgid = 1039",
+			     v, sizeof(v)),
+	    0);
 	ck_assert_str_eq(v, "0,1,0,2,0,0,0,0,0,0,1");
-	ck_assert_int_eq(store_exec(s, "SELECT value FROM window_count WHERE"
-	    " kind = 'bpf' AND key = 'state' ORDER BY window_id", v,
-	    sizeof(v)), 0);
+	ck_assert_int_eq(
+	    store_exec(s,
+		"SELECT value FROM window_count WHERE"
+		" kind = 'bpf' AND key = 'state' ORDER BY window_id",
+		v, sizeof(v)),
+	    0);
 	ck_assert_str_eq(v, "1");
 
 	ck_assert_int_eq(store_windows(s, wall, wall + 20 * SEC, 0, &ws, &n),
@@ -476,12 +483,14 @@ START_TEST(test_store_migrates_v2)
 	snprintf(path, sizeof(path), "%s/vitals.db", dir);
 	ck_assert_int_eq(store_create_version(path, 2, NULL), 0);
 	s = open_store();
-	ck_assert_int_eq(store_exec(s, "PRAGMA user_version", v, sizeof(v)),
-	    0);
+	ck_assert_int_eq(store_exec(s, "PRAGMA user_version", v, sizeof(v)), 0);
 	ck_assert_int_eq(atoi(v), STORE_SCHEMA_VERSION);
-	ck_assert_int_eq(store_exec(s, "SELECT count(*) FROM sqlite_schema"
-	    " WHERE name IN ('window_bpf_uid', 'window_bpf_proc')", v,
-	    sizeof(v)), 0);
+	ck_assert_int_eq(
+	    store_exec(s,
+		"SELECT count(*) FROM sqlite_schema"
+		" WHERE name IN ('window_bpf_uid', 'window_bpf_proc')",
+		v, sizeof(v)),
+	    0);
 	ck_assert_str_eq(v, "2");
 	store_close(s);
 }

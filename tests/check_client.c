@@ -38,7 +38,7 @@ START_TEST(test_duration_ok)
 		{ "1h30m", 5400 * NS },
 		{ "1d2h3m4s5ms", 93784 * NS + 5000000LL },
 		{ "0.001s", 1000000LL },
-		{ "0.0000000001s", 0 },	/* beyond ns: truncated */
+		{ "0.0000000001s", 0 }, /* beyond ns: truncated */
 		{ "106751d", 106751LL * 86400 * NS },
 	};
 	size_t i;
@@ -46,8 +46,7 @@ START_TEST(test_duration_ok)
 	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
 		int64_t ns = -1;
 
-		ck_assert_msg(duration_parse(ok[i].s, &ns) == 0, "%s",
-		    ok[i].s);
+		ck_assert_msg(duration_parse(ok[i].s, &ns) == 0, "%s", ok[i].s);
 		ck_assert_msg(ns == ok[i].ns, "%s: %lld", ok[i].s,
 		    (long long)ns);
 	}
@@ -56,9 +55,9 @@ END_TEST
 
 START_TEST(test_duration_bad)
 {
-	static const char *const einval[] = { "", "s", "m5", "5x", "5 s",
-		" 5s", "5s ", "-5s", "+5s", "5S", "5sec", "1h30", "5..5s",
-		".s", "1e3s", "5mss", "0x10s", "5s5", "ms" };
+	static const char *const einval[] = { "", "s", "m5", "5x", "5 s", " 5s",
+		"5s ", "-5s", "+5s", "5S", "5sec", "1h30", "5..5s", ".s",
+		"1e3s", "5mss", "0x10s", "5s5", "ms" };
 	static const char *const erange[] = { "106752d",
 		"9223372036854775808ms", "99999999999999999999s",
 		"106751d23h59m59s999ms", "18446744073709551616" };
@@ -101,8 +100,7 @@ START_TEST(test_uint_parse)
 
 	ck_assert_int_eq(uint_parse("42", 100, &v), 0);
 	ck_assert_uint_eq(v, 42);
-	ck_assert_int_eq(uint_parse("18446744073709551615", UINT64_MAX, &v),
-	    0);
+	ck_assert_int_eq(uint_parse("18446744073709551615", UINT64_MAX, &v), 0);
 	ck_assert_uint_eq(v, UINT64_MAX);
 	ck_assert_int_eq(uint_parse("18446744073709551616", UINT64_MAX, &v),
 	    -ERANGE);
@@ -161,17 +159,21 @@ START_TEST(test_json_escape)
 	assert_esc("\xc2\x80\xdf\xbf\xef\xbf\xbf\xf4\x8f\xbf\xbf", 11,
 	    "\"\xc2\x80\xdf\xbf\xef\xbf\xbf\xf4\x8f\xbf\xbf\"");
 	/* invalid bytes: one U+FFFD each, then resync */
-	assert_esc("\x80", 1, "\"\\ufffd\"");		/* lone continuation */
-	assert_esc("a\xff" "b", 3, "\"a\\ufffdb\"");
+	assert_esc("\x80", 1, "\"\\ufffd\""); /* lone continuation */
+	assert_esc("a\xff"
+		   "b",
+	    3, "\"a\\ufffdb\"");
 	/* overlong NUL, surrogate */
 	assert_esc("\xc0\x80", 2, "\"\\ufffd\\ufffd\"");
 	assert_esc("\xe0\x80\xaf", 3, "\"\\ufffd\\ufffd\\ufffd\"");
 	assert_esc("\xed\xa0\x80", 3, "\"\\ufffd\\ufffd\\ufffd\"");
 	assert_esc("\xf4\x90\x80\x80", 4,
-	    "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");		/* > U+10FFFF */
+	    "\"\\ufffd\\ufffd\\ufffd\\ufffd\""); /* > U+10FFFF */
 	assert_esc("\xf5\x80", 2, "\"\\ufffd\\ufffd\"");
-	assert_esc("x\xe2\x82", 3, "\"x\\ufffd\\ufffd\"");	/* truncated */
-	assert_esc("\xe2\x82" "A", 3, "\"\\ufffd\\ufffdA\"");
+	assert_esc("x\xe2\x82", 3, "\"x\\ufffd\\ufffd\""); /* truncated */
+	assert_esc("\xe2\x82"
+		   "A",
+	    3, "\"\\ufffd\\ufffdA\"");
 	assert_esc("\xc3\"", 2, "\"\\ufffd\\\"\"");
 
 	/* every control byte escaped, and the round trip is exact */
@@ -258,9 +260,11 @@ START_TEST(test_fmt_summary_unknown)
 	w.nprocs_total = 1;
 	sbuf_init(&b);
 	fmt_summary(&b, &w, &fctx);
-	ck_assert_ptr_nonnull(strstr(sbuf_str(&b), "\n    n/a 9/idle: n/a "
+	ck_assert_ptr_nonnull(strstr(sbuf_str(&b),
+	    "\n    n/a 9/idle: n/a "
 	    "user + n/a kernel / faults: 0 minor 0 major\n"));
-	ck_assert_ptr_nonnull(strstr(sbuf_str(&b), "    n/a TOTAL: n/a user "
+	ck_assert_ptr_nonnull(strstr(sbuf_str(&b),
+	    "    n/a TOTAL: n/a user "
 	    "+ n/a kernel + n/a iowait + n/a irq + n/a softirq\n"));
 	ck_assert_ptr_nonnull(strstr(sbuf_str(&b), "Pressure: n/a\n"));
 	ck_assert_ptr_nonnull(strstr(sbuf_str(&b), "Load: n/a / n/a / n/a"));
@@ -278,21 +282,26 @@ START_TEST(test_fmt_cpu)
 	sbuf_init(&b);
 	fmt_cpu(&b, &win);
 	s = sbuf_str(&b);
-	ck_assert_ptr_nonnull(strstr(s, "CPU window 42: 10.0s, USER_HZ 100, "
+	ck_assert_ptr_nonnull(strstr(s,
+	    "CPU window 42: 10.0s, USER_HZ 100, "
 	    "1 CPUs online\n"));
 	/* all: busy 960/4000 = 24.0 %, iowait 1.0 %, steal 2.5 % */
-	ck_assert_ptr_nonnull(strstr(s, "\n  all    -        24.0%   1.0%   "
+	ck_assert_ptr_nonnull(strstr(s,
+	    "\n  all    -        24.0%   1.0%   "
 	    "2.5%       960        40       100      4000        -        - "
 	    "    -    -\n"));
 	/* cpu0: 300/1000 = 30.0 %, avg 1500000 kHz, ratio 1.5/2 = 0.75 */
-	ck_assert_ptr_nonnull(strstr(s, "\n  cpu0   online   30.0%   1.0%   "
+	ck_assert_ptr_nonnull(strstr(s,
+	    "\n  cpu0   online   30.0%   1.0%   "
 	    "0.0%       300        10         0      1000  1500000  2000000 "
 	    " 0.75 1024\n"));
 	/* cpu1: offline, no deltas: n/a, never 0 % */
-	ck_assert_ptr_nonnull(strstr(s, "\n  cpu1   offline    n/a    n/a    "
+	ck_assert_ptr_nonnull(strstr(s,
+	    "\n  cpu1   offline    n/a    n/a    "
 	    "n/a         0         0         0         0      n/a      n/a "
 	    "  n/a  n/a\n"));
-	ck_assert_ptr_nonnull(strstr(s, "all ticks: user 700 nice 100 system "
+	ck_assert_ptr_nonnull(strstr(s,
+	    "all ticks: user 700 nice 100 system "
 	    "120 idle 2900 iowait 40 irq 20 softirq 20 steal 100 (guest 50, "
 	    "guest_nice 0: inside user, nice); 10 samples\n"));
 	sbuf_free(&b);
@@ -346,7 +355,8 @@ START_TEST(test_fmt_top)
 	tl.n_tasks = 0;
 	sbuf_reset(&b);
 	fmt_top(&b, &tl, &fctx);
-	ck_assert_ptr_nonnull(strstr(sbuf_str(&b), "(no activity in the "
+	ck_assert_ptr_nonnull(strstr(sbuf_str(&b),
+	    "(no activity in the "
 	    "range)"));
 	sbuf_free(&b);
 }
@@ -361,11 +371,9 @@ START_TEST(test_fmt_process)
 	 */
 	Vitals__Task w1 = mk_task(4321, "app", "app", 500, 100, 10 * NS);
 	Vitals__Task w2 = mk_task(4321, "app", "app", 200, 0, 5 * NS);
-	Vitals__Task t1 = mk_task(4322, "app", "RenderThread", 300, 0,
-	    10 * NS);
+	Vitals__Task t1 = mk_task(4322, "app", "RenderThread", 300, 0, 10 * NS);
 	Vitals__Task t2 = mk_task(4323, "app", "main", 50, 50, 10 * NS);
-	Vitals__Task t1b = mk_task(4322, "app", "RenderThread", 100, 0,
-	    5 * NS);
+	Vitals__Task t1b = mk_task(4322, "app", "RenderThread", 100, 0, 5 * NS);
 	Vitals__HistoryPoint h1 = VITALS__HISTORY_POINT__INIT;
 	Vitals__HistoryPoint h2 = VITALS__HISTORY_POINT__INIT;
 	Vitals__HistoryPoint p1 = VITALS__HISTORY_POINT__INIT;
@@ -404,19 +412,23 @@ START_TEST(test_fmt_process)
 	fmt_process(&b, &pi, 4321, &fctx);
 	s = sbuf_str(&b);
 	ck_assert_ptr_nonnull(strstr(s, "Process 4321: 2 windows (app)\n"));
-	ck_assert_ptr_nonnull(strstr(s, "\n  2023-11-14 22:13:20.000  10.0s   "
+	ck_assert_ptr_nonnull(strstr(s,
+	    "\n  2023-11-14 22:13:20.000  10.0s   "
 	    "60.0%  15.0%    n/a      500      100        0      2      "
 	    "400\n"));
-	ck_assert_ptr_nonnull(strstr(s, "\n  2023-11-14 22:13:30.000  10.0s   "
+	ck_assert_ptr_nonnull(strstr(s,
+	    "\n  2023-11-14 22:13:30.000  10.0s   "
 	    "40.0%  10.0%    n/a      200        0        0      1     "
 	    "1000\n"));
-	ck_assert_ptr_nonnull(strstr(s, "\n  Σ starttime 777          20.0s   "
+	ck_assert_ptr_nonnull(strstr(s,
+	    "\n  Σ starttime 777          20.0s   "
 	    "53.3%  13.3%    n/a      700      100        0      3     1000  "
 	    "2 windows\n"));
 	/* threads Σ per tid, by CPU: 4322 400 ticks / 15 s = 26.7 %, then
 	 * 4323 100 / 10 s = 10.0 % */
 	ck_assert_ptr_nonnull(strstr(s, "Threads: 2 (Σ over the range)\n"));
-	ck_assert_ptr_nonnull(strstr(s, "\n     4322   26.7%    n/a    n/a "
+	ck_assert_ptr_nonnull(strstr(s,
+	    "\n     4322   26.7%    n/a    n/a "
 	    "     400        0        0      0        0  RenderThread\n"
 	    "     4323   10.0%    n/a    n/a       50       50        0      0 "
 	    "       0  main\n"));
@@ -432,8 +444,8 @@ START_TEST(test_fmt_health)
 	Vitals__ControlHealth ct = VITALS__CONTROL_HEALTH__INIT;
 	Vitals__Counter inv = VITALS__COUNTER__INIT, cs = VITALS__COUNTER__INIT;
 	Vitals__Counter cm = VITALS__COUNTER__INIT;
-	Vitals__Counter *invv[1] = { &inv }, *csv[1] = { &cs }, *cmv[1] = {
-		&cm };
+	Vitals__Counter *invv[1] = { &inv }, *csv[1] = { &cs },
+			*cmv[1] = { &cm };
 	struct sbuf b;
 	const char *s;
 
@@ -476,23 +488,31 @@ START_TEST(test_fmt_health)
 	sbuf_init(&b);
 	fmt_health(&b, &h, &fctx);
 	s = sbuf_str(&b);
-	ck_assert_ptr_nonnull(strstr(s, "vitalsd up 2m05s, sampling every 100 "
+	ck_assert_ptr_nonnull(strstr(s,
+	    "vitalsd up 2m05s, sampling every 100 "
 	    "ms (burst, 4.0s left)\n"));
-	ck_assert_ptr_nonnull(strstr(s, "Last window 42: 10.0s, samples 10, "
+	ck_assert_ptr_nonnull(strstr(s,
+	    "Last window 42: 10.0s, samples 10, "
 	    "valid 10\n  invalid samples: none\n  dropped deltas: vanished "
 	    "3\n"));
-	ck_assert_ptr_nonnull(strstr(s, "  own cpu: 1.0% of a core (user 60000 "
+	ck_assert_ptr_nonnull(strstr(s,
+	    "  own cpu: 1.0% of a core (user 60000 "
 	    "us + sys 40000 us over 10.0s)\n"));
-	ck_assert_ptr_nonnull(strstr(s, "  cost per sample, avg/max us: procs "
+	ck_assert_ptr_nonnull(strstr(s,
+	    "  cost per sample, avg/max us: procs "
 	    "5000/9000; whole sample 6000/11000\n"));
-	ck_assert_ptr_nonnull(strstr(s, "  timer lateness avg/max us: "
+	ck_assert_ptr_nonnull(strstr(s,
+	    "  timer lateness avg/max us: "
 	    "2000/5000\n"));
-	ck_assert_ptr_nonnull(strstr(s, "  store queries 3 (slowest 2.500 ms), "
+	ck_assert_ptr_nonnull(strstr(s,
+	    "  store queries 3 (slowest 2.500 ms), "
 	    "queued 0\n"));
-	ck_assert_ptr_nonnull(strstr(s, "Store: ok, 0 bytes; windows written "
+	ck_assert_ptr_nonnull(strstr(s,
+	    "Store: ok, 0 bytes; windows written "
 	    "12,"));
 	ck_assert_ptr_nonnull(strstr(s, "commit last 1.500 ms max 2.500 ms"));
-	ck_assert_ptr_nonnull(strstr(s, "Control: 1 connections; accepted 0, "
+	ck_assert_ptr_nonnull(strstr(s,
+	    "Control: 1 connections; accepted 0, "
 	    "requests 9, denied 2,"));
 	ck_assert_ptr_nonnull(strstr(s, "refused at a cap 0\n"));
 	/* a wall clock the store does not believe yet says so */
@@ -506,10 +526,14 @@ START_TEST(test_fmt_health)
 	sbuf_init(&b);
 	fmt_health(&b, &h, &fctx);
 	s = sbuf_str(&b);
-	ck_assert_msg(strstr(s, "  wall clock 87600.0 h ahead of the stored "
-	    "windows, not confirmed: deletions by wall time wait (2832 "
-	    "windows held)\n") != NULL, "%s", s);
-	ck_assert_ptr_nonnull(strstr(s, "  maintenance passes that waited for "
+	ck_assert_msg(
+	    strstr(s,
+		"  wall clock 87600.0 h ahead of the stored "
+		"windows, not confirmed: deletions by wall time wait (2832 "
+		"windows held)\n") != NULL,
+	    "%s", s);
+	ck_assert_ptr_nonnull(strstr(s,
+	    "  maintenance passes that waited for "
 	    "the wall clock 3\n"));
 	ck_assert_ptr_nonnull(strstr(s, "refused at a cap 7\n"));
 	win.health = NULL;
@@ -527,11 +551,13 @@ START_TEST(test_fmt_burst)
 	a.interval_ms = 100;
 	sbuf_init(&b);
 	fmt_burst(&b, &a, 0);
-	ck_assert_str_eq(sbuf_str(&b), "burst: sampling every 100 ms for "
+	ck_assert_str_eq(sbuf_str(&b),
+	    "burst: sampling every 100 ms for "
 	    "10.0 s\n");
 	sbuf_reset(&b);
 	fmt_burst(&b, &a, 30000);
-	ck_assert_str_eq(sbuf_str(&b), "burst: sampling every 100 ms for "
+	ck_assert_str_eq(sbuf_str(&b),
+	    "burst: sampling every 100 ms for "
 	    "10.0 s (asked 30.0 s; the daemon caps a burst)\n");
 	sbuf_free(&b);
 }
@@ -598,7 +624,7 @@ START_TEST(test_json_snapshot)
 	ck_assert(num(t, "uid") == 1000);
 	t = jm_find_id(jm_get(w, "procs"), 5);
 	ck_assert(is_null(t, "uid"));		/* 4294967295: unknown */
-	ck_assert(is_null(t, "machine_share"));	/* no denominator */
+	ck_assert(is_null(t, "machine_share")); /* no denominator */
 	ck_assert(near(num(t, "core_equiv"), 0.001));
 	ck_assert_str_eq(jm_get(t, "comm")->str, "k\x1b[31m"); /* exact */
 	ck_assert(jm_get(t, "exited")->b);
@@ -611,8 +637,7 @@ START_TEST(test_json_snapshot)
 	ck_assert(is_null(c, "cur_khz") && is_null(c, "busy_share"));
 	c = &jm_get(w, "cpus")->v[0];
 	ck_assert(num(c, "max_khz") == 2000000 && num(c, "capacity") == 1024);
-	ck_assert(num(c, "cur_khz.avg") == 1500000 &&
-	    num(c, "cur_khz.n") == 2);
+	ck_assert(num(c, "cur_khz.avg") == 1500000 && num(c, "cur_khz.n") == 2);
 	/* gauges: avg derived, never-read gauge null */
 	ck_assert(num(w, "load1.avg") == 1.5);
 	ck_assert(is_null(w, "load15"));
@@ -658,8 +683,8 @@ START_TEST(test_json_top_and_history)
 	ck_assert_ptr_nonnull(j);
 	ck_assert_str_eq(jm_path(j, "top.metric")->str, "METRIC_RSS");
 	/* 50 ticks / 250 Hz = 0.2 s over 10 s */
-	ck_assert(near(num(&jm_path(j, "top.tasks")->v[0], "core_equiv"),
-	    0.02));
+	ck_assert(
+	    near(num(&jm_path(j, "top.tasks")->v[0], "core_equiv"), 0.02));
 	ck_assert(num(&jm_path(j, "top.tasks")->v[0], "normalised") == 0.25);
 	jm_free(j);
 
@@ -678,7 +703,7 @@ START_TEST(test_json_top_and_history)
 	ck_assert_str_eq(jm_get(j, "status")->str, "STATUS_NOT_FOUND");
 	ck_assert_str_eq(jm_get(j, "error")->str, "no \"such\" process");
 	ck_assert(num(&jm_path(j, "process.history")->v[0],
-	    "task.core_equiv") == 0.05);
+		      "task.core_equiv") == 0.05);
 	ck_assert_int_eq(jm_path(j, "process.threads")->n, 0);
 	jm_free(j);
 	sbuf_free(&b);

@@ -41,10 +41,10 @@ num(const struct jm *o, const char *path)
 }
 
 enum fake_mode {
-	FAKE_REPLY,	/* a Response built from the fields below */
-	FAKE_RAW,	/* these bytes, as they are */
-	FAKE_CLOSE,	/* read the request, close */
-	FAKE_SILENT,	/* read the request, never answer */
+	FAKE_REPLY,  /* a Response built from the fields below */
+	FAKE_RAW,    /* these bytes, as they are */
+	FAKE_CLOSE,  /* read the request, close */
+	FAKE_SILENT, /* read the request, never answer */
 };
 
 struct fake {
@@ -97,7 +97,9 @@ fake_fill(Vitals__Response *r, Vitals__Response__ResultCase rc)
 	}
 }
 
-static void __attribute__((noreturn))
+static void fake_child(int lfd, const struct fake *f) __attribute__((noreturn));
+
+static void
 fake_child(int lfd, const struct fake *f)
 {
 	struct pollfd p = { .fd = lfd, .events = POLLIN };
@@ -188,8 +190,7 @@ server_stop(struct server *s)
 	}
 	tu_rmtree(s->dir);
 	free(s->dir);
-	return WIFEXITED(status) ? WEXITSTATUS(status) :
-	    128 + WTERMSIG(status);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 /* Run the client against a fake server; returns the run. */
@@ -211,9 +212,10 @@ against(const struct fake *f, const char *const *args)
 	argv[i] = NULL;
 	r = run_client(argv);
 	k = server_stop(&s);
-	ck_assert_msg(k == 0, "fake server: request not as expected (%d); "
-	    "client %s exited %d: %s%s", k, args[0] ? args[0] : "", r.code,
-	    r.err, r.out);
+	ck_assert_msg(k == 0,
+	    "fake server: request not as expected (%d); "
+	    "client %s exited %d: %s%s",
+	    k, args[0] ? args[0] : "", r.code, r.err, r.out);
 	return r;
 }
 
@@ -296,7 +298,8 @@ START_TEST(test_exit_permission_denied)
 
 	r = against(&f, args);
 	ck_assert_int_eq(r.code, VX_DENIED);
-	ck_assert_ptr_nonnull(strstr(r.err, "permission denied by vitalsd: "
+	ck_assert_ptr_nonnull(strstr(r.err,
+	    "permission denied by vitalsd: "
 	    "burst needs the trusted role (uid 2000 is a reader)"));
 	ck_assert_str_eq(r.out, "");
 	run_free(&r);
@@ -306,8 +309,7 @@ START_TEST(test_exit_permission_denied)
 	ck_assert_int_eq(r.code, VX_DENIED);
 	j = jm_parse(r.out, strlen(r.out));
 	ck_assert_msg(j != NULL, "not JSON: %s", r.out);
-	ck_assert_str_eq(jm_get(j, "status")->str,
-	    "STATUS_PERMISSION_DENIED");
+	ck_assert_str_eq(jm_get(j, "status")->str, "STATUS_PERMISSION_DENIED");
 	jm_free(j);
 	run_free(&r);
 
@@ -329,8 +331,8 @@ START_TEST(test_exit_unavailable)
 
 	r = against(&f, args);
 	ck_assert_int_eq(r.code, VX_UNAVAILABLE);
-	ck_assert_ptr_nonnull(strstr(r.err,
-	    "no window closed yet — try again"));
+	ck_assert_ptr_nonnull(
+	    strstr(r.err, "no window closed yet — try again"));
 	run_free(&r);
 }
 END_TEST
@@ -347,32 +349,36 @@ START_TEST(test_exit_protocol)
 		struct fake f;
 		const char *want;
 	} cases[] = {
-		{ { .mode = FAKE_RAW, .raw = garbage,
-		    .rawlen = sizeof(garbage) },
+		{ { .mode = FAKE_RAW,
+		      .raw = garbage,
+		      .rawlen = sizeof(garbage) },
 		    "malformed answer" },
 		{ { .mode = FAKE_RAW, .raw = zero, .rawlen = sizeof(zero) },
 		    "length 0" },
 		{ { .mode = FAKE_RAW, .raw = huge, .rawlen = sizeof(huge) },
 		    "length above" },
-		{ { .mode = FAKE_RAW, .raw = truncated,
-		    .rawlen = sizeof(truncated) }, "closed the connection" },
+		{ { .mode = FAKE_RAW,
+		      .raw = truncated,
+		      .rawlen = sizeof(truncated) },
+		    "closed the connection" },
 		{ { .mode = FAKE_RAW, .raw = text, .rawlen = sizeof(text) - 1 },
 		    "length above" },
 		{ { .mode = FAKE_CLOSE }, "closed the connection" },
 		{ { .mode = FAKE_SILENT }, "did not answer within 300 ms" },
-		{ { .mode = FAKE_REPLY, .status = VITALS__STATUS__STATUS_ERROR,
-		    .error = "store read failed" },
+		{ { .mode = FAKE_REPLY,
+		      .status = VITALS__STATUS__STATUS_ERROR,
+		      .error = "store read failed" },
 		    "vitalsd answered STATUS_ERROR: store read failed" },
 		{ { .mode = FAKE_REPLY, .status = VITALS__STATUS__STATUS_BUSY },
 		    "vitalsd answered STATUS_BUSY" },
 		{ { .mode = FAKE_REPLY, .status = (Vitals__Status)42 },
 		    "vitalsd answered STATUS_UNKNOWN" },
 		{ { .mode = FAKE_REPLY,
-		    .result = VITALS__RESPONSE__RESULT_SNAPSHOT,
-		    .wrong_id = true },
+		      .result = VITALS__RESPONSE__RESULT_SNAPSHOT,
+		      .wrong_id = true },
 		    "expected" },
 		{ { .mode = FAKE_REPLY,
-		    .result = VITALS__RESPONSE__RESULT_DUMP },
+		      .result = VITALS__RESPONSE__RESULT_DUMP },
 		    "answered with result 16 to operation 14" },
 		{ { .mode = FAKE_REPLY }, "answered with result 0" },
 	};
@@ -448,8 +454,8 @@ static bool
 chk_top_default(const Vitals__Request *q)
 {
 	return q->op_case == VITALS__REQUEST__OP_TOP &&
-	    q->top->metric == VITALS__METRIC__METRIC_CPU &&
-	    !q->top->threads && q->top->n == 0 && q->top->range &&
+	    q->top->metric == VITALS__METRIC__METRIC_CPU && !q->top->threads &&
+	    q->top->n == 0 && q->top->range &&
 	    q->top->range->since_ns == 60 * NS;
 }
 
@@ -502,7 +508,8 @@ START_TEST(test_requests)
 		    " 100.0% 1234/burner: 95.0% user + 5.0% kernel" },
 		{ chk_top, VITALS__RESPONSE__RESULT_TOP,
 		    { "top", "--sort", "majflt", "--since", "5m", "--threads",
-			"-n", "7" }, "(no activity in the range)" },
+			"-n", "7" },
+		    "(no activity in the range)" },
 		{ chk_top_default, VITALS__RESPONSE__RESULT_TOP, { "top" },
 		    "Top 0 processes by cpu" },
 		{ chk_proc, VITALS__RESPONSE__RESULT_PROCESS,
@@ -522,14 +529,15 @@ START_TEST(test_requests)
 	size_t i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct fake f = { .mode = FAKE_REPLY, .result = cases[i].rc,
+		struct fake f = { .mode = FAKE_REPLY,
+			.result = cases[i].rc,
 			.check = cases[i].check };
 		struct run r;
 
 		if (cases[i].want == NULL) {
-			r = run_client((const char *const[]){ "vitals",
-			    "--socket", "/nonexistent", "-n", "4", "cpu",
-			    NULL });
+			r = run_client(
+			    (const char *const[]){ "vitals", "--socket",
+				"/nonexistent", "-n", "4", "cpu", NULL });
 			ck_assert_int_eq(r.code, VX_USAGE);
 			run_free(&r);
 			continue;
@@ -569,7 +577,7 @@ START_TEST(test_client_json_and_text)
 	j = jm_parse(r.out, strlen(r.out));
 	ck_assert_msg(j != NULL, "not JSON: %s", r.out);
 	ck_assert(num(&jm_path(j, "snapshot.window.procs")->v[1],
-	    "core_equiv") == 1.0);
+		      "core_equiv") == 1.0);
 	jm_free(j);
 	run_free(&r);
 

@@ -42,14 +42,14 @@ vitals(const struct td *d, int uid, const char *a0, const char *a1,
 }
 
 static struct jm *
-vitals_json(const struct td *d, const char *a0, const char *a1,
-    const char *a2, const char *a3, const char *a4)
+vitals_json(const struct td *d, const char *a0, const char *a1, const char *a2,
+    const char *a3, const char *a4)
 {
 	struct run r = vitals(d, -1, "--json", a0, a1, a2, a3, a4);
 	struct jm *j;
 
-	ck_assert_msg(r.code == 0, "vitals --json %s: exit %d: %s", a0,
-	    r.code, r.err);
+	ck_assert_msg(r.code == 0, "vitals --json %s: exit %d: %s", a0, r.code,
+	    r.err);
 	j = jm_parse(r.out, strlen(r.out));
 	ck_assert_msg(j != NULL, "vitals --json %s: not JSON: %s", a0, r.out);
 	run_free(&r);
@@ -87,8 +87,9 @@ burn(unsigned cpu_ms, uint64_t *ret_ticks)
 			for (int i = 0; i < 100000; i++)
 				x += (uint64_t)i;
 			clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-		} while ((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec /
-		    1000000 < cpu_ms);
+		} while ((uint64_t)ts.tv_sec * 1000 +
+			(uint64_t)ts.tv_nsec / 1000000 <
+		    cpu_ms);
 		_exit(x == 1 ? 1 : 0); /* use x: clang warns otherwise */
 	}
 	ck_assert_int_eq(wait4(pid, &status, 0, &ru), pid);
@@ -144,7 +145,7 @@ START_TEST(test_top_matches_history)
 	/* born inside the daemon's watch: its whole charge is counted, less
 	 * what it burned after the last sample before its exit (≤ 100 ms) */
 	ck_assert_msg((uint64_t)top_cpu <= charged + 2 &&
-	    (double)top_cpu >= 0.7 * (double)charged,
+		(double)top_cpu >= 0.7 * (double)charged,
 	    "top says %lld ticks, the kernel charged %llu", top_cpu,
 	    (unsigned long long)charged);
 	/* the derived figure is the documented formula over the raw fields */
@@ -189,10 +190,17 @@ END_TEST
 START_TEST(test_every_command)
 {
 	static const char *const cmds[][3] = {
-		{ NULL }, { "summary", "-n", "5" }, { "cpu" }, { "top" },
-		{ "top", "--threads" }, { "top", "--sort", "rss" },
-		{ "top", "--sort", "majflt" }, { "proc", "1" }, { "health" },
-		{ "dump" }, { "burst", "1" },
+		{ NULL },
+		{ "summary", "-n", "5" },
+		{ "cpu" },
+		{ "top" },
+		{ "top", "--threads" },
+		{ "top", "--sort", "rss" },
+		{ "top", "--sort", "majflt" },
+		{ "proc", "1" },
+		{ "health" },
+		{ "dump" },
+		{ "burst", "1" },
 	};
 	const char *watch[] = { "vitals", "--socket", NULL, "watch",
 		"--interval", "200ms", "--count", "2", NULL };
@@ -206,14 +214,15 @@ START_TEST(test_every_command)
 		r = vitals(&d, -1, cmds[i][0], cmds[i][1], cmds[i][2], NULL,
 		    NULL, NULL);
 		/* pid 1 may have had no activity: NOT_FOUND is an answer */
-		ck_assert_msg(r.code == 0 || (i == 7 && r.code == VX_PROTOCOL &&
-		    strstr(r.err, "STATUS_NOT_FOUND")),
+		ck_assert_msg(r.code == 0 ||
+			(i == 7 && r.code == VX_PROTOCOL &&
+			    strstr(r.err, "STATUS_NOT_FOUND")),
 		    "%s: exit %d: %s", cmds[i][0] ? cmds[i][0] : "(none)",
 		    r.code, r.err);
 		ck_assert(r.code != 0 || strlen(r.out) > 0);
 		run_free(&r);
-		r = vitals(&d, -1, "--json", cmds[i][0], cmds[i][1],
-		    cmds[i][2], NULL, NULL);
+		r = vitals(&d, -1, "--json", cmds[i][0], cmds[i][1], cmds[i][2],
+		    NULL, NULL);
 		j = jm_parse(r.out, strlen(r.out));
 		ck_assert_msg(j != NULL, "%s --json: not JSON: %s",
 		    cmds[i][0] ? cmds[i][0] : "(none)", r.out);
@@ -230,8 +239,8 @@ START_TEST(test_every_command)
 	r = run_client(watch);
 	ck_assert_int_eq(r.code, 0);
 	ck_assert_ptr_nonnull(strstr(r.out, "\033[H\033[2J"));
-	ck_assert_ptr_nonnull(strstr(strstr(r.out, "\033[H\033[2J") + 1,
-	    "\033[H\033[2J"));
+	ck_assert_ptr_nonnull(
+	    strstr(strstr(r.out, "\033[H\033[2J") + 1, "\033[H\033[2J"));
 	run_free(&r);
 
 	/* health after a burst shows the cadence it asked for */
@@ -252,12 +261,11 @@ START_TEST(test_reader_refused_burst)
 	ck_assert_int_eq(chmod(d.dir, 0755), 0);
 	ck_assert_int_eq(chmod(d.sock, 0666), 0);
 	r = vitals(&d, 65534, "health", NULL, NULL, NULL, NULL, NULL);
-	ck_assert_msg(r.code == 0, "reader health: exit %d: %s", r.code,
-	    r.err);
+	ck_assert_msg(r.code == 0, "reader health: exit %d: %s", r.code, r.err);
 	run_free(&r);
 	r = vitals(&d, 65534, "burst", "2", NULL, NULL, NULL, NULL);
-	ck_assert_msg(r.code == VX_DENIED, "reader burst: exit %d: %s",
-	    r.code, r.err);
+	ck_assert_msg(r.code == VX_DENIED, "reader burst: exit %d: %s", r.code,
+	    r.err);
 	ck_assert_ptr_nonnull(strstr(r.err, "permission denied by vitalsd: "));
 	ck_assert_ptr_nonnull(strstr(r.err, "trusted"));
 	run_free(&r);
@@ -336,8 +344,8 @@ START_TEST(test_hostile_name_escaped)
 		ck_assert_msg(r.code == 0, "dump: exit %d: %s", r.code, r.err);
 		seen = strstr(r.out, EVIL_SHOWN) != NULL;
 	}
-	ck_assert_msg(seen, "the burner's thread never showed in the dump:\n%.1500s",
-	    r.out);
+	ck_assert_msg(seen,
+	    "the burner's thread never showed in the dump:\n%.1500s", r.out);
 	ck_assert_msg(strchr(r.out, '\x1b') == NULL, "ESC in the dump");
 	ck_assert_msg(!has_forged_line(r.out), "a forged line in the dump");
 #ifdef HAVE_BPF_CORE

@@ -37,10 +37,10 @@ START_TEST(test_text)
 {
 	Vitals__WssRegion a = region(0x7f0000000000ULL, "r-xp(libfoo.so)", 10,
 	    8, 2, false);
-	Vitals__WssRegion b = region(0x7f0000100000ULL, "rw-p(libfoo.so)", 4,
-	    4, 4, false);
-	Vitals__WssRegion c = region(0x7f0000200000ULL, "rw-p(libfoo.so)", 6,
-	    0, 0, true);
+	Vitals__WssRegion b = region(0x7f0000100000ULL, "rw-p(libfoo.so)", 4, 4,
+	    4, false);
+	Vitals__WssRegion c = region(0x7f0000200000ULL, "rw-p(libfoo.so)", 6, 0,
+	    0, true);
 	Vitals__WssRegion *regs[] = { &a, &b, &c };
 	Vitals__WssTarget t = VITALS__WSS_TARGET__INIT;
 	Vitals__WssTarget *tv[] = { &t };
@@ -68,9 +68,11 @@ START_TEST(test_text)
 	sbuf_init(&o);
 	fmt_wss(&o, &l);
 	s = sbuf_str(&o);
-	ck_assert_ptr_nonnull(strstr(s, "pid 1234 (com.example) mode library "
+	ck_assert_ptr_nonnull(strstr(s,
+	    "pid 1234 (com.example) mode library "
 	    "libfoo.so: every 2000 ms [100..10000]"));
-	ck_assert_ptr_nonnull(strstr(s, "method clear_refs (region level): "
+	ck_assert_ptr_nonnull(strstr(s,
+	    "method clear_refs (region level): "
 	    "page-level unavailable: needs CAP_SYS_ADMIN"));
 	ck_assert_ptr_nonnull(strstr(s, "page level unavailable in 3 passes"));
 	ck_assert_ptr_nonnull(strstr(s, "2 regions over the per-target cap"));
@@ -79,8 +81,10 @@ START_TEST(test_text)
 	ck_assert_ptr_nonnull(strstr(s, "100.0%"));
 	ck_assert_ptr_nonnull(strstr(s, "(unmapped in the pass)"));
 	/* total: the gone region is not in it: 14 pages, 12 res, 6 acc */
-	ck_assert_msg(strstr(s, "total") && strstr(strstr(s, "total"),
-	    "14       12        6       6       2   50.0%"), "%s", s);
+	ck_assert_msg(strstr(s, "total") &&
+		strstr(strstr(s, "total"),
+		    "14       12        6       6       2   50.0%"),
+	    "%s", s);
 	sbuf_free(&o);
 
 	t.ended = true;

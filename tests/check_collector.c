@@ -39,8 +39,16 @@
  * guest and guest_nice are inside user and nice, as the kernel counts them.
  */
 static const struct cpu_times per_sec = {
-	.user = 40, .nice = 5, .system = 15, .idle = 30, .iowait = 4,
-	.irq = 2, .softirq = 3, .steal = 1, .guest = 10, .guest_nice = 1,
+	.user = 40,
+	.nice = 5,
+	.system = 15,
+	.idle = 30,
+	.iowait = 4,
+	.irq = 2,
+	.softirq = 3,
+	.steal = 1,
+	.guest = 10,
+	.guest_nice = 1,
 };
 #define TOTAL_PER_CPU_SEC 100
 
@@ -109,8 +117,7 @@ put(const char *rel, const char *text)
 	ck_assert_int_eq(tu_writes(path, text), 0);
 }
 
-static void
-putf(const char *rel, const char *fmt, ...)
+static void putf(const char *rel, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 static void
@@ -268,13 +275,14 @@ advance(unsigned secs)
 static int
 fmt_cpu(char *buf, size_t sz, const char *name, const struct cpu_times *t)
 {
-	return snprintf(buf, sz, "%s %llu %llu %llu %llu %llu %llu %llu %llu "
-	    "%llu %llu\n", name, (unsigned long long)t->user,
-	    (unsigned long long)t->nice, (unsigned long long)t->system,
-	    (unsigned long long)t->idle, (unsigned long long)t->iowait,
-	    (unsigned long long)t->irq, (unsigned long long)t->softirq,
-	    (unsigned long long)t->steal, (unsigned long long)t->guest,
-	    (unsigned long long)t->guest_nice);
+	return snprintf(buf, sz,
+	    "%s %llu %llu %llu %llu %llu %llu %llu %llu "
+	    "%llu %llu\n",
+	    name, (unsigned long long)t->user, (unsigned long long)t->nice,
+	    (unsigned long long)t->system, (unsigned long long)t->idle,
+	    (unsigned long long)t->iowait, (unsigned long long)t->irq,
+	    (unsigned long long)t->softirq, (unsigned long long)t->steal,
+	    (unsigned long long)t->guest, (unsigned long long)t->guest_nice);
 }
 
 static void
@@ -318,9 +326,12 @@ write_system(void)
 
 	write_stat();
 	put("proc/loadavg", "1.50 0.75 0.25 3/412 4321\n");
-	putf("proc/vmstat", "nr_free_pages 1000\npgfault %llu\npgmajfault 7\n"
-	    "pswpin 0\npswpout 0\n", (unsigned long long)fx.pgfault);
-	put("proc/meminfo", "MemTotal:        3900000 kB\n"
+	putf("proc/vmstat",
+	    "nr_free_pages 1000\npgfault %llu\npgmajfault 7\n"
+	    "pswpin 0\npswpout 0\n",
+	    (unsigned long long)fx.pgfault);
+	put("proc/meminfo",
+	    "MemTotal:        3900000 kB\n"
 	    "MemFree:          500000 kB\nMemAvailable:    1500000 kB\n");
 	if (fx.cur_khz0 >= 0)
 		putf("sys/devices/system/cpu/cpu0/cpufreq/scaling_cur_freq",
@@ -330,11 +341,13 @@ write_system(void)
 	for (i = 0; i < PSI__MAX; i++) {
 		/* cpu has no "full" line on kernels before 5.13 */
 		if (i == PSI_CPU)
-			putf(psi_file[i], "some avg10=1.50 avg60=0.50 "
+			putf(psi_file[i],
+			    "some avg10=1.50 avg60=0.50 "
 			    "avg300=0.10 total=%llu\n",
 			    (unsigned long long)fx.psi_some[i]);
 		else
-			putf(psi_file[i], "some avg10=2.00 avg60=0.50 "
+			putf(psi_file[i],
+			    "some avg10=2.00 avg60=0.50 "
 			    "avg300=0.10 total=%llu\nfull avg10=0.75 "
 			    "avg60=0.25 avg300=0.05 total=%llu\n",
 			    (unsigned long long)fx.psi_some[i],
@@ -348,7 +361,8 @@ fmt_task_stat(char *buf, size_t sz, int id, const char *comm, int ppid,
     unsigned nthr, uint64_t starttime, uint64_t rss)
 {
 	/* fields 1..24 as the kernel prints them, then the tail */
-	int n = snprintf(buf, sz, "%d (%s) S %d %d %d 0 -1 4194560 %llu 0 "
+	int n = snprintf(buf, sz,
+	    "%d (%s) S %d %d %d 0 -1 4194560 %llu 0 "
 	    "%llu 0 %llu %llu 0 0 20 0 %u 0 %llu 123456789 %llu "
 	    "18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n",
 	    id, comm, ppid, id, id, (unsigned long long)minflt,
@@ -386,11 +400,13 @@ write_procs(void)
 			put(rel, buf);
 		}
 		xsnprintf(rel, sizeof(rel), "proc/%d/status", p->pid);
-		putf(rel, "Name:\t%s\nUmask:\t0077\nState:\tS (sleeping)\n"
+		putf(rel,
+		    "Name:\t%s\nUmask:\t0077\nState:\tS (sleeping)\n"
 		    "Tgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t1\nTracerPid:\t0\n"
 		    "Uid:\t%u\t%u\t%u\t%u\nGid:\t%u\t%u\t%u\t%u\n"
-		    "VmRSS:\t    4000 kB\n", p->comm, p->pid, p->pid, p->uid,
-		    p->uid, p->uid, p->uid, p->uid, p->uid, p->uid, p->uid);
+		    "VmRSS:\t    4000 kB\n",
+		    p->comm, p->pid, p->pid, p->uid, p->uid, p->uid, p->uid,
+		    p->uid, p->uid, p->uid, p->uid);
 		xsnprintf(rel, sizeof(rel), "%s/proc/%d/cmdline", fx.root,
 		    p->pid);
 		ck_assert_int_eq(tu_write(rel, p->cmdline, p->cmdline_len), 0);
@@ -478,8 +494,7 @@ setup(void)
 	put("proc/sys/kernel/random/boot_id",
 	    "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0\n");
 
-	p = proc_add(1, "init", CMD("/system/bin/init\0second_stage\0"), 0,
-	    0);
+	p = proc_add(1, "init", CMD("/system/bin/init\0second_stage\0"), 0, 0);
 	thr_add(p, 1, "init", 0);
 	p = proc_add(612, "surfaceflinger", CMD("/system/bin/surfaceflinger\0"),
 	    1000, 2468);
@@ -733,7 +748,8 @@ START_TEST(baseline_then_valid)
 	ck_assert(!sf->exited);
 	/* 21 ticks of CPU in 3 s: 7 % of one core */
 	ck_assert_double_eq_tol(metric_core_equiv(sf->d_utime + sf->d_stime,
-	    sf->wall_ns, w->hz), 0.07, 1e-12);
+				    sf->wall_ns, w->hz),
+	    0.07, 1e-12);
 	rt = find_task(w, true, 640, 2470);
 	ck_assert_ptr_nonnull(rt);
 	ck_assert_int_eq(rt->tgid, 612);
@@ -896,8 +912,7 @@ START_TEST(aggregate_regression)
 	advance(1);
 	fx.all.iowait -= NCPU * per_sec.iowait + 1;
 	sample_at(NSEC_PER_SEC, 0);
-	ck_assert_uint_eq(collector_open(fx.c)->inv_samples[INV_REGRESSION],
-	    1);
+	ck_assert_uint_eq(collector_open(fx.c)->inv_samples[INV_REGRESSION], 1);
 	burn(612, 640, 5, 0, 0);
 	step();
 	w = close_now();
@@ -958,19 +973,19 @@ START_TEST(hotplug)
 	start(THREADS_NONE, 1000, 10, 4);
 	first();
 	burn(612, 640, 1, 0, 0);
-	step();				/* S1: 3 CPUs */
+	step(); /* S1: 3 CPUs */
 	fx.online[2] = false;
 	burn(612, 640, 1, 0, 0);
-	step();				/* S2: cpu2 gone */
+	step(); /* S2: cpu2 gone */
 	ck_assert_uint_eq(collector_open(fx.c)->inv_deltas[INV_HOTPLUG], 1);
 	burn(612, 640, 1, 0, 0);
-	step();				/* S3: still gone: nothing to count */
+	step(); /* S3: still gone: nothing to count */
 	ck_assert_uint_eq(collector_open(fx.c)->inv_deltas[INV_HOTPLUG], 1);
 	fx.online[2] = true;
 	burn(612, 640, 1, 0, 0);
-	step();				/* S4: back */
+	step(); /* S4: back */
 	burn(612, 640, 1, 0, 0);
-	step();				/* S5: 3 CPUs */
+	step(); /* S5: 3 CPUs */
 	w = close_now();
 
 	ck_assert_uint_eq(w->samples_valid, 5);
@@ -1037,12 +1052,12 @@ START_TEST(stat_garbage)
 	step();
 	fx.stat_garbage = true;
 	burn(612, 640, 11, 0, 0);
-	step();				/* INV_PARSE */
+	step(); /* INV_PARSE */
 	fx.stat_garbage = false;
 	burn(612, 640, 13, 0, 0);
-	step();				/* a new baseline: nothing to diff */
+	step(); /* a new baseline: nothing to diff */
 	burn(612, 640, 5, 0, 0);
-	step();				/* valid */
+	step(); /* valid */
 	w = close_now();
 
 	ck_assert_uint_eq(w->samples, 5);
@@ -1296,8 +1311,7 @@ START_TEST(proc_regression)
 	p->utime -= 3;
 	p->stime += 7;
 	step();
-	ck_assert_uint_eq(collector_open(fx.c)->inv_deltas[INV_REGRESSION],
-	    1);
+	ck_assert_uint_eq(collector_open(fx.c)->inv_deltas[INV_REGRESSION], 1);
 	/* the baseline was refreshed to the lower reading */
 	burn(612, 640, 4, 2, 0);
 	step();
@@ -1569,8 +1583,7 @@ START_TEST(window_explicit_close)
 	ck_assert_uint_eq(fx.ncb, 2);
 	w = collector_window(fx.c, 0);
 	ck_assert_uint_eq(w->seq, 2);
-	ck_assert_int_le(w->mono_end_ns - w->mono_start_ns,
-	    10 * NSEC_PER_SEC);
+	ck_assert_int_le(w->mono_end_ns - w->mono_start_ns, 10 * NSEC_PER_SEC);
 	ck_assert_uint_le(w->samples_valid, 10);
 }
 END_TEST
@@ -1714,7 +1727,7 @@ START_TEST(threads_changed_after_sleep)
 	step();
 	burn(612, 640, 50, 20, 0);
 	advance(1);
-	sample_at(NSEC_PER_SEC, 10 * NSEC_PER_SEC);	/* slept 10 s */
+	sample_at(NSEC_PER_SEC, 10 * NSEC_PER_SEC); /* slept 10 s */
 	burn(612, 640, 5, 0, 0);
 	step();
 	w = close_now();
@@ -1748,7 +1761,7 @@ START_TEST(threads_changed_denominators)
 	burn(612, 640, 5, 0, 0);
 	step();
 	for (i = 0; i < 3; i++)
-		step();		/* sf idle: CHANGED reads no thread of it */
+		step(); /* sf idle: CHANGED reads no thread of it */
 	w = close_now();
 	p = find_task(w, false, 612, 2468);
 	t = find_task(w, true, 640, 2470);

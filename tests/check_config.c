@@ -121,7 +121,8 @@ START_TEST(set_interval)
 	ck_assert_int_eq(config_set(&cfg, "interval_ms", "3600000"), 0);
 	ck_assert_int_eq(config_set(&cfg, "interval_ms", "3600001"), -ERANGE);
 	ck_assert_int_eq(config_set(&cfg, "interval_ms",
-	    "99999999999999999999999"), -ERANGE);
+			     "99999999999999999999999"),
+	    -ERANGE);
 	ck_assert_uint_eq(cfg.interval_ms, 3600000);
 	config_release(&cfg);
 }
@@ -129,7 +130,17 @@ END_TEST
 
 /* Values that are not plain decimal numbers. */
 static const char *const garbage[] = {
-	"", "abc", "1x", "x1", "-5", "+5", " 5", "5 ", "0x10", "1e3", "1.5",
+	"",
+	"abc",
+	"1x",
+	"x1",
+	"-5",
+	"+5",
+	" 5",
+	"5 ",
+	"0x10",
+	"1e3",
+	"1.5",
 	"5ms",
 };
 
@@ -190,7 +201,8 @@ START_TEST(set_threads)
 	ck_assert_int_eq(cfg.threads, THREADS_CHANGED);
 	/* the names round-trip through config_set */
 	ck_assert_int_eq(config_set(&cfg, "threads",
-	    threads_mode_name(THREADS_NONE)), 0);
+			     threads_mode_name(THREADS_NONE)),
+	    0);
 	ck_assert_int_eq(cfg.threads, THREADS_NONE);
 	ck_assert_str_eq(threads_mode_name(THREADS_ALL), "all");
 	ck_assert_str_eq(threads_mode_name(THREADS_CHANGED), "changed");
@@ -290,7 +302,7 @@ START_TEST(parse_good_file)
 	    "threads   =all\n"
 	    "state_dir = /data/misc/vitals test\n"
 	    "proc_root = /tmp/fake proc\r\n"
-	    "sys_root=/tmp/sys");	/* no final newline */
+	    "sys_root=/tmp/sys"); /* no final newline */
 	struct config cfg;
 	char err[256] = "";
 
@@ -329,8 +341,8 @@ static const struct bad_conf {
 	const char *line; /* ":N:" */
 	const char *why;
 } bad_confs[] = {
-	{ "interval_ms = 500\nwindow_s 10\n", -EINVAL, ":2:",
-	    "expected key = value" },
+	{ "interval_ms = 500\nwindow_s 10\n", -EINVAL,
+	    ":2:", "expected key = value" },
 	{ "# c\n\ninterval_ms = 50\n", -ERANGE, ":3:", "interval_ms" },
 	{ "interval_ms = fast\n", -EINVAL, ":1:", "interval_ms" },
 	{ "\n\n\n\nbogus_key = 1\n", -ENOENT, ":5:", "bogus_key" },
@@ -459,7 +471,8 @@ START_TEST(check_seccomp_perfetto)
 	ck_assert_int_eq(config_set(&cfg, "seccomp", "on"), 0);
 	ck_assert_int_eq(config_check(&cfg, err, sizeof(err)), 0);
 	ck_assert_int_eq(config_set(&cfg, "heapprofd_perfetto",
-	    "/system/bin/perfetto"), 0);
+			     "/system/bin/perfetto"),
+	    0);
 	ck_assert_int_eq(config_set(&cfg, "privhelper", "on"), 0);
 	ck_assert_int_eq(config_check(&cfg, err, sizeof(err)), 0);
 	ck_assert_int_eq(config_set(&cfg, "privhelper", "off"), 0);
@@ -495,8 +508,10 @@ START_TEST(check_rollups)
 	ck_assert_int_eq(config_set(&cfg, "rollup2_after_s", "60"), 0);
 	ck_assert_int_eq(config_check(&cfg, err, sizeof(err)), -ERANGE);
 	/* the message names that constraint, not another one */
-	ck_assert_msg(strstr(err, "rollup1_after_s (3600) <= "
-	    "rollup2_after_s (60)") != NULL, "%s", err);
+	ck_assert_msg(strstr(err,
+			  "rollup1_after_s (3600) <= "
+			  "rollup2_after_s (60)") != NULL,
+	    "%s", err);
 	ck_assert_msg(strstr(err, "window_s") == NULL, "%s", err);
 	ck_assert_int_eq(config_set(&cfg, "rollup2_after_s", "86400"), 0);
 	ck_assert_int_eq(config_set(&cfg, "rollup2_s", "30"), 0);
@@ -564,7 +579,8 @@ run_clean(const char *const *args, const char *outpath)
 	const char *out = slurp(outpath);
 
 	ck_assert_msg(strstr(out, "runtime error") == NULL &&
-	    strstr(out, "Sanitizer") == NULL, "%s", out);
+		strstr(out, "Sanitizer") == NULL,
+	    "%s", out);
 	return st;
 }
 
@@ -590,12 +606,13 @@ START_TEST(binary_check_good)
 	int st;
 
 	snprintf(conf, sizeof(conf), "%s",
-	    conf_file("good.conf", "# good\ninterval_ms = 500\n"
-				   "window_s = 20\nthreads = none\n"));
+	    conf_file("good.conf",
+		"# good\ninterval_ms = 500\n"
+		"window_s = 20\nthreads = none\n"));
 	snprintf(out, sizeof(out), "%s/out", tmpdir);
 	st = run_clean(args, out);
-	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
-	    "status 0x%x: %s", st, slurp(out));
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status 0x%x: %s",
+	    st, slurp(out));
 }
 END_TEST
 
@@ -652,8 +669,8 @@ START_TEST(binary_interval_floor)
 	ck_assert_msg(strstr(msg, "interval") != NULL, "message: \"%s\"", msg);
 
 	st = run_clean(ok, out);
-	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
-	    "status 0x%x: %s", st, slurp(out));
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status 0x%x: %s",
+	    st, slurp(out));
 }
 END_TEST
 
@@ -674,8 +691,8 @@ START_TEST(binary_flag_overrides_file)
 	ck_assert(WIFEXITED(st));
 	ck_assert_int_ne(WEXITSTATUS(st), 0);
 	st = run_clean(fixed, out);
-	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
-	    "status 0x%x: %s", st, slurp(out));
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status 0x%x: %s",
+	    st, slurp(out));
 }
 END_TEST
 
@@ -733,8 +750,8 @@ START_TEST(binary_socket_path_long)
 	snprintf(out, sizeof(out), "%s/out", tmpdir);
 	st = run_clean(check, out);
 	msg = slurp(out);
-	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) != 0, "-n: 0x%x: %s",
-	    st, msg);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) != 0, "-n: 0x%x: %s", st,
+	    msg);
 	ck_assert_msg(strstr(msg, "socket path too long") != NULL, "%s", msg);
 	st = run_clean(start, out);
 	msg = slurp(out);

@@ -112,8 +112,7 @@ cl_connect_buf(int rcvbuf)
 	if (fd < 0)
 		return -errno;
 	if (rcvbuf > 0)
-		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
-		    sizeof(rcvbuf));
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 	memcpy(sa.sun_path, sock, sizeof(sa.sun_path));
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		int r = -errno;
@@ -269,13 +268,12 @@ child_setup(void *arg)
 
 /* nofile > 0: the daemon's RLIMIT_NOFILE; how: a socket fd to inherit. */
 static void
-start_daemon_opts(const char *conf, rlim_t nofile, enum td_inherit how,
-    int sfd)
+start_daemon_opts(const char *conf, rlim_t nofile, enum td_inherit how, int sfd)
 {
 	struct child_opts o = { nofile, how, sfd };
-	const char *argv[] = { "vitalsd", "-f", "-v", "-c", conf,
-		"--state-dir", dir, "--socket", sock, "--interval-ms", "100",
-		"--window-s", "1", NULL };
+	const char *argv[] = { "vitalsd", "-f", "-v", "-c", conf, "--state-dir",
+		dir, "--socket", sock, "--interval-ms", "100", "--window-s",
+		"1", NULL };
 	const char *noconf[] = { "vitalsd", "-f", "-v", "--state-dir", dir,
 		"--socket", sock, "--interval-ms", "100", "--window-s", "1",
 		NULL };
@@ -293,8 +291,10 @@ start_daemon_opts(const char *conf, rlim_t nofile, enum td_inherit how,
 		if (fd >= 0) {
 			struct reqbuf b;
 
-			ck_assert_int_eq(cl_send(fd, mkreq(&b,
-			    VITALS__REQUEST__OP_HEALTH, 1)), 0);
+			ck_assert_int_eq(
+			    cl_send(fd,
+				mkreq(&b, VITALS__REQUEST__OP_HEALTH, 1)),
+			    0);
 			resp = cl_recv(fd, 5000, NULL);
 			close(fd);
 			if (resp && resp->health->last)
@@ -390,7 +390,8 @@ START_TEST(test_every_op)
 		b.proc.pid = burner;
 		r = call1(&b.r);
 		n = r->status == VITALS__STATUS__STATUS_OK ?
-		    r->process->n_history : 0;
+		    r->process->n_history :
+		    0;
 		vitals__response__free_unpacked(r, NULL);
 		if (n > 0)
 			break;
@@ -475,10 +476,11 @@ START_TEST(test_every_op)
 			r = cl_recv(fd, 10000, NULL);
 			ck_assert_ptr_nonnull(r);
 			ck_assert_uint_eq(r->id, 101 + i);
-			ck_assert_int_eq(r->status, i == 3 ?
-			    VITALS__STATUS__STATUS_UNSUPPORTED_VERSION :
-			    i == 4 ? VITALS__STATUS__STATUS_BAD_REQUEST :
-			    VITALS__STATUS__STATUS_OK);
+			ck_assert_int_eq(r->status,
+			    i == 3 ?
+				VITALS__STATUS__STATUS_UNSUPPORTED_VERSION :
+				i == 4 ? VITALS__STATUS__STATUS_BAD_REQUEST :
+					 VITALS__STATUS__STATUS_OK);
 			vitals__response__free_unpacked(r, NULL);
 		}
 		r = call(fd, mkreq(&b1, VITALS__REQUEST__OP_HEALTH, 106));
@@ -494,9 +496,13 @@ START_TEST(test_every_op)
 		unsigned i;
 
 		for (i = 0; i < 6; i++)
-			ck_assert_int_eq(cl_send(fd, mkreq(&b1, i % 2 ?
-			    VITALS__REQUEST__OP_TOP :
-			    VITALS__REQUEST__OP_SNAPSHOT, 200 + i)), 0);
+			ck_assert_int_eq(
+			    cl_send(fd,
+				mkreq(&b1,
+				    i % 2 ? VITALS__REQUEST__OP_TOP :
+					    VITALS__REQUEST__OP_SNAPSHOT,
+				    200 + i)),
+			    0);
 		ck_assert_int_eq(shutdown(fd, SHUT_WR), 0);
 		for (i = 0; i < 6; i++) {
 			r = cl_recv(fd, 10000, NULL);
@@ -606,7 +612,8 @@ START_TEST(test_burner_matches_store)
 	store_opts_default(&o);
 	ck_assert_int_eq(store_open(db, &o, &s), 0);
 	ck_assert_int_eq(store_top(s, from, to, false, METRIC_CPU, 200, &st,
-	    &n), 0);
+			     &n),
+	    0);
 	for (i = 0; i < n && st[i].id != burner; i++)
 		;
 	ck_assert_uint_lt(i, n);
@@ -619,8 +626,8 @@ START_TEST(test_burner_matches_store)
 	ck_assert_uint_eq(st[i].wall_ns, t->wall_ns);
 	ck_assert_uint_eq(st[i].total_ticks, t->total_ticks);
 	free(st);
-	ck_assert_int_eq(store_history(s, false, burner, 0, from, to, &sh,
-	    &n), 0);
+	ck_assert_int_eq(store_history(s, false, burner, 0, from, to, &sh, &n),
+	    0);
 	ck_assert_uint_eq(n, proc->process->n_history);
 	for (i = 0; i < n; i++) {
 		const Vitals__Task *h = proc->process->history[i]->task;
@@ -720,7 +727,8 @@ nobody_child(enum nobody_case c)
 			return 28;
 		close(fd3);
 		/* the two admitted still work; one gone, room again */
-		if (cl_send(fd2, mkreq(&b, VITALS__REQUEST__OP_HEALTH, 5)) < 0 ||
+		if (cl_send(fd2, mkreq(&b, VITALS__REQUEST__OP_HEALTH, 5)) <
+			0 ||
 		    (r = cl_recv(fd2, 5000, NULL)) == NULL ||
 		    r->status != VITALS__STATUS__STATUS_OK)
 			return 29;
@@ -732,8 +740,8 @@ nobody_child(enum nobody_case c)
 			usleep(100 * 1000);
 			if ((fd3 = cl_connect_buf(0)) < 0)
 				return 40;
-			(void)cl_send(fd3, mkreq(&b,
-			    VITALS__REQUEST__OP_HEALTH, 6));
+			(void)cl_send(fd3,
+			    mkreq(&b, VITALS__REQUEST__OP_HEALTH, 6));
 			if ((r = cl_recv(fd3, 5000, NULL)) == NULL)
 				return 41;
 			close(fd3);
@@ -788,8 +796,10 @@ START_TEST(test_roles_nobody)
 
 	stop_daemon();
 	snprintf(conf, sizeof(conf), "%s/vitalsd.conf", dir);
-	ck_assert_int_eq(tu_writes(conf, "# readers\nreader_uids = 65534\n"
-	    "max_connections = 4\n"), 0);
+	ck_assert_int_eq(tu_writes(conf,
+			     "# readers\nreader_uids = 65534\n"
+			     "max_connections = 4\n"),
+	    0);
 	start_daemon(conf);
 	ck_assert_int_eq(chmod(sock, 0666), 0);
 	run_as_nobody(NB_READER);
@@ -848,7 +858,8 @@ START_TEST(test_trusted_cap)
 		/* the default: a quarter of max_connections kept for readers */
 		{ "reader_uids = 65534\nmax_connections = 8\n", 6 },
 		{ "reader_uids = 65534\nmax_connections = 8\n"
-		  "trusted_max_connections = 3\n", 3 },
+		  "trusted_max_connections = 3\n",
+		    3 },
 	};
 	char conf[PATH_MAX];
 	int held[16], fd, status, err = 0;
@@ -875,8 +886,8 @@ START_TEST(test_trusted_cap)
 	r = cl_recv(fd, 5000, NULL);
 	ck_assert_ptr_nonnull(r);
 	ck_assert_int_eq(r->status, VITALS__STATUS__STATUS_BUSY);
-	ck_assert_msg(strstr(r->error, "too many trusted connections") !=
-	    NULL, "%s", r->error);
+	ck_assert_msg(strstr(r->error, "too many trusted connections") != NULL,
+	    "%s", r->error);
 	vitals__response__free_unpacked(r, NULL);
 	ck_assert_ptr_null(cl_recv(fd, 5000, &err));
 	ck_assert_int_eq(err, -ECONNRESET);
@@ -1011,8 +1022,11 @@ START_TEST(test_slow_loris)
 	 * time, the deadline new at each. */
 	fd = cl_connect();
 	for (i = 0; i < 3; i++) {
-		ck_assert_int_eq(frame_pack_request(mkreq(&b,
-		    VITALS__REQUEST__OP_HEALTH, 50 + i), &buf, &len), 0);
+		ck_assert_int_eq(
+		    frame_pack_request(mkreq(&b, VITALS__REQUEST__OP_HEALTH,
+					   50 + i),
+			&buf, &len),
+		    0);
 		half = len / 2;
 		send_raw(fd, buf, half);
 		tu_sleep_ms(2000);
@@ -1107,8 +1121,11 @@ START_TEST(test_slow_reader)
 	fd = cl_connect();
 	for (i = 0; i < 40; i++) {
 		t0 = clock_ns(CLOCK_MONOTONIC);
-		r = call(fd, mkreq(&b, i % 2 ? VITALS__REQUEST__OP_HEALTH :
-		    VITALS__REQUEST__OP_SNAPSHOT, 1000 + i));
+		r = call(fd,
+		    mkreq(&b,
+			i % 2 ? VITALS__REQUEST__OP_HEALTH :
+				VITALS__REQUEST__OP_SNAPSHOT,
+			1000 + i));
 		ck_assert_int_eq(r->status, VITALS__STATUS__STATUS_OK);
 		vitals__response__free_unpacked(r, NULL);
 		if (clock_ns(CLOCK_MONOTONIC) - t0 > worst)
@@ -1196,8 +1213,8 @@ START_TEST(test_emfile)
 	tu_sleep_ms(300);
 	/* One more asks; it waits in the backlog, unanswered. */
 	fd = cl_connect();
-	ck_assert_int_eq(cl_send(fd, mkreq(&b, VITALS__REQUEST__OP_HEALTH,
-	    77)), 0);
+	ck_assert_int_eq(cl_send(fd, mkreq(&b, VITALS__REQUEST__OP_HEALTH, 77)),
+	    0);
 	p = (struct pollfd){ .fd = fd, .events = POLLIN };
 	ck_assert_int_eq(poll(&p, 1, 1500), 0);
 	for (i = 0; i < 12; i++)
@@ -1273,7 +1290,7 @@ expect_roles(uid_t uid, int want_health, int want_burst, const char *what)
 START_TEST(test_platform_roles)
 {
 	const int ok = VITALS__STATUS__STATUS_OK,
-	    denied = VITALS__STATUS__STATUS_PERMISSION_DENIED;
+		  denied = VITALS__STATUS__STATUS_PERMISSION_DENIED;
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char conf[PATH_MAX];
 	int fd;
@@ -1285,8 +1302,10 @@ START_TEST(test_platform_roles)
 	/* a host that names them */
 	stop_daemon();
 	snprintf(conf, sizeof(conf), "%s/vitalsd.conf", dir);
-	ck_assert_int_eq(tu_writes(conf, "system_uid = 1000\n"
-	    "shell_uid = 2000\n"), 0);
+	ck_assert_int_eq(tu_writes(conf,
+			     "system_uid = 1000\n"
+			     "shell_uid = 2000\n"),
+	    0);
 	start_daemon(conf);
 	expect_roles(1000, ok, ok, "configured");
 	expect_roles(2000, ok, denied, "configured");
@@ -1347,9 +1366,10 @@ START_TEST(test_inherited_socket)
 		snprintf(log, sizeof(log), "%s.log", dir);
 		ck_assert_ptr_nonnull(f = fopen(log, "r"));
 		while (fgets(line, sizeof(line), f))
-			if (strstr(line, how == TD_INHERIT_ANDROID ?
-			    "control socket from Android init" :
-			    "control socket from systemd"))
+			if (strstr(line,
+				how == TD_INHERIT_ANDROID ?
+				    "control socket from Android init" :
+				    "control socket from systemd"))
 				said = true;
 		fclose(f);
 		ck_assert(said);
@@ -1508,8 +1528,9 @@ monitor_main(void *arg)
 		Vitals__Response *r;
 		const Vitals__Window *w;
 
-		if (cl_send(m->fd, mkreq(&b, VITALS__REQUEST__OP_HEALTH,
-		    id++)) < 0 || (r = cl_recv(m->fd, 10000, NULL)) == NULL)
+		if (cl_send(m->fd,
+			mkreq(&b, VITALS__REQUEST__OP_HEALTH, id++)) < 0 ||
+		    (r = cl_recv(m->fd, 10000, NULL)) == NULL)
 			break;
 		m->answers++;
 		w = r->health->last;
@@ -1552,7 +1573,8 @@ START_TEST(test_flood)
 	for (i = 0; i < FLOOD_CLIENTS; i++) {
 		cl[i].idx = i;
 		ck_assert_int_eq(pthread_create(&cl[i].th, NULL, client_main,
-		    &cl[i]), 0);
+				     &cl[i]),
+		    0);
 	}
 	for (i = 0; i < FLOOD_CLIENTS; i++) {
 		pthread_join(cl[i].th, NULL);
@@ -1571,10 +1593,11 @@ START_TEST(test_flood)
 	close(m.fd);
 
 	ck_assert_uint_eq(ok, FLOOD_CLIENTS);
-	fprintf(stderr, "flood: %u windows watched, tick lateness max %.3f ms,"
+	fprintf(stderr,
+	    "flood: %u windows watched, tick lateness max %.3f ms,"
 	    " late ticks %u, samples per window %u..%u (longest sample "
-	    "%.1f ms), %u health answers\n", m.windows,
-	    (double)m.late_max_ns / 1e6, m.late_ticks, m.min_samples,
+	    "%.1f ms), %u health answers\n",
+	    m.windows, (double)m.late_max_ns / 1e6, m.late_ticks, m.min_samples,
 	    m.max_samples, (double)m.sample_ns_max / 1e6, m.answers);
 	ck_assert_uint_ge(m.windows, 2);
 	/* On schedule: no tick half an interval late, 10 samples a window */
@@ -1604,8 +1627,9 @@ START_TEST(test_flood)
 	for (k = 0; k < r->windows->n_windows; k++) {
 		const Vitals__Window *w = r->windows->windows[k];
 
-		ck_assert_msg(on_schedule(w, k ? r->windows->windows[k - 1] :
-		    NULL), "window %llu: %u samples, "
+		ck_assert_msg(on_schedule(w,
+				  k ? r->windows->windows[k - 1] : NULL),
+		    "window %llu: %u samples, "
 		    "%u late, longest sample %.1f ms",
 		    (unsigned long long)w->seq, w->samples,
 		    w->health->late_ticks,

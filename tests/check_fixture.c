@@ -28,7 +28,7 @@
 
 #define HZ 100
 #define TOL 1e-12
-#define SEC(s) ((int64_t)(s) * NSEC_PER_SEC)
+#define SEC(s) ((int64_t)(s)*NSEC_PER_SEC)
 
 /* Clocks of the snapshots, in seconds (README.md, "Clocks"). */
 #define T0_MONO 5000
@@ -221,21 +221,24 @@ assert_counts(const struct window_task *t, uint64_t u, uint64_t s,
 		t->d_minflt == minflt && t->d_majflt == majflt,
 	    "task %d: utime/stime/minflt/majflt %" PRIu64 "/%" PRIu64
 	    "/%" PRIu64 "/%" PRIu64 ", want %" PRIu64 "/%" PRIu64 "/%" PRIu64
-	    "/%" PRIu64, t->id, t->d_utime, t->d_stime, t->d_minflt,
-	    t->d_majflt, u, s, minflt, majflt);
+	    "/%" PRIu64,
+	    t->id, t->d_utime, t->d_stime, t->d_minflt, t->d_majflt, u, s,
+	    minflt, majflt);
 }
 
 /* The denominators a task's figures are divided by. */
 static void
-assert_denoms(const struct window_task *t, uint32_t samples,
-    uint64_t wall_ns, uint64_t total_ticks, double norm_ticks)
+assert_denoms(const struct window_task *t, uint32_t samples, uint64_t wall_ns,
+    uint64_t total_ticks, double norm_ticks)
 {
 	ck_assert_msg(t->samples == samples, "task %d: samples %u, want %u",
 	    t->id, t->samples, samples);
-	ck_assert_msg(t->wall_ns == wall_ns, "task %d: wall_ns %" PRIu64
-	    ", want %" PRIu64, t->id, t->wall_ns, wall_ns);
-	ck_assert_msg(t->total_ticks == total_ticks, "task %d: total_ticks %"
-	    PRIu64 ", want %" PRIu64, t->id, t->total_ticks, total_ticks);
+	ck_assert_msg(t->wall_ns == wall_ns,
+	    "task %d: wall_ns %" PRIu64 ", want %" PRIu64, t->id, t->wall_ns,
+	    wall_ns);
+	ck_assert_msg(t->total_ticks == total_ticks,
+	    "task %d: total_ticks %" PRIu64 ", want %" PRIu64, t->id,
+	    t->total_ticks, total_ticks);
 	ck_assert_msg(fabs(t->norm_ticks - norm_ticks) < TOL,
 	    "task %d: norm_ticks %.17g, want %.17g", t->id, t->norm_ticks,
 	    norm_ticks);
@@ -245,8 +248,9 @@ static void
 assert_times(const struct cpu_times *got, const struct cpu_times *want,
     const char *what)
 {
-#define F(x) ck_assert_msg(got->x == want->x, "%s " #x " %" PRIu64 \
-	", want %" PRIu64, what, got->x, want->x)
+#define F(x)                             \
+	ck_assert_msg(got->x == want->x, \
+	    "%s " #x " %" PRIu64 ", want %" PRIu64, what, got->x, want->x)
 	F(user);
 	F(nice);
 	F(system);
@@ -279,8 +283,8 @@ assert_gauge(const struct gauge *g, uint32_t n, double min, double max,
 	ck_assert_msg(fabs(g->min - min) < TOL && fabs(g->max - max) < TOL &&
 		fabs(g->sum - sum) < TOL && fabs(g->last - last) < TOL,
 	    "%s: min/max/sum/last %.17g/%.17g/%.17g/%.17g, want "
-	    "%.17g/%.17g/%.17g/%.17g", what, g->min, g->max, g->sum, g->last,
-	    min, max, sum, last);
+	    "%.17g/%.17g/%.17g/%.17g",
+	    what, g->min, g->max, g->sum, g->last, min, max, sum, last);
 }
 
 /* ------------------------------------------------- scenario A: system CPU */
@@ -381,7 +385,8 @@ START_TEST(system_cpu)
 	/* offline cpu5's counters are frozen: the aggregate's Δ is exactly
 	 * the online lines' Δ, 100+101+100+100+100+99+100 */
 	ck_assert_uint_eq(a_total[0] + a_total[1] + a_total[2] + a_total[3] +
-	    a_total[4] + a_total[6] + a_total[7], cpu_times_total(&w->all.d));
+		a_total[4] + a_total[6] + a_total[7],
+	    cpu_times_total(&w->all.d));
 	/* seven cpuN lines in both reads */
 	assert_gauge(&w->online_cpus, 2, 7, 7, 14, 7, "online_cpus");
 	fx_done(&f);
@@ -461,13 +466,19 @@ START_TEST(system_counters)
 	 *   workingset_refault_file 9120528 − 9120487 = 41, oom_kill 0
 	 */
 	const uint64_t vm[VM__MAX] = {
-		[VM_PGFAULT] = 4127, [VM_PGMAJFAULT] = 11,
-		[VM_PSWPIN] = 14, [VM_PSWPOUT] = 37,
-		[VM_PGPGIN] = 288, [VM_PGPGOUT] = 96,
-		[VM_PGSCAN_KSWAPD] = 512, [VM_PGSCAN_DIRECT] = 0,
-		[VM_PGSTEAL_KSWAPD] = 301, [VM_PGSTEAL_DIRECT] = 0,
+		[VM_PGFAULT] = 4127,
+		[VM_PGMAJFAULT] = 11,
+		[VM_PSWPIN] = 14,
+		[VM_PSWPOUT] = 37,
+		[VM_PGPGIN] = 288,
+		[VM_PGPGOUT] = 96,
+		[VM_PGSCAN_KSWAPD] = 512,
+		[VM_PGSCAN_DIRECT] = 0,
+		[VM_PGSTEAL_KSWAPD] = 301,
+		[VM_PGSTEAL_DIRECT] = 0,
 		[VM_WORKINGSET_REFAULT_ANON] = 14,
-		[VM_WORKINGSET_REFAULT_FILE] = 41, [VM_OOM_KILL] = 0,
+		[VM_WORKINGSET_REFAULT_FILE] = 41,
+		[VM_OOM_KILL] = 0,
 	};
 	unsigned i;
 
@@ -492,8 +503,9 @@ START_TEST(system_counters)
 	ck_assert_uint_eq(w->vm_have, (1u << VM__MAX) - 1);
 	ck_assert_uint_eq(w->vm_samples, 1);
 	for (i = 0; i < VM__MAX; i++)
-		ck_assert_msg(w->d_vm[i] == vm[i], "vmstat %s: %" PRIu64
-		    ", want %" PRIu64, vmstat_key_name(i), w->d_vm[i], vm[i]);
+		ck_assert_msg(w->d_vm[i] == vm[i],
+		    "vmstat %s: %" PRIu64 ", want %" PRIu64, vmstat_key_name(i),
+		    w->d_vm[i], vm[i]);
 
 	/* meminfo: gauges of the two reads, kB */
 	ck_assert_uint_eq(w->mem_have, (1u << MI__MAX) - 1);
@@ -690,8 +702,8 @@ START_TEST(cpu_figures)
 	t = task_get(w, false, 2051);
 	cpu = t->d_utime + t->d_stime;
 	ck_assert_uint_eq(cpu, 53);
-	ck_assert_double_eq_tol(metric_core_equiv(cpu, t->wall_ns, w->hz),
-	    0.53, TOL);
+	ck_assert_double_eq_tol(metric_core_equiv(cpu, t->wall_ns, w->hz), 0.53,
+	    TOL);
 	ck_assert_double_eq_tol(metric_machine_share(cpu, t->total_ticks),
 	    53.0 / 700.0, TOL);
 	ck_assert_double_eq_tol(metric_normalised(cpu, t->norm_ticks), 0.53,
@@ -701,8 +713,8 @@ START_TEST(cpu_figures)
 	t = task_get(w, false, 1234);
 	cpu = t->d_utime + t->d_stime;
 	ck_assert_uint_eq(cpu, 78);
-	ck_assert_double_eq_tol(metric_core_equiv(cpu, t->wall_ns, w->hz),
-	    0.78, TOL);
+	ck_assert_double_eq_tol(metric_core_equiv(cpu, t->wall_ns, w->hz), 0.78,
+	    TOL);
 	ck_assert_double_eq_tol(metric_machine_share(cpu, t->total_ticks),
 	    78.0 / 700.0, TOL);
 	ck_assert_double_eq_tol(metric_normalised(cpu, t->norm_ticks), 0.78,
@@ -713,8 +725,8 @@ START_TEST(cpu_figures)
 	t = task_get(w, false, 4318);
 	cpu = t->d_utime + t->d_stime;
 	ck_assert_uint_eq(cpu, 28);
-	ck_assert_double_eq_tol(metric_core_equiv(cpu, t->wall_ns, w->hz),
-	    0.28, TOL);
+	ck_assert_double_eq_tol(metric_core_equiv(cpu, t->wall_ns, w->hz), 0.28,
+	    TOL);
 	ck_assert_double_eq_tol(metric_machine_share(cpu, t->total_ticks),
 	    28.0 / 700.0, TOL);
 
@@ -722,8 +734,7 @@ START_TEST(cpu_figures)
 	t = task_get(w, false, 8412);
 	ck_assert_double_eq_tol(metric_core_equiv(3, t->wall_ns, w->hz), 0.03,
 	    TOL);
-	ck_assert_double_eq_tol(metric_normalised(3, t->norm_ticks), 0.03,
-	    TOL);
+	ck_assert_double_eq_tol(metric_normalised(3, t->norm_ticks), 0.03, TOL);
 	fx_done(&f);
 }
 END_TEST
@@ -943,11 +954,11 @@ START_TEST(hotplug)
 	 * of max 2419200, and its capacity 828 */
 	ck_assert_int_eq(w->cpu[5].capacity, 828);
 	ck_assert_int_eq(w->cpu[5].max_khz, 2419200);
-	assert_gauge(&w->cpu[5].cur_khz, 1, 1766400, 1766400, 1766400,
-	    1766400, "cpu5 cur_khz");
+	assert_gauge(&w->cpu[5].cur_khz, 1, 1766400, 1766400, 1766400, 1766400,
+	    "cpu5 cur_khz");
 	assert_gauge(&w->cpu[5].freq_ratio, 1, 1766400.0 / 2419200.0,
-	    1766400.0 / 2419200.0, 1766400.0 / 2419200.0,
-	    1766400.0 / 2419200.0, "cpu5 freq_ratio");
+	    1766400.0 / 2419200.0, 1766400.0 / 2419200.0, 1766400.0 / 2419200.0,
+	    "cpu5 freq_ratio");
 	/* 7, 7, then 8 cpuN lines */
 	assert_gauge(&w->online_cpus, 3, 7, 8, 22, 8, "online_cpus");
 	/* ctxt 148229577 − 148201937; processes 61881 − 61877 */
@@ -966,8 +977,8 @@ START_TEST(hotplug)
 	t = task_get(w, false, 2051);
 	assert_counts(t, 81, 16, 537, 1);
 	assert_denoms(t, 2, SEC(2), 1438, 100.0 + 92.25);
-	ck_assert_double_eq_tol(metric_core_equiv(97, t->wall_ns, w->hz),
-	    0.485, TOL);
+	ck_assert_double_eq_tol(metric_core_equiv(97, t->wall_ns, w->hz), 0.485,
+	    TOL);
 	ck_assert_double_eq_tol(metric_machine_share(97, t->total_ticks),
 	    97.0 / 1438.0, TOL);
 	ck_assert_double_eq_tol(metric_normalised(97, t->norm_ticks),
@@ -1111,8 +1122,8 @@ START_TEST(sleep_gap)
 	/* systemui: 44461 − 44424, 9116 − 9109, 433177 − 433028 */
 	t = task_get(w, false, 2051);
 	assert_counts(t, 37, 7, 149, 0);
-	ck_assert_double_eq_tol(metric_core_equiv(44, t->wall_ns, w->hz),
-	    0.44, TOL);
+	ck_assert_double_eq_tol(metric_core_equiv(44, t->wall_ns, w->hz), 0.44,
+	    TOL);
 	ck_assert_double_eq_tol(metric_machine_share(44, t->total_ticks),
 	    44.0 / 738.0, TOL);
 	ck_assert_double_eq_tol(metric_normalised(44, t->norm_ticks),
@@ -1146,8 +1157,7 @@ END_TEST
  * THREADS_ALL produces over the same snapshots and clocks.
  */
 static void
-compare_modes(const struct window *(*scenario)(struct fx *,
-    enum threads_mode))
+compare_modes(const struct window *(*scenario)(struct fx *, enum threads_mode))
 {
 	struct fx fa, fc;
 	const struct window *wa = scenario(&fa, THREADS_ALL);
@@ -1163,15 +1173,15 @@ compare_modes(const struct window *(*scenario)(struct fx *,
 			c->d_stime == a->d_stime &&
 			c->d_minflt == a->d_minflt &&
 			c->d_majflt == a->d_majflt,
-		    "thread %d: changed-mode Δutime/Δstime %" PRIu64 "/%"
-		    PRIu64 ", all-mode %" PRIu64 "/%" PRIu64, a->id,
-		    c->d_utime, c->d_stime, a->d_utime, a->d_stime);
+		    "thread %d: changed-mode Δutime/Δstime %" PRIu64 "/%" PRIu64
+		    ", all-mode %" PRIu64 "/%" PRIu64,
+		    a->id, c->d_utime, c->d_stime, a->d_utime, a->d_stime);
 		ck_assert_msg(c->samples == a->samples &&
 			c->wall_ns == a->wall_ns &&
 			c->total_ticks == a->total_ticks,
 		    "thread %d: changed-mode samples/wall_ns %u/%" PRIu64
-		    ", all-mode %u/%" PRIu64, a->id, c->samples, c->wall_ns,
-		    a->samples, a->wall_ns);
+		    ", all-mode %u/%" PRIu64,
+		    a->id, c->samples, c->wall_ns, a->samples, a->wall_ns);
 	}
 	fx_done(&fc);
 	fx_done(&fa);

@@ -208,7 +208,8 @@ START_TEST(test_response_results)
 	Vitals__Snapshot snap = VITALS__SNAPSHOT__INIT;
 	Vitals__WindowList wl = VITALS__WINDOW_LIST__INIT;
 	Vitals__TaskList tl = VITALS__TASK_LIST__INIT;
-	Vitals__HistoryPoint hp = VITALS__HISTORY_POINT__INIT, *hps[1] = { &hp };
+	Vitals__HistoryPoint hp = VITALS__HISTORY_POINT__INIT,
+			     *hps[1] = { &hp };
 	Vitals__ProcessInfo pi = VITALS__PROCESS_INFO__INIT;
 	Vitals__StoreHealth sh = VITALS__STORE_HEALTH__INIT;
 	Vitals__ControlHealth ch = VITALS__CONTROL_HEALTH__INIT;
@@ -364,11 +365,9 @@ START_TEST(test_response_results)
 	resp.error = (char *)"burst requires the trusted role";
 	resp.result_case = VITALS__RESPONSE__RESULT__NOT_SET;
 	out = response_roundtrip(&resp);
-	ck_assert_int_eq(out->status,
-	    VITALS__STATUS__STATUS_PERMISSION_DENIED);
+	ck_assert_int_eq(out->status, VITALS__STATUS__STATUS_PERMISSION_DENIED);
 	ck_assert_str_eq(out->error, resp.error);
-	ck_assert_int_eq(out->result_case,
-	    VITALS__RESPONSE__RESULT__NOT_SET);
+	ck_assert_int_eq(out->result_case, VITALS__RESPONSE__RESULT__NOT_SET);
 	vitals__response__free_unpacked(out, NULL);
 }
 END_TEST
@@ -628,14 +627,14 @@ START_TEST(test_unknown_fields)
 	Vitals__Request req = VITALS__REQUEST__INIT, *out;
 	Vitals__BurstRequest burst = VITALS__BURST_REQUEST__INIT;
 	static const uint8_t extra[] = {
-		0xa0, 0x06, 0x2a,		/* field 100, varint 42 */
-		0xaa, 0x06, 0x03, 'a', 'b', 'c', /* field 101, bytes */
-		0xb5, 0x06, 1, 2, 3, 4,		/* field 102, fixed32 */
+		0xa0, 0x06, 0x2a,		    /* field 100, varint 42 */
+		0xaa, 0x06, 0x03, 'a', 'b', 'c',    /* field 101, bytes */
+		0xb5, 0x06, 1, 2, 3, 4,		    /* field 102, fixed32 */
 		0xb9, 0x06, 1, 2, 3, 4, 5, 6, 7, 8, /* field 103, fixed64 */
 	};
 	/* An operation from a newer protocol (field 99, a message). */
-	static const uint8_t new_op[] = { 0x08, 0x01, 0x9a, 0x06, 0x02,
-		0x08, 0x01 };
+	static const uint8_t new_op[] = { 0x08, 0x01, 0x9a, 0x06, 0x02, 0x08,
+		0x01 };
 	uint8_t *p;
 	size_t n;
 

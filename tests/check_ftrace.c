@@ -121,7 +121,8 @@ reader_open(struct reader *r, unsigned buffer_kb, unsigned tick_ms,
 	ck_assert_ptr_nonnull(r->base);
 	ck_assert_int_eq(event_base_priority_init(r->base, 3), 0);
 	ck_assert_msg(ftrace_open(r->base, &o, &r->ft, &r->state, r->why,
-	    sizeof(r->why)) == 0, "ftrace_open: %s", r->why);
+			  sizeof(r->why)) == 0,
+	    "ftrace_open: %s", r->why);
 	ck_assert_uint_eq(r->state, FTRACE_ON);
 }
 
@@ -143,8 +144,8 @@ run_loop(struct reader *r, unsigned ms)
 
 /* The row of this process for (kind, tid, depth, name). */
 static const struct window_trace_slice *
-find(const struct window_trace *t, unsigned kind, int32_t tid,
-    unsigned depth, const char *name)
+find(const struct window_trace *t, unsigned kind, int32_t tid, unsigned depth,
+    const char *name)
 {
 	unsigned i;
 
@@ -351,8 +352,7 @@ START_TEST(test_markers_never_refused)
 	pthread_t th;
 
 	steady_stop = 0;
-	ck_assert_int_eq(pthread_create(&th, NULL, steady_writer, &failed),
-	    0);
+	ck_assert_int_eq(pthread_create(&th, NULL, steady_writer, &failed), 0);
 	for (i = 0; i < 3; i++) {
 		reader_open(&r, 64, 50, 64);
 		run_loop(&r, 50);
@@ -424,8 +424,10 @@ kernel_lost(void)
 		unsigned k;
 		int fd;
 
-		snprintf(path, sizeof(path), TRACEFS "/instances/%s/per_cpu/"
-		    "cpu%d/stats", inst, cpu);
+		snprintf(path, sizeof(path),
+		    TRACEFS "/instances/%s/per_cpu/"
+			    "cpu%d/stats",
+		    inst, cpu);
 		if ((fd = open(path, O_RDONLY)) < 0)
 			break;
 		ck_assert_int_eq(read_fd_all(fd, &b), 0);
@@ -464,8 +466,8 @@ START_TEST(test_loss)
 	evtimer_add(tk.ev, &tv);
 	t0 = clock_ns(CLOCK_MONOTONIC);
 	for (i = 0; i < 4; i++)
-		ck_assert_int_eq(pthread_create(&th[i], NULL, flood_thread,
-		    &f), 0);
+		ck_assert_int_eq(pthread_create(&th[i], NULL, flood_thread, &f),
+		    0);
 	run_loop(&r, 1500);
 	for (i = 0; i < 4; i++)
 		pthread_join(th[i], NULL);
@@ -539,7 +541,8 @@ start_daemon_with(const char *log, const char *state, const char *extra)
 
 	snprintf(conf, sizeof(conf), "%s.conf", state);
 	snprintf(sock, sizeof(sock), "%s.sock", state);
-	snprintf(text, sizeof(text), "ftrace_instance = %s\nbpf_load = off\n"
+	snprintf(text, sizeof(text),
+	    "ftrace_instance = %s\nbpf_load = off\n"
 	    "scanner = procfs\nftrace_sched = off\nftrace_tick_ms = 100\n%s",
 	    inst, extra);
 	ck_assert_int_eq(tu_writes(conf, text), 0);
@@ -599,19 +602,26 @@ START_TEST(test_daemon_hygiene)
 	 * incomplete (the stop ended it) */
 	snprintf(db, sizeof(db), "%s/vitals.db", state);
 	ck_assert_int_eq(store_open(db, NULL, &s), 0);
-	snprintf(sql, sizeof(sql), "SELECT sum(count) || '/' || "
+	snprintf(sql, sizeof(sql),
+	    "SELECT sum(count) || '/' || "
 	    "sum(incomplete) FROM window_trace_slice WHERE tgid = %d AND "
-	    "name = 'daemon slice'", (int)getpid());
+	    "name = 'daemon slice'",
+	    (int)getpid());
 	ck_assert_int_eq(store_exec(s, sql, v, sizeof(v)), 0);
 	ck_assert_str_eq(v, "1/0");
-	snprintf(sql, sizeof(sql), "SELECT sum(count) || '/' || "
+	snprintf(sql, sizeof(sql),
+	    "SELECT sum(count) || '/' || "
 	    "sum(incomplete) FROM window_trace_slice WHERE tgid = %d AND "
-	    "name = 'open at stop'", (int)getpid());
+	    "name = 'open at stop'",
+	    (int)getpid());
 	ck_assert_int_eq(store_exec(s, sql, v, sizeof(v)), 0);
 	ck_assert_str_eq(v, "0/1");
-	ck_assert_int_eq(store_exec(s, "SELECT count(*) FROM window_count "
-	    "WHERE kind = 'trace' AND key = 'state' AND value = 1", v,
-	    sizeof(v)), 0);
+	ck_assert_int_eq(
+	    store_exec(s,
+		"SELECT count(*) FROM window_count "
+		"WHERE kind = 'trace' AND key = 'state' AND value = 1",
+		v, sizeof(v)),
+	    0);
 	ck_assert_int_ge(atoi(v), 2);
 	store_close(s);
 }
@@ -627,8 +637,10 @@ START_TEST(test_daemon_reclaims)
 
 	snprintf(path, sizeof(path), TRACEFS "/instances/%s", inst);
 	ck_assert_int_eq(mkdir(path, 0755), 0);
-	snprintf(path, sizeof(path), TRACEFS "/instances/%s/events/sched/"
-	    "sched_switch/enable", inst);
+	snprintf(path, sizeof(path),
+	    TRACEFS "/instances/%s/events/sched/"
+		    "sched_switch/enable",
+	    inst);
 	ck_assert_int_eq(tu_writes(path, "1"), 0);
 	snprintf(log, sizeof(log), "%s/r.log", tmpdir);
 	snprintf(state, sizeof(state), "%s/r", tmpdir);
@@ -661,12 +673,14 @@ START_TEST(test_daemon_dropped_stop)
 
 	snprintf(log, sizeof(log), "%s/p.log", tmpdir);
 	snprintf(state, sizeof(state), "%s/p", tmpdir);
-	pid = start_daemon_with(log, state, "user = nobody\n"
+	pid = start_daemon_with(log, state,
+	    "user = nobody\n"
 	    "privhelper = off\ncapabilities = none\n");
 	td_log_until(pid, log, "window 1:", 100, 50);
 	ck_assert_msg(td_file_has(log, "ATrace on"), "see %s", log);
 	ck_assert_msg(td_file_has(log,
-	    "privileges: dropped to nobody uid 65534"), "see %s", log);
+			  "privileges: dropped to nobody uid 65534"),
+	    "see %s", log);
 	ck_assert_msg(td_file_has(log, "capabilities none"), "see %s", log);
 	td_term(pid, NULL);
 	/* nobody cannot even search tracefs (0700), no capability is kept
@@ -705,8 +719,8 @@ END_TEST
 
 /* `vitals --socket <state>.sock ARGS --json`, parsed; exit 0 required. */
 static struct jm *
-client_json(const char *state, const char *a0, const char *a1,
-    const char *a2, const char *a3, const char *a4)
+client_json(const char *state, const char *a0, const char *a1, const char *a2,
+    const char *a3, const char *a4)
 {
 	char sock[PATH_MAX];
 	const char *argv[] = { "vitals", "--socket", sock, a0, a1, a2, a3, a4,
@@ -720,8 +734,7 @@ client_json(const char *state, const char *a0, const char *a1,
 		continue;
 	argv[i] = "--json";
 	r = run_client(argv);
-	ck_assert_msg(r.code == 0, "vitals %s: exit %d: %s", a0, r.code,
-	    r.err);
+	ck_assert_msg(r.code == 0, "vitals %s: exit %d: %s", a0, r.code, r.err);
 	j = jm_parse(r.out, strlen(r.out));
 	ck_assert_msg(j != NULL, "vitals %s: not JSON: %s", a0, r.out);
 	run_free(&r);
@@ -795,7 +808,7 @@ served_read(struct served *sv, const struct jm *j, int a, int b)
 	ck_assert_msg(wins && wins->t == JM_ARR, "no trace.windows");
 	for (i = 0; i < wins->n; i++) {
 		const struct jm *w = &wins->v[i], *sl = jarr(w, "slice"),
-		    *ct = jarr(w, "counter");
+				*ct = jarr(w, "counter");
 
 		sv->windows++;
 		sv->lossy += jbool(w, "lossy");
@@ -872,8 +885,8 @@ srow_find(const struct served *sv, const char *kind, int pid, int tid,
 		    r->depth == depth && !strcmp(r->name, name))
 			return r;
 	}
-	ck_abort_msg("no served %s row pid %d tid %d depth %u '%s'", kind,
-	    pid, tid, depth, name);
+	ck_abort_msg("no served %s row pid %d tid %d depth %u '%s'", kind, pid,
+	    tid, depth, name);
 	return NULL;
 }
 
@@ -995,20 +1008,17 @@ START_TEST(test_daemon_markers)
 	ck_assert_uint_eq(sv->foreign, 0);
 	ck_assert_msg(sv->lossy == 0, "%u windows lost events", sv->lossy);
 	ck_assert_uint_eq(sv->nrows, 8);
-	assert_srow(srow_find(sv, "slice", getpid(), a.tid, 0, a.outer), 1,
-	    50);
-	assert_srow(srow_find(sv, "slice", getpid(), a.tid, 1, a.inner), 1,
-	    30);
-	assert_srow(srow_find(sv, "slice", getpid(), b.tid, 0, b.outer), 1,
-	    50);
-	assert_srow(srow_find(sv, "slice", getpid(), b.tid, 1, b.inner), 1,
-	    30);
+	assert_srow(srow_find(sv, "slice", getpid(), a.tid, 0, a.outer), 1, 50);
+	assert_srow(srow_find(sv, "slice", getpid(), a.tid, 1, a.inner), 1, 30);
+	assert_srow(srow_find(sv, "slice", getpid(), b.tid, 0, b.outer), 1, 50);
+	assert_srow(srow_find(sv, "slice", getpid(), b.tid, 1, b.inner), 1, 30);
 	ck_assert_int_ne(a.tid, b.tid);
 	ck_assert_int_ne(a.tid, me);
 	/* the inner slice ends first: the outer holds it and 20 ms more */
-	ck_assert_uint_ge(srow_find(sv, "slice", getpid(), a.tid, 0,
-	    a.outer)->total_ns, srow_find(sv, "slice", getpid(), a.tid, 1,
-	    a.inner)->total_ns + 20 * MS);
+	ck_assert_uint_ge(
+	    srow_find(sv, "slice", getpid(), a.tid, 0, a.outer)->total_ns,
+	    srow_find(sv, "slice", getpid(), a.tid, 1, a.inner)->total_ns +
+		20 * MS);
 	assert_srow(srow_find(sv, "slice", getpid(), me, 0, n127), 1, 10);
 	assert_srow(srow_find(sv, "async", getpid(), me, 0, "async load"), 1,
 	    50);
@@ -1053,7 +1063,8 @@ START_TEST(test_daemon_markers)
 	}
 	ck_assert_int_eq(tx.code, 0);
 	ck_assert_msg(strstr(tx.out, a.inner) && strstr(tx.out, n127) &&
-	    !strstr(tx.out, "child slice"), "%s", tx.out);
+		!strstr(tx.out, "child slice"),
+	    "%s", tx.out);
 	run_free(&tx);
 	td_term(pid, NULL);
 	free(sv);
@@ -1122,7 +1133,8 @@ START_TEST(test_daemon_flood)
 	wall0 = clock_ns(CLOCK_REALTIME);
 	for (i = 0; i < 3; i++)
 		ck_assert_int_eq(pthread_create(&th[i], NULL, flood_until,
-		    &written[i]), 0);
+				     &written[i]),
+		    0);
 	/* the windows served while the flood runs, each closed within it */
 	while (clock_ns(CLOCK_MONOTONIC) - mono0 < 4500 * MS) {
 		const struct jm *w, *h;
@@ -1137,11 +1149,12 @@ START_TEST(test_daemon_flood)
 		seq = jint(w, "seq");
 		for (k = 0; k < nseen && seen[k] != seq; k++)
 			continue;
-		if (k == nseen && nseen < 16 && jint(w, "mono_start_ns") >
-		    mono0) {
+		if (k == nseen && nseen < 16 &&
+		    jint(w, "mono_start_ns") > mono0) {
 			seen[nseen++] = seq;
-			exp = (jint(w, "mono_end_ns") - jint(w,
-			    "mono_start_ns")) / (jint(w, "interval_ms") * MS);
+			exp = (jint(w, "mono_end_ns") -
+				  jint(w, "mono_start_ns")) /
+			    (jint(w, "interval_ms") * MS);
 			ck_assert_int_ge(exp, 9);
 			ck_assert_msg(jint(w, "samples") * 10 >= exp * 8,
 			    "window %lld: %lld samples of %lld", (long long)seq,
@@ -1150,7 +1163,7 @@ START_TEST(test_daemon_flood)
 			    "window %lld: %lld late ticks", (long long)seq,
 			    jint(h, "late_ticks"));
 			ck_assert_msg(jint(h, "tick_late_ns_max") <
-			    jint(w, "interval_ms") * MS * 3,
+				jint(w, "interval_ms") * MS * 3,
 			    "window %lld: a tick %lld ns late", (long long)seq,
 			    jint(h, "tick_late_ns_max"));
 			ck_assert(jbool(jm_path(j, "health.trace"), "lossy"));
@@ -1191,8 +1204,9 @@ START_TEST(test_daemon_flood)
 			ck_assert_int_gt(jint(w, "lost"), 0);
 			/* the reader went on reading what was not lost */
 			ck_assert_int_gt(jint(w, "events"), 0);
-			ck_assert_int_eq(jint(w, "lost"), jint(w, "overrun") +
-			    jint(w, "dropped") + jint(w, "commit_overrun"));
+			ck_assert_int_eq(jint(w, "lost"),
+			    jint(w, "overrun") + jint(w, "dropped") +
+				jint(w, "commit_overrun"));
 			lost += (uint64_t)jint(w, "lost");
 		}
 		jm_free(j);
@@ -1206,7 +1220,8 @@ START_TEST(test_daemon_flood)
 	 * the same loss */
 	snprintf(db, sizeof(db), "%s/vitals.db", state);
 	ck_assert_int_eq(store_open(db, NULL, &s), 0);
-	snprintf(sql, sizeof(sql), "SELECT count(*) || '/' || min(samples * "
+	snprintf(sql, sizeof(sql),
+	    "SELECT count(*) || '/' || min(samples * "
 	    "10 >= 8 * (duration_ns / (interval_ms * 1000000))) || '/' || "
 	    "max(late_ticks) FROM windows WHERE level = 0 AND "
 	    "wall_start_ns >= %lld AND wall_end_ns <= %lld",
@@ -1215,11 +1230,13 @@ START_TEST(test_daemon_flood)
 	snprintf(sql, sizeof(sql), "%u/1/", flood_windows);
 	ck_assert_msg(strncmp(v, sql, strlen(sql)) == 0, "stored %s", v);
 	ck_assert_int_le(atoi(strrchr(v, '/') + 1), 2);
-	snprintf(sql, sizeof(sql), "SELECT sum(c.value) FROM window_count c "
+	snprintf(sql, sizeof(sql),
+	    "SELECT sum(c.value) FROM window_count c "
 	    "JOIN windows w ON w.id = c.window_id WHERE w.level = 0 AND "
 	    "c.kind = 'trace' AND c.key IN ('overrun', 'dropped', "
 	    "'commit_overrun') AND w.wall_start_ns >= %lld AND "
-	    "w.wall_end_ns <= %lld", (long long)wall0, (long long)wall1);
+	    "w.wall_end_ns <= %lld",
+	    (long long)wall0, (long long)wall1);
 	ck_assert_int_eq(store_exec(s, sql, v, sizeof(v)), 0);
 	slost = strtoull(v, NULL, 10);
 	ck_assert_uint_eq(slost, lost);

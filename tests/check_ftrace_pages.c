@@ -52,8 +52,7 @@ page_event(struct page *p, uint32_t delta, const void *data, size_t len)
 
 /* A long event: type_len 0, the length word (itself included) first. */
 static void
-page_event_long(struct page *p, uint32_t delta, const void *data,
-    size_t len)
+page_event_long(struct page *p, uint32_t delta, const void *data, size_t len)
 {
 	uint32_t hdr = delta << 5, l = (uint32_t)(len + 4);
 	size_t words = (len + 3) / 4;
@@ -227,12 +226,12 @@ START_TEST(test_binder_gpu_print)
 	atrace_set_tgid_fn(at, tgid_3000, NULL);
 	atrace_set_gpu_mem_cb(at, gpu_cb, &seen);
 	page_init(&p, 5000000000ULL);
-	ev_binder(&p, 0, 300, 400, 0, 0);	  /* call */
+	ev_binder(&p, 0, 300, 400, 0, 0);      /* call */
 	ev_binder(&p, 100, 301, 400, 0, 0x01); /* oneway */
 	ev_recv(&p, 50, 401);
-	ev_binder(&p, 1000, 401, 3000, 1, 0);  /* 401's reply to 3000 */
+	ev_binder(&p, 1000, 401, 3000, 1, 0); /* 401's reply to 3000 */
 	ev_recv(&p, 50, 300);
-	ev_binder(&p, 10, 300, 500, 0, 0x10);  /* call with other flags */
+	ev_binder(&p, 10, 300, 500, 0, 0x10); /* call with other flags */
 	ev_gpu(&p, 10, 0, 0, 1000);
 	ev_gpu(&p, 10, 0, 77, 4096);
 	ev_print(&p, 10, 305, "B|3000|binder call");
@@ -315,15 +314,13 @@ START_TEST(test_lost_flags)
 	ev_recv(&p, 0, 1);
 	memcpy(p.b + 16 + p.len, &stored, 8);
 	page_seal(&p, 1ULL << 31 | 1ULL << 30);
-	ck_assert_int_eq(fdec_page(fd, p.b, PAGE, 0, count_cb, &n, &missed),
-	    1);
+	ck_assert_int_eq(fdec_page(fd, p.b, PAGE, 0, count_cb, &n, &missed), 1);
 	ck_assert_int_eq(missed, 1234);
 	/* lost, number unknown */
 	page_init(&p, 1000);
 	ev_recv(&p, 0, 1);
 	page_seal(&p, 1ULL << 31);
-	ck_assert_int_eq(fdec_page(fd, p.b, PAGE, 0, count_cb, &n, &missed),
-	    1);
+	ck_assert_int_eq(fdec_page(fd, p.b, PAGE, 0, count_cb, &n, &missed), 1);
 	ck_assert_int_eq(missed, -1);
 	fdec_free(fd);
 }
@@ -341,7 +338,8 @@ START_TEST(test_bad_pages)
 	page_seal(&p, 0);
 	/* shorter than its header says */
 	ck_assert_int_eq(fdec_page(fd, p.b, 16 + p.len - 1, 0, count_cb, &n,
-	    &missed), -EBADMSG);
+			     &missed),
+	    -EBADMSG);
 	ck_assert_int_eq(fdec_page(fd, p.b, 8, 0, count_cb, &n, &missed),
 	    -EBADMSG);
 	/* a length beyond the page */
@@ -352,8 +350,7 @@ START_TEST(test_bad_pages)
 	/* an empty page is no records */
 	page_init(&p, 1000);
 	page_seal(&p, 0);
-	ck_assert_int_eq(fdec_page(fd, p.b, PAGE, 0, count_cb, &n, &missed),
-	    0);
+	ck_assert_int_eq(fdec_page(fd, p.b, PAGE, 0, count_cb, &n, &missed), 0);
 	fdec_free(fd);
 }
 END_TEST
@@ -395,11 +392,14 @@ START_TEST(test_missing_formats)
 	/* no header_page: not a tracefs events directory */
 	ck_assert_int_lt(fdec_new(dir, &fd), 0);
 	snprintf(path, sizeof(path), "%s/header_page", dir);
-	ck_assert_int_eq(tu_writes(path, "\tfield: u64 timestamp;\toffset:0;"
-	    "\tsize:8;\tsigned:0;\n\tfield: local_t commit;\toffset:8;\t"
-	    "size:8;\tsigned:1;\n\tfield: int overwrite;\toffset:8;\t"
-	    "size:1;\tsigned:1;\n\tfield: char data;\toffset:16;\t"
-	    "size:4080;\tsigned:0;\n"), 0);
+	ck_assert_int_eq(
+	    tu_writes(path,
+		"\tfield: u64 timestamp;\toffset:0;"
+		"\tsize:8;\tsigned:0;\n\tfield: local_t commit;\toffset:8;\t"
+		"size:8;\tsigned:1;\n\tfield: int overwrite;\toffset:8;\t"
+		"size:1;\tsigned:1;\n\tfield: char data;\toffset:16;\t"
+		"size:4080;\tsigned:0;\n"),
+	    0);
 	ck_assert_int_eq(fdec_new(dir, &fd), 0);
 	ck_assert(!fdec_has(fd, FEV_PRINT));
 	ck_assert(!fdec_has(fd, FEV_GPU_MEM));

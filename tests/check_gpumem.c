@@ -104,8 +104,7 @@ START_TEST(test_states_without_map)
 	ck_assert_uint_eq(why, GPUMEM_WHY_NO_MAP);
 	ck_assert_int_eq(gpumem_tick(g, 1 * SEC), 0);
 	ck_assert_uint_eq(gpumem_state(g, &why, NULL), GPUMEM_NOT_INIT);
-	ck_assert_str_eq(gpumem_state_name(GPUMEM_NOT_INIT),
-	    "not initialised");
+	ck_assert_str_eq(gpumem_state_name(GPUMEM_NOT_INIT), "not initialised");
 	ck_assert_str_eq(gpumem_state_name(GPUMEM_EMPTY), "empty");
 	ck_assert_str_eq(gpumem_state_name(GPUMEM_ERROR), "traversal error");
 	gpumem_free(g);
@@ -399,7 +398,8 @@ START_TEST(test_store_span_growth)
 
 	/* a window reads back as it was written */
 	ck_assert_int_eq(store_windows(s, base + 15 * SEC, base + 19 * SEC, 0,
-	    &ws, &n), 0);
+			     &ws, &n),
+	    0);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_uint_eq(ws[0]->n_gpu, 3);
 	ck_assert_uint_eq(ws[0]->gpu[1].max_bytes, 900);
@@ -415,7 +415,8 @@ START_TEST(test_store_span_growth)
 
 	/* the whole span */
 	ck_assert_int_eq(store_gpumem_span(s, base, base + 30 * SEC, &sp, &n,
-	    &st), 0);
+			     &st),
+	    0);
 	ck_assert_uint_eq(n, 3);
 	ck_assert_int_eq(sp[0].p.pid, 0);
 	ck_assert_uint_eq(sp[0].first_bytes, 1000);
@@ -441,15 +442,18 @@ START_TEST(test_store_span_growth)
 
 	/* growth of one instance over part of the span */
 	ck_assert_int_eq(store_gpumem_growth(s, 0, 42, 4200, base + 15 * SEC,
-	    base + 30 * SEC, &one), 0);
+			     base + 30 * SEC, &one),
+	    0);
 	ck_assert_uint_eq(one.first_bytes, 400);
 	ck_assert_uint_eq(one.p.bytes, 300);
 	ck_assert_uint_eq(one.p.max_bytes, 900);
 	ck_assert_uint_eq(one.windows, 2);
-	ck_assert_int_eq(store_gpumem_growth(s, 0, 42, 1, base,
-	    base + 30 * SEC, &one), -ENOENT);
+	ck_assert_int_eq(store_gpumem_growth(s, 0, 42, 1, base, base + 30 * SEC,
+			     &one),
+	    -ENOENT);
 	ck_assert_int_eq(store_gpumem_growth(s, 0, 42, 4200, base + 30 * SEC,
-	    base + 30 * SEC, &one), -EINVAL);
+			     base + 30 * SEC, &one),
+	    -EINVAL);
 	store_close(s);
 	tu_rmtree(dir);
 	free(dir);
@@ -642,7 +646,8 @@ START_TEST(test_dumpsys_golden)
 	sbuf_reset(&b);
 	fmt_gpumem(&b, &g, true);
 	ck_assert_int_eq(ds_parse(sbuf_str(&b), &d), -1);
-	ck_assert_ptr_nonnull(strstr(sbuf_str(&b), "pinned map "
+	ck_assert_ptr_nonnull(strstr(sbuf_str(&b),
+	    "pinned map "
 	    "/sys/fs/bpf/map_gpu_mem_gpu_mem_total_map, 1020 of 1024 "
 	    "entries, imported sizes\n"));
 	ck_assert_ptr_nonnull(strstr(sbuf_str(&b),
@@ -677,8 +682,9 @@ START_TEST(test_dumpsys_golden)
 			want = golden(m[i].file);
 			ck_assert_str_eq(sbuf_str(&b), want);
 			ck_assert_int_eq(ds_parse(sbuf_str(&b), &d), 0);
-			ck_assert_int_eq(d.kind, strstr(m[i].file, "empty") ?
-			    DS_KIND_EMPTY : DS_KIND_FAILED);
+			ck_assert_int_eq(d.kind,
+			    strstr(m[i].file, "empty") ? DS_KIND_EMPTY :
+							 DS_KIND_FAILED);
 			free(want);
 		}
 		/* no state at all (an answer without one) */
@@ -700,21 +706,21 @@ START_TEST(test_dumpsys_reader_strict)
 		"Memory snapshot for GPU 0:\nGlobal total: 01\n\n",
 		"Memory snapshot for GPU 0:\nGlobal total: -1\n\n",
 		"Memory snapshot for GPU 0:\nGlobal total: 18446744073709551616"
-		    "\n\n",
+		"\n\n",
 		"Memory snapshot for GPU 0:\nGlobal total: N/A\n\n",
 		"Memory snapshot for GPU 0:\nProc 1 total: 1\n\n",
 		"Memory snapshot for GPU 0:\nGlobal total: 1\nProc 2 total: 1\n"
-		    "Proc 2 total: 1\n\n",
+		"Proc 2 total: 1\n\n",
 		"Memory snapshot for GPU 0:\nGlobal total: 1\nProc 3 total: 1\n"
-		    "Proc 2 total: 1\n\n",
+		"Proc 2 total: 1\n\n",
 		"Memory snapshot for GPU 0:\nGlobal total: 1\nProc 0 total: 1\n"
-		    "\n",
+		"\n",
 		"Memory snapshot for GPU 0:\nGlobal total: 1\nProc 2 total: 1 "
-		    "surfaceflinger\n\n",
+		"surfaceflinger\n\n",
 		"Memory snapshot for GPU 0:\nGlobal total: 1\n"
-		    "Memory snapshot for GPU 0:\nGlobal total: 2\n\n",
+		"Memory snapshot for GPU 0:\nGlobal total: 2\n\n",
 		"GPU memory: ok; pinned map, 1 of 1024 entries\n"
-		    "Memory snapshot for GPU 0:\nGlobal total: 1\n\n",
+		"Memory snapshot for GPU 0:\nGlobal total: 1\n\n",
 		"GPU memory total usage map is empty\nProc 1 total: 1\n\n",
 		"GPU memory total usage map is empty\n\n\n",
 	};
@@ -724,7 +730,9 @@ START_TEST(test_dumpsys_reader_strict)
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		ck_assert_msg(ds_parse(bad[i], &d) == -1, "accepted #%zu", i);
 	ck_assert_int_eq(ds_parse("Memory snapshot for GPU 3:\nGlobal total: "
-	    "N/A\nProc 4294967295 total: 0\n\n", &d), 0);
+				  "N/A\nProc 4294967295 total: 0\n\n",
+			     &d),
+	    0);
 	ck_assert_uint_eq(d.n, 2);
 	ck_assert_uint_eq(d.row[1].pid, UINT32_MAX);
 }

@@ -28,8 +28,8 @@
 #include "vitalsd.h"
 
 static struct run
-vitals(const struct td *d, const char *a0, const char *a1,
-    const char *a2, const char *a3)
+vitals(const struct td *d, const char *a0, const char *a1, const char *a2,
+    const char *a3)
 {
 	const char *argv[] = { "vitals", "--socket", d->sock, a0, a1, a2, a3,
 		NULL };
@@ -102,10 +102,13 @@ stored_rows(const struct td *d)
 	ck_assert_int_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL),
 	    SQLITE_OK);
 	sqlite3_busy_timeout(h, 2000);
-	ck_assert_int_eq(sqlite3_prepare_v2(h, "SELECT gpu_id, pid, starttime,"
-	    " bytes, stale, name FROM window_gpu WHERE window_id ="
-	    " (SELECT max(window_id) FROM window_gpu) ORDER BY gpu_id, pid",
-	    -1, &st, NULL), SQLITE_OK);
+	ck_assert_int_eq(
+	    sqlite3_prepare_v2(h,
+		"SELECT gpu_id, pid, starttime,"
+		" bytes, stale, name FROM window_gpu WHERE window_id ="
+		" (SELECT max(window_id) FROM window_gpu) ORDER BY gpu_id, pid",
+		-1, &st, NULL),
+	    SQLITE_OK);
 	while (sqlite3_step(st) == SQLITE_ROW && len < 4000)
 		len += (size_t)snprintf(out + len, 4096 - len,
 		    "%lld %lld %lld %lld %d %s|", sqlite3_column_int64(st, 0),
@@ -158,23 +161,27 @@ START_TEST(test_daemon_gpumem)
 	int fd;
 
 	gd_map_path(path, sizeof(path), "map_gpuMem_gpu_mem_total_map");
-	snprintf(conf, sizeof(conf), "gpumem_map = %s\n"
-	    "gpumem_load = map-only\nbpf_load = off\n", path);
+	snprintf(conf, sizeof(conf),
+	    "gpumem_map = %s\n"
+	    "gpumem_load = map-only\nbpf_load = off\n",
+	    path);
 	daemon_start(&d, conf);
-	expect_text(&d, "GPU memory: not initialised (no map); none map, "
-	    "0 of 0 entries\n", "--verbose", NULL);
+	expect_text(&d,
+	    "GPU memory: not initialised (no map); none map, "
+	    "0 of 0 entries\n",
+	    "--verbose", NULL);
 	/* by default, what dumpsys gpu --gpumem prints */
-	expect_text(&d, "Failed to initialize GPU memory eBPF\n\n", NULL,
-	    NULL);
+	expect_text(&d, "Failed to initialize GPU memory eBPF\n\n", NULL, NULL);
 
 	/* the loader pins it: empty */
 	fd = gd_aosp_map();
 	gd_pin(fd, path);
-	snprintf(want, sizeof(want), "GPU memory: empty; pinned map %s, 0 of "
-	    "1024 entries\n", path);
+	snprintf(want, sizeof(want),
+	    "GPU memory: empty; pinned map %s, 0 of "
+	    "1024 entries\n",
+	    path);
 	expect_text(&d, want, "-v", NULL);
-	expect_text(&d, "GPU memory total usage map is empty\n\n", NULL,
-	    NULL);
+	expect_text(&d, "GPU memory total usage map is empty\n\n", NULL, NULL);
 
 	/* a live process, a dead one, two GPUs, one without its global */
 	a = sleeper();
@@ -195,9 +202,9 @@ START_TEST(test_daemon_gpumem)
 	    "Proc %d total: %s\n"
 	    "Memory snapshot for GPU 1:\n"
 	    "Global total: N/A\n"
-	    "Proc %d total: 8192 sleep\n", path,
-	    lo, lo == a ? "4096 sleep" : "777 [stale]",
-	    hi, hi == a ? "4096 sleep" : "777 [stale]", a);
+	    "Proc %d total: 8192 sleep\n",
+	    path, lo, lo == a ? "4096 sleep" : "777 [stale]", hi,
+	    hi == a ? "4096 sleep" : "777 [stale]", a);
 	expect_text(&d, want, "--verbose", NULL);
 	/* dumpsys's lines, nothing more, and a dumpsys reader reads them */
 	snprintf(want, sizeof(want),
@@ -257,8 +264,10 @@ START_TEST(test_daemon_gpumem)
 		tu_sleep_ms(100);
 	}
 	ck_assert_int_eq(gd_drv(fd, 0, a, 65536), 0);
-	snprintf(want, sizeof(want), "Proc %d total: 65536 sleep (min 4096, "
-	    "max 65536, growth +61440)\n", a);
+	snprintf(want, sizeof(want),
+	    "Proc %d total: 65536 sleep (min 4096, "
+	    "max 65536, growth +61440)\n",
+	    a);
 	for (int i = 0;; i++) {
 		r = vitals(&d, "gpumem", "--since", "1h", NULL);
 		if ((r.code == 0 && strstr(r.out, want) != NULL) || i == 299)
@@ -270,8 +279,10 @@ START_TEST(test_daemon_gpumem)
 	ck_assert_msg(strstr(r.out, want) != NULL, "no '%s' in:\n%s", want,
 	    r.out);
 	ck_assert_ptr_nonnull(strstr(r.out, "Over the last 1h00m\n"));
-	snprintf(want, sizeof(want), "Proc %d total: 777 [stale] (min 777, "
-	    "max 777, growth +0)\n", dead);
+	snprintf(want, sizeof(want),
+	    "Proc %d total: 777 [stale] (min 777, "
+	    "max 777, growth +0)\n",
+	    dead);
 	ck_assert_msg(strstr(r.out, want) != NULL, "no '%s' in:\n%s", want,
 	    r.out);
 	run_free(&r);
@@ -284,9 +295,10 @@ START_TEST(test_daemon_gpumem)
 		snprintf(ra, sizeof(ra), "0 %d %llu 65536 0 sleep|", a,
 		    (unsigned long long)gd_starttime_of(a));
 		snprintf(rd, sizeof(rd), "0 %d 0 777 1 |", dead);
-		snprintf(want, sizeof(want), "0 0 0 1000000 0 |%s%s"
-		    "1 %d %llu 8192 0 sleep|", a < dead ? ra : rd,
-		    a < dead ? rd : ra, a,
+		snprintf(want, sizeof(want),
+		    "0 0 0 1000000 0 |%s%s"
+		    "1 %d %llu 8192 0 sleep|",
+		    a < dead ? ra : rd, a < dead ? rd : ra, a,
 		    (unsigned long long)gd_starttime_of(a));
 		ck_assert_str_eq(rows, want);
 		free(rows);
@@ -303,14 +315,17 @@ START_TEST(test_daemon_gpumem)
 	run_free(&r);
 	r = vitals(&d, "health", NULL, NULL, NULL);
 	ck_assert_int_eq(r.code, 0);
-	snprintf(want, sizeof(want), "GPU memory: ok; pinned map %s, 4 of "
-	    "1024 entries\n", path);
+	snprintf(want, sizeof(want),
+	    "GPU memory: ok; pinned map %s, 4 of "
+	    "1024 entries\n",
+	    path);
 	ck_assert_msg(strstr(r.out, want) != NULL, "no '%s' in:\n%s", want,
 	    r.out);
 	run_free(&r);
 	r = vitals(&d, "dump", NULL, NULL, NULL);
 	ck_assert_int_eq(r.code, 0);
-	ck_assert_ptr_nonnull(strstr(r.out, "gpu memory: ok (pinned map, "
+	ck_assert_ptr_nonnull(strstr(r.out,
+	    "gpu memory: ok (pinned map, "
 	    "4 of 1024 entries)\n"));
 	run_free(&r);
 
@@ -333,35 +348,42 @@ START_TEST(test_daemon_error_and_own)
 	fd = gd_aosp_map();
 	gd_pin(fd, path);
 	close(fd);
-	snprintf(conf, sizeof(conf), "gpumem_map = %s\n"
-	    "gpumem_load = map-only\nbpf_load = off\n", path);
+	snprintf(conf, sizeof(conf),
+	    "gpumem_map = %s\n"
+	    "gpumem_load = map-only\nbpf_load = off\n",
+	    path);
 	daemon_start_opt(&d, conf, true);
-	snprintf(conf, sizeof(conf), "GPU memory: traversal error (traversal "
+	snprintf(conf, sizeof(conf),
+	    "GPU memory: traversal error (traversal "
 	    "failed: Operation not permitted); pinned map %s, 0 of 1024 "
-	    "entries\n", path);
+	    "entries\n",
+	    path);
 	expect_text(&d, conf, "--verbose", NULL);
 	/* dumpsys says "empty" when its first get-next-key fails */
-	expect_text(&d, "GPU memory total usage map is empty\n\n", NULL,
-	    NULL);
+	expect_text(&d, "GPU memory total usage map is empty\n\n", NULL, NULL);
 	td_stop(&d);
 	unlink(path);
 
 	if (gd_tracepoint_exists())
 		return;
 	gd_map_path(path, sizeof(path), "map_gpuMem_none");
-	snprintf(conf, sizeof(conf), "gpumem_map = %s\nbpffs = %s/own\n"
-	    "gpumem_attach_s = 1\n", path, gd_bpfdir);
+	snprintf(conf, sizeof(conf),
+	    "gpumem_map = %s\nbpffs = %s/own\n"
+	    "gpumem_attach_s = 1\n",
+	    path, gd_bpfdir);
 	daemon_start(&d, conf);
 #ifdef HAVE_BPF
-	expect_text(&d, "GPU memory: not initialised (tracepoint absent: No "
-	    "such file or directory); own map, 0 of 1024 entries\n", "-v",
-	    NULL);
+	expect_text(&d,
+	    "GPU memory: not initialised (tracepoint absent: No "
+	    "such file or directory); own map, 0 of 1024 entries\n",
+	    "-v", NULL);
 #else
-	expect_text(&d, "GPU memory: not initialised (no map); none map, "
-	    "0 of 0 entries\n", "-v", NULL);
+	expect_text(&d,
+	    "GPU memory: not initialised (no map); none map, "
+	    "0 of 0 entries\n",
+	    "-v", NULL);
 #endif
-	expect_text(&d, "Failed to initialize GPU memory eBPF\n\n", NULL,
-	    NULL);
+	expect_text(&d, "Failed to initialize GPU memory eBPF\n\n", NULL, NULL);
 	td_stop(&d);
 }
 END_TEST

@@ -32,8 +32,10 @@
 static struct gpumem *
 reader(const char *path, unsigned load)
 {
-	struct gpumem_opts o = { .map_path = path, .load = load,
-		.bpffs = gd_bpfdir, .attach_s = 2 };
+	struct gpumem_opts o = { .map_path = path,
+		.load = load,
+		.bpffs = gd_bpfdir,
+		.attach_s = 2 };
 	struct gpumem *g = NULL;
 
 	ck_assert_int_eq(gpumem_new(&o, &g), 0);

@@ -65,8 +65,8 @@ START_TEST(test_normalize)
 		const char *o = norm(c[i].in, c[i].len, &r);
 
 		ck_assert_msg(r == c[i].r && !strcmp(o, c[i].out),
-		    "case %u: '%s' -> '%s' (%d), want '%s' (%d)", i, c[i].in,
-		    o, r, c[i].out, c[i].r);
+		    "case %u: '%s' -> '%s' (%d), want '%s' (%d)", i, c[i].in, o,
+		    r, c[i].out, c[i].r);
 	}
 }
 END_TEST
@@ -74,15 +74,15 @@ END_TEST
 /* ------------------------------------------------------ packages.list */
 
 static const char pkgs[] =
-	"com.shell 10100 0 /data/user/0/com.shell default:targetSdkVersion=34 "
-	"3003 1 34 1 com.android.vending\n"
-	"com.profileable 10101 0 /data/user/0/com.profileable default 3003 0 "
-	"7 1 @system\n"
-	"com.debug 10102 1 /data/user/0/com.debug default none 0 1 0 @null\n"
-	"com.closed 10103 0 /data/user/0/com.closed default none 0 1 0 "
-	"com.android.vending\n"
-	"\n"
-	"com.short 10104 1\n";
+    "com.shell 10100 0 /data/user/0/com.shell default:targetSdkVersion=34 "
+    "3003 1 34 1 com.android.vending\n"
+    "com.profileable 10101 0 /data/user/0/com.profileable default 3003 0 "
+    "7 1 @system\n"
+    "com.debug 10102 1 /data/user/0/com.debug default none 0 1 0 @null\n"
+    "com.closed 10103 0 /data/user/0/com.closed default none 0 1 0 "
+    "com.android.vending\n"
+    "\n"
+    "com.short 10104 1\n";
 
 START_TEST(test_packages_parse)
 {
@@ -111,12 +111,12 @@ END_TEST
 START_TEST(test_packages_malformed)
 {
 	static const char bad[] =
-		"com.ok 10100 0 /d default none 1 1 1 @system\n"
-		"com.baduid ten 0 /d default none 1 1 1 @system\n"
-		"com.badflag 10102 yes /d default none 1 1 1 @system\n"
-		"lonely\n"
-		"com.badprof 10103 0 /d default none 1 1 x @system\n"
-		"com.ok2 10104 0 /d default none 0 1 1 @product\r\n";
+	    "com.ok 10100 0 /d default none 1 1 1 @system\n"
+	    "com.baduid ten 0 /d default none 1 1 1 @system\n"
+	    "com.badflag 10102 yes /d default none 1 1 1 @system\n"
+	    "lonely\n"
+	    "com.badprof 10103 0 /d default none 1 1 x @system\n"
+	    "com.ok2 10104 0 /d default none 0 1 1 @product\r\n";
 	struct hp_packages pk;
 
 	ck_assert_int_eq(hp_packages_parse(bad, strlen(bad), &pk), 0);
@@ -135,7 +135,8 @@ static bool
 elig(enum hp_initiator in, enum hp_build b, const struct hp_packages *pk,
     uint32_t uid, const char *installer, enum hp_elig_why *why)
 {
-	struct hp_elig_policy pol = { .initiator = in, .build = b,
+	struct hp_elig_policy pol = { .initiator = in,
+		.build = b,
 		.host = HP_HOST_REFUSE };
 
 	if (installer) {
@@ -152,11 +153,10 @@ elig(enum hp_initiator in, enum hp_build b, const struct hp_packages *pk,
 START_TEST(test_eligibility)
 {
 	struct hp_packages pk, allp, bad;
-	static const char all[] =
-		"a 10100 0 /d default none 0 1 1 @system\n"
-		"b 10101 1 /d default none 0 1 0 @system\n";
+	static const char all[] = "a 10100 0 /d default none 0 1 1 @system\n"
+				  "b 10101 1 /d default none 0 1 0 @system\n";
 	static const char badf[] = "a 10100 0 /d default none 1 1 1 @s\n"
-		"b x 0\n";
+				   "b x 0\n";
 	struct hp_elig_policy host = { .build = USER, .host = HP_HOST_ALLOW };
 	enum hp_elig_why w;
 
@@ -279,19 +279,16 @@ START_TEST(test_budget_windows)
 	ck_assert_int_eq(retry, HOUR + 1 - 10 * S);
 	ck_assert_int_eq(budget(&l, r, 1, "app", t0 + HOUR, &retry),
 	    HP_REFUSE_RATE_PROCESS);
-	ck_assert_int_eq(budget(&l, r, 1, "app", t0 + HOUR + 1, &retry),
-	    HP_OK);
+	ck_assert_int_eq(budget(&l, r, 1, "app", t0 + HOUR + 1, &retry), HP_OK);
 	/* another target has its own budget */
-	ck_assert_int_eq(budget(&l, r, 1, "other", t0 + 10 * S, &retry),
-	    HP_OK);
+	ck_assert_int_eq(budget(&l, r, 1, "other", t0 + 10 * S, &retry), HP_OK);
 	/* the day: two, the second an hour later */
 	r[1] = r[0];
 	r[1].start_wall_ns = t0 + 2 * HOUR;
 	ck_assert_int_eq(budget(&l, r, 2, "app", t0 + 4 * HOUR, &retry),
 	    HP_REFUSE_RATE_PROCESS);
 	ck_assert_int_eq(retry, t0 + DAY + 1 - (t0 + 4 * HOUR));
-	ck_assert_int_eq(budget(&l, r, 2, "app", t0 + DAY + 1, &retry),
-	    HP_OK);
+	ck_assert_int_eq(budget(&l, r, 2, "app", t0 + DAY + 1, &retry), HP_OK);
 	/* the week: three */
 	r[2] = r[0];
 	r[2].start_wall_ns = t0 + 2 * DAY;
@@ -302,8 +299,7 @@ START_TEST(test_budget_windows)
 	    HP_OK);
 	/* 0 is no limit */
 	memset(&l, 0, sizeof(l));
-	ck_assert_int_eq(budget(&l, r, 3, "app", t0 + 3 * DAY, &retry),
-	    HP_OK);
+	ck_assert_int_eq(budget(&l, r, 3, "app", t0 + 3 * DAY, &retry), HP_OK);
 }
 END_TEST
 
@@ -324,8 +320,7 @@ START_TEST(test_budget_system_cooldown)
 	ck_assert_int_eq(budget(&l, r, 1, "app0", t0 + 599 * S, &retry),
 	    HP_REFUSE_RATE_PROCESS);
 	ck_assert_int_eq(retry, 1 * S);
-	ck_assert_int_eq(budget(&l, r, 1, "app0", t0 + 600 * S, &retry),
-	    HP_OK);
+	ck_assert_int_eq(budget(&l, r, 1, "app0", t0 + 600 * S, &retry), HP_OK);
 	/* system-wide: two an hour whatever the target */
 	ck_assert_int_eq(budget(&l, r, 2, "app9", t0 + 30 * 60 * S, &retry),
 	    HP_REFUSE_RATE_SYSTEM);
@@ -335,8 +330,7 @@ START_TEST(test_budget_system_cooldown)
 	/* three a day */
 	ck_assert_int_eq(budget(&l, r, 3, "app9", t0 + 5 * HOUR, &retry),
 	    HP_REFUSE_RATE_SYSTEM);
-	ck_assert_int_eq(budget(&l, r, 3, "app9", t0 + DAY + 1, &retry),
-	    HP_OK);
+	ck_assert_int_eq(budget(&l, r, 3, "app9", t0 + DAY + 1, &retry), HP_OK);
 	/* starts in the future (clock stepped back) do not count */
 	ck_assert_int_eq(budget(&l, r, 3, "app9", t0 - HOUR, &retry), HP_OK);
 }
@@ -496,9 +490,10 @@ protoc(const char *args, const uint8_t *buf, size_t len)
 	if (strcmp(args, "--decode_raw") == 0)
 		snprintf(cmd, sizeof(cmd), "protoc --decode_raw < %s", in);
 	else
-		snprintf(cmd, sizeof(cmd), "protoc %s -I %s/proto "
-		    "%s/proto/perfetto_config.proto < %s", args,
-		    src ? src : "..", src ? src : "..", in);
+		snprintf(cmd, sizeof(cmd),
+		    "protoc %s -I %s/proto "
+		    "%s/proto/perfetto_config.proto < %s",
+		    args, src ? src : "..", src ? src : "..", in);
 	f = popen(cmd, "r");
 	ck_assert_ptr_nonnull(f);
 	for (;;) {
@@ -520,45 +515,45 @@ protoc(const char *args, const uint8_t *buf, size_t len)
 }
 
 static const char expect_decode[] =
-	"buffers {\n"
-	"  size_kb: 65536\n"
-	"  fill_policy: RING_BUFFER\n"
-	"}\n"
-	"data_sources {\n"
-	"  config {\n"
-	"    name: \"android.heapprofd\"\n"
-	"    target_buffer: 0\n"
-	"    heapprofd_config {\n"
-	"      sampling_interval_bytes: 8192\n"
-	"      process_cmdline: \"com.example.app\"\n"
-	"      process_cmdline: \"com.example.app:remote\"\n"
-	"      pid: 4321\n"
-	"      continuous_dump_config {\n"
-	"        dump_phase_ms: 30000\n"
-	"        dump_interval_ms: 30000\n"
-	"      }\n"
-	"      shmem_size_bytes: 16777216\n"
-	"      block_client: false\n"
-	"      max_heapprofd_memory_kb: 131072\n"
-	"      max_heapprofd_cpu_secs: 60\n"
-	"      target_installed_by: \"@system\"\n"
-	"      target_installed_by: \"com.android.vending\"\n"
-	"    }\n"
-	"  }\n"
-	"}\n"
-	"data_sources {\n"
-	"  config {\n"
-	"    name: \"linux.process_stats\"\n"
-	"    target_buffer: 0\n"
-	"    process_stats_config {\n"
-	"      scan_all_processes_on_start: true\n"
-	"      proc_stats_poll_ms: 5000\n"
-	"    }\n"
-	"  }\n"
-	"}\n"
-	"duration_ms: 120000\n"
-	"write_into_file: true\n"
-	"flush_timeout_ms: 30000\n";
+    "buffers {\n"
+    "  size_kb: 65536\n"
+    "  fill_policy: RING_BUFFER\n"
+    "}\n"
+    "data_sources {\n"
+    "  config {\n"
+    "    name: \"android.heapprofd\"\n"
+    "    target_buffer: 0\n"
+    "    heapprofd_config {\n"
+    "      sampling_interval_bytes: 8192\n"
+    "      process_cmdline: \"com.example.app\"\n"
+    "      process_cmdline: \"com.example.app:remote\"\n"
+    "      pid: 4321\n"
+    "      continuous_dump_config {\n"
+    "        dump_phase_ms: 30000\n"
+    "        dump_interval_ms: 30000\n"
+    "      }\n"
+    "      shmem_size_bytes: 16777216\n"
+    "      block_client: false\n"
+    "      max_heapprofd_memory_kb: 131072\n"
+    "      max_heapprofd_cpu_secs: 60\n"
+    "      target_installed_by: \"@system\"\n"
+    "      target_installed_by: \"com.android.vending\"\n"
+    "    }\n"
+    "  }\n"
+    "}\n"
+    "data_sources {\n"
+    "  config {\n"
+    "    name: \"linux.process_stats\"\n"
+    "    target_buffer: 0\n"
+    "    process_stats_config {\n"
+    "      scan_all_processes_on_start: true\n"
+    "      proc_stats_poll_ms: 5000\n"
+    "    }\n"
+    "  }\n"
+    "}\n"
+    "duration_ms: 120000\n"
+    "write_into_file: true\n"
+    "flush_timeout_ms: 30000\n";
 
 START_TEST(test_config_decodes)
 {
@@ -602,13 +597,15 @@ START_TEST(test_config_decodes)
 	 * fill_policy 4 (RING_BUFFER = 1). */
 	raw = protoc("--decode_raw", buf, len);
 	ck_assert_ptr_nonnull(strstr(raw, "1 {\n  1: 65536\n  4: 1\n}\n"));
-	ck_assert_ptr_nonnull(strstr(raw, "2 {\n  1 {\n    1: "
+	ck_assert_ptr_nonnull(strstr(raw,
+	    "2 {\n  1 {\n    1: "
 	    "\"android.heapprofd\"\n    2: 0\n    105 {\n      1: 8192\n"
 	    "      2: \"com.example.app\"\n      2: \"com.example.app:remote\"\n"
 	    "      4: 4321\n      6 {\n        5: 30000\n        6: 30000\n"
 	    "      }\n      8: 16777216\n      9: 0\n      16: 131072\n"
 	    "      17: 60\n      26: \"@system\"\n"));
-	ck_assert_ptr_nonnull(strstr(raw, "    1: \"linux.process_stats\"\n"
+	ck_assert_ptr_nonnull(strstr(raw,
+	    "    1: \"linux.process_stats\"\n"
 	    "    2: 0\n    103 {\n      2: 1\n      4: 5000\n    }\n"));
 	ck_assert_ptr_nonnull(strstr(raw, "\n3: 120000\n8: 1\n14: 30000\n"));
 	free(dec);
@@ -625,9 +622,13 @@ START_TEST(test_rule_parse)
 	struct hp_rule r;
 	char err[200];
 
-	ck_assert_int_eq(hp_rule_parse("grow when=rss_growth:100M:10m "
-	    "match=name:com.example.app target=matched duration=30s "
-	    "sampling=8K shmem=16M dump=10s", &r, err, sizeof(err)), 0);
+	ck_assert_int_eq(
+	    hp_rule_parse(
+		"grow when=rss_growth:100M:10m "
+		"match=name:com.example.app target=matched duration=30s "
+		"sampling=8K shmem=16M dump=10s",
+		&r, err, sizeof(err)),
+	    0);
 	ck_assert_str_eq(r.name, "grow");
 	ck_assert_int_eq(r.cond, HP_COND_RSS_GROWTH);
 	ck_assert_uint_eq(r.bytes, 100u << 20);
@@ -641,41 +642,53 @@ START_TEST(test_rule_parse)
 	ck_assert_uint_eq(r.dump_interval_ms, 10000);
 
 	ck_assert_int_eq(hp_rule_parse("p when=psi_memory:12.5 "
-	    "target=name:system_server", &r, err, sizeof(err)), 0);
+				       "target=name:system_server",
+			     &r, err, sizeof(err)),
+	    0);
 	ck_assert_int_eq(r.cond, HP_COND_PSI_MEMORY);
 	ck_assert(r.level == 12.5);
 	ck_assert_int_eq(hp_rule_parse("f when=majflt_rate:50 match=uid:10100",
-	    &r, err, sizeof(err)), 0);
+			     &r, err, sizeof(err)),
+	    0);
 	ck_assert_int_eq(r.sel, HP_SEL_UID);
 	ck_assert_uint_eq(r.sel_uid, 10100);
 	ck_assert_int_eq(hp_rule_parse("g when=gpu_growth:64M:1m", &r, err,
-	    sizeof(err)), 0);
+			     sizeof(err)),
+	    0);
 	ck_assert_int_eq(r.cond, HP_COND_GPU_GROWTH);
 	ck_assert_int_eq(r.tgt, HP_TGT_MATCHED);
 	ck_assert_int_eq(hp_rule_parse("u when=psi_memory:20 target=uid:1000",
-	    &r, err, sizeof(err)), 0);
+			     &r, err, sizeof(err)),
+	    0);
 	ck_assert_int_eq(r.tgt, HP_TGT_UID);
 	ck_assert_uint_eq(r.tgt_uid, 1000);
 
 	/* refused, each with a reason */
 	ck_assert_int_eq(hp_rule_parse("x", &r, err, sizeof(err)), -EINVAL);
 	ck_assert_int_eq(hp_rule_parse("when=rss_growth:1M:1s", &r, err,
-	    sizeof(err)), -EINVAL);
+			     sizeof(err)),
+	    -EINVAL);
 	ck_assert_int_eq(hp_rule_parse("x when=rss_growth:1M", &r, err,
-	    sizeof(err)), -EINVAL);
+			     sizeof(err)),
+	    -EINVAL);
 	ck_assert_int_eq(hp_rule_parse("x when=rss_growth:0:1s", &r, err,
-	    sizeof(err)), -EINVAL);
+			     sizeof(err)),
+	    -EINVAL);
 	ck_assert_int_eq(hp_rule_parse("x when=cpu:5", &r, err, sizeof(err)),
 	    -EINVAL);
 	ck_assert_int_eq(hp_rule_parse("x when=psi_memory:5", &r, err,
-	    sizeof(err)), -EINVAL); /* system-wide: needs a name target */
+			     sizeof(err)),
+	    -EINVAL); /* system-wide: needs a name target */
 	ck_assert_ptr_nonnull(strstr(err, "target=name"));
 	ck_assert_int_eq(hp_rule_parse("x when=majflt_rate:1 sampling=0", &r,
-	    err, sizeof(err)), -EINVAL);
-	ck_assert_int_eq(hp_rule_parse("x when=majflt_rate:1 bogus=1", &r,
-	    err, sizeof(err)), -EINVAL);
-	ck_assert_int_eq(hp_rule_parse("x when=majflt_rate:1 match=glob:*",
-	    &r, err, sizeof(err)), -EINVAL);
+			     err, sizeof(err)),
+	    -EINVAL);
+	ck_assert_int_eq(hp_rule_parse("x when=majflt_rate:1 bogus=1", &r, err,
+			     sizeof(err)),
+	    -EINVAL);
+	ck_assert_int_eq(hp_rule_parse("x when=majflt_rate:1 match=glob:*", &r,
+			     err, sizeof(err)),
+	    -EINVAL);
 }
 END_TEST
 
@@ -756,8 +769,11 @@ static size_t
 eval(struct hp_rules *hr, struct window *w, struct fake *f,
     struct hp_fire *fires)
 {
-	struct hp_eval_ctx ctx = { .name = fake_name, .gpu_bytes = fake_gpu,
-		.anon_kb = fake_anon, .arg = f, .page_size = 4096 };
+	struct hp_eval_ctx ctx = { .name = fake_name,
+		.gpu_bytes = fake_gpu,
+		.anon_kb = fake_anon,
+		.arg = f,
+		.page_size = 4096 };
 	size_t n;
 
 	ck_assert_int_eq(hp_rules_eval(hr, w, &ctx, fires, 8, &n), 0);
@@ -776,7 +792,9 @@ START_TEST(test_rule_rss_growth)
 
 	/* 4 MiB within 3 s, processes named com.grow */
 	ck_assert_int_eq(hp_rule_parse("grow when=rss_growth:4M:3s "
-	    "match=name:com.grow", &r, err, sizeof(err)), 0);
+				       "match=name:com.grow",
+			     &r, err, sizeof(err)),
+	    0);
 	ck_assert_int_eq(hp_rules_new(&r, 1, &hr), 0);
 	ck_assert_uint_eq(eval(hr, win(1, 1, 1000, 0), &fk, f), 0);
 	ck_assert_uint_eq(eval(hr, win(2, 2, 1500, 0), &fk, f), 0); /* 2M */
@@ -812,11 +830,16 @@ START_TEST(test_rule_other_conditions)
 	char err[200];
 
 	ck_assert_int_eq(hp_rule_parse("flt when=majflt_rate:50 "
-	    "match=uid:10100", &r[0], err, sizeof(err)), 0);
-	ck_assert_int_eq(hp_rule_parse("gpu when=gpu_growth:8M:10s", &r[1],
-	    err, sizeof(err)), 0);
+				       "match=uid:10100",
+			     &r[0], err, sizeof(err)),
+	    0);
+	ck_assert_int_eq(hp_rule_parse("gpu when=gpu_growth:8M:10s", &r[1], err,
+			     sizeof(err)),
+	    0);
 	ck_assert_int_eq(hp_rule_parse("psi when=psi_memory:10 "
-	    "target=name:system_server", &r[2], err, sizeof(err)), 0);
+				       "target=name:system_server",
+			     &r[2], err, sizeof(err)),
+	    0);
 	ck_assert_int_eq(hp_rules_new(r, 3, &hr), 0);
 	ck_assert_uint_eq(eval(hr, win(1, 1, 1000, 49), &fk, f), 0);
 	fk.gpu = 10u << 20;
@@ -839,7 +862,8 @@ START_TEST(test_rule_other_conditions)
 	/* no GpuMem (no callback, or no figure): counted, never fired */
 	ck_assert_int_eq(hp_rules_new(&r[1], 1, &hr), 0);
 	{
-		struct hp_eval_ctx ctx = { .name = fake_name, .arg = &fk,
+		struct hp_eval_ctx ctx = { .name = fake_name,
+			.arg = &fk,
 			.page_size = 4096 };
 		size_t n;
 
@@ -867,7 +891,9 @@ START_TEST(test_rule_anon_growth)
 
 	/* RssAnon, whatever RSS does */
 	ck_assert_int_eq(hp_rule_parse("anon when=anon_growth:10M:5s "
-	    "match=uid:10100 target=name:com.grow", &r, err, sizeof(err)), 0);
+				       "match=uid:10100 target=name:com.grow",
+			     &r, err, sizeof(err)),
+	    0);
 	ck_assert_int_eq(hp_rules_new(&r, 1, &hr), 0);
 	ck_assert_uint_eq(eval(hr, win(1, 1, 1000, 0), &fk, f), 0);
 	fk.anon_kb = 10000 + 10239;
@@ -896,27 +922,33 @@ START_TEST(test_settings)
 	ck_assert_int_eq(cfg.hp->policy.build, HP_BUILD_USER);
 	ck_assert_ptr_null(cfg.hp->perfetto);
 	ck_assert_int_eq(config_set(&cfg, "heapprofd_perfetto",
-	    "/system/bin/perfetto"), 0);
+			     "/system/bin/perfetto"),
+	    0);
 	ck_assert_str_eq(cfg.hp->perfetto, "/system/bin/perfetto");
 	ck_assert_int_eq(config_set(&cfg, "heapprofd_initiator",
-	    "trusted-system"), 0);
+			     "trusted-system"),
+	    0);
 	ck_assert_int_eq(config_set(&cfg, "heapprofd_initiator", "statsd"),
 	    -EINVAL);
-	ck_assert_int_eq(config_set(&cfg, "heapprofd_shmem_size_bytes",
-	    "16M"), 0);
+	ck_assert_int_eq(config_set(&cfg, "heapprofd_shmem_size_bytes", "16M"),
+	    0);
 	ck_assert_uint_eq(cfg.hp->defaults.shmem_size_bytes, 16u << 20);
-	ck_assert_int_eq(config_set(&cfg, "heapprofd_shmem_size_bytes",
-	    "3M"), -ERANGE);
+	ck_assert_int_eq(config_set(&cfg, "heapprofd_shmem_size_bytes", "3M"),
+	    -ERANGE);
 	ck_assert_int_eq(config_set(&cfg, "heapprofd_sampling_interval_bytes",
-	    "0"), -ERANGE);
+			     "0"),
+	    -ERANGE);
 	ck_assert_int_eq(config_set(&cfg, "heapprofd_target_installed_by",
-	    "@system, @product"), 0);
+			     "@system, @product"),
+	    0);
 	ck_assert_uint_eq(cfg.hp->policy.ninstalled_by, 2);
 	ck_assert_str_eq(cfg.hp->policy.installed_by[1], "@product");
 	ck_assert_int_eq(config_set(&cfg, "heapprofd_rule",
-	    "a when=rss_growth:1M:1s"), 0);
+			     "a when=rss_growth:1M:1s"),
+	    0);
 	ck_assert_int_eq(config_set(&cfg, "heapprofd_rule",
-	    "b when=anon_growth:1M:1s match=uid:10100"), 0);
+			     "b when=anon_growth:1M:1s match=uid:10100"),
+	    0);
 	ck_assert_uint_eq(cfg.hp->nrules, 2);
 	ck_assert_int_eq(config_set(&cfg, "heapprofd_rule", "c when=x"),
 	    -EINVAL);

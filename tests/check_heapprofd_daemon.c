@@ -140,8 +140,7 @@ daemon_wait_up(struct daemon *d)
 /* A daemon on a fresh state directory; extra config lines appended;
  * xargs: more flags, NULL-terminated (NULL: none). */
 static void
-daemon_start_args(struct daemon *d, const char *extra,
-    const char *const *xargs)
+daemon_start_args(struct daemon *d, const char *extra, const char *const *xargs)
 {
 	char pl[1024], calls[PATH_MAX], conf[8192];
 	int i;
@@ -161,16 +160,20 @@ daemon_start_args(struct daemon *d, const char *extra,
 	snprintf(pl, sizeof(pl), "%s/packages.list", d->td.dir);
 	/* the app: profileable from shell, as an unspecified initiator
 	 * needs; installed by the store */
-	ck_assert_int_eq(tu_writes(pl, "vitals.test.app 10123 0 "
-	    "/data/user/0/vitals.test.app default:targetSdkVersion=34 3003 1 "
-	    "1 1 com.android.vending\n"), 0);
+	ck_assert_int_eq(
+	    tu_writes(pl,
+		"vitals.test.app 10123 0 "
+		"/data/user/0/vitals.test.app default:targetSdkVersion=34 3003 1 "
+		"1 1 com.android.vending\n"),
+	    0);
 	snprintf(conf, sizeof(conf),
 	    "heapprofd_packages_list = %s\n"
 	    "heapprofd_grace_ms = 300\n"
 	    "heapprofd_kill_after_ms = 500\n"
 	    "heapprofd_cooldown_s = 0\n"
 	    "reader_uids = %d\n"
-	    "%s", pl, READER_UID, extra ? extra : "");
+	    "%s",
+	    pl, READER_UID, extra ? extra : "");
 	ck_assert_int_eq(tu_writes(d->td.conf, conf), 0);
 	daemon_exec(d);
 	daemon_wait_up(d);
@@ -218,9 +221,9 @@ app(int uid, unsigned grow_mb)
 		close(pfd[1]);
 		for (;;) {
 			if (mb < grow_mb) {
-				char *p = mmap(NULL, 2u << 20, PROT_READ |
-				    PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-				    -1, 0);
+				char *p = mmap(NULL, 2u << 20,
+				    PROT_READ | PROT_WRITE,
+				    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 				if (p != MAP_FAILED)
 					memset(p, 0x5a, 2u << 20);
@@ -246,8 +249,8 @@ reap(pid_t pid)
 static struct jm *
 list(const struct daemon *d, const struct jm **ret_sessions)
 {
-	struct run r = vitals(d, -1, "--json", "heapprofd", "list", NULL,
-	    NULL, NULL);
+	struct run r = vitals(d, -1, "--json", "heapprofd", "list", NULL, NULL,
+	    NULL);
 	struct jm *j;
 
 	ck_assert_msg(r.code == 0, "heapprofd list: exit %d: %s", r.code,
@@ -279,8 +282,10 @@ wait_outcome(const struct daemon *d, long long id, const char *outcome,
 			}
 		}
 		jm_free(j);
-		ck_assert_msg(mono_ms() < until, "session %lld not %s within "
-		    "%u ms", id, outcome, ms);
+		ck_assert_msg(mono_ms() < until,
+		    "session %lld not %s within "
+		    "%u ms",
+		    id, outcome, ms);
 		tu_sleep_ms(100);
 	}
 }
@@ -370,7 +375,8 @@ START_TEST(test_rule_fires_once_then_rate_limited)
 	pid_t a;
 	FILE *f;
 
-	daemon_start(&d, "heapprofd_max_per_hour = 1\n"
+	daemon_start(&d,
+	    "heapprofd_max_per_hour = 1\n"
 	    "heapprofd_rule = grow when=rss_growth:8M:2s match=uid:10123 "
 	    "target=matched duration=1s\n");
 	a = app(APP_UID, 120);
@@ -388,8 +394,10 @@ START_TEST(test_rule_fires_once_then_rate_limited)
 		if (refused && s && strcmp(str(s, "outcome"), "running"))
 			break;
 		jm_free(j);
-		ck_assert_msg(mono_ms() < until, "no session then refusal "
-		    "within 20 s (log %s)", d.td.log);
+		ck_assert_msg(mono_ms() < until,
+		    "no session then refusal "
+		    "within 20 s (log %s)",
+		    d.td.log);
 		tu_sleep_ms(200);
 	}
 	/* once: one started session, by the rule, on the process */
@@ -409,7 +417,8 @@ START_TEST(test_rule_fires_once_then_rate_limited)
 
 	/* perfetto ran once, with the config on stdin */
 	ck_assert_uint_eq(count_calls(&d, in, sizeof(in)), 1);
-	snprintf(cmd, sizeof(cmd), "protoc --decode=perfetto.protos.TraceConfig"
+	snprintf(cmd, sizeof(cmd),
+	    "protoc --decode=perfetto.protos.TraceConfig"
 	    " -I %s/proto %s/proto/perfetto_config.proto < %s",
 	    getenv("VITALS_SRCDIR"), getenv("VITALS_SRCDIR"), in);
 	f = popen(cmd, "r");
@@ -469,8 +478,7 @@ START_TEST(test_refusals_and_roles)
 	    NULL);
 	ck_assert_int_eq(r.code, VX_DENIED);
 	run_free(&r);
-	r = vitals(&d, READER_UID, "heapprofd", "list", NULL, NULL, NULL,
-	    NULL);
+	r = vitals(&d, READER_UID, "heapprofd", "list", NULL, NULL, NULL, NULL);
 	ck_assert_msg(r.code == 0, "reader list: exit %d: %s", r.code, r.err);
 	run_free(&r);
 
@@ -487,8 +495,7 @@ START_TEST(test_refusals_and_roles)
 	ck_assert_ptr_nonnull(strstr(r.err, "invalid request"));
 	run_free(&r);
 	/* the dry run: the config, nothing started */
-	r = vitals(&d, -1, "heapprofd", "start", "--pid", p, "--dry-run",
-	    NULL);
+	r = vitals(&d, -1, "heapprofd", "start", "--pid", p, "--dry-run", NULL);
 	ck_assert_msg(r.code == 0, "dry run: %d %s", r.code, r.err);
 	ck_assert_ptr_nonnull(strstr(r.out, "name: \"android.heapprofd\""));
 	ck_assert_ptr_nonnull(strstr(r.out, "sampling_interval_bytes: 4096"));
@@ -508,8 +515,7 @@ START_TEST(test_refusals_and_roles)
 	for (i = 0; st && i < st->n; i++) {
 		const char *n = str(&st->v[i], "name");
 
-		if (!strcmp(n, "not_eligible") || !strcmp(n,
-		    "invalid_request"))
+		if (!strcmp(n, "not_eligible") || !strcmp(n, "invalid_request"))
 			ck_assert_int_eq(num(&st->v[i], "value"), 1);
 	}
 	jm_free(j);
@@ -742,8 +748,11 @@ assert_daemon_filtered(pid_t pid)
 		if (de->d_name[0] < '0' || de->d_name[0] > '9')
 			continue;
 		ck_assert_msg(!strcmp(status_of((pid_t)atoi(de->d_name),
-		    "Seccomp", v, sizeof(v)), "2"), "daemon thread %s: "
-		    "Seccomp %s", de->d_name, v);
+					  "Seccomp", v, sizeof(v)),
+				  "2"),
+		    "daemon thread %s: "
+		    "Seccomp %s",
+		    de->d_name, v);
 		n++;
 	}
 	closedir(d);
@@ -771,8 +780,10 @@ wait_child(const struct daemon *d, long long id)
 		jm_free(j);
 		if (child > 0)
 			return child;
-		ck_assert_msg(mono_ms() < until, "session %lld: no child pid "
-		    "within 5 s (log %s)", id, d->td.log);
+		ck_assert_msg(mono_ms() < until,
+		    "session %lld: no child pid "
+		    "within 5 s (log %s)",
+		    id, d->td.log);
 		tu_sleep_ms(50);
 	}
 }
@@ -850,8 +861,7 @@ START_TEST(test_spawn_seccomp_completes)
 	a = app(APP_UID, 0);
 	tu_sleep_ms(200);
 	snprintf(p, sizeof(p), "%d", (int)a);
-	r = vitals(&d, -1, "heapprofd", "start", "--pid", p, "--dry-run",
-	    NULL);
+	r = vitals(&d, -1, "heapprofd", "start", "--pid", p, "--dry-run", NULL);
 	ck_assert_msg(r.code == 0, "dry run: %d %s", r.code, r.err);
 	dry = strdup(r.out);
 	run_free(&r);
@@ -866,14 +876,16 @@ START_TEST(test_spawn_seccomp_completes)
 	/* byte for byte: decoded as the dry run shows it, and protoc's own
 	 * encoding of that text is the same bytes */
 	ck_assert_uint_eq(count_calls(&d, in, sizeof(in)), 1);
-	snprintf(cmd, sizeof(cmd), "protoc --decode=perfetto.protos.TraceConfig"
+	snprintf(cmd, sizeof(cmd),
+	    "protoc --decode=perfetto.protos.TraceConfig"
 	    " -I %s/proto %s/proto/perfetto_config.proto < %s",
 	    getenv("VITALS_SRCDIR"), getenv("VITALS_SRCDIR"), in);
 	dec = run_out(cmd, &st);
 	ck_assert_int_eq(st, 0);
-	ck_assert_str_eq(dec, strstr(dry, "buffers {") ? strstr(dry,
-	    "buffers {") : dry);
-	snprintf(cmd, sizeof(cmd), "protoc --encode=perfetto.protos.TraceConfig"
+	ck_assert_str_eq(dec,
+	    strstr(dry, "buffers {") ? strstr(dry, "buffers {") : dry);
+	snprintf(cmd, sizeof(cmd),
+	    "protoc --encode=perfetto.protos.TraceConfig"
 	    " -I %s/proto %s/proto/perfetto_config.proto < %s.dec",
 	    getenv("VITALS_SRCDIR"), getenv("VITALS_SRCDIR"), in);
 	snprintf(probe, sizeof(probe), "%s.dec", in);
@@ -896,12 +908,13 @@ START_TEST(test_spawn_seccomp_completes)
 	snprintf(probe, sizeof(probe), "%s/calls/%d.probe", d.fp, (int)child);
 	pr = slurp(probe);
 	ck_assert_msg(strstr(pr, "ptrace Operation not permitted\n") &&
-	    strstr(pr, "unshare Operation not permitted\n") &&
-	    strstr(pr, "execve Operation not permitted\n") &&
-	    strstr(pr, "socket ok\n") && strstr(pr, "fork ok\n") &&
-	    strstr(pr, "Seccomp:\t2\n") && strstr(pr, "NoNewPrivs:\t1\n") &&
-	    strstr(pr, "CapEff:\t0000000000000000\n") &&
-	    strstr(pr, "CapBnd:\t0000000000000000\n"), "probe: %s", pr);
+		strstr(pr, "unshare Operation not permitted\n") &&
+		strstr(pr, "execve Operation not permitted\n") &&
+		strstr(pr, "socket ok\n") && strstr(pr, "fork ok\n") &&
+		strstr(pr, "Seccomp:\t2\n") && strstr(pr, "NoNewPrivs:\t1\n") &&
+		strstr(pr, "CapEff:\t0000000000000000\n") &&
+		strstr(pr, "CapBnd:\t0000000000000000\n"),
+	    "probe: %s", pr);
 	snprintf(v, sizeof(v), "Uid:\t%u\t%u\t%u\t%u\n", svc_uid, svc_uid,
 	    svc_uid, svc_uid);
 	ck_assert_msg(strstr(pr, v) != NULL, "probe: %s", pr);
@@ -926,11 +939,13 @@ START_TEST(test_spawn_seccomp_cancel_timeout)
 	int64_t t0;
 	pid_t a, child, spawner;
 
-	daemon_start_args(&d, "heapprofd_max_per_hour = 0\n"
+	daemon_start_args(&d,
+	    "heapprofd_max_per_hour = 0\n"
 	    "heapprofd_max_per_day = 0\nheapprofd_max_per_week = 0\n"
 	    "heapprofd_system_max_per_hour = 0\n"
 	    "heapprofd_system_max_per_day = 0\n"
-	    "heapprofd_system_max_per_week = 0\n", spawn_args);
+	    "heapprofd_system_max_per_week = 0\n",
+	    spawn_args);
 	spawner = child_named(d.td.pid, "vitalsd-spawn");
 	ck_assert_int_gt(spawner, 0);
 	a = app(APP_UID, 0);
@@ -941,8 +956,7 @@ START_TEST(test_spawn_seccomp_cancel_timeout)
 	id = start_pid(&d, a, "--duration=60s");
 	child = wait_child(&d, id);
 	ck_assert(alive(child));
-	ck_assert_int_eq(atoi(status_of(child, "PPid", v, sizeof(v))),
-	    spawner);
+	ck_assert_int_eq(atoi(status_of(child, "PPid", v, sizeof(v))), spawner);
 	assert_confined(child, "perfetto");
 	wait_ready(&d, child);
 	snprintf(id_s, sizeof(id_s), "%lld", id);
@@ -1000,7 +1014,8 @@ START_TEST(test_build_type_from_property)
 		const char *value, *type, *source;
 	} cases[] = {
 		{ "userdebug\n", "userdebug", "ro.build.type" },
-		{ "weird", "user", "ro.build.type (unknown value: user rules)" },
+		{ "weird", "user",
+		    "ro.build.type (unknown value: user rules)" },
 	};
 	char props[PATH_MAX], file[PATH_MAX + 32], extra[PATH_MAX + 64];
 	const struct jm *h;
@@ -1053,12 +1068,12 @@ START_TEST(test_spawn_blocked_without_helper)
 	r = vitals(&d, -1, "heapprofd", "start", "--pid", p, NULL, NULL);
 	ck_assert_int_eq(r.code, VX_REFUSED);
 	ck_assert_msg(strstr(r.err, "unavailable") &&
-	    strstr(r.err, "blocked by seccomp") &&
-	    strstr(r.err, "--privhelper on"), "%s", r.err);
+		strstr(r.err, "blocked by seccomp") &&
+		strstr(r.err, "--privhelper on"),
+	    "%s", r.err);
 	run_free(&r);
 	/* a dry run still shows the config */
-	r = vitals(&d, -1, "heapprofd", "start", "--pid", p, "--dry-run",
-	    NULL);
+	r = vitals(&d, -1, "heapprofd", "start", "--pid", p, "--dry-run", NULL);
 	ck_assert_int_eq(r.code, 0);
 	run_free(&r);
 	r = vitals(&d, -1, "--json", "health", NULL, NULL, NULL, NULL);
@@ -1143,16 +1158,18 @@ sp_hostile(struct sp_test *t, const void *buf, size_t len, const int *fds,
 
 	ck_assert_int_eq(privhelper_spawn_raw(t->sp, buf, len, fds, nfds), 0);
 	r = privhelper_spawn_wait(t->sp, 3000, &ev);
-	ck_assert_msg(r == -EPROTO || (r == 0 && ev.kind == PH_SPAWN_ANSWER &&
-	    ev.err == -EINVAL), "%s: read %d, kind %d, err %d", what, r,
-	    r == 0 ? (int)ev.kind : -1, r == 0 ? ev.err : 0);
+	ck_assert_msg(r == -EPROTO ||
+		(r == 0 && ev.kind == PH_SPAWN_ANSWER && ev.err == -EINVAL),
+	    "%s: read %d, kind %d, err %d", what, r, r == 0 ? (int)ev.kind : -1,
+	    r == 0 ? ev.err : 0);
 	if (r == 0) {
 		r = privhelper_spawn_wait(t->sp, 3000, &ev);
 		ck_assert_msg(r == -EPIPE, "%s: channel still open (%d)", what,
 		    r);
 	}
-	ck_assert_int_lt(privhelper_spawn_request(t->sp, t->in, t->out,
-	    t->log, 1000, &(uint64_t){ 0 }), 0);
+	ck_assert_int_lt(privhelper_spawn_request(t->sp, t->in, t->out, t->log,
+			     1000, &(uint64_t){ 0 }),
+	    0);
 	until = mono_ms() + 3000;
 	while (waitpid(pid, NULL, WNOHANG) == 0 && mono_ms() < until)
 		tu_sleep_ms(20);
@@ -1174,7 +1191,8 @@ START_TEST(test_spawner_rejects_hostile)
 	 * the ended session (ESRCH, not hostile), then another spawn */
 	sp_open(&t);
 	ck_assert_int_eq(privhelper_spawn_request(t.sp, t.in, t.out, t.log,
-	    5000, &sess), 0);
+			     5000, &sess),
+	    0);
 	ck_assert_int_eq(privhelper_spawn_wait(t.sp, 3000, &ev), 0);
 	ck_assert_int_eq(ev.kind, PH_SPAWN_STARTED);
 	ck_assert_int_eq(ev.err, 0);
@@ -1188,7 +1206,8 @@ START_TEST(test_spawner_rejects_hostile)
 	ck_assert_int_eq(ev.kind, PH_SPAWN_ANSWER);
 	ck_assert_int_eq(ev.err, -ESRCH);
 	ck_assert_int_eq(privhelper_spawn_request(t.sp, t.in, t.out, t.log,
-	    5000, &sess), 0);
+			     5000, &sess),
+	    0);
 	ck_assert_int_eq(privhelper_spawn_wait(t.sp, 3000, &ev), 0);
 	ck_assert_int_eq(ev.err, 0);
 	ck_assert_int_eq(privhelper_spawn_wait(t.sp, 3000, &ev), 0);
@@ -1200,8 +1219,9 @@ START_TEST(test_spawner_rejects_hostile)
 	sp_open(&t);
 	snprintf(path, sizeof(path), "%s/mode", t.dir);
 	ck_assert_int_eq(tu_writes(path, "ignore-term\n"), 0);
-	ck_assert_int_eq(privhelper_spawn_request(t.sp, t.in, t.out, t.log,
-	    300, &sess), 0);
+	ck_assert_int_eq(privhelper_spawn_request(t.sp, t.in, t.out, t.log, 300,
+			     &sess),
+	    0);
 	ck_assert_int_eq(privhelper_spawn_wait(t.sp, 3000, &ev), 0);
 	ck_assert_int_eq(ev.kind, PH_SPAWN_STARTED);
 	ck_assert_int_eq(privhelper_spawn_wait(t.sp, 3000, &ev), 0);
@@ -1239,7 +1259,8 @@ START_TEST(test_spawner_rejects_hostile)
 	/* a number out of step: replayed */
 	sp_open(&t);
 	ck_assert_int_eq(privhelper_spawn_request(t.sp, t.in, t.out, t.log,
-	    5000, &sess), 0);
+			     5000, &sess),
+	    0);
 	ck_assert_int_eq(privhelper_spawn_wait(t.sp, 3000, &ev), 0);
 	ck_assert_int_eq(ev.err, 0);
 	ck_assert_int_eq(privhelper_spawn_wait(t.sp, 3000, &ev), 0);
@@ -1270,8 +1291,8 @@ START_TEST(test_spawner_rejects_hostile)
 	close(dirfd);
 	sp_close(&t);
 	sp_open(&t);
-	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0,
-	    sv), 0);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv),
+	    0);
 	n = privhelper_spawn_req(buf, sizeof(buf), 1, 1, 0, 0, 1000);
 	fds[0] = sv[0], fds[1] = t.out, fds[2] = t.log;
 	sp_hostile(&t, buf, n, fds, 3, "stdin a socket");
@@ -1301,7 +1322,8 @@ START_TEST(test_spawner_rejects_hostile)
 	 * that does not exist */
 	sp_open(&t);
 	ck_assert_int_eq(privhelper_spawn_request(t.sp, t.in, t.out, t.log,
-	    5000, &sess), 0);
+			     5000, &sess),
+	    0);
 	ck_assert_int_eq(privhelper_spawn_wait(t.sp, 3000, &ev), 0);
 	ck_assert_int_eq(ev.kind, PH_SPAWN_STARTED);
 	ck_assert_int_eq(privhelper_spawn_wait(t.sp, 3000, &ev), 0);
@@ -1331,7 +1353,8 @@ START_TEST(test_spawner_missing_binary)
 	who.drop = true;
 	who.uid = who.gid = svc_uid;
 	ck_assert_int_eq(privhelper_spawn_start("/nonexistent/perfetto", &who,
-	    &sp), -ENOENT);
+			     &sp),
+	    -ENOENT);
 	ck_assert_ptr_null(sp);
 	ck_assert_int_eq(privhelper_spawn_start("/etc/passwd", &who, &sp),
 	    -EACCES);

@@ -41,9 +41,9 @@ cputime_ns(void)
 
 /* What the child reports about itself. */
 struct child_report {
-	uint64_t ticks;		/* utime + stime from times(), USER_HZ */
-	int64_t start_ns;	/* CLOCK_MONOTONIC as it began */
-	int64_t end_ns;		/* and when it had burnt its CPU */
+	uint64_t ticks;	  /* utime + stime from times(), USER_HZ */
+	int64_t start_ns; /* CLOCK_MONOTONIC as it began */
+	int64_t end_ns;	  /* and when it had burnt its CPU */
 };
 
 /*
@@ -51,7 +51,9 @@ struct child_report {
  * about 2 s of CPU, then its own count of it (times(): utime + stime in
  * USER_HZ, the same accounting as /proc/<pid>/stat) into the pipe.
  */
-static void __attribute__((noreturn))
+static void child_burn(int wfd, pid_t parent) __attribute__((noreturn));
+
+static void
 child_burn(int wfd, pid_t parent)
 {
 	struct child_report rep = { 0, clock_ns(CLOCK_MONOTONIC), 0 };
@@ -183,8 +185,8 @@ burn_once(double *ret_core, double *ret_own)
 	/* 2 s of CPU is 200 ticks at 100 Hz: the child's own figure, within
 	 * 2 ticks for the rounding of two separate reads */
 	ck_assert_msg(dp + 2 >= rep.ticks && dp <= rep.ticks + 2,
-	    "Δ(utime+stime) %llu, child counted %llu",
-	    (unsigned long long)dp, (unsigned long long)rep.ticks);
+	    "Δ(utime+stime) %llu, child counted %llu", (unsigned long long)dp,
+	    (unsigned long long)rep.ticks);
 	ck_assert_uint_ge(rep.ticks, (uint64_t)(2 * hz) - 2);
 	/* the figure is the child's CPU over the same span, to a tick or two */
 	core = metric_core_equiv(dp, p->wall_ns, w->hz);
@@ -230,8 +232,10 @@ START_TEST(child_cpu_matches_its_own_count)
 		if (own >= 0.9)
 			break;
 	}
-	ck_assert_msg(own >= 0.9, "machine too busy: the child got %.2f of "
-	    "a core in each of %u attempts", own, attempt);
+	ck_assert_msg(own >= 0.9,
+	    "machine too busy: the child got %.2f of "
+	    "a core in each of %u attempts",
+	    own, attempt);
 	ck_assert_msg(core >= 0.8 && core <= 1.15,
 	    "core-equivalent %.3f (child had %.3f of a core)", core, own);
 }
@@ -407,11 +411,10 @@ START_TEST(daemon_signals)
 	/* Each step waits for the daemon to say it is done (30 s at most),
 	 * not for a guess of how long a loaded machine takes. */
 	ck_assert_msg(wait_log(errpath, "] window ", 2), "no two windows");
-	ck_assert_int_eq(kill(pid, SIGUSR1), 0);	/* burst */
+	ck_assert_int_eq(kill(pid, SIGUSR1), 0); /* burst */
 	ck_assert_msg(wait_log(errpath, "burst", 1), "no burst");
-	ck_assert_int_eq(kill(pid, SIGUSR2), 0);	/* dump */
-	ck_assert_msg(wait_log(errpath, "Threads with activity", 1),
-	    "no dump");
+	ck_assert_int_eq(kill(pid, SIGUSR2), 0); /* dump */
+	ck_assert_msg(wait_log(errpath, "Threads with activity", 1), "no dump");
 	ck_assert_int_eq(kill(pid, SIGTERM), 0);
 	for (i = 0; i < 1000 && r == 0; i++) {
 		r = waitpid(pid, &status, WNOHANG);
@@ -435,7 +438,8 @@ START_TEST(daemon_signals)
 	ck_assert_msg(strstr(err, "Threads with activity") != NULL, "%s", err);
 	/* under -Db_sanitize: UBSan reports without changing the status */
 	ck_assert_msg(strstr(err, "runtime error") == NULL &&
-	    strstr(err, "Sanitizer") == NULL, "%s", err);
+		strstr(err, "Sanitizer") == NULL,
+	    "%s", err);
 	free(err);
 	tu_rmtree(tmp);
 	free(tmp);

@@ -32,9 +32,8 @@ static const struct cpu_times bits = {
 static uint64_t *
 field(struct cpu_times *t, unsigned i)
 {
-	uint64_t *f[] = { &t->user, &t->nice, &t->system, &t->idle,
-		&t->iowait, &t->irq, &t->softirq, &t->steal, &t->guest,
-		&t->guest_nice };
+	uint64_t *f[] = { &t->user, &t->nice, &t->system, &t->idle, &t->iowait,
+		&t->irq, &t->softirq, &t->steal, &t->guest, &t->guest_nice };
 
 	ck_assert_uint_lt(i, sizeof(f) / sizeof(f[0]));
 	return f[i];
@@ -85,9 +84,16 @@ START_TEST(total_realistic)
 {
 	/* A real /proc/stat first line (4 CPUs, a VM host with guests). */
 	struct cpu_times t = {
-		.user = 1754361, .nice = 2345, .system = 512233,
-		.idle = 98765432, .iowait = 43210, .irq = 0, .softirq = 12345,
-		.steal = 999, .guest = 400000, .guest_nice = 2000,
+		.user = 1754361,
+		.nice = 2345,
+		.system = 512233,
+		.idle = 98765432,
+		.iowait = 43210,
+		.irq = 0,
+		.softirq = 12345,
+		.steal = 999,
+		.guest = 400000,
+		.guest_nice = 2000,
 	};
 
 	ck_assert_uint_eq(cpu_times_total(&t),
@@ -182,8 +188,7 @@ START_TEST(add_all_fields)
 	cpu_times_add(&acc, &d);
 	cpu_times_add(&acc, &d);
 	for (i = 0; i < NFIELDS; i++)
-		ck_assert_uint_eq(*field(&acc, i),
-		    (1u << i) + 2 * 3 * (i + 1));
+		ck_assert_uint_eq(*field(&acc, i), (1u << i) + 2 * 3 * (i + 1));
 }
 END_TEST
 

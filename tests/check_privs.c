@@ -110,9 +110,9 @@ burner(uint32_t uid)
 		volatile uint64_t x = 0;
 
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (uid && (setgroups(0, NULL) < 0 ||
-		    setresgid(uid, uid, uid) < 0 ||
-		    setresuid(uid, uid, uid) < 0))
+		if (uid &&
+		    (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
+			setresuid(uid, uid, uid) < 0))
 			_exit(1);
 		for (;;)
 			x++;
@@ -149,15 +149,16 @@ in_child(void (*fn)(int wfd, void *arg), void *arg, char *msg, size_t msgsz)
 	close(p[0]);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
-	    msg[0] == '\0', "child: %s (status %d)", msg, status);
+		msg[0] == '\0',
+	    "child: %s (status %d)", msg, status);
 }
 
-#define CHILD_CHECK(wfd, cond, ...)                                     \
-	do {                                                            \
-		if (!(cond)) {                                          \
-			dprintf((wfd), __VA_ARGS__);                    \
-			_exit(1);                                       \
-		}                                                       \
+#define CHILD_CHECK(wfd, cond, ...)                  \
+	do {                                         \
+		if (!(cond)) {                       \
+			dprintf((wfd), __VA_ARGS__); \
+			_exit(1);                    \
+		}                                    \
 	} while (0)
 
 /* ------------------------------------------------------------- pure */
@@ -168,7 +169,9 @@ START_TEST(test_cap_names)
 	char buf[256];
 
 	ck_assert_int_eq(privs_cap_parse("sys_ptrace, CAP_DAC_READ_SEARCH "
-	    "BPF", &m), 0);
+					 "BPF",
+			     &m),
+	    0);
 	ck_assert_uint_eq(m, (1ull << 19) | (1ull << 2) | (1ull << 39));
 	ck_assert_int_eq(privs_cap_format(m, buf, sizeof(buf)), 0);
 	ck_assert_str_eq(buf, "dac_read_search,sys_ptrace,bpf");
@@ -189,11 +192,12 @@ START_TEST(test_resolve)
 	struct privs_req rq;
 	char err[256];
 
-	ck_assert_int_eq(privs_resolve(NULL, NULL, 0, 0, &rq, err,
-	    sizeof(err)), 0);
+	ck_assert_int_eq(privs_resolve(NULL, NULL, 0, 0, &rq, err, sizeof(err)),
+	    0);
 	ck_assert(!rq.drop);
 	ck_assert_int_eq(privs_resolve("nobody", "nogroup,4242", 1u << 2,
-	    PRIVS_SECCOMP_ON, &rq, err, sizeof(err)), 0);
+			     PRIVS_SECCOMP_ON, &rq, err, sizeof(err)),
+	    0);
 	ck_assert(rq.drop);
 	ck_assert_uint_eq(rq.uid, 65534);
 	ck_assert_uint_eq(rq.gid, 65534); /* nobody's primary group */
@@ -203,30 +207,37 @@ START_TEST(test_resolve)
 	/* a number without a passwd entry: its group is the same number
 	 * (Android's AIDs), the groups given are supplementary */
 	ck_assert_int_eq(privs_resolve("61234", "61235", 0, 0, &rq, err,
-	    sizeof(err)), 0);
+			     sizeof(err)),
+	    0);
 	ck_assert_uint_eq(rq.uid, 61234);
 	ck_assert_uint_eq(rq.gid, 61234);
 	ck_assert_uint_eq(rq.ngroups, 1);
 	ck_assert_uint_eq(rq.groups[0], 61235);
 	ck_assert_int_eq(privs_resolve("61234", NULL, 0, 0, &rq, err,
-	    sizeof(err)), 0);
+			     sizeof(err)),
+	    0);
 	ck_assert_uint_eq(rq.gid, 61234);
 	/* refused: root, unknown names, groups without a user */
 	ck_assert_int_lt(privs_resolve("root", NULL, 0, 0, &rq, err,
-	    sizeof(err)), 0);
+			     sizeof(err)),
+	    0);
 	ck_assert_ptr_nonnull(strstr(err, "root"));
-	ck_assert_int_lt(privs_resolve("0", NULL, 0, 0, &rq, err,
-	    sizeof(err)), 0);
+	ck_assert_int_lt(privs_resolve("0", NULL, 0, 0, &rq, err, sizeof(err)),
+	    0);
 	ck_assert_int_lt(privs_resolve("no-such-user-vitals", NULL, 0, 0, &rq,
-	    err, sizeof(err)), 0);
+			     err, sizeof(err)),
+	    0);
 	ck_assert_ptr_nonnull(strstr(err, "no-such-user-vitals"));
 	ck_assert_int_lt(privs_resolve("nobody", "no-such-group-vitals", 0, 0,
-	    &rq, err, sizeof(err)), 0);
+			     &rq, err, sizeof(err)),
+	    0);
 	ck_assert_ptr_nonnull(strstr(err, "no-such-group-vitals"));
 	ck_assert_int_eq(privs_resolve(NULL, "nogroup", 0, 0, &rq, err,
-	    sizeof(err)), -EINVAL);
-	ck_assert_int_eq(privs_resolve("nobody", "nogroup,root", 0, 0, &rq,
-	    err, sizeof(err)), -EINVAL);
+			     sizeof(err)),
+	    -EINVAL);
+	ck_assert_int_eq(privs_resolve("nobody", "nogroup,root", 0, 0, &rq, err,
+			     sizeof(err)),
+	    -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "root"));
 }
 END_TEST
@@ -299,13 +310,17 @@ drop_child(int wfd, void *arg)
 
 	snprintf(user, sizeof(user), "%u", test_uid);
 	snprintf(grp, sizeof(grp), "%u", test_gid);
-	CHILD_CHECK(wfd, privs_resolve(user, grp, 0, PRIVS_SECCOMP_OFF, &rq,
-	    path, sizeof(path)) == 0, "resolve: %s", path);
+	CHILD_CHECK(wfd,
+	    privs_resolve(user, grp, 0, PRIVS_SECCOMP_OFF, &rq, path,
+		sizeof(path)) == 0,
+	    "resolve: %s", path);
 	rq.need_bpf = true;
 	procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	/* a thread from before the drop, as setup's writer and query */
-	CHILD_CHECK(wfd, pipe(hold) == 0 && pthread_create(&th, NULL,
-	    hold_fn, &hold[0]) == 0, "thread");
+	CHILD_CHECK(wfd,
+	    pipe(hold) == 0 &&
+		pthread_create(&th, NULL, hold_fn, &hold[0]) == 0,
+	    "thread");
 	tu_sleep_ms(20);
 	CHILD_CHECK(wfd, privs_drop(&rq, &st) == 0, "privs_drop failed");
 	{
@@ -318,10 +333,10 @@ drop_child(int wfd, void *arg)
 
 		/* its own ids too: bionic's setresuid changes only the
 		 * caller's, so each thread switches itself (compat.h) */
-		snprintf(wuid, sizeof(wuid), "Uid:\t%u\t%u\t%u\t%u\n",
-		    test_uid, test_uid, test_uid, test_uid);
-		snprintf(wgid, sizeof(wgid), "Gid:\t%u\t%u\t%u\t%u\n",
-		    test_uid, test_uid, test_uid, test_uid);
+		snprintf(wuid, sizeof(wuid), "Uid:\t%u\t%u\t%u\t%u\n", test_uid,
+		    test_uid, test_uid, test_uid);
+		snprintf(wgid, sizeof(wgid), "Gid:\t%u\t%u\t%u\t%u\n", test_uid,
+		    test_uid, test_uid, test_uid);
 		snprintf(wgrp, sizeof(wgrp), "Groups:\t%u \n", test_gid);
 		tid = (uint64_t)held_tid;
 		snprintf(tpath, sizeof(tpath), "/proc/self/task/%llu/status",
@@ -336,10 +351,14 @@ drop_child(int wfd, void *arg)
 			grp_ok |= !strcmp(line, wgrp);
 		}
 		fclose(tf);
-		CHILD_CHECK(wfd, uid && gid && grp_ok, "the other thread's ids: "
-		    "uid %d gid %d groups %d", uid, gid, grp_ok);
-		CHILD_CHECK(wfd, bnd0 && eff0 && nnp, "the other thread kept "
-		    "bounding %d effective %d nnp %d", !bnd0, !eff0, !nnp);
+		CHILD_CHECK(wfd, uid && gid && grp_ok,
+		    "the other thread's ids: "
+		    "uid %d gid %d groups %d",
+		    uid, gid, grp_ok);
+		CHILD_CHECK(wfd, bnd0 && eff0 && nnp,
+		    "the other thread kept "
+		    "bounding %d effective %d nnp %d",
+		    !bnd0, !eff0, !nnp);
 	}
 
 	/* what the kernel says now */
@@ -353,11 +372,13 @@ drop_child(int wfd, void *arg)
 		    "supplementary groups");
 	}
 	CHILD_CHECK(wfd, st.verified && st.dropped, "not verified");
-	CHILD_CHECK(wfd, st.cap_eff == st.cap_auto && st.cap_prm ==
-	    st.cap_auto && st.cap_inh == 0 && st.cap_amb == 0 &&
-	    (st.cap_bnd & ~st.cap_auto) == 0, "capabilities left: eff %llx "
-	    "bnd %llx", (unsigned long long)st.cap_eff,
-	    (unsigned long long)st.cap_bnd);
+	CHILD_CHECK(wfd,
+	    st.cap_eff == st.cap_auto && st.cap_prm == st.cap_auto &&
+		st.cap_inh == 0 && st.cap_amb == 0 &&
+		(st.cap_bnd & ~st.cap_auto) == 0,
+	    "capabilities left: eff %llx "
+	    "bnd %llx",
+	    (unsigned long long)st.cap_eff, (unsigned long long)st.cap_bnd);
 	CHILD_CHECK(wfd, prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1,
 	    "no_new_privs not set");
 
@@ -367,15 +388,17 @@ drop_child(int wfd, void *arg)
 	at.key = (uint64_t)(uintptr_t)&key;
 	at.value = (uint64_t)(uintptr_t)&val;
 	CHILD_CHECK(wfd, sys_bpf(BPF_MAP_LOOKUP_ELEM, &at) == 0 && val == 42,
-	    "pinned map read after the drop: %s (value %llu)",
-	    strerror(errno), (unsigned long long)val);
+	    "pinned map read after the drop: %s (value %llu)", strerror(errno),
+	    (unsigned long long)val);
 	/* kept: every process's /proc files, root's and another user's */
-	CHILD_CHECK(wfd, read_at(procfd, "1/stat", &b) == 0 &&
-	    pidstat_parse(b.p, b.len, &ps) == 0 && ps.pid == 1,
+	CHILD_CHECK(wfd,
+	    read_at(procfd, "1/stat", &b) == 0 &&
+		pidstat_parse(b.p, b.len, &ps) == 0 && ps.pid == 1,
 	    "/proc/1/stat after the drop: %s", strerror(errno));
 	snprintf(path, sizeof(path), "%d/stat", (int)a->other);
-	CHILD_CHECK(wfd, read_at(procfd, path, &b) == 0 &&
-	    pidstat_parse(b.p, b.len, &ps) == 0 && ps.pid == a->other,
+	CHILD_CHECK(wfd,
+	    read_at(procfd, path, &b) == 0 &&
+		pidstat_parse(b.p, b.len, &ps) == 0 && ps.pid == a->other,
 	    "another user's stat after the drop");
 	snprintf(path, sizeof(path), "%d/status", (int)a->other);
 	CHILD_CHECK(wfd, read_at(procfd, path, &b) == 0,
@@ -394,7 +417,7 @@ drop_child(int wfd, void *arg)
 	at.prog_type = BPF_PROG_TYPE_TRACEPOINT;
 	at.insns = (uint64_t)(uintptr_t)prog;
 	at.insn_cnt = 2;
-	at.license = (uint64_t)(uintptr_t)"GPL";
+	at.license = (uint64_t)(uintptr_t) "GPL";
 	fd = (int)sys_bpf(BPF_PROG_LOAD, &at);
 	CHILD_CHECK(wfd, fd < 0 && errno == EPERM,
 	    "BPF program loaded after the drop (%s)", strerror(errno));
@@ -474,11 +497,14 @@ keep_child(int wfd, void *arg)
 
 	(void)arg;
 	snprintf(user, sizeof(user), "%u", test_uid);
-	CHILD_CHECK(wfd, privs_resolve(user, NULL, 1ull << 2 /* dac_read_search */,
-	    PRIVS_SECCOMP_OFF, &rq, err, sizeof(err)) == 0, "%s", err);
+	CHILD_CHECK(wfd,
+	    privs_resolve(user, NULL, 1ull << 2 /* dac_read_search */,
+		PRIVS_SECCOMP_OFF, &rq, err, sizeof(err)) == 0,
+	    "%s", err);
 	CHILD_CHECK(wfd, privs_drop(&rq, &st) == 0, "privs_drop failed");
-	CHILD_CHECK(wfd, st.cap_eff == (1ull << 2) && st.cap_prm == (1ull << 2)
-	    && st.cap_bnd == (1ull << 2) && st.cap_amb == 0,
+	CHILD_CHECK(wfd,
+	    st.cap_eff == (1ull << 2) && st.cap_prm == (1ull << 2) &&
+		st.cap_bnd == (1ull << 2) && st.cap_amb == 0,
 	    "eff %llx prm %llx bnd %llx", (unsigned long long)st.cap_eff,
 	    (unsigned long long)st.cap_prm, (unsigned long long)st.cap_bnd);
 	/* dac_read_search: a 0600 root file reads, still does not write */
@@ -507,8 +533,9 @@ notroot_child(int wfd, void *arg)
 	(void)arg;
 	CHILD_CHECK(wfd, setresuid(other_uid, other_uid, other_uid) == 0,
 	    "setresuid");
-	CHILD_CHECK(wfd, privs_resolve("nobody", NULL, 0, 0, &rq, err,
-	    sizeof(err)) == 0, "%s", err);
+	CHILD_CHECK(wfd,
+	    privs_resolve("nobody", NULL, 0, 0, &rq, err, sizeof(err)) == 0,
+	    "%s", err);
 	CHILD_CHECK(wfd, privs_drop(&rq, NULL) == -EPERM,
 	    "a drop without root did not fail");
 	_exit(0);
@@ -561,24 +588,27 @@ seccomp_child(int wfd, void *arg)
 		pthread_t t;
 		void *ret = NULL;
 
-		CHILD_CHECK(wfd, (r = pthread_create(&t, NULL, thread_fn,
-		    NULL)) == 0, "pthread_create: %s", strerror(r));
+		CHILD_CHECK(wfd,
+		    (r = pthread_create(&t, NULL, thread_fn, NULL)) == 0,
+		    "pthread_create: %s", strerror(r));
 		CHILD_CHECK(wfd, pthread_join(t, &ret) == 0 && ret == &t_ok,
 		    "thread did not run");
 	}
 	/* refused with EPERM: all else, and allowed calls with other args */
 	CHILD_CHECK(wfd, execv("/bin/true", argv) < 0 && errno == EPERM,
 	    "execve: %s", strerror(errno));
-	CHILD_CHECK(wfd, socket(AF_INET, SOCK_STREAM, 0) < 0 &&
-	    errno == EPERM, "AF_INET socket: %s", strerror(errno));
+	CHILD_CHECK(wfd, socket(AF_INET, SOCK_STREAM, 0) < 0 && errno == EPERM,
+	    "AF_INET socket: %s", strerror(errno));
 	CHILD_CHECK(wfd, kill(getpid(), SIGUSR1) < 0 && errno == EPERM,
 	    "kill(SIGUSR1): %s", strerror(errno));
-	CHILD_CHECK(wfd, ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0 &&
-	    errno == EPERM, "ptrace: %s", strerror(errno));
-	CHILD_CHECK(wfd, mkdir("/tmp/vitals-seccomp-never", 0700) < 0 &&
-	    errno == EPERM, "mkdir: %s", strerror(errno));
-	CHILD_CHECK(wfd, fork() < 0 && errno == EPERM,
-	    "fork: %s", strerror(errno));
+	CHILD_CHECK(wfd,
+	    ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0 && errno == EPERM,
+	    "ptrace: %s", strerror(errno));
+	CHILD_CHECK(wfd,
+	    mkdir("/tmp/vitals-seccomp-never", 0700) < 0 && errno == EPERM,
+	    "mkdir: %s", strerror(errno));
+	CHILD_CHECK(wfd, fork() < 0 && errno == EPERM, "fork: %s",
+	    strerror(errno));
 	_exit(0);
 }
 
@@ -641,20 +671,26 @@ helper_child(int wfd, void *arg)
 	ssize_t n;
 	FILE *f;
 
-	CHILD_CHECK(wfd, (r = privhelper_start("/proc", "/sys",
-	    "/sys/kernel/tracing", &ph)) == 0, "start: %s", strerror(-r));
+	CHILD_CHECK(wfd,
+	    (r = privhelper_start("/proc", "/sys", "/sys/kernel/tracing",
+		 &ph)) == 0,
+	    "start: %s", strerror(-r));
 	snprintf(user, sizeof(user), "%u", test_uid);
-	CHILD_CHECK(wfd, privs_resolve(user, NULL, 0, PRIVS_SECCOMP_ON, &rq,
-	    buf, sizeof(buf)) == 0, "%s", buf);
+	CHILD_CHECK(wfd,
+	    privs_resolve(user, NULL, 0, PRIVS_SECCOMP_ON, &rq, buf,
+		sizeof(buf)) == 0,
+	    "%s", buf);
 	CHILD_CHECK(wfd, privs_drop(&rq, NULL) == 0, "drop");
 
 	/* the helper: root with four capabilities, confined */
-	CHILD_CHECK(wfd, status_hex(privhelper_pid(ph), "CapEff") ==
-	    ((1ull << 21) | (1ull << 19) | (1ull << 1) | (1ull << 2)),
-	    "helper CapEff %llx", (unsigned long long)status_hex(
-	    privhelper_pid(ph), "CapEff"));
-	CHILD_CHECK(wfd, status_hex(privhelper_pid(ph), "CapBnd") ==
-	    ((1ull << 21) | (1ull << 19) | (1ull << 1) | (1ull << 2)),
+	CHILD_CHECK(wfd,
+	    status_hex(privhelper_pid(ph), "CapEff") ==
+		((1ull << 21) | (1ull << 19) | (1ull << 1) | (1ull << 2)),
+	    "helper CapEff %llx",
+	    (unsigned long long)status_hex(privhelper_pid(ph), "CapEff"));
+	CHILD_CHECK(wfd,
+	    status_hex(privhelper_pid(ph), "CapBnd") ==
+		((1ull << 21) | (1ull << 19) | (1ull << 1) | (1ull << 2)),
 	    "helper CapBnd");
 	CHILD_CHECK(wfd, status_hex(privhelper_pid(ph), "Seccomp") == 2,
 	    "helper without seccomp");
@@ -667,8 +703,10 @@ helper_child(int wfd, void *arg)
 	CHILD_CHECK(wfd, fd < 0 && (errno == EACCES || errno == EPERM),
 	    "pagemap opened without the helper");
 	/* through the helper: maps, and pagemap with PFNs */
-	CHILD_CHECK(wfd, (r = privhelper_open(ph, a->other, a->other_start,
-	    PH_FILE_MAPS, &mfd)) == 0, "maps: %s", strerror(-r));
+	CHILD_CHECK(wfd,
+	    (r = privhelper_open(ph, a->other, a->other_start, PH_FILE_MAPS,
+		 &mfd)) == 0,
+	    "maps: %s", strerror(-r));
 	CHILD_CHECK(wfd, (f = fdopen(mfd, "r")) != NULL, "fdopen");
 	while (fgets(buf, sizeof(buf), f))
 		if (strstr(buf, " r-xp ") &&
@@ -676,8 +714,10 @@ helper_child(int wfd, void *arg)
 			break;
 	fclose(f);
 	CHILD_CHECK(wfd, hi > lo, "no text mapping in maps");
-	CHILD_CHECK(wfd, (r = privhelper_open(ph, a->other, a->other_start,
-	    PH_FILE_PAGEMAP, &fd)) == 0, "pagemap: %s", strerror(-r));
+	CHILD_CHECK(wfd,
+	    (r = privhelper_open(ph, a->other, a->other_start, PH_FILE_PAGEMAP,
+		 &fd)) == 0,
+	    "pagemap: %s", strerror(-r));
 	for (; lo < hi && pfn == 0; lo += 4096) {
 		n = pread(fd, &ent, sizeof(ent), (off_t)(lo / 4096 * 8));
 		CHILD_CHECK(wfd, n == sizeof(ent), "pagemap read: %s",
@@ -688,46 +728,57 @@ helper_child(int wfd, void *arg)
 	close(fd);
 	CHILD_CHECK(wfd, pfn != 0, "no PFN through the helper's pagemap fd");
 	/* clear_refs: written through the fd */
-	CHILD_CHECK(wfd, (r = privhelper_open(ph, a->other, 0,
-	    PH_FILE_CLEAR_REFS, &fd)) == 0, "clear_refs: %s", strerror(-r));
+	CHILD_CHECK(wfd,
+	    (r = privhelper_open(ph, a->other, 0, PH_FILE_CLEAR_REFS, &fd)) ==
+		0,
+	    "clear_refs: %s", strerror(-r));
 	CHILD_CHECK(wfd, write(fd, "1", 1) == 1, "clear_refs write: %s",
 	    strerror(errno));
 	close(fd);
 	/* another instance than the one asked for: refused */
-	CHILD_CHECK(wfd, privhelper_open(ph, a->other, a->other_start + 1,
-	    PH_FILE_PAGEMAP, &fd) == -ESRCH, "a reused pid was not caught");
-	CHILD_CHECK(wfd, privhelper_open(ph, 0, 0, PH_FILE_MAPS, &fd) ==
-	    -EINVAL, "pid 0");
-	CHILD_CHECK(wfd, privhelper_open(ph, a->other, 0, PH_FILE__MAX,
-	    &fd) == -EINVAL, "file out of range");
+	CHILD_CHECK(wfd,
+	    privhelper_open(ph, a->other, a->other_start + 1, PH_FILE_PAGEMAP,
+		&fd) == -ESRCH,
+	    "a reused pid was not caught");
+	CHILD_CHECK(wfd,
+	    privhelper_open(ph, 0, 0, PH_FILE_MAPS, &fd) == -EINVAL, "pid 0");
+	CHILD_CHECK(wfd,
+	    privhelper_open(ph, a->other, 0, PH_FILE__MAX, &fd) == -EINVAL,
+	    "file out of range");
 	/* page_idle: here or not, the helper says which */
 	r = privhelper_page_idle(ph, &fd);
-	CHILD_CHECK(wfd, r == 0 || (r == -ENOENT &&
-	    access("/sys/kernel/mm/page_idle/bitmap", F_OK) < 0),
+	CHILD_CHECK(wfd,
+	    r == 0 ||
+		(r == -ENOENT &&
+		    access("/sys/kernel/mm/page_idle/bitmap", F_OK) < 0),
 	    "page_idle: %s", strerror(-r));
 	if (r == 0)
 		close(fd);
 	/* tracefs: only a "vitals..." instance, one path component */
-	CHILD_CHECK(wfd, privhelper_rmdir_instance(ph, "../events") ==
-	    -EINVAL, "../events accepted");
-	CHILD_CHECK(wfd, privhelper_rmdir_instance(ph, "vitalsd/../x") ==
-	    -EINVAL, "a path accepted");
+	CHILD_CHECK(wfd, privhelper_rmdir_instance(ph, "../events") == -EINVAL,
+	    "../events accepted");
+	CHILD_CHECK(wfd,
+	    privhelper_rmdir_instance(ph, "vitalsd/../x") == -EINVAL,
+	    "a path accepted");
 	CHILD_CHECK(wfd, privhelper_rmdir_instance(ph, "other") == -EINVAL,
 	    "a foreign instance accepted");
 	CHILD_CHECK(wfd, privhelper_rmdir_instance(ph, "vital") == -EINVAL,
 	    "a shorter prefix accepted");
-	CHILD_CHECK(wfd, (r = privhelper_rmdir_instance(ph, a->instance)) ==
-	    0, "rmdir %s: %s", a->instance, strerror(-r));
+	CHILD_CHECK(wfd, (r = privhelper_rmdir_instance(ph, a->instance)) == 0,
+	    "rmdir %s: %s", a->instance, strerror(-r));
 	/* malformed requests: answered EINVAL, nothing done */
 	memset(raw, 0, sizeof(raw));
 	CHILD_CHECK(wfd, privhelper_raw(ph, raw, 7) == -EINVAL, "short");
-	CHILD_CHECK(wfd, privhelper_raw(ph, raw, privhelper_req_size() + 1) ==
-	    -EINVAL, "long");
-	CHILD_CHECK(wfd, privhelper_raw(ph, raw, privhelper_req_size()) ==
-	    -EINVAL, "no magic");
+	CHILD_CHECK(wfd,
+	    privhelper_raw(ph, raw, privhelper_req_size() + 1) == -EINVAL,
+	    "long");
+	CHILD_CHECK(wfd,
+	    privhelper_raw(ph, raw, privhelper_req_size()) == -EINVAL,
+	    "no magic");
 	/* still serving after all that */
-	CHILD_CHECK(wfd, privhelper_open(ph, a->other, 0, PH_FILE_MAPS,
-	    &fd) == 0, "helper stopped serving");
+	CHILD_CHECK(wfd,
+	    privhelper_open(ph, a->other, 0, PH_FILE_MAPS, &fd) == 0,
+	    "helper stopped serving");
 	close(fd);
 	r = privhelper_pid(ph);
 	privhelper_stop(ph);
@@ -838,8 +889,9 @@ desync_child(int wfd, void *arg)
 			pause();
 	}
 	CHILD_CHECK(wfd, pids[0] > 0, "fork: %s", strerror(errno));
-	CHILD_CHECK(wfd, (r = privhelper_start("/proc", "/sys", NULL,
-	    &ph)) == 0, "start: %s", strerror(-r));
+	CHILD_CHECK(wfd,
+	    (r = privhelper_start("/proc", "/sys", NULL, &ph)) == 0,
+	    "start: %s", strerror(-r));
 	for (i = 0; i < 2; i++)
 		snprintf(want[i], sizeof(want[i]), "/proc/%d/maps",
 		    (int)pids[i]);
@@ -859,8 +911,10 @@ desync_child(int wfd, void *arg)
 	ph_timer(0);
 	privhelper_stats(ph, &st);
 	CHILD_CHECK(wfd, alarms > 0, "no signal came");
-	CHILD_CHECK(wfd, st.interrupted > 0, "no wait was interrupted "
-	    "(%d signals)", (int)alarms);
+	CHILD_CHECK(wfd, st.interrupted > 0,
+	    "no wait was interrupted "
+	    "(%d signals)",
+	    (int)alarms);
 	CHILD_CHECK(wfd, st.calls == 3000 && st.stale == 0 && st.dead == 0,
 	    "calls %llu stale %llu dead %d", (unsigned long long)st.calls,
 	    (unsigned long long)st.stale, st.dead);
@@ -868,15 +922,18 @@ desync_child(int wfd, void *arg)
 	/* an answer left queued by a caller that gave up: discarded, its fd
 	 * closed, and the next call gets its own */
 	n0 = count_fds();
-	CHILD_CHECK(wfd, privhelper_send_stale(ph, pids[0], PH_FILE_MAPS) ==
-	    0, "send_stale");
-	CHILD_CHECK(wfd, (r = privhelper_open(ph, pids[1], 0, PH_FILE_MAPS,
-	    &fd)) == 0, "after a stale answer: %s", strerror(-r));
+	CHILD_CHECK(wfd, privhelper_send_stale(ph, pids[0], PH_FILE_MAPS) == 0,
+	    "send_stale");
+	CHILD_CHECK(wfd,
+	    (r = privhelper_open(ph, pids[1], 0, PH_FILE_MAPS, &fd)) == 0,
+	    "after a stale answer: %s", strerror(-r));
 	CHILD_CHECK(wfd, fd_is(fd, want[1], got, sizeof(got)),
 	    "after a stale answer: asked for %s, got %s", want[1], got);
 	close(fd);
-	CHILD_CHECK(wfd, count_fds() == n0, "the stale answer's fd leaked "
-	    "(%d fds, were %d)", count_fds(), n0);
+	CHILD_CHECK(wfd, count_fds() == n0,
+	    "the stale answer's fd leaked "
+	    "(%d fds, were %d)",
+	    count_fds(), n0);
 	privhelper_stats(ph, &st);
 	CHILD_CHECK(wfd, st.stale == 1 && st.dead == 0, "stale %llu dead %d",
 	    (unsigned long long)st.stale, st.dead);
@@ -1043,8 +1100,8 @@ hidepid_ns(int wfd, const char *mnt)
 		goto done;
 	}
 	snprintf(opts, sizeof(opts), "hidepid=2,gid=%u", test_gid);
-	if (mount("proc", mnt, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-	    opts) < 0) {
+	if (mount("proc", mnt, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) <
+	    0) {
 		out.err = -errno;
 		goto done;
 	}
@@ -1100,7 +1157,7 @@ START_TEST(test_hidepid)
 	ck_assert_uint_eq(out.without.scanned, 1);
 	ck_assert_uint_eq(out.without.state, UNSEEN_COUNTED);
 	ck_assert_msg(out.without.unseen * 10 >= (uint32_t)out.root_count * 8 &&
-	    out.without.unseen <= (uint32_t)out.root_count * 2,
+		out.without.unseen <= (uint32_t)out.root_count * 2,
 	    "unseen %u, root saw %d", out.without.unseen, out.root_count);
 
 	/* the host's own /proc hides nothing */
@@ -1191,17 +1248,16 @@ pass_socket(void *arg)
 }
 
 static pid_t
-start_daemon(const char *state, const char *log, enum td_inherit how,
-    int sfd, const char *seccomp, const char *bpf_dir)
+start_daemon(const char *state, const char *log, enum td_inherit how, int sfd,
+    const char *seccomp, const char *bpf_dir)
 {
 	char user[16], grp[16];
 	struct pass p = { how, sfd };
 	const char *argv[] = { "vitalsd", "-f", "-v", "--state-dir", state,
 		"--socket", sock, "--interval-ms", "200", "--window-s", "1",
-		"--user", user, "--group", grp, "--seccomp", seccomp,
-		"--bpffs", bpf_dir[0] ? bpf_dir : "/nonexistent",
-		"--bpf-load", bpf_dir[0] ? "auto" : "off",
-		"--privhelper", "on", NULL };
+		"--user", user, "--group", grp, "--seccomp", seccomp, "--bpffs",
+		bpf_dir[0] ? bpf_dir : "/nonexistent", "--bpf-load",
+		bpf_dir[0] ? "auto" : "off", "--privhelper", "on", NULL };
 	pid_t pid;
 	int i;
 
@@ -1316,7 +1372,8 @@ assert_sees(pid_t root_burner, pid_t other_burner)
 		ck_assert_ptr_nonnull(r);
 		ck_assert_int_eq(r->status, VITALS__STATUS__STATUS_OK);
 		for (i = 0; r->snapshot && r->snapshot->window &&
-		    i < r->snapshot->window->n_procs; i++) {
+		     i < r->snapshot->window->n_procs;
+		     i++) {
 			const Vitals__Task *t = r->snapshot->window->procs[i];
 
 			if (t->id == root_burner && t->uid == 0 &&
@@ -1366,8 +1423,10 @@ assert_bpf_read(const char *state)
 	free(ws);
 	store_close(s);
 	ck_assert_uint_gt(drains, 2);
-	ck_assert_msg(root_ns && other_ns, "BPF uids after the drop: root %d "
-	    "other %d", root_ns, other_ns);
+	ck_assert_msg(root_ns && other_ns,
+	    "BPF uids after the drop: root %d "
+	    "other %d",
+	    root_ns, other_ns);
 }
 
 static void
@@ -1396,8 +1455,8 @@ daemon_run(enum td_inherit how, const char *seccomp)
 		snprintf(sock, sizeof(sock), "%s/init.sock", tmp);
 		memcpy(sa.sun_path, sock, sizeof(sa.sun_path));
 		ck_assert_int_ge(sfd = socket(AF_UNIX, SOCK_STREAM, 0), 0);
-		ck_assert_int_eq(bind(sfd, (struct sockaddr *)&sa,
-		    sizeof(sa)), 0);
+		ck_assert_int_eq(bind(sfd, (struct sockaddr *)&sa, sizeof(sa)),
+		    0);
 		ck_assert_int_eq(chmod(sock, 0666), 0);
 		if (how == TD_INHERIT_SYSTEMD)
 			ck_assert_int_eq(listen(sfd, 16), 0);
@@ -1425,8 +1484,7 @@ daemon_run(enum td_inherit how, const char *seccomp)
 	ck_assert_uint_eq(r->health->privileges->uid, test_uid);
 	ck_assert_uint_eq(r->health->privileges->n_capabilities, 0);
 	ck_assert_str_eq(r->health->privileges->seccomp, seccomp);
-	ck_assert_str_eq(r->health->privileges->unseen_state,
-	    "nothing hidden");
+	ck_assert_str_eq(r->health->privileges->unseen_state, "nothing hidden");
 	vitals__response__free_unpacked(r, NULL);
 	/* still sampling every process */
 	assert_sees(rb, ob);
@@ -1438,7 +1496,7 @@ daemon_run(enum td_inherit how, const char *seccomp)
 		r = ask(VITALS__REQUEST__OP_HEALTH, 0);
 		ck_assert_ptr_nonnull(r);
 		written = r->health->store ? r->health->store->windows_written :
-		    0;
+					     0;
 		vitals__response__free_unpacked(r, NULL);
 		if (written >= 4)
 			break;

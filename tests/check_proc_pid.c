@@ -328,11 +328,15 @@ static const struct {
 	{ "del\x7f", 4, "del?" },
 	{ "caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80", 14,
 	    "caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80" },
-	{ "c1\xc2\x9b" "2J", 6, "c1?2J" },		/* CSI as U+009B */
-	{ "rtl\xe2\x80\xae" "exe", 9, "rtl?exe" },	/* RIGHT-TO-LEFT OVERRIDE */
-	{ "ls\xe2\x80\xa8x", 6, "ls?x" },		/* LINE SEPARATOR */
-	{ "cut\xe2\x82", 5, "cut??" },		/* a cut character */
-	{ "\xc0\x80\xed\xa0\x80\xff", 6, "??????" },	/* overlong, surrogate */
+	{ "c1\xc2\x9b"
+	  "2J",
+	    6, "c1?2J" }, /* CSI as U+009B */
+	{ "rtl\xe2\x80\xae"
+	  "exe",
+	    9, "rtl?exe" },		  /* RIGHT-TO-LEFT OVERRIDE */
+	{ "ls\xe2\x80\xa8x", 6, "ls?x" }, /* LINE SEPARATOR */
+	{ "cut\xe2\x82", 5, "cut??" },	  /* a cut character */
+	{ "\xc0\x80\xed\xa0\x80\xff", 6, "??????" }, /* overlong, surrogate */
 	{ "nul\0after", 9, "nul?after" },
 };
 
@@ -463,7 +467,8 @@ START_TEST(stat_garbage_rejected)
 
 	poison(&st, sizeof(st));
 	ck_assert_msg(stat_exact(stat_garbage[_i], strlen(stat_garbage[_i]),
-	    &st) == -EINVAL, "accepted: \"%s\"", stat_garbage[_i]);
+			  &st) == -EINVAL,
+	    "accepted: \"%s\"", stat_garbage[_i]);
 	ck_assert(is_poisoned(&st, sizeof(st)));
 }
 END_TEST
@@ -477,12 +482,12 @@ static const struct {
 } field_cases[] = {
 	/* Signed fields vitalsd skips may be negative. */
 	{ 5, "-1", 0, 0 },
-	{ 8, "-1", 0, 0 },		  /* tpgid, no terminal */
-	{ 16, "-5", 0, 0 },		  /* cutime */
-	{ 17, "-7", 0, 0 },		  /* cstime */
-	{ 18, "-100", 0, 0 },		  /* priority of an RT task */
-	{ 19, "-20", 0, 0 },		  /* nice */
-	{ 21, "-1", 0, 0 },		  /* itrealvalue */
+	{ 8, "-1", 0, 0 },			 /* tpgid, no terminal */
+	{ 16, "-5", 0, 0 },			 /* cutime */
+	{ 17, "-7", 0, 0 },			 /* cstime */
+	{ 18, "-100", 0, 0 },			 /* priority of an RT task */
+	{ 19, "-20", 0, 0 },			 /* nice */
+	{ 21, "-1", 0, 0 },			 /* itrealvalue */
 	{ 9, "184467440737095516150000", 0, 0 }, /* skipped: not converted */
 	/* Fields vitalsd keeps: digits only, range checked. */
 	{ 1, "2147483647", 0, 2147483647 },
@@ -829,17 +834,16 @@ START_TEST(status_name_is_opaque)
 {
 	/* Key-like text inside a Name value, and keys that merely begin
 	 * like a kept one, are not matched. */
-	static const char text[] =
-	    "Name:\tUid:\t0\t0\t0\t0\n"
-	    "Umask:\t0077\n"
-	    "Tgid:\t300\n"
-	    "NStgid:\t1\n"
-	    "Uids:\t7\t7\t7\t7\n"
-	    "Uid:\t10050\t10050\t10050\t10050\n"
-	    " Gid:\t1\t1\t1\t1\n"
-	    "Gid:\t10050\t10050\t10050\t10050\n"
-	    "VmRSSx:\t5 kB\n"
-	    "VmRSS:\t  1200 kB\n";
+	static const char text[] = "Name:\tUid:\t0\t0\t0\t0\n"
+				   "Umask:\t0077\n"
+				   "Tgid:\t300\n"
+				   "NStgid:\t1\n"
+				   "Uids:\t7\t7\t7\t7\n"
+				   "Uid:\t10050\t10050\t10050\t10050\n"
+				   " Gid:\t1\t1\t1\t1\n"
+				   "Gid:\t10050\t10050\t10050\t10050\n"
+				   "VmRSSx:\t5 kB\n"
+				   "VmRSS:\t  1200 kB\n";
 	struct pid_status st;
 
 	ck_assert_int_eq(STATUS(text, &st), 0);
@@ -902,8 +906,7 @@ static const struct {
 	{ "Tgid:\t5\nUid:\t-1\t2\t3\t4\nGid:\t5\t6\t7\t8\n", -EINVAL },
 	{ "Tgid:\t5\nUid:\tabc\t2\t3\t4\nGid:\t5\t6\t7\t8\n", -EINVAL },
 	{ "Tgid:\t5\nUid:\t4294967296\t2\t3\t4\nGid:\t5\t6\t7\t8\n", -ERANGE },
-	{ "Tgid:\t5\nUid:\t1\t2\t3\t4\nGid:\t99999999999\t6\t7\t8\n",
-	    -ERANGE },
+	{ "Tgid:\t5\nUid:\t1\t2\t3\t4\nGid:\t99999999999\t6\t7\t8\n", -ERANGE },
 	/* Tgid. */
 	{ "Tgid:\t\n" IDS, -EINVAL },
 	{ "Tgid:\t-5\n" IDS, -EINVAL },
@@ -926,8 +929,7 @@ START_TEST(status_rejected)
 	int r;
 
 	poison(&st, sizeof(st));
-	r = status_exact(status_bad[_i].text, strlen(status_bad[_i].text),
-	    &st);
+	r = status_exact(status_bad[_i].text, strlen(status_bad[_i].text), &st);
 	ck_assert_msg(r == status_bad[_i].r, "\"%s\": %d, want %d",
 	    status_bad[_i].text, r, status_bad[_i].r);
 	ck_assert(is_poisoned(&st, sizeof(st)));
@@ -974,14 +976,14 @@ START_TEST(status_every_prefix)
 		ck_assert_uint_eq(st.gid, full.gid);
 		ck_assert_int_eq(st.tgid, full.tgid);
 		ck_assert(st.vm_rss_kb == -1 || st.vm_rss_kb == full.vm_rss_kb);
-		ck_assert(st.rss_anon_kb == -1 ||
-		    st.rss_anon_kb == full.rss_anon_kb);
-		ck_assert(st.rss_file_kb == -1 ||
-		    st.rss_file_kb == full.rss_file_kb);
+		ck_assert(
+		    st.rss_anon_kb == -1 || st.rss_anon_kb == full.rss_anon_kb);
+		ck_assert(
+		    st.rss_file_kb == -1 || st.rss_file_kb == full.rss_file_kb);
 		ck_assert(st.rss_shmem_kb == -1 ||
 		    st.rss_shmem_kb == full.rss_shmem_kb);
-		ck_assert(st.vm_swap_kb == -1 ||
-		    st.vm_swap_kb == full.vm_swap_kb);
+		ck_assert(
+		    st.vm_swap_kb == -1 || st.vm_swap_kb == full.vm_swap_kb);
 	}
 	/* The whole text has every figure. */
 	ck_assert_int_eq(status_exact(status_app, len, &st), 0);
@@ -1030,7 +1032,7 @@ static const struct {
 	/* A tab ends the first word too, then turns into '?'. */
 	NC("/bin/a\tb/c\0", "a?b/c"),
 #undef NC
-/* clang-format on */
+	/* clang-format on */
 };
 
 START_TEST(cmdline_names)
@@ -1136,8 +1138,8 @@ START_TEST(cmdline_every_prefix)
 		} else {
 			size_t e = k < end ? k : end;
 
-			snprintf(want, sizeof(want), "%.*s",
-			    (int)(e - base), in + base);
+			snprintf(want, sizeof(want), "%.*s", (int)(e - base),
+			    in + base);
 		}
 		ck_assert_msg(r == 0, "prefix %zu: %d", k, r);
 		ck_assert_str_eq(name, want);

@@ -19,456 +19,452 @@
 
 /* /proc/stat of a 2-CPU x86_64 VM, Linux 6.18. */
 static const char x86_stat[] =
-	"cpu  7381 0 2613 68327 457 0 141 238 0 0\n"
-	"cpu0 3100 0 1023 35286 25 0 40 101 0 0\n"
-	"cpu1 4281 0 1590 33040 432 0 101 136 0 0\n"
-	"intr 172579 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 1"
-	" 11 0 0 0 0 78 36 0 19 1 33645 0 497 433 0 1422 2781 1 0 0 0 0"
-	" 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0"
-	" 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0"
-	" 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0"
-	" 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0"
-	" 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0"
-	" 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0"
-	" 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0"
-	" 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0"
-	" 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0"
-	" 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0"
-	" 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0"
-	" 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0"
-	" 0 0 0 0\n"
-	"ctxt 288705\n"
-	"btime 1796012283\n"
-	"processes 7635\n"
-	"procs_running 2\n"
-	"procs_blocked 0\n"
-	"softirq 101342 0 10360 3 937 33645 0 2 34084 0 22311\n";
+    "cpu  7381 0 2613 68327 457 0 141 238 0 0\n"
+    "cpu0 3100 0 1023 35286 25 0 40 101 0 0\n"
+    "cpu1 4281 0 1590 33040 432 0 101 136 0 0\n"
+    "intr 172579 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 1"
+    " 11 0 0 0 0 78 36 0 19 1 33645 0 497 433 0 1422 2781 1 0 0 0 0"
+    " 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0"
+    " 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0"
+    " 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0"
+    " 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0"
+    " 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0"
+    " 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0"
+    " 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0"
+    " 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0"
+    " 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0"
+    " 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0"
+    " 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0"
+    " 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0"
+    " 0 0 0 0\n"
+    "ctxt 288705\n"
+    "btime 1796012283\n"
+    "processes 7635\n"
+    "procs_running 2\n"
+    "procs_blocked 0\n"
+    "softirq 101342 0 10360 3 937 33645 0 2 34084 0 22311\n";
 
 /*
  * /proc/stat of an 8-CPU arm64 phone (Linux 5.10, Android 14) with cpu5
  * offline: its line is missing, but its frozen counters stay in "cpu".
  */
 static const char android_stat[] =
-	"cpu  1526351 260613 1085243 31450642 21831 158730 52776 0 0 0\n"
-	"cpu0 270218 52170 265231 3507117 4952 57612 28437 0 0 0\n"
-	"cpu1 268107 51822 236528 3617409 4711 29316 8004 0 0 0\n"
-	"cpu2 261044 50713 221934 3667316 4525 26451 6741 0 0 0\n"
-	"cpu3 257693 49911 214773 3686514 4398 25877 6329 0 0 0\n"
-	"cpu4 161507 17644 45522 4172017 1003 6271 1151 0 0 0\n"
-	"cpu6 97436 12806 30661 4296114 671 4101 627 0 0 0\n"
-	"cpu7 89913 12545 29587 4302601 671 3590 584 0 0 0\n"
-	"intr 98234517 0 34 47 0 351012 0 0 0 0 426920 0 0 0 0 0 0 0 0 0"
-	" 0 84457269 0 0 0 34095834 58576 599279 0 0 0 0 0 0 0 893202 0"
-	" 0 94796823 0 0 0 462867 0 122249 0 0 89660596 40007635 0 90 0"
-	" 0 0 3 34329004 48 93 90 0 10 99 2 0 0 0 0 0 329736 0 0 0 0 0"
-	" 644213 0 0 0 0 582126 999802 0 0 43 0 49 0 0 301790 0 0 0 0"
-	" 427060 96 0 0 0 0 83373 0 0 0 0 0 0 0 0 0 924211 0 0 0 50 0 0"
-	" 90342260 96 0 0 47 18 0 0 0 0 552282 0 0 0 0 0 0 0 0 292895 0"
-	" 0 0 93 0 0 0 49 0 0 0 0 43 0 0 42 388668 0 48 0 601457 0 0 0 0"
-	" 41 0 0 0 0 94 0 0 37 0 0 0 0 46 0 0 0 0 73 0 4123 0 0 57324079"
-	" 0 966963 39 83612715 0 0 0 0 0 0 0 0 0 0 0 0 19 0 0 0 0 0 67"
-	" 69 0 10 61 0 0 0 0 7337 0 40 358801 0 0 0 0 0 0 0 199369 0 0 0"
-	" 141541 0 0 0 0 6 847710 0 80763148 0 0 3 0 0 29 0 0 0 313420"
-	" 99 0 0 0 0 0 33 0 0 0 0 189467 43666399 0 0 0 0 0 0 0 7 72 0 0"
-	" 43 0 0 830517 0 0 0 0 0 0 0 0 0 0 0 0 69 0 0 0 0 5 0 0 0 3"
-	" 1274 0 329110 259648 0 0 137634 0 0 0 51 5 0 0 0 25 94 0 0 0 0"
-	" 0 0 0 0 0 0 0 114885 0 0 0 985411 0 0 0 0 0 15977184 0 5 0 0 0"
-	" 0 0 88170437 45 0 0 177554 0 0 0 215876 0 0 0 6 32 0 0 0 0"
-	" 757837 664085 0 0 0 0 0 0 30 0 0 787885 44 0 37 0 0 30813715"
-	" 90 0 0 0 0 731621 0 0 0 0 0 0 0 0 26 0 0 0 0 138286 0 0 74 0"
-	" 30 0 0 0 31 71190021 0 0 0 0 0 65 48 0 0 0 0 0 21 35 0 0 0 46"
-	" 0 512456 0 818986 0 126418 0 0 0 0 0 601589 0 91826181 0 0 0 0"
-	" 0 0 0 0 0 0 0 0 0 0 0 811395 0 0 0 53 0 0 0 348662 629724 0 0"
-	" 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 38 49 0 0 0 619828 0 0"
-	" 0 0 73 0 0 0 0 30 44 0 0 902530 0 0 68335655 11 0 0 0 6 0 0 0"
-	" 22 0 0 0 0 0 0 0 0 0 0 0 0 61 0 0 0 0 55 0 0 0 52929 0 12 0 0"
-	" 0 30666 0 0 0 801367 0 0 65 0 0 46 138341 0 0 0 0 0 0 0 0 0 0"
-	" 0 0 0 70600283 561254 0 0 26327703 0 0 0 62 0 0 24171774 54 49"
-	" 0 0 518775 15 0 0 0 0 0 0 0 376250 0 0 0 0 54 0 0 53290558 0 0"
-	" 0 0 0 0 0 0 943076 0 0 3684023 0 0 0 0 24 0 0 0 39 0 0"
-	" 28196909 6 7 0 0 0 0 602067 0 0 0 0 0 0 0 0 54 0 0 0 491851 0"
-	" 0 74 0 0 0 51 0\n"
-	"ctxt 1990473181\n"
-	"btime 1717999123\n"
-	"processes 2915044\n"
-	"procs_running 3\n"
-	"procs_blocked 1\n"
-	"softirq 49817361 12 11828130 4321 3811297 0 0 6210432 14203981"
-	" 0 13559188\n";
+    "cpu  1526351 260613 1085243 31450642 21831 158730 52776 0 0 0\n"
+    "cpu0 270218 52170 265231 3507117 4952 57612 28437 0 0 0\n"
+    "cpu1 268107 51822 236528 3617409 4711 29316 8004 0 0 0\n"
+    "cpu2 261044 50713 221934 3667316 4525 26451 6741 0 0 0\n"
+    "cpu3 257693 49911 214773 3686514 4398 25877 6329 0 0 0\n"
+    "cpu4 161507 17644 45522 4172017 1003 6271 1151 0 0 0\n"
+    "cpu6 97436 12806 30661 4296114 671 4101 627 0 0 0\n"
+    "cpu7 89913 12545 29587 4302601 671 3590 584 0 0 0\n"
+    "intr 98234517 0 34 47 0 351012 0 0 0 0 426920 0 0 0 0 0 0 0 0 0"
+    " 0 84457269 0 0 0 34095834 58576 599279 0 0 0 0 0 0 0 893202 0"
+    " 0 94796823 0 0 0 462867 0 122249 0 0 89660596 40007635 0 90 0"
+    " 0 0 3 34329004 48 93 90 0 10 99 2 0 0 0 0 0 329736 0 0 0 0 0"
+    " 644213 0 0 0 0 582126 999802 0 0 43 0 49 0 0 301790 0 0 0 0"
+    " 427060 96 0 0 0 0 83373 0 0 0 0 0 0 0 0 0 924211 0 0 0 50 0 0"
+    " 90342260 96 0 0 47 18 0 0 0 0 552282 0 0 0 0 0 0 0 0 292895 0"
+    " 0 0 93 0 0 0 49 0 0 0 0 43 0 0 42 388668 0 48 0 601457 0 0 0 0"
+    " 41 0 0 0 0 94 0 0 37 0 0 0 0 46 0 0 0 0 73 0 4123 0 0 57324079"
+    " 0 966963 39 83612715 0 0 0 0 0 0 0 0 0 0 0 0 19 0 0 0 0 0 67"
+    " 69 0 10 61 0 0 0 0 7337 0 40 358801 0 0 0 0 0 0 0 199369 0 0 0"
+    " 141541 0 0 0 0 6 847710 0 80763148 0 0 3 0 0 29 0 0 0 313420"
+    " 99 0 0 0 0 0 33 0 0 0 0 189467 43666399 0 0 0 0 0 0 0 7 72 0 0"
+    " 43 0 0 830517 0 0 0 0 0 0 0 0 0 0 0 0 69 0 0 0 0 5 0 0 0 3"
+    " 1274 0 329110 259648 0 0 137634 0 0 0 51 5 0 0 0 25 94 0 0 0 0"
+    " 0 0 0 0 0 0 0 114885 0 0 0 985411 0 0 0 0 0 15977184 0 5 0 0 0"
+    " 0 0 88170437 45 0 0 177554 0 0 0 215876 0 0 0 6 32 0 0 0 0"
+    " 757837 664085 0 0 0 0 0 0 30 0 0 787885 44 0 37 0 0 30813715"
+    " 90 0 0 0 0 731621 0 0 0 0 0 0 0 0 26 0 0 0 0 138286 0 0 74 0"
+    " 30 0 0 0 31 71190021 0 0 0 0 0 65 48 0 0 0 0 0 21 35 0 0 0 46"
+    " 0 512456 0 818986 0 126418 0 0 0 0 0 601589 0 91826181 0 0 0 0"
+    " 0 0 0 0 0 0 0 0 0 0 0 811395 0 0 0 53 0 0 0 348662 629724 0 0"
+    " 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 38 49 0 0 0 619828 0 0"
+    " 0 0 73 0 0 0 0 30 44 0 0 902530 0 0 68335655 11 0 0 0 6 0 0 0"
+    " 22 0 0 0 0 0 0 0 0 0 0 0 0 61 0 0 0 0 55 0 0 0 52929 0 12 0 0"
+    " 0 30666 0 0 0 801367 0 0 65 0 0 46 138341 0 0 0 0 0 0 0 0 0 0"
+    " 0 0 0 70600283 561254 0 0 26327703 0 0 0 62 0 0 24171774 54 49"
+    " 0 0 518775 15 0 0 0 0 0 0 0 376250 0 0 0 0 54 0 0 53290558 0 0"
+    " 0 0 0 0 0 0 943076 0 0 3684023 0 0 0 0 24 0 0 0 39 0 0"
+    " 28196909 6 7 0 0 0 0 602067 0 0 0 0 0 0 0 0 54 0 0 0 491851 0"
+    " 0 74 0 0 0 51 0\n"
+    "ctxt 1990473181\n"
+    "btime 1717999123\n"
+    "processes 2915044\n"
+    "procs_running 3\n"
+    "procs_blocked 1\n"
+    "softirq 49817361 12 11828130 4321 3811297 0 0 6210432 14203981"
+    " 0 13559188\n";
 
 /* The same phone a moment later: cpu5 came back, cpu7 went offline. */
 static const char android_stat_later[] =
-	"cpu  1529951 264213 1088843 31454242 25431 162330 56376 0 0 0\n"
-	"cpu0 270318 52270 265331 3507217 5052 57712 28537 0 0 0\n"
-	"cpu1 268307 52022 236728 3617609 4911 29516 8204 0 0 0\n"
-	"cpu2 261344 51013 222234 3667616 4825 26751 7041 0 0 0\n"
-	"cpu3 258093 50311 215173 3686914 4798 26277 6729 0 0 0\n"
-	"cpu4 162007 18144 46022 4172517 1503 6771 1651 0 0 0\n"
-	"cpu5 121033 13602 41607 4202154 1500 6112 1503 0 0 0\n"
-	"cpu6 98136 13506 31361 4296814 1371 4801 1327 0 0 0\n"
-	"intr 98334517 0 28 0 0 981864 0 0 0 0 0 0 0 0 0 84192278 0 0 44"
-	" 0 85 0 0 0 0 947111 0 0 0 0 0 0 0 0 0 707377 0 0 0 0 0 0 0 0"
-	" 573955 0 0 0 0 53889850 76 96 0 0 0 893600 0 4 0 0 0 0 0 0"
-	" 315427 0 0 0 626588 0 0 0 0 73 72 0 0 0 0 0 0 0 32 0 0"
-	" 21403431 17 0 0 88881085 0 0 18 0 82 387901 851209 0 83196391"
-	" 0 0 0 0 378251 0 13 115948 34 0 257629 0 0 714352 0 232656"
-	" 958048 86 20177 0 0 0 0 0 54717381 0 0 0 59612130 0 0 0 0 0 36"
-	" 0 97 0 0 8 0 0 155035 0 499314 45 0 73 0 0 18 0 49 0 0 70"
-	" 48309 8 0 0 0 0 0 0 0 0 605113 0 268532 78 0 0 616414 0 0 0 0"
-	" 0 0 0 0 75 36 47014 428535 0 0 842814 0 0 0 52 0 0 0 65 0 0 0"
-	" 0 80104900 38 45 0 0 120207 0 0 0 442695 83 0 439311 0 789395"
-	" 0 0 0 0 0 0 0 0 0 0 0 29 36 0 211878 0 0 430836 0 0 0 0 0 0 0"
-	" 0 0 0 0 0 40901961 0 0 0 69 0 0 0 0 0 0 0 0 0 91709380 978565"
-	" 0 0 0 0 0 0 342529 83 47 133169 0 0 446540 0 0 0 0 0 0 0 0 0 0"
-	" 79 0 74 0 60 0 88503630 0 0 0 0 0 0 70 735165 0 0 65367453 0 0"
-	" 0 0 51731662 0 68 0 0 0 68 0 20 0 83 0 0 0 0 0 0 384289 0 0"
-	" 73551968 0 0 0 0 0 0 0 0 78367598 84 0 0 61 12 0 0 0 0 32 0 0"
-	" 0 0 9 95 26710163 0 46100 0 1 58 0 0 0 0 0 0 0 0 0 0 0 0 6 88"
-	" 72 406080 0 0 0 0 0 0 19 0 0 0 0 0 0 23 0 60349091 764840"
-	" 965453 0 77 0 75 0 0 0 0 18 56199672 0 85 0 0 0 74 45 0 0"
-	" 179791 58 0 0 0 63345 0 0 0 0 0 0 0 0 0 0 668213 0 0 725099 0"
-	" 0 0 0 0 0 0 0 600775 93 0 50861063 0 0 0 0 0 0 0 0 0 0 0 0 65"
-	" 505477 608908 181547 0 0 0 0 0 0 53542 484591 0 0 0 0 0 944375"
-	" 0 0 0 0 0 0 0 37 0 0 0 0 17 0 0 0 0 0 0 550126 0 74805 0 0 0 0"
-	" 0 96 0 248965 44 0 0 575777 64853312 70 25 0 0 0 0 0 0 0 0 0 0"
-	" 41 54 0 0 0 48 0 0 0 0 0 0 0 540975 0 51 0 0 69 0 78220 418387"
-	" 87514475 0 951001 763381 0 0 0 0 0 0 62 0 0 0 50 0 0 10 0 0 0"
-	" 0 0 0 0 0 37 19 0 0 759274 114528 78 0 302362 0 0 64710946 0 0"
-	" 0 0 0 58 0 0 0 0 0 0 69 0 0 0 0 0 0 416315 0 0 0 0 0 0 0 0 0 0"
-	" 37365164 0 0 0 75994189 0 0 0 0 0 221359 0 765064 292351 0 0 0"
-	" 0 3 0 0 0 0 0 0 0 63334224 0 0 293192 47 0 15 213601 0 0"
-	" 839331 0 13 0 55055276 0 0 781054 0 83 833352 0 0 80594307 0"
-	" 0\n"
-	"ctxt 1990500000\n"
-	"btime 1717999123\n"
-	"processes 2915100\n"
-	"procs_running 1\n"
-	"procs_blocked 0\n"
-	"softirq 49817361 12 11828130 4321 3811297 0 0 6210432 14203981"
-	" 0 13559188\n";
+    "cpu  1529951 264213 1088843 31454242 25431 162330 56376 0 0 0\n"
+    "cpu0 270318 52270 265331 3507217 5052 57712 28537 0 0 0\n"
+    "cpu1 268307 52022 236728 3617609 4911 29516 8204 0 0 0\n"
+    "cpu2 261344 51013 222234 3667616 4825 26751 7041 0 0 0\n"
+    "cpu3 258093 50311 215173 3686914 4798 26277 6729 0 0 0\n"
+    "cpu4 162007 18144 46022 4172517 1503 6771 1651 0 0 0\n"
+    "cpu5 121033 13602 41607 4202154 1500 6112 1503 0 0 0\n"
+    "cpu6 98136 13506 31361 4296814 1371 4801 1327 0 0 0\n"
+    "intr 98334517 0 28 0 0 981864 0 0 0 0 0 0 0 0 0 84192278 0 0 44"
+    " 0 85 0 0 0 0 947111 0 0 0 0 0 0 0 0 0 707377 0 0 0 0 0 0 0 0"
+    " 573955 0 0 0 0 53889850 76 96 0 0 0 893600 0 4 0 0 0 0 0 0"
+    " 315427 0 0 0 626588 0 0 0 0 73 72 0 0 0 0 0 0 0 32 0 0"
+    " 21403431 17 0 0 88881085 0 0 18 0 82 387901 851209 0 83196391"
+    " 0 0 0 0 378251 0 13 115948 34 0 257629 0 0 714352 0 232656"
+    " 958048 86 20177 0 0 0 0 0 54717381 0 0 0 59612130 0 0 0 0 0 36"
+    " 0 97 0 0 8 0 0 155035 0 499314 45 0 73 0 0 18 0 49 0 0 70"
+    " 48309 8 0 0 0 0 0 0 0 0 605113 0 268532 78 0 0 616414 0 0 0 0"
+    " 0 0 0 0 75 36 47014 428535 0 0 842814 0 0 0 52 0 0 0 65 0 0 0"
+    " 0 80104900 38 45 0 0 120207 0 0 0 442695 83 0 439311 0 789395"
+    " 0 0 0 0 0 0 0 0 0 0 0 29 36 0 211878 0 0 430836 0 0 0 0 0 0 0"
+    " 0 0 0 0 0 40901961 0 0 0 69 0 0 0 0 0 0 0 0 0 91709380 978565"
+    " 0 0 0 0 0 0 342529 83 47 133169 0 0 446540 0 0 0 0 0 0 0 0 0 0"
+    " 79 0 74 0 60 0 88503630 0 0 0 0 0 0 70 735165 0 0 65367453 0 0"
+    " 0 0 51731662 0 68 0 0 0 68 0 20 0 83 0 0 0 0 0 0 384289 0 0"
+    " 73551968 0 0 0 0 0 0 0 0 78367598 84 0 0 61 12 0 0 0 0 32 0 0"
+    " 0 0 9 95 26710163 0 46100 0 1 58 0 0 0 0 0 0 0 0 0 0 0 0 6 88"
+    " 72 406080 0 0 0 0 0 0 19 0 0 0 0 0 0 23 0 60349091 764840"
+    " 965453 0 77 0 75 0 0 0 0 18 56199672 0 85 0 0 0 74 45 0 0"
+    " 179791 58 0 0 0 63345 0 0 0 0 0 0 0 0 0 0 668213 0 0 725099 0"
+    " 0 0 0 0 0 0 0 600775 93 0 50861063 0 0 0 0 0 0 0 0 0 0 0 0 65"
+    " 505477 608908 181547 0 0 0 0 0 0 53542 484591 0 0 0 0 0 944375"
+    " 0 0 0 0 0 0 0 37 0 0 0 0 17 0 0 0 0 0 0 550126 0 74805 0 0 0 0"
+    " 0 96 0 248965 44 0 0 575777 64853312 70 25 0 0 0 0 0 0 0 0 0 0"
+    " 41 54 0 0 0 48 0 0 0 0 0 0 0 540975 0 51 0 0 69 0 78220 418387"
+    " 87514475 0 951001 763381 0 0 0 0 0 0 62 0 0 0 50 0 0 10 0 0 0"
+    " 0 0 0 0 0 37 19 0 0 759274 114528 78 0 302362 0 0 64710946 0 0"
+    " 0 0 0 58 0 0 0 0 0 0 69 0 0 0 0 0 0 416315 0 0 0 0 0 0 0 0 0 0"
+    " 37365164 0 0 0 75994189 0 0 0 0 0 221359 0 765064 292351 0 0 0"
+    " 0 3 0 0 0 0 0 0 0 63334224 0 0 293192 47 0 15 213601 0 0"
+    " 839331 0 13 0 55055276 0 0 781054 0 83 833352 0 0 80594307 0"
+    " 0\n"
+    "ctxt 1990500000\n"
+    "btime 1717999123\n"
+    "processes 2915100\n"
+    "procs_running 1\n"
+    "procs_blocked 0\n"
+    "softirq 49817361 12 11828130 4321 3811297 0 0 6210432 14203981"
+    " 0 13559188\n";
 
 /*
  * /proc/stat of Linux 2.4: four columns only, no procs_running or
  * procs_blocked, and a disk_io line.
  */
 static const char old24_stat[] =
-	"cpu  1279636934 73759586 192327563 12184330186\n"
-	"cpu0 296474164 36918703 47917860 3013130101\n"
-	"cpu1 317625498 12339880 48227479 2999046968\n"
-	"page 5741 1808\n"
-	"swap 1 0\n"
-	"intr 1462898 1462898 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
-	"disk_io: (2,0):(31,30,5764,1,2) (3,0):(11,11,9356,0,0)\n"
-	"ctxt 1990473\n"
-	"btime 1062191376\n"
-	"processes 2915\n";
+    "cpu  1279636934 73759586 192327563 12184330186\n"
+    "cpu0 296474164 36918703 47917860 3013130101\n"
+    "cpu1 317625498 12339880 48227479 2999046968\n"
+    "page 5741 1808\n"
+    "swap 1 0\n"
+    "intr 1462898 1462898 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
+    "disk_io: (2,0):(31,30,5764,1,2) (3,0):(11,11,9356,0,0)\n"
+    "ctxt 1990473\n"
+    "btime 1062191376\n"
+    "processes 2915\n";
 
 /* Linux 2.6.11 .. 2.6.23: eight columns (steal, no guest). */
 static const char k2611_stat[] =
-	"cpu  2255 34 2290 22625563 6290 127 456 17\n"
-	"cpu0 1132 34 1441 11311718 3675 127 438 9\n"
-	"cpu1 1123 0 849 11313845 2614 0 18 8\n"
-	"intr 114930548 113199788 3 0 5 263 5 0 4 0 0 0 0 0 0 0 0\n"
-	"ctxt 1990473\n"
-	"btime 1062191376\n"
-	"processes 2915\n"
-	"procs_running 1\n"
-	"procs_blocked 0\n";
+    "cpu  2255 34 2290 22625563 6290 127 456 17\n"
+    "cpu0 1132 34 1441 11311718 3675 127 438 9\n"
+    "cpu1 1123 0 849 11313845 2614 0 18 8\n"
+    "intr 114930548 113199788 3 0 5 263 5 0 4 0 0 0 0 0 0 0 0\n"
+    "ctxt 1990473\n"
+    "btime 1062191376\n"
+    "processes 2915\n"
+    "procs_running 1\n"
+    "procs_blocked 0\n";
 
-static const char x86_vmstat[] =
-	"nr_free_pages 1044232\n"
-	"nr_free_pages_blocks 999936\n"
-	"nr_zone_inactive_anon 1320\n"
-	"nr_zone_active_anon 382\n"
-	"nr_zone_inactive_file 31313\n"
-	"nr_zone_active_file 26429\n"
-	"nr_zone_unevictable 2680\n"
-	"nr_zone_write_pending 233\n"
-	"nr_mlock 2291\n"
-	"nr_zspages 0\n"
-	"nr_free_cma 0\n"
-	"numa_hit 1384578\n"
-	"numa_miss 0\n"
-	"numa_foreign 0\n"
-	"numa_interleave 1141\n"
-	"numa_local 1384578\n"
-	"numa_other 0\n"
-	"nr_inactive_anon 1323\n"
-	"nr_active_anon 382\n"
-	"nr_inactive_file 31313\n"
-	"nr_active_file 26429\n"
-	"nr_unevictable 2680\n"
-	"nr_slab_reclaimable 13832\n"
-	"nr_slab_unreclaimable 5739\n"
-	"nr_isolated_anon 0\n"
-	"nr_isolated_file 0\n"
-	"workingset_nodes 8595\n"
-	"workingset_refault_anon 0\n"
-	"workingset_refault_file 76485\n"
-	"workingset_activate_anon 0\n"
-	"workingset_activate_file 4921\n"
-	"workingset_restore_anon 0\n"
-	"workingset_restore_file 0\n"
-	"workingset_nodereclaim 0\n"
-	"nr_anon_pages 2123\n"
-	"nr_mapped 2598\n"
-	"nr_file_pages 59980\n"
-	"nr_dirty 233\n"
-	"nr_writeback 0\n"
-	"nr_shmem 2238\n"
-	"nr_shmem_hugepages 0\n"
-	"nr_shmem_pmdmapped 0\n"
-	"nr_file_hugepages 0\n"
-	"nr_file_pmdmapped 0\n"
-	"nr_anon_transparent_hugepages 0\n"
-	"nr_vmscan_write 0\n"
-	"nr_vmscan_immediate_reclaim 405\n"
-	"nr_dirtied 83589\n"
-	"nr_written 59563\n"
-	"nr_throttled_written 0\n"
-	"nr_kernel_misc_reclaimable 0\n"
-	"nr_foll_pin_acquired 0\n"
-	"nr_foll_pin_released 0\n"
-	"nr_kernel_stack 1316\n"
-	"nr_page_table_pages 398\n"
-	"nr_sec_page_table_pages 0\n"
-	"nr_iommu_pages 0\n"
-	"nr_swapcached 0\n"
-	"pgpromote_success 0\n"
-	"pgpromote_candidate 0\n"
-	"pgpromote_candidate_nrl 0\n"
-	"pgdemote_kswapd 0\n"
-	"pgdemote_direct 0\n"
-	"pgdemote_khugepaged 0\n"
-	"pgdemote_proactive 0\n"
-	"nr_hugetlb 0\n"
-	"nr_balloon_pages 0\n"
-	"nr_kernel_file_pages 0\n"
-	"nr_dirty_threshold 1220757\n"
-	"nr_dirty_background_threshold 609633\n"
-	"nr_memmap_pages 0\n"
-	"nr_memmap_boot_pages 98304\n"
-	"pgpgin 1403281\n"
-	"pgpgout 240624\n"
-	"pswpin 0\n"
-	"pswpout 0\n"
-	"pgalloc_dma 0\n"
-	"pgalloc_dma32 0\n"
-	"pgalloc_normal 1494154\n"
-	"pgalloc_movable 0\n"
-	"pgalloc_device 0\n"
-	"allocstall_dma 0\n"
-	"allocstall_dma32 0\n"
-	"allocstall_normal 0\n"
-	"allocstall_movable 0\n"
-	"allocstall_device 0\n"
-	"pgskip_dma 0\n"
-	"pgskip_dma32 0\n"
-	"pgskip_normal 0\n"
-	"pgskip_movable 0\n"
-	"pgskip_device 0\n"
-	"pgfree 2543951\n"
-	"pgactivate 79359\n"
-	"pgdeactivate 0\n"
-	"pglazyfree 23011\n"
-	"pgfault 1443323\n"
-	"pgmajfault 1011\n"
-	"pglazyfreed 0\n"
-	"pgrefill 0\n"
-	"pgreuse 248372\n"
-	"pgsteal_kswapd 0\n"
-	"pgsteal_direct 0\n"
-	"pgsteal_khugepaged 0\n"
-	"pgsteal_proactive 0\n"
-	"pgscan_kswapd 0\n"
-	"pgscan_direct 0\n"
-	"pgscan_khugepaged 0\n"
-	"pgscan_proactive 0\n"
-	"pgscan_direct_throttle 0\n"
-	"pgscan_anon 0\n"
-	"pgscan_file 0\n"
-	"pgsteal_anon 0\n"
-	"pgsteal_file 0\n"
-	"zone_reclaim_success 0\n"
-	"zone_reclaim_failed 0\n"
-	"pginodesteal 0\n"
-	"slabs_scanned 249\n"
-	"kswapd_inodesteal 0\n"
-	"kswapd_low_wmark_hit_quickly 0\n"
-	"kswapd_high_wmark_hit_quickly 0\n"
-	"pageoutrun 0\n"
-	"pgrotated 381\n"
-	"drop_pagecache 1\n"
-	"drop_slab 2\n"
-	"oom_kill 0\n"
-	"numa_pte_updates 0\n"
-	"numa_huge_pte_updates 0\n"
-	"numa_hint_faults 0\n"
-	"numa_hint_faults_local 0\n"
-	"numa_pages_migrated 0\n"
-	"pgmigrate_success 0\n"
-	"pgmigrate_fail 0\n"
-	"thp_migration_success 0\n"
-	"thp_migration_fail 0\n"
-	"thp_migration_split 0\n"
-	"compact_migrate_scanned 0\n"
-	"compact_free_scanned 0\n"
-	"compact_isolated 0\n"
-	"compact_stall 0\n"
-	"compact_fail 0\n"
-	"compact_success 0\n"
-	"compact_daemon_wake 0\n"
-	"compact_daemon_migrate_scanned 0\n"
-	"compact_daemon_free_scanned 0\n"
-	"htlb_buddy_alloc_success 0\n"
-	"htlb_buddy_alloc_fail 0\n"
-	"unevictable_pgs_culled 7539\n"
-	"unevictable_pgs_scanned 0\n"
-	"unevictable_pgs_rescued 4858\n"
-	"unevictable_pgs_mlocked 7301\n"
-	"unevictable_pgs_munlocked 5011\n"
-	"unevictable_pgs_cleared 0\n"
-	"unevictable_pgs_stranded 0\n"
-	"thp_fault_alloc 0\n"
-	"thp_fault_fallback 0\n"
-	"thp_fault_fallback_charge 0\n"
-	"thp_collapse_alloc 0\n"
-	"thp_collapse_alloc_failed 0\n"
-	"thp_file_alloc 0\n"
-	"thp_file_fallback 0\n"
-	"thp_file_fallback_charge 0\n"
-	"thp_file_mapped 0\n"
-	"thp_split_page 0\n"
-	"thp_split_page_failed 0\n"
-	"thp_deferred_split_page 0\n"
-	"thp_underused_split_page 0\n"
-	"thp_split_pmd 0\n"
-	"thp_scan_exceed_none_pte 0\n"
-	"thp_scan_exceed_swap_pte 0\n"
-	"thp_scan_exceed_share_pte 0\n"
-	"thp_split_pud 0\n"
-	"thp_zero_page_alloc 0\n"
-	"thp_zero_page_alloc_failed 0\n"
-	"thp_swpout 0\n"
-	"thp_swpout_fallback 0\n"
-	"balloon_inflate 0\n"
-	"balloon_deflate 0\n"
-	"balloon_migrate 0\n"
-	"swap_ra 0\n"
-	"swap_ra_hit 0\n"
-	"swpin_zero 0\n"
-	"swpout_zero 0\n"
-	"ksm_swpin_copy 0\n"
-	"cow_ksm 0\n"
-	"zswpin 0\n"
-	"zswpout 0\n"
-	"zswpwb 0\n"
-	"direct_map_level2_splits 0\n"
-	"direct_map_level3_splits 0\n"
-	"direct_map_level2_collapses 0\n"
-	"direct_map_level3_collapses 0\n"
-	"nr_unstable 0\n";
+static const char x86_vmstat[] = "nr_free_pages 1044232\n"
+				 "nr_free_pages_blocks 999936\n"
+				 "nr_zone_inactive_anon 1320\n"
+				 "nr_zone_active_anon 382\n"
+				 "nr_zone_inactive_file 31313\n"
+				 "nr_zone_active_file 26429\n"
+				 "nr_zone_unevictable 2680\n"
+				 "nr_zone_write_pending 233\n"
+				 "nr_mlock 2291\n"
+				 "nr_zspages 0\n"
+				 "nr_free_cma 0\n"
+				 "numa_hit 1384578\n"
+				 "numa_miss 0\n"
+				 "numa_foreign 0\n"
+				 "numa_interleave 1141\n"
+				 "numa_local 1384578\n"
+				 "numa_other 0\n"
+				 "nr_inactive_anon 1323\n"
+				 "nr_active_anon 382\n"
+				 "nr_inactive_file 31313\n"
+				 "nr_active_file 26429\n"
+				 "nr_unevictable 2680\n"
+				 "nr_slab_reclaimable 13832\n"
+				 "nr_slab_unreclaimable 5739\n"
+				 "nr_isolated_anon 0\n"
+				 "nr_isolated_file 0\n"
+				 "workingset_nodes 8595\n"
+				 "workingset_refault_anon 0\n"
+				 "workingset_refault_file 76485\n"
+				 "workingset_activate_anon 0\n"
+				 "workingset_activate_file 4921\n"
+				 "workingset_restore_anon 0\n"
+				 "workingset_restore_file 0\n"
+				 "workingset_nodereclaim 0\n"
+				 "nr_anon_pages 2123\n"
+				 "nr_mapped 2598\n"
+				 "nr_file_pages 59980\n"
+				 "nr_dirty 233\n"
+				 "nr_writeback 0\n"
+				 "nr_shmem 2238\n"
+				 "nr_shmem_hugepages 0\n"
+				 "nr_shmem_pmdmapped 0\n"
+				 "nr_file_hugepages 0\n"
+				 "nr_file_pmdmapped 0\n"
+				 "nr_anon_transparent_hugepages 0\n"
+				 "nr_vmscan_write 0\n"
+				 "nr_vmscan_immediate_reclaim 405\n"
+				 "nr_dirtied 83589\n"
+				 "nr_written 59563\n"
+				 "nr_throttled_written 0\n"
+				 "nr_kernel_misc_reclaimable 0\n"
+				 "nr_foll_pin_acquired 0\n"
+				 "nr_foll_pin_released 0\n"
+				 "nr_kernel_stack 1316\n"
+				 "nr_page_table_pages 398\n"
+				 "nr_sec_page_table_pages 0\n"
+				 "nr_iommu_pages 0\n"
+				 "nr_swapcached 0\n"
+				 "pgpromote_success 0\n"
+				 "pgpromote_candidate 0\n"
+				 "pgpromote_candidate_nrl 0\n"
+				 "pgdemote_kswapd 0\n"
+				 "pgdemote_direct 0\n"
+				 "pgdemote_khugepaged 0\n"
+				 "pgdemote_proactive 0\n"
+				 "nr_hugetlb 0\n"
+				 "nr_balloon_pages 0\n"
+				 "nr_kernel_file_pages 0\n"
+				 "nr_dirty_threshold 1220757\n"
+				 "nr_dirty_background_threshold 609633\n"
+				 "nr_memmap_pages 0\n"
+				 "nr_memmap_boot_pages 98304\n"
+				 "pgpgin 1403281\n"
+				 "pgpgout 240624\n"
+				 "pswpin 0\n"
+				 "pswpout 0\n"
+				 "pgalloc_dma 0\n"
+				 "pgalloc_dma32 0\n"
+				 "pgalloc_normal 1494154\n"
+				 "pgalloc_movable 0\n"
+				 "pgalloc_device 0\n"
+				 "allocstall_dma 0\n"
+				 "allocstall_dma32 0\n"
+				 "allocstall_normal 0\n"
+				 "allocstall_movable 0\n"
+				 "allocstall_device 0\n"
+				 "pgskip_dma 0\n"
+				 "pgskip_dma32 0\n"
+				 "pgskip_normal 0\n"
+				 "pgskip_movable 0\n"
+				 "pgskip_device 0\n"
+				 "pgfree 2543951\n"
+				 "pgactivate 79359\n"
+				 "pgdeactivate 0\n"
+				 "pglazyfree 23011\n"
+				 "pgfault 1443323\n"
+				 "pgmajfault 1011\n"
+				 "pglazyfreed 0\n"
+				 "pgrefill 0\n"
+				 "pgreuse 248372\n"
+				 "pgsteal_kswapd 0\n"
+				 "pgsteal_direct 0\n"
+				 "pgsteal_khugepaged 0\n"
+				 "pgsteal_proactive 0\n"
+				 "pgscan_kswapd 0\n"
+				 "pgscan_direct 0\n"
+				 "pgscan_khugepaged 0\n"
+				 "pgscan_proactive 0\n"
+				 "pgscan_direct_throttle 0\n"
+				 "pgscan_anon 0\n"
+				 "pgscan_file 0\n"
+				 "pgsteal_anon 0\n"
+				 "pgsteal_file 0\n"
+				 "zone_reclaim_success 0\n"
+				 "zone_reclaim_failed 0\n"
+				 "pginodesteal 0\n"
+				 "slabs_scanned 249\n"
+				 "kswapd_inodesteal 0\n"
+				 "kswapd_low_wmark_hit_quickly 0\n"
+				 "kswapd_high_wmark_hit_quickly 0\n"
+				 "pageoutrun 0\n"
+				 "pgrotated 381\n"
+				 "drop_pagecache 1\n"
+				 "drop_slab 2\n"
+				 "oom_kill 0\n"
+				 "numa_pte_updates 0\n"
+				 "numa_huge_pte_updates 0\n"
+				 "numa_hint_faults 0\n"
+				 "numa_hint_faults_local 0\n"
+				 "numa_pages_migrated 0\n"
+				 "pgmigrate_success 0\n"
+				 "pgmigrate_fail 0\n"
+				 "thp_migration_success 0\n"
+				 "thp_migration_fail 0\n"
+				 "thp_migration_split 0\n"
+				 "compact_migrate_scanned 0\n"
+				 "compact_free_scanned 0\n"
+				 "compact_isolated 0\n"
+				 "compact_stall 0\n"
+				 "compact_fail 0\n"
+				 "compact_success 0\n"
+				 "compact_daemon_wake 0\n"
+				 "compact_daemon_migrate_scanned 0\n"
+				 "compact_daemon_free_scanned 0\n"
+				 "htlb_buddy_alloc_success 0\n"
+				 "htlb_buddy_alloc_fail 0\n"
+				 "unevictable_pgs_culled 7539\n"
+				 "unevictable_pgs_scanned 0\n"
+				 "unevictable_pgs_rescued 4858\n"
+				 "unevictable_pgs_mlocked 7301\n"
+				 "unevictable_pgs_munlocked 5011\n"
+				 "unevictable_pgs_cleared 0\n"
+				 "unevictable_pgs_stranded 0\n"
+				 "thp_fault_alloc 0\n"
+				 "thp_fault_fallback 0\n"
+				 "thp_fault_fallback_charge 0\n"
+				 "thp_collapse_alloc 0\n"
+				 "thp_collapse_alloc_failed 0\n"
+				 "thp_file_alloc 0\n"
+				 "thp_file_fallback 0\n"
+				 "thp_file_fallback_charge 0\n"
+				 "thp_file_mapped 0\n"
+				 "thp_split_page 0\n"
+				 "thp_split_page_failed 0\n"
+				 "thp_deferred_split_page 0\n"
+				 "thp_underused_split_page 0\n"
+				 "thp_split_pmd 0\n"
+				 "thp_scan_exceed_none_pte 0\n"
+				 "thp_scan_exceed_swap_pte 0\n"
+				 "thp_scan_exceed_share_pte 0\n"
+				 "thp_split_pud 0\n"
+				 "thp_zero_page_alloc 0\n"
+				 "thp_zero_page_alloc_failed 0\n"
+				 "thp_swpout 0\n"
+				 "thp_swpout_fallback 0\n"
+				 "balloon_inflate 0\n"
+				 "balloon_deflate 0\n"
+				 "balloon_migrate 0\n"
+				 "swap_ra 0\n"
+				 "swap_ra_hit 0\n"
+				 "swpin_zero 0\n"
+				 "swpout_zero 0\n"
+				 "ksm_swpin_copy 0\n"
+				 "cow_ksm 0\n"
+				 "zswpin 0\n"
+				 "zswpout 0\n"
+				 "zswpwb 0\n"
+				 "direct_map_level2_splits 0\n"
+				 "direct_map_level3_splits 0\n"
+				 "direct_map_level2_collapses 0\n"
+				 "direct_map_level3_collapses 0\n"
+				 "nr_unstable 0\n";
 
 /*
  * Excerpt of /proc/vmstat of an Android 4.14 phone: "workingset_refault"
  * before the 5.9 split; no pgsteal_kswapd/_direct (4.14 split those per
  * zone: pgsteal_kswapd_normal ...), no oom_kill on this build.
  */
-static const char android414_vmstat[] =
-	"nr_free_pages 35120\n"
-	"nr_zone_inactive_anon 95442\n"
-	"workingset_refault 2351179\n"
-	"workingset_activate 460227\n"
-	"pgpgin 44197860\n"
-	"pgpgout 3561004\n"
-	"pswpin 1304821\n"
-	"pswpout 2517043\n"
-	"pgfault 389224183\n"
-	"pgmajfault 2141509\n"
-	"pgsteal_kswapd_normal 9310231\n"
-	"pgscan_kswapd 13419987\n"
-	"pgscan_direct 412307\n"
-	"pgscan_direct_throttle 0\n";
+static const char android414_vmstat[] = "nr_free_pages 35120\n"
+					"nr_zone_inactive_anon 95442\n"
+					"workingset_refault 2351179\n"
+					"workingset_activate 460227\n"
+					"pgpgin 44197860\n"
+					"pgpgout 3561004\n"
+					"pswpin 1304821\n"
+					"pswpout 2517043\n"
+					"pgfault 389224183\n"
+					"pgmajfault 2141509\n"
+					"pgsteal_kswapd_normal 9310231\n"
+					"pgscan_kswapd 13419987\n"
+					"pgscan_direct 412307\n"
+					"pgscan_direct_throttle 0\n";
 
-static const char x86_meminfo[] =
-	"MemTotal:       24683656 kB\n"
-	"MemFree:        24312148 kB\n"
-	"MemAvailable:   24364176 kB\n"
-	"Buffers:            4192 kB\n"
-	"Cached:           235728 kB\n"
-	"SwapCached:            0 kB\n"
-	"Active:           107244 kB\n"
-	"Inactive:         130444 kB\n"
-	"Active(anon):       1528 kB\n"
-	"Inactive(anon):     5192 kB\n"
-	"Active(file):     105716 kB\n"
-	"Inactive(file):   125252 kB\n"
-	"Unevictable:       10720 kB\n"
-	"Mlocked:            9164 kB\n"
-	"SwapTotal:             0 kB\n"
-	"SwapFree:              0 kB\n"
-	"Zswap:                 0 kB\n"
-	"Zswapped:              0 kB\n"
-	"Dirty:               932 kB\n"
-	"Writeback:             0 kB\n"
-	"AnonPages:          8592 kB\n"
-	"Mapped:            10392 kB\n"
-	"Shmem:              8952 kB\n"
-	"KReclaimable:      55328 kB\n"
-	"Slab:              78284 kB\n"
-	"SReclaimable:      55328 kB\n"
-	"SUnreclaim:        22956 kB\n"
-	"KernelStack:        1316 kB\n"
-	"PageTables:         1592 kB\n"
-	"SecPageTables:         0 kB\n"
-	"NFS_Unstable:          0 kB\n"
-	"Bounce:                0 kB\n"
-	"WritebackTmp:          0 kB\n"
-	"CommitLimit:    12341828 kB\n"
-	"Committed_AS:      48908 kB\n"
-	"VmallocTotal:   34359738367 kB\n"
-	"VmallocUsed:        5556 kB\n"
-	"VmallocChunk:          0 kB\n"
-	"Percpu:              688 kB\n"
-	"AnonHugePages:         0 kB\n"
-	"ShmemHugePages:        0 kB\n"
-	"ShmemPmdMapped:        0 kB\n"
-	"FileHugePages:         0 kB\n"
-	"FilePmdMapped:         0 kB\n"
-	"Balloon:               0 kB\n"
-	"HugePages_Total:       0\n"
-	"HugePages_Free:        0\n"
-	"HugePages_Rsvd:        0\n"
-	"HugePages_Surp:        0\n"
-	"Hugepagesize:       2048 kB\n"
-	"Hugetlb:               0 kB\n"
-	"DirectMap4k:       20480 kB\n"
-	"DirectMap2M:     2076672 kB\n"
-	"DirectMap1G:    25165824 kB\n";
+static const char x86_meminfo[] = "MemTotal:       24683656 kB\n"
+				  "MemFree:        24312148 kB\n"
+				  "MemAvailable:   24364176 kB\n"
+				  "Buffers:            4192 kB\n"
+				  "Cached:           235728 kB\n"
+				  "SwapCached:            0 kB\n"
+				  "Active:           107244 kB\n"
+				  "Inactive:         130444 kB\n"
+				  "Active(anon):       1528 kB\n"
+				  "Inactive(anon):     5192 kB\n"
+				  "Active(file):     105716 kB\n"
+				  "Inactive(file):   125252 kB\n"
+				  "Unevictable:       10720 kB\n"
+				  "Mlocked:            9164 kB\n"
+				  "SwapTotal:             0 kB\n"
+				  "SwapFree:              0 kB\n"
+				  "Zswap:                 0 kB\n"
+				  "Zswapped:              0 kB\n"
+				  "Dirty:               932 kB\n"
+				  "Writeback:             0 kB\n"
+				  "AnonPages:          8592 kB\n"
+				  "Mapped:            10392 kB\n"
+				  "Shmem:              8952 kB\n"
+				  "KReclaimable:      55328 kB\n"
+				  "Slab:              78284 kB\n"
+				  "SReclaimable:      55328 kB\n"
+				  "SUnreclaim:        22956 kB\n"
+				  "KernelStack:        1316 kB\n"
+				  "PageTables:         1592 kB\n"
+				  "SecPageTables:         0 kB\n"
+				  "NFS_Unstable:          0 kB\n"
+				  "Bounce:                0 kB\n"
+				  "WritebackTmp:          0 kB\n"
+				  "CommitLimit:    12341828 kB\n"
+				  "Committed_AS:      48908 kB\n"
+				  "VmallocTotal:   34359738367 kB\n"
+				  "VmallocUsed:        5556 kB\n"
+				  "VmallocChunk:          0 kB\n"
+				  "Percpu:              688 kB\n"
+				  "AnonHugePages:         0 kB\n"
+				  "ShmemHugePages:        0 kB\n"
+				  "ShmemPmdMapped:        0 kB\n"
+				  "FileHugePages:         0 kB\n"
+				  "FilePmdMapped:         0 kB\n"
+				  "Balloon:               0 kB\n"
+				  "HugePages_Total:       0\n"
+				  "HugePages_Free:        0\n"
+				  "HugePages_Rsvd:        0\n"
+				  "HugePages_Surp:        0\n"
+				  "Hugepagesize:       2048 kB\n"
+				  "Hugetlb:               0 kB\n"
+				  "DirectMap4k:       20480 kB\n"
+				  "DirectMap2M:     2076672 kB\n"
+				  "DirectMap1G:    25165824 kB\n";
 
 /* Android 3.10 kernel: before MemAvailable (3.14); Active: line missing. */
-static const char old_meminfo[] =
-	"MemTotal:        1899564 kB\n"
-	"MemFree:          109012 kB\n"
-	"Buffers:           14732 kB\n"
-	"Cached:           406756 kB\n"
-	"SwapCached:        10444 kB\n"
-	"Active(anon):     447936 kB\n"
-	"Inactive(anon):   160588 kB\n"
-	"Active(file):     201440 kB\n"
-	"Inactive(file):   198932 kB\n"
-	"Inactive:         359520 kB\n"
-	"HugePages_Total:       0\n";
+static const char old_meminfo[] = "MemTotal:        1899564 kB\n"
+				  "MemFree:          109012 kB\n"
+				  "Buffers:           14732 kB\n"
+				  "Cached:           406756 kB\n"
+				  "SwapCached:        10444 kB\n"
+				  "Active(anon):     447936 kB\n"
+				  "Inactive(anon):   160588 kB\n"
+				  "Active(file):     201440 kB\n"
+				  "Inactive(file):   198932 kB\n"
+				  "Inactive:         359520 kB\n"
+				  "HugePages_Total:       0\n";
 
 static const char psi_cpu[] =
-	"some avg10=84.67 avg60=42.42 avg300=13.71 total=50507705\n"
-	"full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n";
+    "some avg10=84.67 avg60=42.42 avg300=13.71 total=50507705\n"
+    "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n";
 static const char psi_io[] =
-	"some avg10=0.01 avg60=0.07 avg300=0.37 total=4251166\n"
-	"full avg10=0.00 avg60=0.03 avg300=0.34 total=3977782\n";
+    "some avg10=0.01 avg60=0.07 avg300=0.37 total=4251166\n"
+    "full avg10=0.00 avg60=0.03 avg300=0.34 total=3977782\n";
 /* cpu pressure before 5.13 had no "full" line. */
 static const char psi_cpu_old[] =
-	"some avg10=0.02 avg60=1.35 avg300=0.76 total=3304596\n";
+    "some avg10=0.02 avg60=1.35 avg300=0.76 total=3304596\n";
 static const char loadavg_txt[] = "0.27 0.13 0.05 1/77 2234\n";
 
 /* --------------------------------------------------------------- feeding */
@@ -590,8 +586,8 @@ assert_times(const struct cpu_times *t, uint64_t user, uint64_t nice,
 
 /* A failed parse must leave *ret as it was: fill, parse, compare. */
 static void
-assert_fails_untouched(parse_fn fn, const char *text, size_t len,
-    size_t size, int want)
+assert_fails_untouched(parse_fn fn, const char *text, size_t len, size_t size,
+    int want)
 {
 	unsigned char *ret = malloc(size), *ref = malloc(size);
 	int r;
@@ -606,24 +602,24 @@ assert_fails_untouched(parse_fn fn, const char *text, size_t len,
 	free(ref);
 }
 
-#define STAT_FAILS(text, want) \
+#define STAT_FAILS(text, want)                                   \
 	assert_fails_untouched(w_procstat, (text), strlen(text), \
 	    sizeof(struct procstat), (want))
-#define LOADAVG_FAILS(text, want) \
+#define LOADAVG_FAILS(text, want)                               \
 	assert_fails_untouched(w_loadavg, (text), strlen(text), \
 	    sizeof(struct loadavg), (want))
-#define PSI_FAILS(text, want) \
+#define PSI_FAILS(text, want)                               \
 	assert_fails_untouched(w_psi, (text), strlen(text), \
 	    sizeof(struct psi), (want))
-#define VMSTAT_FAILS(text, want) \
+#define VMSTAT_FAILS(text, want)                               \
 	assert_fails_untouched(w_vmstat, (text), strlen(text), \
 	    sizeof(struct vmstat), (want))
-#define MEMINFO_FAILS(text, want) \
+#define MEMINFO_FAILS(text, want)                               \
 	assert_fails_untouched(w_meminfo, (text), strlen(text), \
 	    sizeof(struct meminfo), (want))
-#define U64_FAILS(text, want) \
-	assert_fails_untouched(w_u64, (text), strlen(text), \
-	    sizeof(uint64_t), (want))
+#define U64_FAILS(text, want)                                                 \
+	assert_fails_untouched(w_u64, (text), strlen(text), sizeof(uint64_t), \
+	    (want))
 
 /* ------------------------------------------------------------ /proc/stat */
 
@@ -649,7 +645,7 @@ START_TEST(test_stat_x86_6x)
 	ck_assert_uint_eq(st.procs_blocked, 0);
 	ck_assert_uint_eq(st.have,
 	    PROCSTAT_HAVE_CTXT | PROCSTAT_HAVE_BTIME | PROCSTAT_HAVE_PROCESSES |
-	    PROCSTAT_HAVE_RUNNING | PROCSTAT_HAVE_BLOCKED);
+		PROCSTAT_HAVE_RUNNING | PROCSTAT_HAVE_BLOCKED);
 }
 END_TEST
 
@@ -657,8 +653,8 @@ START_TEST(test_stat_android_offline)
 {
 	ck_assert_int_eq(STAT(android_stat), 0);
 	/* the aggregate still holds offline cpu5's frozen counters */
-	assert_times(&st.all, 1526351, 260613, 1085243, 31450642, 21831,
-	    158730, 52776, 0, 0, 0);
+	assert_times(&st.all, 1526351, 260613, 1085243, 31450642, 21831, 158730,
+	    52776, 0, 0, 0);
 	assert_times(&st.cpu[0], 270218, 52170, 265231, 3507117, 4952, 57612,
 	    28437, 0, 0, 0);
 	assert_times(&st.cpu[7], 89913, 12545, 29587, 4302601, 671, 3590, 584,
@@ -683,9 +679,11 @@ END_TEST
 START_TEST(test_stat_hotplug_pair)
 {
 	ck_assert_int_eq(feed(w_procstat, android_stat, strlen(android_stat),
-	    &st), 0);
+			     &st),
+	    0);
 	ck_assert_int_eq(feed(w_procstat, android_stat_later,
-	    strlen(android_stat_later), &st2), 0);
+			     strlen(android_stat_later), &st2),
+	    0);
 	/* cpu5 came back, cpu7 went: both deltas are invalid for metrics */
 	ck_assert_uint_eq(st.online[5], 0);
 	ck_assert_uint_eq(st2.online[5], 1);
@@ -718,8 +716,8 @@ START_TEST(test_stat_old_kernel_4cols)
 	ck_assert_uint_eq(st.btime, 1062191376);
 	ck_assert_uint_eq(st.processes, 2915);
 	ck_assert_uint_eq(st.procs_running, 0);
-	ck_assert_uint_eq(st.have, PROCSTAT_HAVE_CTXT | PROCSTAT_HAVE_BTIME |
-	    PROCSTAT_HAVE_PROCESSES);
+	ck_assert_uint_eq(st.have,
+	    PROCSTAT_HAVE_CTXT | PROCSTAT_HAVE_BTIME | PROCSTAT_HAVE_PROCESSES);
 }
 END_TEST
 
@@ -733,7 +731,8 @@ START_TEST(test_stat_8cols_and_extra_cols)
 
 	/* a future kernel appending columns: known prefix kept */
 	ck_assert_int_eq(STAT("cpu  1 2 3 4 5 6 7 8 9 10 11 12\n"
-				"cpu0 1 2 3 4 5 6 7 8 9 10 11\n"), 0);
+			      "cpu0 1 2 3 4 5 6 7 8 9 10 11\n"),
+	    0);
 	assert_times(&st.all, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10);
 	assert_times(&st.cpu[0], 1, 2, 3, 4, 5, 6, 7, 8, 9, 10);
 	/* ... but a non-number among them is still garbage */
@@ -751,7 +750,8 @@ START_TEST(test_stat_minimal_and_layout)
 	ck_assert_uint_eq(st.have, 0);
 	/* tabs, runs of blanks, blank lines, cpu lines after the scalars */
 	ck_assert_int_eq(STAT("\n ctxt\t7 \n\ncpu3  9 8 7 6\n"
-				"cpu\t1  2 3 4\n  \n"), 0);
+			      "cpu\t1  2 3 4\n  \n"),
+	    0);
 	ck_assert_uint_eq(st.ctxt, 7);
 	ck_assert_uint_eq(st.have, PROCSTAT_HAVE_CTXT);
 	assert_times(&st.cpu[3], 9, 8, 7, 6, 0, 0, 0, 0, 0, 0);
@@ -760,7 +760,8 @@ START_TEST(test_stat_minimal_and_layout)
 	ck_assert_uint_eq(st.cpu_span, 4);
 	/* the largest value uint64_t holds */
 	ck_assert_int_eq(STAT("cpu  18446744073709551615 0 0 0\n"
-				"btime 18446744073709551615\n"), 0);
+			      "btime 18446744073709551615\n"),
+	    0);
 	ck_assert_uint_eq(st.all.user, UINT64_MAX);
 	ck_assert_uint_eq(st.btime, UINT64_MAX);
 }
@@ -798,8 +799,8 @@ START_TEST(test_stat_garbage)
 	STAT_FAILS("cpu  1 2 3 4\nbtime 1.5\n", -EINVAL);
 	STAT_FAILS(x86_stat + 1, -EINVAL); /* "pu  7381 ..." then cpu0.. */
 	/* a NUL inside a line is garbage, not an end of string */
-	assert_fails_untouched(w_procstat, "cpu  1 2\0 3 4\n", 14,
-	    sizeof(st), -EINVAL);
+	assert_fails_untouched(w_procstat, "cpu  1 2\0 3 4\n", 14, sizeof(st),
+	    -EINVAL);
 	/* lines that are not ours are skipped unread, garbage or not */
 	ck_assert_int_eq(STAT("cpu  1 2 3 4\nintr 1 x -3 \r\nswap ?\n"), 0);
 	ck_assert_int_eq(STAT("cpu  1 2 3 4\nctxt_switches x\nctx 1\n"), 0);
@@ -812,11 +813,11 @@ START_TEST(test_stat_overflow)
 	STAT_FAILS("cpu  18446744073709551616 0 0 0\n", -ERANGE);
 	STAT_FAILS("cpu  1 2 3 99999999999999999999\n", -ERANGE);
 	STAT_FAILS("cpu  1 2 3 4\ncpu0 1 2 3 4 5 6 7 8 9 18446744073709551620"
-		   "\n", -ERANGE);
+		   "\n",
+	    -ERANGE);
 	STAT_FAILS("cpu  1 2 3 4\nctxt 18446744073709551616\n", -ERANGE);
 	/* appended columns overflow too: checked, not silently dropped */
-	STAT_FAILS("cpu  1 2 3 4 5 6 7 8 9 10 18446744073709551616\n",
-	    -ERANGE);
+	STAT_FAILS("cpu  1 2 3 4 5 6 7 8 9 10 18446744073709551616\n", -ERANGE);
 	/* a cpu number that overflows is not a CPU index */
 	STAT_FAILS("cpu  1 2 3 4\ncpu18446744073709551616 1 2 3 4\n", -ERANGE);
 }
@@ -828,8 +829,7 @@ START_TEST(test_stat_duplicates)
 	    -EINVAL);
 	STAT_FAILS("cpu  1 2 3 4\ncpu  1 2 3 4\n", -EINVAL);
 	STAT_FAILS("cpu  1 2 3 4\nctxt 1\nctxt 1\n", -EINVAL);
-	STAT_FAILS("cpu  1 2 3 4\nprocs_blocked 0\nprocs_blocked 0\n",
-	    -EINVAL);
+	STAT_FAILS("cpu  1 2 3 4\nprocs_blocked 0\nprocs_blocked 0\n", -EINVAL);
 	/* "cpu01" is cpu1 written oddly: still a duplicate */
 	STAT_FAILS("cpu  1 2 3 4\ncpu1 1 2 3 4\ncpu01 1 2 3 4\n", -EINVAL);
 	/* the whole x86 text twice */
@@ -848,8 +848,9 @@ END_TEST
 START_TEST(test_stat_cpu_max)
 {
 	ck_assert_int_eq(STAT("cpu  1 2 3 4\ncpu0 1 1 1 1\ncpu511 5 5 5 5\n"
-				"cpu512 6 6 6 6\ncpu4096 7 7 7 7\n"
-				"cpu512 8 8 8 8\n"), 0);
+			      "cpu512 6 6 6 6\ncpu4096 7 7 7 7\n"
+			      "cpu512 8 8 8 8\n"),
+	    0);
 	ck_assert_uint_eq(st.online[511], 1);
 	assert_times(&st.cpu[511], 5, 5, 5, 5, 0, 0, 0, 0, 0, 0);
 	ck_assert_uint_eq(st.ncpu_online, 2);
@@ -902,16 +903,17 @@ START_TEST(test_stat_truncated)
 	ck_assert_uint_eq(st.ncpu_online, 0);
 	ck_assert_uint_eq(st.have, 0);
 	/* cut inside "ctxt": the line is unknown, so skipped */
-	ck_assert_int_eq(feed(w_procstat, t, (size_t)(strstr(t, "ctxt") - t) +
-	    3, &st), 0);
+	ck_assert_int_eq(feed(w_procstat, t,
+			     (size_t)(strstr(t, "ctxt") - t) + 3, &st),
+	    0);
 	ck_assert_uint_eq(st.ncpu_online, 7);
 	ck_assert_uint_eq(st.have, 0);
 	/* cut after "ctxt ": no number */
-	assert_fails_untouched(w_procstat, t, (size_t)(strstr(t, "ctxt") - t) +
-	    5, sizeof(st), -EINVAL);
+	assert_fails_untouched(w_procstat, t,
+	    (size_t)(strstr(t, "ctxt") - t) + 5, sizeof(st), -EINVAL);
 	/* cut inside "cpu7 89913 12545": a short cpu line */
-	assert_fails_untouched(w_procstat, t, (size_t)(strstr(t, "cpu7") - t) +
-	    16, sizeof(st), -EINVAL);
+	assert_fails_untouched(w_procstat, t,
+	    (size_t)(strstr(t, "cpu7") - t) + 16, sizeof(st), -EINVAL);
 }
 END_TEST
 
@@ -963,7 +965,9 @@ START_TEST(test_loadavg_real)
 	ck_assert_uint_eq(la.last_pid, 10059);
 
 	ck_assert_int_eq(LOADAVG("1024.00 7 0.5 4294967295/4294967295 "
-				 "4294967295\n", &la), 0);
+				 "4294967295\n",
+			     &la),
+	    0);
 	ck_assert_double_eq(la.avg1, 1024.0);
 	ck_assert_double_eq(la.avg5, 7.0);
 	ck_assert_double_eq(la.avg15, 0.5);
@@ -1014,8 +1018,7 @@ START_TEST(test_loadavg_garbage)
 	LOADAVG_FAILS("0.27 0.13 0.05 4294967296/77 2234\n", -ERANGE);
 	LOADAVG_FAILS("0.27 0.13 0.05 1/4294967296 2234\n", -ERANGE);
 	LOADAVG_FAILS("0.27 0.13 0.05 1/77 4294967296\n", -ERANGE);
-	LOADAVG_FAILS("18446744073709551616.00 0.13 0.05 1/77 2234\n",
-	    -ERANGE);
+	LOADAVG_FAILS("18446744073709551616.00 0.13 0.05 1/77 2234\n", -ERANGE);
 	/* not NUL-terminated: the pid ends at len, not at "99" */
 	{
 		struct loadavg la;
@@ -1055,7 +1058,9 @@ START_TEST(test_psi_real)
 	ck_assert_uint_eq(p.full.total_us, 3977782);
 
 	ck_assert_int_eq(PSI("some avg10=100.00 avg60=99.99 avg300=1.5 "
-			     "total=18446744073709551615", &p), 0);
+			     "total=18446744073709551615",
+			     &p),
+	    0);
 	ck_assert_double_eq(p.some.avg10, 100.0);
 	ck_assert_double_eq(p.some.avg60, 99.99);
 	ck_assert_double_eq(p.some.avg300, 1.5);
@@ -1087,17 +1092,19 @@ START_TEST(test_psi_garbage)
 	PSI_FAILS("\n", -EINVAL);
 	PSI_FAILS("full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n", -EINVAL);
 	PSI_FAILS("some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
-		  "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n", -EINVAL);
+		  "some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n",
+	    -EINVAL);
 	PSI_FAILS("some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
 		  "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
-		  "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n", -EINVAL);
+		  "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n",
+	    -EINVAL);
 	PSI_FAILS("some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
-		  "half avg10=0.00 avg60=0.00 avg300=0.00 total=0\n", -EINVAL);
+		  "half avg10=0.00 avg60=0.00 avg300=0.00 total=0\n",
+	    -EINVAL);
 	PSI_FAILS("some avg60=0.00 avg10=0.00 avg300=0.00 total=0\n", -EINVAL);
 	PSI_FAILS("some avg10=abc avg60=0.00 avg300=0.00 total=0\n", -EINVAL);
 	PSI_FAILS("some avg10= avg60=0.00 avg300=0.00 total=0\n", -EINVAL);
-	PSI_FAILS("some avg10 =0.00 avg60=0.00 avg300=0.00 total=0\n",
-	    -EINVAL);
+	PSI_FAILS("some avg10 =0.00 avg60=0.00 avg300=0.00 total=0\n", -EINVAL);
 	PSI_FAILS("some avg10=0,00 avg60=0.00 avg300=0.00 total=0\n", -EINVAL);
 	PSI_FAILS("some avg10=0.00 avg60=0.00 avg300=0.00\n", -EINVAL);
 	PSI_FAILS("some avg10=0.00 avg60=0.00 avg300=0.00 total=\n", -EINVAL);
@@ -1106,9 +1113,11 @@ START_TEST(test_psi_garbage)
 	PSI_FAILS("some avg10=0.00 avg60=0.00 avg300=0.00 total=0 x=1\n",
 	    -EINVAL);
 	PSI_FAILS("some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
-		  "full avg10=0.00\n", -EINVAL);
+		  "full avg10=0.00\n",
+	    -EINVAL);
 	PSI_FAILS("some avg10=0.00 avg60=0.00 avg300=0.00 "
-		  "total=18446744073709551616\n", -ERANGE);
+		  "total=18446744073709551616\n",
+	    -ERANGE);
 	PSI_FAILS("some\n", -EINVAL);
 	/* a cut in the middle of "total=" on the full line */
 	{
@@ -1181,11 +1190,15 @@ START_TEST(test_vmstat_refault_both_names)
 
 	/* the suffixed name wins, whichever comes first */
 	ck_assert_int_eq(VMSTAT("workingset_refault 5\n"
-				"workingset_refault_file 7\n", &vm), 0);
+				"workingset_refault_file 7\n",
+			     &vm),
+	    0);
 	ck_assert_uint_eq(vm.v[VM_WORKINGSET_REFAULT_FILE], 7);
 	ck_assert_uint_eq(vm.have, 1u << VM_WORKINGSET_REFAULT_FILE);
 	ck_assert_int_eq(VMSTAT("workingset_refault_file 7\n"
-				"workingset_refault 5\n", &vm), 0);
+				"workingset_refault 5\n",
+			     &vm),
+	    0);
 	ck_assert_uint_eq(vm.v[VM_WORKINGSET_REFAULT_FILE], 7);
 	VMSTAT_FAILS("workingset_refault 5\nworkingset_refault 5\n", -EINVAL);
 }
@@ -1208,7 +1221,9 @@ START_TEST(test_vmstat_garbage)
 	VMSTAT_FAILS("nr_free_pages 18446744073709551616\n", -ERANGE);
 	/* prefixes and suffixes of kept names are other keys */
 	ck_assert_int_eq(VMSTAT("pgfaul 1\npgfaults 2\noom_kills 3\n"
-				"pgfault: 4\n", &vm), 0);
+				"pgfault: 4\n",
+			     &vm),
+	    0);
 	ck_assert_uint_eq(vm.have, 0);
 	/* only unknown keys is a valid (if useless) vmstat */
 	ck_assert_int_eq(VMSTAT("nr_free_pages 18446744073709551615", &vm), 0);
@@ -1221,14 +1236,23 @@ END_TEST
 START_TEST(test_meminfo_x86_6x)
 {
 	static const uint64_t want[MI__MAX] = {
-		[MI_MEMTOTAL] = 24683656, [MI_MEMFREE] = 24312148,
-		[MI_MEMAVAILABLE] = 24364176, [MI_BUFFERS] = 4192,
-		[MI_CACHED] = 235728, [MI_SWAPCACHED] = 0,
-		[MI_ACTIVE] = 107244, [MI_INACTIVE] = 130444,
-		[MI_SWAPTOTAL] = 0, [MI_SWAPFREE] = 0, [MI_DIRTY] = 932,
-		[MI_ANONPAGES] = 8592, [MI_MAPPED] = 10392,
-		[MI_SHMEM] = 8952, [MI_SRECLAIMABLE] = 55328,
-		[MI_SUNRECLAIM] = 22956, [MI_KERNELSTACK] = 1316,
+		[MI_MEMTOTAL] = 24683656,
+		[MI_MEMFREE] = 24312148,
+		[MI_MEMAVAILABLE] = 24364176,
+		[MI_BUFFERS] = 4192,
+		[MI_CACHED] = 235728,
+		[MI_SWAPCACHED] = 0,
+		[MI_ACTIVE] = 107244,
+		[MI_INACTIVE] = 130444,
+		[MI_SWAPTOTAL] = 0,
+		[MI_SWAPFREE] = 0,
+		[MI_DIRTY] = 932,
+		[MI_ANONPAGES] = 8592,
+		[MI_MAPPED] = 10392,
+		[MI_SHMEM] = 8952,
+		[MI_SRECLAIMABLE] = 55328,
+		[MI_SUNRECLAIM] = 22956,
+		[MI_KERNELSTACK] = 1316,
 		[MI_PAGETABLES] = 1592,
 	};
 	struct meminfo mi;
@@ -1264,7 +1288,9 @@ START_TEST(test_meminfo_active_anon)
 
 	/* Active(anon) after Active: neither overwrites nor duplicates */
 	ck_assert_int_eq(MEMINFO("Active:  10 kB\nActive(anon):  3 kB\n"
-				 "Active(file):  7 kB\n", &mi), 0);
+				 "Active(file):  7 kB\n",
+			     &mi),
+	    0);
 	ck_assert_uint_eq(mi.kb[MI_ACTIVE], 10);
 	ck_assert_uint_eq(mi.have, 1u << MI_ACTIVE);
 }
@@ -1276,7 +1302,7 @@ START_TEST(test_meminfo_garbage)
 
 	MEMINFO_FAILS("", -EINVAL);
 	MEMINFO_FAILS("\n", -EINVAL);
-	MEMINFO_FAILS("MemTotal 8041504 kB\n", -EINVAL);	/* no colon */
+	MEMINFO_FAILS("MemTotal 8041504 kB\n", -EINVAL); /* no colon */
 	MEMINFO_FAILS("MemTotal:\n", -EINVAL);
 	MEMINFO_FAILS(":  5 kB\n", -EINVAL);
 	MEMINFO_FAILS("MemTotal: x kB\n", -EINVAL);
@@ -1294,7 +1320,8 @@ START_TEST(test_meminfo_garbage)
 	ck_assert_uint_eq(mi.kb[MI_MEMFREE], 12);
 	/* vendor lines with counts: fine */
 	ck_assert_int_eq(MEMINFO("HugePages_Total:   0\nION_heap:  5 kB\n",
-	    &mi), 0);
+			     &mi),
+	    0);
 	ck_assert_uint_eq(mi.have, 0);
 }
 END_TEST
@@ -1338,16 +1365,39 @@ END_TEST
 START_TEST(test_key_names)
 {
 	static const char *const vm[VM__MAX] = {
-		"pgfault", "pgmajfault", "pswpin", "pswpout", "pgpgin",
-		"pgpgout", "pgscan_kswapd", "pgscan_direct", "pgsteal_kswapd",
-		"pgsteal_direct", "workingset_refault_anon",
-		"workingset_refault_file", "oom_kill",
+		"pgfault",
+		"pgmajfault",
+		"pswpin",
+		"pswpout",
+		"pgpgin",
+		"pgpgout",
+		"pgscan_kswapd",
+		"pgscan_direct",
+		"pgsteal_kswapd",
+		"pgsteal_direct",
+		"workingset_refault_anon",
+		"workingset_refault_file",
+		"oom_kill",
 	};
 	static const char *const mi[MI__MAX] = {
-		"MemTotal", "MemFree", "MemAvailable", "Buffers", "Cached",
-		"SwapCached", "Active", "Inactive", "SwapTotal", "SwapFree",
-		"Dirty", "AnonPages", "Mapped", "Shmem", "SReclaimable",
-		"SUnreclaim", "KernelStack", "PageTables",
+		"MemTotal",
+		"MemFree",
+		"MemAvailable",
+		"Buffers",
+		"Cached",
+		"SwapCached",
+		"Active",
+		"Inactive",
+		"SwapTotal",
+		"SwapFree",
+		"Dirty",
+		"AnonPages",
+		"Mapped",
+		"Shmem",
+		"SReclaimable",
+		"SUnreclaim",
+		"KernelStack",
+		"PageTables",
 	};
 	int k;
 
@@ -1356,9 +1406,9 @@ START_TEST(test_key_names)
 	for (k = 0; k < MI__MAX; k++)
 		ck_assert_str_eq(meminfo_key_name(k), mi[k]);
 	ck_assert_ptr_null(vmstat_key_name(VM__MAX));
-	ck_assert_ptr_null(vmstat_key_name((enum vmstat_key)-1));
+	ck_assert_ptr_null(vmstat_key_name((enum vmstat_key) - 1));
 	ck_assert_ptr_null(meminfo_key_name(MI__MAX));
-	ck_assert_ptr_null(meminfo_key_name((enum meminfo_key)-1));
+	ck_assert_ptr_null(meminfo_key_name((enum meminfo_key) - 1));
 }
 END_TEST
 
@@ -1370,8 +1420,7 @@ END_TEST
  * a partial write) fails the test.
  */
 static void
-check_one(size_t p, const char *text, size_t len, const char *what,
-    size_t at)
+check_one(size_t p, const char *text, size_t len, const char *what, size_t at)
 {
 	static unsigned char ret[sizeof(struct procstat)];
 	static unsigned char ref[sizeof(struct procstat)];
@@ -1381,13 +1430,12 @@ check_one(size_t p, const char *text, size_t len, const char *what,
 	memset(ret, 0x5a, size);
 	memset(ref, 0x5a, size);
 	r = feed(parsers[p].fn, text, len, ret);
-	ck_assert_msg(r == 0 || r == -EINVAL || r == -ERANGE ||
-	    r == -ENODATA, "%s on %s at %zu: %d", parsers[p].name, what, at,
-	    r);
+	ck_assert_msg(r == 0 || r == -EINVAL || r == -ERANGE || r == -ENODATA,
+	    "%s on %s at %zu: %d", parsers[p].name, what, at, r);
 	if (r < 0)
 		ck_assert_msg(memcmp(ret, ref, size) == 0,
-		    "%s on %s at %zu: ret written on failure",
-		    parsers[p].name, what, at);
+		    "%s on %s at %zu: ret written on failure", parsers[p].name,
+		    what, at);
 }
 
 START_TEST(test_every_prefix)

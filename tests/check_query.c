@@ -28,8 +28,8 @@
 
 #define SEC NSEC_PER_SEC
 #define MIB (1u << 20)
-#define NWIN 1000   /* windows in the store */
-#define NTASK 150   /* processes per window (and as many threads) */
+#define NWIN 1000 /* windows in the store */
+#define NTASK 150 /* processes per window (and as many threads) */
 #define FRAME_MAX (1u << 20)
 #define BUDGET (4u * MIB) /* the default: max_output_bytes */
 
@@ -158,8 +158,7 @@ struct harness {
 };
 
 static void
-done_cb(uint64_t conn_id, uint32_t tag, uint8_t *frame, size_t len,
-    void *arg)
+done_cb(uint64_t conn_id, uint32_t tag, uint8_t *frame, size_t len, void *arg)
 {
 	struct harness *h = arg;
 	struct answer *a = &h->a[h->na % 4096];
@@ -250,10 +249,10 @@ top_query(void)
 START_TEST(test_budget_bounds_memory)
 {
 	struct store *s = make_store(NWIN);
-	struct query_opts o = { .threads = 2, .max_frame = FRAME_MAX,
+	struct query_opts o = { .threads = 2,
+		.max_frame = FRAME_MAX,
 		.budget = BUDGET };
-	struct rpc_query rq = windows_query(t_first, t_last + 10 * SEC,
-	    100000);
+	struct rpc_query rq = windows_query(t_first, t_last + 10 * SEC, 100000);
 	const Vitals__WindowList *wl;
 	struct harness h;
 	long base_kb, peak_kb, after_kb, old_peak_kb = 0;
@@ -304,17 +303,17 @@ START_TEST(test_budget_bounds_memory)
 	ck_assert_uint_ge(wl->n_windows, 1);
 	ck_assert_uint_lt(wl->n_windows, NWIN);
 	/* the newest windows: the next page is asked with an earlier `to` */
-	ck_assert_int_eq(wl->windows[wl->n_windows - 1]->wall_start_ns,
-	    t_last);
+	ck_assert_int_eq(wl->windows[wl->n_windows - 1]->wall_start_ns, t_last);
 	nw = wl->n_windows;
 	loaded = wl->loaded_bytes;
 	vitals__response__free_unpacked(h.a[0].resp, NULL);
 	h.a[0].resp = NULL;
 	after_kb = status_kb("VmRSS:");
-	fprintf(stderr, "windows x%u with tasks, max_windows 100000: "
+	fprintf(stderr,
+	    "windows x%u with tasks, max_windows 100000: "
 	    "unbudgeted peak +%ld KiB; budget %u KiB: %zu windows, "
-	    "%llu bytes loaded, peak +%ld KiB, after +%ld KiB\n", NWIN,
-	    old_peak_kb, BUDGET / 1024, nw, (unsigned long long)loaded,
+	    "%llu bytes loaded, peak +%ld KiB, after +%ld KiB\n",
+	    NWIN, old_peak_kb, BUDGET / 1024, nw, (unsigned long long)loaded,
 	    peak_kb - base_kb, after_kb - base_kb);
 	/* the reproduction: without a budget the read costs tens of MB */
 	ck_assert_int_gt(old_peak_kb, 40 * 1024);
@@ -350,8 +349,11 @@ cmp_i64(const void *a, const void *b)
 START_TEST(test_flood_does_not_starve)
 {
 	struct store *s = make_store(300);
-	struct query_opts o = { .threads = 2, .queue_max = 64,
-		.uid_queue = 8, .max_frame = FRAME_MAX, .budget = BUDGET };
+	struct query_opts o = { .threads = 2,
+		.queue_max = 64,
+		.uid_queue = 8,
+		.max_frame = FRAME_MAX,
+		.budget = BUDGET };
 	int64_t t0[TOPS], lat[TOPS], next_top = 0, now, alone;
 	struct rpc_query top = top_query();
 	unsigned busy = 0, flood = 0, tops = 0, got = 0, seen = 0, i;
@@ -375,8 +377,8 @@ START_TEST(test_flood_does_not_starve)
 		now = clock_ns(CLOCK_MONOTONIC);
 		for (;;) { /* keep the flood's queue full */
 			struct rpc_query rq = windows_query(t_first +
-			    (int64_t)(flood % 97) * SEC, t_last, 10 +
-			    flood % 30);
+				(int64_t)(flood % 97) * SEC,
+			    t_last, 10 + flood % 30);
 			int r = query_submit_uid(h.q, 1 + flood, FLOOD_UID, 0,
 			    &rq);
 
@@ -390,8 +392,10 @@ START_TEST(test_flood_does_not_starve)
 		if (tops < TOPS && tops == got && now >= next_top) {
 			top.id = tops;
 			t0[tops] = now;
-			ck_assert_int_eq(query_submit_uid(h.q, READER_CONN +
-			    tops, READER_UID, 0, &top), 0);
+			ck_assert_int_eq(query_submit_uid(h.q,
+					     READER_CONN + tops, READER_UID, 0,
+					     &top),
+			    0);
 			tops++;
 			next_top = now + 20 * NSEC_PER_MSEC;
 		}
@@ -408,11 +412,11 @@ START_TEST(test_flood_does_not_starve)
 		}
 	}
 	qsort(lat, TOPS, sizeof(lat[0]), cmp_i64);
-	fprintf(stderr, "top alone: %.1f ms; flood: %u reads queued, %u BUSY; "
+	fprintf(stderr,
+	    "top alone: %.1f ms; flood: %u reads queued, %u BUSY; "
 	    "the other uid's top: p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
-	    alone / 1e6, flood, busy,
-	    lat[TOPS / 2] / 1e6, lat[TOPS * 99 / 100] / 1e6,
-	    lat[TOPS - 1] / 1e6);
+	    alone / 1e6, flood, busy, lat[TOPS / 2] / 1e6,
+	    lat[TOPS * 99 / 100] / 1e6, lat[TOPS - 1] / 1e6);
 	ck_assert_uint_gt(busy, 0);
 	ck_assert_int_lt(lat[TOPS * 99 / 100], 500 * NSEC_PER_MSEC);
 	pool_free(&h);
@@ -436,10 +440,13 @@ holder_main(void *arg)
 	struct holder *hd = arg;
 
 	pthread_mutex_lock(&hd->s->lock);
-	ck_assert_int_eq(sqlite3_exec(hd->s->db, "BEGIN IMMEDIATE;"
-	    " DELETE FROM window_task WHERE window_id IN"
-	    " (SELECT id FROM windows ORDER BY id DESC LIMIT 100)", NULL,
-	    NULL, NULL), SQLITE_OK);
+	ck_assert_int_eq(
+	    sqlite3_exec(hd->s->db,
+		"BEGIN IMMEDIATE;"
+		" DELETE FROM window_task WHERE window_id IN"
+		" (SELECT id FROM windows ORDER BY id DESC LIMIT 100)",
+		NULL, NULL, NULL),
+	    SQLITE_OK);
 	hd->holding = true;
 	tu_sleep_ms(1500);
 	sqlite3_exec(hd->s->db, "ROLLBACK", NULL, NULL, NULL);
@@ -450,7 +457,8 @@ holder_main(void *arg)
 START_TEST(test_rollup_does_not_block_reads)
 {
 	struct store *s = make_store(120);
-	struct query_opts o = { .threads = 2, .max_frame = FRAME_MAX,
+	struct query_opts o = { .threads = 2,
+		.max_frame = FRAME_MAX,
 		.budget = BUDGET };
 	struct rpc_query top = top_query();
 	const Vitals__TaskList *tl;

@@ -66,8 +66,7 @@ START_TEST(test_role_lists)
 	ck_assert_int_eq(config_set(&cfg, "system_uid", "none"), 0);
 	ck_assert_int_eq(control_role(&cfg, 1000, 1000, 1066), ROLE_TRUSTED);
 	ck_assert_int_eq(control_role(&cfg, 1001, 5, 1066), ROLE_TRUSTED);
-	ck_assert_int_eq(control_role(&cfg, 10200, 3009, 1066),
-	    ROLE_TRUSTED);
+	ck_assert_int_eq(control_role(&cfg, 10200, 3009, 1066), ROLE_TRUSTED);
 	ck_assert_int_eq(control_role(&cfg, 65534, 65534, 1066), ROLE_READER);
 	ck_assert_int_eq(control_role(&cfg, 10200, 3003, 1066), ROLE_READER);
 	ck_assert_int_eq(control_role(&cfg, 10200, 1007, 1066), ROLE_READER);
@@ -105,8 +104,7 @@ START_TEST(test_config_keys)
 	ck_assert_uint_eq(cfg.shell_uid, 2000);
 	ck_assert_uint_eq(cfg.system_uid, 1000);
 	ck_assert_int_eq(config_set(&cfg, "system_uid", "x"), -EINVAL);
-	ck_assert_int_eq(config_set(&cfg, "system_uid", "4294967295"),
-	    -ERANGE);
+	ck_assert_int_eq(config_set(&cfg, "system_uid", "4294967295"), -ERANGE);
 	ck_assert_uint_eq(cfg.trusted_uids.n, 0);
 	ck_assert_int_eq(config_check(&cfg, err, sizeof(err)), 0);
 	ck_assert_int_eq(config_set(&cfg, "reader_uids", "1,x"), -EINVAL);
@@ -218,7 +216,9 @@ mkwindow(uint64_t seq, int64_t wall_start_ns)
 		ck_assert_int_eq(window_add_task(w, true, &t), 0);
 	}
 	/* A comm of arbitrary bytes: never invalid UTF-8 on the wire. */
-	t = mktask(99, 99, 0, "\xff\xfe" "ab\xc3");
+	t = mktask(99, 99, 0,
+	    "\xff\xfe"
+	    "ab\xc3");
 	ck_assert_int_eq(window_add_task(w, false, &t), 0);
 	return w;
 }
@@ -280,7 +280,8 @@ handle(const Vitals__Request *req, enum control_role role,
 
 	ck_assert_int_eq(frame_pack_request(req, &buf, &len), 0);
 	ck_assert_int_eq(rpc_handle(&fx.ctx, role, buf + VITALS_FRAME_HDR,
-	    len - VITALS_FRAME_HDR, res), 0);
+			     len - VITALS_FRAME_HDR, res),
+	    0);
 	free(buf);
 	if (res->verdict == RPC_QUERY) {
 		ck_assert_ptr_null(res->frame);
@@ -313,7 +314,8 @@ START_TEST(test_malformed)
 	uint32_t plen;
 
 	ck_assert_int_eq(rpc_handle(&fx.ctx, ROLE_TRUSTED, junk, sizeof(junk),
-	    &res), 0);
+			     &res),
+	    0);
 	ck_assert_int_eq(res.verdict, RPC_ANSWER_CLOSE);
 	ck_assert(res.bad_frame);
 	ck_assert_int_eq(frame_header(res.frame, MAXF, &plen), 0);
@@ -462,7 +464,7 @@ START_TEST(test_snapshot)
 	ck_assert_int_eq(w->procs[0]->id, 30);
 	for (i = 1; i < w->n_procs; i++)
 		ck_assert_uint_ge(w->procs[i - 1]->d_utime +
-		    w->procs[i - 1]->d_stime,
+			w->procs[i - 1]->d_stime,
 		    w->procs[i]->d_utime + w->procs[i]->d_stime);
 	vitals__response__free_unpacked(resp, NULL);
 
@@ -511,8 +513,8 @@ START_TEST(test_cache_top_clamp)
 	ck_assert_ptr_nonnull(w);
 	/* 100 tasks: 60 processes, 40 threads */
 	for (i = 0; i < 100; i++) {
-		t = mktask((int32_t)(1000 + i), (int32_t)(1000 + i % 60),
-		    i, "t");
+		t = mktask((int32_t)(1000 + i), (int32_t)(1000 + i % 60), i,
+		    "t");
 		ck_assert_int_eq(window_add_task(w, i >= 60, &t), 0);
 	}
 	fx.info.last = w;
@@ -599,8 +601,11 @@ END_TEST
 START_TEST(test_reid)
 {
 	static const uint64_t ids[] = { 0, 1, 300, UINT64_MAX };
-	struct rpc_query q = { .op = RPC_Q_TOP, .metric = METRIC_CPU,
-		.threads = true, .hz = 100, .from_wall_ns = 1,
+	struct rpc_query q = { .op = RPC_Q_TOP,
+		.metric = METRIC_CPU,
+		.threads = true,
+		.hz = 100,
+		.from_wall_ns = 1,
 		.to_wall_ns = 2 };
 	Vitals__Response *resp;
 	uint8_t *f0, *f;
@@ -608,8 +613,7 @@ START_TEST(test_reid)
 	uint32_t plen;
 	unsigned i;
 
-	ck_assert_int_eq(rpc_answer_top(&q, fx.w->procs, 3, MAXF, &f0, &l0),
-	    0);
+	ck_assert_int_eq(rpc_answer_top(&q, fx.w->procs, 3, MAXF, &f0, &l0), 0);
 	for (i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
 		ck_assert_int_eq(rpc_frame_reid(f0, l0, ids[i], &f, &l), 0);
 		ck_assert_int_eq(frame_header(f, MAXF, &plen), 0);
@@ -663,8 +667,7 @@ START_TEST(test_too_large)
 	resp = handle(&req, ROLE_READER, &res);
 	ck_assert_int_eq(resp->status, VITALS__STATUS__STATUS_TOO_LARGE);
 	ck_assert_uint_eq(resp->id, 15);
-	ck_assert_int_eq(resp->result_case,
-	    VITALS__RESPONSE__RESULT__NOT_SET);
+	ck_assert_int_eq(resp->result_case, VITALS__RESPONSE__RESULT__NOT_SET);
 	vitals__response__free_unpacked(resp, NULL);
 
 	req.op_case = VITALS__REQUEST__OP_DUMP;
@@ -945,8 +948,10 @@ run_query(const struct rpc_query *q)
 
 START_TEST(test_query_run)
 {
-	struct rpc_query q = { .id = 21, .from_wall_ns = T0,
-		.to_wall_ns = T0 + 60 * SEC, .hz = 100 };
+	struct rpc_query q = { .id = 21,
+		.from_wall_ns = T0,
+		.to_wall_ns = T0 + 60 * SEC,
+		.hz = 100 };
 	Vitals__Response *resp;
 	size_t i;
 
@@ -1038,8 +1043,9 @@ START_TEST(test_query_run)
 		ck_assert(resp->windows->truncated);
 		ck_assert(resp->windows->budget_exhausted);
 		ck_assert_uint_eq(resp->windows->budget_bytes, 0);
-		ck_assert_int_eq(resp->windows->windows[
-		    resp->windows->n_windows - 1]->wall_start_ns,
+		ck_assert_int_eq(resp->windows
+				     ->windows[resp->windows->n_windows - 1]
+				     ->wall_start_ns,
 		    T0 + 50 * SEC);
 		vitals__response__free_unpacked(resp, NULL);
 
@@ -1066,8 +1072,7 @@ struct done_rec {
 };
 
 static void
-done_fn(uint64_t conn_id, uint32_t tag, uint8_t *frame, size_t len,
-    void *arg)
+done_fn(uint64_t conn_id, uint32_t tag, uint8_t *frame, size_t len, void *arg)
 {
 	struct done_rec *d = arg;
 	Vitals__Response *resp;
@@ -1107,8 +1112,11 @@ query_dequeued(struct query *qq)
 
 START_TEST(test_query_thread)
 {
-	struct rpc_query q = { .op = RPC_Q_TOP, .from_wall_ns = T0,
-		.to_wall_ns = T0 + 60 * SEC, .n = 3, .hz = 100 };
+	struct rpc_query q = { .op = RPC_Q_TOP,
+		.from_wall_ns = T0,
+		.to_wall_ns = T0 + 60 * SEC,
+		.n = 3,
+		.hz = 100 };
 	struct done_rec d = { 0 };
 	struct timeval tv = { 10, 0 };
 	struct control_stats st;
@@ -1120,7 +1128,8 @@ START_TEST(test_query_thread)
 	d.base = event_base_new();
 	ck_assert_ptr_nonnull(d.base);
 	ck_assert_int_eq(query_new(d.base, qstore, 4, MAXF, 0, done_fn, &d,
-	    &qq), 0);
+			     &qq),
+	    0);
 
 	/* While the store is busy: one runs (blocked), four (different)
 	 * wait, the rest are refused; connection 2 closes and loses its

@@ -28,7 +28,7 @@
 #include "testutil.h"
 #include "vitalsd.h"
 
-#define SVC_UID 2901u	/* an unused uid standing for the service user */
+#define SVC_UID 2901u /* an unused uid standing for the service user */
 
 static char *dir;
 static char path[PATH_MAX];
@@ -243,8 +243,7 @@ START_TEST(test_statedir_checks)
 	/* not a directory */
 	ck_assert_int_eq(rmdir(real), 0);
 	make_file(real, "");
-	ck_assert_int_eq(statedir_open(real, &fd, err, sizeof(err)),
-	    -ENOTDIR);
+	ck_assert_int_eq(statedir_open(real, &fd, err, sizeof(err)), -ENOTDIR);
 }
 END_TEST
 
@@ -252,8 +251,7 @@ END_TEST
  * given to it, one of another owner refused, root's files out of reach. */
 START_TEST(test_statedir_service_ids)
 {
-	struct privs_req rq = { .drop = true, .uid = SVC_UID,
-		.gid = SVC_UID };
+	struct privs_req rq = { .drop = true, .uid = SVC_UID, .gid = SVC_UID };
 	char state[PATH_MAX], p[PATH_MAX + 16], err[256];
 	struct stat st;
 	int fd = -1, f;
@@ -307,8 +305,7 @@ START_TEST(test_statedir_service_ids)
 	snprintf(p, sizeof(p), "%s/closed", dir);
 	ck_assert_int_eq(mkdir(p, 0700), 0);
 	snprintf(state, sizeof(state), "%s/closed/state", dir);
-	ck_assert_int_eq(statedir_open(state, &fd, err, sizeof(err)),
-	    -EACCES);
+	ck_assert_int_eq(statedir_open(state, &fd, err, sizeof(err)), -EACCES);
 	ck_assert_msg(strstr(err, "cannot reach") != NULL, "%s", err);
 }
 END_TEST

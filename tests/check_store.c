@@ -159,8 +159,8 @@ full_window(uint64_t seq, int64_t wall, unsigned nprocs, unsigned nthreads)
 		w->inv_samples[i] = i + 1;
 		w->inv_deltas[i] = 10 * i + 3;
 	}
-	w->all.d = (struct cpu_times){ 101, 102, 103, 104, 105, 106, 107,
-		108, 109, 110 };
+	w->all.d = (struct cpu_times){ 101, 102, 103, 104, 105, 106, 107, 108,
+		109, 110 };
 	w->all.samples = 37;
 	w->all.wall_ns = 9999999937;
 	ck_assert_int_eq(window_grow_cpus(w, 4), 0);
@@ -221,8 +221,8 @@ full_window(uint64_t seq, int64_t wall, unsigned nprocs, unsigned nthreads)
 		gauge_add(&w->mem_kb[i], 1000.0 * (i + 1) + 4);
 	}
 	for (i = 0; i < nprocs; i++) {
-		struct window_task t = mktask(100 + (int32_t)i, 5000 + i,
-		    i % 7, i % 3);
+		struct window_task t = mktask(100 + (int32_t)i, 5000 + i, i % 7,
+		    i % 3);
 
 		t.born = i % 5 == 0;
 		t.exited = i % 11 == 0;
@@ -454,15 +454,20 @@ START_TEST(schema_created)
 		char mode[16];
 
 		ck_assert_int_eq(store_exec(s, "PRAGMA journal_mode", mode,
-		    sizeof(mode)), 0);
+				     sizeof(mode)),
+		    0);
 		ck_assert_str_eq(mode, "wal");
 	}
-	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM sqlite_schema WHERE"
-	    " type = 'table' AND name IN ('windows', 'window_cpu',"
-	    " 'window_count', 'window_gauge', 'window_psi', 'window_task')"),
+	ck_assert_int_eq(
+	    q_int(s,
+		"SELECT count(*) FROM sqlite_schema WHERE"
+		" type = 'table' AND name IN ('windows', 'window_cpu',"
+		" 'window_count', 'window_gauge', 'window_psi', 'window_task')"),
 	    6);
-	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM sqlite_schema WHERE"
-	    " type = 'index' AND name = 'windows_wall'"), 1);
+	ck_assert_int_eq(q_int(s,
+			     "SELECT count(*) FROM sqlite_schema WHERE"
+			     " type = 'index' AND name = 'windows_wall'"),
+	    1);
 	store_get_stats(s, &st);
 	ck_assert_int_eq(st.state, STORE_OK);
 	ck_assert_uint_eq(st.corrupt_moved, 0);
@@ -507,8 +512,10 @@ START_TEST(round_trip_every_field)
 	ck_assert_uint_eq(n, 1);
 	eq_window(w, v[0]);
 	/* the store keeps thread names as NULL when they equal comm */
-	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM window_task"
-	    " WHERE thread = 1 AND name IS NULL"), 40);
+	ck_assert_int_eq(q_int(s,
+			     "SELECT count(*) FROM window_task"
+			     " WHERE thread = 1 AND name IS NULL"),
+	    40);
 	/* the offline CPU without data has no row but reads back unknown */
 	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM window_cpu"), 4);
 	ck_assert_int_eq(v[0]->cpu[2].max_khz, -1);
@@ -532,8 +539,11 @@ START_TEST(round_trip_empty_window)
 	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM window_psi"), 0);
 	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM window_gauge"), 0);
 	/* a gauge without readings is NULL in SQL, never 0 */
-	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM window_cpu"
-	    " WHERE khz_n = 0 AND khz_min IS NULL AND ratio_max IS NULL"), 1);
+	ck_assert_int_eq(
+	    q_int(s,
+		"SELECT count(*) FROM window_cpu"
+		" WHERE khz_n = 0 AND khz_min IS NULL AND ratio_max IS NULL"),
+	    1);
 	free_windows(v, n);
 	window_free(w);
 	store_close(s);
@@ -597,30 +607,30 @@ END_TEST
 
 /* Rows as the first schema wrote them, in its own column set. */
 static const char v1_rows[] =
-	"INSERT INTO windows (id, level, boot_id, seq, mono_start_ns,"
-	" mono_end_ns, boot_start_ns, boot_end_ns, wall_start_ns, wall_end_ns,"
-	" duration_ns, hz, interval_ms, cpu_span, samples, samples_valid,"
-	" d_ctxt, d_processes, vm_samples, self_utime_us, self_stime_us,"
-	" sample_ns_sum, sample_ns_max, late_ticks, burst_samples,"
-	" procs_scanned, threads_scanned, procs_exited, threads_exited,"
-	" cpu_dropped) VALUES (1, 0, 'b1', 9, 90000000000, 100000000000,"
-	" 90000000007, 100000000007, 1699999800000000000,"
-	" 1699999810000000000, 10000000000, 100, 1000, 1, 10, 9, 5555, 3, 9,"
-	" 111, 22, 3000000, 400000, 1, 0, 321, 1234, 2, 5, 0);"
-	"INSERT INTO window_cpu (window_id, cpu, user, nice, system, idle,"
-	" iowait, irq, softirq, steal, guest, guest_nice, samples, wall_ns,"
-	" online_end, khz_n, max_khz, capacity, ratio_n) VALUES"
-	" (1, -1, 10, 0, 5, 85, 0, 0, 0, 0, 0, 0, 9, 9000000000, 0, 0, NULL,"
-	" NULL, 0),"
-	" (1, 0, 10, 0, 5, 85, 0, 0, 0, 0, 0, 0, 9, 9000000000, 1, 0, 1800000,"
-	" 1024, 0);"
-	"INSERT INTO window_count VALUES (1, 'inv_sample', 'slept', 1),"
-	" (1, 'vmstat', 'pgfault', 4242);"
-	"INSERT INTO window_gauge VALUES (1, 'sys', 'load1', 2, 0.5, 1.5,"
-	" 2.0, 1.5), (1, 'meminfo', 'MemFree', 1, 100, 100, 100, 100);"
-	"INSERT INTO window_task VALUES (1, 0, 1234, 777, 1234, 10001,"
-	" 'surfaceflinger', NULL, 50, 20, 100, 1, 9, 9000000000, 900, 112.5,"
-	" 3000, 2900, 0, 0);";
+    "INSERT INTO windows (id, level, boot_id, seq, mono_start_ns,"
+    " mono_end_ns, boot_start_ns, boot_end_ns, wall_start_ns, wall_end_ns,"
+    " duration_ns, hz, interval_ms, cpu_span, samples, samples_valid,"
+    " d_ctxt, d_processes, vm_samples, self_utime_us, self_stime_us,"
+    " sample_ns_sum, sample_ns_max, late_ticks, burst_samples,"
+    " procs_scanned, threads_scanned, procs_exited, threads_exited,"
+    " cpu_dropped) VALUES (1, 0, 'b1', 9, 90000000000, 100000000000,"
+    " 90000000007, 100000000007, 1699999800000000000,"
+    " 1699999810000000000, 10000000000, 100, 1000, 1, 10, 9, 5555, 3, 9,"
+    " 111, 22, 3000000, 400000, 1, 0, 321, 1234, 2, 5, 0);"
+    "INSERT INTO window_cpu (window_id, cpu, user, nice, system, idle,"
+    " iowait, irq, softirq, steal, guest, guest_nice, samples, wall_ns,"
+    " online_end, khz_n, max_khz, capacity, ratio_n) VALUES"
+    " (1, -1, 10, 0, 5, 85, 0, 0, 0, 0, 0, 0, 9, 9000000000, 0, 0, NULL,"
+    " NULL, 0),"
+    " (1, 0, 10, 0, 5, 85, 0, 0, 0, 0, 0, 0, 9, 9000000000, 1, 0, 1800000,"
+    " 1024, 0);"
+    "INSERT INTO window_count VALUES (1, 'inv_sample', 'slept', 1),"
+    " (1, 'vmstat', 'pgfault', 4242);"
+    "INSERT INTO window_gauge VALUES (1, 'sys', 'load1', 2, 0.5, 1.5,"
+    " 2.0, 1.5), (1, 'meminfo', 'MemFree', 1, 100, 100, 100, 100);"
+    "INSERT INTO window_task VALUES (1, 0, 1234, 777, 1234, 10001,"
+    " 'surfaceflinger', NULL, 50, 20, 100, 1, 9, 9000000000, 900, 112.5,"
+    " 3000, 2900, 0, 0);";
 
 START_TEST(migrate_from_v1)
 {
@@ -632,11 +642,15 @@ START_TEST(migrate_from_v1)
 	ck_assert_int_eq(store_create_version(path, 1, v1_rows), 0);
 	s = open_default();
 	ck_assert_int_eq(q_int(s, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
-	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM sqlite_schema WHERE"
-	    " name = 'windows_wall'"), 1);
+	ck_assert_int_eq(q_int(s,
+			     "SELECT count(*) FROM sqlite_schema WHERE"
+			     " name = 'windows_wall'"),
+	    1);
 	/* the added health columns say "not recorded", not "ok" */
-	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM windows"
-	    " WHERE store_state IS NULL"), 1);
+	ck_assert_int_eq(q_int(s,
+			     "SELECT count(*) FROM windows"
+			     " WHERE store_state IS NULL"),
+	    1);
 	ck_assert_int_eq(store_windows(s, T0, T0 + 10 * SEC, 0, &v, &n), 0);
 	ck_assert_uint_eq(n, 1);
 	w = v[0];
@@ -663,8 +677,9 @@ START_TEST(migrate_from_v1)
 	free_windows(v, n);
 	/* and the migrated file takes new windows */
 	put(s, full_window(100, T0 + 60 * SEC, 2, 0));
-	ck_assert_int_eq(store_top(s, T0, T0 + 3600 * SEC, false, METRIC_CPU,
-	    1, &t, &n), 0);
+	ck_assert_int_eq(store_top(s, T0, T0 + 3600 * SEC, false, METRIC_CPU, 1,
+			     &t, &n),
+	    0);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_int_eq(t[0].id, 1234);
 	free(t);
@@ -675,8 +690,9 @@ END_TEST
 START_TEST(create_version_rejects)
 {
 	ck_assert_int_eq(store_create_version(path, 0, NULL), -EINVAL);
-	ck_assert_int_eq(store_create_version(path,
-	    STORE_SCHEMA_VERSION + 1, NULL), -EINVAL);
+	ck_assert_int_eq(store_create_version(path, STORE_SCHEMA_VERSION + 1,
+			     NULL),
+	    -EINVAL);
 	ck_assert_int_eq(store_create_version(path, 1, NULL), 0);
 	ck_assert_int_eq(store_create_version(path, 1, NULL), -EEXIST);
 }
@@ -723,15 +739,21 @@ START_TEST(rollup_through_store)
 		put(s, roll_window(k, T0 + k * 10 * SEC));
 	put(s, roll_window(99, now - 60 * SEC)); /* too young to roll */
 	ck_assert_int_eq(store_maintain(s, now), 0);
-	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM windows"
-	    " WHERE level = 1"), 2);
-	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM windows"
-	    " WHERE level = 0"), 1);
+	ck_assert_int_eq(q_int(s,
+			     "SELECT count(*) FROM windows"
+			     " WHERE level = 1"),
+	    2);
+	ck_assert_int_eq(q_int(s,
+			     "SELECT count(*) FROM windows"
+			     " WHERE level = 0"),
+	    1);
 	store_get_stats(s, &st);
 	ck_assert_uint_eq(st.windows_rolled, 12);
 	/* the children of the merged windows went with them */
-	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM window_task t WHERE"
-	    " NOT EXISTS (SELECT 1 FROM windows w WHERE w.id = t.window_id)"),
+	ck_assert_int_eq(
+	    q_int(s,
+		"SELECT count(*) FROM window_task t WHERE"
+		" NOT EXISTS (SELECT 1 FROM windows w WHERE w.id = t.window_id)"),
 	    0);
 
 	ck_assert_int_eq(store_windows(s, T0, T0 + 60 * SEC, 0, &v, &n), 0);
@@ -772,8 +794,10 @@ START_TEST(rollup_through_store)
 	/* a day later both minutes fold into one 10-minute window */
 	now = T0 + 25 * 3600 * SEC;
 	ck_assert_int_eq(store_maintain(s, now), 0);
-	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM windows"
-	    " WHERE level = 2"), 1);
+	ck_assert_int_eq(q_int(s,
+			     "SELECT count(*) FROM windows"
+			     " WHERE level = 2"),
+	    1);
 	ck_assert_int_eq(store_windows(s, T0, T0 + 600 * SEC, 0, &v, &n), 0);
 	ck_assert_uint_eq(n, 1);
 	w = v[0];
@@ -799,8 +823,11 @@ START_TEST(rollup_through_store)
 		ck_assert_int_eq(store_put(s, r), 0);
 		window_free(r);
 	}
-	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM windows"
-	    " WHERE wall_start_ns < " "1700000400000000000"), 1);
+	ck_assert_int_eq(q_int(s,
+			     "SELECT count(*) FROM windows"
+			     " WHERE wall_start_ns < "
+			     "1700000400000000000"),
+	    1);
 	store_close(s);
 }
 END_TEST
@@ -850,12 +877,14 @@ START_TEST(windows_at_granularity)
 	ck_assert_double_eq(v[1]->load1.min, 6);
 	free_windows(v, n);
 	/* a range that cuts windows takes every window it overlaps */
-	ck_assert_int_eq(store_windows(s, T0 + 15 * SEC, T0 + 21 * SEC, 0,
-	    &v, &n), 0);
+	ck_assert_int_eq(store_windows(s, T0 + 15 * SEC, T0 + 21 * SEC, 0, &v,
+			     &n),
+	    0);
 	ck_assert_uint_eq(n, 2);
 	free_windows(v, n);
-	ck_assert_int_eq(store_windows(s, T0 + 500 * SEC, T0 + 600 * SEC, 0,
-	    &v, &n), 0);
+	ck_assert_int_eq(store_windows(s, T0 + 500 * SEC, T0 + 600 * SEC, 0, &v,
+			     &n),
+	    0);
 	ck_assert_uint_eq(n, 0);
 	free(v);
 	ck_assert_int_eq(store_windows(s, T0, T0, 0, &v, &n), -EINVAL);
@@ -874,8 +903,9 @@ START_TEST(windows_newest_max)
 
 	for (k = 0; k < 12; k++)
 		put(s, roll_window(k, T0 + k * 10 * SEC));
-	ck_assert_int_eq(store_windows_max(s, T0, T0 + 120 * SEC, 0, 3, &v,
-	    &n, &trunc), 0);
+	ck_assert_int_eq(store_windows_max(s, T0, T0 + 120 * SEC, 0, 3, &v, &n,
+			     &trunc),
+	    0);
 	ck_assert_uint_eq(n, 3);
 	ck_assert(trunc);
 	for (k = 0; k < 3; k++) {
@@ -886,48 +916,55 @@ START_TEST(windows_newest_max)
 	}
 	free_windows(v, n);
 	/* exactly as many as match, or more room: not truncated */
-	ck_assert_int_eq(store_windows_max(s, T0, T0 + 120 * SEC, 0, 12, &v,
-	    &n, &trunc), 0);
+	ck_assert_int_eq(store_windows_max(s, T0, T0 + 120 * SEC, 0, 12, &v, &n,
+			     &trunc),
+	    0);
 	ck_assert_uint_eq(n, 12);
 	ck_assert(!trunc);
 	ck_assert_int_eq(v[0]->wall_start_ns, T0);
 	free_windows(v, n);
 	ck_assert_int_eq(store_windows_max(s, T0, T0 + 120 * SEC, 0, 100, &v,
-	    &n, &trunc), 0);
+			     &n, &trunc),
+	    0);
 	ck_assert_uint_eq(n, 12);
 	ck_assert(!trunc);
 	free_windows(v, n);
 	/* 0: no limit */
-	ck_assert_int_eq(store_windows_max(s, T0, T0 + 120 * SEC, 0, 0, &v,
-	    &n, &trunc), 0);
+	ck_assert_int_eq(store_windows_max(s, T0, T0 + 120 * SEC, 0, 0, &v, &n,
+			     &trunc),
+	    0);
 	ck_assert_uint_eq(n, 12);
 	ck_assert(!trunc);
 	free_windows(v, n);
 	/* a range cut inside: the newest of that range */
-	ck_assert_int_eq(store_windows_max(s, T0, T0 + 45 * SEC, 0, 2, &v,
-	    &n, NULL), 0);
+	ck_assert_int_eq(store_windows_max(s, T0, T0 + 45 * SEC, 0, 2, &v, &n,
+			     NULL),
+	    0);
 	ck_assert_uint_eq(n, 2);
 	ck_assert_int_eq(v[0]->wall_start_ns, T0 + 30 * SEC);
 	ck_assert_int_eq(v[1]->wall_start_ns, T0 + 40 * SEC);
 	free_windows(v, n);
 
 	/* at a granularity the cap counts buckets, each merged whole */
-	ck_assert_int_eq(store_windows_max(s, T0, T0 + 120 * SEC, 60, 1, &v,
-	    &n, &trunc), 0);
+	ck_assert_int_eq(store_windows_max(s, T0, T0 + 120 * SEC, 60, 1, &v, &n,
+			     &trunc),
+	    0);
 	ck_assert_uint_eq(n, 1);
 	ck_assert(trunc);
 	ck_assert_int_eq(v[0]->wall_start_ns, T0 + 60 * SEC);
 	ck_assert_uint_eq(v[0]->d_ctxt, 100 * 6 + 6 + 7 + 8 + 9 + 10 + 11);
 	ck_assert_uint_eq(v[0]->load1.n, 6);
 	free_windows(v, n);
-	ck_assert_int_eq(store_windows_max(s, T0, T0 + 120 * SEC, 60, 2, &v,
-	    &n, &trunc), 0);
+	ck_assert_int_eq(store_windows_max(s, T0, T0 + 120 * SEC, 60, 2, &v, &n,
+			     &trunc),
+	    0);
 	ck_assert_uint_eq(n, 2);
 	ck_assert(!trunc);
 	ck_assert_uint_eq(v[0]->d_ctxt, 615);
 	free_windows(v, n);
-	ck_assert_int_eq(store_windows_max(s, T0, T0 + 120 * SEC, 30, 3, &v,
-	    &n, &trunc), 0);
+	ck_assert_int_eq(store_windows_max(s, T0, T0 + 120 * SEC, 30, 3, &v, &n,
+			     &trunc),
+	    0);
 	ck_assert_uint_eq(n, 3);
 	ck_assert(trunc);
 	ck_assert_int_eq(v[0]->wall_start_ns, T0 + 30 * SEC);
@@ -950,8 +987,9 @@ START_TEST(retention_by_age)
 	unsigned k;
 
 	for (k = 0; k < 50; k++)
-		put(s, full_window(k, now - 8LL * 86400 * SEC + k * 10 * SEC,
-		    100, 20));
+		put(s,
+		    full_window(k, now - 8LL * 86400 * SEC + k * 10 * SEC, 100,
+			20));
 	put(s, full_window(100, now - 6LL * 86400 * SEC, 1, 0));
 	put(s, full_window(101, now - 60 * SEC, 1, 0));
 	store_close(s);
@@ -1028,7 +1066,8 @@ START_TEST(retention_by_size)
 		char ok[16];
 
 		ck_assert_int_eq(store_exec(s, "PRAGMA integrity_check", ok,
-		    sizeof(ok)), 0);
+				     sizeof(ok)),
+		    0);
 		ck_assert_str_eq(ok, "ok");
 	}
 	store_close(s);
@@ -1118,8 +1157,9 @@ START_TEST(top_n_each_metric)
 	size_t n;
 
 	put_top_fixture(s);
-	ck_assert_int_eq(store_top(s, T0, T0 + 20 * SEC, false, METRIC_CPU,
-	    10, &t, &n), 0);
+	ck_assert_int_eq(store_top(s, T0, T0 + 20 * SEC, false, METRIC_CPU, 10,
+			     &t, &n),
+	    0);
 	ck_assert_uint_eq(n, 4);
 	ck_assert_int_eq(t[0].id, 10);
 	ck_assert_uint_eq(t[0].d_utime, 80);
@@ -1141,8 +1181,9 @@ START_TEST(top_n_each_metric)
 	ck_assert(!t[3].born);
 	free(t);
 
-	ck_assert_int_eq(store_top(s, T0, T0 + 20 * SEC, false,
-	    METRIC_MINFLT, 2, &t, &n), 0);
+	ck_assert_int_eq(store_top(s, T0, T0 + 20 * SEC, false, METRIC_MINFLT,
+			     2, &t, &n),
+	    0);
 	ck_assert_uint_eq(n, 2);
 	ck_assert_int_eq(t[0].id, 20);
 	ck_assert_uint_eq(t[0].d_minflt, 9000);
@@ -1150,32 +1191,36 @@ START_TEST(top_n_each_metric)
 	ck_assert_uint_eq(t[1].d_minflt, 11);
 	free(t);
 
-	ck_assert_int_eq(store_top(s, T0, T0 + 20 * SEC, false,
-	    METRIC_MAJFLT, 1, &t, &n), 0);
+	ck_assert_int_eq(store_top(s, T0, T0 + 20 * SEC, false, METRIC_MAJFLT,
+			     1, &t, &n),
+	    0);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_int_eq(t[0].id, 20);
 	ck_assert_uint_eq(t[0].starttime, 999);
 	ck_assert_uint_eq(t[0].d_majflt, 50);
 	free(t);
 
-	ck_assert_int_eq(store_top(s, T0, T0 + 20 * SEC, false, METRIC_RSS,
-	    1, &t, &n), 0);
+	ck_assert_int_eq(store_top(s, T0, T0 + 20 * SEC, false, METRIC_RSS, 1,
+			     &t, &n),
+	    0);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_int_eq(t[0].id, 30);
 	ck_assert_uint_eq(t[0].rss_pages_max, 90000);
 	free(t);
 
 	/* threads are their own list */
-	ck_assert_int_eq(store_top(s, T0, T0 + 20 * SEC, true, METRIC_CPU,
-	    10, &t, &n), 0);
+	ck_assert_int_eq(store_top(s, T0, T0 + 20 * SEC, true, METRIC_CPU, 10,
+			     &t, &n),
+	    0);
 	ck_assert_uint_eq(n, 2);
 	ck_assert_int_eq(t[0].id, 11);
 	ck_assert_int_eq(t[1].id, 12);
 	free(t);
 
 	/* the whole hour brings in window 3: pid 30 leads */
-	ck_assert_int_eq(store_top(s, T0, T0 + 3601 * SEC, false, METRIC_CPU,
-	    0, &t, &n), 0);
+	ck_assert_int_eq(store_top(s, T0, T0 + 3601 * SEC, false, METRIC_CPU, 0,
+			     &t, &n),
+	    0);
 	ck_assert_uint_eq(n, 4);
 	ck_assert_int_eq(t[0].id, 30);
 	ck_assert_uint_eq(t[0].d_utime, 10003);
@@ -1183,11 +1228,13 @@ START_TEST(top_n_each_metric)
 
 	/* empty range, bad metric */
 	ck_assert_int_eq(store_top(s, T0 + 100 * SEC, T0 + 200 * SEC, false,
-	    METRIC_CPU, 5, &t, &n), 0);
+			     METRIC_CPU, 5, &t, &n),
+	    0);
 	ck_assert_uint_eq(n, 0);
 	free(t);
-	ck_assert_int_eq(store_top(s, T0, T0 + SEC, false,
-	    (enum store_metric)9, 5, &t, &n), -EINVAL);
+	ck_assert_int_eq(store_top(s, T0, T0 + SEC, false, (enum store_metric)9,
+			     5, &t, &n),
+	    -EINVAL);
 	store_close(s);
 }
 END_TEST
@@ -1200,33 +1247,34 @@ START_TEST(process_history)
 	size_t n;
 
 	put_top_fixture(s);
-	ck_assert_int_eq(store_process(s, 10, 0, T0, T0 + 7200 * SEC, &t,
-	    &n), 0);
+	ck_assert_int_eq(store_process(s, 10, 0, T0, T0 + 7200 * SEC, &t, &n),
+	    0);
 	ck_assert_uint_eq(n, 2);
 	ck_assert_uint_eq(t[0].d_utime, 50);
 	ck_assert_uint_eq(t[1].d_utime, 30);
 	ck_assert_str_eq(t[1].name, "renamed.by.exec");
 	free(t);
 	/* all instances of pid 20, in time order; then just one */
-	ck_assert_int_eq(store_process(s, 20, 0, T0, T0 + 7200 * SEC, &t,
-	    &n), 0);
+	ck_assert_int_eq(store_process(s, 20, 0, T0, T0 + 7200 * SEC, &t, &n),
+	    0);
 	ck_assert_uint_eq(n, 2);
 	ck_assert_uint_eq(t[0].starttime, 200);
 	ck_assert_uint_eq(t[1].starttime, 999);
 	free(t);
-	ck_assert_int_eq(store_process(s, 20, 999, T0, T0 + 7200 * SEC, &t,
-	    &n), 0);
+	ck_assert_int_eq(store_process(s, 20, 999, T0, T0 + 7200 * SEC, &t, &n),
+	    0);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_uint_eq(t[0].d_majflt, 50);
 	free(t);
 	/* a thread id is not a process */
-	ck_assert_int_eq(store_process(s, 11, 0, T0, T0 + 7200 * SEC, &t,
-	    &n), 0);
+	ck_assert_int_eq(store_process(s, 11, 0, T0, T0 + 7200 * SEC, &t, &n),
+	    0);
 	ck_assert_uint_eq(n, 0);
 	free(t);
 	/* history carries each row's window */
-	ck_assert_int_eq(store_history(s, false, 30, 300, T0,
-	    T0 + 7200 * SEC, &h, &n), 0);
+	ck_assert_int_eq(store_history(s, false, 30, 300, T0, T0 + 7200 * SEC,
+			     &h, &n),
+	    0);
 	ck_assert_uint_eq(n, 2);
 	ck_assert_int_eq(h[0].wall_start_ns, T0);
 	ck_assert_int_eq(h[1].wall_start_ns, T0 + 3600 * SEC);
@@ -1235,8 +1283,9 @@ START_TEST(process_history)
 	ck_assert_uint_eq(h[1].level, 0);
 	ck_assert_uint_eq(h[1].t.d_utime, 10000);
 	free(h);
-	ck_assert_int_eq(store_history(s, true, 12, 100, T0,
-	    T0 + 7200 * SEC, &h, &n), 0);
+	ck_assert_int_eq(store_history(s, true, 12, 100, T0, T0 + 7200 * SEC,
+			     &h, &n),
+	    0);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_int_eq(h[0].t.id, 12);
 	free(h);
@@ -1247,13 +1296,13 @@ END_TEST
 /* ------------------------------------------------------------- corruption */
 
 enum damage {
-	DMG_GARBAGE,	/* the whole file overwritten with random bytes */
-	DMG_TRUNCATED,	/* cut to half its length */
-	DMG_TEXT,	/* not SQLite at all */
-	DMG_PAGES,	/* valid header, garbage inside the b-trees */
-	DMG_FOREIGN_ID, /* another application's database */
+	DMG_GARBAGE,	    /* the whole file overwritten with random bytes */
+	DMG_TRUNCATED,	    /* cut to half its length */
+	DMG_TEXT,	    /* not SQLite at all */
+	DMG_PAGES,	    /* valid header, garbage inside the b-trees */
+	DMG_FOREIGN_ID,	    /* another application's database */
 	DMG_FOREIGN_TABLES, /* SQLite without our mark, with tables */
-	DMG_FUTURE,	/* ours, from a newer schema than this build */
+	DMG_FUTURE,	    /* ours, from a newer schema than this build */
 	DMG_OUR_MARK_NO_TABLES, /* our mark but the tables are gone */
 	DMG__MAX
 };
@@ -1307,24 +1356,29 @@ damage(enum damage d)
 	case DMG_FOREIGN_ID:
 		s = open_default();
 		ck_assert_int_eq(store_exec(s, "PRAGMA application_id = 1234",
-		    NULL, 0), 0);
+				     NULL, 0),
+		    0);
 		store_close(s);
 		break;
 	case DMG_FOREIGN_TABLES:
 		ck_assert_int_eq(unlink(path), 0);
-		ck_assert_int_eq(store_create_version(path, 1,
-		    "PRAGMA application_id = 0; PRAGMA user_version = 0;"), 0);
+		ck_assert_int_eq(
+		    store_create_version(path, 1,
+			"PRAGMA application_id = 0; PRAGMA user_version = 0;"),
+		    0);
 		break;
 	case DMG_FUTURE:
 		s = open_default();
-		ck_assert_int_eq(store_exec(s, "PRAGMA user_version = 99",
-		    NULL, 0), 0);
+		ck_assert_int_eq(store_exec(s, "PRAGMA user_version = 99", NULL,
+				     0),
+		    0);
 		store_close(s);
 		break;
 	case DMG_OUR_MARK_NO_TABLES:
 		s = open_default();
-		ck_assert_int_eq(store_exec(s, "DROP TABLE window_task",
-		    NULL, 0), 0);
+		ck_assert_int_eq(store_exec(s, "DROP TABLE window_task", NULL,
+				     0),
+		    0);
 		store_close(s);
 		break;
 	default:
@@ -1352,7 +1406,7 @@ START_TEST(corrupt_moved_aside)
 	store_get_stats(s, &st);
 	ck_assert_uint_eq(st.corrupt_moved, 1);
 	ck_assert_msg(strncmp(st.corrupt_path, path, strlen(path)) == 0 &&
-	    strncmp(st.corrupt_path + strlen(path), ".corrupt-", 9) == 0,
+		strncmp(st.corrupt_path + strlen(path), ".corrupt-", 9) == 0,
 	    "moved to %s", st.corrupt_path);
 	ck_assert(exists(st.corrupt_path));
 	if (d == DMG_GARBAGE) {
@@ -1396,8 +1450,9 @@ START_TEST(corrupt_while_open_recovers)
 	for (k = 0; k < 30; k++)
 		put(s, full_window(k, T0 + k * 10 * SEC, 40, 10));
 	/* everything in the main file, nothing of it in memory */
-	ck_assert_int_eq(store_exec(s, "PRAGMA wal_checkpoint(TRUNCATE)",
-	    NULL, 0), 0);
+	ck_assert_int_eq(store_exec(s, "PRAGMA wal_checkpoint(TRUNCATE)", NULL,
+			     0),
+	    0);
 	ck_assert_uint_gt(fsize(path), 8 * 4096);
 	overwrite(4096, fsize(path) - 4096, 3);
 	ck_assert_int_eq(store_exec(s, "PRAGMA shrink_memory", NULL, 0), 0);
@@ -1417,7 +1472,7 @@ START_TEST(corrupt_while_open_recovers)
 	ck_assert_int_eq(st.state, STORE_OK);
 	ck_assert_uint_eq(st.corrupt_moved, 1);
 	ck_assert_msg(strncmp(st.corrupt_path, path, strlen(path)) == 0 &&
-	    strncmp(st.corrupt_path + strlen(path), ".corrupt-", 9) == 0,
+		strncmp(st.corrupt_path + strlen(path), ".corrupt-", 9) == 0,
 	    "moved to %s", st.corrupt_path);
 	ck_assert(exists(st.corrupt_path));
 	ck_assert(exists(path));
@@ -1453,8 +1508,9 @@ START_TEST(writer_recovers_corrupt_store)
 
 	for (k = 0; k < 30; k++)
 		put(s, full_window(k, T0 + k * 10 * SEC, 40, 10));
-	ck_assert_int_eq(store_exec(s, "PRAGMA wal_checkpoint(TRUNCATE)",
-	    NULL, 0), 0);
+	ck_assert_int_eq(store_exec(s, "PRAGMA wal_checkpoint(TRUNCATE)", NULL,
+			     0),
+	    0);
 	overwrite(4096, fsize(path) - 4096, 3);
 	ck_assert_int_eq(store_exec(s, "PRAGMA shrink_memory", NULL, 0), 0);
 	ck_assert_int_eq(writer_start(s, 16, &wr), 0);
@@ -1547,8 +1603,9 @@ START_TEST(full_maps_to_enospc)
 	free_windows(v, n);
 	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM window_task"), 15);
 	/* space comes back: the same window goes in, state is ok again */
-	ck_assert_int_eq(store_exec(s, "PRAGMA max_page_count = 1000000",
-	    NULL, 0), 0);
+	ck_assert_int_eq(store_exec(s, "PRAGMA max_page_count = 1000000", NULL,
+			     0),
+	    0);
 	ck_assert_int_eq(store_put(s, w), 0);
 	store_get_stats(s, &st);
 	ck_assert_int_eq(st.state, STORE_OK);
@@ -1617,11 +1674,13 @@ START_TEST(shared_handle_two_threads)
 	ck_assert_int_eq(pthread_create(&th, NULL, writer_main, s), 0);
 	for (i = 0; i < 200; i++) {
 		ck_assert_int_eq(store_top(s, T0, T0 + 3600 * SEC, false,
-		    METRIC_CPU, 5, &t, &n), 0);
+				     METRIC_CPU, 5, &t, &n),
+		    0);
 		ck_assert_uint_le(n, 5);
 		free(t);
 		ck_assert_int_eq(store_windows(s, T0, T0 + 3600 * SEC, 60, &v,
-		    &n), 0);
+				     &n),
+		    0);
 		ck_assert_uint_le(n, 10);
 		free_windows(v, n);
 		store_get_stats(s, &st);
@@ -1666,10 +1725,11 @@ START_TEST(commit_time_500_procs_50_active)
 		ns[k] = st.commit_ns_last;
 	}
 	qsort(ns, N, sizeof(ns[0]), cmp_u64);
-	fprintf(stderr, "store_put, 50 procs + 100 threads active: median "
+	fprintf(stderr,
+	    "store_put, 50 procs + 100 threads active: median "
 	    "%.3f ms, p99 %.3f ms, max %.3f ms; %.1f KiB per window\n",
-	    ns[N / 2] / 1e6, ns[N * 99 / 100] / 1e6,
-	    st.commit_ns_max / 1e6, st.db_bytes / 1024.0 / N);
+	    ns[N / 2] / 1e6, ns[N * 99 / 100] / 1e6, st.commit_ns_max / 1e6,
+	    st.db_bytes / 1024.0 / N);
 	ck_assert_uint_lt(ns[N / 2], NSEC_PER_SEC);
 	store_close(s);
 }

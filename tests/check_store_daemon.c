@@ -66,7 +66,8 @@ assert_integrity(const char *db)
 	ck_assert_int_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL),
 	    SQLITE_OK);
 	ck_assert_int_eq(sqlite3_prepare_v2(h, "PRAGMA integrity_check", -1,
-	    &st, NULL), SQLITE_OK);
+			     &st, NULL),
+	    SQLITE_OK);
 	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
 	ck_assert_str_eq((const char *)sqlite3_column_text(st, 0), "ok");
 	sqlite3_finalize(st);
@@ -237,8 +238,8 @@ START_TEST(test_kill_after_close)
 		}
 		/* 0.5 .. 1.5 ms after the window was said to be closed */
 		{
-			struct timespec ts = { 0, 500000 +
-				(long)(rand() % 1000) * 1000 };
+			struct timespec ts = { 0,
+				500000 + (long)(rand() % 1000) * 1000 };
 
 			nanosleep(&ts, NULL);
 		}
@@ -258,8 +259,8 @@ START_TEST(test_kill_after_close)
 		tu_rmtree(dir);
 		ck_assert_int_eq(mkdir(dir, 0700), 0);
 	}
-	ck_assert_msg(lost == 0, "%u of %u closed windows lost to a kill",
-	    lost, runs);
+	ck_assert_msg(lost == 0, "%u of %u closed windows lost to a kill", lost,
+	    runs);
 	tu_rmtree(dir);
 	free(dir);
 }
@@ -462,8 +463,10 @@ health_json(const char *dir, char *buf, size_t len)
 	FILE *f;
 	size_t n;
 
-	snprintf(cmd, sizeof(cmd), "%s/client/vitals --socket %s/vitalsd.sock"
-	    " --json health 2>&1", b ? b : ".", dir);
+	snprintf(cmd, sizeof(cmd),
+	    "%s/client/vitals --socket %s/vitalsd.sock"
+	    " --json health 2>&1",
+	    b ? b : ".", dir);
 	f = popen(cmd, "r");
 	ck_assert_ptr_nonnull(f);
 	n = fread(buf, 1, len - 1, f);
@@ -513,7 +516,8 @@ open_retry_case(const char *dir, bool full)
 	tu_sleep_ms(3500);
 	health_json(dir, j, sizeof(j));
 	ck_assert_msg(strstr(j, "\"state\": \"closed\"") ||
-	    strstr(j, "\"state\":\"closed\""), "%s", j);
+		strstr(j, "\"state\":\"closed\""),
+	    "%s", j);
 	ck_assert_msg(json_int(j, "last_err") < 0, "%s", j);
 	ck_assert_msg(json_int(j, "open_retries") >= 1, "%s", j);
 	ck_assert_msg(json_int(j, "next_retry_ms") > 0, "%s", j);
@@ -526,7 +530,8 @@ open_retry_case(const char *dir, bool full)
 	tu_sleep_ms(12000);
 	health_json(dir, j, sizeof(j));
 	ck_assert_msg(strstr(j, "\"state\": \"ok\"") ||
-	    strstr(j, "\"state\":\"ok\""), "%s", j);
+		strstr(j, "\"state\":\"ok\""),
+	    "%s", j);
 	ck_assert_msg(json_int(j, "last_err") == 0, "%s", j);
 	ck_assert_msg(json_int(j, "windows_written") >= 12, "%s", j);
 	run.stop_ns = now_wall();
@@ -555,8 +560,8 @@ START_TEST(test_open_retry_full)
 {
 	char *dir = tu_mkdtemp("fullstart");
 
-	ck_assert_int_eq(mount("tmpfs", dir, "tmpfs", 0,
-	    "size=2m,mode=0750"), 0);
+	ck_assert_int_eq(mount("tmpfs", dir, "tmpfs", 0, "size=2m,mode=0750"),
+	    0);
 	open_retry_case(dir, true);
 	ck_assert_int_eq(umount(dir), 0);
 	rmdir(dir);
@@ -595,7 +600,8 @@ START_TEST(test_shm_cut)
 	health_json(dir, j, sizeof(j));
 	ck_assert_msg(json_int(j, "shm_faults") >= 3, "%s", j);
 	ck_assert_msg(strstr(j, "\"state\": \"ok\"") ||
-	    strstr(j, "\"state\":\"ok\""), "%s", j);
+		strstr(j, "\"state\":\"ok\""),
+	    "%s", j);
 	run.stop_ns = now_wall();
 	status = td_kill(pid, SIGTERM);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,

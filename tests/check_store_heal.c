@@ -156,8 +156,10 @@ START_TEST(trigger_at_open_is_foreign)
 	struct store_stats st;
 
 	put_n(s, 0, 2, 1);
-	ck_assert_int_eq(store_exec(s, _i ? "CREATE VIEW v AS SELECT 1" :
-	    swallow[0], NULL, 0), 0);
+	ck_assert_int_eq(store_exec(s,
+			     _i ? "CREATE VIEW v AS SELECT 1" : swallow[0],
+			     NULL, 0),
+	    0);
 	store_close(s);
 	s = open_ok();
 	store_get_stats(s, &st);
@@ -165,8 +167,10 @@ START_TEST(trigger_at_open_is_foreign)
 	ck_assert_msg(strstr(st.last_errmsg, "not our schema") != NULL, "%s",
 	    st.last_errmsg);
 	ck_assert_uint_eq(st.windows_salvaged, 2);
-	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM sqlite_schema WHERE"
-	    " type IN ('trigger', 'view')"), 0);
+	ck_assert_int_eq(q_int(s,
+			     "SELECT count(*) FROM sqlite_schema WHERE"
+			     " type IN ('trigger', 'view')"),
+	    0);
 	put_n(s, 3, 1, 1);
 	store_close(s);
 }
@@ -402,10 +406,14 @@ START_TEST(index_damage_found)
 
 	put_n(s, 0, 10, 2);
 	/* the index now describes another column than it holds */
-	ck_assert_int_eq(store_exec(s, "PRAGMA writable_schema = ON;"
-	    " UPDATE sqlite_schema SET sql = 'CREATE INDEX windows_wall ON"
-	    " windows (seq)' WHERE name = 'windows_wall';"
-	    " PRAGMA writable_schema = OFF", NULL, 0), 0);
+	ck_assert_int_eq(
+	    store_exec(s,
+		"PRAGMA writable_schema = ON;"
+		" UPDATE sqlite_schema SET sql = 'CREATE INDEX windows_wall ON"
+		" windows (seq)' WHERE name = 'windows_wall';"
+		" PRAGMA writable_schema = OFF",
+		NULL, 0),
+	    0);
 	store_close(s);
 	s = open_ok();
 	store_get_stats(s, &st);
@@ -469,7 +477,8 @@ START_TEST(random_flips)
 		before = dump_all(s);
 		store_close(s);
 		ck_assert_int_eq(stat(path, &sb), 0);
-		off = (off_t)((unsigned long)rand() % (unsigned long)sb.st_size);
+		off = (off_t)((unsigned long)rand() %
+		    (unsigned long)sb.st_size);
 		fd = open(path, O_RDWR);
 		ck_assert_int_eq(pread(fd, &c, 1, off), 1);
 		c ^= (unsigned char)(1u << (rand() % 8));
@@ -491,8 +500,10 @@ START_TEST(random_flips)
 		tu_rmtree(dir);
 		ck_assert_int_eq(mkdir(dir, 0700), 0);
 	}
-	fprintf(stderr, "random flips: 40, found at open %u, harmless %u, "
-	    "silent value changes %u\n", found, harmless, silent);
+	fprintf(stderr,
+	    "random flips: 40, found at open %u, harmless %u, "
+	    "silent value changes %u\n",
+	    found, harmless, silent);
 }
 END_TEST
 
@@ -531,7 +542,8 @@ START_TEST(shm_cut_under_store)
 		window_free(v[i]);
 	free(v);
 	ck_assert_int_eq(store_exec(s, "PRAGMA integrity_check", buf,
-	    sizeof(buf)), 0);
+			     sizeof(buf)),
+	    0);
 	ck_assert_str_eq(buf, "ok");
 	store_close(s);
 }

@@ -41,16 +41,16 @@ static char dir[256], path[PATH_MAX];
 static bool acked[NWIN];
 
 static const char v1_row[] =
-	"INSERT INTO windows (id, level, boot_id, seq, mono_start_ns,"
-	" mono_end_ns, boot_start_ns, boot_end_ns, wall_start_ns, wall_end_ns,"
-	" duration_ns, hz, interval_ms, cpu_span, samples, samples_valid,"
-	" d_ctxt, d_processes, vm_samples, self_utime_us, self_stime_us,"
-	" sample_ns_sum, sample_ns_max, late_ticks, burst_samples,"
-	" procs_scanned, threads_scanned, procs_exited, threads_exited,"
-	" cpu_dropped) VALUES (1, 0, 'b1', 9, 90000000000, 100000000000,"
-	" 90000000007, 100000000007, 1699999700000000000,"
-	" 1699999710000000000, 10000000000, 100, 1000, 1, 10, 9, 5555, 3, 9,"
-	" 111, 22, 3000000, 400000, 1, 0, 321, 1234, 2, 5, 0);";
+    "INSERT INTO windows (id, level, boot_id, seq, mono_start_ns,"
+    " mono_end_ns, boot_start_ns, boot_end_ns, wall_start_ns, wall_end_ns,"
+    " duration_ns, hz, interval_ms, cpu_span, samples, samples_valid,"
+    " d_ctxt, d_processes, vm_samples, self_utime_us, self_stime_us,"
+    " sample_ns_sum, sample_ns_max, late_ticks, burst_samples,"
+    " procs_scanned, threads_scanned, procs_exited, threads_exited,"
+    " cpu_dropped) VALUES (1, 0, 'b1', 9, 90000000000, 100000000000,"
+    " 90000000007, 100000000007, 1699999700000000000,"
+    " 1699999710000000000, 10000000000, 100, 1000, 1, 10, 9, 5555, 3, 9,"
+    " 111, 22, 3000000, 400000, 1, 0, 321, 1234, 2, 5, 0);";
 
 static struct window *
 mkwin(unsigned i)
@@ -174,23 +174,26 @@ verify(const char *label, uint64_t seed)
 	store_get_stats(s, &st);
 	v.wal_said = st.wal_damaged > 0;
 	ck_assert_int_eq(store_exec(s, "PRAGMA integrity_check", buf,
-	    sizeof(buf)), 0);
+			     sizeof(buf)),
+	    0);
 	if (st.corrupt_moved || strcmp(buf, "ok") != 0) {
 		fprintf(stderr, "%s seed %" PRIu64 ": corrupt (%s; %s)\n",
 		    label, seed, buf, st.last_errmsg);
 		v.corrupt = true;
 	}
-	oldest = q_int(s, "SELECT coalesce(min(wall_start_ns), 0) FROM"
+	oldest = q_int(s,
+	    "SELECT coalesce(min(wall_start_ns), 0) FROM"
 	    " windows");
 	for (i = 0; i < NWIN; i++) {
 		int64_t m = (int64_t)i * 10 * SEC;
 
 		if (!acked[i] || T0 + m < oldest)
 			continue; /* never acknowledged, or trimmed by size */
-		snprintf(sql, sizeof(sql), "SELECT count(*) FROM windows WHERE"
+		snprintf(sql, sizeof(sql),
+		    "SELECT count(*) FROM windows WHERE"
 		    " boot_id = '%s' AND mono_start_ns <= %lld AND"
-		    " mono_end_ns >= %lld", BOOT, (long long)m,
-		    (long long)(m + 10 * SEC));
+		    " mono_end_ns >= %lld",
+		    BOOT, (long long)m, (long long)(m + 10 * SEC));
 		if (q_int(s, sql) == 0) {
 			v.lost++;
 			fprintf(stderr, "%s seed %" PRIu64 ": window %u lost\n",
@@ -256,8 +259,10 @@ START_TEST(test_power_cut)
 
 	ck_assert_int_eq(pc_register(), 0);
 	total = calibrate();
-	fprintf(stderr, "power cut: seed %" PRIu64 " (VITALS_PC_SEED), %"
-	    PRIu64 " write calls per run\n", seed0, total);
+	fprintf(stderr,
+	    "power cut: seed %" PRIu64 " (VITALS_PC_SEED), %" PRIu64
+	    " write calls per run\n",
+	    seed0, total);
 	for (k = 0; k < cuts; k++) {
 		uint64_t seed = seed0 + k, at;
 		unsigned rec = 0, put;
@@ -277,11 +282,12 @@ START_TEST(test_power_cut)
 		wal_said += v.wal_said;
 		(void)put;
 	}
-	fprintf(stderr, "power cut: %" PRIu64 " cut points in %.1f s, %u "
+	fprintf(stderr,
+	    "power cut: %" PRIu64 " cut points in %.1f s, %u "
 	    "corrupt, at most %u acknowledged windows lost per cut; %u opens "
-	    "reported the in-flight commit dropped from a torn WAL\n", cuts,
-	    (double)(clock_ns(CLOCK_MONOTONIC) - t0) / 1e9, corrupt, max_lost,
-	    wal_said);
+	    "reported the in-flight commit dropped from a torn WAL\n",
+	    cuts, (double)(clock_ns(CLOCK_MONOTONIC) - t0) / 1e9, corrupt,
+	    max_lost, wal_said);
 	ck_assert_uint_eq(corrupt, 0);
 	ck_assert_uint_eq(max_lost, 0);
 	tu_rmtree(dir);
@@ -313,11 +319,12 @@ START_TEST(test_io_error_every_call)
 		corrupt += v.corrupt;
 		lost += v.lost;
 	}
-	fprintf(stderr, "i/o errors: %" PRIu64 " error points (%" PRIu64
+	fprintf(stderr,
+	    "i/o errors: %" PRIu64 " error points (%" PRIu64
 	    " calls failed) in %.1f s, %u corrupt, %u windows lost, %u "
-	    "recoveries\n", total, errs,
-	    (double)(clock_ns(CLOCK_MONOTONIC) - t0) / 1e9, corrupt, lost,
-	    recovered);
+	    "recoveries\n",
+	    total, errs, (double)(clock_ns(CLOCK_MONOTONIC) - t0) / 1e9,
+	    corrupt, lost, recovered);
 	ck_assert_uint_eq(corrupt, 0);
 	ck_assert_uint_eq(lost, 0);
 	ck_assert_uint_eq(recovered, 0);

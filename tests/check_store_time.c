@@ -138,8 +138,10 @@ START_TEST(forward_jump_deletes_nothing)
 	    T1 + NWIN * 10 * SEC + 10 * SEC + 10 * YEAR, 0);
 	ck_assert_int_eq(store_maintain_at(s, &now), 0);
 	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM windows"), 2 * NWIN);
-	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM windows WHERE"
-	    " level > 0"), 0);
+	ck_assert_int_eq(q_int(s,
+			     "SELECT count(*) FROM windows WHERE"
+			     " level > 0"),
+	    0);
 	store_get_stats(s, &st);
 	ck_assert(st.clock_suspect);
 	ck_assert(!st.clock_confirmed);
@@ -161,10 +163,14 @@ START_TEST(forward_jump_deletes_nothing)
 	 * boot's windows are minutes old by CLOCK_BOOTTIME and stay */
 	now.wall_sync = 1;
 	ck_assert_int_eq(store_maintain_at(s, &now), 0);
-	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM windows WHERE"
-	    " boot_id = '" BOOT_A "'"), 0);
-	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM windows WHERE"
-	    " boot_id = '" BOOT_B "' AND level = 0"), NWIN);
+	ck_assert_int_eq(q_int(s,
+			     "SELECT count(*) FROM windows WHERE"
+			     " boot_id = '" BOOT_A "'"),
+	    0);
+	ck_assert_int_eq(q_int(s,
+			     "SELECT count(*) FROM windows WHERE"
+			     " boot_id = '" BOOT_B "' AND level = 0"),
+	    NWIN);
 	store_get_stats(s, &st);
 	ck_assert(st.clock_confirmed);
 	ck_assert_uint_eq(st.clock_deferred, 2);
@@ -201,19 +207,29 @@ START_TEST(stable_clock_confirms)
 	ck_assert_int_eq(store_maintain_at(s, &now), 0);
 	store_get_stats(s, &st);
 	ck_assert(!st.clock_confirmed);
-	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM windows WHERE"
-	    " boot_id = '" BOOT_A "'"), NWIN);
+	ck_assert_int_eq(q_int(s,
+			     "SELECT count(*) FROM windows WHERE"
+			     " boot_id = '" BOOT_A "'"),
+	    NWIN);
 	/* this boot's windows are over 30 min old by boottime: rolled,
 	 * whatever the wall clock says */
-	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM windows WHERE"
-	    " boot_id = '" BOOT_B "' AND level = 0"), 0);
-	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM windows WHERE"
-	    " boot_id = '" BOOT_B "' AND level = 2"), 2);
-	ck_assert_int_eq(q_int(s, "SELECT sum(samples) FROM windows WHERE"
-	    " boot_id = '" BOOT_B "'"), 10 * NWIN);
+	ck_assert_int_eq(q_int(s,
+			     "SELECT count(*) FROM windows WHERE"
+			     " boot_id = '" BOOT_B "' AND level = 0"),
+	    0);
+	ck_assert_int_eq(q_int(s,
+			     "SELECT count(*) FROM windows WHERE"
+			     " boot_id = '" BOOT_B "' AND level = 2"),
+	    2);
+	ck_assert_int_eq(q_int(s,
+			     "SELECT sum(samples) FROM windows WHERE"
+			     " boot_id = '" BOOT_B "'"),
+	    10 * NWIN);
 	/* ... and not the earlier boot's: the wall clock is not believed */
-	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM windows WHERE"
-	    " boot_id = '" BOOT_A "' AND level = 0"), NWIN);
+	ck_assert_int_eq(q_int(s,
+			     "SELECT count(*) FROM windows WHERE"
+			     " boot_id = '" BOOT_A "' AND level = 0"),
+	    NWIN);
 	/* 59 min in step: not yet; one hour: confirmed */
 	now.boot_ns += 59 * 60 * SEC;
 	now.wall_ns += 59 * 60 * SEC + SEC; /* a slew, not a step */
@@ -227,10 +243,14 @@ START_TEST(stable_clock_confirms)
 	store_get_stats(s, &st);
 	ck_assert(st.clock_confirmed);
 	ck_assert_uint_eq(st.clock_deferred, 3);
-	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM windows WHERE"
-	    " boot_id = '" BOOT_A "'"), 0);
-	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM windows WHERE"
-	    " boot_id = '" BOOT_B "'"), 2);
+	ck_assert_int_eq(q_int(s,
+			     "SELECT count(*) FROM windows WHERE"
+			     " boot_id = '" BOOT_A "'"),
+	    0);
+	ck_assert_int_eq(q_int(s,
+			     "SELECT count(*) FROM windows WHERE"
+			     " boot_id = '" BOOT_B "'"),
+	    2);
 	store_close(s);
 }
 END_TEST
@@ -254,10 +274,14 @@ START_TEST(boottime_ages_within_boot)
 	ck_assert_msg(!st.clock_suspect, "ahead %lld ns",
 	    (long long)st.clock_ahead_ns);
 	ck_assert_uint_eq(st.clock_deferred, 0);
-	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM windows WHERE"
-	    " boot_id = '" BOOT_B "'"), 0);
-	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM windows WHERE"
-	    " boot_id = '" BOOT_A "'"), NWIN);
+	ck_assert_int_eq(q_int(s,
+			     "SELECT count(*) FROM windows WHERE"
+			     " boot_id = '" BOOT_B "'"),
+	    0);
+	ck_assert_int_eq(q_int(s,
+			     "SELECT count(*) FROM windows WHERE"
+			     " boot_id = '" BOOT_A "'"),
+	    NWIN);
 	ck_assert_uint_eq(st.deleted_age, NWIN);
 	store_close(s);
 }
@@ -332,8 +356,10 @@ START_TEST(windows_before_1970)
 	free(v);
 	/* roll-ups keep the same buckets */
 	ck_assert_int_eq(store_maintain(s, 7 * DAY - HOUR), 0);
-	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM windows WHERE"
-	    " level = 2"), 2);
+	ck_assert_int_eq(q_int(s,
+			     "SELECT count(*) FROM windows WHERE"
+			     " level = 2"),
+	    2);
 	ck_assert_int_eq(q_int(s, "SELECT min(wall_start_ns) FROM windows"),
 	    -20 * SEC);
 	store_close(s);

@@ -57,8 +57,8 @@ START_TEST(test_names)
 	static const char *const good[] = { "a", "debug.atrace.app_0",
 		"ro.build.type", "vendor.x-y@1:2_3", "A.B.c9",
 		"persist.sys.a" };
-	static const char *const bad[] = { "", ".a", "a.", "a..b", "a b",
-		"a/b", "a$b", "ä", "debug.atrace.app_0\n", "a\tb" };
+	static const char *const bad[] = { "", ".a", "a.", "a..b", "a b", "a/b",
+		"a$b", "ä", "debug.atrace.app_0\n", "a\tb" };
 	char v[SYSPROP_VALUE_MAX];
 	unsigned i;
 
@@ -114,8 +114,7 @@ START_TEST(test_values)
 	ck_assert_int_eq(sysprop_set(sp, "debug.e", ""), 0);
 	ck_assert_int_eq(sysprop_get(sp, "debug.e", v, sizeof(v)), 0);
 	ck_assert_str_eq(v, "");
-	ck_assert_int_eq(sysprop_get(sp, "debug.none", v, sizeof(v)),
-	    -ENOENT);
+	ck_assert_int_eq(sysprop_get(sp, "debug.none", v, sizeof(v)), -ENOENT);
 }
 END_TEST
 
@@ -125,8 +124,7 @@ START_TEST(test_ro_write_once)
 
 	ck_assert_int_eq(sysprop_set(sp, "ro.build.type", "userdebug"), 0);
 	ck_assert_int_eq(sysprop_set(sp, "ro.build.type", "user"), -EROFS);
-	ck_assert_int_eq(sysprop_set(sp, "ro.build.type", "userdebug"),
-	    -EROFS);
+	ck_assert_int_eq(sysprop_set(sp, "ro.build.type", "userdebug"), -EROFS);
 	ck_assert_int_eq(sysprop_unset(sp, "ro.build.type"), -EROFS);
 	ck_assert_int_eq(sysprop_get(sp, "ro.build.type", v, sizeof(v)), 0);
 	ck_assert_str_eq(v, "userdebug");
@@ -147,8 +145,7 @@ START_TEST(test_ctl_refused)
 	ck_assert_int_eq(sysprop_set(sp, "ctl.start", "vitalsd"), -EPERM);
 	ck_assert_int_eq(sysprop_set(sp, "ctl.stop", "traced"), -EPERM);
 	ck_assert_int_eq(sysprop_unset(sp, "ctl.start"), -EPERM);
-	ck_assert_int_eq(sysprop_get(sp, "ctl.start", v, sizeof(v)),
-	    -ENOENT);
+	ck_assert_int_eq(sysprop_get(sp, "ctl.start", v, sizeof(v)), -ENOENT);
 	ck_assert_uint_eq(entries(), 0);
 }
 END_TEST
@@ -164,10 +161,16 @@ START_TEST(test_files)
 		char val[16];
 
 		snprintf(val, sizeof(val), "%#x", i);
-		ck_assert_int_eq(sysprop_set(sp, "debug.atrace.tags."
-		    "enableflags", val), 0);
-		ck_assert_int_eq(sysprop_get(sp, "debug.atrace.tags."
-		    "enableflags", v, sizeof(v)), 0);
+		ck_assert_int_eq(sysprop_set(sp,
+				     "debug.atrace.tags."
+				     "enableflags",
+				     val),
+		    0);
+		ck_assert_int_eq(sysprop_get(sp,
+				     "debug.atrace.tags."
+				     "enableflags",
+				     v, sizeof(v)),
+		    0);
 		ck_assert_str_eq(v, val);
 	}
 	ck_assert_uint_eq(entries(), 1);
@@ -176,8 +179,7 @@ START_TEST(test_files)
 	ck_assert_int_eq(sysprop_get(sp, "debug.hand", v, sizeof(v)), 0);
 	ck_assert_str_eq(v, "0x1e");
 	ck_assert_int_eq(sysprop_unset(sp, "debug.hand"), 0);
-	ck_assert_int_eq(sysprop_get(sp, "debug.hand", v, sizeof(v)),
-	    -ENOENT);
+	ck_assert_int_eq(sysprop_get(sp, "debug.hand", v, sizeof(v)), -ENOENT);
 	ck_assert_int_eq(sysprop_unset(sp, "debug.hand"), 0);
 	ck_assert_uint_eq(entries(), 1);
 }

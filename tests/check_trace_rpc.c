@@ -44,18 +44,34 @@ mkwin(void)
 	t->slices = 7;
 	t->incomplete = 2;
 	t->nslices = 3;
-	t->slice[0] = (struct window_trace_slice){ .tgid = 200, .tid = 201,
-		.kind = TRACE_SYNC, .count = 5, .total_ns = 50000000,
-		.max_ns = 20000000, .name = "draw frame" };
-	t->slice[1] = (struct window_trace_slice){ .tgid = 300, .tid = 301,
-		.kind = TRACE_ASYNC, .count = 2, .incomplete = 1,
-		.total_ns = 4000000, .max_ns = 3000000, .name = "load" };
-	t->slice[2] = (struct window_trace_slice){ .tgid = 200, .tid = 202,
-		.depth = 1, .kind = TRACE_SYNC, .incomplete = 1,
+	t->slice[0] = (struct window_trace_slice){ .tgid = 200,
+		.tid = 201,
+		.kind = TRACE_SYNC,
+		.count = 5,
+		.total_ns = 50000000,
+		.max_ns = 20000000,
+		.name = "draw frame" };
+	t->slice[1] = (struct window_trace_slice){ .tgid = 300,
+		.tid = 301,
+		.kind = TRACE_ASYNC,
+		.count = 2,
+		.incomplete = 1,
+		.total_ns = 4000000,
+		.max_ns = 3000000,
+		.name = "load" };
+	t->slice[2] = (struct window_trace_slice){ .tgid = 200,
+		.tid = 202,
+		.depth = 1,
+		.kind = TRACE_SYNC,
+		.incomplete = 1,
 		.name = "" };
 	t->ncounters = 1;
-	t->counter[0] = (struct window_trace_counter){ .tgid = 300, .n = 2,
-		.last = 7, .min = 3, .max = 7, .name = "queue" };
+	t->counter[0] = (struct window_trace_counter){ .tgid = 300,
+		.n = 2,
+		.last = 7,
+		.min = 3,
+		.max = 7,
+		.name = "queue" };
 	return w;
 }
 
@@ -67,7 +83,8 @@ answer(const struct rpc_query *q, struct window *w)
 	size_t len = 0;
 
 	ck_assert_int_eq(rpc_answer_trace(q, &w, 1, false, 1u << 20, &frame,
-	    &len), 0);
+			     &len),
+	    0);
 	ck_assert_uint_gt(len, 4);
 	r = frame_unpack_response(frame + 4, len - 4);
 	ck_assert_ptr_nonnull(r);
@@ -150,7 +167,8 @@ START_TEST(test_request_validation)
 	Vitals__Request req = VITALS__REQUEST__INIT;
 	Vitals__TraceRequest tr = VITALS__TRACE_REQUEST__INIT;
 	struct vitalsd_info info = { .hz = 100 };
-	struct rpc_ctx ctx = { .info = &info, .max_frame = 1u << 20,
+	struct rpc_ctx ctx = { .info = &info,
+		.max_frame = 1u << 20,
 		.now_wall_ns = 1800000000LL * NSEC_PER_SEC };
 	char longname[200];
 	struct rpc_result res;
@@ -226,13 +244,15 @@ START_TEST(test_client_text_and_json)
 	ck_assert_ptr_nonnull(strstr(sbuf_str(&b), "partial"));
 	ck_assert_ptr_nonnull(strstr(sbuf_str(&b), "draw \xc3\xa9?[31m"));
 	ck_assert_ptr_nonnull(strstr(sbuf_str(&b), "(end without begin)"));
-	ck_assert_ptr_nonnull(strstr(sbuf_str(&b), "missing events: "
+	ck_assert_ptr_nonnull(strstr(sbuf_str(&b),
+	    "missing events: "
 	    "binder/binder_transaction gpu_mem/gpu_mem_total"));
-	ck_assert_ptr_nonnull(strstr(sbuf_str(&b), "counter pid 300 queue: "
+	ck_assert_ptr_nonnull(strstr(sbuf_str(&b),
+	    "counter pid 300 queue: "
 	    "last 7 min 3 max 7"));
 	/* the loss comes before any slice */
-	ck_assert(strstr(sbuf_str(&b), "LOST EVENTS") <
-	    strstr(sbuf_str(&b), "draw"));
+	ck_assert(
+	    strstr(sbuf_str(&b), "LOST EVENTS") < strstr(sbuf_str(&b), "draw"));
 	sbuf_reset(&b);
 	json_response(&b, r);
 	ck_assert_ptr_nonnull(strstr(sbuf_str(&b), "\"lossy\":true"));

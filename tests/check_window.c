@@ -313,7 +313,7 @@ START_TEST(names_invalid)
 	for (i = 0; i < INV__MAX; i++)
 		ck_assert_str_eq(invalid_name(i), want[i]);
 	ck_assert_str_eq(invalid_name(INV__MAX), "?");
-	ck_assert_str_eq(invalid_name((enum vitals_invalid)-1), "?");
+	ck_assert_str_eq(invalid_name((enum vitals_invalid) - 1), "?");
 }
 END_TEST
 

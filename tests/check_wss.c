@@ -32,12 +32,12 @@ START_TEST(test_pm_decode)
 	struct wss_pm pm;
 
 	wss_pm_decode(WSS_PM_PRESENT | WSS_PM_EXCLUSIVE | 0x1234, &pm);
-	ck_assert(pm.present && pm.exclusive && !pm.swapped &&
-	    !pm.soft_dirty);
+	ck_assert(pm.present && pm.exclusive && !pm.swapped && !pm.soft_dirty);
 	ck_assert_uint_eq(pm.pfn, 0x1234);
 	/* PFN bits 0-54 only: 55 (soft-dirty) and up are flags */
 	wss_pm_decode(WSS_PM_PRESENT | WSS_PM_SOFT_DIRTY | WSS_PM_FILE |
-	    WSS_PM_PFN_MASK, &pm);
+		WSS_PM_PFN_MASK,
+	    &pm);
 	ck_assert(pm.soft_dirty && pm.file);
 	ck_assert_uint_eq(pm.pfn, (1ULL << 55) - 1);
 	/* swapped: the low bits are a swap entry, never a PFN */
@@ -52,7 +52,8 @@ END_TEST
 START_TEST(test_maps_line)
 {
 	struct wss_map m;
-	const char *l = "7f0bd0e17000-7f0bd0e1a000 r-xp 00002000 fd:01 "
+	const char *l =
+	    "7f0bd0e17000-7f0bd0e1a000 r-xp 00002000 fd:01 "
 	    "131090                     /data/app/x/lib/libdemo_so.so\n";
 
 	ck_assert_int_eq(wss_maps_line(l, strlen(l), &m), 0);
@@ -97,7 +98,8 @@ START_TEST(test_labels)
 	struct wss_map m;
 	char label[WSS_LABEL_LEN];
 	const char *l = "1000-3000 rw-p 00000000 fd:01 9 /system/lib/libfoo.so";
-	const char *apk = "1000-3000 r-xp 00000000 fd:01 9 /data/app/y/base.apk";
+	const char *apk =
+	    "1000-3000 r-xp 00000000 fd:01 9 /data/app/y/base.apk";
 
 	ck_assert_int_eq(wss_maps_line(l, strlen(l), &m), 0);
 	ck_assert(wss_map_selected(&m, WSS_MODE_LIBRARY, "libfoo.so", false));
@@ -108,8 +110,7 @@ START_TEST(test_labels)
 	wss_map_label(&m, WSS_MODE_HEAP, label, sizeof(label));
 	ck_assert_str_eq(label, "heap");
 	ck_assert_int_eq(wss_maps_line(apk, strlen(apk), &m), 0);
-	ck_assert(!wss_map_selected(&m, WSS_MODE_LIBRARY, "libdemo.so",
-	    false));
+	ck_assert(!wss_map_selected(&m, WSS_MODE_LIBRARY, "libdemo.so", false));
 	ck_assert(wss_map_selected(&m, WSS_MODE_LIBRARY, "libdemo.so", true));
 	wss_map_label(&m, WSS_MODE_LIBRARY, label, sizeof(label));
 	ck_assert_str_eq(label, "r-xp(base.apk)");
@@ -145,8 +146,7 @@ START_TEST(test_smaps_parse)
 	ck_assert_uint_eq(s[1].anon_kb, 16);
 	free(s);
 	ck_assert_int_eq(wss_smaps_parse("garbage\n", 8, &s, &n), -EBADMSG);
-	ck_assert_int_eq(wss_smaps_parse("Rss: 4 kB\n", 10, &s, &n),
-	    -EBADMSG);
+	ck_assert_int_eq(wss_smaps_parse("Rss: 4 kB\n", 10, &s, &n), -EBADMSG);
 }
 END_TEST
 
@@ -154,15 +154,12 @@ START_TEST(test_adapt)
 {
 	/* tiny fraction: doubles, capped at max */
 	ck_assert_uint_eq(wss_adapt_interval(1000, 0, 1000, 100, 10000), 2000);
-	ck_assert_uint_eq(wss_adapt_interval(8000, 5, 1000, 100, 10000),
-	    10000);
+	ck_assert_uint_eq(wss_adapt_interval(8000, 5, 1000, 100, 10000), 10000);
 	/* large fraction: halves, floored at min */
-	ck_assert_uint_eq(wss_adapt_interval(1000, 500, 1000, 100, 10000),
-	    500);
+	ck_assert_uint_eq(wss_adapt_interval(1000, 500, 1000, 100, 10000), 500);
 	ck_assert_uint_eq(wss_adapt_interval(150, 900, 1000, 100, 10000), 100);
 	/* in between (1 %..10 %), or nothing resident: unchanged */
-	ck_assert_uint_eq(wss_adapt_interval(1000, 50, 1000, 100, 10000),
-	    1000);
+	ck_assert_uint_eq(wss_adapt_interval(1000, 50, 1000, 100, 10000), 1000);
 	ck_assert_uint_eq(wss_adapt_interval(1000, 0, 0, 100, 10000), 1000);
 }
 END_TEST
@@ -242,7 +239,8 @@ setup(void)
 	snprintf(proc, sizeof(proc), "%s/proc", root);
 	snprintf(sys, sizeof(sys), "%s/sys", root);
 	snprintf(rel, sizeof(rel), "proc/%d/stat", PID);
-	put(rel, "4242 (fixt app) S 1 4242 4242 0 -1 4194304 10 0 0 0 5 3 0 0 "
+	put(rel,
+	    "4242 (fixt app) S 1 4242 4242 0 -1 4194304 10 0 0 0 5 3 0 0 "
 	    "20 0 1 0 12345 1000000 100 18446744073709551615 1 1 0 0 0 0 0 "
 	    "0 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n");
 	snprintf(rel, sizeof(rel), "proc/%d/cmdline", PID);
@@ -299,10 +297,14 @@ START_TEST(test_method_a)
 	struct wss_config c;
 	char err[160], logdir[600], logpath[700], *line, *save = NULL;
 	const char *want[8] = {
-		",0,0x10000000,100,0,(heap)", ",0,0x10001000,101,1,(heap)",
-		",0,0x10002000,130,0,(heap)", ",0,0x10003000,1000,1,(heap)",
-		",0,0x10004000,0,-1,(heap)", ",0,0x10005000,0,-1,(heap)",
-		",0,0x10006000,0,-1,(heap)", ",0,0x10007000,7000,1,(heap)",
+		",0,0x10000000,100,0,(heap)",
+		",0,0x10001000,101,1,(heap)",
+		",0,0x10002000,130,0,(heap)",
+		",0,0x10003000,1000,1,(heap)",
+		",0,0x10004000,0,-1,(heap)",
+		",0,0x10005000,0,-1,(heap)",
+		",0,0x10006000,0,-1,(heap)",
+		",0,0x10007000,7000,1,(heap)",
 	};
 	struct wss *w;
 	unsigned i = 0;
@@ -323,8 +325,9 @@ START_TEST(test_method_a)
 	pm_set(H + 5 * PG, WSS_PM_SWAPPED | 0x55);
 	pm_set(H + 6 * PG, P | 5000);
 	pm_set(H + 7 * PG, 0);
-	ck_assert_int_eq(wss_start(w, PID, WSS_MODE_HEAP, NULL,
-	    WSS_METHOD_AUTO, err, sizeof(err)), 0);
+	ck_assert_int_eq(wss_start(w, PID, WSS_MODE_HEAP, NULL, WSS_METHOD_AUTO,
+			     err, sizeof(err)),
+	    0);
 	ck_assert_int_eq(wss_pass_begin(w, PID), 0);
 	st = wss_get(w, PID);
 	ck_assert_ptr_nonnull(st);
@@ -367,7 +370,7 @@ START_TEST(test_method_a)
 	snprintf(logpath, sizeof(logpath), "%s/wss-%d.log", logdir, PID);
 	txt = strdup(slurp(logpath));
 	for (line = strtok_r(txt, "\n", &save); line;
-	    line = strtok_r(NULL, "\n", &save), i++) {
+	     line = strtok_r(NULL, "\n", &save), i++) {
 		char *comma = strchr(line, ',');
 
 		ck_assert_ptr_nonnull(comma);
@@ -408,12 +411,14 @@ START_TEST(test_pfn_zeroed)
 	for (i = 0; i < 6; i++)
 		pm_set(H + i * PG, P);
 	snprintf(rel, sizeof(rel), "proc/%d/smaps", PID);
-	put(rel, "10000000-10008000 rw-p 00000000 00:00 0\n"
+	put(rel,
+	    "10000000-10008000 rw-p 00000000 00:00 0\n"
 	    "Rss:                  24 kB\nReferenced:            8 kB\n");
 	wss_config_init(&c);
 	w = monitor(&c);
-	ck_assert_int_eq(wss_start(w, PID, WSS_MODE_HEAP, NULL,
-	    WSS_METHOD_AUTO, err, sizeof(err)), 0);
+	ck_assert_int_eq(wss_start(w, PID, WSS_MODE_HEAP, NULL, WSS_METHOD_AUTO,
+			     err, sizeof(err)),
+	    0);
 	ck_assert_int_eq(wss_pass_begin(w, PID), 0);
 	ck_assert_int_eq(wss_pass_end(w, PID), 0);
 	st = wss_get(w, PID);
@@ -444,13 +449,17 @@ START_TEST(test_library_and_limits)
 	c.max_pages = 5;
 	w = monitor(&c);
 	ck_assert_int_eq(wss_start(w, PID, WSS_MODE_LIBRARY, "libfoo.so",
-	    WSS_METHOD_PAGE_IDLE, err, sizeof(err)), 0);
-	ck_assert_int_eq(wss_start(w, PID, WSS_MODE_HEAP, NULL,
-	    WSS_METHOD_AUTO, err, sizeof(err)), -EEXIST);
+			     WSS_METHOD_PAGE_IDLE, err, sizeof(err)),
+	    0);
+	ck_assert_int_eq(wss_start(w, PID, WSS_MODE_HEAP, NULL, WSS_METHOD_AUTO,
+			     err, sizeof(err)),
+	    -EEXIST);
 	ck_assert_int_eq(wss_start(w, 1 << 30, WSS_MODE_HEAP, NULL,
-	    WSS_METHOD_AUTO, err, sizeof(err)), -ESRCH);
+			     WSS_METHOD_AUTO, err, sizeof(err)),
+	    -ESRCH);
 	ck_assert_int_eq(wss_start(w, PID + 1, WSS_MODE_LIBRARY, "a/b",
-	    WSS_METHOD_AUTO, err, sizeof(err)), -EINVAL);
+			     WSS_METHOD_AUTO, err, sizeof(err)),
+	    -EINVAL);
 	ck_assert_int_eq(wss_pass_begin(w, PID), 0);
 	st = wss_get(w, PID);
 	ck_assert_uint_eq(st->nregions, 2);
@@ -466,7 +475,8 @@ START_TEST(test_library_and_limits)
 
 	/* the maps change: the library is gone, base.apk is there */
 	snprintf(rel, sizeof(rel), "proc/%d/maps", PID);
-	put(rel, "40000000-40002000 r--p 00000000 fd:01 7 /data/app/z/base.apk\n"
+	put(rel,
+	    "40000000-40002000 r--p 00000000 fd:01 7 /data/app/z/base.apk\n"
 	    "40002000-40003000 r-xp 00002000 fd:01 7 /data/app/z/base.apk\n"
 	    "40003000-40004000 rw-p 00003000 fd:01 7 /data/app/z/base.apk\n");
 	ck_assert_int_eq(wss_pass_begin(w, PID), 0);
@@ -499,7 +509,8 @@ START_TEST(test_config)
 
 	wss_config_init(&c);
 	ck_assert_int_eq(wss_config_set(&c, "wss_rule",
-	    "com.example.app library libdemo_so.so"), 0);
+			     "com.example.app library libdemo_so.so"),
+	    0);
 	ck_assert_int_eq(wss_config_set(&c, "wss_rule", "surfaceflinger heap"),
 	    0);
 	ck_assert_uint_eq(c.nrules, 2);
@@ -547,9 +558,9 @@ START_TEST(test_rules)
 
 	wss_config_init(&c);
 	ck_assert_int_eq(wss_config_set(&c, "wss_rule",
-	    "com.example.fixt library libfoo.so"), 0);
-	ck_assert_int_eq(wss_config_set(&c, "wss_rule", "com.example heap"),
+			     "com.example.fixt library libfoo.so"),
 	    0);
+	ck_assert_int_eq(wss_config_set(&c, "wss_rule", "com.example heap"), 0);
 	w = monitor(&c);
 	ck_assert_int_eq(wss_find_name(w, "com.example.fixt", &pid), 0);
 	ck_assert_int_eq(pid, PID);
@@ -589,8 +600,9 @@ START_TEST(test_window_store)
 		pm_set(H + i * PG, P | (200 + i));
 	wss_config_init(&c);
 	w = monitor(&c);
-	ck_assert_int_eq(wss_start(w, PID, WSS_MODE_HEAP, NULL,
-	    WSS_METHOD_AUTO, err, sizeof(err)), 0);
+	ck_assert_int_eq(wss_start(w, PID, WSS_MODE_HEAP, NULL, WSS_METHOD_AUTO,
+			     err, sizeof(err)),
+	    0);
 	ck_assert_int_eq(wss_pass_begin(w, PID), 0);
 	bm_access(201);
 	ck_assert_int_eq(wss_pass_end(w, PID), 0);
@@ -615,9 +627,11 @@ START_TEST(test_window_store)
 
 		dump_window_wss(dup, &b);
 		ck_assert_ptr_nonnull(b.p);
-		ck_assert_ptr_nonnull(strstr(b.p, "working set: pid 4242 "
+		ck_assert_ptr_nonnull(strstr(b.p,
+		    "working set: pid 4242 "
 		    "(com.example.fixt) heap, page_idle, 2 passes"));
-		ck_assert_ptr_nonnull(strstr(b.p, "pages 8 resident 4 "
+		ck_assert_ptr_nonnull(strstr(b.p,
+		    "pages 8 resident 4 "
 		    "accessed 0 idle 4 not resident 4"));
 		vbuf_release(&b);
 	}
@@ -631,12 +645,19 @@ START_TEST(test_window_store)
 	dup->wall_start_ns = 1;
 	dup->wall_end_ns = 2;
 	ck_assert_int_eq(store_put(st, dup), 0);
-	ck_assert_int_eq(store_exec(st, "SELECT passes || ',' || method || "
-	    "',' || name FROM window_wss", buf, sizeof(buf)), 0);
+	ck_assert_int_eq(store_exec(st,
+			     "SELECT passes || ',' || method || "
+			     "',' || name FROM window_wss",
+			     buf, sizeof(buf)),
+	    0);
 	ck_assert_str_eq(buf, "2,page_idle,com.example.fixt");
-	ck_assert_int_eq(store_exec(st, "SELECT label || ',' || pages || ',' "
-	    "|| resident || ',' || not_resident || ',' || vaddr_start FROM "
-	    "window_wss_region", buf, sizeof(buf)), 0);
+	ck_assert_int_eq(
+	    store_exec(st,
+		"SELECT label || ',' || pages || ',' "
+		"|| resident || ',' || not_resident || ',' || vaddr_start FROM "
+		"window_wss_region",
+		buf, sizeof(buf)),
+	    0);
 	ck_assert_str_eq(buf, "heap,8,4,4,268435456");
 	store_close(st);
 	window_free(dup);
@@ -678,13 +699,14 @@ START_TEST(test_helper_roots)
 	privhelper_set(ph);
 	wss_config_init(&c);
 	w = monitor(&c);
-	ck_assert_ptr_nonnull(strstr(wss_access(w, &denied),
-	    "privileged helper"));
+	ck_assert_ptr_nonnull(
+	    strstr(wss_access(w, &denied), "privileged helper"));
 	ck_assert_uint_eq(denied, 0);
 	pm_set(H + 0 * PG, P | 100);
 	pm_set(H + 1 * PG, P | 101);
-	ck_assert_int_eq(wss_start(w, PID, WSS_MODE_HEAP, NULL,
-	    WSS_METHOD_AUTO, err, sizeof(err)), 0);
+	ck_assert_int_eq(wss_start(w, PID, WSS_MODE_HEAP, NULL, WSS_METHOD_AUTO,
+			     err, sizeof(err)),
+	    0);
 	st = wss_get(w, PID);
 	ck_assert_str_eq(st->files, "privileged helper");
 	ck_assert_int_eq(wss_pass_begin(w, PID), 0);

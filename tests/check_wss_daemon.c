@@ -161,12 +161,13 @@ START_TEST(test_client_roundtrip)
 	pid = target(tmp, name, sizeof(name));
 	snprintf(pidtxt, sizeof(pidtxt), "%d", (int)pid);
 	/* uid 2000 reads as the shell uid: on a host only when named */
-	daemon_start(&d, "wss_interval_ms = 200\nwss_interval_min_ms = 100\n"
+	daemon_start(&d,
+	    "wss_interval_ms = 200\nwss_interval_min_ms = 100\n"
 	    "wss_interval_max_ms = 400\nshell_uid = 2000\n");
 
 	/* a reader may not start one; nothing is a target yet */
-	r = vitals(&d, 2000, "wss", "start", "--pid", pidtxt, "--mode",
-	    "heap", NULL);
+	r = vitals(&d, 2000, "wss", "start", "--pid", pidtxt, "--mode", "heap",
+	    NULL);
 	ck_assert_msg(r.code == VX_DENIED, "exit %d: %s", r.code, r.err);
 	ck_assert_ptr_nonnull(strstr(r.err, "trusted"));
 	run_free(&r);
@@ -219,7 +220,8 @@ START_TEST(test_client_roundtrip)
 	ck_assert_uint_ge(regs->n, 1);
 	ck_assert_str_eq(jm_path(&regs->v[0], "label")->str, "heap");
 	ck_assert_int_eq(num(&regs->v[0], "idle") +
-	    num(&regs->v[0], "accessed"), num(&regs->v[0], "resident"));
+		num(&regs->v[0], "accessed"),
+	    num(&regs->v[0], "resident"));
 	jm_free(j);
 
 	/* text, and the Health part */
@@ -257,8 +259,7 @@ START_TEST(test_client_roundtrip)
 	reap(pid);
 	for (i = 0; i < 30; i++) {
 		tu_sleep_ms(100);
-		r = vitals(&d, -1, "wss", pidtxt, NULL, NULL, NULL, NULL,
-		    NULL);
+		r = vitals(&d, -1, "wss", pidtxt, NULL, NULL, NULL, NULL, NULL);
 		if (strstr(r.out, "ended: process exited")) {
 			run_free(&r);
 			break;
@@ -285,8 +286,7 @@ START_TEST(test_rule)
 	ck_assert_ptr_nonnull(tmp);
 	pid = target(tmp, name, sizeof(name));
 	snprintf(pidtxt, sizeof(pidtxt), "%d", (int)pid);
-	snprintf(conf, sizeof(conf), "wss_rule = %s library libc.so.6\n",
-	    name);
+	snprintf(conf, sizeof(conf), "wss_rule = %s library libc.so.6\n", name);
 	daemon_start(&d, conf);
 	/* the rule's first pass has regions: asked until it has (10 s) */
 	for (int i = 0; i < 100; i++) {
@@ -301,7 +301,7 @@ START_TEST(test_rule)
 		run_free(&r);
 		regs = jm_path(j, "wss_get.targets");
 		t = regs && regs->t == JM_ARR && regs->n >= 1 ? &regs->v[0] :
-		    NULL;
+								NULL;
 		regs = t ? jm_path(t, "regions") : NULL;
 		if (regs && regs->t == JM_ARR && regs->n >= 2)
 			break;
@@ -312,8 +312,9 @@ START_TEST(test_rule)
 	ck_assert_str_eq(jm_path(t, "mode")->str, "library");
 	ck_assert_str_eq(jm_path(t, "library")->str, "libc.so.6");
 	ck_assert_uint_ge(jm_path(t, "regions")->n, 2);
-	ck_assert_ptr_nonnull(strstr(jm_path(&jm_path(t, "regions")->v[0],
-	    "label")->str, "(libc.so.6)"));
+	ck_assert_ptr_nonnull(
+	    strstr(jm_path(&jm_path(t, "regions")->v[0], "label")->str,
+		"(libc.so.6)"));
 	jm_free(j);
 	reap(pid);
 	td_stop(&d);
@@ -348,13 +349,14 @@ toucher(uid_t uid)
 		volatile char *p;
 
 		close(fds[0]);
-		if (uid && (setgroups(0, NULL) < 0 || setgid(uid) < 0 ||
-		    setuid(uid) < 0))
+		if (uid &&
+		    (setgroups(0, NULL) < 0 || setgid(uid) < 0 ||
+			setuid(uid) < 0))
 			_exit(1);
 		/* setuid cleared it: the owner may read its /proc files */
 		prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
-		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE |
-		    MAP_ANONYMOUS, -1, 0);
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (p == MAP_FAILED)
 			_exit(1);
 		for (i = 0; i < 64; i++)
@@ -454,16 +456,19 @@ START_TEST(test_dropped_with_helper)
 	pid_t pid = toucher(0);
 
 	snprintf(pidtxt, sizeof(pidtxt), "%d", (int)pid);
-	snprintf(conf, sizeof(conf), "user = %d\ngroup = %d\n"
+	snprintf(conf, sizeof(conf),
+	    "user = %d\ngroup = %d\n"
 	    "privhelper = on\nwss_interval_ms = 200\nwss_interval_min_ms = "
-	    "200\nwss_interval_max_ms = 400\n", DROP_UID, DROP_UID);
+	    "200\nwss_interval_max_ms = 400\n",
+	    DROP_UID, DROP_UID);
 	daemon_start(&d, conf);
 	r = vitals(&d, -1, "--json", "health", NULL, NULL, NULL, NULL, NULL);
 	ck_assert_int_eq(r.code, 0);
 	j = jm_parse(r.out, strlen(r.out));
 	ck_assert_ptr_nonnull(j);
 	ck_assert_msg(strncmp(str(j, "health.wss.access"), "privileged helper",
-	    17) == 0, "access: %s", str(j, "health.wss.access"));
+			  17) == 0,
+	    "access: %s", str(j, "health.wss.access"));
 	ck_assert_ptr_nonnull(jm_path(j, "health.privileges.dropped"));
 	ck_assert(jm_path(j, "health.privileges.dropped")->b);
 	jm_free(j);
@@ -487,8 +492,8 @@ START_TEST(test_dropped_with_helper)
 		    "note: %s", str(t, "note"));
 	}
 	sums(t, &res, &acc);
-	ck_assert_int_ge(res, 64);  /* its region, at least */
-	ck_assert_int_ge(acc, 16);  /* the pages it touches every round */
+	ck_assert_int_ge(res, 64); /* its region, at least */
+	ck_assert_int_ge(acc, 16); /* the pages it touches every round */
 	ck_assert_int_le(acc, res);
 	jm_free(j);
 	r = vitals(&d, -1, "wss", pidtxt, NULL, NULL, NULL, NULL, NULL);
@@ -510,7 +515,8 @@ START_TEST(test_dropped_without_helper)
 	struct run r;
 	pid_t root = toucher(0), own = toucher(DROP_UID);
 
-	snprintf(conf, sizeof(conf), "user = %d\ngroup = %d\n"
+	snprintf(conf, sizeof(conf),
+	    "user = %d\ngroup = %d\n"
 	    "wss_interval_ms = 200\nwss_interval_min_ms = 200\n"
 	    "wss_interval_max_ms = 400\nwss_rule = nosuch-%d heap\n",
 	    DROP_UID, DROP_UID, (int)getpid());
@@ -522,7 +528,8 @@ START_TEST(test_dropped_without_helper)
 	    NULL);
 	ck_assert_int_ne(r.code, 0);
 	ck_assert_msg(strstr(r.err, "Permission denied") &&
-	    strstr(r.err, "without the privileged helper"), "%s", r.err);
+		strstr(r.err, "without the privileged helper"),
+	    "%s", r.err);
 	run_free(&r);
 
 	/* Health says what the drop costs, and counts the refusal */
@@ -531,9 +538,10 @@ START_TEST(test_dropped_without_helper)
 	j = jm_parse(r.out, strlen(r.out));
 	ck_assert_ptr_nonnull(j);
 	ck_assert_msg(strstr(str(j, "health.wss.access"),
-	    "page-level unavailable") && strstr(str(j, "health.wss.access"),
-	    "other users' targets unreadable"), "access: %s",
-	    str(j, "health.wss.access"));
+			  "page-level unavailable") &&
+		strstr(str(j, "health.wss.access"),
+		    "other users' targets unreadable"),
+	    "access: %s", str(j, "health.wss.access"));
 	ck_assert_int_ge(num(j, "health.wss.access_denied"), 1);
 	jm_free(j);
 	run_free(&r);
@@ -556,8 +564,10 @@ START_TEST(test_dropped_without_helper)
 	jm_free(j);
 
 	/* the startup warning: rules configured, nothing to read them with */
-	ck_assert_msg(file_has(d.log, "wss: 1 rules configured, but files "
-	    "are opened direct as user"), "no warning in %s", d.log);
+	ck_assert_msg(file_has(d.log,
+			  "wss: 1 rules configured, but files "
+			  "are opened direct as user"),
+	    "no warning in %s", d.log);
 	reap(root);
 	reap(own);
 	td_stop(&d);

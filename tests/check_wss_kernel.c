@@ -29,9 +29,9 @@
 #include "testutil.h"
 #include "vitalsd.h"
 
-#define NPAGES 48  /* the region */
+#define NPAGES 48   /* the region */
 #define RESIDENT 32 /* made resident before monitoring */
-#define BIG 2048   /* the region of the loop test */
+#define BIG 2048    /* the region of the loop test */
 
 struct cmd {
 	char op;
@@ -111,8 +111,8 @@ child_main(int in, int out, uint32_t npages)
 			reply = h != NULL;
 			break;
 		case 'u':
-			reply = munmap((void *)base, (size_t)npages *
-			    (size_t)pg) == 0;
+			reply = munmap((void *)base,
+				    (size_t)npages * (size_t)pg) == 0;
 			break;
 		case 'b':
 			/* busy: every page, every 20 ms, until killed */
@@ -183,7 +183,8 @@ reap(struct child *ch)
 static struct wss *
 monitor(struct event_base *base, struct wss_config *c)
 {
-	struct wss_opts o = { .proc_root = "/proc", .sys_root = "/sys",
+	struct wss_opts o = { .proc_root = "/proc",
+		.sys_root = "/sys",
 		.cfg = c };
 	struct wss *w;
 
@@ -210,9 +211,10 @@ assert_accessed(const struct wss_status *st, const struct wss_region *g,
 {
 	unsigned slack = st->method == WSS_METHOD_PAGE_IDLE ? 0 : 1;
 
-	ck_assert_msg(g->accessed + slack >= want && g->accessed <=
-	    want + slack, "accessed %u, want %u (method %s)", g->accessed,
-	    want, wss_method_name(st->method));
+	ck_assert_msg(g->accessed + slack >= want &&
+		g->accessed <= want + slack,
+	    "accessed %u, want %u (method %s)", g->accessed, want,
+	    wss_method_name(st->method));
 	ck_assert_uint_eq(g->idle, g->resident - g->accessed);
 }
 
@@ -227,8 +229,9 @@ START_TEST(test_counts)
 
 	wss_config_init(&c);
 	w = monitor(NULL, &c);
-	ck_assert_msg(wss_start(w, ch.pid, WSS_MODE_HEAP, NULL,
-	    WSS_METHOD_AUTO, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(wss_start(w, ch.pid, WSS_MODE_HEAP, NULL, WSS_METHOD_AUTO,
+			  err, sizeof(err)) == 0,
+	    "%s", err);
 
 	/* pass 1: 8 of the 32 resident pages touched */
 	ck_assert_int_eq(wss_pass_begin(w, ch.pid), 0);
@@ -299,7 +302,8 @@ START_TEST(test_maps_follow)
 	wss_config_init(&c);
 	w = monitor(NULL, &c);
 	ck_assert_msg(wss_start(w, ch.pid, WSS_MODE_LIBRARY, "libwsstest.so",
-	    WSS_METHOD_AUTO, err, sizeof(err)) == 0, "%s", err);
+			  WSS_METHOD_AUTO, err, sizeof(err)) == 0,
+	    "%s", err);
 	ck_assert_int_eq(wss_pass_begin(w, ch.pid), 0);
 	ck_assert_int_eq(wss_pass_end(w, ch.pid), 0);
 	ck_assert_uint_eq(wss_get(w, ch.pid)->nregions, 0);
@@ -312,8 +316,8 @@ START_TEST(test_maps_follow)
 	ck_assert_uint_ge(st->maps_changes, 1);
 	ck_assert_uint_ge(st->nregions, 2);
 	for (i = 0; i < st->nregions; i++) {
-		ck_assert_ptr_nonnull(strstr(st->regions[i].label,
-		    "(libwsstest.so)"));
+		ck_assert_ptr_nonnull(
+		    strstr(st->regions[i].label, "(libwsstest.so)"));
 		rx += strcmp(st->regions[i].label, "r-xp(libwsstest.so)") == 0;
 		res += st->regions[i].resident;
 	}
@@ -324,8 +328,9 @@ START_TEST(test_maps_follow)
 	ck_assert_int_eq(wss_stop(w, ch.pid), 0);
 
 	/* heap: the region is there, then unmapped inside a pass */
-	ck_assert_msg(wss_start(w, ch.pid, WSS_MODE_HEAP, NULL,
-	    WSS_METHOD_AUTO, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(wss_start(w, ch.pid, WSS_MODE_HEAP, NULL, WSS_METHOD_AUTO,
+			  err, sizeof(err)) == 0,
+	    "%s", err);
 	ck_assert_int_eq(wss_pass_begin(w, ch.pid), 0);
 	ck_assert_ptr_nonnull(region_at(wss_get(w, ch.pid), ch.addr));
 	ck_assert_uint_eq(ask(&ch, 'u', 0, 0), 1);
@@ -373,7 +378,8 @@ START_TEST(test_exec)
 	wss_config_init(&c);
 	w = monitor(NULL, &c);
 	ck_assert_msg(wss_start(w, pid, WSS_MODE_HEAP, NULL, WSS_METHOD_AUTO,
-	    err, sizeof(err)) == 0, "%s", err);
+			  err, sizeof(err)) == 0,
+	    "%s", err);
 	ck_assert_int_eq(wss_pass_begin(w, pid), 0);
 	ck_assert_int_eq(wss_pass_end(w, pid), 0);
 	ck_assert_int_eq(write(p[1], "x", 1), 1);
@@ -456,8 +462,9 @@ START_TEST(test_loop_adaptive)
 	c.interval_min_ms = 100;
 	c.interval_max_ms = 400;
 	w = monitor(base, &c);
-	ck_assert_msg(wss_start(w, ch.pid, WSS_MODE_HEAP, NULL,
-	    WSS_METHOD_AUTO, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(wss_start(w, ch.pid, WSS_MODE_HEAP, NULL, WSS_METHOD_AUTO,
+			  err, sizeof(err)) == 0,
+	    "%s", err);
 	run_loop(base, 1500);
 	st = wss_get(w, ch.pid);
 	ck_assert_uint_ge(st->seq, 2);

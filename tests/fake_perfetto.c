@@ -132,8 +132,7 @@ main(int argc, char *argv[])
 			fprintf(f, "%s\n", argv[i]);
 		fclose(f);
 	}
-	snprintf(path, sizeof(path), "%s/calls/%ld.stdin", dir,
-	    (long)getpid());
+	snprintf(path, sizeof(path), "%s/calls/%ld.stdin", dir, (long)getpid());
 	if ((f = fopen(path, "w")) != NULL) {
 		fwrite(in, 1, n, f);
 		fclose(f);

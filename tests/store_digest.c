@@ -19,10 +19,11 @@
 static void
 task_line(const char *kind, const struct window_task *t)
 {
-	printf("  %s %" PRId32 " tgid %" PRId32 " start %" PRIu64 " uid %" PRIu32
-	    " comm '%s' name '%s' ut %" PRIu64 " st %" PRIu64 " minflt %" PRIu64
-	    " majflt %" PRIu64 " samples %" PRIu32 " wall %" PRIu64
-	    " total %" PRIu64 " rss %" PRIu64 "/%" PRIu64 " born %d exited %d\n",
+	printf("  %s %" PRId32 " tgid %" PRId32 " start %" PRIu64
+	       " uid %" PRIu32 " comm '%s' name '%s' ut %" PRIu64 " st %" PRIu64
+	       " minflt %" PRIu64 " majflt %" PRIu64 " samples %" PRIu32
+	       " wall %" PRIu64 " total %" PRIu64 " rss %" PRIu64 "/%" PRIu64
+	       " born %d exited %d\n",
 	    kind, t->id, t->tgid, t->starttime, t->uid, t->comm, t->name,
 	    t->d_utime, t->d_stime, t->d_minflt, t->d_majflt, t->samples,
 	    t->wall_ns, t->total_ticks, t->rss_pages_max, t->rss_pages_last,
@@ -36,29 +37,28 @@ window_lines(const struct window *w)
 	size_t i;
 
 	printf("window level %" PRIu32 " wall %" PRId64 "..%" PRId64
-	    " boot %" PRId64 "..%" PRId64 " hz %" PRIu32 " samples %" PRIu32
-	    "/%" PRIu32 "\n", w->level, w->wall_start_ns, w->wall_end_ns,
-	    w->boot_start_ns, w->boot_end_ns, w->hz, w->samples_valid,
-	    w->samples);
+	       " boot %" PRId64 "..%" PRId64 " hz %" PRIu32 " samples %" PRIu32
+	       "/%" PRIu32 "\n",
+	    w->level, w->wall_start_ns, w->wall_end_ns, w->boot_start_ns,
+	    w->boot_end_ns, w->hz, w->samples_valid, w->samples);
 	printf("  cpu user %" PRIu64 " nice %" PRIu64 " system %" PRIu64
-	    " idle %" PRIu64 " iowait %" PRIu64 " irq %" PRIu64
-	    " softirq %" PRIu64 " steal %" PRIu64 " span %u ctxt %" PRIu64
-	    " forks %" PRIu64 "\n", d->user, d->nice, d->system, d->idle,
-	    d->iowait, d->irq, d->softirq, d->steal, w->cpu_span, w->d_ctxt,
-	    w->d_processes);
+	       " idle %" PRIu64 " iowait %" PRIu64 " irq %" PRIu64
+	       " softirq %" PRIu64 " steal %" PRIu64 " span %u ctxt %" PRIu64
+	       " forks %" PRIu64 "\n",
+	    d->user, d->nice, d->system, d->idle, d->iowait, d->irq, d->softirq,
+	    d->steal, w->cpu_span, w->d_ctxt, w->d_processes);
 	printf("  bpf state %" PRIu32 " oncpu %" PRIu64 " exited %" PRIu64
-	    " rq %" PRIu64 "/%" PRIu64 " switches %" PRIu64 " uids %" PRIu32
-	    " procs %" PRIu32 "\n", w->bpf.state, w->bpf.oncpu_ns,
-	    w->bpf.exited_ns, w->bpf.rq_ns, w->bpf.rq_count, w->bpf.switches,
-	    w->bpf.nuids, w->bpf.nprocs);
+	       " rq %" PRIu64 "/%" PRIu64 " switches %" PRIu64 " uids %" PRIu32
+	       " procs %" PRIu32 "\n",
+	    w->bpf.state, w->bpf.oncpu_ns, w->bpf.exited_ns, w->bpf.rq_ns,
+	    w->bpf.rq_count, w->bpf.switches, w->bpf.nuids, w->bpf.nprocs);
 	for (i = 0; i < w->nprocs; i++)
 		task_line("proc", &w->procs[i]);
 	for (i = 0; i < w->nthreads; i++)
 		task_line("thread", &w->threads[i]);
 }
 
-static const char *const metric_names[] = { "cpu", "minflt", "majflt",
-	"rss" };
+static const char *const metric_names[] = { "cpu", "minflt", "majflt", "rss" };
 
 static int
 top_lines(struct store *s, int64_t from, int64_t to, const char *label)
@@ -69,8 +69,8 @@ top_lines(struct store *s, int64_t from, int64_t to, const char *label)
 
 	for (th = 0; th < 2; th++) {
 		for (m = METRIC_CPU; m <= METRIC_RSS; m++) {
-			if ((r = store_top(s, from, to, th, (enum store_metric)m,
-			    20, &t, &n)) < 0)
+			if ((r = store_top(s, from, to, th,
+				 (enum store_metric)m, 20, &t, &n)) < 0)
 				return r;
 			printf("top %s %s %s: %zu\n", label, metric_names[m],
 			    th ? "threads" : "procs", n);
@@ -99,11 +99,12 @@ main(int argc, char **argv)
 	}
 	store_opts_default(&o);
 	if ((r = store_open(argv[1], &o, &s)) < 0) {
-		fprintf(stderr, "store_digest: %s: %s\n", argv[1], strerror(-r));
+		fprintf(stderr, "store_digest: %s: %s\n", argv[1],
+		    strerror(-r));
 		return 1;
 	}
 	if ((r = store_windows_max(s, INT64_MIN / 2, INT64_MAX / 2, 0, 0, &ws,
-	    &n, &cut)) < 0) {
+		 &n, &cut)) < 0) {
 		fprintf(stderr, "store_digest: windows: %s\n", strerror(-r));
 		store_close(s);
 		return 1;

@@ -69,14 +69,14 @@ typedef signed long long __s64;
 
 /* One "maps" entry: 120 bytes, 4-byte aligned, little endian. */
 struct vldr_map_def {
-	__u32 type;	   /* enum bpf_map_type */
+	__u32 type; /* enum bpf_map_type */
 	__u32 key_size;
 	__u32 value_size;
 	__u32 max_entries;
 	__u32 map_flags;
-	__u32 zero;	   /* the pin's uid in v0.0; must be 0 (root) */
-	__u32 gid;	   /* the pin's group */
-	__u32 mode;	   /* the pin's mode */
+	__u32 zero; /* the pin's uid in v0.0; must be 0 (root) */
+	__u32 gid;  /* the pin's group */
+	__u32 mode; /* the pin's mode */
 	/* v0.1 */
 	__u32 bpfloader_min_ver;
 	__u32 bpfloader_max_ver;
@@ -86,20 +86,20 @@ struct vldr_map_def {
 	/* v0.18: empty strings keep the defaults of the object's location */
 	char selinux_context[32];
 	char pin_subdir[32];
-	__u8 shared;	   /* pin without the object's name */
-	__u8 ignore_on;	   /* v0.32+ build-type and arch bits: none */
+	__u8 shared;	/* pin without the object's name */
+	__u8 ignore_on; /* v0.32+ build-type and arch bits: none */
 	__u8 pad0[2];
-	__u32 uid;	   /* the pin's owner (v0.28+) */
+	__u32 uid; /* the pin's owner (v0.28+) */
 };
 
 /* One "progs" entry: 92 bytes. */
 struct vldr_prog_def {
-	__u32 uid;	   /* the program pin's owner and group */
+	__u32 uid; /* the program pin's owner and group */
 	__u32 gid;
-	__u32 min_kver;	   /* loaded only if min_kver <= kernel < max_kver */
+	__u32 min_kver; /* loaded only if min_kver <= kernel < max_kver */
 	__u32 max_kver;
-	__u8 optional;	   /* a failed load skips it, not the object */
-	__u8 ignore_on;	   /* build-type and arch bits: none */
+	__u8 optional;	/* a failed load skips it, not the object */
+	__u8 ignore_on; /* build-type and arch bits: none */
 	__u8 pad0[2];
 	__u32 bpfloader_min_ver;
 	__u32 bpfloader_max_ver;
@@ -121,69 +121,67 @@ _Static_assert(sizeof(struct vldr_prog_def) == 92, "bpf_prog_def is 92 bytes");
 #define VLDR_SEC(name) __attribute__((section(name), used))
 
 /* The object's header sections, once per object. */
-#define VLDR_LICENSE(text)                                                 \
-	__u32 _bpfloader_min_ver VLDR_SEC("bpfloader_min_ver") =           \
-	    VLDR_MIN_VER;                                                  \
-	__u32 _bpfloader_max_ver VLDR_SEC("bpfloader_max_ver") =           \
-	    VLDR_MAX_VER;                                                  \
-	__u32 _size_of_bpf_map_def VLDR_SEC("size_of_bpf_map_def") =       \
-	    sizeof(struct vldr_map_def);                                   \
-	__u32 _size_of_bpf_prog_def VLDR_SEC("size_of_bpf_prog_def") =     \
-	    sizeof(struct vldr_prog_def);                                  \
+#define VLDR_LICENSE(text)                                                     \
+	__u32 _bpfloader_min_ver VLDR_SEC("bpfloader_min_ver") = VLDR_MIN_VER; \
+	__u32 _bpfloader_max_ver VLDR_SEC("bpfloader_max_ver") = VLDR_MAX_VER; \
+	__u32 _size_of_bpf_map_def VLDR_SEC("size_of_bpf_map_def") = sizeof(   \
+	    struct vldr_map_def);                                              \
+	__u32 _size_of_bpf_prog_def VLDR_SEC("size_of_bpf_prog_def") = sizeof( \
+	    struct vldr_prog_def);                                             \
 	char _license[] VLDR_SEC("license") = (text)
 
 /* A map: its pin is map_<object>_<name>, owned uid:gid with mode. */
-#define VLDR_MAP(name, TYPE, ktype, vtype, entries, owner, group, md)      \
-	const struct vldr_map_def VLDR_SEC("maps") name = {                \
-		.type = VLDR_MAP_##TYPE,                                   \
-		.key_size = sizeof(ktype),                                 \
-		.value_size = sizeof(vtype),                               \
-		.max_entries = (entries),                                  \
-		.gid = (group),                                            \
-		.mode = (md),                                              \
-		.bpfloader_min_ver = VLDR_MIN_VER,                         \
-		.bpfloader_max_ver = VLDR_MAX_VER,                         \
-		.min_kver = 0,                                             \
-		.max_kver = VLDR_KVER_INF,                                 \
-		.uid = (owner),                                            \
+#define VLDR_MAP(name, TYPE, ktype, vtype, entries, owner, group, md) \
+	const struct vldr_map_def VLDR_SEC("maps") name = {           \
+		.type = VLDR_MAP_##TYPE,                              \
+		.key_size = sizeof(ktype),                            \
+		.value_size = sizeof(vtype),                          \
+		.max_entries = (entries),                             \
+		.gid = (group),                                       \
+		.mode = (md),                                         \
+		.bpfloader_min_ver = VLDR_MIN_VER,                    \
+		.bpfloader_max_ver = VLDR_MAX_VER,                    \
+		.min_kver = 0,                                        \
+		.max_kver = VLDR_KVER_INF,                            \
+		.uid = (owner),                                       \
 	}
 
 /*
  * A program in section sec ("tracepoint/<group>/<event>"): its pin is
  * prog_<object>_<sec with '/' made '_'>, mode 0440, owner:group.
  */
-#define VLDR_PROG(sec, owner, group, fn, ctxtype)                          \
-	const struct vldr_prog_def VLDR_SEC("progs") fn##_def = {          \
-		.uid = (owner),                                            \
-		.gid = (group),                                            \
-		.min_kver = 0,                                             \
-		.max_kver = VLDR_KVER_INF,                                 \
-		.bpfloader_min_ver = VLDR_MIN_VER,                         \
-		.bpfloader_max_ver = VLDR_MAX_VER,                         \
-	};                                                                 \
+#define VLDR_PROG(sec, owner, group, fn, ctxtype)                 \
+	const struct vldr_prog_def VLDR_SEC("progs") fn##_def = { \
+		.uid = (owner),                                   \
+		.gid = (group),                                   \
+		.min_kver = 0,                                    \
+		.max_kver = VLDR_KVER_INF,                        \
+		.bpfloader_min_ver = VLDR_MIN_VER,                \
+		.bpfloader_max_ver = VLDR_MAX_VER,                \
+	};                                                        \
 	VLDR_SEC(sec) int fn(ctxtype *ctx)
 
 /* The same, loaded only where min_kver <= kernel < max_kver: variants of
  * one program for kernels with and without a helper, sections "sec$x"
  * and "sec$y" (the "$..." is not part of the pin). */
-#define VLDR_PROG_KVER(sec, owner, group, fn, ctxtype, minkv, maxkv)       \
-	const struct vldr_prog_def VLDR_SEC("progs") fn##_def = {          \
-		.uid = (owner),                                            \
-		.gid = (group),                                            \
-		.min_kver = (minkv),                                       \
-		.max_kver = (maxkv),                                       \
-		.bpfloader_min_ver = VLDR_MIN_VER,                         \
-		.bpfloader_max_ver = VLDR_MAX_VER,                         \
-	};                                                                 \
+#define VLDR_PROG_KVER(sec, owner, group, fn, ctxtype, minkv, maxkv) \
+	const struct vldr_prog_def VLDR_SEC("progs") fn##_def = {    \
+		.uid = (owner),                                      \
+		.gid = (group),                                      \
+		.min_kver = (minkv),                                 \
+		.max_kver = (maxkv),                                 \
+		.bpfloader_min_ver = VLDR_MIN_VER,                   \
+		.bpfloader_max_ver = VLDR_MAX_VER,                   \
+	};                                                           \
 	VLDR_SEC(sec) int fn(ctxtype *ctx)
 
 /* Helper calls by number (uapi enum bpf_func_id). */
-static void *(*bpf_map_lookup_elem)(const void *map, const void *key) =
-    (void *)1;
+static void *(
+    *bpf_map_lookup_elem)(const void *map, const void *key) = (void *)1;
 static long (*bpf_map_update_elem)(const void *map, const void *key,
     const void *value, __u64 flags) = (void *)2;
-static long (*bpf_map_delete_elem)(const void *map, const void *key) =
-    (void *)3;
+static long (
+    *bpf_map_delete_elem)(const void *map, const void *key) = (void *)3;
 static __u64 (*bpf_ktime_get_ns)(void) = (void *)5;
 static __u64 (*bpf_get_current_pid_tgid)(void) = (void *)14;
 static __u64 (*bpf_get_current_uid_gid)(void) = (void *)15;

@@ -92,14 +92,14 @@ VLDR_MAP(sched_tot, PERCPU_ARRAY, __u32, __u64, TOT__MAX, OWNER, VITALSD_GID,
     MODE);
 VLDR_MAP(sched_cpu, PERCPU_ARRAY, __u32, struct sched_cpu, 1, OWNER,
     VITALSD_GID, MODE);
-VLDR_MAP(sched_wake, LRU_HASH, __u32, struct sched_wake, VITALS_LDR_WAKE,
-    OWNER, VITALSD_GID, MODE);
+VLDR_MAP(sched_wake, LRU_HASH, __u32, struct sched_wake, VITALS_LDR_WAKE, OWNER,
+    VITALSD_GID, MODE);
 VLDR_MAP(sched_tid, LRU_HASH, struct sched_tid_key, struct sched_ltid,
     VITALS_LDR_TIDS, OWNER, VITALSD_GID, MODE);
 VLDR_MAP(sched_proc, LRU_HASH, struct sched_proc_key, struct sched_lproc,
     VITALS_LDR_PROCS, OWNER, VITALSD_GID, MODE);
-VLDR_MAP(sched_uid, LRU_HASH, __u32, struct sched_uid, VITALS_LDR_UIDS,
-    OWNER, VITALSD_GID, MODE);
+VLDR_MAP(sched_uid, LRU_HASH, __u32, struct sched_uid, VITALS_LDR_UIDS, OWNER,
+    VITALSD_GID, MODE);
 
 static __always_inline void
 tot_add(__u32 idx, __u64 v)
@@ -154,8 +154,7 @@ proc_entry(__u32 tgid, __u64 now)
 
 	if (p && !(p->flags & SCHED_LDR_DEAD))
 		return p;
-	bpf_map_update_elem(&sched_proc, &key, &nv, p ? BPF_ANY :
-	    BPF_NOEXIST);
+	bpf_map_update_elem(&sched_proc, &key, &nv, p ? BPF_ANY : BPF_NOEXIST);
 	p = bpf_map_lookup_elem(&sched_proc, &key);
 	if (!p)
 		tot_add(TOT_PROC_FULL, 1);
@@ -169,8 +168,7 @@ proc_entry(__u32 tgid, __u64 now)
  * too, to the lost counter. dead: this is its final switch-out.
  */
 static __always_inline void
-account(struct sched_tid_key *key, __u32 tgid, __u64 delta, __u64 now,
-    int dead)
+account(struct sched_tid_key *key, __u32 tgid, __u64 delta, __u64 now, int dead)
 {
 	struct sched_ltid *v;
 	struct sched_uid *u;
@@ -192,8 +190,8 @@ account(struct sched_tid_key *key, __u32 tgid, __u64 delta, __u64 now,
 			.flags = dead ? SCHED_LDR_DEAD : 0,
 		};
 
-		if (bpf_map_update_elem(&sched_tid, key, &nv, v ? BPF_ANY :
-		    BPF_NOEXIST) == 0)
+		if (bpf_map_update_elem(&sched_tid, key, &nv,
+			v ? BPF_ANY : BPF_NOEXIST) == 0)
 			return;
 	}
 	tot_add(TOT_TID_FULL, 1);
@@ -285,7 +283,7 @@ on_switch(struct sched_switch_args *ctx, __u64 epoch)
 			struct sched_wake nw = { .wake_ns = now, .tgid = tgid };
 
 			if (bpf_map_update_elem(&sched_wake, &prev, &nw,
-			    BPF_NOEXIST) != 0)
+				BPF_NOEXIST) != 0)
 				tot_add(TOT_NO_STORAGE, 1);
 		}
 	}

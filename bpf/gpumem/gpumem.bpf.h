@@ -17,9 +17,9 @@
 
 /* gpu_mem_stats slots: per-CPU counters, summed by the reader */
 enum gpumem_stat {
-	GPUMEM_STAT_EVENTS,	  /* tracepoint hits */
-	GPUMEM_STAT_DELETES,	  /* size 0: the key was deleted */
-	GPUMEM_STAT_INSERT_FAIL,  /* update failed: map full (AOSP ignores) */
+	GPUMEM_STAT_EVENTS,	 /* tracepoint hits */
+	GPUMEM_STAT_DELETES,	 /* size 0: the key was deleted */
+	GPUMEM_STAT_INSERT_FAIL, /* update failed: map full (AOSP ignores) */
 	GPUMEM_STAT__MAX
 };
 

@@ -293,7 +293,8 @@ account_rq(__u32 side, struct task_struct *t, __u64 delay)
 }
 
 SEC("tp_btf/sched_switch")
-int BPF_PROG(vitals_switch, bool preempt, struct task_struct *prev,
+int
+BPF_PROG(vitals_switch, bool preempt, struct task_struct *prev,
     struct task_struct *next)
 {
 	__u32 side = current_side();
@@ -389,13 +390,15 @@ enqueued(struct task_struct *t)
 }
 
 SEC("tp_btf/sched_wakeup")
-int BPF_PROG(vitals_wakeup, struct task_struct *p)
+int
+BPF_PROG(vitals_wakeup, struct task_struct *p)
 {
 	return enqueued(p);
 }
 
 SEC("tp_btf/sched_wakeup_new")
-int BPF_PROG(vitals_wakeup_new, struct task_struct *p)
+int
+BPF_PROG(vitals_wakeup_new, struct task_struct *p)
 {
 	return enqueued(p);
 }
@@ -407,7 +410,8 @@ int BPF_PROG(vitals_wakeup_new, struct task_struct *p)
  * be in userspace's hands.
  */
 SEC("tp_btf/sched_process_free")
-int BPF_PROG(vitals_free, struct task_struct *p)
+int
+BPF_PROG(vitals_free, struct task_struct *p)
 {
 	__u32 side = current_side();
 	struct sched_tid_key key = {

@@ -122,8 +122,8 @@ struct sched_cpu {
 };
 
 struct sched_wake {
-	__u64 wake_ns;	/* enqueued at; 0: not waiting */
-	__u32 tgid;	/* its process, learnt at its switch-outs; 0 unknown */
+	__u64 wake_ns; /* enqueued at; 0: not waiting */
+	__u32 tgid;    /* its process, learnt at its switch-outs; 0 unknown */
 	__u32 pad;
 	__u64 birth_ns; /* bpf_ktime_get_ns() at sched_wakeup_new; 0 born
 			 * before the program saw it */
@@ -159,15 +159,15 @@ struct sched_lproc {
  *   Σ tid oncpu + Σ uid (exited + overflow) + LOST == ONCPU.
  */
 enum sched_tot {
-	TOT_ONCPU_S0,	 /* ns accounted to side 0 (every switch-out) */
+	TOT_ONCPU_S0, /* ns accounted to side 0 (every switch-out) */
 	TOT_ONCPU_S1,
-	TOT_LOST_S0,	 /* ns of side 0 no entry could take */
+	TOT_LOST_S0, /* ns of side 0 no entry could take */
 	TOT_LOST_S1,
-	TOT_SWITCHES,	 /* switch-outs accounted */
-	TOT_NO_SLICE,	 /* switch-outs of a task first seen (no baseline) */
+	TOT_SWITCHES, /* switch-outs accounted */
+	TOT_NO_SLICE, /* switch-outs of a task first seen (no baseline) */
 	TOT_WAKEUPS,
 	TOT_RQ_SAMPLES,
-	TOT_TID_FULL,	 /* failed inserts, per map */
+	TOT_TID_FULL, /* failed inserts, per map */
 	TOT_PROC_FULL,
 	TOT_UID_FULL,
 	TOT_NO_STORAGE,	 /* task storage unavailable */

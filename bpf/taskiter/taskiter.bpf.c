@@ -18,8 +18,8 @@
 #define PF_KTHREAD 0x00200000
 
 /* mm counters (include/linux/mm_types_task.h), stable since 4.5. */
-#define MM_FILEPAGES  0
-#define MM_ANONPAGES  1
+#define MM_FILEPAGES 0
+#define MM_ANONPAGES 1
 #define MM_SHMEMPAGES 3
 
 /*
@@ -66,18 +66,18 @@ mm_rss(struct mm_struct *mm, __u32 *flags)
 		struct mm_struct___old *o = (void *)mm;
 
 		*flags |= TASKITER_F_RSS_OLD;
-		return positive(BPF_CORE_READ(
-			   o, rss_stat.count[MM_FILEPAGES].counter)) +
-		       positive(BPF_CORE_READ(
-			   o, rss_stat.count[MM_ANONPAGES].counter)) +
-		       positive(BPF_CORE_READ(
-			   o, rss_stat.count[MM_SHMEMPAGES].counter));
+		return positive(BPF_CORE_READ(o,
+			   rss_stat.count[MM_FILEPAGES].counter)) +
+		    positive(BPF_CORE_READ(o,
+			rss_stat.count[MM_ANONPAGES].counter)) +
+		    positive(BPF_CORE_READ(o,
+			rss_stat.count[MM_SHMEMPAGES].counter));
 	} else {
 		struct mm_struct___new *n = (void *)mm;
 
 		return positive(n->rss_stat[MM_FILEPAGES].count) +
-		       positive(n->rss_stat[MM_ANONPAGES].count) +
-		       positive(n->rss_stat[MM_SHMEMPAGES].count);
+		    positive(n->rss_stat[MM_ANONPAGES].count) +
+		    positive(n->rss_stat[MM_SHMEMPAGES].count);
 	}
 }
 

@@ -16,14 +16,14 @@
 #include <linux/types.h>
 #endif
 
-#define TASKITER_MAGIC	   0x56544931u /* "VTI1": a task record, version 1 */
+#define TASKITER_MAGIC 0x56544931u     /* "VTI1": a task record, version 1 */
 #define TASKITER_MAGIC_END 0x56544945u /* "VTIE": the end record */
 
 /* taskiter_rec.flags */
-#define TASKITER_F_LEADER  (1u << 0) /* tid == tgid: group fields are set */
+#define TASKITER_F_LEADER (1u << 0)  /* tid == tgid: group fields are set */
 #define TASKITER_F_KTHREAD (1u << 1) /* PF_KTHREAD */
-#define TASKITER_F_MM	   (1u << 2) /* task has an mm: rss_pages is read */
-#define TASKITER_F_ADJUST  (1u << 3) /* prev_cputime exists: /proc scales */
+#define TASKITER_F_MM (1u << 2)	     /* task has an mm: rss_pages is read */
+#define TASKITER_F_ADJUST (1u << 3)  /* prev_cputime exists: /proc scales */
 #define TASKITER_F_RSS_OLD (1u << 4) /* pre-6.2 atomic rss counters */
 
 #define TASKITER_COMM_LEN 16

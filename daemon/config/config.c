@@ -46,7 +46,7 @@ config_init(struct config *cfg)
 	cfg->threads = THREADS_CHANGED;
 	store_opts_default(&cfg->store);
 	cfg->write_queue = 64;
-	cfg->shell_uid = 2000; /* AID_SHELL */
+	cfg->shell_uid = 2000;	/* AID_SHELL */
 	cfg->system_uid = 1000; /* AID_SYSTEM: system_server */
 	cfg->max_conns = 64;
 	cfg->idle_timeout_ms = 30000;
@@ -177,7 +177,7 @@ set_idlist(struct id_list *dst, const char *value)
 	if (strcmp(value, "none") != 0) {
 		strcpy(buf, value);
 		for (tok = strtok_r(buf, ", \t", &save); tok != NULL;
-		    tok = strtok_r(NULL, ", \t", &save)) {
+		     tok = strtok_r(NULL, ", \t", &save)) {
 			/* (uid_t)-1 is "no change" to the kernel: never an id */
 			if ((r = parse_uint(tok, UINT32_MAX - 1, &v)) < 0)
 				return r;
@@ -261,13 +261,13 @@ static const struct parse_word on_off_words[] = { { "on", 1 }, { "off", 0 },
 	{ NULL, 0 } };
 static const struct parse_word gpumem_load_words[] = {
 	{ "auto", GPUMEM_LOAD_AUTO }, { "map-only", GPUMEM_LOAD_MAP_ONLY },
-	{ "off", GPUMEM_LOAD_OFF }, { NULL, 0 } };
+	{ "off", GPUMEM_LOAD_OFF }, { NULL, 0 }
+};
 
 /* The value of a keyword in a NULL-terminated table; -EINVAL: none. */
 /* Keys of the privilege drop (privs.c, doc/privileges.md). */
 static const struct parse_word seccomp_words[] = { { "off", PRIVS_SECCOMP_OFF },
-	{ "on", PRIVS_SECCOMP_ON }, { "log", PRIVS_SECCOMP_LOG },
-	{ NULL, 0 } };
+	{ "on", PRIVS_SECCOMP_ON }, { "log", PRIVS_SECCOMP_LOG }, { NULL, 0 } };
 
 static int
 config_set_privs(struct config *cfg, const char *key, const char *value)
@@ -309,9 +309,9 @@ config_set_privs(struct config *cfg, const char *key, const char *value)
 
 /* -EINVAL: bad value; -ERANGE: out of bounds; -ENOENT: unknown key. */
 /* ftrace keys (ftrace.c); -ENOENT: not one of them. */
-static const struct parse_word ftrace_sched_words[] = {
-	{ "auto", FTRACE_SCHED_AUTO }, { "on", FTRACE_SCHED_ON },
-	{ "off", FTRACE_SCHED_OFF }, { NULL, 0 } };
+static const struct parse_word ftrace_sched_words[] = { { "auto",
+							    FTRACE_SCHED_AUTO },
+	{ "on", FTRACE_SCHED_ON }, { "off", FTRACE_SCHED_OFF }, { NULL, 0 } };
 
 /* System properties and ATrace categories (atrace_cat.c); -ENOENT: not
  * one of them. */
@@ -484,8 +484,8 @@ trim(char *s)
 	while (*s == ' ' || *s == '\t')
 		s++;
 	e = s + strlen(s);
-	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' ||
-	    e[-1] == '\r'))
+	while (e > s &&
+	    (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r'))
 		*--e = '\0';
 	return s;
 }
@@ -546,8 +546,7 @@ config_open(const char *path, char *err, size_t errsz, int *ret_r)
 }
 
 int
-config_parse_file(struct config *cfg, const char *path, char *err,
-    size_t errsz)
+config_parse_file(struct config *cfg, const char *path, char *err, size_t errsz)
 {
 	char line[1024];
 	unsigned lineno = 0;
@@ -579,8 +578,8 @@ config_parse_file(struct config *cfg, const char *path, char *err,
 		key = trim(s);
 		value = trim(eq + 1);
 		if ((r = config_set(cfg, key, value)) < 0) {
-			snprintf(err, errsz, "%s:%u: %s: %s", path, lineno,
-			    key, set_error(r));
+			snprintf(err, errsz, "%s:%u: %s: %s", path, lineno, key,
+			    set_error(r));
 			break;
 		}
 	}
@@ -601,11 +600,13 @@ check_paths(const struct config *cfg, char *err, size_t errsz)
 	size_t n;
 
 	n = cfg->socket_path ? strlen(cfg->socket_path) :
-	    strlen(cfg->state_dir) + strlen("/vitalsd.sock");
+			       strlen(cfg->state_dir) + strlen("/vitalsd.sock");
 	if (n > max) {
-		snprintf(err, errsz, "control socket path too long: %zu "
-		    "bytes, at most %zu (%s)", n, max, cfg->socket_path ?
-		    "socket" : "state_dir + /vitalsd.sock");
+		snprintf(err, errsz,
+		    "control socket path too long: %zu "
+		    "bytes, at most %zu (%s)",
+		    n, max,
+		    cfg->socket_path ? "socket" : "state_dir + /vitalsd.sock");
 		return -ENAMETOOLONG;
 	}
 	if (strlen(cfg->state_dir) + 64 >= 4096) {
@@ -627,19 +628,22 @@ config_check(const struct config *cfg, char *err, size_t errsz)
 	}
 	/* Name the one constraint that failed, with its values. */
 	if (cfg->store.rollup1_s < cfg->window_s) {
-		snprintf(err, errsz, "roll-ups must get coarser: window_s "
-		    "(%u) <= rollup1_s (%u)", cfg->window_s,
-		    cfg->store.rollup1_s);
+		snprintf(err, errsz,
+		    "roll-ups must get coarser: window_s "
+		    "(%u) <= rollup1_s (%u)",
+		    cfg->window_s, cfg->store.rollup1_s);
 		return -ERANGE;
 	}
 	if (cfg->store.rollup2_s < cfg->store.rollup1_s) {
-		snprintf(err, errsz, "roll-ups must get coarser: rollup1_s "
-		    "(%u) <= rollup2_s (%u)", cfg->store.rollup1_s,
-		    cfg->store.rollup2_s);
+		snprintf(err, errsz,
+		    "roll-ups must get coarser: rollup1_s "
+		    "(%u) <= rollup2_s (%u)",
+		    cfg->store.rollup1_s, cfg->store.rollup2_s);
 		return -ERANGE;
 	}
 	if (cfg->store.rollup2_after_s < cfg->store.rollup1_after_s) {
-		snprintf(err, errsz, "roll-ups must get older: "
+		snprintf(err, errsz,
+		    "roll-ups must get older: "
 		    "rollup1_after_s (%lld) <= rollup2_after_s (%lld)",
 		    (long long)cfg->store.rollup1_after_s,
 		    (long long)cfg->store.rollup2_after_s);
@@ -653,10 +657,12 @@ config_check(const struct config *cfg, char *err, size_t errsz)
 	 * largest size queued: that is not an overflow. */
 	if ((uint64_t)cfg->max_output <
 	    (uint64_t)CONFIG_PIPELINE * ((uint64_t)cfg->max_frame + 4)) {
-		snprintf(err, errsz, "max_output_bytes below %u frames "
-		    "(%u * (max_frame_bytes + 4) = %llu)", CONFIG_PIPELINE,
-		    CONFIG_PIPELINE, (unsigned long long)CONFIG_PIPELINE *
-		    ((unsigned long long)cfg->max_frame + 4));
+		snprintf(err, errsz,
+		    "max_output_bytes below %u frames "
+		    "(%u * (max_frame_bytes + 4) = %llu)",
+		    CONFIG_PIPELINE, CONFIG_PIPELINE,
+		    (unsigned long long)CONFIG_PIPELINE *
+			((unsigned long long)cfg->max_frame + 4));
 		return -ERANGE;
 	}
 	if (cfg->hp == NULL) {
@@ -668,22 +674,26 @@ config_check(const struct config *cfg, char *err, size_t errsz)
 	 * with a named state and main() warns (doc/heapprofd.md). */
 	if (cfg->state_dir == NULL || cfg->proc_root == NULL ||
 	    cfg->sys_root == NULL || cfg->bpffs == NULL) {
-		snprintf(err, errsz, "missing state_dir, proc_root or sys_root");
+		snprintf(err, errsz,
+		    "missing state_dir, proc_root or sys_root");
 		return -EINVAL;
 	}
 	if ((r = check_paths(cfg, err, errsz)) < 0)
 		return r;
 	/* Trusted callers never take the last slots: readers keep some. */
 	if (cfg->trusted_max_conns >= cfg->max_conns) {
-		snprintf(err, errsz, "trusted_max_connections (%u) must be "
+		snprintf(err, errsz,
+		    "trusted_max_connections (%u) must be "
 		    "below max_connections (%u): the rest is kept for "
-		    "readers", cfg->trusted_max_conns, cfg->max_conns);
+		    "readers",
+		    cfg->trusted_max_conns, cfg->max_conns);
 		return -ERANGE;
 	}
 	if (cfg->wss.interval_min_ms > cfg->wss.interval_max_ms ||
 	    cfg->wss.interval_ms < cfg->wss.interval_min_ms ||
 	    cfg->wss.interval_ms > cfg->wss.interval_max_ms) {
-		snprintf(err, errsz, "wss intervals: need wss_interval_min_ms "
+		snprintf(err, errsz,
+		    "wss intervals: need wss_interval_min_ms "
 		    "<= wss_interval_ms <= wss_interval_max_ms");
 		return -ERANGE;
 	}

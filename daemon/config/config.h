@@ -34,16 +34,16 @@ struct config {
 	unsigned write_queue; /* closed windows waiting for the store */
 	/* control plane (control.c); roles in doc/protocol.md */
 	struct id_list trusted_uids, trusted_gids, reader_uids, reader_gids;
-	uint32_t shell_uid;	  /* a reader; VITALS_NO_UID: none */
-	uint32_t system_uid;	  /* trusted; VITALS_NO_UID: none */
+	uint32_t shell_uid;  /* a reader; VITALS_NO_UID: none */
+	uint32_t system_uid; /* trusted; VITALS_NO_UID: none */
 	/* shell_uid/system_uid came from the configuration; otherwise they
 	 * are Android's AIDs, kept only on Android (control.c) */
 	bool shell_uid_set, system_uid_set;
-	unsigned max_conns;	  /* accept pauses at this many connections */
+	unsigned max_conns;	    /* accept pauses at this many connections */
 	unsigned trusted_max_conns; /* trusted callers together; 0: default */
-	unsigned idle_timeout_ms; /* no request, no progress: close */
-	uint32_t max_frame;	  /* frame payload limit, both directions */
-	uint32_t max_output;	  /* queued answer bytes per connection */
+	unsigned idle_timeout_ms;   /* no request, no progress: close */
+	uint32_t max_frame;	    /* frame payload limit, both directions */
+	uint32_t max_output;	    /* queued answer bytes per connection */
 	unsigned query_queue;	  /* store reads waiting for the query thread */
 	unsigned query_threads;	  /* read pool: threads, one connection each */
 	unsigned query_uid_queue; /* reads one uid may have queued */
@@ -58,33 +58,33 @@ struct config {
 	/* heapprofd triggers (hp/hp.h): allocated by config_init */
 	struct hp_settings *hp;
 	/* privileges after setup (privs.c, doc/privileges.md) */
-	char *user;		  /* service user; NULL: no drop */
-	char *groups;		  /* its supplementary groups */
-	uint64_t keep_caps;	  /* capabilities kept (bit = CAP_*) */
-	unsigned seccomp;	  /* enum privs_seccomp */
-	bool privhelper;	  /* fork the privileged helper */
-	struct wss_config wss;	  /* working-set monitor (wss.c) */
+	char *user;	       /* service user; NULL: no drop */
+	char *groups;	       /* its supplementary groups */
+	uint64_t keep_caps;    /* capabilities kept (bit = CAP_*) */
+	unsigned seccomp;      /* enum privs_seccomp */
+	bool privhelper;       /* fork the privileged helper */
+	struct wss_config wss; /* working-set monitor (wss.c) */
 	/* ftrace (ftrace.c) */
-	bool ftrace;		  /* read ftrace at all */
-	char *ftrace_instance;	  /* instances/<name> */
-	char *tracefs;		  /* NULL: libtracefs finds the mount */
+	bool ftrace;		   /* read ftrace at all */
+	char *ftrace_instance;	   /* instances/<name> */
+	char *tracefs;		   /* NULL: libtracefs finds the mount */
 	unsigned ftrace_buffer_kb; /* per CPU */
-	unsigned ftrace_sched;	  /* enum ftrace_sched */
+	unsigned ftrace_sched;	   /* enum ftrace_sched */
 	unsigned ftrace_tick_ms;
 	unsigned ftrace_max_pages;
 	unsigned ftrace_wake_percent;
 	/* system properties (sysprop.c), ATrace categories (atrace_cat.c) */
-	char *prop_root;	  /* double's directory; NULL: platform/none */
-	uint64_t atrace_tags;	  /* atrace_categories as ATRACE_TAG_* bits */
-	char *atrace_apps;	  /* normalised app list; NULL: none */
+	char *prop_root;      /* double's directory; NULL: platform/none */
+	uint64_t atrace_tags; /* atrace_categories as ATRACE_TAG_* bits */
+	char *atrace_apps;    /* normalised app list; NULL: none */
 };
 
 /* config.c */
 void config_init(struct config *cfg);
 void config_release(struct config *cfg);
 int config_set(struct config *cfg, const char *key, const char *value);
-int config_parse_file(struct config *cfg, const char *path,
-    char *err, size_t errsz);
+int config_parse_file(struct config *cfg, const char *path, char *err,
+    size_t errsz);
 int config_check(const struct config *cfg, char *err, size_t errsz);
 const char *threads_mode_name(enum threads_mode m);
 

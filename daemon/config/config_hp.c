@@ -141,22 +141,27 @@ parse_when(char *v, struct hp_rule *r, char *err, size_t errsz)
 
 	if (a == NULL)
 		return snprintf(err, errsz, "when=%s: expected KIND:...", v),
-		    -EINVAL;
+		       -EINVAL;
 	*a++ = '\0';
 	for (i = 0; i < 3; i++) {
 		if (strcmp(v, hp_cond_name(growth[i])))
 			continue;
 		r->cond = growth[i];
 		if ((b = strchr(a, ':')) == NULL)
-			return snprintf(err, errsz, "when=%s: expected "
-			    "%s:SIZE:SPAN", v, v), -EINVAL;
+			return snprintf(err, errsz,
+				   "when=%s: expected "
+				   "%s:SIZE:SPAN",
+				   v, v),
+			       -EINVAL;
 		*b++ = '\0';
 		if (parse_size(a, &r->bytes) < 0 || r->bytes == 0)
-			return snprintf(err, errsz, "when=%s: bad size '%s'",
-			    v, a), -EINVAL;
+			return snprintf(err, errsz, "when=%s: bad size '%s'", v,
+				   a),
+			       -EINVAL;
 		if (parse_span(b, &r->span_ns) < 0 || r->span_ns <= 0)
-			return snprintf(err, errsz, "when=%s: bad span '%s'",
-			    v, b), -EINVAL;
+			return snprintf(err, errsz, "when=%s: bad span '%s'", v,
+				   b),
+			       -EINVAL;
 		return 0;
 	}
 	if (!strcmp(v, "majflt_rate"))
@@ -165,17 +170,18 @@ parse_when(char *v, struct hp_rule *r, char *err, size_t errsz)
 		r->cond = HP_COND_PSI_MEMORY;
 	else
 		return snprintf(err, errsz, "when=%s: unknown condition", v),
-		    -EINVAL;
+		       -EINVAL;
 	if (parse_level(a, &r->level) < 0)
 		return snprintf(err, errsz, "when=%s: bad level '%s'", v, a),
-		    -EINVAL;
+		       -EINVAL;
 	return 0;
 }
 
 /* Selector values of match= and target=: the word (0), name:NAME (1) or
  * uid:UID (2), the order of enum hp_sel and enum hp_tgt; -EINVAL. */
 _Static_assert(HP_SEL_NAME == 1 && HP_TGT_NAME == 1 && HP_SEL_UID == 2 &&
-    HP_TGT_UID == 2, "selector numbering");
+	HP_TGT_UID == 2,
+    "selector numbering");
 
 static int
 parse_who(const char *v, const char *word, char *name, size_t namesz,
@@ -187,8 +193,8 @@ parse_who(const char *v, const char *word, char *name, size_t namesz,
 		return 0;
 	if (!strncmp(v, "name:", 5) && copy_name(name, namesz, v + 5) == 0)
 		return 1;
-	if (!strncmp(v, "uid:", 4) && parse_uint(v + 4, UINT32_MAX - 1,
-	    &u) == 0) {
+	if (!strncmp(v, "uid:", 4) &&
+	    parse_uint(v + 4, UINT32_MAX - 1, &u) == 0) {
 		*uid = (uint32_t)u;
 		return 2;
 	}
@@ -214,13 +220,14 @@ hp_rule_parse(const char *s, struct hp_rule *ret, char *err, size_t errsz)
 	strcpy(buf, s);
 	if ((tok = strtok_r(buf, " \t", &save)) == NULL || strchr(tok, '='))
 		return snprintf(err, errsz, "a rule starts with its name"),
-		    -EINVAL;
+		       -EINVAL;
 	if (copy_name(r.name, sizeof(r.name), tok) < 0)
 		return snprintf(err, errsz, "rule name too long"), -EINVAL;
 	while ((tok = strtok_r(NULL, " \t", &save)) != NULL) {
 		if ((v = strchr(tok, '=')) == NULL)
 			return snprintf(err, errsz, "'%s': expected KEY=VALUE",
-			    tok), -EINVAL;
+				   tok),
+			       -EINVAL;
 		*v++ = '\0';
 		if (!strcmp(tok, "when")) {
 			if (parse_when(v, &r, err, errsz) < 0)
@@ -228,45 +235,58 @@ hp_rule_parse(const char *s, struct hp_rule *ret, char *err, size_t errsz)
 			have_when = true;
 		} else if (!strcmp(tok, "match")) {
 			if ((k = parse_who(v, "any", r.sel_name,
-			    sizeof(r.sel_name), &r.sel_uid)) < 0)
-				return snprintf(err, errsz, "match=%s: expected "
-				    "any, name:NAME or uid:UID", v), -EINVAL;
+				 sizeof(r.sel_name), &r.sel_uid)) < 0)
+				return snprintf(err, errsz,
+					   "match=%s: expected "
+					   "any, name:NAME or uid:UID",
+					   v),
+				       -EINVAL;
 			r.sel = (enum hp_sel)k;
 		} else if (!strcmp(tok, "target")) {
 			if ((k = parse_who(v, "matched", r.tgt_name,
-			    sizeof(r.tgt_name), &r.tgt_uid)) < 0)
-				return snprintf(err, errsz, "target=%s: expected "
-				    "matched, name:NAME or uid:UID", v), -EINVAL;
+				 sizeof(r.tgt_name), &r.tgt_uid)) < 0)
+				return snprintf(err, errsz,
+					   "target=%s: expected "
+					   "matched, name:NAME or uid:UID",
+					   v),
+				       -EINVAL;
 			r.tgt = (enum hp_tgt)k;
 		} else if (!strcmp(tok, "duration")) {
 			if (parse_ms(v, &r.duration_ms) < 0 ||
 			    r.duration_ms == 0)
 				return snprintf(err, errsz, "duration=%s", v),
-				    -EINVAL;
+				       -EINVAL;
 		} else if (!strcmp(tok, "dump")) {
 			if (parse_ms(v, &r.dump_interval_ms) < 0)
 				return snprintf(err, errsz, "dump=%s", v),
-				    -EINVAL;
+				       -EINVAL;
 		} else if (!strcmp(tok, "sampling")) {
 			if (parse_size(v, &r.sampling_interval_bytes) < 0 ||
 			    r.sampling_interval_bytes == 0)
-				return snprintf(err, errsz, "sampling=%s: "
-				    "bytes, not 0", v), -EINVAL;
+				return snprintf(err, errsz,
+					   "sampling=%s: "
+					   "bytes, not 0",
+					   v),
+				       -EINVAL;
 		} else if (!strcmp(tok, "shmem")) {
 			if (parse_size(v, &r.shmem_size_bytes) < 0)
 				return snprintf(err, errsz, "shmem=%s", v),
-				    -EINVAL;
+				       -EINVAL;
 		} else {
 			return snprintf(err, errsz, "unknown rule key '%s'",
-			    tok), -EINVAL;
+				   tok),
+			       -EINVAL;
 		}
 	}
 	if (!have_when)
 		return snprintf(err, errsz, "rule %s: no when=", r.name),
-		    -EINVAL;
+		       -EINVAL;
 	if (r.cond == HP_COND_PSI_MEMORY && r.tgt == HP_TGT_MATCHED)
-		return snprintf(err, errsz, "rule %s: psi_memory is system-wide: "
-		    "it needs target=name:NAME or uid:UID", r.name), -EINVAL;
+		return snprintf(err, errsz,
+			   "rule %s: psi_memory is system-wide: "
+			   "it needs target=name:NAME or uid:UID",
+			   r.name),
+		       -EINVAL;
 	(void)ns;
 	*ret = r;
 	return 0;
@@ -319,17 +339,16 @@ set_path(char **dst, const char *v)
 	return 0;
 }
 
-static const struct parse_word initiator_words[] = {
-	{ "unspecified", HP_INIT_UNSPECIFIED },
+static const struct parse_word initiator_words[] = { { "unspecified",
+							 HP_INIT_UNSPECIFIED },
 	{ "trusted-system", HP_INIT_TRUSTED_SYSTEM }, { NULL, 0 } };
-static const struct parse_word build_words[] = {
-	{ "user", HP_BUILD_USER }, { "userdebug", HP_BUILD_USERDEBUG },
-	{ "eng", HP_BUILD_ENG }, { NULL, 0 } };
-static const struct parse_word host_words[] = {
-	{ "refuse", HP_HOST_REFUSE }, { "allow", HP_HOST_ALLOW },
+static const struct parse_word build_words[] = { { "user", HP_BUILD_USER },
+	{ "userdebug", HP_BUILD_USERDEBUG }, { "eng", HP_BUILD_ENG },
 	{ NULL, 0 } };
-static const struct parse_word on_off_words[] = { { "on", 1 },
-	{ "off", 0 }, { NULL, 0 } };
+static const struct parse_word host_words[] = { { "refuse", HP_HOST_REFUSE },
+	{ "allow", HP_HOST_ALLOW }, { NULL, 0 } };
+static const struct parse_word on_off_words[] = { { "on", 1 }, { "off", 0 },
+	{ NULL, 0 } };
 
 static int
 set_u32(uint32_t *dst, const char *v, uint64_t min, uint64_t max)
@@ -355,11 +374,11 @@ set_installers(struct hp_elig_policy *pol, const char *v)
 	p.ninstalled_by = 0;
 	if (strcmp(v, "none") != 0) {
 		for (tok = strtok_r(buf, ", \t", &save); tok != NULL;
-		    tok = strtok_r(NULL, ", \t", &save)) {
+		     tok = strtok_r(NULL, ", \t", &save)) {
 			if (p.ninstalled_by == HP_INSTALLERS_MAX)
 				return -ERANGE;
 			if (copy_name(p.installed_by[p.ninstalled_by],
-			    HP_NAME_MAX, tok) < 0)
+				HP_NAME_MAX, tok) < 0)
 				return -EINVAL;
 			p.ninstalled_by++;
 		}

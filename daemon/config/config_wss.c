@@ -45,8 +45,7 @@ parse_rule(const char *value, struct wss_rule *ret)
 	b = strtok_r(NULL, " \t", &save);
 	c = strtok_r(NULL, " \t", &save);
 	d = strtok_r(NULL, " \t", &save);
-	if (a == NULL || b == NULL || d != NULL ||
-	    strlen(a) >= sizeof(r.name))
+	if (a == NULL || b == NULL || d != NULL || strlen(a) >= sizeof(r.name))
 		return -EINVAL;
 	strcpy(r.name, a);
 	if (strcmp(b, "heap") == 0 && c == NULL) {
@@ -72,9 +71,11 @@ wss_config_set(struct wss_config *c, const char *key, const char *value)
 	if (!strcmp(key, "wss_interval_ms"))
 		return parse_u32_range(value, 100, 3600000, &c->interval_ms);
 	if (!strcmp(key, "wss_interval_min_ms"))
-		return parse_u32_range(value, 100, 3600000, &c->interval_min_ms);
+		return parse_u32_range(value, 100, 3600000,
+		    &c->interval_min_ms);
 	if (!strcmp(key, "wss_interval_max_ms"))
-		return parse_u32_range(value, 100, 3600000, &c->interval_max_ms);
+		return parse_u32_range(value, 100, 3600000,
+		    &c->interval_max_ms);
 	if (!strcmp(key, "wss_max_targets"))
 		return parse_u32_range(value, 1, 64, &c->max_targets);
 	if (!strcmp(key, "wss_max_pages"))

@@ -98,7 +98,7 @@ struct control {
 	struct query *q;
 	struct config roles; /* the role keys only */
 	unsigned max_conns;
-	unsigned uid_cap; /* connections per uid, trusted uids aside */
+	unsigned uid_cap;     /* connections per uid, trusted uids aside */
 	unsigned trusted_max; /* trusted connections together */
 	unsigned lingering;
 	uint32_t max_frame, max_output;
@@ -141,8 +141,7 @@ control_role(const struct config *cfg, uint32_t uid, uint32_t gid,
 {
 	if (uid == 0 ||
 	    (cfg->system_uid != VITALS_NO_UID && uid == cfg->system_uid) ||
-	    id_in(&cfg->trusted_uids, uid) ||
-	    id_in(&cfg->trusted_gids, gid))
+	    id_in(&cfg->trusted_uids, uid) || id_in(&cfg->trusted_gids, gid))
 		return ROLE_TRUSTED;
 	if (uid == own_uid ||
 	    (cfg->shell_uid != VITALS_NO_UID && uid == cfg->shell_uid) ||
@@ -171,14 +170,17 @@ platform_roles(struct control *ctl, const struct config *cfg)
 	if (!android && !cfg->shell_uid_set)
 		ctl->roles.shell_uid = VITALS_NO_UID;
 	if (ctl->roles.system_uid == VITALS_NO_UID)
-		log_info("roles: no system uid%s", android || cfg->system_uid_set ?
-		    "" : " (not on Android; system_uid names one)");
+		log_info("roles: no system uid%s",
+		    android || cfg->system_uid_set ?
+			"" :
+			" (not on Android; system_uid names one)");
 	else
-		log_info("roles: system uid %u trusted",
-		    ctl->roles.system_uid);
+		log_info("roles: system uid %u trusted", ctl->roles.system_uid);
 	if (ctl->roles.shell_uid == VITALS_NO_UID)
-		log_info("roles: no shell uid%s", android || cfg->shell_uid_set ?
-		    "" : " (not on Android; shell_uid names one)");
+		log_info("roles: no shell uid%s",
+		    android || cfg->shell_uid_set ?
+			"" :
+			" (not on Android; shell_uid names one)");
 	else
 		log_info("roles: shell uid %u reads", ctl->roles.shell_uid);
 }
@@ -332,8 +334,8 @@ conn_flush(struct conn *c)
 		if (!s->ready)
 			break;
 		if (s->frame == NULL ||
-		    evbuffer_add_reference(out, s->frame, s->len,
-		    frame_cleanup, NULL) < 0) {
+		    evbuffer_add_reference(out, s->frame, s->len, frame_cleanup,
+			NULL) < 0) {
 			conn_free(c);
 			return -1;
 		}
@@ -349,7 +351,8 @@ conn_flush(struct conn *c)
 		/* The client sends and does not read: its answers pile up. */
 		ctl->st.overflow_closed++;
 		log_debug("control: pid %d uid %u closed: %zu answer bytes "
-		    "not read", (int)c->pid, c->uid, evbuffer_get_length(out));
+			  "not read",
+		    (int)c->pid, c->uid, evbuffer_get_length(out));
 		conn_free(c);
 		return -1;
 	}
@@ -414,17 +417,22 @@ conn_request(struct conn *c, uint32_t len)
 	    query_cached(ctl->q, &res.query, &res.frame, &res.len) > 0) {
 		res.verdict = RPC_ANSWER; /* the same read, under 1 s ago */
 	} else if (res.verdict == RPC_QUERY) {
-		r = ctl->q ? query_submit_uid(ctl->q, c->id, c->uid, tag,
-		    &res.query) : -ENODEV;
+		r = ctl->q ?
+		    query_submit_uid(ctl->q, c->id, c->uid, tag, &res.query) :
+		    -ENODEV;
 		if (r == 0)
 			return 0; /* the answer comes from the query thread */
 		if (r == -EBUSY)
 			ctl->st.queries_busy++;
-		r = rpc_error_frame(res.query.id, r == -EBUSY ? RPC_BUSY :
-		    r == -ENODEV ? RPC_UNAVAILABLE : RPC_ERROR,
-		    r == -EBUSY ? "too many queries queued: retry later" :
-		    r == -ENODEV ? "no window store: windows are kept in "
-		    "memory only" : "query not queued", &res.frame, &res.len);
+		r = rpc_error_frame(res.query.id,
+		    r == -EBUSY	     ? RPC_BUSY :
+			r == -ENODEV ? RPC_UNAVAILABLE :
+				       RPC_ERROR,
+		    r == -EBUSY	     ? "too many queries queued: retry later" :
+			r == -ENODEV ? "no window store: windows are kept in "
+				       "memory only" :
+				       "query not queued",
+		    &res.frame, &res.len);
 		if (r < 0)
 			res.frame = NULL;
 	}
@@ -462,7 +470,8 @@ conn_process(struct conn *c)
 			/* Length 0 or above the limit: no way to resync. */
 			ctl->st.bad_frames++;
 			log_debug("control: pid %d uid %u closed: bad frame "
-			    "header (%s)", (int)c->pid, c->uid, strerror(-r));
+				  "header (%s)",
+			    (int)c->pid, c->uid, strerror(-r));
 			conn_free(c);
 			return -1;
 		}
@@ -470,7 +479,7 @@ conn_process(struct conn *c)
 			/* Others' turn: continue from the loop, later. */
 			bufferevent_trigger(c->bev, EV_READ,
 			    BEV_TRIG_IGNORE_WATERMARKS |
-			    BEV_TRIG_DEFER_CALLBACKS);
+				BEV_TRIG_DEFER_CALLBACKS);
 			more = true;
 			break;
 		}
@@ -535,9 +544,10 @@ frame_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	c->ctl->st.idle_closed++;
 	log_debug("control: pid %d uid %u closed: frame not completed in "
-	    "%ld ms", (int)c->pid, c->uid,
+		  "%ld ms",
+	    (int)c->pid, c->uid,
 	    (long)(c->ctl->frame_tv.tv_sec * 1000 +
-	    c->ctl->frame_tv.tv_usec / 1000));
+		c->ctl->frame_tv.tv_usec / 1000));
 	conn_free(c);
 }
 
@@ -563,8 +573,8 @@ event_cb(struct bufferevent *bev, short what, void *arg)
 		else
 			ctl->st.idle_closed++;
 		log_debug("control: pid %d uid %u closed: %s", (int)c->pid,
-		    c->uid, what & BEV_EVENT_WRITING ? "answers not read" :
-		    "idle");
+		    c->uid,
+		    what & BEV_EVENT_WRITING ? "answers not read" : "idle");
 		conn_free(c);
 		return;
 	}
@@ -624,7 +634,8 @@ conn_refuse(struct conn *c, enum rpc_status st, const char *msg)
 static void
 conn_new(struct control *ctl, int fd)
 {
-	struct ucred cr = { .pid = 0, .uid = VITALS_NO_UID,
+	struct ucred cr = { .pid = 0,
+		.uid = VITALS_NO_UID,
 		.gid = VITALS_NO_UID };
 	socklen_t l = sizeof(cr);
 	struct conn *c;
@@ -680,9 +691,12 @@ conn_new(struct control *ctl, int fd)
 	    (n = uid_conns(ctl, c->uid)) > ctl->uid_cap) {
 		/* One uid does not take every slot from the others. */
 		log_debug("control: pid %d uid %u refused: %u connections "
-		    "of that uid", (int)c->pid, c->uid, n - 1);
-		snprintf(msg, sizeof(msg), "too many connections from uid %u "
-		    "(at most %u): retry later", c->uid, ctl->uid_cap);
+			  "of that uid",
+		    (int)c->pid, c->uid, n - 1);
+		snprintf(msg, sizeof(msg),
+		    "too many connections from uid %u "
+		    "(at most %u): retry later",
+		    c->uid, ctl->uid_cap);
 		ctl->st.cap_refused++;
 		bufferevent_enable(c->bev, EV_WRITE);
 		conn_refuse(c, RPC_BUSY, msg);
@@ -692,9 +706,12 @@ conn_new(struct control *ctl, int fd)
 	    (n = trusted_conns(ctl)) > ctl->trusted_max) {
 		/* Trusted, not unbounded: the reserve stays for readers. */
 		log_debug("control: pid %d uid %u refused: %u trusted "
-		    "connections", (int)c->pid, c->uid, n - 1);
-		snprintf(msg, sizeof(msg), "too many trusted connections (at "
-		    "most %u): retry later", ctl->trusted_max);
+			  "connections",
+		    (int)c->pid, c->uid, n - 1);
+		snprintf(msg, sizeof(msg),
+		    "too many trusted connections (at "
+		    "most %u): retry later",
+		    ctl->trusted_max);
 		ctl->st.cap_refused++;
 		bufferevent_enable(c->bev, EV_WRITE);
 		conn_refuse(c, RPC_BUSY, msg);
@@ -714,17 +731,19 @@ conns_within_nofile(unsigned max_conns)
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
 		return max_conns;
 	room = rl.rlim_cur > 2 * CONTROL_FD_RESERVE ?
-	    rl.rlim_cur - CONTROL_FD_RESERVE : rl.rlim_cur / 2;
+	    rl.rlim_cur - CONTROL_FD_RESERVE :
+	    rl.rlim_cur / 2;
 	if (room < 1)
 		room = 1;
 	if (max_conns <= room)
 		return max_conns;
 	log_warnx("control: max_connections %u cut to %llu: RLIMIT_NOFILE "
-	    "is %llu, %u descriptors kept for the rest of the daemon",
+		  "is %llu, %u descriptors kept for the rest of the daemon",
 	    max_conns, (unsigned long long)room,
 	    (unsigned long long)rl.rlim_cur,
 	    (unsigned)(rl.rlim_cur > 2 * CONTROL_FD_RESERVE ?
-	    CONTROL_FD_RESERVE : rl.rlim_cur - room));
+		    CONTROL_FD_RESERVE :
+		    rl.rlim_cur - room));
 	return (unsigned)room;
 }
 
@@ -811,20 +830,21 @@ control_new(struct event_base *base, const struct config *cfg,
 	ctl->roles.reader_gids = cfg->reader_gids;
 	ctl->roles.shell_uid = cfg->shell_uid;
 	ctl->roles.system_uid = cfg->system_uid;
-	ctl->max_conns = conns_within_nofile(cfg->max_conns ? cfg->max_conns :
-	    64);
+	ctl->max_conns = conns_within_nofile(
+	    cfg->max_conns ? cfg->max_conns : 64);
 	ctl->uid_cap = ctl->max_conns / 2 ? ctl->max_conns / 2 : 1;
 	/* Default: a quarter kept for readers; never the last slot (when
 	 * RLIMIT_NOFILE cut max_conns below the configured cap too). */
-	ctl->trusted_max = cfg->trusted_max_conns ? cfg->trusted_max_conns :
+	ctl->trusted_max = cfg->trusted_max_conns ?
+	    cfg->trusted_max_conns :
 	    ctl->max_conns - ctl->max_conns / 4;
 	if (ctl->trusted_max >= ctl->max_conns)
 		ctl->trusted_max = ctl->max_conns > 1 ? ctl->max_conns - 1 : 1;
 	ctl->max_frame = cfg->max_frame ? cfg->max_frame :
-	    VITALS_FRAME_MAX_DEFAULT;
+					  VITALS_FRAME_MAX_DEFAULT;
 	/* A full pipeline of the largest answers is not an overflow. */
-	ctl->max_output = CONTROL_PIPELINE * (ctl->max_frame +
-	    VITALS_FRAME_HDR);
+	ctl->max_output = CONTROL_PIPELINE *
+	    (ctl->max_frame + VITALS_FRAME_HDR);
 	if (cfg->max_output > ctl->max_output)
 		ctl->max_output = cfg->max_output;
 	ctl->idle.tv_sec = cfg->idle_timeout_ms / 1000;
@@ -852,12 +872,16 @@ control_new(struct event_base *base, const struct config *cfg,
 		r = -ENOMEM;
 		goto fail;
 	}
-	if (store && (r = query_new_pool(base, store, &(struct query_opts){
-	    .threads = cfg->query_threads, .queue_max = cfg->query_queue,
-	    .uid_queue = cfg->query_uid_queue, .max_frame = ctl->max_frame,
-	    /* a read may hold what a connection's unread answers may */
-	    .budget = cfg->query_budget ? cfg->query_budget :
-	    ctl->max_output }, ctl->pri, query_done, ctl, &ctl->q)) < 0) {
+	if (store &&
+	    (r = query_new_pool(base, store,
+		 &(struct query_opts){ .threads = cfg->query_threads,
+		     .queue_max = cfg->query_queue,
+		     .uid_queue = cfg->query_uid_queue,
+		     .max_frame = ctl->max_frame,
+		     /* a read may hold what a connection's unread answers may */
+		     .budget = cfg->query_budget ? cfg->query_budget :
+						   ctl->max_output },
+		 ctl->pri, query_done, ctl, &ctl->q)) < 0) {
 		log_warnx("control: query thread: %s", strerror(-r));
 		goto fail;
 	}

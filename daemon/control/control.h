@@ -19,9 +19,9 @@ struct control_stats {
 	uint64_t idle_closed, overflow_closed, accept_paused, queries_busy;
 	uint64_t queries, query_ns_max; /* store reads run, slowest */
 	uint32_t queries_queued;
-	uint64_t queries_shared; /* answered by another request's read */
-	uint64_t cap_refused;	 /* answered BUSY at a uid or trusted cap */
-	uint32_t query_threads;	 /* the read pool */
+	uint64_t queries_shared;     /* answered by another request's read */
+	uint64_t cap_refused;	     /* answered BUSY at a uid or trusted cap */
+	uint32_t query_threads;	     /* the read pool */
 	uint64_t queries_budget_cut; /* answers cut at the memory budget */
 };
 
@@ -29,20 +29,20 @@ struct control_stats {
 struct query;
 
 /* Called on the loop thread; frame ownership passes to the callee. */
-typedef void (*query_done_fn)(uint64_t conn_id, uint32_t tag,
-    uint8_t *frame, size_t len, void *arg);
+typedef void (*query_done_fn)(uint64_t conn_id, uint32_t tag, uint8_t *frame,
+    size_t len, void *arg);
 
 struct query_opts {
 	unsigned threads;   /* 0: 2 */
 	unsigned queue_max; /* all uids; 0: 64 */
 	unsigned uid_queue; /* one uid; 0: 16 */
 	uint32_t max_frame;
-	size_t budget;	    /* bytes one read may load; 0: none */
+	size_t budget; /* bytes one read may load; 0: none */
 };
 
-int query_new(struct event_base *base, struct store *store,
-    unsigned queue_max, uint32_t max_frame, int priority,
-    query_done_fn done, void *arg, struct query **ret);
+int query_new(struct event_base *base, struct store *store, unsigned queue_max,
+    uint32_t max_frame, int priority, query_done_fn done, void *arg,
+    struct query **ret);
 int query_new_pool(struct event_base *base, struct store *store,
     const struct query_opts *o, int priority, query_done_fn done, void *arg,
     struct query **ret);
@@ -53,8 +53,8 @@ int query_submit_uid(struct query *q, uint64_t conn_id, uint32_t uid,
     uint32_t tag, const struct rpc_query *rq);
 void query_cancel(struct query *q, uint64_t conn_id);
 void query_hold(struct query *q, bool hold);
-int query_cached(struct query *q, const struct rpc_query *rq,
-    uint8_t **ret, size_t *ret_len);
+int query_cached(struct query *q, const struct rpc_query *rq, uint8_t **ret,
+    size_t *ret_len);
 void query_get_stats(struct query *q, struct control_stats *ret);
 int query_run(struct store *s, const struct rpc_query *rq, uint32_t max_frame,
     uint8_t **ret, size_t *ret_len);
@@ -63,7 +63,7 @@ int query_run(struct store *s, const struct rpc_query *rq, uint32_t max_frame,
 struct control_sock {
 	int fd;
 	bool android_init; /* handed over by Android init */
-	char *path; /* the socket file made here; NULL: inherited */
+	char *path;	   /* the socket file made here; NULL: inherited */
 	dev_t dev;
 	ino_t ino;
 };

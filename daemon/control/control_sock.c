@@ -103,7 +103,7 @@ unlink_stale(const struct sockaddr_un *sa)
 	if (!S_ISSOCK(st.st_mode))
 		return -EEXIST;
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-	    0)) < 0)
+		 0)) < 0)
 		return -errno;
 	r = connect(fd, (const struct sockaddr *)sa, sizeof(*sa));
 	if (r < 0)
@@ -134,7 +134,7 @@ create_socket(struct control_sock *cs, const char *path)
 	if ((r = unlink_stale(&sa)) < 0)
 		return r;
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-	    0)) < 0)
+		 0)) < 0)
 		return -errno;
 	/* Owner-only until chmod: nobody connects through a wider mode. */
 	old = umask(0177);
@@ -201,8 +201,8 @@ control_sock_open(const struct config *cfg, struct control_sock *ret)
 	if ((r = create_socket(&cs, path)) < 0) {
 		log_warnx("control socket %s: %s", path,
 		    r == -EADDRINUSE ? "another daemon is listening on it" :
-		    r == -EEXIST ? "exists and is not a socket" :
-		    strerror(-r));
+			r == -EEXIST ? "exists and is not a socket" :
+				       strerror(-r));
 		return r;
 	}
 	log_info("control socket %s", path);

@@ -69,11 +69,11 @@ struct waiter {
 
 struct query_job {
 	struct query_job *next;
-	uint32_t uid; /* who asked first: the queue it waits in */
+	uint32_t uid;	     /* who asked first: the queue it waits in */
 	struct rpc_query rq; /* rq.id 0: the answer is stamped per waiter */
 	struct waiter *w;    /* fixed once the job leaves the queue */
 	unsigned nw, capw;
-	uint8_t *frame;	     /* the answer with id 0, for reuse */
+	uint8_t *frame; /* the answer with id 0, for reuse */
 	size_t len;
 };
 
@@ -111,7 +111,7 @@ struct query {
 	pthread_cond_t cv;
 	struct uid_queue **uq; /* under mu */
 	unsigned nuq, capuq, rr;
-	unsigned queued; /* jobs in every uid queue */
+	unsigned queued;      /* jobs in every uid queue */
 	struct job_list done; /* under mu */
 	unsigned queue_max, uid_queue, uid_running;
 	bool stopping;
@@ -181,8 +181,7 @@ list_free(struct job_list *l)
 }
 
 static int
-job_add_waiter(struct query_job *j, uint64_t conn_id, uint32_t tag,
-    uint64_t id)
+job_add_waiter(struct query_job *j, uint64_t conn_id, uint32_t tag, uint64_t id)
 {
 	if (j->nw == j->capw) {
 		unsigned nc = j->capw ? j->capw * 2 : 2;
@@ -193,8 +192,8 @@ job_add_waiter(struct query_job *j, uint64_t conn_id, uint32_t tag,
 		j->w = w;
 		j->capw = nc;
 	}
-	j->w[j->nw++] = (struct waiter){ .conn_id = conn_id, .tag = tag,
-		.id = id };
+	j->w[j->nw++] =
+	    (struct waiter){ .conn_id = conn_id, .tag = tag, .id = id };
 	return 0;
 }
 
@@ -214,8 +213,8 @@ same_query(const struct rpc_query *a, const struct rpc_query *b)
 	switch (a->op) {
 	case RPC_Q_WINDOWS:
 		if (a->granularity_s != b->granularity_s ||
-		    a->max_windows != b->max_windows ||
-		    a->top_n != b->top_n || a->with_tasks != b->with_tasks)
+		    a->max_windows != b->max_windows || a->top_n != b->top_n ||
+		    a->with_tasks != b->with_tasks)
 			return false;
 		break;
 	case RPC_Q_TOP:
@@ -248,8 +247,8 @@ same_query(const struct rpc_query *a, const struct rpc_query *b)
 
 /* A store error as an answer; the frame is the caller's. */
 static int
-store_error(const struct rpc_query *rq, struct store *s, int err,
-    uint8_t **ret, size_t *ret_len)
+store_error(const struct rpc_query *rq, struct store *s, int err, uint8_t **ret,
+    size_t *ret_len)
 {
 	struct store_stats st;
 	char msg[256];
@@ -261,8 +260,8 @@ store_error(const struct rpc_query *rq, struct store *s, int err,
 		return rpc_error_frame(rq->id, RPC_BAD_REQUEST,
 		    "invalid range or metric", ret, ret_len);
 	store_get_stats(s, &st);
-	snprintf(msg, sizeof(msg), "store read failed: %s%s%s",
-	    strerror(-err), st.last_errmsg[0] ? ": " : "", st.last_errmsg);
+	snprintf(msg, sizeof(msg), "store read failed: %s%s%s", strerror(-err),
+	    st.last_errmsg[0] ? ": " : "", st.last_errmsg);
 	return rpc_error_frame(rq->id, RPC_ERROR, msg, ret, ret_len);
 }
 
@@ -283,8 +282,8 @@ run_windows(struct store *s, const struct rpc_query *rq, uint32_t max,
 	 * anything matched.
 	 */
 	if ((r = store_windows_budget(s, rq->from_wall_ns, rq->to_wall_ns,
-	    rq->granularity_s, rq->max_windows ? rq->max_windows : 1, budget,
-	    &w, &n, &trunc, &bytes)) < 0)
+		 rq->granularity_s, rq->max_windows ? rq->max_windows : 1,
+		 budget, &w, &n, &trunc, &bytes)) < 0)
 		return store_error(rq, s, r, ret, ret_len);
 	if (n > rq->max_windows)
 		skip = n - rq->max_windows;
@@ -307,7 +306,7 @@ run_top(struct store *s, const struct rpc_query *rq, uint32_t max,
 	int r;
 
 	if ((r = store_top(s, rq->from_wall_ns, rq->to_wall_ns, rq->threads,
-	    rq->metric, rq->n, &t, &n)) < 0)
+		 rq->metric, rq->n, &t, &n)) < 0)
 		return store_error(rq, s, r, ret, ret_len);
 	r = rpc_answer_top(rq, t, n, max, ret, ret_len);
 	free(t);
@@ -324,16 +323,19 @@ run_process(struct store *s, const struct rpc_query *rq, uint32_t max,
 	int r;
 
 	if ((r = store_history(s, false, rq->pid, rq->starttime,
-	    rq->from_wall_ns, rq->to_wall_ns, &h, &n)) < 0)
+		 rq->from_wall_ns, rq->to_wall_ns, &h, &n)) < 0)
 		return store_error(rq, s, r, ret, ret_len);
 	if (n == 0) {
-		snprintf(msg, sizeof(msg), "no process %d with activity in "
-		    "the range", rq->pid);
+		snprintf(msg, sizeof(msg),
+		    "no process %d with activity in "
+		    "the range",
+		    rq->pid);
 		return rpc_error_frame(rq->id, RPC_NOT_FOUND, msg, ret,
 		    ret_len);
 	}
-	if (rq->threads && (r = store_thread_history(s, rq->pid,
-	    rq->starttime, rq->from_wall_ns, rq->to_wall_ns, &th, &nth)) < 0) {
+	if (rq->threads &&
+	    (r = store_thread_history(s, rq->pid, rq->starttime,
+		 rq->from_wall_ns, rq->to_wall_ns, &th, &nth)) < 0) {
 		free(h);
 		return store_error(rq, s, r, ret, ret_len);
 	}
@@ -353,8 +355,8 @@ run_gpumem(struct store *s, const struct rpc_query *rq, uint32_t max,
 	size_t n = 0;
 	int r;
 
-	if ((r = store_gpumem_span(s, rq->from_wall_ns, rq->to_wall_ns, &sp,
-	    &n, &st)) < 0)
+	if ((r = store_gpumem_span(s, rq->from_wall_ns, rq->to_wall_ns, &sp, &n,
+		 &st)) < 0)
 		return store_error(rq, s, r, ret, ret_len);
 	r = rpc_answer_gpumem_span(rq, sp, n, &st, max, ret, ret_len);
 	free(sp);
@@ -372,8 +374,8 @@ run_trace(struct store *s, const struct rpc_query *rq, uint32_t max,
 	int r;
 
 	if ((r = store_windows_budget(s, rq->from_wall_ns, rq->to_wall_ns, 0,
-	    rq->max_windows ? rq->max_windows : 1, budget, &w, &n, &trunc,
-	    &bytes)) < 0)
+		 rq->max_windows ? rq->max_windows : 1, budget, &w, &n, &trunc,
+		 &bytes)) < 0)
 		return store_error(rq, s, r, ret, ret_len);
 	if (n > rq->max_windows)
 		skip = n - rq->max_windows;
@@ -454,12 +456,12 @@ job_run(struct worker *wk, struct query_job *j, bool *ret_cut)
 	if ((r = store_conn_begin(wk->rc)) < 0)
 		r = store_error(&j->rq, wk->rc, r, &frame, &len);
 	else {
-		r = run_budget(wk->rc, &j->rq, q->max_frame, q->budget,
-		    ret_cut, &frame, &len);
+		r = run_budget(wk->rc, &j->rq, q->max_frame, q->budget, ret_cut,
+		    &frame, &len);
 		store_conn_end(wk->rc);
 	}
-	if (r < 0 && rpc_error_frame(0, RPC_ERROR, strerror(-r), &frame,
-	    &len) < 0)
+	if (r < 0 &&
+	    rpc_error_frame(0, RPC_ERROR, strerror(-r), &frame, &len) < 0)
 		return;
 	for (i = 0; i < j->nw; i++) {
 		struct waiter *w = &j->w[i];
@@ -504,7 +506,7 @@ query_cached(struct query *q, const struct rpc_query *rq, uint8_t **ret,
 		    !same_query(&e->rq, rq))
 			continue;
 		if ((r = rpc_frame_reid(e->frame, e->len, rq->id, ret,
-		    ret_len)) < 0)
+			 ret_len)) < 0)
 			return r;
 		q->shared++;
 		return 1;
@@ -714,8 +716,8 @@ query_new_pool(struct event_base *base, struct store *store,
 		wk->q = q;
 		if ((r = store_conn_open(store, &wk->rc)) < 0)
 			goto fail;
-		if ((r = pthread_create(&wk->thread, NULL, query_main,
-		    wk)) != 0) {
+		if ((r = pthread_create(&wk->thread, NULL, query_main, wk)) !=
+		    0) {
 			r = -r;
 			goto fail;
 		}
@@ -733,8 +735,10 @@ query_new(struct event_base *base, struct store *store, unsigned queue_max,
     uint32_t max_frame, int priority, query_done_fn done, void *arg,
     struct query **ret)
 {
-	struct query_opts o = { .threads = 1, .queue_max = queue_max,
-		.uid_queue = queue_max, .max_frame = max_frame };
+	struct query_opts o = { .threads = 1,
+		.queue_max = queue_max,
+		.uid_queue = queue_max,
+		.max_frame = max_frame };
 
 	return query_new_pool(base, store, &o, priority, done, arg, ret);
 }
@@ -780,8 +784,8 @@ query_free(struct query *q)
  * uids together queue_max.
  */
 int
-query_submit_uid(struct query *q, uint64_t conn_id, uint32_t uid,
-    uint32_t tag, const struct rpc_query *rq)
+query_submit_uid(struct query *q, uint64_t conn_id, uint32_t uid, uint32_t tag,
+    const struct rpc_query *rq)
 {
 	struct query_job *j;
 	struct uid_queue *u;
@@ -795,7 +799,7 @@ query_submit_uid(struct query *q, uint64_t conn_id, uint32_t uid,
 		for (j = q->uq[i]->todo.head; j != NULL; j = j->next)
 			if (same_query(&j->rq, &key)) {
 				if ((r = job_add_waiter(j, conn_id, tag,
-				    rq->id)) == 0)
+					 rq->id)) == 0)
 					q->shared++;
 				pthread_mutex_unlock(&q->mu);
 				return r;

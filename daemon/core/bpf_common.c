@@ -29,8 +29,8 @@
  * does for section names ("tp_btf/sched_switch" → "tp_btf_sched_switch").
  */
 int
-bpf_pin_path(const char *bpffs, const char *kind, const char *name,
-    char *ret, size_t retsz)
+bpf_pin_path(const char *bpffs, const char *kind, const char *name, char *ret,
+    size_t retsz)
 {
 	size_t i, n;
 	int len;

@@ -35,8 +35,7 @@
 
 /* Async-signal-safe: the privilege drop calls these from a handler. */
 static inline int
-compat_thread_setids(uid_t uid, gid_t gid, size_t ngroups,
-    const gid_t *groups)
+compat_thread_setids(uid_t uid, gid_t gid, size_t ngroups, const gid_t *groups)
 {
 	if (syscall(COMPAT_NR_SETGROUPS, ngroups, groups) < 0 ||
 	    syscall(COMPAT_NR_SETRESGID, gid, gid, gid) < 0 ||
@@ -62,8 +61,8 @@ compat_close_from(int lowfd)
 	if (syscall(__NR_close_range, (unsigned)lowfd, ~0U, 0) == 0)
 		return;
 #endif
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-	    rl.rlim_cur < (rlim_t)max)
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+	    rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < (rlim_t)max)
 		max = (long)rl.rlim_cur;
 	for (fd = lowfd; fd < max; fd++)
 		(void)close((int)fd);

@@ -248,11 +248,11 @@ dir_get(const struct sysprop *sp, const char *name, char *buf, size_t len)
 	ssize_t k;
 	int fd, r = 0;
 
-	if ((fd = openat(sp->dirfd, name, O_RDONLY | O_NOFOLLOW |
-	    O_CLOEXEC)) < 0)
+	if ((fd = openat(sp->dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) <
+	    0)
 		return errno == ENOENT ? -ENOENT : -errno;
-	while (n < sizeof(tmp) - 1 && (k = read(fd, tmp + n,
-	    sizeof(tmp) - 1 - n)) != 0) {
+	while (n < sizeof(tmp) - 1 &&
+	    (k = read(fd, tmp + n, sizeof(tmp) - 1 - n)) != 0) {
 		if (k < 0) {
 			if (errno == EINTR)
 				continue;
@@ -305,8 +305,9 @@ dir_set(const struct sysprop *sp, const char *name, const char *value)
 		return -ENAMETOOLONG;
 	if (starts_with(name, "ro.")) {
 		/* write-once: created exclusively, never replaced */
-		if ((fd = openat(sp->dirfd, name, O_WRONLY | O_CREAT |
-		    O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)) < 0)
+		if ((fd = openat(sp->dirfd, name,
+			 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			 0644)) < 0)
 			return errno == EEXIST ? -EROFS : -errno;
 		r = write_all(fd, value, n);
 		if (close(fd) < 0 && r == 0)
@@ -315,8 +316,9 @@ dir_set(const struct sysprop *sp, const char *name, const char *value)
 	}
 	/* names never start with '.': the temporary name is never one */
 	snprintf(tmp, sizeof(tmp), ".%s.%ld", name, (long)getpid());
-	if ((fd = openat(sp->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC |
-	    O_NOFOLLOW | O_CLOEXEC, 0644)) < 0)
+	if ((fd = openat(sp->dirfd, tmp,
+		 O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644)) <
+	    0)
 		return -errno;
 	r = write_all(fd, value, n);
 	if (close(fd) < 0 && r == 0)
@@ -331,8 +333,7 @@ dir_set(const struct sysprop *sp, const char *name, const char *value)
 /* ---------------------------------------------------------------- API */
 
 int
-sysprop_get(const struct sysprop *sp, const char *name, char *buf,
-    size_t len)
+sysprop_get(const struct sysprop *sp, const char *name, char *buf, size_t len)
 {
 	if (!sysprop_name_ok(name))
 		return -EINVAL;
@@ -383,7 +384,7 @@ sysprop_unset(const struct sysprop *sp, const char *name)
 
 		/* write-once holds for removal too */
 		return sysprop_get(sp, name, v, sizeof(v)) == -ENOENT ? 0 :
-		    -EROFS;
+									-EROFS;
 	}
 	if (sp->kind == SP_DIR) {
 		if (unlinkat(sp->dirfd, name, 0) < 0 && errno != ENOENT)

@@ -43,8 +43,7 @@ int sysprop_get(const struct sysprop *sp, const char *name, char *buf,
  * -EROFS a ro.* property already set, -EPERM a ctl.* name (a control
  * message to init, never a stored property: refused here).
  */
-int sysprop_set(const struct sysprop *sp, const char *name,
-    const char *value);
+int sysprop_set(const struct sysprop *sp, const char *name, const char *value);
 /* Put name back to "never set": the double removes its file; the platform
  * cannot remove a property and sets it to "" (what atrace writes to clear
  * one). */

@@ -206,12 +206,12 @@ utf8_seq(const unsigned char *s, size_t n, uint32_t *ret_cp)
 static bool
 cp_is_control(uint32_t cp)
 {
-	return cp < 0xa0 ||			 /* C1 controls (CSI 0x9b) */
-	    cp == 0x2028 || cp == 0x2029 ||	 /* line, paragraph breaks */
-	    cp == 0x200e || cp == 0x200f ||	 /* direction marks */
-	    (cp >= 0x202a && cp <= 0x202e) ||	 /* embeddings, overrides */
-	    (cp >= 0x2066 && cp <= 0x2069) ||	 /* isolates */
-	    cp == 0xfeff;			 /* BOM, zero width */
+	return cp < 0xa0 ||		      /* C1 controls (CSI 0x9b) */
+	    cp == 0x2028 || cp == 0x2029 ||   /* line, paragraph breaks */
+	    cp == 0x200e || cp == 0x200f ||   /* direction marks */
+	    (cp >= 0x202a && cp <= 0x202e) || /* embeddings, overrides */
+	    (cp >= 0x2066 && cp <= 0x2069) || /* isolates */
+	    cp == 0xfeff;		      /* BOM, zero width */
 }
 
 /*

@@ -13,9 +13,9 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#define VITALS_CPU_MAX 512	/* cpuN lines above this are counted, not kept */
-#define VITALS_COMM_LEN 16	/* TASK_COMM_LEN, including the NUL */
-#define VITALS_NAME_LEN 128	/* process name from cmdline, cut */
+#define VITALS_CPU_MAX 512  /* cpuN lines above this are counted, not kept */
+#define VITALS_COMM_LEN 16  /* TASK_COMM_LEN, including the NUL */
+#define VITALS_NAME_LEN 128 /* process name from cmdline, cut */
 #define VITALS_SLEEP_NS 50000000LL /* Δboot − Δmono above this: slept */
 #define VITALS_INTERVAL_MIN_MS 100
 /* The earliest wall time a range reaches (-2^62 ns, year 1823): far
@@ -60,8 +60,7 @@ struct parse_word {
 	int value;
 };
 int parse_word(const char *value, const struct parse_word *w);
-int parse_u32_range(const char *s, uint64_t min, uint64_t max,
-    uint32_t *ret);
+int parse_u32_range(const char *s, uint64_t min, uint64_t max, uint32_t *ret);
 size_t name_clean(char *dst, const char *src, size_t n);
 
 #endif /* VITALSD_CORE_UTIL_H */

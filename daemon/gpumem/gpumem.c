@@ -28,14 +28,14 @@
 #define GPUMEM_RETRY_NS NSEC_PER_SEC /* own program: attach attempts */
 
 struct gpu_ent {
-	uint64_t key;	/* (gpu_id << 32) | pid */
-	uint64_t bytes; /* last known total; 0 after a delete */
+	uint64_t key;		       /* (gpu_id << 32) | pid */
+	uint64_t bytes;		       /* last known total; 0 after a delete */
 	uint64_t min_bytes, max_bytes; /* in the open window */
-	uint64_t imported; /* of bytes, imported (16-byte map values only) */
+	uint64_t imported;  /* of bytes, imported (16-byte map values only) */
 	uint64_t starttime; /* bound instance; 0: never bound */
 	int64_t report_ns;  /* CLOCK_BOOTTIME when its total last changed */
 	char name[VITALS_NAME_LEN];
-	bool present;	/* in the map (last traversal or event) */
+	bool present; /* in the map (last traversal or event) */
 	bool stale;
 	bool in_window; /* has a value in the open window */
 	uint32_t gen;	/* traversal that last saw it */
@@ -43,12 +43,12 @@ struct gpu_ent {
 
 struct gpumem {
 	struct gpumem_opts o;
-	char *map_path; /* one path, or several tried in order (':') */
-	char *map_used; /* the one opened or failing; NULL: none */
+	char *map_path;	     /* one path, or several tried in order (':') */
+	char *map_used;	     /* the one opened or failing; NULL: none */
 	uint32_t value_size; /* of the open map: GPUMEM_VAL_* */
 	char *bpffs;
-	char *tracefs;	/* NULL: the usual mounts */
-	int fd;	/* the map; -1: none open */
+	char *tracefs;	       /* NULL: the usual mounts */
+	int fd;		       /* the map; -1: none open */
 	struct gpumem_bpf *gb; /* own program; NULL: none */
 	bool attached;
 	int64_t attach_deadline_ns, attach_next_ns;
@@ -69,13 +69,23 @@ struct gpumem {
 };
 
 static const char *const state_names[GPUMEM__MAX] = {
-	"unknown", "not initialised", "empty", "traversal error", "ok",
+	"unknown",
+	"not initialised",
+	"empty",
+	"traversal error",
+	"ok",
 };
 
 static const char *const why_names[GPUMEM_WHY__MAX] = {
-	"", "disabled", "no map", "waiting for the tracepoint",
-	"tracepoint absent", "own program did not load", "open failed",
-	"not AOSP's layout", "traversal failed",
+	"",
+	"disabled",
+	"no map",
+	"waiting for the tracepoint",
+	"tracepoint absent",
+	"own program did not load",
+	"open failed",
+	"not AOSP's layout",
+	"traversal failed",
 };
 
 const char *
@@ -159,8 +169,8 @@ open_pinned(struct gpumem *g)
 		return r;
 	}
 	if (r < 0) {
-		set_state(g, GPUMEM_ERROR, r == -EPROTOTYPE ?
-		    GPUMEM_WHY_LAYOUT : GPUMEM_WHY_OPEN, r);
+		set_state(g, GPUMEM_ERROR,
+		    r == -EPROTOTYPE ? GPUMEM_WHY_LAYOUT : GPUMEM_WHY_OPEN, r);
 		return r;
 	}
 	g->fd = fd;
@@ -211,8 +221,9 @@ gpumem_new(const struct gpumem_opts *o, struct gpumem **ret)
 
 		r = gpumem_bpf_load(g->bpffs, &g->gb, &fd);
 		if (r < 0) {
-			set_state(g, GPUMEM_NOT_INIT, r == -EOPNOTSUPP ?
-			    GPUMEM_WHY_NO_MAP : GPUMEM_WHY_LOAD,
+			set_state(g, GPUMEM_NOT_INIT,
+			    r == -EOPNOTSUPP ? GPUMEM_WHY_NO_MAP :
+					       GPUMEM_WHY_LOAD,
 			    r == -EOPNOTSUPP ? 0 : r);
 		} else {
 			g->fd = fd;
@@ -383,7 +394,8 @@ traverse(struct gpumem *g, int64_t mono_ns)
 		if ((e = ent_get(g, g->wk.key[i], &fresh)) == NULL)
 			return -ENOMEM;
 		if (fresh || !e->present || e->bytes != g->wk.val[i])
-			e->report_ns = boot_ns; /* a report since the last look */
+			e->report_ns =
+			    boot_ns; /* a report since the last look */
 		ent_value(e, g->wk.val[i]);
 		e->imported = g->wk.imp ? g->wk.imp[i] : 0;
 		e->present = true;
@@ -435,8 +447,8 @@ own_attach(struct gpumem *g, int64_t mono_ns)
 		return;
 	}
 	if (mono_ns >= g->attach_deadline_ns)
-		set_state(g, GPUMEM_NOT_INIT, r == -ENOENT ?
-		    GPUMEM_WHY_TP_ABSENT : GPUMEM_WHY_LOAD, r);
+		set_state(g, GPUMEM_NOT_INIT,
+		    r == -ENOENT ? GPUMEM_WHY_TP_ABSENT : GPUMEM_WHY_LOAD, r);
 }
 
 /* Reads of the map (or a pin looked for each tick) are bpf() calls. */
@@ -475,7 +487,8 @@ gpumem_tick(struct gpumem *g, int64_t mono_ns)
 	if (g->fd < 0) {
 		if (g->source != GPUMEM_SRC_NONE ||
 		    (g->state != GPUMEM_NOT_INIT &&
-		    g->why != GPUMEM_WHY_LAYOUT && g->why != GPUMEM_WHY_OPEN))
+			g->why != GPUMEM_WHY_LAYOUT &&
+			g->why != GPUMEM_WHY_OPEN))
 			return 0;
 		if (g->why == GPUMEM_WHY_LOAD)
 			return 0;
@@ -486,8 +499,8 @@ gpumem_tick(struct gpumem *g, int64_t mono_ns)
 }
 
 void
-gpumem_note_event(struct gpumem *g, uint32_t gpu_id, int32_t pid,
-    uint64_t size, int64_t mono_ns)
+gpumem_note_event(struct gpumem *g, uint32_t gpu_id, int32_t pid, uint64_t size,
+    int64_t mono_ns)
 {
 	uint64_t key = ((uint64_t)gpu_id << 32) | (uint32_t)pid;
 	struct gpu_ent *e;
@@ -506,8 +519,8 @@ gpumem_note_event(struct gpumem *g, uint32_t gpu_id, int32_t pid,
 		e->imported = 0; /* else: the next traversal brings it */
 	e->present = size != 0;
 	/* the event's time on CLOCK_BOOTTIME, as starttime counts */
-	e->report_ns = mono_ns + (clock_ns(CLOCK_BOOTTIME) -
-	    clock_ns(CLOCK_MONOTONIC));
+	e->report_ns = mono_ns +
+	    (clock_ns(CLOCK_BOOTTIME) - clock_ns(CLOCK_MONOTONIC));
 	ent_attribute(g, e);
 }
 
@@ -531,7 +544,6 @@ gpu_qcmp(const void *a, const void *b)
 {
 	return gpu_cmp(a, b);
 }
-
 
 static void
 ent_out(const struct gpu_ent *e, struct window_gpu_proc *p)
@@ -695,8 +707,9 @@ window_gpu_merge(struct window *acc, const struct window *src)
 		return -ENOMEM;
 	/* both sides are in (gpu, pid, starttime) order */
 	for (i = j = k = 0; i < acc->n_gpu || j < src->n_gpu;) {
-		int c = i == acc->n_gpu ? 1 : j == src->n_gpu ? -1 :
-		    gpu_cmp(&acc->gpu[i], &src->gpu[j]);
+		int c = i == acc->n_gpu ? 1 :
+		    j == src->n_gpu	? -1 :
+					  gpu_cmp(&acc->gpu[i], &src->gpu[j]);
 
 		if (c < 0) {
 			i++; /* gone before src: not at the end */
@@ -727,19 +740,21 @@ dump_window_gpumem(const struct window *w, struct vbuf *out)
 
 	if (g->state == GPUMEM_UNKNOWN)
 		return;
-	vbuf_printf(out, "gpu memory: %s%s%s (%s map, %u of %u entries%s%s)"
-	    "\n", gpumem_state_name(g->state), g->why ? ": " : "",
-	    gpumem_why_name(g->why), gpumem_source_name(g->source),
-	    g->entries, g->capacity, g->saturated ? ", saturated" : "",
+	vbuf_printf(out,
+	    "gpu memory: %s%s%s (%s map, %u of %u entries%s%s)"
+	    "\n",
+	    gpumem_state_name(g->state), g->why ? ": " : "",
+	    gpumem_why_name(g->why), gpumem_source_name(g->source), g->entries,
+	    g->capacity, g->saturated ? ", saturated" : "",
 	    g->imported ? ", imported sizes" : "");
 	for (i = 0; i < w->n_gpu; i++) {
 		const struct window_gpu_proc *p = &w->gpu[i];
 
-		vbuf_printf(out, "  gpu %u pid %d %s%s bytes %llu"
-		    " (min %llu max %llu)", p->gpu_id, p->pid,
-		    p->pid == 0 ? "global" : p->name,
-		    p->stale ? " [stale]" : "",
-		    (unsigned long long)p->bytes,
+		vbuf_printf(out,
+		    "  gpu %u pid %d %s%s bytes %llu"
+		    " (min %llu max %llu)",
+		    p->gpu_id, p->pid, p->pid == 0 ? "global" : p->name,
+		    p->stale ? " [stale]" : "", (unsigned long long)p->bytes,
 		    (unsigned long long)p->min_bytes,
 		    (unsigned long long)p->max_bytes);
 		if (g->imported)

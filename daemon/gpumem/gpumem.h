@@ -66,12 +66,12 @@ struct window_gpumem {
 	uint32_t entries;  /* keys in the last traversal, globals included */
 	bool saturated;	   /* a traversal found it within 1/64 of capacity */
 	uint32_t traversals, traversal_fail;
-	uint32_t restarts;   /* cursor key deleted: the kernel began anew */
-	uint32_t vanished;   /* keys gone between get-next-key and lookup */
-	uint32_t duplicates; /* keys seen again after a restart, skipped */
-	uint32_t truncated;  /* walks stopped at the step bound */
-	uint32_t stale;	     /* entries marked stale at window end */
-	uint64_t events;     /* gpumem_note_event() calls (ftrace) */
+	uint32_t restarts;    /* cursor key deleted: the kernel began anew */
+	uint32_t vanished;    /* keys gone between get-next-key and lookup */
+	uint32_t duplicates;  /* keys seen again after a restart, skipped */
+	uint32_t truncated;   /* walks stopped at the step bound */
+	uint32_t stale;	      /* entries marked stale at window end */
+	uint64_t events;      /* gpumem_note_event() calls (ftrace) */
 	uint64_t events_late; /* of them, stamped before the window began */
 	uint64_t traverse_ns, traverse_ns_max;
 	uint64_t tp_events;   /* own program: tracepoint hits, Δ */
@@ -100,8 +100,8 @@ enum gpumem_load {
 };
 
 /* The scanner's answer for a pid: 0 and its live instance, or -ESRCH. */
-typedef int (*gpumem_lookup_fn)(void *arg, int32_t pid,
-    uint64_t *ret_starttime, char *ret_name, size_t namesz);
+typedef int (*gpumem_lookup_fn)(void *arg, int32_t pid, uint64_t *ret_starttime,
+    char *ret_name, size_t namesz);
 
 struct gpumem_opts {
 	const char *map_path; /* the platform map, or ':'-separated maps tried
@@ -115,8 +115,8 @@ struct gpumem_opts {
 
 /* The live answer (GpuMem without a span). */
 struct gpumem_view {
-	struct window_gpumem st; /* counters: of the open window so far */
-	int64_t at_mono_ns;	 /* last traversal, 0 none */
+	struct window_gpumem st;       /* counters: of the open window so far */
+	int64_t at_mono_ns;	       /* last traversal, 0 none */
 	struct window_gpu_proc *procs; /* gpu, then pid order */
 	size_t n;
 };
@@ -126,7 +126,7 @@ struct gpumem_span {
 	struct window_gpu_proc p; /* bytes: at the last window's end */
 	uint64_t first_bytes;	  /* at the first window's end */
 	int64_t first_wall_ns, last_wall_ns; /* those windows' ends */
-	uint32_t windows;	  /* windows it appears in */
+	uint32_t windows;		     /* windows it appears in */
 };
 
 struct gpumem;
@@ -151,8 +151,7 @@ void gpumem_note_event(struct gpumem *g, uint32_t gpu_id, int32_t pid,
 int gpumem_window(struct gpumem *g, struct window *w);
 int gpumem_view(const struct gpumem *g, struct gpumem_view *ret);
 void gpumem_view_release(struct gpumem_view *v);
-unsigned gpumem_state(const struct gpumem *g, unsigned *ret_why,
-    int *ret_err);
+unsigned gpumem_state(const struct gpumem *g, unsigned *ret_why, int *ret_err);
 /* The pin read now, or the one whose open failed; "" none (own map). */
 const char *gpumem_map_used(const struct gpumem *g);
 void dump_window_gpumem(const struct window *w, struct vbuf *out);
@@ -173,8 +172,7 @@ struct gpumem_walk {
 int gpumem_map_open(const char *path, int *ret_fd, uint32_t *ret_capacity,
     uint32_t *ret_value_size);
 int gpumem_map_check(int fd, uint32_t *ret_capacity);
-int gpumem_map_layout(int fd, uint32_t *ret_capacity,
-    uint32_t *ret_value_size);
+int gpumem_map_layout(int fd, uint32_t *ret_capacity, uint32_t *ret_value_size);
 int gpumem_map_walk(int fd, uint32_t capacity, struct gpumem_walk *ret);
 void gpumem_walk_release(struct gpumem_walk *wk);
 

@@ -40,8 +40,7 @@ reuse_pin(struct gpumem_bpf *gb, const char *path)
 	if ((fd = bpf_obj_get(path)) < 0)
 		return -errno;
 	/* a pin of another layout is replaced, not reused */
-	if ((r = gpumem_map_check(fd, &cap)) < 0 ||
-	    cap != GPUMEM_MAP_ENTRIES) {
+	if ((r = gpumem_map_check(fd, &cap)) < 0 || cap != GPUMEM_MAP_ENTRIES) {
 		close(fd);
 		unlink(path);
 		return r < 0 ? r : -EPROTOTYPE;
@@ -71,7 +70,7 @@ gpumem_bpf_load(const char *bpffs, struct gpumem_bpf **ret, int *ret_map_fd)
 	}
 	if (bpffs) {
 		if ((r = bpf_pin_path(bpffs, "map", "gpu_mem_total_map", path,
-		    sizeof(path))) < 0)
+			 sizeof(path))) < 0)
 			goto fail;
 		reused = reuse_pin(gb, path) == 0;
 	}
@@ -181,7 +180,7 @@ gpumem_bpf_free(struct gpumem_bpf *gb)
 	free(gb);
 	return NULL;
 }
-#else /* !HAVE_BPF_CORE */
+#else  /* !HAVE_BPF_CORE */
 int
 gpumem_bpf_load(const char *bpffs, struct gpumem_bpf **ret, int *ret_map_fd)
 {

@@ -83,7 +83,8 @@ gpumem_map_layout(int fd, uint32_t *ret_capacity, uint32_t *ret_value_size)
 		return r;
 	if (info.type != BPF_MAP_TYPE_HASH || info.key_size != 8 ||
 	    (info.value_size != GPUMEM_VAL_TOTAL &&
-	    info.value_size != GPUMEM_VAL_IMPORTED) || info.max_entries == 0)
+		info.value_size != GPUMEM_VAL_IMPORTED) ||
+	    info.max_entries == 0)
 		return -EPROTOTYPE;
 	*ret_capacity = info.max_entries;
 	*ret_value_size = info.value_size;
@@ -171,7 +172,7 @@ walk_push(struct gpumem_walk *wk, uint64_t k, const uint64_t v[2])
 
 	if (wk->n == wk->cap || (imp && wk->imp == NULL)) {
 		size_t cap = wk->n == wk->cap ? (wk->cap ? wk->cap * 2 : 64) :
-		    wk->cap;
+						wk->cap;
 		uint64_t *nk = realloc(wk->key, cap * sizeof(*nk)), *nv, *ni;
 
 		if (nk == NULL)

@@ -34,7 +34,6 @@
 
 #define HP_FIRES_MAX 16
 
-
 /* ------------------------------------------------------------ /proc */
 
 static int
@@ -92,8 +91,8 @@ eval_anon_cb(void *arg, int32_t pid, uint64_t starttime, uint64_t *kb)
 }
 
 static int
-eval_gpu_cb(void *arg, const struct window *w, int32_t pid,
-    uint64_t starttime, uint64_t *bytes)
+eval_gpu_cb(void *arg, const struct window *w, int32_t pid, uint64_t starttime,
+    uint64_t *bytes)
 {
 	struct heapprofd *hp = arg;
 
@@ -107,15 +106,15 @@ eval_gpu_cb(void *arg, const struct window *w, int32_t pid,
  * non-zero (which is returned; 0 at the end).
  */
 static int
-proc_each(struct heapprofd *hp, int (*fn)(struct heapprofd *hp,
-    int32_t pid, void *arg), void *arg)
+proc_each(struct heapprofd *hp,
+    int (*fn)(struct heapprofd *hp, int32_t pid, void *arg), void *arg)
 {
 	struct dirent *de;
 	DIR *d;
 	int fd, r = 0;
 
-	if ((fd = openat(hp->procfd, ".", O_RDONLY | O_DIRECTORY |
-	    O_CLOEXEC)) < 0)
+	if ((fd = openat(hp->procfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) <
+	    0)
 		return -errno;
 	if ((d = fdopendir(fd)) == NULL) {
 		close(fd);
@@ -134,10 +133,10 @@ proc_each(struct heapprofd *hp, int (*fn)(struct heapprofd *hp,
 }
 
 struct find {
-	const char *name;     /* by name: heapprofd's normalised name */
-	uint32_t uid;	      /* by uid: effective */
-	uint32_t *uids;	      /* by name: the matches' uids */
-	int32_t *pids;	      /* by uid: the matches */
+	const char *name; /* by name: heapprofd's normalised name */
+	uint32_t uid;	  /* by uid: effective */
+	uint32_t *uids;	  /* by name: the matches' uids */
+	int32_t *pids;	  /* by uid: the matches */
 	unsigned max, n;
 };
 
@@ -178,8 +177,7 @@ find_uid_cb(struct heapprofd *hp, int32_t pid, void *arg)
 	struct pid_status s;
 
 	/* kernel threads have no memory */
-	if (proc_status(hp, pid, &s) < 0 || s.euid != f->uid ||
-	    s.vm_rss_kb < 0)
+	if (proc_status(hp, pid, &s) < 0 || s.euid != f->uid || s.vm_rss_kb < 0)
 		return 0;
 	f->pids[f->n++] = pid;
 	return f->n == f->max; /* full: stop */
@@ -209,7 +207,8 @@ params_line(const struct hp_params *p, char *buf, size_t sz)
 	struct vbuf b = { 0 };
 	unsigned i;
 
-	vbuf_printf(&b, "duration_ms=%u sampling_interval_bytes=%llu "
+	vbuf_printf(&b,
+	    "duration_ms=%u sampling_interval_bytes=%llu "
 	    "shmem_size_bytes=%llu dump_interval_ms=%u block_client=%s",
 	    p->duration_ms, (unsigned long long)p->sampling_interval_bytes,
 	    (unsigned long long)p->shmem_size_bytes, p->dump_interval_ms,
@@ -221,17 +220,15 @@ params_line(const struct hp_params *p, char *buf, size_t sz)
 		vbuf_printf(&b, " max_heapprofd_cpu_secs=%llu",
 		    (unsigned long long)p->max_heapprofd_cpu_secs);
 	for (i = 0; i < p->ninstalled_by; i++)
-		vbuf_printf(&b, " target_installed_by=%s",
-		    p->installed_by[i]);
+		vbuf_printf(&b, " target_installed_by=%s", p->installed_by[i]);
 	snprintf(buf, sz, "%s", b.p ? b.p : "");
 	vbuf_release(&b);
 }
 
 /* ------------------------------------------------------------ requests */
 
-static enum hp_refusal
-refuse(struct hp_answer *ret, enum hp_refusal r, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+static enum hp_refusal refuse(struct hp_answer *ret, enum hp_refusal r,
+    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static enum hp_refusal
 refuse(struct hp_answer *ret, enum hp_refusal r, const char *fmt, ...)
@@ -335,10 +332,13 @@ check_target(struct heapprofd *hp, const struct hp_request *rq,
 		snprintf(rec->target, sizeof(rec->target), "uid %u", rq->uid);
 		snprintf(rec->target_key, sizeof(rec->target_key), "uid:%u",
 		    rq->uid);
-		if (find_by_uid(hp, rq->uid, p->pids, HP_PIDS_MAX,
-		    &p->npids) < 0 || p->npids == 0)
-			return refuse(ret, HP_REFUSE_INVALID, "no process of "
-			    "uid %u", rq->uid);
+		if (find_by_uid(hp, rq->uid, p->pids, HP_PIDS_MAX, &p->npids) <
+			0 ||
+		    p->npids == 0)
+			return refuse(ret, HP_REFUSE_INVALID,
+			    "no process of "
+			    "uid %u",
+			    rq->uid);
 		uids[n++] = rq->uid;
 	} else if (rq->pid > 0) {
 		p->pids[p->npids++] = rq->pid;
@@ -346,9 +346,11 @@ check_target(struct heapprofd *hp, const struct hp_request *rq,
 		    (int)rq->pid);
 		if (proc_status(hp, rq->pid, &s) < 0 ||
 		    proc_name(hp, rq->pid, rec->target_key,
-		    sizeof(rec->target_key)) < 0)
-			return refuse(ret, HP_REFUSE_INVALID, "no process %d "
-			    "(or its cmdline is unreadable)", (int)rq->pid);
+			sizeof(rec->target_key)) < 0)
+			return refuse(ret, HP_REFUSE_INVALID,
+			    "no process %d "
+			    "(or its cmdline is unreadable)",
+			    (int)rq->pid);
 		uids[n++] = s.euid;
 	} else {
 		snprintf(p->names[p->nnames++], HP_NAME_MAX, "%s", rq->name);
@@ -357,10 +359,13 @@ check_target(struct heapprofd *hp, const struct hp_request *rq,
 		    rq->name);
 		if (hp_params_check(p, msg, sizeof(msg)) < 0)
 			return refuse(ret, HP_REFUSE_INVALID, "%s", msg);
-		if ((r = find_by_name(hp, rq->name, uids, HP_PIDS_MAX,
-		    &n)) < 0 || n == 0)
-			return refuse(ret, HP_REFUSE_INVALID, "no running "
-			    "process named '%s'", rq->name);
+		if ((r = find_by_name(hp, rq->name, uids, HP_PIDS_MAX, &n)) <
+			0 ||
+		    n == 0)
+			return refuse(ret, HP_REFUSE_INVALID,
+			    "no running "
+			    "process named '%s'",
+			    rq->name);
 	}
 	if (hp_params_check(p, msg, sizeof(msg)) < 0)
 		return refuse(ret, HP_REFUSE_INVALID, "%s", msg);
@@ -368,11 +373,12 @@ check_target(struct heapprofd *hp, const struct hp_request *rq,
 		return refuse(ret, HP_REFUSE_NOT_ELIGIBLE, "%s", msg);
 	for (i = 0; i < n; i++) {
 		if (!hp_eligible(&hp->policy, have ? &pk : NULL, uids[i],
-		    &why)) {
+			&why)) {
 			hp_packages_release(&pk);
-			return refuse(ret, HP_REFUSE_NOT_ELIGIBLE, "uid %u "
-			    "(%s initiator): %s", uids[i],
-			    hp_initiator_name(hp->policy.initiator),
+			return refuse(ret, HP_REFUSE_NOT_ELIGIBLE,
+			    "uid %u "
+			    "(%s initiator): %s",
+			    uids[i], hp_initiator_name(hp->policy.initiator),
 			    hp_elig_why_name(why));
 		}
 	}
@@ -391,11 +397,12 @@ check_budget(struct heapprofd *hp, const char *key, int64_t now,
 	size_t n = 0;
 	int e;
 
-	if ((e = store_hp_budget(hp->store, now - HP_WEEK_NS, &recs,
-	    &n)) < 0) {
+	if ((e = store_hp_budget(hp->store, now - HP_WEEK_NS, &recs, &n)) < 0) {
 		hp_note_store_error(hp, e, "budget records not read");
-		return refuse(ret, HP_REFUSE_UNAVAILABLE, "budget records "
-		    "unreadable: %s", strerror(-e));
+		return refuse(ret, HP_REFUSE_UNAVAILABLE,
+		    "budget records "
+		    "unreadable: %s",
+		    strerror(-e));
 	}
 	r = hp_budget_check(&hp->hs->limits, recs, n, key, now, &retry, why,
 	    sizeof(why));
@@ -407,29 +414,33 @@ check_budget(struct heapprofd *hp, const char *key, int64_t now,
 }
 
 static enum hp_refusal
-decide(struct heapprofd *hp, const struct hp_request *rq,
-    struct hp_params *p, struct hp_record *rec, int64_t now,
-    struct hp_answer *ret)
+decide(struct heapprofd *hp, const struct hp_request *rq, struct hp_params *p,
+    struct hp_record *rec, int64_t now, struct hp_answer *ret)
 {
 	enum hp_refusal r;
 
 	if ((rq->pid > 0) + (rq->name[0] != '\0') + rq->by_uid != 1)
-		return refuse(ret, HP_REFUSE_INVALID, "give exactly one "
+		return refuse(ret, HP_REFUSE_INVALID,
+		    "give exactly one "
 		    "target: a pid or a name");
 	if (hp->store == NULL)
-		return refuse(ret, HP_REFUSE_UNAVAILABLE, "no store: session "
+		return refuse(ret, HP_REFUSE_UNAVAILABLE,
+		    "no store: session "
 		    "budgets cannot be kept");
 	if (!rq->dry_run && hp->st.spawn != HP_SPAWN_DIRECT &&
 	    hp->st.spawn != HP_SPAWN_HELPER)
-		return refuse(ret, HP_REFUSE_UNAVAILABLE, "sessions cannot run "
-		    "(%s): %s", hp_spawn_state_name(hp->st.spawn),
-		    hp->st.spawn_detail);
+		return refuse(ret, HP_REFUSE_UNAVAILABLE,
+		    "sessions cannot run "
+		    "(%s): %s",
+		    hp_spawn_state_name(hp->st.spawn), hp->st.spawn_detail);
 	build_params(hp, rq, p);
 	if ((r = check_target(hp, rq, p, rec, ret)) != HP_OK)
 		return r;
 	if (hp->running)
-		return refuse(ret, HP_REFUSE_IN_PROGRESS, "session %lld is "
-		    "running (one session at a time)", (long long)hp->rec.id);
+		return refuse(ret, HP_REFUSE_IN_PROGRESS,
+		    "session %lld is "
+		    "running (one session at a time)",
+		    (long long)hp->rec.id);
 	return check_budget(hp, rec->target_key, now, ret);
 }
 
@@ -461,8 +472,8 @@ heapprofd_start(struct heapprofd *hp, const struct hp_request *rq,
 			return 0;
 		hp->st.refused[ret->refusal]++;
 		hp->st.last_refusal = ret->refusal;
-		snprintf(hp->st.last_message, sizeof(hp->st.last_message),
-		    "%s", ret->message);
+		snprintf(hp->st.last_message, sizeof(hp->st.last_message), "%s",
+		    ret->message);
 		params_line(&p, rec.params, sizeof(rec.params));
 		snprintf(rec.outcome, sizeof(rec.outcome), "refused");
 		rec.refusal = ret->refusal;
@@ -477,8 +488,10 @@ heapprofd_start(struct heapprofd *hp, const struct hp_request *rq,
 	}
 	if (rq->dry_run) {
 		hp->st.dry_runs++;
-		snprintf(ret->message, sizeof(ret->message), "dry run: would "
-		    "start a session on %.200s", rec.target);
+		snprintf(ret->message, sizeof(ret->message),
+		    "dry run: would "
+		    "start a session on %.200s",
+		    rec.target);
 		return hp_config_text(&p, &ret->text);
 	}
 	if ((e = hp_config_encode(&p, &cfg, &len)) < 0) {
@@ -511,10 +524,13 @@ heapprofd_start(struct heapprofd *hp, const struct hp_request *rq,
 		snprintf(hp->rec.message, sizeof(hp->rec.message), "%s", why);
 		hp->st.spawn_failed++;
 		if ((e = store_hp_update(hp->store, &hp->rec)) < 0)
-			hp_note_store_error(hp, e, "spawn failure not recorded");
+			hp_note_store_error(hp, e,
+			    "spawn failure not recorded");
 		ret->id = hp->rec.id;
-		snprintf(ret->message, sizeof(ret->message), "perfetto did not "
-		    "start: %s", why);
+		snprintf(ret->message, sizeof(ret->message),
+		    "perfetto did not "
+		    "start: %s",
+		    why);
 		return 0;
 	}
 	free(cfg);
@@ -529,13 +545,15 @@ heapprofd_start(struct heapprofd *hp, const struct hp_request *rq,
 	snprintf(ret->output_path, sizeof(ret->output_path), "%s",
 	    hp->rec.output_path);
 	if (hp->sp)
-		snprintf(ret->message, sizeof(ret->message), "session %lld "
+		snprintf(ret->message, sizeof(ret->message),
+		    "session %lld "
 		    "started on %.180s: perfetto through the spawn helper",
 		    (long long)hp->rec.id, hp->rec.target);
 	else
-		snprintf(ret->message, sizeof(ret->message), "session %lld "
-		    "started on %.180s: perfetto pid %d", (long long)hp->rec.id,
-		    hp->rec.target, (int)hp->child);
+		snprintf(ret->message, sizeof(ret->message),
+		    "session %lld "
+		    "started on %.180s: perfetto pid %d",
+		    (long long)hp->rec.id, hp->rec.target, (int)hp->child);
 	log_info("heapprofd: %s by %s%s (%s)", ret->message,
 	    rq->by_rule ? "rule " : "uid ", rq->by_rule ? hp->rec.rule : "",
 	    hp->rec.params);
@@ -552,15 +570,17 @@ heapprofd_cancel(struct heapprofd *hp, int64_t id, char *msg, size_t msgsz)
 			hp->stop = STOP_CANCEL;
 		hp_session_term(hp);
 		if (hp->child > 0)
-			snprintf(msg, msgsz, "session %lld: SIGTERM sent to "
+			snprintf(msg, msgsz,
+			    "session %lld: SIGTERM sent to "
 			    "perfetto (pid %d), SIGKILL after %u ms",
 			    (long long)id, (int)hp->child,
 			    hp->hs->kill_after_ms);
 		else
-			snprintf(msg, msgsz, "session %lld: SIGTERM to perfetto "
+			snprintf(msg, msgsz,
+			    "session %lld: SIGTERM to perfetto "
 			    "as soon as the spawn helper reports it started, "
-			    "SIGKILL after %u ms", (long long)id,
-			    hp->hs->kill_after_ms);
+			    "SIGKILL after %u ms",
+			    (long long)id, hp->hs->kill_after_ms);
 		return 0;
 	}
 	if (hp->store && store_hp_get(hp->store, id, &r) == 0) {
@@ -592,7 +612,8 @@ heapprofd_get_stats(struct heapprofd *hp, struct hp_stats *ret)
 void
 heapprofd_set_gpu(struct heapprofd *hp,
     int (*gpu_bytes)(void *arg, const struct window *w, int32_t pid,
-	uint64_t starttime, uint64_t *bytes), void *arg)
+	uint64_t starttime, uint64_t *bytes),
+    void *arg)
 {
 	hp->gpu_bytes = gpu_bytes;
 	hp->gpu_arg = arg;
@@ -639,9 +660,9 @@ heapprofd_window(struct heapprofd *hp, const struct window *w)
 			    ru->name, f[i].why, (int)f[i].pid, a.message);
 		else
 			log_info("heapprofd: rule %s held (%s, pid %d), "
-			    "refused: %s: %s", ru->name, f[i].why,
-			    (int)f[i].pid, hp_refusal_name(a.refusal),
-			    a.message);
+				 "refused: %s: %s",
+			    ru->name, f[i].why, (int)f[i].pid,
+			    hp_refusal_name(a.refusal), a.message);
 		vbuf_release(&a.text);
 	}
 }
@@ -673,10 +694,13 @@ close_stale(struct heapprofd *hp)
 			kill(r->child_pid, SIGTERM);
 		r->end_wall_ns = hp_wall_now();
 		snprintf(r->outcome, sizeof(r->outcome), "daemon restarted");
-		snprintf(r->message, sizeof(r->message), "vitalsd restarted "
-		    "during the session; perfetto (pid %d) %s", r->child_pid,
+		snprintf(r->message, sizeof(r->message),
+		    "vitalsd restarted "
+		    "during the session; perfetto (pid %d) %s",
+		    r->child_pid,
 		    alive ? "was still running: sent SIGTERM, exit status "
-		    "unknown" : "had ended: exit status unknown");
+			    "unknown" :
+			    "had ended: exit status unknown");
 		hp_file_size(r->output_path, &r->output_bytes);
 		if ((e = store_hp_update(hp->store, r)) < 0)
 			hp_note_store_error(hp, e, "stale session not closed");
@@ -707,7 +731,8 @@ hp_build_type(struct heapprofd *hp, const char *prop_root)
 		if (hp_build_parse(v, &hp->policy.build) < 0) {
 			hp->policy.build = HP_BUILD_USER;
 			snprintf(hp->st.build_source,
-			    sizeof(hp->st.build_source), "ro.build.type "
+			    sizeof(hp->st.build_source),
+			    "ro.build.type "
 			    "(unknown value: user rules)");
 		} else {
 			snprintf(hp->st.build_source,
@@ -742,13 +767,12 @@ heapprofd_new(struct event_base *base, const struct config *cfg,
 		r = -ENOMEM;
 		goto fail;
 	}
-	if ((hp->procfd = open(cfg->proc_root, O_RDONLY | O_DIRECTORY |
-	    O_CLOEXEC)) < 0) {
+	if ((hp->procfd = open(cfg->proc_root,
+		 O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
 		r = -errno;
 		goto fail;
 	}
-	if ((r = hp_rules_new(hp->hs->rules, hp->hs->nrules,
-	    &hp->rules)) < 0)
+	if ((r = hp_rules_new(hp->hs->rules, hp->hs->nrules, &hp->rules)) < 0)
 		goto fail;
 	hp_build_type(hp, cfg->prop_root);
 	if ((r = hp_session_setup(hp, cfg)) < 0)

@@ -16,21 +16,21 @@ struct window;
 
 /* -------------------------------------------------- heapprofd triggers */
 
-#define HP_NAME_MAX 256	  /* a normalised process name, package, installer */
+#define HP_NAME_MAX 256 /* a normalised process name, package, installer */
 #define HP_RULE_NAME_MAX 64
-#define HP_PIDS_MAX 16	  /* pids of one session */
+#define HP_PIDS_MAX 16 /* pids of one session */
 #define HP_INSTALLERS_MAX 8
 
 /* Why a session was not started; the wire enum (HeapprofdRefusal) and the
  * store use the same numbers. */
 enum hp_refusal {
 	HP_OK,
-	HP_REFUSE_NOT_ELIGIBLE,	 /* the platform's profiling rules say no */
-	HP_REFUSE_RATE_PROCESS,	 /* the target's budget or cooldown */
-	HP_REFUSE_RATE_SYSTEM,	 /* the system-wide budget */
-	HP_REFUSE_IN_PROGRESS,	 /* one session at a time */
-	HP_REFUSE_INVALID,	 /* bad parameters, no such target */
-	HP_REFUSE_UNAVAILABLE,	 /* no perfetto binary, no store */
+	HP_REFUSE_NOT_ELIGIBLE, /* the platform's profiling rules say no */
+	HP_REFUSE_RATE_PROCESS, /* the target's budget or cooldown */
+	HP_REFUSE_RATE_SYSTEM,	/* the system-wide budget */
+	HP_REFUSE_IN_PROGRESS,	/* one session at a time */
+	HP_REFUSE_INVALID,	/* bad parameters, no such target */
+	HP_REFUSE_UNAVAILABLE,	/* no perfetto binary, no store */
 	HP_REFUSE__MAX
 };
 
@@ -57,20 +57,20 @@ enum hp_host { HP_HOST_REFUSE, HP_HOST_ALLOW };
 
 /* Why eligibility answered as it did. */
 enum hp_elig_why {
-	HP_ELIG_OK,		/* the package allows this initiator */
-	HP_ELIG_DEBUG_BUILD,	/* userdebug / eng: everything */
-	HP_ELIG_HOST_ALLOW,	/* no packages.list; host policy allows */
+	HP_ELIG_OK,		  /* the package allows this initiator */
+	HP_ELIG_DEBUG_BUILD,	  /* userdebug / eng: everything */
+	HP_ELIG_HOST_ALLOW,	  /* no packages.list; host policy allows */
 	HP_ELIG_PLATFORM_TRUSTED, /* platform uid, trusted-system */
 	HP_ELIG_ISOLATED_TRUSTED, /* isolated uid, every package allows */
 	/* refusals from here */
-	HP_ELIG_HOST_REFUSE,	/* no packages.list; host policy refuses */
-	HP_ELIG_PLATFORM_UID,	/* < 10000 and not trusted-system */
-	HP_ELIG_ISOLATED_UID,	/* isolated and not (trusted + all) */
-	HP_ELIG_OTHER_UID,	/* outside every range that may be profiled */
-	HP_ELIG_NO_PACKAGE,	/* the uid has no packages.list line */
-	HP_ELIG_INSTALLER,	/* installed by none of target_installed_by */
+	HP_ELIG_HOST_REFUSE,	 /* no packages.list; host policy refuses */
+	HP_ELIG_PLATFORM_UID,	 /* < 10000 and not trusted-system */
+	HP_ELIG_ISOLATED_UID,	 /* isolated and not (trusted + all) */
+	HP_ELIG_OTHER_UID,	 /* outside every range that may be profiled */
+	HP_ELIG_NO_PACKAGE,	 /* the uid has no packages.list line */
+	HP_ELIG_INSTALLER,	 /* installed by none of target_installed_by */
 	HP_ELIG_NOT_PROFILEABLE, /* the flags this initiator needs are off */
-	HP_ELIG_MALFORMED,	/* packages.list has malformed lines */
+	HP_ELIG_MALFORMED,	 /* packages.list has malformed lines */
 	HP_ELIG__MAX
 };
 
@@ -86,7 +86,7 @@ struct hp_package {
 struct hp_packages {
 	struct hp_package *p;
 	size_t n, cap;
-	unsigned malformed;	 /* lines that did not parse: counted, skipped */
+	unsigned malformed; /* lines that did not parse: counted, skipped */
 	unsigned first_bad_line; /* 1-based; 0 none */
 };
 
@@ -102,8 +102,8 @@ struct hp_elig_policy {
 int hp_normalize(const char *cmdline, size_t len, char *ret, size_t retsz);
 int hp_packages_parse(const char *buf, size_t len, struct hp_packages *ret);
 void hp_packages_release(struct hp_packages *pk);
-bool hp_eligible(const struct hp_elig_policy *pol,
-    const struct hp_packages *pk, uint32_t uid, enum hp_elig_why *ret_why);
+bool hp_eligible(const struct hp_elig_policy *pol, const struct hp_packages *pk,
+    uint32_t uid, enum hp_elig_why *ret_why);
 const char *hp_elig_why_name(enum hp_elig_why why);
 const char *hp_refusal_name(enum hp_refusal r);
 const char *hp_initiator_name(enum hp_initiator i);
@@ -157,8 +157,7 @@ struct hp_params {
 /* hp_config.c: parameters checked, the Perfetto config as bytes and text */
 void hp_params_default(struct hp_params *p);
 int hp_params_check(const struct hp_params *p, char *why, size_t whysz);
-int hp_config_encode(const struct hp_params *p, uint8_t **ret,
-    size_t *ret_len);
+int hp_config_encode(const struct hp_params *p, uint8_t **ret, size_t *ret_len);
 int hp_config_text(const struct hp_params *p, struct vbuf *out);
 
 /* A rule: a condition over windows, which processes it watches, what is
@@ -198,8 +197,8 @@ struct hp_eval_ctx {
 	/* heapprofd's normalised name of a process (hp_normalize) */
 	int (*name)(void *arg, int32_t pid, char *buf, size_t sz);
 	/* RssAnon, kB */
-	int (*anon_kb)(void *arg, int32_t pid, uint64_t starttime,
-	    uint64_t *kb);
+	int (
+	    *anon_kb)(void *arg, int32_t pid, uint64_t starttime, uint64_t *kb);
 	/* GPU memory of a process (GpuMem); NULL or -ENOENT: unknown */
 	int (*gpu_bytes)(void *arg, const struct window *w, int32_t pid,
 	    uint64_t starttime, uint64_t *bytes);
@@ -227,8 +226,7 @@ struct hp_rule_stats {
 struct hp_rules;
 
 /* hp_rules.c */
-int hp_rule_parse(const char *s, struct hp_rule *ret, char *err,
-    size_t errsz);
+int hp_rule_parse(const char *s, struct hp_rule *ret, char *err, size_t errsz);
 const char *hp_cond_name(enum hp_cond c);
 int hp_rules_new(const struct hp_rule *rules, unsigned n,
     struct hp_rules **ret);
@@ -253,30 +251,29 @@ struct hp_settings {
 
 void hp_settings_init(struct hp_settings *hs);
 void hp_settings_release(struct hp_settings *hs);
-int hp_settings_set(struct hp_settings *hs, const char *key,
-    const char *value);
+int hp_settings_set(struct hp_settings *hs, const char *key, const char *value);
 
 /* One session record (store_hp.c, hp.c). */
 struct hp_record {
 	int64_t id;
 	int64_t created_wall_ns;
-	bool by_rule;		    /* else a caller */
-	char rule[HP_RULE_NAME_MAX]; /* by_rule */
-	uint32_t caller_uid;	    /* !by_rule */
-	char target[HP_NAME_MAX];   /* "pid 123" or the name asked for */
+	bool by_rule;		      /* else a caller */
+	char rule[HP_RULE_NAME_MAX];  /* by_rule */
+	uint32_t caller_uid;	      /* !by_rule */
+	char target[HP_NAME_MAX];     /* "pid 123" or the name asked for */
 	char target_key[HP_NAME_MAX]; /* budget key: normalised name */
-	char params[512];	    /* one-line summary of hp_params */
-	bool started;		    /* a child ran: counts for budgets */
+	char params[512];	      /* one-line summary of hp_params */
+	bool started;		      /* a child ran: counts for budgets */
 	int64_t start_wall_ns, end_wall_ns; /* 0: not yet */
 	int32_t child_pid;
 	uint64_t child_starttime;
-	char outcome[32];	 /* running, completed, failed, ... */
-	unsigned refusal;	 /* enum hp_refusal */
+	char outcome[32]; /* running, completed, failed, ... */
+	unsigned refusal; /* enum hp_refusal */
 	char message[256];
-	int32_t exit_status;	 /* −1: none */
-	int32_t term_signal;	 /* 0: none */
+	int32_t exit_status; /* −1: none */
+	int32_t term_signal; /* 0: none */
 	char output_path[512];
-	int64_t output_bytes;	 /* −1: no file */
+	int64_t output_bytes; /* −1: no file */
 };
 
 /* A start request, from a caller or a rule. */
@@ -284,11 +281,11 @@ struct hp_request {
 	bool by_rule;
 	const struct hp_rule *rule; /* by_rule */
 	uint32_t caller_uid;
-	int32_t pid;		    /* target: pid, or */
-	char name[HP_NAME_MAX];	    /* target: exact name, or */
-	bool by_uid;		    /* target: every process of uid */
+	int32_t pid;		/* target: pid, or */
+	char name[HP_NAME_MAX]; /* target: exact name, or */
+	bool by_uid;		/* target: every process of uid */
 	uint32_t uid;
-	uint32_t duration_ms;	    /* 0: the defaults' ... */
+	uint32_t duration_ms; /* 0: the defaults' ... */
 	uint64_t sampling_interval_bytes;
 	uint64_t shmem_size_bytes;
 	uint32_t dump_interval_ms;
@@ -301,8 +298,8 @@ struct hp_request {
 struct hp_answer {
 	enum hp_refusal refusal;
 	char message[256];
-	int64_t id;	   /* session record; 0: dry run */
-	struct vbuf text;  /* dry run: the config as text; caller releases */
+	int64_t id;	  /* session record; 0: dry run */
+	struct vbuf text; /* dry run: the config as text; caller releases */
 	char output_path[512];
 };
 
@@ -321,7 +318,7 @@ struct hp_stats {
 	unsigned initiator; /* enum hp_initiator in force */
 	unsigned spawn;	    /* enum hp_spawn_state */
 	char spawn_detail[160];
-	unsigned build;	    /* enum hp_build in force */
+	unsigned build;	       /* enum hp_build in force */
 	char build_source[64]; /* "ro.build.type" or the config key */
 };
 
@@ -333,13 +330,13 @@ int heapprofd_new(struct event_base *base, const struct config *cfg,
 struct heapprofd *heapprofd_free(struct heapprofd *hp);
 int heapprofd_start(struct heapprofd *hp, const struct hp_request *rq,
     struct hp_answer *ret);
-int heapprofd_cancel(struct heapprofd *hp, int64_t id, char *msg,
-    size_t msgsz);
+int heapprofd_cancel(struct heapprofd *hp, int64_t id, char *msg, size_t msgsz);
 void heapprofd_window(struct heapprofd *hp, const struct window *w);
 void heapprofd_get_stats(struct heapprofd *hp, struct hp_stats *ret);
 void heapprofd_note_denied(struct heapprofd *hp);
 void heapprofd_set_gpu(struct heapprofd *hp,
     int (*gpu_bytes)(void *arg, const struct window *w, int32_t pid,
-	uint64_t starttime, uint64_t *bytes), void *arg);
+	uint64_t starttime, uint64_t *bytes),
+    void *arg);
 
 #endif /* VITALSD_HP_H */

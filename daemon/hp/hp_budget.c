@@ -66,8 +66,8 @@ count_in(const struct hp_budget_rec *recs, size_t n, const char *target,
 }
 
 static enum hp_refusal
-check_limits(const unsigned lim[3], const struct hp_budget_rec *recs,
-    size_t n, const char *target, int64_t now_ns, enum hp_refusal r,
+check_limits(const unsigned lim[3], const struct hp_budget_rec *recs, size_t n,
+    const char *target, int64_t now_ns, enum hp_refusal r,
     int64_t *ret_retry_ns, char *why, size_t whysz)
 {
 	int64_t oldest;
@@ -82,10 +82,11 @@ check_limits(const unsigned lim[3], const struct hp_budget_rec *recs,
 			continue;
 		if (ret_retry_ns)
 			*ret_retry_ns = oldest + spans[i].ns + 1 - now_ns;
-		snprintf(why, whysz, "%s%s: %u session%s in the last %s "
-		    "(limit %u)", target ? "target " : "system-wide",
-		    target ? target : "", c, c == 1 ? "" : "s",
-		    spans[i].name, lim[i]);
+		snprintf(why, whysz,
+		    "%s%s: %u session%s in the last %s "
+		    "(limit %u)",
+		    target ? "target " : "system-wide", target ? target : "", c,
+		    c == 1 ? "" : "s", spans[i].name, lim[i]);
 		return r;
 	}
 	return HP_OK;
@@ -113,10 +114,11 @@ hp_budget_check(const struct hp_limits *l, const struct hp_budget_rec *recs,
 		if (last != INT64_MIN && now_wall_ns - last < cool) {
 			if (ret_retry_ns)
 				*ret_retry_ns = last + cool - now_wall_ns;
-			snprintf(why, whysz, "target %s: cooldown of %u s, "
-			    "last session started %lld s ago", target,
-			    l->cooldown_s, (long long)((now_wall_ns - last) /
-			    NSEC_PER_SEC));
+			snprintf(why, whysz,
+			    "target %s: cooldown of %u s, "
+			    "last session started %lld s ago",
+			    target, l->cooldown_s,
+			    (long long)((now_wall_ns - last) / NSEC_PER_SEC));
 			return HP_REFUSE_RATE_PROCESS;
 		}
 	}

@@ -45,42 +45,54 @@ hp_params_check(const struct hp_params *p, char *why, size_t whysz)
 
 	if (p->npids == 0 && p->nnames == 0)
 		return snprintf(why, whysz, "no target: a pid or a name"),
-		    -EINVAL;
+		       -EINVAL;
 	if (p->npids > HP_PIDS_MAX || p->nnames > HP_PIDS_MAX)
 		return snprintf(why, whysz, "more than %d targets",
-		    HP_PIDS_MAX), -EINVAL;
+			   HP_PIDS_MAX),
+		       -EINVAL;
 	for (i = 0; i < p->npids; i++)
 		if (p->pids[i] <= 0)
 			return snprintf(why, whysz, "pid %d is not a process",
-			    (int)p->pids[i]), -EINVAL;
+				   (int)p->pids[i]),
+			       -EINVAL;
 	for (i = 0; i < p->nnames; i++) {
 		const char *n = p->names[i];
 
 		if (n[0] == '\0' || strchr(n, '/') || strchr(n, '@') ||
 		    strpbrk(n, "*?["))
-			return snprintf(why, whysz, "name '%s' is not a "
-			    "normalised process name (no '/', '@' or glob)",
-			    n), -EINVAL;
+			return snprintf(why, whysz,
+				   "name '%s' is not a "
+				   "normalised process name (no '/', '@' or glob)",
+				   n),
+			       -EINVAL;
 	}
 	if (p->sampling_interval_bytes == 0)
 		return snprintf(why, whysz, "sampling interval of 0 bytes"),
-		    -EINVAL;
+		       -EINVAL;
 	if (p->shmem_size_bytes < HP_SHMEM_MIN ||
-	    p->shmem_size_bytes > HP_SHMEM_MAX ||
-	    !pow2(p->shmem_size_bytes) || p->shmem_size_bytes % 4096)
-		return snprintf(why, whysz, "shmem size %llu: must be a power "
-		    "of two, a multiple of 4096, from %llu to %llu bytes",
-		    (unsigned long long)p->shmem_size_bytes, HP_SHMEM_MIN,
-		    HP_SHMEM_MAX), -EINVAL;
+	    p->shmem_size_bytes > HP_SHMEM_MAX || !pow2(p->shmem_size_bytes) ||
+	    p->shmem_size_bytes % 4096)
+		return snprintf(why, whysz,
+			   "shmem size %llu: must be a power "
+			   "of two, a multiple of 4096, from %llu to %llu bytes",
+			   (unsigned long long)p->shmem_size_bytes,
+			   HP_SHMEM_MIN, HP_SHMEM_MAX),
+		       -EINVAL;
 	if (p->duration_ms == 0 || p->duration_ms > HP_DURATION_MAX_MS)
-		return snprintf(why, whysz, "duration %u ms: from 1 ms to "
-		    "%u ms", p->duration_ms, HP_DURATION_MAX_MS), -EINVAL;
+		return snprintf(why, whysz,
+			   "duration %u ms: from 1 ms to "
+			   "%u ms",
+			   p->duration_ms, HP_DURATION_MAX_MS),
+		       -EINVAL;
 	if (p->dump_interval_ms && p->dump_interval_ms >= p->duration_ms)
-		return snprintf(why, whysz, "dump interval %u ms not shorter "
-		    "than the duration", p->dump_interval_ms), -EINVAL;
+		return snprintf(why, whysz,
+			   "dump interval %u ms not shorter "
+			   "than the duration",
+			   p->dump_interval_ms),
+		       -EINVAL;
 	if (p->buffer_kb < 1024)
 		return snprintf(why, whysz, "trace buffer below 1024 kB"),
-		    -EINVAL;
+		       -EINVAL;
 	if (p->ninstalled_by > HP_INSTALLERS_MAX)
 		return snprintf(why, whysz, "too many installers"), -EINVAL;
 	return 0;
@@ -192,8 +204,7 @@ hp_config_encode(const struct hp_params *p, uint8_t **ret, size_t *ret_len)
 
 /* A string in text format: quotes and backslashes escaped. */
 static void
-text_str(struct vbuf *out, const char *indent, const char *key,
-    const char *s)
+text_str(struct vbuf *out, const char *indent, const char *key, const char *s)
 {
 	vbuf_printf(out, "%s%s: \"", indent, key);
 	for (; *s; s++) {
@@ -215,9 +226,12 @@ hp_config_text(const struct hp_params *p, struct vbuf *out)
 	const char *in = "      ";
 	unsigned i;
 
-	vbuf_printf(out, "buffers {\n  size_kb: %u\n  fill_policy: "
-	    "RING_BUFFER\n}\n", p->buffer_kb);
-	vbuf_printf(out, "data_sources {\n  config {\n    name: "
+	vbuf_printf(out,
+	    "buffers {\n  size_kb: %u\n  fill_policy: "
+	    "RING_BUFFER\n}\n",
+	    p->buffer_kb);
+	vbuf_printf(out,
+	    "data_sources {\n  config {\n    name: "
 	    "\"android.heapprofd\"\n    target_buffer: 0\n"
 	    "    heapprofd_config {\n");
 	vbuf_printf(out, "%ssampling_interval_bytes: %llu\n", in,
@@ -227,9 +241,10 @@ hp_config_text(const struct hp_params *p, struct vbuf *out)
 	for (i = 0; i < p->npids; i++)
 		vbuf_printf(out, "%spid: %d\n", in, (int)p->pids[i]);
 	if (p->dump_interval_ms)
-		vbuf_printf(out, "%scontinuous_dump_config {\n%s  "
-		    "dump_phase_ms: %u\n%s  dump_interval_ms: %u\n%s}\n", in,
-		    in, p->dump_interval_ms, in, p->dump_interval_ms, in);
+		vbuf_printf(out,
+		    "%scontinuous_dump_config {\n%s  "
+		    "dump_phase_ms: %u\n%s  dump_interval_ms: %u\n%s}\n",
+		    in, in, p->dump_interval_ms, in, p->dump_interval_ms, in);
 	vbuf_printf(out, "%sshmem_size_bytes: %llu\n", in,
 	    (unsigned long long)p->shmem_size_bytes);
 	vbuf_printf(out, "%sblock_client: %s\n", in,
@@ -243,12 +258,17 @@ hp_config_text(const struct hp_params *p, struct vbuf *out)
 	for (i = 0; i < p->ninstalled_by; i++)
 		text_str(out, in, "target_installed_by", p->installed_by[i]);
 	vbuf_printf(out, "    }\n  }\n}\n");
-	vbuf_printf(out, "data_sources {\n  config {\n    name: "
+	vbuf_printf(out,
+	    "data_sources {\n  config {\n    name: "
 	    "\"linux.process_stats\"\n    target_buffer: 0\n"
 	    "    process_stats_config {\n"
 	    "      scan_all_processes_on_start: true\n"
 	    "      proc_stats_poll_ms: %u\n    }\n  }\n}\n",
 	    p->proc_stats_poll_ms);
-	return vbuf_printf(out, "duration_ms: %u\nwrite_into_file: true\n"
-	    "flush_timeout_ms: 30000\n", p->duration_ms) < 0 ? -ENOMEM : 0;
+	return vbuf_printf(out,
+		   "duration_ms: %u\nwrite_into_file: true\n"
+		   "flush_timeout_ms: 30000\n",
+		   p->duration_ms) < 0 ?
+	    -ENOMEM :
+	    0;
 }

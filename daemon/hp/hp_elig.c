@@ -93,7 +93,7 @@ parse_line(char *line, struct hp_package *ret)
 
 	memset(&pkg, 0, sizeof(pkg));
 	for (tok = strtok_r(line, " ", &save); tok != NULL;
-	    tok = strtok_r(NULL, " ", &save), idx++) {
+	     tok = strtok_r(NULL, " ", &save), idx++) {
 		switch (idx) {
 		case 0:
 			if (strlen(tok) >= sizeof(pkg.name))
@@ -249,10 +249,12 @@ hp_eligible(const struct hp_elig_policy *pol, const struct hp_packages *pk,
 		return verdict(HP_ELIG_DEBUG_BUILD, ret_why);
 	if (pk == NULL)
 		return verdict(pol->host == HP_HOST_ALLOW ? HP_ELIG_HOST_ALLOW :
-		    HP_ELIG_HOST_REFUSE, ret_why);
+							    HP_ELIG_HOST_REFUSE,
+		    ret_why);
 	if (appid < AID_APP_START)
 		return verdict(trusted ? HP_ELIG_PLATFORM_TRUSTED :
-		    HP_ELIG_PLATFORM_UID, ret_why);
+					 HP_ELIG_PLATFORM_UID,
+		    ret_why);
 	if (pk->malformed)
 		return verdict(HP_ELIG_MALFORMED, ret_why);
 	if (appid <= AID_APP_END)
@@ -261,7 +263,9 @@ hp_eligible(const struct hp_elig_policy *pol, const struct hp_packages *pk,
 		lookup = appid - (AID_SDK_SANDBOX_START - AID_APP_START);
 	else if (appid >= AID_ISOLATED_START && appid <= AID_ISOLATED_END)
 		return verdict(trusted && all_profileable(pk) ?
-		    HP_ELIG_ISOLATED_TRUSTED : HP_ELIG_ISOLATED_UID, ret_why);
+			HP_ELIG_ISOLATED_TRUSTED :
+			HP_ELIG_ISOLATED_UID,
+		    ret_why);
 	else
 		return verdict(HP_ELIG_OTHER_UID, ret_why);
 
@@ -275,8 +279,8 @@ hp_eligible(const struct hp_elig_policy *pol, const struct hp_packages *pk,
 		if (i == pol->ninstalled_by)
 			return verdict(HP_ELIG_INSTALLER, ret_why);
 	}
-	if (p->debuggable || (trusted ? p->profileable :
-	    p->profileable_from_shell))
+	if (p->debuggable ||
+	    (trusted ? p->profileable : p->profileable_from_shell))
 		return verdict(HP_ELIG_OK, ret_why);
 	return verdict(HP_ELIG_NOT_PROFILEABLE, ret_why);
 }
@@ -295,12 +299,14 @@ hp_elig_why_name(enum hp_elig_why why)
 		    "no packages.list and the host policy refuses",
 		[HP_ELIG_PLATFORM_UID] =
 		    "platform uid: only a trusted-system session may profile it",
-		[HP_ELIG_ISOLATED_UID] = "isolated uid: only a trusted-system "
+		[HP_ELIG_ISOLATED_UID] =
+		    "isolated uid: only a trusted-system "
 		    "session, with every package profileable",
 		[HP_ELIG_OTHER_UID] = "uid outside the profileable ranges",
 		[HP_ELIG_NO_PACKAGE] = "no packages.list entry for the uid",
 		[HP_ELIG_INSTALLER] = "not installed by target_installed_by",
-		[HP_ELIG_NOT_PROFILEABLE] = "package not profileable by this "
+		[HP_ELIG_NOT_PROFILEABLE] =
+		    "package not profileable by this "
 		    "initiator (needs debuggable or the matching profileable "
 		    "flag)",
 		[HP_ELIG_MALFORMED] = "packages.list has malformed lines",
@@ -349,8 +355,9 @@ hp_build_parse(const char *value, enum hp_build *ret)
 const char *
 hp_build_name(enum hp_build b)
 {
-	return b == HP_BUILD_ENG ? "eng" : b == HP_BUILD_USERDEBUG ?
-	    "userdebug" : "user";
+	return b == HP_BUILD_ENG    ? "eng" :
+	    b == HP_BUILD_USERDEBUG ? "userdebug" :
+				      "user";
 }
 
 const char *

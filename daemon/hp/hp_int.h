@@ -38,9 +38,9 @@ struct heapprofd {
 	/* through the spawner (privhelper_spawn.c) */
 	struct ph_spawner *sp;
 	struct event *ev_spawn;
-	uint64_t session;  /* the spawn request's number */
-	bool started;	   /* its answer came: child is known */
-	int pending_sig;   /* asked for before the answer came */
+	uint64_t session; /* the spawn request's number */
+	bool started;	  /* its answer came: child is known */
+	int pending_sig;  /* asked for before the answer came */
 };
 
 /* hp_proc.c */

@@ -16,9 +16,9 @@
 #include "proc/proc.h"
 #include "window/window.h"
 
-#define HP_HIST 128	   /* samples kept per tracked process */
-#define HP_TRACK_MAX 1024  /* processes tracked per rule */
-#define HP_NAMES_MAX 4096  /* cached normalised names */
+#define HP_HIST 128	  /* samples kept per tracked process */
+#define HP_TRACK_MAX 1024 /* processes tracked per rule */
+#define HP_NAMES_MAX 4096 /* cached normalised names */
 
 /* ------------------------------------------------------------ evaluation */
 
@@ -86,8 +86,8 @@ kidx_rebuild(struct kidx *x, const void *base, size_t stride, size_t n)
 
 /* Position of (pid, starttime), or -1. */
 static long
-kidx_find(const struct kidx *x, const void *base, size_t stride,
-    int32_t pid, uint64_t starttime)
+kidx_find(const struct kidx *x, const void *base, size_t stride, int32_t pid,
+    uint64_t starttime)
 {
 	size_t m, h;
 
@@ -115,7 +115,7 @@ kidx_added(struct kidx *x, const void *base, size_t stride, size_t n)
 
 struct track {
 	struct tkey k;
-	int64_t seen_ns; /* mono end of the last window it was in */
+	int64_t seen_ns;  /* mono end of the last window it was in */
 	unsigned n, head; /* ring of samples */
 	int64_t t[HP_HIST];
 	uint64_t v[HP_HIST];
@@ -151,8 +151,9 @@ hp_rules_new(const struct hp_rule *rules, unsigned n, struct hp_rules **ret)
 
 	if ((hr = calloc(1, sizeof(*hr))) == NULL)
 		return -ENOMEM;
-	if (n && ((hr->rules = calloc(n, sizeof(*rules))) == NULL ||
-	    (hr->rs = calloc(n, sizeof(*hr->rs))) == NULL)) {
+	if (n &&
+	    ((hr->rules = calloc(n, sizeof(*rules))) == NULL ||
+		(hr->rs = calloc(n, sizeof(*hr->rs))) == NULL)) {
 		hp_rules_free(hr);
 		return -ENOMEM;
 	}
@@ -206,8 +207,9 @@ task_name(struct hp_rules *hr, const struct window *w,
 			size_t cap = hr->ncap ? hr->ncap * 2 : 256;
 			struct name_ent *ne;
 
-			if (cap > HP_NAMES_MAX || (ne = realloc(hr->names,
-			    cap * sizeof(*ne))) == NULL)
+			if (cap > HP_NAMES_MAX ||
+			    (ne = realloc(hr->names, cap * sizeof(*ne))) ==
+				NULL)
 				return NULL;
 			hr->names = ne;
 			hr->ncap = cap;
@@ -218,7 +220,7 @@ task_name(struct hp_rules *hr, const struct window *w,
 		e->k.starttime = t->starttime;
 		e->wname[0] = '\x01'; /* never equal: read below */
 		if (kidx_added(&hr->nidx, hr->names, sizeof(*hr->names),
-		    hr->nnames) < 0) {
+			hr->nnames) < 0) {
 			hr->nnames--;
 			return NULL;
 		}
@@ -253,8 +255,9 @@ prune_names(struct hp_rules *hr, int64_t now_ns)
 	}
 	/* on failure the index is dropped: every lookup misses, names are
 	 * read again */
-	if (hr->nnames != n && kidx_rebuild(&hr->nidx, hr->names,
-	    sizeof(*hr->names), hr->nnames) < 0)
+	if (hr->nnames != n &&
+	    kidx_rebuild(&hr->nidx, hr->names, sizeof(*hr->names), hr->nnames) <
+		0)
 		hr->nnames = 0;
 }
 
@@ -265,14 +268,14 @@ track_get(struct hp_rules *hr, struct rule_state *rs,
 	long i;
 
 	if ((i = kidx_find(&rs->idx, rs->tr, sizeof(*rs->tr), t->id,
-	    t->starttime)) >= 0)
+		 t->starttime)) >= 0)
 		return &rs->tr[i];
 	if (rs->ntr == rs->cap) {
 		size_t cap = rs->cap ? rs->cap * 2 : 16;
 		struct track *nt;
 
-		if (cap > HP_TRACK_MAX || (nt = realloc(rs->tr,
-		    cap * sizeof(*nt))) == NULL) {
+		if (cap > HP_TRACK_MAX ||
+		    (nt = realloc(rs->tr, cap * sizeof(*nt))) == NULL) {
 			hr->st.tracked_dropped++;
 			return NULL;
 		}
@@ -301,8 +304,8 @@ prune_tracks(struct rule_state *rs, int64_t now_ns, int64_t keep_ns)
 			i++;
 	}
 	/* on failure every sample is dropped: growth starts over */
-	if (rs->ntr != n && kidx_rebuild(&rs->idx, rs->tr, sizeof(*rs->tr),
-	    rs->ntr) < 0)
+	if (rs->ntr != n &&
+	    kidx_rebuild(&rs->idx, rs->tr, sizeof(*rs->tr), rs->ntr) < 0)
 		rs->ntr = 0;
 }
 
@@ -378,8 +381,10 @@ eval_task(struct hp_rules *hr, unsigned ri, const struct window *w,
 		rate = (double)t->d_majflt / secs;
 		if (rate < r->level)
 			return false;
-		snprintf(why, whysz, "%.1f major faults/s over %.1f s "
-		    "(>= %g)", rate, secs, r->level);
+		snprintf(why, whysz,
+		    "%.1f major faults/s over %.1f s "
+		    "(>= %g)",
+		    rate, secs, r->level);
 		return true;
 	case HP_COND_RSS_GROWTH:
 		v = t->rss_pages_last * (uint64_t)ctx->page_size;
@@ -412,9 +417,10 @@ eval_task(struct hp_rules *hr, unsigned ri, const struct window *w,
 	fmt_bytes(a, sizeof(a), g);
 	fmt_bytes(b, sizeof(b), v);
 	snprintf(why, whysz, "%s grew %s within %lld s (now %s)",
-	    r->cond == HP_COND_RSS_GROWTH ? "RSS" :
-	    r->cond == HP_COND_ANON_GROWTH ? "RssAnon" : "GPU memory", a,
-	    (long long)(r->span_ns / NSEC_PER_SEC), b);
+	    r->cond == HP_COND_RSS_GROWTH      ? "RSS" :
+		r->cond == HP_COND_ANON_GROWTH ? "RssAnon" :
+						 "GPU memory",
+	    a, (long long)(r->span_ns / NSEC_PER_SEC), b);
 	/* A new growth of the same size is needed to hold again. */
 	tr->n = 0;
 	tr->head = 0;
@@ -447,9 +453,10 @@ hp_rules_eval(struct hp_rules *hr, const struct window *w,
 				continue;
 			memset(&ret[nf], 0, sizeof(ret[nf]));
 			ret[nf].rule = ri;
-			snprintf(ret[nf].why, sizeof(ret[nf].why), "memory PSI "
-			    "some avg10 %.2f%% over the window (>= %g)", avg,
-			    r->level);
+			snprintf(ret[nf].why, sizeof(ret[nf].why),
+			    "memory PSI "
+			    "some avg10 %.2f%% over the window (>= %g)",
+			    avg, r->level);
 			hr->st.fired++;
 			nf++;
 			continue;
@@ -461,7 +468,8 @@ hp_rules_eval(struct hp_rules *hr, const struct window *w,
 			if (t->exited || !selected(hr, r, w, t, ctx))
 				continue;
 			if (!eval_task(hr, ri, w, t, ctx, &gpu_missing, why,
-			    sizeof(why)) || nf == max)
+				sizeof(why)) ||
+			    nf == max)
 				continue;
 			memset(&ret[nf], 0, sizeof(ret[nf]));
 			ret[nf].rule = ri;

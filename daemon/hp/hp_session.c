@@ -76,8 +76,9 @@ session_end(struct heapprofd *hp, int status, const char *lost)
 	if ((e = store_hp_update(hp->store, r)) < 0)
 		hp_note_store_error(hp, e, "session end not recorded");
 	log_info("heapprofd: session %lld %s (exit %d, signal %d, %lld "
-	    "bytes in %s)", (long long)r->id, r->outcome, r->exit_status,
-	    r->term_signal, (long long)r->output_bytes, r->output_path);
+		 "bytes in %s)",
+	    (long long)r->id, r->outcome, r->exit_status, r->term_signal,
+	    (long long)r->output_bytes, r->output_path);
 	if (hp->ev_child)
 		event_free(hp->ev_child);
 	if (hp->ev_timer)
@@ -161,8 +162,8 @@ timer_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	log_warnx("heapprofd: session %lld: perfetto (pid %d) ignored "
-	    "SIGTERM for %u ms: SIGKILL", (long long)hp->rec.id,
-	    (int)hp->child, hp->hs->kill_after_ms);
+		  "SIGTERM for %u ms: SIGKILL",
+	    (long long)hp->rec.id, (int)hp->child, hp->hs->kill_after_ms);
 	child_signal(hp, SIGKILL);
 }
 
@@ -209,25 +210,25 @@ spawn_files(struct heapprofd *hp, const uint8_t *cfg, size_t len,
 	if (snprintf(dir, sizeof(dir), "%s/heapprofd", hp->state_dir) >=
 	    (int)sizeof(dir) - 40)
 		return snprintf(why, whysz, "state directory path too long"),
-		    -ENAMETOOLONG;
+		       -ENAMETOOLONG;
 	if ((e = mkdir_one(dir)) < 0)
-		return snprintf(why, whysz, "%.120s: %s", dir, strerror(-e)),
-		    e;
+		return snprintf(why, whysz, "%.120s: %s", dir, strerror(-e)), e;
 	if (snprintf(r->output_path, sizeof(r->output_path),
-	    "%s/session-%lld.pftrace", dir, (long long)r->id) >=
-	    (int)sizeof(r->output_path) ||
+		"%s/session-%lld.pftrace", dir,
+		(long long)r->id) >= (int)sizeof(r->output_path) ||
 	    snprintf(logp, sizeof(logp), "%s/session-%lld.log", dir,
-	    (long long)r->id) >= (int)sizeof(logp))
+		(long long)r->id) >= (int)sizeof(logp))
 		return snprintf(why, whysz, "output path too long"),
-		    -ENAMETOOLONG;
+		       -ENAMETOOLONG;
 	/* perfetto writes the trace to its stdout (-o -): the file is
 	 * opened here, in the daemon's directory, with the daemon's rights */
 	if ((f->out = open(r->output_path, fl, 0640)) < 0 ||
 	    (f->log = open(logp, fl, 0640)) < 0) {
 		e = -errno;
 		spawn_fds_close(f);
-		return snprintf(why, whysz, "%.160s: %s", f->out < 0 ?
-		    r->output_path : logp, strerror(-e)), e;
+		return snprintf(why, whysz, "%.160s: %s",
+			   f->out < 0 ? r->output_path : logp, strerror(-e)),
+		       e;
 	}
 	if (pipe2(in, O_CLOEXEC) < 0) {
 		e = -errno;
@@ -250,16 +251,18 @@ spawn_files(struct heapprofd *hp, const uint8_t *cfg, size_t len,
 	f->in = in[0];
 	if (off < len) {
 		spawn_fds_close(f);
-		return snprintf(why, whysz, "the config (%zu bytes) does not "
-		    "fit the pipe", len), -EMSGSIZE;
+		return snprintf(why, whysz,
+			   "the config (%zu bytes) does not "
+			   "fit the pipe",
+			   len),
+		       -EMSGSIZE;
 	}
 	return 0;
 }
 
 /* seccomp off or log: the daemon forks perfetto and watches a pidfd. */
 static int
-spawn_direct(struct heapprofd *hp, struct spawn_fds *f, char *why,
-    size_t whysz)
+spawn_direct(struct heapprofd *hp, struct spawn_fds *f, char *why, size_t whysz)
 {
 	struct hp_record *r = &hp->rec;
 	pid_t pid;
@@ -291,13 +294,11 @@ spawn_direct(struct heapprofd *hp, struct spawn_fds *f, char *why,
 		e = -errno;
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
-		return snprintf(why, whysz, "pidfd_open: %s", strerror(-e)),
-		    e;
+		return snprintf(why, whysz, "pidfd_open: %s", strerror(-e)), e;
 	}
 	hp->ev_child = event_new(hp->base, hp->pidfd, EV_READ | EV_PERSIST,
 	    child_cb, hp);
-	if (hp->ev_child == NULL ||
-	    event_priority_set(hp->ev_child, 1) < 0 ||
+	if (hp->ev_child == NULL || event_priority_set(hp->ev_child, 1) < 0 ||
 	    event_add(hp->ev_child, NULL) < 0) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
@@ -319,9 +320,9 @@ spawn_helper(struct heapprofd *hp, const struct hp_params *p,
 	if (t > 25ull * 3600 * 1000)
 		t = 25ull * 3600 * 1000;
 	if ((e = privhelper_spawn_request(hp->sp, f->in, f->out, f->log,
-	    (uint32_t)t, &hp->session)) < 0)
+		 (uint32_t)t, &hp->session)) < 0)
 		return snprintf(why, whysz, "spawn helper: %s", strerror(-e)),
-		    e;
+		       e;
 	hp->started = false;
 	hp->pending_sig = 0;
 	return 0;
@@ -342,7 +343,7 @@ hp_session_spawn(struct heapprofd *hp, const struct hp_params *p,
 		return snprintf(why, whysz, "out of memory"), -ENOMEM;
 	}
 	e = hp->sp ? spawn_helper(hp, p, &f, why, whysz) :
-	    spawn_direct(hp, &f, why, whysz);
+		     spawn_direct(hp, &f, why, whysz);
 	/* the child (or the spawner) holds its copies */
 	spawn_fds_close(&f);
 	if (e < 0) {
@@ -388,12 +389,15 @@ spawn_started(struct heapprofd *hp, const struct ph_spawn_event *ev)
 	if (ev->err < 0) {
 		hp->st.started--; /* it was counted at the request */
 		hp->st.spawn_failed++;
-		snprintf(r->message, sizeof(r->message), "perfetto did not "
-		    "start: spawn helper: %s", strerror(-ev->err));
+		snprintf(r->message, sizeof(r->message),
+		    "perfetto did not "
+		    "start: spawn helper: %s",
+		    strerror(-ev->err));
 		r->end_wall_ns = hp_wall_now();
 		snprintf(r->outcome, sizeof(r->outcome), "spawn failed");
 		if ((e = store_hp_update(hp->store, r)) < 0)
-			hp_note_store_error(hp, e, "spawn failure not recorded");
+			hp_note_store_error(hp, e,
+			    "spawn failure not recorded");
 		log_warnx("heapprofd: session %lld: %s", (long long)r->id,
 		    r->message);
 		if (hp->ev_timer)
@@ -436,7 +440,8 @@ spawn_cb(evutil_socket_t fd, short what, void *arg)
 		if (ev.kind == PH_SPAWN_ANSWER) {
 			if (ev.err < 0 && ev.err != -ESRCH)
 				log_warnx("heapprofd: spawn helper refused a "
-				    "signal: %s", strerror(-ev.err));
+					  "signal: %s",
+				    strerror(-ev.err));
 			continue;
 		}
 		/* answers about an earlier session: it was closed already */
@@ -464,14 +469,16 @@ hp_session_setup(struct heapprofd *hp, const struct config *cfg)
 	sp = privhelper_spawn_get(&err);
 	if (cfg->hp->perfetto == NULL) {
 		st->spawn = HP_SPAWN_NONE;
-		snprintf(st->spawn_detail, sizeof(st->spawn_detail), "no "
+		snprintf(st->spawn_detail, sizeof(st->spawn_detail),
+		    "no "
 		    "perfetto binary configured (heapprofd_perfetto, "
 		    "--perfetto)");
 	} else if (sp) {
 		st->spawn = HP_SPAWN_HELPER;
-		snprintf(st->spawn_detail, sizeof(st->spawn_detail), "%s by "
-		    "the spawn helper (pid %d)", cfg->hp->perfetto,
-		    (int)privhelper_spawn_pid(sp));
+		snprintf(st->spawn_detail, sizeof(st->spawn_detail),
+		    "%s by "
+		    "the spawn helper (pid %d)",
+		    cfg->hp->perfetto, (int)privhelper_spawn_pid(sp));
 		hp->sp = sp;
 		hp->ev_spawn = event_new(hp->base, privhelper_spawn_fd(sp),
 		    EV_READ | EV_PERSIST, spawn_cb, hp);
@@ -481,19 +488,22 @@ hp_session_setup(struct heapprofd *hp, const struct config *cfg)
 			return -ENOMEM;
 	} else if (cfg->privhelper) {
 		st->spawn = HP_SPAWN_FAILED;
-		snprintf(st->spawn_detail, sizeof(st->spawn_detail), "the "
-		    "spawn helper did not start: %s: %s", cfg->hp->perfetto,
-		    strerror(err < 0 ? -err : ENOENT));
+		snprintf(st->spawn_detail, sizeof(st->spawn_detail),
+		    "the "
+		    "spawn helper did not start: %s: %s",
+		    cfg->hp->perfetto, strerror(err < 0 ? -err : ENOENT));
 	} else if (cfg->seccomp == PRIVS_SECCOMP_ON) {
 		st->spawn = HP_SPAWN_BLOCKED;
-		snprintf(st->spawn_detail, sizeof(st->spawn_detail), "seccomp "
+		snprintf(st->spawn_detail, sizeof(st->spawn_detail),
+		    "seccomp "
 		    "on refuses fork and execve and privhelper is off: "
 		    "--privhelper on runs perfetto through its spawner");
 	} else {
 		st->spawn = HP_SPAWN_DIRECT;
-		snprintf(st->spawn_detail, sizeof(st->spawn_detail), "%s "
-		    "forked by the daemon (seccomp %s)", cfg->hp->perfetto,
-		    privs_seccomp_name(cfg->seccomp));
+		snprintf(st->spawn_detail, sizeof(st->spawn_detail),
+		    "%s "
+		    "forked by the daemon (seccomp %s)",
+		    cfg->hp->perfetto, privs_seccomp_name(cfg->seccomp));
 	}
 	if (st->spawn == HP_SPAWN_BLOCKED || st->spawn == HP_SPAWN_FAILED)
 		log_warnx("heapprofd: sessions will be refused: %s",
@@ -506,7 +516,8 @@ hp_session_setup(struct heapprofd *hp, const struct config *cfg)
 		int r;
 
 		if (snprintf(dir, sizeof(dir), "%s/heapprofd", hp->state_dir) <
-		    (int)sizeof(dir) && (r = mkdir_one(dir)) < 0)
+			(int)sizeof(dir) &&
+		    (r = mkdir_one(dir)) < 0)
 			log_warnx("heapprofd: %s: %s", dir, strerror(-r));
 	}
 	return 0;
@@ -528,8 +539,9 @@ stop_via_helper(struct heapprofd *hp)
 	while (!hp->started) {
 		int64_t left = until - clock_ns(CLOCK_MONOTONIC);
 
-		if (left <= 0 || privhelper_spawn_wait(hp->sp,
-		    (int)(left / 1000000), &ev) < 0)
+		if (left <= 0 ||
+		    privhelper_spawn_wait(hp->sp, (int)(left / 1000000), &ev) <
+			0)
 			return -1;
 		if (ev.kind == PH_SPAWN_STARTED && ev.seq == hp->session) {
 			if (ev.err < 0)
@@ -541,8 +553,9 @@ stop_via_helper(struct heapprofd *hp)
 	for (;;) {
 		if (privhelper_spawn_signal(hp->sp, hp->session, sig) < 0)
 			return -1;
-		until = clock_ns(CLOCK_MONOTONIC) + (sig == SIGTERM ?
-		    (int64_t)hp->hs->kill_after_ms : 2000) * 1000000LL;
+		until = clock_ns(CLOCK_MONOTONIC) +
+		    (sig == SIGTERM ? (int64_t)hp->hs->kill_after_ms : 2000) *
+			1000000LL;
 		for (;;) {
 			int64_t left = until - clock_ns(CLOCK_MONOTONIC);
 
@@ -584,7 +597,8 @@ hp_session_stop(struct heapprofd *hp)
 	if (hp->running && hp->sp) {
 		hp->stop = STOP_DAEMON;
 		if ((status = stop_via_helper(hp)) < 0)
-			session_end(hp, 0, "vitalsd stopped during the session; "
+			session_end(hp, 0,
+			    "vitalsd stopped during the session; "
 			    "the spawn helper did not report perfetto's end");
 		else
 			session_end(hp, status, NULL);

@@ -60,17 +60,17 @@ enum ph_op { PH_OPEN = 1, PH_IDLE = 2, PH_RMDIR = 3 };
 struct ph_req {
 	uint32_t magic;
 	uint16_t version;
-	uint16_t op;	  /* enum ph_op */
-	int32_t pid;	  /* PH_OPEN */
-	uint32_t which;	  /* PH_OPEN: enum privhelper_file */
+	uint16_t op;	    /* enum ph_op */
+	int32_t pid;	    /* PH_OPEN */
+	uint32_t which;	    /* PH_OPEN: enum privhelper_file */
 	uint64_t starttime; /* PH_OPEN: 0, or the instance's field 22 */
-	uint64_t seq;	  /* the caller's; echoed in the answer */
-	char name[64];	  /* PH_RMDIR: the instance, NUL-terminated */
+	uint64_t seq;	    /* the caller's; echoed in the answer */
+	char name[64];	    /* PH_RMDIR: the instance, NUL-terminated */
 };
 
 struct ph_resp {
 	uint32_t magic;
-	int32_t err; /* 0 or -errno; on 0 an fd rides along for OPEN, IDLE */
+	int32_t err;  /* 0 or -errno; on 0 an fd rides along for OPEN, IDLE */
 	uint64_t seq; /* the request's (0: the ready message, or a request
 		       * too short to carry one) */
 };
@@ -80,8 +80,8 @@ _Static_assert(sizeof(struct ph_req) == 96, "ph_req layout");
 _Static_assert(sizeof(struct ph_resp) == 16, "ph_resp layout");
 
 struct privhelper {
-	int fd;	   /* our end of the pair; -1 once dead */
-	pid_t pid; /* the helper */
+	int fd;		      /* our end of the pair; -1 once dead */
+	pid_t pid;	      /* the helper */
 	pthread_mutex_t lock; /* one request at a time */
 	uint64_t seq;	      /* the last request's */
 	int timeout_ms;	      /* per call */
@@ -129,7 +129,7 @@ ph_send(int fd, int err, uint64_t seq, int pass_fd)
 		memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
 	}
 	return sendmsg(fd, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(resp) ? 0 :
-	    -errno;
+									 -errno;
 }
 
 /* "vitals" (ftrace_instance's default; "vitalsd..." too) followed by
@@ -146,7 +146,7 @@ ph_name_ok(const char name[64])
 		char c = name[i];
 
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		    (c >= '0' && c <= '9') || c == '_' || c == '-'))
+			(c >= '0' && c <= '9') || c == '_' || c == '-'))
 			return false;
 	}
 	return true;
@@ -199,15 +199,14 @@ ph_open(const struct ph_ctx *x, const struct ph_req *rq, int *ret_fd)
 	if (rq->pid <= 0 || rq->which >= PH_FILE__MAX)
 		return -EINVAL;
 	snprintf(path, sizeof(path), "%d/%s", rq->pid, ph_files[rq->which]);
-	fd = openat(x->procfd, path, flags[rq->which] | O_CLOEXEC |
-	    O_NOFOLLOW);
+	fd = openat(x->procfd, path, flags[rq->which] | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return -errno;
 	/* The pid may have been reused between the caller's read and the
 	 * open: the fd must belong to the instance asked for. */
 	if (rq->starttime &&
 	    ((r = ph_starttime(x->procfd, rq->pid, &st)) < 0 ||
-	    st != rq->starttime)) {
+		st != rq->starttime)) {
 		close(fd);
 		return -ESRCH;
 	}
@@ -233,8 +232,10 @@ ph_serve(const struct ph_ctx *x)
 			return;
 		}
 		/* echo the sequence whenever the request reaches that far */
-		seq = (size_t)n >= offsetof(struct ph_req, seq) +
-		    sizeof(rq.seq) ? rq.seq : 0;
+		seq = (size_t)n >=
+			offsetof(struct ph_req, seq) + sizeof(rq.seq) ?
+		    rq.seq :
+		    0;
 		/* exactly one request, exactly this layout */
 		if ((size_t)n != sizeof(rq) || rq.magic != PH_MAGIC ||
 		    rq.version != PH_VERSION) {
@@ -242,7 +243,8 @@ ph_serve(const struct ph_ctx *x)
 		} else if (rq.op == PH_OPEN) {
 			r = ph_open(x, &rq, &fd);
 		} else if (rq.op == PH_IDLE) {
-			fd = open(x->idle_path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+			fd = open(x->idle_path,
+			    O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 			r = fd < 0 ? -errno : 0;
 		} else if (rq.op == PH_RMDIR) {
 			if (x->tracefd < 0)
@@ -251,7 +253,9 @@ ph_serve(const struct ph_ctx *x)
 				r = -EINVAL;
 			else
 				r = unlinkat(x->tracefd, rq.name,
-				    AT_REMOVEDIR) < 0 ? -errno : 0;
+					AT_REMOVEDIR) < 0 ?
+				    -errno :
+				    0;
 		} else {
 			r = -EINVAL;
 		}
@@ -267,9 +271,17 @@ ph_filter(void)
 {
 #if defined(__x86_64__) || defined(__aarch64__)
 	static const long nrs[] = {
-		__NR_recvfrom, __NR_recvmsg, __NR_sendmsg, __NR_openat,
-		__NR_read, __NR_close, __NR_unlinkat, __NR_exit,
-		__NR_exit_group, __NR_rt_sigreturn, __NR_restart_syscall,
+		__NR_recvfrom,
+		__NR_recvmsg,
+		__NR_sendmsg,
+		__NR_openat,
+		__NR_read,
+		__NR_close,
+		__NR_unlinkat,
+		__NR_exit,
+		__NR_exit_group,
+		__NR_rt_sigreturn,
+		__NR_restart_syscall,
 	};
 	struct sock_filter f[4 + 2 * (sizeof(nrs) / sizeof(nrs[0])) + 1];
 	struct sock_fprog prog = { 0, f };
@@ -289,15 +301,16 @@ ph_filter(void)
 	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 	    offsetof(struct seccomp_data, nr));
 	for (i = 0; i < sizeof(nrs) / sizeof(nrs[0]); i++) {
-		f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ |
-		    BPF_K, (uint32_t)nrs[i], 0, 1);
+		f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+		    (uint32_t)nrs[i], 0, 1);
 		f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
 		    SECCOMP_RET_ALLOW);
 	}
 	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
 	    SECCOMP_RET_ERRNO | EPERM);
 	prog.len = (unsigned short)n;
-	return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) ? -errno :
+	return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) ?
+	    -errno :
 	    0;
 #else
 	return 0;
@@ -446,7 +459,8 @@ ph_dead(struct privhelper *ph, int r, const char *what)
 	if (ph->fd < 0)
 		return r;
 	log_warnx("privileged helper (pid %d): %s: %s; its channel is closed, "
-	    "later requests fail (EPIPE)", (int)ph->pid, what, strerror(-r));
+		  "later requests fail (EPIPE)",
+	    (int)ph->pid, what, strerror(-r));
 	close(ph->fd);
 	ph->fd = -1;
 	ph->st.dead = r;
@@ -492,8 +506,9 @@ privhelper_start(const char *proc_root, const char *sys_root,
 		return r;
 	}
 	x.procfd = open(proc_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (tracefs && snprintf(path, sizeof(path), "%s/instances", tracefs) <
-	    (int)sizeof(path))
+	if (tracefs &&
+	    snprintf(path, sizeof(path), "%s/instances", tracefs) <
+		(int)sizeof(path))
 		x.tracefd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	snprintf(x.idle_path, sizeof(x.idle_path),
 	    "%s/kernel/mm/page_idle/bitmap", sys_root);
@@ -622,8 +637,8 @@ ph_call(struct privhelper *ph, const struct ph_req *rq, int *ret_fd)
 	if ((r = ph_put(ph, &q, sizeof(q))) < 0)
 		goto out;
 	if ((r = ph_recv(ph, q.seq, deadline, &err, ret_fd)) < 0)
-		r = ph_dead(ph, r, r == -ETIMEDOUT ? "no answer in time" :
-		    "answer");
+		r = ph_dead(ph, r,
+		    r == -ETIMEDOUT ? "no answer in time" : "answer");
 	else
 		r = err;
 out:

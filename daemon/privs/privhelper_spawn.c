@@ -95,12 +95,12 @@ struct sp_req {
 struct sp_msg {
 	uint32_t magic;
 	uint16_t version;
-	uint16_t kind;	 /* enum sp_kind */
-	uint64_t seq;	 /* the request's; SP_EXITED: the session's */
-	int32_t err;	 /* 0 or -errno */
-	int32_t pid;	 /* SP_STARTED */
-	int32_t status;	 /* SP_EXITED: the wait status */
-	uint32_t flags;	 /* SP_EXITED: PH_SPAWN_BACKSTOP */
+	uint16_t kind;	/* enum sp_kind */
+	uint64_t seq;	/* the request's; SP_EXITED: the session's */
+	int32_t err;	/* 0 or -errno */
+	int32_t pid;	/* SP_STARTED */
+	int32_t status; /* SP_EXITED: the wait status */
+	uint32_t flags; /* SP_EXITED: PH_SPAWN_BACKSTOP */
 };
 
 _Static_assert(sizeof(struct sp_req) == 64, "sp_req layout");
@@ -110,7 +110,7 @@ struct ph_spawner {
 	int fd;	   /* our end; -1 once closed */
 	pid_t pid; /* the spawner */
 	uint64_t seq;
-	int dead;  /* 0, or why the channel closed */
+	int dead; /* 0, or why the channel closed */
 };
 
 /* ----------------------------------------------------- spawner process */
@@ -139,7 +139,8 @@ sp_send(int fd, uint16_t kind, uint64_t seq, int err, int pid, int status,
 		flags };
 
 	return send(fd, &m, sizeof(m), MSG_NOSIGNAL) == (ssize_t)sizeof(m) ?
-	    0 : -errno;
+	    0 :
+	    -errno;
 }
 
 static bool
@@ -153,7 +154,7 @@ sp_fd_is(int fd, mode_t type, bool write)
 		return false;
 	fl &= O_ACCMODE;
 	return write ? fl == O_WRONLY || fl == O_RDWR :
-	    fl == O_RDONLY || fl == O_RDWR;
+		       fl == O_RDONLY || fl == O_RDWR;
 }
 
 static bool
@@ -171,8 +172,7 @@ sp_zero(const uint8_t *p, size_t n)
 static void __attribute__((noreturn))
 sp_exec(const struct sp_ctx *x, const int fds[3])
 {
-	static char *const argv[] = { "perfetto", "-c", "-", "-o", "-",
-		NULL };
+	static char *const argv[] = { "perfetto", "-c", "-", "-o", "-", NULL };
 	sigset_t none;
 	int i;
 
@@ -248,8 +248,10 @@ sp_request(struct sp_ctx *x)
 		char b[CMSG_SPACE(4 * sizeof(int))];
 		struct cmsghdr align;
 	} u;
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = u.b, .msg_controllen = sizeof(u.b) };
+	struct msghdr mh = { .msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = u.b,
+		.msg_controllen = sizeof(u.b) };
 	struct cmsghdr *c;
 	int fds[4] = { -1, -1, -1, -1 }, nfd = 0, r = 0, i;
 	bool ok;
@@ -269,7 +271,8 @@ sp_request(struct sp_ctx *x)
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
 		    c->cmsg_len < CMSG_LEN(0))
 			continue;
-		for (k = 0; k < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); k++) {
+		for (k = 0; k < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		     k++) {
 			int f;
 
 			memcpy(&f, CMSG_DATA(c) + k * sizeof(int), sizeof(f));
@@ -305,7 +308,8 @@ sp_request(struct sp_ctx *x)
 		x->seq = rq.seq;
 		if (rq.op == SP_SPAWN) {
 			r = sp_spawn(x, &rq, fds, &pid);
-			(void)sp_send(x->fd, SP_STARTED, seq, r, (int)pid, 0, 0);
+			(void)sp_send(x->fd, SP_STARTED, seq, r, (int)pid, 0,
+			    0);
 		} else {
 			r = sp_signal(x, &rq);
 			(void)sp_send(x->fd, SP_ANSWER, seq, r, 0, 0, 0);
@@ -369,8 +373,8 @@ sp_serve(struct sp_ctx *x)
 			if (wait < 0 || left < wait)
 				wait = left;
 		}
-		if (poll(p, 1 + SP_CHILDREN, wait > INT32_MAX ? INT32_MAX :
-		    (int)wait) < 0) {
+		if (poll(p, 1 + SP_CHILDREN,
+			wait > INT32_MAX ? INT32_MAX : (int)wait) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
@@ -391,7 +395,7 @@ sp_serve(struct sp_ctx *x)
 	}
 }
 
-#define SP_ALLOW(nr) \
+#define SP_ALLOW(nr)                                               \
 	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)(nr), 0, 1), \
 	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
 
@@ -404,18 +408,52 @@ sp_serve(struct sp_ctx *x)
 /* Refused whatever the arguments: neither the spawner nor perfetto (a
  * client of traced over a socket) uses them. */
 static const long sp_denied[] = {
-	__NR_execve, __NR_ptrace, __NR_process_vm_readv,
-	__NR_process_vm_writev, __NR_kcmp, __NR_bpf, __NR_perf_event_open,
-	__NR_userfaultfd, __NR_keyctl, __NR_add_key, __NR_request_key,
-	__NR_mount, __NR_umount2, __NR_pivot_root, __NR_chroot, __NR_setns,
-	__NR_unshare, __NR_init_module, __NR_finit_module,
-	__NR_delete_module, __NR_kexec_load, __NR_reboot, __NR_swapon,
-	__NR_swapoff, __NR_acct, __NR_quotactl, __NR_open_by_handle_at,
-	__NR_name_to_handle_at, __NR_settimeofday, __NR_clock_settime,
-	__NR_clock_adjtime, __NR_adjtimex, __NR_syslog, __NR_vhangup,
-	__NR_personality, __NR_setuid, __NR_setgid, __NR_setreuid,
-	__NR_setregid, __NR_setresuid, __NR_setresgid, __NR_setgroups,
-	__NR_setfsuid, __NR_setfsgid, __NR_capset, __NR_fanotify_init,
+	__NR_execve,
+	__NR_ptrace,
+	__NR_process_vm_readv,
+	__NR_process_vm_writev,
+	__NR_kcmp,
+	__NR_bpf,
+	__NR_perf_event_open,
+	__NR_userfaultfd,
+	__NR_keyctl,
+	__NR_add_key,
+	__NR_request_key,
+	__NR_mount,
+	__NR_umount2,
+	__NR_pivot_root,
+	__NR_chroot,
+	__NR_setns,
+	__NR_unshare,
+	__NR_init_module,
+	__NR_finit_module,
+	__NR_delete_module,
+	__NR_kexec_load,
+	__NR_reboot,
+	__NR_swapon,
+	__NR_swapoff,
+	__NR_acct,
+	__NR_quotactl,
+	__NR_open_by_handle_at,
+	__NR_name_to_handle_at,
+	__NR_settimeofday,
+	__NR_clock_settime,
+	__NR_clock_adjtime,
+	__NR_adjtimex,
+	__NR_syslog,
+	__NR_vhangup,
+	__NR_personality,
+	__NR_setuid,
+	__NR_setgid,
+	__NR_setreuid,
+	__NR_setregid,
+	__NR_setresuid,
+	__NR_setresgid,
+	__NR_setgroups,
+	__NR_setfsuid,
+	__NR_setfsgid,
+	__NR_capset,
+	__NR_fanotify_init,
 #ifdef __NR_kexec_file_load
 	__NR_kexec_file_load,
 #endif
@@ -423,24 +461,35 @@ static const long sp_denied[] = {
 	__NR_pidfd_getfd,
 #endif
 #ifdef __NR_io_uring_setup
-	__NR_io_uring_setup, __NR_io_uring_enter, __NR_io_uring_register,
+	__NR_io_uring_setup,
+	__NR_io_uring_enter,
+	__NR_io_uring_register,
 #endif
 #ifdef __NR_open_tree
-	__NR_open_tree, __NR_move_mount, __NR_fsopen, __NR_fsconfig,
-	__NR_fsmount, __NR_fspick,
+	__NR_open_tree,
+	__NR_move_mount,
+	__NR_fsopen,
+	__NR_fsconfig,
+	__NR_fsmount,
+	__NR_fspick,
 #endif
 #ifdef __NR_mount_setattr
 	__NR_mount_setattr,
 #endif
 #ifdef __x86_64__
-	__NR_iopl, __NR_ioperm, __NR_modify_ldt, __NR_uselib, __NR_ustat,
+	__NR_iopl,
+	__NR_ioperm,
+	__NR_modify_ldt,
+	__NR_uselib,
+	__NR_ustat,
 	__NR_sysfs,
 #endif
 };
 
 #define SP_NDENIED (sizeof(sp_denied) / sizeof(sp_denied[0]))
-#define SP_NS_FLAGS (CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWPID | \
-	CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP)
+#define SP_NS_FLAGS                                                  \
+	(CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | \
+	    CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP)
 
 static int
 sp_filter(int exefd)
@@ -495,7 +544,8 @@ sp_filter(int exefd)
 #undef EMIT
 	prog.len = (unsigned short)n;
 	return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) ?
-	    -errno : 0;
+	    -errno :
+	    0;
 #else
 	(void)exefd;
 	return -EOPNOTSUPP;
@@ -549,8 +599,7 @@ sp_clean_env(void)
 extern char **environ;
 
 static void __attribute__((noreturn))
-sp_main(int fd, const char *perfetto, const struct privs_req *who,
-    pid_t parent)
+sp_main(int fd, const char *perfetto, const struct privs_req *who, pid_t parent)
 {
 	struct sp_ctx x = { .fd = fd, .exefd = -1 };
 	struct stat sb;
@@ -603,8 +652,10 @@ sp_read(struct ph_spawner *sp, int flags, struct ph_spawn_event *ret)
 		char b[CMSG_SPACE(4 * sizeof(int))];
 		struct cmsghdr align;
 	} u;
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = u.b, .msg_controllen = sizeof(u.b) };
+	struct msghdr mh = { .msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = u.b,
+		.msg_controllen = sizeof(u.b) };
 	struct cmsghdr *c;
 	bool bad = false;
 	ssize_t n;
@@ -626,7 +677,8 @@ sp_read(struct ph_spawner *sp, int flags, struct ph_spawn_event *ret)
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
 		    c->cmsg_len < CMSG_LEN(0))
 			continue;
-		for (k = 0; k < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); k++) {
+		for (k = 0; k < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		     k++) {
 			int f;
 
 			memcpy(&f, CMSG_DATA(c) + k * sizeof(int), sizeof(f));
@@ -639,11 +691,12 @@ sp_read(struct ph_spawner *sp, int flags, struct ph_spawn_event *ret)
 	    n != (ssize_t)sizeof(m) || m.magic != SP_MAGIC ||
 	    m.version != SP_VERSION || m.err > 0 || m.seq > sp->seq ||
 	    (m.kind != SP_STARTED && m.kind != SP_EXITED &&
-	    m.kind != SP_ANSWER && !(m.kind == SP_READY && sp->seq == 0)))
+		m.kind != SP_ANSWER && !(m.kind == SP_READY && sp->seq == 0)))
 		return privhelper_spawn_close(sp, -EPROTO);
 	memset(ret, 0, sizeof(*ret));
 	ret->kind = m.kind == SP_STARTED ? PH_SPAWN_STARTED :
-	    m.kind == SP_EXITED ? PH_SPAWN_EXITED : PH_SPAWN_ANSWER;
+	    m.kind == SP_EXITED		 ? PH_SPAWN_EXITED :
+					   PH_SPAWN_ANSWER;
 	ret->seq = m.seq;
 	ret->err = m.err;
 	ret->pid = m.pid;
@@ -660,8 +713,7 @@ privhelper_spawn_read(struct ph_spawner *sp, struct ph_spawn_event *ret)
 
 /* Wait up to ms for a message (shutdown and tests; never on the loop). */
 int
-privhelper_spawn_wait(struct ph_spawner *sp, int ms,
-    struct ph_spawn_event *ret)
+privhelper_spawn_wait(struct ph_spawner *sp, int ms, struct ph_spawn_event *ret)
 {
 	int64_t until = clock_ns(CLOCK_MONOTONIC) + (int64_t)ms * 1000000;
 

@@ -44,15 +44,47 @@
 static struct privs_state privs_now;
 
 static const char *const cap_names[] = {
-	"chown", "dac_override", "dac_read_search", "fowner", "fsetid",
-	"kill", "setgid", "setuid", "setpcap", "linux_immutable",
-	"net_bind_service", "net_broadcast", "net_admin", "net_raw",
-	"ipc_lock", "ipc_owner", "sys_module", "sys_rawio", "sys_chroot",
-	"sys_ptrace", "sys_pacct", "sys_admin", "sys_boot", "sys_nice",
-	"sys_resource", "sys_time", "sys_tty_config", "mknod", "lease",
-	"audit_write", "audit_control", "setfcap", "mac_override",
-	"mac_admin", "syslog", "wake_alarm", "block_suspend", "audit_read",
-	"perfmon", "bpf", "checkpoint_restore",
+	"chown",
+	"dac_override",
+	"dac_read_search",
+	"fowner",
+	"fsetid",
+	"kill",
+	"setgid",
+	"setuid",
+	"setpcap",
+	"linux_immutable",
+	"net_bind_service",
+	"net_broadcast",
+	"net_admin",
+	"net_raw",
+	"ipc_lock",
+	"ipc_owner",
+	"sys_module",
+	"sys_rawio",
+	"sys_chroot",
+	"sys_ptrace",
+	"sys_pacct",
+	"sys_admin",
+	"sys_boot",
+	"sys_nice",
+	"sys_resource",
+	"sys_time",
+	"sys_tty_config",
+	"mknod",
+	"lease",
+	"audit_write",
+	"audit_control",
+	"setfcap",
+	"mac_override",
+	"mac_admin",
+	"syslog",
+	"wake_alarm",
+	"block_suspend",
+	"audit_read",
+	"perfmon",
+	"bpf",
+	"checkpoint_restore",
 };
 #define NCAP_NAMES (sizeof(cap_names) / sizeof(cap_names[0]))
 
@@ -369,9 +401,9 @@ privs_read(struct privs_state *ret)
  * same on both libcs. The switch leaves it no capability at all (it never
  * had KEEPCAPS), so the kept ones are the loop thread's alone.
  */
-#define PRIVS_SECBITS (SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |            \
-	SECBIT_NO_SETUID_FIXUP | SECBIT_NO_SETUID_FIXUP_LOCKED |         \
-	SECBIT_KEEP_CAPS_LOCKED)
+#define PRIVS_SECBITS                                                    \
+	(SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP | \
+	    SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED)
 
 static sem_t thr_ack;
 static volatile sig_atomic_t thr_fail;
@@ -395,19 +427,20 @@ thread_trim_cb(int sig)
 	/* the uid change empties permitted and effective, never the
 	 * inheritable set: Android init fills it (and the ambient set)
 	 * with the rc's capabilities, so it is emptied here */
-	if (cap_get(&eff, &prm, &inh) < 0 || (inh && cap_set(eff, prm, 0) <
-	    0))
+	if (cap_get(&eff, &prm, &inh) < 0 || (inh && cap_set(eff, prm, 0) < 0))
 		thr_fail = 1;
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 &&
 	    errno != EINVAL)
 		thr_fail = 1;
 	/* not NO_SETUID_FIXUP here: the uid change must empty this thread */
-	if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
-	    SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED, 0, 0, 0) <
-	    0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+	if (prctl(PR_SET_SECUREBITS,
+		SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
+		    SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED,
+		0, 0, 0) < 0 ||
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		thr_fail = 1;
 	if (compat_thread_setids((uid_t)thr_req->uid, (gid_t)thr_req->gid,
-	    thr_req->ngroups, thr_groups) < 0)
+		thr_req->ngroups, thr_groups) < 0)
 		thr_fail = 1;
 	sem_post(&thr_ack);
 	errno = saved;
@@ -500,8 +533,8 @@ verify_threads(const struct privs_req *req, uint64_t keep)
 	if ((d = opendir("/proc/self/task")) == NULL)
 		return -errno;
 	while (r == 0 && (de = readdir(d)) != NULL) {
-		uint64_t tid, v, eff = 1, prm = 1, inh = 1, amb = 1, bnd = ~0ull,
-		    nnp = 0;
+		uint64_t tid, v, eff = 1, prm = 1, inh = 1, amb = 1,
+				 bnd = ~0ull, nnp = 0;
 		char path[64];
 
 		if (parse_uint(de->d_name, INT32_MAX, &tid) < 0 ||
@@ -516,8 +549,8 @@ verify_threads(const struct privs_req *req, uint64_t keep)
 		    !task_field(b.p, "CapPrm", true, &prm) ||
 		    !task_field(b.p, "CapInh", true, &inh) ||
 		    !task_field(b.p, "CapBnd", true, &bnd) ||
-		    !task_field(b.p, "NoNewPrivs", false, &nnp) ||
-		    eff || prm || inh || (bnd & ~keep) || nnp != 1 ||
+		    !task_field(b.p, "NoNewPrivs", false, &nnp) || eff || prm ||
+		    inh || (bnd & ~keep) || nnp != 1 ||
 		    (task_field(b.p, "CapAmb", true, &amb) && amb))
 			r = -EPERM;
 	}
@@ -595,7 +628,8 @@ privs_drop(const struct privs_req *req, struct privs_state *ret)
 		goto filter;
 	if (geteuid() != 0) {
 		log_warnx("privileges: user %s configured but not started as "
-		    "root", req->user);
+			  "root",
+		    req->user);
 		return -EPERM;
 	}
 	last = cap_last();
@@ -613,7 +647,7 @@ privs_drop(const struct privs_req *req, struct privs_state *ret)
 		g[i] = (gid_t)req->groups[i];
 	/* this thread's own ids: the others switched theirs above */
 	if ((r = compat_thread_setids((uid_t)req->uid, (gid_t)req->gid,
-	    req->ngroups, g)) < 0) {
+		 req->ngroups, g)) < 0) {
 		errno = -r;
 		log_warn("privileges: switching to uid %u gid %u", req->uid,
 		    req->gid);
@@ -621,8 +655,8 @@ privs_drop(const struct privs_req *req, struct privs_state *ret)
 	}
 	/* The effective set is empty now: ask the kernel what bpf() needs. */
 	if (req->need_bpf && bpf_gated()) {
-		st.cap_auto = 1ull << (last >= CAP_BPF ? CAP_BPF :
-		    CAP_SYS_ADMIN);
+		st.cap_auto = 1ull
+		    << (last >= CAP_BPF ? CAP_BPF : CAP_SYS_ADMIN);
 		keep |= st.cap_auto;
 	}
 	if ((r = cap_get(&eff, &prm, &inh)) < 0)
@@ -632,7 +666,8 @@ privs_drop(const struct privs_req *req, struct privs_state *ret)
 
 		privs_cap_format(keep & ~prm, miss, sizeof(miss));
 		log_warnx("privileges: capabilities to keep were never held: "
-		    "%s", miss);
+			  "%s",
+		    miss);
 		return -EPERM;
 	}
 	/* CAP_SETPCAP only for as long as the bounding set takes. */
@@ -648,7 +683,8 @@ privs_drop(const struct privs_req *req, struct privs_state *ret)
 		    errno != EINVAL) {
 			r = -errno;
 			log_warn("privileges: dropping %s from the bounding "
-			    "set", privs_cap_name(cap));
+				 "set",
+			    privs_cap_name(cap));
 			return r;
 		}
 	}
@@ -659,7 +695,8 @@ privs_drop(const struct privs_req *req, struct privs_state *ret)
 		return r;
 	}
 	if ((prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 &&
-	    errno != EINVAL) || (r = cap_set(keep, keep, 0)) < 0) {
+		errno != EINVAL) ||
+	    (r = cap_set(keep, keep, 0)) < 0) {
 		r = r < 0 ? r : -errno;
 		log_warnx("privileges: final capability sets: %s",
 		    strerror(-r));
@@ -718,7 +755,7 @@ privs_log(const struct privs_state *st)
 		len += (size_t)snprintf(grp + len, sizeof(grp) - len, "%s%u",
 		    i ? "," : "", st->groups[i]);
 	log_info("privileges: %s%s uid %u gid %u groups %s; capabilities "
-	    "%s%s (bounding %s); no_new_privs %s; seccomp %s%s",
+		 "%s%s (bounding %s); no_new_privs %s; seccomp %s%s",
 	    st->dropped ? "dropped to " : "not dropped (no user configured),",
 	    st->dropped ? st->user : "", st->uid, st->gid,
 	    st->ngroups ? grp : "none", eff,

@@ -17,14 +17,14 @@
 /* What the privilege drop is asked to do (config keys user, group,
  * capabilities, seccomp), with names resolved by privs_resolve(). */
 struct privs_req {
-	bool drop;		/* a user is configured */
-	uint32_t uid, gid;	/* the user's, and its primary group */
+	bool drop;	   /* a user is configured */
+	uint32_t uid, gid; /* the user's, and its primary group */
 	uint32_t ngroups;
 	uint32_t groups[VITALS_PRIVS_GROUPS]; /* supplementary */
-	uint64_t keep;		/* capabilities to keep (bit = CAP_*) */
-	unsigned seccomp;	/* enum privs_seccomp */
-	bool need_bpf;		/* BPF fds are in use after the drop */
-	char user[64];		/* for the log: the name given */
+	uint64_t keep;	  /* capabilities to keep (bit = CAP_*) */
+	unsigned seccomp; /* enum privs_seccomp */
+	bool need_bpf;	  /* BPF fds are in use after the drop */
+	char user[64];	  /* for the log: the name given */
 };
 
 enum privs_seccomp {
@@ -44,7 +44,7 @@ struct privs_state {
 	uint64_t cap_eff, cap_prm, cap_inh, cap_bnd, cap_amb;
 	uint64_t cap_auto; /* kept because the kernel needs it (bpf()) */
 	bool no_new_privs;
-	unsigned seccomp;  /* enum privs_seccomp in force */
+	unsigned seccomp;	/* enum privs_seccomp in force */
 	uint32_t seccomp_rules; /* syscalls the filter allows */
 	char user[64];
 };
@@ -100,10 +100,10 @@ size_t privhelper_req_size(void);
 
 /* privhelper.c: the channel's health and the test hooks */
 struct privhelper_stats {
-	uint64_t calls;	  /* requests made */
-	uint64_t stale;	  /* answers to earlier requests discarded */
-	uint64_t refused; /* calls failed EPIPE: the channel is closed */
-	int dead;	  /* 0, or the -errno that closed the channel */
+	uint64_t calls;	      /* requests made */
+	uint64_t stale;	      /* answers to earlier requests discarded */
+	uint64_t refused;     /* calls failed EPIPE: the channel is closed */
+	int dead;	      /* 0, or the -errno that closed the channel */
 	uint64_t interrupted; /* waits a signal cut short, resumed */
 };
 
@@ -122,7 +122,8 @@ enum ph_spawn_kind {
 	PH_SPAWN_ANSWER,  /* a signal request's answer: err */
 };
 
-#define PH_SPAWN_BACKSTOP 1u /* EXITED: the spawner killed it at the
+#define PH_SPAWN_BACKSTOP \
+	1u /* EXITED: the spawner killed it at the
 			      * request's timeout */
 
 struct ph_spawn_event {
@@ -141,8 +142,7 @@ pid_t privhelper_spawn_pid(const struct ph_spawner *sp);
 int privhelper_spawn_fd(const struct ph_spawner *sp);
 int privhelper_spawn_request(struct ph_spawner *sp, int fd_in, int fd_out,
     int fd_err, uint32_t timeout_ms, uint64_t *ret_session);
-int privhelper_spawn_signal(struct ph_spawner *sp, uint64_t session,
-    int sig);
+int privhelper_spawn_signal(struct ph_spawner *sp, uint64_t session, int sig);
 int privhelper_spawn_read(struct ph_spawner *sp, struct ph_spawn_event *ret);
 int privhelper_spawn_wait(struct ph_spawner *sp, int ms,
     struct ph_spawn_event *ret);

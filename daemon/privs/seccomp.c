@@ -53,30 +53,74 @@ static const struct {
 	long nr;
 } allowed[] = {
 	/* files: /proc and /sys reads, SQLite, the pinned-map directory */
-	SC(read), SC(write), SC(readv), SC(writev), SC(pread64),
-	SC(pwrite64), SC(openat), SC(close), SC(fstat), SC(newfstatat),
-	SC(statx), SC(lseek), SC(getdents64), SC(fcntl), SC(fsync),
-	SC(fdatasync), SC(ftruncate), SC(fallocate), SC(unlinkat),
-	SC(renameat), SC(renameat2), SC(faccessat), SC(readlinkat),
-	SC(fchmod), SC(fchown), SC(flock), SC(dup), SC(dup3), SC(statfs),
-	SC(fstatfs), SC(getcwd), SC(umask),
+	SC(read),
+	SC(write),
+	SC(readv),
+	SC(writev),
+	SC(pread64),
+	SC(pwrite64),
+	SC(openat),
+	SC(close),
+	SC(fstat),
+	SC(newfstatat),
+	SC(statx),
+	SC(lseek),
+	SC(getdents64),
+	SC(fcntl),
+	SC(fsync),
+	SC(fdatasync),
+	SC(ftruncate),
+	SC(fallocate),
+	SC(unlinkat),
+	SC(renameat),
+	SC(renameat2),
+	SC(faccessat),
+	SC(readlinkat),
+	SC(fchmod),
+	SC(fchown),
+	SC(flock),
+	SC(dup),
+	SC(dup3),
+	SC(statfs),
+	SC(fstatfs),
+	SC(getcwd),
+	SC(umask),
 #ifdef __NR_open
-	SC(open), SC(stat), SC(lstat), SC(access), SC(unlink), SC(rename),
-	SC(readlink), SC(dup2),
+	SC(open),
+	SC(stat),
+	SC(lstat),
+	SC(access),
+	SC(unlink),
+	SC(rename),
+	SC(readlink),
+	SC(dup2),
 #endif
 #ifdef __NR_faccessat2
 	SC(faccessat2),
 #endif
 	/* memory: malloc, SQLite's page cache, thread stacks */
-	SC(mmap), SC(munmap), SC(mremap), SC(mprotect), SC(madvise),
+	SC(mmap),
+	SC(munmap),
+	SC(mremap),
+	SC(mprotect),
+	SC(madvise),
 	SC(brk),
 	/* threads (store writer, query thread) and their locks; clone
 	 * itself is in allowed_if: threads only */
-	SC(futex), SC(set_robust_list), SC(get_robust_list),
-	SC(set_tid_address), SC(sched_yield), SC(exit), SC(exit_group),
-	SC(gettid), SC(tgkill), SC(sched_getaffinity), SC(membarrier),
+	SC(futex),
+	SC(set_robust_list),
+	SC(get_robust_list),
+	SC(set_tid_address),
+	SC(sched_yield),
+	SC(exit),
+	SC(exit_group),
+	SC(gettid),
+	SC(tgkill),
+	SC(sched_getaffinity),
+	SC(membarrier),
 	/* reaping the privileged helper (privhelper.c) */
-	SC(wait4), SC(waitid),
+	SC(wait4),
+	SC(waitid),
 #ifdef __NR_rseq
 	SC(rseq),
 #endif
@@ -84,31 +128,71 @@ static const struct {
 	SC(futex_waitv),
 #endif
 	/* signals: libevent's signal pipe, abort() */
-	SC(rt_sigaction), SC(rt_sigprocmask), SC(rt_sigreturn),
-	SC(sigaltstack), SC(restart_syscall),
+	SC(rt_sigaction),
+	SC(rt_sigprocmask),
+	SC(rt_sigreturn),
+	SC(sigaltstack),
+	SC(restart_syscall),
 	/* the event loop: epoll, timerfd (precise timers), eventfd, pipes */
-	SC(epoll_create1), SC(epoll_ctl), SC(epoll_pwait), SC(timerfd_create),
-	SC(timerfd_settime), SC(timerfd_gettime), SC(eventfd2), SC(pipe2),
-	SC(ppoll), SC(pselect6),
+	SC(epoll_create1),
+	SC(epoll_ctl),
+	SC(epoll_pwait),
+	SC(timerfd_create),
+	SC(timerfd_settime),
+	SC(timerfd_gettime),
+	SC(eventfd2),
+	SC(pipe2),
+	SC(ppoll),
+	SC(pselect6),
 #ifdef __NR_epoll_wait
-	SC(epoll_wait), SC(poll), SC(select), SC(pipe),
+	SC(epoll_wait),
+	SC(poll),
+	SC(select),
+	SC(pipe),
 #endif
 #ifdef __NR_epoll_pwait2
 	SC(epoll_pwait2),
 #endif
 	/* the control socket: accept, peer credentials, answers; syslog */
-	SC(accept4), SC(accept), SC(getsockopt), SC(setsockopt),
-	SC(getsockname), SC(getpeername), SC(recvfrom), SC(recvmsg),
-	SC(sendto), SC(sendmsg), SC(shutdown), SC(connect), SC(socketpair),
+	SC(accept4),
+	SC(accept),
+	SC(getsockopt),
+	SC(setsockopt),
+	SC(getsockname),
+	SC(getpeername),
+	SC(recvfrom),
+	SC(recvmsg),
+	SC(sendto),
+	SC(sendmsg),
+	SC(shutdown),
+	SC(connect),
+	SC(socketpair),
 	/* clocks, usage, identity */
-	SC(clock_gettime), SC(clock_getres), SC(clock_nanosleep),
-	SC(nanosleep), SC(gettimeofday), SC(getrusage), SC(times),
-	SC(getpid), SC(getppid), SC(getuid), SC(geteuid), SC(getgid),
-	SC(getegid), SC(getresuid), SC(getresgid), SC(getgroups), SC(uname),
-	SC(sysinfo), SC(getrandom), SC(prlimit64), SC(getpriority),
+	SC(clock_gettime),
+	SC(clock_getres),
+	SC(clock_nanosleep),
+	SC(nanosleep),
+	SC(gettimeofday),
+	SC(getrusage),
+	SC(times),
+	SC(getpid),
+	SC(getppid),
+	SC(getuid),
+	SC(geteuid),
+	SC(getgid),
+	SC(getegid),
+	SC(getresuid),
+	SC(getresgid),
+	SC(getgroups),
+	SC(uname),
+	SC(sysinfo),
+	SC(getrandom),
+	SC(prlimit64),
+	SC(getpriority),
 	/* the kernel's time-sync status (writer.c): without CAP_SYS_TIME
 	 * these can only read it */
-	SC(adjtimex), SC(clock_adjtime),
+	SC(adjtimex),
+	SC(clock_adjtime),
 #ifdef __NR_getrlimit
 	SC(getrlimit),
 #endif
@@ -173,7 +257,8 @@ seccomp_install(unsigned mode, uint32_t *ret_rules)
 
 	if (mode == PRIVS_SECCOMP_OFF)
 		return 0;
-	deny = mode == PRIVS_SECCOMP_LOG ? SECCOMP_RET_LOG :
+	deny = mode == PRIVS_SECCOMP_LOG ?
+	    SECCOMP_RET_LOG :
 	    SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA);
 	if ((f = calloc(cap, sizeof(*f))) == NULL)
 		return -ENOMEM;
@@ -200,8 +285,9 @@ seccomp_install(unsigned mode, uint32_t *ret_rules)
 		    (uint32_t)allowed_if[i].nr, 0, 4));
 		EMIT(BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 		    ARG_LO(allowed_if[i].arg)));
-		EMIT(BPF_JUMP(BPF_JMP | (allowed_if[i].mask ? BPF_JSET :
-		    BPF_JEQ) | BPF_K, allowed_if[i].value, 0, 1));
+		EMIT(BPF_JUMP(BPF_JMP |
+			(allowed_if[i].mask ? BPF_JSET : BPF_JEQ) | BPF_K,
+		    allowed_if[i].value, 0, 1));
 		EMIT(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
 		EMIT(BPF_STMT(BPF_RET | BPF_K, deny));
 	}
@@ -209,8 +295,8 @@ seccomp_install(unsigned mode, uint32_t *ret_rules)
 	/* its flags sit behind a pointer the filter cannot read: ENOSYS
 	 * makes the C library fall back to clone, which is checked */
 	EMIT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone3, 0, 1));
-	EMIT(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO |
-	    (ENOSYS & SECCOMP_RET_DATA)));
+	EMIT(BPF_STMT(BPF_RET | BPF_K,
+	    SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA)));
 #endif
 	EMIT(BPF_STMT(BPF_RET | BPF_K, deny));
 #undef EMIT
@@ -218,7 +304,7 @@ seccomp_install(unsigned mode, uint32_t *ret_rules)
 	prog.filter = f;
 	/* TSYNC: the writer and query threads are running already. */
 	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
-	    SECCOMP_FILTER_FLAG_TSYNC, &prog) != 0)
+		SECCOMP_FILTER_FLAG_TSYNC, &prog) != 0)
 		r = errno ? -errno : -EBUSY;
 	free(f);
 	if (r == 0 && ret_rules)

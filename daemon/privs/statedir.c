@@ -31,7 +31,7 @@
 static struct {
 	bool drop;
 	uint32_t uid, gid;
-	int depth;	/* statedir_fs_enter nesting */
+	int depth; /* statedir_fs_enter nesting */
 	uid_t old_uid;
 	gid_t old_gid;
 } owner;
@@ -135,8 +135,8 @@ statedir_open(const char *path, int *ret_fd, char *err, size_t errsz)
 		/* a root-made 0750 directory: root may take it over below;
 		 * or missing below a parent closed to the service user (said
 		 * once it is made) */
-		if ((fd = open_dir(path)) >= 0 && (fstat(fd, &st) < 0 ||
-		    st.st_uid != 0)) {
+		if ((fd = open_dir(path)) >= 0 &&
+		    (fstat(fd, &st) < 0 || st.st_uid != 0)) {
 			close(fd);
 			fd = -EACCES;
 		}
@@ -160,7 +160,8 @@ statedir_open(const char *path, int *ret_fd, char *err, size_t errsz)
 		struct stat lst;
 
 		if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
-			snprintf(err, errsz, "is a symbolic link: refused (give "
+			snprintf(err, errsz,
+			    "is a symbolic link: refused (give "
 			    "the real directory)");
 			return -ELOOP;
 		}
@@ -168,8 +169,9 @@ statedir_open(const char *path, int *ret_fd, char *err, size_t errsz)
 		return -ENOTDIR;
 	}
 	if (fd < 0) {
-		snprintf(err, errsz, "%s%s", strerror(-fd), fd == -EACCES &&
-		    owner.drop ? " (as the service user)" : "");
+		snprintf(err, errsz, "%s%s", strerror(-fd),
+		    fd == -EACCES && owner.drop ? " (as the service user)" :
+						  "");
 		return fd;
 	}
 	if (fstat(fd, &st) < 0) {
@@ -181,12 +183,13 @@ statedir_open(const char *path, int *ret_fd, char *err, size_t errsz)
 	/* a directory root made (just now, or systemd's StateDirectory=)
 	 * becomes the service user's; reached without a symlink, it is
 	 * root's to give. Entries inside are never chowned. */
-	if (owner.drop && st.st_uid == 0 && (created ||
-	    !(st.st_mode & (S_IWGRP | S_IWOTH)))) {
-		if (fchown(fd, owner.uid, owner.gid) < 0 || fstat(fd, &st) < 0) {
+	if (owner.drop && st.st_uid == 0 &&
+	    (created || !(st.st_mode & (S_IWGRP | S_IWOTH)))) {
+		if (fchown(fd, owner.uid, owner.gid) < 0 ||
+		    fstat(fd, &st) < 0) {
 			r = -errno;
-			snprintf(err, errsz, "giving it to uid %u: %s", owner.uid,
-			    strerror(-r));
+			snprintf(err, errsz, "giving it to uid %u: %s",
+			    owner.uid, strerror(-r));
 			close(fd);
 			return r;
 		}
@@ -197,11 +200,13 @@ statedir_open(const char *path, int *ret_fd, char *err, size_t errsz)
 		close(fd);
 		return -EPERM;
 	}
-	if ((st.st_mode & S_IWOTH) || ((st.st_mode & S_IWGRP) &&
-	    st.st_gid != (owner.drop ? owner.gid : getegid()))) {
-		snprintf(err, errsz, "writable by others (mode %04o, gid %u): "
-		    "refused", (unsigned)(st.st_mode & 07777),
-		    (unsigned)st.st_gid);
+	if ((st.st_mode & S_IWOTH) ||
+	    ((st.st_mode & S_IWGRP) &&
+		st.st_gid != (owner.drop ? owner.gid : getegid()))) {
+		snprintf(err, errsz,
+		    "writable by others (mode %04o, gid %u): "
+		    "refused",
+		    (unsigned)(st.st_mode & 07777), (unsigned)st.st_gid);
 		close(fd);
 		return -EPERM;
 	}
@@ -217,15 +222,17 @@ statedir_open(const char *path, int *ret_fd, char *err, size_t errsz)
 		}
 		fd2 = open_dir(path);
 		statedir_fs_leave();
-		if (fd2 >= 0 && (fstat(fd2, &st2) < 0 ||
-		    st2.st_dev != st.st_dev || st2.st_ino != st.st_ino)) {
+		if (fd2 >= 0 &&
+		    (fstat(fd2, &st2) < 0 || st2.st_dev != st.st_dev ||
+			st2.st_ino != st.st_ino)) {
 			close(fd2);
 			fd2 = -ESTALE;
 		}
 		if (fd2 < 0) {
-			snprintf(err, errsz, "uid %u cannot reach it: %s (a "
-			    "parent directory closed to it?)", owner.uid,
-			    strerror(-fd2));
+			snprintf(err, errsz,
+			    "uid %u cannot reach it: %s (a "
+			    "parent directory closed to it?)",
+			    owner.uid, strerror(-fd2));
 			close(fd);
 			return fd2;
 		}
@@ -241,8 +248,8 @@ statedir_open(const char *path, int *ret_fd, char *err, size_t errsz)
  * the database and its -wal, -shm and -journal companions (store.c).
  */
 int
-statedir_check_file(int dirfd, const char *name, uint32_t want_uid,
-    char *err, size_t errsz)
+statedir_check_file(int dirfd, const char *name, uint32_t want_uid, char *err,
+    size_t errsz)
 {
 	struct stat st;
 
@@ -252,8 +259,8 @@ statedir_check_file(int dirfd, const char *name, uint32_t want_uid,
 }
 
 int
-statedir_check_stat(const struct stat *st, const char *name,
-    uint32_t want_uid, char *err, size_t errsz)
+statedir_check_stat(const struct stat *st, const char *name, uint32_t want_uid,
+    char *err, size_t errsz)
 {
 	if (S_ISLNK(st->st_mode)) {
 		snprintf(err, errsz, "%s is a symbolic link: refused", name);
@@ -268,8 +275,10 @@ statedir_check_stat(const struct stat *st, const char *name,
 		return -EPERM;
 	}
 	if (st->st_uid != want_uid) {
-		snprintf(err, errsz, "%s is owned by uid %u, not uid %u: "
-		    "refused", name, (unsigned)st->st_uid, want_uid);
+		snprintf(err, errsz,
+		    "%s is owned by uid %u, not uid %u: "
+		    "refused",
+		    name, (unsigned)st->st_uid, want_uid);
 		return -EPERM;
 	}
 	if (st->st_nlink != 1) {

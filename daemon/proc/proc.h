@@ -18,7 +18,7 @@ struct window;
  * delta is never replaced by 0, −1 or a guess.
  */
 enum vitals_invalid {
-	INV_SLEPT,	 /* Δboottime − Δmonotonic > 50 ms: device suspended */
+	INV_SLEPT, /* Δboottime − Δmonotonic > 50 ms: device suspended */
 	INV_NO_ADVANCE,	 /* monotonic time did not advance between reads */
 	INV_REGRESSION,	 /* a cumulative counter went backwards */
 	INV_READ_FAILED, /* open/read failed for another reason than exit */
@@ -62,7 +62,7 @@ struct procstat {
 	uint8_t online[VITALS_CPU_MAX]; /* a cpuN line was present */
 	unsigned ncpu_online;		/* number of cpuN lines kept */
 	unsigned cpu_span;		/* highest N + 1 among kept lines */
-	unsigned cpu_dropped;		/* cpuN lines with N >= VITALS_CPU_MAX */
+	unsigned cpu_dropped; /* cpuN lines with N >= VITALS_CPU_MAX */
 	uint64_t ctxt, btime, processes, procs_running, procs_blocked;
 	unsigned have; /* PROCSTAT_HAVE_* */
 };
@@ -140,18 +140,18 @@ struct meminfo {
 
 /* /proc/<pid>/stat or /proc/<pid>/task/<tid>/stat, fields 1-based. */
 struct pid_stat {
-	int32_t pid;			/* 1 */
-	char comm[VITALS_COMM_LEN];	/* 2, a label only: never a key */
-	char state;			/* 3 */
-	int32_t ppid;			/* 4 */
-	uint64_t minflt;		/* 10 */
-	uint64_t majflt;		/* 12 */
-	uint64_t utime;			/* 14, ticks */
-	uint64_t stime;			/* 15, ticks */
-	int32_t num_threads;		/* 20 */
-	uint64_t starttime;		/* 22, ticks since boot */
-	uint64_t vsize;			/* 23, bytes */
-	uint64_t rss_pages;		/* 24 */
+	int32_t pid;		    /* 1 */
+	char comm[VITALS_COMM_LEN]; /* 2, a label only: never a key */
+	char state;		    /* 3 */
+	int32_t ppid;		    /* 4 */
+	uint64_t minflt;	    /* 10 */
+	uint64_t majflt;	    /* 12 */
+	uint64_t utime;		    /* 14, ticks */
+	uint64_t stime;		    /* 15, ticks */
+	int32_t num_threads;	    /* 20 */
+	uint64_t starttime;	    /* 22, ticks since boot */
+	uint64_t vsize;		    /* 23, bytes */
+	uint64_t rss_pages;	    /* 24 */
 };
 
 /* The parts of /proc/<pid>/status vitalsd keeps. */
@@ -219,12 +219,12 @@ enum threads_mode {
 
 /* What one process scan needs to know about the sample it belongs to. */
 struct scan_ctx {
-	bool valid;	       /* false: refresh baselines, add nothing */
-	bool have_prev;	       /* a previous sample exists */
-	int64_t prev_boot_ns;  /* CLOCK_BOOTTIME of the previous sample */
-	uint64_t wall_ns;      /* Δmonotonic of this sample */
-	uint64_t total_ticks;  /* system Δtotal of this sample */
-	double norm_ticks;     /* Δtotal / online CPUs */
+	bool valid;	      /* false: refresh baselines, add nothing */
+	bool have_prev;	      /* a previous sample exists */
+	int64_t prev_boot_ns; /* CLOCK_BOOTTIME of the previous sample */
+	uint64_t wall_ns;     /* Δmonotonic of this sample */
+	uint64_t total_ticks; /* system Δtotal of this sample */
+	double norm_ticks;    /* Δtotal / online CPUs */
 };
 
 struct procscan;
@@ -258,8 +258,8 @@ enum unseen_state {
 const char *unseen_state_name(unsigned st);
 int prochidden_detect(int procfd, bool *ret_hiding);
 int prochidden_cgroup_open(const char *sys_root);
-int prochidden_count(int cgfd, int procfd,
-    bool (*seen)(int32_t pid, void *arg), void *arg, uint32_t *ret_unseen);
+int prochidden_count(int cgfd, int procfd, bool (*seen)(int32_t pid, void *arg),
+    void *arg, uint32_t *ret_unseen);
 /* proc_scan.c: count at every window close when the mount hides */
 int procscan_watch_hidden(struct procscan *ps, const char *sys_root);
 

@@ -99,7 +99,7 @@ prochidden_detect(int procfd, bool *ret_hiding)
 		return r;
 	}
 	/* "ID PARENT MAJ:MIN ROOT POINT OPTS [TAGS...] - FSTYPE SRC SUPER" */
-	for (p = b.p; p && *p && !found; ) {
+	for (p = b.p; p && *p && !found;) {
 		const char *eol = strchr(p, '\n'), *sep, *f;
 		size_t len = eol ? (size_t)(eol - p) : strlen(p);
 		uint64_t id = 0;
@@ -110,8 +110,9 @@ prochidden_detect(int procfd, bool *ret_hiding)
 		if (id == mnt_id && sep) {
 			const char *fs = sep + 3, *end = p + len;
 			const char *src = memchr(fs, ' ', (size_t)(end - fs));
-			const char *opts = src ? memchr(src + 1, ' ',
-			    (size_t)(end - src - 1)) : NULL;
+			const char *opts = src ?
+			    memchr(src + 1, ' ', (size_t)(end - src - 1)) :
+			    NULL;
 
 			found = true;
 			if (src && (size_t)(src - fs) == 4 &&
@@ -186,7 +187,7 @@ walk_dir(struct walk *wk, int dfd, unsigned depth)
 
 	if ((r = read_at(dfd, "cgroup.procs", &wk->buf)) < 0)
 		return r == -ENOENT || r == -ENODEV ? 0 : r; /* rmdir'd */
-	for (p = wk->buf.p; p && p < wk->buf.p + wk->buf.len; ) {
+	for (p = wk->buf.p; p && p < wk->buf.p + wk->buf.len;) {
 		uint64_t v = 0;
 
 		for (; *p >= '0' && *p <= '9'; p++)
@@ -213,8 +214,8 @@ walk_dir(struct walk *wk, int dfd, unsigned depth)
 
 		if (de->d_type != DT_DIR || de->d_name[0] == '.')
 			continue;
-		sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY |
-		    O_CLOEXEC | O_NOFOLLOW);
+		sub = openat(dirfd(d), de->d_name,
+		    O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 		if (sub < 0)
 			continue; /* removed since readdir */
 		r = walk_dir(wk, sub, depth + 1);

@@ -82,8 +82,7 @@ skip_int(const char **pp, const char *end)
 
 /* Parse stat field number field (1-based, >= 3) at *pp into st. */
 static int
-pidstat_field(struct pid_stat *st, int field, const char **pp,
-    const char *end)
+pidstat_field(struct pid_stat *st, int field, const char **pp, const char *end)
 {
 	uint64_t v, *dst;
 	int r;
@@ -94,8 +93,9 @@ pidstat_field(struct pid_stat *st, int field, const char **pp,
 		 * Every task state the kernel has printed is a letter; anything
 		 * else means the comm did not end where we think it did.
 		 */
-		if (*pp == end || !((**pp >= 'A' && **pp <= 'Z') ||
-		    (**pp >= 'a' && **pp <= 'z')))
+		if (*pp == end ||
+		    !((**pp >= 'A' && **pp <= 'Z') ||
+			(**pp >= 'a' && **pp <= 'z')))
 			return -EINVAL;
 		st->state = **pp;
 		(*pp)++;

@@ -32,17 +32,17 @@
  * of tasks the scan's cost is mostly cache misses on these structs.
  */
 struct task {
-	struct task *hnext; /* hash chain */
+	struct task *hnext;		       /* hash chain */
 	uint64_t utime, stime, minflt, majflt; /* last read: the baseline */
 	uint32_t seen_gen;
 	bool is_thread;
-	bool stale; /* a read failed: the next read is a baseline */
+	bool stale;   /* a read failed: the next read is a baseline */
 	bool cpu_set; /* cpu holds this instance's iterator split */
 	struct cputime_split cpu; /* iterator: last utime/stime split, ns */
-	struct window_task wt; /* identity + this window's accumulators */
-	struct task *threads; /* process: its known threads */
-	struct task *tnext;   /* thread: next sibling */
-	struct task *proc;    /* thread: owner */
+	struct window_task wt;	  /* identity + this window's accumulators */
+	struct task *threads;	  /* process: its known threads */
+	struct task *tnext;	  /* thread: next sibling */
+	struct task *proc;	  /* thread: owner */
 };
 
 struct htab {
@@ -60,16 +60,16 @@ struct procscan {
 	uint32_t gen;
 	uint32_t nscanned_procs, nscanned_threads;
 	struct vbuf buf;
-	struct taskiter *ti;	  /* NULL: /proc is the source */
-	enum scanner_why why;	  /* why ti is NULL */
-	int err;		  /* errno behind why, or of the last failed read */
-	unsigned ti_fails;	  /* iterator reads failed in a row */
-	enum scanner_mode last;	  /* source of the previous scan */
+	struct taskiter *ti;  /* NULL: /proc is the source */
+	enum scanner_why why; /* why ti is NULL */
+	int err;	      /* errno behind why, or of the last failed read */
+	unsigned ti_fails;    /* iterator reads failed in a row */
+	enum scanner_mode last; /* source of the previous scan */
 	bool have_last;
-	unsigned fail_reads;	  /* tests: iterator reads to fail */
-	bool hiding;		  /* the procfs hides processes (hidepid) */
-	int cgfd;		  /* cgroup root to count them by; -1: none */
-	int cg_err;		  /* why cgfd is -1 */
+	unsigned fail_reads; /* tests: iterator reads to fail */
+	bool hiding;	     /* the procfs hides processes (hidepid) */
+	int cgfd;	     /* cgroup root to count them by; -1: none */
+	int cg_err;	     /* why cgfd is -1 */
 };
 
 /* Iterator reads failing this many scans in a row retire it for /proc. */
@@ -466,9 +466,9 @@ task_new(int32_t id, const struct pid_stat *st, bool is_thread)
  * t is what the thread table holds for tid (the caller looked it up).
  */
 static int
-thread_observe(struct procscan *ps, struct task *p, int32_t tid,
-    struct task *t, const struct pid_stat *st, const struct scan_ctx *ctx,
-    struct window *w, struct task **ret)
+thread_observe(struct procscan *ps, struct task *p, int32_t tid, struct task *t,
+    const struct pid_stat *st, const struct scan_ctx *ctx, struct window *w,
+    struct task **ret)
 {
 	bool fresh = false;
 
@@ -555,7 +555,7 @@ scan_threads(struct procscan *ps, struct task *p, const struct scan_ctx *ctx,
 		}
 		t = ht_get(&ps->threads, (int32_t)tid);
 		if ((r = thread_observe(ps, p, (int32_t)tid, t, &st, ctx, w,
-		    &t)) < 0) {
+			 &t)) < 0) {
 			closedir(d);
 			return r;
 		}
@@ -666,8 +666,8 @@ scan_one(struct procscan *ps, int32_t pid, const struct scan_ctx *ctx,
 		return 0;
 	}
 	p = ht_get(&ps->procs, pid);
-	if ((r = proc_observe(ps, pid, p, &st, false, 0, ctx, w, &p,
-	    &moved)) < 0)
+	if ((r = proc_observe(ps, pid, p, &st, false, 0, ctx, w, &p, &moved)) <
+	    0)
 		return r;
 	if (threads_wanted(ps, moved))
 		return scan_threads(ps, p, ctx, w);
@@ -740,10 +740,14 @@ scan_iter_threads(struct procscan *ps, struct task *p,
 		struct task *t;
 
 		t = ht_get(&ps->threads, it->tid);
-		iter_to_stat(ps, it, t && t->cpu_set && t->proc == p &&
-		    t->wt.starttime == it->starttime ? t : NULL, &cpu, &st);
-		if ((r = thread_observe(ps, p, it->tid, t, &st, ctx, w,
-		    &t)) < 0)
+		iter_to_stat(ps, it,
+		    t && t->cpu_set && t->proc == p &&
+			    t->wt.starttime == it->starttime ?
+			t :
+			NULL,
+		    &cpu, &st);
+		if ((r = thread_observe(ps, p, it->tid, t, &st, ctx, w, &t)) <
+		    0)
 			return r;
 		t->cpu = cpu;
 		t->cpu_set = true;
@@ -776,15 +780,18 @@ scan_iter(struct procscan *ps, const struct taskiter_snap *snap,
 			continue;
 		}
 		p = ht_get(&ps->procs, pi->tgid);
-		iter_to_stat(ps, pi, p && p->cpu_set &&
-		    p->wt.starttime == pi->starttime ? p : NULL, &cpu, &st);
+		iter_to_stat(ps, pi,
+		    p && p->cpu_set && p->wt.starttime == pi->starttime ? p :
+									  NULL,
+		    &cpu, &st);
 		if ((r = proc_observe(ps, pi->tgid, p, &st, true, pi->uid, ctx,
-		    w, &p, &moved)) < 0)
+			 w, &p, &moved)) < 0)
 			return r;
 		p->cpu = cpu;
 		p->cpu_set = true;
 		if (threads_wanted(ps, moved)) {
-			if ((r = scan_iter_threads(ps, p, snap, pi, ctx, w)) < 0)
+			if ((r = scan_iter_threads(ps, p, snap, pi, ctx, w)) <
+			    0)
 				return r;
 		} else if (ps->mode == THREADS_CHANGED && ctx->valid) {
 			threads_unmoved(p, ctx);
@@ -846,8 +853,7 @@ choose_source(struct procscan *ps, struct window *w,
 }
 
 int
-procscan_run(struct procscan *ps, const struct scan_ctx *ctx,
-    struct window *w)
+procscan_run(struct procscan *ps, const struct scan_ctx *ctx, struct window *w)
 {
 	const struct taskiter_snap *snap = NULL;
 	enum scanner_mode src;
@@ -926,8 +932,8 @@ count_hidden(struct procscan *ps, struct window *w)
 		w->health.unseen_state = UNSEEN_NONE_HIDDEN;
 		return;
 	}
-	if (ps->cgfd < 0 || prochidden_count(ps->cgfd, ps->procfd, scan_saw,
-	    ps, &n) < 0) {
+	if (ps->cgfd < 0 ||
+	    prochidden_count(ps->cgfd, ps->procfd, scan_saw, ps, &n) < 0) {
 		w->health.unseen_state = UNSEEN_UNKNOWN;
 		return;
 	}
@@ -968,8 +974,8 @@ procscan_flush(struct procscan *ps, struct window *w)
  * ended since that scan is still returned; the next scan retires it.
  */
 int
-procscan_lookup(const struct procscan *ps, int32_t pid,
-    uint64_t *ret_starttime, char *ret_name, size_t namesz)
+procscan_lookup(const struct procscan *ps, int32_t pid, uint64_t *ret_starttime,
+    char *ret_name, size_t namesz)
 {
 	const struct task *t = ht_get(&ps->procs, pid);
 

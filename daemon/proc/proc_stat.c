@@ -63,7 +63,7 @@ static struct span
 span_make(const char *buf, size_t len)
 {
 	/* NULL with len 0 is an empty text; no arithmetic on NULL */
-	return (struct span){buf, buf != NULL ? buf + len : buf};
+	return (struct span){ buf, buf != NULL ? buf + len : buf };
 }
 
 static size_t
@@ -151,7 +151,7 @@ tok_u64(struct span t, uint64_t *ret)
 static int
 tok_decimal(struct span t, double *ret)
 {
-	struct span ip = t, fp = {t.end, t.end};
+	struct span ip = t, fp = { t.end, t.end };
 	const char *dot = memchr(t.p, '.', span_len(t));
 	uint64_t i, f = 0, scale = 1;
 	int r;
@@ -201,9 +201,10 @@ key_find(const char *const *names, size_t n, struct span t)
 static int
 procstat_cpu_times(struct span rest, struct cpu_times *ret)
 {
-	struct cpu_times ct = {0};
-	uint64_t *col[] = {&ct.user, &ct.nice, &ct.system, &ct.idle, &ct.iowait,
-	    &ct.irq, &ct.softirq, &ct.steal, &ct.guest, &ct.guest_nice};
+	struct cpu_times ct = { 0 };
+	uint64_t *col[] = { &ct.user, &ct.nice, &ct.system, &ct.idle,
+		&ct.iowait, &ct.irq, &ct.softirq, &ct.steal, &ct.guest,
+		&ct.guest_nice };
 	uint64_t x;
 	struct span t;
 	unsigned n = 0;
@@ -223,8 +224,8 @@ procstat_cpu_times(struct span rest, struct cpu_times *ret)
 
 /* "cpu" (the sum over all possible CPUs) or "cpuN" (an online CPU). */
 static int
-procstat_cpu(
-    struct procstat *st, struct span name, struct span rest, bool *have_all)
+procstat_cpu(struct procstat *st, struct span name, struct span rest,
+    bool *have_all)
 {
 	struct cpu_times t;
 	uint64_t n;
@@ -260,8 +261,8 @@ procstat_cpu(
 static int
 procstat_scalar(struct procstat *st, struct span name, struct span rest)
 {
-	uint64_t *slot[] = {&st->ctxt, &st->btime, &st->processes,
-	    &st->procs_running, &st->procs_blocked};
+	uint64_t *slot[] = { &st->ctxt, &st->btime, &st->processes,
+		&st->procs_running, &st->procs_blocked };
 	struct span t;
 	int k, r;
 
@@ -309,7 +310,7 @@ loadavg_parse(const char *buf, size_t len, struct loadavg *ret)
 {
 	struct span text = span_make(buf, len), line, t[6];
 	struct loadavg la;
-	uint32_t *u[] = {&la.runnable, &la.threads, &la.last_pid};
+	uint32_t *u[] = { &la.runnable, &la.threads, &la.last_pid };
 	const char *slash;
 	uint64_t v;
 	int i, r;
@@ -352,10 +353,10 @@ loadavg_parse(const char *buf, size_t len, struct loadavg *ret)
 static int
 psi_line_parse(struct span rest, struct psi_line *ret)
 {
-	static const char *const keys[] = {
-	    "avg10=", "avg60=", "avg300=", "total="};
+	static const char *const keys[] = { "avg10=", "avg60=", "avg300=",
+		"total=" };
 	struct psi_line pl;
-	double *avg[] = {&pl.avg10, &pl.avg60, &pl.avg300};
+	double *avg[] = { &pl.avg10, &pl.avg60, &pl.avg300 };
 	struct span t;
 	int i, r;
 
@@ -382,7 +383,7 @@ psi_line_parse(struct span rest, struct psi_line *ret)
 int
 psi_parse(const char *buf, size_t len, struct psi *ret)
 {
-	static const char *const names[] = {"some", "full"};
+	static const char *const names[] = { "some", "full" };
 	struct span text = span_make(buf, len), line, name;
 	struct psi psi;
 	unsigned seen = 0;
@@ -457,7 +458,7 @@ int
 vmstat_parse(const char *buf, size_t len, struct vmstat *ret)
 {
 	const uint32_t file = 1u << VM_WORKINGSET_REFAULT_FILE;
-	uint64_t v[VM__MAX + 1] = {0};
+	uint64_t v[VM__MAX + 1] = { 0 };
 	uint32_t have;
 	int r;
 
@@ -481,11 +482,11 @@ vmstat_parse(const char *buf, size_t len, struct vmstat *ret)
 int
 meminfo_parse(const char *buf, size_t len, struct meminfo *ret)
 {
-	struct meminfo mi = {{0}, 0};
+	struct meminfo mi = { { 0 }, 0 };
 	int r;
 
-	r = keyed_parse(
-	    buf, len, meminfo_names, MI__MAX, true, mi.kb, &mi.have);
+	r = keyed_parse(buf, len, meminfo_names, MI__MAX, true, mi.kb,
+	    &mi.have);
 	if (r < 0)
 		return r;
 	*ret = mi;

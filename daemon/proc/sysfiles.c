@@ -19,8 +19,16 @@
 /* Absent per-CPU files are looked for again at most this often. */
 #define CPUFREQ_RETRY_SAMPLES 64
 
-enum sys_file { SF_STAT, SF_LOADAVG, SF_PSI_CPU, SF_PSI_MEM, SF_PSI_IO,
-	SF_VMSTAT, SF_MEMINFO, SF__MAX };
+enum sys_file {
+	SF_STAT,
+	SF_LOADAVG,
+	SF_PSI_CPU,
+	SF_PSI_MEM,
+	SF_PSI_IO,
+	SF_VMSTAT,
+	SF_MEMINFO,
+	SF__MAX
+};
 
 static const char *const sf_path[SF__MAX] = {
 	[SF_STAT] = "stat",
@@ -33,10 +41,10 @@ static const char *const sf_path[SF__MAX] = {
 };
 
 struct cpu_files {
-	int cur_fd;		/* scaling_cur_freq, −1 closed */
-	uint32_t retry_at;	/* sample number to look again */
-	int64_t max_khz;	/* cpuinfo_max_freq, −1 unknown */
-	int32_t capacity;	/* cpu_capacity, −1 unknown */
+	int cur_fd;	   /* scaling_cur_freq, −1 closed */
+	uint32_t retry_at; /* sample number to look again */
+	int64_t max_khz;   /* cpuinfo_max_freq, −1 unknown */
+	int32_t capacity;  /* cpu_capacity, −1 unknown */
 };
 
 struct sysfiles {
@@ -106,7 +114,8 @@ sf_read(struct sysfiles *sf, enum sys_file f)
 	int r;
 
 	if (sf->fd[f] < 0) {
-		sf->fd[f] = openat(sf->procfd, sf_path[f], O_RDONLY | O_CLOEXEC);
+		sf->fd[f] = openat(sf->procfd, sf_path[f],
+		    O_RDONLY | O_CLOEXEC);
 		if (sf->fd[f] < 0)
 			return -errno;
 	}
@@ -123,8 +132,7 @@ sf_read(struct sysfiles *sf, enum sys_file f)
 }
 
 static int
-cpu_read_u64(struct sysfiles *sf, unsigned cpu, const char *name,
-    uint64_t *ret)
+cpu_read_u64(struct sysfiles *sf, unsigned cpu, const char *name, uint64_t *ret)
 {
 	char path[64];
 	int r;
@@ -203,30 +211,33 @@ sysfiles_read(struct sysfiles *sf, struct sys_sample *ret)
 	memset(ret->coll_ns, 0, sizeof(ret->coll_ns));
 
 	r = sf_read(sf, SF_STAT);
-	ret->stat_err = r < 0 ? r :
+	ret->stat_err = r < 0 ?
+	    r :
 	    procstat_parse(sf->buf.p, sf->buf.len, &ret->stat);
 	ret->coll_ns[COLL_STAT] = elapsed(&t);
 
 	r = sf_read(sf, SF_LOADAVG);
-	ret->loadavg_err = r < 0 ? r :
+	ret->loadavg_err = r < 0 ?
+	    r :
 	    loadavg_parse(sf->buf.p, sf->buf.len, &ret->loadavg);
 	ret->coll_ns[COLL_LOADAVG] = elapsed(&t);
 
 	for (i = 0; i < PSI__MAX; i++) {
 		r = sf_read(sf, SF_PSI_CPU + i);
-		ret->psi_err[i] = r < 0 ? r :
+		ret->psi_err[i] = r < 0 ?
+		    r :
 		    psi_parse(sf->buf.p, sf->buf.len, &ret->psi[i]);
 	}
 	ret->coll_ns[COLL_PSI] = elapsed(&t);
 
 	r = sf_read(sf, SF_VMSTAT);
 	ret->vm_err = r < 0 ? r :
-	    vmstat_parse(sf->buf.p, sf->buf.len, &ret->vm);
+			      vmstat_parse(sf->buf.p, sf->buf.len, &ret->vm);
 	ret->coll_ns[COLL_VMSTAT] = elapsed(&t);
 
 	r = sf_read(sf, SF_MEMINFO);
 	ret->mem_err = r < 0 ? r :
-	    meminfo_parse(sf->buf.p, sf->buf.len, &ret->mem);
+			       meminfo_parse(sf->buf.p, sf->buf.len, &ret->mem);
 	ret->coll_ns[COLL_MEMINFO] = elapsed(&t);
 
 	/* Frequencies only for CPUs /proc/stat calls online. */

@@ -38,16 +38,18 @@
 
 _Static_assert((int)RPC_OK == (int)VITALS__STATUS__STATUS_OK, "status");
 _Static_assert((int)RPC_ERROR == (int)VITALS__STATUS__STATUS_ERROR, "status");
-_Static_assert((int)RPC_BAD_REQUEST ==
-    (int)VITALS__STATUS__STATUS_BAD_REQUEST, "status");
+_Static_assert((int)RPC_BAD_REQUEST == (int)VITALS__STATUS__STATUS_BAD_REQUEST,
+    "status");
 _Static_assert((int)RPC_PERMISSION_DENIED ==
-    (int)VITALS__STATUS__STATUS_PERMISSION_DENIED, "status");
+	(int)VITALS__STATUS__STATUS_PERMISSION_DENIED,
+    "status");
 _Static_assert((int)RPC_UNSUPPORTED_VERSION ==
-    (int)VITALS__STATUS__STATUS_UNSUPPORTED_VERSION, "status");
+	(int)VITALS__STATUS__STATUS_UNSUPPORTED_VERSION,
+    "status");
 _Static_assert((int)RPC_NOT_FOUND == (int)VITALS__STATUS__STATUS_NOT_FOUND,
     "status");
-_Static_assert((int)RPC_UNAVAILABLE ==
-    (int)VITALS__STATUS__STATUS_UNAVAILABLE, "status");
+_Static_assert((int)RPC_UNAVAILABLE == (int)VITALS__STATUS__STATUS_UNAVAILABLE,
+    "status");
 _Static_assert((int)RPC_BUSY == (int)VITALS__STATUS__STATUS_BUSY, "status");
 _Static_assert((int)RPC_TOO_LARGE == (int)VITALS__STATUS__STATUS_TOO_LARGE,
     "status");
@@ -82,9 +84,11 @@ pack_answer(Vitals__Response *resp, uint32_t max, uint8_t **ret,
 	char msg[160];
 
 	if (n > max) {
-		snprintf(msg, sizeof(msg), "answer of %zu bytes exceeds the "
+		snprintf(msg, sizeof(msg),
+		    "answer of %zu bytes exceeds the "
 		    "%u-byte frame limit: ask for a shorter range or fewer "
-		    "tasks", n, max);
+		    "tasks",
+		    n, max);
 		return rpc_error_frame(resp->id, RPC_TOO_LARGE, msg, ret,
 		    ret_len);
 	}
@@ -123,8 +127,10 @@ frame_with_id(const uint8_t *body, size_t blen, uint64_t id, uint32_t max,
 	}
 	/* Bodies are cached only when they fit (answer_cached): a guard. */
 	if (n + blen > max)
-		return rpc_error_frame(id, RPC_TOO_LARGE, "answer exceeds the "
-		    "frame limit: ask for fewer tasks", ret, ret_len);
+		return rpc_error_frame(id, RPC_TOO_LARGE,
+		    "answer exceeds the "
+		    "frame limit: ask for fewer tasks",
+		    ret, ret_len);
 	if ((buf = malloc(VITALS_FRAME_HDR + n + blen)) == NULL)
 		return -ENOMEM;
 	frame_put_header(buf, (uint32_t)(n + blen));
@@ -150,7 +156,7 @@ rpc_frame_reid(const uint8_t *frame, size_t len, uint64_t id, uint8_t **ret,
 
 	if (len < head || frame[VITALS_FRAME_HDR] != 1 << 3 ||
 	    frame[VITALS_FRAME_HDR + 1] !=
-	    VITALS__PROTOCOL_VERSION__PROTOCOL_VERSION_1 ||
+		VITALS__PROTOCOL_VERSION__PROTOCOL_VERSION_1 ||
 	    (len > head && frame[head] == 2 << 3))
 		return -EINVAL;
 	if (id) {
@@ -158,8 +164,8 @@ rpc_frame_reid(const uint8_t *frame, size_t len, uint64_t id, uint8_t **ret,
 		n += put_varint(idf + n, id);
 	}
 	plen = len - VITALS_FRAME_HDR + n;
-	if (plen > UINT32_MAX || (buf = malloc(VITALS_FRAME_HDR + plen)) ==
-	    NULL)
+	if (plen > UINT32_MAX ||
+	    (buf = malloc(VITALS_FRAME_HDR + plen)) == NULL)
 		return -ENOMEM;
 	frame_put_header(buf, (uint32_t)plen);
 	memcpy(buf + VITALS_FRAME_HDR, frame + VITALS_FRAME_HDR, 2);
@@ -248,8 +254,10 @@ body_too_large(uint8_t **body, size_t *n, uint32_t max)
 	uint8_t *b;
 	size_t len;
 
-	snprintf(msg, sizeof(msg), "answer of %zu bytes exceeds the %u-byte "
-	    "frame limit: ask for a shorter range or fewer tasks", *n, max);
+	snprintf(msg, sizeof(msg),
+	    "answer of %zu bytes exceeds the %u-byte "
+	    "frame limit: ask for a shorter range or fewer tasks",
+	    *n, max);
 	resp.status = VITALS__STATUS__STATUS_TOO_LARGE;
 	resp.error = msg;
 	len = vitals__response__get_packed_size(&resp);
@@ -279,8 +287,7 @@ answer_cached(const struct rpc_ctx *ctx, uint64_t id, unsigned key,
 		free(body);
 		return r;
 	}
-	r = frame_with_id(body, n, id, ctx->max_frame, &res->frame,
-	    &res->len);
+	r = frame_with_id(body, n, id, ctx->max_frame, &res->frame, &res->len);
 	if (ctx->cache && r == 0)
 		cache_put(ctx->cache, key, body, n);
 	else
@@ -352,11 +359,11 @@ pb_store(struct rpc_arena *a, const struct vitalsd_info *info)
 	Vitals__StoreHealth *m;
 
 	NEW(a, m, vitals__store_health__init);
-	m->state = (char *)store_state_name(info->have_store ? s->state :
-	    STORE_CLOSED);
+	m->state = (char *)store_state_name(
+	    info->have_store ? s->state : STORE_CLOSED);
 	m->last_err = s->last_err;
 	TRY(m->last_errmsg = rpc_pb_str(a, s->last_errmsg,
-	    sizeof(s->last_errmsg)));
+		sizeof(s->last_errmsg)));
 	m->windows_written = s->windows_written;
 	m->write_failures = s->write_failures;
 	m->windows_rolled = s->windows_rolled;
@@ -364,7 +371,7 @@ pb_store(struct rpc_arena *a, const struct vitalsd_info *info)
 	m->deleted_size = s->deleted_size;
 	m->corrupt_moved = s->corrupt_moved;
 	TRY(m->corrupt_path = rpc_pb_str(a, s->corrupt_path,
-	    sizeof(s->corrupt_path)));
+		sizeof(s->corrupt_path)));
 	m->db_bytes = s->db_bytes;
 	m->commit_ns_last = s->commit_ns_last;
 	m->commit_ns_max = s->commit_ns_max;
@@ -375,7 +382,7 @@ pb_store(struct rpc_arena *a, const struct vitalsd_info *info)
 		int64_t left = s->retry_at_mono_ns - clock_ns(CLOCK_MONOTONIC);
 
 		m->next_retry_ms = left > 0 ? (uint32_t)(left / NSEC_PER_MSEC) :
-		    0;
+					      0;
 	}
 	m->windows_salvaged = s->windows_salvaged;
 	m->wal_damaged = s->wal_damaged;
@@ -429,7 +436,7 @@ pb_health(struct rpc_arena *a, const struct rpc_ctx *ctx)
 		gpumem_get_state(info->gpumem, &gs);
 		TRY(m->gpu_mem = rpc_pb_gpumem_state(a, &gs));
 		TRY(m->gpu_mem->map_path = rpc_pb_str(a,
-		    gpumem_map_used(info->gpumem), PATH_MAX));
+			gpumem_map_used(info->gpumem), PATH_MAX));
 	}
 	/* heapprofd: NULL without a daemon (unit tests) */
 	m->heapprofd = rpc_pb_hp_health(a, ctx);
@@ -498,8 +505,8 @@ answer_dump(const struct rpc_ctx *ctx, uint64_t id,
 		return answer_error(res, id, RPC_UNAVAILABLE,
 		    "no closed window yet");
 	top_n = rpc_top_clamp(w, top_n, true);
-	if (c && (hit = cache_get(c, w->seq, RPC_CACHE_DUMP | top_n, &n)) !=
-	    NULL)
+	if (c &&
+	    (hit = cache_get(c, w->seq, RPC_CACHE_DUMP | top_n, &n)) != NULL)
 		return frame_with_id(hit, n, id, ctx->max_frame, &res->frame,
 		    &res->len);
 	if ((r = dump_window(w, top_n, &b)) < 0)
@@ -587,12 +594,14 @@ prepare_query(const struct rpc_ctx *ctx, const Vitals__Request *req,
 			    "granularity above 366 days");
 		q->granularity_s = req->windows->granularity_s;
 		q->max_windows = req->windows->max_windows ?
-		    req->windows->max_windows : WINDOWS_DEFAULT;
+		    req->windows->max_windows :
+		    WINDOWS_DEFAULT;
 		if (q->max_windows > WINDOWS_MAX)
 			q->max_windows = WINDOWS_MAX;
 		q->with_tasks = req->windows->with_tasks;
 		q->top_n = req->windows->top_n > TASKS_TOP_MAX ?
-		    TASKS_TOP_MAX : req->windows->top_n;
+		    TASKS_TOP_MAX :
+		    req->windows->top_n;
 		break;
 	case VITALS__REQUEST__OP_TOP:
 		q->op = RPC_Q_TOP;
@@ -623,15 +632,16 @@ prepare_query(const struct rpc_ctx *ctx, const Vitals__Request *req,
 			return answer_error(res, q->id, RPC_BAD_REQUEST,
 			    "pid must not be negative");
 		q->pid = req->trace->pid;
-		if (req->trace->process && strlen(req->trace->process) >=
-		    sizeof(q->process))
+		if (req->trace->process &&
+		    strlen(req->trace->process) >= sizeof(q->process))
 			return answer_error(res, q->id, RPC_BAD_REQUEST,
 			    "process name too long");
 		if (req->trace->process)
 			snprintf(q->process, sizeof(q->process), "%s",
 			    req->trace->process);
 		q->max_windows = req->trace->max_windows ?
-		    req->trace->max_windows : WINDOWS_DEFAULT;
+		    req->trace->max_windows :
+		    WINDOWS_DEFAULT;
 		if (q->max_windows > TRACE_WINDOWS_MAX)
 			q->max_windows = TRACE_WINDOWS_MAX;
 		break;
@@ -639,7 +649,7 @@ prepare_query(const struct rpc_ctx *ctx, const Vitals__Request *req,
 		return -EINVAL;
 	}
 	if ((why = resolve_range(tr, ctx->now_wall_ns, &q->from_wall_ns,
-	    &q->to_wall_ns, &q->relative)) != NULL)
+		 &q->to_wall_ns, &q->relative)) != NULL)
 		return answer_error(res, q->id, RPC_BAD_REQUEST, why);
 	res->verdict = RPC_QUERY;
 	return 0;
@@ -688,10 +698,10 @@ answer_gpumem(const struct rpc_ctx *ctx, const Vitals__Request *req,
 	r = -ENOMEM;
 	if ((gm.state = rpc_pb_gpumem_state(&a, &v.st)) == NULL ||
 	    (gm.state->map_path = rpc_pb_str(&a,
-	    gpumem_map_used(ctx->info->gpumem), PATH_MAX)) == NULL)
+		 gpumem_map_used(ctx->info->gpumem), PATH_MAX)) == NULL)
 		goto out;
-	if (v.n && (gm.procs = rpc_arena_alloc(&a, v.n *
-	    sizeof(*gm.procs))) == NULL)
+	if (v.n &&
+	    (gm.procs = rpc_arena_alloc(&a, v.n * sizeof(*gm.procs))) == NULL)
 		goto out;
 	for (i = 0; i < v.n; i++)
 		if ((gm.procs[i] = rpc_pb_gpu_proc(&a, &v.procs[i], NULL)) ==
@@ -725,10 +735,11 @@ dispatch(const struct rpc_ctx *ctx, enum control_role role,
 		    "reader role required");
 	}
 	if (req->version != VITALS__PROTOCOL_VERSION__PROTOCOL_VERSION_1) {
-		snprintf(msg, sizeof(msg), "protocol version %u not supported"
-		    " (this daemon speaks version 1)", req->version);
-		return answer_error(res, req->id, RPC_UNSUPPORTED_VERSION,
-		    msg);
+		snprintf(msg, sizeof(msg),
+		    "protocol version %u not supported"
+		    " (this daemon speaks version 1)",
+		    req->version);
+		return answer_error(res, req->id, RPC_UNSUPPORTED_VERSION, msg);
 	}
 	switch (req->op_case) {
 	case VITALS__REQUEST__OP_SNAPSHOT:
@@ -742,8 +753,7 @@ dispatch(const struct rpc_ctx *ctx, enum control_role role,
 		return answer_health(ctx, req->id, res);
 	case VITALS__REQUEST__OP_BURST:
 		if (role < ROLE_TRUSTED)
-			return answer_error(res, req->id,
-			    RPC_PERMISSION_DENIED,
+			return answer_error(res, req->id, RPC_PERMISSION_DENIED,
 			    "burst requires the trusted role");
 		return answer_burst(ctx, req->id, req->burst, res);
 	case VITALS__REQUEST__OP_DUMP:
@@ -797,8 +807,8 @@ answer_head(Vitals__Response *resp, const struct rpc_query *q)
 }
 
 int
-rpc_answer_windows(const struct rpc_query *q, struct window *const *w,
-    size_t n, bool truncated, uint32_t max, uint8_t **ret, size_t *ret_len)
+rpc_answer_windows(const struct rpc_query *q, struct window *const *w, size_t n,
+    bool truncated, uint32_t max, uint8_t **ret, size_t *ret_len)
 {
 	return rpc_answer_windows_cut(q, w, n, truncated, 0, 0, max, ret,
 	    ret_len);
@@ -823,8 +833,9 @@ rpc_answer_windows_cut(const struct rpc_query *q, struct window *const *w,
 	int r = -ENOMEM;
 
 	answer_head(&resp, q);
-	if (n && (list.windows = rpc_arena_alloc(&a, n *
-	    sizeof(*list.windows))) == NULL)
+	if (n &&
+	    (list.windows = rpc_arena_alloc(&a, n * sizeof(*list.windows))) ==
+		NULL)
 		goto out;
 	for (i = n, k = n; i > 0; i--) {
 		Vitals__Window *m = rpc_pb_window(&a, w[i - 1], q->with_tasks,
@@ -838,8 +849,8 @@ rpc_answer_windows_cut(const struct rpc_query *q, struct window *const *w,
 		list.windows[--k] = m;
 	}
 	if (k > 0) {
-		memmove(list.windows, list.windows + k, (n - k) *
-		    sizeof(*list.windows));
+		memmove(list.windows, list.windows + k,
+		    (n - k) * sizeof(*list.windows));
 		truncated = true;
 		list.budget_exhausted = true;
 		if (loaded_bytes == 0)
@@ -862,8 +873,8 @@ out:
 }
 
 int
-rpc_answer_top(const struct rpc_query *q, const struct window_task *t,
-    size_t n, uint32_t max, uint8_t **ret, size_t *ret_len)
+rpc_answer_top(const struct rpc_query *q, const struct window_task *t, size_t n,
+    uint32_t max, uint8_t **ret, size_t *ret_len)
 {
 	Vitals__Response resp = VITALS__RESPONSE__INIT;
 	Vitals__TaskList list = VITALS__TASK_LIST__INIT;
@@ -877,8 +888,8 @@ rpc_answer_top(const struct rpc_query *q, const struct window_task *t,
 	list.from_wall_ns = q->from_wall_ns;
 	list.to_wall_ns = q->to_wall_ns;
 	list.hz = q->hz;
-	if (n && (list.tasks = rpc_arena_alloc(&a, n * sizeof(*list.tasks))) ==
-	    NULL)
+	if (n &&
+	    (list.tasks = rpc_arena_alloc(&a, n * sizeof(*list.tasks))) == NULL)
 		goto out;
 	/* The store's order: by the metric, busiest first. */
 	for (i = 0; i < n; i++)
@@ -920,9 +931,9 @@ out:
 
 /* The GpuMem span answer (query thread); st: the newest window's state. */
 int
-rpc_answer_gpumem_span(const struct rpc_query *q,
-    const struct gpumem_span *sp, size_t n, const struct window_gpumem *st,
-    uint32_t max, uint8_t **ret, size_t *ret_len)
+rpc_answer_gpumem_span(const struct rpc_query *q, const struct gpumem_span *sp,
+    size_t n, const struct window_gpumem *st, uint32_t max, uint8_t **ret,
+    size_t *ret_len)
 {
 	Vitals__Response resp = VITALS__RESPONSE__INIT;
 	Vitals__GpuMem gm = VITALS__GPU_MEM__INIT;
@@ -933,8 +944,8 @@ rpc_answer_gpumem_span(const struct rpc_query *q,
 	answer_head(&resp, q);
 	if ((gm.state = rpc_pb_gpumem_state(&a, st)) == NULL)
 		goto out;
-	if (n && (gm.procs = rpc_arena_alloc(&a, n * sizeof(*gm.procs))) ==
-	    NULL)
+	if (n &&
+	    (gm.procs = rpc_arena_alloc(&a, n * sizeof(*gm.procs))) == NULL)
 		goto out;
 	for (i = 0; i < n; i++)
 		if ((gm.procs[i] = rpc_pb_gpu_proc(&a, &sp[i].p, &sp[i])) ==

@@ -53,8 +53,14 @@ enum rpc_status {
 };
 
 /* A store read for the query thread: the request, validated and resolved. */
-enum rpc_qop { RPC_Q_WINDOWS, RPC_Q_TOP, RPC_Q_PROCESS, RPC_Q_GPUMEM,
-	RPC_Q_TRACE, RPC_Q_HP_LIST /* heapprofd session records: n */ };
+enum rpc_qop {
+	RPC_Q_WINDOWS,
+	RPC_Q_TOP,
+	RPC_Q_PROCESS,
+	RPC_Q_GPUMEM,
+	RPC_Q_TRACE,
+	RPC_Q_HP_LIST /* heapprofd session records: n */
+};
 
 struct rpc_query {
 	enum rpc_qop op;
@@ -129,9 +135,9 @@ int rpc_handle(const struct rpc_ctx *ctx, enum control_role role,
     const uint8_t *payload, size_t len, struct rpc_result *ret);
 int rpc_answer_windows(const struct rpc_query *q, struct window *const *w,
     size_t n, bool truncated, uint32_t max, uint8_t **ret, size_t *ret_len);
-int rpc_answer_windows_cut(const struct rpc_query *q,
-    struct window *const *w, size_t n, bool truncated, uint64_t budget,
-    size_t loaded_bytes, uint32_t max, uint8_t **ret, size_t *ret_len);
+int rpc_answer_windows_cut(const struct rpc_query *q, struct window *const *w,
+    size_t n, bool truncated, uint64_t budget, size_t loaded_bytes,
+    uint32_t max, uint8_t **ret, size_t *ret_len);
 int rpc_answer_top(const struct rpc_query *q, const struct window_task *t,
     size_t n, uint32_t max, uint8_t **ret, size_t *ret_len);
 int rpc_answer_process(const struct rpc_query *q, const struct store_hist *h,
@@ -141,8 +147,8 @@ void rpc_cache_release(struct rpc_cache *c);
 /* rpc_pb.c */
 int rpc_error_frame(uint64_t id, enum rpc_status st, const char *msg,
     uint8_t **ret, size_t *ret_len);
-int rpc_frame_reid(const uint8_t *frame, size_t len, uint64_t id,
-    uint8_t **ret, size_t *ret_len);
+int rpc_frame_reid(const uint8_t *frame, size_t len, uint64_t id, uint8_t **ret,
+    size_t *ret_len);
 
 /* rpc_hp.c: heapprofd session records */
 int rpc_answer_hp_list(const struct rpc_query *q, const struct hp_record *v,

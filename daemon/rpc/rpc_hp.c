@@ -19,22 +19,26 @@
 #define HP_LIST_MAX 1000
 
 _Static_assert((int)HP_REFUSE_NOT_ELIGIBLE ==
-    (int)VITALS__HEAPPROFD_REFUSAL__HEAPPROFD_NOT_ELIGIBLE, "refusal");
+	(int)VITALS__HEAPPROFD_REFUSAL__HEAPPROFD_NOT_ELIGIBLE,
+    "refusal");
 _Static_assert((int)HP_REFUSE_RATE_PROCESS ==
-    (int)VITALS__HEAPPROFD_REFUSAL__HEAPPROFD_RATE_LIMITED_PROCESS,
+	(int)VITALS__HEAPPROFD_REFUSAL__HEAPPROFD_RATE_LIMITED_PROCESS,
     "refusal");
 _Static_assert((int)HP_REFUSE_RATE_SYSTEM ==
-    (int)VITALS__HEAPPROFD_REFUSAL__HEAPPROFD_RATE_LIMITED_SYSTEM, "refusal");
+	(int)VITALS__HEAPPROFD_REFUSAL__HEAPPROFD_RATE_LIMITED_SYSTEM,
+    "refusal");
 _Static_assert((int)HP_REFUSE_IN_PROGRESS ==
-    (int)VITALS__HEAPPROFD_REFUSAL__HEAPPROFD_IN_PROGRESS, "refusal");
+	(int)VITALS__HEAPPROFD_REFUSAL__HEAPPROFD_IN_PROGRESS,
+    "refusal");
 _Static_assert((int)HP_REFUSE_INVALID ==
-    (int)VITALS__HEAPPROFD_REFUSAL__HEAPPROFD_INVALID_REQUEST, "refusal");
+	(int)VITALS__HEAPPROFD_REFUSAL__HEAPPROFD_INVALID_REQUEST,
+    "refusal");
 _Static_assert((int)HP_REFUSE_UNAVAILABLE ==
-    (int)VITALS__HEAPPROFD_REFUSAL__HEAPPROFD_UNAVAILABLE, "refusal");
+	(int)VITALS__HEAPPROFD_REFUSAL__HEAPPROFD_UNAVAILABLE,
+    "refusal");
 
 static int
-error(struct rpc_result *res, uint64_t id, enum rpc_status st,
-    const char *msg)
+error(struct rpc_result *res, uint64_t id, enum rpc_status st, const char *msg)
 {
 	if (st == RPC_PERMISSION_DENIED)
 		res->denied = true;
@@ -42,12 +46,12 @@ error(struct rpc_result *res, uint64_t id, enum rpc_status st,
 }
 
 static int
-pack(const struct rpc_ctx *ctx, Vitals__Response *resp,
-    struct rpc_result *res)
+pack(const struct rpc_ctx *ctx, Vitals__Response *resp, struct rpc_result *res)
 {
 	resp->version = VITALS__PROTOCOL_VERSION__PROTOCOL_VERSION_1;
 	if (vitals__response__get_packed_size(resp) > ctx->max_frame)
-		return error(res, resp->id, RPC_TOO_LARGE, "answer exceeds "
+		return error(res, resp->id, RPC_TOO_LARGE,
+		    "answer exceeds "
 		    "the frame limit: ask for fewer sessions");
 	return frame_pack_response(resp, &res->frame, &res->len);
 }
@@ -110,7 +114,7 @@ pb_session(struct rpc_arena *a, const struct hp_record *r)
 	m->caller_uid = r->caller_uid;
 	TRY(m->target = rpc_pb_str(a, r->target, sizeof(r->target)));
 	TRY(m->target_key = rpc_pb_str(a, r->target_key,
-	    sizeof(r->target_key)));
+		sizeof(r->target_key)));
 	TRY(m->params = rpc_pb_str(a, r->params, sizeof(r->params)));
 	m->started = r->started;
 	m->start_wall_ns = r->start_wall_ns;
@@ -122,7 +126,7 @@ pb_session(struct rpc_arena *a, const struct hp_record *r)
 	m->exit_status = r->exit_status;
 	m->term_signal = r->term_signal;
 	TRY(m->output_path = rpc_pb_str(a, r->output_path,
-	    sizeof(r->output_path)));
+		sizeof(r->output_path)));
 	m->output_bytes = r->output_bytes;
 	return m;
 }
@@ -159,8 +163,9 @@ rpc_answer_hp_list(const struct rpc_query *q, const struct hp_record *v,
 	size_t i;
 	int r = -ENOMEM;
 
-	if (n && (list.sessions = rpc_arena_alloc(&a, n *
-	    sizeof(*list.sessions))) == NULL)
+	if (n &&
+	    (list.sessions = rpc_arena_alloc(&a, n * sizeof(*list.sessions))) ==
+		NULL)
 		goto out;
 	for (i = 0; i < n; i++)
 		if ((list.sessions[i] = pb_session(&a, &v[i])) == NULL)
@@ -171,8 +176,10 @@ rpc_answer_hp_list(const struct rpc_query *q, const struct hp_record *v,
 	resp.result_case = VITALS__RESPONSE__RESULT_HEAPPROFD_LIST;
 	resp.heapprofd_list = &list;
 	if (vitals__response__get_packed_size(&resp) > max)
-		r = rpc_error_frame(q->id, RPC_TOO_LARGE, "answer exceeds "
-		    "the frame limit: ask for fewer sessions", ret, ret_len);
+		r = rpc_error_frame(q->id, RPC_TOO_LARGE,
+		    "answer exceeds "
+		    "the frame limit: ask for fewer sessions",
+		    ret, ret_len);
 	else
 		r = frame_pack_response(&resp, ret, ret_len);
 out:
@@ -216,8 +223,8 @@ rpc_hp_dispatch(const struct rpc_ctx *ctx, enum control_role role,
 			heapprofd_note_denied(hp);
 		return error(res, req->id, RPC_PERMISSION_DENIED,
 		    req->op_case == VITALS__REQUEST__OP_HEAPPROFD_START ?
-		    "heapprofd start requires the trusted role" :
-		    "heapprofd cancel requires the trusted role");
+			"heapprofd start requires the trusted role" :
+			"heapprofd cancel requires the trusted role");
 	}
 	if (hp == NULL)
 		return error(res, req->id, RPC_UNAVAILABLE,
@@ -278,13 +285,13 @@ rpc_pb_hp_health(struct rpc_arena *a, const struct rpc_ctx *ctx)
 	m->tracked_dropped = st.rs.tracked_dropped;
 	m->last_refusal = (Vitals__HeapprofdRefusal)st.last_refusal;
 	TRY(m->last_message = rpc_pb_str(a, st.last_message,
-	    sizeof(st.last_message)));
+		sizeof(st.last_message)));
 	m->initiator = (char *)hp_initiator_name(st.initiator);
 	m->spawn = (char *)hp_spawn_state_name(st.spawn);
 	TRY(m->spawn_detail = rpc_pb_str(a, st.spawn_detail,
-	    sizeof(st.spawn_detail)));
+		sizeof(st.spawn_detail)));
 	m->build_type = (char *)hp_build_name(st.build);
 	TRY(m->build_type_source = rpc_pb_str(a, st.build_source,
-	    sizeof(st.build_source)));
+		sizeof(st.build_source)));
 	return m;
 }

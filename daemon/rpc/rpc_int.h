@@ -30,20 +30,20 @@ struct rpc_arena {
 };
 
 /* Allocate and initialise one message, or return NULL from the caller. */
-#define NEW(a, var, init)                                                  \
-	do {                                                               \
+#define NEW(a, var, init)                                                   \
+	do {                                                                \
 		if (((var) = rpc_arena_alloc((a), sizeof(*(var)))) == NULL) \
-			return NULL;                                       \
-		init(var);                                                 \
+			return NULL;                                        \
+		init(var);                                                  \
 	} while (0)
 /* An array of n, or return NULL from the caller; n == 0: NULL. */
-#define ARRAY(a, var, n)                                                   \
-	do {                                                               \
-		if ((n) == 0)                                              \
-			(var) = NULL;                                      \
-		else if (((var) = rpc_arena_alloc((a),                     \
-		    (size_t)(n) * sizeof(*(var)))) == NULL)                \
-			return NULL;                                       \
+#define ARRAY(a, var, n)                                              \
+	do {                                                          \
+		if ((n) == 0)                                         \
+			(var) = NULL;                                 \
+		else if (((var) = rpc_arena_alloc((a),                \
+			      (size_t)(n) * sizeof(*(var)))) == NULL) \
+			return NULL;                                  \
 	} while (0)
 #define TRY(x)                       \
 	do {                         \

@@ -19,8 +19,8 @@
 
 /* Below rpc.c and every rpc_<signal>.c: each answers errors with it. */
 int
-rpc_error_frame(uint64_t id, enum rpc_status st, const char *msg,
-    uint8_t **ret, size_t *ret_len)
+rpc_error_frame(uint64_t id, enum rpc_status st, const char *msg, uint8_t **ret,
+    size_t *ret_len)
 {
 	Vitals__Response resp = VITALS__RESPONSE__INIT;
 
@@ -74,7 +74,6 @@ rpc_arena_release(struct rpc_arena *a)
 	}
 	a->head = NULL;
 }
-
 
 /* ------------------------------------------------------------ strings */
 
@@ -287,9 +286,9 @@ pb_whealth(struct rpc_arena *a, const struct window_health *h)
 	ARRAY(a, m->coll_ns_max, COLL__MAX);
 	for (i = 0; i < COLL__MAX; i++) {
 		TRY(m->coll_ns_sum[i] = pb_counter(a, coll_name(i),
-		    h->coll_ns_sum[i]));
+			h->coll_ns_sum[i]));
 		TRY(m->coll_ns_max[i] = pb_counter(a, coll_name(i),
-		    h->coll_ns_max[i]));
+			h->coll_ns_max[i]));
 	}
 	m->n_coll_ns_sum = m->n_coll_ns_max = COLL__MAX;
 	m->sample_ns_sum = h->sample_ns_sum;
@@ -306,8 +305,8 @@ pb_whealth(struct rpc_arena *a, const struct window_health *h)
 	m->store_dropped = h->store_dropped;
 	m->tick_late_ns_max = h->tick_late_ns_max;
 	m->tick_late_ns_sum = h->tick_late_ns_sum;
-	if ((m->tick_late_hist = rpc_arena_alloc(a, VITALS_LATE_BUCKETS *
-	    sizeof(*m->tick_late_hist))) != NULL) {
+	if ((m->tick_late_hist = rpc_arena_alloc(a,
+		 VITALS_LATE_BUCKETS * sizeof(*m->tick_late_hist))) != NULL) {
 		static const uint64_t ms[] = VITALS_LATE_BOUNDS_MS;
 		uint64_t n = 0, acc = 0;
 		unsigned i;
@@ -317,8 +316,9 @@ pb_whealth(struct rpc_arena *a, const struct window_health *h)
 		m->n_tick_late_hist = n ? VITALS_LATE_BUCKETS : 0;
 		for (i = 0; n && i < VITALS_LATE_BUCKETS; i++)
 			if ((acc += h->tick_late_hist[i]) * 100 >= n * 99) {
-				m->tick_late_ns_p99 = ms[i] ? ms[i] *
-				    NSEC_PER_MSEC : h->tick_late_ns_max;
+				m->tick_late_ns_p99 = ms[i] ?
+				    ms[i] * NSEC_PER_MSEC :
+				    h->tick_late_ns_max;
 				break;
 			}
 	}
@@ -363,8 +363,7 @@ pb_invalid(struct rpc_arena *a, const uint32_t *v)
 }
 
 static int
-pb_window_system(struct rpc_arena *a, Vitals__Window *m,
-    const struct window *w)
+pb_window_system(struct rpc_arena *a, Vitals__Window *m, const struct window *w)
 {
 	unsigned i, k;
 
@@ -406,7 +405,7 @@ pb_window_system(struct rpc_arena *a, Vitals__Window *m,
 	for (i = k = 0; i < VM__MAX; i++)
 		if (w->vm_have & (1u << i) &&
 		    (m->vmstat[k++] = pb_counter(a, vmstat_key_name(i),
-		    w->d_vm[i])) == NULL)
+			 w->d_vm[i])) == NULL)
 			return -ENOMEM;
 	m->n_vmstat = k;
 	if ((m->meminfo = rpc_arena_alloc(a, MI__MAX * sizeof(*m->meminfo))) ==
@@ -463,8 +462,8 @@ rpc_pb_window(struct rpc_arena *a, const struct window *w, bool tasks,
 	if (pb_window_system(a, m, w) < 0)
 		return NULL;
 	if (tasks) {
-		m->procs = pb_tasks(a, w->procs, w->nprocs, top_n,
-		    &m->n_procs, &fail);
+		m->procs = pb_tasks(a, w->procs, w->nprocs, top_n, &m->n_procs,
+		    &fail);
 		if (fail)
 			return NULL;
 		m->threads = pb_tasks(a, w->threads, w->nthreads, top_n,

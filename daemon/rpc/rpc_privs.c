@@ -53,7 +53,7 @@ rpc_pb_privileges(struct rpc_arena *a, const struct window *last)
 	m->n_groups = st.ngroups;
 	if (st.cap_eff)
 		TRY(m->capabilities = pb_caps(a, st.cap_eff,
-		    &m->n_capabilities));
+			&m->n_capabilities));
 	if (st.cap_bnd)
 		TRY(m->bounding = pb_caps(a, st.cap_bnd, &m->n_bounding));
 	if (st.cap_auto)
@@ -61,8 +61,8 @@ rpc_pb_privileges(struct rpc_arena *a, const struct window *last)
 	m->no_new_privs = st.no_new_privs;
 	m->seccomp = (char *)privs_seccomp_name(st.seccomp);
 	m->seccomp_syscalls = st.seccomp_rules;
-	m->unseen_state = (char *)unseen_state_name(last ?
-	    last->health.unseen_state : UNSEEN_NOT_REPORTED);
+	m->unseen_state = (char *)unseen_state_name(
+	    last ? last->health.unseen_state : UNSEEN_NOT_REPORTED);
 	m->procs_unseen = last ? last->health.procs_unseen : 0;
 	return m;
 }

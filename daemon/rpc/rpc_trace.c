@@ -20,8 +20,7 @@
  * that name active in the window (name or comm of its task entry).
  */
 bool
-rpc_trace_match(const struct rpc_query *q, const struct window *w,
-    int32_t tgid)
+rpc_trace_match(const struct rpc_query *q, const struct window *w, int32_t tgid)
 {
 	size_t i;
 
@@ -32,8 +31,9 @@ rpc_trace_match(const struct rpc_query *q, const struct window *w,
 	for (i = 0; i < w->nprocs; i++) {
 		const struct window_task *t = &w->procs[i];
 
-		if (t->tgid == tgid && (strcmp(t->name, q->process) == 0 ||
-		    strcmp(t->comm, q->process) == 0))
+		if (t->tgid == tgid &&
+		    (strcmp(t->name, q->process) == 0 ||
+			strcmp(t->comm, q->process) == 0))
 			return true;
 	}
 	return false;
@@ -59,26 +59,26 @@ pb_events(struct rpc_arena *a, uint32_t bits, size_t *ret_n)
 
 /* The ATrace categories' fields, the same in TraceWindow and
  * TraceHealth: a macro over the two message types. */
-#define PB_ATCAT(a, m, t)                                                  \
-	do {                                                               \
-		char names_[512];                                           \
-                                                                           \
-		(m)->atrace_categories = (char *)atcat_state_name(           \
-		    (t)->cat_state);                                        \
-		(m)->atrace_categories_err = (t)->cat_err;                  \
-		(m)->atrace_tags = (t)->cat_tags;                           \
-		atcat_tag_names((t)->cat_tags, names_, sizeof(names_));     \
-		if (((m)->atrace_tag_names = rpc_pb_str((a), names_,         \
-		    sizeof(names_))) == NULL)                                \
-			return NULL;                                        \
-		(m)->atrace_flags = (t)->cat_flags;                         \
-		(m)->atrace_checks = (t)->cat_checks;                       \
-		(m)->atrace_foreign = (t)->cat_foreign;                     \
-		(m)->atrace_takeovers = (t)->cat_takeovers;                 \
-		(m)->atrace_yields = (t)->cat_yields;                       \
-		(m)->atrace_restores = (t)->cat_restores;                   \
-		(m)->atrace_set_fail = (t)->cat_set_fail;                   \
-		(m)->atrace_read_fail = (t)->cat_read_fail;                 \
+#define PB_ATCAT(a, m, t)                                               \
+	do {                                                            \
+		char names_[512];                                       \
+                                                                        \
+		(m)->atrace_categories = (char *)atcat_state_name(      \
+		    (t)->cat_state);                                    \
+		(m)->atrace_categories_err = (t)->cat_err;              \
+		(m)->atrace_tags = (t)->cat_tags;                       \
+		atcat_tag_names((t)->cat_tags, names_, sizeof(names_)); \
+		if (((m)->atrace_tag_names = rpc_pb_str((a), names_,    \
+			 sizeof(names_))) == NULL)                      \
+			return NULL;                                    \
+		(m)->atrace_flags = (t)->cat_flags;                     \
+		(m)->atrace_checks = (t)->cat_checks;                   \
+		(m)->atrace_foreign = (t)->cat_foreign;                 \
+		(m)->atrace_takeovers = (t)->cat_takeovers;             \
+		(m)->atrace_yields = (t)->cat_yields;                   \
+		(m)->atrace_restores = (t)->cat_restores;               \
+		(m)->atrace_set_fail = (t)->cat_set_fail;               \
+		(m)->atrace_read_fail = (t)->cat_read_fail;             \
 	} while (0)
 
 static Vitals__TraceSlice *
@@ -127,14 +127,15 @@ pb_rq(struct rpc_arena *a, const struct window_trace_rq *r)
 }
 
 static int
-pb_rows(struct rpc_arena *a, Vitals__TraceWindow *m,
-    const struct rpc_query *q, const struct window *w)
+pb_rows(struct rpc_arena *a, Vitals__TraceWindow *m, const struct rpc_query *q,
+    const struct window *w)
 {
 	const struct window_trace *t = w->trace; /* not NULL here */
 	unsigned i;
 
-	if (t->nslices && (m->slice = rpc_arena_alloc(a, t->nslices *
-	    sizeof(*m->slice))) == NULL)
+	if (t->nslices &&
+	    (m->slice = rpc_arena_alloc(a, t->nslices * sizeof(*m->slice))) ==
+		NULL)
 		return -ENOMEM;
 	for (i = 0; i < t->nslices; i++) {
 		if (!rpc_trace_match(q, w, t->slice[i].tgid))
@@ -143,8 +144,9 @@ pb_rows(struct rpc_arena *a, Vitals__TraceWindow *m,
 		    NULL)
 			return -ENOMEM;
 	}
-	if (t->ncounters && (m->counter = rpc_arena_alloc(a, t->ncounters *
-	    sizeof(*m->counter))) == NULL)
+	if (t->ncounters &&
+	    (m->counter = rpc_arena_alloc(a,
+		 t->ncounters * sizeof(*m->counter))) == NULL)
 		return -ENOMEM;
 	for (i = 0; i < t->ncounters; i++) {
 		const struct window_trace_counter *c = &t->counter[i];
@@ -156,8 +158,7 @@ pb_rows(struct rpc_arena *a, Vitals__TraceWindow *m,
 			return -ENOMEM;
 		vitals__trace_counter__init(x);
 		x->pid = c->tgid;
-		if ((x->name = rpc_pb_str(a, c->name, sizeof(c->name))) ==
-		    NULL)
+		if ((x->name = rpc_pb_str(a, c->name, sizeof(c->name))) == NULL)
 			return -ENOMEM;
 		x->n = c->n;
 		x->last = c->last;
@@ -165,25 +166,27 @@ pb_rows(struct rpc_arena *a, Vitals__TraceWindow *m,
 		x->max = c->max;
 		m->counter[m->n_counter++] = x;
 	}
-	if (t->nbinder && (m->binder = rpc_arena_alloc(a, t->nbinder *
-	    sizeof(*m->binder))) == NULL)
+	if (t->nbinder &&
+	    (m->binder = rpc_arena_alloc(a, t->nbinder * sizeof(*m->binder))) ==
+		NULL)
 		return -ENOMEM;
 	for (i = 0; i < t->nbinder; i++) {
 		if (!rpc_trace_match(q, w, t->binder[i].from_pid) &&
 		    !rpc_trace_match(q, w, t->binder[i].to_pid))
 			continue;
-		if ((m->binder[m->n_binder++] = pb_binder(a,
-		    &t->binder[i])) == NULL)
+		if ((m->binder[m->n_binder++] = pb_binder(a, &t->binder[i])) ==
+		    NULL)
 			return -ENOMEM;
 	}
-	if (t->nrq && (m->rq = rpc_arena_alloc(a, t->nrq * sizeof(*m->rq))) ==
-	    NULL)
+	if (t->nrq &&
+	    (m->rq = rpc_arena_alloc(a, t->nrq * sizeof(*m->rq))) == NULL)
 		return -ENOMEM;
 	for (i = 0; i < t->nrq; i++)
 		if ((m->rq[m->n_rq++] = pb_rq(a, &t->rq[i])) == NULL)
 			return -ENOMEM;
-	if (t->ngpu && (m->gpu_mem = rpc_arena_alloc(a, t->ngpu *
-	    sizeof(*m->gpu_mem))) == NULL)
+	if (t->ngpu &&
+	    (m->gpu_mem = rpc_arena_alloc(a, t->ngpu * sizeof(*m->gpu_mem))) ==
+		NULL)
 		return -ENOMEM;
 	for (i = 0; i < t->ngpu; i++) {
 		Vitals__TraceGpuMem *g;
@@ -255,8 +258,8 @@ pb_trace_window(struct rpc_arena *a, const struct rpc_query *q,
 }
 
 int
-rpc_answer_trace(const struct rpc_query *q, struct window *const *w,
-    size_t n, bool truncated, uint32_t max, uint8_t **ret, size_t *ret_len)
+rpc_answer_trace(const struct rpc_query *q, struct window *const *w, size_t n,
+    bool truncated, uint32_t max, uint8_t **ret, size_t *ret_len)
 {
 	Vitals__Response resp = VITALS__RESPONSE__INIT;
 	Vitals__TraceList list = VITALS__TRACE_LIST__INIT;
@@ -267,15 +270,15 @@ rpc_answer_trace(const struct rpc_query *q, struct window *const *w,
 
 	resp.version = VITALS__PROTOCOL_VERSION__PROTOCOL_VERSION_1;
 	resp.id = q->id;
-	if (n && (list.windows = rpc_arena_alloc(&a, n *
-	    sizeof(*list.windows))) == NULL)
+	if (n &&
+	    (list.windows = rpc_arena_alloc(&a, n * sizeof(*list.windows))) ==
+		NULL)
 		goto out;
 	for (i = 0; i < n; i++) {
-		if (w[i]->trace == NULL ||
-		    w[i]->trace->state == FTRACE_UNKNOWN)
+		if (w[i]->trace == NULL || w[i]->trace->state == FTRACE_UNKNOWN)
 			continue; /* no ftrace part: nothing to say */
 		if ((list.windows[list.n_windows++] = pb_trace_window(&a, q,
-		    w[i])) == NULL)
+			 w[i])) == NULL)
 			goto out;
 	}
 	list.truncated = truncated;
@@ -283,9 +286,11 @@ rpc_answer_trace(const struct rpc_query *q, struct window *const *w,
 	resp.trace = &list;
 	len = vitals__response__get_packed_size(&resp);
 	if (len > max) {
-		snprintf(msg, sizeof(msg), "answer of %zu bytes exceeds the "
+		snprintf(msg, sizeof(msg),
+		    "answer of %zu bytes exceeds the "
 		    "%u-byte frame limit: ask for a shorter range or a "
-		    "process", len, max);
+		    "process",
+		    len, max);
 		r = rpc_error_frame(q->id, RPC_TOO_LARGE, msg, ret, ret_len);
 		goto out;
 	}

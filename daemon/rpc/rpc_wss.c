@@ -65,7 +65,7 @@ pb_target(struct rpc_arena *a, const struct wss_status *s)
 	m->apk_fallback = s->apk_fallback;
 	m->ended = s->ended;
 	TRY(m->end_reason = rpc_pb_str(a, s->end_reason,
-	    sizeof(s->end_reason)));
+		sizeof(s->end_reason)));
 	m->interval_ms = s->interval_ms;
 	m->interval_min_ms = s->interval_min_ms;
 	m->interval_max_ms = s->interval_max_ms;
@@ -129,8 +129,9 @@ answer_list(const struct rpc_ctx *ctx, const Vitals__Request *req,
 
 	resp.version = VITALS__PROTOCOL_VERSION__PROTOCOL_VERSION_1;
 	resp.id = req->id;
-	if (n && (list.targets = rpc_arena_alloc(&a, n *
-	    sizeof(*list.targets))) == NULL)
+	if (n &&
+	    (list.targets = rpc_arena_alloc(&a, n * sizeof(*list.targets))) ==
+		NULL)
 		goto out;
 	for (i = 0; i < n; i++)
 		if ((list.targets[i] = pb_target(&a, v[i])) == NULL)
@@ -143,11 +144,11 @@ answer_list(const struct rpc_ctx *ctx, const Vitals__Request *req,
 		resp.result_case = VITALS__RESPONSE__RESULT_WSS_GET;
 		resp.wss_get = &list;
 	}
-	if ((len = vitals__response__get_packed_size(&resp)) >
-	    ctx->max_frame) {
-		snprintf(msg, sizeof(msg), "answer of %zu bytes exceeds the "
-		    "%u-byte frame limit: ask for one pid", len,
-		    ctx->max_frame);
+	if ((len = vitals__response__get_packed_size(&resp)) > ctx->max_frame) {
+		snprintf(msg, sizeof(msg),
+		    "answer of %zu bytes exceeds the "
+		    "%u-byte frame limit: ask for one pid",
+		    len, ctx->max_frame);
 		r = wss_error(res, req->id, RPC_TOO_LARGE, msg);
 		goto out;
 	}
@@ -215,7 +216,7 @@ wss_start_req(const struct rpc_ctx *ctx, struct wss *w,
 		return wss_error(res, req->id, RPC_NOT_FOUND, err);
 	}
 	if ((r = wss_start(w, pid, mode, sr->library, method, err,
-	    sizeof(err))) < 0)
+		 sizeof(err))) < 0)
 		return wss_error(res, req->id, start_status(r), err);
 	st = wss_get(w, pid);
 	return answer_list(ctx, req, &st, 1, res);
@@ -249,8 +250,8 @@ rpc_wss(const struct rpc_ctx *ctx, enum control_role role,
 			    "negative pid");
 		if (pid == 0) {
 			n = wss_list(w, v, WSS_LIST_MAX);
-			return answer_list(ctx, req, v, n < WSS_LIST_MAX ? n :
-			    WSS_LIST_MAX, res);
+			return answer_list(ctx, req, v,
+			    n < WSS_LIST_MAX ? n : WSS_LIST_MAX, res);
 		}
 		if ((v[0] = wss_get(w, pid)) == NULL)
 			return wss_error(res, req->id, RPC_NOT_FOUND,

@@ -43,8 +43,16 @@
 #endif
 
 static const char *const map_names[SM__MAX] = {
-	"sched_ctl", "sched_meta", "sched_barrier", "sched_task", "sched_tot",
-	"sched_tid0", "sched_tid1", "sched_proc0", "sched_proc1", "sched_uid0",
+	"sched_ctl",
+	"sched_meta",
+	"sched_barrier",
+	"sched_task",
+	"sched_tot",
+	"sched_tid0",
+	"sched_tid1",
+	"sched_proc0",
+	"sched_proc1",
+	"sched_uid0",
 	"sched_uid1",
 };
 
@@ -60,10 +68,10 @@ static const struct {
 
 /* What the pins under bpffs are, next to this build. */
 enum pins {
-	PINS_NONE,	/* nothing of ours */
-	PINS_MATCH,	/* same layout, same programs: reuse all */
-	PINS_STALE,	/* same layout, other programs: keep maps, reload */
-	PINS_MISMATCH,	/* another layout or a partial set: replace */
+	PINS_NONE,     /* nothing of ours */
+	PINS_MATCH,    /* same layout, same programs: reuse all */
+	PINS_STALE,    /* same layout, other programs: keep maps, reload */
+	PINS_MISMATCH, /* another layout or a partial set: replace */
 };
 
 static int
@@ -245,7 +253,8 @@ examine(struct bpf_sched *bs, struct vitals_sched *skel, uint64_t build,
 		for (i = 0; i < VITALS_BPF_PROGS; i++)
 			if (pin_exists(bs, "prog", progs[i].sec) ||
 			    pin_exists(bs, "link", progs[i].sec)) {
-				snprintf(why, whysz, "programs pinned "
+				snprintf(why, whysz,
+				    "programs pinned "
 				    "without their maps");
 				return PINS_MISMATCH;
 			}
@@ -272,11 +281,12 @@ examine(struct bpf_sched *bs, struct vitals_sched *skel, uint64_t build,
 		    info.value_size != bpf_map__value_size(m) ||
 		    info.max_entries != bpf_map__max_entries(m) ||
 		    info.map_flags != bpf_map__map_flags(m)) {
-			snprintf(why, whysz, "map %s is type %u, key %u, "
+			snprintf(why, whysz,
+			    "map %s is type %u, key %u, "
 			    "value %u, entries %u, flags %#x; this build "
-			    "wants %u, %u, %u, %u, %#x", map_names[i],
-			    info.type, info.key_size, info.value_size,
-			    info.max_entries, info.map_flags,
+			    "wants %u, %u, %u, %u, %#x",
+			    map_names[i], info.type, info.key_size,
+			    info.value_size, info.max_entries, info.map_flags,
 			    bpf_map__type(m), bpf_map__key_size(m),
 			    bpf_map__value_size(m), bpf_map__max_entries(m),
 			    bpf_map__map_flags(m));
@@ -289,9 +299,10 @@ examine(struct bpf_sched *bs, struct vitals_sched *skel, uint64_t build,
 	}
 	if (meta.magic != VITALS_SCHED_MAGIC ||
 	    meta.layout != VITALS_SCHED_LAYOUT) {
-		snprintf(why, whysz, "layout %u (magic %#x), this build "
-		    "reads layout %u", meta.layout, meta.magic,
-		    VITALS_SCHED_LAYOUT);
+		snprintf(why, whysz,
+		    "layout %u (magic %#x), this build "
+		    "reads layout %u",
+		    meta.layout, meta.magic, VITALS_SCHED_LAYOUT);
 		return PINS_MISMATCH;
 	}
 	for (i = 0; i < VITALS_BPF_PROGS; i++)
@@ -301,9 +312,10 @@ examine(struct bpf_sched *bs, struct vitals_sched *skel, uint64_t build,
 			return PINS_STALE;
 		}
 	if (meta.build != build) {
-		snprintf(why, whysz, "programs of another build (%016llx, "
-		    "this one %016llx)", (unsigned long long)meta.build,
-		    (unsigned long long)build);
+		snprintf(why, whysz,
+		    "programs of another build (%016llx, "
+		    "this one %016llx)",
+		    (unsigned long long)meta.build, (unsigned long long)build);
 		return PINS_STALE;
 	}
 	return PINS_MATCH;
@@ -331,20 +343,20 @@ capture_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 	/* the verifier's last word, before its statistics, says why */
 	if ((end = strstr(msg, "-- END PROG LOAD LOG --")) != NULL) {
 		for (;;) {
-			while (end > msg && (end[-1] == '\n' ||
-			    end[-1] == ' '))
+			while (end > msg && (end[-1] == '\n' || end[-1] == ' '))
 				end--;
 			line = end;
 			while (line > msg && line[-1] != '\n')
 				line--;
-			if (line == msg || (strncmp(line, "processed ", 10) &&
-			    strncmp(line, "verification time", 17) &&
-			    strncmp(line, "stack depth", 11)))
+			if (line == msg ||
+			    (strncmp(line, "processed ", 10) &&
+				strncmp(line, "verification time", 17) &&
+				strncmp(line, "stack depth", 11)))
 				break;
 			end = line;
 		}
-		snprintf(verdict, sizeof(verdict), "%.*s",
-		    (int)(end - line), line);
+		snprintf(verdict, sizeof(verdict), "%.*s", (int)(end - line),
+		    line);
 	}
 	return prev_print ? prev_print(level, fmt, ap) : 0;
 }
@@ -370,8 +382,7 @@ write_meta(struct bpf_sched *bs, uint64_t build)
 	};
 	uint32_t zero = 0;
 
-	if (bpf_map_update_elem(bs->map_fd[SM_META], &zero, &meta,
-	    BPF_ANY) < 0)
+	if (bpf_map_update_elem(bs->map_fd[SM_META], &zero, &meta, BPF_ANY) < 0)
 		return -errno;
 	return 0;
 }
@@ -399,8 +410,8 @@ load(struct bpf_sched *bs, struct vitals_sched *skel, bool reuse,
 	int r;
 
 	for (i = 0; reuse && i < SM__MAX; i++)
-		if ((r = bpf_map__reuse_fd(skel_map(skel, i),
-		    bs->map_fd[i])) < 0) {
+		if ((r = bpf_map__reuse_fd(skel_map(skel, i), bs->map_fd[i])) <
+		    0) {
 			snprintf(why, whysz, "reuse map %s: %s", map_names[i],
 			    strerror(-r));
 			goto fail;
@@ -429,7 +440,7 @@ load(struct bpf_sched *bs, struct vitals_sched *skel, bool reuse,
 	}
 	for (i = 0; !reuse && i < SM__MAX; i++) {
 		if ((r = pin_path(bs, "map", map_names[i], path,
-		    sizeof(path))) < 0 ||
+			 sizeof(path))) < 0 ||
 		    (r = bpf_map__pin(skel_map(skel, i), path)) < 0) {
 			snprintf(why, whysz, "pin map %s: %s", map_names[i],
 			    strerror(-r));
@@ -438,15 +449,17 @@ load(struct bpf_sched *bs, struct vitals_sched *skel, bool reuse,
 	}
 	for (i = 0; i < VITALS_BPF_PROGS; i++) {
 		struct bpf_link *l[VITALS_BPF_PROGS] = {
-			skel->links.vitals_switch, skel->links.vitals_wakeup,
-			skel->links.vitals_wakeup_new, skel->links.vitals_free,
+			skel->links.vitals_switch,
+			skel->links.vitals_wakeup,
+			skel->links.vitals_wakeup_new,
+			skel->links.vitals_free,
 		};
 
 		if ((r = pin_path(bs, "prog", progs[i].sec, path,
-		    sizeof(path))) < 0 ||
+			 sizeof(path))) < 0 ||
 		    (r = bpf_program__pin(skel_prog(skel, i), path)) < 0 ||
 		    (r = pin_path(bs, "link", progs[i].sec, path,
-		    sizeof(path))) < 0 ||
+			 sizeof(path))) < 0 ||
 		    (r = bpf_link__pin(l[i], path)) < 0) {
 			snprintf(why, whysz, "pin %s: %s", progs[i].sec,
 			    strerror(-r));
@@ -454,15 +467,15 @@ load(struct bpf_sched *bs, struct vitals_sched *skel, bool reuse,
 		}
 	}
 	for (i = 0; !reuse && i < SM__MAX; i++)
-		if ((bs->map_fd[i] = dup_fd(bpf_map__fd(skel_map(skel,
-		    i)))) < 0) {
+		if ((bs->map_fd[i] = dup_fd(bpf_map__fd(skel_map(skel, i)))) <
+		    0) {
 			r = bs->map_fd[i];
 			snprintf(why, whysz, "dup: %s", strerror(-r));
 			goto fail;
 		}
 	for (i = 0; i < VITALS_BPF_PROGS; i++)
-		if ((bs->prog_fd[i] = dup_fd(bpf_program__fd(skel_prog(skel,
-		    i)))) < 0) {
+		if ((bs->prog_fd[i] = dup_fd(
+			 bpf_program__fd(skel_prog(skel, i)))) < 0) {
 			r = bs->prog_fd[i];
 			snprintf(why, whysz, "dup: %s", strerror(-r));
 			goto fail;
@@ -492,18 +505,19 @@ prepare_dir(const char *dir, bool create, char *why, size_t whysz)
 	if ((r = bpf_check_bpffs(dir)) == 0)
 		return 0;
 	if (r != -ENOENT || !create) {
-		snprintf(why, whysz, "%s: %s", dir, r == -EMEDIUMTYPE ?
-		    "not on a bpf filesystem" : strerror(-r));
+		snprintf(why, whysz, "%s: %s", dir,
+		    r == -EMEDIUMTYPE ? "not on a bpf filesystem" :
+					strerror(-r));
 		return r;
 	}
-	if (snprintf(parent, sizeof(parent), "%s", dir) >=
-	    (int)sizeof(parent))
+	if (snprintf(parent, sizeof(parent), "%s", dir) >= (int)sizeof(parent))
 		return -ENAMETOOLONG;
 	if ((slash = strrchr(parent, '/')) != NULL && slash != parent)
 		*slash = '\0';
 	if ((r = bpf_check_bpffs(parent)) < 0) {
-		snprintf(why, whysz, "%s: %s", parent, r == -EMEDIUMTYPE ?
-		    "not on a bpf filesystem" : strerror(-r));
+		snprintf(why, whysz, "%s: %s", parent,
+		    r == -EMEDIUMTYPE ? "not on a bpf filesystem" :
+					strerror(-r));
 		return r;
 	}
 	if (mkdir(dir, 0750) < 0 && errno != EEXIST) {
@@ -562,22 +576,23 @@ open_pinned(struct bpf_sched *bs, struct vitals_sched *skel,
 	 * Two drainers of one map set would each see half of every window
 	 * (and flip each other's generation): the second one stays off.
 	 */
-	if ((bs->dirfd = open(o->bpffs, O_RDONLY | O_DIRECTORY |
-	    O_CLOEXEC)) < 0 || flock(bs->dirfd, LOCK_EX | LOCK_NB) < 0) {
+	if ((bs->dirfd = open(o->bpffs, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) <
+		0 ||
+	    flock(bs->dirfd, LOCK_EX | LOCK_NB) < 0) {
 		r = -errno;
 		/*
 		 * The platform's pin directory (/sys/fs/bpf on Android) may
 		 * be searchable but not readable by us: pins are still
 		 * opened by name, only the one-drainer lock is missing.
 		 */
-		if (pinned_only && bs->dirfd < 0 && (r == -EACCES ||
-		    r == -EPERM))
+		if (pinned_only && bs->dirfd < 0 &&
+		    (r == -EACCES || r == -EPERM))
 			goto unlocked;
 
-		*ret_state = r == -EWOULDBLOCK ? VBPF_OFF_BUSY :
-		    VBPF_OFF_ERROR;
-		snprintf(why, whysz, "%s: %s", o->bpffs, r == -EWOULDBLOCK ?
-		    "in use by another vitalsd" : strerror(-r));
+		*ret_state = r == -EWOULDBLOCK ? VBPF_OFF_BUSY : VBPF_OFF_ERROR;
+		snprintf(why, whysz, "%s: %s", o->bpffs,
+		    r == -EWOULDBLOCK ? "in use by another vitalsd" :
+					strerror(-r));
 		return r;
 	}
 unlocked:
@@ -590,15 +605,18 @@ unlocked:
 	if (pinned_only && p == PINS_NONE) {
 		if ((r = bpf_ldr_open(bs, reason, sizeof(reason))) == 0) {
 			*ret_state = VBPF_ON_PINNED;
-			snprintf(why, whysz, "bpfloader pins of %s.o under %s "
-			    "opened, %u tracepoints attached", VITALS_LDR_OBJ,
-			    o->bpffs, (unsigned)VITALS_BPF_PROGS);
+			snprintf(why, whysz,
+			    "bpfloader pins of %s.o under %s "
+			    "opened, %u tracepoints attached",
+			    VITALS_LDR_OBJ, o->bpffs,
+			    (unsigned)VITALS_BPF_PROGS);
 			return 0;
 		}
 		if (r != -ENOENT) {
 			*ret_state = r == -EPERM || r == -EACCES ?
-			    VBPF_OFF_NO_PRIV : r == -EPROTOTYPE ?
-			    VBPF_OFF_NO_PINS : VBPF_OFF_ERROR;
+			    VBPF_OFF_NO_PRIV :
+			    r == -EPROTOTYPE ? VBPF_OFF_NO_PINS :
+					       VBPF_OFF_ERROR;
 			snprintf(why, whysz, "pinned-only: %s", reason);
 			return r;
 		}
@@ -613,15 +631,18 @@ unlocked:
 	}
 	if (pinned_only) {
 		*ret_state = VBPF_OFF_NO_PINS;
-		snprintf(why, whysz, "pinned-only: %s", p == PINS_NONE ?
-		    "no pins of vitalsd's loader (map_vitals_*) nor of the "
-		    "platform's (map_" VITALS_LDR_OBJ "_*)" : reason);
+		snprintf(why, whysz, "pinned-only: %s",
+		    p == PINS_NONE ?
+			"no pins of vitalsd's loader (map_vitals_*) nor of the "
+			"platform's (map_" VITALS_LDR_OBJ "_*)" :
+			reason);
 		return -ENOENT;
 	}
 	/* From here on the programs are loaded: that needs privilege. */
 	if (!may_load()) {
 		*ret_state = VBPF_OFF_NO_PRIV;
-		snprintf(why, whysz, "loading needs CAP_BPF and CAP_PERFMON "
+		snprintf(why, whysz,
+		    "loading needs CAP_BPF and CAP_PERFMON "
 		    "(or CAP_SYS_ADMIN)");
 		return -EPERM;
 	}
@@ -634,21 +655,23 @@ unlocked:
 		}
 	}
 	if ((r = load(bs, skel, p == PINS_STALE, build, ret_state, why,
-	    whysz)) < 0)
+		 whysz)) < 0)
 		return r;
 	*ret_state = VBPF_ON_LOADED;
 	if (p == PINS_NONE)
 		snprintf(why, whysz, "loaded and pinned under %s", o->bpffs);
 	else if (p == PINS_STALE)
-		snprintf(why, whysz, "programs replaced under %s, maps kept "
-		    "(%s)", o->bpffs, reason);
-	else
-		snprintf(why, whysz, "replaced the pins under %s: %s",
+		snprintf(why, whysz,
+		    "programs replaced under %s, maps kept "
+		    "(%s)",
 		    o->bpffs, reason);
+	else
+		snprintf(why, whysz, "replaced the pins under %s: %s", o->bpffs,
+		    reason);
 	return 0;
 }
 
-#else /* !HAVE_BPF_CORE */
+#else  /* !HAVE_BPF_CORE */
 /*
  * Built without the CO-RE object (an Android build): nothing can be
  * loaded, only the platform loader's pins opened and attached.
@@ -662,7 +685,8 @@ open_pinned(struct bpf_sched *bs, const struct bpf_sched_opts *o,
 
 	if (o->load != VBPF_LOAD_PINNED_ONLY) {
 		*ret_state = VBPF_OFF_UNSUPPORTED;
-		snprintf(why, whysz, "built without the CO-RE objects: only "
+		snprintf(why, whysz,
+		    "built without the CO-RE objects: only "
 		    "bpf_load = pinned-only (bpfloader pins) works");
 		return -EOPNOTSUPP;
 	}
@@ -670,27 +694,29 @@ open_pinned(struct bpf_sched *bs, const struct bpf_sched_opts *o,
 		*ret_state = VBPF_OFF_NO_BPFFS;
 		return r;
 	}
-	if ((bs->dirfd = open(o->bpffs, O_RDONLY | O_DIRECTORY |
-	    O_CLOEXEC)) >= 0 && flock(bs->dirfd, LOCK_EX | LOCK_NB) < 0) {
+	if ((bs->dirfd = open(o->bpffs, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >=
+		0 &&
+	    flock(bs->dirfd, LOCK_EX | LOCK_NB) < 0) {
 		r = -errno;
-		*ret_state = r == -EWOULDBLOCK ? VBPF_OFF_BUSY :
-		    VBPF_OFF_ERROR;
-		snprintf(why, whysz, "%s: %s", o->bpffs, r == -EWOULDBLOCK ?
-		    "in use by another vitalsd" : strerror(-r));
+		*ret_state = r == -EWOULDBLOCK ? VBPF_OFF_BUSY : VBPF_OFF_ERROR;
+		snprintf(why, whysz, "%s: %s", o->bpffs,
+		    r == -EWOULDBLOCK ? "in use by another vitalsd" :
+					strerror(-r));
 		return r;
 	}
 	/* a directory we may not open (Android's /sys/fs/bpf): unlocked */
 	if ((r = bpf_ldr_open(bs, reason, sizeof(reason))) < 0) {
 		*ret_state = r == -EPERM || r == -EACCES ? VBPF_OFF_NO_PRIV :
-		    r == -ENOENT || r == -EPROTOTYPE ? VBPF_OFF_NO_PINS :
-		    VBPF_OFF_ERROR;
+		    r == -ENOENT || r == -EPROTOTYPE	 ? VBPF_OFF_NO_PINS :
+							   VBPF_OFF_ERROR;
 		snprintf(why, whysz, "pinned-only: %s", reason);
 		return r;
 	}
 	*ret_state = VBPF_ON_PINNED;
-	snprintf(why, whysz, "bpfloader pins of %s.o under %s opened, %u "
-	    "tracepoints attached", VITALS_LDR_OBJ, o->bpffs,
-	    (unsigned)VITALS_BPF_PROGS);
+	snprintf(why, whysz,
+	    "bpfloader pins of %s.o under %s opened, %u "
+	    "tracepoints attached",
+	    VITALS_LDR_OBJ, o->bpffs, (unsigned)VITALS_BPF_PROGS);
 	return 0;
 }
 #endif /* HAVE_BPF_CORE */
@@ -725,10 +751,9 @@ bpf_sched_open(const struct bpf_sched_opts *o, struct bpf_sched **ret,
 	for (i = 0; i < VITALS_BPF_PROGS; i++)
 		bs->prog_fd[i] = bs->perf_fd[i] = bs->link_fd[i] = -1;
 	bs->dirfd = -1;
-	if ((o->proc_root && (bs->proc_root = strdup(o->proc_root)) ==
-	    NULL) || (o->tracefs && (bs->tracefs = strdup(o->tracefs)) ==
-	    NULL) || (o->instance && (bs->instance = strdup(o->instance)) ==
-	    NULL)) {
+	if ((o->proc_root && (bs->proc_root = strdup(o->proc_root)) == NULL) ||
+	    (o->tracefs && (bs->tracefs = strdup(o->tracefs)) == NULL) ||
+	    (o->instance && (bs->instance = strdup(o->instance)) == NULL)) {
 		r = -ENOMEM;
 		snprintf(why, whysz, "out of memory");
 		goto fail;

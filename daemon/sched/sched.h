@@ -19,24 +19,25 @@ struct window;
  */
 #define VITALS_BPF_UIDS 64  /* uids kept by on-CPU time */
 #define VITALS_BPF_PROCS 32 /* processes kept: half by CPU, half by wait */
-#define VITALS_BPF_RQ_SLOTS 24 /* = VITALS_SCHED_RQ_SLOTS (bpf/sched/sched.bpf.h) */
+#define VITALS_BPF_RQ_SLOTS \
+	24 /* = VITALS_SCHED_RQ_SLOTS (bpf/sched/sched.bpf.h) */
 #define VITALS_BPF_PROGS 4
 
 /* Where BPF accounting stands; stored, so values never change meaning. */
 enum vbpf_state {
-	VBPF_UNKNOWN,	     /* not reported (older window, no BPF part) */
-	VBPF_ON_LOADED,	     /* programs loaded and pinned by vitalsd */
-	VBPF_ON_REUSED,	     /* pins of an earlier start reused */
-	VBPF_ON_PINNED,	     /* pins of the platform loader opened */
-	VBPF_OFF_DISABLED,   /* bpf_load = off */
+	VBPF_UNKNOWN,	      /* not reported (older window, no BPF part) */
+	VBPF_ON_LOADED,	      /* programs loaded and pinned by vitalsd */
+	VBPF_ON_REUSED,	      /* pins of an earlier start reused */
+	VBPF_ON_PINNED,	      /* pins of the platform loader opened */
+	VBPF_OFF_DISABLED,    /* bpf_load = off */
 	VBPF_OFF_UNSUPPORTED, /* built without BPF */
-	VBPF_OFF_NO_BTF,     /* no kernel BTF */
-	VBPF_OFF_NO_BPFFS,   /* the pin directory is not on a bpffs */
-	VBPF_OFF_NO_PRIV,    /* no CAP_BPF + CAP_PERFMON (or CAP_SYS_ADMIN) */
-	VBPF_OFF_VERIFIER,   /* the verifier refused a program */
-	VBPF_OFF_NO_PINS,    /* pinned-only: pins missing or of another layout */
-	VBPF_OFF_ERROR,	     /* anything else: see err */
-	VBPF_OFF_BUSY,	     /* another vitalsd drains these pins */
+	VBPF_OFF_NO_BTF,      /* no kernel BTF */
+	VBPF_OFF_NO_BPFFS,    /* the pin directory is not on a bpffs */
+	VBPF_OFF_NO_PRIV,     /* no CAP_BPF + CAP_PERFMON (or CAP_SYS_ADMIN) */
+	VBPF_OFF_VERIFIER,    /* the verifier refused a program */
+	VBPF_OFF_NO_PINS, /* pinned-only: pins missing or of another layout */
+	VBPF_OFF_ERROR,	  /* anything else: see err */
+	VBPF_OFF_BUSY,	  /* another vitalsd drains these pins */
 	VBPF__MAX
 };
 
@@ -49,22 +50,22 @@ struct window_bpf_uid {
 };
 
 struct window_bpf_proc {
-	int32_t tgid;	    /* −1: the "other" entry */
+	int32_t tgid; /* −1: the "other" entry */
 	uint32_t pad;
-	uint64_t starttime; /* ticks, as /proc/<pid>/stat field 22 */
-	uint64_t oncpu_ns;  /* its threads, the exited ones included */
+	uint64_t starttime;	  /* ticks, as /proc/<pid>/stat field 22 */
+	uint64_t oncpu_ns;	  /* its threads, the exited ones included */
 	uint64_t rq_ns, rq_count; /* run-queue delay: Σ and number */
 	uint32_t rq_hist[VITALS_BPF_RQ_SLOTS]; /* slot k: [2^k, 2^(k+1)) µs */
 };
 
 struct window_bpf {
-	uint32_t state;	     /* enum vbpf_state at close */
-	int32_t err;	     /* −errno behind an OFF state, 0 none */
-	uint32_t drains;     /* drains summed into this window */
-	uint32_t drain_fail; /* drains that did not complete */
+	uint32_t state;		      /* enum vbpf_state at close */
+	int32_t err;		      /* −errno behind an OFF state, 0 none */
+	uint32_t drains;	      /* drains summed into this window */
+	uint32_t drain_fail;	      /* drains that did not complete */
 	uint32_t counter_regressions; /* kernel totals that went backwards */
-	uint64_t drain_ns;   /* time spent draining (flip, wait, read) */
-	uint64_t entries;    /* map entries read */
+	uint64_t drain_ns; /* time spent draining (flip, wait, read) */
+	uint64_t entries;  /* map entries read */
 	/* Σ over every uid (on-CPU) and every process (run queue) */
 	uint64_t oncpu_ns, exited_ns, exited_tasks, rq_ns, rq_count;
 	uint64_t pre_ns; /* on-CPU ns accounted before the daemon started */
@@ -77,11 +78,11 @@ struct window_bpf {
 	 * window is a difference of two snapshots of running totals */
 	uint32_t diff_drains;	 /* drains made that way */
 	int64_t unattributed_ns; /* Δ on-CPU total − Σ attributed Δ */
-	uint64_t evicted;   /* live entries the kernel evicted (LRU) */
+	uint64_t evicted;	 /* live entries the kernel evicted (LRU) */
 	uint64_t recreated; /* entries made anew or counters gone backwards:
 			     * the new value taken as the delta */
 	uint64_t retired;   /* dead entries aged out (nothing lost) */
-	bool stats; /* prog_* are valid (bpf_stats = on) */
+	bool stats;	    /* prog_* are valid (bpf_stats = on) */
 	uint64_t prog_runs[VITALS_BPF_PROGS], prog_ns[VITALS_BPF_PROGS];
 	uint32_t nuids, uids_other; /* kept; folded into uid_other */
 	struct window_bpf_uid uid[VITALS_BPF_UIDS];
@@ -174,8 +175,7 @@ int window_bpf_add(struct window_bpf *wb, const struct bpf_sched_batch *b,
 void window_bpf_merge(struct window_bpf *acc, const struct window_bpf *src);
 uint64_t window_bpf_rq_quantile_ns(const uint32_t hist[VITALS_BPF_RQ_SLOTS],
     double q);
-void dump_window_bpf(const struct window *w, unsigned topn,
-    struct vbuf *out);
+void dump_window_bpf(const struct window *w, unsigned topn, struct vbuf *out);
 
 /* sched.c (the loader), sched_drain.c (the drain); -EOPNOTSUPP without
  * BPF */
@@ -185,8 +185,7 @@ struct bpf_sched *bpf_sched_free(struct bpf_sched *bs);
 void bpf_sched_set_stats(struct bpf_sched *bs, bool on);
 int bpf_sched_drain(struct bpf_sched *bs, struct bpf_sched_batch *b);
 void bpf_sched_batch_release(struct bpf_sched_batch *b);
-int bpf_sched_window(struct bpf_sched *bs, struct window_bpf *wb,
-    unsigned hz);
+int bpf_sched_window(struct bpf_sched *bs, struct window_bpf *wb, unsigned hz);
 int bpf_sched_prog_stats(struct bpf_sched *bs,
     struct vbpf_prog_stat ret[VITALS_BPF_PROGS]);
 int bpf_sched_totals(struct bpf_sched *bs, uint64_t ret[VITALS_BPF_TOT]);

@@ -19,10 +19,10 @@
 #ifdef HAVE_BPF
 #include "sched_int.h"
 
-#define PUSH(b, arr, n, cap)                                              \
-	((b)->n == (b)->cap ?                                             \
-	    bpf_sched_grow_arr((void **)&(b)->arr, &(b)->cap,              \
-	    sizeof(*(b)->arr)) : 0)
+#define PUSH(b, arr, n, cap)                                         \
+	((b)->n == (b)->cap ? bpf_sched_grow_arr((void **)&(b)->arr, \
+				  &(b)->cap, sizeof(*(b)->arr)) :    \
+			      0)
 
 static int
 put_tid(struct bpf_sched *bs, struct bpf_sched_batch *b, const void *k,
@@ -95,8 +95,8 @@ typedef int (*put_fn)(struct bpf_sched *, struct bpf_sched_batch *,
 
 /* Old kernels without batch ops: one key at a time. */
 static int
-drain_keys(struct bpf_sched *bs, int fd, size_t vsz,
-    struct bpf_sched_batch *b, put_fn put)
+drain_keys(struct bpf_sched *bs, int fd, size_t vsz, struct bpf_sched_batch *b,
+    put_fn put)
 {
 	int r;
 
@@ -132,18 +132,20 @@ drain_map(struct bpf_sched *bs, int fd, size_t ksz, size_t vsz,
 	int r, err;
 
 	for (;;) {
-		if ((r = bpf_sched_grow(&bs->kbuf, &bs->kcap, chunk * ksz)) < 0 ||
+		if ((r = bpf_sched_grow(&bs->kbuf, &bs->kcap, chunk * ksz)) <
+			0 ||
 		    (r = bpf_sched_grow(&bs->vbuf, &bs->vcap, chunk * vsz)) < 0)
 			return r;
 		if (bs->no_batch)
 			return drain_keys(bs, fd, vsz, b, put);
 		count = (uint32_t)chunk;
-		err = bpf_map_lookup_and_delete_batch(fd, first ? NULL :
-		    &in_tok, &out_tok, bs->kbuf, bs->vbuf, &count, &opts);
+		err = bpf_map_lookup_and_delete_batch(fd,
+		    first ? NULL : &in_tok, &out_tok, bs->kbuf, bs->vbuf,
+		    &count, &opts);
 		err = err < 0 ? -errno : 0;
 		for (i = 0; i < count; i++)
 			if ((r = put(bs, b, (char *)bs->kbuf + i * ksz,
-			    (char *)bs->vbuf + i * vsz)) < 0)
+				 (char *)bs->vbuf + i * vsz)) < 0)
 				return r;
 		if (err == -ENOENT)
 			return 0;
@@ -193,14 +195,13 @@ bpf_sched_drain(struct bpf_sched *bs, struct bpf_sched_batch *b)
 	/* A failed wait leaves the old side alone: it becomes the active
 	 * one again at the next flip and is drained one flip later. */
 	fd = bs->map_fd[SM_CTL];
-	if (bpf_map_update_elem(bs->map_fd[SM_BARRIER], &zero, &fd,
-	    BPF_ANY) < 0)
+	if (bpf_map_update_elem(bs->map_fd[SM_BARRIER], &zero, &fd, BPF_ANY) <
+	    0)
 		return -errno;
 	b->gen = ctl.gen - 1;
 	b->side = side;
 	r = drain_map(bs, bs->map_fd[side ? SM_TID1 : SM_TID0],
-	    sizeof(struct sched_tid_key), sizeof(struct sched_tid), b,
-	    put_tid);
+	    sizeof(struct sched_tid_key), sizeof(struct sched_tid), b, put_tid);
 	r2 = drain_map(bs, bs->map_fd[side ? SM_PROC1 : SM_PROC0],
 	    sizeof(struct sched_proc_key), sizeof(struct sched_proc), b,
 	    put_proc);
@@ -305,7 +306,8 @@ bpf_sched_window(struct bpf_sched *bs, struct window_bpf *wb, unsigned hz)
 	wb->full_tid += delta_of(wb, t[TOT_TID_FULL], bs->tot[TOT_TID_FULL]);
 	wb->full_proc += delta_of(wb, t[TOT_PROC_FULL], bs->tot[TOT_PROC_FULL]);
 	wb->full_uid += delta_of(wb, t[TOT_UID_FULL], bs->tot[TOT_UID_FULL]);
-	wb->no_storage += delta_of(wb, t[TOT_NO_STORAGE], bs->tot[TOT_NO_STORAGE]);
+	wb->no_storage += delta_of(wb, t[TOT_NO_STORAGE],
+	    bs->tot[TOT_NO_STORAGE]);
 	if (b->diff) {
 		wb->diff_drains++;
 		wb->unattributed_ns += b->unattributed_ns;

@@ -37,7 +37,7 @@ struct ldr_snap;
 
 struct bpf_sched {
 	char *bpffs;
-	int dirfd;	/* the pin directory, flock()ed: one drainer only */
+	int dirfd; /* the pin directory, flock()ed: one drainer only */
 	unsigned state;
 	int map_fd[SM__MAX];
 	int prog_fd[VITALS_BPF_PROGS];

@@ -62,7 +62,9 @@ static const struct {
 
 /* Programs in the order of window_bpf.prog_* (vbpf_prog_name). */
 static const char *const ldr_events[VITALS_BPF_PROGS] = {
-	"sched_switch", "sched_wakeup", "sched_wakeup_new",
+	"sched_switch",
+	"sched_wakeup",
+	"sched_wakeup_new",
 	"sched_process_exit",
 };
 
@@ -248,14 +250,17 @@ bpf_ldr_open(struct bpf_sched *bs, char *why, size_t whysz)
 		if (info.type != ldr_maps[i].type ||
 		    info.key_size != ldr_maps[i].key ||
 		    info.value_size != ldr_maps[i].value ||
-		    (ldr_maps[i].entries ? info.max_entries !=
-		    ldr_maps[i].entries : info.max_entries == 0) ||
+		    (ldr_maps[i].entries ?
+			    info.max_entries != ldr_maps[i].entries :
+			    info.max_entries == 0) ||
 		    info.map_flags != 0) {
-			snprintf(why, whysz, "map %s is type %u, key %u, "
+			snprintf(why, whysz,
+			    "map %s is type %u, key %u, "
 			    "value %u, entries %u, flags %#x; this build reads "
-			    "%u, %u, %u, %u, 0", ldr_maps[i].name, info.type,
-			    info.key_size, info.value_size, info.max_entries,
-			    info.map_flags, ldr_maps[i].type, ldr_maps[i].key,
+			    "%u, %u, %u, %u, 0",
+			    ldr_maps[i].name, info.type, info.key_size,
+			    info.value_size, info.max_entries, info.map_flags,
+			    ldr_maps[i].type, ldr_maps[i].key,
 			    ldr_maps[i].value, ldr_maps[i].entries);
 			r = -EPROTOTYPE;
 			goto fail;
@@ -351,28 +356,28 @@ fill_starts(const struct bpf_sched *bs, struct bpf_sched_batch *b)
 {
 	long hz = sysconf(_SC_CLK_TCK);
 	uint64_t ns_per_tick = hz > 0 ? (uint64_t)NSEC_PER_SEC / (uint64_t)hz :
-	    10000000;
+					10000000;
 	size_t cap = 64, i, h;
 	struct slot {
 		int32_t tgid; /* 0: empty */
 		uint64_t ns;
-	} *t;
+	} * t;
 
 	while (cap < 2 * (b->ntids + b->nprocs))
 		cap *= 2;
 	if ((t = calloc(cap, sizeof(*t))) == NULL)
 		return;
-#define LOOKUP(pid, out)                                                   \
-	do {                                                               \
-		for (h = ((size_t)(pid) * 2654435761u) & (cap - 1);        \
-		    t[h].tgid != 0 && t[h].tgid != (pid);                  \
-		    h = (h + 1) & (cap - 1))                               \
-			;                                                  \
-		if (t[h].tgid == 0) {                                      \
-			t[h].tgid = (pid);                                 \
-			t[h].ns = leader_start(bs, (pid), ns_per_tick);    \
-		}                                                          \
-		(out) = t[h].ns;                                           \
+#define LOOKUP(pid, out)                                                \
+	do {                                                            \
+		for (h = ((size_t)(pid)*2654435761u) & (cap - 1);       \
+		     t[h].tgid != 0 && t[h].tgid != (pid);              \
+		     h = (h + 1) & (cap - 1))                           \
+			;                                               \
+		if (t[h].tgid == 0) {                                   \
+			t[h].tgid = (pid);                              \
+			t[h].ns = leader_start(bs, (pid), ns_per_tick); \
+		}                                                       \
+		(out) = t[h].ns;                                        \
 	} while (0)
 	for (i = 0; i < b->ntids; i++)
 		if (b->tids[i].leader_ns == 0 && b->tids[i].tgid > 0)
@@ -461,14 +466,15 @@ read_all(struct bpf_sched *bs, int fd, size_t ksz, size_t vsz,
 	int r, err;
 
 	while (!bs->no_batch) {
-		if ((r = bpf_sched_grow(&bs->kbuf, &bs->kcap, (n + chunk) *
-		    ksz)) < 0 || (r = bpf_sched_grow(&bs->vbuf, &bs->vcap,
-		    (n + chunk) * vsz)) < 0)
+		if ((r = bpf_sched_grow(&bs->kbuf, &bs->kcap,
+			 (n + chunk) * ksz)) < 0 ||
+		    (r = bpf_sched_grow(&bs->vbuf, &bs->vcap,
+			 (n + chunk) * vsz)) < 0)
 			return r;
 		count = (uint32_t)chunk;
-		err = bpf_map_lookup_batch(fd, first ? NULL : &in_tok,
-		    &out_tok, (char *)bs->kbuf + n * ksz,
-		    (char *)bs->vbuf + n * vsz, &count, &opts);
+		err = bpf_map_lookup_batch(fd, first ? NULL : &in_tok, &out_tok,
+		    (char *)bs->kbuf + n * ksz, (char *)bs->vbuf + n * vsz,
+		    &count, &opts);
 		err = err < 0 ? -errno : 0;
 		n += count;
 		if (err == -ENOENT) {
@@ -493,9 +499,10 @@ read_all(struct bpf_sched *bs, int fd, size_t ksz, size_t vsz,
 	for (;;) {
 		char *key;
 
-		if ((r = bpf_sched_grow(&bs->kbuf, &bs->kcap, (n + 1) *
-		    ksz)) < 0 || (r = bpf_sched_grow(&bs->vbuf, &bs->vcap,
-		    (n + 1) * vsz)) < 0)
+		if ((r = bpf_sched_grow(&bs->kbuf, &bs->kcap, (n + 1) * ksz)) <
+			0 ||
+		    (r = bpf_sched_grow(&bs->vbuf, &bs->vcap, (n + 1) * vsz)) <
+			0)
 			return r;
 		key = (char *)bs->kbuf + n * ksz;
 		if (bpf_map_get_next_key(fd, steps ? prev : NULL, key) < 0) {
@@ -507,8 +514,8 @@ read_all(struct bpf_sched *bs, int fd, size_t ksz, size_t vsz,
 		if (++steps > 4 * (size_t)max_entries + 64)
 			break;
 		memcpy(prev, key, ksz);
-		if (bpf_map_lookup_elem(fd, key, (char *)bs->vbuf +
-		    n * vsz) == 0)
+		if (bpf_map_lookup_elem(fd, key, (char *)bs->vbuf + n * vsz) ==
+		    0)
 			n++;
 		else if (errno != ENOENT) /* ENOENT: gone since */
 			return -errno;
@@ -531,9 +538,9 @@ max_entries(int fd)
 
 /* A map into one sorted array of records (key, value), duplicates out. */
 static int
-read_sorted(struct bpf_sched *bs, int fd, size_t ksz, size_t vsz,
-    size_t koff, size_t voff, size_t rsz, void **arr, size_t *cap,
-    size_t *ret_n, int (*cmp)(const void *, const void *))
+read_sorted(struct bpf_sched *bs, int fd, size_t ksz, size_t vsz, size_t koff,
+    size_t voff, size_t rsz, void **arr, size_t *cap, size_t *ret_n,
+    int (*cmp)(const void *, const void *))
 {
 	size_t n = 0, i, m = 0;
 	char *a;
@@ -580,11 +587,10 @@ snap_read(struct bpf_sched *bs, struct ldr_snap *s, uint64_t tot[TOT__MAX])
 	if (r < 0)
 		return r;
 	cap = s->proc_cap * sizeof(*s->proc);
-	r = read_sorted(bs, bs->map_fd[SM_PROC0],
-	    sizeof(struct sched_proc_key), sizeof(struct sched_lproc),
-	    offsetof(struct ldr_proc, k), offsetof(struct ldr_proc, v),
-	    sizeof(struct ldr_proc), (void **)&s->proc, &cap, &s->nproc,
-	    cmp_proc);
+	r = read_sorted(bs, bs->map_fd[SM_PROC0], sizeof(struct sched_proc_key),
+	    sizeof(struct sched_lproc), offsetof(struct ldr_proc, k),
+	    offsetof(struct ldr_proc, v), sizeof(struct ldr_proc),
+	    (void **)&s->proc, &cap, &s->nproc, cmp_proc);
 	s->proc_cap = cap / sizeof(*s->proc);
 	if (r < 0)
 		return r;
@@ -604,14 +610,14 @@ snap_read(struct bpf_sched *bs, struct ldr_snap *s, uint64_t tot[TOT__MAX])
 	return 0;
 }
 
-#define PUSH(b, arr, n, cap)                                              \
-	((b)->n == (b)->cap ? bpf_sched_grow_arr((void **)&(b)->arr,       \
-	    &(b)->cap, sizeof(*(b)->arr)) : 0)
+#define PUSH(b, arr, n, cap)                                         \
+	((b)->n == (b)->cap ? bpf_sched_grow_arr((void **)&(b)->arr, \
+				  &(b)->cap, sizeof(*(b)->arr)) :    \
+			      0)
 
 /* A dead thread's last growth: its uid's and its process's exited time. */
 static int
-put_exited(struct bpf_sched_batch *b, uint32_t uid, uint32_t tgid,
-    uint64_t ns)
+put_exited(struct bpf_sched_batch *b, uint32_t uid, uint32_t tgid, uint64_t ns)
 {
 	struct vbpf_uid *u;
 	struct vbpf_proc *p;
@@ -646,8 +652,9 @@ diff_tid(const struct ldr_snap *o, const struct ldr_snap *n,
 	int r;
 
 	while (i < o->ntid || j < n->ntid) {
-		int d = i == o->ntid ? 1 : j == n->ntid ? -1 :
-		    cmp_tid(&o->tid[i].k, &n->tid[j].k);
+		int d = i == o->ntid ? 1 :
+		    j == n->ntid     ? -1 :
+				       cmp_tid(&o->tid[i].k, &n->tid[j].k);
 		const struct ldr_tid *old, *cur;
 		uint64_t ns;
 
@@ -679,8 +686,8 @@ diff_tid(const struct ldr_snap *o, const struct ldr_snap *n,
 			continue;
 		*attributed += ns;
 		if (cur->v.flags & SCHED_LDR_DEAD) {
-			if ((r = put_exited(b, cur->k.uid, cur->v.tgid,
-			    ns)) < 0)
+			if ((r = put_exited(b, cur->k.uid, cur->v.tgid, ns)) <
+			    0)
 				return r;
 		} else {
 			struct vbpf_tid *t;
@@ -708,8 +715,9 @@ diff_proc(const struct ldr_snap *o, const struct ldr_snap *n,
 	int r;
 
 	while (i < o->nproc || j < n->nproc) {
-		int d = i == o->nproc ? 1 : j == n->nproc ? -1 :
-		    cmp_proc(&o->proc[i].k, &n->proc[j].k);
+		int d = i == o->nproc ? 1 :
+		    j == n->nproc     ? -1 :
+					cmp_proc(&o->proc[i].k, &n->proc[j].k);
 		const struct ldr_proc *old, *cur;
 		struct vbpf_proc *p;
 		bool fresh;
@@ -761,8 +769,9 @@ diff_uid(const struct ldr_snap *o, const struct ldr_snap *n,
 	int r;
 
 	while (i < o->nuid || j < n->nuid) {
-		int d = i == o->nuid ? 1 : j == n->nuid ? -1 :
-		    cmp_uid(&o->uid[i].k, &n->uid[j].k);
+		int d = i == o->nuid ? 1 :
+		    j == n->nuid     ? -1 :
+				       cmp_uid(&o->uid[i].k, &n->uid[j].k);
 		const struct ldr_uid *old, *cur;
 		struct vbpf_uid *u;
 		bool fresh;

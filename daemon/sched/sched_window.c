@@ -48,7 +48,9 @@ const char *
 vbpf_prog_name(unsigned i)
 {
 	static const char *const names[VITALS_BPF_PROGS] = {
-		"sched_switch", "sched_wakeup", "sched_wakeup_new",
+		"sched_switch",
+		"sched_wakeup",
+		"sched_wakeup_new",
 		"sched_process_free",
 	};
 
@@ -375,7 +377,7 @@ dump_quantile(struct vbuf *out, const char *label, uint64_t ns)
 	if (ns == UINT64_MAX)
 		vbuf_printf(out, " %s > %llu ms", label,
 		    (unsigned long long)((1ULL << (VITALS_BPF_RQ_SLOTS - 1)) /
-		    1000));
+			1000));
 	else if (ns >= NSEC_PER_MSEC)
 		vbuf_printf(out, " %s <= %llu ms", label,
 		    (unsigned long long)(ns / NSEC_PER_MSEC));
@@ -428,11 +430,14 @@ dump_window_bpf(const struct window *w, unsigned topn, struct vbuf *out)
 		vbuf_printf(out, ", procfs only\n");
 		return;
 	}
-	vbuf_printf(out, "; on-CPU %.1f ms (exited threads %.1f ms, %llu "
-	    "threads); run-queue %llu waits, %.1f ms\n", ms(b->oncpu_ns),
-	    ms(b->exited_ns), (unsigned long long)b->exited_tasks,
+	vbuf_printf(out,
+	    "; on-CPU %.1f ms (exited threads %.1f ms, %llu "
+	    "threads); run-queue %llu waits, %.1f ms\n",
+	    ms(b->oncpu_ns), ms(b->exited_ns),
+	    (unsigned long long)b->exited_tasks,
 	    (unsigned long long)b->rq_count, ms(b->rq_ns));
-	vbuf_printf(out, "bpf health: %u drains (%u failed, %.2f ms), %u "
+	vbuf_printf(out,
+	    "bpf health: %u drains (%u failed, %.2f ms), %u "
 	    "counter regressions, %llu entries; switches %llu, no slice %llu, wakeups %llu; map full: "
 	    "tid %llu proc %llu uid %llu, lost %.3f ms, no storage %llu",
 	    b->drains, b->drain_fail, ms(b->drain_ns), b->counter_regressions,
@@ -445,27 +450,30 @@ dump_window_bpf(const struct window *w, unsigned topn, struct vbuf *out)
 		vbuf_printf(out, "; before start %.1f ms", ms(b->pre_ns));
 	vbuf_printf(out, "\n");
 	if (b->diff_drains)
-		vbuf_printf(out, "bpf read-only: %u snapshot diffs; "
+		vbuf_printf(out,
+		    "bpf read-only: %u snapshot diffs; "
 		    "unattributed %.3f ms, evicted %llu, recreated %llu, "
-		    "retired %llu\n", b->diff_drains,
-		    (double)b->unattributed_ns / 1e6,
+		    "retired %llu\n",
+		    b->diff_drains, (double)b->unattributed_ns / 1e6,
 		    (unsigned long long)b->evicted,
 		    (unsigned long long)b->recreated,
 		    (unsigned long long)b->retired);
 	for (i = 0; b->stats && i < VITALS_BPF_PROGS; i++)
 		vbuf_printf(out, "bpf prog %-18s %10llu runs %8.0f ns/run\n",
 		    vbpf_prog_name(i), (unsigned long long)b->prog_runs[i],
-		    b->prog_runs[i] ? (double)b->prog_ns[i] /
-		    (double)b->prog_runs[i] : 0.0);
+		    b->prog_runs[i] ?
+			(double)b->prog_ns[i] / (double)b->prog_runs[i] :
+			0.0);
 
 	for (i = 0; i < b->nuids; i++)
 		up[i] = &b->uid[i];
 	qsort(up, b->nuids, sizeof(up[0]), cmp_uid_cpu_ptr);
 	n = b->nuids < topn ? b->nuids : topn;
 	for (i = 0; i < n; i++)
-		vbuf_printf(out, "bpf uid %-8u on-CPU %9.1f ms (exited %.1f "
-		    "ms, %llu threads)\n", up[i]->uid, ms(up[i]->oncpu_ns),
-		    ms(up[i]->exited_ns),
+		vbuf_printf(out,
+		    "bpf uid %-8u on-CPU %9.1f ms (exited %.1f "
+		    "ms, %llu threads)\n",
+		    up[i]->uid, ms(up[i]->oncpu_ns), ms(up[i]->exited_ns),
 		    (unsigned long long)up[i]->exited_tasks);
 	if (b->uids_other)
 		vbuf_printf(out, "bpf uid (%u others) on-CPU %.1f ms\n",
@@ -476,22 +484,24 @@ dump_window_bpf(const struct window *w, unsigned topn, struct vbuf *out)
 	qsort(pp, b->nprocs, sizeof(pp[0]), cmp_proc_cpu_ptr);
 	n = b->nprocs < topn ? b->nprocs : topn;
 	for (i = 0; i < n; i++) {
-		vbuf_printf(out, "bpf proc %7d %-16.16s on-CPU %9.1f ms  "
-		    "run-queue %llu waits %.1f ms", pp[i]->tgid,
-		    proc_label(w, pp[i]), ms(pp[i]->oncpu_ns),
+		vbuf_printf(out,
+		    "bpf proc %7d %-16.16s on-CPU %9.1f ms  "
+		    "run-queue %llu waits %.1f ms",
+		    pp[i]->tgid, proc_label(w, pp[i]), ms(pp[i]->oncpu_ns),
 		    (unsigned long long)pp[i]->rq_count, ms(pp[i]->rq_ns));
 		if (pp[i]->rq_count) {
-			dump_quantile(out, "p50", window_bpf_rq_quantile_ns(
-			    pp[i]->rq_hist, 0.50));
-			dump_quantile(out, "p99", window_bpf_rq_quantile_ns(
-			    pp[i]->rq_hist, 0.99));
+			dump_quantile(out, "p50",
+			    window_bpf_rq_quantile_ns(pp[i]->rq_hist, 0.50));
+			dump_quantile(out, "p99",
+			    window_bpf_rq_quantile_ns(pp[i]->rq_hist, 0.99));
 		}
 		vbuf_printf(out, "\n");
 	}
 	if (b->procs_other)
-		vbuf_printf(out, "bpf proc (%u others) on-CPU %.1f ms, "
-		    "run-queue %llu waits %.1f ms\n", b->procs_other,
-		    ms(b->proc_other.oncpu_ns),
+		vbuf_printf(out,
+		    "bpf proc (%u others) on-CPU %.1f ms, "
+		    "run-queue %llu waits %.1f ms\n",
+		    b->procs_other, ms(b->proc_other.oncpu_ns),
 		    (unsigned long long)b->proc_other.rq_count,
 		    ms(b->proc_other.rq_ns));
 }

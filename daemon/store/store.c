@@ -31,70 +31,70 @@
 
 /* v1: the initial design. Never edit a shipped step: add one. */
 static const char schema_v1[] =
-	"CREATE TABLE windows ("
-	" id INTEGER PRIMARY KEY,"
-	" level INTEGER NOT NULL, boot_id TEXT NOT NULL, seq INTEGER NOT NULL,"
-	" mono_start_ns INTEGER NOT NULL, mono_end_ns INTEGER NOT NULL,"
-	" boot_start_ns INTEGER NOT NULL, boot_end_ns INTEGER NOT NULL,"
-	" wall_start_ns INTEGER NOT NULL, wall_end_ns INTEGER NOT NULL,"
-	" duration_ns INTEGER NOT NULL, hz INTEGER NOT NULL,"
-	" interval_ms INTEGER NOT NULL, cpu_span INTEGER NOT NULL,"
-	" samples INTEGER NOT NULL, samples_valid INTEGER NOT NULL,"
-	" d_ctxt INTEGER NOT NULL, d_processes INTEGER NOT NULL,"
-	" vm_samples INTEGER NOT NULL,"
-	" self_utime_us INTEGER NOT NULL, self_stime_us INTEGER NOT NULL,"
-	" sample_ns_sum INTEGER NOT NULL, sample_ns_max INTEGER NOT NULL,"
-	" late_ticks INTEGER NOT NULL, burst_samples INTEGER NOT NULL,"
-	" procs_scanned INTEGER NOT NULL, threads_scanned INTEGER NOT NULL,"
-	" procs_exited INTEGER NOT NULL, threads_exited INTEGER NOT NULL,"
-	" cpu_dropped INTEGER NOT NULL,"
-	" UNIQUE (boot_id, level, mono_start_ns));"
-	"CREATE TABLE window_cpu ("
-	" window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
-	" cpu INTEGER NOT NULL,"
-	" user INTEGER NOT NULL, nice INTEGER NOT NULL,"
-	" system INTEGER NOT NULL, idle INTEGER NOT NULL,"
-	" iowait INTEGER NOT NULL, irq INTEGER NOT NULL,"
-	" softirq INTEGER NOT NULL, steal INTEGER NOT NULL,"
-	" guest INTEGER NOT NULL, guest_nice INTEGER NOT NULL,"
-	" samples INTEGER NOT NULL, wall_ns INTEGER NOT NULL,"
-	" online_end INTEGER NOT NULL,"
-	" khz_n INTEGER NOT NULL, khz_min REAL, khz_max REAL, khz_sum REAL,"
-	" khz_last REAL, max_khz INTEGER, capacity INTEGER,"
-	" ratio_n INTEGER NOT NULL, ratio_min REAL, ratio_max REAL,"
-	" ratio_sum REAL, ratio_last REAL,"
-	" PRIMARY KEY (window_id, cpu)) WITHOUT ROWID;"
-	"CREATE TABLE window_count ("
-	" window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
-	" kind TEXT NOT NULL, key TEXT NOT NULL, value INTEGER NOT NULL,"
-	" PRIMARY KEY (window_id, kind, key)) WITHOUT ROWID;"
-	"CREATE TABLE window_gauge ("
-	" window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
-	" kind TEXT NOT NULL, key TEXT NOT NULL, n INTEGER NOT NULL,"
-	" min REAL, max REAL, sum REAL, last REAL,"
-	" PRIMARY KEY (window_id, kind, key)) WITHOUT ROWID;"
-	"CREATE TABLE window_psi ("
-	" window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
-	" resource TEXT NOT NULL, available INTEGER NOT NULL,"
-	" have_full INTEGER NOT NULL, samples INTEGER NOT NULL,"
-	" d_some_us INTEGER NOT NULL, d_full_us INTEGER NOT NULL,"
-	" some_n INTEGER NOT NULL, some_min REAL, some_max REAL,"
-	" some_sum REAL, some_last REAL,"
-	" full_n INTEGER NOT NULL, full_min REAL, full_max REAL,"
-	" full_sum REAL, full_last REAL,"
-	" PRIMARY KEY (window_id, resource)) WITHOUT ROWID;"
-	"CREATE TABLE window_task ("
-	" window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
-	" thread INTEGER NOT NULL, id INTEGER NOT NULL,"
-	" starttime INTEGER NOT NULL, tgid INTEGER NOT NULL,"
-	" uid INTEGER NOT NULL, comm TEXT NOT NULL, name TEXT,"
-	" d_utime INTEGER NOT NULL, d_stime INTEGER NOT NULL,"
-	" d_minflt INTEGER NOT NULL, d_majflt INTEGER NOT NULL,"
-	" samples INTEGER NOT NULL, wall_ns INTEGER NOT NULL,"
-	" total_ticks INTEGER NOT NULL, norm_ticks REAL NOT NULL,"
-	" rss_pages_max INTEGER NOT NULL, rss_pages_last INTEGER NOT NULL,"
-	" born INTEGER NOT NULL, exited INTEGER NOT NULL,"
-	" PRIMARY KEY (window_id, thread, id, starttime)) WITHOUT ROWID;";
+    "CREATE TABLE windows ("
+    " id INTEGER PRIMARY KEY,"
+    " level INTEGER NOT NULL, boot_id TEXT NOT NULL, seq INTEGER NOT NULL,"
+    " mono_start_ns INTEGER NOT NULL, mono_end_ns INTEGER NOT NULL,"
+    " boot_start_ns INTEGER NOT NULL, boot_end_ns INTEGER NOT NULL,"
+    " wall_start_ns INTEGER NOT NULL, wall_end_ns INTEGER NOT NULL,"
+    " duration_ns INTEGER NOT NULL, hz INTEGER NOT NULL,"
+    " interval_ms INTEGER NOT NULL, cpu_span INTEGER NOT NULL,"
+    " samples INTEGER NOT NULL, samples_valid INTEGER NOT NULL,"
+    " d_ctxt INTEGER NOT NULL, d_processes INTEGER NOT NULL,"
+    " vm_samples INTEGER NOT NULL,"
+    " self_utime_us INTEGER NOT NULL, self_stime_us INTEGER NOT NULL,"
+    " sample_ns_sum INTEGER NOT NULL, sample_ns_max INTEGER NOT NULL,"
+    " late_ticks INTEGER NOT NULL, burst_samples INTEGER NOT NULL,"
+    " procs_scanned INTEGER NOT NULL, threads_scanned INTEGER NOT NULL,"
+    " procs_exited INTEGER NOT NULL, threads_exited INTEGER NOT NULL,"
+    " cpu_dropped INTEGER NOT NULL,"
+    " UNIQUE (boot_id, level, mono_start_ns));"
+    "CREATE TABLE window_cpu ("
+    " window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
+    " cpu INTEGER NOT NULL,"
+    " user INTEGER NOT NULL, nice INTEGER NOT NULL,"
+    " system INTEGER NOT NULL, idle INTEGER NOT NULL,"
+    " iowait INTEGER NOT NULL, irq INTEGER NOT NULL,"
+    " softirq INTEGER NOT NULL, steal INTEGER NOT NULL,"
+    " guest INTEGER NOT NULL, guest_nice INTEGER NOT NULL,"
+    " samples INTEGER NOT NULL, wall_ns INTEGER NOT NULL,"
+    " online_end INTEGER NOT NULL,"
+    " khz_n INTEGER NOT NULL, khz_min REAL, khz_max REAL, khz_sum REAL,"
+    " khz_last REAL, max_khz INTEGER, capacity INTEGER,"
+    " ratio_n INTEGER NOT NULL, ratio_min REAL, ratio_max REAL,"
+    " ratio_sum REAL, ratio_last REAL,"
+    " PRIMARY KEY (window_id, cpu)) WITHOUT ROWID;"
+    "CREATE TABLE window_count ("
+    " window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
+    " kind TEXT NOT NULL, key TEXT NOT NULL, value INTEGER NOT NULL,"
+    " PRIMARY KEY (window_id, kind, key)) WITHOUT ROWID;"
+    "CREATE TABLE window_gauge ("
+    " window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
+    " kind TEXT NOT NULL, key TEXT NOT NULL, n INTEGER NOT NULL,"
+    " min REAL, max REAL, sum REAL, last REAL,"
+    " PRIMARY KEY (window_id, kind, key)) WITHOUT ROWID;"
+    "CREATE TABLE window_psi ("
+    " window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
+    " resource TEXT NOT NULL, available INTEGER NOT NULL,"
+    " have_full INTEGER NOT NULL, samples INTEGER NOT NULL,"
+    " d_some_us INTEGER NOT NULL, d_full_us INTEGER NOT NULL,"
+    " some_n INTEGER NOT NULL, some_min REAL, some_max REAL,"
+    " some_sum REAL, some_last REAL,"
+    " full_n INTEGER NOT NULL, full_min REAL, full_max REAL,"
+    " full_sum REAL, full_last REAL,"
+    " PRIMARY KEY (window_id, resource)) WITHOUT ROWID;"
+    "CREATE TABLE window_task ("
+    " window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
+    " thread INTEGER NOT NULL, id INTEGER NOT NULL,"
+    " starttime INTEGER NOT NULL, tgid INTEGER NOT NULL,"
+    " uid INTEGER NOT NULL, comm TEXT NOT NULL, name TEXT,"
+    " d_utime INTEGER NOT NULL, d_stime INTEGER NOT NULL,"
+    " d_minflt INTEGER NOT NULL, d_majflt INTEGER NOT NULL,"
+    " samples INTEGER NOT NULL, wall_ns INTEGER NOT NULL,"
+    " total_ticks INTEGER NOT NULL, norm_ticks REAL NOT NULL,"
+    " rss_pages_max INTEGER NOT NULL, rss_pages_last INTEGER NOT NULL,"
+    " born INTEGER NOT NULL, exited INTEGER NOT NULL,"
+    " PRIMARY KEY (window_id, thread, id, starttime)) WITHOUT ROWID;";
 
 /*
  * v2: the store's own health rides in every window (NULL: written before
@@ -105,10 +105,10 @@ static const char schema_v1[] =
  * the range, and an index by instance would scatter every write.
  */
 static const char schema_v2[] =
-	"ALTER TABLE windows ADD COLUMN store_state INTEGER;"
-	"ALTER TABLE windows ADD COLUMN store_queued INTEGER;"
-	"ALTER TABLE windows ADD COLUMN store_dropped INTEGER;"
-	"CREATE INDEX windows_wall ON windows (wall_start_ns);";
+    "ALTER TABLE windows ADD COLUMN store_state INTEGER;"
+    "ALTER TABLE windows ADD COLUMN store_queued INTEGER;"
+    "ALTER TABLE windows ADD COLUMN store_dropped INTEGER;"
+    "CREATE INDEX windows_wall ON windows (wall_start_ns);";
 
 /*
  * v3: BPF sched_switch accounting (store_sched.c): per uid and per process
@@ -117,17 +117,17 @@ static const char schema_v2[] =
  * counters in window_count and need no table.
  */
 static const char schema_v3[] =
-	"CREATE TABLE window_bpf_uid ("
-	" window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
-	" uid INTEGER NOT NULL, oncpu_ns INTEGER NOT NULL,"
-	" exited_ns INTEGER NOT NULL, exited_tasks INTEGER NOT NULL,"
-	" PRIMARY KEY (window_id, uid)) WITHOUT ROWID;"
-	"CREATE TABLE window_bpf_proc ("
-	" window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
-	" tgid INTEGER NOT NULL, starttime INTEGER NOT NULL,"
-	" oncpu_ns INTEGER NOT NULL, rq_ns INTEGER NOT NULL,"
-	" rq_count INTEGER NOT NULL, rq_hist TEXT NOT NULL,"
-	" PRIMARY KEY (window_id, tgid, starttime)) WITHOUT ROWID;";
+    "CREATE TABLE window_bpf_uid ("
+    " window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
+    " uid INTEGER NOT NULL, oncpu_ns INTEGER NOT NULL,"
+    " exited_ns INTEGER NOT NULL, exited_tasks INTEGER NOT NULL,"
+    " PRIMARY KEY (window_id, uid)) WITHOUT ROWID;"
+    "CREATE TABLE window_bpf_proc ("
+    " window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
+    " tgid INTEGER NOT NULL, starttime INTEGER NOT NULL,"
+    " oncpu_ns INTEGER NOT NULL, rq_ns INTEGER NOT NULL,"
+    " rq_count INTEGER NOT NULL, rq_hist TEXT NOT NULL,"
+    " PRIMARY KEY (window_id, tgid, starttime)) WITHOUT ROWID;";
 
 /*
  * v4: GPU memory (store_gpumem.c): the map's state and the reading's
@@ -136,26 +136,26 @@ static const char schema_v3[] =
  * pair not attributed to a live instance (stale).
  */
 static const char schema_v4[] =
-	"CREATE TABLE window_gpumem ("
-	" window_id INTEGER PRIMARY KEY REFERENCES windows(id)"
-	" ON DELETE CASCADE,"
-	" state INTEGER NOT NULL, why INTEGER NOT NULL, err INTEGER NOT NULL,"
-	" source INTEGER NOT NULL, capacity INTEGER NOT NULL,"
-	" entries INTEGER NOT NULL, saturated INTEGER NOT NULL,"
-	" traversals INTEGER NOT NULL, traversal_fail INTEGER NOT NULL,"
-	" restarts INTEGER NOT NULL, vanished INTEGER NOT NULL,"
-	" duplicates INTEGER NOT NULL, truncated INTEGER NOT NULL,"
-	" stale INTEGER NOT NULL, events INTEGER NOT NULL,"
-	" events_late INTEGER NOT NULL, traverse_ns INTEGER NOT NULL,"
-	" traverse_ns_max INTEGER NOT NULL, tp_events INTEGER NOT NULL,"
-	" insert_fail INTEGER NOT NULL);"
-	"CREATE TABLE window_gpu ("
-	" window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
-	" gpu_id INTEGER NOT NULL, pid INTEGER NOT NULL,"
-	" starttime INTEGER NOT NULL, bytes INTEGER NOT NULL,"
-	" min_bytes INTEGER NOT NULL, max_bytes INTEGER NOT NULL,"
-	" stale INTEGER NOT NULL, name TEXT NOT NULL,"
-	" PRIMARY KEY (window_id, gpu_id, pid, starttime)) WITHOUT ROWID;";
+    "CREATE TABLE window_gpumem ("
+    " window_id INTEGER PRIMARY KEY REFERENCES windows(id)"
+    " ON DELETE CASCADE,"
+    " state INTEGER NOT NULL, why INTEGER NOT NULL, err INTEGER NOT NULL,"
+    " source INTEGER NOT NULL, capacity INTEGER NOT NULL,"
+    " entries INTEGER NOT NULL, saturated INTEGER NOT NULL,"
+    " traversals INTEGER NOT NULL, traversal_fail INTEGER NOT NULL,"
+    " restarts INTEGER NOT NULL, vanished INTEGER NOT NULL,"
+    " duplicates INTEGER NOT NULL, truncated INTEGER NOT NULL,"
+    " stale INTEGER NOT NULL, events INTEGER NOT NULL,"
+    " events_late INTEGER NOT NULL, traverse_ns INTEGER NOT NULL,"
+    " traverse_ns_max INTEGER NOT NULL, tp_events INTEGER NOT NULL,"
+    " insert_fail INTEGER NOT NULL);"
+    "CREATE TABLE window_gpu ("
+    " window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
+    " gpu_id INTEGER NOT NULL, pid INTEGER NOT NULL,"
+    " starttime INTEGER NOT NULL, bytes INTEGER NOT NULL,"
+    " min_bytes INTEGER NOT NULL, max_bytes INTEGER NOT NULL,"
+    " stale INTEGER NOT NULL, name TEXT NOT NULL,"
+    " PRIMARY KEY (window_id, gpu_id, pid, starttime)) WITHOUT ROWID;";
 
 /*
  * v5: ftrace (store_trace.c): per window the ATrace slices by (kind,
@@ -166,34 +166,34 @@ static const char schema_v4[] =
  * are counters of kind "trace" in window_count.
  */
 static const char schema_v5[] =
-	"CREATE TABLE window_trace_slice ("
-	" window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
-	" kind INTEGER NOT NULL, tgid INTEGER NOT NULL, tid INTEGER NOT NULL,"
-	" depth INTEGER NOT NULL, name TEXT NOT NULL,"
-	" count INTEGER NOT NULL, incomplete INTEGER NOT NULL,"
-	" total_ns INTEGER NOT NULL, max_ns INTEGER NOT NULL,"
-	" PRIMARY KEY (window_id, kind, tgid, tid, depth, name)) WITHOUT ROWID;"
-	"CREATE TABLE window_trace_counter ("
-	" window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
-	" tgid INTEGER NOT NULL, name TEXT NOT NULL, n INTEGER NOT NULL,"
-	" last INTEGER NOT NULL, min INTEGER NOT NULL, max INTEGER NOT NULL,"
-	" PRIMARY KEY (window_id, tgid, name)) WITHOUT ROWID;"
-	"CREATE TABLE window_trace_binder ("
-	" window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
-	" from_pid INTEGER NOT NULL, to_pid INTEGER NOT NULL,"
-	" calls INTEGER NOT NULL, oneway INTEGER NOT NULL,"
-	" replies INTEGER NOT NULL,"
-	" PRIMARY KEY (window_id, from_pid, to_pid)) WITHOUT ROWID;"
-	"CREATE TABLE window_trace_rq ("
-	" window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
-	" tid INTEGER NOT NULL, count INTEGER NOT NULL,"
-	" total_ns INTEGER NOT NULL, max_ns INTEGER NOT NULL,"
-	" PRIMARY KEY (window_id, tid)) WITHOUT ROWID;"
-	"CREATE TABLE window_trace_gpu ("
-	" window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
-	" gpu_id INTEGER NOT NULL, pid INTEGER NOT NULL,"
-	" events INTEGER NOT NULL, last_size INTEGER NOT NULL,"
-	" PRIMARY KEY (window_id, gpu_id, pid)) WITHOUT ROWID;";
+    "CREATE TABLE window_trace_slice ("
+    " window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
+    " kind INTEGER NOT NULL, tgid INTEGER NOT NULL, tid INTEGER NOT NULL,"
+    " depth INTEGER NOT NULL, name TEXT NOT NULL,"
+    " count INTEGER NOT NULL, incomplete INTEGER NOT NULL,"
+    " total_ns INTEGER NOT NULL, max_ns INTEGER NOT NULL,"
+    " PRIMARY KEY (window_id, kind, tgid, tid, depth, name)) WITHOUT ROWID;"
+    "CREATE TABLE window_trace_counter ("
+    " window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
+    " tgid INTEGER NOT NULL, name TEXT NOT NULL, n INTEGER NOT NULL,"
+    " last INTEGER NOT NULL, min INTEGER NOT NULL, max INTEGER NOT NULL,"
+    " PRIMARY KEY (window_id, tgid, name)) WITHOUT ROWID;"
+    "CREATE TABLE window_trace_binder ("
+    " window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
+    " from_pid INTEGER NOT NULL, to_pid INTEGER NOT NULL,"
+    " calls INTEGER NOT NULL, oneway INTEGER NOT NULL,"
+    " replies INTEGER NOT NULL,"
+    " PRIMARY KEY (window_id, from_pid, to_pid)) WITHOUT ROWID;"
+    "CREATE TABLE window_trace_rq ("
+    " window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
+    " tid INTEGER NOT NULL, count INTEGER NOT NULL,"
+    " total_ns INTEGER NOT NULL, max_ns INTEGER NOT NULL,"
+    " PRIMARY KEY (window_id, tid)) WITHOUT ROWID;"
+    "CREATE TABLE window_trace_gpu ("
+    " window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
+    " gpu_id INTEGER NOT NULL, pid INTEGER NOT NULL,"
+    " events INTEGER NOT NULL, last_size INTEGER NOT NULL,"
+    " PRIMARY KEY (window_id, gpu_id, pid)) WITHOUT ROWID;";
 
 /*
  * v6: heapprofd sessions (store_hp.c): one row per request
@@ -202,47 +202,47 @@ static const char schema_v5[] =
  * budget. Retention of windows does not touch them.
  */
 static const char schema_v6[] =
-	"CREATE TABLE hp_session ("
-	" id INTEGER PRIMARY KEY,"
-	" created_wall_ns INTEGER NOT NULL,"
-	" by_rule INTEGER NOT NULL, rule TEXT, caller_uid INTEGER,"
-	" target TEXT NOT NULL, target_key TEXT NOT NULL,"
-	" params TEXT NOT NULL,"
-	" started INTEGER NOT NULL,"
-	" start_wall_ns INTEGER, end_wall_ns INTEGER,"
-	" child_pid INTEGER, child_starttime INTEGER,"
-	" outcome TEXT NOT NULL, refusal INTEGER NOT NULL,"
-	" message TEXT NOT NULL,"
-	" exit_status INTEGER, term_signal INTEGER,"
-	" output_path TEXT, output_bytes INTEGER);"
-	"CREATE INDEX hp_session_start ON hp_session (started, start_wall_ns);"
-	"CREATE INDEX hp_session_outcome ON hp_session (outcome);";
+    "CREATE TABLE hp_session ("
+    " id INTEGER PRIMARY KEY,"
+    " created_wall_ns INTEGER NOT NULL,"
+    " by_rule INTEGER NOT NULL, rule TEXT, caller_uid INTEGER,"
+    " target TEXT NOT NULL, target_key TEXT NOT NULL,"
+    " params TEXT NOT NULL,"
+    " started INTEGER NOT NULL,"
+    " start_wall_ns INTEGER, end_wall_ns INTEGER,"
+    " child_pid INTEGER, child_starttime INTEGER,"
+    " outcome TEXT NOT NULL, refusal INTEGER NOT NULL,"
+    " message TEXT NOT NULL,"
+    " exit_status INTEGER, term_signal INTEGER,"
+    " output_path TEXT, output_bytes INTEGER);"
+    "CREATE INDEX hp_session_start ON hp_session (started, start_wall_ns);"
+    "CREATE INDEX hp_session_outcome ON hp_session (outcome);";
 
 /*
  * v7: working-set monitor (store_wss.c): each target of a window, with
  * the passes completed in it, and the regions of its last pass there.
  */
 static const char schema_v7[] =
-	"CREATE TABLE window_wss ("
-	" window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
-	" pid INTEGER NOT NULL, starttime INTEGER NOT NULL,"
-	" name TEXT NOT NULL, mode TEXT NOT NULL, library TEXT NOT NULL,"
-	" method TEXT NOT NULL, interval_ms INTEGER NOT NULL,"
-	" passes INTEGER NOT NULL, pass_ns_sum INTEGER NOT NULL,"
-	" pass_ns_max INTEGER NOT NULL, pass_cpu_ns INTEGER NOT NULL,"
-	" maps_changes INTEGER NOT NULL, read_errors INTEGER NOT NULL,"
-	" pfn_zeroed INTEGER NOT NULL, ended INTEGER NOT NULL,"
-	" PRIMARY KEY (window_id, pid, starttime)) WITHOUT ROWID;"
-	"CREATE TABLE window_wss_region ("
-	" window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
-	" pid INTEGER NOT NULL, starttime INTEGER NOT NULL,"
-	" vaddr_start INTEGER NOT NULL, vaddr_end INTEGER NOT NULL,"
-	" label TEXT NOT NULL,"
-	" pages INTEGER NOT NULL, resident INTEGER NOT NULL,"
-	" accessed INTEGER NOT NULL, idle INTEGER NOT NULL,"
-	" not_resident INTEGER NOT NULL, gone INTEGER NOT NULL,"
-	" PRIMARY KEY (window_id, pid, starttime, vaddr_start))"
-	" WITHOUT ROWID;";
+    "CREATE TABLE window_wss ("
+    " window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
+    " pid INTEGER NOT NULL, starttime INTEGER NOT NULL,"
+    " name TEXT NOT NULL, mode TEXT NOT NULL, library TEXT NOT NULL,"
+    " method TEXT NOT NULL, interval_ms INTEGER NOT NULL,"
+    " passes INTEGER NOT NULL, pass_ns_sum INTEGER NOT NULL,"
+    " pass_ns_max INTEGER NOT NULL, pass_cpu_ns INTEGER NOT NULL,"
+    " maps_changes INTEGER NOT NULL, read_errors INTEGER NOT NULL,"
+    " pfn_zeroed INTEGER NOT NULL, ended INTEGER NOT NULL,"
+    " PRIMARY KEY (window_id, pid, starttime)) WITHOUT ROWID;"
+    "CREATE TABLE window_wss_region ("
+    " window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
+    " pid INTEGER NOT NULL, starttime INTEGER NOT NULL,"
+    " vaddr_start INTEGER NOT NULL, vaddr_end INTEGER NOT NULL,"
+    " label TEXT NOT NULL,"
+    " pages INTEGER NOT NULL, resident INTEGER NOT NULL,"
+    " accessed INTEGER NOT NULL, idle INTEGER NOT NULL,"
+    " not_resident INTEGER NOT NULL, gone INTEGER NOT NULL,"
+    " PRIMARY KEY (window_id, pid, starttime, vaddr_start))"
+    " WITHOUT ROWID;";
 
 /* migrations[v] takes a database from user_version v to v + 1. */
 static const char *const migrations[STORE_SCHEMA_VERSION] = {
@@ -259,37 +259,44 @@ static const char *const ws_sql[WS__MAX] = {
 	[WS_BEGIN] = "BEGIN IMMEDIATE",
 	[WS_COMMIT] = "COMMIT",
 	[WS_ROLLBACK] = "ROLLBACK",
-	[WS_INS_WINDOW] = "INSERT INTO windows (" STORE_WINDOW_COLS ") VALUES"
+	[WS_INS_WINDOW] =
+	    "INSERT INTO windows (" STORE_WINDOW_COLS ") VALUES"
 	    " (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,"
 	    " ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26,"
 	    " ?27, ?28, ?29, ?30, ?31, ?32)"
 	    " ON CONFLICT DO NOTHING RETURNING id",
 	/* A level-0 window already folded into a roll-up is a replay. */
-	[WS_COVERED] = "SELECT 1 FROM windows WHERE boot_id = ?1 AND"
+	[WS_COVERED] =
+	    "SELECT 1 FROM windows WHERE boot_id = ?1 AND"
 	    " level > 0 AND mono_start_ns <= ?2 AND mono_end_ns >= ?3 LIMIT 1",
-	[WS_INS_CPU] = "INSERT INTO window_cpu (window_id, " STORE_CPU_COLS
+	[WS_INS_CPU] =
+	    "INSERT INTO window_cpu (window_id, " STORE_CPU_COLS
 	    ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
 	    " ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[WS_INS_COUNT] = "INSERT INTO window_count VALUES (?, ?, ?, ?)",
 	[WS_INS_GAUGE] = "INSERT INTO window_gauge VALUES"
-	    " (?, ?, ?, ?, ?, ?, ?, ?)",
-	[WS_INS_PSI] = "INSERT INTO window_psi (window_id, " STORE_PSI_COLS
+			 " (?, ?, ?, ?, ?, ?, ?, ?)",
+	[WS_INS_PSI] =
+	    "INSERT INTO window_psi (window_id, " STORE_PSI_COLS
 	    ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-	[WS_INS_TASK] = "INSERT INTO window_task (window_id, " STORE_TASK_COLS
+	[WS_INS_TASK] =
+	    "INSERT INTO window_task (window_id, " STORE_TASK_COLS
 	    ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
 	    " ?, ?)",
 	[WS_DEL_WINDOW] = "DELETE FROM windows WHERE id = ?",
 	[WS_DEL_AGE] = "DELETE FROM windows WHERE wall_end_ns < ?",
-	[WS_DEL_OLDEST] = "DELETE FROM windows WHERE id IN (SELECT id FROM"
+	[WS_DEL_OLDEST] =
+	    "DELETE FROM windows WHERE id IN (SELECT id FROM"
 	    " windows WHERE id != ?1 ORDER BY wall_start_ns, id LIMIT ?2)",
 	[WS_COUNT] = "SELECT count(*) FROM windows",
 	[WS_PAGE_COUNT] = "PRAGMA page_count",
 	[WS_FREELIST] = "PRAGMA freelist_count",
 	[WS_VACUUM] = "PRAGMA incremental_vacuum",
 	[WS_ROLL_SRC] = "SELECT id, boot_id, wall_start_ns FROM windows"
-	    " WHERE level = ?1 AND wall_start_ns < ?2"
-	    " ORDER BY boot_id, wall_start_ns / ?3, mono_start_ns",
-	[WS_ROLL_EXIST] = "SELECT id FROM windows WHERE boot_id = ?1 AND"
+			" WHERE level = ?1 AND wall_start_ns < ?2"
+			" ORDER BY boot_id, wall_start_ns / ?3, mono_start_ns",
+	[WS_ROLL_EXIST] =
+	    "SELECT id FROM windows WHERE boot_id = ?1 AND"
 	    " level = ?2 AND wall_start_ns >= ?3 AND wall_start_ns < ?4",
 };
 
@@ -324,7 +331,8 @@ put_locked(struct store *s, const struct window *w)
 		r = store_fail(s, rc, "insert window");
 		/* Not ours after all: the writer moves it aside. */
 		if (rc == STORE_RC_NOTHING || rc == SQLITE_CONSTRAINT_TRIGGER)
-			r = store_fail_errno(s, -EUCLEAN, "insert window: "
+			r = store_fail_errno(s, -EUCLEAN,
+			    "insert window: "
 			    "stored nothing (a trigger or a schema not ours)");
 		goto fail;
 	}
@@ -403,9 +411,10 @@ migrate(sqlite3 *db, int64_t from, unsigned to)
 		if ((rc = exec_sql(db, "BEGIN IMMEDIATE")) != SQLITE_OK)
 			return rc;
 		rc = exec_sql(db, migrations[v]);
-		snprintf(sql, sizeof(sql), "PRAGMA application_id = %d;"
-		    "PRAGMA user_version = %lld", STORE_APPLICATION_ID,
-		    (long long)v + 1);
+		snprintf(sql, sizeof(sql),
+		    "PRAGMA application_id = %d;"
+		    "PRAGMA user_version = %lld",
+		    STORE_APPLICATION_ID, (long long)v + 1);
 		if (rc == SQLITE_OK)
 			rc = exec_sql(db, sql);
 		if (rc == SQLITE_OK)
@@ -425,8 +434,7 @@ db_create(sqlite3 *db)
 {
 	int rc = exec_sql(db, "PRAGMA auto_vacuum = INCREMENTAL");
 
-	return rc == SQLITE_OK ? exec_sql(db, "PRAGMA journal_mode = WAL") :
-	    rc;
+	return rc == SQLITE_OK ? exec_sql(db, "PRAGMA journal_mode = WAL") : rc;
 }
 
 static bool
@@ -460,8 +468,7 @@ db_check(struct store *s, bool *ret_bad)
 	int rc, rows = 0;
 
 	*ret_bad = false;
-	rc = sqlite3_prepare_v2(s->db, store_heal_check_sql(s), -1, &st,
-	    NULL);
+	rc = sqlite3_prepare_v2(s->db, store_heal_check_sql(s), -1, &st, NULL);
 	if (rc == SQLITE_OK) {
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 			const char *t;
@@ -490,9 +497,10 @@ db_check(struct store *s, bool *ret_bad)
 		char why[96];
 
 		if ((rc = store_heal_foreign_objects(s->db, why,
-		    sizeof(why))) != SQLITE_OK)
-			return rc_corrupt(rc) ? mark_bad(s, ret_bad,
-			    "unreadable", NULL) : rc;
+			 sizeof(why))) != SQLITE_OK)
+			return rc_corrupt(rc) ?
+			    mark_bad(s, ret_bad, "unreadable", NULL) :
+			    rc;
 		if (why[0])
 			return mark_bad(s, ret_bad, "not our schema", why);
 	}
@@ -524,19 +532,24 @@ prepare_all(struct store *s)
 	/* Ours but not incremental (edited by hand): fix it once. */
 	if ((rc = pragma_int(s->db, "PRAGMA auto_vacuum", &av)) != SQLITE_OK)
 		return rc;
-	if (av != 2 && ((rc = exec_sql(s->db, "PRAGMA auto_vacuum = "
-	    "INCREMENTAL")) != SQLITE_OK || (rc = exec_sql(s->db,
-	    "VACUUM")) != SQLITE_OK))
+	if (av != 2 &&
+	    ((rc = exec_sql(s->db,
+		  "PRAGMA auto_vacuum = "
+		  "INCREMENTAL")) != SQLITE_OK ||
+		(rc = exec_sql(s->db, "VACUUM")) != SQLITE_OK))
 		return rc;
 	if ((rc = pragma_int(s->db, "PRAGMA page_size", &s->page_size)) !=
 	    SQLITE_OK)
 		return rc;
-	if ((rc = pragma_int(s->db, "SELECT coalesce(max(wall_end_ns -"
-	    " wall_start_ns), 0) FROM windows", &s->max_span_ns)) != SQLITE_OK)
+	if ((rc = pragma_int(s->db,
+		 "SELECT coalesce(max(wall_end_ns -"
+		 " wall_start_ns), 0) FROM windows",
+		 &s->max_span_ns)) != SQLITE_OK)
 		return rc;
 	for (i = 0; i < WS__MAX; i++)
 		if ((rc = sqlite3_prepare_v3(s->db, ws_sql[i], -1,
-		    SQLITE_PREPARE_PERSISTENT, &s->ws[i], NULL)) != SQLITE_OK)
+			 SQLITE_PREPARE_PERSISTENT, &s->ws[i], NULL)) !=
+		    SQLITE_OK)
 			return rc;
 	if ((rc = store_bpf_prepare(s)) != SQLITE_OK)
 		return rc;
@@ -578,7 +591,8 @@ db_settings(struct store *s)
 		r = 4u << 20;
 	s->wal_reserve = r;
 	s->budget = s->o.max_bytes - r;
-	snprintf(sql, sizeof(sql), "PRAGMA journal_mode = WAL;"
+	snprintf(sql, sizeof(sql),
+	    "PRAGMA journal_mode = WAL;"
 	    "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;"
 	    "PRAGMA journal_size_limit = %llu;"
 	    "PRAGMA wal_autocheckpoint = %llu",
@@ -647,8 +661,10 @@ db_precheck(struct store *s, char *dbpath, size_t dbpathsz)
 	}
 	r = fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
 	if (r == -ENOENT) {
-		if ((fd = openat(dfd, base, O_RDWR | O_CREAT | O_EXCL |
-		    O_NOFOLLOW | O_CLOEXEC, 0640)) < 0 || fstat(fd, &st) < 0)
+		if ((fd = openat(dfd, base,
+			 O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			 0640)) < 0 ||
+		    fstat(fd, &st) < 0)
 			r = -errno;
 		else
 			r = 0;
@@ -660,8 +676,8 @@ db_precheck(struct store *s, char *dbpath, size_t dbpathsz)
 		close(dfd);
 		return store_fail_errno(s, r, msg);
 	}
-	if ((r = statedir_check_stat(&st, base, (uint32_t)dst.st_uid,
-	    msg + 6, sizeof(msg) - 6)) < 0) {
+	if ((r = statedir_check_stat(&st, base, (uint32_t)dst.st_uid, msg + 6,
+		 sizeof(msg) - 6)) < 0) {
 		memcpy(msg, "open: ", 6);
 		close(dfd);
 		return store_fail_errno(s, r, msg);
@@ -691,8 +707,8 @@ db_precheck(struct store *s, char *dbpath, size_t dbpathsz)
 	if (n <= 0 || dir[0] != '/') /* no /proc: the path as given */
 		r = snprintf(dbpath, dbpathsz, "%s", s->path);
 	else
-		r = snprintf(dbpath, dbpathsz, "%s%s%s", dir,
-		    n == 1 ? "" : "/", base);
+		r = snprintf(dbpath, dbpathsz, "%s%s%s", dir, n == 1 ? "" : "/",
+		    base);
 	r = r < 0 || (size_t)r >= dbpathsz ? -ENAMETOOLONG : 0;
 out:
 	if (r < 0) {
@@ -713,8 +729,9 @@ db_open(struct store *s, bool *ret_bad)
 	*ret_bad = false;
 	if ((r = db_precheck(s, dbpath, sizeof(dbpath))) < 0)
 		return r;
-	rc = sqlite3_open_v2(dbpath, &s->db, SQLITE_OPEN_READWRITE |
-	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_EXRESCODE,
+	rc = sqlite3_open_v2(dbpath, &s->db,
+	    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW |
+		SQLITE_OPEN_EXRESCODE,
 	    NULL);
 	if (rc != SQLITE_OK)
 		return rc;
@@ -968,7 +985,8 @@ exec_locked(struct store *s, const char *sql, char *ret, size_t retsz)
 		return -EBADF;
 	while (rc == SQLITE_OK && tail && *tail) {
 		if ((rc = sqlite3_prepare_v2(s->db, tail, -1, &st, &tail)) !=
-		    SQLITE_OK || st == NULL)
+			SQLITE_OK ||
+		    st == NULL)
 			break;
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 			const char *t;
@@ -984,7 +1002,9 @@ exec_locked(struct store *s, const char *sql, char *ret, size_t retsz)
 			(void)store_fail(s, rc, "exec");
 		sqlite3_finalize(st);
 	}
-	return rc == SQLITE_OK ? 0 : store_rc_errno(rc) ? store_rc_errno(rc) : -EIO;
+	return rc == SQLITE_OK ? 0 :
+	    store_rc_errno(rc) ? store_rc_errno(rc) :
+				 -EIO;
 }
 
 int
@@ -1011,8 +1031,8 @@ store_create_version(const char *path, unsigned version, const char *sql)
 		return -EINVAL;
 	if (stat(path, &sb) == 0)
 		return -EEXIST;
-	rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE |
-	    SQLITE_OPEN_CREATE, NULL);
+	rc = sqlite3_open_v2(path, &db,
+	    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
 	if (rc == SQLITE_OK)
 		rc = db_create(db);
 	if (rc == SQLITE_OK)
@@ -1020,5 +1040,7 @@ store_create_version(const char *path, unsigned version, const char *sql)
 	if (rc == SQLITE_OK && sql)
 		rc = exec_sql(db, sql);
 	sqlite3_close(db);
-	return rc == SQLITE_OK ? 0 : store_rc_errno(rc) ? store_rc_errno(rc) : -EIO;
+	return rc == SQLITE_OK ? 0 :
+	    store_rc_errno(rc) ? store_rc_errno(rc) :
+				 -EIO;
 }

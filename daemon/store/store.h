@@ -58,9 +58,9 @@ struct store_stats {
 	uint64_t wal_damaged;	   /* WAL files found damaged at open */
 	uint64_t shm_faults;	   /* faults on a cut -shm, repaired */
 	/* the wall clock as the last maintenance pass judged it */
-	bool clock_suspect;	 /* ahead by more than clock_jump_s */
-	bool clock_confirmed;	 /* kernel-synchronised, or stable long enough */
-	int64_t clock_ahead_ns;	 /* how far ahead of the stored windows */
+	bool clock_suspect;	/* ahead by more than clock_jump_s */
+	bool clock_confirmed;	/* kernel-synchronised, or stable long enough */
+	int64_t clock_ahead_ns; /* how far ahead of the stored windows */
 	uint64_t clock_deferred; /* passes whose wall-clock deletions waited */
 	uint64_t clock_held;	 /* windows the last such pass kept */
 };
@@ -97,9 +97,9 @@ int store_windows(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 /* At most max windows (buckets at a granularity), the newest of the range,
  * returned oldest first; only those are loaded. *ret_truncated (may be
  * NULL): older ones matched too. max 0: no limit (internal callers). */
-int store_windows_max(struct store *s, int64_t from_wall_ns,
-    int64_t to_wall_ns, unsigned granularity_s, size_t max,
-    struct window ***ret, size_t *ret_n, bool *ret_truncated);
+int store_windows_max(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
+    unsigned granularity_s, size_t max, struct window ***ret, size_t *ret_n,
+    bool *ret_truncated);
 int store_windows_budget(struct store *s, int64_t from_wall_ns,
     int64_t to_wall_ns, unsigned granularity_s, size_t max, size_t budget,
     struct window ***ret, size_t *ret_n, bool *ret_truncated,
@@ -117,8 +117,8 @@ int store_reopen(struct store *s);
 int store_heal_sigbus_install(void);
 /* store_read.c */
 int store_top(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
-    bool threads, enum store_metric m, unsigned n,
-    struct window_task **ret, size_t *ret_n);
+    bool threads, enum store_metric m, unsigned n, struct window_task **ret,
+    size_t *ret_n);
 int store_process(struct store *s, int32_t pid, uint64_t starttime,
     int64_t from_wall_ns, int64_t to_wall_ns, struct window_task **ret,
     size_t *ret_n);
@@ -140,9 +140,9 @@ struct store_hist {
 };
 
 /* store_read.c */
-int store_history(struct store *s, bool threads, int32_t id,
-    uint64_t starttime, int64_t from_wall_ns, int64_t to_wall_ns,
-    struct store_hist **ret, size_t *ret_n);
+int store_history(struct store *s, bool threads, int32_t id, uint64_t starttime,
+    int64_t from_wall_ns, int64_t to_wall_ns, struct store_hist **ret,
+    size_t *ret_n);
 /* store.c, tests and tools only: run SQL, return the first column of the first row. */
 int store_exec(struct store *s, const char *sql, char *ret, size_t retsz);
 /* Tests only: a new database at an older schema version, plus some SQL. */
@@ -158,8 +158,7 @@ void store_conn_end(struct store *rc);
 
 struct writer;
 
-int writer_start(struct store *store, unsigned queue_max,
-    struct writer **ret);
+int writer_start(struct store *store, unsigned queue_max, struct writer **ret);
 int writer_submit(struct writer *wr, const struct window *w);
 int writer_wait(struct writer *wr, unsigned ms);
 #define WRITER_WAIT_MS 50 /* the loop waits this long for a commit */
@@ -175,9 +174,8 @@ int store_thread_history(struct store *s, int32_t tgid, uint64_t since,
 /* store_gpumem.c: spans of stored windows (store lock taken). ret_state
  * (may be NULL): the newest window's, saturated if any window was. */
 struct store;
-int store_gpumem_span(struct store *s, int64_t from_wall_ns,
-    int64_t to_wall_ns, struct gpumem_span **ret, size_t *ret_n,
-    struct window_gpumem *ret_state);
+int store_gpumem_span(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
+    struct gpumem_span **ret, size_t *ret_n, struct window_gpumem *ret_state);
 int store_gpumem_growth(struct store *s, uint32_t gpu_id, int32_t pid,
     uint64_t starttime, int64_t from_wall_ns, int64_t to_wall_ns,
     struct gpumem_span *ret);
@@ -189,8 +187,7 @@ int store_hp_budget(struct store *s, int64_t since_wall_ns,
     struct hp_budget_rec **ret, size_t *ret_n);
 int store_hp_list(struct store *s, unsigned limit, struct hp_record **ret,
     size_t *ret_n);
-int store_hp_running(struct store *s, struct hp_record **ret,
-    size_t *ret_n);
+int store_hp_running(struct store *s, struct hp_record **ret, size_t *ret_n);
 int store_hp_get(struct store *s, int64_t id, struct hp_record *ret);
 
 #endif /* VITALSD_STORE_H */

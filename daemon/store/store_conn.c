@@ -61,11 +61,11 @@ conn_db_open(struct store *rc)
 
 	if (stat(rc->path, &sb) < 0)
 		return errno == ENOENT ? -EBADF : -errno;
-	r = sqlite3_open_v2(rc->path, &rc->db, SQLITE_OPEN_READONLY |
-	    SQLITE_OPEN_EXRESCODE, NULL);
+	r = sqlite3_open_v2(rc->path, &rc->db,
+	    SQLITE_OPEN_READONLY | SQLITE_OPEN_EXRESCODE, NULL);
 	if (r == SQLITE_OK) {
-		sqlite3_busy_timeout(rc->db, rc->o.busy_timeout_ms ?
-		    rc->o.busy_timeout_ms : 1000);
+		sqlite3_busy_timeout(rc->db,
+		    rc->o.busy_timeout_ms ? rc->o.busy_timeout_ms : 1000);
 		r = sqlite3_exec(rc->db, "PRAGMA query_only = 1", NULL, NULL,
 		    NULL);
 	}
@@ -128,13 +128,14 @@ store_conn_begin(struct store *rc)
 	struct stat sb;
 	int r;
 
-	if (rc->db != NULL && (stat(rc->path, &sb) < 0 ||
-	    sb.st_dev != rc->dev || sb.st_ino != rc->ino))
+	if (rc->db != NULL &&
+	    (stat(rc->path, &sb) < 0 || sb.st_dev != rc->dev ||
+		sb.st_ino != rc->ino))
 		conn_db_close(rc); /* moved aside: a new file, or none */
 	if (rc->db == NULL && (r = conn_db_open(rc)) < 0)
 		return r;
 	if ((r = sqlite3_exec(rc->db, "BEGIN; SELECT 1 FROM windows LIMIT 1",
-	    NULL, NULL, NULL)) != SQLITE_OK) {
+		 NULL, NULL, NULL)) != SQLITE_OK) {
 		sqlite3_exec(rc->db, "ROLLBACK", NULL, NULL, NULL);
 		conn_db_close(rc);
 		return store_fail(rc, r, "read snapshot");

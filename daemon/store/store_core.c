@@ -76,8 +76,8 @@ store_fail(struct store *s, int rc, const char *what)
 	snprintf(msg, sizeof(msg), "%s: %s", what,
 	    s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
 	/* A full tmpfs can surface as an I/O error (growing -shm, say). */
-	if (s->db && ((rc & 0xff) == SQLITE_IOERR ||
-	    (rc & 0xff) == SQLITE_CANTOPEN)) {
+	if (s->db &&
+	    ((rc & 0xff) == SQLITE_IOERR || (rc & 0xff) == SQLITE_CANTOPEN)) {
 		sys = sqlite3_system_errno(s->db);
 		if (sys == ENOSPC || sys == EDQUOT)
 			err = -ENOSPC;
@@ -137,7 +137,7 @@ store_check_insert(sqlite3_stmt *st)
 	    strstr(sql, "DO NOTHING") != NULL)
 		return SQLITE_DONE;
 	return sqlite3_changes(sqlite3_db_handle(st)) > 0 ? SQLITE_DONE :
-	    STORE_RC_NOTHING;
+							    STORE_RC_NOTHING;
 }
 
 void
@@ -180,8 +180,8 @@ store_after_write(struct store *s)
 
 /* One window_count row (store_sched.c and store_trace.c write theirs too). */
 int
-store_put_count(struct store *s, int64_t id, const char *kind,
-    const char *key, uint64_t v)
+store_put_count(struct store *s, int64_t id, const char *kind, const char *key,
+    uint64_t v)
 {
 	sqlite3_stmt *st = s->ws[WS_INS_COUNT];
 

@@ -25,10 +25,10 @@ enum {
 	GS_SPAN_STATE,
 };
 
-#define GS_STATE_COLS                                                     \
-	"state, why, err, source, capacity, entries, saturated, "          \
-	"traversals, traversal_fail, restarts, vanished, duplicates, "     \
-	"truncated, stale, events, events_late, traverse_ns, "             \
+#define GS_STATE_COLS                                                  \
+	"state, why, err, source, capacity, entries, saturated, "      \
+	"traversals, traversal_fail, restarts, vanished, duplicates, " \
+	"truncated, stale, events, events_late, traverse_ns, "         \
 	"traverse_ns_max, tp_events, insert_fail"
 #define GS_STATE_NCOLS 20
 
@@ -37,26 +37,27 @@ enum {
 
 /* rows of a span: every window ending in [from, to), by instance, oldest
  * window first */
-#define GS_SPAN_SQL(filter)                                                \
-	"SELECT " GS_GPU_COLS ", w.wall_end_ns FROM window_gpu g"          \
-	" JOIN windows w ON w.id = g.window_id"                            \
-	" WHERE w.wall_end_ns > :from AND w.wall_end_ns <= :to" filter     \
+#define GS_SPAN_SQL(filter)                                            \
+	"SELECT " GS_GPU_COLS ", w.wall_end_ns FROM window_gpu g"      \
+	" JOIN windows w ON w.id = g.window_id"                        \
+	" WHERE w.wall_end_ns > :from AND w.wall_end_ns <= :to" filter \
 	" ORDER BY g.gpu_id, g.pid, g.starttime, w.wall_end_ns"
 
 static const char *const gs_sql[STORE_GPUMEM_NSTMT] = {
-	[GS_INS_STATE] = "INSERT INTO window_gpumem (window_id, "
-	    GS_STATE_COLS ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
-	    " ?, ?, ?, ?, ?, ?, ?, ?)",
+	[GS_INS_STATE] = "INSERT INTO window_gpumem (window_id, " GS_STATE_COLS
+			 ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+			 " ?, ?, ?, ?, ?, ?, ?, ?)",
 	[GS_INS_GPU] = "INSERT INTO window_gpu (window_id, " GS_GPU_COLS
-	    ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		       ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[GS_SEL_STATE] = "SELECT " GS_STATE_COLS
-	    " FROM window_gpumem WHERE window_id = ?",
+			 " FROM window_gpumem WHERE window_id = ?",
 	[GS_SEL_GPU] = "SELECT " GS_GPU_COLS " FROM window_gpu"
-	    " WHERE window_id = ? ORDER BY gpu_id, pid, starttime",
+		       " WHERE window_id = ? ORDER BY gpu_id, pid, starttime",
 	[GS_SPAN] = GS_SPAN_SQL(""),
 	[GS_GROWTH] = GS_SPAN_SQL(" AND g.gpu_id = :gpu AND g.pid = :pid"
-	    " AND g.starttime = :start"),
-	[GS_SPAN_STATE] = "SELECT " GS_STATE_COLS ", (SELECT max(s.saturated)"
+				  " AND g.starttime = :start"),
+	[GS_SPAN_STATE] =
+	    "SELECT " GS_STATE_COLS ", (SELECT max(s.saturated)"
 	    " FROM window_gpumem s JOIN windows x ON x.id = s.window_id"
 	    " WHERE x.wall_end_ns > :from AND x.wall_end_ns <= :to)"
 	    " FROM window_gpumem JOIN windows w ON w.id = window_id"
@@ -72,7 +73,7 @@ store_gpumem_prepare(struct store *s)
 
 	for (i = 0; i < STORE_GPUMEM_NSTMT; i++)
 		if ((rc = sqlite3_prepare_v3(s->db, gs_sql[i], -1,
-		    SQLITE_PREPARE_PERSISTENT, &s->gpumem[i], NULL)) !=
+			 SQLITE_PREPARE_PERSISTENT, &s->gpumem[i], NULL)) !=
 		    SQLITE_OK)
 			return rc;
 	return SQLITE_OK;
@@ -245,8 +246,7 @@ store_gpumem_load(struct store *s, int64_t id, struct window *w)
 /* ------------------------------------------------------------- spans */
 
 static bool
-same_instance(const struct window_gpu_proc *a,
-    const struct window_gpu_proc *b)
+same_instance(const struct window_gpu_proc *a, const struct window_gpu_proc *b)
 {
 	return a->gpu_id == b->gpu_id && a->pid == b->pid &&
 	    a->starttime == b->starttime;
@@ -340,8 +340,8 @@ store_gpumem_span(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 			v[k] = sqlite3_column_int64(st, k);
 		memset(ret_state, 0, sizeof(*ret_state));
 		state_set(ret_state, v);
-		ret_state->saturated = sqlite3_column_int(st,
-		    GS_STATE_NCOLS) != 0;
+		ret_state->saturated = sqlite3_column_int(st, GS_STATE_NCOLS) !=
+		    0;
 	}
 	sqlite3_reset(st);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {

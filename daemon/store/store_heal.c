@@ -40,8 +40,10 @@ store_heal_foreign_objects(sqlite3 *db, char *why, size_t whysz)
 	int rc;
 
 	why[0] = '\0';
-	rc = sqlite3_prepare_v2(db, "SELECT type, name FROM sqlite_schema"
-	    " WHERE type IN ('trigger', 'view') LIMIT 1", -1, &st, NULL);
+	rc = sqlite3_prepare_v2(db,
+	    "SELECT type, name FROM sqlite_schema"
+	    " WHERE type IN ('trigger', 'view') LIMIT 1",
+	    -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return rc;
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
@@ -61,9 +63,10 @@ store_heal_check_replay(struct store *s, const struct window *w)
 	sqlite3_stmt *st;
 	int rc, found = 0;
 
-	rc = sqlite3_prepare_v2(s->db, "SELECT 1 FROM windows WHERE"
-	    " boot_id = ?1 AND level = ?2 AND mono_start_ns = ?3", -1, &st,
-	    NULL);
+	rc = sqlite3_prepare_v2(s->db,
+	    "SELECT 1 FROM windows WHERE"
+	    " boot_id = ?1 AND level = ?2 AND mono_start_ns = ?3",
+	    -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return rc;
 	sqlite3_bind_text(st, 1, w->boot_id,
@@ -271,7 +274,7 @@ wal_cksum(bool big, const unsigned char *d, size_t n, uint32_t *s1,
 }
 
 struct wal_scan {
-	bool present;	   /* a WAL with a valid header */
+	bool present; /* a WAL with a valid header */
 	uint32_t pgsz;
 	uint64_t frames;   /* whole frames in the file */
 	uint64_t valid;	   /* frames up to the last valid commit */
@@ -373,8 +376,9 @@ store_heal_copy_file(const char *src, const char *dst)
 
 	if ((in = open(src, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 		return errno == ENOENT ? 0 : -errno;
-	if ((out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-	    O_CLOEXEC, 0600)) < 0) {
+	if ((out = open(dst,
+		 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) <
+	    0) {
 		r = -errno;
 		close(in);
 		return r;
@@ -447,7 +451,7 @@ rebuild_from_wal(int dbfd, int walfd, const struct wal_scan *ws)
 		if (pgno == 0 || pgno > ws->db_pages)
 			continue;
 		if (pwrite(dbfd, fr + WAL_FRAME_HDR, ws->pgsz,
-		    (off_t)(pgno - 1) * ws->pgsz) != (ssize_t)ws->pgsz)
+			(off_t)(pgno - 1) * ws->pgsz) != (ssize_t)ws->pgsz)
 			r = -errno;
 	}
 	free(fr);
@@ -496,8 +500,7 @@ store_heal_before_open(struct store *s)
 	}
 	s->st.wal_damaged++;
 	if (empty_main) {
-		if ((dbfd = open(s->path, O_RDWR | O_NOFOLLOW | O_CLOEXEC)) <
-		    0)
+		if ((dbfd = open(s->path, O_RDWR | O_NOFOLLOW | O_CLOEXEC)) < 0)
 			r = -errno;
 		else
 			r = rebuild_from_wal(dbfd, walfd, &ws);
@@ -505,13 +508,14 @@ store_heal_before_open(struct store *s)
 			close(dbfd);
 		snprintf(s->st.last_errmsg, sizeof(s->st.last_errmsg),
 		    "main file empty beside its WAL: %llu pages rebuilt "
-		    "from it (copy %.40s)", (unsigned long long)ws.db_pages,
-		    base_name(kept));
+		    "from it (copy %.40s)",
+		    (unsigned long long)ws.db_pages, base_name(kept));
 	} else {
 		snprintf(s->st.last_errmsg, sizeof(s->st.last_errmsg),
 		    "WAL damaged at frame %llu: %llu later commits dropped "
-		    "(copy %.40s)", (unsigned long long)ws.bad_at,
-		    (unsigned long long)ws.lost, base_name(kept));
+		    "(copy %.40s)",
+		    (unsigned long long)ws.bad_at, (unsigned long long)ws.lost,
+		    base_name(kept));
 	}
 	s->st.last_err = -EUCLEAN;
 	close(walfd);

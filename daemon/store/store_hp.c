@@ -13,10 +13,10 @@
 #include "store/store.h"
 #include "store_int.h"
 
-#define HP_COLS                                                          \
-	"id, created_wall_ns, by_rule, rule, caller_uid, target, "       \
-	"target_key, params, started, start_wall_ns, end_wall_ns, "      \
-	"child_pid, child_starttime, outcome, refusal, message, "        \
+#define HP_COLS                                                     \
+	"id, created_wall_ns, by_rule, rule, caller_uid, target, "  \
+	"target_key, params, started, start_wall_ns, end_wall_ns, " \
+	"child_pid, child_starttime, outcome, refusal, message, "   \
 	"exit_status, term_signal, output_path, output_bytes"
 
 /* Refused rows beyond this many are dropped, oldest first: a rule that
@@ -80,7 +80,8 @@ col_text(sqlite3_stmt *st, int i, char *dst, size_t sz)
 static int64_t
 col_opt(sqlite3_stmt *st, int i, int64_t none)
 {
-	return sqlite3_column_type(st, i) == SQLITE_NULL ? none :
+	return sqlite3_column_type(st, i) == SQLITE_NULL ?
+	    none :
 	    sqlite3_column_int64(st, i);
 }
 
@@ -129,9 +130,11 @@ store_hp_insert(struct store *s, struct hp_record *r)
 	int rc, err;
 
 	pthread_mutex_lock(&s->lock);
-	if ((err = prepare(s, "INSERT INTO hp_session (" HP_COLS ") VALUES "
-	    "(NULL, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
-	    "?14, ?15, ?16, ?17, ?18, ?19)", &st)) < 0)
+	if ((err = prepare(s,
+		 "INSERT INTO hp_session (" HP_COLS ") VALUES "
+		 "(NULL, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
+		 "?14, ?15, ?16, ?17, ?18, ?19)",
+		 &st)) < 0)
 		goto out;
 	bind_record(st, r);
 	if ((rc = store_run(st)) != SQLITE_OK) {
@@ -139,9 +142,12 @@ store_hp_insert(struct store *s, struct hp_record *r)
 		goto out;
 	}
 	r->id = sqlite3_last_insert_rowid(s->db);
-	if (!r->started && prepare(s, "DELETE FROM hp_session WHERE id IN "
-	    "(SELECT id FROM hp_session WHERE started = 0 ORDER BY id DESC "
-	    "LIMIT -1 OFFSET ?1)", &del) == 0) {
+	if (!r->started &&
+	    prepare(s,
+		"DELETE FROM hp_session WHERE id IN "
+		"(SELECT id FROM hp_session WHERE started = 0 ORDER BY id DESC "
+		"LIMIT -1 OFFSET ?1)",
+		&del) == 0) {
 		sqlite3_bind_int(del, 1, HP_REFUSED_KEEP);
 		(void)store_run(del);
 	}
@@ -160,13 +166,15 @@ store_hp_update(struct store *s, const struct hp_record *r)
 	int rc, err;
 
 	pthread_mutex_lock(&s->lock);
-	if ((err = prepare(s, "UPDATE hp_session SET created_wall_ns = ?1, "
-	    "by_rule = ?2, rule = ?3, caller_uid = ?4, target = ?5, "
-	    "target_key = ?6, params = ?7, started = ?8, start_wall_ns = ?9, "
-	    "end_wall_ns = ?10, child_pid = ?11, child_starttime = ?12, "
-	    "outcome = ?13, refusal = ?14, message = ?15, exit_status = ?16, "
-	    "term_signal = ?17, output_path = ?18, output_bytes = ?19 "
-	    "WHERE id = ?20", &st)) < 0)
+	if ((err = prepare(s,
+		 "UPDATE hp_session SET created_wall_ns = ?1, "
+		 "by_rule = ?2, rule = ?3, caller_uid = ?4, target = ?5, "
+		 "target_key = ?6, params = ?7, started = ?8, start_wall_ns = ?9, "
+		 "end_wall_ns = ?10, child_pid = ?11, child_starttime = ?12, "
+		 "outcome = ?13, refusal = ?14, message = ?15, exit_status = ?16, "
+		 "term_signal = ?17, output_path = ?18, output_bytes = ?19 "
+		 "WHERE id = ?20",
+		 &st)) < 0)
 		goto out;
 	bind_record(st, r);
 	sqlite3_bind_int64(st, 20, r->id);
@@ -191,8 +199,10 @@ store_hp_budget(struct store *s, int64_t since_wall_ns,
 	int rc, err;
 
 	pthread_mutex_lock(&s->lock);
-	if ((err = prepare(s, "SELECT start_wall_ns, target_key FROM "
-	    "hp_session WHERE started = 1 AND start_wall_ns >= ?1", &st)) < 0)
+	if ((err = prepare(s,
+		 "SELECT start_wall_ns, target_key FROM "
+		 "hp_session WHERE started = 1 AND start_wall_ns >= ?1",
+		 &st)) < 0)
 		goto out;
 	sqlite3_bind_int64(st, 1, since_wall_ns);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -265,17 +275,19 @@ int
 store_hp_list(struct store *s, unsigned limit, struct hp_record **ret,
     size_t *ret_n)
 {
-	return select_records(s, "SELECT " HP_COLS " FROM hp_session "
-	    "ORDER BY id DESC LIMIT ?1", limit ? (int64_t)limit : -1, ret,
-	    ret_n);
+	return select_records(s,
+	    "SELECT " HP_COLS " FROM hp_session "
+	    "ORDER BY id DESC LIMIT ?1",
+	    limit ? (int64_t)limit : -1, ret, ret_n);
 }
 
 int
 store_hp_running(struct store *s, struct hp_record **ret, size_t *ret_n)
 {
-	return select_records(s, "SELECT " HP_COLS " FROM hp_session "
-	    "WHERE outcome = 'running' AND ?1 = ?1 ORDER BY id", 0, ret,
-	    ret_n);
+	return select_records(s,
+	    "SELECT " HP_COLS " FROM hp_session "
+	    "WHERE outcome = 'running' AND ?1 = ?1 ORDER BY id",
+	    0, ret, ret_n);
 }
 
 int
@@ -285,8 +297,10 @@ store_hp_get(struct store *s, int64_t id, struct hp_record *ret)
 	size_t n;
 	int r;
 
-	if ((r = select_records(s, "SELECT " HP_COLS " FROM hp_session "
-	    "WHERE id = ?1", id, &v, &n)) < 0)
+	if ((r = select_records(s,
+		 "SELECT " HP_COLS " FROM hp_session "
+		 "WHERE id = ?1",
+		 id, &v, &n)) < 0)
 		return r;
 	if (n == 0) {
 		free(v);

@@ -59,9 +59,9 @@ enum store_rstmt {
 	RS__MAX
 };
 
-#define STORE_BPF_NSTMT 4 /* statements of store_sched.c */
+#define STORE_BPF_NSTMT 4    /* statements of store_sched.c */
 #define STORE_GPUMEM_NSTMT 7 /* statements of store_gpumem.c */
-#define STORE_WSS_NSTMT 2 /* statements of store_wss.c */
+#define STORE_WSS_NSTMT 2    /* statements of store_wss.c */
 #define STORE_TRACE_NSTMT 10 /* statements of store_trace.c */
 
 /*
@@ -81,10 +81,10 @@ struct store {
 	uint64_t budget;      /* bytes the main file may hold */
 	uint64_t wal_reserve; /* bytes kept for the WAL inside max_bytes */
 	int64_t max_span_ns;  /* no stored window is longer (wall clock) */
-	sqlite3_stmt *bpf[STORE_BPF_NSTMT]; /* store_sched.c */
+	sqlite3_stmt *bpf[STORE_BPF_NSTMT];	  /* store_sched.c */
 	sqlite3_stmt *gpumem[STORE_GPUMEM_NSTMT]; /* store_gpumem.c */
-	sqlite3_stmt *wss[STORE_WSS_NSTMT]; /* store_wss.c */
-	sqlite3_stmt *trace[STORE_TRACE_NSTMT]; /* store_trace.c */
+	sqlite3_stmt *wss[STORE_WSS_NSTMT];	  /* store_wss.c */
+	sqlite3_stmt *trace[STORE_TRACE_NSTMT];	  /* store_trace.c */
 	/* store_maint.c: the wall clock's offset from CLOCK_BOOTTIME at the
 	 * last pass, and since when (boot ns) it has not moved */
 	struct {
@@ -149,23 +149,23 @@ enum wcol {
 };
 
 /* window_task columns after window_id, in the order store_task_read uses. */
-#define STORE_TASK_COLS                                                   \
+#define STORE_TASK_COLS                                                    \
 	"thread, id, starttime, tgid, uid, comm, name, d_utime, d_stime, " \
 	"d_minflt, d_majflt, samples, wall_ns, total_ticks, norm_ticks, "  \
 	"rss_pages_max, rss_pages_last, born, exited"
 #define STORE_TASK_NCOLS 19
 
 /* window_cpu columns after window_id. */
-#define STORE_CPU_COLS                                                     \
+#define STORE_CPU_COLS                                                        \
 	"cpu, user, nice, system, idle, iowait, irq, softirq, steal, guest, " \
-	"guest_nice, samples, wall_ns, online_end, "                         \
+	"guest_nice, samples, wall_ns, online_end, "                          \
 	"khz_n, khz_min, khz_max, khz_sum, khz_last, max_khz, capacity, "     \
 	"ratio_n, ratio_min, ratio_max, ratio_sum, ratio_last"
 
 /* window_psi columns after window_id. */
-#define STORE_PSI_COLS                                                     \
-	"resource, available, have_full, samples, d_some_us, d_full_us, "    \
-	"some_n, some_min, some_max, some_sum, some_last, "                  \
+#define STORE_PSI_COLS                                                    \
+	"resource, available, have_full, samples, d_some_us, d_full_us, " \
+	"some_n, some_min, some_max, some_sum, some_last, "               \
 	"full_n, full_min, full_max, full_sum, full_last"
 
 /* store_core.c: the layer every file of the store shares */

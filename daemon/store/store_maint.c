@@ -252,7 +252,8 @@ roll_level(struct store *s, unsigned from, const struct maint_now *mn,
 		r = store_fail(s, rc, "roll-up scan");
 	for (i = 0; i < n && r == 0; i = j) {
 		for (j = i + 1; j < n && src[j].bucket == src[i].bucket &&
-		    strcmp(src[j].boot_id, src[i].boot_id) == 0; j++)
+		     strcmp(src[j].boot_id, src[i].boot_id) == 0;
+		     j++)
 			;
 		r = roll_bucket(s, &src[i], j - i, from, span_ns);
 		store_after_write(s);
@@ -395,9 +396,11 @@ static int
 judge_clock(struct store *s, const struct store_now *now, bool *ret_ok)
 {
 	int64_t jump = (s->o.clock_jump_s > 0 ? s->o.clock_jump_s :
-	    STORE_CLOCK_JUMP_S) * NSEC_PER_SEC;
+						STORE_CLOCK_JUMP_S) *
+	    NSEC_PER_SEC;
 	int64_t stable = (s->o.clock_stable_s > 0 ? s->o.clock_stable_s :
-	    STORE_CLOCK_STABLE_S) * NSEC_PER_SEC;
+						    STORE_CLOCK_STABLE_S) *
+	    NSEC_PER_SEC;
 	int64_t off = now->wall_ns - now->boot_ns, ahead = 0, first;
 	struct clock_ref ref;
 	int r;
@@ -436,8 +439,8 @@ note_held(struct store *s, const struct store_now *now)
 	s->st.clock_deferred++;
 	if (s->o.retain_s <= 0)
 		return 0;
-	if ((r = query_int(s, held_sql, now->boot_id, now->wall_ns -
-	    s->o.retain_s * NSEC_PER_SEC, &n, &null)) < 0)
+	if ((r = query_int(s, held_sql, now->boot_id,
+		 now->wall_ns - s->o.retain_s * NSEC_PER_SEC, &n, &null)) < 0)
 		return r;
 	s->st.clock_held = (uint64_t)n;
 	return 0;
@@ -483,11 +486,11 @@ maintain_locked(struct store *s, const struct store_now *now)
 		s->st.clock_held = 0;
 	if (o->retain_s > 0 && (r = delete_age(s, &mn)) < 0)
 		goto fail;
-	if (o->rollup1_s > 0 && (r = roll_level(s, 0, &mn, o->rollup1_after_s,
-	    o->rollup1_s)) < 0)
+	if (o->rollup1_s > 0 &&
+	    (r = roll_level(s, 0, &mn, o->rollup1_after_s, o->rollup1_s)) < 0)
 		goto fail;
-	if (o->rollup2_s > 0 && (r = roll_level(s, 1, &mn, o->rollup2_after_s,
-	    o->rollup2_s)) < 0)
+	if (o->rollup2_s > 0 &&
+	    (r = roll_level(s, 1, &mn, o->rollup2_after_s, o->rollup2_s)) < 0)
 		goto fail;
 	if ((r = shrink(s)) < 0)
 		goto fail;

@@ -116,7 +116,8 @@ store_read_prepare(struct store *s)
 
 	for (i = 0; i < RS__MAX; i++)
 		if ((rc = sqlite3_prepare_v3(s->db, rs_sql[i], -1,
-		    SQLITE_PREPARE_PERSISTENT, &s->rs[i], NULL)) != SQLITE_OK)
+			 SQLITE_PREPARE_PERSISTENT, &s->rs[i], NULL)) !=
+		    SQLITE_OK)
 			return rc;
 	return SQLITE_OK;
 }
@@ -207,8 +208,7 @@ col_window(sqlite3_stmt *st, struct window *w)
 	w->hz = (uint32_t)sqlite3_column_int64(st, WC_HZ);
 	w->interval_ms = (uint32_t)sqlite3_column_int64(st, WC_INTERVAL);
 	w->samples = (uint32_t)sqlite3_column_int64(st, WC_SAMPLES);
-	w->samples_valid = (uint32_t)sqlite3_column_int64(st,
-	    WC_SAMPLES_VALID);
+	w->samples_valid = (uint32_t)sqlite3_column_int64(st, WC_SAMPLES_VALID);
 	w->d_ctxt = col_u64(st, WC_D_CTXT);
 	w->d_processes = col_u64(st, WC_D_PROCESSES);
 	w->vm_samples = (uint32_t)sqlite3_column_int64(st, WC_VM_SAMPLES);
@@ -218,8 +218,7 @@ col_window(sqlite3_stmt *st, struct window *w)
 	h->sample_ns_max = col_u64(st, WC_SAMPLE_NS_MAX);
 	h->late_ticks = (uint32_t)sqlite3_column_int64(st, WC_LATE);
 	h->burst_samples = (uint32_t)sqlite3_column_int64(st, WC_BURST);
-	h->procs_scanned = (uint32_t)sqlite3_column_int64(st,
-	    WC_PROCS_SCANNED);
+	h->procs_scanned = (uint32_t)sqlite3_column_int64(st, WC_PROCS_SCANNED);
 	h->threads_scanned = (uint32_t)sqlite3_column_int64(st,
 	    WC_THREADS_SCANNED);
 	h->procs_exited = (uint32_t)sqlite3_column_int64(st, WC_PROCS_EXITED);
@@ -229,8 +228,7 @@ col_window(sqlite3_stmt *st, struct window *w)
 	/* NULL before schema v2: read as 0, the struct has no "unknown". */
 	h->store_state = (uint32_t)sqlite3_column_int64(st, WC_STORE_STATE);
 	h->store_queued = (uint32_t)sqlite3_column_int64(st, WC_STORE_QUEUED);
-	h->store_dropped = (uint32_t)sqlite3_column_int64(st,
-	    WC_STORE_DROPPED);
+	h->store_dropped = (uint32_t)sqlite3_column_int64(st, WC_STORE_DROPPED);
 }
 
 static void
@@ -245,9 +243,11 @@ col_cpu(sqlite3_stmt *st, struct window_cpu *c)
 	c->wall_ns = col_u64(st, 12);
 	c->online_end = sqlite3_column_int(st, 13) != 0;
 	col_gauge(st, 14, &c->cur_khz);
-	c->max_khz = sqlite3_column_type(st, 19) == SQLITE_NULL ? -1 :
+	c->max_khz = sqlite3_column_type(st, 19) == SQLITE_NULL ?
+	    -1 :
 	    sqlite3_column_int64(st, 19);
-	c->capacity = sqlite3_column_type(st, 20) == SQLITE_NULL ? -1 :
+	c->capacity = sqlite3_column_type(st, 20) == SQLITE_NULL ?
+	    -1 :
 	    sqlite3_column_int(st, 20);
 	col_gauge(st, 21, &c->freq_ratio);
 }
@@ -259,8 +259,11 @@ static int
 key_index(enum key_kind kind, const char *name)
 {
 	static const unsigned n[] = {
-		[K_INV] = INV__MAX, [K_COLL] = COLL__MAX, [K_VM] = VM__MAX,
-		[K_MEM] = MI__MAX, [K_PSI] = PSI__MAX,
+		[K_INV] = INV__MAX,
+		[K_COLL] = COLL__MAX,
+		[K_VM] = VM__MAX,
+		[K_MEM] = MI__MAX,
+		[K_PSI] = PSI__MAX,
 	};
 	const char *k;
 	unsigned i;
@@ -331,13 +334,24 @@ row_gauge(sqlite3_stmt *st, struct window *w)
 	const char *kind = (const char *)sqlite3_column_text(st, 0);
 	const char *key = (const char *)sqlite3_column_text(st, 1);
 	struct gauge *sys[] = {
-		&w->online_cpus, &w->procs_running, &w->procs_blocked,
-		&w->load1, &w->load5, &w->load15, &w->load_runnable,
+		&w->online_cpus,
+		&w->procs_running,
+		&w->procs_blocked,
+		&w->load1,
+		&w->load5,
+		&w->load15,
+		&w->load_runnable,
 		&w->load_threads,
 	};
 	static const char *const sysname[] = {
-		"online_cpus", "procs_running", "procs_blocked", "load1",
-		"load5", "load15", "load_runnable", "load_threads",
+		"online_cpus",
+		"procs_running",
+		"procs_blocked",
+		"load1",
+		"load5",
+		"load15",
+		"load_runnable",
+		"load_threads",
 	};
 	unsigned j;
 	int i;
@@ -521,8 +535,7 @@ store_window_bytes(const struct window *w)
 {
 	return sizeof(*w) + (size_t)w->cpu_span * sizeof(*w->cpu) +
 	    w->procs_cap * sizeof(*w->procs) +
-	    w->threads_cap * sizeof(*w->threads) +
-	    w->n_gpu * sizeof(*w->gpu);
+	    w->threads_cap * sizeof(*w->threads) + w->n_gpu * sizeof(*w->gpu);
 }
 
 static int
@@ -548,12 +561,12 @@ windows_locked(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 	st = s->rs[RS_RANGE];
 	/* Ids first: loading runs other statements on the connection. */
 	bind_range(s, st, from_wall_ns, to_wall_ns);
-	bind_named(st, ":limit", max && g == 0 && max < (size_t)INT64_MAX ?
-	    (int64_t)max + 1 : -1);
+	bind_named(st, ":limit",
+	    max && g == 0 && max < (size_t)INT64_MAX ? (int64_t)max + 1 : -1);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		col_text(st, 1, boot, sizeof(boot));
 		bucket = g > 0 ? wall_bucket(sqlite3_column_int64(st, 2), g) :
-		    0;
+				 0;
 		if (g == 0 || nids == 0 || bucket != last_bucket ||
 		    strcmp(boot, last_boot) != 0)
 			nb++;
@@ -604,9 +617,10 @@ windows_locked(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 		/* the last bucket begun may be missing older parts */
 		const struct window *o = loaded[nl - 1];
 
-		while (nl > 0 && strcmp(loaded[nl - 1]->boot_id,
-		    o->boot_id) == 0 && loaded[nl - 1]->wall_start_ns / g ==
-		    o->wall_start_ns / g && nl > 1) {
+		while (nl > 0 &&
+		    strcmp(loaded[nl - 1]->boot_id, o->boot_id) == 0 &&
+		    loaded[nl - 1]->wall_start_ns / g == o->wall_start_ns / g &&
+		    nl > 1) {
 			bytes -= store_window_bytes(loaded[nl - 1]);
 			window_free(loaded[--nl]);
 		}
@@ -619,7 +633,7 @@ windows_locked(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 		if (g > 0 && last != NULL &&
 		    strcmp(last->boot_id, w->boot_id) == 0 &&
 		    wall_bucket(last->wall_start_ns, g) ==
-		    wall_bucket(w->wall_start_ns, g)) {
+			wall_bucket(w->wall_start_ns, g)) {
 			r = window_merge(last, w);
 			/* a bucket is as coarse as its coarsest part */
 			if (w->level > last->level)
@@ -670,10 +684,9 @@ store_windows_max(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
  * hold (0 when the budget was not reached) and *ret_truncated is set.
  */
 int
-store_windows_budget(struct store *s, int64_t from_wall_ns,
-    int64_t to_wall_ns, unsigned granularity_s, size_t max, size_t budget,
-    struct window ***ret, size_t *ret_n, bool *ret_truncated,
-    size_t *ret_bytes)
+store_windows_budget(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
+    unsigned granularity_s, size_t max, size_t budget, struct window ***ret,
+    size_t *ret_n, bool *ret_truncated, size_t *ret_bytes)
 {
 	int r;
 
@@ -690,8 +703,8 @@ int
 store_windows(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
     unsigned granularity_s, struct window ***ret, size_t *ret_n)
 {
-	return store_windows_max(s, from_wall_ns, to_wall_ns, granularity_s,
-	    0, ret, ret_n, NULL);
+	return store_windows_max(s, from_wall_ns, to_wall_ns, granularity_s, 0,
+	    ret, ret_n, NULL);
 }
 
 static int
@@ -723,8 +736,8 @@ fill_latest(struct store *s, bool threads, int64_t from, int64_t to,
 
 static int
 top_locked(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
-    bool threads, enum store_metric m, unsigned n,
-    struct window_task **ret, size_t *ret_n)
+    bool threads, enum store_metric m, unsigned n, struct window_task **ret,
+    size_t *ret_n)
 {
 	static const enum store_rstmt q[] = {
 		[METRIC_CPU] = RS_TOP_CPU,
@@ -786,16 +799,15 @@ top_locked(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 
 int
 store_top(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
-    bool threads, enum store_metric m, unsigned n,
-    struct window_task **ret, size_t *ret_n)
+    bool threads, enum store_metric m, unsigned n, struct window_task **ret,
+    size_t *ret_n)
 {
 	int r;
 
 	if (s == NULL) /* s->db: under the lock (store_recover) */
 		return -EBADF;
 	pthread_mutex_lock(&s->lock);
-	r = top_locked(s, from_wall_ns, to_wall_ns, threads, m, n,
-	    ret, ret_n);
+	r = top_locked(s, from_wall_ns, to_wall_ns, threads, m, n, ret, ret_n);
 	pthread_mutex_unlock(&s->lock);
 	return r;
 }
@@ -893,7 +905,7 @@ store_process(struct store *s, int32_t pid, uint64_t starttime,
 	int r;
 
 	if ((r = store_history(s, false, pid, starttime, from_wall_ns,
-	    to_wall_ns, &h, &n)) < 0)
+		 to_wall_ns, &h, &n)) < 0)
 		return r;
 	if (n && (t = malloc(n * sizeof(*t))) == NULL) {
 		free(h);

@@ -83,18 +83,20 @@ store_salvage(struct store *s, const char *bad)
 	snprintf(bw, sizeof(bw), "%s-wal", bad);
 	snprintf(tw, sizeof(tw), "%s-wal", tmp);
 	unlink_set(tmp);
-	if ((r = store_heal_copy_file(bad, tmp)) < 0 || (r = store_heal_copy_file(bw, tw)) < 0)
+	if ((r = store_heal_copy_file(bad, tmp)) < 0 ||
+	    (r = store_heal_copy_file(bw, tw)) < 0)
 		goto out;
 	t.path = tmp;
-	if (sqlite3_open_v2(tmp, &t.db, SQLITE_OPEN_READWRITE |
-	    SQLITE_OPEN_EXRESCODE, NULL) != SQLITE_OK) {
+	if (sqlite3_open_v2(tmp, &t.db,
+		SQLITE_OPEN_READWRITE | SQLITE_OPEN_EXRESCODE,
+		NULL) != SQLITE_OK) {
 		r = -EIO;
 		goto out;
 	}
 	/* Only a file of ours, of this schema, reads back through our
 	 * statements; somebody else's data is not imported. */
-	if (sqlite3_prepare_v2(t.db, "PRAGMA application_id", -1, &st,
-	    NULL) == SQLITE_OK) {
+	if (sqlite3_prepare_v2(t.db, "PRAGMA application_id", -1, &st, NULL) ==
+	    SQLITE_OK) {
 		if (sqlite3_step(st) == SQLITE_ROW)
 			app = sqlite3_column_int64(st, 0);
 		sqlite3_finalize(st);
@@ -106,8 +108,8 @@ store_salvage(struct store *s, const char *bad)
 		sqlite3_finalize(st);
 	}
 	if (app != STORE_APPLICATION_ID || ver != STORE_SCHEMA_VERSION ||
-	    store_read_prepare(&t) !=
-	    SQLITE_OK || store_bpf_prepare(&t) != SQLITE_OK ||
+	    store_read_prepare(&t) != SQLITE_OK ||
+	    store_bpf_prepare(&t) != SQLITE_OK ||
 	    store_gpumem_prepare(&t) != SQLITE_OK ||
 	    store_trace_prepare(&t) != SQLITE_OK) {
 		r = -ENOTSUP;

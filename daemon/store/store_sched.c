@@ -23,14 +23,14 @@ enum {
 
 static const char *const bs_sql[STORE_BPF_NSTMT] = {
 	[BS_INS_UID] = "INSERT INTO window_bpf_uid (window_id, uid, oncpu_ns,"
-	    " exited_ns, exited_tasks) VALUES (?, ?, ?, ?, ?)",
+		       " exited_ns, exited_tasks) VALUES (?, ?, ?, ?, ?)",
 	[BS_INS_PROC] = "INSERT INTO window_bpf_proc (window_id, tgid,"
-	    " starttime, oncpu_ns, rq_ns, rq_count, rq_hist)"
-	    " VALUES (?, ?, ?, ?, ?, ?, ?)",
+			" starttime, oncpu_ns, rq_ns, rq_count, rq_hist)"
+			" VALUES (?, ?, ?, ?, ?, ?, ?)",
 	[BS_SEL_UID] = "SELECT uid, oncpu_ns, exited_ns, exited_tasks"
-	    " FROM window_bpf_uid WHERE window_id = ?",
+		       " FROM window_bpf_uid WHERE window_id = ?",
 	[BS_SEL_PROC] = "SELECT tgid, starttime, oncpu_ns, rq_ns, rq_count,"
-	    " rq_hist FROM window_bpf_proc WHERE window_id = ?",
+			" rq_hist FROM window_bpf_proc WHERE window_id = ?",
 };
 
 int
@@ -41,7 +41,8 @@ store_bpf_prepare(struct store *s)
 
 	for (i = 0; i < STORE_BPF_NSTMT; i++)
 		if ((rc = sqlite3_prepare_v3(s->db, bs_sql[i], -1,
-		    SQLITE_PREPARE_PERSISTENT, &s->bpf[i], NULL)) != SQLITE_OK)
+			 SQLITE_PREPARE_PERSISTENT, &s->bpf[i], NULL)) !=
+		    SQLITE_OK)
 			return rc;
 	return SQLITE_OK;
 }
@@ -64,22 +65,38 @@ store_bpf_finalize(struct store *s)
 #define BPF_U32(f) STORE_FIELD(struct window_bpf, f)
 
 static const struct store_field counters[] = {
-	BPF_U32(state), BPF_U32(drains), BPF_U32(drain_fail),
+	BPF_U32(state),
+	BPF_U32(drains),
+	BPF_U32(drain_fail),
 	BPF_U32(counter_regressions),
-	BPF_U64(drain_ns), BPF_U64(entries), BPF_U64(oncpu_ns),
-	BPF_U64(exited_ns), BPF_U64(exited_tasks), BPF_U64(rq_ns),
-	BPF_U64(rq_count), BPF_U64(pre_ns), BPF_U64(switches),
-	BPF_U64(no_slice), BPF_U64(wakeups), BPF_U64(lost_ns),
-	BPF_U64(full_tid), BPF_U64(full_proc), BPF_U64(full_uid),
-	BPF_U64(no_storage), BPF_U32(uids_other), BPF_U32(procs_other),
-	BPF_U32(diff_drains), BPF_U64(unattributed_ns), BPF_U64(evicted),
-	BPF_U64(recreated), BPF_U64(retired),
+	BPF_U64(drain_ns),
+	BPF_U64(entries),
+	BPF_U64(oncpu_ns),
+	BPF_U64(exited_ns),
+	BPF_U64(exited_tasks),
+	BPF_U64(rq_ns),
+	BPF_U64(rq_count),
+	BPF_U64(pre_ns),
+	BPF_U64(switches),
+	BPF_U64(no_slice),
+	BPF_U64(wakeups),
+	BPF_U64(lost_ns),
+	BPF_U64(full_tid),
+	BPF_U64(full_proc),
+	BPF_U64(full_uid),
+	BPF_U64(no_storage),
+	BPF_U32(uids_other),
+	BPF_U32(procs_other),
+	BPF_U32(diff_drains),
+	BPF_U64(unattributed_ns),
+	BPF_U64(evicted),
+	BPF_U64(recreated),
+	BPF_U64(retired),
 };
 
 /* A window_count row of kind "bpf*" (store_read.c hands them over). */
 void
-store_bpf_count(struct window *w, const char *kind, const char *key,
-    uint64_t v)
+store_bpf_count(struct window *w, const char *kind, const char *key, uint64_t v)
 {
 	struct window_bpf *b = &w->bpf;
 	unsigned i;
@@ -190,8 +207,8 @@ store_bpf_put(struct store *s, int64_t id, const struct window *w)
 	if (b->state == VBPF_UNKNOWN)
 		return SQLITE_OK;
 	/* state always (its row says "reported"), other counters when set */
-	for (i = 0; i < sizeof(counters) / sizeof(counters[0]) &&
-	    rc == SQLITE_OK; i++)
+	for (i = 0;
+	     i < sizeof(counters) / sizeof(counters[0]) && rc == SQLITE_OK; i++)
 		if (i == 0 || store_field_get(b, &counters[i]))
 			rc = store_put_count(s, id, "bpf", counters[i].key,
 			    store_field_get(b, &counters[i]));
@@ -206,16 +223,15 @@ store_bpf_put(struct store *s, int64_t id, const struct window *w)
 			rc = store_put_count(s, id, "bpf_prog_ns",
 			    vbpf_prog_name(i), b->prog_ns[i]);
 	}
-	for (i = 0; i < b->nuids && i < VITALS_BPF_UIDS && rc == SQLITE_OK;
-	    i++)
+	for (i = 0; i < b->nuids && i < VITALS_BPF_UIDS && rc == SQLITE_OK; i++)
 		rc = put_uid(s, id, b->uid[i].uid, &b->uid[i]);
 	if (rc == SQLITE_OK && !uid_empty(&b->uid_other))
 		rc = put_uid(s, id, -1, &b->uid_other);
-	for (i = 0; i < b->nprocs && i < VITALS_BPF_PROCS &&
-	    rc == SQLITE_OK; i++)
+	for (i = 0; i < b->nprocs && i < VITALS_BPF_PROCS && rc == SQLITE_OK;
+	     i++)
 		rc = put_proc(s, id, &b->proc[i]);
-	if (rc == SQLITE_OK && (b->proc_other.oncpu_ns ||
-	    b->proc_other.rq_count))
+	if (rc == SQLITE_OK &&
+	    (b->proc_other.oncpu_ns || b->proc_other.rq_count))
 		rc = put_proc(s, id, &b->proc_other);
 	return rc;
 }
@@ -263,8 +279,7 @@ store_bpf_load(struct store *s, int64_t id, struct window *w)
 		p.oncpu_ns = (uint64_t)sqlite3_column_int64(st, 2);
 		p.rq_ns = (uint64_t)sqlite3_column_int64(st, 3);
 		p.rq_count = (uint64_t)sqlite3_column_int64(st, 4);
-		hist_parse((const char *)sqlite3_column_text(st, 5),
-		    p.rq_hist);
+		hist_parse((const char *)sqlite3_column_text(st, 5), p.rq_hist);
 		if (p.tgid == -1)
 			b->proc_other = p;
 		else if (b->nprocs < VITALS_BPF_PROCS)

@@ -32,29 +32,31 @@ enum {
 #define KIND_OTHER 255
 
 static const char *const ts_sql[STORE_TRACE_NSTMT] = {
-	[TS_INS_SLICE] = "INSERT INTO window_trace_slice (window_id, kind,"
+	[TS_INS_SLICE] =
+	    "INSERT INTO window_trace_slice (window_id, kind,"
 	    " tgid, tid, depth, name, count, incomplete, total_ns, max_ns)"
 	    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-	[TS_INS_COUNTER] = "INSERT INTO window_trace_counter (window_id,"
+	[TS_INS_COUNTER] =
+	    "INSERT INTO window_trace_counter (window_id,"
 	    " tgid, name, n, last, min, max) VALUES (?, ?, ?, ?, ?, ?, ?)",
 	[TS_INS_BINDER] = "INSERT INTO window_trace_binder (window_id,"
-	    " from_pid, to_pid, calls, oneway, replies)"
-	    " VALUES (?, ?, ?, ?, ?, ?)",
+			  " from_pid, to_pid, calls, oneway, replies)"
+			  " VALUES (?, ?, ?, ?, ?, ?)",
 	[TS_INS_RQ] = "INSERT INTO window_trace_rq (window_id, tid, count,"
-	    " total_ns, max_ns) VALUES (?, ?, ?, ?, ?)",
+		      " total_ns, max_ns) VALUES (?, ?, ?, ?, ?)",
 	[TS_INS_GPU] = "INSERT INTO window_trace_gpu (window_id, gpu_id, pid,"
-	    " events, last_size) VALUES (?, ?, ?, ?, ?)",
+		       " events, last_size) VALUES (?, ?, ?, ?, ?)",
 	[TS_SEL_SLICE] = "SELECT kind, tgid, tid, depth, name, count,"
-	    " incomplete, total_ns, max_ns FROM window_trace_slice"
-	    " WHERE window_id = ?",
+			 " incomplete, total_ns, max_ns FROM window_trace_slice"
+			 " WHERE window_id = ?",
 	[TS_SEL_COUNTER] = "SELECT tgid, name, n, last, min, max"
-	    " FROM window_trace_counter WHERE window_id = ?",
+			   " FROM window_trace_counter WHERE window_id = ?",
 	[TS_SEL_BINDER] = "SELECT from_pid, to_pid, calls, oneway, replies"
-	    " FROM window_trace_binder WHERE window_id = ?",
+			  " FROM window_trace_binder WHERE window_id = ?",
 	[TS_SEL_RQ] = "SELECT tid, count, total_ns, max_ns"
-	    " FROM window_trace_rq WHERE window_id = ?",
+		      " FROM window_trace_rq WHERE window_id = ?",
 	[TS_SEL_GPU] = "SELECT gpu_id, pid, events, last_size"
-	    " FROM window_trace_gpu WHERE window_id = ?",
+		       " FROM window_trace_gpu WHERE window_id = ?",
 };
 
 int
@@ -65,7 +67,7 @@ store_trace_prepare(struct store *s)
 
 	for (i = 0; i < STORE_TRACE_NSTMT; i++)
 		if ((rc = sqlite3_prepare_v3(s->db, ts_sql[i], -1,
-		    SQLITE_PREPARE_PERSISTENT, &s->trace[i], NULL)) !=
+			 SQLITE_PREPARE_PERSISTENT, &s->trace[i], NULL)) !=
 		    SQLITE_OK)
 			return rc;
 	return SQLITE_OK;
@@ -88,22 +90,48 @@ store_trace_finalize(struct store *s)
 #define TR_U32(f) STORE_FIELD(struct window_trace, f)
 
 static const struct store_field counters[] = {
-	TR_U32(state), TR_U32(enabled), TR_U32(missing),
-	TR_U64(overrun), TR_U64(dropped), TR_U64(commit_overrun),
-	TR_U64(pages_lost), TR_U64(missed), TR_U32(stats_fail),
-	TR_U32(backlog), TR_U64(entries), TR_U64(events), TR_U64(pages),
-	TR_U64(bytes), TR_U64(read_ns), TR_U64(bad_markers),
-	TR_U64(names_cut), TR_U64(unknown_events), TR_U64(bad_pages),
+	TR_U32(state),
+	TR_U32(enabled),
+	TR_U32(missing),
+	TR_U64(overrun),
+	TR_U64(dropped),
+	TR_U64(commit_overrun),
+	TR_U64(pages_lost),
+	TR_U64(missed),
+	TR_U32(stats_fail),
+	TR_U32(backlog),
+	TR_U64(entries),
+	TR_U64(events),
+	TR_U64(pages),
+	TR_U64(bytes),
+	TR_U64(read_ns),
+	TR_U64(bad_markers),
+	TR_U64(names_cut),
+	TR_U64(unknown_events),
+	TR_U64(bad_pages),
 	TR_U64(buffered),
 	TR_U64(slices),
-	TR_U64(incomplete), TR_U64(orphan_ends), TR_U64(sched_switch),
-	TR_U64(sched_waking), TR_U64(binder_received), TR_U64(gpu_events),
-	TR_U32(slices_other), TR_U32(counters_other), TR_U32(binder_other),
-	TR_U32(rq_other), TR_U32(gpu_other),
+	TR_U64(incomplete),
+	TR_U64(orphan_ends),
+	TR_U64(sched_switch),
+	TR_U64(sched_waking),
+	TR_U64(binder_received),
+	TR_U64(gpu_events),
+	TR_U32(slices_other),
+	TR_U32(counters_other),
+	TR_U32(binder_other),
+	TR_U32(rq_other),
+	TR_U32(gpu_other),
 	/* ATrace categories (atrace_cat.c) */
-	TR_U32(cat_state), TR_U64(cat_tags), TR_U64(cat_flags),
-	TR_U32(cat_checks), TR_U32(cat_foreign), TR_U32(cat_takeovers),
-	TR_U32(cat_yields), TR_U32(cat_restores), TR_U32(cat_set_fail),
+	TR_U32(cat_state),
+	TR_U64(cat_tags),
+	TR_U64(cat_flags),
+	TR_U32(cat_checks),
+	TR_U32(cat_foreign),
+	TR_U32(cat_takeovers),
+	TR_U32(cat_yields),
+	TR_U32(cat_restores),
+	TR_U32(cat_set_fail),
 	TR_U32(cat_read_fail),
 };
 
@@ -184,8 +212,8 @@ put_rows(struct store *s, int64_t id, const struct window_trace *t)
 
 	for (i = 0; i < t->nslices && rc == SQLITE_OK; i++)
 		rc = put_slice(s, id, t->slice[i].kind, &t->slice[i]);
-	if (rc == SQLITE_OK && (t->slice_other.count ||
-	    t->slice_other.incomplete))
+	if (rc == SQLITE_OK &&
+	    (t->slice_other.count || t->slice_other.incomplete))
 		rc = put_slice(s, id, KIND_OTHER, &t->slice_other);
 	for (i = 0; i < t->ncounters && rc == SQLITE_OK; i++) {
 		const struct window_trace_counter *c = &t->counter[i];
@@ -248,8 +276,8 @@ store_trace_put(struct store *s, int64_t id, const struct window *w)
 	if (t == NULL || t->state == FTRACE_UNKNOWN)
 		return SQLITE_OK;
 	/* state always (its row says "reported"), the rest when set */
-	for (i = 0; i < sizeof(counters) / sizeof(counters[0]) &&
-	    rc == SQLITE_OK; i++)
+	for (i = 0;
+	     i < sizeof(counters) / sizeof(counters[0]) && rc == SQLITE_OK; i++)
 		if (i == 0 || store_field_get(t, &counters[i]))
 			rc = put_trace(s, id, counters[i].key,
 			    store_field_get(t, &counters[i]));
@@ -359,8 +387,8 @@ store_trace_load(struct store *s, int64_t id, struct window *w)
 		return store_fail(s, rc, "read window trace");
 	st = s->trace[TS_SEL_RQ];
 	sqlite3_bind_int64(st, 1, id);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW &&
-	    t->nrq < VITALS_TRACE_RQ) {
+	while (
+	    (rc = sqlite3_step(st)) == SQLITE_ROW && t->nrq < VITALS_TRACE_RQ) {
 		struct window_trace_rq *q = &t->rq[t->nrq++];
 
 		memset(q, 0, sizeof(*q));

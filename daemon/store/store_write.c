@@ -92,8 +92,9 @@ put_window_row(struct store *s, const struct window *w, int64_t *ret_id)
 	}
 	/* Range reads rely on no window being longer than this. */
 	if (v[WC_WALL_END] - v[WC_WALL_START] > s->max_span_ns)
-		__atomic_store_n(&s->max_span_ns, v[WC_WALL_END] -
-		    v[WC_WALL_START], __ATOMIC_RELEASE); /* store_conn.c */
+		__atomic_store_n(&s->max_span_ns,
+		    v[WC_WALL_END] - v[WC_WALL_START],
+		    __ATOMIC_RELEASE); /* store_conn.c */
 	*ret_id = 0;
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		*ret_id = sqlite3_column_int64(st, 0);
@@ -163,11 +164,11 @@ put_counts(struct store *s, int64_t id, const struct window *w)
 
 	for (i = 0; i < INV__MAX && rc == SQLITE_OK; i++) {
 		if (w->inv_samples[i])
-			rc = store_put_count(s, id, "inv_sample", invalid_name(i),
-			    w->inv_samples[i]);
+			rc = store_put_count(s, id, "inv_sample",
+			    invalid_name(i), w->inv_samples[i]);
 		if (rc == SQLITE_OK && w->inv_deltas[i])
-			rc = store_put_count(s, id, "inv_delta", invalid_name(i),
-			    w->inv_deltas[i]);
+			rc = store_put_count(s, id, "inv_delta",
+			    invalid_name(i), w->inv_deltas[i]);
 	}
 	for (i = 0; i < COLL__MAX && rc == SQLITE_OK; i++) {
 		if (h->coll_ns_sum[i])
@@ -180,8 +181,8 @@ put_counts(struct store *s, int64_t id, const struct window *w)
 	/* A row per key the kernel has, even at 0: "have" is the row. */
 	for (i = 0; i < VM__MAX && rc == SQLITE_OK; i++)
 		if ((w->vm_have & (1u << i)) || w->d_vm[i])
-			rc = store_put_count(s, id, "vmstat", vmstat_key_name(i),
-			    w->d_vm[i]);
+			rc = store_put_count(s, id, "vmstat",
+			    vmstat_key_name(i), w->d_vm[i]);
 	return rc;
 }
 
@@ -242,8 +243,8 @@ put_psi(struct store *s, int64_t id, const struct window *w)
 }
 
 static int
-put_tasks(struct store *s, int64_t id, bool thread,
-    const struct window_task *t, size_t n)
+put_tasks(struct store *s, int64_t id, bool thread, const struct window_task *t,
+    size_t n)
 {
 	sqlite3_stmt *st = s->ws[WS_INS_TASK];
 	int rc = SQLITE_OK;

@@ -17,11 +17,13 @@
 enum { SW_INS_TARGET, SW_INS_REGION };
 
 static const char *const sw_sql[STORE_WSS_NSTMT] = {
-	[SW_INS_TARGET] = "INSERT INTO window_wss (window_id, pid, starttime,"
+	[SW_INS_TARGET] =
+	    "INSERT INTO window_wss (window_id, pid, starttime,"
 	    " name, mode, library, method, interval_ms, passes, pass_ns_sum,"
 	    " pass_ns_max, pass_cpu_ns, maps_changes, read_errors, pfn_zeroed,"
 	    " ended) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-	[SW_INS_REGION] = "INSERT INTO window_wss_region (window_id, pid,"
+	[SW_INS_REGION] =
+	    "INSERT INTO window_wss_region (window_id, pid,"
 	    " starttime, vaddr_start, vaddr_end, label, pages, resident,"
 	    " accessed, idle, not_resident, gone)"
 	    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -35,7 +37,8 @@ store_wss_prepare(struct store *s)
 
 	for (i = 0; i < STORE_WSS_NSTMT; i++)
 		if ((rc = sqlite3_prepare_v3(s->db, sw_sql[i], -1,
-		    SQLITE_PREPARE_PERSISTENT, &s->wss[i], NULL)) != SQLITE_OK)
+			 SQLITE_PREPARE_PERSISTENT, &s->wss[i], NULL)) !=
+		    SQLITE_OK)
 			return rc;
 	return SQLITE_OK;
 }
@@ -62,8 +65,7 @@ put_target(struct store *s, int64_t id, const struct window_wss *t)
 	sqlite3_bind_text(st, 4, t->name, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 5, wss_mode_name(t->mode), -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 6, t->lib, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 7, wss_method_name(t->method), -1,
-	    SQLITE_STATIC);
+	sqlite3_bind_text(st, 7, wss_method_name(t->method), -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 8, t->interval_ms);
 	sqlite3_bind_int64(st, 9, t->passes);
 	sqlite3_bind_int64(st, 10, (sqlite3_int64)t->pass_ns_sum);

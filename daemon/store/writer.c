@@ -32,8 +32,8 @@ struct writer {
 	struct store *store;
 	struct window **q; /* ring of queued windows */
 	unsigned qcap, qhead, qlen;
-	uint64_t dropped;  /* lost to a full queue */
-	uint64_t rejected; /* refused by the store for good */
+	uint64_t dropped;	 /* lost to a full queue */
+	uint64_t rejected;	 /* refused by the store for good */
 	struct window *inflight; /* the head, while the thread writes it */
 	bool stopping;
 	int64_t flush_deadline_ns; /* at stop: give up retrying after this */
@@ -118,11 +118,13 @@ writer_main(void *arg)
 		struct timespec ts;
 		int r;
 
-		if (wr->stopping && (wr->qlen == 0 ||
-		    clock_ns(CLOCK_MONOTONIC) > wr->flush_deadline_ns))
+		if (wr->stopping &&
+		    (wr->qlen == 0 ||
+			clock_ns(CLOCK_MONOTONIC) > wr->flush_deadline_ns))
 			break;
 		if (wr->qlen == 0 || failing) {
-			unsigned ms = failing ? backoff : MAINTAIN_EVERY_S * 1000;
+			unsigned ms = failing ? backoff :
+						MAINTAIN_EVERY_S * 1000;
 
 			if (wr->stopping && ms > 200)
 				ms = 200; /* retry until the flush deadline */

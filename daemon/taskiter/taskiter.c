@@ -100,8 +100,8 @@ taskiter_ns_to_ticks(uint64_t ns, unsigned hz)
  * go backwards. prev is the instance's last split and becomes the result.
  */
 void
-taskiter_cputime_adjust(
-    struct cputime_split *prev, uint64_t utime, uint64_t stime, uint64_t rtime)
+taskiter_cputime_adjust(struct cputime_split *prev, uint64_t utime,
+    uint64_t stime, uint64_t rtime)
 {
 	uint64_t ut, st;
 
@@ -120,7 +120,7 @@ taskiter_cputime_adjust(
 	}
 	/* mul_u64_u64_div_u64(): exact with a 128-bit intermediate */
 	st = (uint64_t)((unsigned __int128)st * rtime /
-			((unsigned __int128)st + ut));
+	    ((unsigned __int128)st + ut));
 	if (st > rtime)
 		st = rtime;
 update:
@@ -138,11 +138,11 @@ update:
 /* Whether taskiter_cputime_ticks() would leave prev, so the ticks, as they are.
  */
 bool
-taskiter_cputime_kept(
-    const struct iter_task *t, const struct cputime_split *prev)
+taskiter_cputime_kept(const struct iter_task *t,
+    const struct cputime_split *prev)
 {
 	return (t->flags & TASKITER_F_ADJUST) &&
-	       prev->utime + prev->stime >= t->runtime_ns;
+	    prev->utime + prev->stime >= t->runtime_ns;
 }
 
 /* /proc's utime and stime for one read: ticks, from ns and the split. */
@@ -151,8 +151,8 @@ taskiter_cputime_ticks(const struct iter_task *t, struct cputime_split *prev,
     unsigned hz, uint64_t *ret_utime, uint64_t *ret_stime)
 {
 	if (t->flags & TASKITER_F_ADJUST) {
-		taskiter_cputime_adjust(
-		    prev, t->utime_ns, t->stime_ns, t->runtime_ns);
+		taskiter_cputime_adjust(prev, t->utime_ns, t->stime_ns,
+		    t->runtime_ns);
 		*ret_utime = taskiter_ns_to_ticks(prev->utime, hz);
 		*ret_stime = taskiter_ns_to_ticks(prev->stime, hz);
 	} else {
@@ -237,8 +237,8 @@ rec_to_task(const struct taskiter_rec *r, struct iter_task *t)
 	t->uid = r->uid;
 	t->flags = r->flags;
 	/* The task's own bytes: the same rule as a name read from /proc. */
-	(void)name_clean(t->comm, r->comm, strnlen(r->comm,
-	    sizeof(t->comm) - 1));
+	(void)name_clean(t->comm, r->comm,
+	    strnlen(r->comm, sizeof(t->comm) - 1));
 	t->starttime = r->start_ticks;
 	t->start_ns = r->start_ns;
 	t->utime_ns = r->utime_ns;
@@ -306,8 +306,8 @@ taskiter_parse(const void *buf, size_t len, struct taskiter_snap *s)
 		p->leader = true;
 		p->flags = rec->flags;
 		p->uid = rec->uid;
-		(void)name_clean(p->comm, rec->comm, strnlen(rec->comm,
-		    sizeof(p->comm) - 1));
+		(void)name_clean(p->comm, rec->comm,
+		    strnlen(rec->comm, sizeof(p->comm) - 1));
 		p->starttime = rec->start_ticks;
 		p->start_ns = rec->start_ns;
 		p->rss_pages = rec->rss_pages;
@@ -350,7 +350,7 @@ taskiter_parse(const void *buf, size_t len, struct taskiter_snap *s)
 enum scanner_why
 taskiter_usable(int procfd)
 {
-	struct vbuf b = {0};
+	struct vbuf b = { 0 };
 	struct statfs sf;
 	char self[32];
 	const char *ns;
@@ -419,8 +419,8 @@ taskiter_read_raw(struct taskiter *ti)
 		if (ti->buf.cap - ti->buf.len < TASKITER_READ_CHUNK / 2 &&
 		    (r = vbuf_reserve(&ti->buf, TASKITER_READ_CHUNK)) < 0)
 			break;
-		n = read(
-		    fd, ti->buf.p + ti->buf.len, ti->buf.cap - ti->buf.len - 1);
+		n = read(fd, ti->buf.p + ti->buf.len,
+		    ti->buf.cap - ti->buf.len - 1);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -488,26 +488,26 @@ taskiter_open(unsigned hz, const char *sys_root, struct taskiter **ret,
 		ti->skel->rodata->ticks_div = (uint64_t)NSEC_PER_SEC / hz;
 	} else {
 		ti->skel->rodata->ticks_mul = 9;
-		ti->skel->rodata->ticks_div =
-		    (9ull * NSEC_PER_SEC + hz / 2) / hz;
+		ti->skel->rodata->ticks_div = (9ull * NSEC_PER_SEC + hz / 2) /
+		    hz;
 	}
 	if ((r = vitals_taskiter__load(ti->skel)) < 0) {
-		*ret_why =
-		    r == -EPERM ? SCANNER_WHY_PRIVILEGE : SCANNER_WHY_VERIFIER;
+		*ret_why = r == -EPERM ? SCANNER_WHY_PRIVILEGE :
+					 SCANNER_WHY_VERIFIER;
 		goto fail;
 	}
-	ti->link =
-	    bpf_program__attach_iter(ti->skel->progs.taskiter_dump, NULL);
+	ti->link = bpf_program__attach_iter(ti->skel->progs.taskiter_dump,
+	    NULL);
 	if (ti->link == NULL) {
 		r = -errno;
-		*ret_why =
-		    r == -EPERM ? SCANNER_WHY_PRIVILEGE : SCANNER_WHY_ATTACH;
+		*ret_why = r == -EPERM ? SCANNER_WHY_PRIVILEGE :
+					 SCANNER_WHY_ATTACH;
 		goto fail;
 	}
 	/* One read now: a failure belongs to setup, not to the first tick. */
 	if ((r = taskiter_read(ti, &snap)) < 0) {
-		*ret_why =
-		    r == -EPERM ? SCANNER_WHY_PRIVILEGE : SCANNER_WHY_READ;
+		*ret_why = r == -EPERM ? SCANNER_WHY_PRIVILEGE :
+					 SCANNER_WHY_READ;
 		goto fail;
 	}
 	*ret = ti;

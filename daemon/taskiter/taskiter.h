@@ -46,13 +46,13 @@ struct iter_task {
 	uint32_t uid;	   /* real uid */
 	uint32_t flags;	   /* TASKITER_F_* (bpf/taskiter/taskiter.bpf.h) */
 	char comm[VITALS_COMM_LEN];
-	uint64_t starttime;	    /* ticks since boot, as /proc field 22 */
-	uint64_t start_ns;	    /* start_boottime */
+	uint64_t starttime;	     /* ticks since boot, as /proc field 22 */
+	uint64_t start_ns;	     /* start_boottime */
 	uint64_t utime_ns, stime_ns; /* tick-sampled */
-	uint64_t runtime_ns;	    /* sum_exec_runtime */
-	struct cputime_split prev;  /* the kernel's last /proc split */
+	uint64_t runtime_ns;	     /* sum_exec_runtime */
+	struct cputime_split prev;   /* the kernel's last /proc split */
 	uint64_t minflt, majflt;
-	uint64_t rss_pages; /* the group's mm, for threads too */
+	uint64_t rss_pages;	  /* the group's mm, for threads too */
 	uint32_t first, nthreads; /* process: its threads in snap->threads */
 	bool leader;		  /* process: its leader was seen */
 };
@@ -61,7 +61,7 @@ struct iter_task {
 struct taskiter_snap {
 	struct iter_task *procs, *threads;
 	size_t nprocs, nthreads;
-	size_t cap, hcap;	  /* scratch sizes */
+	size_t cap, hcap;      /* scratch sizes */
 	uint32_t *hash, *next; /* scratch: tgid index, thread chains */
 };
 

@@ -27,8 +27,8 @@
 #include "core/util.h"
 #include "trace/atrace_int.h"
 
-#define TAB_MAX_SLICES 8192  /* distinct slice rows per window */
-#define TAB_MAX_ASYNC 8192   /* async and track slices open at once */
+#define TAB_MAX_SLICES 8192 /* distinct slice rows per window */
+#define TAB_MAX_ASYNC 8192  /* async and track slices open at once */
 #define TAB_MAX_COUNTERS 2048
 #define TAB_MAX_THREADS 16384 /* threads with an open B or a wake time */
 #define TAB_MAX_SMALL 4096    /* binder pairs, rq threads, gpu entries */
@@ -91,8 +91,7 @@ atrace_free(struct atrace *at)
 }
 
 void
-atrace_set_tgid_fn(struct atrace *at, int32_t (*fn)(int32_t, void *),
-    void *arg)
+atrace_set_tgid_fn(struct atrace *at, int32_t (*fn)(int32_t, void *), void *arg)
 {
 	at->tgid_fn = fn;
 	at->tgid_arg = arg;
@@ -151,9 +150,8 @@ slice_eq(const void *e, const void *key)
 	const struct window_trace_slice *a = &((const struct slice_ent *)e)->s;
 	const struct window_trace_slice *b = key;
 
-	return a->tgid == b->tgid && a->tid == b->tid &&
-	    a->depth == b->depth && a->kind == b->kind &&
-	    strcmp(a->name, b->name) == 0;
+	return a->tgid == b->tgid && a->tid == b->tid && a->depth == b->depth &&
+	    a->kind == b->kind && strcmp(a->name, b->name) == 0;
 }
 
 /* Count one slice (dur_ns < 0: incomplete) on its window row. */
@@ -173,9 +171,9 @@ slice_note(struct atrace *at, int32_t tgid, int32_t tid, unsigned depth,
 	key.kind = (uint8_t)kind;
 	memcpy(key.name, name, len);
 	key.name[len] = '\0';
-	e = atab_get(&at->slices, atab_key(tgid, tid,
-	    (int64_t)key.depth << 8 | kind, key.name), slice_eq, &key, true,
-	    &fresh);
+	e = atab_get(&at->slices,
+	    atab_key(tgid, tid, (int64_t)key.depth << 8 | kind, key.name),
+	    slice_eq, &key, true, &fresh);
 	if (e == NULL) {
 		s = &at->w.slice_other;
 		s->tgid = s->tid = -1;
@@ -244,8 +242,9 @@ async_begin(struct atrace *at, const struct ftrace_rec *r,
 		name_copy(at, key.key, m->track, m->track_len);
 	else
 		name_copy(at, key.key, m->name, m->name_len);
-	a = atab_get(&at->async, atab_key(key.tgid, (int32_t)kind, key.cookie,
-	    key.key), async_eq, &key, true, &fresh);
+	a = atab_get(&at->async,
+	    atab_key(key.tgid, (int32_t)kind, key.cookie, key.key), async_eq,
+	    &key, true, &fresh);
 	if (a == NULL) {
 		/* no room to remember it: its end will be an orphan */
 		slice_note(at, m->pid, r->tid, 0, kind, key.key, -1);
@@ -279,8 +278,9 @@ async_end(struct atrace *at, const struct ftrace_rec *r,
 		name_copy(at, key.key, m->track, m->track_len);
 	else
 		name_copy(at, key.key, m->name, m->name_len);
-	a = atab_get(&at->async, atab_key(key.tgid, (int32_t)kind, key.cookie,
-	    key.key), async_eq, &key, false, NULL);
+	a = atab_get(&at->async,
+	    atab_key(key.tgid, (int32_t)kind, key.cookie, key.key), async_eq,
+	    &key, false, NULL);
 	if (a == NULL) {
 		slice_note(at, m->pid, r->tid, 0, kind, "", -1);
 		return;
@@ -347,8 +347,9 @@ marker(struct atrace *at, const struct ftrace_rec *r)
 			return;
 		}
 		if (t->depth < VITALS_TRACE_DEPTH) {
-			if (t->stack == NULL && (t->stack = malloc(
-			    VITALS_TRACE_DEPTH * sizeof(*t->stack))) == NULL) {
+			if (t->stack == NULL &&
+			    (t->stack = malloc(VITALS_TRACE_DEPTH *
+				 sizeof(*t->stack))) == NULL) {
 				at->w.bad_markers++;
 				return;
 			}
@@ -370,8 +371,8 @@ marker(struct atrace *at, const struct ftrace_rec *r)
 			struct open_slice *o = &t->stack[t->depth];
 
 			slice_note(at, o->tgid, r->tid, t->depth, TRACE_SYNC,
-			    o->name, r->ts >= o->ts ? (int64_t)(r->ts - o->ts)
-			    : -1);
+			    o->name,
+			    r->ts >= o->ts ? (int64_t)(r->ts - o->ts) : -1);
 		} else {
 			slice_note(at, m.pid, r->tid, t->depth, TRACE_SYNC,
 			    "(too deep)", -1);

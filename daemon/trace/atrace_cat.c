@@ -40,32 +40,32 @@ static const struct {
 	const char *name;
 	uint64_t tag;
 } categories[] = {
-	{ "gfx", 1ULL << 1 },	   /* ATRACE_TAG_GRAPHICS */
-	{ "input", 1ULL << 2 },	   /* ATRACE_TAG_INPUT */
-	{ "view", 1ULL << 3 },	   /* ATRACE_TAG_VIEW */
-	{ "webview", 1ULL << 4 },  /* ATRACE_TAG_WEBVIEW */
-	{ "wm", 1ULL << 5 },	   /* ATRACE_TAG_WINDOW_MANAGER */
-	{ "am", 1ULL << 6 },	   /* ATRACE_TAG_ACTIVITY_MANAGER */
-	{ "sm", 1ULL << 7 },	   /* ATRACE_TAG_SYNC_MANAGER */
-	{ "audio", 1ULL << 8 },	   /* ATRACE_TAG_AUDIO */
-	{ "video", 1ULL << 9 },	   /* ATRACE_TAG_VIDEO */
-	{ "camera", 1ULL << 10 },  /* ATRACE_TAG_CAMERA */
-	{ "hal", 1ULL << 11 },	   /* ATRACE_TAG_HAL */
-	{ "res", 1ULL << 13 },	   /* ATRACE_TAG_RESOURCES */
-	{ "dalvik", 1ULL << 14 },  /* ATRACE_TAG_DALVIK */
-	{ "rs", 1ULL << 15 },	   /* ATRACE_TAG_RS */
-	{ "bionic", 1ULL << 16 },  /* ATRACE_TAG_BIONIC */
-	{ "power", 1ULL << 17 },   /* ATRACE_TAG_POWER */
-	{ "pm", 1ULL << 18 },	   /* ATRACE_TAG_PACKAGE_MANAGER */
-	{ "ss", 1ULL << 19 },	   /* ATRACE_TAG_SYSTEM_SERVER */
+	{ "gfx", 1ULL << 1 },	    /* ATRACE_TAG_GRAPHICS */
+	{ "input", 1ULL << 2 },	    /* ATRACE_TAG_INPUT */
+	{ "view", 1ULL << 3 },	    /* ATRACE_TAG_VIEW */
+	{ "webview", 1ULL << 4 },   /* ATRACE_TAG_WEBVIEW */
+	{ "wm", 1ULL << 5 },	    /* ATRACE_TAG_WINDOW_MANAGER */
+	{ "am", 1ULL << 6 },	    /* ATRACE_TAG_ACTIVITY_MANAGER */
+	{ "sm", 1ULL << 7 },	    /* ATRACE_TAG_SYNC_MANAGER */
+	{ "audio", 1ULL << 8 },	    /* ATRACE_TAG_AUDIO */
+	{ "video", 1ULL << 9 },	    /* ATRACE_TAG_VIDEO */
+	{ "camera", 1ULL << 10 },   /* ATRACE_TAG_CAMERA */
+	{ "hal", 1ULL << 11 },	    /* ATRACE_TAG_HAL */
+	{ "res", 1ULL << 13 },	    /* ATRACE_TAG_RESOURCES */
+	{ "dalvik", 1ULL << 14 },   /* ATRACE_TAG_DALVIK */
+	{ "rs", 1ULL << 15 },	    /* ATRACE_TAG_RS */
+	{ "bionic", 1ULL << 16 },   /* ATRACE_TAG_BIONIC */
+	{ "power", 1ULL << 17 },    /* ATRACE_TAG_POWER */
+	{ "pm", 1ULL << 18 },	    /* ATRACE_TAG_PACKAGE_MANAGER */
+	{ "ss", 1ULL << 19 },	    /* ATRACE_TAG_SYSTEM_SERVER */
 	{ "database", 1ULL << 20 }, /* ATRACE_TAG_DATABASE */
-	{ "network", 1ULL << 21 }, /* ATRACE_TAG_NETWORK */
-	{ "adb", 1ULL << 22 },	   /* ATRACE_TAG_ADB */
+	{ "network", 1ULL << 21 },  /* ATRACE_TAG_NETWORK */
+	{ "adb", 1ULL << 22 },	    /* ATRACE_TAG_ADB */
 	{ "vibrator", 1ULL << 23 }, /* ATRACE_TAG_VIBRATOR */
-	{ "aidl", 1ULL << 24 },	   /* ATRACE_TAG_AIDL */
-	{ "nnapi", 1ULL << 25 },   /* ATRACE_TAG_NNAPI */
-	{ "rro", 1ULL << 26 },	   /* ATRACE_TAG_RRO */
-	{ "thermal", 1ULL << 27 }, /* ATRACE_TAG_THERMAL */
+	{ "aidl", 1ULL << 24 },	    /* ATRACE_TAG_AIDL */
+	{ "nnapi", 1ULL << 25 },    /* ATRACE_TAG_NNAPI */
+	{ "rro", 1ULL << 26 },	    /* ATRACE_TAG_RRO */
+	{ "thermal", 1ULL << 27 },  /* ATRACE_TAG_THERMAL */
 };
 #define NCAT (sizeof(categories) / sizeof(categories[0]))
 
@@ -108,19 +108,20 @@ atcat_parse_categories(const char *value, uint64_t *ret, char *bad,
 	}
 	strcpy(buf, value);
 	for (tok = strtok_r(buf, ", \t", &save); tok != NULL;
-	    tok = strtok_r(NULL, ", \t", &save)) {
+	     tok = strtok_r(NULL, ", \t", &save)) {
 		for (i = 0; i < NCAT; i++)
 			if (strcmp(tok, categories[i].name) == 0)
 				break;
 		if (i == NCAT) {
 			bool kern = false;
 
-			for (i = 0; i < sizeof(kernel_only) /
-			    sizeof(kernel_only[0]); i++)
+			for (i = 0;
+			     i < sizeof(kernel_only) / sizeof(kernel_only[0]);
+			     i++)
 				kern |= strcmp(tok, kernel_only[i]) == 0;
 			if (bad)
-				snprintf(bad, badsz, "%s%s", tok, kern ?
-				    " (a kernel-event category)" : "");
+				snprintf(bad, badsz, "%s%s", tok,
+				    kern ? " (a kernel-event category)" : "");
 			return -EINVAL;
 		}
 		tags |= categories[i].tag;
@@ -167,7 +168,7 @@ atcat_parse_apps(const char *value, char *buf, size_t len)
 		return 0;
 	strcpy(tmp, value);
 	for (tok = strtok_r(tmp, ", \t", &save); tok != NULL;
-	    tok = strtok_r(NULL, ", \t", &save)) {
+	     tok = strtok_r(NULL, ", \t", &save)) {
 		int k;
 
 		if (++count > ATCAT_APPS_MAX)
@@ -193,22 +194,22 @@ struct pval {
 
 struct atcat {
 	struct sysprop *sp;
-	int open_err;		/* sysprop_open's, when it failed */
+	int open_err; /* sysprop_open's, when it failed */
 	struct event *timer;
 	unsigned check_ms;
 	uint64_t tags;
-	char tags_str[32];	/* what vitalsd writes to the tags */
+	char tags_str[32]; /* what vitalsd writes to the tags */
 	char app[ATCAT_APPS_MAX][SYSPROP_VALUE_MAX];
 	unsigned napps;
 	char napps_str[8];
-	bool active;		/* between start and stop */
+	bool active; /* between start and stop */
 	/* vitalsd stepped back from tags another tracer set over its own,
 	 * with its app list still in place (saved_app/number still hold
 	 * what was there before it) */
 	bool leftover;
-	unsigned state;		/* enum atcat_state */
+	unsigned state; /* enum atcat_state */
 	int err;
-	uint64_t flags;		/* tags as last read (parsed) */
+	uint64_t flags; /* tags as last read (parsed) */
 	/* what was there before vitalsd wrote (valid while ON) */
 	struct pval saved_tags, saved_number, saved_app[ATCAT_APPS_MAX];
 	/* counts since the last window */
@@ -245,7 +246,7 @@ static int
 pput(struct atcat *ac, const char *name, const struct pval *p)
 {
 	return p->set ? sysprop_set(ac->sp, name, p->v) :
-	    sysprop_unset(ac->sp, name);
+			sysprop_unset(ac->sp, name);
 }
 
 /* What libcutils reads as 0: absent, empty, or a number equal to 0
@@ -329,8 +330,9 @@ restore_apps(struct atcat *ac)
 		if ((r = pput(ac, name, &ac->saved_app[i])) < 0 && !first)
 			first = r;
 	}
-	if (ac->napps && (r = pput(ac, ATCAT_APP_NUMBER_PROP,
-	    &ac->saved_number)) < 0 && !first)
+	if (ac->napps &&
+	    (r = pput(ac, ATCAT_APP_NUMBER_PROP, &ac->saved_number)) < 0 &&
+	    !first)
 		first = r;
 	return first;
 }
@@ -372,8 +374,8 @@ take(struct atcat *ac, const struct pval *t, const struct pval *n)
 		if ((r = sysprop_set(ac->sp, name, ac->app[i])) < 0)
 			goto undo;
 	}
-	if (ac->napps && (r = sysprop_set(ac->sp, ATCAT_APP_NUMBER_PROP,
-	    ac->napps_str)) < 0)
+	if (ac->napps &&
+	    (r = sysprop_set(ac->sp, ATCAT_APP_NUMBER_PROP, ac->napps_str)) < 0)
 		goto undo;
 	if ((r = sysprop_set(ac->sp, ATCAT_TAGS_PROP, ac->tags_str)) < 0)
 		goto undo;
@@ -398,8 +400,8 @@ go_other(struct atcat *ac, const struct pval *t, const struct pval *n)
 		ac->leftover = ac->napps > 0;
 	}
 	log_info("atrace categories: held by another tracer (tags %s, "
-	    "app_number %s): left alone", t->set ? t->v : "unset",
-	    n->set ? n->v : "unset");
+		 "app_number %s): left alone",
+	    t->set ? t->v : "unset", n->set ? n->v : "unset");
 	ac->state = ATCAT_SKIPPED_OTHER_OWNER;
 }
 
@@ -430,7 +432,8 @@ atcat_check(struct atcat *ac)
 		ac->state = ATCAT_ERROR;
 		ac->err = r;
 		log_warnx("atrace categories: setting the debug.atrace "
-		    "properties failed: %s (not retried)", strerror(-r));
+			  "properties failed: %s (not retried)",
+		    strerror(-r));
 		return;
 	}
 	if (ac->state != ATCAT_ON)
@@ -466,14 +469,16 @@ atcat_new(struct event_base *base, const struct atcat_opts *o,
 	ac->check_ms = o->check_ms;
 	snprintf(ac->tags_str, sizeof(ac->tags_str), "%#" PRIx64, o->tags);
 	snprintf(buf, sizeof(buf), "%s", o->apps ? o->apps : "");
-	for (tok = strtok_r(buf, ",", &save); tok != NULL &&
-	    ac->napps < ATCAT_APPS_MAX; tok = strtok_r(NULL, ",", &save))
+	for (tok = strtok_r(buf, ",", &save);
+	     tok != NULL && ac->napps < ATCAT_APPS_MAX;
+	     tok = strtok_r(NULL, ",", &save))
 		snprintf(ac->app[ac->napps++], SYSPROP_VALUE_MAX, "%s", tok);
 	snprintf(ac->napps_str, sizeof(ac->napps_str), "%u", ac->napps);
 	if ((r = sysprop_open(o->prop_root, &ac->sp)) < 0)
 		ac->open_err = r;
-	if (base && o->check_ms && (ac->timer = event_new(base, -1,
-	    EV_PERSIST, atcat_timer_cb, ac)) == NULL) {
+	if (base && o->check_ms &&
+	    (ac->timer = event_new(base, -1, EV_PERSIST, atcat_timer_cb, ac)) ==
+		NULL) {
 		atcat_free(ac);
 		return -ENOMEM;
 	}
@@ -571,7 +576,9 @@ atcat_window(struct atcat *ac, struct window_trace *wt)
 	wt->cat_err = ac->err;
 	wt->cat_tags = ac->tags;
 	wt->cat_flags = ac->state == ATCAT_ON ||
-	    ac->state == ATCAT_SKIPPED_OTHER_OWNER ? ac->flags : 0;
+		ac->state == ATCAT_SKIPPED_OTHER_OWNER ?
+	    ac->flags :
+	    0;
 	wt->cat_checks = ac->checks;
 	wt->cat_foreign = ac->foreign;
 	wt->cat_takeovers = ac->takeovers;

@@ -22,12 +22,12 @@
 
 /* Where the categories stand; stored per window, values never change. */
 enum atcat_state {
-	ATCAT_UNKNOWN,		   /* not reported (an older window) */
-	ATCAT_OFF,		   /* none configured, or no ATrace capture */
-	ATCAT_ON,		   /* vitalsd's values are set */
-	ATCAT_SKIPPED_OTHER_OWNER, /* another tracer's values: left alone */
+	ATCAT_UNKNOWN,		    /* not reported (an older window) */
+	ATCAT_OFF,		    /* none configured, or no ATrace capture */
+	ATCAT_ON,		    /* vitalsd's values are set */
+	ATCAT_SKIPPED_OTHER_OWNER,  /* another tracer's values: left alone */
 	ATCAT_UNAVAILABLE_NO_PROPS, /* no system properties here */
-	ATCAT_ERROR,		   /* a property write failed: see err */
+	ATCAT_ERROR,		    /* a property write failed: see err */
 	ATCAT__MAX
 };
 

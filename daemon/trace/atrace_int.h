@@ -28,8 +28,8 @@ typedef bool (*tab_eq)(const void *e, const void *key);
 uint64_t atab_key(int32_t a, int32_t b, int64_t c, const char *name);
 void *atab_at(const struct tab *t, size_t i);
 uint64_t atab_hash(const struct tab *t, size_t i);
-void *atab_get(struct tab *t, uint64_t h, tab_eq eq, const void *key,
-    bool add, bool *ret_new);
+void *atab_get(struct tab *t, uint64_t h, tab_eq eq, const void *key, bool add,
+    bool *ret_new);
 void atab_del(struct tab *t, void *e);
 void atab_clear(struct tab *t);
 void atab_release(struct tab *t);
@@ -44,7 +44,7 @@ struct open_slice {
 struct thread_ent {
 	uint64_t h;
 	int32_t tid;
-	uint32_t depth; /* open B slices, also those beyond the kept stack */
+	uint32_t depth;	  /* open B slices, also those beyond the kept stack */
 	uint64_t wake_ts; /* sched_waking or preemption; 0 none */
 	struct open_slice *stack; /* VITALS_TRACE_DEPTH entries, lazily */
 };

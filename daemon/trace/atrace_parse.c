@@ -71,8 +71,15 @@ atrace_parse(const char *buf, size_t len, struct atrace_msg *ret)
 	if (len == 0)
 		return -EINVAL;
 	switch (buf[0]) {
-	case 'B': case 'E': case 'C': case 'S': case 'F':
-	case 'G': case 'H': case 'I': case 'N':
+	case 'B':
+	case 'E':
+	case 'C':
+	case 'S':
+	case 'F':
+	case 'G':
+	case 'H':
+	case 'I':
+	case 'N':
 		break;
 	default:
 		return -EINVAL;

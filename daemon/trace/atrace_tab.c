@@ -77,7 +77,7 @@ atab_grow(struct tab *t)
 
 		if (h == 0)
 			continue;
-		for (j = h & (ncap - 1); ; j = (j + 1) & (ncap - 1)) {
+		for (j = h & (ncap - 1);; j = (j + 1) & (ncap - 1)) {
 			uint64_t o;
 
 			memcpy(&o, ne + j * t->esz, sizeof(o));
@@ -105,7 +105,7 @@ atab_get(struct tab *t, uint64_t h, tab_eq eq, const void *key, bool add,
 	if (ret_new)
 		*ret_new = false;
 	if (t->cap) {
-		for (i = h & (t->cap - 1); ; i = (i + 1) & (t->cap - 1)) {
+		for (i = h & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
 			uint64_t o = atab_hash(t, i);
 
 			if (o == 0)
@@ -119,7 +119,7 @@ atab_get(struct tab *t, uint64_t h, tab_eq eq, const void *key, bool add,
 	if ((t->n + 1) * 4 > t->cap * 3 && atab_grow(t) < 0)
 		return NULL;
 	for (i = h & (t->cap - 1); atab_hash(t, i) != 0;
-	    i = (i + 1) & (t->cap - 1))
+	     i = (i + 1) & (t->cap - 1))
 		;
 	memset(atab_at(t, i), 0, t->esz);
 	memcpy(atab_at(t, i), &h, sizeof(h));
@@ -132,7 +132,8 @@ atab_get(struct tab *t, uint64_t h, tab_eq eq, const void *key, bool add,
 void
 atab_del(struct tab *t, void *e)
 {
-	size_t i = (size_t)((char *)e - t->e) / t->esz, j = i, mask = t->cap - 1;
+	size_t i = (size_t)((char *)e - t->e) / t->esz, j = i,
+	       mask = t->cap - 1;
 
 	for (;;) {
 		uint64_t h;

@@ -20,8 +20,8 @@ slice_by_weight(const void *a, const void *b)
 	if (x->total_ns != y->total_ns)
 		return x->total_ns < y->total_ns ? 1 : -1;
 	if (x->count + x->incomplete != y->count + y->incomplete)
-		return x->count + x->incomplete < y->count + y->incomplete ?
-		    1 : -1;
+		return x->count + x->incomplete < y->count + y->incomplete ? 1 :
+									     -1;
 	if (x->tgid != y->tgid)
 		return x->tgid < y->tgid ? -1 : 1;
 	if (x->tid != y->tid)
@@ -43,8 +43,8 @@ slice_fold(struct window_trace_slice *o, const struct window_trace_slice *s)
 
 /* Keep the heaviest VITALS_TRACE_SLICES rows, fold the rest into other. */
 void
-window_trace_keep_slices(struct window_trace *wt,
-    struct window_trace_slice *s, size_t n, uint32_t other_rows)
+window_trace_keep_slices(struct window_trace *wt, struct window_trace_slice *s,
+    size_t n, uint32_t other_rows)
 {
 	size_t i;
 
@@ -173,7 +173,7 @@ atrace_window(struct atrace *at, struct window_trace *wt)
 
 	n = at->slices.n;
 	if ((p = tab_pack(&at->slices, offsetof(struct slice_ent, s),
-	    sizeof(struct window_trace_slice))) != NULL) {
+		 sizeof(struct window_trace_slice))) != NULL) {
 		window_trace_keep_slices(wt, p, n, w->slices_other);
 		free(p);
 	}

@@ -27,7 +27,7 @@
 #include "trace/trace.h"
 
 #define FT_LOST (FEV__MAX + 1) /* pending entry: the CPU lost events */
-#define FT_RUNS_MAX 1025	 /* held-back records + one run per CPU */
+#define FT_RUNS_MAX 1025       /* held-back records + one run per CPU */
 #define TGID_CACHE 512
 
 struct ft_stats {
@@ -44,8 +44,8 @@ struct ftrace {
 	struct tracefs_instance *inst;
 	char *name;
 	int ncpu;
-	int *fd;	/* trace_pipe_raw per CPU, −1 absent */
-	int *sfd;	/* stats per CPU, −1 absent */
+	int *fd;  /* trace_pipe_raw per CPU, −1 absent */
+	int *sfd; /* stats per CPU, −1 absent */
 	struct event **rd;
 	struct event *tick;
 	struct ft_stats *prev;
@@ -58,7 +58,7 @@ struct ftrace {
 	struct pend *pend, *pend2;
 	uint32_t *order; /* pend's merged order */
 	size_t npend, pend_cap;
-	char *rbuf;	/* a drain's pages: max_pages per CPU */
+	char *rbuf; /* a drain's pages: max_pages per CPU */
 	size_t run[FT_RUNS_MAX];
 	unsigned nruns;
 	struct vbuf arena, arena2;
@@ -126,7 +126,8 @@ stats_parse(const char *s, struct ft_stats *ret)
 	} keys[] = {
 		{ "entries:", offsetof(struct ft_stats, entries) },
 		{ "overrun:", offsetof(struct ft_stats, overrun) },
-		{ "commit overrun:", offsetof(struct ft_stats, commit_overrun) },
+		{ "commit overrun:",
+		    offsetof(struct ft_stats, commit_overrun) },
 		{ "dropped events:", offsetof(struct ft_stats, dropped) },
 		{ "read events:", offsetof(struct ft_stats, read) },
 	};
@@ -140,7 +141,8 @@ stats_parse(const char *s, struct ft_stats *ret)
 			if (strncmp(s, keys[i].key, n) == 0) {
 				uint64_t v = strtoull(s + n, NULL, 10);
 
-				memcpy((char *)&st + keys[i].off, &v, sizeof(v));
+				memcpy((char *)&st + keys[i].off, &v,
+				    sizeof(v));
 				found++;
 			}
 		}
@@ -231,8 +233,8 @@ pend_merge(struct ftrace *ft)
 		uint64_t bts = 0;
 
 		for (i = 0; i < n; i++)
-			if (head[i] < end[i] && (best == n ||
-			    ft->pend[head[i]].r.ts < bts)) {
+			if (head[i] < end[i] &&
+			    (best == n || ft->pend[head[i]].r.ts < bts)) {
 				best = i;
 				bts = ft->pend[head[i]].r.ts;
 			}
@@ -276,8 +278,8 @@ pend_flush(struct ftrace *ft, uint64_t watermark)
 				continue;
 			}
 			p->off = ft->arena2.len;
-			memcpy(ft->arena2.p + ft->arena2.len,
-			    p->r.u.print.buf, len);
+			memcpy(ft->arena2.p + ft->arena2.len, p->r.u.print.buf,
+			    len);
 			ft->arena2.p[ft->arena2.len + len] = '\0';
 			ft->arena2.len += len + 1;
 			p->r.u.print.len = len;
@@ -333,8 +335,8 @@ ftrace_drain(struct ftrace *ft)
 	ft->nruns = 0;
 	ft->run[ft->nruns++] = 0;
 	for (cpu = 0; cpu < ft->ncpu; cpu++) {
-		char *base = ft->rbuf + (size_t)cpu * ft->max_pages *
-		    ft->page_sz;
+		char *base = ft->rbuf +
+		    (size_t)cpu * ft->max_pages * ft->page_sz;
 
 		ft->backlog[cpu] = false;
 		if (ft->fd[cpu] < 0)
@@ -359,8 +361,8 @@ ftrace_drain(struct ftrace *ft)
 			memcpy(&commit, page + 8, 8);
 			if (commit & (1ULL << 31))
 				page_lost(ft, cpu, page);
-			r = fdec_page(ft->dec, page, (size_t)n, cpu,
-			    collect_cb, ft, &missed);
+			r = fdec_page(ft->dec, page, (size_t)n, cpu, collect_cb,
+			    ft, &missed);
 			if (r < 0)
 				ft->acc.bad_pages++;
 			if (missed > 0) /* the count the header stored */
@@ -417,8 +419,8 @@ ftrace_window(struct ftrace *ft, struct window_trace *wt)
 		if (st.dropped >= pv->dropped)
 			ft->acc.dropped += st.dropped - pv->dropped;
 		if (st.commit_overrun >= pv->commit_overrun)
-			ft->acc.commit_overrun +=
-			    st.commit_overrun - pv->commit_overrun;
+			ft->acc.commit_overrun += st.commit_overrun -
+			    pv->commit_overrun;
 		if (st.read >= pv->read)
 			ft->acc.entries += st.read - pv->read;
 		buffered += st.entries;
@@ -466,7 +468,7 @@ available(struct tracefs_instance *inst, const char *sys, const char *name)
 	char rel[256];
 
 	if ((size_t)snprintf(rel, sizeof(rel), "events/%s/%s/format", sys,
-	    name) >= sizeof(rel))
+		name) >= sizeof(rel))
 		return false;
 	return tracefs_file_exists(inst, rel);
 }
@@ -524,8 +526,8 @@ setup_events(struct ftrace *ft, const struct ftrace_opts *o)
 			ft->missing |= 1u << ev;
 			continue;
 		}
-		if (tracefs_event_enable(ft->inst, want[i].sys,
-		    want[i].name) < 0) {
+		if (tracefs_event_enable(ft->inst, want[i].sys, want[i].name) <
+		    0) {
 			ft->missing |= 1u << ev;
 			continue;
 		}
@@ -586,15 +588,15 @@ setup_loop(struct ftrace *ft, const struct ftrace_opts *o)
 	int cpu;
 
 	if ((ft->tick = event_new(ft->base, -1, EV_PERSIST, ftrace_tick_cb,
-	    ft)) == NULL || event_priority_set(ft->tick, 1) < 0 ||
-	    event_add(ft->tick, &tv) < 0)
+		 ft)) == NULL ||
+	    event_priority_set(ft->tick, 1) < 0 || event_add(ft->tick, &tv) < 0)
 		return -ENOMEM;
 	/* readiness: the kernel wakes readers at buffer_percent full */
 	for (cpu = 0; cpu < ft->ncpu; cpu++) {
 		if (ft->fd[cpu] < 0)
 			continue;
 		if ((ft->rd[cpu] = event_new(ft->base, ft->fd[cpu],
-		    EV_READ | EV_PERSIST, ftrace_ready_cb, ft)) == NULL)
+			 EV_READ | EV_PERSIST, ftrace_ready_cb, ft)) == NULL)
 			return -ENOMEM;
 		event_priority_set(ft->rd[cpu], 1);
 		if (event_add(ft->rd[cpu], NULL) < 0) {
@@ -678,7 +680,7 @@ ftrace_open(struct event_base *base, const struct ftrace_opts *o,
 	}
 	tracefs_trace_off(ft->inst);
 	if (tracefs_instance_set_buffer_size(ft->inst,
-	    o->buffer_kb ? o->buffer_kb : 2048, -1) < 0 ||
+		o->buffer_kb ? o->buffer_kb : 2048, -1) < 0 ||
 	    tracefs_instance_file_write(ft->inst, "trace_clock", "mono") < 0) {
 		r = -(errno ? errno : EIO);
 		snprintf(why, whysz, "instance %s: buffer size or clock: %s",
@@ -694,8 +696,7 @@ ftrace_open(struct event_base *base, const struct ftrace_opts *o,
 	/* copy_trace_marker is turned on last, once tracing is on: the
 	 * kernel fails every trace_marker write (EBADF) while an instance
 	 * that receives copies has its buffer off */
-	ft->atrace = tracefs_file_exists(ft->inst,
-	    "options/copy_trace_marker");
+	ft->atrace = tracefs_file_exists(ft->inst, "options/copy_trace_marker");
 	if (ft->atrace)
 		ft->enabled |= 1u << FEV_PRINT;
 	else
@@ -711,15 +712,16 @@ ftrace_open(struct event_base *base, const struct ftrace_opts *o,
 		goto fail;
 	}
 	ft->page_sz = (size_t)getpagesize();
-	if (tracefs_instance_file_read_number(ft->inst,
-	    "buffer_subbuf_size_kb", &sub) == 0 && sub > 0)
+	if (tracefs_instance_file_read_number(ft->inst, "buffer_subbuf_size_kb",
+		&sub) == 0 &&
+	    sub > 0)
 		ft->page_sz = (size_t)sub * 1024;
 	if ((r = setup_cpus(ft)) < 0) {
 		snprintf(why, whysz, "per-CPU buffers: %s", strerror(-r));
 		goto fail;
 	}
-	if ((ft->rbuf = malloc((size_t)ft->ncpu * ft->max_pages *
-	    ft->page_sz)) == NULL) {
+	if ((ft->rbuf = malloc(
+		 (size_t)ft->ncpu * ft->max_pages * ft->page_sz)) == NULL) {
 		r = -ENOMEM;
 		goto fail;
 	}
@@ -730,14 +732,17 @@ ftrace_open(struct event_base *base, const struct ftrace_opts *o,
 		snprintf(why, whysz, "tracing_on: %s", strerror(-r));
 		goto fail;
 	}
-	if (ft->atrace && tracefs_instance_file_write(ft->inst,
-	    "options/copy_trace_marker", "1") <= 0) {
+	if (ft->atrace &&
+	    tracefs_instance_file_write(ft->inst, "options/copy_trace_marker",
+		"1") <= 0) {
 		ft->atrace = false;
 		ft->enabled &= ~(1u << FEV_PRINT);
 		ft->missing |= 1u << FEV_PRINT;
 	}
-	ft->copy_fd = ft->atrace ? tracefs_instance_file_open(ft->inst,
-	    "options/copy_trace_marker", O_WRONLY | O_CLOEXEC) : -1;
+	ft->copy_fd = ft->atrace ?
+	    tracefs_instance_file_open(ft->inst, "options/copy_trace_marker",
+		O_WRONLY | O_CLOEXEC) :
+	    -1;
 	ft->on_fd = tracefs_instance_file_open(ft->inst, "tracing_on",
 	    O_WRONLY | O_CLOEXEC);
 	ft->size_fd = tracefs_instance_file_open(ft->inst, "buffer_size_kb",
@@ -777,12 +782,13 @@ ftrace_free(struct ftrace *ft)
 	/* stop receiving markers before the buffer goes off (see open),
 	 * through the fds opened while privileged; if that fails the buffer
 	 * stays on, so applications' markers are never refused */
-	if (ft->inst && copies && ((ft->copy_fd >= 0 &&
-	    write(ft->copy_fd, "0", 1) == 1) || tracefs_instance_file_write(
-	    ft->inst, "options/copy_trace_marker", "0") > 0))
+	if (ft->inst && copies &&
+	    ((ft->copy_fd >= 0 && write(ft->copy_fd, "0", 1) == 1) ||
+		tracefs_instance_file_write(ft->inst,
+		    "options/copy_trace_marker", "0") > 0))
 		copies = false;
-	if (ft->inst && !copies && (ft->on_fd < 0 ||
-	    write(ft->on_fd, "0", 1) != 1))
+	if (ft->inst && !copies &&
+	    (ft->on_fd < 0 || write(ft->on_fd, "0", 1) != 1))
 		tracefs_trace_off(ft->inst);
 	/* should the removal fail (no privilege left, no helper), what
 	 * stays behind holds the kernel's minimum of a few pages per CPU,

@@ -50,8 +50,8 @@ struct fdec {
 	struct tep_handle *tep;
 	struct kbuffer *kb;
 	struct fdec_event ev[FEV__MAX];
-	struct fdec_field type, pid; /* common_type, common_pid */
-	bool fast;		     /* the page walker below may be used */
+	struct fdec_field type, pid;	/* common_type, common_pid */
+	bool fast;			/* the page walker below may be used */
 	unsigned short by_id[FDEC_IDS]; /* id → FEV_* + 1; 0: not decoded */
 };
 
@@ -126,7 +126,8 @@ fdec_new(const char *events_dir, struct fdec **ret)
 		return -ENOMEM;
 	if ((fd->tep = tep_alloc()) == NULL ||
 	    (fd->kb = kbuffer_alloc(sizeof(long) == 8 ? KBUFFER_LSIZE_8 :
-	    KBUFFER_LSIZE_4, KBUFFER_ENDIAN_SAME_AS_HOST)) == NULL) {
+							KBUFFER_LSIZE_4,
+		 KBUFFER_ENDIAN_SAME_AS_HOST)) == NULL) {
 		r = -ENOMEM;
 		goto fail;
 	}
@@ -136,7 +137,7 @@ fdec_new(const char *events_dir, struct fdec **ret)
 	if ((r = read_file(path, &b)) < 0)
 		goto fail;
 	if (tep_parse_header_page(fd->tep, b.p, (unsigned long)b.len,
-	    (int)sizeof(long)) != 0) {
+		(int)sizeof(long)) != 0) {
 		r = -EBADMSG;
 		goto fail;
 	}
@@ -156,7 +157,7 @@ fdec_new(const char *events_dir, struct fdec **ret)
 			continue;
 		for (k = 0; k < 4 && events[i].fields[k]; k++)
 			if ((fd->ev[i].f[k] = tep_find_field(e,
-			    events[i].fields[k])) == NULL)
+				 events[i].fields[k])) == NULL)
 				break;
 		if (k < 4 && events[i].fields[k])
 			continue; /* a field is missing: not this layout */
@@ -237,7 +238,8 @@ fnum(const struct fdec_field *f, const unsigned char *d, unsigned size)
 		return 0;
 	switch (f->size) {
 	case 1:
-		return f->sign ? (int64_t)(int8_t)d[f->off] : (int64_t)d[f->off];
+		return f->sign ? (int64_t)(int8_t)d[f->off] :
+				 (int64_t)d[f->off];
 	case 2: {
 		uint16_t v;
 
@@ -476,8 +478,8 @@ walk_page(const struct fdec *fd, const unsigned char *page, uint64_t size,
  * claims more data than it holds.
  */
 int
-fdec_page(struct fdec *fd, const void *page, size_t len, int cpu,
-    fdec_fn fn, void *arg, int64_t *ret_missed)
+fdec_page(struct fdec *fd, const void *page, size_t len, int cpu, fdec_fn fn,
+    void *arg, int64_t *ret_missed)
 {
 	unsigned long long ts;
 	uint64_t commit, size, steps = 0;
@@ -491,8 +493,9 @@ fdec_page(struct fdec *fd, const void *page, size_t len, int cpu,
 	if (size > len - PAGE_HDR ||
 	    ((commit & RB_MISSED_STORED) && size + 8 > len - PAGE_HDR))
 		return -EBADMSG;
-	if (fd->fast && (n = walk_page(fd, page, size, commit, cpu, fn, arg,
-	    ret_missed)) >= 0)
+	if (fd->fast &&
+	    (n = walk_page(fd, page, size, commit, cpu, fn, arg, ret_missed)) >=
+		0)
 		return n;
 	/* an absolute time stamp, or something the walker does not take:
 	 * libtraceevent's kbuffer reads the page */
@@ -509,7 +512,7 @@ fdec_page(struct fdec *fd, const void *page, size_t len, int cpu,
 	 */
 	last = -1;
 	for (data = kbuffer_read_event(fd->kb, &ts); data != NULL;
-	    data = kbuffer_next_event(fd->kb, &ts)) {
+	     data = kbuffer_next_event(fd->kb, &ts)) {
 		struct ftrace_rec r;
 		int esz = kbuffer_event_size(fd->kb);
 		int off = kbuffer_curr_offset(fd->kb);
@@ -521,8 +524,9 @@ fdec_page(struct fdec *fd, const void *page, size_t len, int cpu,
 		memset(&r, 0, sizeof(r));
 		r.ts = ts;
 		r.cpu = cpu;
-		if (esz < 0 || (const char *)data + esz >
-		    (const char *)page + PAGE_HDR + size)
+		if (esz < 0 ||
+		    (const char *)data + esz >
+			(const char *)page + PAGE_HDR + size)
 			break;
 		if (!decode(fd, data, esz, &r))
 			r.ev = FEV__MAX;

@@ -36,8 +36,8 @@ window_trace_lost(const struct window_trace *t)
 bool
 window_trace_lossy(const struct window_trace *t)
 {
-	return window_trace_lost(t) > 0 || t->pages_lost > 0 ||
-	    t->missed > 0 || t->stats_fail > 0 || t->bad_pages > 0;
+	return window_trace_lost(t) > 0 || t->pages_lost > 0 || t->missed > 0 ||
+	    t->stats_fail > 0 || t->bad_pages > 0;
 }
 
 struct window_trace *
@@ -105,9 +105,8 @@ static bool
 slice_same(const struct window_trace_slice *a,
     const struct window_trace_slice *b)
 {
-	return a->tgid == b->tgid && a->tid == b->tid &&
-	    a->depth == b->depth && a->kind == b->kind &&
-	    strcmp(a->name, b->name) == 0;
+	return a->tgid == b->tgid && a->tid == b->tid && a->depth == b->depth &&
+	    a->kind == b->kind && strcmp(a->name, b->name) == 0;
 }
 
 static void
@@ -282,7 +281,8 @@ window_trace_merge(struct window_trace **accp, const struct window_trace *src)
 	if (src == NULL)
 		src = &zero;
 	if ((src->nslices || src->ncounters || src->nbinder || src->nrq ||
-	    src->ngpu) && window_trace_rows(accp) < 0)
+		src->ngpu) &&
+	    window_trace_rows(accp) < 0)
 		return -ENOMEM;
 	acc = *accp;
 	if (src->state != FTRACE_UNKNOWN) {
@@ -348,17 +348,19 @@ dump_window_trace(const struct window *w, unsigned topn, struct vbuf *out)
 
 	if (t == NULL || t->state == FTRACE_UNKNOWN)
 		return;
-	vbuf_printf(out, "ftrace %s: %llu events, %llu slices, %llu "
+	vbuf_printf(out,
+	    "ftrace %s: %llu events, %llu slices, %llu "
 	    "incomplete, lost %llu (overrun %llu dropped %llu, %llu pages "
-	    "flagged)%s\n", ftrace_state_name(t->state),
-	    (unsigned long long)t->events, (unsigned long long)t->slices,
-	    (unsigned long long)t->incomplete,
+	    "flagged)%s\n",
+	    ftrace_state_name(t->state), (unsigned long long)t->events,
+	    (unsigned long long)t->slices, (unsigned long long)t->incomplete,
 	    (unsigned long long)window_trace_lost(t),
 	    (unsigned long long)t->overrun, (unsigned long long)t->dropped,
 	    (unsigned long long)t->pages_lost,
 	    window_trace_lossy(t) ? " LOSSY" : "");
 	if (t->cat_state != ATCAT_UNKNOWN)
-		vbuf_printf(out, "atrace categories %s: tags %#llx, read "
+		vbuf_printf(out,
+		    "atrace categories %s: tags %#llx, read "
 		    "%#llx; checks %u, another owner's %u, taken %u, yielded "
 		    "%u, restored %u, write failures %u\n",
 		    atcat_state_name(t->cat_state),
@@ -369,7 +371,8 @@ dump_window_trace(const struct window *w, unsigned topn, struct vbuf *out)
 	for (i = 0; i < t->nslices && i < topn; i++) {
 		const struct window_trace_slice *s = &t->slice[i];
 
-		vbuf_printf(out, "  %-7s pid %d tid %d depth %u %s: %u "
+		vbuf_printf(out,
+		    "  %-7s pid %d tid %d depth %u %s: %u "
 		    "complete, %u incomplete, total %llu ns, max %llu ns\n",
 		    trace_kind_name(s->kind), s->tgid, s->tid, s->depth,
 		    s->name[0] ? s->name : "(end without begin)", s->count,

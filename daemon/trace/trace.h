@@ -15,22 +15,22 @@ struct window;
 
 /* ------------------------------------------ ftrace figures of a window */
 
-#define VITALS_TRACE_NAME 128	  /* ATrace names kept: 127 bytes + NUL */
-#define VITALS_TRACE_SLICES 128	  /* slice rows a window keeps */
-#define VITALS_TRACE_COUNTERS 32  /* counter rows a window keeps */
-#define VITALS_TRACE_BINDER 32	  /* caller → target pairs kept */
-#define VITALS_TRACE_RQ 32	  /* threads kept by run-queue delay */
-#define VITALS_TRACE_GPU 16	  /* (gpu, pid) gpu_mem_total entries kept */
-#define VITALS_TRACE_DEPTH 64	  /* open B slices kept per thread */
+#define VITALS_TRACE_NAME 128	 /* ATrace names kept: 127 bytes + NUL */
+#define VITALS_TRACE_SLICES 128	 /* slice rows a window keeps */
+#define VITALS_TRACE_COUNTERS 32 /* counter rows a window keeps */
+#define VITALS_TRACE_BINDER 32	 /* caller → target pairs kept */
+#define VITALS_TRACE_RQ 32	 /* threads kept by run-queue delay */
+#define VITALS_TRACE_GPU 16	 /* (gpu, pid) gpu_mem_total entries kept */
+#define VITALS_TRACE_DEPTH 64	 /* open B slices kept per thread */
 
 /* Where ftrace capture stands; stored, so values never change meaning. */
 enum ftrace_state {
-	FTRACE_UNKNOWN,	     /* not reported (older window, no ftrace part) */
-	FTRACE_ON,	     /* instance made, events enabled, reading */
-	FTRACE_OFF_CONFIG,   /* ftrace = off */
+	FTRACE_UNKNOWN,	       /* not reported (older window, no ftrace part) */
+	FTRACE_ON,	       /* instance made, events enabled, reading */
+	FTRACE_OFF_CONFIG,     /* ftrace = off */
 	FTRACE_OFF_NO_TRACEFS, /* tracefs not mounted or not reachable */
-	FTRACE_OFF_NO_PRIV,  /* instance not creatable (EACCES/EPERM) */
-	FTRACE_OFF_ERROR,    /* anything else: see err */
+	FTRACE_OFF_NO_PRIV,    /* instance not creatable (EACCES/EPERM) */
+	FTRACE_OFF_ERROR,      /* anything else: see err */
 	FTRACE__MAX
 };
 
@@ -43,7 +43,7 @@ enum ftrace_sched {
 
 /* Events vitalsd may enable (bit k of window_trace.enabled / missing). */
 enum ftrace_ev {
-	FEV_PRINT,	  /* ftrace/print: trace_marker writes (ATrace) */
+	FEV_PRINT, /* ftrace/print: trace_marker writes (ATrace) */
 	FEV_SCHED_SWITCH,
 	FEV_SCHED_WAKING,
 	FEV_PROCESS_EXIT, /* sched/sched_process_exit: closes open slices */
@@ -55,10 +55,10 @@ enum ftrace_ev {
 
 /* What a window row of slices is (window_trace_slice.kind). */
 enum trace_kind {
-	TRACE_SYNC,	/* B/E, paired per thread stack */
-	TRACE_ASYNC,	/* S/F, paired by (pid, name, cookie) */
-	TRACE_TRACK,	/* G/H, paired by (pid, track, cookie) */
-	TRACE_INSTANT,	/* I and N: counted, no duration */
+	TRACE_SYNC,    /* B/E, paired per thread stack */
+	TRACE_ASYNC,   /* S/F, paired by (pid, name, cookie) */
+	TRACE_TRACK,   /* G/H, paired by (pid, track, cookie) */
+	TRACE_INSTANT, /* I and N: counted, no duration */
 	TRACE__MAX
 };
 
@@ -69,13 +69,13 @@ enum trace_kind {
  * seen has an empty name.
  */
 struct window_trace_slice {
-	int32_t tgid; /* the pid field of the marker; −1 unknown */
-	int32_t tid;  /* the thread that began it (ended it, for orphans) */
+	int32_t tgid;	/* the pid field of the marker; −1 unknown */
+	int32_t tid;	/* the thread that began it (ended it, for orphans) */
 	uint16_t depth; /* B/E nesting, 0 outermost */
 	uint8_t kind;	/* enum trace_kind */
 	uint8_t pad;
-	uint32_t count;	     /* complete slices (instants: events) */
-	uint32_t incomplete; /* slices whose begin or end was lost */
+	uint32_t count;		   /* complete slices (instants: events) */
+	uint32_t incomplete;	   /* slices whose begin or end was lost */
 	uint64_t total_ns, max_ns; /* complete slices only */
 	char name[VITALS_TRACE_NAME];
 };
@@ -125,7 +125,7 @@ struct window_trace {
 	uint32_t backlog;    /* reads that left pages for the next tick */
 	uint64_t entries;    /* Δ "read events" of the stats: Σ CPUs */
 	uint64_t events, pages, bytes; /* read and decoded here */
-	uint64_t read_ns;    /* time spent reading and decoding */
+	uint64_t read_ns;	       /* time spent reading and decoding */
 	uint64_t bad_markers;	 /* print payloads not in the ATrace protocol */
 	uint64_t names_cut;	 /* names longer than 127 bytes, cut */
 	uint64_t unknown_events; /* records of an id this build does not use */
@@ -135,10 +135,10 @@ struct window_trace {
 	uint64_t sched_switch, sched_waking, binder_received;
 	uint64_t gpu_events;
 	/* ATrace categories (atrace_cat.c): state at close, counts Δ */
-	uint32_t cat_state;  /* enum atcat_state (atrace_cat.h) */
-	int32_t cat_err;     /* −errno behind error / unavailable */
-	uint64_t cat_tags;   /* the ATRACE_TAG_* bits configured */
-	uint64_t cat_flags;  /* the tags property as last read: vitalsd's
+	uint32_t cat_state; /* enum atcat_state (atrace_cat.h) */
+	int32_t cat_err;    /* −errno behind error / unavailable */
+	uint64_t cat_tags;  /* the ATRACE_TAG_* bits configured */
+	uint64_t cat_flags; /* the tags property as last read: vitalsd's
 			      * when on, the other tracer's when skipped */
 	uint32_t cat_checks, cat_foreign; /* checks; those another owned */
 	uint32_t cat_takeovers, cat_yields, cat_restores;
@@ -247,8 +247,7 @@ int atrace_new(struct atrace **ret);
 struct atrace *atrace_free(struct atrace *at);
 void atrace_set_tgid_fn(struct atrace *at, int32_t (*fn)(int32_t, void *),
     void *arg);
-void atrace_set_gpu_mem_cb(struct atrace *at, ftrace_gpu_mem_fn fn,
-    void *arg);
+void atrace_set_gpu_mem_cb(struct atrace *at, ftrace_gpu_mem_fn fn, void *arg);
 void atrace_record(struct atrace *at, const struct ftrace_rec *r);
 void atrace_lost(struct atrace *at);
 void atrace_finish(struct atrace *at);
@@ -264,8 +263,7 @@ const char *ftrace_ev_name(unsigned ev);
 const char *trace_kind_name(unsigned k);
 int window_trace_merge(struct window_trace **accp,
     const struct window_trace *src);
-void dump_window_trace(const struct window *w, unsigned topn,
-    struct vbuf *out);
+void dump_window_trace(const struct window *w, unsigned topn, struct vbuf *out);
 
 /* ftrace_events.c: raw ring-buffer pages → records (libtraceevent) */
 struct fdec;
@@ -279,12 +277,12 @@ int fdec_page(struct fdec *fd, const void *page, size_t len, int cpu,
 
 /* ftrace.c: the instance, its per-CPU readers on the loop */
 struct ftrace_opts {
-	const char *tracefs;  /* NULL: libtracefs finds the mount */
-	const char *instance; /* instance name */
-	unsigned buffer_kb;   /* per CPU */
-	bool sched;	      /* sched_switch and sched_waking */
-	unsigned tick_ms;     /* drain period */
-	unsigned max_pages;   /* per CPU per tick */
+	const char *tracefs;   /* NULL: libtracefs finds the mount */
+	const char *instance;  /* instance name */
+	unsigned buffer_kb;    /* per CPU */
+	bool sched;	       /* sched_switch and sched_waking */
+	unsigned tick_ms;      /* drain period */
+	unsigned max_pages;    /* per CPU per tick */
 	unsigned wake_percent; /* buffer_percent: readiness at this fill */
 };
 
@@ -296,8 +294,7 @@ struct ftrace *ftrace_free(struct ftrace *ft);
 int ftrace_tracing_dir(const char *tracefs, const char *sys_root, char *buf,
     size_t sz);
 
-void ftrace_set_gpu_mem_cb(struct ftrace *ft, ftrace_gpu_mem_fn fn,
-    void *arg);
+void ftrace_set_gpu_mem_cb(struct ftrace *ft, ftrace_gpu_mem_fn fn, void *arg);
 int ftrace_drain(struct ftrace *ft);
 int ftrace_window(struct ftrace *ft, struct window_trace *wt);
 void ftrace_finish(struct ftrace *ft);

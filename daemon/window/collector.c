@@ -32,8 +32,8 @@ struct collector {
 	struct window *open;
 	int64_t target_ns; /* nominal end of the open window */
 	uint64_t seq;
-	char boot_id[40];  /* identifies this boot in stored windows */
-	struct rusage ru;  /* at the open window's start */
+	char boot_id[40]; /* identifies this boot in stored windows */
+	struct rusage ru; /* at the open window's start */
 	struct window **ring;
 	unsigned ring_cap, ring_n, ring_head;
 	window_cb cb;
@@ -185,7 +185,8 @@ collector_note_tick(struct collector *c, int64_t late_ns)
 		unsigned i;
 
 		for (i = 0; i + 1 < VITALS_LATE_BUCKETS &&
-		    late >= ms[i] * NSEC_PER_MSEC; i++)
+		     late >= ms[i] * NSEC_PER_MSEC;
+		     i++)
 			;
 		c->open->health.tick_late_hist[i]++;
 	}
@@ -203,8 +204,7 @@ collector_set_window_cb(struct collector *c, window_cb cb, void *arg)
 /* Runs on the closing window before it is kept or handed to anyone (the
  * BPF drain); its cost counts in the collector's own CPU. */
 void
-collector_set_close_hook(struct collector *c, window_close_hook fn,
-    void *arg)
+collector_set_close_hook(struct collector *c, window_close_hook fn, void *arg)
 {
 	c->close_hook = fn;
 	c->close_arg = arg;
@@ -244,8 +244,8 @@ count_file_error(struct window *w, int err)
 	if (err == 0 || err == -ENOENT || err == -EOPNOTSUPP)
 		return;
 	/* An empty read (-ENODATA) is a failed read, as for /proc/stat. */
-	w->inv_deltas[err == -EINVAL || err == -ERANGE ?
-	    INV_PARSE : INV_READ_FAILED]++;
+	w->inv_deltas[err == -EINVAL || err == -ERANGE ? INV_PARSE :
+							 INV_READ_FAILED]++;
 }
 
 /* Σ a cumulative counter's delta, or count why it was dropped. */
@@ -332,16 +332,19 @@ add_gauges(struct collector *c, struct window *w)
 
 	if (s->stat_err == 0) {
 		if (s->stat.have & PROCSTAT_HAVE_RUNNING)
-			gauge_add(&w->procs_running, (double)s->stat.procs_running);
+			gauge_add(&w->procs_running,
+			    (double)s->stat.procs_running);
 		if (s->stat.have & PROCSTAT_HAVE_BLOCKED)
-			gauge_add(&w->procs_blocked, (double)s->stat.procs_blocked);
+			gauge_add(&w->procs_blocked,
+			    (double)s->stat.procs_blocked);
 		gauge_add(&w->online_cpus, s->stat.ncpu_online);
 		w->health.cpu_dropped = s->stat.cpu_dropped;
 		for (i = 0; i < w->cpu_span; i++) {
 			struct window_cpu *wc = &w->cpu[i];
 			int64_t cur = s->cur_khz[i];
 
-			wc->online_end = i < s->stat.cpu_span && s->stat.online[i];
+			wc->online_end = i < s->stat.cpu_span &&
+			    s->stat.online[i];
 			wc->max_khz = sysfiles_max_khz(c->sf, i);
 			wc->capacity = sysfiles_capacity(c->sf, i);
 			if (!wc->online_end || cur < 0)
@@ -395,7 +398,8 @@ sample_valid(struct collector *c, struct window *w, const struct clocks *now,
 
 	if (c->cur->stat_err) {
 		w->inv_samples[c->cur->stat_err == -EINVAL ||
-			c->cur->stat_err == -ERANGE ? INV_PARSE :
+			    c->cur->stat_err == -ERANGE ?
+			INV_PARSE :
 			INV_READ_FAILED]++;
 		return false;
 	}
@@ -483,7 +487,8 @@ collector_sample(struct collector *c, const struct clocks *now, bool burst)
 
 	t1 = clock_ns(CLOCK_MONOTONIC);
 	r = procscan_run(c->ps, &ctx, w);
-	c->cur->coll_ns[COLL_PROCS] = (uint64_t)(clock_ns(CLOCK_MONOTONIC) - t1);
+	c->cur->coll_ns[COLL_PROCS] = (uint64_t)(clock_ns(CLOCK_MONOTONIC) -
+	    t1);
 	add_health(w, c->cur->coll_ns,
 	    (uint64_t)(clock_ns(CLOCK_MONOTONIC) - t0));
 
@@ -557,8 +562,9 @@ collector_close_window(struct collector *c, const struct clocks *now)
 	 */
 	half = (int64_t)c->interval_ms * NSEC_PER_MSEC / 2;
 	if (c->target_ns <= now->mono_ns + half)
-		c->target_ns += ((now->mono_ns + half - c->target_ns) /
-		    c->window_ns + 1) * c->window_ns;
+		c->target_ns +=
+		    ((now->mono_ns + half - c->target_ns) / c->window_ns + 1) *
+		    c->window_ns;
 	if (c->cb)
 		c->cb(w, c->cb_arg);
 	return window_open(c, now);

@@ -17,12 +17,12 @@ struct clocks {
 struct collector_opts {
 	const char *proc_root;
 	const char *sys_root;
-	unsigned hz;		/* 0: sysconf(_SC_CLK_TCK) */
-	unsigned interval_ms;	/* nominal cadence, for window alignment */
+	unsigned hz;	      /* 0: sysconf(_SC_CLK_TCK) */
+	unsigned interval_ms; /* nominal cadence, for window alignment */
 	unsigned window_s;
-	unsigned ring;		/* closed windows kept in memory */
+	unsigned ring; /* closed windows kept in memory */
 	enum threads_mode threads;
-	unsigned scanner;	/* enum scanner_mode; 0: procfs */
+	unsigned scanner; /* enum scanner_mode; 0: procfs */
 };
 
 typedef void (*window_cb)(const struct window *w, void *arg);
@@ -32,21 +32,19 @@ struct collector;
 int collector_new(const struct collector_opts *o, struct collector **ret);
 struct collector *collector_free(struct collector *c);
 void collector_clocks(struct clocks *ret);
-int collector_sample(struct collector *c, const struct clocks *now,
-    bool burst);
+int collector_sample(struct collector *c, const struct clocks *now, bool burst);
 int collector_close_window(struct collector *c, const struct clocks *now);
 void collector_set_interval(struct collector *c, unsigned interval_ms);
 void collector_note_late(struct collector *c);
 void collector_note_tick(struct collector *c, int64_t late_ns);
 void collector_set_window_cb(struct collector *c, window_cb cb, void *arg);
-const struct window *collector_window(const struct collector *c,
-    unsigned back);
+const struct window *collector_window(const struct collector *c, unsigned back);
 const struct window *collector_open(const struct collector *c);
 unsigned collector_hz(const struct collector *c);
 
 /* collector.c: the same, for the daemon's log */
-void collector_scanner(const struct collector *c,
-    enum scanner_mode *ret_kind, enum scanner_why *ret_why, int *ret_err);
+void collector_scanner(const struct collector *c, enum scanner_mode *ret_kind,
+    enum scanner_why *ret_why, int *ret_err);
 
 /* collector.c: a hook on the closing window, before anyone sees it */
 typedef void (*window_close_hook)(struct window *w, void *arg);

@@ -43,7 +43,8 @@ dump_cpu_line(struct vbuf *o, const char *label, const struct window_cpu *c)
 	put_pct(o, pct(c->d.iowait, total));
 	vbuf_printf(o, " steal ");
 	put_pct(o, pct(c->d.steal, total));
-	vbuf_printf(o, "  (busy %llu / total %llu ticks; user %llu nice %llu "
+	vbuf_printf(o,
+	    "  (busy %llu / total %llu ticks; user %llu nice %llu "
 	    "sys %llu idle %llu iowait %llu irq %llu softirq %llu steal %llu; "
 	    "%u samples)",
 	    (unsigned long long)busy, (unsigned long long)total,
@@ -79,7 +80,8 @@ dump_cpus(const struct window *w, struct vbuf *o)
 		else
 			vbuf_printf(o, " freq n/a");
 		if (c->freq_ratio.n)
-			vbuf_printf(o, " ratio %.2f", gauge_avg(&c->freq_ratio));
+			vbuf_printf(o, " ratio %.2f",
+			    gauge_avg(&c->freq_ratio));
 		if (c->max_khz > 0)
 			vbuf_printf(o, " max %lld kHz", (long long)c->max_khz);
 		if (c->capacity >= 0)
@@ -96,10 +98,11 @@ dump_system(const struct window *w, struct vbuf *o)
 	vbuf_printf(o, "Context switches: %llu, forks: %llu\n",
 	    (unsigned long long)w->d_ctxt, (unsigned long long)w->d_processes);
 	if (w->load1.n)
-		vbuf_printf(o, "Load: %.2f %.2f %.2f (last), runnable %.0f "
-		    "of %.0f threads\n", w->load1.last, w->load5.last,
-		    w->load15.last, w->load_runnable.last,
-		    w->load_threads.last);
+		vbuf_printf(o,
+		    "Load: %.2f %.2f %.2f (last), runnable %.0f "
+		    "of %.0f threads\n",
+		    w->load1.last, w->load5.last, w->load15.last,
+		    w->load_runnable.last, w->load_threads.last);
 	else
 		vbuf_printf(o, "Load: n/a\n");
 	for (i = 0; i < PSI__MAX; i++) {
@@ -110,8 +113,8 @@ dump_system(const struct window *w, struct vbuf *o)
 			    psi_res_name(i));
 			continue;
 		}
-		vbuf_printf(o, "PSI %-6s some stalled %llu us",
-		    psi_res_name(i), (unsigned long long)p->d_some_us);
+		vbuf_printf(o, "PSI %-6s some stalled %llu us", psi_res_name(i),
+		    (unsigned long long)p->d_some_us);
 		if (p->have_full)
 			vbuf_printf(o, ", full %llu us",
 			    (unsigned long long)p->d_full_us);
@@ -155,8 +158,7 @@ put_figure(struct vbuf *o, double v)
 }
 
 static int
-dump_tasks(const struct window *w, bool threads, unsigned topn,
-    struct vbuf *o)
+dump_tasks(const struct window *w, bool threads, unsigned topn, struct vbuf *o)
 {
 	const struct window_task *arr = threads ? w->threads : w->procs;
 	size_t n = threads ? w->nthreads : w->nprocs, i;
@@ -207,7 +209,8 @@ dump_health(const struct window *w, struct vbuf *o)
 	vbuf_printf(o, "\n  dropped deltas:");
 	for (i = 0; i < INV__MAX; i++)
 		vbuf_printf(o, " %s %u", invalid_name(i), w->inv_deltas[i]);
-	vbuf_printf(o, "\n  own cpu: user %llu us sys %llu us; scanned %u "
+	vbuf_printf(o,
+	    "\n  own cpu: user %llu us sys %llu us; scanned %u "
 	    "procs %u threads; exited %u procs %u threads\n",
 	    (unsigned long long)w->health.self_utime_us,
 	    (unsigned long long)w->health.self_stime_us,
@@ -219,7 +222,8 @@ dump_health(const struct window *w, struct vbuf *o)
 		    scanner_why_name(w->health.scanner_why),
 		    w->health.scanner_err ? ", " : "",
 		    w->health.scanner_err ?
-		    strerror((int)w->health.scanner_err) : "");
+			strerror((int)w->health.scanner_err) :
+			"");
 	if (w->health.iter_failed)
 		vbuf_printf(o, "; %u iterator reads failed, /proc stood in",
 		    w->health.iter_failed);
@@ -227,7 +231,8 @@ dump_health(const struct window *w, struct vbuf *o)
 	for (i = 0; i < COLL__MAX; i++)
 		vbuf_printf(o, " %s %llu/%llu", coll_name(i),
 		    (unsigned long long)(w->samples ?
-			w->health.coll_ns_sum[i] / w->samples / 1000 : 0),
+			    w->health.coll_ns_sum[i] / w->samples / 1000 :
+			    0),
 		    (unsigned long long)(w->health.coll_ns_max[i] / 1000));
 	vbuf_printf(o, "\n");
 }
@@ -237,7 +242,8 @@ dump_window(const struct window *w, unsigned topn, struct vbuf *out)
 {
 	int r;
 
-	vbuf_printf(out, "Window %llu: %.3f s (monotonic %lld..%lld ns, "
+	vbuf_printf(out,
+	    "Window %llu: %.3f s (monotonic %lld..%lld ns, "
 	    "boottime %lld..%lld ns, interval %u ms)\n",
 	    (unsigned long long)w->seq,
 	    (double)(w->mono_end_ns - w->mono_start_ns) / NSEC_PER_SEC,
@@ -268,7 +274,8 @@ dump_summary_line(const struct window *w, struct vbuf *out)
 	    (double)(w->mono_end_ns - w->mono_start_ns) / NSEC_PER_SEC,
 	    w->samples_valid, w->samples);
 	put_pct(out, pct(cpu_times_busy(&w->all.d), total));
-	vbuf_printf(out, " of %llu ticks, %zu procs %zu threads active, "
+	vbuf_printf(out,
+	    " of %llu ticks, %zu procs %zu threads active, "
 	    "scanned %u/%u, own cpu %llu us",
 	    (unsigned long long)total, w->nprocs, w->nthreads,
 	    w->health.procs_scanned, w->health.threads_scanned,

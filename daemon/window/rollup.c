@@ -251,10 +251,10 @@ window_merge(struct window *acc, const struct window *src)
 	if (acc->hz && src->hz && acc->hz != src->hz)
 		return -EINVAL; /* ticks of different sizes do not add */
 	if ((r = tasks_reserve(&acc->procs, acc->nprocs, &acc->procs_cap,
-	    src->nprocs)) < 0)
+		 src->nprocs)) < 0)
 		return r;
-	if ((r = tasks_reserve(&acc->threads, acc->nthreads,
-	    &acc->threads_cap, src->nthreads)) < 0)
+	if ((r = tasks_reserve(&acc->threads, acc->nthreads, &acc->threads_cap,
+		 src->nthreads)) < 0)
 		return r;
 	most = acc->nprocs + src->nprocs;
 	if (acc->nthreads + src->nthreads > most)

@@ -39,8 +39,8 @@ struct window_cpu {
 	bool online_end;    /* line present in the window's last sample */
 	/* frequency, kHz; cur_khz.n == 0 when unknown */
 	struct gauge cur_khz;
-	int64_t max_khz;  /* cpuinfo_max_freq, −1 unknown */
-	int32_t capacity; /* cpu_capacity, −1 unknown */
+	int64_t max_khz;	 /* cpuinfo_max_freq, −1 unknown */
+	int32_t capacity;	 /* cpu_capacity, −1 unknown */
 	struct gauge freq_ratio; /* cur/max per sample, when both known */
 };
 
@@ -51,7 +51,7 @@ struct window_task {
 	uint64_t starttime;
 	uint32_t uid;
 	char comm[VITALS_COMM_LEN];
-	char name[VITALS_NAME_LEN]; /* process name; comm for threads */
+	char name[VITALS_NAME_LEN];  /* process name; comm for threads */
 	uint64_t d_utime, d_stime;   /* ticks */
 	uint64_t d_minflt, d_majflt; /* counts, never bytes */
 	uint32_t samples;	     /* valid deltas summed */
@@ -74,7 +74,10 @@ struct window_psi {
 
 /* Tick lateness histogram: upper bounds in ms; the last bucket is open. */
 #define VITALS_LATE_BUCKETS 8
-#define VITALS_LATE_BOUNDS_MS { 1, 2, 5, 10, 20, 50, 100, 0 }
+#define VITALS_LATE_BOUNDS_MS               \
+	{                                   \
+		1, 2, 5, 10, 20, 50, 100, 0 \
+	}
 
 struct window_health {
 	uint64_t self_utime_us, self_stime_us; /* getrusage delta */
@@ -109,16 +112,16 @@ struct window_wss; /* the working-set part of a window (wss/wss.h) */
 
 struct window {
 	uint64_t seq;
-	char boot_id[40];  /* /proc/sys/kernel/random/boot_id, "" unknown */
-	uint32_t level;	   /* 0: as sampled; 1, 2: roll-ups */
+	char boot_id[40]; /* /proc/sys/kernel/random/boot_id, "" unknown */
+	uint32_t level;	  /* 0: as sampled; 1, 2: roll-ups */
 	int64_t mono_start_ns, mono_end_ns;
 	int64_t boot_start_ns, boot_end_ns;
 	int64_t wall_start_ns, wall_end_ns; /* CLOCK_REALTIME, for display */
 	uint32_t hz;			    /* USER_HZ of the ticks below */
 	uint32_t interval_ms;		    /* nominal cadence at close */
 
-	uint32_t samples;	/* taken (each with a timestamp) */
-	uint32_t samples_valid; /* system deltas accepted */
+	uint32_t samples;		/* taken (each with a timestamp) */
+	uint32_t samples_valid;		/* system deltas accepted */
 	uint32_t inv_samples[INV__MAX]; /* whole samples dropped, by reason */
 	uint32_t inv_deltas[INV__MAX];	/* single deltas dropped, by reason */
 

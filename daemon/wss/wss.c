@@ -26,7 +26,7 @@
 #include "wss/wss.h"
 #include "wss_int.h"
 
-#define WSS_ENDED_KEPT 8     /* ended targets shown until stopped */
+#define WSS_ENDED_KEPT 8 /* ended targets shown until stopped */
 
 /* ----------------------------------------------------------- helpers */
 
@@ -208,7 +208,7 @@ load_regions(struct target *t)
 	release_pages(t);
 	t->st.nregions = 0;
 	budget = w->cfg.max_pages > w->npages ? w->cfg.max_pages - w->npages :
-	    0;
+						0;
 	/* library: its own file first; base.apk only when it is not there */
 	for (pass = 0; pass < 2 && t->st.nregions == 0; pass++) {
 		if (pass == 1 && t->st.mode != WSS_MODE_LIBRARY)
@@ -219,7 +219,7 @@ load_regions(struct target *t)
 				nl = e;
 			if (wss_maps_line(p, (size_t)(nl - p), &m) < 0 ||
 			    !wss_map_selected(&m, t->st.mode, t->st.lib,
-			    pass == 1))
+				pass == 1))
 				continue;
 			if ((r = add_region(t, &m, &budget)) < 0)
 				return r;
@@ -272,7 +272,7 @@ read_pagemap(struct target *t, uint64_t *raw)
 		const struct wss_region *g = &t->st.regions[i];
 
 		if ((r = wss_pm_read(t->pmfd, g->start, g->pages,
-		    t->w->page_size, raw + k, &t->st.io)) < 0)
+			 t->w->page_size, raw + k, &t->st.io)) < 0)
 			return r;
 		k += g->pages;
 	}
@@ -382,25 +382,29 @@ begin(struct target *t)
 			t->st.note[0] = '\0';
 		} else if (r == -EPERM) {
 			t->st.pfn_zeroed++;
-			snprintf(t->st.note, sizeof(t->st.note), "page-level "
+			snprintf(t->st.note, sizeof(t->st.note),
+			    "page-level "
 			    "unavailable: needs CAP_SYS_ADMIN (PFNs read as "
 			    "0); region-level clear_refs instead");
 		} else {
 			t->st.read_errors++;
-			snprintf(t->st.note, sizeof(t->st.note), "page_idle "
-			    "bitmap: %s; clear_refs instead", strerror(-r));
+			snprintf(t->st.note, sizeof(t->st.note),
+			    "page_idle "
+			    "bitmap: %s; clear_refs instead",
+			    strerror(-r));
 		}
 	} else if (t->asked != WSS_METHOD_CLEAR_REFS) {
 		bool hidden = pfns_hidden(t);
 
 		t->st.pfn_zeroed += hidden;
-		snprintf(t->st.note, sizeof(t->st.note), "page_idle: %s; "
-		    "clear_refs instead; %s", strerror(-w->bm_err),
+		snprintf(t->st.note, sizeof(t->st.note),
+		    "page_idle: %s; "
+		    "clear_refs instead; %s",
+		    strerror(-w->bm_err),
 		    hidden ? "PFNs read as 0: needs CAP_SYS_ADMIN" :
-		    "PFNs readable");
+			     "PFNs readable");
 	}
-	if (t->pass_method == WSS_METHOD_CLEAR_REFS &&
-	    (r = clear_refs(t)) < 0)
+	if (t->pass_method == WSS_METHOD_CLEAR_REFS && (r = clear_refs(t)) < 0)
 		return failed(t, r);
 	t->marked = true;
 	cost_add(t, t0, c0);
@@ -414,9 +418,9 @@ log_page(struct target *t, struct vbuf *b, uint64_t ts_us, uint64_t vaddr,
 	if (t->logfd < 0)
 		return;
 	if (vbuf_printf(b, "%llu,%llu,0x%llx,%llu,%d,(%s)\n",
-	    (unsigned long long)ts_us, (unsigned long long)t->st.seq,
-	    (unsigned long long)vaddr, (unsigned long long)pfn, state,
-	    label) < 0)
+		(unsigned long long)ts_us, (unsigned long long)t->st.seq,
+		(unsigned long long)vaddr, (unsigned long long)pfn, state,
+		label) < 0)
 		t->st.log_errors++;
 	else
 		t->st.log_lines++;
@@ -451,9 +455,8 @@ end_page_level(struct target *t, struct vbuf *log)
 			g->accessed += s == 1;
 			g->idle += s == 0;
 			g->not_resident += s < 0;
-			log_page(t, log, ts_us, g->start + j *
-			    t->w->page_size, b.present ? b.pfn : 0, s,
-			    g->label);
+			log_page(t, log, ts_us, g->start + j * t->w->page_size,
+			    b.present ? b.pfn : 0, s, g->label);
 		}
 	}
 }
@@ -554,9 +557,9 @@ end(struct target *t)
 				if ((nl = memchr(p, '\n', (size_t)(e - p))) ==
 				    NULL)
 					nl = e;
-				seen = wss_maps_line(p, (size_t)(nl - p),
-				    &m) == 0 && m.start == g->start &&
-				    m.end == g->end;
+				seen = wss_maps_line(p, (size_t)(nl - p), &m) ==
+					0 &&
+				    m.start == g->start && m.end == g->end;
 			}
 			g->gone |= !seen;
 		}
@@ -649,10 +652,10 @@ open_log(struct target *t)
 	if (t->w->cfg.log_dir == NULL)
 		return 0;
 	if (snprintf(path, sizeof(path), "%s/wss-%d.log", t->w->cfg.log_dir,
-	    (int)t->st.pid) >= (int)sizeof(path))
+		(int)t->st.pid) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
 	if ((t->logfd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-	    0640)) < 0)
+		 0640)) < 0)
 		return -errno;
 	return 0;
 }
@@ -667,8 +670,8 @@ make_room(struct wss *w)
 		for (i = 0; i < w->nt && !w->t[i]->st.ended; i++)
 			;
 		target_free(w->t[i]);
-		memmove(&w->t[i], &w->t[i + 1], (w->nt - i - 1) *
-		    sizeof(*w->t));
+		memmove(&w->t[i], &w->t[i + 1],
+		    (w->nt - i - 1) * sizeof(*w->t));
 		w->nt--;
 	}
 	if (w->nt == w->cap) {
@@ -695,10 +698,13 @@ wss_start(struct wss *w, int32_t pid, unsigned mode, const char *lib,
 		snprintf(err, errsz, "bad pid, mode or method");
 		return -EINVAL;
 	}
-	if (mode == WSS_MODE_LIBRARY && (lib == NULL || *lib == '\0' ||
-	    strchr(lib, '/') || strlen(lib) >= WSS_NAME_LEN)) {
-		snprintf(err, errsz, "library mode needs a file name (no '/', "
-		    "under %d bytes)", WSS_NAME_LEN);
+	if (mode == WSS_MODE_LIBRARY &&
+	    (lib == NULL || *lib == '\0' || strchr(lib, '/') ||
+		strlen(lib) >= WSS_NAME_LEN)) {
+		snprintf(err, errsz,
+		    "library mode needs a file name (no '/', "
+		    "under %d bytes)",
+		    WSS_NAME_LEN);
 		return -EINVAL;
 	}
 	if ((old = wss_target_find(w, pid)) != NULL && !old->st.ended) {
@@ -728,24 +734,26 @@ wss_start(struct wss *w, int32_t pid, unsigned mode, const char *lib,
 	t->st.pid = pid;
 	t->st.mode = mode;
 	t->st.method = method == WSS_METHOD_PAGE_IDLE ? method :
-	    WSS_METHOD_CLEAR_REFS;
+							WSS_METHOD_CLEAR_REFS;
 	snprintf(t->st.lib, sizeof(t->st.lib), "%s",
 	    mode == WSS_MODE_LIBRARY ? lib : "");
 	t->st.interval_ms = w->cfg.interval_ms;
 	t->st.interval_min_ms = w->cfg.interval_min_ms;
 	t->st.interval_max_ms = w->cfg.interval_max_ms;
 	if ((r = wss_read_ident(w, pid, &t->st.starttime, t->st.name,
-	    sizeof(t->st.name))) < 0) {
-		snprintf(err, errsz, "pid %d: %s", (int)pid, r == -ESRCH ?
-		    "no such process" : strerror(-r));
+		 sizeof(t->st.name))) < 0) {
+		snprintf(err, errsz, "pid %d: %s", (int)pid,
+		    r == -ESRCH ? "no such process" : strerror(-r));
 		goto fail;
 	}
 	if ((r = wss_open(t, PH_FILE_PAGEMAP, &t->pmfd)) < 0) {
 		t->pmfd = -1;
 		snprintf(err, errsz, "pid %d: pagemap: %s%s", (int)pid,
-		    strerror(-r), (r == -EACCES || r == -EPERM) && w->weak ?
-		    ": unreadable to the service user without the privileged "
-		    "helper (privhelper = on)" : "");
+		    strerror(-r),
+		    (r == -EACCES || r == -EPERM) && w->weak ?
+			": unreadable to the service user without the privileged "
+			"helper (privhelper = on)" :
+			"");
 		if (r == -ENOENT)
 			r = -ESRCH;
 		goto fail;
@@ -769,16 +777,16 @@ wss_start(struct wss *w, int32_t pid, unsigned mode, const char *lib,
 	w->t[w->nt++] = t;
 	if (w->base) {
 		if ((r = begin(t)) < 0) {
-			snprintf(err, errsz, "pid %d: first pass: %s",
-			    (int)pid, strerror(-r));
+			snprintf(err, errsz, "pid %d: first pass: %s", (int)pid,
+			    strerror(-r));
 			w->nt--;
 			goto fail;
 		}
 		arm(t);
 	}
-	log_info("wss: pid %d (%s): %s%s%s, %zu regions", (int)pid,
-	    t->st.name, wss_mode_name(mode), lib && mode ? " " : "",
-	    lib && mode ? lib : "", t->st.nregions);
+	log_info("wss: pid %d (%s): %s%s%s, %zu regions", (int)pid, t->st.name,
+	    wss_mode_name(mode), lib && mode ? " " : "", lib && mode ? lib : "",
+	    t->st.nregions);
 	return 0;
 fail:
 	target_free(t);
@@ -798,8 +806,8 @@ wss_stop(struct wss *w, int32_t pid)
 			continue;
 		}
 		target_free(w->t[i]);
-		memmove(&w->t[i], &w->t[i + 1], (w->nt - i - 1) *
-		    sizeof(*w->t));
+		memmove(&w->t[i], &w->t[i + 1],
+		    (w->nt - i - 1) * sizeof(*w->t));
 		w->nt--;
 		r = 0;
 	}
@@ -865,16 +873,21 @@ probe_damon(struct wss *w, const char *sys_root)
 		return;
 	}
 	w->damon = true;
-	snprintf(path, sizeof(path), "%s/kernel/mm/damon/admin/kdamonds/0/"
-	    "contexts/0/avail_operations", sys_root);
+	snprintf(path, sizeof(path),
+	    "%s/kernel/mm/damon/admin/kdamonds/0/"
+	    "contexts/0/avail_operations",
+	    sys_root);
 	if (read_at(AT_FDCWD, path, &b) == 0 && b.len) {
 		while (b.len && b.p[b.len - 1] == '\n')
 			b.p[--b.len] = '\0';
-		snprintf(w->damon_note, sizeof(w->damon_note), "present "
+		snprintf(w->damon_note, sizeof(w->damon_note),
+		    "present "
 		    "(operations: %s); not used: region sampling, no "
-		    "per-page state", b.p);
+		    "per-page state",
+		    b.p);
 	} else {
-		snprintf(w->damon_note, sizeof(w->damon_note), "present; not "
+		snprintf(w->damon_note, sizeof(w->damon_note),
+		    "present; not "
 		    "used: region sampling, no per-page state");
 	}
 	vbuf_release(&b);
@@ -893,8 +906,8 @@ wss_new(struct event_base *base, const struct wss_opts *o, struct wss **ret)
 	w->procfd = w->bmfd = -1;
 	w->cfg = *o->cfg;
 	w->cfg.log_dir = NULL;
-	if (o->cfg->log_dir && (w->cfg.log_dir = strdup(o->cfg->log_dir)) ==
-	    NULL) {
+	if (o->cfg->log_dir &&
+	    (w->cfg.log_dir = strdup(o->cfg->log_dir)) == NULL) {
 		r = -ENOMEM;
 		goto fail;
 	}
@@ -906,8 +919,8 @@ wss_new(struct event_base *base, const struct wss_opts *o, struct wss **ret)
 		w->cfg.interval_ms = w->cfg.interval_max_ms;
 	ps = sysconf(_SC_PAGESIZE);
 	w->page_size = ps > 0 ? (unsigned)ps : 4096;
-	if ((w->procfd = open(o->proc_root, O_RDONLY | O_DIRECTORY |
-	    O_CLOEXEC)) < 0) {
+	if ((w->procfd = open(o->proc_root,
+		 O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
 		r = -errno;
 		goto fail;
 	}

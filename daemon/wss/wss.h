@@ -116,13 +116,13 @@ struct wss_region {
 	uint64_t start, end;
 	char perms[5];
 	char label[WSS_LABEL_LEN];
-	uint32_t pages;	  /* sampled: (end − start) / page, after any cut */
-	uint32_t cut;	  /* pages beyond the page limit, not sampled */
+	uint32_t pages; /* sampled: (end − start) / page, after any cut */
+	uint32_t cut;	/* pages beyond the page limit, not sampled */
 	uint32_t resident, accessed, idle, not_resident;
-	uint32_t moved;	  /* A: PFN changed inside the pass */
+	uint32_t moved;			/* A: PFN changed inside the pass */
 	uint64_t rss_kb, referenced_kb; /* B: smaps figures */
-	bool gone;	  /* unmapped inside the pass: accessed unknown */
-	bool done;	  /* a pass has completed on it */
+	bool gone; /* unmapped inside the pass: accessed unknown */
+	bool done; /* a pass has completed on it */
 };
 
 /* What the API shows of one target (wss.c keeps the rest). */
@@ -130,15 +130,15 @@ struct wss_status {
 	int32_t pid;
 	uint64_t starttime; /* identity with pid */
 	char name[WSS_NAME_LEN];
-	unsigned mode;	    /* enum wss_mode */
+	unsigned mode; /* enum wss_mode */
 	char lib[WSS_NAME_LEN];
-	unsigned method;    /* method of the last pass (enum wss_method) */
-	char note[128];	    /* why that method; "" when asked for */
-	bool apk_fallback;  /* library found only as base.apk mappings */
+	unsigned method;   /* method of the last pass (enum wss_method) */
+	char note[128];	   /* why that method; "" when asked for */
+	bool apk_fallback; /* library found only as base.apk mappings */
 	bool ended;
 	char end_reason[64];
 	unsigned interval_ms, interval_min_ms, interval_max_ms;
-	uint64_t seq;	    /* passes completed */
+	uint64_t seq; /* passes completed */
 	int64_t last_mono_ns;
 	uint64_t pass_ns_last, pass_ns_max, pass_ns_sum; /* wall on the loop */
 	uint64_t pass_cpu_ns_sum; /* thread CPU time of those passes */
@@ -148,7 +148,7 @@ struct wss_status {
 	struct wss_io io; /* cumulative */
 	size_t nregions;
 	struct wss_region *regions;
-	char files[64];	    /* how its /proc files were last opened:
+	char files[64]; /* how its /proc files were last opened:
 			     * "privileged helper", "direct" (wss_open.c) */
 };
 
@@ -205,13 +205,13 @@ struct window_wss {
 	uint64_t starttime;
 	char name[WSS_NAME_LEN];
 	char lib[WSS_NAME_LEN];
-	uint32_t mode, method;	  /* method of the last pass */
-	uint32_t interval_ms;	  /* at close */
-	uint32_t passes;	  /* completed in the window */
+	uint32_t mode, method; /* method of the last pass */
+	uint32_t interval_ms;  /* at close */
+	uint32_t passes;       /* completed in the window */
 	uint64_t pass_ns_sum, pass_ns_max, pass_cpu_ns;
 	uint32_t maps_changes, read_errors, pfn_zeroed; /* in the window */
-	bool ended;		  /* ended in the window */
-	uint32_t nregions;	  /* of the last pass; 0: no pass yet */
+	bool ended;	   /* ended in the window */
+	uint32_t nregions; /* of the last pass; 0: no pass yet */
 	struct window_wss_region *regions;
 };
 

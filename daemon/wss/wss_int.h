@@ -14,15 +14,15 @@ struct target {
 	struct wss_status st; /* what wss_get shows */
 	struct wss *w;
 	struct event *ev;
-	int pmfd;	   /* <pid>/pagemap */
-	int logfd;	   /* page-level log; −1 none */
-	bool marked;	   /* a pass has begun and not ended */
-	bool reload;	   /* maps changed: regions rebuilt at next begin */
-	unsigned asked;	   /* enum wss_method asked for */
+	int pmfd;	/* <pid>/pagemap */
+	int logfd;	/* page-level log; −1 none */
+	bool marked;	/* a pass has begun and not ended */
+	bool reload;	/* maps changed: regions rebuilt at next begin */
+	unsigned asked; /* enum wss_method asked for */
 	unsigned pass_method;
 	uint64_t maps_hash;
 	bool have_hash;
-	size_t npages;	   /* Σ regions' sampled pages */
+	size_t npages; /* Σ regions' sampled pages */
 	size_t regions_cap;
 	uint64_t *raw0, *raw1; /* pagemap at begin and at end */
 	uint64_t *pfn;
@@ -51,16 +51,16 @@ struct wss {
 	bool damon;
 	char damon_note[160];
 	/* how target files are opened (wss_open.c) */
-	bool helper;	    /* a privileged helper was there at setup */
-	bool weak;	    /* dropping without helper nor the capabilities */
-	char access[192];   /* Health.wss.access */
-	uint64_t denied;    /* opens the daemon's credentials refused */
+	bool helper;	  /* a privileged helper was there at setup */
+	bool weak;	  /* dropping without helper nor the capabilities */
+	char access[192]; /* Health.wss.access */
+	uint64_t denied;  /* opens the daemon's credentials refused */
 };
 
 /* wss.c */
 struct target *wss_target_find(struct wss *w, int32_t pid);
-int wss_read_ident(struct wss *w, int32_t pid, uint64_t *ret_start,
-    char *name, size_t namesz);
+int wss_read_ident(struct wss *w, int32_t pid, uint64_t *ret_start, char *name,
+    size_t namesz);
 
 /* wss_open.c */
 void wss_access_setup(struct wss *w, const struct wss_opts *o);

@@ -147,7 +147,7 @@ wss_map_selected(const struct wss_map *m, enum wss_mode mode, const char *lib,
 	if (apk_fallback)
 		return strcmp(base_name(m->path), "base.apk") == 0 &&
 		    (strcmp(m->perms, "r-xp") == 0 ||
-		    strcmp(m->perms, "rw-p") == 0);
+			strcmp(m->perms, "rw-p") == 0);
 	return lib && strcmp(base_name(m->path), lib) == 0;
 }
 
@@ -193,7 +193,8 @@ wss_adapt_interval(unsigned cur_ms, uint64_t accessed, uint64_t resident,
 		if (f > WSS_FRAC_HIGH)
 			next = cur_ms / 2;
 		else if (f < WSS_FRAC_LOW)
-			next = cur_ms > UINT32_MAX / 2 ? UINT32_MAX : cur_ms * 2;
+			next = cur_ms > UINT32_MAX / 2 ? UINT32_MAX :
+							 cur_ms * 2;
 	}
 	if (next < min_ms)
 		next = min_ms;
@@ -210,7 +211,8 @@ dump_window_wss(const struct window *w, struct vbuf *out)
 	for (i = 0; i < w->nwss; i++) {
 		const struct window_wss *t = &w->wss[i];
 
-		vbuf_printf(out, "working set: pid %d (%s) %s%s%s, %s, %u passes"
+		vbuf_printf(out,
+		    "working set: pid %d (%s) %s%s%s, %s, %u passes"
 		    " (cost %.3f ms, max %.3f ms), interval %u ms%s\n",
 		    (int)t->pid, t->name, wss_mode_name(t->mode),
 		    t->lib[0] ? " " : "", t->lib, wss_method_name(t->method),
@@ -220,10 +222,12 @@ dump_window_wss(const struct window *w, struct vbuf *out)
 		for (k = 0; k < t->nregions; k++) {
 			const struct window_wss_region *g = &t->regions[k];
 
-			vbuf_printf(out, "  %-28s pages %u resident %u accessed"
-			    " %u idle %u not resident %u%s\n", g->label,
-			    g->pages, g->resident, g->accessed, g->idle,
-			    g->not_resident, g->gone ? " (unmapped)" : "");
+			vbuf_printf(out,
+			    "  %-28s pages %u resident %u accessed"
+			    " %u idle %u not resident %u%s\n",
+			    g->label, g->pages, g->resident, g->accessed,
+			    g->idle, g->not_resident,
+			    g->gone ? " (unmapped)" : "");
 		}
 	}
 }

@@ -45,11 +45,13 @@ wss_access_setup(struct wss *w, const struct wss_opts *o)
 
 	if (ph != NULL) {
 		w->helper = true;
-		snprintf(w->access, sizeof(w->access), "privileged helper "
+		snprintf(w->access, sizeof(w->access),
+		    "privileged helper "
 		    "(pid %d): PFNs and other users' targets readable",
 		    (int)privhelper_pid(ph));
 	} else if (o->user == NULL) {
-		snprintf(w->access, sizeof(w->access), "direct, with the "
+		snprintf(w->access, sizeof(w->access),
+		    "direct, with the "
 		    "daemon's own credentials (uid %u, no drop)",
 		    (unsigned)geteuid());
 	} else {
@@ -60,19 +62,24 @@ wss_access_setup(struct wss *w, const struct wss_opts *o)
 		    (k & CAP(CAP_DAC_OVERRIDE));
 		w->weak = !pfn || !others;
 		if (!w->weak)
-			snprintf(w->access, sizeof(w->access), "direct as "
+			snprintf(w->access, sizeof(w->access),
+			    "direct as "
 			    "user %s, keeping CAP_SYS_ADMIN, CAP_SYS_PTRACE "
-			    "and CAP_DAC_*", o->user);
+			    "and CAP_DAC_*",
+			    o->user);
 		else
-			snprintf(w->access, sizeof(w->access), "direct as "
+			snprintf(w->access, sizeof(w->access),
+			    "direct as "
 			    "user %s without the privileged helper:%s%s",
-			    o->user, pfn ? "" : " page-level unavailable "
-			    "(PFNs need CAP_SYS_ADMIN);", others ? "" :
-			    " other users' targets unreadable");
+			    o->user,
+			    pfn ? "" :
+				  " page-level unavailable "
+				  "(PFNs need CAP_SYS_ADMIN);",
+			    others ? "" : " other users' targets unreadable");
 	}
 	if (w->weak && w->cfg.nrules)
 		log_warnx("wss: %u rules configured, but files are opened %s "
-		    "(privhelper = on lifts this; doc/privileges.md)",
+			  "(privhelper = on lifts this; doc/privileges.md)",
 		    w->cfg.nrules, w->access);
 	else
 		log_info("wss: files opened %s", w->access);
@@ -113,10 +120,9 @@ wss_open(struct target *t, enum privhelper_file which, int *ret_fd)
 			return r; /* gone, or another process now */
 		herr = r; /* the helper itself failed: direct, said so */
 	}
-	snprintf(path, sizeof(path), "%d/%s", (int)t->st.pid,
-	    wss_files[which]);
-	fd = openat(w->procfd, path, (which == PH_FILE_CLEAR_REFS ? O_WRONLY :
-	    O_RDONLY) | O_CLOEXEC);
+	snprintf(path, sizeof(path), "%d/%s", (int)t->st.pid, wss_files[which]);
+	fd = openat(w->procfd, path,
+	    (which == PH_FILE_CLEAR_REFS ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
 	if (fd < 0) {
 		r = -errno;
 		if (r == -EACCES || r == -EPERM)
@@ -124,8 +130,10 @@ wss_open(struct target *t, enum privhelper_file which, int *ret_fd)
 		return r;
 	}
 	if (herr)
-		snprintf(t->st.files, sizeof(t->st.files), "direct (helper: "
-		    "%s)", strerror(-herr));
+		snprintf(t->st.files, sizeof(t->st.files),
+		    "direct (helper: "
+		    "%s)",
+		    strerror(-herr));
 	else
 		snprintf(t->st.files, sizeof(t->st.files), "direct");
 	*ret_fd = fd;
@@ -156,8 +164,7 @@ wss_open_bitmap(struct wss *w, const char *sys_root)
 		w->bmfd = fd;
 		return 0;
 	}
-	snprintf(path, sizeof(path), "%s/kernel/mm/page_idle/bitmap",
-	    sys_root);
+	snprintf(path, sizeof(path), "%s/kernel/mm/page_idle/bitmap", sys_root);
 	if ((fd = open(path, O_RDWR | O_CLOEXEC)) < 0) {
 		w->bm_err = -errno;
 		if (w->bm_err == -EACCES || w->bm_err == -EPERM)

@@ -73,8 +73,8 @@ wss_pm_read(int fd, uint64_t vaddr, size_t npages, unsigned page_size,
 			return (int)r;
 		io->bytes += (size_t)r;
 		if ((size_t)r < k * 8) {
-			memset((char *)(ret + done) + r, 0, (npages - done) *
-			    8 - (size_t)r);
+			memset((char *)(ret + done) + r, 0,
+			    (npages - done) * 8 - (size_t)r);
 			return 0;
 		}
 		done += k;

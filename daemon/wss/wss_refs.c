@@ -59,8 +59,8 @@ wss_smaps_parse(const char *buf, size_t len, struct wss_smaps **ret,
 		if (wss_maps_line(p, (size_t)(nl - p), &m) == 0) {
 			if (n == cap) {
 				size_t nc = cap ? cap * 2 : 64;
-				struct wss_smaps *t = realloc(v, nc *
-				    sizeof(*t));
+				struct wss_smaps *t = realloc(v,
+				    nc * sizeof(*t));
 
 				if (t == NULL) {
 					free(v);
@@ -73,8 +73,8 @@ wss_smaps_parse(const char *buf, size_t len, struct wss_smaps **ret,
 			memset(cur, 0, sizeof(*cur));
 			cur->start = m.start;
 			cur->end = m.end;
-		} else if (cur == NULL || memchr(p, ':', (size_t)(nl - p)) ==
-		    NULL) {
+		} else if (cur == NULL ||
+		    memchr(p, ':', (size_t)(nl - p)) == NULL) {
 			free(v);
 			return -EBADMSG;
 		} else if (!key_kb(p, nl, "Rss", &cur->rss_kb) &&

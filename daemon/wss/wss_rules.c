@@ -18,15 +18,15 @@
 #include "wss/wss.h"
 #include "wss_int.h"
 
-#define WSS_RULES_EVERY_S 5  /* rule scan cadence */
+#define WSS_RULES_EVERY_S 5 /* rule scan cadence */
 
 /*
  * Walk the numeric entries of proc_root: fn(w, pid, name, arg) for each
  * readable process until it returns non-zero, which is returned.
  */
 static int
-each_process(struct wss *w, int (*fn)(struct wss *, int32_t, const char *,
-    void *), void *arg)
+each_process(struct wss *w,
+    int (*fn)(struct wss *, int32_t, const char *, void *), void *arg)
 {
 	char pname[WSS_NAME_LEN];
 	struct dirent *de;
@@ -45,7 +45,7 @@ each_process(struct wss *w, int (*fn)(struct wss *, int32_t, const char *,
 		if (parse_uint(de->d_name, INT32_MAX, &v) < 0 || v == 0)
 			continue;
 		if (wss_read_ident(w, (int32_t)v, &start, pname,
-		    sizeof(pname)) < 0)
+			sizeof(pname)) < 0)
 			continue;
 		r = fn(w, (int32_t)v, pname, arg);
 	}
@@ -100,8 +100,8 @@ rule_cb(struct wss *w, int32_t pid, const char *name, void *arg)
 			continue;
 		if ((t = wss_target_find(w, pid)) != NULL && !t->st.ended)
 			return 0;
-		if (wss_start(w, pid, rule->mode, rule->lib, w->cfg.method,
-		    err, sizeof(err)) == 0)
+		if (wss_start(w, pid, rule->mode, rule->lib, w->cfg.method, err,
+			sizeof(err)) == 0)
 			(*n)++;
 		else
 			log_debug("wss: rule %s: %s", rule->name, err);

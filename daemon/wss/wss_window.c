@@ -35,13 +35,13 @@ window_wss_dup(const struct window_wss *v, size_t n, struct window_wss **ret)
 		c[i].regions = NULL;
 		if (v[i].nregions == 0)
 			continue;
-		if ((c[i].regions = malloc(v[i].nregions *
-		    sizeof(*c[i].regions))) == NULL) {
+		if ((c[i].regions = malloc(
+			 v[i].nregions * sizeof(*c[i].regions))) == NULL) {
 			window_wss_free(c, i + 1);
 			return -ENOMEM;
 		}
-		memcpy(c[i].regions, v[i].regions, v[i].nregions *
-		    sizeof(*c[i].regions));
+		memcpy(c[i].regions, v[i].regions,
+		    v[i].nregions * sizeof(*c[i].regions));
 	}
 	*ret = c;
 	return 0;

@@ -53,7 +53,6 @@ extern Vitals__Psi *psis[3];
 extern Vitals__Window win;
 extern Vitals__Snapshot snap;
 
-
 Vitals__Task mk_task(int32_t id, const char *name, const char *comm,
     uint64_t ut, uint64_t st, uint64_t wall_ns);
 Vitals__Gauge mk_gauge(double last, double sum, uint32_t n);

@@ -59,15 +59,16 @@ run_client_as(int uid, const char *const *argv)
 		dup2(fo, 1);
 		dup2(fe, 2);
 		unsetenv("VITALS_SOCKET");
-		if (uid >= 0 && (setgroups(0, NULL) < 0 ||
-		    setgid((gid_t)uid) < 0 || setuid((uid_t)uid) < 0))
+		if (uid >= 0 &&
+		    (setgroups(0, NULL) < 0 || setgid((gid_t)uid) < 0 ||
+			setuid((uid_t)uid) < 0))
 			_exit(126);
 		execv(client_path, (char *const *)argv);
 		_exit(127);
 	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	r.code = WIFEXITED(status) ? WEXITSTATUS(status) :
-	    128 + WTERMSIG(status);
+				     128 + WTERMSIG(status);
 	r.out = slurp_fd(fo);
 	r.err = slurp_fd(fe);
 	return r;

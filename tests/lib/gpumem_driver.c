@@ -160,8 +160,8 @@ gd_refuse_walks(void)
 /* ------------------------------------------------------------- processes */
 
 int
-gd_proc_lookup(void *arg, int32_t pid, uint64_t *ret_starttime,
-    char *ret_name, size_t namesz)
+gd_proc_lookup(void *arg, int32_t pid, uint64_t *ret_starttime, char *ret_name,
+    size_t namesz)
 {
 	struct pid_stat st;
 	char path[64], buf[1024];
@@ -174,8 +174,7 @@ gd_proc_lookup(void *arg, int32_t pid, uint64_t *ret_starttime,
 		return -ESRCH;
 	n = read(fd, buf, sizeof(buf));
 	close(fd);
-	if (n <= 0 || pidstat_parse(buf, (size_t)n, &st) < 0 ||
-	    st.state == 'Z')
+	if (n <= 0 || pidstat_parse(buf, (size_t)n, &st) < 0 || st.state == 'Z')
 		return -ESRCH;
 	*ret_starttime = st.starttime;
 	snprintf(ret_name, namesz, "%s", st.comm);
@@ -230,8 +229,9 @@ gd_tracepoint_exists(void)
 	struct stat sb;
 
 	return stat("/sys/kernel/tracing/events/gpu_mem/gpu_mem_total", &sb) ==
-	    0 || stat("/sys/kernel/debug/tracing/events/gpu_mem/gpu_mem_total",
-	    &sb) == 0;
+	    0 ||
+	    stat("/sys/kernel/debug/tracing/events/gpu_mem/gpu_mem_total",
+		&sb) == 0;
 }
 
 void

@@ -98,8 +98,8 @@ ds_parse(const char *text, struct ds_out *out)
 			/* the global line must come next */
 			ln++;
 			nl = strchr(s, '\n');
-			if (nl == NULL || (len = (size_t)(nl - s)) >=
-			    sizeof(line))
+			if (nl == NULL ||
+			    (len = (size_t)(nl - s)) >= sizeof(line))
 				goto bad;
 			memcpy(line, s, len);
 			line[len] = '\0';

@@ -22,9 +22,9 @@ enum ds_kind { DS_ERR, DS_KIND_FAILED, DS_KIND_EMPTY, DS_KIND_SNAPSHOT };
 
 struct ds_row {
 	uint32_t gpu;
-	uint32_t pid;	 /* 0: the global line */
+	uint32_t pid; /* 0: the global line */
 	uint64_t bytes;
-	bool na;	 /* "Global total: N/A" */
+	bool na; /* "Global total: N/A" */
 };
 
 struct ds_out {

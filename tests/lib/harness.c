@@ -61,8 +61,11 @@ td_exec(const char *log, enum td_log how, const char *const *argv,
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		int fd = log ? open(log, O_WRONLY | O_CREAT | (how ==
-		    TD_LOG_TRUNC ? O_TRUNC : O_APPEND), 0644) :
+		int fd = log ?
+		    open(log,
+			O_WRONLY | O_CREAT |
+			    (how == TD_LOG_TRUNC ? O_TRUNC : O_APPEND),
+			0644) :
 		    open("/dev/null", O_WRONLY);
 
 		close(p[0]);
@@ -117,8 +120,7 @@ td_prepare(struct td *d, const char *tag, const char *conf)
 }
 
 void
-td_spawn(struct td *d, const char *const *args, td_child_fn child,
-    void *arg)
+td_spawn(struct td *d, const char *const *args, td_child_fn child, void *arg)
 {
 	const char *argv[TD_MAXARGS] = { "vitalsd", "-f", "-c", d->conf,
 		"--state-dir", d->dir, "--socket", d->sock };

@@ -15,11 +15,11 @@
 #include "client_run.h"
 
 struct td {
-	pid_t pid;		/* 0: not running */
-	char *dir;		/* the state directory, 0700 from mkdtemp */
-	char sock[PATH_MAX];	/* <dir>/vitalsd.sock */
-	char log[PATH_MAX];	/* <dir>.log: the daemon's stderr */
-	char conf[PATH_MAX];	/* <dir>/vitalsd.conf */
+	pid_t pid;	     /* 0: not running */
+	char *dir;	     /* the state directory, 0700 from mkdtemp */
+	char sock[PATH_MAX]; /* <dir>/vitalsd.sock */
+	char log[PATH_MAX];  /* <dir>.log: the daemon's stderr */
+	char conf[PATH_MAX]; /* <dir>/vitalsd.conf */
 };
 
 /* Runs in the daemon's child just before the exec (rlimits, seccomp). */
@@ -75,8 +75,8 @@ void td_wait(const struct td *d, unsigned ms, const char *const *args,
 bool td_has_window(const struct run *r);
 /* Until log holds needle, every step ms for n steps at most, the daemon
  * pid alive throughout (pid 0: not checked): whether it does. */
-bool td_log_until(pid_t pid, const char *log, const char *needle,
-    unsigned n, unsigned step);
+bool td_log_until(pid_t pid, const char *log, const char *needle, unsigned n,
+    unsigned step);
 
 /* SIGTERM and reap: the daemon must end with status 0. */
 void td_stop_only(struct td *d);

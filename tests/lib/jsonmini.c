@@ -46,8 +46,9 @@ jm_free(struct jm *j)
 static void
 jm_ws(struct jm_in *in)
 {
-	while (in->p < in->end && (*in->p == ' ' || *in->p == '\t' ||
-	    *in->p == '\n' || *in->p == '\r'))
+	while (in->p < in->end &&
+	    (*in->p == ' ' || *in->p == '\t' || *in->p == '\n' ||
+		*in->p == '\r'))
 		in->p++;
 }
 
@@ -112,8 +113,10 @@ jm_hex4(const char *p, unsigned *ret)
 	for (i = 0; i < 4; i++) {
 		if (!isxdigit((unsigned char)p[i]))
 			return -1;
-		v = v * 16 + (unsigned)(isdigit((unsigned char)p[i]) ?
-		    p[i] - '0' : (tolower((unsigned char)p[i]) - 'a' + 10));
+		v = v * 16 +
+		    (unsigned)(isdigit((unsigned char)p[i]) ?
+			    p[i] - '0' :
+			    (tolower((unsigned char)p[i]) - 'a' + 10));
 	}
 	*ret = v;
 	return 0;
@@ -139,7 +142,7 @@ jm_string(struct jm_in *in)
 			goto bad;
 		if (c != '\\') {
 			if ((n = jm_utf8((const unsigned char *)in->p,
-			    (size_t)(in->end - in->p))) == 0)
+				 (size_t)(in->end - in->p))) == 0)
 				goto bad;
 			memcpy(o + k, in->p, n);
 			k += n;
@@ -149,14 +152,30 @@ jm_string(struct jm_in *in)
 		if (++in->p >= in->end)
 			goto bad;
 		switch (*in->p++) {
-		case '"': o[k++] = '"'; break;
-		case '\\': o[k++] = '\\'; break;
-		case '/': o[k++] = '/'; break;
-		case 'b': o[k++] = '\b'; break;
-		case 'f': o[k++] = '\f'; break;
-		case 'n': o[k++] = '\n'; break;
-		case 'r': o[k++] = '\r'; break;
-		case 't': o[k++] = '\t'; break;
+		case '"':
+			o[k++] = '"';
+			break;
+		case '\\':
+			o[k++] = '\\';
+			break;
+		case '/':
+			o[k++] = '/';
+			break;
+		case 'b':
+			o[k++] = '\b';
+			break;
+		case 'f':
+			o[k++] = '\f';
+			break;
+		case 'n':
+			o[k++] = '\n';
+			break;
+		case 'r':
+			o[k++] = '\r';
+			break;
+		case 't':
+			o[k++] = '\t';
+			break;
 		case 'u':
 			if (in->end - in->p < 4 || jm_hex4(in->p, &cp) < 0)
 				goto bad;
@@ -383,7 +402,7 @@ jm_path(const struct jm *o, const char *path)
 
 	snprintf(buf, sizeof(buf), "%s", path);
 	for (tok = strtok_r(buf, ".", &save); tok && o;
-	    tok = strtok_r(NULL, ".", &save))
+	     tok = strtok_r(NULL, ".", &save))
 		o = jm_get(o, tok);
 	return o;
 }

@@ -19,11 +19,11 @@ struct jm {
 	enum jm_type t;
 	bool b;
 	double num;
-	long long ll;	/* integers, exactly */
+	long long ll; /* integers, exactly */
 	bool is_int;
-	char *str;	/* JM_STR, decoded (escapes resolved to UTF-8) */
-	size_t n;	/* JM_ARR, JM_OBJ */
-	char **keys;	/* JM_OBJ */
+	char *str;   /* JM_STR, decoded (escapes resolved to UTF-8) */
+	size_t n;    /* JM_ARR, JM_OBJ */
+	char **keys; /* JM_OBJ */
 	struct jm *v;
 };
 

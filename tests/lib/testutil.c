@@ -209,7 +209,8 @@ tu_run_root(Suite *s)
 
 	if (r != 0 || tu_root())
 		return r;
-	fprintf(stderr, "not root: the tests that need root did not run; "
+	fprintf(stderr,
+	    "not root: the tests that need root did not run; "
 	    "skipped\n");
 	return 77;
 }
@@ -237,8 +238,8 @@ tu_burn_ms(unsigned ms)
 		for (unsigned i = 0; i < 10000; i++)
 			sink += i;
 		spent = tu_clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
-	} while (spent < want &&
-	    tu_clock_ns(CLOCK_MONOTONIC) - wall0 < 20 * want);
+	} while (
+	    spent < want && tu_clock_ns(CLOCK_MONOTONIC) - wall0 < 20 * want);
 	return spent;
 }
 

@@ -36,7 +36,7 @@ struct pc_track {
 
 struct pc_file {
 	sqlite3_file base;
-	struct pc_track *t; /* NULL: not tracked (temp files, -shm) */
+	struct pc_track *t;  /* NULL: not tracked (temp files, -shm) */
 	sqlite3_file real[]; /* the unix file, szOsFile bytes */
 };
 
@@ -348,9 +348,24 @@ x_unfetch(sqlite3_file *pf, sqlite3_int64 off, void *p)
 }
 
 static const sqlite3_io_methods pc_io = {
-	3, x_close, x_read, x_write, x_truncate, x_sync, x_file_size,
-	x_lock, x_unlock, x_check_lock, x_fcntl, x_sector, x_devchar,
-	x_shm_map, x_shm_lock, x_shm_barrier, x_shm_unmap, x_fetch,
+	3,
+	x_close,
+	x_read,
+	x_write,
+	x_truncate,
+	x_sync,
+	x_file_size,
+	x_lock,
+	x_unlock,
+	x_check_lock,
+	x_fcntl,
+	x_sector,
+	x_devchar,
+	x_shm_map,
+	x_shm_lock,
+	x_shm_barrier,
+	x_shm_unmap,
+	x_fetch,
 	x_unfetch,
 };
 
@@ -368,8 +383,10 @@ v_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *pf, int flags,
 	rc = unix_vfs->xOpen(unix_vfs, name, f->real, flags, ret_flags);
 	if (rc != SQLITE_OK)
 		return rc;
-	if (name && (flags & (SQLITE_OPEN_MAIN_DB | SQLITE_OPEN_WAL |
-	    SQLITE_OPEN_MAIN_JOURNAL)))
+	if (name &&
+	    (flags &
+		(SQLITE_OPEN_MAIN_DB | SQLITE_OPEN_WAL |
+		    SQLITE_OPEN_MAIN_JOURNAL)))
 		f->t = track_get(name);
 	f->base.pMethods = &pc_io;
 	if ((rc = track_init_size(f)) != SQLITE_OK) {
@@ -523,7 +540,7 @@ apply_one(const struct pc_track *t)
 		goto fail;
 	/* The size reached the disk, or not. */
 	size = t->synced_size < 0 || (rnd() & 1) ? (int64_t)sb.st_size :
-	    t->synced_size;
+						   t->synced_size;
 	for (i = 0; i < t->npg; i++) {
 		const struct pc_page *p = &t->pg[i];
 		unsigned mode = (unsigned)(rnd() % 3);
@@ -535,7 +552,7 @@ apply_one(const struct pc_track *t)
 			goto fail;
 		if (p->pgno * PG >= sb.st_size)
 			mode = 1; /* gone from the live file: old or nothing */
-		if (mode == 1) /* the write never reached the disk */
+		if (mode == 1)	  /* the write never reached the disk */
 			memcpy(cur, p->old, PG);
 		else if (mode == 2) /* torn: some sectors new, some old */
 			for (s = 0; s < PG / SECTOR; s++)
