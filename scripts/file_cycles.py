@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """File-level call graph of vitalsd's libraries and its cycles.
 
-    scripts/file_cycles.py [--graph] [--expect-cycles] BUILDDIR [OBJDIR...]
+    scripts/file_cycles.py [--graph] [--expect-cycles] [--expect-up]
+                           [--leaf DIR[=BELOW,...]]... BUILDDIR [OBJDIR...]
 
 Reads the objects of each library with nm: file A points at file B when A
 uses a function or object that B defines. Prints every strongly connected
@@ -14,7 +15,13 @@ are named after their sources through BUILDDIR/compile_commands.json.
 Exits 1 when there is a cycle, 0 when there is none, 2 on a usage or read
 error (a missing library is an error: a check that reads nothing proves
 nothing). --expect-cycles inverts the verdict, for the checker's own
-negative control."""
+negative control.
+
+--leaf DIR=BELOW,... says the files under DIR (a path prefix) may point
+only at files under DIR or one of the BELOW prefixes: config is a leaf of
+the call graph above core (--leaf daemon/config=daemon/core). A file that
+points elsewhere is printed with its symbols and fails the check like a
+cycle; --expect-up inverts that part, for its negative control."""
 import argparse
 import json
 import os
@@ -133,6 +140,28 @@ def report(lib, objects, show_graph):
     return len(cyc)
 
 
+def under(name, prefix):
+    return name == prefix or name.startswith(prefix.rstrip("/") + "/")
+
+
+def leaf_breaks(objects, leaves):
+    """edges out of each --leaf DIR to files outside DIR and its BELOW"""
+    edges = graph(objects)
+    n = 0
+    for spec in leaves:
+        top, _, below = spec.partition("=")
+        allowed = [top] + [b for b in below.split(",") if b]
+        for a in sorted(edges):
+            if not under(a, top):
+                continue
+            for b in sorted(edges[a]):
+                if not any(under(b, p) for p in allowed):
+                    print(f"points up from leaf {top}: {a} -> {b}: "
+                          f"{' '.join(edges[a][b])}")
+                    n += 1
+    return n
+
+
 def load(builddir, lib, names, top):
     objdir = os.path.join(builddir, lib)
     objects = {}
@@ -152,22 +181,32 @@ def main():
     ap.add_argument("--graph", action="store_true", help="print every edge")
     ap.add_argument("--expect-cycles", action="store_true",
                     help="succeed only when a cycle is found")
+    ap.add_argument("--leaf", action="append", default=[],
+                    metavar="DIR[=BELOW,...]",
+                    help="files under DIR point only at DIR and BELOW")
+    ap.add_argument("--expect-up", action="store_true",
+                    help="succeed only when a --leaf points elsewhere")
     ap.add_argument("builddir")
     ap.add_argument("objdirs", nargs="*")
     args = ap.parse_args()
     try:
         names = source_names(args.builddir)
         top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        total = 0
+        total = up = 0
         for lib in args.objdirs or LIBS:
-            total += report(lib, load(args.builddir, lib, names, top),
-                            args.graph)
+            objects = load(args.builddir, lib, names, top)
+            total += report(lib, objects, args.graph)
+            up += leaf_breaks(objects, args.leaf)
     except (OSError, ValueError, subprocess.CalledProcessError) as e:
         print(f"file_cycles: {e}", file=sys.stderr)
         return 2
+    if args.leaf:
+        print(f"leaves {' '.join(args.leaf)}: {up} edges point up")
+    if args.expect_up:
+        return 0 if up else 1
     if args.expect_cycles:
         return 0 if total else 1
-    return 1 if total else 0
+    return 1 if total or up else 0
 
 
 if __name__ == "__main__":

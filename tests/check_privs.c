@@ -168,22 +168,22 @@ START_TEST(test_cap_names)
 	uint64_t m;
 	char buf[256];
 
-	ck_assert_int_eq(privs_cap_parse("sys_ptrace, CAP_DAC_READ_SEARCH "
-					 "BPF",
+	ck_assert_int_eq(caps_parse("sys_ptrace, CAP_DAC_READ_SEARCH "
+				    "BPF",
 			     &m),
 	    0);
 	ck_assert_uint_eq(m, (1ull << 19) | (1ull << 2) | (1ull << 39));
-	ck_assert_int_eq(privs_cap_format(m, buf, sizeof(buf)), 0);
+	ck_assert_int_eq(caps_format(m, buf, sizeof(buf)), 0);
 	ck_assert_str_eq(buf, "dac_read_search,sys_ptrace,bpf");
-	ck_assert_int_eq(privs_cap_parse("none", &m), 0);
+	ck_assert_int_eq(caps_parse("none", &m), 0);
 	ck_assert_uint_eq(m, 0);
-	ck_assert_int_eq(privs_cap_parse("", &m), 0);
+	ck_assert_int_eq(caps_parse("", &m), 0);
 	ck_assert_uint_eq(m, 0);
-	ck_assert_int_eq(privs_cap_parse("sys_ptrace,nonsense", &m), -EINVAL);
-	ck_assert_int_eq(privs_cap_parse("64", &m), -ERANGE);
-	ck_assert_int_eq(privs_cap_format(0, buf, sizeof(buf)), 0);
+	ck_assert_int_eq(caps_parse("sys_ptrace,nonsense", &m), -EINVAL);
+	ck_assert_int_eq(caps_parse("64", &m), -ERANGE);
+	ck_assert_int_eq(caps_format(0, buf, sizeof(buf)), 0);
 	ck_assert_str_eq(buf, "none");
-	ck_assert_int_eq(privs_cap_format(m | 3, buf, 8), -ENOSPC);
+	ck_assert_int_eq(caps_format(m | 3, buf, 8), -ENOSPC);
 }
 END_TEST
 

@@ -24,7 +24,7 @@
 #include "sched/sched.h"
 #include "store/store.h"
 #include "taskiter/taskiter.h"
-#include "trace/atrace_cat.h"
+#include "config/config_atrace.h"
 #include "trace/trace.h"
 #include "wss/wss.h"
 
@@ -291,7 +291,7 @@ config_set_privs(struct config *cfg, const char *key, const char *value)
 		return set_str(&cfg->groups, value);
 	}
 	if (!strcmp(key, "capabilities"))
-		return privs_cap_parse(value, &cfg->keep_caps);
+		return caps_parse(value, &cfg->keep_caps);
 	if (!strcmp(key, "seccomp")) {
 		if ((r = parse_word(value, seccomp_words)) < 0)
 			return r;

@@ -12,6 +12,21 @@
 #include "core/util.h"
 #include "hp/hp.h"
 
+/* A heapprofd request's parameters before the request and the
+ * heapprofd_* keys say otherwise. */
+void
+hp_params_default(struct hp_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->duration_ms = 60000;
+	p->sampling_interval_bytes = 4096;
+	p->shmem_size_bytes = 8u << 20;
+	p->dump_interval_ms = 0;
+	p->block_client = false;
+	p->buffer_kb = 32768;
+	p->proc_stats_poll_ms = 5000;
+}
+
 /* ------------------------------------------------------------ values */
 
 /* "4096", "8K", "100M", "1G": bytes, binary multiples. */

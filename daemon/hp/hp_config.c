@@ -14,19 +14,6 @@
 #include "core/util.h"
 #include "hp/hp.h"
 
-void
-hp_params_default(struct hp_params *p)
-{
-	memset(p, 0, sizeof(*p));
-	p->duration_ms = 60000;
-	p->sampling_interval_bytes = 4096;
-	p->shmem_size_bytes = 8u << 20;
-	p->dump_interval_ms = 0;
-	p->block_client = false;
-	p->buffer_kb = 32768;
-	p->proc_stats_poll_ms = 5000;
-}
-
 static bool
 pow2(uint64_t v)
 {

@@ -328,7 +328,7 @@ ph_confine(void)
 	struct __user_cap_data_struct c[2];
 	unsigned cap;
 
-	for (cap = 0; cap < VITALS_CAP_MAX; cap++)
+	for (cap = 0; cap < CAPS_MAX; cap++)
 		if (!(keep & (1ull << cap)) &&
 		    prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
 			return -errno;

@@ -560,7 +560,7 @@ sp_confine(const struct privs_req *who)
 	struct __user_cap_data_struct c[2];
 	unsigned cap;
 
-	for (cap = 0; cap < VITALS_CAP_MAX; cap++)
+	for (cap = 0; cap < CAPS_MAX; cap++)
 		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 &&
 		    errno != EINVAL && errno != EPERM)
 			return -errno;

@@ -31,6 +31,7 @@
 
 #include "core/compat.h"
 #include "core/log.h"
+#include "core/caps.h"
 #include "core/util.h"
 #include "privs/privs.h"
 
@@ -42,140 +43,6 @@
 
 /* The state after privs_drop (or as read at startup without a drop). */
 static struct privs_state privs_now;
-
-static const char *const cap_names[] = {
-	"chown",
-	"dac_override",
-	"dac_read_search",
-	"fowner",
-	"fsetid",
-	"kill",
-	"setgid",
-	"setuid",
-	"setpcap",
-	"linux_immutable",
-	"net_bind_service",
-	"net_broadcast",
-	"net_admin",
-	"net_raw",
-	"ipc_lock",
-	"ipc_owner",
-	"sys_module",
-	"sys_rawio",
-	"sys_chroot",
-	"sys_ptrace",
-	"sys_pacct",
-	"sys_admin",
-	"sys_boot",
-	"sys_nice",
-	"sys_resource",
-	"sys_time",
-	"sys_tty_config",
-	"mknod",
-	"lease",
-	"audit_write",
-	"audit_control",
-	"setfcap",
-	"mac_override",
-	"mac_admin",
-	"syslog",
-	"wake_alarm",
-	"block_suspend",
-	"audit_read",
-	"perfmon",
-	"bpf",
-	"checkpoint_restore",
-};
-#define NCAP_NAMES (sizeof(cap_names) / sizeof(cap_names[0]))
-
-const char *
-privs_cap_name(unsigned cap)
-{
-	return cap < NCAP_NAMES ? cap_names[cap] : NULL;
-}
-
-/* One name: "sys_ptrace", "CAP_SYS_PTRACE", "SYS_PTRACE" or a number. */
-static int
-cap_lookup(const char *s, size_t len)
-{
-	char name[32];
-	uint64_t v;
-	size_t i;
-
-	if (len >= sizeof(name) || len == 0)
-		return -EINVAL;
-	for (i = 0; i < len; i++)
-		name[i] = (char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] + 32 : s[i]);
-	name[len] = '\0';
-	if (strspn(name, "0123456789") == len) {
-		int r = parse_uint(name, VITALS_CAP_MAX - 1, &v);
-
-		return r < 0 ? r : (int)v;
-	}
-	s = strncmp(name, "cap_", 4) == 0 ? name + 4 : name;
-	for (i = 0; i < NCAP_NAMES; i++)
-		if (!strcmp(s, cap_names[i]))
-			return (int)i;
-	return -EINVAL;
-}
-
-/* "sys_ptrace, dac_read_search" (commas or blanks), "none" or "". */
-int
-privs_cap_parse(const char *s, uint64_t *ret)
-{
-	uint64_t mask = 0;
-	int cap;
-
-	if (!strcmp(s, "none")) {
-		*ret = 0;
-		return 0;
-	}
-	while (*s) {
-		size_t n;
-
-		s += strspn(s, ", \t");
-		if ((n = strcspn(s, ", \t")) == 0)
-			break;
-		if ((cap = cap_lookup(s, n)) < 0)
-			return cap;
-		mask |= 1ull << cap;
-		s += n;
-	}
-	*ret = mask;
-	return 0;
-}
-
-/* "sys_ptrace,dac_read_search" or "none"; -ENOSPC when cut. */
-int
-privs_cap_format(uint64_t mask, char *buf, size_t bufsz)
-{
-	size_t len = 0;
-	unsigned cap;
-	int n;
-
-	if (bufsz == 0)
-		return -ENOSPC;
-	buf[0] = '\0';
-	if (mask == 0)
-		return snprintf(buf, bufsz, "none") < (int)bufsz ? 0 : -ENOSPC;
-	for (cap = 0; cap < VITALS_CAP_MAX; cap++) {
-		const char *name = privs_cap_name(cap);
-		char num[8];
-
-		if (!(mask & (1ull << cap)))
-			continue;
-		if (name == NULL) {
-			snprintf(num, sizeof(num), "%u", cap);
-			name = num;
-		}
-		n = snprintf(buf + len, bufsz - len, "%s%s", len ? "," : "",
-		    name);
-		if (n < 0 || (size_t)n >= bufsz - len)
-			return -ENOSPC;
-		len += (size_t)n;
-	}
-	return 0;
-}
 
 const char *
 privs_seccomp_name(unsigned mode)
@@ -331,7 +198,7 @@ cap_last(void)
 	unsigned cap;
 
 	/* PR_CAPBSET_READ fails with EINVAL past the last one. */
-	for (cap = 0; cap < VITALS_CAP_MAX - 1; cap++)
+	for (cap = 0; cap < CAPS_MAX - 1; cap++)
 		if (prctl(PR_CAPBSET_READ, cap + 1, 0, 0, 0) < 0)
 			break;
 	return cap;
@@ -420,7 +287,7 @@ thread_trim_cb(int sig)
 	uint64_t eff, prm, inh;
 
 	(void)sig;
-	for (cap = 0; cap < VITALS_CAP_MAX; cap++)
+	for (cap = 0; cap < CAPS_MAX; cap++)
 		if (!(thr_keep & (1ull << cap)) &&
 		    prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
 			thr_fail = 1;
@@ -664,7 +531,7 @@ privs_drop(const struct privs_req *req, struct privs_state *ret)
 	if ((keep & ~prm) != 0) {
 		char miss[256];
 
-		privs_cap_format(keep & ~prm, miss, sizeof(miss));
+		caps_format(keep & ~prm, miss, sizeof(miss));
 		log_warnx("privileges: capabilities to keep were never held: "
 			  "%s",
 		    miss);
@@ -684,7 +551,7 @@ privs_drop(const struct privs_req *req, struct privs_state *ret)
 			r = -errno;
 			log_warn("privileges: dropping %s from the bounding "
 				 "set",
-			    privs_cap_name(cap));
+			    caps_name(cap));
 			return r;
 		}
 	}
@@ -748,8 +615,8 @@ privs_log(const struct privs_state *st)
 	size_t len = 0;
 	uint32_t i;
 
-	privs_cap_format(st->cap_eff, eff, sizeof(eff));
-	privs_cap_format(st->cap_bnd, bnd, sizeof(bnd));
+	caps_format(st->cap_eff, eff, sizeof(eff));
+	caps_format(st->cap_bnd, bnd, sizeof(bnd));
 	grp[0] = '\0';
 	for (i = 0; i < st->ngroups && len < sizeof(grp); i++)
 		len += (size_t)snprintf(grp + len, sizeof(grp) - len, "%s%u",

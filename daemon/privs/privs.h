@@ -7,12 +7,12 @@
 #ifndef VITALSD_PRIVS_H
 #define VITALSD_PRIVS_H
 
+#include "core/caps.h"
 #include "core/util.h"
 
 /* ---------------------------------------------------------------- privs.c */
 
 #define VITALS_PRIVS_GROUPS 16 /* supplementary groups of the service user */
-#define VITALS_CAP_MAX 64      /* capability numbers fit a uint64_t mask */
 
 /* What the privilege drop is asked to do (config keys user, group,
  * capabilities, seccomp), with names resolved by privs_resolve(). */
@@ -49,9 +49,6 @@ struct privs_state {
 	char user[64];
 };
 
-int privs_cap_parse(const char *s, uint64_t *ret);
-const char *privs_cap_name(unsigned cap);
-int privs_cap_format(uint64_t mask, char *buf, size_t bufsz);
 const char *privs_seccomp_name(unsigned mode);
 int privs_resolve(const char *user, const char *groups, uint64_t keep,
     unsigned seccomp, struct privs_req *ret, char *err, size_t errsz);

@@ -18,12 +18,12 @@ pb_caps(struct rpc_arena *a, uint64_t mask, size_t *ret_n)
 	unsigned cap;
 
 	*ret_n = 0;
-	for (cap = 0; cap < VITALS_CAP_MAX; cap++)
+	for (cap = 0; cap < CAPS_MAX; cap++)
 		n += (mask >> cap) & 1;
 	ARRAY(a, v, n);
 	n = 0;
-	for (cap = 0; cap < VITALS_CAP_MAX; cap++) {
-		const char *name = privs_cap_name(cap);
+	for (cap = 0; cap < CAPS_MAX; cap++) {
+		const char *name = caps_name(cap);
 
 		if (!((mask >> cap) & 1))
 			continue;

@@ -379,20 +379,6 @@ store_put(struct store *s, const struct window *w)
 
 /* ------------------------------------------------------------ opening */
 
-void
-store_opts_default(struct store_opts *o)
-{
-	o->rollup1_after_s = 6 * 3600;
-	o->rollup1_s = 60;
-	o->rollup2_after_s = 24 * 3600;
-	o->rollup2_s = 600;
-	o->retain_s = 7 * 24 * 3600;
-	o->max_bytes = 64ULL << 20;
-	o->busy_timeout_ms = 2000;
-	o->clock_jump_s = STORE_CLOCK_JUMP_S;
-	o->clock_stable_s = STORE_CLOCK_STABLE_S;
-}
-
 static int
 exec_sql(sqlite3 *db, const char *sql)
 {

@@ -12,13 +12,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config/config_atrace.h"
 #include "core/sysprop.h"
 
 #define ATCAT_TAGS_PROP "debug.atrace.tags.enableflags"
 #define ATCAT_APP_NUMBER_PROP "debug.atrace.app_number"
 #define ATCAT_APP_PROP_FMT "debug.atrace.app_%u"
-/* apps vitalsd names at most (the limit older atrace had: MAX_PACKAGES) */
-#define ATCAT_APPS_MAX 16
 
 /* Where the categories stand; stored per window, values never change. */
 enum atcat_state {
@@ -32,16 +31,6 @@ enum atcat_state {
 };
 
 const char *atcat_state_name(unsigned st);
-
-/* "gfx input view" (blanks or commas between) → ATRACE_TAG_* bits;
- * "" or "none": 0. -EINVAL names the first bad word in bad[]. */
-int atcat_parse_categories(const char *value, uint64_t *ret, char *bad,
-    size_t badsz);
-/* Names of the categories in tags, blank-separated ("" for 0). */
-void atcat_tag_names(uint64_t tags, char *buf, size_t len);
-/* "com.a,com.b" or "*" → the list normalised (commas, no blanks);
- * "" or "none": empty. */
-int atcat_parse_apps(const char *value, char *buf, size_t len);
 
 struct event_base;
 struct window_trace;
