@@ -670,6 +670,11 @@ health_window(struct sbuf *o, const Vitals__Window *w)
 		    b->drains, b->drain_fail, ULL(b->switches),
 		    ULL(b->no_slice), (double)b->lost_ns / 1e6,
 		    b->counter_regressions);
+		sbuf_printf(o,
+		    "  bpf on-CPU %.3f ms attributed to uids; waits with "
+		    "no process %llu; before this start %.3f ms\n",
+		    (double)b->oncpu_ns / 1e6, ULL(b->no_storage),
+		    (double)b->pre_ns / 1e6);
 		if (b->diff_drains)
 			sbuf_printf(o,
 			    "  bpf read-only: %u snapshot diffs, "

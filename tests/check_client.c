@@ -657,6 +657,95 @@ START_TEST(test_json_snapshot)
 }
 END_TEST
 
+/* Every BpfHealth figure reaches the text and the JSON, lost and
+ * unattributed time included (a negative unattributed_ns stays signed). */
+START_TEST(test_fmt_bpf_health)
+{
+	Vitals__Response r = VITALS__RESPONSE__INIT;
+	Vitals__Health h = VITALS__HEALTH__INIT;
+	Vitals__WindowHealth wh = VITALS__WINDOW_HEALTH__INIT;
+	Vitals__BpfHealth bh = VITALS__BPF_HEALTH__INIT;
+	const struct jm *jb;
+	struct sbuf b;
+	struct jm *j;
+	const char *s;
+
+	build_window();
+	bh.state = "pinned";
+	bh.drains = 10;
+	bh.drain_fail = 1;
+	bh.counter_regressions = 2;
+	bh.oncpu_ns = 1234500000;
+	bh.switches = 98765;
+	bh.no_slice = 12;
+	bh.lost_ns = 2500000;
+	bh.no_storage = 7;
+	bh.pre_ns = 3000000;
+	bh.diff_drains = 9;
+	bh.unattributed_ns = -1500000;
+	bh.evicted = 4;
+	bh.recreated = 5;
+	bh.retired = 6;
+	wh.bpf = &bh;
+	win.health = &wh;
+	h.last = &win;
+	h.interval_ms = 1000;
+	sbuf_init(&b);
+	fmt_health(&b, &h, &fctx);
+	s = sbuf_str(&b);
+	ck_assert_msg(strstr(s,
+			  "  bpf: pinned; drains 10 (failed 1), switches "
+			  "98765, no slice 12, lost 2.500 ms, counter "
+			  "regressions 2\n") != NULL,
+	    "%s", s);
+	ck_assert_msg(strstr(s,
+			  "  bpf on-CPU 1234.500 ms attributed to uids; "
+			  "waits with no process 7; before this start "
+			  "3.000 ms\n") != NULL,
+	    "%s", s);
+	ck_assert_msg(strstr(s,
+			  "  bpf read-only: 9 snapshot diffs, unattributed "
+			  "-1.500 ms, evicted 4, recreated 5, retired 6\n") !=
+		NULL,
+	    "%s", s);
+	sbuf_free(&b);
+	/* an off state says why */
+	bh.state = "off_no_btf";
+	bh.err = -ENOENT;
+	sbuf_init(&b);
+	fmt_health(&b, &h, &fctx);
+	ck_assert_ptr_nonnull(
+	    strstr(sbuf_str(&b), "  bpf: off_no_btf (errno 2);"));
+	sbuf_free(&b);
+	bh.err = 0;
+
+	r.version = 1;
+	r.result_case = VITALS__RESPONSE__RESULT_HEALTH;
+	r.health = &h;
+	sbuf_init(&b);
+	json_response(&b, &r);
+	ck_assert_int_eq(b.err, 0);
+	j = jm_parse(b.buf, b.len);
+	ck_assert_msg(j != NULL, "invalid JSON: %s", b.buf);
+	jb = jm_path(j, "health.last.health.bpf");
+	ck_assert_msg(jb != NULL, "%s", b.buf);
+	ck_assert_str_eq(jm_get(jb, "state")->str, "off_no_btf");
+	ck_assert(num(jb, "drains") == 10 && num(jb, "drain_fail") == 1);
+	ck_assert(num(jb, "counter_regressions") == 2);
+	ck_assert(num(jb, "oncpu_ns") == 1234500000);
+	ck_assert(num(jb, "switches") == 98765 && num(jb, "no_slice") == 12);
+	ck_assert(num(jb, "lost_ns") == 2500000);
+	ck_assert(num(jb, "no_storage") == 7 && num(jb, "pre_ns") == 3000000);
+	ck_assert(num(jb, "diff_drains") == 9);
+	ck_assert(num(jb, "unattributed_ns") == -1500000);
+	ck_assert(num(jb, "evicted") == 4 && num(jb, "recreated") == 5 &&
+	    num(jb, "retired") == 6);
+	jm_free(j);
+	sbuf_free(&b);
+	win.health = NULL;
+}
+END_TEST
+
 START_TEST(test_json_top_and_history)
 {
 	Vitals__Response r = VITALS__RESPONSE__INIT;
@@ -728,6 +817,7 @@ client_suite(void)
 	tcase_add_test(tc, test_fmt_top);
 	tcase_add_test(tc, test_fmt_process);
 	tcase_add_test(tc, test_fmt_health);
+	tcase_add_test(tc, test_fmt_bpf_health);
 	tcase_add_test(tc, test_fmt_burst);
 	tcase_add_test(tc, test_json_snapshot);
 	tcase_add_test(tc, test_json_top_and_history);
