@@ -14,6 +14,8 @@ export LC_ALL=C	# EPOCHREALTIME and awk must agree on the decimal point
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(dirname "$here")
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"	# alive, stop_pid, population_start/stop
 
 vitalsd=${VITALSD:-$repo/build/daemon/vitalsd}
 secs=${BENCH_SECONDS:-30}
@@ -147,31 +149,8 @@ isnum "$clk" CLK_TCK
 
 # ------------------------------------------------------------ cleanup
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/scan_cost.XXXXXX")
-spawn_pid=
 tool_pid=
-ctlfd=
 bpfdir=
-
-# kill -0 succeeds on a zombie, and with SIGCHLD blocked (as some
-# supervisors leave it) bash may not reap a child until "wait": look at the
-# state instead.
-alive() {	# alive PID
-	local line
-	read -r line 2>/dev/null <"/proc/$1/stat" || return 1
-	line=${line##*) }
-	[[ ${line:0:1} != [ZX] ]]
-}
-
-stop_pid() {	# stop_pid PID: TERM, then KILL after 5 s; reap it
-	local pid=$1 i
-	kill -TERM "$pid" 2>/dev/null || true
-	for ((i = 0; i < 50; i++)); do
-		alive "$pid" || break
-		sleep 0.1
-	done
-	kill -KILL "$pid" 2>/dev/null || true
-	wait "$pid" 2>/dev/null || true
-}
 
 # A foreground sleep would hold off the INT/TERM trap until it ends;
 # "wait" returns as soon as a trapped signal arrives.
@@ -192,9 +171,7 @@ cleanup() {
 	[[ -n $sleep_pid ]] && kill "$sleep_pid" 2>/dev/null
 	[[ -n $tool_pid ]] && stop_pid "$tool_pid"
 	[[ -n $bpfdir ]] && unpin_dir
-	# EOF on its stdin is enough; TERM in case the fifo never opened.
-	[[ -n $ctlfd ]] && exec {ctlfd}>&-
-	[[ -n $spawn_pid ]] && stop_pid "$spawn_pid"
+	population_stop
 	if ((keep)); then
 		echo "scan_cost: kept $tmp" >&2
 	else
@@ -282,24 +259,9 @@ count_foreign
 ((foreign == 0)) || echo "scan_cost: warning: $foreign bench-p* processes" \
     "from another spawn_tasks are running; results will be skewed" >&2
 
-"${CC:-cc}" -O2 -Wall -Wextra -o "$tmp/spawn_tasks" "$here/spawn_tasks.c" \
-    -pthread || die "building spawn_tasks failed"
-
 spawn_args=(-p "$procs" -t "$threads" -b "$busy" -c "$burn_us" -i 100)
 ((idle)) && spawn_args+=(-I)
-mkfifo "$tmp/ctl"
-"$tmp/spawn_tasks" "${spawn_args[@]}" <"$tmp/ctl" >"$tmp/spawn.out" \
-    2>"$tmp/spawn.err" &
-spawn_pid=$!
-# The population lives as long as this write end stays open.
-exec {ctlfd}>"$tmp/ctl"
-for ((i = 0; i < 600; i++)); do
-	grep -qx ready "$tmp/spawn.out" 2>/dev/null && break
-	alive "$spawn_pid" ||
-	    die "spawn_tasks failed: $(cat "$tmp/spawn.err")"
-	sleep 0.1
-done
-grep -qx ready "$tmp/spawn.out" || die "spawn_tasks not ready after 60 s"
+population_start "$tmp" "${spawn_args[@]}"
 
 echo "== machine"
 echo "nproc:   $(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN)"

@@ -1,0 +1,88 @@
+# SPDX-License-Identifier: Apache-2.0
+#
+# bench/lib.sh: what the shell benchmarks share. Sourced, never run.
+#
+#   alive PID          the process exists and is not a zombie
+#   stop_pid PID       TERM, KILL after 5 s, reap
+#   population_start DIR SPAWN_ARGS...
+#                      build spawn_tasks.c into DIR and start it with
+#                      SPAWN_ARGS; sets spawn_pid and ctlfd (the population
+#                      lives while ctlfd stays open); dies when it is not
+#                      ready within 60 s
+#   population_stop    close ctlfd and stop spawn_tasks
+#   io_written PID     bytes the kernel counted as written to storage for
+#                      PID (write_bytes − cancelled_write_bytes of
+#                      /proc/PID/io, every thread, reaped children
+#                      included), in $io; empty when unreadable
+#
+# The caller defines die() and uses "set -euo pipefail".
+
+# kill -0 succeeds on a zombie, and with SIGCHLD blocked (as some
+# supervisors leave it) bash may not reap a child until "wait": look at the
+# state instead.
+alive() {
+	local line
+	read -r line 2>/dev/null <"/proc/$1/stat" || return 1
+	line=${line##*) }
+	[[ ${line:0:1} != [ZX] ]]
+}
+
+stop_pid() {
+	local pid=$1 i
+	kill -TERM "$pid" 2>/dev/null || true
+	for ((i = 0; i < 50; i++)); do
+		alive "$pid" || break
+		sleep 0.1
+	done
+	kill -KILL "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+}
+
+spawn_pid=
+ctlfd=
+population_start() {
+	local dir=$1 i
+	shift
+	"${CC:-cc}" -O2 -Wall -Wextra -o "$dir/spawn_tasks" \
+	    "$(dirname "${BASH_SOURCE[0]}")/spawn_tasks.c" -pthread ||
+	    die "building spawn_tasks failed"
+	mkfifo "$dir/ctl"
+	"$dir/spawn_tasks" "$@" <"$dir/ctl" >"$dir/spawn.out" \
+	    2>"$dir/spawn.err" &
+	spawn_pid=$!
+	exec {ctlfd}>"$dir/ctl"
+	for ((i = 0; i < 600; i++)); do
+		grep -qx ready "$dir/spawn.out" 2>/dev/null && return 0
+		alive "$spawn_pid" ||
+		    die "spawn_tasks failed: $(cat "$dir/spawn.err")"
+		sleep 0.1
+	done
+	die "spawn_tasks not ready after 60 s"
+}
+
+population_stop() {
+	# EOF on its stdin is enough; TERM in case the fifo never opened.
+	if [[ -n $ctlfd ]]; then
+		exec {ctlfd}>&-
+		ctlfd=
+	fi
+	if [[ -n $spawn_pid ]]; then
+		stop_pid "$spawn_pid"
+		spawn_pid=
+	fi
+}
+
+io=
+io_written() {
+	local k v w=
+	local c=0
+	io=
+	while read -r k v; do
+		case $k in
+		write_bytes:) w=$v ;;
+		cancelled_write_bytes:) c=$v ;;
+		esac
+	done 2>/dev/null <"/proc/$1/io" || return 0
+	[[ -n $w ]] && io=$((w - c))
+	return 0
+}

@@ -1,0 +1,277 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+#
+# store_io.sh: what a history store costs on flash, vitalsd against atop and
+# sadc, all three running at once on one synthetic population.
+#
+# Per window of --window seconds (10 by default, the period atop and sadc
+# are given as well) it reports, for each tool:
+#   stored   growth of what the tool keeps: vitalsd's live database bytes
+#            ((page_count − freelist_count) × page_size, WAL content
+#            included, read with the sqlite3 shell), atop's raw log and
+#            sadc's data file (their file sizes)
+#   written  bytes the kernel counted as written to storage for the tool's
+#            process (/proc/PID/io write_bytes − cancelled_write_bytes):
+#            the WAL, checkpoints and fsyncs included; logs go to tmpfs
+#            and are not counted
+# and the ratios written/stored and vitalsd/peer. See bench/README.md
+# ("Store I/O") for the formulas and the reading of the results.
+set -euo pipefail
+export LC_ALL=C
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(dirname "$here")
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"
+
+vitalsd=${VITALSD:-$repo/build/daemon/vitalsd}
+secs=${BENCH_SECONDS:-300}
+procs=${BENCH_PROCS:-500}
+threads=${BENCH_THREADS:-4}
+busy=${BENCH_BUSY_PCT:-10}
+burn_us=${BENCH_BURN_US:-1000}
+window=${BENCH_WINDOW_S:-10}
+tools=${BENCH_TOOLS:-vitalsd,atop,sadc}
+workdir=${BENCH_DIR:-/var/tmp}
+vitalsd_args=${VITALSD_ARGS:-}
+keep=0
+
+usage() {
+	cat <<EOF
+usage: $(basename "$0") [options]
+
+  --vitalsd PATH   daemon binary (default: $repo/build/daemon/vitalsd)
+  --seconds N      measured seconds, after one window of warm-up
+                   (default $secs; env BENCH_SECONDS)
+  --window N       vitalsd's window, atop's and sadc's interval, seconds
+                   (default $window; env BENCH_WINDOW_S)
+  --procs N        processes to spawn (default $procs; env BENCH_PROCS)
+  --threads N      threads per process, main included (default $threads)
+  --busy PCT       percent of processes that burn CPU (default $busy)
+  --burn-us N      CPU burnt per busy thread every 100 ms (default $burn_us)
+  --tools LIST     comma-separated subset of vitalsd,atop,sadc (default all)
+  --dir DIR        where the tools' files go: a disk, not tmpfs, or nothing
+                   is written to storage (default $workdir; env BENCH_DIR)
+  --vitalsd-args S extra vitalsd arguments, split on blanks
+  --keep           keep the work directory
+  -h, --help       this text
+EOF
+}
+
+die() {
+	echo "store_io: $*" >&2
+	exit 1
+}
+
+isnum() {
+	[[ $1 =~ ^[0-9]+$ ]] || die "$2: not a number: $1"
+}
+
+while (($#)); do
+	case $1 in
+	--vitalsd) vitalsd=${2:?--vitalsd needs a path}; shift ;;
+	--seconds) secs=${2:?--seconds needs N}; shift ;;
+	--window) window=${2:?--window needs N}; shift ;;
+	--procs) procs=${2:?--procs needs N}; shift ;;
+	--threads) threads=${2:?--threads needs N}; shift ;;
+	--busy) busy=${2:?--busy needs PCT}; shift ;;
+	--burn-us) burn_us=${2:?--burn-us needs N}; shift ;;
+	--tools) tools=${2:?--tools needs a list}; shift ;;
+	--dir) workdir=${2:?--dir needs a directory}; shift ;;
+	--vitalsd-args) vitalsd_args=${2?--vitalsd-args needs a value}; shift ;;
+	--keep) keep=1 ;;
+	-h | --help) usage; exit 0 ;;
+	*) usage >&2; exit 2 ;;
+	esac
+	shift
+done
+for v in secs window procs threads busy burn_us; do
+	isnum "${!v}" "--${v/_/-}"
+done
+((secs >= window && window > 0)) || die "--seconds must be >= --window > 0"
+
+IFS=, read -ra tool_list <<<"$tools"
+missing=()
+need() {
+	command -v "$1" >/dev/null 2>&1 || missing+=("$1 ($2)")
+}
+need "${CC:-cc}" "a C compiler: package gcc or clang"
+need mkfifo "package coreutils"
+for t in "${tool_list[@]}"; do
+	case $t in
+	vitalsd)
+		[[ -x $vitalsd ]] || missing+=("vitalsd at $vitalsd (ninja -C build)")
+		need sqlite3 "package sqlite3"
+		;;
+	atop) need atop "package atop" ;;
+	sadc)
+		sadc=$(command -v sadc || echo /usr/lib/sysstat/sadc)
+		[[ -x $sadc ]] || missing+=("sadc (package sysstat)")
+		;;
+	*) die "unknown tool '$t' (known: vitalsd,atop,sadc)" ;;
+	esac
+done
+if ((${#missing[@]})); then
+	echo "store_io: missing prerequisites:" >&2
+	printf '  - %s\n' "${missing[@]}" >&2
+	exit 1
+fi
+[[ $(stat -f -c %T "$workdir") != tmpfs ]] ||
+    die "$workdir is tmpfs: nothing would reach storage (--dir)"
+read -ra extra_args <<<"$vitalsd_args"
+
+# ------------------------------------------------------------ cleanup
+tmp=$(mktemp -d "$workdir/store_io.XXXXXX")
+logs=$(mktemp -d /dev/shm/store_io.XXXXXX 2>/dev/null || mktemp -d)
+declare -A pid
+bpfdir=
+cleanup() {
+	set +e
+	local t
+	for t in "${!pid[@]}"; do
+		stop_pid "${pid[$t]}"
+	done
+	[[ -n $bpfdir && -e $bpfdir ]] && rm -rf "$bpfdir"
+	population_stop
+	if ((keep)); then
+		cp -r "$logs" "$tmp/logs"
+		echo "store_io: kept $tmp" >&2
+	else
+		rm -rf "$tmp"
+	fi
+	rm -rf "$logs"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+
+# ------------------------------------------------------------ measures
+stored=
+stored_bytes() {	# stored_bytes TOOL -> $stored
+	local db
+	stored=
+	case $1 in
+	vitalsd)
+		db=$tmp/vitalsd/vitals.db
+		[[ -e $db ]] || return 0
+		stored=$(sqlite3 -readonly "$db" \
+		    'SELECT (p.page_count - f.freelist_count) * s.page_size
+		     FROM pragma_page_count() p, pragma_freelist_count() f,
+		          pragma_page_size() s' 2>/dev/null) || stored=
+		;;
+	atop) stored=$(stat -c %s "$tmp/atop.raw" 2>/dev/null) || stored= ;;
+	sadc) stored=$(stat -c %s "$tmp/sa.data" 2>/dev/null) || stored= ;;
+	esac
+}
+
+files_bytes() {	# on-disk bytes of everything the tool keeps
+	du -sb "$@" 2>/dev/null | awk '{ s += $1 } END { print s + 0 }'
+}
+
+start_tool() {
+	case $1 in
+	vitalsd)
+		mkdir -p "$tmp/vitalsd"
+		local -a b=()
+		if "$vitalsd" --help 2>&1 | grep -q -- --bpffs &&
+		    [[ $(stat -f -c %T /sys/fs/bpf 2>/dev/null) == bpf_fs ]]; then
+			bpfdir=/sys/fs/bpf/vitals_storeio_$$
+			b=(--bpffs "$bpfdir")
+		fi
+		"$vitalsd" --foreground --state-dir "$tmp/vitalsd" \
+		    --interval-ms 1000 --window-s "$window" "${b[@]}" \
+		    "${extra_args[@]}" </dev/null >"$logs/vitalsd.log" 2>&1 \
+		    {ctlfd}>&- &
+		;;
+	atop)
+		atop -w "$tmp/atop.raw" "$window" </dev/null \
+		    >"$logs/atop.log" 2>&1 {ctlfd}>&- &
+		;;
+	sadc)
+		"$sadc" "$window" "$tmp/sa.data" </dev/null \
+		    >"$logs/sadc.log" 2>&1 {ctlfd}>&- &
+		;;
+	esac
+	pid[$1]=$!
+}
+
+# ------------------------------------------------------------ run
+spawn_args=(-p "$procs" -t "$threads" -b "$busy" -c "$burn_us" -i 100 -I)
+population_start "$tmp" "${spawn_args[@]}"
+echo "== machine"
+echo "nproc: $(nproc), kernel $(uname -srm)"
+echo "storage: $(stat -f -c %T "$workdir") at $workdir"
+echo "== population"
+cat "$tmp/spawn.err"
+for t in "${tool_list[@]}"; do
+	case $t in
+	atop) echo "atop: $(atop -V 2>&1 | head -n1)" ;;
+	sadc) echo "sadc: $("$sadc" -V 2>&1 | head -n1)" ;;
+	vitalsd) echo "vitalsd: $vitalsd ${extra_args[*]}" ;;
+	esac
+	start_tool "$t"
+done
+# One window of warm-up: the first window's creation (schema, atop's
+# header, sadc's file header) is not a per-window cost.
+sleep $((window + 2))
+declare -A s0 w0 s1 w1
+for t in "${tool_list[@]}"; do
+	alive "${pid[$t]}" || die "$t exited: $(tail -n 3 "$logs/$t.log")"
+	stored_bytes "$t"
+	s0[$t]=$stored
+	io_written "${pid[$t]}"
+	w0[$t]=$io
+done
+t0=$EPOCHREALTIME
+echo "measuring ${secs} s (${window} s windows) ..." >&2
+sleep "$secs"
+t1=$EPOCHREALTIME
+for t in "${tool_list[@]}"; do
+	alive "${pid[$t]}" || die "$t exited: $(tail -n 3 "$logs/$t.log")"
+	stored_bytes "$t"
+	s1[$t]=$stored
+	io_written "${pid[$t]}"
+	w1[$t]=$io
+done
+on_disk=$(files_bytes "$tmp/vitalsd")
+
+# ------------------------------------------------------------ report
+nwin=$(awk -v a="$t0" -v b="$t1" -v w="$window" 'BEGIN { printf "%.2f", (b - a) / w }')
+echo
+echo "== per ${window} s window, over ${nwin} windows, all tools at once"
+printf '%-8s %14s %14s %12s\n' tool stored_B/win written_B/win written/stored
+declare -A ps pw
+for t in "${tool_list[@]}"; do
+	if [[ -z ${s0[$t]} || -z ${s1[$t]} || -z ${w0[$t]} || -z ${w1[$t]} ]]; then
+		printf '%-8s %14s\n' "$t" "unreadable"
+		continue
+	fi
+	ps[$t]=$(awk -v d=$((s1[$t] - s0[$t])) -v n="$nwin" 'BEGIN { printf "%.0f", d / n }')
+	pw[$t]=$(awk -v d=$((w1[$t] - w0[$t])) -v n="$nwin" 'BEGIN { printf "%.0f", d / n }')
+	printf '%-8s %14s %14s %12s\n' "$t" "${ps[$t]}" "${pw[$t]}" \
+	    "$(awk -v a="${pw[$t]}" -v b="${ps[$t]}" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')"
+	echo "RESULT tool=$t stored_bytes_per_window=${ps[$t]}" \
+	    "written_bytes_per_window=${pw[$t]} windows=$nwin" \
+	    "stored_delta=$((s1[$t] - s0[$t])) written_delta=$((w1[$t] - w0[$t]))"
+done
+if [[ -n ${ps[vitalsd]:-} ]]; then
+	echo
+	for t in atop sadc; do
+		[[ -n ${ps[$t]:-} ]] || continue
+		awk -v vs="${ps[vitalsd]}" -v vw="${pw[vitalsd]}" \
+		    -v ps="${ps[$t]}" -v pw="${pw[$t]}" -v t="$t" 'BEGIN {
+			a = "n/a"
+			b = "n/a"
+			if (ps > 0)
+				a = sprintf("%.2fx", vs / ps)
+			if (pw > 0)
+				b = sprintf("%.2fx", vw / pw)
+			printf "vitalsd/%s: stored %s, written %s\n", t, a, b
+		}'
+	done
+	awk -v w="${pw[vitalsd]}" -v win="$window" 'BEGIN {
+		printf "vitalsd written per day: %.1f MiB\n", w * 86400 / win / 1048576
+	}'
+	echo "vitalsd state directory on disk at the end: $on_disk bytes"
+	grep -E '\] window [0-9]+:' "$logs/vitalsd.log" | tail -n 1 |
+	    sed 's/^.*\] /vitalsd last window: /' || true
+fi
