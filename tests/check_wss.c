@@ -262,15 +262,29 @@ teardown(void)
 	free(root);
 }
 
+/* A monitor on the fixture roots; helper: its files through it (no
+ * loop: the helper's opens are made on the spot) */
+static struct wss *
+monitor_on(struct event_base *base, struct wss_config *c,
+    struct privhelper *helper)
+{
+	struct wss_opts o = {
+		.proc_root = proc,
+		.sys_root = sys,
+		.cfg = c,
+		.helper = helper,
+	};
+	struct wss *w;
+
+	ck_assert_int_eq(wss_new(base, &o, &w), 0);
+	ck_assert(wss_page_idle(w));
+	return w;
+}
+
 static struct wss *
 monitor(struct wss_config *c)
 {
-	struct wss_opts o = { .proc_root = proc, .sys_root = sys, .cfg = c };
-	struct wss *w;
-
-	ck_assert_int_eq(wss_new(NULL, &o, &w), 0);
-	ck_assert(wss_page_idle(w));
-	return w;
+	return monitor_on(NULL, c, NULL);
 }
 
 /* Read the log file into a static buffer. */
@@ -696,9 +710,8 @@ START_TEST(test_helper_roots)
 	int r = privhelper_start(proc, sys, NULL, &ph);
 
 	ck_assert_int_eq(r, 0);
-	privhelper_set(ph);
 	wss_config_init(&c);
-	w = monitor(&c);
+	w = monitor_on(NULL, &c, ph);
 	ck_assert_ptr_nonnull(
 	    strstr(wss_access(w, &denied), "privileged helper"));
 	ck_assert_uint_eq(denied, 0);
@@ -723,7 +736,6 @@ START_TEST(test_helper_roots)
 	ck_assert_uint_eq(st->read_errors, 0);
 	wss_free(w);
 	wss_config_release(&c);
-	privhelper_set(NULL);
 	privhelper_stop(ph);
 }
 END_TEST

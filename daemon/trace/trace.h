@@ -11,6 +11,7 @@
 #include "core/util.h"
 
 struct event_base;
+struct privhelper;
 struct window;
 
 /* ------------------------------------------ ftrace figures of a window */
@@ -284,6 +285,8 @@ struct ftrace_opts {
 	unsigned tick_ms;      /* drain period */
 	unsigned max_pages;    /* per CPU per tick */
 	unsigned wake_percent; /* buffer_percent: readiness at this fill */
+	/* removes the instance at teardown after the drop (NULL: none) */
+	struct privhelper *helper;
 };
 
 struct ftrace;
