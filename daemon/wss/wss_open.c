@@ -256,10 +256,9 @@ wss_open_req_free(struct wss_open_req *a)
 static bool
 helper_gone_or_dead(int r)
 {
-	/* the process is gone or another one (no point asking for its
-	 * other files), or the channel is closed for good */
-	return r == -ESRCH || r == -ENOENT || r == -ETIMEDOUT || r == -EPIPE ||
-	    r == -EPROTO;
+	/* the process is another one now (no point asking for its other
+	 * files), or the channel is closed for good */
+	return r == -ESRCH || r == -ETIMEDOUT || r == -EPIPE || r == -EPROTO;
 }
 
 /* pagemap first: the file a start cannot do without */
@@ -456,7 +455,9 @@ wss_files_ask(struct target *t, unsigned mask)
  * file the helper did not open (it failed, timed out, its channel is
  * closed) is opened directly, said in files and counted. -ESRCH or
  * -ENOENT: the process is gone or another one; another -errno: pagemap
- * could not be opened either way, the target cannot run.
+ * could not be opened either way, the target cannot run. Another file
+ * that does not exist stays unopened: its reads fail and are counted,
+ * as a direct open's would.
  */
 int
 wss_files_install(struct target *t, struct wss_open_req *a)
@@ -468,7 +469,8 @@ wss_files_install(struct target *t, struct wss_open_req *a)
 	for (i = 0; i < PH_FILE__MAX; i++) {
 		if (!(a->mask & (1u << i)))
 			continue;
-		if (a->err[i] == -ESRCH || a->err[i] == -ENOENT)
+		if (a->err[i] == -ESRCH ||
+		    (a->err[i] == -ENOENT && i == PH_FILE_PAGEMAP))
 			return a->err[i];
 	}
 	wss_files_close(t, a->mask);
@@ -480,6 +482,8 @@ wss_files_install(struct target *t, struct wss_open_req *a)
 			a->fd[i] = -1;
 			continue;
 		}
+		if (a->err[i] == -ENOENT)
+			continue;
 		t->w->helper_errors++;
 		if (herr == 0)
 			herr = a->err[i];

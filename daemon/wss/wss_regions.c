@@ -125,8 +125,8 @@ wss_read_pagemap(struct target *t, uint64_t *raw)
 	for (i = 0; i < t->st.nregions; i++) {
 		const struct wss_region *g = &t->st.regions[i];
 
-		if ((r = wss_pm_read(fd, g->start, g->pages,
-			 t->w->page_size, raw + k, &t->st.io)) < 0)
+		if ((r = wss_pm_read(fd, g->start, g->pages, t->w->page_size,
+			 raw + k, &t->st.io)) < 0)
 			return r;
 		k += g->pages;
 	}
