@@ -97,7 +97,6 @@ void wss_regions_gone(struct target *t);
 
 /* wss_open.c */
 void wss_access_setup(struct wss *w, const struct wss_opts *o);
-int wss_open(struct target *t, enum privhelper_file which, int *ret_fd);
 int wss_file(struct target *t, enum privhelper_file which, int *ret_fd);
 int wss_read(struct target *t, enum privhelper_file which, struct vbuf *b);
 void wss_files_close(struct target *t, unsigned mask);

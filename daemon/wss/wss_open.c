@@ -149,7 +149,7 @@ say_direct(struct target *t, int herr)
  * helper failed. With a loop the helper's opens are asked for with
  * wss_files_ask() instead. t->st.files says which.
  */
-int
+static int
 wss_open(struct target *t, enum privhelper_file which, int *ret_fd)
 {
 	struct wss *w = t->w;
