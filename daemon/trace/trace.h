@@ -11,7 +11,6 @@
 #include "core/util.h"
 
 struct event_base;
-struct privhelper;
 struct window;
 
 /* ------------------------------------------ ftrace figures of a window */
@@ -277,6 +276,8 @@ int fdec_page(struct fdec *fd, const void *page, size_t len, int cpu,
     fdec_fn fn, void *arg, int64_t *ret_missed);
 
 /* ftrace.c: the instance, its per-CPU readers on the loop */
+struct privhelper;
+
 struct ftrace_opts {
 	const char *tracefs;   /* NULL: libtracefs finds the mount */
 	const char *instance;  /* instance name */
