@@ -487,7 +487,8 @@ ftrace_gpu_mem_cb(const struct ftrace_gpu_mem *e, void *arg)
  * sched events default to off while BPF accounts the scheduler.
  */
 static void
-ftrace_setup(struct vitalsd *d, const struct config *cfg)
+ftrace_setup(struct vitalsd *d, const struct config *cfg,
+    const struct privs_helpers *helpers)
 {
 	struct ftrace_opts o = {
 		.tracefs = cfg->tracefs,
@@ -496,6 +497,7 @@ ftrace_setup(struct vitalsd *d, const struct config *cfg)
 		.tick_ms = cfg->ftrace_tick_ms,
 		.max_pages = cfg->ftrace_max_pages,
 		.wake_percent = cfg->ftrace_wake_percent,
+		.helper = helpers ? helpers->ph : NULL,
 	};
 	char why[512];
 	int r;
@@ -629,7 +631,8 @@ window_gpu_bytes(void *arg, const struct window *w, int32_t pid,
 
 /* The working-set monitor; without page_idle it samples with clear_refs. */
 static int
-wss_setup(struct vitalsd *d, const struct config *cfg)
+wss_setup(struct vitalsd *d, const struct config *cfg,
+    const struct privs_helpers *helpers)
 {
 	struct wss_opts o = {
 		.proc_root = cfg->proc_root,
@@ -638,6 +641,7 @@ wss_setup(struct vitalsd *d, const struct config *cfg)
 		/* how files are opened after the drop (wss_open.c) */
 		.user = cfg->user,
 		.keep_caps = cfg->keep_caps,
+		.helper = helpers ? helpers->ph : NULL,
 	};
 	char note[160];
 	int r;
@@ -658,7 +662,8 @@ wss_setup(struct vitalsd *d, const struct config *cfg)
 }
 
 int
-vitalsd_setup(const struct config *cfg, bool foreground, struct vitalsd **ret)
+vitalsd_setup(const struct config *cfg, bool foreground,
+    const struct privs_helpers *helpers, struct vitalsd **ret)
 {
 	/* SIGHUP is caught and ignored: a lost terminal must not stop an
 	 * init-started daemon (there is no reload yet). */
@@ -746,7 +751,7 @@ vitalsd_setup(const struct config *cfg, bool foreground, struct vitalsd **ret)
 	/* its heapprofd/ directory is made as the service user, who writes
 	 * the traces into it after the drop */
 	if ((r = statedir_fs_enter()) < 0 ||
-	    (r = heapprofd_new(d->base, cfg, d->store, &d->hp)) < 0) {
+	    (r = heapprofd_new(d->base, cfg, d->store, helpers, &d->hp)) < 0) {
 		statedir_fs_leave();
 		log_warnx("heapprofd: %s", strerror(-r));
 		goto fail;
@@ -754,9 +759,9 @@ vitalsd_setup(const struct config *cfg, bool foreground, struct vitalsd **ret)
 	statedir_fs_leave();
 	heapprofd_set_gpu(d->hp, window_gpu_bytes, NULL);
 	/* Working-set targets: passes at priority 1 (wss.c). */
-	if ((r = wss_setup(d, cfg)) < 0)
+	if ((r = wss_setup(d, cfg, helpers)) < 0)
 		goto fail;
-	ftrace_setup(d, cfg);
+	ftrace_setup(d, cfg, helpers);
 	if ((r = atcat_setup(d, cfg)) < 0)
 		goto fail;
 	/* The socket is made (or adopted) here, while privileged. */

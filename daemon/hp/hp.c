@@ -747,7 +747,8 @@ hp_build_type(struct heapprofd *hp, const char *prop_root)
 
 int
 heapprofd_new(struct event_base *base, const struct config *cfg,
-    struct store *store, struct heapprofd **ret)
+    struct store *store, const struct privs_helpers *helpers,
+    struct heapprofd **ret)
 {
 	struct heapprofd *hp;
 	long page;
@@ -775,7 +776,7 @@ heapprofd_new(struct event_base *base, const struct config *cfg,
 	if ((r = hp_rules_new(hp->hs->rules, hp->hs->nrules, &hp->rules)) < 0)
 		goto fail;
 	hp_build_type(hp, cfg->prop_root);
-	if ((r = hp_session_setup(hp, cfg)) < 0)
+	if ((r = hp_session_setup(hp, cfg, helpers)) < 0)
 		goto fail;
 	if (store)
 		close_stale(hp);

@@ -11,6 +11,7 @@
 
 struct config;
 struct event_base;
+struct privs_helpers;
 struct store;
 struct window;
 
@@ -326,7 +327,8 @@ struct heapprofd;
 
 /* hp.c: sessions, their child process on the loop, the rules */
 int heapprofd_new(struct event_base *base, const struct config *cfg,
-    struct store *store, struct heapprofd **ret);
+    struct store *store, const struct privs_helpers *helpers,
+    struct heapprofd **ret);
 struct heapprofd *heapprofd_free(struct heapprofd *hp);
 int heapprofd_start(struct heapprofd *hp, const struct hp_request *rq,
     struct hp_answer *ret);

@@ -50,7 +50,8 @@ void hp_file_size(const char *path, int64_t *ret);
 
 /* hp_session.c */
 void hp_note_store_error(struct heapprofd *hp, int r, const char *what);
-int hp_session_setup(struct heapprofd *hp, const struct config *cfg);
+int hp_session_setup(struct heapprofd *hp, const struct config *cfg,
+    const struct privs_helpers *helpers);
 int hp_session_spawn(struct heapprofd *hp, const struct hp_params *p,
     const uint8_t *cfg, size_t len, char *why, size_t whysz);
 void hp_session_arm(struct heapprofd *hp, uint32_t ms);

@@ -460,13 +460,13 @@ spawn_cb(evutil_socket_t fd, short what, void *arg)
 
 /* How perfetto will be started, or why it cannot be. */
 int
-hp_session_setup(struct heapprofd *hp, const struct config *cfg)
+hp_session_setup(struct heapprofd *hp, const struct config *cfg,
+    const struct privs_helpers *helpers)
 {
 	struct hp_stats *st = &hp->st;
-	struct ph_spawner *sp;
-	int err = 0;
+	struct ph_spawner *sp = helpers ? helpers->sp : NULL;
+	int err = helpers ? helpers->sp_err : 0;
 
-	sp = privhelper_spawn_get(&err);
 	if (cfg->hp->perfetto == NULL) {
 		st->spawn = HP_SPAWN_NONE;
 		snprintf(st->spawn_detail, sizeof(st->spawn_detail),

@@ -276,6 +276,8 @@ int fdec_page(struct fdec *fd, const void *page, size_t len, int cpu,
     fdec_fn fn, void *arg, int64_t *ret_missed);
 
 /* ftrace.c: the instance, its per-CPU readers on the loop */
+struct privhelper;
+
 struct ftrace_opts {
 	const char *tracefs;   /* NULL: libtracefs finds the mount */
 	const char *instance;  /* instance name */
@@ -284,6 +286,8 @@ struct ftrace_opts {
 	unsigned tick_ms;      /* drain period */
 	unsigned max_pages;    /* per CPU per tick */
 	unsigned wake_percent; /* buffer_percent: readiness at this fill */
+	/* removes the instance at teardown after the drop (NULL: none) */
+	struct privhelper *helper;
 };
 
 struct ftrace;

@@ -9,6 +9,7 @@
 #include "core/util.h"
 
 struct event_base;
+struct privhelper;
 struct window;
 
 /* The monitor's settings (wss_conf.c), held in struct config. */
@@ -150,6 +151,8 @@ struct wss_status {
 	struct wss_region *regions;
 	char files[64]; /* how its /proc files were last opened:
 			     * "privileged helper", "direct" (wss_open.c) */
+	bool opening;	/* the helper is opening its files: no pass runs
+			 * until they arrive */
 };
 
 struct wss_opts {
@@ -158,6 +161,9 @@ struct wss_opts {
 	const char *user;   /* the service user the daemon drops to; NULL:
 			     * it keeps its credentials */
 	uint64_t keep_caps; /* capabilities it keeps after the drop */
+	/* the privileged helper that opens target files (NULL: direct);
+	 * with a loop, its calls run on a worker thread, never the loop */
+	struct privhelper *helper;
 };
 
 struct wss;
@@ -187,6 +193,7 @@ int wss_rules_start(struct wss *w);
 /* wss_open.c: how target files are opened (privileged helper or direct),
  * and how many opens the daemon's credentials refused */
 const char *wss_access(const struct wss *w, uint64_t *ret_denied);
+uint64_t wss_helper_errors(const struct wss *w);
 /* wss.c */
 void wss_limits(const struct wss *w, uint32_t *ret_targets,
     uint32_t *ret_pages);
