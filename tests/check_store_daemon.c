@@ -491,6 +491,53 @@ json_int(const char *j, const char *key)
 }
 
 /*
+ * Health says what the store holds and what the daemon wrote: after a
+ * restart on a store with windows, at once (the writer reads them before
+ * its first maintenance pass), from the real /proc/self/io.
+ */
+START_TEST(test_usage_in_health)
+{
+	char *dir = tu_mkdtemp("usage");
+	char j[16384];
+	long long hist, nwin, holds;
+	unsigned i;
+	pid_t pid;
+	int status;
+
+	pid = start_daemon(dir, "none");
+	wait_window(dir, 3);
+	status = td_kill(pid, SIGTERM);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	pid = start_daemon(dir, "none");
+	/* until the socket answers: well before the first maintenance */
+	for (i = 0; i < 100; i++) {
+		tu_sleep_ms(100);
+		health_json(dir, j, sizeof(j));
+		if (json_int(j, "history_windows") > 0)
+			break;
+	}
+	nwin = json_int(j, "history_windows");
+	hist = json_int(j, "history_ns");
+	holds = json_int(j, "bound_holds_ns");
+	ck_assert_msg(nwin >= 2, "%s", j);
+	/* 1 s windows, aligned on the second: a run's first is partial */
+	ck_assert_msg(hist >= (nwin - 1) * 900000000LL &&
+		hist <= nwin * 1100000000LL,
+	    "%lld ns in %lld windows", hist, nwin);
+	/* 64 MiB at some KiB per second of history: far more than held */
+	ck_assert_msg(holds > 100 * hist, "%s", j);
+	ck_assert_msg(json_int(j, "io_err") == 0, "%s", j);
+	ck_assert_msg(json_int(j, "history_wall_last_ns") >
+		json_int(j, "history_wall_first_ns"),
+	    "%s", j);
+	status = td_kill(pid, SIGTERM);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+/*
  * A store that cannot be opened at start (vitals.db is a directory, the
  * disk is full) is retried: health says closed, why, how often tried and
  * when next; once the cause is gone the queued windows are written.
@@ -634,6 +681,7 @@ main(void)
 	tcase_add_test(tc, test_open_retry_directory);
 	tcase_add_test(tc, test_open_retry_full);
 	tcase_add_test(tc, test_shm_cut);
+	tcase_add_test(tc, test_usage_in_health);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

@@ -392,6 +392,15 @@ pb_store(struct rpc_arena *a, const struct vitalsd_info *info)
 	m->clock_ahead_ns = s->clock_ahead_ns;
 	m->clock_deferred = s->clock_deferred;
 	m->clock_held = s->clock_held;
+	m->io_written_bytes = s->io_written;
+	m->io_bytes_per_day = s->io_per_day;
+	m->io_span_ns = s->io_span_ns;
+	m->io_err = s->io_err;
+	m->history_ns = s->history_ns;
+	m->history_windows = s->history_windows;
+	m->history_wall_first_ns = s->history_wall_first_ns;
+	m->history_wall_last_ns = s->history_wall_last_ns;
+	m->bound_holds_ns = s->bound_holds_ns;
 	return m;
 }
 

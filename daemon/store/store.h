@@ -36,6 +36,9 @@ struct store_opts {
 	 * CLOCK_BOOTTIME for clock_stable_s. 0: the defaults below. */
 	int64_t clock_jump_s;
 	int64_t clock_stable_s;
+	/* the daemon's I/O accounting, read by each maintenance pass
+	 * (store_usage.c); NULL: /proc/self/io */
+	const char *io_path;
 };
 
 #define STORE_CLOCK_JUMP_S (24 * 3600)
@@ -63,6 +66,20 @@ struct store_stats {
 	int64_t clock_ahead_ns; /* how far ahead of the stored windows */
 	uint64_t clock_deferred; /* passes whose wall-clock deletions waited */
 	uint64_t clock_held;	 /* windows the last such pass kept */
+	/* usage (store_usage.c), as of the last maintenance pass: bytes the
+	 * kernel counted written to storage by the daemon since this handle
+	 * opened, their rate per day over io_span_ns (up to the last 24 h),
+	 * the error of the last read of the accounting (0 none) */
+	uint64_t io_written, io_per_day;
+	int64_t io_span_ns;
+	int io_err;
+	/* the history stored: Σ window durations, windows, the first start
+	 * and last end by the wall clock, and how long max_bytes would hold
+	 * at the bytes per covered ns stored so far (0: unknown) */
+	int64_t history_ns;
+	uint64_t history_windows;
+	int64_t history_wall_first_ns, history_wall_last_ns;
+	int64_t bound_holds_ns;
 };
 
 /* Metrics for top-N queries. */
@@ -91,6 +108,8 @@ struct store_now {
 int store_maintain_at(struct store *s, const struct store_now *now);
 /* store.c */
 void store_get_stats(const struct store *s, struct store_stats *ret);
+/* store_usage.c: the usage figures now (they follow each maintenance) */
+int store_usage_refresh(struct store *s);
 /* store_read.c */
 int store_windows(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
     unsigned granularity_s, struct window ***ret, size_t *ret_n);

@@ -64,6 +64,22 @@ enum store_rstmt {
 #define STORE_WSS_NSTMT 2    /* statements of store_wss.c */
 #define STORE_TRACE_NSTMT 10 /* statements of store_trace.c */
 
+/* Readings of the daemon's write accounting (store_usage.c): one kept
+ * every STEP, enough for 24 h and one more. */
+#define STORE_USAGE_PTS 97
+#define STORE_USAGE_STEP_NS (900 * NSEC_PER_SEC)
+
+struct store_usage_pt {
+	int64_t mono_ns;
+	uint64_t bytes;
+};
+
+struct store_usage {
+	struct store_usage_pt pt[STORE_USAGE_PTS];
+	unsigned head, n;
+	struct store_usage_pt now; /* the latest reading, kept or not */
+};
+
 /*
  * One handle may be shared by threads (the writer thread and the loop's
  * heapprofd records): every public call holds `lock`, so statements and stats are never
@@ -97,6 +113,10 @@ struct store {
 	dev_t dev;
 	ino_t ino;
 	bool in_txn;
+	/* store_usage.c */
+	struct store_usage usage;
+	uint64_t usage_base; /* the first reading by this handle */
+	bool usage_base_set;
 };
 
 /*
@@ -247,5 +267,11 @@ void store_trace_finalize(struct store *s);
 int store_trace_put(struct store *s, int64_t id, const struct window *w);
 int store_trace_load(struct store *s, int64_t id, struct window *w);
 void store_trace_count(struct window *w, const char *key, uint64_t v);
+
+/* store_usage.c */
+int store_io_parse(const char *text, uint64_t *ret);
+void store_usage_sample(struct store_usage *u, int64_t mono_ns, uint64_t bytes);
+uint64_t store_usage_per_day(const struct store_usage *u, int64_t *ret_span_ns);
+int store_usage_update(struct store *s, int64_t mono_ns);
 
 #endif /* VITALSD_STORE_INT_H */

@@ -112,6 +112,13 @@ writer_main(void *arg)
 	struct store_stats st;
 	char boot_id[40] = ""; /* of the windows written: this boot's */
 
+	/* what the store holds, for health before the first maintenance */
+	if (store_usage_refresh(wr->store) == 0) {
+		store_get_stats(wr->store, &st);
+		pthread_mutex_lock(&wr->mu);
+		wr->stats = st;
+		pthread_mutex_unlock(&wr->mu);
+	}
 	pthread_mutex_lock(&wr->mu);
 	for (;;) {
 		struct window *w;
