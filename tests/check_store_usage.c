@@ -159,8 +159,7 @@ START_TEST(test_store_history_and_bound)
 	ck_assert_int_eq(st.history_wall_last_ns, T0 + (290 + 4) * SEC);
 	ck_assert_uint_gt(st.db_bytes, 0);
 	ck_assert_int_eq(st.bound_holds_ns,
-	    (int64_t)((long double)st.history_ns * o.max_bytes /
-		st.db_bytes));
+	    (int64_t)((long double)st.history_ns * o.max_bytes / st.db_bytes));
 	/* written grows by what the file says */
 	ck_assert_ptr_nonnull(f = fopen(io, "w"));
 	fputs("write_bytes: 2101248\ncancelled_write_bytes: 4096\n", f);
