@@ -557,19 +557,18 @@ ftrace_close(struct vitalsd *d, struct window *w)
 
 	/* the whole part while the trackers fill it, then the head alone
 	 * when they kept no rows (always so with ftrace off) */
-	if (w->trace == NULL &&
-	    (w->trace = window_trace_new(d->ft != NULL)) == NULL) {
+	if ((t = window_trace_make(w, d->ft != NULL)) == NULL) {
 		log_warnx("ftrace: window %llu: %s", (unsigned long long)w->seq,
 		    strerror(ENOMEM));
 		return;
 	}
-	t = w->trace;
 	t->state = d->ft_state;
 	t->err = d->ft_err;
-	if (d->ft && window_trace_rows(&w->trace) == 0)
-		ftrace_window(d->ft, w->trace);
-	atcat_window(d->ac, w->trace);
-	window_trace_trim(&w->trace);
+	if (d->ft && window_trace_rows(&t) == 0)
+		ftrace_window(d->ft, t);
+	atcat_window(d->ac, t);
+	window_trace_trim(&t);
+	window_part_set(w, WPART_TRACE, t);
 }
 
 /* The closing window gets what the kernel counted since the last one. */

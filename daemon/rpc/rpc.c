@@ -443,8 +443,8 @@ pb_health(struct rpc_arena *a, const struct rpc_ctx *ctx)
 	TRY(m->privileges = rpc_pb_privileges(a, info->last));
 	if (ctx->mod.wss)
 		TRY(m->wss = rpc_pb_wss_health(a, ctx->mod.wss));
-	if (info->last && info->last->trace &&
-	    info->last->trace->state != FTRACE_UNKNOWN)
+	if (info->last && window_trace(info->last) &&
+	    window_trace(info->last)->state != FTRACE_UNKNOWN)
 		TRY(m->trace = rpc_pb_trace_health(a, info->last));
 	return m;
 }

@@ -529,13 +529,11 @@ push_window(struct window ***arr, size_t *n, size_t *cap, struct window *w)
  * stops at the first row of bucket max + 1. Only the ids kept are loaded,
  * oldest first.
  */
-/* Heap bytes a loaded window holds (the struct and its arrays). */
+/* Heap bytes a loaded window holds (the struct, its arrays and parts). */
 size_t
 store_window_bytes(const struct window *w)
 {
-	return sizeof(*w) + (size_t)w->cpu_span * sizeof(*w->cpu) +
-	    w->procs_cap * sizeof(*w->procs) +
-	    w->threads_cap * sizeof(*w->threads) + w->n_gpu * sizeof(*w->gpu);
+	return window_bytes(w);
 }
 
 static int

@@ -149,9 +149,8 @@ store_trace_count(struct window *w, const char *key, uint64_t v)
 	struct window_trace *t;
 	unsigned i;
 
-	if (w->trace == NULL && (w->trace = window_trace_new(false)) == NULL)
+	if ((t = window_trace_make(w, false)) == NULL)
 		return; /* short of memory: read without its ftrace part */
-	t = w->trace;
 
 	if (strcmp(key, "errno") == 0) {
 		t->err = -(int32_t)v;
@@ -269,7 +268,7 @@ put_rows(struct store *s, int64_t id, const struct window_trace *t)
 int
 store_trace_put(struct store *s, int64_t id, const struct window *w)
 {
-	const struct window_trace *t = w->trace;
+	const struct window_trace *t = window_trace(w);
 	int rc = SQLITE_OK;
 	unsigned i;
 
@@ -308,7 +307,7 @@ store_trace_put(struct store *s, int64_t id, const struct window *w)
 }
 
 /*
- * Rows of window id into w->trace; its counters came with window_count and
+ * Rows of window id into its trace part; its counters came with window_count and
  * made the part. A window stored without one has neither counters nor rows.
  */
 int
@@ -318,11 +317,12 @@ store_trace_load(struct store *s, int64_t id, struct window *w)
 	sqlite3_stmt *st;
 	int rc;
 
-	if (w->trace == NULL)
+	if ((t = window_trace(w)) == NULL)
 		return 0;
-	if (window_trace_rows(&w->trace) < 0)
+	rc = window_trace_rows(&t);
+	window_part_set(w, WPART_TRACE, t);
+	if (rc < 0)
 		return -ENOMEM;
-	t = w->trace;
 
 	st = s->trace[TS_SEL_SLICE];
 	sqlite3_bind_int64(st, 1, id);
@@ -415,6 +415,7 @@ store_trace_load(struct store *s, int64_t id, struct window *w)
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
 		return store_fail(s, rc, "read window trace");
-	window_trace_trim(&w->trace);
+	window_trace_trim(&t);
+	window_part_set(w, WPART_TRACE, t);
 	return 0;
 }

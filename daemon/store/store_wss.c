@@ -102,11 +102,12 @@ put_region(struct store *s, int64_t id, const struct window_wss *t,
 int
 store_wss_put(struct store *s, int64_t id, const struct window *w)
 {
+	const struct window_wss_part *p = window_wss(w);
 	size_t i, k;
 	int rc = SQLITE_OK;
 
-	for (i = 0; i < w->nwss && rc == SQLITE_OK; i++) {
-		const struct window_wss *t = &w->wss[i];
+	for (i = 0; p && i < p->ntargets && rc == SQLITE_OK; i++) {
+		const struct window_wss *t = &p->target[i];
 
 		rc = put_target(s, id, t);
 		for (k = 0; k < t->nregions && rc == SQLITE_OK; k++)

@@ -13,9 +13,7 @@
 #include "proc/proc.h"
 #include "sched/sched.h"
 #include "taskiter/taskiter.h"
-#include "trace/trace.h"
 #include "window/window.h"
-#include "wss/wss.h"
 
 static double
 pct(uint64_t num, uint64_t den)
@@ -240,6 +238,7 @@ dump_health(const struct window *w, struct vbuf *o)
 int
 dump_window(const struct window *w, unsigned topn, struct vbuf *out)
 {
+	unsigned i;
 	int r;
 
 	vbuf_printf(out,
@@ -259,14 +258,16 @@ dump_window(const struct window *w, unsigned topn, struct vbuf *out)
 	dump_health(w, out);
 	dump_window_bpf(w, topn, out);
 	dump_window_gpumem(w, out);
-	dump_window_wss(w, out); /* wss_maps.c */
-	dump_window_trace(w, topn, out);
+	for (i = 0; i < WPART__MAX; i++)
+		if (w->part[i] != NULL)
+			window_parts[i]->dump(w, topn, out);
 	return 0;
 }
 
 void
 dump_summary_line(const struct window *w, struct vbuf *out)
 {
+	unsigned i;
 	uint64_t total = cpu_times_total(&w->all.d);
 
 	vbuf_printf(out, "window %llu: %.2f s, samples %u/%u valid, cpu busy ",
@@ -287,4 +288,7 @@ dump_summary_line(const struct window *w, struct vbuf *out)
 		    (double)w->bpf.oncpu_ns / 1e6);
 	else if (w->bpf.state != VBPF_UNKNOWN)
 		vbuf_printf(out, ", bpf %s", vbpf_state_name(w->bpf.state));
+	for (i = 0; i < WPART__MAX; i++)
+		if (w->part[i] != NULL && window_parts[i]->summary != NULL)
+			window_parts[i]->summary(w, out);
 }
