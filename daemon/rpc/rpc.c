@@ -18,6 +18,7 @@
 #include "rpc/rpc.h"
 #include "store/store.h"
 #include "trace/trace.h"
+#include "sched/sched.h"
 #include "window/window.h"
 #include "rpc_int.h"
 
@@ -227,13 +228,14 @@ unsigned
 rpc_top_clamp(const struct window *w, unsigned top_n, bool dump)
 {
 	size_t most = w->nprocs > w->nthreads ? w->nprocs : w->nthreads;
+	const struct window_bpf *b = window_sched(w);
 
-	if (dump) {
+	if (dump && b != NULL) {
 		/* the dump's BPF lists are cut to the same top_n */
-		if (w->bpf.nprocs > most)
-			most = w->bpf.nprocs;
-		if (w->bpf.nuids > most)
-			most = w->bpf.nuids;
+		if (b->nprocs > most)
+			most = b->nprocs;
+		if (b->nuids > most)
+			most = b->nuids;
 	}
 	if (most > TOP_N_MAX)
 		most = TOP_N_MAX;

@@ -12,6 +12,7 @@
 #include "gpumem/gpumem.h"
 #include "proc/proc.h"
 #include "store/store.h"
+#include "sched/sched.h"
 #include "window/window.h"
 #include "rpc_int.h"
 
@@ -474,8 +475,8 @@ rpc_pb_window(struct rpc_arena *a, const struct window *w, bool tasks,
 	m->nprocs_total = (uint32_t)w->nprocs;
 	m->nthreads_total = (uint32_t)w->nthreads;
 	TRY(m->health = pb_whealth(a, &w->health));
-	if (w->bpf.state != VBPF_UNKNOWN)
-		TRY(m->health->bpf = pb_bpf(a, &w->bpf));
+	if (window_sched(w) && window_sched(w)->state != VBPF_UNKNOWN)
+		TRY(m->health->bpf = pb_bpf(a, window_sched(w)));
 	return m;
 }
 

@@ -98,9 +98,12 @@ static const struct store_field counters[] = {
 void
 store_bpf_count(struct window *w, const char *kind, const char *key, uint64_t v)
 {
-	struct window_bpf *b = &w->bpf;
+	struct window_bpf *b;
 	unsigned i;
 
+	/* the first row makes the part */
+	if ((b = window_sched_make(w, false)) == NULL)
+		return; /* short of memory: read without its sched part */
 	if (strcmp(kind, "bpf") == 0) {
 		if (strcmp(key, "errno") == 0) {
 			b->err = -(int32_t)v;
@@ -200,11 +203,11 @@ uid_empty(const struct window_bpf_uid *u)
 int
 store_bpf_put(struct store *s, int64_t id, const struct window *w)
 {
-	const struct window_bpf *b = &w->bpf;
+	const struct window_bpf *b = window_sched(w);
 	int rc = SQLITE_OK;
 	unsigned i;
 
-	if (b->state == VBPF_UNKNOWN)
+	if (b == NULL || b->state == VBPF_UNKNOWN)
 		return SQLITE_OK;
 	/* state always (its row says "reported"), other counters when set */
 	for (i = 0;
@@ -246,13 +249,21 @@ col_uid(sqlite3_stmt *st, struct window_bpf_uid *u)
 	u->exited_tasks = (uint64_t)sqlite3_column_int64(st, 3);
 }
 
-/* Rows of window id into w->bpf; its counters came with window_count. */
+/*
+ * Rows of window id into its sched part; its counters came with
+ * window_count and made the part. A window stored without one has neither.
+ */
 int
 store_bpf_load(struct store *s, int64_t id, struct window *w)
 {
-	struct window_bpf *b = &w->bpf;
+	struct window_bpf *b;
 	sqlite3_stmt *st;
 	int rc;
+
+	if (window_sched(w) == NULL)
+		return 0;
+	if ((b = window_sched_make(w, true)) == NULL)
+		return -ENOMEM;
 
 	st = s->bpf[BS_SEL_UID];
 	sqlite3_bind_int64(st, 1, id);
@@ -288,5 +299,6 @@ store_bpf_load(struct store *s, int64_t id, struct window *w)
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE)
 		return store_fail(s, rc, "read window bpf");
+	window_sched_trim(w);
 	return 0;
 }

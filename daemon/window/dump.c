@@ -11,7 +11,6 @@
 #include "core/util.h"
 #include "gpumem/gpumem.h"
 #include "proc/proc.h"
-#include "sched/sched.h"
 #include "taskiter/taskiter.h"
 #include "window/window.h"
 
@@ -256,7 +255,6 @@ dump_window(const struct window *w, unsigned topn, struct vbuf *out)
 	if ((r = dump_tasks(w, true, topn, out)) < 0)
 		return r;
 	dump_health(w, out);
-	dump_window_bpf(w, topn, out);
 	dump_window_gpumem(w, out);
 	for (i = 0; i < WPART__MAX; i++)
 		if (w->part[i] != NULL)
@@ -282,12 +280,6 @@ dump_summary_line(const struct window *w, struct vbuf *out)
 	    w->health.procs_scanned, w->health.threads_scanned,
 	    (unsigned long long)(w->health.self_utime_us +
 		w->health.self_stime_us));
-	if (w->bpf.state != VBPF_UNKNOWN && w->bpf.drains)
-		vbuf_printf(out, ", bpf %s %.1f ms on-CPU",
-		    vbpf_state_name(w->bpf.state),
-		    (double)w->bpf.oncpu_ns / 1e6);
-	else if (w->bpf.state != VBPF_UNKNOWN)
-		vbuf_printf(out, ", bpf %s", vbpf_state_name(w->bpf.state));
 	for (i = 0; i < WPART__MAX; i++)
 		if (w->part[i] != NULL && window_parts[i]->summary != NULL)
 			window_parts[i]->summary(w, out);

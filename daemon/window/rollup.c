@@ -15,7 +15,6 @@
 
 #include "gpumem/gpumem.h"
 #include "proc/proc.h"
-#include "sched/sched.h"
 #include "window/window.h"
 
 /* Open addressing over task indices; a slot holds index + 1, 0 is empty. */
@@ -296,7 +295,6 @@ window_merge(struct window *acc, const struct window *src)
 	acc->boot_end_ns = src->boot_end_ns;
 	acc->wall_end_ns = src->wall_end_ns;
 	system_merge(acc, src);
-	window_bpf_merge(&acc->bpf, &src->bpf);
 	tasks_merge(&ix, acc->procs, &acc->nprocs, src->procs, src->nprocs);
 	tasks_merge(&ix, acc->threads, &acc->nthreads, src->threads,
 	    src->nthreads);

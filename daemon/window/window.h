@@ -9,7 +9,6 @@
 #include "core/util.h"
 #include "gpumem/gpumem.h"
 #include "proc/proc.h"
-#include "sched/sched.h"
 
 /* --------------------------------------------------------------- metrics.c */
 
@@ -119,6 +118,7 @@ struct window_health {
  * signal's folder; the store and rpc have a table of their own.
  */
 enum window_part_id {
+	WPART_SCHED, /* struct window_bpf (sched/sched.h) */
 	WPART_WSS,   /* struct window_wss_part (wss/wss.h) */
 	WPART_TRACE, /* struct window_trace (trace/trace.h) */
 	WPART__MAX
@@ -177,7 +177,6 @@ struct window {
 	struct window_task *threads;
 
 	struct window_health health;
-	struct window_bpf bpf; /* sched_switch accounting (sched.c) */
 	/* GPU memory (gpumem.c): the map's state and, per (gpu, pid), the
 	 * bytes at window end with their range inside the window */
 	struct window_gpumem gpumem;
