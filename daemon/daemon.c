@@ -351,7 +351,7 @@ log_scanner(struct collector *col, const struct config *cfg)
 /*
  * BPF accounting is set up here, while privileged; afterwards only its fds
  * are used. Whatever fails, sampling goes on from procfs and every window
- * says why (window.bpf.state).
+ * says why (its sched part's state).
  */
 static void
 bpf_setup(struct vitalsd *d, const struct config *cfg)
@@ -397,7 +397,7 @@ bpf_setup(struct vitalsd *d, const struct config *cfg)
 /*
  * GPU memory: the platform's pinned map when there is one, else our own
  * program, loaded here while privileged. Never fatal: every window says
- * where the map stands (window.gpumem.state).
+ * where the map stands (its GpuMem part's state).
  */
 static int
 gpumem_lookup_cb(void *arg, int32_t pid, uint64_t *ret_starttime,
@@ -636,13 +636,14 @@ static int
 window_gpu_bytes(void *arg, const struct window *w, int32_t pid,
     uint64_t starttime, uint64_t *bytes)
 {
+	const struct window_gpumem_part *g = window_gpumem(w);
 	uint64_t sum = 0;
 	bool seen = false;
 	size_t i;
 
 	(void)arg;
-	for (i = 0; i < w->n_gpu; i++) {
-		const struct window_gpu_proc *p = &w->gpu[i];
+	for (i = 0; g && i < g->n_gpu; i++) {
+		const struct window_gpu_proc *p = &g->gpu[i];
 
 		if (p->pid != pid || p->stale || p->starttime != starttime)
 			continue;

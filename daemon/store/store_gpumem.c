@@ -145,23 +145,24 @@ state_set(struct window_gpumem *g, const int64_t v[GS_STATE_NCOLS])
 int
 store_gpumem_put(struct store *s, int64_t id, const struct window *w)
 {
+	const struct window_gpumem_part *g = window_gpumem(w);
 	int64_t v[GS_STATE_NCOLS];
 	sqlite3_stmt *st;
 	size_t i;
 	int rc, k;
 
-	if (w->gpumem.state == GPUMEM_UNKNOWN && w->n_gpu == 0)
+	if (g == NULL || (g->st.state == GPUMEM_UNKNOWN && g->n_gpu == 0))
 		return SQLITE_OK;
 	st = s->gpumem[GS_INS_STATE];
-	state_values(&w->gpumem, v);
+	state_values(&g->st, v);
 	sqlite3_bind_int64(st, 1, id);
 	for (k = 0; k < GS_STATE_NCOLS; k++)
 		sqlite3_bind_int64(st, k + 2, v[k]);
 	if ((rc = store_run(st)) != SQLITE_OK)
 		return rc;
 	st = s->gpumem[GS_INS_GPU];
-	for (i = 0; i < w->n_gpu; i++) {
-		const struct window_gpu_proc *p = &w->gpu[i];
+	for (i = 0; i < g->n_gpu; i++) {
+		const struct window_gpu_proc *p = &g->gpu[i];
 
 		sqlite3_bind_int64(st, 1, id);
 		sqlite3_bind_int64(st, 2, p->gpu_id);
@@ -200,6 +201,7 @@ col_gpu(sqlite3_stmt *st, struct window_gpu_proc *p)
 int
 store_gpumem_load(struct store *s, int64_t id, struct window *w)
 {
+	struct window_gpumem_part *g;
 	struct window_gpu_proc *out = NULL, *np;
 	size_t n = 0, cap = 0;
 	sqlite3_stmt *st;
@@ -212,7 +214,12 @@ store_gpumem_load(struct store *s, int64_t id, struct window *w)
 
 		for (k = 0; k < GS_STATE_NCOLS; k++)
 			v[k] = sqlite3_column_int64(st, k);
-		state_set(&w->gpumem, v);
+		/* a state row makes the part */
+		if ((g = window_gpumem_make(w)) == NULL) {
+			sqlite3_reset(st);
+			return -ENOMEM;
+		}
+		state_set(&g->st, v);
 		rc = SQLITE_DONE;
 	}
 	sqlite3_reset(st);
@@ -237,9 +244,15 @@ store_gpumem_load(struct store *s, int64_t id, struct window *w)
 		free(out);
 		return store_fail(s, rc, "read window gpu");
 	}
-	free(w->gpu);
-	w->gpu = out;
-	w->n_gpu = n;
+	if (n == 0)
+		return 0; /* no pair: the part is the state row's, if any */
+	if ((g = window_gpumem_make(w)) == NULL) {
+		free(out);
+		return -ENOMEM;
+	}
+	free(g->gpu);
+	g->gpu = out;
+	g->n_gpu = n;
 	return 0;
 }
 

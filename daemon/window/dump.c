@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "core/util.h"
-#include "gpumem/gpumem.h"
 #include "proc/proc.h"
 #include "taskiter/taskiter.h"
 #include "window/window.h"
@@ -255,7 +254,6 @@ dump_window(const struct window *w, unsigned topn, struct vbuf *out)
 	if ((r = dump_tasks(w, true, topn, out)) < 0)
 		return r;
 	dump_health(w, out);
-	dump_window_gpumem(w, out);
 	for (i = 0; i < WPART__MAX; i++)
 		if (w->part[i] != NULL)
 			window_parts[i]->dump(w, topn, out);

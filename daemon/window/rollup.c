@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpumem/gpumem.h"
 #include "proc/proc.h"
 #include "window/window.h"
 
@@ -299,8 +298,5 @@ window_merge(struct window *acc, const struct window *src)
 	tasks_merge(&ix, acc->threads, &acc->nthreads, src->threads,
 	    src->nthreads);
 	free(ix.slot);
-	/* GPU memory (gpumem.c): end values, the range over both */
-	if ((r = window_gpu_merge(acc, src)) < 0)
-		return r;
 	return parts_merge(acc, src);
 }

@@ -34,7 +34,6 @@ window_free(struct window *w)
 	free(w->cpu);
 	free(w->procs);
 	free(w->threads);
-	free(w->gpu);
 	for (i = 0; i < WPART__MAX; i++)
 		if (w->part[i] != NULL)
 			window_parts[i]->free(w->part[i]);
@@ -55,7 +54,6 @@ window_dup(const struct window *w)
 	c->cpu = NULL;
 	c->procs = NULL;
 	c->threads = NULL;
-	c->gpu = NULL;
 	c->procs_cap = w->nprocs;
 	c->threads_cap = w->nthreads;
 	memset(c->part, 0, sizeof(c->part));
@@ -75,11 +73,6 @@ window_dup(const struct window *w)
 	if (w->nthreads)
 		memcpy(c->threads, w->threads,
 		    w->nthreads * sizeof(*c->threads));
-	if (w->n_gpu) {
-		if ((c->gpu = malloc(w->n_gpu * sizeof(*c->gpu))) == NULL)
-			goto fail;
-		memcpy(c->gpu, w->gpu, w->n_gpu * sizeof(*c->gpu));
-	}
 	for (i = 0; i < WPART__MAX; i++)
 		if (w->part[i] != NULL &&
 		    (c->part[i] = window_parts[i]->dup(w->part[i])) == NULL)
@@ -95,7 +88,7 @@ window_bytes(const struct window *w)
 {
 	size_t n = sizeof(*w) + (size_t)w->cpu_span * sizeof(*w->cpu) +
 	    w->procs_cap * sizeof(*w->procs) +
-	    w->threads_cap * sizeof(*w->threads) + w->n_gpu * sizeof(*w->gpu);
+	    w->threads_cap * sizeof(*w->threads);
 	unsigned i;
 
 	for (i = 0; i < WPART__MAX; i++)

@@ -7,7 +7,6 @@
 #define VITALSD_WINDOW_H
 
 #include "core/util.h"
-#include "gpumem/gpumem.h"
 #include "proc/proc.h"
 
 /* --------------------------------------------------------------- metrics.c */
@@ -118,9 +117,10 @@ struct window_health {
  * signal's folder; the store and rpc have a table of their own.
  */
 enum window_part_id {
-	WPART_SCHED, /* struct window_bpf (sched/sched.h) */
-	WPART_WSS,   /* struct window_wss_part (wss/wss.h) */
-	WPART_TRACE, /* struct window_trace (trace/trace.h) */
+	WPART_SCHED,  /* struct window_bpf (sched/sched.h) */
+	WPART_GPUMEM, /* struct window_gpumem_part (gpumem/gpumem.h) */
+	WPART_WSS,    /* struct window_wss_part (wss/wss.h) */
+	WPART_TRACE,  /* struct window_trace (trace/trace.h) */
 	WPART__MAX
 };
 
@@ -177,11 +177,6 @@ struct window {
 	struct window_task *threads;
 
 	struct window_health health;
-	/* GPU memory (gpumem.c): the map's state and, per (gpu, pid), the
-	 * bytes at window end with their range inside the window */
-	struct window_gpumem gpumem;
-	struct window_gpu_proc *gpu;
-	size_t n_gpu;
 	/* each signal's part (enum window_part_id); owned, NULL: none */
 	void *part[WPART__MAX];
 };

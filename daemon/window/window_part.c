@@ -4,6 +4,7 @@
  * rollup.c (merge) and dump.c iterate. A part's type and operations live in
  * its signal's folder; its id in enum window_part_id (window.h).
  */
+#include "gpumem/gpumem.h"
 #include "sched/sched.h"
 #include "trace/trace.h"
 #include "window/window.h"
@@ -11,6 +12,7 @@
 
 const struct window_part_ops *const window_parts[WPART__MAX] = {
 	[WPART_SCHED] = &sched_window_part,
+	[WPART_GPUMEM] = &gpumem_window_part,
 	[WPART_WSS] = &wss_window_part,
 	[WPART_TRACE] = &trace_window_part,
 };
