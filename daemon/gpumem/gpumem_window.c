@@ -61,7 +61,8 @@ gpumem_source_name(unsigned src)
 
 /* Pairs in (gpu, pid, starttime) order. */
 int
-gpumem_proc_cmp(const struct window_gpu_proc *a, const struct window_gpu_proc *b)
+gpumem_proc_cmp(const struct window_gpu_proc *a,
+    const struct window_gpu_proc *b)
 {
 	/* the store returns rows in this order too */
 	if (a->gpu_id != b->gpu_id)
@@ -92,8 +93,7 @@ window_gpumem_make(struct window *w)
 /* ------------------------------------------------------- roll-ups, dump */
 
 static int
-part_merge(struct window_gpumem_part *acc,
-    const struct window_gpumem_part *src)
+part_merge(struct window_gpumem_part *acc, const struct window_gpumem_part *src)
 {
 	struct window_gpu_proc *m;
 	size_t i, j, k;
@@ -105,8 +105,7 @@ part_merge(struct window_gpumem_part *acc,
 		acc->st = *s;
 		acc->st.saturated = a.saturated || s->saturated;
 		acc->st.traversals = a.traversals + s->traversals;
-		acc->st.traversal_fail = a.traversal_fail +
-		    s->traversal_fail;
+		acc->st.traversal_fail = a.traversal_fail + s->traversal_fail;
 		acc->st.restarts = a.restarts + s->restarts;
 		acc->st.vanished = a.vanished + s->vanished;
 		acc->st.duplicates = a.duplicates + s->duplicates;
@@ -125,9 +124,11 @@ part_merge(struct window_gpumem_part *acc,
 		return -ENOMEM;
 	/* both sides are in (gpu, pid, starttime) order */
 	for (i = j = k = 0; i < acc->n_gpu || j < src->n_gpu;) {
-		int c = i == acc->n_gpu ? 1 :
-		    j == src->n_gpu	? -1 :
-					  gpumem_proc_cmp(&acc->gpu[i], &src->gpu[j]);
+		int c = i == acc->n_gpu ?
+		    1 :
+		    j == src->n_gpu ?
+		    -1 :
+		    gpumem_proc_cmp(&acc->gpu[i], &src->gpu[j]);
 
 		if (c < 0) {
 			i++; /* gone before src: not at the end */
@@ -205,8 +206,7 @@ gpumem_part_dup(const void *part)
 		return NULL;
 	*c = *p;
 	c->gpu = NULL;
-	if (p->n_gpu &&
-	    (c->gpu = malloc(p->n_gpu * sizeof(*c->gpu))) == NULL) {
+	if (p->n_gpu && (c->gpu = malloc(p->n_gpu * sizeof(*c->gpu))) == NULL) {
 		free(c);
 		return NULL;
 	}

@@ -404,6 +404,7 @@ pb_health(struct rpc_arena *a, const struct rpc_ctx *ctx)
 	const struct vitalsd_info *info = ctx->info;
 	Vitals__ControlHealth *c;
 	Vitals__Health *m;
+	unsigned i;
 
 	NEW(a, m, vitals__health__init);
 	if (info->last)
@@ -445,9 +446,12 @@ pb_health(struct rpc_arena *a, const struct rpc_ctx *ctx)
 	TRY(m->privileges = rpc_pb_privileges(a, info->last));
 	if (ctx->mod.wss)
 		TRY(m->wss = rpc_pb_wss_health(a, ctx->mod.wss));
-	if (info->last && window_trace(info->last) &&
-	    window_trace(info->last)->state != FTRACE_UNKNOWN)
-		TRY(m->trace = rpc_pb_trace_health(a, info->last));
+	/* each part's Health fields from the last closed window */
+	for (i = 0; info->last && i < WPART__MAX; i++)
+		if (info->last->part[i] != NULL &&
+		    rpc_parts[i]->health != NULL &&
+		    rpc_parts[i]->health(a, m, info->last) < 0)
+			return NULL;
 	return m;
 }
 

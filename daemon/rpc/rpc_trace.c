@@ -326,3 +326,20 @@ rpc_pb_trace_health(struct rpc_arena *a, const struct window *last)
 	PB_ATCAT(a, m, t);
 	return m;
 }
+
+static int
+rpc_trace_health(struct rpc_arena *a, Vitals__Health *m,
+    const struct window *last)
+{
+	const struct window_trace *t = window_trace(last);
+
+	if (t->state == FTRACE_UNKNOWN)
+		return 0;
+	if ((m->trace = rpc_pb_trace_health(a, last)) == NULL)
+		return -ENOMEM;
+	return 0;
+}
+
+const struct rpc_part rpc_trace_part = {
+	.health = rpc_trace_health,
+};
