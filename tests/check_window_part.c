@@ -115,9 +115,10 @@ START_TEST(registry_complete)
 		for (k = 0; k < WPART__MAX; k++)
 			if (i != k && store_parts[i]->count &&
 			    store_parts[k]->count)
-				ck_assert(strncmp(store_parts[i]->count_kind,
-					      store_parts[k]->count_kind,
-					      strlen(store_parts[k]->count_kind)) !=
+				ck_assert(
+				    strncmp(store_parts[i]->count_kind,
+					store_parts[k]->count_kind,
+					strlen(store_parts[k]->count_kind)) !=
 				    0);
 }
 END_TEST
@@ -236,8 +237,9 @@ START_TEST(off_parts_are_heads)
 	}
 	ck_assert_int_eq(dump_window(c, 10, &b), 0);
 	ck_assert_ptr_nonnull(strstr(b.p, "bpf: off_no_btf ("));
-	ck_assert_ptr_nonnull(strstr(b.p, "gpu memory: not initialised: "
-					  "disabled"));
+	ck_assert_ptr_nonnull(strstr(b.p,
+	    "gpu memory: not initialised: "
+	    "disabled"));
 	ck_assert_ptr_nonnull(strstr(b.p, "ftrace off_config"));
 	ck_assert_ptr_nonnull(strstr(b.p, "working set: pid 4242 (target)"));
 	/* in the order of enum window_part_id */

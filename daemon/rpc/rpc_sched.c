@@ -35,8 +35,7 @@ pb_bpf(struct rpc_arena *a, const struct window_bpf *b)
 }
 
 static int
-rpc_sched_window(struct rpc_arena *a, Vitals__Window *m,
-    const struct window *w)
+rpc_sched_window(struct rpc_arena *a, Vitals__Window *m, const struct window *w)
 {
 	const struct window_bpf *b = window_sched(w);
 

@@ -109,9 +109,10 @@ struct window_health {
 
 /*
  * What a signal adds to a window is a part allocated on its own, NULL when
- * the window has none (the signal is not built or not running, or the
- * window was stored before it existed): a signal that is off costs the
- * pointer. The core never reads a part's fields: it frees, copies, merges
+ * the window has none (the signal does not report, or the window was stored
+ * before it existed): such a signal costs the pointer; one that reports an
+ * off state keeps its part's small head. The core never reads a part's
+ * fields: it frees, copies, merges
  * and dumps parts through window_parts[] (window_part.c). A part's type, its
  * operations and its typed accessor (window_<signal>()) live in the
  * signal's folder; the store and rpc have a table of their own.
