@@ -351,7 +351,7 @@ log_scanner(struct collector *col, const struct config *cfg)
 /*
  * BPF accounting is set up here, while privileged; afterwards only its fds
  * are used. Whatever fails, sampling goes on from procfs and every window
- * says why (window.bpf.state).
+ * says why (its sched part's state).
  */
 static void
 bpf_setup(struct vitalsd *d, const struct config *cfg)
@@ -397,7 +397,7 @@ bpf_setup(struct vitalsd *d, const struct config *cfg)
 /*
  * GPU memory: the platform's pinned map when there is one, else our own
  * program, loaded here while privileged. Never fatal: every window says
- * where the map stands (window.gpumem.state).
+ * where the map stands (its GpuMem part's state).
  */
 static int
 gpumem_lookup_cb(void *arg, int32_t pid, uint64_t *ret_starttime,
@@ -559,47 +559,75 @@ ftrace_close(struct vitalsd *d, struct window *w)
 
 	/* the whole part while the trackers fill it, then the head alone
 	 * when they kept no rows (always so with ftrace off) */
-	if (w->trace == NULL &&
-	    (w->trace = window_trace_new(d->ft != NULL)) == NULL) {
+	if ((t = window_trace_make(w, d->ft != NULL)) == NULL) {
 		log_warnx("ftrace: window %llu: %s", (unsigned long long)w->seq,
 		    strerror(ENOMEM));
 		return;
 	}
-	t = w->trace;
 	t->state = d->ft_state;
 	t->err = d->ft_err;
-	if (d->ft && window_trace_rows(&w->trace) == 0)
-		ftrace_window(d->ft, w->trace);
-	atcat_window(d->ac, w->trace);
-	window_trace_trim(&w->trace);
+	if (d->ft && window_trace_rows(&t) == 0)
+		ftrace_window(d->ft, t);
+	atcat_window(d->ac, t);
+	window_trace_trim(&t);
+	window_part_set(w, WPART_TRACE, t);
 }
 
-/* The closing window gets what the kernel counted since the last one. */
+/* The sched part: the state always (the head alone when BPF is off), then
+ * what the kernel counted since the last window. */
 static void
-bpf_close_cb(struct window *w, void *arg)
+sched_close(struct vitalsd *d, struct window *w)
 {
-	struct vitalsd *d = arg;
+	struct window_bpf *b;
 	int r;
 
-	/* ftrace first: its drain hands gpu_mem events to the GpuMem
-	 * window before that closes */
-	ftrace_close(d, w);
-	gpumem_close(d, w);
-
-	w->bpf.state = d->bpf_state;
-	w->bpf.err = d->bpf_err;
-	/* the working-set targets' part (wss.c) */
-	if (d->wss && wss_window_fill(d->wss, w) < 0)
-		log_warnx("wss: window %llu: out of memory",
-		    (unsigned long long)w->seq);
+	if ((b = window_sched_make(w, d->bs != NULL)) == NULL) {
+		log_warnx("bpf: window %llu: %s", (unsigned long long)w->seq,
+		    strerror(ENOMEM));
+		return;
+	}
+	b->state = d->bpf_state;
+	b->err = d->bpf_err;
 	if (d->bs == NULL)
 		return;
-	if ((r = bpf_sched_window(d->bs, &w->bpf, w->hz)) < 0) {
+	if ((r = bpf_sched_window(d->bs, b, w->hz)) < 0) {
 		if (!d->bpf_warned)
 			log_warnx("bpf: drain failed: %s (counted per window)",
 			    strerror(-r));
 		d->bpf_warned = true;
 	}
+}
+
+/* The working-set targets' part (wss_window.c). */
+static void
+wss_close(struct vitalsd *d, struct window *w)
+{
+	if (d->wss && wss_window_fill(d->wss, w) < 0)
+		log_warnx("wss: window %llu: out of memory",
+		    (unsigned long long)w->seq);
+}
+
+/*
+ * What fills each part of a closing window, one line per part, in this
+ * order: ftrace first, its drain hands gpu_mem events to the GpuMem
+ * window before that closes.
+ */
+static void (*const part_close[])(struct vitalsd *, struct window *) = {
+	ftrace_close,
+	gpumem_close,
+	wss_close,
+	sched_close,
+};
+
+/* The closing window gets what each signal counted since the last one. */
+static void
+parts_close_cb(struct window *w, void *arg)
+{
+	struct vitalsd *d = arg;
+	size_t i;
+
+	for (i = 0; i < sizeof(part_close) / sizeof(part_close[0]); i++)
+		part_close[i](d, w);
 }
 
 /*
@@ -610,13 +638,14 @@ static int
 window_gpu_bytes(void *arg, const struct window *w, int32_t pid,
     uint64_t starttime, uint64_t *bytes)
 {
+	const struct window_gpumem_part *g = window_gpumem(w);
 	uint64_t sum = 0;
 	bool seen = false;
 	size_t i;
 
 	(void)arg;
-	for (i = 0; i < w->n_gpu; i++) {
-		const struct window_gpu_proc *p = &w->gpu[i];
+	for (i = 0; g && i < g->n_gpu; i++) {
+		const struct window_gpu_proc *p = &g->gpu[i];
 
 		if (p->pid != pid || p->stale || p->starttime != starttime)
 			continue;
@@ -707,7 +736,7 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 	collector_set_window_cb(d->col, window_log_cb, d);
 	bpf_setup(d, cfg);
 	gpumem_setup(d, cfg);
-	collector_set_close_hook(d->col, bpf_close_cb, d);
+	collector_set_close_hook(d->col, parts_close_cb, d);
 	/* the database as the service user: its files are that user's
 	 * from the start, and the writer thread inherits the ids */
 	if ((r = statedir_fs_enter()) < 0 || (r = open_store(d, cfg)) < 0) {

@@ -629,21 +629,22 @@ START_TEST(test_window_store)
 	win = window_new(1, 1);
 	ck_assert_ptr_nonnull(win);
 	ck_assert_int_eq(wss_window_fill(w, win), 0);
-	ck_assert_uint_eq(win->nwss, 1);
-	ck_assert_uint_eq(win->wss[0].passes, 2);
-	ck_assert_uint_eq(win->wss[0].nregions, 1);
-	ck_assert_uint_eq(win->wss[0].regions[0].resident, 4);
-	ck_assert_uint_eq(win->wss[0].regions[0].accessed, 0);
-	ck_assert_uint_gt(win->wss[0].pass_ns_sum, 0);
+	ck_assert_uint_eq(window_wss(win)->ntargets, 1);
+	ck_assert_uint_eq(window_wss(win)->target[0].passes, 2);
+	ck_assert_uint_eq(window_wss(win)->target[0].nregions, 1);
+	ck_assert_uint_eq(window_wss(win)->target[0].regions[0].resident, 4);
+	ck_assert_uint_eq(window_wss(win)->target[0].regions[0].accessed, 0);
+	ck_assert_uint_gt(window_wss(win)->target[0].pass_ns_sum, 0);
 	dup = window_dup(win);
 	ck_assert_ptr_nonnull(dup);
-	ck_assert_ptr_ne(dup->wss, win->wss);
-	ck_assert_ptr_ne(dup->wss[0].regions, win->wss[0].regions);
-	ck_assert_uint_eq(dup->wss[0].regions[0].pages, 8);
+	ck_assert_ptr_ne(window_wss(dup), window_wss(win));
+	ck_assert_ptr_ne(window_wss(dup)->target[0].regions,
+	    window_wss(win)->target[0].regions);
+	ck_assert_uint_eq(window_wss(dup)->target[0].regions[0].pages, 8);
 	{
 		struct vbuf b = { 0 };
 
-		dump_window_wss(dup, &b);
+		ck_assert_int_eq(dump_window(dup, 20, &b), 0);
 		ck_assert_ptr_nonnull(b.p);
 		ck_assert_ptr_nonnull(strstr(b.p,
 		    "working set: pid 4242 "
@@ -655,7 +656,7 @@ START_TEST(test_window_store)
 	}
 	/* the next window counts its own passes only */
 	ck_assert_int_eq(wss_window_fill(w, win), 0);
-	ck_assert_uint_eq(win->wss[0].passes, 0);
+	ck_assert_uint_eq(window_wss(win)->target[0].passes, 0);
 
 	store_opts_default(&so);
 	snprintf(path, sizeof(path), "%s/w.db", root);

@@ -8,6 +8,7 @@
 #ifndef VITALSD_STORE_H
 #define VITALSD_STORE_H
 
+#include "gpumem/gpumem.h"
 #include "window/window.h"
 
 struct hp_budget_rec;

@@ -7,6 +7,7 @@
 #define VITALSD_WSS_H
 
 #include "core/util.h"
+#include "window/window.h"
 
 struct event_base;
 struct privhelper;
@@ -222,13 +223,22 @@ struct window_wss {
 	struct window_wss_region *regions;
 };
 
-/* wss_window.c: the closing window gets every target's part (window.c copies
- * and frees it with the window) */
+/* The working-set part of a window: its targets. */
+struct window_wss_part {
+	size_t ntargets;
+	struct window_wss target[];
+};
+
+/* The working-set part of w (window_parts[WPART_WSS]), NULL: none. */
+static inline struct window_wss_part *
+window_wss(const struct window *w)
+{
+	return (struct window_wss_part *)window_part(w, WPART_WSS);
+}
+
+/* wss_window.c: the closing window gets every target's part, and the
+ * part's operations for window.c, rollup.c and dump.c */
 int wss_window_fill(struct wss *w, struct window *win);
-void window_wss_free(struct window_wss *v, size_t n);
-int window_wss_dup(const struct window_wss *v, size_t n,
-    struct window_wss **ret);
-/* wss_maps.c: the window's targets in the dump text */
-void dump_window_wss(const struct window *w, struct vbuf *out);
+extern const struct window_part_ops wss_window_part;
 
 #endif /* VITALSD_WSS_H */
