@@ -290,6 +290,43 @@ wait_outcome(const struct daemon *d, long long id, const char *outcome,
 	}
 }
 
+/*
+ * The record of session id as `heapprofd list` reads it, once the
+ * daemon's writer thread has committed it (the start answer does not wait
+ * for that): polled until it is listed with want (NULL: any outcome) and,
+ * for a running one, its perfetto's pid. The caller frees the jm.
+ */
+static struct jm *
+wait_listed(const struct daemon *d, long long id, const char *want,
+    const struct jm **ret_s)
+{
+	int64_t until = mono_ms() + 5000;
+
+	for (;;) {
+		const struct jm *ss;
+		struct jm *j = list(d, &ss);
+		size_t i;
+
+		for (i = 0; ss && i < ss->n; i++) {
+			const char *o = str(&ss->v[i], "outcome");
+
+			if (num(&ss->v[i], "id") != id ||
+			    (want && strcmp(o, want)) ||
+			    (!strcmp(o, "running") &&
+				num(&ss->v[i], "child_pid") <= 0))
+				continue;
+			*ret_s = &ss->v[i];
+			return j;
+		}
+		jm_free(j);
+		ck_assert_msg(mono_ms() < until,
+		    "session %lld not listed "
+		    "within 5 s (log %s)",
+		    id, d->td.log);
+		tu_sleep_ms(20);
+	}
+}
+
 /* Start a session on pid as root; its id (the answer must be a start). */
 static long long
 start_pid(const struct daemon *d, pid_t pid, const char *duration)
@@ -528,7 +565,7 @@ END_TEST
 
 START_TEST(test_cancel_kills_child)
 {
-	const struct jm *ss, *s;
+	const struct jm *s;
 	char p[16], id_s[24];
 	struct daemon d;
 	struct run r;
@@ -541,9 +578,8 @@ START_TEST(test_cancel_kills_child)
 	a = app(APP_UID, 0);
 	tu_sleep_ms(200);
 	id = start_pid(&d, a, "--duration=60s");
-	j = list(&d, &ss);
-	ck_assert_str_eq(str(&ss->v[0], "outcome"), "running");
-	child = (pid_t)num(&ss->v[0], "child_pid");
+	j = wait_listed(&d, id, "running", &s);
+	child = (pid_t)num(s, "child_pid");
 	jm_free(j);
 	ck_assert_int_gt(child, 0);
 	ck_assert(alive(child));
@@ -576,7 +612,7 @@ END_TEST
 
 START_TEST(test_hang_killed_at_timeout)
 {
-	const struct jm *ss, *s;
+	const struct jm *s;
 	struct daemon d;
 	struct jm *j;
 	long long id;
@@ -589,8 +625,8 @@ START_TEST(test_hang_killed_at_timeout)
 	tu_sleep_ms(200);
 	t0 = mono_ms();
 	id = start_pid(&d, a, "--duration=300ms");
-	j = list(&d, &ss);
-	child = (pid_t)num(&ss->v[0], "child_pid");
+	j = wait_listed(&d, id, NULL, &s);
+	child = (pid_t)num(s, "child_pid");
 	jm_free(j);
 	/* 300 ms + 300 ms grace: SIGTERM, ignored; 500 ms on: SIGKILL */
 	j = wait_outcome(&d, id, "timeout", 8000, &s);
@@ -606,7 +642,7 @@ END_TEST
 
 START_TEST(test_restart_mid_session)
 {
-	const struct jm *ss, *s, *h;
+	const struct jm *s, *h;
 	char p[16];
 	struct daemon d;
 	struct run r;
@@ -621,8 +657,8 @@ START_TEST(test_restart_mid_session)
 	a = app(APP_UID, 0);
 	tu_sleep_ms(200);
 	id = start_pid(&d, a, "--duration=60s");
-	j = list(&d, &ss);
-	child = (pid_t)num(&ss->v[0], "child_pid");
+	j = wait_listed(&d, id, "running", &s);
+	child = (pid_t)num(s, "child_pid");
 	jm_free(j);
 	ck_assert(alive(child));
 
