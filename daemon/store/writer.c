@@ -35,6 +35,7 @@
 struct wslot {
 	struct window *w;
 	char *note;
+	bool told; /* "not yet" was said; the outcome will be too */
 };
 
 struct writer {
@@ -93,24 +94,31 @@ q_remove_at(struct writer *wr, unsigned k)
 }
 
 /*
- * Tell the loop about a queued window (once: its note goes with it). err
- * 0: committed; < 0 not, final when it never will be. Under mu.
+ * Tell the loop about a queued window: err 0, committed; < 0 not, final
+ * when it never will be. "Not yet" is said once, the outcome after it
+ * too (the note goes with it then). Under mu.
  */
 static void
 tell(struct writer *wr, struct wslot *sl, int err, bool final)
 {
 	struct writer_done *nd;
 	uint64_t one = 1;
+	char *note;
 	size_t cap;
 
-	if (sl->note == NULL)
+	if (sl->note == NULL || (!final && sl->told))
+		return;
+	if (final)
+		note = sl->note;
+	else if ((note = strdup(sl->note)) == NULL)
 		return;
 	if (wr->ndone == wr->done_cap) {
 		cap = wr->done_cap ? wr->done_cap * 2 : 8;
 		if ((nd = realloc(wr->done, cap * sizeof(*nd))) == NULL) {
 			/* the window stays queued; only its line is lost */
-			free(sl->note);
-			sl->note = NULL;
+			free(note);
+			if (final)
+				sl->note = NULL;
 			return;
 		}
 		wr->done = nd;
@@ -120,9 +128,11 @@ tell(struct writer *wr, struct wslot *sl, int err, bool final)
 		.seq = sl->w->seq,
 		.err = err,
 		.final = final,
-		.note = sl->note,
+		.note = note,
 	};
-	sl->note = NULL;
+	if (final)
+		sl->note = NULL;
+	sl->told = true;
 	/* a full counter (never: the loop reads it) needs no second wake */
 	(void)!write(wr->efd, &one, sizeof(one));
 }
