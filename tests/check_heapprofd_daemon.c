@@ -29,6 +29,8 @@
 
 #include <sys/socket.h>
 
+#include <sqlite3.h>
+
 #include "client.h"
 #include "client_run.h"
 #include "harness.h"
@@ -691,6 +693,159 @@ START_TEST(test_restart_mid_session)
 	ck_assert_int_eq(num(h, "restarted_closed"), 1);
 	jm_free(j);
 	run_free(&r);
+	reap(a);
+	daemon_stop(&d);
+}
+END_TEST
+
+/* ----------------------------------- a held store does not hold the loop */
+
+/* What `vitals --json health` says of the last window and the records. */
+struct hnow {
+	long long seq, late_ns, rec_queued, rec_written;
+};
+
+static struct hnow
+health_now(const struct daemon *d)
+{
+	struct run r = vitals(d, -1, "--json", "health", NULL, NULL, NULL,
+	    NULL);
+	struct hnow h;
+	struct jm *j;
+
+	ck_assert_msg(r.code == 0, "health: exit %d: %s", r.code, r.err);
+	j = json_of(&r);
+	h.seq = num(jm_path(j, "health.last"), "seq");
+	h.late_ns = num(jm_path(j, "health.last.health"), "tick_late_ns_max");
+	h.rec_queued = num(jm_path(j, "health.heapprofd"), "records_queued");
+	h.rec_written = num(jm_path(j, "health.heapprofd"), "records_written");
+	jm_free(j);
+	run_free(&r);
+	return h;
+}
+
+/* The largest timer lateness of the windows health showed (each once). */
+static void
+note_late(const struct hnow *h, long long *seen_seq, long long *late_max)
+{
+	if (h->seq == *seen_seq)
+		return;
+	*seen_seq = h->seq;
+	if (h->late_ns > *late_max)
+		*late_max = h->late_ns;
+}
+
+/* The database's write lock, taken from a second connection as another
+ * writer would: the daemon's writer thread waits for it (busy_timeout). */
+static sqlite3 *
+lock_db(const struct daemon *d)
+{
+	char db[PATH_MAX];
+	sqlite3 *h;
+
+	snprintf(db, sizeof(db), "%s/vitals.db", d->td.dir);
+	ck_assert_int_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READWRITE, NULL),
+	    SQLITE_OK);
+	sqlite3_busy_timeout(h, 5000);
+	ck_assert_int_eq(sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL),
+	    SQLITE_OK);
+	return h;
+}
+
+static void
+unlock_db(sqlite3 *h)
+{
+	ck_assert_int_eq(sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL),
+	    SQLITE_OK);
+	sqlite3_close(h);
+}
+
+/*
+ * The store's writer held (another connection has the write lock, the
+ * writer thread waits for it inside its busy timeout of 2 s): the daemon
+ * goes on sampling on schedule and answers a heapprofd start at once; the
+ * session's record waits in the writer's queue (health says so, the list
+ * does not show it yet) and is listed once the lock goes; the window that
+ * closed meanwhile is announced only when it is committed.
+ */
+START_TEST(test_held_store_loop_free)
+{
+	long long seen = 0, late_max = 0, id, w;
+	const struct jm *s;
+	char want[32];
+	struct hnow h;
+	struct daemon d;
+	struct jm *j;
+	int64_t t0, t_start, t_lock, until;
+	sqlite3 *db;
+	pid_t a;
+
+	daemon_start(&d, NULL);
+	a = app(APP_UID, 0);
+	/* a window stored: the database and its tables exist */
+	ck_assert(td_log_until(d.td.pid, d.td.log, "window 2:", 300, 50));
+	h = health_now(&d);
+	db = lock_db(&d);
+	t_lock = mono_ms();
+	/* the next window closes: the writer now waits on the lock */
+	until = t_lock + 5000;
+	for (w = h.seq; w == h.seq;) {
+		h = health_now(&d);
+		note_late(&h, &seen, &late_max);
+		ck_assert_msg(mono_ms() < until, "no window closed");
+		if (h.seq == w)
+			tu_sleep_ms(50);
+	}
+	w = h.seq;
+	/* still held: its line has not come */
+	snprintf(want, sizeof(want), "window %lld:", w);
+	ck_assert_msg(!td_file_has(d.td.log, want), "%s announced uncommitted",
+	    want);
+
+	t0 = mono_ms();
+	id = start_pid(&d, a, "--duration=60s");
+	t_start = mono_ms() - t0;
+	/* the record waits for the writer: queued, not listed */
+	h = health_now(&d);
+	note_late(&h, &seen, &late_max);
+	ck_assert_int_ge(h.rec_queued, 1);
+	{
+		const struct jm *ss;
+		size_t i;
+
+		j = list(&d, &ss);
+		for (i = 0; ss && i < ss->n; i++)
+			ck_assert_int_ne(num(&ss->v[i], "id"), id);
+		jm_free(j);
+	}
+	ck_assert_msg(!td_file_has(d.td.log, want), "%s announced uncommitted",
+	    want);
+	/* sampling goes on: every window health shows meanwhile */
+	while (mono_ms() - t_lock < 1500) {
+		h = health_now(&d);
+		note_late(&h, &seen, &late_max);
+		tu_sleep_ms(100);
+	}
+	ck_assert_msg(!td_file_has(d.td.log, want), "%s announced uncommitted",
+	    want);
+	unlock_db(db);
+	t0 = mono_ms();
+	j = wait_listed(&d, id, NULL, &s);
+	jm_free(j);
+	fprintf(stderr,
+	    "held store: start answered in %lld ms, timer late by at most "
+	    "%lld us in the windows meanwhile; record listed %lld ms after "
+	    "the lock went\n",
+	    (long long)t_start, late_max / 1000, (long long)(mono_ms() - t0));
+	ck_assert(td_log_until(d.td.pid, d.td.log, want, 100, 50));
+	h = health_now(&d);
+	ck_assert_int_eq(h.rec_queued, 0);
+	ck_assert_int_ge(h.rec_written, 1);
+	/* the loop never waited for the held store */
+	ck_assert_msg(t_start < 1000, "start answered in %lld ms",
+	    (long long)t_start);
+	ck_assert_msg(late_max < 500 * 1000000LL, "timer late by %lld ms",
+	    late_max / 1000000);
 	reap(a);
 	daemon_stop(&d);
 }
@@ -1408,6 +1563,7 @@ heapprofd_daemon_suite(void)
 	tcase_add_test(tc, test_cancel_kills_child);
 	tcase_add_test(tc, test_hang_killed_at_timeout);
 	tcase_add_test(tc, test_restart_mid_session);
+	tcase_add_test(tc, test_held_store_loop_free);
 	tcase_add_test(tc, test_spawn_seccomp_completes);
 	tcase_add_test(tc, test_spawn_seccomp_cancel_timeout);
 	tcase_add_test(tc, test_spawn_blocked_without_helper);
