@@ -474,6 +474,27 @@ health_json(const char *dir, char *buf, size_t len)
 	pclose(f);
 }
 
+/* `vitals heapprofd start --pid <the test> --dry-run` on dir: its
+ * output and errors into buf. */
+static void
+hp_dry_run(const char *dir, char *buf, size_t len)
+{
+	char cmd[PATH_MAX * 2];
+	const char *b = getenv("VITALS_BUILDDIR");
+	FILE *f;
+	size_t n;
+
+	snprintf(cmd, sizeof(cmd),
+	    "%s/client/vitals --socket %s/vitalsd.sock"
+	    " heapprofd start --pid %d --dry-run 2>&1",
+	    b ? b : ".", dir, (int)getpid());
+	f = popen(cmd, "r");
+	ck_assert_ptr_nonnull(f);
+	n = fread(buf, 1, len - 1, f);
+	buf[n] = '\0';
+	pclose(f);
+}
+
 /* The integer after "key": in a JSON text (0 if absent). */
 static long long
 json_int(const char *j, const char *key)
@@ -522,6 +543,9 @@ open_retry_case(const char *dir, bool full)
 	ck_assert_msg(json_int(j, "open_retries") >= 1, "%s", j);
 	ck_assert_msg(json_int(j, "next_retry_ms") > 0, "%s", j);
 	ck_assert_msg(json_int(j, "queued") >= 2, "%s", j);
+	/* heapprofd could not read its session records: no session */
+	hp_dry_run(dir, j, sizeof(j));
+	ck_assert_msg(strstr(j, "session records not read yet"), "%s", j);
 	/* The cause goes away. */
 	if (full)
 		unlink(filler);
@@ -534,6 +558,9 @@ open_retry_case(const char *dir, bool full)
 	    "%s", j);
 	ck_assert_msg(json_int(j, "last_err") == 0, "%s", j);
 	ck_assert_msg(json_int(j, "windows_written") >= 12, "%s", j);
+	/* the writer thread read them once the store opened */
+	hp_dry_run(dir, j, sizeof(j));
+	ck_assert_msg(!strstr(j, "session records not read"), "%s", j);
 	run.stop_ns = now_wall();
 	status = td_kill(pid, SIGTERM);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);

@@ -4,8 +4,9 @@
  * queued with a note is told back (its eventfd, writer_each_done) only
  * once committed, or with why not (a busy database, a full queue);
  * heapprofd's records are written in the order put, a queued put of an id
- * replaced by a newer one, a full queue counted. The database is held by
- * a second connection, as another writer would hold it.
+ * replaced by a newer one, a full queue counted; a call run on the
+ * writer's thread until it succeeds. The database is held by a second
+ * connection, as another writer would hold it.
  */
 #include <check.h>
 #include <errno.h>
@@ -85,8 +86,7 @@ hold(void)
 {
 	sqlite3 *h;
 
-	ck_assert_int_eq(sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE,
-			     NULL),
+	ck_assert_int_eq(sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE, NULL),
 	    SQLITE_OK);
 	sqlite3_busy_timeout(h, 5000);
 	ck_assert_int_eq(sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL),
@@ -316,6 +316,75 @@ START_TEST(records_ordered_replaced_bounded)
 }
 END_TEST
 
+struct call {
+	int fails; /* tries to fail first */
+	int tries, done;
+	bool open; /* the store was open when it ran */
+};
+
+static int
+call_fn(struct store *s, void *arg)
+{
+	struct call *c = arg;
+
+	c->open = store_is_open(s);
+	return ++c->tries <= c->fails ? -EBUSY : 0;
+}
+
+static void
+call_done(void *arg)
+{
+	((struct call *)arg)->done++;
+}
+
+static void
+noop_cb(void *arg, const struct writer_done *dn)
+{
+	(void)arg;
+	(void)dn;
+}
+
+/*
+ * A call on the writer thread (heapprofd's records read when the store
+ * opened late): tried again while it fails, then its done runs once on
+ * the caller's side, from writer_each_done; one at a time; a cancelled
+ * call never runs its done.
+ */
+START_TEST(call_retried_then_done)
+{
+	struct store *s = open_busy(1000);
+	struct call c = { .fails = 2 }, c2 = { 0 };
+	struct writer *wr;
+	unsigned i;
+
+	ck_assert_int_eq(writer_start(s, 8, &wr), 0);
+	ck_assert_int_eq(writer_call(wr, call_fn, call_done, &c), 0);
+	ck_assert_int_eq(writer_call(wr, call_fn, call_done, &c2), -EBUSY);
+	for (i = 0; i < 100 && c.done == 0; i++) {
+		(void)told_within(wr, 100);
+		writer_each_done(wr, noop_cb, NULL);
+	}
+	ck_assert_int_eq(c.done, 1);
+	ck_assert_int_eq(c.tries, 3); /* 0.5 s, then 1 s later */
+	ck_assert(c.open);
+	writer_each_done(wr, noop_cb, NULL);
+	ck_assert_int_eq(c.done, 1);
+	/* cancelled: never done */
+	c2.fails = 1000;
+	ck_assert_int_eq(writer_call(wr, call_fn, call_done, &c2), 0);
+	usleep(100000);
+	writer_call_cancel(wr);
+	ck_assert_int_ge(c2.tries, 1);
+	i = (unsigned)c2.tries;
+	usleep(1200000);
+	writer_each_done(wr, noop_cb, NULL);
+	ck_assert_int_eq(c2.done, 0);
+	ck_assert_int_eq(c2.tries, (int)i);
+	writer_stop(wr, 1000);
+	store_close(s);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -327,6 +396,7 @@ main(void)
 	tcase_add_test(tc, told_after_commit);
 	tcase_add_test(tc, told_failing_and_dropped);
 	tcase_add_test(tc, records_ordered_replaced_bounded);
+	tcase_add_test(tc, call_retried_then_done);
 	suite_add_tcase(su, tc);
 	return tu_run(su);
 }

@@ -423,7 +423,7 @@ decide(struct heapprofd *hp, const struct hp_request *rq, struct hp_params *p,
 	if (hp->next_id == 0)
 		return refuse(ret, HP_REFUSE_UNAVAILABLE,
 		    "session records "
-		    "not read at start (%s): budgets cannot be kept",
+		    "not read yet (%s): budgets cannot be kept",
 		    strerror(-hp->load_err));
 	if (!rq->dry_run && hp->st.spawn != HP_SPAWN_DIRECT &&
 	    hp->st.spawn != HP_SPAWN_HELPER)
@@ -687,41 +687,84 @@ heapprofd_window(struct heapprofd *hp, const struct window *w)
  * watches their child any more. Close them honestly; a perfetto that is
  * still alive (same pid and start time) is stopped, its output kept. */
 static void
-close_stale(struct heapprofd *hp)
+close_stale(struct heapprofd *hp, struct hp_record *v, size_t n)
 {
-	struct hp_record *v = NULL;
-	size_t n = 0, i;
+	char what[96];
+	size_t i;
 	uint64_t st;
-	int e;
 
-	if ((e = store_hp_running(hp->store, &v, &n)) < 0) {
-		hp_note_store_error(hp, e, "running sessions not read");
-		return;
-	}
 	for (i = 0; i < n; i++) {
 		struct hp_record *r = &v[i];
 		bool alive = r->child_pid > 0 &&
 		    hp_proc_starttime(hp, r->child_pid, &st) == 0 &&
 		    st == r->child_starttime;
 
-		if (alive)
-			kill(r->child_pid, SIGTERM);
+		/* after the drop (a store read late) the filter may refuse */
+		if (alive && kill(r->child_pid, SIGTERM) < 0)
+			snprintf(what, sizeof(what),
+			    "was still running: "
+			    "SIGTERM refused (%s), exit status unknown",
+			    strerror(errno));
+		else
+			snprintf(what, sizeof(what), "%s",
+			    alive ? "was still running: sent SIGTERM, exit "
+				    "status unknown" :
+				    "had ended: exit status unknown");
 		r->end_wall_ns = hp_wall_now();
 		snprintf(r->outcome, sizeof(r->outcome), "daemon restarted");
 		snprintf(r->message, sizeof(r->message),
 		    "vitalsd restarted "
 		    "during the session; perfetto (pid %d) %s",
-		    r->child_pid,
-		    alive ? "was still running: sent SIGTERM, exit status "
-			    "unknown" :
-			    "had ended: exit status unknown");
+		    r->child_pid, what);
 		hp_file_size(r->output_path, &r->output_bytes);
 		(void)hp_record_put(hp, r, "stale session not closed");
 		hp->st.restarted_closed++;
 		log_warnx("heapprofd: session %lld: %s", (long long)r->id,
 		    r->message);
 	}
-	free(v);
+}
+
+/* Setup reads the session table; when it cannot (the store opens later),
+ * the writer thread does once it can (late_read, late_done). */
+static void
+records_setup(struct heapprofd *hp)
+{
+	struct hp_load ld;
+	int e;
+
+	if ((e = hp_records_read(hp->store, hp_wall_now(), &ld)) < 0) {
+		hp->load_err = e;
+		hp_note_store_error(hp, e,
+		    "session records not read (read once the store opens)");
+		return;
+	}
+	hp_records_install(hp, &ld);
+	close_stale(hp, ld.running, ld.nrunning);
+	hp_load_release(&ld);
+}
+
+/* The writer thread: only hp->late, which the loop leaves alone until
+ * late_done. */
+static int
+late_read(struct store *s, void *arg)
+{
+	struct heapprofd *hp = arg;
+
+	hp_load_release(&hp->late);
+	return hp_records_read(s, hp_wall_now(), &hp->late);
+}
+
+static void
+late_done(void *arg)
+{
+	struct heapprofd *hp = arg;
+
+	hp->late_asked = false;
+	hp_records_install(hp, &hp->late);
+	close_stale(hp, hp->late.running, hp->late.nrunning);
+	hp_load_release(&hp->late);
+	log_info("heapprofd: session records read (the store opened after "
+		 "the start): sessions can start");
 }
 
 /*
@@ -791,8 +834,8 @@ heapprofd_new(struct event_base *base, const struct config *cfg,
 	if ((r = hp_session_setup(hp, cfg)) < 0)
 		goto fail;
 	/* setup reads, the loop does not: the ids, budgets and outcomes */
-	if (store && hp_records_load(hp, hp_wall_now()) == 0)
-		close_stale(hp);
+	if (store)
+		records_setup(hp);
 	*ret = hp;
 	return 0;
 fail:
@@ -807,7 +850,13 @@ fail:
 void
 heapprofd_set_writer(struct heapprofd *hp, struct writer *wr)
 {
+	if (hp->wr && hp->late_asked)
+		writer_call_cancel(hp->wr);
+	hp->late_asked = false;
 	hp->wr = wr;
+	if (wr && hp->store && hp->next_id == 0 &&
+	    writer_call(wr, late_read, late_done, hp) == 0)
+		hp->late_asked = true;
 }
 
 /* The loop has ended: a running perfetto is stopped and waited for, its
@@ -826,6 +875,8 @@ heapprofd_free(struct heapprofd *hp)
 	if (hp == NULL)
 		return NULL;
 	hp_session_stop(hp);
+	if (hp->wr && hp->late_asked)
+		writer_call_cancel(hp->wr);
 	hp_records_free(hp);
 	hp_rules_free(hp->rules);
 	if (hp->procfd >= 0)

@@ -21,6 +21,17 @@ struct hp_seen {
 	char outcome[32];
 };
 
+/* The session table as heapprofd reads it (hp_records_read). */
+struct hp_load {
+	int64_t max_id;
+	struct hp_budget_rec *budget; /* started in the last week */
+	size_t nbudget;
+	struct hp_record *recent; /* newest first */
+	size_t nrecent;
+	struct hp_record *running; /* left "running" by an earlier vitalsd */
+	size_t nrunning;
+};
+
 struct heapprofd {
 	struct event_base *base;
 	struct store *store;
@@ -32,6 +43,10 @@ struct heapprofd {
 	size_t nbudget, budget_cap;
 	struct hp_seen seen[HP_SEEN_MAX]; /* a ring */
 	unsigned nseen, seen_next;
+	/* not read at setup: read by the writer thread once the store opens
+	 * (writer_call); the loop touches it only when told */
+	struct hp_load late;
+	bool late_asked;
 	const struct hp_settings *hs;
 	struct hp_elig_policy policy; /* hs->policy, the build type found */
 	char *state_dir;
@@ -65,7 +80,9 @@ void hp_file_size(const char *path, int64_t *ret);
 
 /* hp_record.c */
 void hp_note_store_error(struct heapprofd *hp, int r, const char *what);
-int hp_records_load(struct heapprofd *hp, int64_t now_wall_ns);
+int hp_records_read(struct store *s, int64_t now_wall_ns, struct hp_load *ret);
+void hp_load_release(struct hp_load *ld);
+void hp_records_install(struct heapprofd *hp, struct hp_load *ld);
 void hp_records_free(struct heapprofd *hp);
 int64_t hp_record_id(struct heapprofd *hp);
 int hp_record_put(struct heapprofd *hp, const struct hp_record *r,

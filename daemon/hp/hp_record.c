@@ -44,33 +44,56 @@ seen_note(struct heapprofd *hp, int64_t id, const char *outcome)
 }
 
 /*
- * What setup reads: the largest id (the next one is ours to hand out),
- * the started sessions of the last week (budgets) and the newest records
- * (cancel's answers). Not read: hp->next_id stays 0 and sessions are
- * refused, since no budget could be kept.
+ * What heapprofd needs of the table before it can decide a request: the
+ * largest id (the next one is ours to hand out), the started sessions of
+ * the last week (budgets), the newest records (cancel's answers) and the
+ * rows still "running" (a restart closes them). Store reads only, no
+ * heapprofd state: setup calls it before the loop runs, or the writer
+ * thread when the store could not be read then (writer_call).
  */
 int
-hp_records_load(struct heapprofd *hp, int64_t now_wall_ns)
+hp_records_read(struct store *s, int64_t now_wall_ns, struct hp_load *ret)
 {
-	struct hp_record *v = NULL;
-	int64_t max = 0;
-	size_t n = 0, i;
 	int r;
 
-	if ((r = store_hp_max_id(hp->store, &max)) < 0 ||
-	    (r = store_hp_budget(hp->store, now_wall_ns - HP_WEEK_NS,
-		 &hp->budget, &hp->nbudget)) < 0 ||
-	    (r = store_hp_list(hp->store, HP_SEEN_MAX, &v, &n)) < 0) {
-		hp->load_err = r;
-		hp_note_store_error(hp, r, "session records not read");
+	memset(ret, 0, sizeof(*ret));
+	if ((r = store_hp_max_id(s, &ret->max_id)) < 0 ||
+	    (r = store_hp_budget(s, now_wall_ns - HP_WEEK_NS, &ret->budget,
+		 &ret->nbudget)) < 0 ||
+	    (r = store_hp_list(s, HP_SEEN_MAX, &ret->recent, &ret->nrecent)) <
+		0 ||
+	    (r = store_hp_running(s, &ret->running, &ret->nrunning)) < 0) {
+		hp_load_release(ret);
 		return r;
 	}
-	hp->budget_cap = hp->nbudget;
-	for (i = n; i-- > 0;) /* newest first: oldest into the ring first */
-		seen_note(hp, v[i].id, v[i].outcome);
-	free(v);
-	hp->next_id = max + 1;
 	return 0;
+}
+
+void
+hp_load_release(struct hp_load *ld)
+{
+	free(ld->budget);
+	free(ld->recent);
+	free(ld->running);
+	memset(ld, 0, sizeof(*ld));
+}
+
+/* What was read becomes heapprofd's (the budget records taken over):
+ * requests can be decided from now on. ld->running stays the caller's. */
+void
+hp_records_install(struct heapprofd *hp, struct hp_load *ld)
+{
+	size_t i;
+
+	free(hp->budget);
+	hp->budget = ld->budget;
+	hp->nbudget = hp->budget_cap = ld->nbudget;
+	ld->budget = NULL;
+	ld->nbudget = 0;
+	for (i = ld->nrecent; i-- > 0;) /* newest first: oldest in first */
+		seen_note(hp, ld->recent[i].id, ld->recent[i].outcome);
+	hp->next_id = ld->max_id + 1;
+	hp->load_err = 0;
 }
 
 void
@@ -79,6 +102,7 @@ hp_records_free(struct heapprofd *hp)
 	free(hp->budget);
 	hp->budget = NULL;
 	hp->nbudget = hp->budget_cap = 0;
+	hp_load_release(&hp->late);
 }
 
 /* The id of a new record; 0 when the records were not read at setup. */

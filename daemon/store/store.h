@@ -179,6 +179,9 @@ int writer_submit_note(struct writer *wr, const struct window *w,
 int writer_fd(const struct writer *wr);
 void writer_each_done(struct writer *wr,
     void (*fn)(void *arg, const struct writer_done *dn), void *arg);
+int writer_call(struct writer *wr, int (*fn)(struct store *s, void *arg),
+    void (*done)(void *arg), void *arg);
+void writer_call_cancel(struct writer *wr);
 int writer_hp_put(struct writer *wr, const struct hp_record *r);
 void writer_hp_stats(struct writer *wr, struct writer_rec_stats *ret);
 /* Stopping daemons and tests only: the loop never waits for the writer. */

@@ -63,6 +63,13 @@ struct writer {
 	struct writer_done *done;
 	size_t ndone, done_cap;
 	int efd;
+	/* one call to run on this thread when the store lets it (writer_call) */
+	int (*call_fn)(struct store *s, void *arg);
+	void (*call_done)(void *arg);
+	void *call_arg;
+	bool call_pending, call_running, call_told;
+	int64_t call_next_ns;
+	unsigned call_backoff;
 };
 
 static void
@@ -209,6 +216,35 @@ maintain(struct writer *wr, const char *boot_id)
 	(void)store_maintain_at(wr->store, &now);
 }
 
+/* The caller's call, on this thread: told to the loop once it succeeds,
+ * tried again with its own backoff while it fails (the store closed). */
+static void
+run_call(struct writer *wr)
+{
+	int r;
+
+	wr->call_running = true;
+	pthread_mutex_unlock(&wr->mu);
+	if (!store_is_open(wr->store))
+		(void)store_reopen(wr->store);
+	r = wr->call_fn(wr->store, wr->call_arg);
+	pthread_mutex_lock(&wr->mu);
+	wr->call_running = false;
+	pthread_cond_broadcast(&wr->done_cv);
+	if (!wr->call_pending) /* cancelled meanwhile */
+		return;
+	if (r < 0) {
+		wr->call_next_ns = clock_ns(CLOCK_MONOTONIC) +
+		    (int64_t)wr->call_backoff * NSEC_PER_MSEC;
+		if (wr->call_backoff < RETRY_MAX_MS)
+			wr->call_backoff *= 2;
+		return;
+	}
+	wr->call_pending = false;
+	wr->call_told = true;
+	(void)!write(wr->efd, &(uint64_t){ 1 }, sizeof(uint64_t));
+}
+
 /* After a failure that may pass: back off, say when the next try is. */
 static void
 note_retry(struct writer *wr, unsigned *backoff)
@@ -302,15 +338,26 @@ writer_main(void *arg)
 	pthread_mutex_lock(&wr->mu);
 	for (;;) {
 		struct timespec ts;
-		bool idle = wr->qlen == 0 && wr->rlen == 0, ok;
+		int64_t now = clock_ns(CLOCK_MONOTONIC);
+		bool empty = wr->qlen == 0 && wr->rlen == 0, ok;
+		bool due = wr->call_pending && now >= wr->call_next_ns;
 
-		if (wr->stopping &&
-		    (idle || clock_ns(CLOCK_MONOTONIC) > wr->flush_deadline_ns))
+		if (wr->stopping && (empty || now > wr->flush_deadline_ns))
 			break;
-		if (idle || failing) {
+		if (due && !wr->stopping) {
+			run_call(wr);
+			continue;
+		}
+		if (empty || failing) {
 			unsigned ms = failing ? backoff :
 						MAINTAIN_EVERY_S * 1000;
 
+			if (wr->call_pending &&
+			    wr->call_next_ns - now <
+				(int64_t)ms * NSEC_PER_MSEC)
+				ms = (unsigned)((wr->call_next_ns - now) /
+					NSEC_PER_MSEC +
+				    1);
 			if (wr->stopping && ms > 200)
 				ms = 200; /* retry until the flush deadline */
 			timespec_after_ms(&ts, ms);
@@ -461,12 +508,14 @@ writer_fd(const struct writer *wr)
 }
 
 /* What the writer has to tell, each once, oldest first; fn runs without
- * the writer's lock (it may call writer_get). */
+ * the writer's lock (it may call writer_get). A call that succeeded has
+ * its done callback run here too. */
 void
 writer_each_done(struct writer *wr,
     void (*fn)(void *arg, const struct writer_done *dn), void *arg)
 {
 	struct writer_done *v;
+	bool called;
 	uint64_t u;
 	size_t n, i;
 
@@ -476,12 +525,54 @@ writer_each_done(struct writer *wr,
 	n = wr->ndone;
 	wr->done = NULL;
 	wr->ndone = wr->done_cap = 0;
+	called = wr->call_told;
+	wr->call_told = false;
 	pthread_mutex_unlock(&wr->mu);
 	for (i = 0; i < n; i++) {
 		fn(arg, &v[i]);
 		free(v[i].note);
 	}
 	free(v);
+	if (called)
+		wr->call_done(wr->call_arg);
+}
+
+/*
+ * Run fn(store, arg) on the writer thread, ahead of its queues, until it
+ * returns 0 (the store, if closed, opened first; a failure tried again
+ * with a backoff of 0.5 s doubling to 10 s); then done(arg) runs on the
+ * loop, from writer_each_done. One call at a time: -EBUSY.
+ */
+int
+writer_call(struct writer *wr, int (*fn)(struct store *s, void *arg),
+    void (*done)(void *arg), void *arg)
+{
+	pthread_mutex_lock(&wr->mu);
+	if (wr->call_pending || wr->call_told) {
+		pthread_mutex_unlock(&wr->mu);
+		return -EBUSY;
+	}
+	wr->call_fn = fn;
+	wr->call_done = done;
+	wr->call_arg = arg;
+	wr->call_pending = true;
+	wr->call_next_ns = 0;
+	wr->call_backoff = RETRY_MIN_MS;
+	pthread_cond_signal(&wr->cv);
+	pthread_mutex_unlock(&wr->mu);
+	return 0;
+}
+
+/* The call is not to run (any more), nor its done: returns once a run
+ * of it in progress has ended, so its argument may be freed. */
+void
+writer_call_cancel(struct writer *wr)
+{
+	pthread_mutex_lock(&wr->mu);
+	wr->call_pending = wr->call_told = false;
+	while (wr->call_running)
+		pthread_cond_wait(&wr->done_cv, &wr->mu);
+	pthread_mutex_unlock(&wr->mu);
 }
 
 /*
