@@ -507,8 +507,10 @@ heapprofd_start(struct heapprofd *hp, const struct hp_request *rq,
 	 * any window: once committed (a few ms), a crash leaves a "running"
 	 * row the next start closes. The budget is spent from now on. */
 	rec.id = hp_record_id(hp);
-	if ((e = hp_record_put(hp, &rec, "session not recorded")) < 0 ||
-	    (e = hp_budget_note(hp, now, rec.target_key)) < 0) {
+	if ((e = hp_budget_note(hp, now, rec.target_key)) == 0 &&
+	    (e = hp_record_put(hp, &rec, "session not recorded")) < 0)
+		hp->nbudget--; /* not recorded, not started: nothing spent */
+	if (e < 0) {
 		free(cfg);
 		refuse(ret, HP_REFUSE_UNAVAILABLE, "session not recorded: %s",
 		    strerror(-e));
