@@ -41,6 +41,7 @@ struct vitalsd {
 	struct collector *col;
 	struct store *store; /* NULL: windows live in memory only */
 	struct writer *wr;
+	struct event *wr_ev;  /* the writer tells of commits (writer_fd) */
 	unsigned interval_ms; /* configured cadence */
 	unsigned cur_ms;      /* cadence now (burst or not) */
 	int64_t next_ns;      /* monotonic deadline of the next sample */
@@ -80,6 +81,54 @@ in_dir(const char *path, const char *dir)
 	    strchr(path + n + 1, '/') == NULL;
 }
 
+/*
+ * A window's line, "window N: ..., store ...", once the writer has
+ * committed it: a kill after the line loses at most the open window. When
+ * it was not committed (the store fails, the queue dropped it) the line
+ * says why.
+ */
+static void
+window_done(void *arg, const struct writer_done *dn)
+{
+	struct vitalsd *d = arg;
+	struct vbuf b = { 0 };
+	struct store_stats st;
+	unsigned queued;
+	uint64_t dropped;
+	const char *why;
+
+	writer_get(d->wr, &st, &queued, &dropped);
+	if (dn->err == -ENOBUFS)
+		why = "not stored: the write queue was full";
+	else if (dn->err < 0)
+		why = dn->final ? "not stored" : "not committed yet";
+	else
+		why = NULL;
+	vbuf_printf(&b, "%s, store %s (queued %u, dropped %llu", dn->note,
+	    store_state_name(st.state), queued, (unsigned long long)dropped);
+	if (why && dn->err != -ENOBUFS)
+		vbuf_printf(&b, ": %s: %s", why,
+		    st.last_err ? st.last_errmsg : strerror(-dn->err));
+	else if (why)
+		vbuf_printf(&b, ": %s", why);
+	else if (st.last_err)
+		vbuf_printf(&b, ": %s", st.last_errmsg);
+	vbuf_printf(&b, ")");
+	if (b.p)
+		log_info("%s", b.p);
+	vbuf_release(&b);
+}
+
+static void
+writer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct vitalsd *d = arg;
+
+	(void)fd;
+	(void)what;
+	writer_each_done(d->wr, window_done, d);
+}
+
 static void
 window_log_cb(const struct window *w, void *arg)
 {
@@ -87,26 +136,13 @@ window_log_cb(const struct window *w, void *arg)
 	struct vbuf b = { 0 };
 	int r;
 
-	if (d->wr && (r = writer_submit(d->wr, w)) < 0)
-		log_warnx("window %llu not queued for the store: %s",
-		    (unsigned long long)w->seq, strerror(-r));
-	/* Committed before the loop goes on: a kill from here on loses at
-	 * most the open window (bounded, so a slow disk never stalls it). */
-	else if (d->wr)
-		(void)writer_wait(d->wr, WRITER_WAIT_MS);
 	dump_summary_line(w, &b);
-	if (d->wr) {
-		struct store_stats st;
-		unsigned queued;
-		uint64_t dropped;
-
-		writer_get(d->wr, &st, &queued, &dropped);
-		vbuf_printf(&b, ", store %s (queued %u, dropped %llu%s%s)",
-		    store_state_name(st.state), queued,
-		    (unsigned long long)dropped, st.last_err ? ": " : "",
-		    st.last_err ? st.last_errmsg : "");
-	}
-	if (b.p)
+	/* Queued, not waited for: the line comes when the writer says the
+	 * window is committed (window_done). */
+	if (d->wr && (r = writer_submit_note(d->wr, w, b.p ? b.p : "")) < 0)
+		log_warnx("%s; not queued for the store: %s", b.p ? b.p : "",
+		    strerror(-r));
+	else if (d->wr == NULL && b.p)
 		log_info("%s", b.p);
 	vbuf_release(&b);
 	/* heapprofd rules look at every closed window but the
@@ -768,6 +804,14 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 		r = -ENOMEM;
 		goto fail;
 	}
+	if (d->wr &&
+	    ((d->wr_ev = event_new(d->base, writer_fd(d->wr),
+		  EV_READ | EV_PERSIST, writer_cb, d)) == NULL ||
+		event_priority_set(d->wr_ev, 1) < 0 ||
+		event_add(d->wr_ev, NULL) < 0)) {
+		r = -ENOMEM;
+		goto fail;
+	}
 	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
 		d->sig[i] = evsignal_new(d->base, sigs[i], signal_cb, d);
 		if (d->sig[i] == NULL || evsignal_add(d->sig[i], NULL) < 0) {
@@ -787,6 +831,8 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 	}
 	statedir_fs_leave();
 	heapprofd_set_gpu(d->hp, window_gpu_bytes, NULL);
+	/* from here on its records are written by the writer thread */
+	heapprofd_set_writer(d->hp, d->wr);
 	/* Working-set targets: passes at priority 1 (wss.c). */
 	if ((r = wss_setup(d, cfg, helpers)) < 0)
 		goto fail;
@@ -849,11 +895,18 @@ vitalsd_run(struct vitalsd *d)
 	collector_clocks(&now);
 	if ((r = collector_close_window(d->col, &now)) < 0)
 		log_warnx("closing the last window: %s", strerror(-r));
+	/* a running session ends now, its record queued before the writer
+	 * stops */
+	heapprofd_stop(d->hp);
 	if (d->wr) {
 		struct store_stats st;
 
-		/* Write what is queued; give a full disk a few seconds. */
-		d->wr = writer_stop(d->wr, 5000);
+		/* The loop has stopped: waiting is fine now. The last lines,
+		 * then what is queued; give a full disk a few seconds. */
+		(void)writer_wait(d->wr, WRITER_FLUSH_MS);
+		writer_each_done(d->wr, window_done, d);
+		heapprofd_set_writer(d->hp, NULL);
+		d->wr = writer_stop(d->wr, WRITER_FLUSH_MS);
 		store_get_stats(d->store, &st);
 		log_info("store: %llu windows written, %llu write failures",
 		    (unsigned long long)st.windows_written,
@@ -874,6 +927,8 @@ vitalsd_free(struct vitalsd *d)
 			event_free(d->sig[i]);
 	if (d->tick)
 		event_free(d->tick);
+	if (d->wr_ev)
+		event_free(d->wr_ev);
 	bpf_sched_free(d->bs);
 	/* the categories before the instance (a failed start included) */
 	d->ac = atcat_free(d->ac);

@@ -78,9 +78,10 @@ struct store_usage {
 };
 
 /*
- * One handle may be shared by threads (the writer thread and the loop's
- * heapprofd records): every public call holds `lock`, so statements and stats are never
- * used by two threads at once. Internal functions expect it held.
+ * One handle may be shared by threads (the writer thread; setup's reads
+ * before it starts; tests): every public call holds `lock`, so statements
+ * and stats are never used by two threads at once. Internal functions
+ * expect it held. The loop thread makes no call on it while it runs.
  */
 struct store {
 	pthread_mutex_t lock;
