@@ -10,12 +10,53 @@
 #                      lives while ctlfd stays open); dies when it is not
 #                      ready within 60 s
 #   population_stop    close ctlfd and stop spawn_tasks
+#   isnum VALUE WHAT   die unless VALUE is a whole number
+#   population_opt ARGS...
+#                      the options every population bench takes (--vitalsd,
+#                      --seconds, --procs, --threads, --busy, --burn-us,
+#                      --tools, --vitalsd-args, --keep): sets the variable
+#                      of the same name (burn_us, vitalsd_args, secs) and
+#                      opt_words to the words used; returns 1 for any other
+#                      option
+#   population_check   die unless --procs, --threads, --busy and --burn-us
+#                      are numbers in range
 #   io_written PID     bytes the kernel counted as written to storage for
 #                      PID (write_bytes − cancelled_write_bytes of
 #                      /proc/PID/io, every thread, reaped children
 #                      included), in $io; empty when unreadable
 #
 # The caller defines die() and uses "set -euo pipefail".
+
+isnum() {
+	[[ $1 =~ ^[0-9]+$ ]] || die "$2: not a number: $1"
+}
+
+opt_words=1
+population_opt() {
+	opt_words=2
+	case $1 in
+	--vitalsd) vitalsd=${2:?--vitalsd needs a path} ;;
+	--seconds) secs=${2:?--seconds needs N} ;;
+	--procs) procs=${2:?--procs needs N} ;;
+	--threads) threads=${2:?--threads needs N} ;;
+	--busy) busy=${2:?--busy needs PCT} ;;
+	--burn-us) burn_us=${2:?--burn-us needs N} ;;
+	--tools) tools=${2:?--tools needs a list} ;;
+	--vitalsd-args) vitalsd_args=${2?--vitalsd-args needs a value} ;;
+	--keep) keep=1; opt_words=1 ;;
+	*) return 1 ;;
+	esac
+}
+
+population_check() {
+	isnum "$secs" --seconds
+	isnum "$procs" --procs
+	isnum "$threads" --threads
+	isnum "$busy" --busy
+	isnum "$burn_us" --burn-us
+	((procs > 0 && threads > 0 && busy <= 100)) ||
+	    die "need --procs > 0, --threads > 0, --busy <= 100"
+}
 
 # kill -0 succeeds on a zombie, and with SIGCHLD blocked (as some
 # supervisors leave it) bash may not reap a child until "wait": look at the

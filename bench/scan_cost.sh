@@ -57,37 +57,22 @@ die() {
 	exit 1
 }
 
-isnum() {
-	[[ $1 =~ ^[0-9]+$ ]] || die "$2: not a number: $1"
-}
-
 while (($#)); do
+	if population_opt "$@"; then
+		shift "$opt_words"
+		continue
+	fi
 	case $1 in
-	--vitalsd) vitalsd=${2:?--vitalsd needs a path}; shift ;;
-	--seconds) secs=${2:?--seconds needs N}; shift ;;
 	--warmup) warmup=${2:?--warmup needs N}; shift ;;
-	--procs) procs=${2:?--procs needs N}; shift ;;
-	--threads) threads=${2:?--threads needs N}; shift ;;
-	--busy) busy=${2:?--busy needs PCT}; shift ;;
-	--burn-us) burn_us=${2:?--burn-us needs N}; shift ;;
 	--no-idle) idle=0 ;;
-	--tools) tools=${2:?--tools needs a list}; shift ;;
-	--vitalsd-args) vitalsd_args=${2?--vitalsd-args needs a value}; shift ;;
-	--keep) keep=1 ;;
 	-h | --help) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
 	esac
 	shift
 done
-isnum "$secs" --seconds
+population_check
 isnum "$warmup" --warmup
-isnum "$procs" --procs
-isnum "$threads" --threads
-isnum "$busy" --busy
-isnum "$burn_us" --burn-us
 isnum "$window" BENCH_WINDOW_S
-((procs > 0 && threads > 0 && busy <= 100)) ||
-    die "need --procs > 0, --threads > 0, --busy <= 100"
 ((secs > 0)) || die "--seconds must be > 0"
 
 IFS=, read -ra tool_list <<<"$tools"

@@ -63,31 +63,21 @@ die() {
 	exit 1
 }
 
-isnum() {
-	[[ $1 =~ ^[0-9]+$ ]] || die "$2: not a number: $1"
-}
-
 while (($#)); do
+	if population_opt "$@"; then
+		shift "$opt_words"
+		continue
+	fi
 	case $1 in
-	--vitalsd) vitalsd=${2:?--vitalsd needs a path}; shift ;;
-	--seconds) secs=${2:?--seconds needs N}; shift ;;
 	--window) window=${2:?--window needs N}; shift ;;
-	--procs) procs=${2:?--procs needs N}; shift ;;
-	--threads) threads=${2:?--threads needs N}; shift ;;
-	--busy) busy=${2:?--busy needs PCT}; shift ;;
-	--burn-us) burn_us=${2:?--burn-us needs N}; shift ;;
-	--tools) tools=${2:?--tools needs a list}; shift ;;
 	--dir) workdir=${2:?--dir needs a directory}; shift ;;
-	--vitalsd-args) vitalsd_args=${2?--vitalsd-args needs a value}; shift ;;
-	--keep) keep=1 ;;
 	-h | --help) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
 	esac
 	shift
 done
-for v in secs window procs threads busy burn_us; do
-	isnum "${!v}" "--${v/_/-}"
-done
+population_check
+isnum "$window" --window
 ((secs >= window && window > 0)) || die "--seconds must be >= --window > 0"
 
 IFS=, read -ra tool_list <<<"$tools"

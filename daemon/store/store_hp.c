@@ -126,25 +126,37 @@ prepare(struct store *s, const char *sql, sqlite3_stmt **ret)
 	return 0;
 }
 
-int
-store_hp_insert(struct store *s, struct hp_record *r)
+/*
+ * One record in one autocommit transaction: under r->id when it is set
+ * (replacing what an earlier put of that id wrote), else under the next
+ * rowid, returned in *ret_id. A refusal trims the refusals kept to
+ * HP_REFUSED_KEEP. Closed: -EBADF, as store_put says (the writer reopens).
+ */
+static int
+record_write(struct store *s, const struct hp_record *r, int64_t *ret_id)
 {
 	sqlite3_stmt *st = NULL, *del = NULL;
 	int rc, err;
 
 	pthread_mutex_lock(&s->lock);
+	if (s->db == NULL) {
+		err = -EBADF;
+		goto out;
+	}
 	if ((err = prepare(s,
-		 "INSERT INTO hp_session (" HP_COLS ") VALUES "
-		 "(NULL, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
+		 "INSERT OR REPLACE INTO hp_session (" HP_COLS ") VALUES "
+		 "(?20, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
 		 "?14, ?15, ?16, ?17, ?18, ?19)",
 		 &st)) < 0)
 		goto out;
 	bind_record(st, r);
+	if (r->id > 0)
+		sqlite3_bind_int64(st, 20, r->id);
 	if ((rc = store_run(st)) != SQLITE_OK) {
-		err = store_fail(s, rc, "heapprofd: insert");
+		err = store_fail(s, rc, "heapprofd: record");
 		goto out;
 	}
-	r->id = sqlite3_last_insert_rowid(s->db);
+	*ret_id = r->id > 0 ? r->id : sqlite3_last_insert_rowid(s->db);
 	if (!r->started &&
 	    prepare(s,
 		"DELETE FROM hp_session WHERE id IN "
@@ -162,51 +174,31 @@ out:
 	return err;
 }
 
-/*
- * The record as it is now, under the id heapprofd gave it: inserted, or
- * replacing what an earlier put of the same id wrote. One autocommit
- * transaction. Closed: -EBADF, as store_put says (the writer reopens).
- */
+/* A new record under the next id, which r->id is set to (tests, tools). */
+int
+store_hp_insert(struct store *s, struct hp_record *r)
+{
+	struct hp_record fresh = *r;
+	int64_t id;
+	int err;
+
+	if (s == NULL)
+		return -EBADF;
+	fresh.id = 0;
+	if ((err = record_write(s, &fresh, &id)) == 0)
+		r->id = id;
+	return err;
+}
+
+/* The record as it is now, under the id heapprofd gave it. */
 int
 store_hp_put(struct store *s, const struct hp_record *r)
 {
-	sqlite3_stmt *st = NULL, *del = NULL;
-	int rc, err;
+	int64_t id;
 
 	if (s == NULL || r->id <= 0)
 		return s == NULL ? -EBADF : -EINVAL;
-	pthread_mutex_lock(&s->lock);
-	if (s->db == NULL) {
-		err = -EBADF;
-		goto out;
-	}
-	if ((err = prepare(s,
-		 "INSERT OR REPLACE INTO hp_session (" HP_COLS ") VALUES "
-		 "(?20, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
-		 "?14, ?15, ?16, ?17, ?18, ?19)",
-		 &st)) < 0)
-		goto out;
-	bind_record(st, r);
-	sqlite3_bind_int64(st, 20, r->id);
-	if ((rc = store_run(st)) != SQLITE_OK) {
-		err = store_fail(s, rc, "heapprofd: record");
-		goto out;
-	}
-	if (!r->started &&
-	    prepare(s,
-		"DELETE FROM hp_session WHERE id IN "
-		"(SELECT id FROM hp_session WHERE started = 0 ORDER BY id DESC "
-		"LIMIT -1 OFFSET ?1)",
-		&del) == 0) {
-		sqlite3_bind_int(del, 1, HP_REFUSED_KEEP);
-		(void)store_run(del);
-	}
-	store_after_write(s);
-out:
-	sqlite3_finalize(st);
-	sqlite3_finalize(del);
-	pthread_mutex_unlock(&s->lock);
-	return err;
+	return record_write(s, r, &id);
 }
 
 /* The largest session id stored (0: none), for the ids handed out next. */
