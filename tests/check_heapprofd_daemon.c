@@ -737,29 +737,6 @@ note_late(const struct hnow *h, long long *seen_seq, long long *late_max)
 
 /* The database's write lock, taken from a second connection as another
  * writer would: the daemon's writer thread waits for it (busy_timeout). */
-static sqlite3 *
-lock_db(const struct daemon *d)
-{
-	char db[PATH_MAX];
-	sqlite3 *h;
-
-	snprintf(db, sizeof(db), "%s/vitals.db", d->td.dir);
-	ck_assert_int_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READWRITE, NULL),
-	    SQLITE_OK);
-	sqlite3_busy_timeout(h, 5000);
-	ck_assert_int_eq(sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL),
-	    SQLITE_OK);
-	return h;
-}
-
-static void
-unlock_db(sqlite3 *h)
-{
-	ck_assert_int_eq(sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL),
-	    SQLITE_OK);
-	sqlite3_close(h);
-}
-
 /*
  * The store's writer held (another connection has the write lock, the
  * writer thread waits for it inside its busy timeout of 2 s): the daemon
@@ -772,7 +749,7 @@ START_TEST(test_held_store_loop_free)
 {
 	long long seen = 0, late_max = 0, id, w;
 	const struct jm *s;
-	char want[32];
+	char want[32], dbpath[PATH_MAX];
 	struct hnow h;
 	struct daemon d;
 	struct jm *j;
@@ -785,7 +762,8 @@ START_TEST(test_held_store_loop_free)
 	/* a window stored: the database and its tables exist */
 	ck_assert(td_log_until(d.td.pid, d.td.log, "window 2:", 300, 50));
 	h = health_now(&d);
-	db = lock_db(&d);
+	snprintf(dbpath, sizeof(dbpath), "%s/vitals.db", d.td.dir);
+	db = tu_db_hold(dbpath);
 	t_lock = mono_ms();
 	/* the next window closes: the writer now waits on the lock */
 	until = t_lock + 5000;
@@ -828,7 +806,7 @@ START_TEST(test_held_store_loop_free)
 	}
 	ck_assert_msg(!td_file_has(d.td.log, want), "%s announced uncommitted",
 	    want);
-	unlock_db(db);
+	tu_db_release(db);
 	t0 = mono_ms();
 	j = wait_listed(&d, id, NULL, &s);
 	jm_free(j);

@@ -81,27 +81,6 @@ submit(struct writer *wr, uint64_t seq)
 	window_free(w);
 }
 
-static sqlite3 *
-hold(void)
-{
-	sqlite3 *h;
-
-	ck_assert_int_eq(sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE, NULL),
-	    SQLITE_OK);
-	sqlite3_busy_timeout(h, 5000);
-	ck_assert_int_eq(sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL),
-	    SQLITE_OK);
-	return h;
-}
-
-static void
-release(sqlite3 *h)
-{
-	ck_assert_int_eq(sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL),
-	    SQLITE_OK);
-	sqlite3_close(h);
-}
-
 /* The writer's eventfd is readable within ms. */
 static bool
 told_within(struct writer *wr, int ms)
@@ -148,12 +127,12 @@ START_TEST(told_after_commit)
 	sqlite3 *db;
 
 	ck_assert_int_eq(writer_start(s, 8, &wr), 0);
-	db = hold();
+	db = tu_db_hold(path);
 	submit(wr, 1);
 	ck_assert(!told_within(wr, 300));
 	writer_each_done(wr, heard_cb, &h);
 	ck_assert_uint_eq(h.n, 0);
-	release(db);
+	tu_db_release(db);
 	ck_assert(told_within(wr, 5000));
 	writer_each_done(wr, heard_cb, &h);
 	ck_assert_uint_eq(h.n, 1);
@@ -191,7 +170,7 @@ START_TEST(told_failing_and_dropped)
 	unsigned i;
 
 	ck_assert_int_eq(writer_start(s, 2, &wr), 0);
-	db = hold();
+	db = tu_db_hold(path);
 	submit(wr, 1);
 	ck_assert(told_within(wr, 5000));
 	writer_each_done(wr, heard_cb, &h);
@@ -219,7 +198,7 @@ START_TEST(told_failing_and_dropped)
 	ck_assert_uint_lt(i, h.n);
 	ck_assert(h.final[i]);
 	ck_assert(h.seq[i] == 1 || h.seq[i] == 2);
-	release(db);
+	tu_db_release(db);
 	ck_assert_int_eq(writer_wait(wr, 20000), 0);
 	ck_assert(told_within(wr, 0));
 	writer_each_done(wr, heard_cb, &h);
@@ -274,7 +253,7 @@ START_TEST(records_ordered_replaced_bounded)
 	int64_t id;
 
 	ck_assert_int_eq(writer_start(s, 8, &wr), 0);
-	db = hold();
+	db = tu_db_hold(path);
 	r = record(1, "running");
 	ck_assert_int_eq(writer_hp_put(wr, &r), 0);
 	usleep(200000); /* in flight: the writer waits on the lock */
@@ -297,7 +276,7 @@ START_TEST(records_ordered_replaced_bounded)
 	writer_hp_stats(wr, &rs);
 	ck_assert_uint_eq(rs.queued, 256);
 	ck_assert_uint_eq(rs.dropped, 1);
-	release(db);
+	tu_db_release(db);
 	ck_assert_int_eq(writer_wait(wr, 20000), 0);
 	writer_hp_stats(wr, &rs);
 	ck_assert_uint_eq(rs.queued, 0);

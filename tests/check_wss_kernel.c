@@ -30,6 +30,9 @@
 #include "testutil.h"
 #include "vitalsd.h"
 
+/* A process to exec once the test knows its pid: sleep, for 30 s. */
+static const char *const sleeper[] = { "/bin/sleep", "30", NULL };
+
 #define NPAGES 48   /* the region */
 #define RESIDENT 32 /* made resident before monitoring */
 #define BIG 2048    /* the region of the loop test */
@@ -402,23 +405,13 @@ START_TEST(test_exec)
 	const struct wss_status *st;
 	struct wss_config c;
 	struct wss *w;
-	char err[160], go;
-	int p[2], status;
+	char err[160];
+	int gate, status;
 	uint64_t res = 0;
 	pid_t pid;
 	size_t i;
 
-	ck_assert_int_eq(pipe(p), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		close(p[1]);
-		if (read(p[0], &go, 1) != 1)
-			_exit(2);
-		execl("/bin/sleep", "sleep", "30", (char *)NULL);
-		_exit(127);
-	}
-	close(p[0]);
+	pid = tu_spawn_gated(sleeper, &gate);
 	wss_config_init(&c);
 	w = monitor(NULL, &c);
 	ck_assert_msg(wss_start(w, pid, WSS_MODE_HEAP, NULL, WSS_METHOD_AUTO,
@@ -426,7 +419,7 @@ START_TEST(test_exec)
 	    "%s", err);
 	ck_assert_int_eq(wss_pass_begin(w, pid), 0);
 	ck_assert_int_eq(wss_pass_end(w, pid), 0);
-	ck_assert_int_eq(write(p[1], "x", 1), 1);
+	ck_assert_int_eq(write(gate, "x", 1), 1);
 	/* exec done when the name changes (10 s at most) */
 	for (i = 0; i < 500; i++) {
 		char path[64], buf[64] = "";
@@ -472,7 +465,7 @@ START_TEST(test_exec)
 	ck_assert_uint_eq(st->read_errors, 0);
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
-	close(p[1]);
+	close(gate);
 	wss_free(w);
 }
 END_TEST
@@ -498,10 +491,9 @@ START_TEST(test_kept_fds)
 	struct child ch = spawn(NPAGES);
 	struct vbuf b = { 0 };
 	char path[64], addr[32];
-	int fm, fs, status, p[2];
+	int fm, fs, status, gate;
 	size_t len0;
 	pid_t pid;
-	char go;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)ch.pid);
 	ck_assert_int_ge(fm = open(path, O_RDONLY | O_CLOEXEC), 0);
@@ -533,22 +525,12 @@ START_TEST(test_kept_fds)
 
 	/* an exec: the kept descriptor reads nothing, a new one the new
 	 * address space */
-	ck_assert_int_eq(pipe(p), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		close(p[1]);
-		if (read(p[0], &go, 1) != 1)
-			_exit(2);
-		execl("/bin/sleep", "sleep", "30", (char *)NULL);
-		_exit(127);
-	}
-	close(p[0]);
+	pid = tu_spawn_gated(sleeper, &gate);
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	ck_assert_int_ge(fm = open(path, O_RDONLY | O_CLOEXEC), 0);
 	ck_assert_int_eq(read_fd_all(fm, &b), 0);
 	ck_assert_uint_gt(b.len, 0);
-	ck_assert_int_eq(write(p[1], "x", 1), 1);
+	ck_assert_int_eq(write(gate, "x", 1), 1);
 	ck_assert(wait_exec(pid));
 	ck_assert_int_eq(read_fd_all(fm, &b), 0);
 	ck_assert_uint_eq(b.len, 0);
@@ -559,7 +541,7 @@ START_TEST(test_kept_fds)
 	close(fm);
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
-	close(p[1]);
+	close(gate);
 	vbuf_release(&b);
 }
 END_TEST
@@ -578,23 +560,13 @@ START_TEST(test_helper_kept)
 	struct event_base *base;
 	struct wss_config c;
 	struct wss *w;
-	char err[160], go;
-	int p[2], status;
+	char err[160];
+	int gate, status;
 	uint64_t res = 0, seq;
 	pid_t pid;
 	size_t i;
 
-	ck_assert_int_eq(pipe(p), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		close(p[1]);
-		if (read(p[0], &go, 1) != 1)
-			_exit(2);
-		execl("/bin/sleep", "sleep", "30", (char *)NULL);
-		_exit(127);
-	}
-	close(p[0]);
+	pid = tu_spawn_gated(sleeper, &gate);
 	ck_assert_int_eq(privhelper_start("/proc", "/sys", NULL, &ph), 0);
 	ck_assert_ptr_nonnull(base = event_base_new());
 	ck_assert_int_eq(event_base_priority_init(base, 3), 0);
@@ -615,7 +587,7 @@ START_TEST(test_helper_kept)
 	ck_assert_uint_eq(h.calls - h0.calls, 4); /* none per pass */
 
 	seq = st->seq;
-	ck_assert_int_eq(write(p[1], "x", 1), 1);
+	ck_assert_int_eq(write(gate, "x", 1), 1);
 	ck_assert(wait_exec(pid));
 	run_loop(base, 700);
 	st = wss_get(w, pid);
@@ -631,7 +603,7 @@ START_TEST(test_helper_kept)
 	ck_assert_uint_eq(h.calls - h0.calls, 4 + 3);
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
-	close(p[1]);
+	close(gate);
 	wss_free(w);
 	wss_config_release(&c);
 	privhelper_stop(ph);

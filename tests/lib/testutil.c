@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "testutil.h"
 
 const char *
@@ -274,4 +276,47 @@ tu_sleep_ms(unsigned ms)
 
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
+}
+
+int
+tu_spawn_gated(const char *const *argv, int *gate)
+{
+	char go;
+	int p[2];
+	pid_t pid;
+
+	ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(p[1]);
+		if (read(p[0], &go, 1) != 1)
+			_exit(2);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(p[0]);
+	*gate = p[1];
+	return pid;
+}
+
+sqlite3 *
+tu_db_hold(const char *path)
+{
+	sqlite3 *h;
+
+	ck_assert_int_eq(sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE, NULL),
+	    SQLITE_OK);
+	sqlite3_busy_timeout(h, 5000);
+	ck_assert_int_eq(sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL),
+	    SQLITE_OK);
+	return h;
+}
+
+void
+tu_db_release(sqlite3 *h)
+{
+	ck_assert_int_eq(sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL),
+	    SQLITE_OK);
+	sqlite3_close(h);
 }

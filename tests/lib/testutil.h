@@ -25,6 +25,16 @@ unsigned long long tu_burn_ms(unsigned ms);
  * process dies): the activity a daemon window under test must see. */
 int tu_burner_start(void);
 void tu_burner_stop(int pid);
+/* A child that waits for one byte on *gate (the write end, the caller's
+ * to write to and close) and then execs argv (argv[0] a path): a process
+ * whose pid is known before its exec. Fails the test if fork fails. */
+int tu_spawn_gated(const char *const *argv, int *gate);
+/* Another connection holding the write lock of the database at path
+ * (BEGIN IMMEDIATE), as a slow or stuck writer would; tu_db_release rolls
+ * back and closes it. */
+struct sqlite3;
+struct sqlite3 *tu_db_hold(const char *path);
+void tu_db_release(struct sqlite3 *h);
 /* Write data to path (creating parent directories), truncating in place so
  * an fd already open on the file sees the new contents. */
 int tu_write(const char *path, const char *data, size_t len);
