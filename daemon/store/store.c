@@ -260,10 +260,10 @@ static const char *const ws_sql[WS__MAX] = {
 	[WS_COMMIT] = "COMMIT",
 	[WS_ROLLBACK] = "ROLLBACK",
 	[WS_INS_WINDOW] =
-	    "INSERT INTO windows (" STORE_WINDOW_COLS ") VALUES"
+	    "INSERT INTO windows (" STORE_WINDOW_COLS ", id) VALUES"
 	    " (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,"
 	    " ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26,"
-	    " ?27, ?28, ?29, ?30, ?31, ?32)"
+	    " ?27, ?28, ?29, ?30, ?31, ?32, ?33)"
 	    " ON CONFLICT DO NOTHING RETURNING id",
 	/* A level-0 window already folded into a roll-up is a replay. */
 	[WS_COVERED] =
@@ -370,7 +370,12 @@ store_put(struct store *s, const struct window *w)
 	if (s == NULL) /* s->db: under the lock (store_recover) */
 		return -EBADF;
 	pthread_mutex_lock(&s->lock);
-	r = put_locked(s, w);
+	/* into the spool when there is one (store_spool.c); a spool that
+	 * fails hands its windows to the main file first */
+	r = -1;
+	if (s->spool_tab != NULL && (r = store_spool_put(s, w)) < 0)
+		(void)store_spool_flush_locked(s);
+	r = r >= 0 ? 0 : put_locked(s, w);
 	if (store_heal_after_op(s))
 		(void)store_reopen_locked(s);
 	pthread_mutex_unlock(&s->lock);
@@ -547,6 +552,7 @@ db_close(struct store *s)
 {
 	unsigned i;
 
+	store_spool_detach(s);
 	for (i = 0; i < WS__MAX; i++) {
 		sqlite3_finalize(s->ws[i]);
 		s->ws[i] = NULL;
@@ -810,6 +816,8 @@ open_db(struct store *s)
 		(void)store_salvage(s, s->st.corrupt_path);
 	s->st.state = STORE_OK;
 	store_after_write(s);
+	/* batched commits, when configured: never a reason to fail */
+	(void)store_spool_open(s);
 	return 0;
 }
 
@@ -907,6 +915,7 @@ store_close(struct store *s)
 {
 	if (s == NULL)
 		return NULL;
+	store_spool_close(s);
 	if (s->db)
 		db_close(s);
 	pthread_mutex_destroy(&s->lock);

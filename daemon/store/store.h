@@ -40,6 +40,13 @@ struct store_opts {
 	/* the daemon's I/O accounting, read by each maintenance pass
 	 * (store_usage.c); NULL: /proc/self/io */
 	const char *io_path;
+	/* Batched commits (store_spool.c): each window is committed at once
+	 * into the spool, a database of its own at spool_path on a RAM file
+	 * system, and the spool's windows move into the main file in one
+	 * transaction every commit_s seconds (and before maintenance and at
+	 * close). NULL: every window is its own transaction in the main file. */
+	const char *spool_path;
+	unsigned commit_s;
 };
 
 #define STORE_CLOCK_JUMP_S (24 * 3600)
@@ -81,6 +88,15 @@ struct store_stats {
 	uint64_t history_windows;
 	int64_t history_wall_first_ns, history_wall_last_ns;
 	int64_t bound_holds_ns;
+	/* batched commits (store_spool.c): whether the spool is in use, and
+	 * why not (-errno, 0 none); windows waiting in it; batches moved into
+	 * the main file, the windows they held and the last batch's cost;
+	 * batches that failed (their windows wait for the next) */
+	bool spool_on;
+	int spool_err;
+	uint64_t spool_pending;
+	uint64_t spool_flushes, spool_moved, spool_failures;
+	uint64_t flush_ns_last, flush_ns_max;
 };
 
 /* Metrics for top-N queries. */
@@ -94,6 +110,9 @@ int store_open(const char *path, const struct store_opts *o,
     struct store **ret);
 struct store *store_close(struct store *s);
 int store_put(struct store *s, const struct window *w);
+/* Move the spool's windows into the main file now (store_spool.c); 0
+ * when there is no spool or nothing waits. */
+int store_flush(struct store *s);
 /* store_maint.c */
 int store_maintain(struct store *s, int64_t now_wall_ns);
 

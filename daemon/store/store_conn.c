@@ -18,8 +18,63 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/util.h"
 #include "store/store.h"
 #include "store_int.h"
+
+/*
+ * The spool's windows beside the main file's (store_spool.c): it is
+ * attached (read-only, as the connection) and each table that moves is
+ * shadowed by a temporary view of both, a spool row counting while the
+ * main file has no window of its id. Views answer lookups by window id
+ * and range scans of windows with the files' own indexes; a join of two
+ * views would not (SQLite reads the inner one whole), so reads join in C.
+ */
+static int
+view_both(sqlite3 *db, const char *t, const char *cols, void *arg)
+{
+	const char *key = strcmp(t, "windows") ? "window_id" : "id";
+	struct vbuf b = { 0 };
+	int rc;
+
+	(void)arg;
+	if (vbuf_printf(&b,
+		"CREATE TEMP VIEW \"%s\" AS SELECT %s FROM main.\"%s\""
+		" UNION ALL SELECT %s FROM spool.\"%s\" AS s WHERE NOT EXISTS"
+		" (SELECT 1 FROM main.windows m WHERE m.id = s.%s)",
+		t, cols, t, cols, t, key) < 0)
+		return SQLITE_NOMEM;
+	rc = sqlite3_exec(db, b.p, NULL, NULL, NULL);
+	vbuf_release(&b);
+	return rc;
+}
+
+static int
+conn_spool(struct store *rc)
+{
+	const char *path = rc->o.spool_path;
+	struct stat sb;
+	sqlite3_stmt *st;
+	int r;
+
+	rc->spool_attached = false;
+	if (path == NULL || path[0] == '\0' || stat(path, &sb) < 0)
+		return SQLITE_OK; /* none (yet): the main file alone */
+	if ((r = sqlite3_prepare_v2(rc->db, "ATTACH ?1 AS spool", -1, &st,
+		 NULL)) != SQLITE_OK)
+		return r;
+	sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+	r = store_run(st);
+	sqlite3_finalize(st);
+	if (r == SQLITE_OK)
+		r = store_spool_tables(rc->db, view_both, NULL);
+	if (r != SQLITE_OK)
+		return r;
+	rc->spool_attached = true;
+	rc->spool_dev = sb.st_dev;
+	rc->spool_ino = sb.st_ino;
+	return SQLITE_OK;
+}
 
 static int
 conn_prepare(struct store *rc)
@@ -60,6 +115,9 @@ conn_db_open(struct store *rc)
 	if (r == SQLITE_OK) {
 		sqlite3_busy_timeout(rc->db,
 		    rc->o.busy_timeout_ms ? rc->o.busy_timeout_ms : 1000);
+		r = conn_spool(rc);
+	}
+	if (r == SQLITE_OK) {
 		r = sqlite3_exec(rc->db, "PRAGMA query_only = 1", NULL, NULL,
 		    NULL);
 	}
@@ -126,9 +184,22 @@ store_conn_begin(struct store *rc)
 	    (stat(rc->path, &sb) < 0 || sb.st_dev != rc->dev ||
 		sb.st_ino != rc->ino))
 		conn_db_close(rc); /* moved aside: a new file, or none */
+	/* the spool came, went or is another file: attach what is there */
+	if (rc->db != NULL && rc->o.spool_path != NULL &&
+	    rc->o.spool_path[0] != '\0' &&
+	    (stat(rc->o.spool_path, &sb) < 0 ?
+		    rc->spool_attached :
+		    !rc->spool_attached || sb.st_dev != rc->spool_dev ||
+			sb.st_ino != rc->spool_ino))
+		conn_db_close(rc);
 	if (rc->db == NULL && (r = conn_db_open(rc)) < 0)
 		return r;
-	if ((r = sqlite3_exec(rc->db, "BEGIN; SELECT 1 FROM windows LIMIT 1",
+	/* the spool's snapshot before the main file's: a window that moves
+	 * in between is then in both (and counted once), never in neither */
+	if ((r = sqlite3_exec(rc->db,
+		 rc->spool_attached ? "BEGIN; SELECT 1 FROM spool.windows LIMIT 1;"
+				      " SELECT 1 FROM main.windows LIMIT 1" :
+				      "BEGIN; SELECT 1 FROM windows LIMIT 1",
 		 NULL, NULL, NULL)) != SQLITE_OK) {
 		sqlite3_exec(rc->db, "ROLLBACK", NULL, NULL, NULL);
 		conn_db_close(rc);

@@ -109,6 +109,19 @@ struct store {
 	dev_t dev;
 	ino_t ino;
 	bool in_txn;
+	dev_t spool_dev; /* the spool it attached (spool_attached) */
+	ino_t spool_ino;
+	/* Window ids, when set: the next window row takes ++*id_hwm, so the
+	 * spool's windows and the main file's roll-ups never share an id
+	 * (store_spool.c); NULL: SQLite picks. */
+	int64_t *id_hwm;
+	/* store_spool.c: the spool (a store of its own), its table list,
+	 * when its oldest waiting window was put (CLOCK_MONOTONIC) */
+	struct store *spool;
+	struct spool_tables *spool_tab;
+	int64_t spool_first_ns;
+	int64_t id_next;   /* what id_hwm points to on the main store */
+	bool spool_attached; /* attached to db as "spool" */
 	/* store_usage.c */
 	struct store_usage usage;
 	uint64_t usage_base; /* the first reading by this handle */
@@ -271,6 +284,16 @@ extern const struct store_part store_sched_part;
 extern const struct store_part store_gpumem_part;
 extern const struct store_part store_wss_part;
 extern const struct store_part store_trace_part;
+
+/* store_spool.c */
+int store_spool_open(struct store *s);
+void store_spool_detach(struct store *s);
+void store_spool_close(struct store *s);
+int store_spool_put(struct store *s, const struct window *w);
+int store_spool_flush_locked(struct store *s);
+int store_spool_tables(sqlite3 *db,
+    int (*fn)(sqlite3 *db, const char *t, const char *cols, void *arg),
+    void *arg);
 
 /* store_usage.c */
 int store_io_parse(const char *text, uint64_t *ret);

@@ -478,6 +478,8 @@ maintain_locked(struct store *s, const struct store_now *now)
 	if (s == NULL || s->db == NULL)
 		return -EBADF;
 	o = &s->o;
+	/* what waits in the spool first: roll-ups and retention see it */
+	(void)store_spool_flush_locked(s);
 	if ((r = judge_clock(s, now, &mn.wall_ok)) < 0)
 		goto fail;
 	if (!mn.wall_ok && (r = note_held(s, now)) < 0)

@@ -5,6 +5,8 @@
  * statements iterate. A part's tables live in its store_<signal>.c; a
  * part with nothing in the store would have &store_part_none.
  */
+#include <string.h>
+
 #include "store/store.h"
 #include "store_int.h"
 
@@ -20,6 +22,9 @@ const struct store_part *const store_parts[WPART__MAX] = {
 int
 store_parts_prepare(struct store *s, bool readable)
 {
+	/* a read connection (store_conn.c) writes nothing, and where the
+	 * spool's views shadow the tables an INSERT would not even prepare */
+	bool ro = sqlite3_db_readonly(s->db, "main") == 1;
 	unsigned i, k;
 	int rc;
 
@@ -29,7 +34,8 @@ store_parts_prepare(struct store *s, bool readable)
 		if (readable && p->load == NULL)
 			continue;
 		for (k = 0; k < p->nsql && k < STORE_PART_NSTMT; k++)
-			if ((rc = sqlite3_prepare_v3(s->db, p->sql[k], -1,
+			if ((!ro || strncmp(p->sql[k], "INSERT", 6) != 0) &&
+			    (rc = sqlite3_prepare_v3(s->db, p->sql[k], -1,
 				 SQLITE_PREPARE_PERSISTENT, &s->part_st[i][k],
 				 NULL)) != SQLITE_OK)
 				return rc;

@@ -95,12 +95,19 @@ put_window_row(struct store *s, const struct window *w, int64_t *ret_id)
 		__atomic_store_n(&s->max_span_ns,
 		    v[WC_WALL_END] - v[WC_WALL_START],
 		    __ATOMIC_RELEASE); /* store_conn.c */
+	/* ids handed out by the store (store_spool.c), else SQLite's */
+	if (s->id_hwm != NULL)
+		sqlite3_bind_int64(st, WC__MAX + 1, *s->id_hwm + 1);
+	else
+		sqlite3_bind_null(st, WC__MAX + 1);
 	*ret_id = 0;
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		*ret_id = sqlite3_column_int64(st, 0);
 		rc = sqlite3_step(st);
 	}
 	sqlite3_reset(st);
+	if (s->id_hwm != NULL && *ret_id > *s->id_hwm)
+		*s->id_hwm = *ret_id;
 	return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 

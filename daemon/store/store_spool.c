@@ -1,0 +1,441 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Batched commits (doc/storage.md, "Batched commits"). Every commit to the
+ * main file costs flash far beyond the bytes it adds: the WAL frames of
+ * each page it touches, the -shm index and, later, the checkpoint. So a
+ * closed window is committed at once into the spool, a database of the
+ * same schema on a RAM file system, and the spool's windows move into the
+ * main file in one transaction every commit_s seconds, before maintenance
+ * and at close. A crash of the daemon loses nothing the spool holds (the
+ * next open moves it); a power cut loses at most commit_s of windows.
+ *
+ * Ids: one counter (id_hwm, on the main store) hands out every window id
+ * of both files, so a window keeps its id when it moves and a roll-up in
+ * the main file never takes an id a waiting window has.
+ *
+ * Readers (store_conn.c) attach the spool too and see both through
+ * temporary views: a spool window counts only while the main file has no
+ * window of its id. A move commits the main file first and empties the
+ * spool after, so between the two a window is in both and counted once;
+ * a reader takes its spool snapshot before its main one, so it never
+ * misses a window that moved in between.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/util.h"
+#include "store/store.h"
+#include "store_int.h"
+
+#define SPOOL_TABLES_MAX 32
+#define SPOOL_MAX_BYTES (16ULL << 20) /* the spool's own size bound */
+#define SPOOL_COMMIT_S_DEFAULT 60
+
+enum {
+	SP_PICK,     /* the spool's windows the main file has not got */
+	SP_CLEAR,    /* forget the picked ids */
+	SP_EMPTY,    /* empty the spool */
+	SP_PENDING,  /* windows in the spool */
+	SP_MAX_ID,   /* the largest id of either file */
+	SP_HAVE,     /* the main file already has this window */
+	SP__MAX
+};
+
+struct spool_tables {
+	unsigned n; /* move[0]: windows; then one per table with window_id */
+	sqlite3_stmt *move[SPOOL_TABLES_MAX];
+	sqlite3_stmt *st[SP__MAX];
+};
+
+/* clang-format off */
+static const char *const sp_sql[SP__MAX] = {
+	[SP_PICK] =
+	    "INSERT INTO temp.spool_ids SELECT s.id FROM spool.windows s"
+	    " WHERE NOT EXISTS (SELECT 1 FROM main.windows m"
+	    "  WHERE m.id = s.id)"
+	    " AND NOT EXISTS (SELECT 1 FROM main.windows m"
+	    "  WHERE m.boot_id = s.boot_id AND m.level = s.level"
+	    "  AND m.mono_start_ns = s.mono_start_ns)"
+	    " AND NOT (s.level = 0 AND s.boot_id != '' AND EXISTS"
+	    "  (SELECT 1 FROM main.windows m WHERE m.boot_id = s.boot_id"
+	    "  AND m.level > 0 AND m.mono_start_ns <= s.mono_start_ns"
+	    "  AND m.mono_end_ns >= s.mono_end_ns))",
+	[SP_CLEAR] = "DELETE FROM temp.spool_ids",
+	[SP_EMPTY] = "DELETE FROM spool.windows",
+	[SP_PENDING] = "SELECT count(*) FROM spool.windows",
+	[SP_MAX_ID] = "SELECT max(coalesce((SELECT max(id) FROM main.windows),"
+	    " 0), coalesce((SELECT max(id) FROM spool.windows), 0))",
+	[SP_HAVE] =
+	    "SELECT 1 FROM main.windows WHERE boot_id = ?1 AND level = ?2"
+	    " AND mono_start_ns = ?3",
+};
+/* clang-format on */
+
+/* Tables of a database (schema `db`) that move with their window: windows
+ * first, then every table with a window_id column. Also the readers'
+ * views (store_conn.c). */
+static const char tables_sql[] =
+    "SELECT m.name FROM %s.sqlite_schema AS m WHERE m.type = 'table' AND"
+    " (m.name = 'windows' OR EXISTS (SELECT 1 FROM pragma_table_info(m.name,"
+    " '%s') AS c WHERE c.name = 'window_id')) ORDER BY m.name != 'windows',"
+    " m.name";
+
+/* A statement run to its end; unlike store_run, an INSERT that adds no
+ * row is no news here (most tables have none for most windows). */
+static int
+run(sqlite3_stmt *st)
+{
+	int rc;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		;
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+/* "a, b, c": the columns of table t in schema db, by the main file's
+ * order (both files hold the same columns; their order is the main
+ * file's). NULL on failure. */
+static char *
+columns(sqlite3 *db, const char *schema, const char *t)
+{
+	sqlite3_stmt *st;
+	struct vbuf b = { 0 };
+	bool oom = false;
+	int rc;
+
+	if (sqlite3_prepare_v2(db,
+		"SELECT name FROM pragma_table_info(?1, ?2) ORDER BY cid", -1,
+		&st, NULL) != SQLITE_OK)
+		return NULL;
+	sqlite3_bind_text(st, 1, t, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, schema, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		if (vbuf_printf(&b, "%s\"%s\"", b.len ? ", " : "",
+			(const char *)sqlite3_column_text(st, 0)) < 0)
+			oom = true;
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE || b.len == 0 || oom) {
+		vbuf_release(&b);
+		return NULL;
+	}
+	return b.p;
+}
+
+/* For each table of the main file that moves, call fn(name, cols). */
+int
+store_spool_tables(sqlite3 *db,
+    int (*fn)(sqlite3 *db, const char *t, const char *cols, void *arg),
+    void *arg)
+{
+	char sql[sizeof(tables_sql) + 16];
+	sqlite3_stmt *st;
+	int rc, r = 0;
+
+	snprintf(sql, sizeof(sql), tables_sql, "main", "main");
+	if ((rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL)) != SQLITE_OK)
+		return rc;
+	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *t = (const char *)sqlite3_column_text(st, 0);
+		char *cols = columns(db, "main", t);
+
+		r = cols ? fn(db, t, cols, arg) : SQLITE_NOMEM;
+		free(cols);
+	}
+	sqlite3_finalize(st);
+	if (r != 0)
+		return r;
+	return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+static int
+prepare_move(sqlite3 *db, const char *t, const char *cols, void *arg)
+{
+	struct spool_tables *tab = arg;
+	struct vbuf b = { 0 };
+	int rc;
+
+	if (tab->n == SPOOL_TABLES_MAX)
+		return SQLITE_FULL;
+	rc = vbuf_printf(&b,
+	    "INSERT INTO main.\"%s\" (%s) SELECT %s FROM spool.\"%s\""
+	    " WHERE %s IN (SELECT id FROM temp.spool_ids)",
+	    t, cols, cols, t, strcmp(t, "windows") ? "window_id" : "id");
+	if (rc < 0) {
+		vbuf_release(&b);
+		return SQLITE_NOMEM;
+	}
+	rc = sqlite3_prepare_v3(db, b.p, -1, SQLITE_PREPARE_PERSISTENT,
+	    &tab->move[tab->n], NULL);
+	vbuf_release(&b);
+	if (rc == SQLITE_OK)
+		tab->n++;
+	return rc;
+}
+
+static void
+tables_free(struct spool_tables *tab)
+{
+	unsigned i;
+
+	if (tab == NULL)
+		return;
+	for (i = 0; i < tab->n; i++)
+		sqlite3_finalize(tab->move[i]);
+	for (i = 0; i < SP__MAX; i++)
+		sqlite3_finalize(tab->st[i]);
+	free(tab);
+}
+
+void
+store_spool_detach(struct store *s)
+{
+	tables_free(s->spool_tab);
+	s->spool_tab = NULL;
+	if (s->spool_attached && s->db != NULL)
+		(void)sqlite3_exec(s->db, "DETACH spool", NULL, NULL, NULL);
+	s->spool_attached = false;
+}
+
+/* The spool store: the main one's settings, no roll-ups or retention
+ * (its windows move on long before), its own small size bound. */
+static int
+spool_store_open(struct store *s)
+{
+	struct store_opts o = s->o;
+	int r;
+
+	o.spool_path = NULL;
+	o.rollup1_s = o.rollup2_s = 0;
+	o.retain_s = 0;
+	o.max_bytes = SPOOL_MAX_BYTES;
+	if ((r = store_open(s->o.spool_path, &o, &s->spool)) < 0)
+		return r;
+	return 0;
+}
+
+static int
+attach(struct store *s)
+{
+	struct spool_tables *tab;
+	sqlite3_stmt *st;
+	int64_t max = 0;
+	unsigned i;
+	int rc;
+
+	if (sqlite3_prepare_v2(s->db, "ATTACH ?1 AS spool", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return store_fail(s, sqlite3_errcode(s->db), "spool: attach");
+	sqlite3_bind_text(st, 1, s->spool->path, -1, SQLITE_STATIC);
+	rc = store_run(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_OK)
+		return store_fail(s, rc, "spool: attach");
+	s->spool_attached = true;
+	if ((tab = calloc(1, sizeof(*tab))) == NULL)
+		return -ENOMEM;
+	s->spool_tab = tab;
+	rc = sqlite3_exec(s->db,
+	    "CREATE TEMP TABLE IF NOT EXISTS spool_ids"
+	    " (id INTEGER PRIMARY KEY)",
+	    NULL, NULL, NULL);
+	for (i = 0; i < SP__MAX && rc == SQLITE_OK; i++)
+		rc = sqlite3_prepare_v3(s->db, sp_sql[i], -1,
+		    SQLITE_PREPARE_PERSISTENT, &tab->st[i], NULL);
+	if (rc == SQLITE_OK)
+		rc = store_spool_tables(s->db, prepare_move, tab);
+	if (rc == SQLITE_OK)
+		rc = store_run_int(tab->st[SP_MAX_ID], &max);
+	if (rc != SQLITE_OK)
+		return store_fail(s, rc, "spool: prepare");
+	/* one counter for the ids of both files, from the largest either
+	 * holds (or held: it never goes back while the handle lives) */
+	if (max > s->id_next)
+		s->id_next = max;
+	s->id_hwm = &s->id_next;
+	s->spool->id_hwm = &s->id_next;
+	return 0;
+}
+
+/*
+ * Called by open_db (lock held or the handle not yet shared) once the main
+ * file is open: open the spool (once per handle), attach it, and move what
+ * it holds (a daemon that died left it). A spool that cannot be had is
+ * said in the stats and the store commits window by window instead.
+ */
+int
+store_spool_open(struct store *s)
+{
+	int64_t n = 0;
+	int r;
+
+	if (s->o.spool_path == NULL || s->o.spool_path[0] == '\0')
+		return 0;
+	s->st.spool_on = false;
+	if (s->spool == NULL && (r = spool_store_open(s)) < 0)
+		goto off;
+	if ((r = attach(s)) < 0)
+		goto off;
+	if (store_run_int(s->spool_tab->st[SP_PENDING], &n) == SQLITE_OK)
+		s->st.spool_pending = (uint64_t)n;
+	s->st.spool_on = true;
+	s->st.spool_err = 0;
+	if (n > 0)
+		(void)store_spool_flush_locked(s);
+	return 0;
+off:
+	s->st.spool_err = r;
+	store_spool_detach(s);
+	return 0;
+}
+
+/*
+ * Move every spool window the main file lacks into it in one transaction
+ * (the size bound enforced inside it), then empty the spool. Lock held.
+ * On failure the windows stay in the spool for the next try.
+ */
+int
+store_spool_flush_locked(struct store *s)
+{
+	struct spool_tables *tab = s->spool_tab;
+	int64_t t0 = clock_ns(CLOCK_MONOTONIC), dt, moved = 0;
+	uint64_t del0 = s->st.deleted_size;
+	unsigned i;
+	int rc, r = 0;
+
+	if (tab == NULL || s->db == NULL)
+		return 0;
+	if ((rc = store_run(s->ws[WS_BEGIN])) != SQLITE_OK) {
+		r = store_fail(s, rc, "spool: begin");
+		goto fail;
+	}
+	rc = run(tab->st[SP_CLEAR]);
+	if (rc == SQLITE_OK)
+		rc = run(tab->st[SP_PICK]);
+	moved = rc == SQLITE_OK ? sqlite3_changes(s->db) : 0;
+	for (i = 0; i < tab->n && rc == SQLITE_OK; i++)
+		if ((rc = run(tab->move[i])) == SQLITE_OK && i == 0 &&
+		    sqlite3_changes(s->db) != moved)
+			rc = SQLITE_CORRUPT; /* not what was picked */
+	if (rc != SQLITE_OK) {
+		r = store_fail(s, rc, "spool: move");
+		goto fail;
+	}
+	if (moved > 0 && s->o.max_bytes &&
+	    (r = store_enforce_size(s, s->id_next)) < 0)
+		goto fail;
+	if ((rc = store_run(s->ws[WS_COMMIT])) != SQLITE_OK) {
+		r = store_fail(s, rc, "spool: commit");
+		goto fail;
+	}
+	/* The main file has them: now, and only now, the spool lets go. A
+	 * crash in between leaves them in both; the next move skips them. */
+	(void)run(tab->st[SP_CLEAR]);
+	if ((rc = run(tab->st[SP_EMPTY])) != SQLITE_OK)
+		(void)store_fail(s, rc, "spool: empty");
+	s->st.spool_pending = 0;
+	s->st.spool_flushes++;
+	s->st.spool_moved += (uint64_t)moved;
+	store_after_write(s);
+	dt = clock_ns(CLOCK_MONOTONIC) - t0;
+	s->st.flush_ns_last = (uint64_t)dt;
+	if ((uint64_t)dt > s->st.flush_ns_max)
+		s->st.flush_ns_max = (uint64_t)dt;
+	return 0;
+fail:
+	store_rollback(s);
+	s->st.deleted_size = del0;
+	s->st.spool_failures++;
+	store_note_write_error(s, r);
+	return r;
+}
+
+int
+store_flush(struct store *s)
+{
+	int r;
+
+	if (s == NULL)
+		return -EBADF;
+	pthread_mutex_lock(&s->lock);
+	r = s->spool_tab ? store_spool_flush_locked(s) : 0;
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
+/*
+ * One closed window into the spool (lock held): 1 when it went there,
+ * 0 when the main file already has it (a replay), < 0 when the spool
+ * failed and the caller writes it to the main file itself.
+ */
+int
+store_spool_put(struct store *s, const struct window *w)
+{
+	sqlite3_stmt *st = s->spool_tab->st[SP_HAVE];
+	int64_t have = 0, now, span = w->wall_end_ns - w->wall_start_ns;
+	unsigned commit_s;
+	int rc, r;
+
+	sqlite3_bind_text(st, 1, w->boot_id,
+	    (int)strnlen(w->boot_id, sizeof(w->boot_id)), SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, 2, w->level);
+	sqlite3_bind_int64(st, 3, w->mono_start_ns);
+	if ((rc = store_run_int(st, &have)) != SQLITE_OK)
+		return store_fail(s, rc, "spool: replay check");
+	if (have)
+		return 0;
+	/* readers bound their range scans by the longest window (of both
+	 * files): raised before the spool commits a longer one */
+	if (span > s->max_span_ns)
+		__atomic_store_n(&s->max_span_ns, span, __ATOMIC_RELEASE);
+	if ((r = store_put(s->spool, w)) < 0) {
+		s->st.spool_err = r;
+		return r;
+	}
+	now = clock_ns(CLOCK_MONOTONIC);
+	if (s->st.spool_pending++ == 0)
+		s->spool_first_ns = now;
+	s->st.windows_written++;
+	commit_s = s->o.commit_s ? s->o.commit_s : SPOOL_COMMIT_S_DEFAULT;
+	if (now - s->spool_first_ns >= (int64_t)commit_s * NSEC_PER_SEC)
+		(void)store_spool_flush_locked(s);
+	return 1;
+}
+
+static void
+unlink_side(const char *path, const char *suffix)
+{
+	char p[4096];
+
+	if (snprintf(p, sizeof(p), "%s%s", path, suffix) < (int)sizeof(p))
+		(void)unlink(p);
+}
+
+/* At close: the last move, and an empty spool leaves no file behind. */
+void
+store_spool_close(struct store *s)
+{
+	struct store_stats st;
+	bool empty = false;
+	char *path;
+
+	if (s->spool == NULL)
+		return;
+	if (s->spool_tab != NULL && store_spool_flush_locked(s) == 0)
+		empty = true;
+	store_spool_detach(s);
+	store_get_stats(s->spool, &st);
+	path = s->spool->path ? strdup(s->spool->path) : NULL;
+	s->spool = store_close(s->spool);
+	if (empty && path != NULL) {
+		(void)unlink(path);
+		unlink_side(path, "-wal");
+		unlink_side(path, "-shm");
+	}
+	free(path);
+	s->id_hwm = NULL;
+}

@@ -1,0 +1,407 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Batched commits (store/store_spool.c): windows wait in the spool and
+ * move into the main file in one transaction; readers see both files as
+ * one, a window never twice and never missing; a daemon that died leaves
+ * its spool for the next open; a spool that cannot be had means window
+ * by window commits, said in the stats.
+ */
+#include <check.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "store/store_int.h"
+#include "testutil.h"
+#include "vitalsd.h"
+
+#define SEC NSEC_PER_SEC
+#define T0 (1699999800LL * NSEC_PER_SEC)
+
+static char *dir;
+static char path[PATH_MAX], spool[PATH_MAX];
+
+static void
+setup(void)
+{
+	dir = tu_mkdtemp_db("spool", path, sizeof(path));
+	snprintf(spool, sizeof(spool), "%s/spool.db", dir);
+}
+
+static void
+teardown(void)
+{
+	tu_rmtree(dir);
+	free(dir);
+}
+
+static struct store *
+open_spool(unsigned commit_s)
+{
+	struct store_opts o;
+	struct store *s;
+
+	store_opts_default(&o);
+	o.spool_path = spool;
+	o.commit_s = commit_s;
+	ck_assert_int_eq(store_open(path, &o, &s), 0);
+	return s;
+}
+
+/* A 10 s window with two processes; seq places it in the boot. */
+static struct window *
+mkwin(uint64_t seq)
+{
+	struct window *w = window_new(seq, 0);
+	struct window_task t;
+	int i;
+
+	ck_assert_ptr_nonnull(w);
+	snprintf(w->boot_id, sizeof(w->boot_id), "boot-a");
+	w->hz = 100;
+	w->interval_ms = 1000;
+	w->mono_start_ns = (int64_t)seq * 10 * SEC;
+	w->mono_end_ns = w->mono_start_ns + 10 * SEC;
+	w->boot_start_ns = w->mono_start_ns;
+	w->boot_end_ns = w->mono_end_ns;
+	w->wall_start_ns = T0 + w->mono_start_ns;
+	w->wall_end_ns = T0 + w->mono_end_ns;
+	w->samples = w->samples_valid = 10;
+	w->d_ctxt = 1000 + seq;
+	for (i = 0; i < 2; i++) {
+		memset(&t, 0, sizeof(t));
+		t.id = t.tgid = 100 + i;
+		t.starttime = 5000 + (uint64_t)i;
+		snprintf(t.comm, sizeof(t.comm), "p%d", i);
+		snprintf(t.name, sizeof(t.name), "proc%d", i);
+		t.d_utime = 10 * (uint64_t)(i + 1);
+		t.d_stime = seq;
+		t.samples = 10;
+		t.wall_ns = 10 * SEC;
+		t.total_ticks = 2000;
+		t.norm_ticks = 1000;
+		ck_assert_int_eq(window_add_task(w, false, &t), 0);
+	}
+	return w;
+}
+
+static void
+put(struct store *s, uint64_t seq)
+{
+	struct window *w = mkwin(seq);
+
+	ck_assert_int_eq(store_put(s, w), 0);
+	window_free(w);
+}
+
+/* Rows of `sql` in the file at p, read by a connection of its own. */
+static long long
+count_in(const char *p, const char *sql)
+{
+	sqlite3_stmt *st;
+	sqlite3 *db;
+	long long n = -1;
+
+	ck_assert_int_eq(sqlite3_open_v2(p, &db, SQLITE_OPEN_READONLY, NULL),
+	    SQLITE_OK);
+	ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL),
+	    SQLITE_OK);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return n;
+}
+
+#define WINDOWS(p) count_in((p), "SELECT count(*) FROM windows")
+
+/* What a reader (a query thread's connection) sees of the store. */
+static void
+reader_sees(struct store *s, size_t want_windows, uint64_t want_utime)
+{
+	struct window_task *t;
+	struct window **v;
+	struct store *rc;
+	size_t n, i;
+
+	ck_assert_int_eq(store_conn_open(s, &rc), 0);
+	ck_assert_int_eq(store_conn_begin(rc), 0);
+	ck_assert_int_eq(store_windows(rc, T0, T0 + 3600 * SEC, 0, &v, &n), 0);
+	ck_assert_uint_eq(n, want_windows);
+	for (i = 0; i < n; i++) {
+		ck_assert_uint_eq(v[i]->nprocs, 2);
+		window_free(v[i]);
+	}
+	free(v);
+	ck_assert_int_eq(store_top(rc, T0, T0 + 3600 * SEC, false, METRIC_CPU,
+			     1, &t, &n),
+	    0);
+	if (want_windows == 0) {
+		ck_assert_uint_eq(n, 0);
+	} else {
+		ck_assert_uint_eq(n, 1);
+		ck_assert_int_eq(t[0].id, 101); /* 20 ticks a window */
+		ck_assert_uint_eq(t[0].d_utime, want_utime);
+		ck_assert_str_eq(t[0].name, "proc1");
+	}
+	free(t);
+	store_conn_end(rc);
+	store_conn_close(rc);
+}
+
+START_TEST(test_batch)
+{
+	struct store *s = open_spool(3600);
+	struct store_stats st;
+
+	store_get_stats(s, &st);
+	ck_assert(st.spool_on);
+	put(s, 1);
+	put(s, 2);
+	put(s, 3);
+	/* committed, but into the spool: the main file has none yet */
+	ck_assert_int_eq(WINDOWS(path), 0);
+	ck_assert_int_eq(WINDOWS(spool), 3);
+	store_get_stats(s, &st);
+	ck_assert_uint_eq(st.spool_pending, 3);
+	ck_assert_uint_eq(st.windows_written, 3);
+	reader_sees(s, 3, 60);
+	ck_assert_int_eq(store_flush(s), 0);
+	ck_assert_int_eq(WINDOWS(path), 3);
+	ck_assert_int_eq(WINDOWS(spool), 0);
+	ck_assert_int_eq(count_in(path, "SELECT count(*) FROM window_task"),
+	    6);
+	store_get_stats(s, &st);
+	ck_assert_uint_eq(st.spool_pending, 0);
+	ck_assert_uint_eq(st.spool_flushes, 1);
+	ck_assert_uint_eq(st.spool_moved, 3);
+	reader_sees(s, 3, 60);
+	/* ids keep going across the files */
+	put(s, 4);
+	ck_assert_int_eq(count_in(spool, "SELECT min(id) FROM windows"),
+	    count_in(path, "SELECT max(id) FROM windows") + 1);
+	reader_sees(s, 4, 80);
+	store_close(s);
+	/* the last move at close, and no spool file left behind */
+	ck_assert_int_eq(WINDOWS(path), 4);
+	ck_assert_int_eq(access(spool, F_OK), -1);
+}
+END_TEST
+
+/* The daemon dies with windows in the spool: the next open moves them. */
+START_TEST(test_crash_leftover)
+{
+	struct store *s;
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		s = open_spool(3600);
+		put(s, 1);
+		put(s, 2);
+		_exit(0); /* no close, no move */
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ck_assert_int_eq(WINDOWS(path), 0);
+	ck_assert_int_eq(WINDOWS(spool), 2);
+	s = open_spool(3600);
+	ck_assert_int_eq(WINDOWS(path), 2);
+	ck_assert_int_eq(WINDOWS(spool), 0);
+	put(s, 3);
+	reader_sees(s, 3, 60);
+	store_close(s);
+	ck_assert_int_eq(WINDOWS(path), 3);
+}
+END_TEST
+
+static void
+copy_file(const char *from, const char *to)
+{
+	(void)unlink(to);
+	ck_assert_int_eq(store_heal_copy_file(from, to), 0);
+}
+
+/*
+ * Death between the move's commit and the spool's emptying: the windows
+ * are in both files. The next open moves nothing twice.
+ */
+START_TEST(test_crash_mid_move)
+{
+	char keep[PATH_MAX], a[PATH_MAX + 8], b[PATH_MAX + 8];
+	struct store *s = open_spool(3600);
+
+	put(s, 1);
+	put(s, 2);
+	snprintf(keep, sizeof(keep), "%s/kept.db", dir);
+	/* the spool as it was before the move (its WAL folded in) */
+	ck_assert_int_eq(store_exec(s->spool, "PRAGMA wal_checkpoint(TRUNCATE)",
+			     NULL, 0),
+	    0);
+	copy_file(spool, keep);
+	ck_assert_int_eq(store_flush(s), 0);
+	put(s, 3);
+	store_close(s);
+	ck_assert_int_eq(WINDOWS(path), 3);
+	/* the old spool back, as a death before the emptying leaves it:
+	 * windows 1 and 2 in both files */
+	copy_file(keep, spool);
+	snprintf(a, sizeof(a), "%s-wal", spool);
+	snprintf(b, sizeof(b), "%s-shm", spool);
+	(void)unlink(a);
+	(void)unlink(b);
+	ck_assert_int_eq(WINDOWS(spool), 2);
+	s = open_spool(3600);
+	/* nothing moved twice */
+	ck_assert_int_eq(WINDOWS(path), 3);
+	ck_assert_int_eq(WINDOWS(spool), 0);
+	ck_assert_int_eq(count_in(path, "SELECT count(*) FROM window_task"),
+	    6);
+	reader_sees(s, 3, 60);
+	store_close(s);
+}
+END_TEST
+
+/* A reader while the spool holds a window the main file has too. */
+START_TEST(test_reader_counts_once)
+{
+	struct store *s = open_spool(3600), *rc;
+	struct window **v;
+	size_t n, i;
+
+	put(s, 1);
+	put(s, 2);
+	/* as the move's first half leaves it: main has them, spool too */
+	ck_assert_int_eq(store_exec(s,
+			     "INSERT INTO main.windows SELECT * FROM "
+			     "spool.windows",
+			     NULL, 0),
+	    0);
+	ck_assert_int_eq(store_exec(s,
+			     "INSERT INTO main.window_task SELECT * FROM "
+			     "spool.window_task",
+			     NULL, 0),
+	    0);
+	ck_assert_int_eq(WINDOWS(path), 2);
+	ck_assert_int_eq(WINDOWS(spool), 2);
+	reader_sees(s, 2, 40);
+	ck_assert_int_eq(store_conn_open(s, &rc), 0);
+	ck_assert_int_eq(store_conn_begin(rc), 0);
+	ck_assert_int_eq(store_windows(rc, T0, T0 + 3600 * SEC, 0, &v, &n), 0);
+	ck_assert_uint_eq(n, 2);
+	for (i = 0; i < n; i++)
+		window_free(v[i]);
+	free(v);
+	store_conn_end(rc);
+	store_conn_close(rc);
+	/* and the move takes nothing twice */
+	ck_assert_int_eq(store_flush(s), 0);
+	ck_assert_int_eq(WINDOWS(path), 2);
+	ck_assert_int_eq(WINDOWS(spool), 0);
+	store_close(s);
+}
+END_TEST
+
+/* commit_s after the first waiting window, the next put moves them. */
+START_TEST(test_commit_interval)
+{
+	struct store *s = open_spool(1);
+	struct store_stats st;
+
+	put(s, 1);
+	ck_assert_int_eq(WINDOWS(path), 0);
+	tu_sleep_ms(1100);
+	put(s, 2);
+	ck_assert_int_eq(WINDOWS(path), 2);
+	ck_assert_int_eq(WINDOWS(spool), 0);
+	store_get_stats(s, &st);
+	ck_assert_uint_eq(st.spool_flushes, 1);
+	ck_assert_uint_gt(st.flush_ns_last, 0);
+	store_close(s);
+}
+END_TEST
+
+/* Maintenance sees what waited: it moves the spool first. */
+START_TEST(test_maintain_moves)
+{
+	struct store *s = open_spool(3600);
+
+	put(s, 1);
+	put(s, 2);
+	ck_assert_int_eq(store_maintain(s, T0 + 100 * SEC), 0);
+	ck_assert_int_eq(WINDOWS(path), 2);
+	ck_assert_int_eq(WINDOWS(spool), 0);
+	store_close(s);
+}
+END_TEST
+
+/* No spool to be had: every window is its own transaction, as before. */
+START_TEST(test_no_spool)
+{
+	struct store_stats st;
+	struct store *s;
+
+	snprintf(spool, sizeof(spool), "%s/missing/spool.db", dir);
+	s = open_spool(3600);
+	store_get_stats(s, &st);
+	ck_assert(!st.spool_on);
+	ck_assert_int_ne(st.spool_err, 0);
+	put(s, 1);
+	ck_assert_int_eq(WINDOWS(path), 1);
+	reader_sees(s, 1, 20);
+	store_close(s);
+}
+END_TEST
+
+/* A replay of a window the main file has goes nowhere. */
+START_TEST(test_replay)
+{
+	struct store *s = open_spool(3600);
+	struct store_stats st;
+
+	put(s, 1);
+	ck_assert_int_eq(store_flush(s), 0);
+	put(s, 1);
+	ck_assert_int_eq(WINDOWS(spool), 0);
+	store_get_stats(s, &st);
+	ck_assert_uint_eq(st.spool_pending, 0);
+	ck_assert_uint_eq(st.windows_written, 1);
+	store_close(s);
+	ck_assert_int_eq(WINDOWS(path), 1);
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+	Suite *s = suite_create("store_spool");
+	TCase *tc = tcase_create("spool");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_batch);
+	tcase_add_test(tc, test_crash_leftover);
+	tcase_add_test(tc, test_crash_mid_move);
+	tcase_add_test(tc, test_reader_counts_once);
+	tcase_add_test(tc, test_commit_interval);
+	tcase_add_test(tc, test_maintain_moves);
+	tcase_add_test(tc, test_no_spool);
+	tcase_add_test(tc, test_replay);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return tu_run(suite());
+}
