@@ -111,8 +111,7 @@ count_in(const char *p, const char *sql)
 
 	ck_assert_int_eq(sqlite3_open_v2(p, &db, SQLITE_OPEN_READONLY, NULL),
 	    SQLITE_OK);
-	ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL),
-	    SQLITE_OK);
+	ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
 	if (sqlite3_step(st) == SQLITE_ROW)
 		n = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
@@ -176,8 +175,7 @@ START_TEST(test_batch)
 	ck_assert_int_eq(store_flush(s), 0);
 	ck_assert_int_eq(WINDOWS(path), 3);
 	ck_assert_int_eq(WINDOWS(spool), 0);
-	ck_assert_int_eq(count_in(path, "SELECT count(*) FROM window_task"),
-	    6);
+	ck_assert_int_eq(count_in(path, "SELECT count(*) FROM window_task"), 6);
 	store_get_stats(s, &st);
 	ck_assert_uint_eq(st.spool_pending, 0);
 	ck_assert_uint_eq(st.spool_flushes, 1);
@@ -264,8 +262,7 @@ START_TEST(test_crash_mid_move)
 	/* nothing moved twice */
 	ck_assert_int_eq(WINDOWS(path), 3);
 	ck_assert_int_eq(WINDOWS(spool), 0);
-	ck_assert_int_eq(count_in(path, "SELECT count(*) FROM window_task"),
-	    6);
+	ck_assert_int_eq(count_in(path, "SELECT count(*) FROM window_task"), 6);
 	reader_sees(s, 3, 60);
 	store_close(s);
 }

@@ -362,23 +362,15 @@ fail:
 	return r;
 }
 
+/* One window in its own transaction (lock held; store_spool.c's
+ * store_put decides where a window goes). */
 int
-store_put(struct store *s, const struct window *w)
+store_put_locked(struct store *s, const struct window *w)
 {
-	int r;
+	int r = put_locked(s, w);
 
-	if (s == NULL) /* s->db: under the lock (store_recover) */
-		return -EBADF;
-	pthread_mutex_lock(&s->lock);
-	/* into the spool when there is one (store_spool.c); a spool that
-	 * fails hands its windows to the main file first */
-	r = -1;
-	if (s->spool_tab != NULL && (r = store_spool_put(s, w)) < 0)
-		(void)store_spool_flush_locked(s);
-	r = r >= 0 ? 0 : put_locked(s, w);
 	if (store_heal_after_op(s))
 		(void)store_reopen_locked(s);
-	pthread_mutex_unlock(&s->lock);
 	return r;
 }
 
@@ -552,7 +544,14 @@ db_close(struct store *s)
 {
 	unsigned i;
 
-	store_spool_detach(s);
+	/* store_spool.c's statements and its attachment go with the
+	 * connection (it attaches again when it next needs to) */
+	for (i = 0; i < s->spool_nst; i++) {
+		sqlite3_finalize(s->spool_st[i]);
+		s->spool_st[i] = NULL;
+	}
+	s->spool_nst = 0;
+	s->spool_attached = false;
 	for (i = 0; i < WS__MAX; i++) {
 		sqlite3_finalize(s->ws[i]);
 		s->ws[i] = NULL;
@@ -816,13 +815,12 @@ open_db(struct store *s)
 		(void)store_salvage(s, s->st.corrupt_path);
 	s->st.state = STORE_OK;
 	store_after_write(s);
-	/* batched commits, when configured: never a reason to fail */
-	(void)store_spool_open(s);
 	return 0;
 }
 
+/* One database file (store_spool.c's store_open adds the spool). */
 int
-store_open(const char *path, const struct store_opts *o, struct store **ret)
+store_db_open(const char *path, const struct store_opts *o, struct store **ret)
 {
 	struct store *s;
 	int r;
@@ -839,7 +837,7 @@ store_open(const char *path, const struct store_opts *o, struct store **ret)
 	else
 		store_opts_default(&s->o);
 	if ((r = open_db(s)) < 0) {
-		store_close(s);
+		store_db_close(s);
 		return r;
 	}
 	*ret = s;
@@ -911,11 +909,10 @@ store_reopen_locked(struct store *s)
 }
 
 struct store *
-store_close(struct store *s)
+store_db_close(struct store *s)
 {
 	if (s == NULL)
 		return NULL;
-	store_spool_close(s);
 	if (s->db)
 		db_close(s);
 	pthread_mutex_destroy(&s->lock);

@@ -197,9 +197,10 @@ store_conn_begin(struct store *rc)
 	/* the spool's snapshot before the main file's: a window that moves
 	 * in between is then in both (and counted once), never in neither */
 	if ((r = sqlite3_exec(rc->db,
-		 rc->spool_attached ? "BEGIN; SELECT 1 FROM spool.windows LIMIT 1;"
-				      " SELECT 1 FROM main.windows LIMIT 1" :
-				      "BEGIN; SELECT 1 FROM windows LIMIT 1",
+		 rc->spool_attached ?
+		     "BEGIN; SELECT 1 FROM spool.windows LIMIT 1;"
+		     " SELECT 1 FROM main.windows LIMIT 1" :
+		     "BEGIN; SELECT 1 FROM windows LIMIT 1",
 		 NULL, NULL, NULL)) != SQLITE_OK) {
 		sqlite3_exec(rc->db, "ROLLBACK", NULL, NULL, NULL);
 		conn_db_close(rc);

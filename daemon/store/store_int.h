@@ -59,7 +59,9 @@ enum store_rstmt {
 	RS__MAX
 };
 
-#define STORE_PART_NSTMT 10 /* statements of one part's store_<signal>.c */
+#define STORE_PART_NSTMT 10
+#define STORE_SPOOL_NSTMT \
+	40 /* store_spool.c's statements on db */ /* statements of one part's store_<signal>.c */
 
 /* Readings of the daemon's write accounting (store_usage.c): one kept
  * every STEP, enough for 24 h and one more. */
@@ -118,9 +120,11 @@ struct store {
 	/* store_spool.c: the spool (a store of its own), its table list,
 	 * when its oldest waiting window was put (CLOCK_MONOTONIC) */
 	struct store *spool;
-	struct spool_tables *spool_tab;
+	sqlite3_stmt
+	    *spool_st[STORE_SPOOL_NSTMT]; /* on db, finalized with it */
+	unsigned spool_nst;
 	int64_t spool_first_ns;
-	int64_t id_next;   /* what id_hwm points to on the main store */
+	int64_t id_next;     /* what id_hwm points to on the main store */
 	bool spool_attached; /* attached to db as "spool" */
 	/* store_usage.c */
 	struct store_usage usage;
@@ -245,7 +249,7 @@ int store_reopen_locked(struct store *s);
 /* store_salvage.c */
 int store_salvage(struct store *s, const char *bad);
 
-/* store_maint.c */
+/* store_core.c: the size bound, inside the caller's transaction */
 int store_enforce_size(struct store *s, int64_t keep);
 
 /* store_read.c */
@@ -285,11 +289,13 @@ extern const struct store_part store_gpumem_part;
 extern const struct store_part store_wss_part;
 extern const struct store_part store_trace_part;
 
+/* store.c: one database file, below store_spool.c's public calls */
+int store_db_open(const char *path, const struct store_opts *o,
+    struct store **ret);
+struct store *store_db_close(struct store *s);
+int store_put_locked(struct store *s, const struct window *w);
+
 /* store_spool.c */
-int store_spool_open(struct store *s);
-void store_spool_detach(struct store *s);
-void store_spool_close(struct store *s);
-int store_spool_put(struct store *s, const struct window *w);
 int store_spool_flush_locked(struct store *s);
 int store_spool_tables(sqlite3 *db,
     int (*fn)(sqlite3 *db, const char *t, const char *cols, void *arg),

@@ -20,59 +20,6 @@
 #include "window/window.h"
 #include "store_int.h"
 
-/*
- * Keep the main file within its budget inside the current transaction, so
- * the bound holds at every commit: drop the oldest windows (never `keep`,
- * the one being written) and hand the freed pages back to the file system.
- * Once over the bound it makes room down to a low-water mark, 1/64 below,
- * so that the next puts do not each pay for a delete and a vacuum.
- * -EFBIG: even alone, `keep` does not fit.
- */
-int
-store_enforce_size(struct store *s, int64_t keep)
-{
-	int64_t psz = s->page_size, pages, nfree, nwin, k, excess, per;
-	int64_t limit = (int64_t)s->budget;
-	int64_t low = limit - limit / 64;
-	int rc;
-
-	for (;;) {
-		rc = store_run_int(s->ws[WS_PAGE_COUNT], &pages);
-		if (rc == SQLITE_OK)
-			rc = store_run_int(s->ws[WS_FREELIST], &nfree);
-		if (rc != SQLITE_OK)
-			return store_fail(s, rc, "page count");
-		if (pages * psz <= limit)
-			return 0;
-		/* Free pages alone are enough: give them back. */
-		if (nfree > 0 && (pages - nfree) * psz <= limit) {
-			if ((rc = store_run(s->ws[WS_VACUUM])) != SQLITE_OK)
-				return store_fail(s, rc, "incremental_vacuum");
-			continue;
-		}
-		if ((rc = store_run_int(s->ws[WS_COUNT], &nwin)) != SQLITE_OK)
-			return store_fail(s, rc, "count");
-		if (nwin <= (keep ? 1 : 0)) {
-			if (pages * psz <= (int64_t)s->budget)
-				return 0; /* fits, just not with headroom */
-			return store_fail_errno(s, -EFBIG,
-			    "store: one window exceeds max_bytes");
-		}
-		limit = low;
-		/* Guess from the average window, then let the loop correct. */
-		excess = (pages - nfree) * psz - limit;
-		per = (pages - nfree) * psz / nwin;
-		k = (per > 0 ? excess / per : 0) + 1;
-		sqlite3_bind_int64(s->ws[WS_DEL_OLDEST], 1, keep);
-		sqlite3_bind_int64(s->ws[WS_DEL_OLDEST], 2, k);
-		if ((rc = store_run(s->ws[WS_DEL_OLDEST])) != SQLITE_OK)
-			return store_fail(s, rc, "delete oldest");
-		s->st.deleted_size += (uint64_t)sqlite3_changes(s->db);
-		if ((rc = store_run(s->ws[WS_VACUUM])) != SQLITE_OK)
-			return store_fail(s, rc, "incremental_vacuum");
-	}
-}
-
 /* ----------------------------------------------------------- roll-ups */
 
 struct roll_src {
@@ -478,7 +425,8 @@ maintain_locked(struct store *s, const struct store_now *now)
 	if (s == NULL || s->db == NULL)
 		return -EBADF;
 	o = &s->o;
-	/* what waits in the spool first: roll-ups and retention see it */
+	/* what waits in the spool first: roll-ups and retention see it
+	 * (store_spool.c) */
 	(void)store_spool_flush_locked(s);
 	if ((r = judge_clock(s, now, &mn.wall_ok)) < 0)
 		goto fail;

@@ -31,24 +31,20 @@
 #include "store/store.h"
 #include "store_int.h"
 
-#define SPOOL_TABLES_MAX 32
+/* statements on the main store's connection: SP__MAX, then one move per
+ * table (windows first) */
+#define SPOOL_TABLES_MAX (STORE_SPOOL_NSTMT - SP__MAX)
 #define SPOOL_MAX_BYTES (16ULL << 20) /* the spool's own size bound */
 #define SPOOL_COMMIT_S_DEFAULT 60
 
 enum {
-	SP_PICK,     /* the spool's windows the main file has not got */
-	SP_CLEAR,    /* forget the picked ids */
-	SP_EMPTY,    /* empty the spool */
-	SP_PENDING,  /* windows in the spool */
-	SP_MAX_ID,   /* the largest id of either file */
-	SP_HAVE,     /* the main file already has this window */
+	SP_PICK,    /* the spool's windows the main file has not got */
+	SP_CLEAR,   /* forget the picked ids */
+	SP_EMPTY,   /* empty the spool */
+	SP_PENDING, /* windows in the spool */
+	SP_MAX_ID,  /* the largest id of either file */
+	SP_HAVE,    /* the main file already has this window */
 	SP__MAX
-};
-
-struct spool_tables {
-	unsigned n; /* move[0]: windows; then one per table with window_id */
-	sqlite3_stmt *move[SPOOL_TABLES_MAX];
-	sqlite3_stmt *st[SP__MAX];
 };
 
 /* clang-format off */
@@ -155,11 +151,11 @@ store_spool_tables(sqlite3 *db,
 static int
 prepare_move(sqlite3 *db, const char *t, const char *cols, void *arg)
 {
-	struct spool_tables *tab = arg;
+	struct store *s = arg;
 	struct vbuf b = { 0 };
 	int rc;
 
-	if (tab->n == SPOOL_TABLES_MAX)
+	if (s->spool_nst == STORE_SPOOL_NSTMT)
 		return SQLITE_FULL;
 	rc = vbuf_printf(&b,
 	    "INSERT INTO main.\"%s\" (%s) SELECT %s FROM spool.\"%s\""
@@ -170,35 +166,11 @@ prepare_move(sqlite3 *db, const char *t, const char *cols, void *arg)
 		return SQLITE_NOMEM;
 	}
 	rc = sqlite3_prepare_v3(db, b.p, -1, SQLITE_PREPARE_PERSISTENT,
-	    &tab->move[tab->n], NULL);
+	    &s->spool_st[s->spool_nst], NULL);
 	vbuf_release(&b);
 	if (rc == SQLITE_OK)
-		tab->n++;
+		s->spool_nst++;
 	return rc;
-}
-
-static void
-tables_free(struct spool_tables *tab)
-{
-	unsigned i;
-
-	if (tab == NULL)
-		return;
-	for (i = 0; i < tab->n; i++)
-		sqlite3_finalize(tab->move[i]);
-	for (i = 0; i < SP__MAX; i++)
-		sqlite3_finalize(tab->st[i]);
-	free(tab);
-}
-
-void
-store_spool_detach(struct store *s)
-{
-	tables_free(s->spool_tab);
-	s->spool_tab = NULL;
-	if (s->spool_attached && s->db != NULL)
-		(void)sqlite3_exec(s->db, "DETACH spool", NULL, NULL, NULL);
-	s->spool_attached = false;
 }
 
 /* The spool store: the main one's settings, no roll-ups or retention
@@ -213,15 +185,16 @@ spool_store_open(struct store *s)
 	o.rollup1_s = o.rollup2_s = 0;
 	o.retain_s = 0;
 	o.max_bytes = SPOOL_MAX_BYTES;
-	if ((r = store_open(s->o.spool_path, &o, &s->spool)) < 0)
+	if ((r = store_db_open(s->o.spool_path, &o, &s->spool)) < 0)
 		return r;
 	return 0;
 }
 
+/* Attach the spool to the main connection and prepare the moves: the
+ * statements live and die with that connection (store.c, db_close). */
 static int
 attach(struct store *s)
 {
-	struct spool_tables *tab;
 	sqlite3_stmt *st;
 	int64_t max = 0;
 	unsigned i;
@@ -236,20 +209,19 @@ attach(struct store *s)
 	if (rc != SQLITE_OK)
 		return store_fail(s, rc, "spool: attach");
 	s->spool_attached = true;
-	if ((tab = calloc(1, sizeof(*tab))) == NULL)
-		return -ENOMEM;
-	s->spool_tab = tab;
 	rc = sqlite3_exec(s->db,
 	    "CREATE TEMP TABLE IF NOT EXISTS spool_ids"
 	    " (id INTEGER PRIMARY KEY)",
 	    NULL, NULL, NULL);
 	for (i = 0; i < SP__MAX && rc == SQLITE_OK; i++)
-		rc = sqlite3_prepare_v3(s->db, sp_sql[i], -1,
-		    SQLITE_PREPARE_PERSISTENT, &tab->st[i], NULL);
+		if ((rc = sqlite3_prepare_v3(s->db, sp_sql[i], -1,
+			 SQLITE_PREPARE_PERSISTENT, &s->spool_st[i], NULL)) ==
+		    SQLITE_OK)
+			s->spool_nst = i + 1;
 	if (rc == SQLITE_OK)
-		rc = store_spool_tables(s->db, prepare_move, tab);
+		rc = store_spool_tables(s->db, prepare_move, s);
 	if (rc == SQLITE_OK)
-		rc = store_run_int(tab->st[SP_MAX_ID], &max);
+		rc = store_run_int(s->spool_st[SP_MAX_ID], &max);
 	if (rc != SQLITE_OK)
 		return store_fail(s, rc, "spool: prepare");
 	/* one counter for the ids of both files, from the largest either
@@ -261,36 +233,53 @@ attach(struct store *s)
 	return 0;
 }
 
+/* Forget the attachment (its statements too) on a live connection. */
+static void
+detach(struct store *s)
+{
+	unsigned i;
+
+	for (i = 0; i < s->spool_nst; i++) {
+		sqlite3_finalize(s->spool_st[i]);
+		s->spool_st[i] = NULL;
+	}
+	s->spool_nst = 0;
+	if (s->spool_attached && s->db != NULL)
+		(void)sqlite3_exec(s->db, "DETACH spool", NULL, NULL, NULL);
+	s->spool_attached = false;
+}
+
 /*
- * Called by open_db (lock held or the handle not yet shared) once the main
- * file is open: open the spool (once per handle), attach it, and move what
- * it holds (a daemon that died left it). A spool that cannot be had is
- * said in the stats and the store commits window by window instead.
+ * With the main file open (lock held, or the handle not yet shared): open
+ * the spool (once per handle), attach it, and move what it holds (a
+ * daemon that died left it). A spool that cannot be had is said in the
+ * stats and the store commits window by window instead; the next put
+ * tries again after a reopen of the main file, not after a failure.
  */
-int
-store_spool_open(struct store *s)
+static void
+spool_up(struct store *s)
 {
 	int64_t n = 0;
 	int r;
 
-	if (s->o.spool_path == NULL || s->o.spool_path[0] == '\0')
-		return 0;
+	if (s->spool_attached || s->db == NULL || s->o.spool_path == NULL ||
+	    s->o.spool_path[0] == '\0' || (s->spool == NULL && s->st.spool_err))
+		return;
 	s->st.spool_on = false;
 	if (s->spool == NULL && (r = spool_store_open(s)) < 0)
 		goto off;
 	if ((r = attach(s)) < 0)
 		goto off;
-	if (store_run_int(s->spool_tab->st[SP_PENDING], &n) == SQLITE_OK)
+	if (store_run_int(s->spool_st[SP_PENDING], &n) == SQLITE_OK)
 		s->st.spool_pending = (uint64_t)n;
 	s->st.spool_on = true;
 	s->st.spool_err = 0;
 	if (n > 0)
 		(void)store_spool_flush_locked(s);
-	return 0;
+	return;
 off:
 	s->st.spool_err = r;
-	store_spool_detach(s);
-	return 0;
+	detach(s);
 }
 
 /*
@@ -301,24 +290,24 @@ off:
 int
 store_spool_flush_locked(struct store *s)
 {
-	struct spool_tables *tab = s->spool_tab;
+	sqlite3_stmt **tab = s->spool_st;
 	int64_t t0 = clock_ns(CLOCK_MONOTONIC), dt, moved = 0;
 	uint64_t del0 = s->st.deleted_size;
 	unsigned i;
 	int rc, r = 0;
 
-	if (tab == NULL || s->db == NULL)
+	if (!s->spool_attached || s->db == NULL)
 		return 0;
 	if ((rc = store_run(s->ws[WS_BEGIN])) != SQLITE_OK) {
 		r = store_fail(s, rc, "spool: begin");
 		goto fail;
 	}
-	rc = run(tab->st[SP_CLEAR]);
+	rc = run(tab[SP_CLEAR]);
 	if (rc == SQLITE_OK)
-		rc = run(tab->st[SP_PICK]);
+		rc = run(tab[SP_PICK]);
 	moved = rc == SQLITE_OK ? sqlite3_changes(s->db) : 0;
-	for (i = 0; i < tab->n && rc == SQLITE_OK; i++)
-		if ((rc = run(tab->move[i])) == SQLITE_OK && i == 0 &&
+	for (i = SP__MAX; i < s->spool_nst && rc == SQLITE_OK; i++)
+		if ((rc = run(tab[i])) == SQLITE_OK && i == SP__MAX &&
 		    sqlite3_changes(s->db) != moved)
 			rc = SQLITE_CORRUPT; /* not what was picked */
 	if (rc != SQLITE_OK) {
@@ -334,8 +323,8 @@ store_spool_flush_locked(struct store *s)
 	}
 	/* The main file has them: now, and only now, the spool lets go. A
 	 * crash in between leaves them in both; the next move skips them. */
-	(void)run(tab->st[SP_CLEAR]);
-	if ((rc = run(tab->st[SP_EMPTY])) != SQLITE_OK)
+	(void)run(tab[SP_CLEAR]);
+	if ((rc = run(tab[SP_EMPTY])) != SQLITE_OK)
 		(void)store_fail(s, rc, "spool: empty");
 	s->st.spool_pending = 0;
 	s->st.spool_flushes++;
@@ -362,7 +351,7 @@ store_flush(struct store *s)
 	if (s == NULL)
 		return -EBADF;
 	pthread_mutex_lock(&s->lock);
-	r = s->spool_tab ? store_spool_flush_locked(s) : 0;
+	r = store_spool_flush_locked(s);
 	pthread_mutex_unlock(&s->lock);
 	return r;
 }
@@ -372,10 +361,10 @@ store_flush(struct store *s)
  * 0 when the main file already has it (a replay), < 0 when the spool
  * failed and the caller writes it to the main file itself.
  */
-int
-store_spool_put(struct store *s, const struct window *w)
+static int
+spool_put(struct store *s, const struct window *w)
 {
-	sqlite3_stmt *st = s->spool_tab->st[SP_HAVE];
+	sqlite3_stmt *st = s->spool_st[SP_HAVE];
 	int64_t have = 0, now, span = w->wall_end_ns - w->wall_start_ns;
 	unsigned commit_s;
 	int rc, r;
@@ -392,7 +381,10 @@ store_spool_put(struct store *s, const struct window *w)
 	 * files): raised before the spool commits a longer one */
 	if (span > s->max_span_ns)
 		__atomic_store_n(&s->max_span_ns, span, __ATOMIC_RELEASE);
-	if ((r = store_put(s->spool, w)) < 0) {
+	pthread_mutex_lock(&s->spool->lock);
+	r = store_put_locked(s->spool, w);
+	pthread_mutex_unlock(&s->spool->lock);
+	if (r < 0) {
 		s->st.spool_err = r;
 		return r;
 	}
@@ -406,6 +398,39 @@ store_spool_put(struct store *s, const struct window *w)
 	return 1;
 }
 
+/* ------------------------------------------------------ the public calls */
+
+/* The spool store: the main one's settings, no roll-ups or retention
+ * (its windows move on long before), its own small size bound. */
+int
+store_open(const char *path, const struct store_opts *o, struct store **ret)
+{
+	int r;
+
+	if ((r = store_db_open(path, o, ret)) < 0)
+		return r;
+	spool_up(*ret);
+	return 0;
+}
+
+int
+store_put(struct store *s, const struct window *w)
+{
+	int r = -1;
+
+	if (s == NULL) /* s->db: under the lock (store_recover) */
+		return -EBADF;
+	pthread_mutex_lock(&s->lock);
+	/* into the spool when there is one; a spool that fails hands what
+	 * it has to the main file first, then the window goes there too */
+	spool_up(s);
+	if (s->spool_attached && (r = spool_put(s, w)) < 0)
+		(void)store_spool_flush_locked(s);
+	r = r >= 0 ? 0 : store_put_locked(s, w);
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
 static void
 unlink_side(const char *path, const char *suffix)
 {
@@ -415,22 +440,19 @@ unlink_side(const char *path, const char *suffix)
 		(void)unlink(p);
 }
 
-/* At close: the last move, and an empty spool leaves no file behind. */
-void
-store_spool_close(struct store *s)
+/* The last move, and an empty spool leaves no file behind. */
+struct store *
+store_close(struct store *s)
 {
-	struct store_stats st;
-	bool empty = false;
+	bool empty;
 	char *path;
 
-	if (s->spool == NULL)
-		return;
-	if (s->spool_tab != NULL && store_spool_flush_locked(s) == 0)
-		empty = true;
-	store_spool_detach(s);
-	store_get_stats(s->spool, &st);
+	if (s == NULL || s->spool == NULL)
+		return store_db_close(s);
+	empty = s->spool_attached && store_spool_flush_locked(s) == 0;
+	detach(s);
 	path = s->spool->path ? strdup(s->spool->path) : NULL;
-	s->spool = store_close(s->spool);
+	s->spool = store_db_close(s->spool);
 	if (empty && path != NULL) {
 		(void)unlink(path);
 		unlink_side(path, "-wal");
@@ -438,4 +460,5 @@ store_spool_close(struct store *s)
 	}
 	free(path);
 	s->id_hwm = NULL;
+	return store_db_close(s);
 }
