@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The blob encoding (store/store_codec.c): varints and zigzag at their
+ * edges, strings, doubles bit for bit, and the frame against every
+ * truncation and every single-bit flip.
+ */
+#include <check.h>
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/store_codec.h"
+
+static size_t
+enc_len_u(uint64_t v)
+{
+	struct store_enc e = { 0 };
+	size_t n;
+
+	store_enc_u(&e, v);
+	ck_assert_int_eq(e.err, 0);
+	n = e.b.len;
+	store_enc_release(&e);
+	return n;
+}
+
+START_TEST(test_varint_edges)
+{
+	static const uint64_t v[] = { 0, 1, 127, 128, 16383, 16384,
+		UINT32_MAX, (uint64_t)1 << 63, UINT64_MAX - 1, UINT64_MAX };
+	static const size_t len[] = { 1, 1, 1, 2, 2, 3, 5, 10, 10, 10 };
+	struct store_enc e = { 0 };
+	struct store_dec d;
+	unsigned i;
+
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		ck_assert_uint_eq(enc_len_u(v[i]), len[i]);
+		store_enc_u(&e, v[i]);
+	}
+	store_dec_init(&d, e.b.p, e.b.len);
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		ck_assert_uint_eq(store_dec_u(&d), v[i]);
+	ck_assert_int_eq(store_dec_end(&d), 0);
+	store_enc_release(&e);
+}
+END_TEST
+
+START_TEST(test_zigzag_edges)
+{
+	static const int64_t v[] = { 0, -1, 1, -64, 63, -65, 64, INT32_MIN,
+		INT64_MAX, INT64_MIN };
+	struct store_enc e = { 0 };
+	struct store_dec d;
+	unsigned i;
+
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		store_enc_s(&e, v[i]);
+	/* small magnitudes of either sign take one byte */
+	ck_assert_uint_eq((uint8_t)e.b.p[1], 1); /* -1 → 1 */
+	ck_assert_uint_eq((uint8_t)e.b.p[2], 2); /* 1 → 2 */
+	store_dec_init(&d, e.b.p, e.b.len);
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		ck_assert_int_eq(store_dec_s(&d), v[i]);
+	ck_assert_int_eq(store_dec_end(&d), 0);
+	store_enc_release(&e);
+}
+END_TEST
+
+/* Truncated, overlong and over-64-bit varints are errors, not values. */
+START_TEST(test_varint_bad)
+{
+	static const uint8_t trunc[] = { 0x80 };
+	static const uint8_t eleven[] = { 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+		0x80, 0x80, 0x80, 0x80, 0x00 };
+	static const uint8_t over64[] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+		0xff, 0xff, 0xff, 0x02 };
+	static const uint8_t max64[] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+		0xff, 0xff, 0xff, 0x01 };
+	struct store_dec d;
+
+	store_dec_init(&d, trunc, sizeof(trunc));
+	ck_assert_uint_eq(store_dec_u(&d), 0);
+	ck_assert_int_eq(store_dec_end(&d), -EBADMSG);
+	store_dec_init(&d, eleven, sizeof(eleven));
+	(void)store_dec_u(&d);
+	ck_assert_int_eq(store_dec_end(&d), -EBADMSG);
+	store_dec_init(&d, over64, sizeof(over64));
+	(void)store_dec_u(&d);
+	ck_assert_int_eq(store_dec_end(&d), -EBADMSG);
+	store_dec_init(&d, max64, sizeof(max64));
+	ck_assert_uint_eq(store_dec_u(&d), UINT64_MAX);
+	ck_assert_int_eq(store_dec_end(&d), 0);
+	/* an error sticks: later reads return nothing */
+	store_dec_init(&d, trunc, sizeof(trunc));
+	(void)store_dec_u(&d);
+	ck_assert_uint_eq(store_dec_u(&d), 0);
+	ck_assert_ptr_null(store_dec_bytes(&d, 0));
+	/* a bound is enforced */
+	store_dec_init(&d, max64, sizeof(max64));
+	ck_assert_uint_eq(store_dec_u_max(&d, 1000), 0);
+	ck_assert_int_eq(store_dec_end(&d), -EBADMSG);
+}
+END_TEST
+
+START_TEST(test_strings_and_doubles)
+{
+	struct store_enc e = { 0 };
+	struct store_dec d;
+	char buf[8], big[64];
+	double nan_in = nan(""), v;
+
+	store_enc_str(&e, "surfacef");
+	store_enc_str(&e, "");
+	store_enc_f64(&e, -0.0);
+	store_enc_f64(&e, 1.0 / 3);
+	store_enc_f64(&e, nan_in);
+	store_dec_init(&d, e.b.p, e.b.len);
+	store_dec_str(&d, big, sizeof(big));
+	ck_assert_str_eq(big, "surfacef");
+	store_dec_str(&d, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "");
+	v = store_dec_f64(&d);
+	ck_assert(v == 0 && signbit(v)); /* bit for bit */
+	ck_assert(store_dec_f64(&d) == 1.0 / 3);
+	ck_assert(isnan(store_dec_f64(&d)));
+	ck_assert_int_eq(store_dec_end(&d), 0);
+	/* 8 bytes do not fit buf[8] with its NUL */
+	store_dec_init(&d, e.b.p, e.b.len);
+	store_dec_str(&d, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "");
+	ck_assert_int_eq(store_dec_end(&d), -EBADMSG);
+	/* a length past the input */
+	store_dec_init(&d, e.b.p, 5);
+	store_dec_str(&d, big, sizeof(big));
+	ck_assert_int_eq(store_dec_end(&d), -EBADMSG);
+	/* bytes left over are an error too */
+	store_dec_init(&d, e.b.p, e.b.len);
+	store_dec_str(&d, big, sizeof(big));
+	ck_assert_int_eq(store_dec_end(&d), -EBADMSG);
+	store_enc_release(&e);
+}
+END_TEST
+
+START_TEST(test_crc32c_vector)
+{
+	/* the check value of CRC-32C (RFC 3720, B.4) */
+	ck_assert_uint_eq(store_crc32c(0, "123456789", 9), 0xe3069283u);
+	/* chaining equals one pass */
+	ck_assert_uint_eq(store_crc32c(store_crc32c(0, "1234", 4), "56789", 5),
+	    0xe3069283u);
+	ck_assert_uint_eq(store_crc32c(0, "", 0), 0);
+}
+END_TEST
+
+static void
+make_frame(struct store_enc *e)
+{
+	static const char payload[] = "a window's part, in columns";
+
+	ck_assert_int_eq(store_frame_put(e, 3, 1, payload, sizeof(payload)),
+	    0);
+}
+
+START_TEST(test_frame_roundtrip)
+{
+	struct store_enc e = { 0 };
+	struct store_frame f;
+
+	make_frame(&e);
+	ck_assert_int_eq(store_frame_get(e.b.p, e.b.len, &f), 0);
+	ck_assert_uint_eq(f.part, 3);
+	ck_assert_uint_eq(f.version, 1);
+	ck_assert_uint_eq(f.codec, STORE_CODEC_RAW);
+	ck_assert_uint_eq(f.len, sizeof("a window's part, in columns"));
+	ck_assert_str_eq(f.payload, "a window's part, in columns");
+	/* an empty payload is a frame too */
+	store_enc_release(&e);
+	ck_assert_int_eq(store_frame_put(&e, 0, 0, "", 0), 0);
+	ck_assert_int_eq(store_frame_get(e.b.p, e.b.len, &f), 0);
+	ck_assert_uint_eq(f.len, 0);
+	store_enc_release(&e);
+}
+END_TEST
+
+/* Every cut and every single flipped bit is refused, ret untouched. */
+START_TEST(test_frame_corrupt)
+{
+	struct store_enc e = { 0 };
+	struct store_frame f, keep;
+	uint8_t *copy;
+	size_t i, bit;
+
+	make_frame(&e);
+	memset(&keep, 0x5a, sizeof(keep));
+	for (i = 0; i < e.b.len; i++) {
+		f = keep;
+		ck_assert_int_eq(store_frame_get(e.b.p, i, &f), -EBADMSG);
+		ck_assert_mem_eq(&f, &keep, sizeof(f));
+	}
+	copy = malloc(e.b.len);
+	ck_assert_ptr_nonnull(copy);
+	for (i = 0; i < e.b.len; i++)
+		for (bit = 0; bit < 8; bit++) {
+			memcpy(copy, e.b.p, e.b.len);
+			copy[i] ^= (uint8_t)(1u << bit);
+			ck_assert_msg(store_frame_get(copy, e.b.len, &f) ==
+				-EBADMSG,
+			    "byte %zu bit %zu", i, bit);
+		}
+	/* a byte more is not a frame either */
+	memcpy(copy, e.b.p, e.b.len);
+	store_enc_bytes(&e, "", 1);
+	ck_assert_int_eq(store_frame_get(e.b.p, e.b.len, &f), -EBADMSG);
+	free(copy);
+	store_enc_release(&e);
+	/* a codec this build does not know */
+	store_enc_bytes(&e, (const uint8_t[]){ STORE_FRAME_MAGIC, 1, 1,
+				STORE_CODEC__MAX, 0, 0, 0, 0, 0 },
+	    9);
+	ck_assert_int_eq(store_frame_get(e.b.p, e.b.len, &f), -EBADMSG);
+	store_enc_release(&e);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("store_codec");
+	TCase *tc = tcase_create("codec");
+	SRunner *sr;
+	int nf;
+
+	tcase_add_test(tc, test_varint_edges);
+	tcase_add_test(tc, test_zigzag_edges);
+	tcase_add_test(tc, test_varint_bad);
+	tcase_add_test(tc, test_strings_and_doubles);
+	tcase_add_test(tc, test_crc32c_vector);
+	tcase_add_test(tc, test_frame_roundtrip);
+	tcase_add_test(tc, test_frame_corrupt);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+}
