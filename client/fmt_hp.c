@@ -121,6 +121,11 @@ fmt_hp_health(struct sbuf *o, const Vitals__HeapprofdHealth *h)
 	    "%llu\n",
 	    ULL(h->rule_evaluations), ULL(h->rules_fired),
 	    ULL(h->gpu_unavailable), ULL(h->name_failed), ULL(h->anon_failed));
+	sbuf_printf(o,
+	    "  records: queued %u, written %llu, dropped %llu, failed %llu; "
+	    "store errors %llu\n",
+	    h->records_queued, ULL(h->records_written), ULL(h->records_dropped),
+	    ULL(h->records_failed), ULL(h->store_errors));
 	if (h->spawn && h->spawn[0])
 		sbuf_printf(o, "  perfetto: %s (%s); build type %s (from %s)\n",
 		    h->spawn, h->spawn_detail, h->build_type,

@@ -41,6 +41,10 @@ fmt_wss_target(struct sbuf *o, const Vitals__WssTarget *t)
 	    t->apk_fallback ? " (found as base.apk)" : "");
 	if (t->ended)
 		sbuf_printf(o, "ended: %s\n", t->end_reason);
+	else if (t->opening)
+		sbuf_puts(o,
+		    "starting: the privileged helper is opening its "
+		    "files\n");
 	else
 		sbuf_printf(o, "every %u ms [%u..%u]\n", t->interval_ms,
 		    t->interval_min_ms, t->interval_max_ms);
@@ -99,6 +103,11 @@ fmt_wss_health(struct sbuf *o, const Vitals__WssHealth *h)
 	if (h->access && *h->access)
 		sbuf_printf(o, "  files: %s; %llu opens refused\n", h->access,
 		    ULL(h->access_denied));
+	if (h->helper_errors)
+		sbuf_printf(o,
+		    "  %llu target files the privileged helper did not "
+		    "open (opened directly instead)\n",
+		    ULL(h->helper_errors));
 }
 
 void

@@ -686,6 +686,39 @@ health_window(struct sbuf *o, const Vitals__Window *w)
 	}
 }
 
+/*
+ * What the store costs the flash and what it holds (doc/storage.md,
+ * "Usage"). Nothing until the first maintenance pass has run.
+ */
+static void
+health_store_usage(struct sbuf *o, const Vitals__StoreHealth *s)
+{
+	char span[32], hist[32], holds[32];
+
+	if (s->io_err)
+		sbuf_printf(o, "  written by the daemon: unknown (errno %d)\n",
+		    -s->io_err);
+	else if (s->io_span_ns > 0) {
+		duration_format(span, sizeof(span), s->io_span_ns);
+		sbuf_printf(o,
+		    "  written by the daemon %.1f MiB per day (over the "
+		    "last %s), %.1f MiB since the store opened\n",
+		    (double)s->io_bytes_per_day / 1048576.0, span,
+		    (double)s->io_written_bytes / 1048576.0);
+	}
+	if (s->history_windows == 0)
+		return;
+	duration_format(hist, sizeof(hist), s->history_ns);
+	sbuf_printf(o, "  history %s in %llu windows", hist,
+	    ULL(s->history_windows));
+	if (s->bound_holds_ns > 0) {
+		duration_format(holds, sizeof(holds), s->bound_holds_ns);
+		sbuf_printf(o,
+		    "; the size bound holds about %s at this density", holds);
+	}
+	sbuf_puts(o, "\n");
+}
+
 /* What the daemon runs with (doc/privileges.md) and what it cannot see. */
 static void
 health_privileges(struct sbuf *o, const Vitals__Privileges *p)
@@ -786,6 +819,7 @@ fmt_health(struct sbuf *o, const Vitals__Health *h, const struct fmt_ctx *c)
 			    "  maintenance passes that waited for "
 			    "the wall clock %llu\n",
 			    ULL(s->clock_deferred));
+		health_store_usage(o, s);
 	} else {
 		sbuf_puts(o, "Store: n/a\n");
 	}

@@ -41,6 +41,7 @@ struct vitalsd {
 	struct collector *col;
 	struct store *store; /* NULL: windows live in memory only */
 	struct writer *wr;
+	struct event *wr_ev;  /* the writer tells of commits (writer_fd) */
 	unsigned interval_ms; /* configured cadence */
 	unsigned cur_ms;      /* cadence now (burst or not) */
 	int64_t next_ns;      /* monotonic deadline of the next sample */
@@ -80,6 +81,54 @@ in_dir(const char *path, const char *dir)
 	    strchr(path + n + 1, '/') == NULL;
 }
 
+/*
+ * A window's line, "window N: ..., store ...", once the writer has
+ * committed it: a kill after the line loses at most the open window. When
+ * it was not committed (the store fails, the queue dropped it) the line
+ * says why.
+ */
+static void
+window_done(void *arg, const struct writer_done *dn)
+{
+	struct vitalsd *d = arg;
+	struct vbuf b = { 0 };
+	struct store_stats st;
+	unsigned queued;
+	uint64_t dropped;
+	const char *why;
+
+	writer_get(d->wr, &st, &queued, &dropped);
+	if (dn->err == -ENOBUFS)
+		why = "not stored: the write queue was full";
+	else if (dn->err < 0)
+		why = dn->final ? "not stored" : "not committed yet";
+	else
+		why = NULL;
+	vbuf_printf(&b, "%s, store %s (queued %u, dropped %llu", dn->note,
+	    store_state_name(st.state), queued, (unsigned long long)dropped);
+	if (why && dn->err != -ENOBUFS)
+		vbuf_printf(&b, ": %s: %s", why,
+		    st.last_err ? st.last_errmsg : strerror(-dn->err));
+	else if (why)
+		vbuf_printf(&b, ": %s", why);
+	else if (st.last_err)
+		vbuf_printf(&b, ": %s", st.last_errmsg);
+	vbuf_printf(&b, ")");
+	if (b.p)
+		log_info("%s", b.p);
+	vbuf_release(&b);
+}
+
+static void
+writer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct vitalsd *d = arg;
+
+	(void)fd;
+	(void)what;
+	writer_each_done(d->wr, window_done, d);
+}
+
 static void
 window_log_cb(const struct window *w, void *arg)
 {
@@ -87,26 +136,13 @@ window_log_cb(const struct window *w, void *arg)
 	struct vbuf b = { 0 };
 	int r;
 
-	if (d->wr && (r = writer_submit(d->wr, w)) < 0)
-		log_warnx("window %llu not queued for the store: %s",
-		    (unsigned long long)w->seq, strerror(-r));
-	/* Committed before the loop goes on: a kill from here on loses at
-	 * most the open window (bounded, so a slow disk never stalls it). */
-	else if (d->wr)
-		(void)writer_wait(d->wr, WRITER_WAIT_MS);
 	dump_summary_line(w, &b);
-	if (d->wr) {
-		struct store_stats st;
-		unsigned queued;
-		uint64_t dropped;
-
-		writer_get(d->wr, &st, &queued, &dropped);
-		vbuf_printf(&b, ", store %s (queued %u, dropped %llu%s%s)",
-		    store_state_name(st.state), queued,
-		    (unsigned long long)dropped, st.last_err ? ": " : "",
-		    st.last_err ? st.last_errmsg : "");
-	}
-	if (b.p)
+	/* Queued, not waited for: the line comes when the writer says the
+	 * window is committed (window_done). */
+	if (d->wr && (r = writer_submit_note(d->wr, w, b.p ? b.p : "")) < 0)
+		log_warnx("%s; not queued for the store: %s", b.p ? b.p : "",
+		    strerror(-r));
+	else if (d->wr == NULL && b.p)
 		log_info("%s", b.p);
 	vbuf_release(&b);
 	/* heapprofd rules look at every closed window but the
@@ -351,7 +387,7 @@ log_scanner(struct collector *col, const struct config *cfg)
 /*
  * BPF accounting is set up here, while privileged; afterwards only its fds
  * are used. Whatever fails, sampling goes on from procfs and every window
- * says why (window.bpf.state).
+ * says why (its sched part's state).
  */
 static void
 bpf_setup(struct vitalsd *d, const struct config *cfg)
@@ -397,7 +433,7 @@ bpf_setup(struct vitalsd *d, const struct config *cfg)
 /*
  * GPU memory: the platform's pinned map when there is one, else our own
  * program, loaded here while privileged. Never fatal: every window says
- * where the map stands (window.gpumem.state).
+ * where the map stands (its GpuMem part's state).
  */
 static int
 gpumem_lookup_cb(void *arg, int32_t pid, uint64_t *ret_starttime,
@@ -487,7 +523,8 @@ ftrace_gpu_mem_cb(const struct ftrace_gpu_mem *e, void *arg)
  * sched events default to off while BPF accounts the scheduler.
  */
 static void
-ftrace_setup(struct vitalsd *d, const struct config *cfg)
+ftrace_setup(struct vitalsd *d, const struct config *cfg,
+    const struct privs_helpers *helpers)
 {
 	struct ftrace_opts o = {
 		.tracefs = cfg->tracefs,
@@ -496,6 +533,7 @@ ftrace_setup(struct vitalsd *d, const struct config *cfg)
 		.tick_ms = cfg->ftrace_tick_ms,
 		.max_pages = cfg->ftrace_max_pages,
 		.wake_percent = cfg->ftrace_wake_percent,
+		.helper = helpers ? helpers->ph : NULL,
 	};
 	char why[512];
 	int r;
@@ -557,47 +595,75 @@ ftrace_close(struct vitalsd *d, struct window *w)
 
 	/* the whole part while the trackers fill it, then the head alone
 	 * when they kept no rows (always so with ftrace off) */
-	if (w->trace == NULL &&
-	    (w->trace = window_trace_new(d->ft != NULL)) == NULL) {
+	if ((t = window_trace_make(w, d->ft != NULL)) == NULL) {
 		log_warnx("ftrace: window %llu: %s", (unsigned long long)w->seq,
 		    strerror(ENOMEM));
 		return;
 	}
-	t = w->trace;
 	t->state = d->ft_state;
 	t->err = d->ft_err;
-	if (d->ft && window_trace_rows(&w->trace) == 0)
-		ftrace_window(d->ft, w->trace);
-	atcat_window(d->ac, w->trace);
-	window_trace_trim(&w->trace);
+	if (d->ft && window_trace_rows(&t) == 0)
+		ftrace_window(d->ft, t);
+	atcat_window(d->ac, t);
+	window_trace_trim(&t);
+	window_part_set(w, WPART_TRACE, t);
 }
 
-/* The closing window gets what the kernel counted since the last one. */
+/* The sched part: the state always (the head alone when BPF is off), then
+ * what the kernel counted since the last window. */
 static void
-bpf_close_cb(struct window *w, void *arg)
+sched_close(struct vitalsd *d, struct window *w)
 {
-	struct vitalsd *d = arg;
+	struct window_bpf *b;
 	int r;
 
-	/* ftrace first: its drain hands gpu_mem events to the GpuMem
-	 * window before that closes */
-	ftrace_close(d, w);
-	gpumem_close(d, w);
-
-	w->bpf.state = d->bpf_state;
-	w->bpf.err = d->bpf_err;
-	/* the working-set targets' part (wss.c) */
-	if (d->wss && wss_window_fill(d->wss, w) < 0)
-		log_warnx("wss: window %llu: out of memory",
-		    (unsigned long long)w->seq);
+	if ((b = window_sched_make(w, d->bs != NULL)) == NULL) {
+		log_warnx("bpf: window %llu: %s", (unsigned long long)w->seq,
+		    strerror(ENOMEM));
+		return;
+	}
+	b->state = d->bpf_state;
+	b->err = d->bpf_err;
 	if (d->bs == NULL)
 		return;
-	if ((r = bpf_sched_window(d->bs, &w->bpf, w->hz)) < 0) {
+	if ((r = bpf_sched_window(d->bs, b, w->hz)) < 0) {
 		if (!d->bpf_warned)
 			log_warnx("bpf: drain failed: %s (counted per window)",
 			    strerror(-r));
 		d->bpf_warned = true;
 	}
+}
+
+/* The working-set targets' part (wss_window.c). */
+static void
+wss_close(struct vitalsd *d, struct window *w)
+{
+	if (d->wss && wss_window_fill(d->wss, w) < 0)
+		log_warnx("wss: window %llu: out of memory",
+		    (unsigned long long)w->seq);
+}
+
+/*
+ * What fills each part of a closing window, one line per part, in this
+ * order: ftrace first, its drain hands gpu_mem events to the GpuMem
+ * window before that closes.
+ */
+static void (*const part_close[])(struct vitalsd *, struct window *) = {
+	ftrace_close,
+	gpumem_close,
+	wss_close,
+	sched_close,
+};
+
+/* The closing window gets what each signal counted since the last one. */
+static void
+parts_close_cb(struct window *w, void *arg)
+{
+	struct vitalsd *d = arg;
+	size_t i;
+
+	for (i = 0; i < sizeof(part_close) / sizeof(part_close[0]); i++)
+		part_close[i](d, w);
 }
 
 /*
@@ -608,13 +674,14 @@ static int
 window_gpu_bytes(void *arg, const struct window *w, int32_t pid,
     uint64_t starttime, uint64_t *bytes)
 {
+	const struct window_gpumem_part *g = window_gpumem(w);
 	uint64_t sum = 0;
 	bool seen = false;
 	size_t i;
 
 	(void)arg;
-	for (i = 0; i < w->n_gpu; i++) {
-		const struct window_gpu_proc *p = &w->gpu[i];
+	for (i = 0; g && i < g->n_gpu; i++) {
+		const struct window_gpu_proc *p = &g->gpu[i];
 
 		if (p->pid != pid || p->stale || p->starttime != starttime)
 			continue;
@@ -629,7 +696,8 @@ window_gpu_bytes(void *arg, const struct window *w, int32_t pid,
 
 /* The working-set monitor; without page_idle it samples with clear_refs. */
 static int
-wss_setup(struct vitalsd *d, const struct config *cfg)
+wss_setup(struct vitalsd *d, const struct config *cfg,
+    const struct privs_helpers *helpers)
 {
 	struct wss_opts o = {
 		.proc_root = cfg->proc_root,
@@ -638,6 +706,7 @@ wss_setup(struct vitalsd *d, const struct config *cfg)
 		/* how files are opened after the drop (wss_open.c) */
 		.user = cfg->user,
 		.keep_caps = cfg->keep_caps,
+		.helper = helpers ? helpers->ph : NULL,
 	};
 	char note[160];
 	int r;
@@ -658,7 +727,8 @@ wss_setup(struct vitalsd *d, const struct config *cfg)
 }
 
 int
-vitalsd_setup(const struct config *cfg, bool foreground, struct vitalsd **ret)
+vitalsd_setup(const struct config *cfg, bool foreground,
+    const struct privs_helpers *helpers, struct vitalsd **ret)
 {
 	/* SIGHUP is caught and ignored: a lost terminal must not stop an
 	 * init-started daemon (there is no reload yet). */
@@ -702,7 +772,7 @@ vitalsd_setup(const struct config *cfg, bool foreground, struct vitalsd **ret)
 	collector_set_window_cb(d->col, window_log_cb, d);
 	bpf_setup(d, cfg);
 	gpumem_setup(d, cfg);
-	collector_set_close_hook(d->col, bpf_close_cb, d);
+	collector_set_close_hook(d->col, parts_close_cb, d);
 	/* the database as the service user: its files are that user's
 	 * from the start, and the writer thread inherits the ids */
 	if ((r = statedir_fs_enter()) < 0 || (r = open_store(d, cfg)) < 0) {
@@ -734,6 +804,14 @@ vitalsd_setup(const struct config *cfg, bool foreground, struct vitalsd **ret)
 		r = -ENOMEM;
 		goto fail;
 	}
+	if (d->wr &&
+	    ((d->wr_ev = event_new(d->base, writer_fd(d->wr),
+		  EV_READ | EV_PERSIST, writer_cb, d)) == NULL ||
+		event_priority_set(d->wr_ev, 1) < 0 ||
+		event_add(d->wr_ev, NULL) < 0)) {
+		r = -ENOMEM;
+		goto fail;
+	}
 	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
 		d->sig[i] = evsignal_new(d->base, sigs[i], signal_cb, d);
 		if (d->sig[i] == NULL || evsignal_add(d->sig[i], NULL) < 0) {
@@ -746,17 +824,19 @@ vitalsd_setup(const struct config *cfg, bool foreground, struct vitalsd **ret)
 	/* its heapprofd/ directory is made as the service user, who writes
 	 * the traces into it after the drop */
 	if ((r = statedir_fs_enter()) < 0 ||
-	    (r = heapprofd_new(d->base, cfg, d->store, &d->hp)) < 0) {
+	    (r = heapprofd_new(d->base, cfg, d->store, helpers, &d->hp)) < 0) {
 		statedir_fs_leave();
 		log_warnx("heapprofd: %s", strerror(-r));
 		goto fail;
 	}
 	statedir_fs_leave();
 	heapprofd_set_gpu(d->hp, window_gpu_bytes, NULL);
+	/* from here on its records are written by the writer thread */
+	heapprofd_set_writer(d->hp, d->wr);
 	/* Working-set targets: passes at priority 1 (wss.c). */
-	if ((r = wss_setup(d, cfg)) < 0)
+	if ((r = wss_setup(d, cfg, helpers)) < 0)
 		goto fail;
-	ftrace_setup(d, cfg);
+	ftrace_setup(d, cfg, helpers);
 	if ((r = atcat_setup(d, cfg)) < 0)
 		goto fail;
 	/* The socket is made (or adopted) here, while privileged. */
@@ -815,11 +895,18 @@ vitalsd_run(struct vitalsd *d)
 	collector_clocks(&now);
 	if ((r = collector_close_window(d->col, &now)) < 0)
 		log_warnx("closing the last window: %s", strerror(-r));
+	/* a running session ends now, its record queued before the writer
+	 * stops */
+	heapprofd_stop(d->hp);
 	if (d->wr) {
 		struct store_stats st;
 
-		/* Write what is queued; give a full disk a few seconds. */
-		d->wr = writer_stop(d->wr, 5000);
+		/* The loop has stopped: waiting is fine now. The last lines,
+		 * then what is queued; give a full disk a few seconds. */
+		(void)writer_wait(d->wr, WRITER_FLUSH_MS);
+		writer_each_done(d->wr, window_done, d);
+		heapprofd_set_writer(d->hp, NULL);
+		d->wr = writer_stop(d->wr, WRITER_FLUSH_MS);
 		store_get_stats(d->store, &st);
 		log_info("store: %llu windows written, %llu write failures",
 		    (unsigned long long)st.windows_written,
@@ -840,6 +927,8 @@ vitalsd_free(struct vitalsd *d)
 			event_free(d->sig[i]);
 	if (d->tick)
 		event_free(d->tick);
+	if (d->wr_ev)
+		event_free(d->wr_ev);
 	bpf_sched_free(d->bs);
 	/* the categories before the instance (a failed start included) */
 	d->ac = atcat_free(d->ac);

@@ -10,6 +10,7 @@
 
 struct config;
 struct heapprofd;
+struct privs_helpers;
 struct vitalsd_info;
 struct wss;
 
@@ -18,7 +19,7 @@ struct wss;
 struct vitalsd;
 
 int vitalsd_setup(const struct config *cfg, bool foreground,
-    struct vitalsd **ret);
+    const struct privs_helpers *helpers, struct vitalsd **ret);
 int vitalsd_run(struct vitalsd *d);
 struct vitalsd *vitalsd_free(struct vitalsd *d);
 void vitalsd_burst(struct vitalsd *d, unsigned duration_ms);

@@ -74,6 +74,7 @@ main(int argc, char *argv[])
 	int ch, nset = 0, verbose = 0, i, r;
 	struct privhelper *helper = NULL;
 	struct ph_spawner *spawner = NULL;
+	struct privs_helpers helpers = { 0 }; /* handed to setup */
 	struct privs_state pst;
 	struct privs_req privs;
 	struct vitalsd *d;
@@ -184,7 +185,7 @@ main(int argc, char *argv[])
 		if ((r = privhelper_start(cfg.proc_root, cfg.sys_root, tracefs,
 			 &helper)) < 0)
 			fatalx("privileged helper: %s", strerror(-r));
-		privhelper_set(helper);
+		helpers.ph = helper;
 		log_info("privileged helper: pid %d",
 		    (int)privhelper_pid(helper));
 		/* its spawner runs perfetto for heapprofd sessions outside
@@ -200,14 +201,14 @@ main(int argc, char *argv[])
 			else
 				log_info("privileged helper: spawner pid %d",
 				    (int)privhelper_spawn_pid(spawner));
-			privhelper_spawn_set(spawner, r);
+			helpers.sp = spawner;
+			helpers.sp_err = r;
 		}
 	}
 	/* State-directory work runs as the service user (statedir.c). */
 	statedir_set_owner(&privs);
 	/* A failed setup undoes itself: instance, socket, threads. */
-	if ((r = vitalsd_setup(&cfg, foreground, &d)) < 0) {
-		privhelper_set(NULL);
+	if ((r = vitalsd_setup(&cfg, foreground, &helpers, &d)) < 0) {
 		privhelper_stop(helper);
 		fatalx("setup failed: %s", strerror(-r));
 	}
@@ -218,15 +219,12 @@ main(int argc, char *argv[])
 		/* what setup made goes, as far as what is left of the
 		 * privileges allows (the instance is made inert if not) */
 		vitalsd_free(d);
-		privhelper_set(NULL);
 		privhelper_stop(helper);
 		fatalx("privileges: not dropped, not running");
 	}
 	privs_log(&pst);
 	r = vitalsd_run(d);
 	vitalsd_free(d);
-	privhelper_set(NULL);
-	privhelper_spawn_set(NULL, 0);
 	privhelper_spawn_stop(spawner);
 	privhelper_stop(helper);
 	config_release(&cfg);

@@ -138,23 +138,23 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	win->vm_have = ~0u;
 	win->mem_have = ~0u;
 	/* an ftrace part with rows, for the trace answers */
-	if ((win->trace = window_trace_new(true)) == NULL)
+	if (window_trace_make(win, true) == NULL)
 		abort();
-	win->trace->state = FTRACE_ON;
-	win->trace->enabled = 1u << FEV_PRINT;
-	win->trace->overrun = 3;
-	win->trace->nslices = 2;
-	win->trace->slice[0] = (struct window_trace_slice){ .tgid = 7,
+	window_trace(win)->state = FTRACE_ON;
+	window_trace(win)->enabled = 1u << FEV_PRINT;
+	window_trace(win)->overrun = 3;
+	window_trace(win)->nslices = 2;
+	window_trace(win)->slice[0] = (struct window_trace_slice){ .tgid = 7,
 		.tid = 8,
 		.count = 2,
 		.total_ns = 5,
 		.name = "s\xff" };
-	win->trace->slice[1] = (struct window_trace_slice){ .tgid = 9,
+	window_trace(win)->slice[1] = (struct window_trace_slice){ .tgid = 9,
 		.tid = 9,
 		.incomplete = 1,
 		.name = "" };
-	win->trace->ncounters = 1;
-	win->trace->counter[0] =
+	window_trace(win)->ncounters = 1;
+	window_trace(win)->counter[0] =
 	    (struct window_trace_counter){ .tgid = 7, .n = 1, .name = "c" };
 	for (i = 0; i < 8; i++) {
 		mktask(&tasks[i], (int32_t)i + 1, 1, 10 * i);

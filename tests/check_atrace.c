@@ -372,6 +372,26 @@ START_TEST(test_keep_and_merge)
 }
 END_TEST
 
+/* window_trace_merge() and _trim() on the part a window holds */
+static int
+merge_part(struct window *w, const struct window_trace *src)
+{
+	struct window_trace *t = window_trace(w);
+	int r = window_trace_merge(&t, src);
+
+	window_part_set(w, WPART_TRACE, t);
+	return r;
+}
+
+static void
+trim_part(struct window *w)
+{
+	struct window_trace *t = window_trace(w);
+
+	window_trace_trim(&t);
+	window_part_set(w, WPART_TRACE, t);
+}
+
 /*
  * The part of a window: none until made, the head alone when it keeps no
  * rows, room made before rows are written; a missing part folds as zeros.
@@ -383,50 +403,50 @@ START_TEST(test_part_life)
 	struct window_trace *rows;
 
 	ck_assert_ptr_nonnull(w);
-	ck_assert_ptr_null(w->trace);
+	ck_assert_ptr_null(window_trace(w));
 	c = window_dup(w);
-	ck_assert_ptr_null(c->trace);
+	ck_assert_ptr_null(window_trace(c));
 	ck_assert_int_eq(window_merge(c, w), 0);
-	ck_assert_ptr_null(c->trace); /* nothing from nothing */
+	ck_assert_ptr_null(window_trace(c)); /* nothing from nothing */
 	window_free(c);
 
 	/* the state alone, as with ftrace off */
-	ck_assert_ptr_nonnull(w->trace = window_trace_new(false));
-	ck_assert(w->trace->head_only);
-	w->trace->state = FTRACE_OFF_CONFIG;
-	w->trace->err = -ENOENT;
-	w->trace->buffered = 5;
+	ck_assert_ptr_nonnull(window_trace_make(w, false));
+	ck_assert(window_trace(w)->head_only);
+	window_trace(w)->state = FTRACE_OFF_CONFIG;
+	window_trace(w)->err = -ENOENT;
+	window_trace(w)->buffered = 5;
 	c = window_dup(w);
-	ck_assert_ptr_nonnull(c->trace);
-	ck_assert_uint_eq(c->trace->state, FTRACE_OFF_CONFIG);
-	ck_assert_int_eq(c->trace->err, -ENOENT);
+	ck_assert_ptr_nonnull(window_trace(c));
+	ck_assert_uint_eq(window_trace(c)->state, FTRACE_OFF_CONFIG);
+	ck_assert_int_eq(window_trace(c)->err, -ENOENT);
 	window_free(c);
 
 	/* into a window without a part: made, the state taken */
 	c = window_new(0, 0);
 	ck_assert_int_eq(window_merge(c, w), 0);
-	ck_assert_ptr_nonnull(c->trace);
-	ck_assert_uint_eq(c->trace->state, FTRACE_OFF_CONFIG);
-	ck_assert_uint_eq(c->trace->buffered, 5);
+	ck_assert_ptr_nonnull(window_trace(c));
+	ck_assert_uint_eq(window_trace(c)->state, FTRACE_OFF_CONFIG);
+	ck_assert_uint_eq(window_trace(c)->buffered, 5);
 
 	/* rows into a head: room is made for them */
 	ck_assert_ptr_nonnull(rows = window_trace_new(true));
 	rows->state = FTRACE_ON;
 	rows->nrq = 1;
 	rows->rq[0] = (struct window_trace_rq){ .tid = 9, .count = 2 };
-	ck_assert_int_eq(window_trace_merge(&c->trace, rows), 0);
-	ck_assert(!c->trace->head_only);
-	ck_assert_uint_eq(c->trace->state, FTRACE_ON);
-	ck_assert_uint_eq(c->trace->nrq, 1);
-	ck_assert_int_eq(c->trace->rq[0].tid, 9);
+	ck_assert_int_eq(merge_part(c, rows), 0);
+	ck_assert(!window_trace(c)->head_only);
+	ck_assert_uint_eq(window_trace(c)->state, FTRACE_ON);
+	ck_assert_uint_eq(window_trace(c)->nrq, 1);
+	ck_assert_int_eq(window_trace(c)->rq[0].tid, 9);
 	/* a missing later part folds as zeros: the gauge goes to 0 */
-	ck_assert_int_eq(window_trace_merge(&c->trace, NULL), 0);
-	ck_assert_uint_eq(c->trace->buffered, 0);
-	ck_assert_uint_eq(c->trace->rq[0].count, 2);
+	ck_assert_int_eq(merge_part(c, NULL), 0);
+	ck_assert_uint_eq(window_trace(c)->buffered, 0);
+	ck_assert_uint_eq(window_trace(c)->rq[0].count, 2);
 
 	/* a part that kept no rows gives their room back */
-	window_trace_trim(&c->trace);
-	ck_assert(!c->trace->head_only); /* it has one */
+	trim_part(c);
+	ck_assert(!window_trace(c)->head_only); /* it has one */
 	rows->nrq = 0;
 	window_trace_trim(&rows);
 	ck_assert(rows->head_only);
@@ -532,21 +552,22 @@ START_TEST(test_store_round_trip)
 	mark(at, 9 * MS, 6, "E|5");
 	mark(at, 10 * MS, 6, "E|5");
 	mark(at, 11 * MS, 6, "C|5|fps|60");
-	ck_assert_ptr_nonnull(w->trace = window_trace_new(true));
-	atrace_window(at, w->trace);
-	w->trace->state = FTRACE_ON;
-	w->trace->enabled = 1u << FEV_PRINT;
-	w->trace->missing = 1u << FEV_GPU_MEM;
-	w->trace->atrace = true;
-	w->trace->overrun = 17;
-	w->trace->pages_lost = 2;
-	w->trace->binder_total.calls = 3;
-	w->trace->nbinder = 1;
-	w->trace->binder[0] = (struct window_trace_binder){ .from_pid = 40,
-		.to_pid = 41,
-		.calls = 3 };
-	w->trace->ngpu = 1;
-	w->trace->gpu[0] = (struct window_trace_gpu){ .gpu_id = 1,
+	ck_assert_ptr_nonnull(window_trace_make(w, true));
+	atrace_window(at, window_trace(w));
+	window_trace(w)->state = FTRACE_ON;
+	window_trace(w)->enabled = 1u << FEV_PRINT;
+	window_trace(w)->missing = 1u << FEV_GPU_MEM;
+	window_trace(w)->atrace = true;
+	window_trace(w)->overrun = 17;
+	window_trace(w)->pages_lost = 2;
+	window_trace(w)->binder_total.calls = 3;
+	window_trace(w)->nbinder = 1;
+	window_trace(w)->binder[0] =
+	    (struct window_trace_binder){ .from_pid = 40,
+		    .to_pid = 41,
+		    .calls = 3 };
+	window_trace(w)->ngpu = 1;
+	window_trace(w)->gpu[0] = (struct window_trace_gpu){ .gpu_id = 1,
 		.pid = 42,
 		.events = 2,
 		.last_size = 4096 };
@@ -563,26 +584,27 @@ START_TEST(test_store_round_trip)
 			     &ws, &n),
 	    0);
 	ck_assert_uint_eq(n, 1);
-	ck_assert_uint_eq(ws[0]->trace->state, FTRACE_ON);
-	ck_assert_uint_eq(ws[0]->trace->overrun, 17);
-	ck_assert_uint_eq(ws[0]->trace->pages_lost, 2);
-	ck_assert(ws[0]->trace->atrace);
-	ck_assert(window_trace_lossy(ws[0]->trace));
-	ck_assert_uint_eq(ws[0]->trace->missing, 1u << FEV_GPU_MEM);
-	ck_assert_uint_eq(ws[0]->trace->nslices, 2);
+	ck_assert_uint_eq(window_trace(ws[0])->state, FTRACE_ON);
+	ck_assert_uint_eq(window_trace(ws[0])->overrun, 17);
+	ck_assert_uint_eq(window_trace(ws[0])->pages_lost, 2);
+	ck_assert(window_trace(ws[0])->atrace);
+	ck_assert(window_trace_lossy(window_trace(ws[0])));
+	ck_assert_uint_eq(window_trace(ws[0])->missing, 1u << FEV_GPU_MEM);
+	ck_assert_uint_eq(window_trace(ws[0])->nslices, 2);
 	ck_assert_ptr_nonnull(
-	    find(ws[0]->trace, TRACE_SYNC, 6, 0, "draw \xc3\xa9"));
-	ck_assert_uint_eq(
-	    find(ws[0]->trace, TRACE_SYNC, 6, 0, "draw \xc3\xa9")->total_ns,
+	    find(window_trace(ws[0]), TRACE_SYNC, 6, 0, "draw \xc3\xa9"));
+	ck_assert_uint_eq(find(window_trace(ws[0]), TRACE_SYNC, 6, 0,
+			      "draw \xc3\xa9")
+			      ->total_ns,
 	    8 * MS);
-	ck_assert_uint_eq(find(ws[0]->trace, TRACE_SYNC, 6, 0, "")->incomplete,
-	    1);
-	ck_assert_uint_eq(ws[0]->trace->ncounters, 1);
-	ck_assert_int_eq(ws[0]->trace->counter[0].last, 60);
-	ck_assert_uint_eq(ws[0]->trace->binder_total.calls, 3);
-	ck_assert_int_eq(ws[0]->trace->binder[0].to_pid, 41);
-	ck_assert_uint_eq(ws[0]->trace->gpu[0].last_size, 4096);
-	ck_assert_uint_eq(ws[0]->trace->incomplete, 1);
+	ck_assert_uint_eq(
+	    find(window_trace(ws[0]), TRACE_SYNC, 6, 0, "")->incomplete, 1);
+	ck_assert_uint_eq(window_trace(ws[0])->ncounters, 1);
+	ck_assert_int_eq(window_trace(ws[0])->counter[0].last, 60);
+	ck_assert_uint_eq(window_trace(ws[0])->binder_total.calls, 3);
+	ck_assert_int_eq(window_trace(ws[0])->binder[0].to_pid, 41);
+	ck_assert_uint_eq(window_trace(ws[0])->gpu[0].last_size, 4096);
+	ck_assert_uint_eq(window_trace(ws[0])->incomplete, 1);
 	window_free(ws[0]);
 	free(ws);
 	store_close(s);

@@ -1000,14 +1000,15 @@ START_TEST(test_daemon_pinned_only)
 	ck_assert_uint_gt(n, 1);
 	for (k = 0; k < n; k++) {
 		struct window *w = ws[k];
+		const struct window_bpf *b = window_sched(w);
 
-		pinned_state = pinned_state && w->bpf.state == VBPF_ON_PINNED &&
-		    w->bpf.diff_drains == w->bpf.drains;
-		for (i = 0; i < w->bpf.nprocs; i++)
-			if (w->bpf.proc[i].tgid == burner) {
-				ck_assert_uint_eq(w->bpf.proc[i].starttime,
-				    start);
-				child_ns += w->bpf.proc[i].oncpu_ns;
+		ck_assert_ptr_nonnull(b);
+		pinned_state = pinned_state && b->state == VBPF_ON_PINNED &&
+		    b->diff_drains == b->drains;
+		for (i = 0; i < b->nprocs; i++)
+			if (b->proc[i].tgid == burner) {
+				ck_assert_uint_eq(b->proc[i].starttime, start);
+				child_ns += b->proc[i].oncpu_ns;
 			}
 		window_free(w);
 	}

@@ -843,7 +843,7 @@ START_TEST(test_daemon_degrades_and_says_so)
 	ck_assert(td_file_has(log, "procfs only"));
 	ck_assert(td_file_has(log, "bpf off_no_bpffs"));
 	w = last_stored(state);
-	ck_assert_uint_eq(w->bpf.state, VBPF_OFF_NO_BPFFS);
+	ck_assert_uint_eq(window_sched(w)->state, VBPF_OFF_NO_BPFFS);
 	ck_assert_uint_gt(w->nprocs, 0); /* procfs went on */
 	window_free(w);
 
@@ -852,7 +852,7 @@ START_TEST(test_daemon_degrades_and_says_so)
 	run_daemon(log, state, bpffs, "off");
 	ck_assert(td_file_has(log, "bpf: off_disabled"));
 	w = last_stored(state);
-	ck_assert_uint_eq(w->bpf.state, VBPF_OFF_DISABLED);
+	ck_assert_uint_eq(window_sched(w)->state, VBPF_OFF_DISABLED);
 	window_free(w);
 }
 END_TEST
@@ -868,14 +868,14 @@ START_TEST(test_daemon_loads_and_stores)
 	ck_assert(td_file_has(log, "bpf: loaded"));
 	ck_assert(td_file_has(log, "bpf loaded"));
 	w = last_stored(state);
-	ck_assert_uint_eq(w->bpf.state, VBPF_ON_LOADED);
-	ck_assert_uint_eq(w->bpf.drains, 1);
-	ck_assert_uint_gt(w->bpf.oncpu_ns, 0);
-	ck_assert_uint_gt(w->bpf.nuids, 0);
-	ck_assert_uint_gt(w->bpf.nprocs, 0);
-	ck_assert(w->bpf.stats);
-	ck_assert_uint_gt(w->bpf.prog_runs[0], 0);
-	ck_assert_uint_gt(w->bpf.prog_ns[0], 0);
+	ck_assert_uint_eq(window_sched(w)->state, VBPF_ON_LOADED);
+	ck_assert_uint_eq(window_sched(w)->drains, 1);
+	ck_assert_uint_gt(window_sched(w)->oncpu_ns, 0);
+	ck_assert_uint_gt(window_sched(w)->nuids, 0);
+	ck_assert_uint_gt(window_sched(w)->nprocs, 0);
+	ck_assert(window_sched(w)->stats);
+	ck_assert_uint_gt(window_sched(w)->prog_runs[0], 0);
+	ck_assert_uint_gt(window_sched(w)->prog_ns[0], 0);
 	window_free(w);
 
 	/* restarted: the pins are reused */

@@ -306,25 +306,27 @@ mkwin(uint64_t seq, int64_t wall, unsigned nuids)
 		    10000 + i, (i + 1) * 1000ULL);
 	for (i = 0; i < 40; i++)
 		procs[i] = mkproc(1000 + (int32_t)i, (i + 1) * 1000ULL, 7 * i);
-	ck_assert_int_eq(add(&w->bpf, tids, nuids, NULL, 0, procs, 40), 0);
-	w->bpf.state = VBPF_ON_LOADED;
-	w->bpf.drains = 1;
-	w->bpf.drain_ns = 1234567;
-	w->bpf.entries = 321;
-	w->bpf.switches = 99999;
-	w->bpf.wakeups = 77777;
-	w->bpf.pre_ns = 42;
-	w->bpf.full_proc = 3;
+	ck_assert_ptr_nonnull(window_sched_make(w, true));
+	ck_assert_int_eq(add(window_sched(w), tids, nuids, NULL, 0, procs, 40),
+	    0);
+	window_sched(w)->state = VBPF_ON_LOADED;
+	window_sched(w)->drains = 1;
+	window_sched(w)->drain_ns = 1234567;
+	window_sched(w)->entries = 321;
+	window_sched(w)->switches = 99999;
+	window_sched(w)->wakeups = 77777;
+	window_sched(w)->pre_ns = 42;
+	window_sched(w)->full_proc = 3;
 	/* a read-only drain's figures; unattributed may be negative */
-	w->bpf.diff_drains = 1;
-	w->bpf.unattributed_ns = -12345;
-	w->bpf.evicted = 5;
-	w->bpf.recreated = 2;
-	w->bpf.retired = 7;
-	w->bpf.stats = true;
+	window_sched(w)->diff_drains = 1;
+	window_sched(w)->unattributed_ns = -12345;
+	window_sched(w)->evicted = 5;
+	window_sched(w)->recreated = 2;
+	window_sched(w)->retired = 7;
+	window_sched(w)->stats = true;
 	for (i = 0; i < VITALS_BPF_PROGS; i++) {
-		w->bpf.prog_runs[i] = 1000 + i;
-		w->bpf.prog_ns[i] = 300000 + i;
+		window_sched(w)->prog_runs[i] = 1000 + i;
+		window_sched(w)->prog_ns[i] = 300000 + i;
 	}
 	return w;
 }
@@ -408,9 +410,11 @@ START_TEST(test_store_round_trip)
 	char v[64];
 	size_t n = 0, i;
 
-	w1->bpf.err = -EPERM;
-	w2->bpf.state = VBPF_OFF_NO_BPFFS; /* off: a state, no rows */
-	w2->bpf.err = -EMEDIUMTYPE;
+	window_sched(w1)->err = -EPERM;
+	/* off: a state, no rows (the head alone, as the daemon makes it) */
+	ck_assert_ptr_nonnull(window_sched_make(w2, false));
+	window_sched(w2)->state = VBPF_OFF_NO_BPFFS;
+	window_sched(w2)->err = -EMEDIUMTYPE;
 	ck_assert_int_eq(store_put(s, w1), 0);
 	ck_assert_int_eq(store_put(s, w2), 0);
 	ck_assert_int_eq(store_exec(s, "SELECT count(*) FROM window_bpf_uid", v,
@@ -434,8 +438,8 @@ START_TEST(test_store_round_trip)
 	ck_assert_int_eq(store_windows(s, wall, wall + 20 * SEC, 0, &ws, &n),
 	    0);
 	ck_assert_uint_eq(n, 2);
-	assert_bpf_eq(&ws[0]->bpf, &w1->bpf);
-	assert_bpf_eq(&ws[1]->bpf, &w2->bpf);
+	assert_bpf_eq(window_sched(ws[0]), window_sched(w1));
+	assert_bpf_eq(window_sched(ws[1]), window_sched(w2));
 	for (i = 0; i < n; i++)
 		window_free(ws[i]);
 	free(ws);
@@ -444,8 +448,8 @@ START_TEST(test_store_round_trip)
 	ck_assert_int_eq(store_windows(s, wall, wall + 20 * SEC, 60, &ws, &n),
 	    0);
 	ck_assert_uint_eq(n, 1);
-	window_bpf_merge(&w1->bpf, &w2->bpf);
-	assert_bpf_eq(&ws[0]->bpf, &w1->bpf);
+	window_bpf_merge(window_sched(w1), window_sched(w2));
+	assert_bpf_eq(window_sched(ws[0]), window_sched(w1));
 	window_free(ws[0]);
 	free(ws);
 	store_close(s);
@@ -453,6 +457,15 @@ START_TEST(test_store_round_trip)
 	window_free(w2);
 }
 END_TEST
+
+/* The sched part of w, zeros when it has none (what a missing part means). */
+static const struct window_bpf *
+sched_of(const struct window *w)
+{
+	static const struct window_bpf none;
+
+	return window_sched(w) ? window_sched(w) : &none;
+}
 
 /* A window without a BPF part (an older build's) reads back without one. */
 START_TEST(test_store_no_bpf_part)
@@ -466,8 +479,9 @@ START_TEST(test_store_no_bpf_part)
 	ck_assert_int_eq(store_windows(s, wall, wall + 10 * SEC, 0, &ws, &n),
 	    0);
 	ck_assert_uint_eq(n, 1);
-	ck_assert_uint_eq(ws[0]->bpf.state, VBPF_UNKNOWN);
-	ck_assert_uint_eq(ws[0]->bpf.nuids, 0);
+	ck_assert_ptr_null(window_sched(ws[0])); /* no part */
+	ck_assert_uint_eq(sched_of(ws[0])->state, VBPF_UNKNOWN);
+	ck_assert_uint_eq(sched_of(ws[0])->nuids, 0);
 	window_free(ws[0]);
 	free(ws);
 	store_close(s);
@@ -511,9 +525,9 @@ START_TEST(test_dump)
 	ck_assert_ptr_nonnull(strstr(b.p, ", bpf loaded "));
 	vbuf_release(&b);
 
-	w->bpf.state = VBPF_OFF_NO_PRIV;
-	w->bpf.err = -EPERM;
-	w->bpf.drains = 0;
+	window_sched(w)->state = VBPF_OFF_NO_PRIV;
+	window_sched(w)->err = -EPERM;
+	window_sched(w)->drains = 0;
 	ck_assert_int_eq(dump_window(w, 5, &b), 0);
 	ck_assert_ptr_nonnull(strstr(b.p, "bpf: off_no_priv ("));
 	ck_assert_ptr_nonnull(strstr(b.p, "procfs only"));

@@ -657,6 +657,65 @@ START_TEST(test_json_snapshot)
 }
 END_TEST
 
+/* The store's usage lines: flash written per day and the history held;
+ * an unreadable accounting says so instead of a zero rate. */
+START_TEST(test_fmt_store_usage)
+{
+	Vitals__Response r = VITALS__RESPONSE__INIT;
+	Vitals__Health h = VITALS__HEALTH__INIT;
+	Vitals__StoreHealth st = VITALS__STORE_HEALTH__INIT;
+	const struct jm *js;
+	struct sbuf b;
+	struct jm *j;
+	const char *s;
+
+	st.state = "ok";
+	st.io_written_bytes = 3 << 20;
+	st.io_bytes_per_day = 1536 << 20;
+	st.io_span_ns = 3 * 3600 * NS;
+	st.history_ns = (2 * 86400 + 5 * 3600) * NS;
+	st.history_windows = 19800;
+	st.bound_holds_ns = (6 * 86400 + 12 * 3600) * NS;
+	h.store = &st;
+	sbuf_init(&b);
+	fmt_health(&b, &h, &fctx);
+	s = sbuf_str(&b);
+	ck_assert_msg(strstr(s,
+			  "  written by the daemon 1536.0 MiB per day (over "
+			  "the last 3h00m), 3.0 MiB since the store "
+			  "opened\n") != NULL,
+	    "%s", s);
+	ck_assert_msg(strstr(s,
+			  "  history 2d05h in 19800 windows; the size bound "
+			  "holds about 6d12h at this density\n") != NULL,
+	    "%s", s);
+	sbuf_free(&b);
+	st.io_err = -ENOENT;
+	sbuf_init(&b);
+	fmt_health(&b, &h, &fctx);
+	ck_assert_ptr_nonnull(strstr(sbuf_str(&b),
+	    "  written by the daemon: unknown (errno 2)\n"));
+	ck_assert_ptr_null(strstr(sbuf_str(&b), "MiB per day"));
+	sbuf_free(&b);
+	r.version = 1;
+	r.result_case = VITALS__RESPONSE__RESULT_HEALTH;
+	r.health = &h;
+	sbuf_init(&b);
+	json_response(&b, &r);
+	j = jm_parse(b.buf, b.len);
+	ck_assert_msg(j != NULL, "invalid JSON: %s", b.buf);
+	ck_assert_ptr_nonnull(js = jm_path(j, "health.store"));
+	ck_assert(num(js, "io_bytes_per_day") == 1536 << 20);
+	ck_assert(num(js, "io_written_bytes") == 3 << 20);
+	ck_assert(num(js, "io_err") == -ENOENT);
+	ck_assert(num(js, "history_windows") == 19800);
+	ck_assert(num(js, "history_ns") == (2 * 86400 + 5 * 3600) * NS);
+	ck_assert(num(js, "bound_holds_ns") == (6 * 86400 + 12 * 3600) * NS);
+	jm_free(j);
+	sbuf_free(&b);
+}
+END_TEST
+
 /* Every BpfHealth figure reaches the text and the JSON, lost and
  * unattributed time included (a negative unattributed_ns stays signed). */
 START_TEST(test_fmt_bpf_health)
@@ -818,6 +877,7 @@ client_suite(void)
 	tcase_add_test(tc, test_fmt_process);
 	tcase_add_test(tc, test_fmt_health);
 	tcase_add_test(tc, test_fmt_bpf_health);
+	tcase_add_test(tc, test_fmt_store_usage);
 	tcase_add_test(tc, test_fmt_burst);
 	tcase_add_test(tc, test_json_snapshot);
 	tcase_add_test(tc, test_json_top_and_history);

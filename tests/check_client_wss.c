@@ -95,6 +95,16 @@ START_TEST(test_text)
 	ck_assert_ptr_nonnull(strstr(sbuf_str(&o), "ended: process exited"));
 	ck_assert_ptr_nonnull(strstr(sbuf_str(&o), "n/a"));
 	sbuf_free(&o);
+	/* files still on their way from the privileged helper */
+	t.ended = false;
+	t.opening = true;
+	t.passes = 0;
+	sbuf_init(&o);
+	fmt_wss(&o, &l);
+	ck_assert_ptr_nonnull(strstr(sbuf_str(&o),
+	    "libfoo.so: starting: the privileged helper is opening its files"));
+	ck_assert_ptr_nonnull(strstr(sbuf_str(&o), "(no pass yet)"));
+	sbuf_free(&o);
 	l.n_targets = 0;
 	sbuf_init(&o);
 	fmt_wss(&o, &l);

@@ -83,11 +83,12 @@ close_at(struct gpumem *g, uint64_t seq, int64_t end_ns)
 static const struct window_gpu_proc *
 find(const struct window *w, uint32_t gpu, int32_t pid)
 {
+	const struct window_gpumem_part *g = window_gpumem(w);
 	size_t i;
 
-	for (i = 0; i < w->n_gpu; i++)
-		if (w->gpu[i].gpu_id == gpu && w->gpu[i].pid == pid)
-			return &w->gpu[i];
+	for (i = 0; g && i < g->n_gpu; i++)
+		if (g->gpu[i].gpu_id == gpu && g->gpu[i].pid == pid)
+			return &g->gpu[i];
 	return NULL;
 }
 
@@ -144,14 +145,14 @@ START_TEST(test_note_event_timeline)
 	gpumem_note_event(g, 1, 200, 777, 3 * SEC); /* pid 200: no process */
 	w = close_at(g, 1, 10 * SEC);
 
-	ck_assert_uint_eq(w->gpumem.events, 5);
-	ck_assert_uint_eq(w->gpumem.events_late, 0);
-	ck_assert_uint_eq(w->n_gpu, 3);
+	ck_assert_uint_eq(window_gpumem(w)->st.events, 5);
+	ck_assert_uint_eq(window_gpumem(w)->st.events_late, 0);
+	ck_assert_uint_eq(window_gpumem(w)->n_gpu, 3);
 	/* gpu, then pid order */
-	ck_assert_uint_eq(w->gpu[0].gpu_id, 0);
-	ck_assert_int_eq(w->gpu[0].pid, 0);
-	ck_assert_uint_eq(w->gpu[0].bytes, 1000000);
-	ck_assert(!w->gpu[0].stale);
+	ck_assert_uint_eq(window_gpumem(w)->gpu[0].gpu_id, 0);
+	ck_assert_int_eq(window_gpumem(w)->gpu[0].pid, 0);
+	ck_assert_uint_eq(window_gpumem(w)->gpu[0].bytes, 1000000);
+	ck_assert(!window_gpumem(w)->gpu[0].stale);
 	p = find(w, 0, 100);
 	ck_assert_ptr_nonnull(p);
 	ck_assert_uint_eq(p->bytes, 8192);
@@ -165,15 +166,15 @@ START_TEST(test_note_event_timeline)
 	ck_assert(p->stale);
 	ck_assert_uint_eq(p->starttime, 0);
 	ck_assert_str_eq(p->name, "");
-	ck_assert_uint_eq(w->gpumem.stale, 1);
+	ck_assert_uint_eq(window_gpumem(w)->st.stale, 1);
 	window_free(w);
 
 	/* next window: starts from each pair's total; size 0 deletes */
 	gpumem_note_event(g, 0, 100, 0, 12 * SEC);
 	gpumem_note_event(g, 0, 0, 2000000, 5 * SEC); /* late: ignored */
 	w = close_at(g, 2, 20 * SEC);
-	ck_assert_uint_eq(w->gpumem.events, 2);
-	ck_assert_uint_eq(w->gpumem.events_late, 1);
+	ck_assert_uint_eq(window_gpumem(w)->st.events, 2);
+	ck_assert_uint_eq(window_gpumem(w)->st.events_late, 1);
 	p = find(w, 0, 0);
 	ck_assert_uint_eq(p->bytes, 1000000);
 	ck_assert_uint_eq(p->min_bytes, 1000000);
@@ -189,7 +190,7 @@ START_TEST(test_note_event_timeline)
 	w = close_at(g, 3, 30 * SEC);
 	ck_assert_ptr_null(find(w, 0, 100));
 	ck_assert_ptr_nonnull(find(w, 0, 0));
-	ck_assert_uint_eq(w->n_gpu, 2);
+	ck_assert_uint_eq(window_gpumem(w)->n_gpu, 2);
 	window_free(w);
 	gpumem_free(g);
 }
@@ -279,17 +280,19 @@ gpu_window(uint64_t seq, int64_t wall_end_s, const struct window_gpu_proc *p,
 	w->boot_end_ns = w->mono_end_ns;
 	w->wall_start_ns = (1700000000 + wall_end_s - 10) * SEC;
 	w->wall_end_ns = (1700000000 + wall_end_s) * SEC;
-	w->gpumem.state = GPUMEM_OK;
-	w->gpumem.source = GPUMEM_SRC_PINNED;
-	w->gpumem.capacity = 1024;
-	w->gpumem.entries = (uint32_t)n;
-	w->gpumem.traversals = 10;
-	w->gpumem.restarts = 1;
+	ck_assert_ptr_nonnull(window_gpumem_make(w));
+	window_gpumem(w)->st.state = GPUMEM_OK;
+	window_gpumem(w)->st.source = GPUMEM_SRC_PINNED;
+	window_gpumem(w)->st.capacity = 1024;
+	window_gpumem(w)->st.entries = (uint32_t)n;
+	window_gpumem(w)->st.traversals = 10;
+	window_gpumem(w)->st.restarts = 1;
 	if (n) {
-		w->gpu = calloc(n, sizeof(*w->gpu));
-		ck_assert_ptr_nonnull(w->gpu);
-		memcpy(w->gpu, p, n * sizeof(*p));
-		w->n_gpu = n;
+		window_gpumem(w)->gpu = calloc(n,
+		    sizeof(*window_gpumem(w)->gpu));
+		ck_assert_ptr_nonnull(window_gpumem(w)->gpu);
+		memcpy(window_gpumem(w)->gpu, p, n * sizeof(*p));
+		window_gpumem(w)->n_gpu = n;
 	}
 	return w;
 }
@@ -329,25 +332,26 @@ START_TEST(test_dup_and_merge)
 	struct window *c = window_dup(wa);
 
 	ck_assert_ptr_nonnull(c);
-	ck_assert_ptr_ne(c->gpu, wa->gpu);
-	ck_assert_uint_eq(c->n_gpu, 3);
-	ck_assert_str_eq(c->gpu[1].name, "five");
+	ck_assert_ptr_ne(window_gpumem(c)->gpu, window_gpumem(wa)->gpu);
+	ck_assert_uint_eq(window_gpumem(c)->n_gpu, 3);
+	ck_assert_str_eq(window_gpumem(c)->gpu[1].name, "five");
 	window_free(c);
 
-	wb->gpumem.saturated = true;
+	window_gpumem(wb)->st.saturated = true;
 	ck_assert_int_eq(window_merge(wa, wb), 0);
-	ck_assert_uint_eq(wa->n_gpu, 3); /* pid 6 ended inside wa */
-	ck_assert_uint_eq(wa->gpu[0].bytes, 110);
-	ck_assert_uint_eq(wa->gpu[0].min_bytes, 80);
-	ck_assert_uint_eq(wa->gpu[0].max_bytes, 120);
-	ck_assert_int_eq(wa->gpu[1].pid, 5);
-	ck_assert_uint_eq(wa->gpu[1].bytes, 30);
-	ck_assert_uint_eq(wa->gpu[1].min_bytes, 10);
-	ck_assert_uint_eq(wa->gpu[1].max_bytes, 40);
-	ck_assert_uint_eq(wa->gpu[2].gpu_id, 1);
-	ck_assert_uint_eq(wa->gpumem.traversals, 20);
-	ck_assert_uint_eq(wa->gpumem.restarts, 2);
-	ck_assert(wa->gpumem.saturated);
+	ck_assert_uint_eq(window_gpumem(wa)->n_gpu,
+	    3); /* pid 6 ended inside wa */
+	ck_assert_uint_eq(window_gpumem(wa)->gpu[0].bytes, 110);
+	ck_assert_uint_eq(window_gpumem(wa)->gpu[0].min_bytes, 80);
+	ck_assert_uint_eq(window_gpumem(wa)->gpu[0].max_bytes, 120);
+	ck_assert_int_eq(window_gpumem(wa)->gpu[1].pid, 5);
+	ck_assert_uint_eq(window_gpumem(wa)->gpu[1].bytes, 30);
+	ck_assert_uint_eq(window_gpumem(wa)->gpu[1].min_bytes, 10);
+	ck_assert_uint_eq(window_gpumem(wa)->gpu[1].max_bytes, 40);
+	ck_assert_uint_eq(window_gpumem(wa)->gpu[2].gpu_id, 1);
+	ck_assert_uint_eq(window_gpumem(wa)->st.traversals, 20);
+	ck_assert_uint_eq(window_gpumem(wa)->st.restarts, 2);
+	ck_assert(window_gpumem(wa)->st.saturated);
 	window_free(wa);
 	window_free(wb);
 }
@@ -386,13 +390,13 @@ START_TEST(test_store_span_growth)
 	ck_assert_int_eq(store_put(s, w), 0);
 	window_free(w);
 	w = gpu_window(2, 20, w2, 3);
-	w->gpumem.saturated = true;
+	window_gpumem(w)->st.saturated = true;
 	ck_assert_int_eq(store_put(s, w), 0);
 	window_free(w);
 	w = gpu_window(3, 30, w3, 2);
-	w->gpumem.state = GPUMEM_ERROR;
-	w->gpumem.why = GPUMEM_WHY_TRAVERSE;
-	w->gpumem.err = -EPERM;
+	window_gpumem(w)->st.state = GPUMEM_ERROR;
+	window_gpumem(w)->st.why = GPUMEM_WHY_TRAVERSE;
+	window_gpumem(w)->st.err = -EPERM;
 	ck_assert_int_eq(store_put(s, w), 0);
 	window_free(w);
 
@@ -401,14 +405,14 @@ START_TEST(test_store_span_growth)
 			     &ws, &n),
 	    0);
 	ck_assert_uint_eq(n, 1);
-	ck_assert_uint_eq(ws[0]->n_gpu, 3);
-	ck_assert_uint_eq(ws[0]->gpu[1].max_bytes, 900);
-	ck_assert_str_eq(ws[0]->gpu[1].name, "app");
-	ck_assert(ws[0]->gpu[2].stale);
-	ck_assert(ws[0]->gpumem.saturated);
-	ck_assert_uint_eq(ws[0]->gpumem.state, GPUMEM_OK);
-	ck_assert_uint_eq(ws[0]->gpumem.capacity, 1024);
-	ck_assert_uint_eq(ws[0]->gpumem.restarts, 1);
+	ck_assert_uint_eq(window_gpumem(ws[0])->n_gpu, 3);
+	ck_assert_uint_eq(window_gpumem(ws[0])->gpu[1].max_bytes, 900);
+	ck_assert_str_eq(window_gpumem(ws[0])->gpu[1].name, "app");
+	ck_assert(window_gpumem(ws[0])->gpu[2].stale);
+	ck_assert(window_gpumem(ws[0])->st.saturated);
+	ck_assert_uint_eq(window_gpumem(ws[0])->st.state, GPUMEM_OK);
+	ck_assert_uint_eq(window_gpumem(ws[0])->st.capacity, 1024);
+	ck_assert_uint_eq(window_gpumem(ws[0])->st.restarts, 1);
 	for (i = 0; i < n; i++)
 		window_free(ws[i]);
 	free(ws);

@@ -57,11 +57,12 @@ close_window(struct gpumem *g, uint64_t seq)
 static const struct window_gpu_proc *
 find(const struct window *w, uint32_t gpu, int32_t pid)
 {
+	const struct window_gpumem_part *g = window_gpumem(w);
 	size_t i;
 
-	for (i = 0; i < w->n_gpu; i++)
-		if (w->gpu[i].gpu_id == gpu && w->gpu[i].pid == pid)
-			return &w->gpu[i];
+	for (i = 0; g && i < g->n_gpu; i++)
+		if (g->gpu[i].gpu_id == gpu && g->gpu[i].pid == pid)
+			return &g->gpu[i];
 	return NULL;
 }
 
@@ -176,11 +177,11 @@ START_TEST(test_entries_and_attribution)
 	ck_assert_int_eq(gd_drv(fd, 0, a, 16384), 0);
 	tick(g);
 	w = close_window(g, 1);
-	ck_assert_uint_eq(w->gpumem.state, GPUMEM_OK);
-	ck_assert_uint_eq(w->gpumem.entries, 6);
-	ck_assert_uint_eq(w->gpumem.traversals, 3);
-	ck_assert(!w->gpumem.saturated);
-	ck_assert_uint_eq(w->n_gpu, 6);
+	ck_assert_uint_eq(window_gpumem(w)->st.state, GPUMEM_OK);
+	ck_assert_uint_eq(window_gpumem(w)->st.entries, 6);
+	ck_assert_uint_eq(window_gpumem(w)->st.traversals, 3);
+	ck_assert(!window_gpumem(w)->st.saturated);
+	ck_assert_uint_eq(window_gpumem(w)->n_gpu, 6);
 	p = find(w, 0, 0);
 	ck_assert_uint_eq(p->bytes, 1000000);
 	ck_assert(!p->stale);
@@ -197,7 +198,7 @@ START_TEST(test_entries_and_attribution)
 	ck_assert_uint_eq(p->starttime, 0);
 	ck_assert_uint_eq(p->bytes, 777);
 	ck_assert(!find(w, 0, getpid())->stale);
-	ck_assert_uint_eq(w->gpumem.stale, 1);
+	ck_assert_uint_eq(window_gpumem(w)->st.stale, 1);
 	window_free(w);
 
 	/* size 0 deletes: 0 at this window's end, gone from the next */
@@ -208,7 +209,7 @@ START_TEST(test_entries_and_attribution)
 	ck_assert_ptr_nonnull(p);
 	ck_assert_uint_eq(p->bytes, 0);
 	ck_assert_uint_eq(p->max_bytes, 12345);
-	ck_assert_uint_eq(w->gpumem.entries, 5);
+	ck_assert_uint_eq(window_gpumem(w)->st.entries, 5);
 	window_free(w);
 	tick(g);
 	w = close_window(g, 3);
@@ -265,8 +266,8 @@ START_TEST(test_capacity)
 		ck_assert_int_eq(gd_drv(fd, i % 2, 400000 + (int32_t)i, i), 0);
 	tick(g);
 	w = close_window(g, 1);
-	ck_assert_uint_eq(w->gpumem.entries, 1002);
-	ck_assert(!w->gpumem.saturated);
+	ck_assert_uint_eq(window_gpumem(w)->st.entries, 1002);
+	ck_assert(!window_gpumem(w)->st.saturated);
 	window_free(w);
 	for (i = 1001; i <= CAP - 2; i++)
 		ck_assert_int_eq(gd_drv(fd, i % 2, 400000 + (int32_t)i, i), 0);
@@ -274,9 +275,9 @@ START_TEST(test_capacity)
 	ck_assert_int_eq(gd_drv(fd, 0, 999999, 1), -E2BIG);
 	tick(g);
 	w = close_window(g, 2);
-	ck_assert_uint_eq(w->gpumem.entries, CAP);
-	ck_assert_uint_eq(w->n_gpu, CAP);
-	ck_assert(w->gpumem.saturated);
+	ck_assert_uint_eq(window_gpumem(w)->st.entries, CAP);
+	ck_assert_uint_eq(window_gpumem(w)->n_gpu, CAP);
+	ck_assert(window_gpumem(w)->st.saturated);
 	ck_assert_ptr_null(find(w, 0, 999999));
 	window_free(w);
 	gpumem_free(g);
@@ -391,8 +392,8 @@ START_TEST(test_imported_layout)
 	ck_assert_int_eq(gd_drv_imported(fd, 0, getpid(), 131072, 8192), 0);
 	tick(g);
 	w = close_window(g, 1);
-	ck_assert_uint_eq(w->gpumem.state, GPUMEM_OK);
-	ck_assert(w->gpumem.imported);
+	ck_assert_uint_eq(window_gpumem(w)->st.state, GPUMEM_OK);
+	ck_assert(window_gpumem(w)->st.imported);
 	p = find(w, 0, 0);
 	ck_assert_uint_eq(p->bytes, 5000000);
 	ck_assert_uint_eq(p->imported_bytes, 1000000);
@@ -420,7 +421,7 @@ START_TEST(test_imported_layout)
 	g = reader(path, GPUMEM_LOAD_MAP_ONLY);
 	tick(g);
 	w = close_window(g, 1);
-	ck_assert(!w->gpumem.imported);
+	ck_assert(!window_gpumem(w)->st.imported);
 	ck_assert_uint_eq(find(w, 0, 0)->imported_bytes, 0);
 	window_free(w);
 	gpumem_free(g);

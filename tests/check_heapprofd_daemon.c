@@ -29,6 +29,8 @@
 
 #include <sys/socket.h>
 
+#include <sqlite3.h>
+
 #include "client.h"
 #include "client_run.h"
 #include "harness.h"
@@ -290,6 +292,43 @@ wait_outcome(const struct daemon *d, long long id, const char *outcome,
 	}
 }
 
+/*
+ * The record of session id as `heapprofd list` reads it, once the
+ * daemon's writer thread has committed it (the start answer does not wait
+ * for that): polled until it is listed with want (NULL: any outcome) and,
+ * for a running one, its perfetto's pid. The caller frees the jm.
+ */
+static struct jm *
+wait_listed(const struct daemon *d, long long id, const char *want,
+    const struct jm **ret_s)
+{
+	int64_t until = mono_ms() + 5000;
+
+	for (;;) {
+		const struct jm *ss;
+		struct jm *j = list(d, &ss);
+		size_t i;
+
+		for (i = 0; ss && i < ss->n; i++) {
+			const char *o = str(&ss->v[i], "outcome");
+
+			if (num(&ss->v[i], "id") != id ||
+			    (want && strcmp(o, want)) ||
+			    (!strcmp(o, "running") &&
+				num(&ss->v[i], "child_pid") <= 0))
+				continue;
+			*ret_s = &ss->v[i];
+			return j;
+		}
+		jm_free(j);
+		ck_assert_msg(mono_ms() < until,
+		    "session %lld not listed "
+		    "within 5 s (log %s)",
+		    id, d->td.log);
+		tu_sleep_ms(20);
+	}
+}
+
 /* Start a session on pid as root; its id (the answer must be a start). */
 static long long
 start_pid(const struct daemon *d, pid_t pid, const char *duration)
@@ -528,7 +567,7 @@ END_TEST
 
 START_TEST(test_cancel_kills_child)
 {
-	const struct jm *ss, *s;
+	const struct jm *s;
 	char p[16], id_s[24];
 	struct daemon d;
 	struct run r;
@@ -541,9 +580,8 @@ START_TEST(test_cancel_kills_child)
 	a = app(APP_UID, 0);
 	tu_sleep_ms(200);
 	id = start_pid(&d, a, "--duration=60s");
-	j = list(&d, &ss);
-	ck_assert_str_eq(str(&ss->v[0], "outcome"), "running");
-	child = (pid_t)num(&ss->v[0], "child_pid");
+	j = wait_listed(&d, id, "running", &s);
+	child = (pid_t)num(s, "child_pid");
 	jm_free(j);
 	ck_assert_int_gt(child, 0);
 	ck_assert(alive(child));
@@ -576,7 +614,7 @@ END_TEST
 
 START_TEST(test_hang_killed_at_timeout)
 {
-	const struct jm *ss, *s;
+	const struct jm *s;
 	struct daemon d;
 	struct jm *j;
 	long long id;
@@ -589,8 +627,8 @@ START_TEST(test_hang_killed_at_timeout)
 	tu_sleep_ms(200);
 	t0 = mono_ms();
 	id = start_pid(&d, a, "--duration=300ms");
-	j = list(&d, &ss);
-	child = (pid_t)num(&ss->v[0], "child_pid");
+	j = wait_listed(&d, id, NULL, &s);
+	child = (pid_t)num(s, "child_pid");
 	jm_free(j);
 	/* 300 ms + 300 ms grace: SIGTERM, ignored; 500 ms on: SIGKILL */
 	j = wait_outcome(&d, id, "timeout", 8000, &s);
@@ -606,7 +644,7 @@ END_TEST
 
 START_TEST(test_restart_mid_session)
 {
-	const struct jm *ss, *s, *h;
+	const struct jm *s, *h;
 	char p[16];
 	struct daemon d;
 	struct run r;
@@ -621,8 +659,8 @@ START_TEST(test_restart_mid_session)
 	a = app(APP_UID, 0);
 	tu_sleep_ms(200);
 	id = start_pid(&d, a, "--duration=60s");
-	j = list(&d, &ss);
-	child = (pid_t)num(&ss->v[0], "child_pid");
+	j = wait_listed(&d, id, "running", &s);
+	child = (pid_t)num(s, "child_pid");
 	jm_free(j);
 	ck_assert(alive(child));
 
@@ -655,6 +693,159 @@ START_TEST(test_restart_mid_session)
 	ck_assert_int_eq(num(h, "restarted_closed"), 1);
 	jm_free(j);
 	run_free(&r);
+	reap(a);
+	daemon_stop(&d);
+}
+END_TEST
+
+/* ----------------------------------- a held store does not hold the loop */
+
+/* What `vitals --json health` says of the last window and the records. */
+struct hnow {
+	long long seq, late_ns, rec_queued, rec_written;
+};
+
+static struct hnow
+health_now(const struct daemon *d)
+{
+	struct run r = vitals(d, -1, "--json", "health", NULL, NULL, NULL,
+	    NULL);
+	struct hnow h;
+	struct jm *j;
+
+	ck_assert_msg(r.code == 0, "health: exit %d: %s", r.code, r.err);
+	j = json_of(&r);
+	h.seq = num(jm_path(j, "health.last"), "seq");
+	h.late_ns = num(jm_path(j, "health.last.health"), "tick_late_ns_max");
+	h.rec_queued = num(jm_path(j, "health.heapprofd"), "records_queued");
+	h.rec_written = num(jm_path(j, "health.heapprofd"), "records_written");
+	jm_free(j);
+	run_free(&r);
+	return h;
+}
+
+/* The largest timer lateness of the windows health showed (each once). */
+static void
+note_late(const struct hnow *h, long long *seen_seq, long long *late_max)
+{
+	if (h->seq == *seen_seq)
+		return;
+	*seen_seq = h->seq;
+	if (h->late_ns > *late_max)
+		*late_max = h->late_ns;
+}
+
+/* The database's write lock, taken from a second connection as another
+ * writer would: the daemon's writer thread waits for it (busy_timeout). */
+static sqlite3 *
+lock_db(const struct daemon *d)
+{
+	char db[PATH_MAX];
+	sqlite3 *h;
+
+	snprintf(db, sizeof(db), "%s/vitals.db", d->td.dir);
+	ck_assert_int_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READWRITE, NULL),
+	    SQLITE_OK);
+	sqlite3_busy_timeout(h, 5000);
+	ck_assert_int_eq(sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL),
+	    SQLITE_OK);
+	return h;
+}
+
+static void
+unlock_db(sqlite3 *h)
+{
+	ck_assert_int_eq(sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL),
+	    SQLITE_OK);
+	sqlite3_close(h);
+}
+
+/*
+ * The store's writer held (another connection has the write lock, the
+ * writer thread waits for it inside its busy timeout of 2 s): the daemon
+ * goes on sampling on schedule and answers a heapprofd start at once; the
+ * session's record waits in the writer's queue (health says so, the list
+ * does not show it yet) and is listed once the lock goes; the window that
+ * closed meanwhile is announced only when it is committed.
+ */
+START_TEST(test_held_store_loop_free)
+{
+	long long seen = 0, late_max = 0, id, w;
+	const struct jm *s;
+	char want[32];
+	struct hnow h;
+	struct daemon d;
+	struct jm *j;
+	int64_t t0, t_start, t_lock, until;
+	sqlite3 *db;
+	pid_t a;
+
+	daemon_start(&d, NULL);
+	a = app(APP_UID, 0);
+	/* a window stored: the database and its tables exist */
+	ck_assert(td_log_until(d.td.pid, d.td.log, "window 2:", 300, 50));
+	h = health_now(&d);
+	db = lock_db(&d);
+	t_lock = mono_ms();
+	/* the next window closes: the writer now waits on the lock */
+	until = t_lock + 5000;
+	for (w = h.seq; w == h.seq;) {
+		h = health_now(&d);
+		note_late(&h, &seen, &late_max);
+		ck_assert_msg(mono_ms() < until, "no window closed");
+		if (h.seq == w)
+			tu_sleep_ms(50);
+	}
+	w = h.seq;
+	/* still held: its line has not come */
+	snprintf(want, sizeof(want), "window %lld:", w);
+	ck_assert_msg(!td_file_has(d.td.log, want), "%s announced uncommitted",
+	    want);
+
+	t0 = mono_ms();
+	id = start_pid(&d, a, "--duration=60s");
+	t_start = mono_ms() - t0;
+	/* the record waits for the writer: queued, not listed */
+	h = health_now(&d);
+	note_late(&h, &seen, &late_max);
+	ck_assert_int_ge(h.rec_queued, 1);
+	{
+		const struct jm *ss;
+		size_t i;
+
+		j = list(&d, &ss);
+		for (i = 0; ss && i < ss->n; i++)
+			ck_assert_int_ne(num(&ss->v[i], "id"), id);
+		jm_free(j);
+	}
+	ck_assert_msg(!td_file_has(d.td.log, want), "%s announced uncommitted",
+	    want);
+	/* sampling goes on: every window health shows meanwhile */
+	while (mono_ms() - t_lock < 1500) {
+		h = health_now(&d);
+		note_late(&h, &seen, &late_max);
+		tu_sleep_ms(100);
+	}
+	ck_assert_msg(!td_file_has(d.td.log, want), "%s announced uncommitted",
+	    want);
+	unlock_db(db);
+	t0 = mono_ms();
+	j = wait_listed(&d, id, NULL, &s);
+	jm_free(j);
+	fprintf(stderr,
+	    "held store: start answered in %lld ms, timer late by at most "
+	    "%lld us in the windows meanwhile; record listed %lld ms after "
+	    "the lock went\n",
+	    (long long)t_start, late_max / 1000, (long long)(mono_ms() - t0));
+	ck_assert(td_log_until(d.td.pid, d.td.log, want, 100, 50));
+	h = health_now(&d);
+	ck_assert_int_eq(h.rec_queued, 0);
+	ck_assert_int_ge(h.rec_written, 1);
+	/* the loop never waited for the held store */
+	ck_assert_msg(t_start < 1000, "start answered in %lld ms",
+	    (long long)t_start);
+	ck_assert_msg(late_max < 500 * 1000000LL, "timer late by %lld ms",
+	    late_max / 1000000);
 	reap(a);
 	daemon_stop(&d);
 }
@@ -1372,6 +1563,7 @@ heapprofd_daemon_suite(void)
 	tcase_add_test(tc, test_cancel_kills_child);
 	tcase_add_test(tc, test_hang_killed_at_timeout);
 	tcase_add_test(tc, test_restart_mid_session);
+	tcase_add_test(tc, test_held_store_loop_free);
 	tcase_add_test(tc, test_spawn_seccomp_completes);
 	tcase_add_test(tc, test_spawn_seccomp_cancel_timeout);
 	tcase_add_test(tc, test_spawn_blocked_without_helper);

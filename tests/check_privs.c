@@ -1407,8 +1407,9 @@ assert_bpf_read(const char *state)
 	ck_assert_int_eq(store_windows(s, 0, INT64_MAX, 0, &ws, &n), 0);
 	ck_assert_uint_gt(n, 2);
 	for (i = 0; i < n; i++) {
-		const struct window_bpf *b = &ws[i]->bpf;
+		const struct window_bpf *b = window_sched(ws[i]);
 
+		ck_assert_ptr_nonnull(b);
 		ck_assert_msg(vbpf_state_on(b->state), "window %zu bpf %s", i,
 		    vbpf_state_name(b->state));
 		ck_assert_uint_eq(b->drain_fail, 0);

@@ -474,6 +474,27 @@ health_json(const char *dir, char *buf, size_t len)
 	pclose(f);
 }
 
+/* `vitals heapprofd start --pid <the test> --dry-run` on dir: its
+ * output and errors into buf. */
+static void
+hp_dry_run(const char *dir, char *buf, size_t len)
+{
+	char cmd[PATH_MAX * 2];
+	const char *b = getenv("VITALS_BUILDDIR");
+	FILE *f;
+	size_t n;
+
+	snprintf(cmd, sizeof(cmd),
+	    "%s/client/vitals --socket %s/vitalsd.sock"
+	    " heapprofd start --pid %d --dry-run 2>&1",
+	    b ? b : ".", dir, (int)getpid());
+	f = popen(cmd, "r");
+	ck_assert_ptr_nonnull(f);
+	n = fread(buf, 1, len - 1, f);
+	buf[n] = '\0';
+	pclose(f);
+}
+
 /* The integer after "key": in a JSON text (0 if absent). */
 static long long
 json_int(const char *j, const char *key)
@@ -489,6 +510,53 @@ json_int(const char *j, const char *key)
 		p++;
 	return strtoll(p, NULL, 10);
 }
+
+/*
+ * Health says what the store holds and what the daemon wrote: after a
+ * restart on a store with windows, at once (the writer reads them before
+ * its first maintenance pass), from the real /proc/self/io.
+ */
+START_TEST(test_usage_in_health)
+{
+	char *dir = tu_mkdtemp("usage");
+	char j[16384];
+	long long hist, nwin, holds;
+	unsigned i;
+	pid_t pid;
+	int status;
+
+	pid = start_daemon(dir, "none");
+	wait_window(dir, 3);
+	status = td_kill(pid, SIGTERM);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	pid = start_daemon(dir, "none");
+	/* until the socket answers: well before the first maintenance */
+	for (i = 0; i < 100; i++) {
+		tu_sleep_ms(100);
+		health_json(dir, j, sizeof(j));
+		if (json_int(j, "history_windows") > 0)
+			break;
+	}
+	nwin = json_int(j, "history_windows");
+	hist = json_int(j, "history_ns");
+	holds = json_int(j, "bound_holds_ns");
+	ck_assert_msg(nwin >= 2, "%s", j);
+	/* 1 s windows, aligned on the second: a run's first is partial */
+	ck_assert_msg(hist >= (nwin - 1) * 900000000LL &&
+		hist <= nwin * 1100000000LL,
+	    "%lld ns in %lld windows", hist, nwin);
+	/* 64 MiB at some KiB per second of history: far more than held */
+	ck_assert_msg(holds > 100 * hist, "%s", j);
+	ck_assert_msg(json_int(j, "io_err") == 0, "%s", j);
+	ck_assert_msg(json_int(j, "history_wall_last_ns") >
+		json_int(j, "history_wall_first_ns"),
+	    "%s", j);
+	status = td_kill(pid, SIGTERM);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
 
 /*
  * A store that cannot be opened at start (vitals.db is a directory, the
@@ -522,6 +590,9 @@ open_retry_case(const char *dir, bool full)
 	ck_assert_msg(json_int(j, "open_retries") >= 1, "%s", j);
 	ck_assert_msg(json_int(j, "next_retry_ms") > 0, "%s", j);
 	ck_assert_msg(json_int(j, "queued") >= 2, "%s", j);
+	/* heapprofd could not read its session records: no session */
+	hp_dry_run(dir, j, sizeof(j));
+	ck_assert_msg(strstr(j, "session records not read yet"), "%s", j);
 	/* The cause goes away. */
 	if (full)
 		unlink(filler);
@@ -534,6 +605,9 @@ open_retry_case(const char *dir, bool full)
 	    "%s", j);
 	ck_assert_msg(json_int(j, "last_err") == 0, "%s", j);
 	ck_assert_msg(json_int(j, "windows_written") >= 12, "%s", j);
+	/* the writer thread read them once the store opened */
+	hp_dry_run(dir, j, sizeof(j));
+	ck_assert_msg(!strstr(j, "session records not read"), "%s", j);
 	run.stop_ns = now_wall();
 	status = td_kill(pid, SIGTERM);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
@@ -616,6 +690,127 @@ START_TEST(test_shm_cut)
 }
 END_TEST
 
+/* The file from byte off on, NUL-terminated (the caller frees). */
+static char *
+file_from(const char *path, long off)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	size_t n;
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+	n = (size_t)(ftell(f) - off);
+	buf = malloc(n + 1);
+	ck_assert_int_eq(fseek(f, off, SEEK_SET), 0);
+	buf[fread(buf, 1, n, f)] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static long
+file_len(const char *path)
+{
+	struct stat st;
+
+	ck_assert_int_eq(stat(path, &st), 0);
+	return (long)st.st_size;
+}
+
+/* Each window line of text: its seq into seqs (at most max); whether it
+ * also holds needle into has. How many. */
+static size_t
+window_lines(char *text, const char *needle, unsigned long long *seqs,
+    bool *has, size_t max)
+{
+	char *line, *save = NULL, *p;
+	size_t n = 0;
+
+	for (line = strtok_r(text, "\n", &save); line && n < max;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if ((p = strstr(line, "] window ")) == NULL)
+			continue;
+		seqs[n] = strtoull(p + 9, NULL, 10);
+		has[n++] = strstr(line, needle) != NULL;
+	}
+	return n;
+}
+
+/*
+ * Another connection holds the database's write lock past the writer's
+ * busy timeout (2 s). A window's line comes when the writer has committed
+ * it, or says why not: during the hold every line says "not committed
+ * yet" (none claims a commit), sampling goes on, and once the lock goes
+ * every window is written, the ones announced uncommitted included.
+ */
+START_TEST(test_held_store_lines)
+{
+	char *dir = tu_mkdtemp("held");
+	char db[PATH_MAX], log[PATH_MAX], *text;
+	unsigned long long seqs[64], told[64];
+	bool has[64], found;
+	struct daemon_run run;
+	struct window **w;
+	size_t n, i, k, nt, got;
+	sqlite3 *h;
+	long off;
+	pid_t pid;
+	int status;
+
+	snprintf(db, sizeof(db), "%s/vitals.db", dir);
+	snprintf(log, sizeof(log), "%s.log", dir);
+	run.start_ns = now_wall();
+	pid = start_daemon(dir, "none");
+	wait_window(dir, 2);
+	ck_assert_int_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READWRITE, NULL),
+	    SQLITE_OK);
+	sqlite3_busy_timeout(h, 5000);
+	ck_assert_int_eq(sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL),
+	    SQLITE_OK);
+	off = file_len(log);
+	tu_sleep_ms(3500);
+	text = file_from(log, off);
+	nt = window_lines(text, "not committed yet", told, has, 64);
+	free(text);
+	ck_assert_msg(nt >= 1, "no window line while the store was held");
+	for (i = 0; i < nt; i++)
+		ck_assert_msg(has[i],
+		    "window %llu announced as committed "
+		    "while the store was held",
+		    told[i]);
+	ck_assert_int_eq(sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL),
+	    SQLITE_OK);
+	sqlite3_close(h);
+	/* the writer's next try (1 s backoff) gets through */
+	tu_sleep_ms(3000);
+	text = file_from(log, off);
+	n = window_lines(text, "store ok (queued", seqs, has, 64);
+	free(text);
+	found = false;
+	for (i = nt; i < n; i++)
+		found = found || has[i];
+	ck_assert_msg(found, "no window committed after the lock went");
+	run.stop_ns = now_wall();
+	status = td_kill(pid, SIGTERM);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_integrity(db);
+	w = read_windows(db, &n);
+	/* ~9 s in 1 s windows, one after the other, none lost to the hold */
+	got = check_run(w, n, &run);
+	ck_assert_msg(got >= 7, "only %zu windows stored", got);
+	for (k = 0; k < nt; k++) {
+		found = false;
+		for (i = 0; i < n; i++)
+			found = found || w[i]->seq == told[k];
+		ck_assert_msg(found, "window %llu not stored", told[k]);
+	}
+	free_windows(w, n);
+	unlink(log);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -627,6 +822,7 @@ main(void)
 	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, test_sigkill_20_times);
 	tcase_add_test(tc, test_kill_after_close);
+	tcase_add_test(tc, test_held_store_lines);
 	tcase_add_test(tc, test_corrupt_garbage);
 	tcase_add_test(tc, test_corrupt_truncated);
 	tcase_add_test(tc, test_not_sqlite);
@@ -634,6 +830,7 @@ main(void)
 	tcase_add_test(tc, test_open_retry_directory);
 	tcase_add_test(tc, test_open_retry_full);
 	tcase_add_test(tc, test_shm_cut);
+	tcase_add_test(tc, test_usage_in_health);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

@@ -31,8 +31,8 @@ mkwin(void)
 	snprintf(task.name, sizeof(task.name), "com.example.ui");
 	snprintf(task.comm, sizeof(task.comm), "example.ui");
 	ck_assert_int_eq(window_add_task(w, false, &task), 0);
-	ck_assert_ptr_nonnull(w->trace = window_trace_new(true));
-	t = w->trace;
+	ck_assert_ptr_nonnull(window_trace_make(w, true));
+	t = window_trace(w);
 	t->state = FTRACE_ON;
 	t->atrace = true;
 	t->enabled = 1u << FEV_PRINT | 1u << FEV_PROCESS_EXIT;
@@ -149,12 +149,13 @@ START_TEST(test_answer_and_filters)
 
 	/* a window without an ftrace part is left out */
 	q.process[0] = '\0';
-	w->trace->state = FTRACE_UNKNOWN;
+	window_trace(w)->state = FTRACE_UNKNOWN;
 	r = answer(&q, w);
 	ck_assert_uint_eq(r->trace->n_windows, 0);
 	vitals__response__free_unpacked(r, NULL);
 	/* and so is one whose part was never made */
-	w->trace = window_trace_free(w->trace);
+	window_trace_free(window_trace(w));
+	window_part_set(w, WPART_TRACE, NULL);
 	r = answer(&q, w);
 	ck_assert_uint_eq(r->trace->n_windows, 0);
 	vitals__response__free_unpacked(r, NULL);
@@ -235,7 +236,7 @@ START_TEST(test_client_text_and_json)
 
 	memset(&q, 0, sizeof(q));
 	q.op = RPC_Q_TRACE;
-	snprintf(w->trace->slice[0].name, VITALS_TRACE_NAME,
+	snprintf(window_trace(w)->slice[0].name, VITALS_TRACE_NAME,
 	    "draw \xc3\xa9\x1b[31m");
 	r = answer(&q, w);
 	sbuf_init(&b);
@@ -262,7 +263,7 @@ START_TEST(test_client_text_and_json)
 	vitals__response__free_unpacked(r, NULL);
 
 	/* empty answer */
-	w->trace->state = FTRACE_UNKNOWN;
+	window_trace(w)->state = FTRACE_UNKNOWN;
 	r = answer(&q, w);
 	sbuf_init(&b);
 	fmt_trace(&b, r->trace);

@@ -10,11 +10,15 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+
+#include <event2/event.h>
 
 #include "testutil.h"
 #include "vitalsd.h"
@@ -262,15 +266,29 @@ teardown(void)
 	free(root);
 }
 
+/* A monitor on the fixture roots; helper: its files through it (no
+ * loop: the helper's opens are made on the spot) */
+static struct wss *
+monitor_on(struct event_base *base, struct wss_config *c,
+    struct privhelper *helper)
+{
+	struct wss_opts o = {
+		.proc_root = proc,
+		.sys_root = sys,
+		.cfg = c,
+		.helper = helper,
+	};
+	struct wss *w;
+
+	ck_assert_int_eq(wss_new(base, &o, &w), 0);
+	ck_assert(wss_page_idle(w));
+	return w;
+}
+
 static struct wss *
 monitor(struct wss_config *c)
 {
-	struct wss_opts o = { .proc_root = proc, .sys_root = sys, .cfg = c };
-	struct wss *w;
-
-	ck_assert_int_eq(wss_new(NULL, &o, &w), 0);
-	ck_assert(wss_page_idle(w));
-	return w;
+	return monitor_on(NULL, c, NULL);
 }
 
 /* Read the log file into a static buffer. */
@@ -611,21 +629,22 @@ START_TEST(test_window_store)
 	win = window_new(1, 1);
 	ck_assert_ptr_nonnull(win);
 	ck_assert_int_eq(wss_window_fill(w, win), 0);
-	ck_assert_uint_eq(win->nwss, 1);
-	ck_assert_uint_eq(win->wss[0].passes, 2);
-	ck_assert_uint_eq(win->wss[0].nregions, 1);
-	ck_assert_uint_eq(win->wss[0].regions[0].resident, 4);
-	ck_assert_uint_eq(win->wss[0].regions[0].accessed, 0);
-	ck_assert_uint_gt(win->wss[0].pass_ns_sum, 0);
+	ck_assert_uint_eq(window_wss(win)->ntargets, 1);
+	ck_assert_uint_eq(window_wss(win)->target[0].passes, 2);
+	ck_assert_uint_eq(window_wss(win)->target[0].nregions, 1);
+	ck_assert_uint_eq(window_wss(win)->target[0].regions[0].resident, 4);
+	ck_assert_uint_eq(window_wss(win)->target[0].regions[0].accessed, 0);
+	ck_assert_uint_gt(window_wss(win)->target[0].pass_ns_sum, 0);
 	dup = window_dup(win);
 	ck_assert_ptr_nonnull(dup);
-	ck_assert_ptr_ne(dup->wss, win->wss);
-	ck_assert_ptr_ne(dup->wss[0].regions, win->wss[0].regions);
-	ck_assert_uint_eq(dup->wss[0].regions[0].pages, 8);
+	ck_assert_ptr_ne(window_wss(dup), window_wss(win));
+	ck_assert_ptr_ne(window_wss(dup)->target[0].regions,
+	    window_wss(win)->target[0].regions);
+	ck_assert_uint_eq(window_wss(dup)->target[0].regions[0].pages, 8);
 	{
 		struct vbuf b = { 0 };
 
-		dump_window_wss(dup, &b);
+		ck_assert_int_eq(dump_window(dup, 20, &b), 0);
 		ck_assert_ptr_nonnull(b.p);
 		ck_assert_ptr_nonnull(strstr(b.p,
 		    "working set: pid 4242 "
@@ -637,7 +656,7 @@ START_TEST(test_window_store)
 	}
 	/* the next window counts its own passes only */
 	ck_assert_int_eq(wss_window_fill(w, win), 0);
-	ck_assert_uint_eq(win->wss[0].passes, 0);
+	ck_assert_uint_eq(window_wss(win)->target[0].passes, 0);
 
 	store_opts_default(&so);
 	snprintf(path, sizeof(path), "%s/w.db", root);
@@ -696,9 +715,8 @@ START_TEST(test_helper_roots)
 	int r = privhelper_start(proc, sys, NULL, &ph);
 
 	ck_assert_int_eq(r, 0);
-	privhelper_set(ph);
 	wss_config_init(&c);
-	w = monitor(&c);
+	w = monitor_on(NULL, &c, ph);
 	ck_assert_ptr_nonnull(
 	    strstr(wss_access(w, &denied), "privileged helper"));
 	ck_assert_uint_eq(denied, 0);
@@ -723,8 +741,130 @@ START_TEST(test_helper_roots)
 	ck_assert_uint_eq(st->read_errors, 0);
 	wss_free(w);
 	wss_config_release(&c);
-	privhelper_set(NULL);
 	privhelper_stop(ph);
+}
+END_TEST
+
+/* A 20 ms timer at the loop's top priority, as the daemon's sampling
+ * tick is: its worst lateness is how long the loop was kept from it. */
+struct ticker {
+	struct event *ev;
+	int64_t due_ns, late_max_ns;
+	unsigned fired;
+};
+
+#define TICK_MS 20
+
+static void
+tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct ticker *k = arg;
+	int64_t now = clock_ns(CLOCK_MONOTONIC);
+	struct timeval tv = { 0, TICK_MS * 1000 };
+
+	(void)fd;
+	(void)what;
+	if (now - k->due_ns > k->late_max_ns)
+		k->late_max_ns = now - k->due_ns;
+	k->fired++;
+	k->due_ns = now + TICK_MS * 1000000LL;
+	event_add(k->ev, &tv);
+}
+
+static void
+run_loop(struct event_base *base, unsigned ms)
+{
+	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+
+	event_base_loopexit(base, &tv);
+	event_base_dispatch(base);
+}
+
+/*
+ * With a loop, the helper's opens run on a worker: a start answers at
+ * once, the target is "opening" until the files arrive, and its passes
+ * then run on them. A stuck helper (stopped; its call times out after
+ * 1 s here, 5 s in the daemon) keeps the worker waiting, not the loop: a
+ * 20 ms timer stays on time while the start's first call waits out the
+ * timeout, then the files are opened directly and the target says why.
+ */
+START_TEST(test_helper_off_loop)
+{
+	const uint64_t H = 0x10000000, P = WSS_PM_PRESENT;
+	struct privhelper *ph = NULL;
+	struct privhelper_stats hs;
+	const struct wss_status *st;
+	struct ticker k = { 0 };
+	struct event_base *base;
+	struct wss_config c;
+	struct timeval tv = { 0, TICK_MS * 1000 };
+	char err[160];
+	struct wss *w;
+	int64_t t0;
+
+	ck_assert_int_eq(privhelper_start(proc, sys, NULL, &ph), 0);
+	ck_assert_ptr_nonnull(base = event_base_new());
+	ck_assert_int_eq(event_base_priority_init(base, 3), 0);
+	wss_config_init(&c);
+	c.interval_ms = c.interval_min_ms = c.interval_max_ms = 100;
+	w = monitor_on(base, &c, ph);
+	pm_set(H + 0 * PG, P | 100);
+	pm_set(H + 1 * PG, P | 101);
+
+	/* a helper that answers: opening, then passes on its files */
+	ck_assert_int_eq(wss_start(w, PID, WSS_MODE_HEAP, NULL, WSS_METHOD_AUTO,
+			     err, sizeof(err)),
+	    0);
+	st = wss_get(w, PID);
+	ck_assert(st->opening);
+	ck_assert_uint_eq(st->seq, 0);
+	run_loop(base, 450);
+	st = wss_get(w, PID);
+	ck_assert(!st->opening);
+	ck_assert(!st->ended);
+	ck_assert_str_eq(st->files, "privileged helper");
+	ck_assert_uint_ge(st->seq, 2);
+	ck_assert_uint_eq(st->read_errors, 0);
+	ck_assert_uint_eq(wss_helper_errors(w), 0);
+	/* four opens for the target's life, none per pass */
+	privhelper_stats(ph, &hs);
+	ck_assert_uint_eq(hs.calls, 1 + 4); /* the bitmap at setup, then 4 */
+	ck_assert_int_eq(wss_stop(w, PID), 0);
+
+	/* a stuck helper */
+	privhelper_set_timeout(ph, 1000);
+	ck_assert_int_eq(kill(privhelper_pid(ph), SIGSTOP), 0);
+	ck_assert_ptr_nonnull(k.ev = event_new(base, -1, 0, tick_cb, &k));
+	ck_assert_int_eq(event_priority_set(k.ev, 0), 0);
+	k.due_ns = clock_ns(CLOCK_MONOTONIC) + TICK_MS * 1000000LL;
+	event_add(k.ev, &tv);
+	t0 = clock_ns(CLOCK_MONOTONIC);
+	ck_assert_int_eq(wss_start(w, PID, WSS_MODE_HEAP, NULL, WSS_METHOD_AUTO,
+			     err, sizeof(err)),
+	    0);
+	ck_assert_int_lt(clock_ns(CLOCK_MONOTONIC) - t0, 100 * 1000000LL);
+	ck_assert(wss_get(w, PID)->opening);
+	run_loop(base, 1600);
+	st = wss_get(w, PID);
+	/* on time throughout: a loop that waited on the call would show
+	 * a tick 1 s late */
+	ck_assert_uint_ge(k.fired, 1600 / TICK_MS / 2);
+	ck_assert_msg(k.late_max_ns < 200 * 1000000LL, "a tick %lld ms late",
+	    (long long)(k.late_max_ns / 1000000));
+	/* the call timed out, the channel closed; opened directly */
+	ck_assert(!st->opening);
+	ck_assert(!st->ended);
+	ck_assert_str_eq(st->files, "direct (helper: Connection timed out)");
+	ck_assert_uint_ge(st->seq, 1);
+	ck_assert_uint_eq(wss_helper_errors(w), 4);
+	privhelper_stats(ph, &hs);
+	ck_assert_int_eq(hs.dead, -ETIMEDOUT);
+	kill(privhelper_pid(ph), SIGCONT);
+	event_free(k.ev);
+	wss_free(w);
+	wss_config_release(&c);
+	privhelper_stop(ph);
+	event_base_free(base);
 }
 END_TEST
 
@@ -751,9 +891,10 @@ wss_suite(void)
 	tcase_add_test(tf, test_window_store);
 	/* the helper as root (CI); refused as a user, where the root part
 	 * is skipped */
-	if (tu_root())
+	if (tu_root()) {
 		tcase_add_test(tf, test_helper_roots);
-	else
+		tcase_add_test(tf, test_helper_off_loop);
+	} else
 		tcase_add_test(tf, test_helper_refused_as_user);
 	suite_add_tcase(s, tf);
 	return s;

@@ -574,6 +574,154 @@ START_TEST(test_dropped_without_helper)
 }
 END_TEST
 
+static int64_t
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static bool
+jbool(const struct jm *o, const char *key)
+{
+	const struct jm *v = jm_path(o, key);
+
+	ck_assert_msg(v && v->t == JM_BOOL, "no bool %s", key);
+	return v->b;
+}
+
+/*
+ * A stuck privileged helper (stopped) while a target starts: the daemon
+ * answers the start at once, its sampling stays on schedule (no tick
+ * late by anything near the helper's 5 s timeout, which the loop waited
+ * out before the helper's opens moved to a worker thread), the target is
+ * "opening" until the call times out, then says why it could not run:
+ * its files opened directly, which a daemon dropped to uid 2000 may not
+ * do for a root process. Health counts the files the helper did not open.
+ * With seccomp on: the worker thread is made under the filter.
+ */
+START_TEST(test_stuck_helper)
+{
+	struct td d;
+	const struct jm *t, *a;
+	char pidtxt[16], conf[256];
+	int64_t t0, start_ms, late_max = 0, mono0;
+	long long seen_seq = -1;
+	unsigned windows = 0;
+	bool ended = false;
+	struct jm *j;
+	struct run r;
+	int helper;
+	pid_t pid = toucher(0);
+
+	snprintf(pidtxt, sizeof(pidtxt), "%d", (int)pid);
+	snprintf(conf, sizeof(conf),
+	    "user = %d\ngroup = %d\nseccomp = on\n"
+	    "privhelper = on\nwss_interval_ms = 200\nwss_interval_min_ms = "
+	    "200\nwss_interval_max_ms = 400\n",
+	    DROP_UID, DROP_UID);
+	daemon_start(&d, conf);
+	r = vitals(&d, -1, "--json", "health", NULL, NULL, NULL, NULL, NULL);
+	ck_assert_int_eq(r.code, 0);
+	ck_assert_ptr_nonnull(j = jm_parse(r.out, strlen(r.out)));
+	ck_assert_msg(sscanf(str(j, "health.wss.access"),
+			  "privileged helper (pid %d)", &helper) == 1,
+	    "access: %s", str(j, "health.wss.access"));
+	jm_free(j);
+	run_free(&r);
+	ck_assert_int_eq(kill(helper, SIGSTOP), 0);
+
+	mono0 = mono_ns();
+	t0 = mono0;
+	r = vitals(&d, -1, "wss", "start", "--pid", pidtxt, "--mode", "heap",
+	    NULL);
+	start_ms = (mono_ns() - t0) / 1000000;
+	ck_assert_msg(r.code == 0, "exit %d: %s", r.code, r.err);
+	run_free(&r);
+	r = vitals(&d, -1, "--json", "wss", pidtxt, NULL, NULL, NULL, NULL);
+	ck_assert_int_eq(r.code, 0);
+	ck_assert_ptr_nonnull(j = jm_parse(r.out, strlen(r.out)));
+	t = first_target(j, "wss_get");
+	ck_assert(jbool(t, "opening"));
+	ck_assert_int_eq(num(t, "passes"), 0);
+	jm_free(j);
+	run_free(&r);
+
+	/* the windows while the call waits out its 5 s, and after */
+	while (mono_ns() - mono0 < 8000 * 1000000LL) {
+		tu_sleep_ms(250);
+		r = vitals(&d, -1, "--json", "health", NULL, NULL, NULL, NULL,
+		    NULL);
+		ck_assert_int_eq(r.code, 0);
+		ck_assert_ptr_nonnull(j = jm_parse(r.out, strlen(r.out)));
+		a = jm_path(j, "health.last");
+		if (a && a->t == JM_OBJ && num(a, "seq") != seen_seq) {
+			seen_seq = num(a, "seq");
+			windows++;
+			if (num(a, "health.tick_late_ns_max") > late_max)
+				late_max = num(a, "health.tick_late_ns_max");
+		}
+		jm_free(j);
+		run_free(&r);
+		r = vitals(&d, -1, "--json", "wss", pidtxt, NULL, NULL, NULL,
+		    NULL);
+		ck_assert_int_eq(r.code, 0);
+		ck_assert_ptr_nonnull(j = jm_parse(r.out, strlen(r.out)));
+		ended = jbool(first_target(j, "wss_get"), "ended");
+		jm_free(j);
+		run_free(&r);
+		if (ended && mono_ns() - mono0 > 6500 * 1000000LL)
+			break;
+	}
+	fprintf(stderr,
+	    "stuck helper: wss start answered in %lld ms; worst tick "
+	    "lateness %.1f ms over %u windows\n",
+	    (long long)start_ms, (double)late_max / 1e6, windows);
+	ck_assert_msg(start_ms < 1000, "start answered in %lld ms",
+	    (long long)start_ms);
+	ck_assert_uint_ge(windows, 5);
+	ck_assert_msg(late_max < 1000 * 1000000LL, "a tick %lld ms late",
+	    (long long)(late_max / 1000000));
+
+	/* the target says what happened; Health counts it */
+	r = vitals(&d, -1, "--json", "wss", pidtxt, NULL, NULL, NULL, NULL);
+	ck_assert_int_eq(r.code, 0);
+	ck_assert_ptr_nonnull(j = jm_parse(r.out, strlen(r.out)));
+	t = first_target(j, "wss_get");
+	ck_assert(jbool(t, "ended"));
+	ck_assert(!jbool(t, "opening"));
+	ck_assert_msg(strstr(str(t, "end_reason"),
+			  "pagemap: Permission denied"),
+	    "end: %s", str(t, "end_reason"));
+	ck_assert_str_eq(str(t, "files"),
+	    "direct (helper: Connection timed out)");
+	jm_free(j);
+	run_free(&r);
+	r = vitals(&d, -1, "wss", pidtxt, NULL, NULL, NULL, NULL, NULL);
+	ck_assert_int_eq(r.code, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "helper: Connection timed out"));
+	run_free(&r);
+	r = vitals(&d, -1, "--json", "health", NULL, NULL, NULL, NULL, NULL);
+	ck_assert_int_eq(r.code, 0);
+	ck_assert_ptr_nonnull(j = jm_parse(r.out, strlen(r.out)));
+	ck_assert_int_eq(num(j, "health.wss.helper_errors"), 4);
+	ck_assert_int_ge(num(j, "health.wss.access_denied"), 1);
+	jm_free(j);
+	run_free(&r);
+	r = vitals(&d, -1, "health", NULL, NULL, NULL, NULL, NULL, NULL);
+	ck_assert_int_eq(r.code, 0);
+	ck_assert_ptr_nonnull(strstr(r.out,
+	    "4 target files the privileged "
+	    "helper did not open"));
+	run_free(&r);
+	kill(helper, SIGCONT);
+	reap(pid);
+	td_stop(&d);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -587,6 +735,7 @@ main(void)
 	tcase_add_test(tc, test_rule);
 	tcase_add_test(tc, test_dropped_with_helper);
 	tcase_add_test(tc, test_dropped_without_helper);
+	tcase_add_test(tc, test_stuck_helper);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

@@ -15,6 +15,7 @@
 #include <check.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,15 +182,23 @@ reap(struct child *ch)
 }
 
 static struct wss *
-monitor(struct event_base *base, struct wss_config *c)
+monitor_on(struct event_base *base, struct wss_config *c,
+    struct privhelper *helper)
 {
 	struct wss_opts o = { .proc_root = "/proc",
 		.sys_root = "/sys",
-		.cfg = c };
+		.cfg = c,
+		.helper = helper };
 	struct wss *w;
 
 	ck_assert_int_eq(wss_new(base, &o, &w), 0);
 	return w;
+}
+
+static struct wss *
+monitor(struct event_base *base, struct wss_config *c)
+{
+	return monitor_on(base, c, NULL);
 }
 
 static const struct wss_region *
@@ -351,6 +360,41 @@ START_TEST(test_maps_follow)
 }
 END_TEST
 
+/* pid has exec'd sleep and its loader has mapped libc (10 s at most
+ * for each). */
+static bool
+wait_exec(pid_t pid)
+{
+	char path[64], buf[512];
+	bool libc = false;
+	FILE *f;
+	int i;
+
+	for (i = 0; i < 500; i++) {
+		snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+		buf[0] = '\0';
+		if ((f = fopen(path, "r")) != NULL) {
+			if (fgets(buf, sizeof(buf), f) == NULL)
+				buf[0] = '\0';
+			fclose(f);
+		}
+		if (strncmp(buf, "sleep", 5) == 0)
+			break;
+		usleep(20000);
+	}
+	for (; i < 1000 && !libc; i++) {
+		snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+		if ((f = fopen(path, "r")) != NULL) {
+			while (!libc && fgets(buf, sizeof(buf), f))
+				libc = strstr(buf, "libc") != NULL;
+			fclose(f);
+		}
+		if (!libc)
+			usleep(20000);
+	}
+	return libc;
+}
+
 /* An exec keeps the pid and its starttime but replaces the address
  * space: the monitor follows it to the new one. */
 START_TEST(test_exec)
@@ -442,6 +486,159 @@ run_loop(struct event_base *base, unsigned ms)
 	event_base_dispatch(base);
 }
 
+/*
+ * What keeping a target's files open rests on, on this kernel: a maps or
+ * smaps descriptor read again from offset 0 (read_fd_all: pread from 0)
+ * shows mappings made after it was opened; after an exec it reads
+ * nothing (it follows the address space it was opened on), and a fresh
+ * one reads the new one; once the process is gone it fails.
+ */
+START_TEST(test_kept_fds)
+{
+	struct child ch = spawn(NPAGES);
+	struct vbuf b = { 0 };
+	char path[64], addr[32];
+	int fm, fs, status, p[2];
+	size_t len0;
+	pid_t pid;
+	char go;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)ch.pid);
+	ck_assert_int_ge(fm = open(path, O_RDONLY | O_CLOEXEC), 0);
+	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)ch.pid);
+	ck_assert_int_ge(fs = open(path, O_RDONLY | O_CLOEXEC), 0);
+	snprintf(addr, sizeof(addr), "%llx-", (unsigned long long)ch.addr);
+	ck_assert_int_eq(read_fd_all(fm, &b), 0);
+	ck_assert_ptr_nonnull(strstr(b.p, addr)); /* the region */
+	ck_assert_ptr_null(strstr(b.p, "libwsstest.so"));
+	len0 = b.len;
+	ck_assert_int_eq(read_fd_all(fs, &b), 0);
+	ck_assert_ptr_null(strstr(b.p, "libwsstest.so"));
+	/* the child maps a shared object; the same descriptors see it */
+	ck_assert_uint_eq(ask(&ch, 'd', 0, 0), 1);
+	ck_assert_int_eq(read_fd_all(fm, &b), 0);
+	ck_assert_ptr_nonnull(strstr(b.p, "libwsstest.so"));
+	ck_assert_uint_gt(b.len, len0);
+	ck_assert_int_eq(read_fd_all(fs, &b), 0);
+	ck_assert_ptr_nonnull(strstr(b.p, "libwsstest.so"));
+	ck_assert_ptr_nonnull(strstr(b.p, "Referenced:"));
+	/* and its region unmapped: gone from the next read */
+	ck_assert_uint_eq(ask(&ch, 'u', 0, 0), 1);
+	ck_assert_int_eq(read_fd_all(fm, &b), 0);
+	ck_assert_ptr_null(strstr(b.p, addr));
+	reap(&ch);
+	ck_assert_int_lt(read_fd_all(fm, &b), 0); /* gone */
+	close(fm);
+	close(fs);
+
+	/* an exec: the kept descriptor reads nothing, a new one the new
+	 * address space */
+	ck_assert_int_eq(pipe(p), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(p[1]);
+		if (read(p[0], &go, 1) != 1)
+			_exit(2);
+		execl("/bin/sleep", "sleep", "30", (char *)NULL);
+		_exit(127);
+	}
+	close(p[0]);
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	ck_assert_int_ge(fm = open(path, O_RDONLY | O_CLOEXEC), 0);
+	ck_assert_int_eq(read_fd_all(fm, &b), 0);
+	ck_assert_uint_gt(b.len, 0);
+	ck_assert_int_eq(write(p[1], "x", 1), 1);
+	ck_assert(wait_exec(pid));
+	ck_assert_int_eq(read_fd_all(fm, &b), 0);
+	ck_assert_uint_eq(b.len, 0);
+	close(fm);
+	ck_assert_int_ge(fm = open(path, O_RDONLY | O_CLOEXEC), 0);
+	ck_assert_int_eq(read_fd_all(fm, &b), 0);
+	ck_assert_ptr_nonnull(strstr(b.p, "libc"));
+	close(fm);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	close(p[1]);
+	vbuf_release(&b);
+}
+END_TEST
+
+/*
+ * Through the privileged helper with a loop: the four files are opened
+ * once, off the loop, and kept; passes run on them with no helper call;
+ * an exec has the address-space files opened again through the helper
+ * (three calls) and the passes follow the new address space.
+ */
+START_TEST(test_helper_kept)
+{
+	struct privhelper *ph = NULL;
+	struct privhelper_stats h0, h;
+	const struct wss_status *st;
+	struct event_base *base;
+	struct wss_config c;
+	struct wss *w;
+	char err[160], go;
+	int p[2], status;
+	uint64_t res = 0, seq;
+	pid_t pid;
+	size_t i;
+
+	ck_assert_int_eq(pipe(p), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(p[1]);
+		if (read(p[0], &go, 1) != 1)
+			_exit(2);
+		execl("/bin/sleep", "sleep", "30", (char *)NULL);
+		_exit(127);
+	}
+	close(p[0]);
+	ck_assert_int_eq(privhelper_start("/proc", "/sys", NULL, &ph), 0);
+	ck_assert_ptr_nonnull(base = event_base_new());
+	ck_assert_int_eq(event_base_priority_init(base, 3), 0);
+	wss_config_init(&c);
+	c.interval_ms = c.interval_min_ms = c.interval_max_ms = 100;
+	w = monitor_on(base, &c, ph);
+	privhelper_stats(ph, &h0);
+	ck_assert_msg(wss_start(w, pid, WSS_MODE_HEAP, NULL,
+			  WSS_METHOD_CLEAR_REFS, err, sizeof(err)) == 0,
+	    "%s", err);
+	ck_assert(wss_get(w, pid)->opening);
+	run_loop(base, 700);
+	st = wss_get(w, pid);
+	ck_assert(!st->opening && !st->ended);
+	ck_assert_str_eq(st->files, "privileged helper");
+	ck_assert_uint_ge(st->seq, 3);
+	privhelper_stats(ph, &h);
+	ck_assert_uint_eq(h.calls - h0.calls, 4); /* none per pass */
+
+	seq = st->seq;
+	ck_assert_int_eq(write(p[1], "x", 1), 1);
+	ck_assert(wait_exec(pid));
+	run_loop(base, 700);
+	st = wss_get(w, pid);
+	ck_assert(!st->opening && !st->ended);
+	ck_assert_uint_gt(st->seq, seq);
+	ck_assert_uint_ge(st->maps_changes, 1);
+	for (i = 0; i < st->nregions; i++)
+		res += st->regions[i].resident;
+	ck_assert_uint_gt(res, 0); /* the new address space's */
+	ck_assert_str_eq(st->files, "privileged helper");
+	ck_assert_uint_eq(wss_helper_errors(w), 0);
+	privhelper_stats(ph, &h);
+	ck_assert_uint_eq(h.calls - h0.calls, 4 + 3);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	close(p[1]);
+	wss_free(w);
+	wss_config_release(&c);
+	privhelper_stop(ph);
+	event_base_free(base);
+}
+END_TEST
+
 /* Passes on the loop: the interval lengthens while the child is idle and
  * shortens while it touches everything; each pass's cost is measured. */
 START_TEST(test_loop_adaptive)
@@ -505,6 +702,8 @@ main(void)
 	tcase_add_test(tc, test_maps_follow);
 	tcase_add_test(tc, test_exec);
 	tcase_add_test(tc, test_loop_adaptive);
+	tcase_add_test(tc, test_kept_fds);
+	tcase_add_test(tc, test_helper_kept);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

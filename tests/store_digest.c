@@ -33,6 +33,8 @@ task_line(const char *kind, const struct window_task *t)
 static void
 window_lines(const struct window *w)
 {
+	static const struct window_bpf none; /* no part: no BPF state */
+	const struct window_bpf *b = window_sched(w) ? window_sched(w) : &none;
 	const struct cpu_times *d = &w->all.d;
 	size_t i;
 
@@ -50,8 +52,8 @@ window_lines(const struct window *w)
 	printf("  bpf state %" PRIu32 " oncpu %" PRIu64 " exited %" PRIu64
 	       " rq %" PRIu64 "/%" PRIu64 " switches %" PRIu64 " uids %" PRIu32
 	       " procs %" PRIu32 "\n",
-	    w->bpf.state, w->bpf.oncpu_ns, w->bpf.exited_ns, w->bpf.rq_ns,
-	    w->bpf.rq_count, w->bpf.switches, w->bpf.nuids, w->bpf.nprocs);
+	    b->state, b->oncpu_ns, b->exited_ns, b->rq_ns, b->rq_count,
+	    b->switches, b->nuids, b->nprocs);
 	for (i = 0; i < w->nprocs; i++)
 		task_line("proc", &w->procs[i]);
 	for (i = 0; i < w->nthreads; i++)

@@ -18,4 +18,5 @@ store_opts_default(struct store_opts *o)
 	o->busy_timeout_ms = 2000;
 	o->clock_jump_s = STORE_CLOCK_JUMP_S;
 	o->clock_stable_s = STORE_CLOCK_STABLE_S;
+	o->io_path = NULL; /* /proc/self/io */
 }

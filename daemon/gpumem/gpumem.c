@@ -3,7 +3,8 @@
  * GPU memory per process from a GpuMem total map (doc/gpumem.md): which map
  * (the platform's pin, or vitalsd's own program's), its state, a traversal
  * at the sampling cadence, the attribution of each pid to a process
- * instance, and per window the bytes at its end with their range inside.
+ * instance, and per window the bytes at its end with their range inside
+ * (the part of a window: gpumem_window.c).
  *
  * Every pair the daemon has seen is tracked here, sorted by key, so a
  * traversal costs one binary search per entry. The driver reports a
@@ -67,51 +68,6 @@ struct gpumem {
 	void *lookup_arg;
 	unsigned hz; /* USER_HZ of starttime */
 };
-
-static const char *const state_names[GPUMEM__MAX] = {
-	"unknown",
-	"not initialised",
-	"empty",
-	"traversal error",
-	"ok",
-};
-
-static const char *const why_names[GPUMEM_WHY__MAX] = {
-	"",
-	"disabled",
-	"no map",
-	"waiting for the tracepoint",
-	"tracepoint absent",
-	"own program did not load",
-	"open failed",
-	"not AOSP's layout",
-	"traversal failed",
-};
-
-const char *
-gpumem_state_name(unsigned st)
-{
-	return st < GPUMEM__MAX ? state_names[st] : "?";
-}
-
-const char *
-gpumem_why_name(unsigned why)
-{
-	return why < GPUMEM_WHY__MAX ? why_names[why] : "?";
-}
-
-const char *
-gpumem_source_name(unsigned src)
-{
-	switch (src) {
-	case GPUMEM_SRC_PINNED:
-		return "pinned";
-	case GPUMEM_SRC_OWN:
-		return "own";
-	default:
-		return "none";
-	}
-}
 
 /*
  * At or within 1/64 of capacity (16 of AOSP's 1024 slots): a new pair may
@@ -526,25 +482,6 @@ gpumem_note_event(struct gpumem *g, uint32_t gpu_id, int32_t pid, uint64_t size,
 
 /* ------------------------------------------------------------ windows */
 
-static int
-gpu_cmp(const struct window_gpu_proc *a, const struct window_gpu_proc *b)
-{
-	/* the store returns rows in this order too */
-	if (a->gpu_id != b->gpu_id)
-		return a->gpu_id < b->gpu_id ? -1 : 1;
-	if (a->pid != b->pid)
-		return a->pid < b->pid ? -1 : 1;
-	if (a->starttime != b->starttime)
-		return a->starttime < b->starttime ? -1 : 1;
-	return 0;
-}
-
-static int
-gpu_qcmp(const void *a, const void *b)
-{
-	return gpu_cmp(a, b);
-}
-
 static void
 ent_out(const struct gpu_ent *e, struct window_gpu_proc *p)
 {
@@ -584,6 +521,7 @@ int
 gpumem_window(struct gpumem *g, struct window *w)
 {
 	struct window_gpu_proc *out = NULL;
+	struct window_gpumem_part *part;
 	uint64_t ev, fail;
 	size_t i, k = 0, n = 0;
 
@@ -595,23 +533,25 @@ gpumem_window(struct gpumem *g, struct window *w)
 	}
 	for (i = 0; i < g->n; i++)
 		n += g->e[i].in_window;
+	if ((part = window_gpumem_make(w)) == NULL)
+		return -ENOMEM;
 	if (n && (out = calloc(n, sizeof(*out))) == NULL)
 		return -ENOMEM;
-	fill_state(g, &w->gpumem);
+	fill_state(g, &part->st);
 	for (i = 0; i < g->n; i++) {
 		struct gpu_ent *e = &g->e[i];
 
 		if (!e->in_window)
 			continue;
 		ent_out(e, &out[k]);
-		w->gpumem.stale += out[k].stale;
+		part->st.stale += out[k].stale;
 		k++;
 	}
 	if (k > 1)
-		qsort(out, k, sizeof(*out), gpu_qcmp);
-	free(w->gpu);
-	w->gpu = out;
-	w->n_gpu = k;
+		qsort(out, k, sizeof(*out), gpumem_proc_qcmp);
+	free(part->gpu);
+	part->gpu = out;
+	part->n_gpu = k;
 
 	/* the next window */
 	for (i = 0, k = 0; i < g->n; i++) {
@@ -625,7 +565,7 @@ gpumem_window(struct gpumem *g, struct window *w)
 	}
 	g->n = k;
 	memset(&g->acc, 0, sizeof(g->acc));
-	g->acc.entries = w->gpumem.entries;
+	g->acc.entries = part->st.entries;
 	g->window_start_ns = w->mono_end_ns;
 	return 0;
 }
@@ -650,7 +590,7 @@ gpumem_view(const struct gpumem *g, struct gpumem_view *ret)
 		if (g->e[i].present)
 			ent_out(&g->e[i], &p[k++]);
 	if (k > 1)
-		qsort(p, k, sizeof(*p), gpu_qcmp);
+		qsort(p, k, sizeof(*p), gpumem_proc_qcmp);
 	memset(ret, 0, sizeof(*ret));
 	fill_state(g, &ret->st);
 	ret->at_mono_ns = g->last_ns;
@@ -665,101 +605,4 @@ gpumem_view_release(struct gpumem_view *v)
 	free(v->procs);
 	v->procs = NULL;
 	v->n = 0;
-}
-
-/* ------------------------------------------------------- roll-ups, dump */
-
-/*
- * src is the later window: a pair in both keeps src's end value and the
- * wider range; one only in acc ended before src (it is not carried: a pair
- * present at acc's end appears in src too); one only in src is added.
- */
-int
-window_gpu_merge(struct window *acc, const struct window *src)
-{
-	struct window_gpu_proc *m;
-	size_t i, j, k;
-
-	if (src->gpumem.state != GPUMEM_UNKNOWN) {
-		struct window_gpumem a = acc->gpumem;
-		const struct window_gpumem *s = &src->gpumem;
-
-		acc->gpumem = *s;
-		acc->gpumem.saturated = a.saturated || s->saturated;
-		acc->gpumem.traversals = a.traversals + s->traversals;
-		acc->gpumem.traversal_fail = a.traversal_fail +
-		    s->traversal_fail;
-		acc->gpumem.restarts = a.restarts + s->restarts;
-		acc->gpumem.vanished = a.vanished + s->vanished;
-		acc->gpumem.duplicates = a.duplicates + s->duplicates;
-		acc->gpumem.truncated = a.truncated + s->truncated;
-		acc->gpumem.events = a.events + s->events;
-		acc->gpumem.events_late = a.events_late + s->events_late;
-		acc->gpumem.traverse_ns = a.traverse_ns + s->traverse_ns;
-		if (a.traverse_ns_max > s->traverse_ns_max)
-			acc->gpumem.traverse_ns_max = a.traverse_ns_max;
-		acc->gpumem.tp_events = a.tp_events + s->tp_events;
-		acc->gpumem.insert_fail = a.insert_fail + s->insert_fail;
-	}
-	if (src->n_gpu == 0)
-		return 0;
-	if ((m = calloc(acc->n_gpu + src->n_gpu, sizeof(*m))) == NULL)
-		return -ENOMEM;
-	/* both sides are in (gpu, pid, starttime) order */
-	for (i = j = k = 0; i < acc->n_gpu || j < src->n_gpu;) {
-		int c = i == acc->n_gpu ? 1 :
-		    j == src->n_gpu	? -1 :
-					  gpu_cmp(&acc->gpu[i], &src->gpu[j]);
-
-		if (c < 0) {
-			i++; /* gone before src: not at the end */
-			continue;
-		}
-		m[k] = src->gpu[j];
-		if (c == 0) {
-			if (acc->gpu[i].min_bytes < m[k].min_bytes)
-				m[k].min_bytes = acc->gpu[i].min_bytes;
-			if (acc->gpu[i].max_bytes > m[k].max_bytes)
-				m[k].max_bytes = acc->gpu[i].max_bytes;
-			i++;
-		}
-		j++;
-		k++;
-	}
-	free(acc->gpu);
-	acc->gpu = m;
-	acc->n_gpu = k;
-	return 0;
-}
-
-void
-dump_window_gpumem(const struct window *w, struct vbuf *out)
-{
-	const struct window_gpumem *g = &w->gpumem;
-	size_t i;
-
-	if (g->state == GPUMEM_UNKNOWN)
-		return;
-	vbuf_printf(out,
-	    "gpu memory: %s%s%s (%s map, %u of %u entries%s%s)"
-	    "\n",
-	    gpumem_state_name(g->state), g->why ? ": " : "",
-	    gpumem_why_name(g->why), gpumem_source_name(g->source), g->entries,
-	    g->capacity, g->saturated ? ", saturated" : "",
-	    g->imported ? ", imported sizes" : "");
-	for (i = 0; i < w->n_gpu; i++) {
-		const struct window_gpu_proc *p = &w->gpu[i];
-
-		vbuf_printf(out,
-		    "  gpu %u pid %d %s%s bytes %llu"
-		    " (min %llu max %llu)",
-		    p->gpu_id, p->pid, p->pid == 0 ? "global" : p->name,
-		    p->stale ? " [stale]" : "", (unsigned long long)p->bytes,
-		    (unsigned long long)p->min_bytes,
-		    (unsigned long long)p->max_bytes);
-		if (g->imported)
-			vbuf_printf(out, " imported %llu",
-			    (unsigned long long)p->imported_bytes);
-		vbuf_printf(out, "\n");
-	}
 }

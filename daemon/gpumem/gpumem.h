@@ -8,8 +8,7 @@
 #define VITALSD_GPUMEM_H
 
 #include "core/util.h"
-
-struct window;
+#include "window/window.h"
 
 /*
  * GPU memory of one (gpu, pid) pair as the driver last reported it through
@@ -80,6 +79,34 @@ struct window_gpumem {
 			       * (16-byte values; not stored) */
 };
 
+/* A window's GpuMem part: the map's state and, per (gpu, pid), the bytes
+ * at the window's end with their range inside it, in gpumem_proc_cmp()
+ * order. */
+struct window_gpumem_part {
+	struct window_gpumem st;
+	size_t n_gpu;
+	struct window_gpu_proc *gpu;
+};
+
+/* The GpuMem part of w (window_parts[WPART_GPUMEM]), NULL: none (the
+ * window has no GpuMem state: GPUMEM_UNKNOWN). */
+static inline struct window_gpumem_part *
+window_gpumem(const struct window *w)
+{
+	return (struct window_gpumem_part *)window_part(w, WPART_GPUMEM);
+}
+
+/* gpumem_window.c: names, the order of pairs, w's part made when it has
+ * none (NULL: no memory), its operations for window.c, rollup.c, dump.c */
+const char *gpumem_state_name(unsigned st);
+const char *gpumem_why_name(unsigned why);
+const char *gpumem_source_name(unsigned src);
+int gpumem_proc_cmp(const struct window_gpu_proc *a,
+    const struct window_gpu_proc *b);
+int gpumem_proc_qcmp(const void *a, const void *b);
+struct window_gpumem_part *window_gpumem_make(struct window *w);
+extern const struct window_part_ops gpumem_window_part;
+
 /* ------------------------------------------- gpumem.c, gpumem_bpf.c */
 
 /*
@@ -133,9 +160,6 @@ struct gpumem;
 struct gpumem_bpf;
 
 /* gpumem.c */
-const char *gpumem_state_name(unsigned st);
-const char *gpumem_why_name(unsigned why);
-const char *gpumem_source_name(unsigned src);
 bool gpumem_saturated(uint32_t entries, uint32_t capacity);
 int gpumem_new(const struct gpumem_opts *o, struct gpumem **ret);
 struct gpumem *gpumem_free(struct gpumem *g);
@@ -154,8 +178,6 @@ void gpumem_view_release(struct gpumem_view *v);
 unsigned gpumem_state(const struct gpumem *g, unsigned *ret_why, int *ret_err);
 /* The pin read now, or the one whose open failed; "" none (own map). */
 const char *gpumem_map_used(const struct gpumem *g);
-void dump_window_gpumem(const struct window *w, struct vbuf *out);
-int window_gpu_merge(struct window *acc, const struct window *src);
 
 /* gpumem_map.c: one read of a map with AOSP's layout, bpf() calls only */
 #define GPUMEM_VAL_TOTAL 8     /* value: u64 total bytes (AOSP) */

@@ -386,27 +386,20 @@ check_target(struct heapprofd *hp, const struct hp_request *rq,
 	return HP_OK;
 }
 
+/* From the records kept in memory (hp_record.c): no store read. */
 static enum hp_refusal
 check_budget(struct heapprofd *hp, const char *key, int64_t now,
     struct hp_answer *ret)
 {
-	struct hp_budget_rec *recs = NULL;
+	const struct hp_budget_rec *recs;
 	enum hp_refusal r;
 	char why[200];
 	int64_t retry = 0;
 	size_t n = 0;
-	int e;
 
-	if ((e = store_hp_budget(hp->store, now - HP_WEEK_NS, &recs, &n)) < 0) {
-		hp_note_store_error(hp, e, "budget records not read");
-		return refuse(ret, HP_REFUSE_UNAVAILABLE,
-		    "budget records "
-		    "unreadable: %s",
-		    strerror(-e));
-	}
+	recs = hp_budget_recs(hp, now, &n);
 	r = hp_budget_check(&hp->hs->limits, recs, n, key, now, &retry, why,
 	    sizeof(why));
-	free(recs);
 	if (r != HP_OK)
 		refuse(ret, r, "%s; next possible in %lld s", why,
 		    (long long)((retry + NSEC_PER_SEC - 1) / NSEC_PER_SEC));
@@ -427,6 +420,11 @@ decide(struct heapprofd *hp, const struct hp_request *rq, struct hp_params *p,
 		return refuse(ret, HP_REFUSE_UNAVAILABLE,
 		    "no store: session "
 		    "budgets cannot be kept");
+	if (hp->next_id == 0)
+		return refuse(ret, HP_REFUSE_UNAVAILABLE,
+		    "session records "
+		    "not read yet (%s): budgets cannot be kept",
+		    strerror(-hp->load_err));
 	if (!rq->dry_run && hp->st.spawn != HP_SPAWN_DIRECT &&
 	    hp->st.spawn != HP_SPAWN_HELPER)
 		return refuse(ret, HP_REFUSE_UNAVAILABLE,
@@ -481,8 +479,8 @@ heapprofd_start(struct heapprofd *hp, const struct hp_request *rq,
 		if (rec.target[0] == '\0')
 			snprintf(rec.target, sizeof(rec.target), "%s",
 			    rq->pid > 0 ? "pid" : rq->name);
-		if (hp->store && (e = store_hp_insert(hp->store, &rec)) < 0)
-			hp_note_store_error(hp, e, "refusal not recorded");
+		if (hp->store && (rec.id = hp_record_id(hp)) > 0)
+			(void)hp_record_put(hp, &rec, "refusal not recorded");
 		ret->id = rec.id;
 		return 0;
 	}
@@ -505,11 +503,15 @@ heapprofd_start(struct heapprofd *hp, const struct hp_request *rq,
 	snprintf(rec.outcome, sizeof(rec.outcome), "running");
 	snprintf(rec.message, sizeof(rec.message), "%s",
 	    rq->by_rule ? "started by rule" : "started by caller");
-	/* Recorded before the child exists: a crash from here on leaves a
-	 * "running" row the next start closes, and the budget is spent. */
-	if ((e = store_hp_insert(hp->store, &rec)) < 0) {
+	/* Queued to the writer before the child exists, written ahead of
+	 * any window: once committed (a few ms), a crash leaves a "running"
+	 * row the next start closes. The budget is spent from now on. */
+	rec.id = hp_record_id(hp);
+	if ((e = hp_budget_note(hp, now, rec.target_key)) == 0 &&
+	    (e = hp_record_put(hp, &rec, "session not recorded")) < 0)
+		hp->nbudget--; /* not recorded, not started: nothing spent */
+	if (e < 0) {
 		free(cfg);
-		hp_note_store_error(hp, e, "session not recorded");
 		refuse(ret, HP_REFUSE_UNAVAILABLE, "session not recorded: %s",
 		    strerror(-e));
 		hp->st.refused[ret->refusal]++;
@@ -523,9 +525,7 @@ heapprofd_start(struct heapprofd *hp, const struct hp_request *rq,
 		    "spawn failed");
 		snprintf(hp->rec.message, sizeof(hp->rec.message), "%s", why);
 		hp->st.spawn_failed++;
-		if ((e = store_hp_update(hp->store, &hp->rec)) < 0)
-			hp_note_store_error(hp, e,
-			    "spawn failure not recorded");
+		(void)hp_record_put(hp, &hp->rec, "spawn failure not recorded");
 		ret->id = hp->rec.id;
 		snprintf(ret->message, sizeof(ret->message),
 		    "perfetto did not "
@@ -538,8 +538,7 @@ heapprofd_start(struct heapprofd *hp, const struct hp_request *rq,
 	hp->st.running = true;
 	hp->st.running_id = hp->rec.id;
 	hp->st.started++;
-	if ((e = store_hp_update(hp->store, &hp->rec)) < 0)
-		hp_note_store_error(hp, e, "child pid not recorded");
+	(void)hp_record_put(hp, &hp->rec, "child pid not recorded");
 	hp_session_arm(hp, p.duration_ms + hp->hs->grace_ms);
 	ret->id = hp->rec.id;
 	snprintf(ret->output_path, sizeof(ret->output_path), "%s",
@@ -563,7 +562,7 @@ heapprofd_start(struct heapprofd *hp, const struct hp_request *rq,
 int
 heapprofd_cancel(struct heapprofd *hp, int64_t id, char *msg, size_t msgsz)
 {
-	struct hp_record r;
+	char outcome[32];
 
 	if (hp->running && hp->rec.id == id) {
 		if (hp->stop == STOP_NONE)
@@ -583,9 +582,17 @@ heapprofd_cancel(struct heapprofd *hp, int64_t id, char *msg, size_t msgsz)
 			    (long long)id, hp->hs->kill_after_ms);
 		return 0;
 	}
-	if (hp->store && store_hp_get(hp->store, id, &r) == 0) {
+	/* from memory: the newest records' outcomes, and the ids given */
+	if (hp_record_outcome(hp, id, outcome, sizeof(outcome))) {
 		snprintf(msg, msgsz, "session %lld is not running (%s)",
-		    (long long)id, r.outcome);
+		    (long long)id, outcome);
+		return -EALREADY;
+	}
+	if (id > 0 && id < hp->next_id) {
+		snprintf(msg, msgsz,
+		    "session %lld is not running "
+		    "(an older record: `vitals heapprofd list` shows it)",
+		    (long long)id);
 		return -EALREADY;
 	}
 	snprintf(msg, msgsz, "no session %lld", (long long)id);
@@ -601,7 +608,16 @@ heapprofd_note_denied(struct heapprofd *hp)
 void
 heapprofd_get_stats(struct heapprofd *hp, struct hp_stats *ret)
 {
+	struct writer_rec_stats ws;
+
 	*ret = hp->st;
+	if (hp->wr) {
+		writer_hp_stats(hp->wr, &ws);
+		ret->records_queued = ws.queued;
+		ret->records_written = ws.written;
+		ret->records_dropped = ws.dropped;
+		ret->records_failed = ws.failed;
+	}
 	ret->rules = hp->hs->nrules;
 	ret->initiator = hp->policy.initiator;
 	ret->build = hp->policy.build;
@@ -673,42 +689,84 @@ heapprofd_window(struct heapprofd *hp, const struct window *w)
  * watches their child any more. Close them honestly; a perfetto that is
  * still alive (same pid and start time) is stopped, its output kept. */
 static void
-close_stale(struct heapprofd *hp)
+close_stale(struct heapprofd *hp, struct hp_record *v, size_t n)
 {
-	struct hp_record *v = NULL;
-	size_t n = 0, i;
+	char what[96];
+	size_t i;
 	uint64_t st;
-	int e;
 
-	if ((e = store_hp_running(hp->store, &v, &n)) < 0) {
-		hp_note_store_error(hp, e, "running sessions not read");
-		return;
-	}
 	for (i = 0; i < n; i++) {
 		struct hp_record *r = &v[i];
 		bool alive = r->child_pid > 0 &&
 		    hp_proc_starttime(hp, r->child_pid, &st) == 0 &&
 		    st == r->child_starttime;
 
-		if (alive)
-			kill(r->child_pid, SIGTERM);
+		/* after the drop (a store read late) the filter may refuse */
+		if (alive && kill(r->child_pid, SIGTERM) < 0)
+			snprintf(what, sizeof(what),
+			    "was still running: "
+			    "SIGTERM refused (%s), exit status unknown",
+			    strerror(errno));
+		else
+			snprintf(what, sizeof(what), "%s",
+			    alive ? "was still running: sent SIGTERM, exit "
+				    "status unknown" :
+				    "had ended: exit status unknown");
 		r->end_wall_ns = hp_wall_now();
 		snprintf(r->outcome, sizeof(r->outcome), "daemon restarted");
 		snprintf(r->message, sizeof(r->message),
 		    "vitalsd restarted "
 		    "during the session; perfetto (pid %d) %s",
-		    r->child_pid,
-		    alive ? "was still running: sent SIGTERM, exit status "
-			    "unknown" :
-			    "had ended: exit status unknown");
+		    r->child_pid, what);
 		hp_file_size(r->output_path, &r->output_bytes);
-		if ((e = store_hp_update(hp->store, r)) < 0)
-			hp_note_store_error(hp, e, "stale session not closed");
+		(void)hp_record_put(hp, r, "stale session not closed");
 		hp->st.restarted_closed++;
 		log_warnx("heapprofd: session %lld: %s", (long long)r->id,
 		    r->message);
 	}
-	free(v);
+}
+
+/* Setup reads the session table; when it cannot (the store opens later),
+ * the writer thread does once it can (late_read, late_done). */
+static void
+records_setup(struct heapprofd *hp)
+{
+	struct hp_load ld;
+	int e;
+
+	if ((e = hp_records_read(hp->store, hp_wall_now(), &ld)) < 0) {
+		hp->load_err = e;
+		hp_note_store_error(hp, e,
+		    "session records not read (read once the store opens)");
+		return;
+	}
+	hp_records_install(hp, &ld);
+	close_stale(hp, ld.running, ld.nrunning);
+	hp_load_release(&ld);
+}
+
+/* The writer thread: only hp->late, which the loop leaves alone until
+ * late_done. */
+static int
+late_read(struct store *s, void *arg)
+{
+	struct heapprofd *hp = arg;
+
+	hp_load_release(&hp->late);
+	return hp_records_read(s, hp_wall_now(), &hp->late);
+}
+
+static void
+late_done(void *arg)
+{
+	struct heapprofd *hp = arg;
+
+	hp->late_asked = false;
+	hp_records_install(hp, &hp->late);
+	close_stale(hp, hp->late.running, hp->late.nrunning);
+	hp_load_release(&hp->late);
+	log_info("heapprofd: session records read (the store opened after "
+		 "the start): sessions can start");
 }
 
 /*
@@ -747,7 +805,8 @@ hp_build_type(struct heapprofd *hp, const char *prop_root)
 
 int
 heapprofd_new(struct event_base *base, const struct config *cfg,
-    struct store *store, struct heapprofd **ret)
+    struct store *store, const struct privs_helpers *helpers,
+    struct heapprofd **ret)
 {
 	struct heapprofd *hp;
 	long page;
@@ -775,15 +834,41 @@ heapprofd_new(struct event_base *base, const struct config *cfg,
 	if ((r = hp_rules_new(hp->hs->rules, hp->hs->nrules, &hp->rules)) < 0)
 		goto fail;
 	hp_build_type(hp, cfg->prop_root);
-	if ((r = hp_session_setup(hp, cfg)) < 0)
+	if ((r = hp_session_setup(hp, cfg, helpers)) < 0)
 		goto fail;
+	/* setup reads, the loop does not: the ids, budgets and outcomes */
 	if (store)
-		close_stale(hp);
+		records_setup(hp);
 	*ret = hp;
 	return 0;
 fail:
 	heapprofd_free(hp);
 	return r;
+}
+
+/*
+ * Records go through the writer thread from now on (the loop runs); NULL:
+ * written on the caller's thread again (the writer has stopped).
+ */
+void
+heapprofd_set_writer(struct heapprofd *hp, struct writer *wr)
+{
+	if (hp->wr && hp->late_asked)
+		writer_call_cancel(hp->wr);
+	hp->late_asked = false;
+	hp->wr = wr;
+	if (wr && hp->store && hp->next_id == 0 &&
+	    writer_call(wr, late_read, late_done, hp) == 0)
+		hp->late_asked = true;
+}
+
+/* The loop has ended: a running perfetto is stopped and waited for, its
+ * end recorded (queued: the writer is stopped after this). */
+void
+heapprofd_stop(struct heapprofd *hp)
+{
+	if (hp)
+		hp_session_stop(hp);
 }
 
 /* The daemon stops: a running perfetto is stopped and waited for. */
@@ -793,6 +878,9 @@ heapprofd_free(struct heapprofd *hp)
 	if (hp == NULL)
 		return NULL;
 	hp_session_stop(hp);
+	if (hp->wr && hp->late_asked)
+		writer_call_cancel(hp->wr);
+	hp_records_free(hp);
 	hp_rules_free(hp->rules);
 	if (hp->procfd >= 0)
 		close(hp->procfd);

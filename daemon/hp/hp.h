@@ -11,8 +11,10 @@
 
 struct config;
 struct event_base;
+struct privs_helpers;
 struct store;
 struct window;
+struct writer;
 
 /* -------------------------------------------------- heapprofd triggers */
 
@@ -309,6 +311,10 @@ struct hp_stats {
 	uint64_t completed, failed, timeouts, cancelled, spawn_failed;
 	uint64_t restarted_closed; /* found running at start, closed */
 	uint64_t store_errors;
+	/* records through the writer thread: waiting, written, lost to a
+	 * full queue, refused by the store for good */
+	unsigned records_queued;
+	uint64_t records_written, records_dropped, records_failed;
 	bool running;
 	int64_t running_id;
 	unsigned rules;
@@ -326,8 +332,11 @@ struct heapprofd;
 
 /* hp.c: sessions, their child process on the loop, the rules */
 int heapprofd_new(struct event_base *base, const struct config *cfg,
-    struct store *store, struct heapprofd **ret);
+    struct store *store, const struct privs_helpers *helpers,
+    struct heapprofd **ret);
 struct heapprofd *heapprofd_free(struct heapprofd *hp);
+void heapprofd_set_writer(struct heapprofd *hp, struct writer *wr);
+void heapprofd_stop(struct heapprofd *hp);
 int heapprofd_start(struct heapprofd *hp, const struct hp_request *rq,
     struct hp_answer *ret);
 int heapprofd_cancel(struct heapprofd *hp, int64_t id, char *msg, size_t msgsz);

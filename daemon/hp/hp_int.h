@@ -14,9 +14,39 @@
 
 enum stop_why { STOP_NONE, STOP_TIMEOUT, STOP_CANCEL, STOP_DAEMON };
 
+#define HP_SEEN_MAX 64 /* outcomes of the newest records, for cancel */
+
+struct hp_seen {
+	int64_t id;
+	char outcome[32];
+};
+
+/* The session table as heapprofd reads it (hp_records_read). */
+struct hp_load {
+	int64_t max_id;
+	struct hp_budget_rec *budget; /* started in the last week */
+	size_t nbudget;
+	struct hp_record *recent; /* newest first */
+	size_t nrecent;
+	struct hp_record *running; /* left "running" by an earlier vitalsd */
+	size_t nrunning;
+};
+
 struct heapprofd {
 	struct event_base *base;
 	struct store *store;
+	struct writer *wr; /* records are queued to it; NULL: written here */
+	/* the records as the loop keeps them (hp_record.c) */
+	int64_t next_id; /* of the next record; 0: not read at setup */
+	int load_err;	 /* why not */
+	struct hp_budget_rec *budget; /* started in the last week */
+	size_t nbudget, budget_cap;
+	struct hp_seen seen[HP_SEEN_MAX]; /* a ring */
+	unsigned nseen, seen_next;
+	/* not read at setup: read by the writer thread once the store opens
+	 * (writer_call); the loop touches it only when told */
+	struct hp_load late;
+	bool late_asked;
 	const struct hp_settings *hs;
 	struct hp_elig_policy policy; /* hs->policy, the build type found */
 	char *state_dir;
@@ -48,9 +78,25 @@ int64_t hp_wall_now(void);
 int hp_proc_starttime(struct heapprofd *hp, int32_t pid, uint64_t *ret);
 void hp_file_size(const char *path, int64_t *ret);
 
-/* hp_session.c */
+/* hp_record.c */
 void hp_note_store_error(struct heapprofd *hp, int r, const char *what);
-int hp_session_setup(struct heapprofd *hp, const struct config *cfg);
+int hp_records_read(struct store *s, int64_t now_wall_ns, struct hp_load *ret);
+void hp_load_release(struct hp_load *ld);
+void hp_records_install(struct heapprofd *hp, struct hp_load *ld);
+void hp_records_free(struct heapprofd *hp);
+int64_t hp_record_id(struct heapprofd *hp);
+int hp_record_put(struct heapprofd *hp, const struct hp_record *r,
+    const char *what);
+bool hp_record_outcome(const struct heapprofd *hp, int64_t id, char *ret,
+    size_t retsz);
+int hp_budget_note(struct heapprofd *hp, int64_t start_wall_ns,
+    const char *key);
+const struct hp_budget_rec *hp_budget_recs(struct heapprofd *hp,
+    int64_t now_wall_ns, size_t *ret_n);
+
+/* hp_session.c */
+int hp_session_setup(struct heapprofd *hp, const struct config *cfg,
+    const struct privs_helpers *helpers);
 int hp_session_spawn(struct heapprofd *hp, const struct hp_params *p,
     const uint8_t *cfg, size_t len, char *why, size_t whysz);
 void hp_session_arm(struct heapprofd *hp, uint32_t ms);

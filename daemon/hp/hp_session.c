@@ -24,21 +24,12 @@
 #include "core/util.h"
 #include "hp/hp.h"
 #include "privs/privs.h"
-#include "store/store.h"
 #include "hp_int.h"
-
-void
-hp_note_store_error(struct heapprofd *hp, int r, const char *what)
-{
-	hp->st.store_errors++;
-	log_warnx("heapprofd: %s: %s", what, strerror(-r));
-}
 
 static void
 session_end(struct heapprofd *hp, int status, const char *lost)
 {
 	struct hp_record *r = &hp->rec;
-	int e;
 
 	r->end_wall_ns = hp_wall_now();
 	if (lost) {
@@ -73,8 +64,7 @@ session_end(struct heapprofd *hp, int status, const char *lost)
 		snprintf(r->outcome, sizeof(r->outcome), "failed");
 		hp->st.failed++;
 	}
-	if ((e = store_hp_update(hp->store, r)) < 0)
-		hp_note_store_error(hp, e, "session end not recorded");
+	(void)hp_record_put(hp, r, "session end not recorded");
 	log_info("heapprofd: session %lld %s (exit %d, signal %d, %lld "
 		 "bytes in %s)",
 	    (long long)r->id, r->outcome, r->exit_status, r->term_signal,
@@ -384,7 +374,6 @@ static void
 spawn_started(struct heapprofd *hp, const struct ph_spawn_event *ev)
 {
 	struct hp_record *r = &hp->rec;
-	int e;
 
 	if (ev->err < 0) {
 		hp->st.started--; /* it was counted at the request */
@@ -395,9 +384,7 @@ spawn_started(struct heapprofd *hp, const struct ph_spawn_event *ev)
 		    strerror(-ev->err));
 		r->end_wall_ns = hp_wall_now();
 		snprintf(r->outcome, sizeof(r->outcome), "spawn failed");
-		if ((e = store_hp_update(hp->store, r)) < 0)
-			hp_note_store_error(hp, e,
-			    "spawn failure not recorded");
+		(void)hp_record_put(hp, r, "spawn failure not recorded");
 		log_warnx("heapprofd: session %lld: %s", (long long)r->id,
 		    r->message);
 		if (hp->ev_timer)
@@ -412,8 +399,7 @@ spawn_started(struct heapprofd *hp, const struct ph_spawn_event *ev)
 	hp->child = ev->pid;
 	r->child_pid = ev->pid;
 	(void)hp_proc_starttime(hp, ev->pid, &r->child_starttime);
-	if ((e = store_hp_update(hp->store, r)) < 0)
-		hp_note_store_error(hp, e, "child pid not recorded");
+	(void)hp_record_put(hp, r, "child pid not recorded");
 	log_info("heapprofd: session %lld: perfetto pid %d (spawn helper)",
 	    (long long)r->id, (int)ev->pid);
 	if (hp->pending_sig)
@@ -460,13 +446,13 @@ spawn_cb(evutil_socket_t fd, short what, void *arg)
 
 /* How perfetto will be started, or why it cannot be. */
 int
-hp_session_setup(struct heapprofd *hp, const struct config *cfg)
+hp_session_setup(struct heapprofd *hp, const struct config *cfg,
+    const struct privs_helpers *helpers)
 {
 	struct hp_stats *st = &hp->st;
-	struct ph_spawner *sp;
-	int err = 0;
+	struct ph_spawner *sp = helpers ? helpers->sp : NULL;
+	int err = helpers ? helpers->sp_err : 0;
 
-	sp = privhelper_spawn_get(&err);
 	if (cfg->hp->perfetto == NULL) {
 		st->spawn = HP_SPAWN_NONE;
 		snprintf(st->spawn_detail, sizeof(st->spawn_detail),

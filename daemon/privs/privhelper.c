@@ -762,18 +762,3 @@ privhelper_req_size(void)
 {
 	return sizeof(struct ph_req);
 }
-
-/* The daemon's helper, for the features that need it (NULL: none). */
-static struct privhelper *privhelper_cur;
-
-void
-privhelper_set(struct privhelper *ph)
-{
-	privhelper_cur = ph;
-}
-
-struct privhelper *
-privhelper_get(void)
-{
-	return privhelper_cur;
-}

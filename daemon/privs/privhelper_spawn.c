@@ -945,22 +945,3 @@ privhelper_spawn_start(const char *perfetto, const struct privs_req *who,
 	*ret = sp;
 	return 0;
 }
-
-/* The daemon's spawner (NULL: none) and why it did not start. */
-static struct ph_spawner *spawner_cur;
-static int spawner_err;
-
-void
-privhelper_spawn_set(struct ph_spawner *sp, int start_err)
-{
-	spawner_cur = sp;
-	spawner_err = start_err;
-}
-
-struct ph_spawner *
-privhelper_spawn_get(int *ret_start_err)
-{
-	if (ret_start_err)
-		*ret_start_err = spawner_err;
-	return spawner_cur;
-}

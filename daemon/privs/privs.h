@@ -71,6 +71,16 @@ void privs_log(const struct privs_state *st);
 int seccomp_install(unsigned mode, uint32_t *ret_rules);
 size_t seccomp_syscalls(const char *const **ret_names);
 
+/* The helper processes main() starts before setup, handed explicitly to
+ * the modules that use them (no global). */
+struct privhelper;
+struct ph_spawner;
+struct privs_helpers {
+	struct privhelper *ph; /* the privileged helper; NULL: none */
+	struct ph_spawner *sp; /* its perfetto spawner; NULL: none */
+	int sp_err;	       /* why sp is NULL when it was asked for */
+};
+
 /* privhelper.c: the privileged helper (doc/privileges.md) */
 enum privhelper_file {
 	PH_FILE_MAPS,	    /* /proc/<pid>/maps, read */
@@ -80,8 +90,6 @@ enum privhelper_file {
 	PH_FILE__MAX
 };
 
-struct privhelper;
-
 int privhelper_start(const char *proc_root, const char *sys_root,
     const char *tracefs, struct privhelper **ret);
 struct privhelper *privhelper_stop(struct privhelper *ph);
@@ -90,8 +98,6 @@ int privhelper_open(struct privhelper *ph, int32_t pid, uint64_t starttime,
     enum privhelper_file which, int *ret_fd);
 int privhelper_page_idle(struct privhelper *ph, int *ret_fd);
 int privhelper_rmdir_instance(struct privhelper *ph, const char *name);
-void privhelper_set(struct privhelper *ph);
-struct privhelper *privhelper_get(void);
 int privhelper_raw(struct privhelper *ph, const void *buf, size_t len);
 size_t privhelper_req_size(void);
 
@@ -143,8 +149,6 @@ int privhelper_spawn_signal(struct ph_spawner *sp, uint64_t session, int sig);
 int privhelper_spawn_read(struct ph_spawner *sp, struct ph_spawn_event *ret);
 int privhelper_spawn_wait(struct ph_spawner *sp, int ms,
     struct ph_spawn_event *ret);
-void privhelper_spawn_set(struct ph_spawner *sp, int start_err);
-struct ph_spawner *privhelper_spawn_get(int *ret_start_err);
 /* tests */
 int privhelper_spawn_raw(struct ph_spawner *sp, const void *buf, size_t len,
     const int *fds, unsigned nfds);

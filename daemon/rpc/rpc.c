@@ -18,6 +18,7 @@
 #include "rpc/rpc.h"
 #include "store/store.h"
 #include "trace/trace.h"
+#include "sched/sched.h"
 #include "window/window.h"
 #include "rpc_int.h"
 
@@ -227,13 +228,14 @@ unsigned
 rpc_top_clamp(const struct window *w, unsigned top_n, bool dump)
 {
 	size_t most = w->nprocs > w->nthreads ? w->nprocs : w->nthreads;
+	const struct window_bpf *b = window_sched(w);
 
-	if (dump) {
+	if (dump && b != NULL) {
 		/* the dump's BPF lists are cut to the same top_n */
-		if (w->bpf.nprocs > most)
-			most = w->bpf.nprocs;
-		if (w->bpf.nuids > most)
-			most = w->bpf.nuids;
+		if (b->nprocs > most)
+			most = b->nprocs;
+		if (b->nuids > most)
+			most = b->nuids;
 	}
 	if (most > TOP_N_MAX)
 		most = TOP_N_MAX;
@@ -392,6 +394,15 @@ pb_store(struct rpc_arena *a, const struct vitalsd_info *info)
 	m->clock_ahead_ns = s->clock_ahead_ns;
 	m->clock_deferred = s->clock_deferred;
 	m->clock_held = s->clock_held;
+	m->io_written_bytes = s->io_written;
+	m->io_bytes_per_day = s->io_per_day;
+	m->io_span_ns = s->io_span_ns;
+	m->io_err = s->io_err;
+	m->history_ns = s->history_ns;
+	m->history_windows = s->history_windows;
+	m->history_wall_first_ns = s->history_wall_first_ns;
+	m->history_wall_last_ns = s->history_wall_last_ns;
+	m->bound_holds_ns = s->bound_holds_ns;
 	return m;
 }
 
@@ -402,6 +413,7 @@ pb_health(struct rpc_arena *a, const struct rpc_ctx *ctx)
 	const struct vitalsd_info *info = ctx->info;
 	Vitals__ControlHealth *c;
 	Vitals__Health *m;
+	unsigned i;
 
 	NEW(a, m, vitals__health__init);
 	if (info->last)
@@ -443,9 +455,12 @@ pb_health(struct rpc_arena *a, const struct rpc_ctx *ctx)
 	TRY(m->privileges = rpc_pb_privileges(a, info->last));
 	if (ctx->mod.wss)
 		TRY(m->wss = rpc_pb_wss_health(a, ctx->mod.wss));
-	if (info->last && info->last->trace &&
-	    info->last->trace->state != FTRACE_UNKNOWN)
-		TRY(m->trace = rpc_pb_trace_health(a, info->last));
+	/* each part's Health fields from the last closed window */
+	for (i = 0; info->last && i < WPART__MAX; i++)
+		if (info->last->part[i] != NULL &&
+		    rpc_parts[i]->health != NULL &&
+		    rpc_parts[i]->health(a, m, info->last) < 0)
+			return NULL;
 	return m;
 }
 

@@ -274,6 +274,10 @@ rpc_pb_hp_health(struct rpc_arena *a, const struct rpc_ctx *ctx)
 	m->spawn_failed = st.spawn_failed;
 	m->restarted_closed = st.restarted_closed;
 	m->store_errors = st.store_errors;
+	m->records_queued = st.records_queued;
+	m->records_written = st.records_written;
+	m->records_dropped = st.records_dropped;
+	m->records_failed = st.records_failed;
 	m->running = st.running;
 	m->running_id = st.running_id;
 	m->rules = st.rules;

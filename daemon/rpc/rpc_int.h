@@ -55,6 +55,30 @@ struct rpc_arena {
  * cached with — the same answer as top_n's, the cut at TOP_N_MAX aside */
 unsigned rpc_top_clamp(const struct window *w, unsigned top_n, bool dump);
 
+/*
+ * What a window part adds to the messages (rpc_<signal>.c), one line each
+ * in rpc_part.c: its fields of a Window message (window) and of Health
+ * from the last closed window (health); NULL: none. Called only for a
+ * window that has the part; -ENOMEM fails the message.
+ */
+struct rpc_part {
+	int (*window)(struct rpc_arena *a, Vitals__Window *m,
+	    const struct window *w);
+	int (*health)(struct rpc_arena *a, Vitals__Health *m,
+	    const struct window *last);
+};
+
+/* rpc_part.c: indexed by enum window_part_id; rpc_part_none adds nothing */
+extern const struct rpc_part *const rpc_parts[WPART__MAX];
+extern const struct rpc_part rpc_part_none;
+/* rpc_sched.c, rpc_trace.c */
+extern const struct rpc_part rpc_sched_part;
+extern const struct rpc_part rpc_trace_part;
+
+/* rpc_window.c */
+Vitals__Window *rpc_pb_window(struct rpc_arena *a, const struct window *w,
+    bool tasks, unsigned top_n);
+
 /* rpc_pb.c */
 void *rpc_arena_alloc(struct rpc_arena *a, size_t n);
 void rpc_arena_release(struct rpc_arena *a);
@@ -62,8 +86,6 @@ void rpc_utf8_clean(char *s, size_t n);
 char *rpc_pb_str(struct rpc_arena *a, const char *s, size_t max);
 Vitals__Gauge *rpc_pb_gauge(struct rpc_arena *a, const struct gauge *g);
 Vitals__Task *rpc_pb_task(struct rpc_arena *a, const struct window_task *t);
-Vitals__Window *rpc_pb_window(struct rpc_arena *a, const struct window *w,
-    bool tasks, unsigned top_n);
 Vitals__HistoryPoint **rpc_pb_history(struct rpc_arena *a,
     const struct store_hist *h, size_t n);
 

@@ -130,7 +130,7 @@ static int
 pb_rows(struct rpc_arena *a, Vitals__TraceWindow *m, const struct rpc_query *q,
     const struct window *w)
 {
-	const struct window_trace *t = w->trace; /* not NULL here */
+	const struct window_trace *t = window_trace(w); /* not NULL here */
 	unsigned i;
 
 	if (t->nslices &&
@@ -207,7 +207,7 @@ static Vitals__TraceWindow *
 pb_trace_window(struct rpc_arena *a, const struct rpc_query *q,
     const struct window *w)
 {
-	const struct window_trace *t = w->trace; /* not NULL here */
+	const struct window_trace *t = window_trace(w); /* not NULL here */
 	Vitals__TraceWindow *m;
 
 	NEW(a, m, vitals__trace_window__init);
@@ -275,7 +275,8 @@ rpc_answer_trace(const struct rpc_query *q, struct window *const *w, size_t n,
 		NULL)
 		goto out;
 	for (i = 0; i < n; i++) {
-		if (w[i]->trace == NULL || w[i]->trace->state == FTRACE_UNKNOWN)
+		if (window_trace(w[i]) == NULL ||
+		    window_trace(w[i])->state == FTRACE_UNKNOWN)
 			continue; /* no ftrace part: nothing to say */
 		if ((list.windows[list.n_windows++] = pb_trace_window(&a, q,
 			 w[i])) == NULL)
@@ -307,10 +308,9 @@ rpc_pb_trace_health(struct rpc_arena *a, const struct window *last)
 	const struct window_trace *t;
 	Vitals__TraceHealth *m;
 
-	if (last == NULL || last->trace == NULL ||
-	    last->trace->state == FTRACE_UNKNOWN)
+	if (last == NULL || (t = window_trace(last)) == NULL ||
+	    t->state == FTRACE_UNKNOWN)
 		return NULL;
-	t = last->trace;
 	NEW(a, m, vitals__trace_health__init);
 	m->state = (char *)ftrace_state_name(t->state);
 	m->err = t->err;
@@ -326,3 +326,20 @@ rpc_pb_trace_health(struct rpc_arena *a, const struct window *last)
 	PB_ATCAT(a, m, t);
 	return m;
 }
+
+static int
+rpc_trace_health(struct rpc_arena *a, Vitals__Health *m,
+    const struct window *last)
+{
+	const struct window_trace *t = window_trace(last);
+
+	if (t->state == FTRACE_UNKNOWN)
+		return 0;
+	if ((m->trace = rpc_pb_trace_health(a, last)) == NULL)
+		return -ENOMEM;
+	return 0;
+}
+
+const struct rpc_part rpc_trace_part = {
+	.health = rpc_trace_health,
+};

@@ -64,6 +64,7 @@ pb_target(struct rpc_arena *a, const struct wss_status *s)
 	TRY(m->files = rpc_pb_str(a, s->files, sizeof(s->files)));
 	m->apk_fallback = s->apk_fallback;
 	m->ended = s->ended;
+	m->opening = s->opening;
 	TRY(m->end_reason = rpc_pb_str(a, s->end_reason,
 		sizeof(s->end_reason)));
 	m->interval_ms = s->interval_ms;
@@ -112,6 +113,7 @@ rpc_pb_wss_health(struct rpc_arena *a, struct wss *w)
 	TRY(m->damon_note = rpc_pb_str(a, note, sizeof(note)));
 	/* privileges: how files are opened (wss_open.c) */
 	m->access = (char *)wss_access(w, &m->access_denied);
+	m->helper_errors = wss_helper_errors(w);
 	return m;
 }
 

@@ -7,9 +7,10 @@
 #ifndef VITALSD_SCHED_H
 #define VITALSD_SCHED_H
 
-#include "core/util.h"
+#include <stddef.h>
 
-struct window;
+#include "core/util.h"
+#include "window/window.h"
 
 /*
  * BPF sched_switch accounting of one window (sched.c drains it,
@@ -84,13 +85,26 @@ struct window_bpf {
 	uint64_t retired;   /* dead entries aged out (nothing lost) */
 	bool stats;	    /* prog_* are valid (bpf_stats = on) */
 	uint64_t prog_runs[VITALS_BPF_PROGS], prog_ns[VITALS_BPF_PROGS];
-	uint32_t nuids, uids_other; /* kept; folded into uid_other */
-	struct window_bpf_uid uid[VITALS_BPF_UIDS];
+	uint32_t nuids, uids_other;	 /* kept; folded into uid_other */
 	struct window_bpf_uid uid_other; /* uid UINT32_MAX */
 	uint32_t nprocs, procs_other;
-	struct window_bpf_proc proc[VITALS_BPF_PROCS];
 	struct window_bpf_proc proc_other;
+	/* A part made without room for the rows below (BPF off: the state
+	 * alone) is WINDOW_BPF_HEAD bytes long; nuids and nprocs are 0. */
+	bool head_only;
+	struct window_bpf_uid uid[VITALS_BPF_UIDS];
+	struct window_bpf_proc proc[VITALS_BPF_PROCS];
 };
+
+#define WINDOW_BPF_HEAD offsetof(struct window_bpf, uid)
+
+/* The sched part of w (window_parts[WPART_SCHED]), NULL: none (the window
+ * has no BPF state: VBPF_UNKNOWN). */
+static inline struct window_bpf *
+window_sched(const struct window *w)
+{
+	return (struct window_bpf *)window_part(w, WPART_SCHED);
+}
 
 /* ------------------------------------------------- sched_window.c, sched.c */
 
@@ -175,7 +189,13 @@ int window_bpf_add(struct window_bpf *wb, const struct bpf_sched_batch *b,
 void window_bpf_merge(struct window_bpf *acc, const struct window_bpf *src);
 uint64_t window_bpf_rq_quantile_ns(const uint32_t hist[VITALS_BPF_RQ_SLOTS],
     double q);
-void dump_window_bpf(const struct window *w, unsigned topn, struct vbuf *out);
+/* w's sched part, made when it has none; rows: with room for rows (a head
+ * grows). NULL: no memory. */
+struct window_bpf *window_sched_make(struct window *w, bool rows);
+/* A part that kept no rows gives their room back. */
+void window_sched_trim(struct window *w);
+/* its operations for window.c, rollup.c and dump.c */
+extern const struct window_part_ops sched_window_part;
 
 /* sched.c (the loader), sched_drain.c (the drain); -EOPNOTSUPP without
  * BPF */

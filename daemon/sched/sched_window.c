@@ -115,7 +115,8 @@ uids_settle(struct window_bpf *wb, struct window_bpf_uid *arr, size_t n,
 	}
 	qsort(arr, m, sizeof(*arr), uid_by_cpu);
 	wb->nuids = m < VITALS_BPF_UIDS ? (uint32_t)m : VITALS_BPF_UIDS;
-	memcpy(wb->uid, arr, wb->nuids * sizeof(*arr));
+	if (wb->nuids) /* else wb may be a head without rows */
+		memcpy(wb->uid, arr, wb->nuids * sizeof(*arr));
 	wb->uids_other += folded;
 	for (i = wb->nuids; i < m; i++) {
 		uid_add(&wb->uid_other, &arr[i]);
@@ -123,7 +124,8 @@ uids_settle(struct window_bpf *wb, struct window_bpf_uid *arr, size_t n,
 	}
 	wb->uid_other.uid = UINT32_MAX; /* (uid_t)-1: never a uid */
 	/* sorted by uid for readers: the order carries no meaning */
-	qsort(wb->uid, wb->nuids, sizeof(*wb->uid), uid_by_key);
+	if (wb->nuids)
+		qsort(wb->uid, wb->nuids, sizeof(*wb->uid), uid_by_key);
 }
 
 /* ----------------------------------------------------------- processes */
@@ -193,14 +195,16 @@ procs_settle(struct window_bpf *wb, struct window_bpf_proc *arr, size_t n,
 	if (m > half)
 		qsort(arr + half, m - half, sizeof(*arr), proc_by_wait);
 	wb->nprocs = m < VITALS_BPF_PROCS ? (uint32_t)m : VITALS_BPF_PROCS;
-	memcpy(wb->proc, arr, wb->nprocs * sizeof(*arr));
+	if (wb->nprocs)
+		memcpy(wb->proc, arr, wb->nprocs * sizeof(*arr));
 	wb->procs_other += folded;
 	for (i = wb->nprocs; i < m; i++) {
 		proc_add(&wb->proc_other, &arr[i]);
 		wb->procs_other++;
 	}
 	wb->proc_other.tgid = -1;
-	qsort(wb->proc, wb->nprocs, sizeof(*wb->proc), proc_by_key);
+	if (wb->nprocs)
+		qsort(wb->proc, wb->nprocs, sizeof(*wb->proc), proc_by_key);
 }
 
 /* ------------------------------------------------------------- public */
@@ -220,6 +224,8 @@ window_bpf_add(struct window_bpf *wb, const struct bpf_sched_batch *b,
 	struct window_bpf_uid *ua;
 	struct window_bpf_proc *pa;
 
+	if (wb->head_only)
+		return -EINVAL; /* no room for rows: window_sched_make() */
 	ua = malloc((nu + b->nuids + b->ntids + 1) * sizeof(*ua));
 	pa = malloc((np + b->nprocs + b->ntids + 1) * sizeof(*pa));
 	if (ua == NULL || pa == NULL) {
@@ -278,7 +284,8 @@ window_bpf_add(struct window_bpf *wb, const struct bpf_sched_batch *b,
 }
 
 /*
- * Fold src (the later window) into acc. Counters add; the state is the
+ * Fold src (the later window) into acc. Counters add; rows need room in
+ * acc when either side has some (a head alone has none, sched_part_merge). the state is the
  * later one's (a window that did not report keeps the earlier state).
  * Cannot fail: roll-ups call it after the first figure changed.
  */
@@ -324,13 +331,17 @@ window_bpf_merge(struct window_bpf *acc, const struct window_bpf *src)
 		acc->prog_ns[i] += src->prog_ns[i];
 	}
 
-	memcpy(ua, acc->uid, acc->nuids * sizeof(*ua));
-	memcpy(ua + acc->nuids, src->uid, src->nuids * sizeof(*ua));
+	if (acc->nuids)
+		memcpy(ua, acc->uid, acc->nuids * sizeof(*ua));
+	if (src->nuids)
+		memcpy(ua + acc->nuids, src->uid, src->nuids * sizeof(*ua));
 	uid_add(&acc->uid_other, &src->uid_other);
 	uids_settle(acc, ua, acc->nuids + src->nuids, src->uids_other);
 
-	memcpy(pa, acc->proc, acc->nprocs * sizeof(*pa));
-	memcpy(pa + acc->nprocs, src->proc, src->nprocs * sizeof(*pa));
+	if (acc->nprocs)
+		memcpy(pa, acc->proc, acc->nprocs * sizeof(*pa));
+	if (src->nprocs)
+		memcpy(pa + acc->nprocs, src->proc, src->nprocs * sizeof(*pa));
 	proc_add(&acc->proc_other, &src->proc_other);
 	procs_settle(acc, pa, acc->nprocs + src->nprocs, src->procs_other);
 }
@@ -413,10 +424,10 @@ cmp_uid_cpu_ptr(const void *a, const void *b)
 }
 
 /* The BPF lines of a window dump (dump.c). */
-void
-dump_window_bpf(const struct window *w, unsigned topn, struct vbuf *out)
+static void
+sched_part_dump(const struct window *w, unsigned topn, struct vbuf *out)
 {
-	const struct window_bpf *b = &w->bpf;
+	const struct window_bpf *b = window_sched(w);
 	const struct window_bpf_proc *pp[VITALS_BPF_PROCS];
 	const struct window_bpf_uid *up[VITALS_BPF_UIDS];
 	unsigned i, n;
@@ -505,3 +516,135 @@ dump_window_bpf(const struct window *w, unsigned topn, struct vbuf *out)
 		    (unsigned long long)b->proc_other.rq_count,
 		    ms(b->proc_other.rq_ns));
 }
+
+/* Its words on the summary line (dump_summary_line()). */
+static void
+sched_part_summary(const struct window *w, struct vbuf *out)
+{
+	const struct window_bpf *b = window_sched(w);
+
+	if (b->state != VBPF_UNKNOWN && b->drains)
+		vbuf_printf(out, ", bpf %s %.1f ms on-CPU",
+		    vbpf_state_name(b->state), (double)b->oncpu_ns / 1e6);
+	else if (b->state != VBPF_UNKNOWN)
+		vbuf_printf(out, ", bpf %s", vbpf_state_name(b->state));
+}
+
+/* ------------------------------------------------------ the part's ops */
+
+static struct window_bpf *
+part_new(bool rows)
+{
+	struct window_bpf *b;
+
+	if ((b = calloc(1, rows ? sizeof(*b) : WINDOW_BPF_HEAD)) == NULL)
+		return NULL;
+	b->head_only = !rows;
+	return b;
+}
+
+/* Room for rows: a head alone grows to the whole part, rows empty. */
+static int
+part_rows(struct window_bpf **bp)
+{
+	struct window_bpf *b = *bp;
+
+	if (!b->head_only)
+		return 0;
+	if ((b = realloc(b, sizeof(*b))) == NULL)
+		return -ENOMEM;
+	memset((char *)b + WINDOW_BPF_HEAD, 0, sizeof(*b) - WINDOW_BPF_HEAD);
+	b->head_only = false;
+	*bp = b;
+	return 0;
+}
+
+struct window_bpf *
+window_sched_make(struct window *w, bool rows)
+{
+	struct window_bpf *b = window_sched(w);
+
+	if (b == NULL) {
+		if ((b = part_new(rows)) != NULL)
+			window_part_set(w, WPART_SCHED, b);
+		return b;
+	}
+	if (rows && part_rows(&b) < 0)
+		return NULL; /* the head stays w's */
+	window_part_set(w, WPART_SCHED, b);
+	return b;
+}
+
+void
+window_sched_trim(struct window *w)
+{
+	struct window_bpf *b = window_sched(w);
+
+	if (b == NULL || b->head_only || b->nuids || b->nprocs)
+		return;
+	b->head_only = true;
+	if ((b = realloc(b, WINDOW_BPF_HEAD)) != NULL)
+		window_part_set(w, WPART_SCHED, b); /* else the whole stays */
+}
+
+static void
+sched_part_free(void *part)
+{
+	free(part);
+}
+
+static void *
+sched_part_dup(const void *part)
+{
+	const struct window_bpf *b = part;
+	size_t sz = b->head_only ? WINDOW_BPF_HEAD : sizeof(*b);
+	struct window_bpf *c;
+
+	if ((c = malloc(sz)) == NULL)
+		return NULL;
+	memcpy(c, b, sz);
+	return c;
+}
+
+/*
+ * Either side may be missing: it folds as zeros, as it did when every
+ * window held the accounting by value (a part without stats makes the
+ * merged run counts unknown).
+ */
+static int
+sched_part_merge(void **accp, const void *srcp)
+{
+	static const struct window_bpf zero;
+	const struct window_bpf *src = srcp ? srcp : &zero;
+	struct window_bpf *acc = *accp;
+	bool rows = src->nuids || src->nprocs;
+
+	if (acc == NULL) {
+		if ((acc = part_new(rows)) == NULL)
+			return -ENOMEM;
+		*accp = acc;
+	}
+	if (rows && part_rows(&acc) < 0)
+		return -ENOMEM;
+	*accp = acc;
+	window_bpf_merge(acc, src);
+	return 0;
+}
+
+static size_t
+sched_part_bytes(const void *part)
+{
+	const struct window_bpf *b = part;
+
+	return b->head_only ? WINDOW_BPF_HEAD : sizeof(*b);
+}
+
+const struct window_part_ops sched_window_part = {
+	.name = "sched",
+	.free = sched_part_free,
+	.dup = sched_part_dup,
+	.merge = sched_part_merge,
+	.dump = sched_part_dump,
+	.summary = sched_part_summary,
+	.bytes = sched_part_bytes,
+};

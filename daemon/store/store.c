@@ -537,13 +537,7 @@ prepare_all(struct store *s)
 			 SQLITE_PREPARE_PERSISTENT, &s->ws[i], NULL)) !=
 		    SQLITE_OK)
 			return rc;
-	if ((rc = store_bpf_prepare(s)) != SQLITE_OK)
-		return rc;
-	if ((rc = store_gpumem_prepare(s)) != SQLITE_OK)
-		return rc;
-	if ((rc = store_wss_prepare(s)) != SQLITE_OK)
-		return rc;
-	if ((rc = store_trace_prepare(s)) != SQLITE_OK)
+	if ((rc = store_parts_prepare(s, false)) != SQLITE_OK)
 		return rc;
 	return store_read_prepare(s);
 }
@@ -558,10 +552,7 @@ db_close(struct store *s)
 		s->ws[i] = NULL;
 	}
 	store_read_finalize(s);
-	store_bpf_finalize(s);
-	store_gpumem_finalize(s);
-	store_wss_finalize(s);
-	store_trace_finalize(s);
+	store_parts_finalize(s);
 	sqlite3_close(s->db);
 	s->db = NULL;
 }

@@ -8,6 +8,7 @@
 #ifndef VITALSD_STORE_H
 #define VITALSD_STORE_H
 
+#include "gpumem/gpumem.h"
 #include "window/window.h"
 
 struct hp_budget_rec;
@@ -36,6 +37,9 @@ struct store_opts {
 	 * CLOCK_BOOTTIME for clock_stable_s. 0: the defaults below. */
 	int64_t clock_jump_s;
 	int64_t clock_stable_s;
+	/* the daemon's I/O accounting, read by each maintenance pass
+	 * (store_usage.c); NULL: /proc/self/io */
+	const char *io_path;
 };
 
 #define STORE_CLOCK_JUMP_S (24 * 3600)
@@ -63,6 +67,20 @@ struct store_stats {
 	int64_t clock_ahead_ns; /* how far ahead of the stored windows */
 	uint64_t clock_deferred; /* passes whose wall-clock deletions waited */
 	uint64_t clock_held;	 /* windows the last such pass kept */
+	/* usage (store_usage.c), as of the last maintenance pass: bytes the
+	 * kernel counted written to storage by the daemon since this handle
+	 * opened, their rate per day over io_span_ns (up to the last 24 h),
+	 * the error of the last read of the accounting (0 none) */
+	uint64_t io_written, io_per_day;
+	int64_t io_span_ns;
+	int io_err;
+	/* the history stored: Σ window durations, windows, the first start
+	 * and last end by the wall clock, and how long max_bytes would hold
+	 * at the bytes per covered ns stored so far (0: unknown) */
+	int64_t history_ns;
+	uint64_t history_windows;
+	int64_t history_wall_first_ns, history_wall_last_ns;
+	int64_t bound_holds_ns;
 };
 
 /* Metrics for top-N queries. */
@@ -91,6 +109,8 @@ struct store_now {
 int store_maintain_at(struct store *s, const struct store_now *now);
 /* store.c */
 void store_get_stats(const struct store *s, struct store_stats *ret);
+/* store_usage.c: the usage figures now (they follow each maintenance) */
+int store_usage_refresh(struct store *s);
 /* store_read.c */
 int store_windows(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
     unsigned granularity_s, struct window ***ret, size_t *ret_n);
@@ -158,10 +178,35 @@ void store_conn_end(struct store *rc);
 
 struct writer;
 
+/* A window queued with a note, as the loop is told of it. */
+struct writer_done {
+	uint64_t seq; /* the window's */
+	int err;      /* 0: committed; < 0: not (yet) */
+	bool final;   /* err < 0: never will be (dropped, refused) */
+	char *note;   /* as given to writer_submit_note */
+};
+
+/* heapprofd's records through the writer (Health.heapprofd.records_*). */
+struct writer_rec_stats {
+	unsigned queued;
+	uint64_t written, dropped, failed;
+};
+
 int writer_start(struct store *store, unsigned queue_max, struct writer **ret);
 int writer_submit(struct writer *wr, const struct window *w);
+int writer_submit_note(struct writer *wr, const struct window *w,
+    const char *note);
+int writer_fd(const struct writer *wr);
+void writer_each_done(struct writer *wr,
+    void (*fn)(void *arg, const struct writer_done *dn), void *arg);
+int writer_call(struct writer *wr, int (*fn)(struct store *s, void *arg),
+    void (*done)(void *arg), void *arg);
+void writer_call_cancel(struct writer *wr);
+int writer_hp_put(struct writer *wr, const struct hp_record *r);
+void writer_hp_stats(struct writer *wr, struct writer_rec_stats *ret);
+/* Stopping daemons and tests only: the loop never waits for the writer. */
 int writer_wait(struct writer *wr, unsigned ms);
-#define WRITER_WAIT_MS 50 /* the loop waits this long for a commit */
+#define WRITER_FLUSH_MS 5000 /* a stopping daemon waits this long */
 void writer_get(struct writer *wr, struct store_stats *ret_stats,
     unsigned *ret_queued, uint64_t *ret_dropped);
 struct writer *writer_stop(struct writer *wr, unsigned flush_ms);
@@ -180,7 +225,11 @@ int store_gpumem_growth(struct store *s, uint32_t gpu_id, int32_t pid,
     uint64_t starttime, int64_t from_wall_ns, int64_t to_wall_ns,
     struct gpumem_span *ret);
 
-/* store_hp.c (loop thread; the store's lock is taken) */
+/* store_hp.c (never on the loop thread: the writer thread puts records,
+ * heapprofd reads at setup, query threads list; the store's lock is
+ * taken). store_hp_insert, _update, _get: tests and tools. */
+int store_hp_put(struct store *s, const struct hp_record *r);
+int store_hp_max_id(struct store *s, int64_t *ret);
 int store_hp_insert(struct store *s, struct hp_record *r);
 int store_hp_update(struct store *s, const struct hp_record *r);
 int store_hp_budget(struct store *s, int64_t since_wall_ns,

@@ -27,10 +27,7 @@ conn_prepare(struct store *rc)
 	int r;
 
 	if ((r = store_read_prepare(rc)) != SQLITE_OK ||
-	    (r = store_bpf_prepare(rc)) != SQLITE_OK ||
-	    (r = store_gpumem_prepare(rc)) != SQLITE_OK ||
-	    (r = store_wss_prepare(rc)) != SQLITE_OK ||
-	    (r = store_trace_prepare(rc)) != SQLITE_OK)
+	    (r = store_parts_prepare(rc, false)) != SQLITE_OK)
 		return r;
 	return SQLITE_OK;
 }
@@ -44,10 +41,7 @@ conn_db_close(struct store *rc)
 		sqlite3_exec(rc->db, "COMMIT", NULL, NULL, NULL);
 	rc->in_txn = false;
 	store_read_finalize(rc);
-	store_bpf_finalize(rc);
-	store_gpumem_finalize(rc);
-	store_wss_finalize(rc);
-	store_trace_finalize(rc);
+	store_parts_finalize(rc);
 	sqlite3_close(rc->db);
 	rc->db = NULL;
 }

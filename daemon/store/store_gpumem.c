@@ -43,7 +43,7 @@ enum {
 	" WHERE w.wall_end_ns > :from AND w.wall_end_ns <= :to" filter \
 	" ORDER BY g.gpu_id, g.pid, g.starttime, w.wall_end_ns"
 
-static const char *const gs_sql[STORE_GPUMEM_NSTMT] = {
+static const char *const gs_sql[] = {
 	[GS_INS_STATE] = "INSERT INTO window_gpumem (window_id, " GS_STATE_COLS
 			 ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
 			 " ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -64,31 +64,6 @@ static const char *const gs_sql[STORE_GPUMEM_NSTMT] = {
 	    " WHERE w.wall_end_ns > :from AND w.wall_end_ns <= :to"
 	    " ORDER BY w.wall_end_ns DESC LIMIT 1",
 };
-
-int
-store_gpumem_prepare(struct store *s)
-{
-	unsigned i;
-	int rc;
-
-	for (i = 0; i < STORE_GPUMEM_NSTMT; i++)
-		if ((rc = sqlite3_prepare_v3(s->db, gs_sql[i], -1,
-			 SQLITE_PREPARE_PERSISTENT, &s->gpumem[i], NULL)) !=
-		    SQLITE_OK)
-			return rc;
-	return SQLITE_OK;
-}
-
-void
-store_gpumem_finalize(struct store *s)
-{
-	unsigned i;
-
-	for (i = 0; i < STORE_GPUMEM_NSTMT; i++) {
-		sqlite3_finalize(s->gpumem[i]);
-		s->gpumem[i] = NULL;
-	}
-}
 
 /* window_gpumem's columns in GS_STATE_COLS order */
 static void
@@ -142,26 +117,27 @@ state_set(struct window_gpumem *g, const int64_t v[GS_STATE_NCOLS])
 }
 
 /* Window id's GPU memory; nothing when the window has no GpuMem part. */
-int
+static int
 store_gpumem_put(struct store *s, int64_t id, const struct window *w)
 {
+	const struct window_gpumem_part *g = window_gpumem(w);
 	int64_t v[GS_STATE_NCOLS];
 	sqlite3_stmt *st;
 	size_t i;
 	int rc, k;
 
-	if (w->gpumem.state == GPUMEM_UNKNOWN && w->n_gpu == 0)
+	if (g == NULL || (g->st.state == GPUMEM_UNKNOWN && g->n_gpu == 0))
 		return SQLITE_OK;
-	st = s->gpumem[GS_INS_STATE];
-	state_values(&w->gpumem, v);
+	st = s->part_st[WPART_GPUMEM][GS_INS_STATE];
+	state_values(&g->st, v);
 	sqlite3_bind_int64(st, 1, id);
 	for (k = 0; k < GS_STATE_NCOLS; k++)
 		sqlite3_bind_int64(st, k + 2, v[k]);
 	if ((rc = store_run(st)) != SQLITE_OK)
 		return rc;
-	st = s->gpumem[GS_INS_GPU];
-	for (i = 0; i < w->n_gpu; i++) {
-		const struct window_gpu_proc *p = &w->gpu[i];
+	st = s->part_st[WPART_GPUMEM][GS_INS_GPU];
+	for (i = 0; i < g->n_gpu; i++) {
+		const struct window_gpu_proc *p = &g->gpu[i];
 
 		sqlite3_bind_int64(st, 1, id);
 		sqlite3_bind_int64(st, 2, p->gpu_id);
@@ -197,28 +173,34 @@ col_gpu(sqlite3_stmt *st, struct window_gpu_proc *p)
 		snprintf(p->name, sizeof(p->name), "%s", name);
 }
 
-int
+static int
 store_gpumem_load(struct store *s, int64_t id, struct window *w)
 {
+	struct window_gpumem_part *g;
 	struct window_gpu_proc *out = NULL, *np;
 	size_t n = 0, cap = 0;
 	sqlite3_stmt *st;
 	int rc, k;
 
-	st = s->gpumem[GS_SEL_STATE];
+	st = s->part_st[WPART_GPUMEM][GS_SEL_STATE];
 	sqlite3_bind_int64(st, 1, id);
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t v[GS_STATE_NCOLS];
 
 		for (k = 0; k < GS_STATE_NCOLS; k++)
 			v[k] = sqlite3_column_int64(st, k);
-		state_set(&w->gpumem, v);
+		/* a state row makes the part */
+		if ((g = window_gpumem_make(w)) == NULL) {
+			sqlite3_reset(st);
+			return -ENOMEM;
+		}
+		state_set(&g->st, v);
 		rc = SQLITE_DONE;
 	}
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE)
 		return store_fail(s, rc, "read window gpumem");
-	st = s->gpumem[GS_SEL_GPU];
+	st = s->part_st[WPART_GPUMEM][GS_SEL_GPU];
 	sqlite3_bind_int64(st, 1, id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (n == cap) {
@@ -237,9 +219,15 @@ store_gpumem_load(struct store *s, int64_t id, struct window *w)
 		free(out);
 		return store_fail(s, rc, "read window gpu");
 	}
-	free(w->gpu);
-	w->gpu = out;
-	w->n_gpu = n;
+	if (n == 0)
+		return 0; /* no pair: the part is the state row's, if any */
+	if ((g = window_gpumem_make(w)) == NULL) {
+		free(out);
+		return -ENOMEM;
+	}
+	free(g->gpu);
+	g->gpu = out;
+	g->n_gpu = n;
 	return 0;
 }
 
@@ -330,7 +318,7 @@ store_gpumem_span(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 		pthread_mutex_unlock(&s->lock);
 		return -EBADF;
 	}
-	st = s->gpumem[GS_SPAN_STATE];
+	st = s->part_st[WPART_GPUMEM][GS_SPAN_STATE];
 	bind_name(st, ":from", from_wall_ns);
 	bind_name(st, ":to", to_wall_ns);
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW && ret_state) {
@@ -349,7 +337,7 @@ store_gpumem_span(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 		pthread_mutex_unlock(&s->lock);
 		return r;
 	}
-	st = s->gpumem[GS_SPAN];
+	st = s->part_st[WPART_GPUMEM][GS_SPAN];
 	bind_name(st, ":from", from_wall_ns);
 	bind_name(st, ":to", to_wall_ns);
 	r = span_rows(s, st, ret, ret_n);
@@ -381,7 +369,7 @@ store_gpumem_growth(struct store *s, uint32_t gpu_id, int32_t pid,
 		pthread_mutex_unlock(&s->lock);
 		return -EBADF;
 	}
-	st = s->gpumem[GS_GROWTH];
+	st = s->part_st[WPART_GPUMEM][GS_GROWTH];
 	bind_name(st, ":from", from_wall_ns);
 	bind_name(st, ":to", to_wall_ns);
 	bind_name(st, ":gpu", gpu_id);
@@ -399,3 +387,10 @@ store_gpumem_growth(struct store *s, uint32_t gpu_id, int32_t pid,
 	free(sp);
 	return 0;
 }
+
+const struct store_part store_gpumem_part = {
+	.sql = gs_sql,
+	.nsql = sizeof(gs_sql) / sizeof(gs_sql[0]),
+	.put = store_gpumem_put,
+	.load = store_gpumem_load,
+};

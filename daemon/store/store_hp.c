@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * heapprofd session records (schema v6, doc/storage.md): insert, update,
- * the budget records, listing, and the sessions a restart finds running.
- * Called from the loop thread at request rate: statements are prepared per
- * call, under the store's lock like every public store call.
+ * heapprofd session records (schema v6, doc/storage.md): a record put
+ * whole by its id (the writer thread, writer.c), the reads heapprofd makes
+ * at setup (the largest id, the budget records, the sessions a restart
+ * finds running), and listing (a query thread's read-only connection).
+ * Nothing here runs on the loop thread once it runs. Statements are
+ * prepared per call (request rate), under the store's lock like every
+ * public store call.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -156,6 +159,73 @@ out:
 	sqlite3_finalize(st);
 	sqlite3_finalize(del);
 	pthread_mutex_unlock(&s->lock);
+	return err;
+}
+
+/*
+ * The record as it is now, under the id heapprofd gave it: inserted, or
+ * replacing what an earlier put of the same id wrote. One autocommit
+ * transaction. Closed: -EBADF, as store_put says (the writer reopens).
+ */
+int
+store_hp_put(struct store *s, const struct hp_record *r)
+{
+	sqlite3_stmt *st = NULL, *del = NULL;
+	int rc, err;
+
+	if (s == NULL || r->id <= 0)
+		return s == NULL ? -EBADF : -EINVAL;
+	pthread_mutex_lock(&s->lock);
+	if (s->db == NULL) {
+		err = -EBADF;
+		goto out;
+	}
+	if ((err = prepare(s,
+		 "INSERT OR REPLACE INTO hp_session (" HP_COLS ") VALUES "
+		 "(?20, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
+		 "?14, ?15, ?16, ?17, ?18, ?19)",
+		 &st)) < 0)
+		goto out;
+	bind_record(st, r);
+	sqlite3_bind_int64(st, 20, r->id);
+	if ((rc = store_run(st)) != SQLITE_OK) {
+		err = store_fail(s, rc, "heapprofd: record");
+		goto out;
+	}
+	if (!r->started &&
+	    prepare(s,
+		"DELETE FROM hp_session WHERE id IN "
+		"(SELECT id FROM hp_session WHERE started = 0 ORDER BY id DESC "
+		"LIMIT -1 OFFSET ?1)",
+		&del) == 0) {
+		sqlite3_bind_int(del, 1, HP_REFUSED_KEEP);
+		(void)store_run(del);
+	}
+	store_after_write(s);
+out:
+	sqlite3_finalize(st);
+	sqlite3_finalize(del);
+	pthread_mutex_unlock(&s->lock);
+	return err;
+}
+
+/* The largest session id stored (0: none), for the ids handed out next. */
+int
+store_hp_max_id(struct store *s, int64_t *ret)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t v = 0;
+	int rc, err;
+
+	pthread_mutex_lock(&s->lock);
+	if ((err = prepare(s, "SELECT coalesce(max(id), 0) FROM hp_session",
+		 &st)) == 0 &&
+	    (rc = store_run_int(st, &v)) != SQLITE_OK)
+		err = store_fail(s, rc, "heapprofd: largest id");
+	sqlite3_finalize(st);
+	pthread_mutex_unlock(&s->lock);
+	if (err == 0)
+		*ret = v;
 	return err;
 }
 

@@ -59,15 +59,29 @@ enum store_rstmt {
 	RS__MAX
 };
 
-#define STORE_BPF_NSTMT 4    /* statements of store_sched.c */
-#define STORE_GPUMEM_NSTMT 7 /* statements of store_gpumem.c */
-#define STORE_WSS_NSTMT 2    /* statements of store_wss.c */
-#define STORE_TRACE_NSTMT 10 /* statements of store_trace.c */
+#define STORE_PART_NSTMT 10 /* statements of one part's store_<signal>.c */
+
+/* Readings of the daemon's write accounting (store_usage.c): one kept
+ * every STEP, enough for 24 h and one more. */
+#define STORE_USAGE_PTS 97
+#define STORE_USAGE_STEP_NS (900 * NSEC_PER_SEC)
+
+struct store_usage_pt {
+	int64_t mono_ns;
+	uint64_t bytes;
+};
+
+struct store_usage {
+	struct store_usage_pt pt[STORE_USAGE_PTS];
+	unsigned head, n;
+	struct store_usage_pt now; /* the latest reading, kept or not */
+};
 
 /*
- * One handle may be shared by threads (the writer thread and the loop's
- * heapprofd records): every public call holds `lock`, so statements and stats are never
- * used by two threads at once. Internal functions expect it held.
+ * One handle may be shared by threads (the writer thread; setup's reads
+ * before it starts; tests): every public call holds `lock`, so statements
+ * and stats are never used by two threads at once. Internal functions
+ * expect it held. The loop thread makes no call on it while it runs.
  */
 struct store {
 	pthread_mutex_t lock;
@@ -81,10 +95,8 @@ struct store {
 	uint64_t budget;      /* bytes the main file may hold */
 	uint64_t wal_reserve; /* bytes kept for the WAL inside max_bytes */
 	int64_t max_span_ns;  /* no stored window is longer (wall clock) */
-	sqlite3_stmt *bpf[STORE_BPF_NSTMT];	  /* store_sched.c */
-	sqlite3_stmt *gpumem[STORE_GPUMEM_NSTMT]; /* store_gpumem.c */
-	sqlite3_stmt *wss[STORE_WSS_NSTMT];	  /* store_wss.c */
-	sqlite3_stmt *trace[STORE_TRACE_NSTMT];	  /* store_trace.c */
+	/* each window part's statements (store_parts[id]->sql) */
+	sqlite3_stmt *part_st[WPART__MAX][STORE_PART_NSTMT];
 	/* store_maint.c: the wall clock's offset from CLOCK_BOOTTIME at the
 	 * last pass, and since when (boot ns) it has not moved */
 	struct {
@@ -97,6 +109,10 @@ struct store {
 	dev_t dev;
 	ino_t ino;
 	bool in_txn;
+	/* store_usage.c */
+	struct store_usage usage;
+	uint64_t usage_base; /* the first reading by this handle */
+	bool usage_base_set;
 };
 
 /*
@@ -224,28 +240,42 @@ int store_read_prepare(struct store *s);
 void store_read_finalize(struct store *s);
 int store_load(struct store *s, int64_t id, struct window **ret);
 
-/* store_sched.c */
-int store_bpf_prepare(struct store *s);
-void store_bpf_finalize(struct store *s);
-int store_bpf_put(struct store *s, int64_t id, const struct window *w);
-int store_bpf_load(struct store *s, int64_t id, struct window *w);
-void store_bpf_count(struct window *w, const char *kind, const char *key,
-    uint64_t v);
+/*
+ * A window part's tables (store_<signal>.c), one line each in store_part.c:
+ * its statements, prepared on every connection into s->part_st[id]; its
+ * rows of one window written (put, inside the caller's transaction) and
+ * read back (load: NULL when nothing reads them into a window); the
+ * window_count rows whose kind starts with count_kind (count: NULL for
+ * none; the first such row may make the part).
+ */
+struct store_part {
+	const char *const *sql;
+	unsigned nsql;
+	int (*put)(struct store *s, int64_t id, const struct window *w);
+	int (*load)(struct store *s, int64_t id, struct window *w);
+	const char *count_kind;
+	void (*count)(struct window *w, const char *kind, const char *key,
+	    uint64_t v);
+};
 
-/* store_gpumem.c */
-int store_gpumem_prepare(struct store *s);
-void store_gpumem_finalize(struct store *s);
-int store_gpumem_put(struct store *s, int64_t id, const struct window *w);
-int store_gpumem_load(struct store *s, int64_t id, struct window *w);
-/* store_wss.c */
-int store_wss_prepare(struct store *s);
-void store_wss_finalize(struct store *s);
-int store_wss_put(struct store *s, int64_t id, const struct window *w);
-/* store_trace.c */
-int store_trace_prepare(struct store *s);
-void store_trace_finalize(struct store *s);
-int store_trace_put(struct store *s, int64_t id, const struct window *w);
-int store_trace_load(struct store *s, int64_t id, struct window *w);
-void store_trace_count(struct window *w, const char *key, uint64_t v);
+/* store_part.c: indexed by enum window_part_id */
+extern const struct store_part *const store_parts[WPART__MAX];
+/* Prepare every part's statements (readable: only the parts read back),
+ * or finalize them all. */
+int store_parts_prepare(struct store *s, bool readable);
+void store_parts_finalize(struct store *s);
+
+/* store_<signal>.c: each part's tables; store_part.c: a part without */
+extern const struct store_part store_part_none;
+extern const struct store_part store_sched_part;
+extern const struct store_part store_gpumem_part;
+extern const struct store_part store_wss_part;
+extern const struct store_part store_trace_part;
+
+/* store_usage.c */
+int store_io_parse(const char *text, uint64_t *ret);
+void store_usage_sample(struct store_usage *u, int64_t mono_ns, uint64_t bytes);
+uint64_t store_usage_per_day(const struct store_usage *u, int64_t *ret_span_ns);
+int store_usage_update(struct store *s, int64_t mono_ns);
 
 #endif /* VITALSD_STORE_INT_H */

@@ -495,6 +495,8 @@ maintain_locked(struct store *s, const struct store_now *now)
 	if ((r = shrink(s)) < 0)
 		goto fail;
 	store_after_write(s);
+	/* what it costs and holds now (a failure here loses no window) */
+	(void)store_usage_update(s, clock_ns(CLOCK_BOOTTIME));
 	return 0;
 fail:
 	store_note_write_error(s, r);

@@ -292,6 +292,22 @@ key_index(enum key_kind kind, const char *name)
 	return -1;
 }
 
+/* The part whose window_count kinds start like kind, or -1. */
+static int
+part_of_kind(const char *kind)
+{
+	unsigned i;
+
+	for (i = 0; i < WPART__MAX; i++) {
+		const struct store_part *p = store_parts[i];
+
+		if (p->count != NULL &&
+		    strncmp(kind, p->count_kind, strlen(p->count_kind)) == 0)
+			return (int)i;
+	}
+	return -1;
+}
+
 static void
 row_count(sqlite3_stmt *st, struct window *w)
 {
@@ -316,10 +332,8 @@ row_count(sqlite3_stmt *st, struct window *w)
 			w->health.coll_ns_sum[i] = v;
 		else if (strcmp(kind, "coll_ns_max") == 0)
 			w->health.coll_ns_max[i] = v;
-	} else if (strncmp(kind, "bpf", 3) == 0) {
-		store_bpf_count(w, kind, key, v);
-	} else if (strcmp(kind, "trace") == 0) {
-		store_trace_count(w, key, v);
+	} else if ((i = part_of_kind(kind)) >= 0) {
+		store_parts[i]->count(w, kind, key, v);
 	} else if (strcmp(kind, "vmstat") == 0) {
 		if ((i = key_index(K_VM, key)) < 0)
 			return;
@@ -456,6 +470,7 @@ store_load(struct store *s, int64_t id, struct window **ret)
 	sqlite3_stmt *st = s->rs[RS_WINDOW];
 	struct window *w = NULL;
 	int64_t span;
+	unsigned i;
 	int rc, r = 0;
 
 	sqlite3_bind_int64(st, 1, id);
@@ -484,12 +499,10 @@ store_load(struct store *s, int64_t id, struct window **ret)
 		r = load_rows(s, RS_PSI, id, w, fn_psi);
 	if (r == 0)
 		r = load_rows(s, RS_TASK, id, w, fn_task);
-	if (r == 0)
-		r = store_bpf_load(s, id, w);
-	if (r == 0)
-		r = store_gpumem_load(s, id, w);
-	if (r == 0)
-		r = store_trace_load(s, id, w);
+	/* each part's rows (store_parts[]); its counters came above */
+	for (i = 0; i < WPART__MAX && r == 0; i++)
+		if (store_parts[i]->load != NULL)
+			r = store_parts[i]->load(s, id, w);
 	if (r < 0) {
 		window_free(w);
 		return r;
@@ -529,13 +542,11 @@ push_window(struct window ***arr, size_t *n, size_t *cap, struct window *w)
  * stops at the first row of bucket max + 1. Only the ids kept are loaded,
  * oldest first.
  */
-/* Heap bytes a loaded window holds (the struct and its arrays). */
+/* Heap bytes a loaded window holds (the struct, its arrays and parts). */
 size_t
 store_window_bytes(const struct window *w)
 {
-	return sizeof(*w) + (size_t)w->cpu_span * sizeof(*w->cpu) +
-	    w->procs_cap * sizeof(*w->procs) +
-	    w->threads_cap * sizeof(*w->threads) + w->n_gpu * sizeof(*w->gpu);
+	return window_bytes(w);
 }
 
 static int

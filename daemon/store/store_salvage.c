@@ -109,9 +109,7 @@ store_salvage(struct store *s, const char *bad)
 	}
 	if (app != STORE_APPLICATION_ID || ver != STORE_SCHEMA_VERSION ||
 	    store_read_prepare(&t) != SQLITE_OK ||
-	    store_bpf_prepare(&t) != SQLITE_OK ||
-	    store_gpumem_prepare(&t) != SQLITE_OK ||
-	    store_trace_prepare(&t) != SQLITE_OK) {
+	    store_parts_prepare(&t, true) != SQLITE_OK) {
 		r = -ENOTSUP;
 		goto out;
 	}
@@ -144,9 +142,7 @@ out:
 	free(ids);
 	if (t.db) {
 		store_read_finalize(&t);
-		store_bpf_finalize(&t);
-		store_gpumem_finalize(&t);
-		store_trace_finalize(&t);
+		store_parts_finalize(&t);
 		sqlite3_close(t.db);
 	}
 	unlink_set(tmp);

@@ -21,7 +21,7 @@ enum {
 	BS_SEL_PROC,
 };
 
-static const char *const bs_sql[STORE_BPF_NSTMT] = {
+static const char *const bs_sql[] = {
 	[BS_INS_UID] = "INSERT INTO window_bpf_uid (window_id, uid, oncpu_ns,"
 		       " exited_ns, exited_tasks) VALUES (?, ?, ?, ?, ?)",
 	[BS_INS_PROC] = "INSERT INTO window_bpf_proc (window_id, tgid,"
@@ -32,31 +32,6 @@ static const char *const bs_sql[STORE_BPF_NSTMT] = {
 	[BS_SEL_PROC] = "SELECT tgid, starttime, oncpu_ns, rq_ns, rq_count,"
 			" rq_hist FROM window_bpf_proc WHERE window_id = ?",
 };
-
-int
-store_bpf_prepare(struct store *s)
-{
-	unsigned i;
-	int rc;
-
-	for (i = 0; i < STORE_BPF_NSTMT; i++)
-		if ((rc = sqlite3_prepare_v3(s->db, bs_sql[i], -1,
-			 SQLITE_PREPARE_PERSISTENT, &s->bpf[i], NULL)) !=
-		    SQLITE_OK)
-			return rc;
-	return SQLITE_OK;
-}
-
-void
-store_bpf_finalize(struct store *s)
-{
-	unsigned i;
-
-	for (i = 0; i < STORE_BPF_NSTMT; i++) {
-		sqlite3_finalize(s->bpf[i]);
-		s->bpf[i] = NULL;
-	}
-}
 
 /* ------------------------------------------------------------ counters */
 
@@ -95,12 +70,15 @@ static const struct store_field counters[] = {
 };
 
 /* A window_count row of kind "bpf*" (store_read.c hands them over). */
-void
+static void
 store_bpf_count(struct window *w, const char *kind, const char *key, uint64_t v)
 {
-	struct window_bpf *b = &w->bpf;
+	struct window_bpf *b;
 	unsigned i;
 
+	/* the first row makes the part */
+	if ((b = window_sched_make(w, false)) == NULL)
+		return; /* short of memory: read without its sched part */
 	if (strcmp(kind, "bpf") == 0) {
 		if (strcmp(key, "errno") == 0) {
 			b->err = -(int32_t)v;
@@ -131,7 +109,7 @@ static int
 put_uid(struct store *s, int64_t id, int64_t uid,
     const struct window_bpf_uid *u)
 {
-	sqlite3_stmt *st = s->bpf[BS_INS_UID];
+	sqlite3_stmt *st = s->part_st[WPART_SCHED][BS_INS_UID];
 
 	sqlite3_bind_int64(st, 1, id);
 	sqlite3_bind_int64(st, 2, uid);
@@ -176,7 +154,7 @@ hist_parse(const char *t, uint32_t *h)
 static int
 put_proc(struct store *s, int64_t id, const struct window_bpf_proc *p)
 {
-	sqlite3_stmt *st = s->bpf[BS_INS_PROC];
+	sqlite3_stmt *st = s->part_st[WPART_SCHED][BS_INS_PROC];
 	char hist[VITALS_BPF_RQ_SLOTS * 11 + 1];
 
 	hist_text(p->rq_hist, hist, sizeof(hist));
@@ -197,14 +175,14 @@ uid_empty(const struct window_bpf_uid *u)
 }
 
 /* Everything BPF of window id; nothing when the window has no BPF part. */
-int
+static int
 store_bpf_put(struct store *s, int64_t id, const struct window *w)
 {
-	const struct window_bpf *b = &w->bpf;
+	const struct window_bpf *b = window_sched(w);
 	int rc = SQLITE_OK;
 	unsigned i;
 
-	if (b->state == VBPF_UNKNOWN)
+	if (b == NULL || b->state == VBPF_UNKNOWN)
 		return SQLITE_OK;
 	/* state always (its row says "reported"), other counters when set */
 	for (i = 0;
@@ -246,15 +224,23 @@ col_uid(sqlite3_stmt *st, struct window_bpf_uid *u)
 	u->exited_tasks = (uint64_t)sqlite3_column_int64(st, 3);
 }
 
-/* Rows of window id into w->bpf; its counters came with window_count. */
-int
+/*
+ * Rows of window id into its sched part; its counters came with
+ * window_count and made the part. A window stored without one has neither.
+ */
+static int
 store_bpf_load(struct store *s, int64_t id, struct window *w)
 {
-	struct window_bpf *b = &w->bpf;
+	struct window_bpf *b;
 	sqlite3_stmt *st;
 	int rc;
 
-	st = s->bpf[BS_SEL_UID];
+	if (window_sched(w) == NULL)
+		return 0;
+	if ((b = window_sched_make(w, true)) == NULL)
+		return -ENOMEM;
+
+	st = s->part_st[WPART_SCHED][BS_SEL_UID];
 	sqlite3_bind_int64(st, 1, id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct window_bpf_uid u;
@@ -268,7 +254,7 @@ store_bpf_load(struct store *s, int64_t id, struct window *w)
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE)
 		return store_fail(s, rc, "read window bpf");
-	st = s->bpf[BS_SEL_PROC];
+	st = s->part_st[WPART_SCHED][BS_SEL_PROC];
 	sqlite3_bind_int64(st, 1, id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct window_bpf_proc p;
@@ -288,5 +274,15 @@ store_bpf_load(struct store *s, int64_t id, struct window *w)
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE)
 		return store_fail(s, rc, "read window bpf");
+	window_sched_trim(w);
 	return 0;
 }
+
+const struct store_part store_sched_part = {
+	.sql = bs_sql,
+	.nsql = sizeof(bs_sql) / sizeof(bs_sql[0]),
+	.put = store_bpf_put,
+	.load = store_bpf_load,
+	.count_kind = "bpf",
+	.count = store_bpf_count,
+};

@@ -31,7 +31,7 @@ enum {
 /* kind of the row that holds what did not fit */
 #define KIND_OTHER 255
 
-static const char *const ts_sql[STORE_TRACE_NSTMT] = {
+static const char *const ts_sql[] = {
 	[TS_INS_SLICE] =
 	    "INSERT INTO window_trace_slice (window_id, kind,"
 	    " tgid, tid, depth, name, count, incomplete, total_ns, max_ns)"
@@ -58,31 +58,6 @@ static const char *const ts_sql[STORE_TRACE_NSTMT] = {
 	[TS_SEL_GPU] = "SELECT gpu_id, pid, events, last_size"
 		       " FROM window_trace_gpu WHERE window_id = ?",
 };
-
-int
-store_trace_prepare(struct store *s)
-{
-	unsigned i;
-	int rc;
-
-	for (i = 0; i < STORE_TRACE_NSTMT; i++)
-		if ((rc = sqlite3_prepare_v3(s->db, ts_sql[i], -1,
-			 SQLITE_PREPARE_PERSISTENT, &s->trace[i], NULL)) !=
-		    SQLITE_OK)
-			return rc;
-	return SQLITE_OK;
-}
-
-void
-store_trace_finalize(struct store *s)
-{
-	unsigned i;
-
-	for (i = 0; i < STORE_TRACE_NSTMT; i++) {
-		sqlite3_finalize(s->trace[i]);
-		s->trace[i] = NULL;
-	}
-}
 
 /* ------------------------------------------------------------ counters */
 
@@ -143,15 +118,17 @@ put_trace(struct store *s, int64_t id, const char *key, uint64_t v)
 
 /* A window_count row of kind "trace" (store_read.c hands them over); the
  * first one makes the window's ftrace part. */
-void
-store_trace_count(struct window *w, const char *key, uint64_t v)
+static void
+store_trace_count(struct window *w, const char *kind, const char *key,
+    uint64_t v)
 {
 	struct window_trace *t;
 	unsigned i;
 
-	if (w->trace == NULL && (w->trace = window_trace_new(false)) == NULL)
+	if (strcmp(kind, "trace") != 0)
+		return;
+	if ((t = window_trace_make(w, false)) == NULL)
 		return; /* short of memory: read without its ftrace part */
-	t = w->trace;
 
 	if (strcmp(key, "errno") == 0) {
 		t->err = -(int32_t)v;
@@ -188,7 +165,7 @@ static int
 put_slice(struct store *s, int64_t id, unsigned kind,
     const struct window_trace_slice *x)
 {
-	sqlite3_stmt *st = s->trace[TS_INS_SLICE];
+	sqlite3_stmt *st = s->part_st[WPART_TRACE][TS_INS_SLICE];
 
 	sqlite3_bind_int64(st, 1, id);
 	sqlite3_bind_int(st, 2, (int)kind);
@@ -218,7 +195,7 @@ put_rows(struct store *s, int64_t id, const struct window_trace *t)
 	for (i = 0; i < t->ncounters && rc == SQLITE_OK; i++) {
 		const struct window_trace_counter *c = &t->counter[i];
 
-		st = s->trace[TS_INS_COUNTER];
+		st = s->part_st[WPART_TRACE][TS_INS_COUNTER];
 		sqlite3_bind_int64(st, 1, id);
 		sqlite3_bind_int(st, 2, c->tgid);
 		sqlite3_bind_text(st, 3, c->name, -1, SQLITE_STATIC);
@@ -231,7 +208,7 @@ put_rows(struct store *s, int64_t id, const struct window_trace *t)
 	for (i = 0; i < t->nbinder && rc == SQLITE_OK; i++) {
 		const struct window_trace_binder *b = &t->binder[i];
 
-		st = s->trace[TS_INS_BINDER];
+		st = s->part_st[WPART_TRACE][TS_INS_BINDER];
 		sqlite3_bind_int64(st, 1, id);
 		sqlite3_bind_int(st, 2, b->from_pid);
 		sqlite3_bind_int(st, 3, b->to_pid);
@@ -243,7 +220,7 @@ put_rows(struct store *s, int64_t id, const struct window_trace *t)
 	for (i = 0; i < t->nrq && rc == SQLITE_OK; i++) {
 		const struct window_trace_rq *q = &t->rq[i];
 
-		st = s->trace[TS_INS_RQ];
+		st = s->part_st[WPART_TRACE][TS_INS_RQ];
 		sqlite3_bind_int64(st, 1, id);
 		sqlite3_bind_int(st, 2, q->tid);
 		sqlite3_bind_int64(st, 3, (sqlite3_int64)q->count);
@@ -254,7 +231,7 @@ put_rows(struct store *s, int64_t id, const struct window_trace *t)
 	for (i = 0; i < t->ngpu && rc == SQLITE_OK; i++) {
 		const struct window_trace_gpu *g = &t->gpu[i];
 
-		st = s->trace[TS_INS_GPU];
+		st = s->part_st[WPART_TRACE][TS_INS_GPU];
 		sqlite3_bind_int64(st, 1, id);
 		sqlite3_bind_int64(st, 2, g->gpu_id);
 		sqlite3_bind_int(st, 3, g->pid);
@@ -266,10 +243,10 @@ put_rows(struct store *s, int64_t id, const struct window_trace *t)
 }
 
 /* Everything ftrace of window id; nothing when it has no ftrace part. */
-int
+static int
 store_trace_put(struct store *s, int64_t id, const struct window *w)
 {
-	const struct window_trace *t = w->trace;
+	const struct window_trace *t = window_trace(w);
 	int rc = SQLITE_OK;
 	unsigned i;
 
@@ -308,23 +285,24 @@ store_trace_put(struct store *s, int64_t id, const struct window *w)
 }
 
 /*
- * Rows of window id into w->trace; its counters came with window_count and
+ * Rows of window id into its trace part; its counters came with window_count and
  * made the part. A window stored without one has neither counters nor rows.
  */
-int
+static int
 store_trace_load(struct store *s, int64_t id, struct window *w)
 {
 	struct window_trace *t;
 	sqlite3_stmt *st;
 	int rc;
 
-	if (w->trace == NULL)
+	if ((t = window_trace(w)) == NULL)
 		return 0;
-	if (window_trace_rows(&w->trace) < 0)
+	rc = window_trace_rows(&t);
+	window_part_set(w, WPART_TRACE, t);
+	if (rc < 0)
 		return -ENOMEM;
-	t = w->trace;
 
-	st = s->trace[TS_SEL_SLICE];
+	st = s->part_st[WPART_TRACE][TS_SEL_SLICE];
 	sqlite3_bind_int64(st, 1, id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct window_trace_slice x;
@@ -350,7 +328,7 @@ store_trace_load(struct store *s, int64_t id, struct window *w)
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE)
 		return store_fail(s, rc, "read window trace");
-	st = s->trace[TS_SEL_COUNTER];
+	st = s->part_st[WPART_TRACE][TS_SEL_COUNTER];
 	sqlite3_bind_int64(st, 1, id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW &&
 	    t->ncounters < VITALS_TRACE_COUNTERS) {
@@ -369,7 +347,7 @@ store_trace_load(struct store *s, int64_t id, struct window *w)
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
 		return store_fail(s, rc, "read window trace");
-	st = s->trace[TS_SEL_BINDER];
+	st = s->part_st[WPART_TRACE][TS_SEL_BINDER];
 	sqlite3_bind_int64(st, 1, id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW &&
 	    t->nbinder < VITALS_TRACE_BINDER) {
@@ -385,7 +363,7 @@ store_trace_load(struct store *s, int64_t id, struct window *w)
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
 		return store_fail(s, rc, "read window trace");
-	st = s->trace[TS_SEL_RQ];
+	st = s->part_st[WPART_TRACE][TS_SEL_RQ];
 	sqlite3_bind_int64(st, 1, id);
 	while (
 	    (rc = sqlite3_step(st)) == SQLITE_ROW && t->nrq < VITALS_TRACE_RQ) {
@@ -400,7 +378,7 @@ store_trace_load(struct store *s, int64_t id, struct window *w)
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
 		return store_fail(s, rc, "read window trace");
-	st = s->trace[TS_SEL_GPU];
+	st = s->part_st[WPART_TRACE][TS_SEL_GPU];
 	sqlite3_bind_int64(st, 1, id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW &&
 	    t->ngpu < VITALS_TRACE_GPU) {
@@ -415,6 +393,16 @@ store_trace_load(struct store *s, int64_t id, struct window *w)
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
 		return store_fail(s, rc, "read window trace");
-	window_trace_trim(&w->trace);
+	window_trace_trim(&t);
+	window_part_set(w, WPART_TRACE, t);
 	return 0;
 }
+
+const struct store_part store_trace_part = {
+	.sql = ts_sql,
+	.nsql = sizeof(ts_sql) / sizeof(ts_sql[0]),
+	.put = store_trace_put,
+	.load = store_trace_load,
+	.count_kind = "trace",
+	.count = store_trace_count,
+};

@@ -325,14 +325,10 @@ store_write_window(struct store *s, const struct window *w, int64_t *ret_id)
 		rc = put_tasks(s, id, false, w->procs, w->nprocs);
 	if (rc == SQLITE_OK)
 		rc = put_tasks(s, id, true, w->threads, w->nthreads);
-	if (rc == SQLITE_OK)
-		rc = store_bpf_put(s, id, w);
-	if (rc == SQLITE_OK)
-		rc = store_gpumem_put(s, id, w);
-	if (rc == SQLITE_OK)
-		rc = store_wss_put(s, id, w);
-	if (rc == SQLITE_OK)
-		rc = store_trace_put(s, id, w);
+	/* each part's tables (store_parts[]) */
+	for (i = 0; i < WPART__MAX && rc == SQLITE_OK; i++)
+		if (store_parts[i]->put != NULL)
+			rc = store_parts[i]->put(s, id, w);
 	if (rc == SQLITE_OK)
 		*ret_id = id;
 	return rc;

@@ -16,7 +16,7 @@
 
 enum { SW_INS_TARGET, SW_INS_REGION };
 
-static const char *const sw_sql[STORE_WSS_NSTMT] = {
+static const char *const sw_sql[] = {
 	[SW_INS_TARGET] =
 	    "INSERT INTO window_wss (window_id, pid, starttime,"
 	    " name, mode, library, method, interval_ms, passes, pass_ns_sum,"
@@ -29,35 +29,10 @@ static const char *const sw_sql[STORE_WSS_NSTMT] = {
 	    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 };
 
-int
-store_wss_prepare(struct store *s)
-{
-	unsigned i;
-	int rc;
-
-	for (i = 0; i < STORE_WSS_NSTMT; i++)
-		if ((rc = sqlite3_prepare_v3(s->db, sw_sql[i], -1,
-			 SQLITE_PREPARE_PERSISTENT, &s->wss[i], NULL)) !=
-		    SQLITE_OK)
-			return rc;
-	return SQLITE_OK;
-}
-
-void
-store_wss_finalize(struct store *s)
-{
-	unsigned i;
-
-	for (i = 0; i < STORE_WSS_NSTMT; i++) {
-		sqlite3_finalize(s->wss[i]);
-		s->wss[i] = NULL;
-	}
-}
-
 static int
 put_target(struct store *s, int64_t id, const struct window_wss *t)
 {
-	sqlite3_stmt *st = s->wss[SW_INS_TARGET];
+	sqlite3_stmt *st = s->part_st[WPART_WSS][SW_INS_TARGET];
 
 	sqlite3_bind_int64(st, 1, id);
 	sqlite3_bind_int64(st, 2, t->pid);
@@ -82,7 +57,7 @@ static int
 put_region(struct store *s, int64_t id, const struct window_wss *t,
     const struct window_wss_region *g)
 {
-	sqlite3_stmt *st = s->wss[SW_INS_REGION];
+	sqlite3_stmt *st = s->part_st[WPART_WSS][SW_INS_REGION];
 
 	sqlite3_bind_int64(st, 1, id);
 	sqlite3_bind_int64(st, 2, t->pid);
@@ -99,14 +74,15 @@ put_region(struct store *s, int64_t id, const struct window_wss *t,
 	return store_run(st);
 }
 
-int
+static int
 store_wss_put(struct store *s, int64_t id, const struct window *w)
 {
+	const struct window_wss_part *p = window_wss(w);
 	size_t i, k;
 	int rc = SQLITE_OK;
 
-	for (i = 0; i < w->nwss && rc == SQLITE_OK; i++) {
-		const struct window_wss *t = &w->wss[i];
+	for (i = 0; p && i < p->ntargets && rc == SQLITE_OK; i++) {
+		const struct window_wss *t = &p->target[i];
 
 		rc = put_target(s, id, t);
 		for (k = 0; k < t->nregions && rc == SQLITE_OK; k++)
@@ -114,3 +90,10 @@ store_wss_put(struct store *s, int64_t id, const struct window *w)
 	}
 	return rc;
 }
+
+/* written, never read back into a window (doc/wss.md) */
+const struct store_part store_wss_part = {
+	.sql = sw_sql,
+	.nsql = sizeof(sw_sql) / sizeof(sw_sql[0]),
+	.put = store_wss_put,
+};

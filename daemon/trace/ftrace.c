@@ -43,6 +43,7 @@ struct ftrace {
 	struct event_base *base;
 	struct tracefs_instance *inst;
 	char *name;
+	struct privhelper *ph; /* removes the instance after the drop */
 	int ncpu;
 	int *fd;  /* trace_pipe_raw per CPU, −1 absent */
 	int *sfd; /* stats per CPU, −1 absent */
@@ -657,6 +658,7 @@ ftrace_open(struct event_base *base, const struct ftrace_opts *o,
 	ft->base = base;
 	ft->copy_fd = ft->on_fd = ft->size_fd = -1;
 	ft->procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ft->ph = o->helper;
 	ft->max_pages = o->max_pages ? o->max_pages : 64;
 	if ((ft->name = strdup(o->instance)) == NULL ||
 	    (r = atrace_new(&ft->at)) < 0) {
@@ -815,9 +817,11 @@ ftrace_free(struct ftrace *ft)
 	}
 	if (ft->inst) {
 		/* after the privilege drop the privileged helper removes it
-		 * (doc/privileges.md); failing that, the next start does */
-		if (tracefs_instance_destroy(ft->inst) < 0 && privhelper_get())
-			privhelper_rmdir_instance(privhelper_get(), ft->name);
+		 * (doc/privileges.md); failing that, the next start does.
+		 * A synchronous call: teardown runs after the loop stopped,
+		 * so a stuck helper delays the exit, no sample. */
+		if (tracefs_instance_destroy(ft->inst) < 0 && ft->ph)
+			privhelper_rmdir_instance(ft->ph, ft->name);
 		tracefs_instance_free(ft->inst);
 	}
 	if (ft->procfd >= 0)

@@ -52,6 +52,16 @@ window_trace_new(bool rows)
 }
 
 struct window_trace *
+window_trace_make(struct window *w, bool rows)
+{
+	struct window_trace *t = window_trace(w);
+
+	if (t == NULL && (t = window_trace_new(rows)) != NULL)
+		window_part_set(w, WPART_TRACE, t);
+	return t;
+}
+
+struct window_trace *
 window_trace_free(struct window_trace *t)
 {
 	free(t);
@@ -340,10 +350,10 @@ window_trace_merge(struct window_trace **accp, const struct window_trace *src)
 	return 0;
 }
 
-void
-dump_window_trace(const struct window *w, unsigned topn, struct vbuf *out)
+static void
+trace_part_dump(const struct window *w, unsigned topn, struct vbuf *out)
 {
-	const struct window_trace *t = w->trace;
+	const struct window_trace *t = window_trace(w);
 	unsigned i;
 
 	if (t == NULL || t->state == FTRACE_UNKNOWN)
@@ -380,3 +390,45 @@ dump_window_trace(const struct window *w, unsigned topn, struct vbuf *out)
 		    (unsigned long long)s->max_ns);
 	}
 }
+
+/* ------------------------------------------------------ the part's ops */
+
+static void
+trace_part_free(void *part)
+{
+	window_trace_free(part);
+}
+
+static void *
+trace_part_dup(const void *part)
+{
+	return window_trace_dup(part);
+}
+
+static int
+trace_part_merge(void **accp, const void *src)
+{
+	struct window_trace *acc = *accp;
+	int r;
+
+	r = window_trace_merge(&acc, src);
+	*accp = acc;
+	return r;
+}
+
+static size_t
+trace_part_bytes(const void *part)
+{
+	const struct window_trace *t = part;
+
+	return t->head_only ? WINDOW_TRACE_HEAD : sizeof(*t);
+}
+
+const struct window_part_ops trace_window_part = {
+	.name = "trace",
+	.free = trace_part_free,
+	.dup = trace_part_dup,
+	.merge = trace_part_merge,
+	.dump = trace_part_dump,
+	.bytes = trace_part_bytes,
+};

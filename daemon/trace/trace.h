@@ -9,9 +9,9 @@
 #define VITALSD_TRACE_H
 
 #include "core/util.h"
+#include "window/window.h"
 
 struct event_base;
-struct window;
 
 /* ------------------------------------------ ftrace figures of a window */
 
@@ -184,6 +184,20 @@ struct window_trace *window_trace_dup(const struct window_trace *t);
 int window_trace_rows(struct window_trace **tp);
 void window_trace_trim(struct window_trace **tp);
 
+/* The trace part of w (window_parts[WPART_TRACE]), NULL: none. */
+static inline struct window_trace *
+window_trace(const struct window *w)
+{
+	return (struct window_trace *)window_part(w, WPART_TRACE);
+}
+
+/* w's trace part, made (the head alone unless rows) when it has none;
+ * NULL: no memory. */
+struct window_trace *window_trace_make(struct window *w, bool rows);
+
+/* ftrace_window.c: its operations for window.c, rollup.c and dump.c */
+extern const struct window_part_ops trace_window_part;
+
 /* --------------------------------------------- ftrace: the rest of it */
 
 /* One ATrace marker, parsed (atrace.c). Strings point into the payload. */
@@ -263,7 +277,6 @@ const char *ftrace_ev_name(unsigned ev);
 const char *trace_kind_name(unsigned k);
 int window_trace_merge(struct window_trace **accp,
     const struct window_trace *src);
-void dump_window_trace(const struct window *w, unsigned topn, struct vbuf *out);
 
 /* ftrace_events.c: raw ring-buffer pages → records (libtraceevent) */
 struct fdec;
@@ -276,6 +289,8 @@ int fdec_page(struct fdec *fd, const void *page, size_t len, int cpu,
     fdec_fn fn, void *arg, int64_t *ret_missed);
 
 /* ftrace.c: the instance, its per-CPU readers on the loop */
+struct privhelper;
+
 struct ftrace_opts {
 	const char *tracefs;   /* NULL: libtracefs finds the mount */
 	const char *instance;  /* instance name */
@@ -284,6 +299,8 @@ struct ftrace_opts {
 	unsigned tick_ms;      /* drain period */
 	unsigned max_pages;    /* per CPU per tick */
 	unsigned wake_percent; /* buffer_percent: readiness at this fill */
+	/* removes the instance at teardown after the drop (NULL: none) */
+	struct privhelper *helper;
 };
 
 struct ftrace;

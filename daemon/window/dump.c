@@ -9,13 +9,9 @@
 #include <string.h>
 
 #include "core/util.h"
-#include "gpumem/gpumem.h"
 #include "proc/proc.h"
-#include "sched/sched.h"
 #include "taskiter/taskiter.h"
-#include "trace/trace.h"
 #include "window/window.h"
-#include "wss/wss.h"
 
 static double
 pct(uint64_t num, uint64_t den)
@@ -240,6 +236,7 @@ dump_health(const struct window *w, struct vbuf *o)
 int
 dump_window(const struct window *w, unsigned topn, struct vbuf *out)
 {
+	unsigned i;
 	int r;
 
 	vbuf_printf(out,
@@ -257,16 +254,16 @@ dump_window(const struct window *w, unsigned topn, struct vbuf *out)
 	if ((r = dump_tasks(w, true, topn, out)) < 0)
 		return r;
 	dump_health(w, out);
-	dump_window_bpf(w, topn, out);
-	dump_window_gpumem(w, out);
-	dump_window_wss(w, out); /* wss_maps.c */
-	dump_window_trace(w, topn, out);
+	for (i = 0; i < WPART__MAX; i++)
+		if (w->part[i] != NULL)
+			window_parts[i]->dump(w, topn, out);
 	return 0;
 }
 
 void
 dump_summary_line(const struct window *w, struct vbuf *out)
 {
+	unsigned i;
 	uint64_t total = cpu_times_total(&w->all.d);
 
 	vbuf_printf(out, "window %llu: %.2f s, samples %u/%u valid, cpu busy ",
@@ -281,10 +278,7 @@ dump_summary_line(const struct window *w, struct vbuf *out)
 	    w->health.procs_scanned, w->health.threads_scanned,
 	    (unsigned long long)(w->health.self_utime_us +
 		w->health.self_stime_us));
-	if (w->bpf.state != VBPF_UNKNOWN && w->bpf.drains)
-		vbuf_printf(out, ", bpf %s %.1f ms on-CPU",
-		    vbpf_state_name(w->bpf.state),
-		    (double)w->bpf.oncpu_ns / 1e6);
-	else if (w->bpf.state != VBPF_UNKNOWN)
-		vbuf_printf(out, ", bpf %s", vbpf_state_name(w->bpf.state));
+	for (i = 0; i < WPART__MAX; i++)
+		if (w->part[i] != NULL && window_parts[i]->summary != NULL)
+			window_parts[i]->summary(w, out);
 }

@@ -13,10 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpumem/gpumem.h"
 #include "proc/proc.h"
-#include "sched/sched.h"
-#include "trace/trace.h"
 #include "window/window.h"
 
 /* Open addressing over task indices; a slot holds index + 1, 0 is empty. */
@@ -237,9 +234,27 @@ system_merge(struct window *acc, const struct window *src)
 	health_merge(&acc->health, &src->health);
 }
 
+/* Each part folds itself (window_parts[]); a side without it is NULL. */
+static int
+parts_merge(struct window *acc, const struct window *src)
+{
+	unsigned i;
+	int r;
+
+	for (i = 0; i < WPART__MAX; i++) {
+		if (acc->part[i] == NULL && src->part[i] == NULL)
+			continue;
+		if ((r = window_parts[i]->merge(&acc->part[i], src->part[i])) <
+		    0)
+			return r;
+	}
+	return 0;
+}
+
 /*
- * Every allocation happens before the first figure changes, so a failure
- * leaves acc as it was (spare capacity aside).
+ * The tasks' and CPUs' room is made before the first figure changes; a
+ * part that finds no memory for its rows fails the merge after the system
+ * figures are folded, so a caller drops acc on any failure.
  */
 int
 window_merge(struct window *acc, const struct window *src)
@@ -279,15 +294,9 @@ window_merge(struct window *acc, const struct window *src)
 	acc->boot_end_ns = src->boot_end_ns;
 	acc->wall_end_ns = src->wall_end_ns;
 	system_merge(acc, src);
-	window_bpf_merge(&acc->bpf, &src->bpf);
-	if ((r = window_trace_merge(&acc->trace, src->trace)) < 0) {
-		free(ix.slot);
-		return r;
-	}
 	tasks_merge(&ix, acc->procs, &acc->nprocs, src->procs, src->nprocs);
 	tasks_merge(&ix, acc->threads, &acc->nthreads, src->threads,
 	    src->nthreads);
 	free(ix.slot);
-	/* GPU memory (gpumem.c): end values, the range over both */
-	return window_gpu_merge(acc, src);
+	return parts_merge(acc, src);
 }

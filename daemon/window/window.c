@@ -8,7 +8,6 @@
 #include "core/util.h"
 #include "proc/proc.h"
 #include "window/window.h"
-#include "wss/wss.h"
 
 struct window *
 window_new(uint64_t seq, unsigned cpu_span)
@@ -28,14 +27,16 @@ window_new(uint64_t seq, unsigned cpu_span)
 struct window *
 window_free(struct window *w)
 {
+	unsigned i;
+
 	if (w == NULL)
 		return NULL;
 	free(w->cpu);
 	free(w->procs);
 	free(w->threads);
-	free(w->gpu);
-	window_wss_free(w->wss, w->nwss);
-	window_trace_free(w->trace);
+	for (i = 0; i < WPART__MAX; i++)
+		if (w->part[i] != NULL)
+			window_parts[i]->free(w->part[i]);
 	free(w);
 	return NULL;
 }
@@ -45,6 +46,7 @@ struct window *
 window_dup(const struct window *w)
 {
 	struct window *c;
+	unsigned i;
 
 	if ((c = malloc(sizeof(*c))) == NULL)
 		return NULL;
@@ -52,12 +54,9 @@ window_dup(const struct window *w)
 	c->cpu = NULL;
 	c->procs = NULL;
 	c->threads = NULL;
-	c->gpu = NULL;
 	c->procs_cap = w->nprocs;
 	c->threads_cap = w->nthreads;
-	c->wss = NULL;
-	c->nwss = 0;
-	c->trace = NULL;
+	memset(c->part, 0, sizeof(c->part));
 	if (w->cpu_span &&
 	    (c->cpu = malloc(w->cpu_span * sizeof(*c->cpu))) == NULL)
 		goto fail;
@@ -74,19 +73,28 @@ window_dup(const struct window *w)
 	if (w->nthreads)
 		memcpy(c->threads, w->threads,
 		    w->nthreads * sizeof(*c->threads));
-	if (w->n_gpu) {
-		if ((c->gpu = malloc(w->n_gpu * sizeof(*c->gpu))) == NULL)
+	for (i = 0; i < WPART__MAX; i++)
+		if (w->part[i] != NULL &&
+		    (c->part[i] = window_parts[i]->dup(w->part[i])) == NULL)
 			goto fail;
-		memcpy(c->gpu, w->gpu, w->n_gpu * sizeof(*c->gpu));
-	}
-	if (w->nwss && window_wss_dup(w->wss, w->nwss, &c->wss) < 0)
-		goto fail;
-	c->nwss = w->nwss;
-	if (w->trace && (c->trace = window_trace_dup(w->trace)) == NULL)
-		goto fail;
 	return c;
 fail:
 	return window_free(c);
+}
+
+/* Heap bytes w holds: the struct, its arrays and its parts. */
+size_t
+window_bytes(const struct window *w)
+{
+	size_t n = sizeof(*w) + (size_t)w->cpu_span * sizeof(*w->cpu) +
+	    w->procs_cap * sizeof(*w->procs) +
+	    w->threads_cap * sizeof(*w->threads);
+	unsigned i;
+
+	for (i = 0; i < WPART__MAX; i++)
+		if (w->part[i] != NULL)
+			n += window_parts[i]->bytes(w->part[i]);
+	return n;
 }
 
 /* New CPUs start as "unknown": max_khz and capacity −1 until read. */

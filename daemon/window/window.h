@@ -7,10 +7,7 @@
 #define VITALSD_WINDOW_H
 
 #include "core/util.h"
-#include "gpumem/gpumem.h"
 #include "proc/proc.h"
-#include "sched/sched.h"
-#include "trace/trace.h"
 
 /* --------------------------------------------------------------- metrics.c */
 
@@ -108,7 +105,42 @@ struct window_health {
 	uint32_t procs_unseen; /* valid when unseen_state is UNSEEN_COUNTED */
 };
 
-struct window_wss; /* the working-set part of a window (wss/wss.h) */
+/* ------------------------------------------------------------------ parts */
+
+/*
+ * What a signal adds to a window is a part allocated on its own, NULL when
+ * the window has none (the signal does not report, or the window was stored
+ * before it existed): such a signal costs the pointer; one that reports an
+ * off state keeps its part's small head. The core never reads a part's
+ * fields: it frees, copies, merges
+ * and dumps parts through window_parts[] (window_part.c). A part's type, its
+ * operations and its typed accessor (window_<signal>()) live in the
+ * signal's folder; the store and rpc have a table of their own.
+ */
+enum window_part_id {
+	WPART_SCHED,  /* struct window_bpf (sched/sched.h) */
+	WPART_GPUMEM, /* struct window_gpumem_part (gpumem/gpumem.h) */
+	WPART_WSS,    /* struct window_wss_part (wss/wss.h) */
+	WPART_TRACE,  /* struct window_trace (trace/trace.h) */
+	WPART__MAX
+};
+
+struct window_part_ops {
+	const char *name;
+	void (*free)(void *part);
+	void *(*dup)(const void *part); /* a deep copy; NULL: no memory */
+	/* Fold src (the later window's part) into *accp, for roll-ups;
+	 * either may be NULL. On failure *accp is still a valid part. */
+	int (*merge)(void **accp, const void *src);
+	/* its lines of dump_window(), called when the window has the part */
+	void (*dump)(const struct window *w, unsigned topn, struct vbuf *out);
+	/* its words on dump_summary_line(); NULL: none */
+	void (*summary)(const struct window *w, struct vbuf *out);
+	size_t (*bytes)(const void *part); /* heap bytes it holds */
+};
+
+/* window_part.c: one line per part, indexed by enum window_part_id */
+extern const struct window_part_ops *const window_parts[WPART__MAX];
 
 struct window {
 	uint64_t seq;
@@ -146,18 +178,24 @@ struct window {
 	struct window_task *threads;
 
 	struct window_health health;
-	struct window_bpf bpf; /* sched_switch accounting (sched.c) */
-	/* GPU memory (gpumem.c): the map's state and, per (gpu, pid), the
-	 * bytes at window end with their range inside the window */
-	struct window_gpumem gpumem;
-	struct window_gpu_proc *gpu;
-	size_t n_gpu;
-	struct window_wss *wss; /* working-set targets (wss.c); owned */
-	size_t nwss;
-	/* ftrace figures (ftrace.c, atrace.c); owned, NULL when the window
-	 * has no ftrace part */
-	struct window_trace *trace;
+	/* each signal's part (enum window_part_id); owned, NULL: none */
+	void *part[WPART__MAX];
 };
+
+/* A part of w, NULL when w has none; the typed accessors beside each
+ * part's type (window_trace(), ...) are what readers use. */
+static inline void *
+window_part(const struct window *w, enum window_part_id id)
+{
+	return w->part[id];
+}
+
+/* Hand w a part; the one it replaces, if any, is the caller's. */
+static inline void
+window_part_set(struct window *w, enum window_part_id id, void *part)
+{
+	w->part[id] = part;
+}
 
 /* window.c */
 struct window *window_new(uint64_t seq, unsigned cpu_span);
@@ -171,6 +209,7 @@ void gauge_merge(struct gauge *acc, const struct gauge *g);
 const char *invalid_name(enum vitals_invalid r);
 const char *coll_name(enum vitals_coll c);
 const char *psi_res_name(enum psi_res r);
+size_t window_bytes(const struct window *w);
 
 /* --------------------------------------------------------------- rollup.c */
 

@@ -5,8 +5,11 @@
  * passes. A pass begins by marking (Method A: the PFNs idle in page_idle;
  * Method B: clear_refs), waits the target's interval, and ends by reading
  * back which pages were touched. Passes run back to back on one timer per
- * target at loop priority 1, below sampling. doc/wss.md has the methods,
- * their cost and their limits.
+ * target at loop priority 1, below sampling. A target's files are opened
+ * once and kept (wss_open.c); with the privileged helper that happens off
+ * the loop and the target is "opening" until they arrive, so no pass and
+ * no sample waits on the helper. doc/wss.md has the methods, their cost
+ * and their limits.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -86,13 +89,6 @@ wss_read_ident(struct wss *w, int32_t pid, uint64_t *ret_start, char *name,
 }
 
 static void
-release_pages(struct target *t)
-{
-	t->w->npages -= t->npages;
-	t->npages = 0;
-}
-
-static void
 end_target(struct target *t, const char *why)
 {
 	if (t->st.ended)
@@ -101,14 +97,13 @@ end_target(struct target *t, const char *why)
 	snprintf(t->st.end_reason, sizeof(t->st.end_reason), "%s", why);
 	if (t->ev)
 		event_del(t->ev);
-	if (t->pmfd >= 0)
-		close(t->pmfd);
-	t->pmfd = -1;
+	wss_files_close(t, WSS_FILES_ALL);
+	t->st.opening = false;
 	if (t->logfd >= 0)
 		close(t->logfd);
 	t->logfd = -1;
 	t->marked = false;
-	release_pages(t);
+	wss_release_pages(t);
 	if (strcmp(why, "stopped") != 0)
 		log_info("wss: pid %d (%s): ended: %s", (int)t->st.pid,
 		    t->st.name, why);
@@ -149,136 +144,6 @@ failed(struct target *t, int r)
 	return r;
 }
 
-/* ----------------------------------------------------------- regions */
-
-static int
-read_maps(struct target *t, uint64_t *ret_hash)
-{
-	int r;
-
-	if ((r = wss_read(t, PH_FILE_MAPS, &t->w->buf)) < 0)
-		return r;
-	*ret_hash = wss_hash(t->w->buf.p, t->w->buf.len);
-	return 0;
-}
-
-static int
-add_region(struct target *t, const struct wss_map *m, size_t *budget)
-{
-	struct wss_status *st = &t->st;
-	struct wss_region *g;
-	uint64_t pages = (m->end - m->start) / t->w->page_size;
-
-	if (st->nregions == WSS_REGIONS_MAX) {
-		st->regions_over++;
-		return 0;
-	}
-	if (st->nregions == t->regions_cap) {
-		size_t nc = t->regions_cap ? t->regions_cap * 2 : 16;
-		struct wss_region *v = realloc(st->regions, nc * sizeof(*v));
-
-		if (v == NULL)
-			return -ENOMEM;
-		st->regions = v;
-		t->regions_cap = nc;
-	}
-	g = &st->regions[st->nregions++];
-	memset(g, 0, sizeof(*g));
-	g->start = m->start;
-	g->end = m->end;
-	memcpy(g->perms, m->perms, sizeof(g->perms));
-	wss_map_label(m, st->mode, g->label, sizeof(g->label));
-	g->pages = (uint32_t)(pages < *budget ? pages : *budget);
-	g->cut = (uint32_t)(pages - g->pages);
-	*budget -= g->pages;
-	t->npages += g->pages;
-	return 0;
-}
-
-/* Rebuild the region list from the maps text in w->buf. */
-static int
-load_regions(struct target *t)
-{
-	struct wss *w = t->w;
-	const char *p = w->buf.p, *e = w->buf.p + w->buf.len, *nl;
-	size_t budget, pass;
-	struct wss_map m;
-	int r;
-
-	release_pages(t);
-	t->st.nregions = 0;
-	budget = w->cfg.max_pages > w->npages ? w->cfg.max_pages - w->npages :
-						0;
-	/* library: its own file first; base.apk only when it is not there */
-	for (pass = 0; pass < 2 && t->st.nregions == 0; pass++) {
-		if (pass == 1 && t->st.mode != WSS_MODE_LIBRARY)
-			break;
-		t->st.apk_fallback = pass == 1;
-		for (p = w->buf.p; p && p < e; p = nl + 1) {
-			if ((nl = memchr(p, '\n', (size_t)(e - p))) == NULL)
-				nl = e;
-			if (wss_maps_line(p, (size_t)(nl - p), &m) < 0 ||
-			    !wss_map_selected(&m, t->st.mode, t->st.lib,
-				pass == 1))
-				continue;
-			if ((r = add_region(t, &m, &budget)) < 0)
-				return r;
-		}
-	}
-	if (t->st.nregions == 0)
-		t->st.apk_fallback = false;
-	w->npages += t->npages;
-	if (t->npages > t->raw_cap) {
-		uint64_t *a = realloc(t->raw0, t->npages * 8);
-		uint64_t *b = a ? realloc(t->raw1, t->npages * 8) : NULL;
-		uint64_t *c = b ? realloc(t->pfn, t->npages * 8) : NULL;
-
-		if (a)
-			t->raw0 = a;
-		if (b)
-			t->raw1 = b;
-		if (c == NULL)
-			return -ENOMEM;
-		t->pfn = c;
-		t->raw_cap = t->npages;
-	}
-	return 0;
-}
-
-/*
- * pagemap reads the mm the file was opened on: after an exec (maps change,
- * identity does not) the old descriptor reads nothing. A new one on every
- * maps change; on failure the old one stays and the failure is counted.
- */
-static int
-reopen_pagemap(struct target *t)
-{
-	int fd, r;
-
-	if ((r = wss_open(t, PH_FILE_PAGEMAP, &fd)) < 0)
-		return r;
-	close(t->pmfd);
-	t->pmfd = fd;
-	return 0;
-}
-
-static int
-read_pagemap(struct target *t, uint64_t *raw)
-{
-	size_t i, k = 0;
-	int r;
-
-	for (i = 0; i < t->st.nregions; i++) {
-		const struct wss_region *g = &t->st.regions[i];
-
-		if ((r = wss_pm_read(t->pmfd, g->start, g->pages,
-			 t->w->page_size, raw + k, &t->st.io)) < 0)
-			return r;
-		k += g->pages;
-	}
-	return 0;
-}
-
 /* ------------------------------------------------------------ passes */
 
 static void
@@ -310,17 +175,16 @@ mark_idle(struct target *t)
 	return wss_idle_mark(t->w->bmfd, &t->idle, &t->st.io);
 }
 
-/* Method B's mark, on a clear_refs opened as wss_open.c decides. */
+/* Method B's mark, on the kept clear_refs (it acts on the task's
+ * address space of the moment, exec or not). */
 static int
 clear_refs(struct target *t)
 {
 	int fd, r;
 
-	if ((r = wss_open(t, PH_FILE_CLEAR_REFS, &fd)) < 0)
+	if ((r = wss_file(t, PH_FILE_CLEAR_REFS, &fd)) < 0)
 		return r;
-	r = wss_refs_write(fd);
-	close(fd);
-	return r;
+	return wss_refs_write(fd);
 }
 
 /* Without the bitmap: can this pass's pagemap show PFNs at all? (The
@@ -352,6 +216,8 @@ begin(struct target *t)
 		return -ESRCH;
 	if (t->marked)
 		return -EALREADY;
+	if (t->st.opening)
+		return -EINPROGRESS;
 	t->cost_ns = t->cost_cpu_ns = 0;
 	if ((r = wss_read_ident(w, t->st.pid, &start, NULL, 0)) < 0)
 		return failed(t, r);
@@ -359,20 +225,30 @@ begin(struct target *t)
 		end_target(t, "process exited (pid reused)");
 		return -ESRCH;
 	}
-	if ((r = read_maps(t, &hash)) < 0)
+	if ((r = wss_read_maps(t, &hash)) < 0)
 		return failed(t, r);
+	if (w->buf.len == 0 && !t->fresh) {
+		/* The address space the files were opened on is gone (an
+		 * exec: same pid and starttime, new mm): open them again,
+		 * through the helper off the loop when there is one. */
+		wss_files_close(t, WSS_FILES_MM);
+		t->fresh = true;
+		if ((r = wss_files_ask(t, WSS_FILES_MM)) > 0)
+			return -EINPROGRESS; /* the pass begins on the answer */
+		if (r < 0 || (r = wss_read_maps(t, &hash)) < 0)
+			return failed(t, r);
+	}
+	t->fresh &= w->buf.len == 0;
 	if (!t->have_hash || t->reload || hash != t->maps_hash) {
 		if (t->have_hash && !t->reload)
 			t->st.maps_changes++;
-		if (t->have_hash && reopen_pagemap(t) < 0)
-			t->st.read_errors++;
-		if ((r = load_regions(t)) < 0)
+		if ((r = wss_load_regions(t)) < 0)
 			return r;
 		t->maps_hash = hash;
 		t->have_hash = true;
 		t->reload = false;
 	}
-	if ((r = read_pagemap(t, t->raw0)) < 0)
+	if ((r = wss_read_pagemap(t, t->raw0)) < 0)
 		return failed(t, r);
 	t->pass_method = WSS_METHOD_CLEAR_REFS;
 	if (t->asked != WSS_METHOD_CLEAR_REFS && w->bmfd >= 0) {
@@ -520,7 +396,7 @@ end(struct target *t)
 	if (!t->marked)
 		return -EALREADY;
 	t->marked = false;
-	if ((r = read_pagemap(t, t->raw1)) < 0)
+	if ((r = wss_read_pagemap(t, t->raw1)) < 0)
 		return failed(t, r);
 	for (i = 0; i < t->st.nregions; i++) {
 		struct wss_region *g = &t->st.regions[i];
@@ -541,28 +417,12 @@ end(struct target *t)
 		return failed(t, r);
 	}
 	/* A region unmapped inside the pass: its figures mean nothing. */
-	if ((r = read_maps(t, &hash)) < 0)
+	if ((r = wss_read_maps(t, &hash)) < 0)
 		return failed(t, r);
 	if (hash != t->maps_hash) {
-		const char *p = w->buf.p, *e = p + w->buf.len, *nl;
-		struct wss_map m;
-
 		t->st.maps_changes++;
 		t->reload = true;
-		for (i = 0; i < t->st.nregions; i++) {
-			struct wss_region *g = &t->st.regions[i];
-			bool seen = false;
-
-			for (p = w->buf.p; !seen && p < e; p = nl + 1) {
-				if ((nl = memchr(p, '\n', (size_t)(e - p))) ==
-				    NULL)
-					nl = e;
-				seen = wss_maps_line(p, (size_t)(nl - p), &m) ==
-					0 &&
-				    m.start == g->start && m.end == g->end;
-			}
-			g->gone |= !seen;
-		}
+		wss_regions_gone(t);
 	}
 	for (x = 0; x < t->st.nregions; x++) {
 		if (t->st.regions[x].gone)
@@ -635,10 +495,92 @@ pass_cb(evutil_socket_t fd, short what, void *arg)
 		    strerror(-r));
 	if (t->st.ended)
 		return;
-	if ((r = begin(t)) < 0 && r != -ESRCH)
+	if ((r = begin(t)) == -EINPROGRESS)
+		return; /* files being opened: armed when they arrive */
+	if (r < 0 && r != -ESRCH)
 		log_debug("wss: pid %d: pass begin: %s", (int)t->st.pid,
 		    strerror(-r));
 	arm(t);
+}
+
+static void
+log_started(const struct target *t)
+{
+	const char *lib = t->st.lib;
+
+	log_info("wss: pid %d (%s): %s%s%s, %zu regions", (int)t->st.pid,
+	    t->st.name, wss_mode_name(t->st.mode), *lib ? " " : "", lib,
+	    t->st.nregions);
+}
+
+/* The target is gone, or its pid another process's now. */
+static void
+end_gone(struct target *t)
+{
+	uint64_t start;
+
+	end_target(t,
+	    wss_read_ident(t->w, t->st.pid, &start, NULL, 0) == 0 &&
+		    start != t->st.starttime ?
+		"process exited (pid reused)" :
+		"process exited");
+}
+
+/* The helper's answer for t: its files, and the pass that waited on them
+ * (the first one at a start, as wss_start() runs it without a helper). */
+static void
+files_arrived(struct target *t, struct wss_open_req *a)
+{
+	bool first = !t->have_hash;
+	char why[64];
+	int r;
+
+	if ((r = wss_files_install(t, a)) == -ESRCH || r == -ENOENT) {
+		end_gone(t);
+		return;
+	}
+	if (r < 0) {
+		snprintf(why, sizeof(why), "pagemap: %s", strerror(-r));
+		end_target(t, why);
+		return;
+	}
+	t->fresh = true;
+	if ((r = begin(t)) == -EINPROGRESS || t->st.ended)
+		return;
+	if (r < 0 && first) {
+		snprintf(why, sizeof(why), "first pass: %s", strerror(-r));
+		end_target(t, why);
+		return;
+	}
+	if (r < 0)
+		log_debug("wss: pid %d: pass begin: %s", (int)t->st.pid,
+		    strerror(-r));
+	else if (first)
+		log_started(t);
+	arm(t);
+}
+
+/* Answers from the helper's worker (wss_open.c). */
+static void
+opened_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct wss *w = arg;
+	struct wss_open_req *a;
+	size_t i;
+
+	(void)fd;
+	(void)what;
+	while ((a = wss_opener_take(w->op)) != NULL) {
+		for (i = 0; i < w->nt; i++) {
+			struct target *t = w->t[i];
+
+			if (t->id == a->id && t->st.opening && !t->st.ended) {
+				files_arrived(t, a);
+				break;
+			}
+		}
+		wss_open_req_free(a); /* what was not taken, closed */
+	}
 }
 
 /* ------------------------------------------------------------ targets */
@@ -691,7 +633,8 @@ wss_start(struct wss *w, int32_t pid, unsigned mode, const char *lib,
     unsigned method, char *err, size_t errsz)
 {
 	struct target *t, *old;
-	int r;
+	unsigned i;
+	int fd, r;
 
 	if (pid <= 0 || mode > WSS_MODE_LIBRARY ||
 	    method > WSS_METHOD_CLEAR_REFS) {
@@ -729,7 +672,11 @@ wss_start(struct wss *w, int32_t pid, unsigned mode, const char *lib,
 	if ((t = calloc(1, sizeof(*t))) == NULL)
 		return -ENOMEM;
 	t->w = w;
-	t->pmfd = t->logfd = -1;
+	t->id = ++w->next_id;
+	for (i = 0; i < PH_FILE__MAX; i++)
+		t->fd[i] = -1;
+	t->fresh = true;
+	t->logfd = -1;
 	t->asked = method;
 	t->st.pid = pid;
 	t->st.mode = mode;
@@ -746,8 +693,14 @@ wss_start(struct wss *w, int32_t pid, unsigned mode, const char *lib,
 		    r == -ESRCH ? "no such process" : strerror(-r));
 		goto fail;
 	}
-	if ((r = wss_open(t, PH_FILE_PAGEMAP, &t->pmfd)) < 0) {
-		t->pmfd = -1;
+	/* With the helper its opens run off the loop and the first pass
+	 * waits for them; without, pagemap is opened now (a syscall) so a
+	 * refusal is the start's answer, and the rest at first use. */
+	if (w->op != NULL && w->base != NULL)
+		r = 0;
+	else
+		r = wss_file(t, PH_FILE_PAGEMAP, &fd);
+	if (r < 0) {
 		snprintf(err, errsz, "pid %d: pagemap: %s%s", (int)pid,
 		    strerror(-r),
 		    (r == -EACCES || r == -EPERM) && w->weak ?
@@ -775,8 +728,14 @@ wss_start(struct wss *w, int32_t pid, unsigned mode, const char *lib,
 	if ((r = make_room(w)) < 0)
 		goto fail;
 	w->t[w->nt++] = t;
+	if (w->base && (r = wss_files_ask(t, WSS_FILES_ALL)) > 0) {
+		log_info("wss: pid %d (%s): files asked of the privileged "
+			 "helper",
+		    (int)pid, t->st.name);
+		return 0; /* starting: opened_cb runs the first pass */
+	}
 	if (w->base) {
-		if ((r = begin(t)) < 0) {
+		if (r < 0 || (r = begin(t)) < 0) {
 			snprintf(err, errsz, "pid %d: first pass: %s", (int)pid,
 			    strerror(-r));
 			w->nt--;
@@ -784,9 +743,7 @@ wss_start(struct wss *w, int32_t pid, unsigned mode, const char *lib,
 		}
 		arm(t);
 	}
-	log_info("wss: pid %d (%s): %s%s%s, %zu regions", (int)pid, t->st.name,
-	    wss_mode_name(mode), lib && mode ? " " : "", lib && mode ? lib : "",
-	    t->st.nregions);
+	log_started(t);
 	return 0;
 fail:
 	target_free(t);
@@ -925,6 +882,21 @@ wss_new(struct event_base *base, const struct wss_opts *o, struct wss **ret)
 		goto fail;
 	}
 	wss_access_setup(w, o);
+	/* the helper's opens of target files: on a worker, answers as an
+	 * event (no loop: made on the spot, tests) */
+	if (w->ph && base) {
+		if ((r = wss_opener_new(w->ph, &w->op)) < 0)
+			goto fail;
+		w->op_ev = event_new(base, wss_opener_fd(w->op),
+		    EV_READ | EV_PERSIST, opened_cb, w);
+		if (w->op_ev == NULL ||
+		    (event_base_get_npriorities(base) > 1 &&
+			event_priority_set(w->op_ev, 1) < 0) ||
+		    event_add(w->op_ev, NULL) < 0) {
+			r = -ENOMEM;
+			goto fail;
+		}
+	}
 	(void)wss_open_bitmap(w, o->sys_root);
 	probe_damon(w, o->sys_root);
 	*ret = w;
@@ -941,6 +913,10 @@ wss_free(struct wss *w)
 
 	if (w == NULL)
 		return NULL;
+	/* the worker first: it may hold a call's answer for a target */
+	w->op = wss_opener_free(w->op);
+	if (w->op_ev)
+		event_free(w->op_ev);
 	for (i = 0; i < w->nt; i++)
 		target_free(w->t[i]);
 	free(w->t);

@@ -7,8 +7,10 @@
 #define VITALSD_WSS_H
 
 #include "core/util.h"
+#include "window/window.h"
 
 struct event_base;
+struct privhelper;
 struct window;
 
 /* The monitor's settings (wss_conf.c), held in struct config. */
@@ -150,6 +152,8 @@ struct wss_status {
 	struct wss_region *regions;
 	char files[64]; /* how its /proc files were last opened:
 			     * "privileged helper", "direct" (wss_open.c) */
+	bool opening;	/* the helper is opening its files: no pass runs
+			 * until they arrive */
 };
 
 struct wss_opts {
@@ -158,6 +162,9 @@ struct wss_opts {
 	const char *user;   /* the service user the daemon drops to; NULL:
 			     * it keeps its credentials */
 	uint64_t keep_caps; /* capabilities it keeps after the drop */
+	/* the privileged helper that opens target files (NULL: direct);
+	 * with a loop, its calls run on a worker thread, never the loop */
+	struct privhelper *helper;
 };
 
 struct wss;
@@ -187,6 +194,7 @@ int wss_rules_start(struct wss *w);
 /* wss_open.c: how target files are opened (privileged helper or direct),
  * and how many opens the daemon's credentials refused */
 const char *wss_access(const struct wss *w, uint64_t *ret_denied);
+uint64_t wss_helper_errors(const struct wss *w);
 /* wss.c */
 void wss_limits(const struct wss *w, uint32_t *ret_targets,
     uint32_t *ret_pages);
@@ -215,13 +223,22 @@ struct window_wss {
 	struct window_wss_region *regions;
 };
 
-/* wss_window.c: the closing window gets every target's part (window.c copies
- * and frees it with the window) */
+/* The working-set part of a window: its targets. */
+struct window_wss_part {
+	size_t ntargets;
+	struct window_wss target[];
+};
+
+/* The working-set part of w (window_parts[WPART_WSS]), NULL: none. */
+static inline struct window_wss_part *
+window_wss(const struct window *w)
+{
+	return (struct window_wss_part *)window_part(w, WPART_WSS);
+}
+
+/* wss_window.c: the closing window gets every target's part, and the
+ * part's operations for window.c, rollup.c and dump.c */
 int wss_window_fill(struct wss *w, struct window *win);
-void window_wss_free(struct window_wss *v, size_t n);
-int window_wss_dup(const struct window_wss *v, size_t n,
-    struct window_wss **ret);
-/* wss_maps.c: the window's targets in the dump text */
-void dump_window_wss(const struct window *w, struct vbuf *out);
+extern const struct window_part_ops wss_window_part;
 
 #endif /* VITALSD_WSS_H */

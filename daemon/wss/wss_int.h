@@ -14,7 +14,11 @@ struct target {
 	struct wss_status st; /* what wss_get shows */
 	struct wss *w;
 	struct event *ev;
-	int pmfd;	/* <pid>/pagemap */
+	uint64_t id; /* names it in the opener's answers */
+	/* maps, smaps, pagemap, clear_refs (enum privhelper_file), kept
+	 * for the target's life and read again from offset 0; −1 not open */
+	int fd[PH_FILE__MAX];
+	bool fresh;	/* (re)opened, no maps read through them yet */
 	int logfd;	/* page-level log; −1 none */
 	bool marked;	/* a pass has begun and not ended */
 	bool reload;	/* maps changed: regions rebuilt at next begin */
@@ -55,6 +59,28 @@ struct wss {
 	bool weak;	  /* dropping without helper nor the capabilities */
 	char access[192]; /* Health.wss.access */
 	uint64_t denied;  /* opens the daemon's credentials refused */
+	struct privhelper *ph;	/* NULL: none */
+	struct wss_opener *op;	/* the helper's opens off the loop */
+	struct event *op_ev;	/* its answers are ready */
+	uint64_t next_id;	/* the last target's id */
+	uint64_t helper_errors; /* files the helper did not open */
+};
+
+/* The files whose descriptors follow the address space they were opened
+ * on (an exec leaves them reading nothing); clear_refs follows the task. */
+#define WSS_FILES_MM \
+	((1u << PH_FILE_MAPS) | (1u << PH_FILE_SMAPS) | (1u << PH_FILE_PAGEMAP))
+#define WSS_FILES_ALL (WSS_FILES_MM | (1u << PH_FILE_CLEAR_REFS))
+
+/* An opener's request and, once served, its answer. */
+struct wss_open_req {
+	struct wss_open_req *next;
+	uint64_t id; /* the target's */
+	int32_t pid;
+	uint64_t starttime;
+	unsigned mask;	       /* 1 << enum privhelper_file */
+	int fd[PH_FILE__MAX];  /* −1: not opened */
+	int err[PH_FILE__MAX]; /* 0 or the helper's −errno */
 };
 
 /* wss.c */
@@ -62,10 +88,27 @@ struct target *wss_target_find(struct wss *w, int32_t pid);
 int wss_read_ident(struct wss *w, int32_t pid, uint64_t *ret_start, char *name,
     size_t namesz);
 
+/* wss_regions.c */
+void wss_release_pages(struct target *t);
+int wss_read_maps(struct target *t, uint64_t *ret_hash);
+int wss_load_regions(struct target *t);
+int wss_read_pagemap(struct target *t, uint64_t *raw);
+void wss_regions_gone(struct target *t);
+
 /* wss_open.c */
 void wss_access_setup(struct wss *w, const struct wss_opts *o);
-int wss_open(struct target *t, enum privhelper_file which, int *ret_fd);
+int wss_file(struct target *t, enum privhelper_file which, int *ret_fd);
 int wss_read(struct target *t, enum privhelper_file which, struct vbuf *b);
+void wss_files_close(struct target *t, unsigned mask);
+int wss_files_ask(struct target *t, unsigned mask);
+int wss_files_install(struct target *t, struct wss_open_req *a);
 int wss_open_bitmap(struct wss *w, const char *sys_root);
+/* wss_open.c: the privileged helper's opens, on a worker thread */
+struct wss_opener;
+int wss_opener_new(struct privhelper *ph, struct wss_opener **ret);
+struct wss_opener *wss_opener_free(struct wss_opener *op);
+int wss_opener_fd(const struct wss_opener *op);
+struct wss_open_req *wss_opener_take(struct wss_opener *op);
+void wss_open_req_free(struct wss_open_req *a);
 
 #endif /* VITALSD_WSS_INT_H */

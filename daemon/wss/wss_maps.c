@@ -1,15 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The working-set monitor's pure half: /proc/<pid>/maps lines, which of
- * them a target samples and under which label, the adaptive interval, and
- * the working-set lines of the dump text.
+ * them a target samples and under which label, and the adaptive interval.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/util.h"
-#include "window/window.h"
 #include "wss/wss.h"
 
 /* Thresholds of the adaptive interval: accessed / resident. */
@@ -201,33 +199,4 @@ wss_adapt_interval(unsigned cur_ms, uint64_t accessed, uint64_t resident,
 	if (next > max_ms)
 		next = max_ms;
 	return next;
-}
-
-void
-dump_window_wss(const struct window *w, struct vbuf *out)
-{
-	size_t i, k;
-
-	for (i = 0; i < w->nwss; i++) {
-		const struct window_wss *t = &w->wss[i];
-
-		vbuf_printf(out,
-		    "working set: pid %d (%s) %s%s%s, %s, %u passes"
-		    " (cost %.3f ms, max %.3f ms), interval %u ms%s\n",
-		    (int)t->pid, t->name, wss_mode_name(t->mode),
-		    t->lib[0] ? " " : "", t->lib, wss_method_name(t->method),
-		    t->passes, (double)t->pass_ns_sum / 1e6,
-		    (double)t->pass_ns_max / 1e6, t->interval_ms,
-		    t->ended ? ", ended" : "");
-		for (k = 0; k < t->nregions; k++) {
-			const struct window_wss_region *g = &t->regions[k];
-
-			vbuf_printf(out,
-			    "  %-28s pages %u resident %u accessed"
-			    " %u idle %u not resident %u%s\n",
-			    g->label, g->pages, g->resident, g->accessed,
-			    g->idle, g->not_resident,
-			    g->gone ? " (unmapped)" : "");
-		}
-	}
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The working-set monitor's part of a window: each target's passes
- * completed in it and the regions of the last one, copied and freed with
- * the window (window.c), written by store_wss.c.
+ * completed in it and the regions of the last one; its operations (free,
+ * copy, merge, dump) for the core; written by store_wss.c.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -12,39 +12,52 @@
 #include "wss/wss.h"
 #include "wss_int.h"
 
-void
-window_wss_free(struct window_wss *v, size_t n)
+static struct window_wss_part *
+part_new(size_t n)
 {
-	size_t i;
+	struct window_wss_part *p;
 
-	for (i = 0; v && i < n; i++)
-		free(v[i].regions);
-	free(v);
+	if ((p = calloc(1, sizeof(*p) + n * sizeof(p->target[0]))) == NULL)
+		return NULL;
+	p->ntargets = n;
+	return p;
 }
 
-int
-window_wss_dup(const struct window_wss *v, size_t n, struct window_wss **ret)
+static void
+part_free(struct window_wss_part *p)
 {
-	struct window_wss *c;
 	size_t i;
 
-	if ((c = calloc(n, sizeof(*c))) == NULL)
-		return -ENOMEM;
-	for (i = 0; i < n; i++) {
-		c[i] = v[i];
-		c[i].regions = NULL;
-		if (v[i].nregions == 0)
+	for (i = 0; p && i < p->ntargets; i++)
+		free(p->target[i].regions);
+	free(p);
+}
+
+static struct window_wss_part *
+part_dup(const struct window_wss_part *v)
+{
+	struct window_wss_part *c;
+	size_t i;
+
+	if ((c = part_new(v->ntargets)) == NULL)
+		return NULL;
+	for (i = 0; i < v->ntargets; i++) {
+		const struct window_wss *t = &v->target[i];
+
+		c->target[i] = *t;
+		c->target[i].regions = NULL;
+		if (t->nregions == 0)
 			continue;
-		if ((c[i].regions = malloc(
-			 v[i].nregions * sizeof(*c[i].regions))) == NULL) {
-			window_wss_free(c, i + 1);
-			return -ENOMEM;
+		if ((c->target[i].regions = malloc(
+			 t->nregions * sizeof(*t->regions))) == NULL) {
+			c->ntargets = i + 1;
+			part_free(c);
+			return NULL;
 		}
-		memcpy(c[i].regions, v[i].regions,
-		    v[i].nregions * sizeof(*c[i].regions));
+		memcpy(c->target[i].regions, t->regions,
+		    t->nregions * sizeof(*t->regions));
 	}
-	*ret = c;
-	return 0;
+	return c;
 }
 
 static int
@@ -102,7 +115,7 @@ fill_one(struct target *t, struct window_wss *ww)
 int
 wss_window_fill(struct wss *w, struct window *win)
 {
-	struct window_wss *v;
+	struct window_wss_part *v;
 	size_t i, n = 0;
 	int r;
 
@@ -110,18 +123,96 @@ wss_window_fill(struct wss *w, struct window *win)
 		n += !w->t[i]->win_ended_told;
 	if (n == 0)
 		return 0;
-	if ((v = calloc(n, sizeof(*v))) == NULL)
+	if ((v = part_new(n)) == NULL)
 		return -ENOMEM;
 	for (i = n = 0; i < w->nt; i++) {
 		if (w->t[i]->win_ended_told)
 			continue;
-		if ((r = fill_one(w->t[i], &v[n++])) < 0) {
-			window_wss_free(v, n);
+		if ((r = fill_one(w->t[i], &v->target[n++])) < 0) {
+			part_free(v);
 			return r;
 		}
 	}
-	window_wss_free(win->wss, win->nwss);
-	win->wss = v;
-	win->nwss = n;
+	part_free(window_wss(win));
+	window_part_set(win, WPART_WSS, v);
 	return 0;
 }
+
+/* ------------------------------------------------------ the part's ops */
+
+static void
+wss_part_free(void *part)
+{
+	part_free(part);
+}
+
+static void *
+wss_part_dup(const void *part)
+{
+	return part_dup(part);
+}
+
+/*
+ * A roll-up keeps the earliest window's targets and adds none: a target's
+ * passes are not summed over windows (stored windows carry none to merge:
+ * store_wss.c writes them and nothing reads them back into a window).
+ */
+static int
+wss_part_merge(void **accp, const void *src)
+{
+	(void)accp;
+	(void)src;
+	return 0;
+}
+
+static size_t
+wss_part_bytes(const void *part)
+{
+	const struct window_wss_part *p = part;
+	size_t i, n = sizeof(*p) + p->ntargets * sizeof(p->target[0]);
+
+	for (i = 0; i < p->ntargets; i++)
+		n += p->target[i].nregions * sizeof(*p->target[i].regions);
+	return n;
+}
+
+/* The window's targets in the dump text. */
+static void
+wss_part_dump(const struct window *w, unsigned topn, struct vbuf *out)
+{
+	const struct window_wss_part *p = window_wss(w);
+	size_t i, k;
+
+	(void)topn;
+	for (i = 0; i < p->ntargets; i++) {
+		const struct window_wss *t = &p->target[i];
+
+		vbuf_printf(out,
+		    "working set: pid %d (%s) %s%s%s, %s, %u passes"
+		    " (cost %.3f ms, max %.3f ms), interval %u ms%s\n",
+		    (int)t->pid, t->name, wss_mode_name(t->mode),
+		    t->lib[0] ? " " : "", t->lib, wss_method_name(t->method),
+		    t->passes, (double)t->pass_ns_sum / 1e6,
+		    (double)t->pass_ns_max / 1e6, t->interval_ms,
+		    t->ended ? ", ended" : "");
+		for (k = 0; k < t->nregions; k++) {
+			const struct window_wss_region *g = &t->regions[k];
+
+			vbuf_printf(out,
+			    "  %-28s pages %u resident %u accessed"
+			    " %u idle %u not resident %u%s\n",
+			    g->label, g->pages, g->resident, g->accessed,
+			    g->idle, g->not_resident,
+			    g->gone ? " (unmapped)" : "");
+		}
+	}
+}
+
+const struct window_part_ops wss_window_part = {
+	.name = "wss",
+	.free = wss_part_free,
+	.dup = wss_part_dup,
+	.merge = wss_part_merge,
+	.dump = wss_part_dump,
+	.bytes = wss_part_bytes,
+};
