@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "store/store_codec.h"
+#include "store/store_tasks.h"
 
 static size_t
 enc_len_u(uint64_t v)
@@ -28,8 +29,8 @@ enc_len_u(uint64_t v)
 
 START_TEST(test_varint_edges)
 {
-	static const uint64_t v[] = { 0, 1, 127, 128, 16383, 16384,
-		UINT32_MAX, (uint64_t)1 << 63, UINT64_MAX - 1, UINT64_MAX };
+	static const uint64_t v[] = { 0, 1, 127, 128, 16383, 16384, UINT32_MAX,
+		(uint64_t)1 << 63, UINT64_MAX - 1, UINT64_MAX };
 	static const size_t len[] = { 1, 1, 1, 2, 2, 3, 5, 10, 10, 10 };
 	struct store_enc e = { 0 };
 	struct store_dec d;
@@ -159,8 +160,7 @@ make_frame(struct store_enc *e)
 {
 	static const char payload[] = "a window's part, in columns";
 
-	ck_assert_int_eq(store_frame_put(e, 3, 1, payload, sizeof(payload)),
-	    0);
+	ck_assert_int_eq(store_frame_put(e, 3, 1, payload, sizeof(payload)), 0);
 }
 
 START_TEST(test_frame_roundtrip)
@@ -216,10 +216,113 @@ START_TEST(test_frame_corrupt)
 	free(copy);
 	store_enc_release(&e);
 	/* a codec this build does not know */
-	store_enc_bytes(&e, (const uint8_t[]){ STORE_FRAME_MAGIC, 1, 1,
-				STORE_CODEC__MAX, 0, 0, 0, 0, 0 },
+	store_enc_bytes(&e,
+	    (const uint8_t[]){ STORE_FRAME_MAGIC, 1, 1, STORE_CODEC__MAX, 0, 0,
+		0, 0, 0 },
 	    9);
 	ck_assert_int_eq(store_frame_get(e.b.p, e.b.len, &f), -EBADMSG);
+	store_enc_release(&e);
+}
+END_TEST
+
+/* n rows: most share the window's sample tuple, some differ. */
+static void
+mk_tasks(struct window_task *t, uint64_t *iid, size_t n)
+{
+	size_t i;
+
+	memset(t, 0, n * sizeof(*t));
+	for (i = 0; i < n; i++) {
+		iid[i] = 3 + i * i; /* ascending, gaps of every size */
+		t[i].d_utime = i * 7;
+		t[i].d_stime = i % 3;
+		t[i].d_minflt = i * 1000003;
+		t[i].d_majflt = i == 5 ? UINT64_MAX : 0;
+		t[i].samples = 10;
+		t[i].wall_ns = 10000000123ull;
+		t[i].total_ticks = 2004;
+		t[i].norm_ticks = 1002.0 / 3;
+		if (i % 4 == 1) { /* born late, or a delta dropped */
+			t[i].samples = (uint32_t)(i % 10);
+			t[i].wall_ns = i * 999999937ull;
+			t[i].total_ticks = i * 200;
+			t[i].norm_ticks = i % 8 == 1 ? -0.0 : i / 7.0;
+		}
+		t[i].rss_pages_max = 1000 + i * 4096;
+		t[i].rss_pages_last = t[i].rss_pages_max - (i % 5) * 13;
+		t[i].born = i % 4 == 1;
+		t[i].exited = i % 6 == 2;
+	}
+}
+
+/* Every figure back as written, norm_ticks bit for bit. */
+START_TEST(test_tasks_roundtrip)
+{
+	enum { N = 64 };
+	struct window_task in[N], *out;
+	uint64_t iid[N], *oid;
+	struct store_enc e = { 0 };
+	size_t n, i;
+
+	mk_tasks(in, iid, N);
+	ck_assert_int_eq(store_tasks_put(&e, in, iid, N), 0);
+	ck_assert_int_eq(store_tasks_get(e.b.p, e.b.len, N, &out, &oid, &n), 0);
+	ck_assert_uint_eq(n, N);
+	for (i = 0; i < N; i++) {
+		ck_assert_uint_eq(oid[i], iid[i]);
+		ck_assert_mem_eq(&out[i], &in[i], sizeof(in[i]));
+	}
+	/* the rows that share the mode carry no sample tuple */
+	ck_assert_uint_lt(e.b.len, N * 20);
+	free(out);
+	free(oid);
+	store_enc_release(&e);
+	/* no rows */
+	ck_assert_int_eq(store_tasks_put(&e, in, iid, 0), 0);
+	ck_assert_int_eq(store_tasks_get(e.b.p, e.b.len, N, &out, &oid, &n), 0);
+	ck_assert_uint_eq(n, 0);
+	free(out);
+	free(oid);
+	store_enc_release(&e);
+}
+END_TEST
+
+START_TEST(test_tasks_bad)
+{
+	enum { N = 16 };
+	struct window_task in[N], *out = NULL;
+	uint64_t iid[N], *oid = NULL;
+	struct store_enc e = { 0 };
+	size_t n = 99, i;
+	uint8_t *copy;
+
+	mk_tasks(in, iid, N);
+	iid[7] = iid[6]; /* a repeat */
+	ck_assert_int_eq(store_tasks_put(&e, in, iid, N), -EINVAL);
+	store_enc_release(&e);
+	mk_tasks(in, iid, N);
+	ck_assert_int_eq(store_tasks_put(&e, in, iid, N), 0);
+	/* more rows than the reader allows */
+	ck_assert_int_eq(store_tasks_get(e.b.p, e.b.len, N - 1, &out, &oid, &n),
+	    -EBADMSG);
+	/* every cut */
+	for (i = 0; i < e.b.len; i++)
+		ck_assert_int_eq(store_tasks_get(e.b.p, i, N, &out, &oid, &n),
+		    -EBADMSG);
+	ck_assert_uint_eq(n, 99); /* untouched */
+	/* flipped bytes: refused or decoded, never past the input (ASan) */
+	copy = malloc(e.b.len);
+	ck_assert_ptr_nonnull(copy);
+	for (i = 0; i < e.b.len; i++) {
+		memcpy(copy, e.b.p, e.b.len);
+		copy[i] ^= 0xa5;
+		if (store_tasks_get(copy, e.b.len, N, &out, &oid, &n) == 0) {
+			ck_assert_uint_le(n, N);
+			free(out);
+			free(oid);
+		}
+	}
+	free(copy);
 	store_enc_release(&e);
 }
 END_TEST
@@ -239,6 +342,8 @@ main(void)
 	tcase_add_test(tc, test_crc32c_vector);
 	tcase_add_test(tc, test_frame_roundtrip);
 	tcase_add_test(tc, test_frame_corrupt);
+	tcase_add_test(tc, test_tasks_roundtrip);
+	tcase_add_test(tc, test_tasks_bad);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

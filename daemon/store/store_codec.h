@@ -59,10 +59,7 @@ int store_dec_end(const struct store_dec *d);
 #define STORE_FRAME_MAGIC 0xB7
 #define STORE_FRAME_MAX (16u << 20) /* a payload bigger is refused */
 
-enum store_codec_kind {
-	STORE_CODEC_RAW = 0,
-	STORE_CODEC__MAX
-};
+enum store_codec_kind { STORE_CODEC_RAW = 0, STORE_CODEC__MAX };
 
 struct store_frame {
 	unsigned part;	     /* which part of a window */
