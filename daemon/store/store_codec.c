@@ -4,6 +4,7 @@
  * doc/storage.md "Blobs"). Little-endian throughout, whatever the host.
  */
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -61,6 +62,24 @@ store_enc_f64(struct store_enc *e, double v)
 	for (i = 0; i < 8; i++)
 		buf[i] = (uint8_t)(u >> (8 * i));
 	enc_raw(e, buf, sizeof(buf));
+}
+
+#define NUM_EXACT (1LL << 53) /* every integer up to it is a double */
+
+void
+store_enc_num(struct store_enc *e, double v)
+{
+	/* low bit 0: zigzag(v) << 1 follows; 1: the raw double follows */
+	if (v == v && !(v == 0 && signbit(v)) && v >= -NUM_EXACT &&
+	    v <= NUM_EXACT && v == (double)(int64_t)v) {
+		int64_t i = (int64_t)v;
+		uint64_t z = ((uint64_t)i << 1) ^ (i < 0 ? ~(uint64_t)0 : 0);
+
+		store_enc_u(e, z << 1);
+		return;
+	}
+	store_enc_u(e, 1);
+	store_enc_f64(e, v);
 }
 
 void
@@ -159,6 +178,23 @@ store_dec_f64(struct store_dec *d)
 		u |= (uint64_t)p[i] << (8 * i);
 	memcpy(&v, &u, sizeof(v));
 	return v;
+}
+
+double
+store_dec_num(struct store_dec *d)
+{
+	uint64_t u = store_dec_u(d), z;
+	int64_t i;
+
+	if (u == 1)
+		return store_dec_f64(d);
+	if (u & 1)
+		return dec_fail(d), 0; /* a tag this version does not know */
+	z = u >> 1;
+	i = (int64_t)((z >> 1) ^ (~(z & 1) + 1));
+	if (i < -NUM_EXACT || i > NUM_EXACT)
+		return dec_fail(d), 0; /* the encoder never writes it */
+	return (double)i;
 }
 
 const void *

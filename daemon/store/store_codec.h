@@ -29,6 +29,10 @@ struct store_enc {
 void store_enc_u(struct store_enc *e, uint64_t v);
 void store_enc_s(struct store_enc *e, int64_t v);
 void store_enc_f64(struct store_enc *e, double v);
+/* A double as a varint when it is a whole number of at most 53 bits
+ * (meminfo kB, task counts: most gauges), else tag and 8 bytes; bit for
+ * bit either way (−0 and NaN take the 8 bytes). */
+void store_enc_num(struct store_enc *e, double v);
 void store_enc_bytes(struct store_enc *e, const void *p, size_t n);
 void store_enc_str(struct store_enc *e, const char *s);
 void store_enc_release(struct store_enc *e);
@@ -45,6 +49,7 @@ uint64_t store_dec_u(struct store_dec *d);
 uint64_t store_dec_u_max(struct store_dec *d, uint64_t max);
 int64_t store_dec_s(struct store_dec *d);
 double store_dec_f64(struct store_dec *d);
+double store_dec_num(struct store_dec *d);
 const void *store_dec_bytes(struct store_dec *d, size_t n);
 /* A string into buf (NUL-terminated); longer than sz − 1: -EBADMSG. */
 void store_dec_str(struct store_dec *d, char *buf, size_t sz);

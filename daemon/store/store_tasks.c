@@ -116,8 +116,8 @@ store_tasks_put(struct store_enc *e, const struct window_task *t,
 }
 
 int
-store_tasks_get(const void *p, size_t len, size_t max,
-    struct window_task **ret, uint64_t **ret_iid, size_t *ret_n)
+store_tasks_get(const void *p, size_t len, size_t max, struct window_task **ret,
+    uint64_t **ret_iid, size_t *ret_n)
 {
 	struct store_dec d;
 	struct window_task *t = NULL;
@@ -138,8 +138,9 @@ store_tasks_get(const void *p, size_t len, size_t max,
 	/* each row takes at least 8 bytes: a count past that is a lie */
 	if (n > len / 8)
 		return -EBADMSG;
-	if (n && ((t = calloc(n, sizeof(*t))) == NULL ||
-		     (iid = calloc(n, sizeof(*iid))) == NULL)) {
+	if (n &&
+	    ((t = calloc(n, sizeof(*t))) == NULL ||
+		(iid = calloc(n, sizeof(*iid))) == NULL)) {
 		free(t);
 		return -ENOMEM;
 	}
