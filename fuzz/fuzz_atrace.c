@@ -75,6 +75,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint8_t page[4096];
 		size_t n = size - 1 > sizeof(page) ? sizeof(page) : size - 1;
 
+		/* the rest zeroed: a run repeats (kbuffer reads the whole
+		 * page whatever the length says) */
+		memset(page, 0, sizeof(page));
 		memcpy(page, data + 1, n);
 		fdec_page(dec, page, n, 0, to_atrace, NULL, &missed);
 	} else {

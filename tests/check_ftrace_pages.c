@@ -382,6 +382,37 @@ START_TEST(test_page_no_progress)
 }
 END_TEST
 
+/*
+ * A page (found by fuzz_atrace) that the fast walker leaves to
+ * libtraceevent's kbuffer, with a length word that sends kbuffer's walk
+ * back onto itself: kbuffer_load_subbuffer() never returned. It is refused
+ * before kbuffer sees it (the test's timeout catches a hang).
+ */
+START_TEST(test_page_kbuffer_loop)
+{
+	struct fdec *fd = open_dec();
+	uint8_t page[4096] = { 0 };
+	unsigned n = 0;
+	int64_t missed = 0;
+	size_t len;
+	FILE *f;
+
+	f = fopen(tu_srcpath("fixtures/ftrace/page-kbuffer-loop.bin"), "rb");
+	ck_assert_ptr_nonnull(f);
+	len = fread(page, 1, sizeof(page), f);
+	fclose(f);
+	ck_assert_uint_gt(len, 16);
+	ck_assert_int_eq(fdec_page(fd, page, len, 0, count_cb, &n, &missed),
+	    -EBADMSG);
+	ck_assert_uint_eq(n, 0);
+	/* the same with the whole page behind it, as the reader passes it */
+	ck_assert_int_eq(fdec_page(fd, page, sizeof(page), 0, count_cb, &n,
+			     &missed),
+	    -EBADMSG);
+	fdec_free(fd);
+}
+END_TEST
+
 START_TEST(test_missing_formats)
 {
 	struct fdec *fd = NULL;
@@ -463,6 +494,7 @@ ftrace_pages_suite(void)
 	tcase_add_test(tc, test_long_and_extend);
 	tcase_add_test(tc, test_bad_pages);
 	tcase_add_test(tc, test_page_no_progress);
+	tcase_add_test(tc, test_page_kbuffer_loop);
 	tcase_add_test(tc, test_missing_formats);
 	suite_add_tcase(s, tc);
 	return s;

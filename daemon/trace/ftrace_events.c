@@ -471,6 +471,48 @@ walk_page(const struct fdec *fd, const unsigned char *page, uint64_t size,
 }
 
 /*
+ * libtraceevent's kbuffer follows a page's length words as signed ints
+ * and moves on by index + length in unsigned arithmetic: a type-0 record
+ * whose length word is under 4, or a padding or type-0 length that is
+ * negative as an int, sends its walk back to where it was, and
+ * kbuffer_load_subbuffer() never returns (the fuzzer found one). Walk the
+ * headers as it will (a time extend or an absolute stamp 8 bytes, padding
+ * 4 plus its length, a type-0 record 8 plus its rounded length, others 4
+ * plus 4 per type_len) and refuse such a page first. Lengths the kernel
+ * writes are small and positive: no real page is refused.
+ */
+static bool
+kb_page_safe(const uint8_t *d, uint64_t size, size_t buflen)
+{
+	uint64_t off = 0;
+	uint32_t h, len;
+	unsigned type;
+
+	while (off + 4 <= size) {
+		memcpy(&h, d + off, 4);
+		switch (type = h & 31) {
+		case 0:
+		case 29:
+			if (off + 8 > buflen)
+				return false;
+			memcpy(&len, d + off + 4, 4);
+			if ((int32_t)len < 0 || (type == 0 && len < 4))
+				return false;
+			off += type == 0 ? 8 + ((len - 4 + 3ull) & ~3ull) :
+					   4 + (uint64_t)len;
+			break;
+		case 30:
+		case 31:
+			off += 8;
+			break;
+		default:
+			off += 4 + 4 * (uint64_t)type;
+		}
+	}
+	return true;
+}
+
+/*
  * Every record of one page, in order, to fn; records of ids not decoded
  * reach fn with ev == FEV__MAX. *ret_missed: 0, the events the header says
  * were lost before this page, or −1 when it says "some" without a number.
@@ -500,7 +542,9 @@ fdec_page(struct fdec *fd, const void *page, size_t len, int cpu, fdec_fn fn,
 	/* an absolute time stamp, or something the walker does not take:
 	 * libtraceevent's kbuffer reads the page */
 	n = 0;
-	if (kbuffer_load_subbuffer(fd->kb, (void *)page) < 0)
+	if (!kb_page_safe((const uint8_t *)page + PAGE_HDR, size,
+		len - PAGE_HDR) ||
+	    kbuffer_load_subbuffer(fd->kb, (void *)page) < 0)
 		return -EBADMSG;
 	m = kbuffer_missed_events(fd->kb);
 	*ret_missed = m;
