@@ -12,6 +12,11 @@
 #include "store/store_codec.h"
 #include "window/window.h"
 
+/* The frame's part and version of a window's task rows (procs and
+ * threads alike: which list a blob holds is its column). */
+#define STORE_TASKS_PART 1
+#define STORE_TASKS_VERSION 1
+
 /* Rows t[0..n) with their instance ids, ascending without repeats
  * (-EINVAL otherwise). Identity fields are not written. */
 int store_tasks_put(struct store_enc *e, const struct window_task *t,
