@@ -18,7 +18,10 @@
  * until_ns (raised, on an hour grid, by each write that needs it: once an
  * hour per live instance), so an instance whose until_ns is below the
  * first window's start is referred to by no window and is deleted by the
- * maintenance pass (store_inst_prune).
+ * maintenance pass (store_inst_prune). An id is not handed out again
+ * while the handle is open; after a reopen the ids go on from the largest
+ * left, so one pruned above it may come back: safe, since no window
+ * refers to it any more.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -53,15 +56,7 @@ struct store_icache {
 	int64_t next_iid; /* 0: read max(iid) first */
 };
 
-enum {
-	IW_FIND,
-	IW_INS,
-	IW_UNTIL,
-	IW_IDENT,
-	IW_PUT,
-	IW_MAX_IID,
-	IW__MAX
-};
+enum { IW_FIND, IW_INS, IW_UNTIL, IW_IDENT, IW_PUT, IW_MAX_IID, IW__MAX };
 
 struct store_iw {
 	sqlite3 *db;
@@ -322,8 +317,8 @@ keyed_cmp(const void *a, const void *b)
 
 /* One list's blob into fe (left empty for an empty list). */
 static int
-encode_list(struct store_iw *iw, int64_t wid, int64_t wall_end_ns,
-    bool thread, const struct window_task *t, size_t n, struct store_enc *fe)
+encode_list(struct store_iw *iw, int64_t wid, int64_t wall_end_ns, bool thread,
+    const struct window_task *t, size_t n, struct store_enc *fe)
 {
 	struct store_enc pe = { 0 };
 	struct window_task *rows = NULL;
@@ -355,8 +350,8 @@ encode_list(struct store_iw *iw, int64_t wid, int64_t wall_end_ns,
 	if ((r = store_tasks_put(&pe, rows, iids, n)) == -EINVAL)
 		rc = SQLITE_CONSTRAINT;
 	else if (r < 0 ||
-	    store_frame_put(fe, STORE_TASKS_PART, STORE_TASKS_VERSION,
-		pe.b.p, pe.b.len) < 0)
+	    store_frame_put(fe, STORE_TASKS_PART, STORE_TASKS_VERSION, pe.b.p,
+		pe.b.len) < 0)
 		rc = SQLITE_NOMEM;
 out:
 	store_enc_release(&pe);
@@ -482,17 +477,22 @@ store_inst_put(struct store *s, int64_t id, const struct window *w)
 int
 store_inst_prune(struct store *s, uint64_t *ret_n)
 {
-	static const char sql[] =
-	    "DELETE FROM instance WHERE until_ns <"
-	    " (SELECT min(wall_start_ns) FROM windows)";
+	static const char sql[] = "DELETE FROM instance WHERE until_ns <"
+				  " (SELECT min(wall_start_ns) FROM windows)";
 	int rc;
 
 	*ret_n = 0;
 	if ((rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL)) != SQLITE_OK)
 		return rc;
 	*ret_n = (uint64_t)sqlite3_changes(s->db);
-	if (*ret_n)
-		store_inst_forget(s);
+	/* the ids go on from where they were (a rollback of this would
+	 * forget them all anyway) */
+	if (*ret_n && s->iw != NULL) {
+		int64_t next = s->iw->c.next_iid;
+
+		icache_clear(&s->iw->c);
+		s->iw->c.next_iid = next;
+	}
 	return SQLITE_OK;
 }
 
@@ -544,7 +544,8 @@ tlist_push(struct tlist *l, const struct window_task *t)
 	return 0;
 }
 
-int store_inst_migrate_fail_at; /* tests: fail before this window (1..) */
+/* tests: called before the n-th window (from 1); non-zero fails the step */
+int (*store_inst_migrate_test)(unsigned n);
 
 /*
  * v7 → v8, inside the step's transaction: every window's window_task
@@ -557,18 +558,18 @@ int store_inst_migrate_fail_at; /* tests: fail before this window (1..) */
 int
 store_inst_migrate_v8(sqlite3 *db)
 {
-	static const char wins_sql[] =
-	    "SELECT id, wall_end_ns FROM windows"
-	    " ORDER BY wall_start_ns DESC, id DESC";
-	static const char rows_sql[] =
-	    "SELECT " STORE_TASK_COLS " FROM window_task WHERE window_id = ?"
-	    " ORDER BY thread, id, starttime";
+	static const char wins_sql[] = "SELECT id, wall_end_ns FROM windows"
+				       " ORDER BY wall_start_ns DESC, id DESC";
+	static const char rows_sql[] = "SELECT " STORE_TASK_COLS
+				       " FROM window_task WHERE window_id = ?"
+				       " ORDER BY thread, id, starttime";
 	struct store_iw iw = { 0 };
 	struct tlist l[2] = { { 0 } };
 	sqlite3_stmt *ws = NULL, *rs = NULL;
 	struct window_task t;
 	int64_t wid, wend;
-	int rc, n = 0;
+	unsigned n = 0;
+	int rc;
 
 	if ((rc = iw_prepare(&iw, db, 0)) != SQLITE_OK ||
 	    (rc = sqlite3_prepare_v2(db, wins_sql, -1, &ws, NULL)) !=
@@ -578,7 +579,7 @@ store_inst_migrate_v8(sqlite3 *db)
 	while ((rc = sqlite3_step(ws)) == SQLITE_ROW) {
 		wid = sqlite3_column_int64(ws, 0);
 		wend = sqlite3_column_int64(ws, 1);
-		if (++n == store_inst_migrate_fail_at) {
+		if (store_inst_migrate_test && store_inst_migrate_test(++n)) {
 			rc = SQLITE_IOERR;
 			break;
 		}

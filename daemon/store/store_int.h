@@ -282,7 +282,7 @@ void store_rollback(struct store *s); /* and forget the ids it undid */
 int store_inst_put(struct store *s, int64_t id, const struct window *w);
 int store_inst_prune(struct store *s, uint64_t *ret_n);
 int store_inst_migrate_v8(sqlite3 *db);
-extern int store_inst_migrate_fail_at; /* tests */
+extern int (*store_inst_migrate_test)(unsigned n); /* tests */
 
 /* store_taskread.c: tasks read back from their blobs */
 struct store_rcache;

@@ -310,9 +310,8 @@ struct wident {
 /* A window's rows with their identities, in (id, starttime) order as
  * v7's key kept them, appended to w. */
 static int
-add_rows(struct store *s, struct window *w, bool thread,
-    struct window_task *t, const uint64_t *iid, size_t n,
-    const struct wident *own, size_t nown)
+add_rows(struct store *s, struct window *w, bool thread, struct window_task *t,
+    const uint64_t *iid, size_t n, const struct wident *own, size_t nown)
 {
 	const struct ident *in;
 	size_t i, j, k = 0;
@@ -362,8 +361,8 @@ store_load_tasks(struct store *s, int64_t id, struct window *w)
 	sqlite3_reset(st);
 	st = s->rs[RS_IDENT];
 	sqlite3_bind_int64(st, 1, id);
-	while (r == 0 && (n[0] || n[1]) &&
-	    (rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while (
+	    r == 0 && (n[0] || n[1]) && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (nown == cown) {
 			cown = cown ? cown * 2 : 8;
 			if ((p = realloc(own, cown * sizeof(*p))) == NULL) {
@@ -409,8 +408,17 @@ bind_range(struct store *s, sqlite3_stmt *st, int64_t from, int64_t to,
 }
 
 /* RS_TASK_WINS columns */
-enum { TW_ID, TW_BOOT, TW_LEVEL, TW_HZ, TW_MONO0, TW_MONO1, TW_WALL0,
-	TW_WALL1, TW_BLOB };
+enum {
+	TW_ID,
+	TW_BOOT,
+	TW_LEVEL,
+	TW_HZ,
+	TW_MONO0,
+	TW_MONO1,
+	TW_WALL0,
+	TW_WALL1,
+	TW_BLOB
+};
 
 struct agg {
 	int64_t iid, last_wid;
@@ -455,8 +463,8 @@ agg_final_cmp(const void *a, const void *b)
 
 /* Sum one window's rows into the aggregates (v7: SUM, TOTAL, MAX). */
 static int
-agg_rows(struct imap *m, struct agg **a, size_t *na, size_t *cap,
-    int64_t wid, const struct window_task *t, const uint64_t *iid, size_t n)
+agg_rows(struct imap *m, struct agg **a, size_t *na, size_t *cap, int64_t wid,
+    const struct window_task *t, const uint64_t *iid, size_t n)
 {
 	struct window_task *x;
 	uint32_t k;
@@ -533,27 +541,28 @@ top_locked(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 		r = store_fail(s, rc, "top-N");
 	sqlite3_reset(st);
 	imap_free(&map);
-	/* by the metric; only the ties at the cut need id and starttime */
+	/*
+	 * By the metric; only those down to the cut, and its ties, need id
+	 * and starttime. An id with no instance is dropped (counted) and
+	 * the cut moves down past it.
+	 */
 	for (i = 0; i < na; i++)
 		a[i].key = agg_key(&a[i].t, m);
 	qsort(a, na, sizeof(*a), agg_key_cmp);
-	k = na;
-	if (n && na > n)
-		for (k = n; k < na && a[k].key == a[n - 1].key; k++)
-			;
-	for (i = 0; i < k && r == 0; i++) {
+	for (i = k = 0; i < na && r == 0; i++) {
 		const struct ident *in;
 
+		if (n && k >= n && a[i].key != a[k - 1].key)
+			break;
 		if ((r = inst_ident(s, a[i].iid, &in)) < 0)
 			break;
-		if (in == NULL) { /* no instance: nothing to name it by */
+		if (in == NULL) {
 			store_blob_error(s);
-			a[i].key = 0;
-			a[i].t.id = INT32_MAX;
 			continue;
 		}
 		a[i].t.id = in->id;
 		a[i].t.starttime = in->starttime;
+		a[k++] = a[i];
 	}
 	qsort(a, k, sizeof(*a), agg_final_cmp);
 	if (n && k > n)
@@ -665,8 +674,7 @@ history_locked(struct store *s, enum store_rstmt q, bool threads, int32_t id,
 			h = &out[k++];
 			memset(h, 0, sizeof(*h));
 			col_text(st, TW_BOOT, h->boot_id, sizeof(h->boot_id));
-			h->level = (uint32_t)sqlite3_column_int64(st,
-			    TW_LEVEL);
+			h->level = (uint32_t)sqlite3_column_int64(st, TW_LEVEL);
 			h->hz = (uint32_t)sqlite3_column_int64(st, TW_HZ);
 			h->mono_start_ns = sqlite3_column_int64(st, TW_MONO0);
 			h->mono_end_ns = sqlite3_column_int64(st, TW_MONO1);
