@@ -233,8 +233,8 @@ reframe(struct store *s, int64_t wid, const char *col, enum reframe how)
 		    0);
 		iid[n - 1] = 1000000; /* still ascending, no such instance */
 		ck_assert_int_eq(store_tasks_put(&pe, t, iid, n), 0);
-		ck_assert_int_eq(store_frame_put(&e, f.part, f.version,
-				     pe.b.p, pe.b.len),
+		ck_assert_int_eq(store_frame_put(&e, f.part, f.version, pe.b.p,
+				     pe.b.len),
 		    0);
 		free(t);
 		free(iid);
@@ -255,7 +255,7 @@ reframe(struct store *s, int64_t wid, const char *col, enum reframe how)
 
 static const struct damage {
 	const char *what;
-	bool threads; /* which column */
+	bool threads;	 /* which column */
 	const char *set; /* SQL for the column (NULL: reframe) */
 	enum reframe how;
 } damages[] = {
@@ -341,9 +341,8 @@ START_TEST(corrupt_blob_skipped_and_counted)
 		for (th = 0; th < 2; th++) {
 			const struct window_task *got = th ? v[k]->threads :
 							     v[k]->procs;
-			const struct window_task *want = th ?
-			    src[k]->threads :
-			    src[k]->procs;
+			const struct window_task *want = th ? src[k]->threads :
+							      src[k]->procs;
 			size_t ngot = th ? v[k]->nthreads : v[k]->nprocs;
 
 			for (j = m = 0; j < (th ? 4u : 3u); j++)
@@ -356,8 +355,8 @@ START_TEST(corrupt_blob_skipped_and_counted)
 
 	/* top of each list: the sums of what is left */
 	for (th = 0; th < 2; th++) {
-		ck_assert_int_eq(store_top(s, T0, T0 + 30 * SEC, th,
-				     METRIC_CPU, 0, &top, &nt),
+		ck_assert_int_eq(store_top(s, T0, T0 + 30 * SEC, th, METRIC_CPU,
+				     0, &top, &nt),
 		    0);
 		ck_assert_uint_eq(nt, th ? 4 : 3);
 		for (i = 0; i < nt; i++) {
@@ -390,8 +389,8 @@ START_TEST(corrupt_blob_skipped_and_counted)
 	}
 	ck_assert_uint_eq(blob_errors(s), 2);
 	/* history of a task of the damaged list */
-	ck_assert_int_eq(store_history(s, d->threads, d->threads ? 21 : 20,
-			     0, T0, T0 + 30 * SEC, &h, &n),
+	ck_assert_int_eq(store_history(s, d->threads, d->threads ? 21 : 20, 0,
+			     T0, T0 + 30 * SEC, &h, &n),
 	    0);
 	ck_assert_uint_eq(n, row_kept(d, 1, d->threads, 1) ? 3 : 2);
 	ck_assert_int_eq(h[0].wall_start_ns, T0);
@@ -481,8 +480,7 @@ check_migrated(struct store *s)
 			     "SELECT count(*) FROM instance WHERE"
 			     " comm = 'python3'"),
 	    1);
-	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM window_task_ident"),
-	    2);
+	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM window_task_ident"), 2);
 	ck_assert_int_eq(store_windows(s, T0, T0 + 30 * SEC, 0, &v, &n), 0);
 	ck_assert_uint_eq(n, 3);
 	ck_assert_uint_eq(v[0]->nprocs, 2);
@@ -502,8 +500,8 @@ check_migrated(struct store *s)
 	ck_assert_uint_eq(v[2]->procs[0].rss_pages_last, 1900);
 	free_windows(v, n);
 	/* top: sums over the three, names and state of the latest */
-	ck_assert_int_eq(store_top(s, T0, T0 + 30 * SEC, false, METRIC_CPU,
-			     20, &t, &n),
+	ck_assert_int_eq(store_top(s, T0, T0 + 30 * SEC, false, METRIC_CPU, 20,
+			     &t, &n),
 	    0);
 	ck_assert_uint_eq(n, 2);
 	ck_assert_int_eq(t[0].id, 10);
@@ -516,8 +514,8 @@ check_migrated(struct store *s)
 	ck_assert_uint_eq(t[1].uid, 1001);
 	free(t);
 	/* the first 20 s: bash's names (from its own window) */
-	ck_assert_int_eq(store_top(s, T0, T0 + 20 * SEC, false, METRIC_CPU,
-			     1, &t, &n),
+	ck_assert_int_eq(store_top(s, T0, T0 + 20 * SEC, false, METRIC_CPU, 1,
+			     &t, &n),
 	    0);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_str_eq(t[0].comm, "bash");
@@ -712,7 +710,8 @@ START_TEST(rename_keeps_each_windows_names)
 	ck_assert_int_eq(store_windows(s, T0, T0 + 40 * SEC, 0, &v, &n), 0);
 	ck_assert_uint_eq(n, 4);
 	for (k = 0; k < 4; k++) {
-		ck_assert_str_eq(v[k]->procs[0].comm, k >= 2 ? "python3" : "c10");
+		ck_assert_str_eq(v[k]->procs[0].comm,
+		    k >= 2 ? "python3" : "c10");
 		ck_assert_uint_eq(v[k]->procs[0].uid, k >= 2 ? 4242 : 10010);
 		ck_assert_str_eq(v[k]->procs[1].comm, "c20");
 	}
@@ -836,8 +835,8 @@ START_TEST(rolled_back_put_forgets_its_ids)
 	}
 	ck_assert_int_eq(store_put(s, w), -ENOSPC);
 	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM instance"), 7);
-	ck_assert_int_eq(store_exec(s, "PRAGMA max_page_count = 1000000",
-			     NULL, 0),
+	ck_assert_int_eq(store_exec(s, "PRAGMA max_page_count = 1000000", NULL,
+			     0),
 	    0);
 	ck_assert_int_eq(store_put(s, w), 0);
 	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM instance"), 407);
