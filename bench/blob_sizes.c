@@ -35,8 +35,8 @@
 #include "window/window.h"
 
 enum part { P_TASKS, P_KV, P_SYS, P_BPF, P_WINDOWS, P_ALL, P__MAX };
-static const char *const part_name[P__MAX] = { "tasks", "kv", "sys",
-	"bpfrows", "windows (v7 row)", "the four parts" };
+static const char *const part_name[P__MAX] = { "tasks", "kv", "sys", "bpfrows",
+	"windows (v7 row)", "the four parts" };
 /* the v7 tables of each part */
 static const char *const part_tables[P__MAX][3] = {
 	[P_TASKS] = { "window_task" },
@@ -49,8 +49,8 @@ static const char *const part_tables[P__MAX][3] = {
 };
 
 enum col { C_V7, C_RAW, C_Z1, C_Z3, C_Z6, C_DICT, C_ENC, C_DEC, C__MAX };
-static const char *const col_name[C__MAX] = { "v7", "raw", "zstd-1",
-	"zstd-3", "zstd-6", "zstd-3+dict", "enc µs", "dec µs" };
+static const char *const col_name[C__MAX] = { "v7", "raw", "zstd-1", "zstd-3",
+	"zstd-6", "zstd-3+dict", "enc µs", "dec µs" };
 
 struct series {
 	double *v;
@@ -65,7 +65,8 @@ static int iters = 50;
 static void
 die(const char *what)
 {
-	fprintf(stderr, "blob_sizes: %s: %s\n", what, db ? sqlite3_errmsg(db) : "");
+	fprintf(stderr, "blob_sizes: %s: %s\n", what,
+	    db ? sqlite3_errmsg(db) : "");
 	exit(1);
 }
 
@@ -169,7 +170,8 @@ inst_id(int thread, int id, uint64_t st)
 			if (!old[k].iid)
 				continue;
 			for (i = inst_hash(old[k].thread, old[k].id,
-				 old[k].starttime) & (instcap - 1);
+				     old[k].starttime) &
+				 (instcap - 1);
 			     inst[i].iid; i = (i + 1) & (instcap - 1))
 				;
 			inst[i] = old[k];
@@ -287,8 +289,10 @@ enc_tasks(int64_t wid, struct store_enc *e, size_t *ret_rows)
 	if (store_tasks_put(e, t, iid, n) < 0)
 		die("store_tasks_put");
 	if (store_tasks_get(e->b.p, e->b.len, n, &back, &biid, &bn) < 0 ||
-	    bn != n || (n && (memcmp(back, t, n * sizeof(*t)) != 0 ||
-				 memcmp(biid, iid, n * sizeof(*iid)) != 0)))
+	    bn != n ||
+	    (n &&
+		(memcmp(back, t, n * sizeof(*t)) != 0 ||
+		    memcmp(biid, iid, n * sizeof(*iid)) != 0)))
 		die("tasks do not read back");
 	free(back);
 	free(biid);
@@ -547,8 +551,7 @@ v7_tables(void)
 			    part_tables[p][k]);
 			st = prep(sql);
 			if (sqlite3_step(st) == SQLITE_ROW)
-				table_rows[p][k] = sqlite3_column_double(st,
-				    0);
+				table_rows[p][k] = sqlite3_column_double(st, 0);
 			sqlite3_finalize(st);
 		}
 }
@@ -591,8 +594,7 @@ frame_len(const struct store_enc *pl, enum part p, int level)
 	struct store_enc e = { 0 };
 	size_t n;
 
-	if ((level ? store_frame_put_zstd(&e, p, 1, pl->b.p, pl->b.len,
-			 level) :
+	if ((level ? store_frame_put_zstd(&e, p, 1, pl->b.p, pl->b.len, level) :
 		     store_frame_put(&e, p, 1, pl->b.p, pl->b.len)) < 0)
 		die("frame");
 	n = e.b.len;
@@ -641,8 +643,8 @@ decode(enum part p, const struct store_enc *blob)
 	default: {
 		struct store_bpfrows b;
 
-		if ((r = store_bpfrows_get(f.payload, f.len, SIZE_MAX,
-			 &b)) == 0)
+		if ((r = store_bpfrows_get(f.payload, f.len, SIZE_MAX, &b)) ==
+		    0)
 			store_bpfrows_release(&b);
 		break;
 	}
