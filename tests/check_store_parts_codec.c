@@ -128,6 +128,20 @@ static const struct gauge gauges[] = {
 	    .last = -9007199254740992.0 },
 	{ .n = 4, .min = 1, .max = INFINITY, .sum = INFINITY, .last = 1 },
 	{ .n = 5, .min = 7, .max = 3, .sum = 20, .last = 5 }, /* max < min */
+	/* load averages: hundredths, the sum a few ulps off them */
+	{ .n = 11,
+	    .min = 1.58,
+	    .max = 3.19,
+	    .sum = 27.820000000000004,
+	    .last = 3.19 },
+	{ .n = 11,
+	    .min = 44.68,
+	    .max = 51.39,
+	    .sum = 502.98999999999995,
+	    .last = 51.39 },
+	{ .n = 2, .min = -0.5, .max = -0.0, .sum = -0.5, .last = -0.0 },
+	{ .n = 3, .min = 1.0 / 3, .max = 0.25, .sum = 0.75, .last = 0.25 },
+	{ .n = 3, .min = 1e15, .max = 1e15 + 0.5, .sum = 3e15, .last = 1e15 },
 };
 #define NG (sizeof(gauges) / sizeof(gauges[0]))
 
@@ -174,6 +188,14 @@ START_TEST(test_kv_roundtrip)
 	/* MemFree's gauge in form 1: 4 + 3 + 1 + 3 bytes, not 4 doubles */
 	store_enc_gauge(&e, &gauges[1]);
 	ck_assert_uint_le(e.b.len, 13);
+	store_enc_release(&e);
+	/* load1's in form 2: 2 to 3 bytes a figure */
+	store_enc_gauge(&e, &gauges[10]);
+	ck_assert_uint_le(e.b.len, 14);
+	store_enc_release(&e);
+	/* a third is no number of hundredths: four doubles */
+	store_enc_gauge(&e, &gauges[13]);
+	ck_assert_uint_eq(e.b.len, 2 + 4 * 9);
 	store_enc_release(&e);
 	/* nothing at all */
 	ck_assert_int_eq(store_kv_put(&e, c, 0, g, 0), 0);
@@ -230,8 +252,8 @@ START_TEST(test_kv_bad)
 	store_enc_u(&e, 1);
 	store_enc_u(&e, 7);
 	store_enc_u(&e, 3); /* n */
-	store_enc_u(&e, 2); /* form */
-	store_enc_bytes(&e, "\0\0\0\0", 4);
+	store_enc_u(&e, 3); /* form */
+	store_enc_bytes(&e, "\0\0\0\0\0\0\0\0", 8);
 	ck_assert_int_eq(kv_get(e.b.p, e.b.len, 64), -EBADMSG);
 	store_enc_release(&e);
 	/* form 1 out of its range: min past 2^53 */
@@ -256,6 +278,16 @@ START_TEST(test_kv_bad)
 	store_enc_u(&e, 0);
 	store_enc_u(&e, 0);
 	store_enc_s(&e, INT64_MAX);
+	ck_assert_int_eq(kv_get(e.b.p, e.b.len, 64), -EBADMSG);
+	store_enc_release(&e);
+	/* form 2 with hundredths past 2^53 */
+	store_enc_u(&e, 0);
+	store_enc_u(&e, 1);
+	store_enc_u(&e, 7);
+	store_enc_u(&e, 3);
+	store_enc_u(&e, 2);
+	store_enc_s(&e, (1LL << 53) + 1);
+	store_enc_bytes(&e, "\0\0\0\0\0\0\0", 7);
 	ck_assert_int_eq(kv_get(e.b.p, e.b.len, 64), -EBADMSG);
 	store_enc_release(&e);
 	/* and a num tag that is not one */
@@ -443,9 +475,13 @@ mk_bpf(struct window_bpf_uid *u, size_t nu, struct window_bpf_proc *p,
 		p[i].starttime = i == 0 ? 0 : 2395733 + i / 3;
 		p[i].oncpu_ns = 335597887 + i;
 		p[i].rq_ns = 20723198016ull;
-		p[i].rq_count = 425;
-		for (k = 0; k < VITALS_BPF_RQ_SLOTS; k++)
+		p[i].rq_count = 0;
+		for (k = 0; k < VITALS_BPF_RQ_SLOTS; k++) {
 			p[i].rq_hist[k] = k < 18 ? (uint32_t)(k * i % 200) : 0;
+			p[i].rq_count += p[i].rq_hist[k];
+		}
+		if (i % 3 == 1) /* a count the histogram does not sum to */
+			p[i].rq_count = 425;
 	}
 	p[1].tgid = INT32_MAX;
 	p[2].tgid = INT32_MIN;
@@ -516,8 +552,9 @@ START_TEST(test_bpfrows_bad)
 			store_enc_u(&e, 1);
 			store_enc_s(&e, bad[i].tgid);
 			store_enc_s(&e, 100);
-			store_enc_bytes(&e, "\0\0\0", 3);
-			store_enc_u(&e, bad[i].slots);
+			store_enc_bytes(&e, "\0\0", 2);
+			store_enc_u(&e, bad[i].slots << 1);
+			store_enc_u(&e, 0); /* rq_count */
 			for (k = 0; k + 1 < bad[i].slots; k++)
 				store_enc_u(&e, 1);
 			store_enc_u(&e, bad[i].last);

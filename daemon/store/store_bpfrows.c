@@ -8,9 +8,12 @@
  *   u  process rows; per row:
  *        s  tgid − previous tgid (before the first: 0)
  *        s  starttime − previous starttime (mod 2^64; before the first: 0)
- *        u  oncpu_ns, rq_ns, rq_count
- *        u  slots: the run-queue histogram's length, trailing empty slots
- *           left out (≤ VITALS_BPF_RQ_SLOTS); u each slot's count
+ *        u  oncpu_ns, rq_ns
+ *        u  slots << 1 | 1 when rq_count is the histogram's sum: slots is
+ *           the histogram's length, trailing empty slots left out
+ *           (≤ VITALS_BPF_RQ_SLOTS)
+ *        u  rq_count, only when it is not the sum
+ *        u  each slot's count
  *
  * Rows keep their order; sorted by tgid (as a table hands them back) the
  * tgid and starttime steps take a byte or two.
@@ -27,7 +30,7 @@ store_bpfrows_put(struct store_enc *e, const struct window_bpf_uid *u,
     size_t nu, const struct window_bpf_proc *p, size_t np)
 {
 	int64_t tgid = 0;
-	uint64_t st = 0;
+	uint64_t st = 0, sum;
 	unsigned k, slots;
 	size_t i;
 
@@ -46,11 +49,14 @@ store_bpfrows_put(struct store_enc *e, const struct window_bpf_uid *u,
 		st = p[i].starttime;
 		store_enc_u(e, p[i].oncpu_ns);
 		store_enc_u(e, p[i].rq_ns);
-		store_enc_u(e, p[i].rq_count);
 		for (slots = VITALS_BPF_RQ_SLOTS;
 		     slots > 0 && p[i].rq_hist[slots - 1] == 0; slots--)
 			;
-		store_enc_u(e, slots);
+		for (k = 0, sum = 0; k < slots; k++)
+			sum += p[i].rq_hist[k];
+		store_enc_u(e, slots << 1 | (sum == p[i].rq_count));
+		if (sum != p[i].rq_count)
+			store_enc_u(e, p[i].rq_count);
 		for (k = 0; k < slots; k++)
 			store_enc_u(e, p[i].rq_hist[k]);
 	}
@@ -62,7 +68,8 @@ proc_get(struct store_dec *d, int64_t *tgid, uint64_t *st,
     struct window_bpf_proc *r)
 {
 	int64_t step = store_dec_s(d);
-	unsigned k, slots;
+	unsigned k, slots, word;
+	uint64_t sum;
 
 	/* the difference of two int32: anything wider is a lie */
 	if (step < -((int64_t)1 << 32) || step > ((int64_t)1 << 32) ||
@@ -74,10 +81,14 @@ proc_get(struct store_dec *d, int64_t *tgid, uint64_t *st,
 	r->starttime = *st;
 	r->oncpu_ns = store_dec_u(d);
 	r->rq_ns = store_dec_u(d);
-	r->rq_count = store_dec_u(d);
-	slots = (unsigned)store_dec_u_max(d, VITALS_BPF_RQ_SLOTS);
-	for (k = 0; k < slots; k++)
-		r->rq_hist[k] = (uint32_t)store_dec_u_max(d, UINT32_MAX);
+	word = (unsigned)store_dec_u_max(d, VITALS_BPF_RQ_SLOTS << 1 | 1);
+	slots = word >> 1;
+	if (!(word & 1))
+		r->rq_count = store_dec_u(d);
+	for (k = 0, sum = 0; k < slots; k++)
+		sum += r->rq_hist[k] = (uint32_t)store_dec_u_max(d, UINT32_MAX);
+	if (word & 1)
+		r->rq_count = sum;
 	/* the encoder leaves trailing empty slots out */
 	if (slots && r->rq_hist[slots - 1] == 0)
 		return false;

@@ -12,9 +12,14 @@
  *     form 0: num min, num max, num sum, num last
  *     form 1 (all four whole numbers, |v| ≤ 2^53, min ≤ max, min ≤ last):
  *             s min, u max − min, u last − min, s sum − n·min
+ *     form 2 (each within a few ulps of a number of hundredths):
+ *             for min, max, sum, last: s k, s bits(v) − bits(k / 100)
  *
- * Form 1 is how meminfo, task counts and online CPUs look: a few bytes
- * where four 9-byte doubles would stand. Every figure reads back bit for
+ * Form 1 is how meminfo, task counts and online CPUs look, form 2 load
+ * averages and PSI averages (two decimals; their sums a few ulps off): a
+ * few bytes where four 9-byte doubles would stand. Form 2 is exact for
+ * any double (the difference of the bit patterns is taken mod 2^64); the
+ * encoder picks it only when it is short. Every figure reads back bit for
  * bit; a decoder refuses what the encoder never writes.
  */
 #include <errno.h>
@@ -27,7 +32,9 @@
 
 #define NUM_EXACT (1LL << 53)
 
-enum { GF_NUMS = 0, GF_INTS = 1 };
+enum { GF_NUMS = 0, GF_INTS = 1, GF_CENTS = 2 };
+
+#define CENTS_ULPS (1 << 20) /* form 2 only when every value is this close */
 
 /* v as a whole number every double reaches exactly (not −0, not NaN) */
 static bool
@@ -46,9 +53,48 @@ in_range(int64_t v)
 	return v >= -NUM_EXACT && v <= NUM_EXACT;
 }
 
+static uint64_t
+bits(double v)
+{
+	uint64_t u;
+
+	memcpy(&u, &v, sizeof(u));
+	return u;
+}
+
+/* v as k hundredths and how many ulps it is off them; false when it is
+ * not near a number of hundredths (or not finite). */
+static bool
+cents(double v, int64_t *ret_k, int64_t *ret_d)
+{
+	double x = v * 100;
+	int64_t k, d;
+
+	if (!(x >= -NUM_EXACT && x <= NUM_EXACT))
+		return false;
+	k = llround(x);
+	d = (int64_t)(bits(v) - bits((double)k / 100));
+	if (d < -CENTS_ULPS || d > CENTS_ULPS)
+		return false;
+	*ret_k = k;
+	*ret_d = d;
+	return true;
+}
+
+static double
+from_cents(int64_t k, int64_t d)
+{
+	uint64_t u = bits((double)k / 100) + (uint64_t)d;
+	double v;
+
+	memcpy(&v, &u, sizeof(v));
+	return v;
+}
+
 void
 store_enc_gauge(struct store_enc *e, const struct gauge *g)
 {
+	int64_t k[4], d[4];
 	int64_t mn, mx, sm, ls, nmin, dsum;
 
 	store_enc_u(e, g->n);
@@ -63,6 +109,17 @@ store_enc_gauge(struct store_enc *e, const struct gauge *g)
 		store_enc_u(e, (uint64_t)(mx - mn));
 		store_enc_u(e, (uint64_t)(ls - mn));
 		store_enc_s(e, dsum);
+		return;
+	}
+	if (cents(g->min, &k[0], &d[0]) && cents(g->max, &k[1], &d[1]) &&
+	    cents(g->sum, &k[2], &d[2]) && cents(g->last, &k[3], &d[3])) {
+		unsigned i;
+
+		store_enc_u(e, GF_CENTS);
+		for (i = 0; i < 4; i++) {
+			store_enc_s(e, k[i]);
+			store_enc_s(e, d[i]);
+		}
 		return;
 	}
 	store_enc_u(e, GF_NUMS);
@@ -84,7 +141,7 @@ store_dec_gauge(struct store_dec *d, struct gauge *ret)
 		*ret = g;
 		return;
 	}
-	switch (store_dec_u_max(d, GF_INTS)) {
+	switch (store_dec_u_max(d, GF_CENTS)) {
 	case GF_NUMS:
 		g.min = store_dec_num(d);
 		g.max = store_dec_num(d);
@@ -111,6 +168,21 @@ store_dec_gauge(struct store_dec *d, struct gauge *ret)
 		g.last = (double)(mn + (int64_t)dlast);
 		g.sum = (double)sm;
 		break;
+	case GF_CENTS: {
+		double *v[4] = { &g.min, &g.max, &g.sum, &g.last };
+		unsigned i;
+
+		for (i = 0; i < 4 && !d->err; i++) {
+			int64_t k = store_dec_s(d), u = store_dec_s(d);
+
+			if (k < -NUM_EXACT || k > NUM_EXACT) {
+				store_dec_fail(d);
+				break;
+			}
+			*v[i] = from_cents(k, u);
+		}
+		break;
+	}
 	}
 	if (d->err)
 		g = (struct gauge){ 0 };
