@@ -217,6 +217,11 @@ gen_bpf(void)
 	if (store_bpfrows_put(&e, u, 3, p, 5) < 0)
 		exit(1);
 	emit("bpf", SEL_BPF, 3, &e);
+	/* the smallest rows there are */
+	memset(p, 0, sizeof(p));
+	if (store_bpfrows_put(&e, u, 0, p, 5) < 0)
+		exit(1);
+	emit("bpf_zero", SEL_BPF, 3, &e);
 }
 
 int

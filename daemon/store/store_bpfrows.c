@@ -106,7 +106,8 @@ store_bpfrows_get(const void *buf, size_t len, size_t max,
 	size_t i, n;
 
 	store_dec_init(&d, buf, len);
-	/* a uid row takes at least 4 bytes, a process row 6 */
+	/* a uid row takes at least 4 bytes, a process row 5 (its rq_count
+	 * the histogram's sum) */
 	n = (size_t)store_dec_u_max(&d, max < len / 4 ? max : len / 4);
 	if (d.err)
 		return -EBADMSG;
@@ -119,7 +120,7 @@ store_bpfrows_get(const void *buf, size_t len, size_t max,
 		b.uid[i].exited_ns = store_dec_u(&d);
 		b.uid[i].exited_tasks = store_dec_u(&d);
 	}
-	n = (size_t)store_dec_u_max(&d, max < len / 6 ? max : len / 6);
+	n = (size_t)store_dec_u_max(&d, max < len / 5 ? max : len / 5);
 	if (d.err)
 		goto bad;
 	if (n && (b.proc = calloc(n, sizeof(*b.proc))) == NULL) {
