@@ -3,7 +3,7 @@
  * What a window's parts take in the schema-v7 tables and in the compact
  * encoding (doc/storage.md, "Blobs"), measured on a v7 database:
  *
- *   blob_sizes [-n ITER] DB
+ *   blob_sizes [-l LEVEL] [-n ITER] DB
  *
  * opens DB read-only, reads every window's rows, encodes each part
  * (store_tasks.c, store_kv.c, store_sys.c, store_bpfrows.c), checks that
@@ -11,7 +11,7 @@
  * and p90 bytes of each part: v7 (dbstat: a table's pages apportioned to
  * windows by their rows), framed raw, framed zstd at levels 1, 3 and 6,
  * zstd 3 with a dictionary trained on the even windows (measured on the
- * odd ones), and encode / decode µs of the zstd-3 frame.
+ * odd ones), and encode / decode µs of the frame at zstd LEVEL (3).
  *
  * Ids as the compact store would give them: an instance id per (thread,
  * id, starttime) by first appearance, a key id per (table, kind, key).
@@ -61,6 +61,7 @@ static struct series stat[P__MAX][C__MAX];
 static struct series fresh; /* instances first seen, per window */
 static sqlite3 *db;
 static int iters = 50;
+static int level = 3; /* the level timed */
 
 static void
 die(const char *what)
@@ -669,7 +670,8 @@ timing(enum part p, int64_t wid)
 		 * payload and the frame, not the SQLite reads */
 		if (i == 0)
 			encoders[p](wid, &pl, &rows);
-		if (store_frame_put_zstd(&blob, p, 1, pl.b.p, pl.b.len, 3) < 0)
+		if (store_frame_put_zstd(&blob, p, 1, pl.b.p, pl.b.len, level) <
+		    0)
 			die("frame");
 		if (i == 0)
 			t0 = now_us();
@@ -744,11 +746,14 @@ main(int argc, char **argv)
 	unsigned p, c;
 	int o;
 
-	while ((o = getopt(argc, argv, "n:")) != -1)
+	while ((o = getopt(argc, argv, "l:n:")) != -1)
 		if (o == 'n')
 			iters = atoi(optarg) > 0 ? atoi(optarg) : 1;
+		else if (o == 'l')
+			level = atoi(optarg);
 	if (optind + 1 != argc) {
-		fprintf(stderr, "usage: blob_sizes [-n ITER] V7_DB\n");
+		fprintf(stderr,
+		    "usage: blob_sizes [-l LEVEL] [-n ITER] V7_DB\n");
 		return 2;
 	}
 	snprintf(uri, sizeof(uri), "file:%s?mode=ro", argv[optind]);
