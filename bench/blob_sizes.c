@@ -338,6 +338,7 @@ enc_kv(int64_t wid, struct store_enc *e, size_t *ret_rows)
 	}
 	sqlite3_bind_int64(sc, 1, wid);
 	while (sqlite3_step(sc) == SQLITE_ROW && nc < 512) {
+		memset(&c[nc], 0, sizeof(c[nc])); /* the pad is compared */
 		c[nc].key = key_id("count",
 		    (const char *)sqlite3_column_text(sc, 0),
 		    (const char *)sqlite3_column_text(sc, 1));
