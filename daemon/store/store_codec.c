@@ -6,7 +6,9 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
+#include <zstd.h>
 
 #include "store/store_codec.h"
 
@@ -228,6 +230,12 @@ store_dec_str(struct store_dec *d, char *buf, size_t sz)
 	buf[n] = '\0';
 }
 
+void
+store_dec_fail(struct store_dec *d)
+{
+	dec_fail(d);
+}
+
 int
 store_dec_end(const struct store_dec *d)
 {
@@ -270,24 +278,28 @@ store_crc32c(uint32_t crc, const void *p, size_t n)
 
 /* ------------------------------------------------------------ frames */
 
-/* The CRC covers the header as written and the payload, so a flipped
- * part, version or length is caught as surely as a flipped payload byte. */
-int
-store_frame_put(struct store_enc *e, unsigned part, unsigned version,
-    const void *payload, size_t len)
+/*
+ * The CRC covers the header as written and the decoded payload: a flipped
+ * part, version, codec or length is caught as surely as a flipped payload
+ * byte, and for a compressed payload the check is on what the reader will
+ * use, after the decompressor, not on the bytes it was fed.
+ */
+static int
+frame_put(struct store_enc *e, unsigned part, unsigned version, unsigned codec,
+    const void *stored, size_t slen, const void *payload, size_t len)
 {
 	size_t start = e->b.len;
 	uint32_t crc;
 	uint8_t c[4];
 	unsigned i;
 
-	if (len > STORE_FRAME_MAX)
-		return -E2BIG;
 	store_enc_bytes(e, (const uint8_t[]){ STORE_FRAME_MAGIC }, 1);
 	store_enc_u(e, part);
 	store_enc_u(e, version);
-	store_enc_u(e, STORE_CODEC_RAW);
-	store_enc_u(e, len);
+	store_enc_u(e, codec);
+	store_enc_u(e, slen);
+	if (codec != STORE_CODEC_RAW)
+		store_enc_u(e, len);
 	if (e->err)
 		return e->err;
 	crc = store_crc32c(0, e->b.p + start, e->b.len - start);
@@ -295,18 +307,79 @@ store_frame_put(struct store_enc *e, unsigned part, unsigned version,
 	for (i = 0; i < 4; i++)
 		c[i] = (uint8_t)(crc >> (8 * i));
 	store_enc_bytes(e, c, sizeof(c));
-	store_enc_bytes(e, payload, len);
+	store_enc_bytes(e, stored, slen);
 	return e->err;
+}
+
+int
+store_frame_put(struct store_enc *e, unsigned part, unsigned version,
+    const void *payload, size_t len)
+{
+	if (len > STORE_FRAME_MAX)
+		return -E2BIG;
+	return frame_put(e, part, version, STORE_CODEC_RAW, payload, len,
+	    payload, len);
+}
+
+static size_t
+u_len(uint64_t v)
+{
+	size_t n = 1;
+
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+int
+store_frame_put_zstd(struct store_enc *e, unsigned part, unsigned version,
+    const void *payload, size_t len, int level)
+{
+	size_t cap, clen;
+	void *z;
+	int r;
+
+	if (len > STORE_FRAME_MAX)
+		return -E2BIG;
+	cap = ZSTD_compressBound(len);
+	if ((z = malloc(cap)) == NULL)
+		return -ENOMEM;
+	clen = ZSTD_compress(z, cap, payload, len,
+	    level ? level : STORE_ZSTD_LEVEL);
+	/* raw when zstd fails or does not pay for its decoded length */
+	if (ZSTD_isError(clen) || clen + u_len(len) >= len)
+		r = frame_put(e, part, version, STORE_CODEC_RAW, payload, len,
+		    payload, len);
+	else
+		r = frame_put(e, part, version, STORE_CODEC_ZSTD, z, clen,
+		    payload, len);
+	free(z);
+	return r;
+}
+
+/* One zstd frame of exactly n bytes whose header states len: the checks
+ * that come before any allocation. */
+static bool
+zstd_frame_ok(const void *p, size_t n, size_t len)
+{
+	unsigned long long cs = ZSTD_getFrameContentSize(p, n);
+
+	if (cs == ZSTD_CONTENTSIZE_UNKNOWN || cs == ZSTD_CONTENTSIZE_ERROR ||
+	    cs != len)
+		return false;
+	return ZSTD_findFrameCompressedSize(p, n) == n;
 }
 
 int
 store_frame_get(const void *blob, size_t n, struct store_frame *ret)
 {
 	struct store_dec d;
-	struct store_frame f;
+	struct store_frame f = { 0 };
 	const uint8_t *m, *c;
 	uint32_t crc = 0, want;
-	size_t hdr;
+	size_t hdr, got;
 	unsigned i;
 
 	store_dec_init(&d, blob, n);
@@ -314,17 +387,43 @@ store_frame_get(const void *blob, size_t n, struct store_frame *ret)
 	f.part = (unsigned)store_dec_u_max(&d, 255);
 	f.version = (unsigned)store_dec_u_max(&d, 255);
 	f.codec = (unsigned)store_dec_u_max(&d, STORE_CODEC__MAX - 1);
-	f.len = (size_t)store_dec_u_max(&d, STORE_FRAME_MAX);
+	f.stored = (size_t)store_dec_u_max(&d, STORE_FRAME_MAX);
+	f.len = f.stored;
+	if (!d.err && f.codec != STORE_CODEC_RAW)
+		f.len = (size_t)store_dec_u_max(&d, STORE_FRAME_MAX);
 	hdr = (size_t)(d.p - (const uint8_t *)blob);
 	c = store_dec_bytes(&d, 4);
-	f.payload = store_dec_bytes(&d, f.len);
+	f.payload = store_dec_bytes(&d, f.stored);
 	if (store_dec_end(&d) < 0 || m == NULL || *m != STORE_FRAME_MAGIC)
 		return -EBADMSG;
+	if (f.codec == STORE_CODEC_ZSTD) {
+		if (!zstd_frame_ok(f.payload, f.stored, f.len))
+			return -EBADMSG;
+		if ((f.buf = malloc(f.len ? f.len : 1)) == NULL)
+			return -ENOMEM;
+		got = ZSTD_decompress(f.buf, f.len, f.payload, f.stored);
+		if (ZSTD_isError(got) || got != f.len) {
+			free(f.buf);
+			return -EBADMSG;
+		}
+		f.payload = f.buf;
+	}
 	for (i = 0; i < 4; i++)
 		crc |= (uint32_t)c[i] << (8 * i);
 	want = store_crc32c(store_crc32c(0, blob, hdr), f.payload, f.len);
-	if (crc != want)
+	if (crc != want) {
+		free(f.buf);
 		return -EBADMSG;
+	}
 	*ret = f;
 	return 0;
+}
+
+void
+store_frame_release(struct store_frame *f)
+{
+	free(f->buf);
+	f->buf = NULL;
+	f->payload = NULL;
+	f->len = 0;
 }

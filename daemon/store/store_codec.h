@@ -53,32 +53,51 @@ double store_dec_num(struct store_dec *d);
 const void *store_dec_bytes(struct store_dec *d, size_t n);
 /* A string into buf (NUL-terminated); longer than sz − 1: -EBADMSG. */
 void store_dec_str(struct store_dec *d, char *buf, size_t sz);
+/* Marks the input malformed (a part's own check failed): -EBADMSG. */
+void store_dec_fail(struct store_dec *d);
 /* 0 when every byte was read without error, else the error. */
 int store_dec_end(const struct store_dec *d);
 
 /*
  * The frame: FRAME_MAGIC, the part, the part's own format version, the
- * payload's codec, its length and its CRC-32C, then the payload. A reader
- * checks all of them before it decodes a byte of the payload.
+ * payload's codec, its stored length, for a compressed payload its decoded
+ * length, the CRC-32C of the header and the decoded payload, then the
+ * stored payload. A reader checks the header before it allocates or
+ * decompresses anything, and the CRC before it hands back a byte.
  */
 #define STORE_FRAME_MAGIC 0xB7
 #define STORE_FRAME_MAX (16u << 20) /* a payload bigger is refused */
+#define STORE_ZSTD_LEVEL 3	    /* zstd's default, and ours */
 
-enum store_codec_kind { STORE_CODEC_RAW = 0, STORE_CODEC__MAX };
+enum store_codec_kind {
+	STORE_CODEC_RAW = 0,
+	STORE_CODEC_ZSTD = 1, /* one zstd frame with its content size */
+	STORE_CODEC__MAX
+};
 
 struct store_frame {
 	unsigned part;	     /* which part of a window */
 	unsigned version;    /* the part's format version */
-	unsigned codec;	     /* enum store_codec_kind */
-	const void *payload; /* into the decoded blob; not owned */
-	size_t len;
+	unsigned codec;	     /* enum store_codec_kind, as stored */
+	const void *payload; /* decoded: into the blob, or buf */
+	size_t len;	     /* decoded length */
+	size_t stored;	     /* bytes the payload took in the blob */
+	void *buf;	     /* owned decoded payload (zstd), or NULL */
 };
 
+/* A raw frame. */
 int store_frame_put(struct store_enc *e, unsigned part, unsigned version,
     const void *payload, size_t len);
-/* The frame in blob[0..n): -EBADMSG for a bad magic, length, codec or
- * checksum (ret untouched). */
+/* A zstd frame at level (0: STORE_ZSTD_LEVEL), or a raw one when zstd
+ * does not make the frame smaller. */
+int store_frame_put_zstd(struct store_enc *e, unsigned part, unsigned version,
+    const void *payload, size_t len, int level);
+/* The frame in blob[0..n), decoded: -EBADMSG for a bad magic, length,
+ * codec, compressed stream or checksum, -ENOMEM (ret untouched either
+ * way). A zstd payload is decompressed into ret->buf: release it with
+ * store_frame_release() (a no-op for raw frames). */
 int store_frame_get(const void *blob, size_t n, struct store_frame *ret);
+void store_frame_release(struct store_frame *f);
 
 uint32_t store_crc32c(uint32_t crc, const void *p, size_t n);
 
