@@ -1034,7 +1034,7 @@ START_TEST(retention_by_size)
 	unsigned k;
 
 	store_opts_default(&o);
-	o.max_bytes = 1 << 20;
+	o.max_bytes = 256 << 10; /* a fraction of 150 windows, compressed */
 	s = open_opts(&o);
 	for (k = 0; k < 150; k++) {
 		put(s, full_window(k, T0 + k * 10 * SEC, 150, 50));

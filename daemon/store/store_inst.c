@@ -350,8 +350,8 @@ encode_list(struct store_iw *iw, int64_t wid, int64_t wall_end_ns, bool thread,
 	if ((r = store_tasks_put(&pe, rows, iids, n)) == -EINVAL)
 		rc = SQLITE_CONSTRAINT;
 	else if (r < 0 ||
-	    store_frame_put(fe, STORE_TASKS_PART, STORE_TASKS_VERSION, pe.b.p,
-		pe.b.len) < 0)
+	    store_frame_put_zstd(fe, STORE_TASKS_PART, STORE_TASKS_VERSION,
+		pe.b.p, pe.b.len, 0) < 0)
 		rc = SQLITE_NOMEM;
 out:
 	store_enc_release(&pe);

@@ -265,9 +265,12 @@ blob_decode(const void *blob, size_t n, struct window_task **ret,
 	if ((r = store_frame_get(blob, n, &f)) < 0)
 		return r;
 	if (f.part != STORE_TASKS_PART || f.version != STORE_TASKS_VERSION)
-		return -EBADMSG;
-	return store_tasks_get(f.payload, f.len, TASKS_MAX, ret, ret_iid,
-	    ret_n);
+		r = -EBADMSG;
+	else
+		r = store_tasks_get(f.payload, f.len, TASKS_MAX, ret, ret_iid,
+		    ret_n);
+	store_frame_release(&f);
+	return r;
 }
 
 /* Column i of st decoded (NULL: no rows); a bad blob counted, no rows. */
