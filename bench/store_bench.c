@@ -994,12 +994,46 @@ sql_ll(struct store *st, const char *sql)
 }
 
 static void
+task_rows(struct store *st, struct snap *ret)
+{
+	int64_t t0 = sql_ll(st, "SELECT min(wall_start_ns) FROM windows");
+	int64_t t1 = sql_ll(st, "SELECT max(wall_start_ns) FROM windows");
+	double np[3] = { 0 }, nt[3] = { 0 };
+	int64_t from, step = 3600 * NSEC_PER_SEC;
+	struct window **v;
+	size_t n, i;
+	unsigned l;
+
+	for (from = t0; from <= t1; from += step) {
+		if (store_windows(st, from, from + step, 0, &v, &n) < 0)
+			fatalx("store_windows failed");
+		for (i = 0; i < n; i++) {
+			/* each window once: in the hour it starts in */
+			if (v[i]->wall_start_ns >= from &&
+			    v[i]->wall_start_ns < from + step &&
+			    v[i]->level < 3) {
+				np[v[i]->level] += (double)v[i]->nprocs;
+				nt[v[i]->level] += (double)v[i]->nthreads;
+			}
+			window_free(v[i]);
+		}
+		free(v);
+	}
+	for (l = 0; l < 3; l++) {
+		if (ret->lvl[l] == 0)
+			continue;
+		ret->procs_per[l] = np[l] / (double)ret->lvl[l];
+		ret->threads_per[l] = nt[l] / (double)ret->lvl[l];
+	}
+}
+
+static void
 take_snap(struct store *st, const char *db, int64_t at_s, int64_t now_ns,
     bool rows, struct snap *ret)
 {
 	char wal[PATH_MAX + 8], q[160];
 	struct store_stats ss;
-	unsigned l, th;
+	unsigned l;
 
 	/* After a checkpoint the main file holds everything. */
 	if (store_exec(st, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, 0) < 0)
@@ -1018,17 +1052,11 @@ take_snap(struct store *st, const char *db, int64_t at_s, int64_t now_ns,
 		ret->lvl[l] = sql_ll(st, q);
 		if (!rows || ret->lvl[l] == 0)
 			continue;
-		/* How much a roll-up holds: the union of the tasks merged. */
-		for (th = 0; th < 2; th++) {
-			snprintf(q, sizeof(q),
-			    "SELECT count(*) FROM "
-			    "window_task WHERE thread = %u AND window_id IN "
-			    "(SELECT id FROM windows WHERE level = %u)",
-			    th, l);
-			*(th ? &ret->threads_per[l] : &ret->procs_per[l]) =
-			    (double)sql_ll(st, q) / (double)ret->lvl[l];
-		}
 	}
+	/* How much a roll-up holds: the union of the tasks merged (the
+	 * rows are in blobs: read back, an hour of windows at a time). */
+	if (rows)
+		task_rows(st, ret);
 	/* Where the bytes are, if this SQLite has the dbstat table. */
 	if (rows &&
 	    store_exec(st,

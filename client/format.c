@@ -807,6 +807,11 @@ fmt_health(struct sbuf *o, const Vitals__Health *h, const struct fmt_ctx *c)
 			    "%llu, -shm faults repaired %llu\n",
 			    ULL(s->windows_salvaged), ULL(s->wal_damaged),
 			    ULL(s->shm_faults));
+		if (s->blob_errors)
+			sbuf_printf(o,
+			    "  task blobs refused by reads %llu (their rows "
+			    "skipped, the rest of each window read)\n",
+			    ULL(s->blob_errors));
 		if (s->clock_suspect && !s->clock_confirmed)
 			sbuf_printf(o,
 			    "  wall clock %.1f h ahead of the stored "

@@ -10,7 +10,8 @@
 #   atrace  ATrace markers and raw ftrace ring-buffer pages
 #   hp      packages.list, heapprofd rules, cmdlines
 #   wss     maps, smaps, pagemap words
-FUZZ_TARGETS=(frame config procfs atrace hp wss)
+#   store_blob  the store's blobs: frames (raw, zstd) and part payloads
+FUZZ_TARGETS=(frame config procfs atrace hp wss store_blob)
 
 fuzz_build() {
 	local builddir=$1 t targets=()
@@ -36,6 +37,7 @@ fuzz_run() {
 	frame) maxlen=8192 ;;
 	atrace) maxlen=4200 ;;
 	procfs) maxlen=8192 ;;
+	store_blob) maxlen=8192 ;;
 	esac
 	FUZZ_EVENTS="$top/tests/fixtures/ftrace/events" \
 	    "$builddir/fuzz/fuzz_$t" -max_len="$maxlen" -timeout=10 \

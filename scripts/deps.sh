@@ -8,6 +8,8 @@ set -euo pipefail
 build_pkgs=(meson ninja-build pkg-config gcc libc6-dev
 	libevent-dev libbpf-dev libprotobuf-c-dev protobuf-c-compiler
 	libsqlite3-dev clang llvm bpftool libtracefs-dev libtraceevent-dev)
+# the store's blobs: zstd-compressed frames (daemon/store/store_codec.c)
+build_pkgs+=(libzstd-dev)
 test_pkgs=(check sqlite3 procps util-linux python3 libclang-rt-14-dev protobuf-compiler trace-cmd)
 # tests/bpfldr.c, the stand-in for Android's BPF loader, reads ELF with libelf
 test_pkgs+=(libelf-dev)

@@ -680,6 +680,17 @@ START_TEST(test_fmt_store_usage)
 	sbuf_init(&b);
 	fmt_health(&b, &h, &fctx);
 	s = sbuf_str(&b);
+	/* no refused blob: no line */
+	ck_assert_ptr_null(strstr(s, "task blobs refused"));
+	sbuf_free(&b);
+	st.blob_errors = 3;
+	sbuf_init(&b);
+	fmt_health(&b, &h, &fctx);
+	s = sbuf_str(&b);
+	ck_assert_msg(strstr(s,
+			  "  task blobs refused by reads 3 (their rows "
+			  "skipped, the rest of each window read)\n") != NULL,
+	    "%s", s);
 	ck_assert_msg(strstr(s,
 			  "  written by the daemon 1536.0 MiB per day (over "
 			  "the last 3h00m), 3.0 MiB since the store "
@@ -711,6 +722,7 @@ START_TEST(test_fmt_store_usage)
 	ck_assert(num(js, "history_windows") == 19800);
 	ck_assert(num(js, "history_ns") == (2 * 86400 + 5 * 3600) * NS);
 	ck_assert(num(js, "bound_holds_ns") == (6 * 86400 + 12 * 3600) * NS);
+	ck_assert(num(js, "blob_errors") == 3);
 	jm_free(j);
 	sbuf_free(&b);
 }

@@ -466,7 +466,7 @@ holder_main(void *arg)
 	ck_assert_int_eq(
 	    sqlite3_exec(hd->s->db,
 		"BEGIN IMMEDIATE;"
-		" DELETE FROM window_task WHERE window_id IN"
+		" DELETE FROM window_tasks WHERE window_id IN"
 		" (SELECT id FROM windows ORDER BY id DESC LIMIT 100)",
 		NULL, NULL, NULL),
 	    SQLITE_OK);

@@ -462,8 +462,9 @@ START_TEST(schema_created)
 	    q_int(s,
 		"SELECT count(*) FROM sqlite_schema WHERE"
 		" type = 'table' AND name IN ('windows', 'window_cpu',"
-		" 'window_count', 'window_gauge', 'window_psi', 'window_task')"),
-	    6);
+		" 'window_count', 'window_gauge', 'window_psi', 'window_tasks',"
+		" 'instance', 'window_task_ident')"),
+	    8);
 	ck_assert_int_eq(q_int(s,
 			     "SELECT count(*) FROM sqlite_schema WHERE"
 			     " type = 'index' AND name = 'windows_wall'"),
@@ -513,7 +514,7 @@ START_TEST(round_trip_every_field)
 	eq_window(w, v[0]);
 	/* the store keeps thread names as NULL when they equal comm */
 	ck_assert_int_eq(q_int(s,
-			     "SELECT count(*) FROM window_task"
+			     "SELECT count(*) FROM instance"
 			     " WHERE thread = 1 AND name IS NULL"),
 	    40);
 	/* the offline CPU without data has no row but reads back unknown */
@@ -560,7 +561,8 @@ START_TEST(duplicate_put_idempotent)
 	ck_assert_int_eq(store_put(s, w), 0);
 	ck_assert_int_eq(store_put(s, w), 0);
 	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM windows"), 1);
-	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM window_task"), 25);
+	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM window_tasks"), 1);
+	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM instance"), 25);
 	store_get_stats(s, &st);
 	ck_assert_uint_eq(st.windows_written, 1);
 	ck_assert_uint_eq(st.write_failures, 0);
@@ -752,7 +754,7 @@ START_TEST(rollup_through_store)
 	/* the children of the merged windows went with them */
 	ck_assert_int_eq(
 	    q_int(s,
-		"SELECT count(*) FROM window_task t WHERE"
+		"SELECT count(*) FROM window_tasks t WHERE"
 		" NOT EXISTS (SELECT 1 FROM windows w WHERE w.id = t.window_id)"),
 	    0);
 
@@ -1000,7 +1002,7 @@ START_TEST(retention_by_age)
 	store_get_stats(s, &st);
 	ck_assert_uint_eq(st.deleted_age, 50);
 	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM windows"), 2);
-	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM window_task"), 2);
+	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM window_tasks"), 2);
 	/* the 6-day-old window was rolled up, the fresh one kept as is */
 	ck_assert_int_eq(q_int(s, "SELECT level FROM windows WHERE seq = 100"),
 	    2);
@@ -1032,7 +1034,7 @@ START_TEST(retention_by_size)
 	unsigned k;
 
 	store_opts_default(&o);
-	o.max_bytes = 1 << 20;
+	o.max_bytes = 256 << 10; /* a fraction of 150 windows, compressed */
 	s = open_opts(&o);
 	for (k = 0; k < 150; k++) {
 		put(s, full_window(k, T0 + k * 10 * SEC, 150, 50));
@@ -1084,10 +1086,12 @@ START_TEST(size_window_too_big)
 	struct window *w;
 
 	store_opts_default(&o);
-	o.max_bytes = 128 << 10;
+	/* an empty v8 store is 32 pages of 4 KiB (its tables and indexes) */
+	o.max_bytes = 192 << 10;
 	s = open_opts(&o);
 	put(s, full_window(1, T0, 2, 0));
-	w = full_window(2, T0 + 10 * SEC, 3000, 0);
+	/* its instances alone are more than the bound */
+	w = full_window(2, T0 + 10 * SEC, 6000, 0);
 	ck_assert_int_eq(store_put(s, w), -EFBIG);
 	window_free(w);
 	store_get_stats(s, &st);
@@ -1376,7 +1380,7 @@ damage(enum damage d)
 		break;
 	case DMG_OUR_MARK_NO_TABLES:
 		s = open_default();
-		ck_assert_int_eq(store_exec(s, "DROP TABLE window_task", NULL,
+		ck_assert_int_eq(store_exec(s, "DROP TABLE window_tasks", NULL,
 				     0),
 		    0);
 		store_close(s);
@@ -1601,7 +1605,7 @@ START_TEST(full_maps_to_enospc)
 	ck_assert_uint_eq(n, 3);
 	ck_assert_uint_eq(v[2]->nprocs, 5);
 	free_windows(v, n);
-	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM window_task"), 15);
+	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM window_tasks"), 3);
 	/* space comes back: the same window goes in, state is ok again */
 	ck_assert_int_eq(store_exec(s, "PRAGMA max_page_count = 1000000", NULL,
 			     0),

@@ -110,7 +110,7 @@ static const char *const swallow[] = {
 	"CREATE TRIGGER eat BEFORE INSERT ON windows BEGIN"
 	" SELECT RAISE(IGNORE); END",
 	/* the window row is stored, its tasks are not */
-	"CREATE TRIGGER eat BEFORE INSERT ON window_task BEGIN"
+	"CREATE TRIGGER eat BEFORE INSERT ON window_tasks BEGIN"
 	" SELECT RAISE(IGNORE); END",
 	/* every insert is refused */
 	"CREATE TRIGGER eat BEFORE INSERT ON windows BEGIN"
@@ -139,7 +139,7 @@ START_TEST(trigger_write_is_error)
 	ck_assert_int_eq(store_recover(s), 0);
 	ck_assert_int_eq(store_put(s, w), 0);
 	/* the two windows before the trigger came along, then this one */
-	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM window_task"), 9);
+	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM window_tasks"), 3);
 	store_get_stats(s, &st);
 	ck_assert_int_eq(st.state, STORE_OK);
 	ck_assert_uint_eq(st.corrupt_moved, 1);

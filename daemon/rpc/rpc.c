@@ -403,6 +403,7 @@ pb_store(struct rpc_arena *a, const struct vitalsd_info *info)
 	m->history_wall_first_ns = s->history_wall_first_ns;
 	m->history_wall_last_ns = s->history_wall_last_ns;
 	m->bound_holds_ns = s->bound_holds_ns;
+	m->blob_errors = s->blob_errors;
 	return m;
 }
 

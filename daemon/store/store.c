@@ -244,15 +244,47 @@ static const char schema_v7[] =
     " PRIMARY KEY (window_id, pid, starttime, vaddr_start))"
     " WITHOUT ROWID;";
 
-/* migrations[v] takes a database from user_version v to v + 1. */
-static const char *const migrations[STORE_SCHEMA_VERSION] = {
-	schema_v1,
-	schema_v2,
-	schema_v3,
-	schema_v4,
-	schema_v5,
-	schema_v6,
-	schema_v7,
+/*
+ * v8: the compact task store (store_inst.c): instances written once, a
+ * window's processes and threads as two blobs (doc/storage.md, "Blobs"),
+ * and the identities a window's tasks carried when they differ from their
+ * instance's. The step's C half converts window_task and drops it.
+ */
+static const char schema_v8[] =
+    "CREATE TABLE instance ("
+    " iid INTEGER PRIMARY KEY,"
+    " thread INTEGER NOT NULL, id INTEGER NOT NULL,"
+    " starttime INTEGER NOT NULL, tgid INTEGER NOT NULL,"
+    " uid INTEGER NOT NULL, comm TEXT NOT NULL, name TEXT,"
+    " until_ns INTEGER NOT NULL,"
+    " UNIQUE (thread, id, starttime));"
+    "CREATE INDEX instance_until ON instance (until_ns);"
+    "CREATE TABLE window_tasks ("
+    " window_id INTEGER PRIMARY KEY REFERENCES windows(id)"
+    " ON DELETE CASCADE,"
+    " procs BLOB, threads BLOB);"
+    "CREATE TABLE window_task_ident ("
+    " window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
+    " iid INTEGER NOT NULL, tgid INTEGER NOT NULL, uid INTEGER NOT NULL,"
+    " comm TEXT NOT NULL, name TEXT,"
+    " PRIMARY KEY (window_id, iid)) WITHOUT ROWID;";
+
+/*
+ * migrations[v] takes a database from user_version v to v + 1: its SQL,
+ * then its C half (NULL: none) in the same transaction.
+ */
+static const struct {
+	const char *sql;
+	int (*fn)(sqlite3 *db);
+} migrations[STORE_SCHEMA_VERSION] = {
+	{ schema_v1, NULL },
+	{ schema_v2, NULL },
+	{ schema_v3, NULL },
+	{ schema_v4, NULL },
+	{ schema_v5, NULL },
+	{ schema_v6, NULL },
+	{ schema_v7, NULL },
+	{ schema_v8, store_inst_migrate_v8 },
 };
 
 static const char *const ws_sql[WS__MAX] = {
@@ -279,10 +311,6 @@ static const char *const ws_sql[WS__MAX] = {
 	[WS_INS_PSI] =
 	    "INSERT INTO window_psi (window_id, " STORE_PSI_COLS
 	    ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-	[WS_INS_TASK] =
-	    "INSERT INTO window_task (window_id, " STORE_TASK_COLS
-	    ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
-	    " ?, ?)",
 	[WS_DEL_WINDOW] = "DELETE FROM windows WHERE id = ?",
 	[WS_DEL_AGE] = "DELETE FROM windows WHERE wall_end_ns < ?",
 	[WS_DEL_OLDEST] =
@@ -393,7 +421,9 @@ migrate(sqlite3 *db, int64_t from, unsigned to)
 	for (v = from; v < to; v++) {
 		if ((rc = exec_sql(db, "BEGIN IMMEDIATE")) != SQLITE_OK)
 			return rc;
-		rc = exec_sql(db, migrations[v]);
+		rc = exec_sql(db, migrations[v].sql);
+		if (rc == SQLITE_OK && migrations[v].fn != NULL)
+			rc = migrations[v].fn(db);
 		snprintf(sql, sizeof(sql),
 		    "PRAGMA application_id = %d;"
 		    "PRAGMA user_version = %lld",
@@ -534,7 +564,8 @@ prepare_all(struct store *s)
 			 SQLITE_PREPARE_PERSISTENT, &s->ws[i], NULL)) !=
 		    SQLITE_OK)
 			return rc;
-	if ((rc = store_parts_prepare(s, false)) != SQLITE_OK)
+	if ((rc = store_parts_prepare(s, false)) != SQLITE_OK ||
+	    (rc = store_inst_prepare(s)) != SQLITE_OK)
 		return rc;
 	return store_read_prepare(s);
 }
@@ -558,6 +589,7 @@ db_close(struct store *s)
 	}
 	store_read_finalize(s);
 	store_parts_finalize(s);
+	store_inst_finalize(s);
 	sqlite3_close(s->db);
 	s->db = NULL;
 }

@@ -97,6 +97,10 @@ struct store_stats {
 	uint64_t spool_pending;
 	uint64_t spool_flushes, spool_moved, spool_failures;
 	uint64_t flush_ns_last, flush_ns_max;
+	/* blobs refused by a read (bad frame, checksum, version or bytes):
+	 * their rows were skipped, the rest of the window read */
+	uint64_t blob_errors;
+	uint64_t instances_pruned; /* instances no window referred to */
 };
 
 /* Metrics for top-N queries. */
@@ -165,7 +169,7 @@ int store_process(struct store *s, int32_t pid, uint64_t starttime,
 const char *store_state_name(enum store_state st);
 
 /* Added with the store: the schema a new database gets, and its mark. */
-#define STORE_SCHEMA_VERSION 7
+#define STORE_SCHEMA_VERSION 8
 #define STORE_APPLICATION_ID 0x56544c53 /* "VTLS" */
 
 /* One window of a task's history, with the window it came from. */

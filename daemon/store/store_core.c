@@ -140,14 +140,6 @@ store_check_insert(sqlite3_stmt *st)
 							    STORE_RC_NOTHING;
 }
 
-void
-store_rollback(struct store *s)
-{
-	/* SQLITE_FULL and some I/O errors already rolled back for us. */
-	if (!sqlite3_get_autocommit(s->db))
-		(void)store_run(s->ws[WS_ROLLBACK]);
-}
-
 static uint64_t
 file_bytes(const char *path, const char *suffix)
 {

@@ -27,7 +27,6 @@ enum store_wstmt {
 	WS_INS_COUNT,
 	WS_INS_GAUGE,
 	WS_INS_PSI,
-	WS_INS_TASK,
 	WS_DEL_WINDOW,
 	WS_DEL_AGE,
 	WS_DEL_OLDEST,
@@ -47,15 +46,14 @@ enum store_rstmt {
 	RS_COUNT,
 	RS_GAUGE,
 	RS_PSI,
-	RS_TASK,
+	RS_TASKS,
+	RS_IDENT,
+	RS_IDENT_ONE,
+	RS_INST,
 	RS_RANGE,
-	RS_TOP_CPU,
-	RS_TOP_MINFLT,
-	RS_TOP_MAJFLT,
-	RS_TOP_RSS,
-	RS_LATEST,
-	RS_HIST,
-	RS_HIST_TGID,
+	RS_TASK_WINS,
+	RS_INST_ID,
+	RS_INST_TGID,
 	RS__MAX
 };
 
@@ -126,6 +124,10 @@ struct store {
 	int64_t spool_first_ns;
 	int64_t id_next;     /* what id_hwm points to on the main store */
 	bool spool_attached; /* attached to db as "spool" */
+	/* store_inst.c: the writer's instance ids (NULL on a reader) */
+	struct store_iw *iw;
+	/* store_taskread.c: identities by instance id, for one read */
+	struct store_rcache *rcache;
 	/* store_usage.c */
 	struct store_usage usage;
 	uint64_t usage_base; /* the first reading by this handle */
@@ -181,7 +183,7 @@ enum wcol {
 	WC__MAX
 };
 
-/* window_task columns after window_id, in the order store_task_read uses. */
+/* v7's window_task columns after window_id (its migration reads them). */
 #define STORE_TASK_COLS                                                    \
 	"thread, id, starttime, tgid, uid, comm, name, d_utime, d_stime, " \
 	"d_minflt, d_majflt, samples, wall_ns, total_ticks, norm_ticks, "  \
@@ -225,7 +227,6 @@ void store_field_set(void *base, const struct store_field *f, uint64_t v);
 int store_put_count(struct store *s, int64_t id, const char *kind,
     const char *key, uint64_t v);
 int store_run_int(sqlite3_stmt *st, int64_t *ret);
-void store_rollback(struct store *s);
 void store_after_write(struct store *s);
 int store_check_insert(sqlite3_stmt *st);
 
@@ -300,6 +301,23 @@ int store_spool_flush_locked(struct store *s);
 int store_spool_tables(sqlite3 *db,
     int (*fn)(sqlite3 *db, const char *t, const char *cols, void *arg),
     void *arg);
+/* store_inst.c */
+struct store_iw;
+int store_inst_prepare(struct store *s);
+void store_inst_finalize(struct store *s);
+void store_inst_forget(struct store *s);
+void store_rollback(struct store *s); /* and forget the ids it undid */
+int store_inst_put(struct store *s, int64_t id, const struct window *w);
+int store_inst_prune(struct store *s, uint64_t *ret_n);
+int store_inst_migrate_v8(sqlite3 *db);
+extern int (*store_inst_migrate_test)(unsigned n); /* tests */
+
+/* store_taskread.c: tasks read back from their blobs */
+struct store_rcache;
+void store_rcache_free(struct store *s);
+void store_rcache_reset(struct store *s);
+int store_load_tasks(struct store *s, int64_t id, struct window *w);
+void store_blob_error(struct store *s);
 
 /* store_usage.c */
 int store_io_parse(const char *text, uint64_t *ret);

@@ -393,6 +393,27 @@ note_held(struct store *s, const struct store_now *now)
 	return 0;
 }
 
+/* Instances no window refers to any more (store_inst.c), before the
+ * vacuum below gives their pages back. */
+static int
+prune_instances(struct store *s)
+{
+	uint64_t n = 0;
+	int rc, r;
+
+	if ((rc = store_run(s->ws[WS_BEGIN])) != SQLITE_OK)
+		return store_fail(s, rc, "begin");
+	if ((rc = store_inst_prune(s, &n)) == SQLITE_OK)
+		rc = store_run(s->ws[WS_COMMIT]);
+	if (rc != SQLITE_OK) {
+		r = store_fail(s, rc, "instances");
+		store_rollback(s);
+		return r;
+	}
+	s->st.instances_pruned += n;
+	return 0;
+}
+
 static int
 shrink(struct store *s)
 {
@@ -442,7 +463,7 @@ maintain_locked(struct store *s, const struct store_now *now)
 	if (o->rollup2_s > 0 &&
 	    (r = roll_level(s, 1, &mn, o->rollup2_after_s, o->rollup2_s)) < 0)
 		goto fail;
-	if ((r = shrink(s)) < 0)
+	if ((r = prune_instances(s)) < 0 || (r = shrink(s)) < 0)
 		goto fail;
 	store_after_write(s);
 	/* what it costs and holds now (a failure here loses no window) */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Reads of the window store for the control plane and for roll-ups: whole
- * windows (rebuilt field by field from their rows), windows of a range at
- * a granularity, top-N tasks over a range, and one task's history.
+ * windows (rebuilt field by field from their rows) and windows of a range
+ * at a granularity; tasks, top-N and history are in store_taskread.c.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,45 +18,13 @@
  * Windows overlapping [:from, :to). The lower bound on wall_start_ns is
  * implied (no window is longer than :span, the longest stored) and lets
  * the windows_wall index bound the scan on both sides. CROSS JOIN keeps
- * windows as the outer loop, so task rows are reached by their key
- * (window_id, thread, id) instead of a scan of window_task.
+ * windows as the outer loop, so a window's task blobs are reached by
+ * their key (store_taskread.c decodes them).
  */
 /* clang-format off */
 #define IN_RANGE(w)                                                         \
 	" " w "wall_start_ns < :to AND " w "wall_start_ns >= :from - :span" \
 	" AND " w "wall_end_ns > :from"
-
-/* Rows of one instance, oldest first; task columns as STORE_TASK_COLS. */
-#define HIST_SQL HIST_SQL_WHERE("t.id = :id AND (:start = 0 OR" \
-	" t.starttime = :start)")
-/* Thread rows of one process (the control plane's process view). */
-#define HIST_TGID_SQL HIST_SQL_WHERE("t.tgid = :id AND (:start = 0 OR" \
-	" t.starttime >= :start)")
-#define HIST_SQL_WHERE(cond)                                               \
-	"SELECT w.boot_id, w.level, w.hz, w.mono_start_ns, w.mono_end_ns,"  \
-	" w.wall_start_ns, w.wall_end_ns, t.thread, t.id, t.starttime,"     \
-	" t.tgid, t.uid, t.comm, t.name, t.d_utime, t.d_stime, t.d_minflt,"  \
-	" t.d_majflt, t.samples, t.wall_ns, t.total_ticks, t.norm_ticks,"    \
-	" t.rss_pages_max, t.rss_pages_last, t.born, t.exited"               \
-	" FROM windows w CROSS JOIN window_task t ON t.window_id = w.id"    \
-	" WHERE" IN_RANGE("w.") " AND t.thread = :thread AND " cond         \
-	" ORDER BY w.wall_start_ns, w.mono_start_ns, t.id, t.starttime"
-
-/*
- * Sums per instance over the windows overlapping a range. Roll-ups delete
- * what they merge, so every instant is held by one level and summing
- * across levels counts nothing twice.
- */
-#define TOP_SQL(order)                                                     \
-	"SELECT t.id, t.starttime,"                                          \
-	" SUM(t.d_utime) AS ut, SUM(t.d_stime) AS st,"                       \
-	" SUM(t.d_minflt) AS minflt, SUM(t.d_majflt) AS majflt,"             \
-	" SUM(t.samples), SUM(t.wall_ns), SUM(t.total_ticks),"               \
-	" TOTAL(t.norm_ticks), MAX(t.rss_pages_max) AS rss, MAX(t.born)"     \
-	" FROM windows w CROSS JOIN window_task t ON t.window_id = w.id"     \
-	" WHERE" IN_RANGE("w.") " AND t.thread = :thread"                    \
-	" GROUP BY t.id, t.starttime ORDER BY " order " DESC,"                \
-	" t.id, t.starttime LIMIT :limit"
 
 static const char *const rs_sql[RS__MAX] = {
 	[RS_WINDOW] = "SELECT " STORE_WINDOW_COLS " FROM windows WHERE id = ?",
@@ -68,26 +36,31 @@ static const char *const rs_sql[RS__MAX] = {
 	    " FROM window_gauge WHERE window_id = ?",
 	[RS_PSI] = "SELECT " STORE_PSI_COLS
 	    " FROM window_psi WHERE window_id = ?",
-	[RS_TASK] = "SELECT " STORE_TASK_COLS
-	    " FROM window_task WHERE window_id = ?",
+	[RS_TASKS] = "SELECT procs, threads FROM window_tasks"
+	    " WHERE window_id = ?",
+	[RS_IDENT] = "SELECT iid, tgid, uid, comm, name"
+	    " FROM window_task_ident WHERE window_id = ?",
+	[RS_IDENT_ONE] = "SELECT tgid, uid, comm, name FROM window_task_ident"
+	    " WHERE window_id = ?1 AND iid = ?2",
+	[RS_INST] = "SELECT thread, id, starttime, tgid, uid, comm, name"
+	    " FROM instance WHERE iid = ?",
 	/* Newest first, so LIMIT keeps the newest (windows_locked). */
 	[RS_RANGE] = "SELECT id, boot_id, wall_start_ns FROM windows WHERE"
 	    IN_RANGE("") " ORDER BY wall_start_ns DESC, boot_id DESC,"
 	    " mono_start_ns DESC, id DESC LIMIT :limit",
-	[RS_TOP_CPU] = TOP_SQL("ut + st"),
-	[RS_TOP_MINFLT] = TOP_SQL("minflt"),
-	[RS_TOP_MAJFLT] = TOP_SQL("majflt"),
-	[RS_TOP_RSS] = TOP_SQL("rss"),
-	/* Names and end-of-range state come from the latest window. */
-	[RS_LATEST] = "SELECT t.tgid, t.uid, t.comm, t.name,"
-	    " t.rss_pages_last, t.exited"
-	    " FROM windows w CROSS JOIN window_task t ON t.window_id = w.id"
-	    " WHERE" IN_RANGE("w.") " AND t.thread = :thread AND t.id = :id"
-	    " AND t.starttime = :start"
-	    /* index order, newest first: stops at the first window found */
-	    " ORDER BY w.wall_start_ns DESC LIMIT 1",
-	[RS_HIST] = HIST_SQL,
-	[RS_HIST_TGID] = HIST_TGID_SQL,
+	/* Oldest first, a list's blob each (store_taskread.c). */
+	[RS_TASK_WINS] = "SELECT w.id, w.boot_id, w.level, w.hz,"
+	    " w.mono_start_ns, w.mono_end_ns, w.wall_start_ns, w.wall_end_ns,"
+	    " CASE WHEN :thread THEN t.threads ELSE t.procs END"
+	    " FROM windows w CROSS JOIN window_tasks t ON t.window_id = w.id"
+	    " WHERE" IN_RANGE("w.") " ORDER BY w.wall_start_ns,"
+	    " w.mono_start_ns, w.id",
+	/* The instances of one task (starttime 0: every one of that id). */
+	[RS_INST_ID] = "SELECT iid FROM instance WHERE thread = :thread"
+	    " AND id = :id AND (:start = 0 OR starttime = :start)",
+	/* A process's threads (the control plane's process view). */
+	[RS_INST_TGID] = "SELECT iid FROM instance WHERE thread = 1"
+	    " AND tgid = :id AND (:start = 0 OR starttime >= :start)",
 };
 /* clang-format on */
 
@@ -131,6 +104,7 @@ store_read_finalize(struct store *s)
 		sqlite3_finalize(s->rs[i]);
 		s->rs[i] = NULL;
 	}
+	store_rcache_free(s);
 }
 
 /* ------------------------------------------------------------ columns */
@@ -158,37 +132,6 @@ col_text(sqlite3_stmt *st, int i, char *buf, size_t sz)
 	const char *t = (const char *)sqlite3_column_text(st, i);
 
 	snprintf(buf, sz, "%s", t ? t : "");
-}
-
-/* STORE_TASK_COLS from column i on. */
-static bool
-col_task(sqlite3_stmt *st, int i, struct window_task *t)
-{
-	bool thread = sqlite3_column_int(st, i) != 0;
-
-	memset(t, 0, sizeof(*t));
-	t->id = sqlite3_column_int(st, i + 1);
-	t->starttime = col_u64(st, i + 2);
-	t->tgid = sqlite3_column_int(st, i + 3);
-	t->uid = (uint32_t)sqlite3_column_int64(st, i + 4);
-	col_text(st, i + 5, t->comm, sizeof(t->comm));
-	if (sqlite3_column_type(st, i + 6) == SQLITE_NULL)
-		memcpy(t->name, t->comm, sizeof(t->comm));
-	else
-		col_text(st, i + 6, t->name, sizeof(t->name));
-	t->d_utime = col_u64(st, i + 7);
-	t->d_stime = col_u64(st, i + 8);
-	t->d_minflt = col_u64(st, i + 9);
-	t->d_majflt = col_u64(st, i + 10);
-	t->samples = (uint32_t)sqlite3_column_int64(st, i + 11);
-	t->wall_ns = col_u64(st, i + 12);
-	t->total_ticks = col_u64(st, i + 13);
-	t->norm_ticks = sqlite3_column_double(st, i + 14);
-	t->rss_pages_max = col_u64(st, i + 15);
-	t->rss_pages_last = col_u64(st, i + 16);
-	t->born = sqlite3_column_int(st, i + 17) != 0;
-	t->exited = sqlite3_column_int(st, i + 18) != 0;
-	return thread;
 }
 
 static void
@@ -455,15 +398,6 @@ fn_psi(sqlite3_stmt *st, struct window *w)
 	return 0;
 }
 
-static int
-fn_task(sqlite3_stmt *st, struct window *w)
-{
-	struct window_task t;
-	bool thread = col_task(st, 0, &t);
-
-	return window_add_task(w, thread, &t);
-}
-
 int
 store_load(struct store *s, int64_t id, struct window **ret)
 {
@@ -498,7 +432,7 @@ store_load(struct store *s, int64_t id, struct window **ret)
 	if (r == 0)
 		r = load_rows(s, RS_PSI, id, w, fn_psi);
 	if (r == 0)
-		r = load_rows(s, RS_TASK, id, w, fn_task);
+		r = store_load_tasks(s, id, w);
 	/* each part's rows (store_parts[]); its counters came above */
 	for (i = 0; i < WPART__MAX && r == 0; i++)
 		if (store_parts[i]->load != NULL)
@@ -569,6 +503,7 @@ windows_locked(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 		return -EBADF;
 	if (from_wall_ns >= to_wall_ns)
 		return -EINVAL;
+	store_rcache_reset(s);
 	st = s->rs[RS_RANGE];
 	/* Ids first: loading runs other statements on the connection. */
 	bind_range(s, st, from_wall_ns, to_wall_ns);
@@ -716,216 +651,4 @@ store_windows(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 {
 	return store_windows_max(s, from_wall_ns, to_wall_ns, granularity_s, 0,
 	    ret, ret_n, NULL);
-}
-
-static int
-fill_latest(struct store *s, bool threads, int64_t from, int64_t to,
-    struct window_task *t)
-{
-	sqlite3_stmt *st = s->rs[RS_LATEST];
-	int rc;
-
-	bind_range(s, st, from, to);
-	bind_named(st, ":thread", threads);
-	bind_named(st, ":id", t->id);
-	bind_named(st, ":start", (int64_t)t->starttime);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		t->tgid = sqlite3_column_int(st, 0);
-		t->uid = (uint32_t)sqlite3_column_int64(st, 1);
-		col_text(st, 2, t->comm, sizeof(t->comm));
-		if (sqlite3_column_type(st, 3) == SQLITE_NULL)
-			memcpy(t->name, t->comm, sizeof(t->comm));
-		else
-			col_text(st, 3, t->name, sizeof(t->name));
-		t->rss_pages_last = col_u64(st, 4);
-		t->exited = sqlite3_column_int(st, 5) != 0;
-		rc = SQLITE_DONE;
-	}
-	sqlite3_reset(st);
-	return rc == SQLITE_DONE ? 0 : store_fail(s, rc, "top-N names");
-}
-
-static int
-top_locked(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
-    bool threads, enum store_metric m, unsigned n, struct window_task **ret,
-    size_t *ret_n)
-{
-	static const enum store_rstmt q[] = {
-		[METRIC_CPU] = RS_TOP_CPU,
-		[METRIC_MINFLT] = RS_TOP_MINFLT,
-		[METRIC_MAJFLT] = RS_TOP_MAJFLT,
-		[METRIC_RSS] = RS_TOP_RSS,
-	};
-	struct window_task *out = NULL, *t;
-	size_t k = 0, cap = 0, i;
-	sqlite3_stmt *st;
-	int rc, r = 0;
-
-	if (s == NULL || s->db == NULL)
-		return -EBADF;
-	if ((unsigned)m >= sizeof(q) / sizeof(q[0]) ||
-	    from_wall_ns >= to_wall_ns)
-		return -EINVAL;
-	st = s->rs[q[m]];
-	bind_range(s, st, from_wall_ns, to_wall_ns);
-	bind_named(st, ":thread", threads);
-	bind_named(st, ":limit", n ? (int64_t)n : -1); /* 0: all */
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (k == cap) {
-			cap = cap ? cap * 2 : 32;
-			if ((t = realloc(out, cap * sizeof(*t))) == NULL) {
-				r = -ENOMEM;
-				break;
-			}
-			out = t;
-		}
-		t = &out[k++];
-		memset(t, 0, sizeof(*t));
-		t->id = sqlite3_column_int(st, 0);
-		t->starttime = col_u64(st, 1);
-		t->d_utime = col_u64(st, 2);
-		t->d_stime = col_u64(st, 3);
-		t->d_minflt = col_u64(st, 4);
-		t->d_majflt = col_u64(st, 5);
-		t->samples = (uint32_t)sqlite3_column_int64(st, 6);
-		t->wall_ns = col_u64(st, 7);
-		t->total_ticks = col_u64(st, 8);
-		t->norm_ticks = sqlite3_column_double(st, 9);
-		t->rss_pages_max = col_u64(st, 10);
-		t->born = sqlite3_column_int(st, 11) != 0;
-	}
-	if (r == 0 && rc != SQLITE_DONE)
-		r = store_fail(s, rc, "top-N");
-	sqlite3_reset(st);
-	for (i = 0; i < k && r == 0; i++)
-		r = fill_latest(s, threads, from_wall_ns, to_wall_ns, &out[i]);
-	if (r < 0) {
-		free(out);
-		return r;
-	}
-	*ret = out;
-	*ret_n = k;
-	return 0;
-}
-
-int
-store_top(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
-    bool threads, enum store_metric m, unsigned n, struct window_task **ret,
-    size_t *ret_n)
-{
-	int r;
-
-	if (s == NULL) /* s->db: under the lock (store_recover) */
-		return -EBADF;
-	pthread_mutex_lock(&s->lock);
-	r = top_locked(s, from_wall_ns, to_wall_ns, threads, m, n, ret, ret_n);
-	pthread_mutex_unlock(&s->lock);
-	return r;
-}
-
-static int
-history_locked(struct store *s, enum store_rstmt q, bool threads, int32_t id,
-    uint64_t starttime, int64_t from_wall_ns, int64_t to_wall_ns,
-    struct store_hist **ret, size_t *ret_n)
-{
-	sqlite3_stmt *st;
-	struct store_hist *out = NULL, *h;
-	size_t k = 0, cap = 0;
-	int rc, r = 0;
-
-	if (s == NULL || s->db == NULL)
-		return -EBADF;
-	if (from_wall_ns >= to_wall_ns)
-		return -EINVAL;
-	st = s->rs[q];
-	bind_range(s, st, from_wall_ns, to_wall_ns);
-	bind_named(st, ":thread", threads);
-	bind_named(st, ":id", id);
-	bind_named(st, ":start", (int64_t)starttime);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (k == cap) {
-			cap = cap ? cap * 2 : 32;
-			if ((h = realloc(out, cap * sizeof(*h))) == NULL) {
-				r = -ENOMEM;
-				break;
-			}
-			out = h;
-		}
-		h = &out[k++];
-		col_text(st, 0, h->boot_id, sizeof(h->boot_id));
-		h->level = (uint32_t)sqlite3_column_int64(st, 1);
-		h->hz = (uint32_t)sqlite3_column_int64(st, 2);
-		h->mono_start_ns = sqlite3_column_int64(st, 3);
-		h->mono_end_ns = sqlite3_column_int64(st, 4);
-		h->wall_start_ns = sqlite3_column_int64(st, 5);
-		h->wall_end_ns = sqlite3_column_int64(st, 6);
-		(void)col_task(st, 7, &h->t);
-	}
-	if (r == 0 && rc != SQLITE_DONE)
-		r = store_fail(s, rc, "history");
-	sqlite3_reset(st);
-	if (r < 0) {
-		free(out);
-		return r;
-	}
-	*ret = out;
-	*ret_n = k;
-	return 0;
-}
-
-int
-store_history(struct store *s, bool threads, int32_t id, uint64_t starttime,
-    int64_t from_wall_ns, int64_t to_wall_ns, struct store_hist **ret,
-    size_t *ret_n)
-{
-	int r;
-
-	if (s == NULL) /* s->db: under the lock (store_recover) */
-		return -EBADF;
-	pthread_mutex_lock(&s->lock);
-	r = history_locked(s, RS_HIST, threads, id, starttime, from_wall_ns,
-	    to_wall_ns, ret, ret_n);
-	pthread_mutex_unlock(&s->lock);
-	return r;
-}
-
-int
-store_thread_history(struct store *s, int32_t tgid, uint64_t since,
-    int64_t from_wall_ns, int64_t to_wall_ns, struct store_hist **ret,
-    size_t *ret_n)
-{
-	int r;
-
-	if (s == NULL) /* s->db: under the lock (store_recover) */
-		return -EBADF;
-	pthread_mutex_lock(&s->lock);
-	r = history_locked(s, RS_HIST_TGID, true, tgid, since, from_wall_ns,
-	    to_wall_ns, ret, ret_n);
-	pthread_mutex_unlock(&s->lock);
-	return r;
-}
-
-int
-store_process(struct store *s, int32_t pid, uint64_t starttime,
-    int64_t from_wall_ns, int64_t to_wall_ns, struct window_task **ret,
-    size_t *ret_n)
-{
-	struct store_hist *h;
-	struct window_task *t = NULL;
-	size_t n, i;
-	int r;
-
-	if ((r = store_history(s, false, pid, starttime, from_wall_ns,
-		 to_wall_ns, &h, &n)) < 0)
-		return r;
-	if (n && (t = malloc(n * sizeof(*t))) == NULL) {
-		free(h);
-		return -ENOMEM;
-	}
-	for (i = 0; i < n; i++)
-		t[i] = h[i].t;
-	free(h);
-	*ret = t;
-	*ret_n = n;
-	return 0;
 }

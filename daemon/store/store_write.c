@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The rows of one window inside the caller's transaction: the window, its
- * CPUs, counters, gauges, PSI and tasks here, each signal's through its
- * store_<signal>.c. Used by store.c (a window per transaction) and by
- * store_maint.c and store_salvage.c (windows written again).
+ * CPUs, counters, gauges and PSI here, the tasks through store_inst.c,
+ * each signal's through its store_<signal>.c. Used by store.c (a window
+ * per transaction) and by store_maint.c and store_salvage.c (windows
+ * written again).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -249,48 +250,6 @@ put_psi(struct store *s, int64_t id, const struct window *w)
 	return rc;
 }
 
-static int
-put_tasks(struct store *s, int64_t id, bool thread, const struct window_task *t,
-    size_t n)
-{
-	sqlite3_stmt *st = s->ws[WS_INS_TASK];
-	int rc = SQLITE_OK;
-	size_t i;
-
-	for (i = 0; i < n && rc == SQLITE_OK; i++, t++) {
-		size_t cl = strnlen(t->comm, sizeof(t->comm));
-		size_t nl = strnlen(t->name, sizeof(t->name));
-
-		sqlite3_bind_int64(st, 1, id);
-		sqlite3_bind_int(st, 2, thread);
-		sqlite3_bind_int(st, 3, t->id);
-		bind_u64(st, 4, t->starttime);
-		sqlite3_bind_int(st, 5, t->tgid);
-		sqlite3_bind_int64(st, 6, t->uid);
-		sqlite3_bind_text(st, 7, t->comm, (int)cl, SQLITE_STATIC);
-		/* A thread's name is its comm: NULL saves the copy. */
-		if (nl == cl && memcmp(t->name, t->comm, cl) == 0)
-			sqlite3_bind_null(st, 8);
-		else
-			sqlite3_bind_text(st, 8, t->name, (int)nl,
-			    SQLITE_STATIC);
-		bind_u64(st, 9, t->d_utime);
-		bind_u64(st, 10, t->d_stime);
-		bind_u64(st, 11, t->d_minflt);
-		bind_u64(st, 12, t->d_majflt);
-		sqlite3_bind_int64(st, 13, t->samples);
-		bind_u64(st, 14, t->wall_ns);
-		bind_u64(st, 15, t->total_ticks);
-		sqlite3_bind_double(st, 16, t->norm_ticks);
-		bind_u64(st, 17, t->rss_pages_max);
-		bind_u64(st, 18, t->rss_pages_last);
-		sqlite3_bind_int(st, 19, t->born);
-		sqlite3_bind_int(st, 20, t->exited);
-		rc = store_run(st);
-	}
-	return rc;
-}
-
 /*
  * All rows of one window, inside the caller's transaction. *ret_id is 0
  * when the window is already stored (a replay): nothing is written then.
@@ -328,10 +287,9 @@ store_write_window(struct store *s, const struct window *w, int64_t *ret_id)
 		rc = put_gauges(s, id, w);
 	if (rc == SQLITE_OK)
 		rc = put_psi(s, id, w);
+	/* the tasks as two blobs and their instances (store_inst.c) */
 	if (rc == SQLITE_OK)
-		rc = put_tasks(s, id, false, w->procs, w->nprocs);
-	if (rc == SQLITE_OK)
-		rc = put_tasks(s, id, true, w->threads, w->nthreads);
+		rc = store_inst_put(s, id, w);
 	/* each part's tables (store_parts[]) */
 	for (i = 0; i < WPART__MAX && rc == SQLITE_OK; i++)
 		if (store_parts[i]->put != NULL)

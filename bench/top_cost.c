@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What a top-N read costs the store (no daemon, no socket): store_top and
+ * store_history straight on a database file.
+ *
+ *   top_cost fill DB [HOURS [PROCS [THREADS]]]
+ *	HOURS (24) of 10 s level-0 windows ending now, each with PROCS
+ *	(134) processes and THREADS (200) threads active (334 task rows: the
+ *	500 x 4 population of store_io.sh), no size bound, no roll-up.
+ *
+ *   top_cost run DB [REPS]
+ *	top-20 by CPU of processes and of threads, and one process's
+ *	history, over the last hour and the last 24 h, REPS (15) times
+ *	each after one warm-up; prints p50 and max in ms.
+ *
+ * The same source builds against any schema's store API, so one file
+ * measured before and after a change answers "what did it cost".
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "vitalsd.h"
+
+static int
+cmd_fill(int argc, char **argv)
+{
+	double hours = argc > 3 ? atof(argv[3]) : 24.0;
+	unsigned nprocs = argc > 4 ? (unsigned)atoi(argv[4]) : 134;
+	unsigned nthreads = argc > 5 ? (unsigned)atoi(argv[5]) : 200;
+	unsigned nwin = (unsigned)(hours * 360), i, k;
+	int64_t wall = clock_ns(CLOCK_REALTIME);
+	struct store_opts o;
+	struct store *s;
+	int r;
+
+	store_opts_default(&o);
+	o.max_bytes = 0;
+	o.retain_s = 0;
+	o.rollup1_s = o.rollup2_s = 0;
+	if ((r = store_open(argv[2], &o, &s)) < 0) {
+		fprintf(stderr, "fill: %s: %s\n", argv[2], strerror(-r));
+		return 1;
+	}
+	srandom(1);
+	for (i = 0; i < nwin; i++) {
+		int64_t back = (int64_t)(nwin - i) * 10 * NSEC_PER_SEC;
+		struct window *w = window_new(i + 1, 2);
+
+		if (w == NULL)
+			return 1;
+		snprintf(w->boot_id, sizeof(w->boot_id), "bench-top");
+		w->hz = 100;
+		w->interval_ms = 1000;
+		w->mono_start_ns = (int64_t)i * 10 * NSEC_PER_SEC;
+		w->mono_end_ns = w->mono_start_ns + 10 * NSEC_PER_SEC;
+		w->boot_start_ns = w->mono_start_ns;
+		w->boot_end_ns = w->mono_end_ns;
+		w->wall_start_ns = wall - back;
+		w->wall_end_ns = w->wall_start_ns + 10 * NSEC_PER_SEC;
+		w->samples = w->samples_valid = 10;
+		w->all.d.user = 400;
+		w->all.d.idle = 1600;
+		w->all.samples = 10;
+		for (k = 0; k < nprocs + nthreads; k++) {
+			struct window_task t = { 0 };
+			bool thread = k >= nprocs;
+
+			t.id = (int32_t)(thread ? 100000 + k : 1000 + k);
+			t.tgid = thread ? (int32_t)(1000 + k % nprocs) : t.id;
+			t.starttime = 500 + k;
+			t.uid = 10000 + k % 50;
+			snprintf(t.comm, sizeof(t.comm), "%s%u",
+			    thread ? "thr" : "proc", k);
+			snprintf(t.name, sizeof(t.name), "com.bench.app%u", k);
+			/* a 10 % busy population: most rows small */
+			t.d_utime = (uint64_t)(random() % 10 == 0 ?
+				random() % 200 :
+				random() % 3);
+			t.d_stime = (uint64_t)(random() % 3);
+			t.d_minflt = (uint64_t)(random() % 50);
+			t.d_majflt = (uint64_t)(random() % 50 == 0);
+			t.samples = 10;
+			t.wall_ns = 10 * NSEC_PER_SEC;
+			t.total_ticks = 2000;
+			t.norm_ticks = 1000;
+			t.rss_pages_max = 1000 + 7 * (uint64_t)k +
+			    (uint64_t)(random() % 4);
+			t.rss_pages_last = t.rss_pages_max - 1;
+			if (window_add_task(w, thread, &t) < 0)
+				return 1;
+		}
+		if ((r = store_put(s, w)) < 0) {
+			fprintf(stderr, "fill: window %u: %s\n", i,
+			    strerror(-r));
+			return 1;
+		}
+		window_free(w);
+	}
+	store_close(s);
+	printf("filled %s: %u windows x (%u procs + %u threads)\n", argv[2],
+	    nwin, nprocs, nthreads);
+	return 0;
+}
+
+static int
+cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* what: 0 top procs, 1 top threads, 2 one process's history */
+static int
+measure(struct store *s, int what, int64_t from, int64_t to, unsigned reps,
+    int64_t *ret_p50, int64_t *ret_max, size_t *ret_n)
+{
+	int64_t *ns = calloc(reps, sizeof(*ns)), t0;
+	struct window_task *t = NULL;
+	struct store_hist *h = NULL;
+	unsigned i;
+	size_t n = 0;
+	int r = 0;
+
+	if (ns == NULL)
+		return -ENOMEM;
+	for (i = 0; i <= reps && r == 0; i++) {
+		t0 = clock_ns(CLOCK_MONOTONIC);
+		if (what < 2)
+			r = store_top(s, from, to, what == 1, METRIC_CPU, 20,
+			    &t, &n);
+		else
+			r = store_history(s, false, 1000, 0, from, to, &h, &n);
+		if (i > 0) /* the first warms the page cache */
+			ns[i - 1] = clock_ns(CLOCK_MONOTONIC) - t0;
+		free(t);
+		free(h);
+		t = NULL;
+		h = NULL;
+	}
+	qsort(ns, reps, sizeof(*ns), cmp_i64);
+	*ret_p50 = ns[reps / 2];
+	*ret_max = ns[reps - 1];
+	*ret_n = n;
+	free(ns);
+	return r;
+}
+
+static int
+cmd_run(int argc, char **argv)
+{
+	static const char *const what[] = { "top-20 procs", "top-20 threads",
+		"history of one process" };
+	static const double hours[] = { 1, 24 };
+	unsigned reps = argc > 3 ? (unsigned)atoi(argv[3]) : 15, w, k;
+	int64_t now = clock_ns(CLOCK_REALTIME), p50, max;
+	struct store_opts o;
+	struct store *s;
+	size_t n;
+	int r;
+
+	if (reps == 0)
+		reps = 1;
+	store_opts_default(&o);
+	o.max_bytes = 0;
+	if ((r = store_open(argv[2], &o, &s)) < 0) {
+		fprintf(stderr, "run: %s: %s\n", argv[2], strerror(-r));
+		return 1;
+	}
+	for (k = 0; k < 2; k++)
+		for (w = 0; w < 3; w++) {
+			r = measure(s, (int)w,
+			    now - (int64_t)(hours[k] * 3600) * NSEC_PER_SEC,
+			    now, reps, &p50, &max, &n);
+			if (r < 0) {
+				fprintf(stderr, "run: %s\n", strerror(-r));
+				store_close(s);
+				return 1;
+			}
+			printf("%-24s over %4.0f h: p50 %8.2f ms, max %8.2f ms"
+			       " (%zu rows)\n",
+			    what[w], hours[k], (double)p50 / 1e6,
+			    (double)max / 1e6, n);
+		}
+	store_close(s);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc >= 3 && strcmp(argv[1], "fill") == 0)
+		return cmd_fill(argc, argv);
+	if (argc >= 3 && strcmp(argv[1], "run") == 0)
+		return cmd_run(argc, argv);
+	fprintf(stderr,
+	    "usage: top_cost fill DB [HOURS [PROCS [THREADS]]]\n"
+	    "       top_cost run DB [REPS]\n");
+	return 2;
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A window's BPF scheduler rows as a compact payload (store_bpfrows.c):
+ * per uid (window_bpf_uid) and per process (window_bpf_proc), the
+ * run-queue histogram included. Pure encoding.
+ */
+#ifndef VITALSD_STORE_BPFROWS_H
+#define VITALSD_STORE_BPFROWS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sched/sched.h"
+#include "store/store_codec.h"
+
+struct store_bpfrows {
+	struct window_bpf_uid *uid; /* uid UINT32_MAX: the "other" row */
+	size_t nuid;
+	struct window_bpf_proc *proc; /* tgid −1: the "other" row */
+	size_t nproc;
+};
+
+/* Rows u[0..nu) and p[0..np), in any order (kept); pad fields are not
+ * written. */
+int store_bpfrows_put(struct store_enc *e, const struct window_bpf_uid *u,
+    size_t nu, const struct window_bpf_proc *p, size_t np);
+/* The rows of buf[0..len), at most max of each kind (-EBADMSG past it, or
+ * for any malformed byte), pads zeroed. Release *ret with
+ * store_bpfrows_release(). */
+int store_bpfrows_get(const void *buf, size_t len, size_t max,
+    struct store_bpfrows *ret);
+void store_bpfrows_release(struct store_bpfrows *b);
+
+#endif /* VITALSD_STORE_BPFROWS_H */

@@ -1,0 +1,429 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Varints, zigzag, doubles, strings and the blob frame (store_codec.h,
+ * doc/storage.md "Blobs"). Little-endian throughout, whatever the host.
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+#include "store/store_codec.h"
+
+/* ------------------------------------------------------------ encoding */
+
+static void
+enc_raw(struct store_enc *e, const void *p, size_t n)
+{
+	int r;
+
+	if (e->err || n == 0)
+		return;
+	if ((r = vbuf_reserve(&e->b, n)) < 0) {
+		e->err = r;
+		return;
+	}
+	memcpy(e->b.p + e->b.len, p, n);
+	e->b.len += n;
+}
+
+void
+store_enc_u(struct store_enc *e, uint64_t v)
+{
+	uint8_t buf[10];
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		buf[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	buf[n++] = (uint8_t)v;
+	enc_raw(e, buf, n);
+}
+
+void
+store_enc_s(struct store_enc *e, int64_t v)
+{
+	/* zigzag: 0, -1, 1, -2 … → 0, 1, 2, 3 …; the shift is on the
+	 * unsigned value, so INT64_MIN is well defined */
+	uint64_t u = (uint64_t)v;
+
+	store_enc_u(e, (u << 1) ^ (v < 0 ? ~(uint64_t)0 : 0));
+}
+
+void
+store_enc_f64(struct store_enc *e, double v)
+{
+	uint8_t buf[8];
+	uint64_t u;
+	unsigned i;
+
+	memcpy(&u, &v, sizeof(u));
+	for (i = 0; i < 8; i++)
+		buf[i] = (uint8_t)(u >> (8 * i));
+	enc_raw(e, buf, sizeof(buf));
+}
+
+#define NUM_EXACT (1LL << 53) /* every integer up to it is a double */
+
+void
+store_enc_num(struct store_enc *e, double v)
+{
+	/* low bit 0: zigzag(v) << 1 follows; 1: the raw double follows */
+	if (v == v && !(v == 0 && signbit(v)) && v >= -NUM_EXACT &&
+	    v <= NUM_EXACT && v == (double)(int64_t)v) {
+		int64_t i = (int64_t)v;
+		uint64_t z = ((uint64_t)i << 1) ^ (i < 0 ? ~(uint64_t)0 : 0);
+
+		store_enc_u(e, z << 1);
+		return;
+	}
+	store_enc_u(e, 1);
+	store_enc_f64(e, v);
+}
+
+void
+store_enc_bytes(struct store_enc *e, const void *p, size_t n)
+{
+	enc_raw(e, p, n);
+}
+
+void
+store_enc_str(struct store_enc *e, const char *s)
+{
+	size_t n = strlen(s);
+
+	store_enc_u(e, n);
+	enc_raw(e, s, n);
+}
+
+void
+store_enc_release(struct store_enc *e)
+{
+	vbuf_release(&e->b);
+	e->err = 0;
+}
+
+/* ------------------------------------------------------------ decoding */
+
+void
+store_dec_init(struct store_dec *d, const void *p, size_t n)
+{
+	d->p = p;
+	d->end = d->p + n;
+	d->err = 0;
+}
+
+static void
+dec_fail(struct store_dec *d)
+{
+	if (!d->err)
+		d->err = -EBADMSG;
+	d->p = d->end;
+}
+
+uint64_t
+store_dec_u(struct store_dec *d)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+	uint8_t c;
+
+	if (d->err)
+		return 0;
+	do {
+		if (d->p == d->end)
+			return dec_fail(d), 0; /* truncated */
+		c = *d->p++;
+		/* the tenth byte may carry only the top bit of 64 */
+		if (shift == 63 && (c & 0x7e))
+			return dec_fail(d), 0;
+		v |= (uint64_t)(c & 0x7f) << shift;
+		shift += 7;
+	} while ((c & 0x80) && shift < 64);
+	if (c & 0x80)
+		return dec_fail(d), 0; /* over ten bytes */
+	return v;
+}
+
+uint64_t
+store_dec_u_max(struct store_dec *d, uint64_t max)
+{
+	uint64_t v = store_dec_u(d);
+
+	if (v > max)
+		return dec_fail(d), 0;
+	return v;
+}
+
+int64_t
+store_dec_s(struct store_dec *d)
+{
+	uint64_t u = store_dec_u(d);
+
+	return (int64_t)((u >> 1) ^ (~(u & 1) + 1));
+}
+
+double
+store_dec_f64(struct store_dec *d)
+{
+	const uint8_t *p = store_dec_bytes(d, 8);
+	uint64_t u = 0;
+	double v;
+	unsigned i;
+
+	if (p == NULL)
+		return 0;
+	for (i = 0; i < 8; i++)
+		u |= (uint64_t)p[i] << (8 * i);
+	memcpy(&v, &u, sizeof(v));
+	return v;
+}
+
+double
+store_dec_num(struct store_dec *d)
+{
+	uint64_t u = store_dec_u(d), z;
+	int64_t i;
+
+	if (u == 1)
+		return store_dec_f64(d);
+	if (u & 1)
+		return dec_fail(d), 0; /* a tag this version does not know */
+	z = u >> 1;
+	i = (int64_t)((z >> 1) ^ (~(z & 1) + 1));
+	if (i < -NUM_EXACT || i > NUM_EXACT)
+		return dec_fail(d), 0; /* the encoder never writes it */
+	return (double)i;
+}
+
+const void *
+store_dec_bytes(struct store_dec *d, size_t n)
+{
+	const uint8_t *p = d->p;
+
+	if (d->err)
+		return NULL;
+	if ((size_t)(d->end - d->p) < n)
+		return dec_fail(d), NULL;
+	d->p += n;
+	return p;
+}
+
+void
+store_dec_str(struct store_dec *d, char *buf, size_t sz)
+{
+	uint64_t n = store_dec_u(d);
+	const void *p;
+
+	if (sz)
+		buf[0] = '\0';
+	if (d->err)
+		return;
+	if (sz == 0 || n > sz - 1)
+		return dec_fail(d);
+	if ((p = store_dec_bytes(d, (size_t)n)) == NULL)
+		return;
+	memcpy(buf, p, (size_t)n);
+	buf[n] = '\0';
+}
+
+void
+store_dec_fail(struct store_dec *d)
+{
+	dec_fail(d);
+}
+
+int
+store_dec_end(const struct store_dec *d)
+{
+	if (d->err)
+		return d->err;
+	return d->p == d->end ? 0 : -EBADMSG;
+}
+
+/* ------------------------------------------------------------ CRC-32C */
+
+/* Castagnoli, reflected (the polynomial iSCSI, ext4 and btrfs use). */
+static uint32_t crc_tab[256];
+
+static void
+crc_init(void)
+{
+	uint32_t c;
+	unsigned i, k;
+
+	for (i = 0; i < 256; i++) {
+		c = i;
+		for (k = 0; k < 8; k++)
+			c = c & 1 ? (c >> 1) ^ 0x82f63b78u : c >> 1;
+		crc_tab[i] = c;
+	}
+}
+
+uint32_t
+store_crc32c(uint32_t crc, const void *p, size_t n)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	const uint8_t *b = p;
+
+	pthread_once(&once, crc_init);
+	crc = ~crc;
+	while (n--)
+		crc = crc_tab[(crc ^ *b++) & 0xff] ^ (crc >> 8);
+	return ~crc;
+}
+
+/* ------------------------------------------------------------ frames */
+
+/*
+ * The CRC covers the header as written and the decoded payload: a flipped
+ * part, version, codec or length is caught as surely as a flipped payload
+ * byte, and for a compressed payload the check is on what the reader will
+ * use, after the decompressor, not on the bytes it was fed.
+ */
+static int
+frame_put(struct store_enc *e, unsigned part, unsigned version, unsigned codec,
+    const void *stored, size_t slen, const void *payload, size_t len)
+{
+	size_t start = e->b.len;
+	uint32_t crc;
+	uint8_t c[4];
+	unsigned i;
+
+	store_enc_bytes(e, (const uint8_t[]){ STORE_FRAME_MAGIC }, 1);
+	store_enc_u(e, part);
+	store_enc_u(e, version);
+	store_enc_u(e, codec);
+	store_enc_u(e, slen);
+	if (codec != STORE_CODEC_RAW)
+		store_enc_u(e, len);
+	if (e->err)
+		return e->err;
+	crc = store_crc32c(0, e->b.p + start, e->b.len - start);
+	crc = store_crc32c(crc, payload, len);
+	for (i = 0; i < 4; i++)
+		c[i] = (uint8_t)(crc >> (8 * i));
+	store_enc_bytes(e, c, sizeof(c));
+	store_enc_bytes(e, stored, slen);
+	return e->err;
+}
+
+int
+store_frame_put(struct store_enc *e, unsigned part, unsigned version,
+    const void *payload, size_t len)
+{
+	if (len > STORE_FRAME_MAX)
+		return -E2BIG;
+	return frame_put(e, part, version, STORE_CODEC_RAW, payload, len,
+	    payload, len);
+}
+
+static size_t
+u_len(uint64_t v)
+{
+	size_t n = 1;
+
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+int
+store_frame_put_zstd(struct store_enc *e, unsigned part, unsigned version,
+    const void *payload, size_t len, int level)
+{
+	size_t cap, clen;
+	void *z;
+	int r;
+
+	if (len > STORE_FRAME_MAX)
+		return -E2BIG;
+	cap = ZSTD_compressBound(len);
+	if ((z = malloc(cap)) == NULL)
+		return -ENOMEM;
+	clen = ZSTD_compress(z, cap, payload, len,
+	    level ? level : STORE_ZSTD_LEVEL);
+	/* raw when zstd fails or does not pay for its decoded length */
+	if (ZSTD_isError(clen) || clen + u_len(len) >= len)
+		r = frame_put(e, part, version, STORE_CODEC_RAW, payload, len,
+		    payload, len);
+	else
+		r = frame_put(e, part, version, STORE_CODEC_ZSTD, z, clen,
+		    payload, len);
+	free(z);
+	return r;
+}
+
+/* One zstd frame of exactly n bytes whose header states len: the checks
+ * that come before any allocation. */
+static bool
+zstd_frame_ok(const void *p, size_t n, size_t len)
+{
+	unsigned long long cs = ZSTD_getFrameContentSize(p, n);
+
+	if (cs == ZSTD_CONTENTSIZE_UNKNOWN || cs == ZSTD_CONTENTSIZE_ERROR ||
+	    cs != len)
+		return false;
+	return ZSTD_findFrameCompressedSize(p, n) == n;
+}
+
+int
+store_frame_get(const void *blob, size_t n, struct store_frame *ret)
+{
+	struct store_dec d;
+	struct store_frame f = { 0 };
+	const uint8_t *m, *c;
+	uint32_t crc = 0, want;
+	size_t hdr, got;
+	unsigned i;
+
+	store_dec_init(&d, blob, n);
+	m = store_dec_bytes(&d, 1);
+	f.part = (unsigned)store_dec_u_max(&d, 255);
+	f.version = (unsigned)store_dec_u_max(&d, 255);
+	f.codec = (unsigned)store_dec_u_max(&d, STORE_CODEC__MAX - 1);
+	f.stored = (size_t)store_dec_u_max(&d, STORE_FRAME_MAX);
+	f.len = f.stored;
+	if (!d.err && f.codec != STORE_CODEC_RAW)
+		f.len = (size_t)store_dec_u_max(&d, STORE_FRAME_MAX);
+	hdr = (size_t)(d.p - (const uint8_t *)blob);
+	c = store_dec_bytes(&d, 4);
+	f.payload = store_dec_bytes(&d, f.stored);
+	if (store_dec_end(&d) < 0 || m == NULL || *m != STORE_FRAME_MAGIC)
+		return -EBADMSG;
+	if (f.codec == STORE_CODEC_ZSTD) {
+		if (!zstd_frame_ok(f.payload, f.stored, f.len))
+			return -EBADMSG;
+		if ((f.buf = malloc(f.len ? f.len : 1)) == NULL)
+			return -ENOMEM;
+		got = ZSTD_decompress(f.buf, f.len, f.payload, f.stored);
+		if (ZSTD_isError(got) || got != f.len) {
+			free(f.buf);
+			return -EBADMSG;
+		}
+		f.payload = f.buf;
+	}
+	for (i = 0; i < 4; i++)
+		crc |= (uint32_t)c[i] << (8 * i);
+	want = store_crc32c(store_crc32c(0, blob, hdr), f.payload, f.len);
+	if (crc != want) {
+		free(f.buf);
+		return -EBADMSG;
+	}
+	*ret = f;
+	return 0;
+}
+
+void
+store_frame_release(struct store_frame *f)
+{
+	free(f->buf);
+	f->buf = NULL;
+	f->payload = NULL;
+	f->len = 0;
+}

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The compact encoding of a window's parts (store_codec.c): unsigned
+ * LEB128 varints, zigzag for signed values, raw IEEE doubles, length-
+ * prefixed strings, and the frame every stored blob is wrapped in
+ * (doc/storage.md, "Blobs"). Pure byte work: no SQLite, no window types,
+ * so the fuzzers and unit tests reach it directly.
+ *
+ * Both sides remember their first error and turn every later call into a
+ * no-op, so a part's encoder or decoder is a straight run of calls with
+ * one check at the end; a decoder never reads past its input and reports
+ * a truncated or overlong varint, a string longer than its buffer or an
+ * input with bytes left over as -EBADMSG.
+ */
+#ifndef VITALSD_STORE_CODEC_H
+#define VITALSD_STORE_CODEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/util.h"
+
+struct store_enc {
+	struct vbuf b;
+	int err; /* first error (-ENOMEM), 0 none */
+};
+
+void store_enc_u(struct store_enc *e, uint64_t v);
+void store_enc_s(struct store_enc *e, int64_t v);
+void store_enc_f64(struct store_enc *e, double v);
+/* A double as a varint when it is a whole number of at most 53 bits
+ * (meminfo kB, task counts: most gauges), else tag and 8 bytes; bit for
+ * bit either way (−0 and NaN take the 8 bytes). */
+void store_enc_num(struct store_enc *e, double v);
+void store_enc_bytes(struct store_enc *e, const void *p, size_t n);
+void store_enc_str(struct store_enc *e, const char *s);
+void store_enc_release(struct store_enc *e);
+
+struct store_dec {
+	const uint8_t *p, *end;
+	int err; /* first error (-EBADMSG), 0 none */
+};
+
+void store_dec_init(struct store_dec *d, const void *p, size_t n);
+uint64_t store_dec_u(struct store_dec *d);
+/* A varint that must not exceed max (a count, an enum): -EBADMSG if it
+ * does, and 0 returned, so a hostile count never sizes an allocation. */
+uint64_t store_dec_u_max(struct store_dec *d, uint64_t max);
+int64_t store_dec_s(struct store_dec *d);
+double store_dec_f64(struct store_dec *d);
+double store_dec_num(struct store_dec *d);
+const void *store_dec_bytes(struct store_dec *d, size_t n);
+/* A string into buf (NUL-terminated); longer than sz − 1: -EBADMSG. */
+void store_dec_str(struct store_dec *d, char *buf, size_t sz);
+/* Marks the input malformed (a part's own check failed): -EBADMSG. */
+void store_dec_fail(struct store_dec *d);
+/* 0 when every byte was read without error, else the error. */
+int store_dec_end(const struct store_dec *d);
+
+/*
+ * The frame: FRAME_MAGIC, the part, the part's own format version, the
+ * payload's codec, its stored length, for a compressed payload its decoded
+ * length, the CRC-32C of the header and the decoded payload, then the
+ * stored payload. A reader checks the header before it allocates or
+ * decompresses anything, and the CRC before it hands back a byte.
+ */
+#define STORE_FRAME_MAGIC 0xB7
+#define STORE_FRAME_MAX (16u << 20) /* a payload bigger is refused */
+#define STORE_ZSTD_LEVEL 3	    /* zstd's default, and ours */
+
+enum store_codec_kind {
+	STORE_CODEC_RAW = 0,
+	STORE_CODEC_ZSTD = 1, /* one zstd frame with its content size */
+	STORE_CODEC__MAX
+};
+
+struct store_frame {
+	unsigned part;	     /* which part of a window */
+	unsigned version;    /* the part's format version */
+	unsigned codec;	     /* enum store_codec_kind, as stored */
+	const void *payload; /* decoded: into the blob, or buf */
+	size_t len;	     /* decoded length */
+	size_t stored;	     /* bytes the payload took in the blob */
+	void *buf;	     /* owned decoded payload (zstd), or NULL */
+};
+
+/* A raw frame. */
+int store_frame_put(struct store_enc *e, unsigned part, unsigned version,
+    const void *payload, size_t len);
+/* A zstd frame at level (0: STORE_ZSTD_LEVEL), or a raw one when zstd
+ * does not make the frame smaller. */
+int store_frame_put_zstd(struct store_enc *e, unsigned part, unsigned version,
+    const void *payload, size_t len, int level);
+/* The frame in blob[0..n), decoded: -EBADMSG for a bad magic, length,
+ * codec, compressed stream or checksum, -ENOMEM (ret untouched either
+ * way). A zstd payload is decompressed into ret->buf: release it with
+ * store_frame_release() (a no-op for raw frames). */
+int store_frame_get(const void *blob, size_t n, struct store_frame *ret);
+void store_frame_release(struct store_frame *f);
+
+uint32_t store_crc32c(uint32_t crc, const void *p, size_t n);
+
+#endif /* VITALSD_STORE_CODEC_H */

@@ -1,0 +1,613 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Instances and the task blobs (schema v8, doc/storage.md "Instances"): a
+ * window's processes and threads are two framed store_tasks payloads keyed
+ * by instance ids, and the instance table maps an id to (thread, id,
+ * starttime) and the identity it was first written with (tgid, uid, comm,
+ * name). A window whose task carries another identity (exec() renamed it)
+ * keeps that one in window_task_ident, so every window reads back with the
+ * names it was written with.
+ *
+ * Ids are allocated here, not by SQLite, from a cache of the live
+ * instances in the writer's handle: windows may be written elsewhere and
+ * moved over, and an id must not change on the way. The cache only ever
+ * holds rows that are committed or in the open transaction; a rollback
+ * empties it (store_inst_forget).
+ *
+ * Retention: every window referring to an instance ends at or before its
+ * until_ns (raised, on an hour grid, by each write that needs it: once an
+ * hour per live instance), so an instance whose until_ns is below the
+ * first window's start is referred to by no window and is deleted by the
+ * maintenance pass (store_inst_prune). An id is not handed out again
+ * while the handle is open; after a reopen the ids go on from the largest
+ * left, so one pruned above it may come back: safe, since no window
+ * refers to it any more.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/util.h"
+#include "store/store.h"
+#include "store/store_codec.h"
+#include "store/store_tasks.h"
+#include "window/window.h"
+#include "store_int.h"
+
+#define UNTIL_GRID_NS (3600 * NSEC_PER_SEC)
+#define ICACHE_MAX 65536 /* entries; past it the cache starts empty */
+
+struct icache_ent {
+	int64_t iid, until_ns;
+	uint64_t starttime;
+	int32_t id, tgid;
+	uint32_t uid;
+	bool thread;
+	char comm[VITALS_COMM_LEN];
+	char name[VITALS_NAME_LEN];
+};
+
+/* Open addressing over entry indices; a slot holds index + 1. */
+struct store_icache {
+	struct icache_ent *e;
+	size_t n, cap;
+	uint32_t *slot;
+	size_t mask;
+	int64_t next_iid; /* 0: read max(iid) first */
+};
+
+enum { IW_FIND, IW_INS, IW_UNTIL, IW_IDENT, IW_PUT, IW_MAX_IID, IW__MAX };
+
+struct store_iw {
+	sqlite3 *db;
+	sqlite3_stmt *st[IW__MAX];
+	struct store_icache c;
+};
+
+static const char *const iw_sql[IW__MAX] = {
+	[IW_FIND] = "SELECT iid, tgid, uid, comm, name, until_ns FROM instance"
+		    " WHERE thread = ?1 AND id = ?2 AND starttime = ?3",
+	[IW_INS] = "INSERT INTO instance (iid, thread, id, starttime, tgid,"
+		   " uid, comm, name, until_ns) VALUES"
+		   " (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+	[IW_UNTIL] = "UPDATE instance SET until_ns = ?2 WHERE iid = ?1",
+	[IW_IDENT] = "INSERT INTO window_task_ident (window_id, iid, tgid,"
+		     " uid, comm, name) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+	[IW_PUT] = "INSERT INTO window_tasks (window_id, procs, threads)"
+		   " VALUES (?1, ?2, ?3)",
+	[IW_MAX_IID] = "SELECT coalesce(max(iid), 0) FROM instance",
+};
+
+/* ---------------------------------------------------------------- cache */
+
+static size_t
+ihash(bool thread, int32_t id, uint64_t starttime)
+{
+	uint64_t h = ((uint64_t)(uint32_t)id << 33) ^ ((uint64_t)thread << 32) ^
+	    starttime;
+
+	h ^= h >> 30;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	h ^= h >> 27;
+	h *= 0x94d049bb133111ebULL;
+	h ^= h >> 31;
+	return (size_t)h;
+}
+
+static void
+icache_clear(struct store_icache *c)
+{
+	free(c->e);
+	free(c->slot);
+	memset(c, 0, sizeof(*c));
+}
+
+static struct icache_ent *
+icache_get(struct store_icache *c, bool thread, const struct window_task *t)
+{
+	size_t h;
+
+	if (c->slot == NULL)
+		return NULL;
+	h = ihash(thread, t->id, t->starttime) & c->mask;
+	for (; c->slot[h] != 0; h = (h + 1) & c->mask) {
+		struct icache_ent *e = &c->e[c->slot[h] - 1];
+
+		if (e->id == t->id && e->starttime == t->starttime &&
+		    e->thread == thread)
+			return e;
+	}
+	return NULL;
+}
+
+static void
+icache_index(struct store_icache *c, size_t i)
+{
+	size_t h = ihash(c->e[i].thread, c->e[i].id, c->e[i].starttime) &
+	    c->mask;
+
+	while (c->slot[h] != 0)
+		h = (h + 1) & c->mask;
+	c->slot[h] = (uint32_t)(i + 1);
+}
+
+static struct icache_ent *
+icache_add(struct store_icache *c, const struct icache_ent *ent)
+{
+	size_t i;
+
+	if (c->n >= ICACHE_MAX) {
+		int64_t next = c->next_iid;
+
+		icache_clear(c);
+		c->next_iid = next;
+	}
+	if (c->n == c->cap) {
+		size_t nc = c->cap ? c->cap * 2 : 1024;
+		struct icache_ent *p = realloc(c->e, nc * sizeof(*p));
+		uint32_t *sl;
+
+		if (p == NULL)
+			return NULL;
+		c->e = p;
+		/* slots at most half full */
+		if ((sl = calloc(2 * nc, sizeof(*sl))) == NULL)
+			return NULL;
+		free(c->slot);
+		c->slot = sl;
+		c->mask = 2 * nc - 1;
+		c->cap = nc;
+		for (i = 0; i < c->n; i++)
+			icache_index(c, i);
+	}
+	c->e[c->n] = *ent;
+	icache_index(c, c->n);
+	return &c->e[c->n++];
+}
+
+/* --------------------------------------------------------------- writes */
+
+static void
+bind_text_n(sqlite3_stmt *st, int i, const char *s, size_t sz)
+{
+	sqlite3_bind_text(st, i, s, (int)strnlen(s, sz), SQLITE_TRANSIENT);
+}
+
+/* A thread's name is its comm: NULL saves the copy. */
+static void
+bind_ident(sqlite3_stmt *st, int i, const struct window_task *t)
+{
+	size_t cl = strnlen(t->comm, sizeof(t->comm));
+	size_t nl = strnlen(t->name, sizeof(t->name));
+
+	sqlite3_bind_int(st, i, t->tgid);
+	sqlite3_bind_int64(st, i + 1, t->uid);
+	bind_text_n(st, i + 2, t->comm, sizeof(t->comm));
+	if (nl == cl && memcmp(t->name, t->comm, cl) == 0)
+		sqlite3_bind_null(st, i + 3);
+	else
+		bind_text_n(st, i + 3, t->name, sizeof(t->name));
+}
+
+static void
+col_text(sqlite3_stmt *st, int i, char *buf, size_t sz)
+{
+	const char *t = (const char *)sqlite3_column_text(st, i);
+
+	snprintf(buf, sz, "%s", t ? t : "");
+}
+
+/* comm at i, name (NULL: the comm) at i + 1 */
+static void
+col_names(sqlite3_stmt *st, int i, char *comm, char *name)
+{
+	col_text(st, i, comm, VITALS_COMM_LEN);
+	if (sqlite3_column_type(st, i + 1) == SQLITE_NULL)
+		memcpy(name, comm, VITALS_COMM_LEN);
+	else
+		col_text(st, i + 1, name, VITALS_NAME_LEN);
+}
+
+static bool
+same_ident(const struct icache_ent *e, const struct window_task *t)
+{
+	return e->tgid == t->tgid && e->uid == t->uid &&
+	    strncmp(e->comm, t->comm, sizeof(e->comm)) == 0 &&
+	    strncmp(e->name, t->name, sizeof(e->name)) == 0;
+}
+
+static int64_t
+until_of(int64_t wall_end_ns)
+{
+	if (wall_end_ns > INT64_MAX - UNTIL_GRID_NS)
+		return INT64_MAX;
+	return (wall_end_ns / UNTIL_GRID_NS + 1) * UNTIL_GRID_NS;
+}
+
+/* The instance of t (found, or written now) in *ret_iid. */
+static int
+inst_get(struct store_iw *iw, int64_t wid, int64_t wall_end_ns, bool thread,
+    const struct window_task *t, int64_t *ret_iid)
+{
+	struct store_icache *c = &iw->c;
+	struct icache_ent *e, ne;
+	sqlite3_stmt *st;
+	int rc;
+
+	if ((e = icache_get(c, thread, t)) == NULL) {
+		memset(&ne, 0, sizeof(ne));
+		ne.thread = thread;
+		ne.id = t->id;
+		ne.starttime = t->starttime;
+		st = iw->st[IW_FIND];
+		sqlite3_bind_int(st, 1, thread);
+		sqlite3_bind_int(st, 2, t->id);
+		sqlite3_bind_int64(st, 3, (sqlite3_int64)t->starttime);
+		if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			ne.iid = sqlite3_column_int64(st, 0);
+			ne.tgid = sqlite3_column_int(st, 1);
+			ne.uid = (uint32_t)sqlite3_column_int64(st, 2);
+			col_names(st, 3, ne.comm, ne.name);
+			ne.until_ns = sqlite3_column_int64(st, 5);
+		}
+		sqlite3_reset(st);
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+			return rc;
+		if (rc == SQLITE_DONE) {
+			if (c->next_iid == 0) {
+				if ((rc = store_run_int(iw->st[IW_MAX_IID],
+					 &c->next_iid)) != SQLITE_OK)
+					return rc;
+				c->next_iid++;
+			}
+			ne.iid = c->next_iid;
+			ne.tgid = t->tgid;
+			ne.uid = t->uid;
+			memcpy(ne.comm, t->comm, sizeof(ne.comm));
+			memcpy(ne.name, t->name, sizeof(ne.name));
+			ne.comm[sizeof(ne.comm) - 1] = '\0';
+			ne.name[sizeof(ne.name) - 1] = '\0';
+			ne.until_ns = until_of(wall_end_ns);
+			st = iw->st[IW_INS];
+			sqlite3_bind_int64(st, 1, ne.iid);
+			sqlite3_bind_int(st, 2, thread);
+			sqlite3_bind_int(st, 3, t->id);
+			sqlite3_bind_int64(st, 4, (sqlite3_int64)t->starttime);
+			bind_ident(st, 5, t);
+			sqlite3_bind_int64(st, 9, ne.until_ns);
+			if ((rc = store_run(st)) != SQLITE_OK)
+				return rc;
+			c->next_iid++;
+		}
+		if ((e = icache_add(c, &ne)) == NULL)
+			return SQLITE_NOMEM;
+	}
+	if (wall_end_ns > e->until_ns) {
+		st = iw->st[IW_UNTIL];
+		sqlite3_bind_int64(st, 1, e->iid);
+		sqlite3_bind_int64(st, 2, until_of(wall_end_ns));
+		if ((rc = store_run(st)) != SQLITE_OK)
+			return rc;
+		e->until_ns = until_of(wall_end_ns);
+	}
+	if (!same_ident(e, t)) {
+		st = iw->st[IW_IDENT];
+		sqlite3_bind_int64(st, 1, wid);
+		sqlite3_bind_int64(st, 2, e->iid);
+		bind_ident(st, 3, t);
+		if ((rc = store_run(st)) != SQLITE_OK)
+			return rc;
+	}
+	*ret_iid = e->iid;
+	return SQLITE_OK;
+}
+
+struct keyed {
+	int64_t iid;
+	const struct window_task *t;
+};
+
+static int
+keyed_cmp(const void *a, const void *b)
+{
+	const struct keyed *x = a, *y = b;
+
+	return x->iid < y->iid ? -1 : x->iid > y->iid;
+}
+
+/* One list's blob into fe (left empty for an empty list). */
+static int
+encode_list(struct store_iw *iw, int64_t wid, int64_t wall_end_ns, bool thread,
+    const struct window_task *t, size_t n, struct store_enc *fe)
+{
+	struct store_enc pe = { 0 };
+	struct window_task *rows = NULL;
+	uint64_t *iids = NULL;
+	struct keyed *k = NULL;
+	size_t i;
+	int rc = SQLITE_OK, r;
+
+	if (n == 0)
+		return SQLITE_OK;
+	if ((k = calloc(n, sizeof(*k))) == NULL ||
+	    (rows = calloc(n, sizeof(*rows))) == NULL ||
+	    (iids = calloc(n, sizeof(*iids))) == NULL) {
+		rc = SQLITE_NOMEM;
+		goto out;
+	}
+	for (i = 0; i < n && rc == SQLITE_OK; i++) {
+		k[i].t = &t[i];
+		rc = inst_get(iw, wid, wall_end_ns, thread, &t[i], &k[i].iid);
+	}
+	if (rc != SQLITE_OK)
+		goto out;
+	qsort(k, n, sizeof(*k), keyed_cmp);
+	for (i = 0; i < n; i++) {
+		rows[i] = *k[i].t;
+		iids[i] = (uint64_t)k[i].iid;
+	}
+	/* the same task twice in a list: as the v7 key refused it */
+	if ((r = store_tasks_put(&pe, rows, iids, n)) == -EINVAL)
+		rc = SQLITE_CONSTRAINT;
+	else if (r < 0 ||
+	    store_frame_put_zstd(fe, STORE_TASKS_PART, STORE_TASKS_VERSION,
+		pe.b.p, pe.b.len, 0) < 0)
+		rc = SQLITE_NOMEM;
+out:
+	store_enc_release(&pe);
+	free(k);
+	free(rows);
+	free(iids);
+	return rc;
+}
+
+static int
+iw_put(struct store_iw *iw, int64_t wid, int64_t wall_end_ns,
+    const struct window_task *procs, size_t np,
+    const struct window_task *threads, size_t nt)
+{
+	struct store_enc pf = { 0 }, tf = { 0 };
+	sqlite3_stmt *st = iw->st[IW_PUT];
+	int rc;
+
+	if (np == 0 && nt == 0)
+		return SQLITE_OK;
+	rc = encode_list(iw, wid, wall_end_ns, false, procs, np, &pf);
+	if (rc == SQLITE_OK)
+		rc = encode_list(iw, wid, wall_end_ns, true, threads, nt, &tf);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, wid);
+		if (np)
+			sqlite3_bind_blob(st, 2, pf.b.p, (int)pf.b.len,
+			    SQLITE_STATIC);
+		else
+			sqlite3_bind_null(st, 2);
+		if (nt)
+			sqlite3_bind_blob(st, 3, tf.b.p, (int)tf.b.len,
+			    SQLITE_STATIC);
+		else
+			sqlite3_bind_null(st, 3);
+		rc = store_run(st);
+		sqlite3_clear_bindings(st);
+	}
+	store_enc_release(&pf);
+	store_enc_release(&tf);
+	return rc;
+}
+
+static void
+iw_finalize(struct store_iw *iw)
+{
+	unsigned i;
+
+	for (i = 0; i < IW__MAX; i++) {
+		sqlite3_finalize(iw->st[i]);
+		iw->st[i] = NULL;
+	}
+	icache_clear(&iw->c);
+}
+
+static int
+iw_prepare(struct store_iw *iw, sqlite3 *db, unsigned flags)
+{
+	unsigned i;
+	int rc;
+
+	iw->db = db;
+	for (i = 0; i < IW__MAX; i++)
+		if ((rc = sqlite3_prepare_v3(db, iw_sql[i], -1, flags,
+			 &iw->st[i], NULL)) != SQLITE_OK)
+			return rc;
+	return SQLITE_OK;
+}
+
+int
+store_inst_prepare(struct store *s)
+{
+	if ((s->iw = calloc(1, sizeof(*s->iw))) == NULL)
+		return SQLITE_NOMEM;
+	return iw_prepare(s->iw, s->db, SQLITE_PREPARE_PERSISTENT);
+}
+
+void
+store_inst_finalize(struct store *s)
+{
+	if (s->iw == NULL)
+		return;
+	iw_finalize(s->iw);
+	free(s->iw);
+	s->iw = NULL;
+}
+
+void
+store_inst_forget(struct store *s)
+{
+	if (s->iw != NULL)
+		icache_clear(&s->iw->c);
+}
+
+/*
+ * Undo the open transaction. Here rather than in store_core.c because
+ * the instance ids it handed out were undone with it: the cache must
+ * forget them (and the next id be read again).
+ */
+void
+store_rollback(struct store *s)
+{
+	/* SQLITE_FULL and some I/O errors already rolled back for us. */
+	if (!sqlite3_get_autocommit(s->db))
+		(void)store_run(s->ws[WS_ROLLBACK]);
+	store_inst_forget(s);
+}
+
+int
+store_inst_put(struct store *s, int64_t id, const struct window *w)
+{
+	if (s->iw == NULL)
+		return SQLITE_MISUSE;
+	return iw_put(s->iw, id, w->wall_end_ns, w->procs, w->nprocs,
+	    w->threads, w->nthreads);
+}
+
+/*
+ * Instances no window refers to any more (until_ns below the first
+ * window's start), in the maintenance pass's own transaction; the index on
+ * until_ns makes it a range delete. The cache starts empty after it.
+ */
+int
+store_inst_prune(struct store *s, uint64_t *ret_n)
+{
+	static const char sql[] = "DELETE FROM instance WHERE until_ns <"
+				  " (SELECT min(wall_start_ns) FROM windows)";
+	int rc;
+
+	*ret_n = 0;
+	if ((rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL)) != SQLITE_OK)
+		return rc;
+	*ret_n = (uint64_t)sqlite3_changes(s->db);
+	/* the ids go on from where they were (a rollback of this would
+	 * forget them all anyway) */
+	if (*ret_n && s->iw != NULL) {
+		int64_t next = s->iw->c.next_iid;
+
+		icache_clear(&s->iw->c);
+		s->iw->c.next_iid = next;
+	}
+	return SQLITE_OK;
+}
+
+/* ------------------------------------------------------------ migration */
+
+/* A v7 window_task row (STORE_TASK_COLS). */
+static bool
+v7_task(sqlite3_stmt *st, struct window_task *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->id = sqlite3_column_int(st, 1);
+	t->starttime = (uint64_t)sqlite3_column_int64(st, 2);
+	t->tgid = sqlite3_column_int(st, 3);
+	t->uid = (uint32_t)sqlite3_column_int64(st, 4);
+	col_names(st, 5, t->comm, t->name);
+	t->d_utime = (uint64_t)sqlite3_column_int64(st, 7);
+	t->d_stime = (uint64_t)sqlite3_column_int64(st, 8);
+	t->d_minflt = (uint64_t)sqlite3_column_int64(st, 9);
+	t->d_majflt = (uint64_t)sqlite3_column_int64(st, 10);
+	t->samples = (uint32_t)sqlite3_column_int64(st, 11);
+	t->wall_ns = (uint64_t)sqlite3_column_int64(st, 12);
+	t->total_ticks = (uint64_t)sqlite3_column_int64(st, 13);
+	t->norm_ticks = sqlite3_column_double(st, 14);
+	t->rss_pages_max = (uint64_t)sqlite3_column_int64(st, 15);
+	t->rss_pages_last = (uint64_t)sqlite3_column_int64(st, 16);
+	t->born = sqlite3_column_int(st, 17) != 0;
+	t->exited = sqlite3_column_int(st, 18) != 0;
+	return sqlite3_column_int(st, 0) != 0;
+}
+
+struct tlist {
+	struct window_task *t;
+	size_t n, cap;
+};
+
+static int
+tlist_push(struct tlist *l, const struct window_task *t)
+{
+	if (l->n == l->cap) {
+		size_t nc = l->cap ? l->cap * 2 : 64;
+		struct window_task *p = realloc(l->t, nc * sizeof(*p));
+
+		if (p == NULL)
+			return -ENOMEM;
+		l->t = p;
+		l->cap = nc;
+	}
+	l->t[l->n++] = *t;
+	return 0;
+}
+
+/* tests: called before the n-th window (from 1); non-zero fails the step */
+int (*store_inst_migrate_test)(unsigned n);
+
+/*
+ * v7 → v8, inside the step's transaction: every window's window_task
+ * rows become its two blobs and the instances they name, newest window
+ * first, so an instance keeps the identity of its latest window and the
+ * older windows that differ keep theirs in window_task_ident. Then
+ * window_task goes. Any failure rolls the whole step back: the file stays
+ * v7 and the next open migrates it again.
+ */
+int
+store_inst_migrate_v8(sqlite3 *db)
+{
+	static const char wins_sql[] = "SELECT id, wall_end_ns FROM windows"
+				       " ORDER BY wall_start_ns DESC, id DESC";
+	static const char rows_sql[] = "SELECT " STORE_TASK_COLS
+				       " FROM window_task WHERE window_id = ?"
+				       " ORDER BY thread, id, starttime";
+	struct store_iw iw = { 0 };
+	struct tlist l[2] = { { 0 } };
+	sqlite3_stmt *ws = NULL, *rs = NULL;
+	struct window_task t;
+	int64_t wid, wend;
+	unsigned n = 0;
+	int rc;
+
+	if ((rc = iw_prepare(&iw, db, 0)) != SQLITE_OK ||
+	    (rc = sqlite3_prepare_v2(db, wins_sql, -1, &ws, NULL)) !=
+		SQLITE_OK ||
+	    (rc = sqlite3_prepare_v2(db, rows_sql, -1, &rs, NULL)) != SQLITE_OK)
+		goto out;
+	while ((rc = sqlite3_step(ws)) == SQLITE_ROW) {
+		wid = sqlite3_column_int64(ws, 0);
+		wend = sqlite3_column_int64(ws, 1);
+		if (store_inst_migrate_test && store_inst_migrate_test(++n)) {
+			rc = SQLITE_IOERR;
+			break;
+		}
+		l[0].n = l[1].n = 0;
+		sqlite3_bind_int64(rs, 1, wid);
+		while ((rc = sqlite3_step(rs)) == SQLITE_ROW) {
+			bool th = v7_task(rs, &t);
+
+			if (tlist_push(&l[th], &t) < 0) {
+				rc = SQLITE_NOMEM;
+				break;
+			}
+		}
+		sqlite3_reset(rs);
+		if (rc != SQLITE_DONE)
+			break;
+		if ((rc = iw_put(&iw, wid, wend, l[0].t, l[0].n, l[1].t,
+			 l[1].n)) != SQLITE_OK)
+			break;
+	}
+	if (rc == SQLITE_DONE)
+		rc = sqlite3_exec(db, "DROP TABLE window_task", NULL, NULL,
+		    NULL);
+out:
+	sqlite3_finalize(ws);
+	sqlite3_finalize(rs);
+	iw_finalize(&iw);
+	free(l[0].t);
+	free(l[1].t);
+	return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A window's task rows as a compact payload (store_tasks.c), keyed by
+ * instance ids. Pure encoding: the store maps ids to identities.
+ */
+#ifndef VITALSD_STORE_TASKS_H
+#define VITALSD_STORE_TASKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/store_codec.h"
+#include "window/window.h"
+
+/* The frame's part and version of a window's task rows (procs and
+ * threads alike: which list a blob holds is its column). */
+#define STORE_TASKS_PART 1
+#define STORE_TASKS_VERSION 1
+
+/* Rows t[0..n) with their instance ids, ascending without repeats
+ * (-EINVAL otherwise). Identity fields are not written. */
+int store_tasks_put(struct store_enc *e, const struct window_task *t,
+    const uint64_t *iid, size_t n);
+/* The rows of p[0..len): at most max of them (-EBADMSG past it, or for
+ * any malformed byte); figures only, identities zeroed. Caller frees
+ * *ret and *ret_iid. */
+int store_tasks_get(const void *p, size_t len, size_t max,
+    struct window_task **ret, uint64_t **ret_iid, size_t *ret_n);
+
+#endif /* VITALSD_STORE_TASKS_H */

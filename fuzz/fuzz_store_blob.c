@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * libFuzzer target for every decoder of the store's blobs: the frame (raw
+ * and zstd) and the payloads of the task rows, counters and gauges, CPU
+ * and PSI rows and BPF rows. A blob comes back from the database file,
+ * which a crash, a bad disk or another writer may have damaged.
+ *
+ * The first byte picks the decoder: 0 the frame (its payload then goes to
+ * the part's decoder by part number), 1 to 4 a payload decoder on the rest
+ * (a CRC the fuzzer cannot forge would otherwise hide them). Whatever
+ * decodes must encode again and decode to the very same values.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/store_bpfrows.h"
+#include "store/store_codec.h"
+#include "store/store_kv.h"
+#include "store/store_sys.h"
+#include "store/store_tasks.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define ROWS_MAX 4096
+
+enum { SEL_FRAME, SEL_TASKS, SEL_KV, SEL_SYS, SEL_BPF, SEL__MAX };
+
+static void
+tasks(const void *p, size_t n)
+{
+	struct window_task *t, *t2;
+	uint64_t *iid, *iid2;
+	struct store_enc e = { 0 };
+	size_t k, k2;
+
+	if (store_tasks_get(p, n, ROWS_MAX, &t, &iid, &k) < 0)
+		return;
+	if (k > ROWS_MAX || store_tasks_put(&e, t, iid, k) < 0 ||
+	    store_tasks_get(e.b.p, e.b.len, ROWS_MAX, &t2, &iid2, &k2) < 0)
+		abort();
+	if (k2 != k ||
+	    (k &&
+		(memcmp(t, t2, k * sizeof(*t)) != 0 ||
+		    memcmp(iid, iid2, k * sizeof(*iid)) != 0)))
+		abort();
+	free(t);
+	free(iid);
+	free(t2);
+	free(iid2);
+	store_enc_release(&e);
+}
+
+static void
+kv(const void *p, size_t n)
+{
+	struct store_kv a, b;
+	struct store_enc e = { 0 };
+
+	if (store_kv_get(p, n, ROWS_MAX, &a) < 0)
+		return;
+	if (a.ncount > ROWS_MAX || a.ngauge > ROWS_MAX ||
+	    store_kv_put(&e, a.count, a.ncount, a.gauge, a.ngauge) < 0 ||
+	    store_kv_get(e.b.p, e.b.len, ROWS_MAX, &b) < 0)
+		abort();
+	if (b.ncount != a.ncount || b.ngauge != a.ngauge ||
+	    (a.ncount &&
+		memcmp(a.count, b.count, a.ncount * sizeof(*a.count))) ||
+	    (a.ngauge && memcmp(a.gauge, b.gauge, a.ngauge * sizeof(*a.gauge))))
+		abort();
+	store_kv_release(&a);
+	store_kv_release(&b);
+	store_enc_release(&e);
+}
+
+static void
+sys(const void *p, size_t n)
+{
+	struct store_sys a, b;
+	struct store_enc e = { 0 };
+
+	if (store_sys_get(p, n, ROWS_MAX, &a) < 0)
+		return;
+	if (a.ncpu > ROWS_MAX || a.npsi > ROWS_MAX ||
+	    store_sys_put(&e, a.cpu, a.ncpu, a.psi, a.npsi) < 0 ||
+	    store_sys_get(e.b.p, e.b.len, ROWS_MAX, &b) < 0)
+		abort();
+	if (b.ncpu != a.ncpu || b.npsi != a.npsi ||
+	    (a.ncpu && memcmp(a.cpu, b.cpu, a.ncpu * sizeof(*a.cpu))) ||
+	    (a.npsi && memcmp(a.psi, b.psi, a.npsi * sizeof(*a.psi))))
+		abort();
+	store_sys_release(&a);
+	store_sys_release(&b);
+	store_enc_release(&e);
+}
+
+static void
+bpf(const void *p, size_t n)
+{
+	struct store_bpfrows a, b;
+	struct store_enc e = { 0 };
+
+	if (store_bpfrows_get(p, n, ROWS_MAX, &a) < 0)
+		return;
+	if (a.nuid > ROWS_MAX || a.nproc > ROWS_MAX ||
+	    store_bpfrows_put(&e, a.uid, a.nuid, a.proc, a.nproc) < 0 ||
+	    store_bpfrows_get(e.b.p, e.b.len, ROWS_MAX, &b) < 0)
+		abort();
+	if (b.nuid != a.nuid || b.nproc != a.nproc ||
+	    (a.nuid && memcmp(a.uid, b.uid, a.nuid * sizeof(*a.uid))) ||
+	    (a.nproc && memcmp(a.proc, b.proc, a.nproc * sizeof(*a.proc))))
+		abort();
+	store_bpfrows_release(&a);
+	store_bpfrows_release(&b);
+	store_enc_release(&e);
+}
+
+static void (*const parts[])(const void *, size_t) = { tasks, kv, sys, bpf };
+
+static void
+frame(const uint8_t *p, size_t n)
+{
+	struct store_frame f, g;
+	struct store_enc e = { 0 };
+
+	if (store_frame_get(p, n, &f) < 0)
+		return;
+	if (f.len > STORE_FRAME_MAX || f.stored > n ||
+	    f.codec >= STORE_CODEC__MAX ||
+	    (f.codec == STORE_CODEC_RAW) != (f.buf == NULL))
+		abort();
+	parts[f.part % 4](f.payload, f.len);
+	/* framed again, compressed or not, it reads back the same */
+	if (store_frame_put_zstd(&e, f.part, f.version, f.payload, f.len, 1) <
+		0 ||
+	    store_frame_get(e.b.p, e.b.len, &g) < 0)
+		abort();
+	if (g.part != f.part || g.version != f.version || g.len != f.len ||
+	    (f.len && memcmp(g.payload, f.payload, f.len) != 0))
+		abort();
+	store_frame_release(&g);
+	store_frame_release(&f);
+	store_enc_release(&e);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size == 0)
+		return 0;
+	switch (data[0] % SEL__MAX) {
+	case SEL_FRAME:
+		frame(data + 1, size - 1);
+		break;
+	default:
+		parts[data[0] % SEL__MAX - 1](data + 1, size - 1);
+		break;
+	}
+	return 0;
+}
