@@ -132,14 +132,14 @@ reader_sees(struct store *s, size_t want_windows, uint64_t want_utime)
 
 	ck_assert_int_eq(store_conn_open(s, &rc), 0);
 	ck_assert_int_eq(store_conn_begin(rc), 0);
-	ck_assert_int_eq(store_windows(rc, T0, T0 + 3600 * SEC, 0, &v, &n), 0);
+	ck_assert_int_eq(store_windows(rc, T0, T0 + 86400 * SEC, 0, &v, &n), 0);
 	ck_assert_uint_eq(n, want_windows);
 	for (i = 0; i < n; i++) {
 		ck_assert_uint_eq(v[i]->nprocs, 2);
 		window_free(v[i]);
 	}
 	free(v);
-	ck_assert_int_eq(store_top(rc, T0, T0 + 3600 * SEC, false, METRIC_CPU,
+	ck_assert_int_eq(store_top(rc, T0, T0 + 86400 * SEC, false, METRIC_CPU,
 			     1, &t, &n),
 	    0);
 	if (want_windows == 0) {
@@ -175,7 +175,11 @@ START_TEST(test_batch)
 	ck_assert_int_eq(store_flush(s), 0);
 	ck_assert_int_eq(WINDOWS(path), 3);
 	ck_assert_int_eq(WINDOWS(spool), 0);
-	ck_assert_int_eq(count_in(path, "SELECT count(*) FROM window_task"), 6);
+	ck_assert_int_eq(count_in(path, "SELECT count(*) FROM window_tasks"),
+	    3);
+	/* the two processes' instances: moved once, and out of the spool */
+	ck_assert_int_eq(count_in(path, "SELECT count(*) FROM instance"), 2);
+	ck_assert_int_eq(count_in(spool, "SELECT count(*) FROM instance"), 0);
 	store_get_stats(s, &st);
 	ck_assert_uint_eq(st.spool_pending, 0);
 	ck_assert_uint_eq(st.spool_flushes, 1);
@@ -189,6 +193,7 @@ START_TEST(test_batch)
 	store_close(s);
 	/* the last move at close, and no spool file left behind */
 	ck_assert_int_eq(WINDOWS(path), 4);
+	ck_assert_int_eq(count_in(path, "SELECT count(*) FROM instance"), 2);
 	ck_assert_int_eq(access(spool, F_OK), -1);
 }
 END_TEST
@@ -262,7 +267,9 @@ START_TEST(test_crash_mid_move)
 	/* nothing moved twice */
 	ck_assert_int_eq(WINDOWS(path), 3);
 	ck_assert_int_eq(WINDOWS(spool), 0);
-	ck_assert_int_eq(count_in(path, "SELECT count(*) FROM window_task"), 6);
+	ck_assert_int_eq(count_in(path, "SELECT count(*) FROM window_tasks"),
+	    3);
+	ck_assert_int_eq(count_in(path, "SELECT count(*) FROM instance"), 2);
 	reader_sees(s, 3, 60);
 	store_close(s);
 }
@@ -284,8 +291,10 @@ START_TEST(test_reader_counts_once)
 			     NULL, 0),
 	    0);
 	ck_assert_int_eq(store_exec(s,
-			     "INSERT INTO main.window_task SELECT * FROM "
-			     "spool.window_task",
+			     "INSERT INTO main.window_tasks SELECT * FROM "
+			     "spool.window_tasks;"
+			     "INSERT INTO main.instance SELECT * FROM "
+			     "spool.instance",
 			     NULL, 0),
 	    0);
 	ck_assert_int_eq(WINDOWS(path), 2);
@@ -293,7 +302,7 @@ START_TEST(test_reader_counts_once)
 	reader_sees(s, 2, 40);
 	ck_assert_int_eq(store_conn_open(s, &rc), 0);
 	ck_assert_int_eq(store_conn_begin(rc), 0);
-	ck_assert_int_eq(store_windows(rc, T0, T0 + 3600 * SEC, 0, &v, &n), 0);
+	ck_assert_int_eq(store_windows(rc, T0, T0 + 86400 * SEC, 0, &v, &n), 0);
 	ck_assert_uint_eq(n, 2);
 	for (i = 0; i < n; i++)
 		window_free(v[i]);
@@ -359,6 +368,39 @@ START_TEST(test_no_spool)
 }
 END_TEST
 
+/*
+ * An instance the main file has, seen again an hour later: its row must
+ * say it lives on (until_ns, what instance retention goes by). The spool
+ * gets the changed copy and the move raises the main file's row; the id
+ * stays the one the main file gave it.
+ */
+START_TEST(test_instance_lives_on)
+{
+	struct store *s = open_spool(3600);
+	long long iid, until0, until1;
+
+	put(s, 1);
+	ck_assert_int_eq(store_flush(s), 0);
+	iid = count_in(path, "SELECT iid FROM instance WHERE id = 101");
+	until0 = count_in(path, "SELECT until_ns FROM instance WHERE id = 101");
+	put(s, 400); /* 4,000 s later: past the next hour */
+	ck_assert_int_eq(count_in(spool,
+			     "SELECT count(*) FROM instance WHERE id = 101"),
+	    1);
+	ck_assert_int_eq(count_in(spool,
+			     "SELECT iid FROM instance WHERE id = 101"),
+	    iid);
+	reader_sees(s, 2, 40);
+	ck_assert_int_eq(store_flush(s), 0);
+	until1 = count_in(path, "SELECT until_ns FROM instance WHERE id = 101");
+	ck_assert_int_gt(until1, until0);
+	ck_assert_int_ge(until1, T0 + 4010 * SEC);
+	ck_assert_int_eq(count_in(path, "SELECT count(*) FROM instance"), 2);
+	ck_assert_int_eq(count_in(spool, "SELECT count(*) FROM instance"), 0);
+	store_close(s);
+}
+END_TEST
+
 /* A replay of a window the main file has goes nowhere. */
 START_TEST(test_replay)
 {
@@ -393,6 +435,7 @@ suite(void)
 	tcase_add_test(tc, test_maintain_moves);
 	tcase_add_test(tc, test_no_spool);
 	tcase_add_test(tc, test_replay);
+	tcase_add_test(tc, test_instance_lives_on);
 	suite_add_tcase(s, tc);
 	return s;
 }

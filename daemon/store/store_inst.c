@@ -45,6 +45,7 @@ struct icache_ent {
 	bool thread;
 	char comm[VITALS_COMM_LEN];
 	char name[VITALS_NAME_LEN];
+	bool in_spool; /* its row is in the spool too (store_spool.c) */
 };
 
 /* Open addressing over entry indices; a slot holds index + 1. */
@@ -58,10 +59,18 @@ struct store_icache {
 
 enum { IW_FIND, IW_INS, IW_UNTIL, IW_IDENT, IW_PUT, IW_MAX_IID, IW__MAX };
 
+/*
+ * A spool (store_spool.c) writes its windows' instances with the main
+ * store's cache and counter, so an instance has one id in both files: one
+ * the main file has is found there and written to the spool only when its
+ * row must change (until_ns), to be merged at the next move.
+ */
 struct store_iw {
 	sqlite3 *db;
 	sqlite3_stmt *st[IW__MAX];
 	struct store_icache c;
+	struct store_icache *cp; /* &c, or the main store's */
+	struct store_iw *main;	 /* the main store's, when this is a spool */
 };
 
 static const char *const iw_sql[IW__MAX] = {
@@ -94,12 +103,17 @@ ihash(bool thread, int32_t id, uint64_t starttime)
 	return (size_t)h;
 }
 
+/* Forget every entry; ids go on from where they were (a gap after a
+ * rollback is harmless, a reuse across the spool and the main file not). */
 static void
 icache_clear(struct store_icache *c)
 {
+	int64_t next = c->next_iid;
+
 	free(c->e);
 	free(c->slot);
 	memset(c, 0, sizeof(*c));
+	c->next_iid = next;
 }
 
 static struct icache_ent *
@@ -136,12 +150,8 @@ icache_add(struct store_icache *c, const struct icache_ent *ent)
 {
 	size_t i;
 
-	if (c->n >= ICACHE_MAX) {
-		int64_t next = c->next_iid;
-
+	if (c->n >= ICACHE_MAX)
 		icache_clear(c);
-		c->next_iid = next;
-	}
 	if (c->n == c->cap) {
 		size_t nc = c->cap ? c->cap * 2 : 1024;
 		struct icache_ent *p = realloc(c->e, nc * sizeof(*p));
@@ -224,12 +234,54 @@ until_of(int64_t wall_end_ns)
 	return (wall_end_ns / UNTIL_GRID_NS + 1) * UNTIL_GRID_NS;
 }
 
+/* The row of (thread, t's id, starttime) by st (IW_FIND of some file) into
+ * e: SQLITE_ROW found, SQLITE_DONE not there, else an error. */
+static int
+inst_find(sqlite3_stmt *st, bool thread, const struct window_task *t,
+    struct icache_ent *e)
+{
+	int rc;
+
+	sqlite3_bind_int(st, 1, thread);
+	sqlite3_bind_int(st, 2, t->id);
+	sqlite3_bind_int64(st, 3, (sqlite3_int64)t->starttime);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		e->iid = sqlite3_column_int64(st, 0);
+		e->tgid = sqlite3_column_int(st, 1);
+		e->uid = (uint32_t)sqlite3_column_int64(st, 2);
+		col_names(st, 3, e->comm, e->name);
+		e->until_ns = sqlite3_column_int64(st, 5);
+	}
+	sqlite3_reset(st);
+	return rc;
+}
+
+/* e's row, as first written, with until_ns, by st (IW_INS). */
+static int
+inst_copy(sqlite3_stmt *st, const struct icache_ent *e, int64_t until_ns)
+{
+	struct window_task t;
+
+	memset(&t, 0, sizeof(t));
+	t.tgid = e->tgid;
+	t.uid = e->uid;
+	memcpy(t.comm, e->comm, sizeof(t.comm));
+	memcpy(t.name, e->name, sizeof(t.name));
+	sqlite3_bind_int64(st, 1, e->iid);
+	sqlite3_bind_int(st, 2, e->thread);
+	sqlite3_bind_int(st, 3, e->id);
+	sqlite3_bind_int64(st, 4, (sqlite3_int64)e->starttime);
+	bind_ident(st, 5, &t);
+	sqlite3_bind_int64(st, 9, until_ns);
+	return store_run(st);
+}
+
 /* The instance of t (found, or written now) in *ret_iid. */
 static int
 inst_get(struct store_iw *iw, int64_t wid, int64_t wall_end_ns, bool thread,
     const struct window_task *t, int64_t *ret_iid)
 {
-	struct store_icache *c = &iw->c;
+	struct store_icache *c = iw->cp;
 	struct icache_ent *e, ne;
 	sqlite3_stmt *st;
 	int rc;
@@ -239,21 +291,15 @@ inst_get(struct store_iw *iw, int64_t wid, int64_t wall_end_ns, bool thread,
 		ne.thread = thread;
 		ne.id = t->id;
 		ne.starttime = t->starttime;
-		st = iw->st[IW_FIND];
-		sqlite3_bind_int(st, 1, thread);
-		sqlite3_bind_int(st, 2, t->id);
-		sqlite3_bind_int64(st, 3, (sqlite3_int64)t->starttime);
-		if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-			ne.iid = sqlite3_column_int64(st, 0);
-			ne.tgid = sqlite3_column_int(st, 1);
-			ne.uid = (uint32_t)sqlite3_column_int64(st, 2);
-			col_names(st, 3, ne.comm, ne.name);
-			ne.until_ns = sqlite3_column_int64(st, 5);
-		}
-		sqlite3_reset(st);
+		/* this file's row; a spool's next, the main file's */
+		rc = inst_find(iw->st[IW_FIND], thread, t, &ne);
+		ne.in_spool = iw->main != NULL && rc == SQLITE_ROW;
+		if (rc == SQLITE_DONE && iw->main != NULL)
+			rc = inst_find(iw->main->st[IW_FIND], thread, t, &ne);
 		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 			return rc;
 		if (rc == SQLITE_DONE) {
+			ne.in_spool = iw->main != NULL;
 			if (c->next_iid == 0) {
 				if ((rc = store_run_int(iw->st[IW_MAX_IID],
 					 &c->next_iid)) != SQLITE_OK)
@@ -282,7 +328,15 @@ inst_get(struct store_iw *iw, int64_t wid, int64_t wall_end_ns, bool thread,
 		if ((e = icache_add(c, &ne)) == NULL)
 			return SQLITE_NOMEM;
 	}
-	if (wall_end_ns > e->until_ns) {
+	if (wall_end_ns > e->until_ns && iw->main != NULL && !e->in_spool) {
+		/* a row of the main file's that must change: the spool gets
+		 * the changed copy, the next move merges it */
+		if ((rc = inst_copy(iw->st[IW_INS], e,
+			 until_of(wall_end_ns))) != SQLITE_OK)
+			return rc;
+		e->until_ns = until_of(wall_end_ns);
+		e->in_spool = true;
+	} else if (wall_end_ns > e->until_ns) {
 		st = iw->st[IW_UNTIL];
 		sqlite3_bind_int64(st, 1, e->iid);
 		sqlite3_bind_int64(st, 2, until_of(wall_end_ns));
@@ -414,6 +468,7 @@ iw_prepare(struct store_iw *iw, sqlite3 *db, unsigned flags)
 	int rc;
 
 	iw->db = db;
+	iw->cp = &iw->c;
 	for (i = 0; i < IW__MAX; i++)
 		if ((rc = sqlite3_prepare_v3(db, iw_sql[i], -1, flags,
 			 &iw->st[i], NULL)) != SQLITE_OK)
@@ -463,10 +518,38 @@ store_rollback(struct store *s)
 int
 store_inst_put(struct store *s, int64_t id, const struct window *w)
 {
-	if (s->iw == NULL)
+	struct store_iw *iw = s->iw;
+
+	if (iw == NULL)
 		return SQLITE_MISUSE;
-	return iw_put(s->iw, id, w->wall_end_ns, w->procs, w->nprocs,
-	    w->threads, w->nthreads);
+	/* a spool: the main store's cache and counter (store_spool.c) */
+	iw->main = s->inst_main != NULL ? s->inst_main->iw : NULL;
+	iw->cp = iw->main != NULL ? &iw->main->c : &iw->c;
+	return iw_put(iw, id, w->wall_end_ns, w->procs, w->nprocs, w->threads,
+	    w->nthreads);
+}
+
+/*
+ * The spool's instance rows moved into the main file (store_spool.c):
+ * none is in the spool any more. And the counter past every id either
+ * file holds (max), when a spool is attached.
+ */
+void
+store_inst_moved(struct store *s)
+{
+	size_t i;
+
+	if (s->iw == NULL)
+		return;
+	for (i = 0; i < s->iw->c.n; i++)
+		s->iw->c.e[i].in_spool = false;
+}
+
+void
+store_inst_seed(struct store *s, int64_t max_iid)
+{
+	if (s->iw != NULL && s->iw->c.next_iid <= max_iid)
+		s->iw->c.next_iid = max_iid + 1;
 }
 
 /*
@@ -488,10 +571,7 @@ store_inst_prune(struct store *s, uint64_t *ret_n)
 	/* the ids go on from where they were (a rollback of this would
 	 * forget them all anyway) */
 	if (*ret_n && s->iw != NULL) {
-		int64_t next = s->iw->c.next_iid;
-
 		icache_clear(&s->iw->c);
-		s->iw->c.next_iid = next;
 	}
 	return SQLITE_OK;
 }

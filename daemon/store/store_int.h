@@ -118,6 +118,7 @@ struct store {
 	/* store_spool.c: the spool (a store of its own), its table list,
 	 * when its oldest waiting window was put (CLOCK_MONOTONIC) */
 	struct store *spool;
+	struct store *inst_main; /* on a spool: the store it feeds */
 	sqlite3_stmt
 	    *spool_st[STORE_SPOOL_NSTMT]; /* on db, finalized with it */
 	unsigned spool_nst;
@@ -309,6 +310,8 @@ void store_inst_forget(struct store *s);
 void store_rollback(struct store *s); /* and forget the ids it undid */
 int store_inst_put(struct store *s, int64_t id, const struct window *w);
 int store_inst_prune(struct store *s, uint64_t *ret_n);
+void store_inst_moved(struct store *s);
+void store_inst_seed(struct store *s, int64_t max_iid);
 int store_inst_migrate_v8(sqlite3 *db);
 extern int (*store_inst_migrate_test)(unsigned n); /* tests */
 

@@ -38,12 +38,15 @@
 #define SPOOL_COMMIT_S_DEFAULT 60
 
 enum {
-	SP_PICK,    /* the spool's windows the main file has not got */
-	SP_CLEAR,   /* forget the picked ids */
-	SP_EMPTY,   /* empty the spool */
-	SP_PENDING, /* windows in the spool */
-	SP_MAX_ID,  /* the largest id of either file */
-	SP_HAVE,    /* the main file already has this window */
+	SP_PICK,       /* the spool's windows the main file has not got */
+	SP_CLEAR,      /* forget the picked ids */
+	SP_EMPTY,      /* empty the spool */
+	SP_PENDING,    /* windows in the spool */
+	SP_MAX_ID,     /* the largest id of either file */
+	SP_HAVE,       /* the main file already has this window */
+	SP_MAX_IID,    /* the largest instance id of either file */
+	SP_EMPTY_INST, /* the spool's instance rows, once moved */
+	SP_INST,       /* move them: new ones in, until_ns raised */
 	SP__MAX
 };
 
@@ -68,15 +71,20 @@ static const char *const sp_sql[SP__MAX] = {
 	[SP_HAVE] =
 	    "SELECT 1 FROM main.windows WHERE boot_id = ?1 AND level = ?2"
 	    " AND mono_start_ns = ?3",
+	[SP_MAX_IID] = "SELECT max(coalesce((SELECT max(iid) FROM"
+	    " main.instance), 0), coalesce((SELECT max(iid) FROM"
+	    " spool.instance), 0))",
+	[SP_EMPTY_INST] = "DELETE FROM spool.instance",
+	/* SP_INST is made from the table's columns (attach) */
 };
 /* clang-format on */
 
 /* Tables of a database (schema `db`) that move with their window: windows
- * first, then every table with a window_id column. Also the readers'
- * views (store_conn.c). */
+ * first, then every table with a window_id column, and the instance table
+ * (moved by SP_INST). Also the readers' views (store_conn.c). */
 static const char tables_sql[] =
     "SELECT m.name FROM %s.sqlite_schema AS m WHERE m.type = 'table' AND"
-    " (m.name = 'windows' OR EXISTS (SELECT 1 FROM pragma_table_info(m.name,"
+    " (m.name IN ('windows', 'instance') OR EXISTS (SELECT 1 FROM pragma_table_info(m.name,"
     " '%s') AS c WHERE c.name = 'window_id')) ORDER BY m.name != 'windows',"
     " m.name";
 
@@ -155,6 +163,8 @@ prepare_move(sqlite3 *db, const char *t, const char *cols, void *arg)
 	struct vbuf b = { 0 };
 	int rc;
 
+	if (strcmp(t, "instance") == 0)
+		return SQLITE_OK; /* SP_INST */
 	if (s->spool_nst == STORE_SPOOL_NSTMT)
 		return SQLITE_FULL;
 	rc = vbuf_printf(&b,
@@ -190,13 +200,44 @@ spool_store_open(struct store *s)
 	return 0;
 }
 
+/* Statement i of sp_sql, or the instance move made from its columns: an
+ * instance new to the main file goes in, one it has takes the spool's
+ * until_ns when that is later (the rest of the row never changes). */
+static int
+prepare_sp(struct store *s, unsigned i)
+{
+	struct vbuf b = { 0 };
+	char *cols;
+	int rc;
+
+	if (i != SP_INST)
+		return sqlite3_prepare_v3(s->db, sp_sql[i], -1,
+		    SQLITE_PREPARE_PERSISTENT, &s->spool_st[i], NULL);
+	if ((cols = columns(s->db, "main", "instance")) == NULL)
+		return SQLITE_ERROR;
+	rc = vbuf_printf(&b,
+	    "INSERT INTO main.instance (%s) SELECT %s FROM spool.instance"
+	    " WHERE true ON CONFLICT (iid) DO UPDATE SET until_ns ="
+	    " excluded.until_ns WHERE excluded.until_ns > until_ns",
+	    cols, cols);
+	free(cols);
+	if (rc < 0) {
+		vbuf_release(&b);
+		return SQLITE_NOMEM;
+	}
+	rc = sqlite3_prepare_v3(s->db, b.p, -1, SQLITE_PREPARE_PERSISTENT,
+	    &s->spool_st[i], NULL);
+	vbuf_release(&b);
+	return rc;
+}
+
 /* Attach the spool to the main connection and prepare the moves: the
  * statements live and die with that connection (store.c, db_close). */
 static int
 attach(struct store *s)
 {
 	sqlite3_stmt *st;
-	int64_t max = 0;
+	int64_t max = 0, max_iid = 0;
 	unsigned i;
 	int rc;
 
@@ -214,16 +255,19 @@ attach(struct store *s)
 	    " (id INTEGER PRIMARY KEY)",
 	    NULL, NULL, NULL);
 	for (i = 0; i < SP__MAX && rc == SQLITE_OK; i++)
-		if ((rc = sqlite3_prepare_v3(s->db, sp_sql[i], -1,
-			 SQLITE_PREPARE_PERSISTENT, &s->spool_st[i], NULL)) ==
-		    SQLITE_OK)
+		if ((rc = prepare_sp(s, i)) == SQLITE_OK)
 			s->spool_nst = i + 1;
 	if (rc == SQLITE_OK)
 		rc = store_spool_tables(s->db, prepare_move, s);
 	if (rc == SQLITE_OK)
 		rc = store_run_int(s->spool_st[SP_MAX_ID], &max);
+	if (rc == SQLITE_OK)
+		rc = store_run_int(s->spool_st[SP_MAX_IID], &max_iid);
 	if (rc != SQLITE_OK)
 		return store_fail(s, rc, "spool: prepare");
+	/* the spool's instances take the main store's ids (store_inst.c) */
+	s->spool->inst_main = s;
+	store_inst_seed(s, max_iid);
 	/* one counter for the ids of both files, from the largest either
 	 * holds (or held: it never goes back while the handle lives) */
 	if (max > s->id_next)
@@ -310,6 +354,8 @@ store_spool_flush_locked(struct store *s)
 		if ((rc = run(tab[i])) == SQLITE_OK && i == SP__MAX &&
 		    sqlite3_changes(s->db) != moved)
 			rc = SQLITE_CORRUPT; /* not what was picked */
+	if (rc == SQLITE_OK)
+		rc = run(tab[SP_INST]);
 	if (rc != SQLITE_OK) {
 		r = store_fail(s, rc, "spool: move");
 		goto fail;
@@ -324,8 +370,11 @@ store_spool_flush_locked(struct store *s)
 	/* The main file has them: now, and only now, the spool lets go. A
 	 * crash in between leaves them in both; the next move skips them. */
 	(void)run(tab[SP_CLEAR]);
-	if ((rc = run(tab[SP_EMPTY])) != SQLITE_OK)
+	if ((rc = run(tab[SP_EMPTY])) != SQLITE_OK ||
+	    (rc = run(tab[SP_EMPTY_INST])) != SQLITE_OK)
 		(void)store_fail(s, rc, "spool: empty");
+	else
+		store_inst_moved(s);
 	s->st.spool_pending = 0;
 	s->st.spool_flushes++;
 	s->st.spool_moved += (uint64_t)moved;
@@ -452,6 +501,7 @@ store_close(struct store *s)
 	empty = s->spool_attached && store_spool_flush_locked(s) == 0;
 	detach(s);
 	path = s->spool->path ? strdup(s->spool->path) : NULL;
+	s->spool->inst_main = NULL;
 	s->spool = store_db_close(s->spool);
 	if (empty && path != NULL) {
 		(void)unlink(path);
