@@ -810,8 +810,8 @@ END_TEST
 
 /*
  * A put that fails after it wrote instances (the file is full) is rolled
- * back with them: the ids it handed out are forgotten, and the next put
- * of the same tasks writes them again and reads back whole.
+ * back with them: the instances it wrote are forgotten, and the next put
+ * of the same tasks writes them again (under new ids) and reads back whole.
  */
 START_TEST(rolled_back_put_forgets_its_ids)
 {
@@ -840,7 +840,8 @@ START_TEST(rolled_back_put_forgets_its_ids)
 	    0);
 	ck_assert_int_eq(store_put(s, w), 0);
 	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM instance"), 407);
-	ck_assert_int_eq(q_int(s, "SELECT max(iid) FROM instance"), 407);
+	/* ids are never handed out twice: the undone ones leave a gap */
+	ck_assert_int_ge(q_int(s, "SELECT max(iid) FROM instance"), 407);
 	ck_assert_int_eq(store_windows(s, T0, T0 + 20 * SEC, 0, &v, &n), 0);
 	ck_assert_uint_eq(n, 2);
 	ck_assert_uint_eq(v[1]->nprocs, 403);

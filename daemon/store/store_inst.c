@@ -12,7 +12,7 @@
  * instances in the writer's handle: windows may be written elsewhere and
  * moved over, and an id must not change on the way. The cache only ever
  * holds rows that are committed or in the open transaction; a rollback
- * empties it (store_inst_forget).
+ * empties it (store_inst_forget) and its ids are not handed out again.
  *
  * Retention: every window referring to an instance ends at or before its
  * until_ns (raised, on an hour grid, by each write that needs it: once an
@@ -497,14 +497,17 @@ store_inst_finalize(struct store *s)
 void
 store_inst_forget(struct store *s)
 {
+	/* a spool's rollback undid rows the main store's cache knew of */
+	if (s->inst_main != NULL && s->inst_main->iw != NULL)
+		icache_clear(&s->inst_main->iw->c);
 	if (s->iw != NULL)
 		icache_clear(&s->iw->c);
 }
 
 /*
  * Undo the open transaction. Here rather than in store_core.c because
- * the instance ids it handed out were undone with it: the cache must
- * forget them (and the next id be read again).
+ * the instance rows it wrote were undone with it: the cache must forget
+ * them (their ids are not handed out again).
  */
 void
 store_rollback(struct store *s)
