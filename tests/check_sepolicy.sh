@@ -72,6 +72,10 @@ state=$(sed -n 's/.*--state-dir \([^ ]*\).*/\1/p' "$rc" | head -1)
 [ -n "$state" ] || fail "rc: no --state-dir"
 grep -Fq "$state(/.*)?" "$fc" ||
 	fail "file_contexts does not label the state directory $state"
+grep -Eq '^[[:space:]]*mkdir /dev/vitalsd 0700 ' "$rc" ||
+	fail "rc: the spool directory /dev/vitalsd is not made"
+grep -Fq "/dev/vitalsd(/.*)?" "$fc" ||
+	fail "file_contexts does not label the spool directory /dev/vitalsd"
 grep -Eq '^genfscon tracefs /instances/vitals[[:space:]]+u:object_r:vitalsd_tracefs:s0' \
 	"$pol/genfs_contexts" || fail "genfs: the default instance is not labelled"
-echo "ok: rc socket $sock and state directory $state labelled"
+echo "ok: rc socket $sock, state directory $state and spool /dev/vitalsd labelled"
