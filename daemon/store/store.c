@@ -583,6 +583,7 @@ db_close(struct store *s)
 	}
 	s->spool_nst = 0;
 	s->spool_attached = false;
+	s->spool_tried = false;
 	for (i = 0; i < WS__MAX; i++) {
 		sqlite3_finalize(s->ws[i]);
 		s->ws[i] = NULL;

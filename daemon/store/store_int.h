@@ -125,6 +125,7 @@ struct store {
 	int64_t spool_first_ns;
 	int64_t id_next;     /* what id_hwm points to on the main store */
 	bool spool_attached; /* attached to db as "spool" */
+	bool spool_tried;    /* attaching was tried on this connection */
 	/* store_inst.c: the writer's instance ids (NULL on a reader) */
 	struct store_iw *iw;
 	/* store_taskread.c: identities by instance id, for one read */

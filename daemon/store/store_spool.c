@@ -306,9 +306,10 @@ spool_up(struct store *s)
 	int64_t n = 0;
 	int r;
 
-	if (s->spool_attached || s->db == NULL || s->o.spool_path == NULL ||
-	    s->o.spool_path[0] == '\0' || (s->spool == NULL && s->st.spool_err))
+	if (s->spool_attached || s->spool_tried || s->db == NULL ||
+	    s->o.spool_path == NULL || s->o.spool_path[0] == '\0')
 		return;
+	s->spool_tried = true; /* once per connection (store.c, db_close) */
 	s->st.spool_on = false;
 	if (s->spool == NULL && (r = spool_store_open(s)) < 0)
 		goto off;
