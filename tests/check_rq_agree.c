@@ -64,8 +64,8 @@ setup(void)
 		mount("nodev", TRACEFS, "tracefs", 0, NULL);
 	ck_assert_int_eq(stat(TRACEFS "/instances", &st), 0);
 	snprintf(inst, sizeof(inst), "vitals_rq_%d_%u", (int)getpid(), n++);
-	if (asprintf(&bpffs, "/sys/fs/bpf/vitals-rq-%d-%u", (int)getpid(),
-		n) < 0)
+	if (asprintf(&bpffs, "/sys/fs/bpf/vitals-rq-%d-%u", (int)getpid(), n) <
+	    0)
 		ck_abort();
 	bpf_common_init();
 }
@@ -319,19 +319,22 @@ START_TEST(test_rq_agree)
 		fprintf(stderr,
 		    "  %-6s %7d: ftrace %5llu waits mean %9.1f µs max %9.1f "
 		    "µs | bpf %5llu waits mean %9.1f µs max < %9.1f µs\n",
-		    f->tid == hog ? "hog" : f->tid == waker ? "waker" : "kthr",
+		    f->tid == hog	? "hog" :
+			f->tid == waker ? "waker" :
+					  "kthr",
 		    (int)f->tid, (unsigned long long)f->count, fm / 1e3,
 		    (double)f->max_ns / 1e3, (unsigned long long)w->count,
 		    bm / 1e3,
 		    w->max_ns == UINT64_MAX ? INFINITY :
 					      (double)w->max_ns / 1e3);
 		/* no wait the BPF side did not see */
-		ck_assert_msg(w->count > 0, "tid %d: ftrace %llu waits, bpf none",
-		    (int)f->tid, (unsigned long long)f->count);
+		ck_assert_msg(w->count > 0,
+		    "tid %d: ftrace %llu waits, bpf none", (int)f->tid,
+		    (unsigned long long)f->count);
 		ck_assert_msg(w->max_ns == UINT64_MAX ||
 			f->max_ns <= w->max_ns + RQ_TOL_NS,
-		    "tid %d: ftrace max %llu ns, bpf max < %llu ns", (int)f->tid,
-		    (unsigned long long)f->max_ns,
+		    "tid %d: ftrace max %llu ns, bpf max < %llu ns",
+		    (int)f->tid, (unsigned long long)f->max_ns,
 		    (unsigned long long)w->max_ns);
 		if (f->count < MIN_WAITS || w->count < MIN_WAITS)
 			continue;
@@ -368,8 +371,7 @@ START_TEST(test_rq_agree)
 	unsigned st = 0;
 	char why[128];
 
-	ck_assert_int_lt(bpf_sched_open(&bo, &sched, &st, why, sizeof(why)),
-	    0);
+	ck_assert_int_lt(bpf_sched_open(&bo, &sched, &st, why, sizeof(why)), 0);
 	ck_assert_uint_eq(st, VBPF_OFF_UNSUPPORTED);
 }
 END_TEST
