@@ -5,7 +5,8 @@
  * the ftrace instance's sched records (daemon/trace/). A waker thread
  * shares a CPU with a CPU hog (both pinned), so it waits behind the hog
  * and the hog waits behind it; the machine's kernel threads wake as they
- * will. For every task both sources saw often enough the means agree
+ * will (a third child keeps RCU's grace-period thread busy, so an idle
+ * machine has one too). For every task both sources saw often enough the means agree
  * within 25 %, and no single wait ftrace measured exceeds the largest the
  * BPF side saw for it (its histogram's highest slot, + RQ_TOL_NS).
  *
@@ -23,8 +24,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <linux/membarrier.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -54,19 +57,27 @@
 static char *bpffs;
 static char inst[64];
 
+/*
+ * Named after the runner (the parent of the forked tests), so that its
+ * unchecked teardown removes what a failed test left: a tracing instance
+ * left behind would fail the next suite's hygiene checks.
+ */
+static void
+names(void)
+{
+	snprintf(inst, sizeof(inst), "vitals_rq_%d", (int)getpid());
+	if (asprintf(&bpffs, "/sys/fs/bpf/vitals-rq-%d", (int)getpid()) < 0)
+		abort();
+}
+
 static void
 setup(void)
 {
-	static unsigned n;
 	struct stat st;
 
 	if (stat(TRACEFS "/instances", &st) < 0)
 		mount("nodev", TRACEFS, "tracefs", 0, NULL);
 	ck_assert_int_eq(stat(TRACEFS "/instances", &st), 0);
-	snprintf(inst, sizeof(inst), "vitals_rq_%d_%u", (int)getpid(), n++);
-	if (asprintf(&bpffs, "/sys/fs/bpf/vitals-rq-%d-%u", (int)getpid(), n) <
-	    0)
-		ck_abort();
 	bpf_common_init();
 }
 
@@ -75,7 +86,6 @@ teardown(void)
 {
 	ftrace_instance_remove(NULL, inst);
 	tu_rmtree(bpffs);
-	free(bpffs);
 }
 
 #ifdef HAVE_BPF
@@ -180,11 +190,13 @@ mono_ns(void)
 
 /*
  * A child pinned to cpu: hog (busy until end) or waker (sleeps 500 µs,
- * works 100 µs, until end); then it blocks on hold until the parent has
- * drained (a process's BPF entry goes with it when it exits).
+ * works 100 µs, until end); or, anywhere, kick: one that keeps a kernel
+ * thread waking (RCU grace periods), so an idle machine has one to
+ * compare. Then it blocks on hold until the parent has drained (a
+ * process's BPF entry goes with it when it exits).
  */
 static pid_t
-child(int cpu, bool hog, int64_t end, const int hold[2])
+child(int cpu, bool hog, bool kick, int64_t end, const int hold[2])
 {
 	struct timespec nap = { 0, 500 * 1000 };
 	cpu_set_t set;
@@ -199,9 +211,17 @@ child(int cpu, bool hog, int64_t end, const int hold[2])
 	close(hold[1]);
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set) < 0)
+	if (!kick && sched_setaffinity(0, sizeof(set), &set) < 0)
 		_exit(1);
 	while (mono_ns() < end) {
+		if (kick) {
+			/* waits for an RCU grace period: the kernel's
+			 * grace-period thread wakes for each */
+			if (syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0,
+				0) < 0)
+				_exit(2);
+			continue;
+		}
 		if (hog) {
 			for (volatile unsigned k = 0; k < 100000; k++)
 				;
@@ -249,7 +269,7 @@ START_TEST(test_rq_agree)
 	struct ftrace *ft = NULL;
 	unsigned st = 0, i, compared = 0, kthreads = 0;
 	bool seen_hog = false, seen_waker = false;
-	pid_t hog, waker;
+	pid_t hog, waker, kicker;
 	int hold[2], cpu = last_cpu(), status;
 	int64_t end;
 	char why[512];
@@ -284,8 +304,9 @@ START_TEST(test_rq_agree)
 
 	ck_assert_int_eq(pipe(hold), 0);
 	end = mono_ns() + (int64_t)RUN_MS * MS;
-	hog = child(cpu, true, end, hold);
-	waker = child(cpu, false, end, hold);
+	hog = child(cpu, true, false, end, hold);
+	waker = child(cpu, false, false, end, hold);
+	kicker = child(cpu, false, true, end, hold);
 	run_loop(base, RUN_MS + 300);
 
 	/* both read back to back, ftrace first: the children are blocked */
@@ -298,6 +319,9 @@ START_TEST(test_rq_agree)
 	close(hold[0]);
 	ck_assert_int_eq(waitpid(hog, &status, 0), hog);
 	ck_assert_int_eq(waitpid(waker, &status, 0), waker);
+	ck_assert_int_eq(waitpid(kicker, &status, 0), kicker);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	    "membarrier failed");
 
 	ck_assert_msg(!window_trace_lossy(t), "ftrace lost events");
 	fprintf(stderr,
@@ -384,7 +408,8 @@ rq_agree_suite(void)
 	Suite *s = suite_create("rq_agree");
 	TCase *tc = tcase_create("kernel");
 
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, setup, NULL);
+	tcase_add_unchecked_fixture(tc, NULL, teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_rq_agree);
 	suite_add_tcase(s, tc);
@@ -396,6 +421,7 @@ main(void)
 {
 	if (!tu_need_root("BPF and a tracefs instance"))
 		return 77;
+	names();
 #ifdef HAVE_BPF
 	if (bpf_check_bpffs("/sys/fs/bpf") < 0)
 		(void)mount("bpf", "/sys/fs/bpf", "bpf", 0, NULL);

@@ -343,10 +343,16 @@ quiet_instance(struct store *s, const char *proc_root,
 		*ret_src = RPC_IDENT_PROC;
 		return 0;
 	}
-	if ((r = store_history(s, false, rq->pid, rq->starttime, 0,
-		 rq->from_wall_ns, &before, &nb)) < 0)
+	/* a range from the beginning or to the end has no side to look at */
+	if (rq->from_wall_ns <= VITALS_WALL_MIN ||
+	    rq->to_wall_ns == INT64_MAX) {
+		r = -ENOENT;
 		goto out;
-	if (nb == 0 || rq->to_wall_ns == INT64_MAX) {
+	}
+	if ((r = store_history(s, false, rq->pid, rq->starttime,
+		 VITALS_WALL_MIN, rq->from_wall_ns, &before, &nb)) < 0)
+		goto out;
+	if (nb == 0) {
 		r = -ENOENT;
 		goto out;
 	}
