@@ -264,6 +264,8 @@ START_TEST(test_rq_agree)
 	struct window_trace *scratch = calloc(1, sizeof(*scratch));
 	struct bpf_sched_batch b = { 0 };
 	struct bpf_side bs = { 0 };
+	struct vbpf_prog_stat ps[VITALS_BPF_PROGS];
+	unsigned long long misses = 0;
 	struct event_base *base;
 	struct bpf_sched *sched = NULL;
 	struct ftrace *ft = NULL;
@@ -324,11 +326,16 @@ START_TEST(test_rq_agree)
 	    "membarrier failed");
 
 	ck_assert_msg(!window_trace_lossy(t), "ftrace lost events");
+	/* runs the kernel skipped (a program already running on that CPU):
+	 * events BPF did not see; said with any disagreement */
+	ck_assert_int_eq(bpf_sched_prog_stats(sched, ps), 0);
+	for (i = 0; i < VITALS_BPF_PROGS; i++)
+		misses += ps[i].misses;
 	fprintf(stderr,
 	    "run queue on CPU %d, %u ms; ftrace rows %u (+%u), "
-	    "%llu waits\n",
+	    "%llu waits; bpf runs missed %llu\n",
 	    cpu, RUN_MS, t->nrq, t->rq_other,
-	    (unsigned long long)t->rq_total.count);
+	    (unsigned long long)t->rq_total.count, (unsigned long long)misses);
 	for (i = 0; i < t->nrq; i++) {
 		const struct window_trace_rq *f = &t->rq[i];
 		bool mine = f->tid == hog || f->tid == waker;
@@ -363,8 +370,9 @@ START_TEST(test_rq_agree)
 		if (f->count < MIN_WAITS || w->count < MIN_WAITS)
 			continue;
 		ck_assert_msg(fabs(fm - bm) <= MEAN_TOL * bm,
-		    "tid %d: mean ftrace %.1f µs, bpf %.1f µs", (int)f->tid,
-		    fm / 1e3, bm / 1e3);
+		    "tid %d: mean ftrace %.1f µs, bpf %.1f µs (bpf missed %llu)",
+		    (int)f->tid, fm / 1e3, bm / 1e3,
+		    (unsigned long long)misses);
 		compared++;
 		seen_hog |= f->tid == hog;
 		seen_waker |= f->tid == waker;
