@@ -23,6 +23,7 @@ enum vitals_exit {
 	VX_PROTOCOL = 4,    /* bad answer, timeout, other status */
 	VX_UNAVAILABLE = 5, /* STATUS_UNAVAILABLE: retry later */
 	VX_REFUSED = 6,	    /* heapprofd refused the session */
+	VX_NOT_FOUND = 7,   /* STATUS_NOT_FOUND: no such process, target, id */
 };
 
 #define VITALS_SOCKET_ANDROID \

@@ -57,6 +57,8 @@ conn_status_exit(Vitals__Status s)
 		return VX_DENIED;
 	case VITALS__STATUS__STATUS_UNAVAILABLE:
 		return VX_UNAVAILABLE;
+	case VITALS__STATUS__STATUS_NOT_FOUND:
+		return VX_NOT_FOUND;
 	default:
 		return VX_PROTOCOL;
 	}

@@ -521,8 +521,28 @@ fmt_process(struct sbuf *o, const Vitals__ProcessInfo *pi, int32_t pid,
 		sbuf_puts(o, " (");
 		put_label(o, task_label(&ins[0].t));
 		sbuf_putc(o, ')');
+	} else if (pi->identity) {
+		sbuf_puts(o, " (");
+		put_label(o, task_label(pi->identity));
+		sbuf_putc(o, ')');
 	}
 	sbuf_puts(o, "\n");
+	if (pi->n_history == 0 && pi->identity) {
+		const Vitals__Task *t = pi->identity;
+
+		sbuf_printf(o, "  tgid %d uid ", t->tgid);
+		if (t->uid == VITALS_UID_UNKNOWN)
+			sbuf_puts(o, "?");
+		else
+			sbuf_printf(o, "%u", t->uid);
+		sbuf_printf(o, " starttime %llu comm ", ULL(t->starttime));
+		put_label(o, t->comm);
+		sbuf_printf(o, " (%s)\n",
+		    strcmp(pi->identity_source, "proc") == 0 ? "/proc now" :
+			strcmp(pi->identity_source, "store") == 0 ?
+							       "stored rows" :
+							       "?");
+	}
 	sbuf_printf(o, "  %-23s %6s", "window start", "len");
 	sbuf_printf(o, figures_hdr, "core", "share", "norm", "utime", "stime",
 	    "minflt", "majflt", "rss_kB");

@@ -3,7 +3,9 @@
  * ATrace without a kernel: the marker protocol parser, slice pairing
  * (nesting per thread, async and track slices by key), incomplete slices
  * (lost events, thread exit, stop, ends without begins), counters, the
- * window reduction and roll-up merge, and the store (schema v5) round trip.
+ * window reduction and roll-up merge, run-queue delay from sched records
+ * (wakeups, preemptions, wakeups absorbed by a running thread, loss), and
+ * the store (schema v5) round trip.
  */
 #include <check.h>
 #include <errno.h>
@@ -461,54 +463,176 @@ START_TEST(test_part_life)
 }
 END_TEST
 
-/* Run-queue delay: from sched_waking, or from a preemption, to the
- * sched_switch that puts the thread on a CPU. */
+/* ------------------------------------------------------ run queue */
+
+static void
+sw(struct atrace *at, uint64_t ts, int32_t cpu, int32_t prev, int64_t state,
+    int32_t next)
+{
+	struct ftrace_rec r = { .ts = ts, .cpu = cpu, .ev = FEV_SCHED_SWITCH };
+
+	r.u.sw.prev_tid = prev;
+	r.u.sw.prev_state = state;
+	r.u.sw.next_tid = next;
+	atrace_record(at, &r);
+}
+
+static void
+wake(struct atrace *at, uint64_t ts, int32_t cpu, int32_t tid, bool fresh)
+{
+	struct ftrace_rec r = { .ts = ts, .cpu = cpu };
+
+	r.ev = fresh ? FEV_SCHED_WAKEUP_NEW : FEV_SCHED_WAKEUP;
+	r.u.waking.tid = tid;
+	atrace_record(at, &r);
+}
+
+static const struct window_trace_rq *
+rq_row(const struct window_trace *t, int32_t tid)
+{
+	uint32_t i;
+
+	for (i = 0; i < t->nrq; i++)
+		if (t->rq[i].tid == tid)
+			return &t->rq[i];
+	return NULL;
+}
+
+#define ST_S 0x1	 /* prev_state: interruptible sleep */
+#define ST_D 0x2	 /* uninterruptible */
+#define ST_I 0x80	 /* idle kernel thread (TASK_REPORT_IDLE) */
+#define ST_PREEMPT 0x100 /* "R+": TASK_REPORT_MAX */
+
+/* A wakeup, or a switch-out that leaves the thread runnable (R, R+), to
+ * the next switch-in; CPUs do not matter. */
 START_TEST(test_runqueue)
 {
+	const struct window_trace_rq *q;
 	struct atrace *at = NULL;
 	struct window_trace *t;
-	struct ftrace_rec r;
-	unsigned i;
 
 	ck_assert_int_eq(atrace_new(&at), 0);
-	memset(&r, 0, sizeof(r));
-	r.ev = FEV_SCHED_WAKING;
-	r.ts = 100;
-	r.u.waking.tid = 5;
-	atrace_record(at, &r);
-	r.ev = FEV_SCHED_SWITCH;
-	r.ts = 130;
-	r.u.sw.prev_tid = 0;
-	r.u.sw.prev_state = 0;
-	r.u.sw.next_tid = 5;
-	atrace_record(at, &r);
-	/* 6 is preempted (still runnable) at 200, back on a CPU at 260 */
-	r.ts = 200;
-	r.u.sw.prev_tid = 6;
-	r.u.sw.prev_state = 0;
-	r.u.sw.next_tid = 5;
-	atrace_record(at, &r);
-	r.ts = 260;
-	r.u.sw.prev_tid = 5;
-	r.u.sw.prev_state = 1; /* sleeping: no wait starts */
-	r.u.sw.next_tid = 6;
-	atrace_record(at, &r);
-	/* 5 slept: its next switch-in without a wake-up is no wait */
-	r.ts = 300;
-	r.u.sw.prev_tid = 6;
-	r.u.sw.prev_state = 1;
-	r.u.sw.next_tid = 5;
-	atrace_record(at, &r);
+	wake(at, 100, 1, 5, false); /* woken from CPU 1, runs on CPU 0 */
+	sw(at, 130, 0, 0, 0, 5);
+	/* 6 is preempted (R) on CPU 1 at 200, runs again on CPU 0 at 260:
+	 * a migration keeps the start */
+	sw(at, 200, 1, 6, 0, 9);
+	sw(at, 260, 0, 5, ST_S, 6);
+	/* 9 is preempted in any state (R+) at 300, back at 340 */
+	sw(at, 300, 1, 9, ST_PREEMPT, 0);
+	sw(at, 340, 1, 0, 0, 9);
+	/* a new task: its first wait is from sched_wakeup_new */
+	wake(at, 400, 1, 11, true);
+	sw(at, 405, 0, 6, ST_D, 11);
+	/* 5 slept: a switch-in without a wakeup is no wait */
+	sw(at, 500, 0, 11, ST_S, 5);
 	t = close_window(at);
-	ck_assert_uint_eq(t->sched_switch, 4);
-	ck_assert_uint_eq(t->sched_waking, 1);
-	ck_assert_uint_eq(t->rq_total.count, 2);
-	ck_assert_uint_eq(t->rq_total.total_ns, 90);
+	ck_assert_uint_eq(t->sched_switch, 7);
+	ck_assert_uint_eq(t->sched_waking, 2); /* the wakeups seen */
+	ck_assert_uint_eq(t->rq_total.count, 4);
+	ck_assert_uint_eq(t->rq_total.total_ns, 30 + 60 + 40 + 5);
 	ck_assert_uint_eq(t->rq_total.max_ns, 60);
-	ck_assert_uint_eq(t->nrq, 2);
-	for (i = 0; i < t->nrq; i++)
-		ck_assert_uint_eq(t->rq[i].total_ns,
-		    t->rq[i].tid == 6 ? 60 : 30);
+	ck_assert_ptr_nonnull(q = rq_row(t, 5));
+	ck_assert_uint_eq(q->count, 1);
+	ck_assert_uint_eq(q->total_ns, 30);
+	ck_assert_ptr_nonnull(q = rq_row(t, 6));
+	ck_assert_uint_eq(q->total_ns, 60);
+	ck_assert_ptr_nonnull(q = rq_row(t, 9));
+	ck_assert_uint_eq(q->total_ns, 40);
+	ck_assert_ptr_nonnull(q = rq_row(t, 11));
+	ck_assert_uint_eq(q->total_ns, 5);
+	free(t);
+	atrace_free(at);
+}
+END_TEST
+
+/*
+ * The wait the old pairing invented: a kernel worker woken while it still
+ * runs (work queued from another CPU), then asleep; its next real wakeup
+ * is the start of its wait, not the one it absorbed seconds earlier.
+ */
+START_TEST(test_runqueue_absorbed)
+{
+	const struct window_trace_rq *q;
+	struct atrace *at = NULL;
+	struct window_trace *t;
+
+	ck_assert_int_eq(atrace_new(&at), 0);
+	sw(at, 1000, 0, 0, 0, 20);    /* 20 runs on CPU 0 */
+	wake(at, 1100, 1, 20, false); /* woken while it runs */
+	wake(at, 1150, 0, 20, false); /* by itself, too */
+	sw(at, 1200, 0, 20, ST_I, 0); /* idle again */
+	wake(at, 3 * NSEC_PER_SEC, 1, 20, false);
+	sw(at, 3 * NSEC_PER_SEC + 25, 0, 0, 0, 20);
+	t = close_window(at);
+	ck_assert_ptr_nonnull(q = rq_row(t, 20));
+	ck_assert_uint_eq(q->count, 1);
+	ck_assert_uint_eq(q->total_ns, 25);
+	ck_assert_uint_eq(q->max_ns, 25);
+	free(t);
+	atrace_free(at);
+}
+END_TEST
+
+/*
+ * A thread running since before the trace began is not known to run: a
+ * wakeup then starts a wait, and its switch-out asleep clears it (and a
+ * switch-out runnable restarts it), as it would any pending start.
+ */
+START_TEST(test_runqueue_sleep_clears)
+{
+	const struct window_trace_rq *q;
+	struct atrace *at = NULL;
+	struct window_trace *t;
+
+	ck_assert_int_eq(atrace_new(&at), 0);
+	wake(at, 100, 1, 30, false); /* 30 runs, unseen, on CPU 0 */
+	sw(at, 150, 0, 30, ST_S, 0); /* asleep: the start goes */
+	wake(at, 500, 1, 30, false);
+	sw(at, 520, 0, 0, 0, 30);
+	wake(at, 600, 1, 31, false); /* 31 the same, but preempted */
+	sw(at, 700, 1, 31, ST_PREEMPT, 0);
+	sw(at, 710, 1, 0, 0, 31);
+	t = close_window(at);
+	ck_assert_ptr_nonnull(q = rq_row(t, 30));
+	ck_assert_uint_eq(q->count, 1);
+	ck_assert_uint_eq(q->total_ns, 20);
+	ck_assert_ptr_nonnull(q = rq_row(t, 31));
+	ck_assert_uint_eq(q->count, 1);
+	ck_assert_uint_eq(q->total_ns, 10);
+	free(t);
+	atrace_free(at);
+}
+END_TEST
+
+/* A wakeup of a thread already waiting (preempted while going to sleep,
+ * then woken) keeps the start; a loss forgets starts and what CPUs run. */
+START_TEST(test_runqueue_waiting_and_loss)
+{
+	const struct window_trace_rq *q;
+	struct atrace *at = NULL;
+	struct window_trace *t;
+
+	ck_assert_int_eq(atrace_new(&at), 0);
+	sw(at, 100, 0, 40, ST_PREEMPT, 41);
+	wake(at, 150, 1, 40, false);
+	sw(at, 300, 1, 0, 0, 40);
+	/* 41 runs on CPU 0; events are lost: what runs is not known, so a
+	 * wakeup starts a wait its switch-out (asleep) then clears */
+	wake(at, 400, 1, 42, false);
+	atrace_lost(at);
+	sw(at, 500, 1, 0, 0, 42); /* 42's start was lost with the rest */
+	wake(at, 600, 1, 41, false);
+	sw(at, 650, 0, 41, ST_S, 0);
+	wake(at, 700, 1, 41, false);
+	sw(at, 707, 0, 0, 0, 41);
+	t = close_window(at);
+	ck_assert_ptr_nonnull(q = rq_row(t, 40));
+	ck_assert_uint_eq(q->total_ns, 200);
+	ck_assert_ptr_null(rq_row(t, 42));
+	ck_assert_ptr_nonnull(q = rq_row(t, 41));
+	ck_assert_uint_eq(q->count, 1);
+	ck_assert_uint_eq(q->total_ns, 7);
 	free(t);
 	atrace_free(at);
 }
@@ -657,6 +781,9 @@ atrace_suite(void)
 	tcase_add_test(tc, test_keep_and_merge);
 	tcase_add_test(tc, test_part_life);
 	tcase_add_test(tc, test_runqueue);
+	tcase_add_test(tc, test_runqueue_absorbed);
+	tcase_add_test(tc, test_runqueue_sleep_clears);
+	tcase_add_test(tc, test_runqueue_waiting_and_loss);
 	tcase_add_test(tc, test_config_keys);
 	suite_add_tcase(s, tc);
 	tcase_add_checked_fixture(st, setup, teardown);

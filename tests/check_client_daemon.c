@@ -4,7 +4,9 @@
  * figures as `vitals --json top` reports them equal the sum of its history
  * from `vitals --json proc`, and both match what the kernel charged it;
  * every command answers; an unprivileged reader reads and is refused a
- * burst with the daemon's reason (exit 3).
+ * burst with the daemon's reason (exit 3); a process asleep through the
+ * range is answered with its identity and zeros, a pid that never was is
+ * NOT_FOUND (exit 7).
  */
 #include <check.h>
 #include <errno.h>
@@ -213,12 +215,9 @@ START_TEST(test_every_command)
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		r = vitals(&d, -1, cmds[i][0], cmds[i][1], cmds[i][2], NULL,
 		    NULL, NULL);
-		/* pid 1 may have had no activity: NOT_FOUND is an answer */
-		ck_assert_msg(r.code == 0 ||
-			(i == 7 && r.code == VX_PROTOCOL &&
-			    strstr(r.err, "STATUS_NOT_FOUND")),
-		    "%s: exit %d: %s", cmds[i][0] ? cmds[i][0] : "(none)",
-		    r.code, r.err);
+		/* pid 1 too, active in the range or not */
+		ck_assert_msg(r.code == 0, "%s: exit %d: %s",
+		    cmds[i][0] ? cmds[i][0] : "(none)", r.code, r.err);
 		ck_assert(r.code != 0 || strlen(r.out) > 0);
 		run_free(&r);
 		r = vitals(&d, -1, "--json", cmds[i][0], cmds[i][1], cmds[i][2],
@@ -378,6 +377,131 @@ START_TEST(test_hostile_name_escaped)
 }
 END_TEST
 
+/* pid's stat field 22 (starttime), once the process sleeps. */
+static uint64_t
+asleep_start(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long start = 0;
+	char state = '?';
+	int tries;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	for (tries = 0; tries < 500 && state != 'S'; tries++) {
+		FILE *f = fopen(path, "re");
+		size_t n;
+
+		ck_assert_ptr_nonnull(f);
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[n] = '\0';
+		ck_assert_ptr_nonnull(p = strrchr(buf, ')'));
+		/* state, then 18 fields to starttime */
+		ck_assert_int_eq(sscanf(p + 2,
+				     "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u "
+				     "%*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+				     &state, &start),
+		    2);
+		if (state != 'S')
+			tu_sleep_ms(2);
+	}
+	ck_assert_int_eq(state, 'S');
+	return start;
+}
+
+/*
+ * A process asleep through the range is answered with its identity and no
+ * activity (it used no CPU since before the daemon's first sample); a pid
+ * no process had is NOT_FOUND, exit 7, apart from protocol errors (4).
+ */
+START_TEST(test_quiet_process)
+{
+	const struct jm *id, *hist;
+	char pidstr[16], maxstr[16], want[96];
+	uint64_t start;
+	int hold[2], status;
+	long pid_max = 0;
+	struct jm *j;
+	struct run r;
+	struct td d;
+	FILE *f;
+	pid_t pid;
+	char c;
+
+	/* close-on-exec: the daemon and clients exec'd later hold no end */
+	ck_assert_int_eq(pipe2(hold, O_CLOEXEC), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(hold[1]);
+		(void)!read(hold[0], &c, 1);
+		_exit(0);
+	}
+	close(hold[0]);
+	start = asleep_start(pid);
+	snprintf(pidstr, sizeof(pidstr), "%d", (int)pid);
+	daemon_start(&d, NULL);
+	tu_sleep_ms(1500); /* windows close with it in them, idle */
+
+	j = vitals_json(&d, "proc", pidstr, "--since", "1m", NULL);
+	ck_assert_str_eq(jm_get(j, "status")->str, "STATUS_OK");
+	hist = jm_path(j, "process.history");
+	ck_assert(hist == NULL || hist->n == 0);
+	ck_assert_ptr_nonnull(id = jm_path(j, "process.identity"));
+	ck_assert_int_eq(ll(id, "id"), pid);
+	ck_assert_int_eq(ll(id, "tgid"), pid);
+	ck_assert_int_eq(ll(id, "uid"), (long long)getuid());
+	ck_assert_int_eq(ll(id, "starttime"), (long long)start);
+	ck_assert_int_eq(ll(id, "d_utime") + ll(id, "d_stime"), 0);
+	ck_assert_int_eq(ll(id, "d_minflt") + ll(id, "d_majflt"), 0);
+	ck_assert_str_eq(jm_path(j, "process.identity_source")->str, "proc");
+	jm_free(j);
+	/* the instance asked by its starttime too; another one is not it */
+	snprintf(want, sizeof(want), "%llu", (unsigned long long)start);
+	r = vitals(&d, -1, "proc", pidstr, "--starttime", want, NULL, NULL);
+	ck_assert_msg(r.code == 0, "exit %d: %s", r.code, r.err);
+	ck_assert_msg(strstr(r.out, "/proc now") != NULL, "%s", r.out);
+	run_free(&r);
+	snprintf(want, sizeof(want), "%llu", (unsigned long long)start + 1);
+	r = vitals(&d, -1, "proc", pidstr, "--starttime", want, NULL, NULL);
+	ck_assert_msg(r.code == VX_NOT_FOUND, "exit %d: %s", r.code, r.err);
+	run_free(&r);
+
+	r = vitals(&d, -1, "proc", pidstr, NULL, NULL, NULL, NULL);
+	ck_assert_msg(r.code == 0, "exit %d: %s", r.code, r.err);
+	snprintf(want, sizeof(want), "Process %d: 0 windows", (int)pid);
+	ck_assert_msg(strstr(r.out, want) != NULL, "%s", r.out);
+	snprintf(want, sizeof(want), "tgid %d uid %u starttime %llu", (int)pid,
+	    (unsigned)getuid(), (unsigned long long)start);
+	ck_assert_msg(strstr(r.out, want) != NULL, "%s", r.out);
+	ck_assert_msg(strstr(r.out, "(/proc now)") != NULL, "%s", r.out);
+	ck_assert_msg(strstr(r.out, "(no activity in the range)") != NULL, "%s",
+	    r.out);
+	run_free(&r);
+
+	/* pids are below pid_max: that one no process ever had */
+	ck_assert_ptr_nonnull(f = fopen("/proc/sys/kernel/pid_max", "re"));
+	ck_assert_int_eq(fscanf(f, "%ld", &pid_max), 1);
+	fclose(f);
+	snprintf(maxstr, sizeof(maxstr), "%ld", pid_max);
+	r = vitals(&d, -1, "proc", maxstr, NULL, NULL, NULL, NULL);
+	ck_assert_msg(r.code == VX_NOT_FOUND, "exit %d: %s", r.code, r.err);
+	ck_assert_msg(strstr(r.err, "STATUS_NOT_FOUND") != NULL, "%s", r.err);
+	run_free(&r);
+	r = vitals(&d, -1, "--json", "proc", maxstr, NULL, NULL, NULL);
+	ck_assert_int_eq(r.code, VX_NOT_FOUND);
+	ck_assert_ptr_nonnull(j = jm_parse(r.out, strlen(r.out)));
+	ck_assert_str_eq(jm_get(j, "status")->str, "STATUS_NOT_FOUND");
+	jm_free(j);
+	run_free(&r);
+
+	close(hold[1]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	td_stop(&d);
+}
+END_TEST
+
 static Suite *
 client_daemon_suite(void)
 {
@@ -386,6 +510,7 @@ client_daemon_suite(void)
 
 	tcase_add_test(tc, test_top_matches_history);
 	tcase_add_test(tc, test_every_command);
+	tcase_add_test(tc, test_quiet_process);
 	/* switching to nobody needs root; CI is root */
 	if (tu_root())
 		tcase_add_test(tc, test_reader_refused_burst);

@@ -946,6 +946,80 @@ run_query(const struct rpc_query *q)
 	return resp;
 }
 
+/*
+ * A process with no row in the range: from the store, when rows of the same
+ * instance lie before and after it (it lived through, idle), its identity
+ * and zeros; NOT_FOUND when the earlier rows end in its exit, or when only
+ * one side has rows. (The daemon looks in /proc first: check_client_daemon.)
+ */
+START_TEST(test_query_quiet_process)
+{
+	struct rpc_query q = { .id = 22,
+		.op = RPC_Q_PROCESS,
+		.pid = 7,
+		.from_wall_ns = T0 + 110 * SEC,
+		.to_wall_ns = T0 + 120 * SEC,
+		.hz = 100 };
+	const Vitals__Task *t;
+	Vitals__Response *resp;
+	struct window *w;
+	size_t i;
+
+	/* windows at +100 s and +130 s: nothing between +110 and +130 */
+	w = mkwindow(7, T0 + 100 * SEC);
+	ck_assert_int_eq(store_put(qstore, w), 0);
+	window_free(w);
+	w = mkwindow(8, T0 + 130 * SEC);
+	ck_assert_int_eq(store_put(qstore, w), 0);
+	window_free(w);
+
+	resp = run_query(&q);
+	ck_assert_int_eq(resp->status, VITALS__STATUS__STATUS_OK);
+	ck_assert_uint_eq(resp->process->n_history, 0);
+	ck_assert_ptr_nonnull(t = resp->process->identity);
+	ck_assert_str_eq(resp->process->identity_source, "store");
+	ck_assert_int_eq(t->id, 7);
+	ck_assert_int_eq(t->tgid, 7);
+	ck_assert_uint_eq(t->starttime, 5007);
+	ck_assert_uint_eq(t->uid, 10007);
+	ck_assert_str_eq(t->comm, "proc7");
+	ck_assert_uint_eq(t->d_utime + t->d_stime + t->d_minflt + t->d_majflt,
+	    0);
+	ck_assert_uint_eq(t->samples, 0);
+	vitals__response__free_unpacked(resp, NULL);
+
+	/* another instance of the pid is not it */
+	q.starttime = 5008;
+	resp = run_query(&q);
+	ck_assert_int_eq(resp->status, VITALS__STATUS__STATUS_NOT_FOUND);
+	vitals__response__free_unpacked(resp, NULL);
+	q.starttime = 0;
+
+	/* after the last row: only one side */
+	q.from_wall_ns = T0 + 150 * SEC;
+	q.to_wall_ns = T0 + 160 * SEC;
+	resp = run_query(&q);
+	ck_assert_int_eq(resp->status, VITALS__STATUS__STATUS_NOT_FOUND);
+	vitals__response__free_unpacked(resp, NULL);
+
+	/* its last row before the gap says it exited */
+	w = mkwindow(9, T0 + 200 * SEC);
+	for (i = 0; i < w->nprocs; i++)
+		if (w->procs[i].id == 7)
+			w->procs[i].exited = true;
+	ck_assert_int_eq(store_put(qstore, w), 0);
+	window_free(w);
+	w = mkwindow(10, T0 + 230 * SEC);
+	ck_assert_int_eq(store_put(qstore, w), 0);
+	window_free(w);
+	q.from_wall_ns = T0 + 210 * SEC;
+	q.to_wall_ns = T0 + 220 * SEC;
+	resp = run_query(&q);
+	ck_assert_int_eq(resp->status, VITALS__STATUS__STATUS_NOT_FOUND);
+	vitals__response__free_unpacked(resp, NULL);
+}
+END_TEST
+
 START_TEST(test_query_run)
 {
 	struct rpc_query q = { .id = 21,
@@ -1301,6 +1375,7 @@ rpc_suite(void)
 	tcase_add_checked_fixture(tc, q_setup, q_teardown);
 	tcase_set_timeout(tc, 60); /* the store is held busy on purpose */
 	tcase_add_test(tc, test_query_run);
+	tcase_add_test(tc, test_query_quiet_process);
 	tcase_add_test(tc, test_query_thread);
 	suite_add_tcase(s, tc);
 	return s;

@@ -279,6 +279,8 @@ on_switch(struct sched_switch_args *ctx, __u64 epoch)
 			w->tgid = tgid;
 			if (state == 0 || state == STATE_PREEMPTED)
 				w->wake_ns = now;
+			else /* asleep: a stamp left while it ran goes */
+				w->wake_ns = 0;
 		} else if (state == 0 || state == STATE_PREEMPTED) {
 			struct sched_wake nw = { .wake_ns = now, .tgid = tgid };
 
@@ -321,7 +323,7 @@ VLDR_PROG_KVER("tracepoint/sched/sched_switch$plain", OWNER, VITALSD_GID,
 	return on_switch(ctx, 0);
 }
 
-/* Enqueued: stamp it (its process and birth stay what they were). */
+/* Runnable: stamp it (its process and birth stay what they were). */
 VLDR_PROG("tracepoint/sched/sched_wakeup", OWNER, VITALSD_GID, vitals_wakeup,
     struct sched_wakeup_args)
 {
@@ -334,7 +336,9 @@ VLDR_PROG("tracepoint/sched/sched_wakeup", OWNER, VITALSD_GID, vitals_wakeup,
 	tot_add(TOT_WAKEUPS, 1);
 	w = bpf_map_lookup_elem(&sched_wake, &pid);
 	if (w) {
-		w->wake_ns = now;
+		/* already waiting (preempted, then woken): since then */
+		if (w->wake_ns == 0)
+			w->wake_ns = now;
 	} else {
 		struct sched_wake nw = { .wake_ns = now };
 

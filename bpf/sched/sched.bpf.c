@@ -328,13 +328,16 @@ BPF_PROG(vitals_switch, bool preempt, struct task_struct *prev,
 			st->sum_ns = sum;
 			st->valid = 1;
 			/*
-			 * Preempted (still runnable): queued again from now.
-			 * A task that blocks needs a wakeup to run again, and
-			 * every wakeup stamps it afresh.
+			 * Preempted (whatever its state: it stays queued) or
+			 * yielding while runnable: it waits from now. A task
+			 * that blocks needs a wakeup to run again; a stamp a
+			 * wakeup left while it ran goes with it.
 			 */
-			if (rq_enabled && task_state(prev) == 0) {
+			if (rq_enabled && (preempt || task_state(prev) == 0)) {
 				now = bpf_ktime_get_ns();
 				st->wake_ns = now;
+			} else {
+				st->wake_ns = 0;
 			}
 		}
 	}
@@ -362,8 +365,11 @@ BPF_PROG(vitals_switch, bool preempt, struct task_struct *prev,
 }
 
 /*
- * Enqueued: stamp it. A task first seen here is not running, so its CPU
- * time is final: a baseline (0 for a new task: all its time counts).
+ * Runnable: stamp it, unless it already waits (preempted, then woken) —
+ * its wait began then. A wakeup of a running task leaves a stamp its
+ * switch-out replaces or clears. A task first seen here is not running,
+ * so its CPU time is final: a baseline (0 for a new task: all its time
+ * counts).
  */
 static __always_inline int
 enqueued(struct task_struct *t)
@@ -384,7 +390,8 @@ enqueued(struct task_struct *t)
 	}
 	if (rq_enabled) {
 		tot_add(TOT_WAKEUPS, 1);
-		st->wake_ns = bpf_ktime_get_ns();
+		if (st->wake_ns == 0)
+			st->wake_ns = bpf_ktime_get_ns();
 	}
 	return 0;
 }

@@ -880,7 +880,8 @@ control_new(struct event_base *base, const struct config *cfg,
 		     .max_frame = ctl->max_frame,
 		     /* a read may hold what a connection's unread answers may */
 		     .budget = cfg->query_budget ? cfg->query_budget :
-						   ctl->max_output },
+						   ctl->max_output,
+		     .proc_root = cfg->proc_root },
 		 ctl->pri, query_done, ctl, &ctl->q)) < 0) {
 		log_warnx("control: query thread: %s", strerror(-r));
 		goto fail;

@@ -38,6 +38,9 @@ struct query_opts {
 	unsigned uid_queue; /* one uid; 0: 16 */
 	uint32_t max_frame;
 	size_t budget; /* bytes one read may load; 0: none */
+	/* where a process that used no CPU in a range is looked up (kept,
+	 * not copied); NULL: the store alone */
+	const char *proc_root;
 };
 
 int query_new(struct event_base *base, struct store *store, unsigned queue_max,

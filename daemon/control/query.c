@@ -48,6 +48,7 @@
 #include "core/util.h"
 #include "gpumem/gpumem.h"
 #include "hp/hp.h"
+#include "proc/proc.h"
 #include "rpc/rpc.h"
 #include "store/store.h"
 #include "window/window.h"
@@ -118,6 +119,7 @@ struct query {
 	bool hold; /* tests: a job taken waits before it runs */
 	uint64_t runs, ns_max, budget_cut; /* under mu */
 	struct store *store;
+	char *proc_root; /* a quiet process's identity; NULL: none */
 	uint32_t max_frame;
 	size_t budget;
 	int efd;
@@ -313,11 +315,95 @@ run_top(struct store *s, const struct rpc_query *rq, uint32_t max,
 	return r;
 }
 
+/*
+ * The instance of pid that lived through [from, to] without a row there
+ * (it used no CPU): live now in /proc and started before `to`, or one the
+ * store holds rows of before and after the range (on one boot, the earlier
+ * ones not ending in its exit). Its identity goes to ret (activity zero)
+ * and its source to ret_src; -ENOENT: none.
+ */
 static int
-run_process(struct store *s, const struct rpc_query *rq, uint32_t max,
-    uint8_t **ret, size_t *ret_len)
+quiet_instance(struct store *s, const char *proc_root,
+    const struct rpc_query *rq, struct window_task *ret,
+    enum rpc_ident_src *ret_src)
+{
+	struct store_hist *before = NULL, *after = NULL;
+	size_t nb = 0, na = 0, i, k;
+	int64_t start_wall;
+	struct window_task t;
+	int r;
+
+	if (proc_root &&
+	    proc_identity(proc_root, rq->pid,
+		rq->hz ? rq->hz : (unsigned)sysconf(_SC_CLK_TCK), &t,
+		&start_wall) == 0 &&
+	    start_wall <= rq->to_wall_ns &&
+	    (rq->starttime == 0 || rq->starttime == t.starttime)) {
+		*ret = t;
+		*ret_src = RPC_IDENT_PROC;
+		return 0;
+	}
+	/* a range from the beginning or to the end has no side to look at */
+	if (rq->from_wall_ns <= VITALS_WALL_MIN ||
+	    rq->to_wall_ns == INT64_MAX) {
+		r = -ENOENT;
+		goto out;
+	}
+	if ((r = store_history(s, false, rq->pid, rq->starttime,
+		 VITALS_WALL_MIN, rq->from_wall_ns, &before, &nb)) < 0)
+		goto out;
+	if (nb == 0) {
+		r = -ENOENT;
+		goto out;
+	}
+	if ((r = store_history(s, false, rq->pid, rq->starttime, rq->to_wall_ns,
+		 INT64_MAX, &after, &na)) < 0)
+		goto out;
+	r = -ENOENT;
+	/* the newest instance first: a pid reused later is the one meant */
+	for (i = nb; i-- > 0 && r == -ENOENT;) {
+		const struct store_hist *b = &before[i];
+
+		/* its last row before the range; one that exited is gone */
+		if (b->t.exited ||
+		    (i + 1 < nb &&
+			before[i + 1].t.starttime == b->t.starttime &&
+			strcmp(before[i + 1].boot_id, b->boot_id) == 0))
+			continue;
+		for (k = 0; k < na; k++)
+			if (after[k].t.starttime == b->t.starttime &&
+			    strcmp(after[k].boot_id, b->boot_id) == 0)
+				break;
+		if (k == na)
+			continue;
+		memset(ret, 0, sizeof(*ret));
+		ret->id = b->t.id;
+		ret->tgid = b->t.tgid;
+		ret->starttime = b->t.starttime;
+		ret->uid = b->t.uid;
+		memcpy(ret->comm, b->t.comm, sizeof(ret->comm));
+		memcpy(ret->name, b->t.name, sizeof(ret->name));
+		*ret_src = RPC_IDENT_STORE;
+		r = 0;
+	}
+out:
+	free(before);
+	free(after);
+	return r;
+}
+
+/*
+ * A process over a range: its rows, or, when it used no CPU there, its
+ * identity with zero activity; NOT_FOUND only when no instance of it
+ * lived in the range. proc_root NULL: the store alone.
+ */
+static int
+run_process(struct store *s, const char *proc_root, const struct rpc_query *rq,
+    uint32_t max, uint8_t **ret, size_t *ret_len)
 {
 	struct store_hist *h = NULL, *th = NULL;
+	struct window_task ident;
+	enum rpc_ident_src src = RPC_IDENT_NONE;
 	size_t n = 0, nth = 0;
 	char msg[96];
 	int r;
@@ -326,12 +412,15 @@ run_process(struct store *s, const struct rpc_query *rq, uint32_t max,
 		 rq->from_wall_ns, rq->to_wall_ns, &h, &n)) < 0)
 		return store_error(rq, s, r, ret, ret_len);
 	if (n == 0) {
-		snprintf(msg, sizeof(msg),
-		    "no process %d with activity in "
-		    "the range",
-		    rq->pid);
-		return rpc_error_frame(rq->id, RPC_NOT_FOUND, msg, ret,
-		    ret_len);
+		r = quiet_instance(s, proc_root, rq, &ident, &src);
+		if (r == -ENOENT) {
+			snprintf(msg, sizeof(msg), "no process %d in the range",
+			    rq->pid);
+			return rpc_error_frame(rq->id, RPC_NOT_FOUND, msg, ret,
+			    ret_len);
+		}
+		if (r < 0)
+			return store_error(rq, s, r, ret, ret_len);
 	}
 	if (rq->threads &&
 	    (r = store_thread_history(s, rq->pid, rq->starttime,
@@ -339,7 +428,8 @@ run_process(struct store *s, const struct rpc_query *rq, uint32_t max,
 		free(h);
 		return store_error(rq, s, r, ret, ret_len);
 	}
-	r = rpc_answer_process(rq, h, n, th, nth, max, ret, ret_len);
+	r = rpc_answer_process(rq, h, n, th, nth,
+	    src != RPC_IDENT_NONE ? &ident : NULL, src, max, ret, ret_len);
 	free(h);
 	free(th);
 	return r;
@@ -406,8 +496,9 @@ run_hp_list(struct store *s, const struct rpc_query *rq, uint32_t max,
 }
 
 static int
-run_budget(struct store *s, const struct rpc_query *rq, uint32_t max_frame,
-    size_t budget, bool *ret_cut, uint8_t **ret, size_t *ret_len)
+run_budget(struct store *s, const char *proc_root, const struct rpc_query *rq,
+    uint32_t max_frame, size_t budget, bool *ret_cut, uint8_t **ret,
+    size_t *ret_len)
 {
 	*ret_cut = false;
 	switch (rq->op) {
@@ -417,7 +508,7 @@ run_budget(struct store *s, const struct rpc_query *rq, uint32_t max_frame,
 	case RPC_Q_TOP:
 		return run_top(s, rq, max_frame, ret, ret_len);
 	case RPC_Q_PROCESS:
-		return run_process(s, rq, max_frame, ret, ret_len);
+		return run_process(s, proc_root, rq, max_frame, ret, ret_len);
 	case RPC_Q_GPUMEM:
 		return run_gpumem(s, rq, max_frame, ret, ret_len);
 	case RPC_Q_TRACE:
@@ -435,7 +526,7 @@ query_run(struct store *s, const struct rpc_query *rq, uint32_t max_frame,
 {
 	bool cut;
 
-	return run_budget(s, rq, max_frame, 0, &cut, ret, ret_len);
+	return run_budget(s, NULL, rq, max_frame, 0, &cut, ret, ret_len);
 }
 
 /* Run a job and stamp its answer for every waiter; a waiter left
@@ -456,8 +547,8 @@ job_run(struct worker *wk, struct query_job *j, bool *ret_cut)
 	if ((r = store_conn_begin(wk->rc)) < 0)
 		r = store_error(&j->rq, wk->rc, r, &frame, &len);
 	else {
-		r = run_budget(wk->rc, &j->rq, q->max_frame, q->budget, ret_cut,
-		    &frame, &len);
+		r = run_budget(wk->rc, q->proc_root, &j->rq, q->max_frame,
+		    q->budget, ret_cut, &frame, &len);
 		store_conn_end(wk->rc);
 	}
 	if (r < 0 &&
@@ -696,6 +787,10 @@ query_new_pool(struct event_base *base, struct store *store,
 	q->store = store;
 	q->max_frame = o->max_frame;
 	q->budget = o->budget;
+	if (o->proc_root && (q->proc_root = strdup(o->proc_root)) == NULL) {
+		free(q);
+		return -ENOMEM;
+	}
 	q->done_fn = done;
 	q->arg = arg;
 	pthread_mutex_init(&q->mu, NULL);
@@ -774,6 +869,7 @@ query_free(struct query *q)
 		close(q->efd);
 	pthread_cond_destroy(&q->cv);
 	pthread_mutex_destroy(&q->mu);
+	free(q->proc_root);
 	free(q);
 	return NULL;
 }

@@ -182,6 +182,12 @@ int pidstat_parse(const char *buf, size_t len, struct pid_stat *ret);
 int pidstatus_parse(const char *buf, size_t len, struct pid_status *ret);
 int cmdline_name(const char *buf, size_t len, char *ret, size_t retsz);
 
+/* proc_ident.c: a process's identity read now (answers about a process
+ * that used no CPU in a range) */
+struct window_task;
+int proc_identity(const char *proc_root, int32_t pid, unsigned hz,
+    struct window_task *ret, int64_t *ret_start_wall_ns);
+
 /* ------------------------------------------------------------- sysfiles.c */
 
 /* One read of every system file. *_err: 0, or -errno (-ENOENT: absent). */

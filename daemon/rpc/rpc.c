@@ -922,9 +922,15 @@ out:
 
 int
 rpc_answer_process(const struct rpc_query *q, const struct store_hist *h,
-    size_t n, const struct store_hist *th, size_t nth, uint32_t max,
+    size_t n, const struct store_hist *th, size_t nth,
+    const struct window_task *ident, enum rpc_ident_src src, uint32_t max,
     uint8_t **ret, size_t *ret_len)
 {
+	static const char *const src_name[] = {
+		[RPC_IDENT_NONE] = "",
+		[RPC_IDENT_PROC] = "proc",
+		[RPC_IDENT_STORE] = "store",
+	};
 	Vitals__Response resp = VITALS__RESPONSE__INIT;
 	Vitals__ProcessInfo info = VITALS__PROCESS_INFO__INIT;
 	struct rpc_arena a = { 0 };
@@ -937,6 +943,9 @@ rpc_answer_process(const struct rpc_query *q, const struct store_hist *h,
 		goto out;
 	info.n_history = n;
 	info.n_threads = nth;
+	if (ident && (info.identity = rpc_pb_task(&a, ident)) == NULL)
+		goto out;
+	info.identity_source = (char *)src_name[ident ? src : RPC_IDENT_NONE];
 	resp.result_case = VITALS__RESPONSE__RESULT_PROCESS;
 	resp.process = &info;
 	r = pack_answer(&resp, max, ret, ret_len);

@@ -140,8 +140,16 @@ int rpc_answer_windows_cut(const struct rpc_query *q, struct window *const *w,
     uint32_t max, uint8_t **ret, size_t *ret_len);
 int rpc_answer_top(const struct rpc_query *q, const struct window_task *t,
     size_t n, uint32_t max, uint8_t **ret, size_t *ret_len);
+/* Where a process answer's identity comes from (ProcessInfo.identity). */
+enum rpc_ident_src {
+	RPC_IDENT_NONE,	 /* the rows say it */
+	RPC_IDENT_PROC,	 /* /proc at answer time */
+	RPC_IDENT_STORE, /* its rows outside the range */
+};
+/* ident: a process with no rows in the range, NULL otherwise. */
 int rpc_answer_process(const struct rpc_query *q, const struct store_hist *h,
-    size_t n, const struct store_hist *th, size_t nth, uint32_t max,
+    size_t n, const struct store_hist *th, size_t nth,
+    const struct window_task *ident, enum rpc_ident_src src, uint32_t max,
     uint8_t **ret, size_t *ret_len);
 void rpc_cache_release(struct rpc_cache *c);
 /* rpc_pb.c */

@@ -35,6 +35,15 @@
 
 /* --------------------------------------------------------- the tracker */
 
+static void
+cur_unknown(struct atrace *at)
+{
+	size_t i;
+
+	for (i = 0; i < ATRACE_CPUS; i++)
+		at->cur[i] = -1;
+}
+
 int
 atrace_new(struct atrace **ret)
 {
@@ -56,6 +65,7 @@ atrace_new(struct atrace **ret)
 	at->rq.max = TAB_MAX_SMALL;
 	at->gpu.esz = sizeof(struct gpu_ent);
 	at->gpu.max = TAB_MAX_SMALL;
+	cur_unknown(at);
 	*ret = at;
 	return 0;
 }
@@ -433,16 +443,45 @@ rq_note(struct atrace *at, int32_t tid, uint64_t ns)
 		e->r.max_ns = ns;
 }
 
+/*
+ * prev_state of a task that stays runnable: TASK_RUNNING (0) or a
+ * preemption, which the kernel reports as TASK_REPORT_MAX (0x100 since
+ * Linux 4.14) whatever the task's state was. Every sleeping state
+ * reported is one of the bits below it (S D T t X Z P I).
+ */
+#define SCHED_STATE_SLEEP_MASK 0xff
+
+/*
+ * Run-queue delay, the rule of the BPF program (bpf/sched/sched.bpf.c,
+ * doc/metrics.md): a thread waits from the moment it becomes runnable —
+ * sched_wakeup or sched_wakeup_new, or a switch-out that leaves it
+ * runnable — to its next switch-in. A switch-out asleep ends any wait; a
+ * wakeup of a thread that is running, or already waiting, changes
+ * nothing. CPUs do not matter: a migration keeps the start.
+ */
 static void
 sched_switch(struct atrace *at, const struct ftrace_rec *r)
 {
 	struct thread_ent *t;
 
 	at->w.sched_switch++;
-	/* preempted while runnable: it waits on the run queue from now */
-	if (r->u.sw.prev_state == 0 && r->u.sw.prev_tid != 0 &&
-	    (t = thread_get(at, r->u.sw.prev_tid, true)) != NULL)
-		t->wake_ts = r->ts;
+	if (r->cpu >= 0 && r->cpu < ATRACE_CPUS) {
+		at->cur[r->cpu] = r->u.sw.next_tid;
+		if ((unsigned)r->cpu >= at->ncur)
+			at->ncur = (unsigned)r->cpu + 1;
+	}
+	if (r->u.sw.prev_tid != 0) {
+		if ((r->u.sw.prev_state & SCHED_STATE_SLEEP_MASK) == 0) {
+			/* preempted or yielded: queued again from now */
+			if ((t = thread_get(at, r->u.sw.prev_tid, true)) !=
+			    NULL)
+				t->wake_ts = r->ts;
+		} else if ((t = thread_get(at, r->u.sw.prev_tid, false)) !=
+		    NULL) {
+			/* asleep: only a wakeup makes it runnable again */
+			t->wake_ts = 0;
+		}
+	}
 	if (r->u.sw.next_tid == 0 ||
 	    (t = thread_get(at, r->u.sw.next_tid, false)) == NULL ||
 	    t->wake_ts == 0)
@@ -452,14 +491,26 @@ sched_switch(struct atrace *at, const struct ftrace_rec *r)
 	t->wake_ts = 0;
 }
 
+static bool
+running(const struct atrace *at, int32_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < at->ncur; i++)
+		if (at->cur[i] == tid)
+			return true;
+	return false;
+}
+
 static void
-sched_waking(struct atrace *at, const struct ftrace_rec *r)
+sched_wakeup(struct atrace *at, const struct ftrace_rec *r)
 {
 	struct thread_ent *t;
 
 	at->w.sched_waking++;
-	if (r->u.waking.tid != 0 &&
-	    (t = thread_get(at, r->u.waking.tid, true)) != NULL &&
+	if (r->u.waking.tid == 0 || running(at, r->u.waking.tid))
+		return;
+	if ((t = thread_get(at, r->u.waking.tid, true)) != NULL &&
 	    t->wake_ts == 0)
 		t->wake_ts = r->ts;
 }
@@ -599,8 +650,9 @@ atrace_record(struct atrace *at, const struct ftrace_rec *r)
 	case FEV_SCHED_SWITCH:
 		sched_switch(at, r);
 		break;
-	case FEV_SCHED_WAKING:
-		sched_waking(at, r);
+	case FEV_SCHED_WAKEUP:
+	case FEV_SCHED_WAKEUP_NEW:
+		sched_wakeup(at, r);
 		break;
 	case FEV_PROCESS_EXIT:
 		process_exit(at, r);
@@ -624,7 +676,8 @@ atrace_record(struct atrace *at, const struct ftrace_rec *r)
  * Events were lost: any E may be among them, so every open B is
  * incomplete (pairing by position would put the wrong ends on the
  * wrong begins). Async and track slices pair by key and stay open; wake
- * times are dropped (the switch may be lost).
+ * times are dropped (the switch may be lost), and so is what each CPU
+ * runs.
  */
 void
 atrace_lost(struct atrace *at)
@@ -641,6 +694,7 @@ atrace_lost(struct atrace *at)
 		}
 		i++;
 	}
+	cur_unknown(at);
 }
 
 /* The reader stops: whatever is open will never end. */

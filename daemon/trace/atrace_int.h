@@ -45,7 +45,7 @@ struct thread_ent {
 	uint64_t h;
 	int32_t tid;
 	uint32_t depth;	  /* open B slices, also those beyond the kept stack */
-	uint64_t wake_ts; /* sched_waking or preemption; 0 none */
+	uint64_t wake_ts; /* runnable since (wakeup, preemption); 0 none */
 	struct open_slice *stack; /* VITALS_TRACE_DEPTH entries, lazily */
 };
 
@@ -85,8 +85,17 @@ struct gpu_ent {
 	struct window_trace_gpu g;
 };
 
+/* CPUs whose running thread the run-queue tracker follows (more: a
+ * wakeup of a thread running there is not recognised as such, and only
+ * its switch-out, which restarts or clears its wait, puts it right). */
+#define ATRACE_CPUS 256
+
 struct atrace {
 	struct tab threads, async, slices, counters, binder, rq, gpu;
+	/* the thread each CPU runs, as its last sched_switch said; −1:
+	 * not known (no switch seen since the start or a loss) */
+	int32_t cur[ATRACE_CPUS];
+	unsigned ncur;	       /* CPUs seen: cur[0 .. ncur) */
 	struct window_trace w; /* scalar figures of the open window */
 	int32_t (*tgid_fn)(int32_t tid, void *arg);
 	void *tgid_arg;

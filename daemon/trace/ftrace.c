@@ -506,7 +506,8 @@ setup_events(struct ftrace *ft, const struct ftrace_opts *o)
 		const char *sys, *name;
 	} want[] = {
 		{ FEV_SCHED_SWITCH, "sched", "sched_switch" },
-		{ FEV_SCHED_WAKING, "sched", "sched_waking" },
+		{ FEV_SCHED_WAKEUP, "sched", "sched_wakeup" },
+		{ FEV_SCHED_WAKEUP_NEW, "sched", "sched_wakeup_new" },
 		{ FEV_PROCESS_EXIT, "sched", "sched_process_exit" },
 		{ FEV_BINDER_TXN, "binder", "binder_transaction" },
 		{ FEV_BINDER_RECV, "binder", "binder_transaction_received" },
@@ -517,7 +518,8 @@ setup_events(struct ftrace *ft, const struct ftrace_opts *o)
 	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		unsigned ev = want[i].ev;
 
-		if ((ev == FEV_SCHED_SWITCH || ev == FEV_SCHED_WAKING) &&
+		if ((ev == FEV_SCHED_SWITCH || ev == FEV_SCHED_WAKEUP ||
+			ev == FEV_SCHED_WAKEUP_NEW) &&
 		    !o->sched)
 			continue;
 		if (ev == FEV_PROCESS_EXIT && !ft->atrace && !o->sched)

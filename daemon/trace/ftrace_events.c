@@ -70,6 +70,8 @@ static const struct {
 	    { "debug_id" } },
 	[FEV_GPU_MEM] = { "gpu_mem", "gpu_mem_total",
 	    { "gpu_id", "pid", "size" } },
+	[FEV_SCHED_WAKEUP] = { "sched", "sched_wakeup", { "pid" } },
+	[FEV_SCHED_WAKEUP_NEW] = { "sched", "sched_wakeup_new", { "pid" } },
 };
 
 const char *
@@ -83,6 +85,8 @@ ftrace_ev_name(unsigned ev)
 		[FEV_BINDER_TXN] = "binder/binder_transaction",
 		[FEV_BINDER_RECV] = "binder/binder_transaction_received",
 		[FEV_GPU_MEM] = "gpu_mem/gpu_mem_total",
+		[FEV_SCHED_WAKEUP] = "sched/sched_wakeup",
+		[FEV_SCHED_WAKEUP_NEW] = "sched/sched_wakeup_new",
 	};
 
 	return ev < FEV__MAX ? names[ev] : "?";
@@ -291,6 +295,8 @@ decode_fast(const struct fdec *fd, const unsigned char *d, unsigned size,
 		r->u.sw.next_tid = (int32_t)fnum(&e->ff[2], d, size);
 		break;
 	case FEV_SCHED_WAKING:
+	case FEV_SCHED_WAKEUP:
+	case FEV_SCHED_WAKEUP_NEW:
 		r->u.waking.tid = (int32_t)fnum(&e->ff[0], d, size);
 		break;
 	case FEV_PROCESS_EXIT:
@@ -349,6 +355,8 @@ decode(struct fdec *fd, const void *data, int size, struct ftrace_rec *r)
 		r->u.sw.next_tid = (int32_t)num(e, 2, data, size);
 		break;
 	case FEV_SCHED_WAKING:
+	case FEV_SCHED_WAKEUP:
+	case FEV_SCHED_WAKEUP_NEW:
 		r->u.waking.tid = (int32_t)num(e, 0, data, size);
 		break;
 	case FEV_PROCESS_EXIT:

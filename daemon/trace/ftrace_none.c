@@ -38,6 +38,8 @@ ftrace_ev_name(unsigned ev)
 		[FEV_BINDER_TXN] = "binder/binder_transaction",
 		[FEV_BINDER_RECV] = "binder/binder_transaction_received",
 		[FEV_GPU_MEM] = "gpu_mem/gpu_mem_total",
+		[FEV_SCHED_WAKEUP] = "sched/sched_wakeup",
+		[FEV_SCHED_WAKEUP_NEW] = "sched/sched_wakeup_new",
 	};
 
 	return ev < FEV__MAX && names[ev] ? names[ev] : "?";

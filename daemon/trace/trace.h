@@ -34,7 +34,7 @@ enum ftrace_state {
 	FTRACE__MAX
 };
 
-/* ftrace_sched: sched_switch/sched_waking in the instance. */
+/* ftrace_sched: sched_switch, sched_wakeup(_new) in the instance. */
 enum ftrace_sched {
 	FTRACE_SCHED_AUTO, /* on unless BPF sched accounting is active */
 	FTRACE_SCHED_ON,
@@ -45,11 +45,13 @@ enum ftrace_sched {
 enum ftrace_ev {
 	FEV_PRINT, /* ftrace/print: trace_marker writes (ATrace) */
 	FEV_SCHED_SWITCH,
-	FEV_SCHED_WAKING,
+	FEV_SCHED_WAKING, /* no longer enabled: a bit older windows hold */
 	FEV_PROCESS_EXIT, /* sched/sched_process_exit: closes open slices */
 	FEV_BINDER_TXN,	  /* binder/binder_transaction */
 	FEV_BINDER_RECV,  /* binder/binder_transaction_received */
 	FEV_GPU_MEM,	  /* gpu_mem/gpu_mem_total */
+	FEV_SCHED_WAKEUP, /* run-queue delay starts (doc/metrics.md) */
+	FEV_SCHED_WAKEUP_NEW,
 	FEV__MAX
 };
 
@@ -96,7 +98,8 @@ struct window_trace_binder {
 	uint32_t pad;
 };
 
-/* Run-queue delay of one thread from sched_waking → sched_switch. */
+/* Run-queue delay of one thread: runnable (a wakeup or a switch-out that
+ * leaves it runnable) → its next switch-in (doc/metrics.md). */
 struct window_trace_rq {
 	int32_t tid;
 	uint32_t pad;
@@ -132,6 +135,8 @@ struct window_trace {
 	uint64_t bad_pages;	 /* pages whose header did not fit: skipped */
 	uint64_t buffered;	 /* Σ "entries" at close: not yet read */
 	uint64_t slices, incomplete, orphan_ends; /* Σ over all rows */
+	/* sched_waking: sched_wakeup and sched_wakeup_new records (the name
+	 * is the stored column's, from when sched_waking was traced) */
 	uint64_t sched_switch, sched_waking, binder_received;
 	uint64_t gpu_events;
 	/* ATrace categories (atrace_cat.c): state at close, counts Δ */
@@ -295,7 +300,7 @@ struct ftrace_opts {
 	const char *tracefs;   /* NULL: libtracefs finds the mount */
 	const char *instance;  /* instance name */
 	unsigned buffer_kb;    /* per CPU */
-	bool sched;	       /* sched_switch and sched_waking */
+	bool sched;	       /* sched_switch, sched_wakeup(_new) */
 	unsigned tick_ms;      /* drain period */
 	unsigned max_pages;    /* per CPU per tick */
 	unsigned wake_percent; /* buffer_percent: readiness at this fill */

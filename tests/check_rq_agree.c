@@ -1,0 +1,438 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Run-queue delay from the two sources, side by side on the same kernel
+ * and workload (root): the BPF sched_switch program (daemon/sched/) and
+ * the ftrace instance's sched records (daemon/trace/). A waker thread
+ * shares a CPU with a CPU hog (both pinned), so it waits behind the hog
+ * and the hog waits behind it; the machine's kernel threads wake as they
+ * will (a third child keeps RCU's grace-period thread busy, so an idle
+ * machine has one too). For every task both sources saw often enough the means agree
+ * within 25 %, and no single wait ftrace measured exceeds the largest the
+ * BPF side saw for it (its histogram's highest slot, + RQ_TOL_NS).
+ *
+ * The BPF side keeps run-queue delay per process, ftrace per thread: the
+ * compared tasks are single-threaded (the two children, kernel threads),
+ * where the two are the same.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <linux/membarrier.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "harness.h"
+#include "testutil.h"
+#include "vitalsd.h"
+
+#define TRACEFS "/sys/kernel/tracing"
+#define MS NSEC_PER_MSEC
+#define RUN_MS 3000
+#define MIN_WAITS 10 /* per task and source, to compare means */
+#define MEAN_TOL 0.25
+/*
+ * Both sources stamp the same two tracepoints (sched_wakeup or
+ * sched_switch, then sched_switch); their handlers run one after the
+ * other with interrupts off, so one wait's two measures differ by about
+ * a handler's run time, on a VM plus a host's stall of the vCPU. 10 µs
+ * covers that; the BPF bound is its slot's upper edge, already ≥ the
+ * wait.
+ */
+#define RQ_TOL_NS (10 * 1000)
+#define PF_KTHREAD 0x00200000
+
+static char *bpffs;
+static char inst[64];
+
+/*
+ * Named after the runner (the parent of the forked tests), so that its
+ * unchecked teardown removes what a failed test left: a tracing instance
+ * left behind would fail the next suite's hygiene checks.
+ */
+static void
+names(void)
+{
+	snprintf(inst, sizeof(inst), "vitals_rq_%d", (int)getpid());
+	if (asprintf(&bpffs, "/sys/fs/bpf/vitals-rq-%d", (int)getpid()) < 0)
+		abort();
+}
+
+static void
+setup(void)
+{
+	struct stat st;
+
+	if (stat(TRACEFS "/instances", &st) < 0)
+		mount("nodev", TRACEFS, "tracefs", 0, NULL);
+	ck_assert_int_eq(stat(TRACEFS "/instances", &st), 0);
+	bpf_common_init();
+}
+
+static void
+teardown(void)
+{
+	ftrace_instance_remove(NULL, inst);
+	tu_rmtree(bpffs);
+}
+
+#ifdef HAVE_BPF
+
+/* One task's waits by one source. */
+struct waits {
+	int32_t tid;
+	uint64_t count, total_ns, max_ns; /* max_ns: BPF, its slot's bound */
+};
+
+struct bpf_side {
+	struct waits *w;
+	size_t n;
+};
+
+static struct waits *
+bpf_get(struct bpf_side *s, int32_t tgid)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		if (s->w[i].tid == tgid)
+			return &s->w[i];
+	s->w = realloc(s->w, (s->n + 1) * sizeof(*s->w));
+	ck_assert_ptr_nonnull(s->w);
+	memset(&s->w[s->n], 0, sizeof(*s->w));
+	s->w[s->n].tid = tgid;
+	return &s->w[s->n++];
+}
+
+static void
+bpf_add(struct bpf_side *s, const struct bpf_sched_batch *b)
+{
+	size_t i;
+	int k;
+
+	for (i = 0; i < b->nprocs; i++) {
+		const struct vbpf_proc *p = &b->procs[i];
+		struct waits *w;
+
+		if (p->rq_count == 0)
+			continue;
+		w = bpf_get(s, p->tgid);
+		w->count += p->rq_count;
+		w->total_ns += p->rq_ns;
+		for (k = VITALS_BPF_RQ_SLOTS - 1; k >= 0; k--)
+			if (p->rq_hist[k])
+				break;
+		/* slot k holds [2^k, 2^(k+1)) µs; the last one is open */
+		if (k == VITALS_BPF_RQ_SLOTS - 1)
+			w->max_ns = UINT64_MAX;
+		else if ((uint64_t)1000 << (k + 1) > w->max_ns)
+			w->max_ns = (uint64_t)1000 << (k + 1);
+	}
+}
+
+/* A kernel thread (PF_KTHREAD in /proc/<tid>/stat field 9). */
+static bool
+kthread(int32_t tid)
+{
+	char path[64], buf[512], *p;
+	unsigned long flags = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	if ((p = strrchr(buf, ')')) == NULL ||
+	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
+		return false;
+	return (flags & PF_KTHREAD) != 0;
+}
+
+static int
+last_cpu(void)
+{
+	cpu_set_t set;
+	int cpu;
+
+	ck_assert_int_eq(sched_getaffinity(0, sizeof(set), &set), 0);
+	for (cpu = CPU_SETSIZE - 1; cpu >= 0; cpu--)
+		if (CPU_ISSET(cpu, &set))
+			return cpu;
+	ck_abort();
+	return 0;
+}
+
+static int64_t
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+/*
+ * A child pinned to cpu: hog (busy until end) or waker (sleeps 500 µs,
+ * works 100 µs, until end); or, anywhere, kick: one that keeps a kernel
+ * thread waking (RCU grace periods), so an idle machine has one to
+ * compare. Then it blocks on hold until the parent has drained (a
+ * process's BPF entry goes with it when it exits).
+ */
+static pid_t
+child(int cpu, bool hog, bool kick, int64_t end, const int hold[2])
+{
+	struct timespec nap = { 0, 500 * 1000 };
+	cpu_set_t set;
+	pid_t pid;
+	char c;
+
+	if ((pid = fork()) != 0) {
+		ck_assert_int_gt(pid, 0);
+		return pid;
+	}
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	close(hold[1]);
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (!kick && sched_setaffinity(0, sizeof(set), &set) < 0)
+		_exit(1);
+	while (mono_ns() < end) {
+		if (kick) {
+			/* waits for an RCU grace period: the kernel's
+			 * grace-period thread wakes for each */
+			if (syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0,
+				0) < 0)
+				_exit(2);
+			continue;
+		}
+		if (hog) {
+			for (volatile unsigned k = 0; k < 100000; k++)
+				;
+			continue;
+		}
+		nanosleep(&nap, NULL);
+		for (volatile unsigned k = 0; k < 20000; k++)
+			;
+	}
+	(void)!read(hold[0], &c, 1);
+	_exit(0);
+}
+
+static void
+run_loop(struct event_base *base, unsigned ms)
+{
+	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+
+	event_base_loopexit(base, &tv);
+	event_base_dispatch(base);
+}
+
+START_TEST(test_rq_agree)
+{
+	struct bpf_sched_opts bo = {
+		.bpffs = bpffs,
+		.sys_root = "/sys",
+		.load = VBPF_LOAD_AUTO,
+		.rq = true,
+	};
+	struct ftrace_opts fo = {
+		.instance = inst,
+		.buffer_kb = 8192,
+		.sched = true,
+		.tick_ms = 50,
+		.max_pages = 1024,
+		.wake_percent = 20,
+	};
+	struct window_trace *t = calloc(1, sizeof(*t));
+	struct window_trace *scratch = calloc(1, sizeof(*scratch));
+	struct bpf_sched_batch b = { 0 };
+	struct bpf_side bs = { 0 };
+	struct vbpf_prog_stat ps[VITALS_BPF_PROGS];
+	unsigned long long misses = 0;
+	struct event_base *base;
+	struct bpf_sched *sched = NULL;
+	struct ftrace *ft = NULL;
+	unsigned st = 0, i, compared = 0, kthreads = 0;
+	bool seen_hog = false, seen_waker = false;
+	pid_t hog, waker, kicker;
+	int hold[2], cpu = last_cpu(), status;
+	int64_t end;
+	char why[512];
+
+	ck_assert_ptr_nonnull(t);
+	ck_assert_ptr_nonnull(scratch);
+	ck_assert_msg(bpf_sched_open(&bo, &sched, &st, why, sizeof(why)) == 0,
+	    "bpf: %s %s", vbpf_state_name(st), why);
+	base = event_base_new();
+	ck_assert_ptr_nonnull(base);
+	ck_assert_int_eq(event_base_priority_init(base, 3), 0);
+	ck_assert_msg(ftrace_open(base, &fo, &ft, &st, why, sizeof(why)) == 0,
+	    "ftrace_open: %s", why);
+	ck_assert_uint_eq(st, FTRACE_ON);
+	ck_assert(ftrace_window(ft, scratch) == 0);
+	ck_assert_msg(scratch->enabled & 1u << FEV_SCHED_WAKEUP,
+	    "sched_wakeup not enabled");
+	ck_assert(scratch->enabled & 1u << FEV_SCHED_WAKEUP_NEW);
+	ck_assert(!(scratch->enabled & 1u << FEV_SCHED_WAKING));
+
+	/*
+	 * Both start from here: what came before is thrown away, BPF's
+	 * first, so a wait that ends in between is BPF's alone (as one that
+	 * ends between the two final reads below): every wait ftrace keeps,
+	 * BPF keeps too.
+	 */
+	run_loop(base, 100);
+	ck_assert_int_eq(bpf_sched_drain(sched, &b), 0);
+	ck_assert_int_eq(bpf_sched_drain(sched, &b), 0);
+	memset(scratch, 0, sizeof(*scratch));
+	ck_assert_int_eq(ftrace_window(ft, scratch), 0);
+
+	ck_assert_int_eq(pipe(hold), 0);
+	end = mono_ns() + (int64_t)RUN_MS * MS;
+	hog = child(cpu, true, false, end, hold);
+	waker = child(cpu, false, false, end, hold);
+	kicker = child(cpu, false, true, end, hold);
+	run_loop(base, RUN_MS + 300);
+
+	/* both read back to back, ftrace first: the children are blocked */
+	ck_assert_int_eq(ftrace_window(ft, t), 0);
+	for (i = 0; i < 2; i++) {
+		ck_assert_int_eq(bpf_sched_drain(sched, &b), 0);
+		bpf_add(&bs, &b);
+	}
+	close(hold[1]);
+	close(hold[0]);
+	ck_assert_int_eq(waitpid(hog, &status, 0), hog);
+	ck_assert_int_eq(waitpid(waker, &status, 0), waker);
+	ck_assert_int_eq(waitpid(kicker, &status, 0), kicker);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	    "membarrier failed");
+
+	ck_assert_msg(!window_trace_lossy(t), "ftrace lost events");
+	/* runs the kernel skipped (a program already running on that CPU):
+	 * events BPF did not see; said with any disagreement */
+	ck_assert_int_eq(bpf_sched_prog_stats(sched, ps), 0);
+	for (i = 0; i < VITALS_BPF_PROGS; i++)
+		misses += ps[i].misses;
+	fprintf(stderr,
+	    "run queue on CPU %d, %u ms; ftrace rows %u (+%u), "
+	    "%llu waits; bpf runs missed %llu\n",
+	    cpu, RUN_MS, t->nrq, t->rq_other,
+	    (unsigned long long)t->rq_total.count, (unsigned long long)misses);
+	for (i = 0; i < t->nrq; i++) {
+		const struct window_trace_rq *f = &t->rq[i];
+		bool mine = f->tid == hog || f->tid == waker;
+		struct waits *w;
+		double fm, bm;
+
+		if (f->tid == 0 || (!mine && !kthread(f->tid)))
+			continue;
+		w = bpf_get(&bs, f->tid);
+		fm = f->count ? (double)f->total_ns / (double)f->count : 0;
+		bm = w->count ? (double)w->total_ns / (double)w->count : 0;
+		fprintf(stderr,
+		    "  %-6s %7d: ftrace %5llu waits mean %9.1f µs max %9.1f "
+		    "µs | bpf %5llu waits mean %9.1f µs max < %9.1f µs\n",
+		    f->tid == hog	? "hog" :
+			f->tid == waker ? "waker" :
+					  "kthr",
+		    (int)f->tid, (unsigned long long)f->count, fm / 1e3,
+		    (double)f->max_ns / 1e3, (unsigned long long)w->count,
+		    bm / 1e3,
+		    w->max_ns == UINT64_MAX ? INFINITY :
+					      (double)w->max_ns / 1e3);
+		/* no wait the BPF side did not see */
+		ck_assert_msg(w->count > 0,
+		    "tid %d: ftrace %llu waits, bpf none", (int)f->tid,
+		    (unsigned long long)f->count);
+		ck_assert_msg(w->max_ns == UINT64_MAX ||
+			f->max_ns <= w->max_ns + RQ_TOL_NS,
+		    "tid %d: ftrace max %llu ns, bpf max < %llu ns",
+		    (int)f->tid, (unsigned long long)f->max_ns,
+		    (unsigned long long)w->max_ns);
+		if (f->count < MIN_WAITS || w->count < MIN_WAITS)
+			continue;
+		ck_assert_msg(fabs(fm - bm) <= MEAN_TOL * bm,
+		    "tid %d: mean ftrace %.1f µs, bpf %.1f µs (bpf missed %llu)",
+		    (int)f->tid, fm / 1e3, bm / 1e3,
+		    (unsigned long long)misses);
+		compared++;
+		seen_hog |= f->tid == hog;
+		seen_waker |= f->tid == waker;
+		kthreads += !mine;
+	}
+	fprintf(stderr, "  %u tasks compared, %u kernel threads\n", compared,
+	    kthreads);
+	ck_assert(seen_hog);
+	ck_assert(seen_waker);
+	ck_assert_uint_ge(kthreads, 1);
+	free(bs.w);
+	bpf_sched_batch_release(&b);
+	ftrace_free(ft);
+	event_base_free(base);
+	bpf_sched_free(sched);
+	free(t);
+	free(scratch);
+}
+END_TEST
+
+#else /* !HAVE_BPF */
+
+/* Without BPF there is nothing to agree with: the build says so. */
+START_TEST(test_rq_agree)
+{
+	struct bpf_sched_opts bo = { .bpffs = bpffs, .rq = true };
+	struct bpf_sched *sched = NULL;
+	unsigned st = 0;
+	char why[128];
+
+	ck_assert_int_lt(bpf_sched_open(&bo, &sched, &st, why, sizeof(why)), 0);
+	ck_assert_uint_eq(st, VBPF_OFF_UNSUPPORTED);
+}
+END_TEST
+
+#endif /* HAVE_BPF */
+
+static Suite *
+rq_agree_suite(void)
+{
+	Suite *s = suite_create("rq_agree");
+	TCase *tc = tcase_create("kernel");
+
+	tcase_add_checked_fixture(tc, setup, NULL);
+	tcase_add_unchecked_fixture(tc, NULL, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_rq_agree);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	if (!tu_need_root("BPF and a tracefs instance"))
+		return 77;
+	names();
+#ifdef HAVE_BPF
+	if (bpf_check_bpffs("/sys/fs/bpf") < 0)
+		(void)mount("bpf", "/sys/fs/bpf", "bpf", 0, NULL);
+#endif
+	return tu_run(rq_agree_suite());
+}
