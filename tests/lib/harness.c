@@ -117,6 +117,11 @@ td_prepare(struct td *d, const char *tag, const char *conf)
 	snprintf(d->log, sizeof(d->log), "%s.log", d->dir);
 	snprintf(d->conf, sizeof(d->conf), "%s/vitalsd.conf", d->dir);
 	ck_assert_int_eq(tu_writes(d->conf, conf ? conf : ""), 0);
+	/* a spool of its own on a RAM file system: parallel daemons never
+	 * share the default /run/vitalsd, and nothing is left behind */
+	snprintf(d->spool, sizeof(d->spool), "/dev/shm/vitals-spool-XXXXXX");
+	if (mkdtemp(d->spool) == NULL)
+		d->spool[0] = '\0';
 }
 
 void
@@ -126,6 +131,10 @@ td_spawn(struct td *d, const char *const *args, td_child_fn child, void *arg)
 		"--state-dir", d->dir, "--socket", d->sock };
 	int n = 8, i;
 
+	if (d->spool[0]) {
+		argv[n++] = "--store-spool-dir";
+		argv[n++] = d->spool;
+	}
 	for (i = 0; args && args[i]; i++) {
 		ck_assert_int_lt(n, TD_MAXARGS - 1);
 		argv[n++] = args[i];
@@ -262,6 +271,9 @@ td_cleanup(struct td *d)
 	if (d->dir == NULL)
 		return;
 	tu_rmtree(d->dir);
+	if (d->spool[0])
+		tu_rmtree(d->spool);
+	d->spool[0] = '\0';
 	unlink(d->log);
 	free(d->dir);
 	d->dir = NULL;

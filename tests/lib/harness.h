@@ -20,6 +20,9 @@ struct td {
 	char sock[PATH_MAX]; /* <dir>/vitalsd.sock */
 	char log[PATH_MAX];  /* <dir>.log: the daemon's stderr */
 	char conf[PATH_MAX]; /* <dir>/vitalsd.conf */
+	/* the spool's directory, its own under /dev/shm (--store-spool-dir,
+	 * before the test's args: theirs win); "": the daemon's default */
+	char spool[PATH_MAX];
 };
 
 /* Runs in the daemon's child just before the exec (rlimits, seccomp). */
@@ -55,7 +58,8 @@ bool td_file_has(const char *path, const char *needle);
 /* A fresh state directory named for tag, with its socket, log and
  * config paths; conf (NULL: empty) written to the config. */
 void td_prepare(struct td *d, const char *tag, const char *conf);
-/* vitalsd -f -c CONF --state-dir DIR --socket SOCK, then args
+/* vitalsd -f -c CONF --state-dir DIR --socket SOCK [--store-spool-dir
+ * SPOOL], then args
  * (NULL-terminated; NULL: none). */
 void td_spawn(struct td *d, const char *const *args, td_child_fn child,
     void *arg);
