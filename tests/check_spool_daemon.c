@@ -109,8 +109,8 @@ START_TEST(test_spool_daemon)
 	ck_assert_int_eq(v->t, JM_STR);
 	snprintf(spool, sizeof(spool), "%s", v->str);
 	ck_assert_msg(strncmp(spool, d.spool, strlen(d.spool)) == 0 &&
-		strlen(spool) == strlen(d.spool) + strlen("/spool-") + 16 +
-		    strlen(".db") &&
+		strlen(spool) ==
+		    strlen(d.spool) + strlen("/spool-") + 16 + strlen(".db") &&
 		strncmp(spool + strlen(d.spool), "/spool-", 7) == 0,
 	    "spool path %s", spool);
 	jm_free(j);
@@ -220,8 +220,7 @@ START_TEST(test_spool_on_disk)
 	run_free(&r);
 	/* every window its own commit: in vitals.db while the daemon runs */
 	ck_assert_int_ge(db_int(db, "SELECT count(*) FROM windows"), 2);
-	ck_assert_msg(td_file_has(d.log, "store spool off: "), "log %s",
-	    d.log);
+	ck_assert_msg(td_file_has(d.log, "store spool off: "), "log %s", d.log);
 	td_stop(&d);
 	/* nothing made in the refused directory */
 	ck_assert_int_eq(rmdir(dir), 0);
