@@ -43,7 +43,9 @@ enum td_log { TD_LOG_APPEND, TD_LOG_TRUNC };
 
 /* Fork and exec vitalsd with argv (argv[0] "vitalsd", NULL-terminated),
  * its stderr into log (NULL: /dev/null); child, when not NULL, runs first
- * in the child. The pid, once the exec has happened. */
+ * in the child. The pid, once the exec has happened. The spool is off
+ * ("--store-spool-dir off" before argv[1]) unless argv names a spool
+ * directory (td_spawn gives each daemon its own). */
 pid_t td_exec(const char *log, enum td_log how, const char *const *argv,
     td_child_fn child, void *arg);
 /* vitalsd with argv, run to its end, stderr to /dev/null: its status. */
