@@ -354,6 +354,9 @@ open_store(struct vitalsd *d, const struct config *cfg)
 			  "with %llu windows salvaged from it",
 		    path, st.corrupt_path,
 		    (unsigned long long)st.windows_salvaged);
+	if (so.spool_path && st.spool_err)
+		log_warnx("store spool %s off: %s", so.spool_path,
+		    strerror(-st.spool_err));
 	if ((r = writer_start(d->store, cfg->write_queue, &d->wr)) < 0) {
 		log_warnx("store writer: %s", strerror(-r));
 		return r;
