@@ -706,6 +706,30 @@ health_window(struct sbuf *o, const Vitals__Window *w)
 	}
 }
 
+/* Batched commits (doc/storage.md, "Batched commits"). */
+static void
+health_store_spool(struct sbuf *o, const Vitals__StoreHealth *s)
+{
+	if (s->spool_on) {
+		sbuf_printf(o,
+		    "  spool %s: %llu windows waiting; %llu batches moved "
+		    "%llu windows (failed %llu), last/max ms %.3f/%.3f\n",
+		    s->spool_path && *s->spool_path ? s->spool_path : "?",
+		    ULL(s->spool_pending), ULL(s->spool_flushes),
+		    ULL(s->spool_moved), ULL(s->spool_failures),
+		    (double)s->flush_ns_last / 1e6,
+		    (double)s->flush_ns_max / 1e6);
+		return;
+	}
+	sbuf_puts(o, "  spool off, each window is its own commit");
+	if (s->spool_note && *s->spool_note)
+		sbuf_printf(o, ": %s", s->spool_note);
+	else if (s->spool_err)
+		sbuf_printf(o, ": %s (errno %d)", strerror(-s->spool_err),
+		    -s->spool_err);
+	sbuf_puts(o, "\n");
+}
+
 /*
  * What the store costs the flash and what it holds (doc/storage.md,
  * "Usage"). Nothing until the first maintenance pass has run.
@@ -726,6 +750,7 @@ health_store_usage(struct sbuf *o, const Vitals__StoreHealth *s)
 		    (double)s->io_bytes_per_day / 1048576.0, span,
 		    (double)s->io_written_bytes / 1048576.0);
 	}
+	health_store_spool(o, s);
 	if (s->history_windows == 0)
 		return;
 	duration_format(hist, sizeof(hist), s->history_ns);

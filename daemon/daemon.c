@@ -65,6 +65,9 @@ struct vitalsd {
 	struct atcat *ac;     /* ATrace categories (atrace_cat.c) */
 	bool atcat_wanted;    /* some are configured */
 	int state_fd;	      /* the state directory (statedir.c) */
+	/* batched commits (spooldir.c): the spool file, "" none, and why */
+	char spool_path[4096];
+	char spool_note[256];
 };
 
 static void gpumem_sample(struct vitalsd *d, int64_t mono_ns);
@@ -248,6 +251,8 @@ vitalsd_get_info(struct vitalsd *d, struct vitalsd_info *ret)
 		writer_get(d->wr, &ret->store, &ret->store_queued,
 		    &ret->store_dropped);
 	}
+	ret->spool_path = d->spool_path;
+	ret->spool_note = d->spool_note;
 }
 
 static void
@@ -315,6 +320,7 @@ store_refusal(int r)
 static int
 open_store(struct vitalsd *d, const struct config *cfg)
 {
+	struct store_opts so = cfg->store;
 	struct store_stats st;
 	char path[4096];
 	int r;
@@ -322,10 +328,12 @@ open_store(struct vitalsd *d, const struct config *cfg)
 	if (snprintf(path, sizeof(path), "%s/vitals.db", cfg->state_dir) >=
 	    (int)sizeof(path))
 		return -ENAMETOOLONG;
+	/* the store keeps the pointer: d->spool_path lives as long */
+	so.spool_path = d->spool_path[0] ? d->spool_path : NULL;
 	/* A -shm cut under the daemon is repaired, not a SIGBUS death. */
 	if ((r = store_heal_sigbus_install()) < 0)
 		log_warnx("SIGBUS handler: %s", strerror(-r));
-	if ((r = store_open_retry(path, &cfg->store, &d->store)) < 0) {
+	if ((r = store_open_retry(path, &so, &d->store)) < 0) {
 		log_warnx("store %s: %s; windows are kept in memory only", path,
 		    store_refusal(r));
 		return 0;
@@ -346,6 +354,9 @@ open_store(struct vitalsd *d, const struct config *cfg)
 			  "with %llu windows salvaged from it",
 		    path, st.corrupt_path,
 		    (unsigned long long)st.windows_salvaged);
+	if (so.spool_path && st.spool_err)
+		log_warnx("store spool %s off: %s", so.spool_path,
+		    strerror(-st.spool_err));
 	if ((r = writer_start(d->store, cfg->write_queue, &d->wr)) < 0) {
 		log_warnx("store writer: %s", strerror(-r));
 		return r;
@@ -762,6 +773,12 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 		log_warnx("state directory %s: %s", cfg->state_dir, why);
 		goto fail;
 	}
+	/* the spool's directory, made and checked as the state directory
+	 * is; any failure: each window is committed on its own */
+	if (spooldir_setup(cfg->store_spool_dir, cfg->store.commit_s,
+		cfg->state_dir, d->spool_path, sizeof(d->spool_path),
+		d->spool_note, sizeof(d->spool_note)) < 0)
+		log_warnx("store spool off: %s", d->spool_note);
 	if ((r = collector_new(&o, &d->col)) < 0) {
 		log_warnx("collector on %s and %s: %s", cfg->proc_root,
 		    cfg->sys_root, strerror(-r));

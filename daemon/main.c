@@ -28,7 +28,8 @@ usage(int status)
 	    "               [--perfetto PATH]\n"
 	    "               [--user NAME] [--group NAME,...]\n"
 	    "               [--capabilities CAP,...] [--seccomp on|off|log]\n"
-	    "               [--privhelper on|off] [--prop-root DIR]\n");
+	    "               [--privhelper on|off] [--prop-root DIR]\n"
+	    "               [--store-spool-dir DIR|off] [--store-commit-s N]\n");
 	exit(status);
 }
 
@@ -62,13 +63,17 @@ main(int argc, char *argv[])
 		{ "privhelper", required_argument, NULL, 18 },
 		/* system properties (sysprop.c): the host double */
 		{ "prop-root", required_argument, NULL, 19 },
+		/* batched commits (store_spool.c) */
+		{ "store-spool-dir", required_argument, NULL, 20 },
+		{ "store-commit-s", required_argument, NULL, 21 },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *const keys[] = { NULL, "state_dir", "socket",
 		"interval_ms", "window_s", "proc_root", "sys_root", "threads",
 		"scanner", "bpffs", "bpf_load", "gpumem_map", "gpumem_load",
 		"heapprofd_perfetto", "user", "group", "capabilities",
-		"seccomp", "privhelper", "prop_root" };
+		"seccomp", "privhelper", "prop_root", "store_spool_dir",
+		"store_commit_s" };
 	const char *conffile = NULL, *set_key[32], *set_val[32];
 	bool foreground = false, checkonly = false;
 	int ch, nset = 0, verbose = 0, i, r;
@@ -116,6 +121,8 @@ main(int argc, char *argv[])
 		case 17:
 		case 18:
 		case 19:
+		case 20:
+		case 21:
 			if (nset == (int)(sizeof(set_key) / sizeof(set_key[0])))
 				usage(1);
 			set_key[nset] = keys[ch];

@@ -287,6 +287,37 @@ START_TEST(set_store_keys)
 }
 END_TEST
 
+/* Batched commits: the spool's directory (absolute, "" or "off") and
+ * the batch period (0 turns the spool off). */
+START_TEST(set_spool_keys)
+{
+	struct config cfg;
+
+	config_init(&cfg);
+	ck_assert_ptr_null(cfg.store_spool_dir); /* the daemon's default */
+	ck_assert_uint_eq(cfg.store.commit_s, 60);
+	ck_assert_int_eq(config_set(&cfg, "store_spool_dir", "/dev/shm/x"), 0);
+	ck_assert_str_eq(cfg.store_spool_dir, "/dev/shm/x");
+	ck_assert_int_eq(config_set(&cfg, "store_spool_dir", "relative"),
+	    -EINVAL);
+	ck_assert_str_eq(cfg.store_spool_dir, "/dev/shm/x");
+	ck_assert_int_eq(config_set(&cfg, "store_spool_dir", "off"), 0);
+	ck_assert_str_eq(cfg.store_spool_dir, "");
+	ck_assert_int_eq(config_set(&cfg, "store_spool_dir", "/run/v"), 0);
+	ck_assert_int_eq(config_set(&cfg, "store_spool_dir", ""), 0);
+	ck_assert_str_eq(cfg.store_spool_dir, "");
+
+	ck_assert_int_eq(config_set(&cfg, "store_commit_s", "0"), 0);
+	ck_assert_uint_eq(cfg.store.commit_s, 0);
+	ck_assert_int_eq(config_set(&cfg, "store_commit_s", "3600"), 0);
+	ck_assert_int_eq(config_set(&cfg, "store_commit_s", "3601"), -ERANGE);
+	ck_assert_int_eq(config_set(&cfg, "store_commit_s", "-1"), -EINVAL);
+	ck_assert_int_eq(config_set(&cfg, "store_commit_s", "1m"), -EINVAL);
+	ck_assert_uint_eq(cfg.store.commit_s, 3600);
+	config_release(&cfg);
+}
+END_TEST
+
 /* ----------------------------------------------------- config_parse_file */
 
 START_TEST(parse_good_file)
@@ -788,6 +819,7 @@ main(void)
 	tcase_add_test(tc, set_window_ring);
 	tcase_add_test(tc, set_threads);
 	tcase_add_test(tc, set_unknown_key);
+	tcase_add_test(tc, set_spool_keys);
 	tcase_add_loop_test(tc, set_store_keys, 0,
 	    sizeof(store_keys) / sizeof(store_keys[0]));
 	tcase_add_test(tc, parse_good_file);

@@ -44,13 +44,16 @@ refuse_walks(void *arg)
 	gd_refuse_walks();
 }
 
-/* 100 ms samples, 1 s windows, the procfs scanner; up when `vitals
- * gpumem` answers. refuse: the kernel refuses the daemon's map walks. */
+/* 100 ms samples, 1 s windows, the procfs scanner, each window its own
+ * commit (the stored rows are read from vitals.db beside the daemon); up
+ * when `vitals gpumem` answers. refuse: the kernel refuses the daemon's
+ * map walks. */
 static void
 daemon_start_opt(struct td *d, const char *conf, bool refuse)
 {
 	static const char *const args[] = { "--interval-ms", "100",
-		"--window-s", "1", "--scanner", "procfs", NULL };
+		"--window-s", "1", "--scanner", "procfs", "--store-commit-s",
+		"0", NULL };
 	static const char *const gpumem[] = { "gpumem", NULL };
 
 	td_prepare(d, "gpumem-daemon", conf);

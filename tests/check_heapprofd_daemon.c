@@ -757,7 +757,10 @@ START_TEST(test_held_store_loop_free)
 	sqlite3 *db;
 	pid_t a;
 
-	daemon_start(&d, NULL);
+	/* each window its own commit into vitals.db: the lock held is on
+	 * that file (with the spool a window would wait only for a move) */
+	daemon_start_args(&d, NULL,
+	    (const char *const[]){ "--store-commit-s", "0", NULL });
 	a = app(APP_UID, 0);
 	/* a window stored: the database and its tables exist */
 	ck_assert(td_log_until(d.td.pid, d.td.log, "window 2:", 300, 50));

@@ -48,10 +48,18 @@ T=$(mktemp -d /tmp/vitals-initrc-XXXXXX)
 chmod 0755 "$T"
 pid=
 other=
+# The rc's line keeps the default spool directory (vitalsd.8: /run/vitalsd
+# on a tmpfs /run, else /dev/shm/vitalsd); one the test made goes with it
+# (rmdir: only when empty, as a clean stop leaves it).
+case $(stat -f -c %T /run 2>/dev/null) in
+tmpfs|ramfs) spooldef=/run/vitalsd;; *) spooldef=/dev/shm/vitalsd;; esac
+[ -e "$spooldef" ] && spooldef=
 cleanup() {
 	[ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
 	[ -n "$other" ] && kill "$other" 2>/dev/null && wait "$other" 2>/dev/null
 	rm -rf "$T"
+	[ -n "$spooldef" ] && rmdir "$spooldef" 2>/dev/null
+	return 0
 }
 trap cleanup EXIT
 

@@ -22,7 +22,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -310,6 +312,71 @@ START_TEST(test_statedir_service_ids)
 }
 END_TEST
 
+/*
+ * The spool's directory (spooldir.c): off by configuration without a
+ * look at the disk; the state directory's rules; refused off a RAM file
+ * system; its file named by the FNV-1a hash of vitals.db's absolute path.
+ */
+START_TEST(test_spooldir)
+{
+	char spool[PATH_MAX], sp[PATH_MAX], note[256], want[PATH_MAX + 64];
+	char real[PATH_MAX];
+	struct statfs sf;
+	int r;
+
+	/* FNV-1a 64 reference values */
+	ck_assert_uint_eq(spooldir_hash(""), 0xcbf29ce484222325ULL);
+	ck_assert_uint_eq(spooldir_hash("a"), 0xaf63dc4c8601ec8cULL);
+	ck_assert_uint_eq(spooldir_hash("foobar"), 0x85944171f73967e8ULL);
+
+	ck_assert_int_eq(spooldir_setup("/nonexistent/x", 0, dir, sp,
+			     sizeof(sp), note, sizeof(note)),
+	    0);
+	ck_assert_str_eq(sp, "");
+	ck_assert_msg(strstr(note, "store_commit_s 0"), "%s", note);
+	ck_assert_int_eq(spooldir_setup("", 60, dir, sp, sizeof(sp), note,
+			     sizeof(note)),
+	    0);
+	ck_assert_str_eq(sp, "");
+	ck_assert_msg(strstr(note, "off"), "%s", note);
+	ck_assert_str_ne(spooldir_default(), "");
+
+	/* on a RAM file system: made, named after the database */
+	snprintf(spool, sizeof(spool), "/dev/shm/vitals-sdtest-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(spool));
+	ck_assert_int_eq(rmdir(spool), 0); /* made by spooldir_setup */
+	ck_assert_int_eq(spooldir_setup(spool, 60, dir, sp, sizeof(sp), note,
+			     sizeof(note)),
+	    0);
+	ck_assert_ptr_nonnull(realpath(dir, real));
+	strcat(real, "/vitals.db");
+	snprintf(want, sizeof(want), "%s/spool-%016llx.db", spool,
+	    (unsigned long long)spooldir_hash(real));
+	ck_assert_str_eq(sp, want);
+	ck_assert_str_eq(note, "");
+	/* writable by others: the state directory's rule */
+	ck_assert_int_eq(chmod(spool, 0777), 0);
+	ck_assert_int_lt(spooldir_setup(spool, 60, dir, sp, sizeof(sp), note,
+			     sizeof(note)),
+	    0);
+	ck_assert_str_eq(sp, "");
+	ck_assert_msg(strstr(note, "writable by others"), "%s", note);
+	ck_assert_int_eq(rmdir(spool), 0);
+
+	/* on disk: refused, said why */
+	ck_assert_int_eq(statfs(dir, &sf), 0);
+	if (sf.f_type != TMPFS_MAGIC && sf.f_type != RAMFS_MAGIC) {
+		snprintf(spool, sizeof(spool), "%s/spool", dir);
+		r = spooldir_setup(spool, 60, dir, sp, sizeof(sp), note,
+		    sizeof(note));
+		ck_assert_int_eq(r, -EXDEV);
+		ck_assert_str_eq(sp, "");
+		ck_assert_msg(strstr(note, "not on a RAM file system"), "%s",
+		    note);
+	}
+}
+END_TEST
+
 static Suite *
 statedir_suite(void)
 {
@@ -323,6 +390,7 @@ statedir_suite(void)
 	tcase_add_test(tc, test_db_kinds);
 	tcase_add_test(tc, test_db_path);
 	tcase_add_test(tc, test_statedir_checks);
+	tcase_add_test(tc, test_spooldir);
 	/* other owners and the service user's ids: root only (CI is root) */
 	if (tu_root()) {
 		tcase_add_test(tc, test_db_owner);

@@ -3,7 +3,9 @@
  * The store under the real daemon: SIGKILL at random moments, a corrupt
  * database at start, and a full disk (a small tmpfs, root only). The daemon
  * binary is the one meson built; the database is read back with the store's
- * own reader and checked with SQLite's integrity_check.
+ * own reader and checked with SQLite's integrity_check. Each window is
+ * its own commit into vitals.db here (--store-commit-s 0): the spool's
+ * batches have their own test, check_spool_daemon.
  */
 #include <check.h>
 #include <dirent.h>
@@ -36,8 +38,8 @@ static pid_t
 start_daemon(const char *dir, const char *extra)
 {
 	const char *argv[] = { "vitalsd", "-f", "--state-dir", dir,
-		"--interval-ms", "100", "--window-s", "1", "--threads",
-		extra ? extra : "none", NULL };
+		"--store-commit-s", "0", "--interval-ms", "100", "--window-s",
+		"1", "--threads", extra ? extra : "none", NULL };
 	char log[PATH_MAX];
 
 	snprintf(log, sizeof(log), "%s.log", dir);
@@ -214,8 +216,8 @@ START_TEST(test_kill_after_close)
 	for (k = 0; k < runs; k++) {
 		unsigned long long seq = 0, want = 2 + (unsigned)(rand() % 2);
 		const char *argv[] = { "vitalsd", "-f", "--state-dir", dir,
-			"--interval-ms", "100", "--window-s", "1", "--threads",
-			"all", NULL };
+			"--store-commit-s", "0", "--interval-ms", "100",
+			"--window-s", "1", "--threads", "all", NULL };
 		char line[4096], *p;
 		int pfd[2], status;
 		size_t n, i;

@@ -93,6 +93,7 @@ config_release(struct config *cfg)
 	free(cfg->tracefs);
 	free(cfg->prop_root);
 	free(cfg->atrace_apps);
+	free(cfg->store_spool_dir);
 	memset(cfg, 0, sizeof(*cfg));
 }
 
@@ -159,6 +160,23 @@ set_i64(int64_t *dst, const char *value, uint64_t min)
 	if (v < min)
 		return -ERANGE;
 	*dst = (int64_t)v;
+	return 0;
+}
+
+/* An absolute directory; "" or "off": no spool (kept as ""). */
+static int
+set_spool_dir(char **dst, const char *value)
+{
+	char *s;
+
+	if (*value != '\0' && strcmp(value, "off") != 0 && *value != '/')
+		return -EINVAL;
+	if (strlen(value) >= 4096 - 64)
+		return -ERANGE;
+	if ((s = strdup(strcmp(value, "off") ? value : "")) == NULL)
+		return -ENOMEM;
+	free(*dst);
+	*dst = s;
 	return 0;
 }
 
@@ -414,6 +432,10 @@ config_set(struct config *cfg, const char *key, const char *value)
 		return set_i64(&cfg->store.retain_s, value, 60);
 	if (!strcmp(key, "db_max_bytes"))
 		return set_u64(&cfg->store.max_bytes, value, 64 * 1024);
+	if (!strcmp(key, "store_spool_dir"))
+		return set_spool_dir(&cfg->store_spool_dir, value);
+	if (!strcmp(key, "store_commit_s"))
+		return set_uint(&cfg->store.commit_s, value, 0, 3600);
 	if (!strcmp(key, "rollup1_after_s"))
 		return set_i64(&cfg->store.rollup1_after_s, value, 1);
 	if (!strcmp(key, "rollup1_s"))

@@ -31,6 +31,9 @@ struct config {
 	enum threads_mode threads;
 	int verbose;
 	struct store_opts store;
+	/* batched commits: the spool's directory on a RAM file system;
+	 * NULL: the default (daemon.c), "": off. store.commit_s 0: off */
+	char *store_spool_dir;
 	unsigned write_queue; /* closed windows waiting for the store */
 	/* control plane (control.c); roles in doc/protocol.md */
 	struct id_list trusted_uids, trusted_gids, reader_uids, reader_gids;

@@ -62,6 +62,11 @@ int statedir_check_file(int dirfd, const char *name, uint32_t want_uid,
     char *err, size_t errsz);
 int statedir_check_stat(const struct stat *st, const char *name,
     uint32_t want_uid, char *err, size_t errsz);
+/* spooldir.c: the spool's directory and file (batched commits) */
+const char *spooldir_default(void);
+uint64_t spooldir_hash(const char *s);
+int spooldir_setup(const char *dir, unsigned commit_s, const char *state_dir,
+    char *path, size_t pathsz, char *note, size_t notesz);
 /* privs.c: the drop and the state it leaves */
 int privs_drop(const struct privs_req *req, struct privs_state *ret);
 void privs_get(struct privs_state *ret);

@@ -404,6 +404,18 @@ pb_store(struct rpc_arena *a, const struct vitalsd_info *info)
 	m->history_wall_last_ns = s->history_wall_last_ns;
 	m->bound_holds_ns = s->bound_holds_ns;
 	m->blob_errors = s->blob_errors;
+	m->spool_on = s->spool_on;
+	m->spool_err = s->spool_err;
+	m->spool_pending = s->spool_pending;
+	m->spool_flushes = s->spool_flushes;
+	m->spool_moved = s->spool_moved;
+	m->spool_failures = s->spool_failures;
+	m->flush_ns_last = s->flush_ns_last;
+	m->flush_ns_max = s->flush_ns_max;
+	if (info->spool_path)
+		TRY(m->spool_path = rpc_pb_str(a, info->spool_path, 4096));
+	if (info->spool_note)
+		TRY(m->spool_note = rpc_pb_str(a, info->spool_note, 256));
 	return m;
 }
 

@@ -36,6 +36,8 @@ struct vitalsd_info {
 	struct store_stats store; /* as the writer last saw it */
 	unsigned store_queued;
 	uint64_t store_dropped;
+	/* batched commits: the spool file ("" none) and why it is off */
+	const char *spool_path, *spool_note;
 	struct gpumem *gpumem; /* NULL: no GPU memory reader */
 };
 

@@ -47,13 +47,38 @@ td_pass_socket(enum td_inherit how, int fd)
 	}
 }
 
+/*
+ * argv with "--store-spool-dir off" first: a daemon started here without
+ * a spool directory of its own (td_prepare's, or the test's, both later
+ * on the line and so winning) commits each window into vitals.db and
+ * leaves nothing in the shared default (/run/vitalsd, /dev/shm/vitalsd).
+ */
+static const char *const *
+spool_off(const char *const *argv, const char **av)
+{
+	size_t i;
+
+	av[0] = argv[0];
+	av[1] = "--store-spool-dir";
+	av[2] = "off";
+	for (i = 1; argv[i]; i++)
+		av[i + 2] = argv[i];
+	av[i + 2] = NULL;
+	return av;
+}
+
 pid_t
 td_exec(const char *log, enum td_log how, const char *const *argv,
     td_child_fn child, void *arg)
 {
+	size_t n = 0;
 	int p[2];
 	pid_t pid;
 	char c;
+
+	while (argv[n])
+		n++;
+	const char *av[n + 3];
 
 	/* returns once the child has exec'd (as posix_spawn does): its log
 	 * exists then, and a test may read it at once */
@@ -75,7 +100,7 @@ td_exec(const char *log, enum td_log how, const char *const *argv,
 		}
 		if (child)
 			child(arg);
-		execv(td_vitalsd(), (char *const *)argv);
+		execv(td_vitalsd(), (char *const *)spool_off(argv, av));
 		_exit(127);
 	}
 	close(p[1]);
@@ -117,6 +142,11 @@ td_prepare(struct td *d, const char *tag, const char *conf)
 	snprintf(d->log, sizeof(d->log), "%s.log", d->dir);
 	snprintf(d->conf, sizeof(d->conf), "%s/vitalsd.conf", d->dir);
 	ck_assert_int_eq(tu_writes(d->conf, conf ? conf : ""), 0);
+	/* a spool of its own on a RAM file system: parallel daemons never
+	 * share the default /run/vitalsd, and nothing is left behind */
+	snprintf(d->spool, sizeof(d->spool), "/dev/shm/vitals-spool-XXXXXX");
+	if (mkdtemp(d->spool) == NULL)
+		d->spool[0] = '\0';
 }
 
 void
@@ -126,6 +156,10 @@ td_spawn(struct td *d, const char *const *args, td_child_fn child, void *arg)
 		"--state-dir", d->dir, "--socket", d->sock };
 	int n = 8, i;
 
+	if (d->spool[0]) {
+		argv[n++] = "--store-spool-dir";
+		argv[n++] = d->spool;
+	}
 	for (i = 0; args && args[i]; i++) {
 		ck_assert_int_lt(n, TD_MAXARGS - 1);
 		argv[n++] = args[i];
@@ -262,6 +296,9 @@ td_cleanup(struct td *d)
 	if (d->dir == NULL)
 		return;
 	tu_rmtree(d->dir);
+	if (d->spool[0])
+		tu_rmtree(d->spool);
+	d->spool[0] = '\0';
 	unlink(d->log);
 	free(d->dir);
 	d->dir = NULL;

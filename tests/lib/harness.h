@@ -20,6 +20,9 @@ struct td {
 	char sock[PATH_MAX]; /* <dir>/vitalsd.sock */
 	char log[PATH_MAX];  /* <dir>.log: the daemon's stderr */
 	char conf[PATH_MAX]; /* <dir>/vitalsd.conf */
+	/* the spool's directory, its own under /dev/shm (--store-spool-dir,
+	 * before the test's args: theirs win); "": the daemon's default */
+	char spool[PATH_MAX];
 };
 
 /* Runs in the daemon's child just before the exec (rlimits, seccomp). */
@@ -40,7 +43,9 @@ enum td_log { TD_LOG_APPEND, TD_LOG_TRUNC };
 
 /* Fork and exec vitalsd with argv (argv[0] "vitalsd", NULL-terminated),
  * its stderr into log (NULL: /dev/null); child, when not NULL, runs first
- * in the child. The pid, once the exec has happened. */
+ * in the child. The pid, once the exec has happened. The spool is off
+ * ("--store-spool-dir off" before argv[1]) unless argv names a spool
+ * directory (td_spawn gives each daemon its own). */
 pid_t td_exec(const char *log, enum td_log how, const char *const *argv,
     td_child_fn child, void *arg);
 /* vitalsd with argv, run to its end, stderr to /dev/null: its status. */
@@ -55,7 +60,8 @@ bool td_file_has(const char *path, const char *needle);
 /* A fresh state directory named for tag, with its socket, log and
  * config paths; conf (NULL: empty) written to the config. */
 void td_prepare(struct td *d, const char *tag, const char *conf);
-/* vitalsd -f -c CONF --state-dir DIR --socket SOCK, then args
+/* vitalsd -f -c CONF --state-dir DIR --socket SOCK [--store-spool-dir
+ * SPOOL], then args
  * (NULL-terminated; NULL: none). */
 void td_spawn(struct td *d, const char *const *args, td_child_fn child,
     void *arg);
