@@ -401,6 +401,43 @@ START_TEST(test_instance_lives_on)
 }
 END_TEST
 
+/*
+ * The main file cannot take a move (another connection holds its write
+ * lock): the windows wait in the spool, counted; maintenance neither
+ * merges nor deletes meanwhile; once the lock goes, one move takes all.
+ */
+START_TEST(test_move_fails)
+{
+	struct store_stats st;
+	struct store_opts o;
+	struct store *s;
+	sqlite3 *h;
+
+	store_opts_default(&o);
+	o.spool_path = spool;
+	o.commit_s = 3600;
+	o.busy_timeout_ms = 50;
+	ck_assert_int_eq(store_open(path, &o, &s), 0);
+	put(s, 1);
+	put(s, 2);
+	h = tu_db_hold(path);
+	ck_assert_int_eq(store_flush(s), -EBUSY);
+	ck_assert_int_lt(store_maintain(s, T0 + 100 * SEC), 0);
+	store_get_stats(s, &st);
+	ck_assert_uint_eq(st.spool_failures, 2);
+	ck_assert_uint_eq(st.spool_pending, 2);
+	put(s, 3); /* the spool still takes windows */
+	tu_db_release(h);
+	ck_assert_int_eq(WINDOWS(path), 0);
+	reader_sees(s, 3, 60);
+	ck_assert_int_eq(store_flush(s), 0);
+	ck_assert_int_eq(WINDOWS(path), 3);
+	ck_assert_int_eq(WINDOWS(spool), 0);
+	ck_assert_int_eq(count_in(path, "SELECT count(*) FROM instance"), 2);
+	store_close(s);
+}
+END_TEST
+
 /* A replay of a window the main file has goes nowhere. */
 START_TEST(test_replay)
 {
@@ -436,6 +473,7 @@ suite(void)
 	tcase_add_test(tc, test_no_spool);
 	tcase_add_test(tc, test_replay);
 	tcase_add_test(tc, test_instance_lives_on);
+	tcase_add_test(tc, test_move_fails);
 	suite_add_tcase(s, tc);
 	return s;
 }

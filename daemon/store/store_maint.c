@@ -447,8 +447,11 @@ maintain_locked(struct store *s, const struct store_now *now)
 		return -EBADF;
 	o = &s->o;
 	/* what waits in the spool first: roll-ups and retention see it
-	 * (store_spool.c) */
-	(void)store_spool_flush_locked(s);
+	 * (store_spool.c); while it cannot move, nothing here deletes or
+	 * merges (a spool window would then be counted beside its roll-up,
+	 * or come back after its retention) */
+	if ((r = store_spool_flush_locked(s)) < 0)
+		goto fail;
 	if ((r = judge_clock(s, now, &mn.wall_ok)) < 0)
 		goto fail;
 	if (!mn.wall_ok && (r = note_held(s, now)) < 0)

@@ -218,7 +218,8 @@ prepare_sp(struct store *s, unsigned i)
 	rc = vbuf_printf(&b,
 	    "INSERT INTO main.instance (%s) SELECT %s FROM spool.instance"
 	    " WHERE true ON CONFLICT (iid) DO UPDATE SET until_ns ="
-	    " excluded.until_ns WHERE excluded.until_ns > until_ns",
+	    " excluded.until_ns WHERE excluded.until_ns > until_ns"
+	    " ON CONFLICT DO NOTHING",
 	    cols, cols);
 	free(cols);
 	if (rc < 0) {
@@ -341,6 +342,8 @@ store_spool_flush_locked(struct store *s)
 	unsigned i;
 	int rc, r = 0;
 
+	if (!s->spool_attached)
+		spool_up(s); /* after a reopen of the main file: attach again */
 	if (!s->spool_attached || s->db == NULL)
 		return 0;
 	if ((rc = store_run(s->ws[WS_BEGIN])) != SQLITE_OK) {
@@ -371,14 +374,18 @@ store_spool_flush_locked(struct store *s)
 	/* The main file has them: now, and only now, the spool lets go. A
 	 * crash in between leaves them in both; the next move skips them. */
 	(void)run(tab[SP_CLEAR]);
-	if ((rc = run(tab[SP_EMPTY])) != SQLITE_OK ||
-	    (rc = run(tab[SP_EMPTY_INST])) != SQLITE_OK)
-		(void)store_fail(s, rc, "spool: empty");
-	else
-		store_inst_moved(s);
-	s->st.spool_pending = 0;
 	s->st.spool_flushes++;
 	s->st.spool_moved += (uint64_t)moved;
+	if ((rc = run(tab[SP_EMPTY])) != SQLITE_OK ||
+	    (rc = run(tab[SP_EMPTY_INST])) != SQLITE_OK) {
+		/* in both files now: readers and the next move count them
+		 * once, but nothing may delete them from the main file (a
+		 * roll-up, retention) until the spool has let go */
+		s->st.spool_failures++;
+		return store_fail(s, rc, "spool: empty");
+	}
+	store_inst_moved(s);
+	s->st.spool_pending = 0;
 	store_after_write(s);
 	dt = clock_ns(CLOCK_MONOTONIC) - t0;
 	s->st.flush_ns_last = (uint64_t)dt;
@@ -416,6 +423,7 @@ spool_put(struct store *s, const struct window *w)
 {
 	sqlite3_stmt *st = s->spool_st[SP_HAVE];
 	int64_t have = 0, now, span = w->wall_end_ns - w->wall_start_ns;
+	uint64_t evicted, moved_aside;
 	unsigned commit_s;
 	int rc, r;
 
@@ -432,7 +440,18 @@ spool_put(struct store *s, const struct window *w)
 	if (span > s->max_span_ns)
 		__atomic_store_n(&s->max_span_ns, span, __ATOMIC_RELEASE);
 	pthread_mutex_lock(&s->spool->lock);
+	evicted = s->spool->st.deleted_size;
+	moved_aside = s->spool->st.corrupt_moved;
 	r = store_put_locked(s->spool, w);
+	/* the spool's own bound dropped waiting windows (moves failing for
+	 * long): counted where the daemon reports sizes */
+	s->st.deleted_size += s->spool->st.deleted_size - evicted;
+	/* a damaged spool replaced by a new file: attach that one */
+	if (s->spool->st.corrupt_moved != moved_aside) {
+		pthread_mutex_unlock(&s->spool->lock);
+		detach(s);
+		return r < 0 ? r : 1;
+	}
 	pthread_mutex_unlock(&s->spool->lock);
 	if (r < 0) {
 		s->st.spool_err = r;
@@ -466,17 +485,25 @@ store_open(const char *path, const struct store_opts *o, struct store **ret)
 int
 store_put(struct store *s, const struct window *w)
 {
-	int r = -1;
+	bool direct;
+	int r = 0;
 
 	if (s == NULL) /* s->db: under the lock (store_recover) */
 		return -EBADF;
 	pthread_mutex_lock(&s->lock);
 	/* into the spool when there is one; a spool that fails hands what
-	 * it has to the main file first, then the window goes there too */
+	 * it has to the main file first, then the window goes there too.
+	 * While the spool holds windows it could not move, nothing goes to
+	 * the main file past it (its instances would take other ids there):
+	 * the error goes back and the writer tries again. */
 	spool_up(s);
-	if (s->spool_attached && (r = spool_put(s, w)) < 0)
-		(void)store_spool_flush_locked(s);
-	r = r >= 0 ? 0 : store_put_locked(s, w);
+	direct = !s->spool_attached;
+	if (!direct && (r = spool_put(s, w)) < 0)
+		direct = (r = store_spool_flush_locked(s)) == 0;
+	if (direct)
+		r = store_put_locked(s, w);
+	else if (r > 0)
+		r = 0;
 	pthread_mutex_unlock(&s->lock);
 	return r;
 }
