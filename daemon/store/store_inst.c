@@ -395,7 +395,8 @@ encode_list(struct store_iw *iw, int64_t wid, int64_t wall_end_ns, bool thread,
 	}
 	if (rc != SQLITE_OK)
 		goto out;
-	qsort(k, n, sizeof(*k), keyed_cmp);
+	if (n > 1)
+		qsort(k, n, sizeof(*k), keyed_cmp);
 	for (i = 0; i < n; i++) {
 		rows[i] = *k[i].t;
 		iids[i] = (uint64_t)k[i].iid;

@@ -336,7 +336,8 @@ add_rows(struct store *s, struct window *w, bool thread, struct window_task *t,
 		t[k].starttime = in->starttime;
 		k++;
 	}
-	qsort(t, k, sizeof(*t), task_cmp);
+	if (k > 1) /* t may be NULL for none: qsort wants an array */
+		qsort(t, k, sizeof(*t), task_cmp);
 	for (i = 0; i < k; i++)
 		if ((r = window_add_task(w, thread, &t[i])) < 0)
 			return r;
@@ -551,7 +552,8 @@ top_locked(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 	 */
 	for (i = 0; i < na; i++)
 		a[i].key = agg_key(&a[i].t, m);
-	qsort(a, na, sizeof(*a), agg_key_cmp);
+	if (na > 1)
+		qsort(a, na, sizeof(*a), agg_key_cmp);
 	for (i = k = 0; i < na && r == 0; i++) {
 		const struct ident *in;
 
@@ -567,7 +569,8 @@ top_locked(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 		a[i].t.starttime = in->starttime;
 		a[k++] = a[i];
 	}
-	qsort(a, k, sizeof(*a), agg_final_cmp);
+	if (k > 1)
+		qsort(a, k, sizeof(*a), agg_final_cmp);
 	if (n && k > n)
 		k = n;
 	if (r == 0 && k && (out = calloc(k, sizeof(*out))) == NULL)
