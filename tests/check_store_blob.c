@@ -240,6 +240,7 @@ reframe(struct store *s, int64_t wid, const char *col, enum reframe how)
 		free(iid);
 		break;
 	}
+	store_frame_release(&f); /* a zstd frame's payload is its own */
 	sqlite3_finalize(st);
 	snprintf(sql, sizeof(sql),
 	    "UPDATE window_tasks SET %s = ? WHERE window_id = %lld", col,
