@@ -284,29 +284,6 @@ eq_cpu(const struct window_cpu *a, const struct window_cpu *b, int cpu)
 	eq_gauge(&a->freq_ratio, &b->freq_ratio, what);
 }
 
-static void
-eq_task(const struct window_task *a, const struct window_task *b)
-{
-	ck_assert_int_eq(a->id, b->id);
-	ck_assert_int_eq(a->tgid, b->tgid);
-	ck_assert_uint_eq(a->starttime, b->starttime);
-	ck_assert_uint_eq(a->uid, b->uid);
-	ck_assert_str_eq(a->comm, b->comm);
-	ck_assert_str_eq(a->name, b->name);
-	ck_assert_uint_eq(a->d_utime, b->d_utime);
-	ck_assert_uint_eq(a->d_stime, b->d_stime);
-	ck_assert_uint_eq(a->d_minflt, b->d_minflt);
-	ck_assert_uint_eq(a->d_majflt, b->d_majflt);
-	ck_assert_uint_eq(a->samples, b->samples);
-	ck_assert_uint_eq(a->wall_ns, b->wall_ns);
-	ck_assert_uint_eq(a->total_ticks, b->total_ticks);
-	ck_assert(a->norm_ticks == b->norm_ticks);
-	ck_assert_uint_eq(a->rss_pages_max, b->rss_pages_max);
-	ck_assert_uint_eq(a->rss_pages_last, b->rss_pages_last);
-	ck_assert_int_eq(a->born, b->born);
-	ck_assert_int_eq(a->exited, b->exited);
-}
-
 static const struct window_task *
 find_task(const struct window *w, bool thread, int32_t id, uint64_t st)
 {
@@ -331,7 +308,7 @@ eq_tasks(const struct window *a, const struct window *b, bool thread)
 		    arr[i].starttime);
 
 		ck_assert_msg(o != NULL, "task %d missing", arr[i].id);
-		eq_task(&arr[i], o);
+		tu_task_eq(&arr[i], o);
 	}
 }
 

@@ -157,29 +157,6 @@ put_n(struct store *s, unsigned from, unsigned to)
 }
 
 static void
-task_eq(const struct window_task *a, const struct window_task *b)
-{
-	ck_assert_int_eq(a->id, b->id);
-	ck_assert_int_eq(a->tgid, b->tgid);
-	ck_assert_uint_eq(a->starttime, b->starttime);
-	ck_assert_uint_eq(a->uid, b->uid);
-	ck_assert_str_eq(a->comm, b->comm);
-	ck_assert_str_eq(a->name, b->name);
-	ck_assert_uint_eq(a->d_utime, b->d_utime);
-	ck_assert_uint_eq(a->d_stime, b->d_stime);
-	ck_assert_uint_eq(a->d_minflt, b->d_minflt);
-	ck_assert_uint_eq(a->d_majflt, b->d_majflt);
-	ck_assert_uint_eq(a->samples, b->samples);
-	ck_assert_uint_eq(a->wall_ns, b->wall_ns);
-	ck_assert_uint_eq(a->total_ticks, b->total_ticks);
-	ck_assert(memcmp(&a->norm_ticks, &b->norm_ticks, sizeof(double)) == 0);
-	ck_assert_uint_eq(a->rss_pages_max, b->rss_pages_max);
-	ck_assert_uint_eq(a->rss_pages_last, b->rss_pages_last);
-	ck_assert_int_eq(a->born, b->born);
-	ck_assert_int_eq(a->exited, b->exited);
-}
-
-static void
 free_windows(struct window **v, size_t n)
 {
 	size_t i;
@@ -348,7 +325,7 @@ START_TEST(corrupt_blob_skipped_and_counted)
 
 			for (j = m = 0; j < (th ? 4u : 3u); j++)
 				if (row_kept(d, k, th, j))
-					task_eq(&got[m++], &want[j]);
+					tu_task_eq(&got[m++], &want[j]);
 			ck_assert_uint_eq(ngot, m);
 		}
 	}
@@ -652,7 +629,7 @@ START_TEST(rollup_task_sums_exact)
 				memcpy(x.comm, last->comm, sizeof(x.comm));
 				memcpy(x.name, last->name, sizeof(x.name));
 				x.rss_pages_last = last->rss_pages_last;
-				task_eq(r, &x);
+				tu_task_eq(r, &x);
 			}
 		}
 	}
@@ -668,7 +645,7 @@ START_TEST(rollup_task_sums_exact)
 			/* Σ norm_ticks may round differently summed in
 			 * another order; every integer figure is exact */
 			after[th][i].norm_ticks = before[th][i].norm_ticks;
-			task_eq(&after[th][i], &before[th][i]);
+			tu_task_eq(&after[th][i], &before[th][i]);
 		}
 		free(before[th]);
 		free(after[th]);
@@ -847,7 +824,7 @@ START_TEST(rolled_back_put_forgets_its_ids)
 	ck_assert_uint_eq(n, 2);
 	ck_assert_uint_eq(v[1]->nprocs, 403);
 	for (i = 0; i < 403; i++)
-		task_eq(&v[1]->procs[i], &w->procs[i]);
+		tu_task_eq(&v[1]->procs[i], &w->procs[i]);
 	free_windows(v, n);
 	window_free(w);
 	ck_assert_uint_eq(blob_errors(s), 0);

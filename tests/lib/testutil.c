@@ -18,6 +18,8 @@
 
 #include <sqlite3.h>
 
+#include "window/window.h"
+
 #include "testutil.h"
 
 const char *
@@ -319,4 +321,27 @@ tu_db_release(sqlite3 *h)
 	ck_assert_int_eq(sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL),
 	    SQLITE_OK);
 	sqlite3_close(h);
+}
+
+void
+tu_task_eq(const struct window_task *a, const struct window_task *b)
+{
+	ck_assert_int_eq(a->id, b->id);
+	ck_assert_int_eq(a->tgid, b->tgid);
+	ck_assert_uint_eq(a->starttime, b->starttime);
+	ck_assert_uint_eq(a->uid, b->uid);
+	ck_assert_str_eq(a->comm, b->comm);
+	ck_assert_str_eq(a->name, b->name);
+	ck_assert_uint_eq(a->d_utime, b->d_utime);
+	ck_assert_uint_eq(a->d_stime, b->d_stime);
+	ck_assert_uint_eq(a->d_minflt, b->d_minflt);
+	ck_assert_uint_eq(a->d_majflt, b->d_majflt);
+	ck_assert_uint_eq(a->samples, b->samples);
+	ck_assert_uint_eq(a->wall_ns, b->wall_ns);
+	ck_assert_uint_eq(a->total_ticks, b->total_ticks);
+	ck_assert(memcmp(&a->norm_ticks, &b->norm_ticks, sizeof(double)) == 0);
+	ck_assert_uint_eq(a->rss_pages_max, b->rss_pages_max);
+	ck_assert_uint_eq(a->rss_pages_last, b->rss_pages_last);
+	ck_assert_int_eq(a->born, b->born);
+	ck_assert_int_eq(a->exited, b->exited);
 }

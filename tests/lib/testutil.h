@@ -35,6 +35,10 @@ int tu_spawn_gated(const char *const *argv, int *gate);
 struct sqlite3;
 struct sqlite3 *tu_db_hold(const char *path);
 void tu_db_release(struct sqlite3 *h);
+/* Every field of two task rows equal (norm_ticks bit for bit): what a
+ * store read back against what was put. */
+struct window_task;
+void tu_task_eq(const struct window_task *a, const struct window_task *b);
 /* Write data to path (creating parent directories), truncating in place so
  * an fd already open on the file sees the new contents. */
 int tu_write(const char *path, const char *data, size_t len);
