@@ -13,6 +13,10 @@
 #include "sched/sched.h"
 #include "store/store_codec.h"
 
+/* The frame's part number and this encoding's version (store_codec.h). */
+#define STORE_BPFROWS_PART 4
+#define STORE_BPFROWS_VERSION 1
+
 struct store_bpfrows {
 	struct window_bpf_uid *uid; /* uid UINT32_MAX: the "other" row */
 	size_t nuid;

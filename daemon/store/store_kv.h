@@ -14,6 +14,10 @@
 #include "store/store_codec.h"
 #include "window/window.h"
 
+/* The frame's part number and this encoding's version (store_codec.h). */
+#define STORE_KV_PART 2
+#define STORE_KV_VERSION 1
+
 struct store_kv_count {
 	uint32_t key; /* key id */
 	uint64_t value;

@@ -12,6 +12,10 @@
 #include "store/store_codec.h"
 #include "window/window.h"
 
+/* The frame's part number and this encoding's version (store_codec.h). */
+#define STORE_SYS_PART 3
+#define STORE_SYS_VERSION 1
+
 struct store_sys_cpu {
 	int32_t cpu; /* −1: the aggregate line */
 	struct window_cpu c;
