@@ -270,6 +270,22 @@ static const char schema_v8[] =
     " PRIMARY KEY (window_id, iid)) WITHOUT ROWID;";
 
 /*
+ * v9: the rest of a window as blobs (store_wparts.c): its counters and
+ * gauges (named by ids of the key dictionary window_key, written once per
+ * key), its CPU and PSI rows and its BPF rows, one row per window. The
+ * step's C half (store_v9.c) converts the six tables and drops them.
+ */
+static const char schema_v9[] =
+    "CREATE TABLE window_key ("
+    " id INTEGER PRIMARY KEY,"
+    " kind TEXT NOT NULL, key TEXT NOT NULL,"
+    " UNIQUE (kind, key));"
+    "CREATE TABLE window_parts ("
+    " window_id INTEGER PRIMARY KEY REFERENCES windows(id)"
+    " ON DELETE CASCADE,"
+    " kv BLOB, sys BLOB, bpf BLOB);";
+
+/*
  * migrations[v] takes a database from user_version v to v + 1: its SQL,
  * then its C half (NULL: none) in the same transaction.
  */
@@ -285,6 +301,7 @@ static const struct {
 	{ schema_v6, NULL },
 	{ schema_v7, NULL },
 	{ schema_v8, store_inst_migrate_v8 },
+	{ schema_v9, store_migrate_v9 },
 };
 
 static const char *const ws_sql[WS__MAX] = {
@@ -301,16 +318,8 @@ static const char *const ws_sql[WS__MAX] = {
 	[WS_COVERED] =
 	    "SELECT 1 FROM windows WHERE boot_id = ?1 AND"
 	    " level > 0 AND mono_start_ns <= ?2 AND mono_end_ns >= ?3 LIMIT 1",
-	[WS_INS_CPU] =
-	    "INSERT INTO window_cpu (window_id, " STORE_CPU_COLS
-	    ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
-	    " ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-	[WS_INS_COUNT] = "INSERT INTO window_count VALUES (?, ?, ?, ?)",
-	[WS_INS_GAUGE] = "INSERT INTO window_gauge VALUES"
-			 " (?, ?, ?, ?, ?, ?, ?, ?)",
-	[WS_INS_PSI] =
-	    "INSERT INTO window_psi (window_id, " STORE_PSI_COLS
-	    ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[WS_INS_PARTS] = "INSERT INTO window_parts (window_id, kv, sys, bpf)"
+			 " VALUES (?1, ?2, ?3, ?4)",
 	[WS_DEL_WINDOW] = "DELETE FROM windows WHERE id = ?",
 	[WS_DEL_AGE] = "DELETE FROM windows WHERE wall_end_ns < ?",
 	[WS_DEL_OLDEST] =
@@ -565,7 +574,8 @@ prepare_all(struct store *s)
 		    SQLITE_OK)
 			return rc;
 	if ((rc = store_parts_prepare(s, false)) != SQLITE_OK ||
-	    (rc = store_inst_prepare(s)) != SQLITE_OK)
+	    (rc = store_inst_prepare(s)) != SQLITE_OK ||
+	    (rc = store_keys_prepare(s)) != SQLITE_OK)
 		return rc;
 	return store_read_prepare(s);
 }
@@ -591,6 +601,12 @@ db_close(struct store *s)
 	store_read_finalize(s);
 	store_parts_finalize(s);
 	store_inst_finalize(s);
+	store_keys_finalize(s);
+	if (s->wacc != NULL) {
+		store_wacc_release(s->wacc);
+		free(s->wacc);
+		s->wacc = NULL;
+	}
 	sqlite3_close(s->db);
 	s->db = NULL;
 }

@@ -34,19 +34,25 @@ static int
 view_both(sqlite3 *db, const char *t, const char *cols, void *arg)
 {
 	bool inst = strcmp(t, "instance") == 0;
+	bool keys = strcmp(t, "window_key") == 0;
 	const char *key = inst	 ? "iid" :
+	    keys		 ? "id" :
 	    strcmp(t, "windows") ? "window_id" :
 				   "id";
 	struct vbuf b = { 0 };
 	int rc;
 
 	(void)arg;
-	/* an instance row counts once too: the main file's while it has one */
+	/* an instance or key row counts once too: the main file's while it
+	 * has one */
 	if (vbuf_printf(&b,
 		"CREATE TEMP VIEW \"%s\" AS SELECT %s FROM main.\"%s\""
 		" UNION ALL SELECT %s FROM spool.\"%s\" AS s WHERE NOT EXISTS"
 		" (SELECT 1 FROM main.%s m WHERE m.%s = s.%s)",
-		t, cols, t, cols, t, inst ? "instance" : "windows",
+		t, cols, t, cols, t,
+		inst	 ? "instance" :
+		    keys ? "window_key" :
+			   "windows",
 		inst ? "iid" : "id", key) < 0)
 		return SQLITE_NOMEM;
 	rc = sqlite3_exec(db, b.p, NULL, NULL, NULL);

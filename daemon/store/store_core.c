@@ -2,7 +2,7 @@
 /*
  * What every file of the store shares: SQLite failures as -errno, running
  * a prepared statement, the transaction undone, the file sizes after a
- * write, window_count rows and the counter tables. The lowest layer of the
+ * write and the counter tables. The lowest layer of the
  * store: store.c, store_write.c, store_read.c and the store_<signal>.c
  * files call it; it calls none of them.
  */
@@ -168,20 +168,6 @@ store_after_write(struct store *s)
 		wal = file_bytes(s->path, "-wal");
 	}
 	s->st.db_bytes = file_bytes(s->path, "") + wal;
-}
-
-/* One window_count row (store_sched.c and store_trace.c write theirs too). */
-int
-store_put_count(struct store *s, int64_t id, const char *kind, const char *key,
-    uint64_t v)
-{
-	sqlite3_stmt *st = s->ws[WS_INS_COUNT];
-
-	sqlite3_bind_int64(st, 1, id);
-	sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, key, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 4, (sqlite3_int64)v); /* bit-exact */
-	return store_run(st);
 }
 
 /* A struct's field named in a counter table, as a number. */

@@ -14,6 +14,7 @@
 #include <sqlite3.h>
 
 #include "store/store.h"
+#include "store/store_kv.h"
 #include "window/window.h"
 
 /* Statements of the write side, prepared once at open (store.c). */
@@ -23,10 +24,7 @@ enum store_wstmt {
 	WS_ROLLBACK,
 	WS_INS_WINDOW,
 	WS_COVERED,
-	WS_INS_CPU,
-	WS_INS_COUNT,
-	WS_INS_GAUGE,
-	WS_INS_PSI,
+	WS_INS_PARTS,
 	WS_DEL_WINDOW,
 	WS_DEL_AGE,
 	WS_DEL_OLDEST,
@@ -42,10 +40,8 @@ enum store_wstmt {
 /* Statements of the read side (store_read.c). */
 enum store_rstmt {
 	RS_WINDOW,
-	RS_CPU,
-	RS_COUNT,
-	RS_GAUGE,
-	RS_PSI,
+	RS_PARTS,
+	RS_KEY,
 	RS_TASKS,
 	RS_IDENT,
 	RS_IDENT_ONE,
@@ -130,6 +126,14 @@ struct store {
 	struct store_iw *iw;
 	/* store_taskread.c: identities by instance id, for one read */
 	struct store_rcache *rcache;
+	/* store_keys.c: the writer's key ids (NULL on a reader), and names
+	 * by key id for reads */
+	struct store_kw *kw;
+	struct store_knames *kn;
+	/* store_wparts.c: the parts of the window being written, and a
+	 * window being loaded holds its parts row (RS_PARTS) */
+	struct store_wacc *wacc;
+	bool ld_parts;
 	/* store_usage.c */
 	struct store_usage usage;
 	uint64_t usage_base; /* the first reading by this handle */
@@ -205,6 +209,16 @@ enum wcol {
 	"some_n, some_min, some_max, some_sum, some_last, "               \
 	"full_n, full_min, full_max, full_sum, full_last"
 
+/* store_wparts.c: a window's counters, gauges and BPF frame while it is
+ * written (or migrated: store_v9.c) */
+struct store_wacc {
+	struct store_kv_count *c;
+	size_t nc, capc;
+	struct store_kv_gauge *g;
+	size_t ng, capg;
+	struct store_enc bpf; /* the BPF rows' frame, empty for none */
+};
+
 /* store_core.c: the layer every file of the store shares */
 int store_rc_errno(int rc);
 int store_fail(struct store *s, int rc, const char *what);
@@ -212,7 +226,7 @@ int store_fail_errno(struct store *s, int err, const char *msg);
 void store_note_write_error(struct store *s, int err);
 int store_run(sqlite3_stmt *st);
 
-/* Window-level figures stored by name in window_count: a table of a
+/* Window-level figures stored as named counters (the kv part): a table of a
  * struct's 4- or 8-byte unsigned fields (store_sched.c, store_trace.c). */
 struct store_field {
 	const char *key;
@@ -226,8 +240,6 @@ struct store_field {
 
 uint64_t store_field_get(const void *base, const struct store_field *f);
 void store_field_set(void *base, const struct store_field *f, uint64_t v);
-int store_put_count(struct store *s, int64_t id, const char *kind,
-    const char *key, uint64_t v);
 int store_run_int(sqlite3_stmt *st, int64_t *ret);
 void store_after_write(struct store *s);
 int store_check_insert(sqlite3_stmt *st);
@@ -259,6 +271,7 @@ int store_enforce_size(struct store *s, int64_t keep);
 int store_read_prepare(struct store *s);
 void store_read_finalize(struct store *s);
 int store_load(struct store *s, int64_t id, struct window **ret);
+void store_wparts_done(struct store *s);
 
 /*
  * A window part's tables (store_<signal>.c), one line each in store_part.c:
@@ -322,6 +335,54 @@ void store_rcache_free(struct store *s);
 void store_rcache_reset(struct store *s);
 int store_load_tasks(struct store *s, int64_t id, struct window *w);
 void store_blob_error(struct store *s);
+
+/* store_keys.c: the key dictionary */
+struct store_kw;
+struct store_knames;
+struct store_kw *store_kw_new(sqlite3 *db, unsigned flags);
+struct store_kw *store_kw_free(struct store_kw *kw);
+int store_kw_id(struct store_kw *kw, struct store_kw *main, const char *kind,
+    const char *key, uint32_t *ret);
+int store_keys_prepare(struct store *s);
+void store_keys_finalize(struct store *s);
+void store_keys_forget(struct store *s);
+void store_keys_seed(struct store *s, int64_t max_id);
+int store_key_id(struct store *s, const char *kind, const char *key,
+    uint32_t *ret);
+int store_key_name(struct store *s, uint32_t id, const char **ret_kind,
+    const char **ret_key);
+void store_knames_free(struct store *s);
+
+/* store_wparts.c: a window's kv, sys and BPF parts as blobs */
+struct store_sys_cpu;
+struct store_sys_psi;
+struct store_bpfrows;
+struct window_bpf_uid;
+struct window_bpf_proc;
+int store_put_count(struct store *s, int64_t id, const char *kind,
+    const char *key, uint64_t v);
+int store_put_gauge(struct store *s, const char *kind, const char *key,
+    const struct gauge *g);
+int store_put_bpfrows(struct store *s, const struct window_bpf_uid *u,
+    size_t nu, const struct window_bpf_proc *p, size_t np);
+void store_wparts_begin(struct store *s);
+int store_wparts_put(struct store *s, int64_t id, const struct window *w);
+int store_get_bpfrows(struct store *s, struct store_bpfrows *ret);
+struct store_frame;
+int store_unframe(const void *blob, size_t n, unsigned part, unsigned version,
+    struct store_frame *ret);
+void store_wacc_reset(struct store_wacc *a);
+void store_wacc_release(struct store_wacc *a);
+int store_wacc_count(struct store_wacc *a, uint32_t key, uint64_t v);
+int store_wacc_gauge(struct store_wacc *a, uint32_t key, const struct gauge *g);
+int store_wacc_bpfrows(struct store_wacc *a, const struct window_bpf_uid *u,
+    size_t nu, const struct window_bpf_proc *p, size_t np);
+int store_wacc_insert(sqlite3_stmt *ins, int64_t id, struct store_wacc *a,
+    const struct store_sys_cpu *c, size_t nc, const struct store_sys_psi *p,
+    size_t np);
+
+/* store_v9.c: v8 → v9, the C half */
+int store_migrate_v9(sqlite3 *db);
 
 /* store_usage.c */
 int store_io_parse(const char *text, uint64_t *ret);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Reads of the window store for the control plane and for roll-ups: whole
- * windows (rebuilt field by field from their rows) and windows of a range
+ * windows (the window row here, its parts' blobs by store_wparts.c, its
+ * tasks by store_taskread.c) and windows of a range
  * at a granularity; tasks, top-N and history are in store_taskread.c.
  */
 #include <errno.h>
@@ -11,8 +12,13 @@
 #include "core/util.h"
 #include "proc/proc.h"
 #include "store/store.h"
+#include "store/store_codec.h"
+#include "store/store_kv.h"
+#include "store/store_sys.h"
 #include "window/window.h"
 #include "store_int.h"
+
+#define ROWS_MAX 65536 /* entries of one blob's list; more is refused */
 
 /*
  * Windows overlapping [:from, :to). The lower bound on wall_start_ns is
@@ -28,14 +34,9 @@
 
 static const char *const rs_sql[RS__MAX] = {
 	[RS_WINDOW] = "SELECT " STORE_WINDOW_COLS " FROM windows WHERE id = ?",
-	[RS_CPU] = "SELECT " STORE_CPU_COLS
-	    " FROM window_cpu WHERE window_id = ?",
-	[RS_COUNT] = "SELECT kind, key, value FROM window_count"
+	[RS_PARTS] = "SELECT kv, sys, bpf FROM window_parts"
 	    " WHERE window_id = ?",
-	[RS_GAUGE] = "SELECT kind, key, n, min, max, sum, last"
-	    " FROM window_gauge WHERE window_id = ?",
-	[RS_PSI] = "SELECT " STORE_PSI_COLS
-	    " FROM window_psi WHERE window_id = ?",
+	[RS_KEY] = "SELECT kind, key FROM window_key WHERE id = ?",
 	[RS_TASKS] = "SELECT procs, threads FROM window_tasks"
 	    " WHERE window_id = ?",
 	[RS_IDENT] = "SELECT iid, tgid, uid, comm, name"
@@ -108,6 +109,7 @@ store_read_finalize(struct store *s)
 		s->rs[i] = NULL;
 	}
 	store_rcache_free(s);
+	store_knames_free(s);
 }
 
 /* ------------------------------------------------------------ columns */
@@ -116,17 +118,6 @@ static uint64_t
 col_u64(sqlite3_stmt *st, int i)
 {
 	return (uint64_t)sqlite3_column_int64(st, i);
-}
-
-/* NULL (an empty gauge) reads back as the zeroed gauge it was. */
-static void
-col_gauge(sqlite3_stmt *st, int i, struct gauge *g)
-{
-	g->n = (uint32_t)sqlite3_column_int64(st, i);
-	g->min = sqlite3_column_double(st, i + 1);
-	g->max = sqlite3_column_double(st, i + 2);
-	g->sum = sqlite3_column_double(st, i + 3);
-	g->last = sqlite3_column_double(st, i + 4);
 }
 
 static void
@@ -177,29 +168,10 @@ col_window(sqlite3_stmt *st, struct window *w)
 	h->store_dropped = (uint32_t)sqlite3_column_int64(st, WC_STORE_DROPPED);
 }
 
-static void
-col_cpu(sqlite3_stmt *st, struct window_cpu *c)
-{
-	uint64_t *d = (uint64_t *)&c->d;
-	int i;
-
-	for (i = 0; i < 10; i++) /* user .. guest_nice, in struct order */
-		d[i] = col_u64(st, 1 + i);
-	c->samples = (uint32_t)sqlite3_column_int64(st, 11);
-	c->wall_ns = col_u64(st, 12);
-	c->online_end = sqlite3_column_int(st, 13) != 0;
-	col_gauge(st, 14, &c->cur_khz);
-	c->max_khz = sqlite3_column_type(st, 19) == SQLITE_NULL ?
-	    -1 :
-	    sqlite3_column_int64(st, 19);
-	c->capacity = sqlite3_column_type(st, 20) == SQLITE_NULL ?
-	    -1 :
-	    sqlite3_column_int(st, 20);
-	col_gauge(st, 21, &c->freq_ratio);
-}
+/* -------------------------------------------------------------- parts */
 
 /* Keys are stored by name; an unknown name (a newer build's) is skipped. */
-enum key_kind { K_INV, K_COLL, K_VM, K_MEM, K_PSI };
+enum key_kind { K_INV, K_COLL, K_VM, K_MEM };
 
 static int
 key_index(enum key_kind kind, const char *name)
@@ -209,7 +181,6 @@ key_index(enum key_kind kind, const char *name)
 		[K_COLL] = COLL__MAX,
 		[K_VM] = VM__MAX,
 		[K_MEM] = MI__MAX,
-		[K_PSI] = PSI__MAX,
 	};
 	const char *k;
 	unsigned i;
@@ -225,11 +196,8 @@ key_index(enum key_kind kind, const char *name)
 		case K_VM:
 			k = vmstat_key_name(i);
 			break;
-		case K_MEM:
-			k = meminfo_key_name(i);
-			break;
 		default:
-			k = psi_res_name(i);
+			k = meminfo_key_name(i);
 			break;
 		}
 		if (strcmp(k, name) == 0)
@@ -238,7 +206,7 @@ key_index(enum key_kind kind, const char *name)
 	return -1;
 }
 
-/* The part whose window_count kinds start like kind, or -1. */
+/* The part whose counter kinds start like kind, or -1. */
 static int
 part_of_kind(const char *kind)
 {
@@ -255,15 +223,10 @@ part_of_kind(const char *kind)
 }
 
 static void
-row_count(sqlite3_stmt *st, struct window *w)
+set_count(struct window *w, const char *kind, const char *key, uint64_t v)
 {
-	const char *kind = (const char *)sqlite3_column_text(st, 0);
-	const char *key = (const char *)sqlite3_column_text(st, 1);
-	uint64_t v = col_u64(st, 2);
 	int i;
 
-	if (kind == NULL || key == NULL)
-		return;
 	if (strncmp(kind, "inv_", 4) == 0) {
 		if ((i = key_index(K_INV, key)) < 0)
 			return;
@@ -289,10 +252,9 @@ row_count(sqlite3_stmt *st, struct window *w)
 }
 
 static void
-row_gauge(sqlite3_stmt *st, struct window *w)
+set_gauge(struct window *w, const char *kind, const char *key,
+    const struct gauge *g)
 {
-	const char *kind = (const char *)sqlite3_column_text(st, 0);
-	const char *key = (const char *)sqlite3_column_text(st, 1);
 	struct gauge *sys[] = {
 		&w->online_cpus,
 		&w->procs_running,
@@ -316,10 +278,8 @@ row_gauge(sqlite3_stmt *st, struct window *w)
 	unsigned j;
 	int i;
 
-	if (kind == NULL || key == NULL)
-		return;
 	if (strcmp(kind, "meminfo") == 0 && (i = key_index(K_MEM, key)) >= 0) {
-		col_gauge(st, 2, &w->mem_kb[i]);
+		w->mem_kb[i] = *g;
 		w->mem_have |= 1u << i;
 		return;
 	}
@@ -327,79 +287,131 @@ row_gauge(sqlite3_stmt *st, struct window *w)
 		return;
 	for (j = 0; j < sizeof(sys) / sizeof(sys[0]); j++)
 		if (strcmp(key, sysname[j]) == 0)
-			col_gauge(st, 2, sys[j]);
+			*sys[j] = *g;
 }
 
-static void
-row_psi(sqlite3_stmt *st, struct window *w)
+/* Counters and gauges by key id; an id the dictionary does not have
+ * loses its entry alone (counted). */
+static int
+load_kv(struct store *s, const void *blob, size_t n, struct window *w)
 {
-	const char *res = (const char *)sqlite3_column_text(st, 0);
-	struct window_psi *p;
-	int i;
+	const char *kind, *key;
+	struct store_frame f;
+	struct store_kv kv;
+	size_t i;
+	int r;
 
-	if (res == NULL || (i = key_index(K_PSI, res)) < 0)
-		return;
-	p = &w->psi[i];
-	p->available = sqlite3_column_int(st, 1) != 0;
-	p->have_full = sqlite3_column_int(st, 2) != 0;
-	p->samples = (uint32_t)sqlite3_column_int64(st, 3);
-	p->d_some_us = col_u64(st, 4);
-	p->d_full_us = col_u64(st, 5);
-	col_gauge(st, 6, &p->some_avg10);
-	col_gauge(st, 11, &p->full_avg10);
+	if ((r = store_unframe(blob, n, STORE_KV_PART, STORE_KV_VERSION, &f)) <
+	    0)
+		return r;
+	r = store_kv_get(f.payload, f.len, ROWS_MAX, &kv);
+	store_frame_release(&f);
+	if (r < 0)
+		return r;
+	for (i = 0; i < kv.ncount && r != -ENOMEM; i++) {
+		if ((r = store_key_name(s, kv.count[i].key, &kind, &key)) == 0)
+			set_count(w, kind, key, kv.count[i].value);
+		else if (r == -ENOENT)
+			store_blob_error(s);
+	}
+	for (i = 0; i < kv.ngauge && r != -ENOMEM; i++) {
+		if ((r = store_key_name(s, kv.gauge[i].key, &kind, &key)) == 0)
+			set_gauge(w, kind, key, &kv.gauge[i].g);
+		else if (r == -ENOENT)
+			store_blob_error(s);
+	}
+	store_kv_release(&kv);
+	return r == -ENOMEM ? r : 0;
+}
+
+static int
+load_sys(const void *blob, size_t n, struct window *w)
+{
+	struct store_frame f;
+	struct store_sys sy;
+	size_t i;
+	int r;
+
+	if ((r = store_unframe(blob, n, STORE_SYS_PART, STORE_SYS_VERSION,
+		 &f)) < 0)
+		return r;
+	r = store_sys_get(f.payload, f.len, ROWS_MAX, &sy);
+	store_frame_release(&f);
+	if (r < 0)
+		return r;
+	for (i = 0; i < sy.ncpu; i++) {
+		int32_t cpu = sy.cpu[i].cpu;
+
+		if (cpu == -1)
+			w->all = sy.cpu[i].c;
+		else if (cpu >= 0 && (unsigned)cpu < w->cpu_span)
+			w->cpu[cpu] = sy.cpu[i].c;
+	}
+	for (i = 0; i < sy.npsi; i++)
+		if (sy.psi[i].res < PSI__MAX)
+			w->psi[sy.psi[i].res] = sy.psi[i].p;
+	store_sys_release(&sy);
+	return 0;
+}
+
+/* Column i of the parts row (kv or sys); a bad blob counted, 0. */
+static int
+load_col(struct store *s, sqlite3_stmt *st, int i, struct window *w, bool kv)
+{
+	const void *b;
+	int n, r;
+
+	if (sqlite3_column_type(st, i) == SQLITE_NULL)
+		return 0;
+	b = sqlite3_column_blob(st, i);
+	n = sqlite3_column_bytes(st, i);
+	r = kv ? load_kv(s, b, (size_t)n, w) : load_sys(b, (size_t)n, w);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		store_blob_error(s);
+	return 0;
+}
+
+/*
+ * The kv and sys parts of window id into w (store_wparts.c wrote them);
+ * the parts row stays with RS_PARTS for the sched part's load
+ * (store_get_bpfrows) until store_wparts_done. A window without a row
+ * (none of its parts) reads as nothing.
+ */
+static int
+wparts_load(struct store *s, int64_t id, struct window *w)
+{
+	sqlite3_stmt *st = s->rs[RS_PARTS];
+	int rc, r;
+
+	sqlite3_bind_int64(st, 1, id);
+	if ((rc = sqlite3_step(st)) == SQLITE_DONE) {
+		sqlite3_reset(st);
+		return 0;
+	}
+	if (rc != SQLITE_ROW) {
+		sqlite3_reset(st);
+		return store_fail(s, rc, "read window parts");
+	}
+	if ((r = load_col(s, st, 1, w, false)) < 0 ||
+	    (r = load_col(s, st, 0, w, true)) < 0) {
+		sqlite3_reset(st);
+		return r;
+	}
+	s->ld_parts = true;
+	return 0;
+}
+
+void
+store_wparts_done(struct store *s)
+{
+	if (s->ld_parts)
+		sqlite3_reset(s->rs[RS_PARTS]);
+	s->ld_parts = false;
 }
 
 /* --------------------------------------------------------------- load */
-
-/* Run a per-window child query, handing each row to fn. */
-static int
-load_rows(struct store *s, enum store_rstmt q, int64_t id, struct window *w,
-    int (*fn)(sqlite3_stmt *, struct window *))
-{
-	sqlite3_stmt *st = s->rs[q];
-	int rc, r = 0;
-
-	sqlite3_bind_int64(st, 1, id);
-	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW)
-		r = fn(st, w);
-	if (r == 0 && rc != SQLITE_DONE)
-		r = store_fail(s, rc, "read window");
-	sqlite3_reset(st);
-	return r;
-}
-
-static int
-fn_cpu(sqlite3_stmt *st, struct window *w)
-{
-	int cpu = sqlite3_column_int(st, 0);
-
-	if (cpu == -1)
-		col_cpu(st, &w->all);
-	else if (cpu >= 0 && (unsigned)cpu < w->cpu_span)
-		col_cpu(st, &w->cpu[cpu]);
-	return 0;
-}
-
-static int
-fn_count(sqlite3_stmt *st, struct window *w)
-{
-	row_count(st, w);
-	return 0;
-}
-
-static int
-fn_gauge(sqlite3_stmt *st, struct window *w)
-{
-	row_gauge(st, w);
-	return 0;
-}
-
-static int
-fn_psi(sqlite3_stmt *st, struct window *w)
-{
-	row_psi(st, w);
-	return 0;
-}
 
 int
 store_load(struct store *s, int64_t id, struct window **ret)
@@ -426,20 +438,17 @@ store_load(struct store *s, int64_t id, struct window **ret)
 		r = store_fail(s, rc, "read window");
 	}
 	sqlite3_reset(st);
+	/* the kv and sys blobs (store_wparts.c); the BPF one waits for the
+	 * sched part's load below */
 	if (r == 0)
-		r = load_rows(s, RS_CPU, id, w, fn_cpu);
-	if (r == 0)
-		r = load_rows(s, RS_COUNT, id, w, fn_count);
-	if (r == 0)
-		r = load_rows(s, RS_GAUGE, id, w, fn_gauge);
-	if (r == 0)
-		r = load_rows(s, RS_PSI, id, w, fn_psi);
+		r = wparts_load(s, id, w);
 	if (r == 0)
 		r = store_load_tasks(s, id, w);
 	/* each part's rows (store_parts[]); its counters came above */
 	for (i = 0; i < WPART__MAX && r == 0; i++)
 		if (store_parts[i]->load != NULL)
 			r = store_parts[i]->load(s, id, w);
+	store_wparts_done(s);
 	if (r < 0) {
 		window_free(w);
 		return r;

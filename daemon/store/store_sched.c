@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The BPF part of a window in the store (schema v3, doc/storage.md):
- * per-uid and per-process rows in window_bpf_uid and window_bpf_proc, and
- * the window-level figures as named counters in window_count (kinds "bpf",
- * "bpf_prog_runs", "bpf_prog_ns"), so a new counter needs no migration.
+ * The BPF part of a window in the store (doc/storage.md): per-uid and
+ * per-process rows as the window's BPF blob (schema v9; the tables
+ * window_bpf_uid and window_bpf_proc before), and the window-level
+ * figures as named counters of its kv blob (kinds "bpf", "bpf_prog_runs",
+ * "bpf_prog_ns"), so a new counter needs no migration.
  * Called by store.c and store_read.c inside their transaction and lock.
  */
 #include <errno.h>
@@ -11,27 +12,9 @@
 #include <string.h>
 
 #include "sched/sched.h"
+#include "store/store_bpfrows.h"
 #include "window/window.h"
 #include "store_int.h"
-
-enum {
-	BS_INS_UID,
-	BS_INS_PROC,
-	BS_SEL_UID,
-	BS_SEL_PROC,
-};
-
-static const char *const bs_sql[] = {
-	[BS_INS_UID] = "INSERT INTO window_bpf_uid (window_id, uid, oncpu_ns,"
-		       " exited_ns, exited_tasks) VALUES (?, ?, ?, ?, ?)",
-	[BS_INS_PROC] = "INSERT INTO window_bpf_proc (window_id, tgid,"
-			" starttime, oncpu_ns, rq_ns, rq_count, rq_hist)"
-			" VALUES (?, ?, ?, ?, ?, ?, ?)",
-	[BS_SEL_UID] = "SELECT uid, oncpu_ns, exited_ns, exited_tasks"
-		       " FROM window_bpf_uid WHERE window_id = ?",
-	[BS_SEL_PROC] = "SELECT tgid, starttime, oncpu_ns, rq_ns, rq_count,"
-			" rq_hist FROM window_bpf_proc WHERE window_id = ?",
-};
 
 /* ------------------------------------------------------------ counters */
 
@@ -106,72 +89,60 @@ store_bpf_count(struct window *w, const char *kind, const char *key, uint64_t v)
 /* ---------------------------------------------------------------- rows */
 
 static int
-put_uid(struct store *s, int64_t id, int64_t uid,
-    const struct window_bpf_uid *u)
+cmp_uid(const void *a, const void *b)
 {
-	sqlite3_stmt *st = s->part_st[WPART_SCHED][BS_INS_UID];
+	const struct window_bpf_uid *x = a, *y = b;
 
-	sqlite3_bind_int64(st, 1, id);
-	sqlite3_bind_int64(st, 2, uid);
-	sqlite3_bind_int64(st, 3, (sqlite3_int64)u->oncpu_ns);
-	sqlite3_bind_int64(st, 4, (sqlite3_int64)u->exited_ns);
-	sqlite3_bind_int64(st, 5, (sqlite3_int64)u->exited_tasks);
-	return store_run(st);
-}
-
-/* "3,0,12": counts per slot, trailing empty slots left out. */
-static void
-hist_text(const uint32_t *h, char *buf, size_t sz)
-{
-	unsigned k, n = VITALS_BPF_RQ_SLOTS;
-	size_t len = 0;
-
-	while (n > 0 && h[n - 1] == 0)
-		n--;
-	buf[0] = '\0';
-	for (k = 0; k < n && len < sz; k++)
-		len += (size_t)snprintf(buf + len, sz - len, "%s%u",
-		    k ? "," : "", h[k]);
-}
-
-static void
-hist_parse(const char *t, uint32_t *h)
-{
-	unsigned k = 0;
-	char *end;
-
-	memset(h, 0, VITALS_BPF_RQ_SLOTS * sizeof(*h));
-	while (t && *t && k < VITALS_BPF_RQ_SLOTS) {
-		unsigned long v = strtoul(t, &end, 10);
-
-		if (end == t)
-			break;
-		h[k++] = (uint32_t)v;
-		t = *end == ',' ? end + 1 : end;
-	}
+	return x->uid < y->uid ? -1 : x->uid > y->uid;
 }
 
 static int
-put_proc(struct store *s, int64_t id, const struct window_bpf_proc *p)
+cmp_proc(const void *a, const void *b)
 {
-	sqlite3_stmt *st = s->part_st[WPART_SCHED][BS_INS_PROC];
-	char hist[VITALS_BPF_RQ_SLOTS * 11 + 1];
+	const struct window_bpf_proc *x = a, *y = b;
 
-	hist_text(p->rq_hist, hist, sizeof(hist));
-	sqlite3_bind_int64(st, 1, id);
-	sqlite3_bind_int(st, 2, p->tgid);
-	sqlite3_bind_int64(st, 3, (sqlite3_int64)p->starttime);
-	sqlite3_bind_int64(st, 4, (sqlite3_int64)p->oncpu_ns);
-	sqlite3_bind_int64(st, 5, (sqlite3_int64)p->rq_ns);
-	sqlite3_bind_int64(st, 6, (sqlite3_int64)p->rq_count);
-	sqlite3_bind_text(st, 7, hist, -1, SQLITE_TRANSIENT);
-	return store_run(st);
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	return x->starttime < y->starttime ? -1 : x->starttime > y->starttime;
 }
 
 static bool
 uid_empty(const struct window_bpf_uid *u)
 {
 	return !u->oncpu_ns && !u->exited_ns && !u->exited_tasks;
+}
+
+/*
+ * The rows as the BPF blob (store_wparts.c): the "other" entries first
+ * (uid −1 and tgid −1, where v8's tables sorted them), then by uid and by
+ * (tgid, starttime), whose steps the encoding keeps to a byte or two.
+ */
+static int
+put_rows(struct store *s, const struct window_bpf *b)
+{
+	struct window_bpf_uid u[VITALS_BPF_UIDS + 1];
+	struct window_bpf_proc p[VITALS_BPF_PROCS + 1];
+	size_t nu = 0, np = 0, i;
+
+	if (!uid_empty(&b->uid_other)) {
+		u[nu] = b->uid_other;
+		u[nu++].uid = UINT32_MAX;
+	}
+	for (i = 0; i < b->nuids && i < VITALS_BPF_UIDS; i++)
+		u[nu++] = b->uid[i];
+	if (b->proc_other.oncpu_ns || b->proc_other.rq_count) {
+		p[np] = b->proc_other;
+		p[np++].tgid = -1;
+	}
+	for (i = 0; i < b->nprocs && i < VITALS_BPF_PROCS; i++)
+		p[np++] = b->proc[i];
+	if (nu > 1)
+		qsort(u + (u[0].uid == UINT32_MAX),
+		    nu - (u[0].uid == UINT32_MAX), sizeof(*u), cmp_uid);
+	if (np > 1)
+		qsort(p + (p[0].tgid == -1), np - (p[0].tgid == -1), sizeof(*p),
+		    cmp_proc);
+	return store_put_bpfrows(s, u, nu, p, np);
 }
 
 /* Everything BPF of window id; nothing when the window has no BPF part. */
@@ -201,86 +172,56 @@ store_bpf_put(struct store *s, int64_t id, const struct window *w)
 			rc = store_put_count(s, id, "bpf_prog_ns",
 			    vbpf_prog_name(i), b->prog_ns[i]);
 	}
-	for (i = 0; i < b->nuids && i < VITALS_BPF_UIDS && rc == SQLITE_OK; i++)
-		rc = put_uid(s, id, b->uid[i].uid, &b->uid[i]);
-	if (rc == SQLITE_OK && !uid_empty(&b->uid_other))
-		rc = put_uid(s, id, -1, &b->uid_other);
-	for (i = 0; i < b->nprocs && i < VITALS_BPF_PROCS && rc == SQLITE_OK;
-	     i++)
-		rc = put_proc(s, id, &b->proc[i]);
-	if (rc == SQLITE_OK &&
-	    (b->proc_other.oncpu_ns || b->proc_other.rq_count))
-		rc = put_proc(s, id, &b->proc_other);
+	if (rc == SQLITE_OK)
+		rc = put_rows(s, b);
 	return rc;
 }
 
-static void
-col_uid(sqlite3_stmt *st, struct window_bpf_uid *u)
-{
-	memset(u, 0, sizeof(*u));
-	u->uid = (uint32_t)sqlite3_column_int64(st, 0);
-	u->oncpu_ns = (uint64_t)sqlite3_column_int64(st, 1);
-	u->exited_ns = (uint64_t)sqlite3_column_int64(st, 2);
-	u->exited_tasks = (uint64_t)sqlite3_column_int64(st, 3);
-}
-
 /*
- * Rows of window id into its sched part; its counters came with
- * window_count and made the part. A window stored without one has neither.
+ * Rows of the window being loaded into its sched part (the BPF blob,
+ * store_wparts.c); its counters came with the kv blob and made the part.
+ * A window stored without one has neither.
  */
 static int
 store_bpf_load(struct store *s, int64_t id, struct window *w)
 {
+	struct store_bpfrows rows;
 	struct window_bpf *b;
-	sqlite3_stmt *st;
-	int rc;
+	size_t i;
+	int r;
 
+	(void)id; /* the window store_load holds (RS_PARTS) */
 	if (window_sched(w) == NULL)
 		return 0;
-	if ((b = window_sched_make(w, true)) == NULL)
+	if ((r = store_get_bpfrows(s, &rows)) == -ENOENT)
+		goto out;
+	if (r < 0)
+		return r;
+	if ((b = window_sched_make(w, true)) == NULL) {
+		store_bpfrows_release(&rows);
 		return -ENOMEM;
-
-	st = s->part_st[WPART_SCHED][BS_SEL_UID];
-	sqlite3_bind_int64(st, 1, id);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct window_bpf_uid u;
-
-		col_uid(st, &u);
-		if (sqlite3_column_int64(st, 0) == -1)
-			b->uid_other = u;
+	}
+	for (i = 0; i < rows.nuid; i++) {
+		rows.uid[i].pad = 0;
+		if (rows.uid[i].uid == UINT32_MAX)
+			b->uid_other = rows.uid[i];
 		else if (b->nuids < VITALS_BPF_UIDS)
-			b->uid[b->nuids++] = u;
+			b->uid[b->nuids++] = rows.uid[i];
 	}
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE)
-		return store_fail(s, rc, "read window bpf");
-	st = s->part_st[WPART_SCHED][BS_SEL_PROC];
-	sqlite3_bind_int64(st, 1, id);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct window_bpf_proc p;
-
-		memset(&p, 0, sizeof(p));
-		p.tgid = sqlite3_column_int(st, 0);
-		p.starttime = (uint64_t)sqlite3_column_int64(st, 1);
-		p.oncpu_ns = (uint64_t)sqlite3_column_int64(st, 2);
-		p.rq_ns = (uint64_t)sqlite3_column_int64(st, 3);
-		p.rq_count = (uint64_t)sqlite3_column_int64(st, 4);
-		hist_parse((const char *)sqlite3_column_text(st, 5), p.rq_hist);
-		if (p.tgid == -1)
-			b->proc_other = p;
+	for (i = 0; i < rows.nproc; i++) {
+		rows.proc[i].pad = 0;
+		if (rows.proc[i].tgid == -1)
+			b->proc_other = rows.proc[i];
 		else if (b->nprocs < VITALS_BPF_PROCS)
-			b->proc[b->nprocs++] = p;
+			b->proc[b->nprocs++] = rows.proc[i];
 	}
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE)
-		return store_fail(s, rc, "read window bpf");
+	store_bpfrows_release(&rows);
+out:
 	window_sched_trim(w);
 	return 0;
 }
 
 const struct store_part store_sched_part = {
-	.sql = bs_sql,
-	.nsql = sizeof(bs_sql) / sizeof(bs_sql[0]),
 	.put = store_bpf_put,
 	.load = store_bpf_load,
 	.count_kind = "bpf",

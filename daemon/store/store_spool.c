@@ -47,6 +47,9 @@ enum {
 	SP_MAX_IID,    /* the largest instance id of either file */
 	SP_EMPTY_INST, /* the spool's instance rows, once moved */
 	SP_INST,       /* move them: new ones in, until_ns raised */
+	SP_MAX_KEY,    /* the largest key id of either file */
+	SP_KEYS,       /* the spool's new keys into the main file */
+	SP_EMPTY_KEYS, /* the spool's keys, once moved */
 	SP__MAX
 };
 
@@ -75,16 +78,25 @@ static const char *const sp_sql[SP__MAX] = {
 	    " main.instance), 0), coalesce((SELECT max(iid) FROM"
 	    " spool.instance), 0))",
 	[SP_EMPTY_INST] = "DELETE FROM spool.instance",
+	[SP_MAX_KEY] = "SELECT max(coalesce((SELECT max(id) FROM"
+	    " main.window_key), 0), coalesce((SELECT max(id) FROM"
+	    " spool.window_key), 0))",
+	/* a key's row never changes: one the main file has stays */
+	[SP_KEYS] = "INSERT INTO main.window_key (id, kind, key)"
+	    " SELECT id, kind, key FROM spool.window_key WHERE true"
+	    " ON CONFLICT DO NOTHING",
+	[SP_EMPTY_KEYS] = "DELETE FROM spool.window_key",
 	/* SP_INST is made from the table's columns (attach) */
 };
 /* clang-format on */
 
 /* Tables of a database (schema `db`) that move with their window: windows
  * first, then every table with a window_id column, and the instance table
- * (moved by SP_INST). Also the readers' views (store_conn.c). */
+ * and key dictionary (moved by SP_INST and SP_KEYS). Also the readers'
+ * views (store_conn.c). */
 static const char tables_sql[] =
     "SELECT m.name FROM %s.sqlite_schema AS m WHERE m.type = 'table' AND"
-    " (m.name IN ('windows', 'instance') OR EXISTS (SELECT 1 FROM pragma_table_info(m.name,"
+    " (m.name IN ('windows', 'instance', 'window_key') OR EXISTS (SELECT 1 FROM pragma_table_info(m.name,"
     " '%s') AS c WHERE c.name = 'window_id')) ORDER BY m.name != 'windows',"
     " m.name";
 
@@ -163,8 +175,8 @@ prepare_move(sqlite3 *db, const char *t, const char *cols, void *arg)
 	struct vbuf b = { 0 };
 	int rc;
 
-	if (strcmp(t, "instance") == 0)
-		return SQLITE_OK; /* SP_INST */
+	if (strcmp(t, "instance") == 0 || strcmp(t, "window_key") == 0)
+		return SQLITE_OK; /* SP_INST, SP_KEYS */
 	if (s->spool_nst == STORE_SPOOL_NSTMT)
 		return SQLITE_FULL;
 	rc = vbuf_printf(&b,
@@ -238,7 +250,7 @@ static int
 attach(struct store *s)
 {
 	sqlite3_stmt *st;
-	int64_t max = 0, max_iid = 0;
+	int64_t max = 0, max_iid = 0, max_key = 0;
 	unsigned i;
 	int rc;
 
@@ -264,11 +276,14 @@ attach(struct store *s)
 		rc = store_run_int(s->spool_st[SP_MAX_ID], &max);
 	if (rc == SQLITE_OK)
 		rc = store_run_int(s->spool_st[SP_MAX_IID], &max_iid);
+	if (rc == SQLITE_OK)
+		rc = store_run_int(s->spool_st[SP_MAX_KEY], &max_key);
 	if (rc != SQLITE_OK)
 		return store_fail(s, rc, "spool: prepare");
 	/* the spool's instances take the main store's ids (store_inst.c) */
 	s->spool->inst_main = s;
 	store_inst_seed(s, max_iid);
+	store_keys_seed(s, max_key); /* and its keys (store_keys.c) */
 	/* one counter for the ids of both files, from the largest either
 	 * holds (or held: it never goes back while the handle lives) */
 	if (max > s->id_next)
@@ -292,6 +307,8 @@ detach(struct store *s)
 	if (s->spool_attached && s->db != NULL)
 		(void)sqlite3_exec(s->db, "DETACH spool", NULL, NULL, NULL);
 	s->spool_attached = false;
+	/* keys the spool held may not be in the next one */
+	store_keys_forget(s);
 }
 
 /*
@@ -360,6 +377,8 @@ store_spool_flush_locked(struct store *s)
 			rc = SQLITE_CORRUPT; /* not what was picked */
 	if (rc == SQLITE_OK)
 		rc = run(tab[SP_INST]);
+	if (rc == SQLITE_OK)
+		rc = run(tab[SP_KEYS]);
 	if (rc != SQLITE_OK) {
 		r = store_fail(s, rc, "spool: move");
 		goto fail;
@@ -377,7 +396,8 @@ store_spool_flush_locked(struct store *s)
 	s->st.spool_flushes++;
 	s->st.spool_moved += (uint64_t)moved;
 	if ((rc = run(tab[SP_EMPTY])) != SQLITE_OK ||
-	    (rc = run(tab[SP_EMPTY_INST])) != SQLITE_OK) {
+	    (rc = run(tab[SP_EMPTY_INST])) != SQLITE_OK ||
+	    (rc = run(tab[SP_EMPTY_KEYS])) != SQLITE_OK) {
 		/* in both files now: readers and the next move count them
 		 * once, but nothing may delete them from the main file (a
 		 * roll-up, retention) until the spool has let go */

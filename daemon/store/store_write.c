@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The rows of one window inside the caller's transaction: the window, its
- * CPUs, counters, gauges and PSI here, the tasks through store_inst.c,
- * each signal's through its store_<signal>.c. Used by store.c (a window
+ * The rows of one window inside the caller's transaction: the window row
+ * and its counters and gauges here (encoded with its CPU lines and PSI by
+ * store_wparts.c), the tasks through store_inst.c, each signal's through
+ * its store_<signal>.c. Used by store.c (a window
  * per transaction) and by store_maint.c and store_salvage.c (windows
  * written again).
  */
@@ -18,31 +19,6 @@
 #include "store/store.h"
 #include "window/window.h"
 #include "store_int.h"
-
-static void
-bind_u64(sqlite3_stmt *st, int i, uint64_t v)
-{
-	/* Bit-exact through int64; the read side casts back. */
-	sqlite3_bind_int64(st, i, (sqlite3_int64)v);
-}
-
-/* n, min, max, sum, last; an empty gauge is NULL, never 0. */
-static void
-bind_gauge(sqlite3_stmt *st, int i, const struct gauge *g)
-{
-	sqlite3_bind_int64(st, i, g->n);
-	if (g->n == 0) {
-		sqlite3_bind_null(st, i + 1);
-		sqlite3_bind_null(st, i + 2);
-		sqlite3_bind_null(st, i + 3);
-		sqlite3_bind_null(st, i + 4);
-		return;
-	}
-	sqlite3_bind_double(st, i + 1, g->min);
-	sqlite3_bind_double(st, i + 2, g->max);
-	sqlite3_bind_double(st, i + 3, g->sum);
-	sqlite3_bind_double(st, i + 4, g->last);
-}
 
 static int
 put_window_row(struct store *s, const struct window *w, int64_t *ret_id)
@@ -112,56 +88,6 @@ put_window_row(struct store *s, const struct window *w, int64_t *ret_id)
 	return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
-static bool
-cpu_is_default(const struct window_cpu *c)
-{
-	static const struct cpu_times zero;
-
-	return c->samples == 0 && !c->online_end && c->cur_khz.n == 0 &&
-	    c->freq_ratio.n == 0 && c->max_khz < 0 && c->capacity < 0 &&
-	    c->wall_ns == 0 && memcmp(&c->d, &zero, sizeof(zero)) == 0;
-}
-
-static int
-put_cpu(struct store *s, int64_t id, int cpu, const struct window_cpu *c)
-{
-	sqlite3_stmt *st = s->ws[WS_INS_CPU];
-	const uint64_t *d = (const uint64_t *)&c->d;
-	int i;
-
-	sqlite3_bind_int64(st, 1, id);
-	sqlite3_bind_int(st, 2, cpu);
-	for (i = 0; i < 10; i++) /* user .. guest_nice, in struct order */
-		bind_u64(st, 3 + i, d[i]);
-	sqlite3_bind_int64(st, 13, c->samples);
-	bind_u64(st, 14, c->wall_ns);
-	sqlite3_bind_int(st, 15, c->online_end);
-	bind_gauge(st, 16, &c->cur_khz);
-	if (c->max_khz >= 0)
-		sqlite3_bind_int64(st, 21, c->max_khz);
-	else
-		sqlite3_bind_null(st, 21);
-	if (c->capacity >= 0)
-		sqlite3_bind_int(st, 22, c->capacity);
-	else
-		sqlite3_bind_null(st, 22);
-	bind_gauge(st, 23, &c->freq_ratio);
-	return store_run(st);
-}
-
-static int
-put_gauge(struct store *s, int64_t id, const char *kind, const char *key,
-    const struct gauge *g)
-{
-	sqlite3_stmt *st = s->ws[WS_INS_GAUGE];
-
-	sqlite3_bind_int64(st, 1, id);
-	sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, key, -1, SQLITE_STATIC);
-	bind_gauge(st, 4, g);
-	return store_run(st);
-}
-
 /* Counters keyed by name, so a new reason or key needs no migration. */
 static int
 put_counts(struct store *s, int64_t id, const struct window *w)
@@ -195,7 +121,7 @@ put_counts(struct store *s, int64_t id, const struct window *w)
 }
 
 static int
-put_gauges(struct store *s, int64_t id, const struct window *w)
+put_gauges(struct store *s, const struct window *w)
 {
 	const struct {
 		const char *key;
@@ -215,38 +141,11 @@ put_gauges(struct store *s, int64_t id, const struct window *w)
 
 	for (i = 0; i < sizeof(sys) / sizeof(sys[0]) && rc == SQLITE_OK; i++)
 		if (sys[i].g->n)
-			rc = put_gauge(s, id, "sys", sys[i].key, sys[i].g);
+			rc = store_put_gauge(s, "sys", sys[i].key, sys[i].g);
 	for (i = 0; i < MI__MAX && rc == SQLITE_OK; i++)
 		if ((w->mem_have & (1u << i)) || w->mem_kb[i].n)
-			rc = put_gauge(s, id, "meminfo", meminfo_key_name(i),
+			rc = store_put_gauge(s, "meminfo", meminfo_key_name(i),
 			    &w->mem_kb[i]);
-	return rc;
-}
-
-static int
-put_psi(struct store *s, int64_t id, const struct window *w)
-{
-	sqlite3_stmt *st = s->ws[WS_INS_PSI];
-	int rc = SQLITE_OK;
-	unsigned i;
-
-	for (i = 0; i < PSI__MAX && rc == SQLITE_OK; i++) {
-		const struct window_psi *p = &w->psi[i];
-
-		if (!p->available && !p->samples && !p->some_avg10.n &&
-		    !p->full_avg10.n && !p->d_some_us && !p->d_full_us)
-			continue;
-		sqlite3_bind_int64(st, 1, id);
-		sqlite3_bind_text(st, 2, psi_res_name(i), -1, SQLITE_STATIC);
-		sqlite3_bind_int(st, 3, p->available);
-		sqlite3_bind_int(st, 4, p->have_full);
-		sqlite3_bind_int64(st, 5, p->samples);
-		bind_u64(st, 6, p->d_some_us);
-		bind_u64(st, 7, p->d_full_us);
-		bind_gauge(st, 8, &p->some_avg10);
-		bind_gauge(st, 13, &p->full_avg10);
-		rc = store_run(st);
-	}
 	return rc;
 }
 
@@ -277,16 +176,12 @@ store_write_window(struct store *s, const struct window *w, int64_t *ret_id)
 		return rc;
 	if (id == 0) /* a replay, or nothing stored */
 		return store_heal_check_replay(s, w);
-	rc = put_cpu(s, id, -1, &w->all);
-	for (i = 0; i < w->cpu_span && rc == SQLITE_OK; i++)
-		if (!cpu_is_default(&w->cpu[i]))
-			rc = put_cpu(s, id, (int)i, &w->cpu[i]);
+	/* counters and gauges collect until every part has put its own;
+	 * then the kv, sys and BPF blobs (store_wparts.c) */
+	store_wparts_begin(s);
+	rc = put_counts(s, id, w);
 	if (rc == SQLITE_OK)
-		rc = put_counts(s, id, w);
-	if (rc == SQLITE_OK)
-		rc = put_gauges(s, id, w);
-	if (rc == SQLITE_OK)
-		rc = put_psi(s, id, w);
+		rc = put_gauges(s, w);
 	/* the tasks as two blobs and their instances (store_inst.c) */
 	if (rc == SQLITE_OK)
 		rc = store_inst_put(s, id, w);
@@ -294,6 +189,8 @@ store_write_window(struct store *s, const struct window *w, int64_t *ret_id)
 	for (i = 0; i < WPART__MAX && rc == SQLITE_OK; i++)
 		if (store_parts[i]->put != NULL)
 			rc = store_parts[i]->put(s, id, w);
+	if (rc == SQLITE_OK)
+		rc = store_wparts_put(s, id, w);
 	if (rc == SQLITE_OK)
 		*ret_id = id;
 	return rc;
