@@ -279,8 +279,7 @@ store_keys_seed(struct store *s, int64_t max_id)
 }
 
 int
-store_key_id(struct store *s, const char *kind, const char *key,
-    uint32_t *ret)
+store_key_id(struct store *s, const char *kind, const char *key, uint32_t *ret)
 {
 	if (s->kw == NULL)
 		return SQLITE_MISUSE;

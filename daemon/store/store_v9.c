@@ -19,17 +19,7 @@
 #include "window/window.h"
 #include "store_int.h"
 
-enum {
-	M_WINS,
-	M_COUNT,
-	M_GAUGE,
-	M_CPU,
-	M_PSI,
-	M_UID,
-	M_PROC,
-	M_INS,
-	M__MAX
-};
+enum { M_WINS, M_COUNT, M_GAUGE, M_CPU, M_PSI, M_UID, M_PROC, M_INS, M__MAX };
 
 static const char *const m_sql[M__MAX] = {
 	[M_WINS] = "SELECT id FROM windows ORDER BY id",
@@ -197,8 +187,7 @@ row_count(struct mig *m, sqlite3_stmt *st)
 	key = (const char *)sqlite3_column_text(st, 1);
 	if (kind == NULL)
 		return SQLITE_NOMEM;
-	rc = key == NULL ? SQLITE_OK :
-			   store_kw_id(m->kw, NULL, kind, key, &k);
+	rc = key == NULL ? SQLITE_OK : store_kw_id(m->kw, NULL, kind, key, &k);
 	free((void *)kind);
 	if (rc != SQLITE_OK || key == NULL)
 		return rc;
@@ -220,8 +209,7 @@ row_gauge(struct mig *m, sqlite3_stmt *st)
 	key = (const char *)sqlite3_column_text(st, 1);
 	if (kind == NULL)
 		return SQLITE_NOMEM;
-	rc = key == NULL ? SQLITE_OK :
-			   store_kw_id(m->kw, NULL, kind, key, &k);
+	rc = key == NULL ? SQLITE_OK : store_kw_id(m->kw, NULL, kind, key, &k);
 	free((void *)kind);
 	if (rc != SQLITE_OK || key == NULL)
 		return rc;
@@ -319,8 +307,8 @@ store_migrate_v9(sqlite3 *db)
 		rc = sqlite3_prepare_v2(db, m_sql[i], -1, &m.st[i], NULL);
 	if (rc == SQLITE_OK && (m.kw = store_kw_new(db, 0)) == NULL)
 		rc = SQLITE_NOMEM;
-	while (rc == SQLITE_OK &&
-	    (rc = sqlite3_step(m.st[M_WINS])) == SQLITE_ROW)
+	while (
+	    rc == SQLITE_OK && (rc = sqlite3_step(m.st[M_WINS])) == SQLITE_ROW)
 		rc = window(&m, sqlite3_column_int64(m.st[M_WINS], 0));
 	if (rc == SQLITE_DONE)
 		rc = SQLITE_OK;

@@ -131,8 +131,8 @@ frame(struct store_enc *out, unsigned part, unsigned version,
 {
 	if (pl->err)
 		return SQLITE_NOMEM;
-	return store_frame_put_zstd(out, part, version, pl->b.p, pl->b.len,
-		   0) < 0 ?
+	return store_frame_put_zstd(out, part, version, pl->b.p, pl->b.len, 0) <
+		0 ?
 	    SQLITE_NOMEM :
 	    SQLITE_OK;
 }
@@ -215,10 +215,10 @@ store_wacc_insert(sqlite3_stmt *ins, int64_t id, struct store_wacc *a,
 		if ((r = store_sys_put(&spl, c, nc, p, np)) < 0)
 			rc = r == -EINVAL ? SQLITE_CONSTRAINT : SQLITE_NOMEM;
 		else
-			rc = frame(&sf, STORE_SYS_PART, STORE_SYS_VERSION, &spl);
+			rc = frame(&sf, STORE_SYS_PART, STORE_SYS_VERSION,
+			    &spl);
 	}
-	if (rc == SQLITE_OK &&
-	    (kf.b.len || sf.b.len || a->bpf.b.len)) {
+	if (rc == SQLITE_OK && (kf.b.len || sf.b.len || a->bpf.b.len)) {
 		sqlite3_bind_int64(ins, 1, id);
 		bind_enc(ins, 2, &kf);
 		bind_enc(ins, 3, &sf);
