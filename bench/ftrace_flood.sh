@@ -17,7 +17,7 @@
 #
 #   bench/ftrace_flood.sh [--seconds N] [--rates "R1 R2 ..."] [--threads N]
 #
-# Needs root, trace-cmd, sqlite3, unshare and /usr/bin/time. trace-cmd
+# Needs root, trace-cmd, unshare and /usr/bin/time. trace-cmd
 # writes /proc/sys/kernel/ftrace_enabled at start; where /proc/sys is
 # read-only (containers) and the value is already 1, it runs in a private
 # mount namespace with that file bound to a scratch file holding "1".
@@ -41,11 +41,12 @@ while [ $# -gt 0 ]; do
 done
 vitalsd=$build/daemon/vitalsd
 flood=$build/bench/marker_flood
+trace_sum=$build/bench/trace_sum
 missing=()
-for t in trace-cmd sqlite3 unshare /usr/bin/time awk; do
+for t in trace-cmd unshare /usr/bin/time awk; do
 	command -v "$t" >/dev/null || missing+=("$t")
 done
-[ -x "$vitalsd" ] && [ -x "$flood" ] || missing+=("$build (ninja -C build)")
+[ -x "$vitalsd" ] && [ -x "$flood" ] && [ -x "$trace_sum" ] || missing+=("$build (ninja -C build)")
 [ "$(id -u)" -eq 0 ] || missing+=("root")
 if [ ${#missing[@]} -gt 0 ]; then
 	echo "missing: ${missing[*]}" >&2
@@ -141,10 +142,8 @@ EOF
 	vpid=
 	wait "$tpid" || true
 	tpid=
-	local q="SELECT coalesce(sum(value), 0) FROM window_count WHERE kind = 'trace' AND key IN"
 	local v_read v_lost t_read t_lost
-	v_read=$(sqlite3 "$st/vitals.db" "$q ('entries')")
-	v_lost=$(sqlite3 "$st/vitals.db" "$q ('overrun', 'dropped', 'commit_overrun')")
+	read -r v_read v_lost < <("$trace_sum" "$st/vitals.db")
 	t_read=$(stat_sum $tinst "read events")
 	t_lost=$(( $(stat_sum $tinst overrun) + $(stat_sum $tinst "commit overrun") +
 	    $(stat_sum $tinst "dropped events") ))

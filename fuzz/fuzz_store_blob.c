@@ -6,7 +6,7 @@
  * which a crash, a bad disk or another writer may have damaged.
  *
  * The first byte picks the decoder: 0 the frame (its payload then goes to
- * the part's decoder by part number), 1 to 4 a payload decoder on the rest
+ * the part's decoder by the store's part numbers: STORE_*_PART), 1 to 4 a payload decoder on the rest
  * (a CRC the fuzzer cannot forge would otherwise hide them). Whatever
  * decodes must encode again and decode to the very same values.
  */
@@ -128,7 +128,24 @@ frame(const uint8_t *p, size_t n)
 	    f.codec >= STORE_CODEC__MAX ||
 	    (f.codec == STORE_CODEC_RAW) != (f.buf == NULL))
 		abort();
-	parts[f.part % 4](f.payload, f.len);
+	/* the part the store keeps under that number, else by its residue */
+	switch (f.part) {
+	case STORE_TASKS_PART:
+		tasks(f.payload, f.len);
+		break;
+	case STORE_KV_PART:
+		kv(f.payload, f.len);
+		break;
+	case STORE_SYS_PART:
+		sys(f.payload, f.len);
+		break;
+	case STORE_BPFROWS_PART:
+		bpf(f.payload, f.len);
+		break;
+	default:
+		parts[f.part % 4](f.payload, f.len);
+		break;
+	}
 	/* framed again, compressed or not, it reads back the same */
 	if (store_frame_put_zstd(&e, f.part, f.version, f.payload, f.len, 1) <
 		0 ||
