@@ -198,6 +198,67 @@ START_TEST(test_crc32c_vector)
 	ck_assert_uint_eq(store_crc32c(store_crc32c(0, "1234", 4), "56789", 5),
 	    0xe3069283u);
 	ck_assert_uint_eq(store_crc32c(0, "", 0), 0);
+	ck_assert_uint_eq(store_crc32c_table(0, "123456789", 9), 0xe3069283u);
+}
+END_TEST
+
+/* The instructions (SSE 4.2, ARMv8 CRC) and the table agree on every
+ * length 0..64 at every alignment 0..7, on big buffers and chained. */
+START_TEST(test_crc32c_paths)
+{
+	enum { BIG = 1 << 20 };
+	static const size_t big[] = { 65, 255, 4096, 4099, 65537, BIG };
+	uint8_t *buf = malloc(BIG + 8);
+	uint32_t hw, seed = 0x12345678;
+	size_t i, len, off;
+	int have;
+
+	ck_assert_ptr_nonnull(buf);
+	for (i = 0; i < BIG + 8; i++) {
+		seed = seed * 1103515245u + 12345u;
+		buf[i] = (uint8_t)(seed >> 16);
+	}
+	have = store_crc32c_hw(0, "123456789", 9, &hw) == 0;
+#if defined(__x86_64__) || defined(__aarch64__)
+	/* every machine CI and the phones run on has them */
+	ck_assert_int_eq(have, 1);
+#endif
+	if (have)
+		ck_assert_uint_eq(hw, 0xe3069283u);
+	for (off = 0; off < 8; off++)
+		for (len = 0; len <= 64; len++) {
+			uint32_t want = store_crc32c_table(0, buf + off, len);
+
+			ck_assert_uint_eq(store_crc32c(0, buf + off, len),
+			    want);
+			if (have) {
+				ck_assert_int_eq(store_crc32c_hw(0, buf + off,
+						     len, &hw),
+				    0);
+				ck_assert_uint_eq(hw, want);
+			}
+			/* a running CRC carried in */
+			want = store_crc32c_table(want, buf + 100, len);
+			ck_assert_uint_eq(store_crc32c(store_crc32c(0,
+							   buf + off, len),
+					      buf + 100, len),
+			    want);
+		}
+	for (i = 0; i < sizeof(big) / sizeof(big[0]); i++) {
+		uint32_t want = store_crc32c_table(0, buf + 3, big[i]);
+
+		ck_assert_uint_eq(store_crc32c(0, buf + 3, big[i]), want);
+		ck_assert_uint_eq(store_crc32c(store_crc32c(0, buf + 3, 17),
+				      buf + 20, big[i] - 17),
+		    want);
+		if (have) {
+			ck_assert_int_eq(store_crc32c_hw(0, buf + 3, big[i],
+					     &hw),
+			    0);
+			ck_assert_uint_eq(hw, want);
+		}
+	}
+	free(buf);
 }
 END_TEST
 
@@ -566,6 +627,7 @@ main(void)
 	tcase_add_test(tc, test_strings_and_doubles);
 	tcase_add_test(tc, test_num);
 	tcase_add_test(tc, test_crc32c_vector);
+	tcase_add_test(tc, test_crc32c_paths);
 	tcase_add_test(tc, test_frame_roundtrip);
 	tcase_add_test(tc, test_frame_corrupt);
 	tcase_add_test(tc, test_frame_zstd);
