@@ -388,6 +388,61 @@ store_crc32c(uint32_t crc, const void *p, size_t n)
 	return crc_fn(crc, p, n);
 }
 
+/* ------------------------------------------------------------ zstd */
+
+/*
+ * One compression and one decompression context per thread, made at its
+ * first use and freed when the thread ends: ZSTD_compress() and
+ * ZSTD_decompress() make and free one per call, which costs more than a
+ * window's blob takes to decode (measured: more than half of a day's
+ * history read).
+ */
+static pthread_key_t zctx_key[2];
+
+static void
+zctx_free_c(void *p)
+{
+	ZSTD_freeCCtx(p);
+}
+
+static void
+zctx_free_d(void *p)
+{
+	ZSTD_freeDCtx(p);
+}
+
+static int zctx_ok;
+
+static void
+zctx_init(void)
+{
+	zctx_ok = pthread_key_create(&zctx_key[0], zctx_free_c) == 0 &&
+	    pthread_key_create(&zctx_key[1], zctx_free_d) == 0;
+}
+
+/* The thread's context (d: decompression), NULL: none to be had. */
+static void *
+zctx(int d)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	void *c;
+
+	pthread_once(&once, zctx_init);
+	if (!zctx_ok)
+		return NULL;
+	if ((c = pthread_getspecific(zctx_key[d])) != NULL)
+		return c;
+	c = d ? (void *)ZSTD_createDCtx() : (void *)ZSTD_createCCtx();
+	if (c != NULL && pthread_setspecific(zctx_key[d], c) != 0) {
+		if (d)
+			ZSTD_freeDCtx(c);
+		else
+			ZSTD_freeCCtx(c);
+		c = NULL;
+	}
+	return c;
+}
+
 /* ------------------------------------------------------------ frames */
 
 /*
@@ -449,6 +504,7 @@ int
 store_frame_put_zstd(struct store_enc *e, unsigned part, unsigned version,
     const void *payload, size_t len, int level)
 {
+	ZSTD_CCtx *cc;
 	size_t cap, clen;
 	void *z;
 	int r;
@@ -458,8 +514,12 @@ store_frame_put_zstd(struct store_enc *e, unsigned part, unsigned version,
 	cap = ZSTD_compressBound(len);
 	if ((z = malloc(cap)) == NULL)
 		return -ENOMEM;
-	clen = ZSTD_compress(z, cap, payload, len,
-	    level ? level : STORE_ZSTD_LEVEL);
+	if ((cc = zctx(0)) != NULL)
+		clen = ZSTD_compressCCtx(cc, z, cap, payload, len,
+		    level ? level : STORE_ZSTD_LEVEL);
+	else
+		clen = ZSTD_compress(z, cap, payload, len,
+		    level ? level : STORE_ZSTD_LEVEL);
 	/* raw when zstd fails or does not pay for its decoded length */
 	if (ZSTD_isError(clen) || clen + u_len(len) >= len)
 		r = frame_put(e, part, version, STORE_CODEC_RAW, payload, len,
@@ -490,6 +550,7 @@ store_frame_get(const void *blob, size_t n, struct store_frame *ret)
 	struct store_dec d;
 	struct store_frame f = { 0 };
 	const uint8_t *m, *c;
+	ZSTD_DCtx *dc;
 	uint32_t crc = 0, want;
 	size_t hdr, got;
 	unsigned i;
@@ -513,7 +574,12 @@ store_frame_get(const void *blob, size_t n, struct store_frame *ret)
 			return -EBADMSG;
 		if ((f.buf = malloc(f.len ? f.len : 1)) == NULL)
 			return -ENOMEM;
-		got = ZSTD_decompress(f.buf, f.len, f.payload, f.stored);
+		if ((dc = zctx(1)) != NULL)
+			got = ZSTD_decompressDCtx(dc, f.buf, f.len, f.payload,
+			    f.stored);
+		else
+			got = ZSTD_decompress(f.buf, f.len, f.payload,
+			    f.stored);
 		if (ZSTD_isError(got) || got != f.len) {
 			free(f.buf);
 			return -EBADMSG;
