@@ -270,6 +270,18 @@ static const char schema_v8[] =
     " PRIMARY KEY (window_id, iid)) WITHOUT ROWID;";
 
 /*
+ * Per-instance summaries of wall-clock spans of 60, 600 and 3600 s
+ * (store_tasksum.c): built by maintenance from the windows, forgotten by
+ * every write that changes a span's windows. An empty table is a valid
+ * state (reads go window by window): nothing to convert.
+ */
+static const char schema_vsum[] =
+    "CREATE TABLE task_sum ("
+    " start_ns INTEGER NOT NULL, span_ns INTEGER NOT NULL,"
+    " n_windows INTEGER NOT NULL, procs BLOB, threads BLOB,"
+    " PRIMARY KEY (start_ns, span_ns)) WITHOUT ROWID;";
+
+/*
  * migrations[v] takes a database from user_version v to v + 1: its SQL,
  * then its C half (NULL: none) in the same transaction.
  */
@@ -285,6 +297,7 @@ static const struct {
 	{ schema_v6, NULL },
 	{ schema_v7, NULL },
 	{ schema_v8, store_inst_migrate_v8 },
+	{ schema_vsum, NULL },
 };
 
 static const char *const ws_sql[WS__MAX] = {

@@ -58,6 +58,16 @@ static const char *const rs_sql[RS__MAX] = {
 	    " FROM windows w"
 	    " WHERE" IN_RANGE("w.") " ORDER BY w.wall_start_ns,"
 	    " w.mono_start_ns, w.id",
+	/* The same over the part of the range whose windows start in
+	 * [:lo, :hi) (store_tasksum.c reads the rest from summaries). */
+	[RS_TASK_SEG] = "SELECT w.id, w.boot_id, w.level, w.hz,"
+	    " w.mono_start_ns, w.mono_end_ns, w.wall_start_ns, w.wall_end_ns,"
+	    " (SELECT CASE WHEN :thread THEN t.threads ELSE t.procs END"
+	    " FROM window_tasks t WHERE t.window_id = w.id)"
+	    " FROM windows w"
+	    " WHERE" IN_RANGE("w.") " AND w.wall_start_ns >= :lo"
+	    " AND w.wall_start_ns < :hi ORDER BY w.wall_start_ns,"
+	    " w.mono_start_ns, w.id",
 	/* The instances of one task (starttime 0: every one of that id). */
 	[RS_INST_ID] = "SELECT iid FROM instance WHERE thread = :thread"
 	    " AND id = :id AND (:start = 0 OR starttime = :start)",
@@ -95,7 +105,7 @@ store_read_prepare(struct store *s)
 			 SQLITE_PREPARE_PERSISTENT, &s->rs[i], NULL)) !=
 		    SQLITE_OK)
 			return rc;
-	return SQLITE_OK;
+	return store_sum_prepare(s);
 }
 
 void
@@ -103,6 +113,7 @@ store_read_finalize(struct store *s)
 {
 	unsigned i;
 
+	store_sum_finalize(s);
 	for (i = 0; i < RS__MAX; i++) {
 		sqlite3_finalize(s->rs[i]);
 		s->rs[i] = NULL;

@@ -360,6 +360,10 @@ store_spool_flush_locked(struct store *s)
 			rc = SQLITE_CORRUPT; /* not what was picked */
 	if (rc == SQLITE_OK)
 		rc = run(tab[SP_INST]);
+	/* the main file's summaries of the spans the moved windows join */
+	if (rc == SQLITE_OK && moved > 0)
+		rc = store_sum_forget_run(s,
+		    store_sum_forget_stmt(s, SUMF_MOVED));
 	if (rc != SQLITE_OK) {
 		r = store_fail(s, rc, "spool: move");
 		goto fail;

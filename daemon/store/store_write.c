@@ -257,6 +257,7 @@ put_psi(struct store *s, int64_t id, const struct window *w)
 int
 store_write_window(struct store *s, const struct window *w, int64_t *ret_id)
 {
+	sqlite3_stmt *st;
 	int64_t id, covered = 0;
 	unsigned i;
 	int rc;
@@ -277,6 +278,12 @@ store_write_window(struct store *s, const struct window *w, int64_t *ret_id)
 		return rc;
 	if (id == 0) /* a replay, or nothing stored */
 		return store_heal_check_replay(s, w);
+	/* its spans' summaries no longer hold all their windows */
+	if ((st = store_sum_forget_stmt(s, SUMF_ID)) != NULL) {
+		sqlite3_bind_int64(st, 1, id);
+		if ((rc = store_sum_forget_run(s, st)) != SQLITE_OK)
+			return rc;
+	}
 	rc = put_cpu(s, id, -1, &w->all);
 	for (i = 0; i < w->cpu_span && rc == SQLITE_OK; i++)
 		if (!cpu_is_default(&w->cpu[i]))
