@@ -573,6 +573,51 @@ START_TEST(test_tasks_roundtrip)
 }
 END_TEST
 
+/* Only the rows asked for, exactly as the whole decode gives them. */
+START_TEST(test_tasks_find)
+{
+	enum { N = 64 };
+	struct window_task in[N], *out;
+	uint64_t iid[N], *oid, want[5];
+	struct store_enc e = { 0 };
+	size_t n, cut;
+
+	mk_tasks(in, iid, N);
+	ck_assert_int_eq(store_tasks_put(&e, in, iid, N), 0);
+	/* rows 0, 9 and 63, and two ids no row has */
+	want[0] = iid[0];
+	want[1] = iid[9] - 1;
+	want[2] = iid[9];
+	want[3] = iid[N - 1];
+	want[4] = iid[N - 1] + 1;
+	ck_assert_int_eq(store_tasks_find(e.b.p, e.b.len, N, want, 5, &out,
+			     &oid, &n),
+	    0);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_uint_eq(oid[0], iid[0]);
+	ck_assert_mem_eq(&out[0], &in[0], sizeof(in[0]));
+	ck_assert_uint_eq(oid[1], iid[9]);
+	ck_assert_mem_eq(&out[1], &in[9], sizeof(in[9]));
+	ck_assert_uint_eq(oid[2], iid[N - 1]);
+	ck_assert_mem_eq(&out[2], &in[N - 1], sizeof(in[0]));
+	free(out);
+	free(oid);
+	/* none asked, none wanted that exists */
+	ck_assert_int_eq(store_tasks_find(e.b.p, e.b.len, N, want, 0, &out,
+			     &oid, &n),
+	    0);
+	ck_assert_uint_eq(n, 0);
+	free(out);
+	free(oid);
+	/* a cut before the last row asked for is refused */
+	for (cut = 0; cut < e.b.len / 2; cut++)
+		ck_assert_int_eq(store_tasks_find(e.b.p, cut, N, want, 5, &out,
+				     &oid, &n),
+		    -EBADMSG);
+	store_enc_release(&e);
+}
+END_TEST
+
 START_TEST(test_tasks_bad)
 {
 	enum { N = 16 };
@@ -628,6 +673,7 @@ main(void)
 	tcase_add_test(tc, test_num);
 	tcase_add_test(tc, test_crc32c_vector);
 	tcase_add_test(tc, test_crc32c_paths);
+	tcase_add_test(tc, test_tasks_find);
 	tcase_add_test(tc, test_frame_roundtrip);
 	tcase_add_test(tc, test_frame_corrupt);
 	tcase_add_test(tc, test_frame_zstd);
