@@ -135,8 +135,8 @@ task_same(const struct window_task *a, const struct window_task *b)
 {
 	struct window_task x = *a;
 
-	ck_assert(fabs(a->norm_ticks - b->norm_ticks) <=
-	    1e-9 * fabs(b->norm_ticks));
+	ck_assert(
+	    fabs(a->norm_ticks - b->norm_ticks) <= 1e-9 * fabs(b->norm_ticks));
 	x.norm_ticks = b->norm_ticks;
 	tu_task_eq(&x, b);
 }
@@ -219,8 +219,9 @@ START_TEST(test_sum_equal_through_changes)
 	ck_assert_int_eq(store_maintain(s, end + 60 * SEC), 0);
 	nsum = q_int(s, "SELECT count(*) FROM task_sum");
 	ck_assert_int_gt(nsum, 200);
-	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM task_sum WHERE"
-				  " span_ns = 3600000000000"),
+	ck_assert_int_eq(q_int(s,
+			     "SELECT count(*) FROM task_sum WHERE"
+			     " span_ns = 3600000000000"),
 	    5); /* the hours holding windows, but the last (not over) */
 	same_ranges(s, T0, end, 40);
 
@@ -235,8 +236,9 @@ START_TEST(test_sum_equal_through_changes)
 	/* roll-ups (level 0 older than 4 h into minutes, level 1 older
 	 * than 5 h into 10 min), then retention (6 h) */
 	ck_assert_int_eq(store_maintain(s, end + 2 * 3600 * SEC), 0);
-	ck_assert_int_gt(q_int(s, "SELECT count(*) FROM windows WHERE"
-				  " level > 0"),
+	ck_assert_int_gt(q_int(s,
+			     "SELECT count(*) FROM windows WHERE"
+			     " level > 0"),
 	    0);
 	same_ranges(s, T0, end, 40);
 	nwin = q_int(s, "SELECT count(*) FROM windows");
@@ -265,8 +267,9 @@ START_TEST(test_sum_size_bound)
 		put(s, "boot-a", q, T0);
 	ck_assert_int_eq(store_maintain(s, end + 60 * SEC), 0);
 	ck_assert_int_gt(q_int(s, "SELECT count(*) FROM task_sum"), 100);
-	bytes = q_int(s, "SELECT page_count * page_size FROM"
-			 " pragma_page_count, pragma_page_size");
+	bytes = q_int(s,
+	    "SELECT page_count * page_size FROM"
+	    " pragma_page_count, pragma_page_size");
 	nwin = q_int(s, "SELECT count(*) FROM windows");
 	store_close(s);
 	/* half the bound: the oldest windows go, their spans' summaries
@@ -329,10 +332,11 @@ START_TEST(test_sum_damaged)
 	for (q = 0; q < 720; q++)
 		put(s, "boot-a", q, T0);
 	ck_assert_int_eq(store_maintain(s, end + 60 * SEC), 0);
-	ck_assert_int_eq(q_int(s, "UPDATE task_sum SET procs ="
-				  " substr(procs, 1, 20) || x'00' ||"
-				  " substr(procs, 22) WHERE span_ns ="
-				  " 3600000000000 RETURNING 1"),
+	ck_assert_int_eq(q_int(s,
+			     "UPDATE task_sum SET procs ="
+			     " substr(procs, 1, 20) || x'00' ||"
+			     " substr(procs, 22) WHERE span_ns ="
+			     " 3600000000000 RETURNING 1"),
 	    1);
 	same_ranges(s, T0, end, 10);
 	store_get_stats(s, &st);

@@ -53,10 +53,10 @@ enum {
 _Static_assert(SUM__MAX <= STORE_SUM_NSTMT, "STORE_SUM_NSTMT");
 
 /* A window condition's spans: every summary a window it selects is in. */
-#define FORGET(cond)                                                          \
-	"WITH d(lo, hi) AS (SELECT min(wall_start_ns), max(wall_start_ns)"    \
-	" FROM main.windows WHERE " cond ") DELETE FROM main.task_sum WHERE"  \
-	" start_ns > (SELECT lo FROM d) - " SUM_SPAN_MAX " AND start_ns <="   \
+#define FORGET(cond)                                                         \
+	"WITH d(lo, hi) AS (SELECT min(wall_start_ns), max(wall_start_ns)"   \
+	" FROM main.windows WHERE " cond ") DELETE FROM main.task_sum WHERE" \
+	" start_ns > (SELECT lo FROM d) - " SUM_SPAN_MAX " AND start_ns <="  \
 	" (SELECT hi FROM d) AND start_ns + span_ns > (SELECT lo FROM d)"
 
 /* clang-format off */
@@ -95,7 +95,8 @@ store_sum_prepare(struct store *s)
 	/* a schema without task_sum (a file not yet migrated, a test's
 	 * older version): no statements, every read goes window by window */
 	for (i = 0; i < SUM__MAX; i++)
-		if (i != SUMF_MOVED && sqlite3_prepare_v3(s->db, sum_sql[i], -1,
+		if (i != SUMF_MOVED &&
+		    sqlite3_prepare_v3(s->db, sum_sql[i], -1,
 			SQLITE_PREPARE_PERSISTENT, &s->sum_st[i],
 			NULL) != SQLITE_OK) {
 			store_sum_finalize(s);
@@ -121,8 +122,8 @@ store_sum_forget_stmt(struct store *s, enum store_sum_forget f)
 	/* temp.spool_ids exists once the spool is attached (store_spool.c) */
 	if (f == SUMF_MOVED && s->sum_st[f] == NULL &&
 	    s->sum_st[SUMF_ID] != NULL &&
-	    sqlite3_prepare_v3(s->db, sum_sql[f], -1,
-		SQLITE_PREPARE_PERSISTENT, &s->sum_st[f], NULL) != SQLITE_OK)
+	    sqlite3_prepare_v3(s->db, sum_sql[f], -1, SQLITE_PREPARE_PERSISTENT,
+		&s->sum_st[f], NULL) != SQLITE_OK)
 		s->sum_st[f] = NULL;
 	return s->sum_st[f];
 }
@@ -176,7 +177,8 @@ store_tasksum_put(struct store_enc *e, const struct store_agg *a, size_t n)
 		store_enc_u(e, t->rss_pages_max);
 		store_enc_s(e, (int64_t)(t->rss_pages_last - t->rss_pages_max));
 		store_enc_u(e, (t->born ? 1u : 0) | (t->exited ? 2u : 0));
-		store_enc_s(e, (int64_t)((uint64_t)a[i].last_wid - (uint64_t)wid));
+		store_enc_s(e,
+		    (int64_t)((uint64_t)a[i].last_wid - (uint64_t)wid));
 		wid = a[i].last_wid;
 	}
 	return e->err;
@@ -194,7 +196,8 @@ store_tasksum_get(const void *p, size_t len, struct store_agg **ret,
 
 	store_dec_init(&d, p, len);
 	/* a row takes at least 15 bytes (8 of them the double) */
-	n = store_dec_u_max(&d, len / 15 < SUM_ROWS_MAX ? len / 15 : SUM_ROWS_MAX);
+	n = store_dec_u_max(&d,
+	    len / 15 < SUM_ROWS_MAX ? len / 15 : SUM_ROWS_MAX);
 	if (d.err)
 		return d.err;
 	if (n && (a = calloc(n, sizeof(*a))) == NULL)
@@ -216,8 +219,8 @@ store_tasksum_get(const void *p, size_t len, struct store_agg **ret,
 		t->total_ticks = store_dec_u(&d);
 		t->norm_ticks = store_dec_f64(&d);
 		t->rss_pages_max = store_dec_u(&d);
-		t->rss_pages_last =
-		    t->rss_pages_max + (uint64_t)store_dec_s(&d);
+		t->rss_pages_last = t->rss_pages_max +
+		    (uint64_t)store_dec_s(&d);
 		flags = store_dec_u_max(&d, 3);
 		t->born = flags & 1;
 		t->exited = (flags & 2) != 0;
@@ -277,8 +280,9 @@ sum_bind(sqlite3_stmt *st, int col, struct store_aggs *g)
 		r = store_frame_put_zstd(&e, STORE_TASKSUM_PART,
 		    STORE_TASKSUM_VERSION, raw.b.p, raw.b.len, 0);
 	store_enc_release(&raw);
-	if (r == 0 && sqlite3_bind_blob(st, col, e.b.p, (int)e.b.len,
-			  SQLITE_TRANSIENT) != SQLITE_OK)
+	if (r == 0 &&
+	    sqlite3_bind_blob(st, col, e.b.p, (int)e.b.len, SQLITE_TRANSIENT) !=
+		SQLITE_OK)
 		r = -ENOMEM;
 	store_enc_release(&e);
 	return r;
@@ -376,8 +380,7 @@ store_sum_build(struct store *s)
 		return 0;
 	if ((rc = store_run(s->ws[WS_BEGIN])) != SQLITE_OK)
 		return store_fail(s, rc, "begin");
-	for (l = 0; l < SUM_LEVELS && r == 0 && done < SUM_BUILD_WINDOWS;
-	     l++) {
+	for (l = 0; l < SUM_LEVELS && r == 0 && done < SUM_BUILD_WINDOWS; l++) {
 		nb = 0;
 		sqlite3_bind_int64(st, 1, sum_span_ns[l]);
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
