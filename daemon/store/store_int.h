@@ -52,7 +52,6 @@ enum store_rstmt {
 	RS_IDENT_ONE,
 	RS_INST,
 	RS_RANGE,
-	RS_TASK_WINS,
 	RS_TASK_SEG,
 	RS_INST_ID,
 	RS_INST_TGID,
@@ -371,6 +370,10 @@ typedef int (*store_sum_windows_fn)(struct store *s, int64_t from_wall_ns,
 int store_sum_top(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
     bool threads, struct store_aggs *g, store_sum_windows_fn windows);
 int store_sum_build(struct store *s);
+int store_sum_absent(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
+    bool threads, const uint64_t *want, size_t nwant, int64_t **ret,
+    size_t *ret_n);
+#define STORE_SUM_HOUR_NS (3600 * NSEC_PER_SEC) /* store_sum_absent's spans */
 extern bool store_sum_off; /* tests: every range read window by window */
 /* Forget the summaries of the spans holding a window the condition
  * selects (enum store_sum_forget), inside the caller's transaction and

@@ -342,7 +342,7 @@ bind_range(struct store *s, sqlite3_stmt *st, int64_t from, int64_t to,
 	bind_named(st, ":thread", threads);
 }
 
-/* RS_TASK_WINS columns */
+/* RS_TASK_SEG columns */
 enum {
 	TW_ID,
 	TW_BOOT,
@@ -523,6 +523,84 @@ hist_cmp(const void *a, const void *b)
 	    &((const struct store_hist *)b)->t);
 }
 
+struct hist_acc {
+	const struct store_imap *set;
+	const uint64_t *want;
+	size_t nwant;
+	struct store_hist *out;
+	size_t k, cap;
+};
+
+/* The rows of the instances in acc->set in the windows of the range
+ * that start in [lo, hi), appended to acc->out. */
+static int
+hist_seg(struct store *s, struct hist_acc *acc, int64_t from_wall_ns,
+    int64_t to_wall_ns, bool threads, int64_t lo, int64_t hi)
+{
+	sqlite3_stmt *st = s->rs[RS_TASK_SEG];
+	struct window_task *t;
+	struct store_hist *h;
+	uint64_t *iid;
+	size_t nt, i, first;
+	struct ident d;
+	int rc = SQLITE_DONE, r = 0;
+
+	bind_range(s, st, from_wall_ns, to_wall_ns, threads);
+	bind_named(st, ":lo", lo);
+	bind_named(st, ":hi", hi);
+	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t wid = sqlite3_column_int64(st, TW_ID);
+
+		/* only its rows: the blob is read up to the last of them */
+		if ((r = col_tasks_of(s, st, TW_BLOB, acc->want, acc->nwant, &t,
+			 &iid, &nt)) < 0)
+			break;
+		first = acc->k;
+		for (i = 0; i < nt && r == 0; i++) {
+			if (store_imap_get(acc->set, (int64_t)iid[i]) ==
+			    UINT32_MAX)
+				continue;
+			if ((r = row_ident(s, wid, (int64_t)iid[i], &d)) ==
+			    -ENOENT) {
+				store_blob_error(s);
+				r = 0;
+				continue;
+			}
+			if (r < 0)
+				break;
+			if (acc->k == acc->cap) {
+				acc->cap = acc->cap ? acc->cap * 2 : 32;
+				if ((h = realloc(acc->out,
+					 acc->cap * sizeof(*h))) == NULL) {
+					r = -ENOMEM;
+					break;
+				}
+				acc->out = h;
+			}
+			h = &acc->out[acc->k++];
+			memset(h, 0, sizeof(*h));
+			col_text(st, TW_BOOT, h->boot_id, sizeof(h->boot_id));
+			h->level = (uint32_t)sqlite3_column_int64(st, TW_LEVEL);
+			h->hz = (uint32_t)sqlite3_column_int64(st, TW_HZ);
+			h->mono_start_ns = sqlite3_column_int64(st, TW_MONO0);
+			h->mono_end_ns = sqlite3_column_int64(st, TW_MONO1);
+			h->wall_start_ns = sqlite3_column_int64(st, TW_WALL0);
+			h->wall_end_ns = sqlite3_column_int64(st, TW_WALL1);
+			h->t = t[i];
+			ident_to_task(&d, &h->t);
+		}
+		free(t);
+		free(iid);
+		if (r == 0 && acc->k - first > 1)
+			qsort(acc->out + first, acc->k - first,
+			    sizeof(*acc->out), hist_cmp);
+	}
+	if (r == 0 && rc != SQLITE_DONE)
+		r = store_fail(s, rc, "history");
+	sqlite3_reset(st);
+	return r;
+}
+
 /*
  * Rows of the instances q selects (RS_INST_ID: one id, one or every
  * starttime; RS_INST_TGID: a process's threads), oldest window first,
@@ -535,12 +613,10 @@ history_locked(struct store *s, enum store_rstmt q, bool threads, int32_t id,
 {
 	struct store_imap set = { 0 };
 	uint64_t *want = NULL, *wp;
-	size_t nwant = 0, cwant = 0;
-	struct store_hist *out = NULL, *h;
-	struct window_task *t;
-	uint64_t *iid;
-	size_t k = 0, cap = 0, nt, i, first;
-	struct ident d;
+	size_t nwant = 0, cwant = 0, nskip = 0;
+	struct store_hist *out = NULL;
+	int64_t *skip = NULL;
+	size_t k = 0, cap = 0, i;
 	sqlite3_stmt *st;
 	int rc, r = 0;
 
@@ -572,56 +648,21 @@ history_locked(struct store *s, enum store_rstmt q, bool threads, int32_t id,
 	sqlite3_reset(st);
 	if (nwant > 1)
 		qsort(want, nwant, sizeof(*want), u64_cmp);
-	st = s->rs[RS_TASK_WINS];
-	bind_range(s, st, from_wall_ns, to_wall_ns, threads);
-	while (r == 0 && set.n && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t wid = sqlite3_column_int64(st, TW_ID);
+	/* hours whose summary holds none of them are not read */
+	if (r == 0 && set.n)
+		r = store_sum_absent(s, from_wall_ns, to_wall_ns, threads, want,
+		    nwant, &skip, &nskip);
+	for (i = 0; r == 0 && set.n && i <= nskip; i++) {
+		struct hist_acc acc = { &set, want, nwant, out, k, cap };
 
-		/* only its rows: the blob is read up to the last of them */
-		if ((r = col_tasks_of(s, st, TW_BLOB, want, nwant, &t, &iid,
-			 &nt)) < 0)
-			break;
-		first = k;
-		for (i = 0; i < nt && r == 0; i++) {
-			if (store_imap_get(&set, (int64_t)iid[i]) == UINT32_MAX)
-				continue;
-			if ((r = row_ident(s, wid, (int64_t)iid[i], &d)) ==
-			    -ENOENT) {
-				store_blob_error(s);
-				r = 0;
-				continue;
-			}
-			if (r < 0)
-				break;
-			if (k == cap) {
-				cap = cap ? cap * 2 : 32;
-				if ((h = realloc(out, cap * sizeof(*h))) ==
-				    NULL) {
-					r = -ENOMEM;
-					break;
-				}
-				out = h;
-			}
-			h = &out[k++];
-			memset(h, 0, sizeof(*h));
-			col_text(st, TW_BOOT, h->boot_id, sizeof(h->boot_id));
-			h->level = (uint32_t)sqlite3_column_int64(st, TW_LEVEL);
-			h->hz = (uint32_t)sqlite3_column_int64(st, TW_HZ);
-			h->mono_start_ns = sqlite3_column_int64(st, TW_MONO0);
-			h->mono_end_ns = sqlite3_column_int64(st, TW_MONO1);
-			h->wall_start_ns = sqlite3_column_int64(st, TW_WALL0);
-			h->wall_end_ns = sqlite3_column_int64(st, TW_WALL1);
-			h->t = t[i];
-			ident_to_task(&d, &h->t);
-		}
-		free(t);
-		free(iid);
-		if (r == 0 && k - first > 1)
-			qsort(out + first, k - first, sizeof(*out), hist_cmp);
+		r = hist_seg(s, &acc, from_wall_ns, to_wall_ns, threads,
+		    i ? skip[i - 1] + STORE_SUM_HOUR_NS : INT64_MIN,
+		    i < nskip ? skip[i] : INT64_MAX);
+		out = acc.out;
+		k = acc.k;
+		cap = acc.cap;
 	}
-	if (r == 0 && set.n && rc != SQLITE_DONE && rc != SQLITE_ROW)
-		r = store_fail(s, rc, "history");
-	sqlite3_reset(st);
+	free(skip);
 	store_imap_free(&set);
 	free(want);
 	if (r < 0) {

@@ -531,6 +531,121 @@ spool_first(struct store *s, int64_t *ret)
 }
 
 /*
+ * Where summaries may stand for the windows of [from, to): inside the main
+ * file's windows, from 1970 on, before the first window still waiting in
+ * the spool (summaries hold the main file's windows alone). lo >= hi:
+ * nowhere (or summaries off).
+ */
+static int
+sum_zone(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
+    int64_t *ret_lo, int64_t *ret_hi)
+{
+	sqlite3_stmt *st = s->sum_st[SUM_MAIN_RANGE];
+	int64_t lo = INT64_MAX, hi = INT64_MIN, cut;
+	int rc, r;
+
+	*ret_lo = 0;
+	*ret_hi = 0;
+	if (st == NULL || store_sum_off)
+		return 0;
+	if ((r = spool_first(s, &cut)) < 0)
+		return r;
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW &&
+	    sqlite3_column_type(st, 0) != SQLITE_NULL) {
+		lo = sqlite3_column_int64(st, 0);
+		hi = sqlite3_column_int64(st, 1);
+		hi = hi < INT64_MAX ? hi + 1 : hi;
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return store_fail(s, rc, "summary: range");
+	lo = lo > from_wall_ns ? lo : from_wall_ns;
+	lo = lo > 0 ? lo : 0;
+	hi = hi < to_wall_ns ? hi : to_wall_ns;
+	hi = hi < cut ? hi : cut;
+	*ret_lo = lo;
+	*ret_hi = hi;
+	return 0;
+}
+
+/*
+ * The hours of [from, to) whose summary shows none of the instances
+ * want[0..nwant) (ascending): their windows need not be read for a
+ * history of those instances. Starts, ascending, into *ret (free it).
+ */
+int
+store_sum_absent(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
+    bool threads, const uint64_t *want, size_t nwant, int64_t **ret,
+    size_t *ret_n)
+{
+	sqlite3_stmt *st = s->sum_st[SUM_GET];
+	int64_t lo, hi, b, span = sum_span_ns[0], *out = NULL, *np;
+	struct store_agg *a;
+	size_t n = 0, cap = 0, na, i, w;
+	int rc, r;
+
+	*ret = NULL;
+	*ret_n = 0;
+	if ((r = sum_zone(s, from_wall_ns, to_wall_ns, &lo, &hi)) < 0)
+		return r;
+	for (b = (lo + span - 1) / span * span; lo < hi && b + span <= hi;
+	     b += span) {
+		bool none = false;
+
+		sqlite3_bind_int64(st, 1, b);
+		sqlite3_bind_int64(st, 2, span);
+		sqlite3_bind_int(st, 3, threads);
+		if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			none = true;
+			if (sqlite3_column_type(st, 0) != SQLITE_NULL) {
+				r = sum_decode(sqlite3_column_blob(st, 0),
+				    (size_t)sqlite3_column_bytes(st, 0), &a,
+				    &na);
+				if (r == 0) {
+					for (i = w = 0; i < na && none; i++) {
+						while (w < nwant &&
+						    want[w] <
+							(uint64_t)a[i].iid)
+							w++;
+						none = w == nwant ||
+						    want[w] !=
+							(uint64_t)a[i].iid;
+					}
+					free(a);
+				} else if (r != -ENOMEM) {
+					store_blob_error(s);
+					none = false;
+					r = 0;
+				}
+			}
+		} else if (rc != SQLITE_DONE) {
+			r = store_fail(s, rc, "summary");
+		}
+		sqlite3_reset(st);
+		if (r < 0)
+			break;
+		if (!none)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			if ((np = realloc(out, cap * sizeof(*np))) == NULL) {
+				r = -ENOMEM;
+				break;
+			}
+			out = np;
+		}
+		out[n++] = b;
+	}
+	if (r < 0) {
+		free(out);
+		return r;
+	}
+	*ret = out;
+	*ret_n = n;
+	return 0;
+}
+
+/*
  * Every instance's sums over the windows of [from, to), as the windows
  * one by one would give them: the windows starting before the spans used
  * and after them read as such, the spans between from their summaries.
@@ -548,31 +663,11 @@ store_sum_top(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 		.to = to_wall_ns,
 		.threads = threads,
 		.g = g };
-	sqlite3_stmt *st = s->sum_st[SUM_MAIN_RANGE];
-	int64_t lo, hi, cut;
-	int rc, r;
+	int64_t lo, hi;
+	int r;
 
-	if (st == NULL || store_sum_off)
-		return windows(s, from_wall_ns, to_wall_ns, threads, INT64_MIN,
-		    INT64_MAX, g);
-	if ((r = spool_first(s, &cut)) < 0)
+	if ((r = sum_zone(s, from_wall_ns, to_wall_ns, &lo, &hi)) < 0)
 		return r;
-	lo = INT64_MAX;
-	hi = INT64_MIN;
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW &&
-	    sqlite3_column_type(st, 0) != SQLITE_NULL) {
-		lo = sqlite3_column_int64(st, 0);
-		hi = sqlite3_column_int64(st, 1);
-		hi = hi < INT64_MAX ? hi + 1 : hi;
-	}
-	sqlite3_reset(st);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return store_fail(s, rc, "summary: range");
-	/* the zone summaries may stand for: [lo, hi) */
-	lo = lo > from_wall_ns ? lo : from_wall_ns;
-	lo = lo > 0 ? lo : 0;
-	hi = hi < to_wall_ns ? hi : to_wall_ns;
-	hi = hi < cut ? hi : cut;
 	if (lo >= hi)
 		return windows(s, from_wall_ns, to_wall_ns, threads, INT64_MIN,
 		    INT64_MAX, g);
