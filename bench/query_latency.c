@@ -420,6 +420,12 @@ cmd_fill(int argc, char **argv)
 		}
 		window_free(w);
 	}
+	/* what the daemon's maintenance would have done by now: the span
+	 * summaries a top-N over the hour reads */
+	if ((r = store_maintain(s, wall)) < 0) {
+		fprintf(stderr, "fill: maintain: %s\n", strerror(-r));
+		return 1;
+	}
 	store_close(s);
 	printf("filled %s: %u windows x (%u procs + %u threads)\n", argv[2],
 	    nwin, nprocs, nthreads);

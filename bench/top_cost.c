@@ -8,10 +8,14 @@
  *	(134) processes and THREADS (200) threads active (334 task rows: the
  *	500 x 4 population of store_io.sh), no size bound, no roll-up.
  *
- *   top_cost run DB [REPS]
+ *	Then maintenance passes (nothing is old enough to roll up or
+ *	delete) build the span summaries, as the daemon's would.
+ *
+ *   top_cost run DB [REPS [windows]]
  *	top-20 by CPU of processes and of threads, and one process's
  *	history, over the last hour and the last 24 h, REPS (15) times
- *	each after one warm-up; prints p50 and max in ms.
+ *	each after one warm-up; prints p50 and max in ms. "windows":
+ *	summaries left unused (every window read, as before them).
  *
  * The same source builds against any schema's store API, so one file
  * measured before and after a change answers "what did it cost".
@@ -23,6 +27,8 @@
 #include <time.h>
 
 #include "vitalsd.h"
+
+extern bool store_sum_off; /* store_tasksum.c */
 
 static int
 cmd_fill(int argc, char **argv)
@@ -99,6 +105,11 @@ cmd_fill(int argc, char **argv)
 		}
 		window_free(w);
 	}
+	for (k = 0; k < 16; k++)
+		if ((r = store_maintain(s, wall)) < 0) {
+			fprintf(stderr, "fill: maintain: %s\n", strerror(-r));
+			return 1;
+		}
 	store_close(s);
 	printf("filled %s: %u windows x (%u procs + %u threads)\n", argv[2],
 	    nwin, nprocs, nthreads);
@@ -164,6 +175,7 @@ cmd_run(int argc, char **argv)
 
 	if (reps == 0)
 		reps = 1;
+	store_sum_off = argc > 4 && strcmp(argv[4], "windows") == 0;
 	store_opts_default(&o);
 	o.max_bytes = 0;
 	if ((r = store_open(argv[2], &o, &s)) < 0) {

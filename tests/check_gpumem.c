@@ -357,6 +357,127 @@ START_TEST(test_dup_and_merge)
 }
 END_TEST
 
+/* The spans of the three windows test_store_span_growth writes. */
+static void
+span_check(struct store *s, int64_t base)
+{
+	struct window_gpumem st;
+	struct gpumem_span *sp = NULL, one;
+	size_t n = 0;
+
+	/* the whole span */
+	ck_assert_int_eq(store_gpumem_span(s, base, base + 30 * SEC, &sp, &n,
+			     &st),
+	    0);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_int_eq(sp[0].p.pid, 0);
+	ck_assert_uint_eq(sp[0].first_bytes, 1000);
+	ck_assert_uint_eq(sp[0].p.bytes, 2000);
+	ck_assert_uint_eq(sp[0].p.min_bytes, 1000);
+	ck_assert_uint_eq(sp[0].p.max_bytes, 3000);
+	ck_assert_uint_eq(sp[0].windows, 3);
+	ck_assert_int_eq(sp[1].p.pid, 42);
+	ck_assert_uint_eq(sp[1].first_bytes, 100);
+	ck_assert_uint_eq(sp[1].p.bytes, 300);
+	ck_assert_uint_eq(sp[1].p.min_bytes, 50);
+	ck_assert_uint_eq(sp[1].p.max_bytes, 900);
+	ck_assert_int_eq(sp[1].first_wall_ns, base + 10 * SEC);
+	ck_assert_int_eq(sp[1].last_wall_ns, base + 30 * SEC);
+	ck_assert_int_eq(sp[2].p.pid, 43);
+	ck_assert(sp[2].p.stale);
+	ck_assert_uint_eq(sp[2].windows, 1);
+	/* the newest window's state, saturated when any window was */
+	ck_assert_uint_eq(st.state, GPUMEM_ERROR);
+	ck_assert_int_eq(st.err, -EPERM);
+	ck_assert(st.saturated);
+	free(sp);
+
+	/* growth of one instance over part of the span */
+	ck_assert_int_eq(store_gpumem_growth(s, 0, 42, 4200, base + 15 * SEC,
+			     base + 30 * SEC, &one),
+	    0);
+	ck_assert_uint_eq(one.first_bytes, 400);
+	ck_assert_uint_eq(one.p.bytes, 300);
+	ck_assert_uint_eq(one.p.max_bytes, 900);
+	ck_assert_uint_eq(one.windows, 2);
+	ck_assert_int_eq(store_gpumem_growth(s, 0, 42, 1, base, base + 30 * SEC,
+			     &one),
+	    -ENOENT);
+	ck_assert_int_eq(store_gpumem_growth(s, 0, 42, 4200, base + 30 * SEC,
+			     base + 30 * SEC, &one),
+	    -EINVAL);
+}
+
+static struct window_gpu_proc gp(uint32_t gpu, int32_t pid, uint64_t start,
+    uint64_t bytes, uint64_t mn, uint64_t mx, bool stale, const char *name);
+
+/* Three windows: the GPU total, pid 42 growing, pid 43 stale once. */
+static void
+span_put(struct store *s, int upto)
+{
+	struct window_gpu_proc w1[] = {
+		gp(0, 0, 0, 1000, 1000, 1000, false, ""),
+		gp(0, 42, 4200, 100, 50, 100, false, "app"),
+	};
+	struct window_gpu_proc w2[] = {
+		gp(0, 0, 0, 3000, 1000, 3000, false, ""),
+		gp(0, 42, 4200, 400, 100, 900, false, "app"),
+		gp(0, 43, 0, 5, 5, 5, true, ""),
+	};
+	struct window_gpu_proc w3[] = {
+		gp(0, 0, 0, 2000, 2000, 3000, false, ""),
+		gp(0, 42, 4200, 300, 300, 400, false, "app"),
+	};
+	struct window *w;
+
+	if (upto <= 2) {
+		w = gpu_window(1, 10, w1, 2);
+		ck_assert_int_eq(store_put(s, w), 0);
+		window_free(w);
+		w = gpu_window(2, 20, w2, 3);
+		window_gpumem(w)->st.saturated = true;
+		ck_assert_int_eq(store_put(s, w), 0);
+		window_free(w);
+	}
+	if (upto != 2) {
+		w = gpu_window(3, 30, w3, 2);
+		window_gpumem(w)->st.state = GPUMEM_ERROR;
+		window_gpumem(w)->st.why = GPUMEM_WHY_TRAVERSE;
+		window_gpumem(w)->st.err = -EPERM;
+		ck_assert_int_eq(store_put(s, w), 0);
+		window_free(w);
+	}
+}
+
+/* Read by a reader through its views: two windows moved into the main
+ * file, the third still in the spool. */
+START_TEST(test_store_span_spool)
+{
+	struct store_opts o;
+	struct store *s = NULL, *r = NULL;
+	char *dir = tu_mkdtemp("gpumem-spool"), path[4096], spool[4096];
+
+	ck_assert_ptr_nonnull(dir);
+	snprintf(path, sizeof(path), "%s/vitals.db", dir);
+	snprintf(spool, sizeof(spool), "%s/spool.db", dir);
+	store_opts_default(&o);
+	o.spool_path = spool;
+	o.commit_s = 3600;
+	ck_assert_int_eq(store_open(path, &o, &s), 0);
+	span_put(s, 2);
+	ck_assert_int_eq(store_flush(s), 0);
+	span_put(s, 3);
+	ck_assert_int_eq(store_conn_open(s, &r), 0);
+	ck_assert_int_eq(store_conn_begin(r), 0);
+	span_check(r, 1700000000LL * SEC);
+	store_conn_end(r);
+	store_conn_close(r);
+	store_close(s);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 START_TEST(test_store_span_growth)
 {
 	struct window_gpu_proc w1[] = {
@@ -372,8 +493,6 @@ START_TEST(test_store_span_growth)
 		gp(0, 0, 0, 2000, 2000, 3000, false, ""),
 		gp(0, 42, 4200, 300, 300, 400, false, "app"),
 	};
-	struct window_gpumem st;
-	struct gpumem_span *sp = NULL, one;
 	struct window **ws = NULL;
 	struct store_opts o;
 	struct store *s = NULL;
@@ -417,47 +536,7 @@ START_TEST(test_store_span_growth)
 		window_free(ws[i]);
 	free(ws);
 
-	/* the whole span */
-	ck_assert_int_eq(store_gpumem_span(s, base, base + 30 * SEC, &sp, &n,
-			     &st),
-	    0);
-	ck_assert_uint_eq(n, 3);
-	ck_assert_int_eq(sp[0].p.pid, 0);
-	ck_assert_uint_eq(sp[0].first_bytes, 1000);
-	ck_assert_uint_eq(sp[0].p.bytes, 2000);
-	ck_assert_uint_eq(sp[0].p.min_bytes, 1000);
-	ck_assert_uint_eq(sp[0].p.max_bytes, 3000);
-	ck_assert_uint_eq(sp[0].windows, 3);
-	ck_assert_int_eq(sp[1].p.pid, 42);
-	ck_assert_uint_eq(sp[1].first_bytes, 100);
-	ck_assert_uint_eq(sp[1].p.bytes, 300);
-	ck_assert_uint_eq(sp[1].p.min_bytes, 50);
-	ck_assert_uint_eq(sp[1].p.max_bytes, 900);
-	ck_assert_int_eq(sp[1].first_wall_ns, base + 10 * SEC);
-	ck_assert_int_eq(sp[1].last_wall_ns, base + 30 * SEC);
-	ck_assert_int_eq(sp[2].p.pid, 43);
-	ck_assert(sp[2].p.stale);
-	ck_assert_uint_eq(sp[2].windows, 1);
-	/* the newest window's state, saturated when any window was */
-	ck_assert_uint_eq(st.state, GPUMEM_ERROR);
-	ck_assert_int_eq(st.err, -EPERM);
-	ck_assert(st.saturated);
-	free(sp);
-
-	/* growth of one instance over part of the span */
-	ck_assert_int_eq(store_gpumem_growth(s, 0, 42, 4200, base + 15 * SEC,
-			     base + 30 * SEC, &one),
-	    0);
-	ck_assert_uint_eq(one.first_bytes, 400);
-	ck_assert_uint_eq(one.p.bytes, 300);
-	ck_assert_uint_eq(one.p.max_bytes, 900);
-	ck_assert_uint_eq(one.windows, 2);
-	ck_assert_int_eq(store_gpumem_growth(s, 0, 42, 1, base, base + 30 * SEC,
-			     &one),
-	    -ENOENT);
-	ck_assert_int_eq(store_gpumem_growth(s, 0, 42, 4200, base + 30 * SEC,
-			     base + 30 * SEC, &one),
-	    -EINVAL);
+	span_check(s, base);
 	store_close(s);
 	tu_rmtree(dir);
 	free(dir);
@@ -755,6 +834,7 @@ gpumem_suite(void)
 	tcase_add_test(tc, test_view);
 	tcase_add_test(tc, test_dup_and_merge);
 	tcase_add_test(tc, test_store_span_growth);
+	tcase_add_test(tc, test_store_span_spool);
 	tcase_add_test(tc, test_client_text);
 	tcase_add_test(tc, test_dumpsys_golden);
 	tcase_add_test(tc, test_dumpsys_reader_strict);

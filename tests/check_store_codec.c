@@ -198,6 +198,67 @@ START_TEST(test_crc32c_vector)
 	ck_assert_uint_eq(store_crc32c(store_crc32c(0, "1234", 4), "56789", 5),
 	    0xe3069283u);
 	ck_assert_uint_eq(store_crc32c(0, "", 0), 0);
+	ck_assert_uint_eq(store_crc32c_table(0, "123456789", 9), 0xe3069283u);
+}
+END_TEST
+
+/* The instructions (SSE 4.2, ARMv8 CRC) and the table agree on every
+ * length 0..64 at every alignment 0..7, on big buffers and chained. */
+START_TEST(test_crc32c_paths)
+{
+	enum { BIG = 1 << 20 };
+	static const size_t big[] = { 65, 255, 4096, 4099, 65537, BIG };
+	uint8_t *buf = malloc(BIG + 8);
+	uint32_t hw, seed = 0x12345678;
+	size_t i, len, off;
+	int have;
+
+	ck_assert_ptr_nonnull(buf);
+	for (i = 0; i < BIG + 8; i++) {
+		seed = seed * 1103515245u + 12345u;
+		buf[i] = (uint8_t)(seed >> 16);
+	}
+	have = store_crc32c_hw(0, "123456789", 9, &hw) == 0;
+#if defined(__x86_64__) || defined(__aarch64__)
+	/* every machine CI and the phones run on has them */
+	ck_assert_int_eq(have, 1);
+#endif
+	if (have)
+		ck_assert_uint_eq(hw, 0xe3069283u);
+	for (off = 0; off < 8; off++)
+		for (len = 0; len <= 64; len++) {
+			uint32_t want = store_crc32c_table(0, buf + off, len);
+
+			ck_assert_uint_eq(store_crc32c(0, buf + off, len),
+			    want);
+			if (have) {
+				ck_assert_int_eq(store_crc32c_hw(0, buf + off,
+						     len, &hw),
+				    0);
+				ck_assert_uint_eq(hw, want);
+			}
+			/* a running CRC carried in */
+			want = store_crc32c_table(want, buf + 100, len);
+			ck_assert_uint_eq(store_crc32c(store_crc32c(0,
+							   buf + off, len),
+					      buf + 100, len),
+			    want);
+		}
+	for (i = 0; i < sizeof(big) / sizeof(big[0]); i++) {
+		uint32_t want = store_crc32c_table(0, buf + 3, big[i]);
+
+		ck_assert_uint_eq(store_crc32c(0, buf + 3, big[i]), want);
+		ck_assert_uint_eq(store_crc32c(store_crc32c(0, buf + 3, 17),
+				      buf + 20, big[i] - 17),
+		    want);
+		if (have) {
+			ck_assert_int_eq(store_crc32c_hw(0, buf + 3, big[i],
+					     &hw),
+			    0);
+			ck_assert_uint_eq(hw, want);
+		}
+	}
+	free(buf);
 }
 END_TEST
 
@@ -512,6 +573,51 @@ START_TEST(test_tasks_roundtrip)
 }
 END_TEST
 
+/* Only the rows asked for, exactly as the whole decode gives them. */
+START_TEST(test_tasks_find)
+{
+	enum { N = 64 };
+	struct window_task in[N], *out;
+	uint64_t iid[N], *oid, want[5];
+	struct store_enc e = { 0 };
+	size_t n, cut;
+
+	mk_tasks(in, iid, N);
+	ck_assert_int_eq(store_tasks_put(&e, in, iid, N), 0);
+	/* rows 0, 9 and 63, and two ids no row has */
+	want[0] = iid[0];
+	want[1] = iid[9] - 1;
+	want[2] = iid[9];
+	want[3] = iid[N - 1];
+	want[4] = iid[N - 1] + 1;
+	ck_assert_int_eq(store_tasks_find(e.b.p, e.b.len, N, want, 5, &out,
+			     &oid, &n),
+	    0);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_uint_eq(oid[0], iid[0]);
+	ck_assert_mem_eq(&out[0], &in[0], sizeof(in[0]));
+	ck_assert_uint_eq(oid[1], iid[9]);
+	ck_assert_mem_eq(&out[1], &in[9], sizeof(in[9]));
+	ck_assert_uint_eq(oid[2], iid[N - 1]);
+	ck_assert_mem_eq(&out[2], &in[N - 1], sizeof(in[0]));
+	free(out);
+	free(oid);
+	/* none asked, none wanted that exists */
+	ck_assert_int_eq(store_tasks_find(e.b.p, e.b.len, N, want, 0, &out,
+			     &oid, &n),
+	    0);
+	ck_assert_uint_eq(n, 0);
+	free(out);
+	free(oid);
+	/* a cut before the last row asked for is refused */
+	for (cut = 0; cut < e.b.len / 2; cut++)
+		ck_assert_int_eq(store_tasks_find(e.b.p, cut, N, want, 5, &out,
+				     &oid, &n),
+		    -EBADMSG);
+	store_enc_release(&e);
+}
+END_TEST
+
 START_TEST(test_tasks_bad)
 {
 	enum { N = 16 };
@@ -566,6 +672,8 @@ main(void)
 	tcase_add_test(tc, test_strings_and_doubles);
 	tcase_add_test(tc, test_num);
 	tcase_add_test(tc, test_crc32c_vector);
+	tcase_add_test(tc, test_crc32c_paths);
+	tcase_add_test(tc, test_tasks_find);
 	tcase_add_test(tc, test_frame_roundtrip);
 	tcase_add_test(tc, test_frame_corrupt);
 	tcase_add_test(tc, test_frame_zstd);

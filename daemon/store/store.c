@@ -286,6 +286,18 @@ static const char schema_v9[] =
     " kv BLOB, sys BLOB, bpf BLOB);";
 
 /*
+ * v10: per-instance summaries of wall-clock spans of 60, 600 and 3600 s
+ * (store_tasksum.c): built by maintenance from the windows, forgotten by
+ * every write that changes a span's windows. An empty table is a valid
+ * state (reads go window by window): nothing to convert.
+ */
+static const char schema_v10[] =
+    "CREATE TABLE task_sum ("
+    " start_ns INTEGER NOT NULL, span_ns INTEGER NOT NULL,"
+    " n_windows INTEGER NOT NULL, procs BLOB, threads BLOB,"
+    " PRIMARY KEY (start_ns, span_ns)) WITHOUT ROWID;";
+
+/*
  * migrations[v] takes a database from user_version v to v + 1: its SQL,
  * then its C half (NULL: none) in the same transaction.
  */
@@ -302,6 +314,7 @@ static const struct {
 	{ schema_v7, NULL },
 	{ schema_v8, store_inst_migrate_v8 },
 	{ schema_v9, store_migrate_v9 },
+	{ schema_v10, NULL },
 };
 
 static const char *const ws_sql[WS__MAX] = {

@@ -246,11 +246,17 @@ store_dec_end(const struct store_dec *d)
 
 /* ------------------------------------------------------------ CRC-32C */
 
-/* Castagnoli, reflected (the polynomial iSCSI, ext4 and btrfs use). */
+/*
+ * Castagnoli, reflected (the polynomial iSCSI, ext4 and btrfs use). The
+ * instructions of SSE 4.2 (x86-64) and of ARMv8's CRC extension compute
+ * exactly this CRC, 8 bytes per instruction; the table is the fallback
+ * and the reference the tests hold them to. Which one runs is decided
+ * once, from what the CPU says it has (cpuid, the auxiliary vector).
+ */
 static uint32_t crc_tab[256];
 
 static void
-crc_init(void)
+crc_tab_init(void)
 {
 	uint32_t c;
 	unsigned i, k;
@@ -264,16 +270,177 @@ crc_init(void)
 }
 
 uint32_t
-store_crc32c(uint32_t crc, const void *p, size_t n)
+store_crc32c_table(uint32_t crc, const void *p, size_t n)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	const uint8_t *b = p;
 
-	pthread_once(&once, crc_init);
+	pthread_once(&once, crc_tab_init);
 	crc = ~crc;
 	while (n--)
 		crc = crc_tab[(crc ^ *b++) & 0xff] ^ (crc >> 8);
 	return ~crc;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <nmmintrin.h>
+#define CRC_HW 1
+
+__attribute__((target("sse4.2"))) static uint32_t
+crc_hw(uint32_t crc, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	uint64_t c = ~crc, v;
+
+	for (; n >= 8; n -= 8, b += 8) {
+		memcpy(&v, b, 8);
+		c = _mm_crc32_u64(c, v);
+	}
+	while (n--)
+		c = _mm_crc32_u8((uint32_t)c, *b++);
+	return ~(uint32_t)c;
+}
+
+static int
+crc_hw_have(void)
+{
+	return __builtin_cpu_supports("sse4.2");
+}
+
+#elif defined(__aarch64__) && (defined(__GNUC__) || defined(__clang__))
+#include <sys/auxv.h>
+#define CRC_HW 1
+#ifndef HWCAP_CRC32
+#define HWCAP_CRC32 (1 << 7)
+#endif
+#if defined(__clang__)
+#define CRC_ARM_TARGET __attribute__((target("crc")))
+#define CRC_ARM_8(c, v) __builtin_arm_crc32cd((c), (v))
+#define CRC_ARM_1(c, v) __builtin_arm_crc32cb((c), (v))
+#else
+#define CRC_ARM_TARGET __attribute__((target("+crc")))
+#define CRC_ARM_8(c, v) __builtin_aarch64_crc32cx((c), (v))
+#define CRC_ARM_1(c, v) __builtin_aarch64_crc32cb((c), (v))
+#endif
+
+CRC_ARM_TARGET static uint32_t
+crc_hw(uint32_t crc, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	uint32_t c = ~crc;
+	uint64_t v;
+
+	for (; n >= 8; n -= 8, b += 8) {
+		memcpy(&v, b, 8);
+		c = CRC_ARM_8(c, v);
+	}
+	while (n--)
+		c = CRC_ARM_1(c, *b++);
+	return ~c;
+}
+
+static int
+crc_hw_have(void)
+{
+#ifdef __ARM_FEATURE_CRC32
+	return 1;
+#else
+	return (getauxval(AT_HWCAP) & HWCAP_CRC32) != 0;
+#endif
+}
+#endif
+
+int
+store_crc32c_hw(uint32_t crc, const void *p, size_t n, uint32_t *ret)
+{
+#ifdef CRC_HW
+	if (crc_hw_have()) {
+		*ret = crc_hw(crc, p, n);
+		return 0;
+	}
+#else
+	(void)crc;
+	(void)p;
+	(void)n;
+	(void)ret;
+#endif
+	return -EOPNOTSUPP;
+}
+
+static uint32_t (*crc_fn)(uint32_t, const void *, size_t);
+
+static void
+crc_pick(void)
+{
+	crc_fn = store_crc32c_table;
+#ifdef CRC_HW
+	if (crc_hw_have())
+		crc_fn = crc_hw;
+#endif
+}
+
+uint32_t
+store_crc32c(uint32_t crc, const void *p, size_t n)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, crc_pick);
+	return crc_fn(crc, p, n);
+}
+
+/* ------------------------------------------------------------ zstd */
+
+/*
+ * One compression and one decompression context per thread, made at its
+ * first use and freed when the thread ends: ZSTD_compress() and
+ * ZSTD_decompress() make and free one per call, which costs more than a
+ * window's blob takes to decode (measured: more than half of a day's
+ * history read).
+ */
+static pthread_key_t zctx_key[2];
+
+static void
+zctx_free_c(void *p)
+{
+	ZSTD_freeCCtx(p);
+}
+
+static void
+zctx_free_d(void *p)
+{
+	ZSTD_freeDCtx(p);
+}
+
+static int zctx_ok;
+
+static void
+zctx_init(void)
+{
+	zctx_ok = pthread_key_create(&zctx_key[0], zctx_free_c) == 0 &&
+	    pthread_key_create(&zctx_key[1], zctx_free_d) == 0;
+}
+
+/* The thread's context (d: decompression), NULL: none to be had. */
+static void *
+zctx(int d)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	void *c;
+
+	pthread_once(&once, zctx_init);
+	if (!zctx_ok)
+		return NULL;
+	if ((c = pthread_getspecific(zctx_key[d])) != NULL)
+		return c;
+	c = d ? (void *)ZSTD_createDCtx() : (void *)ZSTD_createCCtx();
+	if (c != NULL && pthread_setspecific(zctx_key[d], c) != 0) {
+		if (d)
+			ZSTD_freeDCtx(c);
+		else
+			ZSTD_freeCCtx(c);
+		c = NULL;
+	}
+	return c;
 }
 
 /* ------------------------------------------------------------ frames */
@@ -337,6 +504,7 @@ int
 store_frame_put_zstd(struct store_enc *e, unsigned part, unsigned version,
     const void *payload, size_t len, int level)
 {
+	ZSTD_CCtx *cc;
 	size_t cap, clen;
 	void *z;
 	int r;
@@ -346,8 +514,12 @@ store_frame_put_zstd(struct store_enc *e, unsigned part, unsigned version,
 	cap = ZSTD_compressBound(len);
 	if ((z = malloc(cap)) == NULL)
 		return -ENOMEM;
-	clen = ZSTD_compress(z, cap, payload, len,
-	    level ? level : STORE_ZSTD_LEVEL);
+	if ((cc = zctx(0)) != NULL)
+		clen = ZSTD_compressCCtx(cc, z, cap, payload, len,
+		    level ? level : STORE_ZSTD_LEVEL);
+	else
+		clen = ZSTD_compress(z, cap, payload, len,
+		    level ? level : STORE_ZSTD_LEVEL);
 	/* raw when zstd fails or does not pay for its decoded length */
 	if (ZSTD_isError(clen) || clen + u_len(len) >= len)
 		r = frame_put(e, part, version, STORE_CODEC_RAW, payload, len,
@@ -378,6 +550,7 @@ store_frame_get(const void *blob, size_t n, struct store_frame *ret)
 	struct store_dec d;
 	struct store_frame f = { 0 };
 	const uint8_t *m, *c;
+	ZSTD_DCtx *dc;
 	uint32_t crc = 0, want;
 	size_t hdr, got;
 	unsigned i;
@@ -401,7 +574,12 @@ store_frame_get(const void *blob, size_t n, struct store_frame *ret)
 			return -EBADMSG;
 		if ((f.buf = malloc(f.len ? f.len : 1)) == NULL)
 			return -ENOMEM;
-		got = ZSTD_decompress(f.buf, f.len, f.payload, f.stored);
+		if ((dc = zctx(1)) != NULL)
+			got = ZSTD_decompressDCtx(dc, f.buf, f.len, f.payload,
+			    f.stored);
+		else
+			got = ZSTD_decompress(f.buf, f.len, f.payload,
+			    f.stored);
 		if (ZSTD_isError(got) || got != f.len) {
 			free(f.buf);
 			return -EBADMSG;

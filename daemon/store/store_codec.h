@@ -99,6 +99,12 @@ int store_frame_put_zstd(struct store_enc *e, unsigned part, unsigned version,
 int store_frame_get(const void *blob, size_t n, struct store_frame *ret);
 void store_frame_release(struct store_frame *f);
 
+/* CRC-32C of p[0..n) continuing crc (0 to start): the CPU's
+ * instructions where it has them, else a table. */
 uint32_t store_crc32c(uint32_t crc, const void *p, size_t n);
+/* The table alone (the reference), and the instructions alone:
+ * -EOPNOTSUPP where the CPU or the build has none (ret untouched). */
+uint32_t store_crc32c_table(uint32_t crc, const void *p, size_t n);
+int store_crc32c_hw(uint32_t crc, const void *p, size_t n, uint32_t *ret);
 
 #endif /* VITALSD_STORE_CODEC_H */

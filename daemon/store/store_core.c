@@ -212,6 +212,7 @@ store_enforce_size(struct store *s, int64_t keep)
 	int64_t psz = s->page_size, pages, nfree, nwin, k, excess, per;
 	int64_t limit = (int64_t)s->budget;
 	int64_t low = limit - limit / 64;
+	sqlite3_stmt *f;
 	int rc;
 
 	for (;;) {
@@ -241,6 +242,16 @@ store_enforce_size(struct store *s, int64_t keep)
 		excess = (pages - nfree) * psz - limit;
 		per = (pages - nfree) * psz / nwin;
 		k = (per > 0 ? excess / per : 0) + 1;
+		/* first the summaries of their spans (store_tasksum.c) */
+		if ((f = s->sum_st[SUMF_OLDEST]) != NULL) {
+			sqlite3_bind_int64(f, 1, keep);
+			sqlite3_bind_int64(f, 2, k);
+			while ((rc = sqlite3_step(f)) == SQLITE_ROW)
+				;
+			sqlite3_reset(f);
+			if (rc != SQLITE_DONE)
+				return store_fail(s, rc, "summaries");
+		}
 		sqlite3_bind_int64(s->ws[WS_DEL_OLDEST], 1, keep);
 		sqlite3_bind_int64(s->ws[WS_DEL_OLDEST], 2, k);
 		if ((rc = store_run(s->ws[WS_DEL_OLDEST])) != SQLITE_OK)
@@ -249,4 +260,12 @@ store_enforce_size(struct store *s, int64_t keep)
 		if ((rc = store_run(s->ws[WS_VACUUM])) != SQLITE_OK)
 			return store_fail(s, rc, "incremental_vacuum");
 	}
+}
+
+void
+store_blob_error(struct store *s)
+{
+	struct store *w = s->writer ? (struct store *)s->writer : s;
+
+	__atomic_add_fetch(&w->st.blob_errors, 1, __ATOMIC_RELAXED);
 }

@@ -20,9 +20,8 @@ enum {
 	GS_INS_GPU,
 	GS_SEL_STATE,
 	GS_SEL_GPU,
-	GS_SPAN,
-	GS_GROWTH,
-	GS_SPAN_STATE,
+	GS_SPAN_WINS,
+	GS_SEL_ONE,
 };
 
 #define GS_STATE_COLS                                                  \
@@ -35,14 +34,6 @@ enum {
 #define GS_GPU_COLS \
 	"gpu_id, pid, starttime, bytes, min_bytes, max_bytes, stale, name"
 
-/* rows of a span: every window ending in [from, to), by instance, oldest
- * window first */
-#define GS_SPAN_SQL(filter)                                            \
-	"SELECT " GS_GPU_COLS ", w.wall_end_ns FROM window_gpu g"      \
-	" JOIN windows w ON w.id = g.window_id"                        \
-	" WHERE w.wall_end_ns > :from AND w.wall_end_ns <= :to" filter \
-	" ORDER BY g.gpu_id, g.pid, g.starttime, w.wall_end_ns"
-
 static const char *const gs_sql[] = {
 	[GS_INS_STATE] = "INSERT INTO window_gpumem (window_id, " GS_STATE_COLS
 			 ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
@@ -53,16 +44,23 @@ static const char *const gs_sql[] = {
 			 " FROM window_gpumem WHERE window_id = ?",
 	[GS_SEL_GPU] = "SELECT " GS_GPU_COLS " FROM window_gpu"
 		       " WHERE window_id = ? ORDER BY gpu_id, pid, starttime",
-	[GS_SPAN] = GS_SPAN_SQL(""),
-	[GS_GROWTH] = GS_SPAN_SQL(" AND g.gpu_id = :gpu AND g.pid = :pid"
-				  " AND g.starttime = :start"),
-	[GS_SPAN_STATE] =
-	    "SELECT " GS_STATE_COLS ", (SELECT max(s.saturated)"
-	    " FROM window_gpumem s JOIN windows x ON x.id = s.window_id"
-	    " WHERE x.wall_end_ns > :from AND x.wall_end_ns <= :to)"
-	    " FROM window_gpumem JOIN windows w ON w.id = window_id"
-	    " WHERE w.wall_end_ns > :from AND w.wall_end_ns <= :to"
-	    " ORDER BY w.wall_end_ns DESC LIMIT 1",
+	/*
+	 * The windows ending in (from, to], oldest first, each with its
+	 * state row's saturated flag (NULL: no state row). The range seeks
+	 * windows_wall (no window is longer than :span); child rows are
+	 * looked up per window (GS_SEL_GPU, GS_SEL_ONE), never joined:
+	 * where a reader's views stand for the tables (store_conn.c), SQLite
+	 * would read a joined view whole.
+	 */
+	[GS_SPAN_WINS] = "SELECT w.id, w.wall_end_ns, (SELECT s.saturated"
+			 " FROM window_gpumem s WHERE s.window_id = w.id)"
+			 " FROM windows w WHERE w.wall_start_ns <= :to"
+			 " AND w.wall_start_ns > :from - :span"
+			 " AND w.wall_end_ns > :from AND w.wall_end_ns <= :to"
+			 " ORDER BY w.wall_end_ns, w.id",
+	[GS_SEL_ONE] = "SELECT " GS_GPU_COLS " FROM window_gpu"
+		       " WHERE window_id = ?1 AND gpu_id = ?2 AND pid = ?3"
+		       " AND starttime = ?4",
 };
 
 /* window_gpumem's columns in GS_STATE_COLS order */
@@ -240,35 +238,52 @@ same_instance(const struct window_gpu_proc *a, const struct window_gpu_proc *b)
 	    a->starttime == b->starttime;
 }
 
-/* Fold the rows of st (GS_SPAN order) into one span per instance. */
+struct span_row {
+	struct window_gpu_proc p;
+	int64_t end; /* its window's wall_end_ns */
+	size_t seq;  /* its window's place, oldest first */
+};
+
 static int
-span_rows(struct store *s, sqlite3_stmt *st, struct gpumem_span **ret,
+span_row_cmp(const void *a, const void *b)
+{
+	const struct span_row *x = a, *y = b;
+
+	if (x->p.gpu_id != y->p.gpu_id)
+		return x->p.gpu_id < y->p.gpu_id ? -1 : 1;
+	if (x->p.pid != y->p.pid)
+		return x->p.pid < y->p.pid ? -1 : 1;
+	if (x->p.starttime != y->p.starttime)
+		return x->p.starttime < y->p.starttime ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Fold rows (sorted by instance, oldest first) into one span each. */
+static int
+span_fold(const struct span_row *row, size_t nrow, struct gpumem_span **ret,
     size_t *ret_n)
 {
 	struct gpumem_span *out = NULL, *np, *cur = NULL;
-	size_t n = 0, cap = 0;
-	int rc, r = 0;
+	size_t n = 0, cap = 0, i;
 
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct window_gpu_proc p;
-		int64_t end = sqlite3_column_int64(st, 8);
+	for (i = 0; i < nrow; i++) {
+		struct window_gpu_proc p = row[i].p;
 
-		col_gpu(st, &p);
 		if (cur && same_instance(&cur->p, &p)) {
 			if (p.min_bytes > cur->p.min_bytes)
 				p.min_bytes = cur->p.min_bytes;
 			if (p.max_bytes < cur->p.max_bytes)
 				p.max_bytes = cur->p.max_bytes;
 			cur->p = p;
-			cur->last_wall_ns = end;
+			cur->last_wall_ns = row[i].end;
 			cur->windows++;
 			continue;
 		}
 		if (n == cap) {
 			cap = cap ? cap * 2 : 32;
 			if ((np = realloc(out, cap * sizeof(*np))) == NULL) {
-				r = -ENOMEM;
-				break;
+				free(out);
+				return -ENOMEM;
 			}
 			out = np;
 		}
@@ -276,15 +291,8 @@ span_rows(struct store *s, sqlite3_stmt *st, struct gpumem_span **ret,
 		memset(cur, 0, sizeof(*cur));
 		cur->p = p;
 		cur->first_bytes = p.bytes;
-		cur->first_wall_ns = cur->last_wall_ns = end;
+		cur->first_wall_ns = cur->last_wall_ns = row[i].end;
 		cur->windows = 1;
-	}
-	if (r == 0 && rc != SQLITE_DONE)
-		r = store_fail(s, rc, "read gpu span");
-	sqlite3_reset(st);
-	if (r < 0) {
-		free(out);
-		return r;
 	}
 	*ret = out;
 	*ret_n = n;
@@ -294,7 +302,122 @@ span_rows(struct store *s, sqlite3_stmt *st, struct gpumem_span **ret,
 static void
 bind_name(sqlite3_stmt *st, const char *name, int64_t v)
 {
-	sqlite3_bind_int64(st, sqlite3_bind_parameter_index(st, name), v);
+	int i = sqlite3_bind_parameter_index(st, name);
+
+	if (i > 0)
+		sqlite3_bind_int64(st, i, v);
+}
+
+/* The rows of one window: all of them, or one instance's (q != NULL). */
+static int
+span_window(struct store *s, int64_t id, int64_t end, size_t seq,
+    const struct window_gpu_proc *q, struct span_row **row, size_t *n,
+    size_t *cap)
+{
+	sqlite3_stmt *st =
+	    s->part_st[WPART_GPUMEM][q ? GS_SEL_ONE : GS_SEL_GPU];
+	struct span_row *np;
+	int rc, r = 0;
+
+	sqlite3_bind_int64(st, 1, id);
+	if (q) {
+		sqlite3_bind_int64(st, 2, q->gpu_id);
+		sqlite3_bind_int64(st, 3, q->pid);
+		sqlite3_bind_int64(st, 4, (int64_t)q->starttime);
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (*n == *cap) {
+			*cap = *cap ? *cap * 2 : 64;
+			if ((np = realloc(*row, *cap * sizeof(*np))) == NULL) {
+				r = -ENOMEM;
+				break;
+			}
+			*row = np;
+		}
+		col_gpu(st, &(*row)[*n].p);
+		(*row)[*n].end = end;
+		(*row)[(*n)++].seq = seq;
+	}
+	sqlite3_reset(st);
+	if (r == 0 && rc != SQLITE_DONE)
+		r = store_fail(s, rc, "read gpu span");
+	return r;
+}
+
+/*
+ * The spans of windows ending in (from, to] (q: one instance's only),
+ * and the state of the latest of them with a state row, its saturated
+ * flag that of any (*ret_have: there was one). Lock held.
+ */
+static int
+span_locked(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
+    const struct window_gpu_proc *q, struct gpumem_span **ret, size_t *ret_n,
+    struct window_gpumem *ret_state)
+{
+	sqlite3_stmt *st = s->part_st[WPART_GPUMEM][GS_SPAN_WINS];
+	struct span_row *row = NULL;
+	int64_t *ids = NULL, *ends = NULL, last_state = 0, *np;
+	size_t nid = 0, cid = 0, nrow = 0, crow = 0, i;
+	bool saturated = false, have = false;
+	int rc, r = 0;
+
+	bind_name(st, ":from", from_wall_ns);
+	bind_name(st, ":to", to_wall_ns);
+	bind_name(st, ":span", s->max_span_ns);
+	/* ids first: the per-window lookups run other statements */
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (nid == cid) {
+			cid = cid ? cid * 2 : 64;
+			if ((np = realloc(ids, cid * sizeof(*np))) == NULL) {
+				r = -ENOMEM;
+				break;
+			}
+			ids = np;
+			if ((np = realloc(ends, cid * sizeof(*np))) == NULL) {
+				r = -ENOMEM;
+				break;
+			}
+			ends = np;
+		}
+		ids[nid] = sqlite3_column_int64(st, 0);
+		ends[nid] = sqlite3_column_int64(st, 1);
+		if (sqlite3_column_type(st, 2) != SQLITE_NULL) {
+			saturated |= sqlite3_column_int(st, 2) != 0;
+			last_state = ids[nid];
+			have = true;
+		}
+		nid++;
+	}
+	if (r == 0 && rc != SQLITE_DONE)
+		r = store_fail(s, rc, "read gpu span");
+	sqlite3_reset(st);
+	if (r == 0 && ret_state && have) {
+		int64_t v[GS_STATE_NCOLS];
+		int k;
+
+		st = s->part_st[WPART_GPUMEM][GS_SEL_STATE];
+		sqlite3_bind_int64(st, 1, last_state);
+		if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			for (k = 0; k < GS_STATE_NCOLS; k++)
+				v[k] = sqlite3_column_int64(st, k);
+			memset(ret_state, 0, sizeof(*ret_state));
+			state_set(ret_state, v);
+			ret_state->saturated = saturated;
+		} else if (rc != SQLITE_DONE) {
+			r = store_fail(s, rc, "read gpu span");
+		}
+		sqlite3_reset(st);
+	}
+	for (i = 0; i < nid && r == 0; i++)
+		r = span_window(s, ids[i], ends[i], i, q, &row, &nrow, &crow);
+	if (r == 0 && nrow > 1)
+		qsort(row, nrow, sizeof(*row), span_row_cmp);
+	if (r == 0)
+		r = span_fold(row, nrow, ret, ret_n);
+	free(row);
+	free(ids);
+	free(ends);
+	return r;
 }
 
 /*
@@ -306,41 +429,16 @@ int
 store_gpumem_span(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
     struct gpumem_span **ret, size_t *ret_n, struct window_gpumem *ret_state)
 {
-	sqlite3_stmt *st;
-	int rc, k, r;
+	int r;
 
 	if (s == NULL)
 		return -EBADF;
 	if (from_wall_ns >= to_wall_ns)
 		return -EINVAL;
 	pthread_mutex_lock(&s->lock);
-	if (s->db == NULL) {
-		pthread_mutex_unlock(&s->lock);
-		return -EBADF;
-	}
-	st = s->part_st[WPART_GPUMEM][GS_SPAN_STATE];
-	bind_name(st, ":from", from_wall_ns);
-	bind_name(st, ":to", to_wall_ns);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW && ret_state) {
-		int64_t v[GS_STATE_NCOLS];
-
-		for (k = 0; k < GS_STATE_NCOLS; k++)
-			v[k] = sqlite3_column_int64(st, k);
-		memset(ret_state, 0, sizeof(*ret_state));
-		state_set(ret_state, v);
-		ret_state->saturated = sqlite3_column_int(st, GS_STATE_NCOLS) !=
-		    0;
-	}
-	sqlite3_reset(st);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-		r = store_fail(s, rc, "read gpu span");
-		pthread_mutex_unlock(&s->lock);
-		return r;
-	}
-	st = s->part_st[WPART_GPUMEM][GS_SPAN];
-	bind_name(st, ":from", from_wall_ns);
-	bind_name(st, ":to", to_wall_ns);
-	r = span_rows(s, st, ret, ret_n);
+	r = s->db == NULL ? -EBADF :
+			    span_locked(s, from_wall_ns, to_wall_ns, NULL, ret,
+				ret_n, ret_state);
 	pthread_mutex_unlock(&s->lock);
 	return r;
 }
@@ -355,8 +453,10 @@ store_gpumem_growth(struct store *s, uint32_t gpu_id, int32_t pid,
     uint64_t starttime, int64_t from_wall_ns, int64_t to_wall_ns,
     struct gpumem_span *ret)
 {
+	struct window_gpu_proc q = { .gpu_id = gpu_id,
+		.pid = pid,
+		.starttime = starttime };
 	struct gpumem_span *sp = NULL;
-	sqlite3_stmt *st;
 	size_t n = 0;
 	int r;
 
@@ -365,17 +465,9 @@ store_gpumem_growth(struct store *s, uint32_t gpu_id, int32_t pid,
 	if (from_wall_ns >= to_wall_ns)
 		return -EINVAL;
 	pthread_mutex_lock(&s->lock);
-	if (s->db == NULL) {
-		pthread_mutex_unlock(&s->lock);
-		return -EBADF;
-	}
-	st = s->part_st[WPART_GPUMEM][GS_GROWTH];
-	bind_name(st, ":from", from_wall_ns);
-	bind_name(st, ":to", to_wall_ns);
-	bind_name(st, ":gpu", gpu_id);
-	bind_name(st, ":pid", pid);
-	bind_name(st, ":start", (int64_t)starttime);
-	r = span_rows(s, st, &sp, &n);
+	r = s->db == NULL ?
+	    -EBADF :
+	    span_locked(s, from_wall_ns, to_wall_ns, &q, &sp, &n, NULL);
 	pthread_mutex_unlock(&s->lock);
 	if (r < 0)
 		return r;

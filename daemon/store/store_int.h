@@ -15,6 +15,7 @@
 
 #include "store/store.h"
 #include "store/store_kv.h"
+#include "store/store_codec.h"
 #include "window/window.h"
 
 /* Statements of the write side, prepared once at open (store.c). */
@@ -47,13 +48,14 @@ enum store_rstmt {
 	RS_IDENT_ONE,
 	RS_INST,
 	RS_RANGE,
-	RS_TASK_WINS,
+	RS_TASK_SEG,
 	RS_INST_ID,
 	RS_INST_TGID,
 	RS__MAX
 };
 
 #define STORE_PART_NSTMT 10
+#define STORE_SUM_NSTMT 12 /* store_tasksum.c's statements */
 #define STORE_SPOOL_NSTMT \
 	40 /* store_spool.c's statements on db */ /* statements of one part's store_<signal>.c */
 
@@ -124,6 +126,8 @@ struct store {
 	bool spool_tried;    /* attaching was tried on this connection */
 	/* store_inst.c: the writer's instance ids (NULL on a reader) */
 	struct store_iw *iw;
+	/* store_tasksum.c: its statements (NULL: a schema without summaries) */
+	sqlite3_stmt *sum_st[STORE_SUM_NSTMT];
 	/* store_taskread.c: identities by instance id, for one read */
 	struct store_rcache *rcache;
 	/* store_keys.c: the writer's key ids (NULL on a reader), and names
@@ -334,7 +338,69 @@ struct store_rcache;
 void store_rcache_free(struct store *s);
 void store_rcache_reset(struct store *s);
 int store_load_tasks(struct store *s, int64_t id, struct window *w);
-void store_blob_error(struct store *s);
+void store_blob_error(struct store *s); /* store_core.c */
+
+/* store_agg.c: instance id -> index, and per-instance sums */
+struct store_imap {
+	int64_t *key;
+	uint32_t *val;
+	size_t mask, n;
+};
+void store_imap_free(struct store_imap *m);
+uint32_t store_imap_get(const struct store_imap *m, int64_t k);
+int store_imap_put(struct store_imap *m, int64_t k, uint32_t v);
+
+/* One instance's figures summed over windows, with the latest of them
+ * that held it (whose identity and end state the sums carry). */
+struct store_agg {
+	int64_t iid, last_wid;
+	struct window_task t; /* the sums; identity filled at the end */
+	uint64_t key;
+};
+struct store_aggs {
+	struct store_imap map;
+	struct store_agg *a;
+	size_t n, cap;
+};
+int store_agg_rows(struct store_aggs *g, int64_t wid,
+    const struct window_task *t, const uint64_t *iid, size_t n);
+int store_agg_sums(struct store_aggs *g, const struct store_agg *a, size_t n);
+void store_aggs_free(struct store_aggs *g);
+
+/* store_tasksum.c: per-instance summaries of wall-clock spans; the
+ * summary payload (rows in iid order) is pure byte work */
+#define STORE_TASKSUM_PART 16
+#define STORE_TASKSUM_VERSION 1
+int store_tasksum_put(struct store_enc *e, const struct store_agg *a, size_t n);
+int store_tasksum_get(const void *p, size_t len, struct store_agg **ret,
+    size_t *ret_n);
+int store_sum_prepare(struct store *s);
+void store_sum_finalize(struct store *s);
+/* The windows of the range starting in [lo, hi), summed in order. */
+typedef int (*store_sum_windows_fn)(struct store *s, int64_t from_wall_ns,
+    int64_t to_wall_ns, bool threads, int64_t lo, int64_t hi,
+    struct store_aggs *g);
+int store_sum_top(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
+    bool threads, struct store_aggs *g, store_sum_windows_fn windows);
+int store_sum_build(struct store *s);
+int store_sum_absent(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
+    bool threads, const uint64_t *want, size_t nwant, int64_t **ret,
+    size_t *ret_n);
+#define STORE_SUM_HOUR_NS (3600 * NSEC_PER_SEC) /* store_sum_absent's spans */
+extern bool store_sum_off; /* tests: every range read window by window */
+/* Forget the summaries of the spans holding a window the condition
+ * selects (enum store_sum_forget), inside the caller's transaction and
+ * before the windows go (or after they came). */
+enum store_sum_forget {
+	SUMF_ID,     /* ?1 a window id */
+	SUMF_AGE,    /* store_maint.c's retention: ?1..?4 as there */
+	SUMF_OLDEST, /* the size bound: ?1 keep, ?2 how many */
+	SUMF_MOVED,  /* the windows a spool move picked (temp.spool_ids) */
+	SUMF__MAX
+};
+/* The statement to bind as the delete is bound, and run (NULL: none) */
+sqlite3_stmt *store_sum_forget_stmt(struct store *s, enum store_sum_forget f);
+int store_sum_forget_run(struct store *s, sqlite3_stmt *st);
 
 /* store_keys.c: the key dictionary */
 struct store_kw;

@@ -98,6 +98,15 @@ roll_bucket(struct store *s, const struct roll_src *src, size_t n,
 	}
 	w[0]->level = from + 1;
 	for (i = 0; i < nids && r == 0; i++) {
+		sqlite3_stmt *f = store_sum_forget_stmt(s, SUMF_ID);
+
+		if (f != NULL) {
+			sqlite3_bind_int64(f, 1, ids[i]);
+			if ((rc = store_sum_forget_run(s, f)) != SQLITE_OK) {
+				r = store_fail(s, rc, "roll-up summaries");
+				break;
+			}
+		}
 		sqlite3_bind_int64(s->ws[WS_DEL_WINDOW], 1, ids[i]);
 		if ((rc = store_run(s->ws[WS_DEL_WINDOW])) != SQLITE_OK)
 			r = store_fail(s, rc, "roll-up delete");
@@ -232,7 +241,7 @@ static int
 delete_age(struct store *s, const struct maint_now *mn)
 {
 	int64_t retain_ns = s->o.retain_s * NSEC_PER_SEC;
-	sqlite3_stmt *st;
+	sqlite3_stmt *st, *f;
 	uint64_t n;
 	int rc, r;
 
@@ -242,11 +251,19 @@ delete_age(struct store *s, const struct maint_now *mn)
 		store_rollback(s);
 		return r;
 	}
+	/* the summaries of the spans it cuts into first (the same rule) */
+	if ((f = store_sum_forget_stmt(s, SUMF_AGE)) != NULL) {
+		sqlite3_bind_text(f, 1, mn->now->boot_id, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(f, 2, mn->now->boot_ns - retain_ns);
+		sqlite3_bind_int64(f, 3, mn->now->wall_ns - retain_ns);
+		sqlite3_bind_int(f, 4, mn->wall_ok);
+	}
 	sqlite3_bind_text(st, 1, mn->now->boot_id, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, mn->now->boot_ns - retain_ns);
 	sqlite3_bind_int64(st, 3, mn->now->wall_ns - retain_ns);
 	sqlite3_bind_int(st, 4, mn->wall_ok);
-	rc = store_run(st);
+	if ((rc = store_sum_forget_run(s, f)) == SQLITE_OK)
+		rc = store_run(st);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_OK) {
 		r = store_fail(s, rc, "retention");
@@ -466,7 +483,9 @@ maintain_locked(struct store *s, const struct store_now *now)
 	if (o->rollup2_s > 0 &&
 	    (r = roll_level(s, 1, &mn, o->rollup2_after_s, o->rollup2_s)) < 0)
 		goto fail;
-	if ((r = prune_instances(s)) < 0 || (r = shrink(s)) < 0)
+	/* summaries of the spans now over or changed (store_tasksum.c) */
+	if ((r = prune_instances(s)) < 0 || (r = store_sum_build(s)) < 0 ||
+	    (r = shrink(s)) < 0)
 		goto fail;
 	store_after_write(s);
 	/* what it costs and holds now (a failure here loses no window) */

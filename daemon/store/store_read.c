@@ -49,15 +49,18 @@ static const char *const rs_sql[RS__MAX] = {
 	[RS_RANGE] = "SELECT id, boot_id, wall_start_ns FROM windows WHERE"
 	    IN_RANGE("") " ORDER BY wall_start_ns DESC, boot_id DESC,"
 	    " mono_start_ns DESC, id DESC LIMIT :limit",
-	/* Oldest first, a list's blob each (store_taskread.c; NULL: none).
-	 * A correlated lookup, not a join: where a reader's views stand for
-	 * the tables (store_conn.c), SQLite would read a joined view whole. */
-	[RS_TASK_WINS] = "SELECT w.id, w.boot_id, w.level, w.hz,"
+	/* Oldest first, a list's blob each (store_taskread.c; NULL: none),
+	 * of the windows of the range that start in [:lo, :hi) (a top-N
+	 * reads the rest from summaries, store_tasksum.c). A correlated
+	 * lookup, not a join: where a reader's views stand for the tables
+	 * (store_conn.c), SQLite would read a joined view whole. */
+	[RS_TASK_SEG] = "SELECT w.id, w.boot_id, w.level, w.hz,"
 	    " w.mono_start_ns, w.mono_end_ns, w.wall_start_ns, w.wall_end_ns,"
 	    " (SELECT CASE WHEN :thread THEN t.threads ELSE t.procs END"
 	    " FROM window_tasks t WHERE t.window_id = w.id)"
 	    " FROM windows w"
-	    " WHERE" IN_RANGE("w.") " ORDER BY w.wall_start_ns,"
+	    " WHERE" IN_RANGE("w.") " AND w.wall_start_ns >= :lo"
+	    " AND w.wall_start_ns < :hi ORDER BY w.wall_start_ns,"
 	    " w.mono_start_ns, w.id",
 	/* The instances of one task (starttime 0: every one of that id). */
 	[RS_INST_ID] = "SELECT iid FROM instance WHERE thread = :thread"
@@ -96,7 +99,7 @@ store_read_prepare(struct store *s)
 			 SQLITE_PREPARE_PERSISTENT, &s->rs[i], NULL)) !=
 		    SQLITE_OK)
 			return rc;
-	return SQLITE_OK;
+	return store_sum_prepare(s);
 }
 
 void
@@ -104,6 +107,7 @@ store_read_finalize(struct store *s)
 {
 	unsigned i;
 
+	store_sum_finalize(s);
 	for (i = 0; i < RS__MAX; i++) {
 		sqlite3_finalize(s->rs[i]);
 		s->rs[i] = NULL;

@@ -379,6 +379,10 @@ store_spool_flush_locked(struct store *s)
 		rc = run(tab[SP_INST]);
 	if (rc == SQLITE_OK)
 		rc = run(tab[SP_KEYS]);
+	/* the main file's summaries of the spans the moved windows join */
+	if (rc == SQLITE_OK && moved > 0)
+		rc = store_sum_forget_run(s,
+		    store_sum_forget_stmt(s, SUMF_MOVED));
 	if (rc != SQLITE_OK) {
 		r = store_fail(s, rc, "spool: move");
 		goto fail;

@@ -27,83 +27,6 @@
 #define TASKS_MAX (1u << 20) /* rows of one blob; more is refused */
 #define RCACHE_MAX 65536
 
-/* ------------------------------------------------------- iid → index */
-
-struct imap {
-	int64_t *key;
-	uint32_t *val;
-	size_t mask, n;
-};
-
-static size_t
-imap_hash(int64_t k)
-{
-	uint64_t h = (uint64_t)k;
-
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	return (size_t)h;
-}
-
-static void
-imap_free(struct imap *m)
-{
-	free(m->key);
-	free(m->val);
-	memset(m, 0, sizeof(*m));
-}
-
-/* The slot of k: its value, or UINT32_MAX when absent. */
-static uint32_t
-imap_get(const struct imap *m, int64_t k)
-{
-	size_t h;
-
-	if (m->key == NULL)
-		return UINT32_MAX;
-	for (h = imap_hash(k) & m->mask; m->val[h] != UINT32_MAX;
-	     h = (h + 1) & m->mask)
-		if (m->key[h] == k)
-			return m->val[h];
-	return UINT32_MAX;
-}
-
-static int
-imap_put(struct imap *m, int64_t k, uint32_t v)
-{
-	size_t h, i, size;
-
-	if (m->key == NULL || 2 * (m->n + 1) > m->mask + 1) {
-		struct imap o = *m;
-
-		size = m->key ? 2 * (m->mask + 1) : 256;
-		if ((m->key = malloc(size * sizeof(*m->key))) == NULL ||
-		    (m->val = malloc(size * sizeof(*m->val))) == NULL) {
-			free(m->key);
-			*m = o;
-			return -ENOMEM;
-		}
-		memset(m->val, 0xff, size * sizeof(*m->val));
-		m->mask = size - 1;
-		m->n = 0;
-		for (i = 0; o.key && i <= o.mask; i++)
-			if (o.val[i] != UINT32_MAX)
-				(void)imap_put(m, o.key[i], o.val[i]);
-		imap_free(&o);
-	}
-	for (h = imap_hash(k) & m->mask; m->val[h] != UINT32_MAX;
-	     h = (h + 1) & m->mask)
-		if (m->key[h] == k) {
-			m->val[h] = v;
-			return 0;
-		}
-	m->key[h] = k;
-	m->val[h] = v;
-	m->n++;
-	return 0;
-}
-
 /* ---------------------------------------------------------- identities */
 
 struct ident {
@@ -116,7 +39,7 @@ struct ident {
 };
 
 struct store_rcache {
-	struct imap map;
+	struct store_imap map;
 	struct ident *e;
 	size_t n, cap;
 };
@@ -126,7 +49,7 @@ store_rcache_free(struct store *s)
 {
 	if (s->rcache == NULL)
 		return;
-	imap_free(&s->rcache->map);
+	store_imap_free(&s->rcache->map);
 	free(s->rcache->e);
 	free(s->rcache);
 	s->rcache = NULL;
@@ -136,14 +59,6 @@ void
 store_rcache_reset(struct store *s)
 {
 	store_rcache_free(s);
-}
-
-void
-store_blob_error(struct store *s)
-{
-	struct store *w = s->writer ? (struct store *)s->writer : s;
-
-	__atomic_add_fetch(&w->st.blob_errors, 1, __ATOMIC_RELAXED);
 }
 
 static void
@@ -184,7 +99,7 @@ inst_ident(struct store *s, int64_t iid, const struct ident **ret)
 	}
 	if (c == NULL && (c = s->rcache = calloc(1, sizeof(*c))) == NULL)
 		return -ENOMEM;
-	if ((k = imap_get(&c->map, iid)) != UINT32_MAX) {
+	if ((k = store_imap_get(&c->map, iid)) != UINT32_MAX) {
 		*ret = &c->e[k];
 		return 0;
 	}
@@ -211,7 +126,7 @@ inst_ident(struct store *s, int64_t iid, const struct ident **ret)
 		c->cap = nc;
 	}
 	c->e[c->n] = d;
-	if (imap_put(&c->map, iid, (uint32_t)c->n) < 0)
+	if (store_imap_put(&c->map, iid, (uint32_t)c->n) < 0)
 		return -ENOMEM;
 	*ret = &c->e[c->n++];
 	return 0;
@@ -254,10 +169,11 @@ ident_to_task(const struct ident *d, struct window_task *t)
 
 /* ---------------------------------------------------------------- blobs */
 
-/* The rows of one stored blob; -EBADMSG for anything malformed. */
+/* The rows of one stored blob (want: only those of these ids, sorted);
+ * -EBADMSG for anything malformed. */
 static int
-blob_decode(const void *blob, size_t n, struct window_task **ret,
-    uint64_t **ret_iid, size_t *ret_n)
+blob_decode(const void *blob, size_t n, const uint64_t *want, size_t nwant,
+    struct window_task **ret, uint64_t **ret_iid, size_t *ret_n)
 {
 	struct store_frame f;
 	int r;
@@ -266,6 +182,9 @@ blob_decode(const void *blob, size_t n, struct window_task **ret,
 		return r;
 	if (f.part != STORE_TASKS_PART || f.version != STORE_TASKS_VERSION)
 		r = -EBADMSG;
+	else if (want != NULL)
+		r = store_tasks_find(f.payload, f.len, TASKS_MAX, want, nwant,
+		    ret, ret_iid, ret_n);
 	else
 		r = store_tasks_get(f.payload, f.len, TASKS_MAX, ret, ret_iid,
 		    ret_n);
@@ -273,10 +192,21 @@ blob_decode(const void *blob, size_t n, struct window_task **ret,
 	return r;
 }
 
+static int col_tasks_of(struct store *s, sqlite3_stmt *st, int i,
+    const uint64_t *want, size_t nwant, struct window_task **ret,
+    uint64_t **ret_iid, size_t *ret_n);
+
 /* Column i of st decoded (NULL: no rows); a bad blob counted, no rows. */
 static int
 col_tasks(struct store *s, sqlite3_stmt *st, int i, struct window_task **ret,
     uint64_t **ret_iid, size_t *ret_n)
+{
+	return col_tasks_of(s, st, i, NULL, 0, ret, ret_iid, ret_n);
+}
+
+static int
+col_tasks_of(struct store *s, sqlite3_stmt *st, int i, const uint64_t *want,
+    size_t nwant, struct window_task **ret, uint64_t **ret_iid, size_t *ret_n)
 {
 	const void *b;
 	int n, r;
@@ -288,7 +218,8 @@ col_tasks(struct store *s, sqlite3_stmt *st, int i, struct window_task **ret,
 		return 0;
 	b = sqlite3_column_blob(st, i);
 	n = sqlite3_column_bytes(st, i);
-	if ((r = blob_decode(b, (size_t)n, ret, ret_iid, ret_n)) == -ENOMEM)
+	if ((r = blob_decode(b, (size_t)n, want, nwant, ret, ret_iid, ret_n)) ==
+	    -ENOMEM)
 		return r;
 	if (r < 0)
 		store_blob_error(s);
@@ -411,7 +342,7 @@ bind_range(struct store *s, sqlite3_stmt *st, int64_t from, int64_t to,
 	bind_named(st, ":thread", threads);
 }
 
-/* RS_TASK_WINS columns */
+/* RS_TASK_SEG columns */
 enum {
 	TW_ID,
 	TW_BOOT,
@@ -422,12 +353,6 @@ enum {
 	TW_WALL0,
 	TW_WALL1,
 	TW_BLOB
-};
-
-struct agg {
-	int64_t iid, last_wid;
-	struct window_task t; /* the sums; identity filled at the end */
-	uint64_t key;
 };
 
 static uint64_t
@@ -448,7 +373,7 @@ agg_key(const struct window_task *t, enum store_metric m)
 static int
 agg_key_cmp(const void *a, const void *b)
 {
-	const struct agg *x = a, *y = b;
+	const struct store_agg *x = a, *y = b;
 
 	if (x->key != y->key)
 		return x->key > y->key ? -1 : 1;
@@ -458,58 +383,43 @@ agg_key_cmp(const void *a, const void *b)
 static int
 agg_final_cmp(const void *a, const void *b)
 {
-	const struct agg *x = a, *y = b;
+	const struct store_agg *x = a, *y = b;
 
 	if (x->key != y->key)
 		return x->key > y->key ? -1 : 1;
 	return task_cmp(&x->t, &y->t);
 }
 
-/* Sum one window's rows into the aggregates (v7: SUM, TOTAL, MAX). */
+/*
+ * The windows of the range [from, to) whose wall_start_ns is in [lo, hi),
+ * oldest first, summed into g (store_tasksum.c covers the rest of the
+ * range with summaries).
+ */
 static int
-agg_rows(struct imap *m, struct agg **a, size_t *na, size_t *cap, int64_t wid,
-    const struct window_task *t, const uint64_t *iid, size_t n)
+agg_windows(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
+    bool threads, int64_t lo, int64_t hi, struct store_aggs *g)
 {
-	struct window_task *x;
-	uint32_t k;
-	size_t i;
+	sqlite3_stmt *st = s->rs[RS_TASK_SEG];
+	struct window_task *t;
+	uint64_t *iid;
+	size_t nt;
+	int rc = SQLITE_DONE, r = 0;
 
-	for (i = 0; i < n; i++) {
-		if ((k = imap_get(m, (int64_t)iid[i])) == UINT32_MAX) {
-			if (*na == *cap) {
-				size_t nc = *cap ? *cap * 2 : 256;
-				struct agg *p = realloc(*a, nc * sizeof(*p));
-
-				if (p == NULL)
-					return -ENOMEM;
-				*a = p;
-				*cap = nc;
-			}
-			if (*na >= UINT32_MAX - 1 ||
-			    imap_put(m, (int64_t)iid[i], (uint32_t)*na) < 0)
-				return -ENOMEM;
-			k = (uint32_t)(*na)++;
-			memset(&(*a)[k], 0, sizeof(**a));
-			(*a)[k].iid = (int64_t)iid[i];
-		}
-		x = &(*a)[k].t;
-		x->d_utime += t[i].d_utime;
-		x->d_stime += t[i].d_stime;
-		x->d_minflt += t[i].d_minflt;
-		x->d_majflt += t[i].d_majflt;
-		x->samples += t[i].samples;
-		x->wall_ns += t[i].wall_ns;
-		x->total_ticks += t[i].total_ticks;
-		x->norm_ticks += t[i].norm_ticks;
-		if (t[i].rss_pages_max > x->rss_pages_max)
-			x->rss_pages_max = t[i].rss_pages_max;
-		x->born = x->born || t[i].born;
-		/* end-of-range state: the latest window holding it */
-		x->rss_pages_last = t[i].rss_pages_last;
-		x->exited = t[i].exited;
-		(*a)[k].last_wid = wid;
+	bind_range(s, st, from_wall_ns, to_wall_ns, threads);
+	bind_named(st, ":lo", lo);
+	bind_named(st, ":hi", hi);
+	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if ((r = col_tasks(s, st, TW_BLOB, &t, &iid, &nt)) < 0)
+			break;
+		r = store_agg_rows(g, sqlite3_column_int64(st, TW_ID), t, iid,
+		    nt);
+		free(t);
+		free(iid);
 	}
-	return 0;
+	if (r == 0 && rc != SQLITE_DONE)
+		r = store_fail(s, rc, "top-N");
+	sqlite3_reset(st);
+	return r;
 }
 
 static int
@@ -517,34 +427,23 @@ top_locked(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
     bool threads, enum store_metric m, unsigned n, struct window_task **ret,
     size_t *ret_n)
 {
-	struct imap map = { 0 };
-	struct agg *a = NULL;
-	struct window_task *out = NULL, *t;
-	uint64_t *iid;
-	size_t na = 0, cap = 0, nt, k, i;
+	struct store_aggs g = { 0 };
+	struct store_agg *a;
+	struct window_task *out = NULL;
+	size_t na, k, i;
 	struct ident d;
-	sqlite3_stmt *st;
-	int rc = SQLITE_DONE, r = 0;
+	int r = 0;
 
 	if (s == NULL || s->db == NULL)
 		return -EBADF;
 	if ((unsigned)m > METRIC_RSS || from_wall_ns >= to_wall_ns)
 		return -EINVAL;
 	store_rcache_reset(s);
-	st = s->rs[RS_TASK_WINS];
-	bind_range(s, st, from_wall_ns, to_wall_ns, threads);
-	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if ((r = col_tasks(s, st, TW_BLOB, &t, &iid, &nt)) < 0)
-			break;
-		r = agg_rows(&map, &a, &na, &cap, sqlite3_column_int64(st, 0),
-		    t, iid, nt);
-		free(t);
-		free(iid);
-	}
-	if (r == 0 && rc != SQLITE_DONE)
-		r = store_fail(s, rc, "top-N");
-	sqlite3_reset(st);
-	imap_free(&map);
+	r = store_sum_top(s, from_wall_ns, to_wall_ns, threads, &g,
+	    agg_windows);
+	store_imap_free(&g.map);
+	a = g.a;
+	na = g.n;
 	/*
 	 * By the metric; only those down to the cut, and its ties, need id
 	 * and starttime. An id with no instance is dropped (counted) and
@@ -610,55 +509,56 @@ store_top(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 /* -------------------------------------------------------------- history */
 
 static int
+u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int
 hist_cmp(const void *a, const void *b)
 {
 	return task_cmp(&((const struct store_hist *)a)->t,
 	    &((const struct store_hist *)b)->t);
 }
 
-/*
- * Rows of the instances q selects (RS_INST_ID: one id, one or every
- * starttime; RS_INST_TGID: a process's threads), oldest window first,
- * in (id, starttime) order inside a window.
- */
-static int
-history_locked(struct store *s, enum store_rstmt q, bool threads, int32_t id,
-    uint64_t starttime, int64_t from_wall_ns, int64_t to_wall_ns,
-    struct store_hist **ret, size_t *ret_n)
-{
-	struct imap set = { 0 };
-	struct store_hist *out = NULL, *h;
-	struct window_task *t;
-	uint64_t *iid;
-	size_t k = 0, cap = 0, nt, i, first;
-	struct ident d;
-	sqlite3_stmt *st;
-	int rc, r = 0;
+struct hist_acc {
+	const struct store_imap *set;
+	const uint64_t *want;
+	size_t nwant;
+	struct store_hist *out;
+	size_t k, cap;
+};
 
-	if (s == NULL || s->db == NULL)
-		return -EBADF;
-	if (from_wall_ns >= to_wall_ns)
-		return -EINVAL;
-	store_rcache_reset(s);
-	st = s->rs[q];
-	bind_named(st, ":thread", threads);
-	bind_named(st, ":id", id);
-	bind_named(st, ":start", (int64_t)starttime);
-	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW)
-		r = imap_put(&set, sqlite3_column_int64(st, 0), 0);
-	if (r == 0 && rc != SQLITE_DONE)
-		r = store_fail(s, rc, "history");
-	sqlite3_reset(st);
-	st = s->rs[RS_TASK_WINS];
+/* The rows of the instances in acc->set in the windows of the range
+ * that start in [lo, hi), appended to acc->out. */
+static int
+hist_seg(struct store *s, struct hist_acc *acc, int64_t from_wall_ns,
+    int64_t to_wall_ns, bool threads, int64_t lo, int64_t hi)
+{
+	sqlite3_stmt *st = s->rs[RS_TASK_SEG];
+	struct window_task *t;
+	struct store_hist *h;
+	uint64_t *iid;
+	size_t nt, i, first;
+	struct ident d;
+	int rc = SQLITE_DONE, r = 0;
+
 	bind_range(s, st, from_wall_ns, to_wall_ns, threads);
-	while (r == 0 && set.n && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+	bind_named(st, ":lo", lo);
+	bind_named(st, ":hi", hi);
+	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t wid = sqlite3_column_int64(st, TW_ID);
 
-		if ((r = col_tasks(s, st, TW_BLOB, &t, &iid, &nt)) < 0)
+		/* only its rows: the blob is read up to the last of them */
+		if ((r = col_tasks_of(s, st, TW_BLOB, acc->want, acc->nwant, &t,
+			 &iid, &nt)) < 0)
 			break;
-		first = k;
+		first = acc->k;
 		for (i = 0; i < nt && r == 0; i++) {
-			if (imap_get(&set, (int64_t)iid[i]) == UINT32_MAX)
+			if (store_imap_get(acc->set, (int64_t)iid[i]) ==
+			    UINT32_MAX)
 				continue;
 			if ((r = row_ident(s, wid, (int64_t)iid[i], &d)) ==
 			    -ENOENT) {
@@ -668,16 +568,16 @@ history_locked(struct store *s, enum store_rstmt q, bool threads, int32_t id,
 			}
 			if (r < 0)
 				break;
-			if (k == cap) {
-				cap = cap ? cap * 2 : 32;
-				if ((h = realloc(out, cap * sizeof(*h))) ==
-				    NULL) {
+			if (acc->k == acc->cap) {
+				acc->cap = acc->cap ? acc->cap * 2 : 32;
+				if ((h = realloc(acc->out,
+					 acc->cap * sizeof(*h))) == NULL) {
 					r = -ENOMEM;
 					break;
 				}
-				out = h;
+				acc->out = h;
 			}
-			h = &out[k++];
+			h = &acc->out[acc->k++];
 			memset(h, 0, sizeof(*h));
 			col_text(st, TW_BOOT, h->boot_id, sizeof(h->boot_id));
 			h->level = (uint32_t)sqlite3_column_int64(st, TW_LEVEL);
@@ -691,13 +591,80 @@ history_locked(struct store *s, enum store_rstmt q, bool threads, int32_t id,
 		}
 		free(t);
 		free(iid);
-		if (r == 0 && k - first > 1)
-			qsort(out + first, k - first, sizeof(*out), hist_cmp);
+		if (r == 0 && acc->k - first > 1)
+			qsort(acc->out + first, acc->k - first,
+			    sizeof(*acc->out), hist_cmp);
 	}
-	if (r == 0 && set.n && rc != SQLITE_DONE && rc != SQLITE_ROW)
+	if (r == 0 && rc != SQLITE_DONE)
 		r = store_fail(s, rc, "history");
 	sqlite3_reset(st);
-	imap_free(&set);
+	return r;
+}
+
+/*
+ * Rows of the instances q selects (RS_INST_ID: one id, one or every
+ * starttime; RS_INST_TGID: a process's threads), oldest window first,
+ * in (id, starttime) order inside a window.
+ */
+static int
+history_locked(struct store *s, enum store_rstmt q, bool threads, int32_t id,
+    uint64_t starttime, int64_t from_wall_ns, int64_t to_wall_ns,
+    struct store_hist **ret, size_t *ret_n)
+{
+	struct store_imap set = { 0 };
+	uint64_t *want = NULL, *wp;
+	size_t nwant = 0, cwant = 0, nskip = 0;
+	struct store_hist *out = NULL;
+	int64_t *skip = NULL;
+	size_t k = 0, cap = 0, i;
+	sqlite3_stmt *st;
+	int rc, r = 0;
+
+	if (s == NULL || s->db == NULL)
+		return -EBADF;
+	if (from_wall_ns >= to_wall_ns)
+		return -EINVAL;
+	store_rcache_reset(s);
+	st = s->rs[q];
+	bind_named(st, ":thread", threads);
+	bind_named(st, ":id", id);
+	bind_named(st, ":start", (int64_t)starttime);
+	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t v = sqlite3_column_int64(st, 0);
+
+		if (nwant == cwant) {
+			cwant = cwant ? cwant * 2 : 8;
+			if ((wp = realloc(want, cwant * sizeof(*wp))) == NULL) {
+				r = -ENOMEM;
+				break;
+			}
+			want = wp;
+		}
+		want[nwant++] = (uint64_t)v;
+		r = store_imap_put(&set, v, 0);
+	}
+	if (r == 0 && rc != SQLITE_DONE)
+		r = store_fail(s, rc, "history");
+	sqlite3_reset(st);
+	if (nwant > 1)
+		qsort(want, nwant, sizeof(*want), u64_cmp);
+	/* hours whose summary holds none of them are not read */
+	if (r == 0 && set.n)
+		r = store_sum_absent(s, from_wall_ns, to_wall_ns, threads, want,
+		    nwant, &skip, &nskip);
+	for (i = 0; r == 0 && set.n && i <= nskip; i++) {
+		struct hist_acc acc = { &set, want, nwant, out, k, cap };
+
+		r = hist_seg(s, &acc, from_wall_ns, to_wall_ns, threads,
+		    i ? skip[i - 1] + STORE_SUM_HOUR_NS : INT64_MIN,
+		    i < nskip ? skip[i] : INT64_MAX);
+		out = acc.out;
+		k = acc.k;
+		cap = acc.cap;
+	}
+	free(skip);
+	store_imap_free(&set);
+	free(want);
 	if (r < 0) {
 		free(out);
 		return r;

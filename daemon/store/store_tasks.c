@@ -115,65 +115,85 @@ store_tasks_put(struct store_enc *e, const struct window_task *t,
 	return e->err;
 }
 
+/* One row after prev (its iid); false when malformed. */
+static bool
+row_get(struct store_dec *d, const struct tuple *m, bool first, uint64_t *prev,
+    struct window_task *t, uint64_t *ret_iid)
+{
+	uint64_t step = store_dec_u(d);
+	unsigned f;
+
+	if (!first && step == 0)
+		return false; /* not ascending */
+	if (step > UINT64_MAX - *prev)
+		return false;
+	*ret_iid = *prev += step;
+	t->d_utime = store_dec_u(d);
+	t->d_stime = store_dec_u(d);
+	t->d_minflt = store_dec_u(d);
+	t->d_majflt = store_dec_u(d);
+	f = (unsigned)store_dec_u_max(d, TF__ALL);
+	t->born = f & TF_BORN;
+	t->exited = f & TF_EXITED;
+	if (f & TF_SAMPLES) {
+		t->samples = (uint32_t)store_dec_u_max(d, UINT32_MAX);
+		t->wall_ns = store_dec_u(d);
+		t->total_ticks = store_dec_u(d);
+		t->norm_ticks = store_dec_f64(d);
+	} else {
+		t->samples = m->samples;
+		t->wall_ns = m->wall_ns;
+		t->total_ticks = m->total_ticks;
+		t->norm_ticks = m->norm_ticks;
+	}
+	t->rss_pages_max = store_dec_u(d);
+	t->rss_pages_last = t->rss_pages_max + (uint64_t)store_dec_s(d);
+	return !d->err;
+}
+
+/* The row count and the shared tuple; -EBADMSG past max or the bytes. */
+static int
+head_get(struct store_dec *d, size_t len, size_t max, struct tuple *m,
+    size_t *ret_n)
+{
+	size_t n = (size_t)store_dec_u_max(d, max);
+
+	m->samples = (uint32_t)store_dec_u_max(d, UINT32_MAX);
+	m->wall_ns = store_dec_u(d);
+	m->total_ticks = store_dec_u(d);
+	m->norm_ticks = store_dec_f64(d);
+	if (d->err)
+		return d->err;
+	/* each row takes at least 8 bytes: a count past that is a lie */
+	if (n > len / 8)
+		return -EBADMSG;
+	*ret_n = n;
+	return 0;
+}
+
 int
 store_tasks_get(const void *p, size_t len, size_t max, struct window_task **ret,
     uint64_t **ret_iid, size_t *ret_n)
 {
 	struct store_dec d;
 	struct window_task *t = NULL;
-	uint64_t *iid = NULL, prev = 0, step;
+	uint64_t *iid = NULL, prev = 0;
 	struct tuple m;
-	unsigned f;
 	size_t n, i;
 	int r;
 
 	store_dec_init(&d, p, len);
-	n = (size_t)store_dec_u_max(&d, max);
-	m.samples = (uint32_t)store_dec_u_max(&d, UINT32_MAX);
-	m.wall_ns = store_dec_u(&d);
-	m.total_ticks = store_dec_u(&d);
-	m.norm_ticks = store_dec_f64(&d);
-	if (d.err)
-		return d.err;
-	/* each row takes at least 8 bytes: a count past that is a lie */
-	if (n > len / 8)
-		return -EBADMSG;
+	if ((r = head_get(&d, len, max, &m, &n)) < 0)
+		return r;
 	if (n &&
 	    ((t = calloc(n, sizeof(*t))) == NULL ||
 		(iid = calloc(n, sizeof(*iid))) == NULL)) {
 		free(t);
 		return -ENOMEM;
 	}
-	for (i = 0; i < n && !d.err; i++) {
-		step = store_dec_u(&d);
-		if (i && step == 0)
-			break; /* not ascending */
-		if (step > UINT64_MAX - prev)
+	for (i = 0; i < n; i++)
+		if (!row_get(&d, &m, i == 0, &prev, &t[i], &iid[i]))
 			break;
-		iid[i] = prev += step;
-		t[i].d_utime = store_dec_u(&d);
-		t[i].d_stime = store_dec_u(&d);
-		t[i].d_minflt = store_dec_u(&d);
-		t[i].d_majflt = store_dec_u(&d);
-		f = (unsigned)store_dec_u_max(&d, TF__ALL);
-		t[i].born = f & TF_BORN;
-		t[i].exited = f & TF_EXITED;
-		if (f & TF_SAMPLES) {
-			t[i].samples = (uint32_t)store_dec_u_max(&d,
-			    UINT32_MAX);
-			t[i].wall_ns = store_dec_u(&d);
-			t[i].total_ticks = store_dec_u(&d);
-			t[i].norm_ticks = store_dec_f64(&d);
-		} else {
-			t[i].samples = m.samples;
-			t[i].wall_ns = m.wall_ns;
-			t[i].total_ticks = m.total_ticks;
-			t[i].norm_ticks = m.norm_ticks;
-		}
-		t[i].rss_pages_max = store_dec_u(&d);
-		t[i].rss_pages_last = t[i].rss_pages_max +
-		    (uint64_t)store_dec_s(&d);
-	}
 	if (i < n || (r = store_dec_end(&d)) < 0) {
 		free(t);
 		free(iid);
@@ -182,5 +202,54 @@ store_tasks_get(const void *p, size_t len, size_t max, struct window_task **ret,
 	*ret = t;
 	*ret_iid = iid;
 	*ret_n = n;
+	return 0;
+}
+
+int
+store_tasks_find(const void *p, size_t len, size_t max, const uint64_t *want,
+    size_t nwant, struct window_task **ret, uint64_t **ret_iid, size_t *ret_n)
+{
+	struct store_dec d;
+	struct window_task *t = NULL, row, *nt;
+	uint64_t *iid = NULL, prev = 0, id, *ni;
+	struct tuple m;
+	size_t n, i, k = 0, w = 0, cap = 0;
+	int r;
+
+	store_dec_init(&d, p, len);
+	if ((r = head_get(&d, len, max, &m, &n)) < 0)
+		return r;
+	for (i = 0; i < n && w < nwant; i++) {
+		memset(&row, 0, sizeof(row));
+		if (!row_get(&d, &m, i == 0, &prev, &row, &id)) {
+			r = -EBADMSG;
+			break;
+		}
+		while (w < nwant && want[w] < id)
+			w++;
+		if (w == nwant || want[w] != id)
+			continue;
+		if (k == cap) {
+			cap = cap ? cap * 2 : 4;
+			if ((nt = realloc(t, cap * sizeof(*t))) == NULL ||
+			    (t = nt,
+				(ni = realloc(iid, cap * sizeof(*iid))) ==
+				    NULL)) {
+				r = -ENOMEM;
+				break;
+			}
+			iid = ni;
+		}
+		t[k] = row;
+		iid[k++] = id;
+	}
+	if (r < 0) {
+		free(t);
+		free(iid);
+		return r;
+	}
+	*ret = t;
+	*ret_iid = iid;
+	*ret_n = k;
 	return 0;
 }

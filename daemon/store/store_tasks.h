@@ -27,4 +27,11 @@ int store_tasks_put(struct store_enc *e, const struct window_task *t,
 int store_tasks_get(const void *p, size_t len, size_t max,
     struct window_task **ret, uint64_t **ret_iid, size_t *ret_n);
 
+/* Only the rows of the instance ids want[0..nwant) (ascending), read up
+ * to the last of them (the frame's CRC vouches for the bytes after);
+ * malformed rows on the way: -EBADMSG. Caller frees *ret, *ret_iid. */
+int store_tasks_find(const void *p, size_t len, size_t max,
+    const uint64_t *want, size_t nwant, struct window_task **ret,
+    uint64_t **ret_iid, size_t *ret_n);
+
 #endif /* VITALSD_STORE_TASKS_H */

@@ -156,6 +156,7 @@ put_gauges(struct store *s, const struct window *w)
 int
 store_write_window(struct store *s, const struct window *w, int64_t *ret_id)
 {
+	sqlite3_stmt *st;
 	int64_t id, covered = 0;
 	unsigned i;
 	int rc;
@@ -178,6 +179,12 @@ store_write_window(struct store *s, const struct window *w, int64_t *ret_id)
 		return store_heal_check_replay(s, w);
 	/* counters and gauges collect until every part has put its own;
 	 * then the kv, sys and BPF blobs (store_wparts.c) */
+	/* its spans' summaries no longer hold all their windows */
+	if ((st = store_sum_forget_stmt(s, SUMF_ID)) != NULL) {
+		sqlite3_bind_int64(st, 1, id);
+		if ((rc = store_sum_forget_run(s, st)) != SQLITE_OK)
+			return rc;
+	}
 	store_wparts_begin(s);
 	rc = put_counts(s, id, w);
 	if (rc == SQLITE_OK)

@@ -1,0 +1,480 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Per-instance summaries of spans (store/store_tasksum.c): a top-N that
+ * sums whole spans from their summaries gives what the windows one by
+ * one give, on random ranges, through every change of the windows a
+ * span holds: a window arriving late, roll-ups, retention, the size
+ * bound, windows waiting in the spool, renamed tasks and reused pids;
+ * and a damaged or missing summary only means its windows are read.
+ */
+#include <check.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/store_int.h"
+#include "testutil.h"
+#include "vitalsd.h"
+
+#define SEC NSEC_PER_SEC
+/* not aligned on any span: ranges and spans cut each other */
+#define T0 (1700000000LL * NSEC_PER_SEC)
+#define NPROC 24
+#define NTHR 24
+
+static char *dir;
+static char path[PATH_MAX], spool[PATH_MAX];
+static unsigned long rnd_state;
+
+static unsigned
+rnd(unsigned n)
+{
+	rnd_state = rnd_state * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (unsigned)((rnd_state >> 33) % n);
+}
+
+static void
+setup(void)
+{
+	dir = tu_mkdtemp_db("sum", path, sizeof(path));
+	snprintf(spool, sizeof(spool), "%s/spool.db", dir);
+	rnd_state = 42;
+	store_sum_off = false;
+}
+
+static void
+teardown(void)
+{
+	store_sum_off = false;
+	tu_rmtree(dir);
+	free(dir);
+}
+
+/*
+ * A 10 s window of `boot` at seq: a random part of NPROC processes and
+ * NTHR threads active; process 3 renamed from seq 200 on, pid 7 reused
+ * every 90 windows, figures with thirds in norm_ticks (sums that round).
+ */
+static struct window *
+mkwin(const char *boot, uint64_t seq, int64_t wall0)
+{
+	struct window *w = window_new(seq, 0);
+	struct window_task t;
+	int i, th;
+
+	ck_assert_ptr_nonnull(w);
+	snprintf(w->boot_id, sizeof(w->boot_id), "%s", boot);
+	w->hz = 100;
+	w->interval_ms = 1000;
+	w->mono_start_ns = (int64_t)seq * 10 * SEC;
+	w->mono_end_ns = w->mono_start_ns + 10 * SEC;
+	w->boot_start_ns = w->mono_start_ns;
+	w->boot_end_ns = w->mono_end_ns;
+	w->wall_start_ns = wall0 + w->mono_start_ns;
+	w->wall_end_ns = wall0 + w->mono_end_ns;
+	w->samples = w->samples_valid = 10;
+	for (th = 0; th < 2; th++)
+		for (i = 0; i < (th ? NTHR : NPROC); i++) {
+			if (rnd(10) < 4)
+				continue;
+			/* one process only in the first 50 min */
+			if (!th && i == NPROC - 1 && seq >= 300)
+				continue;
+			memset(&t, 0, sizeof(t));
+			t.id = 100 + i + 1000 * th;
+			t.tgid = th ? 100 + i % 5 : t.id;
+			t.starttime = 5000 + (uint64_t)i;
+			if (i == 7)
+				t.starttime += seq / 90;
+			t.uid = 1000 + (uint32_t)i;
+			snprintf(t.comm, sizeof(t.comm), "%s%d", th ? "t" : "p",
+			    i);
+			snprintf(t.name, sizeof(t.name), "%s%d%s",
+			    th ? "thr" : "proc", i,
+			    i == 3 && seq >= 200 ? "-renamed" : "");
+			if (th)
+				memcpy(t.name, t.comm, sizeof(t.comm));
+			t.d_utime = rnd(50);
+			t.d_stime = rnd(20);
+			t.d_minflt = rnd(1000);
+			t.d_majflt = rnd(3);
+			t.samples = 1 + rnd(10);
+			t.wall_ns = t.samples * SEC;
+			t.total_ticks = 200 * t.samples;
+			t.norm_ticks = (double)t.total_ticks / 3.0;
+			t.rss_pages_max = 100 + rnd(1000);
+			t.rss_pages_last = t.rss_pages_max - rnd(50);
+			t.born = rnd(20) == 0;
+			t.exited = rnd(20) == 0;
+			ck_assert_int_eq(window_add_task(w, th, &t), 0);
+		}
+	return w;
+}
+
+static void
+put(struct store *s, const char *boot, uint64_t seq, int64_t wall0)
+{
+	struct window *w = mkwin(boot, seq, wall0);
+
+	ck_assert_int_eq(store_put(s, w), 0);
+	window_free(w);
+}
+
+static long long
+q_int(struct store *s, const char *sql)
+{
+	char buf[64];
+
+	ck_assert_int_eq(store_exec(s, sql, buf, sizeof(buf)), 0);
+	return atoll(buf);
+}
+
+/* Equal but for the last bits of norm_ticks, summed in another order. */
+static void
+task_same(const struct window_task *a, const struct window_task *b)
+{
+	struct window_task x = *a;
+
+	ck_assert(
+	    fabs(a->norm_ticks - b->norm_ticks) <= 1e-9 * fabs(b->norm_ticks));
+	x.norm_ticks = b->norm_ticks;
+	tu_task_eq(&x, b);
+}
+
+/* One range, both lists, a metric and a cut: summaries against windows. */
+static void
+same_top(struct store *r, int64_t from, int64_t to)
+{
+	struct window_task *a, *b;
+	size_t na, nb, i;
+	unsigned th, n = rnd(3) ? 0 : 1 + rnd(5);
+	enum store_metric m = (enum store_metric)rnd(METRIC_RSS + 1);
+
+	for (th = 0; th < 2; th++) {
+		store_sum_off = false;
+		ck_assert_int_eq(store_top(r, from, to, th, m, n, &a, &na), 0);
+		store_sum_off = true;
+		ck_assert_int_eq(store_top(r, from, to, th, m, n, &b, &nb), 0);
+		store_sum_off = false;
+		ck_assert_uint_eq(na, nb);
+		for (i = 0; i < na; i++)
+			task_same(&a[i], &b[i]);
+		free(a);
+		free(b);
+	}
+}
+
+static void
+same_hist(const struct store_hist *a, size_t na, const struct store_hist *b,
+    size_t nb)
+{
+	size_t i;
+
+	ck_assert_uint_eq(na, nb);
+	for (i = 0; i < na; i++) {
+		ck_assert_str_eq(a[i].boot_id, b[i].boot_id);
+		ck_assert_uint_eq(a[i].level, b[i].level);
+		ck_assert_int_eq(a[i].wall_start_ns, b[i].wall_start_ns);
+		ck_assert_int_eq(a[i].mono_start_ns, b[i].mono_start_ns);
+		tu_task_eq(&a[i].t, &b[i].t);
+	}
+}
+
+/* A process's history (every instance of pid 107: reused), one
+ * instance's, a process's threads: skipping hours by their summaries
+ * gives the rows every window gives. */
+static void
+same_history(struct store *r, int64_t from, int64_t to)
+{
+	struct store_hist *a, *b;
+	size_t na, nb;
+	unsigned k;
+
+	for (k = 0; k < 3; k++) {
+		/* one instance of the reused pid (15 min), every instance of
+		 * one, one process's only instance */
+		int32_t id = k < 2 ? 107 : 100 + (int32_t)rnd(NPROC);
+		uint64_t start = k == 0 ? 5007 + rnd(20) :
+		    k == 1		? 0 :
+					  5000 + (uint64_t)(id - 100);
+
+		store_sum_off = false;
+		ck_assert_int_eq(store_history(r, false, id, start, from, to,
+				     &a, &na),
+		    0);
+		store_sum_off = true;
+		ck_assert_int_eq(store_history(r, false, id, start, from, to,
+				     &b, &nb),
+		    0);
+		store_sum_off = false;
+		same_hist(a, na, b, nb);
+		free(a);
+		free(b);
+	}
+	store_sum_off = false;
+	ck_assert_int_eq(store_thread_history(r, 102, 0, from, to, &a, &na), 0);
+	store_sum_off = true;
+	ck_assert_int_eq(store_thread_history(r, 102, 0, from, to, &b, &nb), 0);
+	store_sum_off = false;
+	same_hist(a, na, b, nb);
+	free(a);
+	free(b);
+}
+
+/* Random ranges over [lo, hi), and a few whole-span and edge cases. */
+static void
+same_ranges(struct store *r, int64_t lo, int64_t hi, unsigned k)
+{
+	int64_t len = hi - lo, from, to;
+	unsigned i;
+
+	same_top(r, lo - 3600 * SEC, hi + 3600 * SEC);
+	same_history(r, lo - 3600 * SEC, hi + 3600 * SEC);
+	same_top(r, lo, hi);
+	/* exactly one hour, one 10 min, one minute span, aligned */
+	from = (lo / (3600 * SEC) + 1) * 3600 * SEC;
+	same_top(r, from, from + 3600 * SEC);
+	same_top(r, from, from + 600 * SEC);
+	same_top(r, from + 60 * SEC, from + 120 * SEC);
+	same_top(r, from - 1, from + 3600 * SEC + 1);
+	for (i = 0; i < k; i++) {
+		from = lo - 600 * SEC + (int64_t)rnd(1000000) * (len / 1000000);
+		to = from + 1 + (int64_t)rnd(1000000) * (len / 1000000);
+		same_top(r, from, to);
+		if (i % 4 == 0)
+			same_history(r, from, to);
+	}
+}
+
+static struct store *
+open_opts(const char *sp, uint64_t max_bytes)
+{
+	struct store_opts o;
+	struct store *s;
+
+	store_opts_default(&o);
+	o.rollup1_after_s = 4 * 3600;
+	o.rollup2_after_s = 5 * 3600;
+	o.retain_s = 6 * 3600;
+	o.max_bytes = max_bytes;
+	o.spool_path = sp;
+	o.commit_s = 3600;
+	ck_assert_int_eq(store_open(path, &o, &s), 0);
+	return s;
+}
+
+START_TEST(test_sum_equal_through_changes)
+{
+	struct store *s = open_opts(NULL, 0);
+	int64_t end = T0 + 1800 * 10 * SEC; /* 5 h of windows */
+	long long nsum, nwin;
+	uint64_t q;
+
+	for (q = 0; q < 1800; q++)
+		put(s, "boot-a", q, T0);
+	/* no summary yet: every range window by window, the same */
+	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM task_sum"), 0);
+	same_ranges(s, T0, end, 10);
+	/* maintenance builds them (after rolling up the first hour) */
+	ck_assert_int_eq(store_maintain(s, end + 60 * SEC), 0);
+	nsum = q_int(s, "SELECT count(*) FROM task_sum");
+	ck_assert_int_gt(nsum, 200);
+	ck_assert_int_eq(q_int(s,
+			     "SELECT count(*) FROM task_sum WHERE"
+			     " span_ns = 3600000000000"),
+	    5); /* the hours holding windows, but the last (not over) */
+	same_ranges(s, T0, end, 40);
+	/* a history of a 15 min instance skips the hours without it */
+	{
+		uint64_t iid = (uint64_t)q_int(s,
+		    "SELECT iid FROM instance"
+		    " WHERE thread = 0 AND id = 107"
+		    " AND starttime = 5007");
+		int64_t *skip;
+		size_t nskip;
+
+		ck_assert_int_eq(store_sum_absent(s, T0, end, false, &iid, 1,
+				     &skip, &nskip),
+		    0);
+		ck_assert_uint_ge(nskip, 3);
+		free(skip);
+	}
+
+	/* a window arriving late into a summarised span (another boot, so
+	 * not a replay): its spans' summaries go, the answer follows */
+	put(s, "boot-b", 5, T0 + 3600 * SEC);
+	ck_assert_int_lt(q_int(s, "SELECT count(*) FROM task_sum"), nsum);
+	same_ranges(s, T0, end, 20);
+	ck_assert_int_eq(store_maintain(s, end + 120 * SEC), 0);
+	same_ranges(s, T0, end, 20);
+
+	/* roll-ups (level 0 older than 4 h into minutes, level 1 older
+	 * than 5 h into 10 min), then retention (6 h) */
+	ck_assert_int_eq(store_maintain(s, end + 2 * 3600 * SEC), 0);
+	ck_assert_int_gt(q_int(s,
+			     "SELECT count(*) FROM windows WHERE"
+			     " level > 0"),
+	    0);
+	same_ranges(s, T0, end, 40);
+	nwin = q_int(s, "SELECT count(*) FROM windows");
+	ck_assert_int_eq(store_maintain(s, end + 4 * 3600 * SEC), 0);
+	ck_assert_int_lt(q_int(s, "SELECT count(*) FROM windows"), nwin);
+	same_ranges(s, T0, end, 40);
+	/* every summary stands for exactly the windows it was built of */
+	ck_assert_int_eq(q_int(s,
+			     "SELECT count(*) FROM task_sum t WHERE n_windows"
+			     " != (SELECT count(*) FROM windows w WHERE"
+			     " w.wall_start_ns >= t.start_ns AND"
+			     " w.wall_start_ns < t.start_ns + t.span_ns)"),
+	    0);
+	store_close(s);
+}
+END_TEST
+
+START_TEST(test_sum_size_bound)
+{
+	struct store *s = open_opts(NULL, 0);
+	int64_t end = T0 + 900 * 10 * SEC;
+	long long bytes, nwin;
+	uint64_t q;
+
+	for (q = 0; q < 900; q++)
+		put(s, "boot-a", q, T0);
+	ck_assert_int_eq(store_maintain(s, end + 60 * SEC), 0);
+	ck_assert_int_gt(q_int(s, "SELECT count(*) FROM task_sum"), 100);
+	bytes = q_int(s,
+	    "SELECT page_count * page_size FROM"
+	    " pragma_page_count, pragma_page_size");
+	nwin = q_int(s, "SELECT count(*) FROM windows");
+	store_close(s);
+	/* half the bound: the oldest windows go, their spans' summaries
+	 * with them */
+	s = open_opts(NULL, (uint64_t)bytes / 2);
+	put(s, "boot-a", 900, T0);
+	ck_assert_int_lt(q_int(s, "SELECT count(*) FROM windows"), nwin);
+	same_ranges(s, T0, end, 30);
+	ck_assert_int_eq(q_int(s,
+			     "SELECT count(*) FROM task_sum t WHERE n_windows"
+			     " != (SELECT count(*) FROM windows w WHERE"
+			     " w.wall_start_ns >= t.start_ns AND"
+			     " w.wall_start_ns < t.start_ns + t.span_ns)"),
+	    0);
+	store_close(s);
+}
+END_TEST
+
+START_TEST(test_sum_spool)
+{
+	struct store *s = open_opts(spool, 0), *r;
+	int64_t end = T0 + 1200 * 10 * SEC;
+	uint64_t q;
+
+	for (q = 0; q < 900; q++)
+		put(s, "boot-a", q, T0);
+	ck_assert_int_eq(store_maintain(s, T0 + 900 * 10 * SEC), 0);
+	ck_assert_int_gt(q_int(s, "SELECT count(*) FROM task_sum"), 100);
+	/* windows waiting in the spool, one of them late into an old span */
+	for (; q < 1200; q++)
+		put(s, "boot-a", q, T0);
+	put(s, "boot-b", 3, T0 + 1800 * SEC);
+	ck_assert_int_gt(s->spool ? 1 : 0, 0);
+	ck_assert_int_eq(store_conn_open(s, &r), 0);
+	ck_assert_int_eq(store_conn_begin(r), 0);
+	same_ranges(r, T0, end, 30);
+	store_conn_end(r);
+	/* moved: the old span's summaries forgotten, then built again */
+	ck_assert_int_eq(store_flush(s), 0);
+	ck_assert_int_eq(store_conn_begin(r), 0);
+	same_ranges(r, T0, end, 20);
+	store_conn_end(r);
+	ck_assert_int_eq(store_maintain(s, end + 60 * SEC), 0);
+	ck_assert_int_eq(store_conn_begin(r), 0);
+	same_ranges(r, T0, end, 30);
+	store_conn_end(r);
+	store_conn_close(r);
+	store_close(s);
+}
+END_TEST
+
+/* A damaged summary is counted and its windows read instead. */
+START_TEST(test_sum_damaged)
+{
+	struct store *s = open_opts(NULL, 0);
+	int64_t end = T0 + 720 * 10 * SEC;
+	struct store_stats st;
+	uint64_t q;
+
+	for (q = 0; q < 720; q++)
+		put(s, "boot-a", q, T0);
+	ck_assert_int_eq(store_maintain(s, end + 60 * SEC), 0);
+	ck_assert_int_eq(q_int(s,
+			     "UPDATE task_sum SET procs ="
+			     " substr(procs, 1, 20) || x'00' ||"
+			     " substr(procs, 22) WHERE span_ns ="
+			     " 3600000000000 RETURNING 1"),
+	    1);
+	same_ranges(s, T0, end, 10);
+	store_get_stats(s, &st);
+	ck_assert_uint_gt(st.blob_errors, 0);
+	store_close(s);
+}
+END_TEST
+
+/* The summary payload: rows back as written; every cut refused. */
+START_TEST(test_sum_payload)
+{
+	struct store_agg a[3], *b;
+	struct store_enc e = { 0 };
+	size_t n, i, cut;
+
+	memset(a, 0, sizeof(a));
+	for (i = 0; i < 3; i++) {
+		a[i].iid = 10 + (int64_t)i * 7;
+		a[i].last_wid = 1000 - (int64_t)i;
+		a[i].t.d_utime = UINT64_MAX - i;
+		a[i].t.samples = 7;
+		a[i].t.norm_ticks = 1.0 / 3.0 + (double)i;
+		a[i].t.rss_pages_max = 50;
+		a[i].t.rss_pages_last = 20 + i;
+		a[i].t.born = i == 1;
+		a[i].t.exited = i == 2;
+	}
+	ck_assert_int_eq(store_tasksum_put(&e, a, 3), 0);
+	ck_assert_int_eq(store_tasksum_get(e.b.p, e.b.len, &b, &n), 0);
+	ck_assert_uint_eq(n, 3);
+	for (i = 0; i < 3; i++) {
+		ck_assert_int_eq(b[i].iid, a[i].iid);
+		ck_assert_int_eq(b[i].last_wid, a[i].last_wid);
+		tu_task_eq(&b[i].t, &a[i].t);
+	}
+	free(b);
+	for (cut = 0; cut < e.b.len; cut++)
+		ck_assert_int_eq(store_tasksum_get(e.b.p, cut, &b, &n),
+		    -EBADMSG);
+	store_enc_release(&e);
+	/* ids must ascend */
+	a[2].iid = a[1].iid;
+	ck_assert_int_eq(store_tasksum_put(&e, a, 3), -EINVAL);
+	store_enc_release(&e);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("store_sum");
+	TCase *tc = tcase_create("sum");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 240);
+	tcase_add_test(tc, test_sum_payload);
+	tcase_add_test(tc, test_sum_equal_through_changes);
+	tcase_add_test(tc, test_sum_size_bound);
+	tcase_add_test(tc, test_sum_spool);
+	tcase_add_test(tc, test_sum_damaged);
+	suite_add_tcase(s, tc);
+	return tu_run(s);
+}
