@@ -167,7 +167,9 @@ store_after_write(struct store *s)
 		    SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
 		wal = file_bytes(s->path, "-wal");
 	}
-	s->st.db_bytes = file_bytes(s->path, "") + wal;
+	/* a rollback journal kept between moves (PERSIST) counts too */
+	s->st.db_bytes = file_bytes(s->path, "") + wal +
+	    file_bytes(s->path, "-journal");
 }
 
 /* One window_count row (store_sched.c and store_trace.c write theirs too). */

@@ -134,6 +134,10 @@ struct store {
 	struct store_usage usage;
 	uint64_t usage_base; /* the first reading by this handle */
 	bool usage_base_set;
+	/* store_busy.c: ns slept on the main file's locks by this
+	 * connection, and when its current wait began */
+	uint64_t busy_ns;
+	int64_t busy_start_ns;
 };
 
 /*
@@ -323,6 +327,11 @@ void store_rcache_reset(struct store *s);
 int store_load_tasks(struct store *s, int64_t id, struct window *w);
 void store_blob_error(struct store *s);
 
+/* store_busy.c: the busy handler of every connection, and one wait of a
+ * move (move) or a read snapshot (!move) counted */
+int store_busy_cb(void *arg, int count);
+void store_busy_set(struct store *s);
+void store_busy_note(bool move, uint64_t ns);
 /* store_usage.c */
 int store_io_parse(const char *text, uint64_t *ret);
 void store_usage_sample(struct store_usage *u, int64_t mono_ns, uint64_t bytes);

@@ -338,7 +338,7 @@ store_spool_flush_locked(struct store *s)
 {
 	sqlite3_stmt **tab = s->spool_st;
 	int64_t t0 = clock_ns(CLOCK_MONOTONIC), dt, moved = 0;
-	uint64_t del0 = s->st.deleted_size;
+	uint64_t del0 = s->st.deleted_size, busy0 = s->busy_ns;
 	unsigned i;
 	int rc, r = 0;
 
@@ -371,6 +371,8 @@ store_spool_flush_locked(struct store *s)
 		r = store_fail(s, rc, "spool: commit");
 		goto fail;
 	}
+	/* how long the commit waited for readers' SHARED locks to go */
+	store_busy_note(true, s->busy_ns - busy0);
 	/* The main file has them: now, and only now, the spool lets go. A
 	 * crash in between leaves them in both; the next move skips them. */
 	(void)run(tab[SP_CLEAR]);
