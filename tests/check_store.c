@@ -465,7 +465,7 @@ START_TEST(opts_defaults)
 	ck_assert_int_eq(o.rollup2_after_s, 24 * 3600);
 	ck_assert_uint_eq(o.rollup2_s, 600);
 	ck_assert_int_eq(o.retain_s, 7 * 24 * 3600);
-	ck_assert_uint_eq(o.max_bytes, 64u << 20);
+	ck_assert_uint_eq(o.max_bytes, 32u << 20);
 	ck_assert_int_eq(o.busy_timeout_ms, 2000);
 	ck_assert_str_eq(store_state_name(STORE_OK), "ok");
 	ck_assert_str_eq(store_state_name(STORE_FULL), "full");
