@@ -266,7 +266,7 @@ copy_set(const char *from_dir, const char *to_dir)
 	(void)unlink(b);
 }
 
-#define BEFORE 6 /* windows moved before the killed move */
+#define BEFORE 6  /* windows moved before the killed move */
 #define PENDING 8 /* windows in the spool it moves */
 
 /*
@@ -351,8 +351,7 @@ START_TEST(test_kill_mid_move)
 		store_get_stats(s, &st);
 		ck_assert_uint_eq(st.corrupt_moved, 0);
 		store_close(s);
-		ck_assert_int_eq(count_in(path,
-				     "SELECT count(*) FROM windows"),
+		ck_assert_int_eq(count_in(path, "SELECT count(*) FROM windows"),
 		    BEFORE + PENDING);
 		ck_assert_int_eq(count_in(path,
 				     "SELECT count(DISTINCT mono_start_ns)"
@@ -361,7 +360,8 @@ START_TEST(test_kill_mid_move)
 		ck_assert_int_eq(count_in(path,
 				     "SELECT count(*) FROM window_tasks"),
 		    BEFORE + PENDING);
-		ck_assert_int_eq(count_in(path, "SELECT count(*) FROM instance"),
+		ck_assert_int_eq(count_in(path,
+				     "SELECT count(*) FROM instance"),
 		    NTASK);
 		ck_assert_int_eq(count_in(path,
 				     "SELECT sum(d_ctxt) FROM windows"),

@@ -127,6 +127,9 @@ int store_put(struct store *s, const struct window *w);
 /* Move the spool's windows into the main file now (store_spool.c); 0
  * when there is no spool or nothing waits. */
 int store_flush(struct store *s);
+/* The maintenance period, in s, for a store whose passes also move the
+ * spool (store_spool.c): commit_s with a spool, at least min_s. */
+unsigned store_maintain_every_s(const struct store *s, unsigned min_s);
 /* store_maint.c */
 int store_maintain(struct store *s, int64_t now_wall_ns);
 

@@ -402,6 +402,24 @@ fail:
 	return r;
 }
 
+/*
+ * How often the writer's maintenance passes should run: a pass moves the
+ * spool first, so passes every minute would make every batch a minute
+ * long whatever commit_s says. With a spool, one pass per commit_s (at
+ * least a minute): the passes then do the moves and a put's own trigger
+ * (commit_s after the first waiting window, 10 s later) seldom fires.
+ */
+unsigned
+store_maintain_every_s(const struct store *s, unsigned min_s)
+{
+	unsigned c;
+
+	if (s == NULL || s->o.spool_path == NULL || s->o.spool_path[0] == '\0')
+		return min_s;
+	c = s->o.commit_s ? s->o.commit_s : SPOOL_COMMIT_S_DEFAULT;
+	return c > min_s ? c : min_s;
+}
+
 int
 store_flush(struct store *s)
 {
