@@ -57,6 +57,8 @@ struct opts {
 	bool max_set;
 	uint64_t seed;
 	bool keep;
+	const char *spool_dir; /* batched commits: the spool's directory */
+	int journal;	       /* -1: the store's default */
 };
 
 /* ------------------------------------------------------------ population */
@@ -1168,7 +1170,8 @@ usage(void)
 	    "usage: store_bench [-k] [-a active] [-c cpus] [-d days] "
 	    "[-D dir] [-m max_mib]\n"
 	    "                   [-p procs] [-q queries] [-s seed] "
-	    "[-t threads]\n");
+	    "[-t threads]\n"
+	    "                   [-S spool_dir] [-j persist|truncate|wal]\n");
 	exit(2);
 }
 
@@ -1200,6 +1203,8 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "queries", required_argument, NULL, 'q' },
 		{ "seed", required_argument, NULL, 's' },
 		{ "threads", required_argument, NULL, 't' },
+		{ "spool", required_argument, NULL, 'S' },
+		{ "journal", required_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1216,7 +1221,8 @@ parse_opts(int argc, char **argv, struct opts *o)
 	o->ncpus = 8;
 	o->nqueries = 50;
 	o->seed = 1;
-	while ((ch = getopt_long(argc, argv, "a:c:d:D:hkm:p:q:s:t:", lo,
+	o->journal = -1;
+	while ((ch = getopt_long(argc, argv, "a:c:d:D:hj:km:p:q:s:S:t:", lo,
 		    NULL)) != -1) {
 		switch (ch) {
 		case 'a':
@@ -1252,6 +1258,19 @@ parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 't':
 			o->nthreads = (unsigned)num_arg(optarg, 0, 1000000);
+			break;
+		case 'S':
+			o->spool_dir = optarg;
+			break;
+		case 'j':
+			if (strcmp(optarg, "persist") == 0)
+				o->journal = STORE_JOURNAL_PERSIST;
+			else if (strcmp(optarg, "truncate") == 0)
+				o->journal = STORE_JOURNAL_TRUNCATE;
+			else if (strcmp(optarg, "wal") == 0)
+				o->journal = STORE_JOURNAL_WAL;
+			else
+				usage();
 			break;
 		default:
 			usage();
@@ -1301,7 +1320,7 @@ struct bench {
 	struct store_opts so;
 	struct store *st;
 	struct sim sim;
-	char dir[PATH_MAX], db[PATH_MAX + 16];
+	char dir[PATH_MAX], db[PATH_MAX + 16], spool[PATH_MAX + 40];
 	uint64_t nwin;
 	int64_t end_s, now_ns;
 	struct series put, put_bound, maint;
@@ -1337,6 +1356,18 @@ bench_setup(struct bench *b)
 		fatal("mkdtemp %s", b->dir);
 	snprintf(b->db, sizeof(b->db), "%s/vitals.db", b->dir);
 	snprintf(b->wal, sizeof(b->wal), "%s-wal", b->db);
+	/* With a spool (on a RAM file system: its writes reach no storage)
+	 * each put commits there and every maintenance pass, once a
+	 * simulated minute, moves the six windows waiting: the daemon's
+	 * batched commits at store_commit_s 60 */
+	if (b->o.spool_dir) {
+		snprintf(b->spool, sizeof(b->spool), "%s/store_bench-%d.db",
+		    b->o.spool_dir, (int)getpid());
+		b->so.spool_path = b->spool;
+		b->so.commit_s = 3600;
+	}
+	if (b->o.journal >= 0)
+		b->so.journal = (enum store_journal)b->o.journal;
 	if ((r = store_open(b->db, &b->so, &b->st)) < 0)
 		fatalx("store_open %s: %s", b->db, strerror(-r));
 	store_exec(b->st, "SELECT sqlite_version()", ver, sizeof(ver));
@@ -1364,10 +1395,19 @@ bench_setup(struct bench *b)
 	    (long long)b->so.rollup2_after_s / 3600, b->so.rollup2_s,
 	    (long long)b->so.retain_s / DAY_S);
 	if (b->so.max_bytes)
-		printf("max %.0f MiB (main file + WAL)\n\n",
+		printf("max %.0f MiB (main file + WAL)\n",
 		    mib(b->so.max_bytes));
 	else
-		printf("no size bound\n\n");
+		printf("no size bound\n");
+	if (b->so.spool_path)
+		printf("spool %s, moved at each maintenance pass; main file "
+		       "journal %s\n\n",
+		    b->so.spool_path,
+		    b->so.journal == STORE_JOURNAL_WAL		? "WAL" :
+			b->so.journal == STORE_JOURNAL_TRUNCATE ? "TRUNCATE" :
+								  "PERSIST");
+	else
+		printf("no spool: each window its own commit, WAL\n\n");
 	fflush(stdout);
 }
 
@@ -1597,7 +1637,7 @@ bench_report(const struct bench *b)
 static void
 bench_cleanup(struct bench *b)
 {
-	static const char *const sfx[] = { "", "-wal", "-shm" };
+	static const char *const sfx[] = { "", "-wal", "-shm", "-journal" };
 	char p[PATH_MAX + 32];
 	size_t i;
 
