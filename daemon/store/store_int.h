@@ -258,6 +258,7 @@ int store_salvage(struct store *s, const char *bad);
 
 /* store_core.c: the size bound, inside the caller's transaction */
 int store_enforce_size(struct store *s, int64_t keep);
+int store_vacuum_excess(struct store *s);
 
 /* store_read.c */
 int store_read_prepare(struct store *s);
