@@ -34,8 +34,9 @@
 #define HZ 100
 #define SAMPLES_PER_WINDOW 10 /* 1 s cadence, the daemon's default */
 #define MAINTAIN_EVERY 6      /* windows: once per simulated minute */
-#define HOT_PROCS 25	      /* active in every window */
-#define WARM_PROCS 75	      /* active often (weight WARM_WEIGHT) */
+#define MAINTAIN_EVERY_N (b->o.maint_every ? b->o.maint_every : MAINTAIN_EVERY)
+#define HOT_PROCS 25  /* active in every window */
+#define WARM_PROCS 75 /* active often (weight WARM_WEIGHT) */
 #define WARM_WEIGHT 12
 #define HOT_THREAD_WEIGHT 150 /* main, render and first binder threads */
 /* Instance churn: a process is replaced every ~5 min, a thread every
@@ -59,6 +60,7 @@ struct opts {
 	bool keep;
 	const char *spool_dir; /* batched commits: the spool's directory */
 	int journal;	       /* -1: the store's default */
+	unsigned maint_every;  /* windows between maintenance passes */
 };
 
 /* ------------------------------------------------------------ population */
@@ -1171,7 +1173,8 @@ usage(void)
 	    "[-D dir] [-m max_mib]\n"
 	    "                   [-p procs] [-q queries] [-s seed] "
 	    "[-t threads]\n"
-	    "                   [-S spool_dir] [-j persist|truncate|wal]\n");
+	    "                   [-S spool_dir] [-j persist|truncate|wal] "
+	    "[-M windows]\n");
 	exit(2);
 }
 
@@ -1205,6 +1208,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "threads", required_argument, NULL, 't' },
 		{ "spool", required_argument, NULL, 'S' },
 		{ "journal", required_argument, NULL, 'j' },
+		{ "maintain-every", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1222,7 +1226,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 	o->nqueries = 50;
 	o->seed = 1;
 	o->journal = -1;
-	while ((ch = getopt_long(argc, argv, "a:c:d:D:hj:km:p:q:s:S:t:", lo,
+	while ((ch = getopt_long(argc, argv, "a:c:d:D:hj:kM:m:p:q:s:S:t:", lo,
 		    NULL)) != -1) {
 		switch (ch) {
 		case 'a':
@@ -1261,6 +1265,9 @@ parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'S':
 			o->spool_dir = optarg;
+			break;
+		case 'M':
+			o->maint_every = (unsigned)num_arg(optarg, 1, 8640);
 			break;
 		case 'j':
 			if (strcmp(optarg, "persist") == 0)
@@ -1346,9 +1353,9 @@ bench_setup(struct bench *b)
 	if (b->o.max_set)
 		b->so.max_bytes = b->o.max_bytes;
 	b->nwin = (uint64_t)llround(b->o.days * DAY_S / WINDOW_S);
-	b->nwin -= b->nwin % MAINTAIN_EVERY;
-	if (b->nwin < MAINTAIN_EVERY)
-		b->nwin = MAINTAIN_EVERY;
+	b->nwin -= b->nwin % MAINTAIN_EVERY_N;
+	if (b->nwin < MAINTAIN_EVERY_N)
+		b->nwin = MAINTAIN_EVERY_N;
 	b->end_s = (int64_t)b->nwin * WINDOW_S;
 
 	snprintf(b->dir, sizeof(b->dir), "%s/store_bench.XXXXXX", b->o.dir);
@@ -1385,8 +1392,9 @@ bench_setup(struct bench *b)
 	    b->o.ncpus, b->o.nprocs, b->sim.nt, b->o.nactive, b->o.nthreads,
 	    WINDOW_S);
 	printf("simulating %s (%" PRIu64 " windows), store_maintain every "
-	       "simulated minute\n",
-	    span_name(b->end_s, sp, sizeof(sp)), b->nwin);
+	       "%u windows (%u simulated s)\n",
+	    span_name(b->end_s, sp, sizeof(sp)), b->nwin, MAINTAIN_EVERY_N,
+	    MAINTAIN_EVERY_N * WINDOW_S);
 	printf("database: %s (%s), sqlite %s, schema %s\n", b->db,
 	    fs_name(b->dir), ver, uv);
 	printf("store options: roll-up 1 after %lld h into %u s, roll-up 2 "
@@ -1464,7 +1472,7 @@ bench_run(struct bench *b)
 			if (series_add(&b->put_bound, dt) < 0)
 				fatalx("out of memory");
 		}
-		if ((w_i + 1) % MAINTAIN_EVERY == 0) {
+		if ((w_i + 1) % MAINTAIN_EVERY_N == 0) {
 			io_read(&i0);
 			t0 = clock_ns(CLOCK_MONOTONIC);
 			r = store_maintain(b->st, b->now_ns);
