@@ -34,8 +34,9 @@
 #define HZ 100
 #define SAMPLES_PER_WINDOW 10 /* 1 s cadence, the daemon's default */
 #define MAINTAIN_EVERY 6      /* windows: once per simulated minute */
-#define HOT_PROCS 25	      /* active in every window */
-#define WARM_PROCS 75	      /* active often (weight WARM_WEIGHT) */
+#define MAINTAIN_EVERY_N (b->o.maint_every ? b->o.maint_every : MAINTAIN_EVERY)
+#define HOT_PROCS 25  /* active in every window */
+#define WARM_PROCS 75 /* active often (weight WARM_WEIGHT) */
 #define WARM_WEIGHT 12
 #define HOT_THREAD_WEIGHT 150 /* main, render and first binder threads */
 /* Instance churn: a process is replaced every ~5 min, a thread every
@@ -57,6 +58,9 @@ struct opts {
 	bool max_set;
 	uint64_t seed;
 	bool keep;
+	const char *spool_dir; /* batched commits: the spool's directory */
+	int journal;	       /* -1: the store's default */
+	unsigned maint_every;  /* windows between maintenance passes */
 };
 
 /* ------------------------------------------------------------ population */
@@ -1168,7 +1172,9 @@ usage(void)
 	    "usage: store_bench [-k] [-a active] [-c cpus] [-d days] "
 	    "[-D dir] [-m max_mib]\n"
 	    "                   [-p procs] [-q queries] [-s seed] "
-	    "[-t threads]\n");
+	    "[-t threads]\n"
+	    "                   [-S spool_dir] [-j persist|truncate|wal] "
+	    "[-M windows]\n");
 	exit(2);
 }
 
@@ -1200,6 +1206,9 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "queries", required_argument, NULL, 'q' },
 		{ "seed", required_argument, NULL, 's' },
 		{ "threads", required_argument, NULL, 't' },
+		{ "spool", required_argument, NULL, 'S' },
+		{ "journal", required_argument, NULL, 'j' },
+		{ "maintain-every", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1216,7 +1225,8 @@ parse_opts(int argc, char **argv, struct opts *o)
 	o->ncpus = 8;
 	o->nqueries = 50;
 	o->seed = 1;
-	while ((ch = getopt_long(argc, argv, "a:c:d:D:hkm:p:q:s:t:", lo,
+	o->journal = -1;
+	while ((ch = getopt_long(argc, argv, "a:c:d:D:hj:kM:m:p:q:s:S:t:", lo,
 		    NULL)) != -1) {
 		switch (ch) {
 		case 'a':
@@ -1252,6 +1262,22 @@ parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 't':
 			o->nthreads = (unsigned)num_arg(optarg, 0, 1000000);
+			break;
+		case 'S':
+			o->spool_dir = optarg;
+			break;
+		case 'M':
+			o->maint_every = (unsigned)num_arg(optarg, 1, 8640);
+			break;
+		case 'j':
+			if (strcmp(optarg, "persist") == 0)
+				o->journal = STORE_JOURNAL_PERSIST;
+			else if (strcmp(optarg, "truncate") == 0)
+				o->journal = STORE_JOURNAL_TRUNCATE;
+			else if (strcmp(optarg, "wal") == 0)
+				o->journal = STORE_JOURNAL_WAL;
+			else
+				usage();
 			break;
 		default:
 			usage();
@@ -1301,7 +1327,7 @@ struct bench {
 	struct store_opts so;
 	struct store *st;
 	struct sim sim;
-	char dir[PATH_MAX], db[PATH_MAX + 16];
+	char dir[PATH_MAX], db[PATH_MAX + 16], spool[PATH_MAX + 40];
 	uint64_t nwin;
 	int64_t end_s, now_ns;
 	struct series put, put_bound, maint;
@@ -1327,9 +1353,9 @@ bench_setup(struct bench *b)
 	if (b->o.max_set)
 		b->so.max_bytes = b->o.max_bytes;
 	b->nwin = (uint64_t)llround(b->o.days * DAY_S / WINDOW_S);
-	b->nwin -= b->nwin % MAINTAIN_EVERY;
-	if (b->nwin < MAINTAIN_EVERY)
-		b->nwin = MAINTAIN_EVERY;
+	b->nwin -= b->nwin % MAINTAIN_EVERY_N;
+	if (b->nwin < MAINTAIN_EVERY_N)
+		b->nwin = MAINTAIN_EVERY_N;
 	b->end_s = (int64_t)b->nwin * WINDOW_S;
 
 	snprintf(b->dir, sizeof(b->dir), "%s/store_bench.XXXXXX", b->o.dir);
@@ -1337,6 +1363,18 @@ bench_setup(struct bench *b)
 		fatal("mkdtemp %s", b->dir);
 	snprintf(b->db, sizeof(b->db), "%s/vitals.db", b->dir);
 	snprintf(b->wal, sizeof(b->wal), "%s-wal", b->db);
+	/* With a spool (on a RAM file system: its writes reach no storage)
+	 * each put commits there and every maintenance pass, once a
+	 * simulated minute, moves the six windows waiting: the daemon's
+	 * batched commits at store_commit_s 60 */
+	if (b->o.spool_dir) {
+		snprintf(b->spool, sizeof(b->spool), "%s/store_bench-%d.db",
+		    b->o.spool_dir, (int)getpid());
+		b->so.spool_path = b->spool;
+		b->so.commit_s = 3600;
+	}
+	if (b->o.journal >= 0)
+		b->so.journal = (enum store_journal)b->o.journal;
 	if ((r = store_open(b->db, &b->so, &b->st)) < 0)
 		fatalx("store_open %s: %s", b->db, strerror(-r));
 	store_exec(b->st, "SELECT sqlite_version()", ver, sizeof(ver));
@@ -1354,8 +1392,9 @@ bench_setup(struct bench *b)
 	    b->o.ncpus, b->o.nprocs, b->sim.nt, b->o.nactive, b->o.nthreads,
 	    WINDOW_S);
 	printf("simulating %s (%" PRIu64 " windows), store_maintain every "
-	       "simulated minute\n",
-	    span_name(b->end_s, sp, sizeof(sp)), b->nwin);
+	       "%u windows (%u simulated s)\n",
+	    span_name(b->end_s, sp, sizeof(sp)), b->nwin, MAINTAIN_EVERY_N,
+	    MAINTAIN_EVERY_N * WINDOW_S);
 	printf("database: %s (%s), sqlite %s, schema %s\n", b->db,
 	    fs_name(b->dir), ver, uv);
 	printf("store options: roll-up 1 after %lld h into %u s, roll-up 2 "
@@ -1364,10 +1403,19 @@ bench_setup(struct bench *b)
 	    (long long)b->so.rollup2_after_s / 3600, b->so.rollup2_s,
 	    (long long)b->so.retain_s / DAY_S);
 	if (b->so.max_bytes)
-		printf("max %.0f MiB (main file + WAL)\n\n",
+		printf("max %.0f MiB (main file + WAL)\n",
 		    mib(b->so.max_bytes));
 	else
-		printf("no size bound\n\n");
+		printf("no size bound\n");
+	if (b->so.spool_path)
+		printf("spool %s, moved at each maintenance pass; main file "
+		       "journal %s\n\n",
+		    b->so.spool_path,
+		    b->so.journal == STORE_JOURNAL_WAL		? "WAL" :
+			b->so.journal == STORE_JOURNAL_TRUNCATE ? "TRUNCATE" :
+								  "PERSIST");
+	else
+		printf("no spool: each window its own commit, WAL\n\n");
 	fflush(stdout);
 }
 
@@ -1424,7 +1472,7 @@ bench_run(struct bench *b)
 			if (series_add(&b->put_bound, dt) < 0)
 				fatalx("out of memory");
 		}
-		if ((w_i + 1) % MAINTAIN_EVERY == 0) {
+		if ((w_i + 1) % MAINTAIN_EVERY_N == 0) {
 			io_read(&i0);
 			t0 = clock_ns(CLOCK_MONOTONIC);
 			r = store_maintain(b->st, b->now_ns);
@@ -1597,7 +1645,7 @@ bench_report(const struct bench *b)
 static void
 bench_cleanup(struct bench *b)
 {
-	static const char *const sfx[] = { "", "-wal", "-shm" };
+	static const char *const sfx[] = { "", "-wal", "-shm", "-journal" };
 	char p[PATH_MAX + 32];
 	size_t i;
 

@@ -34,6 +34,7 @@ window=${BENCH_WINDOW_S:-10}
 tools=${BENCH_TOOLS:-vitalsd,atop,sadc}
 workdir=${BENCH_DIR:-/var/tmp}
 vitalsd_args=${VITALSD_ARGS:-}
+readers=${BENCH_READERS:-2}
 keep=0
 
 usage() {
@@ -53,6 +54,9 @@ usage: $(basename "$0") [options]
   --dir DIR        where the tools' files go: a disk, not tmpfs, or nothing
                    is written to storage (default $workdir; env BENCH_DIR)
   --vitalsd-args S extra vitalsd arguments, split on blanks
+  --readers N      clients asking vitalsd 'top --since 5m' in a loop, each
+                   every 100 ms, so moves meet readers (default $readers;
+                   env BENCH_READERS)
   --keep           keep the work directory
   -h, --help       this text
 EOF
@@ -71,6 +75,7 @@ while (($#)); do
 	case $1 in
 	--window) window=${2:?--window needs N}; shift ;;
 	--dir) workdir=${2:?--dir needs a directory}; shift ;;
+	--readers) readers=${2:?--readers needs N}; shift ;;
 	-h | --help) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
 	esac
@@ -78,6 +83,7 @@ while (($#)); do
 done
 population_check
 isnum "$window" --window
+isnum "$readers" --readers
 ((secs >= window && window > 0)) || die "--seconds must be >= --window > 0"
 
 IFS=, read -ra tool_list <<<"$tools"
@@ -114,10 +120,14 @@ read -ra extra_args <<<"$vitalsd_args"
 tmp=$(mktemp -d "$workdir/store_io.XXXXXX")
 logs=$(mktemp -d /dev/shm/store_io.XXXXXX 2>/dev/null || mktemp -d)
 declare -A pid
+reader_pids=()
 bpfdir=
 cleanup() {
 	set +e
 	local t
+	for t in "${reader_pids[@]}"; do
+		stop_pid "$t"
+	done
 	for t in "${!pid[@]}"; do
 		stop_pid "${pid[$t]}"
 	done
@@ -143,7 +153,7 @@ stored_bytes() {	# stored_bytes TOOL -> $stored
 	vitalsd)
 		db=$tmp/vitalsd/vitals.db
 		[[ -e $db ]] || return 0
-		stored=$(sqlite3 -readonly "$db" \
+		stored=$(sqlite3 -readonly -cmd '.timeout 5000' "$db" \
 		    'SELECT (p.page_count - f.freelist_count) * s.page_size
 		     FROM pragma_page_count() p, pragma_freelist_count() f,
 		          pragma_page_size() s' 2>/dev/null) || stored=
@@ -168,6 +178,8 @@ start_tool() {
 			b=(--bpffs "$bpfdir")
 		fi
 		"$vitalsd" --foreground --state-dir "$tmp/vitalsd" \
+		    --socket "$tmp/vitalsd.sock" \
+		    --store-spool-dir "$logs/spool" \
 		    --interval-ms 1000 --window-s "$window" "${b[@]}" \
 		    "${extra_args[@]}" </dev/null >"$logs/vitalsd.log" 2>&1 \
 		    {ctlfd}>&- &
@@ -203,6 +215,19 @@ done
 # One window of warm-up: the first window's creation (schema, atop's
 # header, sadc's file header) is not a per-window cost.
 sleep $((window + 2))
+if [[ -n ${pid[vitalsd]:-} ]] && ((readers > 0)); then
+	client=${VITALS:-$repo/build/client/vitals}
+	[[ -x $client ]] || die "no client at $client (ninja -C build)"
+	for ((i = 0; i < readers; i++)); do
+		while :; do
+			"$client" --socket "$tmp/vitalsd.sock" top --since 5m \
+			    >/dev/null 2>>"$logs/readers.err" ||
+			    echo "reader: exit $?" >>"$logs/readers.err"
+			sleep 0.1
+		done </dev/null {ctlfd}>&- &
+		reader_pids+=($!)
+	done
+fi
 declare -A s0 w0 s1 w1
 for t in "${tool_list[@]}"; do
 	alive "${pid[$t]}" || die "$t exited: $(tail -n 3 "$logs/$t.log")"
@@ -262,6 +287,21 @@ if [[ -n ${ps[vitalsd]:-} ]]; then
 		printf "vitalsd written per day: %.1f MiB\n", w * 86400 / win / 1048576
 	}'
 	echo "vitalsd state directory on disk at the end: $on_disk bytes"
+	# the lock waits of the main file, logged by vitalsd as it stops
+	for t in "${reader_pids[@]}"; do
+		stop_pid "$t"
+	done
+	reader_pids=()
+	stop_pid "${pid[vitalsd]}"
+	unset 'pid[vitalsd]'
+	grep -E 'store waits:' "$logs/vitalsd.log" | tail -n 1 |
+	    sed 's/^.*\] /vitalsd /' || true
+	if [[ -s $logs/readers.err ]]; then
+		echo "reader errors: $(grep -c . "$logs/readers.err")," \
+		    "first: $(head -n 1 "$logs/readers.err")"
+	else
+		echo "reader errors: 0 (${readers} readers)"
+	fi
 	grep -E '\] window [0-9]+:' "$logs/vitalsd.log" | tail -n 1 |
 	    sed 's/^.*\] /vitalsd last window: /' || true
 fi

@@ -882,6 +882,22 @@ fail:
 	return r;
 }
 
+/* The main file's lock waits (store_busy.c), for bench/store_io.sh. */
+static void
+log_store_waits(void)
+{
+	struct store_wait mv, rd;
+
+	store_busy_stats(&mv, &rd);
+	log_info("store waits: %llu moves, %llu waited for readers, max %.3f "
+		 "ms, p99 %.3f ms; %llu read snapshots, %llu waited for a "
+		 "move, max %.3f ms, p99 %.3f ms",
+	    (unsigned long long)mv.n, (unsigned long long)mv.waited,
+	    (double)mv.max_ns / 1e6, (double)mv.p99_ns / 1e6,
+	    (unsigned long long)rd.n, (unsigned long long)rd.waited,
+	    (double)rd.max_ns / 1e6, (double)rd.p99_ns / 1e6);
+}
+
 int
 vitalsd_run(struct vitalsd *d)
 {
@@ -928,6 +944,7 @@ vitalsd_run(struct vitalsd *d)
 		log_info("store: %llu windows written, %llu write failures",
 		    (unsigned long long)st.windows_written,
 		    (unsigned long long)st.write_failures);
+		log_store_waits();
 	}
 	return 0;
 }

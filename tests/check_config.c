@@ -314,6 +314,19 @@ START_TEST(set_spool_keys)
 	ck_assert_int_eq(config_set(&cfg, "store_commit_s", "-1"), -EINVAL);
 	ck_assert_int_eq(config_set(&cfg, "store_commit_s", "1m"), -EINVAL);
 	ck_assert_uint_eq(cfg.store.commit_s, 3600);
+
+	/* the main file's journal while the spool is on */
+	ck_assert_int_eq(cfg.store.journal, STORE_JOURNAL_PERSIST);
+	ck_assert_uint_eq(cfg.store.max_bytes, 32ULL << 20);
+	ck_assert_int_eq(config_set(&cfg, "store_journal", "wal"), 0);
+	ck_assert_int_eq(cfg.store.journal, STORE_JOURNAL_WAL);
+	ck_assert_int_eq(config_set(&cfg, "store_journal", "truncate"), 0);
+	ck_assert_int_eq(cfg.store.journal, STORE_JOURNAL_TRUNCATE);
+	ck_assert_int_eq(config_set(&cfg, "store_journal", "delete"), -EINVAL);
+	ck_assert_int_eq(config_set(&cfg, "store_journal", "WAL"), -EINVAL);
+	ck_assert_int_eq(cfg.store.journal, STORE_JOURNAL_TRUNCATE);
+	ck_assert_int_eq(config_set(&cfg, "store_journal", "persist"), 0);
+	ck_assert_int_eq(cfg.store.journal, STORE_JOURNAL_PERSIST);
 	config_release(&cfg);
 }
 END_TEST

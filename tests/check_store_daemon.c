@@ -547,7 +547,7 @@ START_TEST(test_usage_in_health)
 	ck_assert_msg(hist >= (nwin - 1) * 900000000LL &&
 		hist <= nwin * 1100000000LL,
 	    "%lld ns in %lld windows", hist, nwin);
-	/* 64 MiB at some KiB per second of history: far more than held */
+	/* 32 MiB at some KiB per second of history: far more than held */
 	ck_assert_msg(holds > 100 * hist, "%s", j);
 	ck_assert_msg(json_int(j, "io_err") == 0, "%s", j);
 	ck_assert_msg(json_int(j, "history_wall_last_ns") >

@@ -182,6 +182,25 @@ set_spool_dir(char **dst, const char *value)
 
 /* "0, 1000,2000": numeric ids, commas and blanks between; "" or "none":
  * an empty list. The list is replaced only when the whole value parses. */
+/* The main file's journal: persist, truncate or wal. */
+static int
+set_journal(enum store_journal *dst, const char *value)
+{
+	static const char *const name[] = {
+		[STORE_JOURNAL_PERSIST] = "persist",
+		[STORE_JOURNAL_TRUNCATE] = "truncate",
+		[STORE_JOURNAL_WAL] = "wal",
+	};
+	unsigned i;
+
+	for (i = 0; i < sizeof(name) / sizeof(name[0]); i++)
+		if (!strcmp(value, name[i])) {
+			*dst = (enum store_journal)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
 static int
 set_idlist(struct id_list *dst, const char *value)
 {
@@ -436,6 +455,8 @@ config_set(struct config *cfg, const char *key, const char *value)
 		return set_spool_dir(&cfg->store_spool_dir, value);
 	if (!strcmp(key, "store_commit_s"))
 		return set_uint(&cfg->store.commit_s, value, 0, 3600);
+	if (!strcmp(key, "store_journal"))
+		return set_journal(&cfg->store.journal, value);
 	if (!strcmp(key, "rollup1_after_s"))
 		return set_i64(&cfg->store.rollup1_after_s, value, 1);
 	if (!strcmp(key, "rollup1_s"))

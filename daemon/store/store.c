@@ -463,6 +463,43 @@ migrate(sqlite3 *db, int64_t from, unsigned to)
 	return SQLITE_OK;
 }
 
+/*
+ * The main file of a store with a spool takes a rollback journal
+ * (doc/storage.md, "The main file's journal"): its only writes are the
+ * batched moves and maintenance, and a rollback journal writes a page
+ * appended past the file's old end (or a free-list leaf reused) once,
+ * where WAL writes every page twice (frame, then checkpoint). A store
+ * that commits window by window (no spool, or the spool itself on its
+ * RAM file system) keeps WAL. A file in WAL mode changes over only with
+ * no other connection on it; if another holds it, it stays in WAL until
+ * the next open, which is as safe.
+ */
+static int
+db_journal(struct store *s)
+{
+	static const char *const mode[] = {
+		[STORE_JOURNAL_PERSIST] = "PERSIST",
+		[STORE_JOURNAL_TRUNCATE] = "TRUNCATE",
+		[STORE_JOURNAL_WAL] = "WAL",
+	};
+	enum store_journal j = s->o.journal;
+	char sql[80];
+	int rc;
+
+	if (s->o.spool_path == NULL || s->o.spool_path[0] == '\0' ||
+	    (unsigned)j >= sizeof(mode) / sizeof(mode[0]))
+		j = STORE_JOURNAL_WAL;
+	/* a move that spilled its cache would take EXCLUSIVE early and hold
+	 * the readers off for the rest of it: room for 8 MiB of pages (as
+	 * used; a move of 300 s of windows needs a few hundred KiB) */
+	snprintf(sql, sizeof(sql), "PRAGMA journal_mode = %s;%s", mode[j],
+	    j == STORE_JOURNAL_WAL ? "" : "PRAGMA cache_size = -8192");
+	rc = exec_sql(s->db, sql);
+	if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED)
+		rc = SQLITE_OK; /* still WAL: changed over at the next open */
+	return rc;
+}
+
 /* Settings a new database needs before its first table. */
 static int
 db_create(sqlite3 *db)
@@ -630,19 +667,21 @@ db_settings(struct store *s)
 {
 	char sql[160];
 	uint64_t r = s->o.max_bytes / 8;
+	int rc;
 
 	if (r > (4u << 20))
 		r = 4u << 20;
 	s->wal_reserve = r;
 	s->budget = s->o.max_bytes - r;
 	snprintf(sql, sizeof(sql),
-	    "PRAGMA journal_mode = WAL;"
 	    "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;"
 	    "PRAGMA journal_size_limit = %llu;"
 	    "PRAGMA wal_autocheckpoint = %llu",
 	    (unsigned long long)(r ? r : 4u << 20),
 	    (unsigned long long)(r ? r / 4096 + 1 : 1000));
-	return exec_sql(s->db, sql);
+	if ((rc = exec_sql(s->db, sql)) != SQLITE_OK)
+		return rc;
+	return db_journal(s);
 }
 
 /*
@@ -781,7 +820,7 @@ db_open(struct store *s, bool *ret_bad)
 		return rc;
 	/* Leave a suspect file and its WAL exactly as found. */
 	sqlite3_db_config(s->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
-	sqlite3_busy_timeout(s->db, s->o.busy_timeout_ms);
+	store_busy_set(s);
 	if ((rc = db_check(s, ret_bad)) != SQLITE_OK || *ret_bad)
 		return rc;
 	if ((rc = db_settings(s)) == SQLITE_OK)

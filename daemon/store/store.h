@@ -23,6 +23,12 @@ enum store_state {
 	STORE_CLOSED,	/* not open (no database) */
 };
 
+enum store_journal {
+	STORE_JOURNAL_PERSIST,	/* rollback journal, kept and zeroed: default */
+	STORE_JOURNAL_TRUNCATE, /* rollback journal, cut to 0 bytes */
+	STORE_JOURNAL_WAL,
+};
+
 struct store_opts {
 	int64_t rollup1_after_s; /* level-0 windows older than this ... */
 	unsigned rollup1_s;	 /* ... merge into windows of this span */
@@ -47,6 +53,10 @@ struct store_opts {
 	 * close). NULL: every window is its own transaction in the main file. */
 	const char *spool_path;
 	unsigned commit_s;
+	/* The main file's journal when it has a spool (store.c, db_journal;
+	 * doc/storage.md, "The main file's journal"): a store without one,
+	 * and the spool itself, stay in WAL mode. */
+	enum store_journal journal;
 };
 
 #define STORE_CLOCK_JUMP_S (24 * 3600)
@@ -117,6 +127,9 @@ int store_put(struct store *s, const struct window *w);
 /* Move the spool's windows into the main file now (store_spool.c); 0
  * when there is no spool or nothing waits. */
 int store_flush(struct store *s);
+/* The maintenance period, in s, for a store whose passes also move the
+ * spool (store_spool.c): commit_s with a spool, at least min_s. */
+unsigned store_maintain_every_s(const struct store *s, unsigned min_s);
 /* store_maint.c */
 int store_maintain(struct store *s, int64_t now_wall_ns);
 
@@ -132,6 +145,17 @@ struct store_now {
 int store_maintain_at(struct store *s, const struct store_now *now);
 /* store.c */
 void store_get_stats(const struct store *s, struct store_stats *ret);
+/* store_busy.c: how long the batched moves waited for readers of the main
+ * file and readers for a move (rollback journal: a reader's SHARED lock
+ * and a commit's EXCLUSIVE one exclude each other), process-wide since
+ * start: waits, their sum, largest and 99th percentile (the upper edge
+ * of its power-of-two bucket), in ns */
+struct store_wait {
+	uint64_t n, waited, sum_ns, max_ns, p99_ns;
+};
+
+void store_busy_stats(struct store_wait *ret_move, struct store_wait *ret_read);
+void store_busy_reset(void);
 /* store_usage.c: the usage figures now (they follow each maintenance) */
 int store_usage_refresh(struct store *s);
 /* store_read.c */

@@ -4,7 +4,12 @@
  * mode a reader works on a snapshot of its own: it neither waits for the
  * writer (a put, a roll-up, a size trim) nor makes the writer wait, and
  * readers do not wait for each other. So no read ever takes the writer's
- * lock, and a long roll-up pass delays no `top`.
+ * lock, and a long roll-up pass delays no `top`. With a spool the main
+ * file has a rollback journal instead (store.c, db_journal): a request
+ * holds SHARED on it from its snapshot to its end, a batched move's
+ * commit waits for it, and a snapshot taken during that commit waits for
+ * the commit (store_busy.c) — the per-window commits, to the spool, never
+ * wait on a reader.
  *
  * A read connection is a struct store of its own (its lock is only ever
  * taken by the thread that owns it), so every read function of store_*.c
@@ -124,8 +129,7 @@ conn_db_open(struct store *rc)
 	r = sqlite3_open_v2(rc->path, &rc->db,
 	    SQLITE_OPEN_READONLY | SQLITE_OPEN_EXRESCODE, NULL);
 	if (r == SQLITE_OK) {
-		sqlite3_busy_timeout(rc->db,
-		    rc->o.busy_timeout_ms ? rc->o.busy_timeout_ms : 1000);
+		store_busy_set(rc); /* a move's commit: waited for */
 		r = conn_spool(rc);
 	}
 	if (r == SQLITE_OK) {
@@ -189,6 +193,7 @@ int
 store_conn_begin(struct store *rc)
 {
 	struct stat sb;
+	uint64_t busy0;
 	int r;
 
 	if (rc->db != NULL &&
@@ -206,7 +211,11 @@ store_conn_begin(struct store *rc)
 	if (rc->db == NULL && (r = conn_db_open(rc)) < 0)
 		return r;
 	/* the spool's snapshot before the main file's: a window that moves
-	 * in between is then in both (and counted once), never in neither */
+	 * in between is then in both (and counted once), never in neither.
+	 * With a rollback journal the main file's SHARED lock waits for a
+	 * move's commit (store_busy.c): counted, never an error below the
+	 * busy timeout */
+	busy0 = rc->busy_ns;
 	if ((r = sqlite3_exec(rc->db,
 		 rc->spool_attached ?
 		     "BEGIN; SELECT 1 FROM spool.windows LIMIT 1;"
@@ -217,6 +226,7 @@ store_conn_begin(struct store *rc)
 		conn_db_close(rc);
 		return store_fail(rc, r, "read snapshot");
 	}
+	store_busy_note(false, rc->busy_ns - busy0);
 	rc->in_txn = true;
 	rc->max_span_ns = __atomic_load_n(&rc->writer->max_span_ns,
 	    __ATOMIC_ACQUIRE);

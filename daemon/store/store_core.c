@@ -167,7 +167,9 @@ store_after_write(struct store *s)
 		    SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
 		wal = file_bytes(s->path, "-wal");
 	}
-	s->st.db_bytes = file_bytes(s->path, "") + wal;
+	/* a rollback journal kept between moves (PERSIST) counts too */
+	s->st.db_bytes = file_bytes(s->path, "") + wal +
+	    file_bytes(s->path, "-journal");
 }
 
 /* A struct's field named in a counter table, as a number. */
@@ -196,6 +198,36 @@ store_field_set(void *base, const struct store_field *f, uint64_t v)
 		memcpy(p, &v32, 4);
 	else
 		memcpy(p, &v, 8);
+}
+
+/*
+ * Hand free pages back to the file system, but only past a reserve the
+ * next moves reuse (budget / 32, at least 256 KiB; down to half of it):
+ * an incremental vacuum moves pages from the end of the file into the
+ * holes, each written again with its parent and pointer-map page, and a
+ * file that shrinks after every roll-up pass grows back at the next move,
+ * appending where it could have reused. A free-list leaf reused is not
+ * even journaled (doc/storage.md, "The main file's journal"). Inside the
+ * caller's transaction.
+ */
+int
+store_vacuum_excess(struct store *s)
+{
+	int64_t nfree, keep;
+	char sql[64];
+	int rc;
+
+	if ((rc = store_run_int(s->ws[WS_FREELIST], &nfree)) != SQLITE_OK)
+		return rc;
+	keep = (int64_t)s->budget / 32;
+	if (keep < (256 << 10))
+		keep = 256 << 10;
+	keep /= s->page_size > 0 ? s->page_size : 4096;
+	if (s->o.max_bytes == 0 || nfree <= keep)
+		return SQLITE_OK;
+	snprintf(sql, sizeof(sql), "PRAGMA incremental_vacuum(%lld)",
+	    (long long)(nfree - keep / 2));
+	return sqlite3_exec(s->db, sql, NULL, NULL, NULL);
 }
 
 /*

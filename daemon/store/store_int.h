@@ -142,6 +142,10 @@ struct store {
 	struct store_usage usage;
 	uint64_t usage_base; /* the first reading by this handle */
 	bool usage_base_set;
+	/* store_busy.c: ns slept on the main file's locks by this
+	 * connection, and when its current wait began */
+	uint64_t busy_ns;
+	int64_t busy_start_ns;
 };
 
 /*
@@ -270,6 +274,7 @@ int store_salvage(struct store *s, const char *bad);
 
 /* store_core.c: the size bound, inside the caller's transaction */
 int store_enforce_size(struct store *s, int64_t keep);
+int store_vacuum_excess(struct store *s);
 
 /* store_read.c */
 int store_read_prepare(struct store *s);
@@ -450,6 +455,11 @@ int store_wacc_insert(sqlite3_stmt *ins, int64_t id, struct store_wacc *a,
 /* store_v9.c: v8 → v9, the C half */
 int store_migrate_v9(sqlite3 *db);
 
+/* store_busy.c: the busy handler of every connection, and one wait of a
+ * move (move) or a read snapshot (!move) counted */
+int store_busy_cb(void *arg, int count);
+void store_busy_set(struct store *s);
+void store_busy_note(bool move, uint64_t ns);
 /* store_usage.c */
 int store_io_parse(const char *text, uint64_t *ret);
 void store_usage_sample(struct store_usage *u, int64_t mono_ns, uint64_t bytes);

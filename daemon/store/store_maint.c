@@ -271,7 +271,7 @@ delete_age(struct store *s, const struct maint_now *mn)
 		return r;
 	}
 	n = (uint64_t)sqlite3_changes(s->db);
-	if ((rc = store_run(s->ws[WS_VACUUM])) == SQLITE_OK)
+	if ((rc = store_vacuum_excess(s)) == SQLITE_OK)
 		rc = store_run(s->ws[WS_COMMIT]);
 	if (rc != SQLITE_OK) {
 		r = store_fail(s, rc, "retention commit");
@@ -441,7 +441,7 @@ shrink(struct store *s)
 		return store_fail(s, rc, "begin");
 	if (s->o.max_bytes == 0 || (r = store_enforce_size(s, 0)) == 0) {
 		r = 0;
-		if ((rc = store_run(s->ws[WS_VACUUM])) == SQLITE_OK)
+		if ((rc = store_vacuum_excess(s)) == SQLITE_OK)
 			rc = store_run(s->ws[WS_COMMIT]);
 		if (rc != SQLITE_OK)
 			r = store_fail(s, rc, "size commit");

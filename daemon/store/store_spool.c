@@ -355,7 +355,7 @@ store_spool_flush_locked(struct store *s)
 {
 	sqlite3_stmt **tab = s->spool_st;
 	int64_t t0 = clock_ns(CLOCK_MONOTONIC), dt, moved = 0;
-	uint64_t del0 = s->st.deleted_size;
+	uint64_t del0 = s->st.deleted_size, busy0 = s->busy_ns;
 	unsigned i;
 	int rc, r = 0;
 
@@ -394,6 +394,8 @@ store_spool_flush_locked(struct store *s)
 		r = store_fail(s, rc, "spool: commit");
 		goto fail;
 	}
+	/* how long the commit waited for readers' SHARED locks to go */
+	store_busy_note(true, s->busy_ns - busy0);
 	/* The main file has them: now, and only now, the spool lets go. A
 	 * crash in between leaves them in both; the next move skips them. */
 	(void)run(tab[SP_CLEAR]);
@@ -422,6 +424,24 @@ fail:
 	s->st.spool_failures++;
 	store_note_write_error(s, r);
 	return r;
+}
+
+/*
+ * How often the writer's maintenance passes should run: a pass moves the
+ * spool first, so passes every minute would make every batch a minute
+ * long whatever commit_s says. With a spool, one pass per commit_s (at
+ * least a minute): the passes then do the moves and a put's own trigger
+ * (commit_s after the first waiting window, 10 s later) seldom fires.
+ */
+unsigned
+store_maintain_every_s(const struct store *s, unsigned min_s)
+{
+	unsigned c;
+
+	if (s == NULL || s->o.spool_path == NULL || s->o.spool_path[0] == '\0')
+		return min_s;
+	c = s->o.commit_s ? s->o.commit_s : SPOOL_COMMIT_S_DEFAULT;
+	return c > min_s ? c : min_s;
 }
 
 int

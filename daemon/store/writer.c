@@ -328,8 +328,10 @@ writer_main(void *arg)
 {
 	struct writer *wr = arg;
 	unsigned backoff = RETRY_MIN_MS;
+	/* with a spool, one pass per batch (store_maintain_every_s) */
+	unsigned maint_s = store_maintain_every_s(wr->store, MAINTAIN_EVERY_S);
 	int64_t next_maint = clock_ns(CLOCK_MONOTONIC) +
-	    MAINTAIN_EVERY_S * NSEC_PER_SEC;
+	    (int64_t)maint_s * NSEC_PER_SEC;
 	bool failing = false;
 	bool recovered = false; /* store_recover tried since the last write */
 	struct store_stats st;
@@ -356,8 +358,7 @@ writer_main(void *arg)
 			continue;
 		}
 		if (empty || failing) {
-			unsigned ms = failing ? backoff :
-						MAINTAIN_EVERY_S * 1000;
+			unsigned ms = failing ? backoff : maint_s * 1000;
 
 			if (wr->call_pending &&
 			    wr->call_next_ns - now <
@@ -380,7 +381,7 @@ writer_main(void *arg)
 			pthread_mutex_lock(&wr->mu);
 			wr->stats = st;
 			next_maint = clock_ns(CLOCK_MONOTONIC) +
-			    MAINTAIN_EVERY_S * NSEC_PER_SEC;
+			    (int64_t)maint_s * NSEC_PER_SEC;
 		}
 		/* Records first: a started session's record is what a crash
 		 * must not lose, and it is one small row. */
