@@ -39,6 +39,7 @@ struct vitalsd_info {
 	/* batched commits: the spool file ("" none) and why it is off */
 	const char *spool_path, *spool_note;
 	struct gpumem *gpumem; /* NULL: no GPU memory reader */
+	const struct provenance *prov; /* this daemon's; NULL: unknown */
 };
 
 /* Wire status codes (vitals.proto Status), kept equal by rpc.c. */

@@ -517,6 +517,7 @@ store_rollback(struct store *s)
 	if (!sqlite3_get_autocommit(s->db))
 		(void)store_run(s->ws[WS_ROLLBACK]);
 	store_inst_forget(s);
+	store_prov_forget(s);
 }
 
 int

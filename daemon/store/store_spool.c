@@ -360,6 +360,8 @@ store_spool_flush_locked(struct store *s)
 			rc = SQLITE_CORRUPT; /* not what was picked */
 	if (rc == SQLITE_OK)
 		rc = run(tab[SP_INST]);
+	if (rc == SQLITE_OK)
+		rc = store_prov_move(s);
 	if (rc != SQLITE_OK) {
 		r = store_fail(s, rc, "spool: move");
 		goto fail;
