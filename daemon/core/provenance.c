@@ -44,7 +44,8 @@ provenance_parse_btime(const char *text, size_t len)
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t ll = nl ? (size_t)(nl - p) : (size_t)(end - p);
 
-		if (ll > 6 && memcmp(p, "btime ", 6) == 0 && ll - 6 < sizeof(num)) {
+		if (ll > 6 && memcmp(p, "btime ", 6) == 0 &&
+		    ll - 6 < sizeof(num)) {
 			memcpy(num, p + 6, ll - 6);
 			num[ll - 6] = '\0';
 			if (parse_uint(num, INT64_MAX, &v) == 0)
@@ -79,8 +80,8 @@ read_fingerprint(const char *prop_root, struct provenance *p)
 	if (r == 0) {
 		copy_clean(p->fingerprint, sizeof(p->fingerprint), v,
 		    strlen(v));
-		p->fp_source = p->fingerprint[0] ? PROV_FP_PROPERTY
-						 : PROV_FP_UNSET;
+		p->fp_source = p->fingerprint[0] ? PROV_FP_PROPERTY :
+						   PROV_FP_UNSET;
 	} else if (r == -EOPNOTSUPP)
 		p->fp_source = PROV_FP_NONE;
 	else if (r == -ENOENT)

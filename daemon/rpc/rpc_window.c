@@ -235,8 +235,7 @@ rpc_pb_provenance(struct rpc_arena *a, const struct provenance *p)
 	NEW(a, m, vitals__provenance__init);
 	TRY(m->boot_id = rpc_pb_str(a, p->boot_id, sizeof(p->boot_id)));
 	TRY(m->kernel_release = rpc_pb_str(a, p->kernel, sizeof(p->kernel)));
-	TRY(m->vitalsd_version = rpc_pb_str(a, p->version,
-		sizeof(p->version)));
+	TRY(m->vitalsd_version = rpc_pb_str(a, p->version, sizeof(p->version)));
 	m->btime_s = p->btime_s;
 	TRY(m->build_fingerprint = rpc_pb_str(a, p->fingerprint,
 		sizeof(p->fingerprint)));

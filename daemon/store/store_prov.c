@@ -21,7 +21,7 @@
 #include "store/store.h"
 #include "store_int.h"
 
-#define PROV_COLS                                                   \
+#define PROV_COLS                                                        \
 	"boot_id, since_mono_ns, kernel, version, btime_s, fingerprint," \
 	" fp_source"
 

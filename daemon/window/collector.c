@@ -32,9 +32,9 @@ struct collector {
 	struct window *open;
 	int64_t target_ns; /* nominal end of the open window */
 	uint64_t seq;
-	char boot_id[40]; /* identifies this boot in stored windows */
+	char boot_id[40];	/* identifies this boot in stored windows */
 	struct provenance prov; /* copied into each window */
-	struct rusage ru; /* at the open window's start */
+	struct rusage ru;	/* at the open window's start */
 	struct window **ring;
 	unsigned ring_cap, ring_n, ring_head;
 	window_cb cb;

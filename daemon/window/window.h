@@ -149,7 +149,7 @@ struct window {
 	/* what made it (provenance.h); version "" unknown (stored before
 	 * provenance was kept) */
 	struct provenance prov;
-	uint32_t level;	  /* 0: as sampled; 1, 2: roll-ups */
+	uint32_t level; /* 0: as sampled; 1, 2: roll-ups */
 	int64_t mono_start_ns, mono_end_ns;
 	int64_t boot_start_ns, boot_end_ns;
 	int64_t wall_start_ns, wall_end_ns; /* CLOCK_REALTIME, for display */
