@@ -801,6 +801,32 @@ health_privileges(struct sbuf *o, const Vitals__Privileges *p)
 		    "unknown (no cgroup list to count by)\n");
 }
 
+/* What makes the windows (doc/protocol.md, "Provenance"). */
+static void
+health_provenance(struct sbuf *o, const Vitals__Provenance *p)
+{
+	char booted[40];
+	const char *src = p->fingerprint_source ? p->fingerprint_source : "";
+
+	fmt_time(booted, sizeof(booted), p->btime_s * VITALS_NSEC_PER_SEC);
+	sbuf_printf(o,
+	    "Provenance: vitalsd %s; kernel %s; boot %s, booted %s "
+	    "(btime %lld)\n  build fingerprint: ",
+	    p->vitalsd_version && *p->vitalsd_version ? p->vitalsd_version :
+							"?",
+	    p->kernel_release && *p->kernel_release ? p->kernel_release : "?",
+	    p->boot_id && *p->boot_id ? p->boot_id : "?", booted,
+	    (long long)p->btime_s);
+	if (!strcmp(src, "property"))
+		sbuf_printf(o, "%s\n", p->build_fingerprint);
+	else if (!strcmp(src, "none"))
+		sbuf_puts(o, "none (no system properties: not Android)\n");
+	else if (!strcmp(src, "unset"))
+		sbuf_puts(o, "none (ro.build.fingerprint not set)\n");
+	else
+		sbuf_printf(o, "unknown (%s)\n", *src ? src : "not reported");
+}
+
 void
 fmt_health(struct sbuf *o, const Vitals__Health *h, const struct fmt_ctx *c)
 {
@@ -815,6 +841,8 @@ fmt_health(struct sbuf *o, const Vitals__Health *h, const struct fmt_ctx *c)
 		sbuf_printf(o, " (burst, %s left)", left);
 	}
 	sbuf_putc(o, '\n');
+	if (h->provenance)
+		health_provenance(o, h->provenance);
 	if (h->last)
 		health_window(o, h->last);
 	else

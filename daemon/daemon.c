@@ -19,6 +19,7 @@
 #include "control/control.h"
 #include "core/bpf_common.h"
 #include "core/log.h"
+#include "core/provenance.h"
 #include "core/util.h"
 #include "trace/atrace_cat.h"
 #include "daemon.h"
@@ -68,6 +69,7 @@ struct vitalsd {
 	/* batched commits (spooldir.c): the spool file, "" none, and why */
 	char spool_path[4096];
 	char spool_note[256];
+	struct provenance prov; /* what makes this run's windows */
 };
 
 static void gpumem_sample(struct vitalsd *d, int64_t mono_ns);
@@ -253,6 +255,7 @@ vitalsd_get_info(struct vitalsd *d, struct vitalsd_info *ret)
 	}
 	ret->spool_path = d->spool_path;
 	ret->spool_note = d->spool_note;
+	ret->prov = &d->prov;
 }
 
 static void
@@ -786,6 +789,11 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 	}
 	if ((r = log_scanner(d->col, cfg)) < 0)
 		goto fail;
+	(void)provenance_read(cfg->proc_root, cfg->prop_root, VITALS_VERSION,
+	    &d->prov);
+	if (d->prov.fp_source == PROV_FP_ERROR)
+		log_warnx("ro.build.fingerprint could not be read");
+	collector_set_provenance(d->col, &d->prov);
 	collector_set_window_cb(d->col, window_log_cb, d);
 	bpf_setup(d, cfg);
 	gpumem_setup(d, cfg);

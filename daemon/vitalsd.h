@@ -15,6 +15,7 @@
 #include "control/control.h"
 #include "core/bpf_common.h"
 #include "core/log.h"
+#include "core/provenance.h"
 #include "core/util.h"
 #include "daemon.h"
 #include "gpumem/gpumem.h"

@@ -517,6 +517,38 @@ START_TEST(test_fmt_health)
 	ck_assert_ptr_nonnull(strstr(s, "refused at a cap 0\n"));
 	/* a wall clock the store does not believe yet says so */
 	ck_assert_ptr_null(strstr(s, "wall clock"));
+	ck_assert_ptr_null(strstr(s, "Provenance"));
+	sbuf_free(&b);
+	{
+		Vitals__Provenance pv = VITALS__PROVENANCE__INIT;
+
+		pv.boot_id = "b-1";
+		pv.kernel_release = "5.10.198-android13";
+		pv.vitalsd_version = "0.1.0";
+		pv.btime_s = 0;
+		pv.build_fingerprint =
+		    "google/oriole:14/UQ1A:user/release-keys";
+		pv.fingerprint_source = "property";
+		h.provenance = &pv;
+		sbuf_init(&b);
+		fmt_health(&b, &h, &fctx);
+		s = sbuf_str(&b);
+		ck_assert_msg(
+		    strstr(s,
+			"Provenance: vitalsd 0.1.0; kernel "
+			"5.10.198-android13; boot b-1, booted n/a "
+			"(btime 0)\n  build fingerprint: "
+			"google/oriole:14/UQ1A:user/release-keys\n") != NULL,
+		    "%s", s);
+		sbuf_free(&b);
+		pv.fingerprint_source = "none";
+		sbuf_init(&b);
+		fmt_health(&b, &h, &fctx);
+		ck_assert_ptr_nonnull(strstr(sbuf_str(&b),
+		    "  build fingerprint: none (no system properties: not "
+		    "Android)\n"));
+		h.provenance = NULL;
+	}
 	sbuf_free(&b);
 	st.clock_suspect = true;
 	st.clock_ahead_ns = 87600LL * 3600 * NS;

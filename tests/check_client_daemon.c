@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "client.h"
@@ -245,6 +246,30 @@ START_TEST(test_every_command)
 	/* health after a burst shows the cadence it asked for */
 	j = vitals_json(&d, "health", NULL, NULL, NULL, NULL);
 	ck_assert_ptr_nonnull(jm_path(j, "health.control.requests"));
+	/* provenance: this kernel and this build, the daemon's and its
+	 * last window's the same */
+	{
+		const struct jm *k, *v, *lk;
+		struct utsname u;
+
+		ck_assert_int_eq(uname(&u), 0);
+		ck_assert_ptr_nonnull(
+		    k = jm_path(j, "health.provenance.kernel_release"));
+		ck_assert_str_eq(k->str, u.release);
+		ck_assert_ptr_nonnull(
+		    v = jm_path(j, "health.provenance.vitalsd_version"));
+		ck_assert_ptr_nonnull(getenv("VITALS_VERSION"));
+		ck_assert_str_eq(v->str, getenv("VITALS_VERSION"));
+		ck_assert_ptr_nonnull(jm_path(j, "health.provenance.btime_s"));
+		ck_assert_int_gt(jm_path(j, "health.provenance.btime_s")->num,
+		    1.5e9);
+		ck_assert_str_eq(
+		    jm_path(j, "health.provenance.fingerprint_source")->str,
+		    "none");
+		ck_assert_ptr_nonnull(
+		    lk = jm_path(j, "health.last.provenance.kernel_release"));
+		ck_assert_str_eq(lk->str, u.release);
+	}
 	jm_free(j);
 	td_stop(&d);
 }

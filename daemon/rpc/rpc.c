@@ -468,6 +468,8 @@ pb_health(struct rpc_arena *a, const struct rpc_ctx *ctx)
 	TRY(m->privileges = rpc_pb_privileges(a, info->last));
 	if (ctx->mod.wss)
 		TRY(m->wss = rpc_pb_wss_health(a, ctx->mod.wss));
+	if (info->prov)
+		TRY(m->provenance = rpc_pb_provenance(a, info->prov));
 	/* each part's Health fields from the last closed window */
 	for (i = 0; info->last && i < WPART__MAX; i++)
 		if (info->last->part[i] != NULL &&

@@ -38,7 +38,8 @@ struct vitalsd_info {
 	uint64_t store_dropped;
 	/* batched commits: the spool file ("" none) and why it is off */
 	const char *spool_path, *spool_note;
-	struct gpumem *gpumem; /* NULL: no GPU memory reader */
+	struct gpumem *gpumem;	       /* NULL: no GPU memory reader */
+	const struct provenance *prov; /* this daemon's; NULL: unknown */
 };
 
 /* Wire status codes (vitals.proto Status), kept equal by rpc.c. */

@@ -78,6 +78,8 @@ extern const struct rpc_part rpc_trace_part;
 /* rpc_window.c */
 Vitals__Window *rpc_pb_window(struct rpc_arena *a, const struct window *w,
     bool tasks, unsigned top_n);
+Vitals__Provenance *rpc_pb_provenance(struct rpc_arena *a,
+    const struct provenance *p);
 
 /* rpc_pb.c */
 void *rpc_arena_alloc(struct rpc_arena *a, size_t n);

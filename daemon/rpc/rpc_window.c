@@ -227,6 +227,24 @@ pb_window_system(struct rpc_arena *a, Vitals__Window *m, const struct window *w)
 	return 0;
 }
 
+Vitals__Provenance *
+rpc_pb_provenance(struct rpc_arena *a, const struct provenance *p)
+{
+	Vitals__Provenance *m;
+
+	NEW(a, m, vitals__provenance__init);
+	TRY(m->boot_id = rpc_pb_str(a, p->boot_id, sizeof(p->boot_id)));
+	TRY(m->kernel_release = rpc_pb_str(a, p->kernel, sizeof(p->kernel)));
+	TRY(m->vitalsd_version = rpc_pb_str(a, p->version, sizeof(p->version)));
+	m->btime_s = p->btime_s;
+	TRY(m->build_fingerprint = rpc_pb_str(a, p->fingerprint,
+		sizeof(p->fingerprint)));
+	TRY(m->fingerprint_source = rpc_pb_str(a,
+		provenance_fp_source_name(p->fp_source), 16));
+	m->since_mono_ns = p->since_mono_ns;
+	return m;
+}
+
 /* A window; tasks cut to the top_n by CPU (0: all), or none. */
 Vitals__Window *
 rpc_pb_window(struct rpc_arena *a, const struct window *w, bool tasks,
@@ -273,6 +291,8 @@ rpc_pb_window(struct rpc_arena *a, const struct window *w, bool tasks,
 	m->nprocs_total = (uint32_t)w->nprocs;
 	m->nthreads_total = (uint32_t)w->nthreads;
 	TRY(m->health = pb_whealth(a, &w->health));
+	if (w->prov.version[0])
+		TRY(m->provenance = rpc_pb_provenance(a, &w->prov));
 	/* each part's fields (rpc_parts[]) */
 	for (i = 0; i < WPART__MAX; i++)
 		if (w->part[i] != NULL && rpc_parts[i]->window != NULL &&

@@ -298,6 +298,18 @@ static const char schema_v10[] =
     " PRIMARY KEY (start_ns, span_ns)) WITHOUT ROWID;";
 
 /*
+ * v11: provenance (store_prov.c): one row per daemon start, (boot, kernel,
+ * vitalsd, platform build), which windows find by boot and start time.
+ */
+static const char schema_v11[] =
+    "CREATE TABLE provenance ("
+    " boot_id TEXT NOT NULL, since_mono_ns INTEGER NOT NULL,"
+    " kernel TEXT NOT NULL, version TEXT NOT NULL,"
+    " btime_s INTEGER NOT NULL, fingerprint TEXT NOT NULL,"
+    " fp_source INTEGER NOT NULL,"
+    " PRIMARY KEY (boot_id, since_mono_ns)) WITHOUT ROWID;";
+
+/*
  * migrations[v] takes a database from user_version v to v + 1: its SQL,
  * then its C half (NULL: none) in the same transaction.
  */
@@ -315,6 +327,7 @@ static const struct {
 	{ schema_v8, store_inst_migrate_v8 },
 	{ schema_v9, store_migrate_v9 },
 	{ schema_v10, NULL },
+	{ schema_v11, NULL },
 };
 
 static const char *const ws_sql[WS__MAX] = {
@@ -384,6 +397,10 @@ put_locked(struct store *s, const struct window *w)
 			r = store_fail_errno(s, -EUCLEAN,
 			    "insert window: "
 			    "stored nothing (a trigger or a schema not ours)");
+		goto fail;
+	}
+	if (id != 0 && (rc = store_prov_put(s, &w->prov)) != SQLITE_OK) {
+		r = store_fail(s, rc, "insert provenance");
 		goto fail;
 	}
 	if (id != 0 && s->o.max_bytes && (r = store_enforce_size(s, id)) < 0)
@@ -657,6 +674,7 @@ db_close(struct store *s)
 		free(s->wacc);
 		s->wacc = NULL;
 	}
+	store_prov_finalize(s);
 	sqlite3_close(s->db);
 	s->db = NULL;
 }

@@ -113,6 +113,7 @@ conn_db_close(struct store *rc)
 	rc->in_txn = false;
 	store_read_finalize(rc);
 	store_parts_finalize(rc);
+	store_prov_finalize(rc);
 	sqlite3_close(rc->db);
 	rc->db = NULL;
 }

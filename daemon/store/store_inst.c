@@ -518,6 +518,7 @@ store_rollback(struct store *s)
 		(void)store_run(s->ws[WS_ROLLBACK]);
 	store_inst_forget(s);
 	store_keys_forget(s); /* and the keys it wrote (store_keys.c) */
+	store_prov_forget(s);
 }
 
 int

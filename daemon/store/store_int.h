@@ -75,6 +75,16 @@ struct store_usage {
 	struct store_usage_pt now; /* the latest reading, kept or not */
 };
 
+/* store_prov.c's statements, prepared when first used */
+enum store_prov_stmt {
+	STORE_PROV_PUT,
+	STORE_PROV_GET,
+	STORE_PROV_GET_SPOOL,
+	STORE_PROV_MOVE,
+	STORE_PROV_PRUNE,
+	STORE_PROV__MAX
+};
+
 /*
  * One handle may be shared by threads (the writer thread; setup's reads
  * before it starts; tests): every public call holds `lock`, so statements
@@ -146,6 +156,10 @@ struct store {
 	 * connection, and when its current wait began */
 	uint64_t busy_ns;
 	int64_t busy_start_ns;
+	/* store_prov.c: its statements, the provenance this handle wrote */
+	sqlite3_stmt *prov_st[STORE_PROV__MAX];
+	struct provenance prov_last;
+	bool prov_written;
 };
 
 /*
@@ -337,6 +351,14 @@ void store_inst_moved(struct store *s);
 void store_inst_seed(struct store *s, int64_t max_iid);
 int store_inst_migrate_v8(sqlite3 *db);
 extern int (*store_inst_migrate_test)(unsigned n); /* tests */
+
+/* store_prov.c: provenance rows (doc/storage.md, "Provenance") */
+int store_prov_put(struct store *s, const struct provenance *p);
+void store_prov_forget(struct store *s);
+int store_prov_load(struct store *s, struct window *w);
+int store_prov_move(struct store *s);
+int store_prov_prune(struct store *s);
+void store_prov_finalize(struct store *s);
 
 /* store_taskread.c: tasks read back from their blobs */
 struct store_rcache;

@@ -420,7 +420,8 @@ prune_instances(struct store *s)
 
 	if ((rc = store_run(s->ws[WS_BEGIN])) != SQLITE_OK)
 		return store_fail(s, rc, "begin");
-	if ((rc = store_inst_prune(s, &n)) == SQLITE_OK)
+	if ((rc = store_inst_prune(s, &n)) == SQLITE_OK &&
+	    (rc = store_prov_prune(s)) == SQLITE_OK)
 		rc = store_run(s->ws[WS_COMMIT]);
 	if (rc != SQLITE_OK) {
 		r = store_fail(s, rc, "instances");

@@ -448,6 +448,8 @@ store_load(struct store *s, int64_t id, struct window **ret)
 		r = wparts_load(s, id, w);
 	if (r == 0)
 		r = store_load_tasks(s, id, w);
+	if (r == 0)
+		r = store_prov_load(s, w);
 	/* each part's rows (store_parts[]); its counters came above */
 	for (i = 0; i < WPART__MAX && r == 0; i++)
 		if (store_parts[i]->load != NULL)

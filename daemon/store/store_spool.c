@@ -383,6 +383,8 @@ store_spool_flush_locked(struct store *s)
 	if (rc == SQLITE_OK && moved > 0)
 		rc = store_sum_forget_run(s,
 		    store_sum_forget_stmt(s, SUMF_MOVED));
+	if (rc == SQLITE_OK)
+		rc = store_prov_move(s);
 	if (rc != SQLITE_OK) {
 		r = store_fail(s, rc, "spool: move");
 		goto fail;

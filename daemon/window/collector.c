@@ -32,8 +32,9 @@ struct collector {
 	struct window *open;
 	int64_t target_ns; /* nominal end of the open window */
 	uint64_t seq;
-	char boot_id[40]; /* identifies this boot in stored windows */
-	struct rusage ru; /* at the open window's start */
+	char boot_id[40];	/* identifies this boot in stored windows */
+	struct provenance prov; /* copied into each window */
+	struct rusage ru;	/* at the open window's start */
 	struct window **ring;
 	unsigned ring_cap, ring_n, ring_head;
 	window_cb cb;
@@ -63,6 +64,7 @@ window_open(struct collector *c, const struct clocks *now)
 	w->wall_start_ns = now->wall_ns;
 	w->hz = c->hz;
 	memcpy(w->boot_id, c->boot_id, sizeof(w->boot_id));
+	w->prov = c->prov;
 	/* The loop thread only: the writer's and queries' CPU is not the
 	 * collector's. */
 	getrusage(RUSAGE_THREAD, &c->ru);
@@ -135,6 +137,12 @@ collector_new(const struct collector_opts *o, struct collector **ret)
 fail:
 	collector_free(c);
 	return r;
+}
+
+void
+collector_set_provenance(struct collector *c, const struct provenance *p)
+{
+	c->prov = *p;
 }
 
 struct collector *

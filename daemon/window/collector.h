@@ -40,6 +40,8 @@ void collector_note_tick(struct collector *c, int64_t late_ns);
 void collector_set_window_cb(struct collector *c, window_cb cb, void *arg);
 const struct window *collector_window(const struct collector *c, unsigned back);
 const struct window *collector_open(const struct collector *c);
+/* Every window opened from now on carries *p (a copy). */
+void collector_set_provenance(struct collector *c, const struct provenance *p);
 unsigned collector_hz(const struct collector *c);
 
 /* collector.c: the same, for the daemon's log */

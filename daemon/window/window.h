@@ -6,6 +6,7 @@
 #ifndef VITALSD_WINDOW_H
 #define VITALSD_WINDOW_H
 
+#include "core/provenance.h"
 #include "core/util.h"
 #include "proc/proc.h"
 
@@ -145,7 +146,10 @@ extern const struct window_part_ops *const window_parts[WPART__MAX];
 struct window {
 	uint64_t seq;
 	char boot_id[40]; /* /proc/sys/kernel/random/boot_id, "" unknown */
-	uint32_t level;	  /* 0: as sampled; 1, 2: roll-ups */
+	/* what made it (provenance.h); version "" unknown (stored before
+	 * provenance was kept) */
+	struct provenance prov;
+	uint32_t level; /* 0: as sampled; 1, 2: roll-ups */
 	int64_t mono_start_ns, mono_end_ns;
 	int64_t boot_start_ns, boot_end_ns;
 	int64_t wall_start_ns, wall_end_ns; /* CLOCK_REALTIME, for display */
