@@ -447,7 +447,7 @@ check_migrated(struct store *s)
 	struct window_task *t;
 	size_t n;
 
-	ck_assert_int_eq(q_int(s, "PRAGMA user_version"), 8);
+	ck_assert_int_eq(q_int(s, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
 	ck_assert_int_eq(q_int(s,
 			     "SELECT count(*) FROM sqlite_schema WHERE"
 			     " name = 'window_task'"),

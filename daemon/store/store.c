@@ -270,6 +270,16 @@ static const char schema_v8[] =
     " PRIMARY KEY (window_id, iid)) WITHOUT ROWID;";
 
 /*
+ * cgroup v2 groups per window (store_cgroup.c): one framed, compressed
+ * blob each.
+ */
+static const char schema_vcgroup[] =
+    "CREATE TABLE window_cgroup ("
+    " window_id INTEGER PRIMARY KEY REFERENCES windows(id)"
+    " ON DELETE CASCADE,"
+    " blob BLOB NOT NULL);";
+
+/*
  * migrations[v] takes a database from user_version v to v + 1: its SQL,
  * then its C half (NULL: none) in the same transaction.
  */
@@ -285,6 +295,7 @@ static const struct {
 	{ schema_v6, NULL },
 	{ schema_v7, NULL },
 	{ schema_v8, store_inst_migrate_v8 },
+	{ schema_vcgroup, NULL },
 };
 
 static const char *const ws_sql[WS__MAX] = {
