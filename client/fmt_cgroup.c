@@ -59,7 +59,8 @@ put_share(struct sbuf *o, bool have, uint64_t us, uint64_t span_us)
 	if (!have || span_us == 0)
 		sbuf_printf(o, " %6s", "-");
 	else
-		sbuf_printf(o, " %5.1f%%", 100.0 * (double)us / (double)span_us);
+		sbuf_printf(o, " %5.1f%%",
+		    100.0 * (double)us / (double)span_us);
 }
 
 static void
@@ -72,13 +73,15 @@ put_path(struct sbuf *o, const char *p, size_t room)
 		sbuf_putc(o, '/');
 		for (; *p; p++)
 			sbuf_putc(o,
-			    ((unsigned char)*p < 0x20 || *p == 0x7f) ? '?' : *p);
+			    ((unsigned char)*p < 0x20 || *p == 0x7f) ? '?' :
+								       *p);
 		return;
 	}
 	/* the end says which group: keep it, cut the front */
 	sbuf_puts(o, "...");
 	for (p += n - room + 3; *p; p++)
-		sbuf_putc(o, ((unsigned char)*p < 0x20 || *p == 0x7f) ? '?' : *p);
+		sbuf_putc(o,
+		    ((unsigned char)*p < 0x20 || *p == 0x7f) ? '?' : *p);
 }
 
 void
@@ -131,11 +134,13 @@ fmt_cgroups(struct sbuf *o, Vitals__Window **w, size_t nw, unsigned top_n)
 			s->system += g->d_system_us;
 			s->throttled_us += g->d_throttled_us;
 			/* a roll-up's deltas span its walks */
-			s->span_us += wspan * g->deltas / (c->walks ? c->walks : 1);
+			s->span_us += wspan * g->deltas /
+			    (c->walks ? c->walks : 1);
 			s->have_cpu |= has(g, "cpu.stat");
 			s->have_throttle |= has(g, "cpu.stat throttling");
 			for (k = 0; k < g->n_pressure && k < 3; k++) {
-				const Vitals__CgroupPressure *p = g->pressure[k];
+				const Vitals__CgroupPressure *p =
+				    g->pressure[k];
 				unsigned r = !strcmp(p->resource, "cpu") ? 0 :
 				    !strcmp(p->resource, "memory")	 ? 1 :
 									   2;
@@ -146,8 +151,9 @@ fmt_cgroups(struct sbuf *o, Vitals__Window **w, size_t nw, unsigned top_n)
 		}
 	}
 	if (head == NULL) {
-		sbuf_puts(o, "cgroups: no window has them (cgroup = off, or "
-			     "none stored in the range)\n");
+		sbuf_puts(o,
+		    "cgroups: no window has them (cgroup = off, or "
+		    "none stored in the range)\n");
 		return;
 	}
 	sbuf_printf(o, "cgroups: %s%s%s over %.1fs (%llu walks): %zu groups",
@@ -166,8 +172,9 @@ fmt_cgroups(struct sbuf *o, Vitals__Window **w, size_t nw, unsigned top_n)
 	}
 	if (n > 1)
 		qsort(v, n, sizeof(*v), cmp_cpu);
-	sbuf_puts(o, "   CPU%  USER%   SYS%  THRTL  MEM MiB  PSI cpu/mem/io ms"
-		     "  GROUP\n");
+	sbuf_puts(o,
+	    "   CPU%  USER%   SYS%  THRTL  MEM MiB  PSI cpu/mem/io ms"
+	    "  GROUP\n");
 	for (i = 0; i < n && (top_n == 0 || i < top_n); i++) {
 		const Vitals__Cgroup *g = v[i].last;
 		char psi[72], mem[16];

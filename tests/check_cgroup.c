@@ -35,8 +35,8 @@ START_TEST(test_parse_cpu_stat)
 {
 	struct cg_read r = { 0 };
 
-	ck_assert_int_eq(cg_parse_cpu_stat(cpu_stat_full,
-			     strlen(cpu_stat_full), &r),
+	ck_assert_int_eq(cg_parse_cpu_stat(cpu_stat_full, strlen(cpu_stat_full),
+			     &r),
 	    0);
 	ck_assert_uint_eq(r.usage_us, 3000000);
 	ck_assert_uint_eq(r.user_us, 2000000);
@@ -48,21 +48,27 @@ START_TEST(test_parse_cpu_stat)
 
 	/* without the cpu controller: the base stats only */
 	memset(&r, 0, sizeof(r));
-	ck_assert_int_eq(PARSE(cg_parse_cpu_stat, "usage_usec 5\nuser_usec 3\n"
-					   "system_usec 2\nnice_usec 0\n", &r),
+	ck_assert_int_eq(PARSE(cg_parse_cpu_stat,
+			     "usage_usec 5\nuser_usec 3\n"
+			     "system_usec 2\nnice_usec 0\n",
+			     &r),
 	    0);
 	ck_assert_uint_eq(r.have, CG_HAVE_CPU);
 
 	/* garbage never reads as zeros */
 	memset(&r, 0, sizeof(r));
-	ck_assert_int_eq(PARSE(cg_parse_cpu_stat, "usage_usec x\nuser_usec 3\n"
-					   "system_usec 2\n", &r),
+	ck_assert_int_eq(PARSE(cg_parse_cpu_stat,
+			     "usage_usec x\nuser_usec 3\n"
+			     "system_usec 2\n",
+			     &r),
 	    -EINVAL);
 	ck_assert_int_eq(PARSE(cg_parse_cpu_stat, "usage_usec 1\n", &r),
 	    -EINVAL);
 	ck_assert_int_eq(PARSE(cg_parse_cpu_stat, "garbage\n", &r), -EINVAL);
-	ck_assert_int_eq(PARSE(cg_parse_cpu_stat, "usage_usec 99999999999999999999\n"
-					   "user_usec 3\nsystem_usec 2\n", &r),
+	ck_assert_int_eq(PARSE(cg_parse_cpu_stat,
+			     "usage_usec 99999999999999999999\n"
+			     "user_usec 3\nsystem_usec 2\n",
+			     &r),
 	    -EINVAL);
 	ck_assert_uint_eq(r.have, 0);
 }
@@ -259,8 +265,8 @@ START_TEST(test_walk_deltas)
 	ck_assert(!g->born);
 	ck_assert_uint_eq(g->mem_current.n, 1);
 	ck_assert(g->mem_current.last == 10485760.0);
-	ck_assert_uint_eq(g->have & (CG_HAVE_MEM | CG_HAVE_MEMSTAT |
-					 CG_HAVE_EVENTS),
+	ck_assert_uint_eq(g->have &
+		(CG_HAVE_MEM | CG_HAVE_MEMSTAT | CG_HAVE_EVENTS),
 	    CG_HAVE_MEM | CG_HAVE_MEMSTAT | CG_HAVE_EVENTS);
 	/* Android's app groups carry their uid and pid */
 	g = grp(w1, "uid_10123/pid_200");
@@ -459,8 +465,7 @@ START_TEST(test_store_roundtrip)
 	ck_assert_int_eq(store_put(s, w2), 0);
 	ck_assert_int_eq(store_conn_open(s, &rc), 0);
 	ck_assert_int_eq(store_conn_begin(rc), 0);
-	ck_assert_int_eq(store_windows(rc, T0, T0 + 86400 * SEC, 0, &v, &n),
-	    0);
+	ck_assert_int_eq(store_windows(rc, T0, T0 + 86400 * SEC, 0, &v, &n), 0);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_ptr_nonnull(window_cgroup(v[0]));
 	ck_assert_uint_eq(window_cgroup(v[0])->n, window_cgroup(w2)->n);
@@ -477,12 +482,11 @@ START_TEST(test_store_roundtrip)
 
 	/* a damaged blob: counted, the window still reads, without it */
 	ck_assert_int_eq(store_exec(s,
-			     "UPDATE window_cgroup SET blob = x'b70102'",
-			     NULL, 0),
+			     "UPDATE window_cgroup SET blob = x'b70102'", NULL,
+			     0),
 	    0);
 	ck_assert_int_eq(store_conn_begin(rc), 0);
-	ck_assert_int_eq(store_windows(rc, T0, T0 + 86400 * SEC, 0, &v, &n),
-	    0);
+	ck_assert_int_eq(store_windows(rc, T0, T0 + 86400 * SEC, 0, &v, &n), 0);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_ptr_null(window_cgroup(v[0]));
 	ck_assert_uint_eq(v[0]->hz, 100);

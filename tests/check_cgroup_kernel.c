@@ -92,7 +92,8 @@ cpu_us(pid_t pid)
 			     "%llu %llu",
 			     &ut, &st),
 	    2);
-	return (ut + st) * 1000000ULL / (unsigned long long)sysconf(_SC_CLK_TCK);
+	return (ut + st) * 1000000ULL /
+	    (unsigned long long)sysconf(_SC_CLK_TCK);
 }
 
 START_TEST(test_burner_agrees)
@@ -125,7 +126,9 @@ START_TEST(test_burner_agrees)
 	ck_assert_msg(g != NULL, "group %s not walked", name);
 	ck_assert_uint_eq(g->deltas, 1);
 	ck_assert(g->have & CG_HAVE_CPU);
-	ck_assert_uint_eq(g->d_user_us + g->d_system_us, g->d_usage_us);
+	/* the kernel scales user and system to usage, a µs off at most */
+	ck_assert_uint_le(g->d_user_us + g->d_system_us, g->d_usage_us + 2);
+	ck_assert_uint_ge(g->d_user_us + g->d_system_us + 2, g->d_usage_us);
 	/* ticks are 10 ms and the two reads are not the same instant:
 	 * 5 % and 30 ms */
 	diff = (double)g->d_usage_us - (double)(b - a);
@@ -179,8 +182,7 @@ START_TEST(test_daemon_shows_group)
 		run_free(&r);
 		tu_sleep_ms(200);
 	}
-	ck_assert_msg(i < 50, "no group %s with CPU in `vitals cgroups`",
-	    name);
+	ck_assert_msg(i < 50, "no group %s with CPU in `vitals cgroups`", name);
 	ck_assert_ptr_nonnull(strstr(r.out, "cgroups: ok at "));
 	ck_assert_ptr_nonnull(strstr(r.out, "GROUP\n"));
 	run_free(&r);

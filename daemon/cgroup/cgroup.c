@@ -142,8 +142,8 @@ find_root(struct cgroup *cg)
 	}
 	if (fd < 0)
 		return fd;
-	if (cg->subtree && strlen(path) + 1 + strlen(cg->subtree) <
-		sizeof(path)) {
+	if (cg->subtree &&
+	    strlen(path) + 1 + strlen(cg->subtree) < sizeof(path)) {
 		strcat(path, "/");
 		strcat(path, cg->subtree);
 	}
@@ -175,8 +175,7 @@ read_file(struct cgroup *cg, int dfd, const char *name, uint32_t bit,
 	if (g->absent & bit)
 		return false;
 	vbuf_reset(&cg->buf);
-	if ((r = read_at(dfd, name, &cg->buf)) == -ENOENT ||
-	    r == -EOPNOTSUPP) {
+	if ((r = read_at(dfd, name, &cg->buf)) == -ENOENT || r == -EOPNOTSUPP) {
 		g->absent |= bit;
 		return false;
 	}

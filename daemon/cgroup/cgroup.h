@@ -21,13 +21,19 @@
 
 #include "window/window.h"
 
-#define CG_PATH_LEN 256	 /* a longer path is cut and counted */
+#define CG_PATH_LEN 256	   /* a longer path is cut and counted */
 #define CG_MAX_DEFAULT 128 /* groups kept per window */
 #define CG_DEPTH_DEFAULT 2 /* the subtree's children and grandchildren */
 #define CG_DEPTH_MAX 16
 
 /* memory.stat keys kept, as gauges of bytes */
-enum cg_mem { CG_MEM_ANON, CG_MEM_FILE, CG_MEM_KERNEL, CG_MEM_SHMEM, CG_MEM__MAX };
+enum cg_mem {
+	CG_MEM_ANON,
+	CG_MEM_FILE,
+	CG_MEM_KERNEL,
+	CG_MEM_SHMEM,
+	CG_MEM__MAX
+};
 /* memory.events keys, cumulative counts */
 enum cg_ev {
 	CG_EV_LOW,
@@ -42,12 +48,12 @@ enum cg_ev {
 
 /* Which sources a group had (a file absent, e.g. no memory controller,
  * leaves its figures unknown, never 0). */
-#define CG_HAVE_CPU (1u << 0)	   /* cpu.stat usage/user/system */
-#define CG_HAVE_THROTTLE (1u << 1) /* cpu.stat nr_periods/throttled */
-#define CG_HAVE_MEM (1u << 2)	   /* memory.current */
-#define CG_HAVE_MEMSTAT (1u << 3)  /* memory.stat */
-#define CG_HAVE_EVENTS (1u << 4)   /* memory.events */
-#define CG_HAVE_PSI(r) (1u << (8 + (r)))      /* <res>.pressure some */
+#define CG_HAVE_CPU (1u << 0)		 /* cpu.stat usage/user/system */
+#define CG_HAVE_THROTTLE (1u << 1)	 /* cpu.stat nr_periods/throttled */
+#define CG_HAVE_MEM (1u << 2)		 /* memory.current */
+#define CG_HAVE_MEMSTAT (1u << 3)	 /* memory.stat */
+#define CG_HAVE_EVENTS (1u << 4)	 /* memory.events */
+#define CG_HAVE_PSI(r) (1u << (8 + (r))) /* <res>.pressure some */
 #define CG_HAVE_PSI_FULL(r) (1u << (12 + (r))) /* its full line */
 
 /* ------------------------------------------------------ cgroup_parse.c */
@@ -86,13 +92,13 @@ enum cg_state {
 };
 
 struct window_cgroup_grp {
-	uint64_t id;	       /* inode of its directory: the cgroup id */
+	uint64_t id;		/* inode of its directory: the cgroup id */
 	char path[CG_PATH_LEN]; /* under the root; "" the root itself */
-	uint32_t depth;	       /* under the subtree; 0 the subtree */
-	int64_t uid, pid;      /* Android's uid_<uid>, pid_<pid>; -1 none */
-	uint32_t have;	       /* CG_HAVE_*: of the last reading */
-	uint32_t deltas;       /* windows of valid deltas folded in */
-	bool born;	       /* first seen by this window's walk */
+	uint32_t depth;		/* under the subtree; 0 the subtree */
+	int64_t uid, pid;	/* Android's uid_<uid>, pid_<pid>; -1 none */
+	uint32_t have;		/* CG_HAVE_*: of the last reading */
+	uint32_t deltas;	/* windows of valid deltas folded in */
+	bool born;		/* first seen by this window's walk */
 	uint64_t d_usage_us, d_user_us, d_system_us;
 	uint64_t d_nr_periods, d_nr_throttled, d_throttled_us;
 	struct gauge mem_current;      /* bytes */
@@ -135,8 +141,9 @@ void window_cgroup_free(struct window_cgroup *p);
 /* Room for one more group: NULL without memory. */
 struct window_cgroup_grp *window_cgroup_add(struct window_cgroup *p);
 /* The group of (id, path), NULL none. */
-const struct window_cgroup_grp *window_cgroup_find(
-    const struct window_cgroup *p, uint64_t id, const char *path);
+const struct window_cgroup_grp *
+window_cgroup_find(const struct window_cgroup *p, uint64_t id,
+    const char *path);
 extern const struct window_part_ops cgroup_window_part;
 
 /* ------------------------------------------------------------ cgroup.c */

@@ -18,10 +18,10 @@ static const char *const state_names[CG_STATE__MAX] = {
 	"no cgroup v2 hierarchy",
 	"ok",
 };
-static const char *const mem_names[CG_MEM__MAX] = { "anon", "file",
-	"kernel", "shmem" };
-static const char *const ev_names[CG_EV__MAX] = { "low", "high", "max",
-	"oom", "oom_kill" };
+static const char *const mem_names[CG_MEM__MAX] = { "anon", "file", "kernel",
+	"shmem" };
+static const char *const ev_names[CG_EV__MAX] = { "low", "high", "max", "oom",
+	"oom_kill" };
 
 const char *
 cg_state_name(unsigned st)
@@ -76,8 +76,7 @@ window_cgroup_add(struct window_cgroup *p)
 }
 
 const struct window_cgroup_grp *
-window_cgroup_find(const struct window_cgroup *p, uint64_t id,
-    const char *path)
+window_cgroup_find(const struct window_cgroup *p, uint64_t id, const char *path)
 {
 	size_t i;
 
@@ -232,7 +231,7 @@ part_bytes(const void *part)
 {
 	const struct window_cgroup *p = part;
 
-	return sizeof(*p) + p->cap * sizeof(*p->g);
+	return p ? sizeof(*p) + p->cap * sizeof(*p->g) : 0;
 }
 
 const struct window_part_ops cgroup_window_part = {

@@ -15,7 +15,7 @@
 #include "store/store_codec.h"
 #include "store_int.h"
 
-#define CG_PART 8	  /* the frame's part number */
+#define CG_PART 8 /* the frame's part number */
 #define CG_PART_VERSION 1
 #define CG_GROUPS_MAX 65536 /* a count past this is refused */
 
@@ -106,8 +106,7 @@ store_cgroup_encode(struct store_enc *e, const struct window_cgroup *p)
 
 /* payload into a new part; -EBADMSG for anything malformed. */
 int
-store_cgroup_decode(const void *payload, size_t len,
-    struct window_cgroup **ret)
+store_cgroup_decode(const void *payload, size_t len, struct window_cgroup **ret)
 {
 	struct window_cgroup *p;
 	struct store_dec d;
