@@ -123,6 +123,8 @@ void fmt_gpumem_health(struct sbuf *o, const Vitals__GpuMemState *s);
 /* fmt_trace.c: `vitals trace` (ftrace) */
 void fmt_trace(struct sbuf *o, const Vitals__TraceList *tl);
 void fmt_trace_health(struct sbuf *o, const Vitals__TraceHealth *h);
+/* fmt_cgroup.c: `vitals cgroups`, the groups summed over windows w */
+void fmt_cgroups(struct sbuf *o, Vitals__Window **w, size_t nw, unsigned top_n);
 
 /* fmt_wss.c: the working-set monitor's targets */
 void fmt_wss(struct sbuf *o, const Vitals__WssList *l);

@@ -543,6 +543,11 @@ fmt_process(struct sbuf *o, const Vitals__ProcessInfo *pi, int32_t pid,
 							       "stored rows" :
 							       "?");
 	}
+	if (pi->cgroup && *pi->cgroup) {
+		sbuf_puts(o, "  cgroup ");
+		put_label(o, pi->cgroup);
+		sbuf_puts(o, " (now)\n");
+	}
 	sbuf_printf(o, "  %-23s %6s", "window start", "len");
 	sbuf_printf(o, figures_hdr, "core", "share", "norm", "utime", "stime",
 	    "minflt", "majflt", "rss_kB");

@@ -110,6 +110,9 @@ usage(int status)
 	    "  wss stop PID                end a target (trusted)\n"
 	    "  trace [--since DURATION] [--process NAME|PID]\n"
 	    "                              ATrace slices and ftrace loss\n"
+	    "  cgroups [--since DURATION] [-n N]\n"
+	    "                              cgroup v2 groups: CPU, memory, "
+	    "pressure\n"
 	    "DURATION: 30s, 5m, 2h, 1d, 250ms, 1h30m (a bare number is "
 	    "seconds)\n"
 	    "socket: $VITALS_SOCKET, else %s if it exists, else %s\n",
@@ -709,6 +712,52 @@ cmd_trace(struct opts *o)
 	return render(o, r, text_trace);
 }
 
+static void
+text_cgroups(struct sbuf *b, const Vitals__Response *r, const struct opts *o)
+{
+	Vitals__Window *one[1];
+
+	if (r->result_case == VITALS__RESPONSE__RESULT_WINDOWS) {
+		fmt_cgroups(b, r->windows->windows, r->windows->n_windows,
+		    o->n);
+		if (r->windows->truncated || r->windows->budget_exhausted)
+			sbuf_puts(b,
+			    "  (the newest windows of the range: the "
+			    "daemon cut the answer)\n");
+		return;
+	}
+	if ((one[0] = r->snapshot->window) == NULL) {
+		sbuf_puts(b, "no window\n");
+		return;
+	}
+	fmt_cgroups(b, one, 1, o->n);
+}
+
+/* The last window's groups, or with --since every stored window's,
+ * summed per group by the client. */
+static int
+cmd_cgroups(struct opts *o)
+{
+	Vitals__Request req = VITALS__REQUEST__INIT;
+	Vitals__WindowsRequest wr = VITALS__WINDOWS_REQUEST__INIT;
+	Vitals__TimeRange tr = VITALS__TIME_RANGE__INIT;
+	Vitals__Response *r;
+	int x;
+
+	if (!(o->given & O_SINCE)) {
+		if ((x = snapshot(o, &r)) != VX_OK)
+			return x;
+		return render(o, r, text_cgroups);
+	}
+	range_since(&tr, o->since_ns);
+	wr.range = &tr;
+	req.op_case = VITALS__REQUEST__OP_WINDOWS;
+	req.windows = &wr;
+	if ((x = call(o, &req, &r)) != VX_OK)
+		return x;
+	return render(o, r, text_cgroups);
+}
+
 static const struct cmd cmds[] = {
 	{ "summary", cmd_summary, O_N, 0, 0 },
 	{ "cpu", cmd_cpu, 0, 0, 0 },
@@ -723,6 +772,7 @@ static const struct cmd cmds[] = {
 	    O_PID | O_NAME | O_DURATION | O_DRY_RUN | O_N, 1, 2 },
 	{ "wss", cmd_wss, O_PID | O_MODE | O_NAME | O_METHOD, 0, 2 },
 	{ "trace", cmd_trace, O_SINCE | O_PROCESS, 0, 0 },
+	{ "cgroups", cmd_cgroups, O_SINCE | O_N, 0, 0 },
 };
 
 static Vitals__Metric

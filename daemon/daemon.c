@@ -16,6 +16,7 @@
 #include <event2/event.h>
 
 #include "config/config.h"
+#include "cgroup/cgroup.h"
 #include "control/control.h"
 #include "core/bpf_common.h"
 #include "core/log.h"
@@ -60,6 +61,8 @@ struct vitalsd {
 	unsigned gm_why;      /* the state last logged */
 	struct heapprofd *hp; /* heapprofd triggers (doc/heapprofd.md) */
 	struct wss *wss;      /* working-set monitor (wss.c) */
+	struct cgroup *cg;    /* cgroup v2 groups (cgroup.c); NULL: none */
+	unsigned cg_state;    /* the state last logged */
 	struct ftrace *ft;    /* ftrace reader (ftrace.c); NULL: off */
 	unsigned ft_state;    /* enum ftrace_state, for every window */
 	int ft_err;	      /* -errno behind an off state */
@@ -662,10 +665,33 @@ wss_close(struct vitalsd *d, struct window *w)
  * order: ftrace first, its drain hands gpu_mem events to the GpuMem
  * window before that closes.
  */
+/* The cgroup walk, once per window; a change of state is logged once. */
+static void
+cgroup_close(struct vitalsd *d, struct window *w)
+{
+	unsigned st;
+	int r, err;
+
+	if (d->cg == NULL)
+		return;
+	if ((r = cgroup_window(d->cg, w)) < 0)
+		log_warnx("cgroup: window %llu: %s", (unsigned long long)w->seq,
+		    strerror(-r));
+	st = cgroup_state(d->cg, &err);
+	if (st == d->cg_state)
+		return;
+	d->cg_state = st;
+	log_info("cgroup: %s%s%s%s%s", cg_state_name(st),
+	    st == CG_STATE_OK ? " at " : "",
+	    st == CG_STATE_OK ? cgroup_root(d->cg) : "", err ? ": " : "",
+	    err ? strerror(-err) : "");
+}
+
 static void (*const part_close[])(struct vitalsd *, struct window *) = {
 	ftrace_close,
 	gpumem_close,
 	wss_close,
+	cgroup_close,
 	sched_close,
 };
 
@@ -861,6 +887,15 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 	/* Working-set targets: passes at priority 1 (wss.c). */
 	if ((r = wss_setup(d, cfg, helpers)) < 0)
 		goto fail;
+	/* cgroup v2 groups, walked as each window closes (cgroup.c) */
+	if (cfg->cgroup.on) {
+		struct cgroup_opts co = { .sys_root = cfg->sys_root,
+			.cfg = &cfg->cgroup };
+
+		d->cg_state = CG_STATE__MAX; /* the first state is logged */
+		if ((r = cgroup_new(&co, &d->cg)) < 0)
+			goto fail;
+	}
 	ftrace_setup(d, cfg, helpers);
 	if ((r = atcat_setup(d, cfg)) < 0)
 		goto fail;
@@ -982,6 +1017,7 @@ vitalsd_free(struct vitalsd *d)
 	control_free(d->ctl);
 	heapprofd_free(d->hp);
 	wss_free(d->wss);
+	d->cg = cgroup_free(d->cg);
 	writer_stop(d->wr, 0);
 	store_close(d->store);
 	collector_free(d->col);

@@ -11,6 +11,7 @@
 #ifndef VITALSD_H
 #define VITALSD_H
 
+#include "cgroup/cgroup.h"
 #include "config/config.h"
 #include "control/control.h"
 #include "core/bpf_common.h"

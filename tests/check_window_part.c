@@ -46,6 +46,7 @@ static void
 add_off_parts(struct window *w)
 {
 	struct window_wss_part *ws;
+	struct window_cgroup *cg;
 	struct window_gpumem_part *g;
 	struct window_trace *t;
 	struct window_bpf *b;
@@ -64,6 +65,10 @@ add_off_parts(struct window *w)
 	ws->target[0].pid = 4242;
 	snprintf(ws->target[0].name, sizeof(ws->target[0].name), "target");
 	window_part_set(w, WPART_WSS, ws);
+	/* cgroup = off: the head says so */
+	ck_assert_ptr_nonnull(cg = window_cgroup_new());
+	cg->state = CG_STATE_OFF;
+	window_part_set(w, WPART_CGROUP, cg);
 }
 
 static void
@@ -242,6 +247,7 @@ START_TEST(off_parts_are_heads)
 	    "disabled"));
 	ck_assert_ptr_nonnull(strstr(b.p, "ftrace off_config"));
 	ck_assert_ptr_nonnull(strstr(b.p, "working set: pid 4242 (target)"));
+	ck_assert_ptr_nonnull(strstr(b.p, "cgroup: off, 0 groups"));
 	/* in the order of enum window_part_id */
 	ck_assert(strstr(b.p, "bpf:") < strstr(b.p, "gpu memory"));
 	ck_assert(strstr(b.p, "gpu memory") < strstr(b.p, "working set"));

@@ -65,6 +65,7 @@ config_init(struct config *cfg)
 	if ((cfg->hp = calloc(1, sizeof(*cfg->hp))) != NULL)
 		hp_settings_init(cfg->hp);
 	wss_config_init(&cfg->wss);
+	cgroup_config_init(&cfg->cgroup);
 	/* ftrace (ftrace.c) */
 	cfg->ftrace = true;
 	cfg->ftrace_instance = strdup("vitals");
@@ -89,6 +90,7 @@ config_release(struct config *cfg)
 	free(cfg->user);
 	free(cfg->groups);
 	wss_config_release(&cfg->wss);
+	cgroup_config_release(&cfg->cgroup);
 	free(cfg->ftrace_instance);
 	free(cfg->tracefs);
 	free(cfg->prop_root);
@@ -514,6 +516,9 @@ config_set(struct config *cfg, const char *key, const char *value)
 	/* working-set monitor keys: wss_* (wss.c) */
 	if (!strncmp(key, "wss_", 4))
 		return wss_config_set(&cfg->wss, key, value);
+	/* cgroup v2 groups: cgroup, cgroup_* (config_cgroup.c) */
+	if (!strncmp(key, "cgroup", 6))
+		return cgroup_config_set(&cfg->cgroup, key, value);
 	if ((r = config_set_ftrace(cfg, key, value)) != -ENOENT)
 		return r;
 	return config_set_control(cfg, key, value);

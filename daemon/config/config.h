@@ -7,6 +7,7 @@
 
 #include "proc/proc.h"
 #include "store/store.h"
+#include "cgroup/cgroup.h"
 #include "wss/wss.h"
 
 struct hp_settings;
@@ -61,12 +62,13 @@ struct config {
 	/* heapprofd triggers (hp/hp.h): allocated by config_init */
 	struct hp_settings *hp;
 	/* privileges after setup (privs.c, doc/privileges.md) */
-	char *user;	       /* service user; NULL: no drop */
-	char *groups;	       /* its supplementary groups */
-	uint64_t keep_caps;    /* capabilities kept (bit = CAP_*) */
-	unsigned seccomp;      /* enum privs_seccomp */
-	bool privhelper;       /* fork the privileged helper */
-	struct wss_config wss; /* working-set monitor (wss.c) */
+	char *user;		     /* service user; NULL: no drop */
+	char *groups;		     /* its supplementary groups */
+	uint64_t keep_caps;	     /* capabilities kept (bit = CAP_*) */
+	unsigned seccomp;	     /* enum privs_seccomp */
+	bool privhelper;	     /* fork the privileged helper */
+	struct wss_config wss;	     /* working-set monitor (wss.c) */
+	struct cgroup_config cgroup; /* cgroup v2 groups (cgroup.c) */
 	/* ftrace (ftrace.c) */
 	bool ftrace;		   /* read ftrace at all */
 	char *ftrace_instance;	   /* instances/<name> */

@@ -43,6 +43,7 @@
 
 #include <event2/event.h>
 
+#include "cgroup/cgroup.h"
 #include "control/control.h"
 #include "core/compat.h"
 #include "core/util.h"
@@ -392,6 +393,23 @@ out:
 	return r;
 }
 
+/* The cgroup v2 path of instance (pid, starttime) if it is alive, into
+ * buf; false otherwise (gone, its pid reused, no v2 hierarchy). */
+static bool
+live_cgroup(const char *proc_root, int32_t pid, uint64_t starttime, char *buf,
+    size_t sz)
+{
+	struct window_task t;
+	int64_t wall;
+
+	if (proc_root == NULL || pid <= 0 ||
+	    proc_identity(proc_root, pid, (unsigned)sysconf(_SC_CLK_TCK), &t,
+		&wall) < 0 ||
+	    (starttime && t.starttime != starttime))
+		return false;
+	return cgroup_of_pid(proc_root, pid, buf, sz) == 0;
+}
+
 /*
  * A process over a range: its rows, or, when it used no CPU there, its
  * identity with zero activity; NOT_FOUND only when no instance of it
@@ -405,7 +423,8 @@ run_process(struct store *s, const char *proc_root, const struct rpc_query *rq,
 	struct window_task ident;
 	enum rpc_ident_src src = RPC_IDENT_NONE;
 	size_t n = 0, nth = 0;
-	char msg[96];
+	char msg[96], cg[CG_PATH_LEN * 2];
+	bool have_cg;
 	int r;
 
 	if ((r = store_history(s, false, rq->pid, rq->starttime,
@@ -428,8 +447,14 @@ run_process(struct store *s, const char *proc_root, const struct rpc_query *rq,
 		free(h);
 		return store_error(rq, s, r, ret, ret_len);
 	}
+	have_cg = live_cgroup(proc_root, rq->pid,
+	    n			      ? h[n - 1].t.starttime :
+		src != RPC_IDENT_NONE ? ident.starttime :
+					rq->starttime,
+	    cg, sizeof(cg));
 	r = rpc_answer_process(rq, h, n, th, nth,
-	    src != RPC_IDENT_NONE ? &ident : NULL, src, max, ret, ret_len);
+	    src != RPC_IDENT_NONE ? &ident : NULL, src, have_cg ? cg : NULL,
+	    max, ret, ret_len);
 	free(h);
 	free(th);
 	return r;

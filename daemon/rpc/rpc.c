@@ -937,8 +937,8 @@ out:
 int
 rpc_answer_process(const struct rpc_query *q, const struct store_hist *h,
     size_t n, const struct store_hist *th, size_t nth,
-    const struct window_task *ident, enum rpc_ident_src src, uint32_t max,
-    uint8_t **ret, size_t *ret_len)
+    const struct window_task *ident, enum rpc_ident_src src, const char *cgroup,
+    uint32_t max, uint8_t **ret, size_t *ret_len)
 {
 	static const char *const src_name[] = {
 		[RPC_IDENT_NONE] = "",
@@ -960,6 +960,8 @@ rpc_answer_process(const struct rpc_query *q, const struct store_hist *h,
 	if (ident && (info.identity = rpc_pb_task(&a, ident)) == NULL)
 		goto out;
 	info.identity_source = (char *)src_name[ident ? src : RPC_IDENT_NONE];
+	if (cgroup && (info.cgroup = rpc_pb_str(&a, cgroup, 4096)) == NULL)
+		goto out;
 	resp.result_case = VITALS__RESPONSE__RESULT_PROCESS;
 	resp.process = &info;
 	r = pack_answer(&resp, max, ret, ret_len);

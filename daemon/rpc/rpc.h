@@ -149,11 +149,12 @@ enum rpc_ident_src {
 	RPC_IDENT_PROC,	 /* /proc at answer time */
 	RPC_IDENT_STORE, /* its rows outside the range */
 };
-/* ident: a process with no rows in the range, NULL otherwise. */
+/* ident: a process with no rows in the range, NULL otherwise; cgroup:
+ * the live instance's cgroup v2 path, NULL unknown. */
 int rpc_answer_process(const struct rpc_query *q, const struct store_hist *h,
     size_t n, const struct store_hist *th, size_t nth,
-    const struct window_task *ident, enum rpc_ident_src src, uint32_t max,
-    uint8_t **ret, size_t *ret_len);
+    const struct window_task *ident, enum rpc_ident_src src, const char *cgroup,
+    uint32_t max, uint8_t **ret, size_t *ret_len);
 void rpc_cache_release(struct rpc_cache *c);
 /* rpc_pb.c */
 int rpc_error_frame(uint64_t id, enum rpc_status st, const char *msg,

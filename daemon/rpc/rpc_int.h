@@ -74,6 +74,7 @@ extern const struct rpc_part rpc_part_none;
 /* rpc_sched.c, rpc_trace.c */
 extern const struct rpc_part rpc_sched_part;
 extern const struct rpc_part rpc_trace_part;
+extern const struct rpc_part rpc_cgroup_part;
 
 /* rpc_window.c */
 Vitals__Window *rpc_pb_window(struct rpc_arena *a, const struct window *w,

@@ -17,4 +17,5 @@ const struct rpc_part *const rpc_parts[WPART__MAX] = {
 	/* on the wire from the live monitor (Health.wss, wss_get) */
 	[WPART_WSS] = &rpc_part_none,
 	[WPART_TRACE] = &rpc_trace_part,
+	[WPART_CGROUP] = &rpc_cgroup_part,
 };

@@ -310,6 +310,16 @@ static const char schema_v11[] =
     " PRIMARY KEY (boot_id, since_mono_ns)) WITHOUT ROWID;";
 
 /*
+ * v12: cgroup v2 groups per window (store_cgroup.c): one framed, compressed
+ * blob each.
+ */
+static const char schema_v12[] =
+    "CREATE TABLE window_cgroup ("
+    " window_id INTEGER PRIMARY KEY REFERENCES windows(id)"
+    " ON DELETE CASCADE,"
+    " blob BLOB NOT NULL);";
+
+/*
  * migrations[v] takes a database from user_version v to v + 1: its SQL,
  * then its C half (NULL: none) in the same transaction.
  */
@@ -328,6 +338,7 @@ static const struct {
 	{ schema_v9, store_migrate_v9 },
 	{ schema_v10, NULL },
 	{ schema_v11, NULL },
+	{ schema_v12, NULL },
 };
 
 static const char *const ws_sql[WS__MAX] = {

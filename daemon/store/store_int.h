@@ -327,6 +327,7 @@ extern const struct store_part store_sched_part;
 extern const struct store_part store_gpumem_part;
 extern const struct store_part store_wss_part;
 extern const struct store_part store_trace_part;
+extern const struct store_part store_cgroup_part;
 
 /* store.c: one database file, below store_spool.c's public calls */
 int store_db_open(const char *path, const struct store_opts *o,

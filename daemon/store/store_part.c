@@ -7,6 +7,7 @@
  */
 #include <string.h>
 
+#include "cgroup/cgroup.h"
 #include "store/store.h"
 #include "store_int.h"
 
@@ -17,6 +18,7 @@ const struct store_part *const store_parts[WPART__MAX] = {
 	[WPART_GPUMEM] = &store_gpumem_part,
 	[WPART_WSS] = &store_wss_part,
 	[WPART_TRACE] = &store_trace_part,
+	[WPART_CGROUP] = &store_cgroup_part,
 };
 
 int

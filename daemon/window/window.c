@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Window objects: allocation, task lists, gauges and the names of enums. */
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -139,39 +138,6 @@ window_add_task(struct window *w, bool thread, const struct window_task *t)
 	}
 	(*arr)[(*n)++] = *t;
 	return 0;
-}
-
-void
-gauge_add(struct gauge *g, double v)
-{
-	if (g->n == 0 || v < g->min)
-		g->min = v;
-	if (g->n == 0 || v > g->max)
-		g->max = v;
-	g->sum += v;
-	g->last = v;
-	g->n++;
-}
-
-double
-gauge_avg(const struct gauge *g)
-{
-	return g->n ? g->sum / g->n : NAN; /* no reading is not zero */
-}
-
-/* Fold g (the later one) into acc: used by roll-ups. */
-void
-gauge_merge(struct gauge *acc, const struct gauge *g)
-{
-	if (g->n == 0)
-		return;
-	if (acc->n == 0 || g->min < acc->min)
-		acc->min = g->min;
-	if (acc->n == 0 || g->max > acc->max)
-		acc->max = g->max;
-	acc->sum += g->sum;
-	acc->n += g->n;
-	acc->last = g->last;
 }
 
 const char *

@@ -123,6 +123,7 @@ enum window_part_id {
 	WPART_GPUMEM, /* struct window_gpumem_part (gpumem/gpumem.h) */
 	WPART_WSS,    /* struct window_wss_part (wss/wss.h) */
 	WPART_TRACE,  /* struct window_trace (trace/trace.h) */
+	WPART_CGROUP, /* struct window_cgroup (cgroup/cgroup.h) */
 	WPART__MAX
 };
 

@@ -4,6 +4,7 @@
  * rollup.c (merge) and dump.c iterate. A part's type and operations live in
  * its signal's folder; its id in enum window_part_id (window.h).
  */
+#include "cgroup/cgroup.h"
 #include "gpumem/gpumem.h"
 #include "sched/sched.h"
 #include "trace/trace.h"
@@ -15,4 +16,5 @@ const struct window_part_ops *const window_parts[WPART__MAX] = {
 	[WPART_GPUMEM] = &gpumem_window_part,
 	[WPART_WSS] = &wss_window_part,
 	[WPART_TRACE] = &trace_window_part,
+	[WPART_CGROUP] = &cgroup_window_part,
 };
