@@ -210,22 +210,20 @@ versions(struct store *s, char *buf, size_t sz)
 	buf[0] = '\0';
 	ck_assert_int_eq(store_conn_open(s, &rc), 0);
 	ck_assert_int_eq(store_conn_begin(rc), 0);
-	ck_assert_int_eq(store_windows(rc, T0, T0 + 86400 * SEC, 0, &v, &n),
-	    0);
+	ck_assert_int_eq(store_windows(rc, T0, T0 + 86400 * SEC, 0, &v, &n), 0);
 	for (i = 0; i < n; i++) {
 		const struct provenance *p = &v[i]->prov;
 		const char *tag = !p->version[0] ? "-" :
-		    !strcmp(p->version, "0.1.0")  ? "a" :
-		    !strcmp(p->version, "0.2.0")  ? "b" :
-						    "?";
+		    !strcmp(p->version, "0.1.0") ? "a" :
+		    !strcmp(p->version, "0.2.0") ? "b" :
+						   "?";
 
 		if (p->version[0]) {
 			ck_assert_str_eq(p->boot_id, v[i]->boot_id);
 			ck_assert_str_eq(p->kernel, "5.10.198-android13");
 			ck_assert_int_eq(p->btime_s, 1732861770);
 			ck_assert_uint_eq(p->fp_source, PROV_FP_PROPERTY);
-			ck_assert_int_le(p->since_mono_ns,
-			    v[i]->mono_start_ns);
+			ck_assert_int_le(p->since_mono_ns, v[i]->mono_start_ns);
 		}
 		len += (size_t)snprintf(buf + len, sz - len, "%s%s",
 		    len ? "," : "", tag);

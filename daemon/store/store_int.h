@@ -329,6 +329,13 @@ extern const struct store_part store_wss_part;
 extern const struct store_part store_trace_part;
 extern const struct store_part store_cgroup_part;
 
+/* store_schema.c: migrations[v] takes user_version v to v + 1 */
+struct store_migration {
+	const char *sql;
+	int (*fn)(sqlite3 *db); /* its C half, in the same transaction */
+};
+extern const struct store_migration store_migrations[STORE_SCHEMA_VERSION];
+
 /* store.c: one database file, below store_spool.c's public calls */
 int store_db_open(const char *path, const struct store_opts *o,
     struct store **ret);
