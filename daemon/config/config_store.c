@@ -20,5 +20,5 @@ store_opts_default(struct store_opts *o)
 	o->clock_stable_s = STORE_CLOCK_STABLE_S;
 	o->io_path = NULL;    /* /proc/self/io */
 	o->spool_path = NULL; /* window by window commits */
-	o->commit_s = 60;
+	o->commit_s = 300;
 }
