@@ -114,6 +114,8 @@ store_read_finalize(struct store *s)
 	}
 	store_rcache_free(s);
 	store_knames_free(s);
+	/* reads prepare them too: every close path finalizes them here */
+	store_prov_finalize(s);
 }
 
 /* ------------------------------------------------------------ columns */
