@@ -527,6 +527,16 @@ cgroup_window(struct cgroup *cg, struct window *w)
 
 	if ((p = window_cgroup_new()) == NULL)
 		return -ENOMEM;
+	/* a root (or subtree) removed since: find it again */
+	if (cg->rootfd >= 0) {
+		struct stat st;
+
+		if (fstat(cg->rootfd, &st) < 0 || st.st_nlink == 0) {
+			close(cg->rootfd);
+			cg->rootfd = -1;
+			cg->have_prev = false;
+		}
+	}
 	if (cg->state != CG_STATE_OFF && cg->rootfd < 0) {
 		if ((r = find_root(cg)) < 0) {
 			cg->state = CG_STATE_NO_ROOT;
@@ -608,6 +618,10 @@ cgroup_of_pid(const char *proc_root, int32_t pid, char *buf, size_t sz)
 		const char *le = nl ? nl : end;
 
 		if (le - p >= 3 && memcmp(p, "0::", 3) == 0) {
+			if ((size_t)(le - p - 3) >= sz) {
+				r = -ENAMETOOLONG;
+				break;
+			}
 			snprintf(buf, sz, "%.*s", (int)(le - p - 3), p + 3);
 			r = 0;
 			break;

@@ -25,6 +25,7 @@
 #define CG_MAX_DEFAULT 128 /* groups kept per window */
 #define CG_DEPTH_DEFAULT 2 /* the subtree's children and grandchildren */
 #define CG_DEPTH_MAX 16
+#define CG_GROUPS_MAX 65536 /* a part never holds more (roll-ups too) */
 
 /* memory.stat keys kept, as gauges of bytes */
 enum cg_mem {

@@ -187,6 +187,12 @@ part_merge(void **accp, const void *srcp)
 		    window_cgroup_find(acc, s->id, s->path);
 
 		if (a == NULL) {
+			/* a day of churning pid_ groups: the store's bound
+			 * (store_cgroup.c), the rest counted as not kept */
+			if (acc->n >= CG_GROUPS_MAX) {
+				acc->groups_cut++;
+				continue;
+			}
 			if ((a = window_cgroup_add(acc)) == NULL)
 				return -ENOMEM;
 			*a = *s;

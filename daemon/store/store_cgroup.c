@@ -17,7 +17,6 @@
 
 #define CG_PART 8 /* the frame's part number */
 #define CG_PART_VERSION 1
-#define CG_GROUPS_MAX 65536 /* a count past this is refused */
 
 enum { CS_INS, CS_SEL };
 

@@ -314,20 +314,22 @@ load_kv(struct store *s, const void *blob, size_t n, struct window *w)
 	store_frame_release(&f);
 	if (r < 0)
 		return r;
-	for (i = 0; i < kv.ncount && r != -ENOMEM; i++) {
+	/* an unknown key id is the blob's fault (counted, the rest read);
+	 * any other failure is the read's */
+	for (i = 0; i < kv.ncount && (r == 0 || r == -ENOENT); i++) {
 		if ((r = store_key_name(s, kv.count[i].key, &kind, &key)) == 0)
 			set_count(w, kind, key, kv.count[i].value);
 		else if (r == -ENOENT)
 			store_blob_error(s);
 	}
-	for (i = 0; i < kv.ngauge && r != -ENOMEM; i++) {
+	for (i = 0; i < kv.ngauge && (r == 0 || r == -ENOENT); i++) {
 		if ((r = store_key_name(s, kv.gauge[i].key, &kind, &key)) == 0)
 			set_gauge(w, kind, key, &kv.gauge[i].g);
 		else if (r == -ENOENT)
 			store_blob_error(s);
 	}
 	store_kv_release(&kv);
-	return r == -ENOMEM ? r : 0;
+	return r == -ENOENT ? 0 : r;
 }
 
 static int

@@ -128,6 +128,9 @@ store_salvage(struct store *s, const char *bad)
 		if (store_load(&t, ids[i], &w) < 0)
 			continue; /* its rows are in the damage */
 		rc = store_write_window(s, w, &newid);
+		/* and what made it (store_prov.c: once per daemon start) */
+		if (rc == SQLITE_OK && newid)
+			rc = store_prov_put(s, &w->prov);
 		window_free(w);
 		if (rc == SQLITE_OK && newid)
 			got++;
