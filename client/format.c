@@ -735,6 +735,23 @@ health_store_spool(struct sbuf *o, const Vitals__StoreHealth *s)
 	sbuf_puts(o, "\n");
 }
 
+/* Lock waits on the main file (doc/storage.md, "The main file's journal"). */
+static void
+health_store_waits(struct sbuf *o, const Vitals__StoreHealth *s)
+{
+	const Vitals__StoreWaits *m = s->move_waits, *r = s->read_waits;
+
+	if (m == NULL || r == NULL)
+		return; /* an older daemon */
+	sbuf_printf(o,
+	    "  lock waits: %llu moves, %llu waited for readers (max %.3f ms, "
+	    "p99 %.3f ms); %llu reads, %llu waited for a move (max %.3f ms, "
+	    "p99 %.3f ms)\n",
+	    ULL(m->n), ULL(m->waited), (double)m->max_ns / 1e6,
+	    (double)m->p99_ns / 1e6, ULL(r->n), ULL(r->waited),
+	    (double)r->max_ns / 1e6, (double)r->p99_ns / 1e6);
+}
+
 /*
  * What the store costs the flash and what it holds (doc/storage.md,
  * "Usage"). Nothing until the first maintenance pass has run.
@@ -756,6 +773,7 @@ health_store_usage(struct sbuf *o, const Vitals__StoreHealth *s)
 		    (double)s->io_written_bytes / 1048576.0);
 	}
 	health_store_spool(o, s);
+	health_store_waits(o, s);
 	if (s->history_windows == 0)
 		return;
 	duration_format(hist, sizeof(hist), s->history_ns);

@@ -41,6 +41,24 @@ store_num(const struct run *r, const char *key)
 	return n;
 }
 
+/* An integer of health.store.<which> (a StoreWaits), -1 when absent. */
+static long long
+waits_num(const struct run *r, const char *which, const char *key)
+{
+	struct jm *j = jm_parse(r->out, strlen(r->out));
+	const struct jm *st = jm_path(j, "health.store");
+	const struct jm *w = st ? jm_get(st, which) : NULL;
+	const struct jm *v = w ? jm_get(w, key) : NULL;
+	long long n = -1;
+
+	if (v && v->t == JM_NUM)
+		n = v->ll;
+	else if (v && v->t == JM_STR)
+		n = atoll(v->str);
+	jm_free(j);
+	return n;
+}
+
 static bool
 two_pending(const struct run *r)
 {
@@ -133,6 +151,22 @@ START_TEST(test_spool_daemon)
 	run_free(&r);
 	ck_assert_int_eq(db_int(db, "SELECT count(*) FROM windows"), 0);
 
+	/* that read took a snapshot of the main file: counted as a read
+	 * wait (of 0 ns when nothing had to wait), shown as text too */
+	r = health(&d);
+	ck_assert_msg(waits_num(&r, "read_waits", "n") >= 1, "%s", r.out);
+	ck_assert_int_le(waits_num(&r, "read_waits", "waited"),
+	    waits_num(&r, "read_waits", "n"));
+	ck_assert_int_le(waits_num(&r, "read_waits", "p99_ns"),
+	    waits_num(&r, "read_waits", "max_ns"));
+	ck_assert_int_eq(waits_num(&r, "move_waits", "n"), 0);
+	run_free(&r);
+	r = td_vitals(&d, -1, (const char *const[]){ "health", NULL });
+	ck_assert_msg(strstr(r.out, "lock waits: 0 moves") &&
+		strstr(r.out, "waited for a move"),
+	    "%s", r.out);
+	run_free(&r);
+
 	/* killed: the spool stays, holding what was committed */
 	td_kill(d.pid, SIGKILL);
 	d.pid = 0;
@@ -161,6 +195,10 @@ START_TEST(test_spool_daemon)
 	    "LIMIT %lld)",
 	    in_spool);
 	ck_assert_int_eq(db_int(db, sql), ids_sum);
+	/* that move is counted among the move waits */
+	r = health(&d);
+	ck_assert_msg(waits_num(&r, "move_waits", "n") >= 1, "%s", r.out);
+	run_free(&r);
 	td_stop(&d);
 }
 END_TEST

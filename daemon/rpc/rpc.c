@@ -354,10 +354,25 @@ out:
 	return r;
 }
 
+static Vitals__StoreWaits *
+pb_store_waits(struct rpc_arena *a, const struct store_wait *w)
+{
+	Vitals__StoreWaits *m;
+
+	NEW(a, m, vitals__store_waits__init);
+	m->n = w->n;
+	m->waited = w->waited;
+	m->sum_ns = w->sum_ns;
+	m->max_ns = w->max_ns;
+	m->p99_ns = w->p99_ns;
+	return m;
+}
+
 static Vitals__StoreHealth *
 pb_store(struct rpc_arena *a, const struct vitalsd_info *info)
 {
 	const struct store_stats *s = &info->store;
+	struct store_wait mv, rd;
 	Vitals__StoreHealth *m;
 
 	NEW(a, m, vitals__store_health__init);
@@ -416,6 +431,9 @@ pb_store(struct rpc_arena *a, const struct vitalsd_info *info)
 		TRY(m->spool_path = rpc_pb_str(a, info->spool_path, 4096));
 	if (info->spool_note)
 		TRY(m->spool_note = rpc_pb_str(a, info->spool_note, 256));
+	store_busy_stats(&mv, &rd);
+	TRY(m->move_waits = pb_store_waits(a, &mv));
+	TRY(m->read_waits = pb_store_waits(a, &rd));
 	return m;
 }
 
