@@ -350,6 +350,48 @@ START_TEST(test_maintain_moves)
 }
 END_TEST
 
+/*
+ * A pass moves the spool and rolls up in one transaction; windows the move
+ * brings that are already old enough to roll (a spool that could not move
+ * for long) wait for the next pass, so a reader, which sees the spool's
+ * copies until the commit lets them go, never counts one beside its
+ * roll-up. The next pass rolls them, sums kept.
+ */
+START_TEST(test_pass_spares_moved)
+{
+	struct store_opts o;
+	struct store *s;
+	uint64_t q;
+
+	store_opts_default(&o);
+	o.spool_path = spool;
+	o.commit_s = 3600;
+	o.rollup1_after_s = 600;
+	o.rollup1_s = 60;
+	ck_assert_int_eq(store_open(path, &o, &s), 0);
+	for (q = 0; q < 30; q++) /* 300 s from T0 */
+		put(s, q);
+	ck_assert_int_eq(WINDOWS(path), 0);
+	ck_assert_int_eq(store_maintain(s, T0 + 7200 * SEC), 0);
+	ck_assert_int_eq(WINDOWS(spool), 0);
+	ck_assert_int_eq(count_in(path,
+			     "SELECT count(*) FROM windows"
+			     " WHERE level = 0"),
+	    30);
+	reader_sees(s, 30, 30 * 20);
+	ck_assert_int_eq(store_maintain(s, T0 + 7200 * SEC), 0);
+	ck_assert_int_eq(count_in(path,
+			     "SELECT count(*) FROM windows"
+			     " WHERE level = 0"),
+	    0);
+	ck_assert_int_ge(count_in(path, "SELECT count(*) FROM windows"), 5);
+	ck_assert_int_le(count_in(path, "SELECT count(*) FROM windows"), 6);
+	reader_sees(s, (size_t)count_in(path, "SELECT count(*) FROM windows"),
+	    30 * 20);
+	store_close(s);
+}
+END_TEST
+
 /* No spool to be had: every window is its own transaction, as before. */
 START_TEST(test_no_spool)
 {
@@ -369,9 +411,9 @@ START_TEST(test_no_spool)
 END_TEST
 
 /*
- * An instance the main file has, seen again an hour later: its row must
- * say it lives on (until_ns, what instance retention goes by). The spool
- * gets the changed copy and the move raises the main file's row; the id
+ * An instance the main file has, seen again a day later: its row must
+ * say it lives on (until_ns, on a day grid, what instance retention goes
+ * by). The spool gets the changed copy and the move raises the main file's row; the id
  * stays the one the main file gave it.
  */
 START_TEST(test_instance_lives_on)
@@ -383,7 +425,8 @@ START_TEST(test_instance_lives_on)
 	ck_assert_int_eq(store_flush(s), 0);
 	iid = count_in(path, "SELECT iid FROM instance WHERE id = 101");
 	until0 = count_in(path, "SELECT until_ns FROM instance WHERE id = 101");
-	put(s, 400); /* 4,000 s later: past the next hour */
+	/* 7,000 s later: past the day's end (T0 is 6,600 s before one) */
+	put(s, 700);
 	ck_assert_int_eq(count_in(spool,
 			     "SELECT count(*) FROM instance WHERE id = 101"),
 	    1);
@@ -394,7 +437,7 @@ START_TEST(test_instance_lives_on)
 	ck_assert_int_eq(store_flush(s), 0);
 	until1 = count_in(path, "SELECT until_ns FROM instance WHERE id = 101");
 	ck_assert_int_gt(until1, until0);
-	ck_assert_int_ge(until1, T0 + 4010 * SEC);
+	ck_assert_int_ge(until1, T0 + 7010 * SEC);
 	ck_assert_int_eq(count_in(path, "SELECT count(*) FROM instance"), 2);
 	ck_assert_int_eq(count_in(spool, "SELECT count(*) FROM instance"), 0);
 	store_close(s);
@@ -474,6 +517,7 @@ suite(void)
 	tcase_add_test(tc, test_replay);
 	tcase_add_test(tc, test_instance_lives_on);
 	tcase_add_test(tc, test_move_fails);
+	tcase_add_test(tc, test_pass_spares_moved);
 	suite_add_tcase(s, tc);
 	return s;
 }

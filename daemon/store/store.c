@@ -55,6 +55,9 @@ static const char *const ws_sql[WS__MAX] = {
 	[WS_ROLL_SRC] = "SELECT id, boot_id, wall_start_ns FROM windows"
 			" WHERE level = ?1 AND wall_start_ns < ?2"
 			" ORDER BY boot_id, wall_start_ns / ?3, mono_start_ns",
+	[WS_SAVEPOINT] = "SAVEPOINT step",
+	[WS_RELEASE] = "RELEASE step",
+	[WS_ROLLBACK_TO] = "ROLLBACK TO step",
 	[WS_ROLL_EXIST] =
 	    "SELECT id FROM windows WHERE boot_id = ?1 AND"
 	    " level = ?2 AND wall_start_ns >= ?3 AND wall_start_ns < ?4",

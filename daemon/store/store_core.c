@@ -109,6 +109,30 @@ store_run(sqlite3_stmt *st)
 	return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
+/*
+ * A maintenance step's write transaction: BEGIN IMMEDIATE on its own, or a
+ * savepoint inside the pass's one transaction (store_maint.c), so that a
+ * pass writes page 1, the tail pages its steps share and their journal
+ * once rather than once per step (doc/storage.md, "Maintenance"). A
+ * step's store_rollback undoes that step alone.
+ */
+int
+store_txn_begin(struct store *s)
+{
+	if (s->pass_txn && !sqlite3_get_autocommit(s->db))
+		return store_run(s->ws[WS_SAVEPOINT]);
+	s->pass_txn = false; /* SQLite ended it (SQLITE_FULL, I/O error) */
+	return store_run(s->ws[WS_BEGIN]);
+}
+
+int
+store_txn_commit(struct store *s)
+{
+	if (s->pass_txn && !sqlite3_get_autocommit(s->db))
+		return store_run(s->ws[WS_RELEASE]);
+	return store_run(s->ws[WS_COMMIT]);
+}
+
 /* One integer from a one-row statement (PRAGMA page_count, count(*)). */
 int
 store_run_int(sqlite3_stmt *st, int64_t *ret)

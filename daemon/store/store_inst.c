@@ -34,7 +34,7 @@
 #include "window/window.h"
 #include "store_int.h"
 
-#define UNTIL_GRID_NS (3600 * NSEC_PER_SEC)
+#define UNTIL_GRID_NS (86400 * NSEC_PER_SEC)
 #define ICACHE_MAX 65536 /* entries; past it the cache starts empty */
 
 struct icache_ent {
@@ -514,7 +514,13 @@ void
 store_rollback(struct store *s)
 {
 	/* SQLITE_FULL and some I/O errors already rolled back for us. */
-	if (!sqlite3_get_autocommit(s->db))
+	if (sqlite3_get_autocommit(s->db))
+		s->pass_txn = false; /* and the pass's transaction with it */
+	else if (s->pass_txn) {
+		/* a step of a pass: its savepoint alone (store_txn_begin) */
+		(void)store_run(s->ws[WS_ROLLBACK_TO]);
+		(void)store_run(s->ws[WS_RELEASE]);
+	} else
 		(void)store_run(s->ws[WS_ROLLBACK]);
 	store_inst_forget(s);
 	store_keys_forget(s); /* and the keys it wrote (store_keys.c) */

@@ -35,6 +35,9 @@ enum store_wstmt {
 	WS_VACUUM,
 	WS_ROLL_SRC,
 	WS_ROLL_EXIST,
+	WS_SAVEPOINT, /* a step of a maintenance pass (store_txn_begin) */
+	WS_RELEASE,
+	WS_ROLLBACK_TO,
 	WS__MAX
 };
 
@@ -98,6 +101,12 @@ struct store {
 	struct store_opts o;
 	struct store_stats st;
 	sqlite3_stmt *ws[WS__MAX];
+	/* A maintenance pass's one transaction is open (store_maint.c): its
+	 * steps are savepoints in it (store_txn_begin) */
+	bool pass_txn;
+	/* a roll-up into buckets of this span is being written (0: none):
+	 * summaries of longer spans stay (store_maint.c) */
+	int64_t roll_span_ns;
 	sqlite3_stmt *rs[RS__MAX];
 	int64_t page_size;
 	uint64_t budget;      /* bytes the main file may hold */
@@ -247,6 +256,9 @@ int store_fail(struct store *s, int rc, const char *what);
 int store_fail_errno(struct store *s, int err, const char *msg);
 void store_note_write_error(struct store *s, int err);
 int store_run(sqlite3_stmt *st);
+/* a maintenance step's transaction, a savepoint inside a pass's */
+int store_txn_begin(struct store *s);
+int store_txn_commit(struct store *s);
 
 /* Window-level figures stored as named counters (the kv part): a table of a
  * struct's 4- or 8-byte unsigned fields (store_sched.c, store_trace.c). */
@@ -344,6 +356,16 @@ int store_put_locked(struct store *s, const struct window *w);
 
 /* store_spool.c */
 int store_spool_flush_locked(struct store *s);
+/* A move inside the caller's transaction, and what follows its end
+ * (store_maint.c puts a pass's move in the pass's transaction). */
+struct store_move {
+	bool on; /* a spool is attached: the move ran */
+	int64_t moved, t0;
+	uint64_t busy0, del0;
+};
+int store_spool_move(struct store *s, struct store_move *m);
+int store_spool_let_go(struct store *s, const struct store_move *m,
+    bool committed);
 int store_spool_tables(sqlite3 *db,
     int (*fn)(sqlite3 *db, const char *t, const char *cols, void *arg),
     void *arg);
@@ -427,7 +449,7 @@ extern bool store_sum_off; /* tests: every range read window by window */
  * selects (enum store_sum_forget), inside the caller's transaction and
  * before the windows go (or after they came). */
 enum store_sum_forget {
-	SUMF_ID,     /* ?1 a window id */
+	SUMF_ID,     /* ?1 a window id, ?2 spans up to this long only */
 	SUMF_AGE,    /* store_maint.c's retention: ?1..?4 as there */
 	SUMF_OLDEST, /* the size bound: ?1 keep, ?2 how many */
 	SUMF_MOVED,  /* the windows a spool move picked (temp.spool_ids) */

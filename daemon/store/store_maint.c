@@ -56,9 +56,14 @@ add_id(int64_t **ids, size_t *n, size_t *cap, int64_t id)
 }
 
 /*
- * One bucket, one transaction: the level-`from` windows `src`, plus any
+ * One bucket, one savepoint: the level-`from` windows `src`, plus any
  * level-`from`+1 window already holding this bucket (a late arrival rolled
- * after its neighbours), become one window; the sources go.
+ * after its neighbours), become one window; the sources go. The merged
+ * window starts where its first source did, in the same bucket, and its
+ * sums are theirs: the summaries of spans longer than the bucket
+ * (wall-aligned, as the buckets) hold the same figures after it and stay;
+ * the shorter ones are wrong now and the bucket's own is the window
+ * itself: those are forgotten (store_tasksum.c).
  */
 static int
 roll_bucket(struct store *s, const struct roll_src *src, size_t n,
@@ -70,7 +75,7 @@ roll_bucket(struct store *s, const struct roll_src *src, size_t n,
 	size_t nids = 0, cap = 0, i;
 	int rc, r = 0;
 
-	if ((rc = store_run(s->ws[WS_BEGIN])) != SQLITE_OK)
+	if ((rc = store_txn_begin(s)) != SQLITE_OK)
 		return store_fail(s, rc, "begin");
 	for (i = 0; i < n && r == 0; i++)
 		r = add_id(&ids, &nids, &cap, src[i].id);
@@ -102,6 +107,7 @@ roll_bucket(struct store *s, const struct roll_src *src, size_t n,
 
 		if (f != NULL) {
 			sqlite3_bind_int64(f, 1, ids[i]);
+			sqlite3_bind_int64(f, 2, span_ns);
 			if ((rc = store_sum_forget_run(s, f)) != SQLITE_OK) {
 				r = store_fail(s, rc, "roll-up summaries");
 				break;
@@ -111,13 +117,15 @@ roll_bucket(struct store *s, const struct roll_src *src, size_t n,
 		if ((rc = store_run(s->ws[WS_DEL_WINDOW])) != SQLITE_OK)
 			r = store_fail(s, rc, "roll-up delete");
 	}
+	s->roll_span_ns = span_ns;
 	if (r == 0 && (rc = store_write_window(s, w[0], &new_id)) != SQLITE_OK)
 		r = store_fail(s, rc, "roll-up insert");
+	s->roll_span_ns = 0;
 	/* Every window of this bucket was just deleted: a clash is a bug,
 	 * and deleting the sources anyway would lose them. */
 	if (r == 0 && new_id == 0)
 		r = store_fail_errno(s, -EEXIST, "roll-up: target exists");
-	if (r == 0 && (rc = store_run(s->ws[WS_COMMIT])) != SQLITE_OK)
+	if (r == 0 && (rc = store_txn_commit(s)) != SQLITE_OK)
 		r = store_fail(s, rc, "commit");
 	if (r == 0)
 		s->st.windows_rolled += n;
@@ -142,12 +150,21 @@ out:
  * other boots starting before the aligned wall cutoff ?2.
  */
 /* clang-format off */
-static const char roll_src_sql[] =
-    "SELECT id, boot_id, wall_start_ns FROM windows WHERE level = ?1 AND ("
-    "(?4 != '' AND boot_id = ?4 AND boot_start_ns - wall_start_ns + ("
-    SQL_BUCKET " + 1) * ?3 <= ?5) OR "
-    "(?6 AND (?4 = '' OR boot_id != ?4) AND wall_start_ns < ?2))"
-    " ORDER BY boot_id, " SQL_BUCKET ", mono_start_ns";
+#define ROLL_SRC_SQL(x) \
+    "SELECT id, boot_id, wall_start_ns FROM windows WHERE level = ?1 AND (" \
+    "(?4 != '' AND boot_id = ?4 AND boot_start_ns - wall_start_ns + (" \
+    SQL_BUCKET " + 1) * ?3 <= ?5) OR " \
+    "(?6 AND (?4 = '' OR boot_id != ?4) AND wall_start_ns < ?2))" x \
+    " ORDER BY boot_id, " SQL_BUCKET ", mono_start_ns"
+/*
+ * Windows the pass's move just brought over stay out of its roll-ups and
+ * retention: until the commit lets the spool go, readers also see their
+ * spool copies, which would then be counted beside a roll-up or come back
+ * after retention. The next pass takes them.
+ */
+#define NOT_MOVED " AND id NOT IN (SELECT id FROM temp.spool_ids)"
+static const char roll_src_sql[] = ROLL_SRC_SQL("");
+static const char roll_src_spool_sql[] = ROLL_SRC_SQL(NOT_MOVED);
 /* clang-format on */
 
 /* What one pass decided about "now" (maintain_locked). */
@@ -178,7 +195,9 @@ roll_level(struct store *s, unsigned from, const struct maint_now *mn,
 	const char *b;
 	int rc, r = 0;
 
-	if ((r = prepare(s, roll_src_sql, &st)) < 0)
+	if ((r = prepare(s,
+		 s->spool_attached ? roll_src_spool_sql : roll_src_sql, &st)) <
+	    0)
 		return r;
 	/* Whole buckets only: the last one may still be filling. */
 	cutoff = wall_bucket(cutoff, span_ns) * span_ns;
@@ -227,10 +246,12 @@ roll_level(struct store *s, unsigned from, const struct maint_now *mn,
  * CLOCK_BOOTTIME, and, when ?4 allows the wall clock, windows of other
  * boots that ended before ?3 by the wall clock.
  */
-static const char del_age_sql[] =
-    "DELETE FROM windows WHERE (?1 != '' AND boot_id = ?1 AND"
-    " boot_end_ns < ?2) OR (?4 AND (?1 = '' OR boot_id != ?1) AND"
-    " wall_end_ns < ?3)";
+#define DEL_AGE_SQL(x)                                                 \
+	"DELETE FROM windows WHERE ((?1 != '' AND boot_id = ?1 AND"    \
+	" boot_end_ns < ?2) OR (?4 AND (?1 = '' OR boot_id != ?1) AND" \
+	" wall_end_ns < ?3))" x
+static const char del_age_sql[] = DEL_AGE_SQL("");
+static const char del_age_spool_sql[] = DEL_AGE_SQL(NOT_MOVED);
 
 /* What the wall clock would delete if it were believed. */
 static const char held_sql[] =
@@ -245,9 +266,10 @@ delete_age(struct store *s, const struct maint_now *mn)
 	uint64_t n;
 	int rc, r;
 
-	if ((rc = store_run(s->ws[WS_BEGIN])) != SQLITE_OK)
+	if ((rc = store_txn_begin(s)) != SQLITE_OK)
 		return store_fail(s, rc, "begin");
-	if ((r = prepare(s, del_age_sql, &st)) < 0) {
+	if ((r = prepare(s, s->spool_attached ? del_age_spool_sql : del_age_sql,
+		 &st)) < 0) {
 		store_rollback(s);
 		return r;
 	}
@@ -272,7 +294,7 @@ delete_age(struct store *s, const struct maint_now *mn)
 	}
 	n = (uint64_t)sqlite3_changes(s->db);
 	if ((rc = store_vacuum_excess(s)) == SQLITE_OK)
-		rc = store_run(s->ws[WS_COMMIT]);
+		rc = store_txn_commit(s);
 	if (rc != SQLITE_OK) {
 		r = store_fail(s, rc, "retention commit");
 		store_rollback(s);
@@ -418,11 +440,11 @@ prune_instances(struct store *s)
 	uint64_t n = 0;
 	int rc, r;
 
-	if ((rc = store_run(s->ws[WS_BEGIN])) != SQLITE_OK)
+	if ((rc = store_txn_begin(s)) != SQLITE_OK)
 		return store_fail(s, rc, "begin");
 	if ((rc = store_inst_prune(s, &n)) == SQLITE_OK &&
 	    (rc = store_prov_prune(s)) == SQLITE_OK)
-		rc = store_run(s->ws[WS_COMMIT]);
+		rc = store_txn_commit(s);
 	if (rc != SQLITE_OK) {
 		r = store_fail(s, rc, "instances");
 		store_rollback(s);
@@ -438,12 +460,12 @@ shrink(struct store *s)
 	uint64_t del0 = s->st.deleted_size;
 	int rc, r;
 
-	if ((rc = store_run(s->ws[WS_BEGIN])) != SQLITE_OK)
+	if ((rc = store_txn_begin(s)) != SQLITE_OK)
 		return store_fail(s, rc, "begin");
 	if (s->o.max_bytes == 0 || (r = store_enforce_size(s, 0)) == 0) {
 		r = 0;
 		if ((rc = store_vacuum_excess(s)) == SQLITE_OK)
-			rc = store_run(s->ws[WS_COMMIT]);
+			rc = store_txn_commit(s);
 		if (rc != SQLITE_OK)
 			r = store_fail(s, rc, "size commit");
 	}
@@ -454,39 +476,114 @@ shrink(struct store *s)
 	return r;
 }
 
+/*
+ * A pass is one transaction: the spool's move, then retention, roll-ups,
+ * instances, summaries and the size bound, each a savepoint in it
+ * (store_txn_begin). Each of them rewrites page 1 and the tail pages of
+ * the same b-trees, and with a rollback journal every commit journals and
+ * syncs those again: a pass of five roll-up buckets was ten commits
+ * (doc/storage.md, "Maintenance"). Readers go on reading through the pass
+ * (the writer holds RESERVED) and wait only for its one commit.
+ */
+static int
+pass_begin(struct store *s)
+{
+	int rc;
+
+	if ((rc = store_run(s->ws[WS_BEGIN])) != SQLITE_OK)
+		return store_fail(s, rc, "maintenance: begin");
+	s->pass_txn = true;
+	return 0;
+}
+
+/* *ret_done: the pass's changes are in the file (SQLite may have ended
+ * the transaction itself on a full disk or an I/O error: then not). */
+static int
+pass_commit(struct store *s, bool *ret_done)
+{
+	int rc;
+
+	*ret_done = false;
+	s->pass_txn = false;
+	if (sqlite3_get_autocommit(s->db))
+		return 0; /* SQLite ended it; the failing step said so */
+	if ((rc = store_run(s->ws[WS_COMMIT])) != SQLITE_OK) {
+		rc = store_fail(s, rc, "maintenance: commit");
+		store_rollback(s);
+		return rc;
+	}
+	*ret_done = true;
+	return 0;
+}
+
+/* The steps after the move, each undone alone when it fails; the first
+ * failure ends the pass (what came before it still commits). */
+static int
+pass_steps(struct store *s, struct maint_now *mn)
+{
+	const struct store_opts *o = &s->o;
+	int r;
+
+	if (o->retain_s > 0 && (r = delete_age(s, mn)) < 0)
+		return r;
+	if (o->rollup1_s > 0 &&
+	    (r = roll_level(s, 0, mn, o->rollup1_after_s, o->rollup1_s)) < 0)
+		return r;
+	if (o->rollup2_s > 0 &&
+	    (r = roll_level(s, 1, mn, o->rollup2_after_s, o->rollup2_s)) < 0)
+		return r;
+	/* summaries of the spans now over or changed (store_tasksum.c) */
+	if ((r = prune_instances(s)) < 0 || (r = store_sum_build(s)) < 0)
+		return r;
+	return shrink(s);
+}
+
 static int
 maintain_locked(struct store *s, const struct store_now *now)
 {
-	const struct store_opts *o;
 	struct maint_now mn = { .now = now };
-	int r;
+	struct store_stats was;
+	struct store_move mv = { 0 };
+	bool done = false;
+	int r, rc;
 
 	if (s == NULL || s->db == NULL)
 		return -EBADF;
-	o = &s->o;
+	was = s->st;
+	if ((r = pass_begin(s)) < 0) {
+		if (s->spool_attached) /* nor could the spool move */
+			s->st.spool_failures++;
+		goto fail;
+	}
 	/* what waits in the spool first: roll-ups and retention see it
 	 * (store_spool.c); while it cannot move, nothing here deletes or
 	 * merges (a spool window would then be counted beside its roll-up,
 	 * or come back after its retention) */
-	if ((r = store_spool_flush_locked(s)) < 0)
+	if ((r = store_spool_move(s, &mv)) < 0) {
+		store_rollback(s);
+		s->pass_txn = false;
+		(void)store_spool_let_go(s, &mv, false);
 		goto fail;
-	if ((r = judge_clock(s, now, &mn.wall_ok)) < 0)
-		goto fail;
-	if (!mn.wall_ok && (r = note_held(s, now)) < 0)
-		goto fail;
-	if (mn.wall_ok)
+	}
+	/* the clock judged against every window, the moved ones too */
+	if ((r = judge_clock(s, now, &mn.wall_ok)) == 0 && !mn.wall_ok)
+		r = note_held(s, now);
+	if (r == 0 && mn.wall_ok)
 		s->st.clock_held = 0;
-	if (o->retain_s > 0 && (r = delete_age(s, &mn)) < 0)
-		goto fail;
-	if (o->rollup1_s > 0 &&
-	    (r = roll_level(s, 0, &mn, o->rollup1_after_s, o->rollup1_s)) < 0)
-		goto fail;
-	if (o->rollup2_s > 0 &&
-	    (r = roll_level(s, 1, &mn, o->rollup2_after_s, o->rollup2_s)) < 0)
-		goto fail;
-	/* summaries of the spans now over or changed (store_tasksum.c) */
-	if ((r = prune_instances(s)) < 0 || (r = store_sum_build(s)) < 0 ||
-	    (r = shrink(s)) < 0)
+	if (r == 0)
+		r = pass_steps(s, &mn);
+	if ((rc = pass_commit(s, &done)) < 0 && r == 0)
+		r = rc;
+	if (!done) {
+		/* nothing of the pass is in the file: nor are its counts */
+		s->st.windows_rolled = was.windows_rolled;
+		s->st.deleted_age = was.deleted_age;
+		s->st.deleted_size = was.deleted_size;
+		s->st.instances_pruned = was.instances_pruned;
+	}
+	if ((rc = store_spool_let_go(s, &mv, done)) < 0 && r == 0)
+		r = rc;
+	if (r < 0)
 		goto fail;
 	store_after_write(s);
 	/* what it costs and holds now (a failure here loses no window) */

@@ -346,63 +346,79 @@ off:
 }
 
 /*
- * Move every spool window the main file lacks into it in one transaction
- * (the size bound enforced inside it), then empty the spool. Lock held.
- * On failure the windows stay in the spool for the next try.
+ * The move's statements, inside the caller's open transaction: every
+ * spool window the main file lacks goes into it (the size bound enforced
+ * with them). Lock held. Nothing leaves the spool here: that waits for
+ * the commit (store_spool_let_go).
  */
 int
-store_spool_flush_locked(struct store *s)
+store_spool_move(struct store *s, struct store_move *m)
 {
 	sqlite3_stmt **tab = s->spool_st;
-	int64_t t0 = clock_ns(CLOCK_MONOTONIC), dt, moved = 0;
-	uint64_t del0 = s->st.deleted_size, busy0 = s->busy_ns;
 	unsigned i;
-	int rc, r = 0;
+	int rc, r;
 
+	memset(m, 0, sizeof(*m));
+	m->t0 = clock_ns(CLOCK_MONOTONIC);
+	m->busy0 = s->busy_ns;
+	m->del0 = s->st.deleted_size;
 	if (!s->spool_attached)
 		spool_up(s); /* after a reopen of the main file: attach again */
 	if (!s->spool_attached || s->db == NULL)
 		return 0;
-	if ((rc = store_run(s->ws[WS_BEGIN])) != SQLITE_OK) {
-		r = store_fail(s, rc, "spool: begin");
-		goto fail;
-	}
+	m->on = true;
 	rc = run(tab[SP_CLEAR]);
 	if (rc == SQLITE_OK)
 		rc = run(tab[SP_PICK]);
-	moved = rc == SQLITE_OK ? sqlite3_changes(s->db) : 0;
+	m->moved = rc == SQLITE_OK ? sqlite3_changes(s->db) : 0;
 	for (i = SP__MAX; i < s->spool_nst && rc == SQLITE_OK; i++)
 		if ((rc = run(tab[i])) == SQLITE_OK && i == SP__MAX &&
-		    sqlite3_changes(s->db) != moved)
+		    sqlite3_changes(s->db) != m->moved)
 			rc = SQLITE_CORRUPT; /* not what was picked */
 	if (rc == SQLITE_OK)
 		rc = run(tab[SP_INST]);
 	if (rc == SQLITE_OK)
 		rc = run(tab[SP_KEYS]);
 	/* the main file's summaries of the spans the moved windows join */
-	if (rc == SQLITE_OK && moved > 0)
+	if (rc == SQLITE_OK && m->moved > 0)
 		rc = store_sum_forget_run(s,
 		    store_sum_forget_stmt(s, SUMF_MOVED));
 	if (rc == SQLITE_OK)
 		rc = store_prov_move(s);
-	if (rc != SQLITE_OK) {
-		r = store_fail(s, rc, "spool: move");
-		goto fail;
-	}
-	if (moved > 0 && s->o.max_bytes &&
+	if (rc != SQLITE_OK)
+		return store_fail(s, rc, "spool: move");
+	if (m->moved > 0 && s->o.max_bytes &&
 	    (r = store_enforce_size(s, s->id_next)) < 0)
-		goto fail;
-	if ((rc = store_run(s->ws[WS_COMMIT])) != SQLITE_OK) {
-		r = store_fail(s, rc, "spool: commit");
-		goto fail;
+		return r;
+	return 0;
+}
+
+/*
+ * After the transaction holding a move: committed, the main file has the
+ * windows and now, and only now, the spool lets go of them (a crash in
+ * between leaves them in both; the next move skips them). Not committed:
+ * they stay in the spool for the next move, counted as a failed batch.
+ */
+int
+store_spool_let_go(struct store *s, const struct store_move *m, bool committed)
+{
+	sqlite3_stmt **tab = s->spool_st;
+	int64_t dt;
+	int rc;
+
+	if (!m->on)
+		return 0;
+	if (!committed) {
+		(void)run(tab[SP_CLEAR]);
+		s->st.deleted_size = m->del0;
+		s->st.spool_failures++;
+		return 0;
 	}
 	/* how long the commit waited for readers' SHARED locks to go */
-	store_busy_note(true, s->busy_ns - busy0);
-	/* The main file has them: now, and only now, the spool lets go. A
-	 * crash in between leaves them in both; the next move skips them. */
+	store_busy_note(true, s->busy_ns - m->busy0);
 	(void)run(tab[SP_CLEAR]);
 	s->st.spool_flushes++;
-	s->st.spool_moved += (uint64_t)moved;
+	s->st.spool_moved += (uint64_t)m->moved;
 	if ((rc = run(tab[SP_EMPTY])) != SQLITE_OK ||
 	    (rc = run(tab[SP_EMPTY_INST])) != SQLITE_OK ||
 	    (rc = run(tab[SP_EMPTY_KEYS])) != SQLITE_OK) {
@@ -415,17 +431,43 @@ store_spool_flush_locked(struct store *s)
 	store_inst_moved(s);
 	s->st.spool_pending = 0;
 	store_after_write(s);
-	dt = clock_ns(CLOCK_MONOTONIC) - t0;
+	dt = clock_ns(CLOCK_MONOTONIC) - m->t0;
 	s->st.flush_ns_last = (uint64_t)dt;
 	if ((uint64_t)dt > s->st.flush_ns_max)
 		s->st.flush_ns_max = (uint64_t)dt;
 	return 0;
-fail:
-	store_rollback(s);
-	s->st.deleted_size = del0;
-	s->st.spool_failures++;
-	store_note_write_error(s, r);
-	return r;
+}
+
+/*
+ * A move in a transaction of its own (at open, a put's trigger, a flush):
+ * on failure the windows stay in the spool for the next try. Lock held.
+ */
+int
+store_spool_flush_locked(struct store *s)
+{
+	struct store_move m;
+	int rc, r;
+
+	if (!s->spool_attached)
+		spool_up(s);
+	if (!s->spool_attached || s->db == NULL)
+		return 0;
+	if ((rc = store_run(s->ws[WS_BEGIN])) != SQLITE_OK) {
+		r = store_fail(s, rc, "spool: begin");
+		s->st.spool_failures++;
+		store_note_write_error(s, r);
+		return r;
+	}
+	if ((r = store_spool_move(s, &m)) == 0 &&
+	    (rc = store_run(s->ws[WS_COMMIT])) != SQLITE_OK)
+		r = store_fail(s, rc, "spool: commit");
+	if (r < 0) {
+		store_rollback(s);
+		(void)store_spool_let_go(s, &m, false);
+		store_note_write_error(s, r);
+		return r;
+	}
+	return store_spool_let_go(s, &m, true);
 }
 
 /*

@@ -61,7 +61,7 @@ _Static_assert(SUM__MAX <= STORE_SUM_NSTMT, "STORE_SUM_NSTMT");
 
 /* clang-format off */
 static const char *const sum_sql[SUM__MAX] = {
-	[SUMF_ID] = FORGET("id = ?1"),
+	[SUMF_ID] = FORGET("id = ?1") " AND span_ns <= ?2",
 	[SUMF_AGE] = FORGET("(?1 != '' AND boot_id = ?1 AND boot_end_ns < ?2)"
 	    " OR (?4 AND (?1 = '' OR boot_id != ?1) AND wall_end_ns < ?3)"),
 	[SUMF_OLDEST] = FORGET("id IN (SELECT id FROM main.windows"
@@ -378,7 +378,7 @@ store_sum_build(struct store *s)
 
 	if (st == NULL || s->db == NULL)
 		return 0;
-	if ((rc = store_run(s->ws[WS_BEGIN])) != SQLITE_OK)
+	if ((rc = store_txn_begin(s)) != SQLITE_OK)
 		return store_fail(s, rc, "begin");
 	for (l = 0; l < SUM_LEVELS && r == 0 && done < SUM_BUILD_WINDOWS; l++) {
 		nb = 0;
@@ -404,7 +404,7 @@ store_sum_build(struct store *s)
 		}
 	}
 	free(b);
-	if (r == 0 && (rc = store_run(s->ws[WS_COMMIT])) != SQLITE_OK)
+	if (r == 0 && (rc = store_txn_commit(s)) != SQLITE_OK)
 		r = store_fail(s, rc, "summary: commit");
 	if (r < 0)
 		store_rollback(s);

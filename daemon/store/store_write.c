@@ -179,9 +179,12 @@ store_write_window(struct store *s, const struct window *w, int64_t *ret_id)
 		return store_heal_check_replay(s, w);
 	/* counters and gauges collect until every part has put its own;
 	 * then the kv, sys and BPF blobs (store_wparts.c) */
-	/* its spans' summaries no longer hold all their windows */
+	/* its spans' summaries no longer hold all their windows (a
+	 * roll-up's: only those up to its bucket's span, store_maint.c) */
 	if ((st = store_sum_forget_stmt(s, SUMF_ID)) != NULL) {
 		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_int64(st, 2,
+		    s->roll_span_ns > 0 ? s->roll_span_ns : INT64_MAX);
 		if ((rc = store_sum_forget_run(s, st)) != SQLITE_OK)
 			return rc;
 	}
