@@ -379,10 +379,17 @@ store_spool_move(struct store *s, struct store_move *m)
 		rc = run(tab[SP_INST]);
 	if (rc == SQLITE_OK)
 		rc = run(tab[SP_KEYS]);
-	/* the main file's summaries of the spans the moved windows join */
-	if (rc == SQLITE_OK && m->moved > 0)
-		rc = store_sum_forget_run(s,
-		    store_sum_forget_stmt(s, SUMF_MOVED));
+	/* the main file's summaries of the spans the moved windows join;
+	 * with summaries kept (SUMF_ID prepared) a statement that cannot be
+	 * had would leave them stale: the move fails instead */
+	if (rc == SQLITE_OK && m->moved > 0) {
+		sqlite3_stmt *f = store_sum_forget_stmt(s, SUMF_MOVED);
+
+		if (f == NULL && store_sum_forget_stmt(s, SUMF_ID) != NULL)
+			rc = SQLITE_NOMEM;
+		else
+			rc = store_sum_forget_run(s, f);
+	}
 	if (rc == SQLITE_OK)
 		rc = store_prov_move(s);
 	if (rc != SQLITE_OK)
