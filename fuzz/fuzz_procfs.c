@@ -2,11 +2,14 @@
 /*
  * libFuzzer target for every procfs parser: the system files
  * (/proc/stat, loadavg, PSI, vmstat, meminfo), the per-task files (stat,
- * status, cmdline) and the task iterator's binary records. The first byte
- * picks the parser; the rest is the file's bytes. A process chooses its own
+ * status, cmdline), the task iterator's binary records and a cgroup v2
+ * group's files (cpu.stat, memory.stat, memory.events, and the uid_/pid_
+ * directory names of Android's hierarchy). The first byte picks the
+ * parser (0xf0 and above: the cgroup files); the rest is the file's bytes. A process chooses its own
  * comm and cmdline, so these parsers read hostile text on every sample.
  * Each result is checked for the bounds the collector relies on.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,6 +76,39 @@ task_file(unsigned which, const char *buf, size_t len)
 	}
 }
 
+/* A group's files: any process that may write in a delegated subtree
+ * names its groups, and the files follow the kernel's layout only. */
+static void
+cgroup_file(unsigned which, const char *buf, size_t len)
+{
+	struct cg_read r;
+	char name[256];
+	int64_t id;
+
+	memset(&r, 0, sizeof(r));
+	switch (which) {
+	case 0:
+		(void)cg_parse_cpu_stat(buf, len, &r);
+		break;
+	case 1:
+		(void)cg_parse_memory_stat(buf, len, &r);
+		break;
+	case 2:
+		(void)cg_parse_memory_events(buf, len, &r);
+		break;
+	default:
+		/* a directory entry's name: NUL-terminated, at most 255 */
+		if (len >= sizeof(name))
+			len = sizeof(name) - 1;
+		memcpy(name, buf, len);
+		name[len] = '\0';
+		id = cg_name_id(name, which & 1 ? "uid_" : "pid_");
+		if (id < -1 || id > INT32_MAX)
+			abort();
+		break;
+	}
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -84,6 +120,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1)
 		return 0;
 	len = size - 1;
+	if (data[0] >= 0xf0) {
+		cgroup_file(data[0] & 0xf, buf, len);
+		return 0;
+	}
 	switch (data[0] % 10) {
 	case 0:
 	case 1:
