@@ -253,6 +253,11 @@ void procscan_fail_iter_reads(struct procscan *ps, unsigned n); /* tests */
 int procscan_lookup(const struct procscan *ps, int32_t pid,
     uint64_t *ret_starttime, char *ret_name, size_t namesz);
 
+/* proc_scan.c: each process's deltas also go to the foreground/background
+ * accumulators (fgbg.h); NULL: none. fg stays the caller's. */
+struct fgbg;
+void procscan_set_fgbg(struct procscan *ps, struct fgbg *fg);
+
 /* proc_hidden.c: processes a hidepid procfs kept from the scan */
 enum unseen_state {
 	UNSEEN_NOT_REPORTED, /* not known (a stored window, no scan) */

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "core/util.h"
+#include "fgbg/fgbg.h"
 #include "proc/proc.h"
 #include "taskiter/taskiter.h"
 #include "window/window.h"
@@ -70,6 +71,7 @@ struct procscan {
 	bool hiding;	     /* the procfs hides processes (hidepid) */
 	int cgfd;	     /* cgroup root to count them by; -1: none */
 	int cg_err;	     /* why cgfd is -1 */
+	struct fgbg *fg;     /* foreground/background; NULL: none */
 };
 
 /* Iterator reads failing this many scans in a row retire it for /proc. */
@@ -216,6 +218,12 @@ procscan_set_scanner(struct procscan *ps, enum scanner_mode mode,
 	}
 	ps->why = SCANNER_WHY_NONE;
 	return 0;
+}
+
+void
+procscan_set_fgbg(struct procscan *ps, struct fgbg *fg)
+{
+	ps->fg = fg;
 }
 
 /* Tests only: the next n iterator reads fail with -EIO. */
@@ -606,6 +614,7 @@ proc_observe(struct procscan *ps, int32_t pid, struct task *p,
     const struct scan_ctx *ctx, struct window *w, struct task **ret,
     bool *ret_moved)
 {
+	uint64_t u0, s0, min0, maj0;
 	bool fresh = false;
 
 	ps->nscanned_procs++;
@@ -629,7 +638,14 @@ proc_observe(struct procscan *ps, int32_t pid, struct task *p,
 		memcpy(p->wt.comm, st->comm, sizeof(st->comm));
 		proc_read_identity(ps, p, uid_known, uid);
 	}
+	u0 = p->wt.d_utime;
+	s0 = p->wt.d_stime;
+	min0 = p->wt.d_minflt;
+	maj0 = p->wt.d_majflt;
 	*ret_moved = task_update(ps, p, st, ctx, w, fresh);
+	/* the deltas this sample added, to the state the process is in */
+	fgbg_observe(ps->fg, &p->wt, p->wt.d_utime - u0, p->wt.d_stime - s0,
+	    p->wt.d_minflt - min0, p->wt.d_majflt - maj0);
 	p->seen_gen = ps->gen;
 	*ret = p;
 	return 0;
@@ -887,6 +903,7 @@ procscan_run(struct procscan *ps, const struct scan_ctx *ctx, struct window *w)
 				task_retire(ps, t, w);
 		}
 	}
+	fgbg_scanned(ps->fg);
 	w->health.procs_scanned = ps->nscanned_procs;
 	w->health.threads_scanned = ps->nscanned_threads;
 	return 0;
@@ -949,6 +966,8 @@ procscan_flush(struct procscan *ps, struct window *w)
 	int r;
 
 	count_hidden(ps, w);
+	if ((r = fgbg_flush(ps->fg, w)) < 0)
+		return r;
 	for (i = 0; i < ps->procs.nb; i++) {
 		struct task *p, *t;
 

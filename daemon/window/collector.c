@@ -140,6 +140,12 @@ fail:
 }
 
 void
+collector_set_fgbg(struct collector *c, struct fgbg *fg)
+{
+	procscan_set_fgbg(c->ps, fg);
+}
+
+void
 collector_set_provenance(struct collector *c, const struct provenance *p)
 {
 	c->prov = *p;
