@@ -93,9 +93,8 @@ fmt_process_state(struct sbuf *o, const Vitals__ProcessInfo *pi, int32_t pid)
 
 	sbuf_printf(o, "Process %d in state %s: %zu windows\n", pid, pi->state,
 	    pi->n_history);
-	sbuf_printf(o, "  %-23s %6s %10s %8s %8s %9s %7s %7s\n",
-	    "window start", "len", "cpu_ms", "utime", "stime", "minflt",
-	    "majflt", "samples");
+	sbuf_printf(o, "  %-23s %6s %10s %8s %8s %9s %7s %7s\n", "window start",
+	    "len", "cpu_ms", "utime", "stime", "minflt", "majflt", "samples");
 	for (i = 0; i < pi->n_history; i++) {
 		const Vitals__HistoryPoint *h = pi->history[i];
 
@@ -131,8 +130,9 @@ fmt_fgbg_health(struct sbuf *o, const Vitals__Window *last)
 	size_t i;
 
 	if (f == NULL) {
-		sbuf_puts(o, "Foreground/background: off (fgbg = off), or not "
-			     "reported\n");
+		sbuf_puts(o,
+		    "Foreground/background: off (fgbg = off), or not "
+		    "reported\n");
 		return;
 	}
 	if (f->status && !strcmp(f->status, "absent")) {
@@ -141,7 +141,8 @@ fmt_fgbg_health(struct sbuf *o, const Vitals__Window *last)
 		    "cpusets; fgbg = auto)\n");
 		return;
 	}
-	sbuf_printf(o, "Foreground/background: %s", f->status ? f->status : "?");
+	sbuf_printf(o, "Foreground/background: %s",
+	    f->status ? f->status : "?");
 	if (f->cpuset && *f->cpuset)
 		sbuf_printf(o, ", cpusets at %s", f->cpuset);
 	sbuf_printf(o, "; %u states read in the last window (", f->reads);

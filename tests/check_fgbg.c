@@ -139,19 +139,20 @@ struct fxproc {
 };
 
 static struct fxproc procs[] = {
-	{ 100, "app_top", "5:schedtune:/top-app\n3:cpuset:/top-app\n"
-			  "0::/uid_10100/pid_100\n",
+	{ 100, "app_top",
+	    "5:schedtune:/top-app\n3:cpuset:/top-app\n"
+	    "0::/uid_10100/pid_100\n",
 	    "0\n", { 5, 2, 30, 1 }, { 50, 20, 300, 10 } },
 	{ 200, "app_fg", "3:cpuset:/foreground\n0::/uid_10200/pid_200\n",
 	    "100\n", { 3, 1, 10, 0 }, { 30, 10, 100, 0 } },
 	{ 300, "app_bg", "3:cpuset:/background\n0::/uid_10300/pid_300\n",
 	    "900\n", { 1, 1, 5, 2 }, { 10, 10, 50, 20 } },
 	/* moves top-app → background after the first interval */
-	{ 400, "app_move", "3:cpuset:/top-app\n0::/uid_10400/pid_400\n",
-	    "0\n", { 7, 3, 40, 1 }, { 70, 30, 400, 10 } },
+	{ 400, "app_move", "3:cpuset:/top-app\n0::/uid_10400/pid_400\n", "0\n",
+	    { 7, 3, 40, 1 }, { 70, 30, 400, 10 } },
 	/* no cpuset line: oom_score_adj 100 (VISIBLE_APP_ADJ) decides */
-	{ 500, "app_noline", "0::/uid_10500/pid_500\n", "100\n",
-	    { 2, 2, 8, 1 }, { 20, 20, 80, 10 } },
+	{ 500, "app_noline", "0::/uid_10500/pid_500\n", "100\n", { 2, 2, 8, 1 },
+	    { 20, 20, 80, 10 } },
 	/* quiet: never read */
 	{ 600, "quiet", "3:cpuset:/background\n", "900\n", { 0, 0, 0, 0 },
 	    { 5, 5, 5, 5 } },
@@ -302,8 +303,8 @@ ent(const struct window_fgbg *p, int32_t pid, enum fg_state st)
 }
 
 static void
-ent_eq(const struct window_fgbg *p, int32_t pid, enum fg_state st,
-    uint64_t ut, uint64_t stime, uint64_t mn, uint64_t mj, uint32_t samples)
+ent_eq(const struct window_fgbg *p, int32_t pid, enum fg_state st, uint64_t ut,
+    uint64_t stime, uint64_t mn, uint64_t mj, uint32_t samples)
 {
 	const struct window_fgbg_ent *e = ent(p, pid, st);
 
@@ -511,8 +512,8 @@ win_with(uint64_t seq, int64_t wall, unsigned k)
 
 START_TEST(test_rollup)
 {
-	struct window *a = win_with(1, T0, 1), *b = win_with(2, T0 + 10 * SEC,
-						   2);
+	struct window *a = win_with(1, T0, 1),
+		      *b = win_with(2, T0 + 10 * SEC, 2);
 	const struct window_fgbg *p;
 
 	ck_assert_int_eq(window_merge(a, b), 0);
@@ -602,8 +603,8 @@ END_TEST
 
 START_TEST(test_store)
 {
-	struct window *w1 = win_with(1, T0, 1), *w2 = win_with(2, T0 + 10 * SEC,
-						    2);
+	struct window *w1 = win_with(1, T0, 1),
+		      *w2 = win_with(2, T0 + 10 * SEC, 2);
 	struct window **ws = NULL, *r;
 	struct window_fgbg **parts = NULL;
 	struct store_hist *wins = NULL;
@@ -710,8 +711,8 @@ state_query(enum rpc_qop op, const char *state)
 
 START_TEST(test_query)
 {
-	struct window *w1 = win_with(1, T0, 1), *w2 = win_with(2, T0 + 10 * SEC,
-						    2);
+	struct window *w1 = win_with(1, T0, 1),
+		      *w2 = win_with(2, T0 + 10 * SEC, 2);
 	struct rpc_query q;
 	struct store *s = NULL;
 	Vitals__Response *r;

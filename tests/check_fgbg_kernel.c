@@ -75,8 +75,7 @@ START_TEST(test_host_absent)
 END_TEST
 
 static void
-scan(struct procscan *ps, struct window *w, bool have_prev,
-    int64_t prev_boot)
+scan(struct procscan *ps, struct window *w, bool have_prev, int64_t prev_boot)
 {
 	struct scan_ctx ctx = {
 		.valid = true,
@@ -207,8 +206,7 @@ START_TEST(test_daemon_says_absent)
 	run_free(&r);
 	snprintf(pids, sizeof(pids), "%d", (int)getpid());
 	r = td_vitals(&d, -1, proc);
-	ck_assert_msg(r.code == 8, "vitals proc --state: %d %s", r.code,
-	    r.err);
+	ck_assert_msg(r.code == 8, "vitals proc --state: %d %s", r.code, r.err);
 	run_free(&r);
 	/* and the plain view is untouched */
 	r = td_vitals(&d, -1, plain);

@@ -30,8 +30,7 @@ int
 fgbg_config_set(struct fgbg_config *c, const char *key, const char *v)
 {
 	static const struct parse_word modes[] = { { "auto", FGBG_MODE_AUTO },
-		{ "on", FGBG_MODE_ON }, { "off", FGBG_MODE_OFF },
-		{ NULL, 0 } };
+		{ "on", FGBG_MODE_ON }, { "off", FGBG_MODE_OFF }, { NULL, 0 } };
 	char *s;
 	int r;
 

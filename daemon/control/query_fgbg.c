@@ -25,8 +25,8 @@ fail(const struct rpc_query *rq, int err, uint8_t **ret, size_t *ret_len)
 		return rpc_error_frame(rq->id, RPC_UNAVAILABLE,
 		    "the window store is not open", ret, ret_len);
 	if (err == -EINVAL)
-		return rpc_error_frame(rq->id, RPC_BAD_REQUEST,
-		    "invalid range", ret, ret_len);
+		return rpc_error_frame(rq->id, RPC_BAD_REQUEST, "invalid range",
+		    ret, ret_len);
 	snprintf(msg, sizeof(msg), "store read failed: %s", strerror(-err));
 	return rpc_error_frame(rq->id, RPC_ERROR, msg, ret, ret_len);
 }
@@ -79,10 +79,10 @@ top_n(struct window_task *t, size_t n, size_t want, enum store_metric m)
 			uint64_t kk = key(&t[k], m), kb = key(&t[best], m);
 
 			if (kk > kb ||
-			    (kk == kb && (t[k].id < t[best].id ||
-					     (t[k].id == t[best].id &&
-						 t[k].starttime <
-						     t[best].starttime))))
+			    (kk == kb &&
+				(t[k].id < t[best].id ||
+				    (t[k].id == t[best].id &&
+					t[k].starttime < t[best].starttime))))
 				best = k;
 		}
 		if (best != i) {

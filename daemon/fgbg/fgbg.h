@@ -23,7 +23,7 @@
 
 #include "window/window.h"
 
-#define FG_PATH_LEN 128	     /* the cpuset root found */
+#define FG_PATH_LEN 128	  /* the cpuset root found */
 #define FG_ENTS_MAX 65536 /* a part never holds more (roll-ups too) */
 
 /* A process's state. The order is the wire's and the store's. */
@@ -121,8 +121,7 @@ extern const struct window_part_ops fgbg_window_part;
  * every instance).
  */
 int fgbg_sum(struct window_fgbg *const *p, size_t n, enum fg_state st,
-    int32_t pid, uint64_t starttime, struct window_task **ret,
-    size_t *ret_n);
+    int32_t pid, uint64_t starttime, struct window_task **ret, size_t *ret_n);
 /* The status a range has: FGBG_ON when any part is on, else the newest
  * part's; -ENOENT when no window has a part. */
 int fgbg_range_status(struct window_fgbg *const *p, size_t n);
@@ -137,8 +136,7 @@ struct fgbg_config {
 /* config_fgbg.c (config's layer): fgbg, fgbg_cpuset; -ENOENT not one */
 void fgbg_config_init(struct fgbg_config *c);
 void fgbg_config_release(struct fgbg_config *c);
-int fgbg_config_set(struct fgbg_config *c, const char *key,
-    const char *value);
+int fgbg_config_set(struct fgbg_config *c, const char *key, const char *value);
 
 struct fgbg_opts {
 	const char *proc_root;

@@ -122,8 +122,9 @@ fg_parse_cgroup(const char *buf, size_t len, enum fg_state *ret_state,
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *le = nl ? nl : end;
 		const char *c1 = memchr(p, ':', (size_t)(le - p));
-		const char *c2 = c1 ? memchr(c1 + 1, ':', (size_t)(le - c1 - 1)) :
-				      NULL;
+		const char *c2 = c1 ?
+		    memchr(c1 + 1, ':', (size_t)(le - c1 - 1)) :
+		    NULL;
 		int st;
 
 		p = le + 1;

@@ -243,8 +243,8 @@ task_cmp(const void *a, const void *b)
 }
 
 int
-fgbg_sum(struct window_fgbg *const *p, size_t n, enum fg_state st,
-    int32_t pid, uint64_t starttime, struct window_task **ret, size_t *ret_n)
+fgbg_sum(struct window_fgbg *const *p, size_t n, enum fg_state st, int32_t pid,
+    uint64_t starttime, struct window_task **ret, size_t *ret_n)
 {
 	struct window_task *t = NULL, *nt;
 	size_t nt_n = 0, cap = 0, i, k, out;

@@ -67,8 +67,7 @@ pb_fgbg(struct rpc_arena *a, const struct window_fgbg *p)
 }
 
 static int
-rpc_fgbg_window(struct rpc_arena *a, Vitals__Window *wm,
-    const struct window *w)
+rpc_fgbg_window(struct rpc_arena *a, Vitals__Window *wm, const struct window *w)
 {
 	if ((wm->fgbg = pb_fgbg(a, window_fgbg(w))) == NULL)
 		return -ENOMEM;

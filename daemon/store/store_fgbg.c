@@ -24,13 +24,14 @@ enum { FS_INS, FS_SEL, FS_RANGE };
 static const char *const fs_sql[] = {
 	[FS_INS] = "INSERT INTO window_fgbg (window_id, blob) VALUES (?, ?)",
 	[FS_SEL] = "SELECT blob FROM window_fgbg WHERE window_id = ?",
-	[FS_RANGE] = "SELECT f.blob, w.boot_id, w.level, w.hz,"
-		     " w.mono_start_ns, w.mono_end_ns,"
-		     " w.wall_start_ns, w.wall_end_ns"
-		     " FROM windows w JOIN window_fgbg f ON f.window_id = w.id"
-		     " WHERE w.wall_start_ns <= ?2 AND w.wall_start_ns > ?1 - ?3"
-		     " AND w.wall_end_ns > ?1 AND w.wall_end_ns <= ?2"
-		     " ORDER BY w.wall_end_ns, w.id",
+	[FS_RANGE] =
+	    "SELECT f.blob, w.boot_id, w.level, w.hz,"
+	    " w.mono_start_ns, w.mono_end_ns,"
+	    " w.wall_start_ns, w.wall_end_ns"
+	    " FROM windows w JOIN window_fgbg f ON f.window_id = w.id"
+	    " WHERE w.wall_start_ns <= ?2 AND w.wall_start_ns > ?1 - ?3"
+	    " AND w.wall_end_ns > ?1 AND w.wall_end_ns <= ?2"
+	    " ORDER BY w.wall_end_ns, w.id",
 };
 
 /* The payload, field by field as doc/storage.md lists it. */
@@ -299,9 +300,9 @@ store_fgbg_range(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 	if (from_wall_ns >= to_wall_ns)
 		return -EINVAL;
 	pthread_mutex_lock(&s->lock);
-	r = s->db == NULL ? -EBADF :
-			    range_locked(s, from_wall_ns, to_wall_ns, ret_p,
-				ret_w, ret_n);
+	r = s->db == NULL ?
+	    -EBADF :
+	    range_locked(s, from_wall_ns, to_wall_ns, ret_p, ret_w, ret_n);
 	pthread_mutex_unlock(&s->lock);
 	return r;
 }
