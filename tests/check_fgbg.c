@@ -255,7 +255,7 @@ advance(void)
 }
 
 static void
-scan(struct procscan *ps, struct window *w, bool have_prev)
+scan(struct procscan *ps, struct fgbg *fg, struct window *w, bool have_prev)
 {
 	struct scan_ctx ctx = {
 		.valid = true,
@@ -265,9 +265,11 @@ scan(struct procscan *ps, struct window *w, bool have_prev)
 		.wall_ns = SEC,
 		.total_ticks = 200,
 		.norm_ticks = 100.0,
+		.fg = fg,
 	};
 
 	ck_assert_int_eq(procscan_run(ps, &ctx, w), 0);
+	fgbg_scanned(fg);
 }
 
 static struct fgbg *
@@ -331,18 +333,18 @@ three_intervals(struct fgbg *fg)
 	procfd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	ck_assert_int_ge(procfd, 0);
 	ck_assert_int_eq(procscan_new(procfd, 100, THREADS_NONE, &ps), 0);
-	procscan_set_fgbg(ps, fg);
 	ck_assert_ptr_nonnull(w = window_new(1, 2));
 	w->hz = 100;
-	scan(ps, w, false); /* the baseline */
+	scan(ps, fg, w, false); /* the baseline */
 	advance();
-	scan(ps, w, true); /* interval 1: pid 400 in top-app */
+	scan(ps, fg, w, true); /* interval 1: pid 400 in top-app */
 	procs[3].cgroup = "3:cpuset:/background\n0::/uid_10400/pid_400\n";
 	advance();
-	scan(ps, w, true); /* interval 2: pid 400 in background */
+	scan(ps, fg, w, true); /* interval 2: pid 400 in background */
 	advance();
-	scan(ps, w, true); /* interval 3 */
+	scan(ps, fg, w, true); /* interval 3 */
 	ck_assert_int_eq(procscan_flush(ps, w), 0);
+	ck_assert_int_eq(fgbg_flush(fg, w), 0);
 	procscan_free(ps);
 	close(procfd);
 	return w;

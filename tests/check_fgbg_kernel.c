@@ -75,7 +75,8 @@ START_TEST(test_host_absent)
 END_TEST
 
 static void
-scan(struct procscan *ps, struct window *w, bool have_prev, int64_t prev_boot)
+scan(struct procscan *ps, struct fgbg *fg, struct window *w, bool have_prev,
+    int64_t prev_boot)
 {
 	struct scan_ctx ctx = {
 		.valid = true,
@@ -84,6 +85,7 @@ scan(struct procscan *ps, struct window *w, bool have_prev, int64_t prev_boot)
 		.wall_ns = 200 * NSEC_PER_MSEC,
 		.total_ticks = 40,
 		.norm_ticks = 20.0,
+		.fg = fg,
 	};
 
 	ck_assert_int_eq(procscan_run(ps, &ctx, w), 0);
@@ -110,16 +112,16 @@ START_TEST(test_forced_on_partitions)
 	ck_assert_int_eq(procscan_new(procfd, (unsigned)sysconf(_SC_CLK_TCK),
 			     THREADS_NONE, &ps),
 	    0);
-	procscan_set_fgbg(ps, fg);
 	ck_assert_ptr_nonnull(w = window_new(1, 1));
 	boot = clock_ns(CLOCK_BOOTTIME);
-	scan(ps, w, false, boot);
+	scan(ps, fg, w, false, boot);
 	for (i = 0; i < 3; i++) {
 		tu_sleep_ms(200);
 		boot = clock_ns(CLOCK_BOOTTIME);
-		scan(ps, w, true, boot);
+		scan(ps, fg, w, true, boot);
 	}
 	ck_assert_int_eq(procscan_flush(ps, w), 0);
+	ck_assert_int_eq(fgbg_flush(fg, w), 0);
 	tu_burner_stop(burner);
 	ck_assert_ptr_nonnull(p = window_fgbg(w));
 	ck_assert_uint_eq(p->status, FGBG_ON);
@@ -216,6 +218,79 @@ START_TEST(test_daemon_says_absent)
 }
 END_TEST
 
+/* The state a process of this host is read in (what fgbg.c reads). */
+static enum fg_state
+state_of(int pid)
+{
+	struct vbuf b = { 0 };
+	enum fg_source src;
+	enum fg_state st;
+	char path[64];
+	int64_t adj;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
+	ck_assert_int_eq(read_at(AT_FDCWD, path, &b), 0);
+	if (fg_parse_cgroup(b.p, b.len, &st, &src) < 0) {
+		snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", pid);
+		ck_assert_int_eq(read_at(AT_FDCWD, path, &b), 0);
+		ck_assert_int_eq(fg_parse_adj(b.p, b.len, &adj), 0);
+		st = fg_adj_state(adj);
+	}
+	vbuf_release(&b);
+	return st;
+}
+
+/* fgbg = on here: the daemon keeps the datasets, and the client shows a
+ * burner in the state it was read in, as text and JSON. */
+START_TEST(test_daemon_forced_on)
+{
+	static const char *const args[] = { "--interval-ms", "200",
+		"--window-s", "1", NULL };
+	static const char *const health[] = { "--json", "health", NULL };
+	static const char *const htext[] = { "health", NULL };
+	char pids[16], state[32], want[64];
+	const char *const top[] = { "top", "--state", state, "--since", "1m",
+		"-n", "1000", NULL };
+	const char *const jproc[] = { "--json", "proc", pids, "--state", state,
+		"--since", "1m", NULL };
+	struct run r;
+	struct td d;
+	int burner, i;
+
+	burner = tu_burner_start();
+	snprintf(pids, sizeof(pids), "%d", burner);
+	snprintf(state, sizeof(state), "%s", fg_state_name(state_of(burner)));
+	td_start(&d, "fgbg-on", "fgbg = on\n", args);
+	td_wait(&d, 10000, health, td_has_window);
+	r = td_vitals(&d, -1, htext);
+	ck_assert_msg(strstr(r.out, "Foreground/background: on") != NULL, "%s",
+	    r.out);
+	run_free(&r);
+	snprintf(want, sizeof(want), "\n  %7d ", burner);
+	for (i = 0; i < 50; i++) {
+		r = td_vitals(&d, -1, top);
+		ck_assert_msg(r.code == 0, "vitals top --state %s: %d %s",
+		    state, r.code, r.err);
+		if (strstr(r.out, want) != NULL)
+			break;
+		run_free(&r);
+		tu_sleep_ms(200);
+	}
+	ck_assert_msg(i < 50, "burner %d not in `vitals top --state %s`",
+	    burner, state);
+	ck_assert_msg(strstr(r.out, "processes in state") != NULL, "%s", r.out);
+	run_free(&r);
+	r = td_vitals(&d, -1, jproc);
+	ck_assert_msg(r.code == 0, "vitals proc --state: %d %s", r.code, r.err);
+	ck_assert_msg(strstr(r.out, "\"history\"") != NULL &&
+		strstr(r.out, state) != NULL,
+	    "%s", r.out);
+	run_free(&r);
+	td_stop(&d);
+	tu_burner_stop(burner);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -226,6 +301,7 @@ main(void)
 	tcase_add_test(tc, test_host_absent);
 	tcase_add_test(tc, test_forced_on_partitions);
 	tcase_add_test(tc, test_daemon_says_absent);
+	tcase_add_test(tc, test_daemon_forced_on);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

@@ -223,6 +223,8 @@ enum threads_mode {
 	THREADS_ALL,	 /* every thread every sample */
 };
 
+struct fgbg;
+
 /* What one process scan needs to know about the sample it belongs to. */
 struct scan_ctx {
 	bool valid;	      /* false: refresh baselines, add nothing */
@@ -231,6 +233,9 @@ struct scan_ctx {
 	uint64_t wall_ns;     /* Δmonotonic of this sample */
 	uint64_t total_ticks; /* system Δtotal of this sample */
 	double norm_ticks;    /* Δtotal / online CPUs */
+	/* each process's deltas also go to its foreground/background state
+	 * (fgbg.h); NULL: none */
+	struct fgbg *fg;
 };
 
 struct procscan;
@@ -252,11 +257,6 @@ void procscan_fail_iter_reads(struct procscan *ps, unsigned n); /* tests */
 /* proc_scan.c, collector.c: the live instance of pid, for attribution */
 int procscan_lookup(const struct procscan *ps, int32_t pid,
     uint64_t *ret_starttime, char *ret_name, size_t namesz);
-
-/* proc_scan.c: each process's deltas also go to the foreground/background
- * accumulators (fgbg.h); NULL: none. fg stays the caller's. */
-struct fgbg;
-void procscan_set_fgbg(struct procscan *ps, struct fgbg *fg);
 
 /* proc_hidden.c: processes a hidepid procfs kept from the scan */
 enum unseen_state {

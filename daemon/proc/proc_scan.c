@@ -71,7 +71,6 @@ struct procscan {
 	bool hiding;	     /* the procfs hides processes (hidepid) */
 	int cgfd;	     /* cgroup root to count them by; -1: none */
 	int cg_err;	     /* why cgfd is -1 */
-	struct fgbg *fg;     /* foreground/background; NULL: none */
 };
 
 /* Iterator reads failing this many scans in a row retire it for /proc. */
@@ -218,12 +217,6 @@ procscan_set_scanner(struct procscan *ps, enum scanner_mode mode,
 	}
 	ps->why = SCANNER_WHY_NONE;
 	return 0;
-}
-
-void
-procscan_set_fgbg(struct procscan *ps, struct fgbg *fg)
-{
-	ps->fg = fg;
 }
 
 /* Tests only: the next n iterator reads fail with -EIO. */
@@ -644,7 +637,7 @@ proc_observe(struct procscan *ps, int32_t pid, struct task *p,
 	maj0 = p->wt.d_majflt;
 	*ret_moved = task_update(ps, p, st, ctx, w, fresh);
 	/* the deltas this sample added, to the state the process is in */
-	fgbg_observe(ps->fg, &p->wt, p->wt.d_utime - u0, p->wt.d_stime - s0,
+	fgbg_observe(ctx->fg, &p->wt, p->wt.d_utime - u0, p->wt.d_stime - s0,
 	    p->wt.d_minflt - min0, p->wt.d_majflt - maj0);
 	p->seen_gen = ps->gen;
 	*ret = p;
@@ -903,7 +896,6 @@ procscan_run(struct procscan *ps, const struct scan_ctx *ctx, struct window *w)
 				task_retire(ps, t, w);
 		}
 	}
-	fgbg_scanned(ps->fg);
 	w->health.procs_scanned = ps->nscanned_procs;
 	w->health.threads_scanned = ps->nscanned_threads;
 	return 0;
@@ -966,8 +958,6 @@ procscan_flush(struct procscan *ps, struct window *w)
 	int r;
 
 	count_hidden(ps, w);
-	if ((r = fgbg_flush(ps->fg, w)) < 0)
-		return r;
 	for (i = 0; i < ps->procs.nb; i++) {
 		struct task *p, *t;
 
