@@ -24,6 +24,7 @@
 #include "fgbg/fgbg.h"
 #include "frame.h"
 #include "rpc/rpc.h"
+#include "rpc/rpc_int.h"
 #include "testutil.h"
 #include "vitalsd.h"
 
@@ -678,6 +679,44 @@ START_TEST(test_store)
 }
 END_TEST
 
+/* On the wire: the head always, the entries of the processes carried. */
+START_TEST(test_wire)
+{
+	struct window *w = win_with(1, T0, 2);
+	struct rpc_arena a = { 0 };
+	struct window_task t;
+	Vitals__Window *m;
+
+	/* pid 9 busiest, pid 7 next; pid 11 has no process row */
+	memset(&t, 0, sizeof(t));
+	t.id = t.tgid = 9;
+	t.starttime = 1009;
+	t.d_utime = 50;
+	ck_assert_int_eq(window_add_task(w, false, &t), 0);
+	t.id = t.tgid = 7;
+	t.starttime = 1007;
+	t.d_utime = 20;
+	ck_assert_int_eq(window_add_task(w, false, &t), 0);
+	ck_assert_ptr_nonnull(m = rpc_pb_window(&a, w, false, 0));
+	ck_assert_ptr_nonnull(m->fgbg);
+	ck_assert_str_eq(m->fgbg->status, "on");
+	ck_assert_str_eq(m->fgbg->cpuset, "/dev/cpuset");
+	ck_assert_uint_eq(m->fgbg->reads, 22);
+	ck_assert_uint_eq(m->fgbg->n_sources, FG_SRC__MAX);
+	ck_assert_uint_eq(m->fgbg->sources[FG_SRC_ADJ]->value, 2);
+	ck_assert_uint_eq(m->fgbg->n_entries, 0); /* no tasks: head only */
+	ck_assert_ptr_nonnull(m = rpc_pb_window(&a, w, true, 1));
+	ck_assert_uint_eq(m->fgbg->n_entries, 1); /* pid 9's one state */
+	ck_assert_int_eq(m->fgbg->entries[0]->task->id, 9);
+	ck_assert_str_eq(m->fgbg->entries[0]->state, "background");
+	ck_assert_uint_eq(m->fgbg->entries[0]->task->d_stime, 6);
+	ck_assert_ptr_nonnull(m = rpc_pb_window(&a, w, true, 0));
+	ck_assert_uint_eq(m->fgbg->n_entries, 3); /* 7 twice, 9 */
+	rpc_arena_release(&a);
+	window_free(w);
+}
+END_TEST
+
 /* ------------------------------------------------------------- queries */
 
 static Vitals__Response *
@@ -832,6 +871,7 @@ main(void)
 	tcase_add_test(tc, test_blob);
 	tcase_add_test(tc, test_store);
 	tcase_add_test(tc, test_query);
+	tcase_add_test(tc, test_wire);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

@@ -35,12 +35,32 @@ pb_entry(struct rpc_arena *a, const struct window_fgbg_ent *e)
 	return m;
 }
 
+/* Does the window message carry process (pid, starttime)? */
+static bool
+carried(const Vitals__Window *wm, const struct window_fgbg_ent *e)
+{
+	size_t i;
+
+	for (i = 0; i < wm->n_procs; i++)
+		if (wm->procs[i]->id == e->pid &&
+		    wm->procs[i]->starttime == e->starttime)
+			return true;
+	return false;
+}
+
+/*
+ * The head always; the entries of the processes the message carries (a
+ * snapshot's top_n, a windows answer with tasks), none without tasks
+ * (health, windows without with_tasks): they are per-process figures, and
+ * a device's hundreds of them would fill every window of a long range.
+ */
 static Vitals__FgbgWindow *
-pb_fgbg(struct rpc_arena *a, const struct window_fgbg *p)
+pb_fgbg(struct rpc_arena *a, const struct window_fgbg *p,
+    const Vitals__Window *wm)
 {
 	Vitals__FgbgWindow *m;
 	unsigned k;
-	size_t i;
+	size_t i, n;
 
 	NEW(a, m, vitals__fgbg_window__init);
 	m->status = (char *)fgbg_status_name(p->status);
@@ -59,17 +79,20 @@ pb_fgbg(struct rpc_arena *a, const struct window_fgbg *p)
 	m->n_sources = FG_SRC__MAX;
 	m->read_errors = p->read_errors;
 	m->entries_cut = p->ents_cut;
-	ARRAY(a, m->entries, p->n);
-	for (i = 0; i < p->n; i++)
-		TRY(m->entries[i] = pb_entry(a, &p->e[i]));
-	m->n_entries = p->n;
+	for (i = 0, n = 0; i < p->n; i++)
+		n += carried(wm, &p->e[i]);
+	ARRAY(a, m->entries, n);
+	for (i = 0, n = 0; i < p->n; i++)
+		if (carried(wm, &p->e[i]))
+			TRY(m->entries[n++] = pb_entry(a, &p->e[i]));
+	m->n_entries = n;
 	return m;
 }
 
 static int
 rpc_fgbg_window(struct rpc_arena *a, Vitals__Window *wm, const struct window *w)
 {
-	if ((wm->fgbg = pb_fgbg(a, window_fgbg(w))) == NULL)
+	if ((wm->fgbg = pb_fgbg(a, window_fgbg(w), wm)) == NULL)
 		return -ENOMEM;
 	return 0;
 }
