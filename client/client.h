@@ -24,6 +24,7 @@ enum vitals_exit {
 	VX_UNAVAILABLE = 5, /* STATUS_UNAVAILABLE: retry later */
 	VX_REFUSED = 6,	    /* heapprofd refused the session */
 	VX_NOT_FOUND = 7,   /* STATUS_NOT_FOUND: no such process, target, id */
+	VX_ABSENT = 8,	    /* STATUS_ABSENT: no such figure here (fgbg) */
 };
 
 #define VITALS_SOCKET_ANDROID \
@@ -123,6 +124,12 @@ void fmt_gpumem_health(struct sbuf *o, const Vitals__GpuMemState *s);
 /* fmt_trace.c: `vitals trace` (ftrace) */
 void fmt_trace(struct sbuf *o, const Vitals__TraceList *tl);
 void fmt_trace_health(struct sbuf *o, const Vitals__TraceHealth *h);
+/* fmt_fgbg.c: top and proc over one foreground/background dataset, and
+ * the signal's health line (from the last window) */
+void fmt_top_state(struct sbuf *o, const Vitals__TaskList *tl);
+void fmt_process_state(struct sbuf *o, const Vitals__ProcessInfo *pi,
+    int32_t pid);
+void fmt_fgbg_health(struct sbuf *o, const Vitals__Window *last);
 /* fmt_cgroup.c: `vitals cgroups`, the groups summed over windows w */
 void fmt_cgroups(struct sbuf *o, Vitals__Window **w, size_t nw, unsigned top_n);
 

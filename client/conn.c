@@ -59,6 +59,8 @@ conn_status_exit(Vitals__Status s)
 		return VX_UNAVAILABLE;
 	case VITALS__STATUS__STATUS_NOT_FOUND:
 		return VX_NOT_FOUND;
+	case VITALS__STATUS__STATUS_ABSENT:
+		return VX_ABSENT;
 	default:
 		return VX_PROTOCOL;
 	}
@@ -167,6 +169,9 @@ status_message(const Vitals__Response *resp, struct sbuf *msg)
 		break;
 	case VITALS__STATUS__STATUS_UNAVAILABLE:
 		sbuf_printf(msg, "vitalsd: %s", err ? err : "unavailable");
+		break;
+	case VITALS__STATUS__STATUS_ABSENT:
+		sbuf_printf(msg, "%s", err ? err : "absent on this device");
 		break;
 	default:
 		sbuf_printf(msg, "vitalsd answered %s%s%s",

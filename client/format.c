@@ -356,6 +356,10 @@ fmt_top(struct sbuf *o, const Vitals__TaskList *tl, const struct fmt_ctx *c)
 	char from[40], to[40], span[16];
 	size_t i;
 
+	if (tl->state && *tl->state) {
+		fmt_top_state(o, tl);
+		return;
+	}
 	fmt_time(from, sizeof(from), tl->from_wall_ns);
 	fmt_time(to, sizeof(to), tl->to_wall_ns);
 	duration_format(span, sizeof(span), tl->to_wall_ns - tl->from_wall_ns);
@@ -515,6 +519,10 @@ fmt_process(struct sbuf *o, const Vitals__ProcessInfo *pi, int32_t pid,
 	size_t nins, nth, i;
 	char when[40], span[16];
 
+	if (pi->state && *pi->state) {
+		fmt_process_state(o, pi, pid);
+		return;
+	}
 	ins = inst_group(pi->history, pi->n_history, &nins);
 	sbuf_printf(o, "Process %d: %zu windows", pid, pi->n_history);
 	if (nins > 0) {
@@ -870,6 +878,8 @@ fmt_health(struct sbuf *o, const Vitals__Health *h, const struct fmt_ctx *c)
 		health_window(o, h->last);
 	else
 		sbuf_puts(o, "Last window: none closed yet\n");
+	if (h->last)
+		fmt_fgbg_health(o, h->last);
 	if (h->store) {
 		const Vitals__StoreHealth *s = h->store;
 

@@ -36,7 +36,9 @@ enum {
 	O_PROCESS = 1 << 13,
 	/* gpumem: more than dumpsys prints */
 	O_VERBOSE = 1 << 14,
-	O__COUNT = 15, /* bits above */
+	/* top, proc: one foreground/background dataset */
+	O_STATE = 1 << 15,
+	O__COUNT = 16, /* bits above */
 };
 
 struct opts {
@@ -58,6 +60,7 @@ struct opts {
 	const char *wss_mode, *wss_name, *wss_method;
 	const char *process; /* trace: --process NAME|PID */
 	bool verbose;	     /* gpumem: state, names, stale marks */
+	const char *state;   /* top, proc: --state */
 	char **args;	     /* operands after the command */
 	int nargs;
 	struct fmt_ctx fc;
@@ -89,8 +92,10 @@ usage(int status)
 	    "  cpu                         system and per-CPU figures\n"
 	    "  top [--sort cpu|minflt|majflt|rss] [--since DURATION]\n"
 	    "      [--threads] [-n N]      top processes or threads\n"
+	    "      [--state STATE]         in one Android state: top-app,\n"
+	    "                              foreground, background, system\n"
 	    "  proc PID [--threads] [--since DURATION] [--starttime T]\n"
-	    "                              one process, window by window\n"
+	    "      [--state STATE]         one process, window by window\n"
 	    "  health                      collector, store, control health\n"
 	    "  burst [SECONDS]             sample every 100 ms (trusted)\n"
 	    "  watch [--interval S] [--count N] [-n N]\n"
@@ -279,6 +284,7 @@ cmd_top(struct opts *o)
 	tr.metric = o->sort;
 	tr.threads = o->threads;
 	tr.n = o->n;
+	tr.state = (char *)(o->state ? o->state : "");
 	req.op_case = VITALS__REQUEST__OP_TOP;
 	req.top = &tr;
 	if ((x = call(o, &req, &r)) != VX_OK)
@@ -310,6 +316,7 @@ cmd_proc(struct opts *o)
 	pr.starttime = o->starttime;
 	pr.threads = o->threads;
 	pr.range = &range;
+	pr.state = (char *)(o->state ? o->state : "");
 	req.op_case = VITALS__REQUEST__OP_PROCESS;
 	req.process = &pr;
 	if ((x = call(o, &req, &r)) != VX_OK)
@@ -761,8 +768,8 @@ cmd_cgroups(struct opts *o)
 static const struct cmd cmds[] = {
 	{ "summary", cmd_summary, O_N, 0, 0 },
 	{ "cpu", cmd_cpu, 0, 0, 0 },
-	{ "top", cmd_top, O_SORT | O_SINCE | O_THREADS | O_N, 0, 0 },
-	{ "proc", cmd_proc, O_SINCE | O_THREADS | O_STARTTIME, 1, 1 },
+	{ "top", cmd_top, O_SORT | O_SINCE | O_THREADS | O_N | O_STATE, 0, 0 },
+	{ "proc", cmd_proc, O_SINCE | O_THREADS | O_STARTTIME | O_STATE, 1, 1 },
 	{ "health", cmd_health, 0, 0, 0 },
 	{ "burst", cmd_burst, 0, 0, 1 },
 	{ "watch", cmd_watch, O_INTERVAL | O_COUNT | O_N, 0, 0 },
@@ -828,6 +835,8 @@ opt_name(unsigned bit)
 		return "--process";
 	case O_VERBOSE:
 		return "--verbose";
+	case O_STATE:
+		return "--state";
 	default:
 		return "--starttime";
 	}
@@ -856,6 +865,7 @@ main(int argc, char *argv[])
 		{ "method", required_argument, NULL, 12 },
 		{ "process", required_argument, NULL, 13 },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "state", required_argument, NULL, 14 },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o;
@@ -971,6 +981,19 @@ main(int argc, char *argv[])
 		case 'v':
 			o.verbose = true;
 			o.given |= O_VERBOSE;
+			break;
+		case 14:
+			if (strcmp(optarg, "top-app") != 0 &&
+			    strcmp(optarg, "foreground") != 0 &&
+			    strcmp(optarg, "background") != 0 &&
+			    strcmp(optarg, "system") != 0 &&
+			    strcmp(optarg, "unknown") != 0)
+				usage_err("--state: '%s' is not one of "
+					  "top-app, foreground, background, "
+					  "system, unknown",
+				    optarg);
+			o.state = optarg;
+			o.given |= O_STATE;
 			break;
 		default:
 			usage(VX_USAGE);

@@ -17,6 +17,7 @@
 
 #include "config/config.h"
 #include "cgroup/cgroup.h"
+#include "fgbg/fgbg.h"
 #include "control/control.h"
 #include "core/bpf_common.h"
 #include "core/log.h"
@@ -62,6 +63,7 @@ struct vitalsd {
 	struct heapprofd *hp; /* heapprofd triggers (doc/heapprofd.md) */
 	struct wss *wss;      /* working-set monitor (wss.c) */
 	struct cgroup *cg;    /* cgroup v2 groups (cgroup.c); NULL: none */
+	struct fgbg *fg;      /* foreground/background (fgbg.c); NULL: off */
 	unsigned cg_state;    /* the state last logged */
 	struct ftrace *ft;    /* ftrace reader (ftrace.c); NULL: off */
 	unsigned ft_state;    /* enum ftrace_state, for every window */
@@ -896,6 +898,22 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 		if ((r = cgroup_new(&co, &d->cg)) < 0)
 			goto fail;
 	}
+	/* foreground/background, read by the process scan (fgbg.c) */
+	if (cfg->fgbg.mode != FGBG_MODE_OFF) {
+		struct fgbg_opts fo = { .proc_root = cfg->proc_root,
+			.sys_root = cfg->sys_root,
+			.cfg = &cfg->fgbg };
+
+#ifdef __ANDROID__
+		fo.android = true;
+#endif
+		if ((r = fgbg_new(&fo, &d->fg)) < 0)
+			goto fail;
+		collector_set_fgbg(d->col, d->fg);
+		log_info("fgbg: %s%s%s", fgbg_status_name(fgbg_status(d->fg)),
+		    *fgbg_cpuset(d->fg) ? ", cpusets at " : "",
+		    fgbg_cpuset(d->fg));
+	}
 	ftrace_setup(d, cfg, helpers);
 	if ((r = atcat_setup(d, cfg)) < 0)
 		goto fail;
@@ -1021,6 +1039,7 @@ vitalsd_free(struct vitalsd *d)
 	writer_stop(d->wr, 0);
 	store_close(d->store);
 	collector_free(d->col);
+	d->fg = fgbg_free(d->fg);
 	if (d->base)
 		event_base_free(d->base);
 	if (d->state_fd >= 0)

@@ -362,6 +362,108 @@ START_TEST(test_fmt_top)
 }
 END_TEST
 
+/* One foreground/background dataset: top, proc and the health line. */
+START_TEST(test_fmt_state)
+{
+	Vitals__TaskList tl = VITALS__TASK_LIST__INIT;
+	Vitals__ProcessInfo pi = VITALS__PROCESS_INFO__INIT;
+	Vitals__HistoryPoint h1 = VITALS__HISTORY_POINT__INIT, h2 = h1, *hv[2];
+	Vitals__FgbgWindow fw = VITALS__FGBG_WINDOW__INIT;
+	Vitals__Counter c0 = VITALS__COUNTER__INIT, c1 = c0, *cv[2];
+	Vitals__Window w = VITALS__WINDOW__INIT;
+	Vitals__Task a = mk_task(4711, "com.example.app", "app", 30, 20, 0);
+	Vitals__Task *v[1];
+	struct sbuf b;
+
+	/* (30 + 20) ticks at USER_HZ 100: 500 ms */
+	a.uid = 10123;
+	a.d_minflt = 400;
+	a.d_majflt = 2;
+	a.samples = 5;
+	v[0] = &a;
+	tl.metric = VITALS__METRIC__METRIC_CPU;
+	tl.from_wall_ns = 1700000000LL * NS;
+	tl.to_wall_ns = 1700000060LL * NS;
+	tl.hz = 100;
+	tl.n_tasks = 1;
+	tl.tasks = v;
+	tl.state = "background";
+	sbuf_init(&b);
+	fmt_top(&b, &tl, &fctx);
+	ck_assert_str_eq(sbuf_str(&b),
+	    "Top 1 processes in state background by cpu, 2023-11-14 "
+	    "22:13:20.000 to 2023-11-14 22:14:20.000, USER_HZ 100 (only the "
+	    "intervals they spent background):\n"
+	    "      pid        uid     cpu_ms    utime    stime    minflt  "
+	    "majflt samples  name\n"
+	    "     4711      10123        500       30       20       400     "
+	    "  2       5  com.example.app\n");
+	tl.n_tasks = 0;
+	sbuf_reset(&b);
+	fmt_top(&b, &tl, &fctx);
+	ck_assert_ptr_nonnull(strstr(sbuf_str(&b),
+	    "(no process was active in state background)"));
+
+	/* proc: the windows with activity in the state, then Σ */
+	h1.wall_start_ns = 1700000000LL * NS;
+	h1.wall_end_ns = 1700000010LL * NS;
+	h1.hz = 100;
+	h1.task = &a;
+	h2 = h1;
+	h2.wall_start_ns = 1700000010LL * NS;
+	h2.wall_end_ns = 1700000020LL * NS;
+	h2.level = 1;
+	hv[0] = &h1;
+	hv[1] = &h2;
+	pi.history = hv;
+	pi.n_history = 2;
+	pi.state = "background";
+	sbuf_reset(&b);
+	fmt_process(&b, &pi, 4711, &fctx);
+	ck_assert_ptr_nonnull(strstr(sbuf_str(&b),
+	    "Process 4711 in state background: 2 windows\n"));
+	ck_assert_ptr_nonnull(strstr(sbuf_str(&b), "(roll-up level 1)\n"));
+	ck_assert_ptr_nonnull(strstr(sbuf_str(&b),
+	    "  Σ utime 60 stime 40 minflt 800 majflt 4\n"));
+	pi.n_history = 0;
+	sbuf_reset(&b);
+	fmt_process(&b, &pi, 4711, &fctx);
+	ck_assert_ptr_nonnull(strstr(sbuf_str(&b),
+	    "(no activity in state background in the range)"));
+
+	/* health: absent, on, and no part */
+	fw.status = "absent";
+	w.fgbg = &fw;
+	sbuf_reset(&b);
+	fmt_fgbg_health(&b, &w);
+	ck_assert_str_eq(sbuf_str(&b),
+	    "Foreground/background: absent (not Android, no Android "
+	    "cpusets; fgbg = auto)\n");
+	fw.status = "on";
+	fw.cpuset = "/dev/cpuset";
+	fw.reads = 12;
+	c0.name = "cpuset";
+	c0.value = 11;
+	c1.name = "oom_score_adj";
+	c1.value = 1;
+	cv[0] = &c0;
+	cv[1] = &c1;
+	fw.sources = cv;
+	fw.n_sources = 2;
+	sbuf_reset(&b);
+	fmt_fgbg_health(&b, &w);
+	ck_assert_str_eq(sbuf_str(&b),
+	    "Foreground/background: on, cpusets at /dev/cpuset; 12 states "
+	    "read in the last window (cpuset 11, oom_score_adj 1), read "
+	    "errors 0\n");
+	w.fgbg = NULL;
+	sbuf_reset(&b);
+	fmt_fgbg_health(&b, &w);
+	ck_assert_ptr_nonnull(strstr(sbuf_str(&b), "off (fgbg = off)"));
+	sbuf_free(&b);
+}
+END_TEST
+
 START_TEST(test_fmt_process)
 {
 	/*
@@ -919,6 +1021,7 @@ client_suite(void)
 	tcase_add_test(tc, test_fmt_cpu);
 	tcase_add_test(tc, test_fmt_top);
 	tcase_add_test(tc, test_fmt_process);
+	tcase_add_test(tc, test_fmt_state);
 	tcase_add_test(tc, test_fmt_health);
 	tcase_add_test(tc, test_fmt_bpf_health);
 	tcase_add_test(tc, test_fmt_store_usage);

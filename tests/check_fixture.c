@@ -1211,6 +1211,120 @@ END_TEST
 
 /* ------------------------------------------------------------------ main */
 
+/* ------------------------------ scenario B: foreground and background */
+
+/*
+ * fixtures/phone/fgbg/tN overlays each snapshot with /proc/<pid>/cgroup
+ * (cpuset line, v2 uid_/pid_ line) and oom_score_adj, and the cpuset tree
+ * under sys/fs/cgroup/cpuset. Each interval's Δ goes to the state read at
+ * its end (t1, t2). From <pid>/stat as above:
+ */
+struct want_state {
+	int32_t pid;
+	enum fg_state st;
+	uint64_t u, s, minflt, majflt;
+	uint32_t samples;
+};
+
+static const struct want_state b_states[] = {
+	/* cpuset "/": stime 1873 → 1874, then still; t2 not read */
+	{ 1, FG_SYSTEM, 0, 1, 0, 0, 1 },
+	/* "/foreground": 61 17 610 2, then utime 112214 → 112251, stime
+	 * 33864 → 33876, minflt 1072238 → 1072325, majflt 6204 → 6205 */
+	{ 1234, FG_FOREGROUND, 98, 29, 697, 3, 2 },
+	/* no cpuset line: oom_score_adj −800 (PERSISTENT_PROC_ADJ); 44 9 388
+	 * 1, then 44424 → 44461, 9109 → 9116, 433028 → 433177 */
+	{ 2051, FG_FOREGROUND, 81, 16, 537, 1, 2 },
+	/* born in top-app (its whole counters 21 7 1650 5), in background
+	 * at t2: 56 − 21, 15 − 7, 2710 − 1650, 7 − 5 */
+	{ 4318, FG_TOP_APP, 21, 7, 1650, 5, 1 },
+	{ 4318, FG_BACKGROUND, 35, 8, 1060, 2, 1 },
+	/* the new 4321 (cmd), "/system-background", gone at t2 */
+	{ 4321, FG_BACKGROUND, 3, 2, 850, 1, 1 },
+	/* "/": 6 5 12 0, then 2166 → 2171, 1655 → 1659, 13342 → 13345 */
+	{ 571, FG_SYSTEM, 11, 9, 15, 0, 2 },
+	/* "/foreground": 38 14 140 0, then 45812 → 45846, 19732 → 19744,
+	 * 96490 → 96532 */
+	{ 640, FG_FOREGROUND, 72, 26, 182, 0, 2 },
+	/* "/": stime 2453 → 2456 → 2458 */
+	{ 8412, FG_SYSTEM, 0, 5, 0, 0, 2 },
+	/* "/system-background", idle until t2: 214 → 216, 388 → 389,
+	 * 9812 → 9818 */
+	{ 498, FG_BACKGROUND, 2, 1, 6, 0, 1 },
+};
+
+START_TEST(fgbg_states)
+{
+	struct fgbg_config cfg;
+	struct fgbg_opts o = { 0 };
+	const struct window_fgbg *p;
+	const struct window *w;
+	struct fgbg *fg = NULL;
+	struct fx f;
+	size_t i, k;
+
+	fx_open(&f, THREADS_CHANGED);
+	fx_state(&f, "fgbg/t0", true);
+	fgbg_config_init(&cfg);
+	o.proc_root = f.proc;
+	o.sys_root = f.sys;
+	o.cfg = &cfg; /* auto: the cpuset tree says Android */
+	ck_assert_int_eq(fgbg_new(&o, &fg), 0);
+	ck_assert_uint_eq(fgbg_status(fg), FGBG_ON);
+	collector_set_fgbg(f.c, fg);
+	fx_sample(&f, T0_MONO, T0_BOOT);
+	fx_state(&f, "t1", false);
+	fx_state(&f, "fgbg/t1", true);
+	fx_sample(&f, T0_MONO + 1, T0_BOOT + 1);
+	fx_state(&f, "t2", false);
+	fx_state(&f, "fgbg/t2", true);
+	fx_sample(&f, T0_MONO + 2, T0_BOOT + 2);
+	w = fx_close(&f, T0_MONO + 2, T0_BOOT + 2);
+	ck_assert_ptr_nonnull(p = window_fgbg(w));
+	ck_assert_uint_eq(p->status, FGBG_ON);
+	ck_assert_uint_eq(p->scans, 3);
+	/* t1: 8 processes moved (not kthreadd, not vold), t2: 7 (not init,
+	 * 4321 gone); 2051 by oom_score_adj both times */
+	ck_assert_uint_eq(p->reads, 15);
+	ck_assert_uint_eq(p->by_src[FG_SRC_CPUSET], 13);
+	ck_assert_uint_eq(p->by_src[FG_SRC_ADJ], 2);
+	ck_assert_uint_eq(p->read_errors, 0);
+	ck_assert_uint_eq(p->n, nitems(b_states));
+	for (i = 0; i < nitems(b_states); i++) {
+		const struct want_state *x = &b_states[i];
+
+		for (k = 0; k < p->n; k++)
+			if (p->e[k].pid == x->pid && p->e[k].state == x->st)
+				break;
+		ck_assert_msg(k < p->n, "no %d in %s", x->pid,
+		    fg_state_name(x->st));
+		ck_assert_uint_eq(p->e[k].d_utime, x->u);
+		ck_assert_uint_eq(p->e[k].d_stime, x->s);
+		ck_assert_uint_eq(p->e[k].d_minflt, x->minflt);
+		ck_assert_uint_eq(p->e[k].d_majflt, x->majflt);
+		ck_assert_uint_eq(p->e[k].samples, x->samples);
+	}
+	/* the datasets partition the processes' own figures */
+	for (i = 0; i < w->nprocs; i++) {
+		uint64_t u = 0, s = 0, mn = 0, mj = 0;
+
+		for (k = 0; k < p->n; k++) {
+			if (p->e[k].pid != w->procs[i].id ||
+			    p->e[k].starttime != w->procs[i].starttime)
+				continue;
+			u += p->e[k].d_utime;
+			s += p->e[k].d_stime;
+			mn += p->e[k].d_minflt;
+			mj += p->e[k].d_majflt;
+		}
+		assert_counts(&w->procs[i], u, s, mn, mj);
+	}
+	fx_done(&f);
+	fgbg_free(fg);
+	fgbg_config_release(&cfg);
+}
+END_TEST
+
 static Suite *
 fixture_suite(void)
 {
@@ -1231,6 +1345,7 @@ fixture_suite(void)
 	tcase_add_test(tc, reuse_exit_birth);
 	tcase_add_test(tc, threads_changed);
 	tcase_add_test(tc, threads_all);
+	tcase_add_test(tc, fgbg_states);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("validity");

@@ -47,6 +47,7 @@ add_off_parts(struct window *w)
 {
 	struct window_wss_part *ws;
 	struct window_cgroup *cg;
+	struct window_fgbg *fg;
 	struct window_gpumem_part *g;
 	struct window_trace *t;
 	struct window_bpf *b;
@@ -69,6 +70,10 @@ add_off_parts(struct window *w)
 	ck_assert_ptr_nonnull(cg = window_cgroup_new());
 	cg->state = CG_STATE_OFF;
 	window_part_set(w, WPART_CGROUP, cg);
+	/* foreground/background on a host: the head says absent */
+	ck_assert_ptr_nonnull(fg = window_fgbg_new());
+	fg->status = FGBG_ABSENT;
+	window_part_set(w, WPART_FGBG, fg);
 }
 
 static void
@@ -248,6 +253,7 @@ START_TEST(off_parts_are_heads)
 	ck_assert_ptr_nonnull(strstr(b.p, "ftrace off_config"));
 	ck_assert_ptr_nonnull(strstr(b.p, "working set: pid 4242 (target)"));
 	ck_assert_ptr_nonnull(strstr(b.p, "cgroup: off, 0 groups"));
+	ck_assert_ptr_nonnull(strstr(b.p, "fgbg: absent, 0 entries"));
 	/* in the order of enum window_part_id */
 	ck_assert(strstr(b.p, "bpf:") < strstr(b.p, "gpu memory"));
 	ck_assert(strstr(b.p, "gpu memory") < strstr(b.p, "working set"));
@@ -285,6 +291,8 @@ START_TEST(off_parts_are_heads)
 	ck_assert_ptr_nonnull(window_trace(ws[0]));
 	ck_assert(window_trace(ws[0])->head_only);
 	ck_assert_uint_eq(window_trace(ws[0])->state, FTRACE_OFF_CONFIG);
+	ck_assert_ptr_nonnull(window_fgbg(ws[0]));
+	ck_assert_uint_eq(window_fgbg(ws[0])->status, FGBG_ABSENT);
 	/* working-set targets are written, not read back (doc/wss.md) */
 	ck_assert_ptr_null(window_wss(ws[0]));
 	window_free(ws[0]);

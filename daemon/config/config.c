@@ -66,6 +66,7 @@ config_init(struct config *cfg)
 		hp_settings_init(cfg->hp);
 	wss_config_init(&cfg->wss);
 	cgroup_config_init(&cfg->cgroup);
+	fgbg_config_init(&cfg->fgbg);
 	/* ftrace (ftrace.c) */
 	cfg->ftrace = true;
 	cfg->ftrace_instance = strdup("vitals");
@@ -91,6 +92,7 @@ config_release(struct config *cfg)
 	free(cfg->groups);
 	wss_config_release(&cfg->wss);
 	cgroup_config_release(&cfg->cgroup);
+	fgbg_config_release(&cfg->fgbg);
 	free(cfg->ftrace_instance);
 	free(cfg->tracefs);
 	free(cfg->prop_root);
@@ -519,6 +521,9 @@ config_set(struct config *cfg, const char *key, const char *value)
 	/* cgroup v2 groups: cgroup, cgroup_* (config_cgroup.c) */
 	if (!strncmp(key, "cgroup", 6))
 		return cgroup_config_set(&cfg->cgroup, key, value);
+	/* foreground/background: fgbg, fgbg_* (config_fgbg.c) */
+	if (!strncmp(key, "fgbg", 4))
+		return fgbg_config_set(&cfg->fgbg, key, value);
 	if ((r = config_set_ftrace(cfg, key, value)) != -ENOENT)
 		return r;
 	return config_set_control(cfg, key, value);

@@ -8,6 +8,7 @@
 #include "proc/proc.h"
 #include "store/store.h"
 #include "cgroup/cgroup.h"
+#include "fgbg/fgbg.h"
 #include "wss/wss.h"
 
 struct hp_settings;
@@ -69,6 +70,7 @@ struct config {
 	bool privhelper;	     /* fork the privileged helper */
 	struct wss_config wss;	     /* working-set monitor (wss.c) */
 	struct cgroup_config cgroup; /* cgroup v2 groups (cgroup.c) */
+	struct fgbg_config fgbg;     /* foreground/background (fgbg.c) */
 	/* ftrace (ftrace.c) */
 	bool ftrace;		   /* read ftrace at all */
 	char *ftrace_instance;	   /* instances/<name> */

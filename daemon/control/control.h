@@ -61,6 +61,11 @@ int query_cached(struct query *q, const struct rpc_query *rq, uint8_t **ret,
 void query_get_stats(struct query *q, struct control_stats *ret);
 int query_run(struct store *s, const struct rpc_query *rq, uint32_t max_frame,
     uint8_t **ret, size_t *ret_len);
+/* query_fgbg.c: top and proc over one foreground/background dataset */
+int query_fgbg_top(struct store *s, const struct rpc_query *rq, uint32_t max,
+    uint8_t **ret, size_t *ret_len);
+int query_fgbg_process(struct store *s, const struct rpc_query *rq,
+    uint32_t max, uint8_t **ret, size_t *ret_len);
 
 /* control_sock.c: the listening socket, inherited or made. */
 struct control_sock {

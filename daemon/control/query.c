@@ -222,12 +222,12 @@ same_query(const struct rpc_query *a, const struct rpc_query *b)
 		break;
 	case RPC_Q_TOP:
 		if (a->metric != b->metric || a->threads != b->threads ||
-		    a->n != b->n)
+		    a->n != b->n || a->state != b->state)
 			return false;
 		break;
 	case RPC_Q_PROCESS:
 		if (a->pid != b->pid || a->starttime != b->starttime ||
-		    a->threads != b->threads)
+		    a->threads != b->threads || a->state != b->state)
 			return false;
 		break;
 	case RPC_Q_GPUMEM:
@@ -308,6 +308,8 @@ run_top(struct store *s, const struct rpc_query *rq, uint32_t max,
 	size_t n = 0;
 	int r;
 
+	if (rq->state)
+		return query_fgbg_top(s, rq, max, ret, ret_len);
 	if ((r = store_top(s, rq->from_wall_ns, rq->to_wall_ns, rq->threads,
 		 rq->metric, rq->n, &t, &n)) < 0)
 		return store_error(rq, s, r, ret, ret_len);
@@ -427,6 +429,8 @@ run_process(struct store *s, const char *proc_root, const struct rpc_query *rq,
 	bool have_cg;
 	int r;
 
+	if (rq->state)
+		return query_fgbg_process(s, rq, max, ret, ret_len);
 	if ((r = store_history(s, false, rq->pid, rq->starttime,
 		 rq->from_wall_ns, rq->to_wall_ns, &h, &n)) < 0)
 		return store_error(rq, s, r, ret, ret_len);

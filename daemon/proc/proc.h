@@ -223,6 +223,8 @@ enum threads_mode {
 	THREADS_ALL,	 /* every thread every sample */
 };
 
+struct fgbg;
+
 /* What one process scan needs to know about the sample it belongs to. */
 struct scan_ctx {
 	bool valid;	      /* false: refresh baselines, add nothing */
@@ -231,6 +233,9 @@ struct scan_ctx {
 	uint64_t wall_ns;     /* Δmonotonic of this sample */
 	uint64_t total_ticks; /* system Δtotal of this sample */
 	double norm_ticks;    /* Δtotal / online CPUs */
+	/* each process's deltas also go to its foreground/background state
+	 * (fgbg.h); NULL: none */
+	struct fgbg *fg;
 };
 
 struct procscan;

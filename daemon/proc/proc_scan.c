@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "core/util.h"
+#include "fgbg/fgbg.h"
 #include "proc/proc.h"
 #include "taskiter/taskiter.h"
 #include "window/window.h"
@@ -606,6 +607,7 @@ proc_observe(struct procscan *ps, int32_t pid, struct task *p,
     const struct scan_ctx *ctx, struct window *w, struct task **ret,
     bool *ret_moved)
 {
+	uint64_t u0, s0, min0, maj0;
 	bool fresh = false;
 
 	ps->nscanned_procs++;
@@ -629,7 +631,14 @@ proc_observe(struct procscan *ps, int32_t pid, struct task *p,
 		memcpy(p->wt.comm, st->comm, sizeof(st->comm));
 		proc_read_identity(ps, p, uid_known, uid);
 	}
+	u0 = p->wt.d_utime;
+	s0 = p->wt.d_stime;
+	min0 = p->wt.d_minflt;
+	maj0 = p->wt.d_majflt;
 	*ret_moved = task_update(ps, p, st, ctx, w, fresh);
+	/* the deltas this sample added, to the state the process is in */
+	fgbg_observe(ctx->fg, &p->wt, p->wt.d_utime - u0, p->wt.d_stime - s0,
+	    p->wt.d_minflt - min0, p->wt.d_majflt - maj0);
 	p->seen_gen = ps->gen;
 	*ret = p;
 	return 0;

@@ -52,6 +52,7 @@ _Static_assert((int)RPC_NOT_FOUND == (int)VITALS__STATUS__STATUS_NOT_FOUND,
 _Static_assert((int)RPC_UNAVAILABLE == (int)VITALS__STATUS__STATUS_UNAVAILABLE,
     "status");
 _Static_assert((int)RPC_BUSY == (int)VITALS__STATUS__STATUS_BUSY, "status");
+_Static_assert((int)RPC_ABSENT == (int)VITALS__STATUS__STATUS_ABSENT, "status");
 _Static_assert((int)RPC_TOO_LARGE == (int)VITALS__STATUS__STATUS_TOO_LARGE,
     "status");
 _Static_assert((int)METRIC_RSS == (int)VITALS__METRIC__METRIC_RSS, "metric");
@@ -662,6 +663,11 @@ prepare_query(const struct rpc_ctx *ctx, const Vitals__Request *req,
 		q->n = req->top->n ? req->top->n : TOP_N_DEFAULT;
 		if (q->n > TOP_N_MAX)
 			q->n = TOP_N_MAX;
+		if (rpc_fgbg_state(req->top->state, &q->state) < 0 ||
+		    (q->state && (q->threads || q->metric == METRIC_RSS)))
+			return answer_error(res, q->id, RPC_BAD_REQUEST,
+			    "state: top-app, foreground, background, system or "
+			    "unknown; processes by cpu, minflt or majflt");
 		break;
 	case VITALS__REQUEST__OP_PROCESS:
 		q->op = RPC_Q_PROCESS;
@@ -672,6 +678,11 @@ prepare_query(const struct rpc_ctx *ctx, const Vitals__Request *req,
 		q->pid = req->process->pid;
 		q->starttime = req->process->starttime;
 		q->threads = req->process->threads;
+		if (rpc_fgbg_state(req->process->state, &q->state) < 0 ||
+		    (q->state && q->threads))
+			return answer_error(res, q->id, RPC_BAD_REQUEST,
+			    "state: top-app, foreground, background, system or "
+			    "unknown; without threads");
 		break;
 	case VITALS__REQUEST__OP_TRACE:
 		q->op = RPC_Q_TRACE;
@@ -936,6 +947,7 @@ rpc_answer_top(const struct rpc_query *q, const struct window_task *t, size_t n,
 	list.from_wall_ns = q->from_wall_ns;
 	list.to_wall_ns = q->to_wall_ns;
 	list.hz = q->hz;
+	list.state = (char *)rpc_fgbg_state_name(q->state);
 	if (n &&
 	    (list.tasks = rpc_arena_alloc(&a, n * sizeof(*list.tasks))) == NULL)
 		goto out;
@@ -980,6 +992,7 @@ rpc_answer_process(const struct rpc_query *q, const struct store_hist *h,
 	info.identity_source = (char *)src_name[ident ? src : RPC_IDENT_NONE];
 	if (cgroup && (info.cgroup = rpc_pb_str(&a, cgroup, 4096)) == NULL)
 		goto out;
+	info.state = (char *)rpc_fgbg_state_name(q->state);
 	resp.result_case = VITALS__RESPONSE__RESULT_PROCESS;
 	resp.process = &info;
 	r = pack_answer(&resp, max, ret, ret_len);

@@ -53,6 +53,7 @@ enum rpc_status {
 	RPC_UNAVAILABLE,
 	RPC_BUSY,
 	RPC_TOO_LARGE,
+	RPC_ABSENT, /* the figure does not exist here (fgbg on a host) */
 };
 
 /* A store read for the query thread: the request, validated and resolved. */
@@ -79,6 +80,7 @@ struct rpc_query {
 	int32_t pid; /* process; trace: 0 any */
 	uint64_t starttime;
 	char process[VITALS_NAME_LEN]; /* trace: a process name, "" any */
+	unsigned state; /* top, process: enum fg_state + 1; 0: all */
 };
 
 /* Packed snapshots reused while their window is the last (rpc.c). */

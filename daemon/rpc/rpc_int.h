@@ -75,6 +75,10 @@ extern const struct rpc_part rpc_part_none;
 extern const struct rpc_part rpc_sched_part;
 extern const struct rpc_part rpc_trace_part;
 extern const struct rpc_part rpc_cgroup_part;
+extern const struct rpc_part rpc_fgbg_part;
+/* rpc_fgbg.c: a request's state, 0 all, else enum fg_state + 1 */
+int rpc_fgbg_state(const char *name, unsigned *ret);
+const char *rpc_fgbg_state_name(unsigned st);
 
 /* rpc_window.c */
 Vitals__Window *rpc_pb_window(struct rpc_arena *a, const struct window *w,

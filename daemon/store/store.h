@@ -193,7 +193,7 @@ int store_process(struct store *s, int32_t pid, uint64_t starttime,
 const char *store_state_name(enum store_state st);
 
 /* Added with the store: the schema a new database gets, and its mark. */
-#define STORE_SCHEMA_VERSION 13
+#define STORE_SCHEMA_VERSION 14
 #define STORE_APPLICATION_ID 0x56544c53 /* "VTLS" */
 
 /* One window of a task's history, with the window it came from. */
@@ -262,6 +262,20 @@ struct writer *writer_stop(struct writer *wr, unsigned flush_ms);
 int store_thread_history(struct store *s, int32_t tgid, uint64_t since,
     int64_t from_wall_ns, int64_t to_wall_ns, struct store_hist **ret,
     size_t *ret_n);
+
+/* store_fgbg.c: the foreground/background parts of the windows ending in
+ * (from, to], oldest first, with each window's times in ret_w (its t
+ * zeroed); a blob that does not decode is counted and its window left
+ * out. Free both with store_fgbg_range_free. */
+struct window_fgbg;
+int store_fgbg_range(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
+    struct window_fgbg ***ret_p, struct store_hist **ret_w, size_t *ret_n);
+void store_fgbg_range_free(struct window_fgbg **p, struct store_hist *w,
+    size_t n);
+/* tests: a part as stored (framed, compressed), and back; -EBADMSG */
+int store_fgbg_blob(const struct window_fgbg *p, uint8_t **ret,
+    size_t *ret_len);
+int store_fgbg_unblob(const void *b, size_t n, struct window_fgbg **ret);
 
 /* store_gpumem.c: spans of stored windows (store lock taken). ret_state
  * (may be NULL): the newest window's, saturated if any window was. */

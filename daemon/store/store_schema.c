@@ -307,6 +307,16 @@ static const char schema_v12[] =
 static const char schema_v13[] = "DROP INDEX IF EXISTS instance_until;";
 
 /*
+ * v14: foreground/background per window (store_fgbg.c): one framed,
+ * compressed blob each.
+ */
+static const char schema_v14[] =
+    "CREATE TABLE window_fgbg ("
+    " window_id INTEGER PRIMARY KEY REFERENCES windows(id)"
+    " ON DELETE CASCADE,"
+    " blob BLOB NOT NULL);";
+
+/*
  * migrations[v] takes a database from user_version v to v + 1: its SQL,
  * then its C half (NULL: none) in the same transaction.
  */
@@ -324,4 +334,5 @@ const struct store_migration store_migrations[STORE_SCHEMA_VERSION] = {
 	{ schema_v11, NULL },
 	{ schema_v12, NULL },
 	{ schema_v13, NULL },
+	{ schema_v14, NULL },
 };

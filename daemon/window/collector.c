@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/util.h"
+#include "fgbg/fgbg.h"
 #include "proc/proc.h"
 #include "taskiter/taskiter.h"
 #include "window/collector.h"
@@ -26,6 +27,7 @@ struct collector {
 	int procfd;
 	struct sysfiles *sf;
 	struct procscan *ps;
+	struct fgbg *fg; /* foreground/background (fgbg.c); NULL: none */
 	struct sys_sample *prev, *cur;
 	bool have_prev;
 	struct clocks prev_clk;
@@ -137,6 +139,12 @@ collector_new(const struct collector_opts *o, struct collector **ret)
 fail:
 	collector_free(c);
 	return r;
+}
+
+void
+collector_set_fgbg(struct collector *c, struct fgbg *fg)
+{
+	c->fg = fg;
 }
 
 void
@@ -494,7 +502,9 @@ collector_sample(struct collector *c, const struct clocks *now, bool burst)
 	add_gauges(c, w);
 
 	t1 = clock_ns(CLOCK_MONOTONIC);
+	ctx.fg = c->fg;
 	r = procscan_run(c->ps, &ctx, w);
+	fgbg_scanned(c->fg);
 	c->cur->coll_ns[COLL_PROCS] = (uint64_t)(clock_ns(CLOCK_MONOTONIC) -
 	    t1);
 	add_health(w, c->cur->coll_ns,
@@ -548,7 +558,8 @@ collector_close_window(struct collector *c, const struct clocks *now)
 	w->boot_end_ns = now->boot_ns;
 	w->wall_end_ns = now->wall_ns;
 	w->interval_ms = c->interval_ms;
-	if ((r = procscan_flush(c->ps, w)) < 0)
+	if ((r = procscan_flush(c->ps, w)) < 0 ||
+	    (r = fgbg_flush(c->fg, w)) < 0)
 		return r;
 	if (c->close_hook)
 		c->close_hook(w, c->close_arg);

@@ -53,6 +53,11 @@ typedef void (*window_close_hook)(struct window *w, void *arg);
 void collector_set_close_hook(struct collector *c, window_close_hook fn,
     void *arg);
 
+/* collector.c: the foreground/background accumulators the process scan
+ * feeds (fgbg.h); NULL none. fg stays the caller's. */
+struct fgbg;
+void collector_set_fgbg(struct collector *c, struct fgbg *fg);
+
 int collector_proc_lookup(const struct collector *c, int32_t pid,
     uint64_t *ret_starttime, char *ret_name, size_t namesz);
 

@@ -5,6 +5,7 @@
  * its signal's folder; its id in enum window_part_id (window.h).
  */
 #include "cgroup/cgroup.h"
+#include "fgbg/fgbg.h"
 #include "gpumem/gpumem.h"
 #include "sched/sched.h"
 #include "trace/trace.h"
@@ -17,4 +18,5 @@ const struct window_part_ops *const window_parts[WPART__MAX] = {
 	[WPART_WSS] = &wss_window_part,
 	[WPART_TRACE] = &trace_window_part,
 	[WPART_CGROUP] = &cgroup_window_part,
+	[WPART_FGBG] = &fgbg_window_part,
 };
