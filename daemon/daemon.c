@@ -17,6 +17,7 @@
 
 #include "config/config.h"
 #include "cgroup/cgroup.h"
+#include "wcpu/wcpu.h"
 #include "control/control.h"
 #include "core/bpf_common.h"
 #include "core/log.h"
@@ -62,13 +63,16 @@ struct vitalsd {
 	struct heapprofd *hp; /* heapprofd triggers (doc/heapprofd.md) */
 	struct wss *wss;      /* working-set monitor (wss.c) */
 	struct cgroup *cg;    /* cgroup v2 groups (cgroup.c); NULL: none */
-	unsigned cg_state;    /* the state last logged */
-	struct ftrace *ft;    /* ftrace reader (ftrace.c); NULL: off */
-	unsigned ft_state;    /* enum ftrace_state, for every window */
-	int ft_err;	      /* -errno behind an off state */
-	struct atcat *ac;     /* ATrace categories (atrace_cat.c) */
-	bool atcat_wanted;    /* some are configured */
-	int state_fd;	      /* the state directory (statedir.c) */
+	/* the kernel's cumulative TOT_WTD_NOCAP, _NOFREQ at the last drain */
+	uint64_t wcpu_tot[2];
+	bool wcpu_have_tot;
+	unsigned cg_state; /* the state last logged */
+	struct ftrace *ft; /* ftrace reader (ftrace.c); NULL: off */
+	unsigned ft_state; /* enum ftrace_state, for every window */
+	int ft_err;	   /* -errno behind an off state */
+	struct atcat *ac;  /* ATrace categories (atrace_cat.c) */
+	bool atcat_wanted; /* some are configured */
+	int state_fd;	   /* the state directory (statedir.c) */
 	/* batched commits (spooldir.c): the spool file, "" none, and why */
 	char spool_path[4096];
 	char spool_note[256];
@@ -687,12 +691,40 @@ cgroup_close(struct vitalsd *d, struct window *w)
 	    err ? strerror(-err) : "");
 }
 
+/* Capacity-weighted CPU: the approximation from the window's CPUs, the
+ * kernel's weighting from the drain sched_close just made. */
+static void
+wcpu_close(struct vitalsd *d, struct window *w)
+{
+	const struct bpf_sched_batch *b = bpf_sched_last_batch(d->bs);
+	struct window_wcpu *p;
+	uint64_t nocap = 0, nofreq = 0;
+
+	if ((p = window_wcpu_new()) == NULL) {
+		log_warnx("wcpu: window %llu: %s", (unsigned long long)w->seq,
+		    strerror(ENOMEM));
+		return;
+	}
+	wcpu_approx_add(p, w);
+	if (b && !b->diff) {
+		if (d->wcpu_have_tot) {
+			nocap = b->tot[VBPF_TOT_WTD_NOCAP] - d->wcpu_tot[0];
+			nofreq = b->tot[VBPF_TOT_WTD_NOFREQ] - d->wcpu_tot[1];
+		}
+		d->wcpu_tot[0] = b->tot[VBPF_TOT_WTD_NOCAP];
+		d->wcpu_tot[1] = b->tot[VBPF_TOT_WTD_NOFREQ];
+		d->wcpu_have_tot = true;
+		if (wcpu_bpf_add(p, b, w->hz, nocap, nofreq) < 0)
+			log_warnx("wcpu: window %llu: %s",
+			    (unsigned long long)w->seq, strerror(ENOMEM));
+	}
+	window_wcpu_free(window_wcpu(w));
+	window_part_set(w, WPART_WCPU, p);
+}
+
 static void (*const part_close[])(struct vitalsd *, struct window *) = {
-	ftrace_close,
-	gpumem_close,
-	wss_close,
-	cgroup_close,
-	sched_close,
+	ftrace_close, gpumem_close, wss_close, cgroup_close, sched_close,
+	wcpu_close, /* after sched_close: its drain */
 };
 
 /* The closing window gets what each signal counted since the last one. */

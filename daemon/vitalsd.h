@@ -12,6 +12,7 @@
 #define VITALSD_H
 
 #include "cgroup/cgroup.h"
+#include "wcpu/wcpu.h"
 #include "config/config.h"
 #include "control/control.h"
 #include "core/bpf_common.h"

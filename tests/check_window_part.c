@@ -47,6 +47,7 @@ add_off_parts(struct window *w)
 {
 	struct window_wss_part *ws;
 	struct window_cgroup *cg;
+	struct window_wcpu *wc;
 	struct window_gpumem_part *g;
 	struct window_trace *t;
 	struct window_bpf *b;
@@ -69,6 +70,9 @@ add_off_parts(struct window *w)
 	ck_assert_ptr_nonnull(cg = window_cgroup_new());
 	cg->state = CG_STATE_OFF;
 	window_part_set(w, WPART_CGROUP, cg);
+	/* capacity-weighted CPU: nothing busy yet */
+	ck_assert_ptr_nonnull(wc = window_wcpu_new());
+	window_part_set(w, WPART_WCPU, wc);
 }
 
 static void

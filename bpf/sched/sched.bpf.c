@@ -118,6 +118,17 @@ PROC_MAP(sched_proc1);
 UID_MAP(sched_uid0);
 UID_MAP(sched_uid1);
 
+/*
+ * The scheduler's own per-CPU scales (drivers/base/arch_topology.c, and
+ * x86's frequency invariance): cpu_scale is the CPU's capacity (sysfs
+ * cpu_capacity, 1024 the biggest), arch_freq_scale its current frequency
+ * over its maximum, × 1024, as PELT uses them. Weak: a kernel without one
+ * (or without it in BTF) loads the program all the same, and that scale
+ * counts as 1024, counted (TOT_WTD_NOCAP, TOT_WTD_NOFREQ).
+ */
+extern unsigned long cpu_scale __ksym __weak;
+extern unsigned long arch_freq_scale __ksym __weak;
+
 /* Before 5.14 the field was "state". */
 struct task_struct___old {
 	long state;
@@ -234,10 +245,31 @@ proc_entry(void *map, struct sched_proc_key *key)
 	return p;
 }
 
+/* delta × capacity/1024 × frequency/1024 of this CPU: the CPU t ran on
+ * (sched_switch runs there, before the next task's first instruction). */
+static __always_inline __u64
+weighted(__u64 delta)
+{
+	__u64 cap = 1024, freq = 1024;
+	unsigned long *v;
+
+	if (&cpu_scale && (v = bpf_this_cpu_ptr(&cpu_scale)) != NULL)
+		cap = *v;
+	else
+		tot_add_switch(TOT_WTD_NOCAP, delta);
+	if (&arch_freq_scale &&
+	    (v = bpf_this_cpu_ptr(&arch_freq_scale)) != NULL)
+		freq = *v;
+	else
+		tot_add_switch(TOT_WTD_NOFREQ, delta);
+	return ((delta * cap) >> 10) * freq >> 10;
+}
+
 /* CPU time t used since its last switch-out: to its thread's entry. */
 static __always_inline void
 account(__u32 side, struct task_struct *t, __u64 delta)
 {
+	__u64 wtd = weighted(delta);
 	struct sched_tid_key key = {
 		.tid = t->pid,
 		.uid = t->real_cred->uid.val,
@@ -252,6 +284,7 @@ account(__u32 side, struct task_struct *t, __u64 delta)
 	v = bpf_map_lookup_elem(m, &key);
 	if (v) {
 		v->oncpu_ns += delta;
+		v->wtd_ns += wtd;
 		return;
 	}
 	{
@@ -259,6 +292,7 @@ account(__u32 side, struct task_struct *t, __u64 delta)
 			.oncpu_ns = delta,
 			.leader_ns = t->group_leader->start_boottime,
 			.tgid = t->tgid,
+			.wtd_ns = wtd,
 		};
 
 		if (bpf_map_update_elem(m, &key, &nv, BPF_NOEXIST) == 0)
@@ -446,8 +480,10 @@ BPF_PROG(vitals_free, struct task_struct *p)
 		/* the leader as it was while the thread ran: by now the
 		 * leader's task may be gone */
 		pkey.start_ns = v->leader_ns;
-		if ((pr = proc_entry(proc_map(side), &pkey)) != NULL)
+		if ((pr = proc_entry(proc_map(side), &pkey)) != NULL) {
 			__sync_fetch_and_add(&pr->exited_ns, ns);
+			__sync_fetch_and_add(&pr->exited_wtd_ns, v->wtd_ns);
+		}
 		bpf_map_delete_elem(m, &key);
 		tot_add(TOT_EXITED, 1);
 	}

@@ -75,6 +75,7 @@ extern const struct rpc_part rpc_part_none;
 extern const struct rpc_part rpc_sched_part;
 extern const struct rpc_part rpc_trace_part;
 extern const struct rpc_part rpc_cgroup_part;
+extern const struct rpc_part rpc_wcpu_part;
 
 /* rpc_window.c */
 Vitals__Window *rpc_pb_window(struct rpc_arena *a, const struct window *w,

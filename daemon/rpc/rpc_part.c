@@ -18,4 +18,5 @@ const struct rpc_part *const rpc_parts[WPART__MAX] = {
 	[WPART_WSS] = &rpc_part_none,
 	[WPART_TRACE] = &rpc_trace_part,
 	[WPART_CGROUP] = &rpc_cgroup_part,
+	[WPART_WCPU] = &rpc_wcpu_part,
 };

@@ -16,6 +16,9 @@
 
 _Static_assert(VITALS_SCHED_RQ_SLOTS == VITALS_BPF_RQ_SLOTS, "rq slots");
 _Static_assert(TOT__MAX == VITALS_BPF_TOT, "cumulative counters");
+_Static_assert(TOT_WTD_NOCAP == VBPF_TOT_WTD_NOCAP &&
+	TOT_WTD_NOFREQ == VBPF_TOT_WTD_NOFREQ,
+    "weighting counters");
 
 /* Every map of the object, in pin-name order. */
 enum sched_map {

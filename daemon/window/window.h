@@ -124,6 +124,7 @@ enum window_part_id {
 	WPART_WSS,    /* struct window_wss_part (wss/wss.h) */
 	WPART_TRACE,  /* struct window_trace (trace/trace.h) */
 	WPART_CGROUP, /* struct window_cgroup (cgroup/cgroup.h) */
+	WPART_WCPU,   /* struct window_wcpu (wcpu/wcpu.h) */
 	WPART__MAX
 };
 
