@@ -177,6 +177,22 @@ arm_tick(struct vitalsd *d, int64_t now_ns)
 	event_add(d->tick, &tv);
 }
 
+/* The CPUs' scales as just sampled, into the kernel's weighting; a
+ * window just opened has none yet: the ones written stay. */
+static void
+wcpu_push_scale(struct vitalsd *d)
+{
+	uint32_t cap[VITALS_CPU_MAX], freq[VITALS_CPU_MAX];
+	const struct window *w;
+	unsigned n;
+
+	if (d->bs == NULL || (w = collector_open(d->col)) == NULL ||
+	    w->samples == 0)
+		return;
+	n = wcpu_scales(w, cap, freq, VITALS_CPU_MAX);
+	(void)bpf_sched_set_scale(d->bs, cap, freq, n);
+}
+
 static void
 tick_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -202,6 +218,7 @@ tick_cb(evutil_socket_t fd, short what, void *arg)
 	collector_note_tick(d->col, now.mono_ns - d->next_ns);
 	if ((r = collector_sample(d->col, &now, burst)) < 0)
 		log_warnx("sample failed: %s", strerror(-r));
+	wcpu_push_scale(d);
 
 	/* Keep to the grid; after a stall skip the missed ticks. */
 	after = clock_ns(CLOCK_MONOTONIC);

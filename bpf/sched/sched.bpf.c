@@ -65,6 +65,16 @@ struct {
 	__array(values, struct ctl_inner);
 } sched_barrier SEC(".maps");
 
+/* Written by the daemon from sysfs (doc/bpf.md, "Capacity-weighted CPU"):
+ * the kernel's own cpu_scale and arch_freq_scale are per-CPU variables a
+ * program reaches only through kallsyms (CONFIG_KALLSYMS_ALL). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, VITALS_SCHED_CPUS);
+	__type(key, __u32);
+	__type(value, struct sched_scale);
+} sched_scale SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -117,17 +127,6 @@ PROC_MAP(sched_proc0);
 PROC_MAP(sched_proc1);
 UID_MAP(sched_uid0);
 UID_MAP(sched_uid1);
-
-/*
- * The scheduler's own per-CPU scales (drivers/base/arch_topology.c, and
- * x86's frequency invariance): cpu_scale is the CPU's capacity (sysfs
- * cpu_capacity, 1024 the biggest), arch_freq_scale its current frequency
- * over its maximum, × 1024, as PELT uses them. Weak: a kernel without one
- * (or without it in BTF) loads the program all the same, and that scale
- * counts as 1024, counted (TOT_WTD_NOCAP, TOT_WTD_NOFREQ).
- */
-extern unsigned long cpu_scale __ksym __weak;
-extern unsigned long arch_freq_scale __ksym __weak;
 
 /* Before 5.14 the field was "state". */
 struct task_struct___old {
@@ -250,16 +249,16 @@ proc_entry(void *map, struct sched_proc_key *key)
 static __always_inline __u64
 weighted(__u64 delta)
 {
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct sched_scale *s = bpf_map_lookup_elem(&sched_scale, &cpu);
 	__u64 cap = 1024, freq = 1024;
-	unsigned long *v;
 
-	if (&cpu_scale && (v = bpf_this_cpu_ptr(&cpu_scale)) != NULL)
-		cap = *v;
+	if (s && s->cap)
+		cap = s->cap;
 	else
 		tot_add_switch(TOT_WTD_NOCAP, delta);
-	if (&arch_freq_scale &&
-	    (v = bpf_this_cpu_ptr(&arch_freq_scale)) != NULL)
-		freq = *v;
+	if (s && s->freq)
+		freq = s->freq;
 	else
 		tot_add_switch(TOT_WTD_NOFREQ, delta);
 	return ((delta * cap) >> 10) * freq >> 10;

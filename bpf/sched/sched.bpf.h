@@ -30,6 +30,18 @@
 #define VITALS_SCHED_PROCS 4096
 #define VITALS_SCHED_UIDS 1024
 
+/*
+ * sched_scale[cpu]: each CPU's capacity (sysfs cpu_capacity) and frequency
+ * scale (scaling_cur_freq × 1024 / cpuinfo_max_freq), 1024 = 1, written
+ * by the daemon after each sample; 0: unknown, weighted as 1024 and
+ * counted (TOT_WTD_NOCAP, TOT_WTD_NOFREQ).
+ */
+#define VITALS_SCHED_CPUS 1024
+struct sched_scale {
+	__u32 cap;
+	__u32 freq;
+};
+
 /* sched_ctl[0]: the generation; programs write side gen & 1. */
 struct sched_ctl {
 	__u64 gen;

@@ -31,8 +31,7 @@ pb_tasks_wtd(const struct window_wcpu *p, bool thread, Vitals__Task **t,
 }
 
 static int
-rpc_wcpu_window(struct rpc_arena *a, Vitals__Window *wm,
-    const struct window *w)
+rpc_wcpu_window(struct rpc_arena *a, Vitals__Window *wm, const struct window *w)
 {
 	const struct window_wcpu *p = window_wcpu(w);
 	Vitals__WcpuWindow *m;

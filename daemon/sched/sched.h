@@ -215,6 +215,11 @@ int bpf_sched_prog_stats(struct bpf_sched *bs,
     struct vbpf_prog_stat ret[VITALS_BPF_PROGS]);
 int bpf_sched_totals(struct bpf_sched *bs, uint64_t ret[VITALS_BPF_TOT]);
 int bpf_sched_unpin(const char *bpffs);
+/* Each CPU's capacity and frequency scale (1024 = 1, 0 unknown) into the
+ * kernel's weighting (sched_scale); -EOPNOTSUPP: read-only pins or no
+ * BPF. */
+int bpf_sched_set_scale(struct bpf_sched *bs, const uint32_t *cap,
+    const uint32_t *freq, unsigned n);
 /* What the last drain read (valid until the next one), NULL without BPF. */
 const struct bpf_sched_batch *bpf_sched_last_batch(const struct bpf_sched *bs);
 

@@ -33,6 +33,7 @@ enum sched_map {
 	SM_PROC1,
 	SM_UID0,
 	SM_UID1,
+	SM_SCALE,
 	SM__MAX
 };
 
@@ -64,6 +65,9 @@ struct bpf_sched {
 	/* its maps' last snapshot and the scratch for the next one: read
 	 * only, the drain is their difference (sched_ldr.c) */
 	struct ldr_snap *lsnap[2];
+	/* sched_scale as last written; scale_valid false: write all */
+	struct sched_scale scale[VITALS_SCHED_CPUS];
+	bool scale_valid;
 };
 
 /* sched_ldr.c: the bpfloader-format object's pins (bpf/aosp/vitalsd.c) */

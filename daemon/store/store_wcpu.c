@@ -73,9 +73,10 @@ dec_rows(struct store_dec *d, size_t len, size_t max, struct wcpu_row **ret,
 		v[i].oncpu_ns = store_dec_u(d);
 		v[i].wtd_ns = store_dec_u(d);
 		/* sorted by key, one row each: wcpu_find() bisects */
-		if (i && (v[i].id < v[i - 1].id ||
-			     (v[i].id == v[i - 1].id &&
-				 v[i].starttime <= v[i - 1].starttime)))
+		if (i &&
+		    (v[i].id < v[i - 1].id ||
+			(v[i].id == v[i - 1].id &&
+			    v[i].starttime <= v[i - 1].starttime)))
 			store_dec_fail(d);
 	}
 	*ret = v;

@@ -66,6 +66,28 @@ wcpu_approx_add(struct window_wcpu *p, const struct window *w)
 	p->windows++;
 }
 
+/*
+ * Each CPU's scales as the window last read them, for the kernel's
+ * weighting (sched_scale): capacity, and the last frequency over the
+ * maximum × 1024; 0 where unknown. Returns the CPUs filled.
+ */
+unsigned
+wcpu_scales(const struct window *w, uint32_t *ret_cap, uint32_t *ret_freq,
+    unsigned max)
+{
+	unsigned i;
+
+	for (i = 0; i < w->cpu_span && i < max; i++) {
+		const struct window_cpu *c = &w->cpu[i];
+
+		ret_cap[i] = c->capacity > 0 ? (uint32_t)c->capacity : 0;
+		ret_freq[i] = c->cur_khz.n && c->max_khz > 0 ?
+		    wcpu_fscale(c->cur_khz.last, c->max_khz) :
+		    0;
+	}
+	return i;
+}
+
 /* Σ busy × capacity × fscale / (Σ busy × 2^20); 1 when nothing was busy. */
 double
 wcpu_approx_factor(const struct window_wcpu *p)
@@ -158,12 +180,12 @@ wcpu_bpf_add(struct window_wcpu *p, const struct bpf_sched_batch *b,
 	for (i = 0; i < b->ntids; i++) {
 		const struct vbpf_tid *t = &b->tids[i];
 
-		tr[i] = (struct wcpu_row) { .id = t->tid,
+		tr[i] = (struct wcpu_row){ .id = t->tid,
 			.tgid = t->tgid,
 			.starttime = vbpf_ns_to_ticks(t->start_ns, hz),
 			.oncpu_ns = t->oncpu_ns,
 			.wtd_ns = t->wtd_ns };
-		pr[np++] = (struct wcpu_row) { .id = t->tgid,
+		pr[np++] = (struct wcpu_row){ .id = t->tgid,
 			.tgid = t->tgid,
 			.starttime = vbpf_ns_to_ticks(t->leader_ns, hz),
 			.oncpu_ns = t->oncpu_ns,
@@ -176,7 +198,7 @@ wcpu_bpf_add(struct window_wcpu *p, const struct bpf_sched_batch *b,
 
 		if (q->exited_ns == 0 && q->exited_wtd_ns == 0)
 			continue;
-		pr[np++] = (struct wcpu_row) { .id = q->tgid,
+		pr[np++] = (struct wcpu_row){ .id = q->tgid,
 			.tgid = q->tgid,
 			.starttime = vbpf_ns_to_ticks(q->start_ns, hz),
 			.oncpu_ns = q->exited_ns,

@@ -17,9 +17,9 @@
 #include "core/util.h"
 #include "window/window.h"
 
-#define WCPU_SCALE 1024u     /* capacity and frequency scales: 1024 = 1 */
-#define WCPU_ONE (1u << 20)  /* capacity × frequency scale of a 1.0 CPU */
-#define WCPU_PROCS_MAX 1024  /* BPF rows kept per window, by on-CPU time */
+#define WCPU_SCALE 1024u    /* capacity and frequency scales: 1024 = 1 */
+#define WCPU_ONE (1u << 20) /* capacity × frequency scale of a 1.0 CPU */
+#define WCPU_PROCS_MAX 1024 /* BPF rows kept per window, by on-CPU time */
 #define WCPU_THREADS_MAX 2048
 
 /* Where a task's weighted figure comes from; stored, never renumbered. */
@@ -43,17 +43,17 @@ struct wcpu_row {
 /* The part (window_parts[WPART_WCPU]). */
 struct window_wcpu {
 	/* the approximation, from the window's per-CPU figures */
-	uint64_t busy_ticks;	/* Σ_cpu busy ticks */
-	uint64_t wbusy;		/* Σ_cpu busy × capacity × fscale (WCPU_ONE = 1) */
-	uint64_t nocap_ticks;	/* busy ticks of CPUs without cpu_capacity */
-	uint64_t nofreq_ticks;	/* busy ticks of CPUs without cur or max */
-	uint32_t windows;	/* level-0 windows summed (a roll-up's count) */
+	uint64_t busy_ticks; /* Σ_cpu busy ticks */
+	uint64_t wbusy; /* Σ_cpu busy × capacity × fscale (WCPU_ONE = 1) */
+	uint64_t nocap_ticks;  /* busy ticks of CPUs without cpu_capacity */
+	uint64_t nofreq_ticks; /* busy ticks of CPUs without cur or max */
+	uint32_t windows;      /* level-0 windows summed (a roll-up's count) */
 	/* the kernel's weighting (BPF); drains 0: none */
 	uint32_t drains;
-	uint64_t oncpu_ns, wtd_ns;	   /* Σ over every thread drained */
-	uint64_t nocap_ns, nofreq_ns;	   /* ns weighted as 1024 (no ksym) */
-	uint32_t procs_cut, threads_cut;   /* rows past the bounds */
-	size_t nprocs, nthreads;	   /* sorted by (id, starttime) */
+	uint64_t oncpu_ns, wtd_ns;	 /* Σ over every thread drained */
+	uint64_t nocap_ns, nofreq_ns;	 /* ns weighted as 1024 (no ksym) */
+	uint32_t procs_cut, threads_cut; /* rows past the bounds */
+	size_t nprocs, nthreads;	 /* sorted by (id, starttime) */
 	struct wcpu_row *procs, *threads;
 };
 
@@ -69,6 +69,8 @@ struct bpf_sched_batch;
 const char *wcpu_src_name(unsigned src);
 uint32_t wcpu_fscale(double cur_khz, int64_t max_khz);
 void wcpu_approx_add(struct window_wcpu *p, const struct window *w);
+unsigned wcpu_scales(const struct window *w, uint32_t *ret_cap,
+    uint32_t *ret_freq, unsigned max);
 double wcpu_approx_factor(const struct window_wcpu *p);
 int wcpu_bpf_add(struct window_wcpu *p, const struct bpf_sched_batch *b,
     unsigned hz, uint64_t nocap_ns, uint64_t nofreq_ns);

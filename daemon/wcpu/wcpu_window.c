@@ -111,9 +111,9 @@ part_bytes(const void *part)
 {
 	const struct window_wcpu *p = part;
 
-	return p ? sizeof(*p) +
-		(p->nprocs + p->nthreads) * sizeof(struct wcpu_row) :
-		   0;
+	return p ?
+	    sizeof(*p) + (p->nprocs + p->nthreads) * sizeof(struct wcpu_row) :
+	    0;
 }
 
 const struct window_part_ops wcpu_window_part = {
