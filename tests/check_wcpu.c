@@ -43,26 +43,32 @@ mkbatch(struct bpf_sched_batch *b, struct vbpf_tid *t, struct vbpf_proc *p)
 	memset(t, 0, 3 * sizeof(*t));
 	memset(p, 0, 2 * sizeof(*p));
 	/* 300 ms on a little core at max (325/1024) ... */
-	t[0] = (struct vbpf_tid) { .tid = 100, .tgid = 100, .start_ns = SEC,
-		.leader_ns = SEC, .oncpu_ns = 300 * MS,
+	t[0] = (struct vbpf_tid){ .tid = 100,
+		.tgid = 100,
+		.start_ns = SEC,
+		.leader_ns = SEC,
+		.oncpu_ns = 300 * MS,
 		.wtd_ns = 300 * MS * 325 / 1024 };
 	/* ... 100 ms on the prime core at max: 1024/1024 */
-	t[1] = (struct vbpf_tid) { .tid = 101, .tgid = 100,
+	t[1] = (struct vbpf_tid){ .tid = 101,
+		.tgid = 100,
 		.start_ns = 2 * SEC,
 		.leader_ns = SEC,
 		.oncpu_ns = 100 * MS,
 		.wtd_ns = 100 * MS };
-	t[2] = (struct vbpf_tid) { .tid = 200, .tgid = 200,
+	t[2] = (struct vbpf_tid){ .tid = 200,
+		.tgid = 200,
 		.start_ns = 3 * SEC,
 		.leader_ns = 3 * SEC,
 		.oncpu_ns = 50 * MS,
 		.wtd_ns = 25 * MS };
 	/* an exited thread of 100: 40 ms, weighted 10 ms */
-	p[0] = (struct vbpf_proc) { .tgid = 100, .start_ns = SEC,
+	p[0] = (struct vbpf_proc){ .tgid = 100,
+		.start_ns = SEC,
 		.exited_ns = 40 * MS,
 		.exited_wtd_ns = 10 * MS };
 	/* a process with run-queue figures alone adds no row */
-	p[1] = (struct vbpf_proc) { .tgid = 300, .start_ns = SEC, .rq_ns = 5 };
+	p[1] = (struct vbpf_proc){ .tgid = 300, .start_ns = SEC, .rq_ns = 5 };
 	b->tids = t;
 	b->ntids = 3;
 	b->procs = p;
@@ -153,7 +159,7 @@ START_TEST(test_merge_bound)
 	big->procs = calloc(WCPU_PROCS_MAX, sizeof(*big->procs));
 	ck_assert_ptr_nonnull(big->procs);
 	for (i = 0; i < WCPU_PROCS_MAX; i++)
-		big->procs[i] = (struct wcpu_row) { .id = 1000 + (int32_t)i,
+		big->procs[i] = (struct wcpu_row){ .id = 1000 + (int32_t)i,
 			.starttime = 1,
 			.oncpu_ns = 1000 + i,
 			.wtd_ns = 1 };
@@ -222,10 +228,19 @@ static struct window *
 mkwin(void)
 {
 	struct window *w = window_new(1, 2);
-	struct window_task pt = { .id = 100, .tgid = 100, .starttime = 100,
-		.d_utime = 30, .d_stime = 14, .samples = 1, .wall_ns = SEC };
-	struct window_task other = { .id = 50, .tgid = 50, .starttime = 9,
-		.d_utime = 60, .samples = 1, .wall_ns = SEC };
+	struct window_task pt = { .id = 100,
+		.tgid = 100,
+		.starttime = 100,
+		.d_utime = 30,
+		.d_stime = 14,
+		.samples = 1,
+		.wall_ns = SEC };
+	struct window_task other = { .id = 50,
+		.tgid = 50,
+		.starttime = 9,
+		.d_utime = 60,
+		.samples = 1,
+		.wall_ns = SEC };
 	struct bpf_sched_batch b;
 	struct vbpf_tid t[3];
 	struct vbpf_proc p[2];
@@ -257,8 +272,12 @@ START_TEST(test_store_top)
 {
 	char db[PATH_MAX], *dir = tu_mkdtemp_db("wcpu", db, sizeof(db));
 	struct window *w = mkwin(), **v = NULL;
-	struct rpc_query q = { .op = RPC_Q_TOP, .id = 1, .from_wall_ns = T0,
-		.to_wall_ns = T0 + 20 * SEC, .hz = 100, .n = 10,
+	struct rpc_query q = { .op = RPC_Q_TOP,
+		.id = 1,
+		.from_wall_ns = T0,
+		.to_wall_ns = T0 + 20 * SEC,
+		.hz = 100,
+		.n = 10,
 		.weighted = true };
 	struct store_hist h = { 0 };
 	struct store_stats st;
@@ -280,8 +299,9 @@ START_TEST(test_store_top)
 	/* pid 100: 44 ticks × its own 205.2/440 (bpf); pid 50: 60 ticks ×
 	 * 0.25 (approx); so 100 ranks first though it used fewer ticks */
 	ck_assert_int_eq(query_wcpu_top(s, &q, 1 << 20, &frame, &len), 0);
-	ck_assert_ptr_nonnull(res = frame_unpack_response(frame + VITALS_FRAME_HDR,
-				   len - VITALS_FRAME_HDR));
+	ck_assert_ptr_nonnull(
+	    res = frame_unpack_response(frame + VITALS_FRAME_HDR,
+		len - VITALS_FRAME_HDR));
 	ck_assert_int_eq(res->top->metric, VITALS__METRIC__METRIC_WEIGHTED);
 	ck_assert_uint_eq(res->top->n_tasks, 2);
 	ck_assert_int_eq(res->top->tasks[0]->id, 100);
@@ -307,8 +327,9 @@ START_TEST(test_store_top)
 	ck_assert_double_eq_tol(h.wtd_ticks, 15.0, 1e-12);
 
 	/* a damaged blob: counted, the window reads without the part */
-	ck_assert_int_eq(store_exec(s, "UPDATE window_wcpu SET blob = x'b70102'",
-			     NULL, 0),
+	ck_assert_int_eq(store_exec(s,
+			     "UPDATE window_wcpu SET blob = x'b70102'", NULL,
+			     0),
 	    0);
 	ck_assert_int_eq(store_windows(s, T0, T0 + 20 * SEC, 0, &v, &n), 0);
 	ck_assert_uint_eq(n, 1);
