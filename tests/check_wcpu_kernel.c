@@ -122,6 +122,19 @@ START_TEST(test_burner_weighted_equals_plain)
 	    1);
 	jm_free(j);
 
+	/* the text: ordered by it, its column and source */
+	{
+		struct run r = td_vitals(&d, -1, top);
+
+		ck_assert_msg(r.code == 0, "vitals top --weighted: %d %s",
+		    r.code, r.err);
+		fprintf(stderr, "%s", r.out);
+		ck_assert_ptr_nonnull(
+		    strstr(r.out, "by capacity-weighted cpu"));
+		ck_assert_ptr_nonnull(strstr(r.out, "wcore source"));
+		ck_assert_ptr_nonnull(strstr(r.out, " bpf "));
+		run_free(&r);
+	}
 	/* window by window */
 	j = vitals_json(&d, proc);
 	h = jm_path(j, "process.history");
