@@ -66,7 +66,8 @@ query_wcpu_history(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 /*
  * Every task of the range, weighted: by its own BPF rows of the range
  * (Σ weighted ns / Σ ns, applied to its ticks) where it has any, else
- * by the range's busy-weighted scale. Sorted and cut by the answer.
+ * by the range's busy-weighted scale; no figure (0, source "") when no
+ * window of the range has the part. Sorted and cut by the answer.
  */
 int
 query_wcpu_top(struct store *s, const struct rpc_query *rq, uint32_t max,
@@ -76,7 +77,7 @@ query_wcpu_top(struct store *s, const struct rpc_query *rq, uint32_t max,
 	struct store_wcpu_win *v = NULL;
 	struct rpc_wcpu_task *o = NULL;
 	struct window_wcpu range = { 0 };
-	size_t n = 0, nv = 0, i, k;
+	size_t n = 0, nv = 0, i, k, parts = 0;
 	int r;
 
 	if ((r = store_top(s, rq->from_wall_ns, rq->to_wall_ns, rq->threads,
@@ -89,6 +90,7 @@ query_wcpu_top(struct store *s, const struct rpc_query *rq, uint32_t max,
 		if (v[k].p) {
 			range.busy_ticks += v[k].p->busy_ticks;
 			range.wbusy += v[k].p->wbusy;
+			parts++;
 		}
 	if (n && (o = calloc(n, sizeof(*o))) == NULL) {
 		r = -ENOMEM;
@@ -107,7 +109,10 @@ query_wcpu_top(struct store *s, const struct rpc_query *rq, uint32_t max,
 			}
 		}
 		o[i].t = t[i];
-		if (on) {
+		if (parts == 0) {
+			/* windows stored before the figure existed */
+			o[i].src = WCPU_SRC_NONE;
+		} else if (on) {
 			o[i].src = WCPU_SRC_BPF;
 			o[i].wtd_ticks = (double)ticks * (double)wtd /
 			    (double)on;
