@@ -63,20 +63,20 @@ struct vitalsd {
 	struct heapprofd *hp; /* heapprofd triggers (doc/heapprofd.md) */
 	struct wss *wss;      /* working-set monitor (wss.c) */
 	struct cgroup *cg;    /* cgroup v2 groups (cgroup.c); NULL: none */
-	/* the kernel's cumulative TOT_WTD_NOCAP, _NOFREQ at the last drain */
-	uint64_t wcpu_tot[2];
-	bool wcpu_have_tot;
-	unsigned cg_state; /* the state last logged */
-	struct ftrace *ft; /* ftrace reader (ftrace.c); NULL: off */
-	unsigned ft_state; /* enum ftrace_state, for every window */
-	int ft_err;	   /* -errno behind an off state */
-	struct atcat *ac;  /* ATrace categories (atrace_cat.c) */
-	bool atcat_wanted; /* some are configured */
-	int state_fd;	   /* the state directory (statedir.c) */
+	unsigned cg_state;    /* the state last logged */
+	struct ftrace *ft;    /* ftrace reader (ftrace.c); NULL: off */
+	unsigned ft_state;    /* enum ftrace_state, for every window */
+	int ft_err;	      /* -errno behind an off state */
+	struct atcat *ac;     /* ATrace categories (atrace_cat.c) */
+	bool atcat_wanted;    /* some are configured */
+	int state_fd;	      /* the state directory (statedir.c) */
 	/* batched commits (spooldir.c): the spool file, "" none, and why */
 	char spool_path[4096];
 	char spool_note[256];
 	struct provenance prov; /* what makes this run's windows */
+	/* the kernel's cumulative TOT_WTD_NOCAP, _NOFREQ at the last drain */
+	uint64_t wcpu_tot[2];
+	bool wcpu_have_tot;
 };
 
 static void gpumem_sample(struct vitalsd *d, int64_t mono_ns);
@@ -709,7 +709,8 @@ cgroup_close(struct vitalsd *d, struct window *w)
 }
 
 /* Capacity-weighted CPU: the approximation from the window's CPUs, the
- * kernel's weighting from the drain sched_close just made. */
+ * kernel's weighting from the drain sched_close just made (so it comes
+ * after sched_close in part_close[]). */
 static void
 wcpu_close(struct vitalsd *d, struct window *w)
 {
@@ -740,8 +741,12 @@ wcpu_close(struct vitalsd *d, struct window *w)
 }
 
 static void (*const part_close[])(struct vitalsd *, struct window *) = {
-	ftrace_close, gpumem_close, wss_close, cgroup_close, sched_close,
-	wcpu_close, /* after sched_close: its drain */
+	ftrace_close,
+	gpumem_close,
+	wss_close,
+	cgroup_close,
+	sched_close,
+	wcpu_close,
 };
 
 /* The closing window gets what each signal counted since the last one. */
