@@ -328,6 +328,8 @@ metric_name(Vitals__Metric m)
 		return "majflt";
 	case VITALS__METRIC__METRIC_RSS:
 		return "rss";
+	case VITALS__METRIC__METRIC_WEIGHTED:
+		return "capacity-weighted cpu";
 	default:
 		return "?";
 	}
@@ -349,6 +351,26 @@ task_figures(struct sbuf *o, const Vitals__Task *t, uint32_t hz,
 }
 
 static const char figures_hdr[] = " %7s %6s %6s %8s %8s %8s %6s %8s";
+
+/* Capacity-weighted CPU (doc/metrics.md): core-equivalent % of the
+ * weighted ticks, and where they come from. */
+static void
+task_wtd(struct sbuf *o, const Vitals__Task *t, uint32_t hz)
+{
+	char wc[16];
+
+	if (t->wtd_source == NULL || t->wtd_source[0] == '\0') {
+		sbuf_printf(o, " %7s %-6s", "-", "-");
+		return;
+	}
+	fmt_pct(wc, sizeof(wc),
+	    t->wall_ns && hz ? (t->wtd_ticks / hz) /
+		    ((double)t->wall_ns / VITALS_NSEC_PER_SEC) :
+			       NAN);
+	sbuf_printf(o, " %7s %-6s", wc, t->wtd_source);
+}
+
+static const char wtd_hdr[] = " %7s %-6s";
 
 void
 fmt_top(struct sbuf *o, const Vitals__TaskList *tl, const struct fmt_ctx *c)
@@ -373,6 +395,8 @@ fmt_top(struct sbuf *o, const Vitals__TaskList *tl, const struct fmt_ctx *c)
 	sbuf_printf(o, " %10s", "uid");
 	sbuf_printf(o, figures_hdr, "core", "share", "norm", "utime", "stime",
 	    "minflt", "majflt", "rss_kB");
+	if (tl->metric == VITALS__METRIC__METRIC_WEIGHTED)
+		sbuf_printf(o, wtd_hdr, "wcore", "source");
 	sbuf_puts(o, "  name\n");
 	for (i = 0; i < tl->n_tasks; i++) {
 		const Vitals__Task *t = tl->tasks[i];
@@ -385,6 +409,8 @@ fmt_top(struct sbuf *o, const Vitals__TaskList *tl, const struct fmt_ctx *c)
 		else
 			sbuf_printf(o, " %10u", t->uid);
 		task_figures(o, t, tl->hz, c->page_kb);
+		if (tl->metric == VITALS__METRIC__METRIC_WEIGHTED)
+			task_wtd(o, t, tl->hz);
 		sbuf_puts(o, "  ");
 		if (tl->threads) {
 			put_label(o, t->comm);
@@ -518,6 +544,7 @@ fmt_process(struct sbuf *o, const Vitals__ProcessInfo *pi, int32_t pid,
 	struct inst *ins, *th;
 	size_t nins, nth, i;
 	char when[40], span[16];
+	bool wtd = false; /* a capacity-weighted column (doc/metrics.md) */
 
 	if (pi->state && *pi->state) {
 		fmt_process_state(o, pi, pid);
@@ -559,6 +586,12 @@ fmt_process(struct sbuf *o, const Vitals__ProcessInfo *pi, int32_t pid,
 	sbuf_printf(o, "  %-23s %6s", "window start", "len");
 	sbuf_printf(o, figures_hdr, "core", "share", "norm", "utime", "stime",
 	    "minflt", "majflt", "rss_kB");
+	for (i = 0; i < pi->n_history && !wtd; i++)
+		wtd = pi->history[i]->task &&
+		    pi->history[i]->task->wtd_source &&
+		    pi->history[i]->task->wtd_source[0];
+	if (wtd)
+		sbuf_printf(o, wtd_hdr, "wcore", "source");
 	sbuf_puts(o, "\n");
 	for (i = 0; i < pi->n_history; i++) {
 		const Vitals__HistoryPoint *h = pi->history[i];
@@ -570,6 +603,8 @@ fmt_process(struct sbuf *o, const Vitals__ProcessInfo *pi, int32_t pid,
 		    h->wall_end_ns - h->wall_start_ns);
 		sbuf_printf(o, "%c %-23s %6s", task_mark(h->task), when, span);
 		task_figures(o, h->task, h->hz, c->page_kb);
+		if (wtd)
+			task_wtd(o, h->task, h->hz);
 		if (h->level)
 			sbuf_printf(o, "  (roll-up level %u)", h->level);
 		sbuf_putc(o, '\n');

@@ -90,8 +90,9 @@ usage(int status)
 	    "commands:\n"
 	    "  (none) | summary [-n N]     CPU summary of the last window\n"
 	    "  cpu                         system and per-CPU figures\n"
-	    "  top [--sort cpu|minflt|majflt|rss] [--since DURATION]\n"
-	    "      [--threads] [-n N]      top processes or threads\n"
+	    "  top [--sort cpu|minflt|majflt|rss|weighted] [--weighted]\n"
+	    "      [--since DURATION] [--threads] [-n N]\n"
+	    "                              top processes or threads\n"
 	    "      [--state STATE]         in one Android state: top-app,\n"
 	    "                              foreground, background, system\n"
 	    "  proc PID [--threads] [--since DURATION] [--starttime T]\n"
@@ -793,13 +794,16 @@ parse_sort(const char *s)
 		{ "minflt", VITALS__METRIC__METRIC_MINFLT },
 		{ "majflt", VITALS__METRIC__METRIC_MAJFLT },
 		{ "rss", VITALS__METRIC__METRIC_RSS },
+		{ "weighted", VITALS__METRIC__METRIC_WEIGHTED },
 	};
 	size_t i;
 
 	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		if (strcmp(s, keys[i].name) == 0)
 			return keys[i].m;
-	usage_err("--sort: '%s' is not one of cpu, minflt, majflt, rss", s);
+	usage_err("--sort: '%s' is not one of cpu, minflt, majflt, rss, "
+		  "weighted",
+	    s);
 }
 
 static const char *
@@ -864,6 +868,7 @@ main(int argc, char *argv[])
 		{ "mode", required_argument, NULL, 11 },
 		{ "method", required_argument, NULL, 12 },
 		{ "process", required_argument, NULL, 13 },
+		{ "weighted", no_argument, NULL, 40 },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "state", required_argument, NULL, 14 },
 		{ NULL, 0, NULL, 0 },
@@ -909,6 +914,10 @@ main(int argc, char *argv[])
 			break;
 		case 1:
 			o.sort = parse_sort(optarg);
+			o.given |= O_SORT;
+			break;
+		case 40: /* --weighted: --sort weighted */
+			o.sort = VITALS__METRIC__METRIC_WEIGHTED;
 			o.given |= O_SORT;
 			break;
 		case 2:

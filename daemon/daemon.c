@@ -18,6 +18,7 @@
 #include "config/config.h"
 #include "cgroup/cgroup.h"
 #include "fgbg/fgbg.h"
+#include "wcpu/wcpu.h"
 #include "control/control.h"
 #include "core/bpf_common.h"
 #include "core/log.h"
@@ -75,6 +76,9 @@ struct vitalsd {
 	char spool_path[4096];
 	char spool_note[256];
 	struct provenance prov; /* what makes this run's windows */
+	/* the kernel's cumulative TOT_WTD_NOCAP, _NOFREQ at the last drain */
+	uint64_t wcpu_tot[2];
+	bool wcpu_have_tot;
 };
 
 static void gpumem_sample(struct vitalsd *d, int64_t mono_ns);
@@ -175,6 +179,22 @@ arm_tick(struct vitalsd *d, int64_t now_ns)
 	event_add(d->tick, &tv);
 }
 
+/* The CPUs' scales as just sampled, into the kernel's weighting; a
+ * window just opened has none yet: the ones written stay. */
+static void
+wcpu_push_scale(struct vitalsd *d)
+{
+	uint32_t cap[VITALS_CPU_MAX], freq[VITALS_CPU_MAX];
+	const struct window *w;
+	unsigned n;
+
+	if (d->bs == NULL || (w = collector_open(d->col)) == NULL ||
+	    w->samples == 0)
+		return;
+	n = wcpu_scales(w, cap, freq, VITALS_CPU_MAX);
+	(void)bpf_sched_set_scale(d->bs, cap, freq, n);
+}
+
 static void
 tick_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -200,6 +220,7 @@ tick_cb(evutil_socket_t fd, short what, void *arg)
 	collector_note_tick(d->col, now.mono_ns - d->next_ns);
 	if ((r = collector_sample(d->col, &now, burst)) < 0)
 		log_warnx("sample failed: %s", strerror(-r));
+	wcpu_push_scale(d);
 
 	/* Keep to the grid; after a stall skip the missed ticks. */
 	after = clock_ns(CLOCK_MONOTONIC);
@@ -689,12 +710,45 @@ cgroup_close(struct vitalsd *d, struct window *w)
 	    err ? strerror(-err) : "");
 }
 
+/* Capacity-weighted CPU: the approximation from the window's CPUs, the
+ * kernel's weighting from the drain sched_close just made (so it comes
+ * after sched_close in part_close[]). */
+static void
+wcpu_close(struct vitalsd *d, struct window *w)
+{
+	const struct bpf_sched_batch *b = bpf_sched_last_batch(d->bs);
+	struct window_wcpu *p;
+	uint64_t nocap = 0, nofreq = 0;
+
+	if ((p = window_wcpu_new()) == NULL) {
+		log_warnx("wcpu: window %llu: %s", (unsigned long long)w->seq,
+		    strerror(ENOMEM));
+		return;
+	}
+	wcpu_approx_add(p, w);
+	if (b && !b->diff) {
+		if (d->wcpu_have_tot) {
+			nocap = b->tot[VBPF_TOT_WTD_NOCAP] - d->wcpu_tot[0];
+			nofreq = b->tot[VBPF_TOT_WTD_NOFREQ] - d->wcpu_tot[1];
+		}
+		d->wcpu_tot[0] = b->tot[VBPF_TOT_WTD_NOCAP];
+		d->wcpu_tot[1] = b->tot[VBPF_TOT_WTD_NOFREQ];
+		d->wcpu_have_tot = true;
+		if (wcpu_bpf_add(p, b, w->hz, nocap, nofreq) < 0)
+			log_warnx("wcpu: window %llu: %s",
+			    (unsigned long long)w->seq, strerror(ENOMEM));
+	}
+	window_wcpu_free(window_wcpu(w));
+	window_part_set(w, WPART_WCPU, p);
+}
+
 static void (*const part_close[])(struct vitalsd *, struct window *) = {
 	ftrace_close,
 	gpumem_close,
 	wss_close,
 	cgroup_close,
 	sched_close,
+	wcpu_close,
 };
 
 /* The closing window gets what each signal counted since the last one. */

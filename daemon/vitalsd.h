@@ -13,6 +13,7 @@
 
 #include "cgroup/cgroup.h"
 #include "fgbg/fgbg.h"
+#include "wcpu/wcpu.h"
 #include "config/config.h"
 #include "control/control.h"
 #include "core/bpf_common.h"

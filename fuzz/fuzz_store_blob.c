@@ -18,6 +18,8 @@
 #include "store/store_kv.h"
 #include "store/store_sys.h"
 #include "store/store_tasks.h"
+#include "store/store.h"
+#include "wcpu/wcpu.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -114,6 +116,31 @@ bpf(const void *p, size_t n)
 	store_enc_release(&e);
 }
 
+/* the capacity-weighted CPU part (store_wcpu.c), framed as part 12 */
+static void
+wcpu(const void *p, size_t n)
+{
+	struct window_wcpu *a = NULL, *b = NULL;
+	struct store_enc e = { 0 };
+
+	if (store_wcpu_decode(p, n, &a) < 0)
+		return;
+	store_wcpu_encode(&e, a);
+	if (e.err || store_wcpu_decode(e.b.p, e.b.len, &b) < 0)
+		abort();
+	if (b->nprocs != a->nprocs || b->nthreads != a->nthreads ||
+	    b->wbusy != a->wbusy || b->wtd_ns != a->wtd_ns ||
+	    (a->nprocs &&
+		memcmp(a->procs, b->procs, a->nprocs * sizeof(*a->procs))) ||
+	    (a->nthreads &&
+		memcmp(a->threads, b->threads,
+		    a->nthreads * sizeof(*a->threads))))
+		abort();
+	window_wcpu_free(a);
+	window_wcpu_free(b);
+	store_enc_release(&e);
+}
+
 static void (*const parts[])(const void *, size_t) = { tasks, kv, sys, bpf };
 
 static void
@@ -141,6 +168,9 @@ frame(const uint8_t *p, size_t n)
 		break;
 	case STORE_BPFROWS_PART:
 		bpf(f.payload, f.len);
+		break;
+	case 12: /* WCPU_PART */
+		wcpu(f.payload, f.len);
 		break;
 	default:
 		parts[f.part % 4](f.payload, f.len);

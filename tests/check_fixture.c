@@ -447,6 +447,77 @@ START_TEST(cpu_freq_capacity)
 }
 END_TEST
 
+/*
+ * Capacity-weighted CPU (doc/metrics.md) on scenario A, exactly. Busy
+ * ticks (a_busy): little cpu0-3 32+21+17+23 = 93, big cpu4 and cpu6
+ * 73+43 = 116, prime cpu7 58; 267 in all.
+ * Mean frequency scale over the window's two readings, ⌊cur×1024/max⌋:
+ *   little (1171200+691200)/2 = 931200 of 1804800 → 528
+ *   big (1996800+2419200)/2 = 2208000 of 2419200 → 934
+ *   prime: no scaling_cur_freq → 1024, its 58 ticks counted
+ * Σ busy × capacity × scale:
+ *   93 × 325 × 528 = 15958800
+ *   116 × 828 × 934 = 89708832
+ *   58 × 1024 × 1024 = 60817408      Σ 166485040
+ * factor 166485040 / (267 × 2^20) = 0.59465…; surfaceflinger's 38+14
+ * ticks weigh 52 × that.
+ */
+START_TEST(capacity_weighted)
+{
+	struct fx f;
+	const struct window *w = scenario_a(&f, THREADS_CHANGED);
+	struct window_wcpu *p = window_wcpu_new();
+	const struct window_task *sf = task_find(w, false, 640);
+	uint32_t cap[8], freq[8];
+	double factor = 166485040.0 / (267.0 * 1048576.0), v;
+	unsigned src, i;
+
+	ck_assert_ptr_nonnull(p);
+	wcpu_approx_add(p, w);
+	ck_assert_uint_eq(p->busy_ticks, 267);
+	ck_assert_uint_eq(p->wbusy, 166485040);
+	ck_assert_uint_eq(p->nocap_ticks, 0);
+	ck_assert_uint_eq(p->nofreq_ticks, 58);
+	ck_assert_uint_eq(p->windows, 1);
+	ck_assert_double_eq(wcpu_approx_factor(p), factor);
+	ck_assert_ptr_nonnull(sf);
+	v = wcpu_task(p, false, 640, sf->starttime, sf->d_utime + sf->d_stime,
+	    &src);
+	ck_assert_uint_eq(src, WCPU_SRC_APPROX);
+	ck_assert_double_eq(v, 52.0 * factor);
+
+	/*
+	 * What the daemon hands the kernel after t1 (sched_scale): little
+	 * 325 at ⌊691200×1024/1804800⌋ = 392, big 828 at its maximum 1024,
+	 * offline cpu5 and cpu7 without a frequency (0: weighed as 1024).
+	 */
+	ck_assert_uint_eq(wcpu_scales(w, cap, freq, 8), 8);
+	for (i = 0; i < 4; i++) {
+		ck_assert_uint_eq(cap[i], 325);
+		ck_assert_uint_eq(freq[i], 392);
+	}
+	ck_assert_uint_eq(cap[4], 828);
+	ck_assert_uint_eq(freq[4], 1024);
+	ck_assert_uint_eq(cap[6], 828);
+	ck_assert_uint_eq(freq[6], 1024);
+	ck_assert_uint_eq(freq[5], 0);
+	ck_assert_uint_eq(cap[7], 1024);
+	ck_assert_uint_eq(freq[7], 0);
+	/*
+	 * The kernel's weighting of a 100 ms slice with those scales, as
+	 * sched.bpf.c makes it, ((ns × cap) >> 10) × freq >> 10: the same
+	 * slice is worth 12.1 ms on a little core at 392, 80.9 ms on a big
+	 * one at its maximum, 100 ms on the prime core.
+	 */
+	ck_assert_uint_eq(((100000000ULL * cap[0]) >> 10) * freq[0] >> 10,
+	    12149810);
+	ck_assert_uint_eq(((100000000ULL * cap[4]) >> 10) * freq[4] >> 10,
+	    80859375);
+	window_wcpu_free(p);
+	fx_done(&f);
+}
+END_TEST
+
 /* ------------------------------------------ scenario A: other system files */
 
 START_TEST(system_counters)
@@ -1334,6 +1405,7 @@ fixture_suite(void)
 	tc = tcase_create("system");
 	tcase_add_test(tc, system_cpu);
 	tcase_add_test(tc, cpu_freq_capacity);
+	tcase_add_test(tc, capacity_weighted);
 	tcase_add_test(tc, system_counters);
 	tcase_add_test(tc, psi);
 	tcase_add_test(tc, psi_no_full_line);

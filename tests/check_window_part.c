@@ -48,6 +48,7 @@ add_off_parts(struct window *w)
 	struct window_wss_part *ws;
 	struct window_cgroup *cg;
 	struct window_fgbg *fg;
+	struct window_wcpu *wc;
 	struct window_gpumem_part *g;
 	struct window_trace *t;
 	struct window_bpf *b;
@@ -74,6 +75,9 @@ add_off_parts(struct window *w)
 	ck_assert_ptr_nonnull(fg = window_fgbg_new());
 	fg->status = FGBG_ABSENT;
 	window_part_set(w, WPART_FGBG, fg);
+	/* capacity-weighted CPU: nothing busy yet */
+	ck_assert_ptr_nonnull(wc = window_wcpu_new());
+	window_part_set(w, WPART_WCPU, wc);
 }
 
 static void

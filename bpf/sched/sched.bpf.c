@@ -65,6 +65,16 @@ struct {
 	__array(values, struct ctl_inner);
 } sched_barrier SEC(".maps");
 
+/* Written by the daemon from sysfs (doc/bpf.md, "Capacity-weighted CPU"):
+ * the kernel's own cpu_scale and arch_freq_scale are per-CPU variables a
+ * program reaches only through kallsyms (CONFIG_KALLSYMS_ALL). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, VITALS_SCHED_CPUS);
+	__type(key, __u32);
+	__type(value, struct sched_scale);
+} sched_scale SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -234,10 +244,31 @@ proc_entry(void *map, struct sched_proc_key *key)
 	return p;
 }
 
+/* delta × capacity/1024 × frequency/1024 of this CPU: the CPU t ran on
+ * (sched_switch runs there, before the next task's first instruction). */
+static __always_inline __u64
+weighted(__u64 delta)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct sched_scale *s = bpf_map_lookup_elem(&sched_scale, &cpu);
+	__u64 cap = 1024, freq = 1024;
+
+	if (s && s->cap)
+		cap = s->cap;
+	else
+		tot_add_switch(TOT_WTD_NOCAP, delta);
+	if (s && s->freq)
+		freq = s->freq;
+	else
+		tot_add_switch(TOT_WTD_NOFREQ, delta);
+	return ((delta * cap) >> 10) * freq >> 10;
+}
+
 /* CPU time t used since its last switch-out: to its thread's entry. */
 static __always_inline void
 account(__u32 side, struct task_struct *t, __u64 delta)
 {
+	__u64 wtd = weighted(delta);
 	struct sched_tid_key key = {
 		.tid = t->pid,
 		.uid = t->real_cred->uid.val,
@@ -252,6 +283,7 @@ account(__u32 side, struct task_struct *t, __u64 delta)
 	v = bpf_map_lookup_elem(m, &key);
 	if (v) {
 		v->oncpu_ns += delta;
+		v->wtd_ns += wtd;
 		return;
 	}
 	{
@@ -259,6 +291,7 @@ account(__u32 side, struct task_struct *t, __u64 delta)
 			.oncpu_ns = delta,
 			.leader_ns = t->group_leader->start_boottime,
 			.tgid = t->tgid,
+			.wtd_ns = wtd,
 		};
 
 		if (bpf_map_update_elem(m, &key, &nv, BPF_NOEXIST) == 0)
@@ -446,8 +479,10 @@ BPF_PROG(vitals_free, struct task_struct *p)
 		/* the leader as it was while the thread ran: by now the
 		 * leader's task may be gone */
 		pkey.start_ns = v->leader_ns;
-		if ((pr = proc_entry(proc_map(side), &pkey)) != NULL)
+		if ((pr = proc_entry(proc_map(side), &pkey)) != NULL) {
 			__sync_fetch_and_add(&pr->exited_ns, ns);
+			__sync_fetch_and_add(&pr->exited_wtd_ns, v->wtd_ns);
+		}
 		bpf_map_delete_elem(m, &key);
 		tot_add(TOT_EXITED, 1);
 	}

@@ -17,7 +17,7 @@
  * changes what it writes: pins carrying another number are replaced at the
  * next start, never read with this build's structs.
  */
-#define VITALS_SCHED_LAYOUT 5
+#define VITALS_SCHED_LAYOUT 6
 #define VITALS_SCHED_MAGIC 0x56534348u /* "VSCH" */
 
 /* Run-queue delay histogram: slot k counts delays d with
@@ -29,6 +29,18 @@
 #define VITALS_SCHED_TIDS 8192
 #define VITALS_SCHED_PROCS 4096
 #define VITALS_SCHED_UIDS 1024
+
+/*
+ * sched_scale[cpu]: each CPU's capacity (sysfs cpu_capacity) and frequency
+ * scale (scaling_cur_freq × 1024 / cpuinfo_max_freq), 1024 = 1, written
+ * by the daemon after each sample; 0: unknown, weighted as 1024 and
+ * counted (TOT_WTD_NOCAP, TOT_WTD_NOFREQ).
+ */
+#define VITALS_SCHED_CPUS 1024
+struct sched_scale {
+	__u32 cap;
+	__u32 freq;
+};
 
 /* sched_ctl[0]: the generation; programs write side gen & 1. */
 struct sched_ctl {
@@ -77,6 +89,9 @@ struct sched_tid {
 	__u64 leader_ns; /* the group leader's start_boottime */
 	__u32 tgid;
 	__u32 pad;
+	/* Σ slice × capacity/1024 × frequency/1024 of the CPU it ran on
+	 * (doc/bpf.md, "Capacity-weighted CPU") */
+	__u64 wtd_ns;
 };
 
 /* sched_proc<side>, key (tgid, leader start): what a process's tid
@@ -93,6 +108,7 @@ struct sched_proc {
 	__u32 rq_count;	 /* delays measured */
 	__u32 rq_hist[VITALS_SCHED_RQ_SLOTS];
 	__u32 pad;
+	__u64 exited_wtd_ns; /* capacity-weighted exited_ns */
 };
 
 /* sched_uid<side>, key uid (real). */
@@ -173,6 +189,8 @@ enum sched_tot {
 	TOT_NO_STORAGE,	 /* task storage unavailable */
 	TOT_EXITED,	 /* threads folded at sched_process_free */
 	TOT_PROC_EXITED, /* process entries removed at sched_process_free */
+	TOT_WTD_NOCAP,	 /* ns weighted without the CPU's capacity (1024) */
+	TOT_WTD_NOFREQ,	 /* ns weighted without its frequency scale (1024) */
 	TOT__MAX
 };
 

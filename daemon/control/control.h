@@ -98,4 +98,13 @@ int control_new(struct event_base *base, const struct config *cfg,
 struct control *control_free(struct control *ctl);
 void control_get_stats(struct control *ctl, struct control_stats *ret);
 
+/* query_wcpu.c: capacity-weighted CPU in answers, on a query thread */
+struct store;
+struct store_hist;
+struct rpc_query;
+int query_wcpu_history(struct store *s, int64_t from_wall_ns,
+    int64_t to_wall_ns, bool threads, struct store_hist *h, size_t n);
+int query_wcpu_top(struct store *s, const struct rpc_query *rq, uint32_t max,
+    uint8_t **ret, size_t *ret_len);
+
 #endif /* VITALSD_CONTROL_H */

@@ -221,8 +221,9 @@ same_query(const struct rpc_query *a, const struct rpc_query *b)
 			return false;
 		break;
 	case RPC_Q_TOP:
-		if (a->metric != b->metric || a->threads != b->threads ||
-		    a->n != b->n || a->state != b->state)
+		if (a->metric != b->metric || a->weighted != b->weighted ||
+		    a->threads != b->threads || a->n != b->n ||
+		    a->state != b->state)
 			return false;
 		break;
 	case RPC_Q_PROCESS:
@@ -310,6 +311,10 @@ run_top(struct store *s, const struct rpc_query *rq, uint32_t max,
 
 	if (rq->state)
 		return query_fgbg_top(s, rq, max, ret, ret_len);
+	if (rq->weighted) {
+		r = query_wcpu_top(s, rq, max, ret, ret_len);
+		return r < 0 ? store_error(rq, s, r, ret, ret_len) : r;
+	}
 	if ((r = store_top(s, rq->from_wall_ns, rq->to_wall_ns, rq->threads,
 		 rq->metric, rq->n, &t, &n)) < 0)
 		return store_error(rq, s, r, ret, ret_len);
@@ -451,6 +456,12 @@ run_process(struct store *s, const char *proc_root, const struct rpc_query *rq,
 		free(h);
 		return store_error(rq, s, r, ret, ret_len);
 	}
+	/* a figure that cannot be read leaves the points without one */
+	(void)query_wcpu_history(s, rq->from_wall_ns, rq->to_wall_ns, false, h,
+	    n);
+	if (rq->threads)
+		(void)query_wcpu_history(s, rq->from_wall_ns, rq->to_wall_ns,
+		    true, th, nth);
 	have_cg = live_cgroup(proc_root, rq->pid,
 	    n			      ? h[n - 1].t.starttime :
 		src != RPC_IDENT_NONE ? ident.starttime :

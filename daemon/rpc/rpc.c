@@ -655,10 +655,14 @@ prepare_query(const struct rpc_ctx *ctx, const Vitals__Request *req,
 	case VITALS__REQUEST__OP_TOP:
 		q->op = RPC_Q_TOP;
 		tr = req->top->range;
-		if ((unsigned)req->top->metric > (unsigned)METRIC_RSS)
+		q->weighted = req->top->metric ==
+		    VITALS__METRIC__METRIC_WEIGHTED;
+		if ((unsigned)req->top->metric > (unsigned)METRIC_RSS &&
+		    !q->weighted)
 			return answer_error(res, q->id, RPC_BAD_REQUEST,
 			    "unknown metric");
-		q->metric = (enum store_metric)req->top->metric;
+		q->metric = q->weighted ? METRIC_CPU :
+					  (enum store_metric)req->top->metric;
 		q->threads = req->top->threads;
 		q->n = req->top->n ? req->top->n : TOP_N_DEFAULT;
 		if (q->n > TOP_N_MAX)

@@ -75,6 +75,7 @@ struct rpc_query {
 	unsigned granularity_s, max_windows, top_n; /* windows */
 	bool with_tasks;
 	enum store_metric metric; /* top */
+	bool weighted;		  /* top: by capacity-weighted CPU */
 	bool threads;		  /* top, process */
 	unsigned n;
 	int32_t pid; /* process; trace: 0 any */
@@ -143,6 +144,15 @@ int rpc_answer_windows(const struct rpc_query *q, struct window *const *w,
 int rpc_answer_windows_cut(const struct rpc_query *q, struct window *const *w,
     size_t n, bool truncated, uint64_t budget, size_t loaded_bytes,
     uint32_t max, uint8_t **ret, size_t *ret_len);
+/* rpc_wcpu.c: `top --weighted`, a task's range sums and weighted ticks;
+ * sorted here, cut to q->n */
+struct rpc_wcpu_task {
+	struct window_task t;
+	double wtd_ticks;
+	unsigned src; /* enum wcpu_src */
+};
+int rpc_answer_top_wcpu(const struct rpc_query *q, struct rpc_wcpu_task *t,
+    size_t n, uint32_t max, uint8_t **ret, size_t *ret_len);
 int rpc_answer_top(const struct rpc_query *q, const struct window_task *t,
     size_t n, uint32_t max, uint8_t **ret, size_t *ret_len);
 /* Where a process answer's identity comes from (ProcessInfo.identity). */

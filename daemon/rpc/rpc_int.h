@@ -79,6 +79,7 @@ extern const struct rpc_part rpc_fgbg_part;
 /* rpc_fgbg.c: a request's state, 0 all, else enum fg_state + 1 */
 int rpc_fgbg_state(const char *name, unsigned *ret);
 const char *rpc_fgbg_state_name(unsigned st);
+extern const struct rpc_part rpc_wcpu_part;
 
 /* rpc_window.c */
 Vitals__Window *rpc_pb_window(struct rpc_arena *a, const struct window *w,

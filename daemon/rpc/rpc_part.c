@@ -19,4 +19,5 @@ const struct rpc_part *const rpc_parts[WPART__MAX] = {
 	[WPART_TRACE] = &rpc_trace_part,
 	[WPART_CGROUP] = &rpc_cgroup_part,
 	[WPART_FGBG] = &rpc_fgbg_part,
+	[WPART_WCPU] = &rpc_wcpu_part,
 };

@@ -12,6 +12,7 @@
 #include "gpumem/gpumem.h"
 #include "proc/proc.h"
 #include "store/store.h"
+#include "wcpu/wcpu.h"
 #include "window/window.h"
 #include "rpc_int.h"
 
@@ -202,6 +203,11 @@ rpc_pb_history(struct rpc_arena *a, const struct store_hist *h, size_t n)
 		p->level = h[i].level;
 		p->hz = h[i].hz;
 		TRY(p->task = rpc_pb_task(a, &h[i].t));
+		if (h[i].wtd_src) {
+			p->task->wtd_ticks = h[i].wtd_ticks;
+			p->task->wtd_source = (char *)wcpu_src_name(
+			    h[i].wtd_src);
+		}
 		out[i] = p;
 	}
 	return out;

@@ -54,6 +54,7 @@ static const char *const map_names[SM__MAX] = {
 	"sched_proc1",
 	"sched_uid0",
 	"sched_uid1",
+	"sched_scale",
 };
 
 /* Programs in the order of window_bpf.prog_* (vbpf_prog_name). */

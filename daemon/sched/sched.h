@@ -108,7 +108,10 @@ window_sched(const struct window *w)
 
 /* ------------------------------------------------- sched_window.c, sched.c */
 
-#define VITALS_BPF_TOT 14 /* = TOT__MAX of bpf/sched/sched.bpf.h */
+#define VITALS_BPF_TOT 16 /* = TOT__MAX of bpf/sched/sched.bpf.h */
+/* = TOT_WTD_NOCAP, TOT_WTD_NOFREQ: ns weighted as 1024 (wcpu/wcpu.h) */
+#define VBPF_TOT_WTD_NOCAP 14
+#define VBPF_TOT_WTD_NOFREQ 15
 
 /* bpf_load: who loads the programs. */
 enum vbpf_load {
@@ -124,6 +127,7 @@ struct vbpf_tid {
 	uint64_t start_ns;  /* task->start_boottime */
 	uint64_t leader_ns; /* its group leader's */
 	uint64_t oncpu_ns;
+	uint64_t wtd_ns; /* capacity-weighted oncpu_ns (wcpu/wcpu.h) */
 };
 
 struct vbpf_proc {
@@ -133,6 +137,7 @@ struct vbpf_proc {
 	uint64_t exited_ns; /* of its threads that exited */
 	uint64_t rq_ns, rq_count;
 	uint32_t rq_hist[VITALS_BPF_RQ_SLOTS];
+	uint64_t exited_wtd_ns; /* capacity-weighted exited_ns */
 };
 
 struct vbpf_uid {
@@ -210,5 +215,12 @@ int bpf_sched_prog_stats(struct bpf_sched *bs,
     struct vbpf_prog_stat ret[VITALS_BPF_PROGS]);
 int bpf_sched_totals(struct bpf_sched *bs, uint64_t ret[VITALS_BPF_TOT]);
 int bpf_sched_unpin(const char *bpffs);
+/* Each CPU's capacity and frequency scale (1024 = 1, 0 unknown) into the
+ * kernel's weighting (sched_scale); -EOPNOTSUPP: read-only pins or no
+ * BPF. */
+int bpf_sched_set_scale(struct bpf_sched *bs, const uint32_t *cap,
+    const uint32_t *freq, unsigned n);
+/* What the last drain read (valid until the next one), NULL without BPF. */
+const struct bpf_sched_batch *bpf_sched_last_batch(const struct bpf_sched *bs);
 
 #endif /* VITALSD_SCHED_H */

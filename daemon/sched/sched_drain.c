@@ -44,6 +44,7 @@ put_tid(struct bpf_sched *bs, struct bpf_sched_batch *b, const void *k,
 	t->tgid = (int32_t)val->tgid;
 	t->leader_ns = val->leader_ns;
 	t->oncpu_ns = val->oncpu_ns;
+	t->wtd_ns = val->wtd_ns;
 	return 0;
 }
 
@@ -67,6 +68,7 @@ put_proc(struct bpf_sched *bs, struct bpf_sched_batch *b, const void *k,
 	p->rq_ns = val->rq_ns;
 	p->rq_count = val->rq_count;
 	memcpy(p->rq_hist, val->rq_hist, sizeof(p->rq_hist));
+	p->exited_wtd_ns = val->exited_wtd_ns;
 	return 0;
 }
 
@@ -329,7 +331,58 @@ bpf_sched_window(struct bpf_sched *bs, struct window_bpf *wb, unsigned hz)
 	return 0;
 }
 
+const struct bpf_sched_batch *
+bpf_sched_last_batch(const struct bpf_sched *bs)
+{
+	return bs ? &bs->batch : NULL;
+}
+
+/* Only what changed is written: a frequency step is one update. */
+int
+bpf_sched_set_scale(struct bpf_sched *bs, const uint32_t *cap,
+    const uint32_t *freq, unsigned n)
+{
+	uint32_t i;
+	int r = 0;
+
+	if (bs == NULL || bs->ldr)
+		return -EOPNOTSUPP;
+	for (i = 0; i < n && i < VITALS_SCHED_CPUS; i++) {
+		struct sched_scale v = { .cap = cap[i], .freq = freq[i] };
+
+		if (bs->scale_valid && bs->scale[i].cap == v.cap &&
+		    bs->scale[i].freq == v.freq)
+			continue;
+		if (bpf_map_update_elem(bs->map_fd[SM_SCALE], &i, &v, BPF_ANY) <
+		    0) {
+			r = -errno;
+			continue;
+		}
+		bs->scale[i] = v;
+	}
+	bs->scale_valid = r == 0;
+	return r;
+}
+
 #else /* !HAVE_BPF */
+
+const struct bpf_sched_batch *
+bpf_sched_last_batch(const struct bpf_sched *bs)
+{
+	(void)bs;
+	return NULL;
+}
+
+int
+bpf_sched_set_scale(struct bpf_sched *bs, const uint32_t *cap,
+    const uint32_t *freq, unsigned n)
+{
+	(void)bs;
+	(void)cap;
+	(void)freq;
+	(void)n;
+	return -EOPNOTSUPP;
+}
 
 int
 bpf_sched_drain(struct bpf_sched *bs, struct bpf_sched_batch *b)

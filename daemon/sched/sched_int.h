@@ -16,6 +16,9 @@
 
 _Static_assert(VITALS_SCHED_RQ_SLOTS == VITALS_BPF_RQ_SLOTS, "rq slots");
 _Static_assert(TOT__MAX == VITALS_BPF_TOT, "cumulative counters");
+_Static_assert(TOT_WTD_NOCAP == VBPF_TOT_WTD_NOCAP &&
+	TOT_WTD_NOFREQ == VBPF_TOT_WTD_NOFREQ,
+    "weighting counters");
 
 /* Every map of the object, in pin-name order. */
 enum sched_map {
@@ -30,6 +33,7 @@ enum sched_map {
 	SM_PROC1,
 	SM_UID0,
 	SM_UID1,
+	SM_SCALE,
 	SM__MAX
 };
 
@@ -61,6 +65,9 @@ struct bpf_sched {
 	/* its maps' last snapshot and the scratch for the next one: read
 	 * only, the drain is their difference (sched_ldr.c) */
 	struct ldr_snap *lsnap[2];
+	/* sched_scale as last written; scale_valid false: write all */
+	struct sched_scale scale[VITALS_SCHED_CPUS];
+	bool scale_valid;
 };
 
 /* sched_ldr.c: the bpfloader-format object's pins (bpf/aosp/vitalsd.c) */

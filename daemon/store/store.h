@@ -193,7 +193,7 @@ int store_process(struct store *s, int32_t pid, uint64_t starttime,
 const char *store_state_name(enum store_state st);
 
 /* Added with the store: the schema a new database gets, and its mark. */
-#define STORE_SCHEMA_VERSION 14
+#define STORE_SCHEMA_VERSION 15
 #define STORE_APPLICATION_ID 0x56544c53 /* "VTLS" */
 
 /* One window of a task's history, with the window it came from. */
@@ -204,7 +204,28 @@ struct store_hist {
 	int64_t mono_start_ns, mono_end_ns;
 	int64_t wall_start_ns, wall_end_ns;
 	struct window_task t;
+	/* capacity-weighted t's ticks (wcpu/wcpu.h), filled by the query
+	 * after the read; wtd_src 0: none */
+	double wtd_ticks;
+	uint32_t wtd_src;
 };
+
+/* store_wcpu.c: the capacity-weighted CPU parts of a range, oldest
+ * first (p NULL: the window has none) */
+struct window_wcpu;
+struct store_enc;
+struct store_wcpu_win {
+	char boot_id[40];
+	uint32_t level, hz;
+	int64_t wall_start_ns, wall_end_ns;
+	struct window_wcpu *p;
+};
+int store_wcpu_span(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
+    struct store_wcpu_win **ret, size_t *ret_n);
+void store_wcpu_span_free(struct store_wcpu_win *v, size_t n);
+void store_wcpu_encode(struct store_enc *e, const struct window_wcpu *p);
+int store_wcpu_decode(const void *payload, size_t len,
+    struct window_wcpu **ret);
 
 /* store_read.c */
 int store_history(struct store *s, bool threads, int32_t id, uint64_t starttime,

@@ -20,6 +20,7 @@ const struct store_part *const store_parts[WPART__MAX] = {
 	[WPART_TRACE] = &store_trace_part,
 	[WPART_CGROUP] = &store_cgroup_part,
 	[WPART_FGBG] = &store_fgbg_part,
+	[WPART_WCPU] = &store_wcpu_part,
 };
 
 int

@@ -317,6 +317,16 @@ static const char schema_v14[] =
     " blob BLOB NOT NULL);";
 
 /*
+ * v15: capacity-weighted CPU per window (store_wcpu.c): one framed,
+ * compressed blob each.
+ */
+static const char schema_v15[] =
+    "CREATE TABLE window_wcpu ("
+    " window_id INTEGER PRIMARY KEY REFERENCES windows(id)"
+    " ON DELETE CASCADE,"
+    " blob BLOB NOT NULL);";
+
+/*
  * migrations[v] takes a database from user_version v to v + 1: its SQL,
  * then its C half (NULL: none) in the same transaction.
  */
@@ -335,4 +345,5 @@ const struct store_migration store_migrations[STORE_SCHEMA_VERSION] = {
 	{ schema_v12, NULL },
 	{ schema_v13, NULL },
 	{ schema_v14, NULL },
+	{ schema_v15, NULL },
 };

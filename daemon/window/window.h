@@ -125,6 +125,7 @@ enum window_part_id {
 	WPART_TRACE,  /* struct window_trace (trace/trace.h) */
 	WPART_CGROUP, /* struct window_cgroup (cgroup/cgroup.h) */
 	WPART_FGBG,   /* struct window_fgbg (fgbg/fgbg.h) */
+	WPART_WCPU,   /* struct window_wcpu (wcpu/wcpu.h) */
 	WPART__MAX
 };
 

@@ -9,6 +9,7 @@
 #include "gpumem/gpumem.h"
 #include "sched/sched.h"
 #include "trace/trace.h"
+#include "wcpu/wcpu.h"
 #include "window/window.h"
 #include "wss/wss.h"
 
@@ -19,4 +20,5 @@ const struct window_part_ops *const window_parts[WPART__MAX] = {
 	[WPART_TRACE] = &trace_window_part,
 	[WPART_CGROUP] = &cgroup_window_part,
 	[WPART_FGBG] = &fgbg_window_part,
+	[WPART_WCPU] = &wcpu_window_part,
 };

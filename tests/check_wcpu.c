@@ -1,0 +1,368 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Capacity-weighted CPU (daemon/wcpu): the frequency scale, the reduction
+ * of a BPF drain into process and thread rows, a task's figure from its
+ * own rows or the window's approximation, roll-up merges and their bound,
+ * the store codec, a damaged blob counted, and top --weighted through the
+ * store and the wire.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rpc/rpc_int.h"
+#include "store/store_codec.h"
+#include "testutil.h"
+#include "vitalsd.h"
+
+#define SEC NSEC_PER_SEC
+#define T0 (1699999800LL * NSEC_PER_SEC)
+#define MS 1000000ULL
+
+START_TEST(test_fscale)
+{
+	/* cur × 1024 / max, rounded down, as arch_topology.c makes it */
+	ck_assert_uint_eq(wcpu_fscale(691200, 1804800), 392);
+	ck_assert_uint_eq(wcpu_fscale(2419200, 2419200), 1024);
+	ck_assert_uint_eq(wcpu_fscale(931200, 1804800), 528);
+	/* unknown maximum: 1024 */
+	ck_assert_uint_eq(wcpu_fscale(1000, -1), WCPU_SCALE);
+	ck_assert_uint_eq(wcpu_fscale(1000, 0), WCPU_SCALE);
+	ck_assert_str_eq(wcpu_src_name(WCPU_SRC_BPF), "bpf");
+	ck_assert_str_eq(wcpu_src_name(WCPU_SRC_APPROX), "approx");
+}
+END_TEST
+
+/* Two threads of pid 100, one of pid 200, one thread of 100 exited. */
+static void
+mkbatch(struct bpf_sched_batch *b, struct vbpf_tid *t, struct vbpf_proc *p)
+{
+	memset(b, 0, sizeof(*b));
+	memset(t, 0, 3 * sizeof(*t));
+	memset(p, 0, 2 * sizeof(*p));
+	/* 300 ms on a little core at max (325/1024) ... */
+	t[0] = (struct vbpf_tid){ .tid = 100,
+		.tgid = 100,
+		.start_ns = SEC,
+		.leader_ns = SEC,
+		.oncpu_ns = 300 * MS,
+		.wtd_ns = 300 * MS * 325 / 1024 };
+	/* ... 100 ms on the prime core at max: 1024/1024 */
+	t[1] = (struct vbpf_tid){ .tid = 101,
+		.tgid = 100,
+		.start_ns = 2 * SEC,
+		.leader_ns = SEC,
+		.oncpu_ns = 100 * MS,
+		.wtd_ns = 100 * MS };
+	t[2] = (struct vbpf_tid){ .tid = 200,
+		.tgid = 200,
+		.start_ns = 3 * SEC,
+		.leader_ns = 3 * SEC,
+		.oncpu_ns = 50 * MS,
+		.wtd_ns = 25 * MS };
+	/* an exited thread of 100: 40 ms, weighted 10 ms */
+	p[0] = (struct vbpf_proc){ .tgid = 100,
+		.start_ns = SEC,
+		.exited_ns = 40 * MS,
+		.exited_wtd_ns = 10 * MS };
+	/* a process with run-queue figures alone adds no row */
+	p[1] = (struct vbpf_proc){ .tgid = 300, .start_ns = SEC, .rq_ns = 5 };
+	b->tids = t;
+	b->ntids = 3;
+	b->procs = p;
+	b->nprocs = 2;
+}
+
+START_TEST(test_bpf_rows)
+{
+	struct bpf_sched_batch b;
+	struct vbpf_tid t[3];
+	struct vbpf_proc p[2];
+	struct window_wcpu *w = window_wcpu_new();
+	const struct wcpu_row *r;
+	unsigned src;
+	double v;
+
+	ck_assert_ptr_nonnull(w);
+	mkbatch(&b, t, p);
+	ck_assert_int_eq(wcpu_bpf_add(w, &b, 100, 7, 9), 0);
+	ck_assert_uint_eq(w->drains, 1);
+	ck_assert_uint_eq(w->nprocs, 2);
+	ck_assert_uint_eq(w->nthreads, 3);
+	ck_assert_uint_eq(w->oncpu_ns, 490 * MS);
+	ck_assert_uint_eq(w->wtd_ns, 300 * MS * 325 / 1024 + 135 * MS);
+	ck_assert_uint_eq(w->nocap_ns, 7);
+	ck_assert_uint_eq(w->nofreq_ns, 9);
+	/* pid 100, starttime 1 s = 100 ticks: its threads and the exited */
+	ck_assert_ptr_nonnull(r = wcpu_find(w, false, 100, 100));
+	ck_assert_uint_eq(r->oncpu_ns, 440 * MS);
+	ck_assert_uint_eq(r->wtd_ns, 95214843 + 100 * MS + 10 * MS);
+	ck_assert_ptr_null(wcpu_find(w, false, 100, 101));
+	ck_assert_ptr_null(wcpu_find(w, false, 300, 100));
+	/* thread 101, started at 2 s */
+	ck_assert_ptr_nonnull(r = wcpu_find(w, true, 101, 200));
+	ck_assert_uint_eq(r->wtd_ns, 100 * MS);
+	/* a task's ticks weighted by its own slices: 44 × 205.2/440 */
+	v = wcpu_task(w, false, 100, 100, 44, &src);
+	ck_assert_uint_eq(src, WCPU_SRC_BPF);
+	ck_assert_double_eq_tol(v, 44.0 * 205214843.0 / 440e6, 1e-9);
+	v = wcpu_task(w, true, 200, 300, 5, &src);
+	ck_assert_uint_eq(src, WCPU_SRC_BPF);
+	ck_assert_double_eq_tol(v, 2.5, 1e-12);
+	/* no row: the window's approximation (nothing busy: 1) */
+	v = wcpu_task(w, false, 999, 1, 10, &src);
+	ck_assert_uint_eq(src, WCPU_SRC_APPROX);
+	ck_assert_double_eq(v, 10.0);
+	/* no part: no figure */
+	ck_assert_double_eq(wcpu_task(NULL, false, 100, 100, 44, &src), 0);
+	ck_assert_uint_eq(src, WCPU_SRC_NONE);
+
+	/* the platform loader's read-only drains weigh nothing */
+	b.diff = true;
+	ck_assert_int_eq(wcpu_bpf_add(w, &b, 100, 1, 1), 0);
+	ck_assert_uint_eq(w->drains, 1);
+	ck_assert_uint_eq(w->oncpu_ns, 490 * MS);
+	window_wcpu_free(w);
+}
+END_TEST
+
+START_TEST(test_merge_bound)
+{
+	struct bpf_sched_batch b;
+	struct vbpf_tid t[3];
+	struct vbpf_proc p[2];
+	struct window_wcpu *a = window_wcpu_new(), *c = window_wcpu_new();
+	struct window_wcpu *big = window_wcpu_new();
+	void *acc;
+	size_t i;
+
+	mkbatch(&b, t, p);
+	ck_assert_int_eq(wcpu_bpf_add(a, &b, 100, 0, 0), 0);
+	ck_assert_int_eq(wcpu_bpf_add(c, &b, 100, 0, 0), 0);
+	a->busy_ticks = 10;
+	a->wbusy = 5 * (uint64_t)WCPU_ONE;
+	c->busy_ticks = 30;
+	c->wbusy = 30 * (uint64_t)WCPU_ONE;
+	acc = window_wcpu_dup(a);
+	ck_assert_int_eq(wcpu_window_part.merge(&acc, c), 0);
+	a = (window_wcpu_free(a), acc);
+	ck_assert_uint_eq(a->drains, 2);
+	ck_assert_uint_eq(a->nprocs, 2);
+	ck_assert_uint_eq(wcpu_find(a, false, 100, 100)->oncpu_ns, 880 * MS);
+	/* (5 + 30) / 40 */
+	ck_assert_double_eq_tol(wcpu_approx_factor(a), 35.0 / 40.0, 1e-15);
+
+	/* past the bound: the busiest kept, the rest counted */
+	big->nprocs = WCPU_PROCS_MAX;
+	big->procs = calloc(WCPU_PROCS_MAX, sizeof(*big->procs));
+	ck_assert_ptr_nonnull(big->procs);
+	for (i = 0; i < WCPU_PROCS_MAX; i++)
+		big->procs[i] = (struct wcpu_row){ .id = 1000 + (int32_t)i,
+			.starttime = 1,
+			.oncpu_ns = 1000 + i,
+			.wtd_ns = 1 };
+	acc = a;
+	ck_assert_int_eq(wcpu_window_part.merge(&acc, big), 0);
+	ck_assert_uint_eq(a->nprocs, WCPU_PROCS_MAX);
+	ck_assert_uint_eq(a->procs_cut, 2);
+	/* the two smallest of big went; pid 100 and 200 stayed */
+	ck_assert_ptr_nonnull(wcpu_find(a, false, 100, 100));
+	ck_assert_ptr_nonnull(wcpu_find(a, false, 200, 300));
+	ck_assert_ptr_null(wcpu_find(a, false, 1000, 1));
+	ck_assert_ptr_null(wcpu_find(a, false, 1001, 1));
+	ck_assert_ptr_nonnull(wcpu_find(a, false, 1002, 1));
+	window_wcpu_free(a);
+	window_wcpu_free(c);
+	window_wcpu_free(big);
+}
+END_TEST
+
+START_TEST(test_codec)
+{
+	struct bpf_sched_batch b;
+	struct vbpf_tid t[3];
+	struct vbpf_proc p[2];
+	struct window_wcpu *w = window_wcpu_new(), *r = NULL;
+	struct store_enc e = { 0 };
+
+	mkbatch(&b, t, p);
+	ck_assert_int_eq(wcpu_bpf_add(w, &b, 100, 3, 4), 0);
+	w->busy_ticks = 267;
+	w->wbusy = 166485040;
+	w->nocap_ticks = 1;
+	w->nofreq_ticks = 58;
+	w->windows = 1;
+	w->threads_cut = 5;
+	store_wcpu_encode(&e, w);
+	ck_assert_int_eq(e.err, 0);
+	ck_assert_int_eq(store_wcpu_decode(e.b.p, e.b.len, &r), 0);
+	ck_assert_uint_eq(r->busy_ticks, 267);
+	ck_assert_uint_eq(r->wbusy, 166485040);
+	ck_assert_uint_eq(r->nofreq_ticks, 58);
+	ck_assert_uint_eq(r->nocap_ns, 3);
+	ck_assert_uint_eq(r->threads_cut, 5);
+	ck_assert_uint_eq(r->nprocs, w->nprocs);
+	ck_assert_uint_eq(r->nthreads, w->nthreads);
+	ck_assert_mem_eq(r->procs, w->procs, w->nprocs * sizeof(*w->procs));
+	ck_assert_mem_eq(r->threads, w->threads,
+	    w->nthreads * sizeof(*w->threads));
+	window_wcpu_free(r);
+	/* cut short, or a byte more: refused */
+	ck_assert_int_eq(store_wcpu_decode(e.b.p, e.b.len - 1, &r), -EBADMSG);
+	store_enc_u(&e, 1);
+	ck_assert_int_eq(store_wcpu_decode(e.b.p, e.b.len, &r), -EBADMSG);
+	store_enc_release(&e);
+	/* rows out of order (wcpu_find bisects): refused */
+	memset(&e, 0, sizeof(e));
+	w->procs[0].id = 500;
+	store_wcpu_encode(&e, w);
+	ck_assert_int_eq(store_wcpu_decode(e.b.p, e.b.len, &r), -EBADMSG);
+	store_enc_release(&e);
+	window_wcpu_free(w);
+}
+END_TEST
+
+static struct window *
+mkwin(void)
+{
+	struct window *w = window_new(1, 2);
+	struct window_task pt = { .id = 100,
+		.tgid = 100,
+		.starttime = 100,
+		.d_utime = 30,
+		.d_stime = 14,
+		.samples = 1,
+		.wall_ns = SEC };
+	struct window_task other = { .id = 50,
+		.tgid = 50,
+		.starttime = 9,
+		.d_utime = 60,
+		.samples = 1,
+		.wall_ns = SEC };
+	struct bpf_sched_batch b;
+	struct vbpf_tid t[3];
+	struct vbpf_proc p[2];
+	struct window_wcpu *wc = window_wcpu_new();
+
+	ck_assert_ptr_nonnull(w);
+	snprintf(w->boot_id, sizeof(w->boot_id), "b");
+	w->hz = 100;
+	w->wall_start_ns = T0;
+	w->wall_end_ns = T0 + 10 * SEC;
+	w->mono_start_ns = SEC;
+	w->mono_end_ns = 11 * SEC;
+	snprintf(pt.comm, sizeof(pt.comm), "burner");
+	snprintf(other.comm, sizeof(other.comm), "plain");
+	ck_assert_int_eq(window_add_task(w, false, &pt), 0);
+	ck_assert_int_eq(window_add_task(w, false, &other), 0);
+	mkbatch(&b, t, p);
+	ck_assert_int_eq(wcpu_bpf_add(wc, &b, 100, 0, 0), 0);
+	/* every busy tick at a quarter of a full CPU */
+	wc->busy_ticks = 200;
+	wc->wbusy = 50 * (uint64_t)WCPU_ONE;
+	wc->windows = 1;
+	window_part_set(w, WPART_WCPU, wc);
+	return w;
+}
+
+/* Stored, read back, ranked by weighted ticks, a damaged blob counted. */
+START_TEST(test_store_top)
+{
+	char db[PATH_MAX], *dir = tu_mkdtemp_db("wcpu", db, sizeof(db));
+	struct window *w = mkwin(), **v = NULL;
+	struct rpc_query q = { .op = RPC_Q_TOP,
+		.id = 1,
+		.from_wall_ns = T0,
+		.to_wall_ns = T0 + 20 * SEC,
+		.hz = 100,
+		.n = 10,
+		.weighted = true };
+	struct store_hist h = { 0 };
+	struct store_stats st;
+	struct store *s = NULL;
+	Vitals__Response *res;
+	uint8_t *frame = NULL;
+	size_t n = 0, len = 0;
+
+	ck_assert_int_eq(store_open(db, NULL, &s), 0);
+	ck_assert_int_eq(store_put(s, w), 0);
+	ck_assert_int_eq(store_windows(s, T0, T0 + 20 * SEC, 0, &v, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_ptr_nonnull(window_wcpu(v[0]));
+	ck_assert_uint_eq(window_wcpu(v[0])->nprocs, 2);
+	ck_assert_uint_eq(window_wcpu(v[0])->wbusy, 50 * (uint64_t)WCPU_ONE);
+	window_free(v[0]);
+	free(v);
+
+	/* pid 100: 44 ticks × its own 205.2/440 (bpf); pid 50: 60 ticks ×
+	 * 0.25 (approx); so 100 ranks first though it used fewer ticks */
+	ck_assert_int_eq(query_wcpu_top(s, &q, 1 << 20, &frame, &len), 0);
+	ck_assert_ptr_nonnull(
+	    res = frame_unpack_response(frame + VITALS_FRAME_HDR,
+		len - VITALS_FRAME_HDR));
+	ck_assert_int_eq(res->top->metric, VITALS__METRIC__METRIC_WEIGHTED);
+	ck_assert_uint_eq(res->top->n_tasks, 2);
+	ck_assert_int_eq(res->top->tasks[0]->id, 100);
+	ck_assert_str_eq(res->top->tasks[0]->wtd_source, "bpf");
+	ck_assert_double_eq_tol(res->top->tasks[0]->wtd_ticks,
+	    44.0 * 205214843.0 / 440e6, 1e-9);
+	ck_assert_int_eq(res->top->tasks[1]->id, 50);
+	ck_assert_str_eq(res->top->tasks[1]->wtd_source, "approx");
+	ck_assert_double_eq_tol(res->top->tasks[1]->wtd_ticks, 15.0, 1e-12);
+	vitals__response__free_unpacked(res, NULL);
+	free(frame);
+
+	/* a history point gets its window's figure */
+	snprintf(h.boot_id, sizeof(h.boot_id), "b");
+	h.wall_start_ns = T0;
+	h.wall_end_ns = T0 + 10 * SEC;
+	h.t.id = 50;
+	h.t.starttime = 9;
+	h.t.d_utime = 60;
+	ck_assert_int_eq(query_wcpu_history(s, T0, T0 + 20 * SEC, false, &h, 1),
+	    0);
+	ck_assert_uint_eq(h.wtd_src, WCPU_SRC_APPROX);
+	ck_assert_double_eq_tol(h.wtd_ticks, 15.0, 1e-12);
+
+	/* a damaged blob: counted, the window reads without the part */
+	ck_assert_int_eq(store_exec(s,
+			     "UPDATE window_wcpu SET blob = x'b70102'", NULL,
+			     0),
+	    0);
+	ck_assert_int_eq(store_windows(s, T0, T0 + 20 * SEC, 0, &v, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_ptr_null(window_wcpu(v[0]));
+	ck_assert_uint_eq(v[0]->nprocs, 2);
+	window_free(v[0]);
+	free(v);
+	h.wtd_src = 0;
+	ck_assert_int_eq(query_wcpu_history(s, T0, T0 + 20 * SEC, false, &h, 1),
+	    0);
+	ck_assert_uint_eq(h.wtd_src, WCPU_SRC_NONE);
+	store_get_stats(s, &st);
+	ck_assert_uint_ge(st.blob_errors, 2);
+	store_close(s);
+	window_free(w);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("wcpu");
+	TCase *tc = tcase_create("pure");
+
+	tcase_add_test(tc, test_fscale);
+	tcase_add_test(tc, test_bpf_rows);
+	tcase_add_test(tc, test_merge_bound);
+	tcase_add_test(tc, test_codec);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("store");
+	tcase_add_test(tc, test_store_top);
+	suite_add_tcase(s, tc);
+	return tu_run(s);
+}
