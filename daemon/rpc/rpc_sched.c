@@ -31,6 +31,23 @@ pb_bpf(struct rpc_arena *a, const struct window_bpf *b)
 	m->evicted = b->evicted;
 	m->recreated = b->recreated;
 	m->retired = b->retired;
+	m->wakeups = b->wakeups;
+	m->rq_samples = b->rq_samples;
+	m->rq_count = b->rq_count;
+	m->full_tid = b->full_tid;
+	m->full_proc = b->full_proc;
+	m->full_uid = b->full_uid;
+	m->thr_exited = b->thr_exited;
+	m->procs_exited = b->procs_exited;
+	m->oncpu_total_ns = b->oncpu_total;
+	m->exited_ns = b->exited_ns;
+	m->exited_tasks = b->exited_tasks;
+	m->rq_ns = b->rq_ns;
+	m->entries = b->entries;
+	m->drain_ns = b->drain_ns;
+	m->procs_other = b->procs_other;
+	m->threads_other = b->threads_other;
+	m->uids_other = b->uids_other;
 	return m;
 }
 
