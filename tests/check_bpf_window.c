@@ -138,12 +138,49 @@ START_TEST(test_quantile)
 }
 END_TEST
 
+/*
+ * ns_to_clock_t() is the kernel's nsec_to_clock_t(): floored at every
+ * edge, in each of its three formulas. The values are the kernel's own
+ * arithmetic worked by hand.
+ */
 START_TEST(test_ns_to_ticks)
 {
-	ck_assert_uint_eq(vbpf_ns_to_ticks(123456789012ULL, 100), 12345);
-	ck_assert_uint_eq(vbpf_ns_to_ticks(123456789012ULL, 250), 30864);
-	ck_assert_uint_eq(vbpf_ns_to_ticks(3 * SEC + SEC / 2, 1024), 3584);
-	ck_assert_uint_eq(vbpf_ns_to_ticks(5, 0), 0);
+	uint64_t mul, div;
+
+	/* USER_HZ 100: floor(ns / 10^7), the edge on either side */
+	ck_assert_uint_eq(ns_to_clock_t(0, 100), 0);
+	ck_assert_uint_eq(ns_to_clock_t(9999999, 100), 0);
+	ck_assert_uint_eq(ns_to_clock_t(10000000, 100), 1);
+	ck_assert_uint_eq(ns_to_clock_t(19999999, 100), 1);
+	ck_assert_uint_eq(ns_to_clock_t(123456789012ULL, 100), 12345);
+	ck_assert_uint_eq(ns_to_clock_t(UINT64_MAX, 100),
+	    UINT64_MAX / 10000000);
+	/* never rounded up: 0.5 tick and 0.999999999 tick are 0 */
+	ck_assert_uint_eq(ns_to_clock_t(5000000, 100), 0);
+	/* 250 and 1000 divide 10^9 too */
+	ck_assert_uint_eq(ns_to_clock_t(3999999, 250), 0);
+	ck_assert_uint_eq(ns_to_clock_t(4000000, 250), 1);
+	ck_assert_uint_eq(ns_to_clock_t(123456789012ULL, 250), 30864);
+	ck_assert_uint_eq(ns_to_clock_t(999999, 1000), 0);
+	ck_assert_uint_eq(ns_to_clock_t(1000000, 1000), 1);
+	/* 1024: through 512, exact (x·1024/512)/(10^9/512) */
+	ck_assert_uint_eq(ns_to_clock_t(3 * SEC + SEC / 2, 1024), 3584);
+	ck_assert_uint_eq(ns_to_clock_t(SEC, 1024), 1024);
+	ck_assert_uint_eq(ns_to_clock_t(976562, 1024), 0);
+	ck_assert_uint_eq(ns_to_clock_t(976563, 1024), 1);
+	/* 60: ×9 over (9·10^9 + 30) / 60 = 150000000 */
+	ck_assert_uint_eq(ns_to_clock_t(16666666, 60), 0);
+	ck_assert_uint_eq(ns_to_clock_t(16666667, 60), 1);
+	ck_assert_uint_eq(ns_to_clock_t(SEC, 60), 60);
+	/* unknown hz */
+	ck_assert_uint_eq(ns_to_clock_t(5, 0), 0);
+	/* the factors a BPF program gets say the same */
+	clock_t_factors(100, &mul, &div);
+	ck_assert_uint_eq(mul, 1);
+	ck_assert_uint_eq(div, 10000000);
+	clock_t_factors(1024, &mul, &div);
+	ck_assert_uint_eq(123456789012ULL * mul / div,
+	    ns_to_clock_t(123456789012ULL, 1024));
 }
 END_TEST
 

@@ -211,7 +211,6 @@ struct bpf_sched;
 const char *vbpf_state_name(unsigned st);
 bool vbpf_state_on(unsigned st);
 const char *vbpf_prog_name(unsigned i);
-uint64_t vbpf_ns_to_ticks(uint64_t ns, unsigned hz);
 int window_bpf_add(struct window_bpf *wb, const struct bpf_sched_batch *b,
     unsigned hz);
 int window_bpf_merge(struct window_bpf *acc, const struct window_bpf *src);

@@ -57,17 +57,6 @@ vbpf_prog_name(unsigned i)
 	return i < VITALS_BPF_PROGS ? names[i] : "?";
 }
 
-/* /proc's starttime: the kernel's nsec_to_clock_t of start_boottime. */
-uint64_t
-vbpf_ns_to_ticks(uint64_t ns, unsigned hz)
-{
-	if (hz == 0)
-		return 0;
-	if (NSEC_PER_SEC % hz == 0)
-		return ns / (NSEC_PER_SEC / hz);
-	return ns / NSEC_PER_SEC * hz + ns % NSEC_PER_SEC * hz / NSEC_PER_SEC;
-}
-
 /* ---------------------------------------------------------------- rows */
 
 static size_t
@@ -373,7 +362,7 @@ window_bpf_add(struct window_bpf *wb, const struct bpf_sched_batch *b,
 		memset(w, 0, sizeof(*w));
 		w->tgid = p->tgid;
 		w->flags = p->flags & WBPF_PROC_EXITED;
-		w->starttime = vbpf_ns_to_ticks(p->start_ns, hz);
+		w->starttime = ns_to_clock_t(p->start_ns, hz);
 		w->oncpu_ns = p->exited_ns;
 		w->rq_ns = p->rq_ns;
 		w->rq_count = p->rq_count;
@@ -392,13 +381,13 @@ window_bpf_add(struct window_bpf *wb, const struct bpf_sched_batch *b,
 		u->oncpu_ns = t->oncpu_ns;
 		memset(p, 0, sizeof(*p));
 		p->tgid = t->tgid;
-		p->starttime = vbpf_ns_to_ticks(t->leader_ns, hz);
+		p->starttime = ns_to_clock_t(t->leader_ns, hz);
 		p->oncpu_ns = t->oncpu_ns;
 		memset(h, 0, sizeof(*h));
 		h->tid = t->tid;
 		h->tgid = t->tgid;
 		h->uid = t->uid;
-		h->starttime = vbpf_ns_to_ticks(t->start_ns, hz);
+		h->starttime = ns_to_clock_t(t->start_ns, hz);
 		h->oncpu_ns = t->oncpu_ns;
 		h->rq_ns = t->rq_ns;
 		h->rq_count = t->rq_count;
