@@ -645,8 +645,8 @@ decode(enum part p, const struct store_enc *blob)
 	default: {
 		struct store_bpfrows b;
 
-		if ((r = store_bpfrows_get(f.payload, f.len, SIZE_MAX, &b)) ==
-		    0)
+		if ((r = store_bpfrows_get_v(f.payload, f.len, f.version,
+			 SIZE_MAX, &b)) == 0)
 			store_bpfrows_release(&b);
 		break;
 	}

@@ -61,6 +61,7 @@ struct opts {
 	const char *spool_dir; /* batched commits: the spool's directory */
 	int journal;	       /* -1: the store's default */
 	unsigned maint_every;  /* windows between maintenance passes */
+	bool bpf;	       /* windows carry BPF sched rows (-B) */
 };
 
 /* ------------------------------------------------------------ population */
@@ -855,6 +856,78 @@ churn(struct sim *s, struct window *w, uint64_t now_ticks, uint64_t total_ticks)
 	return 0;
 }
 
+/*
+ * -B: the window's BPF sched part, made the way the daemon makes it (a
+ * drained batch reduced by window_bpf_add): every thread and process of
+ * the window with its on-CPU ns (its ticks, plus a jitter below a tick)
+ * and run-queue waits in a log2 histogram.
+ */
+static int
+add_bpf(struct sim *s, struct window *w)
+{
+	struct bpf_sched_batch b = { 0 };
+	struct window_bpf *wb;
+	size_t i;
+	unsigned k;
+	int r = -ENOMEM;
+
+	if ((wb = window_sched_make(w, true)) == NULL)
+		return -ENOMEM;
+	wb->state = VBPF_ON_LOADED;
+	b.tids = calloc(w->nthreads + 1, sizeof(*b.tids));
+	b.procs = calloc(w->nprocs + 1, sizeof(*b.procs));
+	b.uids = calloc(1, sizeof(*b.uids));
+	if (b.tids == NULL || b.procs == NULL || b.uids == NULL)
+		goto out;
+	for (i = 0; i < w->nthreads; i++) {
+		const struct window_task *t = &w->threads[i];
+		struct vbpf_tid *v = &b.tids[b.ntids++];
+
+		v->tid = t->id;
+		v->tgid = t->tgid;
+		v->uid = t->uid;
+		v->start_ns = t->starttime * (NSEC_PER_SEC / HZ) +
+		    rndr(s, 0, NSEC_PER_SEC / HZ - 1);
+		v->leader_ns = 0;
+		v->oncpu_ns = (t->d_utime + t->d_stime) * (NSEC_PER_SEC / HZ) +
+		    rndr(s, 0, NSEC_PER_SEC / HZ - 1);
+	}
+	for (i = 0; i < w->nprocs; i++) {
+		const struct window_task *t = &w->procs[i];
+		struct vbpf_proc *v = &b.procs[b.nprocs++];
+		uint64_t n = rndr(s, 1, 400);
+
+		v->tgid = t->id;
+		v->start_ns = t->starttime * (NSEC_PER_SEC / HZ);
+		v->exited_ns = t->exited ? rndr(s, 0, 20000000) : 0;
+		for (k = 0; k < 14 && n; k++) {
+			uint64_t c = k == 13 ? n : rndr(s, 0, n);
+
+			v->rq_hist[k] = (uint32_t)c;
+			v->rq_count += c;
+			v->rq_ns += c * ((1500ull << k) + rndr(s, 0, 999));
+			n -= c;
+		}
+	}
+	/* the leaders' starts, as the kernel keys them */
+	for (i = 0; i < b.ntids; i++) {
+		size_t j;
+
+		for (j = 0; j < w->nprocs; j++)
+			if (w->procs[j].id == b.tids[i].tgid)
+				b.tids[i].leader_ns = b.procs[j].start_ns;
+	}
+	b.uids[0].uid = 0;
+	b.uids[0].exited_tasks = w->health.threads_exited;
+	b.nuids = 1;
+	r = window_bpf_add(wb, &b, HZ);
+out:
+	free(b.tids);
+	free(b.procs);
+	free(b.uids);
+	return r;
+}
+
 /* Window i (0-based) of the simulation. */
 static struct window *
 sim_window(struct sim *s, uint64_t i)
@@ -894,7 +967,8 @@ sim_window(struct sim *s, uint64_t i)
 	choose_procs(s);
 	if (churn(s, w, now_ticks, total) < 0 ||
 	    add_threads(s, w, total, pu, ps, &scanned) < 0 ||
-	    add_procs(s, w, total, pu, ps) < 0)
+	    add_procs(s, w, total, pu, ps) < 0 ||
+	    (s->o->bpf && add_bpf(s, w) < 0))
 		goto fail;
 	fill_health(s, w, scanned);
 	free(pu);
@@ -1169,7 +1243,7 @@ static void
 usage(void)
 {
 	fprintf(stderr,
-	    "usage: store_bench [-k] [-a active] [-c cpus] [-d days] "
+	    "usage: store_bench [-Bk] [-a active] [-c cpus] [-d days] "
 	    "[-D dir] [-m max_mib]\n"
 	    "                   [-p procs] [-q queries] [-s seed] "
 	    "[-t threads]\n"
@@ -1209,6 +1283,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "spool", required_argument, NULL, 'S' },
 		{ "journal", required_argument, NULL, 'j' },
 		{ "maintain-every", required_argument, NULL, 'M' },
+		{ "bpf", no_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1226,11 +1301,14 @@ parse_opts(int argc, char **argv, struct opts *o)
 	o->nqueries = 50;
 	o->seed = 1;
 	o->journal = -1;
-	while ((ch = getopt_long(argc, argv, "a:c:d:D:hj:kM:m:p:q:s:S:t:", lo,
+	while ((ch = getopt_long(argc, argv, "a:Bc:d:D:hj:kM:m:p:q:s:S:t:", lo,
 		    NULL)) != -1) {
 		switch (ch) {
 		case 'a':
 			o->nactive = (unsigned)num_arg(optarg, 1, 100000);
+			break;
+		case 'B':
+			o->bpf = true;
 			break;
 		case 'c':
 			o->ncpus = (unsigned)num_arg(optarg, 1, VITALS_CPU_MAX);
@@ -1335,6 +1413,7 @@ struct bench {
 	uint64_t put_ckpt;   /* puts after which the WAL had shrunk */
 	char wal[PATH_MAX + 32];
 	struct snap snaps[16];
+	char bpf_bytes[256]; /* -B: BPF blob bytes per window, by level */
 	size_t nsnap;
 	struct qres qs[2];
 	size_t nq;
@@ -1499,6 +1578,16 @@ bench_run(struct bench *b)
 	take_snap(b->st, b->db, b->end_s, b->now_ns, true,
 	    &b->snaps[b->nsnap++]);
 	bench_queries(b, b->end_s);
+	/* -B: what the BPF rows cost, per stored window and level */
+	if (b->o.bpf &&
+	    store_exec(b->st,
+		"SELECT group_concat('L' || level || ' ' || n || ' windows, '"
+		" || bytes || ' bytes/window', '; ') FROM (SELECT w.level,"
+		" count(*) AS n, CAST(avg(length(p.bpf)) AS INTEGER) AS bytes"
+		" FROM windows w JOIN window_parts p ON p.window_id = w.id"
+		" GROUP BY w.level)",
+		b->bpf_bytes, sizeof(b->bpf_bytes)) < 0)
+		b->bpf_bytes[0] = '\0';
 	b->real_s = (double)(clock_ns(CLOCK_MONOTONIC) - t_start) / 1e9;
 }
 
@@ -1547,6 +1636,8 @@ bench_report(const struct bench *b)
 	printf("  WAL truncated (checkpoint) after %" PRIu64 " puts "
 	       "(one in %.1f)\n",
 	    b->put_ckpt, b->put_ckpt ? (double)b->nwin / b->put_ckpt : 0.0);
+	if (b->o.bpf)
+		printf("bpf rows blob: %s\n", b->bpf_bytes);
 	printf("store_maintain (ms)\n");
 	print_dist("every simulated minute", &dm);
 

@@ -133,6 +133,12 @@ void fmt_fgbg_health(struct sbuf *o, const Vitals__Window *last);
 /* fmt_cgroup.c: `vitals cgroups`, the groups summed over windows w */
 void fmt_cgroups(struct sbuf *o, Vitals__Window **w, size_t nw, unsigned top_n);
 
+/* fmt_sched.c: the BPF sched rows (top --source bpf, sched, proc) */
+void fmt_sched_top(struct sbuf *o, const Vitals__TaskList *tl);
+void fmt_sched_uids(struct sbuf *o, Vitals__Window **w, size_t nw,
+    unsigned top_n);
+void fmt_sched_proc(struct sbuf *o, const Vitals__ProcessInfo *pi);
+
 /* fmt_wss.c: the working-set monitor's targets */
 void fmt_wss(struct sbuf *o, const Vitals__WssList *l);
 void fmt_wss_target(struct sbuf *o, const Vitals__WssTarget *t);

@@ -743,6 +743,19 @@ health_window(struct sbuf *o, const Vitals__Window *w)
 		    "no process %llu; before this start %.3f ms\n",
 		    (double)b->oncpu_ns / 1e6, ULL(b->no_storage),
 		    (double)b->pre_ns / 1e6);
+		sbuf_printf(o,
+		    "  bpf kernel: accounted %.3f ms, wakeups %llu, waits "
+		    "measured %llu (in process rows %llu), map full: tid %llu "
+		    "proc %llu uid %llu; exited: %llu threads, %llu procs\n",
+		    (double)b->oncpu_total_ns / 1e6, ULL(b->wakeups),
+		    ULL(b->rq_samples), ULL(b->rq_count), ULL(b->full_tid),
+		    ULL(b->full_proc), ULL(b->full_uid), ULL(b->thr_exited),
+		    ULL(b->procs_exited));
+		if (b->procs_other || b->threads_other || b->uids_other)
+			sbuf_printf(o,
+			    "  bpf rows folded into \"other\": %u procs, %u "
+			    "threads, %u uids\n",
+			    b->procs_other, b->threads_other, b->uids_other);
 		if (b->diff_drains)
 			sbuf_printf(o,
 			    "  bpf read-only: %u snapshot diffs, "

@@ -38,7 +38,11 @@ enum {
 	O_VERBOSE = 1 << 14,
 	/* top, proc: one foreground/background dataset */
 	O_STATE = 1 << 15,
-	O__COUNT = 16, /* bits above */
+	/* top --source, --by; sched --uids */
+	O_SOURCE = 1 << 16,
+	O_BY = 1 << 17,
+	O_UIDS = 1 << 18,
+	O__COUNT = 19, /* bits above */
 };
 
 struct opts {
@@ -69,6 +73,9 @@ struct opts {
 	const char *hp_name;
 	int64_t hp_duration_ns;
 	bool hp_dry_run;
+	bool bpf;	   /* top --source bpf */
+	unsigned sched_by; /* Vitals__SchedMetric */
+	bool uids;	   /* sched --uids */
 };
 
 struct cmd {
@@ -95,6 +102,10 @@ usage(int status)
 	    "                              top processes or threads\n"
 	    "      [--state STATE]         in one Android state: top-app,\n"
 	    "                              foreground, background, system\n"
+	    "  top --source bpf [--by oncpu|rq|rq-p99] [--since D] [--threads]\n"
+	    "      [-n N]                  the same from BPF sched accounting\n"
+	    "  sched [--since D] [-n N] [--threads|--uids]\n"
+	    "                              BPF on-CPU time and run-queue delay\n"
 	    "  proc PID [--threads] [--since DURATION] [--starttime T]\n"
 	    "      [--state STATE]         one process, window by window\n"
 	    "  health                      collector, store, control health\n"
@@ -268,7 +279,10 @@ cmd_cpu(struct opts *o)
 static void
 text_top(struct sbuf *b, const Vitals__Response *r, const struct opts *o)
 {
-	fmt_top(b, r->top, &o->fc);
+	if (r->top->source == VITALS__TOP_SOURCE__TOP_SOURCE_BPF)
+		fmt_sched_top(b, r->top);
+	else
+		fmt_top(b, r->top, &o->fc);
 }
 
 static int
@@ -286,6 +300,12 @@ cmd_top(struct opts *o)
 	tr.threads = o->threads;
 	tr.n = o->n;
 	tr.state = (char *)(o->state ? o->state : "");
+	if (o->bpf) {
+		tr.source = VITALS__TOP_SOURCE__TOP_SOURCE_BPF;
+		tr.sched_metric = (Vitals__SchedMetric)o->sched_by;
+	} else if (o->given & O_BY) {
+		usage_err("top: --by needs --source bpf");
+	}
 	req.op_case = VITALS__REQUEST__OP_TOP;
 	req.top = &tr;
 	if ((x = call(o, &req, &r)) != VX_OK)
@@ -297,6 +317,44 @@ static void
 text_proc(struct sbuf *b, const Vitals__Response *r, const struct opts *o)
 {
 	fmt_process(b, r->process, o->pid, &o->fc);
+	fmt_sched_proc(b, r->process);
+}
+
+static void
+text_sched_uids(struct sbuf *b, const Vitals__Response *r, const struct opts *o)
+{
+	fmt_sched_uids(b, r->windows->windows, r->windows->n_windows, o->n);
+}
+
+/*
+ * `vitals sched`: processes (or threads) by on-CPU time from the BPF rows
+ * of the range, the top of them; --uids: every uid's on-CPU time summed
+ * over the range's windows (sent with their rows).
+ */
+static int
+cmd_sched(struct opts *o)
+{
+	Vitals__Request req = VITALS__REQUEST__INIT;
+	Vitals__WindowsRequest wr = VITALS__WINDOWS_REQUEST__INIT;
+	Vitals__TimeRange tr = VITALS__TIME_RANGE__INIT;
+	Vitals__Response *r;
+	int x;
+
+	if (!o->uids) {
+		o->bpf = true;
+		return cmd_top(o);
+	}
+	if (o->threads)
+		usage_err("sched: --threads and --uids exclude each other");
+	range_since(&tr, o->since_ns);
+	wr.range = &tr;
+	wr.with_tasks = true;
+	wr.top_n = 1; /* the rows come with tasks; one task is enough */
+	req.op_case = VITALS__REQUEST__OP_WINDOWS;
+	req.windows = &wr;
+	if ((x = call(o, &req, &r)) != VX_OK)
+		return x;
+	return render(o, r, text_sched_uids);
 }
 
 static int
@@ -769,7 +827,10 @@ cmd_cgroups(struct opts *o)
 static const struct cmd cmds[] = {
 	{ "summary", cmd_summary, O_N, 0, 0 },
 	{ "cpu", cmd_cpu, 0, 0, 0 },
-	{ "top", cmd_top, O_SORT | O_SINCE | O_THREADS | O_N | O_STATE, 0, 0 },
+	{ "top", cmd_top,
+	    O_SORT | O_SINCE | O_THREADS | O_N | O_STATE | O_SOURCE | O_BY, 0,
+	    0 },
+	{ "sched", cmd_sched, O_SINCE | O_THREADS | O_N | O_UIDS, 0, 0 },
 	{ "proc", cmd_proc, O_SINCE | O_THREADS | O_STARTTIME | O_STATE, 1, 1 },
 	{ "health", cmd_health, 0, 0, 0 },
 	{ "burst", cmd_burst, 0, 0, 1 },
@@ -841,6 +902,12 @@ opt_name(unsigned bit)
 		return "--verbose";
 	case O_STATE:
 		return "--state";
+	case O_SOURCE:
+		return "--source";
+	case O_BY:
+		return "--by";
+	case O_UIDS:
+		return "--uids";
 	default:
 		return "--starttime";
 	}
@@ -871,6 +938,9 @@ main(int argc, char *argv[])
 		{ "weighted", no_argument, NULL, 40 },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "state", required_argument, NULL, 14 },
+		{ "source", required_argument, NULL, 17 },
+		{ "by", required_argument, NULL, 18 },
+		{ "uids", no_argument, NULL, 19 },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o;
@@ -1003,6 +1073,32 @@ main(int argc, char *argv[])
 				    optarg);
 			o.state = optarg;
 			o.given |= O_STATE;
+			break;
+		case 17:
+			if (strcmp(optarg, "bpf") != 0 &&
+			    strcmp(optarg, "procfs") != 0)
+				usage_err("--source: '%s' is not procfs or bpf",
+				    optarg);
+			o.bpf = strcmp(optarg, "bpf") == 0;
+			o.given |= O_SOURCE;
+			break;
+		case 18:
+			if (strcmp(optarg, "oncpu") == 0)
+				o.sched_by = VITALS__SCHED_METRIC__SCHED_ONCPU;
+			else if (strcmp(optarg, "rq") == 0)
+				o.sched_by =
+				    VITALS__SCHED_METRIC__SCHED_RQ_DELAY;
+			else if (strcmp(optarg, "rq-p99") == 0)
+				o.sched_by = VITALS__SCHED_METRIC__SCHED_RQ_P99;
+			else
+				usage_err("--by: '%s' is not oncpu, rq or "
+					  "rq-p99",
+				    optarg);
+			o.given |= O_BY;
+			break;
+		case 19:
+			o.uids = true;
+			o.given |= O_UIDS;
 			break;
 		default:
 			usage(VX_USAGE);

@@ -58,6 +58,7 @@ struct vitalsd {
 	int bpf_err;	      /* -errno behind an off state */
 	int bpf_stats_fd;     /* BPF run-time statistics on while open */
 	bool bpf_warned;      /* a failed drain was logged */
+	unsigned bpf_procs, bpf_threads; /* rows a window keeps */
 	bool stopping;	      /* the loop is over: the last window closes */
 	struct gpumem *gm;    /* GPU memory map reader (gpumem.c) */
 	unsigned gm_why;      /* the state last logged */
@@ -444,6 +445,8 @@ bpf_setup(struct vitalsd *d, const struct config *cfg)
 	char why[512];
 	int r;
 
+	d->bpf_procs = cfg->bpf_procs;
+	d->bpf_threads = cfg->bpf_threads;
 	bpf_common_init();
 	r = bpf_sched_open(&o, &d->bs, &d->bpf_state, why, sizeof(why));
 	if (r < 0) {
@@ -664,6 +667,8 @@ sched_close(struct vitalsd *d, struct window *w)
 	}
 	b->state = d->bpf_state;
 	b->err = d->bpf_err;
+	b->max_procs = d->bpf_procs;
+	b->max_threads = d->bpf_threads;
 	if (d->bs == NULL)
 		return;
 	if ((r = bpf_sched_window(d->bs, b, w->hz)) < 0) {

@@ -258,7 +258,8 @@ run_query(const struct rpc_query *q, int64_t now)
 		r = rpc_answer_process(q, hist, q->n & 1 ? 0 : 4, hist,
 		    q->threads ? 4 : 0, q->n & 1 ? &tasks[0] : NULL,
 		    q->n & 1 ? RPC_IDENT_PROC : RPC_IDENT_NONE,
-		    q->n & 2 ? q->process : NULL, FUZZ_MAX_FRAME, &frame, &len);
+		    q->n & 2 ? q->process : NULL, NULL, 0, FUZZ_MAX_FRAME,
+		    &frame, &len);
 		break;
 	case RPC_Q_GPUMEM: {
 		/* a GPU's global total and one process on it */

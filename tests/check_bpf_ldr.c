@@ -383,7 +383,7 @@ take(const struct bpf_sched_batch *b, struct sums *s, pid_t pid,
 			continue;
 		ns += b->tids[i].oncpu_ns;
 		/* the start the program cannot read came from /proc */
-		ck_assert_uint_eq(vbpf_ns_to_ticks(b->tids[i].leader_ns, hz),
+		ck_assert_uint_eq(ns_to_clock_t(b->tids[i].leader_ns, hz),
 		    start_ticks);
 	}
 	ck_assert_ptr_nonnull(wb);

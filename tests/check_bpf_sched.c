@@ -404,7 +404,7 @@ tid_ns(const struct bpf_sched_batch *b, pid_t tid, uint64_t start_ticks)
 	for (i = 0; i < b->ntids; i++) {
 		if (b->tids[i].tid != tid)
 			continue;
-		ck_assert_uint_eq(vbpf_ns_to_ticks(b->tids[i].start_ns, hz),
+		ck_assert_uint_eq(ns_to_clock_t(b->tids[i].start_ns, hz),
 		    start_ticks);
 		ns += b->tids[i].oncpu_ns;
 	}
@@ -428,6 +428,83 @@ proc_ns(const struct bpf_sched_batch *b, pid_t tgid)
 	free(wb);
 	return ns;
 }
+
+static void *
+start_thread(void *arg)
+{
+	int fd = *(int *)arg;
+	char c;
+
+	tu_burn_ms(5);
+	(void)!read(fd, &c, 1); /* alive until the test has read /proc */
+	return NULL;
+}
+
+/*
+ * ns_to_clock_t() of the start the kernel keys an entry by is the
+ * starttime /proc shows (field 22), for every live thread and every
+ * thread's group leader the drain met: one conversion, the kernel's.
+ * Eight threads of ours, born over a few ticks, make sure there are some.
+ */
+START_TEST(test_starttime_is_procs)
+{
+	struct bpf_sched_opts o = opts();
+	struct bpf_sched_batch b = { 0 };
+	unsigned hz = (unsigned)sysconf(_SC_CLK_TCK);
+	unsigned same = 0, leaders = 0, k;
+	struct bpf_sched *bs;
+	pthread_t th[8];
+	int p[2];
+	size_t i;
+
+	bs = open_expect(&o, VBPF_ON_LOADED, NULL, 0);
+	ck_assert_int_eq(pipe(p), 0);
+	for (k = 0; k < 8; k++) {
+		ck_assert_int_eq(pthread_create(&th[k], NULL, start_thread,
+				     &p[0]),
+		    0);
+		tu_sleep_ms(7);
+	}
+	switch_some();
+	tu_sleep_ms(100); /* kernel threads and daemons switch too */
+	ck_assert_int_eq(bpf_sched_drain(bs, &b), 0);
+	for (i = 0; i < b.ntids; i++) {
+		const struct vbpf_tid *t = &b.tids[i];
+		uint64_t ticks, start, lstart;
+		char state;
+
+		if (ts_read_stat(t->tid, &state, &ticks, &start) < 0)
+			continue; /* gone since */
+		/* a tid reused in between is another task: its start is
+		 * later than the entry's by a tick at least */
+		if (start > ns_to_clock_t(t->start_ns, hz) + 1)
+			continue;
+		ck_assert_msg(ns_to_clock_t(t->start_ns, hz) == start,
+		    "tid %d: %llu ns -> %llu ticks, /proc %llu", t->tid,
+		    (unsigned long long)t->start_ns,
+		    (unsigned long long)ns_to_clock_t(t->start_ns, hz),
+		    (unsigned long long)start);
+		same++;
+		if (ts_read_stat(t->tgid, &state, &ticks, &lstart) == 0 &&
+		    lstart <= ns_to_clock_t(t->leader_ns, hz) + 1) {
+			ck_assert_uint_eq(ns_to_clock_t(t->leader_ns, hz),
+			    lstart);
+			leaders++;
+		}
+	}
+	fprintf(stderr, "starttime: %u threads, %u leaders as /proc says\n",
+	    same, leaders);
+	ck_assert_uint_ge(same, 8);
+	ck_assert_uint_ge(leaders, 8);
+	ck_assert_int_eq(write(p[1], "xxxxxxxx", 8), 8);
+	for (k = 0; k < 8; k++)
+		pthread_join(th[k], NULL);
+	close(p[0]);
+	close(p[1]);
+	bpf_sched_batch_release(&b);
+	bpf_sched_free(bs);
+}
+END_TEST
 
 START_TEST(test_child_cpu_agrees)
 {
@@ -914,6 +991,7 @@ bpf_sched_suite(void)
 	tcase_add_test(tc, test_second_drainer_refused);
 	tcase_add_test(tc, test_pinned_only);
 	tcase_add_test(tc, test_child_cpu_agrees);
+	tcase_add_test(tc, test_starttime_is_procs);
 	tcase_add_test(tc, test_drain_exact_under_churn);
 	tcase_add_test(tc, test_off_plain_dir);
 	tcase_add_test(tc, test_off_disabled);

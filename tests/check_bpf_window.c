@@ -138,12 +138,49 @@ START_TEST(test_quantile)
 }
 END_TEST
 
+/*
+ * ns_to_clock_t() is the kernel's nsec_to_clock_t(): floored at every
+ * edge, in each of its three formulas. The values are the kernel's own
+ * arithmetic worked by hand.
+ */
 START_TEST(test_ns_to_ticks)
 {
-	ck_assert_uint_eq(vbpf_ns_to_ticks(123456789012ULL, 100), 12345);
-	ck_assert_uint_eq(vbpf_ns_to_ticks(123456789012ULL, 250), 30864);
-	ck_assert_uint_eq(vbpf_ns_to_ticks(3 * SEC + SEC / 2, 1024), 3584);
-	ck_assert_uint_eq(vbpf_ns_to_ticks(5, 0), 0);
+	uint64_t mul, div;
+
+	/* USER_HZ 100: floor(ns / 10^7), the edge on either side */
+	ck_assert_uint_eq(ns_to_clock_t(0, 100), 0);
+	ck_assert_uint_eq(ns_to_clock_t(9999999, 100), 0);
+	ck_assert_uint_eq(ns_to_clock_t(10000000, 100), 1);
+	ck_assert_uint_eq(ns_to_clock_t(19999999, 100), 1);
+	ck_assert_uint_eq(ns_to_clock_t(123456789012ULL, 100), 12345);
+	ck_assert_uint_eq(ns_to_clock_t(UINT64_MAX, 100),
+	    UINT64_MAX / 10000000);
+	/* never rounded up: 0.5 tick and 0.999999999 tick are 0 */
+	ck_assert_uint_eq(ns_to_clock_t(5000000, 100), 0);
+	/* 250 and 1000 divide 10^9 too */
+	ck_assert_uint_eq(ns_to_clock_t(3999999, 250), 0);
+	ck_assert_uint_eq(ns_to_clock_t(4000000, 250), 1);
+	ck_assert_uint_eq(ns_to_clock_t(123456789012ULL, 250), 30864);
+	ck_assert_uint_eq(ns_to_clock_t(999999, 1000), 0);
+	ck_assert_uint_eq(ns_to_clock_t(1000000, 1000), 1);
+	/* 1024: through 512, exact (x·1024/512)/(10^9/512) */
+	ck_assert_uint_eq(ns_to_clock_t(3 * SEC + SEC / 2, 1024), 3584);
+	ck_assert_uint_eq(ns_to_clock_t(SEC, 1024), 1024);
+	ck_assert_uint_eq(ns_to_clock_t(976562, 1024), 0);
+	ck_assert_uint_eq(ns_to_clock_t(976563, 1024), 1);
+	/* 60: ×9 over (9·10^9 + 30) / 60 = 150000000 */
+	ck_assert_uint_eq(ns_to_clock_t(16666666, 60), 0);
+	ck_assert_uint_eq(ns_to_clock_t(16666667, 60), 1);
+	ck_assert_uint_eq(ns_to_clock_t(SEC, 60), 60);
+	/* unknown hz */
+	ck_assert_uint_eq(ns_to_clock_t(5, 0), 0);
+	/* the factors a BPF program gets say the same */
+	clock_t_factors(100, &mul, &div);
+	ck_assert_uint_eq(mul, 1);
+	ck_assert_uint_eq(div, 10000000);
+	clock_t_factors(1024, &mul, &div);
+	ck_assert_uint_eq(123456789012ULL * mul / div,
+	    ns_to_clock_t(123456789012ULL, 1024));
 }
 END_TEST
 
@@ -158,6 +195,7 @@ START_TEST(test_add_folds_and_keeps_totals)
 	unsigned i;
 
 	memset(&wb, 0, sizeof(wb));
+	wb.max_procs = 32; /* bpf_procs: processes and uids kept */
 	/* 200 threads of 100 processes, one uid each: 1..200 ms */
 	for (i = 0; i < 200; i++) {
 		tids[i] = mktid(5000 + (int32_t)i, 1000 + (int32_t)(i % 100),
@@ -179,8 +217,8 @@ START_TEST(test_add_folds_and_keeps_totals)
 	ck_assert_uint_eq(wb.exited_ns, 7000000);
 	ck_assert_uint_eq(wb.exited_tasks, 2);
 	ck_assert_uint_eq(wb.rq_ns, wait);
-	ck_assert_uint_eq(wb.nuids, VITALS_BPF_UIDS);
-	ck_assert_uint_eq(wb.uids_other, 201 - VITALS_BPF_UIDS);
+	ck_assert_uint_eq(wb.nuids, 32);
+	ck_assert_uint_eq(wb.uids_other, 201 - 32);
 	ck_assert_uint_eq(uid_sum(&wb), total);
 	ck_assert_uint_eq(wb.uid_other.uid, UINT32_MAX);
 	/* the biggest are the ones kept, in uid order */
@@ -190,8 +228,8 @@ START_TEST(test_add_folds_and_keeps_totals)
 	for (i = 1; i < wb.nuids; i++)
 		ck_assert_uint_lt(wb.uid[i - 1].uid, wb.uid[i].uid);
 
-	ck_assert_uint_eq(wb.nprocs, VITALS_BPF_PROCS);
-	ck_assert_uint_eq(wb.procs_other, 100 - VITALS_BPF_PROCS);
+	ck_assert_uint_eq(wb.nprocs, 32);
+	ck_assert_uint_eq(wb.procs_other, 100 - 32);
 	ck_assert_int_eq(wb.proc_other.tgid, -1);
 	ck_assert_uint_eq(proc_sum(&wb, false), total - 12000000 + 7000000);
 	ck_assert_uint_eq(proc_sum(&wb, true), wait);
@@ -208,6 +246,81 @@ START_TEST(test_add_folds_and_keeps_totals)
 	ck_assert_uint_eq(uid_sum(&wb), total + tids[199].oncpu_ns);
 	ck_assert_uint_eq(find_proc(&wb, 1099)->oncpu_ns, 514000000);
 	ck_assert_uint_eq(find_proc(&wb, 1099)->rq_hist[3], 4);
+	window_bpf_release(&wb);
+}
+END_TEST
+
+/*
+ * The default bound keeps every process, uid and thread of a busy
+ * window; a thread's own waits and a process that exited come through;
+ * a small bound folds threads as it folds processes, and totals stay.
+ */
+START_TEST(test_rows_bound_and_threads)
+{
+	struct vbpf_tid tids[300];
+	struct vbpf_proc procs[2];
+	struct window_bpf wb, small, acc;
+	uint64_t total = 0, t_other;
+	unsigned i;
+
+	memset(&wb, 0, sizeof(wb));
+	for (i = 0; i < 300; i++) {
+		tids[i] = mktid(7000 + (int32_t)i, 7000 + (int32_t)(i / 3 * 3),
+		    1000 + i % 7, (i + 1) * 1000ULL);
+		tids[i].rq_ns = i * 10ULL;
+		tids[i].rq_count = i % 4;
+		total += tids[i].oncpu_ns;
+	}
+	procs[0] = mkproc(7000, 0, 500);
+	procs[0].flags = WBPF_PROC_EXITED;
+	procs[1] = mkproc(9999, 123, 0); /* ended: only its exited time */
+	procs[1].flags = WBPF_PROC_EXITED;
+	ck_assert_int_eq(add(&wb, tids, 300, NULL, 0, procs, 2), 0);
+	ck_assert_uint_eq(wb.nthreads, 300);
+	ck_assert_uint_eq(wb.threads_other, 0);
+	ck_assert_uint_eq(wb.nprocs, 101);
+	ck_assert_uint_eq(wb.procs_other, 0);
+	ck_assert_uint_eq(wb.nuids, 7);
+	ck_assert_uint_eq(wb.thread[5].tid, 7005);
+	ck_assert_int_eq(wb.thread[5].tgid, 7003);
+	ck_assert_uint_eq(wb.thread[5].starttime, 7005);
+	ck_assert_uint_eq(wb.thread[5].rq_ns, 50);
+	ck_assert_uint_eq(wb.thread[5].rq_count, 1);
+	ck_assert_uint_eq(find_proc(&wb, 7000)->flags, WBPF_PROC_EXITED);
+	ck_assert_uint_eq(find_proc(&wb, 7003)->flags, 0);
+	ck_assert_uint_eq(find_proc(&wb, 9999)->flags, WBPF_PROC_EXITED);
+	ck_assert_uint_eq(find_proc(&wb, 9999)->oncpu_ns, 123);
+
+	/* bounds of 10 threads and 8 processes: the rest folded, counted */
+	memset(&small, 0, sizeof(small));
+	small.max_threads = 10;
+	small.max_procs = 8;
+	ck_assert_int_eq(add(&small, tids, 300, NULL, 0, procs, 2), 0);
+	ck_assert_uint_eq(small.nthreads, 10);
+	ck_assert_uint_eq(small.threads_other, 290);
+	ck_assert_uint_eq(small.nprocs, 8);
+	ck_assert_uint_eq(small.procs_other, 93);
+	ck_assert_int_eq(small.thread_other.tid, -1);
+	t_other = small.thread_other.oncpu_ns;
+	for (i = 0; i < small.nthreads; i++)
+		t_other += small.thread[i].oncpu_ns;
+	ck_assert_uint_eq(t_other, total);
+	/* the busiest five, then the five longest waiters */
+	ck_assert_uint_eq(small.thread[small.nthreads - 1].tid, 7299);
+
+	/* a roll-up of both keeps the larger bound, sums by key */
+	memset(&acc, 0, sizeof(acc));
+	ck_assert_int_eq(window_bpf_merge(&acc, &small), 0);
+	ck_assert_int_eq(window_bpf_merge(&acc, &wb), 0);
+	ck_assert_uint_eq(acc.max_threads, 10);
+	ck_assert_uint_eq(acc.nthreads, 10);
+	t_other = acc.thread_other.oncpu_ns;
+	for (i = 0; i < acc.nthreads; i++)
+		t_other += acc.thread[i].oncpu_ns;
+	ck_assert_uint_eq(t_other, 2 * total);
+	window_bpf_release(&wb);
+	window_bpf_release(&small);
+	window_bpf_release(&acc);
 }
 END_TEST
 
@@ -253,6 +366,8 @@ START_TEST(test_merge)
 	b.state = VBPF_UNKNOWN;
 	window_bpf_merge(&a, &b);
 	ck_assert_uint_eq(a.state, VBPF_ON_REUSED);
+	window_bpf_release(&a);
+	window_bpf_release(&b);
 }
 END_TEST
 
@@ -304,9 +419,15 @@ mkwin(uint64_t seq, int64_t wall, unsigned nuids)
 	for (i = 0; i < nuids; i++)
 		tids[i] = mktid(2000 + (int32_t)i, 1000 + (int32_t)(i % 40),
 		    10000 + i, (i + 1) * 1000ULL);
-	for (i = 0; i < 40; i++)
+	for (i = 0; i < 40; i++) {
 		procs[i] = mkproc(1000 + (int32_t)i, (i + 1) * 1000ULL, 7 * i);
+		procs[i].flags = i % 5 == 0 ? WBPF_PROC_EXITED : 0;
+		tids[i].rq_ns = 100 * i;
+		tids[i].rq_count = i;
+	}
 	ck_assert_ptr_nonnull(window_sched_make(w, true));
+	window_sched(w)->max_procs = 30; /* some fold: "other" rows */
+	window_sched(w)->max_threads = 25;
 	ck_assert_int_eq(add(window_sched(w), tids, nuids, NULL, 0, procs, 40),
 	    0);
 	window_sched(w)->state = VBPF_ON_LOADED;
@@ -317,6 +438,10 @@ mkwin(uint64_t seq, int64_t wall, unsigned nuids)
 	window_sched(w)->wakeups = 77777;
 	window_sched(w)->pre_ns = 42;
 	window_sched(w)->full_proc = 3;
+	window_sched(w)->rq_samples = 4242;
+	window_sched(w)->procs_exited = 8;
+	window_sched(w)->thr_exited = 9;
+	window_sched(w)->oncpu_total = 123456789;
 	/* a read-only drain's figures; unattributed may be negative */
 	window_sched(w)->diff_drains = 1;
 	window_sched(w)->unattributed_ns = -12345;
@@ -372,6 +497,16 @@ assert_bpf_eq(const struct window_bpf *a, const struct window_bpf *b)
 	ck_assert_uint_eq(a->proc_other.oncpu_ns, b->proc_other.oncpu_ns);
 	ck_assert_mem_eq(a->proc_other.rq_hist, b->proc_other.rq_hist,
 	    sizeof(a->proc_other.rq_hist));
+	ck_assert_uint_eq(a->nthreads, b->nthreads);
+	ck_assert_uint_eq(a->threads_other, b->threads_other);
+	ck_assert_mem_eq(a->thread, b->thread,
+	    a->nthreads * sizeof(a->thread[0]));
+	ck_assert_mem_eq(&a->thread_other, &b->thread_other,
+	    sizeof(a->thread_other));
+	ck_assert_uint_eq(a->rq_samples, b->rq_samples);
+	ck_assert_uint_eq(a->procs_exited, b->procs_exited);
+	ck_assert_uint_eq(a->thr_exited, b->thr_exited);
+	ck_assert_uint_eq(a->oncpu_total, b->oncpu_total);
 }
 
 static char *dir;
@@ -573,6 +708,7 @@ bpf_window_suite(void)
 	tcase_add_test(tc, test_quantile);
 	tcase_add_test(tc, test_ns_to_ticks);
 	tcase_add_test(tc, test_add_folds_and_keeps_totals);
+	tcase_add_test(tc, test_rows_bound_and_threads);
 	tcase_add_test(tc, test_merge);
 	tcase_add_test(tc, test_names);
 	tcase_add_test(tc, test_dump);

@@ -891,6 +891,16 @@ START_TEST(test_fmt_bpf_health)
 	bh.evicted = 4;
 	bh.recreated = 5;
 	bh.retired = 6;
+	bh.oncpu_total_ns = 1240000000;
+	bh.wakeups = 555;
+	bh.rq_samples = 444;
+	bh.rq_count = 440;
+	bh.full_tid = 1;
+	bh.full_proc = 4;
+	bh.full_uid = 0;
+	bh.thr_exited = 33;
+	bh.procs_exited = 3;
+	bh.threads_other = 17;
 	wh.bpf = &bh;
 	win.health = &wh;
 	h.last = &win;
@@ -912,6 +922,17 @@ START_TEST(test_fmt_bpf_health)
 			  "  bpf read-only: 9 snapshot diffs, unattributed "
 			  "-1.500 ms, evicted 4, recreated 5, retired 6\n") !=
 		NULL,
+	    "%s", s);
+	/* every kernel counter, the losses among them */
+	ck_assert_msg(strstr(s,
+			  "  bpf kernel: accounted 1240.000 ms, wakeups 555, "
+			  "waits measured 444 (in process rows 440), map "
+			  "full: tid 1 proc 4 uid 0; exited: 33 threads, 3 "
+			  "procs\n") != NULL,
+	    "%s", s);
+	ck_assert_msg(strstr(s,
+			  "  bpf rows folded into \"other\": 0 procs, 17 "
+			  "threads, 0 uids\n") != NULL,
 	    "%s", s);
 	sbuf_free(&b);
 	/* an off state says why */
@@ -945,6 +966,10 @@ START_TEST(test_fmt_bpf_health)
 	ck_assert(num(jb, "unattributed_ns") == -1500000);
 	ck_assert(num(jb, "evicted") == 4 && num(jb, "recreated") == 5 &&
 	    num(jb, "retired") == 6);
+	ck_assert(num(jb, "rq_samples") == 444 && num(jb, "rq_count") == 440);
+	ck_assert(num(jb, "procs_exited") == 3 && num(jb, "thr_exited") == 33);
+	ck_assert(num(jb, "full_proc") == 4 && num(jb, "wakeups") == 555);
+	ck_assert(num(jb, "oncpu_total_ns") == 1240000000);
 	jm_free(j);
 	sbuf_free(&b);
 	win.health = NULL;

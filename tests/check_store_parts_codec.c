@@ -524,6 +524,81 @@ START_TEST(test_bpfrows_roundtrip)
 }
 END_TEST
 
+static void
+mk_threads(struct window_bpf_thread *t, size_t nt)
+{
+	size_t i;
+
+	memset(t, 0, nt * sizeof(*t));
+	for (i = 0; i < nt; i++) {
+		t[i].tid = i == 0 ? -1 : (int32_t)(5852 + 3 * i);
+		t[i].tgid = i == 0 ? -1 : (int32_t)(5852 + 3 * (i / 4 * 4));
+		t[i].uid = i == 0 ? UINT32_MAX : (uint32_t)(10000 + i / 5);
+		t[i].starttime = i == 0 ? 0 : 2395733 + i * 11;
+		t[i].oncpu_ns = 1000003ull * i;
+		t[i].rq_ns = i % 2 ? 0 : 777777ull * i;
+		t[i].rq_count = i % 2 ? 0 : i;
+	}
+	t[1].tid = INT32_MAX;
+	t[1].tgid = INT32_MIN;
+	t[2].uid = 0;
+	t[2].starttime = UINT64_MAX;
+	t[3].oncpu_ns = UINT64_MAX;
+}
+
+/* Version 2 (columns): every figure back, threads and flags too; version
+ * 1 blobs still read through the same entry. */
+START_TEST(test_bpfrows_v2_roundtrip)
+{
+	enum { NU = 6, NP = 33, NT = 41 };
+	struct window_bpf_uid u[NU];
+	struct window_bpf_proc p[NP];
+	struct window_bpf_thread t[NT];
+	struct store_bpfrows in = { u, NU, p, NP, t, NT }, b;
+	struct store_enc e = { 0 };
+	size_t i;
+
+	mk_bpf(u, NU, p, NP);
+	mk_threads(t, NT);
+	for (i = 0; i < NP; i += 4)
+		p[i].flags = WBPF_PROC_EXITED;
+	ck_assert_int_eq(store_bpfrows_put2(&e, &in), 0);
+	ck_assert_int_eq(store_bpfrows_get_v(e.b.p, e.b.len, 2, 64, &b), 0);
+	ck_assert_uint_eq(b.nuid, NU);
+	ck_assert_uint_eq(b.nproc, NP);
+	ck_assert_uint_eq(b.nthread, NT);
+	ck_assert_mem_eq(b.uid, u, sizeof(u));
+	ck_assert_mem_eq(b.proc, p, sizeof(p));
+	ck_assert_mem_eq(b.thread, t, sizeof(t));
+	store_bpfrows_release(&b);
+	/* more rows than asked for, a version never written, every cut */
+	ck_assert_int_eq(store_bpfrows_get_v(e.b.p, e.b.len, 2, NT - 1, &b),
+	    -EBADMSG);
+	ck_assert_int_eq(store_bpfrows_get_v(e.b.p, e.b.len, 3, 64, &b),
+	    -EBADMSG);
+	for (i = 0; i < e.b.len; i++)
+		ck_assert_int_eq(store_bpfrows_get_v(e.b.p, i, 2, 64, &b),
+		    -EBADMSG);
+	store_enc_release(&e);
+	/* a flag no version defines */
+	p[0].flags = 2;
+	ck_assert_int_eq(store_bpfrows_put2(&e, &in), 0);
+	ck_assert_int_eq(store_bpfrows_get_v(e.b.p, e.b.len, 2, 64, &b),
+	    -EBADMSG);
+	store_enc_release(&e);
+	/* version 1, as older stores hold it */
+	p[0].flags = 0;
+	for (i = 0; i < NP; i++)
+		p[i].flags = 0;
+	ck_assert_int_eq(store_bpfrows_put(&e, u, NU, p, NP), 0);
+	ck_assert_int_eq(store_bpfrows_get_v(e.b.p, e.b.len, 1, 64, &b), 0);
+	ck_assert_uint_eq(b.nthread, 0);
+	ck_assert_mem_eq(b.proc, p, sizeof(p));
+	store_bpfrows_release(&b);
+	store_enc_release(&e);
+}
+END_TEST
+
 START_TEST(test_bpfrows_bad)
 {
 	enum { NU = 3, NP = 6 };
@@ -589,6 +664,7 @@ main(void)
 	tcase_add_test(tc, test_sys_roundtrip);
 	tcase_add_test(tc, test_sys_bad);
 	tcase_add_test(tc, test_bpfrows_roundtrip);
+	tcase_add_test(tc, test_bpfrows_v2_roundtrip);
 	tcase_add_test(tc, test_bpfrows_bad);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -193,6 +193,7 @@ fix_window(unsigned i)
 		b->prog_runs[k] = 1000 * (k + 1) + i;
 		b->prog_ns[k] = 77777 * (k + 1);
 	}
+	ck_assert_int_eq(window_bpf_reserve(b, 3, 4, 0), 0);
 	b->nuids = 3;
 	for (k = 0; k < b->nuids; k++) {
 		b->uid[k].uid = k == 0 ? 0 : 10000 + k * 7 + i;
@@ -278,7 +279,9 @@ eq_proc(const struct window_bpf_proc *a, const struct window_bpf_proc *b)
 }
 
 /* The window-level BPF figures, every one the store keeps. */
-#define BPF_EQ(f) ck_assert_msg(a->f == b->f, "bpf." #f)
+#define BPF_EQ(f)                                           \
+	ck_assert_msg(a->f == b->f, "bpf." #f " %llu %llu", \
+	    (unsigned long long)a->f, (unsigned long long)b->f)
 
 static void
 eq_bpf(const struct window_bpf *a, const struct window_bpf *b)

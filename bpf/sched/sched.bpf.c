@@ -13,9 +13,11 @@
  * nothing is read while it changes, nothing written after it was read.
  *
  * A wakeup stamps the task (task storage); its next switch-in measures the
- * wait into its process's histogram. A thread that exits
- * (sched_process_free: after its last switch) folds its time into its
- * uid's and its process's "exited" figures and leaves the map.
+ * wait into its process's histogram and its thread's entry. A thread that
+ * exits (sched_process_free: after its last switch) folds its time into
+ * its uid's and its process's "exited" figures and leaves the map; a
+ * process whose last task is freed is marked exited and stays for the
+ * drain.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
@@ -313,7 +315,14 @@ account_rq(__u32 side, struct task_struct *t, __u64 delay)
 		.tgid = t->tgid,
 		.start_ns = t->group_leader->start_boottime,
 	};
+	struct sched_tid_key tkey = {
+		.tid = t->pid,
+		.uid = t->real_cred->uid.val,
+		.start_ns = t->start_boottime,
+	};
+	void *m = tid_map(side);
 	struct sched_proc *p;
+	struct sched_tid *v;
 
 	if (slot >= VITALS_SCHED_RQ_SLOTS)
 		slot = VITALS_SCHED_RQ_SLOTS - 1;
@@ -322,6 +331,28 @@ account_rq(__u32 side, struct task_struct *t, __u64 delay)
 		__sync_fetch_and_add(&p->rq_ns, delay);
 		__sync_fetch_and_add(&p->rq_count, 1);
 		__sync_fetch_and_add(&p->rq_hist[slot], 1);
+	}
+	/*
+	 * The thread's own figures: t is switching in here, so neither its
+	 * switch-out nor its free can run at the same time; its entry still
+	 * has a single writer.
+	 */
+	v = bpf_map_lookup_elem(m, &tkey);
+	if (v) {
+		v->rq_ns += delay;
+		v->rq_count++;
+		return;
+	}
+	{
+		struct sched_tid nv = {
+			.leader_ns = key.start_ns,
+			.tgid = t->tgid,
+			.rq_ns = delay,
+			.rq_count = 1,
+		};
+
+		if (bpf_map_update_elem(m, &tkey, &nv, BPF_NOEXIST) != 0)
+			tot_add_switch(TOT_TID_FULL, 1);
 	}
 }
 
@@ -487,15 +518,18 @@ BPF_PROG(vitals_free, struct task_struct *p)
 		tot_add(TOT_EXITED, 1);
 	}
 	/*
-	 * The process leaves the map with its leader, once no other thread of
-	 * it can still be switched out: every thread holds a reference on the
+	 * The process is over with its leader, once no other thread of it
+	 * can still be switched out: every thread holds a reference on the
 	 * signal struct until its task is freed, so a count of one (the
-	 * leader's) means all others are gone. Otherwise the entry stays and
-	 * the next drain takes it. Its time stays in its uid's either way.
+	 * leader's) means all others are gone. Its entry is marked, not
+	 * deleted: the drain reads its figures (its run-queue histogram
+	 * too) into the window it exited in, then deletes it.
 	 */
 	pkey.start_ns = p->start_boottime;
 	if (p->pid == p->tgid && p->signal->sigcnt.refs.counter == 1 &&
-	    bpf_map_delete_elem(proc_map(side), &pkey) == 0)
+	    (pr = proc_entry(proc_map(side), &pkey)) != NULL) {
+		pr->flags |= SCHED_PROC_EXITED; /* its only writer */
 		tot_add(TOT_PROC_EXITED, 1);
+	}
 	return 0;
 }

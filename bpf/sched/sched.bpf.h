@@ -17,7 +17,7 @@
  * changes what it writes: pins carrying another number are replaced at the
  * next start, never read with this build's structs.
  */
-#define VITALS_SCHED_LAYOUT 6
+#define VITALS_SCHED_LAYOUT 7
 #define VITALS_SCHED_MAGIC 0x56534348u /* "VSCH" */
 
 /* Run-queue delay histogram: slot k counts delays d with
@@ -89,7 +89,12 @@ struct sched_tid {
 	__u64 leader_ns; /* the group leader's start_boottime */
 	__u32 tgid;
 	__u32 pad;
-	/* Σ slice × capacity/1024 × frequency/1024 of the CPU it ran on
+	/* layout 7: the thread's own run-queue waits (its switch-ins, the
+	 * same samples as its process's histogram) */
+	__u64 rq_ns;
+	__u32 rq_count;
+	__u32 pad2;
+	/* layout 7: Σ slice × capacity/1024 × frequency/1024 of the CPU it ran on
 	 * (doc/bpf.md, "Capacity-weighted CPU") */
 	__u64 wtd_ns;
 };
@@ -107,9 +112,13 @@ struct sched_proc {
 	__u64 rq_ns;	 /* Σ run-queue delay of its threads */
 	__u32 rq_count;	 /* delays measured */
 	__u32 rq_hist[VITALS_SCHED_RQ_SLOTS];
-	__u32 pad;
+	__u32 flags;	     /* SCHED_PROC_EXITED (layout 7; was padding) */
 	__u64 exited_wtd_ns; /* capacity-weighted exited_ns */
 };
+
+/* sched_proc flags: its leader was freed with its last thread, on this
+ * side. The entry stays for the drain, which deletes it after reading. */
+#define SCHED_PROC_EXITED 1u
 
 /* sched_uid<side>, key uid (real). */
 struct sched_uid {
@@ -186,11 +195,11 @@ enum sched_tot {
 	TOT_TID_FULL, /* failed inserts, per map */
 	TOT_PROC_FULL,
 	TOT_UID_FULL,
-	TOT_NO_STORAGE,	 /* task storage unavailable */
-	TOT_EXITED,	 /* threads folded at sched_process_free */
-	TOT_PROC_EXITED, /* process entries removed at sched_process_free */
+	TOT_NO_STORAGE, /* task storage unavailable */
+	TOT_EXITED,	/* threads folded at sched_process_free */
+	TOT_PROC_EXITED, /* process entries marked exited at sched_process_free */
 	TOT_WTD_NOCAP,	 /* ns weighted without the CPU's capacity (1024) */
-	TOT_WTD_NOFREQ,	 /* ns weighted without its frequency scale (1024) */
+	TOT_WTD_NOFREQ, /* ns weighted without its frequency scale (1024) */
 	TOT__MAX
 };
 

@@ -58,6 +58,8 @@ config_init(struct config *cfg)
 	cfg->scanner = SCANNER_AUTO;
 	cfg->bpffs = strdup("/sys/fs/bpf/vitals");
 	cfg->bpf_load = VBPF_LOAD_AUTO;
+	cfg->bpf_procs = 512;	 /* = VITALS_BPF_PROCS_DEF (sched/sched.h) */
+	cfg->bpf_threads = 2048; /* = VITALS_BPF_THREADS_DEF */
 	cfg->gpumem_map = strdup(VITALS_GPUMEM_MAP);
 	cfg->gpumem_load = GPUMEM_LOAD_AUTO;
 	cfg->gpumem_attach_s = VITALS_GPUMEM_ATTACH_S;
@@ -482,6 +484,11 @@ config_set(struct config *cfg, const char *key, const char *value)
 		cfg->bpf_load = r;
 		return 0;
 	}
+	/* BPF rows a window keeps: processes and uids, threads */
+	if (!strcmp(key, "bpf_procs"))
+		return set_uint(&cfg->bpf_procs, value, 1, 65536);
+	if (!strcmp(key, "bpf_threads"))
+		return set_uint(&cfg->bpf_threads, value, 1, 65536);
 	if (!strcmp(key, "bpf_stats")) {
 		if ((r = parse_word(value, on_off_words)) < 0)
 			return r;

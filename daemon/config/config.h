@@ -57,6 +57,8 @@ struct config {
 	char *bpffs;		  /* pin directory (sched.c) */
 	unsigned bpf_load;	  /* enum vbpf_load */
 	bool bpf_stats;		  /* kernel BPF run-time statistics */
+	unsigned bpf_procs;	  /* BPF rows per window: processes, uids */
+	unsigned bpf_threads;	  /* BPF rows per window: threads */
 	char *gpumem_map;	  /* GpuMem total map pin (gpumem.c) */
 	unsigned gpumem_load;	  /* enum gpumem_load */
 	unsigned gpumem_attach_s; /* own program: attach retry time */

@@ -422,6 +422,7 @@ live_cgroup(const char *proc_root, int32_t pid, uint64_t starttime, char *buf,
  * identity with zero activity; NOT_FOUND only when no instance of it
  * lived in the range. proc_root NULL: the store alone.
  */
+#define PROC_SCHED_BUDGET (64u << 20) /* windows read for BPF rows */
 static int
 run_process(struct store *s, const char *proc_root, const struct rpc_query *rq,
     uint32_t max, uint8_t **ret, size_t *ret_len)
@@ -429,9 +430,10 @@ run_process(struct store *s, const char *proc_root, const struct rpc_query *rq,
 	struct store_hist *h = NULL, *th = NULL;
 	struct window_task ident;
 	enum rpc_ident_src src = RPC_IDENT_NONE;
-	size_t n = 0, nth = 0;
+	struct window **w = NULL;
+	size_t n = 0, nth = 0, nw = 0, i, bytes = 0;
 	char msg[96], cg[CG_PATH_LEN * 2];
-	bool have_cg;
+	bool have_cg, trunc = false;
 	int r;
 
 	if (rq->state)
@@ -467,9 +469,21 @@ run_process(struct store *s, const char *proc_root, const struct rpc_query *rq,
 		src != RPC_IDENT_NONE ? ident.starttime :
 					rq->starttime,
 	    cg, sizeof(cg));
+	/* the windows of its history hold its BPF rows (their loss is not
+	 * the answer's: without them it goes out without BPF figures) */
+	if (n &&
+	    store_windows_budget(s, h[0].wall_start_ns, h[n - 1].wall_end_ns, 0,
+		(unsigned)n + 16, PROC_SCHED_BUDGET, &w, &nw, &trunc,
+		&bytes) < 0) {
+		w = NULL;
+		nw = 0;
+	}
 	r = rpc_answer_process(rq, h, n, th, nth,
-	    src != RPC_IDENT_NONE ? &ident : NULL, src, have_cg ? cg : NULL,
-	    max, ret, ret_len);
+	    src != RPC_IDENT_NONE ? &ident : NULL, src, have_cg ? cg : NULL, w,
+	    nw, max, ret, ret_len);
+	for (i = 0; i < nw; i++)
+		window_free(w[i]);
+	free(w);
 	free(h);
 	free(th);
 	return r;
@@ -519,6 +533,33 @@ run_trace(struct store *s, const struct rpc_query *rq, uint32_t max,
 	return r;
 }
 
+/*
+ * The BPF top: the range's windows as stored (a roll-up holds its
+ * windows' rows merged), their sched rows summed by identity. The newest
+ * windows first when the budget cuts the range (ret_cut says so).
+ */
+#define TOP_SCHED_WINDOWS 20000
+static int
+run_top_sched(struct store *s, const struct rpc_query *rq, uint32_t max,
+    size_t budget, bool *ret_cut, uint8_t **ret, size_t *ret_len)
+{
+	struct window **w = NULL;
+	size_t n = 0, i, bytes = 0;
+	bool trunc = false;
+	int r;
+
+	if ((r = store_windows_budget(s, rq->from_wall_ns, rq->to_wall_ns, 0,
+		 TOP_SCHED_WINDOWS, budget, &w, &n, &trunc, &bytes)) < 0)
+		return store_error(rq, s, r, ret, ret_len);
+	if (bytes || trunc)
+		*ret_cut = true;
+	r = rpc_answer_top_sched(rq, w, n, max, ret, ret_len);
+	for (i = 0; i < n; i++)
+		window_free(w[i]);
+	free(w);
+	return r;
+}
+
 /* heapprofd session records, newest first (store_hp.c). */
 static int
 run_hp_list(struct store *s, const struct rpc_query *rq, uint32_t max,
@@ -546,6 +587,9 @@ run_budget(struct store *s, const char *proc_root, const struct rpc_query *rq,
 		return run_windows(s, rq, max_frame, budget, ret_cut, ret,
 		    ret_len);
 	case RPC_Q_TOP:
+		if (rq->bpf)
+			return run_top_sched(s, rq, max_frame, budget, ret_cut,
+			    ret, ret_len);
 		return run_top(s, rq, max_frame, ret, ret_len);
 	case RPC_Q_PROCESS:
 		return run_process(s, proc_root, rq, max_frame, ret, ret_len);

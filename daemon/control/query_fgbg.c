@@ -173,7 +173,7 @@ query_fgbg_process(struct store *s, const struct rpc_query *rq, uint32_t max,
 		goto out;
 	}
 	r = rpc_answer_process(rq, h, nh, NULL, 0, NULL, RPC_IDENT_NONE, NULL,
-	    max, ret, ret_len);
+	    NULL, 0, max, ret, ret_len);
 out:
 	free(t);
 	free(h);

@@ -114,6 +114,39 @@ read_at(int dirfd, const char *path, struct vbuf *b)
 	return r;
 }
 
+/*
+ * The kernel picks one of three formulas at build time, by USER_HZ: an
+ * exact division when USER_HZ divides 10^9 (100, 250, 1000: every
+ * configuration in use), an exact one through 512 when 512 divides
+ * USER_HZ, else ×9 over a rounded divisor. hz 0 (unknown) gives 0.
+ */
+void
+clock_t_factors(unsigned hz, uint64_t *ret_mul, uint64_t *ret_div)
+{
+	if (hz == 0) {
+		*ret_mul = 0;
+		*ret_div = 1;
+	} else if (NSEC_PER_SEC % hz == 0) {
+		*ret_mul = 1;
+		*ret_div = (uint64_t)NSEC_PER_SEC / hz;
+	} else if (hz % 512 == 0) {
+		*ret_mul = hz / 512;
+		*ret_div = (uint64_t)NSEC_PER_SEC / 512;
+	} else {
+		*ret_mul = 9;
+		*ret_div = (9ull * NSEC_PER_SEC + hz / 2) / hz;
+	}
+}
+
+uint64_t
+ns_to_clock_t(uint64_t ns, unsigned hz)
+{
+	uint64_t mul, div;
+
+	clock_t_factors(hz, &mul, &div);
+	return mul == 1 ? ns / div : ns * mul / div;
+}
+
 int64_t
 clock_ns(int clockid)
 {

@@ -53,6 +53,14 @@ void vbuf_release(struct vbuf *b);
 int read_fd_all(int fd, struct vbuf *b);
 int read_at(int dirfd, const char *path, struct vbuf *b);
 int64_t clock_ns(int clockid);
+/*
+ * The kernel's nsec_to_clock_t() (kernel/time/time.c), USER_HZ = hz: what
+ * /proc/<pid>/stat's starttime (field 22) is made of start_boottime with.
+ * Floored; the one conversion every BPF figure keyed by starttime uses.
+ * clock_t_factors gives it as ns * mul / div, for a BPF program.
+ */
+void clock_t_factors(unsigned hz, uint64_t *ret_mul, uint64_t *ret_div);
+uint64_t ns_to_clock_t(uint64_t ns, unsigned hz);
 int parse_uint(const char *s, uint64_t max, uint64_t *ret);
 /* Keyword values of an enum-like setting; tables end with a NULL name. */
 struct parse_word {

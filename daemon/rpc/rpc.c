@@ -661,6 +661,14 @@ prepare_query(const struct rpc_ctx *ctx, const Vitals__Request *req,
 		    !q->weighted)
 			return answer_error(res, q->id, RPC_BAD_REQUEST,
 			    "unknown metric");
+		if ((unsigned)req->top->source >
+			(unsigned)VITALS__TOP_SOURCE__TOP_SOURCE_BPF ||
+		    (unsigned)req->top->sched_metric >
+			(unsigned)VITALS__SCHED_METRIC__SCHED_RQ_P99)
+			return answer_error(res, q->id, RPC_BAD_REQUEST,
+			    "unknown source or sched metric");
+		q->bpf = req->top->source == VITALS__TOP_SOURCE__TOP_SOURCE_BPF;
+		q->sched_metric = (unsigned)req->top->sched_metric;
 		q->metric = q->weighted ? METRIC_CPU :
 					  (enum store_metric)req->top->metric;
 		q->threads = req->top->threads;
@@ -968,11 +976,36 @@ out:
 	return r;
 }
 
+/* The BPF top (TopRequest.source BPF): rpc_sched.c ranks, this packs. */
+int
+rpc_answer_top_sched(const struct rpc_query *q, struct window *const *w,
+    size_t n, uint32_t max, uint8_t **ret, size_t *ret_len)
+{
+	Vitals__Response resp = VITALS__RESPONSE__INIT;
+	Vitals__TaskList list = VITALS__TASK_LIST__INIT;
+	struct rpc_arena a = { 0 };
+	int r;
+
+	answer_head(&resp, q);
+	list.threads = q->threads;
+	list.from_wall_ns = q->from_wall_ns;
+	list.to_wall_ns = q->to_wall_ns;
+	list.hz = q->hz;
+	if ((r = rpc_sched_top(&a, &list, q, w, n)) == 0) {
+		resp.result_case = VITALS__RESPONSE__RESULT_TOP;
+		resp.top = &list;
+		r = pack_answer(&resp, max, ret, ret_len);
+	}
+	rpc_arena_release(&a);
+	return r;
+}
+
 int
 rpc_answer_process(const struct rpc_query *q, const struct store_hist *h,
     size_t n, const struct store_hist *th, size_t nth,
     const struct window_task *ident, enum rpc_ident_src src, const char *cgroup,
-    uint32_t max, uint8_t **ret, size_t *ret_len)
+    struct window *const *w, size_t nw, uint32_t max, uint8_t **ret,
+    size_t *ret_len)
 {
 	static const char *const src_name[] = {
 		[RPC_IDENT_NONE] = "",
@@ -997,6 +1030,9 @@ rpc_answer_process(const struct rpc_query *q, const struct store_hist *h,
 	if (cgroup && (info.cgroup = rpc_pb_str(&a, cgroup, 4096)) == NULL)
 		goto out;
 	info.state = (char *)rpc_fgbg_state_name(q->state);
+	/* its BPF rows: per history point, and summed (rpc_sched.c) */
+	if (nw && rpc_sched_process(&a, &info, h, n, w, nw) < 0)
+		goto out;
 	resp.result_case = VITALS__RESPONSE__RESULT_PROCESS;
 	resp.process = &info;
 	r = pack_answer(&resp, max, ret, ret_len);

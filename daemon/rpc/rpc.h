@@ -81,7 +81,9 @@ struct rpc_query {
 	int32_t pid; /* process; trace: 0 any */
 	uint64_t starttime;
 	char process[VITALS_NAME_LEN]; /* trace: a process name, "" any */
-	unsigned state; /* top, process: enum fg_state + 1; 0: all */
+	unsigned state;	       /* top, process: enum fg_state + 1; 0: all */
+	bool bpf;	       /* top: the BPF sched rows */
+	unsigned sched_metric; /* top, bpf: Vitals__SchedMetric */
 };
 
 /* Packed snapshots reused while their window is the last (rpc.c). */
@@ -155,6 +157,9 @@ int rpc_answer_top_wcpu(const struct rpc_query *q, struct rpc_wcpu_task *t,
     size_t n, uint32_t max, uint8_t **ret, size_t *ret_len);
 int rpc_answer_top(const struct rpc_query *q, const struct window_task *t,
     size_t n, uint32_t max, uint8_t **ret, size_t *ret_len);
+/* the BPF top over the rows of windows w[0..n) (rpc_sched.c ranks) */
+int rpc_answer_top_sched(const struct rpc_query *q, struct window *const *w,
+    size_t n, uint32_t max, uint8_t **ret, size_t *ret_len);
 /* Where a process answer's identity comes from (ProcessInfo.identity). */
 enum rpc_ident_src {
 	RPC_IDENT_NONE,	 /* the rows say it */
@@ -166,7 +171,8 @@ enum rpc_ident_src {
 int rpc_answer_process(const struct rpc_query *q, const struct store_hist *h,
     size_t n, const struct store_hist *th, size_t nth,
     const struct window_task *ident, enum rpc_ident_src src, const char *cgroup,
-    uint32_t max, uint8_t **ret, size_t *ret_len);
+    struct window *const *w, size_t nw, uint32_t max, uint8_t **ret,
+    size_t *ret_len);
 void rpc_cache_release(struct rpc_cache *c);
 /* rpc_pb.c */
 int rpc_error_frame(uint64_t id, enum rpc_status st, const char *msg,

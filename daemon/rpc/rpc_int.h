@@ -114,6 +114,15 @@ Vitals__Privileges *rpc_pb_privileges(struct rpc_arena *a,
 int rpc_wss(const struct rpc_ctx *ctx, enum control_role role,
     const Vitals__Request *req, struct rpc_result *res);
 Vitals__WssHealth *rpc_pb_wss_health(struct rpc_arena *a, struct wss *w);
+/* rpc_sched.c: the BPF rows of the process of history h[0..n) in the
+ * windows w[0..nw): each point's and their sum */
+struct store_hist;
+int rpc_sched_process(struct rpc_arena *a, Vitals__ProcessInfo *info,
+    const struct store_hist *h, size_t n, struct window *const *w, size_t nw);
+/* rpc_sched.c: the BPF top of windows w[0..n) into list */
+struct rpc_query;
+int rpc_sched_top(struct rpc_arena *a, Vitals__TaskList *list,
+    const struct rpc_query *q, struct window *const *w, size_t n);
 /* rpc_trace.c */
 Vitals__TraceHealth *rpc_pb_trace_health(struct rpc_arena *a,
     const struct window *last);

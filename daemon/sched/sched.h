@@ -14,12 +14,13 @@
 
 /*
  * BPF sched_switch accounting of one window (sched.c drains it,
- * sched_window.c reduces and merges it). Fixed arrays: the window stays one
- * allocation and a copy is a struct copy. What does not fit is summed into
- * the *_other entries, so totals stay whole.
+ * sched_window.c reduces and merges it). The rows are arrays of the part,
+ * bounded per window (bpf_procs, bpf_threads); what does not fit is summed
+ * into the *_other entries, so totals stay whole.
  */
-#define VITALS_BPF_UIDS 64  /* uids kept by on-CPU time */
-#define VITALS_BPF_PROCS 32 /* processes kept: half by CPU, half by wait */
+#define VITALS_BPF_PROCS_DEF 512    /* bpf_procs: processes and uids kept */
+#define VITALS_BPF_THREADS_DEF 2048 /* bpf_threads: threads kept */
+#define VITALS_BPF_ROWS_MAX 65536   /* either bound's ceiling */
 #define VITALS_BPF_RQ_SLOTS \
 	24 /* = VITALS_SCHED_RQ_SLOTS (bpf/sched/sched.bpf.h) */
 #define VITALS_BPF_PROGS 4
@@ -50,13 +51,26 @@ struct window_bpf_uid {
 	uint64_t exited_tasks; /* threads folded at exit */
 };
 
+#define WBPF_PROC_EXITED 1u /* its last task was freed in the window */
+
 struct window_bpf_proc {
-	int32_t tgid; /* −1: the "other" entry */
-	uint32_t pad;
+	int32_t tgid;		  /* −1: the "other" entry */
+	uint32_t flags;		  /* WBPF_PROC_* */
 	uint64_t starttime;	  /* ticks, as /proc/<pid>/stat field 22 */
 	uint64_t oncpu_ns;	  /* its threads, the exited ones included */
 	uint64_t rq_ns, rq_count; /* run-queue delay: Σ and number */
 	uint32_t rq_hist[VITALS_BPF_RQ_SLOTS]; /* slot k: [2^k, 2^(k+1)) µs */
+};
+
+/* A thread: its own on-CPU time and run-queue waits. */
+struct window_bpf_thread {
+	int32_t tid;  /* −1: the "other" entry */
+	int32_t tgid; /* its process */
+	uint32_t uid; /* the uid it last ran as */
+	uint32_t pad;
+	uint64_t starttime; /* the thread's, ticks as /proc/<pid>/task/<tid> */
+	uint64_t oncpu_ns;
+	uint64_t rq_ns, rq_count;
 };
 
 struct window_bpf {
@@ -89,14 +103,27 @@ struct window_bpf {
 	struct window_bpf_uid uid_other; /* uid UINT32_MAX */
 	uint32_t nprocs, procs_other;
 	struct window_bpf_proc proc_other;
-	/* A part made without room for the rows below (BPF off: the state
-	 * alone) is WINDOW_BPF_HEAD bytes long; nuids and nprocs are 0. */
+	/* Kernel loss and event counters, Δ over the window (TOT_*) */
+	uint64_t rq_samples;   /* waits measured (the drained sides' rq_count
+				* plus those full_proc dropped) */
+	uint64_t thr_exited;   /* thread entries folded at free */
+	uint64_t procs_exited; /* processes whose last task was freed */
+	uint64_t oncpu_total;  /* ns accounted (Σ sides): the exactness
+				* check's right-hand side */
+	/* bounds: rows kept (0: VITALS_BPF_*_DEF), from bpf_procs and
+	 * bpf_threads; a merge keeps the larger */
+	uint32_t max_procs, max_threads;
+	uint32_t nthreads, threads_other;
+	struct window_bpf_thread thread_other;
+	/* The rows: arrays of nuids, nprocs, nthreads (NULL when 0), owned
+	 * by the part. head_only: a part that never held rows (BPF off). */
 	bool head_only;
-	struct window_bpf_uid uid[VITALS_BPF_UIDS];
-	struct window_bpf_proc proc[VITALS_BPF_PROCS];
+	struct window_bpf_uid *uid;
+	struct window_bpf_proc *proc;
+	struct window_bpf_thread *thread;
 };
 
-#define WINDOW_BPF_HEAD offsetof(struct window_bpf, uid)
+#define WINDOW_BPF_HEAD sizeof(struct window_bpf)
 
 /* The sched part of w (window_parts[WPART_SCHED]), NULL: none (the window
  * has no BPF state: VBPF_UNKNOWN). */
@@ -127,12 +154,13 @@ struct vbpf_tid {
 	uint64_t start_ns;  /* task->start_boottime */
 	uint64_t leader_ns; /* its group leader's */
 	uint64_t oncpu_ns;
-	uint64_t wtd_ns; /* capacity-weighted oncpu_ns (wcpu/wcpu.h) */
+	uint64_t rq_ns, rq_count; /* its own waits (0: not measured) */
+	uint64_t wtd_ns;	  /* capacity-weighted oncpu_ns (wcpu/wcpu.h) */
 };
 
 struct vbpf_proc {
 	int32_t tgid;
-	uint32_t pad;
+	uint32_t flags;	    /* WBPF_PROC_EXITED */
 	uint64_t start_ns;  /* the group leader's start_boottime */
 	uint64_t exited_ns; /* of its threads that exited */
 	uint64_t rq_ns, rq_count;
@@ -188,10 +216,13 @@ struct bpf_sched;
 const char *vbpf_state_name(unsigned st);
 bool vbpf_state_on(unsigned st);
 const char *vbpf_prog_name(unsigned i);
-uint64_t vbpf_ns_to_ticks(uint64_t ns, unsigned hz);
 int window_bpf_add(struct window_bpf *wb, const struct bpf_sched_batch *b,
     unsigned hz);
-void window_bpf_merge(struct window_bpf *acc, const struct window_bpf *src);
+int window_bpf_merge(struct window_bpf *acc, const struct window_bpf *src);
+/* Free wb's rows (a part on the stack, tests); wb stays a head. */
+void window_bpf_release(struct window_bpf *wb);
+/* Room for n more rows of each kind; 0 or -ENOMEM. */
+int window_bpf_reserve(struct window_bpf *wb, size_t nu, size_t np, size_t nt);
 uint64_t window_bpf_rq_quantile_ns(const uint32_t hist[VITALS_BPF_RQ_SLOTS],
     double q);
 /* w's sched part, made when it has none; rows: with room for rows (a head

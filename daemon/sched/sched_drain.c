@@ -44,6 +44,8 @@ put_tid(struct bpf_sched *bs, struct bpf_sched_batch *b, const void *k,
 	t->tgid = (int32_t)val->tgid;
 	t->leader_ns = val->leader_ns;
 	t->oncpu_ns = val->oncpu_ns;
+	t->rq_ns = val->rq_ns;
+	t->rq_count = val->rq_count;
 	t->wtd_ns = val->wtd_ns;
 	return 0;
 }
@@ -64,6 +66,7 @@ put_proc(struct bpf_sched *bs, struct bpf_sched_batch *b, const void *k,
 	memset(p, 0, sizeof(*p));
 	p->tgid = (int32_t)key->tgid;
 	p->start_ns = key->start_ns;
+	p->flags = val->flags & SCHED_PROC_EXITED ? WBPF_PROC_EXITED : 0;
 	p->exited_ns = val->exited_ns;
 	p->rq_ns = val->rq_ns;
 	p->rq_count = val->rq_count;
@@ -310,6 +313,13 @@ bpf_sched_window(struct bpf_sched *bs, struct window_bpf *wb, unsigned hz)
 	wb->full_uid += delta_of(wb, t[TOT_UID_FULL], bs->tot[TOT_UID_FULL]);
 	wb->no_storage += delta_of(wb, t[TOT_NO_STORAGE],
 	    bs->tot[TOT_NO_STORAGE]);
+	wb->rq_samples += delta_of(wb, t[TOT_RQ_SAMPLES],
+	    bs->tot[TOT_RQ_SAMPLES]);
+	wb->thr_exited += delta_of(wb, t[TOT_EXITED], bs->tot[TOT_EXITED]);
+	wb->procs_exited += delta_of(wb, t[TOT_PROC_EXITED],
+	    bs->tot[TOT_PROC_EXITED]);
+	wb->oncpu_total += delta_of(wb, t[TOT_ONCPU_S0] + t[TOT_ONCPU_S1],
+	    bs->tot[TOT_ONCPU_S0] + bs->tot[TOT_ONCPU_S1]);
 	if (b->diff) {
 		wb->diff_drains++;
 		wb->unattributed_ns += b->unattributed_ns;

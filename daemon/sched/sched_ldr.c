@@ -720,7 +720,7 @@ diff_proc(const struct ldr_snap *o, const struct ldr_snap *n,
 					cmp_proc(&o->proc[i].k, &n->proc[j].k);
 		const struct ldr_proc *old, *cur;
 		struct vbpf_proc *p;
-		bool fresh;
+		bool fresh, died;
 
 		if (d < 0) {
 			if (o->proc[i].v.flags & SCHED_LDR_DEAD)
@@ -744,13 +744,17 @@ diff_proc(const struct ldr_snap *o, const struct ldr_snap *n,
 			else
 				b->evicted++;
 		}
-		if (!fresh && cur->v.rq_count == old->v.rq_count)
+		/* its leader's exit, seen first in this snapshot */
+		died = (cur->v.flags & SCHED_LDR_DEAD) &&
+		    (fresh || !(old->v.flags & SCHED_LDR_DEAD));
+		if (!fresh && !died && cur->v.rq_count == old->v.rq_count)
 			continue;
 		if ((r = PUSH(b, procs, nprocs, procs_cap)) < 0)
 			return r;
 		p = &b->procs[b->nprocs++];
 		memset(p, 0, sizeof(*p));
 		p->tgid = (int32_t)cur->k.tgid;
+		p->flags = died ? WBPF_PROC_EXITED : 0;
 		p->rq_ns = cur->v.rq_ns - (fresh ? 0 : old->v.rq_ns);
 		p->rq_count = cur->v.rq_count - (fresh ? 0 : old->v.rq_count);
 		for (k = 0; k < VITALS_SCHED_RQ_SLOTS; k++)

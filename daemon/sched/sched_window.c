@@ -57,18 +57,13 @@ vbpf_prog_name(unsigned i)
 	return i < VITALS_BPF_PROGS ? names[i] : "?";
 }
 
-/* /proc's starttime: the kernel's nsec_to_clock_t of start_boottime. */
-uint64_t
-vbpf_ns_to_ticks(uint64_t ns, unsigned hz)
-{
-	if (hz == 0)
-		return 0;
-	if (NSEC_PER_SEC % hz == 0)
-		return ns / (NSEC_PER_SEC / hz);
-	return ns / NSEC_PER_SEC * hz + ns % NSEC_PER_SEC * hz / NSEC_PER_SEC;
-}
+/* ---------------------------------------------------------------- rows */
 
-/* ---------------------------------------------------------------- uids */
+static size_t
+bound(uint32_t v, uint32_t def)
+{
+	return v ? v : def;
+}
 
 static void
 uid_add(struct window_bpf_uid *a, const struct window_bpf_uid *s)
@@ -97,14 +92,15 @@ uid_by_cpu(const void *a, const void *b)
 }
 
 /*
- * Sum duplicates in arr[0..n) (sorted by key first), keep the biggest
- * VITALS_BPF_UIDS in wb, the rest into wb->uid_other. arr is scratch.
+ * Sum duplicates in arr[0..n) (arr: malloc()ed, handed over), keep the
+ * biggest up to the bound, the rest into wb->uid_other; arr becomes wb's
+ * rows, sorted by uid (the order carries no meaning). Cannot fail.
  */
 static void
 uids_settle(struct window_bpf *wb, struct window_bpf_uid *arr, size_t n,
     uint32_t folded)
 {
-	size_t i, m = 0;
+	size_t i, m = 0, keep = bound(wb->max_procs, VITALS_BPF_PROCS_DEF);
 
 	qsort(arr, n, sizeof(*arr), uid_by_key);
 	for (i = 0; i < n; i++) {
@@ -113,28 +109,30 @@ uids_settle(struct window_bpf *wb, struct window_bpf_uid *arr, size_t n,
 		else
 			arr[m++] = arr[i];
 	}
-	qsort(arr, m, sizeof(*arr), uid_by_cpu);
-	wb->nuids = m < VITALS_BPF_UIDS ? (uint32_t)m : VITALS_BPF_UIDS;
-	if (wb->nuids) /* else wb may be a head without rows */
-		memcpy(wb->uid, arr, wb->nuids * sizeof(*arr));
+	if (m > keep)
+		qsort(arr, m, sizeof(*arr), uid_by_cpu);
+	else
+		keep = m;
 	wb->uids_other += folded;
-	for (i = wb->nuids; i < m; i++) {
+	for (i = keep; i < m; i++) {
 		uid_add(&wb->uid_other, &arr[i]);
 		wb->uids_other++;
 	}
 	wb->uid_other.uid = UINT32_MAX; /* (uid_t)-1: never a uid */
-	/* sorted by uid for readers: the order carries no meaning */
-	if (wb->nuids)
-		qsort(wb->uid, wb->nuids, sizeof(*wb->uid), uid_by_key);
+	qsort(arr, keep, sizeof(*arr), uid_by_key);
+	free(wb->uid);
+	wb->uid = keep ? arr : NULL;
+	wb->nuids = (uint32_t)keep;
+	if (!keep)
+		free(arr);
 }
-
-/* ----------------------------------------------------------- processes */
 
 static void
 proc_add(struct window_bpf_proc *a, const struct window_bpf_proc *s)
 {
 	unsigned k;
 
+	a->flags |= s->flags;
 	a->oncpu_ns += s->oncpu_ns;
 	a->rq_ns += s->rq_ns;
 	a->rq_count += s->rq_count;
@@ -173,15 +171,16 @@ proc_by_wait(const void *a, const void *b)
 }
 
 /*
- * Kept: the busiest half by on-CPU time, then the longest waiters among
- * the rest, so a process starved on the run queue shows up even when it
- * hardly ran.
+ * Every process while they fit the bound; past it, the busiest half by
+ * on-CPU time, then the longest waiters among the rest, so a process
+ * starved on the run queue shows up even when it hardly ran. arr as for
+ * uids_settle.
  */
 static void
 procs_settle(struct window_bpf *wb, struct window_bpf_proc *arr, size_t n,
     uint32_t folded)
 {
-	size_t i, m = 0, half;
+	size_t i, m = 0, keep = bound(wb->max_procs, VITALS_BPF_PROCS_DEF);
 
 	qsort(arr, n, sizeof(*arr), proc_by_key);
 	for (i = 0; i < n; i++) {
@@ -190,21 +189,136 @@ procs_settle(struct window_bpf *wb, struct window_bpf_proc *arr, size_t n,
 		else
 			arr[m++] = arr[i];
 	}
-	qsort(arr, m, sizeof(*arr), proc_by_cpu);
-	half = VITALS_BPF_PROCS / 2;
-	if (m > half)
-		qsort(arr + half, m - half, sizeof(*arr), proc_by_wait);
-	wb->nprocs = m < VITALS_BPF_PROCS ? (uint32_t)m : VITALS_BPF_PROCS;
-	if (wb->nprocs)
-		memcpy(wb->proc, arr, wb->nprocs * sizeof(*arr));
+	if (m > keep) {
+		qsort(arr, m, sizeof(*arr), proc_by_cpu);
+		qsort(arr + keep / 2, m - keep / 2, sizeof(*arr), proc_by_wait);
+	} else {
+		keep = m;
+	}
 	wb->procs_other += folded;
-	for (i = wb->nprocs; i < m; i++) {
+	for (i = keep; i < m; i++) {
 		proc_add(&wb->proc_other, &arr[i]);
 		wb->procs_other++;
 	}
 	wb->proc_other.tgid = -1;
+	wb->proc_other.flags = 0;
+	qsort(arr, keep, sizeof(*arr), proc_by_key);
+	free(wb->proc);
+	wb->proc = keep ? arr : NULL;
+	wb->nprocs = (uint32_t)keep;
+	if (!keep)
+		free(arr);
+}
+
+static void
+thread_add(struct window_bpf_thread *a, const struct window_bpf_thread *s)
+{
+	a->oncpu_ns += s->oncpu_ns;
+	a->rq_ns += s->rq_ns;
+	a->rq_count += s->rq_count;
+	if (s->uid != UINT32_MAX)
+		a->uid = s->uid; /* the later one */
+}
+
+static int
+thread_by_key(const void *a, const void *b)
+{
+	const struct window_bpf_thread *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->starttime < y->starttime ? -1 : x->starttime > y->starttime;
+}
+
+static int
+thread_by_cpu(const void *a, const void *b)
+{
+	const struct window_bpf_thread *x = a, *y = b;
+
+	if (x->oncpu_ns != y->oncpu_ns)
+		return x->oncpu_ns > y->oncpu_ns ? -1 : 1;
+	return thread_by_key(a, b);
+}
+
+static int
+thread_by_wait(const void *a, const void *b)
+{
+	const struct window_bpf_thread *x = a, *y = b;
+
+	if (x->rq_ns != y->rq_ns)
+		return x->rq_ns > y->rq_ns ? -1 : 1;
+	return thread_by_key(a, b);
+}
+
+/* As procs_settle, for threads (a thread entry per uid it ran as is one
+ * row: the uid it ran as last). */
+static void
+threads_settle(struct window_bpf *wb, struct window_bpf_thread *arr, size_t n,
+    uint32_t folded)
+{
+	size_t i, m = 0, keep = bound(wb->max_threads, VITALS_BPF_THREADS_DEF);
+
+	qsort(arr, n, sizeof(*arr), thread_by_key);
+	for (i = 0; i < n; i++) {
+		if (m > 0 && thread_by_key(&arr[m - 1], &arr[i]) == 0)
+			thread_add(&arr[m - 1], &arr[i]);
+		else
+			arr[m++] = arr[i];
+	}
+	if (m > keep) {
+		qsort(arr, m, sizeof(*arr), thread_by_cpu);
+		qsort(arr + keep / 2, m - keep / 2, sizeof(*arr),
+		    thread_by_wait);
+	} else {
+		keep = m;
+	}
+	wb->threads_other += folded;
+	for (i = keep; i < m; i++) {
+		thread_add(&wb->thread_other, &arr[i]);
+		wb->threads_other++;
+	}
+	wb->thread_other.tid = wb->thread_other.tgid = -1;
+	wb->thread_other.uid = UINT32_MAX;
+	qsort(arr, keep, sizeof(*arr), thread_by_key);
+	free(wb->thread);
+	wb->thread = keep ? arr : NULL;
+	wb->nthreads = (uint32_t)keep;
+	if (!keep)
+		free(arr);
+}
+
+/* Scratch for settling: the kept rows and room for more. */
+struct rows {
+	struct window_bpf_uid *u;
+	struct window_bpf_proc *p;
+	struct window_bpf_thread *t;
+	size_t nu, np, nt;
+};
+
+static int
+rows_start(struct rows *r, const struct window_bpf *wb, size_t mu, size_t mp,
+    size_t mt)
+{
+	memset(r, 0, sizeof(*r));
+	r->u = malloc((wb->nuids + mu + 1) * sizeof(*r->u));
+	r->p = malloc((wb->nprocs + mp + 1) * sizeof(*r->p));
+	r->t = malloc((wb->nthreads + mt + 1) * sizeof(*r->t));
+	if (r->u == NULL || r->p == NULL || r->t == NULL) {
+		free(r->u);
+		free(r->p);
+		free(r->t);
+		return -ENOMEM;
+	}
+	if (wb->nuids)
+		memcpy(r->u, wb->uid, wb->nuids * sizeof(*r->u));
 	if (wb->nprocs)
-		qsort(wb->proc, wb->nprocs, sizeof(*wb->proc), proc_by_key);
+		memcpy(r->p, wb->proc, wb->nprocs * sizeof(*r->p));
+	if (wb->nthreads)
+		memcpy(r->t, wb->thread, wb->nthreads * sizeof(*r->t));
+	r->nu = wb->nuids;
+	r->np = wb->nprocs;
+	r->nt = wb->nthreads;
+	return 0;
 }
 
 /* ------------------------------------------------------------- public */
@@ -213,31 +327,24 @@ procs_settle(struct window_bpf *wb, struct window_bpf_proc *arr, size_t n,
  * Add one drained side to wb: per uid, the time of its thread entries
  * plus what its exited threads and overflows left in its uid entry; per
  * process, the time of its threads' entries plus its exited threads' and
- * its run-queue figures. On -ENOMEM wb is unchanged (the caller counts
- * the drain as failed).
+ * its run-queue figures; per thread, its entry. On -ENOMEM wb is
+ * unchanged (the caller counts the drain as failed).
  */
 int
 window_bpf_add(struct window_bpf *wb, const struct bpf_sched_batch *b,
     unsigned hz)
 {
-	size_t nu = wb->nuids, np = wb->nprocs, i;
-	struct window_bpf_uid *ua;
-	struct window_bpf_proc *pa;
+	struct rows r;
+	size_t i;
 
 	if (wb->head_only)
 		return -EINVAL; /* no room for rows: window_sched_make() */
-	ua = malloc((nu + b->nuids + b->ntids + 1) * sizeof(*ua));
-	pa = malloc((np + b->nprocs + b->ntids + 1) * sizeof(*pa));
-	if (ua == NULL || pa == NULL) {
-		free(ua);
-		free(pa);
+	if (rows_start(&r, wb, b->nuids + b->ntids, b->nprocs + b->ntids,
+		b->ntids) < 0)
 		return -ENOMEM;
-	}
-	memcpy(ua, wb->uid, nu * sizeof(*ua));
-	memcpy(pa, wb->proc, np * sizeof(*pa));
 	for (i = 0; i < b->nuids; i++) {
 		const struct vbpf_uid *u = &b->uids[i];
-		struct window_bpf_uid *w = &ua[nu++];
+		struct window_bpf_uid *w = &r.u[r.nu++];
 
 		memset(w, 0, sizeof(*w));
 		w->uid = u->uid;
@@ -250,11 +357,12 @@ window_bpf_add(struct window_bpf *wb, const struct bpf_sched_batch *b,
 	}
 	for (i = 0; i < b->nprocs; i++) {
 		const struct vbpf_proc *p = &b->procs[i];
-		struct window_bpf_proc *w = &pa[np++];
+		struct window_bpf_proc *w = &r.p[r.np++];
 
 		memset(w, 0, sizeof(*w));
 		w->tgid = p->tgid;
-		w->starttime = vbpf_ns_to_ticks(p->start_ns, hz);
+		w->flags = p->flags & WBPF_PROC_EXITED;
+		w->starttime = ns_to_clock_t(p->start_ns, hz);
 		w->oncpu_ns = p->exited_ns;
 		w->rq_ns = p->rq_ns;
 		w->rq_count = p->rq_count;
@@ -264,38 +372,56 @@ window_bpf_add(struct window_bpf *wb, const struct bpf_sched_batch *b,
 	}
 	for (i = 0; i < b->ntids; i++) {
 		const struct vbpf_tid *t = &b->tids[i];
-		struct window_bpf_uid *u = &ua[nu++];
-		struct window_bpf_proc *p = &pa[np++];
+		struct window_bpf_uid *u = &r.u[r.nu++];
+		struct window_bpf_proc *p = &r.p[r.np++];
+		struct window_bpf_thread *h = &r.t[r.nt++];
 
 		memset(u, 0, sizeof(*u));
 		u->uid = t->uid;
 		u->oncpu_ns = t->oncpu_ns;
 		memset(p, 0, sizeof(*p));
 		p->tgid = t->tgid;
-		p->starttime = vbpf_ns_to_ticks(t->leader_ns, hz);
+		p->starttime = ns_to_clock_t(t->leader_ns, hz);
 		p->oncpu_ns = t->oncpu_ns;
+		memset(h, 0, sizeof(*h));
+		h->tid = t->tid;
+		h->tgid = t->tgid;
+		h->uid = t->uid;
+		h->starttime = ns_to_clock_t(t->start_ns, hz);
+		h->oncpu_ns = t->oncpu_ns;
+		h->rq_ns = t->rq_ns;
+		h->rq_count = t->rq_count;
 		wb->oncpu_ns += t->oncpu_ns;
 	}
-	uids_settle(wb, ua, nu, 0);
-	procs_settle(wb, pa, np, 0);
-	free(ua);
-	free(pa);
+	uids_settle(wb, r.u, r.nu, 0);
+	procs_settle(wb, r.p, r.np, 0);
+	threads_settle(wb, r.t, r.nt, 0);
 	return 0;
 }
 
 /*
- * Fold src (the later window) into acc. Counters add; rows need room in
- * acc when either side has some (a head alone has none, sched_part_merge). the state is the
- * later one's (a window that did not report keeps the earlier state).
- * Cannot fail: roll-ups call it after the first figure changed.
+ * Fold src (the later window) into acc. Counters add; the state is the
+ * later one's (a window that did not report keeps the earlier state). On
+ * -ENOMEM acc is unchanged: the rows' room is taken before any figure
+ * changes.
  */
-void
+int
 window_bpf_merge(struct window_bpf *acc, const struct window_bpf *src)
 {
-	struct window_bpf_uid ua[2 * VITALS_BPF_UIDS];
-	struct window_bpf_proc pa[2 * VITALS_BPF_PROCS];
+	struct rows r;
 	unsigned i;
 
+	if (rows_start(&r, acc, src->nuids, src->nprocs, src->nthreads) < 0)
+		return -ENOMEM;
+	if (src->nuids)
+		memcpy(r.u + r.nu, src->uid, src->nuids * sizeof(*r.u));
+	if (src->nprocs)
+		memcpy(r.p + r.np, src->proc, src->nprocs * sizeof(*r.p));
+	if (src->nthreads)
+		memcpy(r.t + r.nt, src->thread, src->nthreads * sizeof(*r.t));
+	r.nu += src->nuids;
+	r.np += src->nprocs;
+	r.nt += src->nthreads;
 	if (src->state != VBPF_UNKNOWN) {
 		acc->state = src->state;
 		acc->err = src->err;
@@ -324,26 +450,70 @@ window_bpf_merge(struct window_bpf *acc, const struct window_bpf *src)
 	acc->evicted += src->evicted;
 	acc->recreated += src->recreated;
 	acc->retired += src->retired;
+	acc->rq_samples += src->rq_samples;
+	acc->thr_exited += src->thr_exited;
+	acc->procs_exited += src->procs_exited;
+	acc->oncpu_total += src->oncpu_total;
+	if (src->max_procs > acc->max_procs)
+		acc->max_procs = src->max_procs;
+	if (src->max_threads > acc->max_threads)
+		acc->max_threads = src->max_threads;
 	/* run counts of a part without stats are unknown, not zero */
 	acc->stats = acc->stats && src->stats;
 	for (i = 0; i < VITALS_BPF_PROGS; i++) {
 		acc->prog_runs[i] += src->prog_runs[i];
 		acc->prog_ns[i] += src->prog_ns[i];
 	}
-
-	if (acc->nuids)
-		memcpy(ua, acc->uid, acc->nuids * sizeof(*ua));
-	if (src->nuids)
-		memcpy(ua + acc->nuids, src->uid, src->nuids * sizeof(*ua));
 	uid_add(&acc->uid_other, &src->uid_other);
-	uids_settle(acc, ua, acc->nuids + src->nuids, src->uids_other);
-
-	if (acc->nprocs)
-		memcpy(pa, acc->proc, acc->nprocs * sizeof(*pa));
-	if (src->nprocs)
-		memcpy(pa + acc->nprocs, src->proc, src->nprocs * sizeof(*pa));
+	uids_settle(acc, r.u, r.nu, src->uids_other);
 	proc_add(&acc->proc_other, &src->proc_other);
-	procs_settle(acc, pa, acc->nprocs + src->nprocs, src->procs_other);
+	procs_settle(acc, r.p, r.np, src->procs_other);
+	thread_add(&acc->thread_other, &src->thread_other);
+	threads_settle(acc, r.t, r.nt, src->threads_other);
+	return 0;
+}
+
+void
+window_bpf_release(struct window_bpf *wb)
+{
+	free(wb->uid);
+	free(wb->proc);
+	free(wb->thread);
+	wb->uid = NULL;
+	wb->proc = NULL;
+	wb->thread = NULL;
+	wb->nuids = wb->nprocs = wb->nthreads = 0;
+}
+
+/* Room for more rows, zeroed, for a reader that fills them
+ * (store_sched.c). */
+int
+window_bpf_reserve(struct window_bpf *wb, size_t nu, size_t np, size_t nt)
+{
+	void *q;
+
+	if (nu) {
+		if ((q = realloc(wb->uid,
+			 (wb->nuids + nu) * sizeof(*wb->uid))) == NULL)
+			return -ENOMEM;
+		wb->uid = q;
+		memset(wb->uid + wb->nuids, 0, nu * sizeof(*wb->uid));
+	}
+	if (np) {
+		if ((q = realloc(wb->proc,
+			 (wb->nprocs + np) * sizeof(*wb->proc))) == NULL)
+			return -ENOMEM;
+		wb->proc = q;
+		memset(wb->proc + wb->nprocs, 0, np * sizeof(*wb->proc));
+	}
+	if (nt) {
+		if ((q = realloc(wb->thread,
+			 (wb->nthreads + nt) * sizeof(*wb->thread))) == NULL)
+			return -ENOMEM;
+		wb->thread = q;
+		memset(wb->thread + wb->nthreads, 0, nt * sizeof(*wb->thread));
+	}
+	return 0;
 }
 
 /*
@@ -428,8 +598,8 @@ static void
 sched_part_dump(const struct window *w, unsigned topn, struct vbuf *out)
 {
 	const struct window_bpf *b = window_sched(w);
-	const struct window_bpf_proc *pp[VITALS_BPF_PROCS];
-	const struct window_bpf_uid *up[VITALS_BPF_UIDS];
+	const struct window_bpf_proc **pp = NULL;
+	const struct window_bpf_uid **up = NULL;
 	unsigned i, n;
 
 	if (b->state == VBPF_UNKNOWN)
@@ -476,6 +646,12 @@ sched_part_dump(const struct window *w, unsigned topn, struct vbuf *out)
 			(double)b->prog_ns[i] / (double)b->prog_runs[i] :
 			0.0);
 
+	pp = malloc((b->nprocs + 1) * sizeof(*pp));
+	up = malloc((b->nuids + 1) * sizeof(*up));
+	if (pp == NULL || up == NULL) {
+		vbuf_printf(out, "bpf rows: out of memory\n");
+		goto out;
+	}
 	for (i = 0; i < b->nuids; i++)
 		up[i] = &b->uid[i];
 	qsort(up, b->nuids, sizeof(up[0]), cmp_uid_cpu_ptr);
@@ -515,6 +691,9 @@ sched_part_dump(const struct window *w, unsigned topn, struct vbuf *out)
 		    b->procs_other, ms(b->proc_other.oncpu_ns),
 		    (unsigned long long)b->proc_other.rq_count,
 		    ms(b->proc_other.rq_ns));
+out:
+	free(pp);
+	free(up);
 }
 
 /* Its words on the summary line (dump_summary_line()). */
@@ -537,26 +716,15 @@ part_new(bool rows)
 {
 	struct window_bpf *b;
 
-	if ((b = calloc(1, rows ? sizeof(*b) : WINDOW_BPF_HEAD)) == NULL)
+	if ((b = calloc(1, sizeof(*b))) == NULL)
 		return NULL;
 	b->head_only = !rows;
+	/* the "other" rows' keys, whether or not anything folds into them */
+	b->uid_other.uid = UINT32_MAX;
+	b->proc_other.tgid = -1;
+	b->thread_other.tid = b->thread_other.tgid = -1;
+	b->thread_other.uid = UINT32_MAX;
 	return b;
-}
-
-/* Room for rows: a head alone grows to the whole part, rows empty. */
-static int
-part_rows(struct window_bpf **bp)
-{
-	struct window_bpf *b = *bp;
-
-	if (!b->head_only)
-		return 0;
-	if ((b = realloc(b, sizeof(*b))) == NULL)
-		return -ENOMEM;
-	memset((char *)b + WINDOW_BPF_HEAD, 0, sizeof(*b) - WINDOW_BPF_HEAD);
-	b->head_only = false;
-	*bp = b;
-	return 0;
 }
 
 struct window_bpf *
@@ -569,9 +737,8 @@ window_sched_make(struct window *w, bool rows)
 			window_part_set(w, WPART_SCHED, b);
 		return b;
 	}
-	if (rows && part_rows(&b) < 0)
-		return NULL; /* the head stays w's */
-	window_part_set(w, WPART_SCHED, b);
+	if (rows)
+		b->head_only = false;
 	return b;
 }
 
@@ -580,29 +747,52 @@ window_sched_trim(struct window *w)
 {
 	struct window_bpf *b = window_sched(w);
 
-	if (b == NULL || b->head_only || b->nuids || b->nprocs)
+	if (b == NULL || b->head_only || b->nuids || b->nprocs || b->nthreads)
 		return;
+	window_bpf_release(b);
 	b->head_only = true;
-	if ((b = realloc(b, WINDOW_BPF_HEAD)) != NULL)
-		window_part_set(w, WPART_SCHED, b); /* else the whole stays */
 }
 
 static void
 sched_part_free(void *part)
 {
-	free(part);
+	struct window_bpf *b = part;
+
+	if (b == NULL)
+		return;
+	window_bpf_release(b);
+	free(b);
+}
+
+static void *
+dup_rows(const void *p, size_t n, size_t sz)
+{
+	void *c;
+
+	if (n == 0 || p == NULL)
+		return NULL;
+	if ((c = malloc(n * sz)) != NULL)
+		memcpy(c, p, n * sz);
+	return c;
 }
 
 static void *
 sched_part_dup(const void *part)
 {
 	const struct window_bpf *b = part;
-	size_t sz = b->head_only ? WINDOW_BPF_HEAD : sizeof(*b);
 	struct window_bpf *c;
 
-	if ((c = malloc(sz)) == NULL)
+	if ((c = malloc(sizeof(*c))) == NULL)
 		return NULL;
-	memcpy(c, b, sz);
+	*c = *b;
+	c->uid = dup_rows(b->uid, b->nuids, sizeof(*b->uid));
+	c->proc = dup_rows(b->proc, b->nprocs, sizeof(*b->proc));
+	c->thread = dup_rows(b->thread, b->nthreads, sizeof(*b->thread));
+	if ((b->nuids && c->uid == NULL) || (b->nprocs && c->proc == NULL) ||
+	    (b->nthreads && c->thread == NULL)) {
+		sched_part_free(c);
+		return NULL;
+	}
 	return c;
 }
 
@@ -617,17 +807,22 @@ sched_part_merge(void **accp, const void *srcp)
 	static const struct window_bpf zero;
 	const struct window_bpf *src = srcp ? srcp : &zero;
 	struct window_bpf *acc = *accp;
-	bool rows = src->nuids || src->nprocs;
+	bool rows = src->nuids || src->nprocs || src->nthreads;
+	bool made = false;
 
 	if (acc == NULL) {
 		if ((acc = part_new(rows)) == NULL)
 			return -ENOMEM;
-		*accp = acc;
+		made = true;
 	}
-	if (rows && part_rows(&acc) < 0)
+	if (window_bpf_merge(acc, src) < 0) {
+		if (made)
+			free(acc);
 		return -ENOMEM;
+	}
+	if (rows)
+		acc->head_only = false;
 	*accp = acc;
-	window_bpf_merge(acc, src);
 	return 0;
 }
 
@@ -636,7 +831,8 @@ sched_part_bytes(const void *part)
 {
 	const struct window_bpf *b = part;
 
-	return b->head_only ? WINDOW_BPF_HEAD : sizeof(*b);
+	return sizeof(*b) + b->nuids * sizeof(*b->uid) +
+	    b->nprocs * sizeof(*b->proc) + b->nthreads * sizeof(*b->thread);
 }
 
 const struct window_part_ops sched_window_part = {

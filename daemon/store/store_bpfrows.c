@@ -17,6 +17,18 @@
  *
  * Rows keep their order; sorted by tgid (as a table hands them back) the
  * tgid and starttime steps take a byte or two.
+ *
+ * Version 2 writes the same figures column after column (all of one
+ * field, then the next), so that zstd finds the runs of small steps and
+ * zeros, and adds a process's flags and the threads:
+ *
+ *   u  uid rows;     columns: uid + 1, oncpu_ns, exited_ns, exited_tasks
+ *   u  process rows; columns: s tgid step, s starttime step, u flags,
+ *        u oncpu_ns, u rq_ns, u histogram word (as above), u rq_count of
+ *        the rows whose word says it is not the sum, then each row's
+ *        slots in row order
+ *   u  thread rows;  columns: s tid step, s tid − tgid, s uid step,
+ *        s starttime step, u oncpu_ns, u rq_ns, u rq_count
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -145,5 +157,226 @@ store_bpfrows_release(struct store_bpfrows *b)
 {
 	free(b->uid);
 	free(b->proc);
+	free(b->thread);
 	memset(b, 0, sizeof(*b));
+}
+
+/* ----------------------------------------------------------- version 2 */
+
+static unsigned
+hist_slots(const struct window_bpf_proc *p, uint64_t *ret_sum)
+{
+	unsigned k, slots;
+	uint64_t sum = 0;
+
+	for (slots = VITALS_BPF_RQ_SLOTS;
+	     slots > 0 && p->rq_hist[slots - 1] == 0; slots--)
+		;
+	for (k = 0; k < slots; k++)
+		sum += p->rq_hist[k];
+	*ret_sum = sum;
+	return slots;
+}
+
+int
+store_bpfrows_put2(struct store_enc *e, const struct store_bpfrows *b)
+{
+	const struct window_bpf_uid *u = b->uid;
+	const struct window_bpf_proc *p = b->proc;
+	const struct window_bpf_thread *t = b->thread;
+	uint64_t prev, sum;
+	int64_t prevs;
+	unsigned k, slots;
+	size_t i;
+
+	store_enc_u(e, b->nuid);
+	for (i = 0; i < b->nuid; i++)
+		store_enc_u(e, (uint32_t)(u[i].uid + 1));
+	for (i = 0; i < b->nuid; i++)
+		store_enc_u(e, u[i].oncpu_ns);
+	for (i = 0; i < b->nuid; i++)
+		store_enc_u(e, u[i].exited_ns);
+	for (i = 0; i < b->nuid; i++)
+		store_enc_u(e, u[i].exited_tasks);
+
+	store_enc_u(e, b->nproc);
+	for (i = 0, prevs = 0; i < b->nproc; prevs = p[i++].tgid)
+		store_enc_s(e, p[i].tgid - prevs);
+	for (i = 0, prev = 0; i < b->nproc; prev = p[i++].starttime)
+		store_enc_s(e, (int64_t)(p[i].starttime - prev));
+	for (i = 0; i < b->nproc; i++)
+		store_enc_u(e, p[i].flags);
+	for (i = 0; i < b->nproc; i++)
+		store_enc_u(e, p[i].oncpu_ns);
+	for (i = 0; i < b->nproc; i++)
+		store_enc_u(e, p[i].rq_ns);
+	for (i = 0; i < b->nproc; i++) {
+		slots = hist_slots(&p[i], &sum);
+		store_enc_u(e, slots << 1 | (sum == p[i].rq_count));
+	}
+	for (i = 0; i < b->nproc; i++) {
+		hist_slots(&p[i], &sum);
+		if (sum != p[i].rq_count)
+			store_enc_u(e, p[i].rq_count);
+	}
+	for (i = 0; i < b->nproc; i++) {
+		slots = hist_slots(&p[i], &sum);
+		for (k = 0; k < slots; k++)
+			store_enc_u(e, p[i].rq_hist[k]);
+	}
+
+	store_enc_u(e, b->nthread);
+	for (i = 0, prevs = 0; i < b->nthread; prevs = t[i++].tid)
+		store_enc_s(e, t[i].tid - prevs);
+	for (i = 0; i < b->nthread; i++)
+		store_enc_s(e, (int64_t)t[i].tid - t[i].tgid);
+	for (i = 0, prevs = 0; i < b->nthread; prevs = t[i++].uid)
+		store_enc_s(e, (int64_t)t[i].uid - prevs);
+	for (i = 0, prev = 0; i < b->nthread; prev = t[i++].starttime)
+		store_enc_s(e, (int64_t)(t[i].starttime - prev));
+	for (i = 0; i < b->nthread; i++)
+		store_enc_u(e, t[i].oncpu_ns);
+	for (i = 0; i < b->nthread; i++)
+		store_enc_u(e, t[i].rq_ns);
+	for (i = 0; i < b->nthread; i++)
+		store_enc_u(e, t[i].rq_count);
+	return e->err;
+}
+
+/* An int32 from a running sum of steps; false when it leaves the range. */
+static bool
+step32(struct store_dec *d, int64_t *acc, int32_t *ret)
+{
+	int64_t step = store_dec_s(d);
+
+	if (step < -((int64_t)1 << 32) || step > ((int64_t)1 << 32) ||
+	    *acc + step < INT32_MIN || *acc + step > INT32_MAX)
+		return false;
+	*acc += step;
+	*ret = (int32_t)*acc;
+	return true;
+}
+
+static int
+get_v2(struct store_dec *d, size_t len, size_t max, struct store_bpfrows *b)
+{
+	int64_t acc;
+	uint64_t st;
+	size_t i, n;
+	unsigned k, slots;
+
+	/* each row takes at least one byte per column */
+	n = (size_t)store_dec_u_max(d, max < len / 4 ? max : len / 4);
+	if (d->err)
+		return -EBADMSG;
+	if (n && (b->uid = calloc(n, sizeof(*b->uid))) == NULL)
+		return -ENOMEM;
+	b->nuid = n;
+	for (i = 0; i < n; i++)
+		b->uid[i].uid = (uint32_t)store_dec_u_max(d, UINT32_MAX) - 1;
+	for (i = 0; i < n; i++)
+		b->uid[i].oncpu_ns = store_dec_u(d);
+	for (i = 0; i < n; i++)
+		b->uid[i].exited_ns = store_dec_u(d);
+	for (i = 0; i < n; i++)
+		b->uid[i].exited_tasks = store_dec_u(d);
+
+	n = (size_t)store_dec_u_max(d, max < len / 6 ? max : len / 6);
+	if (d->err)
+		return -EBADMSG;
+	if (n && (b->proc = calloc(n, sizeof(*b->proc))) == NULL)
+		return -ENOMEM;
+	b->nproc = n;
+	for (i = 0, acc = 0; i < n; i++)
+		if (!step32(d, &acc, &b->proc[i].tgid))
+			return -EBADMSG;
+	for (i = 0, st = 0; i < n; i++)
+		b->proc[i].starttime = st += (uint64_t)store_dec_s(d);
+	for (i = 0; i < n; i++)
+		b->proc[i].flags = (uint32_t)store_dec_u_max(d,
+		    WBPF_PROC_EXITED);
+	for (i = 0; i < n; i++)
+		b->proc[i].oncpu_ns = store_dec_u(d);
+	for (i = 0; i < n; i++)
+		b->proc[i].rq_ns = store_dec_u(d);
+	/* the histogram word parked in rq_hist[0] until its slots come */
+	for (i = 0; i < n; i++)
+		b->proc[i].rq_hist[0] = (uint32_t)store_dec_u_max(d,
+		    VITALS_BPF_RQ_SLOTS << 1 | 1);
+	for (i = 0; i < n; i++)
+		if (!(b->proc[i].rq_hist[0] & 1))
+			b->proc[i].rq_count = store_dec_u(d);
+	for (i = 0; i < n && !d->err; i++) {
+		struct window_bpf_proc *r = &b->proc[i];
+		unsigned word = r->rq_hist[0];
+		uint64_t sum = 0;
+
+		slots = word >> 1;
+		r->rq_hist[0] = 0;
+		for (k = 0; k < slots; k++)
+			sum += r->rq_hist[k] = (uint32_t)store_dec_u_max(d,
+			    UINT32_MAX);
+		if (word & 1)
+			r->rq_count = sum;
+		/* the encoder leaves trailing empty slots out */
+		if (slots && r->rq_hist[slots - 1] == 0)
+			return -EBADMSG;
+	}
+
+	n = (size_t)store_dec_u_max(d, max < len / 7 ? max : len / 7);
+	if (d->err)
+		return -EBADMSG;
+	if (n && (b->thread = calloc(n, sizeof(*b->thread))) == NULL)
+		return -ENOMEM;
+	b->nthread = n;
+	for (i = 0, acc = 0; i < n; i++)
+		if (!step32(d, &acc, &b->thread[i].tid))
+			return -EBADMSG;
+	for (i = 0; i < n; i++) {
+		int64_t off = store_dec_s(d);
+		int64_t tgid = (int64_t)b->thread[i].tid - off;
+
+		if (off < -((int64_t)1 << 32) || off > ((int64_t)1 << 32) ||
+		    tgid < INT32_MIN || tgid > INT32_MAX)
+			return -EBADMSG;
+		b->thread[i].tgid = (int32_t)tgid;
+	}
+	for (i = 0, acc = 0; i < n; i++) {
+		acc += store_dec_s(d);
+		if (acc < 0 || acc > UINT32_MAX)
+			return -EBADMSG;
+		b->thread[i].uid = (uint32_t)acc;
+	}
+	for (i = 0, st = 0; i < n; i++)
+		b->thread[i].starttime = st += (uint64_t)store_dec_s(d);
+	for (i = 0; i < n; i++)
+		b->thread[i].oncpu_ns = store_dec_u(d);
+	for (i = 0; i < n; i++)
+		b->thread[i].rq_ns = store_dec_u(d);
+	for (i = 0; i < n; i++)
+		b->thread[i].rq_count = store_dec_u(d);
+	return d->err ? -EBADMSG : 0;
+}
+
+int
+store_bpfrows_get_v(const void *buf, size_t len, unsigned version, size_t max,
+    struct store_bpfrows *ret)
+{
+	struct store_bpfrows b = { 0 };
+	struct store_dec d;
+	int r;
+
+	if (version == STORE_BPFROWS_V1)
+		return store_bpfrows_get(buf, len, max, ret);
+	if (version != STORE_BPFROWS_VERSION)
+		return -EBADMSG;
+	store_dec_init(&d, buf, len);
+	if ((r = get_v2(&d, len, max, &b)) == 0 && store_dec_end(&d) < 0)
+		r = -EBADMSG;
+	if (r < 0) {
+		store_bpfrows_release(&b);
+		return r;
+	}
+	*ret = b;
+	return 0;
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A window's BPF scheduler rows as a compact payload (store_bpfrows.c):
- * per uid (window_bpf_uid) and per process (window_bpf_proc), the
- * run-queue histogram included. Pure encoding.
+ * per uid (window_bpf_uid), per process (window_bpf_proc), the
+ * run-queue histogram included, and per thread (window_bpf_thread). Pure encoding.
  */
 #ifndef VITALSD_STORE_BPFROWS_H
 #define VITALSD_STORE_BPFROWS_H
@@ -13,19 +13,31 @@
 #include "sched/sched.h"
 #include "store/store_codec.h"
 
-/* The frame's part number and this encoding's version (store_codec.h). */
+/* The frame's part number and the encodings' versions (store_codec.h):
+ * 1 row after row, uids and processes; 2 (written now) column after
+ * column, threads too and a process's flags. */
 #define STORE_BPFROWS_PART 4
-#define STORE_BPFROWS_VERSION 1
+#define STORE_BPFROWS_V1 1
+#define STORE_BPFROWS_VERSION 2
 
 struct store_bpfrows {
 	struct window_bpf_uid *uid; /* uid UINT32_MAX: the "other" row */
 	size_t nuid;
 	struct window_bpf_proc *proc; /* tgid −1: the "other" row */
 	size_t nproc;
+	struct window_bpf_thread *thread; /* tid −1: the "other" row */
+	size_t nthread;
 };
 
-/* Rows u[0..nu) and p[0..np), in any order (kept); pad fields are not
+/* Version 2: every row of b, in any order (kept); pad fields are not
  * written. */
+int store_bpfrows_put2(struct store_enc *e, const struct store_bpfrows *b);
+/* Either version's rows of buf[0..len), as store_bpfrows_get. */
+int store_bpfrows_get_v(const void *buf, size_t len, unsigned version,
+    size_t max, struct store_bpfrows *ret);
+
+/* Version 1 (older stores; tests): rows u[0..nu) and p[0..np), in any
+ * order (kept); pad fields and process flags are not written. */
 int store_bpfrows_put(struct store_enc *e, const struct window_bpf_uid *u,
     size_t nu, const struct window_bpf_proc *p, size_t np);
 /* The rows of buf[0..len), at most max of each kind (-EBADMSG past it, or

@@ -488,8 +488,7 @@ int store_put_count(struct store *s, int64_t id, const char *kind,
     const char *key, uint64_t v);
 int store_put_gauge(struct store *s, const char *kind, const char *key,
     const struct gauge *g);
-int store_put_bpfrows(struct store *s, const struct window_bpf_uid *u,
-    size_t nu, const struct window_bpf_proc *p, size_t np);
+int store_put_bpfrows(struct store *s, const struct store_bpfrows *b);
 void store_wparts_begin(struct store *s);
 int store_wparts_put(struct store *s, int64_t id, const struct window *w);
 int store_get_bpfrows(struct store *s, struct store_bpfrows *ret);
@@ -502,6 +501,7 @@ int store_wacc_count(struct store_wacc *a, uint32_t key, uint64_t v);
 int store_wacc_gauge(struct store_wacc *a, uint32_t key, const struct gauge *g);
 int store_wacc_bpfrows(struct store_wacc *a, const struct window_bpf_uid *u,
     size_t nu, const struct window_bpf_proc *p, size_t np);
+int store_wacc_bpfrows2(struct store_wacc *a, const struct store_bpfrows *b);
 int store_wacc_insert(sqlite3_stmt *ins, int64_t id, struct store_wacc *a,
     const struct store_sys_cpu *c, size_t nc, const struct store_sys_psi *p,
     size_t np);

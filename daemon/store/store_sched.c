@@ -50,6 +50,11 @@ static const struct store_field counters[] = {
 	BPF_U64(evicted),
 	BPF_U64(recreated),
 	BPF_U64(retired),
+	BPF_U64(rq_samples),
+	BPF_U64(thr_exited),
+	BPF_U64(procs_exited),
+	BPF_U64(oncpu_total),
+	BPF_U32(threads_other),
 };
 
 /* A window_count row of kind "bpf*" (store_read.c hands them over). */
@@ -106,6 +111,16 @@ cmp_proc(const void *a, const void *b)
 	return x->starttime < y->starttime ? -1 : x->starttime > y->starttime;
 }
 
+static int
+cmp_thread(const void *a, const void *b)
+{
+	const struct window_bpf_thread *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->starttime < y->starttime ? -1 : x->starttime > y->starttime;
+}
+
 static bool
 uid_empty(const struct window_bpf_uid *u)
 {
@@ -114,35 +129,52 @@ uid_empty(const struct window_bpf_uid *u)
 
 /*
  * The rows as the BPF blob (store_wparts.c): the "other" entries first
- * (uid −1 and tgid −1, where v8's tables sorted them), then by uid and by
- * (tgid, starttime), whose steps the encoding keeps to a byte or two.
+ * (uid −1, tgid −1, tid −1), then by uid, by (tgid, starttime) and by
+ * (tid, starttime), whose steps the encoding keeps to a byte or two.
  */
 static int
 put_rows(struct store *s, const struct window_bpf *b)
 {
-	struct window_bpf_uid u[VITALS_BPF_UIDS + 1];
-	struct window_bpf_proc p[VITALS_BPF_PROCS + 1];
-	size_t nu = 0, np = 0, i;
+	struct store_bpfrows r = { 0 };
+	size_t i, o;
+	int rc = SQLITE_NOMEM;
 
+	r.uid = malloc((b->nuids + 1) * sizeof(*r.uid));
+	r.proc = malloc((b->nprocs + 1) * sizeof(*r.proc));
+	r.thread = malloc((b->nthreads + 1) * sizeof(*r.thread));
+	if (r.uid == NULL || r.proc == NULL || r.thread == NULL)
+		goto out;
 	if (!uid_empty(&b->uid_other)) {
-		u[nu] = b->uid_other;
-		u[nu++].uid = UINT32_MAX;
+		r.uid[r.nuid] = b->uid_other;
+		r.uid[r.nuid++].uid = UINT32_MAX;
 	}
-	for (i = 0; i < b->nuids && i < VITALS_BPF_UIDS; i++)
-		u[nu++] = b->uid[i];
+	o = r.nuid;
+	for (i = 0; i < b->nuids; i++)
+		r.uid[r.nuid++] = b->uid[i];
+	qsort(r.uid + o, r.nuid - o, sizeof(*r.uid), cmp_uid);
 	if (b->proc_other.oncpu_ns || b->proc_other.rq_count) {
-		p[np] = b->proc_other;
-		p[np++].tgid = -1;
+		r.proc[r.nproc] = b->proc_other;
+		r.proc[r.nproc++].tgid = -1;
 	}
-	for (i = 0; i < b->nprocs && i < VITALS_BPF_PROCS; i++)
-		p[np++] = b->proc[i];
-	if (nu > 1)
-		qsort(u + (u[0].uid == UINT32_MAX),
-		    nu - (u[0].uid == UINT32_MAX), sizeof(*u), cmp_uid);
-	if (np > 1)
-		qsort(p + (p[0].tgid == -1), np - (p[0].tgid == -1), sizeof(*p),
-		    cmp_proc);
-	return store_put_bpfrows(s, u, nu, p, np);
+	o = r.nproc;
+	for (i = 0; i < b->nprocs; i++)
+		r.proc[r.nproc++] = b->proc[i];
+	qsort(r.proc + o, r.nproc - o, sizeof(*r.proc), cmp_proc);
+	if (b->thread_other.oncpu_ns || b->thread_other.rq_count) {
+		r.thread[r.nthread] = b->thread_other;
+		r.thread[r.nthread].tid = r.thread[r.nthread].tgid = -1;
+		r.thread[r.nthread++].uid = UINT32_MAX;
+	}
+	o = r.nthread;
+	for (i = 0; i < b->nthreads; i++)
+		r.thread[r.nthread++] = b->thread[i];
+	qsort(r.thread + o, r.nthread - o, sizeof(*r.thread), cmp_thread);
+	rc = store_put_bpfrows(s, &r);
+out:
+	free(r.uid);
+	free(r.proc);
+	free(r.thread);
+	return rc;
 }
 
 /* Everything BPF of window id; nothing when the window has no BPF part. */
@@ -197,7 +229,8 @@ store_bpf_load(struct store *s, int64_t id, struct window *w)
 		goto out;
 	if (r < 0)
 		return r;
-	if ((b = window_sched_make(w, true)) == NULL) {
+	if ((b = window_sched_make(w, true)) == NULL ||
+	    window_bpf_reserve(b, rows.nuid, rows.nproc, rows.nthread) < 0) {
 		store_bpfrows_release(&rows);
 		return -ENOMEM;
 	}
@@ -205,15 +238,21 @@ store_bpf_load(struct store *s, int64_t id, struct window *w)
 		rows.uid[i].pad = 0;
 		if (rows.uid[i].uid == UINT32_MAX)
 			b->uid_other = rows.uid[i];
-		else if (b->nuids < VITALS_BPF_UIDS)
+		else
 			b->uid[b->nuids++] = rows.uid[i];
 	}
 	for (i = 0; i < rows.nproc; i++) {
-		rows.proc[i].pad = 0;
 		if (rows.proc[i].tgid == -1)
 			b->proc_other = rows.proc[i];
-		else if (b->nprocs < VITALS_BPF_PROCS)
+		else
 			b->proc[b->nprocs++] = rows.proc[i];
+	}
+	for (i = 0; i < rows.nthread; i++) {
+		rows.thread[i].pad = 0;
+		if (rows.thread[i].tid == -1)
+			b->thread_other = rows.thread[i];
+		else
+			b->thread[b->nthreads++] = rows.thread[i];
 	}
 	store_bpfrows_release(&rows);
 out:

@@ -149,18 +149,35 @@ store_wacc_bpfrows(struct store_wacc *a, const struct window_bpf_uid *u,
 		return SQLITE_OK;
 	rc = store_bpfrows_put(&pl, u, nu, p, np) < 0 ?
 	    SQLITE_NOMEM :
+	    frame(&a->bpf, STORE_BPFROWS_PART, STORE_BPFROWS_V1, &pl);
+	store_enc_release(&pl);
+	return rc;
+}
+
+/* The rows as version 2 (version 1 is what a v8 store's migration
+ * writes, store_wacc_bpfrows). */
+int
+store_wacc_bpfrows2(struct store_wacc *a, const struct store_bpfrows *b)
+{
+	struct store_enc pl = { 0 };
+	int rc;
+
+	store_enc_release(&a->bpf);
+	if (b->nuid == 0 && b->nproc == 0 && b->nthread == 0)
+		return SQLITE_OK;
+	rc = store_bpfrows_put2(&pl, b) < 0 ?
+	    SQLITE_NOMEM :
 	    frame(&a->bpf, STORE_BPFROWS_PART, STORE_BPFROWS_VERSION, &pl);
 	store_enc_release(&pl);
 	return rc;
 }
 
 int
-store_put_bpfrows(struct store *s, const struct window_bpf_uid *u, size_t nu,
-    const struct window_bpf_proc *p, size_t np)
+store_put_bpfrows(struct store *s, const struct store_bpfrows *b)
 {
 	struct store_wacc *a = wacc(s);
 
-	return a == NULL ? SQLITE_NOMEM : store_wacc_bpfrows(a, u, nu, p, np);
+	return a == NULL ? SQLITE_NOMEM : store_wacc_bpfrows2(a, b);
 }
 
 static int
@@ -319,11 +336,14 @@ store_get_bpfrows(struct store *s, struct store_bpfrows *ret)
 
 	if (!s->ld_parts || sqlite3_column_type(st, 2) == SQLITE_NULL)
 		return -ENOENT;
-	r = store_unframe(sqlite3_column_blob(st, 2),
-	    (size_t)sqlite3_column_bytes(st, 2), STORE_BPFROWS_PART,
-	    STORE_BPFROWS_VERSION, &f);
+	/* either version: a store keeps the blobs of its older windows */
+	r = store_frame_get(sqlite3_column_blob(st, 2),
+	    (size_t)sqlite3_column_bytes(st, 2), &f);
 	if (r == 0) {
-		r = store_bpfrows_get(f.payload, f.len, ROWS_MAX, ret);
+		r = f.part != STORE_BPFROWS_PART ?
+		    -EBADMSG :
+		    store_bpfrows_get_v(f.payload, f.len, f.version, ROWS_MAX,
+			ret);
 		store_frame_release(&f);
 	}
 	if (r == -ENOMEM)

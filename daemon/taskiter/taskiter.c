@@ -80,21 +80,6 @@ scanner_why_name(enum scanner_why why)
 }
 
 /*
- * nsec_to_clock_t() of kernel/time/time.c: USER_HZ ticks, floored. Every
- * USER_HZ in use divides NSEC_PER_SEC; the other branch is the kernel's own
- * for those that do not.
- */
-uint64_t
-taskiter_ns_to_ticks(uint64_t ns, unsigned hz)
-{
-	if (hz == 0)
-		return 0;
-	if (NSEC_PER_SEC % hz == 0)
-		return ns / (uint64_t)(NSEC_PER_SEC / hz);
-	return ns * 9 / ((9ull * NSEC_PER_SEC + hz / 2) / hz);
-}
-
-/*
  * cputime_adjust() of kernel/sched/cputime.c: split the precise runtime in
  * the ratio of the tick-sampled utime and stime, never letting either half
  * go backwards. prev is the instance's last split and becomes the result.
@@ -153,12 +138,12 @@ taskiter_cputime_ticks(const struct iter_task *t, struct cputime_split *prev,
 	if (t->flags & TASKITER_F_ADJUST) {
 		taskiter_cputime_adjust(prev, t->utime_ns, t->stime_ns,
 		    t->runtime_ns);
-		*ret_utime = taskiter_ns_to_ticks(prev->utime, hz);
-		*ret_stime = taskiter_ns_to_ticks(prev->stime, hz);
+		*ret_utime = ns_to_clock_t(prev->utime, hz);
+		*ret_stime = ns_to_clock_t(prev->stime, hz);
 	} else {
 		/* native accounting: /proc prints the raw figures */
-		*ret_utime = taskiter_ns_to_ticks(t->utime_ns, hz);
-		*ret_stime = taskiter_ns_to_ticks(t->stime_ns, hz);
+		*ret_utime = ns_to_clock_t(t->utime_ns, hz);
+		*ret_stime = ns_to_clock_t(t->stime_ns, hz);
 	}
 }
 
@@ -460,6 +445,7 @@ taskiter_open(unsigned hz, const char *sys_root, struct taskiter **ret,
 	const struct taskiter_snap *snap;
 	struct taskiter *ti;
 	char btf[4096];
+	uint64_t mul, div;
 	int r;
 
 	if (hz == 0)
@@ -483,14 +469,10 @@ taskiter_open(unsigned hz, const char *sys_root, struct taskiter **ret,
 	}
 	/* the benchmark's floor program: not the daemon's */
 	bpf_program__set_autoload(ti->skel->progs.taskiter_walk, false);
-	if (NSEC_PER_SEC % hz == 0) {
-		ti->skel->rodata->ticks_mul = 1;
-		ti->skel->rodata->ticks_div = (uint64_t)NSEC_PER_SEC / hz;
-	} else {
-		ti->skel->rodata->ticks_mul = 9;
-		ti->skel->rodata->ticks_div = (9ull * NSEC_PER_SEC + hz / 2) /
-		    hz;
-	}
+	/* the program converts as ns_to_clock_t() does */
+	clock_t_factors(hz, &mul, &div);
+	ti->skel->rodata->ticks_mul = mul;
+	ti->skel->rodata->ticks_div = div;
 	if ((r = vitals_taskiter__load(ti->skel)) < 0) {
 		*ret_why = r == -EPERM ? SCANNER_WHY_PRIVILEGE :
 					 SCANNER_WHY_VERIFIER;

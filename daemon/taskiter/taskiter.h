@@ -69,7 +69,6 @@ struct taskiter;
 
 const char *scanner_name(enum scanner_mode m);
 const char *scanner_why_name(enum scanner_why why);
-uint64_t taskiter_ns_to_ticks(uint64_t ns, unsigned hz);
 void taskiter_cputime_adjust(struct cputime_split *prev, uint64_t utime,
     uint64_t stime, uint64_t rtime);
 bool taskiter_cputime_kept(const struct iter_task *t,

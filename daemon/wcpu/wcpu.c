@@ -182,12 +182,12 @@ wcpu_bpf_add(struct window_wcpu *p, const struct bpf_sched_batch *b,
 
 		tr[i] = (struct wcpu_row){ .id = t->tid,
 			.tgid = t->tgid,
-			.starttime = vbpf_ns_to_ticks(t->start_ns, hz),
+			.starttime = ns_to_clock_t(t->start_ns, hz),
 			.oncpu_ns = t->oncpu_ns,
 			.wtd_ns = t->wtd_ns };
 		pr[np++] = (struct wcpu_row){ .id = t->tgid,
 			.tgid = t->tgid,
-			.starttime = vbpf_ns_to_ticks(t->leader_ns, hz),
+			.starttime = ns_to_clock_t(t->leader_ns, hz),
 			.oncpu_ns = t->oncpu_ns,
 			.wtd_ns = t->wtd_ns };
 		p->oncpu_ns += t->oncpu_ns;
@@ -200,7 +200,7 @@ wcpu_bpf_add(struct window_wcpu *p, const struct bpf_sched_batch *b,
 			continue;
 		pr[np++] = (struct wcpu_row){ .id = q->tgid,
 			.tgid = q->tgid,
-			.starttime = vbpf_ns_to_ticks(q->start_ns, hz),
+			.starttime = ns_to_clock_t(q->start_ns, hz),
 			.oncpu_ns = q->exited_ns,
 			.wtd_ns = q->exited_wtd_ns };
 		p->oncpu_ns += q->exited_ns;
