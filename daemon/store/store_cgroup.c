@@ -176,65 +176,39 @@ store_cgroup_decode(const void *payload, size_t len, struct window_cgroup **ret)
 }
 
 static int
+cg_dec(const void *payload, size_t len, void **ret)
+{
+	struct window_cgroup *p = NULL;
+	int r = store_cgroup_decode(payload, len, &p);
+
+	*ret = p;
+	return r;
+}
+
+static int
 store_cgroup_put(struct store *s, int64_t id, const struct window *w)
 {
 	const struct window_cgroup *p = window_cgroup(w);
-	struct store_enc pl = { 0 }, fr = { 0 };
-	sqlite3_stmt *st;
+	struct store_enc pl = { 0 };
 	int rc;
 
 	if (p == NULL)
 		return SQLITE_OK;
 	store_cgroup_encode(&pl, p);
-	if (pl.err == 0 &&
-	    store_frame_put_zstd(&fr, CG_PART, CG_PART_VERSION, pl.b.p,
-		pl.b.len, STORE_ZSTD_LEVEL) == 0 &&
-	    fr.err == 0) {
-		st = s->part_st[WPART_CGROUP][CS_INS];
-		sqlite3_bind_int64(st, 1, id);
-		sqlite3_bind_blob(st, 2, fr.b.p, (int)fr.b.len, SQLITE_STATIC);
-		rc = store_run(st);
-		sqlite3_clear_bindings(st);
-	} else {
-		rc = SQLITE_NOMEM;
-	}
+	rc = store_blob_put(s->part_st[WPART_CGROUP][CS_INS], id, CG_PART,
+	    CG_PART_VERSION, &pl);
 	store_enc_release(&pl);
-	store_enc_release(&fr);
 	return rc;
 }
 
 static int
 store_cgroup_load(struct store *s, int64_t id, struct window *w)
 {
-	sqlite3_stmt *st = s->part_st[WPART_CGROUP][CS_SEL];
-	struct window_cgroup *p = NULL;
-	struct store_frame f;
-	int rc, r = 0;
+	void *p;
+	int r;
 
-	sqlite3_bind_int64(st, 1, id);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const void *b = sqlite3_column_blob(st, 0);
-		size_t n = (size_t)sqlite3_column_bytes(st, 0);
-
-		int got = store_frame_get(b, n, &f);
-
-		if (got < 0 || f.part != CG_PART ||
-		    f.version != CG_PART_VERSION) {
-			store_blob_error(s);
-		} else {
-			r = store_cgroup_decode(f.payload, f.len, &p);
-			if (r == -EBADMSG) {
-				store_blob_error(s);
-				r = 0;
-			}
-		}
-		if (got == 0)
-			store_frame_release(&f);
-		rc = SQLITE_DONE;
-	}
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE)
-		return store_fail(s, rc, "read cgroup");
+	r = store_blob_load(s, s->part_st[WPART_CGROUP][CS_SEL], id, CG_PART,
+	    CG_PART_VERSION, cg_dec, &p, "read cgroup");
 	if (r < 0)
 		return r;
 	if (p) {

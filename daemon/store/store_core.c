@@ -325,3 +325,79 @@ store_blob_error(struct store *s)
 
 	__atomic_add_fetch(&w->st.blob_errors, 1, __ATOMIC_RELAXED);
 }
+
+/*
+ * Parts kept as one framed, compressed blob per window in a table of
+ * their own (store_cgroup.c, store_fgbg.c, store_wcpu.c): st inserts ?1
+ * the window id, ?2 the blob.
+ */
+int
+store_blob_put(sqlite3_stmt *st, int64_t id, unsigned part, unsigned version,
+    const struct store_enc *pl)
+{
+	struct store_enc fr = { 0 };
+	int rc = SQLITE_NOMEM;
+
+	if (pl->err == 0 &&
+	    store_frame_put_zstd(&fr, part, version, pl->b.p, pl->b.len,
+		STORE_ZSTD_LEVEL) == 0 &&
+	    fr.err == 0) {
+		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_blob(st, 2, fr.b.p, (int)fr.b.len, SQLITE_STATIC);
+		rc = store_run(st);
+		sqlite3_clear_bindings(st);
+	}
+	store_enc_release(&fr);
+	return rc;
+}
+
+/*
+ * A blob's payload decoded by dec when its frame is of part and version;
+ * -EBADMSG for a frame that is not, or a payload dec refuses.
+ */
+int
+store_blob_unframe(const void *b, size_t n, unsigned part, unsigned version,
+    store_blob_dec *dec, void **ret)
+{
+	struct store_frame f;
+	int r;
+
+	*ret = NULL;
+	if (store_frame_get(b, n, &f) < 0)
+		return -EBADMSG;
+	if (f.part != part || f.version != version)
+		r = -EBADMSG;
+	else
+		r = dec(f.payload, f.len, ret);
+	store_frame_release(&f);
+	return r;
+}
+
+/*
+ * Window id's blob by st (?1 the id, column 0 the blob) into *ret (NULL:
+ * none). One that does not decode is counted (blob_errors) and the window
+ * reads without it; -errno for what else failed.
+ */
+int
+store_blob_load(struct store *s, sqlite3_stmt *st, int64_t id, unsigned part,
+    unsigned version, store_blob_dec *dec, void **ret, const char *what)
+{
+	int rc, r = 0;
+
+	*ret = NULL;
+	sqlite3_bind_int64(st, 1, id);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		r = store_blob_unframe(sqlite3_column_blob(st, 0),
+		    (size_t)sqlite3_column_bytes(st, 0), part, version, dec,
+		    ret);
+		if (r == -EBADMSG) {
+			store_blob_error(s);
+			r = 0;
+		}
+		rc = SQLITE_DONE;
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		return store_fail(s, rc, what);
+	return r;
+}

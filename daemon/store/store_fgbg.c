@@ -117,21 +117,26 @@ fgbg_decode(const void *payload, size_t len, struct window_fgbg **ret)
 	return 0;
 }
 
+static int
+fgbg_dec(const void *payload, size_t len, void **ret)
+{
+	struct window_fgbg *p = NULL;
+	int r = fgbg_decode(payload, len, &p);
+
+	*ret = p;
+	return r;
+}
+
 /* A framed blob into a part: -EBADMSG (counted by the caller) when it is
  * not one. */
 static int
 fgbg_unframe(const void *b, size_t n, struct window_fgbg **ret)
 {
-	struct store_frame f;
-	int r;
+	void *p;
+	int r = store_blob_unframe(b, n, FG_PART, FG_PART_VERSION, fgbg_dec,
+	    &p);
 
-	if (store_frame_get(b, n, &f) < 0)
-		return -EBADMSG;
-	if (f.part != FG_PART || f.version != FG_PART_VERSION)
-		r = -EBADMSG;
-	else
-		r = fgbg_decode(f.payload, f.len, ret);
-	store_frame_release(&f);
+	*ret = p;
 	return r;
 }
 
@@ -166,44 +171,26 @@ static int
 store_fgbg_put(struct store *s, int64_t id, const struct window *w)
 {
 	const struct window_fgbg *p = window_fgbg(w);
-	sqlite3_stmt *st;
-	uint8_t *b;
-	size_t n;
+	struct store_enc pl = { 0 };
 	int rc;
 
 	if (p == NULL)
 		return SQLITE_OK;
-	if (store_fgbg_blob(p, &b, &n) < 0)
-		return SQLITE_NOMEM;
-	st = s->part_st[WPART_FGBG][FS_INS];
-	sqlite3_bind_int64(st, 1, id);
-	sqlite3_bind_blob(st, 2, b, (int)n, SQLITE_STATIC);
-	rc = store_run(st);
-	sqlite3_clear_bindings(st);
-	free(b);
+	fgbg_encode(&pl, p);
+	rc = store_blob_put(s->part_st[WPART_FGBG][FS_INS], id, FG_PART,
+	    FG_PART_VERSION, &pl);
+	store_enc_release(&pl);
 	return rc;
 }
 
 static int
 store_fgbg_load(struct store *s, int64_t id, struct window *w)
 {
-	sqlite3_stmt *st = s->part_st[WPART_FGBG][FS_SEL];
-	struct window_fgbg *p = NULL;
-	int rc, r = 0;
+	void *p;
+	int r;
 
-	sqlite3_bind_int64(st, 1, id);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		r = fgbg_unframe(sqlite3_column_blob(st, 0),
-		    (size_t)sqlite3_column_bytes(st, 0), &p);
-		if (r == -EBADMSG) {
-			store_blob_error(s);
-			r = 0;
-		}
-		rc = SQLITE_DONE;
-	}
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE)
-		return store_fail(s, rc, "read fgbg");
+	r = store_blob_load(s, s->part_st[WPART_FGBG][FS_SEL], id, FG_PART,
+	    FG_PART_VERSION, fgbg_dec, &p, "read fgbg");
 	if (r < 0)
 		return r;
 	if (p) {

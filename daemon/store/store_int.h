@@ -398,6 +398,16 @@ void store_rcache_free(struct store *s);
 void store_rcache_reset(struct store *s);
 int store_load_tasks(struct store *s, int64_t id, struct window *w);
 void store_blob_error(struct store *s); /* store_core.c */
+/* store_core.c: a part kept as one framed blob per window in its own
+ * table; dec decodes a payload into a new part (-EBADMSG: malformed) */
+typedef int store_blob_dec(const void *payload, size_t len, void **ret);
+int store_blob_put(sqlite3_stmt *st, int64_t id, unsigned part,
+    unsigned version, const struct store_enc *payload);
+int store_blob_unframe(const void *b, size_t n, unsigned part, unsigned version,
+    store_blob_dec *dec, void **ret);
+int store_blob_load(struct store *s, sqlite3_stmt *st, int64_t id,
+    unsigned part, unsigned version, store_blob_dec *dec, void **ret,
+    const char *what);
 
 /* store_agg.c: instance id -> index, and per-instance sums */
 struct store_imap {

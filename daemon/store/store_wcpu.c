@@ -142,22 +142,29 @@ store_wcpu_decode(const void *payload, size_t len, struct window_wcpu **ret)
 	return 0;
 }
 
+static int
+wcpu_dec(const void *payload, size_t len, void **ret)
+{
+	struct window_wcpu *p = NULL;
+	int r = store_wcpu_decode(payload, len, &p);
+
+	*ret = p;
+	return r;
+}
+
 /* A framed blob into a part; NULL and counted when it does not decode. */
 static int
 blob_part(struct store *s, const void *b, size_t n, struct window_wcpu **ret)
 {
-	struct store_frame f;
-	int got = store_frame_get(b, n, &f), r = 0;
+	void *p;
+	int r = store_blob_unframe(b, n, WCPU_PART, WCPU_PART_VERSION, wcpu_dec,
+	    &p);
 
-	*ret = NULL;
-	if (got < 0 || f.part != WCPU_PART || f.version != WCPU_PART_VERSION) {
-		store_blob_error(s);
-	} else if ((r = store_wcpu_decode(f.payload, f.len, ret)) == -EBADMSG) {
+	*ret = p;
+	if (r == -EBADMSG) {
 		store_blob_error(s);
 		r = 0;
 	}
-	if (got == 0)
-		store_frame_release(&f);
 	return r;
 }
 
@@ -165,46 +172,26 @@ static int
 store_wcpu_put(struct store *s, int64_t id, const struct window *w)
 {
 	const struct window_wcpu *p = window_wcpu(w);
-	struct store_enc pl = { 0 }, fr = { 0 };
-	sqlite3_stmt *st;
+	struct store_enc pl = { 0 };
 	int rc;
 
 	if (p == NULL)
 		return SQLITE_OK;
 	store_wcpu_encode(&pl, p);
-	if (pl.err == 0 &&
-	    store_frame_put_zstd(&fr, WCPU_PART, WCPU_PART_VERSION, pl.b.p,
-		pl.b.len, STORE_ZSTD_LEVEL) == 0 &&
-	    fr.err == 0) {
-		st = s->part_st[WPART_WCPU][WS_INS];
-		sqlite3_bind_int64(st, 1, id);
-		sqlite3_bind_blob(st, 2, fr.b.p, (int)fr.b.len, SQLITE_STATIC);
-		rc = store_run(st);
-		sqlite3_clear_bindings(st);
-	} else {
-		rc = SQLITE_NOMEM;
-	}
+	rc = store_blob_put(s->part_st[WPART_WCPU][WS_INS], id, WCPU_PART,
+	    WCPU_PART_VERSION, &pl);
 	store_enc_release(&pl);
-	store_enc_release(&fr);
 	return rc;
 }
 
 static int
 store_wcpu_load(struct store *s, int64_t id, struct window *w)
 {
-	sqlite3_stmt *st = s->part_st[WPART_WCPU][WS_SEL];
-	struct window_wcpu *p = NULL;
-	int rc, r = 0;
+	void *p;
+	int r;
 
-	sqlite3_bind_int64(st, 1, id);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		r = blob_part(s, sqlite3_column_blob(st, 0),
-		    (size_t)sqlite3_column_bytes(st, 0), &p);
-		rc = SQLITE_DONE;
-	}
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE)
-		return store_fail(s, rc, "read wcpu");
+	r = store_blob_load(s, s->part_st[WPART_WCPU][WS_SEL], id, WCPU_PART,
+	    WCPU_PART_VERSION, wcpu_dec, &p, "read wcpu");
 	if (r < 0)
 		return r;
 	if (p) {
