@@ -80,6 +80,8 @@ struct vitalsd {
 	/* the kernel's cumulative TOT_WTD_NOCAP, _NOFREQ at the last drain */
 	uint64_t wcpu_tot[2];
 	bool wcpu_have_tot;
+	uint64_t wcpu_gen; /* the last batch weighed (its generation) */
+	bool wcpu_have_gen;
 };
 
 static void gpumem_sample(struct vitalsd *d, int64_t mono_ns);
@@ -731,7 +733,11 @@ wcpu_close(struct vitalsd *d, struct window *w)
 		return;
 	}
 	wcpu_approx_add(p, w);
-	if (b && !b->diff) {
+	/* a batch counted once: a window whose sched_close did not drain
+	 * (no memory for its part) finds the last window's batch here */
+	if (b && !b->diff && !(d->wcpu_have_gen && b->gen == d->wcpu_gen)) {
+		d->wcpu_gen = b->gen;
+		d->wcpu_have_gen = true;
 		if (d->wcpu_have_tot) {
 			nocap = b->tot[VBPF_TOT_WTD_NOCAP] - d->wcpu_tot[0];
 			nofreq = b->tot[VBPF_TOT_WTD_NOFREQ] - d->wcpu_tot[1];

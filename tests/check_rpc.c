@@ -774,6 +774,42 @@ START_TEST(test_query_validation)
 	ck_assert_str_eq(resp->error, "unknown metric");
 	vitals__response__free_unpacked(resp, NULL);
 	top.metric = VITALS__METRIC__METRIC_CPU;
+	/* one dataset and one ranking per answer: a state with weighted,
+	 * or source bpf with a state, weighted or a metric, is refused
+	 * rather than half answered */
+	{
+		static const struct {
+			const char *state;
+			Vitals__Metric metric;
+			Vitals__TopSource source;
+		} bad[] = {
+			{ "foreground", VITALS__METRIC__METRIC_WEIGHTED,
+			    VITALS__TOP_SOURCE__TOP_SOURCE_PROCFS },
+			{ "foreground", VITALS__METRIC__METRIC_CPU,
+			    VITALS__TOP_SOURCE__TOP_SOURCE_BPF },
+			{ "", VITALS__METRIC__METRIC_WEIGHTED,
+			    VITALS__TOP_SOURCE__TOP_SOURCE_BPF },
+			{ "", VITALS__METRIC__METRIC_MINFLT,
+			    VITALS__TOP_SOURCE__TOP_SOURCE_BPF },
+		};
+		size_t k;
+
+		for (k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+			top.state = (char *)bad[k].state;
+			top.metric = bad[k].metric;
+			top.source = bad[k].source;
+			resp = handle(&req, ROLE_READER, &res);
+			ck_assert_int_eq(resp->status,
+			    VITALS__STATUS__STATUS_BAD_REQUEST);
+			vitals__response__free_unpacked(resp, NULL);
+		}
+		top.state = (char *)"";
+		top.metric = VITALS__METRIC__METRIC_CPU;
+		top.source = VITALS__TOP_SOURCE__TOP_SOURCE_BPF;
+		ck_assert_ptr_null(handle(&req, ROLE_READER, &res));
+		ck_assert(res.query.bpf);
+		top.source = VITALS__TOP_SOURCE__TOP_SOURCE_PROCFS;
+	}
 	/* empty and negative ranges */
 	tr.since_ns = 0;
 	tr.from_wall_ns = 10;

@@ -66,6 +66,8 @@ START_TEST(test_exited_child_on_the_wire)
 		"--since", "1m", "-n", "100000", NULL };
 	static const char *const top_text[] = { "top", "--source", "bpf",
 		"--since", "1m", "-n", "100000", NULL };
+	static const char *const top_procfs[] = { "--json", "top", "--since",
+		"1m", "-n", "100000", NULL };
 	static const char *const top_rq[] = { "--json", "top", "--source",
 		"bpf", "--by", "rq-p99", "--since", "1m", NULL };
 	long hz = sysconf(_SC_CLK_TCK);
@@ -119,6 +121,18 @@ START_TEST(test_exited_child_on_the_wire)
 	ck_assert_msg(strstr(r.out, "(BPF sched_switch accounting") != NULL,
 	    "%s", r.out);
 	ck_assert_msg(strstr(r.out, pidtxt) != NULL, "%s", r.out);
+	run_free(&r);
+	/* a procfs top asked just before is not the answer to a BPF one:
+	 * the daemon's shared answers tell the two apart */
+	r = td_vitals(&d, -1, top_procfs);
+	ck_assert_int_eq(r.code, 0);
+	run_free(&r);
+	r = td_vitals(&d, -1, top);
+	ck_assert_int_eq(r.code, 0);
+	ck_assert_ptr_nonnull(j = jm_parse(r.out, strlen(r.out)));
+	ck_assert_msg(jm_path(j, "top.sched") != NULL, "%s", r.out);
+	jm_free(j);
+	j = NULL;
 	run_free(&r);
 	/* another metric answers */
 	r = td_vitals(&d, -1, top_rq);

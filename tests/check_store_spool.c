@@ -392,6 +392,49 @@ START_TEST(test_pass_spares_moved)
 }
 END_TEST
 
+/* One SQL statement on the file at p, by a connection of its own. */
+static void
+exec_in(const char *p, const char *sql)
+{
+	sqlite3 *h;
+
+	ck_assert_int_eq(sqlite3_open(p, &h), SQLITE_OK);
+	sqlite3_busy_timeout(h, 2000);
+	ck_assert_msg(sqlite3_exec(h, sql, NULL, NULL, NULL) == SQLITE_OK,
+	    "%s: %s", sql, sqlite3_errmsg(h));
+	sqlite3_close(h);
+}
+
+/*
+ * A move that fails inside a pass in a way SQLite does not undo itself
+ * (a statement aborted by a trigger) takes the whole pass back: no
+ * transaction is left open, the windows wait in the spool, and once the
+ * cause is gone the next pass moves them.
+ */
+START_TEST(test_pass_move_fails)
+{
+	struct store_stats st;
+	struct store *s = open_spool(3600);
+
+	put(s, 1);
+	put(s, 2);
+	exec_in(path,
+	    "CREATE TRIGGER no_move BEFORE INSERT ON windows"
+	    " BEGIN SELECT RAISE(ABORT, 'refused'); END");
+	ck_assert_int_lt(store_maintain(s, T0 + 100 * SEC), 0);
+	store_get_stats(s, &st);
+	ck_assert_uint_eq(st.spool_failures, 1);
+	ck_assert_int_eq(WINDOWS(spool), 2);
+	/* nothing holds the main file: another connection writes at once */
+	exec_in(path, "DROP TRIGGER no_move");
+	ck_assert_int_eq(store_maintain(s, T0 + 100 * SEC), 0);
+	ck_assert_int_eq(WINDOWS(path), 2);
+	ck_assert_int_eq(WINDOWS(spool), 0);
+	reader_sees(s, 2, 40);
+	store_close(s);
+}
+END_TEST
+
 /* No spool to be had: every window is its own transaction, as before. */
 START_TEST(test_no_spool)
 {
@@ -518,6 +561,7 @@ suite(void)
 	tcase_add_test(tc, test_instance_lives_on);
 	tcase_add_test(tc, test_move_fails);
 	tcase_add_test(tc, test_pass_spares_moved);
+	tcase_add_test(tc, test_pass_move_fails);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -30,6 +30,9 @@ START_TEST(test_fscale)
 	/* unknown maximum: 1024 */
 	ck_assert_uint_eq(wcpu_fscale(1000, -1), WCPU_SCALE);
 	ck_assert_uint_eq(wcpu_fscale(1000, 0), WCPU_SCALE);
+	/* a current above the maximum reads as the maximum */
+	ck_assert_uint_eq(wcpu_fscale(3000000, 2419200), WCPU_SCALE);
+	ck_assert_uint_eq(wcpu_fscale(1e12, 1), WCPU_SCALE);
 	ck_assert_str_eq(wcpu_src_name(WCPU_SRC_BPF), "bpf");
 	ck_assert_str_eq(wcpu_src_name(WCPU_SRC_APPROX), "approx");
 }

@@ -223,7 +223,8 @@ same_query(const struct rpc_query *a, const struct rpc_query *b)
 	case RPC_Q_TOP:
 		if (a->metric != b->metric || a->weighted != b->weighted ||
 		    a->threads != b->threads || a->n != b->n ||
-		    a->state != b->state)
+		    a->state != b->state || a->bpf != b->bpf ||
+		    a->sched_metric != b->sched_metric)
 			return false;
 		break;
 	case RPC_Q_PROCESS:

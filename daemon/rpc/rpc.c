@@ -680,6 +680,16 @@ prepare_query(const struct rpc_ctx *ctx, const Vitals__Request *req,
 			return answer_error(res, q->id, RPC_BAD_REQUEST,
 			    "state: top-app, foreground, background, system or "
 			    "unknown; processes by cpu, minflt or majflt");
+		/* one dataset and one ranking per answer: none is dropped
+		 * without a word */
+		if (q->state && q->weighted)
+			return answer_error(res, q->id, RPC_BAD_REQUEST,
+			    "state and weighted: one at a time");
+		if (q->bpf &&
+		    (q->state || q->weighted || q->metric != METRIC_CPU))
+			return answer_error(res, q->id, RPC_BAD_REQUEST,
+			    "source bpf ranks by sched_metric alone: no state, "
+			    "weighted or metric");
 		break;
 	case VITALS__REQUEST__OP_PROCESS:
 		q->op = RPC_Q_PROCESS;

@@ -216,7 +216,9 @@ proc_row(const struct window *w, int32_t pid, uint64_t starttime)
 /*
  * A history point and a window are the same when they start together on
  * one boot at one level; the point's task says which row (pid,
- * starttime) is the process's.
+ * starttime) is the process's. The sum is of the newest instance's rows
+ * alone (the history's last point): a pid reused within the range is
+ * another process, and each point keeps its own row.
  */
 int
 rpc_sched_process(struct rpc_arena *a, Vitals__ProcessInfo *info,
@@ -226,6 +228,7 @@ rpc_sched_process(struct rpc_arena *a, Vitals__ProcessInfo *info,
 	const struct window_bpf_proc *p;
 	const char *name = "";
 	size_t i, j, found = 0;
+	uint64_t want = n ? h[n - 1].t.starttime : 0;
 	unsigned k;
 
 	memset(&sum, 0, sizeof(sum));
@@ -241,6 +244,8 @@ rpc_sched_process(struct rpc_arena *a, Vitals__ProcessInfo *info,
 		if ((info->history[i]->sched = pb_proc(a, p, h[i].t.name)) ==
 		    NULL)
 			return -ENOMEM;
+		if (h[i].t.starttime != want)
+			continue;
 		if (found++ == 0) {
 			sum.tgid = p->tgid;
 			sum.starttime = p->starttime;

@@ -365,6 +365,7 @@ struct store_move {
 	int64_t moved, t0;
 	uint64_t busy0, del0;
 };
+void store_spool_attach(struct store *s);
 int store_spool_move(struct store *s, struct store_move *m);
 int store_spool_let_go(struct store *s, const struct store_move *m,
     bool committed);
@@ -461,7 +462,8 @@ extern bool store_sum_off; /* tests: every range read window by window */
  * selects (enum store_sum_forget), inside the caller's transaction and
  * before the windows go (or after they came). */
 enum store_sum_forget {
-	SUMF_ID,     /* ?1 a window id, ?2 spans up to this long only */
+	SUMF_ID,     /* ?1 a window id; ?2 keep spans longer than this that
+		      * it divides (a roll-up's bucket), INT64_MAX: none */
 	SUMF_AGE,    /* store_maint.c's retention: ?1..?4 as there */
 	SUMF_OLDEST, /* the size bound: ?1 keep, ?2 how many */
 	SUMF_MOVED,  /* the windows a spool move picked (temp.spool_ids) */

@@ -60,8 +60,10 @@ add_id(int64_t **ids, size_t *n, size_t *cap, int64_t id)
  * level-`from`+1 window already holding this bucket (a late arrival rolled
  * after its neighbours), become one window; the sources go. The merged
  * window starts where its first source did, in the same bucket, and its
- * sums are theirs: the summaries of spans longer than the bucket
- * (wall-aligned, as the buckets) hold the same figures after it and stay;
+ * sums are theirs: the summaries of spans longer than the bucket and
+ * whole multiples of it (wall-aligned, as the buckets) hold the same
+ * figures after it and stay (a bucket that crossed a span's edge would
+ * move figures across it: with rollup1_s = 90 those are forgotten);
  * the shorter ones are wrong now and the bucket's own is the window
  * itself: those are forgotten (store_tasksum.c).
  */
@@ -505,8 +507,12 @@ pass_commit(struct store *s, bool *ret_done)
 
 	*ret_done = false;
 	s->pass_txn = false;
-	if (sqlite3_get_autocommit(s->db))
-		return 0; /* SQLite ended it; the failing step said so */
+	if (sqlite3_get_autocommit(s->db)) {
+		/* SQLite ended it and the failing step said so; the ids the
+		 * pass cached went with it */
+		store_rollback(s);
+		return 0;
+	}
 	if ((rc = store_run(s->ws[WS_COMMIT])) != SQLITE_OK) {
 		rc = store_fail(s, rc, "maintenance: commit");
 		store_rollback(s);
@@ -550,6 +556,7 @@ maintain_locked(struct store *s, const struct store_now *now)
 	if (s == NULL || s->db == NULL)
 		return -EBADF;
 	was = s->st;
+	store_spool_attach(s); /* ATTACH cannot run in a transaction */
 	if ((r = pass_begin(s)) < 0) {
 		if (s->spool_attached) /* nor could the spool move */
 			s->st.spool_failures++;
@@ -560,8 +567,9 @@ maintain_locked(struct store *s, const struct store_now *now)
 	 * merges (a spool window would then be counted beside its roll-up,
 	 * or come back after its retention) */
 	if ((r = store_spool_move(s, &mv)) < 0) {
-		store_rollback(s);
+		/* the move is no step of its own: the whole pass goes */
 		s->pass_txn = false;
+		store_rollback(s);
 		(void)store_spool_let_go(s, &mv, false);
 		goto fail;
 	}
@@ -572,6 +580,7 @@ maintain_locked(struct store *s, const struct store_now *now)
 		s->st.clock_held = 0;
 	if (r == 0)
 		r = pass_steps(s, &mn);
+	mv.busy0 = s->busy_ns; /* the move's wait: the commit's */
 	if ((rc = pass_commit(s, &done)) < 0 && r == 0)
 		r = rc;
 	if (!done) {

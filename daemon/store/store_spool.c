@@ -362,8 +362,8 @@ store_spool_move(struct store *s, struct store_move *m)
 	m->t0 = clock_ns(CLOCK_MONOTONIC);
 	m->busy0 = s->busy_ns;
 	m->del0 = s->st.deleted_size;
-	if (!s->spool_attached)
-		spool_up(s); /* after a reopen of the main file: attach again */
+	/* attached by the caller before its transaction (ATTACH cannot run
+	 * inside one): store_spool_attach */
 	if (!s->spool_attached || s->db == NULL)
 		return 0;
 	m->on = true;
@@ -398,6 +398,15 @@ store_spool_move(struct store *s, struct store_move *m)
 	    (r = store_enforce_size(s, s->id_next)) < 0)
 		return r;
 	return 0;
+}
+
+/* After a reopen of the main file, attach the spool again (a put or a
+ * pass does this before its transaction). Lock held. */
+void
+store_spool_attach(struct store *s)
+{
+	if (!s->spool_attached)
+		spool_up(s);
 }
 
 /*

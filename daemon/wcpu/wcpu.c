@@ -31,7 +31,10 @@ wcpu_fscale(double cur_khz, int64_t max_khz)
 	if (max_khz <= 0 || !(cur_khz >= 0))
 		return WCPU_SCALE;
 	v = cur_khz * WCPU_SCALE / (double)max_khz;
-	return v >= (double)UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+	/* a current above the maximum (a bogus or turbo-less max) reads as
+	 * the maximum: the products in the kernel and the roll-ups stay far
+	 * from 2^64 */
+	return v >= (double)WCPU_SCALE ? WCPU_SCALE : (uint32_t)v;
 }
 
 /*
