@@ -488,19 +488,23 @@ assert_bpf_eq(const struct window_bpf *a, const struct window_bpf *b)
 	}
 	ck_assert_uint_eq(a->nuids, b->nuids);
 	ck_assert_uint_eq(a->uids_other, b->uids_other);
-	ck_assert_mem_eq(a->uid, b->uid, a->nuids * sizeof(a->uid[0]));
+	if (a->nuids) /* none: no array to compare (NULL) */
+		ck_assert_mem_eq(a->uid, b->uid, a->nuids * sizeof(a->uid[0]));
 	ck_assert_mem_eq(&a->uid_other, &b->uid_other, sizeof(a->uid_other));
 	ck_assert_uint_eq(a->nprocs, b->nprocs);
 	ck_assert_uint_eq(a->procs_other, b->procs_other);
-	ck_assert_mem_eq(a->proc, b->proc, a->nprocs * sizeof(a->proc[0]));
+	if (a->nprocs)
+		ck_assert_mem_eq(a->proc, b->proc,
+		    a->nprocs * sizeof(a->proc[0]));
 	ck_assert_int_eq(a->proc_other.tgid, b->proc_other.tgid);
 	ck_assert_uint_eq(a->proc_other.oncpu_ns, b->proc_other.oncpu_ns);
 	ck_assert_mem_eq(a->proc_other.rq_hist, b->proc_other.rq_hist,
 	    sizeof(a->proc_other.rq_hist));
 	ck_assert_uint_eq(a->nthreads, b->nthreads);
 	ck_assert_uint_eq(a->threads_other, b->threads_other);
-	ck_assert_mem_eq(a->thread, b->thread,
-	    a->nthreads * sizeof(a->thread[0]));
+	if (a->nthreads)
+		ck_assert_mem_eq(a->thread, b->thread,
+		    a->nthreads * sizeof(a->thread[0]));
 	ck_assert_mem_eq(&a->thread_other, &b->thread_other,
 	    sizeof(a->thread_other));
 	ck_assert_uint_eq(a->rq_samples, b->rq_samples);

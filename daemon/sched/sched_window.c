@@ -59,6 +59,16 @@ vbpf_prog_name(unsigned i)
 
 /* ---------------------------------------------------------------- rows */
 
+/* qsort for arrays that may be empty, and then NULL (qsort's base must
+ * not be, whatever the count) */
+static void
+sort_n(void *base, size_t n, size_t size,
+    int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}
+
 static size_t
 bound(uint32_t v, uint32_t def)
 {
@@ -102,7 +112,7 @@ uids_settle(struct window_bpf *wb, struct window_bpf_uid *arr, size_t n,
 {
 	size_t i, m = 0, keep = bound(wb->max_procs, VITALS_BPF_PROCS_DEF);
 
-	qsort(arr, n, sizeof(*arr), uid_by_key);
+	sort_n(arr, n, sizeof(*arr), uid_by_key);
 	for (i = 0; i < n; i++) {
 		if (m > 0 && arr[m - 1].uid == arr[i].uid)
 			uid_add(&arr[m - 1], &arr[i]);
@@ -110,7 +120,7 @@ uids_settle(struct window_bpf *wb, struct window_bpf_uid *arr, size_t n,
 			arr[m++] = arr[i];
 	}
 	if (m > keep)
-		qsort(arr, m, sizeof(*arr), uid_by_cpu);
+		sort_n(arr, m, sizeof(*arr), uid_by_cpu);
 	else
 		keep = m;
 	wb->uids_other += folded;
@@ -119,7 +129,7 @@ uids_settle(struct window_bpf *wb, struct window_bpf_uid *arr, size_t n,
 		wb->uids_other++;
 	}
 	wb->uid_other.uid = UINT32_MAX; /* (uid_t)-1: never a uid */
-	qsort(arr, keep, sizeof(*arr), uid_by_key);
+	sort_n(arr, keep, sizeof(*arr), uid_by_key);
 	free(wb->uid);
 	wb->uid = keep ? arr : NULL;
 	wb->nuids = (uint32_t)keep;
@@ -182,7 +192,7 @@ procs_settle(struct window_bpf *wb, struct window_bpf_proc *arr, size_t n,
 {
 	size_t i, m = 0, keep = bound(wb->max_procs, VITALS_BPF_PROCS_DEF);
 
-	qsort(arr, n, sizeof(*arr), proc_by_key);
+	sort_n(arr, n, sizeof(*arr), proc_by_key);
 	for (i = 0; i < n; i++) {
 		if (m > 0 && proc_by_key(&arr[m - 1], &arr[i]) == 0)
 			proc_add(&arr[m - 1], &arr[i]);
@@ -190,8 +200,9 @@ procs_settle(struct window_bpf *wb, struct window_bpf_proc *arr, size_t n,
 			arr[m++] = arr[i];
 	}
 	if (m > keep) {
-		qsort(arr, m, sizeof(*arr), proc_by_cpu);
-		qsort(arr + keep / 2, m - keep / 2, sizeof(*arr), proc_by_wait);
+		sort_n(arr, m, sizeof(*arr), proc_by_cpu);
+		sort_n(arr + keep / 2, m - keep / 2, sizeof(*arr),
+		    proc_by_wait);
 	} else {
 		keep = m;
 	}
@@ -202,7 +213,7 @@ procs_settle(struct window_bpf *wb, struct window_bpf_proc *arr, size_t n,
 	}
 	wb->proc_other.tgid = -1;
 	wb->proc_other.flags = 0;
-	qsort(arr, keep, sizeof(*arr), proc_by_key);
+	sort_n(arr, keep, sizeof(*arr), proc_by_key);
 	free(wb->proc);
 	wb->proc = keep ? arr : NULL;
 	wb->nprocs = (uint32_t)keep;
@@ -258,7 +269,7 @@ threads_settle(struct window_bpf *wb, struct window_bpf_thread *arr, size_t n,
 {
 	size_t i, m = 0, keep = bound(wb->max_threads, VITALS_BPF_THREADS_DEF);
 
-	qsort(arr, n, sizeof(*arr), thread_by_key);
+	sort_n(arr, n, sizeof(*arr), thread_by_key);
 	for (i = 0; i < n; i++) {
 		if (m > 0 && thread_by_key(&arr[m - 1], &arr[i]) == 0)
 			thread_add(&arr[m - 1], &arr[i]);
@@ -266,8 +277,8 @@ threads_settle(struct window_bpf *wb, struct window_bpf_thread *arr, size_t n,
 			arr[m++] = arr[i];
 	}
 	if (m > keep) {
-		qsort(arr, m, sizeof(*arr), thread_by_cpu);
-		qsort(arr + keep / 2, m - keep / 2, sizeof(*arr),
+		sort_n(arr, m, sizeof(*arr), thread_by_cpu);
+		sort_n(arr + keep / 2, m - keep / 2, sizeof(*arr),
 		    thread_by_wait);
 	} else {
 		keep = m;
@@ -279,7 +290,7 @@ threads_settle(struct window_bpf *wb, struct window_bpf_thread *arr, size_t n,
 	}
 	wb->thread_other.tid = wb->thread_other.tgid = -1;
 	wb->thread_other.uid = UINT32_MAX;
-	qsort(arr, keep, sizeof(*arr), thread_by_key);
+	sort_n(arr, keep, sizeof(*arr), thread_by_key);
 	free(wb->thread);
 	wb->thread = keep ? arr : NULL;
 	wb->nthreads = (uint32_t)keep;
@@ -654,7 +665,7 @@ sched_part_dump(const struct window *w, unsigned topn, struct vbuf *out)
 	}
 	for (i = 0; i < b->nuids; i++)
 		up[i] = &b->uid[i];
-	qsort(up, b->nuids, sizeof(up[0]), cmp_uid_cpu_ptr);
+	sort_n(up, b->nuids, sizeof(up[0]), cmp_uid_cpu_ptr);
 	n = b->nuids < topn ? b->nuids : topn;
 	for (i = 0; i < n; i++)
 		vbuf_printf(out,
@@ -668,7 +679,7 @@ sched_part_dump(const struct window *w, unsigned topn, struct vbuf *out)
 
 	for (i = 0; i < b->nprocs; i++)
 		pp[i] = &b->proc[i];
-	qsort(pp, b->nprocs, sizeof(pp[0]), cmp_proc_cpu_ptr);
+	sort_n(pp, b->nprocs, sizeof(pp[0]), cmp_proc_cpu_ptr);
 	n = b->nprocs < topn ? b->nprocs : topn;
 	for (i = 0; i < n; i++) {
 		vbuf_printf(out,

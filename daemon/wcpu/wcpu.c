@@ -228,11 +228,12 @@ wcpu_find(const struct window_wcpu *p, bool thread, int32_t id,
     uint64_t starttime)
 {
 	struct wcpu_row key = { .id = id, .starttime = starttime };
+	size_t n;
 
-	if (p == NULL)
-		return NULL;
-	return bsearch(&key, thread ? p->threads : p->procs,
-	    thread ? p->nthreads : p->nprocs, sizeof(key), row_cmp);
+	if (p == NULL || (n = thread ? p->nthreads : p->nprocs) == 0)
+		return NULL; /* an empty list may have no array at all */
+	return bsearch(&key, thread ? p->threads : p->procs, n, sizeof(key),
+	    row_cmp);
 }
 
 /*
