@@ -130,7 +130,8 @@ main(int argc, char **argv)
 	unsigned entries = argc > 1 ? (unsigned)atoi(argv[1]) : 1024;
 	unsigned walks = argc > 2 ? (unsigned)atoi(argv[2]) : 200;
 	unsigned stable = entries / 4, i, pass;
-	struct gpumem_walk wk = { 0 };
+	struct gpumem_walk wk[2] = { { 0 }, { .no_batch = true } };
+	static const char *const name[3] = { "dumpsys", "batch", "next-key" };
 	union bpf_attr a;
 	uint64_t *keys;
 	size_t cap;
@@ -161,8 +162,8 @@ main(int argc, char **argv)
 	printf("%-8s %-10s %12s %12s %12s\n", "writer", "walk", "us/walk",
 	    "repeats", "missed");
 	for (pass = 0; pass < 2; pass++) {
-		uint64_t dup[2] = { 0 }, missed[2] = { 0 };
-		int64_t ns[2] = { 0 };
+		uint64_t dup[3] = { 0 }, missed[3] = { 0 };
+		int64_t ns[3] = { 0 };
 		pthread_t th;
 		int w;
 
@@ -170,18 +171,20 @@ main(int argc, char **argv)
 		if (pass && pthread_create(&th, NULL, writer, NULL) != 0)
 			return 1;
 		for (i = 0; i < walks; i++) {
-			for (w = 0; w < 2; w++) {
+			for (w = 0; w < 3; w++) {
 				int64_t t0 = clock_ns(CLOCK_MONOTONIC);
 				size_t n;
 
 				if (w == 0) {
 					n = aosp_walk(map_fd, keys, cap);
 				} else {
-					if (gpumem_map_walk(map_fd, 1024, &wk) <
+					struct gpumem_walk *k = &wk[w - 1];
+
+					if (gpumem_map_walk(map_fd, 1024, k) <
 					    0)
 						return 1;
-					n = wk.n;
-					memcpy(keys, wk.key, n * sizeof(*keys));
+					n = k->n;
+					memcpy(keys, k->key, n * sizeof(*keys));
 				}
 				ns[w] += clock_ns(CLOCK_MONOTONIC) - t0;
 				score(keys, n, stable, &dup[w], &missed[w]);
@@ -191,13 +194,14 @@ main(int argc, char **argv)
 			atomic_store(&stop, true);
 			pthread_join(th, NULL);
 		}
-		for (w = 0; w < 2; w++)
+		for (w = 0; w < 3; w++)
 			printf("%-8s %-10s %12.1f %12.2f %12.2f\n",
-			    pass ? "on" : "off", w ? "vitalsd" : "dumpsys",
+			    pass ? "on" : "off", name[w],
 			    (double)ns[w] / walks / 1000.0,
 			    (double)dup[w] / walks, (double)missed[w] / walks);
 	}
-	gpumem_walk_release(&wk);
+	gpumem_walk_release(&wk[0]);
+	gpumem_walk_release(&wk[1]);
 	free(keys);
 	close(map_fd);
 	return 0;

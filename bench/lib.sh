@@ -25,6 +25,14 @@
 #                      /proc/PID/io, every thread, reaped children
 #                      included), in $io; empty when unreadable
 #
+#   tree_ticks PID     utime+stime+cutime+cstime of PID and its live
+#                      descendants, in $acc (ticks)
+#   count_tasks        processes and threads in /proc, in $n_procs and
+#                      $n_tasks
+#   bpf_prog_ns        run_time_ns summed over the programs pinned in
+#                      $bpfdir (kernel BPF statistics on), in $bpf_ns; empty
+#                      when unknown
+#
 # The caller defines die() and uses "set -euo pipefail".
 
 isnum() {
@@ -126,4 +134,54 @@ io_written() {
 	done 2>/dev/null <"/proc/$1/io" || return 0
 	[[ -n $w ]] && io=$((w - c))
 	return 0
+}
+
+acc=0
+add_ticks() {	# add_ticks PID: utime+stime+cutime+cstime of PID's tree into acc
+	local pid=$1 line tf c
+	local -a f kids
+	read -r line 2>/dev/null <"/proc/$pid/stat" || return 0	# gone
+	# comm may hold spaces and ')': the fields start after the last ')'.
+	read -ra f <<<"${line##*) }"
+	# f[0] is field 3 (state): utime 14 -> f[11], stime, cutime, cstime.
+	acc=$((acc + f[11] + f[12] + f[13] + f[14]))
+	# Live descendants (CONFIG_PROC_CHILDREN); reaped ones are in cutime.
+	for tf in "/proc/$pid/task/"*/children; do
+		kids=()
+		read -ra kids 2>/dev/null <"$tf" || true
+		for c in "${kids[@]}"; do
+			add_ticks "$c"
+		done
+	done
+}
+
+tree_ticks() {	# tree_ticks PID -> ticks in $acc
+	acc=0
+	add_ticks "$1"
+}
+
+n_procs=0
+n_tasks=0
+count_tasks() {	# processes and threads (all /proc/*/task/* entries)
+	local -a p t
+	shopt -s nullglob
+	p=(/proc/[0-9]*)
+	t=(/proc/[0-9]*/task/[0-9]*)
+	shopt -u nullglob
+	n_procs=${#p[@]}
+	n_tasks=${#t[@]}
+}
+
+bpf_ns=
+bpf_prog_ns() {	# run_time_ns summed over the programs pinned in $bpfdir
+	local f out
+	bpf_ns=
+	command -v bpftool >/dev/null 2>&1 && [[ -n $bpfdir ]] || return 0
+	for f in "$bpfdir"/prog_*; do
+		[[ -e $f ]] || continue
+		out=$(bpftool -j prog show pinned "$f" 2>/dev/null) || continue
+		# Absent while the kernel's BPF statistics are off.
+		[[ $out =~ \"run_time_ns\":([0-9]+) ]] || continue
+		bpf_ns=$((${bpf_ns:-0} + BASH_REMATCH[1]))
+	done
 }

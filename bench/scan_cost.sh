@@ -124,8 +124,6 @@ if ((want_vitalsd)) && "$vitalsd" --help 2>&1 | grep -q -- --bpffs &&
     [[ $(stat -f -c %T /sys/fs/bpf 2>/dev/null) == bpf_fs ]]; then
 	bpf_ok=1
 fi
-have_bpftool=0
-command -v bpftool >/dev/null 2>&1 && have_bpftool=1
 read -ra extra_args <<<"$vitalsd_args"
 
 clk=$(getconf CLK_TCK)
@@ -167,62 +165,12 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 
 # ------------------------------------------------------------ helpers
-acc=0
-add_ticks() {	# add_ticks PID: utime+stime+cutime+cstime of PID's tree into acc
-	local pid=$1 line tf c
-	local -a f kids
-	read -r line 2>/dev/null <"/proc/$pid/stat" || return 0	# gone
-	# comm may hold spaces and ')': the fields start after the last ')'.
-	read -ra f <<<"${line##*) }"
-	# f[0] is field 3 (state): utime 14 -> f[11], stime, cutime, cstime.
-	acc=$((acc + f[11] + f[12] + f[13] + f[14]))
-	# Live descendants (CONFIG_PROC_CHILDREN); reaped ones are in cutime.
-	for tf in "/proc/$pid/task/"*/children; do
-		kids=()
-		read -ra kids 2>/dev/null <"$tf" || true
-		for c in "${kids[@]}"; do
-			add_ticks "$c"
-		done
-	done
-}
-
-tree_ticks() {	# tree_ticks PID -> ticks in $acc
-	acc=0
-	add_ticks "$1"
-}
-
-n_procs=0
-n_tasks=0
-count_tasks() {	# processes and threads (all /proc/*/task/* entries)
-	local -a p t
-	shopt -s nullglob
-	p=(/proc/[0-9]*)
-	t=(/proc/[0-9]*/task/[0-9]*)
-	shopt -u nullglob
-	n_procs=${#p[@]}
-	n_tasks=${#t[@]}
-}
-
 unpin_dir() {	# remove the run's pins: that detaches its programs
 	[[ -n $bpfdir ]] || return 0
 	if [[ -e $bpfdir ]] && ! rm -rf "$bpfdir" 2>/dev/null; then
 		echo "scan_cost: warning: could not remove $bpfdir" >&2
 	fi
 	bpfdir=
-}
-
-bpf_ns=
-bpf_prog_ns() {	# run_time_ns summed over the programs pinned in $bpfdir
-	local f out
-	bpf_ns=
-	((have_bpftool)) && [[ -n $bpfdir ]] || return 0
-	for f in "$bpfdir"/prog_*; do
-		[[ -e $f ]] || continue
-		out=$(bpftool -j prog show pinned "$f" 2>/dev/null) || continue
-		# Absent while the kernel's BPF statistics are off.
-		[[ $out =~ \"run_time_ns\":([0-9]+) ]] || continue
-		bpf_ns=$((${bpf_ns:-0} + BASH_REMATCH[1]))
-	done
 }
 
 foreign=0

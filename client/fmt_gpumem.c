@@ -12,10 +12,13 @@
  *
  * The map's state, the pin read, names, stale marks, imported sizes,
  * saturation and a span's min, max and growth are for --verbose (and
- * --json, which has every field).
+ * --json, which has every field); a span's bytes over time follow its
+ * table as sparklines (fmt_gpumem_spark).
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,11 +49,15 @@ fmt_gpumem_health(struct sbuf *o, const Vitals__GpuMemState *s)
 		    "Warning: %llu inserts refused by the full "
 		    "map\n",
 		    ULL(s->insert_fail));
-	if (s->restarts || s->vanished || s->truncated)
+	if (s->restarts || s->vanished || s->truncated || s->recovered)
 		sbuf_printf(o,
 		    "Note: entries changed during the walk "
-		    "(restarts %u, vanished %u, truncated %u)\n",
-		    s->restarts, s->vanished, s->truncated);
+		    "(restarts %u, vanished %u, truncated %u, "
+		    "recovered %u)\n",
+		    s->restarts, s->vanished, s->truncated, s->recovered);
+	if (s->traversals)
+		sbuf_printf(o, "Walks: %u of %u by batch lookup\n",
+		    s->batch_walks, s->traversals);
 }
 
 /* What --verbose adds after a line's bytes. */
@@ -162,5 +169,117 @@ fmt_gpumem(struct sbuf *o, const Vitals__GpuMem *g, bool verbose)
 	}
 	if (!verbose)
 		sbuf_putc(o, '\n'); /* GpuService ends its section so */
+	free(v);
+}
+
+#define SPARK_LABEL_COLS 24 /* a 15-byte comm, a space, a 7-digit pid */
+
+/* "gpu N total", or "comm pid" (the comm abbreviated, the pid whole;
+ * "pid N" when the instance has no name: stale). */
+static void
+spark_label(struct sbuf *o, const Vitals__GpuProc *p, uint32_t gpu)
+{
+	struct sbuf name;
+	char pid[16];
+
+	if (p == NULL || p->pid == 0) {
+		sbuf_printf(o, "gpu %u total", gpu);
+		return;
+	}
+	snprintf(pid, sizeof(pid), "%d", p->pid);
+	if (p->name == NULL || *p->name == '\0') {
+		sbuf_printf(o, "pid %s", pid);
+		return;
+	}
+	sbuf_init(&name);
+	fmt_label(&name, p->name);
+	if (name.err)
+		o->err = name.err;
+	else
+		text_abbrev(o, sbuf_str(&name),
+		    SPARK_LABEL_COLS - 1 - strlen(pid));
+	sbuf_printf(o, " %s", pid);
+	sbuf_free(&name);
+}
+
+/*
+ * After a span's table: per GPU its global total (a row even when the GPU
+ * has none: "n/a"), then each instance on it, in the table's order, over
+ * the answer's points (GpuMem.window_end_wall_ns). A point where the
+ * instance had no row is a gap, never 0.
+ */
+void
+fmt_gpumem_spark(struct sbuf *o, const Vitals__GpuMem *g,
+    const struct fmt_ctx *c)
+{
+	const Vitals__GpuProc **v = NULL, **row = NULL;
+	const char **label = NULL;
+	struct sbuf *names = NULL;
+	uint32_t *gpu = NULL;
+	size_t np = g->n_window_end_wall_ns, nr = 0, i, k, lc = 0;
+	double *val = NULL;
+
+	if (g->since_ns <= 0 || np < 2)
+		return;
+	/* at most one more row than instances per GPU: its total */
+	v = calloc(g->n_procs ? g->n_procs : 1, sizeof(*v));
+	row = calloc(2 * g->n_procs + 1, sizeof(*row));
+	gpu = calloc(2 * g->n_procs + 1, sizeof(*gpu));
+	if (v == NULL || row == NULL || gpu == NULL)
+		goto nomem;
+	for (i = 0; i < g->n_procs; i++)
+		v[i] = g->procs[i];
+	if (g->n_procs > 1)
+		qsort(v, g->n_procs, sizeof(*v), proc_cmp);
+	for (i = 0; i < g->n_procs; i++) {
+		if (i == 0 || v[i]->gpu_id != v[i - 1]->gpu_id) {
+			gpu[nr] = v[i]->gpu_id;
+			row[nr++] = v[i]->pid == 0 ? v[i] : NULL;
+			if (v[i]->pid == 0)
+				continue;
+		}
+		gpu[nr] = v[i]->gpu_id;
+		row[nr++] = v[i];
+	}
+	if (nr == 0)
+		goto out;
+	label = calloc(nr, sizeof(*label));
+	names = calloc(nr, sizeof(*names));
+	val = malloc(np * nr * sizeof(*val));
+	if (label == NULL || names == NULL || val == NULL)
+		goto nomem;
+	for (i = 0; i < np * nr; i++)
+		val[i] = NAN;
+	for (k = 0; k < nr; k++) {
+		const Vitals__GpuProc *p = row[k];
+		size_t n;
+
+		sbuf_init(&names[k]);
+		spark_label(&names[k], p, gpu[k]);
+		label[k] = sbuf_str(&names[k]);
+		if (text_cols(label[k]) > lc)
+			lc = text_cols(label[k]);
+		if (p == NULL)
+			continue;
+		n = p->n_series_bytes < p->n_series_index ? p->n_series_bytes :
+							    p->n_series_index;
+		for (i = 0; i < n; i++)
+			if (p->series_index[i] < np)
+				val[p->series_index[i] * nr + k] =
+				    (double)p->series_bytes[i];
+	}
+	fmt_hist_ends(o, g->window_end_wall_ns, np, val, nr, label,
+	    lc < SPARK_LABEL_COLS ? lc : SPARK_LABEL_COLS, g->series_step, c);
+	goto out;
+nomem:
+	o->err = -ENOMEM;
+out:
+	for (k = 0; names && k < nr; k++)
+		sbuf_free(&names[k]);
+	free(names);
+	free(label);
+	free(val);
+	free(gpu);
+	free(row);
 	free(v);
 }

@@ -55,38 +55,56 @@ void
 fmt_hp_list(struct sbuf *o, const Vitals__HeapprofdList *l)
 {
 	char t[32], by[80];
+	struct table *tb;
 	size_t i;
 
 	if (l->n_sessions == 0) {
 		sbuf_puts(o, "no heapprofd sessions recorded\n");
 		return;
 	}
-	sbuf_printf(o, "%6s  %-19s  %-16s  %-20s  %-16s  %s\n", "ID", "CREATED",
-	    "BY", "TARGET", "OUTCOME", "DETAIL");
+	if ((tb = table_new()) == NULL) {
+		o->err = -1;
+		return;
+	}
+	/* newest first, as the daemon lists them; the target gives way */
+	table_col(tb, "ID", 6, 0, 0);
+	table_col(tb, "CREATED", 0, 2, TABLE_LEFT);
+	table_col(tb, "BY", 0, 2, TABLE_LEFT);
+	table_col(tb, "TARGET", 0, 2, TABLE_LEFT | TABLE_FLEX);
+	table_col(tb, "OUTCOME", 0, 2, TABLE_LEFT);
+	table_col(tb, "DETAIL", 0, 2, TABLE_LEFT);
 	for (i = 0; i < l->n_sessions; i++) {
 		const Vitals__HeapprofdSession *s = l->sessions[i];
+		struct sbuf d;
 
 		fmt_time(t, sizeof(t), s->created_wall_ns);
 		if (s->by_rule)
 			snprintf(by, sizeof(by), "rule %s", s->rule);
 		else
 			snprintf(by, sizeof(by), "uid %u", s->caller_uid);
-		sbuf_printf(o, "%6lld  %-19s  %-16s  %-20s  %-16s  ",
-		    (long long)s->id, t, by, s->target, s->outcome);
+		table_cell(tb, "%lld", (long long)s->id);
+		table_cell(tb, "%.19s", t);
+		table_label(tb, by);
+		table_label(tb, s->target);
+		table_label(tb, s->outcome);
+		sbuf_init(&d);
 		if (!s->started)
-			sbuf_printf(o, "%s: %s", fmt_hp_refusal(s->refusal),
+			sbuf_printf(&d, "%s: %s", fmt_hp_refusal(s->refusal),
 			    s->message);
 		else if (s->end_wall_ns)
-			sbuf_printf(o, "%.1f s, exit %d%s%s, %lld bytes %s",
+			sbuf_printf(&d, "%.1f s, exit %d%s%s, %lld bytes %s",
 			    (double)(s->end_wall_ns - s->start_wall_ns) / 1e9,
 			    s->exit_status, s->term_signal ? ", signal " : "",
 			    s->term_signal ? strsignal(s->term_signal) : "",
 			    (long long)s->output_bytes, s->output_path);
 		else
-			sbuf_printf(o, "perfetto pid %d, %s", s->child_pid,
+			sbuf_printf(&d, "perfetto pid %d, %s", s->child_pid,
 			    s->output_path);
-		sbuf_putc(o, '\n');
+		table_label(tb, sbuf_str(&d));
+		sbuf_free(&d);
 	}
+	table_render(tb, o, TEXT_WIDTH);
+	table_free(tb);
 }
 
 void

@@ -6,6 +6,7 @@
  * control bytes replaced, as everywhere in the client.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "client.h"
@@ -77,6 +78,69 @@ fmt_trace_health(struct sbuf *o, const Vitals__TraceHealth *h)
 	    h->atrace_yields, h->atrace_restores, h->atrace_set_fail);
 }
 
+static int
+slice_by_total(const void *a, const void *b)
+{
+	const Vitals__TraceSlice *x = *(Vitals__TraceSlice *const *)a;
+	const Vitals__TraceSlice *y = *(Vitals__TraceSlice *const *)b;
+
+	if (x->total_ns != y->total_ns)
+		return x->total_ns > y->total_ns ? -1 : 1;
+	return (x->count < y->count) - (x->count > y->count);
+}
+
+/* The slices by total time, the figure the table leads with. */
+static void
+put_slices(struct sbuf *o, const Vitals__TraceWindow *w)
+{
+	Vitals__TraceSlice **v;
+	struct table *tb;
+	size_t i;
+
+	if (w->n_slice == 0)
+		return;
+	v = malloc(w->n_slice * sizeof(*v));
+	tb = table_new();
+	if (v == NULL || tb == NULL) {
+		free(v);
+		table_free(tb);
+		o->err = -1;
+		return;
+	}
+	memcpy(v, w->slice, w->n_slice * sizeof(*v));
+	qsort(v, w->n_slice, sizeof(*v), slice_by_total);
+	table_col(tb, "kind", 8, 2, TABLE_LEFT);
+	table_col(tb, "pid", 0, 1, 0);
+	table_col(tb, "tid", 0, 1, 0);
+	table_col(tb, "depth", 0, 1, 0);
+	table_col(tb, "count", 0, 1, 0);
+	table_col(tb, "incompl", 0, 1, 0);
+	table_col(tb, "total_ms", 0, 1, 0);
+	table_col(tb, "max_ms", 0, 1, 0);
+	table_col(tb, "name", 0, 2, TABLE_LEFT | TABLE_FLEX);
+	for (i = 0; i < w->n_slice; i++) {
+		const Vitals__TraceSlice *s = v[i];
+		struct sbuf nm;
+
+		table_cell(tb, "%s", s->kind);
+		table_cell(tb, "%d", s->pid);
+		table_cell(tb, "%d", s->tid);
+		table_cell(tb, "%u", s->depth);
+		table_cell(tb, "%u", s->count);
+		table_cell(tb, "%u", s->incomplete);
+		table_cell(tb, "%.3f", (double)s->total_ns / 1e6);
+		table_cell(tb, "%.3f", (double)s->max_ns / 1e6);
+		sbuf_init(&nm);
+		put_name(&nm, s->name);
+		table_cell(tb, "%s", sbuf_str(&nm));
+		sbuf_free(&nm);
+	}
+	sbuf_puts(o, "  slices, sorted by total_ms:\n");
+	table_render(tb, o, TEXT_WIDTH);
+	table_free(tb);
+	free(v);
+}
+
 static void
 fmt_trace_window(struct sbuf *o, const Vitals__TraceWindow *w)
 {
@@ -85,10 +149,12 @@ fmt_trace_window(struct sbuf *o, const Vitals__TraceWindow *w)
 
 	fmt_time(from, sizeof(from), w->wall_start_ns);
 	fmt_time(to, sizeof(to), w->wall_end_ns);
+	/* the end's date is the start's but across midnight */
 	sbuf_printf(o,
 	    "Window %s .. %s: ftrace %s, %llu events, %llu slices,"
 	    " %llu incomplete\n",
-	    from, to, w->state, (unsigned long long)w->events,
+	    from, strlen(to) > 11 && strncmp(from, to, 11) == 0 ? to + 11 : to,
+	    w->state, (unsigned long long)w->events,
 	    (unsigned long long)w->slices, (unsigned long long)w->incomplete);
 	if (w->lossy)
 		sbuf_printf(o,
@@ -108,19 +174,7 @@ fmt_trace_window(struct sbuf *o, const Vitals__TraceWindow *w)
 	    w->atrace_checks, w->atrace_foreign, w->atrace_takeovers,
 	    w->atrace_yields, w->atrace_restores, w->atrace_set_fail);
 	put_list(o, "missing events", w->missing, w->n_missing);
-	if (w->n_slice)
-		sbuf_puts(o,
-		    "  kind     pid      tid      depth  count  "
-		    "incompl    total ms      max ms  name\n");
-	for (i = 0; i < w->n_slice; i++) {
-		const Vitals__TraceSlice *s = w->slice[i];
-
-		sbuf_printf(o, "  %-8s %-8d %-8d %5u %6u %8u %11.3f %11.3f  ",
-		    s->kind, s->pid, s->tid, s->depth, s->count, s->incomplete,
-		    (double)s->total_ns / 1e6, (double)s->max_ns / 1e6);
-		put_name(o, s->name);
-		sbuf_putc(o, '\n');
-	}
+	put_slices(o, w);
 	if (w->slice_other)
 		sbuf_printf(o,
 		    "  (%u more rows: %u complete, %u incomplete, "

@@ -16,208 +16,11 @@
 
 #define ULL(x) ((unsigned long long)(x))
 
-/*
- * A process-supplied label (comm, cmdline) for a terminal: control bytes
- * become '?', so a process cannot send escape sequences to the reader's
- * terminal through its name.
- */
-static void
-put_label(struct sbuf *o, const char *s)
-{
-	if (s == NULL || *s == '\0') {
-		sbuf_puts(o, "?");
-		return;
-	}
-	for (; *s; s++)
-		sbuf_putc(o,
-		    ((unsigned char)*s < 0x20 || *s == 0x7f) ? '?' : *s);
-}
-
-static const char *
-task_label(const Vitals__Task *t)
-{
-	return t->name && *t->name ? t->name : t->comm;
-}
-
 /* '+' born in the range, '-' exited, as dumpsys cpuinfo marks them. */
 static char
 task_mark(const Vitals__Task *t)
 {
 	return t->born ? '+' : t->exited ? '-' : ' ';
-}
-
-static int
-cmp_task_cpu(const void *a, const void *b)
-{
-	const Vitals__Task *x = *(const Vitals__Task *const *)a;
-	const Vitals__Task *y = *(const Vitals__Task *const *)b;
-	uint64_t cx = x->d_utime + x->d_stime, cy = y->d_utime + y->d_stime;
-
-	if (cx != cy)
-		return cx < cy ? 1 : -1;
-	if (x->d_majflt != y->d_majflt)
-		return x->d_majflt < y->d_majflt ? 1 : -1;
-	return (x->id > y->id) - (x->id < y->id);
-}
-
-/* A sorted copy of the pointer array (the message stays untouched). */
-static Vitals__Task **
-tasks_sorted(Vitals__Task *const *v, size_t n)
-{
-	Vitals__Task **s;
-
-	if (n == 0 || (s = calloc(n, sizeof(*s))) == NULL)
-		return NULL;
-	memcpy(s, v, n * sizeof(*s));
-	qsort(s, n, sizeof(*s), cmp_task_cpu);
-	return s;
-}
-
-static void
-put_gauge_last(struct sbuf *o, const Vitals__Gauge *g, const char *fmt)
-{
-	if (g == NULL || g->n == 0)
-		sbuf_puts(o, "n/a");
-	else
-		sbuf_printf(o, fmt, g->last);
-}
-
-/* ------------------------------------------------------------ summary */
-
-static void
-summary_task(struct sbuf *o, const Vitals__Task *t, uint32_t hz)
-{
-	char p[16], u[16], k[16];
-
-	fmt_pct(p, sizeof(p),
-	    fig_core_equiv(t->d_utime + t->d_stime, t->wall_ns, hz));
-	fmt_pct(u, sizeof(u), fig_core_equiv(t->d_utime, t->wall_ns, hz));
-	fmt_pct(k, sizeof(k), fig_core_equiv(t->d_stime, t->wall_ns, hz));
-	sbuf_printf(o, "%c%6s %d/", task_mark(t), p, t->id);
-	put_label(o, task_label(t));
-	sbuf_printf(o,
-	    ": %s user + %s kernel / faults: %llu minor "
-	    "%llu major\n",
-	    u, k, ULL(t->d_minflt), ULL(t->d_majflt));
-}
-
-static void
-summary_total(struct sbuf *o, const Vitals__Cpu *all)
-{
-	const Vitals__CpuTimes *d = all ? all->d : NULL;
-	uint64_t total = fig_cpu_total(d);
-	char t[16], u[16], k[16], io[16], irq[16], si[16], st[16];
-
-	/* dumpsys's "user" holds nice; TOTAL is busy (iowait not busy) */
-	fmt_pct(t, sizeof(t), fig_ratio(fig_cpu_busy(d), total));
-	fmt_pct(u, sizeof(u), fig_ratio(d ? d->user + d->nice : 0, total));
-	fmt_pct(k, sizeof(k), fig_ratio(d ? d->system : 0, total));
-	fmt_pct(io, sizeof(io), fig_ratio(d ? d->iowait : 0, total));
-	fmt_pct(irq, sizeof(irq), fig_ratio(d ? d->irq : 0, total));
-	fmt_pct(si, sizeof(si), fig_ratio(d ? d->softirq : 0, total));
-	sbuf_printf(o,
-	    " %6s TOTAL: %s user + %s kernel + %s iowait + %s irq "
-	    "+ %s softirq",
-	    t, u, k, io, irq, si);
-	if (d && d->steal) {
-		fmt_pct(st, sizeof(st), fig_ratio(d->steal, total));
-		sbuf_printf(o, " (steal %s)", st);
-	}
-	sbuf_putc(o, '\n');
-}
-
-static void
-summary_pressure(struct sbuf *o, const Vitals__Window *w)
-{
-	uint64_t wall = w->all ? w->all->wall_ns : 0;
-	char span[16], s[16], f[16];
-	size_t i;
-
-	if (w->n_psi == 0) {
-		sbuf_puts(o, "Pressure: n/a\n");
-		return;
-	}
-	duration_format(span, sizeof(span), (int64_t)wall);
-	sbuf_printf(o, "Pressure (stalled share of %s):", span);
-	for (i = 0; i < w->n_psi; i++) {
-		const Vitals__Psi *p = w->psi[i];
-
-		sbuf_printf(o, "%s %s", i ? "," : "", p->resource);
-		if (!p->available) {
-			sbuf_puts(o, " unavailable");
-			continue;
-		}
-		fmt_pct(s, sizeof(s), fig_psi_share(p->d_some_us, wall));
-		fmt_pct(f, sizeof(f),
-		    p->have_full ? fig_psi_share(p->d_full_us, wall) : NAN);
-		sbuf_printf(o, " some %s full %s", s, f);
-	}
-	sbuf_putc(o, '\n');
-}
-
-static void
-summary_memory(struct sbuf *o, const Vitals__Window *w)
-{
-	static const char *const mem[] = { "MemTotal", "MemAvailable",
-		"SwapTotal", "SwapFree" };
-	static const char *const vm[] = { "pgfault", "pgmajfault", "pswpin",
-		"pswpout" };
-	size_t i;
-
-	sbuf_puts(o, "Memory (kB, last):");
-	for (i = 0; i < sizeof(mem) / sizeof(mem[0]); i++) {
-		const Vitals__NamedGauge *g = fig_meminfo(w, mem[i]);
-
-		sbuf_printf(o, "%s %s ", i ? "," : "", mem[i]);
-		put_gauge_last(o, g ? g->gauge : NULL, "%.0f");
-	}
-	sbuf_puts(o, "\nvmstat (window deltas):");
-	for (i = 0; i < sizeof(vm) / sizeof(vm[0]); i++) {
-		const Vitals__Counter *c = fig_counter(w->vmstat, w->n_vmstat,
-		    vm[i]);
-
-		if (c)
-			sbuf_printf(o, "%s %s %llu", i ? "," : "", vm[i],
-			    ULL(c->value));
-		else
-			sbuf_printf(o, "%s %s n/a", i ? "," : "", vm[i]);
-	}
-	sbuf_putc(o, '\n');
-}
-
-void
-fmt_summary(struct sbuf *o, const Vitals__Window *w, const struct fmt_ctx *c)
-{
-	char from[40], to[40];
-	Vitals__Task **s;
-	size_t i;
-
-	sbuf_puts(o, "Load: ");
-	put_gauge_last(o, w->load1, "%.2f");
-	sbuf_puts(o, " / ");
-	put_gauge_last(o, w->load5, "%.2f");
-	sbuf_puts(o, " / ");
-	put_gauge_last(o, w->load15, "%.2f");
-	sbuf_putc(o, '\n');
-
-	fmt_time(from, sizeof(from), w->wall_start_ns);
-	fmt_time(to, sizeof(to), w->wall_end_ns);
-	sbuf_printf(o,
-	    "CPU usage from %lldms to %lldms ago (window %llu: %s "
-	    "to %s, %u/%u samples valid, USER_HZ %u):\n",
-	    (long long)((c->now_mono_ns - w->mono_start_ns) / 1000000),
-	    (long long)((c->now_mono_ns - w->mono_end_ns) / 1000000),
-	    ULL(w->seq), from, to, w->samples_valid, w->samples, w->hz);
-	s = tasks_sorted(w->procs, w->n_procs);
-	for (i = 0; s && i < w->n_procs; i++)
-		summary_task(o, s[i], w->hz);
-	free(s);
-	if (w->nprocs_total > w->n_procs)
-		sbuf_printf(o, "  (%llu more processes with activity)\n",
-		    ULL(w->nprocs_total - w->n_procs));
-	summary_total(o, w->all);
-	summary_pressure(o, w);
-	summary_memory(o, w);
 }
 
 /* ------------------------------------------------------------ cpu */
@@ -245,6 +48,7 @@ put_freq(const Vitals__Cpu *c, char *cur, char *max, char *ratio, char *cap,
 		snprintf(cap, len, "n/a");
 }
 
+/* One CPU line's shares and frequency (the first table). */
 static void
 cpu_row(struct sbuf *o, const char *label, const char *state,
     const Vitals__Cpu *c)
@@ -265,18 +69,33 @@ cpu_row(struct sbuf *o, const char *label, const char *state,
 	} else {
 		put_freq(c, cur, max, ratio, cap, sizeof(cur));
 	}
-	sbuf_printf(o,
-	    "  %-6s %-7s %6s %6s %6s %9llu %9llu %9llu %9llu "
-	    "%8s %8s %5s %4s\n",
-	    label, state, b, io, st, ULL(busy), ULL(d ? d->iowait : 0),
-	    ULL(d ? d->steal : 0), ULL(total), cur, max, ratio, cap);
+	sbuf_printf(o, "  %-6s %-7s %6s %6s %6s %8s %8s %5s %4s\n", label,
+	    state, b, io, st, cur, max, ratio, cap);
 }
 
+/* The ticks the shares came from (the second table); "n/a" without. */
+static void
+cpu_ticks_row(struct sbuf *o, const char *label, const Vitals__Cpu *c)
+{
+	const Vitals__CpuTimes *d = c->d;
+
+	if (d == NULL) {
+		sbuf_printf(o, "  %-6s %9s %9s %9s %9s\n", label, "n/a", "n/a",
+		    "n/a", "n/a");
+		return;
+	}
+	sbuf_printf(o, "  %-6s %9llu %9llu %9llu %9llu\n", label,
+	    ULL(fig_cpu_busy(d)), ULL(d->iowait), ULL(d->steal),
+	    ULL(fig_cpu_total(d)));
+}
+
+/* Two tables that each fit 80 columns: shares and frequency, then the
+ * ticks behind the shares. */
 void
 fmt_cpu(struct sbuf *o, const Vitals__Window *w)
 {
 	const Vitals__CpuTimes *d = w->all ? w->all->d : NULL;
-	char span[16], online[16];
+	char span[16], online[16], label[16];
 	size_t i;
 
 	duration_format(span, sizeof(span), w->mono_end_ns - w->mono_start_ns);
@@ -286,32 +105,37 @@ fmt_cpu(struct sbuf *o, const Vitals__Window *w)
 		snprintf(online, sizeof(online), "n/a");
 	sbuf_printf(o, "CPU window %llu: %s, USER_HZ %u, %s CPUs online\n",
 	    ULL(w->seq), span, w->hz, online);
-	sbuf_printf(o,
-	    "  %-6s %-7s %6s %6s %6s %9s %9s %9s %9s %8s %8s %5s "
-	    "%4s\n",
-	    "cpu", "state", "busy", "iowait", "steal", "busy_t", "iowait_t",
-	    "steal_t", "total_t", "cur_kHz", "max_kHz", "ratio", "cap");
+	sbuf_printf(o, "  %-6s %-7s %6s %6s %6s %8s %8s %5s %4s\n", "cpu",
+	    "state", "busy", "iowait", "steal", "cur_kHz", "max_kHz", "ratio",
+	    "cap");
 	if (w->all)
 		cpu_row(o, "all", "-", w->all);
 	for (i = 0; i < w->n_cpus; i++) {
 		const Vitals__Cpu *c = w->cpus[i];
-		char label[16];
 
 		snprintf(label, sizeof(label), "cpu%d", c->cpu);
 		cpu_row(o, label, c->online ? "online" : "offline", c);
 	}
+	sbuf_printf(o, "  %-6s %9s %9s %9s %9s\n", "ticks", "busy", "iowait",
+	    "steal", "total");
+	if (w->all)
+		cpu_ticks_row(o, "all", w->all);
+	for (i = 0; i < w->n_cpus; i++) {
+		snprintf(label, sizeof(label), "cpu%d", w->cpus[i]->cpu);
+		cpu_ticks_row(o, label, w->cpus[i]);
+	}
 	if (d)
 		sbuf_printf(o,
-		    "  all ticks: user %llu nice %llu system %llu "
-		    "idle %llu iowait %llu irq %llu softirq %llu steal %llu "
-		    "(guest %llu, guest_nice %llu: inside user, nice); "
+		    "  all ticks: user %llu nice %llu system %llu idle %llu\n"
+		    "    iowait %llu irq %llu softirq %llu steal %llu\n"
+		    "    (guest %llu, guest_nice %llu: inside user, nice); "
 		    "%u samples\n",
 		    ULL(d->user), ULL(d->nice), ULL(d->system), ULL(d->idle),
 		    ULL(d->iowait), ULL(d->irq), ULL(d->softirq), ULL(d->steal),
 		    ULL(d->guest), ULL(d->guest_nice), w->all->samples);
 	sbuf_puts(o,
-	    "  busy = user+nice+system+irq+softirq over total; "
-	    "cur_kHz and ratio are window averages\n");
+	    "  busy = user+nice+system+irq+softirq over total;\n"
+	    "  cur_kHz and ratio are window averages\n");
 }
 
 /* ------------------------------------------------------------ top */
@@ -335,47 +159,130 @@ metric_name(Vitals__Metric m)
 	}
 }
 
+/* The figures' columns: sized by their data (numbers are never cut). */
 static void
-task_figures(struct sbuf *o, const Vitals__Task *t, uint32_t hz,
+figures_cols(struct table *t)
+{
+	static const char *const h[] = { "core", "share", "norm", "utime",
+		"stime", "minflt", "majflt", "rss_kB" };
+	size_t i;
+
+	for (i = 0; i < sizeof(h) / sizeof(h[0]); i++)
+		table_col(t, h[i], 0, 1, 0);
+}
+
+/* ce: core-equivalent ratio (NAN unknown); the rest from t. */
+static void
+figures_cells(struct table *tb, const Vitals__Task *t, double ce,
     unsigned page_kb)
 {
 	uint64_t cpu = t->d_utime + t->d_stime;
-	char ce[16], ms[16], no[16];
+	char buf[16];
 
-	fmt_pct(ce, sizeof(ce), fig_core_equiv(cpu, t->wall_ns, hz));
-	fmt_pct(ms, sizeof(ms), fig_machine_share(cpu, t->total_ticks));
-	fmt_pct(no, sizeof(no), fig_normalised(cpu, t->norm_ticks));
-	sbuf_printf(o, " %7s %6s %6s %8llu %8llu %8llu %6llu %8llu", ce, ms, no,
-	    ULL(t->d_utime), ULL(t->d_stime), ULL(t->d_minflt),
-	    ULL(t->d_majflt), ULL(t->rss_pages_max * page_kb));
+	fmt_pct(buf, sizeof(buf), ce);
+	table_cell(tb, "%s", buf);
+	fmt_pct(buf, sizeof(buf), fig_machine_share(cpu, t->total_ticks));
+	table_cell(tb, "%s", buf);
+	fmt_pct(buf, sizeof(buf), fig_normalised(cpu, t->norm_ticks));
+	table_cell(tb, "%s", buf);
+	table_cell(tb, "%llu", ULL(t->d_utime));
+	table_cell(tb, "%llu", ULL(t->d_stime));
+	table_cell(tb, "%llu", ULL(t->d_minflt));
+	table_cell(tb, "%llu", ULL(t->d_majflt));
+	table_cell(tb, "%llu", ULL(t->rss_pages_max * page_kb));
 }
 
-static const char figures_hdr[] = " %7s %6s %6s %8s %8s %8s %6s %8s";
+static void
+task_figures(struct table *tb, const Vitals__Task *t, uint32_t hz,
+    unsigned page_kb)
+{
+	figures_cells(tb, t,
+	    fig_core_equiv(t->d_utime + t->d_stime, t->wall_ns, hz), page_kb);
+}
 
 /* Capacity-weighted CPU (doc/metrics.md): core-equivalent % of the
  * weighted ticks, and where they come from. */
 static void
-task_wtd(struct sbuf *o, const Vitals__Task *t, uint32_t hz)
+task_wtd(struct table *tb, const Vitals__Task *t, uint32_t hz)
 {
 	char wc[16];
 
 	if (t->wtd_source == NULL || t->wtd_source[0] == '\0') {
-		sbuf_printf(o, " %7s %-6s", "-", "-");
+		table_cell(tb, "-");
+		table_cell(tb, "-");
 		return;
 	}
 	fmt_pct(wc, sizeof(wc),
 	    t->wall_ns && hz ? (t->wtd_ticks / hz) /
 		    ((double)t->wall_ns / VITALS_NSEC_PER_SEC) :
 			       NAN);
-	sbuf_printf(o, " %7s %-6s", wc, t->wtd_source);
+	table_cell(tb, "%s", wc);
+	table_cell(tb, "%s", t->wtd_source);
 }
 
-static const char wtd_hdr[] = " %7s %-6s";
+static void
+wtd_cols(struct table *t)
+{
+	table_col(t, "wcore", 0, 1, 0);
+	table_col(t, "source", 6, 1, TABLE_LEFT);
+}
+
+/* What the daemon ranked by, as the columns print it. */
+static const char *
+metric_key(Vitals__Metric m)
+{
+	switch (m) {
+	case VITALS__METRIC__METRIC_MINFLT:
+		return "minflt";
+	case VITALS__METRIC__METRIC_MAJFLT:
+		return "majflt";
+	case VITALS__METRIC__METRIC_RSS:
+		return "rss_kB";
+	case VITALS__METRIC__METRIC_WEIGHTED:
+		return "wcore";
+	default:
+		return "utime+stime";
+	}
+}
+
+/* The figure a top list is ranked by, as its columns print it. */
+static double
+rank_of(const Vitals__Task *t, Vitals__Metric m)
+{
+	switch (m) {
+	case VITALS__METRIC__METRIC_MINFLT:
+		return (double)t->d_minflt;
+	case VITALS__METRIC__METRIC_MAJFLT:
+		return (double)t->d_majflt;
+	case VITALS__METRIC__METRIC_RSS:
+		return (double)t->rss_pages_max;
+	case VITALS__METRIC__METRIC_WEIGHTED:
+		return t->wtd_ticks;
+	default:
+		return (double)(t->d_utime + t->d_stime);
+	}
+}
+
+static Vitals__Metric rank_metric;
+
+static int
+by_rank(const void *a, const void *b)
+{
+	const Vitals__Task *x = *(Vitals__Task *const *)a;
+	const Vitals__Task *y = *(Vitals__Task *const *)b;
+	double rx = rank_of(x, rank_metric), ry = rank_of(y, rank_metric);
+
+	if (rx != ry)
+		return rx > ry ? -1 : 1;
+	return (x->id > y->id) - (x->id < y->id);
+}
 
 void
 fmt_top(struct sbuf *o, const Vitals__TaskList *tl, const struct fmt_ctx *c)
 {
 	char from[40], to[40], span[16];
+	const Vitals__Task **v = NULL;
+	struct table *tb;
 	size_t i;
 
 	if (tl->state && *tl->state) {
@@ -385,45 +292,69 @@ fmt_top(struct sbuf *o, const Vitals__TaskList *tl, const struct fmt_ctx *c)
 	fmt_time(from, sizeof(from), tl->from_wall_ns);
 	fmt_time(to, sizeof(to), tl->to_wall_ns);
 	duration_format(span, sizeof(span), tl->to_wall_ns - tl->from_wall_ns);
-	sbuf_printf(o, "Top %zu %s by %s, %s to %s (%s), USER_HZ %u:\n",
+	sbuf_printf(o, "Top %zu %s by %s (sorted by %s), USER_HZ %u,\n",
 	    tl->n_tasks, tl->threads ? "threads" : "processes",
-	    metric_name(tl->metric), from, to, span, tl->hz);
+	    metric_name(tl->metric), metric_key(tl->metric), tl->hz);
+	sbuf_printf(o, "  %s to %s (%s):\n", from, to, span);
+	if ((tb = table_new()) == NULL) {
+		o->err = -1;
+		return;
+	}
+	table_col(tb, "", 1, 0, TABLE_LEFT);
+	table_col(tb, tl->threads ? "tid" : "pid", 0, 1, 0);
 	if (tl->threads)
-		sbuf_printf(o, "  %7s %7s", "tid", "tgid");
-	else
-		sbuf_printf(o, "  %7s", "pid");
-	sbuf_printf(o, " %10s", "uid");
-	sbuf_printf(o, figures_hdr, "core", "share", "norm", "utime", "stime",
-	    "minflt", "majflt", "rss_kB");
+		table_col(tb, "tgid", 0, 1, 0);
+	table_col(tb, "uid", 0, 1, 0);
+	figures_cols(tb);
 	if (tl->metric == VITALS__METRIC__METRIC_WEIGHTED)
-		sbuf_printf(o, wtd_hdr, "wcore", "source");
-	sbuf_puts(o, "  name\n");
+		wtd_cols(tb);
+	table_col(tb, tl->threads ? "comm (name)" : "name", 0, 2,
+	    TABLE_LEFT | TABLE_FLEX);
+	/* in the order of the figure printed, whatever order came */
+	if (tl->n_tasks && (v = malloc(tl->n_tasks * sizeof(*v))) == NULL) {
+		table_free(tb);
+		o->err = -1;
+		return;
+	}
+	for (i = 0; i < tl->n_tasks; i++)
+		v[i] = tl->tasks[i];
+	rank_metric = tl->metric;
+	if (tl->n_tasks > 1)
+		qsort(v, tl->n_tasks, sizeof(*v), by_rank);
 	for (i = 0; i < tl->n_tasks; i++) {
-		const Vitals__Task *t = tl->tasks[i];
+		const Vitals__Task *t = v[i];
 
-		sbuf_printf(o, "%c %7d", task_mark(t), t->id);
+		table_cell(tb, "%c", task_mark(t));
+		table_cell(tb, "%d", t->id);
 		if (tl->threads)
-			sbuf_printf(o, " %7d", t->tgid);
+			table_cell(tb, "%d", t->tgid);
 		if (t->uid == VITALS_UID_UNKNOWN)
-			sbuf_printf(o, " %10s", "?");
+			table_cell(tb, "?");
 		else
-			sbuf_printf(o, " %10u", t->uid);
-		task_figures(o, t, tl->hz, c->page_kb);
+			table_cell(tb, "%u", t->uid);
+		task_figures(tb, t, tl->hz, c->page_kb);
 		if (tl->metric == VITALS__METRIC__METRIC_WEIGHTED)
-			task_wtd(o, t, tl->hz);
-		sbuf_puts(o, "  ");
+			task_wtd(tb, t, tl->hz);
 		if (tl->threads) {
-			put_label(o, t->comm);
-			sbuf_puts(o, " (");
-			put_label(o, t->name);
-			sbuf_putc(o, ')');
+			struct sbuf nm;
+
+			sbuf_init(&nm);
+			fmt_label(&nm, t->comm);
+			sbuf_puts(&nm, " (");
+			fmt_label(&nm, t->name);
+			sbuf_putc(&nm, ')');
+			table_cell(tb, "%s", sbuf_str(&nm));
+			sbuf_free(&nm);
 		} else {
-			put_label(o, task_label(t));
+			table_label(tb, fmt_task_label(t));
 		}
-		sbuf_putc(o, '\n');
 	}
 	if (tl->n_tasks == 0)
 		sbuf_puts(o, "  (no activity in the range)\n");
+	else
+		table_render(tb, o, c->width ? c->width : TEXT_WIDTH);
+	table_free(tb);
+	free(v);
 }
 
 /* ------------------------------------------------------------ proc */
@@ -510,21 +441,6 @@ inst_core_equiv(const struct inst *a)
 	return a->cpu_s / ((double)a->t.wall_ns / VITALS_NSEC_PER_SEC);
 }
 
-static void
-inst_figures(struct sbuf *o, const struct inst *a, unsigned page_kb)
-{
-	const Vitals__Task *t = &a->t;
-	uint64_t cpu = t->d_utime + t->d_stime;
-	char ce[16], ms[16], no[16];
-
-	fmt_pct(ce, sizeof(ce), inst_core_equiv(a));
-	fmt_pct(ms, sizeof(ms), fig_machine_share(cpu, t->total_ticks));
-	fmt_pct(no, sizeof(no), fig_normalised(cpu, t->norm_ticks));
-	sbuf_printf(o, " %7s %6s %6s %8llu %8llu %8llu %6llu %8llu", ce, ms, no,
-	    ULL(t->d_utime), ULL(t->d_stime), ULL(t->d_minflt),
-	    ULL(t->d_majflt), ULL(t->rss_pages_max * page_kb));
-}
-
 static int
 cmp_inst_cpu(const void *a, const void *b)
 {
@@ -537,28 +453,39 @@ cmp_inst_cpu(const void *a, const void *b)
 	return (x->t.id > y->t.id) - (x->t.id < y->t.id);
 }
 
-void
-fmt_process(struct sbuf *o, const Vitals__ProcessInfo *pi, int32_t pid,
-    const struct fmt_ctx *c)
+/* "HH:MM:SS" local time, "n/a" for a missing stamp. */
+static void
+fmt_clock(char *buf, size_t len, int64_t wall_ns)
 {
-	struct inst *ins, *th;
-	size_t nins, nth, i;
-	char when[40], span[16];
-	bool wtd = false; /* a capacity-weighted column (doc/metrics.md) */
+	char full[40];
 
-	if (pi->state && *pi->state) {
-		fmt_process_state(o, pi, pid);
-		return;
-	}
-	ins = inst_group(pi->history, pi->n_history, &nins);
+	fmt_time(full, sizeof(full), wall_ns);
+	if (strlen(full) >= 19)
+		snprintf(buf, len, "%.8s", full + 11);
+	else
+		snprintf(buf, len, "%s", full);
+}
+
+/* What is left of the width after the line so far (from start). */
+static size_t
+room(const struct sbuf *o, size_t start, size_t less)
+{
+	size_t used = text_ncols(sbuf_str(o) + start, o->len - start) + less;
+
+	return used + 8 < TEXT_WIDTH ? TEXT_WIDTH - used : 8;
+}
+
+static void
+process_head(struct sbuf *o, const Vitals__ProcessInfo *pi, int32_t pid,
+    const struct inst *ins, size_t nins)
+{
+	const Vitals__Task *who = nins > 0 ? &ins[0].t : pi->identity;
+	size_t start = o->len;
+
 	sbuf_printf(o, "Process %d: %zu windows", pid, pi->n_history);
-	if (nins > 0) {
+	if (who) {
 		sbuf_puts(o, " (");
-		put_label(o, task_label(&ins[0].t));
-		sbuf_putc(o, ')');
-	} else if (pi->identity) {
-		sbuf_puts(o, " (");
-		put_label(o, task_label(pi->identity));
+		text_label(o, fmt_task_label(who), room(o, start, 1));
 		sbuf_putc(o, ')');
 	}
 	sbuf_puts(o, "\n");
@@ -571,7 +498,7 @@ fmt_process(struct sbuf *o, const Vitals__ProcessInfo *pi, int32_t pid,
 		else
 			sbuf_printf(o, "%u", t->uid);
 		sbuf_printf(o, " starttime %llu comm ", ULL(t->starttime));
-		put_label(o, t->comm);
+		fmt_label(o, t->comm);
 		sbuf_printf(o, " (%s)\n",
 		    strcmp(pi->identity_source, "proc") == 0 ? "/proc now" :
 			strcmp(pi->identity_source, "store") == 0 ?
@@ -579,49 +506,102 @@ fmt_process(struct sbuf *o, const Vitals__ProcessInfo *pi, int32_t pid,
 							       "?");
 	}
 	if (pi->cgroup && *pi->cgroup) {
+		start = o->len;
 		sbuf_puts(o, "  cgroup ");
-		put_label(o, pi->cgroup);
+		text_label(o, pi->cgroup, room(o, start, 6));
 		sbuf_puts(o, " (now)\n");
 	}
-	sbuf_printf(o, "  %-23s %6s", "window start", "len");
-	sbuf_printf(o, figures_hdr, "core", "share", "norm", "utime", "stime",
-	    "minflt", "majflt", "rss_kB");
+}
+
+/* Window by window, then one Σ row per instance (id, starttime). */
+static void
+process_windows(struct sbuf *o, const Vitals__ProcessInfo *pi,
+    const struct inst *ins, size_t nins, const struct fmt_ctx *c)
+{
+	struct table *tb;
+	char when[40], span[16];
+	bool wtd = false; /* a capacity-weighted column (doc/metrics.md) */
+	size_t i;
+
 	for (i = 0; i < pi->n_history && !wtd; i++)
 		wtd = pi->history[i]->task &&
 		    pi->history[i]->task->wtd_source &&
 		    pi->history[i]->task->wtd_source[0];
+	if (pi->n_history > 0) {
+		fmt_time(when, sizeof(when), pi->history[0]->wall_start_ns);
+		sbuf_printf(o, "  windows from %.10s (local time):\n", when);
+	}
+	if ((tb = table_new()) == NULL) {
+		o->err = -1;
+		return;
+	}
+	table_col(tb, "", 1, 0, TABLE_LEFT);
+	table_col(tb, "start", 8, 1, TABLE_LEFT);
+	table_col(tb, "len", 6, 1, 0);
+	figures_cols(tb);
 	if (wtd)
-		sbuf_printf(o, wtd_hdr, "wcore", "source");
-	sbuf_puts(o, "\n");
+		wtd_cols(tb);
+	table_col(tb, "", 0, 2, TABLE_LEFT);
 	for (i = 0; i < pi->n_history; i++) {
 		const Vitals__HistoryPoint *h = pi->history[i];
 
 		if (h->task == NULL)
 			continue;
-		fmt_time(when, sizeof(when), h->wall_start_ns);
+		fmt_clock(when, sizeof(when), h->wall_start_ns);
 		duration_format(span, sizeof(span),
 		    h->wall_end_ns - h->wall_start_ns);
-		sbuf_printf(o, "%c %-23s %6s", task_mark(h->task), when, span);
-		task_figures(o, h->task, h->hz, c->page_kb);
+		table_cell(tb, "%c", task_mark(h->task));
+		table_cell(tb, "%s", when);
+		table_cell(tb, "%s", span);
+		task_figures(tb, h->task, h->hz, c->page_kb);
 		if (wtd)
-			task_wtd(o, h->task, h->hz);
+			task_wtd(tb, h->task, h->hz);
 		if (h->level)
-			sbuf_printf(o, "  (roll-up level %u)", h->level);
-		sbuf_putc(o, '\n');
+			table_cell(tb, "(roll-up level %u)", h->level);
+		else
+			table_cell(tb, "%s", "");
 	}
 	for (i = 0; i < nins; i++) {
-		char st[40];
-
-		snprintf(st, sizeof(st), "Σ starttime %llu",
-		    ULL(ins[i].t.starttime));
 		duration_format(span, sizeof(span), ins[i].to - ins[i].from);
-		/* "Σ" is two bytes, one column */
-		sbuf_printf(o, "  %-24s %6s", st, span);
-		inst_figures(o, &ins[i], c->page_kb);
-		sbuf_printf(o, "  %u windows\n", ins[i].windows);
+		table_cell(tb, "%s", "");
+		table_cell(tb, "\xce\xa3 %llu", ULL(ins[i].t.starttime));
+		table_cell(tb, "%s", span);
+		figures_cells(tb, &ins[i].t, inst_core_equiv(&ins[i]),
+		    c->page_kb);
+		if (wtd) {
+			table_cell(tb, "%s", "");
+			table_cell(tb, "%s", "");
+		}
+		table_cell(tb, "%u windows", ins[i].windows);
 	}
 	if (pi->n_history == 0)
 		sbuf_puts(o, "  (no activity in the range)\n");
+	else
+		table_render(tb, o, c->width ? c->width : TEXT_WIDTH);
+	table_free(tb);
+	if (nins > 0)
+		sbuf_puts(o,
+		    "  (\xce\xa3 STARTTIME: one instance of the pid over the "
+		    "range)\n");
+}
+
+void
+fmt_process(struct sbuf *o, const Vitals__ProcessInfo *pi, int32_t pid,
+    const struct fmt_ctx *c)
+{
+	struct inst *ins, *th;
+	struct table *tb;
+	size_t nins, nth, i;
+
+	if (pi->state && *pi->state) {
+		fmt_process_state(o, pi, pid);
+		return;
+	}
+	ins = inst_group(pi->history, pi->n_history, &nins);
+	process_head(o, pi, pid, ins, nins);
+	process_windows(o, pi, ins, nins, c);
+	if (c->spark)
+		fmt_process_spark(o, pi, c);
 	free(ins);
 
 	if (pi->n_threads == 0)
@@ -629,18 +609,28 @@ fmt_process(struct sbuf *o, const Vitals__ProcessInfo *pi, int32_t pid,
 	th = inst_group(pi->threads, pi->n_threads, &nth);
 	if (th)
 		qsort(th, nth, sizeof(*th), cmp_inst_cpu);
-	sbuf_printf(o, "Threads: %zu (Σ over the range)\n", nth);
-	sbuf_printf(o, "  %7s", "tid");
-	sbuf_printf(o, figures_hdr, "core", "share", "norm", "utime", "stime",
-	    "minflt", "majflt", "rss_kB");
-	sbuf_puts(o, "  comm\n");
-	for (i = 0; i < nth; i++) {
-		sbuf_printf(o, "%c %7d", task_mark(&th[i].t), th[i].t.id);
-		inst_figures(o, &th[i], c->page_kb);
-		sbuf_puts(o, "  ");
-		put_label(o, th[i].t.comm);
-		sbuf_putc(o, '\n');
+	sbuf_printf(o,
+	    "Threads: %zu (\xce\xa3 over the range, sorted by "
+	    "utime+stime)\n",
+	    nth);
+	if ((tb = table_new()) == NULL) {
+		free(th);
+		o->err = -1;
+		return;
 	}
+	table_col(tb, "", 1, 0, TABLE_LEFT);
+	table_col(tb, "tid", 7, 1, 0);
+	figures_cols(tb);
+	table_col(tb, "comm", 0, 2, TABLE_LEFT | TABLE_FLEX);
+	for (i = 0; i < nth; i++) {
+		table_cell(tb, "%c", task_mark(&th[i].t));
+		table_cell(tb, "%d", th[i].t.id);
+		figures_cells(tb, &th[i].t, inst_core_equiv(&th[i]),
+		    c->page_kb);
+		table_label(tb, th[i].t.comm);
+	}
+	table_render(tb, o, c->width ? c->width : TEXT_WIDTH);
+	table_free(tb);
 	free(th);
 }
 
@@ -726,6 +716,12 @@ health_window(struct sbuf *o, const Vitals__Window *w)
 	    h->late_ticks, h->burst_samples, h->procs_scanned,
 	    h->threads_scanned, h->procs_exited, h->threads_exited,
 	    h->cpu_dropped);
+	if (h->stat_fds || h->stat_fd_reads || h->stat_opens)
+		sbuf_printf(o,
+		    "  procfs stat files: %u kept open; %llu reads through "
+		    "them, %llu opens, %llu not kept (bound)\n",
+		    h->stat_fds, ULL(h->stat_fd_reads), ULL(h->stat_opens),
+		    ULL(h->stat_fd_full));
 	if (h->bpf) {
 		const Vitals__BpfHealth *b = h->bpf;
 
@@ -745,12 +741,13 @@ health_window(struct sbuf *o, const Vitals__Window *w)
 		    (double)b->pre_ns / 1e6);
 		sbuf_printf(o,
 		    "  bpf kernel: accounted %.3f ms, wakeups %llu, waits "
-		    "measured %llu (in process rows %llu), map full: tid %llu "
-		    "proc %llu uid %llu; exited: %llu threads, %llu procs\n",
+		    "measured %llu (in process rows %llu, no thread entry "
+		    "%llu), map full: tid %llu proc %llu uid %llu; exited: "
+		    "%llu threads, %llu procs\n",
 		    (double)b->oncpu_total_ns / 1e6, ULL(b->wakeups),
-		    ULL(b->rq_samples), ULL(b->rq_count), ULL(b->full_tid),
-		    ULL(b->full_proc), ULL(b->full_uid), ULL(b->thr_exited),
-		    ULL(b->procs_exited));
+		    ULL(b->rq_samples), ULL(b->rq_count), ULL(b->rq_notid),
+		    ULL(b->full_tid), ULL(b->full_proc), ULL(b->full_uid),
+		    ULL(b->thr_exited), ULL(b->procs_exited));
 		if (b->procs_other || b->threads_other || b->uids_other)
 			sbuf_printf(o,
 			    "  bpf rows folded into \"other\": %u procs, %u "
@@ -906,6 +903,51 @@ health_provenance(struct sbuf *o, const Vitals__Provenance *p)
 		sbuf_printf(o, "unknown (%s)\n", *src ? src : "not reported");
 }
 
+/* SIGHUP's rereads (doc/vitalsd.8.md, "Reload"). */
+static void
+health_config(struct sbuf *o, const Vitals__ConfigHealth *c)
+{
+	char when[40];
+
+	sbuf_printf(o,
+	    "  config: %u reloads (%u failed), %u keys applied, %u need a "
+	    "restart",
+	    c->reloads, c->failed, c->applied, c->refused);
+	if (c->reloads) {
+		fmt_time(when, sizeof(when), c->last_wall_ns);
+		sbuf_printf(o, "; last %s: %s", when,
+		    c->last && *c->last ? c->last : "?");
+	}
+	sbuf_putc(o, '\n');
+}
+
+/* The daemon's own memory: the kernel's view, then its parts'. */
+static void
+fmt_memory_health(struct sbuf *o, const Vitals__MemoryHealth *m)
+{
+	const double mib = 1024.0 * 1024.0;
+
+	if (m == NULL)
+		return;
+	if (m->have_status & 1)
+		sbuf_printf(o, "Memory: RSS %.1f MiB",
+		    (double)m->rss_bytes / mib);
+	else
+		sbuf_puts(o, "Memory: RSS n/a");
+	if (m->have_status & 2)
+		sbuf_printf(o, " (peak %.1f)", (double)m->peak_rss_bytes / mib);
+	if ((m->have_status & 28) == 28)
+		sbuf_printf(o, ": anon %.1f, file %.1f, shmem %.1f",
+		    (double)m->anon_bytes / mib, (double)m->file_bytes / mib,
+		    (double)m->shmem_bytes / mib);
+	if (m->have_status & 32)
+		sbuf_printf(o, "; %u threads", m->threads);
+	sbuf_printf(o,
+	    "\n  SQLite %.1f MiB (peak %.1f); %u windows in memory %.1f MiB\n",
+	    (double)m->sqlite_bytes / mib, (double)m->sqlite_peak_bytes / mib,
+	    m->windows, (double)m->windows_bytes / mib);
+}
+
 void
 fmt_health(struct sbuf *o, const Vitals__Health *h, const struct fmt_ctx *c)
 {
@@ -922,6 +964,8 @@ fmt_health(struct sbuf *o, const Vitals__Health *h, const struct fmt_ctx *c)
 	sbuf_putc(o, '\n');
 	if (h->provenance)
 		health_provenance(o, h->provenance);
+	if (h->config)
+		health_config(o, h->config);
 	if (h->last)
 		health_window(o, h->last);
 	else
@@ -1003,6 +1047,47 @@ fmt_health(struct sbuf *o, const Vitals__Health *h, const struct fmt_ctx *c)
 			    k->query_threads, ULL(k->queries_budget_cut));
 	} else {
 		sbuf_puts(o, "Control: n/a\n");
+	}
+	if (h->metrics) {
+		const Vitals__MetricsHealth *x = h->metrics;
+
+		sbuf_printf(o,
+		    "Metrics: /metrics on %s: %u connections; accepted %llu, "
+		    "scrapes %llu; refused: at the cap %llu, timed out %llu, "
+		    "bad requests %llu, not found %llu, bad method %llu\n"
+		    "  last page %llu bytes in %.3f ms (slowest %.3f ms)\n",
+		    x->listen, x->connections, ULL(x->accepted),
+		    ULL(x->scrapes), ULL(x->cap_refused), ULL(x->timed_out),
+		    ULL(x->bad_requests), ULL(x->not_found), ULL(x->bad_method),
+		    ULL(x->page_bytes), (double)x->render_ns_last / 1e6,
+		    (double)x->render_ns_max / 1e6);
+		if (x->accept_paused)
+			sbuf_printf(o,
+			    "  accept paused %llu times (no file "
+			    "descriptors)\n",
+			    ULL(x->accept_paused));
+	}
+	fmt_memory_health(o, h->memory);
+	if (h->otlp) {
+		const Vitals__OtlpHealth *x = h->otlp;
+		char st[16];
+
+		if (x->last_status > 0)
+			snprintf(st, sizeof(st), "%d", x->last_status);
+		else
+			snprintf(st, sizeof(st), "%s",
+			    x->last_status < 0 ? "no answer" : "none");
+		sbuf_printf(o,
+		    "OTLP: push to %s: queued %llu, sent %llu (%llu bytes), "
+		    "waiting %u; failed %llu, retries %llu; dropped: queue "
+		    "full %llu, refused %llu; rejected points %llu\n"
+		    "  last status %s%s%s; last batch %llu points\n",
+		    x->endpoint, ULL(x->queued), ULL(x->sent),
+		    ULL(x->bytes_sent), x->queue_depth, ULL(x->failed),
+		    ULL(x->retries), ULL(x->dropped_full),
+		    ULL(x->dropped_rejected), ULL(x->rejected_points), st,
+		    *x->last_error ? ": " : "", x->last_error,
+		    ULL(x->points_last));
 	}
 	if (h->gpu_mem)
 		fmt_gpumem_health(o, h->gpu_mem);

@@ -3,14 +3,20 @@
  * JSON output. The emitter is small on purpose (no dependency); messages are
  * walked through their protobuf-c descriptors so every raw field appears
  * under its .proto name, and the figures of doc/metrics.md are added beside
- * them. Unknown values (a gauge with no reading, max_khz −1, a PSI file
- * that does not exist, a zero denominator) are null, never 0.
+ * them. As in proto3's canonical JSON, every 64-bit integer (ns stamps,
+ * counters, bytes) is a decimal string, so no reader's double rounds it;
+ * 32-bit integers are numbers. An object with a count of pages carries the
+ * page size in bytes beside it. Unknown values (a gauge with no reading,
+ * max_khz −1, the aggregate line's frequency and capacity, a PSI file that
+ * does not exist, a zero denominator, each sentinel the protocol defines)
+ * are null, never 0 (doc/protocol.md, "JSON").
  */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "client.h"
 
@@ -187,15 +193,24 @@ json_str(struct json *j, const char *key, const char *s)
 		json_escape(j->o, s, strlen(s));
 }
 
+/* 64-bit integers: strings, as proto3's canonical JSON writes them. */
 void
 json_u64(struct json *j, const char *key, uint64_t v)
 {
 	json_key(j, key);
-	sbuf_printf(j->o, "%" PRIu64, v);
+	sbuf_printf(j->o, "\"%" PRIu64 "\"", v);
 }
 
 void
 json_i64(struct json *j, const char *key, int64_t v)
+{
+	json_key(j, key);
+	sbuf_printf(j->o, "\"%" PRId64 "\"", v);
+}
+
+/* 32-bit integers: numbers, exact in every reader. */
+void
+json_i32(struct json *j, const char *key, int64_t v)
 {
 	json_key(j, key);
 	sbuf_printf(j->o, "%" PRId64, v);
@@ -236,9 +251,11 @@ json_null(struct json *j, const char *key)
 
 /* What derived figures need from enclosing messages. */
 struct jctx {
-	uint32_t hz;	  /* Window, TaskList, HistoryPoint */
-	uint64_t wall_ns; /* the window's Σ Δmono (all.wall_ns) */
-	int64_t span_ns;  /* mono_end_ns − mono_start_ns */
+	unsigned page_size; /* bytes, beside every count of pages */
+	uint32_t hz;	    /* Window, TaskList, HistoryPoint */
+	uint64_t wall_ns;   /* the window's Σ Δmono (all.wall_ns) */
+	int64_t span_ns;    /* mono_end_ns − mono_start_ns */
+	size_t points;	    /* GpuMem: window_end_wall_ns's count */
 };
 
 static void json_msg(struct json *j, const char *key, const ProtobufCMessage *m,
@@ -246,33 +263,187 @@ static void json_msg(struct json *j, const char *key, const ProtobufCMessage *m,
 
 #define IS(m, name) ((m)->descriptor == &vitals__##name##__descriptor)
 
-/* A field whose value means "unknown" in the protocol: printed null. */
+static bool
+named(const ProtobufCFieldDescriptor *f, const char *const *names)
+{
+	for (; *names; names++)
+		if (strcmp(f->name, *names) == 0)
+			return true;
+	return false;
+}
+
+static bool
+cgroup_has(const Vitals__Cgroup *g, const char *src)
+{
+	size_t i;
+
+	for (i = 0; i < g->n_sources; i++)
+		if (strcmp(g->sources[i], src) == 0)
+			return true;
+	return false;
+}
+
+/* A CPU line's field: the aggregate has no frequency, capacity or online
+ * state of its own (the daemon sends 0 there); −1 is unknown. */
+static bool
+cpu_unknown(const Vitals__Cpu *c, const ProtobufCFieldDescriptor *f)
+{
+	static const char *const own[] = { "max_khz", "capacity", "online",
+		"cur_khz", "freq_ratio", NULL };
+
+	if (c->cpu < 0 && named(f, own))
+		return true;
+	if (strcmp(f->name, "max_khz") == 0)
+		return c->max_khz < 0;
+	if (strcmp(f->name, "capacity") == 0)
+		return c->capacity < 0;
+	return false;
+}
+
+/* A group's figures from a file it lacks, and deltas of its first walk. */
+static bool
+cgroup_unknown(const Vitals__Cgroup *g, const ProtobufCFieldDescriptor *f)
+{
+	static const char *const cpu[] = { "d_usage_us", "d_user_us",
+		"d_system_us", NULL };
+	static const char *const thr[] = { "d_nr_periods", "d_nr_throttled",
+		"d_throttled_us", NULL };
+	static const char *const mem[] = { "d_pgfault", "d_pgmajfault", NULL };
+
+	if (strcmp(f->name, "uid") == 0)
+		return g->uid < 0;
+	if (strcmp(f->name, "pid") == 0)
+		return g->pid < 0;
+	if (strncmp(f->name, "d_", 2) == 0 && g->deltas == 0)
+		return true;
+	if (named(f, cpu))
+		return !cgroup_has(g, "cpu.stat");
+	if (named(f, thr))
+		return !cgroup_has(g, "cpu.stat throttling");
+	if (named(f, mem))
+		return !cgroup_has(g, "memory.stat");
+	return false;
+}
+
+static bool
+psi_unknown(const Vitals__Psi *p, const ProtobufCFieldDescriptor *f)
+{
+	if (strcmp(f->name, "resource") == 0 ||
+	    strcmp(f->name, "available") == 0 ||
+	    strcmp(f->name, "have_full") == 0)
+		return false;
+	if (!p->available)
+		return true;
+	if (strncmp(f->name, "full", 4) == 0 ||
+	    strcmp(f->name, "d_full_us") == 0)
+		return !p->have_full;
+	return false;
+}
+
+/*
+ * A field whose value means "unknown" in the protocol (its comment in
+ * vitals.proto says which value): printed null. doc/protocol.md lists them.
+ */
 static bool
 field_unknown(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f)
 {
-	if (IS(m, cpu)) {
-		const Vitals__Cpu *c = (const Vitals__Cpu *)m;
+	if (IS(m, cpu))
+		return cpu_unknown((const Vitals__Cpu *)m, f);
+	if (IS(m, psi))
+		return psi_unknown((const Vitals__Psi *)m, f);
+	if (IS(m, cgroup))
+		return cgroup_unknown((const Vitals__Cgroup *)m, f);
+	if (IS(m, task)) {
+		const Vitals__Task *t = (const Vitals__Task *)m;
 
-		if (strcmp(f->name, "max_khz") == 0)
-			return c->max_khz < 0;
-		if (strcmp(f->name, "capacity") == 0)
-			return c->capacity < 0;
-	} else if (IS(m, task)) {
 		if (strcmp(f->name, "uid") == 0)
-			return ((const Vitals__Task *)m)->uid ==
-			    VITALS_UID_UNKNOWN;
-	} else if (IS(m, psi)) {
-		const Vitals__Psi *p = (const Vitals__Psi *)m;
+			return t->uid == VITALS_UID_UNKNOWN;
+		/* wtd_source "": no capacity-weighted figure */
+		if (strcmp(f->name, "wtd_ticks") == 0)
+			return t->wtd_source == NULL || *t->wtd_source == '\0';
+		return false;
+	}
+	if (IS(m, sched_task)) {
+		const Vitals__SchedTask *t = (const Vitals__SchedTask *)m;
 
-		if (strcmp(f->name, "resource") == 0 ||
-		    strcmp(f->name, "available") == 0 ||
-		    strcmp(f->name, "have_full") == 0)
-			return false;
-		if (!p->available)
-			return true;
-		if (strncmp(f->name, "full", 4) == 0 ||
-		    strcmp(f->name, "d_full_us") == 0)
-			return !p->have_full;
+		if (strcmp(f->name, "uid") == 0)
+			return t->uid == VITALS_UID_UNKNOWN;
+		if (strcmp(f->name, "name") == 0)
+			return t->name == NULL || *t->name == '\0';
+		/* no histogram (no waits, or windows stored before threads
+		 * had one): no quantile */
+		if (strcmp(f->name, "rq_p50_ns") == 0 ||
+		    strcmp(f->name, "rq_p99_ns") == 0)
+			return t->n_rq_hist == 0;
+		return false;
+	}
+	if (IS(m, sched_uid)) {
+		const Vitals__SchedUid *u = (const Vitals__SchedUid *)m;
+
+		if (strcmp(f->name, "rq_p50_ns") == 0 ||
+		    strcmp(f->name, "rq_p99_ns") == 0)
+			return u->n_rq_hist == 0;
+		return false;
+	}
+	if (IS(m, config_health)) {
+		const Vitals__ConfigHealth *c = (const Vitals__ConfigHealth *)m;
+
+		/* no reload yet: no last one */
+		if (strcmp(f->name, "last_wall_ns") == 0 ||
+		    strcmp(f->name, "last") == 0)
+			return c->reloads == 0;
+		return false;
+	}
+	if (IS(m, otlp_health))
+		/* no attempt yet: no status (-1, no answer, is one) */
+		return strcmp(f->name, "last_status") == 0 &&
+		    ((const Vitals__OtlpHealth *)m)->last_status == 0;
+	if (IS(m, trace_slice))
+		return strcmp(f->name, "pid") == 0 &&
+		    ((const Vitals__TraceSlice *)m)->pid < 0;
+	if (IS(m, gpu_proc))
+		return strcmp(f->name, "starttime") == 0 &&
+		    ((const Vitals__GpuProc *)m)->starttime == 0;
+	if (IS(m, heapprofd_session)) {
+		const Vitals__HeapprofdSession *h =
+		    (const Vitals__HeapprofdSession *)m;
+
+		if (strcmp(f->name, "end_wall_ns") == 0)
+			return h->end_wall_ns == 0;
+		if (strcmp(f->name, "start_wall_ns") == 0)
+			return !h->started;
+		if (strcmp(f->name, "exit_status") == 0)
+			return h->exit_status < 0;
+		if (strcmp(f->name, "output_bytes") == 0)
+			return h->output_bytes < 0;
+		return false;
+	}
+	if (IS(m, window_health)) {
+		static const char *const late[] = { "tick_late_ns_max",
+			"tick_late_ns_sum", "tick_late_ns_p99", "stat_fds",
+			"stat_fd_reads", "stat_opens", "stat_fd_full", NULL };
+
+		/* kept in memory only: a stored window has no histogram */
+		return named(f, late) &&
+		    ((const Vitals__WindowHealth *)m)->n_tick_late_hist == 0;
+	}
+	if (IS(m, store_health)) {
+		const Vitals__StoreHealth *h = (const Vitals__StoreHealth *)m;
+		static const char *const hist[] = { "history_wall_first_ns",
+			"history_wall_last_ns", NULL };
+
+		if (strcmp(f->name, "io_bytes_per_day") == 0)
+			return h->io_span_ns <= 0;
+		if (strcmp(f->name, "bound_holds_ns") == 0)
+			return h->bound_holds_ns == 0;
+		return named(f, hist) && h->history_windows == 0;
+	}
+	if (IS(m, wss_region)) {
+		const Vitals__WssRegion *r = (const Vitals__WssRegion *)m;
+		static const char *const pass[] = { "resident", "accessed",
+			"idle", "not_resident", "moved", NULL };
+
+		return named(f, pass) && (r->gone || !r->sampled);
 	}
 	return false;
 }
@@ -288,11 +459,11 @@ json_field(struct json *j, const ProtobufCMessage *m,
 	case PROTOBUF_C_TYPE_INT32:
 	case PROTOBUF_C_TYPE_SINT32:
 	case PROTOBUF_C_TYPE_SFIXED32:
-		json_i64(j, key, *(const int32_t *)p);
+		json_i32(j, key, *(const int32_t *)p);
 		break;
 	case PROTOBUF_C_TYPE_UINT32:
 	case PROTOBUF_C_TYPE_FIXED32:
-		json_u64(j, key, *(const uint32_t *)p);
+		json_i32(j, key, *(const uint32_t *)p);
 		break;
 	case PROTOBUF_C_TYPE_INT64:
 	case PROTOBUF_C_TYPE_SINT64:
@@ -318,7 +489,7 @@ json_field(struct json *j, const ProtobufCMessage *m,
 		if (ev)
 			json_str(j, key, ev->name);
 		else
-			json_i64(j, key, *(const int *)p);
+			json_i32(j, key, *(const int *)p);
 		break;
 	case PROTOBUF_C_TYPE_STRING:
 		json_str(j, key, *(char *const *)p);
@@ -375,6 +546,18 @@ field_size(const ProtobufCFieldDescriptor *f)
 	return 0;
 }
 
+/* A field counts pages (rss_pages_max, pages_lost, pages, ...). */
+static bool
+has_pages(const ProtobufCMessageDescriptor *d)
+{
+	unsigned i;
+
+	for (i = 0; i < d->n_fields; i++)
+		if (strstr(d->fields[i].name, "pages"))
+			return true;
+	return false;
+}
+
 static void
 json_derived(struct json *j, const ProtobufCMessage *m, struct jctx c)
 {
@@ -384,8 +567,13 @@ json_derived(struct json *j, const ProtobufCMessage *m, struct jctx c)
 		const Vitals__Cpu *p = (const Vitals__Cpu *)m;
 		uint64_t total = fig_cpu_total(p->d), busy = fig_cpu_busy(p->d);
 
-		json_u64(j, "total", total);
-		json_u64(j, "busy", busy);
+		if (p->d) {
+			json_u64(j, "total", total);
+			json_u64(j, "busy", busy);
+		} else { /* no times: unknown, not 0 */
+			json_null(j, "total");
+			json_null(j, "busy");
+		}
 		json_double(j, "busy_share", fig_ratio(busy, total));
 		json_double(j, "iowait_share",
 		    fig_ratio(p->d ? p->d->iowait : 0, total));
@@ -412,6 +600,24 @@ json_derived(struct json *j, const ProtobufCMessage *m, struct jctx c)
 		    p->available && p->have_full ?
 			fig_psi_share(p->d_full_us, c.wall_ns) :
 			NAN);
+	} else if (IS(m, gpu_proc) && c.points > 0) {
+		/* series_bytes laid on the span's points: null where the
+		 * instance had no row (a gap, not 0 bytes) */
+		const Vitals__GpuProc *p = (const Vitals__GpuProc *)m;
+		size_t n = p->n_series_bytes, i, k = 0;
+
+		if (p->n_series_index < n)
+			n = p->n_series_index;
+		json_arr_begin(j, "series");
+		for (i = 0; i < c.points; i++) {
+			while (k < n && p->series_index[k] < i)
+				k++;
+			if (k < n && p->series_index[k] == i)
+				json_u64(j, NULL, p->series_bytes[k]);
+			else
+				json_null(j, NULL);
+		}
+		json_arr_end(j);
 	} else if (IS(m, window_health)) {
 		json_double(j, "self_core_equiv",
 		    fig_self_core_equiv((const Vitals__WindowHealth *)m,
@@ -442,6 +648,8 @@ json_msg(struct json *j, const char *key, const ProtobufCMessage *m,
 		c.hz = ((const Vitals__TaskList *)m)->hz;
 	} else if (IS(m, history_point)) {
 		c.hz = ((const Vitals__HistoryPoint *)m)->hz;
+	} else if (IS(m, gpu_mem)) {
+		c.points = ((const Vitals__GpuMem *)m)->n_window_end_wall_ns;
 	}
 	json_obj_begin(j, key);
 	for (i = 0; i < d->n_fields; i++) {
@@ -474,23 +682,28 @@ json_msg(struct json *j, const char *key, const ProtobufCMessage *m,
 		json_field(j, m, f, p, f->name, c);
 	}
 	json_derived(j, m, c);
+	if (has_pages(d))
+		json_i32(j, "page_size", c.page_size);
 	json_obj_end(j);
 }
 
-static void
-json_message(struct json *j, const char *key, const ProtobufCMessage *m)
-{
-	struct jctx c = { 0, 0, 0 };
-
-	json_msg(j, key, m, c);
-}
-
 void
-json_response(struct sbuf *o, const Vitals__Response *resp)
+json_response_page(struct sbuf *o, const Vitals__Response *resp,
+    unsigned page_size)
 {
+	struct jctx c = { page_size, 0, 0, 0, 0 };
 	struct json j;
 
 	json_init(&j, o);
-	json_message(&j, NULL, (const ProtobufCMessage *)resp);
+	json_msg(&j, NULL, (const ProtobufCMessage *)resp, c);
 	sbuf_putc(o, '\n');
+}
+
+/* The daemon is on this machine (a UNIX socket): its page size is ours. */
+void
+json_response(struct sbuf *o, const Vitals__Response *resp)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	json_response_page(o, resp, page > 0 ? (unsigned)page : 4096);
 }

@@ -282,3 +282,27 @@ clock_now_ns(int clk)
 	clock_gettime(clk, &ts);
 	return (int64_t)ts.tv_sec * VITALS_NSEC_PER_SEC + ts.tv_nsec;
 }
+
+/*
+ * A process-supplied label (comm, cmdline) for a terminal: control bytes
+ * become '?', so a process cannot send escape sequences to the reader's
+ * terminal through its name.
+ */
+void
+fmt_label(struct sbuf *o, const char *s)
+{
+	if (s == NULL || *s == '\0') {
+		sbuf_puts(o, "?");
+		return;
+	}
+	for (; *s; s++)
+		sbuf_putc(o,
+		    ((unsigned char)*s < 0x20 || *s == 0x7f) ? '?' : *s);
+}
+
+/* The process name (cmdline), else comm. */
+const char *
+fmt_task_label(const Vitals__Task *t)
+{
+	return t->name && *t->name ? t->name : t->comm;
+}

@@ -42,7 +42,11 @@ enum {
 	O_SOURCE = 1 << 16,
 	O_BY = 1 << 17,
 	O_UIDS = 1 << 18,
-	O__COUNT = 19, /* bits above */
+	/* summary, watch: only what dumpsys cpuinfo prints */
+	O_DUMPSYS = 1 << 19,
+	/* export --perfetto FILE */
+	O_PERFETTO = 1 << 20,
+	O__COUNT = 21, /* bits above */
 };
 
 struct opts {
@@ -73,9 +77,11 @@ struct opts {
 	const char *hp_name;
 	int64_t hp_duration_ns;
 	bool hp_dry_run;
-	bool bpf;	   /* top --source bpf */
-	unsigned sched_by; /* Vitals__SchedMetric */
-	bool uids;	   /* sched --uids */
+	bool bpf;		     /* top --source bpf */
+	unsigned sched_by;	     /* Vitals__SchedMetric */
+	bool uids;		     /* sched --uids */
+	const struct cmd *watch_sub; /* watch COMMAND */
+	const char *perfetto;	     /* export: --perfetto FILE, "-" stdout */
 };
 
 struct cmd {
@@ -85,8 +91,6 @@ struct cmd {
 	int min_args, max_args;
 };
 
-static volatile sig_atomic_t interrupted;
-
 /* clang-format off */
 static void __attribute__((noreturn))
 usage(int status)
@@ -95,7 +99,9 @@ usage(int status)
 	fprintf(status ? stderr : stdout,
 	    "usage: vitals [--socket PATH] [--json] [--timeout MS] [COMMAND]\n"
 	    "commands:\n"
-	    "  (none) | summary [-n N]     CPU summary of the last window\n"
+	    "  (none) | summary [-n N] [--dumpsys]\n"
+	    "                              the last window as dumpsys cpuinfo\n"
+	    "                              prints it, then vitals' figures\n"
 	    "  cpu                         system and per-CPU figures\n"
 	    "  top [--sort cpu|minflt|majflt|rss|weighted] [--weighted]\n"
 	    "      [--since DURATION] [--threads] [-n N]\n"
@@ -110,7 +116,7 @@ usage(int status)
 	    "      [--state STATE]         one process, window by window\n"
 	    "  health                      collector, store, control health\n"
 	    "  burst [SECONDS]             sample every 100 ms (trusted)\n"
-	    "  watch [--interval S] [--count N] [-n N]\n"
+	    "  watch [--interval S] [--count N] [-n N] [--dumpsys]\n"
 	    "                              refreshing summary\n"
 	    "  dump [-n N]                 the daemon's own text dump\n"
 	    "  gpumem [--verbose] [--since DURATION]\n"
@@ -124,6 +130,9 @@ usage(int status)
 	    "  wss start --pid PID|--name NAME --mode heap|library LIB\n"
 	    "      [--method auto|page_idle|clear_refs]\n"
 	    "                              monitor idle pages (trusted)\n"
+	    "  export --perfetto FILE [--since DURATION] [--pid PID]\n"
+	    "                              stored windows as a Perfetto trace\n"
+	    "                              (FILE - : stdout)\n"
 	    "  wss stop PID                end a target (trusted)\n"
 	    "  trace [--since DURATION] [--process NAME|PID]\n"
 	    "                              ATrace slices and ftrace loss\n"
@@ -150,12 +159,19 @@ usage_err(const char *fmt, ...)
 	exit(VX_USAGE);
 }
 
+/* watch: a frame's text goes here instead of stdout */
+static struct sbuf *capture;
+
 static int
 put_out(const struct sbuf *b)
 {
 	if (b->err) {
 		fprintf(stderr, "vitals: out of memory\n");
 		return VX_PROTOCOL;
+	}
+	if (capture) {
+		sbuf_put(capture, sbuf_str(b), b->len);
+		return capture->err ? VX_PROTOCOL : VX_OK;
 	}
 	fwrite(sbuf_str(b), 1, b->len, stdout);
 	return fflush(stdout) == 0 ? VX_OK : VX_PROTOCOL;
@@ -204,6 +220,27 @@ call(const struct opts *o, Vitals__Request *req, Vitals__Response **ret)
 	return x;
 }
 
+static void text_summary(struct sbuf *b, const Vitals__Response *r,
+    const struct opts *o);
+static void text_gpumem(struct sbuf *b, const Vitals__Response *r,
+    const struct opts *o);
+
+/*
+ * Prose wider than the terminal is wrapped at spaces (tables fit by
+ * themselves, table.c). Not the summary and plain gpumem: they are
+ * dumpsys's text line for line, which parsers read.
+ */
+static bool
+fit_text(const struct opts *o,
+    void (*text)(struct sbuf *, const Vitals__Response *, const struct opts *))
+{
+	if (text == text_summary)
+		return false;
+	if (text == text_gpumem)
+		return o->verbose || (o->given & O_SINCE);
+	return true;
+}
+
 /* The common tail: JSON of the whole answer, or the command's text. */
 static int
 render(const struct opts *o, Vitals__Response *resp,
@@ -217,6 +254,16 @@ render(const struct opts *o, Vitals__Response *resp,
 		json_response(&b, resp);
 	else
 		text(&b, resp, o);
+	if (!o->json && fit_text(o, text)) {
+		struct sbuf f;
+
+		sbuf_init(&f);
+		text_fit(&f, sbuf_str(&b), o->fc.width);
+		if (b.err)
+			f.err = b.err;
+		sbuf_free(&b);
+		b = f;
+	}
 	x = put_out(&b);
 	sbuf_free(&b);
 	vitals__response__free_unpacked(resp, NULL);
@@ -265,15 +312,46 @@ text_cpu(struct sbuf *b, const Vitals__Response *r, const struct opts *o)
 		sbuf_puts(b, "no window\n");
 }
 
+/* cpu --since: the newest window's tables, then each figure over the
+ * range as a sparkline */
+static void
+text_cpu_since(struct sbuf *b, const Vitals__Response *r, const struct opts *o)
+{
+	Vitals__Window **w = r->windows->windows;
+	size_t i, n = r->windows->n_windows, last = 0;
+
+	if (n == 0) {
+		sbuf_puts(b, "no window in the range\n");
+		return;
+	}
+	for (i = 1; i < n; i++)
+		if (w[i]->wall_end_ns > w[last]->wall_end_ns)
+			last = i;
+	fmt_cpu(b, w[last]);
+	fmt_cpu_spark(b, w, n, &o->fc);
+}
+
 static int
 cmd_cpu(struct opts *o)
 {
+	Vitals__Request req = VITALS__REQUEST__INIT;
+	Vitals__WindowsRequest wr = VITALS__WINDOWS_REQUEST__INIT;
+	Vitals__TimeRange tr = VITALS__TIME_RANGE__INIT;
 	Vitals__Response *r;
 	int x;
 
-	if ((x = snapshot(o, &r)) != VX_OK)
+	if (!(o->given & O_SINCE)) {
+		if ((x = snapshot(o, &r)) != VX_OK)
+			return x;
+		return render(o, r, text_cpu);
+	}
+	range_since(&tr, o->since_ns);
+	wr.range = &tr;
+	req.op_case = VITALS__REQUEST__OP_WINDOWS;
+	req.windows = &wr;
+	if ((x = call(o, &req, &r)) != VX_OK)
 		return x;
-	return render(o, r, text_cpu);
+	return render(o, r, text_cpu_since);
 }
 
 static void
@@ -464,6 +542,7 @@ static void
 text_gpumem(struct sbuf *b, const Vitals__Response *r, const struct opts *o)
 {
 	fmt_gpumem(b, r->gpu_mem, o->verbose);
+	fmt_gpumem_spark(b, r->gpu_mem, &o->fc);
 }
 
 /* The map now; with --since, the stored windows of that span. */
@@ -484,78 +563,74 @@ cmd_gpumem(struct opts *o)
 	return render(o, r, text_gpumem);
 }
 
-static void
-on_sigint(int sig)
-{
-	(void)sig;
-	interrupted = 1;
-}
+struct watch_arg {
+	struct opts *o;
+	const struct cmd *sub; /* NULL: the live window, top-like */
+};
 
-/* Sleep ns unless interrupted; false when SIGINT/SIGTERM arrived. */
-static bool
-nap(int64_t ns)
+/* One frame: the command's text (or JSON) for width columns. */
+static int
+watch_frame(struct sbuf *b, size_t width, void *arg)
 {
-	struct timespec ts = { (time_t)(ns / VITALS_NSEC_PER_SEC),
-		(long)(ns % VITALS_NSEC_PER_SEC) };
+	struct watch_arg *a = arg;
+	struct opts *o = a->o;
+	Vitals__Response *r;
+	struct sbuf t;
+	int x;
 
-	while (!interrupted && nanosleep(&ts, &ts) < 0 && errno == EINTR)
+	o->fc.width = width;
+	o->fc.now_mono_ns = clock_now_ns(CLOCK_MONOTONIC);
+	if (a->sub) {
+		capture = b;
+		x = a->sub->fn(o);
+		capture = NULL;
+		return x;
+	}
+	x = snapshot(o, &r);
+	if (x == VX_UNAVAILABLE)
+		sbuf_puts(b, "no window closed yet\n");
+	if (x != VX_OK)
+		return x;
+	sbuf_init(&t);
+	if (o->json)
+		json_response(b, r);
+	else if (r->snapshot->window == NULL)
+		sbuf_puts(&t, "no window\n");
+	else if (o->fc.dumpsys_only)
+		fmt_summary(&t, r->snapshot->window, &o->fc);
+	else
+		fmt_watch_top(&t, r->snapshot->window, &o->fc);
+	if (o->json)
 		;
-	return !interrupted;
+	else if (o->fc.dumpsys_only)
+		sbuf_puts(b, sbuf_str(&t)); /* dumpsys's lines as they are */
+	else
+		text_fit(b, sbuf_str(&t), width);
+	if (t.err)
+		b->err = t.err;
+	sbuf_free(&t);
+	vitals__response__free_unpacked(r, NULL);
+	return x;
 }
 
 /*
- * The summary, refreshed: clear the screen (text) or one JSON object per
- * line (--json). "No window yet" is shown and waited out; other failures
- * end the watch with their exit code.
+ * `vitals watch [COMMAND ARGS]`: the live window as a top-like view, or
+ * the command's text, refreshed every interval (watch.c draws). Piped or
+ * with --json, one block per frame; "no window yet" is shown and waited
+ * out, other failures end the watch with their exit code.
  */
 static int
 cmd_watch(struct opts *o)
 {
-	struct sigaction sa;
-	uint64_t i;
-	int x = VX_OK;
+	struct watch w;
+	struct watch_arg a = { o, o->watch_sub };
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_sigint; /* no SA_RESTART: wake nanosleep */
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	for (i = 0; !interrupted && (o->count == 0 || i < o->count); i++) {
-		Vitals__Response *r;
-		struct sbuf b;
-
-		if (i > 0 && !nap(o->interval_ns))
-			break;
-		o->fc.now_mono_ns = clock_now_ns(CLOCK_MONOTONIC);
-		if (!o->json)
-			fputs("\033[H\033[2J", stdout);
-		x = snapshot(o, &r);
-		if (x == VX_UNAVAILABLE) {
-			fflush(stdout);
-			continue;
-		}
-		if (x != VX_OK)
-			return x;
-		sbuf_init(&b);
-		if (o->json) {
-			json_response(&b, r);
-		} else {
-			char when[40];
-
-			fmt_time(when, sizeof(when),
-			    clock_now_ns(CLOCK_REALTIME));
-			sbuf_printf(&b,
-			    "vitals watch: every %.1f s, %s "
-			    "(Ctrl-C quits)\n\n",
-			    (double)o->interval_ns / VITALS_NSEC_PER_SEC, when);
-			text_summary(&b, r, o);
-		}
-		x = put_out(&b);
-		sbuf_free(&b);
-		vitals__response__free_unpacked(r, NULL);
-		if (x != VX_OK)
-			return x;
-	}
-	return x;
+	memset(&w, 0, sizeof(w));
+	w.interval_ns = o->interval_ns;
+	w.count = o->count;
+	w.json = o->json;
+	w.tty = !o->json && isatty(STDOUT_FILENO);
+	return watch_run(&w, watch_frame, &a);
 }
 
 /* ------------------------------------------------ heapprofd */
@@ -603,7 +678,8 @@ hp_start(struct opts *o)
 		return x;
 	refused = r->heapprofd_start->refusal !=
 	    VITALS__HEAPPROFD_REFUSAL__HEAPPROFD_OK;
-	if (refused && !o->json)
+	/* the refusal's message goes to stderr in --json mode too */
+	if (refused)
 		fprintf(stderr, "vitals: heapprofd session refused: %s: %s\n",
 		    fmt_hp_refusal(r->heapprofd_start->refusal),
 		    r->heapprofd_start->message);
@@ -824,9 +900,71 @@ cmd_cgroups(struct opts *o)
 	return render(o, r, text_cgroups);
 }
 
+/* ------------------------------------------------------ export */
+
+/* The summary (fmt_export.c): on stderr when the trace itself went to
+ * stdout. */
+static int
+export_summary(const struct opts *o, const Vitals__ExportAnswer *ea)
+{
+	struct sbuf b;
+	int x;
+
+	sbuf_init(&b);
+	fmt_export(&b, ea, o->perfetto, o->json);
+	if (strcmp(o->perfetto, "-") != 0) {
+		x = put_out(&b);
+		sbuf_free(&b);
+		return x;
+	}
+	x = VX_PROTOCOL;
+	if (!b.err) {
+		fwrite(sbuf_str(&b), 1, b.len, stderr);
+		x = fflush(stderr) == 0 ? VX_OK : VX_PROTOCOL;
+	}
+	sbuf_free(&b);
+	return x;
+}
+
+static int
+cmd_export(struct opts *o)
+{
+	Vitals__Request req = VITALS__REQUEST__INIT;
+	Vitals__ExportRequest er = VITALS__EXPORT_REQUEST__INIT;
+	Vitals__TimeRange range = VITALS__TIME_RANGE__INIT;
+	Vitals__Response *r;
+	int x, e;
+
+	if (o->perfetto == NULL)
+		usage_err("export: --perfetto FILE is the one format");
+	range_since(&range, o->since_ns);
+	er.range = &range;
+	er.format = VITALS__EXPORT_FORMAT__EXPORT_FORMAT_PERFETTO;
+	er.pid = (o->given & O_PID) ? o->hp_pid : 0;
+	req.op_case = VITALS__REQUEST__OP_EXPORT;
+	req.export = &er;
+	if ((x = call(o, &req, &r)) != VX_OK)
+		return x;
+	if (r->result_case != VITALS__RESPONSE__RESULT_EXPORT) {
+		fprintf(stderr, "vitals: export: not an export answer\n");
+		vitals__response__free_unpacked(r, NULL);
+		return VX_PROTOCOL;
+	}
+	if ((e = fmt_export_write(o->perfetto, r->export->data.data,
+		 r->export->data.len)) < 0) {
+		fprintf(stderr, "vitals: export: %s: %s\n", o->perfetto,
+		    strerror(-e));
+		vitals__response__free_unpacked(r, NULL);
+		return VX_PROTOCOL;
+	}
+	x = export_summary(o, r->export);
+	vitals__response__free_unpacked(r, NULL);
+	return x;
+}
+
 static const struct cmd cmds[] = {
-	{ "summary", cmd_summary, O_N, 0, 0 },
-	{ "cpu", cmd_cpu, 0, 0, 0 },
+	{ "summary", cmd_summary, O_N | O_DUMPSYS, 0, 0 },
+	{ "cpu", cmd_cpu, O_SINCE, 0, 0 },
 	{ "top", cmd_top,
 	    O_SORT | O_SINCE | O_THREADS | O_N | O_STATE | O_SOURCE | O_BY, 0,
 	    0 },
@@ -834,7 +972,7 @@ static const struct cmd cmds[] = {
 	{ "proc", cmd_proc, O_SINCE | O_THREADS | O_STARTTIME | O_STATE, 1, 1 },
 	{ "health", cmd_health, 0, 0, 0 },
 	{ "burst", cmd_burst, 0, 0, 1 },
-	{ "watch", cmd_watch, O_INTERVAL | O_COUNT | O_N, 0, 0 },
+	{ "watch", cmd_watch, O_INTERVAL | O_COUNT | O_N | O_DUMPSYS, 0, 3 },
 	{ "dump", cmd_dump, O_N, 0, 0 },
 	{ "gpumem", cmd_gpumem, O_SINCE | O_VERBOSE, 0, 0 },
 	{ "heapprofd", cmd_heapprofd,
@@ -842,6 +980,7 @@ static const struct cmd cmds[] = {
 	{ "wss", cmd_wss, O_PID | O_MODE | O_NAME | O_METHOD, 0, 2 },
 	{ "trace", cmd_trace, O_SINCE | O_PROCESS, 0, 0 },
 	{ "cgroups", cmd_cgroups, O_SINCE | O_N, 0, 0 },
+	{ "export", cmd_export, O_SINCE | O_PERFETTO | O_PID, 0, 0 },
 };
 
 static Vitals__Metric
@@ -908,6 +1047,10 @@ opt_name(unsigned bit)
 		return "--by";
 	case O_UIDS:
 		return "--uids";
+	case O_DUMPSYS:
+		return "--dumpsys";
+	case O_PERFETTO:
+		return "--perfetto";
 	default:
 		return "--starttime";
 	}
@@ -941,9 +1084,12 @@ main(int argc, char *argv[])
 		{ "source", required_argument, NULL, 17 },
 		{ "by", required_argument, NULL, 18 },
 		{ "uids", no_argument, NULL, 19 },
+		{ "dumpsys", no_argument, NULL, 20 },
+		{ "perfetto", required_argument, NULL, 21 },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o;
+	struct cmd watch_cmd;
 	const struct cmd *cmd = &cmds[0];
 	const char *name;
 	uint64_t v;
@@ -1002,9 +1148,11 @@ main(int argc, char *argv[])
 			break;
 		case 4:
 			if (duration_parse(optarg, &o.interval_ns) < 0 ||
-			    o.interval_ns < 100000000)
-				usage_err("--interval: bad duration '%s' (at "
-					  "least 100ms)",
+			    o.interval_ns < 100000000 ||
+			    o.interval_ns > 86400 * VITALS_NSEC_PER_SEC)
+				usage_err(
+				    "--interval: bad duration '%s' (100ms "
+				    "to 1d)",
 				    optarg);
 			o.given |= O_INTERVAL;
 			break;
@@ -1100,6 +1248,16 @@ main(int argc, char *argv[])
 			o.uids = true;
 			o.given |= O_UIDS;
 			break;
+		case 20:
+			o.fc.dumpsys_only = true;
+			o.given |= O_DUMPSYS;
+			break;
+		case 21:
+			if (*optarg == '\0')
+				usage_err("--perfetto: empty file name");
+			o.perfetto = optarg;
+			o.given |= O_PERFETTO;
+			break;
 		default:
 			usage(VX_USAGE);
 		}
@@ -1117,6 +1275,39 @@ main(int argc, char *argv[])
 	}
 	o.args = argv + optind;
 	o.nargs = argc - optind;
+	if (cmd->fn == cmd_watch && o.nargs > 0) {
+		/* watch COMMAND ARGS: the command's operands and options */
+		static const char *const watchable[] = { "summary", "cpu",
+			"top", "sched", "proc", "health", "dump", "gpumem",
+			"trace", "cgroups", "wss" };
+		const struct cmd *sub = NULL;
+
+		for (i = 0; i < sizeof(watchable) / sizeof(watchable[0]); i++)
+			if (strcmp(o.args[0], watchable[i]) == 0)
+				break;
+		if (i == sizeof(watchable) / sizeof(watchable[0]))
+			usage_err("watch: '%s' cannot be watched", o.args[0]);
+		/* only reads repeat: a start or stop would run every frame */
+		if (strcmp(o.args[0], "wss") == 0 && o.nargs > 1 &&
+		    (strcmp(o.args[1], "start") == 0 ||
+			strcmp(o.args[1], "stop") == 0))
+			usage_err("watch: 'wss %s' cannot be watched",
+			    o.args[1]);
+		for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+			if (strcmp(o.args[0], cmds[i].name) == 0)
+				sub = &cmds[i];
+		o.watch_sub = sub;
+		o.args++;
+		o.nargs--;
+		if ((o.given & O_DUMPSYS) && !(sub->allowed & O_DUMPSYS))
+			usage_err("watch %s: --dumpsys does not apply",
+			    sub->name);
+		watch_cmd = *cmd;
+		watch_cmd.allowed = sub->allowed | O_INTERVAL | O_COUNT;
+		watch_cmd.min_args = sub->min_args;
+		watch_cmd.max_args = sub->max_args;
+		cmd = &watch_cmd;
+	}
 	if (o.nargs < cmd->min_args || o.nargs > cmd->max_args)
 		usage_err("%s: expected %s", cmd->name,
 		    cmd->max_args == 0	   ? "no operand" :
@@ -1127,14 +1318,23 @@ main(int argc, char *argv[])
 		if ((o.given & (1u << i)) && !(cmd->allowed & (1u << i)))
 			usage_err("%s: %s does not apply", cmd->name,
 			    opt_name(1u << i));
-	/* Ranges: the last minute for top, five for a process. */
+	/* Ranges: the last minute for top, five for a process, an hour
+	 * for an export. */
 	if (!(o.given & O_SINCE))
-		o.since_ns = (cmd->fn == cmd_proc ? 300 : 60) *
+		o.since_ns = (cmd->fn == cmd_proc ||
+					 (o.watch_sub &&
+					     o.watch_sub->fn == cmd_proc) ?
+				     300 :
+				     cmd->fn == cmd_export ? 3600 :
+							     60) *
 		    VITALS_NSEC_PER_SEC;
 	if (o.socket == NULL)
 		o.socket = conn_default_socket();
 	page = sysconf(_SC_PAGESIZE);
 	o.fc.page_kb = page > 0 ? (unsigned)(page / 1024) : 4;
 	o.fc.now_mono_ns = clock_now_ns(CLOCK_MONOTONIC);
+	o.fc.width = TEXT_WIDTH;
+	o.fc.spark = true;
+	text_locale_init();
 	return cmd->fn(&o);
 }

@@ -23,9 +23,12 @@
 #include "core/bpf_common.h"
 #include "core/log.h"
 #include "core/provenance.h"
+#include "core/sdnotify.h"
 #include "core/util.h"
 #include "trace/atrace_cat.h"
 #include "daemon.h"
+#include "export/export.h"
+#include "export/otlp.h"
 #include "gpumem/gpumem.h"
 #include "hp/hp.h"
 #include "privs/privs.h"
@@ -58,6 +61,12 @@ struct vitalsd {
 	int bpf_err;	      /* -errno behind an off state */
 	int bpf_stats_fd;     /* BPF run-time statistics on while open */
 	bool bpf_warned;      /* a failed drain was logged */
+	/* the drain's grace period and reads on a thread of their own
+	 * (sched_async.c), its end on bsa_ev; bsa_off: could not start one,
+	 * the drain runs on the loop */
+	struct bpf_sched_async *bsa;
+	struct event *bsa_ev;
+	bool bsa_off;
 	unsigned bpf_procs, bpf_threads; /* rows a window keeps */
 	bool stopping;	      /* the loop is over: the last window closes */
 	struct gpumem *gm;    /* GPU memory map reader (gpumem.c) */
@@ -82,9 +91,16 @@ struct vitalsd {
 	bool wcpu_have_tot;
 	uint64_t wcpu_gen; /* the last batch weighed (its generation) */
 	bool wcpu_have_gen;
+	/* SIGHUP (main.c rereads), systemd's notify socket (-1: none) */
+	void (*reload_fn)(struct vitalsd *, void *);
+	void *reload_arg;
+	struct vitalsd_reload reload;
+	int notify_fd;
+	struct export *ex; /* the OpenMetrics endpoint; NULL: off */
 };
 
 static void gpumem_sample(struct vitalsd *d, int64_t mono_ns);
+static void sched_settle(struct vitalsd *d);
 
 /* path names an entry directly in dir (no normalisation: as configured) */
 static bool
@@ -167,6 +183,8 @@ window_log_cb(const struct window *w, void *arg)
 	 * and still spend its budget */
 	if (d->hp && !d->stopping)
 		heapprofd_window(d->hp, w);
+	if (d->ex)
+		export_window(d->ex, w);
 }
 
 static void
@@ -209,6 +227,9 @@ tick_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	/* a drain still running (never so 10 s after its start) ends
+	 * before anything else can close a window */
+	sched_settle(d);
 	collector_clocks(&now);
 	gpumem_sample(d, now.mono_ns);
 	burst = d->burst_until_ns > now.mono_ns;
@@ -224,6 +245,10 @@ tick_cb(evutil_socket_t fd, short what, void *arg)
 	if ((r = collector_sample(d->col, &now, burst)) < 0)
 		log_warnx("sample failed: %s", strerror(-r));
 	wcpu_push_scale(d);
+	/* the exporter's walk of the process table; the page waits for a
+	 * scrape */
+	if (d->ex && (r = export_sample(d->ex)) < 0)
+		log_debug("metrics: sample not exported: %s", strerror(-r));
 
 	/* Keep to the grid; after a stall skip the missed ticks. */
 	after = clock_ns(CLOCK_MONOTONIC);
@@ -285,6 +310,55 @@ vitalsd_get_info(struct vitalsd *d, struct vitalsd_info *ret)
 	ret->spool_path = d->spool_path;
 	ret->spool_note = d->spool_note;
 	ret->prov = &d->prov;
+	if (d->ex) {
+		export_get_stats(d->ex, &ret->metrics);
+		ret->have_otlp = export_get_otlp(d->ex, &ret->otlp);
+	}
+	ret->reload = &d->reload;
+	ret->ring_bytes = collector_ring_bytes(d->col, &ret->ring_windows);
+}
+
+void
+vitalsd_on_reload(struct vitalsd *d, void (*fn)(struct vitalsd *, void *),
+    void *arg)
+{
+	d->reload_fn = fn;
+	d->reload_arg = arg;
+}
+
+struct vitalsd_reload *
+vitalsd_reload_state(struct vitalsd *d)
+{
+	return &d->reload;
+}
+
+void
+vitalsd_set_notify(struct vitalsd *d, int fd)
+{
+	d->notify_fd = fd;
+}
+
+int
+vitalsd_apply(struct vitalsd *d, const struct config *cfg, const char *key)
+{
+	if (strcmp(key, "bpf_procs") == 0) {
+		d->bpf_procs = cfg->bpf_procs;
+		return 0;
+	}
+	if (strcmp(key, "bpf_threads") == 0) {
+		d->bpf_threads = cfg->bpf_threads;
+		return 0;
+	}
+	if (strcmp(key, "trusted_uids") == 0 ||
+	    strcmp(key, "trusted_gids") == 0 ||
+	    strcmp(key, "reader_uids") == 0 ||
+	    strcmp(key, "reader_gids") == 0 || strcmp(key, "shell_uid") == 0 ||
+	    strcmp(key, "system_uid") == 0) {
+		if (d->ctl)
+			control_set_roles(d->ctl, cfg);
+		return 0;
+	}
+	return -ENOTSUP;
 }
 
 static void
@@ -299,7 +373,18 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 	case SIGTERM:
 	case SIGINT:
 		log_info("signal %d: stopping", (int)sig);
+		(void)sdnotify_send(d->notify_fd, "STOPPING=1");
 		event_base_loopbreak(d->base);
+		break;
+	case SIGHUP:
+		/* a lost terminal never stops an init-started daemon */
+		if (d->reload_fn == NULL) {
+			log_info("SIGHUP: no configuration to reread");
+			break;
+		}
+		(void)sdnotify_send(d->notify_fd, "RELOADING=1");
+		d->reload_fn(d, d->reload_arg);
+		(void)sdnotify_send(d->notify_fd, "READY=1");
 		break;
 	case SIGUSR1:
 		vitalsd_burst(d, VITALS_BURST_MAX_MS);
@@ -432,6 +517,25 @@ log_scanner(struct collector *col, const struct config *cfg)
  * are used. Whatever fails, sampling goes on from procfs and every window
  * says why (its sched part's state).
  */
+
+/*
+ * The kernel's weighting counters as the open left them (its first drains
+ * read them): the first window's "weighted without a scale" is a
+ * difference from these, not from its own batch.
+ */
+static void
+wcpu_baseline(struct vitalsd *d)
+{
+	const struct bpf_sched_batch *b = bpf_sched_last_batch(d->bs);
+
+	if (b == NULL || b->diff)
+		return;
+	d->wcpu_tot[0] = b->tot[VBPF_TOT_WTD_NOCAP];
+	d->wcpu_tot[1] = b->tot[VBPF_TOT_WTD_NOFREQ];
+	d->wcpu_have_tot = true;
+	d->wcpu_gen = b->gen;
+	d->wcpu_have_gen = true;
+}
 static void
 bpf_setup(struct vitalsd *d, const struct config *cfg)
 {
@@ -465,6 +569,7 @@ bpf_setup(struct vitalsd *d, const struct config *cfg)
 		return;
 	}
 	log_info("bpf: %s: %s", vbpf_state_name(d->bpf_state), why);
+	wcpu_baseline(d);
 	if (!cfg->bpf_stats)
 		return;
 	if ((d->bpf_stats_fd = bpf_stats_enable()) < 0) {
@@ -654,9 +759,92 @@ ftrace_close(struct vitalsd *d, struct window *w)
 	window_part_set(w, WPART_TRACE, t);
 }
 
-/* The sched part: the state always (the head alone when BPF is off), then
- * what the kernel counted since the last window. */
+static void wcpu_close(struct vitalsd *d, struct window *w);
+
 static void
+sched_drain_failed(struct vitalsd *d, int r)
+{
+	if (!d->bpf_warned)
+		log_warnx("bpf: drain failed: %s (counted per window)",
+		    strerror(-r));
+	d->bpf_warned = true;
+}
+
+/*
+ * The drain a close left to the other thread has ended (r: its result):
+ * the waiting window gets its sched and wcpu parts and is handed out.
+ */
+static void
+sched_finish(struct vitalsd *d, int r)
+{
+	struct window *w = collector_pending(d->col);
+	struct window_bpf *b;
+
+	if (w == NULL)
+		return;
+	if ((b = window_sched(w)) != NULL &&
+	    (r = bpf_sched_window_reduce(d->bs, b, w->hz, r)) < 0)
+		sched_drain_failed(d, r);
+	wcpu_close(d, w);
+	collector_close_finish(d->col);
+}
+
+static void
+sched_done_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct vitalsd *d = arg;
+	int r;
+
+	(void)fd;
+	(void)what;
+	if (bpf_sched_async_done(d->bsa, false, &r) > 0)
+		sched_finish(d, r);
+}
+
+/* Waits for a drain still running and hands its window out. */
+static void
+sched_settle(struct vitalsd *d)
+{
+	int r;
+
+	if (bpf_sched_async_busy(d->bsa) &&
+	    bpf_sched_async_done(d->bsa, true, &r) > 0)
+		sched_finish(d, r);
+}
+
+/* The drain's thread, made at the first close (privileges final). */
+static bool
+sched_async_ready(struct vitalsd *d)
+{
+	int r;
+
+	if (d->bsa)
+		return true;
+	if (d->bsa_off || d->stopping)
+		return false;
+	if ((r = bpf_sched_async_new(d->bs, &d->bsa)) < 0 ||
+	    (d->bsa_ev = event_new(d->base, bpf_sched_async_fd(d->bsa),
+		 EV_READ | EV_PERSIST, sched_done_cb, d)) == NULL ||
+	    event_add(d->bsa_ev, NULL) < 0) {
+		log_warnx("bpf: the drain stays on the loop: %s",
+		    strerror(r < 0 ? -r : ENOMEM));
+		if (d->bsa_ev)
+			event_free(d->bsa_ev);
+		d->bsa_ev = NULL;
+		d->bsa = bpf_sched_async_free(d->bsa);
+		d->bsa_off = true;
+		return false;
+	}
+	return true;
+}
+
+/*
+ * The sched part: the state always (the head alone when BPF is off), then
+ * what the kernel counted since the last window. The flip is the window's
+ * edge, here; the grace period after it and the reads go to the drain's
+ * thread (1: the window waits for them), except when the loop is over.
+ */
+static int
 sched_close(struct vitalsd *d, struct window *w)
 {
 	struct window_bpf *b;
@@ -665,20 +853,27 @@ sched_close(struct vitalsd *d, struct window *w)
 	if ((b = window_sched_make(w, d->bs != NULL)) == NULL) {
 		log_warnx("bpf: window %llu: %s", (unsigned long long)w->seq,
 		    strerror(ENOMEM));
-		return;
+		return 0;
 	}
 	b->state = d->bpf_state;
 	b->err = d->bpf_err;
 	b->max_procs = d->bpf_procs;
 	b->max_threads = d->bpf_threads;
 	if (d->bs == NULL)
-		return;
-	if ((r = bpf_sched_window(d->bs, b, w->hz)) < 0) {
-		if (!d->bpf_warned)
-			log_warnx("bpf: drain failed: %s (counted per window)",
-			    strerror(-r));
-		d->bpf_warned = true;
+		return 0;
+	/* read-only pins: the snapshot is the edge, taken here */
+	if (!d->stopping && bpf_sched_needs_grace(d->bs) &&
+	    sched_async_ready(d)) {
+		if ((r = bpf_sched_async_start(d->bsa)) == 0)
+			return 1;
+		/* the flip failed: nothing drained, as on the loop */
+		b->drain_fail++;
+		sched_drain_failed(d, r);
+		return 0;
 	}
+	if ((r = bpf_sched_window(d->bs, b, w->hz)) < 0)
+		sched_drain_failed(d, r);
+	return 0;
 }
 
 /* The working-set targets' part (wss_window.c). */
@@ -758,12 +953,14 @@ static void (*const part_close[])(struct vitalsd *, struct window *) = {
 	gpumem_close,
 	wss_close,
 	cgroup_close,
-	sched_close,
-	wcpu_close,
 };
 
-/* The closing window gets what each signal counted since the last one. */
-static void
+/*
+ * The closing window gets what each signal counted since the last one;
+ * then the sched part, and the capacity-weighted CPU that needs its drain
+ * (1 when they come later: sched_finish).
+ */
+static int
 parts_close_cb(struct window *w, void *arg)
 {
 	struct vitalsd *d = arg;
@@ -771,6 +968,10 @@ parts_close_cb(struct window *w, void *arg)
 
 	for (i = 0; i < sizeof(part_close) / sizeof(part_close[0]); i++)
 		part_close[i](d, w);
+	if (sched_close(d, w) > 0)
+		return 1;
+	wcpu_close(d, w);
+	return 0;
 }
 
 /*
@@ -833,12 +1034,58 @@ wss_setup(struct vitalsd *d, const struct config *cfg,
 	return 0;
 }
 
+/* The OpenMetrics endpoint (export/), bound here while privileged, and
+ * the OTLP push (its collector's name resolved now); metrics_listen and
+ * otlp_endpoint unset: off. */
+static int
+metrics_setup(struct vitalsd *d, const struct config *cfg)
+{
+	struct export_opts o = { 0 };
+	struct otlp_opts oo = { 0 };
+	int r;
+
+	if (cfg->metrics_listen == NULL && cfg->otlp_endpoint == NULL)
+		return 0;
+	o.listen = cfg->metrics_listen;
+	if (cfg->otlp_endpoint) {
+		oo.endpoint = cfg->otlp_endpoint;
+		oo.interval_s = cfg->otlp_interval_s;
+		oo.queue_max = cfg->otlp_queue_max;
+		oo.timeout_ms = cfg->otlp_timeout_ms;
+		oo.priority = event_base_get_npriorities(d->base) - 1;
+		o.otlp = &oo;
+	}
+	o.top_n = cfg->metrics_top_n;
+	o.max_conns = cfg->metrics_max_conns;
+	o.timeout_ms = cfg->metrics_timeout_ms;
+	o.max_request = cfg->metrics_max_request;
+	o.priority = event_base_get_npriorities(d->base) - 1;
+	/* not fatal: the daemon's own work goes on without the endpoint,
+	 * and Health.metrics is absent (it is off) */
+	if ((r = export_new(d->base, &o, d->col, &d->ex)) < 0) {
+		log_warnx("metrics: %s%s%s: %s; no export",
+		    cfg->metrics_listen ? cfg->metrics_listen : "",
+		    cfg->metrics_listen && cfg->otlp_endpoint ? ", " : "",
+		    cfg->otlp_endpoint ? cfg->otlp_endpoint : "", strerror(-r));
+		d->ex = NULL;
+		return 0;
+	}
+	if (cfg->metrics_listen)
+		log_info("metrics: serving /metrics on %s (top %u processes)",
+		    cfg->metrics_listen, cfg->metrics_top_n);
+	if (cfg->otlp_endpoint)
+		log_info("otlp: pushing to %s every %u s (queue %u batches)",
+		    cfg->otlp_endpoint, cfg->otlp_interval_s,
+		    cfg->otlp_queue_max);
+	return 0;
+}
+
 int
 vitalsd_setup(const struct config *cfg, bool foreground,
     const struct privs_helpers *helpers, struct vitalsd **ret)
 {
-	/* SIGHUP is caught and ignored: a lost terminal must not stop an
-	 * init-started daemon (there is no reload yet). */
+	/* SIGHUP rereads the configuration (vitalsd_on_reload); without a
+	 * reader it is logged, never a stop. */
 	static const int sigs[] = { SIGTERM, SIGINT, SIGUSR1, SIGUSR2, SIGHUP };
 	struct collector_opts o = {
 		.proc_root = cfg->proc_root,
@@ -848,6 +1095,7 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 		.ring = cfg->ring,
 		.threads = cfg->threads,
 		.scanner = cfg->scanner,
+		.stat_fds = cfg->proc_stat_fds,
 	};
 	struct control_hooks hooks = { 0 };
 	struct event_config *ec;
@@ -863,6 +1111,7 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 	d->interval_ms = d->cur_ms = cfg->interval_ms;
 	d->bpf_stats_fd = -1;
 	d->state_fd = -1;
+	d->notify_fd = -1;
 	/* first: a refused directory gets nothing made anywhere */
 	if ((r = statedir_open(cfg->state_dir, &d->state_fd, why,
 		 sizeof(why))) < 0) {
@@ -1001,6 +1250,8 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 	}
 	if (sock_in_state)
 		statedir_fs_leave();
+	if ((r = metrics_setup(d, cfg)) < 0)
+		goto fail;
 	*ret = d;
 	return 0;
 fail:
@@ -1039,18 +1290,23 @@ vitalsd_run(struct vitalsd *d)
 		log_info("atrace categories: not set: no ATrace capture "
 			 "(ftrace %s)",
 		    ftrace_state_name(d->ft_state));
+	/* the socket is served and the first sample armed */
+	(void)sdnotify_send(d->notify_fd, "READY=1\nSTATUS=sampling");
 	if (event_base_dispatch(d->base) < 0) {
 		atcat_stop(d->ac);
 		return -EIO;
 	}
 	/* No client after this: connections closed, queued reads dropped. */
 	d->ctl = control_free(d->ctl);
+	/* a window waiting for its drain is handed out as any other */
+	sched_settle(d);
 	d->stopping = true;
 	/* the categories go back before the instance stops capturing */
 	atcat_stop(d->ac);
 	/* Flush: the open window holds samples nobody has seen yet; open
 	 * slices will never end now. */
 	ftrace_finish(d->ft);
+	sched_settle(d);
 	collector_clocks(&now);
 	if ((r = collector_close_window(d->col, &now)) < 0)
 		log_warnx("closing the last window: %s", strerror(-r));
@@ -1089,6 +1345,9 @@ vitalsd_free(struct vitalsd *d)
 		event_free(d->tick);
 	if (d->wr_ev)
 		event_free(d->wr_ev);
+	if (d->bsa_ev)
+		event_free(d->bsa_ev);
+	d->bsa = bpf_sched_async_free(d->bsa);
 	bpf_sched_free(d->bs);
 	/* the categories before the instance (a failed start included) */
 	d->ac = atcat_free(d->ac);
@@ -1098,6 +1357,7 @@ vitalsd_free(struct vitalsd *d)
 	if (d->bpf_stats_fd >= 0)
 		close(d->bpf_stats_fd);
 	control_free(d->ctl);
+	export_free(d->ex);
 	heapprofd_free(d->hp);
 	wss_free(d->wss);
 	d->cg = cgroup_free(d->cg);

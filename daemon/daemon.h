@@ -7,6 +7,9 @@
 #define VITALSD_DAEMON_H
 
 #include <stdbool.h>
+#include <stdint.h>
+
+#include "config/config_reload.h"
 
 struct config;
 struct heapprofd;
@@ -29,5 +32,21 @@ void vitalsd_get_info(struct vitalsd *d, struct vitalsd_info *ret);
 
 /* daemon.c, for the drop */
 bool vitalsd_uses_bpf(struct vitalsd *d);
+
+/*
+ * Reload (SIGHUP): fn rereads the configuration and applies what the
+ * running daemon takes (main.c); the daemon says RELOADING=1 and then
+ * READY=1 to systemd around it. Its outcome (struct vitalsd_reload,
+ * config/config_reload.h) is kept for Health.config.
+ */
+void vitalsd_on_reload(struct vitalsd *d,
+    void (*fn)(struct vitalsd *d, void *arg), void *arg);
+struct vitalsd_reload *vitalsd_reload_state(struct vitalsd *d);
+/* Take a reloadable key's value from cfg: 0, or -ENOTSUP for a key the
+ * running daemon cannot take (config_reloadable() says which). */
+int vitalsd_apply(struct vitalsd *d, const struct config *cfg, const char *key);
+/* systemd's notify socket (core/sdnotify.h), -1: none. READY=1 is sent
+ * by vitalsd_run when the loop starts, STOPPING=1 at a stop. */
+void vitalsd_set_notify(struct vitalsd *d, int fd);
 
 #endif /* VITALSD_DAEMON_H */

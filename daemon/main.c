@@ -2,12 +2,17 @@
 /* vitalsd: parse options and config, set up, drop privileges, loop. */
 #include <errno.h>
 #include <getopt.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config/config.h"
+#include "config/config_reload.h"
 #include "core/log.h"
+#include "core/sdnotify.h"
+#include "core/util.h"
 #include "daemon.h"
 #include "hp/hp.h"
 #include "privs/privs.h"
@@ -19,7 +24,8 @@ usage(int status)
 /* clang-format on */
 {
 	fprintf(status ? stderr : stdout,
-	    "usage: vitalsd [-fnv] [-c FILE] [--state-dir DIR] [--socket PATH]\n"
+	    "usage: vitalsd [-fnv] [-c FILE] [--version] [--state-dir DIR]\n"
+	    "               [--socket PATH]\n"
 	    "               [--interval-ms N] [--window-s N] [--threads MODE]\n"
 	    "               [--proc-root DIR] [--sys-root DIR]\n"
 	    "               [--scanner auto|bpf|procfs]\n"
@@ -29,8 +35,90 @@ usage(int status)
 	    "               [--user NAME] [--group NAME,...]\n"
 	    "               [--capabilities CAP,...] [--seccomp on|off|log]\n"
 	    "               [--privhelper on|off] [--prop-root DIR]\n"
-	    "               [--store-spool-dir DIR|off] [--store-commit-s N]\n");
+	    "               [--store-spool-dir DIR|off] [--store-commit-s N]\n"
+	    "               [--metrics-listen ADDR|off]\n"
+	    "               [--otlp-endpoint URL|off]\n");
 	exit(status);
+}
+
+/* What this binary is: its version and the parts built in. */
+static void __attribute__((noreturn)) version(void)
+{
+	printf("vitalsd %s (bpf: %s, ftrace: %s)\n", VITALS_VERSION,
+#if defined(HAVE_BPF_CORE)
+	    "co-re"
+#elif defined(HAVE_BPF)
+	    "pinned-only"
+#else
+	    "off"
+#endif
+	    ,
+	    ftrace_built() ? "on" : "off");
+	exit(0);
+}
+
+/*
+ * SIGHUP: the file read anew, the command line over it again, checked as
+ * a start checks it; each changed key the running daemon takes is
+ * applied, every other one is refused with a log line and stays as it
+ * was until a restart (doc/vitalsd.8.md, "Reload").
+ */
+struct reload_ctx {
+	const struct config *start; /* what main parsed (its command line) */
+	struct config_src *run;	    /* the settings the daemon runs with */
+};
+
+static void
+reload(struct vitalsd *d, void *arg)
+{
+	struct reload_ctx *rc = arg;
+	struct vitalsd_reload *st = vitalsd_reload_state(d);
+	struct config_change ch[CONFIG_CHANGES_MAX];
+	unsigned applied = 0, refused = 0;
+	struct config cfg;
+	char err[512];
+	size_t i, n;
+
+	st->reloads++;
+	st->last_wall_ns = clock_ns(CLOCK_REALTIME);
+	if (config_reread(rc->start, &cfg, err, sizeof(err)) < 0) {
+		st->failed++;
+		log_warnx("reload: %s; configuration unchanged", err);
+		snprintf(st->last, sizeof(st->last), "refused: %.400s", err);
+		config_release(&cfg);
+		return;
+	}
+	n = config_changes(rc->run, &cfg, ch, CONFIG_CHANGES_MAX);
+	for (i = 0; i < n && i < CONFIG_CHANGES_MAX; i++) {
+		const char *now = ch[i].now ? ch[i].now : "(default)";
+		const char *was = ch[i].was ? ch[i].was : "(default)";
+
+		/* was points into rc->run: said before run takes the key */
+		if (ch[i].reloadable &&
+		    vitalsd_apply(d, &cfg, ch[i].key) == 0) {
+			log_info("reload: %s = %s (was %s)", ch[i].key, now,
+			    was);
+			if (config_src_take(rc->run, &cfg, ch[i].key) < 0)
+				log_warnx("reload: %s: %s", ch[i].key,
+				    strerror(ENOMEM));
+			applied++;
+		} else {
+			log_warnx("reload: %s = %s needs a restart; still %s",
+			    ch[i].key, now, was);
+			refused++;
+		}
+	}
+	if (n > CONFIG_CHANGES_MAX) {
+		log_warnx("reload: %zu more changed keys not applied",
+		    n - CONFIG_CHANGES_MAX);
+		refused += (unsigned)(n - CONFIG_CHANGES_MAX);
+	}
+	st->applied += applied;
+	st->refused += refused;
+	snprintf(st->last, sizeof(st->last),
+	    "%u changed keys applied, %u need a restart", applied, refused);
+	log_info("reload: %s", st->last);
+	config_release(&cfg);
 }
 
 int
@@ -42,6 +130,7 @@ main(int argc, char *argv[])
 		{ "check", no_argument, NULL, 'n' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ "state-dir", required_argument, NULL, 1 },
 		{ "socket", required_argument, NULL, 2 },
 		{ "interval-ms", required_argument, NULL, 3 },
@@ -66,6 +155,10 @@ main(int argc, char *argv[])
 		/* batched commits (store_spool.c) */
 		{ "store-spool-dir", required_argument, NULL, 20 },
 		{ "store-commit-s", required_argument, NULL, 21 },
+		/* the OpenMetrics endpoint (export/) */
+		{ "metrics-listen", required_argument, NULL, 22 },
+		/* OTLP push (export/otlp_push.c) */
+		{ "otlp-endpoint", required_argument, NULL, 23 },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *const keys[] = { NULL, "state_dir", "socket",
@@ -73,7 +166,7 @@ main(int argc, char *argv[])
 		"scanner", "bpffs", "bpf_load", "gpumem_map", "gpumem_load",
 		"heapprofd_perfetto", "user", "group", "capabilities",
 		"seccomp", "privhelper", "prop_root", "store_spool_dir",
-		"store_commit_s" };
+		"store_commit_s", "metrics_listen", "otlp_endpoint" };
 	const char *conffile = NULL, *set_key[32], *set_val[32];
 	bool foreground = false, checkonly = false;
 	int ch, nset = 0, verbose = 0, i, r;
@@ -83,8 +176,10 @@ main(int argc, char *argv[])
 	struct privs_state pst;
 	struct privs_req privs;
 	struct vitalsd *d;
+	struct reload_ctx rc = { 0 };
 	struct config cfg;
-	char err[512];
+	char err[512], *conffile_abs = NULL;
+	int notify_fd = -1;
 
 	while ((ch = getopt_long(argc, argv, "fc:nvh", longopts, NULL)) != -1) {
 		switch (ch) {
@@ -102,6 +197,8 @@ main(int argc, char *argv[])
 			break;
 		case 'h':
 			usage(0);
+		case 'V':
+			version();
 		case 1:
 		case 2:
 		case 3:
@@ -123,6 +220,8 @@ main(int argc, char *argv[])
 		case 19:
 		case 20:
 		case 21:
+		case 22:
+		case 23:
 			if (nset == (int)(sizeof(set_key) / sizeof(set_key[0])))
 				usage(1);
 			set_key[nset] = keys[ch];
@@ -137,11 +236,14 @@ main(int argc, char *argv[])
 
 	log_init(true, verbose, "vitalsd");
 	config_init(&cfg);
-	/* The file first, then flags: the command line wins. */
+	/* The file first, then flags: the command line wins. Its absolute
+	 * path is what a reload reads (a daemon's working directory is /). */
+	if (conffile && (conffile_abs = realpath(conffile, NULL)) != NULL)
+		conffile = conffile_abs;
 	if (conffile && config_parse_file(&cfg, conffile, err, sizeof(err)) < 0)
 		fatalx("%s", err);
 	for (i = 0; i < nset; i++) {
-		if ((r = config_set(&cfg, set_key[i], set_val[i])) < 0)
+		if ((r = config_set_cli(&cfg, set_key[i], set_val[i])) < 0)
 			fatalx("--%s %s: %s", set_key[i], set_val[i],
 			    r == -ERANGE ? "out of range" : "invalid value");
 	}
@@ -161,8 +263,13 @@ main(int argc, char *argv[])
 	if (checkonly) {
 		fprintf(stderr, "configuration OK\n");
 		config_release(&cfg);
+		free(conffile_abs);
 		return 0;
 	}
+	/* systemd's notify socket, while its path is reachable (root) */
+	if ((notify_fd = sdnotify_open()) < -1)
+		log_warnx("NOTIFY_SOCKET: %s; no readiness notification",
+		    strerror(-notify_fd));
 
 	if (!foreground) {
 		/* systemd's LISTEN_PID names this process; after the fork the
@@ -222,6 +329,7 @@ main(int argc, char *argv[])
 	/* Setup needs no privilege after this; the files it made in the
 	 * state directory are already the service user's (doc/privileges.md). */
 	privs.need_bpf = vitalsd_uses_bpf(d);
+	privs.need_inet = cfg.otlp_endpoint != NULL;
 	if (privs_drop(&privs, &pst) < 0) {
 		/* what setup made goes, as far as what is left of the
 		 * privileges allows (the instance is made inert if not) */
@@ -230,8 +338,19 @@ main(int argc, char *argv[])
 		fatalx("privileges: not dropped, not running");
 	}
 	privs_log(&pst);
+	rc.start = &cfg;
+	if ((rc.run = config_src_dup(&cfg)) != NULL)
+		vitalsd_on_reload(d, reload, &rc);
+	else
+		log_warnx("reload: %s: SIGHUP will be ignored",
+		    strerror(ENOMEM));
+	vitalsd_set_notify(d, notify_fd);
 	r = vitalsd_run(d);
 	vitalsd_free(d);
+	config_src_free(rc.run);
+	if (notify_fd >= 0)
+		close(notify_fd);
+	free(conffile_abs);
 	privhelper_spawn_stop(spawner);
 	privhelper_stop(helper);
 	config_release(&cfg);

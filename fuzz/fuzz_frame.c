@@ -242,7 +242,8 @@ run_query(const struct rpc_query *q, int64_t now)
 	    (q->op == RPC_Q_WINDOWS && q->max_windows == 0) ||
 	    (q->op == RPC_Q_TRACE &&
 		(q->pid < 0 || q->max_windows == 0 ||
-		    memchr(q->process, '\0', sizeof(q->process)) == NULL)))
+		    memchr(q->process, '\0', sizeof(q->process)) == NULL)) ||
+	    (q->op == RPC_Q_EXPORT && (q->pid < 0 || q->max_windows == 0)))
 		abort();
 	switch (q->op) {
 	case RPC_Q_WINDOWS:
@@ -270,7 +271,8 @@ run_query(const struct rpc_query *q, int64_t now)
 			      .min_bytes = 1 << 19,
 			      .max_bytes = 1 << 21 },
 			    .first_bytes = 1 << 19,
-			    .windows = 2 },
+			    .windows = 2,
+			    .series_n = 2 },
 			{ .p = { .gpu_id = 0,
 			      .pid = 42,
 			      .starttime = 7,
@@ -279,18 +281,35 @@ run_query(const struct rpc_query *q, int64_t now)
 			      .max_bytes = 8192,
 			      .name = "app" },
 			    .first_bytes = 0,
-			    .windows = 2 },
+			    .windows = 2,
+			    .series_off = 2,
+			    .series_n = 1 },
 		};
+		/* two points; pid 42 in the newer only (a gap before) */
+		int64_t ends[2] = { now - 10, now };
+		uint64_t bytes[3] = { 1 << 19, 1 << 20, 4096 };
+		uint32_t index[3] = { 0, 1, 1 };
+		struct gpumem_series ser = { .end_wall_ns = ends,
+			.n = 2,
+			.step = 1,
+			.windows = 2,
+			.bytes = bytes,
+			.index = index,
+			.nvalues = 3 };
 		struct window_gpumem st = { .state = 4,
 			.capacity = 1024,
 			.entries = 2 };
 
-		r = rpc_answer_gpumem_span(q, sp, 2, &st, FUZZ_MAX_FRAME,
+		r = rpc_answer_gpumem_span(q, sp, 2, &st, &ser, FUZZ_MAX_FRAME,
 		    &frame, &len);
 		break;
 	}
 	case RPC_Q_TRACE:
 		r = rpc_answer_trace(q, ws, 2, false, FUZZ_MAX_FRAME, &frame,
+		    &len);
+		break;
+	case RPC_Q_EXPORT:
+		r = rpc_answer_export(q, ws, 2, false, FUZZ_MAX_FRAME, &frame,
 		    &len);
 		break;
 	case RPC_Q_HP_LIST: {

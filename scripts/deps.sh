@@ -3,6 +3,7 @@
 # Install the Debian 12 packages vitalsd needs, only those missing.
 #   deps.sh build   -- what building and running the daemon needs
 #   deps.sh test    -- plus what the test suites and sanitizer builds need
+#   deps.sh bench   -- plus the peers bench/peers.sh runs beside vitalsd
 set -euo pipefail
 
 build_pkgs=(meson ninja-build pkg-config gcc libc6-dev
@@ -26,11 +27,17 @@ test_pkgs+=(binutils)
 test_pkgs+=(m4 checkpolicy policycoreutils)
 # scripts/format.sh --check: the tree is formatted with clang-format 14
 test_pkgs+=(clang-format)
+# tests/check_export_prom.py: a real Prometheus scrapes the metrics endpoint
+test_pkgs+=(prometheus)
+
+# bench/peers.sh: the peers measured beside vitalsd, and a scraper
+bench_pkgs=(sysstat atop prometheus-process-exporter curl)
 
 want=("${build_pkgs[@]}")
-if [ "${1:-build}" = test ]; then
-	want+=("${test_pkgs[@]}")
-fi
+case "${1:-build}" in
+test) want+=("${test_pkgs[@]}") ;;
+bench) want+=("${test_pkgs[@]}" "${bench_pkgs[@]}") ;;
+esac
 
 missing=()
 for p in "${want[@]}"; do

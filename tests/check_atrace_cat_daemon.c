@@ -195,7 +195,7 @@ jint0(const struct jm *o, const char *key)
 
 	if (v == NULL)
 		return 0;
-	ck_assert_msg(v->t == JM_NUM && v->is_int, "%s not an integer", key);
+	ck_assert_msg(jm_is_int(v), "%s not an integer", key);
 	return v->ll;
 }
 

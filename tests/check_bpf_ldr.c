@@ -670,6 +670,8 @@ START_TEST(test_ldr_restart_gap)
 	char why[512];
 	pid_t burner;
 	struct sums s;
+	uint64_t stale = 0;
+	unsigned attempt;
 	size_t k;
 
 	ck_assert_ptr_nonnull(wb);
@@ -692,41 +694,56 @@ START_TEST(test_ldr_restart_gap)
 			tu_sleep_ms(1);
 		}
 	}
-	bs = open_pinned(VBPF_ON_PINNED, why, sizeof(why));
-	ck_assert_ptr_nonnull(bs);
-	tu_sleep_ms(200);
-	ck_assert_int_eq(bpf_sched_drain(bs, &b), 0);
-	bpf_sched_free(bs); /* detached: the stamps stay */
-	tu_sleep_ms(1000);
-	start_ns = clock_ns(CLOCK_MONOTONIC);
-	bs = open_pinned(VBPF_ON_PINNED, why, sizeof(why));
-	ck_assert_ptr_nonnull(bs);
-	ck_assert_int_eq(bpf_sched_totals(bs, t0), 0);
-	/* the first drain since the start: the one a gap would show in */
-	tu_sleep_ms(150);
-	memset(&s, 0, sizeof(s));
-	ck_assert_int_eq(bpf_sched_drain(bs, &b), 0);
-	ck_assert_int_eq(window_bpf_add(wb, &b, (unsigned)sysconf(_SC_CLK_TCK)),
-	    0);
-	wall = (uint64_t)(clock_ns(CLOCK_MONOTONIC) - start_ns);
-	ck_assert_int_eq(bpf_sched_totals(bs, t1), 0);
-	for (k = 0; k < b.ntids; k++)
-		if (b.tids[k].oncpu_ns > max_ns)
-			max_ns = b.tids[k].oncpu_ns;
+	/*
+	 * A gap leaves stale stamps only when a task switched in before the
+	 * detach switches out after the attach: usually so, not always
+	 * (seen: 1 run in several in CI). Up to three gaps until one did;
+	 * every gap, stale or not, is held to the bounds.
+	 */
+	for (attempt = 0; attempt < 3 && stale == 0; attempt++) {
+		if (attempt)
+			bpf_sched_free(bs);
+		bs = open_pinned(VBPF_ON_PINNED, why, sizeof(why));
+		ck_assert_ptr_nonnull(bs);
+		tu_sleep_ms(200);
+		ck_assert_int_eq(bpf_sched_drain(bs, &b), 0);
+		bpf_sched_free(bs); /* detached: the stamps stay */
+		tu_sleep_ms(1000);
+		start_ns = clock_ns(CLOCK_MONOTONIC);
+		bs = open_pinned(VBPF_ON_PINNED, why, sizeof(why));
+		ck_assert_ptr_nonnull(bs);
+		ck_assert_int_eq(bpf_sched_totals(bs, t0), 0);
+		/* the first drain since the start: the one a gap would show in */
+		tu_sleep_ms(150);
+		memset(&s, 0, sizeof(s));
+		memset(wb, 0, sizeof(*wb));
+		max_ns = 0;
+		ck_assert_int_eq(bpf_sched_drain(bs, &b), 0);
+		ck_assert_int_eq(window_bpf_add(wb, &b,
+				     (unsigned)sysconf(_SC_CLK_TCK)),
+		    0);
+		wall = (uint64_t)(clock_ns(CLOCK_MONOTONIC) - start_ns);
+		ck_assert_int_eq(bpf_sched_totals(bs, t1), 0);
+		for (k = 0; k < b.ntids; k++)
+			if (b.tids[k].oncpu_ns > max_ns)
+				max_ns = b.tids[k].oncpu_ns;
+		fprintf(stderr,
+		    "restart gap: largest thread %.1f ms in %.1f ms, "
+		    "all %.1f ms on %d CPUs, no-slice %llu\n",
+		    max_ns / 1e6, wall / 1e6, wb->oncpu_ns / 1e6, ncpu,
+		    (unsigned long long)(t1[TOT_NO_SLICE] - t0[TOT_NO_SLICE]));
+		ck_assert_msg(max_ns <= wall, "a thread got %llu ns in %llu ns",
+		    (unsigned long long)max_ns, (unsigned long long)wall);
+		ck_assert_msg(wb->oncpu_ns <= wall * (uint64_t)ncpu,
+		    "%llu ns on-CPU in %llu ns on %d CPUs",
+		    (unsigned long long)wb->oncpu_ns, (unsigned long long)wall,
+		    ncpu);
+		stale += t1[TOT_NO_SLICE] - t0[TOT_NO_SLICE];
+	}
 	kill(burner, SIGKILL);
 	waitpid(burner, NULL, 0);
-	fprintf(stderr,
-	    "restart gap: largest thread %.1f ms in %.1f ms, "
-	    "all %.1f ms on %d CPUs, no-slice %llu\n",
-	    max_ns / 1e6, wall / 1e6, wb->oncpu_ns / 1e6, ncpu,
-	    (unsigned long long)(t1[TOT_NO_SLICE] - t0[TOT_NO_SLICE]));
-	ck_assert_msg(max_ns <= wall, "a thread got %llu ns in %llu ns",
-	    (unsigned long long)max_ns, (unsigned long long)wall);
-	ck_assert_msg(wb->oncpu_ns <= wall * (uint64_t)ncpu,
-	    "%llu ns on-CPU in %llu ns on %d CPUs",
-	    (unsigned long long)wb->oncpu_ns, (unsigned long long)wall, ncpu);
 	/* the stale stamps were refused, not used */
-	ck_assert_uint_gt(t1[TOT_NO_SLICE] - t0[TOT_NO_SLICE], 0);
+	ck_assert_uint_gt(stale, 0);
 	free(wb);
 	bpf_sched_batch_release(&b);
 	bpf_sched_free(bs);

@@ -324,6 +324,91 @@ START_TEST(test_rows_bound_and_threads)
 }
 END_TEST
 
+/*
+ * Run-queue delay per uid and per thread: a uid's is its threads'
+ * entries plus what its exited threads left in its uid entry; a thread
+ * keeps its histogram; roll-ups and the "other" rows add histograms, so
+ * the uids' waits always sum to the threads' plus the exited ones'.
+ */
+START_TEST(test_rq_per_uid_and_thread)
+{
+	struct vbpf_tid t[3] = { mktid(100, 100, 1000, 10),
+		mktid(101, 100, 1000, 20), mktid(200, 200, 2000, 30) };
+	struct vbpf_uid u = mkuid(1000, 5, 0);
+	struct window_bpf wb, acc, small;
+	const struct window_bpf_uid *x;
+	uint64_t count;
+	unsigned i, k;
+
+	t[0].rq_ns = 100;
+	t[0].rq_count = 3;
+	t[0].rq_hist[2] = 2;
+	t[0].rq_hist[5] = 1;
+	t[1].rq_ns = 1;
+	t[1].rq_count = 1;
+	t[1].rq_hist[0] = 1;
+	t[2].rq_ns = 70;
+	t[2].rq_count = 2;
+	t[2].rq_hist[7] = 2;
+	u.exited_rq_ns = 40;
+	u.exited_rq_count = 4;
+	u.exited_rq_hist[3] = 4;
+	memset(&wb, 0, sizeof(wb));
+	ck_assert_int_eq(add(&wb, t, 3, &u, 1, NULL, 0), 0);
+	ck_assert_uint_eq(wb.nuids, 2);
+	x = &wb.uid[0];
+	ck_assert_uint_eq(x->uid, 1000);
+	ck_assert_uint_eq(x->rq_count, 8);
+	ck_assert_uint_eq(x->rq_ns, 141);
+	ck_assert_uint_eq(x->rq_hist[0], 1);
+	ck_assert_uint_eq(x->rq_hist[2], 2);
+	ck_assert_uint_eq(x->rq_hist[3], 4);
+	ck_assert_uint_eq(x->rq_hist[5], 1);
+	/* the 8th of 8 waits is in slot 5: p99 <= 64 us; the 4th, p50, 3 */
+	ck_assert_uint_eq(window_bpf_rq_quantile_ns(x->rq_hist, 0.99),
+	    64 * NSEC_PER_USEC);
+	ck_assert_uint_eq(window_bpf_rq_quantile_ns(x->rq_hist, 0.50),
+	    16 * NSEC_PER_USEC);
+	ck_assert_uint_eq(wb.uid[1].rq_count, 2);
+	ck_assert_uint_eq(wb.uid[1].rq_hist[7], 2);
+	/* the threads keep theirs */
+	ck_assert_uint_eq(wb.nthreads, 3);
+	ck_assert_uint_eq(wb.thread[0].rq_hist[5], 1);
+	ck_assert_uint_eq(wb.thread[2].rq_hist[7], 2);
+
+	/* a roll-up adds them */
+	memset(&acc, 0, sizeof(acc));
+	ck_assert_int_eq(window_bpf_merge(&acc, &wb), 0);
+	ck_assert_int_eq(window_bpf_merge(&acc, &wb), 0);
+	ck_assert_uint_eq(acc.uid[0].rq_count, 16);
+	ck_assert_uint_eq(acc.uid[0].rq_hist[3], 8);
+	ck_assert_uint_eq(acc.thread[0].rq_count, 6);
+	ck_assert_uint_eq(acc.thread[0].rq_hist[2], 4);
+
+	/* one uid and one thread kept: the rest in "other", sums whole */
+	memset(&small, 0, sizeof(small));
+	small.max_procs = 1;
+	small.max_threads = 1;
+	ck_assert_int_eq(window_bpf_merge(&small, &wb), 0);
+	ck_assert_uint_eq(small.nuids, 1);
+	ck_assert_uint_eq(small.uids_other, 1);
+	count = small.uid_other.rq_count;
+	for (i = 0; i < small.nuids; i++)
+		count += small.uid[i].rq_count;
+	ck_assert_uint_eq(count, 10);
+	for (k = 0, count = 0; k < VITALS_BPF_RQ_SLOTS; k++)
+		count += small.uid_other.rq_hist[k] + small.uid[0].rq_hist[k];
+	ck_assert_uint_eq(count, 10);
+	for (k = 0, count = 0; k < VITALS_BPF_RQ_SLOTS; k++)
+		count += small.thread_other.rq_hist[k] +
+		    small.thread[0].rq_hist[k];
+	ck_assert_uint_eq(count, 6);
+	window_bpf_release(&wb);
+	window_bpf_release(&acc);
+	window_bpf_release(&small);
+}
+END_TEST
+
 START_TEST(test_merge)
 {
 	struct window_bpf a, b;
@@ -424,6 +509,8 @@ mkwin(uint64_t seq, int64_t wall, unsigned nuids)
 		procs[i].flags = i % 5 == 0 ? WBPF_PROC_EXITED : 0;
 		tids[i].rq_ns = 100 * i;
 		tids[i].rq_count = i;
+		/* a histogram per thread, so its uid's too (version 3) */
+		tids[i].rq_hist[i % VITALS_BPF_RQ_SLOTS] = (uint32_t)i;
 	}
 	ck_assert_ptr_nonnull(window_sched_make(w, true));
 	window_sched(w)->max_procs = 30; /* some fold: "other" rows */
@@ -442,6 +529,7 @@ mkwin(uint64_t seq, int64_t wall, unsigned nuids)
 	window_sched(w)->procs_exited = 8;
 	window_sched(w)->thr_exited = 9;
 	window_sched(w)->oncpu_total = 123456789;
+	window_sched(w)->rq_notid = 6;
 	/* a read-only drain's figures; unattributed may be negative */
 	window_sched(w)->diff_drains = 1;
 	window_sched(w)->unattributed_ns = -12345;
@@ -511,6 +599,7 @@ assert_bpf_eq(const struct window_bpf *a, const struct window_bpf *b)
 	ck_assert_uint_eq(a->procs_exited, b->procs_exited);
 	ck_assert_uint_eq(a->thr_exited, b->thr_exited);
 	ck_assert_uint_eq(a->oncpu_total, b->oncpu_total);
+	ck_assert_uint_eq(a->rq_notid, b->rq_notid);
 }
 
 static char *dir;
@@ -714,6 +803,7 @@ bpf_window_suite(void)
 	tcase_add_test(tc, test_add_folds_and_keeps_totals);
 	tcase_add_test(tc, test_rows_bound_and_threads);
 	tcase_add_test(tc, test_merge);
+	tcase_add_test(tc, test_rq_per_uid_and_thread);
 	tcase_add_test(tc, test_names);
 	tcase_add_test(tc, test_dump);
 	tcase_add_test(tc, test_config_keys);

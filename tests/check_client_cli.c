@@ -19,6 +19,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <pty.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,7 +38,7 @@ num(const struct jm *o, const char *path)
 	const struct jm *v = jm_path(o, path);
 
 	ck_assert_msg(v != NULL, "no %s", path);
-	ck_assert_msg(v->t == JM_NUM, "%s is not a number", path);
+	ck_assert_msg(jm_is_num(v), "%s is not a number", path);
 	return v->num;
 }
 
@@ -57,6 +59,7 @@ struct fake {
 	size_t rawlen;
 	/* the request must satisfy this, or the server exits 3 */
 	bool (*check)(const Vitals__Request *req);
+	unsigned serve; /* connections answered, one each; 0: one */
 };
 
 static Vitals__TaskList empty_tl = VITALS__TASK_LIST__INIT;
@@ -64,6 +67,7 @@ static Vitals__ProcessInfo empty_pi = VITALS__PROCESS_INFO__INIT;
 static Vitals__Health empty_health = VITALS__HEALTH__INIT;
 static Vitals__BurstAck ack = VITALS__BURST_ACK__INIT;
 static Vitals__Dump dump = VITALS__DUMP__INIT;
+static Vitals__HeapprofdStarted hp_refused = VITALS__HEAPPROFD_STARTED__INIT;
 
 static void
 fake_fill(Vitals__Response *r, Vitals__Response__ResultCase rc)
@@ -91,6 +95,12 @@ fake_fill(Vitals__Response *r, Vitals__Response__ResultCase rc)
 		dump.text = "Window 1: daemon dump\n";
 		r->dump = &dump;
 		break;
+	case VITALS__RESPONSE__RESULT_HEAPPROFD_START:
+		hp_refused.refusal =
+		    VITALS__HEAPPROFD_REFUSAL__HEAPPROFD_RATE_LIMITED_PROCESS;
+		hp_refused.message = "one session per target in the last hour";
+		r->heapprofd_start = &hp_refused;
+		break;
 	default:
 		r->result_case = VITALS__RESPONSE__RESULT__NOT_SET;
 		break;
@@ -108,39 +118,46 @@ fake_child(int lfd, const struct fake *f)
 	uint8_t *buf, *out;
 	size_t len, outlen;
 	int c, rc = 0;
+	unsigned n;
 	char x;
 
-	if (poll(&p, 1, 10000) != 1 || (c = accept(lfd, NULL, NULL)) < 0)
-		_exit(2);
-	if (frame_recv(c, VITALS_FRAME_MAX_DEFAULT, 5000, &buf, &len) < 0 ||
-	    (req = frame_unpack_request(buf, len)) == NULL)
-		_exit(4);
-	if (req->version != 1 || (f->check && !f->check(req)))
-		rc = 3;
-	switch (f->mode) {
-	case FAKE_RAW:
-		if (write(c, f->raw, f->rawlen) != (ssize_t)f->rawlen)
-			rc = 5;
-		break;
-	case FAKE_CLOSE:
-		break;
-	case FAKE_SILENT:
-		/* until the client gives up and closes */
-		while (read(c, &x, 1) > 0)
-			;
-		break;
-	case FAKE_REPLY:
-		resp.version = 1;
-		resp.id = f->wrong_id ? req->id + 1 : f->zero_id ? 0 : req->id;
-		resp.status = f->status;
-		resp.error = (char *)(f->error ? f->error : "");
-		fake_fill(&resp, f->result);
-		if (frame_pack_response(&resp, &out, &outlen) < 0 ||
-		    write(c, out, outlen) != (ssize_t)outlen)
-			rc = 5;
-		break;
+	for (n = 0; n < (f->serve ? f->serve : 1); n++) {
+		if (poll(&p, 1, 10000) != 1 ||
+		    (c = accept(lfd, NULL, NULL)) < 0)
+			_exit(2);
+		if (frame_recv(c, VITALS_FRAME_MAX_DEFAULT, 5000, &buf, &len) <
+			0 ||
+		    (req = frame_unpack_request(buf, len)) == NULL)
+			_exit(4);
+		if (req->version != 1 || (f->check && !f->check(req)))
+			rc = 3;
+		switch (f->mode) {
+		case FAKE_RAW:
+			if (write(c, f->raw, f->rawlen) != (ssize_t)f->rawlen)
+				rc = 5;
+			break;
+		case FAKE_CLOSE:
+			break;
+		case FAKE_SILENT:
+			/* until the client gives up and closes */
+			while (read(c, &x, 1) > 0)
+				;
+			break;
+		case FAKE_REPLY:
+			resp.version = 1;
+			resp.id = f->wrong_id ? req->id + 1 :
+			    f->zero_id	      ? 0 :
+						req->id;
+			resp.status = f->status;
+			resp.error = (char *)(f->error ? f->error : "");
+			fake_fill(&resp, f->result);
+			if (frame_pack_response(&resp, &out, &outlen) < 0 ||
+			    write(c, out, outlen) != (ssize_t)outlen)
+				rc = 5;
+			break;
+		}
+		close(c);
 	}
-	close(c);
 	_exit(rc);
 }
 
@@ -310,6 +327,9 @@ START_TEST(test_exit_permission_denied)
 	j = jm_parse(r.out, strlen(r.out));
 	ck_assert_msg(j != NULL, "not JSON: %s", r.out);
 	ck_assert_str_eq(jm_get(j, "status")->str, "STATUS_PERMISSION_DENIED");
+	ck_assert_ptr_nonnull(strstr(r.err,
+	    "permission denied by vitalsd: "
+	    "burst needs the trusted role (uid 2000 is a reader)"));
 	jm_free(j);
 	run_free(&r);
 
@@ -505,7 +525,7 @@ START_TEST(test_requests)
 	} cases[] = {
 		{ chk_summary, VITALS__RESPONSE__RESULT_SNAPSHOT,
 		    { "summary", "-n", "4" },
-		    " 100.0% 1234/burner: 95.0% user + 5.0% kernel" },
+		    "  100% 1234/burner: 95% user + 5% kernel" },
 		{ chk_top, VITALS__RESPONSE__RESULT_TOP,
 		    { "top", "--sort", "majflt", "--since", "5m", "--threads",
 			"-n", "7" },
@@ -559,6 +579,7 @@ START_TEST(test_client_json_and_text)
 		.result = VITALS__RESPONSE__RESULT_SNAPSHOT };
 	const char *jargs[] = { "--json", NULL };
 	const char *targs[] = { NULL };
+	const char *dargs[] = { "--dumpsys", NULL };
 	const char *cargs[] = { "cpu", "--json", NULL };
 	struct run r;
 	struct jm *j;
@@ -567,9 +588,21 @@ START_TEST(test_client_json_and_text)
 	/* the text summary, past its "ago" header, is summary_text */
 	r = against(&f, targs);
 	ck_assert_int_eq(r.code, 0);
-	body = strstr(r.out, "USER_HZ 100):\n");
+	body = strstr(r.out, "22:13:30.000):\n");
 	ck_assert_ptr_nonnull(body);
-	ck_assert_str_eq(body, strstr(summary_text, "USER_HZ 100):\n"));
+	ck_assert_str_eq(body, strstr(summary_text, "22:13:30.000):\n"));
+	run_free(&r);
+
+	/* --dumpsys: the same, ending at TOTAL */
+	r = against(&f, dargs);
+	ck_assert_int_eq(r.code, 0);
+	body = strstr(r.out, "22:13:30.000):\n");
+	ck_assert_ptr_nonnull(body);
+	ck_assert_int_eq(strncmp(body, strstr(summary_text, "22:13:30.000):\n"),
+			     strlen(body)),
+	    0);
+	ck_assert_ptr_nonnull(strstr(body, "% softirq\n"));
+	ck_assert_str_eq(strstr(body, "% softirq\n"), "% softirq\n");
 	run_free(&r);
 
 	r = against(&f, jargs);
@@ -591,6 +624,40 @@ START_TEST(test_client_json_and_text)
 }
 END_TEST
 
+/* A refusal inside an OK answer (heapprofd start): its message on stderr
+ * with --json as without, the answer as JSON on stdout, exit 6. */
+START_TEST(test_json_refusal_stderr)
+{
+	struct fake f = { .mode = FAKE_REPLY,
+		.result = VITALS__RESPONSE__RESULT_HEAPPROFD_START };
+	const char *targs[] = { "heapprofd", "start", "--pid", "42", NULL };
+	const char *jargs[] = { "--json", "heapprofd", "start", "--pid", "42",
+		NULL };
+	const char *want = "heapprofd session refused: ";
+	struct run r;
+	struct jm *j;
+
+	r = against(&f, targs);
+	ck_assert_int_eq(r.code, VX_REFUSED);
+	ck_assert_ptr_nonnull(strstr(r.err, want));
+	ck_assert_ptr_nonnull(
+	    strstr(r.err, "one session per target in the last hour"));
+	run_free(&r);
+
+	r = against(&f, jargs);
+	ck_assert_int_eq(r.code, VX_REFUSED);
+	ck_assert_ptr_nonnull(strstr(r.err, want));
+	ck_assert_ptr_nonnull(
+	    strstr(r.err, "one session per target in the last hour"));
+	j = jm_parse(r.out, strlen(r.out));
+	ck_assert_msg(j != NULL, "not JSON: %s", r.out);
+	ck_assert_str_eq(jm_path(j, "heapprofd_start.refusal")->str,
+	    "HEAPPROFD_RATE_LIMITED_PROCESS");
+	jm_free(j);
+	run_free(&r);
+}
+END_TEST
+
 START_TEST(test_watch)
 {
 	struct fake f = { .mode = FAKE_REPLY,
@@ -604,12 +671,28 @@ START_TEST(test_watch)
 	int64_t t0;
 	pid_t pid;
 
+	/* piped: a timestamped block, no escape sequence; the top-like
+	 * view by utime+stime */
 	r = against(&f, once);
 	ck_assert_int_eq(r.code, 0);
-	ck_assert_int_eq(strncmp(r.out, "\033[H\033[2J", 7), 0);
-	ck_assert_ptr_nonnull(strstr(r.out, "vitals watch: every 2.0 s"));
-	ck_assert_ptr_nonnull(strstr(r.out, " 100.0% 1234/burner"));
+	ck_assert_int_eq(strncmp(r.out, "--- ", 4), 0);
+	ck_assert_ptr_null(strchr(r.out, '\033'));
+	ck_assert_ptr_nonnull(strstr(r.out, "CPU busy 24.0%"));
+	ck_assert_ptr_nonnull(strstr(r.out, " 1234 "));
+	ck_assert_ptr_nonnull(strstr(r.out, "  burner\n"));
+	ck_assert_ptr_nonnull(strstr(r.out, "sysd"));
+	ck_assert(strstr(r.out, "burner") < strstr(r.out, "sysd"));
 	run_free(&r);
+	/* --dumpsys: the summary's lines as they are */
+	{
+		const char *ds[] = { "watch", "--count", "1", "--dumpsys",
+			NULL };
+
+		r = against(&f, ds);
+		ck_assert_int_eq(r.code, 0);
+		ck_assert_ptr_nonnull(strstr(r.out, "  100% 1234/burner"));
+		run_free(&r);
+	}
 
 	/* SIGINT while it waits for the next frame: a prompt, clean exit */
 	build_window();
@@ -641,6 +724,147 @@ START_TEST(test_watch)
 }
 END_TEST
 
+static size_t
+count_of(const char *s, const char *what)
+{
+	size_t n = 0;
+
+	for (; (s = strstr(s, what)) != NULL; s += strlen(what))
+		n++;
+	return n;
+}
+
+/* `vitals watch --count 2 | cat`: two blocks, each after a timestamp
+ * line, apart by a blank line; `watch top` the command's text. */
+START_TEST(test_watch_piped)
+{
+	struct fake f = { .mode = FAKE_REPLY,
+		.result = VITALS__RESPONSE__RESULT_SNAPSHOT,
+		.serve = 2 };
+	const char *two[] = { "watch", "--count", "2", "--interval", "100ms",
+		NULL };
+	const char *top[] = { "watch", "cpu", "--count", "1", NULL };
+	const char *bad[] = { "watch", "burst", "--count", "1", NULL };
+	struct run r;
+
+	r = against(&f, two);
+	ck_assert_int_eq(r.code, 0);
+	ck_assert_int_eq(strncmp(r.out, "--- ", 4), 0);
+	ck_assert_uint_eq(count_of(r.out, "--- "), 2);
+	ck_assert_uint_eq(count_of(r.out, "\n\n--- "), 1);
+	ck_assert_uint_eq(count_of(r.out, "  burner\n"), 2);
+	ck_assert_ptr_null(strchr(r.out, '\033'));
+	run_free(&r);
+
+	f.serve = 1;
+	r = against(&f, top);
+	ck_assert_int_eq(r.code, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "CPU window "));
+	run_free(&r);
+
+	/* a command that acts is not watched */
+	r = run_client((const char *[]){ "vitals", "--socket", "/nonexistent",
+	    bad[0], bad[1], bad[2], bad[3], NULL });
+	ck_assert_int_eq(r.code, VX_USAGE);
+	run_free(&r);
+}
+END_TEST
+
+/* Read the pty until it has drawn n frames (or 10 s pass). */
+static size_t
+pty_frames(int fd, struct sbuf *got, size_t n)
+{
+	int64_t end = clock_now_ns(CLOCK_MONOTONIC) + 10 * NS;
+
+	while (count_of(sbuf_str(got), "\033[J") < n &&
+	    clock_now_ns(CLOCK_MONOTONIC) < end) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		char buf[4096];
+		ssize_t k;
+
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		if ((k = read(fd, buf, sizeof(buf))) <= 0)
+			break;
+		sbuf_put(got, buf, (size_t)k);
+	}
+	return count_of(sbuf_str(got), "\033[J");
+}
+
+/* On a terminal: redrawn in place (home, clear to the end), sized to the
+ * terminal, and 'q' ends it with the cursor shown again. */
+START_TEST(test_watch_tty)
+{
+	struct fake f = { .mode = FAKE_REPLY,
+		.result = VITALS__RESPONSE__RESULT_SNAPSHOT,
+		.serve = 1000 };
+	struct winsize ws = { .ws_row = 12, .ws_col = 60 };
+	struct server s;
+	struct sbuf got;
+	const char *p, *q;
+	int fd, status, i;
+	pid_t pid;
+
+	build_window();
+	server_start(&s, &f);
+	pid = forkpty(&fd, NULL, NULL, &ws);
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		execl(client_path, "vitals", "--socket", s.path, "watch",
+		    "--interval", "100ms", (char *)NULL);
+		_exit(127);
+	}
+	sbuf_init(&got);
+	/* two frames: drawn, then drawn again over it */
+	ck_assert_uint_ge(pty_frames(fd, &got, 2), 2);
+	p = strstr(sbuf_str(&got), "\033[H");
+	ck_assert_ptr_nonnull(p);
+	ck_assert_ptr_nonnull(strstr(p, "burner"));
+	ck_assert_ptr_nonnull(strstr(strstr(p, "\033[J"), "\033[H"));
+	/* every drawn line within the terminal's 60 columns, at most its
+	 * 12 rows */
+	/* each line: an erase, then its text (never an erase after a
+	 * full-width line: it would take the last character) */
+	for (i = 0, p += 3; (q = strstr(p, "\033[K")) != NULL &&
+	     q < strstr(sbuf_str(&got), "\033[J");
+	     i++) {
+		const char *e;
+
+		q += 3;
+		e = q + strcspn(q, "\n\033");
+		ck_assert_uint_le(text_ncols(q, (size_t)(e - q)), 60);
+		p = e;
+	}
+	ck_assert_int_gt(i, 3);
+	ck_assert_int_le(i, 12);
+	ck_assert_int_eq(write(fd, "q", 1), 1);
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	for (i = 0; i < 1000 && waitpid(pid, &status, WNOHANG) != pid; i++) {
+		char buf[4096];
+		ssize_t k;
+
+		while ((k = read(fd, buf, sizeof(buf))) > 0)
+			sbuf_put(&got, buf, (size_t)k);
+		usleep(10000);
+	}
+	ck_assert_int_lt(i, 1000);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* the cursor shown again at the end */
+	{
+		char buf[4096];
+		ssize_t k;
+
+		while ((k = read(fd, buf, sizeof(buf))) > 0)
+			sbuf_put(&got, buf, (size_t)k);
+	}
+	ck_assert_ptr_nonnull(strstr(sbuf_str(&got), "\033[?25h"));
+	close(fd);
+	kill(s.pid, SIGKILL);
+	server_stop(&s);
+	sbuf_free(&got);
+}
+END_TEST
+
 static Suite *
 client_cli_suite(void)
 {
@@ -655,7 +879,10 @@ client_cli_suite(void)
 	tcase_add_test(tb, test_exit_usage);
 	tcase_add_test(tb, test_requests);
 	tcase_add_test(tb, test_client_json_and_text);
+	tcase_add_test(tb, test_json_refusal_stderr);
 	tcase_add_test(tb, test_watch);
+	tcase_add_test(tb, test_watch_piped);
+	tcase_add_test(tb, test_watch_tty);
 	tcase_set_timeout(tb, 120);
 	suite_add_tcase(s, tb);
 	return s;

@@ -11,6 +11,9 @@
  * write goes through tu_write, which truncates in place.
  */
 #include <check.h>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <signal.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -529,7 +532,11 @@ start(enum threads_mode mode, unsigned interval_ms, unsigned window_s,
 		.ring = ring,
 		.threads = mode,
 	};
+	const char *fds = getenv("VITALS_TEST_STAT_FDS");
 
+	/* check_collector_statfd: every answer the same with stat files
+	 * kept open */
+	o.stat_fds = fds ? (unsigned)atoi(fds) : 0;
 	ck_assert_int_eq(collector_new(&o, &fx.c), 0);
 	collector_set_window_cb(fx.c, window_cb_rec, &fx);
 }
@@ -1374,6 +1381,97 @@ START_TEST(proc_vanish)
 END_TEST
 
 /*
+ * On the real /proc: a kept stat file of a process that ended fails its
+ * next read (the kernel answers ESRCH), is dropped, and the path read
+ * anew finds nothing; a live one reads again through the same file.
+ */
+START_TEST(stat_fd_real_proc)
+{
+	struct statfd sf = { .max = 2 };
+	struct window_health h = { 0 };
+	struct vbuf b = { 0 };
+	char path[32];
+	int procfd, fd = -1, status, kept;
+	pid_t pid;
+
+	procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(procfd, 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		pause();
+		_exit(0);
+	}
+	snprintf(path, sizeof(path), "%d/stat", (int)pid);
+	ck_assert_int_eq(statfd_read(&sf, &fd, procfd, path, &b, &h), 0);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_uint_eq(sf.open, 1);
+	ck_assert_uint_eq(h.stat_opens, 1);
+	kept = fd;
+	ck_assert_int_eq(statfd_read(&sf, &fd, procfd, path, &b, &h), 0);
+	ck_assert_int_eq(fd, kept);
+	ck_assert_uint_eq(h.stat_fd_reads, 1);
+	ck_assert_int_eq(kill(pid, SIGKILL), 0);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_int_eq(statfd_read(&sf, &fd, procfd, path, &b, &h), -ENOENT);
+	ck_assert_int_eq(fd, -1);
+	ck_assert_uint_eq(sf.open, 0);
+	ck_assert_uint_eq(h.stat_opens, 2);
+	vbuf_release(&b);
+	close(procfd);
+}
+END_TEST
+
+/*
+ * The procfs scan's kept stat files: after the first sample the reads go
+ * through them (no open), up to the bound (here 4 of the fixture's
+ * tasks: the rest opened and closed each time, counted); a task that
+ * ends gives its file back, and the figures are the same as without.
+ */
+START_TEST(stat_fds_kept)
+{
+	struct collector_opts o = {
+		.proc_root = fx.proc,
+		.sys_root = fx.sys,
+		.hz = HZ,
+		.interval_ms = 1000,
+		.window_s = 10,
+		.ring = 4,
+		.threads = THREADS_ALL,
+		.stat_fds = 4,
+	};
+	const struct window *w;
+	const struct window_task *t;
+
+	ck_assert_int_eq(collector_new(&o, &fx.c), 0);
+	collector_set_window_cb(fx.c, window_cb_rec, &fx);
+	first();
+	burn(4200, 4230, 6, 3, 40);
+	step();
+	w = collector_open(fx.c);
+	ck_assert_uint_eq(w->health.stat_fds, 4);
+	ck_assert_uint_gt(w->health.stat_fd_reads, 0);
+	ck_assert_uint_gt(w->health.stat_fd_full, 0);
+	ck_assert_uint_gt(w->health.stat_opens, 0);
+	burn(4200, 4230, 2, 1, 0);
+	step();
+	w = close_now();
+	t = find_task(w, false, 4200, 90000);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_uint_eq(t->d_utime, 8);
+	ck_assert_uint_eq(t->d_stime, 4);
+	ck_assert_uint_eq(w->health.stat_fds, 4);
+	/* every task ends: every kept file is given back */
+	proc_get(4200)->present = false;
+	proc_get(1)->present = false;
+	proc_get(612)->present = false;
+	step();
+	w = collector_open(fx.c);
+	ck_assert_uint_eq(w->health.stat_fds, 0);
+}
+END_TEST
+
+/*
  * One unreadable read of a live process is a dropped delta: the process
  * did not exit, and it keeps one record in the window.
  */
@@ -1814,6 +1912,8 @@ main(void)
 	tcase_add_test(tc, new_process_born);
 	tcase_add_test(tc, proc_regression);
 	tcase_add_test(tc, proc_vanish);
+	tcase_add_test(tc, stat_fds_kept);
+	tcase_add_test(tc, stat_fd_real_proc);
 	tcase_add_loop_test(tc, proc_stat_garbage, 0, 2);
 	tcase_add_test(tc, thread_stat_garbage);
 	suite_add_tcase(s, tc);

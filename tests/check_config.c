@@ -539,6 +539,13 @@ START_TEST(check_rollups)
 	ck_assert_int_eq(config_set(&cfg, "rollup1_after_s", "3600"), 0);
 	ck_assert_int_eq(config_set(&cfg, "rollup2_after_s", "86400"), 0);
 	ck_assert_int_eq(config_check(&cfg, err, sizeof(err)), 0);
+	/* level 2 drops thread rows unless asked to keep them */
+	ck_assert(!cfg.store.rollup2_threads);
+	ck_assert_int_eq(config_set(&cfg, "rollup2_threads", "on"), 0);
+	ck_assert(cfg.store.rollup2_threads);
+	ck_assert_int_eq(config_set(&cfg, "rollup2_threads", "maybe"), -EINVAL);
+	ck_assert_int_eq(config_set(&cfg, "rollup2_threads", "off"), 0);
+	ck_assert(!cfg.store.rollup2_threads);
 
 	/* a roll-up finer than the windows it merges */
 	ck_assert_int_eq(config_set(&cfg, "rollup1_s", "5"), 0);
@@ -816,6 +823,98 @@ START_TEST(binary_socket_path_long)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- reload */
+
+/*
+ * A reread against the settings the daemon runs with: changed keys named
+ * with their old and new text, the reloadable ones marked, a key the
+ * command line set unchanged whatever the file says, a key gone from
+ * the file reported as back to its default; a file that does not parse
+ * is refused; an applied key no longer differs.
+ */
+START_TEST(reload_changes)
+{
+	struct config start, again;
+	struct config_change ch[CONFIG_CHANGES_MAX];
+	struct config_src *run;
+	char err[256];
+	const char *path;
+	size_t n, i;
+
+	path = conf_file("r.conf",
+	    "reader_uids = 100\nwindow_s = 10\nring = 32\n"
+	    "interval_ms = 1000\n");
+	config_init(&start);
+	ck_assert_int_eq(config_parse_file(&start, path, err, sizeof(err)), 0);
+	ck_assert_int_eq(config_set_cli(&start, "interval_ms", "200"), 0);
+	ck_assert_str_eq(config_path(&start), path);
+	ck_assert_ptr_nonnull(run = config_src_dup(&start));
+	/* nothing changed: nothing to say */
+	ck_assert_int_eq(config_reread(&start, &again, err, sizeof(err)), 0);
+	ck_assert_uint_eq(config_changes(run, &again, ch, CONFIG_CHANGES_MAX),
+	    0);
+	ck_assert_uint_eq(again.interval_ms, 200); /* the command line's */
+	config_release(&again);
+
+	conf_file("r.conf",
+	    "reader_uids = 100,101\nwindow_s = 20\ninterval_ms = 500\n"
+	    "bpf_procs = 64\n");
+	ck_assert_int_eq(config_reread(&start, &again, err, sizeof(err)), 0);
+	ck_assert_uint_eq(again.interval_ms, 200);
+	ck_assert_uint_eq(again.reader_uids.n, 2);
+	n = config_changes(run, &again, ch, CONFIG_CHANGES_MAX);
+	ck_assert_uint_eq(n, 4);
+	ck_assert_str_eq(ch[0].key, "reader_uids");
+	ck_assert_str_eq(ch[0].was, "100");
+	ck_assert_str_eq(ch[0].now, "100,101");
+	ck_assert(ch[0].reloadable);
+	ck_assert_str_eq(ch[1].key, "window_s");
+	ck_assert(!ch[1].reloadable);
+	ck_assert_str_eq(ch[2].key, "bpf_procs");
+	ck_assert_ptr_null(ch[2].was);
+	ck_assert(ch[2].reloadable);
+	ck_assert_str_eq(ch[3].key, "ring"); /* gone: its default again */
+	ck_assert_str_eq(ch[3].was, "32");
+	ck_assert_ptr_null(ch[3].now);
+	/* applied ones no longer differ; the refused ones still do */
+	for (i = 0; i < n; i++)
+		if (ch[i].reloadable)
+			ck_assert_int_eq(config_src_take(run, &again,
+					     ch[i].key),
+			    0);
+	n = config_changes(run, &again, ch, CONFIG_CHANGES_MAX);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_str_eq(ch[0].key, "window_s");
+	ck_assert_str_eq(ch[1].key, "ring");
+	config_release(&again);
+
+	/* a reloadable key gone from the file: its name is one of run's
+	 * own strings, which taking it frees (ASan's stage would see a use
+	 * after it) */
+	conf_file("r.conf", "reader_uids = 100,101\nwindow_s = 20\n");
+	ck_assert_int_eq(config_reread(&start, &again, err, sizeof(err)), 0);
+	n = config_changes(run, &again, ch, CONFIG_CHANGES_MAX);
+	for (i = 0; i < n && i < CONFIG_CHANGES_MAX; i++)
+		if (strcmp(ch[i].key, "bpf_procs") == 0)
+			break;
+	ck_assert_uint_lt(i, n);
+	ck_assert_ptr_null(ch[i].now);
+	ck_assert_int_eq(config_src_take(run, &again, ch[i].key), 0);
+	n = config_changes(run, &again, ch, CONFIG_CHANGES_MAX);
+	for (i = 0; i < n; i++)
+		ck_assert_str_ne(ch[i].key, "bpf_procs");
+	config_release(&again);
+
+	/* a bad file: refused, said why */
+	conf_file("r.conf", "window_s = ten\n");
+	ck_assert_int_lt(config_reread(&start, &again, err, sizeof(err)), 0);
+	ck_assert_ptr_nonnull(strstr(err, "window_s"));
+	config_release(&again);
+	config_src_free(run);
+	config_release(&start);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -855,6 +954,7 @@ main(void)
 	tcase_add_test(tc, binary_flag_overrides_file);
 	tcase_add_test(tc, binary_config_not_regular);
 	tcase_add_test(tc, binary_socket_path_long);
+	tcase_add_test(tc, reload_changes);
 	suite_add_tcase(s, tc);
 
 	return tu_run(s);

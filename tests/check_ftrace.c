@@ -312,6 +312,116 @@ end_only(void *p)
 	return NULL;
 }
 
+/*
+ * A tid that comes back as a thread of another process. A child (pid T)
+ * writes a slice and exits; then a thread of ours is made with tid T
+ * (ns_last_pid = T - 1 before pthread_create) and writes one too. The
+ * reader's tid -> process cache learned T -> T from the child; the
+ * child's sched_process_exit must end that entry, or our thread's slice
+ * goes to the dead process.
+ */
+struct reuse_arg {
+	int32_t want, tid;
+	int go[2]; /* the thread waits for one byte: the reader has read */
+};
+
+static void *
+reuse_thread(void *p)
+{
+	struct reuse_arg *a = p;
+	char c;
+
+	__atomic_store_n(&a->tid, gettid_(), __ATOMIC_RELEASE);
+	if (a->tid == a->want) {
+		mark("E"); /* its process: looked up by tid */
+		/* alive until the reader looked its process up */
+		(void)!read(a->go[0], &c, 1);
+	}
+	return NULL;
+}
+
+static bool
+set_last_pid(int32_t pid)
+{
+	char v[16];
+
+	snprintf(v, sizeof(v), "%d", (int)pid);
+	return tu_writes("/proc/sys/kernel/ns_last_pid", v) == 0;
+}
+
+START_TEST(test_reused_tid)
+{
+	struct window_trace *t = calloc(1, sizeof(*t));
+	const struct window_trace_slice *s = NULL;
+	struct reuse_arg a = { 0 };
+	struct reader r;
+	pthread_t th;
+	unsigned i, try;
+	pid_t child;
+	int st;
+
+	if (!tu_root())
+		return; /* ns_last_pid needs CAP_SYS_ADMIN; CI is root */
+	ck_assert_ptr_nonnull(t);
+	reader_open(&r, 1024, 50, 64);
+	for (try = 0; try < 20 && s == NULL; try++) {
+		int hold[2];
+		char c;
+
+		ck_assert_int_eq(pipe(hold), 0);
+		child = fork();
+		ck_assert_int_ge(child, 0);
+		if (child == 0) {
+			close(hold[1]);
+			mark("E"); /* no pid: the reader looks it up */
+			(void)!read(hold[0], &c, 1);
+			_exit(0);
+		}
+		close(hold[0]);
+		/* the reader looks the child up while it lives: child ->
+		 * child is cached; then it exits */
+		run_loop(&r, 200);
+		ck_assert_int_eq(ftrace_window(r.ft, t), 0);
+		close(hold[1]);
+		ck_assert_int_eq(waitpid(child, &st, 0), child);
+		run_loop(&r, 200);
+		ck_assert_int_eq(ftrace_window(r.ft, t), 0);
+		a.want = (int32_t)child;
+		ck_assert_int_eq(pipe(a.go), 0);
+		ck_assert(set_last_pid(a.want - 1));
+		ck_assert_int_eq(pthread_create(&th, NULL, reuse_thread, &a),
+		    0);
+		while (__atomic_load_n(&a.tid, __ATOMIC_ACQUIRE) == 0)
+			tu_sleep_ms(1);
+		if (a.tid == a.want) {
+			run_loop(&r, 200);
+			ck_assert_int_eq(ftrace_window(r.ft, t), 0);
+			s = find(t, TRACE_SYNC, a.tid, 0, "");
+			if (s == NULL)
+				for (i = 0; i < t->nslices; i++)
+					if (t->slice[i].tid == a.tid)
+						ck_abort_msg("tid %d's slice "
+							     "went to "
+							     "process %d, "
+							     "not %d",
+						    (int)a.tid,
+						    (int)t->slice[i].tgid,
+						    (int)getpid());
+		}
+		(void)!write(a.go[1], "x", 1);
+		pthread_join(th, NULL);
+		close(a.go[0]);
+		close(a.go[1]);
+		a.tid = 0;
+	}
+	ck_assert_msg(s != NULL, "no tid reused in %u tries", try);
+	/* an end without a begin: the orphan row, of our process */
+	ck_assert_uint_eq(s->incomplete, 1);
+	free(t);
+	reader_close(&r);
+}
+END_TEST
+
 START_TEST(test_incomplete)
 {
 	struct window_trace *t = calloc(1, sizeof(*t));
@@ -769,7 +879,7 @@ jint(const struct jm *o, const char *key)
 {
 	const struct jm *v = jm_get(o, key);
 
-	ck_assert_msg(v && v->t == JM_NUM && v->is_int, "no integer %s", key);
+	ck_assert_msg(v && jm_is_int(v), "no integer %s", key);
 	return v->ll;
 }
 
@@ -955,7 +1065,8 @@ START_TEST(test_daemon_markers)
 {
 	struct nest_arg a = { "outer one", "inner \xc3\xa9\xe6\x97\xa5", 0 };
 	struct nest_arg b = { "outer two", "inner two", 0 };
-	char log[PATH_MAX], state[PATH_MAX], n127[128], mine[16], kid[16];
+	char log[PATH_MAX], state[PATH_MAX], n127[128], n16[17], mine[16],
+	    kid[16];
 	const struct srow *r;
 	struct served *sv = calloc(1, sizeof(*sv));
 	int32_t me = gettid_();
@@ -1075,6 +1186,7 @@ START_TEST(test_daemon_markers)
 	ck_assert_uint_eq(srow_events(sv, getpid()), 8);
 	ck_assert_uint_eq(srow_events(sv, child), 1);
 
+	snprintf(n16, sizeof(n16), "%.16s", n127);
 	/* the text names the rows as written */
 	{
 		char sock[PATH_MAX + 8];
@@ -1085,7 +1197,8 @@ START_TEST(test_daemon_markers)
 		tx = run_client(argv);
 	}
 	ck_assert_int_eq(tx.code, 0);
-	ck_assert_msg(strstr(tx.out, a.inner) && strstr(tx.out, n127) &&
+	/* a name longer than the row is abbreviated (JSON has it whole) */
+	ck_assert_msg(strstr(tx.out, a.inner) && strstr(tx.out, n16) &&
 		!strstr(tx.out, "child slice"),
 	    "%s", tx.out);
 	run_free(&tx);
@@ -1284,6 +1397,7 @@ ftrace_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_markers);
 	tcase_add_test(tc, test_incomplete);
+	tcase_add_test(tc, test_reused_tid);
 	tcase_add_test(tc, test_markers_never_refused);
 	tcase_add_test(tc, test_loss);
 	tcase_add_test(tc, test_daemon_hygiene);

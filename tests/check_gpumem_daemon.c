@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "client.h"
 #include "client_run.h"
 #include "harness.h"
 #include "gpumem_driver.h"
@@ -74,8 +75,16 @@ expect_text(const struct td *d, const char *want, const char *a1,
     const char *a2)
 {
 	struct run r = { 0 };
+	struct sbuf fit;
 	int i;
 
+	/* --verbose is prose: wrapped at 80 columns as vitals does */
+	sbuf_init(&fit);
+	if (a1)
+		text_fit(&fit, want, TEXT_WIDTH);
+	else
+		sbuf_puts(&fit, want);
+	want = sbuf_str(&fit);
 	for (i = 0; i < 200; i++) {
 		if (i)
 			run_free(&r);
@@ -87,6 +96,7 @@ expect_text(const struct td *d, const char *want, const char *a1,
 	ck_assert_int_eq(r.code, 0);
 	ck_assert_str_eq(r.out, want);
 	run_free(&r);
+	sbuf_free(&fit);
 }
 
 /* window_gpu rows of the newest stored window, "gpu pid start bytes
@@ -153,11 +163,149 @@ sleeper(void)
 	return pid;
 }
 
+/* An instance's bytes in the stored window ending at end; false: no row. */
+static bool
+stored_bytes(sqlite3 *h, long long end, long long gpu, long long pid,
+    long long start, long long *ret)
+{
+	sqlite3_stmt *st;
+	bool found;
+
+	ck_assert_int_eq(sqlite3_prepare_v2(h,
+			     "SELECT g.bytes FROM windows w JOIN window_gpu g"
+			     " ON g.window_id = w.id WHERE w.wall_end_ns = ?"
+			     " AND g.gpu_id = ? AND g.pid = ?"
+			     " AND g.starttime = ?",
+			     -1, &st, NULL),
+	    SQLITE_OK);
+	sqlite3_bind_int64(st, 1, end);
+	sqlite3_bind_int64(st, 2, gpu);
+	sqlite3_bind_int64(st, 3, pid);
+	sqlite3_bind_int64(st, 4, start);
+	found = sqlite3_step(st) == SQLITE_ROW;
+	if (found)
+		*ret = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return found;
+}
+
+/*
+ * `vitals --json gpumem --since 1h`'s series against vitals.db: its points
+ * are the stored windows of the range one by one (fewer than 240), and
+ * each instance's value at a point is its row in that window, null where
+ * the window has none. pid a's series holds both of its sizes and the
+ * gaps of the windows before the test wrote it.
+ */
+static void
+series_check(const struct td *d, pid_t a)
+{
+	const struct jm *gm, *ends, *procs;
+	long long from, last, v;
+	bool have4096 = false, have65536 = false, gap = false;
+	char db[PATH_MAX];
+	sqlite3_stmt *st;
+	struct run r;
+	struct jm *j;
+	sqlite3 *h;
+	size_t i, k, n;
+
+	r = vitals(d, "--json", "gpumem", "--since", "1h");
+	ck_assert_int_eq(r.code, 0);
+	j = jm_parse(r.out, strlen(r.out));
+	ck_assert_ptr_nonnull(j);
+	gm = jm_get(j, "gpu_mem");
+	ends = jm_get(gm, "window_end_wall_ns");
+	ck_assert_ptr_nonnull(ends);
+	n = ends->n;
+	ck_assert_uint_ge(n, 2);
+	ck_assert_uint_lt(n, 240);
+	ck_assert_int_eq(jm_get(gm, "series_step")->ll, 1);
+	ck_assert_int_eq(jm_get(gm, "series_windows")->ll, (long long)n);
+	from = jm_get(gm, "from_wall_ns")->ll;
+	last = ends->v[n - 1].ll;
+	snprintf(db, sizeof(db), "%s/vitals.db", d->dir);
+	ck_assert_int_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL),
+	    SQLITE_OK);
+	sqlite3_busy_timeout(h, 2000);
+	/* the points: every stored window of the range, oldest first */
+	ck_assert_int_eq(sqlite3_prepare_v2(h,
+			     "SELECT wall_end_ns FROM windows WHERE"
+			     " wall_end_ns > ? AND wall_end_ns <= ?"
+			     " ORDER BY wall_end_ns, id",
+			     -1, &st, NULL),
+	    SQLITE_OK);
+	sqlite3_bind_int64(st, 1, from);
+	sqlite3_bind_int64(st, 2, last);
+	for (i = 0; sqlite3_step(st) == SQLITE_ROW; i++) {
+		ck_assert_uint_lt(i, n);
+		ck_assert_int_eq(ends->v[i].t, JM_STR);
+		ck_assert_int_eq(ends->v[i].ll, sqlite3_column_int64(st, 0));
+	}
+	sqlite3_finalize(st);
+	ck_assert_uint_eq(i, n);
+	/* every instance, window by window */
+	procs = jm_get(gm, "procs");
+	ck_assert_uint_ge(procs->n, 4);
+	for (k = 0; k < procs->n; k++) {
+		const struct jm *p = &procs->v[k];
+		const struct jm *se = jm_get(p, "series");
+		long long gpu = jm_get(p, "gpu_id")->ll;
+		long long pid = jm_get(p, "pid")->ll;
+		long long start = jm_get(p, "starttime")->ll;
+
+		ck_assert_ptr_nonnull(se);
+		ck_assert_uint_eq(se->n, n);
+		for (i = 0; i < n; i++) {
+			if (!stored_bytes(h, ends->v[i].ll, gpu, pid, start,
+				&v)) {
+				ck_assert_msg(se->v[i].t == JM_NULL,
+				    "gpu %lld pid %lld point %zu: no row, "
+				    "not null",
+				    gpu, pid, i);
+				gap |= pid == a && gpu == 0;
+				continue;
+			}
+			ck_assert_int_eq(se->v[i].t, JM_STR);
+			ck_assert_int_eq(se->v[i].ll, v);
+			if (pid == a && gpu == 0) {
+				have4096 |= v == 4096;
+				have65536 |= v == 65536;
+			}
+		}
+	}
+	ck_assert(have4096 && have65536 && gap);
+	sqlite3_close(h);
+	jm_free(j);
+	run_free(&r);
+
+	/* the text: a sparkline row per GPU total and process, 80 columns */
+	r = vitals(d, "gpumem", "--since", "1h", NULL);
+	ck_assert_int_eq(r.code, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "History, oldest left: "));
+	ck_assert_ptr_nonnull(strstr(r.out, "\n  gpu 0 total "));
+	ck_assert_ptr_nonnull(strstr(r.out, "\n  gpu 1 total "));
+	{
+		char row[64];
+
+		snprintf(row, sizeof(row), "\n  sleep %d ", (int)a);
+		ck_assert_ptr_nonnull(strstr(r.out, row));
+	}
+	for (const char *l = r.out; *l;) {
+		const char *nl = strchr(l, '\n');
+		size_t len = nl ? (size_t)(nl - l) : strlen(l);
+
+		ck_assert_uint_le(text_ncols(l, len), TEXT_WIDTH);
+		l += len + (nl != NULL);
+	}
+	run_free(&r);
+}
+
 START_TEST(test_daemon_gpumem)
 {
 	char path[PATH_MAX], conf[PATH_MAX + 128], want[PATH_MAX + 2048];
 	const struct jm *procs, *st;
 	struct td d;
+	long long walks;
 	struct run r;
 	struct jm *j;
 	pid_t a, dead, lo, hi;
@@ -290,6 +438,8 @@ START_TEST(test_daemon_gpumem)
 	    r.out);
 	run_free(&r);
 
+	series_check(&d, a);
+
 	/* the newest stored window holds exactly what the map holds */
 	{
 		char ra[128], rd[64];
@@ -314,6 +464,10 @@ START_TEST(test_daemon_gpumem)
 	ck_assert_ptr_nonnull(j);
 	ck_assert_str_eq(jm_path(j, "health.gpu_mem.state")->str, "ok");
 	ck_assert_str_eq(jm_path(j, "health.gpu_mem.map_path")->str, path);
+	/* this kernel has batch lookups: every walk of the window used one */
+	walks = jm_path(j, "health.gpu_mem.traversals")->ll;
+	ck_assert_int_gt(walks, 0);
+	ck_assert_int_eq(jm_path(j, "health.gpu_mem.batch_walks")->ll, walks);
 	jm_free(j);
 	run_free(&r);
 	r = vitals(&d, "health", NULL, NULL, NULL);
@@ -322,9 +476,41 @@ START_TEST(test_daemon_gpumem)
 	    "GPU memory: ok; pinned map %s, 4 of "
 	    "1024 entries\n",
 	    path);
-	ck_assert_msg(strstr(r.out, want) != NULL, "no '%s' in:\n%s", want,
-	    r.out);
+	/* health is prose, wrapped at 80 columns as vitals wraps it */
+	{
+		struct sbuf fit;
+
+		sbuf_init(&fit);
+		text_fit(&fit, want, TEXT_WIDTH);
+		ck_assert_msg(strstr(r.out, sbuf_str(&fit)) != NULL,
+		    "no '%s' in:\n%s", sbuf_str(&fit), r.out);
+		sbuf_free(&fit);
+	}
+	ck_assert_ptr_nonnull(strstr(r.out, " by batch lookup\n"));
 	run_free(&r);
+	/* and so did the stored windows' (schema v17 columns) */
+	{
+		char db[PATH_MAX];
+		sqlite3_stmt *q;
+		sqlite3 *h;
+
+		snprintf(db, sizeof(db), "%s/vitals.db", d.dir);
+		ck_assert_int_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY,
+				     NULL),
+		    SQLITE_OK);
+		sqlite3_busy_timeout(h, 2000);
+		ck_assert_int_eq(sqlite3_prepare_v2(h,
+				     "SELECT sum(traversals), sum(batch_walks)"
+				     " FROM window_gpumem",
+				     -1, &q, NULL),
+		    SQLITE_OK);
+		ck_assert_int_eq(sqlite3_step(q), SQLITE_ROW);
+		ck_assert_int_gt(sqlite3_column_int64(q, 0), 0);
+		ck_assert_int_eq(sqlite3_column_int64(q, 1),
+		    sqlite3_column_int64(q, 0));
+		sqlite3_finalize(q);
+		sqlite3_close(h);
+	}
 	r = vitals(&d, "dump", NULL, NULL, NULL);
 	ck_assert_int_eq(r.code, 0);
 	ck_assert_ptr_nonnull(strstr(r.out,

@@ -570,7 +570,8 @@ seccomp_child(int wfd, void *arg)
 	(void)arg;
 	signal(SIGUSR1, SIG_IGN);
 	CHILD_CHECK(wfd, prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "nnp");
-	CHILD_CHECK(wfd, (r = seccomp_install(PRIVS_SECCOMP_ON, &rules)) == 0,
+	CHILD_CHECK(wfd,
+	    (r = seccomp_install(PRIVS_SECCOMP_ON, false, &rules)) == 0,
 	    "install: %s", strerror(-r));
 	CHILD_CHECK(wfd, rules > 50, "%u rules", rules);
 	/* allowed: what the daemon does */
@@ -611,6 +612,47 @@ seccomp_child(int wfd, void *arg)
 	    strerror(errno));
 	_exit(0);
 }
+
+/* With an OTLP endpoint (inet): TCP sockets too, each family checked
+ * after the AF_UNIX rule for the same call; other families still EPERM
+ * (without inet AF_INET is refused: seccomp_child). */
+static void
+seccomp_inet_child(int wfd, void *arg)
+{
+	uint32_t rules = 0;
+	int fd, r;
+
+	(void)arg;
+	CHILD_CHECK(wfd, prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "nnp");
+	CHILD_CHECK(wfd,
+	    (r = seccomp_install(PRIVS_SECCOMP_ON, true, &rules)) == 0,
+	    "install: %s", strerror(-r));
+	CHILD_CHECK(wfd, rules > 50, "%u rules", rules);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	CHILD_CHECK(wfd, fd >= 0, "AF_UNIX socket: %s", strerror(errno));
+	close(fd);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	CHILD_CHECK(wfd, fd >= 0, "AF_INET socket: %s", strerror(errno));
+	close(fd);
+	fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	CHILD_CHECK(wfd, fd >= 0 || errno == EAFNOSUPPORT,
+	    "AF_INET6 socket: %s", strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	CHILD_CHECK(wfd, socket(AF_NETLINK, SOCK_RAW, 0) < 0 && errno == EPERM,
+	    "AF_NETLINK socket: %s", strerror(errno));
+	CHILD_CHECK(wfd, fork() < 0 && errno == EPERM, "fork: %s",
+	    strerror(errno));
+	_exit(0);
+}
+
+START_TEST(test_seccomp_inet)
+{
+	char msg[512];
+
+	in_child(seccomp_inet_child, NULL, msg, sizeof(msg));
+}
+END_TEST
 
 START_TEST(test_seccomp_refuses)
 {
@@ -1587,6 +1629,7 @@ privs_suite(void)
 	tcase_add_test(tc, test_drop_keeps_configured);
 	tcase_add_test(tc, test_drop_needs_root);
 	tcase_add_test(tc, test_seccomp_refuses);
+	tcase_add_test(tc, test_seccomp_inet);
 	tcase_add_test(tc, test_hidepid);
 	tcase_add_test(tc, test_privhelper);
 	tcase_add_test(tc, test_privhelper_desync);

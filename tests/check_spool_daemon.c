@@ -33,7 +33,7 @@ store_num(const struct run *r, const char *key)
 	const struct jm *v = st ? jm_get(st, key) : NULL;
 	long long n = -1;
 
-	if (v && v->t == JM_NUM)
+	if (jm_is_int(v))
 		n = v->ll;
 	else if (v && v->t == JM_STR)
 		n = atoll(v->str); /* 64-bit figures as strings */
@@ -51,7 +51,7 @@ waits_num(const struct run *r, const char *which, const char *key)
 	const struct jm *v = w ? jm_get(w, key) : NULL;
 	long long n = -1;
 
-	if (v && v->t == JM_NUM)
+	if (jm_is_int(v))
 		n = v->ll;
 	else if (v && v->t == JM_STR)
 		n = atoll(v->str);

@@ -789,7 +789,19 @@ START_TEST(rollup_through_store)
 	ck_assert_ptr_nonnull(t = find_task(w, false, 42, 4200));
 	ck_assert_uint_eq(t->d_stime, 66);
 	ck_assert_uint_eq(t->samples, 120);
+	ck_assert_ptr_nonnull(t = find_task(w, false, 43, 4300));
+	ck_assert_uint_eq(t->d_utime, 12);
+	ck_assert_uint_eq(t->samples, 60);
+	/* level 2 keeps processes only: the thread's figures are in 42's */
+	ck_assert_uint_eq(w->nthreads, 0);
+	ck_assert_ptr_null(find_task(w, true, 4242, 4200));
 	free_windows(v, n);
+	ck_assert_int_eq(
+	    q_int(s,
+		"SELECT count(*) FROM window_tasks t JOIN windows w"
+		" ON w.id = t.window_id WHERE w.level = 2 AND"
+		" t.threads IS NOT NULL"),
+	    0);
 	store_get_stats(s, &st);
 	ck_assert_uint_eq(st.windows_rolled, 12 + 2 + 1);
 
@@ -805,6 +817,35 @@ START_TEST(rollup_through_store)
 			     " WHERE wall_start_ns < "
 			     "1700000400000000000"),
 	    1);
+	store_close(s);
+}
+END_TEST
+
+/* rollup2_threads on: level 2 keeps the thread rows, summed exactly. */
+START_TEST(rollup2_keeps_threads_when_asked)
+{
+	struct store_opts o;
+	struct store *s;
+	struct window **v;
+	const struct window_task *t;
+	size_t n;
+	unsigned k;
+
+	store_opts_default(&o);
+	o.rollup2_threads = true;
+	s = open_opts(&o);
+	for (k = 0; k < 12; k++)
+		put(s, roll_window(k, T0 + k * 10 * SEC));
+	ck_assert_int_eq(store_maintain(s, T0 + 7 * 3600 * SEC), 0);
+	ck_assert_int_eq(store_maintain(s, T0 + 25 * 3600 * SEC), 0);
+	ck_assert_int_eq(store_windows(s, T0, T0 + 600 * SEC, 0, &v, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(v[0]->level, 2);
+	ck_assert_uint_eq(v[0]->nthreads, 1);
+	ck_assert_ptr_nonnull(t = find_task(v[0], true, 4242, 4200));
+	ck_assert_uint_eq(t->d_stime, 12);
+	ck_assert_uint_eq(t->samples, 120);
+	free_windows(v, n);
 	store_close(s);
 }
 END_TEST
@@ -1739,6 +1780,7 @@ store_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, rollup_through_store);
 	tcase_add_test(tc, rollup_late_arrival_joins_bucket);
+	tcase_add_test(tc, rollup2_keeps_threads_when_asked);
 	tcase_add_test(tc, windows_at_granularity);
 	tcase_add_test(tc, windows_newest_max);
 	tcase_add_test(tc, retention_by_age);

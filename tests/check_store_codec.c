@@ -398,6 +398,107 @@ START_TEST(test_frame_zstd)
 }
 END_TEST
 
+/* Payloads alike in structure, different in figures: what a store's
+ * windows give the trainer. */
+static void
+dict_samples(struct store_enc *b, size_t *len, unsigned n)
+{
+	unsigned i, k;
+	size_t at;
+
+	for (i = 0; i < n; i++) {
+		at = b->b.len;
+		store_enc_u(b, 40);
+		for (k = 0; k < 40; k++) {
+			store_enc_u(b, k + 1);
+			store_enc_u(b,
+			    (uint64_t)(i * 7 + k * 13) % 5000 + 1000);
+			store_enc_f64(b, 1000.125 + k);
+		}
+		len[i] = b->b.len - at;
+	}
+	ck_assert_int_eq(b->err, 0);
+}
+
+/* A trained dictionary: registered under the CRC of its bytes, used by
+ * codec 2, refused when its id is unknown, damaged or cut. */
+START_TEST(test_frame_zdict)
+{
+	struct store_enc b = { 0 }, e = { 0 }, z = { 0 }, c = { 0 };
+	struct store_frame f;
+	size_t len[400], dn, i;
+	void *dict, *few = NULL;
+	uint32_t id, again;
+
+	store_zdict_reset();
+	dict_samples(&b, len, 400);
+	ck_assert_int_eq(store_zdict_train(b.b.p, len, 400, 4096, &dict, &dn),
+	    0);
+	ck_assert_uint_le(dn, 4096);
+	ck_assert(!store_zdict_have(store_crc32c(0, dict, dn)));
+	ck_assert_int_eq(store_zdict_add(dict, dn, &id), 0);
+	ck_assert_uint_eq(id, store_crc32c(0, dict, dn));
+	ck_assert(store_zdict_have(id));
+	ck_assert_int_eq(store_zdict_add(dict, dn, &again), 0);
+	ck_assert_uint_eq(again, id);
+	/* not a dictionary: refused, nothing registered */
+	ck_assert_int_eq(store_zdict_add("not a dictionary", 16, &again),
+	    -EINVAL);
+	ck_assert(!store_zdict_have(store_crc32c(0, "not a dictionary", 16)));
+
+	/* the first sample, with and without the dictionary */
+	ck_assert_int_eq(store_frame_put_zdict(&e, 1, 2, b.b.p, len[0], id), 0);
+	ck_assert_int_eq(store_frame_put_zstd(&z, 1, 2, b.b.p, len[0], 0), 0);
+	ck_assert_uint_lt(e.b.len, z.b.len);
+	ck_assert_int_eq(store_frame_get(e.b.p, e.b.len, &f), 0);
+	ck_assert_uint_eq(f.codec, STORE_CODEC_ZDICT);
+	ck_assert_uint_eq(f.dict, id);
+	ck_assert_uint_eq(f.len, len[0]);
+	ck_assert_mem_eq(f.payload, b.b.p, len[0]);
+	store_frame_release(&f);
+	/* an id no dictionary has: as store_frame_put_zstd */
+	ck_assert_int_eq(store_frame_put_zdict(&c, 1, 2, b.b.p, len[0], 0), 0);
+	ck_assert_uint_eq(c.b.len, z.b.len);
+	ck_assert_mem_eq(c.b.p, z.b.p, z.b.len);
+	store_enc_release(&c);
+
+	/* every cut and every byte flipped: refused (the flips zstd and
+	 * the CRC both miss cannot exist: the CRC covers the id too) */
+	for (i = 0; i < e.b.len; i++) {
+		ck_assert_int_eq(store_frame_get(e.b.p, i, &f), -EBADMSG);
+		e.b.p[i] ^= 0x5a;
+		if (store_frame_get(e.b.p, e.b.len, &f) == 0) {
+			ck_assert_mem_eq(f.payload, b.b.p, len[0]);
+			store_frame_release(&f);
+		}
+		e.b.p[i] ^= 0x5a;
+	}
+	/* the same frame once the process has not got the dictionary */
+	store_zdict_reset();
+	ck_assert(!store_zdict_have(id));
+	ck_assert_int_eq(store_frame_get(e.b.p, e.b.len, &f), -EBADMSG);
+	/* nor can a writer use it: a plain zstd frame */
+	ck_assert_int_eq(store_frame_put_zdict(&c, 1, 2, b.b.p, len[0], id), 0);
+	ck_assert_int_eq(store_frame_get(c.b.p, c.b.len, &f), 0);
+	ck_assert_uint_eq(f.codec, STORE_CODEC_ZSTD);
+	store_frame_release(&f);
+	/* registered again (from the file, say): it reads */
+	ck_assert_int_eq(store_zdict_add(dict, dn, &again), 0);
+	ck_assert_int_eq(store_frame_get(e.b.p, e.b.len, &f), 0);
+	ck_assert_mem_eq(f.payload, b.b.p, len[0]);
+	store_frame_release(&f);
+	/* too few samples to train on */
+	ck_assert_int_eq(store_zdict_train(b.b.p, len, 2, 4096, &few, &dn),
+	    -EINVAL);
+	store_zdict_reset();
+	free(dict);
+	store_enc_release(&b);
+	store_enc_release(&e);
+	store_enc_release(&z);
+	store_enc_release(&c);
+}
+END_TEST
+
 /* A frame header in front of stored bytes, its CRC over decoded: what a
  * hostile or damaged blob may claim. */
 static void
@@ -678,6 +779,7 @@ main(void)
 	tcase_add_test(tc, test_frame_corrupt);
 	tcase_add_test(tc, test_frame_zstd);
 	tcase_add_test(tc, test_frame_zstd_bad);
+	tcase_add_test(tc, test_frame_zdict);
 	tcase_add_test(tc, test_tasks_roundtrip);
 	tcase_add_test(tc, test_tasks_bad);
 	suite_add_tcase(s, tc);

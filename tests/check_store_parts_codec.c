@@ -546,6 +546,60 @@ mk_threads(struct window_bpf_thread *t, size_t nt)
 	t[3].oncpu_ns = UINT64_MAX;
 }
 
+/* Version 3: version 2 and the uids' run-queue figures and the threads'
+ * histograms; every cut refused, version 2 of the same rows without
+ * them. */
+START_TEST(test_bpfrows_v3_roundtrip)
+{
+	enum { NU = 6, NP = 9, NT = 41 };
+	struct window_bpf_uid u[NU];
+	struct window_bpf_proc p[NP];
+	struct window_bpf_thread t[NT];
+	struct store_bpfrows in = { u, NU, p, NP, t, NT }, b;
+	struct store_enc e = { 0 };
+	size_t i, k;
+
+	mk_bpf(u, NU, p, NP);
+	mk_threads(t, NT);
+	for (i = 0; i < NU; i++) {
+		u[i].rq_ns = 1000003ull * i;
+		u[i].rq_hist[i % VITALS_BPF_RQ_SLOTS] = (uint32_t)(i * 7);
+		u[i].rq_hist[VITALS_BPF_RQ_SLOTS - 1] = i == 3 ? UINT32_MAX : 0;
+		for (k = 0; k < VITALS_BPF_RQ_SLOTS; k++)
+			u[i].rq_count += u[i].rq_hist[k];
+		if (i == 2)
+			u[i].rq_count += 5; /* counts without slots */
+	}
+	for (i = 0; i < NT; i++)
+		if (t[i].rq_count)
+			t[i].rq_hist[i % 9] = (uint32_t)t[i].rq_count;
+	ck_assert_int_eq(store_bpfrows_put3(&e, &in), 0);
+	ck_assert_int_eq(store_bpfrows_get_v(e.b.p, e.b.len, 3, 64, &b), 0);
+	ck_assert_uint_eq(b.nuid, NU);
+	ck_assert_uint_eq(b.nthread, NT);
+	ck_assert_mem_eq(b.uid, u, sizeof(u));
+	ck_assert_mem_eq(b.proc, p, sizeof(p));
+	ck_assert_mem_eq(b.thread, t, sizeof(t));
+	store_bpfrows_release(&b);
+	for (i = 0; i < e.b.len; i++)
+		ck_assert_int_eq(store_bpfrows_get_v(e.b.p, i, 3, 64, &b),
+		    -EBADMSG);
+	store_enc_release(&e);
+	/* version 2 of them: the same rows without the new figures */
+	ck_assert_int_eq(store_bpfrows_put2(&e, &in), 0);
+	ck_assert_int_eq(store_bpfrows_get_v(e.b.p, e.b.len, 2, 64, &b), 0);
+	for (i = 0; i < NU; i++)
+		ck_assert_uint_eq(b.uid[i].rq_count, 0);
+	for (i = 0; i < NT; i++) {
+		ck_assert_uint_eq(b.thread[i].rq_count, t[i].rq_count);
+		for (k = 0; k < VITALS_BPF_RQ_SLOTS; k++)
+			ck_assert_uint_eq(b.thread[i].rq_hist[k], 0);
+	}
+	store_bpfrows_release(&b);
+	store_enc_release(&e);
+}
+END_TEST
+
 /* Version 2 (columns): every figure back, threads and flags too; version
  * 1 blobs still read through the same entry. */
 START_TEST(test_bpfrows_v2_roundtrip)
@@ -574,6 +628,9 @@ START_TEST(test_bpfrows_v2_roundtrip)
 	/* more rows than asked for, a version never written, every cut */
 	ck_assert_int_eq(store_bpfrows_get_v(e.b.p, e.b.len, 2, NT - 1, &b),
 	    -EBADMSG);
+	ck_assert_int_eq(store_bpfrows_get_v(e.b.p, e.b.len, 4, 64, &b),
+	    -EBADMSG);
+	/* a version-2 payload is not a version-3 one (its tail is missing) */
 	ck_assert_int_eq(store_bpfrows_get_v(e.b.p, e.b.len, 3, 64, &b),
 	    -EBADMSG);
 	for (i = 0; i < e.b.len; i++)
@@ -665,6 +722,7 @@ main(void)
 	tcase_add_test(tc, test_sys_bad);
 	tcase_add_test(tc, test_bpfrows_roundtrip);
 	tcase_add_test(tc, test_bpfrows_v2_roundtrip);
+	tcase_add_test(tc, test_bpfrows_v3_roundtrip);
 	tcase_add_test(tc, test_bpfrows_bad);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

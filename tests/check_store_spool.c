@@ -542,6 +542,123 @@ START_TEST(test_replay)
 }
 END_TEST
 
+/* A window of processes pid0 and pid0 + 1 (names "run<pid>") with one
+ * vmstat counter vm: what makes instance and key ids. */
+static struct window *
+mkwin_ids(uint64_t seq, int32_t pid0, enum vmstat_key vm)
+{
+	struct window *w = mkwin(seq);
+	size_t i;
+
+	for (i = 0; i < w->nprocs; i++) {
+		struct window_task *t = &w->procs[i];
+
+		t->id = t->tgid = pid0 + (int32_t)i;
+		t->starttime = 7000 + (uint64_t)pid0 + i;
+		snprintf(t->name, sizeof(t->name), "run%d", (int)t->id);
+		t->d_utime = (uint64_t)pid0 + i;
+	}
+	w->d_vm[vm] = 1000 + seq;
+	w->vm_have = 1u << vm;
+	return w;
+}
+
+static void
+put_ids(struct store *s, uint64_t seq, int32_t pid0, enum vmstat_key vm)
+{
+	struct window *w = mkwin_ids(seq, pid0, vm);
+
+	ck_assert_int_eq(store_put(s, w), 0);
+	window_free(w);
+}
+
+/*
+ * Killed with windows in the spool, then a run without the spool, then
+ * one with it: the run between gave away the spool's window, instance
+ * and key ids to windows, tasks and counters of its own. The leftover
+ * spool's move renumbers its rows and blobs first: every window reads
+ * back with its own tasks, names and counters, nothing lost or crossed.
+ */
+START_TEST(test_id_clash)
+{
+	struct store_opts o;
+	struct store *s;
+	struct window **v;
+	struct window_task *t;
+	size_t n, i, j;
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		s = open_spool(3600);
+		put_ids(s, 1, 300, VM_PGFAULT);
+		put_ids(s, 2, 300, VM_PGFAULT);
+		_exit(0); /* no close, no move */
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ck_assert_int_eq(WINDOWS(spool), 2);
+	/* the run without the spool: ids from the main file's alone, and
+	 * one task (300) the spool has too */
+	store_opts_default(&o);
+	ck_assert_int_eq(store_open(path, &o, &s), 0);
+	put_ids(s, 10, 400, VM_PGMAJFAULT);
+	put_ids(s, 11, 299, VM_PSWPIN);
+	store_close(s);
+	ck_assert_int_eq(count_in(path, "SELECT min(id) FROM windows"),
+	    count_in(spool, "SELECT min(id) FROM windows"));
+	ck_assert_int_eq(count_in(path, "SELECT min(iid) FROM instance"),
+	    count_in(spool, "SELECT min(iid) FROM instance"));
+	ck_assert_int_eq(count_in(path, "SELECT min(id) FROM window_key"),
+	    count_in(spool, "SELECT min(id) FROM window_key"));
+	/* the spool again */
+	s = open_spool(3600);
+	ck_assert_int_eq(WINDOWS(spool), 0);
+	ck_assert_int_eq(WINDOWS(path), 4);
+	ck_assert_int_eq(store_windows(s, T0, T0 + 86400 * SEC, 0, &v, &n), 0);
+	ck_assert_uint_eq(n, 4);
+	for (i = 0; i < n; i++) {
+		static const struct {
+			uint64_t seq;
+			int32_t pid0;
+			enum vmstat_key vm;
+		} want[] = { { 1, 300, VM_PGFAULT }, { 2, 300, VM_PGFAULT },
+			{ 10, 400, VM_PGMAJFAULT }, { 11, 299, VM_PSWPIN } };
+		struct window *w = mkwin_ids(want[i].seq, want[i].pid0,
+		    want[i].vm);
+
+		ck_assert_uint_eq(v[i]->seq, want[i].seq);
+		ck_assert_uint_eq(v[i]->nprocs, 2);
+		for (j = 0; j < 2; j++) {
+			ck_assert_int_eq(v[i]->procs[j].id, w->procs[j].id);
+			ck_assert_str_eq(v[i]->procs[j].name, w->procs[j].name);
+			ck_assert_uint_eq(v[i]->procs[j].d_utime,
+			    w->procs[j].d_utime);
+		}
+		ck_assert_uint_eq(v[i]->vm_have, 1u << want[i].vm);
+		ck_assert_uint_eq(v[i]->d_vm[want[i].vm], 1000 + want[i].seq);
+		window_free(w);
+		window_free(v[i]);
+	}
+	free(v);
+	/* task 300 once, its two windows summed */
+	ck_assert_int_eq(store_top(s, T0, T0 + 86400 * SEC, false, METRIC_CPU,
+			     0, &t, &n),
+	    0);
+	ck_assert_uint_eq(n, 5); /* 300, 301; 400, 401; 299 */
+	for (i = 0; i < n; i++)
+		if (t[i].id == 300)
+			ck_assert_uint_eq(t[i].d_utime, 300 * 3);
+	free(t);
+	ck_assert_int_eq(count_in(path,
+			     "SELECT count(*) FROM instance WHERE id = 300"),
+	    1);
+	store_close(s);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -562,6 +679,7 @@ suite(void)
 	tcase_add_test(tc, test_move_fails);
 	tcase_add_test(tc, test_pass_spares_moved);
 	tcase_add_test(tc, test_pass_move_fails);
+	tcase_add_test(tc, test_id_clash);
 	suite_add_tcase(s, tc);
 	return s;
 }

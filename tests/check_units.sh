@@ -7,7 +7,11 @@
 #     promises, the rc file its service options;
 #  3. systemd-analyze verify parses the units without one warning (ExecStart
 #     pointed at the built binary, the built man pages on MANPATH);
-#  4. every type the SELinux context files name is declared in vitalsd.te.
+#  4. every type the SELinux context files name is declared in vitalsd.te;
+#  5. `meson install` of this build into a scratch root gives a unit whose
+#     ExecStart exists, a sysusers entry systemd-sysusers reads, the man
+#     pages the units name, and no Android rc in an init directory;
+#  6. vitalsd --version names this project's version.
 set -euo pipefail
 src=${VITALS_SRCDIR:?}
 bld=${VITALS_BUILDDIR:?}
@@ -15,13 +19,13 @@ daemon=$bld/daemon/vitalsd
 tmp=$(mktemp -d /tmp/vitals-units-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
-unit=$src/init/vitalsd.service
+unit=$src/init/vitalsd.service.in
 sock=$src/init/vitalsd.socket
 rc=$src/init/vitalsd.rc
 
 # 1. command lines
-args=$(sed -n 's|^ExecStart=/usr/sbin/vitalsd ||p' "$unit")
-[ -n "$args" ] || fail "no ExecStart=/usr/sbin/vitalsd in $unit"
+args=$(sed -n 's|^ExecStart=@SBINDIR@/vitalsd ||p' "$unit")
+[ -n "$args" ] || fail "no ExecStart=@SBINDIR@/vitalsd in $unit"
 case " $args " in *" --user vitalsd "*) ;; *) fail "unit does not drop to vitalsd";; esac
 # heapprofd sessions under seccomp on: the helper's spawner runs perfetto
 for want in "--seccomp on" "--privhelper on" "--perfetto /"; do
@@ -76,7 +80,7 @@ done
 
 # 3. systemd-analyze verify
 if command -v systemd-analyze >/dev/null; then
-	sed "s|/usr/sbin/vitalsd|$daemon|" "$unit" >"$tmp/vitalsd.service"
+	sed "s|@SBINDIR@/vitalsd|$daemon|" "$unit" >"$tmp/vitalsd.service"
 	cp "$sock" "$tmp/vitalsd.socket"
 	mkdir -p "$tmp/man/man8" "$tmp/man/man5"
 	cp "$bld/doc/vitalsd.8" "$tmp/man/man8/"
@@ -109,4 +113,54 @@ grep -q '^init_daemon_domain(vitalsd)' "$te" || fail "no init transition"
 # the BPF rules are in their own file (Android 15 and later only)
 grep -q '^typeattribute vitalsd bpfdomain;' "$src/sepolicy/vitalsd_bpf.te" ||
 	fail "no bpfdomain"
+
+# 5. what `meson install` puts down, into a scratch root
+root=$tmp/root
+DESTDIR=$root meson install -C "$bld" --no-rebuild --quiet >"$tmp/install.log" 2>&1 ||
+	fail "meson install: $(cat "$tmp/install.log")"
+prefix=$(meson introspect --buildoptions "$bld" |
+	python3 -c 'import json,sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "prefix"))')
+iunit=$(find "$root" -name vitalsd.service -path '*systemd/system/*')
+[ -n "$iunit" ] || fail "no vitalsd.service installed"
+udir=${iunit%/vitalsd.service}
+udir=${udir#"$root"}
+exe=$(sed -n 's|^ExecStart=\([^ ]*\).*|\1|p' "$iunit")
+[ -x "$root$exe" ] || fail "installed unit's ExecStart $exe is not what was installed (prefix $prefix)"
+[ -e "$root$udir/vitalsd.socket" ] || fail "vitalsd.socket not beside the service"
+if command -v systemd-analyze >/dev/null; then
+	# a directory systemd loads units from
+	systemd-analyze unit-paths | grep -qx "$udir" ||
+		fail "units installed to $udir, where systemd does not look"
+	# the ExecStart resolved inside the scratch root
+	out=$(systemd-analyze verify --man=no --root="$root" "$iunit" 2>&1 || true)
+	case "$out" in *"$exe"*) fail "verify --root: $out";; esac
+fi
+if command -v systemd-sysusers >/dev/null; then
+	# systemd-sysusers, reading its own directories under the root, finds
+	# the entry and would make the user
+	out=$(systemd-sysusers --root="$root" --dry-run 2>&1) ||
+		fail "systemd-sysusers: $out"
+	case "$out" in *"user 'vitalsd'"*) ;;
+		*) fail "systemd-sysusers does not read the installed entry: $out";; esac
+fi
+# the man pages the units name are installed
+for page in $(sed -n 's/^Documentation=//p' "$iunit" "$root$udir/vitalsd.socket" |
+	tr ' ' '\n' | sed -n 's/^man:\(.*\)(\([0-9]\))$/\1.\2/p'); do
+	find "$root" -path "*/man/man*/$page" | grep -q . ||
+		fail "Documentation names $page, which is not installed"
+done
+# Android's rc is data on a host, never in an init directory
+if find "$root" -name '*.rc' -path '*/init/*' | grep -q .; then
+	fail "an Android rc installed into an init directory: $(find "$root" -name '*.rc')"
+fi
+find "$root" -name vitalsd.rc -path '*/share/vitalsd/android/*' | grep -q . ||
+	fail "the rc is not installed as data"
+echo "installed tree: ExecStart $exe, units in $udir, sysusers read"
+
+# 6. --version
+want=$(meson introspect --projectinfo "$bld" |
+	python3 -c 'import json,sys; print(json.load(sys.stdin)["version"])')
+got=$("$daemon" --version)
+case "$got" in "vitalsd $want ("*) ;; *) fail "--version: $got (want $want)";; esac
+echo "$got"
 echo "ok"

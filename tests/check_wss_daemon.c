@@ -143,7 +143,7 @@ num(const struct jm *o, const char *key)
 {
 	const struct jm *v = jm_path(o, key);
 
-	ck_assert_msg(v && v->t == JM_NUM, "no number %s", key);
+	ck_assert_msg(jm_is_num(v), "no number %s", key);
 	return v->ll;
 }
 

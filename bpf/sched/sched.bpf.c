@@ -13,7 +13,9 @@
  * nothing is read while it changes, nothing written after it was read.
  *
  * A wakeup stamps the task (task storage); its next switch-in measures the
- * wait into its process's histogram and its thread's entry. A thread that
+ * wait and keeps it there, and the switch-out that ends the slice adds it
+ * to the thread's entry with the slice's CPU time: one hash update per
+ * switch (the drain adds a thread's waits to its process). A thread that
  * exits (sched_process_free: after its last switch) folds its time into
  * its uid's and its process's "exited" figures and leaves the map; a
  * process whose last task is freed is marked exited and stays for the
@@ -266,26 +268,85 @@ weighted(__u64 delta)
 	return ((delta * cap) >> 10) * freq >> 10;
 }
 
-/* CPU time t used since its last switch-out: to its thread's entry. */
+/* An exiting thread's waits into its uid or process (sched_process_free
+ * only; the two have the same layout of these figures). */
+#define FOLD_RQ(dst, ns, count, hist, v)                               \
+	do {                                                           \
+		__u32 i_;                                              \
+		__sync_fetch_and_add(&(dst)->ns, (v)->rq_ns);          \
+		__sync_fetch_and_add(&(dst)->count, (v)->rq_count);    \
+		for (i_ = 0; i_ < VITALS_SCHED_RQ_SLOTS; i_++)         \
+			if ((v)->rq_hist[i_])                          \
+				__sync_fetch_and_add(&(dst)->hist[i_], \
+				    (v)->rq_hist[i_]);                 \
+	} while (0)
+
+/*
+ * A wait no thread entry could take (the tid map full): to its process
+ * only, counted (RQ_NOTID).
+ */
 static __always_inline void
-account(__u32 side, struct task_struct *t, __u64 delta)
+rq_to_proc(__u32 side, struct task_struct *t, __u64 delay, __u64 slot)
 {
-	__u64 wtd = weighted(delta);
+	struct sched_proc_key key = {
+		.tgid = t->tgid,
+		.start_ns = t->group_leader->start_boottime,
+	};
+	struct sched_proc *p;
+
+	tot_add_switch(TOT_RQ_NOTID, 1);
+	if ((p = proc_entry(proc_map(side), &key)) != NULL) {
+		__sync_fetch_and_add(&p->rq_ns, delay);
+		__sync_fetch_and_add(&p->rq_count, 1);
+		__sync_fetch_and_add(&p->rq_hist[slot], 1);
+	}
+}
+
+/*
+ * What t did since its last switch-out, to its thread entry in one
+ * update: its CPU time (delta, may be 0) and the wait its slice began
+ * with, if one is pending in st. Only t itself writes its entry — at its
+ * switch-out, or at a switch-in whose switch-out was never seen
+ * (flush_rq) — and it runs on one CPU at a time: no other CPU races.
+ */
+static __always_inline void
+account(__u32 side, struct task_struct *t, __u64 delta, struct sched_task *st)
+{
 	struct sched_tid_key key = {
 		.tid = t->pid,
 		.uid = t->real_cred->uid.val,
 		.start_ns = t->start_boottime,
 	};
+	__u32 pending = st->rq_slot;
+	__u64 slot = 0; /* 64-bit: no zero-extension between clamp and use */
+	__u64 delay = st->rq_ns, wtd = 0;
 	void *m = tid_map(side);
 	struct sched_tid *v;
 	struct sched_uid *u;
 
-	tot_add_switch(side ? TOT_ONCPU_S1 : TOT_ONCPU_S0, delta);
-	/* only t itself writes its entry: no other CPU races */
+	st->rq_slot = 0;
+	if (delta) {
+		wtd = weighted(delta);
+		tot_add_switch(side ? TOT_ONCPU_S1 : TOT_ONCPU_S0, delta);
+	}
+	if (pending) {
+		slot = pending - 1;
+		tot_add_switch(TOT_RQ_SAMPLES, 1);
+	}
+	/* clamped where it is used: a clamp the compiler moves away from
+	 * the access leaves the verifier an unbounded index */
+	barrier_var(slot);
+	if (slot >= VITALS_SCHED_RQ_SLOTS)
+		slot = VITALS_SCHED_RQ_SLOTS - 1;
 	v = bpf_map_lookup_elem(m, &key);
 	if (v) {
 		v->oncpu_ns += delta;
 		v->wtd_ns += wtd;
+		if (pending) {
+			v->rq_ns += delay;
+			v->rq_count++;
+			v->rq_hist[slot]++;
+		}
 		return;
 	}
 	{
@@ -296,64 +357,24 @@ account(__u32 side, struct task_struct *t, __u64 delta)
 			.wtd_ns = wtd,
 		};
 
+		if (pending) {
+			nv.rq_ns = delay;
+			nv.rq_count = 1;
+			nv.rq_hist[slot] = 1;
+		}
 		if (bpf_map_update_elem(m, &key, &nv, BPF_NOEXIST) == 0)
 			return;
 	}
-	/* full: the uid keeps the time at least */
+	/* full: the uid keeps the time at least, the process the wait */
 	tot_add(TOT_TID_FULL, 1);
-	if ((u = uid_entry(uid_map(side), key.uid)) != NULL)
-		__sync_fetch_and_add(&u->overflow_ns, delta);
-	else
-		tot_add(side ? TOT_LOST_S1 : TOT_LOST_S0, delta);
-}
-
-static __always_inline void
-account_rq(__u32 side, struct task_struct *t, __u64 delay)
-{
-	__u32 slot = log2_u64(delay / 1000);
-	struct sched_proc_key key = {
-		.tgid = t->tgid,
-		.start_ns = t->group_leader->start_boottime,
-	};
-	struct sched_tid_key tkey = {
-		.tid = t->pid,
-		.uid = t->real_cred->uid.val,
-		.start_ns = t->start_boottime,
-	};
-	void *m = tid_map(side);
-	struct sched_proc *p;
-	struct sched_tid *v;
-
-	if (slot >= VITALS_SCHED_RQ_SLOTS)
-		slot = VITALS_SCHED_RQ_SLOTS - 1;
-	tot_add_switch(TOT_RQ_SAMPLES, 1);
-	if ((p = proc_entry(proc_map(side), &key)) != NULL) {
-		__sync_fetch_and_add(&p->rq_ns, delay);
-		__sync_fetch_and_add(&p->rq_count, 1);
-		__sync_fetch_and_add(&p->rq_hist[slot], 1);
+	if (delta) {
+		if ((u = uid_entry(uid_map(side), key.uid)) != NULL)
+			__sync_fetch_and_add(&u->overflow_ns, delta);
+		else
+			tot_add(side ? TOT_LOST_S1 : TOT_LOST_S0, delta);
 	}
-	/*
-	 * The thread's own figures: t is switching in here, so neither its
-	 * switch-out nor its free can run at the same time; its entry still
-	 * has a single writer.
-	 */
-	v = bpf_map_lookup_elem(m, &tkey);
-	if (v) {
-		v->rq_ns += delay;
-		v->rq_count++;
-		return;
-	}
-	{
-		struct sched_tid nv = {
-			.leader_ns = key.start_ns,
-			.tgid = t->tgid,
-			.rq_ns = delay,
-			.rq_count = 1,
-		};
-
-		if (bpf_map_update_elem(m, &tkey, &nv, BPF_NOEXIST) != 0)
-			tot_add_switch(TOT_TID_FULL, 1);
-	}
+	if (pending)
+		rq_to_proc(side, t, delay, slot);
 }
 
 SEC("tp_btf/sched_switch")
@@ -385,8 +406,11 @@ BPF_PROG(vitals_switch, bool preempt, struct task_struct *prev,
 				/* running since before we were attached */
 				tot_add_switch(TOT_NO_SLICE, 1);
 			} else {
-				if (sum > st->sum_ns)
-					account(side, prev, sum - st->sum_ns);
+				__u64 d = sum > st->sum_ns ? sum - st->sum_ns :
+							     0;
+
+				if (d || st->rq_slot)
+					account(side, prev, d, st);
 				tot_add_switch(TOT_SWITCHES, 1);
 			}
 			st->sum_ns = sum;
@@ -421,8 +445,14 @@ BPF_PROG(vitals_switch, bool preempt, struct task_struct *prev,
 	if (st->wake_ns != 0) {
 		if (now == 0)
 			now = bpf_ktime_get_ns();
-		if (rq_enabled && now > st->wake_ns)
-			account_rq(side, next, now - st->wake_ns);
+		if (rq_enabled && now > st->wake_ns) {
+			/* a wait whose slice's switch-out was never seen
+			 * goes to its entry first */
+			if (st->rq_slot)
+				account(side, next, 0, st);
+			st->rq_ns = now - st->wake_ns;
+			st->rq_slot = log2_u64(st->rq_ns / 1000) + 1;
+		}
 		st->wake_ns = 0;
 	}
 	return 0;
@@ -504,6 +534,9 @@ BPF_PROG(vitals_free, struct task_struct *p)
 		if ((u = uid_entry(uid_map(side), key.uid)) != NULL) {
 			__sync_fetch_and_add(&u->exited_ns, ns);
 			__sync_fetch_and_add(&u->exited_tasks, 1);
+			if (v->rq_count)
+				FOLD_RQ(u, exited_rq_ns, exited_rq_count,
+				    exited_rq_hist, v);
 		} else {
 			tot_add(side ? TOT_LOST_S1 : TOT_LOST_S0, ns);
 		}
@@ -513,6 +546,8 @@ BPF_PROG(vitals_free, struct task_struct *p)
 		if ((pr = proc_entry(proc_map(side), &pkey)) != NULL) {
 			__sync_fetch_and_add(&pr->exited_ns, ns);
 			__sync_fetch_and_add(&pr->exited_wtd_ns, v->wtd_ns);
+			if (v->rq_count)
+				FOLD_RQ(pr, rq_ns, rq_count, rq_hist, v);
 		}
 		bpf_map_delete_elem(m, &key);
 		tot_add(TOT_EXITED, 1);

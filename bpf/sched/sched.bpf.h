@@ -17,7 +17,7 @@
  * changes what it writes: pins carrying another number are replaced at the
  * next start, never read with this build's structs.
  */
-#define VITALS_SCHED_LAYOUT 7
+#define VITALS_SCHED_LAYOUT 9
 #define VITALS_SCHED_MAGIC 0x56534348u /* "VSCH" */
 
 /* Run-queue delay histogram: slot k counts delays d with
@@ -67,7 +67,11 @@ struct sched_task {
 	__u64 sum_ns;  /* se.sum_exec_runtime already accounted */
 	__u64 wake_ns; /* bpf_ktime_get_ns() when enqueued; 0 none */
 	__u32 valid;   /* sum_ns is a baseline (0: first seen) */
-	__u32 pad;
+	/* layout 9: the wait measured at its last switch-in, added to its
+	 * thread entry at the switch-out that ends the slice, with the CPU
+	 * time (one hash update per switch) */
+	__u32 rq_slot; /* its histogram slot + 1; 0: none pending */
+	__u64 rq_ns;
 };
 
 /*
@@ -97,6 +101,9 @@ struct sched_tid {
 	/* layout 7: Σ slice × capacity/1024 × frequency/1024 of the CPU it ran on
 	 * (doc/bpf.md, "Capacity-weighted CPU") */
 	__u64 wtd_ns;
+	/* layout 8: the thread's waits as a histogram (slots as rq_hist of
+	 * sched_proc) */
+	__u32 rq_hist[VITALS_SCHED_RQ_SLOTS];
 };
 
 /* sched_proc<side>, key (tgid, leader start): what a process's tid
@@ -109,8 +116,12 @@ struct sched_proc_key {
 
 struct sched_proc {
 	__u64 exited_ns; /* on-CPU time of its threads that exited */
-	__u64 rq_ns;	 /* Σ run-queue delay of its threads */
-	__u32 rq_count;	 /* delays measured */
+	/* layout 9: the waits of its threads that exited (folded from their
+	 * entries at sched_process_free) and those no thread entry could
+	 * take (RQ_NOTID); a live thread's are in its entry, and the drain
+	 * adds them to its process */
+	__u64 rq_ns;
+	__u32 rq_count; /* delays measured */
 	__u32 rq_hist[VITALS_SCHED_RQ_SLOTS];
 	__u32 flags;	     /* SCHED_PROC_EXITED (layout 7; was padding) */
 	__u64 exited_wtd_ns; /* capacity-weighted exited_ns */
@@ -125,6 +136,12 @@ struct sched_uid {
 	__u64 exited_ns;    /* on-CPU time of its threads that exited */
 	__u64 exited_tasks; /* threads folded at exit */
 	__u64 overflow_ns;  /* slices no thread entry could take (full) */
+	/* layout 8: the run-queue waits of its threads that exited, folded
+	 * from their entries at sched_process_free (a live thread's are in
+	 * its entry); the bpfloader program leaves them 0 */
+	__u64 exited_rq_ns;
+	__u64 exited_rq_count;
+	__u32 exited_rq_hist[VITALS_SCHED_RQ_SLOTS];
 };
 
 /*
@@ -200,6 +217,9 @@ enum sched_tot {
 	TOT_PROC_EXITED, /* process entries marked exited at sched_process_free */
 	TOT_WTD_NOCAP,	 /* ns weighted without the CPU's capacity (1024) */
 	TOT_WTD_NOFREQ, /* ns weighted without its frequency scale (1024) */
+	TOT_RQ_NOTID,	/* waits no thread entry could take (tid map full):
+			 * in their process's figures, not in a thread's or
+			 * its uid's (layout 8) */
 	TOT__MAX
 };
 

@@ -25,6 +25,7 @@
 #include "store/store.h"
 #include "taskiter/taskiter.h"
 #include "config/config_atrace.h"
+#include "config/config_reload.h"
 #include "trace/trace.h"
 #include "wss/wss.h"
 
@@ -56,6 +57,7 @@ config_init(struct config *cfg)
 	cfg->query_threads = 2;
 	cfg->query_uid_queue = 16;
 	cfg->scanner = SCANNER_AUTO;
+	cfg->proc_stat_fds = VITALS_STAT_FDS_DEF;
 	cfg->bpffs = strdup("/sys/fs/bpf/vitals");
 	cfg->bpf_load = VBPF_LOAD_AUTO;
 	cfg->bpf_procs = 512;	 /* = VITALS_BPF_PROCS_DEF (sched/sched.h) */
@@ -69,6 +71,7 @@ config_init(struct config *cfg)
 	wss_config_init(&cfg->wss);
 	cgroup_config_init(&cfg->cgroup);
 	fgbg_config_init(&cfg->fgbg);
+	config_metrics_init(cfg);
 	/* ftrace (ftrace.c) */
 	cfg->ftrace = true;
 	cfg->ftrace_instance = strdup("vitals");
@@ -100,6 +103,9 @@ config_release(struct config *cfg)
 	free(cfg->prop_root);
 	free(cfg->atrace_apps);
 	free(cfg->store_spool_dir);
+	config_src_free(cfg->src);
+	free(cfg->metrics_listen);
+	free(cfg->otlp_endpoint);
 	memset(cfg, 0, sizeof(*cfg));
 }
 
@@ -471,6 +477,12 @@ config_set(struct config *cfg, const char *key, const char *value)
 		return set_i64(&cfg->store.rollup2_after_s, value, 1);
 	if (!strcmp(key, "rollup2_s"))
 		return set_uint(&cfg->store.rollup2_s, value, 1, 7 * 86400);
+	if (!strcmp(key, "rollup2_threads")) {
+		if ((r = parse_word(value, on_off_words)) < 0)
+			return r;
+		cfg->store.rollup2_threads = r;
+		return 0;
+	}
 	/* wall-clock trust for retention (store_maint.c) */
 	if (!strcmp(key, "clock_jump_s"))
 		return set_i64(&cfg->store.clock_jump_s, value, 60);
@@ -501,6 +513,8 @@ config_set(struct config *cfg, const char *key, const char *value)
 		cfg->scanner = r;
 		return 0;
 	}
+	if (!strcmp(key, "proc_stat_fds"))
+		return set_uint(&cfg->proc_stat_fds, value, 0, 1 << 20);
 	if (!strcmp(key, "threads")) {
 		if ((r = parse_word(value, threads_words)) < 0)
 			return r;
@@ -525,6 +539,12 @@ config_set(struct config *cfg, const char *key, const char *value)
 	/* working-set monitor keys: wss_* (wss.c) */
 	if (!strncmp(key, "wss_", 4))
 		return wss_config_set(&cfg->wss, key, value);
+	/* the OpenMetrics endpoint: metrics_* (config_export.c) */
+	if (!strncmp(key, "metrics_", 8))
+		return config_metrics_set(cfg, key, value);
+	/* OTLP push: otlp_* (config_export.c) */
+	if (!strncmp(key, "otlp_", 5))
+		return config_otlp_set(cfg, key, value);
 	/* cgroup v2 groups: cgroup, cgroup_* (config_cgroup.c) */
 	if (!strncmp(key, "cgroup", 6))
 		return cgroup_config_set(&cfg->cgroup, key, value);
@@ -615,6 +635,11 @@ config_parse_file(struct config *cfg, const char *path, char *err, size_t errsz)
 
 	if ((f = config_open(path, err, errsz, &r)) == NULL)
 		return r;
+	if ((r = config_note_path(cfg, path)) < 0) {
+		snprintf(err, errsz, "%s: %s", path, strerror(-r));
+		fclose(f);
+		return r;
+	}
 	while (fgets(line, sizeof(line), f) != NULL) {
 		char *s, *eq, *key, *value;
 
@@ -640,6 +665,11 @@ config_parse_file(struct config *cfg, const char *path, char *err, size_t errsz)
 		if ((r = config_set(cfg, key, value)) < 0) {
 			snprintf(err, errsz, "%s:%u: %s: %s", path, lineno, key,
 			    set_error(r));
+			break;
+		}
+		if ((r = config_note(cfg, key, value, false)) < 0) {
+			snprintf(err, errsz, "%s:%u: %s", path, lineno,
+			    strerror(-r));
 			break;
 		}
 	}

@@ -5,6 +5,8 @@
 #ifndef VITALSD_CONFIG_H
 #define VITALSD_CONFIG_H
 
+#include <sys/socket.h>
+
 #include "proc/proc.h"
 #include "store/store.h"
 #include "cgroup/cgroup.h"
@@ -12,6 +14,7 @@
 #include "wss/wss.h"
 
 struct hp_settings;
+struct config_src;
 
 #define VITALS_IDLIST_MAX 64
 #define VITALS_NO_UID UINT32_MAX
@@ -54,6 +57,7 @@ struct config {
 	unsigned query_uid_queue; /* reads one uid may have queued */
 	uint64_t query_budget;	  /* bytes one read may load; 0: from output */
 	unsigned scanner;	  /* enum scanner_mode (taskiter.c) */
+	unsigned proc_stat_fds;	  /* procfs scan: stat files kept open */
 	char *bpffs;		  /* pin directory (sched.c) */
 	unsigned bpf_load;	  /* enum vbpf_load */
 	bool bpf_stats;		  /* kernel BPF run-time statistics */
@@ -86,6 +90,20 @@ struct config {
 	char *prop_root;      /* double's directory; NULL: platform/none */
 	uint64_t atrace_tags; /* atrace_categories as ATRACE_TAG_* bits */
 	char *atrace_apps;    /* normalised app list; NULL: none */
+	/* the file and each setting as given, for a reload
+	 * (config_reload.c); NULL: none noted */
+	struct config_src *src;
+	/* the OpenMetrics endpoint (export/, config_export.c) */
+	char *metrics_listen;	      /* NULL: off */
+	unsigned metrics_top_n;	      /* processes with series of their own */
+	unsigned metrics_max_conns;   /* connections at once */
+	unsigned metrics_timeout_ms;  /* request in and page out, from accept */
+	unsigned metrics_max_request; /* request line + headers, bytes */
+	/* OTLP push (export/otlp_push.c, config_export.c) */
+	char *otlp_endpoint;	  /* http://HOST[:PORT][/PREFIX]; NULL: off */
+	unsigned otlp_interval_s; /* a batch every interval */
+	unsigned otlp_queue_max;  /* batches kept while the collector is away */
+	unsigned otlp_timeout_ms; /* connect, send and answer of one attempt */
 };
 
 /* config.c */
@@ -96,5 +114,19 @@ int config_parse_file(struct config *cfg, const char *path, char *err,
     size_t errsz);
 int config_check(const struct config *cfg, char *err, size_t errsz);
 const char *threads_mode_name(enum threads_mode m);
+
+/* config_export.c: the metrics_* keys (-ENOENT: not one) */
+struct sockaddr_storage;
+void config_metrics_init(struct config *cfg);
+int config_metrics_set(struct config *cfg, const char *key, const char *value);
+/* the otlp_* keys (-ENOENT: not one) */
+int config_otlp_set(struct config *cfg, const char *key, const char *value);
+/* http://HOST[:PORT][/PREFIX] into its parts (port 4318 by default,
+ * the path without a trailing /); -EINVAL bad */
+int config_parse_url(const char *url, char *ret_host, size_t hostsz,
+    uint16_t *ret_port, char *ret_path, size_t pathsz);
+/* "127.0.0.1:9437", "[::1]:9437" or "unix:PATH"; -EINVAL bad */
+int config_parse_listen(const char *s, struct sockaddr_storage *ret,
+    socklen_t *ret_len);
 
 #endif /* VITALSD_CONFIG_H */

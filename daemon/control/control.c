@@ -97,6 +97,7 @@ struct control {
 	struct control_hooks hooks;
 	struct query *q;
 	struct config roles; /* the role keys only */
+	bool roles_set;	     /* platform_roles ran: the socket is known */
 	unsigned max_conns;
 	unsigned uid_cap;     /* connections per uid, trusted uids aside */
 	unsigned trusted_max; /* trusted connections together */
@@ -183,6 +184,27 @@ platform_roles(struct control *ctl, const struct config *cfg)
 			" (not on Android; shell_uid names one)");
 	else
 		log_info("roles: shell uid %u reads", ctl->roles.shell_uid);
+}
+
+/* The roles of cfg; connections accepted from now on get them, those
+ * open keep the role they were given at accept. */
+static void
+roles_of(struct control *ctl, const struct config *cfg)
+{
+	ctl->roles.trusted_uids = cfg->trusted_uids;
+	ctl->roles.trusted_gids = cfg->trusted_gids;
+	ctl->roles.reader_uids = cfg->reader_uids;
+	ctl->roles.reader_gids = cfg->reader_gids;
+	ctl->roles.shell_uid = cfg->shell_uid;
+	ctl->roles.system_uid = cfg->system_uid;
+}
+
+void
+control_set_roles(struct control *ctl, const struct config *cfg)
+{
+	roles_of(ctl, cfg);
+	if (ctl->roles_set)
+		platform_roles(ctl, cfg);
 }
 
 static const char *
@@ -824,12 +846,7 @@ control_new(struct event_base *base, const struct config *cfg,
 	ctl->base = base;
 	if (hooks)
 		ctl->hooks = *hooks;
-	ctl->roles.trusted_uids = cfg->trusted_uids;
-	ctl->roles.trusted_gids = cfg->trusted_gids;
-	ctl->roles.reader_uids = cfg->reader_uids;
-	ctl->roles.reader_gids = cfg->reader_gids;
-	ctl->roles.shell_uid = cfg->shell_uid;
-	ctl->roles.system_uid = cfg->system_uid;
+	roles_of(ctl, cfg);
 	ctl->max_conns = conns_within_nofile(
 	    cfg->max_conns ? cfg->max_conns : 64);
 	ctl->uid_cap = ctl->max_conns / 2 ? ctl->max_conns / 2 : 1;
@@ -862,6 +879,7 @@ control_new(struct event_base *base, const struct config *cfg,
 	if ((r = control_sock_open(cfg, &ctl->sock)) < 0)
 		goto fail;
 	platform_roles(ctl, cfg);
+	ctl->roles_set = true;
 	ctl->listen_ev = event_new(base, ctl->sock.fd, EV_READ | EV_PERSIST,
 	    accept_cb, ctl);
 	ctl->retry_ev = evtimer_new(base, retry_cb, ctl);

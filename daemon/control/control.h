@@ -96,6 +96,9 @@ int control_new(struct event_base *base, const struct config *cfg,
     const struct control_hooks *hooks, struct store *store,
     struct control **ret);
 struct control *control_free(struct control *ctl);
+/* A reload's roles (trusted_*, reader_*, shell_uid, system_uid): for
+ * connections accepted from now on. */
+void control_set_roles(struct control *ctl, const struct config *cfg);
 void control_get_stats(struct control *ctl, struct control_stats *ret);
 
 /* query_wcpu.c: capacity-weighted CPU in answers, on a query thread */

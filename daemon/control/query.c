@@ -242,6 +242,11 @@ same_query(const struct rpc_query *a, const struct rpc_query *b)
 		    strcmp(a->process, b->process) != 0)
 			return false;
 		break;
+	case RPC_Q_EXPORT:
+		if (a->pid != b->pid || a->max_windows != b->max_windows ||
+		    a->format != b->format)
+			return false;
+		break;
 	}
 	if (!a->relative)
 		return a->from_wall_ns == b->from_wall_ns &&
@@ -496,14 +501,20 @@ run_gpumem(struct store *s, const struct rpc_query *rq, uint32_t max,
     uint8_t **ret, size_t *ret_len)
 {
 	struct window_gpumem st = { 0 };
+	struct gpumem_series ser;
 	struct gpumem_span *sp = NULL;
 	size_t n = 0;
 	int r;
 
-	if ((r = store_gpumem_span(s, rq->from_wall_ns, rq->to_wall_ns, &sp, &n,
-		 &st)) < 0)
+	/* a value takes at most 12 bytes on the wire (a 10-byte varint and
+	 * a point index < 240): the series take at most 3/8 of the frame,
+	 * the rest (~80 bytes an instance) holds what a span answered
+	 * before it had series: some 8,000 instances */
+	if ((r = store_gpumem_span_series(s, rq->from_wall_ns, rq->to_wall_ns,
+		 (size_t)max / 32, &sp, &n, &st, &ser)) < 0)
 		return store_error(rq, s, r, ret, ret_len);
-	r = rpc_answer_gpumem_span(rq, sp, n, &st, max, ret, ret_len);
+	r = rpc_answer_gpumem_span(rq, sp, n, &st, &ser, max, ret, ret_len);
+	store_gpumem_series_free(&ser);
 	free(sp);
 	return r;
 }
@@ -528,6 +539,32 @@ run_trace(struct store *s, const struct rpc_query *rq, uint32_t max,
 		*ret_cut = true;
 	r = rpc_answer_trace(rq, w + skip, n - skip, trunc || skip > 0, max,
 	    ret, ret_len);
+	for (i = 0; i < n; i++)
+		window_free(w[i]);
+	free(w);
+	return r;
+}
+
+/* Windows as stored, written as a trace (rpc_export.c). */
+static int
+run_export(struct store *s, const struct rpc_query *rq, uint32_t max,
+    size_t budget, bool *ret_cut, uint8_t **ret, size_t *ret_len)
+{
+	struct window **w = NULL;
+	size_t n = 0, skip = 0, i, bytes = 0;
+	bool trunc = false;
+	int r;
+
+	if ((r = store_windows_budget(s, rq->from_wall_ns, rq->to_wall_ns, 0,
+		 rq->max_windows ? rq->max_windows : 1, budget, &w, &n, &trunc,
+		 &bytes)) < 0)
+		return store_error(rq, s, r, ret, ret_len);
+	if (n > rq->max_windows)
+		skip = n - rq->max_windows;
+	if (bytes)
+		*ret_cut = true;
+	r = rpc_answer_export(rq, w + skip, n - skip,
+	    trunc || skip > 0 || bytes > 0, max, ret, ret_len);
 	for (i = 0; i < n; i++)
 		window_free(w[i]);
 	free(w);
@@ -601,6 +638,9 @@ run_budget(struct store *s, const char *proc_root, const struct rpc_query *rq,
 		    ret_len);
 	case RPC_Q_HP_LIST:
 		return run_hp_list(s, rq, max_frame, ret, ret_len);
+	case RPC_Q_EXPORT:
+		return run_export(s, rq, max_frame, budget, ret_cut, ret,
+		    ret_len);
 	}
 	return -EINVAL;
 }

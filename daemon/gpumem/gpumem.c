@@ -213,6 +213,12 @@ gpumem_free(struct gpumem *g)
 }
 
 void
+gpumem_set_walk_batch(struct gpumem *g, bool on)
+{
+	g->wk.no_batch = !on;
+}
+
+void
 gpumem_set_lookup(struct gpumem *g, gpumem_lookup_fn fn, void *arg)
 {
 	g->lookup = fn;
@@ -358,12 +364,30 @@ traverse(struct gpumem *g, int64_t mono_ns)
 		e->gen = g->gen;
 		ent_attribute(g, e);
 	}
-	/* Pairs not walked were deleted (size 0): their total is now 0.
-	 * A truncated walk proves nothing about the ones it missed. */
-	for (i = 0; i < g->n && !g->wk.truncated; i++) {
+	/*
+	 * Pairs not walked were deleted (size 0) — unless the walk missed
+	 * them: a get-next-key walk can skip keys under a writer, a
+	 * truncated one stops early. One lookup each tells: found, the
+	 * pair is there (counted as recovered); gone, its total is now 0;
+	 * unreadable, it keeps its last value.
+	 */
+	for (i = 0; i < g->n; i++) {
 		struct gpu_ent *e = &g->e[i];
+		uint64_t v[2] = { 0, 0 };
 
-		if (e->gen != g->gen && e->present) {
+		if (e->gen == g->gen || !e->present)
+			continue;
+		r = gpumem_map_lookup(g->fd, e->key, v);
+		if (r == 0) {
+			g->acc.recovered++;
+			if (e->bytes != v[0])
+				e->report_ns = boot_ns;
+			ent_value(e, v[0]);
+			e->imported = g->wk.value_size == GPUMEM_VAL_IMPORTED ?
+			    v[1] :
+			    0;
+			e->gen = g->gen;
+		} else if (r == -ENOENT) {
 			e->present = false;
 			ent_value(e, 0);
 			e->imported = 0;
@@ -374,6 +398,7 @@ traverse(struct gpumem *g, int64_t mono_ns)
 	g->acc.vanished += g->wk.vanished;
 	g->acc.duplicates += g->wk.duplicates;
 	g->acc.truncated += g->wk.truncated;
+	g->acc.batch_walks += g->wk.batch;
 	if (gpumem_saturated((uint32_t)g->wk.n, g->capacity))
 		g->acc.saturated = true;
 	set_state(g, g->wk.n ? GPUMEM_OK : GPUMEM_EMPTY, GPUMEM_WHY_NONE, 0);

@@ -69,6 +69,8 @@ struct window_gpumem {
 	uint32_t vanished;    /* keys gone between get-next-key and lookup */
 	uint32_t duplicates;  /* keys seen again after a restart, skipped */
 	uint32_t truncated;   /* walks stopped at the step bound */
+	uint32_t batch_walks; /* traversals read by batch lookups */
+	uint32_t recovered;   /* keys a walk missed that a lookup found */
 	uint32_t stale;	      /* entries marked stale at window end */
 	uint64_t events;      /* gpumem_note_event() calls (ftrace) */
 	uint64_t events_late; /* of them, stamped before the window began */
@@ -154,6 +156,26 @@ struct gpumem_span {
 	uint64_t first_bytes;	  /* at the first window's end */
 	int64_t first_wall_ns, last_wall_ns; /* those windows' ends */
 	uint32_t windows;		     /* windows it appears in */
+	size_t series_off, series_n;	     /* its values in a gpumem_series */
+};
+
+/*
+ * A span's bytes over time (store_gpumem_span_series): points oldest
+ * first, each `step` consecutive windows counted back from the newest (the
+ * oldest point may hold fewer) and stamped with its last window's end. An
+ * instance's values sit at bytes[series_off ..] with their point in
+ * index[]; a point it has no row in has no value (a gap, never 0).
+ */
+#define GPUMEM_SERIES_POINTS 240
+#define GPUMEM_SERIES_VALUES 65536 /* all instances' values, by default */
+struct gpumem_series {
+	int64_t *end_wall_ns; /* per point */
+	size_t n;	      /* points */
+	uint32_t step;	      /* windows per point */
+	uint32_t windows;     /* windows in the span */
+	uint64_t *bytes;      /* nvalues, instance after instance */
+	uint32_t *index;      /* each value's point, ascending per instance */
+	size_t nvalues;
 };
 
 struct gpumem;
@@ -164,6 +186,9 @@ bool gpumem_saturated(uint32_t entries, uint32_t capacity);
 int gpumem_new(const struct gpumem_opts *o, struct gpumem **ret);
 struct gpumem *gpumem_free(struct gpumem *g);
 void gpumem_set_lookup(struct gpumem *g, gpumem_lookup_fn fn, void *arg);
+/* tests, bench: false walks by get-next-key only (default: batch where
+ * the kernel has it) */
+void gpumem_set_walk_batch(struct gpumem *g, bool on);
 int gpumem_tick(struct gpumem *g, int64_t mono_ns);
 /* The own program's first attach attempt, at setup while privileged. */
 void gpumem_attach_now(struct gpumem *g, int64_t mono_ns);
@@ -189,6 +214,11 @@ struct gpumem_walk {
 	size_t n, cap;
 	uint32_t restarts, vanished, duplicates;
 	bool truncated;
+	bool batch;	       /* out: read by BPF_MAP_LOOKUP_BATCH */
+	bool no_batch;	       /* in: walk by get-next-key only (set once
+			      * the kernel refuses batches) */
+	uint64_t *bkey, *bval; /* the batch buffers, bcap pairs */
+	size_t bcap;
 };
 
 int gpumem_map_open(const char *path, int *ret_fd, uint32_t *ret_capacity,
@@ -196,6 +226,7 @@ int gpumem_map_open(const char *path, int *ret_fd, uint32_t *ret_capacity,
 int gpumem_map_check(int fd, uint32_t *ret_capacity);
 int gpumem_map_layout(int fd, uint32_t *ret_capacity, uint32_t *ret_value_size);
 int gpumem_map_walk(int fd, uint32_t capacity, struct gpumem_walk *ret);
+int gpumem_map_lookup(int fd, uint64_t key, uint64_t ret[2]);
 void gpumem_walk_release(struct gpumem_walk *wk);
 
 /* gpumem_bpf.c: the own program; -EOPNOTSUPP without BPF */

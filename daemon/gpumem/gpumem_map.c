@@ -2,16 +2,29 @@
 /*
  * Reading a GpuMem total map: open a pin read-only, check it has AOSP's
  * layout (or the same with an imported size beside the total), and walk
- * it with get-next-key. Only bpf() system calls, so the
- * reader works in a build without libbpf too.
+ * it. Only bpf() system calls, so the reader works in a build without
+ * libbpf too.
  *
- * The walk is a best-effort snapshot. A hash map's get-next-key starts
+ * The walk reads the map a bucket range at a time with
+ * BPF_MAP_LOOKUP_BATCH (Linux 5.6): the kernel copies whole buckets under
+ * their lock and its cursor is a bucket index, so a key present for the
+ * whole walk is always read, whatever a writer does meanwhile, and the
+ * walk costs a few system calls instead of two per key. A key deleted from
+ * one bucket and added to a later one may come twice: each key is taken
+ * once (a set of those seen) and the second counted as a duplicate.
+ *
+ * A kernel without batch operations (EINVAL) gets the get-next-key walk,
+ * a best-effort snapshot. A hash map's get-next-key starts
  * over from the first bucket when the cursor key has been deleted, so a
  * writer deleting entries under the walk makes keys come back: each key is
  * taken once (a set of those seen), a key returned again is counted, and
  * the walk is bounded in steps so a writer that never stops cannot keep
  * it going forever. A key that vanishes between get-next-key and the
- * lookup is counted and skipped.
+ * lookup is counted and skipped. Worse, it can skip keys that stayed: an
+ * element freed and reused in another bucket while the kernel reads its
+ * next pointer sends the cursor into that bucket's chain, past the
+ * buckets in between. The caller (gpumem.c) therefore looks up each key
+ * it knew that a walk did not return before calling it deleted.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -45,6 +58,12 @@ map_lookup(int fd, uint64_t key, uint64_t ret[2])
 	a.key = (uint64_t)(uintptr_t)&key;
 	a.value = (uint64_t)(uintptr_t)ret;
 	return sys_bpf(BPF_MAP_LOOKUP_ELEM, &a);
+}
+
+int
+gpumem_map_lookup(int fd, uint64_t key, uint64_t ret[2])
+{
+	return map_lookup(fd, key, ret);
 }
 
 /* prev NULL: the first key. -ENOENT: no further key. */
@@ -139,7 +158,7 @@ gpumem_map_open(const char *path, int *ret_fd, uint32_t *ret_capacity,
 struct seen {
 	uint64_t *k;
 	uint8_t *used;
-	size_t mask;
+	size_t mask, n;
 };
 
 static size_t
@@ -162,6 +181,7 @@ seen_add(struct seen *s, uint64_t k)
 			return true;
 	s->used[i] = 1;
 	s->k[i] = k;
+	s->n++;
 	return false;
 }
 
@@ -197,45 +217,26 @@ walk_push(struct gpumem_walk *wk, uint64_t k, const uint64_t v[2])
 }
 
 /*
- * One walk. At most capacity distinct keys exist at any moment, but a
- * writer may replace them while we walk: the walk stops (truncated) after
- * four times capacity steps, restarts included. wk is reused from walk to
- * walk.
+ * The get-next-key walk. At most capacity distinct keys exist at any
+ * moment, but a writer may replace them while we walk: the walk stops
+ * (truncated) after four times capacity steps, restarts included.
  */
-int
-gpumem_map_walk(int fd, uint32_t capacity, struct gpumem_walk *wk)
+static int
+walk_next_key(int fd, size_t max_steps, struct gpumem_walk *wk, struct seen *s)
 {
-	size_t max_steps = 4 * (size_t)capacity + 16, steps = 0, size;
-	struct seen s = { 0 };
 	uint64_t key, next, val[2];
+	size_t steps = 0;
 	bool again = false;
 	int r;
 
-	wk->n = 0;
-	wk->restarts = wk->vanished = wk->duplicates = 0;
-	wk->truncated = false;
-	/* every step adds at most one key: the set never fills */
-	for (size = 64; size < 2 * max_steps; size *= 2)
-		;
-	s.mask = size - 1;
-	s.k = malloc(size * sizeof(*s.k));
-	s.used = calloc(size, 1);
-	if (s.k == NULL || s.used == NULL) {
-		r = -ENOMEM;
-		goto out;
-	}
-
-	if ((r = map_next(fd, NULL, &key)) < 0) {
-		if (r == -ENOENT)
-			r = 0; /* empty */
-		goto out;
-	}
+	if ((r = map_next(fd, NULL, &key)) < 0)
+		return r == -ENOENT ? 0 : r; /* ENOENT: empty */
 	for (;;) {
 		if (++steps > max_steps) {
 			wk->truncated = true;
-			break;
+			return 0;
 		}
-		if (seen_add(&s, key)) {
+		if (seen_add(s, key)) {
 			/* Only a restart returns a key twice: the one before
 			 * it was deleted under the cursor. */
 			if (!again)
@@ -245,19 +246,123 @@ gpumem_map_walk(int fd, uint32_t capacity, struct gpumem_walk *wk)
 		} else if ((r = map_lookup(fd, key, val)) == -ENOENT) {
 			wk->vanished++;
 		} else if (r < 0) {
-			goto out;
+			return r;
 		} else if ((r = walk_push(wk, key, val)) < 0) {
-			goto out;
+			return r;
 		} else {
 			again = false;
 		}
-		if ((r = map_next(fd, &key, &next)) == -ENOENT) {
-			r = 0;
-			break;
-		}
+		if ((r = map_next(fd, &key, &next)) == -ENOENT)
+			return 0;
 		if (r < 0)
-			goto out;
+			return r;
 		key = next;
+	}
+}
+
+/*
+ * The batch walk: capacity pairs per call at most, so a bucket (never
+ * more than capacity keys) always fits. -EOPNOTSUPP: the kernel has no
+ * batch operations for this map (first call only), walk another way.
+ */
+static int
+walk_batch(int fd, uint32_t capacity, size_t max_keys, struct gpumem_walk *wk,
+    struct seen *s)
+{
+	size_t words = wk->value_size == GPUMEM_VAL_IMPORTED ? 2 : 1, i;
+	uint64_t token = 0, val[2] = { 0, 0 };
+	union bpf_attr a;
+	bool first = true;
+	int r, rc;
+
+	if (wk->bcap < capacity) {
+		uint64_t *k = realloc(wk->bkey, capacity * sizeof(*k)), *v;
+
+		if (k == NULL)
+			return -ENOMEM;
+		wk->bkey = k;
+		v = realloc(wk->bval, capacity * words * sizeof(*v));
+		if (v == NULL)
+			return -ENOMEM;
+		wk->bval = v;
+		wk->bcap = capacity;
+	}
+	for (;;) {
+		memset(&a, 0, sizeof(a));
+		a.batch.map_fd = (uint32_t)fd;
+		a.batch.in_batch = first ? 0 : (uint64_t)(uintptr_t)&token;
+		a.batch.out_batch = (uint64_t)(uintptr_t)&token;
+		a.batch.keys = (uint64_t)(uintptr_t)wk->bkey;
+		a.batch.values = (uint64_t)(uintptr_t)wk->bval;
+		a.batch.count = capacity;
+		rc = sys_bpf(BPF_MAP_LOOKUP_BATCH, &a);
+		if (rc < 0 && rc != -ENOENT) {
+			/* 524: the kernel's ENOTSUPP, never in errno.h */
+			if (first &&
+			    (rc == -EINVAL || rc == -EOPNOTSUPP || rc == -524 ||
+				rc == -ENOSPC))
+				return -EOPNOTSUPP;
+			return rc;
+		}
+		for (i = 0; i < a.batch.count && i < capacity; i++) {
+			/* keys moving to later buckets under a writer that
+			 * never stops: bounded like the other walk */
+			if (s->n >= max_keys) {
+				wk->truncated = true;
+				return 0;
+			}
+			val[0] = wk->bval[i * words];
+			val[1] = words == 2 ? wk->bval[i * words + 1] : 0;
+			if (seen_add(s, wk->bkey[i]))
+				wk->duplicates++;
+			else if ((r = walk_push(wk, wk->bkey[i], val)) < 0)
+				return r;
+		}
+		if (rc == -ENOENT)
+			return 0; /* the last buckets */
+		first = false;
+	}
+}
+
+/*
+ * One walk, by batch where the kernel has it (wk->no_batch set once it
+ * refused), else by get-next-key. wk is reused from walk to walk.
+ */
+int
+gpumem_map_walk(int fd, uint32_t capacity, struct gpumem_walk *wk)
+{
+	size_t max_steps = 4 * (size_t)capacity + 16, size;
+	struct seen s = { 0 };
+	int r = -EOPNOTSUPP;
+
+	wk->n = 0;
+	wk->restarts = wk->vanished = wk->duplicates = 0;
+	wk->truncated = false;
+	wk->batch = false;
+	/* every step adds at most one key, and a batch walk stops at
+	 * max_steps keys: the set never fills */
+	for (size = 64; size < 2 * max_steps; size *= 2)
+		;
+	s.mask = size - 1;
+	s.k = malloc(size * sizeof(*s.k));
+	s.used = calloc(size, 1);
+	if (s.k == NULL || s.used == NULL) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if (!wk->no_batch && capacity > 0) {
+		r = walk_batch(fd, capacity, max_steps, wk, &s);
+		if (r == 0)
+			wk->batch = true;
+	}
+	if (r == -EOPNOTSUPP) {
+		wk->no_batch = true;
+		wk->n = 0;
+		wk->duplicates = 0;
+		wk->truncated = false;
+		memset(s.used, 0, size);
+		s.n = 0;
+		r = walk_next_key(fd, max_steps, wk, &s);
 	}
 out:
 	free(s.k);
@@ -271,5 +376,7 @@ gpumem_walk_release(struct gpumem_walk *wk)
 	free(wk->key);
 	free(wk->val);
 	free(wk->imp);
+	free(wk->bkey);
+	free(wk->bval);
 	memset(wk, 0, sizeof(*wk));
 }

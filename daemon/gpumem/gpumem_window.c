@@ -110,6 +110,8 @@ part_merge(struct window_gpumem_part *acc, const struct window_gpumem_part *src)
 		acc->st.vanished = a.vanished + s->vanished;
 		acc->st.duplicates = a.duplicates + s->duplicates;
 		acc->st.truncated = a.truncated + s->truncated;
+		acc->st.batch_walks = a.batch_walks + s->batch_walks;
+		acc->st.recovered = a.recovered + s->recovered;
 		acc->st.events = a.events + s->events;
 		acc->st.events_late = a.events_late + s->events_late;
 		acc->st.traverse_ns = a.traverse_ns + s->traverse_ns;

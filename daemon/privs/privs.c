@@ -587,8 +587,8 @@ filter:
 	st.verified = req->drop;
 	snprintf(st.user, sizeof(st.user), "%s", req->drop ? req->user : "");
 	if (req->seccomp != PRIVS_SECCOMP_OFF) {
-		if ((r = seccomp_install(req->seccomp, &st.seccomp_rules)) <
-		    0) {
+		if ((r = seccomp_install(req->seccomp, req->need_inet,
+			 &st.seccomp_rules)) < 0) {
 			log_warnx("privileges: seccomp filter: %s",
 			    strerror(-r));
 			return r;

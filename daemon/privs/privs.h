@@ -24,6 +24,7 @@ struct privs_req {
 	uint64_t keep;	  /* capabilities to keep (bit = CAP_*) */
 	unsigned seccomp; /* enum privs_seccomp */
 	bool need_bpf;	  /* BPF fds are in use after the drop */
+	bool need_inet;	  /* TCP connections out (OTLP push) */
 	char user[64];	  /* for the log: the name given */
 };
 
@@ -73,7 +74,8 @@ void privs_get(struct privs_state *ret);
 void privs_log(const struct privs_state *st);
 
 /* seccomp.c: the daemon's syscall allowlist (classic BPF) */
-int seccomp_install(unsigned mode, uint32_t *ret_rules);
+/* inet: socket(AF_INET, AF_INET6) allowed too (an OTLP endpoint is set) */
+int seccomp_install(unsigned mode, bool inet, uint32_t *ret_rules);
 size_t seccomp_syscalls(const char *const **ret_names);
 
 /* The helper processes main() starts before setup, handed explicitly to

@@ -220,7 +220,12 @@ static const struct {
 	{ "socket(AF_UNIX)", __NR_socket, 0, AF_UNIX, false },
 	/* only FIONREAD: libevent sizes its socket reads */
 	{ "ioctl(FIONREAD)", __NR_ioctl, 1, FIONREAD, false },
+	/* the last two only with an OTLP endpoint (seccomp_install's inet):
+	 * each push connects anew when the collector closed the last */
+	{ "socket(AF_INET)", __NR_socket, 0, AF_INET, false },
+	{ "socket(AF_INET6)", __NR_socket, 0, AF_INET6, false },
 };
+#define NINET 2 /* the allowed_if entries only inet allows */
 
 #define NALLOWED (sizeof(allowed) / sizeof(allowed[0]))
 #define NALLOWED_IF (sizeof(allowed_if) / sizeof(allowed_if[0]))
@@ -246,10 +251,11 @@ seccomp_syscalls(const char *const **ret_names)
 #endif
 
 int
-seccomp_install(unsigned mode, uint32_t *ret_rules)
+seccomp_install(unsigned mode, bool inet, uint32_t *ret_rules)
 {
 #ifdef SECCOMP_ARCH
 	size_t n = 0, i, cap = 10 + 2 * NALLOWED + 5 * NALLOWED_IF;
+	size_t nif = inet ? NALLOWED_IF : NALLOWED_IF - NINET;
 	struct sock_filter *f;
 	struct sock_fprog prog;
 	uint32_t deny;
@@ -279,8 +285,10 @@ seccomp_install(unsigned mode, uint32_t *ret_rules)
 		    (uint32_t)allowed[i].nr, 0, 1));
 		EMIT(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
 	}
-	for (i = 0; i < NALLOWED_IF; i++) {
-		/* nr matches: load the argument, decide, never fall on */
+	for (i = 0; i < nif; i++) {
+		/* nr matches: load the argument and decide; if it does not
+		 * allow, load nr again and fall on, for the next entry may
+		 * allow the same call with another argument (socket) */
 		EMIT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
 		    (uint32_t)allowed_if[i].nr, 0, 4));
 		EMIT(BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
@@ -289,7 +297,8 @@ seccomp_install(unsigned mode, uint32_t *ret_rules)
 			(allowed_if[i].mask ? BPF_JSET : BPF_JEQ) | BPF_K,
 		    allowed_if[i].value, 0, 1));
 		EMIT(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
-		EMIT(BPF_STMT(BPF_RET | BPF_K, deny));
+		EMIT(BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+		    offsetof(struct seccomp_data, nr)));
 	}
 #ifdef __NR_clone3
 	/* its flags sit behind a pointer the filter cannot read: ENOSYS
@@ -308,9 +317,10 @@ seccomp_install(unsigned mode, uint32_t *ret_rules)
 		r = errno ? -errno : -EBUSY;
 	free(f);
 	if (r == 0 && ret_rules)
-		*ret_rules = (uint32_t)(NALLOWED + NALLOWED_IF);
+		*ret_rules = (uint32_t)(NALLOWED + nif);
 	return r;
 #else
+	(void)inet;
 	(void)ret_rules;
 	return mode == PRIVS_SECCOMP_OFF ? 0 : -EOPNOTSUPP;
 #endif

@@ -247,6 +247,24 @@ int procscan_run(struct procscan *ps, const struct scan_ctx *ctx,
     struct window *w);
 int procscan_flush(struct procscan *ps, struct window *w);
 
+/* proc_statfd.c: kept-open stat files of the procfs scan */
+#define VITALS_STAT_FDS_DEF 4096 /* proc_stat_fds */
+struct window_health;
+struct statfd {
+	unsigned open, max; /* kept now; the bound (0: none kept) */
+};
+/* RLIMIT_NOFILE's soft limit raised toward what want kept files need
+ * (never past the hard one): how many may be kept. */
+unsigned statfd_limit(unsigned want);
+/* dirfd/path whole into b: through *fdp when it is open (dropped when
+ * its task is gone), else opened, and kept in *fdp while the bound
+ * allows; reads, opens and refusals counted in h. */
+int statfd_read(struct statfd *sf, int *fdp, int dirfd, const char *path,
+    struct vbuf *b, struct window_health *h);
+void statfd_close(struct statfd *sf, int *fdp);
+/* proc_scan.c: how many stat files the procfs scan may keep open */
+void procscan_set_stat_fds(struct procscan *ps, unsigned max);
+
 /* proc_scan.c: the scan's source */
 int procscan_set_scanner(struct procscan *ps, enum scanner_mode mode,
     const char *sys_root);
@@ -257,6 +275,17 @@ void procscan_fail_iter_reads(struct procscan *ps, unsigned n); /* tests */
 /* proc_scan.c, collector.c: the live instance of pid, for attribution */
 int procscan_lookup(const struct procscan *ps, int32_t pid,
     uint64_t *ret_starttime, char *ret_name, size_t namesz);
+
+/* proc_scan.c: each live process's counters as the last scan read them
+ * (cumulative since it started), for the exporter (export/) */
+struct procscan_proc {
+	int32_t pid;
+	uint64_t starttime; /* ticks after boot */
+	const char *comm;
+	uint64_t utime, stime, minflt, majflt, rss_pages;
+};
+typedef void (*procscan_each_fn)(const struct procscan_proc *p, void *arg);
+void procscan_each(const struct procscan *ps, procscan_each_fn fn, void *arg);
 
 /* proc_hidden.c: processes a hidepid procfs kept from the scan */
 enum unseen_state {

@@ -25,81 +25,12 @@
 #include "proc/proc.h"
 #include "taskiter/taskiter.h"
 #include "window/window.h"
+#include "proc_scan_int.h"
 
 #define UID_UNKNOWN UINT32_MAX
 
-/*
- * What every scan touches comes first, together (64 bytes): with thousands
- * of tasks the scan's cost is mostly cache misses on these structs.
- */
-struct task {
-	struct task *hnext;		       /* hash chain */
-	uint64_t utime, stime, minflt, majflt; /* last read: the baseline */
-	uint32_t seen_gen;
-	bool is_thread;
-	bool stale;   /* a read failed: the next read is a baseline */
-	bool cpu_set; /* cpu holds this instance's iterator split */
-	struct cputime_split cpu; /* iterator: last utime/stime split, ns */
-	struct window_task wt;	  /* identity + this window's accumulators */
-	struct task *threads;	  /* process: its known threads */
-	struct task *tnext;	  /* thread: next sibling */
-	struct task *proc;	  /* thread: owner */
-};
-
-struct htab {
-	struct task **b;
-	size_t nb, n;
-};
-
-struct procscan {
-	int procfd;
-	DIR *dir;
-	unsigned hz;
-	uint64_t tick_ns;
-	enum threads_mode mode;
-	struct htab procs, threads;
-	uint32_t gen;
-	uint32_t nscanned_procs, nscanned_threads;
-	struct vbuf buf;
-	struct taskiter *ti;  /* NULL: /proc is the source */
-	enum scanner_why why; /* why ti is NULL */
-	int err;	      /* errno behind why, or of the last failed read */
-	unsigned ti_fails;    /* iterator reads failed in a row */
-	enum scanner_mode last; /* source of the previous scan */
-	bool have_last;
-	unsigned fail_reads; /* tests: iterator reads to fail */
-	bool hiding;	     /* the procfs hides processes (hidepid) */
-	int cgfd;	     /* cgroup root to count them by; -1: none */
-	int cg_err;	     /* why cgfd is -1 */
-};
-
 /* Iterator reads failing this many scans in a row retire it for /proc. */
 #define TASKITER_MAX_FAILS 3
-
-static size_t
-ht_slot(const struct htab *h, int32_t id)
-{
-	/*
-	 * ids are handed out sequentially and both scanners visit them in
-	 * ascending order: the id itself spreads them evenly, and neighbours
-	 * land in neighbouring buckets, so a scan walks the table in order
-	 * instead of missing the cache on every lookup.
-	 */
-	return (size_t)((uint32_t)id & (h->nb - 1));
-}
-
-static struct task *
-ht_get(const struct htab *h, int32_t id)
-{
-	struct task *t;
-
-	if (h->nb == 0)
-		return NULL;
-	for (t = h->b[ht_slot(h, id)]; t; t = t->hnext)
-		if (t->wt.id == id)
-			return t;
-	return NULL;
-}
 
 static int
 ht_grow(struct htab *h)
@@ -245,10 +176,18 @@ task_free_all(struct htab *h)
 
 		for (; t; t = next) {
 			next = t->hnext;
+			if (t->stat_fd >= 0)
+				close(t->stat_fd);
 			free(t);
 		}
 	}
 	free(h->b);
+}
+
+void
+procscan_set_stat_fds(struct procscan *ps, unsigned max)
+{
+	ps->sf.max = max;
 }
 
 struct procscan *
@@ -315,6 +254,7 @@ task_retire(struct procscan *ps, struct task *t, struct window *w)
 		ht_del(&ps->procs, t);
 		w->health.procs_exited++;
 	}
+	statfd_close(&ps->sf, &t->stat_fd);
 	free(t);
 }
 
@@ -398,19 +338,27 @@ baseline:
 	return moved;
 }
 
-/* Read and parse one stat file; the failure is counted by the caller. */
+/*
+ * Read and parse one stat file, through *fdp (a task's kept file, -1:
+ * none) when it is open; the failure is counted by the caller.
+ */
 static int
-read_stat(struct procscan *ps, int dirfd, const char *path,
-    struct pid_stat *ret)
+read_stat(struct procscan *ps, int *fdp, int dirfd, const char *path,
+    struct pid_stat *ret, struct window *w)
 {
 	int r;
 
-	r = read_at(dirfd, path, &ps->buf);
-	if (r == -ENOENT || r == -ESRCH || (r == 0 && ps->buf.len == 0))
+	r = statfd_read(&ps->sf, fdp, dirfd, path, &ps->buf, &w->health);
+	/* read but not a task's stat: its file is not kept either */
+	if (r == 0 &&
+	    (ps->buf.len == 0 ||
+		pidstat_parse(ps->buf.p, ps->buf.len, ret) < 0)) {
+		statfd_close(&ps->sf, fdp);
+		return ps->buf.len == 0 ? -ESRCH : -EBADMSG;
+	}
+	if (r == -ENOENT || r == -ESRCH)
 		return -ESRCH; /* exited between readdir and read */
-	if (r < 0)
-		return r;
-	return pidstat_parse(ps->buf.p, ps->buf.len, ret) < 0 ? -EBADMSG : 0;
+	return r;
 }
 
 static void
@@ -458,6 +406,7 @@ task_new(int32_t id, const struct pid_stat *st, bool is_thread)
 	t->wt.starttime = st->starttime;
 	memcpy(t->wt.comm, st->comm, sizeof(t->wt.comm));
 	t->is_thread = is_thread;
+	t->stat_fd = -1;
 	return t;
 }
 
@@ -523,7 +472,7 @@ scan_threads(struct procscan *ps, struct task *p, const struct scan_ctx *ctx,
 	struct task *t;
 	struct dirent *de;
 	char path[64];
-	int fd;
+	int fd, sfd;
 	DIR *d;
 
 	snprintf(path, sizeof(path), "%d/task", p->wt.id);
@@ -544,22 +493,29 @@ scan_threads(struct procscan *ps, struct task *p, const struct scan_ctx *ctx,
 		if (parse_uint(de->d_name, INT32_MAX, &tid) < 0)
 			continue;
 		snprintf(path, sizeof(path), "%u/stat", (unsigned)tid);
-		if ((r = read_stat(ps, dirfd(d), path, &st)) < 0) {
+		/* its kept file goes to whichever instance the read finds */
+		t = ht_get(&ps->threads, (int32_t)tid);
+		sfd = -1;
+		if (t != NULL && t->proc == p) {
+			sfd = t->stat_fd;
+			t->stat_fd = -1;
+		}
+		if ((r = read_stat(ps, &sfd, dirfd(d), path, &st, w)) < 0) {
 			count_read_error(w, r);
 			/* listed but unreadable is not gone: keep it */
-			t = ht_get(&ps->threads, (int32_t)tid);
 			if (r != -ESRCH && t != NULL && t->proc == p) {
 				t->seen_gen = ps->gen;
 				t->stale = true;
 			}
 			continue;
 		}
-		t = ht_get(&ps->threads, (int32_t)tid);
 		if ((r = thread_observe(ps, p, (int32_t)tid, t, &st, ctx, w,
 			 &t)) < 0) {
+			statfd_close(&ps->sf, &sfd);
 			closedir(d);
 			return r;
 		}
+		t->stat_fd = sfd;
 	}
 	closedir(d);
 	threads_retire_unseen(ps, p, w);
@@ -664,20 +620,27 @@ scan_one(struct procscan *ps, int32_t pid, const struct scan_ctx *ctx,
 	struct task *p;
 	char path[32];
 	bool moved;
-	int r;
+	int r, sfd = -1;
 
 	snprintf(path, sizeof(path), "%d/stat", pid);
-	if ((r = read_stat(ps, ps->procfd, path, &st)) < 0) {
+	/* its kept file goes to whichever instance the read finds */
+	if ((p = ht_get(&ps->procs, pid)) != NULL) {
+		sfd = p->stat_fd;
+		p->stat_fd = -1;
+	}
+	if ((r = read_stat(ps, &sfd, ps->procfd, path, &st, w)) < 0) {
 		count_read_error(w, r);
 		/* its threads stay, unread, until the process reads again */
-		if (r != -ESRCH && (p = ht_get(&ps->procs, pid)) != NULL)
+		if (r != -ESRCH && p != NULL)
 			proc_mark_stale(ps, p);
 		return 0;
 	}
-	p = ht_get(&ps->procs, pid);
 	if ((r = proc_observe(ps, pid, p, &st, false, 0, ctx, w, &p, &moved)) <
-	    0)
+	    0) {
+		statfd_close(&ps->sf, &sfd);
 		return r;
+	}
+	p->stat_fd = sfd;
 	if (threads_wanted(ps, moved))
 		return scan_threads(ps, p, ctx, w);
 	if (ps->mode == THREADS_CHANGED && ctx->valid)
@@ -825,9 +788,13 @@ sources_switched(struct procscan *ps)
 		for (p = ps->procs.b[i]; p; p = p->hnext) {
 			p->stale = true;
 			p->cpu_set = false;
+			/* kept files serve /proc alone: the other source
+			 * has no use for them */
+			statfd_close(&ps->sf, &p->stat_fd);
 			for (t = p->threads; t; t = t->tnext) {
 				t->stale = true;
 				t->cpu_set = false;
+				statfd_close(&ps->sf, &t->stat_fd);
 			}
 		}
 	}
@@ -898,56 +865,8 @@ procscan_run(struct procscan *ps, const struct scan_ctx *ctx, struct window *w)
 	}
 	w->health.procs_scanned = ps->nscanned_procs;
 	w->health.threads_scanned = ps->nscanned_threads;
+	w->health.stat_fds = ps->sf.open;
 	return 0;
-}
-
-/*
- * Hidden processes (proc_hidden.c). The mount is looked at once, in the
- * setup phase, and the cgroup root opened then; the count itself runs at
- * window close against the last scan, and only when the mount hides.
- */
-int
-procscan_watch_hidden(struct procscan *ps, const char *sys_root)
-{
-	int r;
-
-	if ((r = prochidden_detect(ps->procfd, &ps->hiding)) < 0)
-		return r;
-	if (!ps->hiding)
-		return 0;
-	if ((ps->cgfd = prochidden_cgroup_open(sys_root)) < 0) {
-		ps->cg_err = -ps->cgfd;
-		ps->cgfd = -1;
-	}
-	return 0;
-}
-
-static bool
-scan_saw(int32_t pid, void *arg)
-{
-	struct procscan *ps = arg;
-	struct task *p = ht_get(&ps->procs, pid);
-
-	return p != NULL && p->seen_gen == ps->gen;
-}
-
-static void
-count_hidden(struct procscan *ps, struct window *w)
-{
-	uint32_t n;
-
-	w->health.procs_unseen = 0;
-	if (!ps->hiding || (ps->have_last && ps->last == SCANNER_BPF)) {
-		w->health.unseen_state = UNSEEN_NONE_HIDDEN;
-		return;
-	}
-	if (ps->cgfd < 0 ||
-	    prochidden_count(ps->cgfd, ps->procfd, scan_saw, ps, &n) < 0) {
-		w->health.unseen_state = UNSEEN_UNKNOWN;
-		return;
-	}
-	w->health.unseen_state = UNSEEN_COUNTED;
-	w->health.procs_unseen = n;
 }
 
 /* Window close: hand over every live instance with activity, then reset. */
@@ -957,7 +876,7 @@ procscan_flush(struct procscan *ps, struct window *w)
 	size_t i;
 	int r;
 
-	count_hidden(ps, w);
+	procscan_count_hidden(ps, w);
 	for (i = 0; i < ps->procs.nb; i++) {
 		struct task *p, *t;
 
@@ -974,25 +893,5 @@ procscan_flush(struct procscan *ps, struct window *w)
 			}
 		}
 	}
-	return 0;
-}
-
-/*
- * The process instance the last scan knew as pid (GPU memory attribution):
- * 0 with its starttime and name, -ESRCH when there is none. A process that
- * ended since that scan is still returned; the next scan retires it.
- */
-int
-procscan_lookup(const struct procscan *ps, int32_t pid, uint64_t *ret_starttime,
-    char *ret_name, size_t namesz)
-{
-	const struct task *t = ht_get(&ps->procs, pid);
-
-	if (t == NULL)
-		return -ESRCH;
-	*ret_starttime = t->wt.starttime;
-	if (namesz)
-		snprintf(ret_name, namesz, "%s",
-		    t->wt.name[0] ? t->wt.name : t->wt.comm);
 	return 0;
 }

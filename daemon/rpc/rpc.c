@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "control/control.h"
+#include "core/memstat.h"
 #include "core/util.h"
 #include "gpumem/gpumem.h"
 #include "rpc/rpc.h"
@@ -20,6 +21,7 @@
 #include "trace/trace.h"
 #include "sched/sched.h"
 #include "window/window.h"
+#include "config/config_reload.h"
 #include "rpc_int.h"
 
 #define SNAPSHOT_TOP_DEFAULT 10
@@ -438,6 +440,29 @@ pb_store(struct rpc_arena *a, const struct vitalsd_info *info)
 	return m;
 }
 
+/* The daemon's own memory; the kernel's lines it could not read absent. */
+static Vitals__MemoryHealth *
+pb_memory(struct rpc_arena *a, const struct vitalsd_info *info)
+{
+	Vitals__MemoryHealth *m;
+	struct memstat ms;
+
+	NEW(a, m, vitals__memory_health__init);
+	if (memstat_read(NULL, &ms) == 0) {
+		m->rss_bytes = ms.rss;
+		m->peak_rss_bytes = ms.hwm;
+		m->anon_bytes = ms.anon;
+		m->file_bytes = ms.file;
+		m->shmem_bytes = ms.shmem;
+		m->threads = ms.threads;
+		m->have_status = ms.have;
+	}
+	store_sqlite_memory(&m->sqlite_bytes, &m->sqlite_peak_bytes);
+	m->windows_bytes = info->ring_bytes;
+	m->windows = info->ring_windows;
+	return m;
+}
+
 static Vitals__Health *
 pb_health(struct rpc_arena *a, const struct rpc_ctx *ctx)
 {
@@ -489,6 +514,61 @@ pb_health(struct rpc_arena *a, const struct rpc_ctx *ctx)
 		TRY(m->wss = rpc_pb_wss_health(a, ctx->mod.wss));
 	if (info->prov)
 		TRY(m->provenance = rpc_pb_provenance(a, info->prov));
+	if (info->reload) {
+		const struct vitalsd_reload *rl = info->reload;
+
+		NEW(a, m->config, vitals__config_health__init);
+		m->config->reloads = rl->reloads;
+		m->config->failed = rl->failed;
+		m->config->applied = rl->applied;
+		m->config->refused = rl->refused;
+		m->config->last_wall_ns = rl->last_wall_ns;
+		TRY(m->config->last = rpc_pb_str(a, rl->last,
+			sizeof(rl->last)));
+	}
+	if (info->metrics.on) {
+		const struct export_stats *x = &info->metrics;
+		Vitals__MetricsHealth *mh;
+
+		NEW(a, mh, vitals__metrics_health__init);
+		TRY(mh->listen = rpc_pb_str(a, x->listen, sizeof(x->listen)));
+		mh->connections = x->connections;
+		mh->accepted = x->accepted;
+		mh->scrapes = x->scrapes;
+		mh->cap_refused = x->cap_refused;
+		mh->timed_out = x->timed_out;
+		mh->bad_requests = x->bad_requests;
+		mh->not_found = x->not_found;
+		mh->bad_method = x->bad_method;
+		mh->page_bytes = x->page_bytes_last;
+		mh->render_ns_last = x->render_ns_last;
+		mh->render_ns_max = x->render_ns_max;
+		mh->accept_paused = x->accept_paused;
+		m->metrics = mh;
+	}
+	TRY(m->memory = pb_memory(a, info));
+	if (info->have_otlp) {
+		const struct otlp_stats *x = &info->otlp;
+		Vitals__OtlpHealth *oh;
+
+		NEW(a, oh, vitals__otlp_health__init);
+		oh->queued = x->queued;
+		oh->sent = x->sent;
+		oh->failed = x->failed;
+		oh->dropped_full = x->dropped_full;
+		oh->dropped_rejected = x->dropped_rejected;
+		oh->retries = x->retries;
+		oh->last_status = x->last_status;
+		TRY(oh->last_error = rpc_pb_str(a, x->last_error,
+			sizeof(x->last_error)));
+		oh->rejected_points = x->rejected_points;
+		oh->bytes_sent = x->bytes_sent;
+		oh->queue_depth = x->depth;
+		TRY(oh->endpoint = rpc_pb_str(a, x->endpoint,
+			sizeof(x->endpoint)));
+		oh->points_last = x->points_last;
+		m->otlp = oh;
+	}
 	/* each part's Health fields from the last closed window */
 	for (i = 0; info->last && i < WPART__MAX; i++)
 		if (info->last->part[i] != NULL &&
@@ -726,6 +806,11 @@ prepare_query(const struct rpc_ctx *ctx, const Vitals__Request *req,
 		if (q->max_windows > TRACE_WINDOWS_MAX)
 			q->max_windows = TRACE_WINDOWS_MAX;
 		break;
+	case VITALS__REQUEST__OP_EXPORT:
+		tr = req->export->range;
+		if ((why = rpc_export_query(req->export, q)) != NULL)
+			return answer_error(res, q->id, RPC_BAD_REQUEST, why);
+		break;
 	default:
 		return -EINVAL;
 	}
@@ -829,6 +914,7 @@ dispatch(const struct rpc_ctx *ctx, enum control_role role,
 	case VITALS__REQUEST__OP_TOP:
 	case VITALS__REQUEST__OP_PROCESS:
 	case VITALS__REQUEST__OP_TRACE:
+	case VITALS__REQUEST__OP_EXPORT:
 		return prepare_query(ctx, req, res);
 	case VITALS__REQUEST__OP_HEALTH:
 		return answer_health(ctx, req->id, res);
@@ -1041,7 +1127,7 @@ rpc_answer_process(const struct rpc_query *q, const struct store_hist *h,
 		goto out;
 	info.state = (char *)rpc_fgbg_state_name(q->state);
 	/* its BPF rows: per history point, and summed (rpc_sched.c) */
-	if (nw && rpc_sched_process(&a, &info, h, n, w, nw) < 0)
+	if (nw && rpc_sched_process(&a, &info, h, n, th, nth, w, nw) < 0)
 		goto out;
 	resp.result_case = VITALS__RESPONSE__RESULT_PROCESS;
 	resp.process = &info;
@@ -1051,11 +1137,15 @@ out:
 	return r;
 }
 
-/* The GpuMem span answer (query thread); st: the newest window's state. */
+/*
+ * The GpuMem span answer (query thread); st: the newest window's state;
+ * ser (may be NULL: no series): the points and every instance's values,
+ * sent as they are (the arrays outlive the packing).
+ */
 int
 rpc_answer_gpumem_span(const struct rpc_query *q, const struct gpumem_span *sp,
-    size_t n, const struct window_gpumem *st, uint32_t max, uint8_t **ret,
-    size_t *ret_len)
+    size_t n, const struct window_gpumem *st, const struct gpumem_series *ser,
+    uint32_t max, uint8_t **ret, size_t *ret_len)
 {
 	Vitals__Response resp = VITALS__RESPONSE__INIT;
 	Vitals__GpuMem gm = VITALS__GPU_MEM__INIT;
@@ -1069,11 +1159,28 @@ rpc_answer_gpumem_span(const struct rpc_query *q, const struct gpumem_span *sp,
 	if (n &&
 	    (gm.procs = rpc_arena_alloc(&a, n * sizeof(*gm.procs))) == NULL)
 		goto out;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		if ((gm.procs[i] = rpc_pb_gpu_proc(&a, &sp[i].p, &sp[i])) ==
 		    NULL)
 			goto out;
+		if (ser && ser->n && sp[i].series_n &&
+		    sp[i].series_off + sp[i].series_n <= ser->nvalues) {
+			gm.procs[i]->series_bytes = ser->bytes +
+			    sp[i].series_off;
+			gm.procs[i]->series_index = ser->index +
+			    sp[i].series_off;
+			gm.procs[i]->n_series_bytes = sp[i].series_n;
+			gm.procs[i]->n_series_index = sp[i].series_n;
+		}
+	}
 	gm.n_procs = n;
+	if (ser && ser->n) {
+		gm.window_end_wall_ns = ser->end_wall_ns;
+		gm.n_window_end_wall_ns = ser->n;
+		gm.series_step = ser->step;
+	}
+	if (ser)
+		gm.series_windows = ser->windows;
 	gm.since_ns = q->to_wall_ns - q->from_wall_ns;
 	gm.from_wall_ns = q->from_wall_ns;
 	gm.to_wall_ns = q->to_wall_ns;

@@ -6,14 +6,18 @@
 #ifndef VITALSD_RPC_H
 #define VITALSD_RPC_H
 
+#include "export/export.h"
+#include "export/otlp.h"
 #include "store/store.h"
 
 struct control_stats;
 struct gpumem;
 struct gpumem_span;
+struct gpumem_series;
 struct heapprofd;
 struct hp_record;
 struct wss;
+struct vitalsd_reload;
 
 /* ---------------------------------------------------------- control plane */
 
@@ -38,8 +42,15 @@ struct vitalsd_info {
 	uint64_t store_dropped;
 	/* batched commits: the spool file ("" none) and why it is off */
 	const char *spool_path, *spool_note;
-	struct gpumem *gpumem;	       /* NULL: no GPU memory reader */
-	const struct provenance *prov; /* this daemon's; NULL: unknown */
+	struct gpumem *gpumem;		     /* NULL: no GPU memory reader */
+	const struct provenance *prov;	     /* this daemon's; NULL: unknown */
+	const struct vitalsd_reload *reload; /* SIGHUPs; NULL: none kept */
+	struct export_stats metrics; /* the OpenMetrics endpoint (on: on) */
+	/* the windows kept in memory: bytes and count */
+	uint64_t ring_bytes;
+	unsigned ring_windows;
+	bool have_otlp; /* OTLP push on */
+	struct otlp_stats otlp;
 };
 
 /* Wire status codes (vitals.proto Status), kept equal by rpc.c. */
@@ -63,7 +74,8 @@ enum rpc_qop {
 	RPC_Q_PROCESS,
 	RPC_Q_GPUMEM,
 	RPC_Q_TRACE,
-	RPC_Q_HP_LIST /* heapprofd session records: n */
+	RPC_Q_HP_LIST, /* heapprofd session records: n */
+	RPC_Q_EXPORT,  /* windows as another tool's file (rpc_export.c) */
 };
 
 struct rpc_query {
@@ -84,6 +96,7 @@ struct rpc_query {
 	unsigned state;	       /* top, process: enum fg_state + 1; 0: all */
 	bool bpf;	       /* top: the BPF sched rows */
 	unsigned sched_metric; /* top, bpf: Vitals__SchedMetric */
+	unsigned format;       /* export: Vitals__ExportFormat */
 };
 
 /* Packed snapshots reused while their window is the last (rpc.c). */
@@ -188,12 +201,17 @@ int rpc_answer_hp_list(const struct rpc_query *q, const struct hp_record *v,
 struct rpc_query;
 int rpc_answer_gpumem_span(const struct rpc_query *q,
     const struct gpumem_span *sp, size_t n, const struct window_gpumem *st,
-    uint32_t max, uint8_t **ret, size_t *ret_len);
+    const struct gpumem_series *ser, uint32_t max, uint8_t **ret,
+    size_t *ret_len);
 
 /* rpc_trace.c: the trace answer (op 18) */
 int rpc_answer_trace(const struct rpc_query *q, struct window *const *w,
     size_t n, bool truncated, uint32_t max, uint8_t **ret, size_t *ret_len);
 bool rpc_trace_match(const struct rpc_query *q, const struct window *w,
     int32_t tgid);
+
+/* rpc_export.c: the export answer (op 25), windows oldest first */
+int rpc_answer_export(const struct rpc_query *q, struct window *const *w,
+    size_t n, bool truncated, uint32_t max, uint8_t **ret, size_t *ret_len);
 
 #endif /* VITALSD_RPC_H */

@@ -115,10 +115,12 @@ int rpc_wss(const struct rpc_ctx *ctx, enum control_role role,
     const Vitals__Request *req, struct rpc_result *res);
 Vitals__WssHealth *rpc_pb_wss_health(struct rpc_arena *a, struct wss *w);
 /* rpc_sched.c: the BPF rows of the process of history h[0..n) in the
- * windows w[0..nw): each point's and their sum */
+ * windows w[0..nw): each point's and their sum; and each point's of its
+ * threads' history th[0..nth) */
 struct store_hist;
 int rpc_sched_process(struct rpc_arena *a, Vitals__ProcessInfo *info,
-    const struct store_hist *h, size_t n, struct window *const *w, size_t nw);
+    const struct store_hist *h, size_t n, const struct store_hist *th,
+    size_t nth, struct window *const *w, size_t nw);
 /* rpc_sched.c: the BPF top of windows w[0..n) into list */
 struct rpc_query;
 int rpc_sched_top(struct rpc_arena *a, Vitals__TaskList *list,
@@ -126,5 +128,9 @@ int rpc_sched_top(struct rpc_arena *a, Vitals__TaskList *list,
 /* rpc_trace.c */
 Vitals__TraceHealth *rpc_pb_trace_health(struct rpc_arena *a,
     const struct window *last);
+
+/* rpc_export.c: NULL and q filled but for its range, or why not */
+const char *rpc_export_query(const Vitals__ExportRequest *er,
+    struct rpc_query *q);
 
 #endif /* VITALSD_RPC_INT_H */

@@ -242,6 +242,8 @@ rpc_pb_gpumem_state(struct rpc_arena *a, const struct window_gpumem *g)
 	m->tp_events = g->tp_events;
 	m->insert_fail = g->insert_fail;
 	m->imported = g->imported;
+	m->batch_walks = g->batch_walks;
+	m->recovered = g->recovered;
 	return m;
 }
 

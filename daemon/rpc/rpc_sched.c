@@ -53,6 +53,7 @@ pb_bpf(struct rpc_arena *a, const struct window_bpf *b)
 	m->procs_other = b->procs_other;
 	m->threads_other = b->threads_other;
 	m->uids_other = b->uids_other;
+	m->rq_notid = b->rq_notid;
 	return m;
 }
 
@@ -80,11 +81,31 @@ thread_name(const struct window *w, int32_t id, uint64_t st)
 	return "";
 }
 
+/* A histogram without its trailing empty slots, and its quantiles. */
+static int
+pb_hist(struct rpc_arena *a, const uint32_t hist[VITALS_BPF_RQ_SLOTS],
+    uint32_t **ret, size_t *ret_n, uint64_t *p50, uint64_t *p99)
+{
+	unsigned k, slots;
+
+	for (slots = VITALS_BPF_RQ_SLOTS; slots && !hist[slots - 1]; slots--)
+		;
+	if (slots) {
+		if ((*ret = rpc_arena_alloc(a, slots * sizeof(**ret))) == NULL)
+			return -ENOMEM;
+		for (k = 0; k < slots; k++)
+			(*ret)[k] = hist[k];
+	}
+	*ret_n = slots;
+	*p50 = window_bpf_rq_quantile_ns(hist, 0.50);
+	*p99 = window_bpf_rq_quantile_ns(hist, 0.99);
+	return 0;
+}
+
 static Vitals__SchedTask *
 pb_proc(struct rpc_arena *a, const struct window_bpf_proc *p, const char *name)
 {
 	Vitals__SchedTask *m;
-	unsigned k, slots;
 
 	NEW(a, m, vitals__sched_task__init);
 	m->id = p->tgid;
@@ -96,19 +117,9 @@ pb_proc(struct rpc_arena *a, const struct window_bpf_proc *p, const char *name)
 	m->oncpu_ns = p->oncpu_ns;
 	m->rq_count = p->rq_count;
 	m->rq_ns = p->rq_ns;
-	for (slots = VITALS_BPF_RQ_SLOTS; slots && !p->rq_hist[slots - 1];
-	     slots--)
-		;
-	if (slots) {
-		if ((m->rq_hist = rpc_arena_alloc(a,
-			 slots * sizeof(*m->rq_hist))) == NULL)
-			return NULL;
-		for (k = 0; k < slots; k++)
-			m->rq_hist[k] = p->rq_hist[k];
-	}
-	m->n_rq_hist = slots;
-	m->rq_p50_ns = window_bpf_rq_quantile_ns(p->rq_hist, 0.50);
-	m->rq_p99_ns = window_bpf_rq_quantile_ns(p->rq_hist, 0.99);
+	if (pb_hist(a, p->rq_hist, &m->rq_hist, &m->n_rq_hist, &m->rq_p50_ns,
+		&m->rq_p99_ns) < 0)
+		return NULL;
 	m->exited = (p->flags & WBPF_PROC_EXITED) != 0;
 	return m;
 }
@@ -129,6 +140,9 @@ pb_thread(struct rpc_arena *a, const struct window_bpf_thread *t,
 	m->oncpu_ns = t->oncpu_ns;
 	m->rq_count = t->rq_count;
 	m->rq_ns = t->rq_ns;
+	if (pb_hist(a, t->rq_hist, &m->rq_hist, &m->n_rq_hist, &m->rq_p50_ns,
+		&m->rq_p99_ns) < 0)
+		return NULL;
 	return m;
 }
 
@@ -142,6 +156,11 @@ pb_uid(struct rpc_arena *a, const struct window_bpf_uid *u)
 	m->oncpu_ns = u->oncpu_ns;
 	m->exited_ns = u->exited_ns;
 	m->exited_tasks = u->exited_tasks;
+	m->rq_count = u->rq_count;
+	m->rq_ns = u->rq_ns;
+	if (pb_hist(a, u->rq_hist, &m->rq_hist, &m->n_rq_hist, &m->rq_p50_ns,
+		&m->rq_p99_ns) < 0)
+		return NULL;
 	return m;
 }
 
@@ -201,6 +220,33 @@ rpc_sched_window(struct rpc_arena *a, Vitals__Window *m, const struct window *w)
 	return 0;
 }
 
+static const struct window_bpf_thread *
+thread_row(const struct window *w, int32_t tid, uint64_t starttime)
+{
+	const struct window_bpf *b = window_sched(w);
+	size_t i;
+
+	for (i = 0; b && i < b->nthreads; i++)
+		if (b->thread[i].tid == tid &&
+		    b->thread[i].starttime == starttime)
+			return &b->thread[i];
+	return NULL;
+}
+
+/* The window of a history point: the same start, level and boot. */
+static const struct window *
+window_of(const struct store_hist *h, struct window *const *w, size_t nw)
+{
+	size_t j;
+
+	for (j = 0; j < nw; j++)
+		if (w[j]->wall_start_ns == h->wall_start_ns &&
+		    w[j]->level == h->level &&
+		    strcmp(w[j]->boot_id, h->boot_id) == 0)
+			return w[j];
+	return NULL;
+}
+
 static const struct window_bpf_proc *
 proc_row(const struct window *w, int32_t pid, uint64_t starttime)
 {
@@ -222,24 +268,32 @@ proc_row(const struct window *w, int32_t pid, uint64_t starttime)
  */
 int
 rpc_sched_process(struct rpc_arena *a, Vitals__ProcessInfo *info,
-    const struct store_hist *h, size_t n, struct window *const *w, size_t nw)
+    const struct store_hist *h, size_t n, const struct store_hist *th,
+    size_t nth, struct window *const *w, size_t nw)
 {
 	struct window_bpf_proc sum;
 	const struct window_bpf_proc *p;
+	const struct window_bpf_thread *t;
+	const struct window *win;
 	const char *name = "";
-	size_t i, j, found = 0;
+	size_t i, found = 0;
 	uint64_t want = n ? h[n - 1].t.starttime : 0;
 	unsigned k;
 
+	/* each thread point its thread's row in that window */
+	for (i = 0; i < nth; i++) {
+		if ((win = window_of(&th[i], w, nw)) == NULL ||
+		    (t = thread_row(win, th[i].t.id, th[i].t.starttime)) ==
+			NULL)
+			continue;
+		if ((info->threads[i]->sched = pb_thread(a, t, th[i].t.comm)) ==
+		    NULL)
+			return -ENOMEM;
+	}
 	memset(&sum, 0, sizeof(sum));
 	for (i = 0; i < n; i++) {
-		for (j = 0; j < nw; j++)
-			if (w[j]->wall_start_ns == h[i].wall_start_ns &&
-			    w[j]->level == h[i].level &&
-			    strcmp(w[j]->boot_id, h[i].boot_id) == 0)
-				break;
-		if (j == nw ||
-		    (p = proc_row(w[j], h[i].t.id, h[i].t.starttime)) == NULL)
+		if ((win = window_of(&h[i], w, nw)) == NULL ||
+		    (p = proc_row(win, h[i].t.id, h[i].t.starttime)) == NULL)
 			continue;
 		if ((info->history[i]->sched = pb_proc(a, p, h[i].t.name)) ==
 		    NULL)
@@ -307,8 +361,9 @@ thread_metric(const struct window_bpf_thread *t, unsigned metric)
 	case VITALS__SCHED_METRIC__SCHED_RQ_DELAY:
 		return t->rq_ns;
 	case VITALS__SCHED_METRIC__SCHED_RQ_P99:
-		/* no histogram per thread: its mean wait ranks it */
-		return t->rq_count ? t->rq_ns / t->rq_count : 0;
+		/* as a process's (windows stored before threads had
+		 * histograms add counts without slots) */
+		return window_bpf_rq_quantile_ns(t->rq_hist, 0.99);
 	default:
 		return t->oncpu_ns;
 	}

@@ -121,6 +121,10 @@ pb_whealth(struct rpc_arena *a, const struct window_health *h)
 	m->burst_samples = h->burst_samples;
 	m->procs_scanned = h->procs_scanned;
 	m->threads_scanned = h->threads_scanned;
+	m->stat_fds = h->stat_fds;
+	m->stat_fd_reads = h->stat_fd_reads;
+	m->stat_opens = h->stat_opens;
+	m->stat_fd_full = h->stat_fd_full;
 	m->procs_exited = h->procs_exited;
 	m->threads_exited = h->threads_exited;
 	m->cpu_dropped = h->cpu_dropped;

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/bpf_child.h"
 #include "core/bpf_common.h"
 #include "core/util.h"
 #include "sched/sched.h"
@@ -543,6 +544,75 @@ open_prog_pins(struct bpf_sched *bs)
 			bs->prog_fd[i] = -1;
 }
 
+/* load() in a child (core/bpf_child.c): what it needs and what it says */
+struct load_job {
+	struct bpf_sched *bs;
+	struct vitals_sched *skel;
+	bool reuse;
+	uint64_t build;
+};
+
+struct load_said {
+	unsigned state;
+	char why[480];
+};
+
+static int
+load_child(void *arg, int *fds, size_t nfds, void *out, size_t outsz)
+{
+	struct load_job *j = arg;
+	struct load_said *o = out;
+
+	(void)fds;
+	(void)nfds;
+	(void)outsz;
+	return load(j->bs, j->skel, j->reuse, j->build, &o->state, o->why,
+	    sizeof(o->why));
+}
+
+/*
+ * load() in a child, so that libbpf's parse of the kernel's BTF (some
+ * 8 MiB of heap) never sets our high-water mark; everything it makes is
+ * pinned, and we open the pins it left, which must now match this build
+ * as at a restart.
+ */
+static int
+load_via_child(struct bpf_sched *bs, struct vitals_sched *skel, bool reuse,
+    uint64_t build, unsigned *ret_state, char *why, size_t whysz)
+{
+	struct load_job j = { bs, skel, reuse, build };
+	struct load_said o = { .state = VBPF_OFF_ERROR };
+	char reason[192] = "";
+	int r;
+
+	r = bpf_child_run(load_child, &j, NULL, 0, &o, sizeof(o));
+	if (r < 0 && o.why[0]) {
+		/* load() failed over there and cleaned up as it does here */
+		*ret_state = o.state;
+		snprintf(why, whysz, "%s", o.why);
+		return r;
+	}
+	if (r < 0) {
+		snprintf(why, whysz, "the loading child: %s", strerror(-r));
+		goto unpin;
+	}
+	close_fds(bs);
+	if (examine(bs, skel, build, reason, sizeof(reason)) != PINS_MATCH) {
+		snprintf(why, whysz, "the loaded pins do not match: %s",
+		    reason);
+		r = -EPROTO;
+		goto unpin;
+	}
+	open_prog_pins(bs);
+	return 0;
+unpin:
+	/* whatever the child attached and pinned must not run on unread */
+	*ret_state = VBPF_OFF_ERROR;
+	close_fds(bs);
+	(void)bpf_sched_unpin(bs->bpffs);
+	return r;
+}
+
 #endif /* HAVE_BPF_CORE */
 
 static int
@@ -655,8 +725,8 @@ unlocked:
 			return r;
 		}
 	}
-	if ((r = load(bs, skel, p == PINS_STALE, build, ret_state, why,
-		 whysz)) < 0)
+	if ((r = load_via_child(bs, skel, p == PINS_STALE, build, ret_state,
+		 why, whysz)) < 0)
 		return r;
 	*ret_state = VBPF_ON_LOADED;
 	if (p == PINS_NONE)

@@ -49,6 +49,10 @@ struct window_bpf_uid {
 	uint64_t oncpu_ns;     /* every task of the uid */
 	uint64_t exited_ns;    /* part of oncpu_ns from threads that exited */
 	uint64_t exited_tasks; /* threads folded at exit */
+	/* run-queue delay of its threads (live ones' entries plus what the
+	 * exited ones left in the uid's): Σ, number, log2 histogram */
+	uint64_t rq_ns, rq_count;
+	uint32_t rq_hist[VITALS_BPF_RQ_SLOTS];
 };
 
 #define WBPF_PROC_EXITED 1u /* its last task was freed in the window */
@@ -71,6 +75,7 @@ struct window_bpf_thread {
 	uint64_t starttime; /* the thread's, ticks as /proc/<pid>/task/<tid> */
 	uint64_t oncpu_ns;
 	uint64_t rq_ns, rq_count;
+	uint32_t rq_hist[VITALS_BPF_RQ_SLOTS]; /* as window_bpf_proc's */
 };
 
 struct window_bpf {
@@ -115,6 +120,9 @@ struct window_bpf {
 	uint32_t max_procs, max_threads;
 	uint32_t nthreads, threads_other;
 	struct window_bpf_thread thread_other;
+	uint64_t rq_notid; /* waits no thread entry took (TOT_RQ_NOTID, Δ):
+			    * in the processes' figures, not the threads' or
+			    * uids' */
 	/* The rows: arrays of nuids, nprocs, nthreads (NULL when 0), owned
 	 * by the part. head_only: a part that never held rows (BPF off). */
 	bool head_only;
@@ -135,10 +143,11 @@ window_sched(const struct window *w)
 
 /* ------------------------------------------------- sched_window.c, sched.c */
 
-#define VITALS_BPF_TOT 16 /* = TOT__MAX of bpf/sched/sched.bpf.h */
+#define VITALS_BPF_TOT 17 /* = TOT__MAX of bpf/sched/sched.bpf.h */
 /* = TOT_WTD_NOCAP, TOT_WTD_NOFREQ: ns weighted as 1024 (wcpu/wcpu.h) */
 #define VBPF_TOT_WTD_NOCAP 14
 #define VBPF_TOT_WTD_NOFREQ 15
+#define VBPF_TOT_RQ_NOTID 16 /* = TOT_RQ_NOTID */
 
 /* bpf_load: who loads the programs. */
 enum vbpf_load {
@@ -156,6 +165,7 @@ struct vbpf_tid {
 	uint64_t oncpu_ns;
 	uint64_t rq_ns, rq_count; /* its own waits (0: not measured) */
 	uint64_t wtd_ns;	  /* capacity-weighted oncpu_ns (wcpu/wcpu.h) */
+	uint32_t rq_hist[VITALS_BPF_RQ_SLOTS];
 };
 
 struct vbpf_proc {
@@ -172,6 +182,8 @@ struct vbpf_uid {
 	uint32_t uid, pad;
 	uint64_t exited_ns, exited_tasks;
 	uint64_t overflow_ns; /* slices no thread entry could take */
+	uint64_t exited_rq_ns, exited_rq_count; /* its exited threads' waits */
+	uint32_t exited_rq_hist[VITALS_BPF_RQ_SLOTS];
 };
 
 /* What one drain read: the arrays are reused from drain to drain. */
@@ -242,6 +254,22 @@ void bpf_sched_set_stats(struct bpf_sched *bs, bool on);
 int bpf_sched_drain(struct bpf_sched *bs, struct bpf_sched_batch *b);
 void bpf_sched_batch_release(struct bpf_sched_batch *b);
 int bpf_sched_window(struct bpf_sched *bs, struct window_bpf *wb, unsigned hz);
+/* bpf_sched_drain in two: the flip (the window's edge, on the loop), then
+ * the grace period and the reads (any one thread); bpf_sched_window in two:
+ * that drain, then the reduction into wb on the loop. */
+int bpf_sched_flip(struct bpf_sched *bs);
+int bpf_sched_collect(struct bpf_sched *bs, struct bpf_sched_batch *b);
+int bpf_sched_window_reduce(struct bpf_sched *bs, struct window_bpf *wb,
+    unsigned hz, int drained);
+/* sched_async.c: bpf_sched_collect on a thread of its own, its end told
+ * through an eventfd the loop watches */
+struct bpf_sched_async;
+int bpf_sched_async_new(struct bpf_sched *bs, struct bpf_sched_async **ret);
+struct bpf_sched_async *bpf_sched_async_free(struct bpf_sched_async *a);
+int bpf_sched_async_fd(const struct bpf_sched_async *a);
+int bpf_sched_async_start(struct bpf_sched_async *a);
+bool bpf_sched_async_busy(const struct bpf_sched_async *a);
+int bpf_sched_async_done(struct bpf_sched_async *a, bool wait, int *ret_r);
 int bpf_sched_prog_stats(struct bpf_sched *bs,
     struct vbpf_prog_stat ret[VITALS_BPF_PROGS]);
 int bpf_sched_totals(struct bpf_sched *bs, uint64_t ret[VITALS_BPF_TOT]);
@@ -253,5 +281,10 @@ int bpf_sched_set_scale(struct bpf_sched *bs, const uint32_t *cap,
     const uint32_t *freq, unsigned n);
 /* What the last drain read (valid until the next one), NULL without BPF. */
 const struct bpf_sched_batch *bpf_sched_last_batch(const struct bpf_sched *bs);
+/* The batch drains fill (bpf_sched_collect's b on another thread). */
+struct bpf_sched_batch *bpf_sched_batch_of(struct bpf_sched *bs);
+/* The drain waits for a grace period (own maps); false for the platform
+ * loader's read-only pins, whose snapshot is the window's edge itself. */
+bool bpf_sched_needs_grace(const struct bpf_sched *bs);
 
 #endif /* VITALSD_SCHED_H */

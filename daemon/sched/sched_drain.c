@@ -47,6 +47,7 @@ put_tid(struct bpf_sched *bs, struct bpf_sched_batch *b, const void *k,
 	t->rq_ns = val->rq_ns;
 	t->rq_count = val->rq_count;
 	t->wtd_ns = val->wtd_ns;
+	memcpy(t->rq_hist, val->rq_hist, sizeof(t->rq_hist));
 	return 0;
 }
 
@@ -92,6 +93,10 @@ put_uid(struct bpf_sched *bs, struct bpf_sched_batch *b, const void *k,
 	u->exited_ns = val->exited_ns;
 	u->exited_tasks = val->exited_tasks;
 	u->overflow_ns = val->overflow_ns;
+	u->exited_rq_ns = val->exited_rq_ns;
+	u->exited_rq_count = val->exited_rq_count;
+	memcpy(u->exited_rq_hist, val->exited_rq_hist,
+	    sizeof(u->exited_rq_hist));
 	return 0;
 }
 
@@ -170,6 +175,77 @@ drain_map(struct bpf_sched *bs, int fd, size_t ksz, size_t vsz,
 	}
 }
 
+static size_t
+proc_slot(int32_t tgid, uint64_t start_ns, size_t mask)
+{
+	uint64_t h = ((uint64_t)(uint32_t)tgid << 32 ^ start_ns) *
+	    0x9e3779b97f4a7c15ULL;
+
+	return (size_t)(h >> 32) & mask;
+}
+
+/*
+ * Since layout 9 a live thread's waits are in its thread entry alone
+ * (sched_switch adds the wait to it at the switch-out that ends the slice,
+ * with the CPU time, one hash update instead of three); its process's
+ * entry holds only what its exited threads folded at their free and what
+ * no thread entry took. The batch keeps its meaning — a process's figures
+ * are all of its waits — by adding each thread's to its process here,
+ * making the process's row where the side has none. Open addressing on
+ * (tgid, leader start), sized for every process the side can hold.
+ */
+static int
+fold_thread_waits(struct bpf_sched_batch *b)
+{
+	size_t cap = 64, mask, i, h;
+	uint32_t *slot;
+	int r;
+
+	while (cap < 2 * (b->nprocs + b->ntids))
+		cap <<= 1;
+	mask = cap - 1;
+	if ((slot = calloc(cap, sizeof(*slot))) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < b->nprocs; i++) {
+		h = proc_slot(b->procs[i].tgid, b->procs[i].start_ns, mask);
+		while (slot[h] != 0)
+			h = (h + 1) & mask;
+		slot[h] = (uint32_t)i + 1;
+	}
+	for (i = 0; i < b->ntids; i++) {
+		const struct vbpf_tid *t = &b->tids[i];
+		struct vbpf_proc *p = NULL;
+		unsigned k;
+
+		if (t->rq_count == 0)
+			continue;
+		h = proc_slot(t->tgid, t->leader_ns, mask);
+		for (; slot[h] != 0; h = (h + 1) & mask) {
+			p = &b->procs[slot[h] - 1];
+			if (p->tgid == t->tgid && p->start_ns == t->leader_ns)
+				break;
+			p = NULL;
+		}
+		if (p == NULL) {
+			if ((r = PUSH(b, procs, nprocs, procs_cap)) < 0) {
+				free(slot);
+				return r;
+			}
+			p = &b->procs[b->nprocs++];
+			memset(p, 0, sizeof(*p));
+			p->tgid = t->tgid;
+			p->start_ns = t->leader_ns;
+			slot[h] = (uint32_t)b->nprocs;
+		}
+		p->rq_ns += t->rq_ns;
+		p->rq_count += t->rq_count;
+		for (k = 0; k < VITALS_BPF_RQ_SLOTS; k++)
+			p->rq_hist[k] += t->rq_hist[k];
+	}
+	free(slot);
+	return 0;
+}
+
 /*
  * Flip, wait, drain. After the flip a program either read the new
  * generation or is still running with the old one; storing a map fd into
@@ -178,13 +254,31 @@ drain_map(struct bpf_sched *bs, int fd, size_t ksz, size_t vsz,
  * has no writer left and reading it races with nothing. The cumulative
  * counters are read afterwards: their entries for the drained side are
  * final then too.
+ *
+ * The flip is the window's edge and belongs on the loop; the wait (a grace
+ * period, 5-30 ms) and the reads may run on another thread
+ * (sched_async.c): between bpf_sched_flip and the end of
+ * bpf_sched_collect nothing else touches bs's batch or buffers.
  */
 int
-bpf_sched_drain(struct bpf_sched *bs, struct bpf_sched_batch *b)
+bpf_sched_flip(struct bpf_sched *bs)
 {
 	struct sched_ctl ctl = { .gen = bs->gen + 1 };
+	uint32_t zero = 0;
+
+	if (bs->ldr)
+		return 0; /* read-only pins: a difference, no sides */
+	if (bpf_map_update_elem(bs->map_fd[SM_CTL], &zero, &ctl, BPF_ANY) < 0)
+		return -errno;
+	bs->gen = ctl.gen;
+	return 0;
+}
+
+int
+bpf_sched_collect(struct bpf_sched *bs, struct bpf_sched_batch *b)
+{
 	int64_t t0 = clock_ns(CLOCK_MONOTONIC);
-	unsigned side = (unsigned)(bs->gen & 1);
+	unsigned side = (unsigned)((bs->gen - 1) & 1);
 	int fd, r, r2;
 	uint32_t zero = 0;
 
@@ -194,16 +288,13 @@ bpf_sched_drain(struct bpf_sched *bs, struct bpf_sched_batch *b)
 	b->ntids = b->nprocs = b->nuids = 0;
 	b->incomplete = false;
 	b->diff = false;
-	if (bpf_map_update_elem(bs->map_fd[SM_CTL], &zero, &ctl, BPF_ANY) < 0)
-		return -errno;
-	bs->gen = ctl.gen;
 	/* A failed wait leaves the old side alone: it becomes the active
 	 * one again at the next flip and is drained one flip later. */
 	fd = bs->map_fd[SM_CTL];
 	if (bpf_map_update_elem(bs->map_fd[SM_BARRIER], &zero, &fd, BPF_ANY) <
 	    0)
 		return -errno;
-	b->gen = ctl.gen - 1;
+	b->gen = bs->gen - 1;
 	b->side = side;
 	r = drain_map(bs, bs->map_fd[side ? SM_TID1 : SM_TID0],
 	    sizeof(struct sched_tid_key), sizeof(struct sched_tid), b, put_tid);
@@ -216,12 +307,25 @@ bpf_sched_drain(struct bpf_sched *bs, struct bpf_sched_batch *b)
 	    sizeof(uint32_t), sizeof(struct sched_uid), b, put_uid);
 	if (r == 0)
 		r = r2;
+	/* after both reads: a thread and its process may come in either */
+	if ((r2 = fold_thread_waits(b)) < 0 && r == 0)
+		r = r2;
 	b->incomplete = r < 0;
 	if ((r2 = bpf_sched_totals(bs, b->tot)) < 0 && r == 0)
 		r = r2;
 	b->drain_ns = (uint64_t)(clock_ns(CLOCK_MONOTONIC) - t0);
 	/* what was read is handed out even after a failure: never lost */
 	return b->incomplete ? 0 : r;
+}
+
+int
+bpf_sched_drain(struct bpf_sched *bs, struct bpf_sched_batch *b)
+{
+	int r;
+
+	if ((r = bpf_sched_flip(bs)) < 0)
+		return r;
+	return bpf_sched_collect(bs, b);
 }
 
 void
@@ -282,13 +386,26 @@ delta_of(struct window_bpf *wb, uint64_t now, uint64_t then)
 int
 bpf_sched_window(struct bpf_sched *bs, struct window_bpf *wb, unsigned hz)
 {
+	return bpf_sched_window_reduce(bs, wb, hz,
+	    bpf_sched_drain(bs, &bs->batch));
+}
+
+/*
+ * The second half of bpf_sched_window, on the loop: drained is what the
+ * drain of bs->batch returned (bpf_sched_drain, or bpf_sched_collect on
+ * another thread after the loop's bpf_sched_flip).
+ */
+int
+bpf_sched_window_reduce(struct bpf_sched *bs, struct window_bpf *wb,
+    unsigned hz, int drained)
+{
 	struct bpf_sched_batch *b = &bs->batch;
 	struct vbpf_prog_stat ps[VITALS_BPF_PROGS];
 	const uint64_t *t = b->tot;
 	unsigned i;
 	int r;
 
-	if ((r = bpf_sched_drain(bs, b)) < 0) {
+	if ((r = drained) < 0) {
 		wb->drain_fail++;
 		return r;
 	}
@@ -320,6 +437,7 @@ bpf_sched_window(struct bpf_sched *bs, struct window_bpf *wb, unsigned hz)
 	    bs->tot[TOT_PROC_EXITED]);
 	wb->oncpu_total += delta_of(wb, t[TOT_ONCPU_S0] + t[TOT_ONCPU_S1],
 	    bs->tot[TOT_ONCPU_S0] + bs->tot[TOT_ONCPU_S1]);
+	wb->rq_notid += delta_of(wb, t[TOT_RQ_NOTID], bs->tot[TOT_RQ_NOTID]);
 	if (b->diff) {
 		wb->diff_drains++;
 		wb->unattributed_ns += b->unattributed_ns;
@@ -345,6 +463,18 @@ const struct bpf_sched_batch *
 bpf_sched_last_batch(const struct bpf_sched *bs)
 {
 	return bs ? &bs->batch : NULL;
+}
+
+struct bpf_sched_batch *
+bpf_sched_batch_of(struct bpf_sched *bs)
+{
+	return &bs->batch;
+}
+
+bool
+bpf_sched_needs_grace(const struct bpf_sched *bs)
+{
+	return bs != NULL && !bs->ldr;
 }
 
 /* Only what changed is written: a frequency step is one update. */
@@ -383,6 +513,20 @@ bpf_sched_last_batch(const struct bpf_sched *bs)
 	return NULL;
 }
 
+struct bpf_sched_batch *
+bpf_sched_batch_of(struct bpf_sched *bs)
+{
+	(void)bs;
+	return NULL;
+}
+
+bool
+bpf_sched_needs_grace(const struct bpf_sched *bs)
+{
+	(void)bs;
+	return false;
+}
+
 int
 bpf_sched_set_scale(struct bpf_sched *bs, const uint32_t *cap,
     const uint32_t *freq, unsigned n)
@@ -406,6 +550,32 @@ void
 bpf_sched_batch_release(struct bpf_sched_batch *b)
 {
 	memset(b, 0, sizeof(*b));
+}
+
+int
+bpf_sched_flip(struct bpf_sched *bs)
+{
+	(void)bs;
+	return -EOPNOTSUPP;
+}
+
+int
+bpf_sched_collect(struct bpf_sched *bs, struct bpf_sched_batch *b)
+{
+	(void)bs;
+	(void)b;
+	return -EOPNOTSUPP;
+}
+
+int
+bpf_sched_window_reduce(struct bpf_sched *bs, struct window_bpf *wb,
+    unsigned hz, int drained)
+{
+	(void)bs;
+	(void)wb;
+	(void)hz;
+	(void)drained;
+	return -EOPNOTSUPP;
 }
 
 int

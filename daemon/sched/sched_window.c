@@ -75,12 +75,30 @@ bound(uint32_t v, uint32_t def)
 	return v ? v : def;
 }
 
+/* One set of run-queue figures into another. */
+static void
+hist_add(uint64_t *ns, uint64_t *count, uint32_t hist[VITALS_BPF_RQ_SLOTS],
+    uint64_t sns, uint64_t scount, const uint32_t shist[VITALS_BPF_RQ_SLOTS])
+{
+	unsigned k;
+
+	*ns += sns;
+	*count += scount;
+	/* saturated, never wrapped: a long range of a busy uid can pass
+	 * 2^32 waits in a slot (its count, 64-bit, stays exact) */
+	for (k = 0; k < VITALS_BPF_RQ_SLOTS; k++)
+		hist[k] = shist[k] > UINT32_MAX - hist[k] ? UINT32_MAX :
+							    hist[k] + shist[k];
+}
+
 static void
 uid_add(struct window_bpf_uid *a, const struct window_bpf_uid *s)
 {
 	a->oncpu_ns += s->oncpu_ns;
 	a->exited_ns += s->exited_ns;
 	a->exited_tasks += s->exited_tasks;
+	hist_add(&a->rq_ns, &a->rq_count, a->rq_hist, s->rq_ns, s->rq_count,
+	    s->rq_hist);
 }
 
 static int
@@ -140,14 +158,10 @@ uids_settle(struct window_bpf *wb, struct window_bpf_uid *arr, size_t n,
 static void
 proc_add(struct window_bpf_proc *a, const struct window_bpf_proc *s)
 {
-	unsigned k;
-
 	a->flags |= s->flags;
 	a->oncpu_ns += s->oncpu_ns;
-	a->rq_ns += s->rq_ns;
-	a->rq_count += s->rq_count;
-	for (k = 0; k < VITALS_BPF_RQ_SLOTS; k++)
-		a->rq_hist[k] += s->rq_hist[k];
+	hist_add(&a->rq_ns, &a->rq_count, a->rq_hist, s->rq_ns, s->rq_count,
+	    s->rq_hist);
 }
 
 static int
@@ -225,8 +239,8 @@ static void
 thread_add(struct window_bpf_thread *a, const struct window_bpf_thread *s)
 {
 	a->oncpu_ns += s->oncpu_ns;
-	a->rq_ns += s->rq_ns;
-	a->rq_count += s->rq_count;
+	hist_add(&a->rq_ns, &a->rq_count, a->rq_hist, s->rq_ns, s->rq_count,
+	    s->rq_hist);
 	if (s->uid != UINT32_MAX)
 		a->uid = s->uid; /* the later one */
 }
@@ -362,6 +376,9 @@ window_bpf_add(struct window_bpf *wb, const struct bpf_sched_batch *b,
 		w->oncpu_ns = u->exited_ns + u->overflow_ns;
 		w->exited_ns = u->exited_ns;
 		w->exited_tasks = u->exited_tasks;
+		w->rq_ns = u->exited_rq_ns;
+		w->rq_count = u->exited_rq_count;
+		memcpy(w->rq_hist, u->exited_rq_hist, sizeof(w->rq_hist));
 		wb->oncpu_ns += w->oncpu_ns;
 		wb->exited_ns += w->exited_ns;
 		wb->exited_tasks += w->exited_tasks;
@@ -390,6 +407,9 @@ window_bpf_add(struct window_bpf *wb, const struct bpf_sched_batch *b,
 		memset(u, 0, sizeof(*u));
 		u->uid = t->uid;
 		u->oncpu_ns = t->oncpu_ns;
+		u->rq_ns = t->rq_ns;
+		u->rq_count = t->rq_count;
+		memcpy(u->rq_hist, t->rq_hist, sizeof(u->rq_hist));
 		memset(p, 0, sizeof(*p));
 		p->tgid = t->tgid;
 		p->starttime = ns_to_clock_t(t->leader_ns, hz);
@@ -402,6 +422,7 @@ window_bpf_add(struct window_bpf *wb, const struct bpf_sched_batch *b,
 		h->oncpu_ns = t->oncpu_ns;
 		h->rq_ns = t->rq_ns;
 		h->rq_count = t->rq_count;
+		memcpy(h->rq_hist, t->rq_hist, sizeof(h->rq_hist));
 		wb->oncpu_ns += t->oncpu_ns;
 	}
 	uids_settle(wb, r.u, r.nu, 0);
@@ -465,6 +486,7 @@ window_bpf_merge(struct window_bpf *acc, const struct window_bpf *src)
 	acc->thr_exited += src->thr_exited;
 	acc->procs_exited += src->procs_exited;
 	acc->oncpu_total += src->oncpu_total;
+	acc->rq_notid += src->rq_notid;
 	if (src->max_procs > acc->max_procs)
 		acc->max_procs = src->max_procs;
 	if (src->max_threads > acc->max_threads)
@@ -667,12 +689,18 @@ sched_part_dump(const struct window *w, unsigned topn, struct vbuf *out)
 		up[i] = &b->uid[i];
 	sort_n(up, b->nuids, sizeof(up[0]), cmp_uid_cpu_ptr);
 	n = b->nuids < topn ? b->nuids : topn;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		vbuf_printf(out,
 		    "bpf uid %-8u on-CPU %9.1f ms (exited %.1f "
-		    "ms, %llu threads)\n",
+		    "ms, %llu threads)  run-queue %llu waits %.1f ms",
 		    up[i]->uid, ms(up[i]->oncpu_ns), ms(up[i]->exited_ns),
-		    (unsigned long long)up[i]->exited_tasks);
+		    (unsigned long long)up[i]->exited_tasks,
+		    (unsigned long long)up[i]->rq_count, ms(up[i]->rq_ns));
+		if (up[i]->rq_count)
+			dump_quantile(out, "p99",
+			    window_bpf_rq_quantile_ns(up[i]->rq_hist, 0.99));
+		vbuf_printf(out, "\n");
+	}
 	if (b->uids_other)
 		vbuf_printf(out, "bpf uid (%u others) on-CPU %.1f ms\n",
 		    b->uids_other, ms(b->uid_other.oncpu_ns));

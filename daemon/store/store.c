@@ -740,6 +740,17 @@ store_db_close(struct store *s)
 	return NULL;
 }
 
+/* SQLite's allocations in this process, every connection: now, peak. */
+void
+store_sqlite_memory(uint64_t *ret_used, uint64_t *ret_peak)
+{
+	sqlite3_int64 u = sqlite3_memory_used(),
+		      p = sqlite3_memory_highwater(0);
+
+	*ret_used = u > 0 ? (uint64_t)u : 0;
+	*ret_peak = p > 0 ? (uint64_t)p : 0;
+}
+
 void
 store_get_stats(const struct store *s, struct store_stats *ret)
 {

@@ -34,6 +34,10 @@ struct store_opts {
 	unsigned rollup1_s;	 /* ... merge into windows of this span */
 	int64_t rollup2_after_s;
 	unsigned rollup2_s;
+	/* Level-2 windows keep thread rows too; false (the default): a
+	 * roll-up into level 2 drops them, their figures being in their
+	 * processes' rows already (doc/storage.md, "Roll-ups"). */
+	bool rollup2_threads;
 	int64_t retain_s;   /* nothing older than this is kept */
 	uint64_t max_bytes; /* database size bound */
 	int busy_timeout_ms;
@@ -145,6 +149,7 @@ struct store_now {
 int store_maintain_at(struct store *s, const struct store_now *now);
 /* store.c */
 void store_get_stats(const struct store *s, struct store_stats *ret);
+void store_sqlite_memory(uint64_t *ret_used, uint64_t *ret_peak);
 /* store_busy.c: how long the batched moves waited for readers of the main
  * file and readers for a move (rollback journal: a reader's SHARED lock
  * and a commit's EXCLUSIVE one exclude each other), process-wide since
@@ -193,7 +198,7 @@ int store_process(struct store *s, int32_t pid, uint64_t starttime,
 const char *store_state_name(enum store_state st);
 
 /* Added with the store: the schema a new database gets, and its mark. */
-#define STORE_SCHEMA_VERSION 15
+#define STORE_SCHEMA_VERSION 17
 #define STORE_APPLICATION_ID 0x56544c53 /* "VTLS" */
 
 /* One window of a task's history, with the window it came from. */
@@ -303,6 +308,16 @@ int store_fgbg_unblob(const void *b, size_t n, struct window_fgbg **ret);
 struct store;
 int store_gpumem_span(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
     struct gpumem_span **ret, size_t *ret_n, struct window_gpumem *ret_state);
+/* The same, and each instance's bytes per point of the span (ret_series,
+ * free with store_gpumem_series_free): at most GPUMEM_SERIES_POINTS points
+ * and max_values values in all (0: GPUMEM_SERIES_VALUES), windows bucketed
+ * into fewer points as needed. */
+struct gpumem_series;
+int store_gpumem_span_series(struct store *s, int64_t from_wall_ns,
+    int64_t to_wall_ns, size_t max_values, struct gpumem_span **ret,
+    size_t *ret_n, struct window_gpumem *ret_state,
+    struct gpumem_series *ret_series);
+void store_gpumem_series_free(struct gpumem_series *ser);
 int store_gpumem_growth(struct store *s, uint32_t gpu_id, int32_t pid,
     uint64_t starttime, int64_t from_wall_ns, int64_t to_wall_ns,
     struct gpumem_span *ret);

@@ -29,8 +29,18 @@
  *        slots in row order
  *   u  thread rows;  columns: s tid step, s tid − tgid, s uid step,
  *        s starttime step, u oncpu_ns, u rq_ns, u rq_count
+ *
+ * Version 3 is version 2 followed by the run-queue figures of uids and
+ * the histograms of threads, in the same row orders (no counts again):
+ *
+ *   uids:    columns u rq_ns, u histogram word (as a process's), u rq_count
+ *            of the rows whose word says it is not the sum, the slots
+ *   threads: columns u slots (the histogram's length), the slots; a
+ *            thread's rq_count is version 2's column (a roll-up of windows
+ *            stored before version 3 has counts without slots)
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -163,19 +173,112 @@ store_bpfrows_release(struct store_bpfrows *b)
 
 /* ----------------------------------------------------------- version 2 */
 
+/* The length of a histogram, trailing empty slots left out, and its sum. */
 static unsigned
-hist_slots(const struct window_bpf_proc *p, uint64_t *ret_sum)
+slots_of(const uint32_t h[VITALS_BPF_RQ_SLOTS], uint64_t *ret_sum)
 {
 	unsigned k, slots;
 	uint64_t sum = 0;
 
-	for (slots = VITALS_BPF_RQ_SLOTS;
-	     slots > 0 && p->rq_hist[slots - 1] == 0; slots--)
+	for (slots = VITALS_BPF_RQ_SLOTS; slots > 0 && h[slots - 1] == 0;
+	     slots--)
 		;
 	for (k = 0; k < slots; k++)
-		sum += p->rq_hist[k];
+		sum += h[k];
 	*ret_sum = sum;
 	return slots;
+}
+
+/*
+ * The run-queue columns of n rows of one kind (row i at base + i * stride,
+ * its histogram at hoff, its rq_count at coff): processes in version 2,
+ * uids in version 3, written and read by one pair of functions.
+ */
+struct hcols {
+	char *base;
+	size_t n, stride, hoff, coff;
+};
+
+#define HCOLS(arr, cnt, type)                                \
+	((struct hcols){ (char *)(arr), (cnt), sizeof(type), \
+	    offsetof(type, rq_hist), offsetof(type, rq_count) })
+
+static uint32_t *
+hc_hist(const struct hcols *c, size_t i)
+{
+	return (uint32_t *)(c->base + i * c->stride + c->hoff);
+}
+
+static uint64_t *
+hc_count(const struct hcols *c, size_t i)
+{
+	return (uint64_t *)(c->base + i * c->stride + c->coff);
+}
+
+/* The histogram words (slots << 1 | 1 when rq_count is their sum), the
+ * counts that are not the sum, then every row's slots. */
+static void
+put_hcols(struct store_enc *e, const struct hcols *c)
+{
+	unsigned k, slots;
+	uint64_t sum;
+	size_t i;
+
+	for (i = 0; i < c->n; i++) {
+		slots = slots_of(hc_hist(c, i), &sum);
+		store_enc_u(e, slots << 1 | (sum == *hc_count(c, i)));
+	}
+	for (i = 0; i < c->n; i++) {
+		slots_of(hc_hist(c, i), &sum);
+		if (sum != *hc_count(c, i))
+			store_enc_u(e, *hc_count(c, i));
+	}
+	for (i = 0; i < c->n; i++) {
+		slots = slots_of(hc_hist(c, i), &sum);
+		for (k = 0; k < slots; k++)
+			store_enc_u(e, hc_hist(c, i)[k]);
+	}
+}
+
+/* slots histogram counts into h; false when the last is empty (the
+ * encoder leaves trailing empty slots out) or a byte is bad. */
+static bool
+get_slots(struct store_dec *d, unsigned slots, uint32_t h[VITALS_BPF_RQ_SLOTS],
+    uint64_t *ret_sum)
+{
+	uint64_t sum = 0;
+	unsigned k;
+
+	for (k = 0; k < slots; k++)
+		sum += h[k] = (uint32_t)store_dec_u_max(d, UINT32_MAX);
+	*ret_sum = sum;
+	return !d->err && !(slots && h[slots - 1] == 0);
+}
+
+/* What put_hcols wrote, into zeroed rows: 0 or -EBADMSG. */
+static int
+get_hcols(struct store_dec *d, const struct hcols *c)
+{
+	uint64_t sum;
+	size_t i;
+
+	/* each word parked in its row's rq_hist[0] until its slots come */
+	for (i = 0; i < c->n; i++)
+		hc_hist(c, i)[0] = (uint32_t)store_dec_u_max(d,
+		    VITALS_BPF_RQ_SLOTS << 1 | 1);
+	for (i = 0; i < c->n; i++)
+		if (!(hc_hist(c, i)[0] & 1))
+			*hc_count(c, i) = store_dec_u(d);
+	for (i = 0; i < c->n && !d->err; i++) {
+		unsigned word = hc_hist(c, i)[0];
+
+		hc_hist(c, i)[0] = 0;
+		if (!get_slots(d, word >> 1, hc_hist(c, i), &sum))
+			return -EBADMSG;
+		if (word & 1)
+			*hc_count(c, i) = sum;
+	}
+	return d->err ? -EBADMSG : 0;
 }
 
 int
@@ -184,9 +287,8 @@ store_bpfrows_put2(struct store_enc *e, const struct store_bpfrows *b)
 	const struct window_bpf_uid *u = b->uid;
 	const struct window_bpf_proc *p = b->proc;
 	const struct window_bpf_thread *t = b->thread;
-	uint64_t prev, sum;
+	uint64_t prev;
 	int64_t prevs;
-	unsigned k, slots;
 	size_t i;
 
 	store_enc_u(e, b->nuid);
@@ -210,20 +312,7 @@ store_bpfrows_put2(struct store_enc *e, const struct store_bpfrows *b)
 		store_enc_u(e, p[i].oncpu_ns);
 	for (i = 0; i < b->nproc; i++)
 		store_enc_u(e, p[i].rq_ns);
-	for (i = 0; i < b->nproc; i++) {
-		slots = hist_slots(&p[i], &sum);
-		store_enc_u(e, slots << 1 | (sum == p[i].rq_count));
-	}
-	for (i = 0; i < b->nproc; i++) {
-		hist_slots(&p[i], &sum);
-		if (sum != p[i].rq_count)
-			store_enc_u(e, p[i].rq_count);
-	}
-	for (i = 0; i < b->nproc; i++) {
-		slots = hist_slots(&p[i], &sum);
-		for (k = 0; k < slots; k++)
-			store_enc_u(e, p[i].rq_hist[k]);
-	}
+	put_hcols(e, &HCOLS(p, b->nproc, struct window_bpf_proc));
 
 	store_enc_u(e, b->nthread);
 	for (i = 0, prevs = 0; i < b->nthread; prevs = t[i++].tid)
@@ -241,6 +330,59 @@ store_bpfrows_put2(struct store_enc *e, const struct store_bpfrows *b)
 	for (i = 0; i < b->nthread; i++)
 		store_enc_u(e, t[i].rq_count);
 	return e->err;
+}
+
+/* ----------------------------------------------------------- version 3 */
+
+int
+store_bpfrows_put3(struct store_enc *e, const struct store_bpfrows *b)
+{
+	const struct window_bpf_uid *u = b->uid;
+	const struct window_bpf_thread *t = b->thread;
+	unsigned k, slots;
+	uint64_t sum;
+	size_t i;
+	int r;
+
+	if ((r = store_bpfrows_put2(e, b)) < 0)
+		return r;
+	for (i = 0; i < b->nuid; i++)
+		store_enc_u(e, u[i].rq_ns);
+	put_hcols(e, &HCOLS(u, b->nuid, struct window_bpf_uid));
+	for (i = 0; i < b->nthread; i++)
+		store_enc_u(e, slots_of(t[i].rq_hist, &sum));
+	for (i = 0; i < b->nthread; i++) {
+		slots = slots_of(t[i].rq_hist, &sum);
+		for (k = 0; k < slots; k++)
+			store_enc_u(e, t[i].rq_hist[k]);
+	}
+	return e->err;
+}
+
+/* Version 3's tail, after get_v2 read b's rows. */
+static int
+get_v3_tail(struct store_dec *d, struct store_bpfrows *b)
+{
+	size_t i;
+	uint64_t sum;
+
+	for (i = 0; i < b->nuid; i++)
+		b->uid[i].rq_ns = store_dec_u(d);
+	if (get_hcols(d, &HCOLS(b->uid, b->nuid, struct window_bpf_uid)) < 0)
+		return -EBADMSG;
+	/* the thread's length parked in rq_hist[0] too */
+	for (i = 0; i < b->nthread; i++)
+		b->thread[i].rq_hist[0] = (uint32_t)store_dec_u_max(d,
+		    VITALS_BPF_RQ_SLOTS);
+	for (i = 0; i < b->nthread && !d->err; i++) {
+		struct window_bpf_thread *r = &b->thread[i];
+		unsigned slots = r->rq_hist[0];
+
+		r->rq_hist[0] = 0;
+		if (!get_slots(d, slots, r->rq_hist, &sum))
+			return -EBADMSG;
+	}
+	return d->err ? -EBADMSG : 0;
 }
 
 /* An int32 from a running sum of steps; false when it leaves the range. */
@@ -263,7 +405,6 @@ get_v2(struct store_dec *d, size_t len, size_t max, struct store_bpfrows *b)
 	int64_t acc;
 	uint64_t st;
 	size_t i, n;
-	unsigned k, slots;
 
 	/* each row takes at least one byte per column */
 	n = (size_t)store_dec_u_max(d, max < len / 4 ? max : len / 4);
@@ -299,29 +440,8 @@ get_v2(struct store_dec *d, size_t len, size_t max, struct store_bpfrows *b)
 		b->proc[i].oncpu_ns = store_dec_u(d);
 	for (i = 0; i < n; i++)
 		b->proc[i].rq_ns = store_dec_u(d);
-	/* the histogram word parked in rq_hist[0] until its slots come */
-	for (i = 0; i < n; i++)
-		b->proc[i].rq_hist[0] = (uint32_t)store_dec_u_max(d,
-		    VITALS_BPF_RQ_SLOTS << 1 | 1);
-	for (i = 0; i < n; i++)
-		if (!(b->proc[i].rq_hist[0] & 1))
-			b->proc[i].rq_count = store_dec_u(d);
-	for (i = 0; i < n && !d->err; i++) {
-		struct window_bpf_proc *r = &b->proc[i];
-		unsigned word = r->rq_hist[0];
-		uint64_t sum = 0;
-
-		slots = word >> 1;
-		r->rq_hist[0] = 0;
-		for (k = 0; k < slots; k++)
-			sum += r->rq_hist[k] = (uint32_t)store_dec_u_max(d,
-			    UINT32_MAX);
-		if (word & 1)
-			r->rq_count = sum;
-		/* the encoder leaves trailing empty slots out */
-		if (slots && r->rq_hist[slots - 1] == 0)
-			return -EBADMSG;
-	}
+	if (get_hcols(d, &HCOLS(b->proc, n, struct window_bpf_proc)) < 0)
+		return -EBADMSG;
 
 	n = (size_t)store_dec_u_max(d, max < len / 7 ? max : len / 7);
 	if (d->err)
@@ -368,10 +488,13 @@ store_bpfrows_get_v(const void *buf, size_t len, unsigned version, size_t max,
 
 	if (version == STORE_BPFROWS_V1)
 		return store_bpfrows_get(buf, len, max, ret);
-	if (version != STORE_BPFROWS_VERSION)
+	if (version != STORE_BPFROWS_V2 && version != STORE_BPFROWS_VERSION)
 		return -EBADMSG;
 	store_dec_init(&d, buf, len);
-	if ((r = get_v2(&d, len, max, &b)) == 0 && store_dec_end(&d) < 0)
+	r = get_v2(&d, len, max, &b);
+	if (r == 0 && version >= 3)
+		r = get_v3_tail(&d, &b);
+	if (r == 0 && store_dec_end(&d) < 0)
 		r = -EBADMSG;
 	if (r < 0) {
 		store_bpfrows_release(&b);

@@ -14,11 +14,13 @@
 #include "store/store_codec.h"
 
 /* The frame's part number and the encodings' versions (store_codec.h):
- * 1 row after row, uids and processes; 2 (written now) column after
- * column, threads too and a process's flags. */
+ * 1 row after row, uids and processes; 2 column after column, threads
+ * too and a process's flags; 3 (written now) version 2 and the uids'
+ * run-queue figures and the threads' histograms. */
 #define STORE_BPFROWS_PART 4
 #define STORE_BPFROWS_V1 1
-#define STORE_BPFROWS_VERSION 2
+#define STORE_BPFROWS_V2 2
+#define STORE_BPFROWS_VERSION 3
 
 struct store_bpfrows {
 	struct window_bpf_uid *uid; /* uid UINT32_MAX: the "other" row */
@@ -29,8 +31,11 @@ struct store_bpfrows {
 	size_t nthread;
 };
 
-/* Version 2: every row of b, in any order (kept); pad fields are not
+/* Version 3: every row of b, in any order (kept); pad fields are not
  * written. */
+int store_bpfrows_put3(struct store_enc *e, const struct store_bpfrows *b);
+/* Version 2 (older stores; tests): as version 3 without the uids'
+ * run-queue figures and the threads' histograms. */
 int store_bpfrows_put2(struct store_enc *e, const struct store_bpfrows *b);
 /* Either version's rows of buf[0..len), as store_bpfrows_get. */
 int store_bpfrows_get_v(const void *buf, size_t len, unsigned version,

@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zdict.h>
 #include <zstd.h>
 
 #include "store/store_codec.h"
@@ -453,7 +454,8 @@ zctx(int d)
  */
 static int
 frame_put(struct store_enc *e, unsigned part, unsigned version, unsigned codec,
-    const void *stored, size_t slen, const void *payload, size_t len)
+    uint32_t dict, const void *stored, size_t slen, const void *payload,
+    size_t len)
 {
 	size_t start = e->b.len;
 	uint32_t crc;
@@ -467,6 +469,8 @@ frame_put(struct store_enc *e, unsigned part, unsigned version, unsigned codec,
 	store_enc_u(e, slen);
 	if (codec != STORE_CODEC_RAW)
 		store_enc_u(e, len);
+	if (codec == STORE_CODEC_ZDICT)
+		store_enc_u(e, dict);
 	if (e->err)
 		return e->err;
 	crc = store_crc32c(0, e->b.p + start, e->b.len - start);
@@ -484,7 +488,7 @@ store_frame_put(struct store_enc *e, unsigned part, unsigned version,
 {
 	if (len > STORE_FRAME_MAX)
 		return -E2BIG;
-	return frame_put(e, part, version, STORE_CODEC_RAW, payload, len,
+	return frame_put(e, part, version, STORE_CODEC_RAW, 0, payload, len,
 	    payload, len);
 }
 
@@ -522,10 +526,180 @@ store_frame_put_zstd(struct store_enc *e, unsigned part, unsigned version,
 		    level ? level : STORE_ZSTD_LEVEL);
 	/* raw when zstd fails or does not pay for its decoded length */
 	if (ZSTD_isError(clen) || clen + u_len(len) >= len)
-		r = frame_put(e, part, version, STORE_CODEC_RAW, payload, len,
-		    payload, len);
+		r = frame_put(e, part, version, STORE_CODEC_RAW, 0, payload,
+		    len, payload, len);
 	else
-		r = frame_put(e, part, version, STORE_CODEC_ZSTD, z, clen,
+		r = frame_put(e, part, version, STORE_CODEC_ZSTD, 0, z, clen,
+		    payload, len);
+	free(z);
+	return r;
+}
+
+/* ------------------------------------------------------- dictionaries */
+
+struct zdict {
+	uint32_t id;
+	ZSTD_CDict *cd;
+	ZSTD_DDict *dd;
+};
+
+/* Few (one per list a store compresses, per file): a vector searched
+ * in order, never shrunk; the entries live as long as the process. */
+static struct {
+	pthread_mutex_t lock;
+	struct zdict *d;
+	size_t n, cap;
+} zdicts = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static struct zdict *
+zdict_find(uint32_t id)
+{
+	size_t i;
+
+	for (i = 0; i < zdicts.n; i++)
+		if (zdicts.d[i].id == id)
+			return &zdicts.d[i];
+	return NULL;
+}
+
+int
+store_zdict_add(const void *dict, size_t n, uint32_t *ret_id)
+{
+	uint32_t id = store_crc32c(0, dict, n);
+	ZSTD_CDict *cd = NULL;
+	ZSTD_DDict *dd = NULL;
+	struct zdict *v;
+	int r = 0;
+
+	if (id == 0 || n == 0 || n > STORE_FRAME_MAX)
+		return -EINVAL;
+	pthread_mutex_lock(&zdicts.lock);
+	if (zdict_find(id) != NULL)
+		goto out;
+	if (ZDICT_isError(ZDICT_getDictHeaderSize(dict, n))) {
+		r = -EINVAL;
+		goto out;
+	}
+	cd = ZSTD_createCDict(dict, n, STORE_ZSTD_LEVEL);
+	dd = ZSTD_createDDict(dict, n);
+	if (cd == NULL || dd == NULL) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if (zdicts.n == zdicts.cap) {
+		size_t nc = zdicts.cap ? zdicts.cap * 2 : 8;
+
+		if ((v = realloc(zdicts.d, nc * sizeof(*v))) == NULL) {
+			r = -ENOMEM;
+			goto out;
+		}
+		zdicts.d = v;
+		zdicts.cap = nc;
+	}
+	zdicts.d[zdicts.n++] = (struct zdict){ id, cd, dd };
+	cd = NULL;
+	dd = NULL;
+out:
+	pthread_mutex_unlock(&zdicts.lock);
+	ZSTD_freeCDict(cd);
+	ZSTD_freeDDict(dd);
+	if (r == 0)
+		*ret_id = id;
+	return r;
+}
+
+bool
+store_zdict_have(uint32_t id)
+{
+	bool have;
+
+	pthread_mutex_lock(&zdicts.lock);
+	have = zdict_find(id) != NULL;
+	pthread_mutex_unlock(&zdicts.lock);
+	return have;
+}
+
+void
+store_zdict_reset(void)
+{
+	size_t i;
+
+	pthread_mutex_lock(&zdicts.lock);
+	for (i = 0; i < zdicts.n; i++) {
+		ZSTD_freeCDict(zdicts.d[i].cd);
+		ZSTD_freeDDict(zdicts.d[i].dd);
+	}
+	free(zdicts.d);
+	zdicts.d = NULL;
+	zdicts.n = zdicts.cap = 0;
+	pthread_mutex_unlock(&zdicts.lock);
+}
+
+/* The compression or decompression dictionary of id (NULL: none). An
+ * entry never moves out of use: the vector may grow, but the dictionary
+ * objects it points to are never freed. */
+static const void *
+zdict_get(uint32_t id, int d)
+{
+	const struct zdict *z;
+	const void *p = NULL;
+
+	pthread_mutex_lock(&zdicts.lock);
+	if ((z = zdict_find(id)) != NULL)
+		p = d ? (const void *)z->dd : (const void *)z->cd;
+	pthread_mutex_unlock(&zdicts.lock);
+	return p;
+}
+
+int
+store_zdict_train(const void *buf, const size_t *len, unsigned n, size_t cap,
+    void **ret, size_t *ret_n)
+{
+	void *d;
+	size_t got;
+
+	if ((d = malloc(cap)) == NULL)
+		return -ENOMEM;
+	got = ZDICT_trainFromBuffer(d, cap, buf, len, n);
+	if (ZDICT_isError(got)) {
+		free(d);
+		return -EINVAL;
+	}
+	*ret = d;
+	*ret_n = got;
+	return 0;
+}
+
+int
+store_frame_put_zdict(struct store_enc *e, unsigned part, unsigned version,
+    const void *payload, size_t len, uint32_t id)
+{
+	const ZSTD_CDict *cd = zdict_get(id, 0);
+	ZSTD_CCtx *cc;
+	size_t cap, clen;
+	void *z;
+	int r;
+
+	if (cd == NULL || (cc = zctx(0)) == NULL)
+		return store_frame_put_zstd(e, part, version, payload, len, 0);
+	if (len > STORE_FRAME_MAX)
+		return -E2BIG;
+	cap = ZSTD_compressBound(len);
+	if ((z = malloc(cap)) == NULL)
+		return -ENOMEM;
+	/* the content size stated, no checksum (the frame's CRC is ours),
+	 * no dictionary id (the frame names it); the context is the
+	 * thread's, so it is left as ZSTD_compressCCtx expects it */
+	ZSTD_CCtx_reset(cc, ZSTD_reset_session_and_parameters);
+	ZSTD_CCtx_setParameter(cc, ZSTD_c_dictIDFlag, 0);
+	ZSTD_CCtx_refCDict(cc, cd);
+	clen = ZSTD_compress2(cc, z, cap, payload, len);
+	ZSTD_CCtx_reset(cc, ZSTD_reset_session_and_parameters);
+	if (ZSTD_isError(clen) || clen + u_len(len) + u_len(id) >= len)
+		r = frame_put(e, part, version, STORE_CODEC_RAW, 0, payload,
+		    len, payload, len);
+	else
+		r = frame_put(e, part, version, STORE_CODEC_ZDICT, id, z, clen,
 		    payload, len);
 	free(z);
 	return r;
@@ -550,6 +724,7 @@ store_frame_get(const void *blob, size_t n, struct store_frame *ret)
 	struct store_dec d;
 	struct store_frame f = { 0 };
 	const uint8_t *m, *c;
+	const ZSTD_DDict *dd = NULL;
 	ZSTD_DCtx *dc;
 	uint32_t crc = 0, want;
 	size_t hdr, got;
@@ -564,17 +739,27 @@ store_frame_get(const void *blob, size_t n, struct store_frame *ret)
 	f.len = f.stored;
 	if (!d.err && f.codec != STORE_CODEC_RAW)
 		f.len = (size_t)store_dec_u_max(&d, STORE_FRAME_MAX);
+	if (!d.err && f.codec == STORE_CODEC_ZDICT)
+		f.dict = (uint32_t)store_dec_u_max(&d, UINT32_MAX);
 	hdr = (size_t)(d.p - (const uint8_t *)blob);
 	c = store_dec_bytes(&d, 4);
 	f.payload = store_dec_bytes(&d, f.stored);
 	if (store_dec_end(&d) < 0 || m == NULL || *m != STORE_FRAME_MAGIC)
 		return -EBADMSG;
-	if (f.codec == STORE_CODEC_ZSTD) {
+	if (f.codec == STORE_CODEC_ZDICT && (dd = zdict_get(f.dict, 1)) == NULL)
+		return -EBADMSG; /* a dictionary this process has not got */
+	if (f.codec != STORE_CODEC_RAW) {
 		if (!zstd_frame_ok(f.payload, f.stored, f.len))
 			return -EBADMSG;
 		if ((f.buf = malloc(f.len ? f.len : 1)) == NULL)
 			return -ENOMEM;
-		if ((dc = zctx(1)) != NULL)
+		dc = zctx(1);
+		if (dd != NULL && dc == NULL)
+			got = (size_t)-1; /* an error: no context, no way */
+		else if (dd != NULL)
+			got = ZSTD_decompress_usingDDict(dc, f.buf, f.len,
+			    f.payload, f.stored, dd);
+		else if (dc != NULL)
 			got = ZSTD_decompressDCtx(dc, f.buf, f.len, f.payload,
 			    f.stored);
 		else

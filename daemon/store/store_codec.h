@@ -71,7 +71,8 @@ int store_dec_end(const struct store_dec *d);
 
 enum store_codec_kind {
 	STORE_CODEC_RAW = 0,
-	STORE_CODEC_ZSTD = 1, /* one zstd frame with its content size */
+	STORE_CODEC_ZSTD = 1,  /* one zstd frame with its content size */
+	STORE_CODEC_ZDICT = 2, /* the same, made with a trained dictionary */
 	STORE_CODEC__MAX
 };
 
@@ -82,6 +83,7 @@ struct store_frame {
 	const void *payload; /* decoded: into the blob, or buf */
 	size_t len;	     /* decoded length */
 	size_t stored;	     /* bytes the payload took in the blob */
+	uint32_t dict;	     /* STORE_CODEC_ZDICT: the dictionary's id */
 	void *buf;	     /* owned decoded payload (zstd), or NULL */
 };
 
@@ -92,6 +94,30 @@ int store_frame_put(struct store_enc *e, unsigned part, unsigned version,
  * does not make the frame smaller. */
 int store_frame_put_zstd(struct store_enc *e, unsigned part, unsigned version,
     const void *payload, size_t len, int level);
+/*
+ * Dictionaries (zstd's, trained on a store's own payloads): registered
+ * once per process under their id, the CRC-32C of their bytes, so one id
+ * is one content whichever file it came from. A frame of codec
+ * STORE_CODEC_ZDICT names its dictionary by that id; a reader that has
+ * not got it refuses the frame (-EBADMSG, as any other bad frame).
+ */
+/* Register dict[0..n) (a copy; again: a no-op): its id in *ret_id;
+ * -EINVAL when zstd refuses it or its CRC is 0, -ENOMEM. */
+int store_zdict_add(const void *dict, size_t n, uint32_t *ret_id);
+/* Whether the dictionary of id is registered. */
+bool store_zdict_have(uint32_t id);
+/* Tests: forget every dictionary (none may be in use, no store open). */
+void store_zdict_reset(void);
+/* Train a dictionary of at most cap bytes on the n samples laid end to
+ * end in buf (sizes in len[]): 0 and *ret (free it) and *ret_n, or
+ * -EINVAL (zstd could not: too few or too alike), -ENOMEM. */
+int store_zdict_train(const void *buf, const size_t *len, unsigned n,
+    size_t cap, void **ret, size_t *ret_n);
+/* A frame compressed with dictionary id (registered: else, and when it
+ * does not pay, as store_frame_put_zstd would make it). */
+int store_frame_put_zdict(struct store_enc *e, unsigned part, unsigned version,
+    const void *payload, size_t len, uint32_t id);
+
 /* The frame in blob[0..n), decoded: -EBADMSG for a bad magic, length,
  * codec, compressed stream or checksum, -ENOMEM (ret untouched either
  * way). A zstd payload is decompressed into ret->buf: release it with

@@ -28,8 +28,8 @@ enum {
 	"state, why, err, source, capacity, entries, saturated, "      \
 	"traversals, traversal_fail, restarts, vanished, duplicates, " \
 	"truncated, stale, events, events_late, traverse_ns, "         \
-	"traverse_ns_max, tp_events, insert_fail"
-#define GS_STATE_NCOLS 20
+	"traverse_ns_max, tp_events, insert_fail, batch_walks, recovered"
+#define GS_STATE_NCOLS 22
 
 #define GS_GPU_COLS \
 	"gpu_id, pid, starttime, bytes, min_bytes, max_bytes, stale, name"
@@ -37,7 +37,7 @@ enum {
 static const char *const gs_sql[] = {
 	[GS_INS_STATE] = "INSERT INTO window_gpumem (window_id, " GS_STATE_COLS
 			 ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
-			 " ?, ?, ?, ?, ?, ?, ?, ?)",
+			 " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[GS_INS_GPU] = "INSERT INTO window_gpu (window_id, " GS_GPU_COLS
 		       ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
 	[GS_SEL_STATE] = "SELECT " GS_STATE_COLS
@@ -87,6 +87,8 @@ state_values(const struct window_gpumem *g, int64_t v[GS_STATE_NCOLS])
 	v[17] = (int64_t)g->traverse_ns_max;
 	v[18] = (int64_t)g->tp_events;
 	v[19] = (int64_t)g->insert_fail;
+	v[20] = g->batch_walks;
+	v[21] = g->recovered;
 }
 
 static void
@@ -112,6 +114,8 @@ state_set(struct window_gpumem *g, const int64_t v[GS_STATE_NCOLS])
 	g->traverse_ns_max = (uint64_t)v[17];
 	g->tp_events = (uint64_t)v[18];
 	g->insert_fail = (uint64_t)v[19];
+	g->batch_walks = (uint32_t)v[20];
+	g->recovered = (uint32_t)v[21];
 }
 
 /* Window id's GPU memory; nothing when the window has no GpuMem part. */
@@ -299,6 +303,77 @@ span_fold(const struct span_row *row, size_t nrow, struct gpumem_span **ret,
 	return 0;
 }
 
+/*
+ * The series of the spans span_fold made from the same sorted rows: nid
+ * windows (ends[], oldest first) in points of step windows counted back
+ * from the newest, as many as GPUMEM_SERIES_POINTS and max_values allow
+ * (none when the instances alone pass max_values). An instance's value at
+ * a point is its row in the newest of the point's windows that has one.
+ * Two arrays for all instances, sized once: no allocation per instance.
+ */
+static int
+span_series(const struct span_row *row, size_t nrow, const int64_t *ends,
+    size_t nid, struct gpumem_span *sp, size_t nsp, size_t max_values,
+    struct gpumem_series *ser)
+{
+	size_t np = nid < GPUMEM_SERIES_POINTS ? nid : GPUMEM_SERIES_POINTS;
+	size_t step, cap, i, k = 0, nv = 0;
+
+	memset(ser, 0, sizeof(*ser));
+	ser->windows = (uint32_t)nid;
+	if (max_values == 0)
+		max_values = GPUMEM_SERIES_VALUES;
+	if (nsp > 0 && np > max_values / nsp)
+		np = max_values / nsp;
+	if (np == 0)
+		return 0;
+	step = (nid + np - 1) / np;
+	np = (nid + step - 1) / step;
+	cap = nsp * np < nrow ? nsp * np : nrow;
+	ser->end_wall_ns = malloc(np * sizeof(*ser->end_wall_ns));
+	ser->bytes = malloc((cap ? cap : 1) * sizeof(*ser->bytes));
+	ser->index = malloc((cap ? cap : 1) * sizeof(*ser->index));
+	if (!ser->end_wall_ns || !ser->bytes || !ser->index) {
+		store_gpumem_series_free(ser);
+		return -ENOMEM;
+	}
+	ser->n = np;
+	ser->step = (uint32_t)step;
+	for (i = 0; i < np; i++)
+		ser->end_wall_ns[i] = ends[nid - 1 - (np - 1 - i) * step];
+	for (i = 0; i < nrow; i++) {
+		uint32_t b = (uint32_t)(np - 1 - (nid - 1 - row[i].seq) / step);
+
+		if (i > 0 && !same_instance(&row[i - 1].p, &row[i].p))
+			k++;
+		if (k >= nsp)
+			break; /* cannot be: span_fold saw the same rows */
+		if (sp[k].series_n == 0)
+			sp[k].series_off = nv;
+		else if (ser->index[nv - 1] == b) {
+			ser->bytes[nv - 1] =
+			    row[i].p.bytes; /* a newer window */
+			continue;
+		}
+		ser->bytes[nv] = row[i].p.bytes;
+		ser->index[nv++] = b;
+		sp[k].series_n++;
+	}
+	ser->nvalues = nv;
+	return 0;
+}
+
+void
+store_gpumem_series_free(struct gpumem_series *ser)
+{
+	if (ser == NULL)
+		return;
+	free(ser->end_wall_ns);
+	free(ser->bytes);
+	free(ser->index);
+	memset(ser, 0, sizeof(*ser));
+}
+
 static void
 bind_name(sqlite3_stmt *st, const char *name, int64_t v)
 {
@@ -352,7 +427,8 @@ span_window(struct store *s, int64_t id, int64_t end, size_t seq,
 static int
 span_locked(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
     const struct window_gpu_proc *q, struct gpumem_span **ret, size_t *ret_n,
-    struct window_gpumem *ret_state)
+    struct window_gpumem *ret_state, size_t max_values,
+    struct gpumem_series *ser)
 {
 	sqlite3_stmt *st = s->part_st[WPART_GPUMEM][GS_SPAN_WINS];
 	struct span_row *row = NULL;
@@ -414,6 +490,13 @@ span_locked(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 		qsort(row, nrow, sizeof(*row), span_row_cmp);
 	if (r == 0)
 		r = span_fold(row, nrow, ret, ret_n);
+	if (r == 0 && ser &&
+	    (r = span_series(row, nrow, ends, nid, *ret, *ret_n, max_values,
+		 ser)) < 0) {
+		free(*ret);
+		*ret = NULL;
+		*ret_n = 0;
+	}
 	free(row);
 	free(ids);
 	free(ends);
@@ -429,8 +512,21 @@ int
 store_gpumem_span(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
     struct gpumem_span **ret, size_t *ret_n, struct window_gpumem *ret_state)
 {
+	return store_gpumem_span_series(s, from_wall_ns, to_wall_ns, 0, ret,
+	    ret_n, ret_state, NULL);
+}
+
+/* ret_series (may be NULL): the instances' bytes per point (span_series). */
+int
+store_gpumem_span_series(struct store *s, int64_t from_wall_ns,
+    int64_t to_wall_ns, size_t max_values, struct gpumem_span **ret,
+    size_t *ret_n, struct window_gpumem *ret_state,
+    struct gpumem_series *ret_series)
+{
 	int r;
 
+	if (ret_series)
+		memset(ret_series, 0, sizeof(*ret_series));
 	if (s == NULL)
 		return -EBADF;
 	if (from_wall_ns >= to_wall_ns)
@@ -438,7 +534,7 @@ store_gpumem_span(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 	pthread_mutex_lock(&s->lock);
 	r = s->db == NULL ? -EBADF :
 			    span_locked(s, from_wall_ns, to_wall_ns, NULL, ret,
-				ret_n, ret_state);
+				ret_n, ret_state, max_values, ret_series);
 	pthread_mutex_unlock(&s->lock);
 	return r;
 }
@@ -465,9 +561,9 @@ store_gpumem_growth(struct store *s, uint32_t gpu_id, int32_t pid,
 	if (from_wall_ns >= to_wall_ns)
 		return -EINVAL;
 	pthread_mutex_lock(&s->lock);
-	r = s->db == NULL ?
-	    -EBADF :
-	    span_locked(s, from_wall_ns, to_wall_ns, &q, &sp, &n, NULL);
+	r = s->db == NULL ? -EBADF :
+			    span_locked(s, from_wall_ns, to_wall_ns, &q, &sp,
+				&n, NULL, 0, NULL);
 	pthread_mutex_unlock(&s->lock);
 	if (r < 0)
 		return r;

@@ -71,6 +71,7 @@ struct store_iw {
 	struct store_icache c;
 	struct store_icache *cp; /* &c, or the main store's */
 	struct store_iw *main;	 /* the main store's, when this is a spool */
+	uint32_t dict[2];	 /* processes', threads' dictionary (0: none) */
 };
 
 static const char *const iw_sql[IW__MAX] = {
@@ -405,8 +406,8 @@ encode_list(struct store_iw *iw, int64_t wid, int64_t wall_end_ns, bool thread,
 	if ((r = store_tasks_put(&pe, rows, iids, n)) == -EINVAL)
 		rc = SQLITE_CONSTRAINT;
 	else if (r < 0 ||
-	    store_frame_put_zstd(fe, STORE_TASKS_PART, STORE_TASKS_VERSION,
-		pe.b.p, pe.b.len, 0) < 0)
+	    store_frame_put_zdict(fe, STORE_TASKS_PART, STORE_TASKS_VERSION,
+		pe.b.p, pe.b.len, iw->dict[thread]) < 0)
 		rc = SQLITE_NOMEM;
 out:
 	store_enc_release(&pe);
@@ -525,6 +526,8 @@ store_rollback(struct store *s)
 	store_inst_forget(s);
 	store_keys_forget(s); /* and the keys it wrote (store_keys.c) */
 	store_prov_forget(s);
+	/* and the dictionaries it trained (store_dict.c) */
+	memset(s->dict_new, 0, sizeof(s->dict_new));
 }
 
 int
@@ -537,6 +540,11 @@ store_inst_put(struct store *s, int64_t id, const struct window *w)
 	/* a spool: the main store's cache and counter (store_spool.c) */
 	iw->main = s->inst_main != NULL ? s->inst_main->iw : NULL;
 	iw->cp = iw->main != NULL ? &iw->main->c : &iw->c;
+	/* the dictionaries of the store it feeds (store_dict.c) */
+	iw->dict[0] =
+	    (s->inst_main != NULL ? s->inst_main : s)->dict_cur[DSLOT_PROCS];
+	iw->dict[1] =
+	    (s->inst_main != NULL ? s->inst_main : s)->dict_cur[DSLOT_THREADS];
 	return iw_put(iw, id, w->wall_end_ns, w->procs, w->nprocs, w->threads,
 	    w->nthreads);
 }
@@ -566,14 +574,19 @@ store_inst_seed(struct store *s, int64_t max_iid)
 
 /*
  * Instances no window refers to any more (until_ns below the first
- * window's start), in the maintenance pass's own transaction; the index on
- * until_ns makes it a range delete. The cache starts empty after it.
+ * window's start; a thread's, below the first window holding threads:
+ * level 2 keeps none, store_maint.c), in the maintenance pass's own
+ * transaction. The cache starts empty after it.
  */
 int
 store_inst_prune(struct store *s, uint64_t *ret_n)
 {
-	static const char sql[] = "DELETE FROM instance WHERE until_ns <"
-				  " (SELECT min(wall_start_ns) FROM windows)";
+	static const char sql[] =
+	    "DELETE FROM instance WHERE until_ns <"
+	    " (SELECT min(wall_start_ns) FROM windows) OR (thread = 1 AND"
+	    " until_ns < (SELECT w.wall_start_ns FROM windows w WHERE EXISTS"
+	    " (SELECT 1 FROM window_tasks t WHERE t.window_id = w.id AND"
+	    " t.threads IS NOT NULL) ORDER BY w.wall_start_ns LIMIT 1))";
 	int rc;
 
 	*ret_n = 0;

@@ -94,6 +94,17 @@ enum store_prov_stmt {
  * and stats are never used by two threads at once. Internal functions
  * expect it held. The loop thread makes no call on it while it runs.
  */
+/* The lists a window's blobs are compressed with a dictionary for
+ * (store_dict.c); the values are stored (blob_dict.slot). */
+enum store_dslot {
+	DSLOT_NONE = 0,
+	DSLOT_PROCS = 1,
+	DSLOT_THREADS = 2,
+	DSLOT_KV = 3,
+	DSLOT_SYS = 4,
+	DSLOT__MAX
+};
+
 struct store {
 	pthread_mutex_t lock;
 	sqlite3 *db;
@@ -165,6 +176,12 @@ struct store {
 	 * connection, and when its current wait began */
 	uint64_t busy_ns;
 	int64_t busy_start_ns;
+	/* store_dict.c: the dictionary (its id) the writer compresses each
+	 * slot with (0: none), those a pass trained (the writer's once it
+	 * commits), passes to wait before training again */
+	uint32_t dict_cur[DSLOT__MAX];
+	uint32_t dict_new[DSLOT__MAX];
+	unsigned dict_wait;
 	/* store_prov.c: its statements, the provenance this handle wrote */
 	sqlite3_stmt *prov_st[STORE_PROV__MAX];
 	struct provenance prov_last;
@@ -247,8 +264,15 @@ struct store_wacc {
 	size_t nc, capc;
 	struct store_kv_gauge *g;
 	size_t ng, capg;
-	struct store_enc bpf; /* the BPF rows' frame, empty for none */
+	struct store_enc bpf;	    /* the BPF rows' frame, empty for none */
+	uint32_t dict_kv, dict_sys; /* their dictionaries (0: none) */
 };
+
+/* store_dict.c: trained zstd dictionaries (schema v16) */
+uint32_t store_dict_cur(const struct store *s, enum store_dslot slot);
+int store_dict_load(struct store *s);
+int store_dict_train(struct store *s, int64_t now_wall_ns);
+void store_dict_done(struct store *s, bool committed);
 
 /* store_core.c: the layer every file of the store shares */
 int store_rc_errno(int rc);
@@ -369,6 +393,10 @@ void store_spool_attach(struct store *s);
 int store_spool_move(struct store *s, struct store_move *m);
 int store_spool_let_go(struct store *s, const struct store_move *m,
     bool committed);
+/* store_spool_ids.c: a leftover spool's ids made to agree with the
+ * main file's, before its first move */
+int store_spool_fix_ids(struct store *s, int64_t *max_id, int64_t *max_iid,
+    int64_t *max_key);
 int store_spool_tables(sqlite3 *db,
     int (*fn)(sqlite3 *db, const char *t, const char *cols, void *arg),
     void *arg);

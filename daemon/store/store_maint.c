@@ -73,7 +73,7 @@ roll_bucket(struct store *s, const struct roll_src *src, size_t n,
 {
 	sqlite3_stmt *ex = s->ws[WS_ROLL_EXIST];
 	struct window **w = NULL;
-	int64_t *ids = NULL, new_id;
+	int64_t *ids = NULL, new_id, forget_ns = span_ns;
 	size_t nids = 0, cap = 0, i;
 	int rc, r = 0;
 
@@ -96,6 +96,16 @@ roll_bucket(struct store *s, const struct roll_src *src, size_t n,
 		r = store_load(s, ids[i], &w[i]);
 	if (r < 0)
 		goto out;
+	/* Level 2 keeps processes only (unless asked): a process's row
+	 * already sums its threads, so its figures stay exact, and the
+	 * threads were three quarters of a level-2 window. The longer
+	 * spans' summaries then no longer hold these windows' sums: they
+	 * are forgotten too. */
+	for (i = 0; from + 1 >= 2 && !s->o.rollup2_threads && i < nids; i++)
+		if (w[i]->nthreads) {
+			w[i]->nthreads = 0;
+			forget_ns = INT64_MAX;
+		}
 	qsort(w, nids, sizeof(*w), cmp_mono);
 	for (i = 1; i < nids && r == 0; i++)
 		r = window_merge(w[0], w[i]);
@@ -109,7 +119,7 @@ roll_bucket(struct store *s, const struct roll_src *src, size_t n,
 
 		if (f != NULL) {
 			sqlite3_bind_int64(f, 1, ids[i]);
-			sqlite3_bind_int64(f, 2, span_ns);
+			sqlite3_bind_int64(f, 2, forget_ns);
 			if ((rc = store_sum_forget_run(s, f)) != SQLITE_OK) {
 				r = store_fail(s, rc, "roll-up summaries");
 				break;
@@ -119,7 +129,7 @@ roll_bucket(struct store *s, const struct roll_src *src, size_t n,
 		if ((rc = store_run(s->ws[WS_DEL_WINDOW])) != SQLITE_OK)
 			r = store_fail(s, rc, "roll-up delete");
 	}
-	s->roll_span_ns = span_ns;
+	s->roll_span_ns = forget_ns;
 	if (r == 0 && (rc = store_write_window(s, w[0], &new_id)) != SQLITE_OK)
 		r = store_fail(s, rc, "roll-up insert");
 	s->roll_span_ns = 0;
@@ -541,6 +551,9 @@ pass_steps(struct store *s, struct maint_now *mn)
 	/* summaries of the spans now over or changed (store_tasksum.c) */
 	if ((r = prune_instances(s)) < 0 || (r = store_sum_build(s)) < 0)
 		return r;
+	/* dictionaries for the lists that have none (store_dict.c) */
+	if ((r = store_dict_train(s, mn->now->wall_ns)) < 0)
+		return r;
 	return shrink(s);
 }
 
@@ -583,6 +596,7 @@ maintain_locked(struct store *s, const struct store_now *now)
 	mv.busy0 = s->busy_ns; /* the move's wait: the commit's */
 	if ((rc = pass_commit(s, &done)) < 0 && r == 0)
 		r = rc;
+	store_dict_done(s, done);
 	if (!done) {
 		/* nothing of the pass is in the file: nor are its counts */
 		s->st.windows_rolled = was.windows_rolled;

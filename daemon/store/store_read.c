@@ -99,6 +99,8 @@ store_read_prepare(struct store *s)
 			 SQLITE_PREPARE_PERSISTENT, &s->rs[i], NULL)) !=
 		    SQLITE_OK)
 			return rc;
+	if ((rc = store_dict_load(s)) != SQLITE_OK)
+		return rc;
 	return store_sum_prepare(s);
 }
 

@@ -55,6 +55,7 @@ static const struct store_field counters[] = {
 	BPF_U64(procs_exited),
 	BPF_U64(oncpu_total),
 	BPF_U32(threads_other),
+	BPF_U64(rq_notid),
 };
 
 /* A window_count row of kind "bpf*" (store_read.c hands them over). */
@@ -124,7 +125,8 @@ cmp_thread(const void *a, const void *b)
 static bool
 uid_empty(const struct window_bpf_uid *u)
 {
-	return !u->oncpu_ns && !u->exited_ns && !u->exited_tasks;
+	return !u->oncpu_ns && !u->exited_ns && !u->exited_tasks &&
+	    !u->rq_count;
 }
 
 /*

@@ -327,6 +327,28 @@ static const char schema_v15[] =
     " blob BLOB NOT NULL);";
 
 /*
+ * v16: trained zstd dictionaries (store_dict.c), one row each, named by
+ * the frames of codec 2 by id (the CRC-32C of dict). Nothing to convert:
+ * older blobs stay plain zstd frames.
+ */
+static const char schema_v16[] =
+    "CREATE TABLE blob_dict ("
+    " id INTEGER PRIMARY KEY,"
+    " slot INTEGER NOT NULL, made_ns INTEGER NOT NULL,"
+    " dict BLOB NOT NULL);";
+
+/*
+ * v17: how GPU memory walks read the map (store_gpumem.c): traversals by
+ * batch lookup, and keys a walk missed that a lookup then found. Older
+ * windows read 0 for both (not measured then).
+ */
+static const char schema_v17[] =
+    "ALTER TABLE window_gpumem ADD COLUMN batch_walks INTEGER NOT NULL"
+    " DEFAULT 0;"
+    "ALTER TABLE window_gpumem ADD COLUMN recovered INTEGER NOT NULL"
+    " DEFAULT 0;";
+
+/*
  * migrations[v] takes a database from user_version v to v + 1: its SQL,
  * then its C half (NULL: none) in the same transaction.
  */
@@ -346,4 +368,6 @@ const struct store_migration store_migrations[STORE_SCHEMA_VERSION] = {
 	{ schema_v13, NULL },
 	{ schema_v14, NULL },
 	{ schema_v15, NULL },
+	{ schema_v16, NULL },
+	{ schema_v17, NULL },
 };

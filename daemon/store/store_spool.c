@@ -250,7 +250,7 @@ static int
 attach(struct store *s)
 {
 	sqlite3_stmt *st;
-	int64_t max = 0, max_iid = 0, max_key = 0;
+	int64_t max = 0, max_iid = 0, max_key = 0, pending = 0;
 	unsigned i;
 	int rc;
 
@@ -278,6 +278,12 @@ attach(struct store *s)
 		rc = store_run_int(s->spool_st[SP_MAX_IID], &max_iid);
 	if (rc == SQLITE_OK)
 		rc = store_run_int(s->spool_st[SP_MAX_KEY], &max_key);
+	/* a leftover spool whose ids a run without it gave away
+	 * (store_spool_ids.c): made to agree before anything moves */
+	if (rc == SQLITE_OK)
+		rc = store_run_int(s->spool_st[SP_PENDING], &pending);
+	if (rc == SQLITE_OK && pending > 0)
+		rc = store_spool_fix_ids(s, &max, &max_iid, &max_key);
 	if (rc != SQLITE_OK)
 		return store_fail(s, rc, "spool: prepare");
 	/* the spool's instances take the main store's ids (store_inst.c) */

@@ -125,16 +125,24 @@ store_put_gauge(struct store *s, const char *kind, const char *key,
 	return store_wacc_gauge(a, k, g);
 }
 
+/* With dictionary dict (0: plain zstd). */
+static int
+frame_d(struct store_enc *out, unsigned part, unsigned version,
+    const struct store_enc *pl, uint32_t dict)
+{
+	if (pl->err)
+		return SQLITE_NOMEM;
+	return store_frame_put_zdict(out, part, version, pl->b.p, pl->b.len,
+		   dict) < 0 ?
+	    SQLITE_NOMEM :
+	    SQLITE_OK;
+}
+
 static int
 frame(struct store_enc *out, unsigned part, unsigned version,
     const struct store_enc *pl)
 {
-	if (pl->err)
-		return SQLITE_NOMEM;
-	return store_frame_put_zstd(out, part, version, pl->b.p, pl->b.len, 0) <
-		0 ?
-	    SQLITE_NOMEM :
-	    SQLITE_OK;
+	return frame_d(out, part, version, pl, 0);
 }
 
 int
@@ -154,7 +162,7 @@ store_wacc_bpfrows(struct store_wacc *a, const struct window_bpf_uid *u,
 	return rc;
 }
 
-/* The rows as version 2 (version 1 is what a v8 store's migration
+/* The rows as version 3 (version 1 is what a v8 store's migration
  * writes, store_wacc_bpfrows). */
 int
 store_wacc_bpfrows2(struct store_wacc *a, const struct store_bpfrows *b)
@@ -165,7 +173,7 @@ store_wacc_bpfrows2(struct store_wacc *a, const struct store_bpfrows *b)
 	store_enc_release(&a->bpf);
 	if (b->nuid == 0 && b->nproc == 0 && b->nthread == 0)
 		return SQLITE_OK;
-	rc = store_bpfrows_put2(&pl, b) < 0 ?
+	rc = store_bpfrows_put3(&pl, b) < 0 ?
 	    SQLITE_NOMEM :
 	    frame(&a->bpf, STORE_BPFROWS_PART, STORE_BPFROWS_VERSION, &pl);
 	store_enc_release(&pl);
@@ -226,14 +234,15 @@ store_wacc_insert(sqlite3_stmt *ins, int64_t id, struct store_wacc *a,
 		if ((r = store_kv_put(&kpl, a->c, a->nc, a->g, a->ng)) < 0)
 			rc = r == -EINVAL ? SQLITE_CONSTRAINT : SQLITE_NOMEM;
 		else
-			rc = frame(&kf, STORE_KV_PART, STORE_KV_VERSION, &kpl);
+			rc = frame_d(&kf, STORE_KV_PART, STORE_KV_VERSION, &kpl,
+			    a->dict_kv);
 	}
 	if (rc == SQLITE_OK && (nc || np)) {
 		if ((r = store_sys_put(&spl, c, nc, p, np)) < 0)
 			rc = r == -EINVAL ? SQLITE_CONSTRAINT : SQLITE_NOMEM;
 		else
-			rc = frame(&sf, STORE_SYS_PART, STORE_SYS_VERSION,
-			    &spl);
+			rc = frame_d(&sf, STORE_SYS_PART, STORE_SYS_VERSION,
+			    &spl, a->dict_sys);
 	}
 	if (rc == SQLITE_OK && (kf.b.len || sf.b.len || a->bpf.b.len)) {
 		sqlite3_bind_int64(ins, 1, id);
@@ -301,6 +310,8 @@ store_wparts_put(struct store *s, int64_t id, const struct window *w)
 			p[np].res = i;
 			p[np++].p = w->psi[i];
 		}
+	a->dict_kv = store_dict_cur(s, DSLOT_KV);
+	a->dict_sys = store_dict_cur(s, DSLOT_SYS);
 	rc = store_wacc_insert(s->ws[WS_INS_PARTS], id, a, c, nc, p, np);
 	free(c);
 	store_wacc_reset(a);

@@ -25,6 +25,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "core/bpf_child.h"
 #include "taskiter.skel.h"
 #endif
 
@@ -369,8 +370,7 @@ taskiter_usable(int procfd)
 #ifdef HAVE_BPF_CORE
 
 struct taskiter {
-	struct vitals_taskiter *skel;
-	struct bpf_link *link;
+	int link_fd; /* the iterator's link, made by the loading child */
 	unsigned hz;
 	struct vbuf buf;
 	struct taskiter_snap snap;
@@ -381,8 +381,8 @@ taskiter_free(struct taskiter *ti)
 {
 	if (ti == NULL)
 		return NULL;
-	bpf_link__destroy(ti->link);
-	vitals_taskiter__destroy(ti->skel);
+	if (ti->link_fd >= 0)
+		close(ti->link_fd);
 	vbuf_release(&ti->buf);
 	taskiter_snap_release(&ti->snap);
 	free(ti);
@@ -396,7 +396,7 @@ taskiter_read_raw(struct taskiter *ti)
 	ssize_t n;
 	int fd, r = 0;
 
-	fd = bpf_iter_create(bpf_link__fd(ti->link));
+	fd = bpf_iter_create(ti->link_fd);
 	if (fd < 0)
 		return -errno;
 	ti->buf.len = 0;
@@ -434,18 +434,63 @@ taskiter_read(struct taskiter *ti, const struct taskiter_snap **ret)
 }
 
 /*
- * Load, attach, read once. The kernel's BTF is looked for under sys_root
- * (libbpf itself reads /sys/kernel/btf/vmlinux for the CO-RE relocations).
- * On failure *ret_why says which stage failed.
+ * In the loading child (bpf_child.c): open, load and attach; the link's fd
+ * goes to the parent, *out says which stage failed.
+ */
+static int
+load_child(void *arg, int *fds, size_t nfds, void *out, size_t outsz)
+{
+	const unsigned *hz = arg;
+	enum scanner_why *why = out;
+	struct vitals_taskiter *skel;
+	struct bpf_link *link;
+	uint64_t mul, div;
+	int r;
+
+	if (nfds != 1 || outsz != sizeof(*why))
+		return -EINVAL;
+	bpf_common_init();
+	if ((skel = vitals_taskiter__open()) == NULL) {
+		*why = SCANNER_WHY_VERIFIER;
+		return -errno;
+	}
+	/* the benchmark's floor program: not the daemon's */
+	bpf_program__set_autoload(skel->progs.taskiter_walk, false);
+	/* the program converts as ns_to_clock_t() does */
+	clock_t_factors(*hz, &mul, &div);
+	skel->rodata->ticks_mul = mul;
+	skel->rodata->ticks_div = div;
+	if ((r = vitals_taskiter__load(skel)) < 0) {
+		*why = r == -EPERM ? SCANNER_WHY_PRIVILEGE :
+				     SCANNER_WHY_VERIFIER;
+		return r;
+	}
+	if ((link = bpf_program__attach_iter(skel->progs.taskiter_dump,
+		 NULL)) == NULL) {
+		r = -errno;
+		*why = r == -EPERM ? SCANNER_WHY_PRIVILEGE : SCANNER_WHY_ATTACH;
+		return r;
+	}
+	/* the child exits next: the kernel drops its references, the
+	 * parent's fd keeps the link and its program */
+	fds[0] = bpf_link__fd(link);
+	return 0;
+}
+
+/*
+ * Load and attach in a child (the kernel BTF's parse stays out of our
+ * memory), then read once here. The kernel's BTF is looked for under
+ * sys_root (libbpf itself reads /sys/kernel/btf/vmlinux for the CO-RE
+ * relocations). On failure *ret_why says which stage failed.
  */
 int
 taskiter_open(unsigned hz, const char *sys_root, struct taskiter **ret,
     enum scanner_why *ret_why)
 {
+	enum scanner_why why = SCANNER_WHY_VERIFIER;
 	const struct taskiter_snap *snap;
 	struct taskiter *ti;
 	char btf[4096];
-	uint64_t mul, div;
 	int r;
 
 	if (hz == 0)
@@ -461,29 +506,10 @@ taskiter_open(unsigned hz, const char *sys_root, struct taskiter **ret,
 	if ((ti = calloc(1, sizeof(*ti))) == NULL)
 		return -ENOMEM;
 	ti->hz = hz;
-	bpf_common_init();
-	if ((ti->skel = vitals_taskiter__open()) == NULL) {
-		r = -errno;
-		*ret_why = SCANNER_WHY_VERIFIER;
-		goto fail;
-	}
-	/* the benchmark's floor program: not the daemon's */
-	bpf_program__set_autoload(ti->skel->progs.taskiter_walk, false);
-	/* the program converts as ns_to_clock_t() does */
-	clock_t_factors(hz, &mul, &div);
-	ti->skel->rodata->ticks_mul = mul;
-	ti->skel->rodata->ticks_div = div;
-	if ((r = vitals_taskiter__load(ti->skel)) < 0) {
-		*ret_why = r == -EPERM ? SCANNER_WHY_PRIVILEGE :
-					 SCANNER_WHY_VERIFIER;
-		goto fail;
-	}
-	ti->link = bpf_program__attach_iter(ti->skel->progs.taskiter_dump,
-	    NULL);
-	if (ti->link == NULL) {
-		r = -errno;
-		*ret_why = r == -EPERM ? SCANNER_WHY_PRIVILEGE :
-					 SCANNER_WHY_ATTACH;
+	if ((r = bpf_child_run(load_child, &hz, &ti->link_fd, 1, &why,
+		 sizeof(why))) < 0) {
+		*ret_why = why;
+		ti->link_fd = -1;
 		goto fail;
 	}
 	/* One read now: a failure belongs to setup, not to the first tick. */

@@ -77,6 +77,12 @@ struct ftrace {
 	} tgid_cache[TGID_CACHE];
 };
 
+bool
+ftrace_built(void)
+{
+	return true;
+}
+
 const char *
 ftrace_state_name(unsigned st)
 {
@@ -92,7 +98,25 @@ ftrace_state_name(unsigned st)
 	return st < FTRACE__MAX ? names[st] : "?";
 }
 
-/* The process of a thread, from /proc/<tid>/status; cached by tid. */
+/*
+ * A thread's exit ends its cache entry: the tid may come back as a thread
+ * of another process, and its markers must not go to the old one. Exits
+ * are dispatched in time order with the markers, so a marker before the
+ * exit still finds the entry and one after it reads /proc again.
+ */
+static void
+tgid_forget(struct ftrace *ft, int32_t tid)
+{
+	unsigned slot = (unsigned)tid % TGID_CACHE;
+
+	if (tid > 0 && ft->tgid_cache[slot].tid == tid) {
+		ft->tgid_cache[slot].tid = 0;
+		ft->tgid_cache[slot].tgid = 0;
+	}
+}
+
+/* The process of a thread, from /proc/<tid>/status; cached by tid until
+ * the thread's exit (tgid_forget). */
 static int32_t
 tgid_of(int32_t tid, void *arg)
 {
@@ -263,10 +287,17 @@ pend_flush(struct ftrace *ft, uint64_t watermark)
 		struct pend *p = &ft->pend[ft->order[i]];
 
 		if (p->r.ts <= watermark) {
-			if (p->r.ev == FT_LOST)
+			if (p->r.ev == FT_LOST) {
+				/* the exits among the lost end no entry:
+				 * every tid is looked up again */
+				memset(ft->tgid_cache, 0,
+				    sizeof(ft->tgid_cache));
 				atrace_lost(ft->at);
-			else
-				atrace_record(ft->at, &p->r);
+				continue;
+			}
+			atrace_record(ft->at, &p->r);
+			if (p->r.ev == FEV_PROCESS_EXIT)
+				tgid_forget(ft, p->r.u.exit.tid);
 			continue;
 		}
 		/* held back: its payload must outlive rbuf */
@@ -521,8 +552,6 @@ setup_events(struct ftrace *ft, const struct ftrace_opts *o)
 		if ((ev == FEV_SCHED_SWITCH || ev == FEV_SCHED_WAKEUP ||
 			ev == FEV_SCHED_WAKEUP_NEW) &&
 		    !o->sched)
-			continue;
-		if (ev == FEV_PROCESS_EXIT && !ft->atrace && !o->sched)
 			continue;
 		if (!available(ft->inst, want[i].sys, want[i].name) ||
 		    !fdec_has(ft->dec, ev)) {

@@ -12,6 +12,12 @@
 
 #include "trace/trace.h"
 
+bool
+ftrace_built(void)
+{
+	return false;
+}
+
 const char *
 ftrace_state_name(unsigned st)
 {

@@ -42,6 +42,7 @@ struct collector {
 	window_cb cb;
 	void *cb_arg;
 	window_close_hook close_hook; /* fills the window before the ring */
+	struct window *pending;	      /* closed, a part still being filled */
 	void *close_arg;
 };
 
@@ -131,6 +132,7 @@ collector_new(const struct collector_opts *o, struct collector **ret)
 	/* Not fatal: /proc stands in, collector_scanner() says why. */
 	(void)procscan_set_scanner(c->ps, (enum scanner_mode)o->scanner,
 	    o->sys_root);
+	procscan_set_stat_fds(c->ps, statfd_limit(o->stat_fds));
 	/* hidepid: count what the scan cannot see (proc_hidden.c); a mount
 	 * that cannot be looked at is taken as hiding nothing */
 	(void)procscan_watch_hidden(c->ps, o->sys_root);
@@ -167,6 +169,7 @@ collector_free(struct collector *c)
 	for (i = 0; i < c->ring_cap && c->ring; i++)
 		window_free(c->ring[i]);
 	window_free(c->open);
+	window_free(c->pending);
 	free(c->ring);
 	free(c->prev);
 	free(c->cur);
@@ -543,17 +546,73 @@ tv_us(const struct timeval *tv)
 	return (uint64_t)tv->tv_sec * 1000000u + (uint64_t)tv->tv_usec;
 }
 
+/* A closed window joins the ring and is handed out. */
+static void
+close_publish(struct collector *c, struct window *w)
+{
+	unsigned slot = c->ring_head;
+
+	window_free(c->ring[slot]);
+	c->ring[slot] = w;
+	c->ring_head = (c->ring_head + 1) % c->ring_cap;
+	if (c->ring_n < c->ring_cap)
+		c->ring_n++;
+	if (c->cb)
+		c->cb(w, c->cb_arg);
+}
+
+uint64_t
+collector_ring_bytes(const struct collector *c, unsigned *ret_n)
+{
+	uint64_t sum = 0;
+	unsigned i, n = 0;
+
+	for (i = 0; i < c->ring_cap; i++)
+		if (c->ring[i]) {
+			sum += window_bytes(c->ring[i]);
+			n++;
+		}
+	if (c->open) {
+		sum += window_bytes(c->open);
+		n++;
+	}
+	if (c->pending) {
+		sum += window_bytes(c->pending);
+		n++;
+	}
+	*ret_n = n;
+	return sum;
+}
+
+struct window *
+collector_pending(const struct collector *c)
+{
+	return c->pending;
+}
+
+void
+collector_close_finish(struct collector *c)
+{
+	struct window *w = c->pending;
+
+	if (w == NULL)
+		return;
+	c->pending = NULL;
+	close_publish(c, w);
+}
+
 int
 collector_close_window(struct collector *c, const struct clocks *now)
 {
 	struct window *w = c->open;
 	struct rusage ru;
-	unsigned slot;
 	int64_t half;
-	int r;
+	int r, later = 0;
 
 	if (w == NULL)
 		return 0;
+	/* windows are handed out in order: one left waiting goes first */
+	collector_close_finish(c);
 	w->mono_end_ns = now->mono_ns;
 	w->boot_end_ns = now->boot_ns;
 	w->wall_end_ns = now->wall_ns;
@@ -562,17 +621,10 @@ collector_close_window(struct collector *c, const struct clocks *now)
 	    (r = fgbg_flush(c->fg, w)) < 0)
 		return r;
 	if (c->close_hook)
-		c->close_hook(w, c->close_arg);
+		later = c->close_hook(w, c->close_arg);
 	getrusage(RUSAGE_THREAD, &ru);
 	w->health.self_utime_us = tv_us(&ru.ru_utime) - tv_us(&c->ru.ru_utime);
 	w->health.self_stime_us = tv_us(&ru.ru_stime) - tv_us(&c->ru.ru_stime);
-
-	slot = c->ring_head;
-	window_free(c->ring[slot]);
-	c->ring[slot] = w;
-	c->ring_head = (c->ring_head + 1) % c->ring_cap;
-	if (c->ring_n < c->ring_cap)
-		c->ring_n++;
 	c->open = NULL;
 	/*
 	 * The next grid boundary this close has not reached. An early close
@@ -584,8 +636,10 @@ collector_close_window(struct collector *c, const struct clocks *now)
 		c->target_ns +=
 		    ((now->mono_ns + half - c->target_ns) / c->window_ns + 1) *
 		    c->window_ns;
-	if (c->cb)
-		c->cb(w, c->cb_arg);
+	if (later > 0)
+		c->pending = w;
+	else
+		close_publish(c, w);
 	return window_open(c, now);
 }
 
@@ -594,4 +648,20 @@ collector_proc_lookup(const struct collector *c, int32_t pid,
     uint64_t *ret_starttime, char *ret_name, size_t namesz)
 {
 	return procscan_lookup(c->ps, pid, ret_starttime, ret_name, namesz);
+}
+
+const struct sys_sample *
+collector_last_sys(const struct collector *c, struct clocks *ret_clk)
+{
+	if (!c->have_prev)
+		return NULL;
+	if (ret_clk)
+		*ret_clk = c->prev_clk;
+	return c->prev;
+}
+
+void
+collector_each_proc(const struct collector *c, procscan_each_fn fn, void *arg)
+{
+	procscan_each(c->ps, fn, arg);
 }

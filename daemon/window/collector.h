@@ -22,7 +22,8 @@ struct collector_opts {
 	unsigned window_s;
 	unsigned ring; /* closed windows kept in memory */
 	enum threads_mode threads;
-	unsigned scanner; /* enum scanner_mode; 0: procfs */
+	unsigned scanner;  /* enum scanner_mode; 0: procfs */
+	unsigned stat_fds; /* procfs scan: stat files kept open at most */
 };
 
 typedef void (*window_cb)(const struct window *w, void *arg);
@@ -48,15 +49,35 @@ unsigned collector_hz(const struct collector *c);
 void collector_scanner(const struct collector *c, enum scanner_mode *ret_kind,
     enum scanner_why *ret_why, int *ret_err);
 
-/* collector.c: a hook on the closing window, before anyone sees it */
-typedef void (*window_close_hook)(struct window *w, void *arg);
+/*
+ * collector.c: a hook on the closing window, before anyone sees it. It
+ * returns 0 when the window is filled, 1 when a part is still being
+ * filled off the loop: the window then waits, unseen, until
+ * collector_close_finish (the next window opens meanwhile, and a close
+ * that finds one waiting finishes it first, hook's work or not).
+ */
+typedef int (*window_close_hook)(struct window *w, void *arg);
 void collector_set_close_hook(struct collector *c, window_close_hook fn,
     void *arg);
+/* Bytes of the windows kept in memory (window_bytes), their number in
+ * ret_n; the open one and one waiting included. */
+uint64_t collector_ring_bytes(const struct collector *c, unsigned *ret_n);
+/* The window a close left waiting, NULL none. */
+struct window *collector_pending(const struct collector *c);
+/* It goes into the ring and to the window callback now. */
+void collector_close_finish(struct collector *c);
 
 /* collector.c: the foreground/background accumulators the process scan
  * feeds (fgbg.h); NULL none. fg stays the caller's. */
 struct fgbg;
 void collector_set_fgbg(struct collector *c, struct fgbg *fg);
+
+/* collector.c: the latest sample's system reads and its clocks (NULL:
+ * none yet), and each live process's counters, for the exporter */
+const struct sys_sample *collector_last_sys(const struct collector *c,
+    struct clocks *ret_clk);
+void collector_each_proc(const struct collector *c, procscan_each_fn fn,
+    void *arg);
 
 int collector_proc_lookup(const struct collector *c, int32_t pid,
     uint64_t *ret_starttime, char *ret_name, size_t namesz);

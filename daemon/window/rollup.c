@@ -183,6 +183,10 @@ health_merge(struct window_health *a, const struct window_health *s)
 	/* Snapshots taken when a window closed: the later one is current. */
 	a->procs_scanned = s->procs_scanned;
 	a->threads_scanned = s->threads_scanned;
+	a->stat_fds = s->stat_fds;
+	a->stat_fd_reads += s->stat_fd_reads;
+	a->stat_opens += s->stat_opens;
+	a->stat_fd_full += s->stat_fd_full;
 	a->store_state = s->store_state;
 	a->store_queued = s->store_queued;
 	a->store_dropped = s->store_dropped;

@@ -84,7 +84,12 @@ struct window_health {
 	uint32_t late_ticks;	/* timer fired over half an interval late */
 	uint32_t burst_samples; /* samples taken in burst mode */
 	uint32_t procs_scanned, threads_scanned; /* in the last sample */
-	uint32_t procs_exited, threads_exited;	 /* instances that ended */
+	/* the procfs scan's kept stat files (proc_statfd.c): open after the
+	 * last sample; reads through one, opens, opens not kept (bound),
+	 * over the window. In memory only, as the tick lateness. */
+	uint32_t stat_fds;
+	uint64_t stat_fd_reads, stat_opens, stat_fd_full;
+	uint32_t procs_exited, threads_exited; /* instances that ended */
 	uint32_t cpu_dropped; /* cpuN lines beyond VITALS_CPU_MAX */
 	/* the store as seen when this window closed (enum store_state) */
 	uint32_t store_state;

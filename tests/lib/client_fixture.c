@@ -194,23 +194,29 @@ build_window(void)
 	snap.window = &win;
 }
 
+/* tests/fixtures/dumpsys/summary.txt, which check_dumpsys also reads */
 const char summary_text[] =
-    "Load: 1.50 / 0.75 / n/a\n"
-    "CPU usage from 10500ms to 500ms ago (window 42: 2023-11-14 "
-    "22:13:20.000 to 2023-11-14 22:13:30.000, 10/10 samples valid, "
-    "USER_HZ 100):\n"
-    " 100.0% 1234/burner: 95.0% user + 5.0% kernel / faults: 12 minor "
-    "0 major\n"
-    "+  1.0% 77/sysd: 0.6% user + 0.4% kernel / faults: 100 minor 3 major\n"
-    "-  0.1% 5/k?[31m: 0.0% user + 0.1% kernel / faults: 0 minor 0 major\n"
+    "Load: 1.5 / 0.75 / n/a\n"
+    "CPU usage from 10500ms to 500ms ago (2023-11-14 22:13:20.000 to 2023-11-14 22:13:30.000):\n"
+    "  100% 1234/burner: 95% user + 5% kernel / faults: 12 minor\n"
+    " +1% 77/sysd: 0.6% user + 0.4% kernel / faults: 100 minor 3 major\n"
+    " -0.1% 5/k?[31m: 0% user + 0.1% kernel\n"
+    "25% TOTAL: 20% user + 3% kernel + 1% iowait + 0.5% irq + 0.5% softirq\n"
+    "\n"
+    "vitals: window 42 (level 0), 10/10 samples valid, USER_HZ 100\n"
+    "  (core: 100% = one core, as above; share: of all CPUs' time)\n"
+    "        pid    core  share   utime   stime  name\n"
+    "       1234  100.0%  25.0%     950      50  burner\n"
+    "  +      77    1.0%    n/a       3       2  sysd\n"
+    "  -       5    0.1%    n/a       0       1  k?[31m\n"
     "  (2 more processes with activity)\n"
-    "  24.0% TOTAL: 20.0% user + 3.0% kernel + 1.0% iowait + 0.5% irq + "
-    "0.5% softirq (steal 2.5%)\n"
-    "Pressure (stalled share of 10.0s): cpu some 2.5% full n/a, memory "
-    "some 0.1% full 0.0%, io unavailable\n"
-    "Memory (kB, last): MemTotal 8000000, MemAvailable 6000000, SwapTotal "
-    "n/a, SwapFree n/a\n"
-    "vmstat (window deltas): pgfault 5000, pgmajfault 7, pswpin n/a, "
-    "pswpout n/a\n";
+    "CPU busy 24.0% = user 20.0% + kernel 3.0% + irq 0.5% + softirq 0.5%\n"
+    "  iowait 1.0%, steal 2.5%, idle 72.5%; of 4000 ticks, all CPUs\n"
+    "Pressure (stalled share of 10.0s): cpu some 2.5% full n/a,\n"
+    "  memory some 0.1% full 0.0%,\n"
+    "  io unavailable\n"
+    "Memory (kB, last): MemTotal 8000000, MemAvailable 6000000,\n"
+    "  SwapTotal n/a, SwapFree n/a\n"
+    "vmstat (window deltas): pgfault 5000, pgmajfault 7, pswpin n/a, pswpout n/a\n";
 
-const struct fmt_ctx fctx = { 110500000000LL, 4 };
+const struct fmt_ctx fctx = { 110500000000LL, 4, false, 0, false };

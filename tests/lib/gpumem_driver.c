@@ -133,8 +133,9 @@ gd_map_path(char *buf, size_t sz, const char *name)
 }
 
 /*
- * Make the kernel refuse every get-next-key of this process (and what it
- * execs): seccomp answers EPERM, as an LSM refusing the walk would. The
+ * Make the kernel refuse every get-next-key and batch lookup of this
+ * process (and what it execs): seccomp answers EPERM, as an LSM refusing
+ * the walk would. The
  * map stays readable by lookup and writable, so only the walk fails.
  */
 void
@@ -143,10 +144,11 @@ gd_refuse_walks(void)
 	struct sock_filter f[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 		    offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_bpf, 0, 3),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_bpf, 0, 4),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 		    offsetof(struct seccomp_data, args[0])),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, BPF_MAP_GET_NEXT_KEY, 0, 1),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, BPF_MAP_GET_NEXT_KEY, 1, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, BPF_MAP_LOOKUP_BATCH, 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};

@@ -9,6 +9,7 @@
 #include <ctype.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -320,6 +321,33 @@ jm_container(struct jm_in *in, struct jm *ret, bool obj)
 	}
 }
 
+/*
+ * A string holding a canonical decimal integer (proto3's JSON form of a
+ * 64-bit integer: "-12", "0", "18446744073709551615") also carries its
+ * value: num always, ll and is_int when it fits a long long. t stays
+ * JM_STR, so a test can tell the two forms apart.
+ */
+static void
+jm_int_string(struct jm *v)
+{
+	const char *p = v->str;
+	char *end;
+
+	if (*p == '-')
+		p++;
+	if (*p < '0' || *p > '9' || (*p == '0' && p[1] != '\0'))
+		return;
+	for (; *p; p++)
+		if (*p < '0' || *p > '9')
+			return;
+	errno = 0;
+	v->ll = strtoll(v->str, &end, 10);
+	v->is_int = errno == 0;
+	v->num = strtod(v->str, NULL);
+	if (!v->is_int)
+		v->ll = 0;
+}
+
 static int
 jm_value(struct jm_in *in, struct jm *ret)
 {
@@ -340,6 +368,8 @@ jm_value(struct jm_in *in, struct jm *ret)
 	case '"':
 		ret->t = JM_STR;
 		r = (ret->str = jm_string(in)) ? 0 : -1;
+		if (r == 0)
+			jm_int_string(ret);
 		break;
 	case 't':
 		ret->t = JM_BOOL;
@@ -415,7 +445,7 @@ jm_find_id(const struct jm *arr, long long id)
 	for (i = 0; arr && arr->t == JM_ARR && i < arr->n; i++) {
 		const struct jm *v = jm_get(&arr->v[i], "id");
 
-		if (v && v->t == JM_NUM && v->ll == id)
+		if (jm_is_int(v) && v->ll == id)
 			return &arr->v[i];
 	}
 	return NULL;

@@ -34,6 +34,21 @@ struct jm *jm_parse(const char *s, size_t len);
 const struct jm *jm_get(const struct jm *o, const char *key);
 /* "a.b.c" through objects. */
 const struct jm *jm_path(const struct jm *o, const char *path);
+/* An integer: a JSON number, or a string holding one (proto3's form of a
+ * 64-bit integer); its value in ll (and num). */
+static inline bool
+jm_is_int(const struct jm *v)
+{
+	return v && (v->t == JM_NUM || v->t == JM_STR) && v->is_int;
+}
+
+/* A number, or an integer written as a string; its value in num. */
+static inline bool
+jm_is_num(const struct jm *v)
+{
+	return v && (v->t == JM_NUM || (v->t == JM_STR && v->is_int));
+}
+
 /* The object of array arr whose "id" is the integer id, or NULL. */
 const struct jm *jm_find_id(const struct jm *arr, long long id);
 

@@ -261,6 +261,31 @@ tu_burner_start(void)
 	return (int)pid;
 }
 
+/*
+ * A burner that switches out at least every burn_ms: it sleeps 200 us
+ * after each burn_ms of CPU. The sched_switch accounting credits a slice
+ * at its switch-out (doc/bpf.md, "time is known at switch-out"), and an
+ * uncontended spinner can run for seconds without one; tests that compare
+ * BPF and /proc window by window need slices shorter than a window.
+ */
+int
+tu_burner_start_switching(unsigned burn_ms)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct timespec nap = { 0, 200000L };
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		prctl(PR_SET_NAME, "tu_burner");
+		for (;;) {
+			tu_burn_ms(burn_ms);
+			nanosleep(&nap, NULL);
+		}
+	}
+	return (int)pid;
+}
+
 void
 tu_burner_stop(int pid)
 {

@@ -24,6 +24,8 @@ unsigned long long tu_burn_ms(unsigned ms);
 /* A child process that burns CPU until tu_burner_stop (or until this
  * process dies): the activity a daemon window under test must see. */
 int tu_burner_start(void);
+/* the same, switching out at least every burn_ms (testutil.c says why) */
+int tu_burner_start_switching(unsigned burn_ms);
 void tu_burner_stop(int pid);
 /* A child that waits for one byte on *gate (the write end, the caller's
  * to write to and close) and then execs argv (argv[0] a path): a process

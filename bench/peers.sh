@@ -1,0 +1,254 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+#
+# peers.sh: vitalsd and its peers sampling one task population at the same
+# time, for the same seconds: top, pidstat, atop, sadc and
+# prometheus-process-exporter (scraped every second). Run together, the
+# machine's noise hits every tool alike: compare the ratios, not the
+# absolute times.
+#
+# Per tool: CPU per second of wall time from /proc/<pid>/stat (utime +
+# stime, reaped and live children included) over the measured seconds,
+# per own sample (atop samples every 10 s, the others every second) and
+# per task; peak RSS (VmHWM of the tool's main process). For vitalsd also
+# the run time of its BPF programs (the kernel's BPF statistics: spent in
+# other tasks' context, so not in its utime/stime) and its own view of its
+# loop (tick lateness, drain time) from `vitals --json health`.
+# bench/README.md says how to read the table.
+set -euo pipefail
+export LC_ALL=C
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(dirname "$here")
+# shellcheck source=bench/lib.sh
+. "$here/lib.sh"
+
+vitalsd=${VITALSD:-$repo/build/daemon/vitalsd}
+vitals=${VITALS:-$repo/build/client/vitals}
+secs=${BENCH_SECONDS:-60}
+warmup=${BENCH_WARMUP:-5}
+procs=${BENCH_PROCS:-500}
+threads=${BENCH_THREADS:-4}
+busy=${BENCH_BUSY_PCT:-10}
+burn_us=${BENCH_BURN_US:-1000}
+tools=${BENCH_TOOLS:-vitalsd,top,pidstat,atop,sadc,process-exporter}
+vitalsd_args=${VITALSD_ARGS:-}
+keep=0
+port=${BENCH_EXPORTER_PORT:-19256}
+
+usage() {
+	cat <<EOF
+usage: $(basename "$0") [options]
+
+  --seconds N      measured seconds (default $secs)
+  --procs N        processes to spawn (default $procs)
+  --threads N      threads per process, main included (default $threads)
+  --busy PCT       percent of processes that burn CPU (default $busy)
+  --burn-us N      CPU burnt per busy thread every 100 ms (default $burn_us)
+  --tools LIST     subset of $tools
+  --vitalsd PATH   daemon binary (default $vitalsd)
+  --vitalsd-args S extra daemon arguments, split on blanks
+  --keep           keep the temporary directory
+Needs root (BPF, every process's /proc) and the peers: bash scripts/deps.sh bench
+EOF
+}
+
+die() {
+	echo "peers: $*" >&2
+	exit 1
+}
+
+while (($#)); do
+	if population_opt "$@"; then
+		shift "$opt_words"
+		continue
+	fi
+	case $1 in
+	-h | --help) usage; exit 0 ;;
+	*) usage >&2; exit 2 ;;
+	esac
+done
+population_check
+IFS=, read -ra tool_list <<<"$tools"
+missing=()
+for t in "${tool_list[@]}"; do
+	case $t in
+	vitalsd) [[ -x $vitalsd ]] || missing+=("$vitalsd (ninja -C build)") ;;
+	top) command -v top >/dev/null || missing+=("top (procps)") ;;
+	pidstat) command -v pidstat >/dev/null || missing+=("pidstat (sysstat)") ;;
+	atop) command -v atop >/dev/null || missing+=("atop") ;;
+	sadc) [[ -x /usr/lib/sysstat/sadc ]] || missing+=("sadc (sysstat)") ;;
+	process-exporter)
+		command -v prometheus-process-exporter >/dev/null ||
+		    missing+=("prometheus-process-exporter")
+		command -v curl >/dev/null || missing+=("curl")
+		;;
+	*) die "unknown tool $t" ;;
+	esac
+done
+((${#missing[@]} == 0)) || die "missing: ${missing[*]} (bash scripts/deps.sh bench)"
+[[ $(id -u) == 0 ]] || die "needs root"
+mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
+read -ra extra_args <<<"$vitalsd_args"
+clk=$(getconf CLK_TCK)
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/peers.XXXXXX")
+declare -A pid_of
+scraper=
+bpfdir=
+cleanup() {
+	set +e
+	[[ -n $scraper ]] && kill "$scraper" 2>/dev/null && wait "$scraper" 2>/dev/null
+	for t in "${!pid_of[@]}"; do
+		stop_pid "${pid_of[$t]}"
+	done
+	[[ -n $bpfdir && -e $bpfdir ]] && rm -rf "$bpfdir"
+	population_stop
+	if ((keep)); then
+		echo "peers: kept $tmp" >&2
+	else
+		rm -rf "$tmp"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+
+spawn_args=(-p "$procs" -t "$threads" -b "$busy" -c "$burn_us" -i 100 -I)
+population_start "$tmp" "${spawn_args[@]}"
+
+start() {	# start TOOL: background it, record its pid
+	local t=$1
+	case $t in
+	vitalsd)
+		bpfdir=/sys/fs/bpf/vitals_peers_$$
+		printf 'bpf_stats = on\n' >"$tmp/vitalsd.conf"
+		mkdir -p "$tmp/state"
+		"$vitalsd" --foreground -c "$tmp/vitalsd.conf" \
+		    --state-dir "$tmp/state" --socket "$tmp/vitals.sock" \
+		    --bpffs "$bpfdir" "${extra_args[@]}" \
+		    </dev/null >"$tmp/vitalsd.log" 2>&1 {ctlfd}>&- &
+		;;
+	top)
+		HOME=$tmp top -b -H -d 1 </dev/null >/dev/null \
+		    2>"$tmp/top.log" {ctlfd}>&- &
+		;;
+	pidstat)
+		pidstat -t 1 </dev/null >/dev/null 2>"$tmp/pidstat.log" \
+		    {ctlfd}>&- &
+		;;
+	atop)
+		atop -w "$tmp/atop.raw" 10 </dev/null >/dev/null \
+		    2>"$tmp/atop.log" {ctlfd}>&- &
+		;;
+	sadc)
+		/usr/lib/sysstat/sadc -S XALL 1 "$tmp/sa.data" </dev/null \
+		    >/dev/null 2>"$tmp/sadc.log" {ctlfd}>&- &
+		;;
+	process-exporter)
+		# every process, grouped by name, threads too (its defaults)
+		printf 'process_names:\n  - name: "{{.Comm}}"\n    cmdline:\n    - ".+"\n' \
+		    >"$tmp/pe.yml"
+		prometheus-process-exporter -config.path "$tmp/pe.yml" \
+		    -web.listen-address "127.0.0.1:$port" </dev/null \
+		    >"$tmp/pe.log" 2>&1 {ctlfd}>&- &
+		;;
+	esac
+	pid_of[$t]=$!
+}
+
+for t in "${tool_list[@]}"; do
+	start "$t"
+done
+if [[ -n ${pid_of[process-exporter]:-} ]]; then
+	# a Prometheus scraping every second; its own CPU is not counted
+	(while sleep 1; do
+		curl -s -o /dev/null "http://127.0.0.1:$port/metrics" || true
+	done) {ctlfd}>&- &
+	scraper=$!
+fi
+sleep "$warmup"
+for t in "${tool_list[@]}"; do
+	alive "${pid_of[$t]}" || die "$t exited during warm-up: $(tail -n 3 "$tmp/$t.log" 2>/dev/null)"
+done
+
+declare -A t0 t1
+count_tasks
+tasks0=$n_tasks
+for t in "${tool_list[@]}"; do
+	tree_ticks "${pid_of[$t]}"
+	t0[$t]=$acc
+done
+bpf_prog_ns
+bpf0=$bpf_ns
+w0=$EPOCHREALTIME
+sleep "$secs"
+w1=$EPOCHREALTIME
+for t in "${tool_list[@]}"; do
+	tree_ticks "${pid_of[$t]}"
+	t1[$t]=$acc
+done
+bpf_prog_ns
+bpf1=$bpf_ns
+count_tasks
+tasks=$(((tasks0 + n_tasks) / 2))
+
+hwm() {	# hwm PID: VmHWM in KiB
+	awk '/^VmHWM:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0
+}
+
+echo "== peers: $tasks tasks ($procs processes x $threads threads, $busy % busy), ${secs} s, all tools at once"
+echo "machine: $(nproc) CPUs, kernel $(uname -r), CLK_TCK $clk"
+health=
+if [[ -n ${pid_of[vitalsd]:-} && -x $vitals ]]; then
+	health=$("$vitals" --socket "$tmp/vitals.sock" --json health 2>/dev/null || true)
+fi
+bpf_ms=
+if [[ -n $bpf0 && -n $bpf1 ]]; then
+	bpf_ms=$(awk -v d=$((bpf1 - bpf0)) -v w0="$w0" -v w1="$w1" \
+	    'BEGIN { printf "%.3f", d / 1e6 / (w1 - w0) }')
+fi
+printf '%-17s %11s %10s %10s %9s %9s %12s\n' tool "cpu ms/s" "per sample" \
+    "us/task" "RSS MiB" "+BPF ms" "vs vitalsd"
+base=
+declare -A ms_of
+for t in "${tool_list[@]}"; do
+	ms=$(awk -v d=$((t1[$t] - t0[$t])) -v hz="$clk" -v w0="$w0" -v w1="$w1" \
+	    'BEGIN { printf "%.3f", d * 1000 / hz / (w1 - w0) }')
+	if [[ $t == vitalsd && -n $bpf_ms ]]; then
+		ms=$(awk -v a="$ms" -v b="$bpf_ms" 'BEGIN { printf "%.3f", a + b }')
+	fi
+	ms_of[$t]=$ms
+	[[ $t == vitalsd ]] && base=$ms
+done
+for t in "${tool_list[@]}"; do
+	per=1
+	[[ $t == atop ]] && per=10
+	awk -v t="$t" -v ms="${ms_of[$t]}" -v per="$per" -v n="$tasks" \
+	    -v rss="$(hwm "${pid_of[$t]}")" -v bpf="${bpf_ms:-}" \
+	    -v base="${base:-}" 'BEGIN {
+		b = (t == "vitalsd" && bpf != "") ? bpf : "-"
+		r = (base != "" && base > 0) ? sprintf("%.1fx", ms / base) : "-"
+		printf "%-17s %11.3f %10.3f %10.3f %9.1f %9s %12s\n", t, ms,
+		    ms * per, ms * 1000 / n, rss / 1024, b, r
+	}'
+	echo "RESULT tool=$t cpu_ms_per_s=${ms_of[$t]} tasks=$tasks rss_kib=$(hwm "${pid_of[$t]}")"
+done
+echo "(cpu ms/s: the tool's CPU per second, vitalsd's with its BPF programs' run"
+echo " time; per sample: x10 for atop's 10 s samples; RSS: VmHWM; resolution"
+awk -v hz="$clk" -v s="$secs" 'BEGIN { printf " 1 tick = %.0f ms over %d s, +-%.2f ms/s)\n", 1000 / hz, s, 2 * 1000 / hz / s }'
+if [[ -n $health ]]; then
+	python3 - "$health" <<'PY' || true
+import json, sys
+h = json.loads(sys.argv[1]).get("health", {})
+last = h.get("last") or {}
+wh = last.get("health") or {}
+b = wh.get("bpf") or {}
+def i(v):
+    return int(v) if isinstance(v, (int, str)) and v != "" else 0
+n = i(last.get("samples")) or i(last.get("n_samples")) or 1
+print("vitalsd says (last window): tick late max %.2f ms, bpf drain %.2f ms, "
+      "sampling %.2f ms per sample (own thread, BPF programs excluded)"
+      % (i(wh.get("tick_late_ns_max")) / 1e6, i(b.get("drain_ns")) / 1e6,
+         i(wh.get("sample_ns_sum")) / 1e6 / n))
+PY
+fi

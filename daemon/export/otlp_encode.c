@@ -1,0 +1,846 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The OpenMetrics page's figures as one OTLP ExportMetricsServiceRequest
+ * (proto/otlp_metrics.proto, doc/export.md "OTLP push").
+ *
+ * The same series as export_text.c, under their OpenTelemetry names (dots,
+ * the unit in Metric.unit rather than in the name): a counter is a Sum,
+ * cumulative and monotonic, whose start_time_unix_nano is where its count
+ * began (boot for the kernel's system counters, the process's start for a
+ * process, the first sample or window vitalsd saw for its own sums); a
+ * level is a Gauge. Every point carries the sample's wall time.
+ *
+ * Pure: a page and the clocks in, bytes out. The protobuf-c structs live
+ * in one arena freed after packing, for a request holds thousands of small
+ * objects (a point and its attributes each) that all die together.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "export/export.h"
+#include "export/otlp.h"
+#include "otlp_metrics.pb-c.h"
+#include "window/window.h"
+
+#define PB(x) Opentelemetry__Proto__Collector__Metrics__V1__##x
+#define PBI(x) opentelemetry__proto__collector__metrics__v1__##x
+#define PBE(x) OPENTELEMETRY__PROTO__COLLECTOR__METRICS__V1__##x
+
+/* ------------------------------------------------------------------ arena */
+
+struct chunk {
+	struct chunk *next;
+	size_t used, cap;
+	max_align_t data[];
+};
+
+struct arena {
+	struct chunk *head;
+};
+
+static void *
+ar_alloc(struct arena *a, size_t n)
+{
+	struct chunk *c = a->head;
+	void *p;
+
+	n = (n + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
+	if (c == NULL || c->cap - c->used < n) {
+		size_t cap = n > 65536 ? n : 65536;
+
+		if ((c = malloc(sizeof(*c) + cap)) == NULL)
+			return NULL;
+		c->used = 0;
+		c->cap = cap;
+		c->next = a->head;
+		a->head = c;
+	}
+	p = (char *)c->data + c->used;
+	c->used += n;
+	memset(p, 0, n);
+	return p;
+}
+
+static void
+ar_release(struct arena *a)
+{
+	struct chunk *c, *n;
+
+	for (c = a->head; c; c = n) {
+		n = c->next;
+		free(c);
+	}
+	a->head = NULL;
+}
+
+/* ---------------------------------------------------------------- builder */
+
+enum kind { SUM_D, SUM_I, GAUGE_D, GAUGE_I };
+
+#define ATTR_MAX 8
+
+struct enc {
+	struct arena ar;
+	const struct otlp_times *t;
+	/* the metrics, an array doubled in the arena as it fills */
+	PB(Metric) * *metrics;
+	size_t nmetrics, capmetrics;
+	/* the metric being written and its points */
+	enum kind kind;
+	PB(NumberDataPoint) * *pts;
+	size_t npts, cappts;
+	/* the next point's attributes and start */
+	PB(KeyValue) * attrs[ATTR_MAX];
+	size_t nattrs;
+	int64_t start_ns;
+	size_t points;
+	int err;
+};
+
+/* Doubles an array of pointers in the arena (the old one is left). */
+static int
+grow(struct enc *e, void ***arr, size_t n, size_t *cap)
+{
+	size_t ncap = *cap ? *cap * 2 : 16;
+	void **p;
+
+	if (n < *cap)
+		return 0;
+	if ((p = ar_alloc(&e->ar, ncap * sizeof(*p))) == NULL)
+		return -ENOMEM;
+	if (n)
+		memcpy(p, *arr, n * sizeof(*p));
+	*arr = p;
+	*cap = ncap;
+	return 0;
+}
+
+static char *
+ar_strdup(struct enc *e, const char *s)
+{
+	size_t n = strlen(s);
+	char *p = ar_alloc(&e->ar, n + 1);
+
+	if (p)
+		memcpy(p, s, n + 1);
+	return p;
+}
+
+/* The points of the metric being written go into it. */
+static void
+metric_end(struct enc *e)
+{
+	PB(Metric) * m;
+
+	if (e->nmetrics == 0)
+		return;
+	m = e->metrics[e->nmetrics - 1];
+	if (m->data_case == PBE(METRIC__DATA_SUM)) {
+		m->sum->n_data_points = e->npts;
+		m->sum->data_points = e->pts;
+	} else {
+		m->gauge->n_data_points = e->npts;
+		m->gauge->data_points = e->pts;
+	}
+	e->pts = NULL;
+	e->npts = e->cappts = 0;
+}
+
+/* A metric; its points follow. name, unit and desc are static. */
+static void
+metric(struct enc *e, const char *name, enum kind k, const char *unit,
+    const char *desc)
+{
+	PB(Metric) * m;
+
+	if (e->err)
+		return;
+	metric_end(e);
+	if (grow(e, (void ***)&e->metrics, e->nmetrics, &e->capmetrics) < 0 ||
+	    (m = ar_alloc(&e->ar, sizeof(*m))) == NULL) {
+		e->err = -ENOMEM;
+		return;
+	}
+	PBI(metric__init)(m);
+	m->name = (char *)name;
+	m->unit = (char *)unit;
+	m->description = (char *)desc;
+	if (k == SUM_D || k == SUM_I) {
+		PB(Sum) *s = ar_alloc(&e->ar, sizeof(*s));
+
+		if (s == NULL) {
+			e->err = -ENOMEM;
+			return;
+		}
+		PBI(sum__init)(s);
+		s->aggregation_temporality = PBE(
+		    AGGREGATION_TEMPORALITY__AGGREGATION_TEMPORALITY_CUMULATIVE);
+		s->is_monotonic = true;
+		m->data_case = PBE(METRIC__DATA_SUM);
+		m->sum = s;
+	} else {
+		PB(Gauge) *g = ar_alloc(&e->ar, sizeof(*g));
+
+		if (g == NULL) {
+			e->err = -ENOMEM;
+			return;
+		}
+		PBI(gauge__init)(g);
+		m->data_case = PBE(METRIC__DATA_GAUGE);
+		m->gauge = g;
+	}
+	e->metrics[e->nmetrics++] = m;
+	e->kind = k;
+	e->nattrs = 0;
+}
+
+static PB(KeyValue) * kv_new(struct enc *e, const char *key)
+{
+	PB(KeyValue) *kv = ar_alloc(&e->ar, sizeof(*kv));
+	PB(AnyValue) *v = ar_alloc(&e->ar, sizeof(*v));
+
+	if (kv == NULL || v == NULL) {
+		e->err = -ENOMEM;
+		return NULL;
+	}
+	PBI(key_value__init)(kv);
+	PBI(any_value__init)(v);
+	kv->key = (char *)key;
+	kv->value = v;
+	return kv;
+}
+
+static PB(KeyValue) * next_attr(struct enc *e, const char *key)
+{
+	PB(KeyValue) * kv;
+
+	if (e->err)
+		return NULL;
+	if (e->nattrs == ATTR_MAX) {
+		e->err = -E2BIG;
+		return NULL;
+	}
+	if ((kv = kv_new(e, key)) == NULL)
+		return NULL;
+	e->attrs[e->nattrs++] = kv;
+	return kv;
+}
+
+/* s as valid UTF-8 in the arena (a comm, a cgroup's or a host's name is
+ * any bytes; proto3 strings must be UTF-8). */
+static char *
+ar_utf8(struct enc *e, const char *s)
+{
+	struct vbuf b = { 0 };
+	char *p;
+
+	if (export_utf8(&b, s) < 0) {
+		e->err = -ENOMEM;
+		return NULL;
+	}
+	if ((p = ar_strdup(e, b.p ? b.p : "")) == NULL)
+		e->err = -ENOMEM;
+	vbuf_release(&b);
+	return p;
+}
+
+static void
+attr_s(struct enc *e, const char *key, const char *s)
+{
+	PB(KeyValue) *kv = next_attr(e, key);
+
+	if (kv == NULL)
+		return;
+	kv->value->value_case = PBE(ANY_VALUE__VALUE_STRING_VALUE);
+	kv->value->string_value = ar_utf8(e, s);
+}
+
+static void
+attr_i(struct enc *e, const char *key, int64_t v)
+{
+	PB(KeyValue) *kv = next_attr(e, key);
+
+	if (kv == NULL)
+		return;
+	kv->value->value_case = PBE(ANY_VALUE__VALUE_INT_VALUE);
+	kv->value->int_value = v;
+}
+
+static PB(NumberDataPoint) * point(struct enc *e)
+{
+	PB(NumberDataPoint) * p;
+	PB(KeyValue) **kv = NULL;
+
+	if (e->err)
+		return NULL;
+	if (grow(e, (void ***)&e->pts, e->npts, &e->cappts) < 0 ||
+	    (p = ar_alloc(&e->ar, sizeof(*p))) == NULL ||
+	    (e->nattrs &&
+		(kv = ar_alloc(&e->ar, e->nattrs * sizeof(*kv))) == NULL)) {
+		e->err = -ENOMEM;
+		return NULL;
+	}
+	PBI(number_data_point__init)(p);
+	if (e->nattrs)
+		memcpy(kv, e->attrs, e->nattrs * sizeof(*kv));
+	p->attributes = kv;
+	p->n_attributes = e->nattrs;
+	p->time_unix_nano = (uint64_t)e->t->now_wall_ns;
+	/* a gauge has no start; a sum's is where its count began */
+	if (e->kind == SUM_D || e->kind == SUM_I)
+		p->start_time_unix_nano = (uint64_t)e->start_ns;
+	e->pts[e->npts++] = p;
+	e->nattrs = 0;
+	e->points++;
+	return p;
+}
+
+static void
+point_i(struct enc *e, uint64_t v)
+{
+	PB(NumberDataPoint) *p = point(e);
+
+	if (p == NULL)
+		return;
+	if (e->kind == SUM_D || e->kind == GAUGE_D) {
+		p->value_case = PBE(NUMBER_DATA_POINT__VALUE_AS_DOUBLE);
+		p->as_double = (double)v;
+	} else {
+		p->value_case = PBE(NUMBER_DATA_POINT__VALUE_AS_INT);
+		p->as_int = v > INT64_MAX ? INT64_MAX : (int64_t)v;
+	}
+}
+
+static void
+point_d(struct enc *e, double v)
+{
+	PB(NumberDataPoint) *p = point(e);
+
+	if (p == NULL)
+		return;
+	p->value_case = PBE(NUMBER_DATA_POINT__VALUE_AS_DOUBLE);
+	p->as_double = v;
+}
+
+/* num / den as seconds (ticks, µs, ns) */
+static void
+point_ratio(struct enc *e, uint64_t num, uint64_t den)
+{
+	point_d(e, den ? (double)num / (double)den : 0.0);
+}
+
+/* A time after boot (ns) as a Unix time. */
+static int64_t
+wall_of(const struct enc *e, int64_t boot_ns)
+{
+	return e->t->boot_wall_ns + boot_ns;
+}
+
+/* ---------------------------------------------------------------- system */
+
+static void
+enc_cpu(struct enc *e, const struct sys_sample *s, unsigned hz)
+{
+	uint64_t v[EXPORT_CPU_MODES];
+	unsigned i, m;
+
+	if (s->stat_err)
+		return;
+	e->start_ns = wall_of(e, 0);
+	metric(e, "system.cpu.time", SUM_D, "s",
+	    "Seconds each logical CPU spent in each mode (/proc/stat cpuN).");
+	for (i = 0; i < s->stat.cpu_span && i < VITALS_CPU_MAX; i++) {
+		if (!s->stat.online[i])
+			continue;
+		export_cpu_fields(&s->stat.cpu[i], v);
+		for (m = 0; m < EXPORT_CPU_MODES; m++) {
+			attr_i(e, "cpu.logical_number", i);
+			attr_s(e, "cpu.mode", export_cpu_modes[m]);
+			point_ratio(e, v[m], hz);
+		}
+	}
+	metric(e, "vitals.cpu.time", SUM_D, "s",
+	    "CPU seconds of all CPUs by mode (/proc/stat's cpu line).");
+	export_cpu_fields(&s->stat.all, v);
+	for (m = 0; m < EXPORT_CPU_MODES; m++) {
+		attr_s(e, "cpu.mode", export_cpu_modes[m]);
+		point_ratio(e, v[m], hz);
+	}
+	metric(e, "vitals.cpus.online", GAUGE_I, "{cpu}",
+	    "Logical CPUs online (cpuN lines in /proc/stat).");
+	point_i(e, s->stat.ncpu_online);
+}
+
+static void
+enc_psi(struct enc *e, const struct sys_sample *s)
+{
+	static const char *const res[PSI__MAX] = { "cpu", "memory", "io" };
+	static const char *const win[3] = { "10s", "60s", "300s" };
+	unsigned i, k, a;
+	bool any = false;
+
+	for (i = 0; i < PSI__MAX; i++)
+		any |= s->psi_err[i] == 0;
+	if (!any)
+		return;
+	e->start_ns = wall_of(e, 0);
+	metric(e, "vitals.pressure.stall.time", SUM_D, "s",
+	    "Time some or all tasks stalled on a resource (PSI total=).");
+	for (i = 0; i < PSI__MAX; i++)
+		for (k = 0; k < 2 && !s->psi_err[i]; k++) {
+			if (k && !s->psi[i].have_full)
+				continue;
+			attr_s(e, "resource", res[i]);
+			attr_s(e, "kind", k ? "full" : "some");
+			point_ratio(e,
+			    k ? s->psi[i].full.total_us :
+				s->psi[i].some.total_us,
+			    1000000);
+		}
+	metric(e, "vitals.pressure.ratio", GAUGE_D, "1",
+	    "Share of time stalled, the kernel's running averages (PSI avg).");
+	for (i = 0; i < PSI__MAX; i++)
+		for (k = 0; k < 2 && !s->psi_err[i]; k++) {
+			const struct psi_line *l = k ? &s->psi[i].full :
+						       &s->psi[i].some;
+			const double avg[3] = { l->avg10, l->avg60, l->avg300 };
+
+			if (k && !s->psi[i].have_full)
+				continue;
+			for (a = 0; a < 3; a++) {
+				attr_s(e, "resource", res[i]);
+				attr_s(e, "kind", k ? "full" : "some");
+				attr_s(e, "window", win[a]);
+				point_d(e, avg[a] / 100.0);
+			}
+		}
+}
+
+#define MI(k) ((s->mem.have & (1u << (k))) != 0)
+
+static void
+enc_mem(struct enc *e, const struct sys_sample *s)
+{
+	const uint64_t *kb = s->mem.kb;
+
+	if (s->mem_err || !MI(MI_MEMTOTAL) || !MI(MI_MEMFREE))
+		return;
+	metric(e, "system.memory.limit", GAUGE_I, "By",
+	    "Memory the kernel manages (MemTotal).");
+	point_i(e, kb[MI_MEMTOTAL] * 1024);
+	if (MI(MI_BUFFERS) && MI(MI_CACHED)) {
+		uint64_t rest = kb[MI_MEMFREE] + kb[MI_BUFFERS] + kb[MI_CACHED];
+
+		metric(e, "system.memory.usage", GAUGE_I, "By",
+		    "Memory by state; used = MemTotal - MemFree - Buffers - "
+		    "Cached.");
+		attr_s(e, "system.memory.state", "used");
+		point_i(e,
+		    (kb[MI_MEMTOTAL] > rest ? kb[MI_MEMTOTAL] - rest : 0) *
+			1024);
+		attr_s(e, "system.memory.state", "free");
+		point_i(e, kb[MI_MEMFREE] * 1024);
+		attr_s(e, "system.memory.state", "buffers");
+		point_i(e, kb[MI_BUFFERS] * 1024);
+		attr_s(e, "system.memory.state", "cached");
+		point_i(e, kb[MI_CACHED] * 1024);
+	}
+	if (MI(MI_MEMAVAILABLE)) {
+		metric(e, "vitals.memory.available", GAUGE_I, "By",
+		    "The kernel's estimate of memory available without "
+		    "swapping (MemAvailable).");
+		point_i(e, kb[MI_MEMAVAILABLE] * 1024);
+	}
+	if (MI(MI_SWAPTOTAL) && MI(MI_SWAPFREE)) {
+		uint64_t t = kb[MI_SWAPTOTAL], f = kb[MI_SWAPFREE];
+
+		metric(e, "system.paging.usage", GAUGE_I, "By",
+		    "Swap space by state (SwapTotal, SwapFree).");
+		attr_s(e, "system.paging.state", "used");
+		point_i(e, (t > f ? t - f : 0) * 1024);
+		attr_s(e, "system.paging.state", "free");
+		point_i(e, f * 1024);
+	}
+}
+
+#define VM(k) ((s->vm.have & (1u << (k))) != 0)
+
+static void
+enc_vm(struct enc *e, const struct sys_sample *s)
+{
+	unsigned i;
+
+	if (s->vm_err)
+		return;
+	e->start_ns = wall_of(e, 0);
+	if (VM(VM_PGFAULT) && VM(VM_PGMAJFAULT)) {
+		uint64_t all = s->vm.v[VM_PGFAULT],
+			 maj = s->vm.v[VM_PGMAJFAULT];
+
+		metric(e, "system.paging.faults", SUM_I, "{fault}",
+		    "Page faults; minor = pgfault - pgmajfault (/proc/vmstat).");
+		attr_s(e, "system.paging.fault.type", "minor");
+		point_i(e, all > maj ? all - maj : 0);
+		attr_s(e, "system.paging.fault.type", "major");
+		point_i(e, maj);
+	}
+	metric(e, "vitals.vmstat.events", SUM_I, "{event}",
+	    "Other /proc/vmstat counters vitalsd keeps, by key.");
+	for (i = 0; i < VM__MAX; i++) {
+		if (i == VM_PGFAULT || i == VM_PGMAJFAULT || !VM(i))
+			continue;
+		attr_s(e, "event", vmstat_key_name(i));
+		point_i(e, s->vm.v[i]);
+	}
+}
+
+/* ------------------------------------------------------------- processes */
+
+/*
+ * A process series: pid, its creation time (process.creation.time, ISO
+ * 8601 as the conventions say, from the fixed boot time, so a series'
+ * attributes never change) and its exact start in ticks after boot
+ * (vitals.process.start_ticks: the identity with the pid, exact across
+ * daemon restarts), comm. The Sum starts at the process's start.
+ */
+static void
+attr_proc(struct enc *e, const struct export_state *st,
+    const struct export_proc *p)
+{
+	int64_t ns = wall_of(e,
+	    (int64_t)(p->starttime * NSEC_PER_SEC / (st->hz ? st->hz : 100)));
+	time_t sec = (time_t)(ns / NSEC_PER_SEC);
+	char iso[48], frac[16];
+	struct tm tm;
+
+	gmtime_r(&sec, &tm);
+	strftime(iso, sizeof(iso), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(frac, sizeof(frac), ".%09lldZ",
+	    (long long)(ns % NSEC_PER_SEC));
+	strncat(iso, frac, sizeof(iso) - strlen(iso) - 1);
+	attr_i(e, "process.pid", p->pid);
+	attr_s(e, "process.creation.time", iso);
+	attr_i(e, "vitals.process.start_ticks", (int64_t)p->starttime);
+	attr_s(e, "process.executable.name", p->comm);
+	e->start_ns = ns;
+}
+
+static void
+enc_procs(struct enc *e, const struct export_state *st)
+{
+	const struct export_sums *u = &st->sum;
+	int64_t since = wall_of(e, st->first_boot_ns);
+	unsigned i, k;
+
+	if (st->samples == 0)
+		return;
+	metric(e, "process.cpu.time", SUM_D, "s",
+	    "CPU seconds of a process since it started (utime, stime); the "
+	    "top N, then the rest since vitalsd started.");
+	for (i = 0; i < st->ntop; i++) {
+		const struct export_proc *p = &st->procs[st->top[i]];
+
+		for (k = 0; k < 2; k++) {
+			attr_proc(e, st, p);
+			attr_s(e, "cpu.mode", k ? "system" : "user");
+			point_ratio(e, k ? p->stime : p->utime, st->hz);
+		}
+	}
+	e->start_ns = since;
+	for (k = 0; k < 2; k++) {
+		attr_s(e, "process.executable.name", "other");
+		attr_s(e, "cpu.mode", k ? "system" : "user");
+		point_ratio(e, k ? u->o_stime : u->o_utime, st->hz);
+	}
+
+	metric(e, "process.paging.faults", SUM_I, "{fault}",
+	    "Page faults of a process since it started; the top N, then the "
+	    "rest since vitalsd started.");
+	for (i = 0; i < st->ntop; i++) {
+		const struct export_proc *p = &st->procs[st->top[i]];
+
+		for (k = 0; k < 2; k++) {
+			attr_proc(e, st, p);
+			attr_s(e, "process.paging.fault_type",
+			    k ? "major" : "minor");
+			point_i(e, k ? p->majflt : p->minflt);
+		}
+	}
+	e->start_ns = since;
+	for (k = 0; k < 2; k++) {
+		attr_s(e, "process.executable.name", "other");
+		attr_s(e, "process.paging.fault_type", k ? "major" : "minor");
+		point_i(e, k ? u->o_majflt : u->o_minflt);
+	}
+
+	metric(e, "process.memory.usage", GAUGE_I, "By",
+	    "Resident memory of a process (stat field 24); the top N, then "
+	    "the other live processes together.");
+	for (i = 0; i < st->ntop; i++) {
+		const struct export_proc *p = &st->procs[st->top[i]];
+
+		attr_proc(e, st, p);
+		point_i(e, p->rss_pages * st->page_bytes);
+	}
+	attr_s(e, "process.executable.name", "other");
+	point_i(e, st->o_rss_pages * st->page_bytes);
+
+	e->start_ns = since;
+	metric(e, "vitals.processes.cpu.time", SUM_D, "s",
+	    "CPU seconds of every process seen since vitalsd started: the "
+	    "total the process series and other add up to.");
+	attr_s(e, "cpu.mode", "user");
+	point_ratio(e, u->utime, st->hz);
+	attr_s(e, "cpu.mode", "system");
+	point_ratio(e, u->stime, st->hz);
+	metric(e, "vitals.processes.paging.faults", SUM_I, "{fault}",
+	    "Page faults of every process seen since vitalsd started.");
+	attr_s(e, "process.paging.fault_type", "minor");
+	point_i(e, u->minflt);
+	attr_s(e, "process.paging.fault_type", "major");
+	point_i(e, u->majflt);
+	metric(e, "vitals.processes", GAUGE_I, "{process}",
+	    "Live processes in the latest sample, and those with series.");
+	attr_s(e, "set", "live");
+	point_i(e, st->nprocs);
+	attr_s(e, "set", "top");
+	point_i(e, st->ntop);
+}
+
+/* ---------------------------------------------------------------- cgroups */
+
+static void
+attr_cg(struct enc *e, const struct export_cg *g)
+{
+	attr_i(e, "cgroup.id", (int64_t)g->id);
+	attr_s(e, "cgroup.path", g->path[0] ? g->path : "/");
+	attr_i(e, "cgroup.depth", g->depth);
+	e->start_ns = wall_of(e, g->first_boot_ns);
+}
+
+static void
+attr_cg_other(struct enc *e, const struct export_state *st, unsigned depth)
+{
+	attr_s(e, "cgroup.path", "other");
+	attr_i(e, "cgroup.depth", depth);
+	e->start_ns = wall_of(e, st->first_boot_ns);
+}
+
+static void
+enc_cgroups(struct enc *e, const struct export_state *st)
+{
+	unsigned i, d, k;
+
+	if (st->cg_depths == 0)
+		return;
+	metric(e, "vitals.cgroup.cpu.time", SUM_D, "s",
+	    "CPU seconds of a cgroup (cpu.stat) since vitalsd first saw it; "
+	    "the top N, then the rest per depth.");
+	for (i = 0; i < st->ncgtop; i++) {
+		const struct export_cg *g = &st->cgs[st->cgtop[i]];
+
+		for (k = 0; k < 2; k++) {
+			attr_cg(e, g);
+			attr_s(e, "cpu.mode", k ? "system" : "user");
+			point_ratio(e, k ? g->system_us : g->user_us, 1000000);
+		}
+	}
+	for (d = 0; d < EXPORT_CG_DEPTHS; d++)
+		for (k = 0; k < 2 && (st->cg_depths & (1u << d)); k++) {
+			attr_cg_other(e, st, d);
+			attr_s(e, "cpu.mode", k ? "system" : "user");
+			point_ratio(e,
+			    k ? st->cg_o_system_us[d] : st->cg_o_user_us[d],
+			    1000000);
+		}
+	metric(e, "vitals.cgroup.paging.faults", SUM_I, "{fault}",
+	    "Page faults in a cgroup (memory.stat) since vitalsd first saw "
+	    "it; the top N, then the rest per depth.");
+	for (i = 0; i < st->ncgtop; i++) {
+		const struct export_cg *g = &st->cgs[st->cgtop[i]];
+		uint64_t all = g->pgfault, maj = g->pgmajfault;
+
+		for (k = 0; k < 2; k++) {
+			attr_cg(e, g);
+			attr_s(e, "fault_type", k ? "major" : "minor");
+			point_i(e, k ? maj : all > maj ? all - maj : 0);
+		}
+	}
+	for (d = 0; d < EXPORT_CG_DEPTHS; d++)
+		for (k = 0; k < 2 && (st->cg_depths & (1u << d)); k++) {
+			uint64_t all = st->cg_o_pgfault[d];
+			uint64_t maj = st->cg_o_pgmajfault[d];
+
+			attr_cg_other(e, st, d);
+			attr_s(e, "fault_type", k ? "major" : "minor");
+			point_i(e, k ? maj : all > maj ? all - maj : 0);
+		}
+	metric(e, "vitals.cgroup.memory.usage", GAUGE_I, "By",
+	    "A cgroup's memory.current; the top N, then the rest per depth.");
+	for (i = 0; i < st->ncgtop; i++) {
+		const struct export_cg *g = &st->cgs[st->cgtop[i]];
+
+		if (!g->have_mem)
+			continue;
+		attr_cg(e, g);
+		point_i(e, g->mem_bytes);
+	}
+	for (d = 0; d < EXPORT_CG_DEPTHS; d++) {
+		if (!(st->cg_depths & (1u << d)))
+			continue;
+		attr_cg_other(e, st, d);
+		point_i(e, st->cg_o_mem[d]);
+	}
+}
+
+/* ---------------------------------------------------------- BPF, health */
+
+static void
+enc_bpf(struct enc *e, const struct export_state *st)
+{
+	const struct export_sums *u = &st->sum;
+
+	if (!u->bpf)
+		return;
+	e->start_ns = wall_of(e, st->first_boot_ns);
+	metric(e, "vitals.sched.oncpu.time", SUM_D, "s",
+	    "On-CPU time the sched_switch accounting attributed (closed "
+	    "windows).");
+	point_ratio(e, u->bpf_oncpu_ns, NSEC_PER_SEC);
+	metric(e, "vitals.sched.runqueue.wait.time", SUM_D, "s",
+	    "Time runnable tasks waited for a CPU (closed windows).");
+	point_ratio(e, u->bpf_rq_ns, NSEC_PER_SEC);
+	metric(e, "vitals.sched.runqueue.waits", SUM_I, "{wait}",
+	    "Run-queue waits measured (closed windows).");
+	point_i(e, u->bpf_rq_count);
+	metric(e, "vitals.sched.switches", SUM_I, "{switch}",
+	    "Context switches seen by the BPF program (closed windows).");
+	point_i(e, u->bpf_switches);
+	metric(e, "vitals.sched.wakeups", SUM_I, "{wakeup}",
+	    "Wakeups seen by the BPF program (closed windows).");
+	point_i(e, u->bpf_wakeups);
+	metric(e, "vitals.sched.lost.time", SUM_D, "s",
+	    "On-CPU time no map entry could take (closed windows).");
+	point_ratio(e, u->bpf_lost_ns, NSEC_PER_SEC);
+}
+
+static void
+enc_health(struct enc *e, const struct export_page *pg)
+{
+	const struct export_sums *u = &pg->st->sum;
+	const struct window *w = pg->open;
+	unsigned i, k;
+
+	e->start_ns = wall_of(e, pg->st->first_boot_ns);
+	metric(e, "vitals.collector.samples", SUM_I, "{sample}",
+	    "Samples taken, and those whose system deltas were valid.");
+	attr_s(e, "set", "taken");
+	point_i(e, u->samples + (w ? w->samples : 0));
+	attr_s(e, "set", "valid");
+	point_i(e, u->samples_valid + (w ? w->samples_valid : 0));
+	metric(e, "vitals.collector.invalid", SUM_I, "{event}",
+	    "Whole samples and single deltas dropped, by reason.");
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < INV__MAX; i++) {
+			attr_s(e, "what", k ? "delta" : "sample");
+			attr_s(e, "reason", invalid_name(i));
+			point_i(e,
+			    k ? u->inv_deltas[i] + (w ? w->inv_deltas[i] : 0) :
+				u->inv_samples[i] +
+				    (w ? w->inv_samples[i] : 0));
+		}
+	metric(e, "vitals.collector.late_ticks", SUM_I, "{tick}",
+	    "Sampling ticks that fired over half an interval late.");
+	point_i(e, u->late_ticks + (w ? w->health.late_ticks : 0));
+	metric(e, "vitals.store.windows_dropped", SUM_I, "{window}",
+	    "Closed windows lost to a full write queue.");
+	point_i(e, pg->st->store_dropped);
+}
+
+/* ---------------------------------------------------------------- request */
+
+static int
+resource(struct enc *e, const struct otlp_resource *res,
+    PB(ResourceMetrics) * rm)
+{
+	PB(Resource) *r = ar_alloc(&e->ar, sizeof(*r));
+	PB(KeyValue) **kv = ar_alloc(&e->ar, 4 * sizeof(*kv));
+	const char *const key[4] = { "service.name", "service.version",
+		"host.name", "os.type" };
+	const char *const val[4] = { "vitalsd",
+		res && res->version ? res->version : "",
+		res && res->host ? res->host : "", "linux" };
+	unsigned i;
+
+	if (r == NULL || kv == NULL)
+		return -ENOMEM;
+	PBI(resource__init)(r);
+	for (i = 0; i < 4; i++) {
+		if ((kv[i] = kv_new(e, key[i])) == NULL)
+			return -ENOMEM;
+		kv[i]->value->value_case = PBE(ANY_VALUE__VALUE_STRING_VALUE);
+		if ((kv[i]->value->string_value = ar_utf8(e, val[i])) == NULL)
+			return -ENOMEM;
+	}
+	r->attributes = kv;
+	r->n_attributes = 4;
+	rm->resource = r;
+	return 0;
+}
+
+int
+otlp_encode(const struct export_page *pg, const struct otlp_resource *res,
+    const struct otlp_times *t, struct vbuf *out, size_t *ret_points)
+{
+	struct enc e = { .t = t };
+	PB(ExportMetricsServiceRequest) req;
+	PB(ResourceMetrics) rm, *rmp = &rm;
+	PB(ScopeMetrics) sm, *smp = &sm;
+	PB(InstrumentationScope) scope;
+	size_t n;
+	int r;
+
+	PBI(export_metrics_service_request__init)(&req);
+	PBI(resource_metrics__init)(&rm);
+	PBI(scope_metrics__init)(&sm);
+	PBI(instrumentation_scope__init)(&scope);
+	if (pg->sys) {
+		unsigned hz = pg->st ? pg->st->hz : 100;
+
+		enc_cpu(&e, pg->sys, hz);
+		enc_psi(&e, pg->sys);
+		enc_mem(&e, pg->sys);
+		enc_vm(&e, pg->sys);
+	}
+	if (pg->st) {
+		enc_procs(&e, pg->st);
+		enc_cgroups(&e, pg->st);
+		enc_bpf(&e, pg->st);
+		enc_health(&e, pg);
+	}
+	metric_end(&e);
+	if ((r = e.err) < 0 || (r = resource(&e, res, &rm)) < 0)
+		goto out;
+	scope.name = (char *)"vitalsd";
+	scope.version = (char *)(res && res->version ? res->version : "");
+	sm.scope = &scope;
+	sm.metrics = e.metrics;
+	sm.n_metrics = e.nmetrics;
+	rm.scope_metrics = &smp;
+	rm.n_scope_metrics = 1;
+	req.resource_metrics = &rmp;
+	req.n_resource_metrics = 1;
+	n = PBI(export_metrics_service_request__get_packed_size)(&req);
+	vbuf_reset(out);
+	if ((r = vbuf_reserve(out, n)) < 0)
+		goto out;
+	out->len = PBI(
+	    export_metrics_service_request__pack)(&req, (uint8_t *)out->p);
+	*ret_points = e.points;
+out:
+	ar_release(&e.ar);
+	return r;
+}

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The daemon's own memory (core/memstat.c, Health.memory): status lines
+ * parsed from text, garbage left out rather than read as 0, and the
+ * kernel's two views of this process's peak agreeing.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "core/memstat.h"
+
+/* a status file's memory part as Linux 6.x prints it */
+static const char status[] = "Name:\tvitalsd\n"
+			     "VmPeak:\t   40000 kB\n"
+			     "VmHWM:\t   15848 kB\n"
+			     "VmRSS:\t    8364 kB\n"
+			     "RssAnon:\t    2924 kB\n"
+			     "RssFile:\t    5440 kB\n"
+			     "RssShmem:\t       0 kB\n"
+			     "Threads:\t4\n"
+			     "SigQ:\t0/94811\n";
+
+START_TEST(test_parse)
+{
+	struct memstat m;
+
+	ck_assert_int_eq(memstat_parse(status, strlen(status), &m), 0);
+	ck_assert_uint_eq(m.hwm, 15848ULL * 1024);
+	ck_assert_uint_eq(m.rss, 8364ULL * 1024);
+	ck_assert_uint_eq(m.anon, 2924ULL * 1024);
+	ck_assert_uint_eq(m.file, 5440ULL * 1024);
+	ck_assert_uint_eq(m.shmem, 0);
+	ck_assert_uint_eq(m.threads, 4);
+	ck_assert_uint_eq(m.have,
+	    MEMSTAT_RSS | MEMSTAT_HWM | MEMSTAT_ANON | MEMSTAT_FILE |
+		MEMSTAT_SHMEM | MEMSTAT_THREADS);
+	/* anon + file + shmem is the RSS, as the kernel sums it */
+	ck_assert_uint_eq(m.anon + m.file + m.shmem, m.rss);
+}
+END_TEST
+
+START_TEST(test_garbage)
+{
+	static const char *const bad[] = {
+		"VmRSS:\t    83x4 kB\nThreads:\t2\n", /* not a number */
+		"VmRSS:\t    8364 MB\nThreads:\t2\n", /* not kB */
+		"VmRSS:\t\nThreads:\t2\n",	      /* empty */
+		"VmRSS:\t99999999999999999999 kB\nThreads:\t2\n", /* overflow */
+		"VmRSS:\t18014398509481984 kB\nThreads:\t2\n",	  /* × 1024 */
+		"VmRSS:\t    8364 kB trailing\nThreads:\t2\n",
+	};
+	struct memstat m;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memset(&m, 0xa5, sizeof(m));
+		ck_assert_int_eq(memstat_parse(bad[i], strlen(bad[i]), &m), 0);
+		/* the bad line is absent, the good one read */
+		ck_assert_msg(!(m.have & MEMSTAT_RSS), "case %zu", i);
+		ck_assert_uint_eq(m.rss, 0);
+		ck_assert_uint_eq(m.have, MEMSTAT_THREADS);
+		ck_assert_uint_eq(m.threads, 2);
+	}
+	/* nothing known: an error, ret untouched */
+	memset(&m, 0xa5, sizeof(m));
+	ck_assert_int_eq(memstat_parse("Name:\tx\n", 8, &m), -EINVAL);
+	ck_assert_uint_eq(m.threads, 0xa5a5a5a5u);
+	ck_assert_int_eq(memstat_parse("", 0, &m), -EINVAL);
+	/* a cut line (no newline at the end) still parses */
+	ck_assert_int_eq(memstat_parse("VmRSS:\t 12 kB", 13, &m), 0);
+	ck_assert_uint_eq(m.rss, 12 * 1024);
+}
+END_TEST
+
+/* VmHWM and getrusage's ru_maxrss are one figure (the peak, KiB) */
+START_TEST(test_self_agrees)
+{
+	struct rusage ru;
+	struct memstat m;
+	char *volatile p = malloc(8 << 20);
+	size_t i;
+
+	ck_assert_ptr_nonnull(p);
+	/* a peak of at least 8 MiB: every page written (volatile: kept) */
+	for (i = 0; i < (8 << 20); i += 512)
+		p[i] = 1;
+	ck_assert_int_eq(memstat_read(NULL, &m), 0);
+	ck_assert_int_eq(getrusage(RUSAGE_SELF, &ru), 0);
+	free(p);
+	ck_assert(m.have & MEMSTAT_HWM);
+	ck_assert_uint_ge(m.hwm, 8ULL << 20);
+	/* read a moment apart, from counters the kernel sums lazily: within
+	 * 1 MiB of each other, where the peak is 8 MiB or more */
+	ck_assert_msg(llabs((long long)(m.hwm / 1024) -
+			  (long long)ru.ru_maxrss) <= 1024,
+	    "VmHWM %llu KiB, ru_maxrss %ld KiB",
+	    (unsigned long long)(m.hwm / 1024), ru.ru_maxrss);
+	ck_assert_uint_ge(m.hwm, m.rss);
+	ck_assert_uint_ge(m.threads, 1);
+	ck_assert_int_eq(memstat_read("/nonexistent", &m), -ENOENT);
+}
+END_TEST
+
+static Suite *
+memstat_suite(void)
+{
+	Suite *s = suite_create("memstat");
+	TCase *tc = tcase_create("memstat");
+
+	tcase_add_test(tc, test_parse);
+	tcase_add_test(tc, test_garbage);
+	tcase_add_test(tc, test_self_agrees);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(memstat_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
