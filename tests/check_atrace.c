@@ -290,41 +290,124 @@ START_TEST(test_incomplete)
 }
 END_TEST
 
+/* One B/E pair named name (at ms t and t + 1) on thread 6. */
+static void
+mark_named(struct atrace *at, uint64_t t, const char *name)
+{
+	char buf[1024];
+
+	snprintf(buf, sizeof(buf), "B|5|%s", name);
+	mark(at, t * MS, 6, buf);
+	mark(at, (t + 1) * MS, 6, "E|5");
+}
+
+/* n copies of the UTF-8 character c, then tail, into dst. */
+static char *
+repeat(char *dst, const char *c, size_t n, const char *tail)
+{
+	size_t i, len = strlen(c);
+
+	for (i = 0; i < n; i++)
+		memcpy(dst + i * len, c, len);
+	strcpy(dst + n * len, tail);
+	return dst;
+}
+
+/*
+ * Names are measured as the platform measures them, in UTF-16 code units
+ * (127 at most): a BMP character is one unit whatever its UTF-8 length,
+ * a supplementary one (4 bytes) two and never split; a byte name_clean()
+ * turns into '?' one.
+ */
 START_TEST(test_names)
 {
 	struct atrace *at = NULL;
 	struct window_trace *t;
-	char n127[128], n200[256], buf[300];
+	char in[600], want[600];
 	const struct window_trace_slice *s;
-	size_t i;
 
 	ck_assert_int_eq(atrace_new(&at), 0);
-	for (i = 0; i < 127; i++)
-		n127[i] = (char)('a' + i % 26);
-	n127[127] = '\0';
-	snprintf(buf, sizeof(buf), "B|5|%s", n127);
-	mark(at, 1 * MS, 6, buf);
-	mark(at, 2 * MS, 6, "E|5");
-	/* 126 ASCII bytes then a 3-byte character: cut before it */
-	memset(n200, 'x', 126);
-	memcpy(n200 + 126,
-	    "\xe2\x82\xac"
-	    "tail",
-	    8);
-	snprintf(buf, sizeof(buf), "B|5|%s", n200);
-	mark(at, 3 * MS, 6, buf);
-	mark(at, 4 * MS, 6, "E|5");
-	mark(at, 5 * MS, 6,
-	    "B|5|draw frame \xc3\xa9\xe6\x97\xa5 \xf0\x9f\x98\x80");
-	mark(at, 6 * MS, 6, "E|5");
+	/* 127 ASCII: whole */
+	mark_named(at, 1, repeat(in, "a", 127, ""));
+	/* 126 ASCII, a 3-byte character (unit 127), then more: cut after
+	 * the character, 129 bytes kept */
+	mark_named(at, 3,
+	    repeat(in, "b", 126,
+		"\xe2\x82\xac"
+		"tail"));
+	/* 127 CJK characters, 381 bytes: whole */
+	mark_named(at, 5, repeat(in, "\xe6\x97\xa5", 127, ""));
+	/* 126 ASCII and a supplementary character (units 127 and 128): cut
+	 * before it, the pair is not split */
+	mark_named(at, 7, repeat(in, "c", 126, "\xf0\x9f\x98\x80"));
+	/* 125 ASCII and the same character (units 126, 127): whole */
+	mark_named(at, 9, repeat(in, "d", 125, "\xf0\x9f\x98\x80"));
+	/* 128 ASCII: the last one cut */
+	mark_named(at, 11, repeat(in, "e", 128, ""));
+	/* 130 stray bytes, one '?' (one unit) each: 127 kept */
+	mark_named(at, 13, repeat(in, "\xff", 130, ""));
+	mark_named(at, 15, "draw frame \xc3\xa9\xe6\x97\xa5 \xf0\x9f\x98\x80");
 	t = close_window(at);
-	ck_assert_ptr_nonnull(s = find(t, TRACE_SYNC, 6, 0, n127));
+	ck_assert_ptr_nonnull(
+	    s = find(t, TRACE_SYNC, 6, 0, repeat(want, "a", 127, "")));
 	ck_assert_uint_eq(strlen(s->name), 127);
-	n200[126] = '\0';
-	ck_assert_ptr_nonnull(find(t, TRACE_SYNC, 6, 0, n200));
+	ck_assert_ptr_nonnull(s = find(t, TRACE_SYNC, 6, 0,
+				  repeat(want, "b", 126, "\xe2\x82\xac")));
+	ck_assert_uint_eq(strlen(s->name), 129);
+	ck_assert_ptr_nonnull(s = find(t, TRACE_SYNC, 6, 0,
+				  repeat(want, "\xe6\x97\xa5", 127, "")));
+	ck_assert_uint_eq(strlen(s->name), 381);
+	ck_assert_ptr_nonnull(
+	    find(t, TRACE_SYNC, 6, 0, repeat(want, "c", 126, "")));
+	ck_assert_ptr_nonnull(find(t, TRACE_SYNC, 6, 0,
+	    repeat(want, "d", 125, "\xf0\x9f\x98\x80")));
+	ck_assert_ptr_nonnull(
+	    find(t, TRACE_SYNC, 6, 0, repeat(want, "e", 127, "")));
+	ck_assert_ptr_nonnull(
+	    find(t, TRACE_SYNC, 6, 0, repeat(want, "?", 127, "")));
 	ck_assert_ptr_nonnull(find(t, TRACE_SYNC, 6, 0,
 	    "draw frame \xc3\xa9\xe6\x97\xa5 \xf0\x9f\x98\x80"));
-	ck_assert_uint_eq(t->names_cut, 1);
+	ck_assert_uint_eq(t->names_cut, 4);
+	free(t);
+	atrace_free(at);
+}
+END_TEST
+
+/*
+ * A thread's stack of open slices grows as it nests (4, 8, ... 64): every
+ * kept level pairs with its own begin, levels beyond 64 end incomplete.
+ */
+START_TEST(test_deep_nesting)
+{
+	struct atrace *at = NULL;
+	struct window_trace *t;
+	const struct window_trace_slice *s;
+	char buf[64], name[32];
+	unsigned i, depth = VITALS_TRACE_DEPTH + 6;
+
+	ck_assert_int_eq(atrace_new(&at), 0);
+	for (i = 0; i < depth; i++) {
+		snprintf(buf, sizeof(buf), "B|5|level %u", i);
+		mark(at, (i + 1) * MS, 7, buf);
+	}
+	for (i = depth; i-- > 0;)
+		mark(at, (2 * depth - i) * MS, 7, "E|5");
+	t = close_window(at);
+	for (i = 0; i < VITALS_TRACE_DEPTH; i++) {
+		snprintf(name, sizeof(name), "level %u", i);
+		ck_assert_msg((s = find(t, TRACE_SYNC, 7, i, name)) != NULL,
+		    "level %u", i);
+		ck_assert_uint_eq(s->count, 1);
+		ck_assert_uint_eq(s->incomplete, 0);
+		/* begun at i + 1 ms, ended at 2 * depth - i ms */
+		ck_assert_uint_eq(s->total_ns, (2 * depth - 2 * i - 1) * MS);
+	}
+	for (i = VITALS_TRACE_DEPTH; i < depth; i++) {
+		ck_assert_ptr_nonnull(
+		    s = find(t, TRACE_SYNC, 7, i, "(too deep)"));
+		ck_assert_uint_eq(s->incomplete, 1);
+	}
+	ck_assert_uint_eq(atrace_open_slices(at), 0);
 	free(t);
 	atrace_free(at);
 }
@@ -775,6 +858,7 @@ atrace_suite(void)
 	tcase_add_test(tc, test_parse_forms);
 	tcase_add_test(tc, test_parse_rejects);
 	tcase_add_test(tc, test_nesting_two_threads);
+	tcase_add_test(tc, test_deep_nesting);
 	tcase_add_test(tc, test_async_track_counter_instant);
 	tcase_add_test(tc, test_incomplete);
 	tcase_add_test(tc, test_names);

@@ -248,6 +248,36 @@ cp_is_control(uint32_t cp)
 }
 
 /*
+ * Bytes of src (n of them) that make at most max_units UTF-16 code units
+ * once name_clean() has kept them: a character of the supplementary planes
+ * (4 UTF-8 bytes) is two units, any other character one, and every byte
+ * name_clean() turns into '?' one. The cut falls between characters, never
+ * inside one (a pair is never split). *ret_cut: something was left out.
+ */
+size_t
+name_utf16_prefix(const char *src, size_t n, size_t max_units, bool *ret_cut)
+{
+	const unsigned char *s = (const unsigned char *)src;
+	size_t i = 0, units = 0, len, u;
+	uint32_t cp;
+
+	while (i < n) {
+		len = 1;
+		u = 1;
+		if (s[i] >= 0x80 && (len = utf8_seq(s + i, n - i, &cp)) == 0)
+			len = 1;
+		else if (len == 4)
+			u = 2;
+		if (units + u > max_units)
+			break;
+		units += u;
+		i += len;
+	}
+	*ret_cut = i < n;
+	return i;
+}
+
+/*
  * The one rule for every name a task chooses for itself (comm, cmdline,
  * from /proc or the BPF task iterator; ATrace names from trace_marker):
  * it is kept as valid UTF-8 without control characters, so it can reach a

@@ -114,17 +114,16 @@ atrace_set_gpu_mem_cb(struct atrace *at, ftrace_gpu_mem_fn fn, void *arg)
 	at->gpu_arg = arg;
 }
 
-/* A name cut to 127 bytes at a UTF-8 character boundary; control
+/* A name cut to 127 UTF-16 code units between two characters; control
  * characters and broken UTF-8 as name_clean() (util.c) says. */
 static void
 name_copy(struct atrace *at, char *dst, const char *src, size_t n)
 {
-	if (n >= VITALS_TRACE_NAME) {
-		n = VITALS_TRACE_NAME - 1;
-		while (n > 0 && ((unsigned char)src[n] & 0xc0) == 0x80)
-			n--;
+	bool cut;
+
+	n = name_utf16_prefix(src, n, VITALS_TRACE_NAME_UNITS, &cut);
+	if (cut)
 		at->w.names_cut++;
-	}
 	(void)name_clean(dst, src, n);
 }
 
@@ -145,6 +144,23 @@ thread_get(struct atrace *at, int32_t tid, bool add)
 	if (t && fresh)
 		t->tid = tid;
 	return t;
+}
+
+/* Room for one more open slice: the stack doubles from 4 up to
+ * VITALS_TRACE_DEPTH (a slice is ~400 bytes with its name). */
+static int
+thread_stack_grow(struct thread_ent *t)
+{
+	uint32_t cap = t->stack_cap ? t->stack_cap * 2 : 4;
+	struct open_slice *s;
+
+	if (cap > VITALS_TRACE_DEPTH)
+		cap = VITALS_TRACE_DEPTH;
+	if ((s = realloc(t->stack, cap * sizeof(*s))) == NULL)
+		return -ENOMEM;
+	t->stack = s;
+	t->stack_cap = cap;
+	return 0;
 }
 
 void
@@ -357,9 +373,8 @@ marker(struct atrace *at, const struct ftrace_rec *r)
 			return;
 		}
 		if (t->depth < VITALS_TRACE_DEPTH) {
-			if (t->stack == NULL &&
-			    (t->stack = malloc(VITALS_TRACE_DEPTH *
-				 sizeof(*t->stack))) == NULL) {
+			if (t->depth == t->stack_cap &&
+			    thread_stack_grow(t) < 0) {
 				at->w.bad_markers++;
 				return;
 			}

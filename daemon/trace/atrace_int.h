@@ -44,8 +44,9 @@ struct open_slice {
 struct thread_ent {
 	uint64_t h;
 	int32_t tid;
-	uint32_t depth;	  /* open B slices, also those beyond the kept stack */
-	uint64_t wake_ts; /* runnable since (wakeup, preemption); 0 none */
+	uint32_t depth; /* open B slices, also those beyond the kept stack */
+	uint32_t stack_cap; /* entries stack has room for */
+	uint64_t wake_ts;   /* runnable since (wakeup, preemption); 0 none */
 	struct open_slice *stack; /* VITALS_TRACE_DEPTH entries, lazily */
 };
 

@@ -15,7 +15,13 @@ struct event_base;
 
 /* ------------------------------------------ ftrace figures of a window */
 
-#define VITALS_TRACE_NAME 128	 /* ATrace names kept: 127 bytes + NUL */
+/*
+ * ATrace names are kept up to the platform's limit, 127 UTF-16 code units
+ * (android.os.Trace's sectionName): at most 3 UTF-8 bytes a unit, 381
+ * bytes + NUL.
+ */
+#define VITALS_TRACE_NAME_UNITS 127
+#define VITALS_TRACE_NAME 384
 #define VITALS_TRACE_SLICES 128	 /* slice rows a window keeps */
 #define VITALS_TRACE_COUNTERS 32 /* counter rows a window keeps */
 #define VITALS_TRACE_BINDER 32	 /* caller → target pairs kept */
@@ -130,7 +136,7 @@ struct window_trace {
 	uint64_t events, pages, bytes; /* read and decoded here */
 	uint64_t read_ns;	       /* time spent reading and decoding */
 	uint64_t bad_markers;	 /* print payloads not in the ATrace protocol */
-	uint64_t names_cut;	 /* names longer than 127 bytes, cut */
+	uint64_t names_cut;	 /* names over 127 UTF-16 units, cut */
 	uint64_t unknown_events; /* records of an id this build does not use */
 	uint64_t bad_pages;	 /* pages whose header did not fit: skipped */
 	uint64_t buffered;	 /* Σ "entries" at close: not yet read */
