@@ -166,6 +166,9 @@ void fmt_sched_uids(struct sbuf *o, Vitals__Window **w, size_t nw,
     unsigned top_n);
 void fmt_sched_proc(struct sbuf *o, const Vitals__ProcessInfo *pi);
 
+/* fmt_bursts.c: the burst triggers (`vitals bursts`, health) */
+void fmt_bursts(struct sbuf *o, const Vitals__BurstList *l);
+void fmt_burst_health(struct sbuf *o, const Vitals__BurstHealth *h);
 /* fmt_wss.c: the working-set monitor's targets */
 void fmt_wss(struct sbuf *o, const Vitals__WssList *l);
 void fmt_wss_target(struct sbuf *o, const Vitals__WssTarget *t);

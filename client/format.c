@@ -1097,6 +1097,8 @@ fmt_health(struct sbuf *o, const Vitals__Health *h, const struct fmt_ctx *c)
 		health_privileges(o, h->privileges);
 	if (h->wss)
 		fmt_wss_health(o, h->wss);
+	if (h->bursts)
+		fmt_burst_health(o, h->bursts);
 }
 
 void

@@ -351,6 +351,10 @@ field_unknown(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f)
 		return cpu_unknown((const Vitals__Cpu *)m, f);
 	if (IS(m, psi))
 		return psi_unknown((const Vitals__Psi *)m, f);
+	/* rq_p99 in the open top slot: no bound to give (-1) */
+	if (IS(m, burst_firing))
+		return strcmp(f->name, "value") == 0 &&
+		    ((const Vitals__BurstFiring *)m)->value < 0;
 	if (IS(m, cgroup))
 		return cgroup_unknown((const Vitals__Cgroup *)m, f);
 	if (IS(m, task)) {

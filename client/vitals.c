@@ -116,6 +116,7 @@ usage(int status)
 	    "      [--state STATE]         one process, window by window\n"
 	    "  health                      collector, store, control health\n"
 	    "  burst [SECONDS]             sample every 100 ms (trusted)\n"
+	    "  bursts [-n N]               burst triggers: counts, firings\n"
 	    "  watch [--interval S] [--count N] [-n N] [--dumpsys]\n"
 	    "                              refreshing summary\n"
 	    "  dump [-n N]                 the daemon's own text dump\n"
@@ -509,6 +510,30 @@ cmd_burst(struct opts *o)
 	if ((x = call(o, &req, &r)) != VX_OK)
 		return x;
 	return render(o, r, text_burst);
+}
+
+static void
+text_bursts(struct sbuf *b, const Vitals__Response *r, const struct opts *o)
+{
+	(void)o;
+	fmt_bursts(b, r->bursts);
+}
+
+static int
+cmd_bursts(struct opts *o)
+{
+	Vitals__Request req = VITALS__REQUEST__INIT;
+	Vitals__BurstListRequest br = VITALS__BURST_LIST_REQUEST__INIT;
+	Vitals__Response *r;
+	int x;
+
+	if (o->given & O_N)
+		br.limit = o->n;
+	req.op_case = VITALS__REQUEST__OP_BURSTS;
+	req.bursts = &br;
+	if ((x = call(o, &req, &r)) != VX_OK)
+		return x;
+	return render(o, r, text_bursts);
 }
 
 static void
@@ -972,6 +997,7 @@ static const struct cmd cmds[] = {
 	{ "proc", cmd_proc, O_SINCE | O_THREADS | O_STARTTIME | O_STATE, 1, 1 },
 	{ "health", cmd_health, 0, 0, 0 },
 	{ "burst", cmd_burst, 0, 0, 1 },
+	{ "bursts", cmd_bursts, O_N, 0, 0 },
 	{ "watch", cmd_watch, O_INTERVAL | O_COUNT | O_N | O_DUMPSYS, 0, 3 },
 	{ "dump", cmd_dump, O_N, 0, 0 },
 	{ "gpumem", cmd_gpumem, O_SINCE | O_VERBOSE, 0, 0 },

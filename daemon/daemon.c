@@ -15,6 +15,7 @@
 
 #include <event2/event.h>
 
+#include "burst/burst.h"
 #include "config/config.h"
 #include "cgroup/cgroup.h"
 #include "fgbg/fgbg.h"
@@ -72,6 +73,7 @@ struct vitalsd {
 	struct gpumem *gm;    /* GPU memory map reader (gpumem.c) */
 	unsigned gm_why;      /* the state last logged */
 	struct heapprofd *hp; /* heapprofd triggers (doc/heapprofd.md) */
+	struct burst *bu;     /* burst triggers (doc/bursts.md); NULL: none */
 	struct wss *wss;      /* working-set monitor (wss.c) */
 	struct cgroup *cg;    /* cgroup v2 groups (cgroup.c); NULL: none */
 	struct fgbg *fg;      /* foreground/background (fgbg.c); NULL: off */
@@ -183,6 +185,12 @@ window_log_cb(const struct window *w, void *arg)
 	 * and still spend its budget */
 	if (d->hp && !d->stopping)
 		heapprofd_window(d->hp, w);
+	if (d->bu && !d->stopping) {
+		struct clocks now;
+
+		collector_clocks(&now);
+		burst_window(d->bu, w, now.mono_ns, now.wall_ns);
+	}
 	if (d->ex)
 		export_window(d->ex, w);
 }
@@ -244,12 +252,22 @@ tick_cb(evutil_socket_t fd, short what, void *arg)
 	collector_note_tick(d->col, now.mono_ns - d->next_ns);
 	if ((r = collector_sample(d->col, &now, burst)) < 0)
 		log_warnx("sample failed: %s", strerror(-r));
+	if (d->bu) {
+		struct clocks clk;
+		const struct sys_sample *sys = collector_last_sys(d->col, &clk);
+
+		burst_sample(d->bu, sys, clk.mono_ns, clk.wall_ns);
+	}
 	wcpu_push_scale(d);
 	/* the exporter's walk of the process table; the page waits for a
 	 * scrape */
 	if (d->ex && (r = export_sample(d->ex)) < 0)
 		log_debug("metrics: sample not exported: %s", strerror(-r));
 
+	/* a rule that started a burst in this tick (at a window close or
+	 * above) has put the timer on the burst's grid already */
+	if (d->cur_ms * NSEC_PER_MSEC != step)
+		return;
 	/* Keep to the grid; after a stall skip the missed ticks. */
 	after = clock_ns(CLOCK_MONOTONIC);
 	d->next_ns += step;
@@ -281,6 +299,12 @@ static void
 burst_cb(void *arg, unsigned duration_ms)
 {
 	vitalsd_burst(arg, duration_ms);
+}
+
+static int64_t
+burst_until_cb(void *arg)
+{
+	return ((struct vitalsd *)arg)->burst_until_ns;
 }
 
 static void
@@ -1240,6 +1264,17 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 	hooks.mod.hp = d->hp;
 	hooks.mod.burst = burst_cb;
 	hooks.mod.burst_arg = d;
+	/* burst triggers: rules that start the burst above on their own */
+	if (cfg->burst.nrules) {
+		struct burst_hooks bh = { .start = burst_cb,
+			.until = burst_until_cb,
+			.arg = d };
+
+		if ((r = burst_new(&cfg->burst, &bh, &d->bu)) < 0)
+			goto fail;
+		log_info("burst: %u rules", cfg->burst.nrules);
+	}
+	hooks.mod.bursts = d->bu;
 	hooks.get_info = get_info_cb;
 	hooks.info_arg = d;
 	if ((sock_in_state && (r = statedir_fs_enter()) < 0) ||
@@ -1359,6 +1394,7 @@ vitalsd_free(struct vitalsd *d)
 	control_free(d->ctl);
 	export_free(d->ex);
 	heapprofd_free(d->hp);
+	d->bu = burst_free(d->bu);
 	wss_free(d->wss);
 	d->cg = cgroup_free(d->cg);
 	writer_stop(d->wr, 0);

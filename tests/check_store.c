@@ -875,6 +875,73 @@ START_TEST(rollup_late_arrival_joins_bucket)
 }
 END_TEST
 
+/*
+ * Windows sampled in a burst stay at full resolution (level 0) for
+ * burst_keep_s, while their neighbours roll up; then they join their
+ * buckets' windows as late arrivals, and the sums are whole. With 0 they
+ * roll as any other.
+ */
+START_TEST(rollup_keeps_burst_windows)
+{
+	struct store_opts o;
+	struct store *s;
+	struct window **v, *w;
+	size_t n;
+	unsigned k;
+
+	store_opts_default(&o);
+	ck_assert_int_eq(o.burst_keep_s, 24 * 3600);
+	s = open_opts(&o);
+	for (k = 0; k < 12; k++) {
+		w = roll_window(k, T0 + k * 10 * SEC);
+		if (k == 3 || k == 8)
+			w->health.burst_samples = 5;
+		put(s, w);
+	}
+	ck_assert_int_eq(store_maintain(s, T0 + 7 * 3600 * SEC), 0);
+	ck_assert_int_eq(q_int(s,
+			     "SELECT count(*) FROM windows WHERE level = 0"
+			     " AND burst_samples = 5"),
+	    2);
+	ck_assert_int_eq(q_int(s,
+			     "SELECT count(*) FROM windows"
+			     " WHERE level = 1"),
+	    2);
+	ck_assert_int_eq(q_int(s,
+			     "SELECT d_ctxt FROM windows WHERE level = 1"
+			     " ORDER BY wall_start_ns LIMIT 1"),
+	    100 * 5 + 0 + 1 + 2 + 4 + 5);
+	/* a day on: they roll too, level 1 then level 2, nothing lost */
+	ck_assert_int_eq(store_maintain(s, T0 + 25 * 3600 * SEC), 0);
+	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM windows"), 1);
+	ck_assert_int_eq(store_windows(s, T0, T0 + 600 * SEC, 0, &v, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(v[0]->level, 2);
+	ck_assert_uint_eq(v[0]->d_ctxt, 100 * 12 + 66);
+	ck_assert_uint_eq(v[0]->samples, 120);
+	ck_assert_uint_eq(v[0]->health.burst_samples, 10);
+	free_windows(v, n);
+	store_close(s);
+
+	/* burst_keep_s 0: no exception (a new database) */
+	teardown();
+	setup();
+	o.burst_keep_s = 0;
+	s = open_opts(&o);
+	for (k = 0; k < 12; k++) {
+		w = roll_window(k, T0 + k * 10 * SEC);
+		w->health.burst_samples = k == 3 ? 5 : 0;
+		put(s, w);
+	}
+	ck_assert_int_eq(store_maintain(s, T0 + 7 * 3600 * SEC), 0);
+	ck_assert_int_eq(q_int(s,
+			     "SELECT count(*) FROM windows"
+			     " WHERE level = 0"),
+	    0);
+	store_close(s);
+}
+END_TEST
+
 START_TEST(windows_at_granularity)
 {
 	struct store *s = open_default();
@@ -1780,6 +1847,7 @@ store_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, rollup_through_store);
 	tcase_add_test(tc, rollup_late_arrival_joins_bucket);
+	tcase_add_test(tc, rollup_keeps_burst_windows);
 	tcase_add_test(tc, rollup2_keeps_threads_when_asked);
 	tcase_add_test(tc, windows_at_granularity);
 	tcase_add_test(tc, windows_newest_max);

@@ -71,6 +71,7 @@ config_init(struct config *cfg)
 	wss_config_init(&cfg->wss);
 	cgroup_config_init(&cfg->cgroup);
 	fgbg_config_init(&cfg->fgbg);
+	burst_settings_init(&cfg->burst);
 	config_metrics_init(cfg);
 	/* ftrace (ftrace.c) */
 	cfg->ftrace = true;
@@ -477,6 +478,8 @@ config_set(struct config *cfg, const char *key, const char *value)
 		return set_i64(&cfg->store.rollup2_after_s, value, 1);
 	if (!strcmp(key, "rollup2_s"))
 		return set_uint(&cfg->store.rollup2_s, value, 1, 7 * 86400);
+	if (!strcmp(key, "burst_keep_s"))
+		return set_i64(&cfg->store.burst_keep_s, value, 0);
 	if (!strcmp(key, "rollup2_threads")) {
 		if ((r = parse_word(value, on_off_words)) < 0)
 			return r;
@@ -548,6 +551,9 @@ config_set(struct config *cfg, const char *key, const char *value)
 	/* cgroup v2 groups: cgroup, cgroup_* (config_cgroup.c) */
 	if (!strncmp(key, "cgroup", 6))
 		return cgroup_config_set(&cfg->cgroup, key, value);
+	/* burst triggers: burst_* (config_burst.c) */
+	if (!strncmp(key, "burst_", 6))
+		return burst_settings_set(&cfg->burst, key, value);
 	/* foreground/background: fgbg, fgbg_* (config_fgbg.c) */
 	if (!strncmp(key, "fgbg", 4))
 		return fgbg_config_set(&cfg->fgbg, key, value);

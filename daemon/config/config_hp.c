@@ -59,61 +59,17 @@ parse_size(const char *s, uint64_t *ret)
 	return 0;
 }
 
-/* "500ms", "30s", "10m", "1h", a bare number is seconds: ns. */
-static int
-parse_span(const char *s, int64_t *ret)
-{
-	char *end;
-	unsigned long long v;
-	int64_t unit = NSEC_PER_SEC;
-
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return -ERANGE;
-	if (!strcmp(end, "ms"))
-		unit = NSEC_PER_MSEC;
-	else if (!strcmp(end, "s") || *end == '\0')
-		unit = NSEC_PER_SEC;
-	else if (!strcmp(end, "m"))
-		unit = 60 * NSEC_PER_SEC;
-	else if (!strcmp(end, "h"))
-		unit = 3600 * NSEC_PER_SEC;
-	else
-		return -EINVAL;
-	if (v > (unsigned long long)(INT64_MAX / unit))
-		return -ERANGE;
-	*ret = (int64_t)v * unit;
-	return 0;
-}
-
 static int
 parse_ms(const char *s, uint32_t *ret)
 {
 	int64_t ns;
 	int r;
 
-	if ((r = parse_span(s, &ns)) < 0)
+	if ((r = parse_span_ns(s, &ns)) < 0)
 		return r;
 	if (ns / NSEC_PER_MSEC > UINT32_MAX)
 		return -ERANGE;
 	*ret = (uint32_t)(ns / NSEC_PER_MSEC);
-	return 0;
-}
-
-static int
-parse_level(const char *s, double *ret)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end != '\0' || !isfinite(v) || v < 0)
-		return -EINVAL;
-	*ret = v;
 	return 0;
 }
 
@@ -173,7 +129,7 @@ parse_when(char *v, struct hp_rule *r, char *err, size_t errsz)
 			return snprintf(err, errsz, "when=%s: bad size '%s'", v,
 				   a),
 			       -EINVAL;
-		if (parse_span(b, &r->span_ns) < 0 || r->span_ns <= 0)
+		if (parse_span_ns(b, &r->span_ns) < 0 || r->span_ns <= 0)
 			return snprintf(err, errsz, "when=%s: bad span '%s'", v,
 				   b),
 			       -EINVAL;

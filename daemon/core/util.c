@@ -2,6 +2,7 @@
 /* Small shared helpers: growable buffers, whole-file reads, clocks. */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -200,6 +201,53 @@ parse_u32_range(const char *s, uint64_t min, uint64_t max, uint32_t *ret)
 	if (v < min)
 		return -ERANGE;
 	*ret = (uint32_t)v;
+	return 0;
+}
+
+/* "500ms", "30s", "10m", "1h", a bare number is seconds: ns. */
+int
+parse_span_ns(const char *s, int64_t *ret)
+{
+	char *end;
+	unsigned long long v;
+	int64_t unit = NSEC_PER_SEC;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -ERANGE;
+	if (!strcmp(end, "ms"))
+		unit = NSEC_PER_MSEC;
+	else if (!strcmp(end, "us"))
+		unit = NSEC_PER_USEC;
+	else if (!strcmp(end, "s") || *end == '\0')
+		unit = NSEC_PER_SEC;
+	else if (!strcmp(end, "m"))
+		unit = 60 * NSEC_PER_SEC;
+	else if (!strcmp(end, "h"))
+		unit = 3600 * NSEC_PER_SEC;
+	else
+		return -EINVAL;
+	if (v > (unsigned long long)(INT64_MAX / unit))
+		return -ERANGE;
+	*ret = (int64_t)v * unit;
+	return 0;
+}
+
+/* A finite number ≥ 0 ("2.5"). */
+int
+parse_level(const char *s, double *ret)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end != '\0' || !isfinite(v) || v < 0)
+		return -EINVAL;
+	*ret = v;
 	return 0;
 }
 

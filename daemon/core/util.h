@@ -69,6 +69,8 @@ struct parse_word {
 };
 int parse_word(const char *value, const struct parse_word *w);
 int parse_u32_range(const char *s, uint64_t min, uint64_t max, uint32_t *ret);
+int parse_span_ns(const char *s, int64_t *ret);
+int parse_level(const char *s, double *ret);
 size_t name_clean(char *dst, const char *src, size_t n);
 size_t name_utf16_prefix(const char *src, size_t n, size_t max_units,
     bool *ret_cut);

@@ -547,6 +547,8 @@ pb_health(struct rpc_arena *a, const struct rpc_ctx *ctx)
 		m->metrics = mh;
 	}
 	TRY(m->memory = pb_memory(a, info));
+	if (ctx->mod.bursts)
+		TRY(m->bursts = rpc_pb_burst_health(a, ctx->mod.bursts));
 	if (info->have_otlp) {
 		const struct otlp_stats *x = &info->otlp;
 		Vitals__OtlpHealth *oh;
@@ -936,6 +938,8 @@ dispatch(const struct rpc_ctx *ctx, enum control_role role,
 	case VITALS__REQUEST__OP_WSS_GET:
 	case VITALS__REQUEST__OP_WSS_STOP:
 		return rpc_wss(ctx, role, req, res); /* rpc_wss.c */
+	case VITALS__REQUEST__OP_BURSTS:
+		return rpc_bursts(ctx, req, res); /* rpc_burst.c */
 	default:
 		return answer_error(res, req->id, RPC_BAD_REQUEST,
 		    "no operation, or one this daemon does not know");

@@ -121,6 +121,7 @@ struct rpc_modules {
 	/* a trusted caller's burst; NULL: acknowledged, not started */
 	void (*burst)(void *arg, unsigned duration_ms);
 	void *burst_arg;
+	struct burst *bursts; /* burst triggers; NULL: no rules */
 };
 
 struct rpc_ctx {

@@ -114,6 +114,12 @@ Vitals__Privileges *rpc_pb_privileges(struct rpc_arena *a,
 int rpc_wss(const struct rpc_ctx *ctx, enum control_role role,
     const Vitals__Request *req, struct rpc_result *res);
 Vitals__WssHealth *rpc_pb_wss_health(struct rpc_arena *a, struct wss *w);
+/* rpc_burst.c: the burst triggers' firings and Health part */
+struct burst;
+int rpc_bursts(const struct rpc_ctx *ctx, const Vitals__Request *req,
+    struct rpc_result *res);
+Vitals__BurstHealth *rpc_pb_burst_health(struct rpc_arena *a,
+    const struct burst *b);
 /* rpc_sched.c: the BPF rows of the process of history h[0..n) in the
  * windows w[0..nw): each point's and their sum; and each point's of its
  * threads' history th[0..nth) */

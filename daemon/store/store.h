@@ -38,6 +38,10 @@ struct store_opts {
 	 * roll-up into level 2 drops them, their figures being in their
 	 * processes' rows already (doc/storage.md, "Roll-ups"). */
 	bool rollup2_threads;
+	/* level-0 windows sampled in bursts (burst_samples > 0) stay out of
+	 * roll-ups until this old: full resolution around a stall. 0: they
+	 * roll up as any other. Retention and the size bound still apply. */
+	int64_t burst_keep_s;
 	int64_t retain_s;   /* nothing older than this is kept */
 	uint64_t max_bytes; /* database size bound */
 	int busy_timeout_ms;

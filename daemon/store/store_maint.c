@@ -159,14 +159,16 @@ out:
  * known) whose bucket ended at least `after` ago by CLOCK_BOOTTIME (?5:
  * now_boot - after; the bucket's end is carried from wall to boot time by
  * the window's own offset), and, when ?6 allows the wall clock, windows of
- * other boots starting before the aligned wall cutoff ?2.
+ * other boots starting before the aligned wall cutoff ?2 — but not a
+ * window sampled in a burst that ended after ?7 (store_opts.burst_keep_s).
  */
 /* clang-format off */
 #define ROLL_SRC_SQL(x) \
     "SELECT id, boot_id, wall_start_ns FROM windows WHERE level = ?1 AND (" \
     "(?4 != '' AND boot_id = ?4 AND boot_start_ns - wall_start_ns + (" \
     SQL_BUCKET " + 1) * ?3 <= ?5) OR " \
-    "(?6 AND (?4 = '' OR boot_id != ?4) AND wall_start_ns < ?2))" x \
+    "(?6 AND (?4 = '' OR boot_id != ?4) AND wall_start_ns < ?2))" \
+    " AND NOT (burst_samples > 0 AND wall_end_ns > ?7)" x \
     " ORDER BY boot_id, " SQL_BUCKET ", mono_start_ns"
 /*
  * Windows the pass's move just brought over stay out of its roll-ups and
@@ -219,6 +221,12 @@ roll_level(struct store *s, unsigned from, const struct maint_now *mn,
 	sqlite3_bind_text(st, 4, mn->now->boot_id, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 5, mn->now->boot_ns - after_ns);
 	sqlite3_bind_int(st, 6, mn->wall_ok);
+	/* burst windows younger than burst_keep_s stay at level 0 (a later
+	 * pass rolls them into their bucket's window, a late arrival) */
+	sqlite3_bind_int64(st, 7,
+	    from == 0 && s->o.burst_keep_s > 0 ?
+		mn->now->wall_ns - s->o.burst_keep_s * NSEC_PER_SEC :
+		INT64_MAX);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (n == cap) {
 			cap = cap ? cap * 2 : 64;
