@@ -10,6 +10,7 @@
 #include "proc/proc.h"
 #include "store/store.h"
 #include "cgroup/cgroup.h"
+#include "dmabuf/dmabuf.h"
 #include "fgbg/fgbg.h"
 #include "wss/wss.h"
 
@@ -77,6 +78,7 @@ struct config {
 	struct wss_config wss;	     /* working-set monitor (wss.c) */
 	struct cgroup_config cgroup; /* cgroup v2 groups (cgroup.c) */
 	struct fgbg_config fgbg;     /* foreground/background (fgbg.c) */
+	struct dmabuf_config dmabuf; /* DMA-BUF per process (dmabuf.c) */
 	/* ftrace (ftrace.c) */
 	bool ftrace;		   /* read ftrace at all */
 	char *ftrace_instance;	   /* instances/<name> */
