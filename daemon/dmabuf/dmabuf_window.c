@@ -170,6 +170,10 @@ merge_exps(struct window_dmabuf *acc, const struct window_dmabuf *src)
 			    !strcmp(v[k].name, s->name))
 				break;
 		if (k == n) {
+			if (acc->nexps >= DMABUF_PROCS_MAX) {
+				acc->exps_cut++;
+				continue;
+			}
 			v[acc->nexps++] = *s;
 			continue;
 		}
