@@ -402,6 +402,36 @@ START_TEST(test_store)
 	ck_assert_int_eq(store_dmabuf_range(s, T0, T0 + 5 * SEC, &r, &nw), 0);
 	ck_assert_ptr_null(r);
 	ck_assert_uint_eq(nw, 0);
+	/* the maintenance roll-up (level 1, one minute): the windows and
+	 * their parts become one window with one part */
+	store_close(s);
+	tu_rmtree(dir);
+	free(dir);
+	dir = tu_mkdtemp_db("dmabuf-roll", db, sizeof(db));
+	ck_assert_int_eq(store_open(db, NULL, &s), 0);
+	ck_assert_int_eq(store_put(s, w1), 0);
+	ck_assert_int_eq(store_put(s, w2), 0);
+	ck_assert_int_eq(store_put(s, w3), 0);
+	ck_assert_int_eq(store_maintain(s, T0 + 7 * 3600 * SEC), 0);
+	ck_assert_int_eq(store_windows(s, T0 - 60 * SEC, T0 + 60 * SEC, 0, &v,
+			     &n),
+	    0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(v[0]->level, 1);
+	ck_assert_ptr_nonnull(window_dmabuf(v[0]));
+	ck_assert_uint_eq(window_dmabuf(v[0])->passes, 2);
+	ck_assert_uint_eq(window_dmabuf(v[0])->total_bytes, 4096);
+	ck_assert_uint_eq(window_dmabuf(v[0])->total_bytes_max,
+	    8192 + 4096 + 65536);
+	ck_assert_uint_eq(proc_of(window_dmabuf(v[0]), 300)->passes, 2);
+	window_free(v[0]);
+	free(v);
+	ck_assert_int_eq(store_dmabuf_range(s, T0 - 60 * SEC, T0 + 60 * SEC, &r,
+			     &nw),
+	    0);
+	ck_assert_uint_eq(nw, 1);
+	ck_assert_uint_eq(r->passes, 2);
+	window_dmabuf_free(r);
 	store_close(s);
 	window_free(w1);
 	window_free(w2);
