@@ -157,6 +157,8 @@ void fmt_top_state(struct sbuf *o, const Vitals__TaskList *tl);
 void fmt_process_state(struct sbuf *o, const Vitals__ProcessInfo *pi,
     int32_t pid);
 void fmt_fgbg_health(struct sbuf *o, const Vitals__Window *last);
+/* fmt_dmabuf.c: `vitals dmabuf` */
+void fmt_dmabuf(struct sbuf *o, const Vitals__Dmabuf *d);
 /* fmt_cgroup.c: `vitals cgroups`, the groups summed over windows w */
 void fmt_cgroups(struct sbuf *o, Vitals__Window **w, size_t nw, unsigned top_n);
 

@@ -123,6 +123,8 @@ usage(int status)
 	    "  gpumem [--verbose] [--since DURATION]\n"
 	    "                              GPU memory per process, as dumpsys gpu\n"
 	    "                              --gpumem prints it (-v: and more)\n"
+	    "  dmabuf [--since DURATION]   DMA-BUF per process and exporter,\n"
+	    "                              each buffer counted once\n"
 	    "  heapprofd start (--pid PID | --name NAME) [--duration D]\n"
 	    "      [--dry-run]             heap profile session (trusted)\n"
 	    "  heapprofd list [-n N]       session records, newest first\n"
@@ -570,6 +572,34 @@ text_gpumem(struct sbuf *b, const Vitals__Response *r, const struct opts *o)
 	fmt_gpumem_spark(b, r->gpu_mem, &o->fc);
 }
 
+static void
+text_dmabuf(struct sbuf *b, const Vitals__Response *r, const struct opts *o)
+{
+	(void)o;
+	fmt_dmabuf(b, r->dmabuf);
+}
+
+/* The last pass; with --since, the stored windows of that span folded. */
+static int
+cmd_dmabuf(struct opts *o)
+{
+	Vitals__Request req = VITALS__REQUEST__INIT;
+	Vitals__DmabufRequest dr = VITALS__DMABUF_REQUEST__INIT;
+	Vitals__TimeRange tr = VITALS__TIME_RANGE__INIT;
+	Vitals__Response *r;
+	int x;
+
+	if (o->given & O_SINCE) {
+		tr.since_ns = o->since_ns;
+		dr.range = &tr;
+	}
+	req.op_case = VITALS__REQUEST__OP_DMABUF;
+	req.dmabuf = &dr;
+	if ((x = call(o, &req, &r)) != VX_OK)
+		return x;
+	return render(o, r, text_dmabuf);
+}
+
 /* The map now; with --since, the stored windows of that span. */
 static int
 cmd_gpumem(struct opts *o)
@@ -1001,6 +1031,7 @@ static const struct cmd cmds[] = {
 	{ "watch", cmd_watch, O_INTERVAL | O_COUNT | O_N | O_DUMPSYS, 0, 3 },
 	{ "dump", cmd_dump, O_N, 0, 0 },
 	{ "gpumem", cmd_gpumem, O_SINCE | O_VERBOSE, 0, 0 },
+	{ "dmabuf", cmd_dmabuf, O_SINCE, 0, 0 },
 	{ "heapprofd", cmd_heapprofd,
 	    O_PID | O_NAME | O_DURATION | O_DRY_RUN | O_N, 1, 2 },
 	{ "wss", cmd_wss, O_PID | O_MODE | O_NAME | O_METHOD, 0, 2 },
@@ -1305,7 +1336,7 @@ main(int argc, char *argv[])
 		/* watch COMMAND ARGS: the command's operands and options */
 		static const char *const watchable[] = { "summary", "cpu",
 			"top", "sched", "proc", "health", "dump", "gpumem",
-			"trace", "cgroups", "wss" };
+			"dmabuf", "trace", "cgroups", "wss" };
 		const struct cmd *sub = NULL;
 
 		for (i = 0; i < sizeof(watchable) / sizeof(watchable[0]); i++)

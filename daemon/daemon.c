@@ -20,6 +20,7 @@
 #include "cgroup/cgroup.h"
 #include "fgbg/fgbg.h"
 #include "wcpu/wcpu.h"
+#include "dmabuf/dmabuf.h"
 #include "control/control.h"
 #include "core/bpf_common.h"
 #include "core/log.h"
@@ -77,6 +78,7 @@ struct vitalsd {
 	struct wss *wss;      /* working-set monitor (wss.c) */
 	struct cgroup *cg;    /* cgroup v2 groups (cgroup.c); NULL: none */
 	struct fgbg *fg;      /* foreground/background (fgbg.c); NULL: off */
+	struct dmabuf *db;    /* DMA-BUF per process (dmabuf.c); NULL: off */
 	unsigned cg_state;    /* the state last logged */
 	struct ftrace *ft;    /* ftrace reader (ftrace.c); NULL: off */
 	unsigned ft_state;    /* enum ftrace_state, for every window */
@@ -326,6 +328,7 @@ vitalsd_get_info(struct vitalsd *d, struct vitalsd_info *ret)
 	ret->uptime_ns = d->start_ns ? now - d->start_ns : 0;
 	ret->store.state = STORE_CLOSED;
 	ret->gpumem = d->gm;
+	ret->dmabuf = dmabuf_last(d->db);
 	if (d->wr) {
 		ret->have_store = true;
 		writer_get(d->wr, &ret->store, &ret->store_queued,
@@ -972,11 +975,23 @@ wcpu_close(struct vitalsd *d, struct window *w)
 	window_part_set(w, WPART_WCPU, p);
 }
 
+/* DMA-BUF: a pass when one is due (dmabuf_interval_s), given to w */
+static void
+dmabuf_close(struct vitalsd *d, struct window *w)
+{
+	int r;
+
+	if (d->db && (r = dmabuf_window(d->db, w, w->mono_end_ns)) < 0)
+		log_warnx("dmabuf: window %llu: %s", (unsigned long long)w->seq,
+		    strerror(-r));
+}
+
 static void (*const part_close[])(struct vitalsd *, struct window *) = {
 	ftrace_close,
 	gpumem_close,
 	wss_close,
 	cgroup_close,
+	dmabuf_close,
 };
 
 /*
@@ -1236,6 +1251,15 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 		if ((r = cgroup_new(&co, &d->cg)) < 0)
 			goto fail;
 	}
+	/* DMA-BUF per process, a pass at a window's close when due */
+	if (cfg->dmabuf.on) {
+		struct dmabuf_opts mo = { .proc_root = cfg->proc_root,
+			.sys_root = cfg->sys_root,
+			.cfg = &cfg->dmabuf };
+
+		if ((r = dmabuf_new(&mo, &d->db)) < 0)
+			goto fail;
+	}
 	/* foreground/background, read by the process scan (fgbg.c) */
 	if (cfg->fgbg.mode != FGBG_MODE_OFF) {
 		struct fgbg_opts fo = { .proc_root = cfg->proc_root,
@@ -1397,6 +1421,7 @@ vitalsd_free(struct vitalsd *d)
 	d->bu = burst_free(d->bu);
 	wss_free(d->wss);
 	d->cg = cgroup_free(d->cg);
+	d->db = dmabuf_free(d->db);
 	writer_stop(d->wr, 0);
 	store_close(d->store);
 	collector_free(d->col);

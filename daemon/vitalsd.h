@@ -14,6 +14,7 @@
 #include "cgroup/cgroup.h"
 #include "fgbg/fgbg.h"
 #include "wcpu/wcpu.h"
+#include "dmabuf/dmabuf.h"
 #include "config/config.h"
 #include "config/config_reload.h"
 #include "control/control.h"

@@ -312,6 +312,48 @@ run_query(const struct rpc_query *q, int64_t now)
 		r = rpc_answer_export(q, ws, 2, false, FUZZ_MAX_FRAME, &frame,
 		    &len);
 		break;
+	case RPC_Q_DMABUF: {
+		/* one buffer two processes share, one exporter */
+		struct dmabuf_proc pr[2] = {
+			{ .pid = 42,
+			    .name = "app",
+			    .passes = 1,
+			    .fds = 2,
+			    .buffers = 1,
+			    .bytes = 4096,
+			    .bytes_max = 4096,
+			    .shared_bytes = 4096,
+			    .pss_bytes = 2048 },
+			{ .pid = -1, .name = "other", .passes = 1, .procs = 3 }
+		};
+		struct dmabuf_exp ex = { .name = "system",
+			.passes = 1,
+			.buffers = 1,
+			.bytes = 4096,
+			.bytes_max = 4096 };
+		struct dmabuf_shared sh = { .ino = 7,
+			.size = 4096,
+			.exp = "system",
+			.sharers = 2,
+			.npids = 2,
+			.pids = { 42, 43 } };
+		struct window_dmabuf p = { .passes = 1,
+			.pass_wall_ns = now,
+			.total_bytes = 4096,
+			.buffers = 1,
+			.shared_bytes = 4096,
+			.shared_buffers = 1,
+			.nprocs = 2,
+			.procs = pr,
+			.nexps = 1,
+			.exps = &ex,
+			.nshared = 1,
+			.shared = &sh };
+
+		r = rpc_answer_dmabuf(q, q->n & 1 ? NULL : &p, 2,
+		    FUZZ_MAX_FRAME, &frame, &len);
+		break;
+	}
 	case RPC_Q_HP_LIST: {
 		/* a finished session by a rule and a running one by a caller */
 		struct hp_record v[2] = {

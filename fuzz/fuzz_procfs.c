@@ -109,6 +109,34 @@ cgroup_file(unsigned which, const char *buf, size_t len)
 	}
 }
 
+/* DMA-BUF's files (dmabuf_parse.c): fdinfo, a link's text, sysfs lines */
+static void
+dmabuf_file(unsigned which, const char *buf, size_t len)
+{
+	struct dmabuf_fdinfo fi;
+	char name[DMABUF_NAME_LEN];
+	uint64_t v;
+
+	switch (which & 3) {
+	case 0:
+	case 1:
+		if (dmabuf_parse_fdinfo(buf, len, &fi) == 0 &&
+		    (!(fi.have & DMABUF_FDI_SIZE) ||
+			memchr(fi.exp_name, '\0', sizeof(fi.exp_name)) == NULL))
+			abort();
+		break;
+	case 2:
+		(void)dmabuf_link_is(buf, len);
+		(void)dmabuf_parse_u64(buf, len, &v);
+		break;
+	default:
+		if (dmabuf_parse_name(buf, len, name, sizeof(name)) == 0 &&
+		    memchr(name, '\0', sizeof(name)) == NULL)
+			abort();
+		break;
+	}
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -122,6 +150,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	len = size - 1;
 	if (data[0] >= 0xf0) {
 		cgroup_file(data[0] & 0xf, buf, len);
+		return 0;
+	}
+	if (data[0] >= 0xec) {
+		dmabuf_file(data[0] & 3, buf, len);
 		return 0;
 	}
 	switch (data[0] % 10) {

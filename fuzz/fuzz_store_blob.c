@@ -20,6 +20,7 @@
 #include "store/store_tasks.h"
 #include "store/store.h"
 #include "wcpu/wcpu.h"
+#include "dmabuf/dmabuf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -141,6 +142,30 @@ wcpu(const void *p, size_t n)
 	store_enc_release(&e);
 }
 
+/* the DMA-BUF part (store_dmabuf.c), framed as part 20 */
+static void
+dmabuf(const void *p, size_t n)
+{
+	struct window_dmabuf *a = NULL, *b = NULL;
+	struct store_enc e = { 0 };
+
+	if (store_dmabuf_decode(p, n, &a) < 0)
+		return;
+	store_dmabuf_encode(&e, a);
+	if (e.err || store_dmabuf_decode(e.b.p, e.b.len, &b) < 0)
+		abort();
+	if (b->nprocs != a->nprocs || b->nexps != a->nexps ||
+	    b->nshared != a->nshared || b->total_bytes != a->total_bytes ||
+	    (a->nprocs &&
+		memcmp(a->procs, b->procs, a->nprocs * sizeof(*a->procs))) ||
+	    (a->nshared &&
+		memcmp(a->shared, b->shared, a->nshared * sizeof(*a->shared))))
+		abort();
+	window_dmabuf_free(a);
+	window_dmabuf_free(b);
+	store_enc_release(&e);
+}
+
 static void (*const parts[])(const void *, size_t) = { tasks, kv, sys, bpf };
 
 static void
@@ -171,6 +196,9 @@ frame(const uint8_t *p, size_t n)
 		break;
 	case 12: /* WCPU_PART */
 		wcpu(f.payload, f.len);
+		break;
+	case 20: /* DMABUF_PART */
+		dmabuf(f.payload, f.len);
 		break;
 	default:
 		parts[f.part % 4](f.payload, f.len);

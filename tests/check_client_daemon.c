@@ -276,6 +276,38 @@ START_TEST(test_every_command)
 }
 END_TEST
 
+/* DMA-BUF on this kernel: a pass at the first window's close read the
+ * real /proc (this test's own fds at least); the text and the stored
+ * span answer too. No DMA-BUF heaps here: no figure is asserted 0. */
+START_TEST(test_dmabuf_live)
+{
+	struct td d;
+	struct run r;
+	struct jm *j;
+
+	daemon_start(&d, NULL);
+	j = vitals_json(&d, "dmabuf", NULL, NULL, NULL, NULL);
+	ck_assert_ptr_nonnull(jm_path(j, "dmabuf.on"));
+	ck_assert(jm_path(j, "dmabuf.on")->b);
+	ck_assert_int_ge(ll(j, "dmabuf.passes"), 1);
+	ck_assert_int_gt(ll(j, "dmabuf.procs_scanned"), 0);
+	ck_assert_int_gt(ll(j, "dmabuf.fds_read"), 0);
+	ck_assert_int_ge(ll(j, "dmabuf.total_bytes"),
+	    ll(j, "dmabuf.shared_bytes"));
+	ck_assert_ptr_nonnull(jm_path(j, "dmabuf.procs"));
+	jm_free(j);
+	r = vitals(&d, -1, "dmabuf", NULL, NULL, NULL, NULL, NULL);
+	ck_assert_int_eq(r.code, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "DMA-BUF at "));
+	run_free(&r);
+	j = vitals_json(&d, "dmabuf", "--since", "1h", NULL, NULL);
+	ck_assert(jm_path(j, "dmabuf.stored")->b);
+	ck_assert_ptr_nonnull(jm_path(j, "dmabuf.windows"));
+	jm_free(j);
+	td_stop(&d);
+}
+END_TEST
+
 START_TEST(test_reader_refused_burst)
 {
 	struct td d;
@@ -676,6 +708,7 @@ client_daemon_suite(void)
 
 	tcase_add_test(tc, test_top_matches_history);
 	tcase_add_test(tc, test_every_command);
+	tcase_add_test(tc, test_dmabuf_live);
 	tcase_add_test(tc, test_quiet_process);
 	tcase_add_test(tc, test_dumpsys_live);
 	tcase_add_test(tc, test_memory_health);

@@ -49,6 +49,7 @@ add_off_parts(struct window *w)
 	struct window_cgroup *cg;
 	struct window_fgbg *fg;
 	struct window_wcpu *wc;
+	struct window_dmabuf *db;
 	struct window_gpumem_part *g;
 	struct window_trace *t;
 	struct window_bpf *b;
@@ -78,6 +79,10 @@ add_off_parts(struct window *w)
 	/* capacity-weighted CPU: nothing busy yet */
 	ck_assert_ptr_nonnull(wc = window_wcpu_new());
 	window_part_set(w, WPART_WCPU, wc);
+	/* DMA-BUF: a pass that found nothing */
+	ck_assert_ptr_nonnull(db = window_dmabuf_new());
+	db->passes = 1;
+	window_part_set(w, WPART_DMABUF, db);
 }
 
 static void
@@ -258,6 +263,8 @@ START_TEST(off_parts_are_heads)
 	ck_assert_ptr_nonnull(strstr(b.p, "working set: pid 4242 (target)"));
 	ck_assert_ptr_nonnull(strstr(b.p, "cgroup: off, 0 groups"));
 	ck_assert_ptr_nonnull(strstr(b.p, "fgbg: absent, 0 entries"));
+	ck_assert_ptr_nonnull(
+	    strstr(b.p, "dmabuf: 1 passes, 0 B in 0 buffers"));
 	/* in the order of enum window_part_id */
 	ck_assert(strstr(b.p, "bpf:") < strstr(b.p, "gpu memory"));
 	ck_assert(strstr(b.p, "gpu memory") < strstr(b.p, "working set"));

@@ -72,6 +72,7 @@ config_init(struct config *cfg)
 	cgroup_config_init(&cfg->cgroup);
 	fgbg_config_init(&cfg->fgbg);
 	burst_settings_init(&cfg->burst);
+	dmabuf_config_init(&cfg->dmabuf);
 	config_metrics_init(cfg);
 	/* ftrace (ftrace.c) */
 	cfg->ftrace = true;
@@ -557,6 +558,9 @@ config_set(struct config *cfg, const char *key, const char *value)
 	/* foreground/background: fgbg, fgbg_* (config_fgbg.c) */
 	if (!strncmp(key, "fgbg", 4))
 		return fgbg_config_set(&cfg->fgbg, key, value);
+	/* DMA-BUF per process: dmabuf, dmabuf_* (config_dmabuf.c) */
+	if (!strncmp(key, "dmabuf", 6))
+		return dmabuf_config_set(&cfg->dmabuf, key, value);
 	if ((r = config_set_ftrace(cfg, key, value)) != -ENOENT)
 		return r;
 	return config_set_control(cfg, key, value);

@@ -11,6 +11,7 @@
 #include "store/store.h"
 #include "burst/burst.h"
 #include "cgroup/cgroup.h"
+#include "dmabuf/dmabuf.h"
 #include "fgbg/fgbg.h"
 #include "wss/wss.h"
 
@@ -79,6 +80,7 @@ struct config {
 	struct cgroup_config cgroup; /* cgroup v2 groups (cgroup.c) */
 	struct fgbg_config fgbg;     /* foreground/background (fgbg.c) */
 	struct burst_settings burst; /* burst triggers (burst/) */
+	struct dmabuf_config dmabuf; /* DMA-BUF per process (dmabuf.c) */
 	/* ftrace (ftrace.c) */
 	bool ftrace;		   /* read ftrace at all */
 	char *ftrace_instance;	   /* instances/<name> */

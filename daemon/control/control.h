@@ -105,6 +105,10 @@ void control_get_stats(struct control *ctl, struct control_stats *ret);
 struct store;
 struct store_hist;
 struct rpc_query;
+/* query_dmabuf.c: the DMA-BUF parts of a range folded into one answer;
+ * a store error is returned for the caller to answer */
+int query_dmabuf(struct store *s, const struct rpc_query *rq, uint32_t max,
+    uint8_t **ret, size_t *ret_len);
 int query_wcpu_history(struct store *s, int64_t from_wall_ns,
     int64_t to_wall_ns, bool threads, struct store_hist *h, size_t n);
 int query_wcpu_top(struct store *s, const struct rpc_query *rq, uint32_t max,

@@ -233,6 +233,7 @@ same_query(const struct rpc_query *a, const struct rpc_query *b)
 			return false;
 		break;
 	case RPC_Q_GPUMEM:
+	case RPC_Q_DMABUF:
 		break;
 	case RPC_Q_HP_LIST:
 		/* records change on the loop, not with time: never shared */
@@ -641,6 +642,11 @@ run_budget(struct store *s, const char *proc_root, const struct rpc_query *rq,
 	case RPC_Q_EXPORT:
 		return run_export(s, rq, max_frame, budget, ret_cut, ret,
 		    ret_len);
+	case RPC_Q_DMABUF: {
+		int r = query_dmabuf(s, rq, max_frame, ret, ret_len);
+
+		return r < 0 ? store_error(rq, s, r, ret, ret_len) : r;
+	}
 	}
 	return -EINVAL;
 }

@@ -661,49 +661,6 @@ out:
 
 /* ------------------------------------------------------ store queries */
 
-/* now − since, never below VITALS_WALL_MIN (no overflow either). */
-static int64_t
-since_from(int64_t now, int64_t since)
-{
-	if (now < VITALS_WALL_MIN || since >= now - VITALS_WALL_MIN)
-		return VITALS_WALL_MIN;
-	return now - since;
-}
-
-/*
- * A TimeRange as [from, to) in wall ns; NULL: everything stored. Wall
- * times before 1970 are times like any other: a device that booted with
- * its clock at 0 and was set later has windows there, and a clock still
- * before 1970 asks for "the last hour" below 0.
- */
-static const char *
-resolve_range(const Vitals__TimeRange *tr, int64_t now, int64_t *from,
-    int64_t *to, bool *relative)
-{
-	if (tr == NULL) {
-		*from = VITALS_WALL_MIN;
-		*to = now;
-		*relative = true;
-		return NULL;
-	}
-	if (tr->since_ns < 0)
-		return "negative since_ns";
-	if (tr->from_wall_ns < VITALS_WALL_MIN ||
-	    tr->to_wall_ns < VITALS_WALL_MIN)
-		return "time in range before 1823";
-	if (tr->since_ns > 0) {
-		*to = now;
-		*from = since_from(now, tr->since_ns);
-	} else {
-		*from = tr->from_wall_ns;
-		*to = tr->to_wall_ns ? tr->to_wall_ns : now;
-	}
-	*relative = tr->since_ns > 0 || tr->to_wall_ns == 0;
-	if (*from >= *to)
-		return "empty time range: from is not before to";
-	return NULL;
-}
-
 /* Validate a store request into res->query; an error answers it. */
 static int
 prepare_query(const struct rpc_ctx *ctx, const Vitals__Request *req,
@@ -816,7 +773,7 @@ prepare_query(const struct rpc_ctx *ctx, const Vitals__Request *req,
 	default:
 		return -EINVAL;
 	}
-	if ((why = resolve_range(tr, ctx->now_wall_ns, &q->from_wall_ns,
+	if ((why = rpc_resolve_range(tr, ctx->now_wall_ns, &q->from_wall_ns,
 		 &q->to_wall_ns, &q->relative)) != NULL)
 		return answer_error(res, q->id, RPC_BAD_REQUEST, why);
 	res->verdict = RPC_QUERY;
@@ -854,7 +811,8 @@ answer_gpumem(const struct rpc_ctx *ctx, const Vitals__Request *req,
 		q->hz = ctx->info->hz;
 		q->relative = true;
 		q->to_wall_ns = ctx->now_wall_ns;
-		q->from_wall_ns = since_from(ctx->now_wall_ns, gr->since_ns);
+		q->from_wall_ns = rpc_since_from(ctx->now_wall_ns,
+		    gr->since_ns);
 		res->verdict = RPC_QUERY;
 		return 0;
 	}
@@ -940,6 +898,8 @@ dispatch(const struct rpc_ctx *ctx, enum control_role role,
 		return rpc_wss(ctx, role, req, res); /* rpc_wss.c */
 	case VITALS__REQUEST__OP_BURSTS:
 		return rpc_bursts(ctx, req, res); /* rpc_burst.c */
+	case VITALS__REQUEST__OP_DMABUF:
+		return rpc_dmabuf(ctx, req, res); /* rpc_dmabuf.c */
 	default:
 		return answer_error(res, req->id, RPC_BAD_REQUEST,
 		    "no operation, or one this daemon does not know");

@@ -17,6 +17,7 @@ struct gpumem_series;
 struct heapprofd;
 struct hp_record;
 struct wss;
+struct window_dmabuf;
 struct vitalsd_reload;
 
 /* ---------------------------------------------------------- control plane */
@@ -42,7 +43,9 @@ struct vitalsd_info {
 	uint64_t store_dropped;
 	/* batched commits: the spool file ("" none) and why it is off */
 	const char *spool_path, *spool_note;
-	struct gpumem *gpumem;		     /* NULL: no GPU memory reader */
+	struct gpumem *gpumem; /* NULL: no GPU memory reader */
+	/* the last DMA-BUF pass (dmabuf.c); NULL: none yet, or off */
+	const struct window_dmabuf *dmabuf;
 	const struct provenance *prov;	     /* this daemon's; NULL: unknown */
 	const struct vitalsd_reload *reload; /* SIGHUPs; NULL: none kept */
 	struct export_stats metrics; /* the OpenMetrics endpoint (on: on) */
@@ -76,6 +79,7 @@ enum rpc_qop {
 	RPC_Q_TRACE,
 	RPC_Q_HP_LIST, /* heapprofd session records: n */
 	RPC_Q_EXPORT,  /* windows as another tool's file (rpc_export.c) */
+	RPC_Q_DMABUF,  /* DMA-BUF parts of a range folded (rpc_dmabuf.c) */
 };
 
 struct rpc_query {
@@ -214,5 +218,10 @@ bool rpc_trace_match(const struct rpc_query *q, const struct window *w,
 /* rpc_export.c: the export answer (op 25), windows oldest first */
 int rpc_answer_export(const struct rpc_query *q, struct window *const *w,
     size_t n, bool truncated, uint32_t max, uint8_t **ret, size_t *ret_len);
+
+/* rpc_dmabuf.c: the dmabuf answer (op 29) of part p (NULL: none), folded
+ * from windows stored windows (0: the live pass) */
+int rpc_answer_dmabuf(const struct rpc_query *q, const struct window_dmabuf *p,
+    uint32_t windows, uint32_t max, uint8_t **ret, size_t *ret_len);
 
 #endif /* VITALSD_RPC_H */

@@ -135,6 +135,15 @@ int rpc_sched_top(struct rpc_arena *a, Vitals__TaskList *list,
 Vitals__TraceHealth *rpc_pb_trace_health(struct rpc_arena *a,
     const struct window *last);
 
+/* rpc_pb.c: now − since, never below VITALS_WALL_MIN; a TimeRange as
+ * [from, to) in wall ns (NULL: all stored), or why not */
+int64_t rpc_since_from(int64_t now, int64_t since);
+const char *rpc_resolve_range(const Vitals__TimeRange *tr, int64_t now,
+    int64_t *from, int64_t *to, bool *relative);
+/* rpc_dmabuf.c: the dmabuf request (live, or a query of a range) */
+int rpc_dmabuf(const struct rpc_ctx *ctx, const Vitals__Request *req,
+    struct rpc_result *res);
+
 /* rpc_export.c: NULL and q filled but for its range, or why not */
 const char *rpc_export_query(const Vitals__ExportRequest *er,
     struct rpc_query *q);

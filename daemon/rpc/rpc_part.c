@@ -20,4 +20,5 @@ const struct rpc_part *const rpc_parts[WPART__MAX] = {
 	[WPART_CGROUP] = &rpc_cgroup_part,
 	[WPART_FGBG] = &rpc_fgbg_part,
 	[WPART_WCPU] = &rpc_wcpu_part,
+	[WPART_DMABUF] = &rpc_part_none,
 };

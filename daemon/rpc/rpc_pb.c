@@ -272,3 +272,48 @@ rpc_pb_gpu_proc(struct rpc_arena *a, const struct window_gpu_proc *p,
 	}
 	return m;
 }
+
+/* ------------------------------------------------------------ ranges */
+
+/* now − since, never below VITALS_WALL_MIN (no overflow either). */
+int64_t
+rpc_since_from(int64_t now, int64_t since)
+{
+	if (now < VITALS_WALL_MIN || since >= now - VITALS_WALL_MIN)
+		return VITALS_WALL_MIN;
+	return now - since;
+}
+
+/*
+ * A TimeRange as [from, to) in wall ns; NULL: everything stored. Wall
+ * times before 1970 are times like any other: a device that booted with
+ * its clock at 0 and was set later has windows there, and a clock still
+ * before 1970 asks for "the last hour" below 0.
+ */
+const char *
+rpc_resolve_range(const Vitals__TimeRange *tr, int64_t now, int64_t *from,
+    int64_t *to, bool *relative)
+{
+	if (tr == NULL) {
+		*from = VITALS_WALL_MIN;
+		*to = now;
+		*relative = true;
+		return NULL;
+	}
+	if (tr->since_ns < 0)
+		return "negative since_ns";
+	if (tr->from_wall_ns < VITALS_WALL_MIN ||
+	    tr->to_wall_ns < VITALS_WALL_MIN)
+		return "time in range before 1823";
+	if (tr->since_ns > 0) {
+		*to = now;
+		*from = rpc_since_from(now, tr->since_ns);
+	} else {
+		*from = tr->from_wall_ns;
+		*to = tr->to_wall_ns ? tr->to_wall_ns : now;
+	}
+	*relative = tr->since_ns > 0 || tr->to_wall_ns == 0;
+	if (*from >= *to)
+		return "empty time range: from is not before to";
+	return NULL;
+}

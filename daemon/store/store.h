@@ -202,7 +202,7 @@ int store_process(struct store *s, int32_t pid, uint64_t starttime,
 const char *store_state_name(enum store_state st);
 
 /* Added with the store: the schema a new database gets, and its mark. */
-#define STORE_SCHEMA_VERSION 17
+#define STORE_SCHEMA_VERSION 18
 #define STORE_APPLICATION_ID 0x56544c53 /* "VTLS" */
 
 /* One window of a task's history, with the window it came from. */
@@ -235,6 +235,15 @@ void store_wcpu_span_free(struct store_wcpu_win *v, size_t n);
 void store_wcpu_encode(struct store_enc *e, const struct window_wcpu *p);
 int store_wcpu_decode(const void *payload, size_t len,
     struct window_wcpu **ret);
+
+/* store_dmabuf.c: the DMA-BUF parts of the windows that ended in (from,
+ * to] folded into one (*ret NULL: none), and the blob's payload */
+struct window_dmabuf;
+int store_dmabuf_range(struct store *s, int64_t from_wall_ns,
+    int64_t to_wall_ns, struct window_dmabuf **ret, uint32_t *ret_windows);
+void store_dmabuf_encode(struct store_enc *e, const struct window_dmabuf *p);
+int store_dmabuf_decode(const void *payload, size_t len,
+    struct window_dmabuf **ret);
 
 /* store_read.c */
 int store_history(struct store *s, bool threads, int32_t id, uint64_t starttime,

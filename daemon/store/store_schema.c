@@ -349,6 +349,16 @@ static const char schema_v17[] =
     " DEFAULT 0;";
 
 /*
+ * v18: DMA-BUF per window (store_dmabuf.c): one framed, compressed blob
+ * for each window a pass ran in (or a roll-up of such windows).
+ */
+static const char schema_v18[] =
+    "CREATE TABLE window_dmabuf ("
+    " window_id INTEGER PRIMARY KEY REFERENCES windows(id)"
+    " ON DELETE CASCADE,"
+    " blob BLOB NOT NULL);";
+
+/*
  * migrations[v] takes a database from user_version v to v + 1: its SQL,
  * then its C half (NULL: none) in the same transaction.
  */
@@ -370,4 +380,5 @@ const struct store_migration store_migrations[STORE_SCHEMA_VERSION] = {
 	{ schema_v15, NULL },
 	{ schema_v16, NULL },
 	{ schema_v17, NULL },
+	{ schema_v18, NULL },
 };

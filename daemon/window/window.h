@@ -131,6 +131,7 @@ enum window_part_id {
 	WPART_CGROUP, /* struct window_cgroup (cgroup/cgroup.h) */
 	WPART_FGBG,   /* struct window_fgbg (fgbg/fgbg.h) */
 	WPART_WCPU,   /* struct window_wcpu (wcpu/wcpu.h) */
+	WPART_DMABUF, /* struct window_dmabuf (dmabuf/dmabuf.h) */
 	WPART__MAX
 };
 

@@ -5,6 +5,7 @@
  * its signal's folder; its id in enum window_part_id (window.h).
  */
 #include "cgroup/cgroup.h"
+#include "dmabuf/dmabuf.h"
 #include "fgbg/fgbg.h"
 #include "gpumem/gpumem.h"
 #include "sched/sched.h"
@@ -21,4 +22,5 @@ const struct window_part_ops *const window_parts[WPART__MAX] = {
 	[WPART_CGROUP] = &cgroup_window_part,
 	[WPART_FGBG] = &fgbg_window_part,
 	[WPART_WCPU] = &wcpu_window_part,
+	[WPART_DMABUF] = &dmabuf_window_part,
 };

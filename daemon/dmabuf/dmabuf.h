@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * DMA-BUF per process (doc/metrics.md, "DMA-BUF"): the buffers each
+ * process holds through file descriptors, found by a pass over
+ * <proc>/<pid>/fd and fdinfo (and <sys>/kernel/dmabuf/buffers/<inode>
+ * where the kernel has it), deduplicated by inode so a buffer several
+ * processes share is counted once in every total and its sharers listed.
+ * A pass runs at a window's close when dmabuf_interval_s has passed since
+ * the last one, and reads at most dmabuf_fd_budget descriptors.
+ *
+ * dmabuf_parse.c holds the pure parsers and the tally of one pass's
+ * holdings (no I/O), dmabuf.c the pass, dmabuf_window.c the window part
+ * (free, copy, merge, dump).
+ */
+#ifndef VITALSD_DMABUF_DMABUF_H
+#define VITALSD_DMABUF_DMABUF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "window/window.h"
+
+#define DMABUF_NAME_LEN 32	     /* the kernel's DMA_BUF_NAME_LEN */
+#define DMABUF_COMM_LEN 16	     /* TASK_COMM_LEN */
+#define DMABUF_PROCS_DEFAULT 64	     /* process rows a pass keeps */
+#define DMABUF_PROCS_MAX 1024	     /* the key's bound; roll-ups too */
+#define DMABUF_EXPS_MAX 64	     /* exporter rows (then "other") */
+#define DMABUF_SHARED_MAX 32	     /* shared buffers listed, largest */
+#define DMABUF_SHARERS_MAX 8	     /* pids listed per shared buffer */
+#define DMABUF_INTERVAL_S_DEFAULT 60 /* between passes */
+#define DMABUF_FD_BUDGET_DEFAULT 65536
+
+/* ------------------------------------------------------ dmabuf_parse.c */
+
+/* fdinfo lines seen (dma_buf_show_fdinfo and the generic head) */
+#define DMABUF_FDI_SIZE (1u << 0)
+#define DMABUF_FDI_COUNT (1u << 1)
+#define DMABUF_FDI_EXP (1u << 2)
+#define DMABUF_FDI_NAME (1u << 3)
+#define DMABUF_FDI_INO (1u << 4)
+
+struct dmabuf_fdinfo {
+	uint32_t have; /* DMABUF_FDI_* */
+	uint64_t size, ino;
+	int64_t count;
+	char exp_name[DMABUF_NAME_LEN];
+	char name[DMABUF_NAME_LEN];
+};
+
+/* The link text of <pid>/fd/<n> names a DMA-BUF ("/dmabuf:<name>" since
+ * 5.3, "anon_inode:dmabuf" before). */
+bool dmabuf_link_is(const char *target, size_t len);
+/* /proc/<pid>/fdinfo/<fd> of a DMA-BUF into *ret. -EINVAL: no size: line,
+ * a size or count that is not a number, a line cut before its newline,
+ * a NUL, or no exp_name: line (not a DMA-BUF's fdinfo, or truncated). */
+int dmabuf_parse_fdinfo(const char *buf, size_t len, struct dmabuf_fdinfo *ret);
+/* A one-line sysfs file: a decimal number, or a name. -EINVAL otherwise. */
+int dmabuf_parse_u64(const char *buf, size_t len, uint64_t *ret);
+int dmabuf_parse_name(const char *buf, size_t len, char *out, size_t sz);
+
+/* One buffer one process holds (one per fd; the tally dedups). */
+struct dmabuf_hold {
+	int32_t pid;
+	char comm[DMABUF_COMM_LEN];
+	uint64_t ino, size;
+	char exp[DMABUF_NAME_LEN]; /* "" unknown */
+};
+
+/* ---------------------------------------------------- the window part */
+
+struct dmabuf_proc {
+	int32_t pid; /* -1: "other", the processes past the row bound */
+	char name[DMABUF_COMM_LEN];
+	uint32_t passes;       /* passes it held a buffer in */
+	uint32_t fds, buffers; /* of its last pass */
+	uint64_t bytes;	       /* of its last pass: Σ size, each once */
+	uint64_t bytes_max;    /* over its passes */
+	uint64_t shared_bytes; /* of bytes, buffers another process holds */
+	uint64_t pss_bytes;    /* Σ size / sharers */
+	uint32_t procs;	       /* "other": processes folded in */
+};
+
+struct dmabuf_exp {
+	char name[DMABUF_NAME_LEN]; /* "" unknown exporter */
+	bool other;		    /* the exporters past DMABUF_EXPS_MAX */
+	uint32_t passes;
+	uint32_t buffers; /* of its last pass */
+	uint64_t bytes, bytes_max;
+};
+
+struct dmabuf_shared {
+	uint64_t ino, size;
+	char exp[DMABUF_NAME_LEN];
+	uint32_t sharers; /* processes holding it */
+	uint32_t npids;	  /* listed: at most DMABUF_SHARERS_MAX */
+	int32_t pids[DMABUF_SHARERS_MAX];
+};
+
+struct window_dmabuf {
+	uint32_t passes;      /* passes folded in */
+	int64_t pass_wall_ns; /* the last one's */
+	/* the last pass's totals, every buffer once */
+	uint64_t total_bytes, shared_bytes;
+	uint32_t buffers, shared_buffers;
+	uint64_t total_bytes_max; /* over the passes */
+	/* counted over the passes */
+	uint32_t procs_scanned;	   /* fd directories read */
+	uint32_t procs_skipped;	   /* not reached: the fd budget was spent */
+	uint32_t procs_unreadable; /* fd directory refused (EACCES, ...) */
+	uint32_t procs_gone;	   /* exited while read */
+	uint64_t fds_read;	   /* links read */
+	uint32_t fds_dmabuf;	   /* of those, DMA-BUFs */
+	uint32_t fdinfo_invalid;   /* a DMA-BUF's fdinfo did not parse */
+	uint32_t sysfs_found;	   /* buffers with a sysfs entry */
+	uint32_t size_mismatch;	   /* fdinfo and sysfs sizes differ */
+	uint32_t procs_cut, exps_cut, shared_cut; /* folded / not listed */
+	uint64_t pass_ns_sum, pass_ns_max;
+	size_t nprocs, nexps, nshared;
+	struct dmabuf_proc *procs;    /* by bytes, largest first */
+	struct dmabuf_exp *exps;      /* by bytes, largest first */
+	struct dmabuf_shared *shared; /* by size, largest first */
+};
+
+static inline struct window_dmabuf *
+window_dmabuf(const struct window *w)
+{
+	return (struct window_dmabuf *)window_part(w, WPART_DMABUF);
+}
+
+/* dmabuf_parse.c: one pass's holdings (sorted in place) into a new part
+ * with passes = 1: procs_max process rows, the rest one "other" row. */
+int dmabuf_tally(struct dmabuf_hold *h, size_t n, unsigned procs_max,
+    struct window_dmabuf **ret);
+
+/* dmabuf_window.c */
+struct window_dmabuf *window_dmabuf_new(void);
+void window_dmabuf_free(struct window_dmabuf *p);
+struct window_dmabuf *window_dmabuf_dup(const struct window_dmabuf *p);
+/* src (a later pass or window) into *accp; either may be NULL */
+int window_dmabuf_merge(struct window_dmabuf **accp,
+    const struct window_dmabuf *src);
+void window_dmabuf_sort(struct window_dmabuf *p);
+extern const struct window_part_ops dmabuf_window_part;
+
+/* ------------------------------------------------------------ dmabuf.c */
+
+struct dmabuf_config {
+	bool on;
+	unsigned interval_s; /* 0: a pass at every window's close */
+	unsigned fd_budget;  /* links read per pass */
+	unsigned procs_max;  /* process rows per pass */
+};
+
+/* config_dmabuf.c (config's layer): the dmabuf* keys; -ENOENT not one */
+void dmabuf_config_init(struct dmabuf_config *c);
+int dmabuf_config_set(struct dmabuf_config *c, const char *key,
+    const char *value);
+
+struct dmabuf_opts {
+	const char *proc_root;
+	const char *sys_root;
+	const struct dmabuf_config *cfg;
+};
+
+struct dmabuf;
+
+int dmabuf_new(const struct dmabuf_opts *o, struct dmabuf **ret);
+struct dmabuf *dmabuf_free(struct dmabuf *db);
+/* One pass now, into a new part (the caller's). */
+int dmabuf_pass(struct dmabuf *db, int64_t wall_ns, struct window_dmabuf **ret);
+/* At a window's close: a pass when one is due, given to w. */
+int dmabuf_window(struct dmabuf *db, struct window *w, int64_t mono_ns);
+/* The last pass's part; NULL before the first. */
+const struct window_dmabuf *dmabuf_last(const struct dmabuf *db);
+
+#endif /* VITALSD_DMABUF_DMABUF_H */

@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The DMA-BUF part of a window in the store: one blob per window that has
+ * the part (a pass ran in it, or a roll-up holds one) in window_dmabuf
+ * (doc/storage.md, "DMA-BUF"), framed and compressed as the other parts'
+ * blobs are (store_codec.c). A blob that does not decode is counted
+ * (blob_errors) and the window reads without the part. store_dmabuf_range()
+ * folds the parts of a range into one, for `vitals dmabuf --since`.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dmabuf/dmabuf.h"
+#include "store/store.h"
+#include "store/store_codec.h"
+#include "store_int.h"
+
+#define DMABUF_PART 20 /* the frame's part number */
+#define DMABUF_PART_VERSION 1
+#define ROW_MIN 4 /* bytes a row takes at least */
+
+enum { DS_INS, DS_SEL, DS_RANGE };
+
+/* clang-format off */
+static const char *const ds_sql[] = {
+	[DS_INS] = "INSERT INTO window_dmabuf (window_id, blob) VALUES (?, ?)",
+	[DS_SEL] = "SELECT blob FROM window_dmabuf WHERE window_id = ?",
+	[DS_RANGE] = "SELECT d.blob FROM windows w JOIN window_dmabuf d"
+	    " ON d.window_id = w.id WHERE w.wall_end_ns > :from"
+	    " AND w.wall_end_ns <= :to"
+	    " ORDER BY w.wall_start_ns, w.mono_start_ns, w.id",
+};
+/* clang-format on */
+
+/* The payload, field by field as doc/storage.md lists it. */
+void
+store_dmabuf_encode(struct store_enc *e, const struct window_dmabuf *p)
+{
+	size_t i, k;
+
+	store_enc_u(e, p->passes);
+	store_enc_s(e, p->pass_wall_ns);
+	store_enc_u(e, p->total_bytes);
+	store_enc_u(e, p->shared_bytes);
+	store_enc_u(e, p->buffers);
+	store_enc_u(e, p->shared_buffers);
+	store_enc_u(e, p->total_bytes_max);
+	store_enc_u(e, p->procs_scanned);
+	store_enc_u(e, p->procs_skipped);
+	store_enc_u(e, p->procs_unreadable);
+	store_enc_u(e, p->procs_gone);
+	store_enc_u(e, p->fds_read);
+	store_enc_u(e, p->fds_dmabuf);
+	store_enc_u(e, p->fdinfo_invalid);
+	store_enc_u(e, p->sysfs_found);
+	store_enc_u(e, p->size_mismatch);
+	store_enc_u(e, p->procs_cut);
+	store_enc_u(e, p->exps_cut);
+	store_enc_u(e, p->shared_cut);
+	store_enc_u(e, p->pass_ns_sum);
+	store_enc_u(e, p->pass_ns_max);
+	store_enc_u(e, p->nprocs);
+	for (i = 0; i < p->nprocs; i++) {
+		const struct dmabuf_proc *r = &p->procs[i];
+
+		store_enc_s(e, r->pid);
+		store_enc_str(e, r->name);
+		store_enc_u(e, r->passes);
+		store_enc_u(e, r->fds);
+		store_enc_u(e, r->buffers);
+		store_enc_u(e, r->bytes);
+		store_enc_u(e, r->bytes_max);
+		store_enc_u(e, r->shared_bytes);
+		store_enc_u(e, r->pss_bytes);
+		store_enc_u(e, r->procs);
+	}
+	store_enc_u(e, p->nexps);
+	for (i = 0; i < p->nexps; i++) {
+		const struct dmabuf_exp *r = &p->exps[i];
+
+		store_enc_str(e, r->name);
+		store_enc_u(e, r->other);
+		store_enc_u(e, r->passes);
+		store_enc_u(e, r->buffers);
+		store_enc_u(e, r->bytes);
+		store_enc_u(e, r->bytes_max);
+	}
+	store_enc_u(e, p->nshared);
+	for (i = 0; i < p->nshared; i++) {
+		const struct dmabuf_shared *r = &p->shared[i];
+
+		store_enc_u(e, r->ino);
+		store_enc_u(e, r->size);
+		store_enc_str(e, r->exp);
+		store_enc_u(e, r->sharers);
+		store_enc_u(e, r->npids);
+		for (k = 0; k < r->npids; k++)
+			store_enc_s(e, r->pids[k]);
+	}
+}
+
+#define U32(d) ((uint32_t)store_dec_u_max((d), UINT32_MAX))
+
+/* A count of rows the payload can hold, at most max; 0 on error. */
+static size_t
+dec_count(struct store_dec *d, size_t len, size_t max)
+{
+	uint64_t n = store_dec_u_max(d, max);
+
+	if (n > len / ROW_MIN) {
+		store_dec_fail(d);
+		return 0;
+	}
+	return d->err ? 0 : (size_t)n;
+}
+
+static int
+dec_rows(struct store_dec *d, size_t len, struct window_dmabuf *p)
+{
+	size_t i, k;
+
+	p->nprocs = dec_count(d, len, DMABUF_PROCS_MAX + 1);
+	if (p->nprocs &&
+	    (p->procs = calloc(p->nprocs, sizeof(*p->procs))) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < p->nprocs; i++) {
+		struct dmabuf_proc *r = &p->procs[i];
+
+		r->pid = (int32_t)store_dec_s(d);
+		store_dec_str(d, r->name, sizeof(r->name));
+		r->passes = U32(d);
+		r->fds = U32(d);
+		r->buffers = U32(d);
+		r->bytes = store_dec_u(d);
+		r->bytes_max = store_dec_u(d);
+		r->shared_bytes = store_dec_u(d);
+		r->pss_bytes = store_dec_u(d);
+		r->procs = U32(d);
+	}
+	p->nexps = dec_count(d, len, DMABUF_PROCS_MAX);
+	if (p->nexps && (p->exps = calloc(p->nexps, sizeof(*p->exps))) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < p->nexps; i++) {
+		struct dmabuf_exp *r = &p->exps[i];
+
+		store_dec_str(d, r->name, sizeof(r->name));
+		r->other = store_dec_u_max(d, 1) == 1;
+		r->passes = U32(d);
+		r->buffers = U32(d);
+		r->bytes = store_dec_u(d);
+		r->bytes_max = store_dec_u(d);
+	}
+	p->nshared = dec_count(d, len, DMABUF_SHARED_MAX);
+	if (p->nshared &&
+	    (p->shared = calloc(p->nshared, sizeof(*p->shared))) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < p->nshared; i++) {
+		struct dmabuf_shared *r = &p->shared[i];
+
+		r->ino = store_dec_u(d);
+		r->size = store_dec_u(d);
+		store_dec_str(d, r->exp, sizeof(r->exp));
+		r->sharers = U32(d);
+		r->npids = (uint32_t)store_dec_u_max(d, DMABUF_SHARERS_MAX);
+		for (k = 0; k < r->npids; k++)
+			r->pids[k] = (int32_t)store_dec_s(d);
+	}
+	return 0;
+}
+
+/* payload into a new part; -EBADMSG for anything malformed. */
+int
+store_dmabuf_decode(const void *payload, size_t len, struct window_dmabuf **ret)
+{
+	struct window_dmabuf *p;
+	struct store_dec d;
+	int r;
+
+	if ((p = window_dmabuf_new()) == NULL)
+		return -ENOMEM;
+	store_dec_init(&d, payload, len);
+	p->passes = U32(&d);
+	p->pass_wall_ns = store_dec_s(&d);
+	p->total_bytes = store_dec_u(&d);
+	p->shared_bytes = store_dec_u(&d);
+	p->buffers = U32(&d);
+	p->shared_buffers = U32(&d);
+	p->total_bytes_max = store_dec_u(&d);
+	p->procs_scanned = U32(&d);
+	p->procs_skipped = U32(&d);
+	p->procs_unreadable = U32(&d);
+	p->procs_gone = U32(&d);
+	p->fds_read = store_dec_u(&d);
+	p->fds_dmabuf = U32(&d);
+	p->fdinfo_invalid = U32(&d);
+	p->sysfs_found = U32(&d);
+	p->size_mismatch = U32(&d);
+	p->procs_cut = U32(&d);
+	p->exps_cut = U32(&d);
+	p->shared_cut = U32(&d);
+	p->pass_ns_sum = store_dec_u(&d);
+	p->pass_ns_max = store_dec_u(&d);
+	if ((r = dec_rows(&d, len, p)) < 0) {
+		window_dmabuf_free(p);
+		return r;
+	}
+	if (store_dec_end(&d) < 0) {
+		window_dmabuf_free(p);
+		return -EBADMSG;
+	}
+	*ret = p;
+	return 0;
+}
+
+static int
+dmabuf_dec(const void *payload, size_t len, void **ret)
+{
+	struct window_dmabuf *p = NULL;
+	int r = store_dmabuf_decode(payload, len, &p);
+
+	*ret = p;
+	return r;
+}
+
+static int
+store_dmabuf_put(struct store *s, int64_t id, const struct window *w)
+{
+	const struct window_dmabuf *p = window_dmabuf(w);
+	struct store_enc pl = { 0 };
+	int rc;
+
+	if (p == NULL)
+		return SQLITE_OK;
+	store_dmabuf_encode(&pl, p);
+	rc = store_blob_put(s->part_st[WPART_DMABUF][DS_INS], id, DMABUF_PART,
+	    DMABUF_PART_VERSION, &pl);
+	store_enc_release(&pl);
+	return rc;
+}
+
+static int
+store_dmabuf_load(struct store *s, int64_t id, struct window *w)
+{
+	void *p;
+	int r;
+
+	r = store_blob_load(s, s->part_st[WPART_DMABUF][DS_SEL], id,
+	    DMABUF_PART, DMABUF_PART_VERSION, dmabuf_dec, &p, "read dmabuf");
+	if (r < 0)
+		return r;
+	if (p) {
+		window_dmabuf_free(window_dmabuf(w));
+		window_part_set(w, WPART_DMABUF, p);
+	}
+	return 0;
+}
+
+static void
+bind_named(sqlite3_stmt *st, const char *name, int64_t v)
+{
+	int i = sqlite3_bind_parameter_index(st, name);
+
+	if (i > 0)
+		sqlite3_bind_int64(st, i, v);
+}
+
+/*
+ * The parts of the windows that ended in (from, to], oldest first, folded
+ * into one (window_dmabuf_merge: the last pass's figures, maxima over all,
+ * counters summed); NULL when none has one. ret_windows: parts folded.
+ */
+int
+store_dmabuf_range(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
+    struct window_dmabuf **ret, uint32_t *ret_windows)
+{
+	sqlite3_stmt *st;
+	struct window_dmabuf *acc = NULL;
+	uint32_t nw = 0;
+	void *p;
+	int rc = SQLITE_DONE, r = 0;
+
+	if (s == NULL)
+		return -EBADF;
+	if (from_wall_ns >= to_wall_ns)
+		return -EINVAL;
+	if ((st = s->part_st[WPART_DMABUF][DS_RANGE]) == NULL)
+		return -ENOTSUP;
+	bind_named(st, ":from", from_wall_ns);
+	bind_named(st, ":to", to_wall_ns);
+	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		p = NULL;
+		r = store_blob_unframe(sqlite3_column_blob(st, 0),
+		    (size_t)sqlite3_column_bytes(st, 0), DMABUF_PART,
+		    DMABUF_PART_VERSION, dmabuf_dec, &p);
+		if (r == -EBADMSG) {
+			store_blob_error(s);
+			r = 0;
+			continue;
+		}
+		if (r < 0)
+			break;
+		r = window_dmabuf_merge(&acc, p);
+		window_dmabuf_free(p);
+		nw++;
+	}
+	if (r == 0 && rc != SQLITE_ROW && rc != SQLITE_DONE)
+		r = store_fail(s, rc, "read dmabuf range");
+	sqlite3_reset(st);
+	if (r < 0) {
+		window_dmabuf_free(acc);
+		return r;
+	}
+	*ret = acc;
+	*ret_windows = nw;
+	return 0;
+}
+
+const struct store_part store_dmabuf_part = {
+	.sql = ds_sql,
+	.nsql = sizeof(ds_sql) / sizeof(ds_sql[0]),
+	.put = store_dmabuf_put,
+	.load = store_dmabuf_load,
+};
