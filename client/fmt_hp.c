@@ -133,6 +133,18 @@ fmt_hp_health(struct sbuf *o, const Vitals__HeapprofdHealth *h)
 	for (i = 0; i < h->n_refused; i++)
 		sbuf_printf(o, " %s %llu", h->refused[i]->name,
 		    ULL(h->refused[i]->value));
+	sbuf_puts(o, "\n  profiles (trace checked):");
+	for (i = 0; i < h->n_profiles; i++)
+		sbuf_printf(o, " %s %llu", h->profiles[i]->name,
+		    ULL(h->profiles[i]->value));
+	sbuf_printf(o, "; longest check %.1f ms",
+	    (double)h->check_ns_max / 1e6);
+	sbuf_printf(o,
+	    "\n  traces: %u files, %llu bytes kept; expired %llu by age, "
+	    "%llu by size (%llu bytes), errors %llu",
+	    h->trace_files, ULL(h->trace_bytes), ULL(h->expired_age_files),
+	    ULL(h->expired_size_files), ULL(h->expired_bytes),
+	    ULL(h->expire_errors));
 	sbuf_printf(o,
 	    "\n  rules: evaluated %llu, fired %llu, GPU memory "
 	    "not available %llu, name reads failed %llu, anon reads failed "

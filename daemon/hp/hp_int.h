@@ -16,6 +16,13 @@ enum stop_why { STOP_NONE, STOP_TIMEOUT, STOP_CANCEL, STOP_DAEMON };
 
 #define HP_SEEN_MAX 64 /* outcomes of the newest records, for cancel */
 
+/* The processes a session's trace must have a heap dump of: the pids
+ * asked for, or those a name or uid matched at the start. */
+struct hp_want {
+	int32_t pids[HP_PIDS_MAX];
+	unsigned n;
+};
+
 struct hp_seen {
 	int64_t id;
 	char outcome[32];
@@ -60,6 +67,7 @@ struct heapprofd {
 	/* the running session */
 	bool running;
 	struct hp_record rec;
+	struct hp_want want;
 	pid_t child;
 	int pidfd;
 	struct event *ev_child, *ev_timer;

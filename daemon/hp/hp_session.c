@@ -26,6 +26,46 @@
 #include "privs/privs.h"
 #include "hp_int.h"
 
+/*
+ * perfetto exited 0 by itself: what the trace says decides the outcome
+ * (doc/heapprofd.md, "Checked profiles"). The file is the daemon's own,
+ * opened again for reading; its verdict and evidence go into the record.
+ */
+static void
+session_check(struct heapprofd *hp)
+{
+	struct hp_record *r = &hp->rec;
+	struct hp_trace_verdict v;
+	char line[sizeof(r->message)];
+	int64_t t0 = clock_ns(CLOCK_MONOTONIC), dt;
+	int fd, e;
+
+	if ((fd = open(r->output_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) <
+	    0) {
+		e = -errno;
+		hp_trace_check(NULL, 0, hp->want.pids, hp->want.n, &v);
+		v.outcome = HP_PROF_TRACE_CORRUPT;
+		snprintf(v.why, sizeof(v.why), "cannot open: %s", strerror(-e));
+	} else {
+		(void)hp_trace_check_fd(fd, hp->want.pids, hp->want.n, &v);
+		close(fd);
+	}
+	dt = clock_ns(CLOCK_MONOTONIC) - t0;
+	hp->st.profiles[v.outcome]++;
+	if (v.outcome == HP_PROF_COMPLETED)
+		hp->st.completed++;
+	if (dt > hp->st.check_ns_max)
+		hp->st.check_ns_max = dt;
+	hp_trace_summary(&v, line, sizeof(line));
+	snprintf(r->outcome, sizeof(r->outcome), "%s",
+	    hp_profile_name(v.outcome));
+	snprintf(r->message, sizeof(r->message), "%s", line);
+	if (v.outcome != HP_PROF_COMPLETED)
+		log_warnx("heapprofd: session %lld: perfetto exited 0 but the "
+			  "trace says %s",
+		    (long long)r->id, line);
+}
+
 static void
 session_end(struct heapprofd *hp, int status, const char *lost)
 {
@@ -58,8 +98,7 @@ session_end(struct heapprofd *hp, int status, const char *lost)
 		snprintf(r->outcome, sizeof(r->outcome), "timeout");
 		hp->st.timeouts++;
 	} else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-		snprintf(r->outcome, sizeof(r->outcome), "completed");
-		hp->st.completed++;
+		session_check(hp);
 	} else {
 		snprintf(r->outcome, sizeof(r->outcome), "failed");
 		hp->st.failed++;
