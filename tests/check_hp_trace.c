@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -543,6 +544,161 @@ START_TEST(test_sessions_failed_unchecked)
 }
 END_TEST
 
+START_TEST(test_expire_plan)
+{
+	const int64_t now = 1000000 * NSEC_PER_SEC, day = 86400 * NSEC_PER_SEC;
+	struct hp_trace_file f[] = {
+		{ .id = 4, .mtime_ns = now - 1 * day, .bytes = 300 },
+		{ .id = 1, .mtime_ns = now - 9 * day, .bytes = 100 },
+		{ .id = 3, .mtime_ns = now - 2 * day, .bytes = 500 },
+		{ .id = 2, .mtime_ns = now - 3 * day, .bytes = 400 },
+		{ .id = 5, .mtime_ns = now, .bytes = 2000 },
+	};
+	enum hp_expire_why why[5];
+
+	/* a week: 1 by age; 1000 bytes: 2, 3, 4 by size, oldest first;
+	 * the newest (5) stays though it alone is over the bound */
+	hp_expire_plan(f, 5, now, 7 * 86400, 1000, 0, why);
+	ck_assert_int_eq(f[0].id, 1);
+	ck_assert_int_eq(why[0], HP_EXPIRE_AGE);
+	ck_assert_int_eq(why[1], HP_EXPIRE_SIZE);
+	ck_assert_int_eq(why[2], HP_EXPIRE_SIZE);
+	ck_assert_int_eq(why[3], HP_EXPIRE_SIZE);
+	ck_assert_int_eq(why[4], HP_EXPIRE_KEEP);
+	/* 3000 bytes: only what passes it (2: 3300 - 400 fits) */
+	hp_expire_plan(f, 5, now, 7 * 86400, 3000, 0, why);
+	ck_assert_int_eq(why[1], HP_EXPIRE_SIZE);
+	ck_assert_int_eq(why[2], HP_EXPIRE_KEEP);
+	/* the running session is kept, by age too; 0: no bound */
+	hp_expire_plan(f, 5, now, 7 * 86400, 0, 1, why);
+	ck_assert_int_eq(why[0], HP_EXPIRE_KEEP);
+	ck_assert_int_eq(why[1], HP_EXPIRE_KEEP);
+	hp_expire_plan(f, 5, now, 0, 0, 0, why);
+	ck_assert_int_eq(why[0], HP_EXPIRE_KEEP);
+	hp_expire_plan(f, 0, now, 1, 1, 0, why);
+}
+END_TEST
+
+static void
+plant(const char *dir, const char *name, size_t bytes, int64_t age_s)
+{
+	char p[PATH_MAX], *buf;
+	struct timespec ts[2];
+
+	snprintf(p, sizeof(p), "%s/heapprofd/%s", dir, name);
+	ck_assert_ptr_nonnull(buf = calloc(1, bytes + 1));
+	ck_assert_int_eq(tu_write(p, buf, bytes), 0);
+	free(buf);
+	clock_gettime(CLOCK_REALTIME, &ts[0]);
+	ts[0].tv_sec -= age_s;
+	ts[1] = ts[0];
+	ck_assert_int_eq(utimensat(AT_FDCWD, p, ts, 0), 0);
+}
+
+static bool
+exists(const char *dir, const char *name)
+{
+	char p[PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s/heapprofd/%s", dir, name);
+	return access(p, F_OK) == 0;
+}
+
+/* Files 0600 in a 0700 directory; an old 0750 directory tightened. */
+START_TEST(test_trace_modes)
+{
+	char p[PATH_MAX + 64];
+	struct hp_record r;
+	struct stat sb;
+	struct lib l;
+
+	/* made 0700 whatever the umask */
+	umask(0);
+	lib_open(&l, NULL);
+	umask(022);
+	snprintf(p, sizeof(p), "%s/heapprofd", l.dir);
+	ck_assert_int_eq(stat(p, &sb), 0);
+	ck_assert_uint_eq(sb.st_mode & 07777, 0700);
+	/* as an older vitalsd made it: tightened at the next session */
+	ck_assert_int_eq(chmod(p, 0750), 0);
+	lib_session(&l, &r);
+	ck_assert_str_eq(r.outcome, "completed");
+	ck_assert_int_eq(stat(p, &sb), 0);
+	ck_assert_uint_eq(sb.st_mode & 07777, 0700);
+	ck_assert_int_eq(stat(r.output_path, &sb), 0);
+	ck_assert_uint_eq(sb.st_mode & 07777, 0600);
+	snprintf(p, sizeof(p), "%s/heapprofd/session-%lld.log", l.dir,
+	    (long long)r.id);
+	ck_assert_int_eq(stat(p, &sb), 0);
+	ck_assert_uint_eq(sb.st_mode & 07777, 0600);
+	lib_close(&l);
+}
+END_TEST
+
+START_TEST(test_expire_age)
+{
+	static const char *const keys[] = { "heapprofd_trace_max_age_s",
+		"86400", NULL };
+	struct hp_record r;
+	struct hp_stats st;
+	struct lib l;
+
+	lib_open(&l, keys);
+	/* two days old, an hour old, and not a session's */
+	plant(l.dir, "session-900.pftrace", 1000, 2 * 86400);
+	plant(l.dir, "session-900.log", 10, 2 * 86400);
+	plant(l.dir, "session-901.pftrace", 500, 3600);
+	plant(l.dir, "notes.pftrace", 100, 30 * 86400);
+	plant(l.dir, "session-x.log", 100, 30 * 86400);
+	lib_session(&l, &r);
+	ck_assert(!exists(l.dir, "session-900.pftrace"));
+	ck_assert(!exists(l.dir, "session-900.log"));
+	ck_assert(exists(l.dir, "session-901.pftrace"));
+	ck_assert(exists(l.dir, "notes.pftrace"));
+	ck_assert(exists(l.dir, "session-x.log"));
+	ck_assert(access(r.output_path, F_OK) == 0);
+	heapprofd_get_stats(l.hp, &st);
+	ck_assert_uint_eq(st.expired_age_files, 2);
+	ck_assert_uint_eq(st.expired_size_files, 0);
+	ck_assert_uint_eq(st.expired_bytes, 1010);
+	ck_assert_uint_eq(st.expire_errors, 0);
+	/* left: 901's trace, the session's trace and (empty) log */
+	ck_assert_uint_eq(st.trace_files, 3);
+	ck_assert_uint_eq(st.trace_bytes, 500 + (uint64_t)r.output_bytes);
+	lib_close(&l);
+}
+END_TEST
+
+START_TEST(test_expire_size)
+{
+	static const char *const keys[] = { "heapprofd_trace_max_bytes", "4K",
+		NULL };
+	struct hp_record r1, r2;
+	struct hp_stats st;
+	struct lib l;
+
+	lib_open(&l, keys);
+	lib_session(&l, &r1);
+	heapprofd_get_stats(l.hp, &st);
+	ck_assert_uint_eq(st.expired_size_files, 0);
+	/* a big newer file: the older session goes, the newest stays
+	 * though it alone passes the bound */
+	plant(l.dir, "session-5000.pftrace", 6000, 0);
+	lib_session(&l, &r2);
+	heapprofd_get_stats(l.hp, &st);
+	ck_assert(access(r1.output_path, F_OK) < 0);
+	ck_assert(access(r2.output_path, F_OK) < 0);
+	ck_assert(exists(l.dir, "session-5000.pftrace"));
+	ck_assert_uint_eq(st.expired_size_files, 4); /* two traces, logs */
+	ck_assert_uint_eq(st.expired_bytes,
+	    (uint64_t)(r1.output_bytes + r2.output_bytes));
+	ck_assert_uint_eq(st.trace_files, 1);
+	ck_assert_uint_eq(st.trace_bytes, 6000);
+	ck_assert_uint_eq(st.expired_age_files, 0);
+	lib_close(&l);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -554,11 +710,15 @@ suite(void)
 	tcase_add_test(tc, test_verdict_cuts);
 	tcase_add_test(tc, test_verdict_malformed);
 	tcase_add_test(tc, test_verdict_file);
+	tcase_add_test(tc, test_expire_plan);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("sessions");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_sessions_each_outcome);
 	tcase_add_test(tc, test_sessions_failed_unchecked);
+	tcase_add_test(tc, test_trace_modes);
+	tcase_add_test(tc, test_expire_age);
+	tcase_add_test(tc, test_expire_size);
 	suite_add_tcase(s, tc);
 	return s;
 }

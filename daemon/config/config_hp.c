@@ -327,6 +327,10 @@ hp_settings_init(struct hp_settings *hs)
 	hp_params_default(&hs->defaults);
 	hs->grace_ms = 30000;
 	hs->kill_after_ms = 5000;
+	/* at the default budgets (30 sessions a week system-wide) a week of
+	 * traces fits well under the ~1 GiB of issue 21 */
+	hs->trace_max_age_s = 7 * 86400;
+	hs->trace_max_bytes = 256ull << 20;
 }
 
 void
@@ -511,6 +515,14 @@ hp_settings_set(struct hp_settings *hs, const char *key, const char *v)
 		return set_u32(&hs->grace_ms, v, 0, 3600000);
 	if (!strcmp(key, "kill_after_ms"))
 		return set_u32(&hs->kill_after_ms, v, 10, 600000);
+	if (!strcmp(key, "trace_max_age_s"))
+		return set_u32(&hs->trace_max_age_s, v, 0, 366 * 86400);
+	if (!strcmp(key, "trace_max_bytes")) {
+		if ((r = parse_size(v, &u)) < 0)
+			return r;
+		hs->trace_max_bytes = u;
+		return 0;
+	}
 	if (!strcmp(key, "rule"))
 		return add_rule(hs, v);
 	return -ENOENT;

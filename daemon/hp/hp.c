@@ -694,6 +694,7 @@ heapprofd_window(struct heapprofd *hp, const struct window *w)
 	struct hp_answer a;
 	size_t n = 0, i;
 
+	hp_expire_tick(hp);
 	if (hp->rules == NULL || hp->hs->nrules == 0)
 		return;
 	if (hp_rules_eval(hp->rules, w, &ctx, f, HP_FIRES_MAX, &n) < 0)

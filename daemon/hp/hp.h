@@ -198,6 +198,22 @@ struct hp_trace_verdict {
 	char why[64];
 };
 
+/* One session's files under <state_dir>/heapprofd (trace and log). */
+struct hp_trace_file {
+	int64_t id;
+	int64_t mtime_ns; /* the newer of the two */
+	uint64_t bytes;	  /* both */
+	unsigned nfiles;
+};
+
+enum hp_expire_why { HP_EXPIRE_KEEP, HP_EXPIRE_AGE, HP_EXPIRE_SIZE };
+
+/* hp_expire.c: which sessions' files go; f is sorted by id (oldest
+ * first) and ret_why[i] filled for each */
+void hp_expire_plan(struct hp_trace_file *f, size_t n, int64_t now_wall_ns,
+    uint32_t max_age_s, uint64_t max_bytes, int64_t keep_id,
+    enum hp_expire_why *ret_why);
+
 /* hp_trace.c: pure but for pread */
 const char *hp_profile_name(enum hp_profile p);
 void hp_trace_check(const uint8_t *buf, size_t len, const int32_t *pids,
@@ -291,6 +307,10 @@ struct hp_settings {
 	struct hp_params defaults; /* no targets: parameters only */
 	uint32_t grace_ms;	   /* timeout = duration + grace */
 	uint32_t kill_after_ms;	   /* SIGTERM, then SIGKILL after this */
+	/* trace files under <state_dir>/heapprofd expire (hp_expire.c);
+	 * 0: no bound of that kind */
+	uint32_t trace_max_age_s;
+	uint64_t trace_max_bytes;
 	unsigned nrules;
 	struct hp_rule *rules;
 };

@@ -76,9 +76,10 @@ struct heapprofd {
 	/* through the spawner (privhelper_spawn.c) */
 	struct ph_spawner *sp;
 	struct event *ev_spawn;
-	uint64_t session; /* the spawn request's number */
-	bool started;	  /* its answer came: child is known */
-	int pending_sig;  /* asked for before the answer came */
+	uint64_t session;	 /* the spawn request's number */
+	bool started;		 /* its answer came: child is known */
+	int pending_sig;	 /* asked for before the answer came */
+	int64_t expired_mono_ns; /* the last expiry pass */
 };
 
 /* hp_proc.c */
@@ -101,6 +102,10 @@ int hp_budget_note(struct heapprofd *hp, int64_t start_wall_ns,
     const char *key);
 const struct hp_budget_rec *hp_budget_recs(struct heapprofd *hp,
     int64_t now_wall_ns, size_t *ret_n);
+
+/* hp_expire.c */
+void hp_expire_run(struct heapprofd *hp);
+void hp_expire_tick(struct heapprofd *hp);
 
 /* hp_session.c */
 int hp_session_setup(struct heapprofd *hp, const struct config *cfg,

@@ -122,6 +122,7 @@ session_end(struct heapprofd *hp, int status, const char *lost)
 	hp->running = false;
 	hp->st.running = false;
 	hp->st.running_id = 0;
+	hp_expire_run(hp); /* this session's files count from now on */
 }
 
 static void
@@ -196,15 +197,31 @@ timer_cb(evutil_socket_t fd, short what, void *arg)
 	child_signal(hp, SIGKILL);
 }
 
-/* Made at setup; the filter refuses mkdir, so look before asking. */
+/*
+ * Made at setup; the filter refuses mkdir, so look before asking. Traces
+ * are heap profiles of other processes: the directory is the daemon's
+ * alone (0700, an older 0750 one tightened), the files 0600.
+ */
 static int
 mkdir_one(const char *path)
 {
 	struct stat sb;
+	int fd, e = 0;
 
-	if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+	if (stat(path, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
+		if (mkdir(path, 0700) < 0 && errno != EEXIST)
+			return -errno;
 		return 0;
-	return mkdir(path, 0750) < 0 && errno != EEXIST ? -errno : 0;
+	}
+	if ((sb.st_mode & 07777) == 0700)
+		return 0;
+	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) <
+	    0)
+		return -errno;
+	if (fchmod(fd, 0700) < 0)
+		e = -errno;
+	close(fd);
+	return e;
 }
 
 /* The session's fds: the config in a pipe, the trace and the log files. */
@@ -251,8 +268,8 @@ spawn_files(struct heapprofd *hp, const uint8_t *cfg, size_t len,
 		       -ENAMETOOLONG;
 	/* perfetto writes the trace to its stdout (-o -): the file is
 	 * opened here, in the daemon's directory, with the daemon's rights */
-	if ((f->out = open(r->output_path, fl, 0640)) < 0 ||
-	    (f->log = open(logp, fl, 0640)) < 0) {
+	if ((f->out = open(r->output_path, fl, 0600)) < 0 ||
+	    (f->log = open(logp, fl, 0600)) < 0) {
 		e = -errno;
 		spawn_fds_close(f);
 		return snprintf(why, whysz, "%.160s: %s",
@@ -545,6 +562,7 @@ hp_session_setup(struct heapprofd *hp, const struct config *cfg,
 		    (r = mkdir_one(dir)) < 0)
 			log_warnx("heapprofd: %s: %s", dir, strerror(-r));
 	}
+	hp_expire_run(hp);
 	return 0;
 }
 
