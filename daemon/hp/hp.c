@@ -219,6 +219,17 @@ params_line(const struct hp_params *p, char *buf, size_t sz)
 	    p->duration_ms, (unsigned long long)p->sampling_interval_bytes,
 	    (unsigned long long)p->shmem_size_bytes, p->dump_interval_ms,
 	    p->block_client ? "on" : "off");
+	if (p->no_startup)
+		vbuf_printf(&b, " no_startup=on");
+	if (p->no_running)
+		vbuf_printf(&b, " no_running=on");
+	if (p->adaptive_shmem_threshold)
+		vbuf_printf(&b, " adaptive_sampling_shmem_threshold=%llu",
+		    (unsigned long long)p->adaptive_shmem_threshold);
+	if (p->adaptive_max_interval)
+		vbuf_printf(&b,
+		    " adaptive_sampling_max_sampling_interval_bytes=%llu",
+		    (unsigned long long)p->adaptive_max_interval);
 	if (p->max_heapprofd_memory_kb)
 		vbuf_printf(&b, " max_heapprofd_memory_kb=%u",
 		    p->max_heapprofd_memory_kb);
@@ -285,6 +296,7 @@ build_params(const struct heapprofd *hp, const struct hp_request *rq,
 		if (rq->max_heapprofd_cpu_secs)
 			p->max_heapprofd_cpu_secs = rq->max_heapprofd_cpu_secs;
 	}
+	hp_params_dumps(p);
 	p->ninstalled_by = hp->hs->policy.ninstalled_by;
 	for (i = 0; i < p->ninstalled_by; i++)
 		memcpy(p->installed_by[i], hp->hs->policy.installed_by[i],

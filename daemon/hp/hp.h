@@ -142,10 +142,15 @@ struct hp_params {
 	uint32_t duration_ms;
 	uint64_t sampling_interval_bytes;
 	uint64_t shmem_size_bytes;
-	uint32_t dump_interval_ms; /* continuous dumps; 0: only at the end */
+	uint32_t dump_interval_ms; /* continuous dumps; 0: from dumps */
+	uint32_t dumps;		   /* dump_interval_ms 0: duration / dumps */
 	bool block_client;
-	uint32_t max_heapprofd_memory_kb; /* 0: not set */
-	uint64_t max_heapprofd_cpu_secs;  /* 0: not set */
+	bool no_startup; /* processes that start during the session: no */
+	bool no_running; /* processes already running: no */
+	uint64_t adaptive_shmem_threshold; /* 0: not set */
+	uint64_t adaptive_max_interval;	   /* 0: not set */
+	uint32_t max_heapprofd_memory_kb;  /* 0: not set */
+	uint64_t max_heapprofd_cpu_secs;   /* 0: not set */
 	unsigned ninstalled_by;
 	char installed_by[HP_INSTALLERS_MAX][HP_NAME_MAX];
 	uint32_t buffer_kb;
@@ -161,6 +166,7 @@ void hp_params_default(struct hp_params *p);
 int hp_params_check(const struct hp_params *p, char *why, size_t whysz);
 int hp_config_encode(const struct hp_params *p, uint8_t **ret, size_t *ret_len);
 int hp_config_text(const struct hp_params *p, struct vbuf *out);
+void hp_params_dumps(struct hp_params *p);
 
 /* The trace's own verdict on a session (hp_trace.c): what heapprofd wrote
  * about each target. Ordered by severity: the outcome is the largest. */
