@@ -137,8 +137,9 @@ fmt_hp_health(struct sbuf *o, const Vitals__HeapprofdHealth *h)
 	for (i = 0; i < h->n_profiles; i++)
 		sbuf_printf(o, " %s %llu", h->profiles[i]->name,
 		    ULL(h->profiles[i]->value));
-	sbuf_printf(o, "; longest check %.1f ms",
-	    (double)h->check_ns_max / 1e6);
+	sbuf_printf(o, "; longest check %.1f ms%s",
+	    (double)h->check_ns_max / 1e6,
+	    h->checking ? "; checking a trace now" : "");
 	sbuf_printf(o,
 	    "\n  traces: %u files, %llu bytes kept; expired %llu by age, "
 	    "%llu by size (%llu bytes), errors %llu",

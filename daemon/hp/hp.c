@@ -924,8 +924,10 @@ heapprofd_set_writer(struct heapprofd *hp, struct writer *wr)
 void
 heapprofd_stop(struct heapprofd *hp)
 {
-	if (hp)
+	if (hp) {
 		hp_session_stop(hp);
+		hp_check_stop(hp);
+	}
 }
 
 /* The daemon stops: a running perfetto is stopped and waited for. */
@@ -935,6 +937,7 @@ heapprofd_free(struct heapprofd *hp)
 	if (hp == NULL)
 		return NULL;
 	hp_session_stop(hp);
+	hp_check_free(hp);
 	if (hp->wr && hp->late_asked)
 		writer_call_cancel(hp->wr);
 	hp_records_free(hp);

@@ -384,6 +384,7 @@ struct hp_stats {
 	 * check */
 	uint64_t profiles[HP_PROF__MAX];
 	int64_t check_ns_max;
+	bool checking; /* a trace is being checked (off the loop) */
 	/* trace files expired (hp_expire.c) */
 	uint64_t expired_age_files, expired_size_files, expired_bytes;
 	uint64_t expire_errors;

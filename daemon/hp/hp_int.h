@@ -80,6 +80,7 @@ struct heapprofd {
 	bool started;		 /* its answer came: child is known */
 	int pending_sig;	 /* asked for before the answer came */
 	int64_t expired_mono_ns; /* the last expiry pass */
+	struct hp_check *check;	 /* the trace's verdict, off the loop */
 };
 
 /* hp_proc.c */
@@ -102,6 +103,12 @@ int hp_budget_note(struct heapprofd *hp, int64_t start_wall_ns,
     const char *key);
 const struct hp_budget_rec *hp_budget_recs(struct heapprofd *hp,
     int64_t now_wall_ns, size_t *ret_n);
+
+/* hp_check.c */
+void hp_check_start(struct heapprofd *hp, const struct hp_record *r,
+    const struct hp_want *w);
+void hp_check_stop(struct heapprofd *hp);
+void hp_check_free(struct heapprofd *hp);
 
 /* hp_expire.c */
 void hp_expire_run(struct heapprofd *hp);

@@ -26,50 +26,11 @@
 #include "privs/privs.h"
 #include "hp_int.h"
 
-/*
- * perfetto exited 0 by itself: what the trace says decides the outcome
- * (doc/heapprofd.md, "Checked profiles"). The file is the daemon's own,
- * opened again for reading; its verdict and evidence go into the record.
- */
-static void
-session_check(struct heapprofd *hp)
-{
-	struct hp_record *r = &hp->rec;
-	struct hp_trace_verdict v;
-	char line[sizeof(r->message)];
-	int64_t t0 = clock_ns(CLOCK_MONOTONIC), dt;
-	int fd, e;
-
-	if ((fd = open(r->output_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) <
-	    0) {
-		e = -errno;
-		hp_trace_check(NULL, 0, hp->want.pids, hp->want.n, &v);
-		v.outcome = HP_PROF_TRACE_CORRUPT;
-		snprintf(v.why, sizeof(v.why), "cannot open: %s", strerror(-e));
-	} else {
-		(void)hp_trace_check_fd(fd, hp->want.pids, hp->want.n, &v);
-		close(fd);
-	}
-	dt = clock_ns(CLOCK_MONOTONIC) - t0;
-	hp->st.profiles[v.outcome]++;
-	if (v.outcome == HP_PROF_COMPLETED)
-		hp->st.completed++;
-	if (dt > hp->st.check_ns_max)
-		hp->st.check_ns_max = dt;
-	hp_trace_summary(&v, line, sizeof(line));
-	snprintf(r->outcome, sizeof(r->outcome), "%s",
-	    hp_profile_name(v.outcome));
-	snprintf(r->message, sizeof(r->message), "%s", line);
-	if (v.outcome != HP_PROF_COMPLETED)
-		log_warnx("heapprofd: session %lld: perfetto exited 0 but the "
-			  "trace says %s",
-		    (long long)r->id, line);
-}
-
 static void
 session_end(struct heapprofd *hp, int status, const char *lost)
 {
 	struct hp_record *r = &hp->rec;
+	bool checked = false;
 
 	r->end_wall_ns = hp_wall_now();
 	if (lost) {
@@ -98,16 +59,21 @@ session_end(struct heapprofd *hp, int status, const char *lost)
 		snprintf(r->outcome, sizeof(r->outcome), "timeout");
 		hp->st.timeouts++;
 	} else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-		session_check(hp);
+		/* exited 0 by itself: the trace's verdict is the outcome,
+		 * recorded when known (hp_check.c) */
+		checked = true;
+		hp_check_start(hp, r, &hp->want);
 	} else {
 		snprintf(r->outcome, sizeof(r->outcome), "failed");
 		hp->st.failed++;
 	}
-	(void)hp_record_put(hp, r, "session end not recorded");
-	log_info("heapprofd: session %lld %s (exit %d, signal %d, %lld "
-		 "bytes in %s)",
-	    (long long)r->id, r->outcome, r->exit_status, r->term_signal,
-	    (long long)r->output_bytes, r->output_path);
+	if (!checked) {
+		(void)hp_record_put(hp, r, "session end not recorded");
+		log_info("heapprofd: session %lld %s (exit %d, signal %d, %lld "
+			 "bytes in %s)",
+		    (long long)r->id, r->outcome, r->exit_status,
+		    r->term_signal, (long long)r->output_bytes, r->output_path);
+	}
 	if (hp->ev_child)
 		event_free(hp->ev_child);
 	if (hp->ev_timer)
@@ -122,7 +88,8 @@ session_end(struct heapprofd *hp, int status, const char *lost)
 	hp->running = false;
 	hp->st.running = false;
 	hp->st.running_id = 0;
-	hp_expire_run(hp); /* this session's files count from now on */
+	if (!checked) /* a checked one's pass follows its verdict */
+		hp_expire_run(hp);
 }
 
 static void

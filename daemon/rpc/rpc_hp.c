@@ -292,6 +292,7 @@ rpc_pb_hp_health(struct rpc_arena *a, const struct rpc_ctx *ctx)
 	}
 	m->n_profiles = HP_PROF__MAX;
 	m->check_ns_max = st.check_ns_max;
+	m->checking = st.checking;
 	m->expired_age_files = st.expired_age_files;
 	m->expired_size_files = st.expired_size_files;
 	m->expired_bytes = st.expired_bytes;
