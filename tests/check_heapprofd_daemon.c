@@ -1565,7 +1565,10 @@ START_TEST(test_checked_profiles)
 	size_t i;
 	long long rejected = -1, corrupt = -1, completed = -1;
 
-	daemon_start(&d, NULL);
+	/* two processes of one name: one budget key */
+	daemon_start(&d,
+	    "heapprofd_max_per_hour = 0\n"
+	    "heapprofd_max_per_day = 0\n");
 	snprintf(p, sizeof(p), "%s/trace", d.fp);
 	a = app(APP_UID, 0);
 	b = app(APP_UID, 0);
