@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -463,10 +465,11 @@ fake_kind(struct lib *l, const char *kind)
 	ck_assert_int_eq(tu_writes(p, kind), 0);
 }
 
-/* Start a session on this process, run the loop until it ends; its
- * record as stored. */
+/* Start a session (on this process, or rq), run the loop until it ends;
+ * its record as stored. */
 static void
-lib_session(struct lib *l, struct hp_record *ret)
+lib_session_rq(struct lib *l, const struct hp_request *rq0,
+    struct hp_record *ret)
 {
 	struct hp_request rq = { .pid = getpid(), .duration_ms = 5000 };
 	struct hp_stats st;
@@ -475,6 +478,8 @@ lib_session(struct lib *l, struct hp_record *ret)
 	size_t n = 0;
 	int i;
 
+	if (rq0)
+		rq = *rq0;
 	ck_assert_int_eq(heapprofd_start(l->hp, &rq, &a), 0);
 	ck_assert_msg(a.refusal == HP_OK, "%s", a.message);
 	vbuf_release(&a.text);
@@ -491,6 +496,12 @@ lib_session(struct lib *l, struct hp_record *ret)
 	ck_assert_int_eq(v[0].id, a.id);
 	*ret = v[0];
 	free(v);
+}
+
+static void
+lib_session(struct lib *l, struct hp_record *ret)
+{
+	lib_session_rq(l, NULL, ret);
 }
 
 START_TEST(test_sessions_each_outcome)
@@ -549,6 +560,63 @@ END_TEST
 
 /* A non-zero exit is failed, unchecked: the trace's verdict is for
  * sessions perfetto says ended well. */
+
+/* An app and its other process in one session: both names in the
+ * config, every process of both a target of the verdict. */
+START_TEST(test_sessions_names)
+{
+	static struct hp_request rq = { .nnames = 2, .duration_ms = 4000 };
+	char exe[PATH_MAX + 64], name[64], cmd[PATH_MAX * 2 + 80],
+	    want[HP_NAME_MAX];
+	const char *argv[] = { exe, "30", NULL };
+	struct hp_record r;
+	struct lib l;
+	pid_t kid;
+	int gate;
+
+	/* a name of its own: no other process of the host has it */
+	lib_open(&l, NULL);
+	snprintf(name, sizeof(name), "hpt-remote-%d", (int)getpid());
+	snprintf(exe, sizeof(exe), "%s/%s", l.dir, name);
+	snprintf(cmd, sizeof(cmd), "cp /bin/sleep '%s'", exe);
+	ck_assert_int_eq(system(cmd), 0);
+	snprintf(rq.names[0], HP_NAME_MAX, "check_hp_trace");
+	snprintf(rq.names[1], HP_NAME_MAX, "%s", name);
+	snprintf(want, sizeof(want), "check_hp_trace,%s", name);
+	ck_assert_int_gt(kid = tu_spawn_gated(argv, &gate), 0);
+	ck_assert_int_eq(write(gate, "g", 1), 1); /* it execs now */
+	close(gate);
+	tu_sleep_ms(100);
+	lib_session_rq(&l, &rq, &r);
+	ck_assert_str_eq(r.target, want);
+	ck_assert_str_eq(r.target_key, "check_hp_trace");
+	ck_assert_msg(!strcmp(r.outcome, "completed"), "%s: %s", r.outcome,
+	    r.message);
+	ck_assert_msg(strstr(r.message, "dumps; pid ") != NULL, "%s",
+	    r.message);
+	/* the last process found has no dump: no profile */
+	fake_kind(&l, "missing");
+	lib_session_rq(&l, &rq, &r);
+	ck_assert_msg(!strcmp(r.outcome, "no_profile"), "%s: %s", r.outcome,
+	    r.message);
+	ck_assert_msg(strstr(r.message, ": 0 dumps") != NULL, "%s", r.message);
+	/* a name without a process is refused */
+	snprintf(rq.names[1], HP_NAME_MAX, "no-such-process-here");
+	{
+		struct hp_answer a;
+
+		ck_assert_int_eq(heapprofd_start(l.hp, &rq, &a), 0);
+		ck_assert_int_eq(a.refusal, HP_REFUSE_INVALID);
+		ck_assert_ptr_nonnull(strstr(a.message,
+		    "no running process named 'no-such-process-here'"));
+		vbuf_release(&a.text);
+	}
+	lib_close(&l);
+	kill(kid, SIGKILL);
+	waitpid(kid, NULL, 0);
+}
+END_TEST
+
 START_TEST(test_sessions_failed_unchecked)
 {
 	char p[PATH_MAX + 8];
@@ -742,6 +810,7 @@ suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_sessions_each_outcome);
 	tcase_add_test(tc, test_sessions_failed_unchecked);
+	tcase_add_test(tc, test_sessions_names);
 	tcase_add_test(tc, test_trace_modes);
 	tcase_add_test(tc, test_expire_age);
 	tcase_add_test(tc, test_expire_size);
