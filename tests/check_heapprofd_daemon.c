@@ -1616,6 +1616,12 @@ START_TEST(test_checked_profiles)
 	ck_assert_int_eq(num(h, "expire_errors"), 0);
 	jm_free(j);
 	run_free(&r);
+	/* the list says why, in text */
+	r = vitals(&d, -1, "heapprofd", "list", NULL, NULL, NULL, NULL);
+	ck_assert_msg(strstr(r.out, "trace_corrupt at byte") &&
+		strstr(r.out, "rejected: "),
+	    "%s", r.out);
+	run_free(&r);
 	r = vitals(&d, -1, "health", NULL, NULL, NULL, NULL, NULL);
 	ck_assert_msg(strstr(r.out, "profiles (trace checked): completed 0") &&
 		strstr(r.out, "rejected 1") && strstr(r.out, "trace_corrupt 1"),
