@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Text of the heapprofd answers: start, list, cancel, health. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -51,6 +52,22 @@ fmt_hp_started(struct sbuf *o, const Vitals__HeapprofdStarted *s)
 		sbuf_printf(o, "output: %s\n", s->output_path);
 }
 
+/* An outcome that is the trace's verdict on a session other than
+ * completed (doc/heapprofd.md, "Checked profiles"). */
+static bool
+verdict(const char *outcome)
+{
+	static const char *const v[] = { "disconnected", "buffer_overran",
+		"buffer_corrupted", "guardrail", "rejected", "no_profile",
+		"trace_corrupt", NULL };
+	size_t i;
+
+	for (i = 0; v[i]; i++)
+		if (outcome && strcmp(outcome, v[i]) == 0)
+			return true;
+	return false;
+}
+
 void
 fmt_hp_list(struct sbuf *o, const Vitals__HeapprofdList *l)
 {
@@ -88,18 +105,23 @@ fmt_hp_list(struct sbuf *o, const Vitals__HeapprofdList *l)
 		table_label(tb, s->target);
 		table_label(tb, s->outcome);
 		sbuf_init(&d);
-		if (!s->started)
+		if (!s->started) {
 			sbuf_printf(&d, "%s: %s", fmt_hp_refusal(s->refusal),
 			    s->message);
-		else if (s->end_wall_ns)
+		} else if (s->end_wall_ns) {
+			/* a trace whose verdict is not completed: why,
+			 * first (a narrow table cuts the end) */
+			if (verdict(s->outcome) && s->message && s->message[0])
+				sbuf_printf(&d, "%s; ", s->message);
 			sbuf_printf(&d, "%.1f s, exit %d%s%s, %lld bytes %s",
 			    (double)(s->end_wall_ns - s->start_wall_ns) / 1e9,
 			    s->exit_status, s->term_signal ? ", signal " : "",
 			    s->term_signal ? strsignal(s->term_signal) : "",
 			    (long long)s->output_bytes, s->output_path);
-		else
+		} else {
 			sbuf_printf(&d, "perfetto pid %d, %s", s->child_pid,
 			    s->output_path);
+		}
 		table_label(tb, sbuf_str(&d));
 		sbuf_free(&d);
 	}
@@ -133,6 +155,19 @@ fmt_hp_health(struct sbuf *o, const Vitals__HeapprofdHealth *h)
 	for (i = 0; i < h->n_refused; i++)
 		sbuf_printf(o, " %s %llu", h->refused[i]->name,
 		    ULL(h->refused[i]->value));
+	sbuf_puts(o, "\n  profiles (trace checked):");
+	for (i = 0; i < h->n_profiles; i++)
+		sbuf_printf(o, " %s %llu", h->profiles[i]->name,
+		    ULL(h->profiles[i]->value));
+	sbuf_printf(o, "; longest check %.1f ms%s",
+	    (double)h->check_ns_max / 1e6,
+	    h->checking ? "; checking a trace now" : "");
+	sbuf_printf(o,
+	    "\n  traces: %u files, %llu bytes kept; expired %llu by age, "
+	    "%llu by size (%llu bytes), errors %llu",
+	    h->trace_files, ULL(h->trace_bytes), ULL(h->expired_age_files),
+	    ULL(h->expired_size_files), ULL(h->expired_bytes),
+	    ULL(h->expire_errors));
 	sbuf_printf(o,
 	    "\n  rules: evaluated %llu, fired %llu, GPU memory "
 	    "not available %llu, name reads failed %llu, anon reads failed "

@@ -125,8 +125,8 @@ usage(int status)
 	    "                              --gpumem prints it (-v: and more)\n"
 	    "  dmabuf [--since DURATION]   DMA-BUF per process and exporter,\n"
 	    "                              each buffer counted once\n"
-	    "  heapprofd start (--pid PID | --name NAME) [--duration D]\n"
-	    "      [--dry-run]             heap profile session (trusted)\n"
+	    "  heapprofd start (--pid PID | --name NAME[,NAME...])\n"
+	    "      [--duration D] [--dry-run]  heap profile session (trusted)\n"
 	    "  heapprofd list [-n N]       session records, newest first\n"
 	    "  heapprofd cancel ID         stop a running session (trusted)\n"
 	    "  wss [PID]                   working-set targets (all, or one)\n"
@@ -718,6 +718,8 @@ hp_start(struct opts *o)
 	Vitals__HeapprofdStartRequest sr =
 	    VITALS__HEAPPROFD_START_REQUEST__INIT;
 	Vitals__Response *r;
+	char *names = NULL, *more[16], *c;
+	size_t nmore = 0;
 	bool refused;
 	int x;
 
@@ -725,11 +727,28 @@ hp_start(struct opts *o)
 		usage_err("heapprofd start: give --pid PID or --name NAME");
 	sr.pid = o->hp_pid;
 	sr.name = (char *)(o->hp_name ? o->hp_name : "");
+	/* --name com.app,com.app:remote: one session over both (a
+	 * process name has no comma) */
+	if (o->hp_name && strchr(o->hp_name, ',')) {
+		if ((names = strdup(o->hp_name)) == NULL)
+			return VX_PROTOCOL;
+		sr.name = names;
+		for (c = strchr(names, ','); c; c = strchr(c, ',')) {
+			*c++ = '\0';
+			if (nmore == sizeof(more) / sizeof(more[0]))
+				usage_err("heapprofd start: at most 16 names");
+			more[nmore++] = c;
+		}
+		sr.n_names = nmore;
+		sr.names = more;
+	}
 	sr.duration_ms = (uint32_t)(o->hp_duration_ns / 1000000);
 	sr.dry_run = o->hp_dry_run;
 	req.op_case = VITALS__REQUEST__OP_HEAPPROFD_START;
 	req.heapprofd_start = &sr;
-	if ((x = call(o, &req, &r)) != VX_OK)
+	x = call(o, &req, &r);
+	free(names);
+	if (x != VX_OK)
 		return x;
 	refused = r->heapprofd_start->refusal !=
 	    VITALS__HEAPPROFD_REFUSAL__HEAPPROFD_OK;

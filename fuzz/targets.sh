@@ -9,9 +9,10 @@
 #           status, cmdline, and the task iterator's records
 #   atrace  ATrace markers and raw ftrace ring-buffer pages
 #   hp      packages.list, heapprofd rules, cmdlines
+#   hptrace a heapprofd session's trace file (the verdict's decoder)
 #   wss     maps, smaps, pagemap words
 #   store_blob  the store's blobs: frames (raw, zstd) and part payloads
-FUZZ_TARGETS=(frame config procfs atrace hp wss store_blob)
+FUZZ_TARGETS=(frame config procfs atrace hp hptrace wss store_blob)
 
 fuzz_build() {
 	local builddir=$1 t targets=()
@@ -38,6 +39,7 @@ fuzz_run() {
 	atrace) maxlen=4200 ;;
 	procfs) maxlen=8192 ;;
 	store_blob) maxlen=8192 ;;
+	hptrace) maxlen=8192 ;;
 	esac
 	FUZZ_EVENTS="$top/tests/fixtures/ftrace/events" \
 	    "$builddir/fuzz/fuzz_$t" -max_len="$maxlen" -timeout=10 \

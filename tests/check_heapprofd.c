@@ -615,6 +615,99 @@ START_TEST(test_config_decodes)
 }
 END_TEST
 
+/* Issue 21: an app and its :remote process in one session; no_startup,
+ * adaptive sampling, and two dumps by default (Perfetto's
+ * heapprofd_config.proto: no_startup 10, no_running 11,
+ * adaptive_sampling_shmem_threshold 24, its max interval 25). */
+START_TEST(test_config_issue21)
+{
+	struct hp_settings hs;
+	struct hp_params p;
+	struct vbuf text = { 0 };
+	char why[200], *dec, *raw;
+	uint8_t *buf;
+	size_t len;
+
+	hp_settings_init(&hs);
+	ck_assert_uint_eq(hs.defaults.dumps, 2);
+	ck_assert_int_eq(hp_settings_set(&hs, "heapprofd_no_startup", "on"), 0);
+	ck_assert_int_eq(hp_settings_set(&hs,
+			     "heapprofd_adaptive_sampling_shmem_threshold",
+			     "1M"),
+	    0);
+	ck_assert_int_eq(hp_settings_set(&hs,
+			     "heapprofd_adaptive_sampling_max_interval_bytes",
+			     "64K"),
+	    0);
+	ck_assert_int_eq(hp_settings_set(&hs, "heapprofd_dumps", "0"), -ERANGE);
+	ck_assert_int_eq(hp_settings_set(&hs, "heapprofd_no_running", "maybe"),
+	    -EINVAL);
+	p = hs.defaults;
+	snprintf(p.names[p.nnames++], HP_NAME_MAX, "com.app");
+	snprintf(p.names[p.nnames++], HP_NAME_MAX, "com.app:remote");
+	hp_params_dumps(&p);
+	ck_assert_uint_eq(p.dump_interval_ms, 30000); /* 60 s, two dumps */
+	ck_assert_int_eq(hp_params_check(&p, why, sizeof(why)), 0);
+	ck_assert_int_eq(hp_config_encode(&p, &buf, &len), 0);
+	dec = protoc("--decode=perfetto.protos.TraceConfig", buf, len);
+	ck_assert_ptr_nonnull(strstr(dec,
+	    "      process_cmdline: \"com.app\"\n"
+	    "      process_cmdline: \"com.app:remote\"\n"
+	    "      continuous_dump_config {\n"
+	    "        dump_phase_ms: 30000\n"
+	    "        dump_interval_ms: 30000\n"
+	    "      }\n"
+	    "      shmem_size_bytes: 8388608\n"
+	    "      block_client: false\n"
+	    "      no_startup: true\n"
+	    "      adaptive_sampling_shmem_threshold: 1048576\n"
+	    "      adaptive_sampling_max_sampling_interval_bytes: 65536\n"));
+	ck_assert_ptr_null(strstr(dec, "no_running"));
+	ck_assert_int_eq(hp_config_text(&p, &text), 0);
+	ck_assert_str_eq(text.p, dec);
+	raw = protoc("--decode_raw", buf, len);
+	ck_assert_msg(strstr(raw,
+			  "      8: 8388608\n      9: 0\n      10: 1\n"
+			  "      24: 1048576\n      25: 65536\n"),
+	    "%s", raw);
+	free(dec);
+	free(raw);
+	free(buf);
+	vbuf_release(&text);
+
+	/* what would profile nothing, or nothing adaptive, is refused */
+	p.no_running = true;
+	ck_assert_int_eq(hp_params_check(&p, why, sizeof(why)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(why, "no_startup and no_running"));
+	p.no_running = false;
+	p.adaptive_shmem_threshold = p.shmem_size_bytes * 2;
+	ck_assert_int_eq(hp_params_check(&p, why, sizeof(why)), -EINVAL);
+	p.adaptive_shmem_threshold = 0;
+	p.adaptive_max_interval = p.sampling_interval_bytes - 1;
+	ck_assert_int_eq(hp_params_check(&p, why, sizeof(why)), -EINVAL);
+
+	/* dumps: an interval given wins; one dump is the end's only; a
+	 * duration too short for them keeps the end's */
+	p = hs.defaults;
+	p.dumps = 3;
+	p.duration_ms = 90000;
+	hp_params_dumps(&p);
+	ck_assert_uint_eq(p.dump_interval_ms, 30000);
+	p.dump_interval_ms = 7000;
+	hp_params_dumps(&p);
+	ck_assert_uint_eq(p.dump_interval_ms, 7000);
+	p.dump_interval_ms = 0;
+	p.dumps = 1;
+	hp_params_dumps(&p);
+	ck_assert_uint_eq(p.dump_interval_ms, 0);
+	p.dumps = 2;
+	p.duration_ms = 1;
+	hp_params_dumps(&p);
+	ck_assert_uint_eq(p.dump_interval_ms, 0);
+	hp_settings_release(&hs);
+}
+END_TEST
+
 /* ------------------------------------------------------ rules */
 
 START_TEST(test_rule_parse)
@@ -974,6 +1067,7 @@ heapprofd_suite(void)
 	tcase_add_test(tc, test_budget_persists);
 	tcase_add_test(tc, test_params_check);
 	tcase_add_test(tc, test_config_decodes);
+	tcase_add_test(tc, test_config_issue21);
 	tcase_add_test(tc, test_rule_parse);
 	tcase_add_test(tc, test_rule_rss_growth);
 	tcase_add_test(tc, test_rule_other_conditions);

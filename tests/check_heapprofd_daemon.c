@@ -386,6 +386,18 @@ slurp(const char *path)
 	return buf;
 }
 
+/* What the record says it wrote is what the file holds. */
+static void
+assert_output(const struct jm *s)
+{
+	struct stat sb;
+
+	ck_assert_int_eq(stat(str(s, "output_path"), &sb), 0);
+	ck_assert_int_gt(num(s, "output_bytes"), 0);
+	ck_assert_int_eq(num(s, "output_bytes"), (long long)sb.st_size);
+	ck_assert_uint_eq(sb.st_mode & 07777, 0600);
+}
+
 static bool
 alive(pid_t pid)
 {
@@ -447,7 +459,7 @@ START_TEST(test_rule_fires_once_then_rate_limited)
 	ck_assert_str_eq(str(s, "target"), want);
 	ck_assert_str_eq(str(s, "outcome"), "completed");
 	ck_assert_int_eq(num(s, "exit_status"), 0);
-	ck_assert_int_eq(num(s, "output_bytes"), 1000);
+	assert_output(s);
 	/* then rate-limited, with the right reason */
 	ck_assert_str_eq(str(refused, "refusal"),
 	    "HEAPPROFD_RATE_LIMITED_PROCESS");
@@ -599,7 +611,7 @@ START_TEST(test_cancel_kills_child)
 	run_free(&r);
 	j = wait_outcome(&d, id, "cancelled", 5000, &s);
 	ck_assert_int_eq(num(s, "exit_status"), 0); /* it stopped cleanly */
-	ck_assert_int_eq(num(s, "output_bytes"), 1000);
+	assert_output(s);
 	ck_assert_int_gt(num(s, "end_wall_ns"), num(s, "start_wall_ns"));
 	jm_free(j);
 	ck_assert(!alive(child));
@@ -1041,7 +1053,7 @@ START_TEST(test_spawn_seccomp_completes)
 	id = start_pid(&d, a, "--duration=60s");
 	j = wait_outcome(&d, id, "completed", 8000, &s);
 	ck_assert_int_eq(num(s, "exit_status"), 0);
-	ck_assert_int_eq(num(s, "output_bytes"), 1000);
+	assert_output(s);
 	child = (pid_t)num(s, "child_pid");
 	ck_assert_int_gt(child, 0);
 	jm_free(j);
@@ -1138,7 +1150,7 @@ START_TEST(test_spawn_seccomp_cancel_timeout)
 	run_free(&r);
 	j = wait_outcome(&d, id, "cancelled", 5000, &s);
 	ck_assert_int_eq(num(s, "exit_status"), 0);
-	ck_assert_int_eq(num(s, "output_bytes"), 1000);
+	assert_output(s);
 	jm_free(j);
 	ck_assert(!alive(child));
 
@@ -1535,6 +1547,95 @@ START_TEST(test_spawner_missing_binary)
 }
 END_TEST
 
+/*
+ * Issue 21: the trace's verdict is the outcome through the real daemon,
+ * counted in health, in text and JSON: a target refused by a concurrent
+ * session, then a trace cut short; the directory 0700.
+ */
+START_TEST(test_checked_profiles)
+{
+	const struct jm *s, *h, *c;
+	char p[PATH_MAX + 16];
+	struct daemon d;
+	struct stat sb;
+	struct run r;
+	struct jm *j;
+	long long id;
+	pid_t a, b;
+	size_t i;
+	long long rejected = -1, corrupt = -1, completed = -1;
+
+	/* two processes of one name: one budget key */
+	daemon_start(&d,
+	    "heapprofd_max_per_hour = 0\n"
+	    "heapprofd_max_per_day = 0\n");
+	snprintf(p, sizeof(p), "%s/trace", d.fp);
+	a = app(APP_UID, 0);
+	b = app(APP_UID, 0);
+	tu_sleep_ms(200);
+
+	ck_assert_int_eq(tu_writes(p, "rejected 2\n"), 0);
+	id = start_pid(&d, a, "--duration=1s");
+	j = wait_outcome(&d, id, "rejected", 8000, &s);
+	ck_assert_int_eq(num(s, "exit_status"), 0);
+	ck_assert_msg(strstr(str(s, "message"), "rejected"), "%s",
+	    str(s, "message"));
+	assert_output(s);
+	jm_free(j);
+
+	ck_assert_int_eq(tu_writes(p, "truncated\n"), 0);
+	id = start_pid(&d, b, "--duration=1s");
+	j = wait_outcome(&d, id, "trace_corrupt", 8000, &s);
+	ck_assert_msg(strstr(str(s, "message"), "trace_corrupt at byte"), "%s",
+	    str(s, "message"));
+	jm_free(j);
+
+	r = vitals(&d, -1, "--json", "health", NULL, NULL, NULL, NULL);
+	j = json_of(&r);
+	h = jm_path(j, "health.heapprofd");
+	c = jm_get(h, "profiles");
+	ck_assert_ptr_nonnull(c);
+	for (i = 0; i < c->n; i++) {
+		const struct jm *e = &c->v[i];
+
+		if (!strcmp(str(e, "name"), "rejected"))
+			rejected = num(e, "value");
+		else if (!strcmp(str(e, "name"), "trace_corrupt"))
+			corrupt = num(e, "value");
+		else if (!strcmp(str(e, "name"), "completed"))
+			completed = num(e, "value");
+	}
+	ck_assert_int_eq(rejected, 1);
+	ck_assert_int_eq(corrupt, 1);
+	ck_assert_int_eq(completed, 0);
+	ck_assert_int_eq(num(h, "completed"), 0);
+	ck_assert_int_gt(num(h, "check_ns_max"), 0);
+	/* a pass after each session: both sessions' traces and logs */
+	ck_assert_int_eq(num(h, "trace_files"), 4);
+	ck_assert_int_gt(num(h, "trace_bytes"), 0);
+	ck_assert_int_eq(num(h, "expire_errors"), 0);
+	jm_free(j);
+	run_free(&r);
+	/* the list says why, in text */
+	r = vitals(&d, -1, "heapprofd", "list", NULL, NULL, NULL, NULL);
+	ck_assert_msg(strstr(r.out, "trace_corrupt at byte") &&
+		strstr(r.out, "rejected: "),
+	    "%s", r.out);
+	run_free(&r);
+	r = vitals(&d, -1, "health", NULL, NULL, NULL, NULL, NULL);
+	ck_assert_msg(strstr(r.out, "profiles (trace checked): completed 0") &&
+		strstr(r.out, "rejected 1") && strstr(r.out, "trace_corrupt 1"),
+	    "%s", r.out);
+	run_free(&r);
+	snprintf(p, sizeof(p), "%s/heapprofd", d.td.dir);
+	ck_assert_int_eq(stat(p, &sb), 0);
+	ck_assert_uint_eq(sb.st_mode & 07777, 0700);
+	reap(a);
+	reap(b);
+	daemon_stop(&d);
+}
+END_TEST
+
 static Suite *
 heapprofd_daemon_suite(void)
 {
@@ -1553,6 +1654,7 @@ heapprofd_daemon_suite(void)
 	tcase_add_test(tc, test_build_type_from_property);
 	tcase_add_test(tc, test_spawner_rejects_hostile);
 	tcase_add_test(tc, test_spawner_missing_binary);
+	tcase_add_test(tc, test_checked_profiles);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	return s;

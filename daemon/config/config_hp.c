@@ -22,6 +22,7 @@ hp_params_default(struct hp_params *p)
 	p->sampling_interval_bytes = 4096;
 	p->shmem_size_bytes = 8u << 20;
 	p->dump_interval_ms = 0;
+	p->dumps = 2; /* a leak claim needs two dumps at least */
 	p->block_client = false;
 	p->buffer_kb = 32768;
 	p->proc_stats_poll_ms = 5000;
@@ -283,6 +284,10 @@ hp_settings_init(struct hp_settings *hs)
 	hp_params_default(&hs->defaults);
 	hs->grace_ms = 30000;
 	hs->kill_after_ms = 5000;
+	/* at the default budgets (30 sessions a week system-wide) a week of
+	 * traces fits well under the ~1 GiB of issue 21 */
+	hs->trace_max_age_s = 7 * 86400;
+	hs->trace_max_bytes = 256ull << 20;
 }
 
 void
@@ -445,6 +450,24 @@ hp_settings_set(struct hp_settings *hs, const char *key, const char *v)
 	}
 	if (!strcmp(key, "dump_interval_ms"))
 		return set_u32(&d->dump_interval_ms, v, 0, HP_DURATION_MAX_MS);
+	if (!strcmp(key, "dumps"))
+		return set_u32(&d->dumps, v, 1, 100);
+	if (!strcmp(key, "no_startup")) {
+		if ((r = parse_word(v, on_off_words)) < 0)
+			return r;
+		d->no_startup = r;
+		return 0;
+	}
+	if (!strcmp(key, "no_running")) {
+		if ((r = parse_word(v, on_off_words)) < 0)
+			return r;
+		d->no_running = r;
+		return 0;
+	}
+	if (!strcmp(key, "adaptive_sampling_shmem_threshold"))
+		return parse_size(v, &d->adaptive_shmem_threshold);
+	if (!strcmp(key, "adaptive_sampling_max_interval_bytes"))
+		return parse_size(v, &d->adaptive_max_interval);
 	if (!strcmp(key, "block_client")) {
 		if ((r = parse_word(v, on_off_words)) < 0)
 			return r;
@@ -467,6 +490,14 @@ hp_settings_set(struct hp_settings *hs, const char *key, const char *v)
 		return set_u32(&hs->grace_ms, v, 0, 3600000);
 	if (!strcmp(key, "kill_after_ms"))
 		return set_u32(&hs->kill_after_ms, v, 10, 600000);
+	if (!strcmp(key, "trace_max_age_s"))
+		return set_u32(&hs->trace_max_age_s, v, 0, 366 * 86400);
+	if (!strcmp(key, "trace_max_bytes")) {
+		if ((r = parse_size(v, &u)) < 0)
+			return r;
+		hs->trace_max_bytes = u;
+		return 0;
+	}
 	if (!strcmp(key, "rule"))
 		return add_rule(hs, v);
 	return -ENOENT;

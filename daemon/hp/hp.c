@@ -150,18 +150,24 @@ find_name_cb(struct heapprofd *hp, int32_t pid, void *arg)
 	if (proc_name(hp, pid, n, sizeof(n)) < 0 || strcmp(n, f->name) != 0 ||
 	    proc_status(hp, pid, &s) < 0)
 		return 0;
-	if (f->n < f->max)
+	if (f->n < f->max) {
 		f->uids[f->n] = s.euid;
+		f->pids[f->n] = pid;
+	}
 	f->n++;
 	return 0;
 }
 
-/* Every process whose normalised name is name: their effective uids. */
+/* Every process whose normalised name is name: their effective uids and
+ * pids (at most max). */
 static int
 find_by_name(struct heapprofd *hp, const char *name, uint32_t *uids,
-    unsigned max, unsigned *ret_n)
+    int32_t *pids, unsigned max, unsigned *ret_n)
 {
-	struct find f = { .name = name, .uids = uids, .max = max };
+	struct find f = { .name = name,
+		.uids = uids,
+		.pids = pids,
+		.max = max };
 	int r;
 
 	if ((r = proc_each(hp, find_name_cb, &f)) < 0)
@@ -213,6 +219,17 @@ params_line(const struct hp_params *p, char *buf, size_t sz)
 	    p->duration_ms, (unsigned long long)p->sampling_interval_bytes,
 	    (unsigned long long)p->shmem_size_bytes, p->dump_interval_ms,
 	    p->block_client ? "on" : "off");
+	if (p->no_startup)
+		vbuf_printf(&b, " no_startup=on");
+	if (p->no_running)
+		vbuf_printf(&b, " no_running=on");
+	if (p->adaptive_shmem_threshold)
+		vbuf_printf(&b, " adaptive_sampling_shmem_threshold=%llu",
+		    (unsigned long long)p->adaptive_shmem_threshold);
+	if (p->adaptive_max_interval)
+		vbuf_printf(&b,
+		    " adaptive_sampling_max_sampling_interval_bytes=%llu",
+		    (unsigned long long)p->adaptive_max_interval);
 	if (p->max_heapprofd_memory_kb)
 		vbuf_printf(&b, " max_heapprofd_memory_kb=%u",
 		    p->max_heapprofd_memory_kb);
@@ -279,6 +296,7 @@ build_params(const struct heapprofd *hp, const struct hp_request *rq,
 		if (rq->max_heapprofd_cpu_secs)
 			p->max_heapprofd_cpu_secs = rq->max_heapprofd_cpu_secs;
 	}
+	hp_params_dumps(p);
 	p->ninstalled_by = hp->hs->policy.ninstalled_by;
 	for (i = 0; i < p->ninstalled_by; i++)
 		memcpy(p->installed_by[i], hp->hs->policy.installed_by[i],
@@ -314,20 +332,25 @@ load_packages(struct heapprofd *hp, struct hp_packages *pk, bool *ret_have,
 	return r;
 }
 
-/* Resolve the target, judge eligibility; fill params and the key. */
+/*
+ * Resolve the target, judge eligibility; fill params, the key and the
+ * processes whose heap dumps the trace must hold (want).
+ */
 static enum hp_refusal
 check_target(struct heapprofd *hp, const struct hp_request *rq,
-    struct hp_params *p, struct hp_record *rec, struct hp_answer *ret)
+    struct hp_params *p, struct hp_record *rec, struct hp_want *want,
+    struct hp_answer *ret)
 {
 	uint32_t uids[HP_PIDS_MAX];
 	struct hp_packages pk = { 0 };
 	enum hp_elig_why why;
 	struct pid_status s;
-	unsigned n = 0, i;
+	unsigned n = 0, i, m;
 	char msg[160];
 	bool have;
 	int r;
 
+	want->n = 0;
 	if (rq->by_uid) {
 		snprintf(rec->target, sizeof(rec->target), "uid %u", rq->uid);
 		snprintf(rec->target_key, sizeof(rec->target_key), "uid:%u",
@@ -340,6 +363,8 @@ check_target(struct heapprofd *hp, const struct hp_request *rq,
 			    "uid %u",
 			    rq->uid);
 		uids[n++] = rq->uid;
+		memcpy(want->pids, p->pids, p->npids * sizeof(p->pids[0]));
+		want->n = p->npids;
 	} else if (rq->pid > 0) {
 		p->pids[p->npids++] = rq->pid;
 		snprintf(rec->target, sizeof(rec->target), "pid %d",
@@ -352,20 +377,41 @@ check_target(struct heapprofd *hp, const struct hp_request *rq,
 			    "(or its cmdline is unreadable)",
 			    (int)rq->pid);
 		uids[n++] = s.euid;
+		want->pids[want->n++] = rq->pid;
 	} else {
-		snprintf(p->names[p->nnames++], HP_NAME_MAX, "%s", rq->name);
-		snprintf(rec->target, sizeof(rec->target), "%s", rq->name);
+		/* several names (an app and its :remote process) in one
+		 * session; the first is the budget key */
+		size_t tl = 0;
+
+		for (i = 0; i < rq->nnames && i < HP_PIDS_MAX; i++) {
+			snprintf(p->names[p->nnames++], HP_NAME_MAX, "%s",
+			    rq->names[i]);
+			tl += (size_t)snprintf(rec->target + tl,
+			    tl < sizeof(rec->target) ?
+				sizeof(rec->target) - tl :
+				0,
+			    "%s%s", i ? "," : "", rq->names[i]);
+			if (tl >= sizeof(rec->target))
+				tl = sizeof(rec->target) - 1;
+		}
 		snprintf(rec->target_key, sizeof(rec->target_key), "%s",
-		    rq->name);
+		    rq->names[0]);
 		if (hp_params_check(p, msg, sizeof(msg)) < 0)
 			return refuse(ret, HP_REFUSE_INVALID, "%s", msg);
-		if ((r = find_by_name(hp, rq->name, uids, HP_PIDS_MAX, &n)) <
-			0 ||
-		    n == 0)
-			return refuse(ret, HP_REFUSE_INVALID,
-			    "no running "
-			    "process named '%s'",
-			    rq->name);
+		for (i = 0; i < p->nnames; i++) {
+			if (n >= HP_PIDS_MAX ||
+			    (r = find_by_name(hp, p->names[i], uids + n,
+				 want->pids + n, HP_PIDS_MAX - n, &m)) < 0 ||
+			    m == 0)
+				return refuse(ret, HP_REFUSE_INVALID,
+				    "no running process named '%s'%s",
+				    p->names[i],
+				    n >= HP_PIDS_MAX ? " (or too many "
+						       "processes)" :
+						       "");
+			n += m;
+		}
+		want->n = n;
 	}
 	if (hp_params_check(p, msg, sizeof(msg)) < 0)
 		return refuse(ret, HP_REFUSE_INVALID, "%s", msg);
@@ -408,14 +454,18 @@ check_budget(struct heapprofd *hp, const char *key, int64_t now,
 
 static enum hp_refusal
 decide(struct heapprofd *hp, const struct hp_request *rq, struct hp_params *p,
-    struct hp_record *rec, int64_t now, struct hp_answer *ret)
+    struct hp_record *rec, struct hp_want *want, int64_t now,
+    struct hp_answer *ret)
 {
 	enum hp_refusal r;
 
-	if ((rq->pid > 0) + (rq->name[0] != '\0') + rq->by_uid != 1)
+	if ((rq->pid > 0) + (rq->nnames > 0) + rq->by_uid != 1)
 		return refuse(ret, HP_REFUSE_INVALID,
 		    "give exactly one "
-		    "target: a pid or a name");
+		    "target: a pid or names");
+	if (rq->nnames > HP_PIDS_MAX)
+		return refuse(ret, HP_REFUSE_INVALID, "more than %d names",
+		    HP_PIDS_MAX);
 	if (hp->store == NULL)
 		return refuse(ret, HP_REFUSE_UNAVAILABLE,
 		    "no store: session "
@@ -432,7 +482,7 @@ decide(struct heapprofd *hp, const struct hp_request *rq, struct hp_params *p,
 		    "(%s): %s",
 		    hp_spawn_state_name(hp->st.spawn), hp->st.spawn_detail);
 	build_params(hp, rq, p);
-	if ((r = check_target(hp, rq, p, rec, ret)) != HP_OK)
+	if ((r = check_target(hp, rq, p, rec, want, ret)) != HP_OK)
 		return r;
 	if (hp->running)
 		return refuse(ret, HP_REFUSE_IN_PROGRESS,
@@ -448,6 +498,7 @@ heapprofd_start(struct heapprofd *hp, const struct hp_request *rq,
 {
 	struct hp_record rec;
 	struct hp_params p;
+	struct hp_want want = { .n = 0 };
 	int64_t now = hp_wall_now();
 	uint8_t *cfg = NULL;
 	size_t len = 0;
@@ -465,7 +516,7 @@ heapprofd_start(struct heapprofd *hp, const struct hp_request *rq,
 	rec.exit_status = -1;
 	rec.output_bytes = -1;
 	hp->st.requests++;
-	if (decide(hp, rq, &p, &rec, now, ret) != HP_OK) {
+	if (decide(hp, rq, &p, &rec, &want, now, ret) != HP_OK) {
 		if (rq->dry_run)
 			return 0;
 		hp->st.refused[ret->refusal]++;
@@ -478,7 +529,9 @@ heapprofd_start(struct heapprofd *hp, const struct hp_request *rq,
 		snprintf(rec.message, sizeof(rec.message), "%s", ret->message);
 		if (rec.target[0] == '\0')
 			snprintf(rec.target, sizeof(rec.target), "%s",
-			    rq->pid > 0 ? "pid" : rq->name);
+			    rq->pid > 0	   ? "pid" :
+				rq->nnames ? rq->names[0] :
+					     "");
 		if (hp->store && (rec.id = hp_record_id(hp)) > 0)
 			(void)hp_record_put(hp, &rec, "refusal not recorded");
 		ret->id = rec.id;
@@ -518,6 +571,7 @@ heapprofd_start(struct heapprofd *hp, const struct hp_request *rq,
 		return 0;
 	}
 	hp->rec = rec;
+	hp->want = want;
 	if ((e = hp_session_spawn(hp, &p, cfg, len, why, sizeof(why))) < 0) {
 		free(cfg);
 		hp->rec.end_wall_ns = hp_wall_now();
@@ -652,6 +706,7 @@ heapprofd_window(struct heapprofd *hp, const struct window *w)
 	struct hp_answer a;
 	size_t n = 0, i;
 
+	hp_expire_tick(hp);
 	if (hp->rules == NULL || hp->hs->nrules == 0)
 		return;
 	if (hp_rules_eval(hp->rules, w, &ctx, f, HP_FIRES_MAX, &n) < 0)
@@ -663,7 +718,9 @@ heapprofd_window(struct heapprofd *hp, const struct window *w)
 		rq.by_rule = true;
 		rq.rule = ru;
 		if (ru->tgt == HP_TGT_NAME) {
-			snprintf(rq.name, sizeof(rq.name), "%s", ru->tgt_name);
+			snprintf(rq.names[0], sizeof(rq.names[0]), "%s",
+			    ru->tgt_name);
+			rq.nnames = 1;
 		} else if (ru->tgt == HP_TGT_UID) {
 			rq.by_uid = true;
 			rq.uid = ru->tgt_uid;
@@ -867,8 +924,10 @@ heapprofd_set_writer(struct heapprofd *hp, struct writer *wr)
 void
 heapprofd_stop(struct heapprofd *hp)
 {
-	if (hp)
+	if (hp) {
 		hp_session_stop(hp);
+		hp_check_stop(hp);
+	}
 }
 
 /* The daemon stops: a running perfetto is stopped and waited for. */
@@ -878,6 +937,7 @@ heapprofd_free(struct heapprofd *hp)
 	if (hp == NULL)
 		return NULL;
 	hp_session_stop(hp);
+	hp_check_free(hp);
 	if (hp->wr && hp->late_asked)
 		writer_call_cancel(hp->wr);
 	hp_records_free(hp);

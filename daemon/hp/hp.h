@@ -142,10 +142,15 @@ struct hp_params {
 	uint32_t duration_ms;
 	uint64_t sampling_interval_bytes;
 	uint64_t shmem_size_bytes;
-	uint32_t dump_interval_ms; /* continuous dumps; 0: only at the end */
+	uint32_t dump_interval_ms; /* continuous dumps; 0: from dumps */
+	uint32_t dumps;		   /* dump_interval_ms 0: duration / dumps */
 	bool block_client;
-	uint32_t max_heapprofd_memory_kb; /* 0: not set */
-	uint64_t max_heapprofd_cpu_secs;  /* 0: not set */
+	bool no_startup; /* processes that start during the session: no */
+	bool no_running; /* processes already running: no */
+	uint64_t adaptive_shmem_threshold; /* 0: not set */
+	uint64_t adaptive_max_interval;	   /* 0: not set */
+	uint32_t max_heapprofd_memory_kb;  /* 0: not set */
+	uint64_t max_heapprofd_cpu_secs;   /* 0: not set */
 	unsigned ninstalled_by;
 	char installed_by[HP_INSTALLERS_MAX][HP_NAME_MAX];
 	uint32_t buffer_kb;
@@ -161,6 +166,67 @@ void hp_params_default(struct hp_params *p);
 int hp_params_check(const struct hp_params *p, char *why, size_t whysz);
 int hp_config_encode(const struct hp_params *p, uint8_t **ret, size_t *ret_len);
 int hp_config_text(const struct hp_params *p, struct vbuf *out);
+void hp_params_dumps(struct hp_params *p);
+
+/* The trace's own verdict on a session (hp_trace.c): what heapprofd wrote
+ * about each target. Ordered by severity: the outcome is the largest. */
+enum hp_profile {
+	HP_PROF_COMPLETED,	  /* a dump of every target, no error flag */
+	HP_PROF_DISCONNECTED,	  /* a target disconnected during the session */
+	HP_PROF_BUFFER_OVERRAN,	  /* the shared buffer overran */
+	HP_PROF_BUFFER_CORRUPTED, /* the shared buffer was corrupted */
+	HP_PROF_GUARDRAIL,     /* heapprofd hit its memory or CPU guardrail */
+	HP_PROF_REJECTED,      /* a concurrent session had the target */
+	HP_PROF_NO_PROFILE,    /* a target (or every one) has no dump */
+	HP_PROF_TRACE_CORRUPT, /* the file does not parse */
+	HP_PROF__MAX
+};
+
+struct hp_trace_flags {
+	bool rejected, disconnected, overran, corrupted, guardrail;
+};
+
+struct hp_trace_pid {
+	int32_t pid;
+	uint32_t dumps;
+	bool rejected, disconnected, overran, corrupted, guardrail;
+};
+
+struct hp_trace_verdict {
+	enum hp_profile outcome;
+	uint64_t bytes, packets, profile_packets;
+	uint64_t dumps;		     /* ProcessHeapSamples, every pid */
+	uint64_t other_dumps;	     /* of pids not among the targets */
+	struct hp_trace_flags flags; /* over every dump */
+	unsigned npids;
+	struct hp_trace_pid pid[HP_PIDS_MAX];
+	uint64_t bad_offset; /* trace_corrupt: where, and why */
+	char why[64];
+};
+
+/* One session's files under <state_dir>/heapprofd (trace and log). */
+struct hp_trace_file {
+	int64_t id;
+	int64_t mtime_ns; /* the newer of the two */
+	uint64_t bytes;	  /* both */
+	unsigned nfiles;
+};
+
+enum hp_expire_why { HP_EXPIRE_KEEP, HP_EXPIRE_AGE, HP_EXPIRE_SIZE };
+
+/* hp_expire.c: which sessions' files go; f is sorted by id (oldest
+ * first) and ret_why[i] filled for each */
+void hp_expire_plan(struct hp_trace_file *f, size_t n, int64_t now_wall_ns,
+    uint32_t max_age_s, uint64_t max_bytes, int64_t keep_id,
+    enum hp_expire_why *ret_why);
+
+/* hp_trace.c: pure but for pread */
+const char *hp_profile_name(enum hp_profile p);
+void hp_trace_check(const uint8_t *buf, size_t len, const int32_t *pids,
+    unsigned npids, struct hp_trace_verdict *ret);
+int hp_trace_check_fd(int fd, const int32_t *pids, unsigned npids,
+    struct hp_trace_verdict *ret);
+void hp_trace_summary(const struct hp_trace_verdict *v, char *buf, size_t sz);
 
 /* A rule: a condition over windows, which processes it watches, what is
  * profiled when it holds, and the session's parameters. */
@@ -247,6 +313,10 @@ struct hp_settings {
 	struct hp_params defaults; /* no targets: parameters only */
 	uint32_t grace_ms;	   /* timeout = duration + grace */
 	uint32_t kill_after_ms;	   /* SIGTERM, then SIGKILL after this */
+	/* trace files under <state_dir>/heapprofd expire (hp_expire.c);
+	 * 0: no bound of that kind */
+	uint32_t trace_max_age_s;
+	uint64_t trace_max_bytes;
 	unsigned nrules;
 	struct hp_rule *rules;
 };
@@ -283,9 +353,10 @@ struct hp_request {
 	bool by_rule;
 	const struct hp_rule *rule; /* by_rule */
 	uint32_t caller_uid;
-	int32_t pid;		/* target: pid, or */
-	char name[HP_NAME_MAX]; /* target: exact name, or */
-	bool by_uid;		/* target: every process of uid */
+	int32_t pid;	 /* target: pid, or */
+	unsigned nnames; /* target: exact names (one session), or */
+	char names[HP_PIDS_MAX][HP_NAME_MAX];
+	bool by_uid; /* target: every process of uid */
 	uint32_t uid;
 	uint32_t duration_ms; /* 0: the defaults' ... */
 	uint64_t sampling_interval_bytes;
@@ -309,6 +380,16 @@ struct hp_stats {
 	uint64_t requests, started, dry_runs, denied;
 	uint64_t refused[HP_REFUSE__MAX];
 	uint64_t completed, failed, timeouts, cancelled, spawn_failed;
+	/* traces checked after perfetto exited 0, by verdict; the longest
+	 * check */
+	uint64_t profiles[HP_PROF__MAX];
+	int64_t check_ns_max;
+	bool checking; /* a trace is being checked (off the loop) */
+	/* trace files expired (hp_expire.c) */
+	uint64_t expired_age_files, expired_size_files, expired_bytes;
+	uint64_t expire_errors;
+	unsigned trace_files; /* left after the last pass */
+	uint64_t trace_bytes;
 	uint64_t restarted_closed; /* found running at start, closed */
 	uint64_t store_errors;
 	/* records through the writer thread: waiting, written, lost to a

@@ -77,12 +77,45 @@ hp_params_check(const struct hp_params *p, char *why, size_t whysz)
 			   "than the duration",
 			   p->dump_interval_ms),
 		       -EINVAL;
+	if (p->no_startup && p->no_running)
+		return snprintf(why, whysz,
+			   "no_startup and no_running together "
+			   "profile nothing"),
+		       -EINVAL;
+	if (p->adaptive_shmem_threshold &&
+	    p->adaptive_shmem_threshold > p->shmem_size_bytes)
+		return snprintf(why, whysz,
+			   "adaptive sampling threshold %llu "
+			   "above the shared memory size",
+			   (unsigned long long)p->adaptive_shmem_threshold),
+		       -EINVAL;
+	if (p->adaptive_max_interval &&
+	    p->adaptive_max_interval < p->sampling_interval_bytes)
+		return snprintf(why, whysz,
+			   "adaptive sampling maximum %llu below "
+			   "the sampling interval",
+			   (unsigned long long)p->adaptive_max_interval),
+		       -EINVAL;
 	if (p->buffer_kb < 1024)
 		return snprintf(why, whysz, "trace buffer below 1024 kB"),
 		       -EINVAL;
 	if (p->ninstalled_by > HP_INSTALLERS_MAX)
 		return snprintf(why, whysz, "too many installers"), -EINVAL;
 	return 0;
+}
+
+/*
+ * Continuous dumps from the number asked for: with no interval given, one
+ * every duration / dumps (phase the same), and heapprofd's own dump at the
+ * end makes the last — two by default, what a growth claim needs. A
+ * duration shorter than dumps ms keeps the single dump at the end.
+ */
+void
+hp_params_dumps(struct hp_params *p)
+{
+	if (p->dump_interval_ms == 0 && p->dumps > 1 &&
+	    p->duration_ms / p->dumps >= 1)
+		p->dump_interval_ms = p->duration_ms / p->dumps;
 }
 
 int
@@ -155,6 +188,24 @@ hp_config_encode(const struct hp_params *p, uint8_t **ret, size_t *ret_len)
 	hc.shmem_size_bytes = p->shmem_size_bytes;
 	hc.has_block_client = true;
 	hc.block_client = p->block_client;
+	if (p->no_startup) {
+		hc.has_no_startup = true;
+		hc.no_startup = true;
+	}
+	if (p->no_running) {
+		hc.has_no_running = true;
+		hc.no_running = true;
+	}
+	if (p->adaptive_shmem_threshold) {
+		hc.has_adaptive_sampling_shmem_threshold = true;
+		hc.adaptive_sampling_shmem_threshold =
+		    p->adaptive_shmem_threshold;
+	}
+	if (p->adaptive_max_interval) {
+		hc.has_adaptive_sampling_max_sampling_interval_bytes = true;
+		hc.adaptive_sampling_max_sampling_interval_bytes =
+		    p->adaptive_max_interval;
+	}
 	dsc[0].name = (char *)"android.heapprofd";
 	dsc[0].has_target_buffer = true;
 	dsc[0].target_buffer = 0;
@@ -236,12 +287,23 @@ hp_config_text(const struct hp_params *p, struct vbuf *out)
 	    (unsigned long long)p->shmem_size_bytes);
 	vbuf_printf(out, "%sblock_client: %s\n", in,
 	    p->block_client ? "true" : "false");
+	if (p->no_startup)
+		vbuf_printf(out, "%sno_startup: true\n", in);
+	if (p->no_running)
+		vbuf_printf(out, "%sno_running: true\n", in);
 	if (p->max_heapprofd_memory_kb)
 		vbuf_printf(out, "%smax_heapprofd_memory_kb: %u\n", in,
 		    p->max_heapprofd_memory_kb);
 	if (p->max_heapprofd_cpu_secs)
 		vbuf_printf(out, "%smax_heapprofd_cpu_secs: %llu\n", in,
 		    (unsigned long long)p->max_heapprofd_cpu_secs);
+	if (p->adaptive_shmem_threshold)
+		vbuf_printf(out, "%sadaptive_sampling_shmem_threshold: %llu\n",
+		    in, (unsigned long long)p->adaptive_shmem_threshold);
+	if (p->adaptive_max_interval)
+		vbuf_printf(out,
+		    "%sadaptive_sampling_max_sampling_interval_bytes: %llu\n",
+		    in, (unsigned long long)p->adaptive_max_interval);
 	for (i = 0; i < p->ninstalled_by; i++)
 		text_str(out, in, "target_installed_by", p->installed_by[i]);
 	vbuf_printf(out, "    }\n  }\n}\n");

@@ -16,6 +16,13 @@ enum stop_why { STOP_NONE, STOP_TIMEOUT, STOP_CANCEL, STOP_DAEMON };
 
 #define HP_SEEN_MAX 64 /* outcomes of the newest records, for cancel */
 
+/* The processes a session's trace must have a heap dump of: the pids
+ * asked for, or those a name or uid matched at the start. */
+struct hp_want {
+	int32_t pids[HP_PIDS_MAX];
+	unsigned n;
+};
+
 struct hp_seen {
 	int64_t id;
 	char outcome[32];
@@ -60,6 +67,7 @@ struct heapprofd {
 	/* the running session */
 	bool running;
 	struct hp_record rec;
+	struct hp_want want;
 	pid_t child;
 	int pidfd;
 	struct event *ev_child, *ev_timer;
@@ -68,9 +76,11 @@ struct heapprofd {
 	/* through the spawner (privhelper_spawn.c) */
 	struct ph_spawner *sp;
 	struct event *ev_spawn;
-	uint64_t session; /* the spawn request's number */
-	bool started;	  /* its answer came: child is known */
-	int pending_sig;  /* asked for before the answer came */
+	uint64_t session;	 /* the spawn request's number */
+	bool started;		 /* its answer came: child is known */
+	int pending_sig;	 /* asked for before the answer came */
+	int64_t expired_mono_ns; /* the last expiry pass */
+	struct hp_check *check;	 /* the trace's verdict, off the loop */
 };
 
 /* hp_proc.c */
@@ -93,6 +103,16 @@ int hp_budget_note(struct heapprofd *hp, int64_t start_wall_ns,
     const char *key);
 const struct hp_budget_rec *hp_budget_recs(struct heapprofd *hp,
     int64_t now_wall_ns, size_t *ret_n);
+
+/* hp_check.c */
+void hp_check_start(struct heapprofd *hp, const struct hp_record *r,
+    const struct hp_want *w);
+void hp_check_stop(struct heapprofd *hp);
+void hp_check_free(struct heapprofd *hp);
+
+/* hp_expire.c */
+void hp_expire_run(struct heapprofd *hp);
+void hp_expire_tick(struct heapprofd *hp);
 
 /* hp_session.c */
 int hp_session_setup(struct heapprofd *hp, const struct config *cfg,

@@ -30,6 +30,7 @@ static void
 session_end(struct heapprofd *hp, int status, const char *lost)
 {
 	struct hp_record *r = &hp->rec;
+	bool checked = false;
 
 	r->end_wall_ns = hp_wall_now();
 	if (lost) {
@@ -58,17 +59,21 @@ session_end(struct heapprofd *hp, int status, const char *lost)
 		snprintf(r->outcome, sizeof(r->outcome), "timeout");
 		hp->st.timeouts++;
 	} else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-		snprintf(r->outcome, sizeof(r->outcome), "completed");
-		hp->st.completed++;
+		/* exited 0 by itself: the trace's verdict is the outcome,
+		 * recorded when known (hp_check.c) */
+		checked = true;
+		hp_check_start(hp, r, &hp->want);
 	} else {
 		snprintf(r->outcome, sizeof(r->outcome), "failed");
 		hp->st.failed++;
 	}
-	(void)hp_record_put(hp, r, "session end not recorded");
-	log_info("heapprofd: session %lld %s (exit %d, signal %d, %lld "
-		 "bytes in %s)",
-	    (long long)r->id, r->outcome, r->exit_status, r->term_signal,
-	    (long long)r->output_bytes, r->output_path);
+	if (!checked) {
+		(void)hp_record_put(hp, r, "session end not recorded");
+		log_info("heapprofd: session %lld %s (exit %d, signal %d, %lld "
+			 "bytes in %s)",
+		    (long long)r->id, r->outcome, r->exit_status,
+		    r->term_signal, (long long)r->output_bytes, r->output_path);
+	}
 	if (hp->ev_child)
 		event_free(hp->ev_child);
 	if (hp->ev_timer)
@@ -83,6 +88,8 @@ session_end(struct heapprofd *hp, int status, const char *lost)
 	hp->running = false;
 	hp->st.running = false;
 	hp->st.running_id = 0;
+	if (!checked) /* a checked one's pass follows its verdict */
+		hp_expire_run(hp);
 }
 
 static void
@@ -157,15 +164,31 @@ timer_cb(evutil_socket_t fd, short what, void *arg)
 	child_signal(hp, SIGKILL);
 }
 
-/* Made at setup; the filter refuses mkdir, so look before asking. */
+/*
+ * Made at setup; the filter refuses mkdir, so look before asking. Traces
+ * are heap profiles of other processes: the directory is the daemon's
+ * alone (0700, an older 0750 one tightened), the files 0600.
+ */
 static int
 mkdir_one(const char *path)
 {
 	struct stat sb;
+	int fd, e = 0;
 
-	if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+	if (stat(path, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
+		if (mkdir(path, 0700) < 0 && errno != EEXIST)
+			return -errno;
 		return 0;
-	return mkdir(path, 0750) < 0 && errno != EEXIST ? -errno : 0;
+	}
+	if ((sb.st_mode & 07777) == 0700)
+		return 0;
+	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) <
+	    0)
+		return -errno;
+	if (fchmod(fd, 0700) < 0)
+		e = -errno;
+	close(fd);
+	return e;
 }
 
 /* The session's fds: the config in a pipe, the trace and the log files. */
@@ -212,8 +235,8 @@ spawn_files(struct heapprofd *hp, const uint8_t *cfg, size_t len,
 		       -ENAMETOOLONG;
 	/* perfetto writes the trace to its stdout (-o -): the file is
 	 * opened here, in the daemon's directory, with the daemon's rights */
-	if ((f->out = open(r->output_path, fl, 0640)) < 0 ||
-	    (f->log = open(logp, fl, 0640)) < 0) {
+	if ((f->out = open(r->output_path, fl, 0600)) < 0 ||
+	    (f->log = open(logp, fl, 0600)) < 0) {
 		e = -errno;
 		spawn_fds_close(f);
 		return snprintf(why, whysz, "%.160s: %s",
@@ -506,6 +529,7 @@ hp_session_setup(struct heapprofd *hp, const struct config *cfg,
 		    (r = mkdir_one(dir)) < 0)
 			log_warnx("heapprofd: %s: %s", dir, strerror(-r));
 	}
+	hp_expire_run(hp);
 	return 0;
 }
 

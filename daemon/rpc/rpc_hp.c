@@ -64,15 +64,29 @@ answer_start(const struct rpc_ctx *ctx, struct heapprofd *hp, uint64_t id,
 	Vitals__HeapprofdStarted st = VITALS__HEAPPROFD_STARTED__INIT;
 	struct hp_request rq;
 	struct hp_answer a;
+	size_t i;
 	int r;
 
 	memset(&rq, 0, sizeof(rq));
 	rq.caller_uid = ctx->peer_uid;
 	rq.pid = sr->pid;
-	if (sr->name && strlen(sr->name) >= sizeof(rq.name))
-		return error(res, id, RPC_BAD_REQUEST, "name too long");
-	if (sr->name)
-		snprintf(rq.name, sizeof(rq.name), "%s", sr->name);
+	if (sr->name && *sr->name) {
+		if (strlen(sr->name) >= sizeof(rq.names[0]))
+			return error(res, id, RPC_BAD_REQUEST, "name too long");
+		snprintf(rq.names[rq.nnames++], sizeof(rq.names[0]), "%s",
+		    sr->name);
+	}
+	for (i = 0; i < sr->n_names; i++) {
+		if (rq.nnames >= HP_PIDS_MAX)
+			return error(res, id, RPC_BAD_REQUEST,
+			    "more than 16 names");
+		if (strlen(sr->names[i]) >= sizeof(rq.names[0]) ||
+		    sr->names[i][0] == '\0')
+			return error(res, id, RPC_BAD_REQUEST,
+			    "a name is empty or too long");
+		snprintf(rq.names[rq.nnames++], sizeof(rq.names[0]), "%s",
+		    sr->names[i]);
+	}
 	if (sr->pid < 0)
 		return error(res, id, RPC_BAD_REQUEST, "negative pid");
 	rq.duration_ms = sr->duration_ms;
@@ -267,6 +281,24 @@ rpc_pb_hp_health(struct rpc_arena *a, const struct rpc_ctx *ctx)
 		m->refused[n++] = c;
 	}
 	m->n_refused = n;
+	ARRAY(a, m->profiles, HP_PROF__MAX);
+	for (i = 0; i < HP_PROF__MAX; i++) {
+		Vitals__Counter *c;
+
+		NEW(a, c, vitals__counter__init);
+		c->name = (char *)hp_profile_name(i);
+		c->value = st.profiles[i];
+		m->profiles[i] = c;
+	}
+	m->n_profiles = HP_PROF__MAX;
+	m->check_ns_max = st.check_ns_max;
+	m->checking = st.checking;
+	m->expired_age_files = st.expired_age_files;
+	m->expired_size_files = st.expired_size_files;
+	m->expired_bytes = st.expired_bytes;
+	m->expire_errors = st.expire_errors;
+	m->trace_files = st.trace_files;
+	m->trace_bytes = st.trace_bytes;
 	m->completed = st.completed;
 	m->failed = st.failed;
 	m->timeouts = st.timeouts;
