@@ -88,14 +88,14 @@ fmt_binder_window(struct sbuf *o, const Vitals__TraceWindow *w)
 		sbuf_printf(o, "  %u rows beyond the kept ones\n",
 		    w->binder_txn_rows_other);
 	sbuf_printf(o,
-	    "  unpaired: %llu replies to no known call, %llu received of no "
-	    "known send; open calls %llu\n",
+	    "  unpaired: %llu replies to no known call, %llu received of\n"
+	    "    no known send; %llu calls open at the close\n",
 	    (unsigned long long)w->binder_orphan_replies,
 	    (unsigned long long)w->binder_orphan_received,
 	    (unsigned long long)w->binder_open);
 	sbuf_printf(o,
-	    "  given up: lost %llu, caller exited %llu, tid reused %llu, "
-	    "abandoned %llu, expired %llu, table full %llu\n",
+	    "  given up: lost %llu, caller exited %llu, tid reused %llu,\n"
+	    "    abandoned %llu, expired %llu, table full %llu\n",
 	    (unsigned long long)w->binder_gave_up_lost,
 	    (unsigned long long)w->binder_gave_up_exit,
 	    (unsigned long long)w->binder_gave_up_stale,
