@@ -151,6 +151,8 @@ void fmt_gpumem_spark(struct sbuf *o, const Vitals__GpuMem *g,
 /* fmt_trace.c: `vitals trace` (ftrace) */
 void fmt_trace(struct sbuf *o, const Vitals__TraceList *tl);
 void fmt_trace_health(struct sbuf *o, const Vitals__TraceHealth *h);
+/* fmt_binder.c: `vitals binder` (binder transaction latency) */
+void fmt_binder(struct sbuf *o, const Vitals__TraceList *tl);
 /* fmt_fgbg.c: top and proc over one foreground/background dataset, and
  * the signal's health line (from the last window) */
 void fmt_top_state(struct sbuf *o, const Vitals__TaskList *tl);

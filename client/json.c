@@ -402,6 +402,19 @@ field_unknown(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f)
 		/* no attempt yet: no status (-1, no answer, is one) */
 		return strcmp(f->name, "last_status") == 0 &&
 		    ((const Vitals__OtlpHealth *)m)->last_status == 0;
+	if (IS(m, trace_binder_txn)) {
+		const Vitals__TraceBinderTxn *b =
+		    (const Vitals__TraceBinderTxn *)m;
+
+		/* no latency paired: no quantile */
+		if (strcmp(f->name, "recv_p50_ns") == 0 ||
+		    strcmp(f->name, "recv_p99_ns") == 0)
+			return b->n_recv_hist == 0;
+		if (strcmp(f->name, "reply_p50_ns") == 0 ||
+		    strcmp(f->name, "reply_p99_ns") == 0)
+			return b->n_reply_hist == 0;
+		return false;
+	}
 	if (IS(m, trace_slice))
 		return strcmp(f->name, "pid") == 0 &&
 		    ((const Vitals__TraceSlice *)m)->pid < 0;

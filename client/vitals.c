@@ -139,6 +139,8 @@ usage(int status)
 	    "  wss stop PID                end a target (trusted)\n"
 	    "  trace [--since DURATION] [--process NAME|PID]\n"
 	    "                              ATrace slices and ftrace loss\n"
+	    "  binder [--since DURATION] [--process NAME|PID]\n"
+	    "                              binder transaction latency\n"
 	    "  cgroups [--since DURATION] [-n N]\n"
 	    "                              cgroup v2 groups: CPU, memory, "
 	    "pressure\n"
@@ -900,8 +902,17 @@ text_trace(struct sbuf *b, const Vitals__Response *r, const struct opts *o)
 	fmt_trace(b, r->trace);
 }
 
+static void
+text_binder(struct sbuf *b, const Vitals__Response *r, const struct opts *o)
+{
+	(void)o;
+	fmt_binder(b, r->trace);
+}
+
+/* trace and binder: one query (op 18), two renderings */
 static int
-cmd_trace(struct opts *o)
+trace_query(struct opts *o, const char *name,
+    void (*text)(struct sbuf *, const Vitals__Response *, const struct opts *))
 {
 	Vitals__Request req = VITALS__REQUEST__INIT;
 	Vitals__TraceRequest tr = VITALS__TRACE_REQUEST__INIT;
@@ -914,18 +925,31 @@ cmd_trace(struct opts *o)
 	tr.range = &range;
 	if (o->process && uint_parse(o->process, INT32_MAX, &pid) == 0) {
 		if (pid == 0)
-			usage_err("trace: bad PID '%s'", o->process);
+			usage_err("%s: bad PID '%s'", name, o->process);
 		tr.pid = (int32_t)pid;
 	} else if (o->process) {
 		if (*o->process == '\0' || strlen(o->process) > 127)
-			usage_err("trace: bad process name '%s'", o->process);
+			usage_err("%s: bad process name '%s'", name,
+			    o->process);
 		tr.process = (char *)o->process;
 	}
 	req.op_case = VITALS__REQUEST__OP_TRACE;
 	req.trace = &tr;
 	if ((x = call(o, &req, &r)) != VX_OK)
 		return x;
-	return render(o, r, text_trace);
+	return render(o, r, text);
+}
+
+static int
+cmd_trace(struct opts *o)
+{
+	return trace_query(o, "trace", text_trace);
+}
+
+static int
+cmd_binder(struct opts *o)
+{
+	return trace_query(o, "binder", text_binder);
 }
 
 static void
@@ -1055,6 +1079,7 @@ static const struct cmd cmds[] = {
 	    O_PID | O_NAME | O_DURATION | O_DRY_RUN | O_N, 1, 2 },
 	{ "wss", cmd_wss, O_PID | O_MODE | O_NAME | O_METHOD, 0, 2 },
 	{ "trace", cmd_trace, O_SINCE | O_PROCESS, 0, 0 },
+	{ "binder", cmd_binder, O_SINCE | O_PROCESS, 0, 0 },
 	{ "cgroups", cmd_cgroups, O_SINCE | O_N, 0, 0 },
 	{ "export", cmd_export, O_SINCE | O_PERFETTO | O_PID, 0, 0 },
 };
@@ -1355,7 +1380,7 @@ main(int argc, char *argv[])
 		/* watch COMMAND ARGS: the command's operands and options */
 		static const char *const watchable[] = { "summary", "cpu",
 			"top", "sched", "proc", "health", "dump", "gpumem",
-			"dmabuf", "trace", "cgroups", "wss" };
+			"dmabuf", "trace", "binder", "cgroups", "wss" };
 		const struct cmd *sub = NULL;
 
 		for (i = 0; i < sizeof(watchable) / sizeof(watchable[0]); i++)

@@ -37,7 +37,7 @@ window(void)
 	if (wt.nslices > VITALS_TRACE_SLICES ||
 	    wt.ncounters > VITALS_TRACE_COUNTERS ||
 	    wt.nbinder > VITALS_TRACE_BINDER || wt.nrq > VITALS_TRACE_RQ ||
-	    wt.ngpu > VITALS_TRACE_GPU)
+	    wt.ngpu > VITALS_TRACE_GPU || wt.nbtxn > VITALS_TRACE_BTXN)
 		abort();
 }
 

@@ -122,6 +122,49 @@ ev_recv(struct page *p, uint32_t delta, int32_t tid)
 	page_event(p, delta, d, sizeof(d));
 }
 
+/* binder_transaction with every field given (the fixture's layout) */
+static void
+ev_txn(struct page *p, uint32_t delta, int32_t tid, int32_t debug_id,
+    int32_t to_proc, int32_t to_thread, int32_t reply, uint32_t flags,
+    uint32_t code)
+{
+	unsigned char d[36] = { 0 };
+	int32_t node = 5;
+
+	common(d, ID_BINDER_TXN, tid);
+	memcpy(d + 8, &debug_id, 4);
+	memcpy(d + 12, &node, 4);
+	memcpy(d + 16, &to_proc, 4);
+	memcpy(d + 20, &to_thread, 4);
+	memcpy(d + 24, &reply, 4);
+	memcpy(d + 28, &code, 4);
+	memcpy(d + 32, &flags, 4);
+	page_event(p, delta, d, sizeof(d));
+}
+
+static void
+ev_rcv(struct page *p, uint32_t delta, int32_t tid, int32_t debug_id)
+{
+	unsigned char d[12] = { 0 };
+
+	common(d, ID_BINDER_RECV, tid);
+	memcpy(d + 8, &debug_id, 4);
+	page_event(p, delta, d, sizeof(d));
+}
+
+/* An absolute time stamp (type_len 31): the fast walker leaves such a
+ * page to libtraceevent's kbuffer. */
+static void
+page_abs(struct page *p, uint64_t ts)
+{
+	uint32_t hdr = 31 | (uint32_t)(ts & ((1u << 27) - 1)) << 5;
+	uint32_t hi = (uint32_t)(ts >> 27);
+
+	memcpy(p->b + 16 + p->len, &hdr, 4);
+	memcpy(p->b + 16 + p->len + 4, &hi, 4);
+	p->len += 8;
+}
+
 static void
 ev_gpu(struct page *p, uint32_t delta, uint32_t gpu, uint32_t pid,
     uint64_t size)
@@ -291,6 +334,82 @@ START_TEST(test_binder_gpu_print)
 	free(t);
 	atrace_free(at);
 	fdec_free(fd);
+}
+END_TEST
+
+/*
+ * Transactions through the real decoder, both ways a page is read: the
+ * fast walker and, for a page with an absolute time stamp, kbuffer. The
+ * same records give the same rows: code and to_thread are decoded, a
+ * two-way call pairs with its received and its reply, a one-way call with
+ * its received only.
+ */
+static void
+binder_page(struct page *p, bool abs)
+{
+	page_init(p, 1000);
+	if (abs)
+		page_abs(p, 1000);
+	ev_txn(p, 0, 300, 41, 400, 0, 0, 0, 0x5f); /* 3000 -> 400 */
+	ev_rcv(p, 40000, 401, 41);		   /* 40 µs */
+	ev_txn(p, 100, 300, 42, 400, 0, 0, 0x01, 0x11);
+	ev_rcv(p, 7000, 402, 42); /* one-way, 7 µs */
+	ev_txn(p, 2000000, 401, 43, 3000, 300, 1, 0, 0);
+	ev_rcv(p, 10000, 300, 43);
+	page_seal(p, 0);
+}
+
+START_TEST(test_binder_latency_both_paths)
+{
+	struct window_trace *t[2];
+	unsigned pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		struct fdec *fd = open_dec();
+		struct atrace *at = NULL;
+		const struct window_trace_btxn *b = NULL;
+		struct page p;
+		int64_t missed = 0;
+		unsigned i;
+
+		ck_assert_ptr_nonnull(t[pass] = calloc(1, sizeof(*t[pass])));
+		ck_assert_int_eq(atrace_new(&at), 0);
+		atrace_set_tgid_fn(at, tgid_3000, NULL);
+		binder_page(&p, pass == 1);
+		ck_assert_int_eq(fdec_page(fd, p.b, PAGE, 0, to_atrace, at,
+				     &missed),
+		    6);
+		atrace_window(at, t[pass]);
+		ck_assert_uint_eq(t[pass]->nbtxn, 2);
+		for (i = 0; i < t[pass]->nbtxn; i++)
+			if (t[pass]->btxn[i].code == 0x5f)
+				b = &t[pass]->btxn[i];
+		ck_assert_ptr_nonnull(b);
+		ck_assert_int_eq(b->from_pid, 3000);
+		ck_assert_int_eq(b->to_pid, 400);
+		ck_assert_uint_eq(b->twoway, 1);
+		ck_assert_uint_eq(b->received, 1);
+		ck_assert_uint_eq(b->recv_sum_ns, 40000);
+		ck_assert_uint_eq(b->replied, 1);
+		/* the reply came 2 ms + 7.1 µs after the call's send */
+		ck_assert_uint_eq(b->reply_sum_ns,
+		    40000 + 100 + 7000 + 2000000);
+		ck_assert_uint_eq(b->reply_hist[10], 1); /* 1024 ≤ 2047.1 µs */
+		b = b == &t[pass]->btxn[0] ? &t[pass]->btxn[1] :
+					     &t[pass]->btxn[0];
+		ck_assert_uint_eq(b->code, 0x11);
+		ck_assert_uint_eq(b->oneway, 1);
+		ck_assert_uint_eq(b->recv_sum_ns, 7000);
+		ck_assert_uint_eq(b->replied, 0);
+		ck_assert_uint_eq(t[pass]->btxn_orphan_recv, 0);
+		ck_assert_uint_eq(t[pass]->btxn_orphan_replies, 0);
+		atrace_free(at);
+		fdec_free(fd);
+	}
+	/* the fast walker and kbuffer agree row for row */
+	ck_assert_int_eq(memcmp(t[0]->btxn, t[1]->btxn, sizeof(t[0]->btxn)), 0);
+	free(t[0]);
+	free(t[1]);
 }
 END_TEST
 
@@ -490,6 +609,7 @@ ftrace_pages_suite(void)
 
 	tcase_add_test(tc, test_formats);
 	tcase_add_test(tc, test_binder_gpu_print);
+	tcase_add_test(tc, test_binder_latency_both_paths);
 	tcase_add_test(tc, test_lost_flags);
 	tcase_add_test(tc, test_long_and_extend);
 	tcase_add_test(tc, test_bad_pages);

@@ -13,6 +13,7 @@
 
 #include "client.h"
 #include "frame.h"
+#include "jsonmini.h"
 #include "testutil.h"
 #include "vitalsd.h"
 
@@ -274,6 +275,124 @@ START_TEST(test_client_text_and_json)
 }
 END_TEST
 
+/*
+ * Binder latency rows on the wire (TraceWindow 53-64), filtered like the
+ * other per-process rows, quantiles from the slots; `vitals binder` text
+ * and JSON (a quantile with no sample is null, 64-bit figures strings).
+ */
+START_TEST(test_binder_rpc_text_json)
+{
+	struct window *w = mkwin();
+	struct window_trace *t = window_trace(w);
+	const Vitals__TraceBinderTxn *b;
+	const struct jm *rows, *x;
+	struct rpc_query q;
+	Vitals__Response *r;
+	Vitals__TraceWindow *tw;
+	struct jm *j;
+	struct sbuf s;
+	unsigned k;
+
+	t->enabled |= 1u << FEV_BINDER_TXN;
+	t->nbtxn = 2;
+	t->btxn[0] = (struct window_trace_btxn){ .from_pid = 200,
+		.to_pid = 500,
+		.code = 7,
+		.twoway = 10,
+		.received = 10,
+		.replied = 9,
+		.unreplied = 1,
+		.recv_sum_ns = 100000,
+		.recv_max_ns = 30000,
+		.reply_sum_ns = 9 * 3000000ULL,
+		.reply_max_ns = 5000000 };
+	for (k = 0; k < 10; k++)
+		window_btxn_hist_add(t->btxn[0].recv_hist, 10000);
+	for (k = 0; k < 9; k++)
+		window_btxn_hist_add(t->btxn[0].reply_hist,
+		    k == 8 ? 5000000 : 2500000);
+	t->btxn[1] = (struct window_trace_btxn){ .from_pid = 300,
+		.to_pid = 500,
+		.code = 1,
+		.oneway = 4,
+		.unreceived = 4 };
+	t->btxn_rest = (struct window_trace_btxn){ .twoway = 3, .replied = 3 };
+	t->btxn_other = 2;
+	t->btxn_orphan_replies = 6;
+	t->btxn_abandoned = 1;
+	t->btxn_open = 2;
+
+	memset(&q, 0, sizeof(q));
+	q.op = RPC_Q_TRACE;
+	q.pid = 200;
+	r = answer(&q, w);
+	tw = r->trace->windows[0];
+	ck_assert_uint_eq(tw->n_binder_txn, 1); /* 300's row filtered out */
+	b = tw->binder_txn[0];
+	ck_assert_int_eq(b->from_pid, 200);
+	ck_assert_uint_eq(b->code, 7);
+	ck_assert_uint_eq(b->replied, 9);
+	ck_assert_uint_eq(b->n_recv_hist, 4); /* slot 3: 8 ≤ 10 µs < 16 */
+	ck_assert_uint_eq(b->recv_hist[3], 10);
+	ck_assert_uint_eq(b->recv_p50_ns, 16000);
+	ck_assert_uint_eq(b->reply_p50_ns, 4096000); /* 2048 ≤ 2500 µs */
+	ck_assert_uint_eq(b->reply_p99_ns, 8192000); /* 4096 ≤ 5000 µs */
+	ck_assert_ptr_nonnull(tw->binder_txn_rest);
+	ck_assert_int_eq(tw->binder_txn_rest->from_pid, -1);
+	ck_assert_uint_eq(tw->binder_txn_rest->replied, 3);
+	ck_assert_uint_eq(tw->binder_txn_rows_other, 2);
+	ck_assert_uint_eq(tw->binder_orphan_replies, 6);
+	ck_assert_uint_eq(tw->binder_gave_up_abandoned, 1);
+	ck_assert_uint_eq(tw->binder_open, 2);
+
+	sbuf_init(&s);
+	fmt_binder(&s, r->trace);
+	ck_assert_ptr_nonnull(
+	    strstr(sbuf_str(&s), "200 -> 500 code 7: 10 two-way"));
+	ck_assert_ptr_nonnull(strstr(sbuf_str(&s),
+	    "call->reply 9: mean 3.000 ms, max 5.000 ms, p50 <=4ms p99 <=8ms"));
+	ck_assert_ptr_nonnull(strstr(sbuf_str(&s), "send->received 10"));
+	ck_assert_ptr_nonnull(
+	    strstr(sbuf_str(&s), "0 never received, 1 never"));
+	ck_assert_ptr_nonnull(strstr(sbuf_str(&s), "(other rows): 3 two-way"));
+	ck_assert_ptr_nonnull(
+	    strstr(sbuf_str(&s), "6 replies to no known call"));
+	ck_assert_ptr_nonnull(strstr(sbuf_str(&s), "abandoned 1"));
+	/* the loss comes first */
+	ck_assert(strstr(sbuf_str(&s), "LOST EVENTS") <
+	    strstr(sbuf_str(&s), "200 -> 500"));
+	sbuf_reset(&s);
+	json_response(&s, r);
+	j = jm_parse(s.buf, s.len);
+	ck_assert_ptr_nonnull(j);
+	x = jm_get(j, "trace");
+	ck_assert_ptr_nonnull(x);
+	x = jm_get(x, "windows");
+	ck_assert(x && x->t == JM_ARR && x->n == 1);
+	rows = jm_get(&x->v[0], "binder_txn");
+	ck_assert(rows && rows->t == JM_ARR && rows->n == 1);
+	x = jm_get(&rows->v[0], "reply_p99_ns");
+	ck_assert(x && x->t == JM_STR && strcmp(x->str, "8192000") == 0);
+	x = jm_get(&rows->v[0], "recv_max_ns");
+	ck_assert(x && x->t == JM_STR && strcmp(x->str, "30000") == 0);
+	x = jm_get(&rows->v[0], "code");
+	ck_assert(x && x->t == JM_NUM && x->ll == 7);
+	/* the rest has no slots: its quantiles are unknown, not 0 */
+	x = jm_get(jm_get(j, "trace"), "windows");
+	x = jm_get(&x->v[0], "binder_txn_rest");
+	ck_assert_ptr_nonnull(x);
+	ck_assert(jm_get(x, "reply_p50_ns") &&
+	    jm_get(x, "reply_p50_ns")->t == JM_NULL);
+	ck_assert(
+	    jm_get(x, "recv_p99_ns") && jm_get(x, "recv_p99_ns")->t == JM_NULL);
+	ck_assert(jm_get(x, "replied") && jm_get(x, "replied")->ll == 3);
+	jm_free(j);
+	sbuf_free(&s);
+	vitals__response__free_unpacked(r, NULL);
+	window_free(w);
+}
+END_TEST
+
 static Suite *
 trace_rpc_suite(void)
 {
@@ -283,6 +402,7 @@ trace_rpc_suite(void)
 	tcase_add_test(tc, test_answer_and_filters);
 	tcase_add_test(tc, test_request_validation);
 	tcase_add_test(tc, test_client_text_and_json);
+	tcase_add_test(tc, test_binder_rpc_text_json);
 	suite_add_tcase(s, tc);
 	return s;
 }

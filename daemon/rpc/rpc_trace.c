@@ -113,6 +113,54 @@ pb_binder(struct rpc_arena *a, const struct window_trace_binder *b)
 	return m;
 }
 
+/* Slots up to the last non-zero one (none: NULL, 0). */
+static uint32_t *
+pb_hist(struct rpc_arena *a, const uint32_t *hist, size_t *ret_n)
+{
+	size_t n = VITALS_TRACE_BTXN_SLOTS;
+	uint32_t *v;
+
+	while (n > 0 && hist[n - 1] == 0)
+		n--;
+	*ret_n = n;
+	ARRAY(a, v, n);
+	if (n)
+		memcpy(v, hist, n * sizeof(*v));
+	return v;
+}
+
+static Vitals__TraceBinderTxn *
+pb_btxn(struct rpc_arena *a, const struct window_trace_btxn *b, bool rest)
+{
+	Vitals__TraceBinderTxn *m;
+
+	NEW(a, m, vitals__trace_binder_txn__init);
+	m->from_pid = rest ? -1 : b->from_pid;
+	m->to_pid = rest ? -1 : b->to_pid;
+	m->code = rest ? 0 : b->code;
+	m->twoway = b->twoway;
+	m->oneway = b->oneway;
+	m->received = b->received;
+	m->replied = b->replied;
+	m->unreceived = b->unreceived;
+	m->unreplied = b->unreplied;
+	m->recv_sum_ns = b->recv_sum_ns;
+	m->recv_max_ns = b->recv_max_ns;
+	m->reply_sum_ns = b->reply_sum_ns;
+	m->reply_max_ns = b->reply_max_ns;
+	m->recv_hist = pb_hist(a, b->recv_hist, &m->n_recv_hist);
+	if (m->n_recv_hist && m->recv_hist == NULL)
+		return NULL;
+	m->reply_hist = pb_hist(a, b->reply_hist, &m->n_reply_hist);
+	if (m->n_reply_hist && m->reply_hist == NULL)
+		return NULL;
+	m->recv_p50_ns = window_btxn_quantile_ns(b->recv_hist, 0.50);
+	m->recv_p99_ns = window_btxn_quantile_ns(b->recv_hist, 0.99);
+	m->reply_p50_ns = window_btxn_quantile_ns(b->reply_hist, 0.50);
+	m->reply_p99_ns = window_btxn_quantile_ns(b->reply_hist, 0.99);
+	return m;
+}
+
 static Vitals__TraceRunQueue *
 pb_rq(struct rpc_arena *a, const struct window_trace_rq *r)
 {
@@ -200,6 +248,18 @@ pb_rows(struct rpc_arena *a, Vitals__TraceWindow *m, const struct rpc_query *q,
 		g->last_size = t->gpu[i].last_size;
 		m->gpu_mem[m->n_gpu_mem++] = g;
 	}
+	if (t->nbtxn &&
+	    (m->binder_txn = rpc_arena_alloc(a,
+		 t->nbtxn * sizeof(*m->binder_txn))) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < t->nbtxn; i++) {
+		if (!rpc_trace_match(q, w, t->btxn[i].from_pid) &&
+		    !rpc_trace_match(q, w, t->btxn[i].to_pid))
+			continue;
+		if ((m->binder_txn[m->n_binder_txn++] = pb_btxn(a, &t->btxn[i],
+			 false)) == NULL)
+			return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -252,6 +312,20 @@ pb_trace_window(struct rpc_arena *a, const struct rpc_query *q,
 	m->entries = t->entries;
 	m->buffered = t->buffered;
 	PB_ATCAT(a, m, t);
+	if (t->btxn_rest.twoway || t->btxn_rest.oneway ||
+	    t->btxn_rest.received || t->btxn_rest.replied ||
+	    t->btxn_rest.unreceived || t->btxn_rest.unreplied)
+		TRY(m->binder_txn_rest = pb_btxn(a, &t->btxn_rest, true));
+	m->binder_txn_rows_other = t->btxn_other;
+	m->binder_orphan_replies = t->btxn_orphan_replies;
+	m->binder_orphan_received = t->btxn_orphan_recv;
+	m->binder_gave_up_lost = t->btxn_lost;
+	m->binder_gave_up_exit = t->btxn_exit;
+	m->binder_gave_up_stale = t->btxn_stale;
+	m->binder_gave_up_abandoned = t->btxn_abandoned;
+	m->binder_gave_up_expired = t->btxn_expired;
+	m->binder_gave_up_full = t->btxn_full;
+	m->binder_open = t->btxn_open;
 	if (pb_rows(a, m, q, w) < 0)
 		return NULL;
 	return m;

@@ -57,7 +57,7 @@ enum store_rstmt {
 	RS__MAX
 };
 
-#define STORE_PART_NSTMT 10
+#define STORE_PART_NSTMT 12
 #define STORE_SUM_NSTMT 12 /* store_tasksum.c's statements */
 #define STORE_SPOOL_NSTMT \
 	40 /* store_spool.c's statements on db */ /* statements of one part's store_<signal>.c */

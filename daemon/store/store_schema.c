@@ -359,6 +359,25 @@ static const char schema_v18[] =
     " blob BLOB NOT NULL);";
 
 /*
+ * v19: binder transaction latency per (caller, callee, code) and window
+ * (store_trace.c, doc/ftrace.md): counts, sums, maxima and the two log2
+ * histograms as blobs of little-endian u32 slots up to the last non-zero
+ * one. other = 1 is the row the rows beyond the kept ones are summed in.
+ */
+static const char schema_v19[] =
+    "CREATE TABLE window_trace_btxn ("
+    " window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
+    " other INTEGER NOT NULL, from_pid INTEGER NOT NULL,"
+    " to_pid INTEGER NOT NULL, code INTEGER NOT NULL,"
+    " twoway INTEGER NOT NULL, oneway INTEGER NOT NULL,"
+    " received INTEGER NOT NULL, replied INTEGER NOT NULL,"
+    " unreceived INTEGER NOT NULL, unreplied INTEGER NOT NULL,"
+    " recv_sum_ns INTEGER NOT NULL, recv_max_ns INTEGER NOT NULL,"
+    " reply_sum_ns INTEGER NOT NULL, reply_max_ns INTEGER NOT NULL,"
+    " recv_hist BLOB NOT NULL, reply_hist BLOB NOT NULL,"
+    " PRIMARY KEY (window_id, other, from_pid, to_pid, code)) WITHOUT ROWID;";
+
+/*
  * migrations[v] takes a database from user_version v to v + 1: its SQL,
  * then its C half (NULL: none) in the same transaction.
  */
@@ -381,4 +400,5 @@ const struct store_migration store_migrations[STORE_SCHEMA_VERSION] = {
 	{ schema_v16, NULL },
 	{ schema_v17, NULL },
 	{ schema_v18, NULL },
+	{ schema_v19, NULL },
 };

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The ftrace part of a window in the store (schema v5, doc/storage.md):
- * slice, counter, binder, run-queue and gpu_mem rows in window_trace_*,
+ * slice, counter, binder, run-queue and gpu_mem rows in window_trace_*
+ * (binder latency rows, window_trace_btxn, since v19),
  * and the window-level figures (state, loss, totals, the ATrace
  * categories' state and counts) as named counters of kind "trace" in
  * window_count, so a new figure needs no migration.
@@ -21,11 +22,13 @@ enum {
 	TS_INS_BINDER,
 	TS_INS_RQ,
 	TS_INS_GPU,
+	TS_INS_BTXN,
 	TS_SEL_SLICE,
 	TS_SEL_COUNTER,
 	TS_SEL_BINDER,
 	TS_SEL_RQ,
 	TS_SEL_GPU,
+	TS_SEL_BTXN,
 };
 
 /* kind of the row that holds what did not fit */
@@ -46,6 +49,12 @@ static const char *const ts_sql[] = {
 		      " total_ns, max_ns) VALUES (?, ?, ?, ?, ?)",
 	[TS_INS_GPU] = "INSERT INTO window_trace_gpu (window_id, gpu_id, pid,"
 		       " events, last_size) VALUES (?, ?, ?, ?, ?)",
+	[TS_INS_BTXN] = "INSERT INTO window_trace_btxn (window_id, other,"
+			" from_pid, to_pid, code, twoway, oneway, received,"
+			" replied, unreceived, unreplied, recv_sum_ns,"
+			" recv_max_ns, reply_sum_ns, reply_max_ns, recv_hist,"
+			" reply_hist) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+			" ?, ?, ?, ?, ?, ?, ?)",
 	[TS_SEL_SLICE] = "SELECT kind, tgid, tid, depth, name, count,"
 			 " incomplete, total_ns, max_ns FROM window_trace_slice"
 			 " WHERE window_id = ?",
@@ -57,6 +66,11 @@ static const char *const ts_sql[] = {
 		      " FROM window_trace_rq WHERE window_id = ?",
 	[TS_SEL_GPU] = "SELECT gpu_id, pid, events, last_size"
 		       " FROM window_trace_gpu WHERE window_id = ?",
+	[TS_SEL_BTXN] = "SELECT other, from_pid, to_pid, code, twoway,"
+			" oneway, received, replied, unreceived, unreplied,"
+			" recv_sum_ns, recv_max_ns, reply_sum_ns,"
+			" reply_max_ns, recv_hist, reply_hist"
+			" FROM window_trace_btxn WHERE window_id = ?",
 };
 
 /* ------------------------------------------------------------ counters */
@@ -97,6 +111,17 @@ static const struct store_field counters[] = {
 	TR_U32(binder_other),
 	TR_U32(rq_other),
 	TR_U32(gpu_other),
+	/* binder pairing (binder.c) */
+	TR_U64(btxn_orphan_replies),
+	TR_U64(btxn_orphan_recv),
+	TR_U64(btxn_lost),
+	TR_U64(btxn_exit),
+	TR_U64(btxn_stale),
+	TR_U64(btxn_abandoned),
+	TR_U64(btxn_expired),
+	TR_U64(btxn_full),
+	TR_U64(btxn_open),
+	TR_U32(btxn_other),
 	/* ATrace categories (atrace_cat.c) */
 	TR_U32(cat_state),
 	TR_U64(cat_tags),
@@ -180,6 +205,78 @@ put_slice(struct store *s, int64_t id, unsigned kind,
 	return store_run(st);
 }
 
+/* Slots up to the last non-zero one, little-endian u32 each. */
+static size_t
+hist_enc(const uint32_t hist[VITALS_TRACE_BTXN_SLOTS],
+    unsigned char out[VITALS_TRACE_BTXN_SLOTS * 4])
+{
+	size_t n = VITALS_TRACE_BTXN_SLOTS, k;
+
+	while (n > 0 && hist[n - 1] == 0)
+		n--;
+	for (k = 0; k < n; k++) {
+		out[4 * k] = (unsigned char)hist[k];
+		out[4 * k + 1] = (unsigned char)(hist[k] >> 8);
+		out[4 * k + 2] = (unsigned char)(hist[k] >> 16);
+		out[4 * k + 3] = (unsigned char)(hist[k] >> 24);
+	}
+	return n * 4;
+}
+
+/* A stored histogram back; a blob of another length is refused. */
+static int
+hist_dec(const void *blob, int len, uint32_t hist[VITALS_TRACE_BTXN_SLOTS])
+{
+	const unsigned char *p = blob;
+	int k;
+
+	if (len < 0 || len % 4 || len > VITALS_TRACE_BTXN_SLOTS * 4 ||
+	    (len && p == NULL))
+		return -EBADMSG;
+	memset(hist, 0, VITALS_TRACE_BTXN_SLOTS * sizeof(*hist));
+	for (k = 0; k < len / 4; k++)
+		hist[k] = (uint32_t)p[4 * k] | (uint32_t)p[4 * k + 1] << 8 |
+		    (uint32_t)p[4 * k + 2] << 16 | (uint32_t)p[4 * k + 3] << 24;
+	return 0;
+}
+
+static int
+put_btxn(struct store *s, int64_t id, bool other,
+    const struct window_trace_btxn *b)
+{
+	sqlite3_stmt *st = s->part_st[WPART_TRACE][TS_INS_BTXN];
+	unsigned char rh[VITALS_TRACE_BTXN_SLOTS * 4];
+	unsigned char ph[VITALS_TRACE_BTXN_SLOTS * 4];
+	size_t rn = hist_enc(b->recv_hist, rh),
+	       pn = hist_enc(b->reply_hist, ph);
+
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_int(st, 2, other);
+	sqlite3_bind_int(st, 3, other ? -1 : b->from_pid);
+	sqlite3_bind_int(st, 4, other ? -1 : b->to_pid);
+	sqlite3_bind_int64(st, 5, other ? 0 : b->code);
+	sqlite3_bind_int64(st, 6, b->twoway);
+	sqlite3_bind_int64(st, 7, b->oneway);
+	sqlite3_bind_int64(st, 8, b->received);
+	sqlite3_bind_int64(st, 9, b->replied);
+	sqlite3_bind_int64(st, 10, b->unreceived);
+	sqlite3_bind_int64(st, 11, b->unreplied);
+	sqlite3_bind_int64(st, 12, (sqlite3_int64)b->recv_sum_ns);
+	sqlite3_bind_int64(st, 13, (sqlite3_int64)b->recv_max_ns);
+	sqlite3_bind_int64(st, 14, (sqlite3_int64)b->reply_sum_ns);
+	sqlite3_bind_int64(st, 15, (sqlite3_int64)b->reply_max_ns);
+	sqlite3_bind_blob(st, 16, rh, (int)rn, SQLITE_TRANSIENT);
+	sqlite3_bind_blob(st, 17, ph, (int)pn, SQLITE_TRANSIENT);
+	return store_run(st);
+}
+
+static bool
+btxn_empty(const struct window_trace_btxn *b)
+{
+	return !b->twoway && !b->oneway && !b->received && !b->replied &&
+	    !b->unreceived && !b->unreplied;
+}
+
 static int
 put_rows(struct store *s, int64_t id, const struct window_trace *t)
 {
@@ -239,6 +336,10 @@ put_rows(struct store *s, int64_t id, const struct window_trace *t)
 		sqlite3_bind_int64(st, 5, (sqlite3_int64)g->last_size);
 		rc = store_run(st);
 	}
+	for (i = 0; i < t->nbtxn && rc == SQLITE_OK; i++)
+		rc = put_btxn(s, id, false, &t->btxn[i]);
+	if (rc == SQLITE_OK && !btxn_empty(&t->btxn_rest))
+		rc = put_btxn(s, id, true, &t->btxn_rest);
 	return rc;
 }
 
@@ -392,6 +493,41 @@ store_trace_load(struct store *s, int64_t id, struct window *w)
 	}
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		return store_fail(s, rc, "read window trace");
+	st = s->part_st[WPART_TRACE][TS_SEL_BTXN];
+	sqlite3_bind_int64(st, 1, id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct window_trace_btxn b;
+
+		memset(&b, 0, sizeof(b));
+		b.from_pid = sqlite3_column_int(st, 1);
+		b.to_pid = sqlite3_column_int(st, 2);
+		b.code = (uint32_t)sqlite3_column_int64(st, 3);
+		b.twoway = (uint32_t)sqlite3_column_int64(st, 4);
+		b.oneway = (uint32_t)sqlite3_column_int64(st, 5);
+		b.received = (uint32_t)sqlite3_column_int64(st, 6);
+		b.replied = (uint32_t)sqlite3_column_int64(st, 7);
+		b.unreceived = (uint32_t)sqlite3_column_int64(st, 8);
+		b.unreplied = (uint32_t)sqlite3_column_int64(st, 9);
+		b.recv_sum_ns = (uint64_t)sqlite3_column_int64(st, 10);
+		b.recv_max_ns = (uint64_t)sqlite3_column_int64(st, 11);
+		b.reply_sum_ns = (uint64_t)sqlite3_column_int64(st, 12);
+		b.reply_max_ns = (uint64_t)sqlite3_column_int64(st, 13);
+		if (hist_dec(sqlite3_column_blob(st, 14),
+			sqlite3_column_bytes(st, 14), b.recv_hist) < 0 ||
+		    hist_dec(sqlite3_column_blob(st, 15),
+			sqlite3_column_bytes(st, 15), b.reply_hist) < 0) {
+			/* a damaged histogram: the row without slots */
+			memset(b.recv_hist, 0, sizeof(b.recv_hist));
+			memset(b.reply_hist, 0, sizeof(b.reply_hist));
+		}
+		if (sqlite3_column_int(st, 0))
+			t->btxn_rest = b;
+		else if (t->nbtxn < VITALS_TRACE_BTXN)
+			t->btxn[t->nbtxn++] = b;
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
 		return store_fail(s, rc, "read window trace");
 	window_trace_trim(&t);
 	window_part_set(w, WPART_TRACE, t);

@@ -65,6 +65,10 @@ atrace_new(struct atrace **ret)
 	at->rq.max = TAB_MAX_SMALL;
 	at->gpu.esz = sizeof(struct gpu_ent);
 	at->gpu.max = TAB_MAX_SMALL;
+	if (binder_new(&at->bl) < 0) {
+		free(at);
+		return -ENOMEM;
+	}
 	cur_unknown(at);
 	*ret = at;
 	return 0;
@@ -96,6 +100,7 @@ atrace_free(struct atrace *at)
 	atab_release(&at->binder);
 	atab_release(&at->rq);
 	atab_release(&at->gpu);
+	binder_free(at->bl);
 	free(at);
 	return NULL;
 }
@@ -554,6 +559,7 @@ process_exit(struct atrace *at, const struct ftrace_rec *r)
 	struct thread_ent *t = thread_get(at, r->u.exit.tid, false);
 	int32_t tgid = -1;
 
+	binder_exit(at->bl, r->u.exit.tid);
 	if (t != NULL) {
 		if (t->depth > 0 && t->stack)
 			tgid = t->stack[0].tgid;
@@ -579,14 +585,17 @@ binder_eq(const void *e, const void *key)
 #define BINDER_TF_ONE_WAY 0x01 /* uapi/linux/android/binder.h */
 
 static void
-binder_txn(struct atrace *at, const struct ftrace_rec *r)
+binder_count(struct atrace *at, const struct ftrace_rec *r)
 {
 	struct window_trace_binder key = { 0 }, *b;
 	struct binder_ent *e;
 	bool fresh;
 	unsigned k;
+	int32_t tgid;
 
-	key.from_pid = at->tgid_fn ? at->tgid_fn(r->tid, at->tgid_arg) : -1;
+	tgid = at->tgid_fn ? at->tgid_fn(r->tid, at->tgid_arg) : -1;
+	binder_txn(at->bl, r, tgid);
+	key.from_pid = tgid;
 	if (key.from_pid <= 0)
 		key.from_pid = r->tid;
 	key.to_pid = r->u.txn.to_proc;
@@ -673,10 +682,11 @@ atrace_record(struct atrace *at, const struct ftrace_rec *r)
 		process_exit(at, r);
 		break;
 	case FEV_BINDER_TXN:
-		binder_txn(at, r);
+		binder_count(at, r);
 		break;
 	case FEV_BINDER_RECV:
 		at->w.binder_received++;
+		binder_recv(at->bl, r);
 		break;
 	case FEV_GPU_MEM:
 		gpu_mem(at, r);
@@ -709,6 +719,7 @@ atrace_lost(struct atrace *at)
 		}
 		i++;
 	}
+	binder_lost(at->bl);
 	cur_unknown(at);
 }
 

@@ -102,6 +102,7 @@ struct atrace {
 	void *tgid_arg;
 	ftrace_gpu_mem_fn gpu_fn;
 	void *gpu_arg;
+	struct binder *bl; /* transaction pairing (binder.c) */
 };
 
 /* atrace.c: a thread's entry and its stack gone */

@@ -203,6 +203,7 @@ atrace_window(struct atrace *at, struct window_trace *wt)
 		}
 		i++;
 	}
+	binder_window(at->bl, wt);
 	atab_clear(&at->slices);
 	atab_clear(&at->counters);
 	atab_clear(&at->binder);

@@ -28,6 +28,7 @@
 #define RB_MISSED_STORED (1ULL << 30)
 #define RB_SIZE_MASK ((1ULL << 27) - 1)
 #define FDEC_IDS 65536 /* common_type is 16 bits */
+#define FDEC_FIELDS 6  /* fields read of one event, at most */
 
 /* ring-buffer event header types (kernel ring_buffer.c) */
 #define RB_TYPE_PADDING 29
@@ -42,8 +43,8 @@ struct fdec_field {
 
 struct fdec_event {
 	int id; /* −1: absent */
-	struct tep_format_field *f[4];
-	struct fdec_field ff[4];
+	struct tep_format_field *f[FDEC_FIELDS];
+	struct fdec_field ff[FDEC_FIELDS];
 };
 
 struct fdec {
@@ -57,7 +58,7 @@ struct fdec {
 
 static const struct {
 	const char *sys, *name;
-	const char *fields[4];
+	const char *fields[FDEC_FIELDS];
 } events[FEV__MAX] = {
 	[FEV_PRINT] = { "ftrace", "print", { "buf" } },
 	[FEV_SCHED_SWITCH] = { "sched", "sched_switch",
@@ -65,7 +66,7 @@ static const struct {
 	[FEV_SCHED_WAKING] = { "sched", "sched_waking", { "pid" } },
 	[FEV_PROCESS_EXIT] = { "sched", "sched_process_exit", { "pid" } },
 	[FEV_BINDER_TXN] = { "binder", "binder_transaction",
-	    { "to_proc", "reply", "flags", "debug_id" } },
+	    { "to_proc", "reply", "flags", "debug_id", "to_thread", "code" } },
 	[FEV_BINDER_RECV] = { "binder", "binder_transaction_received",
 	    { "debug_id" } },
 	[FEV_GPU_MEM] = { "gpu_mem", "gpu_mem_total",
@@ -159,13 +160,13 @@ fdec_new(const char *events_dir, struct fdec **ret)
 		    events[i].name);
 		if (e == NULL)
 			continue;
-		for (k = 0; k < 4 && events[i].fields[k]; k++)
+		for (k = 0; k < FDEC_FIELDS && events[i].fields[k]; k++)
 			if ((fd->ev[i].f[k] = tep_find_field(e,
 				 events[i].fields[k])) == NULL)
 				break;
-		if (k < 4 && events[i].fields[k])
+		if (k < FDEC_FIELDS && events[i].fields[k])
 			continue; /* a field is missing: not this layout */
-		for (k = 0; k < 4 && events[i].fields[k]; k++)
+		for (k = 0; k < FDEC_FIELDS && events[i].fields[k]; k++)
 			field_cache(&fd->ev[i].ff[k], fd->ev[i].f[k]);
 		if (e->id < 0 || e->id >= FDEC_IDS)
 			continue;
@@ -307,6 +308,8 @@ decode_fast(const struct fdec *fd, const unsigned char *d, unsigned size,
 		r->u.txn.reply = (int32_t)fnum(&e->ff[1], d, size);
 		r->u.txn.flags = (uint32_t)fnum(&e->ff[2], d, size);
 		r->u.txn.debug_id = (int32_t)fnum(&e->ff[3], d, size);
+		r->u.txn.to_thread = (int32_t)fnum(&e->ff[4], d, size);
+		r->u.txn.code = (uint32_t)fnum(&e->ff[5], d, size);
 		break;
 	case FEV_BINDER_RECV:
 		r->u.recv.debug_id = (int32_t)fnum(&e->ff[0], d, size);
@@ -367,6 +370,8 @@ decode(struct fdec *fd, const void *data, int size, struct ftrace_rec *r)
 		r->u.txn.reply = (int32_t)num(e, 1, data, size);
 		r->u.txn.flags = (uint32_t)num(e, 2, data, size);
 		r->u.txn.debug_id = (int32_t)num(e, 3, data, size);
+		r->u.txn.to_thread = (int32_t)num(e, 4, data, size);
+		r->u.txn.code = (uint32_t)num(e, 5, data, size);
 		break;
 	case FEV_BINDER_RECV:
 		r->u.recv.debug_id = (int32_t)num(e, 0, data, size);

@@ -104,7 +104,7 @@ window_trace_trim(struct window_trace **tp)
 	struct window_trace *t = *tp;
 
 	if (t->head_only || t->nslices || t->ncounters || t->nbinder ||
-	    t->nrq || t->ngpu)
+	    t->nrq || t->ngpu || t->nbtxn)
 		return;
 	t->head_only = true;
 	if ((t = realloc(t, WINDOW_TRACE_HEAD)) != NULL)
@@ -291,7 +291,7 @@ window_trace_merge(struct window_trace **accp, const struct window_trace *src)
 	if (src == NULL)
 		src = &zero;
 	if ((src->nslices || src->ncounters || src->nbinder || src->nrq ||
-		src->ngpu) &&
+		src->ngpu || src->nbtxn) &&
 	    window_trace_rows(accp) < 0)
 		return -ENOMEM;
 	acc = *accp;
@@ -347,6 +347,7 @@ window_trace_merge(struct window_trace **accp, const struct window_trace *src)
 	merge_binder(acc, src);
 	merge_rq(acc, src);
 	merge_gpu(acc, src);
+	window_btxn_merge(acc, src);
 	return 0;
 }
 
@@ -378,6 +379,16 @@ trace_part_dump(const struct window *w, unsigned topn, struct vbuf *out)
 		    (unsigned long long)t->cat_flags, t->cat_checks,
 		    t->cat_foreign, t->cat_takeovers, t->cat_yields,
 		    t->cat_restores, t->cat_set_fail);
+	for (i = 0; i < t->nbtxn && i < topn; i++) {
+		const struct window_trace_btxn *b = &t->btxn[i];
+
+		vbuf_printf(out,
+		    "  binder %d -> %d code %u: %u two-way, %u one-way, "
+		    "%u replied (max %llu ns), %u unreplied\n",
+		    b->from_pid, b->to_pid, b->code, b->twoway, b->oneway,
+		    b->replied, (unsigned long long)b->reply_max_ns,
+		    b->unreplied);
+	}
 	for (i = 0; i < t->nslices && i < topn; i++) {
 		const struct window_trace_slice *s = &t->slice[i];
 

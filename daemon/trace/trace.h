@@ -28,6 +28,8 @@ struct event_base;
 #define VITALS_TRACE_RQ 32	 /* threads kept by run-queue delay */
 #define VITALS_TRACE_GPU 16	 /* (gpu, pid) gpu_mem_total entries kept */
 #define VITALS_TRACE_DEPTH 64	 /* open B slices kept per thread */
+#define VITALS_TRACE_BTXN 32	 /* (caller, callee, code) latency rows kept */
+#define VITALS_TRACE_BTXN_SLOTS 24 /* log2 µs slots, as the run-queue's */
 
 /* Where ftrace capture stands; stored, so values never change meaning. */
 enum ftrace_state {
@@ -104,6 +106,29 @@ struct window_trace_binder {
 	uint32_t pad;
 };
 
+/*
+ * Binder transaction latency per (caller process, callee process, code)
+ * (binder.c pairs the records; doc/ftrace.md has the rule). Slot k of a
+ * histogram counts latencies d with floor(log2(d in µs)) = k; slot 0 also
+ * d < 1 µs, the last slot everything above. Only paired transactions
+ * carry a latency; those given up on are counted, never timed.
+ */
+struct window_trace_btxn {
+	int32_t from_pid;	 /* the caller's process; its tid if unknown */
+	int32_t to_pid;		 /* to_proc of the call */
+	uint32_t code;		 /* the transaction code (method number) */
+	uint32_t twoway, oneway; /* calls sent */
+	uint32_t received;	 /* calls paired with their received */
+	uint32_t replied;	 /* two-way calls paired with their reply */
+	uint32_t unreceived;	 /* calls given up before a received */
+	uint32_t unreplied;	 /* two-way calls given up before a reply */
+	uint32_t pad;
+	uint64_t recv_sum_ns, recv_max_ns;   /* send → received */
+	uint64_t reply_sum_ns, reply_max_ns; /* call → reply */
+	uint32_t recv_hist[VITALS_TRACE_BTXN_SLOTS];
+	uint32_t reply_hist[VITALS_TRACE_BTXN_SLOTS];
+};
+
 /* Run-queue delay of one thread: runnable (a wakeup or a switch-out that
  * leaves it runnable) → its next switch-in (doc/metrics.md). */
 struct window_trace_rq {
@@ -145,6 +170,17 @@ struct window_trace {
 	 * is the stored column's, from when sched_waking was traced) */
 	uint64_t sched_switch, sched_waking, binder_received;
 	uint64_t gpu_events;
+	/* binder pairing (binder.c): records that found no partner, and
+	 * transactions given up on, by reason; btxn_open is a gauge */
+	uint64_t btxn_orphan_replies; /* a reply to no call known */
+	uint64_t btxn_orphan_recv;    /* a received of no send known */
+	uint64_t btxn_lost;	      /* open when events were lost */
+	uint64_t btxn_exit;	      /* the caller thread exited */
+	uint64_t btxn_stale;	      /* the tid now another process's */
+	uint64_t btxn_abandoned; /* the caller called again: no reply came */
+	uint64_t btxn_expired;	 /* open longer than BINDER_EXPIRE_S */
+	uint64_t btxn_full;	 /* not tracked: a bounded table was full */
+	uint64_t btxn_open;	 /* calls awaiting a reply at the close */
 	/* ATrace categories (atrace_cat.c): state at close, counts Δ */
 	uint32_t cat_state; /* enum atcat_state (atrace_cat.h) */
 	int32_t cat_err;    /* −errno behind error / unavailable */
@@ -162,6 +198,8 @@ struct window_trace {
 	uint32_t nrq, rq_other;
 	struct window_trace_rq rq_total;
 	uint32_t ngpu, gpu_other;
+	uint32_t nbtxn, btxn_other; /* rows kept; rows folded into btxn_rest */
+	struct window_trace_btxn btxn_rest; /* the rows beyond the kept */
 	/*
 	 * The rows, last: a part made without them (head_only) is allocated
 	 * only up to slice, WINDOW_TRACE_HEAD bytes, and its five counts
@@ -175,6 +213,7 @@ struct window_trace {
 	struct window_trace_binder binder[VITALS_TRACE_BINDER];
 	struct window_trace_rq rq[VITALS_TRACE_RQ];
 	struct window_trace_gpu gpu[VITALS_TRACE_GPU];
+	struct window_trace_btxn btxn[VITALS_TRACE_BTXN];
 };
 
 #define WINDOW_TRACE_HEAD offsetof(struct window_trace, slice)
@@ -288,6 +327,29 @@ const char *ftrace_ev_name(unsigned ev);
 const char *trace_kind_name(unsigned k);
 int window_trace_merge(struct window_trace **accp,
     const struct window_trace *src);
+/* binder_window.c: rows of binder latency, sorted, merged, summed */
+void window_btxn_add(struct window_trace_btxn *acc,
+    const struct window_trace_btxn *src);
+void window_btxn_keep(struct window_trace *wt, struct window_trace_btxn *rows,
+    size_t n, uint32_t other_rows);
+void window_btxn_merge(struct window_trace *acc,
+    const struct window_trace *src);
+uint64_t window_btxn_quantile_ns(const uint32_t hist[VITALS_TRACE_BTXN_SLOTS],
+    double q);
+void window_btxn_hist_add(uint32_t hist[VITALS_TRACE_BTXN_SLOTS], uint64_t ns);
+
+/* binder.c: binder_transaction(_received) pairing (doc/ftrace.md) */
+struct binder;
+
+int binder_new(struct binder **ret);
+struct binder *binder_free(struct binder *b);
+/* tgid: the sending thread's process, −1 when unknown */
+void binder_txn(struct binder *b, const struct ftrace_rec *r, int32_t tgid);
+void binder_recv(struct binder *b, const struct ftrace_rec *r);
+void binder_exit(struct binder *b, int32_t tid);
+void binder_lost(struct binder *b);
+void binder_window(struct binder *b, struct window_trace *wt);
+size_t binder_open_calls(const struct binder *b);
 
 /* ftrace_events.c: raw ring-buffer pages → records (libtraceevent) */
 struct fdec;
