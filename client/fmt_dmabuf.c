@@ -117,6 +117,7 @@ shared(struct sbuf *o, const Vitals__Dmabuf *d)
 		table_cell(tb, "%s", a);
 		table_cell(tb, "%u", s->sharers);
 		table_label(tb, s->exporter[0] ? s->exporter : "(unknown)");
+		pids[0] = '\0';
 		for (n = 0, k = 0; k < s->n_pids && n < sizeof(pids); k++)
 			n += (size_t)snprintf(pids + n, sizeof(pids) - n,
 			    "%s%d", k ? "," : "", s->pids[k]);

@@ -452,6 +452,36 @@ START_TEST(test_slice)
 }
 END_TEST
 
+/* A long name in the record's sentence is cut between two characters. */
+START_TEST(test_why_utf8)
+{
+	struct burst_settings bs;
+	struct burst_fire f[BURST_LOG_MAX];
+	const char *const rules[] = { "any when=slice:*:1ms", NULL };
+	struct window *w = mkwin();
+	struct window_trace *t;
+	struct burst *b;
+	char name[128], want[128];
+	unsigned i;
+
+	burst_settings_init(&bs);
+	b = mk(&bs, rules);
+	ck_assert_ptr_nonnull(t = window_trace_make(w, true));
+	t->state = FTRACE_ON;
+	strcpy(name, "a");
+	for (i = 0; i < 30; i++)
+		strcat(name, "\xe6\x97\xa5"); /* 3 bytes each */
+	add_slice(t, 500, name, 1, 5 * MS);
+	burst_window(b, w, 30 * S, 0);
+	ck_assert_uint_eq(burst_log(b, f, BURST_LOG_MAX), 1);
+	/* 60 bytes would end inside the 20th character: 'a' and 19 */
+	snprintf(want, sizeof(want), "slice '%.58s' of pid 500", name);
+	ck_assert_msg(strstr(f[0].why, want) != NULL, "%s", f[0].why);
+	burst_free(b);
+	window_free(w);
+}
+END_TEST
+
 START_TEST(test_majflt)
 {
 	struct burst_settings bs;
@@ -525,6 +555,7 @@ burst_suite(void)
 	tcase_add_test(tc, test_budgets);
 	tcase_add_test(tc, test_rq_p99);
 	tcase_add_test(tc, test_slice);
+	tcase_add_test(tc, test_why_utf8);
 	tcase_add_test(tc, test_majflt);
 	tcase_add_test(tc, test_log_ring);
 	suite_add_tcase(s, tc);

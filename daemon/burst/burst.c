@@ -269,6 +269,18 @@ burst_sample(struct burst *b, const struct sys_sample *s, int64_t mono,
 
 /* ------------------------------------------------------- window close */
 
+/* Bytes of s to print within max, cut between two UTF-8 characters. */
+static int
+cut8(const char *s, size_t max)
+{
+	size_t n = strnlen(s, max);
+
+	if (n == max)
+		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+			n--;
+	return (int)n;
+}
+
 static const struct window_task *
 proc_of(const struct window *w, int32_t pid)
 {
@@ -363,9 +375,9 @@ eval_slice(struct burst *b, unsigned ri, const struct window *w, int64_t mono,
 	if (best == NULL)
 		return;
 	snprintf(why, sizeof(why),
-	    "slice '%.60s' of pid %d took %.1f ms (>= %.1f ms)", best->name,
-	    (int)best->tgid, (double)best->max_ns / 1e6,
-	    (double)r->bound_ns / 1e6);
+	    "slice '%.*s' of pid %d took %.1f ms (>= %.1f ms)",
+	    cut8(best->name, 60), best->name, (int)best->tgid,
+	    (double)best->max_ns / 1e6, (double)r->bound_ns / 1e6);
 	held(b, ri, mono, wall, (double)best->max_ns / 1e6,
 	    (double)r->bound_ns / 1e6, best->tgid, why);
 }
@@ -395,9 +407,9 @@ eval_majflt(struct burst *b, unsigned ri, const struct window *w, int64_t mono,
 	if (best == NULL)
 		return;
 	snprintf(why, sizeof(why),
-	    "%.40s (pid %d): %.1f major faults/s over %.1f s (>= %g)",
-	    best->name, (int)best->id, best_rate, (double)best->wall_ns / 1e9,
-	    r->level);
+	    "%.*s (pid %d): %.1f major faults/s over %.1f s (>= %g)",
+	    cut8(best->name, 40), best->name, (int)best->id, best_rate,
+	    (double)best->wall_ns / 1e9, r->level);
 	held(b, ri, mono, wall, best_rate, r->level, best->id, why);
 }
 

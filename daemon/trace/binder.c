@@ -74,8 +74,9 @@ struct row_ent {
 
 struct binder {
 	struct tab sent, waits, rows;
-	struct window_trace_btxn rest; /* keys that found rows full */
-	uint32_t rest_n;
+	/* transactions whose key found the row table full: summed here,
+	 * in btxn_rest's counts; btxn_other counts rows, not these */
+	struct window_trace_btxn rest;
 	uint64_t last_ts;
 	/* the window's scalar figures, as in struct window_trace */
 	uint64_t orphan_replies, orphan_recv, lost, exit, stale, abandoned,
@@ -132,10 +133,8 @@ row_get(struct binder *b, const struct bkey *k)
 	e = atab_get(&b->rows,
 	    atab_key(k->from, k->to, 4 + (int64_t)k->code, NULL), row_eq, k,
 	    true, &fresh);
-	if (e == NULL) {
-		b->rest_n++;
+	if (e == NULL)
 		return &b->rest;
-	}
 	if (fresh) {
 		e->r.from_pid = k->from;
 		e->r.to_pid = k->to;
@@ -451,7 +450,7 @@ binder_window(struct binder *b, struct window_trace *wt)
 				all[k++] = e->r;
 		}
 		window_btxn_add(&wt->btxn_rest, &b->rest);
-		window_btxn_keep(wt, all, k, wt->btxn_other + b->rest_n);
+		window_btxn_keep(wt, all, k, wt->btxn_other);
 		free(all);
 	} else {
 		/* out of memory: every row into the rest, counted */
@@ -462,11 +461,10 @@ binder_window(struct binder *b, struct window_trace *wt)
 				window_btxn_add(&wt->btxn_rest, &e->r);
 		}
 		window_btxn_add(&wt->btxn_rest, &b->rest);
-		wt->btxn_other += (uint32_t)b->rows.n + b->rest_n;
+		wt->btxn_other += (uint32_t)b->rows.n;
 	}
 	atab_clear(&b->rows);
 	memset(&b->rest, 0, sizeof(b->rest));
-	b->rest_n = 0;
 	b->orphan_replies = b->orphan_recv = b->lost = b->exit = 0;
 	b->stale = b->abandoned = b->expired = b->full = 0;
 }
