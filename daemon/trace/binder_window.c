@@ -109,8 +109,7 @@ window_btxn_merge(struct window_trace *acc, const struct window_trace *src)
 	acc->btxn_abandoned += src->btxn_abandoned;
 	acc->btxn_expired += src->btxn_expired;
 	acc->btxn_full += src->btxn_full;
-	if (src->state != FTRACE_UNKNOWN)
-		acc->btxn_open = src->btxn_open; /* a gauge: the later close */
+	acc->btxn_open = src->btxn_open; /* a gauge: the later close */
 	window_btxn_add(&acc->btxn_rest, &src->btxn_rest);
 	if (src->nbtxn == 0) {
 		acc->btxn_other += src->btxn_other;
