@@ -373,6 +373,36 @@ store_blob_unframe(const void *b, size_t n, unsigned part, unsigned version,
 	return r;
 }
 
+/* A named parameter of st, when the statement has it. */
+void
+store_bind_named(sqlite3_stmt *st, const char *name, int64_t v)
+{
+	int i = sqlite3_bind_parameter_index(st, name);
+
+	if (i > 0)
+		sqlite3_bind_int64(st, i, v);
+}
+
+/*
+ * Column col of st's row, a framed blob, decoded into *ret. One that does
+ * not decode is counted (blob_errors) and reads as none (*ret NULL, 0);
+ * -errno for what else failed.
+ */
+int
+store_blob_column(struct store *s, sqlite3_stmt *st, int col, unsigned part,
+    unsigned version, store_blob_dec *dec, void **ret)
+{
+	int r = store_blob_unframe(sqlite3_column_blob(st, col),
+	    (size_t)sqlite3_column_bytes(st, col), part, version, dec, ret);
+
+	if (r == -EBADMSG) {
+		store_blob_error(s);
+		*ret = NULL;
+		r = 0;
+	}
+	return r;
+}
+
 /*
  * Window id's blob by st (?1 the id, column 0 the blob) into *ret (NULL:
  * none). One that does not decode is counted (blob_errors) and the window
@@ -387,13 +417,7 @@ store_blob_load(struct store *s, sqlite3_stmt *st, int64_t id, unsigned part,
 	*ret = NULL;
 	sqlite3_bind_int64(st, 1, id);
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		r = store_blob_unframe(sqlite3_column_blob(st, 0),
-		    (size_t)sqlite3_column_bytes(st, 0), part, version, dec,
-		    ret);
-		if (r == -EBADMSG) {
-			store_blob_error(s);
-			r = 0;
-		}
+		r = store_blob_column(s, st, 0, part, version, dec, ret);
 		rc = SQLITE_DONE;
 	}
 	sqlite3_reset(st);

@@ -256,15 +256,6 @@ store_dmabuf_load(struct store *s, int64_t id, struct window *w)
 	return 0;
 }
 
-static void
-bind_named(sqlite3_stmt *st, const char *name, int64_t v)
-{
-	int i = sqlite3_bind_parameter_index(st, name);
-
-	if (i > 0)
-		sqlite3_bind_int64(st, i, v);
-}
-
 /*
  * The parts of the windows that ended in (from, to], oldest first, folded
  * into one (window_dmabuf_merge: the last pass's figures, maxima over all,
@@ -286,20 +277,15 @@ store_dmabuf_range(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 		return -EINVAL;
 	if ((st = s->part_st[WPART_DMABUF][DS_RANGE]) == NULL)
 		return -ENOTSUP;
-	bind_named(st, ":from", from_wall_ns);
-	bind_named(st, ":to", to_wall_ns);
+	store_bind_named(st, ":from", from_wall_ns);
+	store_bind_named(st, ":to", to_wall_ns);
 	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		p = NULL;
-		r = store_blob_unframe(sqlite3_column_blob(st, 0),
-		    (size_t)sqlite3_column_bytes(st, 0), DMABUF_PART,
+		r = store_blob_column(s, st, 0, DMABUF_PART,
 		    DMABUF_PART_VERSION, dmabuf_dec, &p);
-		if (r == -EBADMSG) {
-			store_blob_error(s);
-			r = 0;
-			continue;
-		}
 		if (r < 0)
 			break;
+		if (p == NULL)
+			continue; /* did not decode: counted */
 		r = window_dmabuf_merge(&acc, p);
 		window_dmabuf_free(p);
 		nw++;

@@ -438,6 +438,9 @@ int store_blob_unframe(const void *b, size_t n, unsigned part, unsigned version,
 int store_blob_load(struct store *s, sqlite3_stmt *st, int64_t id,
     unsigned part, unsigned version, store_blob_dec *dec, void **ret,
     const char *what);
+int store_blob_column(struct store *s, sqlite3_stmt *st, int col, unsigned part,
+    unsigned version, store_blob_dec *dec, void **ret);
+void store_bind_named(sqlite3_stmt *st, const char *name, int64_t v);
 
 /* store_agg.c: instance id -> index, and per-instance sums */
 struct store_imap {

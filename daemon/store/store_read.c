@@ -72,20 +72,11 @@ static const char *const rs_sql[RS__MAX] = {
 /* clang-format on */
 
 static void
-bind_named(sqlite3_stmt *st, const char *name, int64_t v)
-{
-	int i = sqlite3_bind_parameter_index(st, name);
-
-	if (i > 0)
-		sqlite3_bind_int64(st, i, v);
-}
-
-static void
 bind_range(struct store *s, sqlite3_stmt *st, int64_t from, int64_t to)
 {
-	bind_named(st, ":from", from);
-	bind_named(st, ":to", to);
-	bind_named(st, ":span", s->max_span_ns);
+	store_bind_named(st, ":from", from);
+	store_bind_named(st, ":to", to);
+	store_bind_named(st, ":span", s->max_span_ns);
 }
 
 int
@@ -531,7 +522,7 @@ windows_locked(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 	st = s->rs[RS_RANGE];
 	/* Ids first: loading runs other statements on the connection. */
 	bind_range(s, st, from_wall_ns, to_wall_ns);
-	bind_named(st, ":limit",
+	store_bind_named(st, ":limit",
 	    max && g == 0 && max < (size_t)INT64_MAX ? (int64_t)max + 1 : -1);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		col_text(st, 1, boot, sizeof(boot));

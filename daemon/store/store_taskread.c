@@ -324,22 +324,13 @@ store_load_tasks(struct store *s, int64_t id, struct window *w)
 /* ---------------------------------------------------------------- top-N */
 
 static void
-bind_named(sqlite3_stmt *st, const char *name, int64_t v)
-{
-	int i = sqlite3_bind_parameter_index(st, name);
-
-	if (i > 0)
-		sqlite3_bind_int64(st, i, v);
-}
-
-static void
 bind_range(struct store *s, sqlite3_stmt *st, int64_t from, int64_t to,
     bool threads)
 {
-	bind_named(st, ":from", from);
-	bind_named(st, ":to", to);
-	bind_named(st, ":span", s->max_span_ns);
-	bind_named(st, ":thread", threads);
+	store_bind_named(st, ":from", from);
+	store_bind_named(st, ":to", to);
+	store_bind_named(st, ":span", s->max_span_ns);
+	store_bind_named(st, ":thread", threads);
 }
 
 /* RS_TASK_SEG columns */
@@ -406,8 +397,8 @@ agg_windows(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 	int rc = SQLITE_DONE, r = 0;
 
 	bind_range(s, st, from_wall_ns, to_wall_ns, threads);
-	bind_named(st, ":lo", lo);
-	bind_named(st, ":hi", hi);
+	store_bind_named(st, ":lo", lo);
+	store_bind_named(st, ":hi", hi);
 	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if ((r = col_tasks(s, st, TW_BLOB, &t, &iid, &nt)) < 0)
 			break;
@@ -546,8 +537,8 @@ hist_seg(struct store *s, struct hist_acc *acc, int64_t from_wall_ns,
 	int rc = SQLITE_DONE, r = 0;
 
 	bind_range(s, st, from_wall_ns, to_wall_ns, threads);
-	bind_named(st, ":lo", lo);
-	bind_named(st, ":hi", hi);
+	store_bind_named(st, ":lo", lo);
+	store_bind_named(st, ":hi", hi);
 	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t wid = sqlite3_column_int64(st, TW_ID);
 
@@ -626,9 +617,9 @@ history_locked(struct store *s, enum store_rstmt q, bool threads, int32_t id,
 		return -EINVAL;
 	store_rcache_reset(s);
 	st = s->rs[q];
-	bind_named(st, ":thread", threads);
-	bind_named(st, ":id", id);
-	bind_named(st, ":start", (int64_t)starttime);
+	store_bind_named(st, ":thread", threads);
+	store_bind_named(st, ":id", id);
+	store_bind_named(st, ":start", (int64_t)starttime);
 	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t v = sqlite3_column_int64(st, 0);
 

@@ -152,22 +152,6 @@ wcpu_dec(const void *payload, size_t len, void **ret)
 	return r;
 }
 
-/* A framed blob into a part; NULL and counted when it does not decode. */
-static int
-blob_part(struct store *s, const void *b, size_t n, struct window_wcpu **ret)
-{
-	void *p;
-	int r = store_blob_unframe(b, n, WCPU_PART, WCPU_PART_VERSION, wcpu_dec,
-	    &p);
-
-	*ret = p;
-	if (r == -EBADMSG) {
-		store_blob_error(s);
-		r = 0;
-	}
-	return r;
-}
-
 static int
 store_wcpu_put(struct store *s, int64_t id, const struct window *w)
 {
@@ -211,15 +195,6 @@ store_wcpu_span_free(struct store_wcpu_win *v, size_t n)
 	free(v);
 }
 
-static void
-bind_named(sqlite3_stmt *st, const char *name, int64_t v)
-{
-	int i = sqlite3_bind_parameter_index(st, name);
-
-	if (i > 0)
-		sqlite3_bind_int64(st, i, v);
-}
-
 /* The windows of [from, to] oldest first, each with its part (NULL:
  * none, or a blob that did not decode: counted). */
 int
@@ -233,9 +208,9 @@ store_wcpu_span(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 
 	if (st == NULL)
 		return -ENOTSUP;
-	bind_named(st, ":from", from_wall_ns);
-	bind_named(st, ":to", to_wall_ns);
-	bind_named(st, ":span", s->max_span_ns);
+	store_bind_named(st, ":from", from_wall_ns);
+	store_bind_named(st, ":to", to_wall_ns);
+	store_bind_named(st, ":span", s->max_span_ns);
 	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const unsigned char *boot = sqlite3_column_text(st, 0);
 
@@ -257,9 +232,13 @@ store_wcpu_span(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 		e->hz = (uint32_t)sqlite3_column_int64(st, 2);
 		e->wall_start_ns = sqlite3_column_int64(st, 3);
 		e->wall_end_ns = sqlite3_column_int64(st, 4);
-		if (sqlite3_column_type(st, 5) == SQLITE_BLOB)
-			r = blob_part(s, sqlite3_column_blob(st, 5),
-			    (size_t)sqlite3_column_bytes(st, 5), &e->p);
+		if (sqlite3_column_type(st, 5) == SQLITE_BLOB) {
+			void *p;
+
+			r = store_blob_column(s, st, 5, WCPU_PART,
+			    WCPU_PART_VERSION, wcpu_dec, &p);
+			e->p = p;
+		}
 		n++;
 	}
 	if (r == 0 && rc != SQLITE_DONE)
