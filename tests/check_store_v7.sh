@@ -5,11 +5,14 @@
 # print the digest the v7 code printed (expected.txt.gz): every window, every
 # task figure and the top-20 answers. A later schema's migration keeps
 # this test unchanged.
-#   check_store_v7.sh STORE_DIGEST
+# The same for another old schema's fixture made by its own code (FIXTURE:
+# store-v15, ...).
+#   check_store_v7.sh STORE_DIGEST [FIXTURE]
 set -euo pipefail
 digest=$1
-fix=${VITALS_SRCDIR:?}/tests/fixtures/store-v7
-t=$(mktemp -d /tmp/vitals-v7.XXXXXX)
+name=${2:-store-v7}
+fix=${VITALS_SRCDIR:?}/tests/fixtures/$name
+t=$(mktemp -d /tmp/vitals-$name.XXXXXX)
 trap 'rm -rf "$t"' EXIT
 chmod 0750 "$t"
 gzip -dc "$fix/vitals.db.gz" >"$t/vitals.db"
@@ -17,7 +20,7 @@ gzip -dc "$fix/expected.txt.gz" >"$t/expected.txt"
 "$digest" "$t/vitals.db" >"$t/digest.txt"
 if ! diff -u "$t/expected.txt" "$t/digest.txt" >"$t/diff.txt"; then
 	head -40 "$t/diff.txt"
-	echo "FAIL: the v7 fixture no longer reads as the v7 code read it" >&2
+	echo "FAIL: the $name fixture no longer reads as its own code read it" >&2
 	exit 1
 fi
 # A copy missing its newest window must not read the same (the comparison
@@ -28,4 +31,4 @@ if "$digest" "$t/bad.db" | cmp -s - "$t/expected.txt"; then
 	echo "FAIL: a fixture missing a window printed the same digest" >&2
 	exit 1
 fi
-echo "v7 fixture: $(grep -c '^window ' "$t/expected.txt") windows read as the v7 code read them"
+echo "$name fixture: $(grep -c '^window ' "$t/expected.txt") windows read as its own code read them"
