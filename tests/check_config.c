@@ -905,6 +905,38 @@ START_TEST(reload_changes)
 		ck_assert_str_ne(ch[i].key, "bpf_procs");
 	config_release(&again);
 
+	/* a list key: a change to any entry is a change, not only the
+	 * last's; the same entries again are none */
+	conf_file("r.conf",
+	    "reader_uids = 100,101\nwindow_s = 20\n"
+	    "burst_rule = a when=rq_p99:1s\nburst_rule = b when=rq_p99:2s\n");
+	ck_assert_int_eq(config_reread(&start, &again, err, sizeof(err)), 0);
+	config_src_free(run);
+	ck_assert_ptr_nonnull(run = config_src_dup(&again));
+	config_release(&again);
+	ck_assert_int_eq(config_reread(&start, &again, err, sizeof(err)), 0);
+	ck_assert_uint_eq(config_changes(run, &again, ch, CONFIG_CHANGES_MAX),
+	    0);
+	config_release(&again);
+	conf_file("r.conf",
+	    "reader_uids = 100,101\nwindow_s = 20\n"
+	    "burst_rule = a when=rq_p99:5s\nburst_rule = b when=rq_p99:2s\n");
+	ck_assert_int_eq(config_reread(&start, &again, err, sizeof(err)), 0);
+	n = config_changes(run, &again, ch, CONFIG_CHANGES_MAX);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_str_eq(ch[0].key, "burst_rule");
+	ck_assert(!ch[0].reloadable);
+	config_release(&again);
+	/* one entry fewer is a change too */
+	conf_file("r.conf",
+	    "reader_uids = 100,101\nwindow_s = 20\n"
+	    "burst_rule = b when=rq_p99:2s\n");
+	ck_assert_int_eq(config_reread(&start, &again, err, sizeof(err)), 0);
+	n = config_changes(run, &again, ch, CONFIG_CHANGES_MAX);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_str_eq(ch[0].key, "burst_rule");
+	config_release(&again);
+
 	/* a bad file: refused, said why */
 	conf_file("r.conf", "window_s = ten\n");
 	ck_assert_int_lt(config_reread(&start, &again, err, sizeof(err)), 0);

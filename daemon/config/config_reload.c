@@ -82,6 +82,43 @@ same(const char *a, const char *b)
 	return a == b || (a && b && strcmp(a, b) == 0);
 }
 
+/* The keys that may be given more than once, each entry one item. */
+static const char *const lists[] = { "burst_rule", "rule", "wss_rule" };
+
+/* Does key's i-th effective entry in a and in b read alike, for every i?
+ * For a list key the command line's entries replace the file's, and a
+ * change to any entry, not only the last, is a change. */
+static bool
+same_list(const struct config_src *a, const struct config_src *b,
+    const char *key)
+{
+	bool cli_a = false, cli_b = false, list = false;
+	size_t i = 0, k = 0;
+
+	for (i = 0; i < sizeof(lists) / sizeof(lists[0]); i++)
+		list |= strcmp(key, lists[i]) == 0;
+	if (!list)
+		return true;
+	for (i = 0; a && i < a->n; i++)
+		cli_a |= a->kv[i].cli && strcmp(a->kv[i].key, key) == 0;
+	for (; b && k < b->n; k++)
+		cli_b |= b->kv[k].cli && strcmp(b->kv[k].key, key) == 0;
+	for (i = k = 0;;) {
+		while (a && i < a->n && (strcmp(a->kv[i].key, key) != 0 ||
+					    a->kv[i].cli != cli_a))
+			i++;
+		while (b && k < b->n && (strcmp(b->kv[k].key, key) != 0 ||
+					    b->kv[k].cli != cli_b))
+			k++;
+		if (!a || i >= a->n || !b || k >= b->n)
+			return (!a || i >= a->n) && (!b || k >= b->n);
+		if (strcmp(a->kv[i].val, b->kv[k].val) != 0)
+			return false;
+		i++;
+		k++;
+	}
+}
+
 /* Has an earlier entry of s (before i) the same key? */
 static bool
 seen_before(const struct config_src *s, size_t i)
@@ -119,7 +156,8 @@ config_changes(const struct config_src *run, const struct config *cfg,
 		const char *key = now->kv[i].key;
 
 		if (seen_before(now, i) ||
-		    same(config_src_get(run, key), config_src_get(now, key)))
+		    (same(config_src_get(run, key), config_src_get(now, key)) &&
+			same_list(run, now, key)))
 			continue;
 		n = add_change(out, max, n, key, config_src_get(run, key),
 		    config_src_get(now, key));
