@@ -104,11 +104,11 @@ same_list(const struct config_src *a, const struct config_src *b,
 	for (; b && k < b->n; k++)
 		cli_b |= b->kv[k].cli && strcmp(b->kv[k].key, key) == 0;
 	for (i = k = 0;;) {
-		while (a && i < a->n && (strcmp(a->kv[i].key, key) != 0 ||
-					    a->kv[i].cli != cli_a))
+		while (a && i < a->n &&
+		    (strcmp(a->kv[i].key, key) != 0 || a->kv[i].cli != cli_a))
 			i++;
-		while (b && k < b->n && (strcmp(b->kv[k].key, key) != 0 ||
-					    b->kv[k].cli != cli_b))
+		while (b && k < b->n &&
+		    (strcmp(b->kv[k].key, key) != 0 || b->kv[k].cli != cli_b))
 			k++;
 		if (!a || i >= a->n || !b || k >= b->n)
 			return (!a || i >= a->n) && (!b || k >= b->n);
