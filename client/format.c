@@ -946,6 +946,30 @@ fmt_memory_health(struct sbuf *o, const Vitals__MemoryHealth *m)
 	    "\n  SQLite %.1f MiB (peak %.1f); %u windows in memory %.1f MiB\n",
 	    (double)m->sqlite_bytes / mib, (double)m->sqlite_peak_bytes / mib,
 	    m->windows, (double)m->windows_bytes / mib);
+	if (m->have_heap) {
+		uint64_t parts = m->sqlite_bytes + m->windows_bytes +
+		    m->tasks_bytes + m->ftrace_bytes + m->bpf_bytes;
+
+		sbuf_printf(o,
+		    "  heap %.2f MiB in use (%.2f mmapped), %.2f free kept:"
+		    " SQLite %.2f (page cache %.2f), windows %.2f,"
+		    " task table %.2f (%u tasks), ftrace %.2f, BPF %.2f,"
+		    " other %.2f\n",
+		    (double)m->heap_in_use_bytes / mib,
+		    (double)m->heap_mmap_bytes / mib,
+		    (double)m->heap_free_bytes / mib,
+		    (double)m->sqlite_bytes / mib,
+		    (double)m->sqlite_cache_bytes / mib,
+		    (double)m->windows_bytes / mib,
+		    (double)m->tasks_bytes / mib, m->tasks,
+		    (double)m->ftrace_bytes / mib, (double)m->bpf_bytes / mib,
+		    m->heap_in_use_bytes > parts ?
+			(double)(m->heap_in_use_bytes - parts) / mib :
+			0.0);
+	}
+	if (m->trims)
+		sbuf_printf(o, "  heap trims %u, %.2f MiB given back\n",
+		    m->trims, (double)m->trimmed_bytes / mib);
 }
 
 void

@@ -333,6 +333,7 @@ vitalsd_get_info(struct vitalsd *d, struct vitalsd_info *ret)
 		ret->have_store = true;
 		writer_get(d->wr, &ret->store, &ret->store_queued,
 		    &ret->store_dropped);
+		writer_trims(d->wr, &ret->trims, &ret->trimmed_bytes);
 	}
 	ret->spool_path = d->spool_path;
 	ret->spool_note = d->spool_note;
@@ -343,6 +344,9 @@ vitalsd_get_info(struct vitalsd *d, struct vitalsd_info *ret)
 	}
 	ret->reload = &d->reload;
 	ret->ring_bytes = collector_ring_bytes(d->col, &ret->ring_windows);
+	ret->tasks_bytes = collector_tasks_bytes(d->col, &ret->tasks);
+	ret->ftrace_bytes = ftrace_bytes(d->ft);
+	ret->bpf_bytes = bpf_sched_bytes(d->bs);
 }
 
 void

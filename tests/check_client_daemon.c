@@ -630,13 +630,52 @@ status_kb(pid_t pid, const char *key)
 }
 
 /*
+ * Health.memory's heap parts: present, each a part of what malloc says is
+ * in use, their sum too, and the task table holding this machine's tasks.
+ */
+static void
+memory_parts(struct jm *j)
+{
+	static const char *const part[] = {
+		"health.memory.sqlite_bytes",
+		"health.memory.windows_bytes",
+		"health.memory.tasks_bytes",
+		"health.memory.ftrace_bytes",
+		"health.memory.bpf_bytes",
+	};
+	long long heap = ll(j, "health.memory.heap_in_use_bytes"), sum = 0;
+	size_t i;
+
+	ck_assert_ptr_nonnull(jm_path(j, "health.memory.have_heap"));
+	ck_assert_int_gt(heap, 0);
+	ck_assert_int_le(ll(j, "health.memory.heap_mmap_bytes"), heap);
+	for (i = 0; i < sizeof(part) / sizeof(part[0]); i++) {
+		ck_assert_ptr_nonnull(jm_path(j, part[i]));
+		ck_assert_int_le(ll(j, part[i]), heap);
+		sum += ll(j, part[i]);
+	}
+	fprintf(stderr, "memory: heap %lld in use, parts %lld, tasks %lld\n",
+	    heap, sum, ll(j, "health.memory.tasks"));
+	ck_assert_int_le(sum, heap);
+	ck_assert_int_le(ll(j, "health.memory.sqlite_cache_bytes"),
+	    ll(j, "health.memory.sqlite_bytes"));
+	/* the windows are written whole: resident, anonymous memory */
+	ck_assert_int_le(ll(j, "health.memory.windows_bytes"),
+	    ll(j, "health.memory.anon_bytes"));
+	/* this test's process and the daemon itself at least */
+	ck_assert_int_ge(ll(j, "health.memory.tasks"), 2);
+	ck_assert_int_ge(ll(j, "health.memory.tasks_bytes"),
+	    ll(j, "health.memory.tasks") * 64);
+}
+
+/*
  * Health.memory: the daemon's RSS as it reports it and as its status file
  * says, read around the request (they agree within what one answer
  * allocates); its windows and SQLite hold memory; the text says so.
  */
 START_TEST(test_memory_health)
 {
-	long long before, after, rss, peak;
+	long long before, after, rss, peak, wins, wbytes;
 	char pins[64], conf[128];
 	struct td d;
 	struct jm *j;
@@ -689,11 +728,25 @@ START_TEST(test_memory_health)
 	/* the closed window and the open one at least */
 	ck_assert_int_ge(ll(j, "health.memory.windows"), 2);
 	ck_assert_int_gt(ll(j, "health.memory.windows_bytes"), 0);
+	memory_parts(j);
+	/* the ring fills (1 s windows): its count and bytes grow */
+	wins = ll(j, "health.memory.windows");
+	wbytes = ll(j, "health.memory.windows_bytes");
+	jm_free(j);
+	usleep(2500 * 1000);
+	j = vitals_json(&d, "health", NULL, NULL, NULL, NULL);
+	memory_parts(j);
+	ck_assert_int_gt(ll(j, "health.memory.windows"), wins);
+	ck_assert_int_gt(ll(j, "health.memory.windows_bytes"), wbytes);
+	/* the store writer trimmed the heap after its writes */
+	ck_assert_int_ge(ll(j, "health.memory.trims"), 1);
 	jm_free(j);
 	t = vitals(&d, -1, "health", NULL, NULL, NULL, NULL, NULL);
 	ck_assert_int_eq(t.code, 0);
 	ck_assert_ptr_nonnull(strstr(t.out, "Memory: RSS "));
 	ck_assert_ptr_nonnull(strstr(t.out, " windows in memory "));
+	ck_assert_ptr_nonnull(strstr(t.out, " MiB in use ("));
+	ck_assert_ptr_nonnull(strstr(t.out, " task table "));
 	run_free(&t);
 	td_stop(&d);
 	(void)tu_rmtree(pins);

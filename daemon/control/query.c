@@ -59,6 +59,7 @@
 #define QUERY_NICE 10		   /* the query threads' nice value */
 #define QUERY_THREADS_MAX 16
 #define TRIM_AFTER (1u << 20) /* an answer this big: memory back after */
+#define QUERY_IDLE_S 30	      /* a reader's connection closed after this idle */
 
 /* One requester of a job, and its answer once the job has run. */
 struct waiter {
@@ -827,8 +828,26 @@ query_main(void *arg)
 		uint32_t uid = 0;
 		bool cut;
 
-		while (!q->stopping && (j = next_job(q, &uid)) == NULL)
-			pthread_cond_wait(&q->cv, &q->mu);
+		while (!q->stopping && (j = next_job(q, &uid)) == NULL) {
+			struct timespec ts;
+
+			if (!store_conn_is_open(wk->rc)) {
+				pthread_cond_wait(&q->cv, &q->mu);
+				continue;
+			}
+			/* idle: its connection's statements, schema and
+			 * cache (~0.5 MiB) go after QUERY_IDLE_S without a
+			 * read; the next read opens it again (~ms) */
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_sec += QUERY_IDLE_S;
+			if (pthread_cond_timedwait(&q->cv, &q->mu, &ts) !=
+			    ETIMEDOUT)
+				continue;
+			pthread_mutex_unlock(&q->mu);
+			store_conn_idle(wk->rc);
+			compat_heap_release();
+			pthread_mutex_lock(&q->mu);
+		}
 		while (q->hold && !q->stopping)
 			pthread_cond_wait(&q->cv, &q->mu);
 		if (q->stopping) {

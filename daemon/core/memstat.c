@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <malloc.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -130,4 +131,29 @@ memstat_read(const char *proc_root, struct memstat *ret)
 	if (r < 0)
 		return r;
 	return memstat_parse(buf, len, ret);
+}
+
+/*
+ * mallinfo2 (glibc 2.33) sums every arena under its lock; the older
+ * mallinfo's int fields wrap at 2 GiB. bionic's mallinfo has size_t
+ * fields (and no mallinfo2 before API 34).
+ */
+int
+memstat_heap(struct memstat_heap *ret)
+{
+#if defined(__GLIBC__) && \
+    (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+	struct mallinfo2 mi = mallinfo2();
+#elif defined(__BIONIC__)
+	struct mallinfo mi = mallinfo();
+#else
+	(void)ret;
+	return -ENOTSUP;
+#endif
+#if defined(__GLIBC__) || defined(__BIONIC__)
+	ret->in_use = (uint64_t)mi.uordblks + (uint64_t)mi.hblkhd;
+	ret->free = (uint64_t)mi.fordblks;
+	ret->mmap = (uint64_t)mi.hblkhd;
+	return 0;
+#endif
 }

@@ -28,4 +28,14 @@ int memstat_parse(const char *buf, size_t len, struct memstat *ret);
 /* The calling process's, from <proc_root>/self/status (NULL: /proc). */
 int memstat_read(const char *proc_root, struct memstat *ret);
 
+/* malloc's own account of the heap, every arena (mallinfo2) */
+struct memstat_heap {
+	uint64_t in_use; /* allocated and not freed, mmapped chunks included */
+	uint64_t free;	 /* freed, still held by malloc (may be resident) */
+	uint64_t mmap;	 /* of in_use: chunks malloc mmapped on their own */
+};
+
+/* 0, or -ENOTSUP where the C library gives no such account. */
+int memstat_heap(struct memstat_heap *ret);
+
 #endif /* VITALSD_MEMSTAT_H */

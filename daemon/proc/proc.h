@@ -286,6 +286,9 @@ struct procscan_proc {
 };
 typedef void (*procscan_each_fn)(const struct procscan_proc *p, void *arg);
 void procscan_each(const struct procscan *ps, procscan_each_fn fn, void *arg);
+/* proc_scan_view.c: heap bytes of the task table (records, buckets,
+ * buffers) and the tasks in it */
+uint64_t procscan_bytes(const struct procscan *ps, uint32_t *ret_tasks);
 
 /* proc_hidden.c: processes a hidepid procfs kept from the scan */
 enum unseen_state {

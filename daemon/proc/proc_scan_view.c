@@ -101,3 +101,24 @@ procscan_each(const struct procscan *ps, procscan_each_fn fn, void *arg)
 		}
 	}
 }
+
+/*
+ * The task table's heap: a record per known task, the hash buckets, the
+ * read buffer and the iterator's (Health.memory). Counted from the sizes
+ * the scan allocated, so it is what it holds, not what malloc rounded to.
+ */
+uint64_t
+procscan_bytes(const struct procscan *ps, uint32_t *ret_tasks)
+{
+	size_t n;
+
+	if (ps == NULL) {
+		*ret_tasks = 0;
+		return 0;
+	}
+	n = ps->procs.n + ps->threads.n;
+	*ret_tasks = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+	return sizeof(*ps) + n * sizeof(struct task) +
+	    (ps->procs.nb + ps->threads.nb) * sizeof(struct task *) +
+	    ps->buf.cap + taskiter_bytes(ps->ti);
+}

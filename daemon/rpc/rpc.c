@@ -445,6 +445,7 @@ static Vitals__MemoryHealth *
 pb_memory(struct rpc_arena *a, const struct vitalsd_info *info)
 {
 	Vitals__MemoryHealth *m;
+	struct memstat_heap h;
 	struct memstat ms;
 
 	NEW(a, m, vitals__memory_health__init);
@@ -460,6 +461,19 @@ pb_memory(struct rpc_arena *a, const struct vitalsd_info *info)
 	store_sqlite_memory(&m->sqlite_bytes, &m->sqlite_peak_bytes);
 	m->windows_bytes = info->ring_bytes;
 	m->windows = info->ring_windows;
+	if (memstat_heap(&h) == 0) {
+		m->heap_in_use_bytes = h.in_use;
+		m->heap_free_bytes = h.free;
+		m->heap_mmap_bytes = h.mmap;
+		m->have_heap = true;
+	}
+	m->sqlite_cache_bytes = store_sqlite_cache();
+	m->tasks_bytes = info->tasks_bytes;
+	m->tasks = info->tasks;
+	m->ftrace_bytes = info->ftrace_bytes;
+	m->bpf_bytes = info->bpf_bytes;
+	m->trimmed_bytes = info->trimmed_bytes;
+	m->trims = info->trims;
 	return m;
 }
 

@@ -52,6 +52,12 @@ struct vitalsd_info {
 	/* the windows kept in memory: bytes and count */
 	uint64_t ring_bytes;
 	unsigned ring_windows;
+	/* heap the daemon's parts hold (Health.memory) */
+	uint64_t tasks_bytes, ftrace_bytes, bpf_bytes;
+	uint32_t tasks;
+	/* malloc_trim after window close: runs and RSS given back */
+	uint64_t trimmed_bytes;
+	uint32_t trims;
 	bool have_otlp; /* OTLP push on */
 	struct otlp_stats otlp;
 };

@@ -935,6 +935,15 @@ bpf_sched_free(struct bpf_sched *bs)
 	return NULL;
 }
 
+/* Heap the reader holds between drains: its scratch and snapshots. */
+uint64_t
+bpf_sched_bytes(const struct bpf_sched *bs)
+{
+	if (bs == NULL)
+		return 0;
+	return sizeof(*bs) + bs->kcap + bs->vcap + bpf_ldr_bytes(bs);
+}
+
 void
 bpf_sched_set_stats(struct bpf_sched *bs, bool on)
 {
@@ -966,6 +975,13 @@ bpf_sched_free(struct bpf_sched *bs)
 {
 	(void)bs;
 	return NULL;
+}
+
+uint64_t
+bpf_sched_bytes(const struct bpf_sched *bs)
+{
+	(void)bs;
+	return 0;
 }
 
 void

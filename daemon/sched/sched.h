@@ -250,6 +250,8 @@ extern const struct window_part_ops sched_window_part;
 int bpf_sched_open(const struct bpf_sched_opts *o, struct bpf_sched **ret,
     unsigned *ret_state, char *why, size_t whysz);
 struct bpf_sched *bpf_sched_free(struct bpf_sched *bs);
+/* heap bytes the reader holds between drains (Health.memory) */
+uint64_t bpf_sched_bytes(const struct bpf_sched *bs);
 void bpf_sched_set_stats(struct bpf_sched *bs, bool on);
 int bpf_sched_drain(struct bpf_sched *bs, struct bpf_sched_batch *b);
 void bpf_sched_batch_release(struct bpf_sched_batch *b);

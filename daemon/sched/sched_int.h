@@ -75,6 +75,7 @@ struct bpf_sched {
 int bpf_ldr_open(struct bpf_sched *bs, char *why, size_t whysz);
 void bpf_ldr_close(struct bpf_sched *bs);
 void bpf_ldr_release(struct bpf_sched *bs);
+size_t bpf_ldr_bytes(const struct bpf_sched *bs);
 int bpf_ldr_drain(struct bpf_sched *bs, struct bpf_sched_batch *b);
 int bpf_sched_grow(void **p, size_t *cap, size_t want);
 int bpf_sched_grow_arr(void **arr, size_t *cap, size_t elem);

@@ -822,6 +822,25 @@ snap_free(struct ldr_snap *s)
 	free(s);
 }
 
+/* The two snapshots' tables: what the read-only drain holds between drains. */
+size_t
+bpf_ldr_bytes(const struct bpf_sched *bs)
+{
+	size_t n = 0;
+	unsigned i;
+
+	for (i = 0; i < 2; i++) {
+		const struct ldr_snap *s = bs->lsnap[i];
+
+		if (s == NULL)
+			continue;
+		n += sizeof(*s) + s->tid_cap * sizeof(*s->tid) +
+		    s->proc_cap * sizeof(*s->proc) +
+		    s->uid_cap * sizeof(*s->uid);
+	}
+	return n;
+}
+
 void
 bpf_ldr_release(struct bpf_sched *bs)
 {

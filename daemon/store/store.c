@@ -751,6 +751,19 @@ store_sqlite_memory(uint64_t *ret_used, uint64_t *ret_peak)
 	*ret_peak = p > 0 ? (uint64_t)p : 0;
 }
 
+/* Of that, the page caches: what no SQLITE_CONFIG_PAGECACHE buffer took
+ * (there is none), every connection's. */
+uint64_t
+store_sqlite_cache(void)
+{
+	sqlite3_int64 cur = 0, hi = 0;
+
+	if (sqlite3_status64(SQLITE_STATUS_PAGECACHE_OVERFLOW, &cur, &hi, 0) !=
+	    SQLITE_OK)
+		return 0;
+	return cur > 0 ? (uint64_t)cur : 0;
+}
+
 void
 store_get_stats(const struct store *s, struct store_stats *ret)
 {

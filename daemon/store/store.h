@@ -154,6 +154,7 @@ int store_maintain_at(struct store *s, const struct store_now *now);
 /* store.c */
 void store_get_stats(const struct store *s, struct store_stats *ret);
 void store_sqlite_memory(uint64_t *ret_used, uint64_t *ret_peak);
+uint64_t store_sqlite_cache(void);
 /* store_busy.c: how long the batched moves waited for readers of the main
  * file and readers for a move (rollback journal: a reader's SHARED lock
  * and a commit's EXCLUSIVE one exclude each other), process-wide since
@@ -259,6 +260,9 @@ int store_conn_open(const struct store *writer, struct store **ret);
 struct store *store_conn_close(struct store *rc);
 int store_conn_begin(struct store *rc);
 void store_conn_end(struct store *rc);
+/* close an idle reader's connection (reopened by the next begin) */
+void store_conn_idle(struct store *rc);
+bool store_conn_is_open(const struct store *rc);
 
 /* --------------------------------------------------------------- writer.c */
 
@@ -295,6 +299,8 @@ int writer_wait(struct writer *wr, unsigned ms);
 #define WRITER_FLUSH_MS 5000 /* a stopping daemon waits this long */
 void writer_get(struct writer *wr, struct store_stats *ret_stats,
     unsigned *ret_queued, uint64_t *ret_dropped);
+/* heap trims after the queue drained, and RSS they gave back (bytes) */
+void writer_trims(struct writer *wr, uint32_t *ret_n, uint64_t *ret_bytes);
 struct writer *writer_stop(struct writer *wr, unsigned flush_ms);
 
 /* store_read.c: every thread of process tgid (starttime >= since, when set) */

@@ -185,6 +185,20 @@ store_conn_close(struct store *rc)
 	return NULL;
 }
 
+/* An idle reader's connection closed: store_conn_begin opens it again. */
+void
+store_conn_idle(struct store *rc)
+{
+	if (rc != NULL && rc->db != NULL && !rc->in_txn)
+		conn_db_close(rc);
+}
+
+bool
+store_conn_is_open(const struct store *rc)
+{
+	return rc != NULL && rc->db != NULL;
+}
+
 /*
  * Start a read: one snapshot for every statement of the request. The
  * writer raises max_span_ns before it commits a longer window, so the

@@ -389,6 +389,19 @@ taskiter_free(struct taskiter *ti)
 	return NULL;
 }
 
+/* What the reader holds between reads: the stream and the scratch tables. */
+size_t
+taskiter_bytes(const struct taskiter *ti)
+{
+	const struct taskiter_snap *s;
+
+	if (ti == NULL)
+		return 0;
+	s = &ti->snap;
+	return sizeof(*ti) + ti->buf.cap + 2 * s->cap * sizeof(*s->procs) +
+	    s->cap * sizeof(*s->next) + s->hcap * sizeof(*s->hash);
+}
+
 /* Read one whole iterator stream into ti->buf. */
 static int
 taskiter_read_raw(struct taskiter *ti)
@@ -532,6 +545,13 @@ taskiter_free(struct taskiter *ti)
 {
 	(void)ti;
 	return NULL;
+}
+
+size_t
+taskiter_bytes(const struct taskiter *ti)
+{
+	(void)ti;
+	return 0;
 }
 
 int

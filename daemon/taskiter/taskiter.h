@@ -83,5 +83,7 @@ int taskiter_open(unsigned hz, const char *sys_root, struct taskiter **ret,
     enum scanner_why *ret_why);
 struct taskiter *taskiter_free(struct taskiter *ti);
 int taskiter_read(struct taskiter *ti, const struct taskiter_snap **ret);
+/* bytes of heap the reader holds (its buffers; Health.memory) */
+size_t taskiter_bytes(const struct taskiter *ti);
 
 #endif /* VITALSD_TASKITER_H */

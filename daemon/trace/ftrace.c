@@ -83,6 +83,22 @@ ftrace_built(void)
 	return true;
 }
 
+/* What the reader holds on the heap: the drain's page buffer (the largest:
+ * max_pages per CPU), the records held back and their payloads. */
+uint64_t
+ftrace_bytes(const struct ftrace *ft)
+{
+	uint64_t n;
+
+	if (ft == NULL)
+		return 0;
+	n = sizeof(*ft) + ft->arena.cap + ft->arena2.cap +
+	    ft->pend_cap * (2 * sizeof(struct pend) + sizeof(uint32_t));
+	if (ft->rbuf)
+		n += (uint64_t)ft->ncpu * ft->max_pages * ft->page_sz;
+	return n;
+}
+
 const char *
 ftrace_state_name(unsigned st)
 {
@@ -207,7 +223,7 @@ static int
 pend_push(struct ftrace *ft, const struct ftrace_rec *r)
 {
 	if (ft->npend == ft->pend_cap) {
-		size_t ncap = ft->pend_cap ? ft->pend_cap * 2 : 4096;
+		size_t ncap = ft->pend_cap ? ft->pend_cap * 2 : 256;
 		struct pend *np = realloc(ft->pend, ncap * sizeof(*np));
 		struct pend *np2 = realloc(ft->pend2, ncap * sizeof(*np2));
 		uint32_t *no = realloc(ft->order, ncap * sizeof(*no));

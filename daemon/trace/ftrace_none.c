@@ -18,6 +18,13 @@ ftrace_built(void)
 	return false;
 }
 
+uint64_t
+ftrace_bytes(const struct ftrace *ft)
+{
+	(void)ft;
+	return 0;
+}
+
 const char *
 ftrace_state_name(unsigned st)
 {

@@ -390,6 +390,8 @@ int ftrace_window(struct ftrace *ft, struct window_trace *wt);
 void ftrace_finish(struct ftrace *ft);
 int ftrace_instance_remove(const char *tracefs, const char *name);
 bool ftrace_captures_atrace(const struct ftrace *ft);
+/* heap bytes the reader holds (Health.memory) */
+uint64_t ftrace_bytes(const struct ftrace *ft);
 /* ftrace.c (true) or ftrace_none.c (false): built with the reader? */
 bool ftrace_built(void);
 

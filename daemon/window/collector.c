@@ -584,6 +584,12 @@ collector_ring_bytes(const struct collector *c, unsigned *ret_n)
 	return sum;
 }
 
+uint64_t
+collector_tasks_bytes(const struct collector *c, uint32_t *ret_n)
+{
+	return procscan_bytes(c->ps, ret_n);
+}
+
 struct window *
 collector_pending(const struct collector *c)
 {

@@ -62,6 +62,8 @@ void collector_set_close_hook(struct collector *c, window_close_hook fn,
 /* Bytes of the windows kept in memory (window_bytes), their number in
  * ret_n; the open one and one waiting included. */
 uint64_t collector_ring_bytes(const struct collector *c, unsigned *ret_n);
+/* heap bytes of the process scan's task table, and its tasks */
+uint64_t collector_tasks_bytes(const struct collector *c, uint32_t *ret_n);
 /* The window a close left waiting, NULL none. */
 struct window *collector_pending(const struct collector *c);
 /* It goes into the ring and to the window callback now. */
