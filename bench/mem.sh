@@ -26,6 +26,7 @@ burn_us=${BENCH_BURN_US:-1000}
 tools=vitalsd
 vitalsd_args=${VITALSD_ARGS:-}
 keep=0
+MEM_QUERY=${MEM_QUERY:-0}
 
 usage() {
 	cat <<USAGE
@@ -39,7 +40,8 @@ usage: $(basename "$0") [options]
   --vitalsd PATH   daemon binary (default $vitalsd)
   --vitalsd-args S extra daemon arguments, split on blanks
   --keep           keep the temporary directory
-Needs root (BPF, tracefs). MEM_HOLD=N keeps the daemon N more seconds.
+Needs root (BPF, tracefs). MEM_HOLD=N keeps the daemon N more seconds;
+MEM_QUERY=1 asks it for a top every 30 s.
 USAGE
 }
 
@@ -90,13 +92,25 @@ mkdir -p "$tmp/state"
     --socket "$tmp/vitals.sock" --bpffs "$bpfdir" "${extra_args[@]}" \
     </dev/null >"$tmp/vitalsd.log" 2>&1 {ctlfd}>&- &
 vpid=$!
-sleep "$secs"
+# VmRSS every 5 s (a peak between two reads shows in VmHWM, not here)
+timeline=
+for ((i = 0; i < secs; i += 5)); do
+	step=$((secs - i < 5 ? secs - i : 5))
+	sleep "$step"
+	alive "$vpid" || break
+	timeline+=" $((i + step))s:$(awk '/^VmRSS:/ { print $2 }' "/proc/$vpid/status")"
+	# a query every 30 s, as a user would: a reader opens, answers, idles
+	if ((MEM_QUERY && (i + step) % 30 == 0)) && [[ -x $vitals ]]; then
+		"$vitals" --socket "$tmp/vitals.sock" top -n 5 >/dev/null 2>&1 || true
+	fi
+done
 alive "$vpid" || die "vitalsd exited: $(tail -n 3 "$tmp/vitalsd.log")"
 count_tasks
 
 echo "== mem: $n_tasks tasks ($procs processes x $threads threads, $busy % busy), vitalsd after ${secs} s"
 grep -E '^(VmHWM|VmRSS|RssAnon|RssFile|RssShmem|Threads):' \
     "/proc/$vpid/status" | tr -s '\t ' ' '
+echo "-- VmRSS (kB) every 5 s:$timeline"
 echo "-- smaps_rollup (kB)"
 grep -E '^(Rss|Pss|Anonymous|Private_Dirty|Shared_Clean|Private_Clean):' \
     "/proc/$vpid/smaps_rollup" | tr -s '\t ' ' '

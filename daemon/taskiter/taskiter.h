@@ -61,7 +61,8 @@ struct iter_task {
 struct taskiter_snap {
 	struct iter_task *procs, *threads;
 	size_t nprocs, nthreads;
-	size_t cap, hcap;      /* scratch sizes */
+	size_t cap, hcap;      /* scratch sizes (threads, next; hash) */
+	size_t pcap;	       /* procs' size */
 	uint32_t *hash, *next; /* scratch: tgid index, thread chains */
 };
 

@@ -552,6 +552,7 @@ close_publish(struct collector *c, struct window *w)
 {
 	unsigned slot = c->ring_head;
 
+	window_shrink(w);
 	window_free(c->ring[slot]);
 	c->ring[slot] = w;
 	c->ring_head = (c->ring_head + 1) % c->ring_cap;

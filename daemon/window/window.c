@@ -140,6 +140,28 @@ window_add_task(struct window *w, bool thread, const struct window_task *t)
 	return 0;
 }
 
+/*
+ * A closed window's task arrays cut to what they hold: they grew by
+ * doubling while it was open (a quarter spare on average) and it stays in
+ * the ring for ring × window_s. A failed realloc keeps the larger array.
+ */
+void
+window_shrink(struct window *w)
+{
+	struct window_task *p;
+
+	if (w->nprocs < w->procs_cap && w->nprocs > 0 &&
+	    (p = realloc(w->procs, w->nprocs * sizeof(*p))) != NULL) {
+		w->procs = p;
+		w->procs_cap = w->nprocs;
+	}
+	if (w->nthreads < w->threads_cap && w->nthreads > 0 &&
+	    (p = realloc(w->threads, w->nthreads * sizeof(*p))) != NULL) {
+		w->threads = p;
+		w->threads_cap = w->nthreads;
+	}
+}
+
 const char *
 invalid_name(enum vitals_invalid r)
 {

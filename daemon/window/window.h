@@ -215,6 +215,7 @@ struct window *window_new(uint64_t seq, unsigned cpu_span);
 struct window *window_free(struct window *w);
 struct window *window_dup(const struct window *w);
 int window_add_task(struct window *w, bool thread, const struct window_task *t);
+void window_shrink(struct window *w);
 int window_grow_cpus(struct window *w, unsigned cpu_span);
 void gauge_add(struct gauge *g, double v);
 double gauge_avg(const struct gauge *g);
