@@ -817,6 +817,7 @@ sched_finish(struct vitalsd *d, int r)
 	    (r = bpf_sched_window_reduce(d->bs, b, w->hz, r)) < 0)
 		sched_drain_failed(d, r);
 	wcpu_close(d, w);
+	bpf_sched_batch_trim(d->bs);
 	collector_close_finish(d->col);
 }
 
@@ -1014,6 +1015,7 @@ parts_close_cb(struct window *w, void *arg)
 	if (sched_close(d, w) > 0)
 		return 1;
 	wcpu_close(d, w);
+	bpf_sched_batch_trim(d->bs);
 	return 0;
 }
 

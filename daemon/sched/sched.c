@@ -939,9 +939,14 @@ bpf_sched_free(struct bpf_sched *bs)
 uint64_t
 bpf_sched_bytes(const struct bpf_sched *bs)
 {
+	const struct bpf_sched_batch *b;
+
 	if (bs == NULL)
 		return 0;
-	return sizeof(*bs) + bs->kcap + bs->vcap + bpf_ldr_bytes(bs);
+	b = &bs->batch;
+	return sizeof(*bs) + bs->kcap + bs->vcap + bpf_ldr_bytes(bs) +
+	    b->tids_cap * sizeof(*b->tids) + b->procs_cap * sizeof(*b->procs) +
+	    b->uids_cap * sizeof(*b->uids);
 }
 
 void

@@ -283,6 +283,8 @@ int bpf_sched_set_scale(struct bpf_sched *bs, const uint32_t *cap,
     const uint32_t *freq, unsigned n);
 /* What the last drain read (valid until the next one), NULL without BPF. */
 const struct bpf_sched_batch *bpf_sched_last_batch(const struct bpf_sched *bs);
+/* the last batch's rows freed after the window took them */
+void bpf_sched_batch_trim(struct bpf_sched *bs);
 /* The batch drains fill (bpf_sched_collect's b on another thread). */
 struct bpf_sched_batch *bpf_sched_batch_of(struct bpf_sched *bs);
 /* The drain waits for a grace period (own maps); false for the platform

@@ -465,6 +465,31 @@ bpf_sched_last_batch(const struct bpf_sched *bs)
 	return bs ? &bs->batch : NULL;
 }
 
+/*
+ * The batch's rows freed once the window took them (reduce, then wcpu):
+ * at 2,100 tasks they are ~1 MiB (a row per thread with its run-queue
+ * histogram) that would otherwise sit unused for a window's length. The
+ * next drain grows them again from 256 rows; the totals, generation and
+ * side stay for the next window's deltas.
+ */
+void
+bpf_sched_batch_trim(struct bpf_sched *bs)
+{
+	struct bpf_sched_batch *b;
+
+	if (bs == NULL)
+		return;
+	b = &bs->batch;
+	free(b->tids);
+	free(b->procs);
+	free(b->uids);
+	b->tids = NULL;
+	b->procs = NULL;
+	b->uids = NULL;
+	b->ntids = b->nprocs = b->nuids = 0;
+	b->tids_cap = b->procs_cap = b->uids_cap = 0;
+}
+
 struct bpf_sched_batch *
 bpf_sched_batch_of(struct bpf_sched *bs)
 {
@@ -511,6 +536,12 @@ bpf_sched_last_batch(const struct bpf_sched *bs)
 {
 	(void)bs;
 	return NULL;
+}
+
+void
+bpf_sched_batch_trim(struct bpf_sched *bs)
+{
+	(void)bs;
 }
 
 struct bpf_sched_batch *

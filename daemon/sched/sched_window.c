@@ -120,6 +120,20 @@ uid_by_cpu(const void *a, const void *b)
 }
 
 /*
+ * The kept rows' array cut to their count: it was allocated with room for
+ * every drained entry (a uid row per thread, 2,100 at 2,100 tasks) and
+ * settles to far fewer, then stays in the window (and the ring) for its
+ * life. A failed realloc keeps the larger array.
+ */
+static void *
+rows_fit(void *arr, size_t keep, size_t sz)
+{
+	void *p = realloc(arr, keep * sz);
+
+	return p ? p : arr;
+}
+
+/*
  * Sum duplicates in arr[0..n) (arr: malloc()ed, handed over), keep the
  * biggest up to the bound, the rest into wb->uid_other; arr becomes wb's
  * rows, sorted by uid (the order carries no meaning). Cannot fail.
@@ -149,7 +163,7 @@ uids_settle(struct window_bpf *wb, struct window_bpf_uid *arr, size_t n,
 	wb->uid_other.uid = UINT32_MAX; /* (uid_t)-1: never a uid */
 	sort_n(arr, keep, sizeof(*arr), uid_by_key);
 	free(wb->uid);
-	wb->uid = keep ? arr : NULL;
+	wb->uid = keep ? rows_fit(arr, keep, sizeof(*arr)) : NULL;
 	wb->nuids = (uint32_t)keep;
 	if (!keep)
 		free(arr);
@@ -229,7 +243,7 @@ procs_settle(struct window_bpf *wb, struct window_bpf_proc *arr, size_t n,
 	wb->proc_other.flags = 0;
 	sort_n(arr, keep, sizeof(*arr), proc_by_key);
 	free(wb->proc);
-	wb->proc = keep ? arr : NULL;
+	wb->proc = keep ? rows_fit(arr, keep, sizeof(*arr)) : NULL;
 	wb->nprocs = (uint32_t)keep;
 	if (!keep)
 		free(arr);
@@ -306,7 +320,7 @@ threads_settle(struct window_bpf *wb, struct window_bpf_thread *arr, size_t n,
 	wb->thread_other.uid = UINT32_MAX;
 	sort_n(arr, keep, sizeof(*arr), thread_by_key);
 	free(wb->thread);
-	wb->thread = keep ? arr : NULL;
+	wb->thread = keep ? rows_fit(arr, keep, sizeof(*arr)) : NULL;
 	wb->nthreads = (uint32_t)keep;
 	if (!keep)
 		free(arr);

@@ -751,6 +751,26 @@ store_sqlite_memory(uint64_t *ret_used, uint64_t *ret_peak)
 	*ret_peak = p > 0 ? (uint64_t)p : 0;
 }
 
+/*
+ * The writer's page caches emptied of what no statement holds: between
+ * writes (every window_s) the pages are read again from the OS's cache
+ * when next needed. With a spool the main file's connection may cache up
+ * to 8 MiB (db_journal) and would keep it; the caches grow with the file
+ * otherwise, to 2 MiB a connection.
+ */
+void
+store_release_memory(struct store *s)
+{
+	if (s == NULL)
+		return;
+	pthread_mutex_lock(&s->lock);
+	if (s->db != NULL)
+		(void)sqlite3_db_release_memory(s->db);
+	if (s->spool != NULL && s->spool->db != NULL)
+		(void)sqlite3_db_release_memory(s->spool->db);
+	pthread_mutex_unlock(&s->lock);
+}
+
 /* Of that, the page caches: what no SQLITE_CONFIG_PAGECACHE buffer took
  * (there is none), every connection's. */
 uint64_t

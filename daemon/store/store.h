@@ -155,6 +155,7 @@ int store_maintain_at(struct store *s, const struct store_now *now);
 void store_get_stats(const struct store *s, struct store_stats *ret);
 void store_sqlite_memory(uint64_t *ret_used, uint64_t *ret_peak);
 uint64_t store_sqlite_cache(void);
+void store_release_memory(struct store *s);
 /* store_busy.c: how long the batched moves waited for readers of the main
  * file and readers for a move (rollback journal: a reader's SHARED lock
  * and a commit's EXCLUSIVE one exclude each other), process-wide since

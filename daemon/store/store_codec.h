@@ -104,6 +104,8 @@ int store_frame_put_zstd(struct store_enc *e, unsigned part, unsigned version,
 /* Register dict[0..n) (a copy; again: a no-op): its id in *ret_id;
  * -EINVAL when zstd refuses it or its CRC is 0, -ENOMEM. */
 int store_zdict_add(const void *dict, size_t n, uint32_t *ret_id);
+/* the calling thread's zstd contexts freed (made again at the next use) */
+void store_codec_release(void);
 /* Whether the dictionary of id is registered. */
 bool store_zdict_have(uint32_t id);
 /* Tests: forget every dictionary (none may be in use, no store open). */

@@ -25,6 +25,7 @@
 
 #include "core/util.h"
 #include "store/store.h"
+#include "store/store_codec.h"
 #include "store_int.h"
 
 /*
@@ -191,6 +192,7 @@ store_conn_idle(struct store *rc)
 {
 	if (rc != NULL && rc->db != NULL && !rc->in_txn)
 		conn_db_close(rc);
+	store_codec_release(); /* the calling (reader's) thread's */
 }
 
 bool

@@ -26,6 +26,7 @@
 #include "core/util.h"
 #include "hp/hp.h"
 #include "store/store.h"
+#include "store/store_codec.h"
 #include "window/window.h"
 
 #define RETRY_MIN_MS 500
@@ -332,7 +333,8 @@ write_window(struct writer *wr, unsigned *backoff, bool *recovered,
  * Give back what a write freed. A window's rows, its decoded copy and
  * SQLite's statement scratch are freed as the write ends; glibc keeps
  * those pages in the arena (and the writer has its own arena) until a
- * trim. Here, off the loop, once per drained queue: the trim walks the
+ * trim. Its zstd context goes too (made again at the next write), and
+ * its connections' cached pages (read again from the OS's page cache). Here, off the loop, once per drained queue: the trim walks the
  * arenas' free chunks (well under a millisecond at this heap's size).
  * What it gave back is RssAnon before less after.
  */
@@ -342,6 +344,8 @@ writer_trim(struct writer *wr)
 	struct memstat a, b;
 	bool both = memstat_read(NULL, &a) == 0 && (a.have & MEMSTAT_ANON);
 
+	store_release_memory(wr->store);
+	store_codec_release();
 	compat_heap_release();
 	both = both && memstat_read(NULL, &b) == 0 && (b.have & MEMSTAT_ANON);
 	pthread_mutex_lock(&wr->mu);
