@@ -408,8 +408,8 @@ taskiter_bytes(const struct taskiter *ti)
 		return 0;
 	s = &ti->snap;
 	return sizeof(*ti) + ti->buf.cap +
-	    (s->cap + s->pcap) * sizeof(*s->procs) +
-	    s->cap * sizeof(*s->next) + s->hcap * sizeof(*s->hash);
+	    (s->cap + s->pcap) * sizeof(*s->procs) + s->cap * sizeof(*s->next) +
+	    s->hcap * sizeof(*s->hash);
 }
 
 /* Read one whole iterator stream into ti->buf. */
