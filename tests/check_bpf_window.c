@@ -6,6 +6,7 @@
  * and migration, and the configuration keys.
  */
 #include <check.h>
+#include <malloc.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -281,6 +282,13 @@ START_TEST(test_rows_bound_and_threads)
 	ck_assert_uint_eq(wb.nprocs, 101);
 	ck_assert_uint_eq(wb.procs_other, 0);
 	ck_assert_uint_eq(wb.nuids, 7);
+#ifdef __GLIBC__
+	/* the 7 uid rows kept are all the window holds: the array made with
+	 * room for a row per thread (300) was cut to them (rows_fit) */
+	ck_assert_uint_lt(malloc_usable_size(wb.uid), 8 * sizeof(*wb.uid) + 32);
+	ck_assert_uint_lt(malloc_usable_size(wb.proc),
+	    102 * sizeof(*wb.proc) + 32);
+#endif
 	ck_assert_uint_eq(wb.thread[5].tid, 7005);
 	ck_assert_int_eq(wb.thread[5].tgid, 7003);
 	ck_assert_uint_eq(wb.thread[5].starttime, 7005);

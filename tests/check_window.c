@@ -183,6 +183,54 @@ START_TEST(add_task_thousands)
 }
 END_TEST
 
+/*
+ * A closed window's arrays cut to their count (window_shrink, at publish):
+ * window_bytes falls by the spare the doubling left, every row is kept,
+ * and the window still takes more rows after (a part's late add).
+ */
+START_TEST(shrink_to_count)
+{
+	struct window *w = window_new(1, 0);
+	struct window_task t;
+	size_t before;
+	unsigned i;
+
+	ck_assert_ptr_nonnull(w);
+	for (i = 0; i < 1100; i++) { /* caps grow to 2048 and 128 */
+		memset(&t, 0, sizeof(t));
+		t.id = (int32_t)(100 + i);
+		t.d_utime = i;
+		ck_assert_int_eq(window_add_task(w, true, &t), 0);
+		if (i % 11 == 0)
+			ck_assert_int_eq(window_add_task(w, false, &t), 0);
+	}
+	ck_assert_uint_gt(w->threads_cap, w->nthreads);
+	ck_assert_uint_gt(w->procs_cap, w->nprocs);
+	before = window_bytes(w);
+	window_shrink(w);
+	ck_assert_uint_eq(w->threads_cap, 1100);
+	ck_assert_uint_eq(w->procs_cap, 100);
+	ck_assert_uint_eq(before - window_bytes(w),
+	    (2048 - 1100 + 128 - 100) * sizeof(struct window_task));
+	for (i = 0; i < 1100; i++) {
+		ck_assert_int_eq(w->threads[i].id, (int32_t)(100 + i));
+		ck_assert_uint_eq(w->threads[i].d_utime, i);
+	}
+	ck_assert_int_eq(w->procs[99].id, 100 + 99 * 11);
+	/* full now: the next add grows it again */
+	ck_assert_int_eq(window_add_task(w, true, &t), 0);
+	ck_assert_uint_eq(w->nthreads, 1101);
+	ck_assert_uint_ge(w->threads_cap, 1101);
+	ck_assert_int_eq(w->threads[1100].id, t.id);
+	/* an empty window: nothing to cut, nothing freed */
+	window_free(w);
+	w = window_new(1, 0);
+	window_shrink(w);
+	ck_assert_uint_eq(w->nprocs + w->nthreads, 0);
+	window_free(w);
+}
+END_TEST
+
 /* The task is copied: the caller may reuse its struct at once. */
 START_TEST(add_task_copies)
 {
@@ -378,6 +426,7 @@ main(void)
 	tcase_add_test(tc, grow_limit);
 	tcase_add_test(tc, add_task_thousands);
 	tcase_add_test(tc, add_task_copies);
+	tcase_add_test(tc, shrink_to_count);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("gauge");
