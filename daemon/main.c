@@ -10,6 +10,7 @@
 
 #include "config/config.h"
 #include "config/config_reload.h"
+#include "core/compat.h"
 #include "core/log.h"
 #include "core/sdnotify.h"
 #include "core/util.h"
@@ -181,6 +182,7 @@ main(int argc, char *argv[])
 	char err[512], *conffile_abs = NULL;
 	int notify_fd = -1;
 
+	compat_heap_setup(); /* before any thread: one arena (compat.h) */
 	while ((ch = getopt_long(argc, argv, "fc:nvh", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'f':
