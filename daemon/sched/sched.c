@@ -935,20 +935,6 @@ bpf_sched_free(struct bpf_sched *bs)
 	return NULL;
 }
 
-/* Heap the reader holds between drains: its scratch and snapshots. */
-uint64_t
-bpf_sched_bytes(const struct bpf_sched *bs)
-{
-	const struct bpf_sched_batch *b;
-
-	if (bs == NULL)
-		return 0;
-	b = &bs->batch;
-	return sizeof(*bs) + bs->kcap + bs->vcap + bpf_ldr_bytes(bs) +
-	    b->tids_cap * sizeof(*b->tids) + b->procs_cap * sizeof(*b->procs) +
-	    b->uids_cap * sizeof(*b->uids);
-}
-
 void
 bpf_sched_set_stats(struct bpf_sched *bs, bool on)
 {
@@ -980,13 +966,6 @@ bpf_sched_free(struct bpf_sched *bs)
 {
 	(void)bs;
 	return NULL;
-}
-
-uint64_t
-bpf_sched_bytes(const struct bpf_sched *bs)
-{
-	(void)bs;
-	return 0;
 }
 
 void

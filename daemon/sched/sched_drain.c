@@ -465,6 +465,21 @@ bpf_sched_last_batch(const struct bpf_sched *bs)
 	return bs ? &bs->batch : NULL;
 }
 
+/* Heap the reader holds between drains: its scratch, the batch's rows
+ * and the read-only drain's snapshots. */
+uint64_t
+bpf_sched_bytes(const struct bpf_sched *bs)
+{
+	const struct bpf_sched_batch *b;
+
+	if (bs == NULL)
+		return 0;
+	b = &bs->batch;
+	return sizeof(*bs) + bs->kcap + bs->vcap + bpf_ldr_bytes(bs) +
+	    b->tids_cap * sizeof(*b->tids) + b->procs_cap * sizeof(*b->procs) +
+	    b->uids_cap * sizeof(*b->uids);
+}
+
 /*
  * The batch's rows freed once the window took them (reduce, then wcpu):
  * at 2,100 tasks they are ~1 MiB (a row per thread with its run-queue
@@ -542,6 +557,13 @@ void
 bpf_sched_batch_trim(struct bpf_sched *bs)
 {
 	(void)bs;
+}
+
+uint64_t
+bpf_sched_bytes(const struct bpf_sched *bs)
+{
+	(void)bs;
+	return 0;
 }
 
 struct bpf_sched_batch *
