@@ -1067,8 +1067,10 @@ fmt_health(struct sbuf *o, const Vitals__Health *h, const struct fmt_ctx *c)
 		if (k->query_threads)
 			sbuf_printf(o,
 			    "  read pool %u threads; answers cut at "
-			    "the memory budget %llu\n",
-			    k->query_threads, ULL(k->queries_budget_cut));
+			    "the memory budget %llu; connections closed "
+			    "idle %llu\n",
+			    k->query_threads, ULL(k->queries_budget_cut),
+			    ULL(k->readers_idle_closed));
 	} else {
 		sbuf_puts(o, "Control: n/a\n");
 	}

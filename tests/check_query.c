@@ -535,6 +535,47 @@ START_TEST(test_hp_list_on_pool)
 }
 END_TEST
 
+/*
+ * An idle thread closes its connection (query_opts.idle_s, 30 s by
+ * default): counted, and the next read opens it again and answers as
+ * before.
+ */
+START_TEST(test_idle_reader_closes)
+{
+	struct store *s = make_store(1);
+	struct query_opts o = { .threads = 2,
+		.max_frame = FRAME_MAX,
+		.idle_s = 1 };
+	struct rpc_query rq = { .op = RPC_Q_HP_LIST, .n = 10, .id = 7 };
+	struct control_stats st;
+	struct harness h;
+	uint64_t closed;
+
+	pool_new(&h, s, &o);
+	h.keep = true;
+	memset(&st, 0, sizeof(st));
+	query_get_stats(h.q, &st);
+	ck_assert_uint_eq(st.readers_idle_closed, 0);
+	/* both threads opened theirs at the start: both go */
+	usleep(2500 * 1000);
+	query_get_stats(h.q, &st);
+	ck_assert_uint_eq(st.readers_idle_closed, 2);
+	closed = st.readers_idle_closed;
+	/* a closed connection: the read opens it and answers */
+	ck_assert_int_eq(query_submit_uid(h.q, 1, READER_UID, 0, &rq), 0);
+	wait_answers(&h, 1);
+	ck_assert_int_eq(h.a[0].status, VITALS__STATUS__STATUS_OK);
+	ck_assert_int_eq(h.a[0].resp->result_case,
+	    VITALS__RESPONSE__RESULT_HEAPPROFD_LIST);
+	/* and closes it again once idle (only the thread that read) */
+	usleep(2500 * 1000);
+	query_get_stats(h.q, &st);
+	ck_assert_uint_eq(st.readers_idle_closed, closed + 1);
+	pool_free(&h);
+	store_close(s);
+}
+END_TEST
+
 static Suite *
 query_suite(void)
 {
@@ -547,6 +588,7 @@ query_suite(void)
 	tcase_add_test(tc, test_flood_does_not_starve);
 	tcase_add_test(tc, test_rollup_does_not_block_reads);
 	tcase_add_test(tc, test_hp_list_on_pool);
+	tcase_add_test(tc, test_idle_reader_closes);
 	suite_add_tcase(su, tc);
 	return su;
 }

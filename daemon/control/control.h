@@ -23,6 +23,7 @@ struct control_stats {
 	uint64_t cap_refused;	     /* answered BUSY at a uid or trusted cap */
 	uint32_t query_threads;	     /* the read pool */
 	uint64_t queries_budget_cut; /* answers cut at the memory budget */
+	uint64_t readers_idle_closed; /* read connections closed when idle */
 };
 
 /* query.c: store reads on a thread of their own, answers back to the loop. */
@@ -41,6 +42,9 @@ struct query_opts {
 	/* where a process that used no CPU in a range is looked up (kept,
 	 * not copied); NULL: the store alone */
 	const char *proc_root;
+	/* a thread's connection closed after this many seconds without a
+	 * read (reopened by the next); 0: 30 */
+	unsigned idle_s;
 };
 
 int query_new(struct event_base *base, struct store *store, unsigned queue_max,

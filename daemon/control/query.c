@@ -120,6 +120,8 @@ struct query {
 	bool stopping;
 	bool hold; /* tests: a job taken waits before it runs */
 	uint64_t runs, ns_max, budget_cut; /* under mu */
+	uint64_t idle_closed;		   /* under mu */
+	unsigned idle_s; /* a reader's connection closed after this idle */
 	struct store *store;
 	char *proc_root; /* a quiet process's identity; NULL: none */
 	uint32_t max_frame;
@@ -836,10 +838,10 @@ query_main(void *arg)
 				continue;
 			}
 			/* idle: its connection's statements, schema and
-			 * cache (~0.5 MiB) go after QUERY_IDLE_S without a
+			 * cache (~0.5 MiB) go after idle_s without a
 			 * read; the next read opens it again (~ms) */
 			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_sec += QUERY_IDLE_S;
+			ts.tv_sec += q->idle_s;
 			if (pthread_cond_timedwait(&q->cv, &q->mu, &ts) !=
 			    ETIMEDOUT)
 				continue;
@@ -847,6 +849,7 @@ query_main(void *arg)
 			store_conn_idle(wk->rc);
 			compat_heap_release();
 			pthread_mutex_lock(&q->mu);
+			q->idle_closed++;
 		}
 		while (q->hold && !q->stopping)
 			pthread_cond_wait(&q->cv, &q->mu);
@@ -937,6 +940,7 @@ query_new_pool(struct event_base *base, struct store *store,
 	q->store = store;
 	q->max_frame = o->max_frame;
 	q->budget = o->budget;
+	q->idle_s = o->idle_s ? o->idle_s : QUERY_IDLE_S;
 	if (o->proc_root && (q->proc_root = strdup(o->proc_root)) == NULL) {
 		free(q);
 		return -ENOMEM;
@@ -1136,6 +1140,7 @@ query_get_stats(struct query *q, struct control_stats *ret)
 	ret->query_ns_max = q->ns_max;
 	ret->queries_queued = q->queued;
 	ret->queries_budget_cut = q->budget_cut;
+	ret->readers_idle_closed = q->idle_closed;
 	pthread_mutex_unlock(&q->mu);
 	ret->queries_shared = q->shared;
 	ret->query_threads = q->nthreads;

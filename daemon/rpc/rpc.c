@@ -508,6 +508,7 @@ pb_health(struct rpc_arena *a, const struct rpc_ctx *ctx)
 		c->cap_refused = s->cap_refused;
 		c->query_threads = s->query_threads;
 		c->queries_budget_cut = s->queries_budget_cut;
+		c->readers_idle_closed = s->readers_idle_closed;
 	}
 	m->control = c;
 	m->interval_ms = info->interval_ms;
