@@ -170,6 +170,9 @@ void fmt_sched_uids(struct sbuf *o, Vitals__Window **w, size_t nw,
     unsigned top_n);
 void fmt_sched_proc(struct sbuf *o, const Vitals__ProcessInfo *pi);
 
+/* fmt_memory.c: the daemon's own memory (health) */
+void fmt_memory_health(struct sbuf *o, const Vitals__MemoryHealth *m);
+
 /* fmt_bursts.c: the burst triggers (`vitals bursts`, health) */
 void fmt_bursts(struct sbuf *o, const Vitals__BurstList *l);
 void fmt_burst_health(struct sbuf *o, const Vitals__BurstHealth *h);

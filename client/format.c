@@ -921,57 +921,6 @@ health_config(struct sbuf *o, const Vitals__ConfigHealth *c)
 	sbuf_putc(o, '\n');
 }
 
-/* The daemon's own memory: the kernel's view, then its parts'. */
-static void
-fmt_memory_health(struct sbuf *o, const Vitals__MemoryHealth *m)
-{
-	const double mib = 1024.0 * 1024.0;
-
-	if (m == NULL)
-		return;
-	if (m->have_status & 1)
-		sbuf_printf(o, "Memory: RSS %.1f MiB",
-		    (double)m->rss_bytes / mib);
-	else
-		sbuf_puts(o, "Memory: RSS n/a");
-	if (m->have_status & 2)
-		sbuf_printf(o, " (peak %.1f)", (double)m->peak_rss_bytes / mib);
-	if ((m->have_status & 28) == 28)
-		sbuf_printf(o, ": anon %.1f, file %.1f, shmem %.1f",
-		    (double)m->anon_bytes / mib, (double)m->file_bytes / mib,
-		    (double)m->shmem_bytes / mib);
-	if (m->have_status & 32)
-		sbuf_printf(o, "; %u threads", m->threads);
-	sbuf_printf(o,
-	    "\n  SQLite %.1f MiB (peak %.1f); %u windows in memory %.1f MiB\n",
-	    (double)m->sqlite_bytes / mib, (double)m->sqlite_peak_bytes / mib,
-	    m->windows, (double)m->windows_bytes / mib);
-	if (m->have_heap) {
-		uint64_t parts = m->sqlite_bytes + m->windows_bytes +
-		    m->tasks_bytes + m->ftrace_bytes + m->bpf_bytes;
-
-		sbuf_printf(o,
-		    "  heap %.2f MiB in use (%.2f mmapped), %.2f free kept:"
-		    " SQLite %.2f (page cache %.2f), windows %.2f,"
-		    " task table %.2f (%u tasks), ftrace %.2f, BPF %.2f,"
-		    " other %.2f\n",
-		    (double)m->heap_in_use_bytes / mib,
-		    (double)m->heap_mmap_bytes / mib,
-		    (double)m->heap_free_bytes / mib,
-		    (double)m->sqlite_bytes / mib,
-		    (double)m->sqlite_cache_bytes / mib,
-		    (double)m->windows_bytes / mib,
-		    (double)m->tasks_bytes / mib, m->tasks,
-		    (double)m->ftrace_bytes / mib, (double)m->bpf_bytes / mib,
-		    m->heap_in_use_bytes > parts ?
-			(double)(m->heap_in_use_bytes - parts) / mib :
-			0.0);
-	}
-	if (m->trims)
-		sbuf_printf(o, "  heap trims %u, %.2f MiB given back\n",
-		    m->trims, (double)m->trimmed_bytes / mib);
-}
-
 void
 fmt_health(struct sbuf *o, const Vitals__Health *h, const struct fmt_ctx *c)
 {
