@@ -136,7 +136,11 @@ if [[ -x $vitals ]]; then
 fi
 rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$vpid/status")
 hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$vpid/status")
-echo "RESULT tasks=$n_tasks rss_kib=$rss hwm_kib=$hwm"
+# CPU over the whole run, start-up included: what the memory costs in time
+tree_ticks "$vpid"
+cpu_ms=$((acc * 1000 / $(getconf CLK_TCK)))
+echo "cpu: ${cpu_ms} ms over ${secs} s (utime + stime, start-up included)"
+echo "RESULT tasks=$n_tasks rss_kib=$rss hwm_kib=$hwm cpu_ms=$cpu_ms"
 if [[ -n ${MEM_HOLD:-} ]]; then
 	echo "mem: holding for $MEM_HOLD s, pid $vpid" >&2
 	sleep "$MEM_HOLD"

@@ -104,6 +104,29 @@ START_TEST(test_self_agrees)
 }
 END_TEST
 
+/* malloc's account follows an allocation: up by it, down when freed */
+START_TEST(test_heap_follows)
+{
+	struct memstat_heap h0, h1, h2;
+	char *volatile p;
+	size_t i;
+
+	ck_assert_int_eq(memstat_heap(&h0), 0);
+	ck_assert_uint_gt(h0.in_use, 0);
+	ck_assert_uint_le(h0.mmap, h0.in_use);
+	p = malloc(4 << 20); /* above the mmap threshold: its own mapping */
+	ck_assert_ptr_nonnull(p);
+	for (i = 0; i < (4 << 20); i += 4096)
+		p[i] = 1;
+	ck_assert_int_eq(memstat_heap(&h1), 0);
+	free(p);
+	ck_assert_int_eq(memstat_heap(&h2), 0);
+	ck_assert_uint_ge(h1.in_use, h0.in_use + (4 << 20));
+	ck_assert_uint_ge(h1.mmap, h0.mmap + (4 << 20));
+	ck_assert_uint_le(h2.in_use + (4 << 20), h1.in_use);
+}
+END_TEST
+
 static Suite *
 memstat_suite(void)
 {
@@ -113,6 +136,7 @@ memstat_suite(void)
 	tcase_add_test(tc, test_parse);
 	tcase_add_test(tc, test_garbage);
 	tcase_add_test(tc, test_self_agrees);
+	tcase_add_test(tc, test_heap_follows);
 	suite_add_tcase(s, tc);
 	return s;
 }
