@@ -326,6 +326,8 @@ pb_trace_window(struct rpc_arena *a, const struct rpc_query *q,
 	m->binder_gave_up_expired = t->btxn_expired;
 	m->binder_gave_up_full = t->btxn_full;
 	m->binder_open = t->btxn_open;
+	if (rpc_phase_fill(a, m, q, w, t) < 0)
+		return NULL;
 	if (pb_rows(a, m, q, w) < 0)
 		return NULL;
 	return m;
