@@ -270,7 +270,7 @@ START_TEST(phases_agree_with_rusage)
 	struct run r;
 	struct td d;
 	int pfd[2], tries, status, pid = (int)getpid();
-	long long ev = 0, span_ns = 0, slack;
+	long long ev = 0, span_ns = 0, read_ns = 0, slack;
 	pid_t cpid;
 	size_t i;
 
@@ -372,6 +372,7 @@ START_TEST(phases_agree_with_rusage)
 	c = find_row(wins, "phk file seq");
 	for (i = 0; i < wins->n; i++) {
 		ev += num(&wins->v[i], "phase_events");
+		read_ns += num(&wins->v[i], "read_ns");
 		span_ns += num(&wins->v[i], "wall_end_ns") -
 		    num(&wins->v[i], "wall_start_ns");
 	}
@@ -396,9 +397,11 @@ START_TEST(phases_agree_with_rusage)
 	    pv(c, "faults"), pv(c, "file_faults"), pv(c, "major"),
 	    pv(c, "pages_read"));
 	fprintf(stderr,
-	    "phase_kernel: %lld phase events over %.1f s of windows: %.0f/s\n",
+	    "phase_kernel: %lld phase events over %.1f s of windows: %.0f/s;"
+	    " reading and decoding all events %.1f ms/s\n",
 	    ev, (double)span_ns / 1e9,
-	    span_ns ? (double)ev * 1e9 / (double)span_ns : 0.0);
+	    span_ns ? (double)ev * 1e9 / (double)span_ns : 0.0,
+	    span_ns ? (double)read_ns * 1e3 / (double)span_ns : 0.0);
 
 	/*
 	 * Tolerance: rusage counts a fault when it completes, the daemon
