@@ -13,8 +13,8 @@
 
 #include "client.h"
 
-static const char *const class_names[] = { "dex", "so", "res", "file",
-	"anon", "stack", "other", "unknown" };
+static const char *const class_names[] = { "dex", "so", "res", "file", "anon",
+	"stack", "other", "unknown" };
 
 static void
 put_clean(struct sbuf *o, const char *s)
@@ -61,8 +61,10 @@ put_classes(struct sbuf *o, const Vitals__TracePhase *p)
 	}
 	if (!any)
 		sbuf_puts(o, " none");
-	sbuf_printf(o, " (%s)\n", f && m ? "faults/major" : f ? "faults" :
-								  "major");
+	sbuf_printf(o, " (%s)\n",
+	    f && m ? "faults/major" :
+		f  ? "faults" :
+		     "major");
 }
 
 static void
@@ -151,7 +153,8 @@ fmt_phases(struct sbuf *o, const Vitals__TraceWindow *w, int32_t pid)
 			put_row(tb, w->phase[i], false);
 	if (pid <= 0 && w->phase_rest)
 		put_row(tb, w->phase_rest, true);
-	sbuf_printf(o, "  fault phases%s (deltas between B and E; ? unknown):\n",
+	sbuf_printf(o,
+	    "  fault phases%s (deltas between B and E; ? unknown):\n",
 	    w->lossy ? ", LOSSY window" : "");
 	table_render(tb, o, TEXT_WIDTH);
 	table_free(tb);

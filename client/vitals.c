@@ -428,8 +428,8 @@ text_proc(struct sbuf *b, const Vitals__Response *r, const struct opts *o)
 {
 	fmt_process(b, r->process, o->pid, &o->fc);
 	fmt_sched_proc(b, r->process);
-	if (proc_trace && proc_trace->result_case ==
-		VITALS__RESPONSE__RESULT_TRACE &&
+	if (proc_trace &&
+	    proc_trace->result_case == VITALS__RESPONSE__RESULT_TRACE &&
 	    proc_trace->trace)
 		fmt_phase_proc(b, proc_trace->trace, o->pid);
 }

@@ -355,7 +355,8 @@ row(const struct window_trace *t, int32_t pid, const char *name)
 	unsigned i;
 
 	for (i = 0; i < t->nphase; i++)
-		if (t->phase[i].pid == pid && strcmp(t->phase[i].name, name) == 0)
+		if (t->phase[i].pid == pid &&
+		    strcmp(t->phase[i].name, name) == 0)
 			return &t->phase[i];
 	return NULL;
 }
@@ -392,15 +393,15 @@ START_TEST(test_deltas)
 	tracker("bindApplication", 16, ALL_EVENTS);
 	ev_fault(1000000100ULL, 101, 0x74000100); /* before B: not counted */
 	begin(b, 101, 1000, "bindApplication");
-	ev_fault(b + 1000, 101, 0x74000200);	    /* anon */
-	ev_fault(b + 2000, 102, 0x73000010);	    /* so, other thread */
-	ev_fault(b + 2500, 201, 0x74000010);	    /* process 2000 */
-	ev_fault(b + 3000, 101, 0x71000100);	    /* dex: apk exec */
+	ev_fault(b + 1000, 101, 0x74000200); /* anon */
+	ev_fault(b + 2000, 102, 0x73000010); /* so, other thread */
+	ev_fault(b + 2500, 201, 0x74000010); /* process 2000 */
+	ev_fault(b + 3000, 101, 0x71000100); /* dex: apk exec */
 	ev_fmap_fault(b + 3100, 101, 2003, 0x100);
 	ev_fmap_add(b + 3200, 101, 2003, 0xf0, 5); /* 0xf0..0x10f: major */
-	ev_fault(b + 4000, 102, 0x73000020);	    /* so */
+	ev_fault(b + 4000, 102, 0x73000020);	   /* so */
 	ev_fmap_fault(b + 4100, 102, 2004, 7);
-	ev_fault(b + 4200, 102, 0x73000030); /* a new fault ends 7's wait */
+	ev_fault(b + 4200, 102, 0x73000030);	/* a new fault ends 7's wait */
 	ev_fmap_add(b + 4300, 102, 2004, 7, 0); /* read, but not major */
 	ev_fmap_fault(b + 4400, 102, 2005, 3);
 	ev_fmap_add(b + 4500, 102, 2005, 4, 0); /* another page: not major */
@@ -460,7 +461,7 @@ START_TEST(test_nesting_two_threads)
 	end(b + 200, 101, 1000); /* inflate */
 	begin(b + 210, 102, 1000, "inflate");
 	ev_fault(b + 220, 103, 0x74000000); /* a third thread: both count */
-	end(b + 300, 101, 1000);		/* launch:main */
+	end(b + 300, 101, 1000);	    /* launch:main */
 	ev_fault(b + 310, 103, 0x74000000);
 	end(b + 400, 102, 1000); /* inflate on 102 */
 	t = close_window();
@@ -711,8 +712,8 @@ START_TEST(test_maps_parse)
 		    "3000-4000 r--s 00000000 08:01 77 /a b/c.so.1";
 
 		bad = cut = 0;
-		ck_assert_int_eq(phase_maps_parse(g, strlen(g), r, 16, &n,
-				     &bad, &cut),
+		ck_assert_int_eq(phase_maps_parse(g, strlen(g), r, 16, &n, &bad,
+				     &cut),
 		    0);
 		ck_assert_uint_eq(n, 2);
 		ck_assert_uint_eq(bad, 7);
@@ -779,8 +780,7 @@ START_TEST(test_config)
 			     sizeof(out)),
 	    0);
 	ck_assert_str_eq(out, "a,b*,c");
-	ck_assert_int_eq(config_parse_fault_phases("off", out, sizeof(out)),
-	    0);
+	ck_assert_int_eq(config_parse_fault_phases("off", out, sizeof(out)), 0);
 	ck_assert_str_eq(out, "");
 	ck_assert_int_eq(config_parse_fault_phases("", out, sizeof(out)), 0);
 	ck_assert_int_eq(config_parse_fault_phases("a|b", out, sizeof(out)),

@@ -207,8 +207,8 @@ pclass(const struct jm *row, const char *key, unsigned k)
 {
 	const struct jm *v = jm_get(row, key), *b;
 
-	if (v == NULL || v->t == JM_NULL || (b = jm_get(v, "by_class")) == NULL ||
-	    b->t != JM_ARR || k >= b->n)
+	if (v == NULL || v->t == JM_NULL ||
+	    (b = jm_get(v, "by_class")) == NULL || b->t != JM_ARR || k >= b->n)
 		return -1;
 	ck_assert(jm_is_int(&b->v[k]));
 	return b->v[k].ll;
@@ -419,8 +419,8 @@ START_TEST(phases_agree_with_rusage)
 	ck_assert_int_eq(pv(a, "major"), 0);
 	/* (b): every page a miss (checked: none resident), one fault each */
 	ck_assert_int_eq(res.resident[1], 0);
-	ck_assert_int_le(llabs(pv(b, "faults") -
-			     (res.minflt[1] + res.majflt[1])),
+	ck_assert_int_le(llabs(
+			     pv(b, "faults") - (res.minflt[1] + res.majflt[1])),
 	    slack);
 	ck_assert_int_ge(pclass(b, "faults", C_FILE), M_FILE - slack);
 	ck_assert_int_le(llabs(pv(b, "major") - res.majflt[1]), slack);
@@ -428,8 +428,8 @@ START_TEST(phases_agree_with_rusage)
 	ck_assert_int_ge(pv(b, "pages_read"), M_FILE);
 	/* (c): readahead and fault-around: fewer faults than pages, some
 	 * of them major; the daemon's figures bounded by the child's */
-	ck_assert_int_le(llabs(pv(c, "faults") -
-			     (res.minflt[2] + res.majflt[2])),
+	ck_assert_int_le(llabs(
+			     pv(c, "faults") - (res.minflt[2] + res.majflt[2])),
 	    slack);
 	ck_assert_int_ge(pv(c, "major"), 1);
 	ck_assert_int_le(pv(c, "major"), res.majflt[2] + slack);

@@ -182,8 +182,8 @@ fdec_new(const char *events_dir, struct fdec **ret)
 			const char *fn = events[i].fields[k];
 			bool opt = fn[0] == '?'; /* optional: 0 when absent */
 
-			if ((fd->ev[i].f[k] = tep_find_field(e,
-				 fn + opt)) == NULL &&
+			if ((fd->ev[i].f[k] = tep_find_field(e, fn + opt)) ==
+				NULL &&
 			    !opt)
 				break;
 		}

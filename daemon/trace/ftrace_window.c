@@ -398,8 +398,7 @@ trace_part_dump(const struct window *w, unsigned topn, struct vbuf *out)
 		    "%llu major, %llu pages read\n",
 		    p->pid, p->comm, p->name, p->count,
 		    (unsigned long long)p->total_ns,
-		    (unsigned long long)p->faults,
-		    (unsigned long long)p->major,
+		    (unsigned long long)p->faults, (unsigned long long)p->major,
 		    (unsigned long long)p->pages_read);
 	}
 	for (i = 0; i < t->nslices && i < topn; i++) {

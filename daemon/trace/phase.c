@@ -27,9 +27,9 @@
 #include "trace/atrace_int.h"
 #include "trace/phase.h"
 
-#define PHASE_PROCS 16	 /* processes with an open phase */
-#define PHASE_OPEN 128	 /* phases open at once */
-#define PHASE_ROWS 256	 /* (process, name) rows per window */
+#define PHASE_PROCS 16	   /* processes with an open phase */
+#define PHASE_OPEN 128	   /* phases open at once */
+#define PHASE_ROWS 256	   /* (process, name) rows per window */
 #define PHASE_THREADS 4096 /* threads with a pending fault or reclaim */
 
 struct phase_counts {
@@ -173,9 +173,9 @@ phase_match(const struct phase *ph, const char *name)
 	unsigned i;
 
 	for (i = 0; i < ph->nnames; i++) {
-		if (ph->prefix[i] ? strncmp(name, ph->name[i],
-					strlen(ph->name[i])) == 0 :
-				    strcmp(name, ph->name[i]) == 0)
+		if (ph->prefix[i] ?
+			strncmp(name, ph->name[i], strlen(ph->name[i])) == 0 :
+			strcmp(name, ph->name[i]) == 0)
 			return true;
 	}
 	return false;

@@ -13,7 +13,7 @@
 
 #include "trace/trace.h"
 
-#define PHASE_NAMES_MAX 16 /* configured names or prefixes */
+#define PHASE_NAMES_MAX 16  /* configured names or prefixes */
 #define PHASE_MAPS_MAX 4096 /* ranges kept of one process's maps */
 
 /* One line of /proc/<pid>/maps as the class lookup keeps it. */

@@ -56,8 +56,8 @@ is_so(const char *s, size_t n)
 	if (ends_with(s, n, ".so"))
 		return true;
 	for (i = 0; i + 4 <= n; i++)
-		if (memcmp(s + i, ".so.", 4) == 0 && memchr(s + i, '/', n - i) ==
-			NULL)
+		if (memcmp(s + i, ".so.", 4) == 0 &&
+		    memchr(s + i, '/', n - i) == NULL)
 			return true;
 	return false;
 }

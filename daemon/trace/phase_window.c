@@ -64,8 +64,9 @@ phase_by_total(const void *a, const void *b)
 		return x->pid < y->pid ? -1 : 1;
 	if ((c = strcmp(x->name, y->name)) != 0)
 		return c;
-	return x->start_ticks < y->start_ticks ? -1 :
-						 x->start_ticks > y->start_ticks;
+	return x->start_ticks < y->start_ticks ?
+	    -1 :
+	    x->start_ticks > y->start_ticks;
 }
 
 /*

@@ -72,9 +72,9 @@ enum ftrace_ev {
 };
 
 /* The events of fault phases, as FEV_* bits. */
-#define FEV_PHASE_MASK                                             \
-	(1u << FEV_PAGE_FAULT | 1u << FEV_FILEMAP_FAULT |          \
-	    1u << FEV_FILEMAP_ADD | 1u << FEV_RECLAIM_BEGIN |      \
+#define FEV_PHASE_MASK                                        \
+	(1u << FEV_PAGE_FAULT | 1u << FEV_FILEMAP_FAULT |     \
+	    1u << FEV_FILEMAP_ADD | 1u << FEV_RECLAIM_BEGIN | \
 	    1u << FEV_RECLAIM_END | 1u << FEV_BLOCK_ISSUE)
 
 /*
