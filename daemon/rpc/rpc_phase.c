@@ -9,7 +9,6 @@
 
 #include "rpc/rpc.h"
 #include "trace/trace.h"
-#include "window/window.h"
 #include "rpc_int.h"
 
 static Vitals__TracePhaseValue *
@@ -31,8 +30,9 @@ pb_value(struct rpc_arena *a, uint64_t value, uint64_t total,
 
 #define HAVE(p, bit) (((p)->have >> (bit)) & 1)
 
-static Vitals__TracePhase *
-pb_phase(struct rpc_arena *a, const struct window_trace_phase *p, bool rest)
+Vitals__TracePhase *
+rpc_pb_phase(struct rpc_arena *a, const struct window_trace_phase *p,
+    bool rest)
 {
 	Vitals__TracePhase *m;
 
@@ -61,14 +61,13 @@ pb_phase(struct rpc_arena *a, const struct window_trace_phase *p, bool rest)
 	return m;
 }
 
-/* The phase fields of m from w's trace part t: 0 or -ENOMEM. */
+/* The window-level phase fields of m, and its rest row: 0 or -ENOMEM.
+ * The rows, filtered by the request, are rpc_trace.c's. */
 int
 rpc_phase_fill(struct rpc_arena *a, Vitals__TraceWindow *m,
-    const struct rpc_query *q, const struct window *w,
     const struct window_trace *t)
 {
 	const struct window_trace_phase *r = &t->phase_rest;
-	unsigned i;
 
 	m->phase_rows_other = t->phase_other;
 	m->phase_events = t->phase_events;
@@ -82,19 +81,7 @@ rpc_phase_fill(struct rpc_arena *a, Vitals__TraceWindow *m,
 	m->maps_cut = t->maps_cut;
 	m->fault_unknown = t->fault_unknown;
 	if ((r->count || r->incomplete || r->open) &&
-	    (m->phase_rest = pb_phase(a, r, true)) == NULL)
+	    (m->phase_rest = rpc_pb_phase(a, r, true)) == NULL)
 		return -ENOMEM;
-	if (t->head_only || t->nphase == 0)
-		return 0;
-	if ((m->phase = rpc_arena_alloc(a, t->nphase * sizeof(*m->phase))) ==
-	    NULL)
-		return -ENOMEM;
-	for (i = 0; i < t->nphase; i++) {
-		if (!rpc_trace_match(q, w, t->phase[i].pid))
-			continue;
-		if ((m->phase[m->n_phase++] = pb_phase(a, &t->phase[i],
-			 false)) == NULL)
-			return -ENOMEM;
-	}
 	return 0;
 }
