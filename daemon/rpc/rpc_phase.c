@@ -31,8 +31,7 @@ pb_value(struct rpc_arena *a, uint64_t value, uint64_t total,
 #define HAVE(p, bit) (((p)->have >> (bit)) & 1)
 
 Vitals__TracePhase *
-rpc_pb_phase(struct rpc_arena *a, const struct window_trace_phase *p,
-    bool rest)
+rpc_pb_phase(struct rpc_arena *a, const struct window_trace_phase *p, bool rest)
 {
 	Vitals__TracePhase *m;
 

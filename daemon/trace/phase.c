@@ -81,6 +81,9 @@ struct phase {
 	uint32_t enabled; /* FEV_* bits of the instance */
 	int32_t (*tgid_fn)(int32_t tid, void *arg);
 	void *tgid_arg;
+	/* the last record's thread and its process (−1 too: a thread gone
+	 * from /proc is not looked up again for each of its records) */
+	int32_t memo_tid, memo_tgid;
 	unsigned nopen;
 	struct phase_proc procs[PHASE_PROCS];
 	struct phase_open open[PHASE_OPEN];
@@ -491,7 +494,13 @@ phase_record(struct phase *ph, const struct ftrace_rec *r)
 	ph->w.phase_events++;
 	if (ph->nopen == 0)
 		return; /* nothing open: no lookup, no cost beyond this */
-	tgid = ph->tgid_fn ? ph->tgid_fn(r->tid, ph->tgid_arg) : -1;
+	if (r->tid != ph->memo_tid || r->tid == 0) {
+		ph->memo_tid = r->tid;
+		ph->memo_tgid = ph->tgid_fn ?
+		    ph->tgid_fn(r->tid, ph->tgid_arg) :
+		    -1;
+	}
+	tgid = ph->memo_tgid;
 	if ((p = proc_find(ph, tgid)) == NULL || p->nopen == 0)
 		return;
 	c = &p->c;
@@ -564,6 +573,8 @@ phase_exit(struct phase *ph, int32_t tid)
 				open_abandon(ph, &ph->open[i]);
 	if ((t = thread_get(ph, tid, false)) != NULL)
 		atab_del(&ph->threads, t);
+	if (ph->memo_tid == tid)
+		ph->memo_tid = 0;
 }
 
 /* Events were lost: any E or fault may be among them. */
@@ -576,6 +587,7 @@ phase_lost(struct phase *ph)
 		if (ph->open[i].tid)
 			open_abandon(ph, &ph->open[i]);
 	atab_clear(&ph->threads);
+	ph->memo_tid = 0; /* exits may be among the lost */
 }
 
 void
