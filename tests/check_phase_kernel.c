@@ -323,6 +323,7 @@ START_TEST(phases_agree_with_rusage)
 	}
 	jm_free(j);
 	j = NULL;
+	ck_assert_msg(td_file_has(d.log, "fault phases: "), "see %s", d.log);
 	ck_assert_msg(has_event("exceptions", "page_fault_user") &&
 		has_event("filemap", "mm_filemap_fault") &&
 		has_event("filemap", "mm_filemap_add_to_page_cache"),
@@ -360,6 +361,29 @@ START_TEST(phases_agree_with_rusage)
 	}
 	ck_assert_msg(j != NULL, "the phases never reached the store: see %s",
 	    d.log);
+	/* the text of `vitals proc` and `vitals trace` shows them too */
+	{
+		const char *pa[] = { "vitals", "--socket", d.sock, "proc",
+			cpid_s, "--since", "1h", NULL };
+		const char *ta[] = { "vitals", "--socket", d.sock, "trace",
+			"--since", "1h", "--process", cpid_s, NULL };
+
+		r = run_client_as(-1, pa);
+		ck_assert_msg(r.code == 0, "proc: %d %s", r.code, r.err);
+		if (getenv("VITALS_SHOW"))
+			fputs(r.out, stderr);
+		ck_assert_msg(strstr(r.out, "Fault phases:") &&
+			strstr(r.out, "phk file random") &&
+			strstr(r.out, "by class:"),
+		    "proc: %s", r.out);
+		run_free(&r);
+		r = run_client_as(-1, ta);
+		ck_assert_msg(r.code == 0, "trace: %d %s", r.code, r.err);
+		ck_assert_msg(strstr(r.out, "fault phases") &&
+			strstr(r.out, "phk anon"),
+		    "trace: %s", r.out);
+		run_free(&r);
+	}
 	ck_assert_int_eq(waitpid(cpid, &status, 0), cpid);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	    "child status %d", status);

@@ -808,9 +808,14 @@ ftrace_open(struct event_base *base, const struct ftrace_opts *o,
 	    O_WRONLY | O_CLOEXEC);
 	ft->state = FTRACE_ON;
 	*ret_state = FTRACE_ON;
-	snprintf(why, whysz, "instance %s, %u KiB per CPU, ATrace %s",
+	snprintf(why, whysz, "instance %s, %u KiB per CPU, ATrace %s%s",
 	    o->instance, o->buffer_kb ? o->buffer_kb : 2048,
-	    ft->atrace ? "on" : "unavailable (no copy_trace_marker)");
+	    ft->atrace ? "on" : "unavailable (no copy_trace_marker)",
+	    !ft->phases ?
+		"" :
+		(ft->enabled & FEV_PHASE_MASK) == FEV_PHASE_MASK ?
+		", fault phases: every event" :
+		", fault phases: some events absent (health: missing)");
 	*ret = ft;
 	return 0;
 fail:
