@@ -48,6 +48,7 @@ struct phase_proc {
 	struct phase_range *maps; /* PHASE_MAPS_MAX, lazily */
 	size_t nmaps;
 	uint64_t maps_gen; /* window generation of the last read; 0 none */
+	uint64_t skip_gen; /* ... of the last read the budget refused */
 };
 
 struct phase_open {
@@ -282,7 +283,9 @@ maps_reread(struct phase *ph, struct phase_proc *p)
 	if (p->maps_gen == ph->gen)
 		return false; /* read once this window already */
 	if (ph->maps_used >= ph->maps_budget) {
-		ph->w.maps_skipped++;
+		if (p->skip_gen != ph->gen) /* once a process a window */
+			ph->w.maps_skipped++;
+		p->skip_gen = ph->gen;
 		return false;
 	}
 	if (p->maps == NULL &&

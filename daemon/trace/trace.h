@@ -251,7 +251,7 @@ struct window_trace {
 	uint64_t phase_incomplete; /* phases whose end was lost */
 	uint64_t phase_untracked;  /* begun, not tracked: a table full */
 	uint64_t maps_reads;	   /* /proc/<pid>/maps reads */
-	uint64_t maps_skipped;	   /* reads the budget refused */
+	uint64_t maps_skipped;	   /* processes the budget refused a read */
 	uint64_t maps_fail;	   /* reads that failed */
 	uint64_t maps_bad_lines;   /* lines not in the maps format */
 	uint64_t maps_cut;	   /* ranges beyond the per-process bound */
