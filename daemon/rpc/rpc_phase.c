@@ -66,7 +66,7 @@ int
 rpc_phase_fill(struct rpc_arena *a, Vitals__TraceWindow *m,
     const struct window_trace *t)
 {
-	const struct window_trace_phase *r = &t->phase_rest;
+	const struct window_trace_phase *r = window_phase_rest(t);
 
 	m->phase_rows_other = t->phase_other;
 	m->phase_events = t->phase_events;
@@ -79,8 +79,7 @@ rpc_phase_fill(struct rpc_arena *a, Vitals__TraceWindow *m,
 	m->maps_bad_lines = t->maps_bad_lines;
 	m->maps_cut = t->maps_cut;
 	m->fault_unknown = t->fault_unknown;
-	if ((r->count || r->incomplete || r->open) &&
-	    (m->phase_rest = rpc_pb_phase(a, r, true)) == NULL)
+	if (r && (m->phase_rest = rpc_pb_phase(a, r, true)) == NULL)
 		return -ENOMEM;
 	return 0;
 }

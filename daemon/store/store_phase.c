@@ -90,13 +90,13 @@ put_phase(sqlite3_stmt *st, int64_t id, bool other,
 int
 store_phase_put(sqlite3_stmt *st, int64_t id, const struct window_trace *t)
 {
-	const struct window_trace_phase *r = &t->phase_rest;
+	const struct window_trace_phase *r = window_phase_rest(t);
 	unsigned i;
 	int rc = SQLITE_OK;
 
 	for (i = 0; i < t->nphase && rc == SQLITE_OK; i++)
 		rc = put_phase(st, id, false, &t->phase[i]);
-	if (rc == SQLITE_OK && (r->count || r->incomplete || r->open))
+	if (rc == SQLITE_OK && r)
 		rc = put_phase(st, id, true, r);
 	return rc;
 }

@@ -104,7 +104,7 @@ window_trace_trim(struct window_trace **tp)
 	struct window_trace *t = *tp;
 
 	if (t->head_only || t->nslices || t->ncounters || t->nbinder ||
-	    t->nrq || t->ngpu || t->nbtxn || t->nphase)
+	    t->nrq || t->ngpu || t->nbtxn || t->nphase || window_phase_rest(t))
 		return;
 	t->head_only = true;
 	if ((t = realloc(t, WINDOW_TRACE_HEAD)) != NULL)
@@ -291,7 +291,8 @@ window_trace_merge(struct window_trace **accp, const struct window_trace *src)
 	if (src == NULL)
 		src = &zero;
 	if ((src->nslices || src->ncounters || src->nbinder || src->nrq ||
-		src->ngpu || src->nbtxn || src->nphase) &&
+		src->ngpu || src->nbtxn || src->nphase ||
+		window_phase_rest(src)) &&
 	    window_trace_rows(accp) < 0)
 		return -ENOMEM;
 	acc = *accp;

@@ -93,6 +93,21 @@ window_phase_keep(struct window_trace *wt, struct window_trace_phase *rows,
 }
 
 static bool
+phase_empty(const struct window_trace_phase *p)
+{
+	return !p->count && !p->incomplete && !p->open;
+}
+
+/* t's rest row, NULL when it has none (a head alone has no room for one). */
+const struct window_trace_phase *
+window_phase_rest(const struct window_trace *t)
+{
+	if (t == NULL || t->head_only || phase_empty(&t->phase_rest))
+		return NULL;
+	return &t->phase_rest;
+}
+
+static bool
 phase_same(const struct window_trace_phase *a,
     const struct window_trace_phase *b)
 {
@@ -100,10 +115,15 @@ phase_same(const struct window_trace_phase *a,
 	    strcmp(a->name, b->name) == 0;
 }
 
-/* Roll-ups: rows of the same key add up; the kept ones are chosen again. */
+/*
+ * Roll-ups: rows of the same key add up; the kept ones are chosen again.
+ * acc has room for rows whenever src has rows or a rest
+ * (window_trace_merge makes it).
+ */
 void
 window_phase_merge(struct window_trace *acc, const struct window_trace *src)
 {
+	const struct window_trace_phase *rest = window_phase_rest(src);
 	struct window_trace_phase *all;
 	size_t n = acc->nphase, i, k;
 
@@ -117,9 +137,10 @@ window_phase_merge(struct window_trace *acc, const struct window_trace *src)
 	acc->maps_bad_lines += src->maps_bad_lines;
 	acc->maps_cut += src->maps_cut;
 	acc->fault_unknown += src->fault_unknown;
-	window_phase_add(&acc->phase_rest, &src->phase_rest);
-	if (src->phase_rest.count || src->phase_rest.incomplete)
+	if (rest) {
+		window_phase_add(&acc->phase_rest, rest);
 		acc->phase_rest.pid = -1;
+	}
 	if (src->nphase == 0) {
 		acc->phase_other += src->phase_other;
 		return;

@@ -276,7 +276,6 @@ struct window_trace {
 	uint32_t nbtxn, btxn_other; /* rows kept; rows folded into btxn_rest */
 	struct window_trace_btxn btxn_rest; /* the rows beyond the kept */
 	uint32_t nphase, phase_other; /* rows kept; rows folded in the rest */
-	struct window_trace_phase phase_rest;
 	/*
 	 * The rows, last: a part made without them (head_only) is allocated
 	 * only up to slice, WINDOW_TRACE_HEAD bytes, and its five counts
@@ -291,6 +290,9 @@ struct window_trace {
 	struct window_trace_rq rq[VITALS_TRACE_RQ];
 	struct window_trace_gpu gpu[VITALS_TRACE_GPU];
 	struct window_trace_btxn btxn[VITALS_TRACE_BTXN];
+	/* the fault phase rows beyond the kept ones, summed: with the rows
+	 * (window_phase_rest() reads it for any part) */
+	struct window_trace_phase phase_rest;
 	struct window_trace_phase phase[VITALS_TRACE_PHASES];
 };
 
@@ -437,6 +439,8 @@ void window_phase_keep(struct window_trace *wt, struct window_trace_phase *rows,
     size_t n, uint32_t other_rows);
 void window_phase_merge(struct window_trace *acc,
     const struct window_trace *src);
+const struct window_trace_phase *window_phase_rest(
+    const struct window_trace *t);
 const char *phase_class_name(unsigned c);
 
 /* binder.c: binder_transaction(_received) pairing (doc/ftrace.md) */
