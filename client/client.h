@@ -151,6 +151,10 @@ void fmt_gpumem_spark(struct sbuf *o, const Vitals__GpuMem *g,
 /* fmt_trace.c: `vitals trace` (ftrace) */
 void fmt_trace(struct sbuf *o, const Vitals__TraceList *tl);
 void fmt_trace_health(struct sbuf *o, const Vitals__TraceHealth *h);
+/* fmt_phase.c: fault phases in `vitals trace` and `vitals proc` */
+bool fmt_phases(struct sbuf *o, const Vitals__TraceWindow *w, int32_t pid);
+void fmt_phase_proc(struct sbuf *o, const Vitals__TraceList *tl, int32_t pid);
+
 /* fmt_binder.c: `vitals binder` (binder transaction latency) */
 void fmt_binder(struct sbuf *o, const Vitals__TraceList *tl);
 /* fmt_fgbg.c: top and proc over one foreground/background dataset, and

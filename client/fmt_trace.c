@@ -213,6 +213,7 @@ fmt_trace_window(struct sbuf *o, const Vitals__TraceWindow *w)
 		    w->gpu_mem[i]->gpu_id, w->gpu_mem[i]->pid,
 		    (unsigned long long)w->gpu_mem[i]->last_size,
 		    (unsigned long long)w->gpu_mem[i]->events);
+	fmt_phases(o, w, 0);
 }
 
 void

@@ -225,6 +225,29 @@ call(const struct opts *o, Vitals__Request *req, Vitals__Response **ret)
 	return x;
 }
 
+/* A call whose failure is no error of the command (nothing printed). */
+static int
+call_quiet(const struct opts *o, Vitals__Request *req, Vitals__Response **ret)
+{
+	struct sbuf msg;
+	int x;
+
+	req->version = VITALS__PROTOCOL_VERSION__PROTOCOL_VERSION_1;
+	req->id = ((uint64_t)getpid() << 32) ^
+	    (uint64_t)clock_now_ns(CLOCK_MONOTONIC) ^ 1;
+	if (req->id == 0)
+		req->id = 1;
+	sbuf_init(&msg);
+	*ret = NULL;
+	x = conn_call(o->socket, o->timeout_ms, req, ret, &msg);
+	if (x != VX_OK && *ret) {
+		vitals__response__free_unpacked(*ret, NULL);
+		*ret = NULL;
+	}
+	sbuf_free(&msg);
+	return x;
+}
+
 static void text_summary(struct sbuf *b, const Vitals__Response *r,
     const struct opts *o);
 static void text_gpumem(struct sbuf *b, const Vitals__Response *r,
@@ -396,11 +419,19 @@ cmd_top(struct opts *o)
 	return render(o, r, text_top);
 }
 
+/* `vitals proc`'s fault phases: the trace answer for the pid, asked
+ * after the process's (text only; JSON: `vitals trace -p PID --json`) */
+static Vitals__Response *proc_trace;
+
 static void
 text_proc(struct sbuf *b, const Vitals__Response *r, const struct opts *o)
 {
 	fmt_process(b, r->process, o->pid, &o->fc);
 	fmt_sched_proc(b, r->process);
+	if (proc_trace &&
+	    proc_trace->result_case == VITALS__RESPONSE__RESULT_TRACE &&
+	    proc_trace->trace)
+		fmt_phase_proc(b, proc_trace->trace, o->pid);
 }
 
 static void
@@ -463,7 +494,23 @@ cmd_proc(struct opts *o)
 	req.process = &pr;
 	if ((x = call(o, &req, &r)) != VX_OK)
 		return x;
-	return render(o, r, text_proc);
+	if (!o->json) {
+		Vitals__Request treq = VITALS__REQUEST__INIT;
+		Vitals__TraceRequest tr = VITALS__TRACE_REQUEST__INIT;
+
+		tr.range = &range;
+		tr.pid = o->pid;
+		treq.op_case = VITALS__REQUEST__OP_TRACE;
+		treq.trace = &tr;
+		/* no trace answer (an older daemon, ftrace off): no phases */
+		if (call_quiet(o, &treq, &proc_trace) != VX_OK)
+			proc_trace = NULL;
+	}
+	x = render(o, r, text_proc);
+	if (proc_trace)
+		vitals__response__free_unpacked(proc_trace, NULL);
+	proc_trace = NULL;
+	return x;
 }
 
 static void

@@ -714,6 +714,8 @@ ftrace_setup(struct vitalsd *d, const struct config *cfg,
 		.tick_ms = cfg->ftrace_tick_ms,
 		.max_pages = cfg->ftrace_max_pages,
 		.wake_percent = cfg->ftrace_wake_percent,
+		.fault_phases = cfg->fault_phases,
+		.fault_maps_reads = cfg->fault_maps_reads,
 		.helper = helpers ? helpers->ph : NULL,
 	};
 	char why[512];

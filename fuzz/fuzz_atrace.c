@@ -11,6 +11,10 @@
  * long input cost thousands of window closes) rather than once at the
  * end.
  *
+ * Fault phases (phase.c) ride along: every tracker has one, whose names
+ * match most markers, and the input is also parsed as /proc/<pid>/maps
+ * (phase_maps.c), the ranges checked for the order lookups rely on.
+ *
  * Every input gets a tracker of its own, so that a crash reproduces from
  * its input alone. A tracker kept across inputs only grew: its hash
  * tables keep their largest capacity (up to 16 k entries), every window
@@ -20,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "trace/phase.h"
 #include "vitalsd.h"
 
 static struct fdec *dec;
@@ -37,8 +42,38 @@ window(void)
 	if (wt.nslices > VITALS_TRACE_SLICES ||
 	    wt.ncounters > VITALS_TRACE_COUNTERS ||
 	    wt.nbinder > VITALS_TRACE_BINDER || wt.nrq > VITALS_TRACE_RQ ||
-	    wt.ngpu > VITALS_TRACE_GPU || wt.nbtxn > VITALS_TRACE_BTXN)
+	    wt.ngpu > VITALS_TRACE_GPU || wt.nbtxn > VITALS_TRACE_BTXN ||
+	    wt.nphase > VITALS_TRACE_PHASES)
 		abort();
+}
+
+/* threads 1..3 (markers) and whatever the pages say: their own process */
+static int32_t
+tgid_self(int32_t tid, void *arg)
+{
+	(void)arg;
+	return tid > 0 ? tid % 7 + 1 : -1;
+}
+
+/* The input as a maps file: ranges ascending and not overlapping. */
+static void
+maps(const uint8_t *data, size_t size)
+{
+	static struct phase_range r[64];
+	uint64_t bad = 0, cut = 0;
+	size_t i, n = 0;
+
+	phase_maps_parse((const char *)data, size, r, 64, &n, &bad, &cut);
+	if (n > 64)
+		abort();
+	for (i = 0; i < n; i++) {
+		if (r[i].end <= r[i].start || r[i].cls >= PCLASS__MAX ||
+		    (i && r[i].start < r[i - 1].end))
+			abort();
+		if (phase_maps_class_addr(r, n, r[i].start) != r[i].cls)
+			abort();
+	}
+	(void)phase_maps_class_file(r, n, r[0].dev, n ? r[0].ino : 0);
 }
 
 static void
@@ -68,6 +103,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	if (atrace_new(&at) < 0)
 		abort();
+	{
+		struct phase *ph;
+
+		if (phase_new("a*,b*,c*,d*,e*,f*,phase", 4, -1, &ph) < 0)
+			abort();
+		phase_set_tgid_fn(ph, tgid_self, NULL);
+		atrace_set_phase(at, ph);
+		atrace_phase_events(at, (1u << FEV__MAX) - 1);
+	}
+	maps(data, size);
 	each = data[0] & 8;
 	nrec = 0;
 	if (data[0] & 1) {

@@ -264,6 +264,10 @@ START_TEST(test_markers)
 	ck_assert(t->atrace);
 	ck_assert(t->enabled & 1u << FEV_PRINT);
 	ck_assert(t->enabled & 1u << FEV_PROCESS_EXIT);
+	/* fault_phases unset: none of their events even looked for */
+	ck_assert_uint_eq(t->enabled & FEV_PHASE_MASK, 0);
+	ck_assert_uint_eq(t->missing & FEV_PHASE_MASK, 0);
+	ck_assert_uint_eq(t->phase_events, 0);
 	ck_assert(!window_trace_lossy(t));
 	assert_slice(find(t, TRACE_SYNC, a.tid, 0, a.outer), 1, 50);
 	assert_slice(find(t, TRACE_SYNC, a.tid, 1, a.inner), 1, 30);

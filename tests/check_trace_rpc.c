@@ -393,6 +393,128 @@ START_TEST(test_binder_rpc_text_json)
 }
 END_TEST
 
+/* Fault phases on the wire, in text and JSON: a figure whose events were
+ * not enabled is absent (null, "?"), never 0; rows filtered by pid. */
+START_TEST(test_phase_rpc_text_json)
+{
+	struct window *w = mkwin();
+	struct window_trace *t = window_trace(w);
+	const Vitals__TracePhase *p;
+	const struct jm *rows, *x;
+	struct rpc_query q;
+	Vitals__Response *r;
+	Vitals__TraceWindow *tw;
+	struct jm *j;
+	struct sbuf s;
+
+	t->nphase = 2;
+	t->phase[0] = (struct window_trace_phase){ .pid = 200,
+		.have = 1u << PHAVE_FAULTS | 1u << PHAVE_FILE |
+		    1u << PHAVE_READ | 1u << PHAVE_MAJOR,
+		.start_ticks = 777,
+		.comm = "example.ui",
+		.count = 2,
+		.open = 1,
+		.total_ns = 250000000,
+		.max_ns = 150000000,
+		.faults = 900,
+		.file_faults = 40,
+		.major = 12,
+		.pages_read = 300,
+		.name = "bindApplication" };
+	t->phase[0].faults_by[PCLASS_DEX] = 100;
+	t->phase[0].faults_by[PCLASS_ANON] = 800;
+	t->phase[0].major_by[PCLASS_DEX] = 12;
+	t->phase[1] = (struct window_trace_phase){ .pid = 300,
+		.have = 1u << PHAVE_FAULTS,
+		.count = 1,
+		.faults = 5,
+		.name = "other" };
+	t->phase_rest = (struct window_trace_phase){ .pid = -1,
+		.have = 1u << PHAVE_FAULTS,
+		.count = 4,
+		.faults = 9 };
+	t->phase_other = 3;
+	t->phase_events = 123456;
+	t->phase_open = 1;
+	t->maps_reads = 2;
+	t->maps_skipped = 1;
+	t->fault_unknown = 6;
+
+	memset(&q, 0, sizeof(q));
+	q.op = RPC_Q_TRACE;
+	q.pid = 200;
+	r = answer(&q, w);
+	tw = r->trace->windows[0];
+	ck_assert_uint_eq(tw->n_phase, 1); /* 300's row filtered out */
+	p = tw->phase[0];
+	ck_assert_int_eq(p->pid, 200);
+	ck_assert_uint_eq(p->start_ticks, 777);
+	ck_assert_str_eq(p->name, "bindApplication");
+	ck_assert_ptr_nonnull(p->faults);
+	ck_assert_uint_eq(p->faults->value, 900);
+	ck_assert_uint_eq(p->faults->n_by_class, PCLASS__MAX);
+	ck_assert_uint_eq(p->faults->by_class[PCLASS_ANON], 800);
+	ck_assert_uint_eq(p->major->value, 12);
+	ck_assert_uint_eq(p->major->by_class[PCLASS_DEX], 12);
+	ck_assert_uint_eq(p->file_faults->n_by_class, 0);
+	ck_assert_ptr_null(p->reclaim); /* not enabled: unknown */
+	ck_assert_ptr_null(p->block);
+	ck_assert_ptr_nonnull(tw->phase_rest);
+	ck_assert_int_eq(tw->phase_rest->pid, -1);
+	ck_assert_ptr_null(tw->phase_rest->major);
+	ck_assert_uint_eq(tw->phase_rows_other, 3);
+	ck_assert_uint_eq(tw->phase_events, 123456);
+	ck_assert_uint_eq(tw->maps_skipped, 1);
+	ck_assert_uint_eq(tw->fault_unknown, 6);
+
+	sbuf_init(&s);
+	fmt_trace(&s, r->trace);
+	ck_assert_ptr_nonnull(strstr(sbuf_str(&s), "fault phases, LOSSY"));
+	ck_assert_ptr_nonnull(strstr(sbuf_str(&s), "bindApplication"));
+	ck_assert_ptr_nonnull(
+	    strstr(sbuf_str(&s), "by class: dex 100/12 anon 800/0"));
+	ck_assert_ptr_nonnull(strstr(sbuf_str(&s), "reclaim ?, block ?"));
+	ck_assert_ptr_nonnull(strstr(sbuf_str(&s), "6 faults unclassed"));
+	{
+		/* the phase table and its lines (the window's header line
+		 * is prose, wrapped by the client's fit) */
+		const char *l = strstr(sbuf_str(&s), "  fault phases"), *e;
+
+		for (; (e = strchr(l, '\n')) != NULL; l = e + 1)
+			ck_assert_msg(e - l <= 80, "line over 80: %.*s",
+			    (int)(e - l), l);
+	}
+	if (getenv("VITALS_SHOW"))
+		fputs(sbuf_str(&s), stderr);
+	sbuf_reset(&s);
+	fmt_phase_proc(&s, r->trace, 200);
+	ck_assert_ptr_nonnull(strstr(sbuf_str(&s), "Fault phases:"));
+	ck_assert_ptr_nonnull(strstr(sbuf_str(&s), "bindApplication"));
+	sbuf_reset(&s);
+	fmt_phase_proc(&s, r->trace, 999);
+	ck_assert_uint_eq(s.len, 0);
+	sbuf_reset(&s);
+	json_response(&s, r);
+	j = jm_parse(s.buf, s.len);
+	ck_assert_ptr_nonnull(j);
+	x = jm_get(jm_get(j, "trace"), "windows");
+	ck_assert(x && x->t == JM_ARR && x->n == 1);
+	rows = jm_get(&x->v[0], "phase");
+	ck_assert(rows && rows->t == JM_ARR && rows->n == 1);
+	x = jm_get(jm_get(&rows->v[0], "faults"), "value");
+	ck_assert(x && x->t == JM_STR && strcmp(x->str, "900") == 0);
+	x = jm_get(&rows->v[0], "reclaim");
+	ck_assert(x && x->t == JM_NULL);
+	x = jm_get(&rows->v[0], "total_ns");
+	ck_assert(x && x->t == JM_STR && strcmp(x->str, "250000000") == 0);
+	jm_free(j);
+	sbuf_free(&s);
+	vitals__response__free_unpacked(r, NULL);
+	window_free(w);
+}
+END_TEST
+
 static Suite *
 trace_rpc_suite(void)
 {
@@ -403,6 +525,7 @@ trace_rpc_suite(void)
 	tcase_add_test(tc, test_request_validation);
 	tcase_add_test(tc, test_client_text_and_json);
 	tcase_add_test(tc, test_binder_rpc_text_json);
+	tcase_add_test(tc, test_phase_rpc_text_json);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -82,6 +82,7 @@ config_init(struct config *cfg)
 	cfg->ftrace_tick_ms = 250;
 	cfg->ftrace_max_pages = 64;
 	cfg->ftrace_wake_percent = 20;
+	cfg->fault_maps_reads = FAULT_MAPS_READS_DEFAULT;
 }
 
 void
@@ -104,6 +105,7 @@ config_release(struct config *cfg)
 	free(cfg->tracefs);
 	free(cfg->prop_root);
 	free(cfg->atrace_apps);
+	free(cfg->fault_phases);
 	free(cfg->store_spool_dir);
 	config_src_free(cfg->src);
 	free(cfg->metrics_listen);
@@ -561,6 +563,8 @@ config_set(struct config *cfg, const char *key, const char *value)
 	/* DMA-BUF per process: dmabuf, dmabuf_* (config_dmabuf.c) */
 	if (!strncmp(key, "dmabuf", 6))
 		return dmabuf_config_set(&cfg->dmabuf, key, value);
+	if (!strncmp(key, "fault_", 6))
+		return config_set_phase(cfg, key, value);
 	if ((r = config_set_ftrace(cfg, key, value)) != -ENOENT)
 		return r;
 	return config_set_control(cfg, key, value);

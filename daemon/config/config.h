@@ -90,6 +90,9 @@ struct config {
 	unsigned ftrace_tick_ms;
 	unsigned ftrace_max_pages;
 	unsigned ftrace_wake_percent;
+	/* fault phases (trace/phase.c, config_phase.c) */
+	char *fault_phases;	   /* normalised names; NULL: off */
+	unsigned fault_maps_reads; /* maps reads per window */
 	/* system properties (sysprop.c), ATrace categories (atrace_cat.c) */
 	char *prop_root;      /* double's directory; NULL: platform/none */
 	uint64_t atrace_tags; /* atrace_categories as ATRACE_TAG_* bits */
@@ -118,6 +121,13 @@ int config_parse_file(struct config *cfg, const char *path, char *err,
     size_t errsz);
 int config_check(const struct config *cfg, char *err, size_t errsz);
 const char *threads_mode_name(enum threads_mode m);
+
+/* config_phase.c: fault_phases, fault_maps_reads (-ENOENT: not one) */
+#define FAULT_PHASES_MAX 16
+#define FAULT_PHASE_NAME_MAX 381 /* 127 UTF-16 units, 3 bytes each */
+#define FAULT_MAPS_READS_DEFAULT 16
+int config_parse_fault_phases(const char *v, char *ret, size_t retsz);
+int config_set_phase(struct config *cfg, const char *key, const char *value);
 
 /* config_export.c: the metrics_* keys (-ENOENT: not one) */
 struct sockaddr_storage;

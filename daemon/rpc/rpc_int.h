@@ -131,6 +131,13 @@ int rpc_sched_process(struct rpc_arena *a, Vitals__ProcessInfo *info,
 struct rpc_query;
 int rpc_sched_top(struct rpc_arena *a, Vitals__TaskList *list,
     const struct rpc_query *q, struct window *const *w, size_t n);
+/* rpc_phase.c: the fault phase fields of a TraceWindow */
+struct window_trace;
+struct window_trace_phase;
+int rpc_phase_fill(struct rpc_arena *a, Vitals__TraceWindow *m,
+    const struct window_trace *t);
+Vitals__TracePhase *rpc_pb_phase(struct rpc_arena *a,
+    const struct window_trace_phase *p, bool rest);
 /* rpc_trace.c */
 Vitals__TraceHealth *rpc_pb_trace_health(struct rpc_arena *a,
     const struct window *last);

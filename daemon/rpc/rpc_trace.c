@@ -260,6 +260,17 @@ pb_rows(struct rpc_arena *a, Vitals__TraceWindow *m, const struct rpc_query *q,
 			 false)) == NULL)
 			return -ENOMEM;
 	}
+	if (t->nphase &&
+	    (m->phase = rpc_arena_alloc(a, t->nphase * sizeof(*m->phase))) ==
+		NULL)
+		return -ENOMEM;
+	for (i = 0; i < t->nphase; i++) {
+		if (!rpc_trace_match(q, w, t->phase[i].pid))
+			continue;
+		if ((m->phase[m->n_phase++] = rpc_pb_phase(a, &t->phase[i],
+			 false)) == NULL)
+			return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -326,6 +337,8 @@ pb_trace_window(struct rpc_arena *a, const struct rpc_query *q,
 	m->binder_gave_up_expired = t->btxn_expired;
 	m->binder_gave_up_full = t->btxn_full;
 	m->binder_open = t->btxn_open;
+	if (rpc_phase_fill(a, m, t) < 0)
+		return NULL;
 	if (pb_rows(a, m, q, w) < 0)
 		return NULL;
 	return m;

@@ -57,7 +57,7 @@ enum store_rstmt {
 	RS__MAX
 };
 
-#define STORE_PART_NSTMT 12
+#define STORE_PART_NSTMT 14
 #define STORE_SUM_NSTMT 12 /* store_tasksum.c's statements */
 #define STORE_SPOOL_NSTMT \
 	40 /* store_spool.c's statements on db */ /* statements of one part's store_<signal>.c */
@@ -363,6 +363,12 @@ extern const struct store_part store_sched_part;
 extern const struct store_part store_gpumem_part;
 extern const struct store_part store_wss_part;
 extern const struct store_part store_trace_part;
+/* store_phase.c: fault phase rows, with store_trace.c's statements */
+struct window_trace;
+extern const char store_phase_ins_sql[], store_phase_sel_sql[];
+int store_phase_put(sqlite3_stmt *st, int64_t id, const struct window_trace *t);
+int store_phase_load(sqlite3_stmt *st, int64_t id, struct window_trace *t,
+    uint64_t *ret_bad);
 extern const struct store_part store_cgroup_part;
 extern const struct store_part store_fgbg_part;
 extern const struct store_part store_wcpu_part;

@@ -378,6 +378,31 @@ static const char schema_v19[] =
     " PRIMARY KEY (window_id, other, from_pid, to_pid, code)) WITHOUT ROWID;";
 
 /*
+ * v20: fault phases per (process, slice name) and window (store_phase.c,
+ * doc/metrics.md): the phase counts, durations and the deltas of the
+ * process's fault, page-cache, reclaim and block counters; have says
+ * which figures were measured (the others are unknown, not 0);
+ * faults_by and major_by are blobs of 8 little-endian u64s, one per
+ * mapping class. other = 1 is the row the rows beyond the kept ones
+ * are summed in.
+ */
+static const char schema_v20[] =
+    "CREATE TABLE window_trace_phase ("
+    " window_id INTEGER NOT NULL REFERENCES windows(id) ON DELETE CASCADE,"
+    " other INTEGER NOT NULL, pid INTEGER NOT NULL,"
+    " start_ticks INTEGER NOT NULL, comm TEXT NOT NULL,"
+    " name TEXT NOT NULL, have INTEGER NOT NULL,"
+    " count INTEGER NOT NULL, incomplete INTEGER NOT NULL,"
+    " open INTEGER NOT NULL, total_ns INTEGER NOT NULL,"
+    " max_ns INTEGER NOT NULL, faults INTEGER NOT NULL,"
+    " file_faults INTEGER NOT NULL, major INTEGER NOT NULL,"
+    " pages_read INTEGER NOT NULL, reclaim INTEGER NOT NULL,"
+    " reclaim_ns INTEGER NOT NULL, blk INTEGER NOT NULL,"
+    " blk_bytes INTEGER NOT NULL, faults_by BLOB NOT NULL,"
+    " major_by BLOB NOT NULL,"
+    " PRIMARY KEY (window_id, other, pid, start_ticks, name)) WITHOUT ROWID;";
+
+/*
  * migrations[v] takes a database from user_version v to v + 1: its SQL,
  * then its C half (NULL: none) in the same transaction.
  */
@@ -401,4 +426,5 @@ const struct store_migration store_migrations[STORE_SCHEMA_VERSION] = {
 	{ schema_v17, NULL },
 	{ schema_v18, NULL },
 	{ schema_v19, NULL },
+	{ schema_v20, NULL },
 };

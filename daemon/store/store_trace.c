@@ -2,7 +2,8 @@
 /*
  * The ftrace part of a window in the store (schema v5, doc/storage.md):
  * slice, counter, binder, run-queue and gpu_mem rows in window_trace_*
- * (binder latency rows, window_trace_btxn, since v19),
+ * (binder latency rows, window_trace_btxn, since v19; fault phase rows,
+ * window_trace_phase, since v20: store_phase.c),
  * and the window-level figures (state, loss, totals, the ATrace
  * categories' state and counts) as named counters of kind "trace" in
  * window_count, so a new figure needs no migration.
@@ -29,6 +30,8 @@ enum {
 	TS_SEL_RQ,
 	TS_SEL_GPU,
 	TS_SEL_BTXN,
+	TS_INS_PHASE,
+	TS_SEL_PHASE,
 };
 
 /* kind of the row that holds what did not fit */
@@ -71,6 +74,8 @@ static const char *const ts_sql[] = {
 			" recv_sum_ns, recv_max_ns, reply_sum_ns,"
 			" reply_max_ns, recv_hist, reply_hist"
 			" FROM window_trace_btxn WHERE window_id = ?",
+	[TS_INS_PHASE] = store_phase_ins_sql,
+	[TS_SEL_PHASE] = store_phase_sel_sql,
 };
 
 /* ------------------------------------------------------------ counters */
@@ -122,6 +127,18 @@ static const struct store_field counters[] = {
 	TR_U64(btxn_full),
 	TR_U64(btxn_open),
 	TR_U32(btxn_other),
+	/* fault phases (phase.c) */
+	TR_U64(phase_events),
+	TR_U64(phase_open),
+	TR_U64(phase_incomplete),
+	TR_U64(phase_untracked),
+	TR_U64(maps_reads),
+	TR_U64(maps_skipped),
+	TR_U64(maps_fail),
+	TR_U64(maps_bad_lines),
+	TR_U64(maps_cut),
+	TR_U64(fault_unknown),
+	TR_U32(phase_other),
 	/* ATrace categories (atrace_cat.c) */
 	TR_U32(cat_state),
 	TR_U64(cat_tags),
@@ -340,6 +357,9 @@ put_rows(struct store *s, int64_t id, const struct window_trace *t)
 		rc = put_btxn(s, id, false, &t->btxn[i]);
 	if (rc == SQLITE_OK && !btxn_empty(&t->btxn_rest))
 		rc = put_btxn(s, id, true, &t->btxn_rest);
+	if (rc == SQLITE_OK)
+		rc = store_phase_put(s->part_st[WPART_TRACE][TS_INS_PHASE], id,
+		    t);
 	return rc;
 }
 
@@ -394,6 +414,7 @@ store_trace_load(struct store *s, int64_t id, struct window *w)
 {
 	struct window_trace *t;
 	sqlite3_stmt *st;
+	uint64_t bad = 0;
 	int rc;
 
 	if ((t = window_trace(w)) == NULL)
@@ -529,6 +550,12 @@ store_trace_load(struct store *s, int64_t id, struct window *w)
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE)
 		return store_fail(s, rc, "read window trace");
+	rc = store_phase_load(s->part_st[WPART_TRACE][TS_SEL_PHASE], id, t,
+	    &bad);
+	while (bad--)
+		store_blob_error(s);
+	if (rc != SQLITE_DONE)
+		return store_fail(s, rc, "read window trace phases");
 	window_trace_trim(&t);
 	window_part_set(w, WPART_TRACE, t);
 	return 0;

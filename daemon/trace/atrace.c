@@ -26,6 +26,7 @@
 
 #include "core/util.h"
 #include "trace/atrace_int.h"
+#include "trace/phase.h"
 
 #define TAB_MAX_SLICES 8192 /* distinct slice rows per window */
 #define TAB_MAX_ASYNC 8192  /* async and track slices open at once */
@@ -101,6 +102,7 @@ atrace_free(struct atrace *at)
 	atab_release(&at->rq);
 	atab_release(&at->gpu);
 	binder_free(at->bl);
+	phase_free(at->ph);
 	free(at);
 	return NULL;
 }
@@ -110,6 +112,21 @@ atrace_set_tgid_fn(struct atrace *at, int32_t (*fn)(int32_t, void *), void *arg)
 {
 	at->tgid_fn = fn;
 	at->tgid_arg = arg;
+}
+
+void
+atrace_phase_events(struct atrace *at, uint32_t enabled)
+{
+	if (at->ph)
+		phase_set_events(at->ph, enabled);
+}
+
+/* Fault phases: the tracker is the ATrace tracker's from now on. */
+void
+atrace_set_phase(struct atrace *at, struct phase *ph)
+{
+	phase_free(at->ph);
+	at->ph = ph;
 }
 
 void
@@ -387,6 +404,9 @@ marker(struct atrace *at, const struct ftrace_rec *r)
 			t->stack[t->depth].tgid = m.pid;
 			name_copy(at, t->stack[t->depth].name, m.name,
 			    m.name_len);
+			if (at->ph)
+				phase_begin(at->ph, r, t->depth,
+				    t->stack[t->depth].name);
 		}
 		t->depth++;
 		break;
@@ -397,6 +417,8 @@ marker(struct atrace *at, const struct ftrace_rec *r)
 			return;
 		}
 		t->depth--;
+		if (at->ph && t->depth < VITALS_TRACE_DEPTH)
+			phase_end(at->ph, r, t->depth);
 		if (t->depth < VITALS_TRACE_DEPTH) {
 			struct open_slice *o = &t->stack[t->depth];
 
@@ -560,6 +582,8 @@ process_exit(struct atrace *at, const struct ftrace_rec *r)
 	int32_t tgid = -1;
 
 	binder_exit(at->bl, r->u.exit.tid);
+	if (at->ph)
+		phase_exit(at->ph, r->u.exit.tid);
 	if (t != NULL) {
 		if (t->depth > 0 && t->stack)
 			tgid = t->stack[0].tgid;
@@ -691,6 +715,15 @@ atrace_record(struct atrace *at, const struct ftrace_rec *r)
 	case FEV_GPU_MEM:
 		gpu_mem(at, r);
 		break;
+	case FEV_PAGE_FAULT:
+	case FEV_FILEMAP_FAULT:
+	case FEV_FILEMAP_ADD:
+	case FEV_RECLAIM_BEGIN:
+	case FEV_RECLAIM_END:
+	case FEV_BLOCK_ISSUE:
+		if (at->ph)
+			phase_record(at->ph, r);
+		break;
 	default:
 		at->w.unknown_events++;
 		break;
@@ -720,6 +753,8 @@ atrace_lost(struct atrace *at)
 		i++;
 	}
 	binder_lost(at->bl);
+	if (at->ph)
+		phase_lost(at->ph);
 	cur_unknown(at);
 }
 

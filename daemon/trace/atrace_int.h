@@ -103,6 +103,7 @@ struct atrace {
 	ftrace_gpu_mem_fn gpu_fn;
 	void *gpu_arg;
 	struct binder *bl; /* transaction pairing (binder.c) */
+	struct phase *ph;  /* fault phases (phase.c); NULL: off */
 };
 
 /* atrace.c: a thread's entry and its stack gone */

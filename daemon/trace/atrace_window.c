@@ -11,6 +11,7 @@
 
 #include "core/util.h"
 #include "trace/atrace_int.h"
+#include "trace/phase.h"
 
 static int
 slice_by_weight(const void *a, const void *b)
@@ -204,6 +205,8 @@ atrace_window(struct atrace *at, struct window_trace *wt)
 		i++;
 	}
 	binder_window(at->bl, wt);
+	if (at->ph)
+		phase_window(at->ph, wt);
 	atab_clear(&at->slices);
 	atab_clear(&at->counters);
 	atab_clear(&at->binder);

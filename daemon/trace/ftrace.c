@@ -24,6 +24,7 @@
 
 #include "core/util.h"
 #include "privs/privs.h"
+#include "trace/phase.h"
 #include "trace/trace.h"
 
 #define FT_LOST (FEV__MAX + 1) /* pending entry: the CPU lost events */
@@ -67,6 +68,7 @@ struct ftrace {
 	unsigned state;
 	uint32_t enabled, missing;
 	bool atrace;
+	bool phases; /* fault phases configured */
 	int procfd;
 	/* opened for writing while privileged, so the stop can still make
 	 * the instance inert after a privilege drop: copy_trace_marker,
@@ -559,6 +561,13 @@ setup_events(struct ftrace *ft, const struct ftrace_opts *o)
 		{ FEV_BINDER_TXN, "binder", "binder_transaction" },
 		{ FEV_BINDER_RECV, "binder", "binder_transaction_received" },
 		{ FEV_GPU_MEM, "gpu_mem", "gpu_mem_total" },
+		{ FEV_PAGE_FAULT, "exceptions", "page_fault_user" },
+		{ FEV_FILEMAP_FAULT, "filemap", "mm_filemap_fault" },
+		{ FEV_FILEMAP_ADD, "filemap", "mm_filemap_add_to_page_cache" },
+		{ FEV_RECLAIM_BEGIN, "vmscan",
+		    "mm_vmscan_direct_reclaim_begin" },
+		{ FEV_RECLAIM_END, "vmscan", "mm_vmscan_direct_reclaim_end" },
+		{ FEV_BLOCK_ISSUE, "block", "block_rq_issue" },
 	};
 	unsigned i;
 
@@ -568,6 +577,9 @@ setup_events(struct ftrace *ft, const struct ftrace_opts *o)
 		if ((ev == FEV_SCHED_SWITCH || ev == FEV_SCHED_WAKEUP ||
 			ev == FEV_SCHED_WAKEUP_NEW) &&
 		    !o->sched)
+			continue;
+		/* fault phases off: nothing of theirs is enabled */
+		if (((1u << ev) & FEV_PHASE_MASK) && !ft->phases)
 			continue;
 		if (!available(ft->inst, want[i].sys, want[i].name) ||
 		    !fdec_has(ft->dec, ev)) {
@@ -713,6 +725,18 @@ ftrace_open(struct event_base *base, const struct ftrace_opts *o,
 		goto fail;
 	}
 	atrace_set_tgid_fn(ft->at, tgid_of, ft);
+	if (o->fault_phases && o->fault_phases[0]) {
+		struct phase *ph;
+
+		if ((r = phase_new(o->fault_phases, o->fault_maps_reads,
+			 ft->procfd, &ph)) < 0) {
+			snprintf(why, whysz, "fault_phases: %s", strerror(-r));
+			goto fail;
+		}
+		phase_set_tgid_fn(ph, tgid_of, ft);
+		atrace_set_phase(ft->at, ph);
+		ft->phases = true;
+	}
 	/* a crashed run's instance: start afresh, its stats included */
 	if ((r = ftrace_instance_remove(NULL, o->instance)) < 0) {
 		snprintf(why, whysz, "stale instance %s not removed: %s",
@@ -760,6 +784,8 @@ ftrace_open(struct event_base *base, const struct ftrace_opts *o,
 		snprintf(why, whysz, "events: %s", strerror(-r));
 		goto fail;
 	}
+	if (ft->phases)
+		atrace_phase_events(ft->at, ft->enabled);
 	ft->page_sz = (size_t)getpagesize();
 	if (tracefs_instance_file_read_number(ft->inst, "buffer_subbuf_size_kb",
 		&sub) == 0 &&
@@ -798,9 +824,14 @@ ftrace_open(struct event_base *base, const struct ftrace_opts *o,
 	    O_WRONLY | O_CLOEXEC);
 	ft->state = FTRACE_ON;
 	*ret_state = FTRACE_ON;
-	snprintf(why, whysz, "instance %s, %u KiB per CPU, ATrace %s",
+	snprintf(why, whysz, "instance %s, %u KiB per CPU, ATrace %s%s",
 	    o->instance, o->buffer_kb ? o->buffer_kb : 2048,
-	    ft->atrace ? "on" : "unavailable (no copy_trace_marker)");
+	    ft->atrace ? "on" : "unavailable (no copy_trace_marker)",
+	    !ft->phases ?
+		"" :
+		(ft->enabled & FEV_PHASE_MASK) == FEV_PHASE_MASK ?
+		", fault phases: every event" :
+		", fault phases: some events absent (health: missing)");
 	*ret = ft;
 	return 0;
 fail:

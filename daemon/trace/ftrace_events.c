@@ -73,6 +73,18 @@ static const struct {
 	    { "gpu_id", "pid", "size" } },
 	[FEV_SCHED_WAKEUP] = { "sched", "sched_wakeup", { "pid" } },
 	[FEV_SCHED_WAKEUP_NEW] = { "sched", "sched_wakeup_new", { "pid" } },
+	[FEV_PAGE_FAULT] = { "exceptions", "page_fault_user",
+	    { "address", "error_code" } },
+	[FEV_FILEMAP_FAULT] = { "filemap", "mm_filemap_fault",
+	    { "s_dev", "i_ino", "index" } },
+	/* order came with large folios (6.x): older kernels add pages */
+	[FEV_FILEMAP_ADD] = { "filemap", "mm_filemap_add_to_page_cache",
+	    { "s_dev", "i_ino", "index", "?order" } },
+	[FEV_RECLAIM_BEGIN] = { "vmscan", "mm_vmscan_direct_reclaim_begin",
+	    { NULL } },
+	[FEV_RECLAIM_END] = { "vmscan", "mm_vmscan_direct_reclaim_end",
+	    { NULL } },
+	[FEV_BLOCK_ISSUE] = { "block", "block_rq_issue", { "bytes" } },
 };
 
 const char *
@@ -88,6 +100,12 @@ ftrace_ev_name(unsigned ev)
 		[FEV_GPU_MEM] = "gpu_mem/gpu_mem_total",
 		[FEV_SCHED_WAKEUP] = "sched/sched_wakeup",
 		[FEV_SCHED_WAKEUP_NEW] = "sched/sched_wakeup_new",
+		[FEV_PAGE_FAULT] = "exceptions/page_fault_user",
+		[FEV_FILEMAP_FAULT] = "filemap/mm_filemap_fault",
+		[FEV_FILEMAP_ADD] = "filemap/mm_filemap_add_to_page_cache",
+		[FEV_RECLAIM_BEGIN] = "vmscan/mm_vmscan_direct_reclaim_begin",
+		[FEV_RECLAIM_END] = "vmscan/mm_vmscan_direct_reclaim_end",
+		[FEV_BLOCK_ISSUE] = "block/block_rq_issue",
 	};
 
 	return ev < FEV__MAX ? names[ev] : "?";
@@ -160,14 +178,20 @@ fdec_new(const char *events_dir, struct fdec **ret)
 		    events[i].name);
 		if (e == NULL)
 			continue;
-		for (k = 0; k < FDEC_FIELDS && events[i].fields[k]; k++)
-			if ((fd->ev[i].f[k] = tep_find_field(e,
-				 events[i].fields[k])) == NULL)
+		for (k = 0; k < FDEC_FIELDS && events[i].fields[k]; k++) {
+			const char *fn = events[i].fields[k];
+			bool opt = fn[0] == '?'; /* optional: 0 when absent */
+
+			if ((fd->ev[i].f[k] = tep_find_field(e, fn + opt)) ==
+				NULL &&
+			    !opt)
 				break;
+		}
 		if (k < FDEC_FIELDS && events[i].fields[k])
 			continue; /* a field is missing: not this layout */
 		for (k = 0; k < FDEC_FIELDS && events[i].fields[k]; k++)
-			field_cache(&fd->ev[i].ff[k], fd->ev[i].f[k]);
+			if (fd->ev[i].f[k])
+				field_cache(&fd->ev[i].ff[k], fd->ev[i].f[k]);
 		if (e->id < 0 || e->id >= FDEC_IDS)
 			continue;
 		fd->ev[i].id = e->id;
@@ -219,7 +243,7 @@ num(const struct fdec_event *e, unsigned k, const void *data, int size)
 	const struct tep_format_field *f = e->f[k];
 	unsigned long long v = 0;
 
-	if ((int)(f->offset + f->size) > size)
+	if (f == NULL || (int)(f->offset + f->size) > size)
 		return 0;
 	tep_read_number_field(e->f[k], data, &v);
 	if (f->flags & TEP_FIELD_IS_SIGNED) {
@@ -239,7 +263,7 @@ num(const struct fdec_event *e, unsigned k, const void *data, int size)
 static int64_t
 fnum(const struct fdec_field *f, const unsigned char *d, unsigned size)
 {
-	if (f->off + f->size > size)
+	if (f->size == 0 || f->off + f->size > size) /* absent optional */
 		return 0;
 	switch (f->size) {
 	case 1:
@@ -319,6 +343,22 @@ decode_fast(const struct fdec *fd, const unsigned char *d, unsigned size,
 		r->u.gpu.pid = (uint32_t)fnum(&e->ff[1], d, size);
 		r->u.gpu.size = (uint64_t)fnum(&e->ff[2], d, size);
 		break;
+	case FEV_PAGE_FAULT:
+		r->u.fault.addr = (uint64_t)fnum(&e->ff[0], d, size);
+		r->u.fault.error = (uint64_t)fnum(&e->ff[1], d, size);
+		break;
+	case FEV_FILEMAP_FAULT:
+	case FEV_FILEMAP_ADD:
+		r->u.fmap.dev = (uint32_t)fnum(&e->ff[0], d, size);
+		r->u.fmap.ino = (uint64_t)fnum(&e->ff[1], d, size);
+		r->u.fmap.index = (uint64_t)fnum(&e->ff[2], d, size);
+		r->u.fmap.order = i == FEV_FILEMAP_ADD ?
+		    (uint32_t)fnum(&e->ff[3], d, size) :
+		    0;
+		break;
+	case FEV_BLOCK_ISSUE:
+		r->u.blk.bytes = (uint32_t)fnum(&e->ff[0], d, size);
+		break;
 	}
 	return true;
 }
@@ -380,6 +420,22 @@ decode(struct fdec *fd, const void *data, int size, struct ftrace_rec *r)
 		r->u.gpu.gpu_id = (uint32_t)num(e, 0, data, size);
 		r->u.gpu.pid = (uint32_t)num(e, 1, data, size);
 		r->u.gpu.size = (uint64_t)num(e, 2, data, size);
+		break;
+	case FEV_PAGE_FAULT:
+		r->u.fault.addr = (uint64_t)num(e, 0, data, size);
+		r->u.fault.error = (uint64_t)num(e, 1, data, size);
+		break;
+	case FEV_FILEMAP_FAULT:
+	case FEV_FILEMAP_ADD:
+		r->u.fmap.dev = (uint32_t)num(e, 0, data, size);
+		r->u.fmap.ino = (uint64_t)num(e, 1, data, size);
+		r->u.fmap.index = (uint64_t)num(e, 2, data, size);
+		r->u.fmap.order = i == FEV_FILEMAP_ADD ?
+		    (uint32_t)num(e, 3, data, size) :
+		    0;
+		break;
+	case FEV_BLOCK_ISSUE:
+		r->u.blk.bytes = (uint32_t)num(e, 0, data, size);
 		break;
 	}
 	return true;

@@ -53,6 +53,12 @@ ftrace_ev_name(unsigned ev)
 		[FEV_GPU_MEM] = "gpu_mem/gpu_mem_total",
 		[FEV_SCHED_WAKEUP] = "sched/sched_wakeup",
 		[FEV_SCHED_WAKEUP_NEW] = "sched/sched_wakeup_new",
+		[FEV_PAGE_FAULT] = "exceptions/page_fault_user",
+		[FEV_FILEMAP_FAULT] = "filemap/mm_filemap_fault",
+		[FEV_FILEMAP_ADD] = "filemap/mm_filemap_add_to_page_cache",
+		[FEV_RECLAIM_BEGIN] = "vmscan/mm_vmscan_direct_reclaim_begin",
+		[FEV_RECLAIM_END] = "vmscan/mm_vmscan_direct_reclaim_end",
+		[FEV_BLOCK_ISSUE] = "block/block_rq_issue",
 	};
 
 	return ev < FEV__MAX && names[ev] ? names[ev] : "?";

@@ -104,7 +104,7 @@ window_trace_trim(struct window_trace **tp)
 	struct window_trace *t = *tp;
 
 	if (t->head_only || t->nslices || t->ncounters || t->nbinder ||
-	    t->nrq || t->ngpu || t->nbtxn)
+	    t->nrq || t->ngpu || t->nbtxn || t->nphase || window_phase_rest(t))
 		return;
 	t->head_only = true;
 	if ((t = realloc(t, WINDOW_TRACE_HEAD)) != NULL)
@@ -291,7 +291,8 @@ window_trace_merge(struct window_trace **accp, const struct window_trace *src)
 	if (src == NULL)
 		src = &zero;
 	if ((src->nslices || src->ncounters || src->nbinder || src->nrq ||
-		src->ngpu || src->nbtxn) &&
+		src->ngpu || src->nbtxn || src->nphase ||
+		window_phase_rest(src)) &&
 	    window_trace_rows(accp) < 0)
 		return -ENOMEM;
 	acc = *accp;
@@ -348,6 +349,7 @@ window_trace_merge(struct window_trace **accp, const struct window_trace *src)
 	merge_rq(acc, src);
 	merge_gpu(acc, src);
 	window_btxn_merge(acc, src);
+	window_phase_merge(acc, src);
 	return 0;
 }
 
@@ -388,6 +390,17 @@ trace_part_dump(const struct window *w, unsigned topn, struct vbuf *out)
 		    b->from_pid, b->to_pid, b->code, b->twoway, b->oneway,
 		    b->replied, (unsigned long long)b->reply_max_ns,
 		    b->unreplied);
+	}
+	for (i = 0; i < t->nphase && i < topn; i++) {
+		const struct window_trace_phase *p = &t->phase[i];
+
+		vbuf_printf(out,
+		    "  phase %d %s %s: %u ended, total %llu ns, %llu faults, "
+		    "%llu major, %llu pages read\n",
+		    p->pid, p->comm, p->name, p->count,
+		    (unsigned long long)p->total_ns,
+		    (unsigned long long)p->faults, (unsigned long long)p->major,
+		    (unsigned long long)p->pages_read);
 	}
 	for (i = 0; i < t->nslices && i < topn; i++) {
 		const struct window_trace_slice *s = &t->slice[i];

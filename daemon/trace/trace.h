@@ -30,6 +30,7 @@ struct event_base;
 #define VITALS_TRACE_DEPTH 64	 /* open B slices kept per thread */
 #define VITALS_TRACE_BTXN 32	 /* (caller, callee, code) latency rows kept */
 #define VITALS_TRACE_BTXN_SLOTS 24 /* log2 µs slots, as the run-queue's */
+#define VITALS_TRACE_PHASES 32	   /* fault phase rows a window keeps */
 
 /* Where ftrace capture stands; stored, so values never change meaning. */
 enum ftrace_state {
@@ -60,7 +61,48 @@ enum ftrace_ev {
 	FEV_GPU_MEM,	  /* gpu_mem/gpu_mem_total */
 	FEV_SCHED_WAKEUP, /* run-queue delay starts (doc/metrics.md) */
 	FEV_SCHED_WAKEUP_NEW,
+	/* fault phases (phase.c): enabled only when fault_phases is set */
+	FEV_PAGE_FAULT,	   /* exceptions/page_fault_user */
+	FEV_FILEMAP_FAULT, /* filemap/mm_filemap_fault */
+	FEV_FILEMAP_ADD,   /* filemap/mm_filemap_add_to_page_cache */
+	FEV_RECLAIM_BEGIN, /* vmscan/mm_vmscan_direct_reclaim_begin */
+	FEV_RECLAIM_END,   /* vmscan/mm_vmscan_direct_reclaim_end */
+	FEV_BLOCK_ISSUE,   /* block/block_rq_issue */
 	FEV__MAX
+};
+
+/* The events of fault phases, as FEV_* bits. */
+#define FEV_PHASE_MASK                                        \
+	(1u << FEV_PAGE_FAULT | 1u << FEV_FILEMAP_FAULT |     \
+	    1u << FEV_FILEMAP_ADD | 1u << FEV_RECLAIM_BEGIN | \
+	    1u << FEV_RECLAIM_END | 1u << FEV_BLOCK_ISSUE)
+
+/*
+ * Mapping classes of fault phases, from the path of a /proc/<pid>/maps
+ * line (phase_maps.c; doc/metrics.md). Stored: values never change.
+ */
+enum phase_class {
+	PCLASS_DEX,	/* .dex .odex .vdex .oat .art, .jar, .apk executable */
+	PCLASS_SO,	/* .so, .so.N */
+	PCLASS_RES,	/* .apk non-executable, .arsc, fonts */
+	PCLASS_FILE,	/* any other file */
+	PCLASS_ANON,	/* no path, [heap], [anon:...], memfd, ashmem */
+	PCLASS_STACK,	/* [stack] */
+	PCLASS_OTHER,	/* [vdso], [vvar], ... */
+	PCLASS_UNKNOWN, /* address or file not in the maps read */
+	PCLASS__MAX
+};
+
+/* Figures a phase row has (window_trace_phase.have): the events behind
+ * them were enabled. A figure without its bit is unknown, never 0. */
+enum phase_have {
+	PHAVE_FAULTS,  /* faults, faults_by (page_fault_user) */
+	PHAVE_FILE,    /* file_faults (mm_filemap_fault) */
+	PHAVE_READ,    /* pages_read (mm_filemap_add_to_page_cache) */
+	PHAVE_MAJOR,   /* major, major_by: both filemap events */
+	PHAVE_RECLAIM, /* reclaim, reclaim_ns: both vmscan events */
+	PHAVE_BLOCK,   /* blk, blk_bytes (block_rq_issue) */
+	PHAVE__MAX
 };
 
 /* What a window row of slices is (window_trace_slice.kind). */
@@ -129,6 +171,28 @@ struct window_trace_btxn {
 	uint32_t reply_hist[VITALS_TRACE_BTXN_SLOTS];
 };
 
+/*
+ * Fault phases of one (process, slice name) over a window (phase.c,
+ * doc/metrics.md): the deltas of the process's counters between each
+ * phase's B and E, summed over the phases that ended in the window.
+ */
+struct window_trace_phase {
+	int32_t pid;	      /* −1 in the rest */
+	uint32_t have;	      /* bit PHAVE_*: figures known */
+	uint64_t start_ticks; /* the process's starttime (stat field 22) */
+	char comm[16];
+	uint32_t count;	     /* phases ended */
+	uint32_t incomplete; /* begun, end lost (loss, exit, stop) */
+	uint32_t open;	     /* still open at the window's close */
+	uint32_t pad;
+	uint64_t total_ns, max_ns; /* of the ended phases */
+	uint64_t faults, file_faults, major, pages_read;
+	uint64_t reclaim, reclaim_ns, blk, blk_bytes;
+	uint64_t faults_by[PCLASS__MAX];
+	uint64_t major_by[PCLASS__MAX];
+	char name[VITALS_TRACE_NAME];
+};
+
 /* Run-queue delay of one thread: runnable (a wakeup or a switch-out that
  * leaves it runnable) → its next switch-in (doc/metrics.md). */
 struct window_trace_rq {
@@ -181,6 +245,17 @@ struct window_trace {
 	uint64_t btxn_expired;	 /* open longer than BINDER_EXPIRE_S */
 	uint64_t btxn_full;	 /* not tracked: a bounded table was full */
 	uint64_t btxn_open;	 /* calls awaiting a reply at the close */
+	/* fault phases (phase.c): what they cost and what they missed */
+	uint64_t phase_events;	   /* records of FEV_PHASE_MASK events */
+	uint64_t phase_open;	   /* a gauge: phases open at the close */
+	uint64_t phase_incomplete; /* phases whose end was lost */
+	uint64_t phase_untracked;  /* begun, not tracked: a table full */
+	uint64_t maps_reads;	   /* /proc/<pid>/maps reads */
+	uint64_t maps_skipped;	   /* processes the budget refused a read */
+	uint64_t maps_fail;	   /* reads that failed */
+	uint64_t maps_bad_lines;   /* lines not in the maps format */
+	uint64_t maps_cut;	   /* ranges beyond the per-process bound */
+	uint64_t fault_unknown;	   /* faults classed unknown */
 	/* ATrace categories (atrace_cat.c): state at close, counts Δ */
 	uint32_t cat_state; /* enum atcat_state (atrace_cat.h) */
 	int32_t cat_err;    /* −errno behind error / unavailable */
@@ -200,6 +275,7 @@ struct window_trace {
 	uint32_t ngpu, gpu_other;
 	uint32_t nbtxn, btxn_other; /* rows kept; rows folded into btxn_rest */
 	struct window_trace_btxn btxn_rest; /* the rows beyond the kept */
+	uint32_t nphase, phase_other; /* rows kept; rows folded in the rest */
 	/*
 	 * The rows, last: a part made without them (head_only) is allocated
 	 * only up to slice, WINDOW_TRACE_HEAD bytes, and its five counts
@@ -214,6 +290,10 @@ struct window_trace {
 	struct window_trace_rq rq[VITALS_TRACE_RQ];
 	struct window_trace_gpu gpu[VITALS_TRACE_GPU];
 	struct window_trace_btxn btxn[VITALS_TRACE_BTXN];
+	/* the fault phase rows beyond the kept ones, summed: with the rows
+	 * (window_phase_rest() reads it for any part) */
+	struct window_trace_phase phase_rest;
+	struct window_trace_phase phase[VITALS_TRACE_PHASES];
 };
 
 #define WINDOW_TRACE_HEAD offsetof(struct window_trace, slice)
@@ -291,6 +371,17 @@ struct ftrace_rec {
 			uint32_t gpu_id, pid;
 			uint64_t size;
 		} gpu;
+		struct {
+			uint64_t addr, error;
+		} fault;
+		struct { /* mm_filemap_fault, mm_filemap_add_to_page_cache */
+			uint64_t ino, index;
+			uint32_t dev;	/* the kernel's dev_t: major << 20 */
+			uint32_t order; /* pages 1 << order (add only) */
+		} fmap;
+		struct {
+			uint32_t bytes;
+		} blk;
 	} u;
 };
 
@@ -312,6 +403,9 @@ struct atrace *atrace_free(struct atrace *at);
 void atrace_set_tgid_fn(struct atrace *at, int32_t (*fn)(int32_t, void *),
     void *arg);
 void atrace_set_gpu_mem_cb(struct atrace *at, ftrace_gpu_mem_fn fn, void *arg);
+struct phase;
+void atrace_set_phase(struct atrace *at, struct phase *ph);
+void atrace_phase_events(struct atrace *at, uint32_t enabled);
 void atrace_record(struct atrace *at, const struct ftrace_rec *r);
 void atrace_lost(struct atrace *at);
 void atrace_finish(struct atrace *at);
@@ -337,6 +431,17 @@ void window_btxn_merge(struct window_trace *acc,
 uint64_t window_btxn_quantile_ns(const uint32_t hist[VITALS_TRACE_BTXN_SLOTS],
     double q);
 void window_btxn_hist_add(uint32_t hist[VITALS_TRACE_BTXN_SLOTS], uint64_t ns);
+
+/* phase_window.c: fault phase rows, sorted, merged, summed */
+void window_phase_add(struct window_trace_phase *acc,
+    const struct window_trace_phase *src);
+void window_phase_keep(struct window_trace *wt, struct window_trace_phase *rows,
+    size_t n, uint32_t other_rows);
+void window_phase_merge(struct window_trace *acc,
+    const struct window_trace *src);
+const struct window_trace_phase *window_phase_rest(
+    const struct window_trace *t);
+const char *phase_class_name(unsigned c);
 
 /* binder.c: binder_transaction(_received) pairing (doc/ftrace.md) */
 struct binder;
@@ -372,6 +477,9 @@ struct ftrace_opts {
 	unsigned tick_ms;      /* drain period */
 	unsigned max_pages;    /* per CPU per tick */
 	unsigned wake_percent; /* buffer_percent: readiness at this fill */
+	/* fault phases: normalised names (config_phase.c), NULL: off */
+	const char *fault_phases;
+	unsigned fault_maps_reads; /* maps reads per window, all processes */
 	/* removes the instance at teardown after the drop (NULL: none) */
 	struct privhelper *helper;
 };
