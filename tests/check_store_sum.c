@@ -290,7 +290,12 @@ START_TEST(test_sum_equal_through_changes)
 	/* maintenance builds them (after rolling up the first hour) */
 	ck_assert_int_eq(store_maintain(s, end + 60 * SEC), 0);
 	nsum = q_int(s, "SELECT count(*) FROM task_sum");
-	ck_assert_int_gt(nsum, 200);
+	ck_assert_int_gt(nsum, 25); /* 10 min spans: 29 over, 5 hours */
+	/* no span shorter than 10 min since v20 */
+	ck_assert_int_eq(q_int(s,
+			     "SELECT count(*) FROM task_sum WHERE"
+			     " span_ns < 600000000000"),
+	    0);
 	ck_assert_int_eq(q_int(s,
 			     "SELECT count(*) FROM task_sum WHERE"
 			     " span_ns = 3600000000000"),
@@ -381,7 +386,7 @@ START_TEST(test_sum_size_bound)
 	for (q = 0; q < 900; q++)
 		put(s, "boot-a", q, T0);
 	ck_assert_int_eq(store_maintain(s, end + 60 * SEC), 0);
-	ck_assert_int_gt(q_int(s, "SELECT count(*) FROM task_sum"), 100);
+	ck_assert_int_gt(q_int(s, "SELECT count(*) FROM task_sum"), 12);
 	bytes = q_int(s,
 	    "SELECT page_count * page_size FROM"
 	    " pragma_page_count, pragma_page_size");
@@ -412,7 +417,7 @@ START_TEST(test_sum_spool)
 	for (q = 0; q < 900; q++)
 		put(s, "boot-a", q, T0);
 	ck_assert_int_eq(store_maintain(s, T0 + 900 * 10 * SEC), 0);
-	ck_assert_int_gt(q_int(s, "SELECT count(*) FROM task_sum"), 100);
+	ck_assert_int_gt(q_int(s, "SELECT count(*) FROM task_sum"), 12);
 	/* windows waiting in the spool, one of them late into an old span */
 	for (; q < 1200; q++)
 		put(s, "boot-a", q, T0);
@@ -499,6 +504,26 @@ START_TEST(test_sum_payload)
 }
 END_TEST
 
+/* v19 -> v20: the 60 s summaries go, the 600 s and hour ones stay. */
+START_TEST(test_sum_migrate_v20)
+{
+	struct store *s;
+
+	ck_assert_int_eq(store_create_version(path, 19,
+			     "INSERT INTO task_sum VALUES"
+			     " (0, 60000000000, 2, NULL, NULL),"
+			     " (60000000000, 60000000000, 2, NULL, NULL),"
+			     " (0, 600000000000, 3, NULL, NULL),"
+			     " (0, 3600000000000, 4, NULL, NULL);"),
+	    0);
+	s = open_opts(NULL, 0);
+	ck_assert_int_eq(q_int(s, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
+	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM task_sum"), 2);
+	ck_assert_int_eq(q_int(s, "SELECT sum(n_windows) FROM task_sum"), 7);
+	store_close(s);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -512,6 +537,7 @@ main(void)
 	tcase_add_test(tc, test_sum_size_bound);
 	tcase_add_test(tc, test_sum_spool);
 	tcase_add_test(tc, test_sum_damaged);
+	tcase_add_test(tc, test_sum_migrate_v20);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }
