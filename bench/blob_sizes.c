@@ -289,7 +289,7 @@ enc_tasks(int64_t wid, struct store_enc *e, size_t *ret_rows)
 	}
 	if (store_tasks_put(e, t, iid, n) < 0)
 		die("store_tasks_put");
-	if (store_tasks_get(e->b.p, e->b.len, n, &back, &biid, &bn) < 0 ||
+	if (store_tasks_get(e->b.p, e->b.len, STORE_TASKS_VERSION, n, &back, &biid, &bn) < 0 ||
 	    bn != n ||
 	    (n &&
 		(memcmp(back, t, n * sizeof(*t)) != 0 ||
@@ -622,7 +622,7 @@ decode(enum part p, const struct store_enc *blob)
 		die("frame does not read back");
 	switch (p) {
 	case P_TASKS:
-		if ((r = store_tasks_get(f.payload, f.len, SIZE_MAX, &t, &iid,
+		if ((r = store_tasks_get(f.payload, f.len, f.version, SIZE_MAX, &t, &iid,
 			 &n)) == 0) {
 			free(t);
 			free(iid);

@@ -212,11 +212,10 @@ src_add(struct store *s, sqlite3_stmt *st, int i, int64_t wid,
 	r = store_frame_get(sqlite3_column_blob(st, i),
 	    (size_t)sqlite3_column_bytes(st, i), &f);
 	if (r == 0) {
-		if (f.part != STORE_TASKS_PART ||
-		    f.version != STORE_TASKS_VERSION)
+		if (f.part != STORE_TASKS_PART)
 			r = -EBADMSG;
 		else
-			r = store_tasks_get(f.payload, f.len, SUM_ROWS_MAX, &t,
+			r = store_tasks_get(f.payload, f.len, f.version, SUM_ROWS_MAX, &t,
 			    &iid, &n);
 		store_frame_release(&f);
 	}
