@@ -65,16 +65,18 @@ tasks(const void *p, size_t n)
 }
 
 static void
-kv(const void *p, size_t n)
+kv_v(unsigned v, const void *p, size_t n)
 {
 	struct store_kv a, b;
 	struct store_enc e = { 0 };
+	int r;
 
-	if (store_kv_get(p, n, ROWS_MAX, &a) < 0)
+	if (store_kv_get(p, n, v, ROWS_MAX, &a) < 0)
 		return;
-	if (a.ncount > ROWS_MAX || a.ngauge > ROWS_MAX ||
-	    store_kv_put(&e, a.count, a.ncount, a.gauge, a.ngauge) < 0 ||
-	    store_kv_get(e.b.p, e.b.len, ROWS_MAX, &b) < 0)
+	r = v == 1 ? store_kv_put_v1(&e, a.count, a.ncount, a.gauge, a.ngauge) :
+		     store_kv_put(&e, a.count, a.ncount, a.gauge, a.ngauge);
+	if (a.ncount > ROWS_MAX || a.ngauge > ROWS_MAX || r < 0 ||
+	    store_kv_get(e.b.p, e.b.len, v, ROWS_MAX, &b) < 0)
 		abort();
 	if (b.ncount != a.ncount || b.ngauge != a.ngauge ||
 	    (a.ncount &&
@@ -84,6 +86,13 @@ kv(const void *p, size_t n)
 	store_kv_release(&a);
 	store_kv_release(&b);
 	store_enc_release(&e);
+}
+
+static void
+kv(const void *p, size_t n)
+{
+	kv_v(1, p, n);
+	kv_v(2, p, n);
 }
 
 static void
@@ -197,7 +206,7 @@ frame(const uint8_t *p, size_t n)
 		tasks_v(f.version, f.payload, f.len);
 		break;
 	case STORE_KV_PART:
-		kv(f.payload, f.len);
+		kv_v(f.version, f.payload, f.len);
 		break;
 	case STORE_SYS_PART:
 		sys(f.payload, f.len);
