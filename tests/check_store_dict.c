@@ -208,14 +208,14 @@ fill(unsigned after)
 	put_n(s, 0, NTRAIN);
 	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM blob_dict"), 0);
 	ck_assert_int_eq(store_maintain(s, T0 + (NTRAIN + 6) * 10 * SEC), 0);
-	/* counters, CPU, and the task lists of version 2 (5, 6); the
-	 * version-1 task slots (1, 2) are no longer trained */
+	/* CPU (4), and the task lists and counters of version 2 (5, 6,
+	 * 7); the version-1 slots (1, 2, 3) are no longer trained */
 	ck_assert_int_eq(q_int(s,
 			     "SELECT count(DISTINCT slot) FROM"
-			     " blob_dict WHERE slot BETWEEN 3 AND 6"),
+			     " blob_dict WHERE slot BETWEEN 4 AND 7"),
 	    4);
 	ck_assert_int_eq(q_int(s,
-			     "SELECT count(*) FROM blob_dict WHERE slot < 3"),
+			     "SELECT count(*) FROM blob_dict WHERE slot < 4"),
 	    0);
 	put_n(s, NTRAIN, NTRAIN + after);
 	return s;
@@ -410,8 +410,8 @@ static const struct dict_damage {
 	{ "the threads' dictionary deleted",
 	    "DELETE FROM blob_dict WHERE slot = 6", DSLOT_THREADS2, 0 },
 	{ "the counters' dictionary cut short",
-	    "UPDATE blob_dict SET dict = substr(dict, 1, 64) WHERE slot = 3",
-	    DSLOT_KV, 1 },
+	    "UPDATE blob_dict SET dict = substr(dict, 1, 64) WHERE slot = 7",
+	    DSLOT_KV2, 1 },
 	/* the row is counted, but its bytes are what the frames name (by
 	 * their CRC): they are registered under that and everything reads */
 	{ "the CPU dictionary's id changed",
@@ -453,7 +453,7 @@ START_TEST(dict_damage_confined)
 		ck_assert_uint_eq(w->nthreads,
 		    d->slot == DSLOT_THREADS2 ? 0 : want->nthreads);
 		ck_assert_uint_eq(w->d_vm[VM_PGFAULT],
-		    d->slot == DSLOT_KV ? 0 : want->d_vm[VM_PGFAULT]);
+		    d->slot == DSLOT_KV2 ? 0 : want->d_vm[VM_PGFAULT]);
 		ck_assert_uint_eq(w->cpu[2].d.user,
 		    d->slot == DSLOT_SYS ? 0 : want->cpu[2].d.user);
 		/* the window row itself always */
@@ -640,7 +640,8 @@ START_TEST(dict_v1_slots_still_read)
 	put_n(s, NTRAIN + 4, NTRAIN + 10);
 	ck_assert_int_eq(store_maintain(s, T0 + (NTRAIN + 16) * 10 * SEC), 0);
 	ck_assert_int_eq(q_int(s,
-			     "SELECT count(*) FROM blob_dict WHERE slot > 4"),
+			     "SELECT count(*) FROM blob_dict WHERE slot IN"
+			     " (5, 6)"),
 	    0);
 	/* an hour of version 2 on top: trained; the old ones stay */
 	put_n(s, NTRAIN + 10, NTRAIN + 10 + 370);

@@ -63,20 +63,27 @@ static const char *const slot_sql[DSLOT__MAX] = {
 			   " main.window_tasks t ON t.window_id = w.id WHERE"
 			   " w.level = 0 AND t.threads IS NOT NULL"
 			   " ORDER BY w.id DESC LIMIT ?1",
+	[DSLOT_KV2] = "SELECT p.kv FROM main.windows w JOIN"
+		      " main.window_parts p ON p.window_id = w.id WHERE"
+		      " w.level = 0 AND p.kv IS NOT NULL"
+		      " ORDER BY w.id DESC LIMIT ?1",
 };
 
 /* The part version a slot is trained on (0: any), and whether it is
- * still trained: the version-1 task slots are read, not made. */
+ * still trained: the version-1 slots are read, not made. */
 static const unsigned slot_version[DSLOT__MAX] = {
 	[DSLOT_PROCS] = 1,
 	[DSLOT_THREADS] = 1,
+	[DSLOT_KV] = 1,
 	[DSLOT_PROCS2] = 2,
 	[DSLOT_THREADS2] = 2,
+	[DSLOT_KV2] = 2,
 };
 static const bool slot_retired[DSLOT__MAX] = {
 	[DSLOT_NONE] = true,
 	[DSLOT_PROCS] = true,
 	[DSLOT_THREADS] = true,
+	[DSLOT_KV] = true,
 };
 
 /* Whether blob[0..n) is a frame of the slot's payload version, read from

@@ -95,9 +95,10 @@ enum store_prov_stmt {
  * expect it held. The loop thread makes no call on it while it runs.
  */
 /* The lists a window's blobs are compressed with a dictionary for
- * (store_dict.c); the values are stored (blob_dict.slot). 1 and 2 were
- * trained on task payloads of version 1: still read, no longer trained
- * or written with (5 and 6 are, on version 2's columns). */
+ * (store_dict.c); the values are stored (blob_dict.slot). 1, 2 and 3
+ * were trained on payloads of version 1 (task rows, counters): still
+ * read, no longer trained or written with (5, 6 and 7 are, on version
+ * 2's columns). */
 enum store_dslot {
 	DSLOT_NONE = 0,
 	DSLOT_PROCS = 1,
@@ -106,6 +107,7 @@ enum store_dslot {
 	DSLOT_SYS = 4,
 	DSLOT_PROCS2 = 5,
 	DSLOT_THREADS2 = 6,
+	DSLOT_KV2 = 7,
 	DSLOT__MAX
 };
 

@@ -310,7 +310,7 @@ store_wparts_put(struct store *s, int64_t id, const struct window *w)
 			p[np].res = i;
 			p[np++].p = w->psi[i];
 		}
-	a->dict_kv = store_dict_cur(s, DSLOT_KV);
+	a->dict_kv = store_dict_cur(s, DSLOT_KV2);
 	a->dict_sys = store_dict_cur(s, DSLOT_SYS);
 	rc = store_wacc_insert(s->ws[WS_INS_PARTS], id, a, c, nc, p, np);
 	free(c);
