@@ -30,8 +30,8 @@
 #include "window/window.h"
 
 enum { K_TP, K_TT, K_SP, K_ST, K__MAX };
-static const char *const kname[K__MAX] = { "tasks, processes",
-	"tasks, threads", "summaries, processes", "summaries, threads" };
+static const char *const kname[K__MAX] = { "tasks, processes", "tasks, threads",
+	"summaries, processes", "summaries, threads" };
 
 struct set {
 	size_t n, cap, bytes;
@@ -130,8 +130,9 @@ rice_bits(const uint64_t *v, size_t n)
 		for (b = 6, i = 0; i < n; i++) {
 			uint64_t q = v[i] >> k;
 
-			b += q < 20 ? q + 1 + k :
-				      20 + 6 + 64 - (size_t)__builtin_clzll(v[i]);
+			b += q < 20 ?
+			    q + 1 + k :
+			    20 + 6 + 64 - (size_t)__builtin_clzll(v[i]);
 		}
 		best = b < best ? b : best;
 	}
@@ -158,10 +159,10 @@ rice_tasks(int th, const struct window_task *t, const uint64_t *iid, size_t n)
 			    c == 2    ? r->d_stime :
 			    c == 3    ? r->d_minflt :
 			    c == 4    ? r->d_majflt :
-			    c == 5 ? (uint64_t)(r->born | r->exited << 1 |
-					   (r->samples != t[0].samples) << 2) :
-			    c == 6 ? r->rss_pages_max :
-				     ((uint64_t)d << 1) ^ (uint64_t)(d >> 63);
+			    c == 5    ? (uint64_t)(r->born | r->exited << 1 |
+					    (r->samples != t[0].samples) << 2) :
+			    c == 6    ? r->rss_pages_max :
+					((uint64_t)d << 1) ^ (uint64_t)(d >> 63);
 		}
 		bits += rice_bits(v, n);
 	}
@@ -188,8 +189,9 @@ tasks_blob(int th, const struct store_frame *f)
 			      store_tasks_put(&e, t, iid, n)) < 0 ||
 		    store_tasks_get(e.b.p, e.b.len, v, n, &b, &biid, &bn) < 0 ||
 		    bn != n ||
-		    (n && (memcmp(b, t, n * sizeof(*t)) != 0 ||
-			      memcmp(biid, iid, n * sizeof(*iid)) != 0)))
+		    (n &&
+			(memcmp(b, t, n * sizeof(*t)) != 0 ||
+			    memcmp(biid, iid, n * sizeof(*iid)) != 0)))
 			die("task rows do not read back");
 		set_add(&enc[th][v - 1], e.b.p, e.b.len);
 		store_enc_release(&e);
@@ -288,15 +290,15 @@ main(int argc, char **argv)
 	for (k = 0; k < K__MAX; k++) {
 		char name[64];
 
-		printf("%s: %zu blobs, stored %.1f B\n", kname[k],
-		    stored[k].n,
+		printf("%s: %zu blobs, stored %.1f B\n", kname[k], stored[k].n,
 		    stored[k].n ? (double)stored[k].bytes / stored[k].n : 0);
 		snprintf(name, sizeof(name), "version 1");
 		report(name, &enc[k][0]);
 		snprintf(name, sizeof(name), "version 2");
 		report(name, &enc[k][1]);
 		if (k < 2 && rice_n[k])
-			printf("  %-34s %8.1f\n", "Rice, best parameter per column",
+			printf("  %-34s %8.1f\n",
+			    "Rice, best parameter per column",
 			    rice[k] / (double)rice_n[k]);
 	}
 	return 0;

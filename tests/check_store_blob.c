@@ -410,8 +410,9 @@ START_TEST(v1_task_blobs_read)
 	s = open_default();
 	put_n(s, 0, 3);
 	for (k = 0; k < 2; k++) { /* windows 0 and 1 as v1, 2 as v2 */
-		wid = q_int(s, k ? "SELECT id FROM windows WHERE seq = 1" :
-				   "SELECT id FROM windows WHERE seq = 0");
+		wid = q_int(s,
+		    k ? "SELECT id FROM windows WHERE seq = 1" :
+			"SELECT id FROM windows WHERE seq = 0");
 		reframe(s, wid, "procs", RF_AS_V1);
 		reframe(s, wid, "threads", RF_AS_V1);
 	}

@@ -663,7 +663,9 @@ START_TEST(test_tasks_roundtrip)
 
 	mk_tasks(in, iid, N);
 	ck_assert_int_eq(tasks_put(version, &e, in, iid, N), 0);
-	ck_assert_int_eq(store_tasks_get(e.b.p, e.b.len, version, N, &out, &oid, &n), 0);
+	ck_assert_int_eq(store_tasks_get(e.b.p, e.b.len, version, N, &out, &oid,
+			     &n),
+	    0);
 	ck_assert_uint_eq(n, N);
 	for (i = 0; i < N; i++) {
 		ck_assert_uint_eq(oid[i], iid[i]);
@@ -676,7 +678,9 @@ START_TEST(test_tasks_roundtrip)
 	store_enc_release(&e);
 	/* no rows */
 	ck_assert_int_eq(tasks_put(version, &e, in, iid, 0), 0);
-	ck_assert_int_eq(store_tasks_get(e.b.p, e.b.len, version, N, &out, &oid, &n), 0);
+	ck_assert_int_eq(store_tasks_get(e.b.p, e.b.len, version, N, &out, &oid,
+			     &n),
+	    0);
 	ck_assert_uint_eq(n, 0);
 	free(out);
 	free(oid);
@@ -702,8 +706,8 @@ START_TEST(test_tasks_find)
 	want[2] = iid[9];
 	want[3] = iid[N - 1];
 	want[4] = iid[N - 1] + 1;
-	ck_assert_int_eq(store_tasks_find(e.b.p, e.b.len, version, N, want, 5, &out,
-			     &oid, &n),
+	ck_assert_int_eq(store_tasks_find(e.b.p, e.b.len, version, N, want, 5,
+			     &out, &oid, &n),
 	    0);
 	ck_assert_uint_eq(n, 3);
 	ck_assert_uint_eq(oid[0], iid[0]);
@@ -715,16 +719,16 @@ START_TEST(test_tasks_find)
 	free(out);
 	free(oid);
 	/* none asked, none wanted that exists */
-	ck_assert_int_eq(store_tasks_find(e.b.p, e.b.len, version, N, want, 0, &out,
-			     &oid, &n),
+	ck_assert_int_eq(store_tasks_find(e.b.p, e.b.len, version, N, want, 0,
+			     &out, &oid, &n),
 	    0);
 	ck_assert_uint_eq(n, 0);
 	free(out);
 	free(oid);
 	/* a cut before the last row asked for is refused */
 	for (cut = 0; cut < e.b.len / 2; cut++)
-		ck_assert_int_eq(store_tasks_find(e.b.p, cut, version, N, want, 5, &out,
-				     &oid, &n),
+		ck_assert_int_eq(store_tasks_find(e.b.p, cut, version, N, want,
+				     5, &out, &oid, &n),
 		    -EBADMSG);
 	store_enc_release(&e);
 }
@@ -747,11 +751,13 @@ START_TEST(test_tasks_bad)
 	mk_tasks(in, iid, N);
 	ck_assert_int_eq(tasks_put(version, &e, in, iid, N), 0);
 	/* more rows than the reader allows */
-	ck_assert_int_eq(store_tasks_get(e.b.p, e.b.len, version, N - 1, &out, &oid, &n),
+	ck_assert_int_eq(store_tasks_get(e.b.p, e.b.len, version, N - 1, &out,
+			     &oid, &n),
 	    -EBADMSG);
 	/* every cut */
 	for (i = 0; i < e.b.len; i++)
-		ck_assert_int_eq(store_tasks_get(e.b.p, i, version, N, &out, &oid, &n),
+		ck_assert_int_eq(store_tasks_get(e.b.p, i, version, N, &out,
+				     &oid, &n),
 		    -EBADMSG);
 	ck_assert_uint_eq(n, 99); /* untouched */
 	/* flipped bytes: refused or decoded, never past the input (ASan) */
@@ -760,7 +766,8 @@ START_TEST(test_tasks_bad)
 	for (i = 0; i < e.b.len; i++) {
 		memcpy(copy, e.b.p, e.b.len);
 		copy[i] ^= 0xa5;
-		if (store_tasks_get(copy, e.b.len, version, N, &out, &oid, &n) == 0) {
+		if (store_tasks_get(copy, e.b.len, version, N, &out, &oid,
+			&n) == 0) {
 			ck_assert_uint_le(n, N);
 			free(out);
 			free(oid);
@@ -793,8 +800,8 @@ START_TEST(test_tasks_versions)
 	ck_assert_int_eq(store_tasks_get(e2.b.p, e2.b.len, 3, N, &out, &oid,
 			     &n),
 	    -EBADMSG);
-	ck_assert_int_eq(store_tasks_find(e1.b.p, e1.b.len, 3, N, iid, 1,
-			     &out, &oid, &n),
+	ck_assert_int_eq(store_tasks_find(e1.b.p, e1.b.len, 3, N, iid, 1, &out,
+			     &oid, &n),
 	    -EBADMSG);
 	store_enc_release(&e1);
 	store_enc_release(&e2);
@@ -830,10 +837,10 @@ START_TEST(test_tasks_fuzz)
 				buf[i] = (uint8_t)(st >> 40);
 			}
 		cut = k % 5 == 0 ? (size_t)(st % len) : len;
-		r = k % 2 ? store_tasks_get(buf, cut, version, N, &out, &oid,
-				&n) :
-			    store_tasks_find(buf, cut, version, N, iid + 3, 9,
-				&out, &oid, &n);
+		r = k % 2 ?
+		    store_tasks_get(buf, cut, version, N, &out, &oid, &n) :
+		    store_tasks_find(buf, cut, version, N, iid + 3, 9, &out,
+			&oid, &n);
 		if (r == 0) {
 			ck_assert_uint_le(n, N);
 			free(out);

@@ -585,11 +585,10 @@ START_TEST(dict_v1_slots_still_read)
 			uint64_t *iid;
 			size_t nt;
 
-			ck_assert_int_eq(store_frame_get(sqlite3_column_blob(st,
-							     1 + (int)k),
-					     (size_t)sqlite3_column_bytes(st,
-						 1 + (int)k),
-					     &f),
+			ck_assert_int_eq(
+			    store_frame_get(sqlite3_column_blob(st, 1 + (int)k),
+				(size_t)sqlite3_column_bytes(st, 1 + (int)k),
+				&f),
 			    0);
 			ck_assert_uint_eq(f.codec, STORE_CODEC_ZDICT);
 			ck_assert_uint_eq(f.version, 2);
@@ -598,7 +597,8 @@ START_TEST(dict_v1_slots_still_read)
 					     100, &t, &iid, &nt),
 			    0);
 			store_frame_release(&f);
-			ck_assert_int_eq(store_tasks_put_v1(&pe, t, iid, nt), 0);
+			ck_assert_int_eq(store_tasks_put_v1(&pe, t, iid, nt),
+			    0);
 			ck_assert_int_eq(store_frame_put_zdict(&fe,
 					     STORE_TASKS_PART, 1, pe.b.p,
 					     pe.b.len, id),

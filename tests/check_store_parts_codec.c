@@ -345,8 +345,8 @@ START_TEST(test_kv_versions)
 	ck_assert_int_eq(store_kv_get(e2.b.p, e2.b.len, 3, 64, &kv), -EBADMSG);
 	ck_assert_int_eq(store_kv_get(e1.b.p, e1.b.len, 0, 64, &kv), -EBADMSG);
 	if (store_kv_get(e2.b.p, e2.b.len, 1, 64, &kv) == 0) {
-		ck_assert(kv.ncount != NC ||
-		    memcmp(kv.count, c, sizeof(c)) != 0);
+		ck_assert(
+		    kv.ncount != NC || memcmp(kv.count, c, sizeof(c)) != 0);
 		store_kv_release(&kv);
 	}
 	store_enc_release(&e1);

@@ -501,8 +501,8 @@ START_TEST(test_sum_payload)
 		a[i].t.d_majflt = i == 4 ? 3 : 0;
 		/* rows 0, 3, 5 share a tuple; 1, 6 another; 2 and 4 alone */
 		a[i].t.samples = i == 0 || i == 3 || i == 5 ? 7 :
-		    i == 1 || i == 6			   ? 3 :
-							     (unsigned)i;
+		    i == 1 || i == 6			    ? 3 :
+							      (unsigned)i;
 		a[i].t.wall_ns = a[i].t.samples * SEC;
 		a[i].t.total_ticks = a[i].t.samples * 100;
 		a[i].t.norm_ticks = 1.0 / 3.0 + (double)a[i].t.samples;
@@ -605,8 +605,8 @@ START_TEST(test_sum_payload_fuzz)
 		if (k % 3 == 0) /* random bytes altogether */
 			for (i = 0; i < len; i++)
 				buf[i] = (uint8_t)rnd(k % 2 ? 4 : 256);
-		r = store_tasksum_get(buf, k % 5 == 0 ? rnd((unsigned)len) : len,
-		    2, &b, &n);
+		r = store_tasksum_get(buf,
+		    k % 5 == 0 ? rnd((unsigned)len) : len, 2, &b, &n);
 		if (r == 0) {
 			ck_assert_uint_le(n * 10, len);
 			free(b);
@@ -651,10 +651,9 @@ sums_to_v1(struct store *s)
 
 			if (blob == NULL)
 				continue;
-			ck_assert_int_eq(store_frame_get(blob,
-					     (size_t)sqlite3_column_bytes(st,
-						 2 + col),
-					     &f),
+			ck_assert_int_eq(
+			    store_frame_get(blob,
+				(size_t)sqlite3_column_bytes(st, 2 + col), &f),
 			    0);
 			ck_assert_uint_eq(f.version, 2);
 			ck_assert_int_eq(store_tasksum_get(f.payload, f.len, 2,

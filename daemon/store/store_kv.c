@@ -250,8 +250,8 @@ store_kv_put(struct store_enc *e, const struct store_kv_count *c, size_t nc,
 }
 
 int
-store_kv_put_v1(struct store_enc *e, const struct store_kv_count *c,
-    size_t nc, const struct store_kv_gauge *g, size_t ng)
+store_kv_put_v1(struct store_enc *e, const struct store_kv_count *c, size_t nc,
+    const struct store_kv_gauge *g, size_t ng)
 {
 	uint32_t prev = 0;
 	size_t i;

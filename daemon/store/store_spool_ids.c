@@ -217,7 +217,8 @@ tasks_renumber(const void *blob, size_t n, const struct idmap *m,
 	if (f.part != STORE_TASKS_PART)
 		r = -EBADMSG;
 	else
-		r = store_tasks_get(f.payload, f.len, f.version, ROWS_MAX, &t, &iid, &nt);
+		r = store_tasks_get(f.payload, f.len, f.version, ROWS_MAX, &t,
+		    &iid, &nt);
 	for (i = 0; r == 0 && i < nt; i++)
 		changed |= map_get(m, (int64_t)iid[i]) != (int64_t)iid[i];
 	if (r < 0 || !changed)

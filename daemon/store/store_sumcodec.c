@@ -128,8 +128,9 @@ store_tasksum_put(struct store_enc *e, const struct store_agg *a, size_t n)
 	for (i = 1; i < n; i++)
 		if (a[i].iid <= a[i - 1].iid)
 			return -EINVAL; /* ascending, no repeats */
-	if (n && ((ix = calloc(n, sizeof(*ix))) == NULL ||
-		     (first = calloc(n, sizeof(*first))) == NULL)) {
+	if (n &&
+	    ((ix = calloc(n, sizeof(*ix))) == NULL ||
+		(first = calloc(n, sizeof(*first))) == NULL)) {
 		free(ix);
 		return -ENOMEM;
 	}
@@ -150,7 +151,8 @@ store_tasksum_put(struct store_enc *e, const struct store_agg *a, size_t n)
 	}
 	store_enc_u(e, w);
 	for (i = 0; i < n; i++)
-		store_enc_u(e, (uint64_t)a[i].iid - (i ? (uint64_t)a[i - 1].iid : 0));
+		store_enc_u(e,
+		    (uint64_t)a[i].iid - (i ? (uint64_t)a[i - 1].iid : 0));
 	for (i = 0; i < n; i++)
 		store_enc_u(e, a[i].t.d_utime);
 	for (i = 0; i < n; i++)
@@ -167,7 +169,8 @@ store_tasksum_put(struct store_enc *e, const struct store_agg *a, size_t n)
 		store_enc_s(e,
 		    (int64_t)(a[i].t.rss_pages_last - a[i].t.rss_pages_max));
 	for (i = 0; i < n; i++)
-		store_enc_u(e, (a[i].t.born ? 1u : 0) | (a[i].t.exited ? 2u : 0));
+		store_enc_u(e,
+		    (a[i].t.born ? 1u : 0) | (a[i].t.exited ? 2u : 0));
 	for (i = 0; i < n; i++)
 		store_enc_u(e, w - (uint64_t)a[i].last_wid);
 	r = e->err;
@@ -275,8 +278,8 @@ get_v2(struct store_dec *d, size_t len, struct store_agg **ret, size_t *ret_n)
 	for (i = 0; i < n; i++)
 		a[i].t.rss_pages_max = store_dec_u(d);
 	for (i = 0; i < n; i++)
-		a[i].t.rss_pages_last =
-		    a[i].t.rss_pages_max + (uint64_t)store_dec_s(d);
+		a[i].t.rss_pages_last = a[i].t.rss_pages_max +
+		    (uint64_t)store_dec_s(d);
 	for (i = 0; i < n; i++) {
 		flags = store_dec_u_max(d, 3);
 		a[i].t.born = flags & 1;

@@ -358,8 +358,8 @@ get_v2(const void *p, size_t len, size_t max, struct window_task **ret,
 	}
 	for (i = 0; i < n && !d.err; i++) {
 		if (t[i].samples) {
-			t[i].samples =
-			    (uint32_t)store_dec_u_max(&d, UINT32_MAX);
+			t[i].samples = (uint32_t)store_dec_u_max(&d,
+			    UINT32_MAX);
 			t[i].wall_ns = store_dec_u(&d);
 			t[i].total_ticks = store_dec_u(&d);
 			t[i].norm_ticks = store_dec_f64(&d);
@@ -373,8 +373,8 @@ get_v2(const void *p, size_t len, size_t max, struct window_task **ret,
 	for (i = 0; i < n; i++)
 		t[i].rss_pages_max = store_dec_u(&d);
 	for (i = 0; i < n; i++)
-		t[i].rss_pages_last =
-		    t[i].rss_pages_max + (uint64_t)store_dec_s(&d);
+		t[i].rss_pages_last = t[i].rss_pages_max +
+		    (uint64_t)store_dec_s(&d);
 	if ((r = store_dec_end(&d)) < 0) {
 		free(t);
 		free(iid);

@@ -215,8 +215,8 @@ src_add(struct store *s, sqlite3_stmt *st, int i, int64_t wid,
 		if (f.part != STORE_TASKS_PART)
 			r = -EBADMSG;
 		else
-			r = store_tasks_get(f.payload, f.len, f.version, SUM_ROWS_MAX, &t,
-			    &iid, &n);
+			r = store_tasks_get(f.payload, f.len, f.version,
+			    SUM_ROWS_MAX, &t, &iid, &n);
 		store_frame_release(&f);
 	}
 	if (r == -ENOMEM)
