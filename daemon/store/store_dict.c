@@ -8,9 +8,11 @@
  * zstd that structure: on store_bench a fifth less per window.
  *
  * One dictionary per slot (a list a window is written with: processes,
- * threads, counters and gauges, CPU and PSI), trained once per file by a
- * maintenance pass when the slot has none and the file holds an hour of
- * level-0 windows; written in the pass's transaction and used by the
+ * threads, counters and gauges, CPU and PSI; since v20 the task lists
+ * and counters have slots of their payload version 2, the version-1
+ * slots being read, no longer trained), trained once per file by a
+ * maintenance pass when the slot has none and the file's newest hour of
+ * level-0 windows is of the slot's version; written in the pass's transaction and used by the
  * writer only after that commits (a blob never names a dictionary the
  * file may not have). A dictionary's id is the CRC-32C of its bytes
  * (store_codec.c registers it under that id for the process): a row whose
