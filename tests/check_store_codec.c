@@ -778,6 +778,55 @@ START_TEST(test_tasks_bad)
 }
 END_TEST
 
+/* Any subset asked for (and ids no row has): exactly the rows the whole
+ * decode gives for them, in order. */
+START_TEST(test_tasks_find_subsets)
+{
+	unsigned version = (unsigned)_i + 1;
+	enum { N = 64 };
+	struct window_task in[N], *all, *out;
+	uint64_t iid[N], *aid, *oid, want[2 * N], st = 0x853c49e6748fea9bull;
+	struct store_enc e = { 0 };
+	size_t n, na, nw, i, j, k;
+
+	mk_tasks(in, iid, N);
+	ck_assert_int_eq(tasks_put(version, &e, in, iid, N), 0);
+	ck_assert_int_eq(store_tasks_get(e.b.p, e.b.len, version, N, &all, &aid,
+			     &na),
+	    0);
+	for (k = 0; k < 500; k++) {
+		for (i = nw = 0; i < N; i++) {
+			st ^= st << 13, st ^= st >> 7, st ^= st << 17;
+			if (st % (1 + k % 7) == 0)
+				want[nw++] = iid[i];
+			if (st % 11 == 0)
+				want[nw++] = iid[i] + 1; /* none has it */
+		}
+		ck_assert_int_eq(store_tasks_find(e.b.p, e.b.len, version, N,
+				     want, nw, &out, &oid, &n),
+		    0);
+		for (i = j = 0; i < na; i++) {
+			size_t w;
+
+			for (w = 0; w < nw && want[w] != aid[i]; w++)
+				;
+			if (w == nw)
+				continue;
+			ck_assert_uint_lt(j, n);
+			ck_assert_uint_eq(oid[j], aid[i]);
+			ck_assert_mem_eq(&out[j], &all[i], sizeof(out[j]));
+			j++;
+		}
+		ck_assert_uint_eq(j, n);
+		free(out);
+		free(oid);
+	}
+	free(all);
+	free(aid);
+	store_enc_release(&e);
+}
+END_TEST
+
 /* Version 2 holds version 1's varints in another order: the same
  * length, the same rows; neither version's payload read as an unknown
  * one. */
@@ -879,6 +928,7 @@ main(void)
 	tcase_add_loop_test(tc, test_tasks_roundtrip, 0, 2);
 	tcase_add_loop_test(tc, test_tasks_bad, 0, 2);
 	tcase_add_test(tc, test_tasks_versions);
+	tcase_add_loop_test(tc, test_tasks_find_subsets, 0, 2);
 	tcase_add_loop_test(tc, test_tasks_fuzz, 0, 2);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -397,39 +397,140 @@ store_tasks_get(const void *p, size_t len, unsigned version, size_t max,
 	return -EBADMSG;
 }
 
+/*
+ * Version 2's rows of want[] alone: the iid column and the flags read
+ * whole, every other figure of the other rows read past (each varint
+ * still checked: a blob that get_v2 refuses is refused here too), and
+ * only the rows asked for kept.
+ */
+static int
+find_v2(const void *p, size_t len, size_t max, const uint64_t *want,
+    size_t nwant, struct window_task **ret, uint64_t **ret_iid, size_t *ret_n)
+{
+	struct store_dec d;
+	struct window_task *t = NULL;
+	uint64_t *iid = NULL, *oid = NULL, step, v;
+	uint8_t *fl = NULL;
+	size_t n, i, j, k = 0, w = 0, *at = NULL;
+	struct tuple m;
+	int r;
+
+	store_dec_init(&d, p, len);
+	if ((r = head_get(&d, len, max, &m, &n)) < 0)
+		return r;
+	if (n &&
+	    ((iid = calloc(n, sizeof(*iid))) == NULL ||
+		(fl = calloc(n, 1)) == NULL)) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n && !d.err; i++) {
+		step = store_dec_u(&d);
+		if ((i > 0 && step == 0) ||
+		    (i > 0 && step > UINT64_MAX - iid[i - 1]))
+			store_dec_fail(&d); /* not ascending */
+		iid[i] = (i ? iid[i - 1] : 0) + step;
+	}
+	for (i = 0; i < n && w < nwant; i++) {
+		while (w < nwant && want[w] < iid[i])
+			w++;
+		k += w < nwant && want[w] == iid[i];
+	}
+	if (k &&
+	    ((t = calloc(k, sizeof(*t))) == NULL ||
+		(oid = calloc(k, sizeof(*oid))) == NULL ||
+		(at = calloc(k, sizeof(*at))) == NULL)) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (i = j = w = 0; i < n && j < k; i++) {
+		while (w < nwant && want[w] < iid[i])
+			w++;
+		if (w < nwant && want[w] == iid[i]) {
+			oid[j] = iid[i];
+			at[j++] = i;
+		}
+	}
+	/* a figure of every row in turn, kept for the rows asked for */
+#define COLUMN(set)                        \
+	for (i = j = 0; i < n; i++) {      \
+		v = store_dec_u(&d);       \
+		if (j < k && at[j] == i) { \
+			set;               \
+			j++;               \
+		}                          \
+	}
+	COLUMN(t[j].d_utime = v)
+	COLUMN(t[j].d_stime = v)
+	COLUMN(t[j].d_minflt = v)
+	COLUMN(t[j].d_majflt = v)
+	for (i = j = 0; i < n; i++) {
+		fl[i] = (uint8_t)store_dec_u_max(&d, TF__ALL);
+		if (j < k && at[j] == i) {
+			t[j].born = fl[i] & TF_BORN;
+			t[j].exited = fl[i] & TF_EXITED;
+			t[j].samples = m.samples;
+			t[j].wall_ns = m.wall_ns;
+			t[j].total_ticks = m.total_ticks;
+			t[j].norm_ticks = m.norm_ticks;
+			j++;
+		}
+	}
+	for (i = j = 0; i < n && !d.err; i++) {
+		struct tuple x;
+
+		while (j < k && at[j] < i)
+			j++;
+		if (!(fl[i] & TF_SAMPLES))
+			continue;
+		x.samples = (uint32_t)store_dec_u_max(&d, UINT32_MAX);
+		x.wall_ns = store_dec_u(&d);
+		x.total_ticks = store_dec_u(&d);
+		x.norm_ticks = store_dec_f64(&d);
+		if (j < k && at[j] == i) {
+			t[j].samples = x.samples;
+			t[j].wall_ns = x.wall_ns;
+			t[j].total_ticks = x.total_ticks;
+			t[j].norm_ticks = x.norm_ticks;
+		}
+	}
+	COLUMN(t[j].rss_pages_max = v)
+	for (i = j = 0; i < n; i++) {
+		int64_t dl = store_dec_s(&d);
+
+		if (j < k && at[j] == i) {
+			t[j].rss_pages_last = t[j].rss_pages_max + (uint64_t)dl;
+			j++;
+		}
+	}
+#undef COLUMN
+	r = store_dec_end(&d) < 0 ? -EBADMSG : 0;
+out:
+	free(iid);
+	free(fl);
+	free(at);
+	if (r < 0 || k == 0) {
+		free(t);
+		free(oid);
+		t = NULL;
+		oid = NULL;
+	}
+	if (r < 0)
+		return r;
+	*ret = t;
+	*ret_iid = oid;
+	*ret_n = k;
+	return 0;
+}
+
 int
 store_tasks_find(const void *p, size_t len, unsigned version, size_t max,
     const uint64_t *want, size_t nwant, struct window_task **ret,
     uint64_t **ret_iid, size_t *ret_n)
 {
-	struct window_task *t;
-	uint64_t *iid;
-	size_t n, i, k = 0, w = 0;
-	int r;
-
 	if (version == 1)
 		return find_v1(p, len, max, want, nwant, ret, ret_iid, ret_n);
-	if (version != 2)
-		return -EBADMSG;
-	/* columns: every row is read (the CRC vouched for all of them) */
-	if ((r = get_v2(p, len, max, &t, &iid, &n)) < 0)
-		return r;
-	for (i = 0; i < n && w < nwant; i++) {
-		while (w < nwant && want[w] < iid[i])
-			w++;
-		if (w < nwant && want[w] == iid[i]) {
-			t[k] = t[i];
-			iid[k++] = iid[i];
-		}
-	}
-	if (k == 0) {
-		free(t);
-		free(iid);
-		t = NULL;
-		iid = NULL;
-	}
-	*ret = t;
-	*ret_iid = iid;
-	*ret_n = k;
-	return 0;
+	if (version == 2)
+		return find_v2(p, len, max, want, nwant, ret, ret_iid, ret_n);
+	return -EBADMSG;
 }
