@@ -14,7 +14,8 @@
  *
  *   u  counters c; c × u key step; c × u value
  *   u  gauges g; g × u key step; g × u n; then, for each gauge with
- *      n > 0 in order, its body (u form and the figures below)
+ *      n > 0 in order, its u form; then, for each again, its figures
+ *      (below, without the form)
  *
  *   gauge: u n; when n > 0, u form, then
  *     form 0: num min, num max, num sum, num last
@@ -99,9 +100,13 @@ from_cents(int64_t k, int64_t d)
 	return v;
 }
 
-/* A gauge's form and figures (n > 0), n written apart. */
+/* What of a gauge's body (n > 0; n is written apart) to write: its form
+ * and figures (version 1), or the form or the figures alone (version 2
+ * puts all the forms before all the figures). */
+enum { BODY_ALL, BODY_FORM, BODY_FIGURES };
+
 static void
-gauge_body_put(struct store_enc *e, const struct gauge *g)
+gauge_body_put(struct store_enc *e, const struct gauge *g, int what)
 {
 	int64_t k[4], d[4];
 	int64_t mn, mx, sm, ls, nmin, dsum;
@@ -110,7 +115,10 @@ gauge_body_put(struct store_enc *e, const struct gauge *g)
 	    whole(g->last, &ls) && mx >= mn && ls >= mn &&
 	    !__builtin_mul_overflow((int64_t)g->n, mn, &nmin) &&
 	    !__builtin_sub_overflow(sm, nmin, &dsum)) {
-		store_enc_u(e, GF_INTS);
+		if (what != BODY_FIGURES)
+			store_enc_u(e, GF_INTS);
+		if (what == BODY_FORM)
+			return;
 		store_enc_s(e, mn);
 		store_enc_u(e, (uint64_t)(mx - mn));
 		store_enc_u(e, (uint64_t)(ls - mn));
@@ -121,14 +129,20 @@ gauge_body_put(struct store_enc *e, const struct gauge *g)
 	    cents(g->sum, &k[2], &d[2]) && cents(g->last, &k[3], &d[3])) {
 		unsigned i;
 
-		store_enc_u(e, GF_CENTS);
+		if (what != BODY_FIGURES)
+			store_enc_u(e, GF_CENTS);
+		if (what == BODY_FORM)
+			return;
 		for (i = 0; i < 4; i++) {
 			store_enc_s(e, k[i]);
 			store_enc_s(e, d[i]);
 		}
 		return;
 	}
-	store_enc_u(e, GF_NUMS);
+	if (what != BODY_FIGURES)
+		store_enc_u(e, GF_NUMS);
+	if (what == BODY_FORM)
+		return;
 	store_enc_num(e, g->min);
 	store_enc_num(e, g->max);
 	store_enc_num(e, g->sum);
@@ -140,18 +154,19 @@ store_enc_gauge(struct store_enc *e, const struct gauge *g)
 {
 	store_enc_u(e, g->n);
 	if (g->n > 0)
-		gauge_body_put(e, g);
+		gauge_body_put(e, g, BODY_ALL);
 }
 
-/* The form and figures of a gauge of n readings (n > 0). */
+/* The figures of a gauge of n readings (n > 0) in form (or, form < 0,
+ * the form first, then its figures). */
 static void
-gauge_body_get(struct store_dec *d, uint32_t n, struct gauge *ret)
+gauge_body_get(struct store_dec *d, uint32_t n, int form, struct gauge *ret)
 {
 	struct gauge g = { .n = n };
 	int64_t mn, sm, nmin;
 	uint64_t dmax, dlast;
 
-	switch (store_dec_u_max(d, GF_CENTS)) {
+	switch (form >= 0 ? (uint64_t)form : store_dec_u_max(d, GF_CENTS)) {
 	case GF_NUMS:
 		g.min = store_dec_num(d);
 		g.max = store_dec_num(d);
@@ -206,7 +221,7 @@ store_dec_gauge(struct store_dec *d, struct gauge *ret)
 
 	*ret = (struct gauge){ 0 };
 	if (n > 0 && !d->err)
-		gauge_body_get(d, n, ret);
+		gauge_body_get(d, n, -1, ret);
 }
 
 /* key ids ascending without repeats */
@@ -245,7 +260,10 @@ store_kv_put(struct store_enc *e, const struct store_kv_count *c, size_t nc,
 		store_enc_u(e, g[i].g.n);
 	for (i = 0; i < ng; i++)
 		if (g[i].g.n > 0)
-			gauge_body_put(e, &g[i].g);
+			gauge_body_put(e, &g[i].g, BODY_FORM);
+	for (i = 0; i < ng; i++)
+		if (g[i].g.n > 0)
+			gauge_body_put(e, &g[i].g, BODY_FIGURES);
 	return e->err;
 }
 
@@ -376,9 +394,15 @@ get_v2(const void *p, size_t len, size_t max, struct store_kv *ret)
 	}
 	for (i = 0; i < n; i++)
 		kv.gauge[i].g.n = (uint32_t)store_dec_u_max(&d, UINT32_MAX);
+	/* the forms, kept in min's place until the figures */
+	for (i = 0; i < n; i++)
+		if (kv.gauge[i].g.n > 0)
+			kv.gauge[i].g.min = (double)store_dec_u_max(&d,
+			    GF_CENTS);
 	for (i = 0; i < n && !d.err; i++)
 		if (kv.gauge[i].g.n > 0)
-			gauge_body_get(&d, kv.gauge[i].g.n, &kv.gauge[i].g);
+			gauge_body_get(&d, kv.gauge[i].g.n,
+			    (int)kv.gauge[i].g.min, &kv.gauge[i].g);
 	if (store_dec_end(&d) < 0)
 		goto bad;
 	*ret = kv;

@@ -15,7 +15,8 @@
 #include "window/window.h"
 
 /* The frame's part number and the version written (store_codec.h): 2
- * (the key ids and the gauges' n in columns) since schema v20; 1 read. */
+ * (the key ids, the gauges' n and forms in columns) since schema v20;
+ * 1 read. */
 #define STORE_KV_PART 2
 #define STORE_KV_VERSION 2
 
