@@ -289,7 +289,8 @@ enc_tasks(int64_t wid, struct store_enc *e, size_t *ret_rows)
 	}
 	if (store_tasks_put(e, t, iid, n) < 0)
 		die("store_tasks_put");
-	if (store_tasks_get(e->b.p, e->b.len, n, &back, &biid, &bn) < 0 ||
+	if (store_tasks_get(e->b.p, e->b.len, STORE_TASKS_VERSION, n, &back,
+		&biid, &bn) < 0 ||
 	    bn != n ||
 	    (n &&
 		(memcmp(back, t, n * sizeof(*t)) != 0 ||
@@ -358,7 +359,7 @@ enc_kv(int64_t wid, struct store_enc *e, size_t *ret_rows)
 	qsort(g, ng, sizeof(*g), cmp_gauge);
 	if (store_kv_put(e, c, nc, g, ng) < 0)
 		die("store_kv_put");
-	if (store_kv_get(e->b.p, e->b.len, 512, &back) < 0 ||
+	if (store_kv_get(e->b.p, e->b.len, STORE_KV_VERSION, 512, &back) < 0 ||
 	    back.ncount != nc || back.ngauge != ng ||
 	    (nc && memcmp(back.count, c, nc * sizeof(*c)) != 0))
 		die("kv does not read back");
@@ -622,8 +623,8 @@ decode(enum part p, const struct store_enc *blob)
 		die("frame does not read back");
 	switch (p) {
 	case P_TASKS:
-		if ((r = store_tasks_get(f.payload, f.len, SIZE_MAX, &t, &iid,
-			 &n)) == 0) {
+		if ((r = store_tasks_get(f.payload, f.len, f.version, SIZE_MAX,
+			 &t, &iid, &n)) == 0) {
 			free(t);
 			free(iid);
 		}
@@ -631,7 +632,8 @@ decode(enum part p, const struct store_enc *blob)
 	case P_KV: {
 		struct store_kv kv;
 
-		if ((r = store_kv_get(f.payload, f.len, SIZE_MAX, &kv)) == 0)
+		if ((r = store_kv_get(f.payload, f.len, f.version, SIZE_MAX,
+			 &kv)) == 0)
 			store_kv_release(&kv);
 		break;
 	}

@@ -2,7 +2,7 @@
 /*
  * libFuzzer target for every decoder of the store's blobs: the frame (raw
  * and zstd) and the payloads of the task rows, counters and gauges, CPU
- * and PSI rows and BPF rows. A blob comes back from the database file,
+ * and PSI rows and BPF rows (task rows: both versions). A blob comes back from the database file,
  * which a crash, a bad disk or another writer may have damaged.
  *
  * The first byte picks the decoder: 0 the frame (its payload then goes to
@@ -28,18 +28,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 enum { SEL_FRAME, SEL_TASKS, SEL_KV, SEL_SYS, SEL_BPF, SEL__MAX };
 
+/* Whatever decodes as version v encodes as v again to the same rows. */
 static void
-tasks(const void *p, size_t n)
+tasks_v(unsigned v, const void *p, size_t n)
 {
 	struct window_task *t, *t2;
 	uint64_t *iid, *iid2;
 	struct store_enc e = { 0 };
 	size_t k, k2;
+	int r;
 
-	if (store_tasks_get(p, n, ROWS_MAX, &t, &iid, &k) < 0)
+	if (store_tasks_get(p, n, v, ROWS_MAX, &t, &iid, &k) < 0)
 		return;
-	if (k > ROWS_MAX || store_tasks_put(&e, t, iid, k) < 0 ||
-	    store_tasks_get(e.b.p, e.b.len, ROWS_MAX, &t2, &iid2, &k2) < 0)
+	r = v == 1 ? store_tasks_put_v1(&e, t, iid, k) :
+		     store_tasks_put(&e, t, iid, k);
+	if (k > ROWS_MAX || r < 0 ||
+	    store_tasks_get(e.b.p, e.b.len, v, ROWS_MAX, &t2, &iid2, &k2) < 0)
 		abort();
 	if (k2 != k ||
 	    (k &&
@@ -54,16 +58,25 @@ tasks(const void *p, size_t n)
 }
 
 static void
-kv(const void *p, size_t n)
+tasks(const void *p, size_t n)
+{
+	tasks_v(1, p, n);
+	tasks_v(2, p, n);
+}
+
+static void
+kv_v(unsigned v, const void *p, size_t n)
 {
 	struct store_kv a, b;
 	struct store_enc e = { 0 };
+	int r;
 
-	if (store_kv_get(p, n, ROWS_MAX, &a) < 0)
+	if (store_kv_get(p, n, v, ROWS_MAX, &a) < 0)
 		return;
-	if (a.ncount > ROWS_MAX || a.ngauge > ROWS_MAX ||
-	    store_kv_put(&e, a.count, a.ncount, a.gauge, a.ngauge) < 0 ||
-	    store_kv_get(e.b.p, e.b.len, ROWS_MAX, &b) < 0)
+	r = v == 1 ? store_kv_put_v1(&e, a.count, a.ncount, a.gauge, a.ngauge) :
+		     store_kv_put(&e, a.count, a.ncount, a.gauge, a.ngauge);
+	if (a.ncount > ROWS_MAX || a.ngauge > ROWS_MAX || r < 0 ||
+	    store_kv_get(e.b.p, e.b.len, v, ROWS_MAX, &b) < 0)
 		abort();
 	if (b.ncount != a.ncount || b.ngauge != a.ngauge ||
 	    (a.ncount &&
@@ -73,6 +86,13 @@ kv(const void *p, size_t n)
 	store_kv_release(&a);
 	store_kv_release(&b);
 	store_enc_release(&e);
+}
+
+static void
+kv(const void *p, size_t n)
+{
+	kv_v(1, p, n);
+	kv_v(2, p, n);
 }
 
 static void
@@ -183,10 +203,10 @@ frame(const uint8_t *p, size_t n)
 	/* the part the store keeps under that number, else by its residue */
 	switch (f.part) {
 	case STORE_TASKS_PART:
-		tasks(f.payload, f.len);
+		tasks_v(f.version, f.payload, f.len);
 		break;
 	case STORE_KV_PART:
-		kv(f.payload, f.len);
+		kv_v(f.version, f.payload, f.len);
 		break;
 	case STORE_SYS_PART:
 		sys(f.payload, f.len);

@@ -169,7 +169,7 @@ free_windows(struct window **v, size_t n)
 /* ------------------------------------------------------- corrupt blobs */
 
 /* The blob of window wid's column col, re-framed or re-encoded by how. */
-enum reframe { RF_VERSION, RF_PART, RF_NO_INSTANCE };
+enum reframe { RF_VERSION, RF_PART, RF_NO_INSTANCE, RF_AS_V1 };
 
 static void
 reframe(struct store *s, int64_t wid, const char *col, enum reframe how)
@@ -194,6 +194,17 @@ reframe(struct store *s, int64_t wid, const char *col, enum reframe how)
 	ck_assert_uint_eq(f.part, STORE_TASKS_PART);
 	ck_assert_uint_eq(f.version, STORE_TASKS_VERSION);
 	switch (how) {
+	case RF_AS_V1: /* as a store before v21 wrote it */
+		ck_assert_int_eq(store_tasks_get(f.payload, f.len, f.version,
+				     100, &t, &iid, &n),
+		    0);
+		ck_assert_int_eq(store_tasks_put_v1(&pe, t, iid, n), 0);
+		ck_assert_int_eq(store_frame_put_zstd(&e, f.part, 1, pe.b.p,
+				     pe.b.len, 0),
+		    0);
+		free(t);
+		free(iid);
+		break;
 	case RF_VERSION:
 		ck_assert_int_eq(store_frame_put(&e, f.part, f.version + 1,
 				     f.payload, f.len),
@@ -205,8 +216,8 @@ reframe(struct store *s, int64_t wid, const char *col, enum reframe how)
 		    0);
 		break;
 	case RF_NO_INSTANCE:
-		ck_assert_int_eq(store_tasks_get(f.payload, f.len, 100, &t,
-				     &iid, &n),
+		ck_assert_int_eq(store_tasks_get(f.payload, f.len, f.version,
+				     100, &t, &iid, &n),
 		    0);
 		iid[n - 1] = 1000000; /* still ascending, no such instance */
 		ck_assert_int_eq(store_tasks_put(&pe, t, iid, n), 0);
@@ -378,6 +389,64 @@ START_TEST(corrupt_blob_skipped_and_counted)
 	 * another task's row */
 	ck_assert_uint_eq(blob_errors(s),
 	    d->set == NULL && d->how == RF_NO_INSTANCE ? 2 : 3);
+	for (k = 0; k < 3; k++)
+		window_free(src[k]);
+	store_close(s);
+}
+END_TEST
+
+/* Task blobs of version 1 (an older store's) beside version 2: every
+ * window, top and history read as written, nothing counted. */
+START_TEST(v1_task_blobs_read)
+{
+	struct window **v, *src[3];
+	struct window_task *top;
+	struct store_hist *h;
+	struct store *s;
+	int64_t wid;
+	size_t n, nt, j;
+	unsigned k;
+
+	s = open_default();
+	put_n(s, 0, 3);
+	for (k = 0; k < 2; k++) { /* windows 0 and 1 as v1, 2 as v2 */
+		wid = q_int(s,
+		    k ? "SELECT id FROM windows WHERE seq = 1" :
+			"SELECT id FROM windows WHERE seq = 0");
+		reframe(s, wid, "procs", RF_AS_V1);
+		reframe(s, wid, "threads", RF_AS_V1);
+	}
+	ck_assert_int_eq(q_int(s,
+			     "SELECT count(*) FROM window_tasks WHERE"
+			     " substr(procs, 3, 1) = x'01' AND"
+			     " substr(threads, 3, 1) = x'01'"),
+	    2);
+	store_close(s);
+	s = open_default();
+	for (k = 0; k < 3; k++)
+		src[k] = mkwin(k);
+	ck_assert_int_eq(store_windows(s, T0, T0 + 30 * SEC, 0, &v, &n), 0);
+	ck_assert_uint_eq(n, 3);
+	for (k = 0; k < 3; k++) {
+		ck_assert_uint_eq(v[k]->nprocs, src[k]->nprocs);
+		ck_assert_uint_eq(v[k]->nthreads, src[k]->nthreads);
+		for (j = 0; j < src[k]->nprocs; j++)
+			tu_task_eq(&v[k]->procs[j], &src[k]->procs[j]);
+		for (j = 0; j < src[k]->nthreads; j++)
+			tu_task_eq(&v[k]->threads[j], &src[k]->threads[j]);
+	}
+	free_windows(v, n);
+	ck_assert_int_eq(store_top(s, T0, T0 + 30 * SEC, true, METRIC_CPU, 0,
+			     &top, &nt),
+	    0);
+	ck_assert_uint_eq(nt, 4);
+	free(top);
+	ck_assert_int_eq(store_history(s, true, 21, 0, T0, T0 + 30 * SEC, &h,
+			     &n),
+	    0);
+	ck_assert_uint_eq(n, 3);
+	free(h);
+	ck_assert_uint_eq(blob_errors(s), 0);
 	for (k = 0; k < 3; k++)
 		window_free(src[k]);
 	store_close(s);
@@ -853,6 +922,7 @@ suite(void)
 	tc = tcase_create("instances");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, rollup_task_sums_exact);
+	tcase_add_test(tc, v1_task_blobs_read);
 	tcase_add_test(tc, rename_keeps_each_windows_names);
 	tcase_add_test(tc, instances_pruned_with_their_windows);
 	tcase_add_test(tc, rolled_back_put_forgets_its_ids);

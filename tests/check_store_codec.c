@@ -642,9 +642,19 @@ mk_tasks(struct window_task *t, uint64_t *iid, size_t n)
 	}
 }
 
+/* Version 2 (written) or 1 (what older stores hold). */
+static int
+tasks_put(unsigned version, struct store_enc *e, const struct window_task *t,
+    const uint64_t *iid, size_t n)
+{
+	return version == 1 ? store_tasks_put_v1(e, t, iid, n) :
+			      store_tasks_put(e, t, iid, n);
+}
+
 /* Every figure back as written, norm_ticks bit for bit. */
 START_TEST(test_tasks_roundtrip)
 {
+	unsigned version = (unsigned)_i + 1;
 	enum { N = 64 };
 	struct window_task in[N], *out;
 	uint64_t iid[N], *oid;
@@ -652,8 +662,10 @@ START_TEST(test_tasks_roundtrip)
 	size_t n, i;
 
 	mk_tasks(in, iid, N);
-	ck_assert_int_eq(store_tasks_put(&e, in, iid, N), 0);
-	ck_assert_int_eq(store_tasks_get(e.b.p, e.b.len, N, &out, &oid, &n), 0);
+	ck_assert_int_eq(tasks_put(version, &e, in, iid, N), 0);
+	ck_assert_int_eq(store_tasks_get(e.b.p, e.b.len, version, N, &out, &oid,
+			     &n),
+	    0);
 	ck_assert_uint_eq(n, N);
 	for (i = 0; i < N; i++) {
 		ck_assert_uint_eq(oid[i], iid[i]);
@@ -665,8 +677,10 @@ START_TEST(test_tasks_roundtrip)
 	free(oid);
 	store_enc_release(&e);
 	/* no rows */
-	ck_assert_int_eq(store_tasks_put(&e, in, iid, 0), 0);
-	ck_assert_int_eq(store_tasks_get(e.b.p, e.b.len, N, &out, &oid, &n), 0);
+	ck_assert_int_eq(tasks_put(version, &e, in, iid, 0), 0);
+	ck_assert_int_eq(store_tasks_get(e.b.p, e.b.len, version, N, &out, &oid,
+			     &n),
+	    0);
 	ck_assert_uint_eq(n, 0);
 	free(out);
 	free(oid);
@@ -677,6 +691,7 @@ END_TEST
 /* Only the rows asked for, exactly as the whole decode gives them. */
 START_TEST(test_tasks_find)
 {
+	unsigned version = (unsigned)_i + 1;
 	enum { N = 64 };
 	struct window_task in[N], *out;
 	uint64_t iid[N], *oid, want[5];
@@ -684,15 +699,15 @@ START_TEST(test_tasks_find)
 	size_t n, cut;
 
 	mk_tasks(in, iid, N);
-	ck_assert_int_eq(store_tasks_put(&e, in, iid, N), 0);
+	ck_assert_int_eq(tasks_put(version, &e, in, iid, N), 0);
 	/* rows 0, 9 and 63, and two ids no row has */
 	want[0] = iid[0];
 	want[1] = iid[9] - 1;
 	want[2] = iid[9];
 	want[3] = iid[N - 1];
 	want[4] = iid[N - 1] + 1;
-	ck_assert_int_eq(store_tasks_find(e.b.p, e.b.len, N, want, 5, &out,
-			     &oid, &n),
+	ck_assert_int_eq(store_tasks_find(e.b.p, e.b.len, version, N, want, 5,
+			     &out, &oid, &n),
 	    0);
 	ck_assert_uint_eq(n, 3);
 	ck_assert_uint_eq(oid[0], iid[0]);
@@ -704,16 +719,16 @@ START_TEST(test_tasks_find)
 	free(out);
 	free(oid);
 	/* none asked, none wanted that exists */
-	ck_assert_int_eq(store_tasks_find(e.b.p, e.b.len, N, want, 0, &out,
-			     &oid, &n),
+	ck_assert_int_eq(store_tasks_find(e.b.p, e.b.len, version, N, want, 0,
+			     &out, &oid, &n),
 	    0);
 	ck_assert_uint_eq(n, 0);
 	free(out);
 	free(oid);
 	/* a cut before the last row asked for is refused */
 	for (cut = 0; cut < e.b.len / 2; cut++)
-		ck_assert_int_eq(store_tasks_find(e.b.p, cut, N, want, 5, &out,
-				     &oid, &n),
+		ck_assert_int_eq(store_tasks_find(e.b.p, cut, version, N, want,
+				     5, &out, &oid, &n),
 		    -EBADMSG);
 	store_enc_release(&e);
 }
@@ -721,6 +736,7 @@ END_TEST
 
 START_TEST(test_tasks_bad)
 {
+	unsigned version = (unsigned)_i + 1;
 	enum { N = 16 };
 	struct window_task in[N], *out = NULL;
 	uint64_t iid[N], *oid = NULL;
@@ -730,16 +746,18 @@ START_TEST(test_tasks_bad)
 
 	mk_tasks(in, iid, N);
 	iid[7] = iid[6]; /* a repeat */
-	ck_assert_int_eq(store_tasks_put(&e, in, iid, N), -EINVAL);
+	ck_assert_int_eq(tasks_put(version, &e, in, iid, N), -EINVAL);
 	store_enc_release(&e);
 	mk_tasks(in, iid, N);
-	ck_assert_int_eq(store_tasks_put(&e, in, iid, N), 0);
+	ck_assert_int_eq(tasks_put(version, &e, in, iid, N), 0);
 	/* more rows than the reader allows */
-	ck_assert_int_eq(store_tasks_get(e.b.p, e.b.len, N - 1, &out, &oid, &n),
+	ck_assert_int_eq(store_tasks_get(e.b.p, e.b.len, version, N - 1, &out,
+			     &oid, &n),
 	    -EBADMSG);
 	/* every cut */
 	for (i = 0; i < e.b.len; i++)
-		ck_assert_int_eq(store_tasks_get(e.b.p, i, N, &out, &oid, &n),
+		ck_assert_int_eq(store_tasks_get(e.b.p, i, version, N, &out,
+				     &oid, &n),
 		    -EBADMSG);
 	ck_assert_uint_eq(n, 99); /* untouched */
 	/* flipped bytes: refused or decoded, never past the input (ASan) */
@@ -748,13 +766,140 @@ START_TEST(test_tasks_bad)
 	for (i = 0; i < e.b.len; i++) {
 		memcpy(copy, e.b.p, e.b.len);
 		copy[i] ^= 0xa5;
-		if (store_tasks_get(copy, e.b.len, N, &out, &oid, &n) == 0) {
+		if (store_tasks_get(copy, e.b.len, version, N, &out, &oid,
+			&n) == 0) {
 			ck_assert_uint_le(n, N);
 			free(out);
 			free(oid);
 		}
 	}
 	free(copy);
+	store_enc_release(&e);
+}
+END_TEST
+
+/* Any subset asked for (and ids no row has): exactly the rows the whole
+ * decode gives for them, in order. */
+START_TEST(test_tasks_find_subsets)
+{
+	unsigned version = (unsigned)_i + 1;
+	enum { N = 64 };
+	struct window_task in[N], *all, *out;
+	uint64_t iid[N], *aid, *oid, want[2 * N], st = 0x853c49e6748fea9bull;
+	struct store_enc e = { 0 };
+	size_t n, na, nw, i, j, k;
+
+	mk_tasks(in, iid, N);
+	ck_assert_int_eq(tasks_put(version, &e, in, iid, N), 0);
+	ck_assert_int_eq(store_tasks_get(e.b.p, e.b.len, version, N, &all, &aid,
+			     &na),
+	    0);
+	for (k = 0; k < 500; k++) {
+		for (i = nw = 0; i < N; i++) {
+			st ^= st << 13, st ^= st >> 7, st ^= st << 17;
+			if (st % (1 + k % 7) == 0)
+				want[nw++] = iid[i];
+			if (st % 11 == 0)
+				want[nw++] = iid[i] + 1; /* none has it */
+		}
+		ck_assert_int_eq(store_tasks_find(e.b.p, e.b.len, version, N,
+				     want, nw, &out, &oid, &n),
+		    0);
+		for (i = j = 0; i < na; i++) {
+			size_t w;
+
+			for (w = 0; w < nw && want[w] != aid[i]; w++)
+				;
+			if (w == nw)
+				continue;
+			ck_assert_uint_lt(j, n);
+			ck_assert_uint_eq(oid[j], aid[i]);
+			ck_assert_mem_eq(&out[j], &all[i], sizeof(out[j]));
+			j++;
+		}
+		ck_assert_uint_eq(j, n);
+		free(out);
+		free(oid);
+	}
+	free(all);
+	free(aid);
+	store_enc_release(&e);
+}
+END_TEST
+
+/* Version 2 holds version 1's varints in another order: the same
+ * length, the same rows; neither version's payload read as an unknown
+ * one. */
+START_TEST(test_tasks_versions)
+{
+	enum { N = 64 };
+	struct window_task in[N], *out;
+	uint64_t iid[N], *oid;
+	struct store_enc e1 = { 0 }, e2 = { 0 };
+	size_t n;
+
+	mk_tasks(in, iid, N);
+	ck_assert_int_eq(store_tasks_put_v1(&e1, in, iid, N), 0);
+	ck_assert_int_eq(store_tasks_put(&e2, in, iid, N), 0);
+	ck_assert_uint_eq(e1.b.len, e2.b.len);
+	ck_assert(memcmp(e1.b.p, e2.b.p, e1.b.len) != 0);
+	ck_assert_int_eq(store_tasks_get(e2.b.p, e2.b.len, 0, N, &out, &oid,
+			     &n),
+	    -EBADMSG);
+	ck_assert_int_eq(store_tasks_get(e2.b.p, e2.b.len, 3, N, &out, &oid,
+			     &n),
+	    -EBADMSG);
+	ck_assert_int_eq(store_tasks_find(e1.b.p, e1.b.len, 3, N, iid, 1, &out,
+			     &oid, &n),
+	    -EBADMSG);
+	store_enc_release(&e1);
+	store_enc_release(&e2);
+}
+END_TEST
+
+/* Many damaged payloads of each version (several flips, cuts, random
+ * bytes): refused, or read within the caller's bound. */
+START_TEST(test_tasks_fuzz)
+{
+	unsigned version = (unsigned)_i + 1;
+	enum { N = 48 };
+	struct window_task in[N], *out;
+	uint64_t iid[N], *oid, st = 88172645463325252ull;
+	struct store_enc e = { 0 };
+	uint8_t buf[2048];
+	size_t n, i, k, len, cut;
+	int r, bad = 0;
+
+	mk_tasks(in, iid, N);
+	ck_assert_int_eq(tasks_put(version, &e, in, iid, N), 0);
+	len = e.b.len;
+	ck_assert_uint_le(len, sizeof(buf));
+	for (k = 0; k < 20000; k++) {
+		memcpy(buf, e.b.p, len);
+		for (i = 0; i < 1 + k % 4; i++) {
+			st ^= st << 13, st ^= st >> 7, st ^= st << 17;
+			buf[st % len] ^= (uint8_t)(1 + (st >> 32) % 255);
+		}
+		if (k % 7 == 0)
+			for (i = 0; i < len; i++) {
+				st ^= st << 13, st ^= st >> 7, st ^= st << 17;
+				buf[i] = (uint8_t)(st >> 40);
+			}
+		cut = k % 5 == 0 ? (size_t)(st % len) : len;
+		r = k % 2 ?
+		    store_tasks_get(buf, cut, version, N, &out, &oid, &n) :
+		    store_tasks_find(buf, cut, version, N, iid + 3, 9, &out,
+			&oid, &n);
+		if (r == 0) {
+			ck_assert_uint_le(n, N);
+			free(out);
+			free(oid);
+		} else {
+			ck_assert_int_eq(r, -EBADMSG);
+			bad++;
+		}
+	}
+	ck_assert_int_gt(bad, 1000);
 	store_enc_release(&e);
 }
 END_TEST
@@ -774,14 +919,17 @@ main(void)
 	tcase_add_test(tc, test_num);
 	tcase_add_test(tc, test_crc32c_vector);
 	tcase_add_test(tc, test_crc32c_paths);
-	tcase_add_test(tc, test_tasks_find);
+	tcase_add_loop_test(tc, test_tasks_find, 0, 2);
 	tcase_add_test(tc, test_frame_roundtrip);
 	tcase_add_test(tc, test_frame_corrupt);
 	tcase_add_test(tc, test_frame_zstd);
 	tcase_add_test(tc, test_frame_zstd_bad);
 	tcase_add_test(tc, test_frame_zdict);
-	tcase_add_test(tc, test_tasks_roundtrip);
-	tcase_add_test(tc, test_tasks_bad);
+	tcase_add_loop_test(tc, test_tasks_roundtrip, 0, 2);
+	tcase_add_loop_test(tc, test_tasks_bad, 0, 2);
+	tcase_add_test(tc, test_tasks_versions);
+	tcase_add_loop_test(tc, test_tasks_find_subsets, 0, 2);
+	tcase_add_loop_test(tc, test_tasks_fuzz, 0, 2);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -208,10 +208,15 @@ fill(unsigned after)
 	put_n(s, 0, NTRAIN);
 	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM blob_dict"), 0);
 	ck_assert_int_eq(store_maintain(s, T0 + (NTRAIN + 6) * 10 * SEC), 0);
+	/* CPU (4), and the task lists and counters of version 2 (5, 6,
+	 * 7); the version-1 slots (1, 2, 3) are no longer trained */
 	ck_assert_int_eq(q_int(s,
 			     "SELECT count(DISTINCT slot) FROM"
-			     " blob_dict WHERE slot BETWEEN 1 AND 4"),
+			     " blob_dict WHERE slot BETWEEN 4 AND 7"),
 	    4);
+	ck_assert_int_eq(q_int(s,
+			     "SELECT count(*) FROM blob_dict WHERE slot < 4"),
+	    0);
 	put_n(s, NTRAIN, NTRAIN + after);
 	return s;
 }
@@ -400,13 +405,13 @@ static const struct dict_damage {
 	{ "a byte of the processes' dictionary flipped",
 	    "UPDATE blob_dict SET dict = substr(dict, 1, 99) || CASE WHEN"
 	    " substr(dict, 100, 1) = x'00' THEN x'01' ELSE x'00' END ||"
-	    " substr(dict, 101) WHERE slot = 1",
-	    DSLOT_PROCS, 1 },
+	    " substr(dict, 101) WHERE slot = 5",
+	    DSLOT_PROCS2, 1 },
 	{ "the threads' dictionary deleted",
-	    "DELETE FROM blob_dict WHERE slot = 2", DSLOT_THREADS, 0 },
+	    "DELETE FROM blob_dict WHERE slot = 6", DSLOT_THREADS2, 0 },
 	{ "the counters' dictionary cut short",
-	    "UPDATE blob_dict SET dict = substr(dict, 1, 64) WHERE slot = 3",
-	    DSLOT_KV, 1 },
+	    "UPDATE blob_dict SET dict = substr(dict, 1, 64) WHERE slot = 7",
+	    DSLOT_KV2, 1 },
 	/* the row is counted, but its bytes are what the frames name (by
 	 * their CRC): they are registered under that and everything reads */
 	{ "the CPU dictionary's id changed",
@@ -444,11 +449,11 @@ START_TEST(dict_damage_confined)
 		struct window *want = mkwin(NTRAIN - 2 + (unsigned)i);
 
 		ck_assert_uint_eq(w->nprocs,
-		    d->slot == DSLOT_PROCS ? 0 : want->nprocs);
+		    d->slot == DSLOT_PROCS2 ? 0 : want->nprocs);
 		ck_assert_uint_eq(w->nthreads,
-		    d->slot == DSLOT_THREADS ? 0 : want->nthreads);
+		    d->slot == DSLOT_THREADS2 ? 0 : want->nthreads);
 		ck_assert_uint_eq(w->d_vm[VM_PGFAULT],
-		    d->slot == DSLOT_KV ? 0 : want->d_vm[VM_PGFAULT]);
+		    d->slot == DSLOT_KV2 ? 0 : want->d_vm[VM_PGFAULT]);
 		ck_assert_uint_eq(w->cpu[2].d.user,
 		    d->slot == DSLOT_SYS ? 0 : want->cpu[2].d.user);
 		/* the window row itself always */
@@ -542,6 +547,114 @@ START_TEST(dict_unknown_id_refused)
 }
 END_TEST
 
+/*
+ * A file of an older store: task blobs of version 1 made with its
+ * version-1 dictionaries (slot 1 and 2). They read as written; the
+ * version-2 slots are trained only once the newest hour holds version 2
+ * alone, and the old dictionaries stay.
+ */
+START_TEST(dict_v1_slots_still_read)
+{
+	struct store *s = fill(4);
+	struct window **v;
+	sqlite3_stmt *st, *up;
+	uint32_t id;
+	size_t n, i;
+	unsigned k;
+
+	/* windows NTRAIN .. NTRAIN + 3: their lists as version 1 with the
+	 * v2 slots' dictionaries, which then become slots 1 and 2 */
+	ck_assert_int_eq(sqlite3_prepare_v2(s->db,
+			     "SELECT t.window_id, t.procs, t.threads FROM"
+			     " window_tasks t JOIN windows w ON w.id ="
+			     " t.window_id WHERE w.seq >= ?1",
+			     -1, &st, NULL),
+	    SQLITE_OK);
+	ck_assert_int_eq(sqlite3_prepare_v2(s->db,
+			     "UPDATE window_tasks SET procs = CASE WHEN ?3"
+			     " THEN procs ELSE ?2 END, threads = CASE WHEN ?3"
+			     " THEN ?2 ELSE threads END WHERE window_id = ?1",
+			     -1, &up, NULL),
+	    SQLITE_OK);
+	sqlite3_bind_int(st, 1, NTRAIN);
+	for (n = 0; sqlite3_step(st) == SQLITE_ROW;)
+		for (k = 0; k < 2; k++) {
+			struct store_enc pe = { 0 }, fe = { 0 };
+			struct store_frame f;
+			struct window_task *t;
+			uint64_t *iid;
+			size_t nt;
+
+			ck_assert_int_eq(
+			    store_frame_get(sqlite3_column_blob(st, 1 + (int)k),
+				(size_t)sqlite3_column_bytes(st, 1 + (int)k),
+				&f),
+			    0);
+			ck_assert_uint_eq(f.codec, STORE_CODEC_ZDICT);
+			ck_assert_uint_eq(f.version, 2);
+			id = f.dict;
+			ck_assert_int_eq(store_tasks_get(f.payload, f.len, 2,
+					     100, &t, &iid, &nt),
+			    0);
+			store_frame_release(&f);
+			ck_assert_int_eq(store_tasks_put_v1(&pe, t, iid, nt),
+			    0);
+			ck_assert_int_eq(store_frame_put_zdict(&fe,
+					     STORE_TASKS_PART, 1, pe.b.p,
+					     pe.b.len, id),
+			    0);
+			sqlite3_bind_int64(up, 1, sqlite3_column_int64(st, 0));
+			sqlite3_bind_blob(up, 2, fe.b.p, (int)fe.b.len,
+			    SQLITE_TRANSIENT);
+			sqlite3_bind_int(up, 3, (int)k);
+			ck_assert_int_eq(sqlite3_step(up), SQLITE_DONE);
+			sqlite3_reset(up);
+			free(t);
+			free(iid);
+			store_enc_release(&pe);
+			store_enc_release(&fe);
+			n++;
+		}
+	sqlite3_finalize(st);
+	sqlite3_finalize(up);
+	ck_assert_uint_eq(n, 8);
+	ck_assert_int_eq(store_exec(s,
+			     "UPDATE blob_dict SET slot = slot - 4 WHERE"
+			     " slot IN (5, 6)",
+			     NULL, 0),
+	    0);
+	store_close(s);
+	store_zdict_reset();
+	s = open_default();
+	ck_assert_int_eq(store_windows(s, T0 + (NTRAIN - 2) * 10 * SEC,
+			     T0 + (NTRAIN + 4) * 10 * SEC, 0, &v, &n),
+	    0);
+	ck_assert_uint_eq(n, 6);
+	for (i = 0; i < n; i++)
+		same_window(v[i], NTRAIN - 2 + (unsigned)i, true, true);
+	for (i = 0; i < n; i++)
+		window_free(v[i]);
+	free(v);
+	ck_assert_uint_eq(blob_errors(s), 0);
+	/* the newest hour still holds version 1: no v2 dictionary yet */
+	put_n(s, NTRAIN + 4, NTRAIN + 10);
+	ck_assert_int_eq(store_maintain(s, T0 + (NTRAIN + 16) * 10 * SEC), 0);
+	ck_assert_int_eq(q_int(s,
+			     "SELECT count(*) FROM blob_dict WHERE slot IN"
+			     " (5, 6)"),
+	    0);
+	/* an hour of version 2 on top: trained; the old ones stay */
+	put_n(s, NTRAIN + 10, NTRAIN + 10 + 370);
+	ck_assert_int_eq(store_maintain(s, T0 + (NTRAIN + 386) * 10 * SEC), 0);
+	ck_assert_int_eq(q_int(s,
+			     "SELECT count(DISTINCT slot) FROM blob_dict"
+			     " WHERE slot IN (1, 2, 5, 6)"),
+	    4);
+	ck_assert_uint_eq(blob_errors(s), 0);
+	store_close(s);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -555,6 +668,7 @@ suite(void)
 	tcase_add_loop_test(tc, dict_damage_confined, 0,
 	    (int)(sizeof(dict_damages) / sizeof(dict_damages[0])));
 	tcase_add_test(tc, dict_unknown_id_refused);
+	tcase_add_test(tc, dict_v1_slots_still_read);
 	suite_add_tcase(su, tc);
 	return su;
 }

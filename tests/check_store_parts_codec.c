@@ -21,11 +21,22 @@
 /* A decoder under test: 0 or -EBADMSG, its result released. */
 typedef int (*get_fn)(const void *p, size_t len, size_t max);
 
+/* The counters' payload version under test (loop tests: 1, 2). */
+static unsigned kv_version = STORE_KV_VERSION;
+
+static int
+kv_put(struct store_enc *e, const struct store_kv_count *c, size_t nc,
+    const struct store_kv_gauge *g, size_t ng)
+{
+	return kv_version == 1 ? store_kv_put_v1(e, c, nc, g, ng) :
+				 store_kv_put(e, c, nc, g, ng);
+}
+
 static int
 kv_get(const void *p, size_t len, size_t max)
 {
 	struct store_kv kv;
-	int r = store_kv_get(p, len, max, &kv);
+	int r = store_kv_get(p, len, kv_version, max, &kv);
 
 	if (r == 0) {
 		ck_assert_uint_le(kv.ncount, max);
@@ -172,9 +183,10 @@ START_TEST(test_kv_roundtrip)
 	struct store_kv kv;
 	size_t i;
 
+	kv_version = (unsigned)_i + 1;
 	mk_kv(c, NC, g);
-	ck_assert_int_eq(store_kv_put(&e, c, NC, g, NG), 0);
-	ck_assert_int_eq(store_kv_get(e.b.p, e.b.len, 64, &kv), 0);
+	ck_assert_int_eq(kv_put(&e, c, NC, g, NG), 0);
+	ck_assert_int_eq(store_kv_get(e.b.p, e.b.len, kv_version, 64, &kv), 0);
 	ck_assert_uint_eq(kv.ncount, NC);
 	ck_assert_uint_eq(kv.ngauge, NG);
 	ck_assert_mem_eq(kv.count, c, sizeof(c));
@@ -198,9 +210,9 @@ START_TEST(test_kv_roundtrip)
 	ck_assert_uint_eq(e.b.len, 2 + 4 * 9);
 	store_enc_release(&e);
 	/* nothing at all */
-	ck_assert_int_eq(store_kv_put(&e, c, 0, g, 0), 0);
+	ck_assert_int_eq(kv_put(&e, c, 0, g, 0), 0);
 	ck_assert_uint_eq(e.b.len, 2);
-	ck_assert_int_eq(store_kv_get(e.b.p, e.b.len, 0, &kv), 0);
+	ck_assert_int_eq(store_kv_get(e.b.p, e.b.len, kv_version, 0, &kv), 0);
 	ck_assert_uint_eq(kv.ncount + kv.ngauge, 0);
 	store_kv_release(&kv);
 	store_enc_release(&e);
@@ -215,25 +227,27 @@ START_TEST(test_kv_bad)
 	struct store_enc e = { 0 };
 	struct store_kv kv;
 
+	kv_version = (unsigned)_i + 1;
 	mk_kv(c, NC, g);
 	c[5].key = c[4].key; /* a repeat */
-	ck_assert_int_eq(store_kv_put(&e, c, NC, g, NG), -EINVAL);
+	ck_assert_int_eq(kv_put(&e, c, NC, g, NG), -EINVAL);
 	store_enc_release(&e);
 	mk_kv(c, NC, g);
 	g[2].key = 1; /* out of order */
-	ck_assert_int_eq(store_kv_put(&e, c, NC, g, NG), -EINVAL);
+	ck_assert_int_eq(kv_put(&e, c, NC, g, NG), -EINVAL);
 	store_enc_release(&e);
 	mk_kv(c, NC, g);
-	ck_assert_int_eq(store_kv_put(&e, c, NC, g, NG), 0);
+	ck_assert_int_eq(kv_put(&e, c, NC, g, NG), 0);
 	malformed(&e, kv_get, 64);
 	ck_assert_int_eq(kv_get(e.b.p, e.b.len, NC - 1), -EBADMSG);
 	store_enc_release(&e);
 	lying_count(kv_get);
-	/* a repeated key (step 0 after the first) */
+	/* a repeated key (step 0 after the first): steps and values
+	 * interleaved (1), or a column of steps then one of values (2) */
 	store_enc_u(&e, 2);
 	store_enc_u(&e, 5);
-	store_enc_u(&e, 1);
-	store_enc_u(&e, 0);
+	store_enc_u(&e, kv_version == 1 ? 1 : 0);
+	store_enc_u(&e, kv_version == 1 ? 0 : 1);
 	store_enc_u(&e, 1);
 	store_enc_u(&e, 0);
 	ck_assert_int_eq(kv_get(e.b.p, e.b.len, 64), -EBADMSG);
@@ -302,7 +316,78 @@ START_TEST(test_kv_bad)
 	store_enc_u(&e, 0);
 	ck_assert_int_eq(kv_get(e.b.p, e.b.len, 64), -EBADMSG);
 	store_enc_release(&e);
-	ck_assert_int_eq(store_kv_get("", 0, 64, &kv), -EBADMSG);
+	ck_assert_int_eq(store_kv_get("", 0, kv_version, 64, &kv), -EBADMSG);
+}
+END_TEST
+
+/* Version 2 holds version 1's varints in another order: the same
+ * length; each read as the other refused or different; an unknown
+ * version refused. */
+START_TEST(test_kv_versions)
+{
+	enum { NC = 42 };
+	struct store_kv_count c[NC];
+	struct store_kv_gauge g[NG];
+	struct store_enc e1 = { 0 }, e2 = { 0 };
+	struct store_kv kv;
+	size_t i;
+
+	mk_kv(c, NC, g);
+	ck_assert_int_eq(store_kv_put_v1(&e1, c, NC, g, NG), 0);
+	ck_assert_int_eq(store_kv_put(&e2, c, NC, g, NG), 0);
+	ck_assert_uint_eq(e1.b.len, e2.b.len);
+	ck_assert(memcmp(e1.b.p, e2.b.p, e1.b.len) != 0);
+	ck_assert_int_eq(store_kv_get(e2.b.p, e2.b.len, 2, 64, &kv), 0);
+	ck_assert_mem_eq(kv.count, c, sizeof(c));
+	for (i = 0; i < NG; i++)
+		ck_assert_mem_eq(&kv.gauge[i].g, &g[i].g, sizeof(g[i].g));
+	store_kv_release(&kv);
+	ck_assert_int_eq(store_kv_get(e2.b.p, e2.b.len, 3, 64, &kv), -EBADMSG);
+	ck_assert_int_eq(store_kv_get(e1.b.p, e1.b.len, 0, 64, &kv), -EBADMSG);
+	if (store_kv_get(e2.b.p, e2.b.len, 1, 64, &kv) == 0) {
+		ck_assert(
+		    kv.ncount != NC || memcmp(kv.count, c, sizeof(c)) != 0);
+		store_kv_release(&kv);
+	}
+	store_enc_release(&e1);
+	store_enc_release(&e2);
+}
+END_TEST
+
+/* Damaged payloads of each version (several flips, cuts, random bytes):
+ * refused, or read within the caller's bound. */
+START_TEST(test_kv_fuzz)
+{
+	enum { NC = 30 };
+	struct store_kv_count c[NC];
+	struct store_kv_gauge g[NG];
+	struct store_enc e = { 0 };
+	uint64_t st = 0x9e3779b97f4a7c15ull;
+	uint8_t buf[2048];
+	size_t i, k, len;
+	int bad = 0;
+
+	kv_version = (unsigned)_i + 1;
+	mk_kv(c, NC, g);
+	ck_assert_int_eq(kv_put(&e, c, NC, g, NG), 0);
+	len = e.b.len;
+	ck_assert_uint_le(len, sizeof(buf));
+	for (k = 0; k < 20000; k++) {
+		memcpy(buf, e.b.p, len);
+		for (i = 0; i < 1 + k % 4; i++) {
+			st ^= st << 13, st ^= st >> 7, st ^= st << 17;
+			buf[st % len] ^= (uint8_t)(1 + (st >> 32) % 255);
+		}
+		if (k % 7 == 0)
+			for (i = 0; i < len; i++) {
+				st ^= st << 13, st ^= st >> 7, st ^= st << 17;
+				buf[i] = (uint8_t)(st >> 40);
+			}
+		if (kv_get(buf, k % 5 == 0 ? (size_t)(st % len) : len, 64) < 0)
+			bad++;
+	}
+	ck_assert_int_gt(bad, 1000);
+	store_enc_release(&e);
 }
 END_TEST
 
@@ -716,8 +801,10 @@ main(void)
 	SRunner *sr;
 	int nf;
 
-	tcase_add_test(tc, test_kv_roundtrip);
-	tcase_add_test(tc, test_kv_bad);
+	tcase_add_loop_test(tc, test_kv_roundtrip, 0, 2);
+	tcase_add_loop_test(tc, test_kv_bad, 0, 2);
+	tcase_add_test(tc, test_kv_versions);
+	tcase_add_loop_test(tc, test_kv_fuzz, 0, 2);
 	tcase_add_test(tc, test_sys_roundtrip);
 	tcase_add_test(tc, test_sys_bad);
 	tcase_add_test(tc, test_bpfrows_roundtrip);

@@ -290,7 +290,12 @@ START_TEST(test_sum_equal_through_changes)
 	/* maintenance builds them (after rolling up the first hour) */
 	ck_assert_int_eq(store_maintain(s, end + 60 * SEC), 0);
 	nsum = q_int(s, "SELECT count(*) FROM task_sum");
-	ck_assert_int_gt(nsum, 200);
+	ck_assert_int_gt(nsum, 25); /* 10 min spans: 29 over, 5 hours */
+	/* no span shorter than 10 min since v21 */
+	ck_assert_int_eq(q_int(s,
+			     "SELECT count(*) FROM task_sum WHERE"
+			     " span_ns < 600000000000"),
+	    0);
 	ck_assert_int_eq(q_int(s,
 			     "SELECT count(*) FROM task_sum WHERE"
 			     " span_ns = 3600000000000"),
@@ -381,7 +386,7 @@ START_TEST(test_sum_size_bound)
 	for (q = 0; q < 900; q++)
 		put(s, "boot-a", q, T0);
 	ck_assert_int_eq(store_maintain(s, end + 60 * SEC), 0);
-	ck_assert_int_gt(q_int(s, "SELECT count(*) FROM task_sum"), 100);
+	ck_assert_int_gt(q_int(s, "SELECT count(*) FROM task_sum"), 12);
 	bytes = q_int(s,
 	    "SELECT page_count * page_size FROM"
 	    " pragma_page_count, pragma_page_size");
@@ -412,7 +417,7 @@ START_TEST(test_sum_spool)
 	for (q = 0; q < 900; q++)
 		put(s, "boot-a", q, T0);
 	ck_assert_int_eq(store_maintain(s, T0 + 900 * 10 * SEC), 0);
-	ck_assert_int_gt(q_int(s, "SELECT count(*) FROM task_sum"), 100);
+	ck_assert_int_gt(q_int(s, "SELECT count(*) FROM task_sum"), 12);
 	/* windows waiting in the spool, one of them late into an old span */
 	for (; q < 1200; q++)
 		put(s, "boot-a", q, T0);
@@ -460,42 +465,259 @@ START_TEST(test_sum_damaged)
 }
 END_TEST
 
-/* The summary payload: rows back as written; every cut refused. */
+static void
+agg_eq(const struct store_agg *x, const struct store_agg *y)
+{
+	ck_assert_int_eq(x->iid, y->iid);
+	ck_assert_int_eq(x->last_wid, y->last_wid);
+	tu_task_eq(&x->t, &y->t);
+	/* bit for bit, −0 and NaN included */
+	ck_assert_mem_eq(&x->t.norm_ticks, &y->t.norm_ticks, sizeof(double));
+}
+
+static int
+sum_put(unsigned version, struct store_enc *e, const struct store_agg *a,
+    size_t n)
+{
+	return version == 1 ? store_tasksum_put_v1(e, a, n) :
+			      store_tasksum_put(e, a, n);
+}
+
+/* The summary payload, each version: rows back as written; every cut
+ * refused; another version refused. */
 START_TEST(test_sum_payload)
 {
-	struct store_agg a[3], *b;
+	unsigned version = (unsigned)_i + 1;
+	struct store_agg a[7], *b;
 	struct store_enc e = { 0 };
 	size_t n, i, cut;
 
 	memset(a, 0, sizeof(a));
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < 7; i++) {
 		a[i].iid = 10 + (int64_t)i * 7;
-		a[i].last_wid = 1000 - (int64_t)i;
+		a[i].last_wid = 1000 - (int64_t)(i % 3) * 5;
 		a[i].t.d_utime = UINT64_MAX - i;
-		a[i].t.samples = 7;
-		a[i].t.norm_ticks = 1.0 / 3.0 + (double)i;
+		a[i].t.d_minflt = i * 1000;
+		a[i].t.d_majflt = i == 4 ? 3 : 0;
+		/* rows 0, 3, 5 share a tuple; 1, 6 another; 2 and 4 alone */
+		a[i].t.samples = i == 0 || i == 3 || i == 5 ? 7 :
+		    i == 1 || i == 6			    ? 3 :
+							      (unsigned)i;
+		a[i].t.wall_ns = a[i].t.samples * SEC;
+		a[i].t.total_ticks = a[i].t.samples * 100;
+		a[i].t.norm_ticks = 1.0 / 3.0 + (double)a[i].t.samples;
 		a[i].t.rss_pages_max = 50;
-		a[i].t.rss_pages_last = 20 + i;
+		a[i].t.rss_pages_last = 20 + i * 10; /* above max too */
 		a[i].t.born = i == 1;
-		a[i].t.exited = i == 2;
+		a[i].t.exited = i == 2 || i == 1;
 	}
-	ck_assert_int_eq(store_tasksum_put(&e, a, 3), 0);
-	ck_assert_int_eq(store_tasksum_get(e.b.p, e.b.len, &b, &n), 0);
-	ck_assert_uint_eq(n, 3);
-	for (i = 0; i < 3; i++) {
-		ck_assert_int_eq(b[i].iid, a[i].iid);
-		ck_assert_int_eq(b[i].last_wid, a[i].last_wid);
-		tu_task_eq(&b[i].t, &a[i].t);
-	}
+	a[2].t.norm_ticks = -0.0;
+	a[4].t.norm_ticks = NAN;
+	a[4].last_wid = INT64_MAX;
+	a[5].last_wid = INT64_MIN;
+	a[6].iid = INT64_MAX;
+	ck_assert_int_eq(sum_put(version, &e, a, 7), 0);
+	ck_assert_int_eq(store_tasksum_get(e.b.p, e.b.len, version, &b, &n), 0);
+	ck_assert_uint_eq(n, 7);
+	for (i = 0; i < 7; i++)
+		agg_eq(&b[i], &a[i]);
 	free(b);
 	for (cut = 0; cut < e.b.len; cut++)
-		ck_assert_int_eq(store_tasksum_get(e.b.p, cut, &b, &n),
+		ck_assert_int_eq(store_tasksum_get(e.b.p, cut, version, &b, &n),
 		    -EBADMSG);
+	/* read as the other version, or an unknown one: refused */
+	ck_assert_int_eq(store_tasksum_get(e.b.p, e.b.len, 3 - version, &b, &n),
+	    -EBADMSG);
+	ck_assert_int_eq(store_tasksum_get(e.b.p, e.b.len, 3, &b, &n),
+	    -EBADMSG);
+	ck_assert_int_eq(store_tasksum_get(e.b.p, e.b.len, 0, &b, &n),
+	    -EBADMSG);
+	store_enc_release(&e);
+	/* none */
+	ck_assert_int_eq(sum_put(version, &e, a, 0), 0);
+	ck_assert_int_eq(store_tasksum_get(e.b.p, e.b.len, version, &b, &n), 0);
+	ck_assert_uint_eq(n, 0);
+	free(b);
 	store_enc_release(&e);
 	/* ids must ascend */
 	a[2].iid = a[1].iid;
-	ck_assert_int_eq(store_tasksum_put(&e, a, 3), -EINVAL);
+	ck_assert_int_eq(sum_put(version, &e, a, 3), -EINVAL);
 	store_enc_release(&e);
+}
+END_TEST
+
+/* Version 2 beside version 1: smaller on rows sharing their tuples. */
+START_TEST(test_sum_payload_smaller)
+{
+	struct store_agg a[200];
+	struct store_enc e1 = { 0 }, e2 = { 0 };
+	size_t i;
+
+	memset(a, 0, sizeof(a));
+	for (i = 0; i < 200; i++) {
+		a[i].iid = 1 + (int64_t)i * 3;
+		a[i].last_wid = 5000 + (int64_t)(i % 6);
+		a[i].t.d_utime = rnd(100);
+		a[i].t.samples = 60;
+		a[i].t.wall_ns = 60 * SEC;
+		a[i].t.total_ticks = 48000;
+		a[i].t.norm_ticks = 6000.0;
+		a[i].t.rss_pages_max = 1000 + rnd(100);
+		a[i].t.rss_pages_last = a[i].t.rss_pages_max;
+	}
+	ck_assert_int_eq(store_tasksum_put_v1(&e1, a, 200), 0);
+	ck_assert_int_eq(store_tasksum_put(&e2, a, 200), 0);
+	/* v1 repeats the tuple (~16 B) and a wid step per row */
+	ck_assert_uint_lt(e2.b.len + 200 * 16, e1.b.len);
+	store_enc_release(&e1);
+	store_enc_release(&e2);
+}
+END_TEST
+
+/* Damaged payloads of version 2 (flips, cuts, random bytes): refused or
+ * read within their bounds, never more rows than the bytes allow. */
+START_TEST(test_sum_payload_fuzz)
+{
+	struct store_agg a[40], *b;
+	struct store_enc e = { 0 };
+	uint8_t buf[4096];
+	size_t n, i, k, len;
+	int r, ok = 0, bad = 0;
+
+	memset(a, 0, sizeof(a));
+	for (i = 0; i < 40; i++) {
+		a[i].iid = (i ? a[i - 1].iid : 0) + 1 + rnd(100);
+		a[i].last_wid = (int64_t)rnd(1000);
+		a[i].t.d_utime = rnd(1000000);
+		a[i].t.samples = 1 + rnd(4);
+		a[i].t.wall_ns = a[i].t.samples * SEC;
+		a[i].t.norm_ticks = (double)rnd(1000) / 7.0;
+		a[i].t.rss_pages_max = rnd(100000);
+		a[i].t.rss_pages_last = rnd(100000);
+	}
+	ck_assert_int_eq(store_tasksum_put(&e, a, 40), 0);
+	len = e.b.len;
+	ck_assert_uint_le(len, sizeof(buf));
+	for (k = 0; k < 20000; k++) {
+		memcpy(buf, e.b.p, len);
+		for (i = 0; i < 1 + rnd(4); i++)
+			buf[rnd((unsigned)len)] ^= (uint8_t)(1 + rnd(255));
+		if (k % 3 == 0) /* random bytes altogether */
+			for (i = 0; i < len; i++)
+				buf[i] = (uint8_t)rnd(k % 2 ? 4 : 256);
+		r = store_tasksum_get(buf,
+		    k % 5 == 0 ? rnd((unsigned)len) : len, 2, &b, &n);
+		if (r == 0) {
+			ck_assert_uint_le(n * 10, len);
+			free(b);
+			ok++;
+		} else {
+			ck_assert_int_eq(r, -EBADMSG);
+			bad++;
+		}
+	}
+	ck_assert_int_gt(bad, 0);
+	store_enc_release(&e);
+}
+END_TEST
+
+/* Every stored summary rewritten as version 1 (as an older store wrote
+ * them): read as before, nothing counted as damaged. */
+static void
+sums_to_v1(struct store *s)
+{
+	sqlite3_stmt *st, *up;
+	int col, n = 0;
+
+	ck_assert_int_eq(sqlite3_prepare_v2(s->db,
+			     "SELECT start_ns, span_ns, procs, threads"
+			     " FROM task_sum",
+			     -1, &st, NULL),
+	    SQLITE_OK);
+	ck_assert_int_eq(sqlite3_prepare_v2(s->db,
+			     "UPDATE task_sum SET procs = CASE WHEN ?4 THEN"
+			     " procs ELSE ?3 END, threads = CASE WHEN ?4"
+			     " THEN ?3 ELSE threads END WHERE start_ns = ?1"
+			     " AND span_ns = ?2",
+			     -1, &up, NULL),
+	    SQLITE_OK);
+	while (sqlite3_step(st) == SQLITE_ROW)
+		for (col = 0; col < 2; col++) {
+			const void *blob = sqlite3_column_blob(st, 2 + col);
+			struct store_enc raw = { 0 }, fe = { 0 };
+			struct store_frame f;
+			struct store_agg *a;
+			size_t na;
+
+			if (blob == NULL)
+				continue;
+			ck_assert_int_eq(
+			    store_frame_get(blob,
+				(size_t)sqlite3_column_bytes(st, 2 + col), &f),
+			    0);
+			ck_assert_uint_eq(f.version, 2);
+			ck_assert_int_eq(store_tasksum_get(f.payload, f.len, 2,
+					     &a, &na),
+			    0);
+			store_frame_release(&f);
+			ck_assert_int_eq(store_tasksum_put_v1(&raw, a, na), 0);
+			ck_assert_int_eq(store_frame_put_zstd(&fe,
+					     STORE_TASKSUM_PART, 1, raw.b.p,
+					     raw.b.len, 0),
+			    0);
+			sqlite3_bind_int64(up, 1, sqlite3_column_int64(st, 0));
+			sqlite3_bind_int64(up, 2, sqlite3_column_int64(st, 1));
+			sqlite3_bind_blob(up, 3, fe.b.p, (int)fe.b.len,
+			    SQLITE_TRANSIENT);
+			sqlite3_bind_int(up, 4, col);
+			ck_assert_int_eq(sqlite3_step(up), SQLITE_DONE);
+			sqlite3_reset(up);
+			free(a);
+			store_enc_release(&raw);
+			store_enc_release(&fe);
+			n++;
+		}
+	sqlite3_finalize(st);
+	sqlite3_finalize(up);
+	ck_assert_int_gt(n, 10);
+}
+
+START_TEST(test_sum_v1_blobs)
+{
+	struct store *s = open_opts(NULL, 0);
+	int64_t end = T0 + 900 * 10 * SEC;
+	struct store_stats st;
+	uint64_t q;
+
+	for (q = 0; q < 900; q++)
+		put(s, "boot-a", q, T0);
+	ck_assert_int_eq(store_maintain(s, end + 60 * SEC), 0);
+	same_ranges(s, T0, end, 10);
+	sums_to_v1(s);
+	same_ranges(s, T0, end, 20);
+	store_get_stats(s, &st);
+	ck_assert_uint_eq(st.blob_errors, 0);
+	store_close(s);
+}
+END_TEST
+
+/* v20 -> v21: the 60 s summaries go, the 600 s and hour ones stay. */
+START_TEST(test_sum_migrate_v21)
+{
+	struct store *s;
+
+	ck_assert_int_eq(store_create_version(path, 20,
+			     "INSERT INTO task_sum VALUES"
+			     " (0, 60000000000, 2, NULL, NULL),"
+			     " (60000000000, 60000000000, 2, NULL, NULL),"
+			     " (0, 600000000000, 3, NULL, NULL),"
+			     " (0, 3600000000000, 4, NULL, NULL);"),
+	    0);
+	s = open_opts(NULL, 0);
+	ck_assert_int_eq(q_int(s, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
+	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM task_sum"), 2);
+	ck_assert_int_eq(q_int(s, "SELECT sum(n_windows) FROM task_sum"), 7);
+	store_close(s);
 }
 END_TEST
 
@@ -507,11 +729,15 @@ main(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 240);
-	tcase_add_test(tc, test_sum_payload);
+	tcase_add_loop_test(tc, test_sum_payload, 0, 2);
+	tcase_add_test(tc, test_sum_payload_smaller);
+	tcase_add_test(tc, test_sum_payload_fuzz);
+	tcase_add_test(tc, test_sum_v1_blobs);
 	tcase_add_loop_test(tc, test_sum_equal_through_changes, 0, 2);
 	tcase_add_test(tc, test_sum_size_bound);
 	tcase_add_test(tc, test_sum_spool);
 	tcase_add_test(tc, test_sum_damaged);
+	tcase_add_test(tc, test_sum_migrate_v21);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

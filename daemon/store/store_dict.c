@@ -8,9 +8,11 @@
  * zstd that structure: on store_bench a fifth less per window.
  *
  * One dictionary per slot (a list a window is written with: processes,
- * threads, counters and gauges, CPU and PSI), trained once per file by a
- * maintenance pass when the slot has none and the file holds an hour of
- * level-0 windows; written in the pass's transaction and used by the
+ * threads, counters and gauges, CPU and PSI; since v21 the task lists
+ * and counters have slots of their payload version 2, the version-1
+ * slots being read, no longer trained), trained once per file by a
+ * maintenance pass when the slot has none and the file's newest hour of
+ * level-0 windows is of the slot's version; written in the pass's transaction and used by the
  * writer only after that commits (a blob never names a dictionary the
  * file may not have). A dictionary's id is the CRC-32C of its bytes
  * (store_codec.c registers it under that id for the process): a row whose
@@ -55,7 +57,55 @@ static const char *const slot_sql[DSLOT__MAX] = {
 		      " main.window_parts p ON p.window_id = w.id WHERE"
 		      " w.level = 0 AND p.sys IS NOT NULL"
 		      " ORDER BY w.id DESC LIMIT ?1",
+	[DSLOT_PROCS2] = "SELECT t.procs FROM main.windows w JOIN"
+			 " main.window_tasks t ON t.window_id = w.id WHERE"
+			 " w.level = 0 AND t.procs IS NOT NULL"
+			 " ORDER BY w.id DESC LIMIT ?1",
+	[DSLOT_THREADS2] = "SELECT t.threads FROM main.windows w JOIN"
+			   " main.window_tasks t ON t.window_id = w.id WHERE"
+			   " w.level = 0 AND t.threads IS NOT NULL"
+			   " ORDER BY w.id DESC LIMIT ?1",
+	[DSLOT_KV2] = "SELECT p.kv FROM main.windows w JOIN"
+		      " main.window_parts p ON p.window_id = w.id WHERE"
+		      " w.level = 0 AND p.kv IS NOT NULL"
+		      " ORDER BY w.id DESC LIMIT ?1",
 };
+
+/* The part version a slot is trained on (0: any), and whether it is
+ * still trained: the version-1 slots are read, not made. */
+static const unsigned slot_version[DSLOT__MAX] = {
+	[DSLOT_PROCS] = 1,
+	[DSLOT_THREADS] = 1,
+	[DSLOT_KV] = 1,
+	[DSLOT_PROCS2] = 2,
+	[DSLOT_THREADS2] = 2,
+	[DSLOT_KV2] = 2,
+};
+static const bool slot_retired[DSLOT__MAX] = {
+	[DSLOT_NONE] = true,
+	[DSLOT_PROCS] = true,
+	[DSLOT_THREADS] = true,
+	[DSLOT_KV] = true,
+};
+
+/* Whether blob[0..n) is a frame of the slot's payload version, read from
+ * its header alone (magic, part, version; nothing decoded). */
+static bool
+slot_blob(enum store_dslot slot, const void *blob, size_t n)
+{
+	struct store_dec d;
+	unsigned version;
+
+	if (slot_version[slot] == 0)
+		return true;
+	store_dec_init(&d, blob, n);
+	if (n == 0 || *(const uint8_t *)blob != STORE_FRAME_MAGIC)
+		return false;
+	store_dec_bytes(&d, 1);
+	store_dec_u(&d); /* part: the slot's query names the column */
+	version = (unsigned)store_dec_u_max(&d, 255);
+	return !d.err && version == slot_version[slot];
+}
 
 uint32_t
 store_dict_cur(const struct store *s, enum store_dslot slot)
@@ -121,6 +171,9 @@ samples(struct store *s, enum store_dslot slot, struct vbuf *b, size_t **ret,
 		r = -ENOMEM;
 	while (r == 0 && n < DICT_SAMPLES &&
 	    (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (!slot_blob(slot, sqlite3_column_blob(st, 0),
+			(size_t)sqlite3_column_bytes(st, 0)))
+			continue; /* another payload version */
 		if (store_frame_get(sqlite3_column_blob(st, 0),
 			(size_t)sqlite3_column_bytes(st, 0), &f) < 0)
 			continue; /* counted where it is read */
@@ -158,7 +211,8 @@ enough(struct store *s, enum store_dslot slot, bool *ret)
 		return store_fail(s, rc, "dictionary: prepare");
 	sqlite3_bind_int(st, 1, DICT_MIN);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		n++;
+		n += slot_blob(slot, sqlite3_column_blob(st, 0),
+		    (size_t)sqlite3_column_bytes(st, 0));
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
 		return store_fail(s, rc, "dictionary: samples");
@@ -229,7 +283,8 @@ store_dict_train(struct store *s, int64_t now_wall_ns)
 	bool need = false;
 
 	for (slot = DSLOT_NONE + 1; slot < DSLOT__MAX; slot++)
-		need |= s->dict_cur[slot] == 0 && s->dict_new[slot] == 0;
+		need |= !slot_retired[slot] && s->dict_cur[slot] == 0 &&
+		    s->dict_new[slot] == 0;
 	if (!need)
 		return 0;
 	if (s->dict_wait > 0) {
@@ -239,7 +294,8 @@ store_dict_train(struct store *s, int64_t now_wall_ns)
 	if ((rc = store_txn_begin(s)) != SQLITE_OK)
 		return store_fail(s, rc, "begin");
 	for (slot = DSLOT_NONE + 1; slot < DSLOT__MAX && r == 0; slot++)
-		if (s->dict_cur[slot] == 0 && s->dict_new[slot] == 0)
+		if (!slot_retired[slot] && s->dict_cur[slot] == 0 &&
+		    s->dict_new[slot] == 0)
 			r = train_slot(s, slot, now_wall_ns);
 	if (r == 0 && (rc = store_txn_commit(s)) != SQLITE_OK)
 		r = store_fail(s, rc, "dictionary: commit");

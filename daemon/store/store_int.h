@@ -95,13 +95,19 @@ enum store_prov_stmt {
  * expect it held. The loop thread makes no call on it while it runs.
  */
 /* The lists a window's blobs are compressed with a dictionary for
- * (store_dict.c); the values are stored (blob_dict.slot). */
+ * (store_dict.c); the values are stored (blob_dict.slot). 1, 2 and 3
+ * were trained on payloads of version 1 (task rows, counters): still
+ * read, no longer trained or written with (5, 6 and 7 are, on version
+ * 2's columns). */
 enum store_dslot {
 	DSLOT_NONE = 0,
 	DSLOT_PROCS = 1,
 	DSLOT_THREADS = 2,
 	DSLOT_KV = 3,
 	DSLOT_SYS = 4,
+	DSLOT_PROCS2 = 5,
+	DSLOT_THREADS2 = 6,
+	DSLOT_KV2 = 7,
 	DSLOT__MAX
 };
 
@@ -475,13 +481,17 @@ int store_agg_rows(struct store_aggs *g, int64_t wid,
 int store_agg_sums(struct store_aggs *g, const struct store_agg *a, size_t n);
 void store_aggs_free(struct store_aggs *g);
 
-/* store_tasksum.c: per-instance summaries of wall-clock spans; the
- * summary payload (rows in iid order) is pure byte work */
+/* store_tasksum.c: per-instance summaries of wall-clock spans; their
+ * payload (store_sumcodec.c: rows in iid order) is pure byte work.
+ * Version 2 is written (columns, each sample tuple once), 1 still read. */
 #define STORE_TASKSUM_PART 16
-#define STORE_TASKSUM_VERSION 1
+#define STORE_TASKSUM_VERSION 2
 int store_tasksum_put(struct store_enc *e, const struct store_agg *a, size_t n);
-int store_tasksum_get(const void *p, size_t len, struct store_agg **ret,
-    size_t *ret_n);
+int store_tasksum_put_v1(struct store_enc *e, const struct store_agg *a,
+    size_t n);
+/* The rows of a payload of that version (1 or 2; any other -EBADMSG). */
+int store_tasksum_get(const void *p, size_t len, unsigned version,
+    struct store_agg **ret, size_t *ret_n);
 int store_sum_prepare(struct store *s);
 void store_sum_finalize(struct store *s);
 /* The windows of the range starting in [lo, hi), summed in order. */

@@ -8,6 +8,15 @@
  *   u  gauges; per gauge, key ids ascending:
  *        u key − previous key (the first: key), gauge
  *
+ * That is version 1 (written up to schema v19, still read).
+ * Version 2 (since): the same fields, the key ids and the gauges' n in
+ * columns, where zstd and the dictionary meet them as one run:
+ *
+ *   u  counters c; c × u key step; c × u value
+ *   u  gauges g; g × u key step; g × u n; then, for each gauge with
+ *      n > 0 in order, its u form; then, for each again, its figures
+ *      (below, without the form)
+ *
  *   gauge: u n; when n > 0, u form, then
  *     form 0: num min, num max, num sum, num last
  *     form 1 (all four whole numbers, |v| ≤ 2^53, min ≤ max, min ≤ last):
@@ -91,20 +100,25 @@ from_cents(int64_t k, int64_t d)
 	return v;
 }
 
-void
-store_enc_gauge(struct store_enc *e, const struct gauge *g)
+/* What of a gauge's body (n > 0; n is written apart) to write: its form
+ * and figures (version 1), or the form or the figures alone (version 2
+ * puts all the forms before all the figures). */
+enum { BODY_ALL, BODY_FORM, BODY_FIGURES };
+
+static void
+gauge_body_put(struct store_enc *e, const struct gauge *g, int what)
 {
 	int64_t k[4], d[4];
 	int64_t mn, mx, sm, ls, nmin, dsum;
 
-	store_enc_u(e, g->n);
-	if (g->n == 0)
-		return;
 	if (whole(g->min, &mn) && whole(g->max, &mx) && whole(g->sum, &sm) &&
 	    whole(g->last, &ls) && mx >= mn && ls >= mn &&
 	    !__builtin_mul_overflow((int64_t)g->n, mn, &nmin) &&
 	    !__builtin_sub_overflow(sm, nmin, &dsum)) {
-		store_enc_u(e, GF_INTS);
+		if (what != BODY_FIGURES)
+			store_enc_u(e, GF_INTS);
+		if (what == BODY_FORM)
+			return;
 		store_enc_s(e, mn);
 		store_enc_u(e, (uint64_t)(mx - mn));
 		store_enc_u(e, (uint64_t)(ls - mn));
@@ -115,14 +129,20 @@ store_enc_gauge(struct store_enc *e, const struct gauge *g)
 	    cents(g->sum, &k[2], &d[2]) && cents(g->last, &k[3], &d[3])) {
 		unsigned i;
 
-		store_enc_u(e, GF_CENTS);
+		if (what != BODY_FIGURES)
+			store_enc_u(e, GF_CENTS);
+		if (what == BODY_FORM)
+			return;
 		for (i = 0; i < 4; i++) {
 			store_enc_s(e, k[i]);
 			store_enc_s(e, d[i]);
 		}
 		return;
 	}
-	store_enc_u(e, GF_NUMS);
+	if (what != BODY_FIGURES)
+		store_enc_u(e, GF_NUMS);
+	if (what == BODY_FORM)
+		return;
 	store_enc_num(e, g->min);
 	store_enc_num(e, g->max);
 	store_enc_num(e, g->sum);
@@ -130,18 +150,23 @@ store_enc_gauge(struct store_enc *e, const struct gauge *g)
 }
 
 void
-store_dec_gauge(struct store_dec *d, struct gauge *ret)
+store_enc_gauge(struct store_enc *e, const struct gauge *g)
 {
-	struct gauge g = { 0 };
+	store_enc_u(e, g->n);
+	if (g->n > 0)
+		gauge_body_put(e, g, BODY_ALL);
+}
+
+/* The figures of a gauge of n readings (n > 0) in form (or, form < 0,
+ * the form first, then its figures). */
+static void
+gauge_body_get(struct store_dec *d, uint32_t n, int form, struct gauge *ret)
+{
+	struct gauge g = { .n = n };
 	int64_t mn, sm, nmin;
 	uint64_t dmax, dlast;
 
-	g.n = (uint32_t)store_dec_u_max(d, UINT32_MAX);
-	if (g.n == 0 || d->err) {
-		*ret = g;
-		return;
-	}
-	switch (store_dec_u_max(d, GF_CENTS)) {
+	switch (form >= 0 ? (uint64_t)form : store_dec_u_max(d, GF_CENTS)) {
 	case GF_NUMS:
 		g.min = store_dec_num(d);
 		g.max = store_dec_num(d);
@@ -189,20 +214,68 @@ store_dec_gauge(struct store_dec *d, struct gauge *ret)
 	*ret = g;
 }
 
+void
+store_dec_gauge(struct store_dec *d, struct gauge *ret)
+{
+	uint32_t n = (uint32_t)store_dec_u_max(d, UINT32_MAX);
+
+	*ret = (struct gauge){ 0 };
+	if (n > 0 && !d->err)
+		gauge_body_get(d, n, -1, ret);
+}
+
+/* key ids ascending without repeats */
+static bool
+keys_ok(const struct store_kv_count *c, size_t nc,
+    const struct store_kv_gauge *g, size_t ng)
+{
+	size_t i;
+
+	for (i = 1; i < nc; i++)
+		if (c[i].key <= c[i - 1].key)
+			return false;
+	for (i = 1; i < ng; i++)
+		if (g[i].key <= g[i - 1].key)
+			return false;
+	return true;
+}
+
 int
 store_kv_put(struct store_enc *e, const struct store_kv_count *c, size_t nc,
+    const struct store_kv_gauge *g, size_t ng)
+{
+	size_t i;
+
+	if (!keys_ok(c, nc, g, ng))
+		return -EINVAL;
+	store_enc_u(e, nc);
+	for (i = 0; i < nc; i++)
+		store_enc_u(e, c[i].key - (i ? c[i - 1].key : 0));
+	for (i = 0; i < nc; i++)
+		store_enc_u(e, c[i].value);
+	store_enc_u(e, ng);
+	for (i = 0; i < ng; i++)
+		store_enc_u(e, g[i].key - (i ? g[i - 1].key : 0));
+	for (i = 0; i < ng; i++)
+		store_enc_u(e, g[i].g.n);
+	for (i = 0; i < ng; i++)
+		if (g[i].g.n > 0)
+			gauge_body_put(e, &g[i].g, BODY_FORM);
+	for (i = 0; i < ng; i++)
+		if (g[i].g.n > 0)
+			gauge_body_put(e, &g[i].g, BODY_FIGURES);
+	return e->err;
+}
+
+int
+store_kv_put_v1(struct store_enc *e, const struct store_kv_count *c, size_t nc,
     const struct store_kv_gauge *g, size_t ng)
 {
 	uint32_t prev = 0;
 	size_t i;
 
-	/* key ids ascending without repeats */
-	for (i = 1; i < nc; i++)
-		if (c[i].key <= c[i - 1].key)
-			return -EINVAL;
-	for (i = 1; i < ng; i++)
-		if (g[i].key <= g[i - 1].key)
-			return -EINVAL;
+	if (!keys_ok(c, nc, g, ng))
+		return -EINVAL;
 	store_enc_u(e, nc);
 	for (i = 0; i < nc; i++) {
 		store_enc_u(e, c[i].key - prev);
@@ -230,8 +303,8 @@ next_key(struct store_dec *d, size_t i, uint32_t *key)
 	return true;
 }
 
-int
-store_kv_get(const void *p, size_t len, size_t max, struct store_kv *ret)
+static int
+get_v1(const void *p, size_t len, size_t max, struct store_kv *ret)
 {
 	struct store_dec d;
 	struct store_kv kv = { 0 };
@@ -281,4 +354,71 @@ store_kv_release(struct store_kv *kv)
 	free(kv->count);
 	free(kv->gauge);
 	memset(kv, 0, sizeof(*kv));
+}
+
+static int
+get_v2(const void *p, size_t len, size_t max, struct store_kv *ret)
+{
+	struct store_dec d;
+	struct store_kv kv = { 0 };
+	uint32_t key = 0;
+	size_t i, n;
+
+	store_dec_init(&d, p, len);
+	/* a counter or a gauge takes at least 2 bytes */
+	n = (size_t)store_dec_u_max(&d, max < len / 2 ? max : len / 2);
+	if (d.err)
+		return -EBADMSG;
+	if (n && (kv.count = calloc(n, sizeof(*kv.count))) == NULL)
+		return -ENOMEM;
+	kv.ncount = n;
+	for (i = 0; i < n; i++) {
+		if (!next_key(&d, i, &key))
+			goto bad;
+		kv.count[i].key = key;
+	}
+	for (i = 0; i < n; i++)
+		kv.count[i].value = store_dec_u(&d);
+	n = (size_t)store_dec_u_max(&d, max < len / 2 ? max : len / 2);
+	if (d.err)
+		goto bad;
+	if (n && (kv.gauge = calloc(n, sizeof(*kv.gauge))) == NULL) {
+		store_kv_release(&kv);
+		return -ENOMEM;
+	}
+	kv.ngauge = n;
+	for (i = 0, key = 0; i < n; i++) {
+		if (!next_key(&d, i, &key))
+			goto bad;
+		kv.gauge[i].key = key;
+	}
+	for (i = 0; i < n; i++)
+		kv.gauge[i].g.n = (uint32_t)store_dec_u_max(&d, UINT32_MAX);
+	/* the forms, kept in min's place until the figures */
+	for (i = 0; i < n; i++)
+		if (kv.gauge[i].g.n > 0)
+			kv.gauge[i].g.min = (double)store_dec_u_max(&d,
+			    GF_CENTS);
+	for (i = 0; i < n && !d.err; i++)
+		if (kv.gauge[i].g.n > 0)
+			gauge_body_get(&d, kv.gauge[i].g.n,
+			    (int)kv.gauge[i].g.min, &kv.gauge[i].g);
+	if (store_dec_end(&d) < 0)
+		goto bad;
+	*ret = kv;
+	return 0;
+bad:
+	store_kv_release(&kv);
+	return -EBADMSG;
+}
+
+int
+store_kv_get(const void *p, size_t len, unsigned version, size_t max,
+    struct store_kv *ret)
+{
+	if (version == 1)
+		return get_v1(p, len, max, ret);
+	if (version == 2)
+		return get_v2(p, len, max, ret);
+	return -EBADMSG;
 }

@@ -303,7 +303,7 @@ load_kv(struct store *s, const void *blob, size_t n, struct window *w)
 	if ((r = store_unframe(blob, n, STORE_KV_PART, STORE_KV_VERSION, &f)) <
 	    0)
 		return r;
-	r = store_kv_get(f.payload, f.len, ROWS_MAX, &kv);
+	r = store_kv_get(f.payload, f.len, f.version, ROWS_MAX, &kv);
 	store_frame_release(&f);
 	if (r < 0)
 		return r;

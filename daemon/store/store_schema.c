@@ -403,6 +403,13 @@ static const char schema_v20[] =
     " PRIMARY KEY (window_id, other, pid, start_ticks, name)) WITHOUT ROWID;";
 
 /*
+ * v21: summaries of 600 s and 3600 s spans only (store_tasksum.c): the
+ * 60 s ones cost a fifth of a level-0 window's bytes; they go.
+ */
+static const char schema_v21[] =
+    "DELETE FROM task_sum WHERE span_ns < 600000000000;";
+
+/*
  * migrations[v] takes a database from user_version v to v + 1: its SQL,
  * then its C half (NULL: none) in the same transaction.
  */
@@ -427,4 +434,5 @@ const struct store_migration store_migrations[STORE_SCHEMA_VERSION] = {
 	{ schema_v18, NULL },
 	{ schema_v19, NULL },
 	{ schema_v20, NULL },
+	{ schema_v21, NULL },
 };

@@ -214,10 +214,11 @@ tasks_renumber(const void *blob, size_t n, const struct idmap *m,
 
 	if ((r = store_frame_get(blob, n, &f)) < 0)
 		return r;
-	if (f.part != STORE_TASKS_PART || f.version != STORE_TASKS_VERSION)
+	if (f.part != STORE_TASKS_PART)
 		r = -EBADMSG;
 	else
-		r = store_tasks_get(f.payload, f.len, ROWS_MAX, &t, &iid, &nt);
+		r = store_tasks_get(f.payload, f.len, f.version, ROWS_MAX, &t,
+		    &iid, &nt);
 	for (i = 0; r == 0 && i < nt; i++)
 		changed |= map_get(m, (int64_t)iid[i]) != (int64_t)iid[i];
 	if (r < 0 || !changed)
@@ -281,10 +282,10 @@ kv_renumber(const void *blob, size_t n, const struct idmap *m,
 
 	if ((r = store_frame_get(blob, n, &f)) < 0)
 		return r;
-	if (f.part != STORE_KV_PART || f.version != STORE_KV_VERSION)
+	if (f.part != STORE_KV_PART)
 		r = -EBADMSG;
 	else
-		r = store_kv_get(f.payload, f.len, ROWS_MAX, &kv);
+		r = store_kv_get(f.payload, f.len, f.version, ROWS_MAX, &kv);
 	for (i = 0; r == 0 && i < kv.ncount; i++) {
 		uint32_t to = (uint32_t)map_get(m, kv.count[i].key);
 

@@ -180,14 +180,14 @@ blob_decode(const void *blob, size_t n, const uint64_t *want, size_t nwant,
 
 	if ((r = store_frame_get(blob, n, &f)) < 0)
 		return r;
-	if (f.part != STORE_TASKS_PART || f.version != STORE_TASKS_VERSION)
+	if (f.part != STORE_TASKS_PART)
 		r = -EBADMSG;
 	else if (want != NULL)
-		r = store_tasks_find(f.payload, f.len, TASKS_MAX, want, nwant,
-		    ret, ret_iid, ret_n);
+		r = store_tasks_find(f.payload, f.len, f.version, TASKS_MAX,
+		    want, nwant, ret, ret_iid, ret_n);
 	else
-		r = store_tasks_get(f.payload, f.len, TASKS_MAX, ret, ret_iid,
-		    ret_n);
+		r = store_tasks_get(f.payload, f.len, f.version, TASKS_MAX, ret,
+		    ret_iid, ret_n);
 	store_frame_release(&f);
 	return r;
 }

@@ -5,6 +5,7 @@
  * table maps to (id, starttime, tgid, uid, comm, name). The encoding is
  * lossless: every figure, norm_ticks bit for bit, reads back as stored.
  *
+ * Version 1 (written up to schema v19, still read), row after row:
  *   u   rows
  *   u   mode.samples, mode.wall_ns, mode.total_ticks; f64 mode.norm_ticks
  *       (the tuple most rows share: a task present in every valid sample)
@@ -14,6 +15,12 @@
  *     u  flags: 1 born, 2 exited, 4 its sample tuple differs from the mode
  *     if 4: u samples, wall_ns, total_ticks; f64 norm_ticks
  *     u  rss_pages_max; s rss_pages_last − rss_pages_max
+ *
+ * Version 2 (written since v21): the same fields, column after column
+ * (every row's iid step, then every d_utime, …), the tuples of the rows
+ * with flag 4 in row order after the flags; zstd then meets runs of
+ * alike bytes (small steps, zeros, flags), a tenth smaller with the
+ * dictionary on store_bench.
  *
  * Every window decodes on its own: no figure is a delta against another
  * window, so retention and roll-ups may delete any window.
@@ -76,7 +83,7 @@ tuple_mode(const struct window_task *t, size_t n)
 }
 
 int
-store_tasks_put(struct store_enc *e, const struct window_task *t,
+store_tasks_put_v1(struct store_enc *e, const struct window_task *t,
     const uint64_t *iid, size_t n)
 {
 	struct tuple m = tuple_mode(t, n), x;
@@ -112,6 +119,57 @@ store_tasks_put(struct store_enc *e, const struct window_task *t,
 		store_enc_s(e,
 		    (int64_t)(t[i].rss_pages_last - t[i].rss_pages_max));
 	}
+	return e->err;
+}
+
+static unsigned
+row_flags(const struct window_task *t, const struct tuple *m)
+{
+	struct tuple x = tuple_of(t);
+
+	return (t->born ? TF_BORN : 0) | (t->exited ? TF_EXITED : 0) |
+	    (tuple_eq(&x, m) ? 0 : TF_SAMPLES);
+}
+
+int
+store_tasks_put(struct store_enc *e, const struct window_task *t,
+    const uint64_t *iid, size_t n)
+{
+	struct tuple m = tuple_mode(t, n);
+	size_t i;
+
+	for (i = 1; i < n; i++)
+		if (iid[i] <= iid[i - 1])
+			return -EINVAL; /* ascending, no repeats */
+	store_enc_u(e, n);
+	store_enc_u(e, m.samples);
+	store_enc_u(e, m.wall_ns);
+	store_enc_u(e, m.total_ticks);
+	store_enc_f64(e, m.norm_ticks);
+	for (i = 0; i < n; i++)
+		store_enc_u(e, iid[i] - (i ? iid[i - 1] : 0));
+	for (i = 0; i < n; i++)
+		store_enc_u(e, t[i].d_utime);
+	for (i = 0; i < n; i++)
+		store_enc_u(e, t[i].d_stime);
+	for (i = 0; i < n; i++)
+		store_enc_u(e, t[i].d_minflt);
+	for (i = 0; i < n; i++)
+		store_enc_u(e, t[i].d_majflt);
+	for (i = 0; i < n; i++)
+		store_enc_u(e, row_flags(&t[i], &m));
+	for (i = 0; i < n; i++)
+		if (row_flags(&t[i], &m) & TF_SAMPLES) {
+			store_enc_u(e, t[i].samples);
+			store_enc_u(e, t[i].wall_ns);
+			store_enc_u(e, t[i].total_ticks);
+			store_enc_f64(e, t[i].norm_ticks);
+		}
+	for (i = 0; i < n; i++)
+		store_enc_u(e, t[i].rss_pages_max);
+	for (i = 0; i < n; i++)
+		store_enc_s(e,
+		    (int64_t)(t[i].rss_pages_last - t[i].rss_pages_max));
 	return e->err;
 }
 
@@ -171,8 +229,8 @@ head_get(struct store_dec *d, size_t len, size_t max, struct tuple *m,
 	return 0;
 }
 
-int
-store_tasks_get(const void *p, size_t len, size_t max, struct window_task **ret,
+static int
+get_v1(const void *p, size_t len, size_t max, struct window_task **ret,
     uint64_t **ret_iid, size_t *ret_n)
 {
 	struct store_dec d;
@@ -205,8 +263,8 @@ store_tasks_get(const void *p, size_t len, size_t max, struct window_task **ret,
 	return 0;
 }
 
-int
-store_tasks_find(const void *p, size_t len, size_t max, const uint64_t *want,
+static int
+find_v1(const void *p, size_t len, size_t max, const uint64_t *want,
     size_t nwant, struct window_task **ret, uint64_t **ret_iid, size_t *ret_n)
 {
 	struct store_dec d;
@@ -252,4 +310,227 @@ store_tasks_find(const void *p, size_t len, size_t max, const uint64_t *want,
 	*ret_iid = iid;
 	*ret_n = k;
 	return 0;
+}
+
+/* Every column in turn; the rows' tuples after the flags. */
+static int
+get_v2(const void *p, size_t len, size_t max, struct window_task **ret,
+    uint64_t **ret_iid, size_t *ret_n)
+{
+	struct store_dec d;
+	struct window_task *t = NULL;
+	uint64_t *iid = NULL, step;
+	struct tuple m;
+	size_t n, i;
+	unsigned f;
+	int r;
+
+	store_dec_init(&d, p, len);
+	if ((r = head_get(&d, len, max, &m, &n)) < 0)
+		return r;
+	if (n &&
+	    ((t = calloc(n, sizeof(*t))) == NULL ||
+		(iid = calloc(n, sizeof(*iid))) == NULL)) {
+		free(t);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n && !d.err; i++) {
+		step = store_dec_u(&d);
+		if ((i > 0 && step == 0) ||
+		    (i > 0 && step > UINT64_MAX - iid[i - 1]))
+			store_dec_fail(&d); /* not ascending */
+		iid[i] = (i ? iid[i - 1] : 0) + step;
+	}
+	for (i = 0; i < n; i++)
+		t[i].d_utime = store_dec_u(&d);
+	for (i = 0; i < n; i++)
+		t[i].d_stime = store_dec_u(&d);
+	for (i = 0; i < n; i++)
+		t[i].d_minflt = store_dec_u(&d);
+	for (i = 0; i < n; i++)
+		t[i].d_majflt = store_dec_u(&d);
+	for (i = 0; i < n; i++) {
+		f = (unsigned)store_dec_u_max(&d, TF__ALL);
+		t[i].born = f & TF_BORN;
+		t[i].exited = f & TF_EXITED;
+		/* TF_SAMPLES kept in samples' place until the tuples */
+		t[i].samples = f & TF_SAMPLES;
+	}
+	for (i = 0; i < n && !d.err; i++) {
+		if (t[i].samples) {
+			t[i].samples = (uint32_t)store_dec_u_max(&d,
+			    UINT32_MAX);
+			t[i].wall_ns = store_dec_u(&d);
+			t[i].total_ticks = store_dec_u(&d);
+			t[i].norm_ticks = store_dec_f64(&d);
+		} else {
+			t[i].samples = m.samples;
+			t[i].wall_ns = m.wall_ns;
+			t[i].total_ticks = m.total_ticks;
+			t[i].norm_ticks = m.norm_ticks;
+		}
+	}
+	for (i = 0; i < n; i++)
+		t[i].rss_pages_max = store_dec_u(&d);
+	for (i = 0; i < n; i++)
+		t[i].rss_pages_last = t[i].rss_pages_max +
+		    (uint64_t)store_dec_s(&d);
+	if ((r = store_dec_end(&d)) < 0) {
+		free(t);
+		free(iid);
+		return -EBADMSG;
+	}
+	*ret = t;
+	*ret_iid = iid;
+	*ret_n = n;
+	return 0;
+}
+
+int
+store_tasks_get(const void *p, size_t len, unsigned version, size_t max,
+    struct window_task **ret, uint64_t **ret_iid, size_t *ret_n)
+{
+	if (version == 1)
+		return get_v1(p, len, max, ret, ret_iid, ret_n);
+	if (version == 2)
+		return get_v2(p, len, max, ret, ret_iid, ret_n);
+	return -EBADMSG;
+}
+
+/*
+ * Version 2's rows of want[] alone: the iid column and the flags read
+ * whole, every other figure of the other rows read past (each varint
+ * still checked: a blob that get_v2 refuses is refused here too), and
+ * only the rows asked for kept.
+ */
+static int
+find_v2(const void *p, size_t len, size_t max, const uint64_t *want,
+    size_t nwant, struct window_task **ret, uint64_t **ret_iid, size_t *ret_n)
+{
+	struct store_dec d;
+	struct window_task *t = NULL;
+	uint64_t *iid = NULL, *oid = NULL, step, v;
+	uint8_t *fl = NULL;
+	size_t n, i, j, k = 0, w = 0, *at = NULL;
+	struct tuple m;
+	int r;
+
+	store_dec_init(&d, p, len);
+	if ((r = head_get(&d, len, max, &m, &n)) < 0)
+		return r;
+	if (n &&
+	    ((iid = calloc(n, sizeof(*iid))) == NULL ||
+		(fl = calloc(n, 1)) == NULL)) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n && !d.err; i++) {
+		step = store_dec_u(&d);
+		if ((i > 0 && step == 0) ||
+		    (i > 0 && step > UINT64_MAX - iid[i - 1]))
+			store_dec_fail(&d); /* not ascending */
+		iid[i] = (i ? iid[i - 1] : 0) + step;
+	}
+	for (i = 0; i < n && w < nwant; i++) {
+		while (w < nwant && want[w] < iid[i])
+			w++;
+		k += w < nwant && want[w] == iid[i];
+	}
+	if (k &&
+	    ((t = calloc(k, sizeof(*t))) == NULL ||
+		(oid = calloc(k, sizeof(*oid))) == NULL ||
+		(at = calloc(k, sizeof(*at))) == NULL)) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (i = j = w = 0; i < n && j < k; i++) {
+		while (w < nwant && want[w] < iid[i])
+			w++;
+		if (w < nwant && want[w] == iid[i]) {
+			oid[j] = iid[i];
+			at[j++] = i;
+		}
+	}
+	/* a figure of every row in turn, kept for the rows asked for */
+#define COLUMN(set)                        \
+	for (i = j = 0; i < n; i++) {      \
+		v = store_dec_u(&d);       \
+		if (j < k && at[j] == i) { \
+			set;               \
+			j++;               \
+		}                          \
+	}
+	COLUMN(t[j].d_utime = v)
+	COLUMN(t[j].d_stime = v)
+	COLUMN(t[j].d_minflt = v)
+	COLUMN(t[j].d_majflt = v)
+	for (i = j = 0; i < n; i++) {
+		fl[i] = (uint8_t)store_dec_u_max(&d, TF__ALL);
+		if (j < k && at[j] == i) {
+			t[j].born = fl[i] & TF_BORN;
+			t[j].exited = fl[i] & TF_EXITED;
+			t[j].samples = m.samples;
+			t[j].wall_ns = m.wall_ns;
+			t[j].total_ticks = m.total_ticks;
+			t[j].norm_ticks = m.norm_ticks;
+			j++;
+		}
+	}
+	for (i = j = 0; i < n && !d.err; i++) {
+		struct tuple x;
+
+		while (j < k && at[j] < i)
+			j++;
+		if (!(fl[i] & TF_SAMPLES))
+			continue;
+		x.samples = (uint32_t)store_dec_u_max(&d, UINT32_MAX);
+		x.wall_ns = store_dec_u(&d);
+		x.total_ticks = store_dec_u(&d);
+		x.norm_ticks = store_dec_f64(&d);
+		if (j < k && at[j] == i) {
+			t[j].samples = x.samples;
+			t[j].wall_ns = x.wall_ns;
+			t[j].total_ticks = x.total_ticks;
+			t[j].norm_ticks = x.norm_ticks;
+		}
+	}
+	COLUMN(t[j].rss_pages_max = v)
+	for (i = j = 0; i < n; i++) {
+		int64_t dl = store_dec_s(&d);
+
+		if (j < k && at[j] == i) {
+			t[j].rss_pages_last = t[j].rss_pages_max + (uint64_t)dl;
+			j++;
+		}
+	}
+#undef COLUMN
+	r = store_dec_end(&d) < 0 ? -EBADMSG : 0;
+out:
+	free(iid);
+	free(fl);
+	free(at);
+	if (r < 0 || k == 0) {
+		free(t);
+		free(oid);
+		t = NULL;
+		oid = NULL;
+	}
+	if (r < 0)
+		return r;
+	*ret = t;
+	*ret_iid = oid;
+	*ret_n = k;
+	return 0;
+}
+
+int
+store_tasks_find(const void *p, size_t len, unsigned version, size_t max,
+    const uint64_t *want, size_t nwant, struct window_task **ret,
+    uint64_t **ret_iid, size_t *ret_n)
+{
+	if (version == 1)
+		return find_v1(p, len, max, want, nwant, ret, ret_iid, ret_n);
+	if (version == 2)
+		return find_v2(p, len, max, want, nwant, ret, ret_iid, ret_n);
+	return -EBADMSG;
 }

@@ -13,24 +13,31 @@
 #include "window/window.h"
 
 /* The frame's part and version of a window's task rows (procs and
- * threads alike: which list a blob holds is its column). */
+ * threads alike: which list a blob holds is its column). Version 2 is
+ * written (columns), 1 still read. */
 #define STORE_TASKS_PART 1
-#define STORE_TASKS_VERSION 1
+#define STORE_TASKS_VERSION 2
 
 /* Rows t[0..n) with their instance ids, ascending without repeats
- * (-EINVAL otherwise). Identity fields are not written. */
+ * (-EINVAL otherwise), as version 2. Identity fields are not written. */
 int store_tasks_put(struct store_enc *e, const struct window_task *t,
     const uint64_t *iid, size_t n);
-/* The rows of p[0..len): at most max of them (-EBADMSG past it, or for
- * any malformed byte); figures only, identities zeroed. Caller frees
- * *ret and *ret_iid. */
-int store_tasks_get(const void *p, size_t len, size_t max,
+/* The same as version 1 (tests, and what older stores hold). */
+int store_tasks_put_v1(struct store_enc *e, const struct window_task *t,
+    const uint64_t *iid, size_t n);
+/* The rows of p[0..len), a payload of that version (1 or 2; any other:
+ * -EBADMSG): at most max of them (-EBADMSG past it, or for any malformed
+ * byte); figures only, identities zeroed. Caller frees *ret and
+ * *ret_iid. */
+int store_tasks_get(const void *p, size_t len, unsigned version, size_t max,
     struct window_task **ret, uint64_t **ret_iid, size_t *ret_n);
 
-/* Only the rows of the instance ids want[0..nwant) (ascending), read up
- * to the last of them (the frame's CRC vouches for the bytes after);
- * malformed rows on the way: -EBADMSG. Caller frees *ret, *ret_iid. */
-int store_tasks_find(const void *p, size_t len, size_t max,
+/* Only the rows of the instance ids want[0..nwant) (ascending): version 1
+ * read up to the last of them (the frame's CRC vouches for the bytes
+ * after), version 2 through every column (the others' figures read past,
+ * not kept); malformed rows on the way: -EBADMSG. Caller frees *ret,
+ * *ret_iid. */
+int store_tasks_find(const void *p, size_t len, unsigned version, size_t max,
     const uint64_t *want, size_t nwant, struct window_task **ret,
     uint64_t **ret_iid, size_t *ret_n);
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Per-instance summaries of wall-clock spans (table task_sum,
- * doc/storage.md "Summaries"): for each span of 60 s, 600 s and 3600 s
+ * doc/storage.md "Summaries"): for each span of 600 s and 3600 s
  * (aligned on the wall clock, like roll-up buckets) that is over, the
  * sums of every task's figures over the windows starting in it, one blob
  * per list. A top-N over a range sums the largest spans it covers whole
@@ -28,15 +28,16 @@
 #include "window/window.h"
 #include "store_int.h"
 
-/* Spans, largest first; each divides the next larger. */
+/* Spans, largest first; each divides the next larger. No 60 s level
+ * since v21: it cost 0.77 KiB per level-0 window, a fifth of the store
+ * on store_bench, to spare a 1 h top-N 0.2-0.3 ms (doc/storage.md). */
 static const int64_t sum_span_ns[] = {
 	3600 * NSEC_PER_SEC,
 	600 * NSEC_PER_SEC,
-	60 * NSEC_PER_SEC,
 };
 #define SUM_LEVELS (sizeof(sum_span_ns) / sizeof(sum_span_ns[0]))
 #define SUM_SPAN_MAX "3600000000000"
-#define SUM_ROWS_MAX (1u << 20)
+#define SUM_ROWS_MAX (1u << 20) /* as store_sumcodec.c */
 /* Windows decoded per maintenance pass at most (the rest: next pass). */
 #define SUM_BUILD_WINDOWS 4096
 
@@ -143,99 +144,6 @@ store_sum_forget_run(struct store *s, sqlite3_stmt *st)
 	return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
-/* ------------------------------------------------------------- payload */
-
-/*
- * Rows in iid order: `u` count; per row `u` iid − previous iid, `u`
- * d_utime, d_stime, d_minflt, d_majflt, samples, wall_ns, total_ticks,
- * `f64` norm_ticks, `u` rss_pages_max, `s` rss_pages_last −
- * rss_pages_max, `u` flags (1 born, 2 exited), `s` last window id −
- * previous row's (the first: the id).
- */
-int
-store_tasksum_put(struct store_enc *e, const struct store_agg *a, size_t n)
-{
-	int64_t prev = 0, wid = 0;
-	size_t i;
-
-	store_enc_u(e, n);
-	for (i = 0; i < n; i++) {
-		const struct window_task *t = &a[i].t;
-
-		if (a[i].iid <= prev && i > 0)
-			return -EINVAL;
-		store_enc_u(e, (uint64_t)(a[i].iid - prev));
-		prev = a[i].iid;
-		store_enc_u(e, t->d_utime);
-		store_enc_u(e, t->d_stime);
-		store_enc_u(e, t->d_minflt);
-		store_enc_u(e, t->d_majflt);
-		store_enc_u(e, t->samples);
-		store_enc_u(e, t->wall_ns);
-		store_enc_u(e, t->total_ticks);
-		store_enc_f64(e, t->norm_ticks);
-		store_enc_u(e, t->rss_pages_max);
-		store_enc_s(e, (int64_t)(t->rss_pages_last - t->rss_pages_max));
-		store_enc_u(e, (t->born ? 1u : 0) | (t->exited ? 2u : 0));
-		store_enc_s(e,
-		    (int64_t)((uint64_t)a[i].last_wid - (uint64_t)wid));
-		wid = a[i].last_wid;
-	}
-	return e->err;
-}
-
-int
-store_tasksum_get(const void *p, size_t len, struct store_agg **ret,
-    size_t *ret_n)
-{
-	struct store_dec d;
-	struct store_agg *a = NULL;
-	uint64_t n, i, iid = 0, flags;
-	int64_t wid = 0;
-	int r;
-
-	store_dec_init(&d, p, len);
-	/* a row takes at least 15 bytes (8 of them the double) */
-	n = store_dec_u_max(&d,
-	    len / 15 < SUM_ROWS_MAX ? len / 15 : SUM_ROWS_MAX);
-	if (d.err)
-		return d.err;
-	if (n && (a = calloc(n, sizeof(*a))) == NULL)
-		return -ENOMEM;
-	for (i = 0; i < n && !d.err; i++) {
-		struct window_task *t = &a[i].t;
-		uint64_t step = store_dec_u(&d);
-
-		if (i > 0 && step == 0)
-			store_dec_fail(&d);
-		iid += step;
-		a[i].iid = (int64_t)iid;
-		t->d_utime = store_dec_u(&d);
-		t->d_stime = store_dec_u(&d);
-		t->d_minflt = store_dec_u(&d);
-		t->d_majflt = store_dec_u(&d);
-		t->samples = (uint32_t)store_dec_u_max(&d, UINT32_MAX);
-		t->wall_ns = store_dec_u(&d);
-		t->total_ticks = store_dec_u(&d);
-		t->norm_ticks = store_dec_f64(&d);
-		t->rss_pages_max = store_dec_u(&d);
-		t->rss_pages_last = t->rss_pages_max +
-		    (uint64_t)store_dec_s(&d);
-		flags = store_dec_u_max(&d, 3);
-		t->born = flags & 1;
-		t->exited = (flags & 2) != 0;
-		wid = (int64_t)((uint64_t)wid + (uint64_t)store_dec_s(&d));
-		a[i].last_wid = wid;
-	}
-	if ((r = store_dec_end(&d)) < 0) {
-		free(a);
-		return r;
-	}
-	*ret = a;
-	*ret_n = (size_t)n;
-	return 0;
-}
-
 /* A stored summary blob's rows; -EBADMSG for anything malformed. */
 static int
 sum_decode(const void *blob, size_t n, struct store_agg **ret, size_t *ret_n)
@@ -245,10 +153,10 @@ sum_decode(const void *blob, size_t n, struct store_agg **ret, size_t *ret_n)
 
 	if ((r = store_frame_get(blob, n, &f)) < 0)
 		return r;
-	if (f.part != STORE_TASKSUM_PART || f.version != STORE_TASKSUM_VERSION)
+	if (f.part != STORE_TASKSUM_PART)
 		r = -EBADMSG;
 	else
-		r = store_tasksum_get(f.payload, f.len, ret, ret_n);
+		r = store_tasksum_get(f.payload, f.len, f.version, ret, ret_n);
 	store_frame_release(&f);
 	return r;
 }
@@ -304,12 +212,11 @@ src_add(struct store *s, sqlite3_stmt *st, int i, int64_t wid,
 	r = store_frame_get(sqlite3_column_blob(st, i),
 	    (size_t)sqlite3_column_bytes(st, i), &f);
 	if (r == 0) {
-		if (f.part != STORE_TASKS_PART ||
-		    f.version != STORE_TASKS_VERSION)
+		if (f.part != STORE_TASKS_PART)
 			r = -EBADMSG;
 		else
-			r = store_tasks_get(f.payload, f.len, SUM_ROWS_MAX, &t,
-			    &iid, &n);
+			r = store_tasks_get(f.payload, f.len, f.version,
+			    SUM_ROWS_MAX, &t, &iid, &n);
 		store_frame_release(&f);
 	}
 	if (r == -ENOMEM)

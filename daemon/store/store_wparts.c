@@ -310,7 +310,7 @@ store_wparts_put(struct store *s, int64_t id, const struct window *w)
 			p[np].res = i;
 			p[np++].p = w->psi[i];
 		}
-	a->dict_kv = store_dict_cur(s, DSLOT_KV);
+	a->dict_kv = store_dict_cur(s, DSLOT_KV2);
 	a->dict_sys = store_dict_cur(s, DSLOT_SYS);
 	rc = store_wacc_insert(s->ws[WS_INS_PARTS], id, a, c, nc, p, np);
 	free(c);
@@ -320,7 +320,8 @@ store_wparts_put(struct store *s, int64_t id, const struct window *w)
 
 /* ----------------------------------------------------------- reading */
 
-/* The payload of blob[0..n) if it is a frame of part and version. */
+/* The payload of blob[0..n) if it is a frame of part, of a version from
+ * 1 to version (the part's decoder takes ret->version). */
 int
 store_unframe(const void *blob, size_t n, unsigned part, unsigned version,
     struct store_frame *ret)
@@ -329,7 +330,7 @@ store_unframe(const void *blob, size_t n, unsigned part, unsigned version,
 
 	if ((r = store_frame_get(blob, n, ret)) < 0)
 		return r;
-	if (ret->part != part || ret->version != version) {
+	if (ret->part != part || ret->version < 1 || ret->version > version) {
 		store_frame_release(ret);
 		return -EBADMSG;
 	}
