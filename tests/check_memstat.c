@@ -111,6 +111,12 @@ START_TEST(test_heap_follows)
 	char *volatile p;
 	size_t i;
 
+#if defined(__SANITIZE_ADDRESS__)
+	/* ASan's malloc is not the C library's: its account stays empty,
+	 * and memstat_heap says there is none to give */
+	ck_assert_int_eq(memstat_heap(&h0), -ENOTSUP);
+	return;
+#endif
 	ck_assert_int_eq(memstat_heap(&h0), 0);
 	ck_assert_uint_gt(h0.in_use, 0);
 	ck_assert_uint_le(h0.mmap, h0.in_use);

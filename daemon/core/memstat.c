@@ -151,6 +151,11 @@ memstat_heap(struct memstat_heap *ret)
 	return -ENOTSUP;
 #endif
 #if defined(__GLIBC__) || defined(__BIONIC__)
+	/* A malloc put in place of the C library's (ASan's, a preloaded
+	 * one) leaves the library's account empty, though this process has
+	 * allocated: no account rather than a heap of 0 bytes. */
+	if (mi.arena == 0 && mi.hblkhd == 0)
+		return -ENOTSUP;
 	ret->in_use = (uint64_t)mi.uordblks + (uint64_t)mi.hblkhd;
 	ret->free = (uint64_t)mi.fordblks;
 	ret->mmap = (uint64_t)mi.hblkhd;

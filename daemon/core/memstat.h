@@ -35,7 +35,8 @@ struct memstat_heap {
 	uint64_t mmap;	 /* of in_use: chunks malloc mmapped on their own */
 };
 
-/* 0, or -ENOTSUP where the C library gives no such account. */
+/* 0, or -ENOTSUP where the C library gives no such account or its malloc
+ * is not the one in use (ASan). */
 int memstat_heap(struct memstat_heap *ret);
 
 #endif /* VITALSD_MEMSTAT_H */
