@@ -87,6 +87,9 @@ struct json {
 	struct sbuf *o;
 	unsigned depth;
 	bool comma[64];
+	/* json_response_with: one more member of the top object */
+	const char *extra_key;
+	const ProtobufCMessage *extra;
 };
 
 void json_escape(struct sbuf *o, const char *s, size_t len);
@@ -107,6 +110,10 @@ void json_null(struct json *j, const char *key);
 void json_response(struct sbuf *o, const Vitals__Response *resp);
 void json_response_page(struct sbuf *o, const Vitals__Response *resp,
     unsigned page_size);
+/* json_response with one more member after the response's own: key, its
+ * value extra (NULL: null). */
+void json_response_with(struct sbuf *o, const Vitals__Response *resp,
+    const char *key, const ProtobufCMessage *extra);
 
 /* format.c: dumpsys-style text. now_mono_ns anchors "ago" figures,
  * page_kb converts resident pages; dumpsys_only: the summary without

@@ -701,6 +701,12 @@ json_msg(struct json *j, const char *key, const ProtobufCMessage *m,
 	json_derived(j, m, c);
 	if (has_pages(d))
 		json_i32(j, "page_size", c.page_size);
+	if (j->extra_key && j->depth == 1) {
+		const char *k = j->extra_key;
+
+		j->extra_key = NULL; /* the top object's alone */
+		json_msg(j, k, j->extra, c);
+	}
 	json_obj_end(j);
 }
 
@@ -723,4 +729,19 @@ json_response(struct sbuf *o, const Vitals__Response *resp)
 	long page = sysconf(_SC_PAGESIZE);
 
 	json_response_page(o, resp, page > 0 ? (unsigned)page : 4096);
+}
+
+void
+json_response_with(struct sbuf *o, const Vitals__Response *resp,
+    const char *key, const ProtobufCMessage *extra)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct jctx c = { page > 0 ? (unsigned)page : 4096, 0, 0, 0, 0 };
+	struct json j;
+
+	json_init(&j, o);
+	j.extra_key = key;
+	j.extra = extra;
+	json_msg(&j, NULL, (const ProtobufCMessage *)resp, c);
+	sbuf_putc(o, '\n');
 }

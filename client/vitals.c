@@ -270,6 +270,10 @@ fit_text(const struct opts *o,
 }
 
 /* The common tail: JSON of the whole answer, or the command's text. */
+/* One more member of the top JSON object (cmd_proc's trace), or none. */
+static const char *json_extra_key;
+static const ProtobufCMessage *json_extra;
+
 static int
 render(const struct opts *o, Vitals__Response *resp,
     void (*text)(struct sbuf *, const Vitals__Response *, const struct opts *))
@@ -278,7 +282,9 @@ render(const struct opts *o, Vitals__Response *resp,
 	int x;
 
 	sbuf_init(&b);
-	if (o->json)
+	if (o->json && json_extra_key)
+		json_response_with(&b, resp, json_extra_key, json_extra);
+	else if (o->json)
 		json_response(&b, resp);
 	else
 		text(&b, resp, o);
@@ -420,7 +426,8 @@ cmd_top(struct opts *o)
 }
 
 /* `vitals proc`'s fault phases: the trace answer for the pid, asked
- * after the process's (text only; JSON: `vitals trace -p PID --json`) */
+ * after the process's; in JSON the answer's TraceList as "trace" (null:
+ * no trace answer) */
 static Vitals__Response *proc_trace;
 
 static void
@@ -494,7 +501,7 @@ cmd_proc(struct opts *o)
 	req.process = &pr;
 	if ((x = call(o, &req, &r)) != VX_OK)
 		return x;
-	if (!o->json) {
+	{
 		Vitals__Request treq = VITALS__REQUEST__INIT;
 		Vitals__TraceRequest tr = VITALS__TRACE_REQUEST__INIT;
 
@@ -506,7 +513,14 @@ cmd_proc(struct opts *o)
 		if (call_quiet(o, &treq, &proc_trace) != VX_OK)
 			proc_trace = NULL;
 	}
+	json_extra_key = "trace";
+	json_extra = proc_trace &&
+		proc_trace->result_case == VITALS__RESPONSE__RESULT_TRACE ?
+	    (const ProtobufCMessage *)proc_trace->trace :
+	    NULL;
 	x = render(o, r, text_proc);
+	json_extra_key = NULL;
+	json_extra = NULL;
 	if (proc_trace)
 		vitals__response__free_unpacked(proc_trace, NULL);
 	proc_trace = NULL;

@@ -384,6 +384,31 @@ START_TEST(phases_agree_with_rusage)
 		    "trace: %s", r.out);
 		run_free(&r);
 	}
+	/* `vitals --json proc` carries the trace answer for the pid: the
+	 * same phase rows as `vitals --json trace --process` */
+	{
+		const char *pa[] = { "vitals", "--socket", d.sock, "--json",
+			"proc", cpid_s, "--since", "1h", NULL };
+		const struct jm *pw, *pr, *tr_row;
+		struct jm *pj;
+
+		r = run_client_as(-1, pa);
+		ck_assert_msg(r.code == 0, "proc --json: %d %s", r.code, r.err);
+		pj = jm_parse(r.out, strlen(r.out));
+		ck_assert_msg(pj != NULL, "proc --json: %s", r.out);
+		run_free(&r);
+		ck_assert_ptr_nonnull(jm_get(pj, "process"));
+		pw = jm_path(pj, "trace.windows");
+		ck_assert_msg(pw != NULL && pw->t == JM_ARR,
+		    "proc --json: no trace.windows");
+		pr = find_row(pw, "phk anon");
+		tr_row = find_row(jm_path(j, "trace.windows"), "phk anon");
+		ck_assert_ptr_nonnull(pr);
+		ck_assert_ptr_nonnull(tr_row);
+		ck_assert_int_eq(num(pr, "count"), num(tr_row, "count"));
+		ck_assert_int_eq(pv(pr, "faults"), pv(tr_row, "faults"));
+		jm_free(pj);
+	}
 	ck_assert_int_eq(waitpid(cpid, &status, 0), cpid);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	    "child status %d", status);
