@@ -175,7 +175,7 @@ fmt_phases(struct sbuf *o, const Vitals__TraceWindow *w, int32_t pid)
 	sbuf_printf(o,
 	    "    %llu phase events, %llu open, %llu incomplete, %llu "
 	    "untracked;\n    maps: %llu reads, %llu over budget, %llu failed, "
-	    "%llu bad lines; %llu faults unclassed\n",
+	    "%llu bad lines,\n    %llu ranges cut; %llu faults unclassed\n",
 	    (unsigned long long)w->phase_events,
 	    (unsigned long long)w->phase_open,
 	    (unsigned long long)w->phase_incomplete,
@@ -184,6 +184,7 @@ fmt_phases(struct sbuf *o, const Vitals__TraceWindow *w, int32_t pid)
 	    (unsigned long long)w->maps_skipped,
 	    (unsigned long long)w->maps_fail,
 	    (unsigned long long)w->maps_bad_lines,
+	    (unsigned long long)w->maps_cut,
 	    (unsigned long long)w->fault_unknown);
 	return true;
 }

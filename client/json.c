@@ -389,6 +389,21 @@ field_unknown(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f)
 			return u->n_rq_hist == 0;
 		return false;
 	}
+	if (IS(m, memory_health)) {
+		const Vitals__MemoryHealth *h = (const Vitals__MemoryHealth *)m;
+		static const char *const status[] = { "rss_bytes",
+			"peak_rss_bytes", "anon_bytes", "file_bytes",
+			"shmem_bytes", "threads" };
+		unsigned k;
+
+		/* malloc gave no account (have_heap), the kernel no line */
+		if (strncmp(f->name, "heap_", 5) == 0)
+			return !h->have_heap;
+		for (k = 0; k < 6; k++)
+			if (strcmp(f->name, status[k]) == 0)
+				return !(h->have_status & (1u << k));
+		return false;
+	}
 	if (IS(m, config_health)) {
 		const Vitals__ConfigHealth *c = (const Vitals__ConfigHealth *)m;
 

@@ -1041,6 +1041,56 @@ START_TEST(test_json_top_and_history)
 }
 END_TEST
 
+/* MemoryHealth in JSON: a figure malloc (have_heap) or the kernel
+ * (have_status) did not give is null, never a 0 */
+START_TEST(test_json_memory_unknown)
+{
+	Vitals__Response r = VITALS__RESPONSE__INIT;
+	Vitals__Health h = VITALS__HEALTH__INIT;
+	Vitals__MemoryHealth m = VITALS__MEMORY_HEALTH__INIT;
+	const struct jm *jmem;
+	struct sbuf b;
+	struct jm *j;
+
+	m.rss_bytes = 8 << 20;
+	m.peak_rss_bytes = 0; /* no VmHWM line */
+	m.have_status = 1;    /* rss alone */
+	m.have_heap = false;
+	m.tasks_bytes = 4096;
+	h.memory = &m;
+	r.version = 1;
+	r.result_case = VITALS__RESPONSE__RESULT_HEALTH;
+	r.health = &h;
+	sbuf_init(&b);
+	json_response(&b, &r);
+	ck_assert_int_eq(b.err, 0);
+	ck_assert_ptr_nonnull(j = jm_parse(b.buf, b.len));
+	ck_assert_ptr_nonnull(jmem = jm_path(j, "health.memory"));
+	ck_assert_str_eq(jm_get(jmem, "rss_bytes")->str, "8388608");
+	ck_assert_int_eq(jm_get(jmem, "peak_rss_bytes")->t, JM_NULL);
+	ck_assert_int_eq(jm_get(jmem, "threads")->t, JM_NULL);
+	ck_assert_int_eq(jm_get(jmem, "heap_in_use_bytes")->t, JM_NULL);
+	ck_assert_int_eq(jm_get(jmem, "heap_free_bytes")->t, JM_NULL);
+	ck_assert_int_eq(jm_get(jmem, "heap_mmap_bytes")->t, JM_NULL);
+	ck_assert_str_eq(jm_get(jmem, "tasks_bytes")->str, "4096");
+	jm_free(j);
+	sbuf_free(&b);
+	/* given: the figures, zeros included */
+	m.have_heap = true;
+	m.heap_in_use_bytes = 5 << 20;
+	m.have_status = 63;
+	sbuf_init(&b);
+	json_response(&b, &r);
+	ck_assert_ptr_nonnull(j = jm_parse(b.buf, b.len));
+	ck_assert_ptr_nonnull(jmem = jm_path(j, "health.memory"));
+	ck_assert_str_eq(jm_get(jmem, "heap_in_use_bytes")->str, "5242880");
+	ck_assert_str_eq(jm_get(jmem, "heap_free_bytes")->str, "0");
+	ck_assert_str_eq(jm_get(jmem, "peak_rss_bytes")->str, "0");
+	jm_free(j);
+	sbuf_free(&b);
+}
+END_TEST
+
 static Suite *
 client_suite(void)
 {
@@ -1064,6 +1114,7 @@ client_suite(void)
 	tcase_add_test(tc, test_fmt_store_usage);
 	tcase_add_test(tc, test_fmt_burst);
 	tcase_add_test(tc, test_json_snapshot);
+	tcase_add_test(tc, test_json_memory_unknown);
 	tcase_add_test(tc, test_json_top_and_history);
 	suite_add_tcase(s, tc);
 	return s;

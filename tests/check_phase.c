@@ -650,6 +650,33 @@ START_TEST(test_rows_bounded_and_merge)
 }
 END_TEST
 
+/* open is a gauge: a row open at one close and absent from the next
+ * window (no rows at all there) is no longer open in the merge */
+START_TEST(test_merge_open_gauge)
+{
+	struct window_trace *t, *e, *acc = NULL;
+	uint64_t b = 1000100000ULL;
+
+	tracker("work", 16, ALL_EVENTS);
+	begin(b, 101, 1000, "work");
+	ev_fault(b + 10, 101, 0x74000000);
+	t = close_window();
+	ck_assert_ptr_nonnull(row(t, 1000, "work"));
+	ck_assert_uint_eq(row(t, 1000, "work")->open, 1);
+	ck_assert_ptr_nonnull(e = window_trace_new(true));
+	ck_assert_uint_eq(e->nphase, 0);
+	ck_assert_int_eq(window_trace_merge(&acc, t), 0);
+	ck_assert_uint_eq(row(acc, 1000, "work")->open, 1);
+	ck_assert_int_eq(window_trace_merge(&acc, e), 0);
+	ck_assert_uint_eq(row(acc, 1000, "work")->open, 0);
+	ck_assert_uint_eq(row(acc, 1000, "work")->faults,
+	    row(t, 1000, "work")->faults);
+	window_trace_free(acc);
+	window_trace_free(e);
+	free(t);
+}
+END_TEST
+
 START_TEST(test_maps_parse)
 {
 	struct phase_range r[16];
@@ -939,6 +966,7 @@ phase_suite(void)
 	tcase_add_test(tc, test_maps_budget);
 	tcase_add_test(tc, test_have_bits);
 	tcase_add_test(tc, test_rows_bounded_and_merge);
+	tcase_add_test(tc, test_merge_open_gauge);
 	tcase_add_test(tc, test_store_round_trip);
 	suite_add_tcase(s, tc);
 	tcase_add_test(mp, test_maps_parse);

@@ -439,6 +439,7 @@ START_TEST(test_phase_rpc_text_json)
 	t->phase_open = 1;
 	t->maps_reads = 2;
 	t->maps_skipped = 1;
+	t->maps_cut = 5;
 	t->fault_unknown = 6;
 
 	memset(&q, 0, sizeof(q));
@@ -467,6 +468,7 @@ START_TEST(test_phase_rpc_text_json)
 	ck_assert_uint_eq(tw->phase_events, 123456);
 	ck_assert_uint_eq(tw->maps_skipped, 1);
 	ck_assert_uint_eq(tw->fault_unknown, 6);
+	ck_assert_uint_eq(tw->maps_cut, 5);
 
 	sbuf_init(&s);
 	fmt_trace(&s, r->trace);
@@ -475,7 +477,8 @@ START_TEST(test_phase_rpc_text_json)
 	ck_assert_ptr_nonnull(
 	    strstr(sbuf_str(&s), "by class: dex 100/12 anon 800/0"));
 	ck_assert_ptr_nonnull(strstr(sbuf_str(&s), "reclaim ?, block ?"));
-	ck_assert_ptr_nonnull(strstr(sbuf_str(&s), "6 faults unclassed"));
+	ck_assert_ptr_nonnull(
+	    strstr(sbuf_str(&s), "5 ranges cut; 6 faults unclassed"));
 	{
 		/* the phase table and its lines (the window's header line
 		 * is prose, wrapped by the client's fit) */

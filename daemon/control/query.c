@@ -840,7 +840,7 @@ query_main(void *arg)
 			/* idle: its connection's statements, schema and
 			 * cache (~0.5 MiB) go after idle_s without a
 			 * read; the next read opens it again (~ms) */
-			clock_gettime(CLOCK_REALTIME, &ts);
+			clock_gettime(CLOCK_MONOTONIC, &ts);
 			ts.tv_sec += q->idle_s;
 			if (pthread_cond_timedwait(&q->cv, &q->mu, &ts) !=
 			    ETIMEDOUT)
@@ -948,7 +948,16 @@ query_new_pool(struct event_base *base, struct store *store,
 	q->done_fn = done;
 	q->arg = arg;
 	pthread_mutex_init(&q->mu, NULL);
-	pthread_cond_init(&q->cv, NULL);
+	{
+		/* the idle close's deadline on the monotonic clock: a step
+		 * of the wall clock neither hastens nor delays it */
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&q->cv, &ca);
+		pthread_condattr_destroy(&ca);
+	}
 	if ((q->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
 		r = -errno;
 		goto fail;

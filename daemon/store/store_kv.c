@@ -8,7 +8,7 @@
  *   u  gauges; per gauge, key ids ascending:
  *        u key − previous key (the first: key), gauge
  *
- * That is version 1 (written up to schema v19, still read).
+ * That is version 1 (written up to schema v20, still read).
  * Version 2 (since): the same fields, the key ids and the gauges' n in
  * columns, where zstd and the dictionary meet them as one run:
  *

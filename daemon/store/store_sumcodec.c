@@ -3,7 +3,7 @@
  * The payload of a span's summary (table task_sum, part 16; doc/storage.md
  * "task_sum"): pure byte work, no SQLite.
  *
- * Version 1 (written up to schema v19, still read), rows in iid order:
+ * Version 1 (written up to schema v20, still read), rows in iid order:
  *   u count; per row u iid step, u d_utime, d_stime, d_minflt, d_majflt,
  *   samples, wall_ns, total_ticks, f64 norm_ticks, u rss_pages_max,
  *   s rss_pages_last − rss_pages_max, u flags, s last window id step.

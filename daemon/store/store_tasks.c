@@ -5,7 +5,7 @@
  * table maps to (id, starttime, tgid, uid, comm, name). The encoding is
  * lossless: every figure, norm_ticks bit for bit, reads back as stored.
  *
- * Version 1 (written up to schema v19, still read), row after row:
+ * Version 1 (written up to schema v20, still read), row after row:
  *   u   rows
  *   u   mode.samples, mode.wall_ns, mode.total_ticks; f64 mode.norm_ticks
  *       (the tuple most rows share: a task present in every valid sample)

@@ -141,6 +141,15 @@ window_phase_merge(struct window_trace *acc, const struct window_trace *src)
 		window_phase_add(&acc->phase_rest, rest);
 		acc->phase_rest.pid = -1;
 	}
+	/* a row of acc absent from src is no longer open (a gauge: the
+	 * later close), also when src has no rows at all */
+	for (k = 0; k < n; k++) {
+		for (i = 0; i < src->nphase; i++)
+			if (phase_same(&acc->phase[k], &src->phase[i]))
+				break;
+		if (i == src->nphase)
+			acc->phase[k].open = 0;
+	}
 	if (src->nphase == 0) {
 		acc->phase_other += src->phase_other;
 		return;
@@ -155,14 +164,6 @@ window_phase_merge(struct window_trace *acc, const struct window_trace *src)
 	}
 	if (n)
 		memcpy(all, acc->phase, n * sizeof(*all));
-	/* a row of acc absent from src is no longer open */
-	for (k = 0; k < n; k++) {
-		for (i = 0; i < src->nphase; i++)
-			if (phase_same(&all[k], &src->phase[i]))
-				break;
-		if (i == src->nphase)
-			all[k].open = 0;
-	}
 	for (i = 0; i < src->nphase; i++) {
 		const struct window_trace_phase *s = &src->phase[i];
 
