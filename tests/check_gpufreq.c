@@ -75,7 +75,7 @@ del(const char *rel)
 /* A trans_stat as devfreq prints it ("%10lu" fields, no separator). */
 static void
 trans_stat(char *buf, size_t cap, const uint64_t *hz, const uint64_t *ms,
-	   uint32_t n, uint64_t cur)
+    uint32_t n, uint64_t cur)
 {
 	size_t l = 0;
 
@@ -83,17 +83,16 @@ trans_stat(char *buf, size_t cap, const uint64_t *hz, const uint64_t *ms,
 	l += (size_t)snprintf(buf + l, cap - l, "           :");
 	for (uint32_t i = 0; i < n; i++)
 		l += (size_t)snprintf(buf + l, cap - l, "%10lu",
-				      (unsigned long)hz[i]);
+		    (unsigned long)hz[i]);
 	l += (size_t)snprintf(buf + l, cap - l, "   time(ms)\n");
 	for (uint32_t i = 0; i < n; i++) {
-		l += (size_t)snprintf(buf + l, cap - l, "%s%10lu:",
-				      hz[i] == cur ? "*" : " ",
-				      (unsigned long)hz[i]);
+		l += (size_t)snprintf(buf + l, cap - l,
+		    "%s%10lu:", hz[i] == cur ? "*" : " ", (unsigned long)hz[i]);
 		for (uint32_t j = 0; j < n; j++)
 			l += (size_t)snprintf(buf + l, cap - l, "%10u",
-					      i == j ? 0u : 1u);
+			    i == j ? 0u : 1u);
 		l += (size_t)snprintf(buf + l, cap - l, "%10llu\n",
-				      (unsigned long long)ms[i]);
+		    (unsigned long long)ms[i]);
 	}
 	snprintf(buf + l, cap - l, "Total transition : %u\n", n * (n - 1));
 }
@@ -111,12 +110,14 @@ START_TEST(test_parse_good)
 
 	ck_assert_int_eq(gpufreq_parse_u64(S("427000000\n"), &v), 0);
 	ck_assert_uint_eq(v, 427000000);
-	ck_assert_int_eq(
-		gpufreq_parse_gpubusy(S("  41234  100000\n"), &busy, &total), 0);
+	ck_assert_int_eq(gpufreq_parse_gpubusy(S("  41234  100000\n"), &busy,
+			     &total),
+	    0);
 	ck_assert_uint_eq(busy, 41234);
 	ck_assert_uint_eq(total, 100000);
-	ck_assert_int_eq(
-		gpufreq_parse_gpubusy(S("      0       0\n"), &busy, &total), 0);
+	ck_assert_int_eq(gpufreq_parse_gpubusy(S("      0       0\n"), &busy,
+			     &total),
+	    0);
 	ck_assert_uint_eq(total, 0);
 	ck_assert_int_eq(gpufreq_parse_pct(S("41 %\n"), &pct), 0);
 	ck_assert_uint_eq(pct, 41);
@@ -132,23 +133,35 @@ START_TEST(test_parse_good)
 	}
 	ck_assert_uint_eq(t.total_trans, 6);
 	ck_assert_int_eq(gpufreq_parse_trans_stat(S("Not Supported.\n"), &t),
-			 -ENOTSUP);
+	    -ENOTSUP);
 }
 END_TEST
 
 START_TEST(test_parse_garbage)
 {
 	static const char *const bad_u64[] = {
-		"",	"\n",	 "abc\n",   "12",    "-5\n",
-		"12 \n", "1 2\n", "0x10\n", "12\n\n", "99999999999999999999\n",
+		"",
+		"\n",
+		"abc\n",
+		"12",
+		"-5\n",
+		"12 \n",
+		"1 2\n",
+		"0x10\n",
+		"12\n\n",
+		"99999999999999999999\n",
 	};
 	static const char *const bad_busy[] = {
-		"",	       "  41234\n", "  41234  100000",
-		"5 4\n",       "1 2 3\n",   "a b\n",
+		"",
+		"  41234\n",
+		"  41234  100000",
+		"5 4\n",
+		"1 2 3\n",
+		"a b\n",
 		"  41234x 100000\n",
 	};
 	static const char *const bad_pct[] = { "101\n", "41%\n", "41 %",
-					       "41 % \n", "-1\n", "\n" };
+		"41 % \n", "-1\n", "\n" };
 	uint64_t hz[2] = { 1, 2 }, ms[2] = { 3, 4 };
 	uint64_t v, b, t;
 	uint32_t p;
@@ -157,30 +170,29 @@ START_TEST(test_parse_garbage)
 
 	for (size_t i = 0; i < sizeof(bad_u64) / sizeof(*bad_u64); i++)
 		ck_assert_msg(gpufreq_parse_u64(bad_u64[i], strlen(bad_u64[i]),
-						&v) == -EINVAL,
-			      "u64 %zu", i);
+				  &v) == -EINVAL,
+		    "u64 %zu", i);
 	for (size_t i = 0; i < sizeof(bad_busy) / sizeof(*bad_busy); i++)
 		ck_assert_msg(gpufreq_parse_gpubusy(bad_busy[i],
-						    strlen(bad_busy[i]), &b,
-						    &t) == -EINVAL,
-			      "gpubusy %zu", i);
+				  strlen(bad_busy[i]), &b, &t) == -EINVAL,
+		    "gpubusy %zu", i);
 	for (size_t i = 0; i < sizeof(bad_pct) / sizeof(*bad_pct); i++)
 		ck_assert_msg(gpufreq_parse_pct(bad_pct[i], strlen(bad_pct[i]),
-						&p) == -EINVAL,
-			      "pct %zu", i);
+				  &p) == -EINVAL,
+		    "pct %zu", i);
 	/* every cut of a good trans_stat is refused, the result untouched */
 	trans_stat(good, sizeof(good), hz, ms, 2, 1);
 	for (size_t n = 0; n < strlen(good); n++) {
 		memcpy(cut, good, n);
 		ck_assert_msg(gpufreq_parse_trans_stat(cut, n, &tis) == -EINVAL,
-			      "cut at %zu", n);
+		    "cut at %zu", n);
 	}
 	ck_assert_uint_eq(tis.n, 99);
 	/* a row whose frequency is not the header's */
 	memcpy(cut, good, strlen(good) + 1);
 	strstr(cut, "         2:")[9] = '3';
 	ck_assert_int_eq(gpufreq_parse_trans_stat(cut, strlen(cut), &tis),
-			 -EINVAL);
+	    -EINVAL);
 }
 END_TEST
 
@@ -200,10 +212,9 @@ START_TEST(test_adreno)
 	ck_assert_str_eq(gpufreq_kind_name(g->dev[0].kind), "kgsl");
 	ck_assert_int_eq(gpufreq_sample_dev(&g->dev[0], &s, &errs), 0);
 	ck_assert_uint_eq(errs, 0);
-	ck_assert_uint_eq(s.have, GPUFREQ_HAVE_CUR | GPUFREQ_HAVE_MIN |
-					  GPUFREQ_HAVE_MAX | GPUFREQ_HAVE_BUSY |
-					  GPUFREQ_HAVE_BUSY_PCT |
-					  GPUFREQ_HAVE_TIS);
+	ck_assert_uint_eq(s.have,
+	    GPUFREQ_HAVE_CUR | GPUFREQ_HAVE_MIN | GPUFREQ_HAVE_MAX |
+		GPUFREQ_HAVE_BUSY | GPUFREQ_HAVE_BUSY_PCT | GPUFREQ_HAVE_TIS);
 	ck_assert_uint_eq(s.cur_hz, 427000000);
 	ck_assert_uint_eq(s.min_hz, 257000000);
 	ck_assert_uint_eq(s.max_hz, 585000000);
@@ -281,7 +292,7 @@ END_TEST
 START_TEST(test_changes_between_reads)
 {
 	static const uint64_t hz[6] = { 151000000, 302000000, 471000000,
-					572000000, 762000000, 848000000 };
+		572000000, 762000000, 848000000 };
 	uint64_t ms0[6] = { 300210, 81000, 40500, 9000, 2210, 1090 };
 	uint64_t add1[6] = { 100, 0, 250, 400, 0, 250 };
 	uint64_t add2[6] = { 0, 500, 0, 0, 0, 0 };

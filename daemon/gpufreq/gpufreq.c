@@ -89,7 +89,7 @@ slurp(const char *dir, const char *name, char *buf, size_t cap)
 
 static struct gpufreq_dev *
 dev_add(struct gpufreq *g, const char *name, enum gpufreq_kind kind,
-	const char *dir)
+    const char *dir)
 {
 	struct gpufreq_dev *d;
 
@@ -116,11 +116,10 @@ gpu_name(const char *name)
 
 	for (i = 0; name[i] && i < sizeof(low) - 1; i++)
 		low[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ?
-					name[i] - 'A' + 'a' :
-					name[i]);
+			name[i] - 'A' + 'a' :
+			name[i]);
 	low[i] = '\0';
-	return strstr(low, "gpu") || strstr(low, "mali") ||
-	       strstr(low, "kgsl");
+	return strstr(low, "gpu") || strstr(low, "mali") || strstr(low, "kgsl");
 }
 
 static int
@@ -139,7 +138,8 @@ discover(struct gpufreq *g)
 		if (!d)
 			return -ENOMEM;
 		kgsl = true;
-		if (exists(p, "devfreq", true) && !(d->devfreq = join(p, "devfreq")))
+		if (exists(p, "devfreq", true) &&
+		    !(d->devfreq = join(p, "devfreq")))
 			return -ENOMEM;
 	}
 	snprintf(p, sizeof(p), "%s/class/devfreq", g->sys_root);
@@ -212,7 +212,7 @@ gpufreq_free(struct gpufreq *g)
 /* One "%lu\n" file into *v and the have bit; absent leaves both. */
 static void
 read_hz(const char *dir, const char *name, uint64_t *v, uint32_t *have,
-	uint32_t bit, uint32_t *errs)
+    uint32_t bit, uint32_t *errs)
 {
 	char buf[64];
 	ssize_t n;
@@ -231,7 +231,7 @@ read_hz(const char *dir, const char *name, uint64_t *v, uint32_t *have,
 
 int
 gpufreq_sample_dev(const struct gpufreq_dev *d, struct gpufreq_sample *ret,
-		   uint32_t *ret_errors)
+    uint32_t *ret_errors)
 {
 	struct gpufreq_sample s;
 	uint32_t errs = 0;
@@ -242,12 +242,13 @@ gpufreq_sample_dev(const struct gpufreq_dev *d, struct gpufreq_sample *ret,
 	memset(&s, 0, sizeof(s));
 	if (d->kind == GPUFREQ_KGSL) {
 		read_hz(d->dir, "gpuclk", &s.cur_hz, &s.have, GPUFREQ_HAVE_CUR,
-			&errs);
+		    &errs);
 		read_hz(d->dir, "max_gpuclk", &s.max_hz, &s.have,
-			GPUFREQ_HAVE_MAX, &errs);
+		    GPUFREQ_HAVE_MAX, &errs);
 		n = slurp(d->dir, "gpubusy", buf, sizeof(buf));
-		if (n >= 0 && gpufreq_parse_gpubusy(buf, (size_t)n, &s.busy_us,
-						    &s.total_us) == 0)
+		if (n >= 0 &&
+		    gpufreq_parse_gpubusy(buf, (size_t)n, &s.busy_us,
+			&s.total_us) == 0)
 			s.have |= GPUFREQ_HAVE_BUSY;
 		else if (n != -ENOENT)
 			errs++;
@@ -267,11 +268,11 @@ gpufreq_sample_dev(const struct gpufreq_dev *d, struct gpufreq_sample *ret,
 			errs++;
 	}
 	read_hz(d->devfreq, "cur_freq", &s.cur_hz, &s.have, GPUFREQ_HAVE_CUR,
-		&errs);
+	    &errs);
 	read_hz(d->devfreq, "min_freq", &s.min_hz, &s.have, GPUFREQ_HAVE_MIN,
-		&errs);
+	    &errs);
 	read_hz(d->devfreq, "max_freq", &s.max_hz, &s.have, GPUFREQ_HAVE_MAX,
-		&errs);
+	    &errs);
 	if (d->devfreq) {
 		n = slurp(d->devfreq, "trans_stat", buf, sizeof(buf));
 		if (n >= 0) {
@@ -293,13 +294,13 @@ static bool
 same_table(const struct gpufreq_tis *a, const struct gpufreq_tis *b)
 {
 	return a->n == b->n &&
-	       memcmp(a->hz, b->hz, a->n * sizeof(a->hz[0])) == 0;
+	    memcmp(a->hz, b->hz, a->n * sizeof(a->hz[0])) == 0;
 }
 
 /* A reading into the window; time in state as the Δ since the last. */
 static void
 fold(struct gpufreq_dev *d, const struct gpufreq_sample *s, uint32_t errs,
-     uint64_t *g_errors)
+    uint64_t *g_errors)
 {
 	struct gpufreq_win *w = &d->win;
 
@@ -350,10 +351,9 @@ fold(struct gpufreq_dev *d, const struct gpufreq_sample *s, uint32_t errs,
 			if (!(w->have & GPUFREQ_HAVE_TIS) ||
 			    w->tis_n != s->tis.n ||
 			    memcmp(w->tis_hz, s->tis.hz,
-				   s->tis.n * sizeof(w->tis_hz[0])) != 0) {
+				s->tis.n * sizeof(w->tis_hz[0])) != 0) {
 				w->tis_n = s->tis.n;
-				memcpy(w->tis_hz, s->tis.hz,
-				       sizeof(w->tis_hz));
+				memcpy(w->tis_hz, s->tis.hz, sizeof(w->tis_hz));
 				memset(w->tis_ms, 0, sizeof(w->tis_ms));
 			}
 			for (uint32_t i = 0; i < s->tis.n; i++)

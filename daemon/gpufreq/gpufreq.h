@@ -12,9 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define GPUFREQ_MAX_DEV	   8
+#define GPUFREQ_MAX_DEV 8
 #define GPUFREQ_MAX_STATES 32
-#define GPUFREQ_NAME_LEN   64
+#define GPUFREQ_NAME_LEN 64
 
 enum gpufreq_kind {
 	GPUFREQ_KGSL,	 /* Adreno: class/kgsl/kgsl-3d0 */
@@ -69,10 +69,10 @@ struct gpufreq_win {
 struct gpufreq_dev {
 	char name[GPUFREQ_NAME_LEN];
 	enum gpufreq_kind kind;
-	char *dir;	  /* kgsl-3d0 or the devfreq node */
-	char *devfreq;	  /* the devfreq dir (kgsl: <dir>/devfreq), or NULL */
-	char *util;	  /* Mali utilisation file, or NULL */
-	bool have_prev;	  /* prev holds a reading with trans_stat */
+	char *dir;	/* kgsl-3d0 or the devfreq node */
+	char *devfreq;	/* the devfreq dir (kgsl: <dir>/devfreq), or NULL */
+	char *util;	/* Mali utilisation file, or NULL */
+	bool have_prev; /* prev holds a reading with trans_stat */
 	struct gpufreq_tis prev;
 	struct gpufreq_win win;
 };
@@ -89,16 +89,16 @@ struct gpufreq {
  * trans_stat the driver says it does not keep). */
 int gpufreq_parse_u64(const char *buf, size_t len, uint64_t *ret);
 int gpufreq_parse_gpubusy(const char *buf, size_t len, uint64_t *ret_busy,
-			  uint64_t *ret_total);
+    uint64_t *ret_total);
 int gpufreq_parse_pct(const char *buf, size_t len, uint32_t *ret);
 int gpufreq_parse_trans_stat(const char *buf, size_t len,
-			     struct gpufreq_tis *ret);
+    struct gpufreq_tis *ret);
 
 /* gpufreq.c */
 int gpufreq_new(const char *sys_root, struct gpufreq **ret);
 void gpufreq_free(struct gpufreq *g);
-int gpufreq_sample_dev(const struct gpufreq_dev *d,
-		       struct gpufreq_sample *ret, uint32_t *ret_errors);
+int gpufreq_sample_dev(const struct gpufreq_dev *d, struct gpufreq_sample *ret,
+    uint32_t *ret_errors);
 void gpufreq_read(struct gpufreq *g);
 void gpufreq_take(struct gpufreq *g, uint32_t i, struct gpufreq_win *ret);
 const char *gpufreq_kind_name(enum gpufreq_kind k);

@@ -66,7 +66,7 @@ gpufreq_parse_u64(const char *buf, size_t len, uint64_t *ret)
 
 int
 gpufreq_parse_gpubusy(const char *buf, size_t len, uint64_t *ret_busy,
-		      uint64_t *ret_total)
+    uint64_t *ret_total)
 {
 	const char *p = buf, *end = buf + len;
 	uint64_t busy, total;
@@ -124,8 +124,7 @@ field(const char **p, const char *end, size_t w, uint64_t *ret)
 }
 
 int
-gpufreq_parse_trans_stat(const char *buf, size_t len,
-			 struct gpufreq_tis *ret)
+gpufreq_parse_trans_stat(const char *buf, size_t len, struct gpufreq_tis *ret)
 {
 	const char *p = buf, *end = buf + len;
 	struct gpufreq_tis t;
