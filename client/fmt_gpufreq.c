@@ -101,11 +101,10 @@ head(struct sbuf *o, const Vitals__GpuFreq *g)
 		    g->windows);
 	else
 		sbuf_puts(o, "GPU frequency, last window: ");
-	sbuf_printf(o, "%u GPU devices, %u readings (%.1f us each, max %.1f), "
-		       "%u errors",
-	    g->found, g->reads,
-	    g->reads ? (double)g->read_ns / g->reads / 1e3 : 0.0,
-	    (double)g->read_ns_max / 1e3, g->errors);
+	sbuf_printf(o, "%u GPU devices, %u readings of %.0f us", g->found,
+	    g->reads, g->reads ? (double)g->read_ns / g->reads / 1e3 : 0.0);
+	if (g->errors)
+		sbuf_printf(o, ", %u files did not parse", g->errors);
 	if (g->skipped)
 		sbuf_printf(o, ", %u more not read", g->skipped);
 	sbuf_putc(o, '\n');
@@ -199,4 +198,16 @@ fmt_gpufreq_short(struct sbuf *o, const Vitals__GpuFreq *g)
 		sbuf_printf(o, "  %s (%s): mean %s MHz, max %s MHz, busy %s%%\n",
 		    d->name, d->kind, b, c, p);
 	}
+}
+
+void
+fmt_gpufreq_health(struct sbuf *o, const Vitals__GpuFreqHealth *h)
+{
+	sbuf_printf(o, "GPU frequency: %u GPU devices, %llu files did not "
+		       "parse",
+	    h->devices, (unsigned long long)h->errors);
+	if (h->skipped)
+		sbuf_printf(o, ", %llu more devices not read",
+		    (unsigned long long)h->skipped);
+	sbuf_putc(o, '\n');
 }
