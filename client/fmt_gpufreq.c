@@ -78,8 +78,7 @@ states(struct sbuf *o, const Vitals__GpuFreqDevice *d)
 		total += d->states[i]->ms;
 	}
 	qsort(v, d->n_states, sizeof(*v), cmp_ms);
-	sbuf_printf(o, "  time in state (%llu ms):",
-	    (unsigned long long)total);
+	sbuf_printf(o, "  time in state (%llu ms):", (unsigned long long)total);
 	for (i = 0; i < d->n_states && i < TOP_STATES; i++) {
 		if (v[i]->ms == 0)
 			break;
@@ -97,8 +96,8 @@ static void
 head(struct sbuf *o, const Vitals__GpuFreq *g)
 {
 	if (g->stored)
-		sbuf_printf(o, "GPU frequency over %u stored windows: ",
-		    g->windows);
+		sbuf_printf(o,
+		    "GPU frequency over %u stored windows: ", g->windows);
 	else
 		sbuf_puts(o, "GPU frequency, last window: ");
 	sbuf_printf(o, "%u GPU devices, %u readings of %.0f us", g->found,
@@ -116,11 +115,13 @@ off(struct sbuf *o, const Vitals__GpuFreq *g)
 	if (g != NULL && g->on)
 		return false;
 	if (g && g->stored)
-		sbuf_puts(o, "GPU frequency: no GPU device in the stored "
-			     "windows of the range\n");
+		sbuf_puts(o,
+		    "GPU frequency: no GPU device in the stored "
+		    "windows of the range\n");
 	else
-		sbuf_puts(o, "GPU frequency: none (gpufreq = off, or no "
-			     "window has closed)\n");
+		sbuf_puts(o,
+		    "GPU frequency: none (gpufreq = off, or no "
+		    "window has closed)\n");
 	return true;
 }
 
@@ -163,8 +164,9 @@ fmt_gpufreq(struct sbuf *o, const Vitals__GpuFreq *g)
 		table_cell(tb, "%s", f);
 		table_cell(tb, "%s", p);
 	}
-	sbuf_puts(o, "\nMHz: cur over the readings, floor/ceil the devfreq "
-		     "limits; - unknown\n");
+	sbuf_puts(o,
+	    "\nMHz: cur over the readings, floor/ceil the devfreq "
+	    "limits; - unknown\n");
 	table_render(tb, o, TEXT_WIDTH);
 	table_free(tb);
 	for (i = 0; i < g->n_devices; i++) {
@@ -195,16 +197,18 @@ fmt_gpufreq_short(struct sbuf *o, const Vitals__GpuFreq *g)
 		mhz(b, sizeof(b), cur ? d->cur_sum_hz / d->cur_n : 0, cur);
 		mhz(c, sizeof(c), d->cur_max_hz, cur);
 		busy(p, sizeof(p), d);
-		sbuf_printf(o, "  %s (%s): mean %s MHz, max %s MHz, busy %s%%\n",
-		    d->name, d->kind, b, c, p);
+		sbuf_printf(o,
+		    "  %s (%s): mean %s MHz, max %s MHz, busy %s%%\n", d->name,
+		    d->kind, b, c, p);
 	}
 }
 
 void
 fmt_gpufreq_health(struct sbuf *o, const Vitals__GpuFreqHealth *h)
 {
-	sbuf_printf(o, "GPU frequency: %u GPU devices, %llu files did not "
-		       "parse",
+	sbuf_printf(o,
+	    "GPU frequency: %u GPU devices, %llu files did not "
+	    "parse",
 	    h->devices, (unsigned long long)h->errors);
 	if (h->skipped)
 		sbuf_printf(o, ", %llu more devices not read",

@@ -356,8 +356,7 @@ gpufreq_unknown(const Vitals__GpuFreqDevice *d,
 	static const char *const cur[] = { "cur_min_hz", "cur_max_hz",
 		"cur_sum_hz", "cur_n", NULL };
 	static const char *const busy[] = { "busy_us", "total_us", NULL };
-	static const char *const pct[] = { "busy_pct_sum", "busy_pct_n",
-		NULL };
+	static const char *const pct[] = { "busy_pct_sum", "busy_pct_n", NULL };
 
 	if (named(f, cur))
 		return !(d->have & 1u);

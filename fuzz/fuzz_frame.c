@@ -360,8 +360,8 @@ run_query(const struct rpc_query *q, int64_t now)
 		struct gpufreq_wdev dv[2] = {
 			{ .name = "kgsl-3d0",
 			    .kind = GPUFREQ_KGSL,
-			    .w = { .have = GPUFREQ_HAVE_CUR | GPUFREQ_HAVE_BUSY |
-				    GPUFREQ_HAVE_TIS,
+			    .w = { .have = GPUFREQ_HAVE_CUR |
+				    GPUFREQ_HAVE_BUSY | GPUFREQ_HAVE_TIS,
 				.reads = 2,
 				.cur_n = 2,
 				.cur_min_hz = 180000000,

@@ -20,9 +20,9 @@
 #include "jsonmini.h"
 #include "testutil.h"
 
-#define CONF_BASE                \
-	"bpf_load = off\n"       \
-	"ftrace = off\n"         \
+#define CONF_BASE          \
+	"bpf_load = off\n" \
+	"ftrace = off\n"   \
 	"gpumem_load = off\n"
 
 static const char *const args[] = { "--interval-ms", "100", "--window-s", "1",
@@ -101,8 +101,8 @@ json(const struct td *d, const char *a0, const char *a1, const char *a2)
 	struct run r = td_vitals(d, -1, argv);
 	struct jm *j;
 
-	ck_assert_msg(r.code == 0, "vitals --json %s: exit %d: %s", a0,
-	    r.code, r.err);
+	ck_assert_msg(r.code == 0, "vitals --json %s: exit %d: %s", a0, r.code,
+	    r.err);
 	j = jm_parse(r.out, strlen(r.out));
 	ck_assert_msg(j != NULL, "not JSON: %s", r.out);
 	run_free(&r);
@@ -217,8 +217,7 @@ START_TEST(fixture_tree)
 		tu_sleep_ms(200);
 	}
 	ck_assert_msg(tries < 100, "time in state never reached the Δs");
-	ck_assert(
-jm_path(j, "gpu_freq.stored")->b);
+	ck_assert(jm_path(j, "gpu_freq.stored")->b);
 	ck_assert_int_ge(ll(jm_get(j, "gpu_freq"), "windows"), 2);
 	ck_assert_int_eq(ms_at(k, 257000000), 1000);
 	ck_assert_int_eq(ms_at(k, 585000000), 250);

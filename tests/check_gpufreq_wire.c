@@ -193,8 +193,10 @@ START_TEST(part_and_merge)
 	{
 		char p2[PATH_MAX];
 
-		snprintf(p2, sizeof(p2), "%s/class/devfreq/1c500000.mali/"
-		    "min_freq", root);
+		snprintf(p2, sizeof(p2),
+		    "%s/class/devfreq/1c500000.mali/"
+		    "min_freq",
+		    root);
 		ck_assert_int_eq(unlink(p2), 0);
 	}
 	ck_assert_int_eq(gpufreq_new(root, &g), 0);
@@ -300,8 +302,7 @@ START_TEST(store_round_trip)
 			ck_assert_uint_eq(a->w.have, b->w.have);
 			ck_assert_uint_eq(a->w.cur_sum_hz, b->w.cur_sum_hz);
 			ck_assert_uint_eq(a->w.busy_us, b->w.busy_us);
-			ck_assert_uint_eq(a->w.busy_pct_sum,
-			    b->w.busy_pct_sum);
+			ck_assert_uint_eq(a->w.busy_pct_sum, b->w.busy_pct_sum);
 			ck_assert_uint_eq(a->w.tis_n, b->w.tis_n);
 			ck_assert_mem_eq(a->w.tis_ms, b->w.tis_ms,
 			    a->w.tis_n * sizeof(a->w.tis_ms[0]));
@@ -313,8 +314,7 @@ START_TEST(store_round_trip)
 	free(ws);
 
 	/* --since: the range folded, as the roll-up folds */
-	ck_assert_int_eq(store_gpufreq_range(s, WALL, WALL + 100 * SEC, &r),
-	    0);
+	ck_assert_int_eq(store_gpufreq_range(s, WALL, WALL + 100 * SEC, &r), 0);
 	ck_assert_ptr_nonnull(r);
 	ck_assert_uint_eq(r->windows, 2);
 	a = dev(r, "kgsl-3d0");
@@ -479,23 +479,20 @@ START_TEST(exports)
 	ck_assert_int_eq(point_of(m, "kgsl-3d0", "stat", "min", 0)->as_int,
 	    427000000);
 	m = find_metric(sm, "vitals.gpu.busy");
-	ck_assert_double_eq_tol(point_of(m, "kgsl-3d0", NULL, NULL, 0)
-				    ->as_double,
-	    0.5, 1e-12);
-	ck_assert_double_eq_tol(point_of(m, "1c500000.mali", NULL, NULL, 0)
-				    ->as_double,
-	    0.37, 1e-12);
+	ck_assert_double_eq_tol(
+	    point_of(m, "kgsl-3d0", NULL, NULL, 0)->as_double, 0.5, 1e-12);
+	ck_assert_double_eq_tol(
+	    point_of(m, "1c500000.mali", NULL, NULL, 0)->as_double, 0.37,
+	    1e-12);
 	m = find_metric(sm, "vitals.gpu.time_in_state");
 	ck_assert_int_eq(m->data_case, PBE(METRIC__DATA_SUM));
 	ck_assert(m->sum->is_monotonic);
-	ck_assert_double_eq_tol(point_of(m, "kgsl-3d0", "hz", NULL,
-				    585000000)
-				    ->as_double,
-	    0.25, 1e-12);
-	ck_assert_double_eq_tol(point_of(m, "1c500000.mali", "hz", NULL,
-				    471000000)
-				    ->as_double,
-	    0.4, 1e-12);
+	ck_assert_double_eq_tol(
+	    point_of(m, "kgsl-3d0", "hz", NULL, 585000000)->as_double, 0.25,
+	    1e-12);
+	ck_assert_double_eq_tol(
+	    point_of(m, "1c500000.mali", "hz", NULL, 471000000)->as_double, 0.4,
+	    1e-12);
 	opentelemetry__proto__collector__metrics__v1__export_metrics_service_request__free_unpacked(
 	    req, NULL);
 

@@ -17,8 +17,8 @@ query_gpufreq(struct store *s, const struct rpc_query *rq, uint32_t max,
 	struct window_gpufreq *p = NULL;
 	int r;
 
-	if ((r = store_gpufreq_range(s, rq->from_wall_ns, rq->to_wall_ns,
-		 &p)) < 0)
+	if ((r = store_gpufreq_range(s, rq->from_wall_ns, rq->to_wall_ns, &p)) <
+	    0)
 		return r;
 	r = rpc_answer_gpufreq(rq, p, max, ret, ret_len);
 	window_gpufreq_free(p);

@@ -129,7 +129,7 @@ struct window_gpufreq {
 	uint32_t reads;	  /* collector readings (ticks) */
 	uint64_t read_ns; /* Σ their cost, ns */
 	uint64_t read_ns_max;
-	uint32_t errors;  /* Σ the devices' parse errors */
+	uint32_t errors; /* Σ the devices' parse errors */
 	uint32_t ndev;
 	struct gpufreq_wdev *dev; /* ndev, by name */
 };

@@ -106,8 +106,8 @@ rpc_pb_gpufreq_health(struct rpc_arena *a, const struct gpufreq *g)
 }
 
 static int
-answer(uint64_t id, const struct window_gpufreq *p, bool stored,
-    uint32_t max, uint8_t **ret, size_t *ret_len)
+answer(uint64_t id, const struct window_gpufreq *p, bool stored, uint32_t max,
+    uint8_t **ret, size_t *ret_len)
 {
 	Vitals__Response resp = VITALS__RESPONSE__INIT;
 	struct rpc_arena a = { 0 };

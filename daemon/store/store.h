@@ -249,8 +249,7 @@ void store_dmabuf_encode(struct store_enc *e, const struct window_dmabuf *p);
 struct window_gpufreq;
 int store_gpufreq_range(struct store *s, int64_t from_wall_ns,
     int64_t to_wall_ns, struct window_gpufreq **ret);
-void store_gpufreq_encode(struct store_enc *e,
-    const struct window_gpufreq *p);
+void store_gpufreq_encode(struct store_enc *e, const struct window_gpufreq *p);
 int store_gpufreq_decode(const void *payload, size_t len,
     struct window_gpufreq **ret);
 int store_dmabuf_decode(const void *payload, size_t len,

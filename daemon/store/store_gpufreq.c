@@ -163,8 +163,8 @@ store_gpufreq_put(struct store *s, int64_t id, const struct window *w)
 	if (p == NULL || p->ndev == 0)
 		return SQLITE_OK; /* no GPU device: no row */
 	store_gpufreq_encode(&pl, p);
-	rc = store_blob_put(s->part_st[WPART_GPUFREQ][GS_INS], id,
-	    GPUFREQ_PART, GPUFREQ_PART_VERSION, &pl);
+	rc = store_blob_put(s->part_st[WPART_GPUFREQ][GS_INS], id, GPUFREQ_PART,
+	    GPUFREQ_PART_VERSION, &pl);
 	store_enc_release(&pl);
 	return rc;
 }
