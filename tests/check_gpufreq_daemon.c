@@ -274,6 +274,21 @@ START_TEST(fixture_tree)
 		    (int)(e - l), l);
 	}
 	run_free(&r);
+	/* gpumem's section: verbose text, and JSON beside gpu_mem */
+	{
+		static const char *const gm[] = { "gpumem", "--verbose", NULL };
+
+		r = td_vitals(&d, -1, gm);
+		ck_assert_int_eq(r.code, 0);
+		ck_assert_msg(strstr(r.out,
+				  "kgsl-3d0 (kgsl): mean 427 MHz, "
+				  "max 427 MHz, busy 50.0%") != NULL,
+		    "gpumem --verbose: %s", r.out);
+		run_free(&r);
+		j = json(&d, "gpumem", NULL, NULL);
+		ck_assert_ptr_nonnull(jm_path(j, "gpu_freq.devices"));
+		jm_free(j);
+	}
 	r = td_vitals(&d, -1, health_text);
 	ck_assert_int_eq(r.code, 0);
 	ck_assert_ptr_nonnull(strstr(r.out, "GPU frequency: 2 GPU devices"));
