@@ -327,6 +327,47 @@ START_TEST(store_round_trip)
 			     WALL + 100 * SEC, &r),
 	    0);
 	ck_assert_ptr_null(r);
+	/* a damaged blob: counted, the range reads without it */
+	ck_assert_int_eq(store_exec(s,
+			     "UPDATE window_gpufreq SET blob = x'b70102' WHERE "
+			     "window_id = (SELECT min(window_id) FROM "
+			     "window_gpufreq)",
+			     NULL, 0),
+	    0);
+	ck_assert_int_eq(store_gpufreq_range(s, WALL, WALL + 100 * SEC, &r), 0);
+	ck_assert_uint_eq(r->windows, 1);
+	window_gpufreq_free(r);
+	r = NULL;
+	store_close(s);
+	tu_rmtree(dir);
+	free(dir);
+
+	/* the maintenance roll-up (level 1, one minute): one window whose
+	 * part sums the Δs of its windows exactly */
+	dir = tu_mkdtemp_db("gpufreq-roll", db, sizeof(db));
+	ck_assert_int_eq(store_open(db, NULL, &s), 0);
+	ck_assert_int_eq(store_put(s, w1), 0);
+	ck_assert_int_eq(store_put(s, w2), 0);
+	ck_assert_int_eq(store_put(s, none), 0);
+	ck_assert_int_eq(store_maintain(s, WALL + 7 * 3600 * SEC), 0);
+	ck_assert_int_eq(store_windows(s, WALL - 60 * SEC, WALL + 100 * SEC, 0,
+			     &ws, &n),
+	    0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(ws[0]->level, 1);
+	ck_assert_ptr_nonnull(window_gpufreq(ws[0]));
+	ck_assert_uint_eq(window_gpufreq(ws[0])->windows, 2);
+	ck_assert_uint_eq(window_gpufreq(ws[0])->reads, 4);
+	a = dev(window_gpufreq(ws[0]), "kgsl-3d0");
+	ck_assert_uint_eq(ms_at(&a->w, 257000000), 1000);
+	ck_assert_uint_eq(ms_at(&a->w, 585000000), 250);
+	ck_assert_uint_eq(a->w.busy_us, 2 * 41234 + 2 * 50000);
+	ck_assert_uint_eq(a->w.total_us, 4 * 100000);
+	a = dev(window_gpufreq(ws[0]), "1c500000.mali");
+	ck_assert_uint_eq(ms_sum(&a->w), 400);
+	ck_assert_uint_eq(a->w.busy_pct_sum, 4 * 37);
+	window_free(ws[0]);
+	free(ws);
 	store_close(s);
 	tu_rmtree(dir);
 	free(dir);
