@@ -49,7 +49,9 @@ store_gpufreq_encode(struct store_enc *e, const struct window_gpufreq *p)
 	for (uint32_t i = 0; i < p->ndev; i++) {
 		const struct gpufreq_wdev *d = &p->dev[i];
 		const struct gpufreq_win *w = &d->w;
-		uint32_t n = (w->have & GPUFREQ_HAVE_TIS) ? w->tis_n : 0;
+		uint32_t n = w->tis_n > GPUFREQ_MAX_STATES ?
+		    GPUFREQ_MAX_STATES :
+		    w->tis_n;
 
 		store_enc_str(e, d->name);
 		store_enc_u(e, d->kind);
