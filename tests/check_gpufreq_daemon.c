@@ -330,6 +330,33 @@ START_TEST(real_sys)
 }
 END_TEST
 
+/* gpufreq = off: no part, no health, `vitals gpu` says so */
+START_TEST(off)
+{
+	static const char *const health_json[] = { "--json", "health", NULL };
+	const char *gpu[] = { "gpu", NULL };
+	struct jm *j;
+	struct run r;
+	struct td d;
+
+	td_start(&d, "gpufreq-off", CONF_BASE "gpufreq = off\n", args);
+	td_wait(&d, 20000, health_json, td_has_window);
+	j = json(&d, "gpu", NULL, NULL);
+	ck_assert(!jm_path(j, "gpu_freq.on")->b);
+	jm_free(j);
+	j = json(&d, "health", NULL, NULL);
+	/* an absent message prints null */
+	ck_assert(jm_path(j, "health.gpu_freq") == NULL ||
+	    jm_path(j, "health.gpu_freq")->t == JM_NULL);
+	jm_free(j);
+	r = td_vitals(&d, -1, gpu);
+	ck_assert_int_eq(r.code, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "gpufreq = off"));
+	run_free(&r);
+	td_stop(&d);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -339,6 +366,7 @@ main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, fixture_tree);
 	tcase_add_test(tc, real_sys);
+	tcase_add_test(tc, off);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

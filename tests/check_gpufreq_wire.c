@@ -578,6 +578,23 @@ START_TEST(no_gpu)
 }
 END_TEST
 
+/* gpufreq = on|off, on by default; anything else refused */
+START_TEST(config_key)
+{
+	struct config c;
+
+	config_init(&c);
+	ck_assert(c.gpufreq);
+	ck_assert_int_eq(config_set(&c, "gpufreq", "off"), 0);
+	ck_assert(!c.gpufreq);
+	ck_assert_int_eq(config_set(&c, "gpufreq", "on"), 0);
+	ck_assert(c.gpufreq);
+	ck_assert_int_eq(config_set(&c, "gpufreq", "yes"), -EINVAL);
+	ck_assert(c.gpufreq);
+	config_release(&c);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -588,6 +605,7 @@ main(void)
 	tcase_add_test(tc, store_round_trip);
 	tcase_add_test(tc, exports);
 	tcase_add_test(tc, no_gpu);
+	tcase_add_test(tc, config_key);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }
