@@ -170,6 +170,10 @@ void fmt_top_state(struct sbuf *o, const Vitals__TaskList *tl);
 void fmt_process_state(struct sbuf *o, const Vitals__ProcessInfo *pi,
     int32_t pid);
 void fmt_fgbg_health(struct sbuf *o, const Vitals__Window *last);
+/* fmt_gpufreq.c: `vitals gpu`, and its section in `vitals gpumem` */
+void fmt_gpufreq(struct sbuf *o, const Vitals__GpuFreq *g);
+void fmt_gpufreq_short(struct sbuf *o, const Vitals__GpuFreq *g);
+void fmt_gpufreq_health(struct sbuf *o, const Vitals__GpuFreqHealth *h);
 /* fmt_dmabuf.c: `vitals dmabuf` */
 void fmt_dmabuf(struct sbuf *o, const Vitals__Dmabuf *d);
 /* fmt_cgroup.c: `vitals cgroups`, the groups summed over windows w */

@@ -340,6 +340,41 @@ psi_unknown(const Vitals__Psi *p, const ProtobufCFieldDescriptor *f)
 	return false;
 }
 
+static bool
+gpufreq_busy_known(const Vitals__GpuFreqDevice *d)
+{
+	return ((d->have & 8u) && d->total_us) ||
+	    ((d->have & 16u) && d->busy_pct_n);
+}
+
+/* A GPU device's figure from a file it does not have (have bits, 1 cur,
+ * 2 min_hz, 4 max_hz, 8 gpubusy, 16 busy %, 32 time in state). */
+static bool
+gpufreq_unknown(const Vitals__GpuFreqDevice *d,
+    const ProtobufCFieldDescriptor *f)
+{
+	static const char *const cur[] = { "cur_min_hz", "cur_max_hz",
+		"cur_sum_hz", "cur_n", NULL };
+	static const char *const busy[] = { "busy_us", "total_us", NULL };
+	static const char *const pct[] = { "busy_pct_sum", "busy_pct_n", NULL };
+
+	if (named(f, cur))
+		return !(d->have & 1u);
+	if (strcmp(f->name, "min_hz") == 0)
+		return !(d->have & 2u);
+	if (strcmp(f->name, "max_hz") == 0)
+		return !(d->have & 4u);
+	if (named(f, busy))
+		return !(d->have & 8u);
+	if (named(f, pct))
+		return !(d->have & 16u);
+	if (strcmp(f->name, "busy_ppm") == 0)
+		return !gpufreq_busy_known(d);
+	if (strcmp(f->name, "states") == 0)
+		return !(d->have & 32u);
+	return false;
+}
+
 /*
  * A field whose value means "unknown" in the protocol (its comment in
  * vitals.proto says which value): printed null. doc/protocol.md lists them.
@@ -357,6 +392,8 @@ field_unknown(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f)
 		    ((const Vitals__BurstFiring *)m)->value < 0;
 	if (IS(m, cgroup))
 		return cgroup_unknown((const Vitals__Cgroup *)m, f);
+	if (IS(m, gpu_freq_device))
+		return gpufreq_unknown((const Vitals__GpuFreqDevice *)m, f);
 	if (IS(m, task)) {
 		const Vitals__Task *t = (const Vitals__Task *)m;
 
@@ -632,6 +669,17 @@ json_derived(struct json *j, const ProtobufCMessage *m, struct jctx c)
 		    p->available && p->have_full ?
 			fig_psi_share(p->d_full_us, c.wall_ns) :
 			NAN);
+	} else if (IS(m, gpu_freq_device)) {
+		/* the means the client would otherwise divide for */
+		const Vitals__GpuFreqDevice *d =
+		    (const Vitals__GpuFreqDevice *)m;
+
+		if ((d->have & 1u) && d->cur_n)
+			json_u64(j, "cur_mean_hz", d->cur_sum_hz / d->cur_n);
+		else
+			json_null(j, "cur_mean_hz");
+		json_double(j, "busy_share",
+		    gpufreq_busy_known(d) ? (double)d->busy_ppm / 1e6 : NAN);
 	} else if (IS(m, gpu_proc) && c.points > 0) {
 		/* series_bytes laid on the span's points: null where the
 		 * instance had no row (a gap, not 0 bytes) */
@@ -694,6 +742,11 @@ json_msg(struct json *j, const char *key, const ProtobufCMessage *m,
 			if (*(const uint32_t *)(base + f->quantifier_offset) !=
 			    f->id)
 				continue;
+		}
+		if (f->label == PROTOBUF_C_LABEL_REPEATED &&
+		    IS(m, gpu_freq_device) && field_unknown(m, f)) {
+			json_null(j, f->name); /* no trans_stat: not [] */
+			continue;
 		}
 		if (f->label == PROTOBUF_C_LABEL_REPEATED) {
 			size_t n = *(

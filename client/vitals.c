@@ -123,6 +123,8 @@ usage(int status)
 	    "  gpumem [--verbose] [--since DURATION]\n"
 	    "                              GPU memory per process, as dumpsys gpu\n"
 	    "                              --gpumem prints it (-v: and more)\n"
+	    "  gpu [--since DURATION]      GPU frequency and busy share per GPU\n"
+	    "                              device (last window, or stored)\n"
 	    "  dmabuf [--since DURATION]   DMA-BUF per process and exporter,\n"
 	    "                              each buffer counted once\n"
 	    "  heapprofd start (--pid PID | --name NAME[,NAME...])\n"
@@ -273,6 +275,8 @@ fit_text(const struct opts *o,
 /* One more member of the top JSON object (cmd_proc's trace), or none. */
 static const char *json_extra_key;
 static const ProtobufCMessage *json_extra;
+/* text_gpumem's GPU frequency section (--verbose or a span) */
+static const Vitals__GpuFreq *gpumem_freq;
 
 static int
 render(const struct opts *o, Vitals__Response *resp,
@@ -633,6 +637,10 @@ text_gpumem(struct sbuf *b, const Vitals__Response *r, const struct opts *o)
 {
 	fmt_gpumem(b, r->gpu_mem, o->verbose);
 	fmt_gpumem_spark(b, r->gpu_mem, &o->fc);
+	/* not in the dumpsys form, which parsers read line for line */
+	if (gpumem_freq &&
+	    (o->verbose || (r->gpu_mem && r->gpu_mem->since_ns > 0)))
+		fmt_gpufreq_short(b, gpumem_freq);
 }
 
 static void
@@ -663,13 +671,57 @@ cmd_dmabuf(struct opts *o)
 	return render(o, r, text_dmabuf);
 }
 
+static void
+text_gpu(struct sbuf *b, const Vitals__Response *r, const struct opts *o)
+{
+	(void)o;
+	fmt_gpufreq(b, r->gpu_freq);
+}
+
+/* GpuFreq of the last window, or of --since's stored windows; NULL: none
+ * (an older daemon) */
+static Vitals__Response *
+gpufreq_call(const struct opts *o, bool quiet, int *ret_x)
+{
+	Vitals__Request req = VITALS__REQUEST__INIT;
+	Vitals__GpuFreqRequest gr = VITALS__GPU_FREQ_REQUEST__INIT;
+	Vitals__TimeRange tr = VITALS__TIME_RANGE__INIT;
+	Vitals__Response *r = NULL;
+
+	if (o->given & O_SINCE) {
+		tr.since_ns = o->since_ns;
+		gr.range = &tr;
+	}
+	req.op_case = VITALS__REQUEST__OP_GPU_FREQ;
+	req.gpu_freq = &gr;
+	*ret_x = quiet ? call_quiet(o, &req, &r) : call(o, &req, &r);
+	if (*ret_x != VX_OK)
+		return NULL;
+	if (quiet && r->result_case != VITALS__RESPONSE__RESULT_GPU_FREQ) {
+		vitals__response__free_unpacked(r, NULL);
+		return NULL;
+	}
+	return r;
+}
+
+static int
+cmd_gpu(struct opts *o)
+{
+	Vitals__Response *r;
+	int x;
+
+	if ((r = gpufreq_call(o, false, &x)) == NULL)
+		return x;
+	return render(o, r, text_gpu);
+}
+
 /* The map now; with --since, the stored windows of that span. */
 static int
 cmd_gpumem(struct opts *o)
 {
 	Vitals__Request req = VITALS__REQUEST__INIT;
 	Vitals__GpuMemRequest gr = VITALS__GPU_MEM_REQUEST__INIT;
-	Vitals__Response *r;
+	Vitals__Response *r, *fr;
 	int x;
 
 	if (o->given & O_SINCE)
@@ -678,7 +730,17 @@ cmd_gpumem(struct opts *o)
 	req.gpu_mem = &gr;
 	if ((x = call(o, &req, &r)) != VX_OK)
 		return x;
-	return render(o, r, text_gpumem);
+	fr = gpufreq_call(o, true, &(int){ 0 });
+	gpumem_freq = fr ? fr->gpu_freq : NULL;
+	json_extra_key = "gpu_freq";
+	json_extra = (const ProtobufCMessage *)gpumem_freq;
+	x = render(o, r, text_gpumem);
+	json_extra_key = NULL;
+	json_extra = NULL;
+	gpumem_freq = NULL;
+	if (fr)
+		vitals__response__free_unpacked(fr, NULL);
+	return x;
 }
 
 struct watch_arg {
@@ -1136,6 +1198,7 @@ static const struct cmd cmds[] = {
 	{ "dump", cmd_dump, O_N, 0, 0 },
 	{ "gpumem", cmd_gpumem, O_SINCE | O_VERBOSE, 0, 0 },
 	{ "dmabuf", cmd_dmabuf, O_SINCE, 0, 0 },
+	{ "gpu", cmd_gpu, O_SINCE, 0, 0 },
 	{ "heapprofd", cmd_heapprofd,
 	    O_PID | O_NAME | O_DURATION | O_DRY_RUN | O_N, 1, 2 },
 	{ "wss", cmd_wss, O_PID | O_MODE | O_NAME | O_METHOD, 0, 2 },
@@ -1441,7 +1504,7 @@ main(int argc, char *argv[])
 		/* watch COMMAND ARGS: the command's operands and options */
 		static const char *const watchable[] = { "summary", "cpu",
 			"top", "sched", "proc", "health", "dump", "gpumem",
-			"dmabuf", "trace", "binder", "cgroups", "wss" };
+			"dmabuf", "gpu", "trace", "binder", "cgroups", "wss" };
 		const struct cmd *sub = NULL;
 
 		for (i = 0; i < sizeof(watchable) / sizeof(watchable[0]); i++)

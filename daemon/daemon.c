@@ -21,6 +21,7 @@
 #include "fgbg/fgbg.h"
 #include "wcpu/wcpu.h"
 #include "dmabuf/dmabuf.h"
+#include "gpufreq/gpufreq.h"
 #include "control/control.h"
 #include "core/bpf_common.h"
 #include "core/log.h"
@@ -79,6 +80,7 @@ struct vitalsd {
 	struct cgroup *cg;    /* cgroup v2 groups (cgroup.c); NULL: none */
 	struct fgbg *fg;      /* foreground/background (fgbg.c); NULL: off */
 	struct dmabuf *db;    /* DMA-BUF per process (dmabuf.c); NULL: off */
+	struct gpufreq *gf;   /* GPU frequency (gpufreq.c); NULL: off */
 	unsigned cg_state;    /* the state last logged */
 	struct ftrace *ft;    /* ftrace reader (ftrace.c); NULL: off */
 	unsigned ft_state;    /* enum ftrace_state, for every window */
@@ -242,6 +244,8 @@ tick_cb(evutil_socket_t fd, short what, void *arg)
 	sched_settle(d);
 	collector_clocks(&now);
 	gpumem_sample(d, now.mono_ns);
+	if (d->gf)
+		gpufreq_tick(d->gf);
 	burst = d->burst_until_ns > now.mono_ns;
 	if (!burst && d->cur_ms != d->interval_ms) {
 		d->cur_ms = d->interval_ms;
@@ -329,6 +333,7 @@ vitalsd_get_info(struct vitalsd *d, struct vitalsd_info *ret)
 	ret->store.state = STORE_CLOSED;
 	ret->gpumem = d->gm;
 	ret->dmabuf = dmabuf_last(d->db);
+	ret->gpufreq = d->gf;
 	if (d->wr) {
 		ret->have_store = true;
 		writer_get(d->wr, &ret->store, &ret->store_queued,
@@ -993,12 +998,24 @@ dmabuf_close(struct vitalsd *d, struct window *w)
 		    strerror(-r));
 }
 
+/* GPU frequency: the devices' figures since the last close, given to w */
+static void
+gpufreq_close(struct vitalsd *d, struct window *w)
+{
+	int r;
+
+	if (d->gf && (r = gpufreq_window(d->gf, w)) < 0)
+		log_warnx("gpufreq: window %llu: %s",
+		    (unsigned long long)w->seq, strerror(-r));
+}
+
 static void (*const part_close[])(struct vitalsd *, struct window *) = {
 	ftrace_close,
 	gpumem_close,
 	wss_close,
 	cgroup_close,
 	dmabuf_close,
+	gpufreq_close,
 };
 
 /*
@@ -1268,6 +1285,13 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 		if ((r = dmabuf_new(&mo, &d->db)) < 0)
 			goto fail;
 	}
+	/* GPU frequency, a reading per sample tick (gpufreq.c) */
+	if (cfg->gpufreq) {
+		if ((r = gpufreq_new(cfg->sys_root, &d->gf)) < 0)
+			goto fail;
+		log_info("gpufreq: %u GPU devices under %s", d->gf->ndev,
+		    cfg->sys_root);
+	}
 	/* foreground/background, read by the process scan (fgbg.c) */
 	if (cfg->fgbg.mode != FGBG_MODE_OFF) {
 		struct fgbg_opts fo = { .proc_root = cfg->proc_root,
@@ -1430,6 +1454,8 @@ vitalsd_free(struct vitalsd *d)
 	wss_free(d->wss);
 	d->cg = cgroup_free(d->cg);
 	d->db = dmabuf_free(d->db);
+	gpufreq_free(d->gf);
+	d->gf = NULL;
 	writer_stop(d->wr, 0);
 	store_close(d->store);
 	collector_free(d->col);

@@ -354,6 +354,36 @@ run_query(const struct rpc_query *q, int64_t now)
 		    FUZZ_MAX_FRAME, &frame, &len);
 		break;
 	}
+	case RPC_Q_GPUFREQ: {
+		/* a kgsl device with busy time and two states, one with
+		 * nothing known */
+		struct gpufreq_wdev dv[2] = {
+			{ .name = "kgsl-3d0",
+			    .kind = GPUFREQ_KGSL,
+			    .w = { .have = GPUFREQ_HAVE_CUR |
+				    GPUFREQ_HAVE_BUSY | GPUFREQ_HAVE_TIS,
+				.reads = 2,
+				.cur_n = 2,
+				.cur_min_hz = 180000000,
+				.cur_max_hz = 585000000,
+				.cur_sum_hz = 765000000,
+				.busy_us = 10,
+				.total_us = 40,
+				.tis_n = 2,
+				.tis_hz = { 585000000, 180000000 },
+				.tis_ms = { 5, 7 } } },
+			{ .name = "gpu", .kind = GPUFREQ_DEVFREQ }
+		};
+		struct window_gpufreq p = { .found = 2,
+			.windows = 1,
+			.reads = 2,
+			.ndev = 2,
+			.dev = dv };
+
+		r = rpc_answer_gpufreq(q, q->n & 1 ? NULL : &p, FUZZ_MAX_FRAME,
+		    &frame, &len);
+		break;
+	}
 	case RPC_Q_HP_LIST: {
 		/* a finished session by a rule and a running one by a caller */
 		struct hp_record v[2] = {

@@ -21,6 +21,7 @@
 #include "store/store.h"
 #include "wcpu/wcpu.h"
 #include "dmabuf/dmabuf.h"
+#include "gpufreq/gpufreq.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -186,6 +187,27 @@ dmabuf(const void *p, size_t n)
 	store_enc_release(&e);
 }
 
+/* the GPU frequency part (store_gpufreq.c), framed as part 22 */
+static void
+gpufreq(const void *p, size_t n)
+{
+	struct window_gpufreq *a = NULL, *b = NULL;
+	struct store_enc e = { 0 };
+
+	if (store_gpufreq_decode(p, n, &a) < 0)
+		return;
+	store_gpufreq_encode(&e, a);
+	if (e.err || store_gpufreq_decode(e.b.p, e.b.len, &b) < 0)
+		abort();
+	if (b->ndev != a->ndev || b->reads != a->reads ||
+	    b->read_ns != a->read_ns ||
+	    (a->ndev && memcmp(a->dev, b->dev, a->ndev * sizeof(*a->dev))))
+		abort();
+	window_gpufreq_free(a);
+	window_gpufreq_free(b);
+	store_enc_release(&e);
+}
+
 static void (*const parts[])(const void *, size_t) = { tasks, kv, sys, bpf };
 
 static void
@@ -219,6 +241,9 @@ frame(const uint8_t *p, size_t n)
 		break;
 	case 20: /* DMABUF_PART */
 		dmabuf(f.payload, f.len);
+		break;
+	case 22: /* GPUFREQ_PART */
+		gpufreq(f.payload, f.len);
 		break;
 	default:
 		parts[f.part % 4](f.payload, f.len);

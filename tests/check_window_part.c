@@ -50,6 +50,7 @@ add_off_parts(struct window *w)
 	struct window_fgbg *fg;
 	struct window_wcpu *wc;
 	struct window_dmabuf *db;
+	struct window_gpufreq *gf;
 	struct window_gpumem_part *g;
 	struct window_trace *t;
 	struct window_bpf *b;
@@ -83,6 +84,9 @@ add_off_parts(struct window *w)
 	ck_assert_ptr_nonnull(db = window_dmabuf_new());
 	db->passes = 1;
 	window_part_set(w, WPART_DMABUF, db);
+	/* GPU frequency on a machine with no GPU: no device */
+	ck_assert_ptr_nonnull(gf = window_gpufreq_new(0));
+	window_part_set(w, WPART_GPUFREQ, gf);
 }
 
 static void
@@ -265,6 +269,7 @@ START_TEST(off_parts_are_heads)
 	ck_assert_ptr_nonnull(strstr(b.p, "fgbg: absent, 0 entries"));
 	ck_assert_ptr_nonnull(
 	    strstr(b.p, "dmabuf: 1 passes, 0 B in 0 buffers"));
+	ck_assert_ptr_nonnull(strstr(b.p, "gpufreq: 0 GPU devices"));
 	/* in the order of enum window_part_id */
 	ck_assert(strstr(b.p, "bpf:") < strstr(b.p, "gpu memory"));
 	ck_assert(strstr(b.p, "gpu memory") < strstr(b.p, "working set"));
@@ -304,6 +309,8 @@ START_TEST(off_parts_are_heads)
 	ck_assert_uint_eq(window_trace(ws[0])->state, FTRACE_OFF_CONFIG);
 	ck_assert_ptr_nonnull(window_fgbg(ws[0]));
 	ck_assert_uint_eq(window_fgbg(ws[0])->status, FGBG_ABSENT);
+	/* no GPU device: no row, so no part read back */
+	ck_assert_ptr_null(window_gpufreq(ws[0]));
 	/* working-set targets are written, not read back (doc/wss.md) */
 	ck_assert_ptr_null(window_wss(ws[0]));
 	window_free(ws[0]);

@@ -76,6 +76,7 @@ config_init(struct config *cfg)
 	config_metrics_init(cfg);
 	/* ftrace (ftrace.c) */
 	cfg->ftrace = true;
+	cfg->gpufreq = true;
 	cfg->ftrace_instance = strdup("vitals");
 	cfg->ftrace_buffer_kb = 2048;
 	cfg->ftrace_sched = FTRACE_SCHED_AUTO;
@@ -454,6 +455,12 @@ config_set(struct config *cfg, const char *key, const char *value)
 		return set_str(&cfg->proc_root, value);
 	if (!strcmp(key, "sys_root"))
 		return set_str(&cfg->sys_root, value);
+	if (!strcmp(key, "gpufreq")) {
+		if ((r = parse_word(value, on_off_words)) < 0)
+			return r;
+		cfg->gpufreq = r;
+		return 0;
+	}
 	if (!strcmp(key, "interval_ms"))
 		return set_uint(&cfg->interval_ms, value,
 		    VITALS_INTERVAL_MIN_MS, 3600 * 1000);

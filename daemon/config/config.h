@@ -81,6 +81,7 @@ struct config {
 	struct fgbg_config fgbg;     /* foreground/background (fgbg.c) */
 	struct burst_settings burst; /* burst triggers (burst/) */
 	struct dmabuf_config dmabuf; /* DMA-BUF per process (dmabuf.c) */
+	bool gpufreq;		     /* GPU frequency per device (gpufreq.c) */
 	/* ftrace (ftrace.c) */
 	bool ftrace;		   /* read ftrace at all */
 	char *ftrace_instance;	   /* instances/<name> */

@@ -237,6 +237,7 @@ same_query(const struct rpc_query *a, const struct rpc_query *b)
 		break;
 	case RPC_Q_GPUMEM:
 	case RPC_Q_DMABUF:
+	case RPC_Q_GPUFREQ:
 		break;
 	case RPC_Q_HP_LIST:
 		/* records change on the loop, not with time: never shared */
@@ -647,6 +648,11 @@ run_budget(struct store *s, const char *proc_root, const struct rpc_query *rq,
 		    ret_len);
 	case RPC_Q_DMABUF: {
 		int r = query_dmabuf(s, rq, max_frame, ret, ret_len);
+
+		return r < 0 ? store_error(rq, s, r, ret, ret_len) : r;
+	}
+	case RPC_Q_GPUFREQ: {
+		int r = query_gpufreq(s, rq, max_frame, ret, ret_len);
 
 		return r < 0 ? store_error(rq, s, r, ret, ret_len) : r;
 	}

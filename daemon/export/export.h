@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 
 #include "core/util.h"
+#include "gpufreq/gpufreq.h"
 #include "proc/proc.h"
 
 struct window;
@@ -51,6 +52,18 @@ struct export_cg {
 	double score; /* usage µs, halved each window: the rank */
 	bool member;
 	int64_t first_boot_ns; /* the window it was first seen in began */
+};
+
+/* One GPU device (gpufreq.c): the last closed window's figures, and its
+ * time in state summed over every window since the exporter saw it. */
+struct export_gpu {
+	char name[GPUFREQ_NAME_LEN];
+	struct gpufreq_win last; /* the last closed window's */
+	bool in_last;		 /* in the last closed window's part */
+	uint32_t nstates;
+	uint64_t hz[GPUFREQ_MAX_STATES];
+	uint64_t ms[GPUFREQ_MAX_STATES]; /* Σ window Δ, ms: a counter */
+	int64_t first_boot_ns;		 /* the window it was first seen in */
 };
 
 #define EXPORT_CG_DEPTHS 17 /* CG_DEPTH_MAX + 1: "other" per depth */
@@ -100,6 +113,10 @@ struct export_state {
 	    cg_o_pgmajfault[EXPORT_CG_DEPTHS];
 	uint64_t cg_o_mem[EXPORT_CG_DEPTHS];
 	uint32_t cg_depths; /* bit d: a group of depth d was seen */
+	/* GPU devices (the gpufreq part); gpu_on: a window had the part */
+	bool gpu_on;
+	uint32_t ngpu;
+	struct export_gpu gpu[GPUFREQ_MAX_DEV];
 	/* the sample being fed */
 	size_t nin, incap;
 	struct export_proc *in;

@@ -351,9 +351,56 @@ cg_window(struct export_state *st, const struct window_cgroup *cg,
 	return 0;
 }
 
+/* A window's GPU devices: the last figures, time in state summed by hz */
+static void
+gpu_window(struct export_state *st, const struct window_gpufreq *p,
+    int64_t boot_ns)
+{
+	uint32_t i, k, s;
+
+	st->gpu_on = true;
+	for (k = 0; k < st->ngpu; k++)
+		st->gpu[k].in_last = false;
+	for (i = 0; i < p->ndev; i++) {
+		const struct gpufreq_wdev *d = &p->dev[i];
+		struct export_gpu *g;
+
+		for (k = 0; k < st->ngpu; k++)
+			if (!strcmp(st->gpu[k].name, d->name))
+				break;
+		if (k == st->ngpu) {
+			if (st->ngpu >= GPUFREQ_MAX_DEV)
+				continue;
+			g = &st->gpu[st->ngpu++];
+			memset(g, 0, sizeof(*g));
+			memcpy(g->name, d->name, sizeof(g->name));
+			g->first_boot_ns = boot_ns;
+		}
+		g = &st->gpu[k];
+		g->last = d->w;
+		g->in_last = true;
+		if (!(d->w.have & GPUFREQ_HAVE_TIS))
+			continue;
+		for (s = 0; s < d->w.tis_n; s++) {
+			uint32_t j;
+
+			for (j = 0; j < g->nstates; j++)
+				if (g->hz[j] == d->w.tis_hz[s])
+					break;
+			if (j == g->nstates) {
+				if (g->nstates >= GPUFREQ_MAX_STATES)
+					continue;
+				g->hz[g->nstates++] = d->w.tis_hz[s];
+			}
+			g->ms[j] += d->w.tis_ms[s];
+		}
+	}
+}
+
 void
 export_state_window(struct export_state *st, const struct window *w)
 {
+	const struct window_gpufreq *gf = window_gpufreq(w);
 	const struct window_cgroup *cg = window_cgroup(w);
 
 	const struct window_bpf *b = window_sched(w);
@@ -369,6 +416,8 @@ export_state_window(struct export_state *st, const struct window *w)
 	st->store_dropped = w->health.store_dropped;
 	if (cg && cg->state == CG_STATE_OK)
 		(void)cg_window(st, cg, w->boot_start_ns);
+	if (gf)
+		gpu_window(st, gf, w->boot_start_ns);
 	if (b == NULL || !vbpf_state_on(b->state))
 		return;
 	st->sum.bpf = true;

@@ -607,6 +607,76 @@ page_cgroups(struct om *o, const struct export_state *st)
 	}
 }
 
+/* ------------------------------------------------------------- GPU freq */
+
+/* Per GPU device (gpufreq.c): the last closed window's gauges, where the
+ * device gave the figure, and time in state since the exporter saw it. */
+static void
+page_gpu(struct om *o, const struct export_state *st)
+{
+	static const char *const stat[3] = { "min", "mean", "max" };
+	uint32_t i, k;
+	uint64_t ppm;
+
+	if (!st->gpu_on)
+		return;
+	family(o, "vitals_gpu_devices", false, NULL,
+	    "GPU devices the frequency collector reads.");
+	sample_u(o, st->ngpu);
+	if (st->ngpu == 0)
+		return;
+	family(o, "vitals_gpu_freq_hz", false, "hz",
+	    "GPU current frequency over the last closed window's readings.");
+	for (i = 0; i < st->ngpu; i++) {
+		const struct export_gpu *g = &st->gpu[i];
+		const struct gpufreq_win *w = &g->last;
+		uint64_t v[3];
+
+		if (!g->in_last || !(w->have & GPUFREQ_HAVE_CUR) || !w->cur_n)
+			continue;
+		v[0] = w->cur_min_hz;
+		v[1] = w->cur_sum_hz / w->cur_n;
+		v[2] = w->cur_max_hz;
+		for (k = 0; k < 3; k++) {
+			lab(o, "device", g->name);
+			lab(o, "stat", stat[k]);
+			sample_u(o, v[k]);
+		}
+	}
+	family(o, "vitals_gpu_freq_limit_hz", false, "hz",
+	    "GPU frequency floor and ceiling (devfreq min_freq, max_freq).");
+	for (i = 0; i < st->ngpu; i++) {
+		const struct export_gpu *g = &st->gpu[i];
+
+		if (g->in_last && (g->last.have & GPUFREQ_HAVE_MIN)) {
+			lab(o, "device", g->name);
+			lab(o, "limit", "min");
+			sample_u(o, g->last.min_hz);
+		}
+		if (g->in_last && (g->last.have & GPUFREQ_HAVE_MAX)) {
+			lab(o, "device", g->name);
+			lab(o, "limit", "max");
+			sample_u(o, g->last.max_hz);
+		}
+	}
+	family(o, "vitals_gpu_busy_ratio", false, "ratio",
+	    "GPU busy share over the last closed window (0-1).");
+	for (i = 0; i < st->ngpu; i++)
+		if (st->gpu[i].in_last &&
+		    gpufreq_busy_ppm(&st->gpu[i].last, &ppm)) {
+			lab(o, "device", st->gpu[i].name);
+			sample_ratio(o, ppm, 1000000);
+		}
+	family(o, "vitals_gpu_time_in_state_seconds", true, "seconds",
+	    "Time the GPU spent at each frequency (devfreq trans_stat).");
+	for (i = 0; i < st->ngpu; i++)
+		for (k = 0; k < st->gpu[i].nstates; k++) {
+			lab(o, "device", st->gpu[i].name);
+			lab_u(o, "hz", st->gpu[i].hz[k]);
+			sample_ratio(o, st->gpu[i].ms[k], 1000);
+		}
+}
+
 /* ---------------------------------------------------------- BPF, health */
 
 static void
@@ -705,6 +775,7 @@ export_render(const struct export_page *pg, enum export_format fmt,
 		page_procs(&o, pg->st);
 		page_cgroups(&o, pg->st);
 		page_bpf(&o, &pg->st->sum);
+		page_gpu(&o, pg->st);
 		page_health(&o, pg);
 	}
 	if (fmt == EXPORT_OPENMETRICS)

@@ -727,6 +727,75 @@ enc_bpf(struct enc *e, const struct export_state *st)
 	point_ratio(e, u->bpf_lost_ns, NSEC_PER_SEC);
 }
 
+/* The GPU devices as export_text.c's page_gpu gives them */
+static void
+enc_gpu(struct enc *e, const struct export_state *st)
+{
+	static const char *const stat[3] = { "min", "mean", "max" };
+	uint32_t i, k;
+	uint64_t ppm;
+
+	if (!st->gpu_on)
+		return;
+	metric(e, "vitals.gpu.devices", GAUGE_I, "{device}",
+	    "GPU devices the frequency collector reads.");
+	point_i(e, st->ngpu);
+	if (st->ngpu == 0)
+		return;
+	metric(e, "vitals.gpu.freq", GAUGE_I, "Hz",
+	    "GPU current frequency over the last closed window's readings.");
+	for (i = 0; i < st->ngpu; i++) {
+		const struct export_gpu *g = &st->gpu[i];
+		const struct gpufreq_win *w = &g->last;
+		uint64_t v[3];
+
+		if (!g->in_last || !(w->have & GPUFREQ_HAVE_CUR) || !w->cur_n)
+			continue;
+		v[0] = w->cur_min_hz;
+		v[1] = w->cur_sum_hz / w->cur_n;
+		v[2] = w->cur_max_hz;
+		for (k = 0; k < 3; k++) {
+			attr_s(e, "device", g->name);
+			attr_s(e, "stat", stat[k]);
+			point_i(e, v[k]);
+		}
+	}
+	metric(e, "vitals.gpu.freq.limit", GAUGE_I, "Hz",
+	    "GPU frequency floor and ceiling (devfreq min_freq, max_freq).");
+	for (i = 0; i < st->ngpu; i++) {
+		const struct export_gpu *g = &st->gpu[i];
+
+		if (g->in_last && (g->last.have & GPUFREQ_HAVE_MIN)) {
+			attr_s(e, "device", g->name);
+			attr_s(e, "limit", "min");
+			point_i(e, g->last.min_hz);
+		}
+		if (g->in_last && (g->last.have & GPUFREQ_HAVE_MAX)) {
+			attr_s(e, "device", g->name);
+			attr_s(e, "limit", "max");
+			point_i(e, g->last.max_hz);
+		}
+	}
+	metric(e, "vitals.gpu.busy", GAUGE_D, "1",
+	    "GPU busy share over the last closed window (0-1).");
+	for (i = 0; i < st->ngpu; i++)
+		if (st->gpu[i].in_last &&
+		    gpufreq_busy_ppm(&st->gpu[i].last, &ppm)) {
+			attr_s(e, "device", st->gpu[i].name);
+			point_ratio(e, ppm, 1000000);
+		}
+	metric(e, "vitals.gpu.time_in_state", SUM_D, "s",
+	    "Time the GPU spent at each frequency (devfreq trans_stat).");
+	for (i = 0; i < st->ngpu; i++) {
+		e->start_ns = wall_of(e, st->gpu[i].first_boot_ns);
+		for (k = 0; k < st->gpu[i].nstates; k++) {
+			attr_s(e, "device", st->gpu[i].name);
+			attr_i(e, "hz", (int64_t)st->gpu[i].hz[k]);
+			point_ratio(e, st->gpu[i].ms[k], 1000);
+		}
+	}
+}
+
 static void
 enc_health(struct enc *e, const struct export_page *pg)
 {
@@ -819,6 +888,7 @@ otlp_encode(const struct export_page *pg, const struct otlp_resource *res,
 		enc_procs(&e, pg->st);
 		enc_cgroups(&e, pg->st);
 		enc_bpf(&e, pg->st);
+		enc_gpu(&e, pg->st);
 		enc_health(&e, pg);
 	}
 	metric_end(&e);

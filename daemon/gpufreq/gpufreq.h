@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "window/window.h"
+
 #define GPUFREQ_MAX_DEV 8
 #define GPUFREQ_MAX_STATES 32
 #define GPUFREQ_NAME_LEN 64
@@ -83,6 +85,9 @@ struct gpufreq {
 	struct gpufreq_dev dev[GPUFREQ_MAX_DEV];
 	uint64_t errors;  /* parse errors since start */
 	uint64_t skipped; /* GPU devices over GPUFREQ_MAX_DEV */
+	/* gpufreq_tick's readings since the last gpufreq_window */
+	uint32_t win_reads;
+	uint64_t win_read_ns, win_read_ns_max;
 };
 
 /* gpufreq_parse.c: bytes in, numbers out; 0 or -EINVAL (-ENOTSUP for a
@@ -102,5 +107,54 @@ int gpufreq_sample_dev(const struct gpufreq_dev *d, struct gpufreq_sample *ret,
 void gpufreq_read(struct gpufreq *g);
 void gpufreq_take(struct gpufreq *g, uint32_t i, struct gpufreq_win *ret);
 const char *gpufreq_kind_name(enum gpufreq_kind k);
+
+/* ------------------------------------------------------- the window part */
+
+/* A device's figures in a window (or a roll-up of windows). */
+struct gpufreq_wdev {
+	char name[GPUFREQ_NAME_LEN];
+	uint32_t kind; /* enum gpufreq_kind */
+	struct gpufreq_win w;
+};
+
+/*
+ * WPART_GPUFREQ: every device the collector found, with what its readings
+ * gave in the window. A window of a daemon with the collector on has the
+ * part even with no device (ndev 0: "0 GPU devices"); off: no part.
+ */
+struct window_gpufreq {
+	uint32_t found;	  /* devices the collector found (the last's) */
+	uint32_t skipped; /* GPU devices over GPUFREQ_MAX_DEV (the last's) */
+	uint32_t windows; /* windows folded in (1 unless a roll-up) */
+	uint32_t reads;	  /* collector readings (ticks) */
+	uint64_t read_ns; /* Σ their cost, ns */
+	uint64_t read_ns_max;
+	uint32_t errors; /* Σ the devices' parse errors */
+	uint32_t ndev;
+	struct gpufreq_wdev *dev; /* ndev, by name */
+};
+
+static inline struct window_gpufreq *
+window_gpufreq(const struct window *w)
+{
+	return (struct window_gpufreq *)window_part(w, WPART_GPUFREQ);
+}
+
+/* gpufreq_window.c */
+struct window_gpufreq *window_gpufreq_new(uint32_t ndev);
+void window_gpufreq_free(struct window_gpufreq *p);
+struct window_gpufreq *window_gpufreq_dup(const struct window_gpufreq *p);
+int window_gpufreq_merge(struct window_gpufreq **accp,
+    const struct window_gpufreq *src);
+/* fold src's figures into acc (one device, a later window's) */
+void gpufreq_win_merge(struct gpufreq_win *acc, const struct gpufreq_win *src);
+/* a reading of every device, timed (the daemon's sample tick) */
+void gpufreq_tick(struct gpufreq *g);
+/* g's devices and readings taken into w's part (replacing any) */
+int gpufreq_window(struct gpufreq *g, struct window *w);
+/* busy share in parts per million: kgsl's Σbusy/Σtotal, else the mean of
+ * the driver's percentages; false: unknown */
+bool gpufreq_busy_ppm(const struct gpufreq_win *w, uint64_t *ret);
+extern const struct window_part_ops gpufreq_window_part;
 
 #endif

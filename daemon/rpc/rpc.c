@@ -564,6 +564,8 @@ pb_health(struct rpc_arena *a, const struct rpc_ctx *ctx)
 	TRY(m->memory = pb_memory(a, info));
 	if (ctx->mod.bursts)
 		TRY(m->bursts = rpc_pb_burst_health(a, ctx->mod.bursts));
+	if (info->gpufreq)
+		TRY(m->gpu_freq = rpc_pb_gpufreq_health(a, info->gpufreq));
 	if (info->have_otlp) {
 		const struct otlp_stats *x = &info->otlp;
 		Vitals__OtlpHealth *oh;
@@ -913,6 +915,8 @@ dispatch(const struct rpc_ctx *ctx, enum control_role role,
 		return rpc_wss(ctx, role, req, res); /* rpc_wss.c */
 	case VITALS__REQUEST__OP_BURSTS:
 		return rpc_bursts(ctx, req, res); /* rpc_burst.c */
+	case VITALS__REQUEST__OP_GPU_FREQ:
+		return rpc_gpufreq(ctx, req, res); /* rpc_gpufreq.c */
 	case VITALS__REQUEST__OP_DMABUF:
 		return rpc_dmabuf(ctx, req, res); /* rpc_dmabuf.c */
 	default:

@@ -46,6 +46,8 @@ struct vitalsd_info {
 	struct gpumem *gpumem; /* NULL: no GPU memory reader */
 	/* the last DMA-BUF pass (dmabuf.c); NULL: none yet, or off */
 	const struct window_dmabuf *dmabuf;
+	/* GPU frequency collector (gpufreq.c); NULL: gpufreq = off */
+	const struct gpufreq *gpufreq;
 	const struct provenance *prov;	     /* this daemon's; NULL: unknown */
 	const struct vitalsd_reload *reload; /* SIGHUPs; NULL: none kept */
 	struct export_stats metrics; /* the OpenMetrics endpoint (on: on) */
@@ -86,6 +88,7 @@ enum rpc_qop {
 	RPC_Q_HP_LIST, /* heapprofd session records: n */
 	RPC_Q_EXPORT,  /* windows as another tool's file (rpc_export.c) */
 	RPC_Q_DMABUF,  /* DMA-BUF parts of a range folded (rpc_dmabuf.c) */
+	RPC_Q_GPUFREQ, /* GPU frequency parts of a range (rpc_gpufreq.c) */
 };
 
 struct rpc_query {
@@ -229,5 +232,12 @@ int rpc_answer_export(const struct rpc_query *q, struct window *const *w,
  * from windows stored windows (0: the live pass) */
 int rpc_answer_dmabuf(const struct rpc_query *q, const struct window_dmabuf *p,
     uint32_t windows, uint32_t max, uint8_t **ret, size_t *ret_len);
+
+/* rpc_gpufreq.c: the GPU frequency answer (op 31) of part p (NULL: none),
+ * folded from stored windows */
+struct window_gpufreq;
+int rpc_answer_gpufreq(const struct rpc_query *q,
+    const struct window_gpufreq *p, uint32_t max, uint8_t **ret,
+    size_t *ret_len);
 
 #endif /* VITALSD_RPC_H */

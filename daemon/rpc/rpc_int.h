@@ -147,6 +147,13 @@ Vitals__TraceHealth *rpc_pb_trace_health(struct rpc_arena *a,
 int64_t rpc_since_from(int64_t now, int64_t since);
 const char *rpc_resolve_range(const Vitals__TimeRange *tr, int64_t now,
     int64_t *from, int64_t *to, bool *relative);
+/* rpc_gpufreq.c: the GPU frequency request (live, or a query of a range)
+ * and Health's part */
+struct gpufreq;
+int rpc_gpufreq(const struct rpc_ctx *ctx, const Vitals__Request *req,
+    struct rpc_result *res);
+Vitals__GpuFreqHealth *rpc_pb_gpufreq_health(struct rpc_arena *a,
+    const struct gpufreq *g);
 /* rpc_dmabuf.c: the dmabuf request (live, or a query of a range) */
 int rpc_dmabuf(const struct rpc_ctx *ctx, const Vitals__Request *req,
     struct rpc_result *res);

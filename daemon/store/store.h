@@ -204,7 +204,7 @@ int store_process(struct store *s, int32_t pid, uint64_t starttime,
 const char *store_state_name(enum store_state st);
 
 /* Added with the store: the schema a new database gets, and its mark. */
-#define STORE_SCHEMA_VERSION 21
+#define STORE_SCHEMA_VERSION 22
 #define STORE_APPLICATION_ID 0x56544c53 /* "VTLS" */
 
 /* One window of a task's history, with the window it came from. */
@@ -244,6 +244,14 @@ struct window_dmabuf;
 int store_dmabuf_range(struct store *s, int64_t from_wall_ns,
     int64_t to_wall_ns, struct window_dmabuf **ret, uint32_t *ret_windows);
 void store_dmabuf_encode(struct store_enc *e, const struct window_dmabuf *p);
+/* store_gpufreq.c: the GPU frequency parts of the windows that ended in
+ * (from, to] folded into one (NULL: none); the blob's payload */
+struct window_gpufreq;
+int store_gpufreq_range(struct store *s, int64_t from_wall_ns,
+    int64_t to_wall_ns, struct window_gpufreq **ret);
+void store_gpufreq_encode(struct store_enc *e, const struct window_gpufreq *p);
+int store_gpufreq_decode(const void *payload, size_t len,
+    struct window_gpufreq **ret);
 int store_dmabuf_decode(const void *payload, size_t len,
     struct window_dmabuf **ret);
 

@@ -410,6 +410,17 @@ static const char schema_v21[] =
     "DELETE FROM task_sum WHERE span_ns < 600000000000;";
 
 /*
+ * v22: GPU frequency per window (store_gpufreq.c, doc/storage.md): one
+ * framed, compressed blob per window with at least one GPU device; every
+ * device's figures and its time in state in it.
+ */
+static const char schema_v22[] =
+    "CREATE TABLE window_gpufreq ("
+    " window_id INTEGER PRIMARY KEY REFERENCES windows(id)"
+    " ON DELETE CASCADE,"
+    " blob BLOB NOT NULL);";
+
+/*
  * migrations[v] takes a database from user_version v to v + 1: its SQL,
  * then its C half (NULL: none) in the same transaction.
  */
@@ -435,4 +446,5 @@ const struct store_migration store_migrations[STORE_SCHEMA_VERSION] = {
 	{ schema_v19, NULL },
 	{ schema_v20, NULL },
 	{ schema_v21, NULL },
+	{ schema_v22, NULL },
 };

@@ -7,6 +7,7 @@
 #include "cgroup/cgroup.h"
 #include "dmabuf/dmabuf.h"
 #include "fgbg/fgbg.h"
+#include "gpufreq/gpufreq.h"
 #include "gpumem/gpumem.h"
 #include "sched/sched.h"
 #include "trace/trace.h"
@@ -23,4 +24,5 @@ const struct window_part_ops *const window_parts[WPART__MAX] = {
 	[WPART_FGBG] = &fgbg_window_part,
 	[WPART_WCPU] = &wcpu_window_part,
 	[WPART_DMABUF] = &dmabuf_window_part,
+	[WPART_GPUFREQ] = &gpufreq_window_part,
 };
