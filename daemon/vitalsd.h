@@ -15,6 +15,7 @@
 #include "fgbg/fgbg.h"
 #include "wcpu/wcpu.h"
 #include "dmabuf/dmabuf.h"
+#include "syscalls/sc_window.h"
 #include "config/config.h"
 #include "config/config_reload.h"
 #include "control/control.h"

@@ -50,6 +50,7 @@ add_off_parts(struct window *w)
 	struct window_fgbg *fg;
 	struct window_wcpu *wc;
 	struct window_dmabuf *db;
+	struct window_syscalls *sc;
 	struct window_gpumem_part *g;
 	struct window_trace *t;
 	struct window_bpf *b;
@@ -83,6 +84,10 @@ add_off_parts(struct window *w)
 	ck_assert_ptr_nonnull(db = window_dmabuf_new());
 	db->passes = 1;
 	window_part_set(w, WPART_DMABUF, db);
+	/* syscall latency: syscall_trace = off */
+	ck_assert_ptr_nonnull(sc = window_syscalls_new());
+	sc->state = SC_OFF;
+	window_part_set(w, WPART_SYSCALLS, sc);
 }
 
 static void
@@ -265,6 +270,7 @@ START_TEST(off_parts_are_heads)
 	ck_assert_ptr_nonnull(strstr(b.p, "fgbg: absent, 0 entries"));
 	ck_assert_ptr_nonnull(
 	    strstr(b.p, "dmabuf: 1 passes, 0 B in 0 buffers"));
+	ck_assert_ptr_nonnull(strstr(b.p, "syscalls: off (err 0)"));
 	/* in the order of enum window_part_id */
 	ck_assert(strstr(b.p, "bpf:") < strstr(b.p, "gpu memory"));
 	ck_assert(strstr(b.p, "gpu memory") < strstr(b.p, "working set"));
@@ -304,6 +310,9 @@ START_TEST(off_parts_are_heads)
 	ck_assert_uint_eq(window_trace(ws[0])->state, FTRACE_OFF_CONFIG);
 	ck_assert_ptr_nonnull(window_fgbg(ws[0]));
 	ck_assert_uint_eq(window_fgbg(ws[0])->status, FGBG_ABSENT);
+	ck_assert_ptr_nonnull(window_syscalls(ws[0]));
+	ck_assert_uint_eq(window_syscalls(ws[0])->state, SC_OFF);
+	ck_assert_uint_eq(window_syscalls(ws[0])->nrows, 0);
 	/* working-set targets are written, not read back (doc/wss.md) */
 	ck_assert_ptr_null(window_wss(ws[0]));
 	window_free(ws[0]);

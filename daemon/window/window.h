@@ -132,6 +132,8 @@ enum window_part_id {
 	WPART_FGBG,   /* struct window_fgbg (fgbg/fgbg.h) */
 	WPART_WCPU,   /* struct window_wcpu (wcpu/wcpu.h) */
 	WPART_DMABUF, /* struct window_dmabuf (dmabuf/dmabuf.h) */
+	/* struct window_syscalls (syscalls/syscalls.h, sc_window.h) */
+	WPART_SYSCALLS,
 	WPART__MAX
 };
 
