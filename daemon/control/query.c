@@ -238,6 +238,10 @@ same_query(const struct rpc_query *a, const struct rpc_query *b)
 	case RPC_Q_GPUMEM:
 	case RPC_Q_DMABUF:
 		break;
+	case RPC_Q_SYSCALLS:
+		if (a->pid != b->pid || strcmp(a->process, b->process) != 0)
+			return false;
+		break;
 	case RPC_Q_HP_LIST:
 		/* records change on the loop, not with time: never shared */
 		return false;
@@ -647,6 +651,11 @@ run_budget(struct store *s, const char *proc_root, const struct rpc_query *rq,
 		    ret_len);
 	case RPC_Q_DMABUF: {
 		int r = query_dmabuf(s, rq, max_frame, ret, ret_len);
+
+		return r < 0 ? store_error(rq, s, r, ret, ret_len) : r;
+	}
+	case RPC_Q_SYSCALLS: {
+		int r = query_syscalls(s, rq, max_frame, ret, ret_len);
 
 		return r < 0 ? store_error(rq, s, r, ret, ret_len) : r;
 	}

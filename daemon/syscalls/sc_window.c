@@ -235,34 +235,8 @@ window_syscalls_merge(struct window_syscalls **accp,
 	return 0;
 }
 
-void
-window_syscalls_filter(struct window_syscalls *p, int32_t pid,
-    const char *name)
-{
-	size_t i, k;
-	bool by_name = name != NULL && *name != '\0';
-
-	if (pid <= 0 && !by_name)
-		return;
-#define KEEP(x)                                 \
-	(pid > 0 ? (x)->tgid == pid :           \
-		   strncmp((x)->comm, name, SC_COMM_LEN - 1) == 0)
-	for (i = k = 0; i < p->nrows; i++)
-		if (KEEP(&p->rows[i]))
-			p->rows[k++] = p->rows[i];
-	p->nrows = k;
-	for (i = k = 0; i < p->nslow; i++)
-		if (KEEP(&p->slow[i]))
-			p->slow[k++] = p->slow[i];
-	p->nslow = k;
-#undef KEEP
-	memset(&p->other, 0, sizeof(p->other));
-	p->other.tgid = -1;
-	p->other_rows = 0;
-}
-
-static const char *
-state_name(uint32_t s)
+const char *
+sc_state_name(uint32_t s)
 {
 	switch (s) {
 	case SC_OFF:
@@ -311,7 +285,7 @@ part_dump(const struct window *w, unsigned topn, struct vbuf *out)
 	    " ns, %zu rows (+%" PRIu64 " in other), %zu slow, "
 	    "missing_enter %" PRIu64 " mismatch %" PRIu64 " map_full %" PRIu64
 	    " rb_full %" PRIu64 " slow_dropped %" PRIu64 "\n",
-	    state_name(p->state), p->err, sysnames_arch_name(p->arch),
+	    sc_state_name(p->state), p->err, sysnames_arch_name(p->arch),
 	    p->floor_ns, p->slow_ns, p->nrows, p->other_rows, p->nslow,
 	    p->ctr.missing_enter, p->ctr.mismatch, p->ctr.map_full,
 	    p->ctr.rb_full, p->ctr.slow_dropped);

@@ -30,12 +30,6 @@ int window_syscalls_merge(struct window_syscalls **accp,
     const struct window_syscalls *src);
 /* rows by sum_ns, largest first (ties by tgid, nr); slow by time */
 void window_syscalls_sort(struct window_syscalls *p);
-/* The rows whose process is pid (> 0) or whose comm is name (non-NULL,
- * non-empty) kept, the others dropped with other and the slow calls of
- * other processes (filtering an answer). */
-void window_syscalls_filter(struct window_syscalls *p, int32_t pid,
-    const char *name);
-
 /* sc_hist.c: the q-quantile (0 < q <= 1) of a row's latencies, ns: fast
  * calls (under floor_ns, not in hist) taken as spread over [0, floor_ns),
  * the histogram's bucket holding rank ceil(q × n) interpolated linearly,
@@ -45,5 +39,7 @@ uint64_t sc_hist_quantile(const uint64_t hist[SC_HIST_N], uint64_t fast,
 /* [lo, hi) of bucket b, ns (the last bucket's hi: UINT64_MAX) */
 void sc_hist_bounds(unsigned b, uint64_t *lo, uint64_t *hi);
 uint64_t sc_row_errors(const struct sc_row *r); /* Σ errors[] */
+/* "off", "on", "unsupported", "failed" (enum sc_state) */
+const char *sc_state_name(uint32_t state);
 
 #endif
