@@ -7,8 +7,6 @@
  * lies in the same bucket [2^b, 2^(b+1)), so the estimate is within a
  * factor of 2 of it whatever the distribution inside the bucket.
  */
-#include <math.h>
-
 #include "syscalls/sc_window.h"
 
 void
@@ -43,6 +41,7 @@ sc_hist_quantile(const uint64_t hist[SC_HIST_N], uint64_t fast,
     uint64_t floor_ns, uint64_t max_ns, double q)
 {
 	uint64_t n = fast, cum, rank, lo, hi, v;
+	long double x;
 	unsigned b;
 
 	for (b = 0; b < SC_HIST_N; b++)
@@ -51,7 +50,11 @@ sc_hist_quantile(const uint64_t hist[SC_HIST_N], uint64_t fast,
 		return 0;
 	if (q > 1)
 		q = 1;
-	rank = (uint64_t)ceill((long double)q * (long double)n);
+	/* ceil(q × n), a product a rounding above an integer taken as it */
+	x = (long double)q * (long double)n;
+	rank = (uint64_t)x;
+	if (x - (long double)rank > 1e-9L * (x + 1))
+		rank++;
 	if (rank == 0)
 		rank = 1;
 	if (rank > n)
