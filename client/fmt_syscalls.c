@@ -133,7 +133,8 @@ counters(struct sbuf *o, const Vitals__SyscallsAnswer *d)
 		    (unsigned long long)c->compat,
 		    (unsigned long long)c->drain_errors);
 	if (d->have_prog_stats)
-		sbuf_printf(o, "programs: %.3f ms in %llu runs (%.0f ns a run)\n",
+		sbuf_printf(o,
+		    "programs: %.3f ms in %llu runs (%.0f ns a run)\n",
 		    (double)d->prog_run_ns / 1e6,
 		    (unsigned long long)d->prog_run_cnt,
 		    d->prog_run_cnt ?

@@ -130,16 +130,19 @@ START_TEST(test_page)
 	/* every call: 100 rows of 10, 5 fast, 3 other rows of 4 */
 	v = sum_of(b.p, "vitals_syscall_calls_total{");
 	ck_assert_msg(v == 100 * 10 + 5 + 3 * 4, "calls %f", v);
-	ck_assert(value_of(b.p, "vitals_syscall_calls_total{pid=\"100\","
-				"comm=\"p0\",syscall=\"read\"}") == 25);
+	ck_assert(value_of(b.p,
+		      "vitals_syscall_calls_total{pid=\"100\","
+		      "comm=\"p0\",syscall=\"read\"}") == 25);
 	ck_assert(value_of(b.p, "vitals_syscall_calls_total{pid=\"other\"") ==
 	    16 * 10 + 12);
-	ck_assert(value_of(b.p, "vitals_syscall_errors_total{pid=\"101\","
-				"comm=\"p1\",syscall=\"write\","
-				"class=\"eagain\"}") == 2);
+	ck_assert(value_of(b.p,
+		      "vitals_syscall_errors_total{pid=\"101\","
+		      "comm=\"p1\",syscall=\"write\","
+		      "class=\"eagain\"}") == 2);
 	/* the read histogram: 5 fast in the floor's bucket (le 1024 ns) */
-	ck_assert(value_of(b.p, "vitals_syscall_latency_seconds_bucket{"
-				"syscall=\"read\",le=\"0.000001024\"}") == 5);
+	ck_assert(value_of(b.p,
+		      "vitals_syscall_latency_seconds_bucket{"
+		      "syscall=\"read\",le=\"0.000001024\"}") == 5);
 	/* cumulative, and +Inf = _count = Σ read calls */
 	{
 		const char *l = b.p;
@@ -153,16 +156,18 @@ START_TEST(test_page)
 			l++;
 		}
 	}
-	v = value_of(b.p, "vitals_syscall_latency_seconds_count{syscall=\""
-			  "read\"}");
+	v = value_of(b.p,
+	    "vitals_syscall_latency_seconds_count{syscall=\""
+	    "read\"}");
 	/* +Inf (the last bucket read) = _count = every read call: 20 + 10
 	 * + 20 rows of 10, and the 5 under the floor */
 	ck_assert(v == prev);
 	ck_assert_msg(v == 505, "read count %f", v);
-	ck_assert(value_of(b.p, "vitals_syscall_latency_seconds_count{"
-				"syscall=\"other\"}") == 12);
-	ck_assert(value_of(b.p, "vitals_syscall_prog_run_seconds_total") ==
-	    4.5);
+	ck_assert(value_of(b.p,
+		      "vitals_syscall_latency_seconds_count{"
+		      "syscall=\"other\"}") == 12);
+	ck_assert(
+	    value_of(b.p, "vitals_syscall_prog_run_seconds_total") == 4.5);
 	ck_assert(value_of(b.p,
 		      "vitals_syscall_lost_total{reason=\"rb_full\"}") == 3);
 	ck_assert_ptr_nonnull(

@@ -31,8 +31,8 @@
 /* A row of n calls all of latency lat_ns (one bucket), err of them
  * EAGAIN. */
 static struct sc_row
-mkrow(int32_t tgid, uint64_t start, const char *comm, uint32_t nr,
-    uint64_t n, uint64_t lat_ns, uint64_t err)
+mkrow(int32_t tgid, uint64_t start, const char *comm, uint32_t nr, uint64_t n,
+    uint64_t lat_ns, uint64_t err)
 {
 	struct sc_row r;
 	unsigned b = 0;
@@ -179,7 +179,8 @@ START_TEST(test_quantile)
 			lat[n++] = x;
 		}
 		for (i = 0; i < n; i++) /* insertion sort, small */
-			for (unsigned j = i; j > 0 && lat[j - 1] > lat[j]; j--) {
+			for (unsigned j = i; j > 0 && lat[j - 1] > lat[j];
+			     j--) {
 				uint64_t t = lat[j];
 
 				lat[j] = lat[j - 1];
@@ -220,7 +221,8 @@ START_TEST(test_merge)
 	struct sc_slow s1[] = { mkslow(11, 10, X86_FUTEX, 5000, 60000000) };
 	struct sc_slow s2[] = { mkslow(12, 10, X86_READ, 1000, 70000000),
 		mkslow(13, 20, X86_WRITE, 9000, 80000000) };
-	struct window_syscalls *a = mkpart(r1, 3, s1, 1), *b = mkpart(r2, 3, s2, 2);
+	struct window_syscalls *a = mkpart(r1, 3, s1, 1),
+			       *b = mkpart(r2, 3, s2, 2);
 	struct window_syscalls *acc = NULL, *c;
 	uint64_t n, sum, err, n1, s1sum, e1, n2, s2sum, e2;
 	const struct sc_row *r;
@@ -287,9 +289,12 @@ START_TEST(test_bound)
 		mkrow(3, 3, "c", 0, 10, 3000, 0) };
 	struct sc_row r2[] = { mkrow(4, 4, "d", 0, 10, 4000, 0),
 		mkrow(5, 5, "e", 0, 10, 500, 2) };
-	struct sc_slow s1[] = { mkslow(1, 1, 0, 10, 1), mkslow(2, 2, 0, 30, 1) };
-	struct sc_slow s2[] = { mkslow(3, 3, 0, 20, 1), mkslow(4, 4, 0, 40, 1) };
-	struct window_syscalls *a = mkpart(r1, 3, s1, 2), *b = mkpart(r2, 2, s2, 2);
+	struct sc_slow s1[] = { mkslow(1, 1, 0, 10, 1),
+		mkslow(2, 2, 0, 30, 1) };
+	struct sc_slow s2[] = { mkslow(3, 3, 0, 20, 1),
+		mkslow(4, 4, 0, 40, 1) };
+	struct window_syscalls *a = mkpart(r1, 3, s1, 2),
+			       *b = mkpart(r2, 2, s2, 2);
 	uint64_t n, sum, err, n1, sa, ea, n2, sb, eb;
 
 	a->other = mkrow(-1, 0, "", 0, 5, 100, 1);
@@ -447,8 +452,7 @@ START_TEST(test_store)
 	for (size_t i = 0; i < n; i++)
 		window_free(v[i]);
 	free(v);
-	ck_assert_int_eq(store_syscalls_range(s, T0, T0 + 5 * SEC, &r, &nw),
-	    0);
+	ck_assert_int_eq(store_syscalls_range(s, T0, T0 + 5 * SEC, &r, &nw), 0);
 	ck_assert_ptr_null(r);
 	store_close(s);
 	tu_rmtree(dir);
@@ -579,8 +583,8 @@ START_TEST(test_wire_client)
 		const char *e = strchr(l, '\n');
 		size_t len = e ? (size_t)(e - l) : strlen(l);
 
-		ck_assert_msg(text_ncols(l, len) <= 80, "wide: %.*s",
-		    (int)len, l);
+		ck_assert_msg(text_ncols(l, len) <= 80, "wide: %.*s", (int)len,
+		    l);
 		l += len + (e != NULL);
 	}
 	sbuf_free(&f);
@@ -597,8 +601,7 @@ START_TEST(test_wire_client)
 	ck_assert_int_eq(jm_get(jr, "sum_ns")->t, JM_STR);
 	ck_assert_int_eq(jm_get(jr, "sum_ns")->ll, 200000);
 	ck_assert_str_eq(jm_get(jr, "name")->str, "read");
-	ck_assert_int_eq(jm_get(&jm_get(jd, "rows")->v[2], "name")->t,
-	    JM_NULL);
+	ck_assert_int_eq(jm_get(&jm_get(jd, "rows")->v[2], "name")->t, JM_NULL);
 	ck_assert_int_eq(jm_get(jm_get(jd, "counters"), "missing_enter")->ll,
 	    1);
 	ck_assert_int_eq(jm_get(&jm_get(jd, "slow")->v[0], "boot_enter_ns")->t,
@@ -630,8 +633,7 @@ START_TEST(test_wire_client)
 	sbuf_init(&o);
 	json_response(&o, res);
 	ck_assert_ptr_nonnull(j = jm_parse(sbuf_str(&o), o.len));
-	ck_assert_int_eq(jm_get(jm_get(j, "syscalls"), "counters")->t,
-	    JM_NULL);
+	ck_assert_int_eq(jm_get(jm_get(j, "syscalls"), "counters")->t, JM_NULL);
 	jm_free(j);
 	sbuf_free(&o);
 	vitals__response__free_unpacked(res, NULL);
@@ -640,8 +642,9 @@ START_TEST(test_wire_client)
 	res = answer_of(p, 1, 0, NULL);
 	sbuf_init(&o);
 	fmt_syscalls(&o, res->syscalls);
-	ck_assert_msg(strstr(sbuf_str(&o), "syscalls: failed: Operation not "
-					   "permitted") != NULL,
+	ck_assert_msg(strstr(sbuf_str(&o),
+			  "syscalls: failed: Operation not "
+			  "permitted") != NULL,
 	    "%s", sbuf_str(&o));
 	sbuf_free(&o);
 	vitals__response__free_unpacked(res, NULL);

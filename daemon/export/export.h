@@ -122,7 +122,7 @@ struct export_state {
 	uint64_t o_rss_pages; /* Σ RSS of the live processes not in top */
 	struct export_sums sum;
 	uint32_t store_dropped; /* the last closed window's */
-	struct export_sc *sc; /* syscall latency; NULL: no part on yet */
+	struct export_sc *sc;	/* syscall latency; NULL: no part on yet */
 	/* cgroups of the last closed window (sorted by id, path), the top N
 	 * of them, and per depth the rest: window deltas no series carries,
 	 * memory of the groups without a series */

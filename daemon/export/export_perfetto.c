@@ -553,8 +553,9 @@ slice(struct pf *f, uint64_t track, int64_t wall_ns, bool begin,
 	p.sequence_flags =
 	    PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_NEEDS_INCREMENTAL_STATE;
 	te.has_type = 1;
-	te.type = begin ? PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN :
-			  PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END;
+	te.type = begin ?
+	    PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN :
+	    PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END;
 	te.has_track_uuid = 1;
 	te.track_uuid = track;
 	if (begin) {
@@ -586,8 +587,7 @@ put_syscalls(struct pf *f, const struct window *w)
 	for (i = 0; i < p->nslow; i++) {
 		const struct sc_slow *s = &p->slow[i];
 
-		if (!wanted(f, s->tgid) ||
-		    (at = s->boot_enter_ns + off) <= 0)
+		if (!wanted(f, s->tgid) || (at = s->boot_enter_ns + off) <= 0)
 			continue;
 		memset(&t, 0, sizeof(t));
 		t.id = s->tid;
@@ -600,7 +600,7 @@ put_syscalls(struct pf *f, const struct window *w)
 				break;
 			}
 		nm = p->arch < SYSNAMES__MAX ? sysnames_name(p->arch, s->nr) :
-						NULL;
+					       NULL;
 		if (nm == NULL) {
 			snprintf(name, sizeof(name), "nr%u", s->nr);
 			nm = name;

@@ -80,7 +80,8 @@ hist_row(struct export_sc *sc, const struct sc_row *r, uint32_t nr,
 			h = &sc->hists[i];
 			break;
 		}
-	if (h == NULL && nr != EXPORT_SC_OTHER && sc->nhists < EXPORT_SC_HISTS) {
+	if (h == NULL && nr != EXPORT_SC_OTHER &&
+	    sc->nhists < EXPORT_SC_HISTS) {
 		h = &sc->hists[sc->nhists++];
 		h->nr = nr;
 	}

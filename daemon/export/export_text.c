@@ -740,8 +740,9 @@ page_syscalls(struct om *o, const struct export_sc *sc)
 	family(o, "vitals_syscall_errors", true, NULL,
 	    "Syscalls that returned an error, by class.");
 	for (i = 0; i <= sc->nseries; i++) {
-		const struct export_sc_series *s =
-		    i < sc->nseries ? &sc->series[i] : &sc->other;
+		const struct export_sc_series *s = i < sc->nseries ?
+		    &sc->series[i] :
+		    &sc->other;
 
 		for (k = 0; k < SC_ERR__MAX; k++) {
 			lab_sc(o, sc, s);
@@ -758,10 +759,11 @@ page_syscalls(struct om *o, const struct export_sc *sc)
 	lab_sc(o, sc, &sc->other);
 	sample_ratio(o, sc->other.sum_ns, NSEC_PER_SEC);
 	/* a histogram family: TYPE histogram, samples _bucket/_count/_sum */
-	puts_(o, "# HELP vitals_syscall_latency_seconds Syscall latency per "
-		 "syscall, log2 buckets; calls under the floor in the "
-		 "floor's bucket.\n# TYPE vitals_syscall_latency_seconds "
-		 "histogram\n");
+	puts_(o,
+	    "# HELP vitals_syscall_latency_seconds Syscall latency per "
+	    "syscall, log2 buckets; calls under the floor in the "
+	    "floor's bucket.\n# TYPE vitals_syscall_latency_seconds "
+	    "histogram\n");
 	if (o->fmt == EXPORT_OPENMETRICS)
 		puts_(o, "# UNIT vitals_syscall_latency_seconds seconds\n");
 	o->counter = false;

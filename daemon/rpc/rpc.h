@@ -84,9 +84,9 @@ enum rpc_qop {
 	RPC_Q_PROCESS,
 	RPC_Q_GPUMEM,
 	RPC_Q_TRACE,
-	RPC_Q_HP_LIST, /* heapprofd session records: n */
-	RPC_Q_EXPORT,  /* windows as another tool's file (rpc_export.c) */
-	RPC_Q_DMABUF,  /* DMA-BUF parts of a range folded (rpc_dmabuf.c) */
+	RPC_Q_HP_LIST,	/* heapprofd session records: n */
+	RPC_Q_EXPORT,	/* windows as another tool's file (rpc_export.c) */
+	RPC_Q_DMABUF,	/* DMA-BUF parts of a range folded (rpc_dmabuf.c) */
 	RPC_Q_SYSCALLS, /* syscall parts of a range folded (rpc_syscalls.c) */
 };
 

@@ -132,7 +132,8 @@ pb_syscalls(struct rpc_arena *a, const struct rpc_query *q,
 	TRY(m->state = rpc_pb_str(a, sc_state_name(p->state), 16));
 	m->err = p->err;
 	TRY(m->arch = rpc_pb_str(a,
-		p->arch < SYSNAMES__MAX ? sysnames_arch_name(p->arch) : "", 32));
+		p->arch < SYSNAMES__MAX ? sysnames_arch_name(p->arch) : "",
+		32));
 	m->floor_ns = p->floor_ns;
 	m->slow_ns = p->slow_ns;
 	TRY(m->counters = pb_counters(a, &p->ctr));
@@ -156,8 +157,7 @@ pb_syscalls(struct rpc_arena *a, const struct rpc_query *q,
 
 static int
 answer(const struct rpc_query *q, const struct window_syscalls *p,
-    uint32_t windows, bool stored, uint32_t max, uint8_t **ret,
-    size_t *ret_len)
+    uint32_t windows, bool stored, uint32_t max, uint8_t **ret, size_t *ret_len)
 {
 	Vitals__Response resp = VITALS__RESPONSE__INIT;
 	struct rpc_arena a = { 0 };
@@ -180,9 +180,8 @@ answer(const struct rpc_query *q, const struct window_syscalls *p,
 }
 
 int
-rpc_answer_syscalls(const struct rpc_query *q,
-    const struct window_syscalls *p, uint32_t windows, uint32_t max,
-    uint8_t **ret, size_t *ret_len)
+rpc_answer_syscalls(const struct rpc_query *q, const struct window_syscalls *p,
+    uint32_t windows, uint32_t max, uint8_t **ret, size_t *ret_len)
 {
 	return answer(q, p, windows, true, max, ret, ret_len);
 }
@@ -217,9 +216,8 @@ rpc_syscalls(const struct rpc_ctx *ctx, const Vitals__Request *req,
 		if (w == NULL)
 			return rpc_error_frame(req->id, RPC_UNAVAILABLE,
 			    "no window closed yet", &res->frame, &res->len);
-		return answer(q, window_syscalls(w),
-		    window_syscalls(w) != NULL, false, ctx->max_frame,
-		    &res->frame, &res->len);
+		return answer(q, window_syscalls(w), window_syscalls(w) != NULL,
+		    false, ctx->max_frame, &res->frame, &res->len);
 	}
 	if ((why = rpc_resolve_range(tr, ctx->now_wall_ns, &q->from_wall_ns,
 		 &q->to_wall_ns, &q->relative)) != NULL)

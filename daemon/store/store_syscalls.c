@@ -20,8 +20,8 @@
 
 #define SC_PART 23 /* the frame's part number */
 #define SC_PART_VERSION 1
-#define ROW_MIN 12  /* bytes a row takes at least */
-#define SLOW_MIN 9  /* bytes a slow call takes at least */
+#define ROW_MIN 12 /* bytes a row takes at least */
+#define SLOW_MIN 9 /* bytes a slow call takes at least */
 #define SC_ROWS_MAX 65536
 
 enum { SS_INS, SS_SEL, SS_RANGE };
@@ -123,8 +123,8 @@ store_syscalls_encode(struct store_enc *e, const struct window_syscalls *p)
 		store_enc_str(e, s->comm);
 		store_enc_u(e, s->nr);
 		store_enc_s(e, s->ret);
-		store_enc_s(e, (int64_t)((uint64_t)s->boot_enter_ns -
-				   (uint64_t)prev));
+		store_enc_s(e,
+		    (int64_t)((uint64_t)s->boot_enter_ns - (uint64_t)prev));
 		prev = s->boot_enter_ns;
 		store_enc_u(e, s->lat_ns);
 	}
@@ -173,8 +173,8 @@ dec_lists(struct store_dec *d, size_t len, struct window_syscalls *p)
 		store_dec_str(d, s->comm, sizeof(s->comm));
 		s->nr = (uint32_t)store_dec_u_max(d, UINT32_MAX);
 		s->ret = store_dec_s(d);
-		s->boot_enter_ns =
-		    (int64_t)((uint64_t)prev + (uint64_t)store_dec_s(d));
+		s->boot_enter_ns = (int64_t)((uint64_t)prev +
+		    (uint64_t)store_dec_s(d));
 		prev = s->boot_enter_ns;
 		s->lat_ns = store_dec_u(d);
 	}
@@ -276,8 +276,8 @@ store_syscalls_load(struct store *s, int64_t id, struct window *w)
  * ret_windows: parts folded.
  */
 int
-store_syscalls_range(struct store *s, int64_t from_wall_ns,
-    int64_t to_wall_ns, struct window_syscalls **ret, uint32_t *ret_windows)
+store_syscalls_range(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
+    struct window_syscalls **ret, uint32_t *ret_windows)
 {
 	sqlite3_stmt *st;
 	struct window_syscalls *acc = NULL;

@@ -47,8 +47,7 @@ window_syscalls_dup(const struct window_syscalls *p)
 	*c = *p;
 	c->rows = NULL;
 	c->slow = NULL;
-	if (p->nrows &&
-	    (c->rows = malloc(p->nrows * sizeof(*p->rows))) == NULL)
+	if (p->nrows && (c->rows = malloc(p->nrows * sizeof(*p->rows))) == NULL)
 		goto fail;
 	if (p->nslow && (c->slow = malloc(p->nslow * sizeof(*p->slow))) == NULL)
 		goto fail;

@@ -430,8 +430,9 @@ pf_check(const struct pf_trace *t, char *why, size_t whylen)
 		if (strcmp(e->type, "TYPE_SLICE_BEGIN") == 0 ||
 		    strcmp(e->type, "TYPE_SLICE_END") == 0) {
 			if (!k->thread || e->has_value) {
-				whyf(why, whylen, "event at packet %zu: %s on %s",
-				    e->at, e->type, k->name);
+				whyf(why, whylen,
+				    "event at packet %zu: %s on %s", e->at,
+				    e->type, k->name);
 				goto fail;
 			}
 		} else if (strcmp(e->type, "TYPE_COUNTER") != 0 ||
