@@ -659,6 +659,121 @@ START_TEST(test_wire_client)
 }
 END_TEST
 
+/* A request through rpc_handle as the control plane runs it: live from
+ * the last window (on the loop), a range resolved into a query, the query
+ * run on the store as a query thread runs it, bad input refused. */
+static Vitals__Response *
+handle(const struct rpc_ctx *ctx, const Vitals__Request *req,
+    struct rpc_result *res)
+{
+	Vitals__Response *r;
+	uint8_t *buf;
+	size_t len;
+
+	memset(res, 0, sizeof(*res));
+	ck_assert_int_eq(frame_pack_request(req, &buf, &len), 0);
+	ck_assert_int_eq(rpc_handle(ctx, ROLE_READER, buf + VITALS_FRAME_HDR,
+			     len - VITALS_FRAME_HDR, res),
+	    0);
+	free(buf);
+	if (res->verdict == RPC_QUERY)
+		return NULL;
+	ck_assert_ptr_nonnull(res->frame);
+	r = frame_unpack_response(res->frame + VITALS_FRAME_HDR,
+	    res->len - VITALS_FRAME_HDR);
+	free(res->frame);
+	res->frame = NULL;
+	ck_assert_ptr_nonnull(r);
+	return r;
+}
+
+START_TEST(test_daemon_path)
+{
+	char db[PATH_MAX], *dir = tu_mkdtemp_db("sc-q", db, sizeof(db));
+	struct window *w1 = mkwin(1, T0, sample_part());
+	struct window *w2 = mkwin(2, T0 + 10 * SEC, sample_part());
+	Vitals__Request req = VITALS__REQUEST__INIT;
+	Vitals__SyscallsRequest sr = VITALS__SYSCALLS_REQUEST__INIT;
+	Vitals__TimeRange tr = VITALS__TIME_RANGE__INIT;
+	struct vitalsd_info info = { 0 };
+	struct control_stats stats = { 0 };
+	struct rpc_cache cache = { 0 };
+	struct rpc_ctx ctx = { 0 };
+	struct rpc_result res;
+	Vitals__Response *r;
+	struct store *s = NULL;
+	uint8_t *frame = NULL;
+	size_t len = 0;
+
+	ctx.info = &info;
+	ctx.stats = &stats;
+	ctx.cache = &cache;
+	ctx.max_frame = 1 << 20;
+	ctx.now_wall_ns = T0 + 30 * SEC;
+	info.hz = 100;
+	info.have_store = true;
+	req.version = 1;
+	req.id = 77;
+	req.op_case = VITALS__REQUEST__OP_SYSCALLS;
+	req.syscalls = &sr;
+
+	/* no window yet: UNAVAILABLE (the client's exit 5) */
+	r = handle(&ctx, &req, &res);
+	ck_assert_int_eq(r->status, VITALS__STATUS__STATUS_UNAVAILABLE);
+	vitals__response__free_unpacked(r, NULL);
+	/* live: the last window's part, filtered by pid */
+	info.last = w2;
+	sr.pid = 10;
+	r = handle(&ctx, &req, &res);
+	ck_assert_int_eq(r->status, VITALS__STATUS__STATUS_OK);
+	ck_assert(!r->syscalls->stored);
+	ck_assert_uint_eq(r->syscalls->windows, 1);
+	ck_assert_uint_eq(r->syscalls->n_rows, 2);
+	vitals__response__free_unpacked(r, NULL);
+	sr.pid = -3;
+	r = handle(&ctx, &req, &res);
+	ck_assert_int_eq(r->status, VITALS__STATUS__STATUS_BAD_REQUEST);
+	vitals__response__free_unpacked(r, NULL);
+	sr.pid = 0;
+	sr.process = "sixteen-bytes-xx"; /* a comm is at most 15 */
+	r = handle(&ctx, &req, &res);
+	ck_assert_int_eq(r->status, VITALS__STATUS__STATUS_BAD_REQUEST);
+	vitals__response__free_unpacked(r, NULL);
+
+	/* a range: a query, run on the store */
+	sr.process = "db";
+	tr.since_ns = 60 * SEC;
+	sr.range = &tr;
+	ck_assert_ptr_null(handle(&ctx, &req, &res));
+	ck_assert_int_eq(res.verdict, RPC_QUERY);
+	ck_assert_int_eq(res.query.op, RPC_Q_SYSCALLS);
+	ck_assert_str_eq(res.query.process, "db");
+	ck_assert_int_eq(store_open(db, NULL, &s), 0);
+	ck_assert_int_eq(store_put(s, w1), 0);
+	ck_assert_int_eq(store_put(s, w2), 0);
+	ck_assert_int_eq(query_run(s, &res.query, 1 << 20, &frame, &len), 0);
+	ck_assert_ptr_nonnull(
+	    r = frame_unpack_response(frame + VITALS_FRAME_HDR,
+		len - VITALS_FRAME_HDR));
+	free(frame);
+	ck_assert_int_eq(r->status, VITALS__STATUS__STATUS_OK);
+	ck_assert_uint_eq(r->id, 77);
+	ck_assert(r->syscalls->stored);
+	ck_assert_uint_eq(r->syscalls->windows, 2);
+	ck_assert_uint_eq(r->syscalls->n_rows, 1);
+	ck_assert_str_eq(r->syscalls->rows[0]->comm, "db");
+	ck_assert_uint_eq(r->syscalls->rows[0]->count, 8); /* 4 + 4 */
+	ck_assert_ptr_null(r->syscalls->other);
+	vitals__response__free_unpacked(r, NULL);
+	store_close(s);
+	rpc_cache_release(&cache);
+	window_free(w1);
+	window_free(w2);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -671,6 +786,7 @@ main(void)
 	tcase_add_test(tc, test_codec);
 	tcase_add_test(tc, test_store);
 	tcase_add_test(tc, test_wire_client);
+	tcase_add_test(tc, test_daemon_path);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

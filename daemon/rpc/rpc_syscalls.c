@@ -23,8 +23,7 @@ wanted(const struct rpc_query *q, int32_t tgid, const char *comm)
 	if (q->pid > 0)
 		return tgid == q->pid;
 	if (q->process[0] != '\0')
-		return strncmp(comm, q->process, SC_COMM_LEN - 1) == 0 &&
-		    strlen(q->process) < SC_COMM_LEN;
+		return strncmp(comm, q->process, SC_COMM_LEN) == 0;
 	return true;
 }
 
@@ -205,9 +204,11 @@ rpc_syscalls(const struct rpc_ctx *ctx, const Vitals__Request *req,
 		    "pid must be positive", &res->frame, &res->len);
 	q->pid = sr->pid;
 	if (sr->process && *sr->process) {
-		if (strlen(sr->process) >= sizeof(q->process))
+		/* a comm: longer matches nothing */
+		if (strlen(sr->process) >= SC_COMM_LEN)
 			return rpc_error_frame(req->id, RPC_BAD_REQUEST,
-			    "process name too long", &res->frame, &res->len);
+			    "process name longer than a comm (15 bytes)",
+			    &res->frame, &res->len);
 		strcpy(q->process, sr->process);
 	}
 	if (tr == NULL ||
