@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "core/sysnames.h"
+#include "export/otlp.h"
+#include "otlp_metrics.pb-c.h"
 #include "testutil.h"
 #include "vitalsd.h"
 
@@ -196,6 +198,66 @@ START_TEST(test_page)
 }
 END_TEST
 
+#define PB(x) Opentelemetry__Proto__Collector__Metrics__V1__##x
+
+static const PB(Metric) *
+    metric_of(const PB(ScopeMetrics) * sm, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sm->n_metrics; i++)
+		if (strcmp(sm->metrics[i]->name, name) == 0)
+			return sm->metrics[i];
+	return NULL;
+}
+
+/* The same sums in the OTLP request: Σ points = every call. */
+START_TEST(test_otlp)
+{
+	struct otlp_times t = { .boot_wall_ns = 1700000000LL * 1000000000LL,
+		.now_wall_ns = 1700000100LL * 1000000000LL };
+	struct export_state st;
+	struct export_page pg = { 0 };
+	struct vbuf b = { 0 };
+	PB(ExportMetricsServiceRequest) * req;
+	const PB(ScopeMetrics) * sm;
+	const PB(Metric) * m;
+	struct window *w;
+	size_t points = 0, i;
+	int64_t n = 0;
+
+	ck_assert_int_eq(export_state_init(&st, 5, 100, 4096), 0);
+	w = sc_win(2, 100, 70, 5, 1000); /* 6 past the series bound */
+	export_state_window(&st, w);
+	window_free(w);
+	pg.st = &st;
+	ck_assert_int_eq(otlp_encode(&pg, NULL, &t, &b, &points), 0);
+	req =
+	    opentelemetry__proto__collector__metrics__v1__export_metrics_service_request__unpack(
+		NULL, b.len, (const uint8_t *)b.p);
+	ck_assert_ptr_nonnull(req);
+	sm = req->resource_metrics[0]->scope_metrics[0];
+	ck_assert_ptr_nonnull(m = metric_of(sm, "vitals.syscall.calls"));
+	ck_assert_uint_eq(m->sum->n_data_points, EXPORT_SC_SERIES + 1);
+	for (i = 0; i < m->sum->n_data_points; i++)
+		n += m->sum->data_points[i]->as_int;
+	ck_assert_int_eq(n, 70 * 10 + 5 + 4);
+	ck_assert_ptr_nonnull(m = metric_of(sm, "vitals.syscall.errors"));
+	ck_assert_uint_eq(m->sum->n_data_points,
+	    (EXPORT_SC_SERIES + 1) * SC_ERR__MAX);
+	ck_assert_ptr_nonnull(m = metric_of(sm, "vitals.syscall.time"));
+	ck_assert_str_eq(m->unit, "s");
+	ck_assert_ptr_nonnull(m = metric_of(sm, "vitals.syscall.lost"));
+	ck_assert_ptr_nonnull(
+	    m = metric_of(sm, "vitals.syscall.prog.run.time"));
+	ck_assert(m->sum->data_points[0]->as_double == 1.5);
+	opentelemetry__proto__collector__metrics__v1__export_metrics_service_request__free_unpacked(
+	    req, NULL);
+	vbuf_release(&b);
+	export_state_release(&st);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -203,6 +265,7 @@ main(void)
 	TCase *tc = tcase_create("sc");
 
 	tcase_add_test(tc, test_page);
+	tcase_add_test(tc, test_otlp);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/sysnames.h"
 #include "export/export.h"
 #include "export/otlp.h"
 #include "otlp_metrics.pb-c.h"
@@ -727,6 +728,98 @@ enc_bpf(struct enc *e, const struct export_state *st)
 	point_ratio(e, u->bpf_lost_ns, NSEC_PER_SEC);
 }
 
+/* Syscall latency (export_sc.c): the page's sums; the latency histogram
+ * is OpenMetrics only (the OTLP subset here has no Histogram). */
+static void
+attr_sc(struct enc *e, const struct export_sc *sc,
+    const struct export_sc_series *s)
+{
+	const char *n;
+	char nm[32];
+
+	if (s->tgid < 0) {
+		attr_s(e, "process.pid", "other");
+		attr_s(e, "process.command", "other");
+		attr_s(e, "syscall", "other");
+		return;
+	}
+	attr_i(e, "process.pid", s->tgid);
+	attr_s(e, "process.command", s->comm);
+	n = sc->arch < SYSNAMES__MAX ? sysnames_name(sc->arch, s->nr) : NULL;
+	if (n == NULL) {
+		snprintf(nm, sizeof(nm), "nr%u", s->nr);
+		n = nm;
+	}
+	attr_s(e, "syscall", n);
+}
+
+static void
+enc_syscalls(struct enc *e, const struct export_state *st)
+{
+	static const char *const cls[SC_ERR__MAX] = { "eagain", "eintr",
+		"etimedout", "other" };
+	const struct export_sc *sc = st->sc;
+	const struct sc_counters *c;
+	size_t i;
+	unsigned k;
+
+	if (sc == NULL)
+		return;
+	c = &sc->ctr;
+	e->start_ns = wall_of(e, st->first_boot_ns);
+	metric(e, "vitals.syscall.calls", SUM_I, "{call}",
+	    "Syscalls that returned, per process and syscall (closed "
+	    "windows).");
+	for (i = 0; i <= sc->nseries; i++) {
+		attr_sc(e, sc, i < sc->nseries ? &sc->series[i] : &sc->other);
+		point_i(e,
+		    i < sc->nseries ? sc->series[i].count : sc->other.count);
+	}
+	metric(e, "vitals.syscall.errors", SUM_I, "{call}",
+	    "Syscalls that returned an error, by class.");
+	for (i = 0; i <= sc->nseries; i++)
+		for (k = 0; k < SC_ERR__MAX; k++) {
+			const struct export_sc_series *s = i < sc->nseries ?
+			    &sc->series[i] :
+			    &sc->other;
+
+			attr_sc(e, sc, s);
+			attr_s(e, "class", cls[k]);
+			point_i(e, s->errors[k]);
+		}
+	metric(e, "vitals.syscall.time", SUM_D, "s",
+	    "Sum of syscall latencies, per process and syscall.");
+	for (i = 0; i <= sc->nseries; i++) {
+		attr_sc(e, sc, i < sc->nseries ? &sc->series[i] : &sc->other);
+		point_ratio(e,
+		    i < sc->nseries ? sc->series[i].sum_ns : sc->other.sum_ns,
+		    NSEC_PER_SEC);
+	}
+	metric(e, "vitals.syscall.lost", SUM_I, "{event}",
+	    "Syscall tracer losses and skips, by reason.");
+	{
+		const char *const rn[7] = { "missing_enter", "mismatch",
+			"map_full", "rb_full", "slow_dropped", "compat",
+			"drain_errors" };
+		const uint64_t rv[7] = { c->missing_enter, c->mismatch,
+			c->map_full, c->rb_full, c->slow_dropped, c->compat,
+			c->drain_errors };
+
+		for (k = 0; k < 7; k++) {
+			attr_s(e, "reason", rn[k]);
+			point_i(e, rv[k]);
+		}
+	}
+	if (!sc->have_prog)
+		return;
+	metric(e, "vitals.syscall.prog.run.time", SUM_D, "s",
+	    "Run time of the syscall tracer's BPF programs (BPF stats on).");
+	point_ratio(e, sc->prog_run_ns, NSEC_PER_SEC);
+	metric(e, "vitals.syscall.prog.runs", SUM_I, "{run}",
+	    "Runs of the syscall tracer's BPF programs (BPF stats on).");
+	point_i(e, sc->prog_run_cnt);
+}
+
 static void
 enc_health(struct enc *e, const struct export_page *pg)
 {
@@ -819,6 +912,7 @@ otlp_encode(const struct export_page *pg, const struct otlp_resource *res,
 		enc_procs(&e, pg->st);
 		enc_cgroups(&e, pg->st);
 		enc_bpf(&e, pg->st);
+		enc_syscalls(&e, pg->st);
 		enc_health(&e, pg);
 	}
 	metric_end(&e);
