@@ -148,7 +148,18 @@ void
 fmt_syscalls(struct sbuf *o, const Vitals__SyscallsAnswer *d)
 {
 	const char *st = d && d->state ? d->state : "off";
+	bool figs = d && (d->n_rows || d->other || d->n_slow);
 
+	/* a range whose last window is off, unsupported or failed may still
+	 * hold figures of earlier windows: the state, then those */
+	if (figs && strcmp(st, "on") != 0) {
+		sbuf_printf(o,
+		    "syscalls: %s%s%s at the range's end; figures of the "
+		    "windows before:\n",
+		    st, d->err ? ": " : "",
+		    d->err ? strerror(abs(d->err)) : "");
+		st = "on";
+	}
 	if (d == NULL || strcmp(st, "off") == 0) {
 		if (d && d->stored && d->windows == 0)
 			sbuf_puts(o,

@@ -648,6 +648,21 @@ START_TEST(test_wire_client)
 	    "%s", sbuf_str(&o));
 	sbuf_free(&o);
 	vitals__response__free_unpacked(res, NULL);
+	/* a range that ends off still shows the earlier windows' rows */
+	p->state = SC_OFF;
+	p->err = 0;
+	res = answer_of(p, 3, 0, NULL);
+	sbuf_init(&o);
+	fmt_syscalls(&o, res->syscalls);
+	ck_assert_msg(strstr(sbuf_str(&o),
+			  "syscalls: off at the range's end") != NULL &&
+		strstr(sbuf_str(&o), "futex") != NULL,
+	    "%s", sbuf_str(&o));
+	sbuf_free(&o);
+	vitals__response__free_unpacked(res, NULL);
+	p->nrows = p->nslow = 0;
+	p->other.count = 0;
+	p->other_rows = 0;
 	p->state = SC_UNSUPPORTED;
 	res = answer_of(p, 1, 0, NULL);
 	sbuf_init(&o);
