@@ -789,6 +789,30 @@ START_TEST(test_daemon_path)
 }
 END_TEST
 
+/* The daemon's dump text and summary words of a window with the part. */
+START_TEST(test_dump)
+{
+	struct window *w = mkwin(1, T0, sample_part());
+	struct vbuf b = { 0 };
+
+	ck_assert_int_eq(dump_window(w, 2, &b), 0);
+	ck_assert_msg(strstr(b.p,
+			  "syscalls: on (err 0), x86_64, floor 0 ns, "
+			  "slow 50000000 ns, 3 rows (+2 in other)") != NULL,
+	    "%s", b.p);
+	ck_assert_ptr_nonnull(strstr(b.p, "  10 app futex: 10 calls"));
+	ck_assert_ptr_null(strstr(b.p, "nr9999")); /* topn 2 */
+	vbuf_reset(&b);
+	ck_assert_int_eq(dump_window(w, 0, &b), 0);
+	ck_assert_ptr_nonnull(strstr(b.p, "  20 db nr9999: 4 calls"));
+	vbuf_reset(&b);
+	dump_summary_line(w, &b);
+	ck_assert_msg(strstr(b.p, " sc=117/2") != NULL, "%s", b.p);
+	vbuf_release(&b);
+	window_free(w);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -802,6 +826,7 @@ main(void)
 	tcase_add_test(tc, test_store);
 	tcase_add_test(tc, test_wire_client);
 	tcase_add_test(tc, test_daemon_path);
+	tcase_add_test(tc, test_dump);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -277,6 +278,7 @@ part_dump(const struct window *w, unsigned topn, struct vbuf *out)
 {
 	const struct window_syscalls *p = window_syscalls(w);
 	const char *nm;
+	char nrb[24];
 	size_t i;
 
 	vbuf_printf(out,
@@ -291,12 +293,15 @@ part_dump(const struct window *w, unsigned topn, struct vbuf *out)
 	for (i = 0; i < p->nrows && (topn == 0 || i < topn); i++) {
 		const struct sc_row *r = &p->rows[i];
 
-		nm = sysnames_name(p->arch, r->nr);
+		if ((nm = sysnames_name(p->arch, r->nr)) == NULL) {
+			snprintf(nrb, sizeof(nrb), "nr%u", r->nr);
+			nm = nrb;
+		}
 		vbuf_printf(out,
-		    "  %d %s %s%s: %" PRIu64 " calls, %" PRIu64
+		    "  %d %s %s: %" PRIu64 " calls, %" PRIu64
 		    " errors, sum %" PRIu64 " ns, max %" PRIu64 " ns\n",
-		    r->tgid, r->comm, nm ? nm : "nr", nm ? "" : "?", r->count,
-		    sc_row_errors(r), r->sum_ns, r->max_ns);
+		    r->tgid, r->comm, nm, r->count, sc_row_errors(r), r->sum_ns,
+		    r->max_ns);
 	}
 }
 
