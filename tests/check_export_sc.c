@@ -248,6 +248,29 @@ START_TEST(test_otlp)
 	ck_assert_ptr_nonnull(m = metric_of(sm, "vitals.syscall.time"));
 	ck_assert_str_eq(m->unit, "s");
 	ck_assert_ptr_nonnull(m = metric_of(sm, "vitals.syscall.lost"));
+	/* the histograms: read, write, other; Σ buckets = count */
+	ck_assert_ptr_nonnull(m = metric_of(sm, "vitals.syscall.latency"));
+	ck_assert_ptr_nonnull(m->histogram);
+	ck_assert_uint_eq(m->histogram->n_data_points, 3);
+	n = 0;
+	for (i = 0; i < m->histogram->n_data_points; i++) {
+		const PB(HistogramDataPoint) *h = m->histogram->data_points[i];
+		uint64_t s = 0;
+		size_t k;
+
+		ck_assert_uint_eq(h->n_bucket_counts, h->n_explicit_bounds + 1);
+		for (k = 0; k < h->n_bucket_counts; k++)
+			s += h->bucket_counts[k];
+		ck_assert_uint_eq(s, h->count);
+		for (k = 1; k < h->n_explicit_bounds; k++)
+			ck_assert(
+			    h->explicit_bounds[k] > h->explicit_bounds[k - 1]);
+		n += (int64_t)h->count;
+		if (strcmp(h->attributes[0]->value->string_value, "read") == 0)
+			/* 35 rows of 10, 5 under the floor: bound 1.024 µs */
+			ck_assert_uint_eq(h->bucket_counts[9], 5);
+	}
+	ck_assert_int_eq(n, 70 * 10 + 5 + 4);
 	ck_assert_ptr_nonnull(
 	    m = metric_of(sm, "vitals.syscall.prog.run.time"));
 	ck_assert(m->sum->data_points[0]->as_double == 1.5);
