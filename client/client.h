@@ -176,6 +176,8 @@ void fmt_gpufreq_short(struct sbuf *o, const Vitals__GpuFreq *g);
 void fmt_gpufreq_health(struct sbuf *o, const Vitals__GpuFreqHealth *h);
 /* fmt_dmabuf.c: `vitals dmabuf` */
 void fmt_dmabuf(struct sbuf *o, const Vitals__Dmabuf *d);
+/* fmt_syscalls.c: `vitals syscalls` */
+void fmt_syscalls(struct sbuf *o, const Vitals__SyscallsAnswer *d);
 /* fmt_cgroup.c: `vitals cgroups`, the groups summed over windows w */
 void fmt_cgroups(struct sbuf *o, Vitals__Window **w, size_t nw, unsigned top_n);
 

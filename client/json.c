@@ -426,6 +426,34 @@ field_unknown(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f)
 			return u->n_rq_hist == 0;
 		return false;
 	}
+	if (IS(m, syscalls_answer)) {
+		const Vitals__SyscallsAnswer *a =
+		    (const Vitals__SyscallsAnswer *)m;
+
+		/* BPF stats off in a window folded: no run time */
+		if (strncmp(f->name, "prog_run_", 9) == 0)
+			return !a->have_prog_stats;
+		/* no part: no ABI */
+		if (strcmp(f->name, "arch") == 0)
+			return a->arch == NULL || *a->arch == '\0';
+		return false;
+	}
+	if (IS(m, syscall_row) || IS(m, syscall_slow)) {
+		const char *name = IS(m, syscall_row) ?
+		    ((const Vitals__SyscallRow *)m)->name :
+		    ((const Vitals__SyscallSlow *)m)->name;
+
+		/* a number the name table does not know */
+		if (strcmp(f->name, "name") == 0)
+			return name == NULL || *name == '\0';
+		/* no call: no mean or percentile */
+		if (IS(m, syscall_row) &&
+		    (strcmp(f->name, "mean_ns") == 0 ||
+			strncmp(f->name, "p9", 2) == 0 ||
+			strcmp(f->name, "p50_ns") == 0))
+			return ((const Vitals__SyscallRow *)m)->count == 0;
+		return false;
+	}
 	if (IS(m, memory_health)) {
 		const Vitals__MemoryHealth *h = (const Vitals__MemoryHealth *)m;
 		static const char *const status[] = { "rss_bytes",

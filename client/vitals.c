@@ -127,6 +127,8 @@ usage(int status)
 	    "                              device (last window, or stored)\n"
 	    "  dmabuf [--since DURATION]   DMA-BUF per process and exporter,\n"
 	    "                              each buffer counted once\n"
+	    "  syscalls [--since DURATION] [--process NAME|PID]\n"
+	    "                              syscall latency per process\n"
 	    "  heapprofd start (--pid PID | --name NAME[,NAME...])\n"
 	    "      [--duration D] [--dry-run]  heap profile session (trusted)\n"
 	    "  heapprofd list [-n N]       session records, newest first\n"
@@ -715,6 +717,52 @@ cmd_gpu(struct opts *o)
 	return render(o, r, text_gpu);
 }
 
+static void
+text_syscalls(struct sbuf *b, const Vitals__Response *r, const struct opts *o)
+{
+	(void)o;
+	fmt_syscalls(b, r->syscalls);
+}
+
+/* The last window; with --since, the stored windows of that span folded;
+ * --process keeps one process's rows. Exit 8 where the tracer cannot run
+ * (state "unsupported"), after its text. */
+static int
+cmd_syscalls(struct opts *o)
+{
+	Vitals__Request req = VITALS__REQUEST__INIT;
+	Vitals__SyscallsRequest sr = VITALS__SYSCALLS_REQUEST__INIT;
+	Vitals__TimeRange tr = VITALS__TIME_RANGE__INIT;
+	Vitals__Response *r;
+	uint64_t pid;
+	bool absent;
+	int x;
+
+	if (o->given & O_SINCE) {
+		tr.since_ns = o->since_ns;
+		sr.range = &tr;
+	}
+	if (o->process && uint_parse(o->process, INT32_MAX, &pid) == 0) {
+		if (pid == 0)
+			usage_err("syscalls: bad PID '%s'", o->process);
+		sr.pid = (int32_t)pid;
+	} else if (o->process) {
+		if (*o->process == '\0' || strlen(o->process) > 15)
+			usage_err("syscalls: bad process name '%s' (a comm: "
+				  "1 to 15 bytes)",
+			    o->process);
+		sr.process = (char *)o->process;
+	}
+	req.op_case = VITALS__REQUEST__OP_SYSCALLS;
+	req.syscalls = &sr;
+	if ((x = call(o, &req, &r)) != VX_OK)
+		return x;
+	absent = r->syscalls && r->syscalls->state &&
+	    strcmp(r->syscalls->state, "unsupported") == 0;
+	x = render(o, r, text_syscalls);
+	return x == VX_OK && absent ? VX_ABSENT : x;
+}
+
 /* The map now; with --since, the stored windows of that span. */
 static int
 cmd_gpumem(struct opts *o)
@@ -1199,6 +1247,7 @@ static const struct cmd cmds[] = {
 	{ "gpumem", cmd_gpumem, O_SINCE | O_VERBOSE, 0, 0 },
 	{ "dmabuf", cmd_dmabuf, O_SINCE, 0, 0 },
 	{ "gpu", cmd_gpu, O_SINCE, 0, 0 },
+	{ "syscalls", cmd_syscalls, O_SINCE | O_PROCESS, 0, 0 },
 	{ "heapprofd", cmd_heapprofd,
 	    O_PID | O_NAME | O_DURATION | O_DRY_RUN | O_N, 1, 2 },
 	{ "wss", cmd_wss, O_PID | O_MODE | O_NAME | O_METHOD, 0, 2 },

@@ -16,6 +16,7 @@
 #include "wcpu/wcpu.h"
 #include "dmabuf/dmabuf.h"
 #include "gpufreq/gpufreq.h"
+#include "syscalls/sc_window.h"
 #include "config/config.h"
 #include "config/config_reload.h"
 #include "control/control.h"

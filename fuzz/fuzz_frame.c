@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/sysnames.h"
 #include "frame.h"
 #include "vitalsd.h"
 
@@ -243,7 +244,10 @@ run_query(const struct rpc_query *q, int64_t now)
 	    (q->op == RPC_Q_TRACE &&
 		(q->pid < 0 || q->max_windows == 0 ||
 		    memchr(q->process, '\0', sizeof(q->process)) == NULL)) ||
-	    (q->op == RPC_Q_EXPORT && (q->pid < 0 || q->max_windows == 0)))
+	    (q->op == RPC_Q_EXPORT && (q->pid < 0 || q->max_windows == 0)) ||
+	    (q->op == RPC_Q_SYSCALLS &&
+		(q->pid < 0 ||
+		    memchr(q->process, '\0', sizeof(q->process)) == NULL)))
 		abort();
 	switch (q->op) {
 	case RPC_Q_WINDOWS:
@@ -382,6 +386,40 @@ run_query(const struct rpc_query *q, int64_t now)
 
 		r = rpc_answer_gpufreq(q, q->n & 1 ? NULL : &p, FUZZ_MAX_FRAME,
 		    &frame, &len);
+		break;
+	}
+	case RPC_Q_SYSCALLS: {
+		/* one process's reads (two with errors), the other row, and
+		 * one slow call; names resolved on x86_64 */
+		struct sc_row row = { .tgid = 42,
+			.start_ns = 7,
+			.comm = "app",
+			.nr = 0,
+			.count = 10,
+			.errors = { 1, 1, 0, 0 },
+			.sum_ns = 50000,
+			.max_ns = 20000,
+			.hist = { [12] = 8, [14] = 2 } };
+		struct sc_slow sl = { .tid = 43,
+			.tgid = 42,
+			.start_ns = 7,
+			.comm = "worker",
+			.nr = 202,
+			.ret = -110,
+			.boot_enter_ns = now,
+			.lat_ns = 60000000 };
+		struct window_syscalls p = { .state = SC_ON,
+			.arch = SYSNAMES_X86_64,
+			.slow_ns = 50000000,
+			.nrows = 1,
+			.rows = &row,
+			.other = { .tgid = -1, .count = 3, .sum_ns = 300 },
+			.other_rows = 2,
+			.nslow = 1,
+			.slow = &sl };
+
+		r = rpc_answer_syscalls(q, q->n & 1 ? NULL : &p, 2,
+		    FUZZ_MAX_FRAME, &frame, &len);
 		break;
 	}
 	case RPC_Q_HP_LIST: {

@@ -22,6 +22,7 @@
 #include "wcpu/wcpu.h"
 #include "dmabuf/dmabuf.h"
 #include "gpufreq/gpufreq.h"
+#include "syscalls/sc_window.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -208,6 +209,31 @@ gpufreq(const void *p, size_t n)
 	store_enc_release(&e);
 }
 
+/* the syscall part (store_syscalls.c), framed as part 23: what decodes
+ * encodes to a payload that decodes to the same part */
+static void
+syscalls(const void *p, size_t n)
+{
+	struct window_syscalls *a = NULL, *b = NULL;
+	struct store_enc e = { 0 };
+
+	if (store_syscalls_decode(p, n, &a) < 0)
+		return;
+	store_syscalls_encode(&e, a);
+	if (e.err || store_syscalls_decode(e.b.p, e.b.len, &b) < 0)
+		abort();
+	if (b->nrows != a->nrows || b->nslow != a->nslow ||
+	    b->state != a->state || b->other_rows != a->other_rows ||
+	    memcmp(&b->other, &a->other, sizeof(a->other)) ||
+	    (a->nrows &&
+		memcmp(a->rows, b->rows, a->nrows * sizeof(*a->rows))) ||
+	    (a->nslow && memcmp(a->slow, b->slow, a->nslow * sizeof(*a->slow))))
+		abort();
+	window_syscalls_free(a);
+	window_syscalls_free(b);
+	store_enc_release(&e);
+}
+
 static void (*const parts[])(const void *, size_t) = { tasks, kv, sys, bpf };
 
 static void
@@ -244,6 +270,9 @@ frame(const uint8_t *p, size_t n)
 		break;
 	case 22: /* GPUFREQ_PART */
 		gpufreq(f.payload, f.len);
+		break;
+	case 23: /* SC_PART */
+		syscalls(f.payload, f.len);
 		break;
 	default:
 		parts[f.part % 4](f.payload, f.len);

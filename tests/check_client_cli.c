@@ -68,6 +68,7 @@ static Vitals__Health empty_health = VITALS__HEALTH__INIT;
 static Vitals__BurstAck ack = VITALS__BURST_ACK__INIT;
 static Vitals__Dump dump = VITALS__DUMP__INIT;
 static Vitals__HeapprofdStarted hp_refused = VITALS__HEAPPROFD_STARTED__INIT;
+static Vitals__SyscallsAnswer sc_unsup = VITALS__SYSCALLS_ANSWER__INIT;
 
 static void
 fake_fill(Vitals__Response *r, Vitals__Response__ResultCase rc)
@@ -100,6 +101,11 @@ fake_fill(Vitals__Response *r, Vitals__Response__ResultCase rc)
 		    VITALS__HEAPPROFD_REFUSAL__HEAPPROFD_RATE_LIMITED_PROCESS;
 		hp_refused.message = "one session per target in the last hour";
 		r->heapprofd_start = &hp_refused;
+		break;
+	case VITALS__RESPONSE__RESULT_SYSCALLS:
+		sc_unsup.state = "unsupported";
+		sc_unsup.err = 95; /* EOPNOTSUPP */
+		r->syscalls = &sc_unsup;
 		break;
 	default:
 		r->result_case = VITALS__RESPONSE__RESULT__NOT_SET;
@@ -865,6 +871,52 @@ START_TEST(test_watch_tty)
 }
 END_TEST
 
+static bool
+chk_syscalls(const Vitals__Request *q)
+{
+	return q->op_case == VITALS__REQUEST__OP_SYSCALLS &&
+	    q->syscalls->range && q->syscalls->range->since_ns == 300 * NS &&
+	    q->syscalls->pid == 0 && q->syscalls->process &&
+	    strcmp(q->syscalls->process, "surfaceflinger") == 0;
+}
+
+/* vitals syscalls: the request it sends, the state said in words, exit 8
+ * where the tracer cannot run, a pid, and a name no comm can have. */
+START_TEST(test_syscalls)
+{
+	struct fake f = { .mode = FAKE_REPLY,
+		.result = VITALS__RESPONSE__RESULT_SYSCALLS,
+		.check = chk_syscalls };
+	const char *args[] = { "syscalls", "--since", "5m", "--process",
+		"surfaceflinger", NULL };
+	const char *jargs[] = { "syscalls", "--json", "--since", "5m",
+		"--process", "surfaceflinger", NULL };
+	struct run r;
+	struct jm *j;
+
+	r = against(&f, args);
+	ck_assert_msg(r.code == VX_ABSENT, "exit %d: %s", r.code, r.err);
+	ck_assert_msg(strstr(r.out, "syscalls: unsupported here (") != NULL,
+	    "%s", r.out);
+	run_free(&r);
+	r = against(&f, jargs);
+	ck_assert_int_eq(r.code, VX_ABSENT);
+	ck_assert_ptr_nonnull(j = jm_parse(r.out, strlen(r.out)));
+	ck_assert_str_eq(jm_path(j, "syscalls.state")->str, "unsupported");
+	/* no part: no ABI, no counters */
+	ck_assert_int_eq(jm_path(j, "syscalls.arch")->t, JM_NULL);
+	ck_assert_int_eq(jm_path(j, "syscalls.counters")->t, JM_NULL);
+	jm_free(j);
+	run_free(&r);
+	r = run_client(
+	    (const char *const[]){ "vitals", "--socket", "/nonexistent",
+		"syscalls", "--process", "sixteen-bytes-xx", NULL });
+	ck_assert_int_eq(r.code, VX_USAGE);
+	ck_assert_ptr_nonnull(strstr(r.err, "bad process name"));
+	run_free(&r);
+}
+END_TEST
+
 static Suite *
 client_cli_suite(void)
 {
@@ -883,6 +935,7 @@ client_cli_suite(void)
 	tcase_add_test(tb, test_watch);
 	tcase_add_test(tb, test_watch_piped);
 	tcase_add_test(tb, test_watch_tty);
+	tcase_add_test(tb, test_syscalls);
 	tcase_set_timeout(tb, 120);
 	suite_add_tcase(s, tb);
 	return s;

@@ -14,7 +14,9 @@
 
 #include "export/export.h"
 #include "gpumem/gpumem.h"
+#include "core/sysnames.h"
 #include "pftrace.h"
+#include "syscalls/sc_window.h"
 #include "testutil.h"
 #include "trace/trace.h"
 #include "window/window.h"
@@ -330,6 +332,83 @@ START_TEST(byte_bound)
 }
 END_TEST
 
+/* Slow syscalls as slices on their thread's track: name, ret, the enter
+ * time moved from BOOTTIME onto the trace's clock, the end at + latency;
+ * a thread the window has a row of keeps its instance's track. */
+START_TEST(syscall_slices)
+{
+	struct window *w[1] = { mk(0) };
+	struct window_syscalls *p = window_syscalls_new();
+	struct export_perfetto_info info;
+	const struct pf_track *k;
+	struct pf_trace t;
+	size_t i, begins = 0, ends = 0;
+	int64_t at = w[0]->boot_start_ns + 200000000; /* 0.2 s in */
+	int64_t wall = w[0]->wall_start_ns + 200000000;
+
+	ck_assert_ptr_nonnull(p);
+	p->state = SC_ON;
+	p->arch = SYSNAMES_X86_64;
+	ck_assert_ptr_nonnull(p->slow = calloc(2, sizeof(*p->slow)));
+	p->nslow = 2;
+	p->slow[0] = (struct sc_slow){ .tid = 101,
+		.tgid = 100,
+		.comm = "worker",
+		.nr = 202, /* futex */
+		.ret = -110,
+		.boot_enter_ns = at,
+		.lat_ns = 60000000 };
+	p->slow[1] = (struct sc_slow){ .tid = 201,
+		.tgid = 200,
+		.comm = "io",
+		.nr = 9999, /* not in the table */
+		.ret = 4096,
+		.boot_enter_ns = at + 1000,
+		.lat_ns = 70000000 };
+	window_part_set(w[0], WPART_SYSCALLS, p);
+	ck_assert_int_eq(decode(w, 1, 0, 0, &t, &info, NULL), 0);
+	for (i = 0; i < t.ne; i++) {
+		const struct pf_event *e = &t.e[i];
+
+		if (strcmp(e->type, "TYPE_SLICE_BEGIN") == 0) {
+			ck_assert_ptr_nonnull(k = pf_track(&t, e->track));
+			ck_assert(k->thread);
+			ck_assert(e->has_ret);
+			if (k->tid == 101) {
+				ck_assert_str_eq(e->name, "futex");
+				ck_assert_int_eq(e->ret, -110);
+				ck_assert_uint_eq(e->ts, (uint64_t)wall);
+				ck_assert_int_eq(k->pid, 100);
+			} else {
+				ck_assert_int_eq(k->tid, 201);
+				ck_assert_str_eq(e->name, "nr9999");
+				ck_assert_int_eq(e->ret, 4096);
+			}
+			begins++;
+		} else if (strcmp(e->type, "TYPE_SLICE_END") == 0) {
+			ck_assert_ptr_nonnull(k = pf_track(&t, e->track));
+			if (k->tid == 101)
+				ck_assert_uint_eq(e->ts,
+				    (uint64_t)wall + 60000000);
+			ends++;
+		}
+	}
+	ck_assert_uint_eq(begins, 2);
+	ck_assert_uint_eq(ends, 2);
+	pf_free(&t);
+	/* the pid filter keeps process 200's slice only */
+	ck_assert_int_eq(decode(w, 1, 200, 0, &t, &info, NULL), 0);
+	for (i = begins = 0; i < t.ne; i++)
+		if (strcmp(t.e[i].type, "TYPE_SLICE_BEGIN") == 0) {
+			ck_assert_int_eq(pf_track(&t, t.e[i].track)->tid, 201);
+			begins++;
+		}
+	ck_assert_uint_eq(begins, 1);
+	pf_free(&t);
+	window_free(w[0]);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -339,6 +418,7 @@ main(void)
 	tcase_add_test(tc, every_track);
 	tcase_add_test(tc, pid_filter);
 	tcase_add_test(tc, byte_bound);
+	tcase_add_test(tc, syscall_slices);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

@@ -51,6 +51,7 @@ add_off_parts(struct window *w)
 	struct window_wcpu *wc;
 	struct window_dmabuf *db;
 	struct window_gpufreq *gf;
+	struct window_syscalls *sc;
 	struct window_gpumem_part *g;
 	struct window_trace *t;
 	struct window_bpf *b;
@@ -87,6 +88,10 @@ add_off_parts(struct window *w)
 	/* GPU frequency on a machine with no GPU: no device */
 	ck_assert_ptr_nonnull(gf = window_gpufreq_new(0));
 	window_part_set(w, WPART_GPUFREQ, gf);
+	/* syscall latency: syscall_trace = off */
+	ck_assert_ptr_nonnull(sc = window_syscalls_new());
+	sc->state = SC_OFF;
+	window_part_set(w, WPART_SYSCALLS, sc);
 }
 
 static void
@@ -270,6 +275,7 @@ START_TEST(off_parts_are_heads)
 	ck_assert_ptr_nonnull(
 	    strstr(b.p, "dmabuf: 1 passes, 0 B in 0 buffers"));
 	ck_assert_ptr_nonnull(strstr(b.p, "gpufreq: 0 GPU devices"));
+	ck_assert_ptr_nonnull(strstr(b.p, "syscalls: off (err 0)"));
 	/* in the order of enum window_part_id */
 	ck_assert(strstr(b.p, "bpf:") < strstr(b.p, "gpu memory"));
 	ck_assert(strstr(b.p, "gpu memory") < strstr(b.p, "working set"));
@@ -311,6 +317,9 @@ START_TEST(off_parts_are_heads)
 	ck_assert_uint_eq(window_fgbg(ws[0])->status, FGBG_ABSENT);
 	/* no GPU device: no row, so no part read back */
 	ck_assert_ptr_null(window_gpufreq(ws[0]));
+	ck_assert_ptr_nonnull(window_syscalls(ws[0]));
+	ck_assert_uint_eq(window_syscalls(ws[0])->state, SC_OFF);
+	ck_assert_uint_eq(window_syscalls(ws[0])->nrows, 0);
 	/* working-set targets are written, not read back (doc/wss.md) */
 	ck_assert_ptr_null(window_wss(ws[0]));
 	window_free(ws[0]);

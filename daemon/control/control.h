@@ -117,6 +117,10 @@ int query_dmabuf(struct store *s, const struct rpc_query *rq, uint32_t max,
  * answer */
 int query_gpufreq(struct store *s, const struct rpc_query *rq, uint32_t max,
     uint8_t **ret, size_t *ret_len);
+/* query_syscalls.c: the syscall parts of a range folded into one answer;
+ * a store error is returned for the caller to answer */
+int query_syscalls(struct store *s, const struct rpc_query *rq, uint32_t max,
+    uint8_t **ret, size_t *ret_len);
 int query_wcpu_history(struct store *s, int64_t from_wall_ns,
     int64_t to_wall_ns, bool threads, struct store_hist *h, size_t n);
 int query_wcpu_top(struct store *s, const struct rpc_query *rq, uint32_t max,

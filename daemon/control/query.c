@@ -239,6 +239,10 @@ same_query(const struct rpc_query *a, const struct rpc_query *b)
 	case RPC_Q_DMABUF:
 	case RPC_Q_GPUFREQ:
 		break;
+	case RPC_Q_SYSCALLS:
+		if (a->pid != b->pid || strcmp(a->process, b->process) != 0)
+			return false;
+		break;
 	case RPC_Q_HP_LIST:
 		/* records change on the loop, not with time: never shared */
 		return false;
@@ -653,6 +657,11 @@ run_budget(struct store *s, const char *proc_root, const struct rpc_query *rq,
 	}
 	case RPC_Q_GPUFREQ: {
 		int r = query_gpufreq(s, rq, max_frame, ret, ret_len);
+
+		return r < 0 ? store_error(rq, s, r, ret, ret_len) : r;
+	}
+	case RPC_Q_SYSCALLS: {
+		int r = query_syscalls(s, rq, max_frame, ret, ret_len);
 
 		return r < 0 ? store_error(rq, s, r, ret, ret_len) : r;
 	}

@@ -19,6 +19,7 @@
 #include "core/util.h"
 #include "gpufreq/gpufreq.h"
 #include "proc/proc.h"
+#include "syscalls/syscalls.h"
 
 struct window;
 
@@ -68,6 +69,40 @@ struct export_gpu {
 
 #define EXPORT_CG_DEPTHS 17 /* CG_DEPTH_MAX + 1: "other" per depth */
 
+/* Syscall latency (issue 22) summed over closed windows since the
+ * exporter started (export_sc.c): one series per (process, syscall) up
+ * to EXPORT_SC_SERIES, the rest in "other"; one histogram per syscall up
+ * to EXPORT_SC_HISTS, the rest in "other". Σ series + other = every call
+ * the windows counted. */
+#define EXPORT_SC_SERIES 64
+#define EXPORT_SC_HISTS 32
+#define EXPORT_SC_OTHER UINT32_MAX /* nr of the "other" histogram */
+struct export_sc_series {
+	int32_t tgid; /* -1: other */
+	uint64_t start_ns;
+	uint32_t nr;
+	char comm[SC_COMM_LEN];
+	uint64_t count, errors[SC_ERR__MAX], sum_ns;
+};
+struct export_sc_hist {
+	uint32_t nr; /* EXPORT_SC_OTHER: other */
+	uint64_t count, sum_ns;
+	/* hist[] with the calls under the floor in the floor's bucket */
+	uint64_t b[SC_HIST_N];
+};
+struct export_sc {
+	uint32_t arch; /* enum sysnames_arch of the last window */
+	size_t nseries, nhists;
+	struct export_sc_series series[EXPORT_SC_SERIES], other;
+	struct export_sc_hist hists[EXPORT_SC_HISTS + 1];
+	struct sc_counters ctr;
+	bool have_prog; /* a window had BPF stats */
+	uint64_t prog_run_ns, prog_run_cnt;
+};
+/* w's part folded into *scp (made at the first part that is on);
+ * -ENOMEM leaves it as it was before that row */
+int export_sc_window(struct export_sc **scp, const struct window *w);
+
 /* Sums that only grow, since the exporter started. */
 struct export_sums {
 	/* every process's CPU ticks and faults observed in a sample's delta */
@@ -100,6 +135,7 @@ struct export_state {
 	uint64_t o_rss_pages; /* Σ RSS of the live processes not in top */
 	struct export_sums sum;
 	uint32_t store_dropped; /* the last closed window's */
+	struct export_sc *sc;	/* syscall latency; NULL: no part on yet */
 	/* cgroups of the last closed window (sorted by id, path), the top N
 	 * of them, and per depth the rest: window deltas no series carries,
 	 * memory of the groups without a series */

@@ -24,7 +24,9 @@
 #include <string.h>
 
 #include "export/export.h"
+#include "core/sysnames.h"
 #include "gpumem/gpumem.h"
+#include "syscalls/sc_window.h"
 #include "trace/trace.h"
 #include "window/window.h"
 
@@ -524,6 +526,94 @@ put_trace(struct pf *f, const struct window *w)
 	return 0;
 }
 
+/*
+ * Syscall latency: each slow call of a window as a slice on its thread's
+ * track (the thread's instance when the window has its row), named after
+ * the syscall, its return value as the argument "ret". The enter time is
+ * CLOCK_BOOTTIME: moved onto the trace's clock by the window's offset
+ * between the two clocks at its end.
+ */
+static int
+slice(struct pf *f, uint64_t track, int64_t wall_ns, bool begin,
+    const char *name, int64_t ret)
+{
+	Perfetto__Protos__TracePacket p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+	Perfetto__Protos__TrackEvent te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
+	Perfetto__Protos__DebugAnnotation da =
+	    PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
+	Perfetto__Protos__DebugAnnotation *dav[1] = { &da };
+
+	p.has_timestamp = 1;
+	p.timestamp = (uint64_t)wall_ns;
+	p.has_timestamp_clock_id = 1;
+	p.timestamp_clock_id = CLOCK_REALTIME_ID;
+	p.has_trusted_packet_sequence_id = 1;
+	p.trusted_packet_sequence_id = SEQ_ID;
+	p.has_sequence_flags = 1;
+	p.sequence_flags =
+	    PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_NEEDS_INCREMENTAL_STATE;
+	te.has_type = 1;
+	te.type = begin ?
+	    PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN :
+	    PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END;
+	te.has_track_uuid = 1;
+	te.track_uuid = track;
+	if (begin) {
+		te.name = (char *)name;
+		da.name = "ret";
+		da.has_int_value = 1;
+		da.int_value = ret;
+		te.debug_annotations = dav;
+		te.n_debug_annotations = 1;
+	}
+	p.track_event = &te;
+	return put_packet(f, &f->ev, &p);
+}
+
+static int
+put_syscalls(struct pf *f, const struct window *w)
+{
+	const struct window_syscalls *p = window_syscalls(w);
+	int64_t off = w->wall_end_ns - w->boot_end_ns, at;
+	struct window_task t;
+	const char *nm;
+	char name[32];
+	uint64_t uuid;
+	size_t i, k;
+	int r;
+
+	if (p == NULL || w->wall_end_ns <= 0 || w->boot_end_ns <= 0)
+		return 0;
+	for (i = 0; i < p->nslow; i++) {
+		const struct sc_slow *s = &p->slow[i];
+
+		if (!wanted(f, s->tgid) || (at = s->boot_enter_ns + off) <= 0)
+			continue;
+		memset(&t, 0, sizeof(t));
+		t.id = s->tid;
+		t.tgid = s->tgid;
+		memcpy(t.comm, s->comm, sizeof(s->comm));
+		t.comm[sizeof(t.comm) - 1] = '\0';
+		for (k = 0; k < w->nthreads; k++)
+			if (w->threads[k].id == s->tid) {
+				t.starttime = w->threads[k].starttime;
+				break;
+			}
+		nm = p->arch < SYSNAMES__MAX ? sysnames_name(p->arch, s->nr) :
+					       NULL;
+		if (nm == NULL) {
+			snprintf(name, sizeof(name), "nr%u", s->nr);
+			nm = name;
+		}
+		if ((r = track_thread(f, &t, &uuid)) < 0 ||
+		    (r = slice(f, uuid, at, true, nm, s->ret)) < 0 ||
+		    (r = slice(f, uuid, at + (int64_t)s->lat_ns, false, NULL,
+			 0)) < 0)
+			return r;
+	}
+	return 0;
+}
+
 /* ------------------------------------------------------------- a trace */
 
 /* The first packet: clears the sequence's state and names the trace's
@@ -590,7 +680,8 @@ encode(struct window *const *w, size_t first, size_t n,
 		if ((r = put_system(&f, w[i])) < 0 ||
 		    (r = put_tasks(&f, w[i])) < 0 ||
 		    (r = put_gpumem(&f, w[i])) < 0 ||
-		    (r = put_trace(&f, w[i])) < 0)
+		    (r = put_trace(&f, w[i])) < 0 ||
+		    (r = put_syscalls(&f, w[i])) < 0)
 			goto out;
 	r = -ENOMEM;
 	if (vbuf_reserve(out, f.desc.len + f.ev.len) < 0)

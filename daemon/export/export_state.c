@@ -52,6 +52,7 @@ export_state_release(struct export_state *st)
 	free(st->top);
 	free(st->cgs);
 	free(st->cgtop);
+	free(st->sc);
 	memset(st, 0, sizeof(*st));
 }
 
@@ -418,6 +419,7 @@ export_state_window(struct export_state *st, const struct window *w)
 		(void)cg_window(st, cg, w->boot_start_ns);
 	if (gf)
 		gpu_window(st, gf, w->boot_start_ns);
+	(void)export_sc_window(&st->sc, w);
 	if (b == NULL || !vbpf_state_on(b->state))
 		return;
 	st->sum.bpf = true;

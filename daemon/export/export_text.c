@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/sysnames.h"
 #include "export/export.h"
 #include "window/window.h"
 
@@ -705,6 +706,166 @@ page_bpf(struct om *o, const struct export_sums *u)
 	sample_ratio(o, u->bpf_lost_ns, NSEC_PER_SEC);
 }
 
+/* ------------------------------------------------------ syscall latency */
+
+static void
+sc_name(char *buf, size_t len, uint32_t arch, uint32_t nr)
+{
+	const char *n;
+
+	if (nr == EXPORT_SC_OTHER) {
+		snprintf(buf, len, "other");
+		return;
+	}
+	n = arch < SYSNAMES__MAX ? sysnames_name(arch, nr) : NULL;
+	if (n)
+		snprintf(buf, len, "%s", n);
+	else
+		snprintf(buf, len, "nr%u", nr);
+}
+
+static void
+lab_sc(struct om *o, const struct export_sc *sc,
+    const struct export_sc_series *s)
+{
+	char nm[32];
+
+	if (s->tgid < 0) {
+		lab(o, "pid", "other");
+		lab(o, "comm", "other");
+		lab(o, "syscall", "other");
+		return;
+	}
+	lab_u(o, "pid", (unsigned long long)s->tgid);
+	lab(o, "comm", s->comm);
+	sc_name(nm, sizeof(nm), sc->arch, s->nr);
+	lab(o, "syscall", nm);
+}
+
+/* 2^k ns in seconds, exactly (a label value that never wobbles) */
+static void
+le_text(char *buf, size_t len, uint64_t ns)
+{
+	int n = snprintf(buf, len, "%llu.%09llu",
+	    (unsigned long long)(ns / NSEC_PER_SEC),
+	    (unsigned long long)(ns % NSEC_PER_SEC));
+
+	while (n > 2 && buf[n - 1] == '0' && buf[n - 2] != '.')
+		buf[--n] = '\0';
+}
+
+static void
+sc_hist(struct om *o, const struct export_sc *sc,
+    const struct export_sc_hist *h)
+{
+	static const char fam[] = "vitals_syscall_latency_seconds";
+	char nm[32], le[40], name[64];
+	uint64_t cum = 0;
+	unsigned b;
+
+	sc_name(nm, sizeof(nm), sc->arch, h->nr);
+	snprintf(name, sizeof(name), "%s_bucket", fam);
+	o->fam = name;
+	for (b = 0; b + 1 < SC_HIST_N; b++) {
+		cum += h->b[b];
+		le_text(le, sizeof(le), (uint64_t)2 << b);
+		lab(o, "syscall", nm);
+		lab(o, "le", le);
+		sample_u(o, cum);
+	}
+	/* Σ b = count by the part's contract; never below the buckets */
+	cum += h->b[SC_HIST_N - 1];
+	if (h->count > cum)
+		cum = h->count;
+	lab(o, "syscall", nm);
+	lab(o, "le", "+Inf");
+	sample_u(o, cum);
+	snprintf(name, sizeof(name), "%s_count", fam);
+	lab(o, "syscall", nm);
+	sample_u(o, cum);
+	snprintf(name, sizeof(name), "%s_sum", fam);
+	lab(o, "syscall", nm);
+	sample_ratio(o, h->sum_ns, NSEC_PER_SEC);
+}
+
+static void
+page_syscalls(struct om *o, const struct export_sc *sc)
+{
+	static const char *const cls[SC_ERR__MAX] = { "eagain", "eintr",
+		"etimedout", "other" };
+	size_t i;
+	unsigned k;
+
+	if (sc == NULL)
+		return;
+	family(o, "vitals_syscall_calls", true, NULL,
+	    "Syscalls that returned, per process and syscall (closed "
+	    "windows; the rest under pid=\"other\").");
+	for (i = 0; i < sc->nseries; i++) {
+		lab_sc(o, sc, &sc->series[i]);
+		sample_u(o, sc->series[i].count);
+	}
+	lab_sc(o, sc, &sc->other);
+	sample_u(o, sc->other.count);
+	family(o, "vitals_syscall_errors", true, NULL,
+	    "Syscalls that returned an error, by class.");
+	for (i = 0; i <= sc->nseries; i++) {
+		const struct export_sc_series *s = i < sc->nseries ?
+		    &sc->series[i] :
+		    &sc->other;
+
+		for (k = 0; k < SC_ERR__MAX; k++) {
+			lab_sc(o, sc, s);
+			lab(o, "class", cls[k]);
+			sample_u(o, s->errors[k]);
+		}
+	}
+	family(o, "vitals_syscall_time_seconds", true, "seconds",
+	    "Sum of syscall latencies, per process and syscall.");
+	for (i = 0; i < sc->nseries; i++) {
+		lab_sc(o, sc, &sc->series[i]);
+		sample_ratio(o, sc->series[i].sum_ns, NSEC_PER_SEC);
+	}
+	lab_sc(o, sc, &sc->other);
+	sample_ratio(o, sc->other.sum_ns, NSEC_PER_SEC);
+	/* a histogram family: TYPE histogram, samples _bucket/_count/_sum */
+	puts_(o,
+	    "# HELP vitals_syscall_latency_seconds Syscall latency per "
+	    "syscall, log2 buckets; calls under the floor in the "
+	    "floor's bucket.\n# TYPE vitals_syscall_latency_seconds "
+	    "histogram\n");
+	if (o->fmt == EXPORT_OPENMETRICS)
+		puts_(o, "# UNIT vitals_syscall_latency_seconds seconds\n");
+	o->counter = false;
+	for (i = 0; i < sc->nhists; i++)
+		sc_hist(o, sc, &sc->hists[i]);
+	sc_hist(o, sc, &sc->hists[EXPORT_SC_HISTS]);
+	family(o, "vitals_syscall_lost", true, NULL,
+	    "Syscall tracer losses and skips, by reason.");
+	lab(o, "reason", "missing_enter");
+	sample_u(o, sc->ctr.missing_enter);
+	lab(o, "reason", "mismatch");
+	sample_u(o, sc->ctr.mismatch);
+	lab(o, "reason", "map_full");
+	sample_u(o, sc->ctr.map_full);
+	lab(o, "reason", "rb_full");
+	sample_u(o, sc->ctr.rb_full);
+	lab(o, "reason", "slow_dropped");
+	sample_u(o, sc->ctr.slow_dropped);
+	lab(o, "reason", "compat");
+	sample_u(o, sc->ctr.compat);
+	lab(o, "reason", "drain_errors");
+	sample_u(o, sc->ctr.drain_errors);
+	if (!sc->have_prog)
+		return;
+	family(o, "vitals_syscall_prog_run_seconds", true, "seconds",
+	    "Run time of the syscall tracer's BPF programs (BPF stats on).");
+	sample_ratio(o, sc->prog_run_ns, NSEC_PER_SEC);
+	family(o, "vitals_syscall_prog_runs", true, NULL,
+	    "Runs of the syscall tracer's BPF programs (BPF stats on).");
+	sample_u(o, sc->prog_run_cnt);
+}
+
 static void
 page_health(struct om *o, const struct export_page *pg)
 {
@@ -776,6 +937,7 @@ export_render(const struct export_page *pg, enum export_format fmt,
 		page_cgroups(&o, pg->st);
 		page_bpf(&o, &pg->st->sum);
 		page_gpu(&o, pg->st);
+		page_syscalls(&o, pg->st->sc);
 		page_health(&o, pg);
 	}
 	if (fmt == EXPORT_OPENMETRICS)

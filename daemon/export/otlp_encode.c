@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/sysnames.h"
 #include "export/export.h"
 #include "export/otlp.h"
 #include "otlp_metrics.pb-c.h"
@@ -138,6 +139,8 @@ metric_end(struct enc *e)
 	if (e->nmetrics == 0)
 		return;
 	m = e->metrics[e->nmetrics - 1];
+	if (m->data_case == PBE(METRIC__DATA_HISTOGRAM))
+		return; /* its points were set whole (enc_sc_hist) */
 	if (m->data_case == PBE(METRIC__DATA_SUM)) {
 		m->sum->n_data_points = e->npts;
 		m->sum->data_points = e->pts;
@@ -796,6 +799,191 @@ enc_gpu(struct enc *e, const struct export_state *st)
 	}
 }
 
+/* Syscall latency (export_sc.c): the page's sums; the latency histogram
+ * is OpenMetrics only (the OTLP subset here has no Histogram). */
+static void
+attr_sc(struct enc *e, const struct export_sc *sc,
+    const struct export_sc_series *s)
+{
+	const char *n;
+	char nm[32];
+
+	if (s->tgid < 0) {
+		attr_s(e, "process.pid", "other");
+		attr_s(e, "process.command", "other");
+		attr_s(e, "syscall", "other");
+		return;
+	}
+	attr_i(e, "process.pid", s->tgid);
+	attr_s(e, "process.command", s->comm);
+	n = sc->arch < SYSNAMES__MAX ? sysnames_name(sc->arch, s->nr) : NULL;
+	if (n == NULL) {
+		snprintf(nm, sizeof(nm), "nr%u", s->nr);
+		n = nm;
+	}
+	attr_s(e, "syscall", n);
+}
+
+/* The latency histograms, one point per syscall: vitalsd's log2 buckets
+ * [2^b, 2^(b+1)) ns as explicit bounds 2^(b+1) ns (a latency exactly on a
+ * bound is in the bucket above it), calls under the floor in the floor's
+ * bucket as on the page. */
+static void
+enc_sc_hist(struct enc *e, const struct export_sc *sc)
+{
+	PB(Metric) * m;
+	PB(Histogram) * h;
+	PB(HistogramDataPoint) * *pts;
+	double *bounds;
+	size_t i, np = sc->nhists + 1;
+	unsigned b;
+
+	if (e->err)
+		return;
+	metric_end(e);
+	if (grow(e, (void ***)&e->metrics, e->nmetrics, &e->capmetrics) < 0 ||
+	    (m = ar_alloc(&e->ar, sizeof(*m))) == NULL ||
+	    (h = ar_alloc(&e->ar, sizeof(*h))) == NULL ||
+	    (pts = ar_alloc(&e->ar, np * sizeof(*pts))) == NULL ||
+	    (bounds = ar_alloc(&e->ar, (SC_HIST_N - 1) * sizeof(*bounds))) ==
+		NULL) {
+		e->err = -ENOMEM;
+		return;
+	}
+	PBI(metric__init)(m);
+	m->name = (char *)"vitals.syscall.latency";
+	m->unit = (char *)"s";
+	m->description = (char *)"Syscall latency per syscall, log2 buckets "
+				 "(closed windows).";
+	PBI(histogram__init)(h);
+	h->aggregation_temporality = PBE(
+	    AGGREGATION_TEMPORALITY__AGGREGATION_TEMPORALITY_CUMULATIVE);
+	m->data_case = PBE(METRIC__DATA_HISTOGRAM);
+	m->histogram = h;
+	e->metrics[e->nmetrics++] = m;
+	e->nattrs = 0;
+	for (b = 0; b + 1 < SC_HIST_N; b++)
+		bounds[b] = (double)((uint64_t)2 << b) / 1e9;
+	for (i = 0; i < np; i++) {
+		const struct export_sc_hist *x = i < sc->nhists ?
+		    &sc->hists[i] :
+		    &sc->hists[EXPORT_SC_HISTS];
+		PB(HistogramDataPoint) * p;
+		PB(KeyValue) * *kv;
+		uint64_t *bc, n = 0;
+		const char *nm;
+		char nb[32];
+
+		if ((p = ar_alloc(&e->ar, sizeof(*p))) == NULL ||
+		    (bc = ar_alloc(&e->ar, SC_HIST_N * sizeof(*bc))) == NULL ||
+		    (kv = ar_alloc(&e->ar, sizeof(*kv))) == NULL) {
+			e->err = -ENOMEM;
+			return;
+		}
+		PBI(histogram_data_point__init)(p);
+		nm = x->nr == EXPORT_SC_OTHER ? "other" :
+		    sc->arch < SYSNAMES__MAX  ? sysnames_name(sc->arch, x->nr) :
+						NULL;
+		if (nm == NULL) {
+			snprintf(nb, sizeof(nb), "nr%u", x->nr);
+			nm = nb;
+		}
+		attr_s(e, "syscall", nm);
+		if (e->err || e->nattrs != 1)
+			return;
+		kv[0] = e->attrs[0];
+		e->nattrs = 0;
+		p->attributes = kv;
+		p->n_attributes = 1;
+		p->start_time_unix_nano = (uint64_t)e->start_ns;
+		p->time_unix_nano = (uint64_t)e->t->now_wall_ns;
+		for (b = 0; b < SC_HIST_N; b++)
+			n += bc[b] = x->b[b];
+		if (x->count > n) { /* never below the count */
+			bc[SC_HIST_N - 1] += x->count - n;
+			n = x->count;
+		}
+		p->count = n;
+		p->sum = (double)x->sum_ns / 1e9;
+		p->bucket_counts = bc;
+		p->n_bucket_counts = SC_HIST_N;
+		p->explicit_bounds = bounds;
+		p->n_explicit_bounds = SC_HIST_N - 1;
+		pts[i] = p;
+		e->points++;
+	}
+	h->data_points = pts;
+	h->n_data_points = np;
+}
+
+static void
+enc_syscalls(struct enc *e, const struct export_state *st)
+{
+	static const char *const cls[SC_ERR__MAX] = { "eagain", "eintr",
+		"etimedout", "other" };
+	const struct export_sc *sc = st->sc;
+	const struct sc_counters *c;
+	size_t i;
+	unsigned k;
+
+	if (sc == NULL)
+		return;
+	c = &sc->ctr;
+	e->start_ns = wall_of(e, st->first_boot_ns);
+	metric(e, "vitals.syscall.calls", SUM_I, "{call}",
+	    "Syscalls that returned, per process and syscall (closed "
+	    "windows).");
+	for (i = 0; i <= sc->nseries; i++) {
+		attr_sc(e, sc, i < sc->nseries ? &sc->series[i] : &sc->other);
+		point_i(e,
+		    i < sc->nseries ? sc->series[i].count : sc->other.count);
+	}
+	metric(e, "vitals.syscall.errors", SUM_I, "{call}",
+	    "Syscalls that returned an error, by class.");
+	for (i = 0; i <= sc->nseries; i++)
+		for (k = 0; k < SC_ERR__MAX; k++) {
+			const struct export_sc_series *s = i < sc->nseries ?
+			    &sc->series[i] :
+			    &sc->other;
+
+			attr_sc(e, sc, s);
+			attr_s(e, "class", cls[k]);
+			point_i(e, s->errors[k]);
+		}
+	metric(e, "vitals.syscall.time", SUM_D, "s",
+	    "Sum of syscall latencies, per process and syscall.");
+	for (i = 0; i <= sc->nseries; i++) {
+		attr_sc(e, sc, i < sc->nseries ? &sc->series[i] : &sc->other);
+		point_ratio(e,
+		    i < sc->nseries ? sc->series[i].sum_ns : sc->other.sum_ns,
+		    NSEC_PER_SEC);
+	}
+	metric(e, "vitals.syscall.lost", SUM_I, "{event}",
+	    "Syscall tracer losses and skips, by reason.");
+	{
+		const char *const rn[7] = { "missing_enter", "mismatch",
+			"map_full", "rb_full", "slow_dropped", "compat",
+			"drain_errors" };
+		const uint64_t rv[7] = { c->missing_enter, c->mismatch,
+			c->map_full, c->rb_full, c->slow_dropped, c->compat,
+			c->drain_errors };
+
+		for (k = 0; k < 7; k++) {
+			attr_s(e, "reason", rn[k]);
+			point_i(e, rv[k]);
+		}
+	}
+	enc_sc_hist(e, sc);
+	if (!sc->have_prog)
+		return;
+	metric(e, "vitals.syscall.prog.run.time", SUM_D, "s",
+	    "Run time of the syscall tracer's BPF programs (BPF stats on).");
+	point_ratio(e, sc->prog_run_ns, NSEC_PER_SEC);
+	metric(e, "vitals.syscall.prog.runs", SUM_I, "{run}",
+	    "Runs of the syscall tracer's BPF programs (BPF stats on).");
+	point_i(e, sc->prog_run_cnt);
+}
+
 static void
 enc_health(struct enc *e, const struct export_page *pg)
 {
@@ -889,6 +1077,7 @@ otlp_encode(const struct export_page *pg, const struct otlp_resource *res,
 		enc_cgroups(&e, pg->st);
 		enc_bpf(&e, pg->st);
 		enc_gpu(&e, pg->st);
+		enc_syscalls(&e, pg->st);
 		enc_health(&e, pg);
 	}
 	metric_end(&e);

@@ -919,6 +919,8 @@ dispatch(const struct rpc_ctx *ctx, enum control_role role,
 		return rpc_gpufreq(ctx, req, res); /* rpc_gpufreq.c */
 	case VITALS__REQUEST__OP_DMABUF:
 		return rpc_dmabuf(ctx, req, res); /* rpc_dmabuf.c */
+	case VITALS__REQUEST__OP_SYSCALLS:
+		return rpc_syscalls(ctx, req, res); /* rpc_syscalls.c */
 	default:
 		return answer_error(res, req->id, RPC_BAD_REQUEST,
 		    "no operation, or one this daemon does not know");

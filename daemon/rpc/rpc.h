@@ -18,6 +18,7 @@ struct heapprofd;
 struct hp_record;
 struct wss;
 struct window_dmabuf;
+struct window_syscalls;
 struct vitalsd_reload;
 
 /* ---------------------------------------------------------- control plane */
@@ -85,10 +86,11 @@ enum rpc_qop {
 	RPC_Q_PROCESS,
 	RPC_Q_GPUMEM,
 	RPC_Q_TRACE,
-	RPC_Q_HP_LIST, /* heapprofd session records: n */
-	RPC_Q_EXPORT,  /* windows as another tool's file (rpc_export.c) */
-	RPC_Q_DMABUF,  /* DMA-BUF parts of a range folded (rpc_dmabuf.c) */
-	RPC_Q_GPUFREQ, /* GPU frequency parts of a range (rpc_gpufreq.c) */
+	RPC_Q_HP_LIST,	/* heapprofd session records: n */
+	RPC_Q_EXPORT,	/* windows as another tool's file (rpc_export.c) */
+	RPC_Q_DMABUF,	/* DMA-BUF parts of a range folded (rpc_dmabuf.c) */
+	RPC_Q_GPUFREQ,	/* GPU frequency parts of a range (rpc_gpufreq.c) */
+	RPC_Q_SYSCALLS, /* syscall parts of a range folded (rpc_syscalls.c) */
 };
 
 struct rpc_query {
@@ -239,5 +241,10 @@ struct window_gpufreq;
 int rpc_answer_gpufreq(const struct rpc_query *q,
     const struct window_gpufreq *p, uint32_t max, uint8_t **ret,
     size_t *ret_len);
+/* rpc_syscalls.c: the syscalls answer (op 32) of part p (NULL: none),
+ * folded from windows stored windows, filtered by q's pid or process */
+int rpc_answer_syscalls(const struct rpc_query *q,
+    const struct window_syscalls *p, uint32_t windows, uint32_t max,
+    uint8_t **ret, size_t *ret_len);
 
 #endif /* VITALSD_RPC_H */

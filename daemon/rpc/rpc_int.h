@@ -157,6 +157,9 @@ Vitals__GpuFreqHealth *rpc_pb_gpufreq_health(struct rpc_arena *a,
 /* rpc_dmabuf.c: the dmabuf request (live, or a query of a range) */
 int rpc_dmabuf(const struct rpc_ctx *ctx, const Vitals__Request *req,
     struct rpc_result *res);
+/* rpc_syscalls.c: the syscalls request (the last window, or a range) */
+int rpc_syscalls(const struct rpc_ctx *ctx, const Vitals__Request *req,
+    struct rpc_result *res);
 
 /* rpc_export.c: NULL and q filled but for its range, or why not */
 const char *rpc_export_query(const Vitals__ExportRequest *er,

@@ -23,4 +23,6 @@ const struct rpc_part *const rpc_parts[WPART__MAX] = {
 	[WPART_DMABUF] = &rpc_part_none,
 	/* on the wire by op GpuFreq (rpc_gpufreq.c) */
 	[WPART_GPUFREQ] = &rpc_part_none,
+	/* on the wire by its own op (rpc_syscalls.c) */
+	[WPART_SYSCALLS] = &rpc_part_none,
 };

@@ -204,7 +204,7 @@ int store_process(struct store *s, int32_t pid, uint64_t starttime,
 const char *store_state_name(enum store_state st);
 
 /* Added with the store: the schema a new database gets, and its mark. */
-#define STORE_SCHEMA_VERSION 22
+#define STORE_SCHEMA_VERSION 23
 #define STORE_APPLICATION_ID 0x56544c53 /* "VTLS" */
 
 /* One window of a task's history, with the window it came from. */
@@ -254,6 +254,16 @@ int store_gpufreq_decode(const void *payload, size_t len,
     struct window_gpufreq **ret);
 int store_dmabuf_decode(const void *payload, size_t len,
     struct window_dmabuf **ret);
+
+/* store_syscalls.c: the syscall parts of the windows that ended in (from,
+ * to] folded into one (*ret NULL: none), and the blob's payload */
+struct window_syscalls;
+int store_syscalls_range(struct store *s, int64_t from_wall_ns,
+    int64_t to_wall_ns, struct window_syscalls **ret, uint32_t *ret_windows);
+void store_syscalls_encode(struct store_enc *e,
+    const struct window_syscalls *p);
+int store_syscalls_decode(const void *payload, size_t len,
+    struct window_syscalls **ret);
 
 /* store_read.c */
 int store_history(struct store *s, bool threads, int32_t id, uint64_t starttime,

@@ -380,6 +380,7 @@ extern const struct store_part store_fgbg_part;
 extern const struct store_part store_wcpu_part;
 extern const struct store_part store_dmabuf_part;
 extern const struct store_part store_gpufreq_part;
+extern const struct store_part store_syscalls_part;
 
 /* store_schema.c: migrations[v] takes user_version v to v + 1 */
 struct store_migration {

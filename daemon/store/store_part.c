@@ -23,6 +23,7 @@ const struct store_part *const store_parts[WPART__MAX] = {
 	[WPART_WCPU] = &store_wcpu_part,
 	[WPART_DMABUF] = &store_dmabuf_part,
 	[WPART_GPUFREQ] = &store_gpufreq_part,
+	[WPART_SYSCALLS] = &store_syscalls_part,
 };
 
 int

@@ -421,6 +421,18 @@ static const char schema_v22[] =
     " blob BLOB NOT NULL);";
 
 /*
+ * v23: syscall latency
+ * per process (store_syscalls.c): one framed, compressed blob for each
+ * window that has the part (the tracer on, or its off/failed state), or a
+ * roll-up of such windows.
+ */
+static const char schema_v23[] =
+    "CREATE TABLE window_syscalls ("
+    " window_id INTEGER PRIMARY KEY REFERENCES windows(id)"
+    " ON DELETE CASCADE,"
+    " blob BLOB NOT NULL);";
+
+/*
  * migrations[v] takes a database from user_version v to v + 1: its SQL,
  * then its C half (NULL: none) in the same transaction.
  */
@@ -447,4 +459,5 @@ const struct store_migration store_migrations[STORE_SCHEMA_VERSION] = {
 	{ schema_v20, NULL },
 	{ schema_v21, NULL },
 	{ schema_v22, NULL },
+	{ schema_v23, NULL },
 };

@@ -22,6 +22,8 @@
  * 2^(SC_HIST_N-1) ns (~2.1 s) up. */
 #define SC_HIST_N 32
 #define SC_COMM_LEN 16
+#define SC_TOP_DEFAULT 32
+#define SC_SLOW_DEFAULT 64
 
 /* Negative returns by class (errno = -ret). */
 enum sc_err {
@@ -92,6 +94,10 @@ struct window_syscalls {
 	uint32_t arch;	/* enum sysnames_arch (core/sysnames.h) of nr */
 	uint32_t have;	/* SC_HAVE_* */
 	uint64_t floor_ns, slow_ns; /* the thresholds in force at close */
+	/* the bounds in force at close (syscall_top, syscall_slow_max): what
+	 * a roll-up keeps; 0: not given, the defaults (SC_TOP_DEFAULT,
+	 * SC_SLOW_DEFAULT) stand in */
+	uint32_t top_max, slow_max;
 	struct sc_counters ctr;
 	/* both programs' run time and runs over the window (Δ of the
 	 * kernel's bpf_prog_info run_time_ns / run_cnt) */

@@ -133,6 +133,8 @@ enum window_part_id {
 	WPART_WCPU,    /* struct window_wcpu (wcpu/wcpu.h) */
 	WPART_DMABUF,  /* struct window_dmabuf (dmabuf/dmabuf.h) */
 	WPART_GPUFREQ, /* struct window_gpufreq (gpufreq/gpufreq.h) */
+	/* struct window_syscalls (syscalls/syscalls.h, sc_window.h) */
+	WPART_SYSCALLS,
 	WPART__MAX
 };
 

@@ -10,6 +10,7 @@
 #include "gpufreq/gpufreq.h"
 #include "gpumem/gpumem.h"
 #include "sched/sched.h"
+#include "syscalls/sc_window.h"
 #include "trace/trace.h"
 #include "wcpu/wcpu.h"
 #include "window/window.h"
@@ -25,4 +26,5 @@ const struct window_part_ops *const window_parts[WPART__MAX] = {
 	[WPART_WCPU] = &wcpu_window_part,
 	[WPART_DMABUF] = &dmabuf_window_part,
 	[WPART_GPUFREQ] = &gpufreq_window_part,
+	[WPART_SYSCALLS] = &sc_window_part,
 };

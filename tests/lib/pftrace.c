@@ -165,6 +165,12 @@ field(struct pf_trace *tr, struct cur *c, const char *path, const char *key,
 		else if (!strcmp(key, "counter_value")) {
 			c->e.value = s;
 			c->e.has_value = true;
+		} else if (!strcmp(key, "name"))
+			unquote(val, c->e.name, sizeof(c->e.name));
+	} else if (strcmp(path, "packet/track_event/debug_annotations") == 0) {
+		if (!strcmp(key, "int_value")) {
+			c->e.ret = s;
+			c->e.has_ret = true;
 		}
 	}
 }
@@ -420,8 +426,17 @@ pf_check(const struct pf_trace *t, char *why, size_t whylen)
 			    e->at, e->track);
 			goto fail;
 		}
-		if (strcmp(e->type, "TYPE_COUNTER") != 0 || !k->counter ||
-		    !e->has_value) {
+		/* counters on counter tracks; slices (syscalls) on threads */
+		if (strcmp(e->type, "TYPE_SLICE_BEGIN") == 0 ||
+		    strcmp(e->type, "TYPE_SLICE_END") == 0) {
+			if (!k->thread || e->has_value) {
+				whyf(why, whylen,
+				    "event at packet %zu: %s on %s", e->at,
+				    e->type, k->name);
+				goto fail;
+			}
+		} else if (strcmp(e->type, "TYPE_COUNTER") != 0 ||
+		    !k->counter || !e->has_value) {
 			whyf(why, whylen, "event at packet %zu: %s on %s",
 			    e->at, e->type, k->name);
 			goto fail;

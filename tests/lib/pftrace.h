@@ -30,6 +30,9 @@ struct pf_event {
 	char type[32]; /* "TYPE_COUNTER", ... */
 	bool has_value;
 	int64_t value;
+	char name[64]; /* a slice's name; "" none */
+	bool has_ret;  /* a debug annotation "ret" */
+	int64_t ret;
 };
 
 struct pf_trace {
