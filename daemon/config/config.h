@@ -12,6 +12,7 @@
 #include "burst/burst.h"
 #include "cgroup/cgroup.h"
 #include "dmabuf/dmabuf.h"
+#include "syscalls/sc_collect.h"
 #include "fgbg/fgbg.h"
 #include "wss/wss.h"
 
@@ -81,6 +82,7 @@ struct config {
 	struct fgbg_config fgbg;     /* foreground/background (fgbg.c) */
 	struct burst_settings burst; /* burst triggers (burst/) */
 	struct dmabuf_config dmabuf; /* DMA-BUF per process (dmabuf.c) */
+	struct sc_config syscalls;   /* syscall latency (syscalls/) */
 	/* ftrace (ftrace.c) */
 	bool ftrace;		   /* read ftrace at all */
 	char *ftrace_instance;	   /* instances/<name> */

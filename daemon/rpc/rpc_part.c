@@ -21,4 +21,5 @@ const struct rpc_part *const rpc_parts[WPART__MAX] = {
 	[WPART_FGBG] = &rpc_fgbg_part,
 	[WPART_WCPU] = &rpc_wcpu_part,
 	[WPART_DMABUF] = &rpc_part_none,
+	[WPART_SYSCALLS] = &rpc_part_none,
 };

@@ -22,6 +22,7 @@ const struct store_part *const store_parts[WPART__MAX] = {
 	[WPART_FGBG] = &store_fgbg_part,
 	[WPART_WCPU] = &store_wcpu_part,
 	[WPART_DMABUF] = &store_dmabuf_part,
+	[WPART_SYSCALLS] = &store_part_none,
 };
 
 int

@@ -132,6 +132,7 @@ enum window_part_id {
 	WPART_FGBG,   /* struct window_fgbg (fgbg/fgbg.h) */
 	WPART_WCPU,   /* struct window_wcpu (wcpu/wcpu.h) */
 	WPART_DMABUF, /* struct window_dmabuf (dmabuf/dmabuf.h) */
+	WPART_SYSCALLS, /* struct window_syscalls (syscalls/syscalls.h) */
 	WPART__MAX
 };
 

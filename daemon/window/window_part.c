@@ -9,6 +9,7 @@
 #include "fgbg/fgbg.h"
 #include "gpumem/gpumem.h"
 #include "sched/sched.h"
+#include "syscalls/sc_collect.h"
 #include "trace/trace.h"
 #include "wcpu/wcpu.h"
 #include "window/window.h"
@@ -23,4 +24,5 @@ const struct window_part_ops *const window_parts[WPART__MAX] = {
 	[WPART_FGBG] = &fgbg_window_part,
 	[WPART_WCPU] = &wcpu_window_part,
 	[WPART_DMABUF] = &dmabuf_window_part,
+	[WPART_SYSCALLS] = &sc_window_part,
 };
