@@ -187,7 +187,7 @@ END_TEST
 
 struct th {
 	long ns;
-	int64_t own;
+	int64_t own, max;
 	pthread_barrier_t *b;
 };
 
@@ -202,7 +202,10 @@ th_run(void *arg)
 	for (i = 0; i < 50; i++) {
 		t0 = boot_ns();
 		sleep_ns(t->ns);
-		t->own += boot_ns() - t0;
+		t0 = boot_ns() - t0;
+		t->own += t0;
+		if (t0 > t->max)
+			t->max = t0;
 	}
 	return NULL;
 }
@@ -214,7 +217,7 @@ START_TEST(test_threads)
 	struct sc_collector *sc;
 	struct window_syscalls *p;
 	const struct sc_row *rn;
-	int64_t own = 0;
+	int64_t own[2] = { 0, 0 }, d;
 	int pfd[2], st;
 	pid_t pid;
 
@@ -223,7 +226,8 @@ START_TEST(test_threads)
 	ck_assert_int_eq(pipe(pfd), 0);
 	if ((pid = fork()) == 0) {
 		pthread_barrier_t b;
-		struct th t[2] = { { 3000000, 0, &b }, { 7000000, 0, &b } };
+		struct th t[2] = { { 3000000, 0, 0, &b },
+			{ 7000000, 0, 0, &b } };
 		pthread_t id[2];
 
 		pthread_barrier_init(&b, NULL, 2);
@@ -231,24 +235,29 @@ START_TEST(test_threads)
 		pthread_create(&id[1], NULL, th_run, &t[1]);
 		pthread_join(id[0], NULL);
 		pthread_join(id[1], NULL);
-		own = t[0].own + t[1].own;
-		_exit(write(pfd[1], &own, sizeof(own)) == sizeof(own) ? 0 : 5);
+		own[0] = t[0].own + t[1].own;
+		own[1] = t[0].max > t[1].max ? t[0].max : t[1].max;
+		_exit(write(pfd[1], own, sizeof(own)) == sizeof(own) ? 0 : 5);
 	}
 	close(pfd[1]);
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child %d", st);
-	ck_assert_int_eq(read(pfd[0], &own, sizeof(own)), sizeof(own));
+	ck_assert_int_eq(read(pfd[0], own, sizeof(own)), sizeof(own));
 	close(pfd[0]);
 	p = sc_drain(sc);
 	ck_assert_ptr_nonnull(p);
 	rn = row(p, pid, SYS_nanosleep);
 	ck_assert_ptr_nonnull(rn);
 	ck_assert_uint_eq(rn->count, 100);
-	near("2 threads, 50 × 3 ms + 50 × 7 ms", rn->sum_ns, own);
-	fprintf(stderr, "max %.3f ms\n", (double)rn->max_ns / 1e6);
-	/* paired per thread: no 3 + 7 ms call */
-	ck_assert_msg(rn->max_ns >= 7000000 && rn->max_ns < 9500000,
-	    "max %llu ns", (unsigned long long)rn->max_ns);
+	near("2 threads, 50 × 3 ms + 50 × 7 ms", rn->sum_ns, own[0]);
+	fprintf(stderr, "max: BPF %.3f ms, the threads' own %.3f ms\n",
+	    (double)rn->max_ns / 1e6, (double)own[1] / 1e6);
+	/* paired per thread: the longest call is one a thread timed itself
+	 * (about 7 ms on an idle machine), not a 3 + 7 ms cross-pairing */
+	d = (int64_t)rn->max_ns - own[1];
+	ck_assert_msg(rn->max_ns >= 7000000 && d < 500000 && d > -500000,
+	    "max %llu ns, own %lld ns", (unsigned long long)rn->max_ns,
+	    (long long)own[1]);
 	ck_assert_uint_eq(p->ctr.mismatch, 0);
 	sc_collect_part_free(p);
 	sc_free(sc);
@@ -359,7 +368,7 @@ START_TEST(test_rb_full)
 	struct window_syscalls *p;
 	const struct sc_row *r;
 	long page = sysconf(_SC_PAGESIZE);
-	size_t cap;
+	size_t cap, mine = 0;
 	int st, i;
 	pid_t pid;
 
@@ -385,12 +394,16 @@ START_TEST(test_rb_full)
 	ck_assert_uint_eq(r->count, 5000);
 	/* a record: 8 B header + the 64 B record, 8-aligned */
 	cap = (size_t)(page > 4096 ? page : 4096) / 72;
-	fprintf(stderr, "ring buffer: %zu records kept (capacity ≤ %zu), "
-			"rb_full %llu\n",
-	    p->nslow, cap, (unsigned long long)p->ctr.rb_full);
+	/* other processes' writes may fill it again between the drain's
+	 * two reads: the child's records alone are bounded */
+	for (i = 0; i < (int)p->nslow; i++)
+		mine += p->slow[i].tgid == pid;
+	fprintf(stderr, "ring buffer: %zu records kept, %zu the child's "
+			"(capacity ≤ %zu), rb_full %llu\n",
+	    p->nslow, mine, cap, (unsigned long long)p->ctr.rb_full);
 	ck_assert_uint_gt(p->ctr.rb_full, 0);
-	ck_assert_uint_le(p->nslow, cap);
-	ck_assert_uint_gt(p->nslow, 0);
+	ck_assert_uint_le(mine, cap);
+	ck_assert_uint_gt(mine, 0);
 	ck_assert_uint_ge(p->nslow + p->ctr.rb_full, 5000);
 	for (i = 1; i < (int)p->nslow; i++)
 		ck_assert(p->slow[i - 1].boot_enter_ns <=
