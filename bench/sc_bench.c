@@ -116,10 +116,9 @@ collect(int secs)
 	printf("runs %llu run_ns %llu ns_per_run %.1f calls %llu "
 	       "ns_per_call %.1f slow %llu cpu_s %.4f\n",
 	    (unsigned long long)runs, (unsigned long long)ns,
-	    runs ? (double)ns / (double)runs : 0.0,
-	    (unsigned long long)calls,
-	    calls ? (double)ns / (double)calls : 0.0,
-	    (unsigned long long)slow, cpu_s() - c0);
+	    runs ? (double)ns / (double)runs : 0.0, (unsigned long long)calls,
+	    calls ? (double)ns / (double)calls : 0.0, (unsigned long long)slow,
+	    cpu_s() - c0);
 	sc_free(sc);
 	close(sfd);
 	return 0;

@@ -85,13 +85,13 @@ struct vitalsd {
 	struct sc_collector *sc;
 	unsigned sc_state;
 	int sc_err;
-	unsigned cg_state;    /* the state last logged */
-	struct ftrace *ft;    /* ftrace reader (ftrace.c); NULL: off */
-	unsigned ft_state;    /* enum ftrace_state, for every window */
-	int ft_err;	      /* -errno behind an off state */
-	struct atcat *ac;     /* ATrace categories (atrace_cat.c) */
-	bool atcat_wanted;    /* some are configured */
-	int state_fd;	      /* the state directory (statedir.c) */
+	unsigned cg_state; /* the state last logged */
+	struct ftrace *ft; /* ftrace reader (ftrace.c); NULL: off */
+	unsigned ft_state; /* enum ftrace_state, for every window */
+	int ft_err;	   /* -errno behind an off state */
+	struct atcat *ac;  /* ATrace categories (atrace_cat.c) */
+	bool atcat_wanted; /* some are configured */
+	int state_fd;	   /* the state directory (statedir.c) */
 	/* batched commits (spooldir.c): the spool file, "" none, and why */
 	char spool_path[4096];
 	char spool_note[256];

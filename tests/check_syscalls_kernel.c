@@ -97,12 +97,12 @@ near(const char *what, uint64_t bpf, int64_t own)
 {
 	double d = (double)bpf - (double)own;
 
-	fprintf(stderr, "%s: BPF Σ %.3f ms, child Σ %.3f ms (%+.2f %%)\n",
-	    what, (double)bpf / 1e6, (double)own / 1e6,
+	fprintf(stderr, "%s: BPF Σ %.3f ms, child Σ %.3f ms (%+.2f %%)\n", what,
+	    (double)bpf / 1e6, (double)own / 1e6,
 	    own ? 100.0 * d / (double)own : 0.0);
 	ck_assert_msg(d <= 0.1 * (double)own && -d <= 0.1 * (double)own,
-	    "%s: BPF Σ %llu ns, child Σ %lld ns", what,
-	    (unsigned long long)bpf, (long long)own);
+	    "%s: BPF Σ %llu ns, child Σ %lld ns", what, (unsigned long long)bpf,
+	    (long long)own);
 }
 
 /* the child's own sums through a pipe: fsync, nanosleep */
@@ -174,8 +174,8 @@ START_TEST(test_counts)
 	fprintf(stderr, "programs: %llu runs, %llu ns (%.1f ns a run)\n",
 	    (unsigned long long)p->prog_run_cnt,
 	    (unsigned long long)p->prog_run_ns,
-	    p->prog_run_cnt ? (double)p->prog_run_ns /
-		    (double)p->prog_run_cnt : 0.0);
+	    p->prog_run_cnt ? (double)p->prog_run_ns / (double)p->prog_run_cnt :
+			      0.0);
 	ck_assert(p->have & SC_HAVE_PROG_STATS);
 	ck_assert_uint_ge(p->prog_run_cnt, 2 * 300);
 	ck_assert_uint_eq(p->ctr.map_full, 0);
@@ -330,8 +330,8 @@ START_TEST(test_tid_reuse)
 		ck_assert_int_ge(reuse, 0);
 		waitpid(reuse, &st, 0);
 	}
-	fprintf(stderr, "tid %d reused by a new process: %s (%d tries)\n",
-	    tid, reuse == tid ? "yes" : "no", tries);
+	fprintf(stderr, "tid %d reused by a new process: %s (%d tries)\n", tid,
+	    reuse == tid ? "yes" : "no", tries);
 	p = sc_drain(sc);
 	ck_assert_ptr_nonnull(p);
 	r = row(p, pid, SYS_read);
@@ -398,16 +398,17 @@ START_TEST(test_rb_full)
 	 * two reads: the child's records alone are bounded */
 	for (i = 0; i < (int)p->nslow; i++)
 		mine += p->slow[i].tgid == pid;
-	fprintf(stderr, "ring buffer: %zu records kept, %zu the child's "
-			"(capacity ≤ %zu), rb_full %llu\n",
+	fprintf(stderr,
+	    "ring buffer: %zu records kept, %zu the child's "
+	    "(capacity ≤ %zu), rb_full %llu\n",
 	    p->nslow, mine, cap, (unsigned long long)p->ctr.rb_full);
 	ck_assert_uint_gt(p->ctr.rb_full, 0);
 	ck_assert_uint_le(mine, cap);
 	ck_assert_uint_gt(mine, 0);
 	ck_assert_uint_ge(p->nslow + p->ctr.rb_full, 5000);
 	for (i = 1; i < (int)p->nslow; i++)
-		ck_assert(p->slow[i - 1].boot_enter_ns <=
-		    p->slow[i].boot_enter_ns);
+		ck_assert(
+		    p->slow[i - 1].boot_enter_ns <= p->slow[i].boot_enter_ns);
 	sc_collect_part_free(p);
 	sc_free(sc);
 }

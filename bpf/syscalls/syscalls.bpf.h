@@ -23,7 +23,7 @@
 /* sc_ctl[0], written by the daemon only: the side programs add to, and
  * the thresholds. */
 struct sc_ctl {
-	__u64 gen;     /* side = gen & 1 */
+	__u64 gen;	/* side = gen & 1 */
 	__u64 floor_ns; /* calls under it: count, errors, sum only */
 	__u64 slow_ns;	/* calls at or over it: a ring buffer record;
 			 * 0: none */
@@ -32,7 +32,7 @@ struct sc_ctl {
 /* pending call of one thread (task storage) */
 struct sc_pend {
 	__u32 nr;
-	__u32 busy; /* 1: an enter waits for its exit */
+	__u32 busy;    /* 1: an enter waits for its exit */
 	__u64 t_enter; /* bpf_ktime_get_boot_ns() */
 };
 

@@ -23,9 +23,9 @@ struct window;
 
 /* syscall_* keys (doc/vitalsd.conf.5.md) */
 struct sc_config {
-	bool on;			 /* syscall_trace */
-	uint8_t set[SC_CFG_NR_MAX / 8];	 /* syscalls: bit nr, native ABI */
-	uint32_t floor_us, slow_ms;	 /* syscall_floor_us, syscall_slow_ms */
+	bool on;			/* syscall_trace */
+	uint8_t set[SC_CFG_NR_MAX / 8]; /* syscalls: bit nr, native ABI */
+	uint32_t floor_us, slow_ms;	/* syscall_floor_us, syscall_slow_ms */
 	uint32_t top, slow_max, rb_kib; /* syscall_top, _slow_max, _rb_kib */
 };
 

@@ -64,7 +64,8 @@ by_enter(const void *a, const void *b)
 {
 	const struct sc_slow *x = a, *y = b;
 
-	return x->boot_enter_ns < y->boot_enter_ns ? -1 :
+	return x->boot_enter_ns < y->boot_enter_ns ?
+	    -1 :
 	    x->boot_enter_ns > y->boot_enter_ns;
 }
 
@@ -272,8 +273,8 @@ sc_window(struct sc_collector *sc, struct window *w)
 
 	if (p == NULL)
 		return -ENOMEM;
-	if (w->part[WPART_SYSCALLS])
-		window_parts[WPART_SYSCALLS]->free(w->part[WPART_SYSCALLS]);
+	/* a part already there is ours (a state part): replaced */
+	sc_collect_part_free(w->part[WPART_SYSCALLS]);
 	window_part_set(w, WPART_SYSCALLS, p);
 	return 0;
 }

@@ -161,8 +161,8 @@ sc_new(const struct sc_opts *o, struct sc_collector **ret)
 	sc->prog_fd[1] = bpf_program__fd(skel->progs.vitals_sys_exit);
 	if ((r = sc_write_ctl(sc)) < 0 || (r = write_set(sc)) < 0)
 		goto fail;
-	sc->rb = ring_buffer__new(bpf_map__fd(skel->maps.sc_rb), rb_record,
-	    sc, NULL);
+	sc->rb = ring_buffer__new(bpf_map__fd(skel->maps.sc_rb), rb_record, sc,
+	    NULL);
 	if (sc->rb == NULL) {
 		r = -errno;
 		goto fail;

@@ -124,14 +124,14 @@ struct window_health {
  * signal's folder; the store and rpc have a table of their own.
  */
 enum window_part_id {
-	WPART_SCHED,  /* struct window_bpf (sched/sched.h) */
-	WPART_GPUMEM, /* struct window_gpumem_part (gpumem/gpumem.h) */
-	WPART_WSS,    /* struct window_wss_part (wss/wss.h) */
-	WPART_TRACE,  /* struct window_trace (trace/trace.h) */
-	WPART_CGROUP, /* struct window_cgroup (cgroup/cgroup.h) */
-	WPART_FGBG,   /* struct window_fgbg (fgbg/fgbg.h) */
-	WPART_WCPU,   /* struct window_wcpu (wcpu/wcpu.h) */
-	WPART_DMABUF, /* struct window_dmabuf (dmabuf/dmabuf.h) */
+	WPART_SCHED,	/* struct window_bpf (sched/sched.h) */
+	WPART_GPUMEM,	/* struct window_gpumem_part (gpumem/gpumem.h) */
+	WPART_WSS,	/* struct window_wss_part (wss/wss.h) */
+	WPART_TRACE,	/* struct window_trace (trace/trace.h) */
+	WPART_CGROUP,	/* struct window_cgroup (cgroup/cgroup.h) */
+	WPART_FGBG,	/* struct window_fgbg (fgbg/fgbg.h) */
+	WPART_WCPU,	/* struct window_wcpu (wcpu/wcpu.h) */
+	WPART_DMABUF,	/* struct window_dmabuf (dmabuf/dmabuf.h) */
 	WPART_SYSCALLS, /* struct window_syscalls (syscalls/syscalls.h) */
 	WPART__MAX
 };
