@@ -16,6 +16,7 @@
 #include "frame.h"
 #include "rpc/rpc_int.h"
 #include "store/store_int.h"
+#include "syscalls/sc_collect.h"
 #include "testutil.h"
 #include "vitalsd.h"
 
@@ -50,6 +51,7 @@ add_off_parts(struct window *w)
 	struct window_fgbg *fg;
 	struct window_wcpu *wc;
 	struct window_dmabuf *db;
+	struct window_syscalls *sc;
 	struct window_gpumem_part *g;
 	struct window_trace *t;
 	struct window_bpf *b;
@@ -83,6 +85,9 @@ add_off_parts(struct window *w)
 	ck_assert_ptr_nonnull(db = window_dmabuf_new());
 	db->passes = 1;
 	window_part_set(w, WPART_DMABUF, db);
+	/* syscall latency off: a head saying so */
+	ck_assert_ptr_nonnull(sc = sc_state_part(SC_OFF, 0));
+	window_part_set(w, WPART_SYSCALLS, sc);
 }
 
 static void

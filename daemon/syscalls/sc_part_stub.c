@@ -66,6 +66,8 @@ stub_bytes(const void *part)
 {
 	const struct window_syscalls *s = part;
 
+	if (s == NULL)
+		return 0;
 	return sizeof(*s) + s->nrows * sizeof(*s->rows) +
 	    s->nslow * sizeof(*s->slow);
 }
