@@ -24,6 +24,8 @@
 #include <bpf/bpf.h>
 
 #include "core/bpf_common.h"
+#include "harness.h"
+#include "testutil.h"
 #include "core/sysnames.h"
 #include "syscalls/sc_collect.h"
 #include "window/window.h"
@@ -457,6 +459,42 @@ START_TEST(test_off)
 }
 END_TEST
 
+/*
+ * The daemon: off by default (nothing of ours loaded while it closes
+ * windows); on, the two programs attached; a reload to off detaches.
+ */
+START_TEST(test_daemon)
+{
+	static const char *const args[] = { "--interval-ms", "200",
+		"--window-s", "1", NULL };
+	static const char *const health[] = { "--json", "health", NULL };
+	struct td d;
+	int i;
+
+	td_start(&d, "scoff", NULL, args);
+	td_wait(&d, 10000, health, td_has_window);
+	ck_assert_int_eq(ours_loaded(), 0);
+	ck_assert(!td_file_has(d.log, "syscalls:"));
+	td_stop(&d);
+
+	td_start(&d, "scon", "syscall_trace = on\nsyscalls = nanosleep\n",
+	    args);
+	td_wait(&d, 10000, health, td_has_window);
+	ck_assert_msg(td_file_has(d.log, "syscalls: attached"), "log %s",
+	    d.log);
+	ck_assert_int_eq(ours_loaded(), 2);
+	ck_assert_int_eq(tu_writes(d.conf, "syscall_trace = off\n"), 0);
+	ck_assert_int_eq(kill(d.pid, SIGHUP), 0);
+	ck_assert(
+	    td_log_until(d.pid, d.log, "reload: syscall_trace = off", 50, 100));
+	for (i = 0; i < 100 && ours_loaded() > 0; i++)
+		usleep(20000);
+	ck_assert_int_eq(ours_loaded(), 0);
+	td_wait(&d, 10000, health, td_has_window);
+	td_stop(&d);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -475,6 +513,7 @@ main(void)
 	tcase_add_test(tc, test_threads);
 	tcase_add_test(tc, test_tid_reuse);
 	tcase_add_test(tc, test_rb_full);
+	tcase_add_test(tc, test_daemon);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
