@@ -9,6 +9,11 @@
  *                            window drained every second for SECS s; prints
  *                            the programs' runs and ns, and this process's
  *                            CPU (the daemon's side: drains, ring buffer)
+ *   sc_bench objcost OBJ SECS
+ *                            one build of bpf/syscalls/syscalls.bpf.c (the
+ *                            daemon's, or a variant: raw_tp, per-CPU) loaded
+ *                            as is, write traced, for SECS s: its runs, ns
+ *                            and the write() calls its aggregate counted
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,7 +24,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
 #include "core/bpf_common.h"
+#include "syscalls/syscalls.bpf.h"
 #include "syscalls/sc_collect.h"
 
 static int64_t
@@ -124,13 +133,90 @@ collect(int secs)
 	return 0;
 }
 
+static int
+objcost(const char *path, int secs)
+{
+	struct sc_ctl ctl = { .gen = 0, .slow_ns = 50000000 };
+	struct bpf_object *obj;
+	struct bpf_program *pr;
+	struct bpf_map *agg;
+	uint64_t ns = 0, runs = 0, calls = 0;
+	struct sc_key k, nk, *prev = NULL;
+	int ncpu = libbpf_num_possible_cpus(), sfd, n, c, percpu;
+	uint32_t zero = 0, nr = 1; /* write on x86_64 */
+	uint8_t on = 1;
+	struct sc_val *v;
+
+#ifdef __aarch64__
+	nr = 64;
+#endif
+	if ((sfd = bpf_stats_enable()) < 0)
+		return 1;
+	obj = bpf_object__open_file(path, NULL);
+	if (obj == NULL || bpf_object__load(obj) < 0) {
+		fprintf(stderr, "%s: load failed\n", path);
+		return 1;
+	}
+	if (bpf_map_update_elem(bpf_object__find_map_fd_by_name(obj,
+				    "sc_traced"),
+		&nr, &on, BPF_ANY) < 0 ||
+	    bpf_map_update_elem(bpf_object__find_map_fd_by_name(obj, "sc_ctl"),
+		&zero, &ctl, BPF_ANY) < 0)
+		return 1;
+	bpf_object__for_each_program(pr, obj) if (!bpf_program__attach(pr))
+	{
+		fprintf(stderr, "attach %s failed\n", bpf_program__name(pr));
+		return 1;
+	}
+	printf("ready\n");
+	fflush(stdout);
+	sleep((unsigned)secs);
+	bpf_object__for_each_program(pr, obj)
+	{
+		struct bpf_prog_info info;
+		uint32_t len = sizeof(info);
+
+		memset(&info, 0, sizeof(info));
+		if (bpf_obj_get_info_by_fd(bpf_program__fd(pr), &info, &len) ==
+		    0) {
+			ns += info.run_time_ns;
+			runs += info.run_cnt;
+		}
+	}
+	agg = bpf_object__find_map_by_name(obj, "sc_agg0");
+	percpu = bpf_map__type(agg) == BPF_MAP_TYPE_PERCPU_HASH;
+	n = percpu ? ncpu : 1;
+	v = calloc((size_t)n, sizeof(*v));
+	while (v && bpf_map_get_next_key(bpf_map__fd(agg), prev, &nk) == 0) {
+		k = nk;
+		prev = &k;
+		if (bpf_map_lookup_elem(bpf_map__fd(agg), &k, v) < 0)
+			continue;
+		for (c = 0; c < n; c++)
+			calls += v[c].count;
+	}
+	printf("runs %llu run_ns %llu ns_per_run %.1f calls %llu "
+	       "ns_per_call %.1f\n",
+	    (unsigned long long)runs, (unsigned long long)ns,
+	    runs ? (double)ns / (double)runs : 0.0, (unsigned long long)calls,
+	    calls ? (double)ns / (double)calls : 0.0);
+	free(v);
+	bpf_object__close(obj);
+	close(sfd);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
 	if (argc >= 3 && !strcmp(argv[1], "loop"))
 		return loop(atol(argv[2]), argc > 3 ? atol(argv[3]) : 0);
+	if (argc == 4 && !strcmp(argv[1], "objcost"))
+		return objcost(argv[2], atoi(argv[3]));
 	if (argc == 3 && !strcmp(argv[1], "collect"))
 		return collect(atoi(argv[2]));
-	fprintf(stderr, "usage: sc_bench loop N [RATE] | collect SECS\n");
+	fprintf(stderr,
+	    "usage: sc_bench loop N [RATE] | collect SECS | "
+	    "objcost OBJ SECS\n");
 	return 2;
 }

@@ -108,6 +108,21 @@ else
 	echo "bpftrace: not installed (scripts/deps.sh bench)"
 fi
 
+# the programs as built, against their raw_tp and per-CPU variants
+objdir=$(dirname "$bench")/../bpf
+for o in syscalls syscalls_raw_tp syscalls_percpu; do
+	[ -f "$objdir/$o.bpf.o" ] || continue
+	"$bench" objcost "$objdir/$o.bpf.o" 4 > "$tmp/obj" &
+	opid=$!
+	pids+=("$opid")
+	for _ in $(seq 100); do grep -q ready "$tmp/obj" && break; sleep 0.1; done
+	"$bench" loop "$calls" > /dev/null
+	"$bench" loop "$calls" > /dev/null
+	wait "$opid"
+	pids=()
+	echo "variant $o: $(tail -1 "$tmp/obj")"
+done
+
 awk -v b="$base" -v o="$ours" -v t="$bt" -v r="$ours_run" 'BEGIN {
 	printf "ours: +%.1f ns a call (x%.3f the untraced loop); kernel BPF %s ns a traced call (enter+exit)\n", o - b, o / b, r
 	if (t != "")

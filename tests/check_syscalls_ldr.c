@@ -121,8 +121,7 @@ START_TEST(test_ldr)
 	    (int)getpid());
 	ck_assert_int_eq(mkdir(bpffs, 0755), 0);
 	snprintf(cmd, sizeof(cmd), "%s -r %s -l system %s",
-	    build_path("tests/bpfldr"), bpffs,
-	    build_path("bpf/vitalsd_sc.o"));
+	    build_path("tests/bpfldr"), bpffs, build_path("bpf/vitalsd_sc.o"));
 	ck_assert_msg(system(cmd) == 0, "%s", cmd);
 	for (i = 0; i < 3; i++) {
 		snprintf(path, sizeof(path), "%s/map_vitalsd_sc_%s", bpffs,

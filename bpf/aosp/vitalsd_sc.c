@@ -66,8 +66,8 @@ VLDR_MAP(sc_pend, LRU_HASH, __u32, struct sc_pend, VITALS_LDR_SC_PEND, OWNER,
     VITALSD_GID, MODE);
 /* running totals per (tgid, nr); comm the caller's at insert; start_ns
  * filled by the daemon from /proc */
-VLDR_MAP(sc_tot, LRU_HASH, struct sc_ldr_key, struct sc_val,
-    VITALS_SC_ENTRIES, OWNER, VITALSD_GID, MODE);
+VLDR_MAP(sc_tot, LRU_HASH, struct sc_ldr_key, struct sc_val, VITALS_SC_ENTRIES,
+    OWNER, VITALSD_GID, MODE);
 VLDR_MAP(sc_stats, PERCPU_ARRAY, __u32, __u64, SC_S__MAX, OWNER, VITALSD_GID,
     MODE);
 
@@ -110,8 +110,8 @@ log2_64(__u64 v)
 	return r;
 }
 
-VLDR_PROG("tracepoint/raw_syscalls/sys_enter", OWNER, VITALSD_GID,
-    tp_sys_enter, struct sys_enter_args)
+VLDR_PROG("tracepoint/raw_syscalls/sys_enter", OWNER, VITALSD_GID, tp_sys_enter,
+    struct sys_enter_args)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct sc_pend p = { 0 };
@@ -126,8 +126,8 @@ VLDR_PROG("tracepoint/raw_syscalls/sys_enter", OWNER, VITALSD_GID,
 	return 0;
 }
 
-VLDR_PROG("tracepoint/raw_syscalls/sys_exit", OWNER, VITALSD_GID,
-    tp_sys_exit, struct sys_exit_args)
+VLDR_PROG("tracepoint/raw_syscalls/sys_exit", OWNER, VITALSD_GID, tp_sys_exit,
+    struct sys_exit_args)
 {
 	__u64 now = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id, b;
@@ -183,8 +183,8 @@ VLDR_PROG("tracepoint/raw_syscalls/sys_exit", OWNER, VITALSD_GID,
 	return 0;
 }
 
-VLDR_PROG("tracepoint/sched/sched_process_exit", OWNER, VITALSD_GID,
-    tp_sc_exit, struct sched_process_exit_args)
+VLDR_PROG("tracepoint/sched/sched_process_exit", OWNER, VITALSD_GID, tp_sc_exit,
+    struct sched_process_exit_args)
 {
 	__u32 tid = (__u32)ctx->pid;
 

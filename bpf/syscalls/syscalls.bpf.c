@@ -87,8 +87,26 @@ struct {
 	__type(value, struct sc_pend);
 } sc_pend SEC(".maps");
 
+/* Bench variants (bench/syscalls.sh; never loaded by the daemon):
+ * SC_RAW_TP attaches as raw_tp instead of tp_btf, SC_PERCPU keeps the
+ * aggregate in per-CPU values with plain adds. */
+#ifdef SC_PERCPU
+#define SC_AGG_TYPE BPF_MAP_TYPE_PERCPU_HASH
+#define SC_ADD(p, n) (*(p) += (n))
+#else
+#define SC_AGG_TYPE BPF_MAP_TYPE_HASH
+#define SC_ADD(p, n) __sync_fetch_and_add((p), (n))
+#endif
+#ifdef SC_RAW_TP
+#define SC_ENTER "raw_tp/sys_enter"
+#define SC_EXIT "raw_tp/sys_exit"
+#else
+#define SC_ENTER "tp_btf/sys_enter"
+#define SC_EXIT "tp_btf/sys_exit"
+#endif
+
 struct sc_agg {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, SC_AGG_TYPE);
 	__uint(max_entries, VITALS_SC_ENTRIES);
 	__type(key, struct sc_key);
 	__type(value, struct sc_val);
@@ -188,7 +206,7 @@ err_class(long ret)
 	return SC_E_OTHER;
 }
 
-SEC("tp_btf/sys_enter")
+SEC(SC_ENTER)
 int
 BPF_PROG(vitals_sys_enter, struct pt_regs *regs, long id)
 {
@@ -231,7 +249,7 @@ add_max(__u64 *m, __u64 v)
 	}
 }
 
-SEC("tp_btf/sys_exit")
+SEC(SC_EXIT)
 int
 BPF_PROG(vitals_sys_exit, struct pt_regs *regs, long ret)
 {
@@ -285,20 +303,25 @@ BPF_PROG(vitals_sys_exit, struct pt_regs *regs, long ret)
 			return 0;
 		}
 	}
-	__sync_fetch_and_add(&v->count, 1);
-	__sync_fetch_and_add(&v->sum_ns, lat);
+	SC_ADD(&v->count, 1);
+	SC_ADD(&v->sum_ns, lat);
 	ec = err_class(ret);
 	if (ec >= 0 && ec < SC_E__MAX)
-		__sync_fetch_and_add(&v->errors[ec], 1);
+		SC_ADD(&v->errors[ec], 1);
 	if (lat < ctl->floor_ns) {
-		__sync_fetch_and_add(&v->fast, 1);
+		SC_ADD(&v->fast, 1);
 	} else {
 		__u32 b = log2_64(lat);
 
 		if (b >= VITALS_SC_HIST_N)
 			b = VITALS_SC_HIST_N - 1;
-		__sync_fetch_and_add(&v->hist[b], 1);
+		SC_ADD(&v->hist[b], 1);
+#ifdef SC_PERCPU
+		if (lat > v->max_ns)
+			v->max_ns = lat;
+#else
 		add_max(&v->max_ns, lat);
+#endif
 	}
 	if (ctl->slow_ns && lat >= ctl->slow_ns) {
 		struct sc_rec *r = bpf_ringbuf_reserve(&sc_rb, sizeof(*r), 0);
