@@ -1529,6 +1529,6 @@ vitalsd_uses_bpf(struct vitalsd *d)
 	int err;
 
 	collector_scanner(d->col, &kind, &why, &err);
-	return d->bs != NULL || kind == SCANNER_BPF ||
+	return d->bs != NULL || kind == SCANNER_BPF || d->sc != NULL ||
 	    (d->gm != NULL && gpumem_uses_bpf(d->gm));
 }

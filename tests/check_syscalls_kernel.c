@@ -484,9 +484,16 @@ START_TEST(test_daemon)
 	ck_assert(!td_file_has(d.log, "syscalls:"));
 	td_stop(&d);
 
-	td_start(&d, "scon", "syscall_trace = on\nsyscalls = nanosleep\n",
+	/* the sched programs off and seccomp on: the syscall part's drains
+	 * run after the privileges dropped */
+	td_start(&d, "scon",
+	    "syscall_trace = on\nsyscalls = nanosleep\nbpf_load = off\n"
+	    "seccomp = on\n",
 	    args);
 	td_wait(&d, 10000, health, td_has_window);
+	usleep(1500000); /* a drain or two after the privileges dropped */
+	ck_assert_msg(!td_file_has(d.log, "syscalls: window"),
+	    "a drain failed: log %s", d.log);
 	ck_assert_msg(td_file_has(d.log, "syscalls: attached"), "log %s",
 	    d.log);
 	ck_assert_int_eq(ours_loaded(), 2);
