@@ -641,7 +641,8 @@ bpf_setup(struct vitalsd *d, const struct config *cfg)
 static void
 syscalls_setup(struct vitalsd *d, const struct config *cfg)
 {
-	struct sc_opts o = { .cfg = &cfg->syscalls, .base = d->base };
+	/* the loop does not exist yet: sc_set_base once it does */
+	struct sc_opts o = { .cfg = &cfg->syscalls, .base = NULL };
 	int r;
 
 	d->sc_state = SC_OFF;
@@ -1288,6 +1289,11 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 		r = -ENOMEM;
 		goto fail;
 	}
+	/* the syscall ring buffer's fd joins the loop (loaded before it) */
+	if (d->sc != NULL && (r = sc_set_base(d->sc, d->base)) < 0)
+		log_warnx("syscalls: ring buffer not in the loop (%s): read "
+			  "at each window's close only",
+		    strerror(-r));
 	if ((d->tick = event_new(d->base, -1, 0, tick_cb, d)) == NULL ||
 	    event_priority_set(d->tick, 0) < 0) {
 		r = -ENOMEM;

@@ -29,6 +29,7 @@ main(void)
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <event2/event.h>
 
 #include "core/bpf_common.h"
 #include "harness.h"
@@ -423,6 +424,59 @@ START_TEST(test_rb_full)
 }
 END_TEST
 
+/* slow calls reach the open window through the event loop, before any
+ * drain: the ring buffer's fd in a libevent loop, as in the daemon */
+START_TEST(test_rb_loop)
+{
+	struct sc_config c;
+	struct sc_opts o;
+	struct sc_collector *sc;
+	struct event_base *base = event_base_new();
+	struct window_syscalls *p;
+	size_t i, mine = 0;
+	int st, k, r;
+	pid_t pid;
+
+	ck_assert_ptr_nonnull(base);
+	cfg_for(&c, "nanosleep");
+	ck_assert_int_eq(sc_config_set(&c, "syscall_slow_ms", "1"), 0);
+	o.cfg = &c;
+	o.base = base;
+	r = sc_new(&o, &sc);
+	ck_assert_msg(r == 0, "sc_new: %s", strerror(-r));
+	if ((pid = fork()) == 0) {
+		for (k = 0; k < 5; k++)
+			sleep_ns(2000000);
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	for (k = 0; k < 100; k++) {
+		event_base_loop(base, EVLOOP_NONBLOCK);
+		if (sc_pending_slow(sc) >= 5)
+			break;
+		usleep(10000);
+	}
+	ck_assert_uint_ge(sc_pending_slow(sc), 5);
+	p = sc_drain(sc);
+	ck_assert_ptr_nonnull(p);
+	for (i = 0; i < p->nslow; i++) {
+		if (p->slow[i].tgid != pid)
+			continue;
+		mine++;
+		ck_assert_int_eq(p->slow[i].tid, pid);
+		ck_assert_uint_eq(p->slow[i].nr, SYS_nanosleep);
+		ck_assert_int_eq(p->slow[i].ret, 0);
+		ck_assert_uint_ge(p->slow[i].lat_ns, 2000000);
+		ck_assert_int_gt(p->slow[i].boot_enter_ns, 0);
+		ck_assert_uint_ne(p->slow[i].start_ns, 0);
+	}
+	ck_assert_uint_eq(mine, 5);
+	sc_collect_part_free(p);
+	sc_free(sc);
+	event_base_free(base);
+}
+END_TEST
+
 static int
 ours_loaded(void)
 {
@@ -527,6 +581,7 @@ main(void)
 	tcase_add_test(tc, test_threads);
 	tcase_add_test(tc, test_tid_reuse);
 	tcase_add_test(tc, test_rb_full);
+	tcase_add_test(tc, test_rb_loop);
 	tcase_add_test(tc, test_daemon);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

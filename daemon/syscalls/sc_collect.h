@@ -47,6 +47,8 @@ struct sc_collector;
 
 /* Load, fill the traced set, attach, join the loop. -errno; *ret NULL. */
 int sc_new(const struct sc_opts *o, struct sc_collector **ret);
+/* The ring buffer's fd into base's loop (when sc_new had none). */
+int sc_set_base(struct sc_collector *sc, struct event_base *base);
 /* A changed set or thresholds, written into the maps (no re-attach). */
 int sc_reconfig(struct sc_collector *sc, const struct sc_config *cfg);
 /* Read what the ring buffer holds (also done on the fd's readiness). */
@@ -58,6 +60,8 @@ int sc_window(struct sc_collector *sc, struct window *w);
 /* A part saying only state and err (SC_FAILED, SC_UNSUPPORTED). */
 struct window_syscalls *sc_state_part(uint32_t state, int err);
 void sc_free(struct sc_collector *sc);
+/* slow calls read for the open window so far (tests) */
+size_t sc_pending_slow(const struct sc_collector *sc);
 /* both programs' ids (tests), 0 when absent */
 int sc_prog_ids(const struct sc_collector *sc, uint32_t ids[2]);
 void sc_collect_part_free(struct window_syscalls *p);

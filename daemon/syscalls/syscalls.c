@@ -114,6 +114,22 @@ rb_cb(evutil_socket_t fd, short what, void *arg)
 	(void)sc_poll(arg);
 }
 
+int
+sc_set_base(struct sc_collector *sc, struct event_base *base)
+{
+	if (sc->ev != NULL)
+		return 0;
+	sc->ev = event_new(base, ring_buffer__epoll_fd(sc->rb),
+	    EV_READ | EV_PERSIST, rb_cb, sc);
+	if (sc->ev == NULL || event_add(sc->ev, NULL) < 0) {
+		if (sc->ev)
+			event_free(sc->ev);
+		sc->ev = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 static unsigned
 rb_bytes(unsigned kib)
 {
@@ -167,14 +183,8 @@ sc_new(const struct sc_opts *o, struct sc_collector **ret)
 		r = -errno;
 		goto fail;
 	}
-	if (o->base != NULL) {
-		sc->ev = event_new(o->base, ring_buffer__epoll_fd(sc->rb),
-		    EV_READ | EV_PERSIST, rb_cb, sc);
-		if (sc->ev == NULL || event_add(sc->ev, NULL) < 0) {
-			r = -ENOMEM;
-			goto fail;
-		}
-	}
+	if (o->base != NULL && (r = sc_set_base(sc, o->base)) < 0)
+		goto fail;
 	if ((r = vitals_syscalls__attach(skel)) < 0)
 		goto fail;
 	log_info("syscalls: attached (raw_syscalls sys_enter/sys_exit, "
@@ -204,6 +214,12 @@ sc_reconfig(struct sc_collector *sc, const struct sc_config *cfg)
 	if ((r = sc_write_ctl(sc)) < 0)
 		return r;
 	return set ? write_set(sc) : 0;
+}
+
+size_t
+sc_pending_slow(const struct sc_collector *sc)
+{
+	return sc->nslow;
 }
 
 int
@@ -256,6 +272,21 @@ sc_reconfig(struct sc_collector *sc, const struct sc_config *cfg)
 
 int
 sc_poll(struct sc_collector *sc)
+{
+	(void)sc;
+	return 0;
+}
+
+int
+sc_set_base(struct sc_collector *sc, struct event_base *base)
+{
+	(void)sc;
+	(void)base;
+	return -EOPNOTSUPP;
+}
+
+size_t
+sc_pending_slow(const struct sc_collector *sc)
 {
 	(void)sc;
 	return 0;
