@@ -82,7 +82,7 @@ cpu_s(void)
 static int
 collect(int secs)
 {
-	struct sc_opts o;
+	struct sc_opts o = { 0 };
 	struct sc_config c;
 	struct sc_collector *sc;
 	struct window_syscalls *p;

@@ -649,6 +649,15 @@ syscalls_setup(struct vitalsd *d, const struct config *cfg)
 	d->sc_err = 0;
 	if (!cfg->syscalls.on)
 		return;
+	/* the platform loader's pins of vitalsd_sc.o (Android) where the
+	 * sched part takes pins too, or the build has no object of its own */
+	o.proc_root = cfg->proc_root;
+#ifdef HAVE_BPF_CORE
+	if (cfg->bpf_load == VBPF_LOAD_PINNED_ONLY)
+		o.bpffs = cfg->bpffs;
+#else
+	o.bpffs = cfg->bpffs;
+#endif
 	if ((r = sc_new(&o, &d->sc)) < 0) {
 		d->sc_state = r == -EOPNOTSUPP ? SC_UNSUPPORTED : SC_FAILED;
 		d->sc_err = -r;

@@ -429,7 +429,7 @@ END_TEST
 START_TEST(test_rb_loop)
 {
 	struct sc_config c;
-	struct sc_opts o;
+	struct sc_opts o = { 0 };
 	struct sc_collector *sc;
 	struct event_base *base = event_base_new();
 	struct window_syscalls *p;

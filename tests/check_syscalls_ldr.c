@@ -32,6 +32,7 @@ main(void)
 
 #include <bpf/bpf.h>
 
+#include "syscalls/sc_collect.h"
 #include "syscalls/syscalls.bpf.h"
 #include "testutil.h"
 
@@ -179,6 +180,85 @@ START_TEST(test_ldr)
 }
 END_TEST
 
+/* The daemon's reader of those pins (daemon/syscalls/sc_ldr.c): a drain
+ * is the difference of running totals, only the configured nrs */
+START_TEST(test_collector)
+{
+	char bpffs[128], cmd[PATH_MAX * 2];
+	struct sc_config c;
+	struct sc_opts o = { 0 };
+	struct sc_collector *sc;
+	struct window_syscalls *p;
+	const struct sc_row *r = NULL;
+	int pp[2], go[2], st, i, k;
+	int64_t own = 0, t0;
+	size_t j;
+	pid_t pid;
+
+	snprintf(bpffs, sizeof(bpffs), "/sys/fs/bpf/vitals-scldr2-%d",
+	    (int)getpid());
+	ck_assert_int_eq(mkdir(bpffs, 0755), 0);
+	snprintf(cmd, sizeof(cmd), "%s -r %s -l system %s",
+	    build_path("tests/bpfldr"), bpffs, build_path("bpf/vitalsd_sc.o"));
+	ck_assert_msg(system(cmd) == 0, "%s", cmd);
+	sc_config_init(&c);
+	c.on = true;
+	ck_assert_int_eq(sc_config_set(&c, "syscalls", "nanosleep"), 0);
+	o.cfg = &c;
+	o.bpffs = bpffs;
+	k = sc_new(&o, &sc);
+	ck_assert_msg(k == 0, "sc_new on pins: %s", strerror(-k));
+	ck_assert_int_eq(pipe(pp), 0);
+	ck_assert_int_eq(pipe(go), 0);
+	if ((pid = fork()) == 0) {
+		struct timespec ts = { 0, 2000000 };
+		char b;
+
+		for (i = 0; i < 20; i++) {
+			t0 = mono_ns();
+			syscall(SYS_nanosleep, &ts, NULL);
+			own += mono_ns() - t0;
+		}
+		if (write(pp[1], &own, sizeof(own)) != sizeof(own))
+			_exit(1);
+		/* alive until the drain read its start time */
+		_exit(read(go[0], &b, 1) == 1 ? 0 : 2);
+	}
+	ck_assert_int_eq(read(pp[0], &own, sizeof(own)), sizeof(own));
+	p = sc_drain(sc);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(write(go[1], "x", 1), 1);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	for (j = 0; j < p->nrows; j++) {
+		ck_assert_uint_eq(p->rows[j].nr, SYS_nanosleep);
+		if (p->rows[j].tgid == pid)
+			r = &p->rows[j];
+	}
+	ck_assert_ptr_nonnull(r);
+	fprintf(stderr, "pins reader: %llu calls, Σ %.3f ms (child %.3f ms)\n",
+	    (unsigned long long)r->count, (double)r->sum_ns / 1e6,
+	    (double)own / 1e6);
+	ck_assert_uint_eq(r->count, 20);
+	ck_assert_msg((double)r->sum_ns <= 1.1 * (double)own &&
+		(double)r->sum_ns >= 0.9 * (double)own,
+	    "Σ %llu, own %lld", (unsigned long long)r->sum_ns, (long long)own);
+	ck_assert_uint_ne(r->start_ns, 0);
+	sc_collect_part_free(p);
+	/* nothing new from the child: no row of it in the next drain */
+	p = sc_drain(sc);
+	ck_assert_ptr_nonnull(p);
+	for (j = 0; j < p->nrows; j++)
+		ck_assert_int_ne(p->rows[j].tgid, pid);
+	sc_collect_part_free(p);
+	sc_free(sc);
+	close(pp[0]);
+	close(pp[1]);
+	close(go[0]);
+	close(go[1]);
+	tu_rmtree(bpffs);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -192,6 +272,7 @@ main(void)
 		return 77;
 	}
 	tcase_add_test(tc, test_ldr);
+	tcase_add_test(tc, test_collector);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -41,6 +41,10 @@ sc_config_traced(const struct sc_config *c, uint32_t nr)
 struct sc_opts {
 	const struct sc_config *cfg;
 	struct event_base *base; /* the loop the ring buffer's fd joins */
+	/* non-NULL: the platform loader's pins of vitalsd_sc.o there
+	 * (bpf/aosp/vitalsd_sc.c) instead of loading our object */
+	const char *bpffs;
+	const char *proc_root; /* NULL: /proc (start times, pins mode) */
 };
 
 struct sc_collector;

@@ -13,20 +13,15 @@
 #include <unistd.h>
 
 #include "core/log.h"
-#include "syscalls/sc_collect.h"
-
-#if defined(HAVE_BPF) && defined(HAVE_BPF_CORE)
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
-#include <event2/event.h>
-
-#include "syscalls/syscalls.bpf.h"
 #include "sc_int.h"
-#include "syscalls.skel.h"
+#include "syscalls/sc_collect.h"
 
 _Static_assert(SC_CFG_NR_MAX == VITALS_SC_NR_MAX, "traced set size");
 _Static_assert(SC_HIST_N == VITALS_SC_HIST_N, "histogram");
 _Static_assert((int)SC_ERR__MAX == (int)SC_E__MAX, "error classes");
+
+#ifdef HAVE_BPF
+#include <bpf/bpf.h>
 
 int
 sc_write_ctl(struct sc_collector *sc)
@@ -43,6 +38,13 @@ sc_write_ctl(struct sc_collector *sc)
 		return -errno;
 	return 0;
 }
+#endif
+
+#if defined(HAVE_BPF) && defined(HAVE_BPF_CORE)
+#include <bpf/libbpf.h>
+#include <event2/event.h>
+
+#include "syscalls.skel.h"
 
 static int
 write_set(struct sc_collector *sc)
@@ -101,7 +103,11 @@ rb_record(void *ctx, void *data, size_t size)
 int
 sc_poll(struct sc_collector *sc)
 {
-	int r = ring_buffer__consume(sc->rb);
+	int r;
+
+	if (sc->rb == NULL)
+		return 0;
+	r = ring_buffer__consume(sc->rb);
 
 	return r < 0 ? r : 0;
 }
@@ -117,7 +123,7 @@ rb_cb(evutil_socket_t fd, short what, void *arg)
 int
 sc_set_base(struct sc_collector *sc, struct event_base *base)
 {
-	if (sc->ev != NULL)
+	if (sc->ev != NULL || sc->rb == NULL)
 		return 0;
 	sc->ev = event_new(base, ring_buffer__epoll_fd(sc->rb),
 	    EV_READ | EV_PERSIST, rb_cb, sc);
@@ -149,6 +155,8 @@ sc_new(const struct sc_opts *o, struct sc_collector **ret)
 	int r;
 
 	*ret = NULL;
+	if (o->bpffs != NULL)
+		return sc_ldr_new(o, ret);
 	if ((sc = calloc(1, sizeof(*sc))) == NULL)
 		return -ENOMEM;
 	sc->cfg = *o->cfg;
@@ -205,6 +213,10 @@ sc_reconfig(struct sc_collector *sc, const struct sc_config *cfg)
 	bool set = memcmp(sc->cfg.set, cfg->set, sizeof(cfg->set)) != 0;
 	int r;
 
+	if (sc->ldr) { /* the set applies at the drain */
+		sc->cfg = *cfg;
+		return 0;
+	}
 	/* rb_kib is the ring buffer's size, fixed at load */
 	sc->cfg.floor_us = cfg->floor_us;
 	sc->cfg.slow_ms = cfg->slow_ms;
@@ -244,6 +256,10 @@ sc_free(struct sc_collector *sc)
 {
 	if (sc == NULL)
 		return;
+	if (sc->ldr) {
+		sc_ldr_free(sc);
+		return;
+	}
 	if (sc->ev)
 		event_free(sc->ev);
 	ring_buffer__free(sc->rb);
@@ -254,20 +270,19 @@ sc_free(struct sc_collector *sc)
 
 #else /* no CO-RE object in this build */
 
+/* the platform loader's pins only (Android) */
 int
 sc_new(const struct sc_opts *o, struct sc_collector **ret)
 {
-	(void)o;
 	*ret = NULL;
-	return -EOPNOTSUPP;
+	return o->bpffs != NULL ? sc_ldr_new(o, ret) : -EOPNOTSUPP;
 }
 
 int
 sc_reconfig(struct sc_collector *sc, const struct sc_config *cfg)
 {
-	(void)sc;
-	(void)cfg;
-	return -EOPNOTSUPP;
+	sc->cfg = *cfg;
+	return 0;
 }
 
 int
@@ -303,6 +318,7 @@ sc_prog_ids(const struct sc_collector *sc, uint32_t ids[2])
 void
 sc_free(struct sc_collector *sc)
 {
-	(void)sc;
+	if (sc != NULL)
+		sc_ldr_free(sc);
 }
 #endif
