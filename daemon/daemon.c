@@ -652,6 +652,7 @@ syscalls_setup(struct vitalsd *d, const struct config *cfg)
 	/* the platform loader's pins of vitalsd_sc.o (Android) where the
 	 * sched part takes pins too, or the build has no object of its own */
 	o.proc_root = cfg->proc_root;
+	o.instance = cfg->ftrace_instance;
 #ifdef HAVE_BPF_CORE
 	if (cfg->bpf_load == VBPF_LOAD_PINNED_ONLY)
 		o.bpffs = cfg->bpffs;

@@ -206,6 +206,8 @@ START_TEST(test_collector)
 	ck_assert_int_eq(sc_config_set(&c, "syscalls", "nanosleep"), 0);
 	o.cfg = &c;
 	o.bpffs = bpffs;
+	/* ids from an instance of the test's own (made and removed) */
+	o.instance = "vitals-scldr-test";
 	k = sc_new(&o, &sc);
 	ck_assert_msg(k == 0, "sc_new on pins: %s", strerror(-k));
 	ck_assert_int_eq(pipe(pp), 0);

@@ -45,6 +45,7 @@ struct sc_opts {
 	 * (bpf/aosp/vitalsd_sc.c) instead of loading our object */
 	const char *bpffs;
 	const char *proc_root; /* NULL: /proc (start times, pins mode) */
+	const char *instance;  /* tracefs instance for event ids (pins) */
 };
 
 struct sc_collector;

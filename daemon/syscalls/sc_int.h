@@ -46,6 +46,7 @@ struct sc_collector {
 	/* the platform loader's pins (sc_ldr.c) instead of our object */
 	bool ldr;
 	char proc_root[256];
+	char instance[64]; /* the daemon's tracefs instance, "" none */
 	int tot_fd;
 	int perf_fd[SC_LDR_PROGS], ldr_prog_fd[SC_LDR_PROGS];
 	struct sc_snap *snap;

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -46,31 +47,61 @@ pin_open(const char *dir, const char *kind, const char *name)
 }
 
 static int
-tp_id(const char *ev)
+read_id(const char *path)
+{
+	FILE *f;
+	int id;
+
+	if ((f = fopen(path, "re")) == NULL)
+		return -errno;
+	if (fscanf(f, "%d", &id) != 1)
+		id = -EINVAL;
+	fclose(f);
+	return id;
+}
+
+/*
+ * The tracepoint's id, from the daemon's own tracefs instance first (on
+ * Android the global events/ are not the daemon's to read; the instance
+ * is made for the read if it is missing, as sched_ldr.c does), else from
+ * the global events/.
+ */
+static int
+tp_id(const char *instance, const char *ev)
 {
 	static const char *const roots[] = { "/sys/kernel/tracing",
 		"/sys/kernel/debug/tracing" };
-	char path[256];
-	FILE *f;
-	int id, i;
+	char inst[300], path[400];
+	bool made = false;
+	int id = -ENOENT, i;
 
 	for (i = 0; i < 2; i++) {
+		if (instance != NULL && *instance != '\0') {
+			snprintf(inst, sizeof(inst), "%s/instances/%s",
+			    roots[i], instance);
+			if (access(inst, F_OK) < 0 && errno == ENOENT &&
+			    mkdir(inst, 0750) == 0)
+				made = true;
+			snprintf(path, sizeof(path), "%s/events/%s/id", inst,
+			    ev);
+			id = read_id(path);
+			if (made)
+				(void)rmdir(inst);
+			if (id >= 0)
+				return id;
+		}
 		snprintf(path, sizeof(path), "%s/events/%s/id", roots[i], ev);
-		if ((f = fopen(path, "re")) == NULL)
-			continue;
-		if (fscanf(f, "%d", &id) != 1)
-			id = -EINVAL;
-		fclose(f);
-		return id;
+		if ((id = read_id(path)) >= 0)
+			return id;
 	}
-	return -ENOENT;
+	return id;
 }
 
 static int
 ldr_attach(struct sc_collector *sc, int i)
 {
 	struct perf_event_attr pa;
-	int id = tp_id(ldr_progs[i][1]), pfd;
+	int id = tp_id(sc->instance, ldr_progs[i][1]), pfd;
 
 	if (id < 0)
 		return id;
@@ -103,6 +134,8 @@ sc_ldr_new(const struct sc_opts *o, struct sc_collector **ret)
 	sc->arch = sysnames_native();
 	snprintf(sc->proc_root, sizeof(sc->proc_root), "%s",
 	    o->proc_root ? o->proc_root : "/proc");
+	snprintf(sc->instance, sizeof(sc->instance), "%s",
+	    o->instance ? o->instance : "");
 	sc->tot_fd = sc->stats_fd = -1;
 	for (i = 0; i < SC_LDR_PROGS; i++)
 		sc->perf_fd[i] = sc->ldr_prog_fd[i] = -1;
