@@ -49,9 +49,11 @@ typedef unsigned int uid_t;
 enum bpf_map_type {
 	BPF_MAP_TYPE_HASH = 1,
 	BPF_MAP_TYPE_ARRAY = 2,
+	BPF_MAP_TYPE_PERCPU_HASH = 5,
 	BPF_MAP_TYPE_PERCPU_ARRAY = 6,
 	BPF_MAP_TYPE_ARRAY_OF_MAPS = 12,
 	BPF_MAP_TYPE_TASK_STORAGE = 29,
+	BPF_MAP_TYPE_RINGBUF = 27,
 };
 
 enum {

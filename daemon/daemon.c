@@ -22,6 +22,7 @@
 #include "wcpu/wcpu.h"
 #include "dmabuf/dmabuf.h"
 #include "gpufreq/gpufreq.h"
+#include "syscalls/sc_collect.h"
 #include "control/control.h"
 #include "core/bpf_common.h"
 #include "core/log.h"
@@ -81,13 +82,18 @@ struct vitalsd {
 	struct fgbg *fg;      /* foreground/background (fgbg.c); NULL: off */
 	struct dmabuf *db;    /* DMA-BUF per process (dmabuf.c); NULL: off */
 	struct gpufreq *gf;   /* GPU frequency (gpufreq.c); NULL: off */
-	unsigned cg_state;    /* the state last logged */
-	struct ftrace *ft;    /* ftrace reader (ftrace.c); NULL: off */
-	unsigned ft_state;    /* enum ftrace_state, for every window */
-	int ft_err;	      /* -errno behind an off state */
-	struct atcat *ac;     /* ATrace categories (atrace_cat.c) */
-	bool atcat_wanted;    /* some are configured */
-	int state_fd;	      /* the state directory (statedir.c) */
+	/* syscall latency (syscalls/): NULL when off or failed; sc_state
+	 * (enum sc_state) and sc_err go into every window's part */
+	struct sc_collector *sc;
+	unsigned sc_state;
+	int sc_err;
+	unsigned cg_state; /* the state last logged */
+	struct ftrace *ft; /* ftrace reader (ftrace.c); NULL: off */
+	unsigned ft_state; /* enum ftrace_state, for every window */
+	int ft_err;	   /* -errno behind an off state */
+	struct atcat *ac;  /* ATrace categories (atrace_cat.c) */
+	bool atcat_wanted; /* some are configured */
+	int state_fd;	   /* the state directory (statedir.c) */
 	/* batched commits (spooldir.c): the spool file, "" none, and why */
 	char spool_path[4096];
 	char spool_note[256];
@@ -385,6 +391,23 @@ vitalsd_apply(struct vitalsd *d, const struct config *cfg, const char *key)
 		d->bpf_threads = cfg->bpf_threads;
 		return 0;
 	}
+	if (strncmp(key, "syscall", 7) == 0) {
+		/* a changed set or threshold into the maps, no re-attach;
+		 * on -> off detaches (off -> on needs the privileges of a
+		 * start: refused, -ENOTSUP) */
+		if (!cfg->syscalls.on) {
+			sc_free(d->sc);
+			d->sc = NULL;
+			d->sc_state = SC_OFF;
+			d->sc_err = 0;
+			return 0;
+		}
+		if (d->sc == NULL)
+			return -ENOTSUP;
+		if (strcmp(key, "syscall_rb_kib") == 0)
+			return -ENOTSUP;
+		return sc_reconfig(d->sc, &cfg->syscalls);
+	}
 	if (strcmp(key, "trusted_uids") == 0 ||
 	    strcmp(key, "trusted_gids") == 0 ||
 	    strcmp(key, "reader_uids") == 0 ||
@@ -614,6 +637,47 @@ bpf_setup(struct vitalsd *d, const struct config *cfg)
 		return;
 	}
 	bpf_sched_set_stats(d->bs, true);
+}
+
+/*
+ * Syscall latency (doc/bpf.md): loaded and attached while privileged when
+ * syscall_trace = on. Never fatal: a failure is the part's state.
+ */
+static void
+syscalls_setup(struct vitalsd *d, const struct config *cfg)
+{
+	/* the loop does not exist yet: sc_set_base once it does */
+	struct sc_opts o = { .cfg = &cfg->syscalls, .base = NULL };
+	int r;
+
+	d->sc_state = SC_OFF;
+	d->sc_err = 0;
+	if (!cfg->syscalls.on)
+		return;
+	/* the platform loader's pins of vitalsd_sc.o (Android) where the
+	 * sched part takes pins too, or the build has no object of its own */
+	o.proc_root = cfg->proc_root;
+	o.instance = cfg->ftrace_instance;
+#ifdef HAVE_BPF_CORE
+	if (cfg->bpf_load == VBPF_LOAD_PINNED_ONLY)
+		o.bpffs = cfg->bpffs;
+#else
+	o.bpffs = cfg->bpffs;
+#endif
+	if ((r = sc_new(&o, &d->sc)) < 0) {
+		d->sc_state = r == -EOPNOTSUPP ? SC_UNSUPPORTED : SC_FAILED;
+		d->sc_err = -r;
+		log_warnx("syscalls: %s: %s",
+		    d->sc_state == SC_FAILED ? "failed" : "unsupported",
+		    strerror(-r));
+		return;
+	}
+	d->sc_state = SC_ON;
+	/* the programs' run time, as the sched part keeps it */
+	if (cfg->bpf_stats && d->bpf_stats_fd < 0 &&
+	    (d->bpf_stats_fd = bpf_stats_enable()) < 0)
+		log_warnx("syscalls: run-time statistics: %s",
+		    strerror(-d->bpf_stats_fd));
 }
 
 /*
@@ -1009,6 +1073,26 @@ gpufreq_close(struct vitalsd *d, struct window *w)
 		    (unsigned long long)w->seq, strerror(-r));
 }
 
+/* Syscall latency: the drained part, or one saying why there is none;
+ * off: no part at all. */
+static void
+syscalls_close(struct vitalsd *d, struct window *w)
+{
+	struct window_syscalls *p;
+	int r;
+
+	if (d->sc != NULL) {
+		if ((r = sc_window(d->sc, w)) < 0)
+			log_warnx("syscalls: window %llu: %s",
+			    (unsigned long long)w->seq, strerror(-r));
+		return;
+	}
+	if (d->sc_state == SC_OFF || w->part[WPART_SYSCALLS] != NULL)
+		return;
+	if ((p = sc_state_part(d->sc_state, d->sc_err)) != NULL)
+		window_part_set(w, WPART_SYSCALLS, p);
+}
+
 static void (*const part_close[])(struct vitalsd *, struct window *) = {
 	ftrace_close,
 	gpumem_close,
@@ -1016,6 +1100,7 @@ static void (*const part_close[])(struct vitalsd *, struct window *) = {
 	cgroup_close,
 	dmabuf_close,
 	gpufreq_close,
+	syscalls_close,
 };
 
 /*
@@ -1202,6 +1287,7 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 	collector_set_provenance(d->col, &d->prov);
 	collector_set_window_cb(d->col, window_log_cb, d);
 	bpf_setup(d, cfg);
+	syscalls_setup(d, cfg);
 	gpumem_setup(d, cfg);
 	collector_set_close_hook(d->col, parts_close_cb, d);
 	/* the database as the service user: its files are that user's
@@ -1230,6 +1316,11 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 		r = -ENOMEM;
 		goto fail;
 	}
+	/* the syscall ring buffer's fd joins the loop (loaded before it) */
+	if (d->sc != NULL && (r = sc_set_base(d->sc, d->base)) < 0)
+		log_warnx("syscalls: ring buffer not in the loop (%s): read "
+			  "at each window's close only",
+		    strerror(-r));
 	if ((d->tick = event_new(d->base, -1, 0, tick_cb, d)) == NULL ||
 	    event_priority_set(d->tick, 0) < 0) {
 		r = -ENOMEM;
@@ -1440,6 +1531,8 @@ vitalsd_free(struct vitalsd *d)
 		event_free(d->bsa_ev);
 	d->bsa = bpf_sched_async_free(d->bsa);
 	bpf_sched_free(d->bs);
+	sc_free(d->sc);
+	d->sc = NULL;
 	/* the categories before the instance (a failed start included) */
 	d->ac = atcat_free(d->ac);
 	/* ftrace first: its gpu_mem events go into d->gm */
@@ -1478,6 +1571,6 @@ vitalsd_uses_bpf(struct vitalsd *d)
 	int err;
 
 	collector_scanner(d->col, &kind, &why, &err);
-	return d->bs != NULL || kind == SCANNER_BPF ||
+	return d->bs != NULL || kind == SCANNER_BPF || d->sc != NULL ||
 	    (d->gm != NULL && gpumem_uses_bpf(d->gm));
 }

@@ -32,6 +32,8 @@ test_pkgs+=(prometheus)
 
 # bench/peers.sh: the peers measured beside vitalsd, and a scraper
 bench_pkgs=(sysstat atop prometheus-process-exporter curl)
+# bench/syscalls.sh: the bpftrace peer of the syscall latency programs
+bench_pkgs+=(bpftrace)
 
 want=("${build_pkgs[@]}")
 case "${1:-build}" in

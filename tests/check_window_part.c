@@ -16,6 +16,7 @@
 #include "frame.h"
 #include "rpc/rpc_int.h"
 #include "store/store_int.h"
+#include "syscalls/sc_collect.h"
 #include "testutil.h"
 #include "vitalsd.h"
 

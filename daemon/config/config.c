@@ -73,6 +73,7 @@ config_init(struct config *cfg)
 	fgbg_config_init(&cfg->fgbg);
 	burst_settings_init(&cfg->burst);
 	dmabuf_config_init(&cfg->dmabuf);
+	sc_config_init(&cfg->syscalls);
 	config_metrics_init(cfg);
 	/* ftrace (ftrace.c) */
 	cfg->ftrace = true;
@@ -570,6 +571,9 @@ config_set(struct config *cfg, const char *key, const char *value)
 	/* DMA-BUF per process: dmabuf, dmabuf_* (config_dmabuf.c) */
 	if (!strncmp(key, "dmabuf", 6))
 		return dmabuf_config_set(&cfg->dmabuf, key, value);
+	/* syscall latency: syscall_*, syscalls (config_syscalls.c) */
+	if (!strncmp(key, "syscall", 7))
+		return sc_config_set(&cfg->syscalls, key, value);
 	if (!strncmp(key, "fault_", 6))
 		return config_set_phase(cfg, key, value);
 	if ((r = config_set_ftrace(cfg, key, value)) != -ENOENT)

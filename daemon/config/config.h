@@ -12,6 +12,7 @@
 #include "burst/burst.h"
 #include "cgroup/cgroup.h"
 #include "dmabuf/dmabuf.h"
+#include "syscalls/sc_collect.h"
 #include "fgbg/fgbg.h"
 #include "wss/wss.h"
 
@@ -82,6 +83,7 @@ struct config {
 	struct burst_settings burst; /* burst triggers (burst/) */
 	struct dmabuf_config dmabuf; /* DMA-BUF per process (dmabuf.c) */
 	bool gpufreq;		     /* GPU frequency per device (gpufreq.c) */
+	struct sc_config syscalls;   /* syscall latency (syscalls/) */
 	/* ftrace (ftrace.c) */
 	bool ftrace;		   /* read ftrace at all */
 	char *ftrace_instance;	   /* instances/<name> */

@@ -28,6 +28,13 @@ static const char *const reloadable[] = {
 	"system_uid",
 	"bpf_procs",
 	"bpf_threads",
+	/* syscall latency: into the maps; on -> off detaches (daemon.c) */
+	"syscall_trace",
+	"syscalls",
+	"syscall_floor_us",
+	"syscall_slow_ms",
+	"syscall_top",
+	"syscall_slow_max",
 };
 
 bool
