@@ -639,8 +639,9 @@ text_gpumem(struct sbuf *b, const Vitals__Response *r, const struct opts *o)
 {
 	fmt_gpumem(b, r->gpu_mem, o->verbose);
 	fmt_gpumem_spark(b, r->gpu_mem, &o->fc);
-	/* not in the dumpsys form, which parsers read line for line */
-	if (gpumem_freq &&
+	/* not in the dumpsys form, which parsers read line for line; and
+	 * only for a machine with a GPU device the collector reads */
+	if (gpumem_freq && gpumem_freq->n_devices > 0 &&
 	    (o->verbose || (r->gpu_mem && r->gpu_mem->since_ns > 0)))
 		fmt_gpufreq_short(b, gpumem_freq);
 }
