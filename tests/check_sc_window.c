@@ -301,8 +301,8 @@ START_TEST(test_bound)
 	a->other_rows = 4;
 	n1 = total(a, &sa, &ea);
 	n2 = total(b, &sb, &eb);
-	b->top_max = 3;
-	b->slow_max = 3;
+	a->top_max = b->top_max = 3;
+	a->slow_max = b->slow_max = 3;
 	ck_assert_int_eq(window_syscalls_merge(&a, b), 0);
 	ck_assert_uint_eq(a->nrows, 3);
 	ck_assert_int_eq(a->rows[0].tgid, 4);
@@ -319,6 +319,14 @@ START_TEST(test_bound)
 	ck_assert_uint_eq(a->nslow, 3);
 	ck_assert_int_eq(a->slow[2].boot_enter_ns, 30);
 	ck_assert_uint_eq(a->ctr.slow_dropped, 1);
+	/* a later off window (a state part, no bounds) keeps the range's */
+	window_syscalls_free(b);
+	ck_assert_ptr_nonnull(b = window_syscalls_new());
+	b->state = SC_OFF;
+	ck_assert_int_eq(window_syscalls_merge(&a, b), 0);
+	ck_assert_uint_eq(a->top_max, 3);
+	ck_assert_uint_eq(a->nrows, 3);
+	ck_assert_uint_eq(a->state, SC_OFF);
 	window_syscalls_free(a);
 	window_syscalls_free(b);
 }

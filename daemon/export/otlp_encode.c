@@ -799,8 +799,9 @@ enc_gpu(struct enc *e, const struct export_state *st)
 	}
 }
 
-/* Syscall latency (export_sc.c): the page's sums; the latency histogram
- * is OpenMetrics only (the OTLP subset here has no Histogram). */
+/* Syscall latency (export_sc.c): the page's sums and, below, its latency
+ * histograms. The other series has no process.pid (an int attribute in
+ * the conventions), as the processes' other has none. */
 static void
 attr_sc(struct enc *e, const struct export_sc *sc,
     const struct export_sc_series *s)
@@ -809,7 +810,6 @@ attr_sc(struct enc *e, const struct export_sc *sc,
 	char nm[32];
 
 	if (s->tgid < 0) {
-		attr_s(e, "process.pid", "other");
 		attr_s(e, "process.command", "other");
 		attr_s(e, "syscall", "other");
 		return;

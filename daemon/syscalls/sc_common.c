@@ -83,6 +83,13 @@ sc_rows_keep(struct sc_collector *sc, struct window_syscalls *p,
 	if (p->nrows == 0) {
 		free(rows);
 		p->rows = NULL;
+	} else if (p->nrows < n) {
+		/* the window keeps its top rows only: the drained array is
+		 * cut to them (it may hold every entry of the map) */
+		struct sc_row *c = realloc(rows, p->nrows * sizeof(*rows));
+
+		if (c != NULL)
+			p->rows = c;
 	}
 }
 
@@ -117,9 +124,9 @@ sc_read_stats(struct sc_collector *sc, struct window_syscalls *p)
 	p->ctr.map_full = D(SC_S_MAP_FULL);
 	p->ctr.rb_full = D(SC_S_RB_FULL);
 	p->ctr.compat = D(SC_S_COMPAT);
-	/* a call whose thread got no storage was not timed: a missing enter
-	 * in the contract's terms */
-	p->ctr.missing_enter += D(SC_S_NO_STORAGE);
+	/* a call whose thread got no storage at its enter is not timed: its
+	 * exit finds nothing pending and counts MISSING_ENTER itself, so
+	 * NO_STORAGE is not added again */
 #undef D
 	memcpy(sc->stats_prev, now, sizeof(now));
 }

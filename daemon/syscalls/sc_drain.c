@@ -48,7 +48,10 @@ row_from(struct sc_row *r, const struct sc_key *k, const struct sc_val *v)
 	memcpy(r->hist, v->hist, sizeof(r->hist));
 }
 
-/* Every entry of the drained side, then each deleted. */
+/* Every entry of the drained side, then each deleted. Out of memory: the
+ * entries read so far are the window's and deleted; the rest stay in the
+ * side, which is active again after the next flip and drained one flip
+ * later, so nothing is lost (counted in drain_errors). */
 static int
 read_side(struct sc_collector *sc, int fd, struct window_syscalls *p)
 {
@@ -88,12 +91,8 @@ read_side(struct sc_collector *sc, int fd, struct window_syscalls *p)
 		if (bpf_map_delete_elem(fd, &keys[i]) < 0)
 			p->ctr.drain_errors++;
 	free(keys);
-	if (r < 0) {
-		free(rows);
-		return r;
-	}
 	sc_rows_keep(sc, p, rows, n);
-	return 0;
+	return r;
 }
 
 struct window_syscalls *
@@ -132,7 +131,8 @@ sc_drain(struct sc_collector *sc)
 	}
 	sc_read_stats(sc, p);
 	sc_read_progs(sc, p);
-	(void)sc_poll(sc);
+	/* no second poll: a slow call that ended after the flip has its row
+	 * in the next window, and its record joins that window's list */
 	if (sc->nslow > 1)
 		qsort(sc->slow, sc->nslow, sizeof(*sc->slow), by_enter);
 	p->slow = sc->slow;

@@ -214,8 +214,14 @@ window_syscalls_merge(struct window_syscalls **accp,
 			return -ENOMEM;
 		return 0;
 	}
-	tb = top_bound(src);
-	sb = slow_bound(src);
+	/* the larger bounds: a state part (off, failed) carries none, and
+	 * must not cut a range's rows to the defaults */
+	tb = src->top_max > acc->top_max ? src->top_max : acc->top_max;
+	sb = src->slow_max > acc->slow_max ? src->slow_max : acc->slow_max;
+	acc->top_max = (uint32_t)tb;
+	acc->slow_max = (uint32_t)sb;
+	tb = top_bound(acc);
+	sb = slow_bound(acc);
 	if ((r = merge_rows(acc, src, tb)) < 0 ||
 	    (r = merge_slow(acc, src, sb)) < 0)
 		return r;
@@ -230,8 +236,6 @@ window_syscalls_merge(struct window_syscalls **accp,
 	acc->arch = src->arch;
 	acc->floor_ns = src->floor_ns;
 	acc->slow_ns = src->slow_ns;
-	acc->top_max = src->top_max;
-	acc->slow_max = src->slow_max;
 	return 0;
 }
 
