@@ -38,9 +38,11 @@ series_row(struct export_sc *sc, const struct sc_row *r)
 
 	for (i = 0; i < sc->nseries; i++) {
 		s = &sc->series[i];
-		if (s->tgid == r->tgid && s->start_ns == r->start_ns &&
-		    s->nr == r->nr) {
-			memcpy(s->comm, r->comm, sizeof(s->comm));
+		/* keyed by its labels: two instances of one pid and comm (a
+		 * reused pid; the bpfloader reader's start read late) share a
+		 * series, which stays monotonic, and no label set repeats */
+		if (s->tgid == r->tgid && s->nr == r->nr &&
+		    strncmp(s->comm, r->comm, sizeof(s->comm)) == 0) {
 			series_add(s, r);
 			return;
 		}

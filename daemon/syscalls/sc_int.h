@@ -20,6 +20,9 @@ struct sc_snap {
 	int32_t tgid;
 	uint32_t nr;
 	struct sc_val v;
+	uint64_t start_ns; /* the process's start, read at first sight (pins
+			    * reader: kept so one process keeps one identity
+			    * for the entry's life); 0 gone before it */
 };
 
 struct vitals_syscalls;

@@ -229,23 +229,80 @@ struct sc_ldr_key {
 	uint32_t nr;
 };
 
+/* Whether now is a value made anew since old: any running total lower
+ * (an entry evicted and made again, or a pid reused). Its whole value is
+ * then the window's. */
+static bool
+made_anew(const struct sc_val *now, const struct sc_val *old)
+{
+	int k;
+
+	if (now->count < old->count || now->sum_ns < old->sum_ns ||
+	    now->fast < old->fast)
+		return true;
+	for (k = 0; k < SC_ERR__MAX; k++)
+		if (now->errors[k] < old->errors[k])
+			return true;
+	for (k = 0; k < SC_HIST_N; k++)
+		if (now->hist[k] < old->hist[k])
+			return true;
+	return false;
+}
+
+/* One row: now's growth over old (NULL: all of now). */
+static void
+ldr_row(struct sc_row *r, const struct sc_snap *now, const struct sc_val *old)
+{
+	const struct sc_val *v = &now->v;
+	int k;
+
+	memset(r, 0, sizeof(*r));
+	r->tgid = now->tgid;
+	r->nr = now->nr;
+	r->start_ns = now->start_ns;
+	memcpy(r->comm, v->comm, SC_COMM_LEN);
+	r->comm[SC_COMM_LEN - 1] = '\0';
+	r->count = v->count - (old ? old->count : 0);
+	r->sum_ns = v->sum_ns - (old ? old->sum_ns : 0);
+	r->fast = v->fast - (old ? old->fast : 0);
+	r->max_ns = v->max_ns;
+	for (k = 0; k < SC_ERR__MAX; k++)
+		r->errors[k] = v->errors[k] - (old ? old->errors[k] : 0);
+	for (k = 0; k < SC_HIST_N; k++)
+		r->hist[k] = v->hist[k] - (old ? old->hist[k] : 0);
+}
+
+/*
+ * The running totals now, against the previous drain's snapshot. The walk
+ * runs while the kernel may evict (LRU): a walk whose current key went
+ * restarts from the first bucket and sees keys twice, so the snapshot is
+ * sorted and each key kept once (the larger count: the later read). A walk
+ * cut short (the entry bound, or memory) keeps the old snapshot's entries
+ * it did not reach as their baseline, so they are not counted whole again
+ * at the next drain; counted in drain_errors.
+ */
 struct window_syscalls *
 sc_ldr_drain(struct sc_collector *sc)
 {
 	struct window_syscalls *p = sc_state_part(SC_ON, 0);
 	struct sc_ldr_key cur, next;
-	struct sc_snap *now = NULL, *o, key;
+	struct sc_snap *now = NULL, *o;
 	struct sc_row *rows = NULL;
-	size_t n = 0, cap = 0, nrows = 0;
+	size_t n = 0, cap = 0, nrows = 0, i, u;
+	bool cut = false;
 	struct sc_val v;
 	void *prev = NULL;
-	int k;
 
 	if (p == NULL)
 		return NULL;
 	p->arch = sc->arch;
-	while (n <= VITALS_SC_ENTRIES &&
-	    bpf_map_get_next_key(sc->tot_fd, prev, &next) == 0) {
+	for (;;) {
+		if (n > 2 * (size_t)VITALS_SC_ENTRIES) {
+			cut = true; /* restarted walks: bounded */
+			break;
+		}
+		if (bpf_map_get_next_key(sc->tot_fd, prev, &next) != 0)
+			break;
 		cur = next;
 		prev = &cur;
 		if (bpf_map_lookup_elem(sc->tot_fd, &cur, &v) < 0)
@@ -253,50 +310,76 @@ sc_ldr_drain(struct sc_collector *sc)
 		if (n == cap) {
 			size_t c = cap ? cap * 2 : 64;
 			void *a = realloc(now, c * sizeof(*now));
-			void *b = a ? realloc(rows, c * sizeof(*rows)) : NULL;
 
-			if (a)
-				now = a;
-			if (b == NULL) {
-				p->ctr.drain_errors++;
+			if (a == NULL) {
+				cut = true;
 				break;
 			}
-			rows = b;
+			now = a;
 			cap = c;
 		}
 		now[n].tgid = cur.tgid;
 		now[n].nr = cur.nr;
 		now[n].v = v;
-		key = now[n];
+		now[n].start_ns = 0;
 		n++;
-		if (!sc_config_traced(&sc->cfg, cur.nr))
-			continue;
-		o = sc->snap ? bsearch(&key, sc->snap, sc->nsnap,
-				   sizeof(*sc->snap), by_key) :
-			       NULL;
-		if (o != NULL && o->v.count > v.count)
-			o = NULL; /* made anew: all of it is new */
-		if (o != NULL && o->v.count == v.count)
-			continue;
-		memset(&rows[nrows], 0, sizeof(rows[nrows]));
-		rows[nrows].tgid = cur.tgid;
-		rows[nrows].nr = cur.nr;
-		memcpy(rows[nrows].comm, v.comm, SC_COMM_LEN);
-		rows[nrows].comm[SC_COMM_LEN - 1] = '\0';
-		rows[nrows].count = v.count - (o ? o->v.count : 0);
-		rows[nrows].sum_ns = v.sum_ns - (o ? o->v.sum_ns : 0);
-		rows[nrows].max_ns = v.max_ns;
-		for (k = 0; k < SC_ERR__MAX; k++)
-			rows[nrows].errors[k] = v.errors[k] -
-			    (o ? o->v.errors[k] : 0);
-		for (k = 0; k < SC_HIST_N; k++)
-			rows[nrows].hist[k] = v.hist[k] -
-			    (o ? o->v.hist[k] : 0);
-		rows[nrows].start_ns = start_ns(sc, cur.tgid);
-		nrows++;
 	}
 	if (n > 1)
 		qsort(now, n, sizeof(*now), by_key);
+	/* each key once: of two reads, the later has the larger count */
+	for (i = 0, u = 0; i < n; i++) {
+		if (u > 0 && by_key(&now[u - 1], &now[i]) == 0) {
+			if (now[i].v.count > now[u - 1].v.count)
+				now[u - 1] = now[i];
+			continue;
+		}
+		now[u++] = now[i];
+	}
+	n = u;
+	if (n > 0 && (rows = malloc(n * sizeof(*rows))) == NULL)
+		cut = true;
+	for (i = 0; i < n; i++) {
+		const struct sc_val *old = NULL;
+
+		o = sc->snap ? bsearch(&now[i], sc->snap, sc->nsnap,
+				   sizeof(*sc->snap), by_key) :
+			       NULL;
+		if (o != NULL && !made_anew(&now[i].v, &o->v)) {
+			old = &o->v;
+			now[i].start_ns = o->start_ns;
+		} else {
+			now[i].start_ns = start_ns(sc, now[i].tgid);
+		}
+		if (rows == NULL || !sc_config_traced(&sc->cfg, now[i].nr))
+			continue;
+		if (old != NULL && old->count == now[i].v.count)
+			continue;
+		ldr_row(&rows[nrows++], &now[i], old);
+	}
+	if (cut) {
+		size_t n0 = n;
+
+		p->ctr.drain_errors++;
+		/* the old baselines the walk did not reach stay */
+		for (i = 0; i < sc->nsnap; i++) {
+			if (n0 > 0 &&
+			    bsearch(&sc->snap[i], now, n0, sizeof(*now),
+				by_key) != NULL)
+				continue;
+			if (n == cap) {
+				size_t c = cap ? cap * 2 : 64;
+				void *a = realloc(now, c * sizeof(*now));
+
+				if (a == NULL)
+					break;
+				now = a;
+				cap = c;
+			}
+			now[n++] = sc->snap[i];
+		}
+		if (n > 1)
+			qsort(now, n, sizeof(*now), by_key);
+	}
 	free(sc->snap);
 	sc->snap = now;
 	sc->nsnap = n;
