@@ -178,6 +178,8 @@ void fmt_gpufreq_health(struct sbuf *o, const Vitals__GpuFreqHealth *h);
 void fmt_dmabuf(struct sbuf *o, const Vitals__Dmabuf *d);
 /* fmt_syscalls.c: `vitals syscalls` */
 void fmt_syscalls(struct sbuf *o, const Vitals__SyscallsAnswer *d);
+/* Health.syscalls: the tracer's line */
+void fmt_syscall_health(struct sbuf *o, const Vitals__SyscallHealth *h);
 /* fmt_cgroup.c: `vitals cgroups`, the groups summed over windows w */
 void fmt_cgroups(struct sbuf *o, Vitals__Window **w, size_t nw, unsigned top_n);
 

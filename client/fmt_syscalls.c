@@ -197,3 +197,35 @@ fmt_syscalls(struct sbuf *o, const Vitals__SyscallsAnswer *d)
 	}
 	counters(o, d);
 }
+
+void
+fmt_syscall_health(struct sbuf *o, const Vitals__SyscallHealth *h)
+{
+	const Vitals__SyscallCounters *c = h->counters;
+	const char *st = h->state && *h->state ? h->state : "off";
+
+	if (strcmp(st, "on") != 0) {
+		sbuf_printf(o, "Syscalls: %s%s%s\n", st, h->err ? ": " : "",
+		    h->err ? strerror(abs(h->err)) : "");
+		return;
+	}
+	sbuf_printf(o,
+	    "Syscalls: on, %u programs attached, %u syscalls traced, %llu "
+	    "windows\n",
+	    h->programs, h->traced, (unsigned long long)h->windows);
+	if (h->have_prog_stats)
+		sbuf_printf(o, "  programs: last window %llu runs, %.3f ms\n",
+		    (unsigned long long)h->prog_run_cnt,
+		    (double)h->prog_run_ns / 1e6);
+	else
+		sbuf_puts(o, "  programs: run time unknown (BPF stats off)\n");
+	if (c)
+		sbuf_printf(o,
+		    "  since start: missing enter %llu, mismatch %llu, map "
+		    "full %llu, ring full %llu, compat %llu\n",
+		    (unsigned long long)c->missing_enter,
+		    (unsigned long long)c->mismatch,
+		    (unsigned long long)c->map_full,
+		    (unsigned long long)c->rb_full,
+		    (unsigned long long)c->compat);
+}

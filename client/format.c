@@ -1068,6 +1068,8 @@ fmt_health(struct sbuf *o, const Vitals__Health *h, const struct fmt_ctx *c)
 		fmt_gpumem_health(o, h->gpu_mem);
 	if (h->gpu_freq)
 		fmt_gpufreq_health(o, h->gpu_freq);
+	if (h->syscalls)
+		fmt_syscall_health(o, h->syscalls);
 	fmt_trace_health(o, h->trace); /* ftrace, ATrace categories */
 	fmt_hp_health(o, h->heapprofd);
 	if (h->privileges)

@@ -438,6 +438,10 @@ field_unknown(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f)
 			return a->arch == NULL || *a->arch == '\0';
 		return false;
 	}
+	/* BPF stats off in the last window: no run time */
+	if (IS(m, syscall_health))
+		return strncmp(f->name, "prog_run_", 9) == 0 &&
+		    !((const Vitals__SyscallHealth *)m)->have_prog_stats;
 	if (IS(m, syscall_row) || IS(m, syscall_slow)) {
 		const char *name = IS(m, syscall_row) ?
 		    ((const Vitals__SyscallRow *)m)->name :

@@ -87,6 +87,8 @@ struct vitalsd {
 	struct sc_collector *sc;
 	unsigned sc_state;
 	int sc_err;
+	/* Health.syscalls: windows drained, counters since the start */
+	struct sc_health sch;
 	unsigned cg_state; /* the state last logged */
 	struct ftrace *ft; /* ftrace reader (ftrace.c); NULL: off */
 	unsigned ft_state; /* enum ftrace_state, for every window */
@@ -340,6 +342,11 @@ vitalsd_get_info(struct vitalsd *d, struct vitalsd_info *ret)
 	ret->gpumem = d->gm;
 	ret->dmabuf = dmabuf_last(d->db);
 	ret->gpufreq = d->gf;
+	ret->syscalls = d->sch;
+	ret->syscalls.state = d->sc_state;
+	ret->syscalls.err = d->sc_err;
+	ret->syscalls.progs = d->sc ? sc_attached(d->sc) : 0;
+	ret->syscalls.traced = d->sc ? sc_traced(d->sc) : 0;
 	if (d->wr) {
 		ret->have_store = true;
 		writer_get(d->wr, &ret->store, &ret->store_queued,
@@ -1085,6 +1092,8 @@ syscalls_close(struct vitalsd *d, struct window *w)
 		if ((r = sc_window(d->sc, w)) < 0)
 			log_warnx("syscalls: window %llu: %s",
 			    (unsigned long long)w->seq, strerror(-r));
+		else
+			sc_health_add(&d->sch, w->part[WPART_SYSCALLS]);
 		return;
 	}
 	if (d->sc_state == SC_OFF || w->part[WPART_SYSCALLS] != NULL)

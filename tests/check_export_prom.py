@@ -26,11 +26,24 @@ every second. Then:
     metrics_max_connections (503), a path that is not /metrics (404): each
     counted once on the page and in `vitals --json health`.
  5. With BPF built in, the sched sums are on the page.
+ 6. Issue 22's families through Prometheus, from a second daemon whose
+    sys_root is a copy of the GPU fixture trees (an Adreno's kgsl, a
+    Mali's devfreq) and, with BPF, syscall_trace on for fsync and
+    nanosleep. Once it has read the trees, trans_stat advances by known
+    ms per frequency and the busy sources change; a child of known comm
+    makes N fsync and M nanosleep calls, timing the sleeps itself.
+    Prometheus then holds: the child's fsync calls exactly N, its
+    nanosleep time within 10 % of its own sum, the nanosleep histogram's
+    histogram_quantile(0.5) over the child's span within the estimator's
+    2x of the sleep, each GPU state's seconds exactly the ms advanced /
+    1000, the busy ratios exact; that target up, no scrape error.
 
 Usage: check_export_prom.py bpf|nobpf (VITALS_BUILDDIR: the build).
 """
+import ctypes
 import json
 import os
+import platform
 import re
 import shutil
 import signal
@@ -53,6 +66,23 @@ BURN_TICKS = 3 * HZ
 # may be a tick under /proc/PID/stat's; what the series must equal is the
 # kernel's ticks within that.
 TICK_SLACK = 2.5
+
+# step 6: the child's calls, the GPU devices of the fixture trees and what
+# the test advances (device: {hz: ms}) and sets the busy sources to
+SC_COMM = "prom_sc_child"
+N_FSYNC = 100
+N_SLEEP = 20
+SLEEP_NS = 10000000
+SYS_NANOSLEEP = {"x86_64": 35, "aarch64": 101}
+GPU_TS = {"kgsl-3d0": "class/kgsl/kgsl-3d0/devfreq/trans_stat",
+          "1c500000.mali": "class/devfreq/1c500000.mali/trans_stat"}
+GPU_ADVANCE = {"kgsl-3d0": {257000000: 1000, 585000000: 250},
+               "1c500000.mali": {471000000: 400, 848000000: 35}}
+# kgsl: gpubusy (busy us, total us) per reading; the Mali: utilisation %
+GPU_BUSY = {"kgsl-3d0": ("class/kgsl/kgsl-3d0/gpubusy", "  25000  100000\n",
+                         0.25),
+            "1c500000.mali": ("devices/platform/1c500000.mali/utilisation",
+                              "62\n", 0.62)}
 
 started = []  # (Popen) of what this test started, stopped at the end
 burners = []  # pids of the burners forked here
@@ -232,6 +262,245 @@ def start_label(start):
     return "%d/%d" % (start, HZ)
 
 
+def put(root, rel, text):
+    """rel under root replaced at once (a reader sees old or new)."""
+    path = os.path.join(root, rel)
+    with open(path + ".new", "w") as f:
+        f.write(text)
+    os.rename(path + ".new", path)
+
+
+def advanced(text, adds):
+    """trans_stat text with adds[hz] ms more in the time(ms) column (the
+    column's right edge kept)."""
+    out = []
+    for line in text.splitlines(True):
+        head, sep, _ = line.partition(":")
+        key = head.replace("*", "").strip()
+        if sep and key.isdigit() and int(key) in adds:
+            m = re.search(r"(\s+)(\d+)(\s*)$", line)
+            new = str(int(m.group(2)) + adds[int(key)])
+            pad = max(1, len(m.group(1)) + len(m.group(2)) - len(new))
+            line = line[:m.start()] + " " * pad + new + m.group(3)
+        out.append(line)
+    return "".join(out)
+
+
+class Timespec(ctypes.Structure):
+    _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
+
+
+def sc_child(dirpath, w):
+    """Child: comm SC_COMM, N_FSYNC fsync calls, N_SLEEP nanosleep(2)
+    calls of SLEEP_NS (the syscall itself: glibc's nanosleep() is
+    clock_nanosleep), each timed on CLOCK_BOOTTIME; their sum to w."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        nr = SYS_NANOSLEEP[platform.machine()]
+        with open("/proc/self/comm", "w") as f:
+            f.write(SC_COMM)
+        fd = os.open(os.path.join(dirpath, "fsync.dat"),
+                     os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        for _ in range(N_FSYNC):
+            os.write(fd, b"x")
+            os.fsync(fd)
+        os.close(fd)
+        ts = Timespec(0, SLEEP_NS)
+        total = 0
+        for _ in range(N_SLEEP):
+            t = time.clock_gettime_ns(time.CLOCK_BOOTTIME)
+            if libc.syscall(ctypes.c_long(nr), ctypes.byref(ts), None) != 0:
+                os._exit(3)
+            total += time.clock_gettime_ns(time.CLOCK_BOOTTIME) - t
+        os.write(w, str(total).encode())
+        os._exit(0)
+    finally:
+        os._exit(2)
+
+
+def target(pport, mport):
+    """Prometheus' active target on mport, or None."""
+    try:
+        d = prom(pport, "/api/v1/targets")
+    except OSError:
+        return None
+    for t in d.get("activeTargets", []):
+        if t.get("scrapeUrl", "").startswith("http://127.0.0.1:%d/" % mport):
+            return t
+    return None
+
+
+def one(pport, q, t=None):
+    """The single sample's value of an instant query, or None."""
+    r = query(pport, q, t)
+    if len(r) > 1:
+        fail("%s: %d series" % (q, len(r)))
+    return float(r[0]["value"][1]) if r else None
+
+
+def issue22(tmp, pport, mport2, bpf):
+    """Step 6: the GPU families and the syscall families of the second
+    daemon through Prometheus. Returns the figures for the log line."""
+    root = os.path.join(tmp, "sys")
+    src = os.environ.get("VITALS_SRCDIR",
+                         os.path.join(os.path.dirname(__file__), ".."))
+    for kind in ("adreno", "mali"):
+        shutil.copytree(os.path.join(src, "tests", "fixtures", "gpufreq",
+                                     kind), root, symlinks=True,
+                        dirs_exist_ok=True)
+    state = os.path.join(tmp, "state2")
+    os.mkdir(state, 0o700)
+    conf = os.path.join(tmp, "vitalsd2.conf")
+    with open(conf, "w") as f:
+        f.write("interval_ms = 250\nwindow_s = 1\nftrace = off\n"
+                "gpumem_load = off\nbpf_load = off\n"
+                "sys_root = %s\n" % root)
+        if bpf:
+            f.write("syscall_trace = on\nsyscalls = fsync,nanosleep\n")
+    vlog = open(os.path.join(tmp, "vitalsd2.log"), "w")
+    vd2 = subprocess.Popen([VITALSD, "-f", "-c", conf, "--state-dir", state,
+                            "--socket", os.path.join(state, "vitalsd.sock"),
+                            "--store-spool-dir", "off", "--scanner",
+                            "procfs", "--metrics-listen",
+                            "127.0.0.1:%d" % mport2],
+                           stderr=vlog)
+    started.append(vd2)
+    t_start = time.time()
+
+    # the trees read: a window with both devices' states on the page
+    def baseline():
+        try:
+            text = page(mport2)
+        except OSError:
+            return False
+        return all('vitals_gpu_time_in_state_seconds_total{device="%s"' % d
+                   in text for d in GPU_TS)
+    until("the GPU trees read by the second daemon", baseline, 15)
+    if bpf:
+        until("the second daemon's tracer on", lambda:
+              "vitals_syscall_lost_total" in page(mport2), 10)
+    for d, rel in GPU_TS.items():
+        with open(os.path.join(root, rel)) as f:
+            put(root, rel, advanced(f.read(), GPU_ADVANCE[d]))
+    for d, (rel, text, _) in GPU_BUSY.items():
+        put(root, rel, text)
+
+    pid, child_sum = None, 0
+    t0 = time.time()
+    if bpf:
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(r)
+            sc_child(tmp, w)
+        os.close(w)
+        got = b""
+        while True:
+            b = os.read(r, 64)
+            if not b:
+                break
+            got += b
+        os.close(r)
+        _, st = os.waitpid(pid, 0)
+        if st != 0 or not got:
+            fail("the syscall child ended with %#x" % st)
+        child_sum = int(got)
+
+    calls = 'vitals_syscall_calls_total{pid="%d",syscall="%s"}'
+    tis = ('vitals_gpu_time_in_state_seconds_total{device="%s",hz="%d"}')
+
+    def all_in():
+        now = time.time()
+        want = [(tis % (d, hz), ms / 1000.0)
+                for d, adds in GPU_ADVANCE.items()
+                for hz, ms in adds.items()]
+        want += [('vitals_gpu_busy_ratio{device="%s"}' % d, ratio)
+                 for d, (_, _, ratio) in GPU_BUSY.items()]
+        if bpf:
+            want += [(calls % (pid, "fsync"), N_FSYNC),
+                     (calls % (pid, "nanosleep"), N_SLEEP)]
+        for q, v in want:
+            got = one(pport, q, now)
+            if got != v:
+                all_in.why = "%s = %s, want %s" % (q, got, v)
+                return None
+        return now
+    all_in.why = None
+    end = time.time() + 15
+    while (t1 := all_in()) is None:
+        if time.time() > end:
+            try:
+                print(page(mport2))
+            except OSError as e:
+                print("no page: %s" % e)
+            fail("the second daemon's figures in Prometheus: %s" %
+                 all_in.why)
+        time.sleep(0.2)
+
+    # every state of each device: exactly what the test advanced
+    nstates = 0
+    for d, adds in GPU_ADVANCE.items():
+        rs = query(pport, 'vitals_gpu_time_in_state_seconds_total'
+                   '{device="%s"}' % d, t1)
+        if len(rs) < len(adds):
+            fail("%s: %d states in Prometheus" % (d, len(rs)))
+        for r in rs:
+            hz = int(r["metric"]["hz"])
+            if float(r["value"][1]) != adds.get(hz, 0) / 1000.0:
+                fail("%s %d Hz: %s s, advanced %d ms" %
+                     (d, hz, r["value"][1], adds.get(hz, 0)))
+            nstates += 1
+    out = {"gpu_states": nstates,
+           "busy": {d: one(pport, 'vitals_gpu_busy_ratio{device="%s"}' % d,
+                           t1) for d in GPU_BUSY}}
+    if bpf:
+        # the child's own calls, and its nanosleep time against its sum
+        q = ('vitals_syscall_time_seconds_total{pid="%d",'
+             'syscall="nanosleep"}' % pid)
+        tsum = one(pport, q, t1)
+        if tsum is None or abs(tsum * 1e9 / child_sum - 1) > 0.10:
+            fail("nanosleep time %s s, the child's own %.6f s" %
+                 (tsum, child_sum / 1e9))
+        cm = query(pport, calls % (pid, "fsync"), t1)[0]["metric"]
+        if cm.get("comm") != SC_COMM:
+            fail("the child's series has comm %s" % cm.get("comm"))
+        # the histogram over the child's span: each bucket at t1 less
+        # its value at t0 (the series may not exist yet at t0)
+        sel = 'vitals_syscall_latency_seconds_bucket{syscall="nanosleep"}'
+        cnt = 'vitals_syscall_latency_seconds_count{syscall="nanosleep"}'
+        if query(pport, sel, t0):
+            span = "%s - %s @ %.3f" % (sel, sel, t0)
+            nq = "%s - %s @ %.3f" % (cnt, cnt, t0)
+        else:
+            span, nq = sel, cnt
+        n_all = one(pport, nq, t1)
+        if n_all is None or n_all < N_SLEEP:
+            fail("nanosleep histogram: %s calls over the child's span, the "
+                 "child made %d" % (n_all, N_SLEEP))
+        # The family is per syscall, every process's calls in it: over the
+        # span Prometheus' own runtime sleeps (sysmon: 20 us to 10 ms) are
+        # most of them. The child's median is then the call of rank
+        # N_SLEEP / 2 from the top, every other call being no longer
+        # than the child's: q = 1 - (N_SLEEP / 2) / n_all.
+        q = 1 - (N_SLEEP / 2.0) / n_all
+        p50 = one(pport, "histogram_quantile(%.9f, %s)" % (q, span), t1)
+        mixed = one(pport, "histogram_quantile(0.5, %s)" % span, t1)
+        if p50 is None or not SLEEP_NS / 2e9 <= p50 <= SLEEP_NS * 2 / 1e9:
+            fail("the child's nanosleep median %s s (q %.4f of %d calls over "
+                 "its span, the child's %d), the sleep %.3f s" %
+                 (p50, q, n_all, N_SLEEP, SLEEP_NS / 1e9))
+        out.update(pid=pid, fsync=N_FSYNC, tsum=tsum, child=child_sum / 1e9,
+                   p50=p50, n_all=n_all, q=q, mixed=mixed)
+    tgt = target(pport, mport2)
+    if tgt is None or tgt["health"] != "up" or tgt.get("lastError"):
+        fail("second target: %s" % tgt)
+    vd2.terminate()
+    if vd2.wait(20) != 0:
+        fail("the second vitalsd ended with %d" % vd2.returncode)
+    out["secs"] = time.time() - t_start
+    return out
+
+
 def main():
     bpf = len(sys.argv) > 1 and sys.argv[1] == "bpf"
     if os.geteuid() != 0:
@@ -241,7 +510,7 @@ def main():
         fail("no prometheus binary (scripts/deps.sh test installs it)")
     tmp = tempfile.mkdtemp(prefix="vitals-prom-")
     pins = "/sys/fs/bpf/vitals-prom-%d" % os.getpid()
-    mport, pport = free_port(), free_port()
+    mport, pport, mport2 = free_port(), free_port(), free_port()
     state = os.path.join(tmp, "state")
     os.mkdir(state, 0o700)
     conf = os.path.join(tmp, "vitalsd.conf")
@@ -263,7 +532,10 @@ def main():
         f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
                 "scrape_configs:\n  - job_name: vitals\n"
                 "    static_configs:\n"
-                "      - targets: ['127.0.0.1:%d']\n" % mport)
+                "      - targets: ['127.0.0.1:%d']\n"
+                "  - job_name: vitals_issue22\n"
+                "    static_configs:\n"
+                "      - targets: ['127.0.0.1:%d']\n" % (mport, mport2))
     plog = open(os.path.join(tmp, "prometheus.log"), "w")
     pr = subprocess.Popen([PROMETHEUS, "--config.file", pconf,
                            "--storage.tsdb.path", os.path.join(tmp, "tsdb"),
@@ -275,15 +547,11 @@ def main():
 
     # 1. up, parsed as OpenMetrics
     def target_up():
-        try:
-            d = prom(pport, "/api/v1/targets")
-        except OSError:
-            return None
-        for t in d.get("activeTargets", []):
-            if t["health"] == "up":
-                return t
-            if t.get("lastError"):
-                print("target: %s" % t["lastError"])
+        t = target(pport, mport)
+        if t and t["health"] == "up":
+            return t
+        if t and t.get("lastError"):
+            print("target: %s" % t["lastError"])
         return None
     tgt = until("the target up", target_up, 30)
     if tgt.get("lastError"):
@@ -372,6 +640,22 @@ def main():
             page(mport), "vitals_sched_oncpu_seconds_total", []))
     elif "vitals_sched_" in text:
         fail("BPF series without BPF")
+
+    # 6. issue 22's families, from a second daemon
+    f = issue22(tmp, pport, mport2, bpf)
+    print("GPU (fixture trees): %d states' seconds exactly the ms advanced "
+          "/ 1000 (0 where not advanced); busy ratios %s; in %.1f s" %
+          (f["gpu_states"], ", ".join("%s %g" % kv for kv in
+                                      sorted(f["busy"].items())), f["secs"]))
+    if bpf:
+        print("syscalls: child pid %d: fsync calls %d; nanosleep time %.6f s, "
+              "the child's own %.6f s (%+.2f %%); nanosleep histogram over "
+              "its span: %d calls (the child's %d), the child's median "
+              "(q %.4f) %.6f s against its %.3f s sleeps; the whole "
+              "family's p50 %.6f s" %
+              (f["pid"], f["fsync"], f["tsum"], f["child"],
+               (f["tsum"] / f["child"] - 1) * 100, f["n_all"], N_SLEEP,
+               f["q"], f["p50"], SLEEP_NS / 1e9, f["mixed"]))
 
     # 4. limits, with Prometheus stopped so that only this test connects
     pr.terminate()

@@ -24,11 +24,20 @@ against proto/otlp_metrics.proto, and:
  5. A 400: the batch is dropped as non-retryable, counted once.
  6. A 200 with a partial_success: its rejected points counted.
  7. Sampling unaffected: windows close on schedule all along.
+ 8. Issue 22's metrics, from a second daemon pushing to a second
+    receiver: its sys_root a copy of the GPU fixture trees, and with BPF
+    syscall_trace on for fsync and nanosleep (check_export_prom.py's
+    step 6, whose fixture changes and child are reused): in the last
+    request, each vitals.gpu.time_in_state point exactly the ms advanced
+    / 1000, vitals.gpu.busy exact, the child's vitals.syscall.calls for
+    fsync exactly N, its vitals.syscall.time for nanosleep within 10 % of
+    its own sum, the vitals.syscall.latency histogram for nanosleep
+    counting at least its calls in the bucket holding 10 ms.
 
 The daemon runs with seccomp = on: its TCP sockets are allowed because
 otlp_endpoint is set.
 
-Usage: check_otlp.py (VITALS_BUILDDIR, VITALS_SRCDIR).
+Usage: check_otlp.py [bpf|nobpf] (VITALS_BUILDDIR, VITALS_SRCDIR).
 """
 import http.server
 import json
@@ -313,6 +322,168 @@ def proc_points(req, pid):
     return out
 
 
+def points(req, name):
+    """{attributes as a sorted tuple: data point} of metric name."""
+    m = metrics_of(req).get(name)
+    if m is None:
+        return {}
+    kind = [k for k in ("sum", "gauge", "histogram") if k in m][0]
+    return {tuple(sorted(attrs(dp.get("attributes")).items())): dp
+            for dp in m[kind][0].get("data_points", [])}
+
+
+def value(dp):
+    return dp.get("as_double", dp.get("as_int", [None]))[0]
+
+
+def issue22(tmp, bpf):
+    """Step 8: the GPU and syscall metrics of a second daemon."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import check_export_prom as cep
+    port = free_port()
+    rcv = Receiver(port)
+    rcv.start()
+    root = os.path.join(tmp, "sys")
+    for kind in ("adreno", "mali"):
+        shutil.copytree(os.path.join(SRC, "tests", "fixtures", "gpufreq",
+                                     kind), root, symlinks=True,
+                        dirs_exist_ok=True)
+    state = os.path.join(tmp, "state2")
+    os.mkdir(state, 0o700)
+    conf = os.path.join(tmp, "vitalsd2.conf")
+    with open(conf, "w") as f:
+        f.write("interval_ms = 250\nwindow_s = 1\nftrace = off\n"
+                "gpumem_load = off\nbpf_load = off\notlp_interval_s = 1\n"
+                "sys_root = %s\n" % root)
+        if bpf:
+            f.write("syscall_trace = on\nsyscalls = fsync,nanosleep\n")
+    vlog = open(os.path.join(tmp, "vitalsd2.log"), "w")
+    vd = subprocess.Popen([VITALSD, "-f", "-c", conf, "--state-dir", state,
+                           "--socket", os.path.join(state, "vitalsd.sock"),
+                           "--store-spool-dir", "off", "--scanner", "procfs",
+                           "--otlp-endpoint", "http://127.0.0.1:%d" % port],
+                          stderr=vlog)
+    started.append(vd)
+    t_start = time.time()
+
+    def last():
+        b = rcv.bodies()
+        return decode(b[-1][4]) if b else None
+
+    def baseline():
+        r = last()
+        if r is None:
+            return False
+        devs = {dict(a).get("device") for a in
+                points(r, "vitals.gpu.time_in_state")}
+        return set(cep.GPU_TS) <= devs and \
+            (not bpf or "vitals.syscall.lost" in metrics_of(r))
+    until("the second daemon's GPU states pushed", baseline, 15)
+    for d, rel in cep.GPU_TS.items():
+        with open(os.path.join(root, rel)) as f:
+            cep.put(root, rel, cep.advanced(f.read(), cep.GPU_ADVANCE[d]))
+    for d, (rel, text, _) in cep.GPU_BUSY.items():
+        cep.put(root, rel, text)
+    pid, child_sum = None, 0
+    if bpf:
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(r)
+            cep.sc_child(tmp, w)
+        os.close(w)
+        got = b""
+        while True:
+            b = os.read(r, 64)
+            if not b:
+                break
+            got += b
+        os.close(r)
+        _, st = os.waitpid(pid, 0)
+        if st != 0 or not got:
+            fail("the syscall child ended with %#x" % st)
+        child_sum = int(got)
+
+    def sc_key(name):
+        return (("process.command", cep.SC_COMM), ("process.pid", pid),
+                ("syscall", name))
+
+    def all_in():
+        req = last()
+        if req is None:
+            return None
+        tis = points(req, "vitals.gpu.time_in_state")
+        for d, adds in cep.GPU_ADVANCE.items():
+            for hz, ms in adds.items():
+                dp = tis.get((("device", d), ("hz", hz)))
+                if dp is None or value(dp) != ms / 1000.0:
+                    all_in.why = "%s %d Hz: %s" % (d, hz, dp)
+                    return None
+        busy = points(req, "vitals.gpu.busy")
+        for d, (_, _, ratio) in cep.GPU_BUSY.items():
+            dp = busy.get((("device", d),))
+            if dp is None or value(dp) != ratio:
+                all_in.why = "%s busy: %s" % (d, dp)
+                return None
+        if bpf:
+            calls = points(req, "vitals.syscall.calls")
+            for name, n in (("fsync", cep.N_FSYNC),
+                            ("nanosleep", cep.N_SLEEP)):
+                dp = calls.get(sc_key(name))
+                if dp is None or value(dp) != n:
+                    all_in.why = "%s calls: %s" % (name, dp)
+                    return None
+        return req
+    all_in.why = None
+    end = time.time() + 15
+    while (req := all_in()) is None:
+        if time.time() > end:
+            fail("the second daemon's figures never pushed: %s" % all_in.why)
+        time.sleep(0.3)
+    # every state of each device exactly what the test advanced
+    n = 0
+    for a, dp in points(req, "vitals.gpu.time_in_state").items():
+        a = dict(a)
+        want = cep.GPU_ADVANCE[a["device"]].get(a["hz"], 0) / 1000.0
+        if value(dp) != want:
+            fail("%s %d Hz: %s s, advanced %s s" % (a["device"], a["hz"],
+                                                    value(dp), want))
+        n += 1
+    out = "GPU: %d states exactly the ms advanced / 1000, busy %s" % (
+        n, ", ".join("%s %s" % (d, r) for d, (_, _, r) in
+                     sorted(cep.GPU_BUSY.items())))
+    if bpf:
+        dp = points(req, "vitals.syscall.time").get(sc_key("nanosleep"))
+        tsum = value(dp) if dp else None
+        if tsum is None or abs(tsum * 1e9 / child_sum - 1) > 0.10:
+            fail("nanosleep time %s s, the child's own %.6f s" %
+                 (tsum, child_sum / 1e9))
+        h = points(req, "vitals.syscall.latency").get(
+            (("syscall", "nanosleep"),))
+        if h is None:
+            fail("no nanosleep latency histogram")
+        bounds = h.get("explicit_bounds", [])
+        counts = h.get("bucket_counts", [])
+        # the bucket holding 10 ms: (bound below, bound above]
+        k = [i for i, b in enumerate(bounds) if b * 1e9 > cep.SLEEP_NS][0]
+        if not bounds[k - 1] * 1e9 <= cep.SLEEP_NS or \
+                counts[k] < cep.N_SLEEP or h["count"][0] != sum(counts):
+            fail("nanosleep histogram: bucket (%s, %s] counts %s (the "
+                 "child's %d), count %s, Σ buckets %d" %
+                 (bounds[k - 1], bounds[k], counts[k], cep.N_SLEEP,
+                  h["count"][0], sum(counts)))
+        out += ("; child pid %d: fsync %d calls; nanosleep %.6f s, its own "
+                "%.6f s (%+.2f %%); latency bucket (%g, %g] s: %d calls, "
+                "the child's %d" %
+                (pid, cep.N_FSYNC, tsum, child_sum / 1e9,
+                 (tsum * 1e9 / child_sum - 1) * 100, bounds[k - 1],
+                 bounds[k], counts[k], cep.N_SLEEP))
+    vd.terminate()
+    vd.wait(20)
+    rcv.stop()
+    return out + "; in %.1f s" % (time.time() - t_start)
+
+
 # ----------------------------------------------------------------- main
 
 def main():
@@ -551,6 +722,8 @@ def main():
         windows, elapsed, WINDOW_S, len(rcv.got)))
     for _, _, _, _, b in rcv.got:
         decode(b, parse=False)
+    # -- 8. issue 22's metrics from a second daemon
+    print(issue22(tmp, len(sys.argv) > 1 and sys.argv[1] == "bpf"))
     cleanup()
     if vd.returncode not in (0, -15):
         fail("vitalsd exited %s" % vd.returncode)

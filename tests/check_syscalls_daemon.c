@@ -331,6 +331,35 @@ START_TEST(test_end_to_end)
 	    "page Σ %lld ns, answer Σ %lld ns", tsum, sum);
 	free(page);
 
+	/* Health.syscalls: both programs on the two syscalls, the windows
+	 * drained so far, the last one's run time (bpf_stats = on), nothing
+	 * lost */
+	j = json(&d, health);
+	ck_assert_ptr_nonnull(sc = jm_path(j, "health.syscalls"));
+	ck_assert_str_eq(jm_get(sc, "state")->str, "on");
+	ck_assert_int_eq(num(sc, "err"), 0);
+	ck_assert_int_eq(num(sc, "programs"), 2);
+	ck_assert_int_eq(num(sc, "traced"), 2);
+	ck_assert_int_ge(num(sc, "windows"), 3);
+	ck_assert(jm_get(sc, "have_prog_stats")->b);
+	ck_assert_int_gt(num(sc, "prog_run_cnt"), 0);
+	ck_assert_int_gt(num(sc, "prog_run_ns"), 0);
+	ck_assert_ptr_nonnull(fs = jm_get(sc, "counters"));
+	ck_assert_int_eq(num(fs, "map_full"), 0);
+	ck_assert_int_eq(num(fs, "rb_full"), 0);
+	ck_assert_int_eq(num(fs, "compat"), 0);
+	ck_assert(jm_is_int(jm_get(fs, "missing_enter")));
+	ck_assert(jm_is_int(jm_get(fs, "mismatch")));
+	jm_free(j);
+	r = td_vitals(&d, -1, health + 1);
+	ck_assert_msg(r.code == 0, "vitals health: %d %s", r.code, r.err);
+	ck_assert_msg(strstr(r.out,
+			  "Syscalls: on, 2 programs attached, 2 "
+			  "syscalls traced") != NULL &&
+		strstr(r.out, "  programs: last window ") != NULL,
+	    "%s", r.out);
+	run_free(&r);
+
 	/* Perfetto: the slow calls as slices on the child's thread */
 	snprintf(trace, sizeof(trace), "%s/sc.pftrace", d.dir);
 	{

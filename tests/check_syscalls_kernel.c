@@ -33,6 +33,7 @@ main(void)
 
 #include "core/bpf_common.h"
 #include "harness.h"
+#include "jsonmini.h"
 #include "testutil.h"
 #include "core/sysnames.h"
 #include "syscalls/sc_collect.h"
@@ -574,18 +575,69 @@ END_TEST
  * The daemon: off by default (nothing of ours loaded while it closes
  * windows); on, the two programs attached; a reload to off detaches.
  */
+/* `vitals --json health` of d's daemon, and its health.syscalls in *ret */
+static struct jm *
+health_sc(const struct td *d, const struct jm **ret)
+{
+	static const char *const a[] = { "--json", "health", NULL };
+	struct run r = td_vitals(d, -1, a);
+	struct jm *j;
+
+	ck_assert_msg(r.code == 0, "vitals health: %d %s", r.code, r.err);
+	j = jm_parse(r.out, strlen(r.out));
+	ck_assert_msg(j != NULL, "not JSON: %s", r.out);
+	run_free(&r);
+	*ret = jm_path(j, "health.syscalls");
+	ck_assert_msg(*ret != NULL && (*ret)->t == JM_OBJ,
+	    "no health.syscalls");
+	return j;
+}
+
+static long long
+hll(const struct jm *o, const char *key)
+{
+	const struct jm *v = jm_path(o, key);
+
+	ck_assert_msg(jm_is_int(v), "health.syscalls.%s: not an integer", key);
+	return v->ll;
+}
+
+/* The text view's Syscalls line starts with want */
+static void
+health_text(const struct td *d, const char *want)
+{
+	static const char *const a[] = { "health", NULL };
+	struct run r = td_vitals(d, -1, a);
+
+	ck_assert_msg(r.code == 0, "vitals health: %d %s", r.code, r.err);
+	ck_assert_msg(strstr(r.out, want) != NULL, "no \"%s\" in:\n%s", want,
+	    r.out);
+	run_free(&r);
+}
+
 START_TEST(test_daemon)
 {
 	static const char *const args[] = { "--interval-ms", "200",
 		"--window-s", "1", NULL };
 	static const char *const health[] = { "--json", "health", NULL };
+	const struct jm *sc;
+	struct jm *j;
 	struct td d;
+	bool stats;
 	int i;
 
 	td_start(&d, "scoff", NULL, args);
 	td_wait(&d, 10000, health, td_has_window);
 	ck_assert_int_eq(ours_loaded(), 0);
 	ck_assert(!td_file_has(d.log, "syscalls:"));
+	/* Health.syscalls says off: nothing attached, no window drained */
+	j = health_sc(&d, &sc);
+	ck_assert_str_eq(jm_get(sc, "state")->str, "off");
+	ck_assert_int_eq(hll(sc, "programs"), 0);
+	ck_assert_int_eq(hll(sc, "windows"), 0);
+	ck_assert_int_eq(jm_get(sc, "prog_run_ns")->t, JM_NULL);
+	jm_free(j);
+	health_text(&d, "Syscalls: off\n");
 	td_stop(&d);
 
 	/* the sched programs off and seccomp on: the syscall part's drains
@@ -601,6 +653,28 @@ START_TEST(test_daemon)
 	ck_assert_msg(td_file_has(d.log, "syscalls: attached"), "log %s",
 	    d.log);
 	ck_assert_int_eq(ours_loaded(), 2);
+	/* on: both programs, one syscall, windows drained; bpf_stats off
+	 * here (another process may hold the kernel's statistics on): no
+	 * statistics, the run time null, not 0 */
+	j = health_sc(&d, &sc);
+	ck_assert_str_eq(jm_get(sc, "state")->str, "on");
+	ck_assert_int_eq(hll(sc, "programs"), 2);
+	ck_assert_int_eq(hll(sc, "traced"), 1);
+	ck_assert_int_ge(hll(sc, "windows"), 1);
+	ck_assert_int_eq(jm_get(sc, "have_prog_stats")->t, JM_BOOL);
+	stats = jm_get(sc, "have_prog_stats")->b;
+	ck_assert_int_eq(jm_get(sc, "prog_run_ns")->t,
+	    stats ? jm_get(sc, "prog_run_ns")->t : JM_NULL);
+	ck_assert_int_eq(jm_get(sc, "prog_run_cnt")->t,
+	    stats ? jm_get(sc, "prog_run_cnt")->t : JM_NULL);
+	if (stats)
+		ck_assert_int_gt(hll(sc, "prog_run_cnt"), 0);
+	ck_assert_int_eq(hll(sc, "counters.map_full"), 0);
+	ck_assert_int_eq(hll(sc, "counters.rb_full"), 0);
+	jm_free(j);
+	health_text(&d, "Syscalls: on, 2 programs attached, 1 syscalls traced");
+	if (!stats)
+		health_text(&d, "run time unknown (BPF stats off)");
 	ck_assert_int_eq(tu_writes(d.conf, "syscall_trace = off\n"), 0);
 	ck_assert_int_eq(kill(d.pid, SIGHUP), 0);
 	ck_assert(
@@ -609,6 +683,14 @@ START_TEST(test_daemon)
 		usleep(20000);
 	ck_assert_int_eq(ours_loaded(), 0);
 	td_wait(&d, 10000, health, td_has_window);
+	/* off by a reload: detached, the windows drained before still
+	 * counted */
+	j = health_sc(&d, &sc);
+	ck_assert_str_eq(jm_get(sc, "state")->str, "off");
+	ck_assert_int_eq(hll(sc, "programs"), 0);
+	ck_assert_int_eq(hll(sc, "traced"), 0);
+	ck_assert_int_ge(hll(sc, "windows"), 1);
+	jm_free(j);
 	td_stop(&d);
 }
 END_TEST

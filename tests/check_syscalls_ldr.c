@@ -210,6 +210,9 @@ START_TEST(test_collector)
 	o.instance = "vitals-scldr-test";
 	k = sc_new(&o, &sc);
 	ck_assert_msg(k == 0, "sc_new on pins: %s", strerror(-k));
+	/* Health.syscalls' figures: the three perf events, one syscall */
+	ck_assert_uint_eq(sc_attached(sc), 3);
+	ck_assert_uint_eq(sc_traced(sc), 1);
 	ck_assert_int_eq(pipe(pp), 0);
 	ck_assert_int_eq(pipe(go), 0);
 	if ((pid = fork()) == 0) {

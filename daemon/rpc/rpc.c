@@ -566,6 +566,7 @@ pb_health(struct rpc_arena *a, const struct rpc_ctx *ctx)
 		TRY(m->bursts = rpc_pb_burst_health(a, ctx->mod.bursts));
 	if (info->gpufreq)
 		TRY(m->gpu_freq = rpc_pb_gpufreq_health(a, info->gpufreq));
+	TRY(m->syscalls = rpc_pb_syscall_health(a, &info->syscalls));
 	if (info->have_otlp) {
 		const struct otlp_stats *x = &info->otlp;
 		Vitals__OtlpHealth *oh;

@@ -9,6 +9,7 @@
 #include "export/export.h"
 #include "export/otlp.h"
 #include "store/store.h"
+#include "syscalls/syscalls.h"
 
 struct control_stats;
 struct gpumem;
@@ -61,7 +62,8 @@ struct vitalsd_info {
 	/* malloc_trim after window close: runs and RSS given back */
 	uint64_t trimmed_bytes;
 	uint32_t trims;
-	bool have_otlp; /* OTLP push on */
+	struct sc_health syscalls; /* the syscall tracer (Health.syscalls) */
+	bool have_otlp;		   /* OTLP push on */
 	struct otlp_stats otlp;
 };
 

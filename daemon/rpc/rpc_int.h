@@ -154,6 +154,9 @@ int rpc_gpufreq(const struct rpc_ctx *ctx, const Vitals__Request *req,
     struct rpc_result *res);
 Vitals__GpuFreqHealth *rpc_pb_gpufreq_health(struct rpc_arena *a,
     const struct gpufreq *g);
+/* rpc_syscalls.c: Health.syscalls */
+Vitals__SyscallHealth *rpc_pb_syscall_health(struct rpc_arena *a,
+    const struct sc_health *h);
 /* rpc_dmabuf.c: the dmabuf request (live, or a query of a range) */
 int rpc_dmabuf(const struct rpc_ctx *ctx, const Vitals__Request *req,
     struct rpc_result *res);

@@ -113,6 +113,24 @@ pb_counters(struct rpc_arena *a, const struct sc_counters *c)
 	return m;
 }
 
+Vitals__SyscallHealth *
+rpc_pb_syscall_health(struct rpc_arena *a, const struct sc_health *h)
+{
+	Vitals__SyscallHealth *m;
+
+	NEW(a, m, vitals__syscall_health__init);
+	TRY(m->state = rpc_pb_str(a, sc_state_name(h->state), 16));
+	m->err = h->err;
+	m->programs = h->progs;
+	m->traced = h->traced;
+	m->windows = h->windows;
+	m->have_prog_stats = (h->have & SC_HAVE_PROG_STATS) != 0;
+	m->prog_run_ns = h->prog_run_ns;
+	m->prog_run_cnt = h->prog_run_cnt;
+	TRY(m->counters = pb_counters(a, &h->ctr));
+	return m;
+}
+
 static Vitals__SyscallsAnswer *
 pb_syscalls(struct rpc_arena *a, const struct rpc_query *q,
     const struct window_syscalls *p, uint32_t windows, bool stored)

@@ -37,6 +37,17 @@ sc_config_traced(const struct sc_config *c, uint32_t nr)
 	return nr < SC_CFG_NR_MAX && (c->set[nr / 8] >> (nr % 8) & 1);
 }
 
+/* syscalls in the traced set */
+static inline unsigned
+sc_config_count(const struct sc_config *c)
+{
+	unsigned n = 0, i;
+
+	for (i = 0; i < SC_CFG_NR_MAX / 8; i++)
+		n += (unsigned)__builtin_popcount(c->set[i]);
+	return n;
+}
+
 struct sc_opts {
 	const struct sc_config *cfg;
 	struct event_base *base; /* the loop the ring buffer's fd joins */
@@ -66,6 +77,11 @@ struct window_syscalls *sc_state_part(uint32_t state, int err);
 void sc_free(struct sc_collector *sc);
 /* slow calls read for the open window so far (tests) */
 size_t sc_pending_slow(const struct sc_collector *sc);
+/* programs attached now (our object: enter and exit; the platform
+ * loader's pins: their three perf events) */
+unsigned sc_attached(const struct sc_collector *sc);
+/* syscalls in the set in force */
+unsigned sc_traced(const struct sc_collector *sc);
 /* both programs' ids (tests), 0 when absent */
 int sc_prog_ids(const struct sc_collector *sc, uint32_t ids[2]);
 void sc_collect_part_free(struct window_syscalls *p);

@@ -93,6 +93,30 @@ sc_rows_keep(struct sc_collector *sc, struct window_syscalls *p,
 	}
 }
 
+void
+sc_health_add(struct sc_health *h, const struct window_syscalls *p)
+{
+	const struct sc_counters *c = &p->ctr;
+
+	h->windows++;
+	h->have = p->have;
+	h->prog_run_ns = p->prog_run_ns;
+	h->prog_run_cnt = p->prog_run_cnt;
+	h->ctr.missing_enter += c->missing_enter;
+	h->ctr.mismatch += c->mismatch;
+	h->ctr.map_full += c->map_full;
+	h->ctr.rb_full += c->rb_full;
+	h->ctr.slow_dropped += c->slow_dropped;
+	h->ctr.compat += c->compat;
+	h->ctr.drain_errors += c->drain_errors;
+}
+
+unsigned
+sc_traced(const struct sc_collector *sc)
+{
+	return sc_config_count(&sc->cfg);
+}
+
 #ifdef HAVE_BPF
 #include <bpf/bpf.h>
 

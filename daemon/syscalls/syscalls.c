@@ -234,6 +234,20 @@ sc_pending_slow(const struct sc_collector *sc)
 	return sc->nslow;
 }
 
+unsigned
+sc_attached(const struct sc_collector *sc)
+{
+	unsigned n = 0, i;
+
+	if (sc->ldr) {
+		for (i = 0; i < SC_LDR_PROGS; i++)
+			n += sc->perf_fd[i] >= 0;
+		return n;
+	}
+	return (sc->skel->links.vitals_sys_enter != NULL) +
+	    (sc->skel->links.vitals_sys_exit != NULL);
+}
+
 int
 sc_prog_ids(const struct sc_collector *sc, uint32_t ids[2])
 {
@@ -305,6 +319,16 @@ sc_pending_slow(const struct sc_collector *sc)
 {
 	(void)sc;
 	return 0;
+}
+
+unsigned
+sc_attached(const struct sc_collector *sc)
+{
+	unsigned n = 0, i;
+
+	for (i = 0; i < SC_LDR_PROGS; i++)
+		n += sc->perf_fd[i] >= 0;
+	return n;
 }
 
 int

@@ -111,4 +111,21 @@ struct window_syscalls {
 	struct sc_slow *slow; /* by boot_enter_ns; bounded */
 };
 
+/* The tracer's state for Health.syscalls (daemon.c keeps it, rpc.c
+ * sends it): what is attached now, the last drained window's programs'
+ * run time, the counters summed over every window since the start. */
+struct sc_health {
+	uint32_t state;	  /* enum sc_state */
+	int32_t err;	  /* errno behind SC_FAILED / SC_UNSUPPORTED */
+	uint32_t progs;	  /* programs attached now */
+	uint32_t traced;  /* syscalls in the traced set */
+	uint64_t windows; /* windows drained since the start */
+	uint32_t have;	  /* the last window's SC_HAVE_* */
+	uint64_t prog_run_ns, prog_run_cnt; /* the last window's */
+	struct sc_counters ctr;		    /* Σ since the start */
+};
+
+/* A drained window's part p into h (sc_common.c). */
+void sc_health_add(struct sc_health *h, const struct window_syscalls *p);
+
 #endif
