@@ -3,7 +3,8 @@
  * What the store costs and holds (store/store_usage.c): the kernel's
  * write accounting parsed and turned into a rate per day, the history the
  * stored windows cover and how long the size bound holds at that density;
- * and, on the real /proc/self/io, that a store's writes show up.
+ * and, on the real /proc/self/io, that a store's writes show up; the
+ * statements it holds: prepared at first use, a pass's finalized after it.
  */
 #include <check.h>
 #include <errno.h>
@@ -177,6 +178,97 @@ START_TEST(test_store_history_and_bound)
 }
 END_TEST
 
+static unsigned
+stmts_open(sqlite3 *db)
+{
+	sqlite3_stmt *st = NULL;
+	unsigned n = 0;
+
+	while ((st = sqlite3_next_stmt(db, st)) != NULL)
+		n++;
+	return n;
+}
+
+/*
+ * Statements prepared at first use (store_core.c, store_stmt): after open
+ * only the put's are held; a read and a pass prepare theirs and the pass
+ * finalizes them again; the parts of a window that has none hold none.
+ * One that does not prepare fails the step that uses it, with SQLite's
+ * message.
+ */
+START_TEST(test_statements_at_first_use)
+{
+	struct store_opts o;
+	struct store *s = NULL;
+	struct window *back = NULL;
+	sqlite3_stmt *bad = NULL;
+	unsigned i, k, n_open, n_put;
+	int64_t id = 0;
+	int err;
+
+	store_opts_default(&o);
+	ck_assert_int_eq(store_open(path, &o, &s), 0);
+	n_open = stmts_open(s->db);
+	ck_assert_ptr_null(s->ws[WS_DEL_AGE]);
+	ck_assert_ptr_null(s->ws[WS_ROLL_SRC]);
+	ck_assert_ptr_nonnull(s->ws[WS_INS_WINDOW]);
+	for (i = 0; i < RS__MAX; i++)
+		ck_assert_ptr_null(s->rs[i]);
+	for (i = 0; i < WPART__MAX; i++)
+		for (k = 0; k < STORE_PART_NSTMT; k++)
+			ck_assert_ptr_null(s->part_st[i][k]);
+	for (i = 0; i < 3; i++) {
+		struct window *w = mkwin(i, T0 + (int64_t)i * 10 * SEC, 10);
+
+		ck_assert_int_eq(store_put(s, w), 0);
+		window_free(w);
+	}
+	n_put = stmts_open(s->db);
+	for (i = 0; i < WPART__MAX; i++)
+		for (k = 0; k < STORE_PART_NSTMT; k++)
+			ck_assert_ptr_null(s->part_st[i][k]);
+	/* a read prepares what it reads, and reads the window back */
+	ck_assert_int_eq(sqlite3_prepare_v2(s->db,
+			     "SELECT min(id) FROM windows", -1, &bad, NULL),
+	    SQLITE_OK);
+	ck_assert_int_eq(store_run_int(bad, &id), SQLITE_OK);
+	sqlite3_finalize(bad);
+	bad = NULL;
+	ck_assert_int_gt(id, 0);
+	ck_assert_int_eq(store_load(s, id, &back), 0);
+	ck_assert_ptr_nonnull(back);
+	ck_assert_int_eq(back->wall_start_ns, T0);
+	window_free(back);
+	ck_assert_ptr_nonnull(s->rs[RS_WINDOW]);
+	ck_assert_uint_gt(stmts_open(s->db), n_put);
+	/* a pass: its statements go after it, the put's stay */
+	ck_assert_int_eq(store_maintain(s, T0 + 400 * SEC), 0);
+	ck_assert_ptr_null(s->rs[RS_WINDOW]);
+	ck_assert_ptr_null(s->ws[WS_DEL_AGE]);
+	ck_assert_ptr_null(s->ws[WS_FREELIST]);
+	ck_assert_ptr_nonnull(s->ws[WS_INS_WINDOW]);
+	ck_assert_uint_le(stmts_open(s->db), n_put);
+	ck_assert_uint_ge(n_put, n_open);
+	/* and the next put and pass work as the first */
+	{
+		struct window *w = mkwin(3, T0 + 30 * SEC, 10);
+
+		ck_assert_int_eq(store_put(s, w), 0);
+		window_free(w);
+	}
+	ck_assert_int_eq(store_maintain(s, T0 + 460 * SEC), 0);
+	/* one that does not prepare: NULL, the step fails, the message is
+	 * SQLite's */
+	ck_assert_ptr_null(
+	    store_stmt(s, &bad, "SELECT x FROM no_such_table_here"));
+	ck_assert_int_ne(store_run(bad), SQLITE_OK);
+	err = store_fail(s, store_run(bad), "test");
+	ck_assert_int_lt(err, 0);
+	ck_assert_ptr_nonnull(strstr(s->st.last_errmsg, "no_such_table"));
+	store_close(s);
+}
+END_TEST
+
 /* The real accounting: a store's commits (fsync'd WAL) are charged to
  * this process, so the figure moves. On tmpfs nothing reaches storage. */
 START_TEST(test_real_proc_io)
@@ -223,6 +315,7 @@ main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_store_history_and_bound);
 	tcase_add_test(tc, test_real_proc_io);
+	tcase_add_test(tc, test_statements_at_first_use);
 	tcase_set_timeout(tc, 30);
 	suite_add_tcase(su, tc);
 	sr = srunner_create(su);

@@ -166,6 +166,49 @@ procscan_scanner(const struct procscan *ps, enum scanner_mode *ret_kind,
 	*ret_err = ps->err;
 }
 
+void
+task_row(const struct task *t, struct window_task *ret)
+{
+	const struct task_wt *a = &t->wt;
+
+	memset(ret, 0, sizeof(*ret));
+	ret->id = a->id;
+	ret->tgid = a->tgid;
+	ret->starttime = a->starttime;
+	ret->uid = a->uid;
+	memcpy(ret->comm, a->comm, sizeof(ret->comm));
+	snprintf(ret->name, sizeof(ret->name), "%s", task_name(t));
+	ret->d_utime = a->d_utime;
+	ret->d_stime = a->d_stime;
+	ret->d_minflt = a->d_minflt;
+	ret->d_majflt = a->d_majflt;
+	ret->samples = a->samples;
+	ret->wall_ns = a->wall_ns;
+	ret->total_ticks = a->total_ticks;
+	ret->norm_ticks = a->norm_ticks;
+	ret->rss_pages_max = a->rss_pages_max;
+	ret->rss_pages_last = a->rss_pages_last;
+	ret->born = a->born;
+	ret->exited = a->exited;
+}
+
+/* An instance's activity into the window's rows. */
+static int
+task_emit(struct window *w, const struct task *t)
+{
+	struct window_task row;
+
+	task_row(t, &row);
+	return window_add_task(w, t->is_thread, &row);
+}
+
+static void
+task_free(struct task *t)
+{
+	free(t->name);
+	free(t);
+}
+
 static void
 task_free_all(struct htab *h)
 {
@@ -178,7 +221,7 @@ task_free_all(struct htab *h)
 			next = t->hnext;
 			if (t->stat_fd >= 0)
 				close(t->stat_fd);
-			free(t);
+			task_free(t);
 		}
 	}
 	free(h->b);
@@ -216,7 +259,7 @@ task_active(const struct task *t)
 static void
 task_reset_acc(struct task *t)
 {
-	struct window_task *a = &t->wt;
+	struct task_wt *a = &t->wt;
 
 	a->d_utime = a->d_stime = a->d_minflt = a->d_majflt = 0;
 	a->samples = 0;
@@ -235,7 +278,7 @@ task_retire(struct procscan *ps, struct task *t, struct window *w)
 		t->wt.exited = true;
 		/* ENOMEM here loses one task's record; the window still
 		 * counts the exit below. */
-		(void)window_add_task(w, t->is_thread, &t->wt);
+		(void)task_emit(w, t);
 	}
 	if (t->is_thread) {
 		struct task **pp = &t->proc->threads;
@@ -255,7 +298,7 @@ task_retire(struct procscan *ps, struct task *t, struct window *w)
 		w->health.procs_exited++;
 	}
 	statfd_close(&ps->sf, &t->stat_fd);
-	free(t);
+	task_free(t);
 }
 
 /*
@@ -381,7 +424,7 @@ proc_read_identity(struct procscan *ps, struct task *t, bool uid_known,
     uint32_t uid)
 {
 	struct pid_status status;
-	char path[64];
+	char path[64], name[VITALS_NAME_LEN];
 
 	t->wt.uid = uid_known ? uid : UID_UNKNOWN;
 	snprintf(path, sizeof(path), "%d/status", t->wt.id);
@@ -389,10 +432,15 @@ proc_read_identity(struct procscan *ps, struct task *t, bool uid_known,
 	    pidstatus_parse(ps->buf.p, ps->buf.len, &status) == 0)
 		t->wt.uid = status.uid;
 	snprintf(path, sizeof(path), "%d/cmdline", t->wt.id);
+	free(t->name);
+	t->name = NULL;
+	/* none, or the comm again: the comm stands for it */
 	if (read_at(ps->procfd, path, &ps->buf) < 0 ||
-	    cmdline_name(ps->buf.p, ps->buf.len, t->wt.name,
-		sizeof(t->wt.name)) < 0)
-		memcpy(t->wt.name, t->wt.comm, sizeof(t->wt.comm));
+	    cmdline_name(ps->buf.p, ps->buf.len, name, sizeof(name)) < 0 ||
+	    strcmp(name, t->wt.comm) == 0)
+		return;
+	/* ENOMEM: the comm stands for it too */
+	t->name = strdup(name);
 }
 
 static struct task *
@@ -442,10 +490,9 @@ thread_observe(struct procscan *ps, struct task *p, int32_t tid, struct task *t,
 	}
 	t->wt.tgid = p->wt.id;
 	t->wt.uid = p->wt.uid;
-	if (fresh || memcmp(t->wt.comm, st->comm, sizeof(t->wt.comm)) != 0) {
+	/* a thread's name is its comm (task_name) */
+	if (fresh || memcmp(t->wt.comm, st->comm, sizeof(t->wt.comm)) != 0)
 		memcpy(t->wt.comm, st->comm, sizeof(t->wt.comm));
-		memcpy(t->wt.name, st->comm, sizeof(t->wt.comm));
-	}
 	task_update(ps, t, st, ctx, w, fresh);
 	t->seen_gen = ps->gen;
 	*ret = t;
@@ -592,9 +639,18 @@ proc_observe(struct procscan *ps, int32_t pid, struct task *p,
 	min0 = p->wt.d_minflt;
 	maj0 = p->wt.d_majflt;
 	*ret_moved = task_update(ps, p, st, ctx, w, fresh);
-	/* the deltas this sample added, to the state the process is in */
-	fgbg_observe(ctx->fg, &p->wt, p->wt.d_utime - u0, p->wt.d_stime - s0,
-	    p->wt.d_minflt - min0, p->wt.d_majflt - maj0);
+	/* the deltas this sample added, to the state the process is in
+	 * (none: fgbg_observe has nothing to add, no row made for it) */
+	if (ctx->fg != NULL &&
+	    ((p->wt.d_utime - u0) | (p->wt.d_stime - s0) |
+		(p->wt.d_minflt - min0) | (p->wt.d_majflt - maj0)) != 0) {
+		struct window_task row;
+
+		task_row(p, &row);
+		fgbg_observe(ctx->fg, &row, p->wt.d_utime - u0,
+		    p->wt.d_stime - s0, p->wt.d_minflt - min0,
+		    p->wt.d_majflt - maj0);
+	}
 	p->seen_gen = ps->gen;
 	*ret = p;
 	return 0;
@@ -881,13 +937,11 @@ procscan_flush(struct procscan *ps, struct window *w)
 		struct task *p, *t;
 
 		for (p = ps->procs.b[i]; p; p = p->hnext) {
-			if (task_active(p) &&
-			    (r = window_add_task(w, false, &p->wt)) < 0)
+			if (task_active(p) && (r = task_emit(w, p)) < 0)
 				return r;
 			task_reset_acc(p);
 			for (t = p->threads; t; t = t->tnext) {
-				if (task_active(t) &&
-				    (r = window_add_task(w, true, &t->wt)) < 0)
+				if (task_active(t) && (r = task_emit(w, t)) < 0)
 					return r;
 				task_reset_acc(t);
 			}

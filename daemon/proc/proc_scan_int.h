@@ -14,6 +14,31 @@
 #include "window/window.h"
 
 /*
+ * A task's struct window_task without its name (128 bytes a thread would
+ * hold only to repeat its comm; a process's is kept apart, struct task's
+ * name): the identity and this window's accumulators, the same fields
+ * under the same names. task_row() makes the window's row of it: a field
+ * added to one is added to the other and copied there.
+ */
+struct task_wt {
+	int32_t id;
+	int32_t tgid;
+	uint64_t starttime;
+	uint32_t uid;
+	char comm[VITALS_COMM_LEN];
+	uint64_t d_utime, d_stime;
+	uint64_t d_minflt, d_majflt;
+	uint32_t samples;
+	uint64_t wall_ns;
+	uint64_t total_ticks;
+	double norm_ticks;
+	uint64_t rss_pages_max;
+	uint64_t rss_pages_last;
+	bool born;
+	bool exited;
+};
+
+/*
  * What every scan touches comes first, together (64 bytes): with thousands
  * of tasks the scan's cost is mostly cache misses on these structs.
  */
@@ -25,12 +50,25 @@ struct task {
 	bool stale;   /* a read failed: the next read is a baseline */
 	bool cpu_set; /* cpu holds this instance's iterator split */
 	struct cputime_split cpu; /* iterator: last utime/stime split, ns */
-	struct window_task wt;	  /* identity + this window's accumulators */
+	struct task_wt wt;	  /* identity + this window's accumulators */
 	struct task *threads;	  /* process: its known threads */
 	struct task *tnext;	  /* thread: next sibling */
 	struct task *proc;	  /* thread: owner */
 	int stat_fd; /* its stat file kept open (proc_statfd.c); -1 none */
+	/* a process's name (cmdline) where it is not its comm; NULL: the
+	 * comm, as for every thread (task_name) */
+	char *name;
 };
+
+/* The name a window row gives t. */
+static inline const char *
+task_name(const struct task *t)
+{
+	return t->name != NULL ? t->name : t->wt.comm;
+}
+
+/* t as a window's row (struct window_task), its name filled in. */
+void task_row(const struct task *t, struct window_task *ret);
 
 struct htab {
 	struct task **b;

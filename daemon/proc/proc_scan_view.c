@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "proc/proc.h"
@@ -76,7 +77,7 @@ procscan_lookup(const struct procscan *ps, int32_t pid, uint64_t *ret_starttime,
 	*ret_starttime = t->wt.starttime;
 	if (namesz)
 		snprintf(ret_name, namesz, "%s",
-		    t->wt.name[0] ? t->wt.name : t->wt.comm);
+		    task_name(t)[0] ? task_name(t) : t->wt.comm);
 	return 0;
 }
 
@@ -110,7 +111,8 @@ procscan_each(const struct procscan *ps, procscan_each_fn fn, void *arg)
 uint64_t
 procscan_bytes(const struct procscan *ps, uint32_t *ret_tasks)
 {
-	size_t n;
+	const struct task *t;
+	size_t n, i, names = 0;
 
 	if (ps == NULL) {
 		*ret_tasks = 0;
@@ -118,7 +120,12 @@ procscan_bytes(const struct procscan *ps, uint32_t *ret_tasks)
 	}
 	n = ps->procs.n + ps->threads.n;
 	*ret_tasks = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
-	return sizeof(*ps) + n * sizeof(struct task) +
+	/* the processes' names kept apart (struct task, name) */
+	for (i = 0; i < ps->procs.nb; i++)
+		for (t = ps->procs.b[i]; t; t = t->hnext)
+			if (t->name != NULL)
+				names += strlen(t->name) + 1;
+	return sizeof(*ps) + n * sizeof(struct task) + names +
 	    (ps->procs.nb + ps->threads.nb) * sizeof(struct task *) +
 	    ps->buf.cap + taskiter_bytes(ps->ti);
 }

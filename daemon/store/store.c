@@ -27,42 +27,6 @@
 #include "window/window.h"
 #include "store_int.h"
 
-static const char *const ws_sql[WS__MAX] = {
-	[WS_BEGIN] = "BEGIN IMMEDIATE",
-	[WS_COMMIT] = "COMMIT",
-	[WS_ROLLBACK] = "ROLLBACK",
-	[WS_INS_WINDOW] =
-	    "INSERT INTO windows (" STORE_WINDOW_COLS ", id) VALUES"
-	    " (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,"
-	    " ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26,"
-	    " ?27, ?28, ?29, ?30, ?31, ?32, ?33)"
-	    " ON CONFLICT DO NOTHING RETURNING id",
-	/* A level-0 window already folded into a roll-up is a replay. */
-	[WS_COVERED] =
-	    "SELECT 1 FROM windows WHERE boot_id = ?1 AND"
-	    " level > 0 AND mono_start_ns <= ?2 AND mono_end_ns >= ?3 LIMIT 1",
-	[WS_INS_PARTS] = "INSERT INTO window_parts (window_id, kv, sys, bpf)"
-			 " VALUES (?1, ?2, ?3, ?4)",
-	[WS_DEL_WINDOW] = "DELETE FROM windows WHERE id = ?",
-	[WS_DEL_AGE] = "DELETE FROM windows WHERE wall_end_ns < ?",
-	[WS_DEL_OLDEST] =
-	    "DELETE FROM windows WHERE id IN (SELECT id FROM"
-	    " windows WHERE id != ?1 ORDER BY wall_start_ns, id LIMIT ?2)",
-	[WS_COUNT] = "SELECT count(*) FROM windows",
-	[WS_PAGE_COUNT] = "PRAGMA page_count",
-	[WS_FREELIST] = "PRAGMA freelist_count",
-	[WS_VACUUM] = "PRAGMA incremental_vacuum",
-	[WS_ROLL_SRC] = "SELECT id, boot_id, wall_start_ns FROM windows"
-			" WHERE level = ?1 AND wall_start_ns < ?2"
-			" ORDER BY boot_id, wall_start_ns / ?3, mono_start_ns",
-	[WS_SAVEPOINT] = "SAVEPOINT step",
-	[WS_RELEASE] = "RELEASE step",
-	[WS_ROLLBACK_TO] = "ROLLBACK TO step",
-	[WS_ROLL_EXIST] =
-	    "SELECT id FROM windows WHERE boot_id = ?1 AND"
-	    " level = ?2 AND wall_start_ns >= ?3 AND wall_start_ns < ?4",
-};
-
 static int
 pragma_int(sqlite3 *db, const char *sql, int64_t *ret)
 {
@@ -86,7 +50,7 @@ put_locked(struct store *s, const struct window *w)
 	if (s == NULL || s->db == NULL)
 		return -EBADF;
 	del0 = s->st.deleted_size;
-	if ((rc = store_run(s->ws[WS_BEGIN])) != SQLITE_OK) {
+	if ((rc = store_run(store_ws(s, WS_BEGIN))) != SQLITE_OK) {
 		r = store_fail(s, rc, "begin");
 		goto fail;
 	}
@@ -105,7 +69,7 @@ put_locked(struct store *s, const struct window *w)
 	}
 	if (id != 0 && s->o.max_bytes && (r = store_enforce_size(s, id)) < 0)
 		goto fail;
-	if ((rc = store_run(s->ws[WS_COMMIT])) != SQLITE_OK) {
+	if ((rc = store_run(store_ws(s, WS_COMMIT))) != SQLITE_OK) {
 		r = store_fail(s, rc, "commit");
 		goto fail;
 	}
@@ -336,15 +300,19 @@ prepare_all(struct store *s)
 		 &s->max_span_ns)) != SQLITE_OK)
 		return rc;
 	for (i = 0; i < WS__MAX; i++)
-		if ((rc = sqlite3_prepare_v3(s->db, ws_sql[i], -1,
+		if ((rc = sqlite3_prepare_v3(s->db, store_ws_sql[i], -1,
 			 SQLITE_PREPARE_PERSISTENT, &s->ws[i], NULL)) !=
 		    SQLITE_OK)
 			return rc;
 	if ((rc = store_parts_prepare(s, false)) != SQLITE_OK ||
 	    (rc = store_inst_prepare(s)) != SQLITE_OK ||
-	    (rc = store_keys_prepare(s)) != SQLITE_OK)
+	    (rc = store_keys_prepare(s)) != SQLITE_OK ||
+	    (rc = store_read_prepare(s)) != SQLITE_OK)
 		return rc;
-	return store_read_prepare(s);
+	/* every statement prepared: the schema is ours; all but the put's
+	 * are prepared again at first use */
+	store_stmts_release(s, true);
+	return SQLITE_OK;
 }
 
 static void

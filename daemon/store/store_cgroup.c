@@ -195,8 +195,9 @@ store_cgroup_put(struct store *s, int64_t id, const struct window *w)
 	if (p == NULL)
 		return SQLITE_OK;
 	store_cgroup_encode(&pl, p);
-	rc = store_blob_put(s->part_st[WPART_CGROUP][CS_INS], id, CG_PART,
-	    CG_PART_VERSION, &pl);
+	rc = store_blob_put(store_stmt(s, &s->part_st[WPART_CGROUP][CS_INS],
+				cs_sql[CS_INS]),
+	    id, CG_PART, CG_PART_VERSION, &pl);
 	store_enc_release(&pl);
 	return rc;
 }
@@ -207,8 +208,9 @@ store_cgroup_load(struct store *s, int64_t id, struct window *w)
 	void *p;
 	int r;
 
-	r = store_blob_load(s, s->part_st[WPART_CGROUP][CS_SEL], id, CG_PART,
-	    CG_PART_VERSION, cg_dec, &p, "read cgroup");
+	r = store_blob_load(s,
+	    store_stmt(s, &s->part_st[WPART_CGROUP][CS_SEL], cs_sql[CS_SEL]),
+	    id, CG_PART, CG_PART_VERSION, cg_dec, &p, "read cgroup");
 	if (r < 0)
 		return r;
 	if (p) {

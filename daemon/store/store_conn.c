@@ -101,6 +101,8 @@ conn_prepare(struct store *rc)
 	if ((r = store_read_prepare(rc)) != SQLITE_OK ||
 	    (r = store_parts_prepare(rc, false)) != SQLITE_OK)
 		return r;
+	/* prepared to check them; a query prepares what it reads */
+	store_stmts_release(rc, true);
 	return SQLITE_OK;
 }
 

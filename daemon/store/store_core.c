@@ -109,6 +109,69 @@ store_run(sqlite3_stmt *st)
 	return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
+sqlite3_stmt *
+store_stmt(struct store *s, sqlite3_stmt **slot, const char *sql)
+{
+	if (*slot == NULL && s->db != NULL &&
+	    sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, slot,
+		NULL) != SQLITE_OK) {
+		sqlite3_finalize(*slot);
+		*slot = NULL;
+	}
+	return *slot;
+}
+
+sqlite3_stmt *
+store_ws(struct store *s, enum store_wstmt i)
+{
+	return store_stmt(s, &s->ws[i], store_ws_sql[i]);
+}
+
+sqlite3_stmt *
+store_rs(struct store *s, enum store_rstmt i)
+{
+	return store_stmt(s, &s->rs[i], store_rs_sql[i]);
+}
+
+/* The statements of every window's put, kept prepared; and those that
+ * undo (store_rollback), which must not need a prepare that can fail. */
+static bool
+ws_hot(enum store_wstmt i)
+{
+	return i == WS_BEGIN || i == WS_COMMIT || i == WS_ROLLBACK ||
+	    i == WS_INS_WINDOW || i == WS_COVERED || i == WS_INS_PARTS ||
+	    i == WS_SAVEPOINT || i == WS_RELEASE || i == WS_ROLLBACK_TO;
+}
+
+static void
+stmt_drop(sqlite3_stmt **slot)
+{
+	sqlite3_finalize(*slot);
+	*slot = NULL;
+}
+
+void
+store_stmts_release(struct store *s, bool parts)
+{
+	unsigned i, k;
+
+	for (i = 0; i < WS__MAX; i++)
+		if (!ws_hot((enum store_wstmt)i))
+			stmt_drop(&s->ws[i]);
+	for (i = 0; i < RS__MAX; i++)
+		stmt_drop(&s->rs[i]);
+	for (i = 0; i < WPART__MAX; i++)
+		for (k = 0; k < STORE_PART_NSTMT; k++) {
+			const char *sql = s->part_st[i][k] != NULL ?
+			    sqlite3_sql(s->part_st[i][k]) :
+			    NULL;
+
+			if (sql != NULL &&
+			    (parts || strncmp(sql, "INSERT", 6) != 0))
+				stmt_drop(&s->part_st[i][k]);
+		}
+}
+
 /*
  * A maintenance step's write transaction: BEGIN IMMEDIATE on its own, or a
  * savepoint inside the pass's one transaction (store_maint.c), so that a
@@ -120,17 +183,17 @@ int
 store_txn_begin(struct store *s)
 {
 	if (s->pass_txn && !sqlite3_get_autocommit(s->db))
-		return store_run(s->ws[WS_SAVEPOINT]);
+		return store_run(store_ws(s, WS_SAVEPOINT));
 	s->pass_txn = false; /* SQLite ended it (SQLITE_FULL, I/O error) */
-	return store_run(s->ws[WS_BEGIN]);
+	return store_run(store_ws(s, WS_BEGIN));
 }
 
 int
 store_txn_commit(struct store *s)
 {
 	if (s->pass_txn && !sqlite3_get_autocommit(s->db))
-		return store_run(s->ws[WS_RELEASE]);
-	return store_run(s->ws[WS_COMMIT]);
+		return store_run(store_ws(s, WS_RELEASE));
+	return store_run(store_ws(s, WS_COMMIT));
 }
 
 /* One integer from a one-row statement (PRAGMA page_count, count(*)). */
@@ -241,7 +304,7 @@ store_vacuum_excess(struct store *s)
 	char sql[64];
 	int rc;
 
-	if ((rc = store_run_int(s->ws[WS_FREELIST], &nfree)) != SQLITE_OK)
+	if ((rc = store_run_int(store_ws(s, WS_FREELIST), &nfree)) != SQLITE_OK)
 		return rc;
 	keep = (int64_t)s->budget / 32;
 	if (keep < (256 << 10))
@@ -272,20 +335,22 @@ store_enforce_size(struct store *s, int64_t keep)
 	int rc;
 
 	for (;;) {
-		rc = store_run_int(s->ws[WS_PAGE_COUNT], &pages);
+		rc = store_run_int(store_ws(s, WS_PAGE_COUNT), &pages);
 		if (rc == SQLITE_OK)
-			rc = store_run_int(s->ws[WS_FREELIST], &nfree);
+			rc = store_run_int(store_ws(s, WS_FREELIST), &nfree);
 		if (rc != SQLITE_OK)
 			return store_fail(s, rc, "page count");
 		if (pages * psz <= limit)
 			return 0;
 		/* Free pages alone are enough: give them back. */
 		if (nfree > 0 && (pages - nfree) * psz <= limit) {
-			if ((rc = store_run(s->ws[WS_VACUUM])) != SQLITE_OK)
+			if ((rc = store_run(store_ws(s, WS_VACUUM))) !=
+			    SQLITE_OK)
 				return store_fail(s, rc, "incremental_vacuum");
 			continue;
 		}
-		if ((rc = store_run_int(s->ws[WS_COUNT], &nwin)) != SQLITE_OK)
+		if ((rc = store_run_int(store_ws(s, WS_COUNT), &nwin)) !=
+		    SQLITE_OK)
 			return store_fail(s, rc, "count");
 		if (nwin <= (keep ? 1 : 0)) {
 			if (pages * psz <= (int64_t)s->budget)
@@ -308,12 +373,12 @@ store_enforce_size(struct store *s, int64_t keep)
 			if (rc != SQLITE_DONE)
 				return store_fail(s, rc, "summaries");
 		}
-		sqlite3_bind_int64(s->ws[WS_DEL_OLDEST], 1, keep);
-		sqlite3_bind_int64(s->ws[WS_DEL_OLDEST], 2, k);
-		if ((rc = store_run(s->ws[WS_DEL_OLDEST])) != SQLITE_OK)
+		sqlite3_bind_int64(store_ws(s, WS_DEL_OLDEST), 1, keep);
+		sqlite3_bind_int64(store_ws(s, WS_DEL_OLDEST), 2, k);
+		if ((rc = store_run(store_ws(s, WS_DEL_OLDEST))) != SQLITE_OK)
 			return store_fail(s, rc, "delete oldest");
 		s->st.deleted_size += (uint64_t)sqlite3_changes(s->db);
-		if ((rc = store_run(s->ws[WS_VACUUM])) != SQLITE_OK)
+		if ((rc = store_run(store_ws(s, WS_VACUUM))) != SQLITE_OK)
 			return store_fail(s, rc, "incremental_vacuum");
 	}
 }

@@ -233,8 +233,9 @@ store_dmabuf_put(struct store *s, int64_t id, const struct window *w)
 	if (p == NULL)
 		return SQLITE_OK;
 	store_dmabuf_encode(&pl, p);
-	rc = store_blob_put(s->part_st[WPART_DMABUF][DS_INS], id, DMABUF_PART,
-	    DMABUF_PART_VERSION, &pl);
+	rc = store_blob_put(store_stmt(s, &s->part_st[WPART_DMABUF][DS_INS],
+				ds_sql[DS_INS]),
+	    id, DMABUF_PART, DMABUF_PART_VERSION, &pl);
 	store_enc_release(&pl);
 	return rc;
 }
@@ -245,8 +246,10 @@ store_dmabuf_load(struct store *s, int64_t id, struct window *w)
 	void *p;
 	int r;
 
-	r = store_blob_load(s, s->part_st[WPART_DMABUF][DS_SEL], id,
-	    DMABUF_PART, DMABUF_PART_VERSION, dmabuf_dec, &p, "read dmabuf");
+	r = store_blob_load(s,
+	    store_stmt(s, &s->part_st[WPART_DMABUF][DS_SEL], ds_sql[DS_SEL]),
+	    id, DMABUF_PART, DMABUF_PART_VERSION, dmabuf_dec, &p,
+	    "read dmabuf");
 	if (r < 0)
 		return r;
 	if (p) {
@@ -275,7 +278,8 @@ store_dmabuf_range(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 		return -EBADF;
 	if (from_wall_ns >= to_wall_ns)
 		return -EINVAL;
-	if ((st = s->part_st[WPART_DMABUF][DS_RANGE]) == NULL)
+	if ((st = store_stmt(s, &s->part_st[WPART_DMABUF][DS_RANGE],
+		 ds_sql[DS_RANGE])) == NULL)
 		return -ENOTSUP;
 	store_bind_named(st, ":from", from_wall_ns);
 	store_bind_named(st, ":to", to_wall_ns);

@@ -177,8 +177,9 @@ store_fgbg_put(struct store *s, int64_t id, const struct window *w)
 	if (p == NULL)
 		return SQLITE_OK;
 	fgbg_encode(&pl, p);
-	rc = store_blob_put(s->part_st[WPART_FGBG][FS_INS], id, FG_PART,
-	    FG_PART_VERSION, &pl);
+	rc = store_blob_put(store_stmt(s, &s->part_st[WPART_FGBG][FS_INS],
+				fs_sql[FS_INS]),
+	    id, FG_PART, FG_PART_VERSION, &pl);
 	store_enc_release(&pl);
 	return rc;
 }
@@ -189,8 +190,9 @@ store_fgbg_load(struct store *s, int64_t id, struct window *w)
 	void *p;
 	int r;
 
-	r = store_blob_load(s, s->part_st[WPART_FGBG][FS_SEL], id, FG_PART,
-	    FG_PART_VERSION, fgbg_dec, &p, "read fgbg");
+	r = store_blob_load(s,
+	    store_stmt(s, &s->part_st[WPART_FGBG][FS_SEL], fs_sql[FS_SEL]), id,
+	    FG_PART, FG_PART_VERSION, fgbg_dec, &p, "read fgbg");
 	if (r < 0)
 		return r;
 	if (p) {
@@ -215,7 +217,8 @@ static int
 range_locked(struct store *s, int64_t from, int64_t to,
     struct window_fgbg ***ret_p, struct store_hist **ret_w, size_t *ret_n)
 {
-	sqlite3_stmt *st = s->part_st[WPART_FGBG][FS_RANGE];
+	sqlite3_stmt *st = store_stmt(s, &s->part_st[WPART_FGBG][FS_RANGE],
+	    fs_sql[FS_RANGE]);
 	struct window_fgbg **p = NULL, **np, *part;
 	struct store_hist *w = NULL, *nw;
 	size_t n = 0, cap = 0;

@@ -165,8 +165,9 @@ store_gpufreq_put(struct store *s, int64_t id, const struct window *w)
 	if (p == NULL || p->ndev == 0)
 		return SQLITE_OK; /* no GPU device: no row */
 	store_gpufreq_encode(&pl, p);
-	rc = store_blob_put(s->part_st[WPART_GPUFREQ][GS_INS], id, GPUFREQ_PART,
-	    GPUFREQ_PART_VERSION, &pl);
+	rc = store_blob_put(store_stmt(s, &s->part_st[WPART_GPUFREQ][GS_INS],
+				gs_sql[GS_INS]),
+	    id, GPUFREQ_PART, GPUFREQ_PART_VERSION, &pl);
 	store_enc_release(&pl);
 	return rc;
 }
@@ -177,8 +178,9 @@ store_gpufreq_load(struct store *s, int64_t id, struct window *w)
 	void *p;
 	int r;
 
-	r = store_blob_load(s, s->part_st[WPART_GPUFREQ][GS_SEL], id,
-	    GPUFREQ_PART, GPUFREQ_PART_VERSION, gpufreq_dec, &p,
+	r = store_blob_load(s,
+	    store_stmt(s, &s->part_st[WPART_GPUFREQ][GS_SEL], gs_sql[GS_SEL]),
+	    id, GPUFREQ_PART, GPUFREQ_PART_VERSION, gpufreq_dec, &p,
 	    "read gpufreq");
 	if (r < 0)
 		return r;
@@ -206,7 +208,8 @@ store_gpufreq_range(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 		return -EBADF;
 	if (from_wall_ns >= to_wall_ns)
 		return -EINVAL;
-	if ((st = s->part_st[WPART_GPUFREQ][GS_RANGE]) == NULL)
+	if ((st = store_stmt(s, &s->part_st[WPART_GPUFREQ][GS_RANGE],
+		 gs_sql[GS_RANGE])) == NULL)
 		return -ENOTSUP;
 	store_bind_named(st, ":from", from_wall_ns);
 	store_bind_named(st, ":to", to_wall_ns);

@@ -130,14 +130,16 @@ store_gpumem_put(struct store *s, int64_t id, const struct window *w)
 
 	if (g == NULL || (g->st.state == GPUMEM_UNKNOWN && g->n_gpu == 0))
 		return SQLITE_OK;
-	st = s->part_st[WPART_GPUMEM][GS_INS_STATE];
+	st = store_stmt(s, &s->part_st[WPART_GPUMEM][GS_INS_STATE],
+	    gs_sql[GS_INS_STATE]);
 	state_values(&g->st, v);
 	sqlite3_bind_int64(st, 1, id);
 	for (k = 0; k < GS_STATE_NCOLS; k++)
 		sqlite3_bind_int64(st, k + 2, v[k]);
 	if ((rc = store_run(st)) != SQLITE_OK)
 		return rc;
-	st = s->part_st[WPART_GPUMEM][GS_INS_GPU];
+	st = store_stmt(s, &s->part_st[WPART_GPUMEM][GS_INS_GPU],
+	    gs_sql[GS_INS_GPU]);
 	for (i = 0; i < g->n_gpu; i++) {
 		const struct window_gpu_proc *p = &g->gpu[i];
 
@@ -184,7 +186,8 @@ store_gpumem_load(struct store *s, int64_t id, struct window *w)
 	sqlite3_stmt *st;
 	int rc, k;
 
-	st = s->part_st[WPART_GPUMEM][GS_SEL_STATE];
+	st = store_stmt(s, &s->part_st[WPART_GPUMEM][GS_SEL_STATE],
+	    gs_sql[GS_SEL_STATE]);
 	sqlite3_bind_int64(st, 1, id);
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t v[GS_STATE_NCOLS];
@@ -202,7 +205,8 @@ store_gpumem_load(struct store *s, int64_t id, struct window *w)
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE)
 		return store_fail(s, rc, "read window gpumem");
-	st = s->part_st[WPART_GPUMEM][GS_SEL_GPU];
+	st = store_stmt(s, &s->part_st[WPART_GPUMEM][GS_SEL_GPU],
+	    gs_sql[GS_SEL_GPU]);
 	sqlite3_bind_int64(st, 1, id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (n == cap) {
@@ -389,8 +393,9 @@ span_window(struct store *s, int64_t id, int64_t end, size_t seq,
     const struct window_gpu_proc *q, struct span_row **row, size_t *n,
     size_t *cap)
 {
-	sqlite3_stmt *st =
-	    s->part_st[WPART_GPUMEM][q ? GS_SEL_ONE : GS_SEL_GPU];
+	sqlite3_stmt *st = store_stmt(s,
+	    &s->part_st[WPART_GPUMEM][q ? GS_SEL_ONE : GS_SEL_GPU],
+	    gs_sql[q ? GS_SEL_ONE : GS_SEL_GPU]);
 	struct span_row *np;
 	int rc, r = 0;
 
@@ -430,7 +435,8 @@ span_locked(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
     struct window_gpumem *ret_state, size_t max_values,
     struct gpumem_series *ser)
 {
-	sqlite3_stmt *st = s->part_st[WPART_GPUMEM][GS_SPAN_WINS];
+	sqlite3_stmt *st = store_stmt(s,
+	    &s->part_st[WPART_GPUMEM][GS_SPAN_WINS], gs_sql[GS_SPAN_WINS]);
 	struct span_row *row = NULL;
 	int64_t *ids = NULL, *ends = NULL, last_state = 0, *np;
 	size_t nid = 0, cid = 0, nrow = 0, crow = 0, i;
@@ -471,7 +477,8 @@ span_locked(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 		int64_t v[GS_STATE_NCOLS];
 		int k;
 
-		st = s->part_st[WPART_GPUMEM][GS_SEL_STATE];
+		st = store_stmt(s, &s->part_st[WPART_GPUMEM][GS_SEL_STATE],
+		    gs_sql[GS_SEL_STATE]);
 		sqlite3_bind_int64(st, 1, last_state);
 		if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 			for (k = 0; k < GS_STATE_NCOLS; k++)

@@ -519,10 +519,10 @@ store_rollback(struct store *s)
 		s->pass_txn = false; /* and the pass's transaction with it */
 	else if (s->pass_txn) {
 		/* a step of a pass: its savepoint alone (store_txn_begin) */
-		(void)store_run(s->ws[WS_ROLLBACK_TO]);
-		(void)store_run(s->ws[WS_RELEASE]);
+		(void)store_run(store_ws(s, WS_ROLLBACK_TO));
+		(void)store_run(store_ws(s, WS_RELEASE));
 	} else
-		(void)store_run(s->ws[WS_ROLLBACK]);
+		(void)store_run(store_ws(s, WS_ROLLBACK));
 	store_inst_forget(s);
 	store_keys_forget(s); /* and the keys it wrote (store_keys.c) */
 	store_prov_forget(s);

@@ -18,7 +18,13 @@
 #include "store/store_codec.h"
 #include "window/window.h"
 
-/* Statements of the write side, prepared once at open (store.c). */
+/*
+ * Statements of the write side (SQL: store_sql.c). Every one is prepared
+ * at open, which checks the schema; all but the per-window put's
+ * (store_stmt_hot) are finalized again at once and prepared at first
+ * use (store_ws), and finalized after each maintenance pass
+ * (store_stmts_release): most are a pass's.
+ */
 enum store_wstmt {
 	WS_BEGIN,
 	WS_COMMIT,
@@ -41,7 +47,8 @@ enum store_wstmt {
 	WS__MAX
 };
 
-/* Statements of the read side (store_read.c). */
+/* Statements of the read side (SQL: store_sql.c), prepared at first
+ * use (store_rs) and finalized after each maintenance pass. */
 enum store_rstmt {
 	RS_WINDOW,
 	RS_PARTS,
@@ -286,6 +293,22 @@ int store_fail(struct store *s, int rc, const char *what);
 int store_fail_errno(struct store *s, int err, const char *msg);
 void store_note_write_error(struct store *s, int err);
 int store_run(sqlite3_stmt *st);
+/*
+ * A statement prepared at its first use: *slot, prepared from sql when
+ * NULL. NULL when it does not prepare: SQLite's message stays on the
+ * connection and a step or bind of NULL fails (SQLITE_MISUSE), which the
+ * caller maps and counts as any failed step.
+ */
+sqlite3_stmt *store_stmt(struct store *s, sqlite3_stmt **slot, const char *sql);
+sqlite3_stmt *store_ws(struct store *s, enum store_wstmt i);
+sqlite3_stmt *store_rs(struct store *s, enum store_rstmt i);
+/* Finalize what store_stmt prepares again when needed: the write side's
+ * but the put's, the read side's, the parts' but their INSERTs (every
+ * part's too with parts: right after open, so that a part this build or
+ * configuration never writes holds none). */
+void store_stmts_release(struct store *s, bool parts);
+extern const char *const store_ws_sql[WS__MAX];
+extern const char *const store_rs_sql[RS__MAX];
 /* a maintenance step's transaction, a savepoint inside a pass's */
 int store_txn_begin(struct store *s);
 int store_txn_commit(struct store *s);

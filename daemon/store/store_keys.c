@@ -309,7 +309,7 @@ store_key_name(struct store *s, uint32_t id, const char **ret_kind,
     const char **ret_key)
 {
 	struct store_knames *kn = s->kn;
-	sqlite3_stmt *st = s->rs[RS_KEY];
+	sqlite3_stmt *st = store_rs(s, RS_KEY);
 	const char *kind, *key;
 	size_t lk;
 	char *p;

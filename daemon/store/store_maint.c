@@ -71,7 +71,7 @@ static int
 roll_bucket(struct store *s, const struct roll_src *src, size_t n,
     unsigned from, int64_t span_ns)
 {
-	sqlite3_stmt *ex = s->ws[WS_ROLL_EXIST];
+	sqlite3_stmt *ex = store_ws(s, WS_ROLL_EXIST);
 	struct window **w = NULL;
 	int64_t *ids = NULL, new_id, forget_ns = span_ns;
 	size_t nids = 0, cap = 0, i;
@@ -125,8 +125,8 @@ roll_bucket(struct store *s, const struct roll_src *src, size_t n,
 				break;
 			}
 		}
-		sqlite3_bind_int64(s->ws[WS_DEL_WINDOW], 1, ids[i]);
-		if ((rc = store_run(s->ws[WS_DEL_WINDOW])) != SQLITE_OK)
+		sqlite3_bind_int64(store_ws(s, WS_DEL_WINDOW), 1, ids[i]);
+		if ((rc = store_run(store_ws(s, WS_DEL_WINDOW))) != SQLITE_OK)
 			r = store_fail(s, rc, "roll-up delete");
 	}
 	s->roll_span_ns = forget_ns;
@@ -510,7 +510,7 @@ pass_begin(struct store *s)
 {
 	int rc;
 
-	if ((rc = store_run(s->ws[WS_BEGIN])) != SQLITE_OK)
+	if ((rc = store_run(store_ws(s, WS_BEGIN))) != SQLITE_OK)
 		return store_fail(s, rc, "maintenance: begin");
 	s->pass_txn = true;
 	return 0;
@@ -531,7 +531,7 @@ pass_commit(struct store *s, bool *ret_done)
 		store_rollback(s);
 		return 0;
 	}
-	if ((rc = store_run(s->ws[WS_COMMIT])) != SQLITE_OK) {
+	if ((rc = store_run(store_ws(s, WS_COMMIT))) != SQLITE_OK) {
 		rc = store_fail(s, rc, "maintenance: commit");
 		store_rollback(s);
 		return rc;
@@ -635,6 +635,9 @@ store_maintain_at(struct store *s, const struct store_now *now)
 		return -EBADF;
 	pthread_mutex_lock(&s->lock);
 	r = s->db == NULL ? -EBADF : maintain_locked(s, now);
+	/* the pass's statements until the next one (store_ws) */
+	if (s->db != NULL)
+		store_stmts_release(s, false);
 	pthread_mutex_unlock(&s->lock);
 	return r;
 }

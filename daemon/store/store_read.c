@@ -20,57 +20,6 @@
 
 #define ROWS_MAX 65536 /* entries of one blob's list; more is refused */
 
-/*
- * Windows overlapping [:from, :to). The lower bound on wall_start_ns is
- * implied (no window is longer than :span, the longest stored) and lets
- * the windows_wall index bound the scan on both sides. CROSS JOIN keeps
- * windows as the outer loop, so a window's task blobs are reached by
- * their key (store_taskread.c decodes them).
- */
-/* clang-format off */
-#define IN_RANGE(w)                                                         \
-	" " w "wall_start_ns < :to AND " w "wall_start_ns >= :from - :span" \
-	" AND " w "wall_end_ns > :from"
-
-static const char *const rs_sql[RS__MAX] = {
-	[RS_WINDOW] = "SELECT " STORE_WINDOW_COLS " FROM windows WHERE id = ?",
-	[RS_PARTS] = "SELECT kv, sys, bpf FROM window_parts"
-	    " WHERE window_id = ?",
-	[RS_KEY] = "SELECT kind, key FROM window_key WHERE id = ?",
-	[RS_TASKS] = "SELECT procs, threads FROM window_tasks"
-	    " WHERE window_id = ?",
-	[RS_IDENT] = "SELECT iid, tgid, uid, comm, name"
-	    " FROM window_task_ident WHERE window_id = ?",
-	[RS_IDENT_ONE] = "SELECT tgid, uid, comm, name FROM window_task_ident"
-	    " WHERE window_id = ?1 AND iid = ?2",
-	[RS_INST] = "SELECT thread, id, starttime, tgid, uid, comm, name"
-	    " FROM instance WHERE iid = ?",
-	/* Newest first, so LIMIT keeps the newest (windows_locked). */
-	[RS_RANGE] = "SELECT id, boot_id, wall_start_ns FROM windows WHERE"
-	    IN_RANGE("") " ORDER BY wall_start_ns DESC, boot_id DESC,"
-	    " mono_start_ns DESC, id DESC LIMIT :limit",
-	/* Oldest first, a list's blob each (store_taskread.c; NULL: none),
-	 * of the windows of the range that start in [:lo, :hi) (a top-N
-	 * reads the rest from summaries, store_tasksum.c). A correlated
-	 * lookup, not a join: where a reader's views stand for the tables
-	 * (store_conn.c), SQLite would read a joined view whole. */
-	[RS_TASK_SEG] = "SELECT w.id, w.boot_id, w.level, w.hz,"
-	    " w.mono_start_ns, w.mono_end_ns, w.wall_start_ns, w.wall_end_ns,"
-	    " (SELECT CASE WHEN :thread THEN t.threads ELSE t.procs END"
-	    " FROM window_tasks t WHERE t.window_id = w.id)"
-	    " FROM windows w"
-	    " WHERE" IN_RANGE("w.") " AND w.wall_start_ns >= :lo"
-	    " AND w.wall_start_ns < :hi ORDER BY w.wall_start_ns,"
-	    " w.mono_start_ns, w.id",
-	/* The instances of one task (starttime 0: every one of that id). */
-	[RS_INST_ID] = "SELECT iid FROM instance WHERE thread = :thread"
-	    " AND id = :id AND (:start = 0 OR starttime = :start)",
-	/* A process's threads (the control plane's process view). */
-	[RS_INST_TGID] = "SELECT iid FROM instance WHERE thread = 1"
-	    " AND tgid = :id AND (:start = 0 OR starttime >= :start)",
-};
-/* clang-format on */
-
 static void
 bind_range(struct store *s, sqlite3_stmt *st, int64_t from, int64_t to)
 {
@@ -86,7 +35,7 @@ store_read_prepare(struct store *s)
 	int rc;
 
 	for (i = 0; i < RS__MAX; i++)
-		if ((rc = sqlite3_prepare_v3(s->db, rs_sql[i], -1,
+		if ((rc = sqlite3_prepare_v3(s->db, store_rs_sql[i], -1,
 			 SQLITE_PREPARE_PERSISTENT, &s->rs[i], NULL)) !=
 		    SQLITE_OK)
 			return rc;
@@ -383,7 +332,7 @@ load_col(struct store *s, sqlite3_stmt *st, int i, struct window *w, bool kv)
 static int
 wparts_load(struct store *s, int64_t id, struct window *w)
 {
-	sqlite3_stmt *st = s->rs[RS_PARTS];
+	sqlite3_stmt *st = store_rs(s, RS_PARTS);
 	int rc, r;
 
 	sqlite3_bind_int64(st, 1, id);
@@ -417,7 +366,7 @@ store_wparts_done(struct store *s)
 int
 store_load(struct store *s, int64_t id, struct window **ret)
 {
-	sqlite3_stmt *st = s->rs[RS_WINDOW];
+	sqlite3_stmt *st = store_rs(s, RS_WINDOW);
 	struct window *w = NULL;
 	int64_t span;
 	unsigned i;
@@ -519,7 +468,7 @@ windows_locked(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 	if (from_wall_ns >= to_wall_ns)
 		return -EINVAL;
 	store_rcache_reset(s);
-	st = s->rs[RS_RANGE];
+	st = store_rs(s, RS_RANGE);
 	/* Ids first: loading runs other statements on the connection. */
 	bind_range(s, st, from_wall_ns, to_wall_ns);
 	store_bind_named(st, ":limit",

@@ -474,14 +474,14 @@ store_spool_flush_locked(struct store *s)
 		spool_up(s);
 	if (!s->spool_attached || s->db == NULL)
 		return 0;
-	if ((rc = store_run(s->ws[WS_BEGIN])) != SQLITE_OK) {
+	if ((rc = store_run(store_ws(s, WS_BEGIN))) != SQLITE_OK) {
 		r = store_fail(s, rc, "spool: begin");
 		s->st.spool_failures++;
 		store_note_write_error(s, r);
 		return r;
 	}
 	if ((r = store_spool_move(s, &m)) == 0 &&
-	    (rc = store_run(s->ws[WS_COMMIT])) != SQLITE_OK)
+	    (rc = store_run(store_ws(s, WS_COMMIT))) != SQLITE_OK)
 		r = store_fail(s, rc, "spool: commit");
 	if (r < 0) {
 		store_rollback(s);

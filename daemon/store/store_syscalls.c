@@ -246,8 +246,9 @@ store_syscalls_put(struct store *s, int64_t id, const struct window *w)
 	if (p == NULL)
 		return SQLITE_OK;
 	store_syscalls_encode(&pl, p);
-	rc = store_blob_put(s->part_st[WPART_SYSCALLS][SS_INS], id, SC_PART,
-	    SC_PART_VERSION, &pl);
+	rc = store_blob_put(store_stmt(s, &s->part_st[WPART_SYSCALLS][SS_INS],
+				ss_sql[SS_INS]),
+	    id, SC_PART, SC_PART_VERSION, &pl);
 	store_enc_release(&pl);
 	return rc;
 }
@@ -258,8 +259,9 @@ store_syscalls_load(struct store *s, int64_t id, struct window *w)
 	void *p;
 	int r;
 
-	r = store_blob_load(s, s->part_st[WPART_SYSCALLS][SS_SEL], id, SC_PART,
-	    SC_PART_VERSION, sc_dec, &p, "read syscalls");
+	r = store_blob_load(s,
+	    store_stmt(s, &s->part_st[WPART_SYSCALLS][SS_SEL], ss_sql[SS_SEL]),
+	    id, SC_PART, SC_PART_VERSION, sc_dec, &p, "read syscalls");
 	if (r < 0)
 		return r;
 	if (p) {
@@ -289,7 +291,8 @@ store_syscalls_range(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 		return -EBADF;
 	if (from_wall_ns >= to_wall_ns)
 		return -EINVAL;
-	if ((st = s->part_st[WPART_SYSCALLS][SS_RANGE]) == NULL)
+	if ((st = store_stmt(s, &s->part_st[WPART_SYSCALLS][SS_RANGE],
+		 ss_sql[SS_RANGE])) == NULL)
 		return -ENOTSUP;
 	store_bind_named(st, ":from", from_wall_ns);
 	store_bind_named(st, ":to", to_wall_ns);

@@ -87,7 +87,7 @@ static int
 inst_ident(struct store *s, int64_t iid, const struct ident **ret)
 {
 	struct store_rcache *c = s->rcache;
-	sqlite3_stmt *st = s->rs[RS_INST];
+	sqlite3_stmt *st = store_rs(s, RS_INST);
 	struct ident d;
 	uint32_t k;
 	int rc;
@@ -137,7 +137,7 @@ inst_ident(struct store *s, int64_t iid, const struct ident **ret)
 static int
 row_ident(struct store *s, int64_t wid, int64_t iid, struct ident *ret)
 {
-	sqlite3_stmt *st = s->rs[RS_IDENT_ONE];
+	sqlite3_stmt *st = store_rs(s, RS_IDENT_ONE);
 	const struct ident *in;
 	int rc, r;
 
@@ -278,7 +278,7 @@ add_rows(struct store *s, struct window *w, bool thread, struct window_task *t,
 int
 store_load_tasks(struct store *s, int64_t id, struct window *w)
 {
-	sqlite3_stmt *st = s->rs[RS_TASKS];
+	sqlite3_stmt *st = store_rs(s, RS_TASKS);
 	struct window_task *t[2] = { NULL, NULL };
 	uint64_t *iid[2] = { NULL, NULL };
 	size_t n[2] = { 0, 0 }, nown = 0, cown = 0;
@@ -294,7 +294,7 @@ store_load_tasks(struct store *s, int64_t id, struct window *w)
 		r = store_fail(s, rc, "read window tasks");
 	}
 	sqlite3_reset(st);
-	st = s->rs[RS_IDENT];
+	st = store_rs(s, RS_IDENT);
 	sqlite3_bind_int64(st, 1, id);
 	while (
 	    r == 0 && (n[0] || n[1]) && (rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -390,7 +390,7 @@ static int
 agg_windows(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
     bool threads, int64_t lo, int64_t hi, struct store_aggs *g)
 {
-	sqlite3_stmt *st = s->rs[RS_TASK_SEG];
+	sqlite3_stmt *st = store_rs(s, RS_TASK_SEG);
 	struct window_task *t;
 	uint64_t *iid;
 	size_t nt;
@@ -528,7 +528,7 @@ static int
 hist_seg(struct store *s, struct hist_acc *acc, int64_t from_wall_ns,
     int64_t to_wall_ns, bool threads, int64_t lo, int64_t hi)
 {
-	sqlite3_stmt *st = s->rs[RS_TASK_SEG];
+	sqlite3_stmt *st = store_rs(s, RS_TASK_SEG);
 	struct window_task *t;
 	struct store_hist *h;
 	uint64_t *iid;
@@ -616,7 +616,7 @@ history_locked(struct store *s, enum store_rstmt q, bool threads, int32_t id,
 	if (from_wall_ns >= to_wall_ns)
 		return -EINVAL;
 	store_rcache_reset(s);
-	st = s->rs[q];
+	st = store_rs(s, q);
 	store_bind_named(st, ":thread", threads);
 	store_bind_named(st, ":id", id);
 	store_bind_named(st, ":start", (int64_t)starttime);

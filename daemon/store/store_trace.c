@@ -207,7 +207,8 @@ static int
 put_slice(struct store *s, int64_t id, unsigned kind,
     const struct window_trace_slice *x)
 {
-	sqlite3_stmt *st = s->part_st[WPART_TRACE][TS_INS_SLICE];
+	sqlite3_stmt *st = store_stmt(s, &s->part_st[WPART_TRACE][TS_INS_SLICE],
+	    ts_sql[TS_INS_SLICE]);
 
 	sqlite3_bind_int64(st, 1, id);
 	sqlite3_bind_int(st, 2, (int)kind);
@@ -261,7 +262,8 @@ static int
 put_btxn(struct store *s, int64_t id, bool other,
     const struct window_trace_btxn *b)
 {
-	sqlite3_stmt *st = s->part_st[WPART_TRACE][TS_INS_BTXN];
+	sqlite3_stmt *st = store_stmt(s, &s->part_st[WPART_TRACE][TS_INS_BTXN],
+	    ts_sql[TS_INS_BTXN]);
 	unsigned char rh[VITALS_TRACE_BTXN_SLOTS * 4];
 	unsigned char ph[VITALS_TRACE_BTXN_SLOTS * 4];
 	size_t rn = hist_enc(b->recv_hist, rh),
@@ -309,7 +311,8 @@ put_rows(struct store *s, int64_t id, const struct window_trace *t)
 	for (i = 0; i < t->ncounters && rc == SQLITE_OK; i++) {
 		const struct window_trace_counter *c = &t->counter[i];
 
-		st = s->part_st[WPART_TRACE][TS_INS_COUNTER];
+		st = store_stmt(s, &s->part_st[WPART_TRACE][TS_INS_COUNTER],
+		    ts_sql[TS_INS_COUNTER]);
 		sqlite3_bind_int64(st, 1, id);
 		sqlite3_bind_int(st, 2, c->tgid);
 		sqlite3_bind_text(st, 3, c->name, -1, SQLITE_STATIC);
@@ -322,7 +325,8 @@ put_rows(struct store *s, int64_t id, const struct window_trace *t)
 	for (i = 0; i < t->nbinder && rc == SQLITE_OK; i++) {
 		const struct window_trace_binder *b = &t->binder[i];
 
-		st = s->part_st[WPART_TRACE][TS_INS_BINDER];
+		st = store_stmt(s, &s->part_st[WPART_TRACE][TS_INS_BINDER],
+		    ts_sql[TS_INS_BINDER]);
 		sqlite3_bind_int64(st, 1, id);
 		sqlite3_bind_int(st, 2, b->from_pid);
 		sqlite3_bind_int(st, 3, b->to_pid);
@@ -334,7 +338,8 @@ put_rows(struct store *s, int64_t id, const struct window_trace *t)
 	for (i = 0; i < t->nrq && rc == SQLITE_OK; i++) {
 		const struct window_trace_rq *q = &t->rq[i];
 
-		st = s->part_st[WPART_TRACE][TS_INS_RQ];
+		st = store_stmt(s, &s->part_st[WPART_TRACE][TS_INS_RQ],
+		    ts_sql[TS_INS_RQ]);
 		sqlite3_bind_int64(st, 1, id);
 		sqlite3_bind_int(st, 2, q->tid);
 		sqlite3_bind_int64(st, 3, (sqlite3_int64)q->count);
@@ -345,7 +350,8 @@ put_rows(struct store *s, int64_t id, const struct window_trace *t)
 	for (i = 0; i < t->ngpu && rc == SQLITE_OK; i++) {
 		const struct window_trace_gpu *g = &t->gpu[i];
 
-		st = s->part_st[WPART_TRACE][TS_INS_GPU];
+		st = store_stmt(s, &s->part_st[WPART_TRACE][TS_INS_GPU],
+		    ts_sql[TS_INS_GPU]);
 		sqlite3_bind_int64(st, 1, id);
 		sqlite3_bind_int64(st, 2, g->gpu_id);
 		sqlite3_bind_int(st, 3, g->pid);
@@ -358,8 +364,10 @@ put_rows(struct store *s, int64_t id, const struct window_trace *t)
 	if (rc == SQLITE_OK && !btxn_empty(&t->btxn_rest))
 		rc = put_btxn(s, id, true, &t->btxn_rest);
 	if (rc == SQLITE_OK)
-		rc = store_phase_put(s->part_st[WPART_TRACE][TS_INS_PHASE], id,
-		    t);
+		rc = store_phase_put(store_stmt(s,
+					 &s->part_st[WPART_TRACE][TS_INS_PHASE],
+					 ts_sql[TS_INS_PHASE]),
+		    id, t);
 	return rc;
 }
 
@@ -424,7 +432,8 @@ store_trace_load(struct store *s, int64_t id, struct window *w)
 	if (rc < 0)
 		return -ENOMEM;
 
-	st = s->part_st[WPART_TRACE][TS_SEL_SLICE];
+	st = store_stmt(s, &s->part_st[WPART_TRACE][TS_SEL_SLICE],
+	    ts_sql[TS_SEL_SLICE]);
 	sqlite3_bind_int64(st, 1, id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct window_trace_slice x;
@@ -450,7 +459,8 @@ store_trace_load(struct store *s, int64_t id, struct window *w)
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE)
 		return store_fail(s, rc, "read window trace");
-	st = s->part_st[WPART_TRACE][TS_SEL_COUNTER];
+	st = store_stmt(s, &s->part_st[WPART_TRACE][TS_SEL_COUNTER],
+	    ts_sql[TS_SEL_COUNTER]);
 	sqlite3_bind_int64(st, 1, id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW &&
 	    t->ncounters < VITALS_TRACE_COUNTERS) {
@@ -469,7 +479,8 @@ store_trace_load(struct store *s, int64_t id, struct window *w)
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
 		return store_fail(s, rc, "read window trace");
-	st = s->part_st[WPART_TRACE][TS_SEL_BINDER];
+	st = store_stmt(s, &s->part_st[WPART_TRACE][TS_SEL_BINDER],
+	    ts_sql[TS_SEL_BINDER]);
 	sqlite3_bind_int64(st, 1, id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW &&
 	    t->nbinder < VITALS_TRACE_BINDER) {
@@ -485,7 +496,8 @@ store_trace_load(struct store *s, int64_t id, struct window *w)
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
 		return store_fail(s, rc, "read window trace");
-	st = s->part_st[WPART_TRACE][TS_SEL_RQ];
+	st = store_stmt(s, &s->part_st[WPART_TRACE][TS_SEL_RQ],
+	    ts_sql[TS_SEL_RQ]);
 	sqlite3_bind_int64(st, 1, id);
 	while (
 	    (rc = sqlite3_step(st)) == SQLITE_ROW && t->nrq < VITALS_TRACE_RQ) {
@@ -500,7 +512,8 @@ store_trace_load(struct store *s, int64_t id, struct window *w)
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
 		return store_fail(s, rc, "read window trace");
-	st = s->part_st[WPART_TRACE][TS_SEL_GPU];
+	st = store_stmt(s, &s->part_st[WPART_TRACE][TS_SEL_GPU],
+	    ts_sql[TS_SEL_GPU]);
 	sqlite3_bind_int64(st, 1, id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW &&
 	    t->ngpu < VITALS_TRACE_GPU) {
@@ -515,7 +528,8 @@ store_trace_load(struct store *s, int64_t id, struct window *w)
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
 		return store_fail(s, rc, "read window trace");
-	st = s->part_st[WPART_TRACE][TS_SEL_BTXN];
+	st = store_stmt(s, &s->part_st[WPART_TRACE][TS_SEL_BTXN],
+	    ts_sql[TS_SEL_BTXN]);
 	sqlite3_bind_int64(st, 1, id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct window_trace_btxn b;
@@ -550,8 +564,10 @@ store_trace_load(struct store *s, int64_t id, struct window *w)
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE)
 		return store_fail(s, rc, "read window trace");
-	rc = store_phase_load(s->part_st[WPART_TRACE][TS_SEL_PHASE], id, t,
-	    &bad);
+	rc = store_phase_load(store_stmt(s,
+				  &s->part_st[WPART_TRACE][TS_SEL_PHASE],
+				  ts_sql[TS_SEL_PHASE]),
+	    id, t, &bad);
 	while (bad--)
 		store_blob_error(s);
 	if (rc != SQLITE_DONE)

@@ -162,8 +162,9 @@ store_wcpu_put(struct store *s, int64_t id, const struct window *w)
 	if (p == NULL)
 		return SQLITE_OK;
 	store_wcpu_encode(&pl, p);
-	rc = store_blob_put(s->part_st[WPART_WCPU][WS_INS], id, WCPU_PART,
-	    WCPU_PART_VERSION, &pl);
+	rc = store_blob_put(store_stmt(s, &s->part_st[WPART_WCPU][WS_INS],
+				ws_sql[WS_INS]),
+	    id, WCPU_PART, WCPU_PART_VERSION, &pl);
 	store_enc_release(&pl);
 	return rc;
 }
@@ -174,8 +175,9 @@ store_wcpu_load(struct store *s, int64_t id, struct window *w)
 	void *p;
 	int r;
 
-	r = store_blob_load(s, s->part_st[WPART_WCPU][WS_SEL], id, WCPU_PART,
-	    WCPU_PART_VERSION, wcpu_dec, &p, "read wcpu");
+	r = store_blob_load(s,
+	    store_stmt(s, &s->part_st[WPART_WCPU][WS_SEL], ws_sql[WS_SEL]), id,
+	    WCPU_PART, WCPU_PART_VERSION, wcpu_dec, &p, "read wcpu");
 	if (r < 0)
 		return r;
 	if (p) {
@@ -201,7 +203,8 @@ int
 store_wcpu_span(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
     struct store_wcpu_win **ret, size_t *ret_n)
 {
-	sqlite3_stmt *st = s->part_st[WPART_WCPU][WS_SPAN];
+	sqlite3_stmt *st = store_stmt(s, &s->part_st[WPART_WCPU][WS_SPAN],
+	    ws_sql[WS_SPAN]);
 	struct store_wcpu_win *v = NULL, *e;
 	size_t n = 0, cap = 0;
 	int rc = SQLITE_DONE, r = 0;

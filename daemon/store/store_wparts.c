@@ -312,7 +312,7 @@ store_wparts_put(struct store *s, int64_t id, const struct window *w)
 		}
 	a->dict_kv = store_dict_cur(s, DSLOT_KV2);
 	a->dict_sys = store_dict_cur(s, DSLOT_SYS);
-	rc = store_wacc_insert(s->ws[WS_INS_PARTS], id, a, c, nc, p, np);
+	rc = store_wacc_insert(store_ws(s, WS_INS_PARTS), id, a, c, nc, p, np);
 	free(c);
 	store_wacc_reset(a);
 	return rc;
@@ -342,7 +342,7 @@ store_unframe(const void *blob, size_t n, unsigned part, unsigned version,
 int
 store_get_bpfrows(struct store *s, struct store_bpfrows *ret)
 {
-	sqlite3_stmt *st = s->rs[RS_PARTS];
+	sqlite3_stmt *st = store_rs(s, RS_PARTS);
 	struct store_frame f;
 	int r;
 

@@ -23,7 +23,7 @@
 static int
 put_window_row(struct store *s, const struct window *w, int64_t *ret_id)
 {
-	sqlite3_stmt *st = s->ws[WS_INS_WINDOW];
+	sqlite3_stmt *st = store_ws(s, WS_INS_WINDOW);
 	const struct window_health *h = &w->health;
 	int64_t v[WC__MAX];
 	int i, rc;
@@ -163,7 +163,7 @@ store_write_window(struct store *s, const struct window *w, int64_t *ret_id)
 
 	*ret_id = 0;
 	if (w->level == 0 && w->boot_id[0] != '\0') {
-		sqlite3_stmt *st = s->ws[WS_COVERED];
+		sqlite3_stmt *st = store_ws(s, WS_COVERED);
 
 		sqlite3_bind_text(st, 1, w->boot_id,
 		    (int)strnlen(w->boot_id, sizeof(w->boot_id)),

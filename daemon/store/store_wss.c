@@ -32,7 +32,8 @@ static const char *const sw_sql[] = {
 static int
 put_target(struct store *s, int64_t id, const struct window_wss *t)
 {
-	sqlite3_stmt *st = s->part_st[WPART_WSS][SW_INS_TARGET];
+	sqlite3_stmt *st = store_stmt(s, &s->part_st[WPART_WSS][SW_INS_TARGET],
+	    sw_sql[SW_INS_TARGET]);
 
 	sqlite3_bind_int64(st, 1, id);
 	sqlite3_bind_int64(st, 2, t->pid);
@@ -57,7 +58,8 @@ static int
 put_region(struct store *s, int64_t id, const struct window_wss *t,
     const struct window_wss_region *g)
 {
-	sqlite3_stmt *st = s->part_st[WPART_WSS][SW_INS_REGION];
+	sqlite3_stmt *st = store_stmt(s, &s->part_st[WPART_WSS][SW_INS_REGION],
+	    sw_sql[SW_INS_REGION]);
 
 	sqlite3_bind_int64(st, 1, id);
 	sqlite3_bind_int64(st, 2, t->pid);
