@@ -45,7 +45,8 @@ sc_win(uint64_t seq, int32_t base, size_t n, uint64_t f, uint64_t floor_ns)
 
 		r->tgid = base + (int32_t)i;
 		r->start_ns = 1000 + i;
-		snprintf(r->comm, sizeof(r->comm), "p%zu", i);
+		snprintf(r->comm, sizeof(r->comm), "p%u",
+		    (unsigned)(i % 100000));
 		r->nr = i % 2 ? 1 : 0; /* write, read */
 		r->count = 10;
 		r->errors[SC_ERR_EAGAIN] = 1;
