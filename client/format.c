@@ -710,6 +710,12 @@ health_window(struct sbuf *o, const Vitals__Window *w)
 			    ULL(h->tick_late_ns_p99 / 1000));
 		sbuf_puts(o, "\n");
 	}
+	if (h->loop_cb_ns_max)
+		sbuf_printf(o,
+		    "  loop callbacks: longest %llu us (%s), %u over 1 ms\n",
+		    ULL(h->loop_cb_ns_max / 1000),
+		    h->loop_cb_what && *h->loop_cb_what ? h->loop_cb_what : "?",
+		    h->loop_cb_over_1ms);
 	sbuf_printf(o,
 	    "  late ticks %u, burst samples %u; scanned %u procs "
 	    "%u threads; exited %u procs %u threads; cpu lines dropped %u\n",

@@ -26,6 +26,7 @@
 #include "control/control.h"
 #include "core/bpf_common.h"
 #include "core/log.h"
+#include "core/loopstat.h"
 #include "core/provenance.h"
 #include "core/sdnotify.h"
 #include "core/util.h"
@@ -85,6 +86,11 @@ struct vitalsd {
 	/* syscall latency (syscalls/): NULL when off or failed; sc_state
 	 * (enum sc_state) and sc_err go into every window's part */
 	struct sc_collector *sc;
+	/* its drain's grace period and reads on a worker (sc_async.c),
+	 * told on sca_ev; sca_off: no worker, the drain runs on the loop */
+	struct sc_async *sca;
+	struct event *sca_ev;
+	bool sca_off;
 	unsigned sc_state;
 	int sc_err;
 	/* Health.syscalls: windows drained, counters since the start */
@@ -115,6 +121,7 @@ struct vitalsd {
 
 static void gpumem_sample(struct vitalsd *d, int64_t mono_ns);
 static void sched_settle(struct vitalsd *d);
+static void sc_async_stop(struct vitalsd *d);
 
 /* path names an entry directly in dir (no normalisation: as configured) */
 static bool
@@ -171,9 +178,12 @@ writer_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct vitalsd *d = arg;
 
+	int64_t t0 = loopstat_begin();
+
 	(void)fd;
 	(void)what;
 	writer_each_done(d->wr, window_done, d);
+	loopstat_end("writer done", t0);
 }
 
 static void
@@ -237,16 +247,13 @@ wcpu_push_scale(struct vitalsd *d)
 }
 
 static void
-tick_cb(evutil_socket_t fd, short what, void *arg)
+tick_run(struct vitalsd *d)
 {
-	struct vitalsd *d = arg;
 	int64_t step, after;
 	struct clocks now;
 	bool burst;
 	int r;
 
-	(void)fd;
-	(void)what;
 	/* a drain still running (never so 10 s after its start) ends
 	 * before anything else can close a window */
 	sched_settle(d);
@@ -288,6 +295,20 @@ tick_cb(evutil_socket_t fd, short what, void *arg)
 	if (d->next_ns <= after)
 		d->next_ns = after + step;
 	arm_tick(d, after);
+}
+
+/* The sample, and the window's close when it is due (the close takes the
+ * longest callback so far: this one counts in the next window). */
+static void
+tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct vitalsd *d = arg;
+	int64_t t0 = loopstat_begin();
+
+	(void)fd;
+	(void)what;
+	tick_run(d);
+	loopstat_end("tick", t0);
 }
 
 void
@@ -402,6 +423,8 @@ vitalsd_apply(struct vitalsd *d, const struct config *cfg, const char *key)
 		/* a changed set or threshold into the maps, no re-attach;
 		 * on -> off detaches (off -> on needs the privileges of a
 		 * start: refused, -ENOTSUP) */
+		/* a drain running on the worker ends first */
+		sc_async_stop(d);
 		if (!cfg->syscalls.on) {
 			sc_free(d->sc);
 			d->sc = NULL;
@@ -870,6 +893,98 @@ ftrace_close(struct vitalsd *d, struct window *w)
 
 static void wcpu_close(struct vitalsd *d, struct window *w);
 
+/* The waiting window is handed out once no drain still fills a part. */
+static void
+pending_finish(struct vitalsd *d)
+{
+	if (!bpf_sched_async_busy(d->bsa) && !sc_async_busy(d->sca))
+		collector_close_finish(d->col);
+}
+
+/* The syscall part a worker drained (NULL: no memory) into the waiting
+ * window. */
+static void
+sc_finish(struct vitalsd *d, struct window_syscalls *p)
+{
+	struct window *w = collector_pending(d->col);
+
+	if (w == NULL) {
+		sc_collect_part_free(p);
+		return;
+	}
+	if (p == NULL) {
+		log_warnx("syscalls: window %llu: %s",
+		    (unsigned long long)w->seq, strerror(ENOMEM));
+	} else {
+		sc_collect_part_free(w->part[WPART_SYSCALLS]);
+		window_part_set(w, WPART_SYSCALLS, p);
+		sc_health_add(&d->sch, p);
+	}
+	pending_finish(d);
+}
+
+static void
+sc_done_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct vitalsd *d = arg;
+	struct window_syscalls *p;
+	int64_t t0 = loopstat_begin();
+
+	(void)fd;
+	(void)what;
+	if (sc_async_done(d->sca, false, &p) > 0)
+		sc_finish(d, p);
+	loopstat_end("sc drain done", t0);
+}
+
+/* Waits for a syscall drain still running and gives its part over. */
+static void
+sc_settle(struct vitalsd *d)
+{
+	struct window_syscalls *p;
+
+	if (sc_async_busy(d->sca) && sc_async_done(d->sca, true, &p) > 0)
+		sc_finish(d, p);
+}
+
+/* The syscall drain's worker, made at the first close (privileges final,
+ * as the sched drain's). */
+static bool
+sc_async_ready(struct vitalsd *d)
+{
+	int r;
+
+	if (d->sca)
+		return true;
+	if (d->sca_off || d->stopping)
+		return false;
+	if ((r = sc_async_new(d->sc, &d->sca)) < 0 ||
+	    (d->sca_ev = event_new(d->base, sc_async_fd(d->sca),
+		 EV_READ | EV_PERSIST, sc_done_cb, d)) == NULL ||
+	    event_add(d->sca_ev, NULL) < 0) {
+		log_warnx("syscalls: the drain stays on the loop: %s",
+		    strerror(r < 0 ? -r : ENOMEM));
+		if (d->sca_ev)
+			event_free(d->sca_ev);
+		d->sca_ev = NULL;
+		d->sca = sc_async_free(d->sca);
+		d->sca_off = true;
+		return false;
+	}
+	return true;
+}
+
+/* Before d->sc changes or goes: its drain settled, its worker gone. */
+static void
+sc_async_stop(struct vitalsd *d)
+{
+	sc_settle(d);
+	if (d->sca_ev)
+		event_free(d->sca_ev);
+	d->sca_ev = NULL;
+	d->sca = sc_async_free(d->sca);
+}
+
 static void
 sched_drain_failed(struct vitalsd *d, int r)
 {
@@ -896,7 +1011,7 @@ sched_finish(struct vitalsd *d, int r)
 		sched_drain_failed(d, r);
 	wcpu_close(d, w);
 	bpf_sched_batch_trim(d->bs);
-	collector_close_finish(d->col);
+	pending_finish(d);
 }
 
 static void
@@ -905,10 +1020,13 @@ sched_done_cb(evutil_socket_t fd, short what, void *arg)
 	struct vitalsd *d = arg;
 	int r;
 
+	int64_t t0 = loopstat_begin();
+
 	(void)fd;
 	(void)what;
 	if (bpf_sched_async_done(d->bsa, false, &r) > 0)
 		sched_finish(d, r);
+	loopstat_end("sched drain done", t0);
 }
 
 /* Waits for a drain still running and hands its window out. */
@@ -920,6 +1038,7 @@ sched_settle(struct vitalsd *d)
 	if (bpf_sched_async_busy(d->bsa) &&
 	    bpf_sched_async_done(d->bsa, true, &r) > 0)
 		sched_finish(d, r);
+	sc_settle(d);
 }
 
 /* The drain's thread, made at the first close (privileges final). */
@@ -1081,25 +1200,35 @@ gpufreq_close(struct vitalsd *d, struct window *w)
 }
 
 /* Syscall latency: the drained part, or one saying why there is none;
- * off: no part at all. */
-static void
+ * off: no part at all. The flip here, the rest on the worker (1: the
+ * window waits for it), except when the loop is over. */
+static int
 syscalls_close(struct vitalsd *d, struct window *w)
 {
 	struct window_syscalls *p;
 	int r;
 
+	if (d->sc != NULL && !d->stopping && sc_async_ready(d)) {
+		if ((r = sc_async_start(d->sca)) == 0)
+			return 1;
+		/* -EBUSY: never, sched_settle took the last one */
+		log_warnx("syscalls: window %llu: %s",
+		    (unsigned long long)w->seq, strerror(-r));
+		return 0;
+	}
 	if (d->sc != NULL) {
 		if ((r = sc_window(d->sc, w)) < 0)
 			log_warnx("syscalls: window %llu: %s",
 			    (unsigned long long)w->seq, strerror(-r));
 		else
 			sc_health_add(&d->sch, w->part[WPART_SYSCALLS]);
-		return;
+		return 0;
 	}
 	if (d->sc_state == SC_OFF || w->part[WPART_SYSCALLS] != NULL)
-		return;
+		return 0;
 	if ((p = sc_state_part(d->sc_state, d->sc_err)) != NULL)
 		window_part_set(w, WPART_SYSCALLS, p);
+	return 0;
 }
 
 static void (*const part_close[])(struct vitalsd *, struct window *) = {
@@ -1109,27 +1238,35 @@ static void (*const part_close[])(struct vitalsd *, struct window *) = {
 	cgroup_close,
 	dmabuf_close,
 	gpufreq_close,
-	syscalls_close,
 };
 
 /*
  * The closing window gets what each signal counted since the last one;
- * then the sched part, and the capacity-weighted CPU that needs its drain
- * (1 when they come later: sched_finish).
+ * then the syscall part and the sched part, and the capacity-weighted CPU
+ * that needs the sched drain (1 when a drain runs on: the window waits
+ * for sc_finish and sched_finish, pending_finish hands it out).
  */
 static int
 parts_close_cb(struct window *w, void *arg)
 {
 	struct vitalsd *d = arg;
+	struct loopstat ls;
 	size_t i;
+	int later;
 
+	/* the loop's longest callback since the last close */
+	loopstat_take(&ls);
+	w->health.loop_cb_ns_max = ls.max_ns;
+	memcpy(w->health.loop_cb_what, ls.what, sizeof(ls.what));
+	w->health.loop_cb_over_1ms = ls.over;
 	for (i = 0; i < sizeof(part_close) / sizeof(part_close[0]); i++)
 		part_close[i](d, w);
+	later = syscalls_close(d, w);
 	if (sched_close(d, w) > 0)
 		return 1;
 	wcpu_close(d, w);
 	bpf_sched_batch_trim(d->bs);
-	return 0;
+	return later;
 }
 
 /*
@@ -1540,6 +1677,9 @@ vitalsd_free(struct vitalsd *d)
 		event_free(d->bsa_ev);
 	d->bsa = bpf_sched_async_free(d->bsa);
 	bpf_sched_free(d->bs);
+	if (d->sca_ev)
+		event_free(d->sca_ev);
+	d->sca = sc_async_free(d->sca);
 	sc_free(d->sc);
 	d->sc = NULL;
 	/* the categories before the instance (a failed start included) */

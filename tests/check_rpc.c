@@ -204,6 +204,10 @@ mkwindow(uint64_t seq, int64_t wall_start_ns)
 	gauge_add(&w->mem_kb[MI_MEMTOTAL], 8000000);
 	w->psi[PSI_CPU].available = true;
 	w->health.tick_late_ns_max = 250000;
+	w->health.loop_cb_ns_max = 1700000;
+	snprintf(w->health.loop_cb_what, sizeof(w->health.loop_cb_what),
+	    "wss pass");
+	w->health.loop_cb_over_1ms = 3;
 	for (i = 0; i < 30; i++) {
 		char comm[16];
 
@@ -456,6 +460,9 @@ START_TEST(test_snapshot)
 	ck_assert_uint_eq(w->n_psi, PSI__MAX);
 	ck_assert_uint_eq(w->n_invalid_samples, INV__MAX);
 	ck_assert_uint_eq(w->health->tick_late_ns_max, 250000);
+	ck_assert_uint_eq(w->health->loop_cb_ns_max, 1700000);
+	ck_assert_str_eq(w->health->loop_cb_what, "wss pass");
+	ck_assert_uint_eq(w->health->loop_cb_over_1ms, 3);
 	/* top 10 by CPU, busiest first; totals before the cut */
 	ck_assert_uint_eq(w->n_procs, 10);
 	ck_assert_uint_eq(w->nprocs_total, 31);

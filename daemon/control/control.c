@@ -47,6 +47,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
+#include "core/loopstat.h"
 #include "frame.h"
 #include "config/config.h"
 #include "control/control.h"
@@ -538,12 +539,16 @@ read_cb(struct bufferevent *bev, void *arg)
 	struct conn *c = arg;
 	struct evbuffer *in = bufferevent_get_input(bev);
 
+	int64_t t0;
+
 	if (c->refused) {
 		/* Lingering: what it sends is not read, only dropped. */
 		evbuffer_drain(in, evbuffer_get_length(in));
 		return;
 	}
+	t0 = loopstat_begin();
 	(void)conn_process(c);
+	loopstat_end("request", t0);
 }
 
 static void

@@ -46,6 +46,7 @@
 #include "cgroup/cgroup.h"
 #include "control/control.h"
 #include "core/compat.h"
+#include "core/loopstat.h"
 #include "core/util.h"
 #include "gpumem/gpumem.h"
 #include "hp/hp.h"
@@ -912,6 +913,8 @@ done_cb(evutil_socket_t fd, short what, void *arg)
 	uint64_t v;
 
 	(void)what;
+	int64_t t0 = loopstat_begin();
+
 	(void)!read(fd, &v, sizeof(v));
 	pthread_mutex_lock(&q->mu);
 	l = q->done;
@@ -930,6 +933,7 @@ done_cb(evutil_socket_t fd, short what, void *arg)
 		recent_put(q, j);
 		job_free(j);
 	}
+	loopstat_end("query answer", t0);
 }
 
 int

@@ -39,6 +39,7 @@
 
 #include "config/config.h"
 #include "core/log.h"
+#include "core/loopstat.h"
 #include "export/export.h"
 
 struct hconn {
@@ -176,7 +177,7 @@ conn_request(struct hconn *c, const char *req)
 }
 
 static void
-conn_read_cb(struct bufferevent *bev, void *arg)
+conn_read_cb_run(struct bufferevent *bev, void *arg)
 {
 	struct hconn *c = arg;
 	struct evbuffer *in = bufferevent_get_input(bev);
@@ -209,6 +210,16 @@ conn_read_cb(struct bufferevent *bev, void *arg)
 	req[end.pos] = '\0';
 	conn_request(c, req);
 	free(req);
+}
+
+/* timed for the window's longest loop callback (core/loopstat.c) */
+static void
+conn_read_cb(struct bufferevent *bev, void *arg)
+{
+	int64_t t0 = loopstat_begin();
+
+	conn_read_cb_run(bev, arg);
+	loopstat_end("metrics scrape", t0);
 }
 
 static void

@@ -37,6 +37,7 @@
 
 #include "config/config.h"
 #include "core/log.h"
+#include "core/loopstat.h"
 #include "export/otlp.h"
 #include "otlp_metrics.pb-c.h"
 
@@ -377,7 +378,7 @@ enqueue(struct otlp_push *p, const uint8_t *data, size_t n)
 }
 
 static void
-tick_cb(evutil_socket_t fd, short what, void *arg)
+tick_cb_run(evutil_socket_t fd, short what, void *arg)
 {
 	struct otlp_push *p = arg;
 	size_t points = 0;
@@ -394,6 +395,16 @@ tick_cb(evutil_socket_t fd, short what, void *arg)
 	p->st.points_last = points;
 	enqueue(p, (const uint8_t *)p->scratch.p, p->scratch.len);
 	kick(p);
+}
+
+/* timed for the window's longest loop callback (core/loopstat.c) */
+static void
+tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	int64_t t0 = loopstat_begin();
+
+	tick_cb_run(fd, what, arg);
+	loopstat_end("otlp push", t0);
 }
 
 /* The host as a numeric address, resolved now (blocking: before the

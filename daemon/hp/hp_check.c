@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "core/loopstat.h"
 #include "core/util.h"
 #include "hp/hp.h"
 #include "hp_int.h"
@@ -124,7 +125,7 @@ collect(struct hp_check *c)
 }
 
 static void
-check_cb(evutil_socket_t fd, short what, void *arg)
+check_cb_run(evutil_socket_t fd, short what, void *arg)
 {
 	struct hp_check *c = arg;
 	uint64_t n;
@@ -134,6 +135,16 @@ check_cb(evutil_socket_t fd, short what, void *arg)
 		;
 	if (c->busy)
 		collect(c);
+}
+
+/* timed for the window's longest loop callback (core/loopstat.c) */
+static void
+check_cb(evutil_socket_t fd, short what, void *arg)
+{
+	int64_t t0 = loopstat_begin();
+
+	check_cb_run(fd, what, arg);
+	loopstat_end("heapprofd rules", t0);
 }
 
 static struct hp_check *

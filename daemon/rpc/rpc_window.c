@@ -133,6 +133,11 @@ pb_whealth(struct rpc_arena *a, const struct window_health *h)
 	m->store_dropped = h->store_dropped;
 	m->tick_late_ns_max = h->tick_late_ns_max;
 	m->tick_late_ns_sum = h->tick_late_ns_sum;
+	m->loop_cb_ns_max = h->loop_cb_ns_max;
+	if (h->loop_cb_what[0] != '\0')
+		TRY(m->loop_cb_what = rpc_pb_str(a, h->loop_cb_what,
+			sizeof(h->loop_cb_what)));
+	m->loop_cb_over_1ms = h->loop_cb_over_1ms;
 	if ((m->tick_late_hist = rpc_arena_alloc(a,
 		 VITALS_LATE_BUCKETS * sizeof(*m->tick_late_hist))) != NULL) {
 		static const uint64_t ms[] = VITALS_LATE_BOUNDS_MS;

@@ -70,6 +70,34 @@ int sc_reconfig(struct sc_collector *sc, const struct sc_config *cfg);
 int sc_poll(struct sc_collector *sc);
 /* The window's part: drain the old side into it. NULL: no memory. */
 struct window_syscalls *sc_drain(struct sc_collector *sc);
+/*
+ * sc_drain in two halves, for a drain off the loop: _begin on the loop
+ * (the slow calls so far, the flip: no waiting), _end on one other thread
+ * at a time (the grace period, the reads; it returns the part to give the
+ * window, NULL without memory). Between them the loop may poll the ring
+ * buffer but must not call sc_reconfig, sc_drain* or sc_free.
+ */
+struct window_syscalls *sc_drain_begin(struct sc_collector *sc);
+struct window_syscalls *sc_drain_end(struct sc_collector *sc,
+    struct window_syscalls *p);
+/*
+ * sc_async.c: sc_drain_begin on the caller's thread, sc_drain_end on a
+ * worker of its own; its end is told on sc_async_fd (readable).
+ * sc_async_done: 1 and the part (NULL: no memory) once the drain ended
+ * (wait: until it does), 0 while it runs, -EALREADY when none was started.
+ * sc_async_start: -EBUSY while the last part was not taken.
+ */
+struct sc_async;
+int sc_async_new(struct sc_collector *sc, struct sc_async **ret);
+struct sc_async *sc_async_free(struct sc_async *a);
+int sc_async_fd(const struct sc_async *a);
+bool sc_async_busy(const struct sc_async *a);
+int sc_async_start(struct sc_async *a);
+int sc_async_done(struct sc_async *a, bool wait,
+    struct window_syscalls **ret_p);
+/* Tests: ms slept after the grace period in each sc_drain_end, a slow
+ * barrier's stand-in. */
+void sc_test_delay(struct sc_collector *sc, unsigned ms);
 /* sc_drain, given to w with window_part_set. -errno. */
 int sc_window(struct sc_collector *sc, struct window *w);
 /* A part saying only state and err (SC_FAILED, SC_UNSUPPORTED). */

@@ -21,6 +21,17 @@
 #ifdef HAVE_BPF
 #include <bpf/bpf.h>
 
+/* the test hook's stand-in for a slow grace period */
+static void
+delay_ms(unsigned ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000,
+		.tv_nsec = (long)(ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
 static int
 by_enter(const void *a, const void *b)
 {
@@ -95,42 +106,36 @@ read_side(struct sc_collector *sc, int fd, struct window_syscalls *p)
 	return r;
 }
 
+/*
+ * The loop's half: the slow calls that ended before the flip, the flip
+ * (a map update). Nothing here waits. The part carries the slow list and
+ * the thresholds in force now; the rest is sc_drain_end's, which may run
+ * on another thread (the daemon's worker) while the loop goes on polling
+ * the ring buffer into the next window's list.
+ */
 struct window_syscalls *
-sc_drain(struct sc_collector *sc)
+sc_drain_begin(struct sc_collector *sc)
 {
 	struct window_syscalls *p = sc_state_part(SC_ON, 0);
-	unsigned side = (unsigned)(sc->gen & 1);
-	uint32_t zero = 0;
-	int fd, r;
 
-	if (sc->ldr) {
-		sc_collect_part_free(p);
-		return sc_ldr_drain(sc);
-	}
-	if (p == NULL)
-		return NULL;
+	sc->flipped = false;
+	if (p == NULL || sc->ldr)
+		return p;
 	p->arch = sc->arch;
 	p->floor_ns = (uint64_t)sc->cfg.floor_us * 1000;
 	p->slow_ns = (uint64_t)sc->cfg.slow_ms * 1000000;
+	p->top_max = sc->cfg.top;
+	p->slow_max = sc->cfg.slow_max;
 	/* the slow calls that ended before the flip */
 	(void)sc_poll(sc);
+	sc->side = (unsigned)(sc->gen & 1);
 	sc->gen++;
-	if ((r = sc_write_ctl(sc)) < 0) {
+	if (sc_write_ctl(sc) < 0) {
 		sc->gen--;
 		p->ctr.drain_errors++;
 	} else {
-		fd = sc->ctl_fd;
-		if (bpf_map_update_elem(sc->barrier_fd, &zero, &fd, BPF_ANY) <
-		    0) {
-			/* not drained now: it is the active side again after
-			 * the next flip, drained one flip later */
-			p->ctr.drain_errors++;
-		} else if (read_side(sc, sc->agg_fd[side], p) < 0) {
-			p->ctr.drain_errors++;
-		}
+		sc->flipped = true;
 	}
-	sc_read_stats(sc, p);
-	sc_read_progs(sc, p);
 	/* no second poll: a slow call that ended after the flip has its row
 	 * in the next window, and its record joins that window's list */
 	if (sc->nslow > 1)
@@ -142,6 +147,57 @@ sc_drain(struct sc_collector *sc)
 	sc->nslow = sc->slow_cap = 0;
 	sc->slow_dropped = 0;
 	return p;
+}
+
+/*
+ * The waiting half, on any one thread at a time: the grace period after
+ * the flip, the old side read and deleted, the counters' deltas. It
+ * touches no state the loop's half or the ring buffer's reader does (the
+ * side, the map fds, the deltas' previous readings). The part back, or a
+ * new one (the platform loader's pins), NULL without memory.
+ */
+struct window_syscalls *
+sc_drain_end(struct sc_collector *sc, struct window_syscalls *p)
+{
+	uint32_t zero = 0;
+	int fd;
+
+	if (sc->ldr) {
+		sc_collect_part_free(p);
+		return sc_ldr_drain(sc);
+	}
+	if (p == NULL)
+		return NULL;
+	if (sc->flipped) {
+		fd = sc->ctl_fd;
+		if (bpf_map_update_elem(sc->barrier_fd, &zero, &fd, BPF_ANY) <
+		    0) {
+			/* not drained now: it is the active side again after
+			 * the next flip, drained one flip later */
+			p->ctr.drain_errors++;
+		} else {
+			if (sc->test_delay_ms)
+				delay_ms(sc->test_delay_ms);
+			if (read_side(sc, sc->agg_fd[sc->side], p) < 0)
+				p->ctr.drain_errors++;
+		}
+	}
+	sc->flipped = false;
+	sc_read_stats(sc, p);
+	sc_read_progs(sc, p);
+	return p;
+}
+
+struct window_syscalls *
+sc_drain(struct sc_collector *sc)
+{
+	return sc_drain_end(sc, sc_drain_begin(sc));
+}
+
+void
+sc_test_delay(struct sc_collector *sc, unsigned ms)
+{
+	sc->test_delay_ms = ms;
 }
 
 int
@@ -158,10 +214,32 @@ sc_window(struct sc_collector *sc, struct window *w)
 }
 #else
 struct window_syscalls *
+sc_drain_begin(struct sc_collector *sc)
+{
+	(void)sc;
+	return NULL;
+}
+
+struct window_syscalls *
+sc_drain_end(struct sc_collector *sc, struct window_syscalls *p)
+{
+	(void)sc;
+	sc_collect_part_free(p);
+	return NULL;
+}
+
+struct window_syscalls *
 sc_drain(struct sc_collector *sc)
 {
 	(void)sc;
 	return NULL;
+}
+
+void
+sc_test_delay(struct sc_collector *sc, unsigned ms)
+{
+	(void)sc;
+	(void)ms;
 }
 
 int

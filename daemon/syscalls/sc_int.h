@@ -36,6 +36,11 @@ struct sc_collector {
 	struct sc_config cfg;
 	enum sysnames_arch arch;
 	uint64_t gen; /* sc_ctl.gen in force */
+	/* between sc_drain_begin and sc_drain_end: the side to read, and
+	 * whether the flip took (else nothing is read) */
+	unsigned side;
+	bool flipped;
+	unsigned test_delay_ms; /* sc_test_delay */
 	int ctl_fd, barrier_fd, agg_fd[2], stats_fd, traced_fd;
 	int prog_fd[SC_NPROG];
 	int ncpu;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "core/loopstat.h"
 #include "sc_int.h"
 #include "syscalls/sc_collect.h"
 
@@ -113,11 +114,21 @@ sc_poll(struct sc_collector *sc)
 }
 
 static void
-rb_cb(evutil_socket_t fd, short what, void *arg)
+rb_cb_run(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
 	(void)sc_poll(arg);
+}
+
+/* timed for the window's longest loop callback (core/loopstat.c) */
+static void
+rb_cb(evutil_socket_t fd, short what, void *arg)
+{
+	int64_t t0 = loopstat_begin();
+
+	rb_cb_run(fd, what, arg);
+	loopstat_end("sc ring", t0);
 }
 
 int

@@ -22,6 +22,7 @@
 #include <event2/event.h>
 #include <tracefs.h>
 
+#include "core/loopstat.h"
 #include "core/util.h"
 #include "privs/privs.h"
 #include "trace/phase.h"
@@ -431,13 +432,23 @@ ftrace_drain(struct ftrace *ft)
 }
 
 static void
-ftrace_tick_cb(evutil_socket_t fd, short what, void *arg)
+ftrace_tick_cb_run(evutil_socket_t fd, short what, void *arg)
 {
 	struct ftrace *ft = arg;
 
 	(void)fd;
 	(void)what;
 	ftrace_drain(ft);
+}
+
+/* timed for the window's longest loop callback (core/loopstat.c) */
+static void
+ftrace_tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	int64_t t0 = loopstat_begin();
+
+	ftrace_tick_cb_run(fd, what, arg);
+	loopstat_end("ftrace tick", t0);
 }
 
 /* ---------------------------------------------------------- the window */
@@ -631,11 +642,21 @@ setup_cpus(struct ftrace *ft)
 }
 
 static void
-ftrace_ready_cb(evutil_socket_t fd, short what, void *arg)
+ftrace_ready_cb_run(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
 	ftrace_drain(arg);
+}
+
+/* timed for the window's longest loop callback (core/loopstat.c) */
+static void
+ftrace_ready_cb(evutil_socket_t fd, short what, void *arg)
+{
+	int64_t t0 = loopstat_begin();
+
+	ftrace_ready_cb_run(fd, what, arg);
+	loopstat_end("ftrace read", t0);
 }
 
 static int

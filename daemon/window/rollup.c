@@ -187,6 +187,12 @@ health_merge(struct window_health *a, const struct window_health *s)
 	a->stat_fd_reads += s->stat_fd_reads;
 	a->stat_opens += s->stat_opens;
 	a->stat_fd_full += s->stat_fd_full;
+	if (s->loop_cb_ns_max > a->loop_cb_ns_max) {
+		a->loop_cb_ns_max = s->loop_cb_ns_max;
+		memcpy(a->loop_cb_what, s->loop_cb_what,
+		    sizeof(a->loop_cb_what));
+	}
+	a->loop_cb_over_1ms += s->loop_cb_over_1ms;
 	a->store_state = s->store_state;
 	a->store_queued = s->store_queued;
 	a->store_dropped = s->store_dropped;

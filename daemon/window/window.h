@@ -6,6 +6,7 @@
 #ifndef VITALSD_WINDOW_H
 #define VITALSD_WINDOW_H
 
+#include "core/loopstat.h"
 #include "core/provenance.h"
 #include "core/util.h"
 #include "proc/proc.h"
@@ -100,6 +101,11 @@ struct window_health {
 	uint64_t tick_late_ns_max, tick_late_ns_sum;
 	/* ticks by lateness, under VITALS_LATE_BOUNDS_MS (the last: more) */
 	uint32_t tick_late_hist[VITALS_LATE_BUCKETS];
+	/* the loop's longest callback that ended in the window, its name
+	 * and the callbacks over 1 ms (core/loopstat.c); in memory only */
+	uint64_t loop_cb_ns_max;
+	char loop_cb_what[LOOPSTAT_WHAT_LEN];
+	uint32_t loop_cb_over_1ms;
 	/* the process scan's source in the last sample (taskiter.c) */
 	uint32_t scanner;     /* enum scanner_mode: SCANNER_PROCFS or _BPF */
 	uint32_t scanner_why; /* enum scanner_why: why not BPF, 0 when it is */

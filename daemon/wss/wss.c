@@ -23,6 +23,7 @@
 #include <event2/event.h>
 
 #include "core/log.h"
+#include "core/loopstat.h"
 #include "core/util.h"
 #include "privs/privs.h"
 #include "proc/proc.h"
@@ -483,7 +484,7 @@ arm(struct target *t)
 
 /* End the pass that waited its interval and begin the next. */
 static void
-pass_cb(evutil_socket_t fd, short what, void *arg)
+pass_cb_run(evutil_socket_t fd, short what, void *arg)
 {
 	struct target *t = arg;
 	int r;
@@ -501,6 +502,16 @@ pass_cb(evutil_socket_t fd, short what, void *arg)
 		log_debug("wss: pid %d: pass begin: %s", (int)t->st.pid,
 		    strerror(-r));
 	arm(t);
+}
+
+/* timed for the window's longest loop callback (core/loopstat.c) */
+static void
+pass_cb(evutil_socket_t fd, short what, void *arg)
+{
+	int64_t t0 = loopstat_begin();
+
+	pass_cb_run(fd, what, arg);
+	loopstat_end("wss pass", t0);
 }
 
 static void
@@ -562,7 +573,7 @@ files_arrived(struct target *t, struct wss_open_req *a)
 
 /* Answers from the helper's worker (wss_open.c). */
 static void
-opened_cb(evutil_socket_t fd, short what, void *arg)
+opened_cb_run(evutil_socket_t fd, short what, void *arg)
 {
 	struct wss *w = arg;
 	struct wss_open_req *a;
@@ -581,6 +592,16 @@ opened_cb(evutil_socket_t fd, short what, void *arg)
 		}
 		wss_open_req_free(a); /* what was not taken, closed */
 	}
+}
+
+/* timed for the window's longest loop callback (core/loopstat.c) */
+static void
+opened_cb(evutil_socket_t fd, short what, void *arg)
+{
+	int64_t t0 = loopstat_begin();
+
+	opened_cb_run(fd, what, arg);
+	loopstat_end("wss opened", t0);
 }
 
 /* ------------------------------------------------------------ targets */

@@ -14,6 +14,7 @@
 #include <event2/event.h>
 
 #include "core/log.h"
+#include "core/loopstat.h"
 #include "core/util.h"
 #include "wss/wss.h"
 #include "wss_int.h"
@@ -125,7 +126,7 @@ wss_rules_scan(struct wss *w)
 }
 
 static void
-rules_cb(evutil_socket_t fd, short what, void *arg)
+rules_cb_run(evutil_socket_t fd, short what, void *arg)
 {
 	struct wss *w = arg;
 	struct timeval tv = { .tv_sec = WSS_RULES_EVERY_S };
@@ -134,6 +135,16 @@ rules_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	wss_rules_scan(w);
 	event_add(w->rules_ev, &tv);
+}
+
+/* timed for the window's longest loop callback (core/loopstat.c) */
+static void
+rules_cb(evutil_socket_t fd, short what, void *arg)
+{
+	int64_t t0 = loopstat_begin();
+
+	rules_cb_run(fd, what, arg);
+	loopstat_end("wss rules", t0);
 }
 
 /*

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Run times of the loop's callbacks, the longest kept per window. One
+ * loop, one thread: a file-scope record, no lock (doc/metrics.md,
+ * "Loop callbacks").
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/loopstat.h"
+#include "core/util.h"
+
+static struct loopstat cur;
+
+int64_t
+loopstat_begin(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+void
+loopstat_end(const char *what, int64_t start_ns)
+{
+	int64_t d = clock_ns(CLOCK_MONOTONIC) - start_ns;
+
+	if (d <= 0)
+		return;
+	if ((uint64_t)d > LOOPSTAT_SLOW_NS)
+		cur.over++;
+	if ((uint64_t)d <= cur.max_ns)
+		return;
+	cur.max_ns = (uint64_t)d;
+	snprintf(cur.what, sizeof(cur.what), "%s", what);
+}
+
+void
+loopstat_take(struct loopstat *ret)
+{
+	*ret = cur;
+	memset(&cur, 0, sizeof(cur));
+}

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A job thread for work that waits in the kernel (an RCU grace period, a
+ * walk of bpf() calls): the loop hands one job over, goes on serving
+ * ticks and clients, and learns of its end from an eventfd. One job at a
+ * time keeps the ownership simple: while busy, what the job touches is
+ * the thread's; after worker_done it is the loop's again.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "core/worker.h"
+
+struct worker {
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int efd;
+	worker_fn fn;
+	void *arg;
+	bool job;      /* given, not yet taken by the thread */
+	bool finished; /* its result is in r */
+	bool busy;     /* started, not yet taken by the loop (loop only) */
+	bool quit;
+	int r;
+};
+
+static void *
+worker_main(void *arg)
+{
+	struct worker *w = arg;
+	uint64_t one = 1;
+	worker_fn fn;
+	void *fa;
+	int r;
+
+	pthread_mutex_lock(&w->mu);
+	for (;;) {
+		while (!w->job && !w->quit)
+			pthread_cond_wait(&w->cv, &w->mu);
+		if (w->quit)
+			break;
+		w->job = false;
+		fn = w->fn;
+		fa = w->arg;
+		pthread_mutex_unlock(&w->mu);
+		r = fn(fa);
+		pthread_mutex_lock(&w->mu);
+		w->r = r;
+		w->finished = true;
+		pthread_cond_broadcast(&w->cv);
+		/* one write per job: the counter never fills */
+		(void)!write(w->efd, &one, sizeof(one));
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+int
+worker_new(struct worker **ret)
+{
+	struct worker *w;
+	sigset_t all, old;
+	int r;
+
+	if ((w = calloc(1, sizeof(*w))) == NULL)
+		return -ENOMEM;
+	if ((w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
+		r = -errno;
+		free(w);
+		return r;
+	}
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->cv, NULL);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	r = -pthread_create(&w->th, NULL, worker_main, w);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r < 0) {
+		pthread_cond_destroy(&w->cv);
+		pthread_mutex_destroy(&w->mu);
+		close(w->efd);
+		free(w);
+		return r;
+	}
+	*ret = w;
+	return 0;
+}
+
+struct worker *
+worker_free(struct worker *w)
+{
+	if (w == NULL)
+		return NULL;
+	pthread_mutex_lock(&w->mu);
+	/* a job given but not begun is dropped; one running ends first */
+	w->quit = true;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+	pthread_join(w->th, NULL);
+	pthread_cond_destroy(&w->cv);
+	pthread_mutex_destroy(&w->mu);
+	close(w->efd);
+	free(w);
+	return NULL;
+}
+
+int
+worker_fd(const struct worker *w)
+{
+	return w->efd;
+}
+
+bool
+worker_busy(const struct worker *w)
+{
+	return w != NULL && w->busy;
+}
+
+int
+worker_start(struct worker *w, worker_fn fn, void *arg)
+{
+	if (w->busy)
+		return -EBUSY;
+	pthread_mutex_lock(&w->mu);
+	w->fn = fn;
+	w->arg = arg;
+	w->job = true;
+	w->finished = false;
+	w->busy = true;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+	return 0;
+}
+
+int
+worker_done(struct worker *w, bool wait, int *ret_r)
+{
+	uint64_t n;
+
+	if (!w->busy)
+		return -EALREADY;
+	pthread_mutex_lock(&w->mu);
+	while (wait && !w->finished)
+		pthread_cond_wait(&w->cv, &w->mu);
+	if (!w->finished) {
+		pthread_mutex_unlock(&w->mu);
+		return 0;
+	}
+	w->finished = false;
+	w->busy = false;
+	*ret_r = w->r;
+	pthread_mutex_unlock(&w->mu);
+	(void)!read(w->efd, &n, sizeof(n));
+	return 1;
+}

@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The loop stays responsive while a drain waits in the kernel (issue 20):
+ * core/worker.c's one-job protocol, and the syscall drain run the way the
+ * daemon runs it (sc_async.c: the flip on the loop, the grace period and
+ * the reads on the worker) with its barrier made artificially slow
+ * (sc_test_delay). A 2 ms timer on the loop is never late by more than
+ * LATE_MAX_MS meanwhile, where the same drain on the loop holds it up for
+ * the whole delay (the control: it shows the measure can fail). The part
+ * the worker hands back counts exactly the calls made before the flip.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "core/loopstat.h"
+#include "core/util.h"
+#include "core/worker.h"
+#include "testutil.h"
+
+#define DELAY_MS 200   /* the slow barrier's stand-in */
+#define LATE_MAX_MS 40 /* a timer's largest gap over its 2 ms period */
+
+struct slow {
+	unsigned ms;
+	int runs;
+};
+
+static int
+slow_job(void *arg)
+{
+	struct slow *s = arg;
+
+	tu_sleep_ms(s->ms);
+	return ++s->runs;
+}
+
+/* one job at a time; done without wait while it runs; free waits */
+START_TEST(test_worker)
+{
+	struct slow s = { .ms = 100 };
+	struct worker *w = NULL;
+	int64_t t0;
+	int r = -1;
+
+	ck_assert_int_eq(worker_new(&w), 0);
+	ck_assert(!worker_busy(w));
+	ck_assert_int_eq(worker_done(w, false, &r), -EALREADY);
+	ck_assert_int_eq(worker_start(w, slow_job, &s), 0);
+	ck_assert(worker_busy(w));
+	ck_assert_int_eq(worker_start(w, slow_job, &s), -EBUSY);
+	ck_assert_int_eq(worker_done(w, false, &r), 0);
+	ck_assert_int_eq(worker_done(w, true, &r), 1);
+	ck_assert_int_eq(r, 1);
+	ck_assert(!worker_busy(w));
+	/* a second job; the free waits for it to end */
+	ck_assert_int_eq(worker_start(w, slow_job, &s), 0);
+	tu_sleep_ms(20);
+	t0 = clock_ns(CLOCK_MONOTONIC);
+	w = worker_free(w);
+	ck_assert_ptr_null(w);
+	ck_assert_int_eq(s.runs, 2);
+	ck_assert_int_ge(clock_ns(CLOCK_MONOTONIC) - t0, 40 * 1000000LL);
+}
+END_TEST
+
+/* the longest callback and those over 1 ms, reset by each take */
+START_TEST(test_loopstat)
+{
+	struct loopstat ls;
+	int64_t t0;
+
+	loopstat_take(&ls);
+	t0 = loopstat_begin();
+	loopstat_end("short", t0);
+	t0 = loopstat_begin();
+	tu_sleep_ms(3);
+	loopstat_end("slow one", t0);
+	t0 = loopstat_begin();
+	tu_sleep_ms(2);
+	loopstat_end("slow two", t0);
+	loopstat_take(&ls);
+	ck_assert_str_eq(ls.what, "slow one");
+	ck_assert_uint_ge(ls.max_ns, 3000000);
+	ck_assert_uint_eq(ls.over, 2);
+	loopstat_take(&ls);
+	ck_assert_uint_eq(ls.max_ns, 0);
+	ck_assert_str_eq(ls.what, "");
+	ck_assert_uint_eq(ls.over, 0);
+}
+END_TEST
+
+#ifdef HAVE_BPF_CORE
+#include "syscalls/sc_collect.h"
+#include "window/window.h"
+
+#define CALLS 500
+
+struct loop {
+	struct event_base *base;
+	struct event *tick, *start, *done;
+	struct sc_collector *sc;
+	struct sc_async *a; /* NULL: the drain on the loop (control) */
+	struct window_syscalls *p;
+	int64_t last_ns, gap_max_ns, start_ns, end_ns, loop_ns;
+	int ticks_after;
+};
+
+static void
+tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct loop *l = arg;
+	int64_t now = clock_ns(CLOCK_MONOTONIC);
+
+	(void)fd;
+	(void)what;
+	if (l->last_ns && now - l->last_ns > l->gap_max_ns)
+		l->gap_max_ns = now - l->last_ns;
+	l->last_ns = now;
+	/* a few ticks after the part came back, then out */
+	if (l->end_ns && ++l->ticks_after >= 10)
+		event_base_loopbreak(l->base);
+}
+
+static void
+done_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct loop *l = arg;
+
+	(void)fd;
+	(void)what;
+	if (sc_async_done(l->a, false, &l->p) > 0)
+		l->end_ns = clock_ns(CLOCK_MONOTONIC);
+}
+
+static void
+start_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct loop *l = arg;
+	int i;
+
+	(void)fd;
+	(void)what;
+	for (i = 0; i < CALLS; i++)
+		(void)syscall(SYS_membarrier, 0, 0, 0);
+	l->start_ns = clock_ns(CLOCK_MONOTONIC);
+	if (l->a == NULL) {
+		l->p = sc_drain(l->sc);
+		l->end_ns = clock_ns(CLOCK_MONOTONIC);
+		l->loop_ns = l->end_ns - l->start_ns;
+		return;
+	}
+	ck_assert_int_eq(sc_async_start(l->a), 0);
+	l->loop_ns = clock_ns(CLOCK_MONOTONIC) - l->start_ns;
+	ck_assert_int_eq(sc_async_start(l->a), -EBUSY);
+	/* made after the flip: the next window's */
+	for (i = 0; i < CALLS; i++)
+		(void)syscall(SYS_membarrier, 0, 0, 0);
+}
+
+static const struct sc_row *
+row(const struct window_syscalls *p, int tgid, uint32_t nr)
+{
+	size_t i;
+
+	for (i = 0; p && i < p->nrows; i++)
+		if (p->rows[i].tgid == tgid && p->rows[i].nr == nr)
+			return &p->rows[i];
+	return NULL;
+}
+
+/* _i 0: on the worker; _i 1: on the loop, the control */
+START_TEST(test_sc_drain_off_loop)
+{
+	struct timeval tv2 = { 0, 2000 }, tv50 = { 0, 50000 };
+	struct sc_opts o = { .base = NULL };
+	struct sc_config c;
+	struct loop l = { 0 };
+	const struct sc_row *rw;
+	struct window_syscalls *p;
+	int r;
+
+	if (geteuid() != 0)
+		return;
+	sc_config_init(&c);
+	ck_assert_int_eq(sc_config_set(&c, "syscall_trace", "on"), 0);
+	ck_assert_int_eq(sc_config_set(&c, "syscalls", "membarrier"), 0);
+	o.cfg = &c;
+	r = sc_new(&o, &l.sc);
+	ck_assert_msg(r == 0, "sc_new: %s", strerror(-r));
+	sc_collect_part_free(sc_drain(l.sc)); /* before the test */
+	sc_test_delay(l.sc, DELAY_MS);
+	l.base = event_base_new();
+	ck_assert_ptr_nonnull(l.base);
+	if (_i == 0) {
+		ck_assert_int_eq(sc_async_new(l.sc, &l.a), 0);
+		l.done = event_new(l.base, sc_async_fd(l.a),
+		    EV_READ | EV_PERSIST, done_cb, &l);
+		ck_assert_int_eq(event_add(l.done, NULL), 0);
+	}
+	l.tick = event_new(l.base, -1, EV_PERSIST, tick_cb, &l);
+	l.start = evtimer_new(l.base, start_cb, &l);
+	ck_assert_int_eq(event_add(l.tick, &tv2), 0);
+	ck_assert_int_eq(event_add(l.start, &tv50), 0);
+	ck_assert_int_eq(event_base_dispatch(l.base), 0);
+	fprintf(stderr,
+	    "drain %s: %.3f ms on the loop, %.3f ms to the part, the 2 ms "
+	    "timer's largest gap %.3f ms\n",
+	    _i == 0 ? "on the worker" : "on the loop", l.loop_ns / 1e6,
+	    (l.end_ns - l.start_ns) / 1e6, l.gap_max_ns / 1e6);
+	ck_assert_ptr_nonnull(l.p);
+	ck_assert_uint_eq(l.p->state, SC_ON);
+	ck_assert_uint_eq(l.p->ctr.drain_errors, 0);
+	/* exactly the calls before the flip */
+	rw = row(l.p, getpid(), SYS_membarrier);
+	ck_assert_ptr_nonnull(rw);
+	ck_assert_uint_eq(rw->count, CALLS);
+	/* the delay was taken: the part came DELAY_MS after the flip */
+	ck_assert_int_ge(l.end_ns - l.start_ns, DELAY_MS * 1000000LL);
+	if (_i == 0) {
+		ck_assert_int_lt(l.loop_ns, 5 * 1000000LL);
+		ck_assert_msg(l.gap_max_ns < LATE_MAX_MS * 1000000LL,
+		    "the loop stalled %.3f ms", l.gap_max_ns / 1e6);
+	} else {
+		ck_assert_int_ge(l.gap_max_ns, DELAY_MS * 1000000LL);
+	}
+	sc_collect_part_free(l.p);
+	/* the calls after the flip are the next drain's */
+	sc_test_delay(l.sc, 0);
+	p = sc_drain(l.sc);
+	rw = row(p, getpid(), SYS_membarrier);
+	if (_i == 0) {
+		ck_assert_ptr_nonnull(rw);
+		ck_assert_uint_eq(rw->count, CALLS);
+	}
+	sc_collect_part_free(p);
+	/* a drain running at the free (shutdown): it ends first */
+	if (l.a) {
+		sc_test_delay(l.sc, 50);
+		ck_assert_int_eq(sc_async_start(l.a), 0);
+		l.a = sc_async_free(l.a);
+		ck_assert_ptr_null(l.a);
+	}
+	event_free(l.tick);
+	event_free(l.start);
+	if (l.done)
+		event_free(l.done);
+	event_base_free(l.base);
+	sc_free(l.sc);
+}
+END_TEST
+#endif
+
+int
+main(void)
+{
+	Suite *s = suite_create("loop_offload");
+	TCase *tc = tcase_create("worker");
+	SRunner *sr;
+	int nf;
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_worker);
+	tcase_add_test(tc, test_loopstat);
+	suite_add_tcase(s, tc);
+#ifdef HAVE_BPF_CORE
+	if (geteuid() == 0) {
+		tc = tcase_create("kernel");
+		tcase_set_timeout(tc, 60);
+		tcase_add_loop_test(tc, test_sc_drain_off_loop, 0, 2);
+		suite_add_tcase(s, tc);
+	} else {
+		fprintf(stderr, "not root: the syscall drain's half skipped\n");
+	}
+#endif
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf ? 1 : 0;
+}
