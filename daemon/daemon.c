@@ -79,6 +79,7 @@ struct vitalsd {
 	struct heapprofd *hp; /* heapprofd triggers (doc/heapprofd.md) */
 	struct burst *bu;     /* burst triggers (doc/bursts.md); NULL: none */
 	struct wss *wss;      /* working-set monitor (wss.c) */
+	bool wss_wait;	      /* the waiting window's part, after a pass */
 	struct cgroup *cg;    /* cgroup v2 groups (cgroup.c); NULL: none */
 	struct fgbg *fg;      /* foreground/background (fgbg.c); NULL: off */
 	struct dmabuf *db;    /* DMA-BUF per process (dmabuf.c); NULL: off */
@@ -897,7 +898,8 @@ static void wcpu_close(struct vitalsd *d, struct window *w);
 static void
 pending_finish(struct vitalsd *d)
 {
-	if (!bpf_sched_async_busy(d->bsa) && !sc_async_busy(d->sca))
+	if (!bpf_sched_async_busy(d->bsa) && !sc_async_busy(d->sca) &&
+	    !d->wss_wait)
 		collector_close_finish(d->col);
 }
 
@@ -1039,6 +1041,10 @@ sched_settle(struct vitalsd *d)
 	    bpf_sched_async_done(d->bsa, true, &r) > 0)
 		sched_finish(d, r);
 	sc_settle(d);
+	/* a window waiting for a pass: its end fills the part (passes with
+	 * no window waiting are not waited for) */
+	if (d->wss_wait)
+		wss_settle(d->wss);
 }
 
 /* The drain's thread, made at the first close (privileges final). */
@@ -1105,13 +1111,36 @@ sched_close(struct vitalsd *d, struct window *w)
 	return 0;
 }
 
-/* The working-set targets' part (wss_window.c). */
-static void
+/* The working-set targets' part (wss_window.c); 1 while a pass runs on
+ * its worker: filled between two passes (wss_idle_cb), the window waits. */
+static int
 wss_close(struct vitalsd *d, struct window *w)
 {
-	if (d->wss && wss_window_fill(d->wss, w) < 0)
+	if (d->wss == NULL)
+		return 0;
+	if (!d->stopping && wss_busy(d->wss)) {
+		d->wss_wait = true;
+		return 1;
+	}
+	if (wss_window_fill(d->wss, w) < 0)
 		log_warnx("wss: window %llu: out of memory",
 		    (unsigned long long)w->seq);
+	return 0;
+}
+
+static void
+wss_idle_cb(void *arg)
+{
+	struct vitalsd *d = arg;
+	struct window *w = collector_pending(d->col);
+
+	if (!d->wss_wait)
+		return;
+	d->wss_wait = false;
+	if (w && wss_window_fill(d->wss, w) < 0)
+		log_warnx("wss: window %llu: out of memory",
+		    (unsigned long long)w->seq);
+	pending_finish(d);
 }
 
 /*
@@ -1234,7 +1263,6 @@ syscalls_close(struct vitalsd *d, struct window *w)
 static void (*const part_close[])(struct vitalsd *, struct window *) = {
 	ftrace_close,
 	gpumem_close,
-	wss_close,
 	cgroup_close,
 	dmabuf_close,
 	gpufreq_close,
@@ -1261,7 +1289,8 @@ parts_close_cb(struct window *w, void *arg)
 	w->health.loop_cb_over_1ms = ls.over;
 	for (i = 0; i < sizeof(part_close) / sizeof(part_close[0]); i++)
 		part_close[i](d, w);
-	later = syscalls_close(d, w);
+	later = wss_close(d, w);
+	later |= syscalls_close(d, w);
 	if (sched_close(d, w) > 0)
 		return 1;
 	wcpu_close(d, w);
@@ -1318,6 +1347,7 @@ wss_setup(struct vitalsd *d, const struct config *cfg,
 		log_warnx("wss: %s", strerror(-r));
 		return r;
 	}
+	wss_set_idle(d->wss, wss_idle_cb, d);
 	if ((r = wss_rules_start(d->wss)) < 0) {
 		log_warnx("wss: rules: %s", strerror(-r));
 		return r;

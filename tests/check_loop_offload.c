@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,6 +26,7 @@
 #include "core/util.h"
 #include "core/worker.h"
 #include "testutil.h"
+#include "wss/wss.h"
 
 #define DELAY_MS 200   /* the slow barrier's stand-in */
 #define LATE_MAX_MS 40 /* a timer's largest gap over its 2 ms period */
@@ -94,6 +97,119 @@ START_TEST(test_loopstat)
 	ck_assert_uint_eq(ls.max_ns, 0);
 	ck_assert_str_eq(ls.what, "");
 	ck_assert_uint_eq(ls.over, 0);
+}
+END_TEST
+
+/* ------------------------------------------------ working-set passes */
+
+#define WSS_DELAY_MS 60
+
+struct wloop {
+	struct event_base *base;
+	struct event *tick;
+	int64_t last_ns, gap_max_ns, end_ns;
+	int idle;
+};
+
+static void
+wtick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct wloop *l = arg;
+	int64_t now = clock_ns(CLOCK_MONOTONIC);
+
+	(void)fd;
+	(void)what;
+	if (l->last_ns && now - l->last_ns > l->gap_max_ns)
+		l->gap_max_ns = now - l->last_ns;
+	l->last_ns = now;
+	if (now >= l->end_ns)
+		event_base_loopbreak(l->base);
+}
+
+static void
+widle_cb(void *arg)
+{
+	((struct wloop *)arg)->idle++;
+}
+
+/*
+ * A heap target passed every 100 ms, each pass made WSS_DELAY_MS slower:
+ * _i 0 on the worker (the 2 ms timer keeps its period, the passes go on,
+ * the idle callback follows each one), _i 1 on the loop (the control: the
+ * timer waits out every pass).
+ */
+START_TEST(test_wss_off_loop)
+{
+	struct timeval tv2 = { 0, 2000 };
+	struct wss_opts o = { .proc_root = "/proc", .sys_root = "/sys" };
+	const struct wss_status *st;
+	struct wss_config c;
+	struct wloop l = { 0 };
+	struct wss *w;
+	char err[160];
+	int64_t t0;
+	pid_t pid;
+
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		size_t n = 16u << 20, i;
+		volatile char *p = malloc(n);
+
+		for (;;) {
+			for (i = 0; p && i < n; i += 4096)
+				p[i]++;
+			tu_sleep_ms(50);
+		}
+	}
+	tu_sleep_ms(100);
+	wss_config_init(&c);
+	c.interval_ms = c.interval_min_ms = 100;
+	o.cfg = &c;
+	l.base = event_base_new();
+	ck_assert_ptr_nonnull(l.base);
+	ck_assert_int_eq(wss_new(l.base, &o, &w), 0);
+	wss_set_idle(w, widle_cb, &l);
+	wss_test_delay(w, WSS_DELAY_MS);
+	if (_i == 1)
+		wss_test_no_worker(w);
+	ck_assert_msg(wss_start(w, pid, WSS_MODE_HEAP, NULL, WSS_METHOD_AUTO,
+			  err, sizeof(err)) == 0,
+	    "%s", err);
+	l.tick = event_new(l.base, -1, EV_PERSIST, wtick_cb, &l);
+	ck_assert_int_eq(event_add(l.tick, &tv2), 0);
+	l.end_ns = clock_ns(CLOCK_MONOTONIC) + 1500 * 1000000LL;
+	ck_assert_int_eq(event_base_dispatch(l.base), 0);
+	/* a busy worker: the target read waits for the pass */
+	t0 = clock_ns(CLOCK_MONOTONIC);
+	st = wss_get(w, pid);
+	ck_assert_ptr_nonnull(st);
+	ck_assert(!wss_busy(w));
+	fprintf(stderr,
+	    "wss passes %s: %llu passes in 1.5 s, the 2 ms timer's largest "
+	    "gap %.3f ms, wss_get waited %.3f ms, idle callbacks %d\n",
+	    _i == 0 ? "on the worker" : "on the loop",
+	    (unsigned long long)st->seq, l.gap_max_ns / 1e6,
+	    (clock_ns(CLOCK_MONOTONIC) - t0) / 1e6, l.idle);
+	ck_assert(!st->ended);
+	ck_assert_uint_ge(st->seq, 5);
+	ck_assert_uint_eq(st->read_errors, 0);
+	ck_assert_uint_gt(st->nregions, 0);
+	if (_i == 0) {
+		ck_assert_msg(l.gap_max_ns < LATE_MAX_MS * 1000000LL,
+		    "the loop stalled %.3f ms", l.gap_max_ns / 1e6);
+		ck_assert_int_ge(l.idle, (int)st->seq - 1);
+	} else {
+		ck_assert_int_ge(l.gap_max_ns, WSS_DELAY_MS * 1000000LL);
+	}
+	/* a stop while a pass may run, then the free */
+	ck_assert_int_eq(wss_stop(w, pid), 0);
+	ck_assert_ptr_null(wss_get(w, pid));
+	w = wss_free(w);
+	event_free(l.tick);
+	event_base_free(l.base);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
 }
 END_TEST
 
@@ -270,6 +386,14 @@ main(void)
 	tcase_add_test(tc, test_worker);
 	tcase_add_test(tc, test_loopstat);
 	suite_add_tcase(s, tc);
+	if (geteuid() == 0) {
+		/* clear_refs and pagemap of a child: root (CAP_SYS_ADMIN
+		 * for page_idle's PFNs where the kernel has it) */
+		tc = tcase_create("wss");
+		tcase_set_timeout(tc, 60);
+		tcase_add_loop_test(tc, test_wss_off_loop, 0, 2);
+		suite_add_tcase(s, tc);
+	}
 #ifdef HAVE_BPF_CORE
 	if (geteuid() == 0) {
 		tc = tcase_create("kernel");

@@ -96,8 +96,11 @@ end_target(struct target *t, const char *why)
 		return;
 	t->st.ended = true;
 	snprintf(t->st.end_reason, sizeof(t->st.end_reason), "%s", why);
-	if (t->ev)
+	/* on the worker (in_pass) the timer has fired and is not pending:
+	 * the loop's structures stay the loop's */
+	if (t->ev && !t->in_pass)
 		event_del(t->ev);
+	t->queued = false;
 	wss_files_close(t, WSS_FILES_ALL);
 	t->st.opening = false;
 	if (t->logfd >= 0)
@@ -457,16 +460,20 @@ end(struct target *t)
 int
 wss_pass_begin(struct wss *w, int32_t pid)
 {
-	struct target *t = wss_target_find(w, pid);
+	struct target *t;
 
+	wss_settle(w);
+	t = wss_target_find(w, pid);
 	return t ? begin(t) : -ENOENT;
 }
 
 int
 wss_pass_end(struct wss *w, int32_t pid)
 {
-	struct target *t = wss_target_find(w, pid);
+	struct target *t;
 
+	wss_settle(w);
+	t = wss_target_find(w, pid);
 	return t ? end(t) : -ENOENT;
 }
 
@@ -482,26 +489,45 @@ arm(struct target *t)
 		event_add(t->ev, &tv);
 }
 
-/* End the pass that waited its interval and begin the next. */
-static void
-pass_cb_run(evutil_socket_t fd, short what, void *arg)
+void
+wss_arm(struct target *t)
 {
-	struct target *t = arg;
+	arm(t);
+}
+
+/*
+ * End the pass that waited its interval and begin the next: 1 when the
+ * target is to be armed again. On the worker (wss_async.c) or the loop;
+ * it touches the target, w->buf and w->npages, never the loop's events.
+ */
+int
+wss_pass_work(struct target *t)
+{
+	struct timespec ts = { .tv_sec = t->w->test_delay_ms / 1000,
+		.tv_nsec = (long)(t->w->test_delay_ms % 1000) * 1000000 };
 	int r;
 
-	(void)fd;
-	(void)what;
+	if (t->w->test_delay_ms)
+		(void)nanosleep(&ts, NULL);
 	if (t->marked && (r = end(t)) < 0 && r != -ESRCH)
 		log_debug("wss: pid %d: pass end: %s", (int)t->st.pid,
 		    strerror(-r));
 	if (t->st.ended)
-		return;
+		return 0;
 	if ((r = begin(t)) == -EINPROGRESS)
-		return; /* files being opened: armed when they arrive */
+		return 0; /* files being opened: armed when they arrive */
 	if (r < 0 && r != -ESRCH)
 		log_debug("wss: pid %d: pass begin: %s", (int)t->st.pid,
 		    strerror(-r));
-	arm(t);
+	return 1;
+}
+
+static void
+pass_cb_run(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	wss_async_pass(arg);
 }
 
 /* timed for the window's longest loop callback (core/loopstat.c) */
@@ -581,6 +607,12 @@ opened_cb_run(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	if (wss_busy(w)) {
+		/* taken when the pass ends (its eventfd stays readable) */
+		event_del(w->op_ev);
+		w->op_deferred = true;
+		return;
+	}
 	while ((a = wss_opener_take(w->op)) != NULL) {
 		for (i = 0; i < w->nt; i++) {
 			struct target *t = w->t[i];
@@ -656,6 +688,8 @@ wss_start(struct wss *w, int32_t pid, unsigned mode, const char *lib,
 	struct target *t, *old;
 	unsigned i;
 	int fd, r;
+
+	wss_settle(w);
 
 	if (pid <= 0 || mode > WSS_MODE_LIBRARY ||
 	    method > WSS_METHOD_CLEAR_REFS) {
@@ -777,6 +811,7 @@ wss_stop(struct wss *w, int32_t pid)
 	size_t i = 0;
 	int r = -ENOENT;
 
+	wss_settle(w);
 	/* the target and any ended entry of an earlier one of the pid */
 	while (i < w->nt) {
 		if (w->t[i]->st.pid != pid) {
@@ -795,8 +830,10 @@ wss_stop(struct wss *w, int32_t pid)
 const struct wss_status *
 wss_get(struct wss *w, int32_t pid)
 {
-	struct target *t = wss_target_find(w, pid);
+	struct target *t;
 
+	wss_settle(w);
+	t = wss_target_find(w, pid);
 	return t ? &t->st : NULL;
 }
 
@@ -805,6 +842,7 @@ wss_list(struct wss *w, const struct wss_status **ret, size_t max)
 {
 	size_t i;
 
+	wss_settle(w);
 	for (i = 0; i < w->nt && i < max; i++)
 		ret[i] = &w->t[i]->st;
 	return w->nt;
@@ -934,6 +972,9 @@ wss_free(struct wss *w)
 
 	if (w == NULL)
 		return NULL;
+	/* a pass running ends first, then its worker goes */
+	wss_settle(w);
+	wss_async_free(w);
 	/* the worker first: it may hold a call's answer for a target */
 	w->op = wss_opener_free(w->op);
 	if (w->op_ev)

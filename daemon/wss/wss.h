@@ -182,6 +182,18 @@ int wss_start(struct wss *w, int32_t pid, unsigned mode, const char *lib,
 int wss_stop(struct wss *w, int32_t pid);
 const struct wss_status *wss_get(struct wss *w, int32_t pid);
 size_t wss_list(struct wss *w, const struct wss_status **ret, size_t max);
+/*
+ * wss_async.c: passes run on a worker thread. wss_busy: one runs now;
+ * wss_settle waits for it (the public calls here do so themselves);
+ * wss_set_idle: fn(arg) on the loop after each pass, when the worker is
+ * idle (the daemon's window close waits for that instead of the pass).
+ * Tests: passes on the loop, or each made ms slower.
+ */
+bool wss_busy(const struct wss *w);
+void wss_settle(struct wss *w);
+void wss_set_idle(struct wss *w, void (*fn)(void *), void *arg);
+void wss_test_no_worker(struct wss *w);
+void wss_test_delay(struct wss *w, unsigned ms);
 int wss_pass_begin(struct wss *w, int32_t pid);
 int wss_pass_end(struct wss *w, int32_t pid);
 bool wss_page_idle(const struct wss *w);

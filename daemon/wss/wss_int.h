@@ -38,6 +38,9 @@ struct target {
 	uint64_t win_ns_sum, win_ns_max, win_cpu_ns;
 	uint64_t win_maps0, win_err0, win_zero0; /* counters at the last */
 	bool win_ended_told; /* an ended target is in one window only */
+	/* wss_async.c: its pass runs on the worker; it fell due while the
+	 * worker ran another's */
+	bool in_pass, queued;
 };
 
 struct wss {
@@ -64,6 +67,17 @@ struct wss {
 	struct event *op_ev;	/* its answers are ready */
 	uint64_t next_id;	/* the last target's id */
 	uint64_t helper_errors; /* files the helper did not open */
+	/* passes off the loop (wss_async.c): the worker, its end and the
+	 * deferred start of queued passes; the target in flight; the rule
+	 * scan and the helper's answers held back meanwhile; the daemon's
+	 * callback between passes; wk_off: passes on the loop */
+	struct worker *wk;
+	struct event *wk_ev, *kick_ev;
+	struct target *job_t;
+	bool rules_deferred, op_deferred, wk_off;
+	void (*idle_fn)(void *);
+	void *idle_arg;
+	unsigned test_delay_ms; /* wss_test_delay */
 };
 
 /* The files whose descriptors follow the address space they were opened
@@ -85,6 +99,12 @@ struct wss_open_req {
 
 /* wss.c */
 struct target *wss_target_find(struct wss *w, int32_t pid);
+/* wss.c: a pass's work (1: arm the target again), and the arming */
+int wss_pass_work(struct target *t);
+void wss_arm(struct target *t);
+/* wss_async.c */
+void wss_async_pass(struct target *t);
+void wss_async_free(struct wss *w);
 int wss_read_ident(struct wss *w, int32_t pid, uint64_t *ret_start, char *name,
     size_t namesz);
 

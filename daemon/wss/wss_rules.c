@@ -78,6 +78,7 @@ wss_find_name(struct wss *w, const char *name, int32_t *ret_pid)
 	struct name_find f = { name, 0 };
 	int r;
 
+	wss_settle(w);
 	if ((r = each_process(w, name_cb, &f)) < 0)
 		return r;
 	if (r == 0)
@@ -118,6 +119,7 @@ wss_rules_scan(struct wss *w)
 {
 	int n = 0, r;
 
+	wss_settle(w);
 	if (w->cfg.nrules == 0)
 		return 0;
 	if ((r = each_process(w, rule_cb, &n)) < 0)
@@ -133,6 +135,11 @@ rules_cb_run(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	if (wss_busy(w)) {
+		/* a pass owns the buffers: the scan when it ends */
+		w->rules_deferred = true;
+		return;
+	}
 	wss_rules_scan(w);
 	event_add(w->rules_ev, &tv);
 }

@@ -119,6 +119,9 @@ wss_window_fill(struct wss *w, struct window *win)
 	size_t i, n = 0;
 	int r;
 
+	/* the daemon fills between passes (wss_busy, wss_set_idle): no
+	 * wait there; any other caller waits for the pass */
+	wss_settle(w);
 	for (i = 0; i < w->nt; i++)
 		n += !w->t[i]->win_ended_told;
 	if (n == 0)
