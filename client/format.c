@@ -712,10 +712,11 @@ health_window(struct sbuf *o, const Vitals__Window *w)
 	}
 	if (h->loop_cb_ns_max)
 		sbuf_printf(o,
-		    "  loop callbacks: longest %llu us (%s), %u over 1 ms\n",
+		    "  loop callbacks: longest %llu us (%s, %llu us CPU), %u "
+		    "over 1 ms\n",
 		    ULL(h->loop_cb_ns_max / 1000),
 		    h->loop_cb_what && *h->loop_cb_what ? h->loop_cb_what : "?",
-		    h->loop_cb_over_1ms);
+		    ULL(h->loop_cb_cpu_ns / 1000), h->loop_cb_over_1ms);
 	sbuf_printf(o,
 	    "  late ticks %u, burst samples %u; scanned %u procs "
 	    "%u threads; exited %u procs %u threads; cpu lines dropped %u\n",

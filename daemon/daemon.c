@@ -1287,6 +1287,7 @@ parts_close_cb(struct window *w, void *arg)
 	w->health.loop_cb_ns_max = ls.max_ns;
 	memcpy(w->health.loop_cb_what, ls.what, sizeof(ls.what));
 	w->health.loop_cb_over_1ms = ls.over;
+	w->health.loop_cb_cpu_ns = ls.cpu_ns;
 	for (i = 0; i < sizeof(part_close) / sizeof(part_close[0]); i++)
 		part_close[i](d, w);
 	later = wss_close(d, w);

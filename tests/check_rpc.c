@@ -208,6 +208,7 @@ mkwindow(uint64_t seq, int64_t wall_start_ns)
 	snprintf(w->health.loop_cb_what, sizeof(w->health.loop_cb_what),
 	    "wss pass");
 	w->health.loop_cb_over_1ms = 3;
+	w->health.loop_cb_cpu_ns = 900000;
 	for (i = 0; i < 30; i++) {
 		char comm[16];
 
@@ -463,6 +464,7 @@ START_TEST(test_snapshot)
 	ck_assert_uint_eq(w->health->loop_cb_ns_max, 1700000);
 	ck_assert_str_eq(w->health->loop_cb_what, "wss pass");
 	ck_assert_uint_eq(w->health->loop_cb_over_1ms, 3);
+	ck_assert_uint_eq(w->health->loop_cb_cpu_ns, 900000);
 	/* top 10 by CPU, busiest first; totals before the cut */
 	ck_assert_uint_eq(w->n_procs, 10);
 	ck_assert_uint_eq(w->nprocs_total, 31);

@@ -12,18 +12,26 @@
 #include "core/util.h"
 
 static struct loopstat cur;
+/* the thread's CPU clock at the outermost begin (callbacks do not nest;
+ * should one, the inner one's CPU time counts from the outer's start) */
+static int64_t cpu0;
+static unsigned depth;
 
 int64_t
 loopstat_begin(void)
 {
+	if (depth++ == 0)
+		cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	return clock_ns(CLOCK_MONOTONIC);
 }
 
 void
 loopstat_end(const char *what, int64_t start_ns)
 {
-	int64_t d = clock_ns(CLOCK_MONOTONIC) - start_ns;
+	int64_t d = clock_ns(CLOCK_MONOTONIC) - start_ns, c;
 
+	if (depth > 0)
+		depth--;
 	if (d <= 0)
 		return;
 	if ((uint64_t)d > LOOPSTAT_SLOW_NS)
@@ -31,6 +39,8 @@ loopstat_end(const char *what, int64_t start_ns)
 	if ((uint64_t)d <= cur.max_ns)
 		return;
 	cur.max_ns = (uint64_t)d;
+	c = clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+	cur.cpu_ns = c > 0 ? (uint64_t)c : 0;
 	snprintf(cur.what, sizeof(cur.what), "%s", what);
 }
 

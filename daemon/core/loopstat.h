@@ -17,6 +17,9 @@ struct loopstat {
 	uint64_t max_ns;	      /* the longest callback */
 	char what[LOOPSTAT_WHAT_LEN]; /* its name, "" none */
 	uint32_t over;		      /* callbacks over LOOPSTAT_SLOW_NS */
+	uint64_t cpu_ns; /* the longest one's thread CPU time: the rest of
+			  * max_ns the thread waited (not scheduled, or in a
+			  * blocking call) */
 };
 
 /* CLOCK_MONOTONIC now, the start to give loopstat_end */

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -34,11 +35,16 @@ static void *
 worker_main(void *arg)
 {
 	struct worker *w = arg;
+	struct sched_param sp = { .sched_priority = 0 };
 	uint64_t one = 1;
 	worker_fn fn;
 	void *fa;
 	int r;
 
+	/* a batch thread: its wake-up does not preempt the loop's thread on
+	 * a busy CPU (the loop would wait out the job's first slice); the
+	 * policy needs no privilege, a refusal leaves the thread as it is */
+	(void)sched_setscheduler(0, SCHED_BATCH, &sp);
 	pthread_mutex_lock(&w->mu);
 	for (;;) {
 		while (!w->job && !w->quit)

@@ -138,6 +138,7 @@ pb_whealth(struct rpc_arena *a, const struct window_health *h)
 		TRY(m->loop_cb_what = rpc_pb_str(a, h->loop_cb_what,
 			sizeof(h->loop_cb_what)));
 	m->loop_cb_over_1ms = h->loop_cb_over_1ms;
+	m->loop_cb_cpu_ns = h->loop_cb_cpu_ns;
 	if ((m->tick_late_hist = rpc_arena_alloc(a,
 		 VITALS_LATE_BUCKETS * sizeof(*m->tick_late_hist))) != NULL) {
 		static const uint64_t ms[] = VITALS_LATE_BOUNDS_MS;

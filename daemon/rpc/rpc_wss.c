@@ -97,16 +97,12 @@ pb_target(struct rpc_arena *a, const struct wss_status *s)
 Vitals__WssHealth *
 rpc_pb_wss_health(struct rpc_arena *a, struct wss *w)
 {
-	const struct wss_status *v[WSS_LIST_MAX];
 	Vitals__WssHealth *m;
 	char note[160];
-	size_t i, n;
 
 	NEW(a, m, vitals__wss_health__init);
-	n = wss_list(w, v, WSS_LIST_MAX);
-	for (i = 0; i < n && i < WSS_LIST_MAX; i++)
-		m->targets += !v[i]->ended;
-	m->pages = wss_npages(w);
+	/* no wait for a pass running on the worker */
+	wss_counts(w, &m->targets, &m->pages);
 	wss_limits(w, &m->max_targets, &m->max_pages);
 	m->page_idle = wss_page_idle(w);
 	m->damon = wss_damon(w, note, sizeof(note));

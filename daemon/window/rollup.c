@@ -189,6 +189,7 @@ health_merge(struct window_health *a, const struct window_health *s)
 	a->stat_fd_full += s->stat_fd_full;
 	if (s->loop_cb_ns_max > a->loop_cb_ns_max) {
 		a->loop_cb_ns_max = s->loop_cb_ns_max;
+		a->loop_cb_cpu_ns = s->loop_cb_cpu_ns;
 		memcpy(a->loop_cb_what, s->loop_cb_what,
 		    sizeof(a->loop_cb_what));
 	}

@@ -106,6 +106,7 @@ struct window_health {
 	uint64_t loop_cb_ns_max;
 	char loop_cb_what[LOOPSTAT_WHAT_LEN];
 	uint32_t loop_cb_over_1ms;
+	uint64_t loop_cb_cpu_ns; /* the longest one's thread CPU time */
 	/* the process scan's source in the last sample (taskiter.c) */
 	uint32_t scanner;     /* enum scanner_mode: SCANNER_PROCFS or _BPF */
 	uint32_t scanner_why; /* enum scanner_why: why not BPF, 0 when it is */

@@ -489,19 +489,13 @@ arm(struct target *t)
 		event_add(t->ev, &tv);
 }
 
-void
-wss_arm(struct target *t)
-{
-	arm(t);
-}
-
 /*
  * End the pass that waited its interval and begin the next: 1 when the
  * target is to be armed again. On the worker (wss_async.c) or the loop;
  * it touches the target, w->buf and w->npages, never the loop's events.
  */
-int
-wss_pass_work(struct target *t)
+static int
+pass_work(struct target *t)
 {
 	struct timespec ts = { .tv_sec = t->w->test_delay_ms / 1000,
 		.tv_nsec = (long)(t->w->test_delay_ms % 1000) * 1000000 };
@@ -529,6 +523,12 @@ pass_cb_run(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	wss_async_pass(arg);
 }
+
+/* what wss_async.c calls back (no call from it into this file) */
+static const struct wss_pass_ops pass_ops = {
+	.work = pass_work,
+	.arm = arm,
+};
 
 /* timed for the window's longest loop callback (core/loopstat.c) */
 static void
@@ -919,6 +919,7 @@ wss_new(struct event_base *base, const struct wss_opts *o, struct wss **ret)
 	if ((w = calloc(1, sizeof(*w))) == NULL)
 		return -ENOMEM;
 	w->base = base;
+	w->ops = &pass_ops;
 	w->procfd = w->bmfd = -1;
 	w->cfg = *o->cfg;
 	w->cfg.log_dir = NULL;

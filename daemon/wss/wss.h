@@ -190,6 +190,9 @@ size_t wss_list(struct wss *w, const struct wss_status **ret, size_t max);
  * Tests: passes on the loop, or each made ms slower.
  */
 bool wss_busy(const struct wss *w);
+/* Live targets and sampled pages without waiting: while a pass runs, as
+ * they were when the last one ended (Health.wss). */
+void wss_counts(struct wss *w, uint32_t *ret_live, uint32_t *ret_pages);
 void wss_settle(struct wss *w);
 void wss_set_idle(struct wss *w, void (*fn)(void *), void *arg);
 void wss_test_no_worker(struct wss *w);

@@ -33,7 +33,19 @@ pass_job(void *arg)
 {
 	struct target *t = arg;
 
-	return wss_pass_work(t);
+	return t->w->ops->work(t);
+}
+
+/* the figures wss_counts gives while a pass runs, taken when none does */
+static void
+publish(struct wss *w)
+{
+	size_t i;
+
+	w->pub_live = 0;
+	for (i = 0; i < w->nt; i++)
+		w->pub_live += !w->t[i]->st.ended;
+	w->pub_pages = (uint32_t)w->npages;
 }
 
 static void
@@ -45,8 +57,8 @@ job_start(struct wss *w, struct target *t)
 		/* never: the worker is idle here; the pass on the loop */
 		t->in_pass = false;
 		w->job_t = NULL;
-		if (wss_pass_work(t) > 0)
-			wss_arm(t);
+		if (w->ops->work(t) > 0)
+			w->ops->arm(t);
 	}
 }
 
@@ -59,8 +71,9 @@ job_end(struct wss *w, int r)
 
 	w->job_t = NULL;
 	t->in_pass = false;
+	publish(w);
 	if (r > 0 && !t->st.ended)
-		wss_arm(t);
+		w->ops->arm(t);
 	if (w->op_deferred && w->op_ev) {
 		w->op_deferred = false;
 		event_add(w->op_ev, NULL);
@@ -145,13 +158,22 @@ ready(struct wss *w)
 }
 
 void
+wss_counts(struct wss *w, uint32_t *ret_live, uint32_t *ret_pages)
+{
+	if (!worker_busy(w->wk))
+		publish(w);
+	*ret_live = w->pub_live;
+	*ret_pages = w->pub_pages;
+}
+
+void
 wss_async_pass(struct target *t)
 {
 	struct wss *w = t->w;
 
 	if (!ready(w)) {
-		if (wss_pass_work(t) > 0)
-			wss_arm(t);
+		if (w->ops->work(t) > 0)
+			w->ops->arm(t);
 		return;
 	}
 	if (worker_busy(w->wk)) {

@@ -71,6 +71,7 @@ struct wss {
 	 * deferred start of queued passes; the target in flight; the rule
 	 * scan and the helper's answers held back meanwhile; the daemon's
 	 * callback between passes; wk_off: passes on the loop */
+	const struct wss_pass_ops *ops;
 	struct worker *wk;
 	struct event *wk_ev, *kick_ev;
 	struct target *job_t;
@@ -78,6 +79,8 @@ struct wss {
 	void (*idle_fn)(void *);
 	void *idle_arg;
 	unsigned test_delay_ms; /* wss_test_delay */
+	/* live targets and sampled pages when no pass ran (wss_counts) */
+	uint32_t pub_live, pub_pages;
 };
 
 /* The files whose descriptors follow the address space they were opened
@@ -99,9 +102,13 @@ struct wss_open_req {
 
 /* wss.c */
 struct target *wss_target_find(struct wss *w, int32_t pid);
-/* wss.c: a pass's work (1: arm the target again), and the arming */
-int wss_pass_work(struct target *t);
-void wss_arm(struct target *t);
+/* wss.c's pass for wss_async.c: its work (1: arm the target again, on
+ * the worker or the loop; it touches the target, w->buf and w->npages,
+ * never the loop's events), and the arming (loop only) */
+struct wss_pass_ops {
+	int (*work)(struct target *t);
+	void (*arm)(struct target *t);
+};
 /* wss_async.c */
 void wss_async_pass(struct target *t);
 void wss_async_free(struct wss *w);
