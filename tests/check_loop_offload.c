@@ -11,6 +11,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,7 @@
 struct slow {
 	unsigned ms;
 	int runs;
+	int policy; /* the job thread's scheduling policy */
 };
 
 static int
@@ -41,6 +43,7 @@ slow_job(void *arg)
 {
 	struct slow *s = arg;
 
+	s->policy = sched_getscheduler(0);
 	tu_sleep_ms(s->ms);
 	return ++s->runs;
 }
@@ -63,6 +66,8 @@ START_TEST(test_worker)
 	ck_assert_int_eq(worker_done(w, true, &r), 1);
 	ck_assert_int_eq(r, 1);
 	ck_assert(!worker_busy(w));
+	/* a batch thread: its wake-up does not preempt the loop */
+	ck_assert_int_eq(s.policy, SCHED_BATCH);
 	/* a second job; the free waits for it to end */
 	ck_assert_int_eq(worker_start(w, slow_job, &s), 0);
 	tu_sleep_ms(20);

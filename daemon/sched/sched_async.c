@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,9 +39,13 @@ static void *
 async_main(void *arg)
 {
 	struct bpf_sched_async *a = arg;
+	struct sched_param sp = { .sched_priority = 0 };
 	uint64_t one = 1;
 	int r;
 
+	/* as core/worker.c's: its wake-up at a close does not preempt the
+	 * loop's thread on a busy CPU */
+	(void)sched_setscheduler(0, SCHED_BATCH, &sp);
 	pthread_mutex_lock(&a->mu);
 	for (;;) {
 		while (!a->job && !a->quit)
