@@ -83,7 +83,7 @@ END_TEST
 START_TEST(test_loopstat)
 {
 	struct loopstat ls;
-	int64_t t0;
+	int64_t t0, c0;
 
 	loopstat_take(&ls);
 	t0 = loopstat_begin();
@@ -104,6 +104,16 @@ START_TEST(test_loopstat)
 	ck_assert_uint_eq(ls.max_ns, 0);
 	ck_assert_str_eq(ls.what, "");
 	ck_assert_uint_eq(ls.over, 0);
+	/* working, not asleep: 4 ms of this thread's CPU, all counted */
+	t0 = loopstat_begin();
+	c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	while (clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0 < 4000000)
+		;
+	loopstat_end("busy", t0);
+	loopstat_take(&ls);
+	ck_assert_str_eq(ls.what, "busy");
+	ck_assert_uint_ge(ls.cpu_ns, 4000000);
+	ck_assert_uint_le(ls.cpu_ns, ls.max_ns);
 }
 END_TEST
 

@@ -350,13 +350,23 @@ START_TEST(test_end_to_end)
 	ck_assert_int_eq(num(fs, "compat"), 0);
 	ck_assert(jm_is_int(jm_get(fs, "missing_enter")));
 	ck_assert(jm_is_int(jm_get(fs, "mismatch")));
+	/* the loop's longest callback (issue 20): every window has one
+	 * (a tick at least), named; its CPU within its wall time; the
+	 * syscall drain's wait is not the loop's */
+	ck_assert_ptr_nonnull(fs = jm_path(j, "health.last.health"));
+	ck_assert_int_gt(num(fs, "loop_cb_ns_max"), 0);
+	ck_assert_int_le(num(fs, "loop_cb_cpu_ns"), num(fs, "loop_cb_ns_max"));
+	ck_assert(jm_get(fs, "loop_cb_what")->t == JM_STR &&
+	    jm_get(fs, "loop_cb_what")->str[0] != '\0');
+	ck_assert(jm_is_int(jm_get(fs, "loop_cb_over_1ms")));
 	jm_free(j);
 	r = td_vitals(&d, -1, health + 1);
 	ck_assert_msg(r.code == 0, "vitals health: %d %s", r.code, r.err);
 	ck_assert_msg(strstr(r.out,
 			  "Syscalls: on, 2 programs attached, 2 "
 			  "syscalls traced") != NULL &&
-		strstr(r.out, "  programs: last window ") != NULL,
+		strstr(r.out, "  programs: last window ") != NULL &&
+		strstr(r.out, "  loop callbacks: longest ") != NULL,
 	    "%s", r.out);
 	run_free(&r);
 

@@ -20,15 +20,19 @@ static unsigned depth;
 int64_t
 loopstat_begin(void)
 {
+	int64_t now = clock_ns(CLOCK_MONOTONIC);
+
+	/* the CPU clock read inside the wall interval, at both ends */
 	if (depth++ == 0)
 		cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-	return clock_ns(CLOCK_MONOTONIC);
+	return now;
 }
 
 void
 loopstat_end(const char *what, int64_t start_ns)
 {
-	int64_t d = clock_ns(CLOCK_MONOTONIC) - start_ns, c;
+	int64_t c = clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+	int64_t d = clock_ns(CLOCK_MONOTONIC) - start_ns;
 
 	if (depth > 0)
 		depth--;
@@ -39,8 +43,8 @@ loopstat_end(const char *what, int64_t start_ns)
 	if ((uint64_t)d <= cur.max_ns)
 		return;
 	cur.max_ns = (uint64_t)d;
-	c = clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
-	cur.cpu_ns = c > 0 ? (uint64_t)c : 0;
+	/* never above the wall time (the clocks' granularity) */
+	cur.cpu_ns = c <= 0 ? 0 : c > d ? (uint64_t)d : (uint64_t)c;
 	snprintf(cur.what, sizeof(cur.what), "%s", what);
 }
 
