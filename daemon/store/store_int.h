@@ -479,6 +479,42 @@ int store_blob_column(struct store *s, sqlite3_stmt *st, int col, unsigned part,
     unsigned version, store_blob_dec *dec, void **ret);
 void store_bind_named(sqlite3_stmt *st, const char *name, int64_t v);
 
+/*
+ * store_part.c: a part kept as one framed blob per window in a table of
+ * its own, `table (window_id INTEGER PRIMARY KEY, blob BLOB NOT NULL)`:
+ * its put, load and the fold of a range (windows that ended in
+ * (from, to], oldest first, merged by the part's window_part_ops; NULL
+ * when none has one; ret_windows, if not NULL: parts folded). A blob
+ * that does not decode is counted (blob_errors) and skipped.
+ */
+enum { BP_INS, BP_SEL, BP_RANGE, BP__MAX };
+#define STORE_BLOBPART_SQL(table)                                            \
+	{                                                                    \
+		[BP_INS] = "INSERT INTO " table " (window_id, blob)"         \
+			   " VALUES (?, ?)",                                 \
+		[BP_SEL] = "SELECT blob FROM " table " WHERE window_id = ?", \
+		[BP_RANGE] = "SELECT p.blob FROM windows w JOIN " table " p" \
+			     " ON p.window_id = w.id"                        \
+			     " WHERE w.wall_end_ns > :from"                  \
+			     " AND w.wall_end_ns <= :to"                     \
+			     " ORDER BY w.wall_start_ns, w.mono_start_ns,"   \
+			     " w.id",                                        \
+	}
+struct store_blobpart {
+	enum window_part_id id; /* its statements: s->part_st[id] */
+	unsigned part, version; /* the frame's */
+	const char *const *sql; /* STORE_BLOBPART_SQL */
+	store_blob_dec *dec;
+	const char *what, *range_what; /* store_fail's words */
+};
+int store_blobpart_put(struct store *s, const struct store_blobpart *bp,
+    int64_t id, const struct store_enc *payload);
+int store_blobpart_load(struct store *s, const struct store_blobpart *bp,
+    int64_t id, struct window *w);
+int store_blobpart_range(struct store *s, const struct store_blobpart *bp,
+    int64_t from_wall_ns, int64_t to_wall_ns, void **ret,
+    uint32_t *ret_windows);
+
 /* store_agg.c: instance id -> index, and per-instance sums */
 struct store_imap {
 	int64_t *key;
