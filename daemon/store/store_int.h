@@ -278,6 +278,7 @@ struct store_wacc {
 	struct store_kv_gauge *g;
 	size_t ng, capg;
 	struct store_enc bpf;	    /* the BPF rows' frame, empty for none */
+	struct store_enc procs;	    /* the processes' frame (store_inst.c) */
 	uint32_t dict_kv, dict_sys; /* their dictionaries (0: none) */
 };
 
@@ -360,6 +361,7 @@ int store_read_prepare(struct store *s);
 void store_read_finalize(struct store *s);
 int store_load(struct store *s, int64_t id, struct window **ret);
 void store_wparts_done(struct store *s);
+struct store_enc *store_wparts_procs(struct store *s);
 
 /*
  * A window part's tables (store_<signal>.c), one line each in store_part.c:

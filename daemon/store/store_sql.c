@@ -22,8 +22,9 @@ const char *const store_ws_sql[WS__MAX] = {
 	[WS_COVERED] =
 	    "SELECT 1 FROM windows WHERE boot_id = ?1 AND"
 	    " level > 0 AND mono_start_ns <= ?2 AND mono_end_ns >= ?3 LIMIT 1",
-	[WS_INS_PARTS] = "INSERT INTO window_parts (window_id, kv, sys, bpf)"
-			 " VALUES (?1, ?2, ?3, ?4)",
+	[WS_INS_PARTS] = "INSERT INTO window_parts"
+			 " (window_id, kv, sys, bpf, procs)"
+			 " VALUES (?1, ?2, ?3, ?4, ?5)",
 	[WS_DEL_WINDOW] = "DELETE FROM windows WHERE id = ?",
 	[WS_DEL_AGE] = "DELETE FROM windows WHERE wall_end_ns < ?",
 	[WS_DEL_OLDEST] =
@@ -61,8 +62,12 @@ const char *const store_rs_sql[RS__MAX] = {
 	[RS_PARTS] = "SELECT kv, sys, bpf FROM window_parts"
 	    " WHERE window_id = ?",
 	[RS_KEY] = "SELECT kind, key FROM window_key WHERE id = ?",
-	[RS_TASKS] = "SELECT procs, threads FROM window_tasks"
-	    " WHERE window_id = ?",
+	/* a window's processes: in its window_parts row since v24, in its
+	 * window_tasks row before (store_inst.c) */
+	[RS_TASKS] = "SELECT coalesce((SELECT procs FROM window_parts"
+	    " WHERE window_id = ?1), (SELECT procs FROM window_tasks"
+	    " WHERE window_id = ?1)), (SELECT threads FROM window_tasks"
+	    " WHERE window_id = ?1)",
 	[RS_IDENT] = "SELECT iid, tgid, uid, comm, name"
 	    " FROM window_task_ident WHERE window_id = ?",
 	[RS_IDENT_ONE] = "SELECT tgid, uid, comm, name FROM window_task_ident"
@@ -80,8 +85,10 @@ const char *const store_rs_sql[RS__MAX] = {
 	 * (store_conn.c), SQLite would read a joined view whole. */
 	[RS_TASK_SEG] = "SELECT w.id, w.boot_id, w.level, w.hz,"
 	    " w.mono_start_ns, w.mono_end_ns, w.wall_start_ns, w.wall_end_ns,"
-	    " (SELECT CASE WHEN :thread THEN t.threads ELSE t.procs END"
-	    " FROM window_tasks t WHERE t.window_id = w.id)"
+	    " CASE WHEN :thread THEN (SELECT t.threads FROM window_tasks t"
+	    " WHERE t.window_id = w.id) ELSE coalesce((SELECT p.procs FROM"
+	    " window_parts p WHERE p.window_id = w.id), (SELECT t.procs"
+	    " FROM window_tasks t WHERE t.window_id = w.id)) END"
 	    " FROM windows w"
 	    " WHERE" IN_RANGE("w.") " AND w.wall_start_ns >= :lo"
 	    " AND w.wall_start_ns < :hi ORDER BY w.wall_start_ns,"
