@@ -301,9 +301,10 @@ START_TEST(test_store_prune)
 	s = open_store(false);
 	put(s, "boot-a", 10, &prov_a);
 	ck_assert_int_eq(rows(s, "SELECT count(*) FROM provenance"), 2);
-	ck_assert_int_eq(store_exec(s,
-			     "DELETE FROM windows WHERE boot_id = 'boot-old'",
-			     NULL, 0),
+	ck_assert_int_eq(
+	    store_exec(s,
+		"DELETE FROM windows WHERE boot = boot_key('boot-old')", NULL,
+		0),
 	    0);
 	ck_assert_int_eq(store_maintain(s, T0 + 100 * SEC), 0);
 	ck_assert_int_eq(rows(s,

@@ -543,10 +543,10 @@ store_rollback(struct store *s)
 }
 
 int
-store_inst_put(struct store *s, int64_t id, const struct window *w)
+store_inst_put(struct store *s, int64_t id, const struct window *w,
+    struct store_enc *procs_out)
 {
 	struct store_iw *iw = s->iw;
-	struct store_enc *procs_out;
 
 	if (iw == NULL)
 		return SQLITE_MISUSE;
@@ -558,8 +558,6 @@ store_inst_put(struct store *s, int64_t id, const struct window *w)
 	    (s->inst_main != NULL ? s->inst_main : s)->dict_cur[DSLOT_PROCS2];
 	iw->dict[1] =
 	    (s->inst_main != NULL ? s->inst_main : s)->dict_cur[DSLOT_THREADS2];
-	if ((procs_out = store_wparts_procs(s)) == NULL)
-		return SQLITE_NOMEM;
 	return iw_put(iw, id, w->wall_end_ns, w->procs, w->nprocs, w->threads,
 	    w->nthreads, procs_out);
 }

@@ -30,6 +30,7 @@ enum store_wstmt {
 	WS_COMMIT,
 	WS_ROLLBACK,
 	WS_INS_WINDOW,
+	WS_INS_BOOT,
 	WS_COVERED,
 	WS_INS_PARTS,
 	WS_DEL_WINDOW,
@@ -205,13 +206,18 @@ struct store {
  * Columns of windows in the order of enum wcol; the write and the read
  * side both index rows with it. Keep the three in step.
  */
-#define STORE_WINDOW_COLS                                                  \
-	"level, boot_id, seq, mono_start_ns, mono_end_ns, boot_start_ns, " \
-	"boot_end_ns, wall_start_ns, wall_end_ns, duration_ns, hz, "       \
-	"interval_ms, cpu_span, samples, samples_valid, d_ctxt, "          \
-	"d_processes, vm_samples, self_utime_us, self_stime_us, "          \
-	"sample_ns_sum, sample_ns_max, late_ticks, burst_samples, "        \
-	"procs_scanned, threads_scanned, procs_exited, threads_exited, "   \
+#define STORE_WINDOW_COLS STORE_WINDOW_COLS_AS("boot_id")
+/* v25: the boot's id in the row (the insert), its text through the boot
+ * table (the reads) */
+#define STORE_WINDOW_INS_COLS STORE_WINDOW_COLS_AS("boot")
+#define STORE_WINDOW_SEL_COLS STORE_WINDOW_COLS_AS(STORE_BOOT_TEXT("windows."))
+#define STORE_WINDOW_COLS_AS(boot)                                          \
+	"level, " boot ", seq, mono_start_ns, mono_end_ns, boot_start_ns, " \
+	"boot_end_ns, wall_start_ns, wall_end_ns, duration_ns, hz, "        \
+	"interval_ms, cpu_span, samples, samples_valid, d_ctxt, "           \
+	"d_processes, vm_samples, self_utime_us, self_stime_us, "           \
+	"sample_ns_sum, sample_ns_max, late_ticks, burst_samples, "         \
+	"procs_scanned, threads_scanned, procs_exited, threads_exited, "    \
 	"cpu_dropped, store_state, store_queued, store_dropped"
 
 enum wcol {
@@ -294,6 +300,11 @@ int store_fail(struct store *s, int rc, const char *what);
 int store_fail_errno(struct store *s, int err, const char *msg);
 void store_note_write_error(struct store *s, int err);
 int store_run(sqlite3_stmt *st);
+int64_t store_boot_key(const char *boot_id, size_t n);
+int store_boot_fn(sqlite3 *db);
+/* a window's boot as text, where the row has its id (v25) */
+#define STORE_BOOT_TEXT(w) \
+	"(SELECT b.boot_id FROM boot b WHERE b.id = " w "boot)"
 /*
  * A statement prepared at its first use: *slot, prepared from sql when
  * NULL. NULL when it does not prepare: SQLite's message stays on the
@@ -446,7 +457,9 @@ int store_inst_prepare(struct store *s);
 void store_inst_finalize(struct store *s);
 void store_inst_forget(struct store *s);
 void store_rollback(struct store *s); /* and forget the ids it undid */
-int store_inst_put(struct store *s, int64_t id, const struct window *w);
+/* procs_out: where the processes' frame is left (store_wparts_procs) */
+int store_inst_put(struct store *s, int64_t id, const struct window *w,
+    struct store_enc *procs_out);
 int store_inst_prune(struct store *s, uint64_t *ret_n);
 void store_inst_moved(struct store *s);
 void store_inst_seed(struct store *s, int64_t max_iid);
@@ -482,7 +495,7 @@ int store_blob_column(struct store *s, sqlite3_stmt *st, int col, unsigned part,
 void store_bind_named(sqlite3_stmt *st, const char *name, int64_t v);
 
 /*
- * store_part.c: a part kept as one framed blob per window in a table of
+ * store_blobpart.c: a part kept as one framed blob per window in a table of
  * its own, `table (window_id INTEGER PRIMARY KEY, blob BLOB NOT NULL)`:
  * its put, load and the fold of a range (windows that ended in
  * (from, to], oldest first, merged by the part's window_part_ops; NULL

@@ -42,8 +42,8 @@ static const char *const prov_sql[STORE_PROV__MAX] = {
 	/* a boot none of whose windows is left (the current boot's row
 	 * comes back from the spool, see above) */
 	[STORE_PROV_PRUNE] = "DELETE FROM main.provenance AS p WHERE NOT"
-	    " EXISTS (SELECT 1 FROM main.windows w WHERE w.boot_id ="
-	    " p.boot_id)",
+	    " EXISTS (SELECT 1 FROM main.windows w WHERE w.boot ="
+	    " boot_key(p.boot_id))",
 };
 /* clang-format on */
 

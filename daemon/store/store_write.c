@@ -156,6 +156,7 @@ put_gauges(struct store *s, const struct window *w)
 int
 store_write_window(struct store *s, const struct window *w, int64_t *ret_id)
 {
+	struct store_enc *procs;
 	sqlite3_stmt *st;
 	int64_t id, covered = 0;
 	unsigned i;
@@ -173,6 +174,12 @@ store_write_window(struct store *s, const struct window *w, int64_t *ret_id)
 		if ((rc = store_run_int(st, &covered)) != SQLITE_OK || covered)
 			return rc;
 	}
+	/* its boot, once per file (v25: the row holds the boot's id) */
+	st = store_ws(s, WS_INS_BOOT);
+	sqlite3_bind_text(st, 1, w->boot_id,
+	    (int)strnlen(w->boot_id, sizeof(w->boot_id)), SQLITE_TRANSIENT);
+	if ((rc = store_run(st)) != SQLITE_OK)
+		return rc;
 	if ((rc = put_window_row(s, w, &id)) != SQLITE_OK)
 		return rc;
 	if (id == 0) /* a replay, or nothing stored */
@@ -194,7 +201,9 @@ store_write_window(struct store *s, const struct window *w, int64_t *ret_id)
 		rc = put_gauges(s, w);
 	/* the tasks as two blobs and their instances (store_inst.c) */
 	if (rc == SQLITE_OK)
-		rc = store_inst_put(s, id, w);
+		rc = (procs = store_wparts_procs(s)) == NULL ?
+		    SQLITE_NOMEM :
+		    store_inst_put(s, id, w, procs);
 	/* each part's tables (store_parts[]) */
 	for (i = 0; i < WPART__MAX && rc == SQLITE_OK; i++)
 		if (store_parts[i]->put != NULL)
