@@ -315,6 +315,12 @@ START_TEST(test_store_prune)
 			     "SELECT count(*) FROM provenance WHERE"
 			     " boot_id = 'boot-a'"),
 	    1);
+	/* the boot rows (v25) go with the last window of their boot */
+	ck_assert_int_eq(rows(s,
+			     "SELECT count(*) FROM boot WHERE"
+			     " boot_id = 'boot-a'"),
+	    1);
+	ck_assert_int_eq(rows(s, "SELECT count(*) FROM boot"), 1);
 	put(s, "boot-a", 20, &prov_a);
 	versions(s, got, sizeof(got));
 	ck_assert_str_eq(got, "a,a");

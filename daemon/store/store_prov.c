@@ -44,6 +44,9 @@ static const char *const prov_sql[STORE_PROV__MAX] = {
 	[STORE_PROV_PRUNE] = "DELETE FROM main.provenance AS p WHERE NOT"
 	    " EXISTS (SELECT 1 FROM main.windows w WHERE w.boot ="
 	    " boot_key(p.boot_id))",
+	/* and a boot row no window names (v25; a put writes its own again) */
+	[STORE_PROV_PRUNE_BOOT] = "DELETE FROM main.boot AS b WHERE NOT"
+	    " EXISTS (SELECT 1 FROM main.windows w WHERE w.boot = b.id)",
 };
 /* clang-format on */
 
@@ -178,5 +181,11 @@ store_prov_prune(struct store *s)
 	sqlite3_reset(st);
 	if (rc == SQLITE_DONE && sqlite3_changes(s->db) > 0)
 		s->prov_written = false; /* ours may be gone: write it again */
+	if (rc != SQLITE_DONE)
+		return rc;
+	if ((st = stmt(s, STORE_PROV_PRUNE_BOOT)) == NULL)
+		return sqlite3_errcode(s->db);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
 	return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
