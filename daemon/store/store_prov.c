@@ -44,10 +44,13 @@ static const char *const prov_sql[STORE_PROV__MAX] = {
 	[STORE_PROV_PRUNE] = "DELETE FROM main.provenance AS p WHERE NOT"
 	    " EXISTS (SELECT 1 FROM main.windows w WHERE w.boot ="
 	    " boot_key(p.boot_id))",
-	/* and a boot row no window names (v25; a put writes its own again) */
-	[STORE_PROV_PRUNE_BOOT] = "DELETE FROM main.boot AS b WHERE NOT"
-	    " EXISTS (SELECT 1 FROM main.windows w WHERE w.boot = b.id)",
 };
+
+/* and a boot row no window names (v25; a put writes its own again): once
+ * a pass, not kept prepared */
+static const char prune_boot_sql[] =
+    "DELETE FROM main.boot AS b WHERE NOT EXISTS (SELECT 1 FROM"
+    " main.windows w WHERE w.boot = b.id)";
 /* clang-format on */
 
 static sqlite3_stmt *
@@ -183,9 +186,5 @@ store_prov_prune(struct store *s)
 		s->prov_written = false; /* ours may be gone: write it again */
 	if (rc != SQLITE_DONE)
 		return rc;
-	if ((st = stmt(s, STORE_PROV_PRUNE_BOOT)) == NULL)
-		return sqlite3_errcode(s->db);
-	rc = sqlite3_step(st);
-	sqlite3_reset(st);
-	return rc == SQLITE_DONE ? SQLITE_OK : rc;
+	return sqlite3_exec(s->db, prune_boot_sql, NULL, NULL, NULL);
 }
