@@ -315,7 +315,7 @@ START_TEST(test_store_prune)
 			     "SELECT count(*) FROM provenance WHERE"
 			     " boot_id = 'boot-a'"),
 	    1);
-	/* the boot rows (v25) go with the last window of their boot */
+	/* the boot rows (v24) go with the last window of their boot */
 	ck_assert_int_eq(rows(s,
 			     "SELECT count(*) FROM boot WHERE"
 			     " boot_id = 'boot-a'"),

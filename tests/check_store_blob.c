@@ -168,14 +168,6 @@ free_windows(struct window **v, size_t n)
 
 /* ------------------------------------------------------- corrupt blobs */
 
-/* The table of a task list's column: the processes' blob is in the
- * window's window_parts row since v24, the threads' in window_tasks. */
-static const char *
-task_table(const char *col)
-{
-	return strcmp(col, "procs") == 0 ? "window_parts" : "window_tasks";
-}
-
 /* The blob of window wid's column col, re-framed or re-encoded by how. */
 enum reframe { RF_VERSION, RF_PART, RF_NO_INSTANCE, RF_AS_V1 };
 
@@ -190,8 +182,9 @@ reframe(struct store *s, int64_t wid, const char *col, enum reframe how)
 	uint64_t *iid;
 	size_t n;
 
-	snprintf(sql, sizeof(sql), "SELECT %s FROM %s WHERE window_id = %lld",
-	    col, task_table(col), (long long)wid);
+	snprintf(sql, sizeof(sql),
+	    "SELECT %s FROM window_tasks WHERE window_id = %lld", col,
+	    (long long)wid);
 	ck_assert_int_eq(sqlite3_prepare_v2(s->db, sql, -1, &st, NULL),
 	    SQLITE_OK);
 	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
@@ -238,7 +231,7 @@ reframe(struct store *s, int64_t wid, const char *col, enum reframe how)
 	store_frame_release(&f); /* a zstd frame's payload is its own */
 	sqlite3_finalize(st);
 	snprintf(sql, sizeof(sql),
-	    "UPDATE %s SET %s = ? WHERE window_id = %lld", task_table(col), col,
+	    "UPDATE window_tasks SET %s = ? WHERE window_id = %lld", col,
 	    (long long)wid);
 	ck_assert_int_eq(sqlite3_prepare_v2(s->db, sql, -1, &st, NULL),
 	    SQLITE_OK);
@@ -314,11 +307,10 @@ START_TEST(corrupt_blob_skipped_and_counted)
 	wid = q_int(s, "SELECT id FROM windows WHERE seq = 1");
 	if (d->set != NULL) {
 		snprintf(sql, sizeof(sql),
-		    "UPDATE %s SET %s = (SELECT %s FROM"
-		    " (SELECT %s AS c FROM %s WHERE window_id = %lld))"
+		    "UPDATE window_tasks SET %s = (SELECT %s FROM"
+		    " (SELECT %s AS c FROM window_tasks WHERE window_id = %lld))"
 		    " WHERE window_id = %lld",
-		    task_table(col), col, d->set, col, task_table(col),
-		    (long long)wid, (long long)wid);
+		    col, d->set, col, (long long)wid, (long long)wid);
 		ck_assert_msg(store_exec(s, sql, NULL, 0) == 0, "%s", sql);
 	} else {
 		reframe(s, wid, col, d->how);
@@ -425,10 +417,9 @@ START_TEST(v1_task_blobs_read)
 		reframe(s, wid, "threads", RF_AS_V1);
 	}
 	ck_assert_int_eq(q_int(s,
-			     "SELECT count(*) FROM window_tasks t JOIN"
-			     " window_parts p ON p.window_id = t.window_id"
-			     " WHERE substr(p.procs, 3, 1) = x'01' AND"
-			     " substr(t.threads, 3, 1) = x'01'"),
+			     "SELECT count(*) FROM window_tasks WHERE"
+			     " substr(procs, 3, 1) = x'01' AND"
+			     " substr(threads, 3, 1) = x'01'"),
 	    2);
 	store_close(s);
 	s = open_default();

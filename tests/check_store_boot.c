@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Boots interned (schema v25, store_schema.c): a v24 file, made from the
+ * Boots interned (schema v24, store_schema.c): a v23 file, made from the
  * windows this build wrote (every table copied, windows with the boot's
- * text as v24 had it), migrates in place and answers windows, top and
+ * text as v23 had it), migrates in place and answers windows, top and
  * history exactly as before; the boot table holds each boot once; the
  * step refuses to run with foreign keys on (it would cascade); the boot
  * id is a function of the text alone, 0 for "".
@@ -30,7 +30,7 @@ static void
 setup(void)
 {
 	dir = tu_mkdtemp_db("boot", path, sizeof(path));
-	snprintf(old, sizeof(old), "%s.v24", path);
+	snprintf(old, sizeof(old), "%s.v23", path);
 }
 
 static void
@@ -171,18 +171,18 @@ exec_raw(sqlite3 *db, const char *sql)
 }
 
 /*
- * The file at path as a v24 store holds it: a fresh v24 file (the real
+ * The file at path as a v23 store holds it: a fresh v23 file (the real
  * steps 1-24) with every table's rows copied and each window's boot as
  * its text.
  */
 static void
-make_v24(void)
+make_v23(void)
 {
 	sqlite3 *db;
 	sqlite3_stmt *st;
 	char sql[PATH_MAX + 256];
 
-	ck_assert_int_eq(store_create_version(old, 24, NULL), 0);
+	ck_assert_int_eq(store_create_version(old, 23, NULL), 0);
 	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
 	snprintf(sql, sizeof(sql), "ATTACH '%s' AS old", old);
 	exec_raw(db, sql);
@@ -207,7 +207,7 @@ make_v24(void)
 	sqlite3_close(db);
 }
 
-START_TEST(v24_file_migrates_with_the_same_answers)
+START_TEST(v23_file_migrates_with_the_same_answers)
 {
 	struct store *s = open_default(path);
 	char *before, *after;
@@ -226,9 +226,9 @@ START_TEST(v24_file_migrates_with_the_same_answers)
 	    3);
 	before = answers(s);
 	store_close(s);
-	make_v24();
+	make_v23();
 
-	s = open_default(old); /* migrates v24 -> v25 */
+	s = open_default(old); /* migrates v23 -> v24 */
 	ck_assert_int_eq(q_int(s, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
 	ck_assert_int_eq(q_int(s,
 			     "SELECT count(*) FROM pragma_table_info('windows')"
@@ -267,15 +267,15 @@ END_TEST
 
 /* With foreign keys on, dropping the old windows table would delete
  * every window's rows in its child tables: the step refuses. */
-START_TEST(v25_step_refuses_with_foreign_keys_on)
+START_TEST(v24_step_refuses_with_foreign_keys_on)
 {
 	sqlite3 *db;
 
-	ck_assert_int_eq(store_create_version(old, 24, NULL), 0);
+	ck_assert_int_eq(store_create_version(old, 23, NULL), 0);
 	ck_assert_int_eq(sqlite3_open(old, &db), SQLITE_OK);
 	ck_assert_int_eq(store_boot_fn(db), SQLITE_OK);
 	exec_raw(db, "PRAGMA foreign_keys = ON; BEGIN");
-	ck_assert_int_ne(store_migrations[24].fn(db), SQLITE_OK);
+	ck_assert_int_ne(store_migrations[23].fn(db), SQLITE_OK);
 	exec_raw(db, "ROLLBACK");
 	sqlite3_close(db);
 }
@@ -306,8 +306,8 @@ suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, v24_file_migrates_with_the_same_answers);
-	tcase_add_test(tc, v25_step_refuses_with_foreign_keys_on);
+	tcase_add_test(tc, v23_file_migrates_with_the_same_answers);
+	tcase_add_test(tc, v24_step_refuses_with_foreign_keys_on);
 	tcase_add_test(tc, boot_key_of_the_text_alone);
 	suite_add_tcase(su, tc);
 	return su;

@@ -260,9 +260,9 @@ START_TEST(dict_trained_used_round_trip)
 	size_t n, nt, i;
 	unsigned k, pass;
 
-	ck_assert_int_eq(codec_of(s, "window_parts", "procs", 10),
+	ck_assert_int_eq(codec_of(s, "window_tasks", "procs", 10),
 	    STORE_CODEC_ZSTD);
-	ck_assert_int_eq(codec_of(s, "window_parts", "procs", NTRAIN + 3),
+	ck_assert_int_eq(codec_of(s, "window_tasks", "procs", NTRAIN + 3),
 	    STORE_CODEC_ZDICT);
 	ck_assert_int_eq(codec_of(s, "window_tasks", "threads", NTRAIN + 3),
 	    STORE_CODEC_ZDICT);
@@ -563,13 +563,11 @@ START_TEST(dict_v1_slots_still_read)
 	unsigned k;
 
 	/* windows NTRAIN .. NTRAIN + 3: their lists as version 1 with the
-	 * v2 slots' dictionaries, which then become slots 1 and 2; their
-	 * processes where a store before v24 kept them (window_tasks) */
+	 * v2 slots' dictionaries, which then become slots 1 and 2 */
 	ck_assert_int_eq(sqlite3_prepare_v2(s->db,
-			     "SELECT t.window_id, (SELECT p.procs FROM"
-			     " window_parts p WHERE p.window_id = t.window_id),"
-			     " t.threads FROM window_tasks t JOIN windows w"
-			     " ON w.id = t.window_id WHERE w.seq >= ?1",
+			     "SELECT t.window_id, t.procs, t.threads FROM"
+			     " window_tasks t JOIN windows w ON w.id ="
+			     " t.window_id WHERE w.seq >= ?1",
 			     -1, &st, NULL),
 	    SQLITE_OK);
 	ck_assert_int_eq(sqlite3_prepare_v2(s->db,
@@ -620,16 +618,6 @@ START_TEST(dict_v1_slots_still_read)
 	sqlite3_finalize(st);
 	sqlite3_finalize(up);
 	ck_assert_uint_eq(n, 8);
-	ck_assert_int_eq(store_exec(s,
-			     "UPDATE window_parts SET procs = NULL WHERE"
-			     " window_id IN (SELECT window_id FROM"
-			     " window_tasks WHERE procs IS NOT NULL)",
-			     NULL, 0),
-	    0);
-	ck_assert_int_eq(q_int(s,
-			     "SELECT count(*) FROM window_tasks"
-			     " WHERE procs IS NOT NULL"),
-	    4);
 	ck_assert_int_eq(store_exec(s,
 			     "UPDATE blob_dict SET slot = slot - 4 WHERE"
 			     " slot IN (5, 6)",

@@ -293,8 +293,6 @@ START_TEST(test_reader_counts_once)
 	ck_assert_int_eq(store_exec(s,
 			     "INSERT INTO main.window_tasks SELECT * FROM "
 			     "spool.window_tasks;"
-			     "INSERT INTO main.window_parts SELECT * FROM "
-			     "spool.window_parts;"
 			     "INSERT INTO main.instance SELECT * FROM "
 			     "spool.instance",
 			     NULL, 0),

@@ -493,7 +493,7 @@ store_blob_load(struct store *s, sqlite3_stmt *st, int64_t id, unsigned part,
 }
 
 /*
- * The id a boot is interned under (schema v25, doc/storage.md "boot"):
+ * The id a boot is interned under (schema v24, doc/storage.md "boot"):
  * 0 for "" (unknown), else 47 bits of a 64-bit FNV-1a hash of the text,
  * never 0. A function of the text alone, so the spool and the main file
  * agree without a shared counter; 47 bits are 6 bytes in a record, and

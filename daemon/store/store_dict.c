@@ -57,12 +57,10 @@ static const char *const slot_sql[DSLOT__MAX] = {
 		      " main.window_parts p ON p.window_id = w.id WHERE"
 		      " w.level = 0 AND p.sys IS NOT NULL"
 		      " ORDER BY w.id DESC LIMIT ?1",
-	/* window_parts since v24, window_tasks before (store_inst.c) */
-	[DSLOT_PROCS2] = "SELECT coalesce(p.procs, t.procs) AS b"
-			 " FROM main.windows w LEFT JOIN main.window_parts p"
-			 " ON p.window_id = w.id LEFT JOIN main.window_tasks t"
-			 " ON t.window_id = w.id WHERE w.level = 0"
-			 " AND b IS NOT NULL ORDER BY w.id DESC LIMIT ?1",
+	[DSLOT_PROCS2] = "SELECT t.procs FROM main.windows w JOIN"
+			 " main.window_tasks t ON t.window_id = w.id WHERE"
+			 " w.level = 0 AND t.procs IS NOT NULL"
+			 " ORDER BY w.id DESC LIMIT ?1",
 	[DSLOT_THREADS2] = "SELECT t.threads FROM main.windows w JOIN"
 			   " main.window_tasks t ON t.window_id = w.id WHERE"
 			   " w.level = 0 AND t.threads IS NOT NULL"

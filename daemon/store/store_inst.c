@@ -417,16 +417,10 @@ out:
 	return rc;
 }
 
-/*
- * The window's two lists: the threads' blob into window_tasks, the
- * processes' too (the v8 migration: procs_out NULL) or left in
- * *procs_out for the window's window_parts row (v24, store_wparts.c).
- * A window with tasks has its window_tasks row either way.
- */
 static int
 iw_put(struct store_iw *iw, int64_t wid, int64_t wall_end_ns,
     const struct window_task *procs, size_t np,
-    const struct window_task *threads, size_t nt, struct store_enc *procs_out)
+    const struct window_task *threads, size_t nt)
 {
 	struct store_enc pf = { 0 }, tf = { 0 };
 	sqlite3_stmt *st = iw->st[IW_PUT];
@@ -437,12 +431,6 @@ iw_put(struct store_iw *iw, int64_t wid, int64_t wall_end_ns,
 	rc = encode_list(iw, wid, wall_end_ns, false, procs, np, &pf);
 	if (rc == SQLITE_OK)
 		rc = encode_list(iw, wid, wall_end_ns, true, threads, nt, &tf);
-	if (rc == SQLITE_OK && procs_out != NULL && np) {
-		store_enc_release(procs_out);
-		*procs_out = pf;
-		memset(&pf, 0, sizeof(pf));
-		np = 0;
-	}
 	if (rc == SQLITE_OK) {
 		sqlite3_bind_int64(st, 1, wid);
 		if (np)
@@ -543,8 +531,7 @@ store_rollback(struct store *s)
 }
 
 int
-store_inst_put(struct store *s, int64_t id, const struct window *w,
-    struct store_enc *procs_out)
+store_inst_put(struct store *s, int64_t id, const struct window *w)
 {
 	struct store_iw *iw = s->iw;
 
@@ -559,7 +546,7 @@ store_inst_put(struct store *s, int64_t id, const struct window *w,
 	iw->dict[1] =
 	    (s->inst_main != NULL ? s->inst_main : s)->dict_cur[DSLOT_THREADS2];
 	return iw_put(iw, id, w->wall_end_ns, w->procs, w->nprocs, w->threads,
-	    w->nthreads, procs_out);
+	    w->nthreads);
 }
 
 /*
@@ -714,8 +701,8 @@ store_inst_migrate_v8(sqlite3 *db)
 		sqlite3_reset(rs);
 		if (rc != SQLITE_DONE)
 			break;
-		if ((rc = iw_put(&iw, wid, wend, l[0].t, l[0].n, l[1].t, l[1].n,
-			 NULL)) != SQLITE_OK)
+		if ((rc = iw_put(&iw, wid, wend, l[0].t, l[0].n, l[1].t,
+			 l[1].n)) != SQLITE_OK)
 			break;
 	}
 	if (rc == SQLITE_DONE)

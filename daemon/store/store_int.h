@@ -207,7 +207,7 @@ struct store {
  * side both index rows with it. Keep the three in step.
  */
 #define STORE_WINDOW_COLS STORE_WINDOW_COLS_AS("boot_id")
-/* v25: the boot's id in the row (the insert), its text through the boot
+/* v24: the boot's id in the row (the insert), its text through the boot
  * table (the reads) */
 #define STORE_WINDOW_INS_COLS STORE_WINDOW_COLS_AS("boot")
 #define STORE_WINDOW_SEL_COLS STORE_WINDOW_COLS_AS(STORE_BOOT_TEXT("windows."))
@@ -284,7 +284,6 @@ struct store_wacc {
 	struct store_kv_gauge *g;
 	size_t ng, capg;
 	struct store_enc bpf;	    /* the BPF rows' frame, empty for none */
-	struct store_enc procs;	    /* the processes' frame (store_inst.c) */
 	uint32_t dict_kv, dict_sys; /* their dictionaries (0: none) */
 };
 
@@ -302,7 +301,7 @@ void store_note_write_error(struct store *s, int err);
 int store_run(sqlite3_stmt *st);
 int64_t store_boot_key(const char *boot_id, size_t n);
 int store_boot_fn(sqlite3 *db);
-/* a window's boot as text, where the row has its id (v25) */
+/* a window's boot as text, where the row has its id (v24) */
 #define STORE_BOOT_TEXT(w) \
 	"(SELECT b.boot_id FROM boot b WHERE b.id = " w "boot)"
 /*
@@ -372,7 +371,6 @@ int store_read_prepare(struct store *s);
 void store_read_finalize(struct store *s);
 int store_load(struct store *s, int64_t id, struct window **ret);
 void store_wparts_done(struct store *s);
-struct store_enc *store_wparts_procs(struct store *s);
 
 /*
  * A window part's tables (store_<signal>.c), one line each in store_part.c:
@@ -457,9 +455,7 @@ int store_inst_prepare(struct store *s);
 void store_inst_finalize(struct store *s);
 void store_inst_forget(struct store *s);
 void store_rollback(struct store *s); /* and forget the ids it undid */
-/* procs_out: where the processes' frame is left (store_wparts_procs) */
-int store_inst_put(struct store *s, int64_t id, const struct window *w,
-    struct store_enc *procs_out);
+int store_inst_put(struct store *s, int64_t id, const struct window *w);
 int store_inst_prune(struct store *s, uint64_t *ret_n);
 void store_inst_moved(struct store *s);
 void store_inst_seed(struct store *s, int64_t max_iid);

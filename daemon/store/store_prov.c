@@ -46,7 +46,7 @@ static const char *const prov_sql[STORE_PROV__MAX] = {
 	    " boot_key(p.boot_id))",
 };
 
-/* and a boot row no window names (v25; a put writes its own again): once
+/* and a boot row no window names (v24; a put writes its own again): once
  * a pass, not kept prepared */
 static const char prune_boot_sql[] =
     "DELETE FROM main.boot AS b WHERE NOT EXISTS (SELECT 1 FROM"

@@ -433,19 +433,7 @@ static const char schema_v23[] =
     " blob BLOB NOT NULL);";
 
 /*
- * v24: a window's processes' blob moves to its window_parts row
- * (store_inst.c): window_tasks keeps the threads' (~0.7 KB, five rows to
- * a 4 KiB page where the two lists made ~1.08 KB rows, three to a page)
- * and window_parts holds kv, sys and procs (~1 KB, four to a page where
- * it held five or six of ~0.65 KB): ~175 B a level-0 window less on
- * store_bench (doc/storage.md). Nothing is moved: a window written
- * before keeps its procs in window_tasks and reads it from there.
- */
-static const char schema_v24[] =
-    "ALTER TABLE window_parts ADD COLUMN procs BLOB;";
-
-/*
- * v25: boots interned (doc/storage.md, "boot"): a window's row and its
+ * v24: boots interned (doc/storage.md, "boot"): a window's row and its
  * UNIQUE key hold the boot's id (store_boot_key: 6 bytes, 0 for "") where
  * they held the 36-character text, which the boot table keeps once per
  * boot. windows is rebuilt (SQLite cannot change a column or a UNIQUE
@@ -454,10 +442,10 @@ static const char schema_v24[] =
  * (store.c): with them on, dropping the old table would delete every
  * window's child rows, so the C half refuses to run then.
  */
-static const char schema_v25[] = "";
+static const char schema_v24[] = "";
 
-/* the columns of windows after id, level and the boot, v1 to v25 */
-#define COLS_V25                                                 \
+/* the columns of windows after id, level and the boot, v1 to v24 */
+#define COLS_V24                                                 \
 	"seq, mono_start_ns, mono_end_ns, boot_start_ns, "       \
 	"boot_end_ns, wall_start_ns, wall_end_ns, duration_ns, " \
 	"hz, interval_ms, cpu_span, samples, samples_valid, "    \
@@ -467,11 +455,11 @@ static const char schema_v25[] = "";
 	"threads_scanned, procs_exited, threads_exited, "        \
 	"cpu_dropped, store_state, store_queued, store_dropped"
 
-static const char schema_v25_sql[] =
+static const char schema_v24_sql[] =
     "CREATE TABLE boot (id INTEGER PRIMARY KEY, boot_id TEXT NOT NULL);"
     "INSERT INTO boot (id, boot_id) SELECT DISTINCT boot_key(boot_id),"
     " boot_id FROM windows WHERE true ON CONFLICT DO NOTHING;"
-    "CREATE TABLE windows_v25 ("
+    "CREATE TABLE windows_v24 ("
     " id INTEGER PRIMARY KEY,"
     " level INTEGER NOT NULL, boot INTEGER NOT NULL, seq INTEGER NOT NULL,"
     " mono_start_ns INTEGER NOT NULL, mono_end_ns INTEGER NOT NULL,"
@@ -490,14 +478,14 @@ static const char schema_v25_sql[] =
     " cpu_dropped INTEGER NOT NULL,"
     " store_state INTEGER, store_queued INTEGER, store_dropped INTEGER,"
     " UNIQUE (boot, level, mono_start_ns));"
-    "INSERT INTO windows_v25 (id, level, boot, " COLS_V25 ")"
-    " SELECT id, level, boot_key(boot_id), " COLS_V25 " FROM windows;"
+    "INSERT INTO windows_v24 (id, level, boot, " COLS_V24 ")"
+    " SELECT id, level, boot_key(boot_id), " COLS_V24 " FROM windows;"
     "DROP TABLE windows;"
-    "ALTER TABLE windows_v25 RENAME TO windows;"
+    "ALTER TABLE windows_v24 RENAME TO windows;"
     "CREATE INDEX windows_wall ON windows (wall_start_ns);";
 
 static int
-migrate_v25(sqlite3 *db)
+migrate_v24(sqlite3 *db)
 {
 	sqlite3_stmt *st;
 	int rc, fk = 1;
@@ -510,7 +498,7 @@ migrate_v25(sqlite3 *db)
 	sqlite3_finalize(st);
 	if (fk != 0)
 		return SQLITE_MISUSE; /* would cascade: see above */
-	return sqlite3_exec(db, schema_v25_sql, NULL, NULL, NULL);
+	return sqlite3_exec(db, schema_v24_sql, NULL, NULL, NULL);
 }
 
 /*
@@ -541,6 +529,5 @@ const struct store_migration store_migrations[STORE_SCHEMA_VERSION] = {
 	{ schema_v21, NULL },
 	{ schema_v22, NULL },
 	{ schema_v23, NULL },
-	{ schema_v24, NULL },
-	{ schema_v25, migrate_v25 },
+	{ schema_v24, migrate_v24 },
 };

@@ -50,7 +50,7 @@ enum {
 	SP_MAX_KEY,    /* the largest key id of either file */
 	SP_KEYS,       /* the spool's new keys into the main file */
 	SP_EMPTY_KEYS, /* the spool's keys, once moved */
-	SP_BOOTS,      /* the spool's boots into the main file (v25) */
+	SP_BOOTS,      /* the spool's boots into the main file (v24) */
 	SP__MAX
 };
 

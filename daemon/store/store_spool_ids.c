@@ -424,8 +424,6 @@ fix(struct store *s, int64_t *max_id, int64_t *max_iid, int64_t *max_key,
 		 in)) != SQLITE_OK ||
 	    (rc = rewrite(db, "window_tasks", "procs", in, tasks_renumber)) !=
 		SQLITE_OK ||
-	    (rc = rewrite(db, "window_parts", "procs", in, tasks_renumber)) !=
-		SQLITE_OK ||
 	    (rc = rewrite(db, "window_tasks", "threads", in, tasks_renumber)) !=
 		SQLITE_OK)
 		return rc;

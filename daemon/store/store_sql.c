@@ -18,16 +18,15 @@ const char *const store_ws_sql[WS__MAX] = {
 	    " ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26,"
 	    " ?27, ?28, ?29, ?30, ?31, ?32, ?33)"
 	    " ON CONFLICT DO NOTHING RETURNING id",
-	/* the boot of the window put next (v25): its id is its text's */
+	/* the boot of the window put next (v24): its id is its text's */
 	[WS_INS_BOOT] = "INSERT INTO boot (id, boot_id) VALUES"
 			" (boot_key(?1), ?1) ON CONFLICT DO NOTHING",
 	/* A level-0 window already folded into a roll-up is a replay. */
 	[WS_COVERED] =
 	    "SELECT 1 FROM windows WHERE boot = boot_key(?1) AND"
 	    " level > 0 AND mono_start_ns <= ?2 AND mono_end_ns >= ?3 LIMIT 1",
-	[WS_INS_PARTS] = "INSERT INTO window_parts"
-			 " (window_id, kv, sys, bpf, procs)"
-			 " VALUES (?1, ?2, ?3, ?4, ?5)",
+	[WS_INS_PARTS] = "INSERT INTO window_parts (window_id, kv, sys, bpf)"
+			 " VALUES (?1, ?2, ?3, ?4)",
 	[WS_DEL_WINDOW] = "DELETE FROM windows WHERE id = ?",
 	[WS_DEL_AGE] = "DELETE FROM windows WHERE wall_end_ns < ?",
 	[WS_DEL_OLDEST] =
@@ -67,12 +66,8 @@ const char *const store_rs_sql[RS__MAX] = {
 	[RS_PARTS] = "SELECT kv, sys, bpf FROM window_parts"
 	    " WHERE window_id = ?",
 	[RS_KEY] = "SELECT kind, key FROM window_key WHERE id = ?",
-	/* a window's processes: in its window_parts row since v24, in its
-	 * window_tasks row before (store_inst.c) */
-	[RS_TASKS] = "SELECT coalesce((SELECT procs FROM window_parts"
-	    " WHERE window_id = ?1), (SELECT procs FROM window_tasks"
-	    " WHERE window_id = ?1)), (SELECT threads FROM window_tasks"
-	    " WHERE window_id = ?1)",
+	[RS_TASKS] = "SELECT procs, threads FROM window_tasks"
+	    " WHERE window_id = ?",
 	[RS_IDENT] = "SELECT iid, tgid, uid, comm, name"
 	    " FROM window_task_ident WHERE window_id = ?",
 	[RS_IDENT_ONE] = "SELECT tgid, uid, comm, name FROM window_task_ident"
@@ -91,10 +86,8 @@ const char *const store_rs_sql[RS__MAX] = {
 	 * (store_conn.c), SQLite would read a joined view whole. */
 	[RS_TASK_SEG] = "SELECT w.id, " STORE_BOOT_TEXT("w.") ", w.level, w.hz,"
 	    " w.mono_start_ns, w.mono_end_ns, w.wall_start_ns, w.wall_end_ns,"
-	    " CASE WHEN :thread THEN (SELECT t.threads FROM window_tasks t"
-	    " WHERE t.window_id = w.id) ELSE coalesce((SELECT p.procs FROM"
-	    " window_parts p WHERE p.window_id = w.id), (SELECT t.procs"
-	    " FROM window_tasks t WHERE t.window_id = w.id)) END"
+	    " (SELECT CASE WHEN :thread THEN t.threads ELSE t.procs END"
+	    " FROM window_tasks t WHERE t.window_id = w.id)"
 	    " FROM windows w"
 	    " WHERE" IN_RANGE("w.") " AND w.wall_start_ns >= :lo"
 	    " AND w.wall_start_ns < :hi ORDER BY w.wall_start_ns,"

@@ -78,10 +78,8 @@ static const char *const sum_sql[SUM__MAX] = {
 	    " GROUP BY b HAVING count(*) > 1 AND NOT EXISTS (SELECT 1 FROM"
 	    " main.task_sum WHERE start_ns = b * ?1 AND span_ns = ?1)"
 	    " ORDER BY b DESC",
-	[SUM_SRC] = "SELECT w.id, coalesce(p.procs, t.procs), t.threads"
-	    " FROM main.windows w"
+	[SUM_SRC] = "SELECT w.id, t.procs, t.threads FROM main.windows w"
 	    " LEFT JOIN main.window_tasks t ON t.window_id = w.id"
-	    " LEFT JOIN main.window_parts p ON p.window_id = w.id"
 	    " WHERE w.wall_start_ns >= ?1 AND w.wall_start_ns < ?2"
 	    " ORDER BY w.wall_start_ns, w.mono_start_ns, w.id",
 	[SUM_PUT] = "INSERT OR REPLACE INTO main.task_sum"

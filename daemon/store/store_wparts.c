@@ -39,7 +39,6 @@ store_wacc_reset(struct store_wacc *a)
 {
 	a->nc = a->ng = 0;
 	store_enc_release(&a->bpf);
-	store_enc_release(&a->procs);
 }
 
 void
@@ -48,7 +47,6 @@ store_wacc_release(struct store_wacc *a)
 	free(a->c);
 	free(a->g);
 	store_enc_release(&a->bpf);
-	store_enc_release(&a->procs);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -92,16 +90,6 @@ wacc(struct store *s)
 	if (s->wacc == NULL)
 		s->wacc = calloc(1, sizeof(*s->wacc));
 	return s->wacc;
-}
-
-/* Where the window being written leaves its processes' frame (v24: in
- * its window_parts row); NULL: no memory. */
-struct store_enc *
-store_wparts_procs(struct store *s)
-{
-	struct store_wacc *a = wacc(s);
-
-	return a ? &a->procs : NULL;
 }
 
 /* One named counter of the window being written (its part's kinds too:
@@ -256,15 +244,11 @@ store_wacc_insert(sqlite3_stmt *ins, int64_t id, struct store_wacc *a,
 			rc = frame_d(&sf, STORE_SYS_PART, STORE_SYS_VERSION,
 			    &spl, a->dict_sys);
 	}
-	if (rc == SQLITE_OK &&
-	    (kf.b.len || sf.b.len || a->bpf.b.len || a->procs.b.len)) {
+	if (rc == SQLITE_OK && (kf.b.len || sf.b.len || a->bpf.b.len)) {
 		sqlite3_bind_int64(ins, 1, id);
 		bind_enc(ins, 2, &kf);
 		bind_enc(ins, 3, &sf);
 		bind_enc(ins, 4, &a->bpf);
-		/* v24 (WS_INS_PARTS); the v9 migration's insert has no procs */
-		if (sqlite3_bind_parameter_count(ins) >= 5)
-			bind_enc(ins, 5, &a->procs);
 		rc = store_run(ins);
 		sqlite3_clear_bindings(ins);
 	}

@@ -156,7 +156,6 @@ put_gauges(struct store *s, const struct window *w)
 int
 store_write_window(struct store *s, const struct window *w, int64_t *ret_id)
 {
-	struct store_enc *procs;
 	sqlite3_stmt *st;
 	int64_t id, covered = 0;
 	unsigned i;
@@ -174,7 +173,7 @@ store_write_window(struct store *s, const struct window *w, int64_t *ret_id)
 		if ((rc = store_run_int(st, &covered)) != SQLITE_OK || covered)
 			return rc;
 	}
-	/* its boot, once per file (v25: the row holds the boot's id) */
+	/* its boot, once per file (v24: the row holds the boot's id) */
 	st = store_ws(s, WS_INS_BOOT);
 	sqlite3_bind_text(st, 1, w->boot_id,
 	    (int)strnlen(w->boot_id, sizeof(w->boot_id)), SQLITE_TRANSIENT);
@@ -201,9 +200,7 @@ store_write_window(struct store *s, const struct window *w, int64_t *ret_id)
 		rc = put_gauges(s, w);
 	/* the tasks as two blobs and their instances (store_inst.c) */
 	if (rc == SQLITE_OK)
-		rc = (procs = store_wparts_procs(s)) == NULL ?
-		    SQLITE_NOMEM :
-		    store_inst_put(s, id, w, procs);
+		rc = store_inst_put(s, id, w);
 	/* each part's tables (store_parts[]) */
 	for (i = 0; i < WPART__MAX && rc == SQLITE_OK; i++)
 		if (store_parts[i]->put != NULL)
