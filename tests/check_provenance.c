@@ -301,9 +301,10 @@ START_TEST(test_store_prune)
 	s = open_store(false);
 	put(s, "boot-a", 10, &prov_a);
 	ck_assert_int_eq(rows(s, "SELECT count(*) FROM provenance"), 2);
-	ck_assert_int_eq(store_exec(s,
-			     "DELETE FROM windows WHERE boot_id = 'boot-old'",
-			     NULL, 0),
+	ck_assert_int_eq(
+	    store_exec(s,
+		"DELETE FROM windows WHERE boot = boot_key('boot-old')", NULL,
+		0),
 	    0);
 	ck_assert_int_eq(store_maintain(s, T0 + 100 * SEC), 0);
 	ck_assert_int_eq(rows(s,
@@ -314,6 +315,12 @@ START_TEST(test_store_prune)
 			     "SELECT count(*) FROM provenance WHERE"
 			     " boot_id = 'boot-a'"),
 	    1);
+	/* the boot rows (v24) go with the last window of their boot */
+	ck_assert_int_eq(rows(s,
+			     "SELECT count(*) FROM boot WHERE"
+			     " boot_id = 'boot-a'"),
+	    1);
+	ck_assert_int_eq(rows(s, "SELECT count(*) FROM boot"), 1);
 	put(s, "boot-a", 20, &prov_a);
 	versions(s, got, sizeof(got));
 	ck_assert_str_eq(got, "a,a");

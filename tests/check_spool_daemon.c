@@ -180,7 +180,7 @@ START_TEST(test_spool_daemon)
 	td_wait(&d, 30000, health_json, NULL);
 	ck_assert_int_ge(db_int(db, "SELECT count(*) FROM windows"), in_spool);
 	ck_assert_int_eq(db_int(db,
-			     "SELECT count(*) FROM (SELECT boot_id, level, "
+			     "SELECT count(*) FROM (SELECT boot, level, "
 			     "mono_start_ns FROM windows GROUP BY 1, 2, 3 "
 			     "HAVING count(*) > 1)"),
 	    0);

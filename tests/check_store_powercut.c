@@ -191,8 +191,8 @@ verify(const char *label, uint64_t seed)
 			continue; /* never acknowledged, or trimmed by size */
 		snprintf(sql, sizeof(sql),
 		    "SELECT count(*) FROM windows WHERE"
-		    " boot_id = '%s' AND mono_start_ns <= %lld AND"
-		    " mono_end_ns >= %lld",
+		    " boot = boot_key('%s') AND mono_start_ns <= %lld"
+		    " AND mono_end_ns >= %lld",
 		    BOOT, (long long)m, (long long)(m + 10 * SEC));
 		if (q_int(s, sql) == 0) {
 			v.lost++;

@@ -165,11 +165,11 @@ START_TEST(forward_jump_deletes_nothing)
 	ck_assert_int_eq(store_maintain_at(s, &now), 0);
 	ck_assert_int_eq(q_int(s,
 			     "SELECT count(*) FROM windows WHERE"
-			     " boot_id = '" BOOT_A "'"),
+			     " boot = boot_key('" BOOT_A "')"),
 	    0);
 	ck_assert_int_eq(q_int(s,
 			     "SELECT count(*) FROM windows WHERE"
-			     " boot_id = '" BOOT_B "' AND level = 0"),
+			     " boot = boot_key('" BOOT_B "') AND level = 0"),
 	    NWIN);
 	store_get_stats(s, &st);
 	ck_assert(st.clock_confirmed);
@@ -209,26 +209,26 @@ START_TEST(stable_clock_confirms)
 	ck_assert(!st.clock_confirmed);
 	ck_assert_int_eq(q_int(s,
 			     "SELECT count(*) FROM windows WHERE"
-			     " boot_id = '" BOOT_A "'"),
+			     " boot = boot_key('" BOOT_A "')"),
 	    NWIN);
 	/* this boot's windows are over 30 min old by boottime: rolled,
 	 * whatever the wall clock says */
 	ck_assert_int_eq(q_int(s,
 			     "SELECT count(*) FROM windows WHERE"
-			     " boot_id = '" BOOT_B "' AND level = 0"),
+			     " boot = boot_key('" BOOT_B "') AND level = 0"),
 	    0);
 	ck_assert_int_eq(q_int(s,
 			     "SELECT count(*) FROM windows WHERE"
-			     " boot_id = '" BOOT_B "' AND level = 2"),
+			     " boot = boot_key('" BOOT_B "') AND level = 2"),
 	    2);
 	ck_assert_int_eq(q_int(s,
 			     "SELECT sum(samples) FROM windows WHERE"
-			     " boot_id = '" BOOT_B "'"),
+			     " boot = boot_key('" BOOT_B "')"),
 	    10 * NWIN);
 	/* ... and not the earlier boot's: the wall clock is not believed */
 	ck_assert_int_eq(q_int(s,
 			     "SELECT count(*) FROM windows WHERE"
-			     " boot_id = '" BOOT_A "' AND level = 0"),
+			     " boot = boot_key('" BOOT_A "') AND level = 0"),
 	    NWIN);
 	/* 59 min in step: not yet; one hour: confirmed */
 	now.boot_ns += 59 * 60 * SEC;
@@ -245,11 +245,11 @@ START_TEST(stable_clock_confirms)
 	ck_assert_uint_eq(st.clock_deferred, 3);
 	ck_assert_int_eq(q_int(s,
 			     "SELECT count(*) FROM windows WHERE"
-			     " boot_id = '" BOOT_A "'"),
+			     " boot = boot_key('" BOOT_A "')"),
 	    0);
 	ck_assert_int_eq(q_int(s,
 			     "SELECT count(*) FROM windows WHERE"
-			     " boot_id = '" BOOT_B "'"),
+			     " boot = boot_key('" BOOT_B "')"),
 	    2);
 	store_close(s);
 }
@@ -276,11 +276,11 @@ START_TEST(boottime_ages_within_boot)
 	ck_assert_uint_eq(st.clock_deferred, 0);
 	ck_assert_int_eq(q_int(s,
 			     "SELECT count(*) FROM windows WHERE"
-			     " boot_id = '" BOOT_B "'"),
+			     " boot = boot_key('" BOOT_B "')"),
 	    0);
 	ck_assert_int_eq(q_int(s,
 			     "SELECT count(*) FROM windows WHERE"
-			     " boot_id = '" BOOT_A "'"),
+			     " boot = boot_key('" BOOT_A "')"),
 	    NWIN);
 	ck_assert_uint_eq(st.deleted_age, NWIN);
 	store_close(s);

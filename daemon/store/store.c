@@ -504,6 +504,8 @@ db_open(struct store *s, bool *ret_bad)
 	    NULL);
 	if (rc != SQLITE_OK)
 		return rc;
+	if ((rc = store_boot_fn(s->db)) != SQLITE_OK)
+		return rc;
 	/* Leave a suspect file and its WAL exactly as found. */
 	sqlite3_db_config(s->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
 	store_busy_set(s);
@@ -847,6 +849,8 @@ store_create_version(const char *path, unsigned version, const char *sql)
 		return -EEXIST;
 	rc = sqlite3_open_v2(path, &db,
 	    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+	if (rc == SQLITE_OK)
+		rc = store_boot_fn(db);
 	if (rc == SQLITE_OK)
 		rc = db_create(db);
 	if (rc == SQLITE_OK)

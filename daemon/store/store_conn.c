@@ -40,7 +40,7 @@ static int
 view_both(sqlite3 *db, const char *t, const char *cols, void *arg)
 {
 	bool inst = strcmp(t, "instance") == 0;
-	bool keys = strcmp(t, "window_key") == 0;
+	bool keys = strcmp(t, "window_key") == 0 || strcmp(t, "boot") == 0;
 	const char *key = inst	 ? "iid" :
 	    keys		 ? "id" :
 	    strcmp(t, "windows") ? "window_id" :
@@ -57,7 +57,7 @@ view_both(sqlite3 *db, const char *t, const char *cols, void *arg)
 		" (SELECT 1 FROM main.%s m WHERE m.%s = s.%s)",
 		t, cols, t, cols, t,
 		inst	 ? "instance" :
-		    keys ? "window_key" :
+		    keys ? t :
 			   "windows",
 		inst ? "iid" : "id", key) < 0)
 		return SQLITE_NOMEM;
@@ -132,6 +132,8 @@ conn_db_open(struct store *rc)
 		return errno == ENOENT ? -EBADF : -errno;
 	r = sqlite3_open_v2(rc->path, &rc->db,
 	    SQLITE_OPEN_READONLY | SQLITE_OPEN_EXRESCODE, NULL);
+	if (r == SQLITE_OK)
+		r = store_boot_fn(rc->db);
 	if (r == SQLITE_OK) {
 		store_busy_set(rc); /* a move's commit: waited for */
 		r = conn_spool(rc);

@@ -139,8 +139,9 @@ static bool
 ws_hot(enum store_wstmt i)
 {
 	return i == WS_BEGIN || i == WS_COMMIT || i == WS_ROLLBACK ||
-	    i == WS_INS_WINDOW || i == WS_COVERED || i == WS_INS_PARTS ||
-	    i == WS_SAVEPOINT || i == WS_RELEASE || i == WS_ROLLBACK_TO;
+	    i == WS_INS_WINDOW || i == WS_INS_BOOT || i == WS_COVERED ||
+	    i == WS_INS_PARTS || i == WS_SAVEPOINT || i == WS_RELEASE ||
+	    i == WS_ROLLBACK_TO;
 }
 
 static void
@@ -489,4 +490,53 @@ store_blob_load(struct store *s, sqlite3_stmt *st, int64_t id, unsigned part,
 	if (rc != SQLITE_DONE)
 		return store_fail(s, rc, what);
 	return r;
+}
+
+/*
+ * The id a boot is interned under (schema v24, doc/storage.md "boot"):
+ * 0 for "" (unknown), else 47 bits of a 64-bit FNV-1a hash of the text,
+ * never 0. A function of the text alone, so the spool and the main file
+ * agree without a shared counter; 47 bits are 6 bytes in a record, and
+ * two boots of one file share an id with odds ~ n² / 2⁴⁸ (n boots).
+ */
+int64_t
+store_boot_key(const char *boot_id, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	size_t i;
+
+	if (n == 0)
+		return 0;
+	for (i = 0; i < n; i++) {
+		h ^= (unsigned char)boot_id[i];
+		h *= 0x100000001b3ULL;
+	}
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h &= (1ULL << 47) - 1;
+	return h ? (int64_t)h : 1;
+}
+
+static void
+boot_key_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	(void)argc;
+	if (sqlite3_value_type(argv[0]) == SQLITE_NULL) {
+		sqlite3_result_null(ctx);
+		return;
+	}
+	sqlite3_result_int64(ctx,
+	    store_boot_key((const char *)sqlite3_value_text(argv[0]),
+		(size_t)sqlite3_value_bytes(argv[0])));
+}
+
+/* boot_key(text) in SQL, on every connection that reads or writes
+ * windows (store.c, store_conn.c, store_salvage.c). */
+int
+store_boot_fn(sqlite3 *db)
+{
+	return sqlite3_create_function(db, "boot_key", 1,
+	    SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,
+	    boot_key_fn, NULL, NULL);
 }

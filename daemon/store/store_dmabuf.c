@@ -20,18 +20,19 @@
 #define DMABUF_PART_VERSION 1
 #define ROW_MIN 4 /* bytes a row takes at least */
 
-enum { DS_INS, DS_SEL, DS_RANGE };
+static const char *const ds_sql[] = STORE_BLOBPART_SQL("window_dmabuf");
 
-/* clang-format off */
-static const char *const ds_sql[] = {
-	[DS_INS] = "INSERT INTO window_dmabuf (window_id, blob) VALUES (?, ?)",
-	[DS_SEL] = "SELECT blob FROM window_dmabuf WHERE window_id = ?",
-	[DS_RANGE] = "SELECT d.blob FROM windows w JOIN window_dmabuf d"
-	    " ON d.window_id = w.id WHERE w.wall_end_ns > :from"
-	    " AND w.wall_end_ns <= :to"
-	    " ORDER BY w.wall_start_ns, w.mono_start_ns, w.id",
+static int dmabuf_dec(const void *payload, size_t len, void **ret);
+
+static const struct store_blobpart bp = {
+	.id = WPART_DMABUF,
+	.part = DMABUF_PART,
+	.version = DMABUF_PART_VERSION,
+	.sql = ds_sql,
+	.dec = dmabuf_dec,
+	.what = "read dmabuf",
+	.range_what = "read dmabuf range",
 };
-/* clang-format on */
 
 /* The payload, field by field as doc/storage.md lists it. */
 void
@@ -233,9 +234,7 @@ store_dmabuf_put(struct store *s, int64_t id, const struct window *w)
 	if (p == NULL)
 		return SQLITE_OK;
 	store_dmabuf_encode(&pl, p);
-	rc = store_blob_put(store_stmt(s, &s->part_st[WPART_DMABUF][DS_INS],
-				ds_sql[DS_INS]),
-	    id, DMABUF_PART, DMABUF_PART_VERSION, &pl);
+	rc = store_blobpart_put(s, &bp, id, &pl);
 	store_enc_release(&pl);
 	return rc;
 }
@@ -243,20 +242,7 @@ store_dmabuf_put(struct store *s, int64_t id, const struct window *w)
 static int
 store_dmabuf_load(struct store *s, int64_t id, struct window *w)
 {
-	void *p;
-	int r;
-
-	r = store_blob_load(s,
-	    store_stmt(s, &s->part_st[WPART_DMABUF][DS_SEL], ds_sql[DS_SEL]),
-	    id, DMABUF_PART, DMABUF_PART_VERSION, dmabuf_dec, &p,
-	    "read dmabuf");
-	if (r < 0)
-		return r;
-	if (p) {
-		window_dmabuf_free(window_dmabuf(w));
-		window_part_set(w, WPART_DMABUF, p);
-	}
-	return 0;
+	return store_blobpart_load(s, &bp, id, w);
 }
 
 /*
@@ -268,42 +254,13 @@ int
 store_dmabuf_range(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
     struct window_dmabuf **ret, uint32_t *ret_windows)
 {
-	sqlite3_stmt *st;
-	struct window_dmabuf *acc = NULL;
-	uint32_t nw = 0;
-	void *p;
-	int rc = SQLITE_DONE, r = 0;
+	void *acc = NULL;
+	int r = store_blobpart_range(s, &bp, from_wall_ns, to_wall_ns, &acc,
+	    ret_windows);
 
-	if (s == NULL)
-		return -EBADF;
-	if (from_wall_ns >= to_wall_ns)
-		return -EINVAL;
-	if ((st = store_stmt(s, &s->part_st[WPART_DMABUF][DS_RANGE],
-		 ds_sql[DS_RANGE])) == NULL)
-		return -ENOTSUP;
-	store_bind_named(st, ":from", from_wall_ns);
-	store_bind_named(st, ":to", to_wall_ns);
-	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		r = store_blob_column(s, st, 0, DMABUF_PART,
-		    DMABUF_PART_VERSION, dmabuf_dec, &p);
-		if (r < 0)
-			break;
-		if (p == NULL)
-			continue; /* did not decode: counted */
-		r = window_dmabuf_merge(&acc, p);
-		window_dmabuf_free(p);
-		nw++;
-	}
-	if (r == 0 && rc != SQLITE_ROW && rc != SQLITE_DONE)
-		r = store_fail(s, rc, "read dmabuf range");
-	sqlite3_reset(st);
-	if (r < 0) {
-		window_dmabuf_free(acc);
-		return r;
-	}
-	*ret = acc;
-	*ret_windows = nw;
-	return 0;
+	if (r == 0)
+		*ret = acc;
+	return r;
 }
 
 const struct store_part store_dmabuf_part = {

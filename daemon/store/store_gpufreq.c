@@ -21,18 +21,19 @@
 #define GPUFREQ_PART_VERSION 1
 #define DEV_MIN 16 /* bytes a device takes at least */
 
-enum { GS_INS, GS_SEL, GS_RANGE };
+static const char *const gs_sql[] = STORE_BLOBPART_SQL("window_gpufreq");
 
-/* clang-format off */
-static const char *const gs_sql[] = {
-	[GS_INS] = "INSERT INTO window_gpufreq (window_id, blob) VALUES (?, ?)",
-	[GS_SEL] = "SELECT blob FROM window_gpufreq WHERE window_id = ?",
-	[GS_RANGE] = "SELECT g.blob FROM windows w JOIN window_gpufreq g"
-	    " ON g.window_id = w.id WHERE w.wall_end_ns > :from"
-	    " AND w.wall_end_ns <= :to"
-	    " ORDER BY w.wall_start_ns, w.mono_start_ns, w.id",
+static int gpufreq_dec(const void *payload, size_t len, void **ret);
+
+static const struct store_blobpart bp = {
+	.id = WPART_GPUFREQ,
+	.part = GPUFREQ_PART,
+	.version = GPUFREQ_PART_VERSION,
+	.sql = gs_sql,
+	.dec = gpufreq_dec,
+	.what = "read gpufreq",
+	.range_what = "read gpufreq range",
 };
-/* clang-format on */
 
 /* The payload, field by field as doc/storage.md lists it. */
 void
@@ -165,9 +166,7 @@ store_gpufreq_put(struct store *s, int64_t id, const struct window *w)
 	if (p == NULL || p->ndev == 0)
 		return SQLITE_OK; /* no GPU device: no row */
 	store_gpufreq_encode(&pl, p);
-	rc = store_blob_put(store_stmt(s, &s->part_st[WPART_GPUFREQ][GS_INS],
-				gs_sql[GS_INS]),
-	    id, GPUFREQ_PART, GPUFREQ_PART_VERSION, &pl);
+	rc = store_blobpart_put(s, &bp, id, &pl);
 	store_enc_release(&pl);
 	return rc;
 }
@@ -175,20 +174,7 @@ store_gpufreq_put(struct store *s, int64_t id, const struct window *w)
 static int
 store_gpufreq_load(struct store *s, int64_t id, struct window *w)
 {
-	void *p;
-	int r;
-
-	r = store_blob_load(s,
-	    store_stmt(s, &s->part_st[WPART_GPUFREQ][GS_SEL], gs_sql[GS_SEL]),
-	    id, GPUFREQ_PART, GPUFREQ_PART_VERSION, gpufreq_dec, &p,
-	    "read gpufreq");
-	if (r < 0)
-		return r;
-	if (p) {
-		window_gpufreq_free(window_gpufreq(w));
-		window_part_set(w, WPART_GPUFREQ, p);
-	}
-	return 0;
+	return store_blobpart_load(s, &bp, id, w);
 }
 
 /*
@@ -199,39 +185,13 @@ int
 store_gpufreq_range(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
     struct window_gpufreq **ret)
 {
-	sqlite3_stmt *st;
-	struct window_gpufreq *acc = NULL;
-	void *p;
-	int rc = SQLITE_DONE, r = 0;
+	void *acc = NULL;
+	int r = store_blobpart_range(s, &bp, from_wall_ns, to_wall_ns, &acc,
+	    NULL);
 
-	if (s == NULL)
-		return -EBADF;
-	if (from_wall_ns >= to_wall_ns)
-		return -EINVAL;
-	if ((st = store_stmt(s, &s->part_st[WPART_GPUFREQ][GS_RANGE],
-		 gs_sql[GS_RANGE])) == NULL)
-		return -ENOTSUP;
-	store_bind_named(st, ":from", from_wall_ns);
-	store_bind_named(st, ":to", to_wall_ns);
-	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		r = store_blob_column(s, st, 0, GPUFREQ_PART,
-		    GPUFREQ_PART_VERSION, gpufreq_dec, &p);
-		if (r < 0)
-			break;
-		if (p == NULL)
-			continue; /* did not decode: counted */
-		r = window_gpufreq_merge(&acc, p);
-		window_gpufreq_free(p);
-	}
-	if (r == 0 && rc != SQLITE_ROW && rc != SQLITE_DONE)
-		r = store_fail(s, rc, "read gpufreq range");
-	sqlite3_reset(st);
-	if (r < 0) {
-		window_gpufreq_free(acc);
-		return r;
-	}
-	*ret = acc;
-	return 0;
+	if (r == 0)
+		*ret = acc;
+	return r;
 }
 
 const struct store_part store_gpufreq_part = {

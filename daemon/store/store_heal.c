@@ -65,7 +65,7 @@ store_heal_check_replay(struct store *s, const struct window *w)
 
 	rc = sqlite3_prepare_v2(s->db,
 	    "SELECT 1 FROM windows WHERE"
-	    " boot_id = ?1 AND level = ?2 AND mono_start_ns = ?3",
+	    " boot = boot_key(?1) AND level = ?2 AND mono_start_ns = ?3",
 	    -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return rc;

@@ -30,6 +30,7 @@ enum store_wstmt {
 	WS_COMMIT,
 	WS_ROLLBACK,
 	WS_INS_WINDOW,
+	WS_INS_BOOT,
 	WS_COVERED,
 	WS_INS_PARTS,
 	WS_DEL_WINDOW,
@@ -205,13 +206,18 @@ struct store {
  * Columns of windows in the order of enum wcol; the write and the read
  * side both index rows with it. Keep the three in step.
  */
-#define STORE_WINDOW_COLS                                                  \
-	"level, boot_id, seq, mono_start_ns, mono_end_ns, boot_start_ns, " \
-	"boot_end_ns, wall_start_ns, wall_end_ns, duration_ns, hz, "       \
-	"interval_ms, cpu_span, samples, samples_valid, d_ctxt, "          \
-	"d_processes, vm_samples, self_utime_us, self_stime_us, "          \
-	"sample_ns_sum, sample_ns_max, late_ticks, burst_samples, "        \
-	"procs_scanned, threads_scanned, procs_exited, threads_exited, "   \
+#define STORE_WINDOW_COLS STORE_WINDOW_COLS_AS("boot_id")
+/* v24: the boot's id in the row (the insert), its text through the boot
+ * table (the reads) */
+#define STORE_WINDOW_INS_COLS STORE_WINDOW_COLS_AS("boot")
+#define STORE_WINDOW_SEL_COLS STORE_WINDOW_COLS_AS(STORE_BOOT_TEXT("windows."))
+#define STORE_WINDOW_COLS_AS(boot)                                          \
+	"level, " boot ", seq, mono_start_ns, mono_end_ns, boot_start_ns, " \
+	"boot_end_ns, wall_start_ns, wall_end_ns, duration_ns, hz, "        \
+	"interval_ms, cpu_span, samples, samples_valid, d_ctxt, "           \
+	"d_processes, vm_samples, self_utime_us, self_stime_us, "           \
+	"sample_ns_sum, sample_ns_max, late_ticks, burst_samples, "         \
+	"procs_scanned, threads_scanned, procs_exited, threads_exited, "    \
 	"cpu_dropped, store_state, store_queued, store_dropped"
 
 enum wcol {
@@ -293,6 +299,11 @@ int store_fail(struct store *s, int rc, const char *what);
 int store_fail_errno(struct store *s, int err, const char *msg);
 void store_note_write_error(struct store *s, int err);
 int store_run(sqlite3_stmt *st);
+int64_t store_boot_key(const char *boot_id, size_t n);
+int store_boot_fn(sqlite3 *db);
+/* a window's boot as text, where the row has its id (v24) */
+#define STORE_BOOT_TEXT(w) \
+	"(SELECT b.boot_id FROM boot b WHERE b.id = " w "boot)"
 /*
  * A statement prepared at its first use: *slot, prepared from sql when
  * NULL. NULL when it does not prepare: SQLite's message stays on the
@@ -478,6 +489,42 @@ int store_blob_load(struct store *s, sqlite3_stmt *st, int64_t id,
 int store_blob_column(struct store *s, sqlite3_stmt *st, int col, unsigned part,
     unsigned version, store_blob_dec *dec, void **ret);
 void store_bind_named(sqlite3_stmt *st, const char *name, int64_t v);
+
+/*
+ * store_blobpart.c: a part kept as one framed blob per window in a table of
+ * its own, `table (window_id INTEGER PRIMARY KEY, blob BLOB NOT NULL)`:
+ * its put, load and the fold of a range (windows that ended in
+ * (from, to], oldest first, merged by the part's window_part_ops; NULL
+ * when none has one; ret_windows, if not NULL: parts folded). A blob
+ * that does not decode is counted (blob_errors) and skipped.
+ */
+enum { BP_INS, BP_SEL, BP_RANGE, BP__MAX };
+#define STORE_BLOBPART_SQL(table)                                            \
+	{                                                                    \
+		[BP_INS] = "INSERT INTO " table " (window_id, blob)"         \
+			   " VALUES (?, ?)",                                 \
+		[BP_SEL] = "SELECT blob FROM " table " WHERE window_id = ?", \
+		[BP_RANGE] = "SELECT p.blob FROM windows w JOIN " table " p" \
+			     " ON p.window_id = w.id"                        \
+			     " WHERE w.wall_end_ns > :from"                  \
+			     " AND w.wall_end_ns <= :to"                     \
+			     " ORDER BY w.wall_start_ns, w.mono_start_ns,"   \
+			     " w.id",                                        \
+	}
+struct store_blobpart {
+	enum window_part_id id; /* its statements: s->part_st[id] */
+	unsigned part, version; /* the frame's */
+	const char *const *sql; /* STORE_BLOBPART_SQL */
+	store_blob_dec *dec;
+	const char *what, *range_what; /* store_fail's words */
+};
+int store_blobpart_put(struct store *s, const struct store_blobpart *bp,
+    int64_t id, const struct store_enc *payload);
+int store_blobpart_load(struct store *s, const struct store_blobpart *bp,
+    int64_t id, struct window *w);
+int store_blobpart_range(struct store *s, const struct store_blobpart *bp,
+    int64_t from_wall_ns, int64_t to_wall_ns, void **ret,
+    uint32_t *ret_windows);
 
 /* store_agg.c: instance id -> index, and per-instance sums */
 struct store_imap {

@@ -164,12 +164,13 @@ out:
  */
 /* clang-format off */
 #define ROLL_SRC_SQL(x) \
-    "SELECT id, boot_id, wall_start_ns FROM windows WHERE level = ?1 AND (" \
-    "(?4 != '' AND boot_id = ?4 AND boot_start_ns - wall_start_ns + (" \
+    "SELECT id, " STORE_BOOT_TEXT("windows.") ", wall_start_ns" \
+    " FROM windows WHERE level = ?1 AND (" \
+    "(?4 != '' AND boot = boot_key(?4) AND boot_start_ns - wall_start_ns + (" \
     SQL_BUCKET " + 1) * ?3 <= ?5) OR " \
-    "(?6 AND (?4 = '' OR boot_id != ?4) AND wall_start_ns < ?2))" \
+    "(?6 AND (?4 = '' OR boot != boot_key(?4)) AND wall_start_ns < ?2))" \
     " AND NOT (burst_samples > 0 AND wall_end_ns > ?7)" x \
-    " ORDER BY boot_id, " SQL_BUCKET ", mono_start_ns"
+    " ORDER BY boot, " SQL_BUCKET ", mono_start_ns"
 /*
  * Windows the pass's move just brought over stay out of its roll-ups and
  * retention: until the commit lets the spool go, readers also see their
@@ -266,16 +267,16 @@ roll_level(struct store *s, unsigned from, const struct maint_now *mn,
  * CLOCK_BOOTTIME, and, when ?4 allows the wall clock, windows of other
  * boots that ended before ?3 by the wall clock.
  */
-#define DEL_AGE_SQL(x)                                                 \
-	"DELETE FROM windows WHERE ((?1 != '' AND boot_id = ?1 AND"    \
-	" boot_end_ns < ?2) OR (?4 AND (?1 = '' OR boot_id != ?1) AND" \
+#define DEL_AGE_SQL(x)                                                        \
+	"DELETE FROM windows WHERE ((?1 != '' AND boot = boot_key(?1) AND"    \
+	" boot_end_ns < ?2) OR (?4 AND (?1 = '' OR boot != boot_key(?1)) AND" \
 	" wall_end_ns < ?3))" x
 static const char del_age_sql[] = DEL_AGE_SQL("");
 static const char del_age_spool_sql[] = DEL_AGE_SQL(NOT_MOVED);
 
 /* What the wall clock would delete if it were believed. */
 static const char held_sql[] =
-    "SELECT count(*) FROM windows WHERE (?1 = '' OR boot_id != ?1) AND"
+    "SELECT count(*) FROM windows WHERE (?1 = '' OR boot != boot_key(?1)) AND"
     " wall_end_ns < ?2";
 
 static int
@@ -352,10 +353,10 @@ query_int(struct store *s, const char *sql, const char *t1, int64_t i2,
  * boots' windows the latest end. NULL: no such window.
  */
 static const char clock_ref_sql[] =
-    "SELECT min(CASE WHEN ?1 != '' AND boot_id = ?1 THEN"
+    "SELECT min(CASE WHEN ?1 != '' AND boot = boot_key(?1) THEN"
     " wall_end_ns - boot_end_ns END),"
-    " min(CASE WHEN ?1 != '' AND boot_id = ?1 THEN wall_start_ns END),"
-    " max(CASE WHEN ?1 = '' OR boot_id != ?1 THEN wall_end_ns END)"
+    " min(CASE WHEN ?1 != '' AND boot = boot_key(?1) THEN wall_start_ns END),"
+    " max(CASE WHEN ?1 = '' OR boot != boot_key(?1) THEN wall_end_ns END)"
     " FROM windows";
 
 struct clock_ref {

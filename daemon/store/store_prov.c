@@ -42,9 +42,15 @@ static const char *const prov_sql[STORE_PROV__MAX] = {
 	/* a boot none of whose windows is left (the current boot's row
 	 * comes back from the spool, see above) */
 	[STORE_PROV_PRUNE] = "DELETE FROM main.provenance AS p WHERE NOT"
-	    " EXISTS (SELECT 1 FROM main.windows w WHERE w.boot_id ="
-	    " p.boot_id)",
+	    " EXISTS (SELECT 1 FROM main.windows w WHERE w.boot ="
+	    " boot_key(p.boot_id))",
 };
+
+/* and a boot row no window names (v24; a put writes its own again): once
+ * a pass, not kept prepared */
+static const char prune_boot_sql[] =
+    "DELETE FROM main.boot AS b WHERE NOT EXISTS (SELECT 1 FROM"
+    " main.windows w WHERE w.boot = b.id)";
 /* clang-format on */
 
 static sqlite3_stmt *
@@ -178,5 +184,7 @@ store_prov_prune(struct store *s)
 	sqlite3_reset(st);
 	if (rc == SQLITE_DONE && sqlite3_changes(s->db) > 0)
 		s->prov_written = false; /* ours may be gone: write it again */
-	return rc == SQLITE_DONE ? SQLITE_OK : rc;
+	if (rc != SQLITE_DONE)
+		return rc;
+	return sqlite3_exec(s->db, prune_boot_sql, NULL, NULL, NULL);
 }

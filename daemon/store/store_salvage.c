@@ -93,6 +93,7 @@ store_salvage(struct store *s, const char *bad)
 		r = -EIO;
 		goto out;
 	}
+	(void)store_boot_fn(t.db);
 	/* Only a file of ours, of this schema, reads back through our
 	 * statements; somebody else's data is not imported. */
 	if (sqlite3_prepare_v2(t.db, "PRAGMA application_id", -1, &st, NULL) ==

@@ -433,6 +433,75 @@ static const char schema_v23[] =
     " blob BLOB NOT NULL);";
 
 /*
+ * v24: boots interned (doc/storage.md, "boot"): a window's row and its
+ * UNIQUE key hold the boot's id (store_boot_key: 6 bytes, 0 for "") where
+ * they held the 36-character text, which the boot table keeps once per
+ * boot. windows is rebuilt (SQLite cannot change a column or a UNIQUE
+ * constraint in place) with its columns in the same order; its rows keep
+ * their ids. The step runs before the connection turns foreign keys on
+ * (store.c): with them on, dropping the old table would delete every
+ * window's child rows, so the C half refuses to run then.
+ */
+static const char schema_v24[] = "";
+
+/* the columns of windows after id, level and the boot, v1 to v24 */
+#define COLS_V24                                                 \
+	"seq, mono_start_ns, mono_end_ns, boot_start_ns, "       \
+	"boot_end_ns, wall_start_ns, wall_end_ns, duration_ns, " \
+	"hz, interval_ms, cpu_span, samples, samples_valid, "    \
+	"d_ctxt, d_processes, vm_samples, self_utime_us, "       \
+	"self_stime_us, sample_ns_sum, sample_ns_max, "          \
+	"late_ticks, burst_samples, procs_scanned, "             \
+	"threads_scanned, procs_exited, threads_exited, "        \
+	"cpu_dropped, store_state, store_queued, store_dropped"
+
+static const char schema_v24_sql[] =
+    "CREATE TABLE boot (id INTEGER PRIMARY KEY, boot_id TEXT NOT NULL);"
+    "INSERT INTO boot (id, boot_id) SELECT DISTINCT boot_key(boot_id),"
+    " boot_id FROM windows WHERE true ON CONFLICT DO NOTHING;"
+    "CREATE TABLE windows_v24 ("
+    " id INTEGER PRIMARY KEY,"
+    " level INTEGER NOT NULL, boot INTEGER NOT NULL, seq INTEGER NOT NULL,"
+    " mono_start_ns INTEGER NOT NULL, mono_end_ns INTEGER NOT NULL,"
+    " boot_start_ns INTEGER NOT NULL, boot_end_ns INTEGER NOT NULL,"
+    " wall_start_ns INTEGER NOT NULL, wall_end_ns INTEGER NOT NULL,"
+    " duration_ns INTEGER NOT NULL, hz INTEGER NOT NULL,"
+    " interval_ms INTEGER NOT NULL, cpu_span INTEGER NOT NULL,"
+    " samples INTEGER NOT NULL, samples_valid INTEGER NOT NULL,"
+    " d_ctxt INTEGER NOT NULL, d_processes INTEGER NOT NULL,"
+    " vm_samples INTEGER NOT NULL,"
+    " self_utime_us INTEGER NOT NULL, self_stime_us INTEGER NOT NULL,"
+    " sample_ns_sum INTEGER NOT NULL, sample_ns_max INTEGER NOT NULL,"
+    " late_ticks INTEGER NOT NULL, burst_samples INTEGER NOT NULL,"
+    " procs_scanned INTEGER NOT NULL, threads_scanned INTEGER NOT NULL,"
+    " procs_exited INTEGER NOT NULL, threads_exited INTEGER NOT NULL,"
+    " cpu_dropped INTEGER NOT NULL,"
+    " store_state INTEGER, store_queued INTEGER, store_dropped INTEGER,"
+    " UNIQUE (boot, level, mono_start_ns));"
+    "INSERT INTO windows_v24 (id, level, boot, " COLS_V24 ")"
+    " SELECT id, level, boot_key(boot_id), " COLS_V24 " FROM windows;"
+    "DROP TABLE windows;"
+    "ALTER TABLE windows_v24 RENAME TO windows;"
+    "CREATE INDEX windows_wall ON windows (wall_start_ns);";
+
+static int
+migrate_v24(sqlite3 *db)
+{
+	sqlite3_stmt *st;
+	int rc, fk = 1;
+
+	if ((rc = sqlite3_prepare_v2(db, "PRAGMA foreign_keys", -1, &st,
+		 NULL)) != SQLITE_OK)
+		return rc;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		fk = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	if (fk != 0)
+		return SQLITE_MISUSE; /* would cascade: see above */
+	return sqlite3_exec(db, schema_v24_sql, NULL, NULL, NULL);
+}
+
+/*
  * migrations[v] takes a database from user_version v to v + 1: its SQL,
  * then its C half (NULL: none) in the same transaction.
  */
@@ -460,4 +529,5 @@ const struct store_migration store_migrations[STORE_SCHEMA_VERSION] = {
 	{ schema_v21, NULL },
 	{ schema_v22, NULL },
 	{ schema_v23, NULL },
+	{ schema_v24, migrate_v24 },
 };

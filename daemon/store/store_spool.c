@@ -50,6 +50,7 @@ enum {
 	SP_MAX_KEY,    /* the largest key id of either file */
 	SP_KEYS,       /* the spool's new keys into the main file */
 	SP_EMPTY_KEYS, /* the spool's keys, once moved */
+	SP_BOOTS,      /* the spool's boots into the main file (v24) */
 	SP__MAX
 };
 
@@ -60,10 +61,10 @@ static const char *const sp_sql[SP__MAX] = {
 	    " WHERE NOT EXISTS (SELECT 1 FROM main.windows m"
 	    "  WHERE m.id = s.id)"
 	    " AND NOT EXISTS (SELECT 1 FROM main.windows m"
-	    "  WHERE m.boot_id = s.boot_id AND m.level = s.level"
+	    "  WHERE m.boot = s.boot AND m.level = s.level"
 	    "  AND m.mono_start_ns = s.mono_start_ns)"
-	    " AND NOT (s.level = 0 AND s.boot_id != '' AND EXISTS"
-	    "  (SELECT 1 FROM main.windows m WHERE m.boot_id = s.boot_id"
+	    " AND NOT (s.level = 0 AND s.boot != 0 AND EXISTS"
+	    "  (SELECT 1 FROM main.windows m WHERE m.boot = s.boot"
 	    "  AND m.level > 0 AND m.mono_start_ns <= s.mono_start_ns"
 	    "  AND m.mono_end_ns >= s.mono_end_ns))",
 	[SP_CLEAR] = "DELETE FROM temp.spool_ids",
@@ -72,7 +73,7 @@ static const char *const sp_sql[SP__MAX] = {
 	[SP_MAX_ID] = "SELECT max(coalesce((SELECT max(id) FROM main.windows),"
 	    " 0), coalesce((SELECT max(id) FROM spool.windows), 0))",
 	[SP_HAVE] =
-	    "SELECT 1 FROM main.windows WHERE boot_id = ?1 AND level = ?2"
+	    "SELECT 1 FROM main.windows WHERE boot = boot_key(?1) AND level = ?2"
 	    " AND mono_start_ns = ?3",
 	[SP_MAX_IID] = "SELECT max(coalesce((SELECT max(iid) FROM"
 	    " main.instance), 0), coalesce((SELECT max(iid) FROM"
@@ -86,6 +87,11 @@ static const char *const sp_sql[SP__MAX] = {
 	    " SELECT id, kind, key FROM spool.window_key WHERE true"
 	    " ON CONFLICT DO NOTHING",
 	[SP_EMPTY_KEYS] = "DELETE FROM spool.window_key",
+	/* a boot's id is its text's (store_boot_key): one the main file
+	 * has is the same row */
+	[SP_BOOTS] = "INSERT INTO main.boot (id, boot_id)"
+	    " SELECT id, boot_id FROM spool.boot WHERE true"
+	    " ON CONFLICT DO NOTHING",
 	/* SP_INST is made from the table's columns (attach) */
 };
 /* clang-format on */
@@ -96,7 +102,7 @@ static const char *const sp_sql[SP__MAX] = {
  * views (store_conn.c). */
 static const char tables_sql[] =
     "SELECT m.name FROM %s.sqlite_schema AS m WHERE m.type = 'table' AND"
-    " (m.name IN ('windows', 'instance', 'window_key') OR EXISTS (SELECT 1 FROM pragma_table_info(m.name,"
+    " (m.name IN ('windows', 'instance', 'window_key', 'boot') OR EXISTS (SELECT 1 FROM pragma_table_info(m.name,"
     " '%s') AS c WHERE c.name = 'window_id')) ORDER BY m.name != 'windows',"
     " m.name";
 
@@ -175,8 +181,9 @@ prepare_move(sqlite3 *db, const char *t, const char *cols, void *arg)
 	struct vbuf b = { 0 };
 	int rc;
 
-	if (strcmp(t, "instance") == 0 || strcmp(t, "window_key") == 0)
-		return SQLITE_OK; /* SP_INST, SP_KEYS */
+	if (strcmp(t, "instance") == 0 || strcmp(t, "window_key") == 0 ||
+	    strcmp(t, "boot") == 0)
+		return SQLITE_OK; /* SP_INST, SP_KEYS, SP_BOOTS */
 	if (s->spool_nst == STORE_SPOOL_NSTMT)
 		return SQLITE_FULL;
 	rc = vbuf_printf(&b,
@@ -385,6 +392,8 @@ store_spool_move(struct store *s, struct store_move *m)
 		rc = run(tab[SP_INST]);
 	if (rc == SQLITE_OK)
 		rc = run(tab[SP_KEYS]);
+	if (rc == SQLITE_OK)
+		rc = run(tab[SP_BOOTS]);
 	/* the main file's summaries of the spans the moved windows join;
 	 * with summaries kept (SUMF_ID prepared) a statement that cannot be
 	 * had would leave them stale: the move fails instead */

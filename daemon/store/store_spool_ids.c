@@ -367,9 +367,9 @@ out:
 }
 
 /* The spool's clashes: new ids from past *max_* (raised by those used). */
-#define SQL_WIN_CLASH                                                     \
-	"SELECT s.id, NULL FROM spool.windows s JOIN main.windows m ON"   \
-	" m.id = s.id WHERE m.boot_id IS NOT s.boot_id OR m.level IS NOT" \
+#define SQL_WIN_CLASH                                                   \
+	"SELECT s.id, NULL FROM spool.windows s JOIN main.windows m ON" \
+	" m.id = s.id WHERE m.boot IS NOT s.boot OR m.level IS NOT"     \
 	" s.level OR m.mono_start_ns IS NOT s.mono_start_ns"
 #define SQL_INST_CLASH                                                     \
 	"SELECT x.sid, x.same FROM (SELECT s.iid AS sid, (SELECT m.iid"    \

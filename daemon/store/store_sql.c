@@ -13,14 +13,17 @@ const char *const store_ws_sql[WS__MAX] = {
 	[WS_COMMIT] = "COMMIT",
 	[WS_ROLLBACK] = "ROLLBACK",
 	[WS_INS_WINDOW] =
-	    "INSERT INTO windows (" STORE_WINDOW_COLS ", id) VALUES"
-	    " (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,"
+	    "INSERT INTO windows (" STORE_WINDOW_INS_COLS ", id) VALUES"
+	    " (?1, boot_key(?2), ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,"
 	    " ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26,"
 	    " ?27, ?28, ?29, ?30, ?31, ?32, ?33)"
 	    " ON CONFLICT DO NOTHING RETURNING id",
+	/* the boot of the window put next (v24): its id is its text's */
+	[WS_INS_BOOT] = "INSERT INTO boot (id, boot_id) VALUES"
+			" (boot_key(?1), ?1) ON CONFLICT DO NOTHING",
 	/* A level-0 window already folded into a roll-up is a replay. */
 	[WS_COVERED] =
-	    "SELECT 1 FROM windows WHERE boot_id = ?1 AND"
+	    "SELECT 1 FROM windows WHERE boot = boot_key(?1) AND"
 	    " level > 0 AND mono_start_ns <= ?2 AND mono_end_ns >= ?3 LIMIT 1",
 	[WS_INS_PARTS] = "INSERT INTO window_parts (window_id, kv, sys, bpf)"
 			 " VALUES (?1, ?2, ?3, ?4)",
@@ -33,14 +36,16 @@ const char *const store_ws_sql[WS__MAX] = {
 	[WS_PAGE_COUNT] = "PRAGMA page_count",
 	[WS_FREELIST] = "PRAGMA freelist_count",
 	[WS_VACUUM] = "PRAGMA incremental_vacuum",
-	[WS_ROLL_SRC] = "SELECT id, boot_id, wall_start_ns FROM windows"
+	[WS_ROLL_SRC] = "SELECT id, " STORE_BOOT_TEXT(
+	    "windows.") ","
+			" wall_start_ns FROM windows"
 			" WHERE level = ?1 AND wall_start_ns < ?2"
-			" ORDER BY boot_id, wall_start_ns / ?3, mono_start_ns",
+			" ORDER BY boot, wall_start_ns / ?3, mono_start_ns",
 	[WS_SAVEPOINT] = "SAVEPOINT step",
 	[WS_RELEASE] = "RELEASE step",
 	[WS_ROLLBACK_TO] = "ROLLBACK TO step",
 	[WS_ROLL_EXIST] =
-	    "SELECT id FROM windows WHERE boot_id = ?1 AND"
+	    "SELECT id FROM windows WHERE boot = boot_key(?1) AND"
 	    " level = ?2 AND wall_start_ns >= ?3 AND wall_start_ns < ?4",
 };
 
@@ -57,7 +62,7 @@ const char *const store_ws_sql[WS__MAX] = {
 	" AND " w "wall_end_ns > :from"
 
 const char *const store_rs_sql[RS__MAX] = {
-	[RS_WINDOW] = "SELECT " STORE_WINDOW_COLS " FROM windows WHERE id = ?",
+	[RS_WINDOW] = "SELECT " STORE_WINDOW_SEL_COLS " FROM windows WHERE id = ?",
 	[RS_PARTS] = "SELECT kv, sys, bpf FROM window_parts"
 	    " WHERE window_id = ?",
 	[RS_KEY] = "SELECT kind, key FROM window_key WHERE id = ?",
@@ -70,15 +75,16 @@ const char *const store_rs_sql[RS__MAX] = {
 	[RS_INST] = "SELECT thread, id, starttime, tgid, uid, comm, name"
 	    " FROM instance WHERE iid = ?",
 	/* Newest first, so LIMIT keeps the newest (windows_locked). */
-	[RS_RANGE] = "SELECT id, boot_id, wall_start_ns FROM windows WHERE"
-	    IN_RANGE("") " ORDER BY wall_start_ns DESC, boot_id DESC,"
+	[RS_RANGE] = "SELECT id, " STORE_BOOT_TEXT("windows.") " AS bt,"
+	    " wall_start_ns FROM windows WHERE"
+	    IN_RANGE("") " ORDER BY wall_start_ns DESC, bt DESC,"
 	    " mono_start_ns DESC, id DESC LIMIT :limit",
 	/* Oldest first, a list's blob each (store_taskread.c; NULL: none),
 	 * of the windows of the range that start in [:lo, :hi) (a top-N
 	 * reads the rest from summaries, store_tasksum.c). A correlated
 	 * lookup, not a join: where a reader's views stand for the tables
 	 * (store_conn.c), SQLite would read a joined view whole. */
-	[RS_TASK_SEG] = "SELECT w.id, w.boot_id, w.level, w.hz,"
+	[RS_TASK_SEG] = "SELECT w.id, " STORE_BOOT_TEXT("w.") ", w.level, w.hz,"
 	    " w.mono_start_ns, w.mono_end_ns, w.wall_start_ns, w.wall_end_ns,"
 	    " (SELECT CASE WHEN :thread THEN t.threads ELSE t.procs END"
 	    " FROM window_tasks t WHERE t.window_id = w.id)"

@@ -24,18 +24,19 @@
 #define SLOW_MIN 9 /* bytes a slow call takes at least */
 #define SC_ROWS_MAX 65536
 
-enum { SS_INS, SS_SEL, SS_RANGE };
+static const char *const ss_sql[] = STORE_BLOBPART_SQL("window_syscalls");
 
-/* clang-format off */
-static const char *const ss_sql[] = {
-	[SS_INS] = "INSERT INTO window_syscalls (window_id, blob) VALUES (?, ?)",
-	[SS_SEL] = "SELECT blob FROM window_syscalls WHERE window_id = ?",
-	[SS_RANGE] = "SELECT c.blob FROM windows w JOIN window_syscalls c"
-	    " ON c.window_id = w.id WHERE w.wall_end_ns > :from"
-	    " AND w.wall_end_ns <= :to"
-	    " ORDER BY w.wall_start_ns, w.mono_start_ns, w.id",
+static int sc_dec(const void *payload, size_t len, void **ret);
+
+static const struct store_blobpart bp = {
+	.id = WPART_SYSCALLS,
+	.part = SC_PART,
+	.version = SC_PART_VERSION,
+	.sql = ss_sql,
+	.dec = sc_dec,
+	.what = "read syscalls",
+	.range_what = "read syscalls range",
 };
-/* clang-format on */
 
 /* a row's figures after its identity: count ... hist */
 static void
@@ -246,9 +247,7 @@ store_syscalls_put(struct store *s, int64_t id, const struct window *w)
 	if (p == NULL)
 		return SQLITE_OK;
 	store_syscalls_encode(&pl, p);
-	rc = store_blob_put(store_stmt(s, &s->part_st[WPART_SYSCALLS][SS_INS],
-				ss_sql[SS_INS]),
-	    id, SC_PART, SC_PART_VERSION, &pl);
+	rc = store_blobpart_put(s, &bp, id, &pl);
 	store_enc_release(&pl);
 	return rc;
 }
@@ -256,19 +255,7 @@ store_syscalls_put(struct store *s, int64_t id, const struct window *w)
 static int
 store_syscalls_load(struct store *s, int64_t id, struct window *w)
 {
-	void *p;
-	int r;
-
-	r = store_blob_load(s,
-	    store_stmt(s, &s->part_st[WPART_SYSCALLS][SS_SEL], ss_sql[SS_SEL]),
-	    id, SC_PART, SC_PART_VERSION, sc_dec, &p, "read syscalls");
-	if (r < 0)
-		return r;
-	if (p) {
-		window_syscalls_free(window_syscalls(w));
-		window_part_set(w, WPART_SYSCALLS, p);
-	}
-	return 0;
+	return store_blobpart_load(s, &bp, id, w);
 }
 
 /*
@@ -281,42 +268,13 @@ int
 store_syscalls_range(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
     struct window_syscalls **ret, uint32_t *ret_windows)
 {
-	sqlite3_stmt *st;
-	struct window_syscalls *acc = NULL;
-	uint32_t nw = 0;
-	void *p;
-	int rc = SQLITE_DONE, r = 0;
+	void *acc = NULL;
+	int r = store_blobpart_range(s, &bp, from_wall_ns, to_wall_ns, &acc,
+	    ret_windows);
 
-	if (s == NULL)
-		return -EBADF;
-	if (from_wall_ns >= to_wall_ns)
-		return -EINVAL;
-	if ((st = store_stmt(s, &s->part_st[WPART_SYSCALLS][SS_RANGE],
-		 ss_sql[SS_RANGE])) == NULL)
-		return -ENOTSUP;
-	store_bind_named(st, ":from", from_wall_ns);
-	store_bind_named(st, ":to", to_wall_ns);
-	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		r = store_blob_column(s, st, 0, SC_PART, SC_PART_VERSION,
-		    sc_dec, &p);
-		if (r < 0)
-			break;
-		if (p == NULL)
-			continue; /* did not decode: counted */
-		r = window_syscalls_merge(&acc, p);
-		window_syscalls_free(p);
-		nw++;
-	}
-	if (r == 0 && rc != SQLITE_ROW && rc != SQLITE_DONE)
-		r = store_fail(s, rc, "read syscalls range");
-	sqlite3_reset(st);
-	if (r < 0) {
-		window_syscalls_free(acc);
-		return r;
-	}
-	*ret = acc;
-	*ret_windows = nw;
-	return 0;
+	if (r == 0)
+		*ret = acc;
+	return r;
 }
 
 const struct store_part store_syscalls_part = {

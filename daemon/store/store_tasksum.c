@@ -63,8 +63,8 @@ _Static_assert(SUM__MAX <= STORE_SUM_NSTMT, "STORE_SUM_NSTMT");
 /* clang-format off */
 static const char *const sum_sql[SUM__MAX] = {
 	[SUMF_ID] = FORGET("id = ?1") " AND (span_ns <= ?2 OR span_ns % ?2 != 0)",
-	[SUMF_AGE] = FORGET("(?1 != '' AND boot_id = ?1 AND boot_end_ns < ?2)"
-	    " OR (?4 AND (?1 = '' OR boot_id != ?1) AND wall_end_ns < ?3)"),
+	[SUMF_AGE] = FORGET("(?1 != '' AND boot = boot_key(?1) AND boot_end_ns < ?2)"
+	    " OR (?4 AND (?1 = '' OR boot != boot_key(?1)) AND wall_end_ns < ?3)"),
 	[SUMF_OLDEST] = FORGET("id IN (SELECT id FROM main.windows"
 	    " WHERE id != ?1 ORDER BY wall_start_ns, id LIMIT ?2)"),
 	[SUMF_MOVED] = FORGET("id IN (SELECT id FROM temp.spool_ids)"),

@@ -27,7 +27,7 @@ static const char *const ws_sql[] = {
 	[WS_INS] = "INSERT INTO window_wcpu (window_id, blob) VALUES (?, ?)",
 	[WS_SEL] = "SELECT blob FROM window_wcpu WHERE window_id = ?",
 	/* a correlated lookup, not a join (store_read.c says why) */
-	[WS_SPAN] = "SELECT w.boot_id, w.level, w.hz, w.wall_start_ns,"
+	[WS_SPAN] = "SELECT " STORE_BOOT_TEXT("w.") ", w.level, w.hz, w.wall_start_ns,"
 	    " w.wall_end_ns,"
 	    " (SELECT c.blob FROM window_wcpu c WHERE c.window_id = w.id)"
 	    " FROM windows w WHERE w.wall_start_ns < :to"

@@ -173,6 +173,12 @@ store_write_window(struct store *s, const struct window *w, int64_t *ret_id)
 		if ((rc = store_run_int(st, &covered)) != SQLITE_OK || covered)
 			return rc;
 	}
+	/* its boot, once per file (v24: the row holds the boot's id) */
+	st = store_ws(s, WS_INS_BOOT);
+	sqlite3_bind_text(st, 1, w->boot_id,
+	    (int)strnlen(w->boot_id, sizeof(w->boot_id)), SQLITE_TRANSIENT);
+	if ((rc = store_run(st)) != SQLITE_OK)
+		return rc;
 	if ((rc = put_window_row(s, w, &id)) != SQLITE_OK)
 		return rc;
 	if (id == 0) /* a replay, or nothing stored */
