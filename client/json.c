@@ -522,7 +522,9 @@ field_unknown(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f)
 	if (IS(m, window_health)) {
 		static const char *const late[] = { "tick_late_ns_max",
 			"tick_late_ns_sum", "tick_late_ns_p99", "stat_fds",
-			"stat_fd_reads", "stat_opens", "stat_fd_full", NULL };
+			"stat_fd_reads", "stat_opens", "stat_fd_full",
+			"samples_full", "samples_partial", "partial_records",
+			"partial_doubts", "partial_why", "partial_err", NULL };
 
 		/* kept in memory only: a stored window has no histogram */
 		return named(f, late) &&
