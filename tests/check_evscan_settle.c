@@ -30,7 +30,7 @@ struct fake {
 	int32_t tgid, tid;
 	uint64_t start_ticks;
 	uint64_t utime_ns[NS], minflt[NS]; /* per sample */
-	int from, to; /* alive in samples [from, to) */
+	int from, to;			   /* alive in samples [from, to) */
 };
 
 /*
@@ -46,7 +46,8 @@ static struct fake pop[] = {
 	{ 100, 103, 450, { 0, 0, 0, 0, 2, 2, 2 }, { 0, 0, 0, 0, 6, 6, 6 }, 4,
 	    NS },
 	{ 200, 200, 2, { 0 }, { 2, 2, 2, 2, 2, 2, 2 }, 0, NS },
-	{ 200, 201, 2, { 0, 0, 0, 4, 4, 4, 4 }, { 0, 0, 0, 3, 3, 3, 3 }, 0, NS },
+	{ 200, 201, 2, { 0, 0, 0, 4, 4, 4, 4 }, { 0, 0, 0, 3, 3, 3, 3 }, 0,
+	    NS },
 	{ 300, 300, 3, { 1, 2, 2, 2, 2, 2, 2 }, { 1, 2, 2, 2, 2, 2, 2 }, 0, 3 },
 	{ 400, 400, 4, { 0 }, { 9, 9, 9, 9, 9, 9, 9 }, 0, NS },
 };
@@ -189,8 +190,7 @@ run(enum threads_mode mode)
 		ck_assert_int_eq(procscan_run_snap(full, &s, false, &ctx, wf),
 		    0);
 		make_snap(k, partial, &s);
-		ck_assert_int_eq(procscan_run_snap(part, &s, partial, &ctx,
-				     wp),
+		ck_assert_int_eq(procscan_run_snap(part, &s, partial, &ctx, wp),
 		    0);
 		ck_assert_uint_eq(wp->health.samples_partial, partial ? 1 : 0);
 		wp->health.samples_partial = 0;

@@ -29,9 +29,6 @@
 
 #define UID_UNKNOWN UINT32_MAX
 
-/* Iterator reads failing this many scans in a row retire it for /proc. */
-#define TASKITER_MAX_FAILS 3
-
 static int
 ht_grow(struct htab *h)
 {
@@ -763,7 +760,7 @@ scan_one(struct procscan *ps, int32_t pid, const struct scan_ctx *ctx,
 	return 0;
 }
 
-static int
+int
 scan_procfs(struct procscan *ps, const struct scan_ctx *ctx, struct window *w)
 {
 	struct dirent *de;
@@ -789,7 +786,7 @@ scan_procfs(struct procscan *ps, const struct scan_ctx *ctx, struct window *w)
  * prev_cputime against the iterator's own): across a change of source every
  * instance's next read is a baseline, never a delta between the two.
  */
-static void
+void
 sources_switched(struct procscan *ps)
 {
 	size_t i;
@@ -814,161 +811,6 @@ sources_switched(struct procscan *ps)
 			}
 		}
 	}
-}
-
-static int sample_begin(struct procscan *ps, const struct scan_ctx *ctx);
-static int sample_scan(struct procscan *ps, enum scanner_mode src,
-    const struct taskiter_snap *snap, const struct scan_ctx *ctx,
-    struct window *w);
-
-/*
- * The iterator when it works; a failed read is counted and /proc stands in
- * for that scan, and after TASKITER_MAX_FAILS in a row for good.
- */
-static enum scanner_mode
-choose_source(struct procscan *ps, const struct scan_ctx *ctx, struct window *w,
-    const struct taskiter_snap **ret_snap)
-{
-	int r;
-
-	ps->partial = false;
-	if (ps->ti == NULL)
-		return SCANNER_PROCFS;
-	if (ps->fail_reads > 0) {
-		ps->fail_reads--;
-		r = -EIO;
-		goto failed;
-	}
-	if (try_partial(ps, ctx, w, ret_snap) == 0) {
-		ps->partial = true;
-		return SCANNER_BPF;
-	}
-	/* the partial samples after this walk: what the live side must
-	 * still say for them to be whole; read before the walk */
-	ps->need_full = false;
-	if (taskiter_partial_on(ps->ti) && ps->pwhy == PARTIAL_WHY_NONE &&
-	    (r = taskiter_ev_state(ps->ti, &ps->ev_gen, &ps->ev_doubt)) < 0) {
-		ps->perr = -r;
-		ps->need_full = true; /* no baseline: walk again */
-		if (++ps->partial_fails >= PARTIAL_MAX_FAILS)
-			ps->pwhy = PARTIAL_WHY_READ;
-	}
-	if ((r = taskiter_read(ps->ti, ret_snap)) == 0) {
-		ps->ti_fails = 0;
-		return SCANNER_BPF;
-	}
-	ps->need_full = true;
-failed:
-	w->health.iter_failed++;
-	ps->err = -r;
-	if (++ps->ti_fails >= TASKITER_MAX_FAILS) {
-		ps->ti = taskiter_free(ps->ti);
-		ps->why = SCANNER_WHY_READ;
-		ps->pwhy = PARTIAL_WHY_SCANNER;
-	}
-	return SCANNER_PROCFS;
-}
-
-int
-procscan_run(struct procscan *ps, const struct scan_ctx *ctx, struct window *w)
-{
-	const struct taskiter_snap *snap = NULL;
-	enum scanner_mode src;
-	int r;
-
-	if ((r = sample_begin(ps, ctx)) < 0)
-		return r;
-	src = choose_source(ps, ctx, w, &snap);
-	return sample_scan(ps, src, snap, ctx, w);
-}
-
-/*
- * Tests only: one sample of the iterator source from snap, as a full walk
- * or (partial) as a partial sample whose snap holds the groups that ran.
- */
-int
-procscan_run_snap(struct procscan *ps, const struct taskiter_snap *snap,
-    bool partial, const struct scan_ctx *ctx, struct window *w)
-{
-	int r;
-
-	if ((r = sample_begin(ps, ctx)) < 0)
-		return r;
-	ps->partial = partial;
-	return sample_scan(ps, SCANNER_BPF, snap, ctx, w);
-}
-
-static int
-sample_begin(struct procscan *ps, const struct scan_ctx *ctx)
-{
-	ps->gen++;
-	ps->nscanned_procs = ps->nscanned_threads = 0;
-	/* the samples' times since the last full walk (born_since) */
-	if (ps->last_full)
-		ps->nsboot = 0;
-	if (ps->nsboot == VITALS_SBOOT_MAX) {
-		/* the older half goes: what started then ran since */
-		memmove(ps->sboot, ps->sboot + VITALS_SBOOT_MAX / 2,
-		    VITALS_SBOOT_MAX / 2 * sizeof(*ps->sboot));
-		ps->nsboot = VITALS_SBOOT_MAX / 2;
-	}
-	if (ctx->have_prev)
-		ps->sboot[ps->nsboot++] = ctx->prev_boot_ns;
-	return hist_push(ps, ctx);
-}
-
-static int
-sample_scan(struct procscan *ps, enum scanner_mode src,
-    const struct taskiter_snap *snap, const struct scan_ctx *ctx,
-    struct window *w)
-{
-	size_t i;
-	int r;
-
-	if (ps->have_last && src != ps->last) {
-		sources_switched(ps);
-		ps->need_full = true;
-	}
-	ps->last = src;
-	ps->have_last = true;
-	ps->last_full = src == SCANNER_BPF && !ps->partial;
-	w->health.scanner = src;
-	w->health.scanner_why = ps->why;
-	w->health.scanner_err = (uint32_t)ps->err;
-	w->health.partial_why = ps->pwhy;
-	w->health.partial_err = (uint32_t)ps->perr;
-
-	if (src == SCANNER_BPF && ps->partial) {
-		w->health.samples_partial++;
-		if ((r = scan_iter(ps, snap, ctx, w)) < 0)
-			return r;
-		/* unseen is not gone: only what the kernel said ended */
-		retire_gone(ps, snap, w);
-		goto done;
-	}
-	if (src == SCANNER_BPF) {
-		w->health.samples_full++;
-		r = scan_iter(ps, snap, ctx, w);
-	} else {
-		r = scan_procfs(ps, ctx, w);
-	}
-	if (r < 0)
-		return r;
-	/* Processes not listed any more have exited. */
-	for (i = 0; i < ps->procs.nb; i++) {
-		struct task *t = ps->procs.b[i], *next;
-
-		for (; t; t = next) {
-			next = t->hnext;
-			if (t->seen_gen != ps->gen)
-				task_retire(ps, t, w);
-		}
-	}
-done:
-	w->health.procs_scanned = ps->nscanned_procs;
-	w->health.threads_scanned = ps->nscanned_threads;
-	w->health.stat_fds = ps->sf.open;
-	return 0;
 }
 
 /* Window close: hand over every live instance with activity, then reset. */

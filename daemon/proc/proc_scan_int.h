@@ -168,7 +168,11 @@ int proc_observe(struct procscan *ps, int32_t pid, struct task *p,
     const struct scan_ctx *ctx, struct window *w, struct task **ret,
     bool *ret_moved);
 
-/* proc_scan_iter.c: the iterator source. Partial reads failing this many
+void sources_switched(struct procscan *ps);
+int scan_procfs(struct procscan *ps, const struct scan_ctx *ctx,
+    struct window *w);
+
+/* proc_scan_iter.c: the sample and the iterator source. Partial reads failing this many
  * samples in a row turn them off. */
 #define PARTIAL_MAX_FAILS 3
 int scan_iter(struct procscan *ps, const struct taskiter_snap *snap,

@@ -546,6 +546,20 @@ taskiter_partial_on(const struct taskiter *ti)
 	return ti != NULL && ti->out != NULL;
 }
 
+int
+taskiter_ev_gen(struct taskiter *ti, uint64_t *ret_gen)
+{
+	struct sched_ctl ctl;
+	uint32_t zero = 0;
+
+	if (!taskiter_partial_on(ti))
+		return -EOPNOTSUPP;
+	if (bpf_map_lookup_elem(ti->ctl_fd, &zero, &ctl) < 0)
+		return -errno;
+	*ret_gen = ctl.gen;
+	return 0;
+}
+
 /* The doubt counters' sum (taskiter.bpf.c, doubt_cpu) read from here. */
 static const uint32_t doubt_tots[] = { TOT_TID_FULL, TOT_PROC_FULL,
 	TOT_NO_STORAGE, TOT_NO_SLICE, TOT_LOST_S0, TOT_LOST_S1 };
@@ -911,6 +925,14 @@ taskiter_ev_state(struct taskiter *ti, uint64_t *ret_gen, uint64_t *ret_doubt)
 	(void)ti;
 	(void)ret_gen;
 	(void)ret_doubt;
+	return -EOPNOTSUPP;
+}
+
+int
+taskiter_ev_gen(struct taskiter *ti, uint64_t *ret_gen)
+{
+	(void)ti;
+	(void)ret_gen;
 	return -EOPNOTSUPP;
 }
 

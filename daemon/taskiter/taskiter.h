@@ -130,6 +130,8 @@ bool taskiter_partial_on(const struct taskiter *ti);
  * walk: the baseline of the partial samples after it) */
 int taskiter_ev_state(struct taskiter *ti, uint64_t *ret_gen,
     uint64_t *ret_doubt);
+/* the sched accounting's generation now */
+int taskiter_ev_gen(struct taskiter *ti, uint64_t *ret_gen);
 /* a partial read of side's maps: whole groups, and the gone */
 int taskiter_read_partial(struct taskiter *ti, unsigned side,
     const struct taskiter_snap **ret, struct taskiter_end *ret_end);
