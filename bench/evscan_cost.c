@@ -22,6 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
+
 #include "core/bpf_common.h"
 #include "proc/proc.h"
 #include "sched/sched.h"
@@ -69,6 +71,31 @@ sample(struct side *s, const struct scan_ctx *ctx)
 	}
 }
 
+/* The kernel's run time of this process's programs named name (BPF stats
+ * on): the partial program's, or the walks' (both scanners'). */
+static void
+prog_time(const char *name, uint64_t *ret_ns, uint64_t *ret_cnt)
+{
+	uint32_t id = 0;
+
+	*ret_ns = *ret_cnt = 0;
+	while (bpf_prog_get_next_id(id, &id) == 0) {
+		struct bpf_prog_info info;
+		uint32_t len = sizeof(info);
+		int fd = bpf_prog_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;
+		memset(&info, 0, sizeof(info));
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0 &&
+		    strcmp(info.name, name) == 0 && info.run_cnt > 0) {
+			*ret_ns += info.run_time_ns;
+			*ret_cnt += info.run_cnt;
+		}
+		close(fd);
+	}
+}
+
 static double
 avg_us(uint64_t ns, uint64_t n)
 {
@@ -88,8 +115,9 @@ main(int argc, char **argv)
 	struct side s[2] = { { .name = "event" }, { .name = "full" } };
 	char dir[128], why[512];
 	int64_t prev;
+	uint64_t pns, pcnt;
 	unsigned st;
-	int ch, procfd, i;
+	int ch, procfd, i, stats_fd;
 
 	while ((ch = getopt(argc, argv, "n:w:s:")) != -1) {
 		switch (ch) {
@@ -103,14 +131,16 @@ main(int argc, char **argv)
 			sleep_ms = (unsigned)atoi(optarg);
 			break;
 		default:
-			fprintf(stderr, "usage: evscan_cost [-n samples] "
-					"[-w per_window] [-s sleep_ms]\n");
+			fprintf(stderr,
+			    "usage: evscan_cost [-n samples] "
+			    "[-w per_window] [-s sleep_ms]\n");
 			return 2;
 		}
 	}
 	if (per == 0 || nsamples == 0)
 		return 2;
 	bpf_common_init();
+	stats_fd = bpf_stats_enable();
 	snprintf(dir, sizeof(dir), "/sys/fs/bpf/vitals-bench-%d",
 	    (int)getpid());
 	o.bpffs = dir;
@@ -165,8 +195,7 @@ main(int argc, char **argv)
 			window_free(s[i].w);
 			s[i].w = window_new(k + 2, 0);
 		}
-		if (bpf_sched_flip(bs) < 0 ||
-		    bpf_sched_collect(bs, &batch) < 0)
+		if (bpf_sched_flip(bs) < 0 || bpf_sched_collect(bs, &batch) < 0)
 			fprintf(stderr, "drain failed\n");
 	}
 	printf("samples %u, %u per window, %u ms apart\n", nsamples, per,
@@ -176,12 +205,21 @@ main(int argc, char **argv)
 		       "%llu tasks avg)  partial %8.1f us (%llu, %llu records "
 		       "avg)\n",
 		    s[i].name, avg_us(s[i].ns[0], s[i].n[0]),
-		    (unsigned long long)s[i].n[0], avg_us(s[i].ns[1], s[i].n[1]),
+		    (unsigned long long)s[i].n[0],
+		    avg_us(s[i].ns[1], s[i].n[1]),
 		    (unsigned long long)s[i].n[1],
-		    (unsigned long long)(s[i].n[1] ? s[i].tasks / s[i].n[1] : 0),
+		    (unsigned long long)(s[i].n[1] ? s[i].tasks / s[i].n[1] :
+						     0),
 		    avg_us(s[i].ns[2], s[i].n[2]),
 		    (unsigned long long)s[i].n[2],
-		    (unsigned long long)(s[i].n[2] ? s[i].recs / s[i].n[2] : 0));
+		    (unsigned long long)(s[i].n[2] ? s[i].recs / s[i].n[2] :
+						     0));
+	/* inside the figures above: the programs' share */
+	prog_time("taskiter_partia", &pns, &pcnt);
+	if (stats_fd >= 0 && pcnt)
+		printf("bpf    taskiter_partial %.1f us per run (%llu runs)\n",
+		    (double)pns / (double)pcnt / 1000.0,
+		    (unsigned long long)pcnt);
 	printf("RATIO all_event/all_full=%.3f\n",
 	    s[1].ns[0] ? (double)s[0].ns[0] / (double)s[1].ns[0] : 0.0);
 	for (i = 0; i < 2; i++) {
@@ -193,5 +231,7 @@ main(int argc, char **argv)
 	(void)bpf_sched_unpin(dir);
 	rmdir(dir);
 	close(procfd);
+	if (stats_fd >= 0)
+		close(stats_fd);
 	return 0;
 }
