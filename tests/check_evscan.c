@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "core/bpf_common.h"
+#include "harness.h"
 #include "proc/proc.h"
 #include "sched/sched.h"
 #include "taskiter/taskiter.h"
@@ -639,6 +640,52 @@ START_TEST(idle_costs_nothing)
 }
 END_TEST
 
+/* A window whose health has partial samples (vitals --json health). */
+static bool
+has_partial(const struct run *r)
+{
+	const char *p = strstr(r->out, "\"samples_partial\":");
+
+	return td_has_window(r) && p != NULL && atoi(p + 18) > 0;
+}
+
+/*
+ * The daemon with its sched accounting takes partial samples and says so
+ * in its health, text and JSON; with scanner = procfs it says why not.
+ */
+START_TEST(daemon_says_partial)
+{
+	static const char *const health[] = { "--json", "health", NULL };
+	static const char *const text[] = { "health", NULL };
+	const char *args[] = { "--interval-ms", "200", "--window-s", "2",
+		"--bpffs", bpffs, NULL, NULL, NULL };
+	struct run r;
+	struct td d;
+
+	td_start(&d, "evscan", NULL, args);
+	td_wait(&d, 15000, health, has_partial);
+	r = td_vitals(&d, -1, health);
+	ck_assert_msg(strstr(r.out, "\"partial_why\":\"none\"") != NULL, "%s",
+	    r.out);
+	run_free(&r);
+	r = td_vitals(&d, -1, text);
+	ck_assert_msg(strstr(r.out, "partial on") != NULL, "%s", r.out);
+	run_free(&r);
+	td_stop(&d);
+
+	args[6] = "--scanner";
+	args[7] = "procfs";
+	td_start(&d, "evscan", NULL, args);
+	td_wait(&d, 15000, health, td_has_window);
+	r = td_vitals(&d, -1, health);
+	ck_assert_msg(strstr(r.out, "\"samples_partial\":0") != NULL &&
+		strstr(r.out, "\"partial_why\":\"scanner\"") != NULL,
+	    "%s", r.out);
+	run_free(&r);
+	td_stop(&d);
+}
+END_TEST
+
 static Suite *
 evscan_suite(void)
 {
@@ -650,6 +697,7 @@ evscan_suite(void)
 	tcase_add_test(tc, same_windows_changed);
 	tcase_add_test(tc, same_windows_all);
 	tcase_add_test(tc, idle_costs_nothing);
+	tcase_add_test(tc, daemon_says_partial);
 	suite_add_tcase(s, tc);
 	return s;
 }
