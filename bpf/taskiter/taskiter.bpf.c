@@ -225,21 +225,41 @@ struct {
 	__type(value, struct taskiter_rec);
 } taskiter_out SEC(".maps");
 
-/* Per group leader (tgid): the read (serial) that last wrote it. An LRU:
- * leaders of past reads give way; a read's own (at most
- * TASKITER_OUT_MAX) are the most recent. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 2 * TASKITER_OUT_MAX);
-	__type(key, __u32);
-	__type(value, __u64);
-} taskiter_seen SEC(".maps");
+/*
+ * The groups this read wrote: an open-addressing table of tgids tagged
+ * with the read's number (serial), so nothing is cleared between reads.
+ * At most TASKITER_OUT_MAX groups per read fill it half at most; a group
+ * whose probes all find other groups of this read is left out (nostore).
+ */
+#define SEEN_SLOTS (2 * TASKITER_OUT_MAX)
+#define SEEN_PROBES 16
+__u32 seen_tgid[SEEN_SLOTS];
+__u32 seen_serial[SEEN_SLOTS];
 
 /* The read's number; records written; groups left out (no room, no mark:
  * the reader treats the read as doubtful). */
-__u64 serial;
+__u32 serial;
 __u32 nout;
 __u64 nostore;
+
+/* 1: tgid already written by this read; 0: not, *slot is where to mark
+ * it; -1: no slot left. */
+static __always_inline int
+seen_probe(__u32 tgid, __u32 *slot)
+{
+	__u32 h = (tgid * 2654435761u) >> 18, i, k;
+
+	for (i = 0; i < SEEN_PROBES; i++) {
+		k = (h + i) & (SEEN_SLOTS - 1);
+		if (seen_serial[k] != serial) {
+			*slot = k;
+			return 0;
+		}
+		if (seen_tgid[k] == tgid)
+			return 1;
+	}
+	return -1;
+}
 
 /* The next free slot of taskiter_out, zeroed; NULL: full. */
 static __always_inline struct taskiter_rec *
@@ -286,11 +306,15 @@ emit_group(__u32 tgid, __u64 leader_ns)
 {
 	struct task_struct *leader, *t;
 	struct bpf_iter_task it;
-	__u64 *seen;
+	__u32 slot = 0;
+	int seen;
 
-	seen = bpf_map_lookup_elem(&taskiter_seen, &tgid);
-	if (seen != NULL && *seen == serial)
+	if ((seen = seen_probe(tgid, &slot)) > 0)
 		return;
+	if (seen < 0) {
+		nostore++;
+		return;
+	}
 	leader = bpf_task_from_pid((s32)tgid);
 	if (leader == NULL) {
 		emit_gone(tgid, leader_ns);
@@ -301,10 +325,10 @@ emit_group(__u32 tgid, __u64 leader_ns)
 		emit_gone(tgid, leader_ns);
 		goto out;
 	}
-	if (bpf_map_update_elem(&taskiter_seen, &tgid, &serial, BPF_ANY) < 0) {
-		nostore++;
-		goto out;
-	}
+	/* marked once written: a gone instance's tgid may be a live one's */
+	slot &= SEEN_SLOTS - 1;
+	seen_serial[slot] = serial;
+	seen_tgid[slot] = tgid;
 	bpf_rcu_read_lock();
 	bpf_iter_task_new(&it, leader, BPF_TASK_ITER_PROC_THREADS);
 	while ((t = bpf_iter_task_next(&it)) != NULL) {

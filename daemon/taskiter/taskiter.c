@@ -667,7 +667,6 @@ load_skel(const struct load_arg *a, bool partial, int *ret_r)
 		for (i = 0; i < 6; i++)
 			bpf_map__set_autocreate(reuse[i], false);
 		bpf_map__set_autocreate(skel->maps.taskiter_out, false);
-		bpf_map__set_autocreate(skel->maps.taskiter_seen, false);
 	} else {
 		n = libbpf_num_possible_cpus();
 		skel->rodata->ncpu = n > 0 ? (uint32_t)n : 1;
