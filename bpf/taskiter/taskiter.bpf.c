@@ -397,10 +397,35 @@ doubt_cpu(__u32 cpu, void *arg)
 	return 0;
 }
 
+/*
+ * Threads folded and processes marked exited so far (all CPUs): the
+ * process map changes only with them (or when the thread map is full, a
+ * doubt), so a read that finds the sum as the last one left it skips that
+ * map's walk — a cold walk over its buckets. Read before the walk: a
+ * thread freed after it is counted, so walked, next time.
+ */
+__u64 last_exits;
+
+static long
+exits_cpu(__u32 cpu, void *arg)
+{
+	__u32 idx[] = { TOT_EXITED, TOT_PROC_EXITED };
+	struct doubt_ctx *d = arg;
+	__u32 i;
+
+	for (i = 0; i < sizeof(idx) / sizeof(idx[0]); i++) {
+		__u64 *v = bpf_map_lookup_percpu_elem(&sched_tot, &idx[i], cpu);
+
+		if (v)
+			d->sum += *v;
+	}
+	return 0;
+}
+
 /* The reader's argument (BPF_PROG_TEST_RUN's ctx_in). */
 struct taskiter_args {
-	__u32 side; /* the live side, as the reader last knew it */
-	__u32 pad;
+	__u32 side;  /* the live side, as the reader last knew it */
+	__u32 procs; /* walk the process map whatever the counters say */
 };
 
 /*
@@ -413,18 +438,24 @@ SEC("syscall")
 int
 taskiter_partial(struct taskiter_args *args)
 {
-	struct doubt_ctx d = { 0 };
+	struct doubt_ctx d = { 0 }, ex = { 0 };
 	struct taskiter_rec *end;
 	struct sched_ctl *ctl;
 	__u32 zero = 0, side = args->side, i;
+	bool procs;
 
 	serial++;
 	nout = 0;
+	bpf_loop(ncpu, exits_cpu, &ex, 0);
+	procs = ex.sum != last_exits || args->procs;
+	last_exits = ex.sum;
 	if (side) {
-		bpf_for_each_map_elem(&sched_proc1, proc_cb, NULL, 0);
+		if (procs)
+			bpf_for_each_map_elem(&sched_proc1, proc_cb, NULL, 0);
 		bpf_for_each_map_elem(&sched_tid1, tid_cb, NULL, 0);
 	} else {
-		bpf_for_each_map_elem(&sched_proc0, proc_cb, NULL, 0);
+		if (procs)
+			bpf_for_each_map_elem(&sched_proc0, proc_cb, NULL, 0);
 		bpf_for_each_map_elem(&sched_tid0, tid_cb, NULL, 0);
 	}
 	bpf_loop(ncpu, doubt_cpu, &d, 0);

@@ -437,6 +437,7 @@ struct taskiter {
 	int part_fd;	    /* taskiter_partial; -1 none */
 	int out_fd;	    /* taskiter_out, mapped at out */
 	int ctl_fd, tot_fd; /* the sched accounting's, dup'd */
+	bool after_walk;    /* no partial read since the last walk */
 	const struct taskiter_rec *out;
 	size_t out_len;
 	unsigned ncpu;
@@ -532,6 +533,7 @@ taskiter_read(struct taskiter *ti, const struct taskiter_snap **ret)
 {
 	int r;
 
+	ti->after_walk = true;
 	if ((r = taskiter_read_raw(ti)) < 0)
 		return r;
 	if ((r = taskiter_parse(ti->buf.p, ti->buf.len, &ti->snap)) < 0)
@@ -591,7 +593,7 @@ taskiter_ev_state(struct taskiter *ti, uint64_t *ret_gen, uint64_t *ret_doubt)
 
 /* taskiter_partial's argument (taskiter.bpf.c, struct taskiter_args). */
 struct partial_args {
-	uint32_t side, pad;
+	uint32_t side, procs;
 };
 
 /*
@@ -602,7 +604,9 @@ int
 taskiter_read_partial(struct taskiter *ti, unsigned side,
     const struct taskiter_snap **ret, struct taskiter_end *ret_end)
 {
-	struct partial_args args = { side, 0 };
+	/* the first read after a walk sees the whole process map: what the
+	 * walk saw is read again, nothing since is missed */
+	struct partial_args args = { side, ti->after_walk };
 	LIBBPF_OPTS(bpf_test_run_opts, o, .ctx_in = &args,
 	    .ctx_size_in = sizeof(args));
 	const struct taskiter_rec *end;
@@ -626,6 +630,7 @@ taskiter_read_partial(struct taskiter *ti, unsigned side,
 	ret_end->doubt = end->utime_ns;
 	ret_end->nostore = end->stime_ns;
 	ret_end->nrecs = (uint32_t)(n - ti->snap.ngone);
+	ti->after_walk = false;
 	*ret = &ti->snap;
 	return 0;
 }
