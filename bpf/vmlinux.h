@@ -54,6 +54,7 @@ enum bpf_map_type {
 	BPF_MAP_TYPE_ARRAY_OF_MAPS = 12,
 	BPF_MAP_TYPE_TASK_STORAGE = 29,
 	BPF_MAP_TYPE_RINGBUF = 27,
+	BPF_MAP_TYPE_LRU_HASH = 9,
 };
 
 enum {
@@ -64,6 +65,7 @@ enum {
 
 enum {
 	BPF_F_NO_PREALLOC = 1,
+	BPF_F_MMAPABLE = 1024,
 };
 
 enum {
@@ -153,5 +155,17 @@ struct bpf_iter__task {
 		struct task_struct *task;
 	};
 } __attribute__((preserve_access_index));
+
+/* kernel/bpf/task_iter.c: the open-coded task iterator's state (its size
+ * is checked by the verifier) and kinds (6.7) */
+struct bpf_iter_task {
+	u64 __opaque[3];
+} __attribute__((aligned(8)));
+
+enum bpf_iter_task_type {
+	BPF_TASK_ITER_ALL_PROCS = 0,
+	BPF_TASK_ITER_ALL_THREADS = 1,
+	BPF_TASK_ITER_PROC_THREADS = 2,
+};
 
 #endif

@@ -729,6 +729,19 @@ health_window(struct sbuf *o, const Vitals__Window *w)
 		    "them, %llu opens, %llu not kept (bound)\n",
 		    h->stat_fds, ULL(h->stat_fd_reads), ULL(h->stat_opens),
 		    ULL(h->stat_fd_full));
+	if (h->samples_full || h->samples_partial) {
+		bool off = h->partial_why && strcmp(h->partial_why, "none");
+
+		sbuf_printf(o,
+		    "  process samples: %u full walks, %u partial (last read "
+		    "%u tasks), %u partial reads replaced; partial %s%s",
+		    h->samples_full, h->samples_partial, h->partial_records,
+		    h->partial_doubts, off ? "off: " : "on",
+		    off ? h->partial_why : "");
+		if (off && h->partial_err)
+			sbuf_printf(o, " (errno %u)", h->partial_err);
+		sbuf_puts(o, "\n");
+	}
 	if (h->bpf) {
 		const Vitals__BpfHealth *b = h->bpf;
 

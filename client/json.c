@@ -524,7 +524,10 @@ field_unknown(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f)
 			"tick_late_ns_sum", "tick_late_ns_p99", "stat_fds",
 			"stat_fd_reads", "stat_opens", "stat_fd_full",
 			"loop_cb_ns_max", "loop_cb_what", "loop_cb_over_1ms",
-			"loop_cb_cpu_ns", NULL };
+			"loop_cb_cpu_ns",
+
+			"samples_full", "samples_partial", "partial_records",
+			"partial_doubts", "partial_why", "partial_err", NULL };
 
 		/* kept in memory only: a stored window has no histogram */
 		return named(f, late) &&

@@ -638,6 +638,7 @@ bpf_setup(struct vitalsd *d, const struct config *cfg)
 		.proc_root = cfg->proc_root,
 		.instance = cfg->ftrace_instance,
 	};
+	struct taskiter_events ev;
 	char why[512];
 	int r;
 
@@ -660,6 +661,12 @@ bpf_setup(struct vitalsd *d, const struct config *cfg)
 	}
 	log_info("bpf: %s: %s", vbpf_state_name(d->bpf_state), why);
 	wcpu_baseline(d);
+	/* partial process samples read its live side (doc/bpf.md) */
+	if (bpf_sched_event_fds(d->bs, &ev.ctl_fd, &ev.tot_fd, ev.tid_fd,
+		ev.proc_fd) == 0 &&
+	    (r = collector_set_events(d->col, &ev, cfg->sys_root)) < 0)
+		log_warnx("process scan: task iterator reload: %s",
+		    strerror(-r));
 	if (!cfg->bpf_stats)
 		return;
 	if ((d->bpf_stats_fd = bpf_stats_enable()) < 0) {

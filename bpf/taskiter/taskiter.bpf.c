@@ -14,6 +14,7 @@
 #include <bpf/bpf_helpers.h>
 
 #include "taskiter.bpf.h"
+#include "../sched/sched.bpf.h"
 
 #define PF_KTHREAD 0x00200000
 
@@ -81,6 +82,58 @@ mm_rss(struct mm_struct *mm, __u32 *flags)
 	}
 }
 
+/* One task's record, as /proc/<pid>/task/<tid>/stat's fields and, for a
+ * leader, the group's (TASKITER_F_LEADER). */
+static __always_inline void
+fill_rec(struct task_struct *task, struct taskiter_rec *r)
+{
+	struct signal_struct *sig;
+	struct mm_struct *mm;
+
+	r->magic = TASKITER_MAGIC;
+	r->tgid = task->tgid;
+	r->tid = task->pid;
+	r->uid = task->real_cred->uid.val;
+	__builtin_memcpy(r->comm, task->comm, sizeof(r->comm));
+	r->start_ns = task->start_boottime;
+	r->start_ticks = r->start_ns * ticks_mul / ticks_div;
+	r->utime_ns = task->utime;
+	r->stime_ns = task->stime;
+	r->runtime_ns = task->se.sum_exec_runtime;
+	r->min_flt = task->min_flt;
+	r->maj_flt = task->maj_flt;
+	if (task->flags & PF_KTHREAD)
+		r->flags |= TASKITER_F_KTHREAD;
+	/* Without prev_cputime (VIRT_CPU_ACCOUNTING_NATIVE) /proc does not
+	 * scale: the raw figures are already precise. */
+	if (bpf_core_field_exists(task->prev_cputime)) {
+		r->flags |= TASKITER_F_ADJUST;
+		r->prev_utime_ns = task->prev_cputime.utime;
+		r->prev_stime_ns = task->prev_cputime.stime;
+	}
+
+	if (r->tid == r->tgid) {
+		r->flags |= TASKITER_F_LEADER;
+		mm = task->mm;
+		if (mm != NULL) {
+			r->flags |= TASKITER_F_MM;
+			r->rss_pages = mm_rss(mm, &r->flags);
+		}
+		sig = task->signal;
+		if (sig != NULL) {
+			r->sig_utime_ns = sig->utime;
+			r->sig_stime_ns = sig->stime;
+			r->sig_runtime_ns = sig->sum_sched_runtime;
+			r->sig_min_flt = sig->min_flt;
+			r->sig_maj_flt = sig->maj_flt;
+			if (bpf_core_field_exists(sig->prev_cputime)) {
+				r->sig_prev_utime_ns = sig->prev_cputime.utime;
+				r->sig_prev_stime_ns = sig->prev_cputime.stime;
+			}
+		}
+	}
+}
+
 SEC("iter/task")
 int
 taskiter_dump(struct bpf_iter__task *ctx)
@@ -88,8 +141,6 @@ taskiter_dump(struct bpf_iter__task *ctx)
 	struct seq_file *seq = ctx->meta->seq;
 	struct task_struct *task = ctx->task;
 	struct taskiter_rec r = {};
-	struct signal_struct *sig;
-	struct mm_struct *mm;
 
 	if (task == NULL) {
 		/* The walk is complete: the end record tells a reader the
@@ -99,51 +150,329 @@ taskiter_dump(struct bpf_iter__task *ctx)
 		bpf_seq_write(seq, &r, sizeof(r));
 		return 0;
 	}
-
-	r.magic = TASKITER_MAGIC;
-	r.tgid = task->tgid;
-	r.tid = task->pid;
-	r.uid = task->real_cred->uid.val;
-	__builtin_memcpy(r.comm, task->comm, sizeof(r.comm));
-	r.start_ns = task->start_boottime;
-	r.start_ticks = r.start_ns * ticks_mul / ticks_div;
-	r.utime_ns = task->utime;
-	r.stime_ns = task->stime;
-	r.runtime_ns = task->se.sum_exec_runtime;
-	r.min_flt = task->min_flt;
-	r.maj_flt = task->maj_flt;
-	if (task->flags & PF_KTHREAD)
-		r.flags |= TASKITER_F_KTHREAD;
-	/* Without prev_cputime (VIRT_CPU_ACCOUNTING_NATIVE) /proc does not
-	 * scale: the raw figures are already precise. */
-	if (bpf_core_field_exists(task->prev_cputime)) {
-		r.flags |= TASKITER_F_ADJUST;
-		r.prev_utime_ns = task->prev_cputime.utime;
-		r.prev_stime_ns = task->prev_cputime.stime;
-	}
-
-	if (r.tid == r.tgid) {
-		r.flags |= TASKITER_F_LEADER;
-		mm = task->mm;
-		if (mm != NULL) {
-			r.flags |= TASKITER_F_MM;
-			r.rss_pages = mm_rss(mm, &r.flags);
-		}
-		sig = task->signal;
-		if (sig != NULL) {
-			r.sig_utime_ns = sig->utime;
-			r.sig_stime_ns = sig->stime;
-			r.sig_runtime_ns = sig->sum_sched_runtime;
-			r.sig_min_flt = sig->min_flt;
-			r.sig_maj_flt = sig->maj_flt;
-			if (bpf_core_field_exists(sig->prev_cputime)) {
-				r.sig_prev_utime_ns = sig->prev_cputime.utime;
-				r.sig_prev_stime_ns = sig->prev_cputime.stime;
-			}
-		}
-	}
+	fill_rec(task, &r);
 	bpf_seq_write(seq, &r, sizeof(r));
 	return 0;
+}
+
+/*
+ * ---------------------------------------------------------------------
+ * Partial samples (doc/bpf.md, "Event-driven samples"): the thread groups
+ * the sched accounting saw run or lose a thread since the window's flip,
+ * each whole, read from the group itself. A BPF_PROG_TYPE_SYSCALL program
+ * the reader runs (BPF_PROG_TEST_RUN): it walks the live side's process
+ * and thread maps (bpf_for_each_map_elem) and writes the same records as
+ * the walk into taskiter_out, which the reader maps. (An iter/bpf_map_elem
+ * program would have streamed them, but kernels refuse to load one here.)
+ * Loaded only with that accounting's maps (every sched_* map here reuses
+ * its fd), on kernels with the task kfuncs (6.7: the open-coded thread
+ * iterator in a sleepable program).
+ */
+extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym __weak;
+extern void bpf_task_release(struct task_struct *p) __ksym __weak;
+extern void bpf_rcu_read_lock(void) __ksym __weak;
+extern void bpf_rcu_read_unlock(void) __ksym __weak;
+extern int bpf_iter_task_new(struct bpf_iter_task *it, struct task_struct *task,
+    unsigned int flags) __ksym __weak;
+extern struct task_struct *bpf_iter_task_next(
+    struct bpf_iter_task *it) __ksym __weak;
+extern void bpf_iter_task_destroy(struct bpf_iter_task *it) __ksym __weak;
+
+/* CPUs whose sched_tot slots are summed (libbpf_num_possible_cpus()) */
+const volatile __u32 ncpu = 1;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sched_ctl);
+} sched_ctl SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, TOT__MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} sched_tot SEC(".maps");
+
+#define TID_MAP(name)                                   \
+	struct {                                        \
+		__uint(type, BPF_MAP_TYPE_HASH);        \
+		__uint(max_entries, VITALS_SCHED_TIDS); \
+		__type(key, struct sched_tid_key);      \
+		__type(value, struct sched_tid);        \
+	} name SEC(".maps")
+#define PROC_MAP(name)                                   \
+	struct {                                         \
+		__uint(type, BPF_MAP_TYPE_HASH);         \
+		__uint(max_entries, VITALS_SCHED_PROCS); \
+		__type(key, struct sched_proc_key);      \
+		__type(value, struct sched_proc);        \
+	} name SEC(".maps")
+
+TID_MAP(sched_tid0);
+TID_MAP(sched_tid1);
+PROC_MAP(sched_proc0);
+PROC_MAP(sched_proc1);
+
+/* The records of one partial read, then its end record; the reader maps
+ * it (taskiter.bpf.h: TASKITER_OUT_MAX). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, TASKITER_OUT_MAX + 1);
+	__type(key, __u32);
+	__type(value, struct taskiter_rec);
+} taskiter_out SEC(".maps");
+
+/*
+ * The groups this read wrote: an open-addressing table of tgids tagged
+ * with the read's number (serial), so nothing is cleared between reads.
+ * At most TASKITER_OUT_MAX groups per read fill it half at most; a group
+ * whose probes all find other groups of this read is left out (nostore).
+ */
+#define SEEN_SLOTS (2 * TASKITER_OUT_MAX)
+#define SEEN_PROBES 16
+__u32 seen_tgid[SEEN_SLOTS];
+__u32 seen_serial[SEEN_SLOTS];
+
+/* The read's number; records written; groups left out (no room, no mark:
+ * the reader treats the read as doubtful). */
+__u32 serial;
+__u32 nout;
+__u64 nostore;
+
+/* 1: tgid already written by this read; 0: not, *slot is where to mark
+ * it; -1: no slot left. */
+static __always_inline int
+seen_probe(__u32 tgid, __u32 *slot)
+{
+	__u32 h = (tgid * 2654435761u) >> 18, i, k;
+
+	for (i = 0; i < SEEN_PROBES; i++) {
+		k = (h + i) & (SEEN_SLOTS - 1);
+		if (seen_serial[k] != serial) {
+			*slot = k;
+			return 0;
+		}
+		if (seen_tgid[k] == tgid)
+			return 1;
+	}
+	return -1;
+}
+
+/* The next free slot of taskiter_out, zeroed; NULL: full. */
+static __always_inline struct taskiter_rec *
+out_slot(void)
+{
+	struct taskiter_rec *r;
+	__u32 i = nout;
+
+	if (i >= TASKITER_OUT_MAX)
+		return NULL;
+	r = bpf_map_lookup_elem(&taskiter_out, &i);
+	if (r != NULL) {
+		__builtin_memset(r, 0, sizeof(*r));
+		nout = i + 1;
+	}
+	return r;
+}
+
+/* A process instance (tgid, its leader's start) wholly gone. */
+static __always_inline void
+emit_gone(__u32 tgid, __u64 leader_ns)
+{
+	struct taskiter_rec *r = out_slot();
+
+	if (r == NULL) {
+		nostore++;
+		return;
+	}
+	r->magic = TASKITER_MAGIC_GONE;
+	r->tgid = (__s32)tgid;
+	r->tid = (__s32)tgid;
+	r->start_ns = leader_ns;
+	r->start_ticks = leader_ns * ticks_mul / ticks_div;
+}
+
+/*
+ * Write tgid's group unless this read already did; leader_ns tells a
+ * reused tgid from the group the entry was made by. No such leader: the
+ * instance is gone (a group's leader stays, a zombie, while any thread of
+ * it lives; an exec by another thread hands over its start).
+ */
+static __always_inline void
+emit_group(__u32 tgid, __u64 leader_ns)
+{
+	struct task_struct *leader, *t;
+	struct bpf_iter_task it;
+	__u32 slot = 0;
+	int seen;
+
+	if ((seen = seen_probe(tgid, &slot)) > 0)
+		return;
+	if (seen < 0) {
+		nostore++;
+		return;
+	}
+	leader = bpf_task_from_pid((s32)tgid);
+	if (leader == NULL) {
+		emit_gone(tgid, leader_ns);
+		return;
+	}
+	if (leader->start_boottime != leader_ns ||
+	    leader->pid != leader->tgid) {
+		emit_gone(tgid, leader_ns);
+		goto out;
+	}
+	/* marked once written: a gone instance's tgid may be a live one's */
+	slot &= SEEN_SLOTS - 1;
+	seen_serial[slot] = serial;
+	seen_tgid[slot] = tgid;
+	bpf_rcu_read_lock();
+	bpf_iter_task_new(&it, leader, BPF_TASK_ITER_PROC_THREADS);
+	while ((t = bpf_iter_task_next(&it)) != NULL) {
+		struct taskiter_rec *r = out_slot();
+
+		if (r == NULL) {
+			nostore++;
+			break;
+		}
+		fill_rec(t, r);
+	}
+	bpf_iter_task_destroy(&it);
+	bpf_rcu_read_unlock();
+out:
+	bpf_task_release(leader);
+}
+
+/* Over sched_tid<side>: the groups with a thread that ran. */
+static long
+tid_cb(void *map, struct sched_tid_key *k, struct sched_tid *v, void *arg)
+{
+	(void)map;
+	(void)k;
+	(void)arg;
+	emit_group(v->tgid, v->leader_ns);
+	return 0;
+}
+
+/* Over sched_proc<side>: a process marked exited is gone (its record says
+ * which instance); any other entry was made by a thread of it that was
+ * freed, so its group is written whole (the threads it lost), or is gone. */
+static long
+proc_cb(void *map, struct sched_proc_key *k, struct sched_proc *v, void *arg)
+{
+	(void)map;
+	(void)arg;
+	if (v->flags & SCHED_PROC_EXITED)
+		emit_gone(k->tgid, k->start_ns);
+	else
+		emit_group(k->tgid, k->start_ns);
+	return 0;
+}
+
+/* The counters that say an entry may be missing from the live side: the
+ * tid or process map full, no task storage, a slice without a baseline,
+ * time lost. Their sum only grows; a change since the last full walk
+ * makes the reader walk in full. */
+struct doubt_ctx {
+	__u64 sum;
+};
+
+static long
+doubt_cpu(__u32 cpu, void *arg)
+{
+	__u32 idx[] = { TOT_TID_FULL, TOT_PROC_FULL, TOT_NO_STORAGE,
+		TOT_NO_SLICE, TOT_LOST_S0, TOT_LOST_S1 };
+	struct doubt_ctx *d = arg;
+	__u32 i;
+
+	for (i = 0; i < sizeof(idx) / sizeof(idx[0]); i++) {
+		__u64 *v = bpf_map_lookup_percpu_elem(&sched_tot, &idx[i], cpu);
+
+		if (v)
+			d->sum += *v;
+	}
+	return 0;
+}
+
+/*
+ * Threads folded and processes marked exited so far (all CPUs): the
+ * process map changes only with them (or when the thread map is full, a
+ * doubt), so a read that finds the sum as the last one left it skips that
+ * map's walk — a cold walk over its buckets. Read before the walk: a
+ * thread freed after it is counted, so walked, next time.
+ */
+__u64 last_exits;
+
+static long
+exits_cpu(__u32 cpu, void *arg)
+{
+	__u32 idx[] = { TOT_EXITED, TOT_PROC_EXITED };
+	struct doubt_ctx *d = arg;
+	__u32 i;
+
+	for (i = 0; i < sizeof(idx) / sizeof(idx[0]); i++) {
+		__u64 *v = bpf_map_lookup_percpu_elem(&sched_tot, &idx[i], cpu);
+
+		if (v)
+			d->sum += *v;
+	}
+	return 0;
+}
+
+/* The reader's argument (BPF_PROG_TEST_RUN's ctx_in). */
+struct taskiter_args {
+	__u32 side;  /* the live side, as the reader last knew it */
+	__u32 procs; /* walk the process map whatever the counters say */
+};
+
+/*
+ * One partial read: the gone and the groups that lost a thread, then the
+ * groups that ran, then the end record at taskiter_out[nout]: the
+ * generation (start_ns), the doubt counters' sum (utime_ns), groups left
+ * out so far (stime_ns). Returns the records written.
+ */
+SEC("syscall")
+int
+taskiter_partial(struct taskiter_args *args)
+{
+	struct doubt_ctx d = { 0 }, ex = { 0 };
+	struct taskiter_rec *end;
+	struct sched_ctl *ctl;
+	__u32 zero = 0, side = args->side, i;
+	bool procs;
+
+	serial++;
+	nout = 0;
+	bpf_loop(ncpu, exits_cpu, &ex, 0);
+	procs = ex.sum != last_exits || args->procs;
+	last_exits = ex.sum;
+	if (side) {
+		if (procs)
+			bpf_for_each_map_elem(&sched_proc1, proc_cb, NULL, 0);
+		bpf_for_each_map_elem(&sched_tid1, tid_cb, NULL, 0);
+	} else {
+		if (procs)
+			bpf_for_each_map_elem(&sched_proc0, proc_cb, NULL, 0);
+		bpf_for_each_map_elem(&sched_tid0, tid_cb, NULL, 0);
+	}
+	bpf_loop(ncpu, doubt_cpu, &d, 0);
+	i = nout;
+	if (i > TASKITER_OUT_MAX)
+		return -1;
+	end = bpf_map_lookup_elem(&taskiter_out, &i);
+	if (end == NULL)
+		return -1;
+	__builtin_memset(end, 0, sizeof(*end));
+	end->magic = TASKITER_MAGIC_END;
+	end->tid = (__s32)i;
+	end->utime_ns = d.sum;
+	end->stime_ns = nostore;
+	ctl = bpf_map_lookup_elem(&sched_ctl, &zero);
+	end->start_ns = ctl ? ctl->gen : ~0ULL;
+	return (int)i;
 }
 
 /*

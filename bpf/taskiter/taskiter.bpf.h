@@ -8,6 +8,15 @@
  * The stream is N task records followed by one end record. The kernel runs
  * the program with no task only once the walk is complete, so a stream that
  * does not end in that record was cut short.
+ *
+ * A partial sample (doc/bpf.md, "Event-driven samples") is the same
+ * records, whole thread groups only, written by taskiter_partial into
+ * the array taskiter_out: first the groups that lost a thread since the
+ * window's flip (and TASKITER_MAGIC_GONE for those wholly gone), then the
+ * groups with a thread that ran, each at most once, then an end record
+ * carrying the sched accounting's generation (start_ns), the sum over
+ * CPUs of its "doubt" counters (utime_ns; taskiter.bpf.c, doubt_cpu) and
+ * the groups left out for want of room (stime_ns, cumulative).
  */
 #ifndef VITALS_TASKITER_H
 #define VITALS_TASKITER_H
@@ -18,6 +27,10 @@
 
 #define TASKITER_MAGIC 0x56544931u     /* "VTI1": a task record, version 1 */
 #define TASKITER_MAGIC_END 0x56544945u /* "VTIE": the end record */
+/* partial samples (taskiter_partial, taskiter_gone): a process whose last
+ * task was freed since the window's flip; tgid and start_* are its
+ * leader's, nothing else is set */
+#define TASKITER_MAGIC_GONE 0x56544947u /* "VTIG" */
 
 /* taskiter_rec.flags */
 #define TASKITER_F_LEADER (1u << 0)  /* tid == tgid: group fields are set */
@@ -27,6 +40,9 @@
 #define TASKITER_F_RSS_OLD (1u << 4) /* pre-6.2 atomic rss counters */
 
 #define TASKITER_COMM_LEN 16
+
+/* taskiter_out's records per partial read (the end record after them) */
+#define TASKITER_OUT_MAX 8192
 
 struct taskiter_rec {
 	__u32 magic; /* TASKITER_MAGIC, or TASKITER_MAGIC_END */

@@ -233,6 +233,7 @@ struct scan_ctx {
 	uint64_t wall_ns;     /* Δmonotonic of this sample */
 	uint64_t total_ticks; /* system Δtotal of this sample */
 	double norm_ticks;    /* Δtotal / online CPUs */
+	bool full;	      /* the window closes on it: a full walk */
 	/* each process's deltas also go to its foreground/background state
 	 * (fgbg.h); NULL: none */
 	struct fgbg *fg;
@@ -268,6 +269,13 @@ void procscan_set_stat_fds(struct procscan *ps, unsigned max);
 /* proc_scan.c: the scan's source */
 int procscan_set_scanner(struct procscan *ps, enum scanner_mode mode,
     const char *sys_root);
+/* proc_scan.c: event-driven samples (doc/bpf.md) on the sched
+ * accounting's maps; NULL: none. ev's fds are used during loads only. */
+int procscan_set_events(struct procscan *ps, const struct taskiter_events *ev,
+    const char *sys_root);
+void procscan_force_full(struct procscan *ps, bool on);
+int procscan_run_snap(struct procscan *ps, const struct taskiter_snap *snap,
+    bool partial, const struct scan_ctx *ctx, struct window *w);
 void procscan_scanner(const struct procscan *ps, enum scanner_mode *ret_kind,
     enum scanner_why *ret_why, int *ret_err);
 void procscan_fail_iter_reads(struct procscan *ps, unsigned n); /* tests */

@@ -29,9 +29,6 @@
 
 #define UID_UNKNOWN UINT32_MAX
 
-/* Iterator reads failing this many scans in a row retire it for /proc. */
-#define TASKITER_MAX_FAILS 3
-
 static int
 ht_grow(struct htab *h)
 {
@@ -112,6 +109,10 @@ procscan_new(int procfd, unsigned hz, enum threads_mode mode,
 	ps->mode = mode;
 	ps->why = SCANNER_WHY_CONFIG;
 	ps->cgfd = -1;
+	ps->pwhy = PARTIAL_WHY_SCANNER;
+	ps->ev.ctl_fd = ps->ev.tot_fd = -1;
+	ps->ev.tid_fd[0] = ps->ev.tid_fd[1] = -1;
+	ps->ev.proc_fd[0] = ps->ev.proc_fd[1] = -1;
 	*ret = ps;
 	return 0;
 }
@@ -132,6 +133,9 @@ procscan_set_scanner(struct procscan *ps, enum scanner_mode mode,
 	ps->ti = taskiter_free(ps->ti);
 	ps->err = 0;
 	ps->ti_fails = 0;
+	ps->need_full = true;
+	ps->pwhy = PARTIAL_WHY_SCANNER;
+	ps->perr = 0;
 	if (mode == SCANNER_PROCFS) {
 		ps->why = SCANNER_WHY_CONFIG;
 		return 0;
@@ -141,9 +145,12 @@ procscan_set_scanner(struct procscan *ps, enum scanner_mode mode,
 		ps->err = EOPNOTSUPP;
 		return -EOPNOTSUPP;
 	}
-	if ((r = taskiter_open(ps->hz, sys_root, &ps->ti, &why)) < 0) {
+	if ((r = taskiter_open_ev(ps->hz, sys_root,
+		 ps->want_events ? &ps->ev : NULL, &ps->ti, &why, &ps->pwhy,
+		 &ps->perr)) < 0) {
 		ps->why = why;
 		ps->err = -r;
+		ps->pwhy = PARTIAL_WHY_SCANNER;
 		return r;
 	}
 	ps->why = SCANNER_WHY_NONE;
@@ -243,6 +250,7 @@ procscan_free(struct procscan *ps)
 	task_free_all(&ps->procs);
 	closedir(ps->dir);
 	vbuf_release(&ps->buf);
+	free(ps->hist);
 	if (ps->cgfd >= 0)
 		close(ps->cgfd);
 	free(ps);
@@ -254,6 +262,29 @@ task_active(const struct task *t)
 {
 	return t->wt.d_utime || t->wt.d_stime || t->wt.d_minflt ||
 	    t->wt.d_majflt;
+}
+
+/*
+ * Lazy settling (doc/bpf.md, "Event-driven samples"): the window's valid
+ * samples [t->mark, upto) that observed nothing of t — a partial sample
+ * skipped it, so it did not run and each of its deltas was 0 — added as
+ * task_update adds a sample with no delta: in order, so the sums are the
+ * very ones a full walk per sample makes. A stale instance would have
+ * added nothing (its next read is a baseline).
+ */
+void
+task_settle(const struct procscan *ps, struct task *t, uint32_t upto)
+{
+	for (; t->mark < upto; t->mark++) {
+		const struct sample_acc *a = &ps->hist[t->mark];
+
+		if (t->stale)
+			continue;
+		t->wt.samples++;
+		t->wt.wall_ns += a->wall_ns;
+		t->wt.total_ticks += a->total_ticks;
+		t->wt.norm_ticks += a->norm_ticks;
+	}
 }
 
 static void
@@ -271,9 +302,11 @@ task_reset_acc(struct task *t)
 }
 
 /* Hand an ending instance's activity to the window, then free it. */
-static void
+void
 task_retire(struct procscan *ps, struct task *t, struct window *w)
 {
+	/* not seen in this sample: the samples before it are its last */
+	task_settle(ps, t, ps->nprev);
 	if (task_active(t)) {
 		t->wt.exited = true;
 		/* ENOMEM here loses one task's record; the window still
@@ -305,6 +338,29 @@ task_retire(struct procscan *ps, struct task *t, struct window *w)
  * Fold one read into the instance. Returns true when a counter moved, which
  * is what THREADS_CHANGED keys on.
  */
+/*
+ * Whether a new instance started after the sample before the first one
+ * that could have listed it: what a full walk per sample decides with the
+ * previous sample's time. A partial sample lists an instance only once it
+ * ran, maybe samples after it started: the sample to compare with is the
+ * last one (since the last full walk) at or before the tick it started
+ * in ended; one inside that tick makes it a baseline, as a walk then would.
+ */
+static bool
+born_since(const struct procscan *ps, const struct scan_ctx *ctx,
+    uint64_t starttime)
+{
+	uint64_t at = starttime * ps->tick_ns;
+	uint32_t i;
+
+	if (!ps->partial)
+		return at >= (uint64_t)ctx->prev_boot_ns;
+	for (i = ps->nsboot; i > 0; i--)
+		if ((uint64_t)ps->sboot[i - 1] <= at + ps->tick_ns)
+			return at >= (uint64_t)ps->sboot[i - 1];
+	return false; /* before the last full walk: it listed it */
+}
+
 static bool
 task_update(struct procscan *ps, struct task *t, const struct pid_stat *st,
     const struct scan_ctx *ctx, struct window *w, bool fresh)
@@ -312,6 +368,10 @@ task_update(struct procscan *ps, struct task *t, const struct pid_stat *st,
 	uint64_t du, ds, dmin, dmaj;
 	bool born, moved;
 
+	if (fresh)
+		t->mark = ps->nprev; /* nothing of the window before it */
+	else
+		task_settle(ps, t, ps->nprev);
 	t->wt.rss_pages_last = st->rss_pages;
 	if (st->rss_pages > t->wt.rss_pages_max)
 		t->wt.rss_pages_max = st->rss_pages;
@@ -324,8 +384,7 @@ task_update(struct procscan *ps, struct task *t, const struct pid_stat *st,
 		 * same tick as the previous sample is taken as a baseline
 		 * (losing under one tick) rather than risk counting twice.
 		 */
-		born = ctx->have_prev &&
-		    st->starttime * ps->tick_ns >= (uint64_t)ctx->prev_boot_ns;
+		born = ctx->have_prev && born_since(ps, ctx, st->starttime);
 		du = st->utime;
 		ds = st->stime;
 		dmin = st->minflt;
@@ -360,6 +419,7 @@ task_update(struct procscan *ps, struct task *t, const struct pid_stat *st,
 	t->wt.norm_ticks += ctx->norm_ticks;
 	if (born)
 		t->wt.born = true;
+	t->mark = ps->nhist;
 	t->utime = st->utime;
 	t->stime = st->stime;
 	t->minflt = st->minflt;
@@ -374,6 +434,7 @@ baseline:
 	 */
 	moved = fresh || st->utime != t->utime || st->stime != t->stime ||
 	    st->minflt != t->minflt || st->majflt != t->majflt;
+	t->mark = ps->nhist;
 	t->utime = st->utime;
 	t->stime = st->stime;
 	t->minflt = st->minflt;
@@ -463,7 +524,7 @@ task_new(int32_t id, const struct pid_stat *st, bool is_thread)
  * a thread that moved to another process is a new instance), then the delta.
  * t is what the thread table holds for tid (the caller looked it up).
  */
-static int
+int
 thread_observe(struct procscan *ps, struct task *p, int32_t tid, struct task *t,
     const struct pid_stat *st, const struct scan_ctx *ctx, struct window *w,
     struct task **ret)
@@ -500,7 +561,7 @@ thread_observe(struct procscan *ps, struct task *p, int32_t tid, struct task *t,
 }
 
 /* Threads of p not seen in this scan have exited. */
-static void
+void
 threads_retire_unseen(struct procscan *ps, struct task *p, struct window *w)
 {
 	struct task *t, *next;
@@ -576,22 +637,17 @@ scan_threads(struct procscan *ps, struct task *p, const struct scan_ctx *ctx,
  * samples where its process moved, and its core-equivalent would depend on
  * the threads mode.
  */
-static void
-threads_unmoved(struct task *p, const struct scan_ctx *ctx)
+void
+threads_unmoved(struct procscan *ps, struct task *p)
 {
 	struct task *t;
 
-	for (t = p->threads; t; t = t->tnext) {
-		if (t->stale)
-			continue;
-		t->wt.samples++;
-		t->wt.wall_ns += ctx->wall_ns;
-		t->wt.total_ticks += ctx->total_ticks;
-		t->wt.norm_ticks += ctx->norm_ticks;
-	}
+	/* this sample (valid: in hist) and any skipped before it */
+	for (t = p->threads; t; t = t->tnext)
+		task_settle(ps, t, ps->nhist);
 }
 
-static bool
+bool
 threads_wanted(const struct procscan *ps, bool moved)
 {
 	return ps->mode == THREADS_ALL ||
@@ -604,7 +660,7 @@ threads_wanted(const struct procscan *ps, bool moved)
  * process table holds for pid; uid_known: the source gave the uid, status
  * need not be read.
  */
-static int
+int
 proc_observe(struct procscan *ps, int32_t pid, struct task *p,
     const struct pid_stat *st, bool uid_known, uint32_t uid,
     const struct scan_ctx *ctx, struct window *w, struct task **ret,
@@ -700,11 +756,11 @@ scan_one(struct procscan *ps, int32_t pid, const struct scan_ctx *ctx,
 	if (threads_wanted(ps, moved))
 		return scan_threads(ps, p, ctx, w);
 	if (ps->mode == THREADS_CHANGED && ctx->valid)
-		threads_unmoved(p, ctx);
+		threads_unmoved(ps, p);
 	return 0;
 }
 
-static int
+int
 scan_procfs(struct procscan *ps, const struct scan_ctx *ctx, struct window *w)
 {
 	struct dirent *de;
@@ -726,114 +782,11 @@ scan_procfs(struct procscan *ps, const struct scan_ctx *ctx, struct window *w)
 }
 
 /*
- * An iterator task as /proc would print it: the same fields, CPU split and
- * converted to ticks the way do_task_stat() does (see doc/metrics.md).
- * known is the instance this read continues, NULL for a new one: its own
- * split is the starting point, else the kernel's. ret_cpu: the new split.
- */
-static void
-iter_to_stat(const struct procscan *ps, const struct iter_task *it,
-    const struct task *known, struct cputime_split *ret_cpu,
-    struct pid_stat *ret)
-{
-	memset(ret, 0, sizeof(*ret));
-	ret->pid = it->tid;
-	memcpy(ret->comm, it->comm, sizeof(ret->comm));
-	ret->minflt = it->minflt;
-	ret->majflt = it->majflt;
-	ret->starttime = it->starttime;
-	ret->rss_pages = it->rss_pages;
-	*ret_cpu = known ? known->cpu : it->prev;
-	if (known && taskiter_cputime_kept(it, ret_cpu)) {
-		/* no new runtime: the split, so the ticks, are the last ones */
-		ret->utime = known->utime;
-		ret->stime = known->stime;
-		return;
-	}
-	taskiter_cputime_ticks(it, ret_cpu, ps->hz, &ret->utime, &ret->stime);
-}
-
-static int
-scan_iter_threads(struct procscan *ps, struct task *p,
-    const struct taskiter_snap *snap, const struct iter_task *pi,
-    const struct scan_ctx *ctx, struct window *w)
-{
-	uint32_t i;
-	int r;
-
-	for (i = pi->first; i < pi->first + pi->nthreads; i++) {
-		const struct iter_task *it = &snap->threads[i];
-		struct cputime_split cpu;
-		struct pid_stat st;
-		struct task *t;
-
-		t = ht_get(&ps->threads, it->tid);
-		iter_to_stat(ps, it,
-		    t && t->cpu_set && t->proc == p &&
-			    t->wt.starttime == it->starttime ?
-			t :
-			NULL,
-		    &cpu, &st);
-		if ((r = thread_observe(ps, p, it->tid, t, &st, ctx, w, &t)) <
-		    0)
-			return r;
-		t->cpu = cpu;
-		t->cpu_set = true;
-	}
-	threads_retire_unseen(ps, p, w);
-	return 0;
-}
-
-static int
-scan_iter(struct procscan *ps, const struct taskiter_snap *snap,
-    const struct scan_ctx *ctx, struct window *w)
-{
-	size_t i;
-	int r;
-
-	for (i = 0; i < snap->nprocs; i++) {
-		const struct iter_task *pi = &snap->procs[i];
-		struct cputime_split cpu;
-		struct pid_stat st;
-		struct task *p;
-		bool moved;
-
-		/*
-		 * Threads without their leader: the group was being torn
-		 * down (or exec'd) while the iterator walked it. /proc would
-		 * not have listed it either.
-		 */
-		if (!pi->leader) {
-			w->inv_deltas[INV_VANISHED]++;
-			continue;
-		}
-		p = ht_get(&ps->procs, pi->tgid);
-		iter_to_stat(ps, pi,
-		    p && p->cpu_set && p->wt.starttime == pi->starttime ? p :
-									  NULL,
-		    &cpu, &st);
-		if ((r = proc_observe(ps, pi->tgid, p, &st, true, pi->uid, ctx,
-			 w, &p, &moved)) < 0)
-			return r;
-		p->cpu = cpu;
-		p->cpu_set = true;
-		if (threads_wanted(ps, moved)) {
-			if ((r = scan_iter_threads(ps, p, snap, pi, ctx, w)) <
-			    0)
-				return r;
-		} else if (ps->mode == THREADS_CHANGED && ctx->valid) {
-			threads_unmoved(p, ctx);
-		}
-	}
-	return 0;
-}
-
-/*
  * The two sources split utime/stime each their own way (the kernel's
  * prev_cputime against the iterator's own): across a change of source every
  * instance's next read is a baseline, never a delta between the two.
  */
-static void
+void
 sources_switched(struct procscan *ps)
 {
 	size_t i;
@@ -842,6 +795,10 @@ sources_switched(struct procscan *ps)
 		struct task *p, *t;
 
 		for (p = ps->procs.b[i]; p; p = p->hnext) {
+			/* what was skipped was skipped while not stale */
+			task_settle(ps, p, ps->nprev);
+			for (t = p->threads; t; t = t->tnext)
+				task_settle(ps, t, ps->nprev);
 			p->stale = true;
 			p->cpu_set = false;
 			/* kept files serve /proc alone: the other source
@@ -856,75 +813,6 @@ sources_switched(struct procscan *ps)
 	}
 }
 
-/*
- * The iterator when it works; a failed read is counted and /proc stands in
- * for that scan, and after TASKITER_MAX_FAILS in a row for good.
- */
-static enum scanner_mode
-choose_source(struct procscan *ps, struct window *w,
-    const struct taskiter_snap **ret_snap)
-{
-	int r;
-
-	if (ps->ti == NULL)
-		return SCANNER_PROCFS;
-	if (ps->fail_reads > 0) {
-		ps->fail_reads--;
-		r = -EIO;
-	} else if ((r = taskiter_read(ps->ti, ret_snap)) == 0) {
-		ps->ti_fails = 0;
-		return SCANNER_BPF;
-	}
-	w->health.iter_failed++;
-	ps->err = -r;
-	if (++ps->ti_fails >= TASKITER_MAX_FAILS) {
-		ps->ti = taskiter_free(ps->ti);
-		ps->why = SCANNER_WHY_READ;
-	}
-	return SCANNER_PROCFS;
-}
-
-int
-procscan_run(struct procscan *ps, const struct scan_ctx *ctx, struct window *w)
-{
-	const struct taskiter_snap *snap = NULL;
-	enum scanner_mode src;
-	size_t i;
-	int r;
-
-	ps->gen++;
-	ps->nscanned_procs = ps->nscanned_threads = 0;
-	src = choose_source(ps, w, &snap);
-	if (ps->have_last && src != ps->last)
-		sources_switched(ps);
-	ps->last = src;
-	ps->have_last = true;
-	w->health.scanner = src;
-	w->health.scanner_why = ps->why;
-	w->health.scanner_err = (uint32_t)ps->err;
-
-	if (src == SCANNER_BPF)
-		r = scan_iter(ps, snap, ctx, w);
-	else
-		r = scan_procfs(ps, ctx, w);
-	if (r < 0)
-		return r;
-	/* Processes not listed any more have exited. */
-	for (i = 0; i < ps->procs.nb; i++) {
-		struct task *t = ps->procs.b[i], *next;
-
-		for (; t; t = next) {
-			next = t->hnext;
-			if (t->seen_gen != ps->gen)
-				task_retire(ps, t, w);
-		}
-	}
-	w->health.procs_scanned = ps->nscanned_procs;
-	w->health.threads_scanned = ps->nscanned_threads;
-	w->health.stat_fds = ps->sf.open;
-	return 0;
-}
-
 /* Window close: hand over every live instance with activity, then reset. */
 int
 procscan_flush(struct procscan *ps, struct window *w)
@@ -937,15 +825,21 @@ procscan_flush(struct procscan *ps, struct window *w)
 		struct task *p, *t;
 
 		for (p = ps->procs.b[i]; p; p = p->hnext) {
+			task_settle(ps, p, ps->nhist);
 			if (task_active(p) && (r = task_emit(w, p)) < 0)
 				return r;
 			task_reset_acc(p);
+			p->mark = 0;
 			for (t = p->threads; t; t = t->tnext) {
+				task_settle(ps, t, ps->nhist);
 				if (task_active(t) && (r = task_emit(w, t)) < 0)
 					return r;
 				task_reset_acc(t);
+				t->mark = 0;
 			}
 		}
 	}
+	/* the next window's samples start afresh */
+	ps->nhist = ps->nprev = 0;
 	return 0;
 }

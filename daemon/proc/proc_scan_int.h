@@ -51,9 +51,12 @@ struct task {
 	bool cpu_set; /* cpu holds this instance's iterator split */
 	struct cputime_split cpu; /* iterator: last utime/stime split, ns */
 	struct task_wt wt;	  /* identity + this window's accumulators */
-	struct task *threads;	  /* process: its known threads */
-	struct task *tnext;	  /* thread: next sibling */
-	struct task *proc;	  /* thread: owner */
+	/* the window's samples [0, mark) are in wt's per-sample sums; the
+	 * rest are settled lazily (task_settle, doc/bpf.md) */
+	uint32_t mark;
+	struct task *threads; /* process: its known threads */
+	struct task *tnext;   /* thread: next sibling */
+	struct task *proc;    /* thread: owner */
 	int stat_fd; /* its stat file kept open (proc_statfd.c); -1 none */
 	/* a process's name (cmdline) where it is not its comm; NULL: the
 	 * comm, as for every thread (task_name) */
@@ -74,6 +77,9 @@ struct htab {
 	struct task **b;
 	size_t nb, n;
 };
+
+/* sample times kept for born_since (more: the older half goes) */
+#define VITALS_SBOOT_MAX 128
 
 struct procscan {
 	int procfd;
@@ -96,6 +102,30 @@ struct procscan {
 	bool hiding;	     /* the procfs hides processes (hidepid) */
 	int cgfd;	     /* cgroup root to count them by; -1: none */
 	int cg_err;	     /* why cgfd is -1 */
+	/*
+	 * Event-driven samples (doc/bpf.md): the window's valid samples'
+	 * denominators in order, so a task a partial sample skipped is
+	 * settled with the very sums a full walk would have added.
+	 */
+	struct sample_acc {
+		uint64_t wall_ns, total_ticks;
+		double norm_ticks;
+	} * hist;
+	uint32_t nhist, hcap;
+	uint32_t nprev;	       /* nhist before this sample */
+	enum partial_why pwhy; /* why partial samples are off */
+	int perr;
+	bool want_events;	   /* procscan_set_events gave maps */
+	struct taskiter_events ev; /* those maps (dups), -1 none */
+	bool partial;		   /* this sample is partial */
+	bool need_full;		   /* the next sample walks in full */
+	bool last_full;		   /* the previous sample walked in full */
+	uint64_t ev_gen, ev_doubt, ev_nostore; /* as of the last full walk */
+	/* CLOCK_BOOTTIME of the samples since the last full walk, it first */
+	int64_t sboot[VITALS_SBOOT_MAX];
+	uint32_t nsboot;
+	bool force_full;	/* tests, the benchmark: never partial */
+	unsigned partial_fails; /* partial reads failed in a row */
 };
 
 static inline size_t
@@ -122,6 +152,36 @@ ht_get(const struct htab *h, int32_t id)
 			return t;
 	return NULL;
 }
+
+/* proc_scan.c: the per-instance logic both sources feed */
+void task_settle(const struct procscan *ps, struct task *t, uint32_t upto);
+void task_retire(struct procscan *ps, struct task *t, struct window *w);
+int thread_observe(struct procscan *ps, struct task *p, int32_t tid,
+    struct task *t, const struct pid_stat *st, const struct scan_ctx *ctx,
+    struct window *w, struct task **ret);
+void threads_retire_unseen(struct procscan *ps, struct task *p,
+    struct window *w);
+void threads_unmoved(struct procscan *ps, struct task *p);
+bool threads_wanted(const struct procscan *ps, bool moved);
+int proc_observe(struct procscan *ps, int32_t pid, struct task *p,
+    const struct pid_stat *st, bool uid_known, uint32_t uid,
+    const struct scan_ctx *ctx, struct window *w, struct task **ret,
+    bool *ret_moved);
+
+void sources_switched(struct procscan *ps);
+int scan_procfs(struct procscan *ps, const struct scan_ctx *ctx,
+    struct window *w);
+
+/* proc_scan_iter.c: the sample and the iterator source. Partial reads failing this many
+ * samples in a row turn them off. */
+#define PARTIAL_MAX_FAILS 3
+int scan_iter(struct procscan *ps, const struct taskiter_snap *snap,
+    const struct scan_ctx *ctx, struct window *w);
+int try_partial(struct procscan *ps, const struct scan_ctx *ctx,
+    struct window *w, const struct taskiter_snap **ret_snap);
+int hist_push(struct procscan *ps, const struct scan_ctx *ctx);
+void retire_gone(struct procscan *ps, const struct taskiter_snap *snap,
+    struct window *w);
 
 /* proc_scan_view.c: at window close, the processes a hiding procfs kept
  * from the scan (into w's health) */

@@ -125,6 +125,12 @@ pb_whealth(struct rpc_arena *a, const struct window_health *h)
 	m->stat_fd_reads = h->stat_fd_reads;
 	m->stat_opens = h->stat_opens;
 	m->stat_fd_full = h->stat_fd_full;
+	m->samples_full = h->samples_full;
+	m->samples_partial = h->samples_partial;
+	m->partial_records = h->partial_records;
+	m->partial_doubts = h->partial_doubts;
+	m->partial_why = (char *)partial_why_name(h->partial_why);
+	m->partial_err = h->partial_err;
 	m->procs_exited = h->procs_exited;
 	m->threads_exited = h->threads_exited;
 	m->cpu_dropped = h->cpu_dropped;

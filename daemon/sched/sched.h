@@ -252,6 +252,9 @@ int bpf_sched_open(const struct bpf_sched_opts *o, struct bpf_sched **ret,
 struct bpf_sched *bpf_sched_free(struct bpf_sched *bs);
 /* heap bytes the reader holds between drains (Health.memory) */
 uint64_t bpf_sched_bytes(const struct bpf_sched *bs);
+/* the maps partial process samples read; -EOPNOTSUPP: none of ours */
+int bpf_sched_event_fds(const struct bpf_sched *bs, int *ret_ctl, int *ret_tot,
+    int ret_tid[2], int ret_proc[2]);
 void bpf_sched_set_stats(struct bpf_sched *bs, bool on);
 int bpf_sched_drain(struct bpf_sched *bs, struct bpf_sched_batch *b);
 void bpf_sched_batch_release(struct bpf_sched_batch *b);

@@ -465,6 +465,27 @@ bpf_sched_last_batch(const struct bpf_sched *bs)
 	return bs ? &bs->batch : NULL;
 }
 
+/*
+ * The maps a partial process sample reads (doc/bpf.md, "Event-driven
+ * samples"): only of an object this daemon loaded or reused with its own
+ * layout, whose sides it flips; -EOPNOTSUPP for the platform loader's
+ * read-only pins. The fds stay bs's.
+ */
+int
+bpf_sched_event_fds(const struct bpf_sched *bs, int *ret_ctl, int *ret_tot,
+    int ret_tid[2], int ret_proc[2])
+{
+	if (bs == NULL || bs->ldr)
+		return -EOPNOTSUPP;
+	*ret_ctl = bs->map_fd[SM_CTL];
+	*ret_tot = bs->map_fd[SM_TOT];
+	ret_tid[0] = bs->map_fd[SM_TID0];
+	ret_tid[1] = bs->map_fd[SM_TID1];
+	ret_proc[0] = bs->map_fd[SM_PROC0];
+	ret_proc[1] = bs->map_fd[SM_PROC1];
+	return 0;
+}
+
 /* Heap the reader holds between drains: its scratch, the batch's rows
  * and the read-only drain's snapshots. */
 uint64_t
@@ -564,6 +585,18 @@ bpf_sched_bytes(const struct bpf_sched *bs)
 {
 	(void)bs;
 	return 0;
+}
+
+int
+bpf_sched_event_fds(const struct bpf_sched *bs, int *ret_ctl, int *ret_tot,
+    int ret_tid[2], int ret_proc[2])
+{
+	(void)bs;
+	(void)ret_ctl;
+	(void)ret_tot;
+	(void)ret_tid;
+	(void)ret_proc;
+	return -EOPNOTSUPP;
 }
 
 struct bpf_sched_batch *

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
@@ -27,6 +28,7 @@
 
 #include "core/bpf_child.h"
 #include "taskiter.skel.h"
+#include "../../bpf/sched/sched.bpf.h"
 #endif
 
 #ifndef PROC_SUPER_MAGIC
@@ -75,6 +77,26 @@ scanner_why_name(enum scanner_why why)
 	case SCANNER_WHY_READ:
 		return "read_failed";
 	case SCANNER_WHY__MAX:
+		break;
+	}
+	return "?";
+}
+
+const char *
+partial_why_name(enum partial_why why)
+{
+	switch (why) {
+	case PARTIAL_WHY_NONE:
+		return "none";
+	case PARTIAL_WHY_NO_SCHED:
+		return "no_sched";
+	case PARTIAL_WHY_LOAD:
+		return "load";
+	case PARTIAL_WHY_SCANNER:
+		return "scanner";
+	case PARTIAL_WHY_READ:
+		return "read_failed";
+	case PARTIAL_WHY__MAX:
 		break;
 	}
 	return "?";
@@ -155,6 +177,7 @@ taskiter_snap_release(struct taskiter_snap *s)
 	free(s->threads);
 	free(s->hash);
 	free(s->next);
+	free(s->gone);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -223,6 +246,26 @@ snap_group(struct taskiter_snap *s, int32_t tgid)
 	return (uint32_t)s->nprocs++;
 }
 
+/* A partial read's process wholly gone. */
+static int
+snap_gone(struct taskiter_snap *s, const struct taskiter_rec *rec)
+{
+	void *p;
+
+	if (s->ngone == s->gcap) {
+		size_t nc = s->gcap ? s->gcap * 2 : 16;
+
+		if ((p = realloc(s->gone, nc * sizeof(*s->gone))) == NULL)
+			return -ENOMEM;
+		s->gone = p;
+		s->gcap = nc;
+	}
+	s->gone[s->ngone].tgid = rec->tgid;
+	s->gone[s->ngone].starttime = rec->start_ticks;
+	s->ngone++;
+	return 0;
+}
+
 static void
 rec_to_task(const struct taskiter_rec *r, struct iter_task *t)
 {
@@ -263,7 +306,7 @@ taskiter_parse(const void *buf, size_t len, struct taskiter_snap *s)
 	uint32_t at;
 	int r;
 
-	s->nprocs = s->nthreads = 0;
+	s->nprocs = s->nthreads = s->ngone = 0;
 	if ((uintptr_t)buf % _Alignof(struct taskiter_rec) != 0)
 		return -EINVAL;
 	if (len % sizeof(*recs) != 0 || len == 0)
@@ -282,8 +325,15 @@ taskiter_parse(const void *buf, size_t len, struct taskiter_snap *s)
 		struct iter_task *p;
 		uint32_t g;
 
-		if (rec->magic != TASKITER_MAGIC || rec->tid <= 0 ||
-		    rec->tgid <= 0)
+		if (rec->tid <= 0 || rec->tgid <= 0)
+			return -EBADMSG;
+		if (rec->magic == TASKITER_MAGIC_GONE) {
+			if ((r = snap_gone(s, rec)) < 0)
+				return r;
+			s->next[i] = UINT32_MAX;
+			continue;
+		}
+		if (rec->magic != TASKITER_MAGIC)
 			return -EBADMSG;
 		if ((g = snap_group(s, rec->tgid)) == UINT32_MAX)
 			return -ENOMEM;
@@ -378,27 +428,54 @@ taskiter_usable(int procfd)
 
 #ifdef HAVE_BPF_CORE
 
+/* What the child hands over: the walk's link, the partial program, its
+ * output array. */
+enum { TI_FD_DUMP, TI_FD_PARTIAL, TI_FD_OUT, TI_FDS };
+
 struct taskiter {
-	int link_fd; /* the iterator's link, made by the loading child */
+	int link_fd;	    /* the iterator's link, made by the loading child */
+	int part_fd;	    /* taskiter_partial; -1 none */
+	int out_fd;	    /* taskiter_out, mapped at out */
+	int ctl_fd, tot_fd; /* the sched accounting's, dup'd */
+	bool after_walk;    /* no partial read since the last walk */
+	const struct taskiter_rec *out;
+	size_t out_len;
+	unsigned ncpu;
+	uint64_t *tot_buf; /* per-CPU values of one sched_tot slot */
 	unsigned hz;
 	struct vbuf buf;
 	struct taskiter_snap snap;
 };
+
+static void
+close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
 
 struct taskiter *
 taskiter_free(struct taskiter *ti)
 {
 	if (ti == NULL)
 		return NULL;
-	if (ti->link_fd >= 0)
-		close(ti->link_fd);
+	if (ti->out != NULL)
+		munmap((void *)ti->out, ti->out_len);
+	close_fd(&ti->link_fd);
+	close_fd(&ti->part_fd);
+	close_fd(&ti->out_fd);
+	close_fd(&ti->ctl_fd);
+	close_fd(&ti->tot_fd);
+	free(ti->tot_buf);
 	vbuf_release(&ti->buf);
 	taskiter_snap_release(&ti->snap);
 	free(ti);
 	return NULL;
 }
 
-/* What the reader holds between reads: the stream and the scratch tables. */
+/* What the reader holds between reads: the stream and the scratch tables
+ * (taskiter_out's mapping is the kernel's memory, resident as written). */
 size_t
 taskiter_bytes(const struct taskiter *ti)
 {
@@ -409,20 +486,20 @@ taskiter_bytes(const struct taskiter *ti)
 	s = &ti->snap;
 	return sizeof(*ti) + ti->buf.cap +
 	    (s->cap + s->pcap) * sizeof(*s->procs) + s->cap * sizeof(*s->next) +
-	    s->hcap * sizeof(*s->hash);
+	    s->hcap * sizeof(*s->hash) + s->gcap * sizeof(*s->gone) +
+	    ti->ncpu * sizeof(*ti->tot_buf);
 }
 
-/* Read one whole iterator stream into ti->buf. */
+/* Append one whole iterator stream of link to ti->buf. */
 static int
-taskiter_read_raw(struct taskiter *ti)
+read_stream(struct taskiter *ti, int link)
 {
 	ssize_t n;
 	int fd, r = 0;
 
-	fd = bpf_iter_create(ti->link_fd);
+	fd = bpf_iter_create(link);
 	if (fd < 0)
 		return -errno;
-	ti->buf.len = 0;
 	for (;;) {
 		if (ti->buf.cap - ti->buf.len < TASKITER_READ_CHUNK / 2 &&
 		    (r = vbuf_reserve(&ti->buf, TASKITER_READ_CHUNK)) < 0)
@@ -443,11 +520,20 @@ taskiter_read_raw(struct taskiter *ti)
 	return r;
 }
 
+/* Read one whole iterator stream into ti->buf. */
+static int
+taskiter_read_raw(struct taskiter *ti)
+{
+	ti->buf.len = 0;
+	return read_stream(ti, ti->link_fd);
+}
+
 int
 taskiter_read(struct taskiter *ti, const struct taskiter_snap **ret)
 {
 	int r;
 
+	ti->after_walk = true;
 	if ((r = taskiter_read_raw(ti)) < 0)
 		return r;
 	if ((r = taskiter_parse(ti->buf.p, ti->buf.len, &ti->snap)) < 0)
@@ -456,47 +542,244 @@ taskiter_read(struct taskiter *ti, const struct taskiter_snap **ret)
 	return 0;
 }
 
+bool
+taskiter_partial_on(const struct taskiter *ti)
+{
+	return ti != NULL && ti->out != NULL;
+}
+
+int
+taskiter_ev_gen(struct taskiter *ti, uint64_t *ret_gen)
+{
+	struct sched_ctl ctl;
+	uint32_t zero = 0;
+
+	if (!taskiter_partial_on(ti))
+		return -EOPNOTSUPP;
+	if (bpf_map_lookup_elem(ti->ctl_fd, &zero, &ctl) < 0)
+		return -errno;
+	*ret_gen = ctl.gen;
+	return 0;
+}
+
+/* The doubt counters' sum (taskiter.bpf.c, doubt_cpu) read from here. */
+static const uint32_t doubt_tots[] = { TOT_TID_FULL, TOT_PROC_FULL,
+	TOT_NO_STORAGE, TOT_NO_SLICE, TOT_LOST_S0, TOT_LOST_S1 };
+
+int
+taskiter_ev_state(struct taskiter *ti, uint64_t *ret_gen, uint64_t *ret_doubt)
+{
+	struct sched_ctl ctl;
+	uint32_t zero = 0;
+	uint64_t sum = 0;
+	size_t i;
+	unsigned c;
+
+	if (!taskiter_partial_on(ti))
+		return -EOPNOTSUPP;
+	if (bpf_map_lookup_elem(ti->ctl_fd, &zero, &ctl) < 0)
+		return -errno;
+	for (i = 0; i < sizeof(doubt_tots) / sizeof(doubt_tots[0]); i++) {
+		if (bpf_map_lookup_elem(ti->tot_fd, &doubt_tots[i],
+			ti->tot_buf) < 0)
+			return -errno;
+		for (c = 0; c < ti->ncpu; c++)
+			sum += ti->tot_buf[c];
+	}
+	*ret_gen = ctl.gen;
+	*ret_doubt = sum;
+	return 0;
+}
+
+/* taskiter_partial's argument (taskiter.bpf.c, struct taskiter_args). */
+struct partial_args {
+	uint32_t side, procs;
+};
+
 /*
- * In the loading child (bpf_child.c): open, load and attach; the link's fd
- * goes to the parent, *out says which stage failed.
+ * One run of taskiter_partial (BPF_PROG_TEST_RUN): its records are in the
+ * mapped taskiter_out, parsed from there in place.
+ */
+int
+taskiter_read_partial(struct taskiter *ti, unsigned side,
+    const struct taskiter_snap **ret, struct taskiter_end *ret_end)
+{
+	/* the first read after a walk sees the whole process map: what the
+	 * walk saw is read again, nothing since is missed */
+	struct partial_args args = { side, ti->after_walk };
+	LIBBPF_OPTS(bpf_test_run_opts, o, .ctx_in = &args,
+	    .ctx_size_in = sizeof(args));
+	const struct taskiter_rec *end;
+	uint32_t n;
+	int r;
+
+	if (!taskiter_partial_on(ti) || side > 1)
+		return -EOPNOTSUPP;
+	if (bpf_prog_test_run_opts(ti->part_fd, &o) < 0)
+		return -errno;
+	if ((int32_t)o.retval < 0 || o.retval > TASKITER_OUT_MAX)
+		return -EBADMSG;
+	n = o.retval;
+	end = &ti->out[n];
+	if (end->magic != TASKITER_MAGIC_END)
+		return -EBADMSG;
+	if ((r = taskiter_parse(ti->out, (n + 1) * sizeof(*end), &ti->snap)) <
+	    0)
+		return r;
+	ret_end->gen = end->start_ns;
+	ret_end->doubt = end->utime_ns;
+	ret_end->nostore = end->stime_ns;
+	ret_end->nrecs = (uint32_t)(n - ti->snap.ngone);
+	ti->after_walk = false;
+	*ret = &ti->snap;
+	return 0;
+}
+
+/* What the loading child says back. */
+struct load_out {
+	enum scanner_why why;
+	enum partial_why pwhy;
+	int perr;
+};
+
+struct load_arg {
+	unsigned hz;
+	const struct taskiter_events *ev;
+};
+
+static struct vitals_taskiter *
+load_skel(const struct load_arg *a, bool partial, int *ret_r)
+{
+	struct vitals_taskiter *skel;
+	struct bpf_map *reuse[6];
+	int fds[6], i, r, n;
+	uint64_t mul, div;
+
+	if ((skel = vitals_taskiter__open()) == NULL) {
+		*ret_r = -errno;
+		return NULL;
+	}
+	reuse[0] = skel->maps.sched_ctl;
+	reuse[1] = skel->maps.sched_tot;
+	reuse[2] = skel->maps.sched_tid0;
+	reuse[3] = skel->maps.sched_tid1;
+	reuse[4] = skel->maps.sched_proc0;
+	reuse[5] = skel->maps.sched_proc1;
+	/* the benchmark's floor program: not the daemon's */
+	bpf_program__set_autoload(skel->progs.taskiter_walk, false);
+	if (!partial) {
+		bpf_program__set_autoload(skel->progs.taskiter_partial, false);
+		for (i = 0; i < 6; i++)
+			bpf_map__set_autocreate(reuse[i], false);
+		bpf_map__set_autocreate(skel->maps.taskiter_out, false);
+	} else {
+		n = libbpf_num_possible_cpus();
+		skel->rodata->ncpu = n > 0 ? (uint32_t)n : 1;
+		fds[0] = a->ev->ctl_fd;
+		fds[1] = a->ev->tot_fd;
+		fds[2] = a->ev->tid_fd[0];
+		fds[3] = a->ev->tid_fd[1];
+		fds[4] = a->ev->proc_fd[0];
+		fds[5] = a->ev->proc_fd[1];
+		for (i = 0; i < 6; i++)
+			if ((r = bpf_map__reuse_fd(reuse[i], fds[i])) < 0) {
+				vitals_taskiter__destroy(skel);
+				*ret_r = r;
+				return NULL;
+			}
+	}
+	/* the program converts as ns_to_clock_t() does */
+	clock_t_factors(a->hz, &mul, &div);
+	skel->rodata->ticks_mul = mul;
+	skel->rodata->ticks_div = div;
+	if ((r = vitals_taskiter__load(skel)) < 0) {
+		vitals_taskiter__destroy(skel);
+		*ret_r = r;
+		return NULL;
+	}
+	return skel;
+}
+
+/*
+ * In the loading child (bpf_child.c): open, load and attach; the fds go to
+ * the parent, *out says which stage failed. With the sched accounting's
+ * maps the partial program loads too, or, when it cannot (kfuncs), the
+ * object loads again without it: the walk alone. Its slots then carry the
+ * walk's link again (all slots must be filled).
  */
 static int
 load_child(void *arg, int *fds, size_t nfds, void *out, size_t outsz)
 {
-	const unsigned *hz = arg;
-	enum scanner_why *why = out;
-	struct vitals_taskiter *skel;
+	const struct load_arg *a = arg;
+	struct load_out *o = out;
+	struct vitals_taskiter *skel = NULL;
 	struct bpf_link *link;
-	uint64_t mul, div;
-	int r;
+	int r = 0;
 
-	if (nfds != 1 || outsz != sizeof(*why))
+	if ((nfds != 1 && nfds != TI_FDS) || outsz != sizeof(*o))
 		return -EINVAL;
 	bpf_common_init();
-	if ((skel = vitals_taskiter__open()) == NULL) {
-		*why = SCANNER_WHY_VERIFIER;
-		return -errno;
+	o->why = SCANNER_WHY_VERIFIER;
+	o->pwhy = a->ev ? PARTIAL_WHY_NONE : PARTIAL_WHY_NO_SCHED;
+	o->perr = 0;
+	if (a->ev && (skel = load_skel(a, true, &r)) == NULL) {
+		o->pwhy = PARTIAL_WHY_LOAD;
+		o->perr = -r;
 	}
-	/* the benchmark's floor program: not the daemon's */
-	bpf_program__set_autoload(skel->progs.taskiter_walk, false);
-	/* the program converts as ns_to_clock_t() does */
-	clock_t_factors(*hz, &mul, &div);
-	skel->rodata->ticks_mul = mul;
-	skel->rodata->ticks_div = div;
-	if ((r = vitals_taskiter__load(skel)) < 0) {
-		*why = r == -EPERM ? SCANNER_WHY_PRIVILEGE :
-				     SCANNER_WHY_VERIFIER;
+	if (skel == NULL && (skel = load_skel(a, false, &r)) == NULL) {
+		o->why = r == -EPERM ? SCANNER_WHY_PRIVILEGE :
+				       SCANNER_WHY_VERIFIER;
 		return r;
 	}
 	if ((link = bpf_program__attach_iter(skel->progs.taskiter_dump,
 		 NULL)) == NULL) {
 		r = -errno;
-		*why = r == -EPERM ? SCANNER_WHY_PRIVILEGE : SCANNER_WHY_ATTACH;
+		o->why = r == -EPERM ? SCANNER_WHY_PRIVILEGE :
+				       SCANNER_WHY_ATTACH;
 		return r;
 	}
 	/* the child exits next: the kernel drops its references, the
-	 * parent's fd keeps the link and its program */
-	fds[0] = bpf_link__fd(link);
+	 * parent's fds keep the link, the program and the array */
+	fds[TI_FD_DUMP] = bpf_link__fd(link);
+	if (nfds == 1)
+		return 0;
+	if (o->pwhy == PARTIAL_WHY_NONE) {
+		fds[TI_FD_PARTIAL] = bpf_program__fd(
+		    skel->progs.taskiter_partial);
+		fds[TI_FD_OUT] = bpf_map__fd(skel->maps.taskiter_out);
+	} else {
+		fds[TI_FD_PARTIAL] = fds[TI_FD_OUT] = fds[TI_FD_DUMP];
+	}
+	return 0;
+}
+
+/* Map taskiter_out and keep what a partial read needs. */
+static int
+partial_setup(struct taskiter *ti, const struct taskiter_events *ev,
+    int part_fd, int out_fd)
+{
+	size_t len = (size_t)(TASKITER_OUT_MAX + 1) *
+	    sizeof(struct taskiter_rec);
+	int nc = libbpf_num_possible_cpus();
+	void *p;
+
+	ti->part_fd = part_fd;
+	ti->out_fd = out_fd;
+	if (nc <= 0)
+		return nc < 0 ? nc : -EINVAL;
+	ti->ncpu = (unsigned)nc;
+	if ((ti->tot_buf = calloc((size_t)nc, sizeof(*ti->tot_buf))) == NULL)
+		return -ENOMEM;
+	if ((ti->ctl_fd = fcntl(ev->ctl_fd, F_DUPFD_CLOEXEC, 0)) < 0 ||
+	    (ti->tot_fd = fcntl(ev->tot_fd, F_DUPFD_CLOEXEC, 0)) < 0)
+		return -errno;
+	/* len rounds up to pages in the kernel: the array's elements are
+	 * whole records (208 bytes, a multiple of 8) */
+	p = mmap(NULL, len, PROT_READ, MAP_SHARED, out_fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	ti->out = p;
+	ti->out_len = len;
 	return 0;
 }
 
@@ -507,15 +790,20 @@ load_child(void *arg, int *fds, size_t nfds, void *out, size_t outsz)
  * relocations). On failure *ret_why says which stage failed.
  */
 int
-taskiter_open(unsigned hz, const char *sys_root, struct taskiter **ret,
-    enum scanner_why *ret_why)
+taskiter_open_ev(unsigned hz, const char *sys_root,
+    const struct taskiter_events *ev, struct taskiter **ret,
+    enum scanner_why *ret_why, enum partial_why *ret_pwhy, int *ret_perr)
 {
-	enum scanner_why why = SCANNER_WHY_VERIFIER;
+	struct load_out out = { SCANNER_WHY_VERIFIER, PARTIAL_WHY_NO_SCHED, 0 };
+	struct load_arg arg = { hz, ev };
 	const struct taskiter_snap *snap;
 	struct taskiter *ti;
+	int fds[TI_FDS], n;
 	char btf[4096];
 	int r;
 
+	*ret_pwhy = ev ? PARTIAL_WHY_LOAD : PARTIAL_WHY_NO_SCHED;
+	*ret_perr = 0;
 	if (hz == 0)
 		return -EINVAL;
 	if (snprintf(btf, sizeof(btf), "%s/kernel/btf/vmlinux", sys_root) >=
@@ -529,12 +817,36 @@ taskiter_open(unsigned hz, const char *sys_root, struct taskiter **ret,
 	if ((ti = calloc(1, sizeof(*ti))) == NULL)
 		return -ENOMEM;
 	ti->hz = hz;
-	if ((r = bpf_child_run(load_child, &hz, &ti->link_fd, 1, &why,
-		 sizeof(why))) < 0) {
-		*ret_why = why;
-		ti->link_fd = -1;
+	ti->link_fd = ti->part_fd = ti->out_fd = ti->ctl_fd = ti->tot_fd = -1;
+	n = ev ? TI_FDS : 1;
+	if ((r = bpf_child_run(load_child, &arg, fds, (size_t)n, &out,
+		 sizeof(out))) < 0) {
+		*ret_why = out.why;
 		goto fail;
 	}
+	ti->link_fd = fds[TI_FD_DUMP];
+	if (n == TI_FDS && out.pwhy == PARTIAL_WHY_NONE &&
+	    (r = partial_setup(ti, ev, fds[TI_FD_PARTIAL], fds[TI_FD_OUT])) <
+		0) {
+		out.pwhy = PARTIAL_WHY_LOAD;
+		out.perr = -r;
+	}
+	if (out.pwhy != PARTIAL_WHY_NONE) {
+		if (ti->out != NULL)
+			munmap((void *)ti->out, ti->out_len);
+		ti->out = NULL;
+		close_fd(&ti->ctl_fd);
+		close_fd(&ti->tot_fd);
+		if (n == TI_FDS && ti->part_fd < 0) {
+			/* copies of the walk's link in their slots */
+			close(fds[TI_FD_PARTIAL]);
+			close(fds[TI_FD_OUT]);
+		}
+		close_fd(&ti->part_fd);
+		close_fd(&ti->out_fd);
+	}
+	*ret_pwhy = out.pwhy;
+	*ret_perr = out.perr;
 	/* One read now: a failure belongs to setup, not to the first tick. */
 	if ((r = taskiter_read(ti, &snap)) < 0) {
 		*ret_why = r == -EPERM ? SCANNER_WHY_PRIVILEGE :
@@ -546,6 +858,16 @@ taskiter_open(unsigned hz, const char *sys_root, struct taskiter **ret,
 fail:
 	taskiter_free(ti);
 	return r < 0 ? r : -EIO;
+}
+
+int
+taskiter_open(unsigned hz, const char *sys_root, struct taskiter **ret,
+    enum scanner_why *ret_why)
+{
+	enum partial_why pwhy;
+	int perr;
+
+	return taskiter_open_ev(hz, sys_root, NULL, ret, ret_why, &pwhy, &perr);
 }
 
 #else /* !HAVE_BPF_CORE */
@@ -580,6 +902,52 @@ taskiter_open(unsigned hz, const char *sys_root, struct taskiter **ret,
 	(void)sys_root;
 	(void)ret;
 	*ret_why = SCANNER_WHY_BUILD;
+	return -EOPNOTSUPP;
+}
+
+int
+taskiter_open_ev(unsigned hz, const char *sys_root,
+    const struct taskiter_events *ev, struct taskiter **ret,
+    enum scanner_why *ret_why, enum partial_why *ret_pwhy, int *ret_perr)
+{
+	(void)ev;
+	*ret_pwhy = PARTIAL_WHY_NO_SCHED;
+	*ret_perr = EOPNOTSUPP;
+	return taskiter_open(hz, sys_root, ret, ret_why);
+}
+
+bool
+taskiter_partial_on(const struct taskiter *ti)
+{
+	(void)ti;
+	return false;
+}
+
+int
+taskiter_ev_state(struct taskiter *ti, uint64_t *ret_gen, uint64_t *ret_doubt)
+{
+	(void)ti;
+	(void)ret_gen;
+	(void)ret_doubt;
+	return -EOPNOTSUPP;
+}
+
+int
+taskiter_ev_gen(struct taskiter *ti, uint64_t *ret_gen)
+{
+	(void)ti;
+	(void)ret_gen;
+	return -EOPNOTSUPP;
+}
+
+int
+taskiter_read_partial(struct taskiter *ti, unsigned side,
+    const struct taskiter_snap **ret, struct taskiter_end *ret_end)
+{
+	(void)ti;
+	(void)side;
+	(void)ret;
+	(void)ret_end;
 	return -EOPNOTSUPP;
 }
 

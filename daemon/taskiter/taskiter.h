@@ -31,6 +31,36 @@ enum scanner_why {
 	SCANNER_WHY__MAX
 };
 
+/*
+ * Why a sample is not partial (doc/bpf.md, "Event-driven samples"): the
+ * first three are per scan (the partial path is off), the rest per
+ * sample (a full walk stands in).
+ */
+enum partial_why {
+	PARTIAL_WHY_NONE,     /* partial samples are on */
+	PARTIAL_WHY_NO_SCHED, /* the sched accounting is not ours (off, or
+			       * read-only pins) */
+	PARTIAL_WHY_LOAD,     /* its programs did not load (kfuncs, 6.7) */
+	PARTIAL_WHY_SCANNER,  /* the task iterator is not the source */
+	PARTIAL_WHY_READ,     /* its reads failed */
+	PARTIAL_WHY__MAX
+};
+
+/* The sched accounting's maps a partial sample reads (daemon/sched): dups
+ * the loader may keep; -1 where there is none. */
+struct taskiter_events {
+	int ctl_fd, tot_fd;
+	int tid_fd[2], proc_fd[2];
+};
+
+/* What a partial read's end records said. */
+struct taskiter_end {
+	uint64_t gen;	  /* sched_ctl's generation at the end */
+	uint64_t doubt;	  /* Σ the sched doubt counters, all CPUs */
+	uint64_t nostore; /* groups not marked written (cumulative) */
+	uint32_t nrecs;	  /* task records read */
+};
+
 /* A utime/stime split of precise runtime, ns (kernel: struct prev_cputime). */
 struct cputime_split {
 	uint64_t utime, stime;
@@ -64,12 +94,19 @@ struct taskiter_snap {
 	size_t cap, hcap;      /* scratch sizes (threads, next; hash) */
 	size_t pcap;	       /* procs' size */
 	uint32_t *hash, *next; /* scratch: tgid index, thread chains */
+	/* partial reads: processes wholly gone (TASKITER_MAGIC_GONE) */
+	struct iter_gone {
+		int32_t tgid;
+		uint64_t starttime;
+	} * gone;
+	size_t ngone, gcap;
 };
 
 struct taskiter;
 
 const char *scanner_name(enum scanner_mode m);
 const char *scanner_why_name(enum scanner_why why);
+const char *partial_why_name(enum partial_why why);
 void taskiter_cputime_adjust(struct cputime_split *prev, uint64_t utime,
     uint64_t stime, uint64_t rtime);
 bool taskiter_cputime_kept(const struct iter_task *t,
@@ -82,6 +119,22 @@ void taskiter_snap_release(struct taskiter_snap *s);
 enum scanner_why taskiter_usable(int procfd);
 int taskiter_open(unsigned hz, const char *sys_root, struct taskiter **ret,
     enum scanner_why *ret_why);
+/* taskiter_open with the partial programs on ev's maps (NULL: none);
+ * *ret_pwhy says why they are off, with its errno in *ret_perr */
+int taskiter_open_ev(unsigned hz, const char *sys_root,
+    const struct taskiter_events *ev, struct taskiter **ret,
+    enum scanner_why *ret_why, enum partial_why *ret_pwhy, int *ret_perr);
+/* whether partial reads are possible */
+bool taskiter_partial_on(const struct taskiter *ti);
+/* the sched accounting's generation and doubt counters now (before a full
+ * walk: the baseline of the partial samples after it) */
+int taskiter_ev_state(struct taskiter *ti, uint64_t *ret_gen,
+    uint64_t *ret_doubt);
+/* the sched accounting's generation now */
+int taskiter_ev_gen(struct taskiter *ti, uint64_t *ret_gen);
+/* a partial read of side's maps: whole groups, and the gone */
+int taskiter_read_partial(struct taskiter *ti, unsigned side,
+    const struct taskiter_snap **ret, struct taskiter_end *ret_end);
 struct taskiter *taskiter_free(struct taskiter *ti);
 int taskiter_read(struct taskiter *ti, const struct taskiter_snap **ret);
 /* bytes of heap the reader holds (its buffers; Health.memory) */

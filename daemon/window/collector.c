@@ -149,6 +149,13 @@ collector_set_fgbg(struct collector *c, struct fgbg *fg)
 	c->fg = fg;
 }
 
+int
+collector_set_events(struct collector *c, const struct taskiter_events *ev,
+    const char *sys_root)
+{
+	return procscan_set_events(c->ps, ev, sys_root);
+}
+
 void
 collector_set_provenance(struct collector *c, const struct provenance *p)
 {
@@ -506,6 +513,9 @@ collector_sample(struct collector *c, const struct clocks *now, bool burst)
 
 	t1 = clock_ns(CLOCK_MONOTONIC);
 	ctx.fg = c->fg;
+	/* the window closes on this sample (below): its scan walks in full */
+	ctx.full = now->mono_ns + (int64_t)c->interval_ms * NSEC_PER_MSEC / 2 >=
+	    c->target_ns;
 	r = procscan_run(c->ps, &ctx, w);
 	fgbg_scanned(c->fg);
 	c->cur->coll_ns[COLL_PROCS] = (uint64_t)(clock_ns(CLOCK_MONOTONIC) -

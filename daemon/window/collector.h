@@ -73,6 +73,11 @@ void collector_close_finish(struct collector *c);
  * feeds (fgbg.h); NULL none. fg stays the caller's. */
 struct fgbg;
 void collector_set_fgbg(struct collector *c, struct fgbg *fg);
+struct taskiter_events;
+/* event-driven process samples on the sched accounting's maps (NULL:
+ * none); reloads the task iterator when it is the source */
+int collector_set_events(struct collector *c, const struct taskiter_events *ev,
+    const char *sys_root);
 
 /* collector.c: the latest sample's system reads and its clocks (NULL:
  * none yet), and each live process's counters, for the exporter */

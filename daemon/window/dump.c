@@ -223,6 +223,15 @@ dump_health(const struct window *w, struct vbuf *o)
 	if (w->health.iter_failed)
 		vbuf_printf(o, "; %u iterator reads failed, /proc stood in",
 		    w->health.iter_failed);
+	if (w->health.samples_full || w->health.samples_partial)
+		vbuf_printf(o,
+		    "\n  process samples: %u full, %u partial (last %u tasks, "
+		    "%u replaced); partial %s",
+		    w->health.samples_full, w->health.samples_partial,
+		    w->health.partial_records, w->health.partial_doubts,
+		    w->health.partial_why == PARTIAL_WHY_NONE ?
+			"on" :
+			partial_why_name(w->health.partial_why));
 	vbuf_printf(o, "\n  cost per sample (avg/max us):");
 	for (i = 0; i < COLL__MAX; i++)
 		vbuf_printf(o, " %s %llu/%llu", coll_name(i),

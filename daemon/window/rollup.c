@@ -201,6 +201,12 @@ health_merge(struct window_health *a, const struct window_health *s)
 	a->scanner_why = s->scanner_why;
 	a->scanner_err = s->scanner_err;
 	a->iter_failed += s->iter_failed;
+	a->samples_full += s->samples_full;
+	a->samples_partial += s->samples_partial;
+	a->partial_records = s->partial_records;
+	a->partial_doubts += s->partial_doubts;
+	a->partial_why = s->partial_why;
+	a->partial_err = s->partial_err;
 }
 
 static void

@@ -112,6 +112,15 @@ struct window_health {
 	uint32_t scanner_why; /* enum scanner_why: why not BPF, 0 when it is */
 	uint32_t scanner_err; /* errno behind scanner_why or the last failure */
 	uint32_t iter_failed; /* iterator reads that failed; /proc stood in */
+	/* event-driven samples (doc/bpf.md): iterator samples by kind over
+	 * the window, task records the last partial one read, and why
+	 * partial samples are off (enum partial_why, 0: on). In memory
+	 * only, as the tick lateness. */
+	uint32_t samples_full, samples_partial;
+	uint32_t partial_records;
+	uint32_t partial_doubts; /* partial reads a full walk replaced */
+	uint32_t partial_why;
+	uint32_t partial_err; /* errno behind partial_why */
 	/* processes a hiding procfs kept from the last scan (proc_hidden.c);
 	 * in memory only, not in the store (Health.privileges) */
 	uint32_t unseen_state; /* enum unseen_state */

@@ -1,0 +1,417 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The process scan's sample: its source chosen, and the iterator source
+ * (proc_scan.c has the per-instance logic and /proc): full walks, and the
+ * partial samples of the event-driven scan (doc/bpf.md, "Event-driven samples") — whole thread
+ * groups that ran or lost a thread since the window's flip, the others
+ * settled lazily from the window's sample history.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/util.h"
+#include "proc/proc.h"
+#include "taskiter/taskiter.h"
+#include "window/window.h"
+#include "proc_scan_int.h"
+
+/* Iterator reads failing this many scans in a row retire it for /proc. */
+#define TASKITER_MAX_FAILS 3
+
+/*
+ * The sched accounting's maps (ev, NULL: none of ours): partial samples
+ * read them. With the iterator already the source it is loaded again,
+ * with its partial programs; the maps are only used during that load.
+ */
+int
+procscan_set_events(struct procscan *ps, const struct taskiter_events *ev,
+    const char *sys_root)
+{
+	enum scanner_why why;
+	enum partial_why pwhy;
+	struct taskiter *ti;
+	int r, perr;
+
+	ps->want_events = ev != NULL;
+	if (ev != NULL)
+		ps->ev = *ev;
+	if (ps->ti == NULL)
+		return 0;
+	/* the running one stays unless the new one loads */
+	if ((r = taskiter_open_ev(ps->hz, sys_root, ev, &ti, &why, &pwhy,
+		 &perr)) < 0)
+		return r;
+	taskiter_free(ps->ti);
+	ps->ti = ti;
+	ps->pwhy = pwhy;
+	ps->perr = perr;
+	ps->need_full = true;
+	return 0;
+}
+
+/* Tests, the benchmark: every sample a full walk (on), or as chosen. */
+void
+procscan_force_full(struct procscan *ps, bool on)
+{
+	ps->force_full = on;
+}
+
+/*
+ * An iterator task as /proc would print it: the same fields, CPU split and
+ * converted to ticks the way do_task_stat() does (see doc/metrics.md).
+ * known is the instance this read continues, NULL for a new one: its own
+ * split is the starting point, else the kernel's. ret_cpu: the new split.
+ */
+static void
+iter_to_stat(const struct procscan *ps, const struct iter_task *it,
+    const struct task *known, struct cputime_split *ret_cpu,
+    struct pid_stat *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	ret->pid = it->tid;
+	memcpy(ret->comm, it->comm, sizeof(ret->comm));
+	ret->minflt = it->minflt;
+	ret->majflt = it->majflt;
+	ret->starttime = it->starttime;
+	ret->rss_pages = it->rss_pages;
+	*ret_cpu = known ? known->cpu : it->prev;
+	if (known && taskiter_cputime_kept(it, ret_cpu)) {
+		/* no new runtime: the split, so the ticks, are the last ones */
+		ret->utime = known->utime;
+		ret->stime = known->stime;
+		return;
+	}
+	taskiter_cputime_ticks(it, ret_cpu, ps->hz, &ret->utime, &ret->stime);
+}
+
+static int
+scan_iter_threads(struct procscan *ps, struct task *p,
+    const struct taskiter_snap *snap, const struct iter_task *pi,
+    const struct scan_ctx *ctx, struct window *w)
+{
+	uint32_t i;
+	int r;
+
+	for (i = pi->first; i < pi->first + pi->nthreads; i++) {
+		const struct iter_task *it = &snap->threads[i];
+		struct cputime_split cpu;
+		struct pid_stat st;
+		struct task *t;
+
+		t = ht_get(&ps->threads, it->tid);
+		iter_to_stat(ps, it,
+		    t && t->cpu_set && t->proc == p &&
+			    t->wt.starttime == it->starttime ?
+			t :
+			NULL,
+		    &cpu, &st);
+		if ((r = thread_observe(ps, p, it->tid, t, &st, ctx, w, &t)) <
+		    0)
+			return r;
+		t->cpu = cpu;
+		t->cpu_set = true;
+	}
+	threads_retire_unseen(ps, p, w);
+	return 0;
+}
+
+int
+scan_iter(struct procscan *ps, const struct taskiter_snap *snap,
+    const struct scan_ctx *ctx, struct window *w)
+{
+	size_t i;
+	int r;
+
+	for (i = 0; i < snap->nprocs; i++) {
+		const struct iter_task *pi = &snap->procs[i];
+		struct cputime_split cpu;
+		struct pid_stat st;
+		struct task *p;
+		bool moved;
+
+		/*
+		 * Threads without their leader: the group was being torn
+		 * down (or exec'd) while the iterator walked it. /proc would
+		 * not have listed it either.
+		 */
+		if (!pi->leader) {
+			w->inv_deltas[INV_VANISHED]++;
+			continue;
+		}
+		p = ht_get(&ps->procs, pi->tgid);
+		/* a group a partial read wrote twice (its marks are an LRU)
+		 * counts once */
+		if (p != NULL && p->seen_gen == ps->gen &&
+		    p->wt.starttime == pi->starttime)
+			continue;
+		iter_to_stat(ps, pi,
+		    p && p->cpu_set && p->wt.starttime == pi->starttime ? p :
+									  NULL,
+		    &cpu, &st);
+		if ((r = proc_observe(ps, pi->tgid, p, &st, true, pi->uid, ctx,
+			 w, &p, &moved)) < 0)
+			return r;
+		p->cpu = cpu;
+		p->cpu_set = true;
+		if (threads_wanted(ps, moved)) {
+			if ((r = scan_iter_threads(ps, p, snap, pi, ctx, w)) <
+			    0)
+				return r;
+		} else if (ps->mode == THREADS_CHANGED && ctx->valid) {
+			threads_unmoved(ps, p);
+		}
+	}
+	return 0;
+}
+
+/*
+ * A partial sample, when it may be one (doc/bpf.md, "Event-driven
+ * samples"): the previous sample walked or read partially with the
+ * iterator, nothing asks for a full walk, and the read itself says the
+ * live side is whole: the generation of the last full walk (no flip
+ * since), the doubt counters unchanged. 0: *ret_snap is partial; else a
+ * full walk stands in.
+ */
+int
+try_partial(struct procscan *ps, const struct scan_ctx *ctx, struct window *w,
+    const struct taskiter_snap **ret_snap)
+{
+	struct taskiter_end end;
+	uint64_t nostore;
+	int r;
+
+	if (!taskiter_partial_on(ps->ti) || ps->pwhy != PARTIAL_WHY_NONE ||
+	    ps->need_full || ps->force_full || ctx->full || !ps->have_last ||
+	    ps->last != SCANNER_BPF)
+		return 1;
+	/*
+	 * A flip right after the last full walk (the daemon's window close:
+	 * the walk, the flush, the flip): the new side holds all since the
+	 * flip, and what ran between the walk and the flip shows at the next
+	 * full walk, in this window still (doc/bpf.md).
+	 */
+	if (ps->last_full) {
+		uint64_t gen;
+
+		if ((r = taskiter_ev_gen(ps->ti, &gen)) < 0) {
+			ps->perr = -r;
+			return 1;
+		}
+		if (gen == ps->ev_gen + 1)
+			ps->ev_gen = gen;
+	}
+	if ((r = taskiter_read_partial(ps->ti, (unsigned)(ps->ev_gen & 1),
+		 ret_snap, &end)) < 0) {
+		ps->perr = -r;
+		if (++ps->partial_fails >= PARTIAL_MAX_FAILS)
+			ps->pwhy = PARTIAL_WHY_READ;
+		return 1;
+	}
+	ps->partial_fails = 0;
+	nostore = ps->ev_nostore;
+	ps->ev_nostore = end.nostore;
+	if (end.gen != ps->ev_gen || end.doubt != ps->ev_doubt ||
+	    end.nostore != nostore) {
+		w->health.partial_doubts++;
+		return 1;
+	}
+	w->health.partial_records = end.nrecs;
+	return 0;
+}
+
+/* This sample's denominators, when valid, at the end of the window's. */
+int
+hist_push(struct procscan *ps, const struct scan_ctx *ctx)
+{
+	struct sample_acc *a;
+
+	ps->nprev = ps->nhist;
+	if (!ctx->valid)
+		return 0;
+	if (ps->nhist == ps->hcap) {
+		uint32_t nc = ps->hcap ? ps->hcap * 2 : 64;
+
+		if ((a = realloc(ps->hist, nc * sizeof(*a))) == NULL)
+			return -ENOMEM;
+		ps->hist = a;
+		ps->hcap = nc;
+	}
+	a = &ps->hist[ps->nhist++];
+	a->wall_ns = ctx->wall_ns;
+	a->total_ticks = ctx->total_ticks;
+	a->norm_ticks = ctx->norm_ticks;
+	return 0;
+}
+
+/* A partial sample's processes wholly gone since the flip: retired now,
+ * as the first full walk without them would have. */
+void
+retire_gone(struct procscan *ps, const struct taskiter_snap *snap,
+    struct window *w)
+{
+	size_t i;
+
+	for (i = 0; i < snap->ngone; i++) {
+		struct task *p = ht_get(&ps->procs, snap->gone[i].tgid);
+
+		if (p != NULL && p->wt.starttime == snap->gone[i].starttime &&
+		    p->seen_gen != ps->gen)
+			task_retire(ps, p, w);
+	}
+}
+
+static int sample_begin(struct procscan *ps, const struct scan_ctx *ctx);
+static int sample_scan(struct procscan *ps, enum scanner_mode src,
+    const struct taskiter_snap *snap, const struct scan_ctx *ctx,
+    struct window *w);
+
+/*
+ * The iterator when it works; a failed read is counted and /proc stands in
+ * for that scan, and after TASKITER_MAX_FAILS in a row for good.
+ */
+static enum scanner_mode
+choose_source(struct procscan *ps, const struct scan_ctx *ctx, struct window *w,
+    const struct taskiter_snap **ret_snap)
+{
+	int r;
+
+	ps->partial = false;
+	if (ps->ti == NULL)
+		return SCANNER_PROCFS;
+	if (ps->fail_reads > 0) {
+		ps->fail_reads--;
+		r = -EIO;
+		goto failed;
+	}
+	if (try_partial(ps, ctx, w, ret_snap) == 0) {
+		ps->partial = true;
+		return SCANNER_BPF;
+	}
+	/* the partial samples after this walk: what the live side must
+	 * still say for them to be whole; read before the walk */
+	ps->need_full = false;
+	if (taskiter_partial_on(ps->ti) && ps->pwhy == PARTIAL_WHY_NONE &&
+	    (r = taskiter_ev_state(ps->ti, &ps->ev_gen, &ps->ev_doubt)) < 0) {
+		ps->perr = -r;
+		ps->need_full = true; /* no baseline: walk again */
+		if (++ps->partial_fails >= PARTIAL_MAX_FAILS)
+			ps->pwhy = PARTIAL_WHY_READ;
+	}
+	if ((r = taskiter_read(ps->ti, ret_snap)) == 0) {
+		ps->ti_fails = 0;
+		return SCANNER_BPF;
+	}
+	ps->need_full = true;
+failed:
+	w->health.iter_failed++;
+	ps->err = -r;
+	if (++ps->ti_fails >= TASKITER_MAX_FAILS) {
+		ps->ti = taskiter_free(ps->ti);
+		ps->why = SCANNER_WHY_READ;
+		ps->pwhy = PARTIAL_WHY_SCANNER;
+	}
+	return SCANNER_PROCFS;
+}
+
+int
+procscan_run(struct procscan *ps, const struct scan_ctx *ctx, struct window *w)
+{
+	const struct taskiter_snap *snap = NULL;
+	enum scanner_mode src;
+	int r;
+
+	if ((r = sample_begin(ps, ctx)) < 0)
+		return r;
+	src = choose_source(ps, ctx, w, &snap);
+	return sample_scan(ps, src, snap, ctx, w);
+}
+
+/*
+ * Tests only: one sample of the iterator source from snap, as a full walk
+ * or (partial) as a partial sample whose snap holds the groups that ran.
+ */
+int
+procscan_run_snap(struct procscan *ps, const struct taskiter_snap *snap,
+    bool partial, const struct scan_ctx *ctx, struct window *w)
+{
+	int r;
+
+	if ((r = sample_begin(ps, ctx)) < 0)
+		return r;
+	ps->partial = partial;
+	return sample_scan(ps, SCANNER_BPF, snap, ctx, w);
+}
+
+static int
+sample_begin(struct procscan *ps, const struct scan_ctx *ctx)
+{
+	ps->gen++;
+	ps->nscanned_procs = ps->nscanned_threads = 0;
+	/* the samples' times since the last full walk (born_since) */
+	if (ps->last_full)
+		ps->nsboot = 0;
+	if (ps->nsboot == VITALS_SBOOT_MAX) {
+		/* the older half goes: what started then ran since */
+		memmove(ps->sboot, ps->sboot + VITALS_SBOOT_MAX / 2,
+		    VITALS_SBOOT_MAX / 2 * sizeof(*ps->sboot));
+		ps->nsboot = VITALS_SBOOT_MAX / 2;
+	}
+	if (ctx->have_prev)
+		ps->sboot[ps->nsboot++] = ctx->prev_boot_ns;
+	return hist_push(ps, ctx);
+}
+
+static int
+sample_scan(struct procscan *ps, enum scanner_mode src,
+    const struct taskiter_snap *snap, const struct scan_ctx *ctx,
+    struct window *w)
+{
+	size_t i;
+	int r;
+
+	if (ps->have_last && src != ps->last) {
+		sources_switched(ps);
+		ps->need_full = true;
+	}
+	ps->last = src;
+	ps->have_last = true;
+	ps->last_full = src == SCANNER_BPF && !ps->partial;
+	w->health.scanner = src;
+	w->health.scanner_why = ps->why;
+	w->health.scanner_err = (uint32_t)ps->err;
+	w->health.partial_why = ps->pwhy;
+	w->health.partial_err = (uint32_t)ps->perr;
+
+	if (src == SCANNER_BPF && ps->partial) {
+		w->health.samples_partial++;
+		if ((r = scan_iter(ps, snap, ctx, w)) < 0)
+			return r;
+		/* unseen is not gone: only what the kernel said ended */
+		retire_gone(ps, snap, w);
+		goto done;
+	}
+	if (src == SCANNER_BPF) {
+		w->health.samples_full++;
+		r = scan_iter(ps, snap, ctx, w);
+	} else {
+		r = scan_procfs(ps, ctx, w);
+	}
+	if (r < 0)
+		return r;
+	/* Processes not listed any more have exited. */
+	for (i = 0; i < ps->procs.nb; i++) {
+		struct task *t = ps->procs.b[i], *next;
+
+		for (; t; t = next) {
+			next = t->hnext;
+			if (t->seen_gen != ps->gen)
+				task_retire(ps, t, w);
+		}
+	}
+done:
+	w->health.procs_scanned = ps->nscanned_procs;
+	w->health.threads_scanned = ps->nscanned_threads;
+	w->health.stat_fds = ps->sf.open;
+	return 0;
+}

@@ -1,0 +1,734 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Event-driven process samples (doc/bpf.md, "Event-driven samples")
+ * against the running kernel: the sched accounting loaded on a pin
+ * directory of the test's own, one scan with partial samples and one
+ * that walks every task every sample, side by side on the same ticks,
+ * over a population the test drives (processes of four threads; a tenth
+ * of them work each sample; threads and processes are made and end
+ * between samples). Every window's rows of the population are the same
+ * in both: ticks, faults, samples, wall, total and normalised ticks, born
+ * and exited. And an idle population costs a partial read nothing: only
+ * the groups that ran are read, each whole.
+ *
+ * The population is quiescent while the two scans read (each command is
+ * acknowledged, then the test waits), so the two reads see the same
+ * counters. Needs root (BPF, bpffs).
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/bpf_common.h"
+#include "harness.h"
+#include "proc/proc.h"
+#include "sched/sched.h"
+#include "taskiter/taskiter.h"
+#include "testutil.h"
+#include "vitalsd.h"
+
+#define MAXP 256
+
+static char *bpffs;
+static int dir_seq;
+
+/* ------------------------------------------------------------ population */
+
+struct member {
+	pid_t pid;
+	int cmd; /* write end of its command pipe; -1: gone */
+};
+
+static struct member pop[MAXP];
+static int npop;
+static int ack_r = -1, ack_w = -1;
+/* every tgid the population ever had (rows are compared for these) */
+static pid_t ever[4 * MAXP];
+static int never;
+
+static int child_cmd = -1; /* in a member: its command pipe */
+static int child_x[2];	   /* in a member: wakes its extra threads */
+
+static void
+burn_cpu_ms(unsigned ms)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+	do
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	while ((uint64_t)(t.tv_sec - t0.tv_sec) * 1000000000ull +
+		(uint64_t)t.tv_nsec - (uint64_t)t0.tv_nsec <
+	    (uint64_t)ms * 1000000ull);
+}
+
+static void
+fault_pages(unsigned n)
+{
+	size_t len = (size_t)n * 4096;
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	size_t i;
+
+	if (p == MAP_FAILED)
+		return;
+	for (i = 0; i < len; i += 4096)
+		p[i] = 1;
+	munmap(p, len);
+}
+
+static void
+ack(void)
+{
+	char c = 'a';
+
+	(void)!write(ack_w, &c, 1);
+}
+
+/* An extra thread: works, then waits to be told to end. */
+static void *
+extra_main(void *arg)
+{
+	char c;
+
+	(void)arg;
+	prctl(PR_SET_NAME, "evs_extra");
+	burn_cpu_ms(3);
+	(void)!read(child_x[0], &c, 1);
+	fault_pages(8);
+	return NULL;
+}
+
+/* A short-lived thread: born and gone between two samples. */
+static void *
+brief_main(void *arg)
+{
+	(void)arg;
+	burn_cpu_ms(4);
+	fault_pages(4);
+	return NULL;
+}
+
+/*
+ * Every thread of a member reads commands off the one pipe (one reader
+ * woken per byte): w work, s a thread that ends at once, S a thread that
+ * stays, x end one that stayed, q the process ends. Each is acknowledged
+ * once done (q: by the exit the test reaps).
+ */
+static void *
+member_thread(void *arg)
+{
+	static pthread_t extra[64];
+	static int nextra;
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	char c;
+
+	(void)arg;
+	for (;;) {
+		if (read(child_cmd, &c, 1) != 1)
+			_exit(1);
+		switch (c) {
+		case 'w':
+			burn_cpu_ms(2 + (unsigned)(rand() % 5));
+			fault_pages(16);
+			break;
+		case 's': {
+			pthread_t t;
+
+			if (pthread_create(&t, NULL, brief_main, NULL) == 0)
+				pthread_join(t, NULL);
+			break;
+		}
+		case 'S':
+			pthread_mutex_lock(&mu);
+			if (nextra < 64 &&
+			    pthread_create(&extra[nextra], NULL, extra_main,
+				NULL) == 0)
+				nextra++;
+			pthread_mutex_unlock(&mu);
+			/* its first slice done before the ack */
+			tu_sleep_ms(20);
+			break;
+		case 'x':
+			pthread_mutex_lock(&mu);
+			if (nextra > 0) {
+				(void)!write(child_x[1], "x", 1);
+				pthread_join(extra[--nextra], NULL);
+			}
+			pthread_mutex_unlock(&mu);
+			break;
+		case 'q':
+			_exit(0);
+		}
+		ack();
+	}
+	return NULL;
+}
+
+static void
+member_main(int cmd)
+{
+	pthread_t t[3];
+	int i;
+
+	child_cmd = cmd;
+	if (pipe(child_x) < 0)
+		_exit(1);
+	prctl(PR_SET_NAME, "evs_member");
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	srand((unsigned)getpid());
+	for (i = 0; i < 3; i++)
+		if (pthread_create(&t[i], NULL, member_thread, NULL) != 0)
+			_exit(1);
+	member_thread(NULL);
+}
+
+static void
+spawn_member(void)
+{
+	int p[2];
+	pid_t pid;
+
+	ck_assert_int_lt(npop, MAXP);
+	ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(p[1]);
+		close(ack_r);
+		member_main(p[0]);
+	}
+	close(p[0]);
+	pop[npop].pid = pid;
+	pop[npop].cmd = p[1];
+	npop++;
+	ck_assert_int_lt(never, 4 * MAXP);
+	ever[never++] = pid;
+}
+
+static void
+wait_acks(int n)
+{
+	char buf[64];
+
+	while (n > 0) {
+		ssize_t k = read(ack_r, buf, n < 64 ? (size_t)n : 64);
+
+		ck_assert_int_gt(k, 0);
+		n -= (int)k;
+	}
+}
+
+static void
+send_cmd(struct member *m, char c)
+{
+	ck_assert_int_eq(write(m->cmd, &c, 1), 1);
+}
+
+static void
+end_member(struct member *m)
+{
+	int st;
+
+	send_cmd(m, 'q');
+	ck_assert_int_eq(waitpid(m->pid, &st, 0), m->pid);
+	close(m->cmd);
+	m->cmd = -1;
+}
+
+static void
+pop_start(int n)
+{
+	int p[2];
+
+	ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+	ack_r = p[0];
+	ack_w = p[1];
+	npop = never = 0;
+	while (npop < n)
+		spawn_member();
+	/* every thread blocked on its pipe */
+	tu_sleep_ms(300);
+}
+
+static void
+pop_stop(void)
+{
+	int i;
+
+	for (i = 0; i < npop; i++)
+		if (pop[i].cmd >= 0)
+			end_member(&pop[i]);
+	close(ack_r);
+	close(ack_w);
+	ack_r = ack_w = -1;
+}
+
+static bool
+in_pop(int32_t tgid)
+{
+	int i;
+
+	for (i = 0; i < never; i++)
+		if (ever[i] == tgid)
+			return true;
+	return false;
+}
+
+/* ------------------------------------------------------------ the scans */
+
+static struct bpf_sched *
+sched_open(void)
+{
+	struct bpf_sched_opts o = {
+		.bpffs = bpffs,
+		.sys_root = "/sys",
+		.load = VBPF_LOAD_AUTO,
+		.rq = true,
+	};
+	struct bpf_sched *bs = NULL;
+	unsigned st;
+	char why[512];
+
+	ck_assert_msg(bpf_sched_open(&o, &bs, &st, why, sizeof(why)) == 0,
+	    "sched: %s", why);
+	return bs;
+}
+
+static void
+events_of(struct bpf_sched *bs, struct taskiter_events *ev)
+{
+	ck_assert_int_eq(bpf_sched_event_fds(bs, &ev->ctl_fd, &ev->tot_fd,
+			     ev->tid_fd, ev->proc_fd),
+	    0);
+}
+
+static struct procscan *
+scan_new(int procfd, const struct taskiter_events *ev, enum threads_mode mode)
+{
+	struct procscan *ps;
+
+	ck_assert_int_eq(procscan_new(procfd, (unsigned)sysconf(_SC_CLK_TCK),
+			     mode, &ps),
+	    0);
+	if (ev != NULL)
+		ck_assert_int_eq(procscan_set_events(ps, ev, "/sys"), 0);
+	else
+		procscan_force_full(ps, true);
+	ck_assert_int_eq(procscan_set_scanner(ps, SCANNER_BPF, "/sys"), 0);
+	return ps;
+}
+
+static const struct window_task *
+row_find(const struct window_task *a, size_t n, const struct window_task *t)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (a[i].id == t->id && a[i].starttime == t->starttime)
+			return &a[i];
+	return NULL;
+}
+
+/* The population's rows of two windows, both ways: the same rows with the
+ * same figures. Returns how many were compared. */
+static unsigned
+rows_same(const struct window_task *a, size_t na, const struct window_task *b,
+    size_t nb, const char *what)
+{
+	unsigned n = 0;
+	size_t i;
+
+	for (i = 0; i < nb; i++) {
+		const struct window_task *x = &b[i], *y;
+
+		if (!in_pop(x->tgid))
+			continue;
+		y = row_find(a, na, x);
+		ck_assert_msg(y != NULL,
+		    "%s %d (tgid %d): only in the full walk", what, x->id,
+		    x->tgid);
+		ck_assert_msg(x->d_utime == y->d_utime &&
+			x->d_stime == y->d_stime,
+		    "%s %d: ticks %llu+%llu full, %llu+%llu partial", what,
+		    x->id, (unsigned long long)x->d_utime,
+		    (unsigned long long)x->d_stime,
+		    (unsigned long long)y->d_utime,
+		    (unsigned long long)y->d_stime);
+		ck_assert_msg(x->d_minflt == y->d_minflt &&
+			x->d_majflt == y->d_majflt,
+		    "%s %d: faults %llu full, %llu partial", what, x->id,
+		    (unsigned long long)x->d_minflt,
+		    (unsigned long long)y->d_minflt);
+		ck_assert_msg(x->samples == y->samples,
+		    "%s %d: samples %u full, %u partial", what, x->id,
+		    x->samples, y->samples);
+		ck_assert_uint_eq(x->wall_ns, y->wall_ns);
+		ck_assert_uint_eq(x->total_ticks, y->total_ticks);
+		/* the same additions in the same order: bit for bit */
+		ck_assert_msg(x->norm_ticks == y->norm_ticks,
+		    "%s %d: norm %.17g full, %.17g partial", what, x->id,
+		    x->norm_ticks, y->norm_ticks);
+		ck_assert_msg(x->born == y->born && x->exited == y->exited,
+		    "%s %d: born/exited %d/%d full, %d/%d partial", what, x->id,
+		    x->born, x->exited, y->born, y->exited);
+		n++;
+	}
+	for (i = 0; i < na; i++)
+		if (in_pop(a[i].tgid))
+			ck_assert_msg(row_find(b, nb, &a[i]) != NULL,
+			    "%s %d (tgid %d, %s): only in the partial scan: "
+			    "%llu+%llu ticks, %llu faults, %u samples, "
+			    "born %d exited %d",
+			    what, a[i].id, a[i].tgid, a[i].comm,
+			    (unsigned long long)a[i].d_utime,
+			    (unsigned long long)a[i].d_stime,
+			    (unsigned long long)a[i].d_minflt, a[i].samples,
+			    a[i].born, a[i].exited);
+	return n;
+}
+
+/* One round of activity between two samples, acknowledged. */
+static void
+activity(unsigned round)
+{
+	int i, acks = 0, live = 0;
+
+	for (i = 0; i < npop; i++) {
+		struct member *m = &pop[i];
+
+		if (m->cmd < 0)
+			continue;
+		live++;
+		/* a tenth work; some make or end threads */
+		if ((unsigned)(i * 7 + round * 3) % 10 == 0) {
+			send_cmd(m, 'w');
+			acks++;
+		}
+		if ((unsigned)(i + round) % 17 == 0) {
+			send_cmd(m, 's');
+			acks++;
+		}
+		if ((unsigned)(i + round) % 13 == 0) {
+			send_cmd(m, 'S');
+			acks++;
+		} else if ((unsigned)(i + round) % 13 == 5) {
+			send_cmd(m, 'x');
+			acks++;
+		}
+	}
+	wait_acks(acks);
+	/* a process ends, another starts, now and then */
+	if (round % 3 == 1 && live > 4) {
+		for (i = 0; i < npop; i++)
+			if (pop[i].cmd >= 0 && (unsigned)i % 5 == round % 5) {
+				end_member(&pop[i]);
+				break;
+			}
+	}
+	if (round % 4 == 2 && npop < MAXP) {
+		spawn_member();
+		send_cmd(&pop[npop - 1], 'w');
+		wait_acks(1);
+	}
+	/* threads back in read(); freed tasks through their grace period */
+	tu_sleep_ms(120);
+}
+
+static void
+setup(void)
+{
+	if (asprintf(&bpffs, "/sys/fs/bpf/vitals-test-%d-%d", (int)getpid(),
+		dir_seq++) < 0)
+		ck_abort();
+	bpf_common_init();
+}
+
+static void
+teardown(void)
+{
+	tu_rmtree(bpffs);
+	free(bpffs);
+}
+
+/*
+ * Partial samples and a full walk per sample over the same windows give
+ * the same rows, in each threads mode.
+ */
+static void
+same_windows(enum threads_mode mode)
+{
+	enum { WINDOWS = 4, PER = 6 };
+	struct bpf_sched *bs = sched_open();
+	struct taskiter_events ev;
+	struct procscan *a, *b;
+	struct bpf_sched_batch batch = { 0 };
+	int procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int64_t prev = clock_ns(CLOCK_BOOTTIME) - NSEC_PER_SEC;
+	unsigned round = 0, partial = 0, full = 0, compared = 0;
+	int win, k;
+
+	ck_assert_int_ge(procfd, 0);
+	events_of(bs, &ev);
+	a = scan_new(procfd, &ev, mode);
+	b = scan_new(procfd, NULL, mode);
+	pop_start(30);
+	for (win = 0; win < WINDOWS; win++) {
+		struct window *wa = window_new((uint64_t)win + 1, 0);
+		struct window *wb = window_new((uint64_t)win + 1, 0);
+
+		ck_assert_ptr_nonnull(wa);
+		ck_assert_ptr_nonnull(wb);
+		for (k = 0; k < PER; k++) {
+			struct scan_ctx ctx = {
+				.valid = k != 2 || win != 1, /* one invalid */
+				.have_prev = true,
+				.prev_boot_ns = prev,
+				.full = k == PER - 1,
+			};
+
+			activity(round++);
+			if (ctx.valid) {
+				ctx.wall_ns = NSEC_PER_SEC + (uint64_t)k * 7;
+				ctx.total_ticks = 200 + (uint64_t)round;
+				ctx.norm_ticks = 100.0 / 3.0 * (k + 1) + 0.1;
+			}
+			prev = clock_ns(CLOCK_BOOTTIME);
+			ck_assert_int_eq(procscan_run(a, &ctx, wa), 0);
+			ck_assert_int_eq(procscan_run(b, &ctx, wb), 0);
+			ck_assert_uint_eq(wa->health.scanner, SCANNER_BPF);
+			ck_assert_msg(wa->health.partial_why ==
+				PARTIAL_WHY_NONE,
+			    "partial off: %s (%s)",
+			    partial_why_name(wa->health.partial_why),
+			    strerror((int)wa->health.partial_err));
+		}
+		/* the daemon's order at a close: flush, then the flip */
+		ck_assert_int_eq(procscan_flush(a, wa), 0);
+		ck_assert_int_eq(procscan_flush(b, wb), 0);
+		ck_assert_int_eq(bpf_sched_flip(bs), 0);
+		ck_assert_int_eq(bpf_sched_collect(bs, &batch), 0);
+		partial += wa->health.samples_partial;
+		full += wa->health.samples_full;
+		ck_assert_uint_eq(wb->health.samples_partial, 0);
+		ck_assert_uint_eq(wb->health.samples_full, PER);
+		compared += rows_same(wa->procs, wa->nprocs, wb->procs,
+		    wb->nprocs, "process");
+		compared += rows_same(wa->threads, wa->nthreads, wb->threads,
+		    wb->nthreads, "thread");
+		window_free(wa);
+		window_free(wb);
+	}
+	pop_stop();
+	/* most samples were partial: the first sample and each window's
+	 * last walk in full (the flip right after a walk is taken), a doubt
+	 * now and then */
+	ck_assert_msg(partial >= (unsigned)(WINDOWS * (PER - 1)) - 3,
+	    "partial samples %u, full %u", partial, full);
+	ck_assert_uint_gt(compared, 100);
+	procscan_free(a);
+	procscan_free(b);
+	bpf_sched_batch_release(&batch);
+	bpf_sched_free(bs);
+	close(procfd);
+}
+
+START_TEST(same_windows_changed)
+{
+	same_windows(THREADS_CHANGED);
+}
+END_TEST
+
+START_TEST(same_windows_all)
+{
+	same_windows(THREADS_ALL);
+}
+END_TEST
+
+/*
+ * An idle population costs a partial read nothing: of 200 processes of 4
+ * threads, only the 20 that worked are read, each with its 4 threads.
+ */
+START_TEST(idle_costs_nothing)
+{
+	struct bpf_sched *bs = sched_open();
+	struct taskiter_events ev;
+	struct taskiter *ti;
+	enum scanner_why why;
+	enum partial_why pwhy;
+	const struct taskiter_snap *snap;
+	struct taskiter_end end;
+	struct bpf_sched_batch batch = { 0 };
+	uint64_t gen, doubt;
+	unsigned worked = 0, idle_read = 0, full_tasks;
+	int i, perr;
+	size_t j;
+
+	events_of(bs, &ev);
+	ck_assert_int_eq(taskiter_open_ev((unsigned)sysconf(_SC_CLK_TCK),
+			     "/sys", &ev, &ti, &why, &pwhy, &perr),
+	    0);
+	ck_assert_msg(pwhy == PARTIAL_WHY_NONE, "partial: %s (%s)",
+	    partial_why_name(pwhy), strerror(perr));
+	pop_start(200);
+	ck_assert_int_eq(taskiter_read(ti, &snap), 0);
+	full_tasks = (unsigned)snap->nthreads;
+	/* a window begins: what ran before it is on the other side; on a
+	 * loaded machine the last threads may still be starting: until a
+	 * window of 300 ms has none of ours */
+	for (i = 0; i < 20; i++) {
+		ck_assert_int_eq(bpf_sched_flip(bs), 0);
+		/* the old side drained, as the daemon does: empty when it
+		 * is the live one again */
+		ck_assert_int_eq(bpf_sched_collect(bs, &batch), 0);
+		tu_sleep_ms(300);
+		ck_assert_int_eq(taskiter_ev_state(ti, &gen, &doubt), 0);
+		ck_assert_int_eq(taskiter_read_partial(ti, (unsigned)(gen & 1),
+				     &snap, &end),
+		    0);
+		for (j = 0; j < snap->nprocs; j++)
+			if (in_pop(snap->procs[j].tgid))
+				break;
+		if (j == snap->nprocs)
+			break;
+	}
+	ck_assert_int_eq(bpf_sched_flip(bs), 0);
+	ck_assert_int_eq(bpf_sched_collect(bs, &batch), 0);
+	ck_assert_int_eq(taskiter_ev_state(ti, &gen, &doubt), 0);
+	for (i = 0; i < npop; i++)
+		if (i % 10 == 3) {
+			send_cmd(&pop[i], 'w');
+			worked++;
+		}
+	wait_acks((int)worked);
+	tu_sleep_ms(50);
+	ck_assert_int_eq(taskiter_read_partial(ti, (unsigned)(gen & 1), &snap,
+			     &end),
+	    0);
+	ck_assert_uint_eq(end.gen, gen);
+	for (j = 0; j < snap->nprocs; j++) {
+		const struct iter_task *p = &snap->procs[j];
+		int m;
+
+		for (m = 0; m < npop; m++)
+			if (pop[m].pid == p->tgid)
+				break;
+		if (m == npop)
+			continue;
+		if (m % 10 != 3) {
+			idle_read++;
+			continue;
+		}
+		/* whole: the leader and its three threads */
+		ck_assert(p->leader);
+		ck_assert_uint_eq(p->nthreads, 4);
+	}
+	/* each worker's group once, no idle one (but a stray wakeup) */
+	for (i = 0; i < npop; i++) {
+		bool seen = false;
+
+		if (i % 10 != 3)
+			continue;
+		for (j = 0; j < snap->nprocs; j++)
+			if (snap->procs[j].tgid == pop[i].pid) {
+				ck_assert(!seen);
+				seen = true;
+			}
+		ck_assert_msg(seen, "worker %d not read", pop[i].pid);
+	}
+	ck_assert_uint_le(idle_read, 2);
+	fprintf(stderr,
+	    "idle: full walk %u tasks; partial %u records (%u groups, "
+	    "%u of ours worked)\n",
+	    full_tasks, end.nrecs, (unsigned)snap->nprocs, worked);
+	ck_assert_uint_lt(end.nrecs, full_tasks / 2);
+	pop_stop();
+	taskiter_free(ti);
+	bpf_sched_batch_release(&batch);
+	bpf_sched_free(bs);
+}
+END_TEST
+
+/* A window whose health has partial samples (vitals --json health). */
+static bool
+has_partial(const struct run *r)
+{
+	const char *p = strstr(r->out, "\"samples_partial\":");
+
+	return td_has_window(r) && p != NULL && atoi(p + 18) > 0;
+}
+
+/*
+ * The daemon with its sched accounting takes partial samples and says so
+ * in its health, text and JSON; with scanner = procfs it says why not.
+ */
+START_TEST(daemon_says_partial)
+{
+	static const char *const health[] = { "--json", "health", NULL };
+	static const char *const text[] = { "health", NULL };
+	const char *args[] = { "--interval-ms", "200", "--window-s", "2",
+		"--bpffs", bpffs, NULL, NULL, NULL };
+	struct run r;
+	struct td d;
+
+	td_start(&d, "evscan", NULL, args);
+	td_wait(&d, 15000, health, has_partial);
+	r = td_vitals(&d, -1, health);
+	ck_assert_msg(strstr(r.out, "\"partial_why\":\"none\"") != NULL, "%s",
+	    r.out);
+	run_free(&r);
+	r = td_vitals(&d, -1, text);
+	ck_assert_msg(strstr(r.out, "partial on") != NULL, "%s", r.out);
+	run_free(&r);
+	td_stop(&d);
+
+	args[6] = "--scanner";
+	args[7] = "procfs";
+	td_start(&d, "evscan", NULL, args);
+	td_wait(&d, 15000, health, td_has_window);
+	r = td_vitals(&d, -1, health);
+	ck_assert_msg(strstr(r.out, "\"samples_partial\":0") != NULL &&
+		strstr(r.out, "\"partial_why\":\"scanner\"") != NULL,
+	    "%s", r.out);
+	run_free(&r);
+	td_stop(&d);
+}
+END_TEST
+
+static Suite *
+evscan_suite(void)
+{
+	Suite *s = suite_create("evscan");
+	TCase *tc = tcase_create("kernel");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 240);
+	tcase_add_test(tc, same_windows_changed);
+	tcase_add_test(tc, same_windows_all);
+	tcase_add_test(tc, idle_costs_nothing);
+	tcase_add_test(tc, daemon_says_partial);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	if (!tu_need_root("bpffs and BPF loading"))
+		return 77;
+	if (bpf_check_bpffs("/sys/fs/bpf") < 0)
+		(void)mount("bpf", "/sys/fs/bpf", "bpf", 0, NULL);
+	return tu_run(evscan_suite());
+}
