@@ -26,6 +26,7 @@ window=${BENCH_WINDOW_S:-10}
 reconnect=
 unshared=
 nice=${BENCH_NICE:-0}
+qthreads=${BENCH_QUERY_THREADS:-}
 keep=0
 
 usage() {
@@ -45,6 +46,7 @@ usage: $(basename "$0") [options]
   --reconnect        a new connection per request (as the CLI does)
   --unshared         no two top requests equal (every one reads the store)
   --nice N           run the daemon at nice N, as a service might (default 0)
+  --query-threads N  the daemon's read pool (query_threads; default: its own)
   --keep             keep the temporary directory (daemon log, database)
   -h, --help         this text
 USAGE
@@ -70,6 +72,7 @@ while (($#)); do
 	--reconnect) reconnect=reconnect ;;
 	--unshared) unshared=unshared ;;
 	--nice) nice=$2; shift ;;
+	--query-threads) qthreads=$2; shift ;;
 	--keep) keep=1 ;;
 	-h|--help) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
@@ -104,7 +107,12 @@ echo "machine: $(nproc) CPUs, $(uname -sr), $(grep -m1 'model name' \
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 mkdir -p "$tmp/state"
 "$bench" fill "$tmp/state/vitals.db" "$hours" "$procs" "$threads"
-nice -n "$nice" "$vitalsd" -f --state-dir "$tmp/state" \
+conf=()
+if [ -n "$qthreads" ]; then
+	echo "query_threads = $qthreads" >"$tmp/vitalsd.conf"
+	conf=(-c "$tmp/vitalsd.conf")
+fi
+nice -n "$nice" "$vitalsd" -f "${conf[@]}" --state-dir "$tmp/state" \
     --socket "$tmp/state/s" --interval-ms "$interval" --window-s "$window" \
     2>"$tmp/vitalsd.log" &
 dpid=$!

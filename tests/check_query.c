@@ -447,6 +447,66 @@ START_TEST(test_flood_does_not_starve)
 }
 END_TEST
 
+/* The queued reads, once the pool has taken what it will (<= 2 s). */
+static unsigned
+queued_settled(struct query *q, unsigned want)
+{
+	struct control_stats st;
+	int64_t end = clock_ns(CLOCK_MONOTONIC) + 2 * SEC;
+
+	do {
+		memset(&st, 0, sizeof(st));
+		query_get_stats(q, &st);
+		if (st.queries_queued == want)
+			break;
+		usleep(1000);
+	} while (clock_ns(CLOCK_MONOTONIC) < end);
+	return (unsigned)st.queries_queued;
+}
+
+/*
+ * One uid alone has the whole pool: its two reads both leave the queue
+ * (held before they run); a second uid's read waits for a thread, and the
+ * first uid's next read waits behind it; released, every read answers.
+ */
+START_TEST(test_lone_uid_whole_pool)
+{
+	struct store *s = make_store(30);
+	struct query_opts o = { .threads = 2,
+		.queue_max = 64,
+		.uid_queue = 8,
+		.max_frame = FRAME_MAX,
+		.budget = BUDGET };
+	struct rpc_query rq;
+	struct harness h;
+	unsigned i;
+
+	pool_new(&h, s, &o);
+	query_hold(h.q, true);
+	for (i = 0; i < 2; i++) {
+		rq = windows_query(t_first + (int64_t)i * SEC, t_last, 5);
+		rq.id = i;
+		ck_assert_int_eq(query_submit_uid(h.q, 1 + i, FLOOD_UID, 0,
+				     &rq),
+		    0);
+	}
+	ck_assert_uint_eq(queued_settled(h.q, 0), 0);
+	rq = windows_query(t_first + 5 * SEC, t_last, 5);
+	rq.id = 5;
+	ck_assert_int_eq(query_submit_uid(h.q, 5, READER_UID, 0, &rq), 0);
+	rq = windows_query(t_first + 3 * SEC, t_last, 5);
+	rq.id = 3;
+	ck_assert_int_eq(query_submit_uid(h.q, 3, FLOOD_UID, 0, &rq), 0);
+	ck_assert_uint_eq(queued_settled(h.q, 2), 2);
+	query_hold(h.q, false);
+	wait_answers(&h, 4);
+	for (i = 0; i < 4; i++)
+		ck_assert_int_eq(h.a[i].status, VITALS__STATUS__STATUS_OK);
+	pool_free(&h);
+	store_close(s);
+}
+END_TEST
+
 /* ------------------------------------------------------------ roll-ups */
 
 struct holder {
@@ -586,6 +646,7 @@ query_suite(void)
 	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, test_budget_bounds_memory);
 	tcase_add_test(tc, test_flood_does_not_starve);
+	tcase_add_test(tc, test_lone_uid_whole_pool);
 	tcase_add_test(tc, test_rollup_does_not_block_reads);
 	tcase_add_test(tc, test_hp_list_on_pool);
 	tcase_add_test(tc, test_idle_reader_closes);

@@ -465,6 +465,92 @@ START_TEST(test_sum_damaged)
 }
 END_TEST
 
+/* One top-N window by window, both lists: every figure of a against b. */
+static void
+top_all(struct store *s, int64_t from, int64_t to, bool th,
+    struct window_task **ret, size_t *ret_n)
+{
+	store_sum_off = true;
+	ck_assert_int_eq(store_top(s, from, to, th, METRIC_CPU, 0, ret, ret_n),
+	    0);
+	store_sum_off = false;
+}
+
+static void
+tops_eq(const struct window_task *a, size_t na, const struct window_task *b,
+    size_t nb)
+{
+	size_t i;
+
+	ck_assert_uint_eq(na, nb);
+	for (i = 0; i < na; i++)
+		tu_task_eq(&a[i], &b[i]);
+}
+
+/*
+ * Decoded windows kept between reads (store_wcache.c): the second read
+ * takes them from the cache and answers the same; a window whose blob
+ * changed under the same id is decoded again (its new figures, as a
+ * fresh connection reads them), never taken from the cache.
+ */
+START_TEST(test_sum_wcache)
+{
+	struct store *s = open_opts(NULL, 0);
+	int64_t end = T0 + 200 * 10 * SEC;
+	struct window_task *a, *b, *c, *d;
+	size_t na, nb, nc, nd, i;
+	uint64_t hits, misses, h2, m2, ua = 0, uc = 0;
+	bool th = _i;
+
+	for (i = 0; i < 200; i++)
+		put(s, "boot-a", i, T0);
+	top_all(s, T0, end, th, &a, &na);
+	store_wcache_stats(s, &hits, &misses);
+	ck_assert_uint_eq(hits, 0);
+	top_all(s, T0, end, th, &b, &nb);
+	store_wcache_stats(s, &h2, &m2);
+	ck_assert_uint_eq(h2, 200); /* every window from the cache */
+	ck_assert_uint_eq(m2, misses);
+	hits = h2;
+	tops_eq(a, na, b, nb);
+	/* window 100's list now holds window 101's rows */
+	ck_assert_int_eq(q_int(s,
+			     th ? "UPDATE window_tasks SET threads = (SELECT"
+				  " threads FROM window_tasks ORDER BY"
+				  " window_id LIMIT 1 OFFSET 100) WHERE"
+				  " window_id = (SELECT window_id FROM"
+				  " window_tasks ORDER BY window_id LIMIT 1"
+				  " OFFSET 99) RETURNING 1" :
+				  "UPDATE window_tasks SET procs = (SELECT"
+				  " procs FROM window_tasks ORDER BY"
+				  " window_id LIMIT 1 OFFSET 100) WHERE"
+				  " window_id = (SELECT window_id FROM"
+				  " window_tasks ORDER BY window_id LIMIT 1"
+				  " OFFSET 99) RETURNING 1"),
+	    1);
+	top_all(s, T0, end, th, &c, &nc);
+	store_wcache_stats(s, &h2, &m2);
+	ck_assert_uint_eq(m2, misses + 1); /* that window alone decoded */
+	ck_assert_uint_eq(h2, hits + 199);
+	store_close(s);
+	s = open_opts(NULL, 0);
+	top_all(s, T0, end, th, &d, &nd);
+	store_wcache_stats(s, &hits, &misses);
+	ck_assert_uint_eq(hits, 0);
+	tops_eq(c, nc, d, nd);
+	for (i = 0; i < na; i++)
+		ua += a[i].d_utime + a[i].d_stime;
+	for (i = 0; i < nc; i++)
+		uc += c[i].d_utime + c[i].d_stime;
+	ck_assert_uint_ne(ua, uc); /* the change is in the answer */
+	free(a);
+	free(b);
+	free(c);
+	free(d);
+	store_close(s);
+}
+END_TEST
+
 static void
 agg_eq(const struct store_agg *x, const struct store_agg *y)
 {
@@ -737,6 +823,7 @@ main(void)
 	tcase_add_test(tc, test_sum_size_bound);
 	tcase_add_test(tc, test_sum_spool);
 	tcase_add_test(tc, test_sum_damaged);
+	tcase_add_loop_test(tc, test_sum_wcache, 0, 2);
 	tcase_add_test(tc, test_sum_migrate_v21);
 	suite_add_tcase(s, tc);
 	return tu_run(s);

@@ -808,17 +808,34 @@ uq_gc(struct query *q)
 		q->rr = 0;
 }
 
-/* The next uid in turn with a job and a thread to spare (under mu). */
+/*
+ * The next uid in turn with a job and a thread to spare (under mu). A uid
+ * already running uid_running reads (all threads but one) takes the last
+ * thread too when no other uid has a read queued: the thread kept for the
+ * others would otherwise idle while one caller's reads wait (32 clients of
+ * one uid got half the pool). A uid that comes later waits for at most one
+ * read in progress, and the next free thread is its.
+ */
 static struct query_job *
 next_job(struct query *q, uint32_t *ret_uid)
 {
-	unsigned i, k;
+	unsigned i, k, pick = q->nuq;
 
 	for (i = 0; i < q->nuq; i++) {
 		struct uid_queue *u = q->uq[k = (q->rr + i) % q->nuq];
 
-		if (u->todo.n == 0 || u->running >= q->uid_running)
+		if (u->todo.n == 0)
 			continue;
+		if (u->running < q->uid_running) {
+			pick = k;
+			break;
+		}
+		if (pick == q->nuq)
+			pick = k; /* capped: only if nobody else waits */
+	}
+	if (pick < q->nuq) {
+		struct uid_queue *u = q->uq[k = pick];
+
 		q->rr = (k + 1) % q->nuq;
 		u->running++;
 		q->queued--;

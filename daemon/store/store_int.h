@@ -174,6 +174,8 @@ struct store {
 	sqlite3_stmt *sum_st[STORE_SUM_NSTMT];
 	/* store_taskread.c: identities by instance id, for one read */
 	struct store_rcache *rcache;
+	/* store_wcache.c: decoded window rows kept between top-N reads */
+	struct store_wcache *wcache;
 	/* store_keys.c: the writer's key ids (NULL on a reader), and names
 	 * by key id for reads */
 	struct store_kw *kw;
@@ -552,6 +554,18 @@ int store_agg_rows(struct store_aggs *g, int64_t wid,
     const struct window_task *t, const uint64_t *iid, size_t n);
 int store_agg_sums(struct store_aggs *g, const struct store_agg *a, size_t n);
 void store_aggs_free(struct store_aggs *g);
+
+/* store_wcache.c: decoded window rows kept between top-N reads */
+struct store_wcache;
+void store_wcache_begin(struct store *s);
+int store_wcache_sum(struct store *s, int64_t wid, bool threads,
+    const void *blob, size_t blob_n, struct store_aggs *g);
+void store_wcache_put(struct store *s, int64_t wid, bool threads,
+    const void *blob, size_t blob_n, const struct window_task *t,
+    const uint64_t *iid, size_t n);
+void store_wcache_free(struct store *s);
+void store_wcache_stats(const struct store *s, uint64_t *hits,
+    uint64_t *misses);
 
 /* store_tasksum.c: per-instance summaries of wall-clock spans; their
  * payload (store_sumcodec.c: rows in iid order) is pure byte work.

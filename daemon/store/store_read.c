@@ -55,6 +55,7 @@ store_read_finalize(struct store *s)
 		s->rs[i] = NULL;
 	}
 	store_rcache_free(s);
+	store_wcache_free(s);
 	store_knames_free(s);
 	/* reads prepare them too: every close path finalizes them here */
 	store_prov_finalize(s);

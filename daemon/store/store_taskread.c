@@ -400,10 +400,33 @@ agg_windows(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 	store_bind_named(st, ":lo", lo);
 	store_bind_named(st, ":hi", hi);
 	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if ((r = col_tasks(s, st, TW_BLOB, &t, &iid, &nt)) < 0)
-			break;
-		r = store_agg_rows(g, sqlite3_column_int64(st, TW_ID), t, iid,
-		    nt);
+		int64_t wid = sqlite3_column_int64(st, TW_ID);
+		const void *b;
+		size_t bn;
+
+		if (sqlite3_column_type(st, TW_BLOB) == SQLITE_NULL)
+			continue;
+		b = sqlite3_column_blob(st, TW_BLOB);
+		bn = (size_t)sqlite3_column_bytes(st, TW_BLOB);
+		if ((r = store_wcache_sum(s, wid, threads, b, bn, g)) != 0) {
+			r = r < 0 ? r : 0;
+			continue;
+		}
+		t = NULL;
+		iid = NULL;
+		nt = 0;
+		if ((r = blob_decode(b, bn, NULL, 0, &t, &iid, &nt)) < 0) {
+			free(t);
+			free(iid);
+			if (r == -ENOMEM)
+				break;
+			store_blob_error(s); /* counted, no rows */
+			r = 0;
+			continue;
+		}
+		r = store_agg_rows(g, wid, t, iid, nt);
+		if (r == 0)
+			store_wcache_put(s, wid, threads, b, bn, t, iid, nt);
 		free(t);
 		free(iid);
 	}
@@ -430,6 +453,7 @@ top_locked(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 	if ((unsigned)m > METRIC_RSS || from_wall_ns >= to_wall_ns)
 		return -EINVAL;
 	store_rcache_reset(s);
+	store_wcache_begin(s);
 	r = store_sum_top(s, from_wall_ns, to_wall_ns, threads, &g,
 	    agg_windows);
 	store_imap_free(&g.map);
