@@ -51,7 +51,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "bpf_floor: %s: cannot load\n", argv[1]);
 		goto out;
 	}
-	bpf_object__for_each_program(prog, obj) {
+	bpf_object__for_each_program(prog, obj)
+	{
 		if (n == FLOOR_LINKS)
 			break;
 		links[n] = bpf_program__attach(prog);
