@@ -156,13 +156,9 @@ tot_add(__u32 idx, __u64 v)
 }
 
 /*
- * sched_switch, sched_wakeup and sched_wakeup_new run with interrupts off
- * (the run-queue lock is held; try_to_wake_up() and wake_up_new_task()
- * take p->pi_lock with irqsave) and never inside another program of ours
- * on their CPU, so a read-modify-write of a per-CPU counter only they
- * write cannot interleave with another one: a plain add is enough there.
- * Counters sched_process_free also writes (from an RCU callback, with
- * interrupts on) keep the atomic tot_add().
+ * sched_switch runs with interrupts off and never inside another program
+ * of ours on its CPU, so its own read-modify-write of a per-CPU counter
+ * cannot interleave with another one: a plain add is enough there.
  */
 static __always_inline void
 tot_add_switch(__u32 idx, __u64 v)
@@ -506,7 +502,7 @@ enqueued(struct task_struct *t)
 		st->valid = 1;
 	}
 	if (rq_enabled) {
-		tot_add_switch(TOT_WAKEUPS, 1);
+		tot_add(TOT_WAKEUPS, 1);
 		if (st->wake_ns == 0)
 			st->wake_ns = bpf_ktime_get_ns();
 	}
