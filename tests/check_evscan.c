@@ -555,6 +555,18 @@ same_windows(enum threads_mode mode)
  * read it running, one after the other: within a tick) and it is retired
  * as exited in both.
  */
+/* Reaps the child the moment it ends: no zombie for a sample to read. */
+static void *
+reap_main(void *arg)
+{
+	pid_t *pid = arg;
+	int st;
+
+	if (waitpid(*pid, &st, 0) != *pid)
+		*pid = -1;
+	return NULL;
+}
+
 START_TEST(cpu_bound_child)
 {
 	enum { SAMPLES = 12 };
@@ -567,9 +579,11 @@ START_TEST(cpu_bound_child)
 	const struct window_task *ra = NULL, *rb = NULL;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	cpu_set_t mine, other;
-	pid_t child = -1;
+	pid_t child = -1, reaped = -1;
+	pthread_t reaper;
+	bool fifo_ok = false;
 	size_t i;
-	int k, st;
+	int k;
 
 	ck_assert_int_ge(procfd, 0);
 	ck_assert_ptr_nonnull(wa);
@@ -594,18 +608,39 @@ START_TEST(cpu_bound_child)
 		};
 
 		if (k == 1) { /* after the first (full) sample */
+			/* born on the other CPU (no migration) and FIFO
+			 * there (no CFS task preempts it): no switch-out,
+			 * so no thread-map entry, until it ends */
+			struct sched_param fifo = { .sched_priority = 1 },
+					   norm = { .sched_priority = 0 };
+
+			ck_assert_int_eq(sched_setaffinity(0, sizeof(other),
+					     &other),
+			    0);
+			fifo_ok = sched_setscheduler(0, SCHED_FIFO, &fifo) == 0;
 			child = fork();
 			ck_assert_int_ge(child, 0);
 			if (child == 0) {
-				(void)sched_setaffinity(0, sizeof(other),
-				    &other);
 				prctl(PR_SET_NAME, "evs_cpubound");
 				burn_cpu_ms(700);
 				_exit(0);
 			}
+			if (fifo_ok)
+				ck_assert_int_eq(sched_setscheduler(0,
+						     SCHED_OTHER, &norm),
+				    0);
+			ck_assert_int_eq(sched_setaffinity(0, sizeof(mine),
+					     &mine),
+			    0);
+			reaped = child;
+			ck_assert_int_eq(pthread_create(&reaper, NULL,
+					     reap_main, &reaped),
+			    0);
 		}
-		if (k == SAMPLES - 2)
-			ck_assert_int_eq(waitpid(child, &st, 0), child);
+		if (k == SAMPLES - 2) {
+			ck_assert_int_eq(pthread_join(reaper, NULL), 0);
+			ck_assert_int_eq(reaped, child);
+		}
 		prev = clock_ns(CLOCK_BOOTTIME);
 		ck_assert_int_eq(procscan_run(a, &ctx, wa), 0);
 		ck_assert_int_eq(procscan_run(b, &ctx, wb), 0);
@@ -624,10 +659,10 @@ START_TEST(cpu_bound_child)
 	ck_assert_msg(ra != NULL, "the partial scan has no row of the child");
 	fprintf(stderr,
 	    "cpu-bound child: %llu+%llu ticks full, %llu+%llu "
-	    "partial, exited %d/%d\n",
+	    "partial, exited %d/%d%s\n",
 	    (unsigned long long)rb->d_utime, (unsigned long long)rb->d_stime,
 	    (unsigned long long)ra->d_utime, (unsigned long long)ra->d_stime,
-	    rb->exited, ra->exited);
+	    rb->exited, ra->exited, fifo_ok ? "" : " (not FIFO)");
 	ck_assert_uint_ge(rb->d_utime + rb->d_stime, 30);
 	/* Without the CPUs' running tasks the partial scan has no row; with
 	 * a birth taken for a baseline it lacks the ticks up to its first
