@@ -15,6 +15,7 @@
  * acknowledged, then the test waits), so the two reads see the same
  * counters. Needs root (BPF, bpffs).
  */
+#include <bpf/bpf.h>
 #include <check.h>
 #include <sched.h>
 #include <errno.h>
@@ -555,6 +556,30 @@ same_windows(enum threads_mode mode)
  * read it running, one after the other: within a tick) and it is retired
  * as exited in both.
  */
+/* Whether tid has an entry on either side of the thread map (the key's
+ * first field is the tid: bpf/sched/sched.bpf.h struct sched_tid_key). */
+static bool
+tid_has_entry(const struct taskiter_events *ev, pid_t tid)
+{
+	struct {
+		uint32_t tid, uid;
+		uint64_t start_ns;
+	} k, nk;
+	int side;
+
+	for (side = 0; side < 2; side++) {
+		void *prev = NULL;
+
+		while (bpf_map_get_next_key(ev->tid_fd[side], prev, &nk) == 0) {
+			if ((pid_t)nk.tid == tid)
+				return true;
+			k = nk;
+			prev = &k;
+		}
+	}
+	return false;
+}
+
 /* Reaps the child the moment it ends: no zombie for a sample to read. */
 static void *
 reap_main(void *arg)
@@ -582,6 +607,7 @@ START_TEST(cpu_bound_child)
 	pid_t child = -1, reaped = -1;
 	pthread_t reaper;
 	bool fifo_ok = false;
+	unsigned unmapped = 0; /* samples the child ran with no entry */
 	size_t i;
 	int k;
 
@@ -641,6 +667,9 @@ START_TEST(cpu_bound_child)
 			ck_assert_int_eq(pthread_join(reaper, NULL), 0);
 			ck_assert_int_eq(reaped, child);
 		}
+		if (k > 1 && k < SAMPLES - 2 && reaped == child &&
+		    !tid_has_entry(&ev, child))
+			unmapped++;
 		prev = clock_ns(CLOCK_BOOTTIME);
 		ck_assert_int_eq(procscan_run(a, &ctx, wa), 0);
 		ck_assert_int_eq(procscan_run(b, &ctx, wb), 0);
@@ -659,10 +688,12 @@ START_TEST(cpu_bound_child)
 	ck_assert_msg(ra != NULL, "the partial scan has no row of the child");
 	fprintf(stderr,
 	    "cpu-bound child: %llu+%llu ticks full, %llu+%llu "
-	    "partial, exited %d/%d%s\n",
+	    "partial, exited %d/%d%s; samples with no thread-map entry "
+	    "for it: %u; partial samples %u, doubts %u\n",
 	    (unsigned long long)rb->d_utime, (unsigned long long)rb->d_stime,
 	    (unsigned long long)ra->d_utime, (unsigned long long)ra->d_stime,
-	    rb->exited, ra->exited, fifo_ok ? "" : " (not FIFO)");
+	    rb->exited, ra->exited, fifo_ok ? "" : " (not FIFO)", unmapped,
+	    wa->health.samples_partial, wa->health.partial_doubts);
 	ck_assert_uint_ge(rb->d_utime + rb->d_stime, 30);
 	/* Without the CPUs' running tasks the partial scan has no row; with
 	 * a birth taken for a baseline it lacks the ticks up to its first
