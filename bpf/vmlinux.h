@@ -105,8 +105,11 @@ struct prev_cputime {
 	u64 stime;
 } __attribute__((preserve_access_index));
 
+struct cfs_rq;
+
 struct sched_entity {
 	u64 sum_exec_runtime;
+	struct cfs_rq *cfs_rq; /* CONFIG_FAIR_GROUP_SCHED */
 } __attribute__((preserve_access_index));
 
 struct signal_struct {
@@ -136,6 +139,21 @@ struct task_struct {
 	const struct cred *real_cred;
 	char comm[16];
 	struct signal_struct *signal;
+} __attribute__((preserve_access_index));
+
+/* A CPU's runqueue: only the task on it (a union with `donor` since 6.16). */
+struct rq {
+	struct task_struct *curr;
+} __attribute__((preserve_access_index));
+
+/* CONFIG_FAIR_GROUP_SCHED: a group's per-CPU queues, each on its CPU's rq */
+struct cfs_rq {
+	struct rq *rq;
+	struct task_group *tg;
+} __attribute__((preserve_access_index));
+
+struct task_group {
+	struct cfs_rq **cfs_rq;
 } __attribute__((preserve_access_index));
 
 /* the context of an "iter/" program (kernel/bpf/bpf_iter.c) */

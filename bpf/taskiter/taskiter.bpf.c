@@ -299,10 +299,12 @@ emit_gone(__u32 tgid, __u64 leader_ns)
  * Write tgid's group unless this read already did; leader_ns tells a
  * reused tgid from the group the entry was made by. No such leader: the
  * instance is gone (a group's leader stays, a zombie, while any thread of
- * it lives; an exec by another thread hands over its start).
+ * it lives; an exec by another thread hands over its start), said so when
+ * gone is set (a map entry's instance), else left to the maps (a task seen
+ * on a CPU a moment before).
  */
 static __always_inline void
-emit_group(__u32 tgid, __u64 leader_ns)
+emit_group(__u32 tgid, __u64 leader_ns, bool gone)
 {
 	struct task_struct *leader, *t;
 	struct bpf_iter_task it;
@@ -317,12 +319,14 @@ emit_group(__u32 tgid, __u64 leader_ns)
 	}
 	leader = bpf_task_from_pid((s32)tgid);
 	if (leader == NULL) {
-		emit_gone(tgid, leader_ns);
+		if (gone)
+			emit_gone(tgid, leader_ns);
 		return;
 	}
 	if (leader->start_boottime != leader_ns ||
 	    leader->pid != leader->tgid) {
-		emit_gone(tgid, leader_ns);
+		if (gone)
+			emit_gone(tgid, leader_ns);
 		goto out;
 	}
 	/* marked once written: a gone instance's tgid may be a live one's */
@@ -353,7 +357,7 @@ tid_cb(void *map, struct sched_tid_key *k, struct sched_tid *v, void *arg)
 	(void)map;
 	(void)k;
 	(void)arg;
-	emit_group(v->tgid, v->leader_ns);
+	emit_group(v->tgid, v->leader_ns, true);
 	return 0;
 }
 
@@ -368,7 +372,80 @@ proc_cb(void *map, struct sched_proc_key *k, struct sched_proc *v, void *arg)
 	if (v->flags & SCHED_PROC_EXITED)
 		emit_gone(k->tgid, k->start_ns);
 	else
-		emit_group(k->tgid, k->start_ns);
+		emit_group(k->tgid, k->start_ns, true);
+	return 0;
+}
+
+/*
+ * Over every CPU: the group of the task running there now. A task that
+ * has run since the flip without switching out (a CPU-bound task alone on
+ * its CPU) has no thread-map entry yet, yet it is its runqueue's curr; so
+ * every task that ran since the flip is in the thread map or on a CPU
+ * (doc/bpf.md). The per-CPU `runqueues` is a data symbol, which a kernel
+ * without CONFIG_KALLSYMS_ALL cannot resolve for BPF; each CPU's rq is
+ * reached instead through a task group's per-CPU queues (the reader's:
+ * tg->cfs_rq[cpu]->rq, CONFIG_FAIR_GROUP_SCHED), read with probe reads
+ * under the RCU read lock (a group and rq->curr are freed only after a
+ * grace period: sched_free_group_rcu, put_task_struct_rcu_user). Only the
+ * identity (tgid, leader start) is kept; the group is taken again by pid.
+ * Returns the CPUs read, or -1 when no CPU's queue can be reached.
+ */
+#define CURR_CPUS 1024
+__u32 curr_tgid[CURR_CPUS];
+__u64 curr_leader_ns[CURR_CPUS];
+__u64 curr_groups; /* groups named by a CPU's curr, over all reads */
+
+static __always_inline int
+read_curr(__s32 self)
+{
+	struct task_struct *me, *c, *lead;
+	struct cfs_rq **queues = NULL, *q;
+	struct task_group *tg;
+	struct rq *rq;
+	__u32 cpu, n = ncpu < CURR_CPUS ? ncpu : CURR_CPUS;
+	int got = 0;
+
+	if (!bpf_core_field_exists(struct cfs_rq, rq) ||
+	    !bpf_core_field_exists(struct sched_entity, cfs_rq))
+		return -1;
+	if ((me = bpf_task_from_pid(self)) == NULL)
+		return -1;
+	bpf_rcu_read_lock();
+	tg = BPF_CORE_READ(me, se.cfs_rq, tg);
+	if (tg != NULL)
+		queues = BPF_CORE_READ(tg, cfs_rq);
+	for (cpu = 0; cpu < n && queues != NULL; cpu++) {
+		curr_tgid[cpu] = 0;
+		q = NULL;
+		if (bpf_probe_read_kernel(&q, sizeof(q), &queues[cpu]) < 0 ||
+		    q == NULL)
+			continue;
+		rq = BPF_CORE_READ(q, rq);
+		c = BPF_CORE_READ(rq, curr);
+		if (c == NULL)
+			continue;
+		got++;
+		if (BPF_CORE_READ(c, pid) == 0) /* the idle task */
+			continue;
+		lead = BPF_CORE_READ(c, group_leader);
+		curr_tgid[cpu] = (__u32)BPF_CORE_READ(c, tgid);
+		curr_leader_ns[cpu] = BPF_CORE_READ(lead, start_boottime);
+	}
+	bpf_rcu_read_unlock();
+	bpf_task_release(me);
+	return got > 0 ? got : -1;
+}
+
+static long
+curr_cpu(__u32 cpu, void *arg)
+{
+	(void)arg;
+	if (cpu >= CURR_CPUS)
+		return 1;
+	if (curr_tgid[cpu] != 0) {
+		curr_groups++;
+		emit_group(curr_tgid[cpu], curr_leader_ns[cpu], false);
+	}
 	return 0;
 }
 
@@ -426,6 +503,7 @@ exits_cpu(__u32 cpu, void *arg)
 struct taskiter_args {
 	__u32 side;  /* the live side, as the reader last knew it */
 	__u32 procs; /* walk the process map whatever the counters say */
+	__s32 self;  /* the reader's thread (alive while this runs) */
 };
 
 /*
@@ -442,6 +520,7 @@ taskiter_partial(struct taskiter_args *args)
 	struct taskiter_rec *end;
 	struct sched_ctl *ctl;
 	__u32 zero = 0, side = args->side, i;
+	int ncurr;
 	bool procs;
 
 	serial++;
@@ -458,6 +537,11 @@ taskiter_partial(struct taskiter_args *args)
 			bpf_for_each_map_elem(&sched_proc0, proc_cb, NULL, 0);
 		bpf_for_each_map_elem(&sched_tid0, tid_cb, NULL, 0);
 	}
+	/* after the maps: a task that switched out meanwhile is in one */
+	if ((ncurr = read_curr(args->self)) > 0)
+		bpf_loop(ncpu, curr_cpu, NULL, 0);
+	else
+		nostore++; /* cannot see what runs: the read is doubtful */
 	bpf_loop(ncpu, doubt_cpu, &d, 0);
 	i = nout;
 	if (i > TASKITER_OUT_MAX)

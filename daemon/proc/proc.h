@@ -150,6 +150,7 @@ struct pid_stat {
 	uint64_t stime;		    /* 15, ticks */
 	int32_t num_threads;	    /* 20 */
 	uint64_t starttime;	    /* 22, ticks since boot */
+	uint64_t start_ns;	    /* start_boottime (BPF); 0: unknown */
 	uint64_t vsize;		    /* 23, bytes */
 	uint64_t rss_pages;	    /* 24 */
 };

@@ -342,19 +342,34 @@ task_retire(struct procscan *ps, struct task *t, struct window *w)
  * Whether a new instance started after the sample before the first one
  * that could have listed it: what a full walk per sample decides with the
  * previous sample's time. A partial sample lists an instance only once it
- * ran, maybe samples after it started: the sample to compare with is the
- * last one (since the last full walk) at or before the tick it started
- * in ended; one inside that tick makes it a baseline, as a walk then would.
+ * ran, maybe samples after it started. With its start to the ns
+ * (start_ns, the BPF records'), the first sample after it is the one a
+ * walk would have listed it at, so the one before that is compared with.
+ * Without it (ticks only) the sample to compare with is the last one
+ * (since the last full walk) at or before the tick it started in ended;
+ * one inside that tick makes it a baseline, which a walk would have made
+ * a birth if it started before that sample (a CPU-bound child forked just
+ * before one: check_evscan cpu_bound_child).
  */
 static bool
 born_since(const struct procscan *ps, const struct scan_ctx *ctx,
-    uint64_t starttime)
+    uint64_t starttime, uint64_t start_ns)
 {
 	uint64_t at = starttime * ps->tick_ns;
 	uint32_t i;
 
 	if (!ps->partial)
 		return at >= (uint64_t)ctx->prev_boot_ns;
+	if (start_ns != 0) {
+		/* the start known to the ns: the first sample after it is
+		 * the one a walk would have first listed it at */
+		for (i = 0; i < ps->nsboot; i++)
+			if ((uint64_t)ps->sboot[i] > start_ns)
+				break;
+		if (i == 0)
+			return false; /* before the last full walk */
+		return at >= (uint64_t)ps->sboot[i - 1];
+	}
 	for (i = ps->nsboot; i > 0; i--)
 		if ((uint64_t)ps->sboot[i - 1] <= at + ps->tick_ns)
 			return at >= (uint64_t)ps->sboot[i - 1];
@@ -384,7 +399,8 @@ task_update(struct procscan *ps, struct task *t, const struct pid_stat *st,
 		 * same tick as the previous sample is taken as a baseline
 		 * (losing under one tick) rather than risk counting twice.
 		 */
-		born = ctx->have_prev && born_since(ps, ctx, st->starttime);
+		born = ctx->have_prev &&
+		    born_since(ps, ctx, st->starttime, st->start_ns);
 		du = st->utime;
 		ds = st->stime;
 		dmin = st->minflt;

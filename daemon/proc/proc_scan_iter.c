@@ -74,6 +74,7 @@ iter_to_stat(const struct procscan *ps, const struct iter_task *it,
 	ret->minflt = it->minflt;
 	ret->majflt = it->majflt;
 	ret->starttime = it->starttime;
+	ret->start_ns = it->start_ns;
 	ret->rss_pages = it->rss_pages;
 	*ret_cpu = known ? known->cpu : it->prev;
 	if (known && taskiter_cputime_kept(it, ret_cpu)) {

@@ -594,6 +594,7 @@ taskiter_ev_state(struct taskiter *ti, uint64_t *ret_gen, uint64_t *ret_doubt)
 /* taskiter_partial's argument (taskiter.bpf.c, struct taskiter_args). */
 struct partial_args {
 	uint32_t side, procs;
+	int32_t self; /* the reading thread: its task group reaches every CPU */
 };
 
 /*
@@ -606,7 +607,7 @@ taskiter_read_partial(struct taskiter *ti, unsigned side,
 {
 	/* the first read after a walk sees the whole process map: what the
 	 * walk saw is read again, nothing since is missed */
-	struct partial_args args = { side, ti->after_walk };
+	struct partial_args args = { side, ti->after_walk, (int32_t)gettid() };
 	LIBBPF_OPTS(bpf_test_run_opts, o, .ctx_in = &args,
 	    .ctx_size_in = sizeof(args));
 	const struct taskiter_rec *end;
