@@ -1728,10 +1728,21 @@ vitalsd_free(struct vitalsd *d)
 	if (d->bpf_stats_fd >= 0)
 		close(d->bpf_stats_fd);
 	control_free(d->ctl);
-	export_free(d->ex);
-	heapprofd_free(d->hp);
-	d->bu = burst_free(d->bu);
+	/*
+	 * No window is published from here on: a pass still running when
+	 * the loop failed would end in wss_idle_cb, which publishes to the
+	 * exporter and heapprofd freed below.
+	 */
+	if (d->wss != NULL)
+		wss_set_idle(d->wss, NULL, NULL);
+	d->wss_wait = false;
 	wss_free(d->wss);
+	d->wss = NULL;
+	export_free(d->ex);
+	d->ex = NULL;
+	heapprofd_free(d->hp);
+	d->hp = NULL;
+	d->bu = burst_free(d->bu);
 	d->cg = cgroup_free(d->cg);
 	d->db = dmabuf_free(d->db);
 	gpufreq_free(d->gf);

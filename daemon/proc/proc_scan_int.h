@@ -126,6 +126,7 @@ struct procscan {
 	uint32_t nsboot;
 	bool force_full;	/* tests, the benchmark: never partial */
 	unsigned partial_fails; /* partial reads failed in a row */
+	unsigned doubt_row;	/* partial reads doubtful in a row */
 };
 
 static inline size_t
@@ -175,6 +176,10 @@ int scan_procfs(struct procscan *ps, const struct scan_ctx *ctx,
 /* proc_scan_iter.c: the sample and the iterator source. Partial reads failing this many
  * samples in a row turn them off. */
 #define PARTIAL_MAX_FAILS 3
+/* doubtful partial reads in a row after which the window's other samples
+ * walk without trying one (a kernel whose CPUs the read cannot reach
+ * doubts every read: the walk alone is cheaper than both) */
+#define PARTIAL_MAX_DOUBTS 3
 int scan_iter(struct procscan *ps, const struct taskiter_snap *snap,
     const struct scan_ctx *ctx, struct window *w);
 int try_partial(struct procscan *ps, const struct scan_ctx *ctx,

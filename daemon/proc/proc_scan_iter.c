@@ -182,6 +182,10 @@ try_partial(struct procscan *ps, const struct scan_ctx *ctx, struct window *w,
 	uint64_t nostore;
 	int r;
 
+	if (ctx->full)
+		ps->doubt_row = 0;
+	if (ps->doubt_row >= PARTIAL_MAX_DOUBTS)
+		return 1;
 	if (!taskiter_partial_on(ps->ti) || ps->pwhy != PARTIAL_WHY_NONE ||
 	    ps->need_full || ps->force_full || ctx->full || !ps->have_last ||
 	    ps->last != SCANNER_BPF)
@@ -215,8 +219,10 @@ try_partial(struct procscan *ps, const struct scan_ctx *ctx, struct window *w,
 	if (end.gen != ps->ev_gen || end.doubt != ps->ev_doubt ||
 	    end.nostore != nostore) {
 		w->health.partial_doubts++;
+		ps->doubt_row++;
 		return 1;
 	}
+	ps->doubt_row = 0;
 	w->health.partial_records = end.nrecs;
 	return 0;
 }

@@ -498,6 +498,22 @@ migrate_v24(sqlite3 *db)
 	sqlite3_finalize(st);
 	if (fk != 0)
 		return SQLITE_MISUSE; /* would cascade: see above */
+	/*
+	 * Two boots of the file on one key (odds ~n^2/2^48) would read as
+	 * one, or collide on the UNIQUE key: refuse the step (the file stays
+	 * at v23, untouched) rather than merge them.
+	 */
+	if ((rc = sqlite3_prepare_v2(db,
+		 "SELECT count(DISTINCT boot_id) ="
+		 " count(DISTINCT boot_key(boot_id)) FROM windows",
+		 -1, &st, NULL)) != SQLITE_OK)
+		return rc;
+	rc = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) == 1 ?
+	    SQLITE_OK :
+	    SQLITE_CONSTRAINT;
+	sqlite3_finalize(st);
+	if (rc != SQLITE_OK)
+		return rc;
 	return sqlite3_exec(db, schema_v24_sql, NULL, NULL, NULL);
 }
 
