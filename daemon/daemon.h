@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The daemon (daemon.c): setup, loop, and what it hands the modules that
- * reach back into it.
+ * The daemon (daemon.c and the daemon_*.c files, daemon_int.h): setup,
+ * loop, and what it hands the modules that reach back into it.
  */
 #ifndef VITALSD_DAEMON_H
 #define VITALSD_DAEMON_H
@@ -25,16 +25,17 @@ int vitalsd_setup(const struct config *cfg, bool foreground,
     const struct privs_helpers *helpers, struct vitalsd **ret);
 int vitalsd_run(struct vitalsd *d);
 struct vitalsd *vitalsd_free(struct vitalsd *d);
+/* daemon_tick.c */
 void vitalsd_burst(struct vitalsd *d, unsigned duration_ms);
 
-/* daemon.c, the figures of one control-plane answer */
+/* daemon_info.c, the figures of one control-plane answer */
 void vitalsd_get_info(struct vitalsd *d, struct vitalsd_info *ret);
 
 /* daemon.c, for the drop */
 bool vitalsd_uses_bpf(struct vitalsd *d);
 
 /*
- * Reload (SIGHUP): fn rereads the configuration and applies what the
+ * Reload (SIGHUP, daemon_signal.c): fn rereads the configuration and applies what the
  * running daemon takes (main.c); the daemon says RELOADING=1 and then
  * READY=1 to systemd around it. Its outcome (struct vitalsd_reload,
  * config/config_reload.h) is kept for Health.config.
