@@ -137,9 +137,10 @@ void fmt_top(struct sbuf *o, const Vitals__TaskList *tl,
     const struct fmt_ctx *c);
 void fmt_process(struct sbuf *o, const Vitals__ProcessInfo *pi, int32_t pid,
     const struct fmt_ctx *c);
+void fmt_burst(struct sbuf *o, const Vitals__BurstAck *a, uint32_t asked_ms);
+/* fmt_health.c: `vitals health` */
 void fmt_health(struct sbuf *o, const Vitals__Health *h,
     const struct fmt_ctx *c);
-void fmt_burst(struct sbuf *o, const Vitals__BurstAck *a, uint32_t asked_ms);
 /* fmt_history.c: figures over the windows as sparklines */
 #define HIST_FIGS_MAX 40
 void fmt_process_spark(struct sbuf *o, const Vitals__ProcessInfo *pi,
