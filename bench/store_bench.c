@@ -65,6 +65,7 @@ struct opts {
 	bool bpf;	       /* windows carry BPF sched rows (-B) */
 	bool io;	       /* -I: writes by file, kind and b-tree */
 	int64_t rollup_batch;  /* -R: store_opts.rollup_batch_s; -1 default */
+	bool drifting;	       /* -F drifting: figures drift (see rss_drift) */
 };
 
 /* ------------------------------------------------------------ population */
@@ -79,6 +80,7 @@ struct sproc {
 	bool hot, kernel, born_pending;
 	double load; /* scales this process's ticks */
 	uint64_t rss_pages;
+	uint64_t rss_now; /* -F drifting: this window's RSS */
 	uint32_t first_thread, nthreads;
 };
 
@@ -672,11 +674,50 @@ task_from(struct sim *s, struct window_task *t, const struct sproc *p,
 	t->wall_ns = (uint64_t)SEC(WINDOW_S);
 	t->total_ticks = total_ticks;
 	t->norm_ticks = (double)total_ticks / s->o->ncpus;
-	if (p->rss_pages) {
+	if (p->rss_pages && s->o->drifting) {
+		t->rss_pages_last = p->rss_now;
+		t->rss_pages_max = p->rss_now +
+		    (rnd(s) % 4 == 0 ? rndr(s, 0, 16) : 0);
+	} else if (p->rss_pages) {
 		t->rss_pages_last = p->rss_pages +
 		    rndr(s, 0, p->rss_pages / 20);
 		t->rss_pages_max = t->rss_pages_last + rndr(s, 0, 64);
 	}
+}
+
+/*
+ * -F drifting: what bench/drift measured on real databases (the v7, v15
+ * and v23 fixtures; doc/storage.md, "Do figures drift?"): a task's RSS
+ * equals its last window's in 50-99 % of pairs and moves by a few pages
+ * otherwise; minor faults are 0 in 32-94 % of rows. So each window a
+ * quarter of the processes move their RSS by up to ±32 pages, and 70 %
+ * of rows have no minor fault (the rest a quarter of the random range).
+ * Threads report their process's RSS, as stat field 24 does.
+ */
+static void
+rss_drift(struct sim *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->np; i++) {
+		struct sproc *p = &s->p[i];
+
+		if (p->rss_now == 0)
+			p->rss_now = p->rss_pages;
+		if (p->rss_pages && rnd(s) % 4 == 0) {
+			p->rss_now += rndr(s, 0, 64);
+			p->rss_now = p->rss_now > 32 + 256 ? p->rss_now - 32 :
+							     256;
+		}
+	}
+}
+
+static uint64_t
+minflt(struct sim *s, uint64_t hi)
+{
+	if (!s->o->drifting)
+		return rndr(s, 0, hi);
+	return rnd(s) % 10 < 7 ? 0 : rndr(s, 0, hi / 4);
 }
 
 /* A task born in this window: fewer samples, counters are the delta. */
@@ -772,7 +813,7 @@ add_threads(struct sim *s, struct window *w, uint64_t total_ticks, uint64_t *pu,
 		t.d_stime = ticks(s, p->load, hot) / 2;
 		if (t.d_utime + t.d_stime == 0)
 			t.d_utime = 1;
-		t.d_minflt = rndr(s, 0, hot ? 800 : 40);
+		t.d_minflt = minflt(s, hot ? 800 : 40);
 		t.d_majflt = rnd(s) % 40 == 0 ? rndr(s, 1, 10) : 0;
 		if (th->born_pending) {
 			task_born(s, &t);
@@ -803,7 +844,7 @@ add_procs(struct sim *s, struct window *w, uint64_t total_ticks,
 		t.d_stime = ps[s->active[i]] + ticks(s, p->load, p->hot) / 2;
 		if (t.d_utime + t.d_stime == 0)
 			t.d_stime = 1;
-		t.d_minflt = rndr(s, 0, p->hot ? 3000 : 150);
+		t.d_minflt = minflt(s, p->hot ? 3000 : 150);
 		t.d_majflt = rnd(s) % 20 == 0 ? rndr(s, 1, 30) : 0;
 		if (p->born_pending) {
 			task_born(s, &t);
@@ -968,6 +1009,8 @@ sim_window(struct sim *s, uint64_t i)
 	if (pu == NULL || ps == NULL)
 		goto fail;
 	choose_procs(s);
+	if (s->o->drifting)
+		rss_drift(s);
 	if (churn(s, w, now_ticks, total) < 0 ||
 	    add_threads(s, w, total, pu, ps, &scanned) < 0 ||
 	    add_procs(s, w, total, pu, ps) < 0 ||
@@ -1252,7 +1295,7 @@ usage(void)
 	    "[-t threads]\n"
 	    "                   [-S spool_dir] [-j persist|truncate|wal] "
 	    "[-M windows]\n"
-	    "                   [-R rollup_batch_s]\n");
+	    "                   [-R rollup_batch_s] [-F random|drifting]\n");
 	exit(2);
 }
 
@@ -1290,6 +1333,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "bpf", no_argument, NULL, 'B' },
 		{ "io", no_argument, NULL, 'I' },
 		{ "rollup-batch", required_argument, NULL, 'R' },
+		{ "figures", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1309,7 +1353,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 	o->journal = -1;
 	o->rollup_batch = -1;
 	while ((ch = getopt_long(argc, argv,
-		    "a:Bc:d:D:hIj:kM:m:p:q:R:s:S:t:", lo, NULL)) != -1) {
+		    "a:Bc:d:D:F:hIj:kM:m:p:q:R:s:S:t:", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'a':
 			o->nactive = (unsigned)num_arg(optarg, 1, 100000);
@@ -1319,6 +1363,14 @@ parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'I':
 			o->io = true;
+			break;
+		case 'F':
+			if (strcmp(optarg, "random") == 0)
+				o->drifting = false;
+			else if (strcmp(optarg, "drifting") == 0)
+				o->drifting = true;
+			else
+				usage();
 			break;
 		case 'R':
 			o->rollup_batch = (int64_t)num_arg(optarg, 0, 86400);
@@ -1496,6 +1548,9 @@ bench_setup(struct bench *b)
 	       "windows\n",
 	    b->o.ncpus, b->o.nprocs, b->sim.nt, b->o.nactive, b->o.nthreads,
 	    WINDOW_S);
+	printf("figures: %s\n",
+	    b->o.drifting ? "drifting (-F drifting)" :
+			    "redrawn at random every window (-F random)");
 	printf("simulating %s (%" PRIu64 " windows), store_maintain every "
 	       "%u windows (%u simulated s)\n",
 	    span_name(b->end_s, sp, sizeof(sp)), b->nwin, MAINTAIN_EVERY_N,
