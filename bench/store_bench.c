@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "io_vfs.h"
 #include "vitalsd.h"
 
 #define WINDOW_S 10
@@ -62,6 +63,9 @@ struct opts {
 	int journal;	       /* -1: the store's default */
 	unsigned maint_every;  /* windows between maintenance passes */
 	bool bpf;	       /* windows carry BPF sched rows (-B) */
+	bool io;	       /* -I: writes by file, kind and b-tree */
+	int64_t rollup_batch;  /* -R: store_opts.rollup_batch_s; -1 default */
+	bool drifting;	       /* -F drifting: figures drift (see rss_drift) */
 };
 
 /* ------------------------------------------------------------ population */
@@ -76,6 +80,7 @@ struct sproc {
 	bool hot, kernel, born_pending;
 	double load; /* scales this process's ticks */
 	uint64_t rss_pages;
+	uint64_t rss_now; /* -F drifting: this window's RSS */
 	uint32_t first_thread, nthreads;
 };
 
@@ -669,11 +674,50 @@ task_from(struct sim *s, struct window_task *t, const struct sproc *p,
 	t->wall_ns = (uint64_t)SEC(WINDOW_S);
 	t->total_ticks = total_ticks;
 	t->norm_ticks = (double)total_ticks / s->o->ncpus;
-	if (p->rss_pages) {
+	if (p->rss_pages && s->o->drifting) {
+		t->rss_pages_last = p->rss_now;
+		t->rss_pages_max = p->rss_now +
+		    (rnd(s) % 4 == 0 ? rndr(s, 0, 16) : 0);
+	} else if (p->rss_pages) {
 		t->rss_pages_last = p->rss_pages +
 		    rndr(s, 0, p->rss_pages / 20);
 		t->rss_pages_max = t->rss_pages_last + rndr(s, 0, 64);
 	}
+}
+
+/*
+ * -F drifting: what bench/drift measured on real databases (the v7, v15
+ * and v23 fixtures; doc/storage.md, "Do figures drift?"): a task's RSS
+ * equals its last window's in 50-99 % of pairs and moves by a few pages
+ * otherwise; minor faults are 0 in 32-94 % of rows. So each window a
+ * quarter of the processes move their RSS by up to ±32 pages, and 70 %
+ * of rows have no minor fault (the rest a quarter of the random range).
+ * Threads report their process's RSS, as stat field 24 does.
+ */
+static void
+rss_drift(struct sim *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->np; i++) {
+		struct sproc *p = &s->p[i];
+
+		if (p->rss_now == 0)
+			p->rss_now = p->rss_pages;
+		if (p->rss_pages && rnd(s) % 4 == 0) {
+			p->rss_now += rndr(s, 0, 64);
+			p->rss_now = p->rss_now > 32 + 256 ? p->rss_now - 32 :
+							     256;
+		}
+	}
+}
+
+static uint64_t
+minflt(struct sim *s, uint64_t hi)
+{
+	if (!s->o->drifting)
+		return rndr(s, 0, hi);
+	return rnd(s) % 10 < 7 ? 0 : rndr(s, 0, hi / 4);
 }
 
 /* A task born in this window: fewer samples, counters are the delta. */
@@ -769,7 +813,7 @@ add_threads(struct sim *s, struct window *w, uint64_t total_ticks, uint64_t *pu,
 		t.d_stime = ticks(s, p->load, hot) / 2;
 		if (t.d_utime + t.d_stime == 0)
 			t.d_utime = 1;
-		t.d_minflt = rndr(s, 0, hot ? 800 : 40);
+		t.d_minflt = minflt(s, hot ? 800 : 40);
 		t.d_majflt = rnd(s) % 40 == 0 ? rndr(s, 1, 10) : 0;
 		if (th->born_pending) {
 			task_born(s, &t);
@@ -800,7 +844,7 @@ add_procs(struct sim *s, struct window *w, uint64_t total_ticks,
 		t.d_stime = ps[s->active[i]] + ticks(s, p->load, p->hot) / 2;
 		if (t.d_utime + t.d_stime == 0)
 			t.d_stime = 1;
-		t.d_minflt = rndr(s, 0, p->hot ? 3000 : 150);
+		t.d_minflt = minflt(s, p->hot ? 3000 : 150);
 		t.d_majflt = rnd(s) % 20 == 0 ? rndr(s, 1, 30) : 0;
 		if (p->born_pending) {
 			task_born(s, &t);
@@ -965,6 +1009,8 @@ sim_window(struct sim *s, uint64_t i)
 	if (pu == NULL || ps == NULL)
 		goto fail;
 	choose_procs(s);
+	if (s->o->drifting)
+		rss_drift(s);
 	if (churn(s, w, now_ticks, total) < 0 ||
 	    add_threads(s, w, total, pu, ps, &scanned) < 0 ||
 	    add_procs(s, w, total, pu, ps) < 0 ||
@@ -1243,12 +1289,13 @@ static void
 usage(void)
 {
 	fprintf(stderr,
-	    "usage: store_bench [-Bk] [-a active] [-c cpus] [-d days] "
+	    "usage: store_bench [-BIk] [-a active] [-c cpus] [-d days] "
 	    "[-D dir] [-m max_mib]\n"
 	    "                   [-p procs] [-q queries] [-s seed] "
 	    "[-t threads]\n"
 	    "                   [-S spool_dir] [-j persist|truncate|wal] "
-	    "[-M windows]\n");
+	    "[-M windows]\n"
+	    "                   [-R rollup_batch_s] [-F random|drifting]\n");
 	exit(2);
 }
 
@@ -1284,6 +1331,9 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "journal", required_argument, NULL, 'j' },
 		{ "maintain-every", required_argument, NULL, 'M' },
 		{ "bpf", no_argument, NULL, 'B' },
+		{ "io", no_argument, NULL, 'I' },
+		{ "rollup-batch", required_argument, NULL, 'R' },
+		{ "figures", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1301,14 +1351,29 @@ parse_opts(int argc, char **argv, struct opts *o)
 	o->nqueries = 50;
 	o->seed = 1;
 	o->journal = -1;
-	while ((ch = getopt_long(argc, argv, "a:Bc:d:D:hj:kM:m:p:q:s:S:t:", lo,
-		    NULL)) != -1) {
+	o->rollup_batch = -1;
+	while ((ch = getopt_long(argc, argv,
+		    "a:Bc:d:D:F:hIj:kM:m:p:q:R:s:S:t:", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'a':
 			o->nactive = (unsigned)num_arg(optarg, 1, 100000);
 			break;
 		case 'B':
 			o->bpf = true;
+			break;
+		case 'I':
+			o->io = true;
+			break;
+		case 'F':
+			if (strcmp(optarg, "random") == 0)
+				o->drifting = false;
+			else if (strcmp(optarg, "drifting") == 0)
+				o->drifting = true;
+			else
+				usage();
+			break;
+		case 'R':
+			o->rollup_batch = (int64_t)num_arg(optarg, 0, 86400);
 			break;
 		case 'c':
 			o->ncpus = (unsigned)num_arg(optarg, 1, VITALS_CPU_MAX);
@@ -1419,6 +1484,12 @@ struct bench {
 	size_t nq;
 	struct io io_put, io_maint;
 	double real_s, query_s;
+	/* -I: the kernel's write_bytes and the shim's counts at each mark */
+	struct io io_at[16];
+	struct io_counts vfs_at[16];
+	int64_t io_at_s[16];
+	char *pages_at[16]; /* the b-tree table of each phase */
+	size_t nio;
 };
 
 static void
@@ -1454,6 +1525,13 @@ bench_setup(struct bench *b)
 	}
 	if (b->o.journal >= 0)
 		b->so.journal = (enum store_journal)b->o.journal;
+	if (b->o.rollup_batch >= 0)
+		b->so.rollup_batch_s = b->o.rollup_batch;
+	if (b->o.io) {
+		if (io_vfs_install() < 0)
+			fatalx("io_vfs_install");
+		io_vfs_track(b->db);
+	}
 	if ((r = store_open(b->db, &b->so, &b->st)) < 0)
 		fatalx("store_open %s: %s", b->db, strerror(-r));
 	store_exec(b->st, "SELECT sqlite_version()", ver, sizeof(ver));
@@ -1470,6 +1548,9 @@ bench_setup(struct bench *b)
 	       "windows\n",
 	    b->o.ncpus, b->o.nprocs, b->sim.nt, b->o.nactive, b->o.nthreads,
 	    WINDOW_S);
+	printf("figures: %s\n",
+	    b->o.drifting ? "drifting (-F drifting)" :
+			    "redrawn at random every window (-F random)");
 	printf("simulating %s (%" PRIu64 " windows), store_maintain every "
 	       "%u windows (%u simulated s)\n",
 	    span_name(b->end_s, sp, sizeof(sp)), b->nwin, MAINTAIN_EVERY_N,
@@ -1481,6 +1562,9 @@ bench_setup(struct bench *b)
 	    (long long)b->so.rollup1_after_s / 3600, b->so.rollup1_s,
 	    (long long)b->so.rollup2_after_s / 3600, b->so.rollup2_s,
 	    (long long)b->so.retain_s / DAY_S);
+	if (b->so.rollup_batch_s)
+		printf("roll-ups in batches of %lld s, ",
+		    (long long)b->so.rollup_batch_s);
 	if (b->so.max_bytes)
 		printf("max %.0f MiB (main file + WAL)\n",
 		    mib(b->so.max_bytes));
@@ -1505,6 +1589,36 @@ bench_queries(struct bench *b, int64_t at_s)
 
 	run_queries(b->st, b->o.nqueries, at_s, b->now_ns, &b->qs[b->nq++]);
 	b->query_s += (double)(clock_ns(CLOCK_MONOTONIC) - t0) / 1e9;
+}
+
+/* -I: the b-tree table of the phase that ends here, kept as text */
+static char *
+io_pages_text(double days)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (f == NULL)
+		return NULL;
+	io_vfs_print_pages(f, days);
+	fclose(f);
+	return buf;
+}
+
+/* -I: totals at a mark, the phases of the day told apart later */
+static void
+io_mark(struct bench *b, int64_t at_s)
+{
+	if (b->nio >= sizeof(b->io_at) / sizeof(b->io_at[0]))
+		return;
+	b->io_at[b->nio].wchar = b->io_put.wchar + b->io_maint.wchar;
+	b->io_at[b->nio].write_bytes = b->io_put.write_bytes +
+	    b->io_maint.write_bytes;
+	io_vfs_counts(&b->vfs_at[b->nio]);
+	b->pages_at[b->nio] = io_pages_text(
+	    (double)(at_s - (b->nio ? b->io_at_s[b->nio - 1] : 0)) / DAY_S);
+	b->io_at_s[b->nio++] = at_s;
 }
 
 static void
@@ -1560,6 +1674,8 @@ bench_run(struct bench *b)
 			if (r < 0)
 				fatalx("store_maintain: %s", strerror(-r));
 			io_add(&b->io_maint, &i0, &i1);
+			if (b->o.io)
+				io_vfs_attribute();
 			if (series_add(&b->maint, dt) < 0)
 				fatalx("out of memory");
 			store_get_stats(b->st, &ss);
@@ -1569,12 +1685,17 @@ bench_run(struct bench *b)
 		if (at_s == b->end_s)
 			break;
 		for (i = 0; i < sizeof(marks) / sizeof(marks[0]); i++)
+			if (marks[i] == at_s && b->o.io)
+				io_mark(b, at_s);
+		for (i = 0; i < sizeof(marks) / sizeof(marks[0]); i++)
 			if (marks[i] == at_s)
 				take_snap(b->st, b->db, at_s, b->now_ns, false,
 				    &b->snaps[b->nsnap++]);
 		if (at_s == DAY_S)
 			bench_queries(b, at_s);
 	}
+	if (b->o.io)
+		io_mark(b, b->end_s);
 	take_snap(b->st, b->db, b->end_s, b->now_ns, true,
 	    &b->snaps[b->nsnap++]);
 	bench_queries(b, b->end_s);
@@ -1607,6 +1728,51 @@ print_query(const char *range, int64_t at_s, const struct dist *d, size_t rows)
 	    span_name(at_s, sp, sizeof(sp)), range);
 	printf("  %-30s %5zu %8.3f %8.3f %8.3f %8.3f %5zu\n", lab, d->n, d->p50,
 	    d->p90, d->p99, d->max, rows);
+}
+
+/* -I: what each phase of the run wrote, per simulated day, by file and
+ * kind, against the live bytes the store held at its end */
+static void
+io_report(const struct bench *b, double days)
+{
+	static const char *const kn[IO_NKIND] = { "main+", "main~", "journal",
+		"wal", "other" };
+	struct io_counts z = { 0 };
+	const struct io_counts *p = &z, *c;
+	uint64_t wb0 = 0, wb, live;
+	int64_t s0 = 0;
+	size_t i, j, k;
+	char sp[32], sp0[32];
+
+	(void)days;
+	printf("\nwritten per simulated day, by phase (main+ appended pages, "
+	       "main~ rewritten in place; MB = 10^6 B):\n");
+	for (i = 0; i < b->nio; i++) {
+		double d = (double)(b->io_at_s[i] - s0) / DAY_S;
+
+		c = &b->vfs_at[i];
+		wb = b->io_at[i].write_bytes - wb0;
+		live = 0;
+		for (j = 0; j < b->nsnap; j++)
+			if (b->snaps[j].at_s == b->io_at_s[i])
+				live = b->snaps[j].live_bytes;
+		printf("  %6s-%-6s kernel %7.1f MB/day  sqlite",
+		    span_name(s0, sp0, sizeof(sp0)),
+		    span_name(b->io_at_s[i], sp, sizeof(sp)),
+		    (double)wb / 1e6 / d);
+		for (k = 0; k < IO_NKIND; k++)
+			if (c->bytes[k] - p->bytes[k])
+				printf(" %s %.1f", kn[k],
+				    (double)(c->bytes[k] - p->bytes[k]) / 1e6 /
+					d);
+		printf("  syncs %.0f/day  live at end %.2f MB\n",
+		    (double)(c->syncs - p->syncs) / d, (double)live / 1e6);
+		if (b->pages_at[i])
+			fputs(b->pages_at[i], stdout);
+		p = c;
+		wb0 = b->io_at[i].write_bytes;
+		s0 = b->io_at_s[i];
+	}
 }
 
 static void
@@ -1706,6 +1872,8 @@ bench_report(const struct bench *b)
 	    (double)b->io_put.write_bytes / 1024 / (double)b->nwin,
 	    mib(b->io_maint.write_bytes) / days);
 
+	if (b->o.io)
+		io_report(b, days);
 	printf("\nstore_top, 20 processes by CPU (ms)  n       p50      p90"
 	       "      p99      max  rows\n");
 	for (i = 0; i < b->nq; i++) {

@@ -264,6 +264,24 @@ store_key_get(const struct config *cfg, const char *key)
 	return 0;
 }
 
+/* rollup_batch_s: an hour by default, 0 allowed (every pass) */
+START_TEST(set_rollup_batch)
+{
+	struct config cfg;
+
+	config_init(&cfg);
+	ck_assert_int_eq(cfg.store.rollup_batch_s, 3600);
+	ck_assert_int_eq(config_set(&cfg, "rollup_batch_s", "7200"), 0);
+	ck_assert_int_eq(cfg.store.rollup_batch_s, 7200);
+	ck_assert_int_eq(config_set(&cfg, "rollup_batch_s", "0"), 0);
+	ck_assert_int_eq(cfg.store.rollup_batch_s, 0);
+	ck_assert_int_lt(config_set(&cfg, "rollup_batch_s", "-1"), 0);
+	ck_assert_int_lt(config_set(&cfg, "rollup_batch_s", "1h"), 0);
+	ck_assert_int_eq(cfg.store.rollup_batch_s, 0);
+	config_release(&cfg);
+}
+END_TEST
+
 START_TEST(set_store_keys)
 {
 	const struct store_key *k = &store_keys[_i];
@@ -966,6 +984,7 @@ main(void)
 	tcase_add_test(tc, set_spool_keys);
 	tcase_add_loop_test(tc, set_store_keys, 0,
 	    sizeof(store_keys) / sizeof(store_keys[0]));
+	tcase_add_test(tc, set_rollup_batch);
 	tcase_add_test(tc, parse_good_file);
 	tcase_add_test(tc, parse_empty_file);
 	tcase_add_loop_test(tc, parse_bad_line, 0,

@@ -63,6 +63,7 @@ open_default(void)
 	struct store_opts o;
 
 	store_opts_default(&o);
+	o.rollup_batch_s = 0; /* roll at every pass */
 	return open_opts(&o);
 }
 
@@ -460,6 +461,7 @@ START_TEST(opts_defaults)
 	struct store_opts o;
 
 	store_opts_default(&o);
+	o.rollup_batch_s = 0; /* roll at every pass */
 	ck_assert_int_eq(o.rollup1_after_s, 6 * 3600);
 	ck_assert_uint_eq(o.rollup1_s, 60);
 	ck_assert_int_eq(o.rollup2_after_s, 24 * 3600);
@@ -702,6 +704,53 @@ roll_window(unsigned k, int64_t wall)
 	return w;
 }
 
+/* rollup_batch_s: nothing rolls until a window is an hour past its age,
+ * then every window of age does, in the same pass, sums intact */
+START_TEST(rollup_in_batches)
+{
+	int64_t t1 = T0 + (6 * 3600 + 1800) * SEC;
+	int64_t t2 = T0 + (7 * 3600 + 120) * SEC;
+	struct store_opts o;
+	struct store_stats st;
+	struct store *s;
+	struct window **v;
+	size_t n;
+	unsigned k;
+
+	store_opts_default(&o);
+	ck_assert_int_eq(o.rollup_batch_s, 3600);
+	s = open_opts(&o);
+	for (k = 0; k < 12; k++)
+		put(s, roll_window(k, T0 + k * 10 * SEC));
+	put(s, roll_window(50, T0 + 2400 * SEC)); /* of age, not yet due */
+	put(s, roll_window(99, t2 - 60 * SEC));	  /* too young at t2 */
+	/* of age (6 h) but not an hour past it: nothing rolls */
+	ck_assert_int_eq(store_maintain(s, t1), 0);
+	ck_assert_int_eq(q_int(s,
+			     "SELECT count(*) FROM windows WHERE level = 1"),
+	    0);
+	store_get_stats(s, &st);
+	ck_assert_uint_eq(st.windows_rolled, 0);
+	/* the first buckets are an hour past: all of age roll at once */
+	ck_assert_int_eq(store_maintain(s, t2), 0);
+	ck_assert_int_eq(q_int(s,
+			     "SELECT count(*) FROM windows WHERE level = 1"),
+	    3);
+	ck_assert_int_eq(q_int(s,
+			     "SELECT count(*) FROM windows WHERE level = 0"),
+	    1);
+	store_get_stats(s, &st);
+	ck_assert_uint_eq(st.windows_rolled, 13);
+	ck_assert_int_eq(store_windows(s, T0, T0 + 60 * SEC, 0, &v, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(v[0]->level, 1);
+	ck_assert_uint_eq(v[0]->samples, 60);
+	ck_assert_uint_eq(v[0]->d_ctxt, 100 * 6 + 15);
+	free_windows(v, n);
+	store_close(s);
+}
+END_TEST
+
 START_TEST(rollup_through_store)
 {
 	int64_t now = T0 + 7 * 3600 * SEC;
@@ -832,6 +881,7 @@ START_TEST(rollup2_keeps_threads_when_asked)
 	unsigned k;
 
 	store_opts_default(&o);
+	o.rollup_batch_s = 0; /* roll at every pass */
 	o.rollup2_threads = true;
 	s = open_opts(&o);
 	for (k = 0; k < 12; k++)
@@ -890,6 +940,7 @@ START_TEST(rollup_keeps_burst_windows)
 	unsigned k;
 
 	store_opts_default(&o);
+	o.rollup_batch_s = 0; /* roll at every pass */
 	ck_assert_int_eq(o.burst_keep_s, 24 * 3600);
 	s = open_opts(&o);
 	for (k = 0; k < 12; k++) {
@@ -1120,6 +1171,7 @@ START_TEST(retention_by_size)
 	unsigned k;
 
 	store_opts_default(&o);
+	o.rollup_batch_s = 0;	 /* roll at every pass */
 	o.max_bytes = 256 << 10; /* a fraction of 150 windows, compressed */
 	s = open_opts(&o);
 	for (k = 0; k < 150; k++) {
@@ -1172,6 +1224,7 @@ START_TEST(size_window_too_big)
 	struct window *w;
 
 	store_opts_default(&o);
+	o.rollup_batch_s = 0; /* roll at every pass */
 	/* an empty v8 store is 32 pages of 4 KiB (its tables and indexes) */
 	o.max_bytes = 192 << 10;
 	s = open_opts(&o);
@@ -1649,6 +1702,7 @@ START_TEST(open_errors)
 	char p[PATH_MAX + 16];
 
 	store_opts_default(&o);
+	o.rollup_batch_s = 0; /* roll at every pass */
 	snprintf(p, sizeof(p), "%s/missing/vitals.db", dir);
 	ck_assert_int_eq(store_open(p, &o, &s), -ENOENT);
 	ck_assert_ptr_eq(s, (struct store *)&s);
@@ -1714,6 +1768,7 @@ START_TEST(busy_maps_to_ebusy)
 	struct window *w;
 
 	store_opts_default(&o);
+	o.rollup_batch_s = 0; /* roll at every pass */
 	o.busy_timeout_ms = 50;
 	a = open_opts(&o);
 	b = open_opts(&o);
@@ -1846,6 +1901,7 @@ store_suite(void)
 	tc = tcase_create("maintenance");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, rollup_through_store);
+	tcase_add_test(tc, rollup_in_batches);
 	tcase_add_test(tc, rollup_late_arrival_joins_bucket);
 	tcase_add_test(tc, rollup_keeps_burst_windows);
 	tcase_add_test(tc, rollup2_keeps_threads_when_asked);

@@ -54,6 +54,7 @@ open_default(void)
 	int r;
 
 	store_opts_default(&o);
+	o.rollup_batch_s = 0; /* roll at every pass */
 	r = store_open(path, &o, &s);
 	ck_assert_msg(r == 0, "store_open: %d", r);
 	return s;
@@ -584,6 +585,7 @@ START_TEST(migrate_v7_error_midway_keeps_v7)
 	make_v7();
 	store_inst_migrate_test = fail_second;
 	store_opts_default(&o);
+	o.rollup_batch_s = 0; /* roll at every pass */
 	ck_assert_int_lt(store_open(path, &o, &s), 0);
 	ck_assert_ptr_null(s);
 	store_inst_migrate_test = NULL;
@@ -619,6 +621,7 @@ START_TEST(migrate_v7_sigkill_midway_keeps_v7)
 
 		store_inst_migrate_test = kill_second;
 		store_opts_default(&o);
+		o.rollup_batch_s = 0; /* roll at every pass */
 		(void)store_open(path, &o, &s);
 		_exit(0);
 	}
@@ -802,6 +805,7 @@ START_TEST(instances_pruned_with_their_windows)
 	long long maxiid;
 
 	store_opts_default(&o);
+	o.rollup_batch_s = 0; /* roll at every pass */
 	o.retain_s = 3600;
 	ck_assert_int_eq(store_open(path, &o, &s), 0);
 	put_n(s, 0, 2);

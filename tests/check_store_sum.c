@@ -259,6 +259,7 @@ open_opts(const char *sp, uint64_t max_bytes)
 	struct store *s;
 
 	store_opts_default(&o);
+	o.rollup_batch_s = 0; /* roll at every pass */
 	o.rollup2_threads = keep_threads;
 	o.rollup1_after_s = 4 * 3600;
 	o.rollup2_after_s = 5 * 3600;

@@ -132,6 +132,7 @@ START_TEST(forward_jump_deletes_nothing)
 	struct store *s;
 
 	store_opts_default(&o);
+	o.rollup_batch_s = 0; /* roll at every pass */
 	s = open_opts(&o);
 	fill_two_boots(s);
 	now = mknow(B_END_BOOT + 10 * SEC,
@@ -191,6 +192,7 @@ START_TEST(stable_clock_confirms)
 	struct store *s;
 
 	store_opts_default(&o);
+	o.rollup_batch_s = 0; /* roll at every pass */
 	o.clock_stable_s = 3600;
 	o.rollup1_after_s = 1800;
 	o.rollup2_after_s = 1800;
@@ -266,6 +268,7 @@ START_TEST(boottime_ages_within_boot)
 	struct store *s;
 
 	store_opts_default(&o);
+	o.rollup_batch_s = 0; /* roll at every pass */
 	s = open_opts(&o);
 	fill_two_boots(s);
 	now = mknow(8 * DAY, T1 + NWIN * 10 * SEC + 20 * SEC, 0);
@@ -299,6 +302,7 @@ START_TEST(reboot_gap_waits)
 	unsigned k;
 
 	store_opts_default(&o);
+	o.rollup_batch_s = 0; /* roll at every pass */
 	o.retain_s = DAY / SEC;
 	s = open_opts(&o);
 	for (k = 0; k < NWIN; k++)
@@ -334,6 +338,7 @@ START_TEST(windows_before_1970)
 	size_t n, i;
 
 	store_opts_default(&o);
+	o.rollup_batch_s = 0; /* roll at every pass */
 	s = open_opts(&o);
 	put(s, BOOT_B, 1, 10 * SEC, -20 * SEC);
 	put(s, BOOT_B, 2, 20 * SEC, -10 * SEC);

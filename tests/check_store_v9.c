@@ -63,6 +63,7 @@ open_at(const char *p, const char *sp)
 	struct store *s = NULL;
 
 	store_opts_default(&o);
+	o.rollup_batch_s = 0; /* roll at every pass */
 	o.spool_path = sp;
 	ck_assert_int_eq(store_open(p, &o, &s), 0);
 	return s;
@@ -478,6 +479,7 @@ START_TEST(rollup_sums_exact)
 	unsigned i;
 
 	store_opts_default(&o);
+	o.rollup_batch_s = 0; /* roll at every pass */
 	o.rollup1_s = 60;
 	o.rollup1_after_s = 1;
 	o.rollup2_s = 0;

@@ -491,6 +491,8 @@ config_set(struct config *cfg, const char *key, const char *value)
 		return set_uint(&cfg->store.rollup2_s, value, 1, 7 * 86400);
 	if (!strcmp(key, "burst_keep_s"))
 		return set_i64(&cfg->store.burst_keep_s, value, 0);
+	if (!strcmp(key, "rollup_batch_s"))
+		return set_i64(&cfg->store.rollup_batch_s, value, 0);
 	if (!strcmp(key, "rollup2_threads")) {
 		if ((r = parse_word(value, on_off_words)) < 0)
 			return r;

@@ -15,6 +15,7 @@ store_opts_default(struct store_opts *o)
 	o->rollup2_s = 600;
 	o->rollup2_threads = false; /* level 2 keeps processes only */
 	o->burst_keep_s = 24 * 3600;
+	o->rollup_batch_s = 3600; /* roll an hour at once (store_maint.c) */
 	o->retain_s = 7 * 24 * 3600;
 	o->max_bytes = 32ULL << 20;
 	o->busy_timeout_ms = 2000;

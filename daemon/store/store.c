@@ -351,7 +351,7 @@ db_close(struct store *s)
 static int
 db_settings(struct store *s)
 {
-	char sql[160];
+	char sql[200];
 	uint64_t r = s->o.max_bytes / 8;
 	int rc;
 
@@ -361,6 +361,7 @@ db_settings(struct store *s)
 	s->budget = s->o.max_bytes - r;
 	snprintf(sql, sizeof(sql),
 	    "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;"
+	    "PRAGMA secure_delete = FAST;"
 	    "PRAGMA journal_size_limit = %llu;"
 	    "PRAGMA wal_autocheckpoint = %llu",
 	    (unsigned long long)(r ? r : 4u << 20),

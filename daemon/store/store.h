@@ -42,6 +42,10 @@ struct store_opts {
 	 * roll-ups until this old: full resolution around a stall. 0: they
 	 * roll up as any other. Retention and the size bound still apply. */
 	int64_t burst_keep_s;
+	/* A level is rolled up only once a window is this far past its
+	 * age, then all that are of age at once: fewer, larger roll-ups
+	 * (store_maint.c, roll_due). 0: at every pass. */
+	int64_t rollup_batch_s;
 	int64_t retain_s;   /* nothing older than this is kept */
 	uint64_t max_bytes; /* database size bound */
 	int busy_timeout_ms;

@@ -196,19 +196,15 @@ prepare(struct store *s, const char *sql, sqlite3_stmt **ret)
 	return rc == SQLITE_OK ? 0 : store_fail(s, rc, "prepare");
 }
 
-/* Windows of level `from` old enough → span-aligned buckets, rolled. */
+/* The roll-up source query of level `from` for windows older than
+ * after_ns, its parameters bound. */
 static int
-roll_level(struct store *s, unsigned from, const struct maint_now *mn,
-    int64_t after_s, unsigned span_s)
+roll_src_stmt(struct store *s, unsigned from, const struct maint_now *mn,
+    int64_t after_ns, int64_t span_ns, sqlite3_stmt **ret)
 {
-	int64_t span_ns = (int64_t)span_s * NSEC_PER_SEC;
-	int64_t after_ns = after_s * NSEC_PER_SEC;
 	int64_t cutoff = mn->now->wall_ns - after_ns;
-	struct roll_src *src = NULL, *p;
-	size_t n = 0, cap = 0, i, j;
 	sqlite3_stmt *st;
-	const char *b;
-	int rc, r = 0;
+	int r;
 
 	if ((r = prepare(s,
 		 s->spool_attached ? roll_src_spool_sql : roll_src_sql, &st)) <
@@ -228,6 +224,62 @@ roll_level(struct store *s, unsigned from, const struct maint_now *mn,
 	    from == 0 && s->o.burst_keep_s > 0 ?
 		mn->now->wall_ns - s->o.burst_keep_s * NSEC_PER_SEC :
 		INT64_MAX);
+	*ret = st;
+	return 0;
+}
+
+/*
+ * Roll-ups in batches (store_opts.rollup_batch_s): a level is rolled
+ * only once a source window is rollup_batch_s past its age, and then
+ * every window of age. A pass that rolls pays for the b-tree pages its
+ * deletions and inserts dirty (interior pages, the edges of the deleted
+ * run, free-list trunks and pointer maps, the summaries forgotten and
+ * built), each written twice with a rollback journal, whatever it rolls:
+ * rolling an hour at once pays that once an hour instead of at every
+ * pass (doc/storage.md, "Where a day's writes go").
+ */
+static int
+roll_due(struct store *s, unsigned from, const struct maint_now *mn,
+    int64_t after_ns, int64_t span_ns, bool *ret)
+{
+	sqlite3_stmt *st;
+	int rc, r;
+
+	*ret = true;
+	if (s->o.rollup_batch_s <= 0)
+		return 0;
+	if (s->o.rollup_batch_s > (INT64_MAX - after_ns) / NSEC_PER_SEC)
+		return 0; /* past any clock: at every pass */
+	if ((r = roll_src_stmt(s, from, mn,
+		 after_ns + s->o.rollup_batch_s * NSEC_PER_SEC, span_ns, &st)) <
+	    0)
+		return r;
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return store_fail(s, rc, "roll-up scan");
+	*ret = rc == SQLITE_ROW;
+	return 0;
+}
+
+/* Windows of level `from` old enough → span-aligned buckets, rolled. */
+static int
+roll_level(struct store *s, unsigned from, const struct maint_now *mn,
+    int64_t after_s, unsigned span_s)
+{
+	int64_t span_ns = (int64_t)span_s * NSEC_PER_SEC;
+	int64_t after_ns = after_s * NSEC_PER_SEC;
+	struct roll_src *src = NULL, *p;
+	size_t n = 0, cap = 0, i, j;
+	sqlite3_stmt *st;
+	const char *b;
+	bool due;
+	int rc, r = 0;
+
+	if ((r = roll_due(s, from, mn, after_ns, span_ns, &due)) < 0 || !due)
+		return r;
+	if ((r = roll_src_stmt(s, from, mn, after_ns, span_ns, &st)) < 0)
+		return r;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (n == cap) {
 			cap = cap ? cap * 2 : 64;
