@@ -192,13 +192,16 @@ member_thread(void *arg)
 		case 'e': {
 			/* execs a shell that works a little, acknowledges,
 			 * then waits for the end of its command pipe */
-			char script[256];
-			int afd = dup(ack_w), cfd = dup(child_cmd);
-
-			snprintf(script, sizeof(script),
+			/* dash takes single-digit fds: 8 and 9 */
+			static const char script[] =
 			    "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; "
-			    "printf e >&%d; read x <&%d; exit 0",
-			    afd, cfd);
+			    "printf e >&8; read x <&9; exit 0";
+			int afd = fcntl(ack_w, F_DUPFD, 10),
+			    cfd = fcntl(child_cmd, F_DUPFD, 10);
+
+			if (afd < 0 || cfd < 0 || dup2(afd, 8) < 0 ||
+			    dup2(cfd, 9) < 0)
+				_exit(1);
 			execl("/bin/sh", "sh", "-c", script, (char *)NULL);
 			_exit(1);
 		}
@@ -277,7 +280,10 @@ end_member(struct member *m)
 	int st;
 
 	send_cmd(m, 'q');
-	/* a shell's read ends at the pipe's end */
+	/* a shell's read ends at a newline (members forked later hold the
+	 * pipe too: its end never comes) */
+	if (m->execd)
+		send_cmd(m, '\n');
 	close(m->cmd);
 	ck_assert_int_eq(waitpid(m->pid, &st, 0), m->pid);
 	m->cmd = -1;

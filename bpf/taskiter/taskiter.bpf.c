@@ -537,7 +537,8 @@ taskiter_partial(struct taskiter_args *args)
 	struct doubt_ctx d = { 0 }, ex = { 0 };
 	struct taskiter_rec *end;
 	struct sched_ctl *ctl;
-	__u32 zero = 0, side = args->side, i;
+	/* the context read once: a pointer into it moved is refused */
+	__u32 zero = 0, side = args->side, flags = args->flags, i;
 	int ncurr;
 	bool procs;
 
@@ -546,15 +547,15 @@ taskiter_partial(struct taskiter_args *args)
 	bpf_loop(ncpu, exits_cpu, &ex, 0);
 	procs = ex.sum != last_exits || args->procs;
 	last_exits = ex.sum;
-	if (!(args->flags & TASKITER_ARG_NO_MAPS)) {
+	if (!(flags & TASKITER_ARG_NO_MAPS)) {
 		walk_side(side & 1, procs);
 		/* a close read after the flip: the old side holds the window
 		 * up to the flip, the new one what ran since */
-		if (args->flags & TASKITER_ARG_BOTH)
+		if (flags & TASKITER_ARG_BOTH)
 			walk_side((side + 1) & 1, procs);
 	}
 	/* after the maps: a task that switched out meanwhile is in one */
-	if (!(args->flags & TASKITER_ARG_NO_CPUS) &&
+	if (!(flags & TASKITER_ARG_NO_CPUS) &&
 	    (ncurr = read_curr(args->self)) > 0)
 		bpf_loop(ncpu, curr_cpu, NULL, 0);
 	else
