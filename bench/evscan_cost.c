@@ -221,9 +221,10 @@ main(int argc, char **argv)
 	    sleep_ms);
 	printf("event: full walks at most %u s apart\n", walk_s);
 	for (i = 0; i < NS; i++)
-		printf("%-5s  all %8.1f us/sample (%llu)  close %8.1f us (%llu)  "
-		       "full %8.1f us (%llu, %llu tasks avg)  partial %8.1f us "
-		       "(%llu, %llu records avg)\n",
+		printf(
+		    "%-5s  all %8.1f us/sample (%llu)  close %8.1f us (%llu)  "
+		    "full %8.1f us (%llu, %llu tasks avg)  partial %8.1f us "
+		    "(%llu, %llu records avg)\n",
 		    s[i].name, avg_us(s[i].ns[0], s[i].n[0]),
 		    (unsigned long long)s[i].n[0],
 		    avg_us(s[i].ns[3], s[i].n[3]),

@@ -738,8 +738,7 @@ health_window(struct sbuf *o, const Vitals__Window *w)
 		    "seen; partial %s%s",
 		    h->samples_full, h->samples_partial, h->partial_records,
 		    h->partial_doubts, h->partial_gone_unknown,
-		    off ? "off: " : "on",
-		    off ? h->partial_why : "");
+		    off ? "off: " : "on", off ? h->partial_why : "");
 		if (off && h->partial_err)
 			sbuf_printf(o, " (errno %u)", h->partial_err);
 		sbuf_puts(o, "\n");

@@ -920,8 +920,10 @@ START_TEST(running_task_path)
 		if (!found)
 			tu_sleep_ms(20);
 	}
-	ck_assert_msg(found, "the spinning child %d was not read from its "
-	    "CPU in %d reads", (int)child, i);
+	ck_assert_msg(found,
+	    "the spinning child %d was not read from its "
+	    "CPU in %d reads",
+	    (int)child, i);
 	fprintf(stderr, "running task path: child read at try %d\n", i);
 	/* neither path: the child is not written, the read is doubtful */
 	for (i = 0; i < 10; i++) {
@@ -985,8 +987,8 @@ START_TEST(idle_costs_nothing)
 		ck_assert_int_eq(bpf_sched_collect(bs, &batch), 0);
 		tu_sleep_ms(300);
 		ck_assert_int_eq(taskiter_ev_state(ti, &gen, &doubt), 0);
-		ck_assert_int_eq(taskiter_read_partial(ti, (unsigned)(gen & 1), 0,
-				     &snap, &end),
+		ck_assert_int_eq(taskiter_read_partial(ti, (unsigned)(gen & 1),
+				     0, &snap, &end),
 		    0);
 		for (j = 0; j < snap->nprocs; j++)
 			if (in_pop(snap->procs[j].tgid))

@@ -60,7 +60,8 @@ procscan_set_walk_period(struct procscan *ps, uint64_t period_ns)
 void
 procscan_partial_test(struct procscan *ps, unsigned flags)
 {
-	ps->test_flags = flags & (TASKITER_READ_NO_MAPS | TASKITER_READ_NO_CPUS);
+	ps->test_flags = flags &
+	    (TASKITER_READ_NO_MAPS | TASKITER_READ_NO_CPUS);
 }
 
 /*

@@ -133,7 +133,7 @@ int taskiter_ev_state(struct taskiter *ti, uint64_t *ret_gen,
 /* the sched accounting's generation now */
 int taskiter_ev_gen(struct taskiter *ti, uint64_t *ret_gen);
 /* a partial read's flags (taskiter.bpf.h, TASKITER_ARG_*) */
-#define TASKITER_READ_BOTH 1u    /* both sides: a close read after the flip */
+#define TASKITER_READ_BOTH 1u	 /* both sides: a close read after the flip */
 #define TASKITER_READ_NO_MAPS 2u /* tests: the running tasks alone */
 #define TASKITER_READ_NO_CPUS 4u /* tests: the maps alone (doubtful) */
 /* a partial read of side's maps (and the other side's, READ_BOTH): whole

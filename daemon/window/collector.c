@@ -42,9 +42,9 @@ struct collector {
 	window_cb cb;
 	void *cb_arg;
 	window_close_hook close_hook; /* fills the window before the ring */
-	window_flip_hook flip_hook; /* the close's flip, before its scan */
+	window_flip_hook flip_hook;   /* the close's flip, before its scan */
 	void *flip_arg;
-	struct window *pending;	      /* closed, a part still being filled */
+	struct window *pending; /* closed, a part still being filled */
 	void *close_arg;
 };
 

@@ -22,8 +22,8 @@ struct collector_opts {
 	unsigned window_s;
 	unsigned ring; /* closed windows kept in memory */
 	enum threads_mode threads;
-	unsigned scanner;  /* enum scanner_mode; 0: procfs */
-	unsigned stat_fds; /* procfs scan: stat files kept open at most */
+	unsigned scanner;     /* enum scanner_mode; 0: procfs */
+	unsigned stat_fds;    /* procfs scan: stat files kept open at most */
 	unsigned full_walk_s; /* event-driven scan: full walks at most this
 				 far apart (0: at every close) */
 };
