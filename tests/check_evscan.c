@@ -847,108 +847,6 @@ START_TEST(same_windows_every_close)
 }
 END_TEST
 
-/* Whether a partial read's groups hold tgid. */
-static bool
-snap_has(const struct taskiter_snap *s, pid_t tgid)
-{
-	size_t j;
-
-	for (j = 0; j < s->nprocs; j++)
-		if (s->procs[j].tgid == tgid)
-			return true;
-	return false;
-}
-
-/*
- * The running-task path alone (tg->cfs_rq[cpu]->rq->curr, doc/bpf.md):
- * with the maps left out of the read (a test switch), a child spinning
- * on a CPU of its own is still written, found as its CPU's curr; with
- * the CPUs left out too it is not, and the read says it is doubtful. So
- * this fails when that path breaks, whatever the maps hold.
- */
-START_TEST(running_task_path)
-{
-	struct bpf_sched *bs = sched_open();
-	struct taskiter_events ev;
-	struct taskiter *ti;
-	enum scanner_why why;
-	enum partial_why pwhy;
-	const struct taskiter_snap *snap;
-	struct taskiter_end end;
-	uint64_t gen, doubt, nostore;
-	cpu_set_t set;
-	bool found = false;
-	pid_t child;
-	int i, perr, st;
-
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
-		fprintf(stderr, "running_task_path: one CPU, nothing to pin\n");
-		bpf_sched_free(bs);
-		return;
-	}
-	events_of(bs, &ev);
-	ck_assert_int_eq(taskiter_open_ev((unsigned)sysconf(_SC_CLK_TCK),
-			     "/sys", &ev, &ti, &why, &pwhy, &perr),
-	    0);
-	ck_assert_msg(pwhy == PARTIAL_WHY_NONE, "partial: %s (%s)",
-	    partial_why_name(pwhy), strerror(perr));
-	child = fork();
-	ck_assert_int_ge(child, 0);
-	if (child == 0) {
-		volatile unsigned long n = 0;
-
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		CPU_ZERO(&set);
-		CPU_SET(1, &set);
-		(void)sched_setaffinity(0, sizeof(set), &set);
-		(void)setpriority(PRIO_PROCESS, 0, -20);
-		for (;;)
-			n++;
-	}
-	CPU_ZERO(&set);
-	CPU_SET(0, &set);
-	ck_assert_int_eq(sched_setaffinity(0, sizeof(set), &set), 0);
-	tu_sleep_ms(100);
-	/* on a shared machine the child is not always its CPU's curr at
-	 * the read: a few tries */
-	for (i = 0; i < 50 && !found; i++) {
-		ck_assert_int_eq(taskiter_ev_state(ti, &gen, &doubt), 0);
-		ck_assert_int_eq(taskiter_read_partial(ti, (unsigned)(gen & 1),
-				     TASKITER_READ_NO_MAPS, &snap, &end),
-		    0);
-		found = snap_has(snap, child);
-		if (!found)
-			tu_sleep_ms(20);
-	}
-	ck_assert_msg(found,
-	    "the spinning child %d was not read from its "
-	    "CPU in %d reads",
-	    (int)child, i);
-	fprintf(stderr, "running task path: child read at try %d\n", i);
-	/* neither path: the child is not written, the read is doubtful */
-	for (i = 0; i < 10; i++) {
-		nostore = end.nostore;
-		ck_assert_int_eq(taskiter_read_partial(ti, (unsigned)(gen & 1),
-				     TASKITER_READ_NO_MAPS |
-					 TASKITER_READ_NO_CPUS,
-				     &snap, &end),
-		    0);
-		ck_assert(!snap_has(snap, child));
-		ck_assert_uint_eq(snap->nprocs, 0);
-		ck_assert_uint_gt(end.nostore, nostore);
-	}
-	kill(child, SIGKILL);
-	ck_assert_int_eq(waitpid(child, &st, 0), child);
-	CPU_ZERO(&set);
-	for (i = 0; i < (int)sysconf(_SC_NPROCESSORS_ONLN) && i < CPU_SETSIZE;
-	     i++)
-		CPU_SET(i, &set);
-	(void)sched_setaffinity(0, sizeof(set), &set);
-	taskiter_free(ti);
-	bpf_sched_free(bs);
-}
-END_TEST
-
 /*
  * An idle population costs a partial read nothing: of 200 processes of 4
  * threads, only the 20 that worked are read, each with its 4 threads.
@@ -1110,7 +1008,6 @@ evscan_suite(void)
 	tcase_add_test(tc, same_windows_changed);
 	tcase_add_test(tc, same_windows_all);
 	tcase_add_test(tc, same_windows_every_close);
-	tcase_add_test(tc, running_task_path);
 	tcase_add_test(tc, idle_costs_nothing);
 	tcase_add_test(tc, cpu_bound_child);
 	tcase_add_test(tc, daemon_says_partial);
