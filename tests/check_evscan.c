@@ -960,9 +960,19 @@ has_partial(const struct run *r)
 	return td_has_window(r) && p != NULL && atoi(p + 18) > 0;
 }
 
+/* A window closed without a full walk: partial samples only (the
+ * daemon's flip before the close, full_walk_s 60 by default). */
+static bool
+closed_without_walk(const struct run *r)
+{
+	return has_partial(r) && strstr(r->out, "\"samples_full\":0,") != NULL;
+}
+
 /*
  * The daemon with its sched accounting takes partial samples and says so
- * in its health, text and JSON; with scanner = procfs it says why not.
+ * in its health, text and JSON, and closes windows without a full walk
+ * (the flip hook: doc/bpf.md, "Full walks"); with scanner = procfs it
+ * says why not.
  */
 START_TEST(daemon_says_partial)
 {
@@ -978,9 +988,14 @@ START_TEST(daemon_says_partial)
 	r = td_vitals(&d, -1, health);
 	ck_assert_msg(strstr(r.out, "\"partial_why\":\"none\"") != NULL, "%s",
 	    r.out);
+	ck_assert_msg(strstr(r.out, "\"partial_gone_unknown\":") != NULL, "%s",
+	    r.out);
 	run_free(&r);
+	td_wait(&d, 15000, health, closed_without_walk);
 	r = td_vitals(&d, -1, text);
-	ck_assert_msg(strstr(r.out, "partial on") != NULL, "%s", r.out);
+	ck_assert_msg(strstr(r.out, "partial on") != NULL &&
+		strstr(r.out, "gone never seen") != NULL,
+	    "%s", r.out);
 	run_free(&r);
 	td_stop(&d);
 
