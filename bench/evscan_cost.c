@@ -3,16 +3,20 @@
  * evscan_cost: CPU per process sample of the event-driven scan (doc/bpf.md,
  * "Event-driven samples") against a full walk every sample, on the live
  * machine, in the same run. The sched accounting is loaded on a pin
- * directory of its own; two of the daemon's scanners (threads = changed,
- * the default) sample side by side, alternating which goes first: one
- * reads partially between its full walks (window close, the first sample
- * after each flip, doubts), the other walks every task every sample. The
- * CPU is this thread's (CLOCK_THREAD_CPUTIME_ID) around procscan_run: the
- * iterator's program and the partial program run inside our syscalls, so
- * their time is in it. Windows close as the daemon's do: the scan's flush,
- * then the flip and the drain (not counted: both scans share it).
+ * directory of its own; three of the daemon's scanners (threads =
+ * changed, the default) sample side by side, rotating which goes first:
+ * "event" reads partially between full walks at most -f seconds apart
+ * (full_walk_s: a window close reads partially after the flip, doc/bpf.md
+ * "Full walks"), "close" walks at every window close (full_walk_s = 0, the
+ * scan before it), "full" walks every task every sample. The CPU is this
+ * thread's (CLOCK_THREAD_CPUTIME_ID) around procscan_run: the iterator's
+ * program and the partial program run inside our syscalls, so their time
+ * is in it. Windows close as the daemon's do: the flip before the close's
+ * last sample, the scans' flush, then the drain (not counted: the scans
+ * share it).
  *
  * usage: evscan_cost [-n samples] [-w samples_per_window] [-s sleep_ms]
+ *                    [-f full_walk_s]
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,7 +47,7 @@ struct side {
 	const char *name;
 	struct procscan *ps;
 	struct window *w;
-	uint64_t ns[3], n[3]; /* all, full, partial */
+	uint64_t ns[4], n[4]; /* all, full, partial, window closes */
 	uint64_t recs, tasks;
 };
 
@@ -60,6 +64,10 @@ sample(struct side *s, const struct scan_ctx *ctx)
 	d = now_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 	s->ns[0] += (uint64_t)d;
 	s->n[0]++;
+	if (ctx->full) {
+		s->ns[3] += (uint64_t)d;
+		s->n[3]++;
+	}
 	if (s->w->health.samples_partial != part) {
 		s->ns[2] += (uint64_t)d;
 		s->n[2]++;
@@ -105,21 +113,23 @@ avg_us(uint64_t ns, uint64_t n)
 int
 main(int argc, char **argv)
 {
-	unsigned nsamples = 60, per = 10, sleep_ms = 1000, k;
+	unsigned nsamples = 60, per = 10, sleep_ms = 1000, walk_s = 60, k;
 	struct bpf_sched_opts o = { .sys_root = "/sys",
 		.load = VBPF_LOAD_AUTO,
 		.rq = true };
 	struct bpf_sched_batch batch = { 0 };
 	struct taskiter_events ev;
 	struct bpf_sched *bs = NULL;
-	struct side s[2] = { { .name = "event" }, { .name = "full" } };
+	enum { NS = 3 };
+	struct side s[NS] = { { .name = "event" }, { .name = "close" },
+		{ .name = "full" } };
 	char dir[128], why[512];
 	int64_t prev;
 	uint64_t pns, pcnt;
 	unsigned st;
 	int ch, procfd, i, stats_fd;
 
-	while ((ch = getopt(argc, argv, "n:w:s:")) != -1) {
+	while ((ch = getopt(argc, argv, "n:w:s:f:")) != -1) {
 		switch (ch) {
 		case 'n':
 			nsamples = (unsigned)atoi(optarg);
@@ -130,10 +140,13 @@ main(int argc, char **argv)
 		case 's':
 			sleep_ms = (unsigned)atoi(optarg);
 			break;
+		case 'f':
+			walk_s = (unsigned)atoi(optarg);
+			break;
 		default:
 			fprintf(stderr,
 			    "usage: evscan_cost [-n samples] "
-			    "[-w per_window] [-s sleep_ms]\n");
+			    "[-w per_window] [-s sleep_ms] [-f full_walk_s]\n");
 			return 2;
 		}
 	}
@@ -152,14 +165,17 @@ main(int argc, char **argv)
 		ev.proc_fd) < 0)
 		return 1;
 	procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < NS; i++) {
 		if (procscan_new(procfd, (unsigned)sysconf(_SC_CLK_TCK),
 			THREADS_CHANGED, &s[i].ps) < 0)
 			return 1;
-		if (i == 0)
+		if (i < 2) {
 			procscan_set_events(s[i].ps, &ev, "/sys");
-		else
+			procscan_set_walk_period(s[i].ps,
+			    i == 0 ? (uint64_t)walk_s * NSEC_PER_SEC : 0);
+		} else {
 			procscan_force_full(s[i].ps, true);
+		}
 		if (procscan_set_scanner(s[i].ps, SCANNER_BPF, "/sys") < 0) {
 			fprintf(stderr, "task iterator did not load\n");
 			return 1;
@@ -179,13 +195,16 @@ main(int argc, char **argv)
 		};
 
 		usleep(sleep_ms * 1000u);
-		prev = now_ns(CLOCK_BOOTTIME);
-		/* who goes first alternates: the second finds caches warm */
-		sample(&s[k & 1], &ctx);
-		sample(&s[!(k & 1)], &ctx);
+		/* the daemon's close: the flip before its last sample */
+		if (ctx.full)
+			ctx.flipped = bpf_sched_flip_early(bs) == 0;
+		prev = ctx.boot_ns = now_ns(CLOCK_BOOTTIME);
+		/* who goes first rotates: the later ones find caches warm */
+		for (i = 0; i < NS; i++)
+			sample(&s[(k + (unsigned)i) % NS], &ctx);
 		if (!ctx.full)
 			continue;
-		for (i = 0; i < 2; i++) {
+		for (i = 0; i < NS; i++) {
 			if (s[i].w->health.partial_why != PARTIAL_WHY_NONE &&
 			    i == 0)
 				fprintf(stderr, "partial off: %s\n",
@@ -200,12 +219,16 @@ main(int argc, char **argv)
 	}
 	printf("samples %u, %u per window, %u ms apart\n", nsamples, per,
 	    sleep_ms);
-	for (i = 0; i < 2; i++)
-		printf("%-5s  all %8.1f us/sample (%llu)  full %8.1f us (%llu, "
-		       "%llu tasks avg)  partial %8.1f us (%llu, %llu records "
-		       "avg)\n",
+	printf("event: full walks at most %u s apart\n", walk_s);
+	for (i = 0; i < NS; i++)
+		printf(
+		    "%-5s  all %8.1f us/sample (%llu)  close %8.1f us (%llu)  "
+		    "full %8.1f us (%llu, %llu tasks avg)  partial %8.1f us "
+		    "(%llu, %llu records avg)\n",
 		    s[i].name, avg_us(s[i].ns[0], s[i].n[0]),
 		    (unsigned long long)s[i].n[0],
+		    avg_us(s[i].ns[3], s[i].n[3]),
+		    (unsigned long long)s[i].n[3],
 		    avg_us(s[i].ns[1], s[i].n[1]),
 		    (unsigned long long)s[i].n[1],
 		    (unsigned long long)(s[i].n[1] ? s[i].tasks / s[i].n[1] :
@@ -220,9 +243,22 @@ main(int argc, char **argv)
 		printf("bpf    taskiter_partial %.1f us per run (%llu runs)\n",
 		    (double)pns / (double)pcnt / 1000.0,
 		    (unsigned long long)pcnt);
-	printf("RATIO all_event/all_full=%.3f\n",
-	    s[1].ns[0] ? (double)s[0].ns[0] / (double)s[1].ns[0] : 0.0);
-	for (i = 0; i < 2; i++) {
+	/* over one period in steady state: one walk, the rest partial */
+	if (walk_s > 0 && s[0].n[1] && s[0].n[2]) {
+		double per_s = (double)walk_s * 1000.0 / sleep_ms;
+
+		printf("event  over a %u s period: %.1f us/sample (one walk "
+		       "and %.0f partial reads)\n",
+		    walk_s,
+		    (avg_us(s[0].ns[1], s[0].n[1]) +
+			(per_s - 1) * avg_us(s[0].ns[2], s[0].n[2])) /
+			per_s,
+		    per_s - 1);
+	}
+	printf("RATIO all_event/all_full=%.3f all_close/all_full=%.3f\n",
+	    s[2].ns[0] ? (double)s[0].ns[0] / (double)s[2].ns[0] : 0.0,
+	    s[2].ns[0] ? (double)s[1].ns[0] / (double)s[2].ns[0] : 0.0);
+	for (i = 0; i < NS; i++) {
 		window_free(s[i].w);
 		procscan_free(s[i].ps);
 	}

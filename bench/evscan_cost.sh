@@ -8,18 +8,28 @@
 # 500 processes x 4 threads, 10 % busy (~2,100 tasks with the machine's),
 # then 2,000 x 4 with 1 % busy (~8,000, mostly idle). Root (BPF).
 #
+# Three scanners side by side: full walks at most --full-walk-s apart
+# (default 60, the daemon's), a full walk at every window close (0, the
+# scan before full_walk_s), a walk every sample.
+#
 # usage: evscan_cost.sh [--build DIR] [--samples N] [--window N]
+#                       [--full-walk-s N] [--pops 500,2100,8000]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$here/../build
-samples=60
+samples=90
 window=10
+walk_s=60
+pops=500,2100,8000
 while (($#)); do
 	case $1 in
 	--build) build=$2; shift 2 ;;
 	--samples) samples=$2; shift 2 ;;
 	--window) window=$2; shift 2 ;;
-	*) echo "usage: $0 [--build DIR] [--samples N] [--window N]" >&2; exit 2 ;;
+	--full-walk-s) walk_s=$2; shift 2 ;;
+	--pops) pops=$2; shift 2 ;;
+	*) echo "usage: $0 [--build DIR] [--samples N] [--window N]" \
+	    "[--full-walk-s N] [--pops LIST]" >&2; exit 2 ;;
 	esac
 done
 die() { echo "evscan_cost: $*" >&2; exit 1; }
@@ -65,9 +75,16 @@ run() {	# run PROCS THREADS BUSY_PCT
 	shopt -u nullglob
 	echo "== $1 x $2, $3 % busy: ${#t[@]} tasks on the machine," \
 	    "load $(cut -d' ' -f1-3 /proc/loadavg)"
-	"$tool" -n "$samples" -w "$window" -s 1000
+	"$tool" -n "$samples" -w "$window" -s 1000 -f "$walk_s"
 	stop_pop
 }
 echo "kernel: $(uname -srm); nproc $(nproc)"
-run 500 4 10
-run 2000 4 1
+IFS=, read -ra want <<<"$pops"
+for p in "${want[@]}"; do
+	case $p in
+	500) run 125 4 10 ;;	# ~500 tasks with the machine's
+	2100) run 500 4 10 ;;
+	8000) run 2000 4 1 ;;
+	*) die "--pops: 500, 2100 or 8000, not $p" ;;
+	esac
+done

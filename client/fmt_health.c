@@ -112,10 +112,11 @@ health_window(struct sbuf *o, const Vitals__Window *w)
 
 		sbuf_printf(o,
 		    "  process samples: %u full walks, %u partial (last read "
-		    "%u tasks), %u partial reads replaced; partial %s%s",
+		    "%u tasks), %u partial reads replaced, %u gone never "
+		    "seen; partial %s%s",
 		    h->samples_full, h->samples_partial, h->partial_records,
-		    h->partial_doubts, off ? "off: " : "on",
-		    off ? h->partial_why : "");
+		    h->partial_doubts, h->partial_gone_unknown,
+		    off ? "off: " : "on", off ? h->partial_why : "");
 		if (off && h->partial_err)
 			sbuf_printf(o, " (errno %u)", h->partial_err);
 		sbuf_puts(o, "\n");

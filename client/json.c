@@ -527,7 +527,8 @@ field_unknown(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f)
 			"loop_cb_cpu_ns",
 
 			"samples_full", "samples_partial", "partial_records",
-			"partial_doubts", "partial_why", "partial_err", NULL };
+			"partial_doubts", "partial_why", "partial_err",
+			"partial_gone_unknown", NULL };
 
 		/* kept in memory only: a stored window has no histogram */
 		return named(f, late) &&

@@ -59,6 +59,21 @@ in_dir(const char *path, const char *dir)
 }
 
 /*
+ * The sched accounting's flip ahead of a close, before its last sample's
+ * process scan (doc/bpf.md, "Full walks"); sched_close's flip is then this
+ * one. Not while a drain still runs: its side is being read.
+ */
+static bool
+sched_flip_cb(void *arg)
+{
+	struct vitalsd *d = arg;
+
+	if (d->bs == NULL || bpf_sched_async_busy(d->bsa))
+		return false;
+	return bpf_sched_flip_early(d->bs) == 0;
+}
+
+/*
  * GPU memory of one process instance at a window's end, summed over its
  * GPUs, for heapprofd's gpu_growth rules. Stale pairs are nobody's.
  */
@@ -102,6 +117,7 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 		.threads = cfg->threads,
 		.scanner = cfg->scanner,
 		.stat_fds = cfg->proc_stat_fds,
+		.full_walk_s = cfg->full_walk_s,
 	};
 	struct control_hooks hooks = { 0 };
 	struct event_config *ec;
@@ -147,6 +163,7 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 	syscalls_setup(d, cfg);
 	gpumem_setup(d, cfg);
 	collector_set_close_hook(d->col, parts_close_cb, d);
+	collector_set_flip_hook(d->col, sched_flip_cb, d);
 	/* the database as the service user: its files are that user's
 	 * from the start, and the writer thread inherits the ids */
 	if ((r = statedir_fs_enter()) < 0 || (r = open_store(d, cfg)) < 0) {

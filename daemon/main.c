@@ -29,7 +29,7 @@ usage(int status)
 	    "               [--socket PATH]\n"
 	    "               [--interval-ms N] [--window-s N] [--threads MODE]\n"
 	    "               [--proc-root DIR] [--sys-root DIR]\n"
-	    "               [--scanner auto|bpf|procfs]\n"
+	    "               [--scanner auto|bpf|procfs] [--full-walk-s N]\n"
 	    "               [--bpffs DIR] [--bpf-load auto|pinned-only|off]\n"
 	    "               [--gpumem-map PATH] [--gpumem-load auto|map-only|off]\n"
 	    "               [--perfetto PATH]\n"
@@ -160,6 +160,8 @@ main(int argc, char *argv[])
 		{ "metrics-listen", required_argument, NULL, 22 },
 		/* OTLP push (export/otlp_push.c) */
 		{ "otlp-endpoint", required_argument, NULL, 23 },
+		/* event-driven process samples (proc_scan_iter.c) */
+		{ "full-walk-s", required_argument, NULL, 24 },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *const keys[] = { NULL, "state_dir", "socket",
@@ -167,7 +169,8 @@ main(int argc, char *argv[])
 		"scanner", "bpffs", "bpf_load", "gpumem_map", "gpumem_load",
 		"heapprofd_perfetto", "user", "group", "capabilities",
 		"seccomp", "privhelper", "prop_root", "store_spool_dir",
-		"store_commit_s", "metrics_listen", "otlp_endpoint" };
+		"store_commit_s", "metrics_listen", "otlp_endpoint",
+		"full_walk_s" };
 	const char *conffile = NULL, *set_key[32], *set_val[32];
 	bool foreground = false, checkonly = false;
 	int ch, nset = 0, verbose = 0, i, r;
@@ -224,6 +227,7 @@ main(int argc, char *argv[])
 		case 21:
 		case 22:
 		case 23:
+		case 24:
 			if (nset == (int)(sizeof(set_key) / sizeof(set_key[0])))
 				usage(1);
 			set_key[nset] = keys[ch];

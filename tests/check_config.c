@@ -128,6 +128,24 @@ START_TEST(set_interval)
 }
 END_TEST
 
+/* full_walk_s: 60 s unless set, 0 (every close) to a day */
+START_TEST(set_full_walk)
+{
+	struct config cfg;
+
+	config_init(&cfg);
+	ck_assert_uint_eq(cfg.full_walk_s, VITALS_FULL_WALK_S_DEF);
+	ck_assert_uint_eq(cfg.full_walk_s, 60);
+	ck_assert_int_eq(config_set(&cfg, "full_walk_s", "0"), 0);
+	ck_assert_uint_eq(cfg.full_walk_s, 0);
+	ck_assert_int_eq(config_set(&cfg, "full_walk_s", "86400"), 0);
+	ck_assert_int_eq(config_set(&cfg, "full_walk_s", "86401"), -ERANGE);
+	ck_assert_int_eq(config_set(&cfg, "full_walk_s", "-1"), -EINVAL);
+	ck_assert_uint_eq(cfg.full_walk_s, 86400);
+	config_release(&cfg);
+}
+END_TEST
+
 /* Values that are not plain decimal numbers. */
 static const char *const garbage[] = {
 	"",
@@ -976,6 +994,7 @@ main(void)
 	tcase_add_test(tc, init_defaults);
 	tcase_add_test(tc, set_strings);
 	tcase_add_test(tc, set_interval);
+	tcase_add_test(tc, set_full_walk);
 	tcase_add_loop_test(tc, set_uint_garbage, 0,
 	    sizeof(garbage) / sizeof(garbage[0]));
 	tcase_add_test(tc, set_window_ring);

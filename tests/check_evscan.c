@@ -50,7 +50,8 @@ static int dir_seq;
 
 struct member {
 	pid_t pid;
-	int cmd; /* write end of its command pipe; -1: gone */
+	int cmd;    /* write end of its command pipe; -1: gone */
+	bool execd; /* a shell now: takes no command but its end */
 };
 
 static struct member pop[MAXP];
@@ -171,6 +172,39 @@ member_thread(void *arg)
 			}
 			pthread_mutex_unlock(&mu);
 			break;
+		case 'n': {
+			/* renames itself: this thread, and the leader when
+			 * another thread reads the command */
+			char name[16];
+
+			snprintf(name, sizeof(name), "evs_rn%d", rand() % 1000);
+			prctl(PR_SET_NAME, name);
+			if (gettid() != getpid()) {
+				int fd = open("/proc/self/comm", O_WRONLY);
+
+				if (fd >= 0) {
+					(void)!write(fd, name, strlen(name));
+					close(fd);
+				}
+			}
+			break;
+		}
+		case 'e': {
+			/* execs a shell that works a little, acknowledges,
+			 * then waits for the end of its command pipe */
+			/* dash takes single-digit fds: 8 and 9 */
+			static const char script[] =
+			    "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; "
+			    "printf e >&8; read x <&9; exit 0";
+			int afd = fcntl(ack_w, F_DUPFD, 10),
+			    cfd = fcntl(child_cmd, F_DUPFD, 10);
+
+			if (afd < 0 || cfd < 0 || dup2(afd, 8) < 0 ||
+			    dup2(cfd, 9) < 0)
+				_exit(1);
+			execl("/bin/sh", "sh", "-c", script, (char *)NULL);
+			_exit(1);
+		}
 		case 'q':
 			_exit(0);
 		}
@@ -215,6 +249,7 @@ spawn_member(void)
 	close(p[0]);
 	pop[npop].pid = pid;
 	pop[npop].cmd = p[1];
+	pop[npop].execd = false;
 	npop++;
 	ck_assert_int_lt(never, 4 * MAXP);
 	ever[never++] = pid;
@@ -245,9 +280,14 @@ end_member(struct member *m)
 	int st;
 
 	send_cmd(m, 'q');
-	ck_assert_int_eq(waitpid(m->pid, &st, 0), m->pid);
+	/* a shell's read ends at a newline (members forked later hold the
+	 * pipe too: its end never comes) */
+	if (m->execd)
+		send_cmd(m, '\n');
 	close(m->cmd);
+	ck_assert_int_eq(waitpid(m->pid, &st, 0), m->pid);
 	m->cmd = -1;
+	m->execd = false;
 }
 
 static void
@@ -383,6 +423,10 @@ rows_same(const struct window_task *a, size_t na, const struct window_task *b,
 		ck_assert_msg(x->norm_ticks == y->norm_ticks,
 		    "%s %d: norm %.17g full, %.17g partial", what, x->id,
 		    x->norm_ticks, y->norm_ticks);
+		ck_assert_msg(strcmp(x->comm, y->comm) == 0 &&
+			strcmp(x->name, y->name) == 0,
+		    "%s %d: name %s (%s) full, %s (%s) partial", what, x->id,
+		    x->name, x->comm, y->name, y->comm);
 		ck_assert_msg(x->born == y->born && x->exited == y->exited,
 		    "%s %d: born/exited %d/%d full, %d/%d partial", what, x->id,
 		    x->born, x->exited, y->born, y->exited);
@@ -402,16 +446,54 @@ rows_same(const struct window_task *a, size_t na, const struct window_task *b,
 	return n;
 }
 
+/* same_windows: renames and an exec in the windows between full walks */
+static bool identity_rounds;
+
+/* The first live member (not a shell) at index i % 5 == at, or -1. */
+static int
+member_at(int at)
+{
+	int i;
+
+	for (i = 0; i < npop; i++)
+		if (pop[i].cmd >= 0 && !pop[i].execd && i % 5 == at)
+			return i;
+	return -1;
+}
+
+/* Identity changes of some rounds: a process renames itself (rounds 9,
+ * 13, 20, 27), one execs (round 15), one execs and is ended later. */
+static void
+identity_change(unsigned round)
+{
+	int i;
+
+	if (!identity_rounds)
+		return;
+	if ((round == 9 || round == 13 || round == 20 || round == 27) &&
+	    (i = member_at(3)) >= 0) {
+		send_cmd(&pop[i], 'n');
+		wait_acks(1);
+	}
+	if ((round == 15 || round == 22) && (i = member_at(2)) >= 0) {
+		send_cmd(&pop[i], 'e');
+		pop[i].execd = true;
+		wait_acks(1); /* the shell's, after its work */
+	}
+}
+
 /* One round of activity between two samples, acknowledged. */
 static void
 activity(unsigned round)
 {
 	int i, acks = 0, live = 0;
 
+	identity_change(round);
+
 	for (i = 0; i < npop; i++) {
 		struct member *m = &pop[i];
 
-		if (m->cmd < 0)
+		if (m->cmd < 0 || m->execd)
 			continue;
 		live++;
 		/* a tenth work; some make or end threads */
@@ -435,7 +517,8 @@ activity(unsigned round)
 	/* a process ends, another starts, now and then */
 	if (round % 3 == 1 && live > 4) {
 		for (i = 0; i < npop; i++)
-			if (pop[i].cmd >= 0 && (unsigned)i % 5 == round % 5) {
+			if (pop[i].cmd >= 0 && !pop[i].execd &&
+			    (unsigned)i % 5 == round % 5) {
 				end_member(&pop[i]);
 				break;
 			}
@@ -467,25 +550,32 @@ teardown(void)
 
 /*
  * Partial samples and a full walk per sample over the same windows give
- * the same rows, in each threads mode.
+ * the same rows, in each threads mode. walk_s 0: the close walks in full,
+ * then flips (the order without a flip hook); else the daemon's: the flip
+ * before the close's last sample, whose scan reads partially until a
+ * full walk is walk_s old — here never after the first sample, so every
+ * close but none reads partially, with processes renaming themselves and
+ * execing between (doc/bpf.md, "Full walks").
  */
 static void
-same_windows(enum threads_mode mode)
+same_windows(enum threads_mode mode, unsigned walk_s)
 {
-	enum { WINDOWS = 4, PER = 6 };
+	enum { WINDOWS = 5, PER = 6 };
 	struct bpf_sched *bs = sched_open();
 	struct taskiter_events ev;
 	struct procscan *a, *b;
 	struct bpf_sched_batch batch = { 0 };
 	int procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int64_t prev = clock_ns(CLOCK_BOOTTIME) - NSEC_PER_SEC;
-	unsigned round = 0, partial = 0, full = 0, compared = 0;
+	unsigned round = 0, partial = 0, full = 0, compared = 0, nowalk = 0;
 	int win, k;
 
 	ck_assert_int_ge(procfd, 0);
 	events_of(bs, &ev);
 	a = scan_new(procfd, &ev, mode);
 	b = scan_new(procfd, NULL, mode);
+	procscan_set_walk_period(a, (uint64_t)walk_s * NSEC_PER_SEC);
+	identity_rounds = true;
 	pop_start(30);
 	for (win = 0; win < WINDOWS; win++) {
 		struct window *wa = window_new((uint64_t)win + 1, 0);
@@ -507,7 +597,11 @@ same_windows(enum threads_mode mode)
 				ctx.total_ticks = 200 + (uint64_t)round;
 				ctx.norm_ticks = 100.0 / 3.0 * (k + 1) + 0.1;
 			}
-			prev = clock_ns(CLOCK_BOOTTIME);
+			if (ctx.full && walk_s > 0) {
+				ck_assert_int_eq(bpf_sched_flip_early(bs), 0);
+				ctx.flipped = true;
+			}
+			prev = ctx.boot_ns = clock_ns(CLOCK_BOOTTIME);
 			ck_assert_int_eq(procscan_run(a, &ctx, wa), 0);
 			ck_assert_int_eq(procscan_run(b, &ctx, wb), 0);
 			ck_assert_uint_eq(wa->health.scanner, SCANNER_BPF);
@@ -517,13 +611,16 @@ same_windows(enum threads_mode mode)
 			    partial_why_name(wa->health.partial_why),
 			    strerror((int)wa->health.partial_err));
 		}
-		/* the daemon's order at a close: flush, then the flip */
+		/* a close: flush, then the flip (made early: this one is
+		 * that one) */
 		ck_assert_int_eq(procscan_flush(a, wa), 0);
 		ck_assert_int_eq(procscan_flush(b, wb), 0);
 		ck_assert_int_eq(bpf_sched_flip(bs), 0);
 		ck_assert_int_eq(bpf_sched_collect(bs, &batch), 0);
 		partial += wa->health.samples_partial;
 		full += wa->health.samples_full;
+		if (wa->health.samples_full == 0)
+			nowalk++;
 		ck_assert_uint_eq(wb->health.samples_partial, 0);
 		ck_assert_uint_eq(wb->health.samples_full, PER);
 		compared += rows_same(wa->procs, wa->nprocs, wb->procs,
@@ -534,11 +631,21 @@ same_windows(enum threads_mode mode)
 		window_free(wb);
 	}
 	pop_stop();
-	/* most samples were partial: the first sample and each window's
-	 * last walk in full (the flip right after a walk is taken), a doubt
-	 * now and then */
+	identity_rounds = false;
+	/* most samples were partial: the first sample and (walk_s 0) each
+	 * window's last walk in full (the flip right after a walk is taken),
+	 * a doubt now and then */
+	fprintf(stderr,
+	    "same windows (walk_s %u): %u partial, %u full samples, %u "
+	    "windows without a walk, %u rows compared\n",
+	    walk_s, partial, full, nowalk, compared);
 	ck_assert_msg(partial >= (unsigned)(WINDOWS * (PER - 1)) - 3,
 	    "partial samples %u, full %u", partial, full);
+	if (walk_s > 0)
+		ck_assert_msg(nowalk >= 2, "windows without a full walk: %u",
+		    nowalk);
+	else
+		ck_assert_uint_eq(nowalk, 0);
 	ck_assert_uint_gt(compared, 100);
 	procscan_free(a);
 	procscan_free(b);
@@ -724,13 +831,19 @@ END_TEST
 
 START_TEST(same_windows_changed)
 {
-	same_windows(THREADS_CHANGED);
+	same_windows(THREADS_CHANGED, 3600);
 }
 END_TEST
 
 START_TEST(same_windows_all)
 {
-	same_windows(THREADS_ALL);
+	same_windows(THREADS_ALL, 3600);
+}
+END_TEST
+
+START_TEST(same_windows_every_close)
+{
+	same_windows(THREADS_CHANGED, 0);
 }
 END_TEST
 
@@ -773,7 +886,7 @@ START_TEST(idle_costs_nothing)
 		tu_sleep_ms(300);
 		ck_assert_int_eq(taskiter_ev_state(ti, &gen, &doubt), 0);
 		ck_assert_int_eq(taskiter_read_partial(ti, (unsigned)(gen & 1),
-				     &snap, &end),
+				     0, &snap, &end),
 		    0);
 		for (j = 0; j < snap->nprocs; j++)
 			if (in_pop(snap->procs[j].tgid))
@@ -791,8 +904,8 @@ START_TEST(idle_costs_nothing)
 		}
 	wait_acks((int)worked);
 	tu_sleep_ms(50);
-	ck_assert_int_eq(taskiter_read_partial(ti, (unsigned)(gen & 1), &snap,
-			     &end),
+	ck_assert_int_eq(taskiter_read_partial(ti, (unsigned)(gen & 1), 0,
+			     &snap, &end),
 	    0);
 	ck_assert_uint_eq(end.gen, gen);
 	for (j = 0; j < snap->nprocs; j++) {
@@ -847,9 +960,19 @@ has_partial(const struct run *r)
 	return td_has_window(r) && p != NULL && atoi(p + 18) > 0;
 }
 
+/* A window closed without a full walk: partial samples only (the
+ * daemon's flip before the close, full_walk_s 60 by default). */
+static bool
+closed_without_walk(const struct run *r)
+{
+	return has_partial(r) && strstr(r->out, "\"samples_full\":0,") != NULL;
+}
+
 /*
  * The daemon with its sched accounting takes partial samples and says so
- * in its health, text and JSON; with scanner = procfs it says why not.
+ * in its health, text and JSON, and closes windows without a full walk
+ * (the flip hook: doc/bpf.md, "Full walks"); with scanner = procfs it
+ * says why not.
  */
 START_TEST(daemon_says_partial)
 {
@@ -865,9 +988,14 @@ START_TEST(daemon_says_partial)
 	r = td_vitals(&d, -1, health);
 	ck_assert_msg(strstr(r.out, "\"partial_why\":\"none\"") != NULL, "%s",
 	    r.out);
+	ck_assert_msg(strstr(r.out, "\"partial_gone_unknown\":") != NULL, "%s",
+	    r.out);
 	run_free(&r);
+	td_wait(&d, 15000, health, closed_without_walk);
 	r = td_vitals(&d, -1, text);
-	ck_assert_msg(strstr(r.out, "partial on") != NULL, "%s", r.out);
+	ck_assert_msg(strstr(r.out, "partial on") != NULL &&
+		strstr(r.out, "gone never seen") != NULL,
+	    "%s", r.out);
 	run_free(&r);
 	td_stop(&d);
 
@@ -894,6 +1022,7 @@ evscan_suite(void)
 	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, same_windows_changed);
 	tcase_add_test(tc, same_windows_all);
+	tcase_add_test(tc, same_windows_every_close);
 	tcase_add_test(tc, idle_costs_nothing);
 	tcase_add_test(tc, cpu_bound_child);
 	tcase_add_test(tc, daemon_says_partial);

@@ -504,7 +504,25 @@ struct taskiter_args {
 	__u32 side;  /* the live side, as the reader last knew it */
 	__u32 procs; /* walk the process map whatever the counters say */
 	__s32 self;  /* the reader's thread (alive while this runs) */
+	/* TASKITER_ARG_*: both sides (a window close read right after the
+	 * flip), and the tests' switches of the two paths */
+	__u32 flags;
 };
+
+/* One side's maps: the process map when procs, then the thread map. */
+static __always_inline void
+walk_side(__u32 side, bool procs)
+{
+	if (side) {
+		if (procs)
+			bpf_for_each_map_elem(&sched_proc1, proc_cb, NULL, 0);
+		bpf_for_each_map_elem(&sched_tid1, tid_cb, NULL, 0);
+	} else {
+		if (procs)
+			bpf_for_each_map_elem(&sched_proc0, proc_cb, NULL, 0);
+		bpf_for_each_map_elem(&sched_tid0, tid_cb, NULL, 0);
+	}
+}
 
 /*
  * One partial read: the gone and the groups that lost a thread, then the
@@ -519,7 +537,8 @@ taskiter_partial(struct taskiter_args *args)
 	struct doubt_ctx d = { 0 }, ex = { 0 };
 	struct taskiter_rec *end;
 	struct sched_ctl *ctl;
-	__u32 zero = 0, side = args->side, i;
+	/* the context read once: a pointer into it moved is refused */
+	__u32 zero = 0, side = args->side, flags = args->flags, i;
 	int ncurr;
 	bool procs;
 
@@ -528,17 +547,16 @@ taskiter_partial(struct taskiter_args *args)
 	bpf_loop(ncpu, exits_cpu, &ex, 0);
 	procs = ex.sum != last_exits || args->procs;
 	last_exits = ex.sum;
-	if (side) {
-		if (procs)
-			bpf_for_each_map_elem(&sched_proc1, proc_cb, NULL, 0);
-		bpf_for_each_map_elem(&sched_tid1, tid_cb, NULL, 0);
-	} else {
-		if (procs)
-			bpf_for_each_map_elem(&sched_proc0, proc_cb, NULL, 0);
-		bpf_for_each_map_elem(&sched_tid0, tid_cb, NULL, 0);
+	if (!(flags & TASKITER_ARG_NO_MAPS)) {
+		walk_side(side & 1, procs);
+		/* a close read after the flip: the old side holds the window
+		 * up to the flip, the new one what ran since */
+		if (flags & TASKITER_ARG_BOTH)
+			walk_side((side + 1) & 1, procs);
 	}
 	/* after the maps: a task that switched out meanwhile is in one */
-	if ((ncurr = read_curr(args->self)) > 0)
+	if (!(flags & TASKITER_ARG_NO_CPUS) &&
+	    (ncurr = read_curr(args->self)) > 0)
 		bpf_loop(ncpu, curr_cpu, NULL, 0);
 	else
 		nostore++; /* cannot see what runs: the read is doubtful */

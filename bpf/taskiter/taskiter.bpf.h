@@ -39,6 +39,11 @@
 #define TASKITER_F_ADJUST (1u << 3)  /* prev_cputime exists: /proc scales */
 #define TASKITER_F_RSS_OLD (1u << 4) /* pre-6.2 atomic rss counters */
 
+/* taskiter_partial's argument flags (struct taskiter_args.flags) */
+#define TASKITER_ARG_BOTH (1u << 0)    /* walk both sides' maps */
+#define TASKITER_ARG_NO_MAPS (1u << 1) /* tests: the maps left out */
+#define TASKITER_ARG_NO_CPUS (1u << 2) /* tests: the CPUs' curr left out */
+
 #define TASKITER_COMM_LEN 16
 
 /* taskiter_out's records per partial read (the end record after them) */

@@ -58,6 +58,7 @@ config_init(struct config *cfg)
 	cfg->query_uid_queue = 16;
 	cfg->scanner = SCANNER_AUTO;
 	cfg->proc_stat_fds = VITALS_STAT_FDS_DEF;
+	cfg->full_walk_s = VITALS_FULL_WALK_S_DEF;
 	cfg->bpffs = strdup("/sys/fs/bpf/vitals");
 	cfg->bpf_load = VBPF_LOAD_AUTO;
 	cfg->bpf_procs = 512;	 /* = VITALS_BPF_PROCS_DEF (sched/sched.h) */
@@ -531,6 +532,8 @@ config_set(struct config *cfg, const char *key, const char *value)
 	}
 	if (!strcmp(key, "proc_stat_fds"))
 		return set_uint(&cfg->proc_stat_fds, value, 0, 1 << 20);
+	if (!strcmp(key, "full_walk_s"))
+		return set_uint(&cfg->full_walk_s, value, 0, 24 * 3600);
 	if (!strcmp(key, "threads")) {
 		if ((r = parse_word(value, threads_words)) < 0)
 			return r;

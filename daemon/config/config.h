@@ -61,6 +61,9 @@ struct config {
 	uint64_t query_budget;	  /* bytes one read may load; 0: from output */
 	unsigned scanner;	  /* enum scanner_mode (taskiter.c) */
 	unsigned proc_stat_fds;	  /* procfs scan: stat files kept open */
+	/* event-driven samples: a full task walk at a window close at least
+	 * this often (s; 0: every close; doc/bpf.md "Full walks") */
+	unsigned full_walk_s;
 	char *bpffs;		  /* pin directory (sched.c) */
 	unsigned bpf_load;	  /* enum vbpf_load */
 	bool bpf_stats;		  /* kernel BPF run-time statistics */

@@ -234,7 +234,11 @@ struct scan_ctx {
 	uint64_t wall_ns;     /* Δmonotonic of this sample */
 	uint64_t total_ticks; /* system Δtotal of this sample */
 	double norm_ticks;    /* Δtotal / online CPUs */
-	bool full;	      /* the window closes on it: a full walk */
+	bool full;	      /* the window closes on it */
+	/* the sched accounting flipped right before this (closing) sample:
+	 * a partial read may stand for the close's walk (doc/bpf.md) */
+	bool flipped;
+	int64_t boot_ns; /* CLOCK_BOOTTIME of this sample; 0: unknown */
 	/* each process's deltas also go to its foreground/background state
 	 * (fgbg.h); NULL: none */
 	struct fgbg *fg;
@@ -275,6 +279,12 @@ int procscan_set_scanner(struct procscan *ps, enum scanner_mode mode,
 int procscan_set_events(struct procscan *ps, const struct taskiter_events *ev,
     const char *sys_root);
 void procscan_force_full(struct procscan *ps, bool on);
+/* proc_scan_iter.c: how often a full walk runs at the latest (ns; 0: at
+ * every window close, doc/bpf.md), and the partial reads' test switches
+ * (TASKITER_READ_NO_*) */
+#define VITALS_FULL_WALK_S_DEF 60 /* full_walk_s */
+void procscan_set_walk_period(struct procscan *ps, uint64_t period_ns);
+void procscan_partial_test(struct procscan *ps, unsigned flags);
 int procscan_run_snap(struct procscan *ps, const struct taskiter_snap *snap,
     bool partial, const struct scan_ctx *ctx, struct window *w);
 void procscan_scanner(const struct procscan *ps, enum scanner_mode *ret_kind,

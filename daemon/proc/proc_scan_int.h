@@ -127,6 +127,12 @@ struct procscan {
 	bool force_full;	/* tests, the benchmark: never partial */
 	unsigned partial_fails; /* partial reads failed in a row */
 	unsigned doubt_row;	/* partial reads doubtful in a row */
+	/* full walks at window closes: at most walk_period_ns apart (0:
+	 * every close), the last at walk_boot_ns (have_walk) */
+	uint64_t walk_period_ns;
+	int64_t walk_boot_ns;
+	bool have_walk;
+	unsigned test_flags; /* tests: TASKITER_READ_NO_* on every read */
 };
 
 static inline size_t

@@ -50,6 +50,41 @@ procscan_set_events(struct procscan *ps, const struct taskiter_events *ev,
 	return 0;
 }
 
+void
+procscan_set_walk_period(struct procscan *ps, uint64_t period_ns)
+{
+	ps->walk_period_ns = period_ns;
+}
+
+/* Tests only: the partial reads' paths left out (TASKITER_READ_NO_*). */
+void
+procscan_partial_test(struct procscan *ps, unsigned flags)
+{
+	ps->test_flags = flags &
+	    (TASKITER_READ_NO_MAPS | TASKITER_READ_NO_CPUS);
+}
+
+/*
+ * Whether a window close may read partially instead of walking
+ * (doc/bpf.md, "Full walks"): the sched accounting flipped right before
+ * it (so the read takes the window up to the flip and what ran since),
+ * and the last full walk is less than the period ago — within half a
+ * sample, so that a period of whole windows walks at the close that ends
+ * it, not one window later.
+ */
+static bool
+close_may_skip_walk(const struct procscan *ps, const struct scan_ctx *ctx)
+{
+	int64_t since, half = 0;
+
+	if (!ctx->flipped || ps->walk_period_ns == 0 || !ps->have_walk)
+		return false;
+	since = ctx->boot_ns - ps->walk_boot_ns;
+	if (ctx->have_prev && ctx->boot_ns > ctx->prev_boot_ns)
+		half = (ctx->boot_ns - ctx->prev_boot_ns) / 2;
+	return since >= 0 && (uint64_t)(since + half) < ps->walk_period_ns;
+}
+
 /* Tests, the benchmark: every sample a full walk (on), or as chosen. */
 void
 procscan_force_full(struct procscan *ps, bool on)
@@ -179,7 +214,8 @@ try_partial(struct procscan *ps, const struct scan_ctx *ctx, struct window *w,
     const struct taskiter_snap **ret_snap)
 {
 	struct taskiter_end end;
-	uint64_t nostore;
+	uint64_t nostore, expect;
+	unsigned flags = ps->test_flags;
 	int r;
 
 	if (ctx->full)
@@ -187,16 +223,22 @@ try_partial(struct procscan *ps, const struct scan_ctx *ctx, struct window *w,
 	if (ps->doubt_row >= PARTIAL_MAX_DOUBTS)
 		return 1;
 	if (!taskiter_partial_on(ps->ti) || ps->pwhy != PARTIAL_WHY_NONE ||
-	    ps->need_full || ps->force_full || ctx->full || !ps->have_last ||
+	    ps->need_full || ps->force_full || !ps->have_last ||
 	    ps->last != SCANNER_BPF)
 		return 1;
+	if (ctx->full && !close_may_skip_walk(ps, ctx))
+		return 1;
+	/* a close after the flip: both sides, the generation one on */
+	if (ctx->full)
+		flags |= TASKITER_READ_BOTH;
 	/*
-	 * A flip right after the last full walk (the daemon's window close:
-	 * the walk, the flush, the flip): the new side holds all since the
-	 * flip, and what ran between the walk and the flip shows at the next
-	 * full walk, in this window still (doc/bpf.md).
+	 * A flip after the last full walk without one before this sample
+	 * (a close that walked, then flipped: a test's order, or a window
+	 * closed between samples): the new side holds all since the flip,
+	 * and what ran between the walk and the flip shows at the next full
+	 * walk (doc/bpf.md).
 	 */
-	if (ps->last_full) {
+	if (ps->last_full && !ctx->full) {
 		uint64_t gen;
 
 		if ((r = taskiter_ev_gen(ps->ti, &gen)) < 0) {
@@ -206,8 +248,9 @@ try_partial(struct procscan *ps, const struct scan_ctx *ctx, struct window *w,
 		if (gen == ps->ev_gen + 1)
 			ps->ev_gen = gen;
 	}
+	expect = ps->ev_gen + (ctx->full ? 1 : 0);
 	if ((r = taskiter_read_partial(ps->ti, (unsigned)(ps->ev_gen & 1),
-		 ret_snap, &end)) < 0) {
+		 flags, ret_snap, &end)) < 0) {
 		ps->perr = -r;
 		if (++ps->partial_fails >= PARTIAL_MAX_FAILS)
 			ps->pwhy = PARTIAL_WHY_READ;
@@ -216,12 +259,13 @@ try_partial(struct procscan *ps, const struct scan_ctx *ctx, struct window *w,
 	ps->partial_fails = 0;
 	nostore = ps->ev_nostore;
 	ps->ev_nostore = end.nostore;
-	if (end.gen != ps->ev_gen || end.doubt != ps->ev_doubt ||
+	if (end.gen != expect || end.doubt != ps->ev_doubt ||
 	    end.nostore != nostore) {
 		w->health.partial_doubts++;
 		ps->doubt_row++;
 		return 1;
 	}
+	ps->ev_gen = expect;
 	ps->doubt_row = 0;
 	w->health.partial_records = end.nrecs;
 	return 0;
@@ -261,10 +305,22 @@ retire_gone(struct procscan *ps, const struct taskiter_snap *snap,
 
 	for (i = 0; i < snap->ngone; i++) {
 		struct task *p = ht_get(&ps->procs, snap->gone[i].tgid);
+		size_t j;
 
-		if (p != NULL && p->wt.starttime == snap->gone[i].starttime &&
-		    p->seen_gen != ps->gen)
-			task_retire(ps, p, w);
+		if (p != NULL && p->wt.starttime == snap->gone[i].starttime) {
+			if (p->seen_gen != ps->gen)
+				task_retire(ps, p, w);
+			continue;
+		}
+		/* an instance the scan never held (it started and ended
+		 * between two reads without running at one), counted once:
+		 * a close read takes both sides, where it may be twice */
+		for (j = 0; j < i; j++)
+			if (snap->gone[j].tgid == snap->gone[i].tgid &&
+			    snap->gone[j].starttime == snap->gone[i].starttime)
+				break;
+		if (j == i)
+			w->health.partial_gone_unknown++;
 	}
 }
 
@@ -307,6 +363,8 @@ choose_source(struct procscan *ps, const struct scan_ctx *ctx, struct window *w,
 	}
 	if ((r = taskiter_read(ps->ti, ret_snap)) == 0) {
 		ps->ti_fails = 0;
+		ps->walk_boot_ns = ctx->boot_ns;
+		ps->have_walk = true;
 		return SCANNER_BPF;
 	}
 	ps->need_full = true;

@@ -131,6 +131,7 @@ pb_whealth(struct rpc_arena *a, const struct window_health *h)
 	m->partial_doubts = h->partial_doubts;
 	m->partial_why = (char *)partial_why_name(h->partial_why);
 	m->partial_err = h->partial_err;
+	m->partial_gone_unknown = h->partial_gone_unknown;
 	m->procs_exited = h->procs_exited;
 	m->threads_exited = h->threads_exited;
 	m->cpu_dropped = h->cpu_dropped;

@@ -263,6 +263,11 @@ int bpf_sched_window(struct bpf_sched *bs, struct window_bpf *wb, unsigned hz);
  * the grace period and the reads (any one thread); bpf_sched_window in two:
  * that drain, then the reduction into wb on the loop. */
 int bpf_sched_flip(struct bpf_sched *bs);
+/* The flip made ahead of a window's close, right before its last sample's
+ * process scan (doc/bpf.md, "Full walks"): the close's bpf_sched_flip is
+ * then that one, not another. 0 once flipped (or already); -EOPNOTSUPP:
+ * read-only pins, no sides. */
+int bpf_sched_flip_early(struct bpf_sched *bs);
 int bpf_sched_collect(struct bpf_sched *bs, struct bpf_sched_batch *b);
 int bpf_sched_window_reduce(struct bpf_sched *bs, struct window_bpf *wb,
     unsigned hz, int drained);

@@ -268,9 +268,28 @@ bpf_sched_flip(struct bpf_sched *bs)
 
 	if (bs->ldr)
 		return 0; /* read-only pins: a difference, no sides */
+	if (bs->early) {
+		bs->early = false; /* made before the close's last scan */
+		return 0;
+	}
 	if (bpf_map_update_elem(bs->map_fd[SM_CTL], &zero, &ctl, BPF_ANY) < 0)
 		return -errno;
 	bs->gen = ctl.gen;
+	return 0;
+}
+
+int
+bpf_sched_flip_early(struct bpf_sched *bs)
+{
+	int r;
+
+	if (bs->ldr)
+		return -EOPNOTSUPP;
+	if (bs->early)
+		return 0;
+	if ((r = bpf_sched_flip(bs)) < 0)
+		return r;
+	bs->early = true;
 	return 0;
 }
 
@@ -640,6 +659,13 @@ bpf_sched_batch_release(struct bpf_sched_batch *b)
 
 int
 bpf_sched_flip(struct bpf_sched *bs)
+{
+	(void)bs;
+	return -EOPNOTSUPP;
+}
+
+int
+bpf_sched_flip_early(struct bpf_sched *bs)
 {
 	(void)bs;
 	return -EOPNOTSUPP;

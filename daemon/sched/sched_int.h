@@ -47,6 +47,9 @@ struct bpf_sched {
 	int prog_fd[VITALS_BPF_PROGS];
 	unsigned ncpu;
 	uint64_t gen;
+	/* flipped ahead of the window's close (bpf_sched_flip_early): the
+	 * close's own flip is that one */
+	bool early;
 	bool stats;
 	uint64_t pre_ns; /* drained at open, reported with the first window */
 	uint64_t tot[TOT__MAX]; /* at the last window */

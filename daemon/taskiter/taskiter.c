@@ -595,19 +595,25 @@ taskiter_ev_state(struct taskiter *ti, uint64_t *ret_gen, uint64_t *ret_doubt)
 struct partial_args {
 	uint32_t side, procs;
 	int32_t self; /* the reading thread: its task group reaches every CPU */
+	uint32_t flags; /* TASKITER_ARG_* */
 };
+_Static_assert(TASKITER_READ_BOTH == TASKITER_ARG_BOTH &&
+	TASKITER_READ_NO_MAPS == TASKITER_ARG_NO_MAPS &&
+	TASKITER_READ_NO_CPUS == TASKITER_ARG_NO_CPUS,
+    "the read's flags are the program's");
 
 /*
  * One run of taskiter_partial (BPF_PROG_TEST_RUN): its records are in the
  * mapped taskiter_out, parsed from there in place.
  */
 int
-taskiter_read_partial(struct taskiter *ti, unsigned side,
+taskiter_read_partial(struct taskiter *ti, unsigned side, unsigned flags,
     const struct taskiter_snap **ret, struct taskiter_end *ret_end)
 {
 	/* the first read after a walk sees the whole process map: what the
 	 * walk saw is read again, nothing since is missed */
-	struct partial_args args = { side, ti->after_walk, (int32_t)gettid() };
+	struct partial_args args = { side, ti->after_walk, (int32_t)gettid(),
+		flags };
 	LIBBPF_OPTS(bpf_test_run_opts, o, .ctx_in = &args,
 	    .ctx_size_in = sizeof(args));
 	const struct taskiter_rec *end;
@@ -942,11 +948,12 @@ taskiter_ev_gen(struct taskiter *ti, uint64_t *ret_gen)
 }
 
 int
-taskiter_read_partial(struct taskiter *ti, unsigned side,
+taskiter_read_partial(struct taskiter *ti, unsigned side, unsigned flags,
     const struct taskiter_snap **ret, struct taskiter_end *ret_end)
 {
 	(void)ti;
 	(void)side;
+	(void)flags;
 	(void)ret;
 	(void)ret_end;
 	return -EOPNOTSUPP;

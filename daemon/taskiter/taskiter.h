@@ -132,8 +132,13 @@ int taskiter_ev_state(struct taskiter *ti, uint64_t *ret_gen,
     uint64_t *ret_doubt);
 /* the sched accounting's generation now */
 int taskiter_ev_gen(struct taskiter *ti, uint64_t *ret_gen);
-/* a partial read of side's maps: whole groups, and the gone */
-int taskiter_read_partial(struct taskiter *ti, unsigned side,
+/* a partial read's flags (taskiter.bpf.h, TASKITER_ARG_*) */
+#define TASKITER_READ_BOTH 1u	 /* both sides: a close read after the flip */
+#define TASKITER_READ_NO_MAPS 2u /* tests: the running tasks alone */
+#define TASKITER_READ_NO_CPUS 4u /* tests: the maps alone (doubtful) */
+/* a partial read of side's maps (and the other side's, READ_BOTH): whole
+ * groups, and the gone */
+int taskiter_read_partial(struct taskiter *ti, unsigned side, unsigned flags,
     const struct taskiter_snap **ret, struct taskiter_end *ret_end);
 struct taskiter *taskiter_free(struct taskiter *ti);
 int taskiter_read(struct taskiter *ti, const struct taskiter_snap **ret);

@@ -42,7 +42,9 @@ struct collector {
 	window_cb cb;
 	void *cb_arg;
 	window_close_hook close_hook; /* fills the window before the ring */
-	struct window *pending;	      /* closed, a part still being filled */
+	window_flip_hook flip_hook;   /* the close's flip, before its scan */
+	void *flip_arg;
+	struct window *pending; /* closed, a part still being filled */
 	void *close_arg;
 };
 
@@ -133,6 +135,8 @@ collector_new(const struct collector_opts *o, struct collector **ret)
 	(void)procscan_set_scanner(c->ps, (enum scanner_mode)o->scanner,
 	    o->sys_root);
 	procscan_set_stat_fds(c->ps, statfd_limit(o->stat_fds));
+	procscan_set_walk_period(c->ps,
+	    (uint64_t)o->full_walk_s * (uint64_t)NSEC_PER_SEC);
 	/* hidepid: count what the scan cannot see (proc_hidden.c); a mount
 	 * that cannot be looked at is taken as hiding nothing */
 	(void)procscan_watch_hidden(c->ps, o->sys_root);
@@ -234,6 +238,13 @@ collector_set_close_hook(struct collector *c, window_close_hook fn, void *arg)
 {
 	c->close_hook = fn;
 	c->close_arg = arg;
+}
+
+void
+collector_set_flip_hook(struct collector *c, window_flip_hook fn, void *arg)
+{
+	c->flip_hook = fn;
+	c->flip_arg = arg;
 }
 
 unsigned
@@ -513,9 +524,13 @@ collector_sample(struct collector *c, const struct clocks *now, bool burst)
 
 	t1 = clock_ns(CLOCK_MONOTONIC);
 	ctx.fg = c->fg;
-	/* the window closes on this sample (below): its scan walks in full */
+	/* the window closes on this sample (below): its scan walks in full,
+	 * or reads partially after the flip (doc/bpf.md, "Full walks") */
 	ctx.full = now->mono_ns + (int64_t)c->interval_ms * NSEC_PER_MSEC / 2 >=
 	    c->target_ns;
+	ctx.boot_ns = now->boot_ns;
+	if (ctx.full && c->flip_hook != NULL)
+		ctx.flipped = c->flip_hook(c->flip_arg);
 	r = procscan_run(c->ps, &ctx, w);
 	fgbg_scanned(c->fg);
 	c->cur->coll_ns[COLL_PROCS] = (uint64_t)(clock_ns(CLOCK_MONOTONIC) -

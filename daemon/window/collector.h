@@ -22,8 +22,10 @@ struct collector_opts {
 	unsigned window_s;
 	unsigned ring; /* closed windows kept in memory */
 	enum threads_mode threads;
-	unsigned scanner;  /* enum scanner_mode; 0: procfs */
-	unsigned stat_fds; /* procfs scan: stat files kept open at most */
+	unsigned scanner;     /* enum scanner_mode; 0: procfs */
+	unsigned stat_fds;    /* procfs scan: stat files kept open at most */
+	unsigned full_walk_s; /* event-driven scan: full walks at most this
+				 far apart (0: at every close) */
 };
 
 typedef void (*window_cb)(const struct window *w, void *arg);
@@ -57,6 +59,12 @@ void collector_scanner(const struct collector *c, enum scanner_mode *ret_kind,
  * that finds one waiting finishes it first, hook's work or not).
  */
 typedef int (*window_close_hook)(struct window *w, void *arg);
+/* Right before the process scan of a sample the window closes on: the
+ * sched accounting's flip made there (true), so a partial read can stand
+ * for the close's full walk (doc/bpf.md, "Full walks"). */
+typedef bool (*window_flip_hook)(void *arg);
+void collector_set_flip_hook(struct collector *c, window_flip_hook fn,
+    void *arg);
 void collector_set_close_hook(struct collector *c, window_close_hook fn,
     void *arg);
 /* Bytes of the windows kept in memory (window_bytes), their number in

@@ -226,9 +226,10 @@ dump_health(const struct window *w, struct vbuf *o)
 	if (w->health.samples_full || w->health.samples_partial)
 		vbuf_printf(o,
 		    "\n  process samples: %u full, %u partial (last %u tasks, "
-		    "%u replaced); partial %s",
+		    "%u replaced, %u gone unknown); partial %s",
 		    w->health.samples_full, w->health.samples_partial,
 		    w->health.partial_records, w->health.partial_doubts,
+		    w->health.partial_gone_unknown,
 		    w->health.partial_why == PARTIAL_WHY_NONE ?
 			"on" :
 			partial_why_name(w->health.partial_why));

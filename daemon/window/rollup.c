@@ -207,6 +207,7 @@ health_merge(struct window_health *a, const struct window_health *s)
 	a->partial_doubts += s->partial_doubts;
 	a->partial_why = s->partial_why;
 	a->partial_err = s->partial_err;
+	a->partial_gone_unknown += s->partial_gone_unknown;
 }
 
 static void

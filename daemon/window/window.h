@@ -121,6 +121,9 @@ struct window_health {
 	uint32_t partial_doubts; /* partial reads a full walk replaced */
 	uint32_t partial_why;
 	uint32_t partial_err; /* errno behind partial_why */
+	/* gone records of processes the scan never held (started and ended
+	 * between two reads without running at one) */
+	uint32_t partial_gone_unknown;
 	/* processes a hiding procfs kept from the last scan (proc_hidden.c);
 	 * in memory only, not in the store (Health.privileges) */
 	uint32_t unseen_state; /* enum unseen_state */
