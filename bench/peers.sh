@@ -180,8 +180,17 @@ for t in "${tool_list[@]}"; do
 done
 bpf_prog_ns
 bpf0=$bpf_ns
+[[ -n ${pid_of[vitalsd]:-} ]] && parts_snap "${pid_of[vitalsd]}" "$tmp/parts0"
 w0=$EPOCHREALTIME
+perf_pid=
+if [[ -n ${BENCH_PERF:-} && -n ${pid_of[vitalsd]:-} ]]; then
+	# where vitalsd's own CPU goes, by function (BENCH_PERF=1)
+	perf record -q -F "${BENCH_PERF_HZ:-4999}" --call-graph dwarf,16384 -p "${pid_of[vitalsd]}" -o "$tmp/perf.data" \
+	    -- sleep "$secs" >/dev/null 2>&1 {ctlfd}>&- &
+	perf_pid=$!
+fi
 sleep "$secs"
+[[ -n $perf_pid ]] && wait "$perf_pid" || true
 w1=$EPOCHREALTIME
 for t in "${tool_list[@]}"; do
 	tree_ticks "${pid_of[$t]}"
@@ -189,6 +198,7 @@ for t in "${tool_list[@]}"; do
 done
 bpf_prog_ns
 bpf1=$bpf_ns
+[[ -n ${pid_of[vitalsd]:-} ]] && parts_snap "${pid_of[vitalsd]}" "$tmp/parts1"
 count_tasks
 tasks=$(((tasks0 + n_tasks) / 2))
 
@@ -250,5 +260,23 @@ print("vitalsd says (last window): tick late max %.2f ms, bpf drain %.2f ms, "
       "sampling %.2f ms per sample (own thread, BPF programs excluded)"
       % (i(wh.get("tick_late_ns_max")) / 1e6, i(b.get("drain_ns")) / 1e6,
          i(wh.get("sample_ns_sum")) / 1e6 / n))
+coll = {c.get("name"): i(c.get("value")) for c in wh.get("coll_ns_sum") or []}
+if coll:
+    print("  per sample by collector (ms): " + ", ".join(
+        "%s %.3f" % (k, v / 1e6 / n) for k, v in sorted(coll.items(), key=lambda kv: -kv[1])))
+print("  window: self utime %.1f ms stime %.1f ms over %d samples; longest loop callback %.2f ms (%s)"
+      % (i(wh.get("self_utime_us")) / 1e3, i(wh.get("self_stime_us")) / 1e3, n,
+         i(wh.get("loop_cb_ns_max")) / 1e6, wh.get("loop_cb_what") or "-"))
 PY
+fi
+if [[ -n ${pid_of[vitalsd]:-} ]]; then
+	echo
+	parts_report "$tmp/parts0" "$tmp/parts1" || true
+fi
+if [[ -n $perf_pid && -s $tmp/perf.data ]]; then
+	echo
+	echo "perf (vitalsd, time under each function, callees included, top 80):"
+	perf report -i "$tmp/perf.data" --children --sort comm,sym \
+	    --stdio -g none 2>/dev/null | grep -v '^#' | grep -v '^$' |
+	    head -n 80 || true
 fi
