@@ -32,12 +32,13 @@
 #   bpf_prog_ns        run_time_ns summed over the programs pinned in
 #                      $bpfdir (kernel BPF statistics on), in $bpf_ns; empty
 #                      when unknown
-#   parts_snap PID FILE
+#   parts_snap PID FILE [PID...]
 #                      one snapshot of where PID's CPU goes, into FILE:
 #                      "T tid comm ns" per thread of PID and of its child
 #                      processes (schedstat's time on CPU, ns), "P id type
 #                      name run_time_ns run_cnt" per BPF program any of
-#                      them holds (bpftool's pids), "S ctxt N" (the
+#                      them or the other PIDs hold (their fdinfo's
+#                      prog_id), "S ctxt N" (the
 #                      machine's context switches) and "W ns" (wall clock)
 #   parts_report FILE0 FILE1
 #                      ms/s per thread and per program between two
@@ -196,9 +197,10 @@ bpf_prog_ns() {	# run_time_ns summed over the programs pinned in $bpfdir
 	done
 }
 
-parts_snap() {	# parts_snap PID FILE
+parts_snap() {	# parts_snap PID FILE [PID...]
 	local pid=$1 out=$2 p t ns rest comm
 	local -a pids=("$pid")
+	local -a more=("${@:3}")
 	{
 		echo "W $(date +%s%N)"
 		# its helper processes (pgrep: no CONFIG_PROC_CHILDREN needed)
@@ -215,7 +217,7 @@ parts_snap() {	# parts_snap PID FILE
 		awk '/^ctxt / { print "S ctxt", $2 }' /proc/stat
 		# the programs they hold: prog_id in each fd's fdinfo
 		if command -v bpftool >/dev/null 2>&1; then
-			for p in "${pids[@]}"; do
+			for p in "${pids[@]}" "${more[@]}"; do
 				grep -h '^prog_id:' "/proc/$p/fdinfo/"* 2>/dev/null || true
 			done | awk '{ print $2 }' | sort -un | while read -r id; do
 				bpftool -j prog show id "$id" 2>/dev/null | python3 -c '
@@ -261,18 +263,22 @@ for comm, (ns, n) in sorted(by.items(), key=lambda kv: -kv[1][0]):
     tot += ns
     print("%-22s %8.3f" % ("%s (%d)" % (comm, n), ns / 1e6 / wall))
 print("%-22s %8.3f" % ("threads total", tot / 1e6 / wall))
-print("%-22s %8s %10s %9s %8s" % ("BPF program", "ms/s", "runs/s", "ns/run", "type"))
+print("%-22s %8s %10s %9s %8s %s" % ("BPF program", "ms/s", "runs/s", "ns/run", "type", "context"))
 btot = 0
 for pid, (typ, name, rt, rc) in sorted(b["P"].items()):
     rt0, rc0 = a["P"].get(pid, (typ, name, 0, 0))[2:]
     drt, drc = rt - rt0, rc - rc0
-    if typ == "tracing":
+    # iterators and syscall programs run inside vitalsd's own reads (in
+    # its threads' time already); floor_* are bench/bpf_floor's empty ones
+    where = "own" if typ == "syscall" or name.startswith("taskiter") else \
+        "floor" if name.startswith("floor_") else "others'"
+    if where == "others'":
         btot += drt
-    print("%-22s %8.3f %10.0f %9.1f %8s" % (name, drt / 1e6 / wall, drc / wall,
-          drt / drc if drc else 0, typ))
+    print("%-22s %8.3f %10.0f %9.1f %8s %s" % (name, drt / 1e6 / wall, drc / wall,
+          drt / drc if drc else 0, typ, where))
     print("RESULT part=bpf prog=%s ms_per_s=%.3f runs_per_s=%.0f ns_per_run=%.1f"
           % (name, drt / 1e6 / wall, drc / wall, drt / drc if drc else 0))
-print("%-22s %8.3f  (tracing programs: run in other tasks' context)" % ("BPF total", btot / 1e6 / wall))
+print("%-22s %8.3f  (programs run in other tasks' context)" % ("BPF total", btot / 1e6 / wall))
 for comm, (ns, n) in sorted(by.items()):
     print("RESULT part=thread comm=%s n=%d ms_per_s=%.3f" % (comm, n, ns / 1e6 / wall))
 print("RESULT part=ctxt per_s=%.0f" % ctxt)

@@ -102,6 +102,7 @@ cleanup() {
 	for t in "${!pid_of[@]}"; do
 		stop_pid "${pid_of[$t]}"
 	done
+	[[ -n ${floor_pid:-} ]] && stop_pid "$floor_pid"
 	[[ -n $bpfdir && -e $bpfdir ]] && rm -rf "$bpfdir"
 	population_stop
 	if ((keep)); then
@@ -159,6 +160,15 @@ start() {	# start TOOL: background it, record its pid
 for t in "${tool_list[@]}"; do
 	start "$t"
 done
+floor_pid=
+if [[ -n ${BENCH_FLOOR:-} && -n ${pid_of[vitalsd]:-} ]]; then
+	# empty programs on sched_switch and sched_wakeup beside vitalsd's
+	# (BENCH_FLOOR=1): what the kernel's statistics put under every run
+	# at this population's switches, the floor of any program there
+	"$repo/build/bench/bpf_floor" "$repo/build/bpf/sched_floor.bpf.o" \
+	    >"$tmp/floor.out" 2>&1 </dev/null {ctlfd}>&- &
+	floor_pid=$!
+fi
 if [[ -n ${pid_of[process-exporter]:-} ]]; then
 	# a Prometheus scraping every second; its own CPU is not counted
 	(while sleep 1; do
@@ -180,7 +190,7 @@ for t in "${tool_list[@]}"; do
 done
 bpf_prog_ns
 bpf0=$bpf_ns
-[[ -n ${pid_of[vitalsd]:-} ]] && parts_snap "${pid_of[vitalsd]}" "$tmp/parts0"
+[[ -n ${pid_of[vitalsd]:-} ]] && parts_snap "${pid_of[vitalsd]}" "$tmp/parts0" $floor_pid
 w0=$EPOCHREALTIME
 perf_pid=
 if [[ -n ${BENCH_PERF:-} && -n ${pid_of[vitalsd]:-} ]]; then
@@ -198,7 +208,7 @@ for t in "${tool_list[@]}"; do
 done
 bpf_prog_ns
 bpf1=$bpf_ns
-[[ -n ${pid_of[vitalsd]:-} ]] && parts_snap "${pid_of[vitalsd]}" "$tmp/parts1"
+[[ -n ${pid_of[vitalsd]:-} ]] && parts_snap "${pid_of[vitalsd]}" "$tmp/parts1" $floor_pid
 count_tasks
 tasks=$(((tasks0 + n_tasks) / 2))
 
