@@ -122,7 +122,9 @@ start() {	# start TOOL: background it, record its pid
 	case $t in
 	vitalsd)
 		bpfdir=/sys/fs/bpf/vitals_peers_$$
-		printf 'bpf_stats = on\n' >"$tmp/vitalsd.conf"
+		# BENCH_VITALSD_CONF: more lines for its configuration
+		printf 'bpf_stats = on\n%b' "${BENCH_VITALSD_CONF:-}" \
+		    >"$tmp/vitalsd.conf"
 		mkdir -p "$tmp/state"
 		"$vitalsd" --foreground -c "$tmp/vitalsd.conf" \
 		    --state-dir "$tmp/state" --socket "$tmp/vitals.sock" \
