@@ -34,8 +34,9 @@
 #                      when unknown
 #   parts_snap PID FILE [PID...]
 #                      one snapshot of where PID's CPU goes, into FILE:
-#                      "T tid comm ns" per thread of PID and of its child
-#                      processes (schedstat's time on CPU, ns), "P id type
+#                      "T tid comm ns runs" per thread of PID and of its
+#                      child processes (schedstat's time on CPU, ns, and
+#                      its timeslices: how often it was woken), "P id type
 #                      name run_time_ns run_cnt" per BPF program any of
 #                      them or the other PIDs hold (their fdinfo's
 #                      prog_id), "S ctxt N" (the
@@ -198,7 +199,7 @@ bpf_prog_ns() {	# run_time_ns summed over the programs pinned in $bpfdir
 }
 
 parts_snap() {	# parts_snap PID FILE [PID...]
-	local pid=$1 out=$2 p t ns rest comm
+	local pid=$1 out=$2 p t ns wait slices comm
 	local -a pids=("$pid")
 	local -a more=("${@:3}")
 	{
@@ -209,9 +210,10 @@ parts_snap() {	# parts_snap PID FILE [PID...]
 		done
 		for p in "${pids[@]}"; do
 			for t in "/proc/$p/task/"*; do
-				read -r ns rest <"$t/schedstat" 2>/dev/null || continue
+				read -r ns wait slices <"$t/schedstat" 2>/dev/null ||
+				    continue
 				comm=$(<"$t/comm") 2>/dev/null || comm=?
-				echo "T ${t##*/} ${comm// /_} $ns"
+				echo "T ${t##*/} ${comm// /_} $ns $slices"
 			done
 		done
 		awk '/^ctxt / { print "S ctxt", $2 }' /proc/stat
@@ -241,7 +243,7 @@ def load(path):
         if f[0] == "W":
             d["W"] = int(f[1])
         elif f[0] == "T":
-            d["T"][f[1]] = (f[2], int(f[3]))
+            d["T"][f[1]] = (f[2], int(f[3]), int(f[4]) if len(f) > 4 else 0)
         elif f[0] == "P":
             d["P"][f[1]] = (f[2], f[3], int(f[4]), int(f[5]))
         elif f[0] == "S":
@@ -250,18 +252,19 @@ def load(path):
 a, b = load(sys.argv[1]), load(sys.argv[2])
 wall = (b["W"] - a["W"]) / 1e9
 by = {}
-for tid, (comm, ns) in b["T"].items():
-    ns0 = a["T"].get(tid, (comm, 0))[1]
-    c = by.setdefault(comm, [0, 0])
+for tid, (comm, ns, sl) in b["T"].items():
+    _, ns0, sl0 = a["T"].get(tid, (comm, 0, 0))
+    c = by.setdefault(comm, [0, 0, 0])
     c[0] += ns - ns0
     c[1] += 1
+    c[2] += sl - sl0
 ctxt = (b["S"].get("ctxt", 0) - a["S"].get("ctxt", 0)) / wall
 print("vitalsd parts over %.1f s (machine: %.0f context switches/s)" % (wall, ctxt))
-print("%-22s %8s %10s" % ("thread (count)", "ms/s", ""))
+print("%-22s %8s %10s" % ("thread (count)", "ms/s", "runs/s"))
 tot = 0
-for comm, (ns, n) in sorted(by.items(), key=lambda kv: -kv[1][0]):
+for comm, (ns, n, sl) in sorted(by.items(), key=lambda kv: -kv[1][0]):
     tot += ns
-    print("%-22s %8.3f" % ("%s (%d)" % (comm, n), ns / 1e6 / wall))
+    print("%-22s %8.3f %10.1f" % ("%s (%d)" % (comm, n), ns / 1e6 / wall, sl / wall))
 print("%-22s %8.3f" % ("threads total", tot / 1e6 / wall))
 print("%-22s %8s %10s %9s %8s %s" % ("BPF program", "ms/s", "runs/s", "ns/run", "type", "context"))
 btot = 0
@@ -279,8 +282,9 @@ for pid, (typ, name, rt, rc) in sorted(b["P"].items()):
     print("RESULT part=bpf prog=%s ms_per_s=%.3f runs_per_s=%.0f ns_per_run=%.1f"
           % (name, drt / 1e6 / wall, drc / wall, drt / drc if drc else 0))
 print("%-22s %8.3f  (programs run in other tasks' context)" % ("BPF total", btot / 1e6 / wall))
-for comm, (ns, n) in sorted(by.items()):
-    print("RESULT part=thread comm=%s n=%d ms_per_s=%.3f" % (comm, n, ns / 1e6 / wall))
+for comm, (ns, n, sl) in sorted(by.items()):
+    print("RESULT part=thread comm=%s n=%d ms_per_s=%.3f runs_per_s=%.1f"
+          % (comm, n, ns / 1e6 / wall, sl / wall))
 print("RESULT part=ctxt per_s=%.0f" % ctxt)
 PY
 }
