@@ -50,6 +50,12 @@ usage: $(basename "$0") [options]
   --vitalsd-args S extra daemon arguments, split on blanks
   --keep           keep the temporary directory
 Needs root (BPF, every process's /proc) and the peers: bash scripts/deps.sh bench
+
+Environment: BENCH_SECONDS, BENCH_WARMUP; BENCH_VITALSD_CONF (more lines
+for vitalsd's configuration, printf %b); BENCH_FLOOR=1 (empty programs on
+sched_switch and sched_wakeup beside vitalsd's: the floor over the same
+switches); BENCH_PERF=1 (perf record -p vitalsd, BENCH_PERF_HZ per second).
+After the table: vitalsd's CPU per thread and per BPF program.
 EOF
 }
 
