@@ -129,8 +129,10 @@ start() {	# start TOOL: background it, record its pid
 	vitalsd)
 		bpfdir=/sys/fs/bpf/vitals_peers_$$
 		# BENCH_VITALSD_CONF: more lines for its configuration
-		printf 'bpf_stats = on\n%b' "${BENCH_VITALSD_CONF:-}" \
-		    >"$tmp/vitalsd.conf"
+		# its own ftrace instance: another vitalsd's (the default
+		# "vitals") is never removed under it
+		printf 'bpf_stats = on\nftrace_instance = vitals_peers_%s\n%b' \
+		    $$ "${BENCH_VITALSD_CONF:-}" >"$tmp/vitalsd.conf"
 		mkdir -p "$tmp/state"
 		"$vitalsd" --foreground -c "$tmp/vitalsd.conf" \
 		    --state-dir "$tmp/state" --socket "$tmp/vitals.sock" \
