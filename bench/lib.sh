@@ -32,6 +32,18 @@
 #   bpf_prog_ns        run_time_ns summed over the programs pinned in
 #                      $bpfdir (kernel BPF statistics on), in $bpf_ns; empty
 #                      when unknown
+#   parts_snap PID FILE [PID...]
+#                      one snapshot of where PID's CPU goes, into FILE:
+#                      "T tid comm ns runs" per thread of PID and of its
+#                      child processes (schedstat's time on CPU, ns, and
+#                      its timeslices: how often it was woken), "P id type
+#                      name run_time_ns run_cnt" per BPF program any of
+#                      them or the other PIDs hold (their fdinfo's
+#                      prog_id), "S ctxt N" (the
+#                      machine's context switches) and "W ns" (wall clock)
+#   parts_report FILE0 FILE1
+#                      ms/s per thread and per program between two
+#                      snapshots, with runs/s and ns/run
 #
 # The caller defines die() and uses "set -euo pipefail".
 
@@ -184,4 +196,95 @@ bpf_prog_ns() {	# run_time_ns summed over the programs pinned in $bpfdir
 		[[ $out =~ \"run_time_ns\":([0-9]+) ]] || continue
 		bpf_ns=$((${bpf_ns:-0} + BASH_REMATCH[1]))
 	done
+}
+
+parts_snap() {	# parts_snap PID FILE [PID...]
+	local pid=$1 out=$2 p t ns wait slices comm
+	local -a pids=("$pid")
+	local -a more=("${@:3}")
+	{
+		echo "W $(date +%s%N)"
+		# its helper processes (pgrep: no CONFIG_PROC_CHILDREN needed)
+		for p in $(pgrep -P "$pid" 2>/dev/null); do
+			pids+=("$p")
+		done
+		for p in "${pids[@]}"; do
+			for t in "/proc/$p/task/"*; do
+				read -r ns wait slices <"$t/schedstat" 2>/dev/null ||
+				    continue
+				comm=$(<"$t/comm") 2>/dev/null || comm=?
+				echo "T ${t##*/} ${comm// /_} $ns $slices"
+			done
+		done
+		awk '/^ctxt / { print "S ctxt", $2 }' /proc/stat
+		# the programs they hold: prog_id in each fd's fdinfo
+		if command -v bpftool >/dev/null 2>&1; then
+			for p in "${pids[@]}" "${more[@]}"; do
+				grep -h '^prog_id:' "/proc/$p/fdinfo/"* 2>/dev/null || true
+			done | awk '{ print $2 }' | sort -un | while read -r id; do
+				bpftool -j prog show id "$id" 2>/dev/null | python3 -c '
+import json, sys
+p = json.load(sys.stdin)
+print("P", p["id"], p.get("type", "?"), p.get("name", "?"),
+      p.get("run_time_ns", 0), p.get("run_cnt", 0))
+' || true
+			done
+		fi
+	} >"$out"
+}
+
+parts_report() {	# parts_report FILE0 FILE1
+	python3 - "$1" "$2" <<'PY'
+import sys
+def load(path):
+    d = {"T": {}, "P": {}, "S": {}, "W": 0}
+    for line in open(path):
+        f = line.split()
+        if f[0] == "W":
+            d["W"] = int(f[1])
+        elif f[0] == "T":
+            d["T"][f[1]] = (f[2], int(f[3]), int(f[4]) if len(f) > 4 else 0)
+        elif f[0] == "P":
+            d["P"][f[1]] = (f[2], f[3], int(f[4]), int(f[5]))
+        elif f[0] == "S":
+            d["S"][f[1]] = int(f[2])
+    return d
+a, b = load(sys.argv[1]), load(sys.argv[2])
+wall = (b["W"] - a["W"]) / 1e9
+by = {}
+for tid, (comm, ns, sl) in b["T"].items():
+    _, ns0, sl0 = a["T"].get(tid, (comm, 0, 0))
+    c = by.setdefault(comm, [0, 0, 0])
+    c[0] += ns - ns0
+    c[1] += 1
+    c[2] += sl - sl0
+ctxt = (b["S"].get("ctxt", 0) - a["S"].get("ctxt", 0)) / wall
+print("vitalsd parts over %.1f s (machine: %.0f context switches/s)" % (wall, ctxt))
+print("%-22s %8s %10s" % ("thread (count)", "ms/s", "runs/s"))
+tot = 0
+for comm, (ns, n, sl) in sorted(by.items(), key=lambda kv: -kv[1][0]):
+    tot += ns
+    print("%-22s %8.3f %10.1f" % ("%s (%d)" % (comm, n), ns / 1e6 / wall, sl / wall))
+print("%-22s %8.3f" % ("threads total", tot / 1e6 / wall))
+print("%-22s %8s %10s %9s %8s %s" % ("BPF program", "ms/s", "runs/s", "ns/run", "type", "context"))
+btot = 0
+for pid, (typ, name, rt, rc) in sorted(b["P"].items()):
+    rt0, rc0 = a["P"].get(pid, (typ, name, 0, 0))[2:]
+    drt, drc = rt - rt0, rc - rc0
+    # iterators and syscall programs run inside vitalsd's own reads (in
+    # its threads' time already); floor_* are bench/bpf_floor's empty ones
+    where = "own" if typ == "syscall" or name.startswith("taskiter") else \
+        "floor" if name.startswith("floor_") else "others'"
+    if where == "others'":
+        btot += drt
+    print("%-22s %8.3f %10.0f %9.1f %8s %s" % (name, drt / 1e6 / wall, drc / wall,
+          drt / drc if drc else 0, typ, where))
+    print("RESULT part=bpf prog=%s ms_per_s=%.3f runs_per_s=%.0f ns_per_run=%.1f"
+          % (name, drt / 1e6 / wall, drc / wall, drt / drc if drc else 0))
+print("%-22s %8.3f  (programs run in other tasks' context)" % ("BPF total", btot / 1e6 / wall))
+for comm, (ns, n, sl) in sorted(by.items()):
+    print("RESULT part=thread comm=%s n=%d ms_per_s=%.3f runs_per_s=%.1f"
+          % (comm, n, ns / 1e6 / wall, sl / wall))
+print("RESULT part=ctxt per_s=%.0f" % ctxt)
+PY
 }

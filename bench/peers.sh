@@ -50,6 +50,12 @@ usage: $(basename "$0") [options]
   --vitalsd-args S extra daemon arguments, split on blanks
   --keep           keep the temporary directory
 Needs root (BPF, every process's /proc) and the peers: bash scripts/deps.sh bench
+
+Environment: BENCH_SECONDS, BENCH_WARMUP; BENCH_VITALSD_CONF (more lines
+for vitalsd's configuration, printf %b); BENCH_FLOOR=1 (empty programs on
+sched_switch and sched_wakeup beside vitalsd's: the floor over the same
+switches); BENCH_PERF=1 (perf record -p vitalsd, BENCH_PERF_HZ per second).
+After the table: vitalsd's CPU per thread and per BPF program.
 EOF
 }
 
@@ -102,6 +108,7 @@ cleanup() {
 	for t in "${!pid_of[@]}"; do
 		stop_pid "${pid_of[$t]}"
 	done
+	[[ -n ${floor_pid:-} ]] && stop_pid "$floor_pid"
 	[[ -n $bpfdir && -e $bpfdir ]] && rm -rf "$bpfdir"
 	population_stop
 	if ((keep)); then
@@ -121,7 +128,11 @@ start() {	# start TOOL: background it, record its pid
 	case $t in
 	vitalsd)
 		bpfdir=/sys/fs/bpf/vitals_peers_$$
-		printf 'bpf_stats = on\n' >"$tmp/vitalsd.conf"
+		# BENCH_VITALSD_CONF: more lines for its configuration
+		# its own ftrace instance: another vitalsd's (the default
+		# "vitals") is never removed under it
+		printf 'bpf_stats = on\nftrace_instance = vitals_peers_%s\n%b' \
+		    $$ "${BENCH_VITALSD_CONF:-}" >"$tmp/vitalsd.conf"
 		mkdir -p "$tmp/state"
 		"$vitalsd" --foreground -c "$tmp/vitalsd.conf" \
 		    --state-dir "$tmp/state" --socket "$tmp/vitals.sock" \
@@ -159,6 +170,15 @@ start() {	# start TOOL: background it, record its pid
 for t in "${tool_list[@]}"; do
 	start "$t"
 done
+floor_pid=
+if [[ -n ${BENCH_FLOOR:-} && -n ${pid_of[vitalsd]:-} ]]; then
+	# empty programs on sched_switch and sched_wakeup beside vitalsd's
+	# (BENCH_FLOOR=1): what the kernel's statistics put under every run
+	# at this population's switches, the floor of any program there
+	"$repo/build/bench/bpf_floor" "$repo/build/bpf/sched_floor.bpf.o" \
+	    >"$tmp/floor.out" 2>&1 </dev/null {ctlfd}>&- &
+	floor_pid=$!
+fi
 if [[ -n ${pid_of[process-exporter]:-} ]]; then
 	# a Prometheus scraping every second; its own CPU is not counted
 	(while sleep 1; do
@@ -180,8 +200,17 @@ for t in "${tool_list[@]}"; do
 done
 bpf_prog_ns
 bpf0=$bpf_ns
+[[ -n ${pid_of[vitalsd]:-} ]] && parts_snap "${pid_of[vitalsd]}" "$tmp/parts0" $floor_pid
 w0=$EPOCHREALTIME
+perf_pid=
+if [[ -n ${BENCH_PERF:-} && -n ${pid_of[vitalsd]:-} ]]; then
+	# where vitalsd's own CPU goes, by function (BENCH_PERF=1)
+	perf record -q -F "${BENCH_PERF_HZ:-4999}" --call-graph dwarf,16384 -p "${pid_of[vitalsd]}" -o "$tmp/perf.data" \
+	    -- sleep "$secs" >/dev/null 2>&1 {ctlfd}>&- &
+	perf_pid=$!
+fi
 sleep "$secs"
+[[ -n $perf_pid ]] && wait "$perf_pid" || true
 w1=$EPOCHREALTIME
 for t in "${tool_list[@]}"; do
 	tree_ticks "${pid_of[$t]}"
@@ -189,6 +218,7 @@ for t in "${tool_list[@]}"; do
 done
 bpf_prog_ns
 bpf1=$bpf_ns
+[[ -n ${pid_of[vitalsd]:-} ]] && parts_snap "${pid_of[vitalsd]}" "$tmp/parts1" $floor_pid
 count_tasks
 tasks=$(((tasks0 + n_tasks) / 2))
 
@@ -250,5 +280,23 @@ print("vitalsd says (last window): tick late max %.2f ms, bpf drain %.2f ms, "
       "sampling %.2f ms per sample (own thread, BPF programs excluded)"
       % (i(wh.get("tick_late_ns_max")) / 1e6, i(b.get("drain_ns")) / 1e6,
          i(wh.get("sample_ns_sum")) / 1e6 / n))
+coll = {c.get("name"): i(c.get("value")) for c in wh.get("coll_ns_sum") or []}
+if coll:
+    print("  per sample by collector (ms): " + ", ".join(
+        "%s %.3f" % (k, v / 1e6 / n) for k, v in sorted(coll.items(), key=lambda kv: -kv[1])))
+print("  window: self utime %.1f ms stime %.1f ms over %d samples; longest loop callback %.2f ms (%s)"
+      % (i(wh.get("self_utime_us")) / 1e3, i(wh.get("self_stime_us")) / 1e3, n,
+         i(wh.get("loop_cb_ns_max")) / 1e6, wh.get("loop_cb_what") or "-"))
 PY
+fi
+if [[ -n ${pid_of[vitalsd]:-} ]]; then
+	echo
+	parts_report "$tmp/parts0" "$tmp/parts1" || true
+fi
+if [[ -n $perf_pid && -s $tmp/perf.data ]]; then
+	echo
+	echo "perf (vitalsd, time under each function, callees included, top 80):"
+	perf report -i "$tmp/perf.data" --children --sort comm,sym \
+	    --stdio -g none 2>/dev/null | grep -v '^#' | grep -v '^$' |
+	    head -n 80 || true
 fi

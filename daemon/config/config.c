@@ -82,7 +82,8 @@ config_init(struct config *cfg)
 	cfg->ftrace_instance = strdup("vitals");
 	cfg->ftrace_buffer_kb = 2048;
 	cfg->ftrace_sched = FTRACE_SCHED_AUTO;
-	cfg->ftrace_tick_ms = 250;
+	/* the sampling period: 250 cost three more loop wake-ups a second */
+	cfg->ftrace_tick_ms = 1000;
 	cfg->ftrace_max_pages = 64;
 	cfg->ftrace_wake_percent = 20;
 	cfg->fault_maps_reads = FAULT_MAPS_READS_DEFAULT;

@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -855,6 +856,7 @@ query_main(void *arg)
 	/* Reads yield the CPU to sampling (the loop thread) on a busy
 	 * machine; raising one's own nice value needs no privilege. */
 	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), QUERY_NICE);
+	(void)prctl(PR_SET_NAME, "vitalsd-query", 0, 0, 0);
 	pthread_mutex_lock(&q->mu);
 	for (;;) {
 		struct query_job *j = NULL;

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "core/worker.h"
@@ -45,6 +46,7 @@ worker_main(void *arg)
 	 * a busy CPU (the loop would wait out the job's first slice); the
 	 * policy needs no privilege, a refusal leaves the thread as it is */
 	(void)sched_setscheduler(0, SCHED_BATCH, &sp);
+	(void)prctl(PR_SET_NAME, "vitalsd-worker", 0, 0, 0);
 	pthread_mutex_lock(&w->mu);
 	for (;;) {
 		while (!w->job && !w->quit)

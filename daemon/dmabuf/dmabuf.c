@@ -95,11 +95,14 @@ hold_add(struct pass *ps, const struct dmabuf_hold *h)
 }
 
 static void
-read_comm(int pdir, char *out, size_t sz, struct vbuf *b)
+read_comm(int root, int32_t pid, char *out, size_t sz, struct vbuf *b)
 {
+	char path[32];
+
 	vbuf_reset(b);
 	out[0] = '\0';
-	if (read_at(pdir, "comm", b) < 0 || b->len == 0)
+	snprintf(path, sizeof(path), "%d/comm", (int)pid);
+	if (read_at(root, path, b) < 0 || b->len == 0)
 		return;
 	if (b->p[b->len - 1] == '\n')
 		b->len--;
@@ -107,21 +110,28 @@ read_comm(int pdir, char *out, size_t sz, struct vbuf *b)
 	name_clean(out, b->p, b->len < sz ? b->len : sz - 1);
 }
 
-/* One process's fds; -ENOMEM alone stops the pass. */
+/*
+ * One process's fds; -ENOMEM alone stops the pass. One open per process
+ * (<pid>/fd, relative to the /proc root): its fdinfo directory and comm
+ * are opened only at its first DMA-BUF, so the processes that hold none —
+ * nearly all — cost an open, the directory read and a readlink per fd.
+ */
 static int
-read_proc(struct pass *ps, int pdir, int32_t pid)
+read_proc(struct pass *ps, int root, int32_t pid)
 {
 	struct dmabuf_hold h = { .pid = pid };
 	struct dmabuf_fdinfo fi;
 	struct dirent *de;
 	struct stat st;
-	char link[64];
-	int fd, infod;
+	char link[64], path[32];
+	int fd, infod = -1;
+	bool infod_tried = false;
 	DIR *d;
 	ssize_t l;
 	int r = 0;
 
-	if ((fd = openat(pdir, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+	snprintf(path, sizeof(path), "%d/fd", (int)pid);
+	if ((fd = openat(root, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
 		if (errno == ENOENT || errno == ESRCH)
 			ps->c.procs_gone++;
 		else
@@ -133,7 +143,6 @@ read_proc(struct pass *ps, int pdir, int32_t pid)
 		ps->c.procs_unreadable++;
 		return 0;
 	}
-	infod = openat(pdir, "fdinfo", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	ps->c.procs_scanned++;
 	while ((de = readdir(d)) != NULL) {
 		if (de->d_name[0] < '0' || de->d_name[0] > '9')
@@ -145,6 +154,12 @@ read_proc(struct pass *ps, int pdir, int32_t pid)
 		if (l < 0 || !dmabuf_link_is(link, (size_t)l))
 			continue;
 		ps->c.fds_dmabuf++;
+		if (!infod_tried) {
+			infod_tried = true;
+			snprintf(path, sizeof(path), "%d/fdinfo", (int)pid);
+			infod = openat(root, path,
+			    O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		}
 		vbuf_reset(&ps->b);
 		if (infod < 0 || read_at(infod, de->d_name, &ps->b) < 0 ||
 		    dmabuf_parse_fdinfo(ps->b.p ? ps->b.p : "", ps->b.len,
@@ -164,7 +179,7 @@ read_proc(struct pass *ps, int pdir, int32_t pid)
 		h.size = fi.size;
 		snprintf(h.exp, sizeof(h.exp), "%s", fi.exp_name);
 		if (h.comm[0] == '\0')
-			read_comm(pdir, h.comm, sizeof(h.comm), &ps->b);
+			read_comm(root, pid, h.comm, sizeof(h.comm), &ps->b);
 		if ((r = hold_add(ps, &h)) < 0)
 			break;
 	}
@@ -242,7 +257,7 @@ dmabuf_pass(struct dmabuf *db, int64_t wall_ns, struct window_dmabuf **ret)
 	struct dirent *de;
 	int64_t t0 = clock_ns(CLOCK_MONOTONIC), dt;
 	int32_t pid;
-	int root, pdir, r = 0;
+	int root, r = 0;
 	DIR *d;
 
 	if ((root = open(db->proc_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) <
@@ -260,14 +275,7 @@ dmabuf_pass(struct dmabuf *db, int64_t wall_ns, struct window_dmabuf **ret)
 			ps.c.procs_skipped++;
 			continue;
 		}
-		pdir = openat(root, de->d_name,
-		    O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (pdir < 0) {
-			ps.c.procs_gone++;
-			continue;
-		}
-		r = read_proc(&ps, pdir, pid);
-		close(pdir);
+		r = read_proc(&ps, root, pid);
 		if (r < 0)
 			break;
 	}

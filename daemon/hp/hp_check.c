@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "core/log.h"
@@ -105,6 +106,7 @@ check_main(void *arg)
 	int64_t t0 = clock_ns(CLOCK_MONOTONIC);
 	uint64_t one = 1;
 
+	(void)prctl(PR_SET_NAME, "vitalsd-hpcheck", 0, 0, 0);
 	(void)hp_trace_check_fd(c->fd, c->want.pids, c->want.n, &c->v);
 	c->ns = clock_ns(CLOCK_MONOTONIC) - t0;
 	while (write(c->efd, &one, sizeof(one)) < 0 && errno == EINTR)

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "sched/sched.h"
@@ -46,6 +47,7 @@ async_main(void *arg)
 	/* as core/worker.c's: its wake-up at a close does not preempt the
 	 * loop's thread on a busy CPU */
 	(void)sched_setscheduler(0, SCHED_BATCH, &sp);
+	(void)prctl(PR_SET_NAME, "vitalsd-drain", 0, 0, 0);
 	pthread_mutex_lock(&a->mu);
 	for (;;) {
 		while (!a->job && !a->quit)

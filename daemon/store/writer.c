@@ -12,6 +12,7 @@
  * watches) once it is committed, or when it cannot be (yet).
  */
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <sys/timex.h>
 
 #include <errno.h>
@@ -369,6 +370,7 @@ writer_main(void *arg)
 	struct store_stats st;
 	char boot_id[40] = ""; /* of the windows written: this boot's */
 
+	(void)prctl(PR_SET_NAME, "vitalsd-writer", 0, 0, 0);
 	/* what the store holds, for health before the first maintenance */
 	if (store_usage_refresh(wr->store) == 0) {
 		store_get_stats(wr->store, &st);

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "core/log.h"
@@ -297,6 +298,7 @@ opener_main(void *arg)
 	struct wss_open_req *a;
 	uint64_t one = 1;
 
+	(void)prctl(PR_SET_NAME, "vitalsd-wssopen", 0, 0, 0);
 	pthread_mutex_lock(&op->mu);
 	for (;;) {
 		while (!op->stop && op->todo == NULL)
