@@ -35,8 +35,13 @@
 #define PROC_SUPER_MAGIC 0x9fa0
 #endif
 
-/* read(2) size: bpf_seq_read() hands out at most its 8-page buffer per call. */
-#define TASKITER_READ_CHUNK (256 * 1024)
+/* read(2) size: bpf_seq_read() hands out at most its 8-page buffer per call
+ * (32 KiB with 4 KiB pages); the stream buffer starts at the last stream's
+ * length plus this, and is freed after each walk's parse. */
+#define TASKITER_READ_CHUNK (32 * 1024)
+/* the scratch tables are cut back when a read needs under a quarter of
+ * them (a partial read after a full walk), not below this many tasks */
+#define TASKITER_SNAP_MIN 256
 
 const char *
 scanner_name(enum scanner_mode m)
@@ -208,6 +213,44 @@ hash:
 		s->hcap = hcap;
 	}
 	return 0;
+}
+
+/*
+ * Cut the scratch tables back to n tasks (and their hash) when they hold
+ * over four times that: a full walk's peak is not kept through the
+ * partial reads after it. Failure keeps the larger tables.
+ */
+static void
+snap_fit(struct taskiter_snap *s, size_t n)
+{
+	size_t keep = n + n / 4, hcap = 64;
+	void *p;
+
+	if (keep < TASKITER_SNAP_MIN)
+		keep = TASKITER_SNAP_MIN;
+	if (s->cap > 4 * keep) {
+		if ((p = realloc(s->threads, keep * sizeof(*s->threads))) !=
+		    NULL)
+			s->threads = p;
+		if ((p = realloc(s->next, keep * sizeof(*s->next))) != NULL)
+			s->next = p;
+		/* cap is the smaller of the two: one that failed to shrink
+		 * is larger, still valid */
+		s->cap = keep;
+		while (hcap < 2 * keep)
+			hcap *= 2;
+		if (s->hcap > hcap &&
+		    (p = realloc(s->hash, hcap * sizeof(*s->hash))) != NULL) {
+			s->hash = p;
+			s->hcap = hcap;
+		}
+	}
+	/* processes: doubled from 64 as they come (snap_group) */
+	if (s->pcap > 4 * keep &&
+	    (p = realloc(s->procs, keep * sizeof(*s->procs))) != NULL) {
+		s->procs = p;
+		s->pcap = keep;
+	}
 }
 
 /* Index of tgid's process in s->procs, adding it when new; UINT32_MAX: no
@@ -439,11 +482,12 @@ struct taskiter {
 	int ctl_fd, tot_fd; /* the sched accounting's, dup'd */
 	bool after_walk;    /* no partial read since the last walk */
 	const struct taskiter_rec *out;
-	size_t out_len;
+	size_t out_len; /* mapped: a prefix of taskiter_out (out_map) */
 	unsigned ncpu;
 	uint64_t *tot_buf; /* per-CPU values of one sched_tot slot */
 	unsigned hz;
-	struct vbuf buf;
+	struct vbuf buf;   /* a walk's stream: freed after its parse */
+	size_t stream_len; /* the last walk's stream length */
 	struct taskiter_snap snap;
 };
 
@@ -500,6 +544,12 @@ read_stream(struct taskiter *ti, int link)
 	fd = bpf_iter_create(link);
 	if (fd < 0)
 		return -errno;
+	/* room for the last walk's stream and a read more: one allocation */
+	if ((r = vbuf_reserve(&ti->buf, ti->stream_len + TASKITER_READ_CHUNK)) <
+	    0) {
+		close(fd);
+		return r;
+	}
 	for (;;) {
 		if (ti->buf.cap - ti->buf.len < TASKITER_READ_CHUNK / 2 &&
 		    (r = vbuf_reserve(&ti->buf, TASKITER_READ_CHUNK)) < 0)
@@ -534,9 +584,15 @@ taskiter_read(struct taskiter *ti, const struct taskiter_snap **ret)
 	int r;
 
 	ti->after_walk = true;
-	if ((r = taskiter_read_raw(ti)) < 0)
-		return r;
-	if ((r = taskiter_parse(ti->buf.p, ti->buf.len, &ti->snap)) < 0)
+	r = taskiter_read_raw(ti);
+	if (r == 0) {
+		ti->stream_len = ti->buf.len;
+		r = taskiter_parse(ti->buf.p, ti->buf.len, &ti->snap);
+	}
+	/* the snapshot holds copies: the stream is not kept between walks
+	 * (the partial reads after it parse taskiter_out in place) */
+	vbuf_release(&ti->buf);
+	if (r < 0)
 		return r;
 	*ret = &ti->snap;
 	return 0;
@@ -598,6 +654,56 @@ struct partial_args {
 };
 
 /*
+ * taskiter_out is the kernel's memory, but every page of a mapping of it
+ * is in our RSS from the mmap on (remap_vmalloc_range maps them all): the
+ * whole array (TASKITER_OUT_MAX records, ~1.4 MiB) for the few hundred
+ * records a partial read writes. So only a prefix is mapped, sized to the
+ * reads: grown to a read's records (and a quarter) when it wrote past it,
+ * cut back to twice a read's when that is under a quarter of it, never
+ * below TASKITER_OUT_MIN_BYTES. The program writes the array whatever is
+ * mapped; a new mapping shows what it wrote.
+ */
+#define TASKITER_OUT_MIN_BYTES (64 * 1024)
+
+static size_t
+out_full_len(void)
+{
+	return (size_t)(TASKITER_OUT_MAX + 1) * sizeof(struct taskiter_rec);
+}
+
+/* Map len bytes (pages) of taskiter_out in place of the mapping there is;
+ * on failure the old one stays. */
+static int
+out_map(struct taskiter *ti, size_t len)
+{
+	size_t pg = (size_t)getpagesize(), full = out_full_len();
+	void *p;
+
+	if (len < TASKITER_OUT_MIN_BYTES)
+		len = TASKITER_OUT_MIN_BYTES;
+	len = (len + pg - 1) / pg * pg;
+	if (len > (full + pg - 1) / pg * pg)
+		len = (full + pg - 1) / pg * pg;
+	if (ti->out != NULL && len == ti->out_len)
+		return 0;
+	p = mmap(NULL, len, PROT_READ, MAP_SHARED, ti->out_fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	if (ti->out != NULL)
+		munmap((void *)ti->out, ti->out_len);
+	ti->out = p;
+	ti->out_len = len;
+	return 0;
+}
+
+/* Bytes of taskiter_out mapped (resident, counted in RssFile). */
+size_t
+taskiter_out_bytes(const struct taskiter *ti)
+{
+	return ti != NULL && ti->out != NULL ? ti->out_len : 0;
+}
+
+/*
  * One run of taskiter_partial (BPF_PROG_TEST_RUN): its records are in the
  * mapped taskiter_out, parsed from there in place.
  */
@@ -611,6 +717,7 @@ taskiter_read_partial(struct taskiter *ti, unsigned side,
 	LIBBPF_OPTS(bpf_test_run_opts, o, .ctx_in = &args,
 	    .ctx_size_in = sizeof(args));
 	const struct taskiter_rec *end;
+	size_t need;
 	uint32_t n;
 	int r;
 
@@ -621,9 +728,18 @@ taskiter_read_partial(struct taskiter *ti, unsigned side,
 	if ((int32_t)o.retval < 0 || o.retval > TASKITER_OUT_MAX)
 		return -EBADMSG;
 	n = o.retval;
+	need = (size_t)(n + 1) * sizeof(*end);
+	if (need > ti->out_len) {
+		if ((r = out_map(ti, need + need / 4)) < 0)
+			return r;
+	} else if (4 * need < ti->out_len &&
+	    ti->out_len > TASKITER_OUT_MIN_BYTES) {
+		(void)out_map(ti, 2 * need); /* kept as it is on failure */
+	}
 	end = &ti->out[n];
 	if (end->magic != TASKITER_MAGIC_END)
 		return -EBADMSG;
+	snap_fit(&ti->snap, n ? n : 1);
 	if ((r = taskiter_parse(ti->out, (n + 1) * sizeof(*end), &ti->snap)) <
 	    0)
 		return r;
@@ -759,10 +875,7 @@ static int
 partial_setup(struct taskiter *ti, const struct taskiter_events *ev,
     int part_fd, int out_fd)
 {
-	size_t len = (size_t)(TASKITER_OUT_MAX + 1) *
-	    sizeof(struct taskiter_rec);
 	int nc = libbpf_num_possible_cpus();
-	void *p;
 
 	ti->part_fd = part_fd;
 	ti->out_fd = out_fd;
@@ -774,14 +887,9 @@ partial_setup(struct taskiter *ti, const struct taskiter_events *ev,
 	if ((ti->ctl_fd = fcntl(ev->ctl_fd, F_DUPFD_CLOEXEC, 0)) < 0 ||
 	    (ti->tot_fd = fcntl(ev->tot_fd, F_DUPFD_CLOEXEC, 0)) < 0)
 		return -errno;
-	/* len rounds up to pages in the kernel: the array's elements are
-	 * whole records (208 bytes, a multiple of 8) */
-	p = mmap(NULL, len, PROT_READ, MAP_SHARED, out_fd, 0);
-	if (p == MAP_FAILED)
-		return -errno;
-	ti->out = p;
-	ti->out_len = len;
-	return 0;
+	/* a prefix, grown by the reads (out_map); the array's elements are
+	 * whole records (a multiple of 8 bytes), page-aligned at 0 */
+	return out_map(ti, TASKITER_OUT_MIN_BYTES);
 }
 
 /*
@@ -878,6 +986,13 @@ taskiter_free(struct taskiter *ti)
 {
 	(void)ti;
 	return NULL;
+}
+
+size_t
+taskiter_out_bytes(const struct taskiter *ti)
+{
+	(void)ti;
+	return 0;
 }
 
 size_t

@@ -137,6 +137,9 @@ int taskiter_read_partial(struct taskiter *ti, unsigned side,
     const struct taskiter_snap **ret, struct taskiter_end *ret_end);
 struct taskiter *taskiter_free(struct taskiter *ti);
 int taskiter_read(struct taskiter *ti, const struct taskiter_snap **ret);
+/* bytes of the partial reads' output array mapped (resident in RssFile,
+ * not heap; Health.memory.taskiter_out_bytes) */
+size_t taskiter_out_bytes(const struct taskiter *ti);
 /* bytes of heap the reader holds (its buffers; Health.memory) */
 size_t taskiter_bytes(const struct taskiter *ti);
 
