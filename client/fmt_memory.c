@@ -54,6 +54,12 @@ fmt_memory_health(struct sbuf *o, const Vitals__MemoryHealth *m)
 			(double)(m->heap_in_use_bytes - parts) / mib :
 			0.0);
 	}
+	/* mappings of the daemon's own, outside the heap */
+	sbuf_printf(o,
+	    "  mapped: task iterator output %.2f MiB (file), ftrace drain"
+	    " buffer %.2f MiB (anon)\n",
+	    (double)m->taskiter_out_bytes / mib,
+	    (double)m->ftrace_buffer_bytes / mib);
 	if (m->trims)
 		sbuf_printf(o, "  heap trims %u, %.2f MiB given back\n",
 		    m->trims, (double)m->trimmed_bytes / mib);

@@ -66,5 +66,7 @@ vitalsd_get_info(struct vitalsd *d, struct vitalsd_info *ret)
 	ret->ring_bytes = collector_ring_bytes(d->col, &ret->ring_windows);
 	ret->tasks_bytes = collector_tasks_bytes(d->col, &ret->tasks);
 	ret->ftrace_bytes = ftrace_bytes(d->ft);
+	ret->ftrace_buffer_bytes = ftrace_buffer_bytes(d->ft);
+	ret->taskiter_out_bytes = collector_taskiter_out_bytes(d->col);
 	ret->bpf_bytes = bpf_sched_bytes(d->bs);
 }

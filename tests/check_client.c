@@ -1086,7 +1086,27 @@ START_TEST(test_json_memory_unknown)
 	ck_assert_str_eq(jm_get(jmem, "heap_in_use_bytes")->str, "5242880");
 	ck_assert_str_eq(jm_get(jmem, "heap_free_bytes")->str, "0");
 	ck_assert_str_eq(jm_get(jmem, "peak_rss_bytes")->str, "0");
+	/* the mappings outside the heap: strings, zeros included */
+	ck_assert_str_eq(jm_get(jmem, "taskiter_out_bytes")->str, "0");
+	ck_assert_str_eq(jm_get(jmem, "ftrace_buffer_bytes")->str, "0");
 	jm_free(j);
+	sbuf_free(&b);
+	m.taskiter_out_bytes = 90112;
+	m.ftrace_buffer_bytes = 1 << 20;
+	sbuf_init(&b);
+	json_response(&b, &r);
+	ck_assert_ptr_nonnull(j = jm_parse(b.buf, b.len));
+	ck_assert_ptr_nonnull(jmem = jm_path(j, "health.memory"));
+	ck_assert_str_eq(jm_get(jmem, "taskiter_out_bytes")->str, "90112");
+	ck_assert_str_eq(jm_get(jmem, "ftrace_buffer_bytes")->str, "1048576");
+	jm_free(j);
+	sbuf_free(&b);
+	sbuf_init(&b);
+	fmt_memory_health(&b, &m);
+	ck_assert_int_eq(b.err, 0);
+	ck_assert_ptr_nonnull(strstr(b.buf,
+	    "mapped: task iterator output 0.09 MiB (file), ftrace drain "
+	    "buffer 1.00 MiB (anon)"));
 	sbuf_free(&b);
 }
 END_TEST

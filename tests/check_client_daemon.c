@@ -666,6 +666,14 @@ memory_parts(struct jm *j)
 	ck_assert_int_ge(ll(j, "health.memory.tasks"), 2);
 	ck_assert_int_ge(ll(j, "health.memory.tasks_bytes"),
 	    ll(j, "health.memory.tasks") * 64);
+	/* the mappings of its own, outside the heap: present, each within
+	 * the kernel's share it is resident in */
+	ck_assert_ptr_nonnull(jm_path(j, "health.memory.taskiter_out_bytes"));
+	ck_assert_ptr_nonnull(jm_path(j, "health.memory.ftrace_buffer_bytes"));
+	ck_assert_int_le(ll(j, "health.memory.taskiter_out_bytes"),
+	    ll(j, "health.memory.file_bytes"));
+	ck_assert_int_le(ll(j, "health.memory.ftrace_buffer_bytes"),
+	    ll(j, "health.memory.anon_bytes"));
 }
 
 /*

@@ -40,6 +40,7 @@
 #include "taskiter/taskiter.h"
 #include "testutil.h"
 #include "vitalsd.h"
+#include "../bpf/taskiter/taskiter.bpf.h"
 
 #define MAXP 256
 
@@ -863,6 +864,7 @@ START_TEST(idle_costs_nothing)
 	struct bpf_sched_batch batch = { 0 };
 	uint64_t gen, doubt;
 	unsigned worked = 0, idle_read = 0, full_tasks;
+	size_t out0, out_peak = 0;
 	int i, perr;
 	size_t j;
 
@@ -872,6 +874,11 @@ START_TEST(idle_costs_nothing)
 	    0);
 	ck_assert_msg(pwhy == PARTIAL_WHY_NONE, "partial: %s (%s)",
 	    partial_why_name(pwhy), strerror(perr));
+	/* a prefix of the output array is mapped, sized to the reads */
+	out0 = taskiter_out_bytes(ti);
+	ck_assert_uint_gt(out0, 0);
+	ck_assert_uint_lt(out0,
+	    (size_t)(TASKITER_OUT_MAX + 1) * sizeof(struct taskiter_rec));
 	pop_start(200);
 	ck_assert_int_eq(taskiter_read(ti, &snap), 0);
 	full_tasks = (unsigned)snap->nthreads;
@@ -888,6 +895,9 @@ START_TEST(idle_costs_nothing)
 		ck_assert_int_eq(taskiter_read_partial(ti, (unsigned)(gen & 1),
 				     0, &snap, &end),
 		    0);
+		/* the mapping holds what the read wrote */
+		ck_assert_uint_ge(taskiter_out_bytes(ti),
+		    (end.nrecs + 1) * sizeof(struct taskiter_rec));
 		for (j = 0; j < snap->nprocs; j++)
 			if (in_pop(snap->procs[j].tgid))
 				break;
@@ -944,6 +954,38 @@ START_TEST(idle_costs_nothing)
 	    "%u of ours worked)\n",
 	    full_tasks, end.nrecs, (unsigned)snap->nprocs, worked);
 	ck_assert_uint_lt(end.nrecs, full_tasks / 2);
+	/* every member works: a read of all their groups maps more of the
+	 * output array (Health.memory's taskiter_out_bytes moves with it),
+	 * and an idle read after it cuts the mapping back */
+	ck_assert_int_eq(bpf_sched_flip(bs), 0);
+	ck_assert_int_eq(bpf_sched_collect(bs, &batch), 0);
+	ck_assert_int_eq(taskiter_ev_state(ti, &gen, &doubt), 0);
+	for (i = 0; i < npop; i++)
+		send_cmd(&pop[i], 'w');
+	wait_acks(npop);
+	tu_sleep_ms(50);
+	ck_assert_int_eq(taskiter_read_partial(ti, (unsigned)(gen & 1), &snap,
+			     &end),
+	    0);
+	out_peak = taskiter_out_bytes(ti);
+	ck_assert_uint_ge(end.nrecs, (unsigned)npop);
+	ck_assert_uint_ge(out_peak,
+	    (end.nrecs + 1) * sizeof(struct taskiter_rec));
+	ck_assert_uint_gt(out_peak, out0);
+	ck_assert_int_eq(bpf_sched_flip(bs), 0);
+	ck_assert_int_eq(bpf_sched_collect(bs, &batch), 0);
+	tu_sleep_ms(300);
+	ck_assert_int_eq(taskiter_ev_state(ti, &gen, &doubt), 0);
+	ck_assert_int_eq(taskiter_read_partial(ti, (unsigned)(gen & 1), &snap,
+			     &end),
+	    0);
+	fprintf(stderr,
+	    "taskiter_out mapped: %zu at open, %zu for %u records, %zu for "
+	    "%u\n",
+	    out0, out_peak, (unsigned)npop * 4, taskiter_out_bytes(ti),
+	    end.nrecs);
+	if (4 * (end.nrecs + 1) * sizeof(struct taskiter_rec) < out_peak)
+		ck_assert_uint_lt(taskiter_out_bytes(ti), out_peak);
 	pop_stop();
 	taskiter_free(ti);
 	bpf_sched_batch_release(&batch);

@@ -631,6 +631,53 @@ START_TEST(test_loss)
 }
 END_TEST
 
+/*
+ * The drain buffer's pages a burst of markers made resident count in
+ * ftrace_buffer_bytes while they hold records, and go back once a drain
+ * reads (almost) nothing: Health.memory's ftrace_buffer_bytes moves with
+ * it.
+ */
+START_TEST(test_drain_pages_given_back)
+{
+	struct flood f = { 20000 };
+	uint64_t pg = (uint64_t)getpagesize(), b0, b1, b2, kept;
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	struct reader r;
+	int pages;
+
+	ck_assert_int_gt(ncpu, 0);
+	kept = (uint64_t)ncpu * FTRACE_KEEP_PAGES * pg;
+	/* 2 MiB a CPU, 64 pages a drain, no timer drains in between */
+	reader_open(&r, 2048, 60000, 64);
+	/* a first burst, drained to the end: back to the floor */
+	(void)flood_thread(&f);
+	while (ftrace_drain(r.ft) > FTRACE_KEEP_PAGES)
+		;
+	ck_assert_int_le(ftrace_drain(r.ft), FTRACE_KEEP_PAGES);
+	b0 = ftrace_buffer_bytes(r.ft);
+	/* the same burst: each page a drain read stays resident */
+	(void)flood_thread(&f);
+	pages = ftrace_drain(r.ft);
+	b1 = ftrace_buffer_bytes(r.ft);
+	ck_assert_int_gt(pages, 2 * FTRACE_KEEP_PAGES * ncpu);
+	ck_assert_uint_le(b0, kept);
+	ck_assert_uint_ge(b1, (uint64_t)pages * pg);
+	/* ... until a quiet drain gives them back */
+	while (ftrace_drain(r.ft) > FTRACE_KEEP_PAGES)
+		;
+	ck_assert_int_le(ftrace_drain(r.ft), FTRACE_KEEP_PAGES);
+	b2 = ftrace_buffer_bytes(r.ft);
+	fprintf(stderr,
+	    "ftrace bytes: %llu quiet, %llu after %d pages, %llu "
+	    "quiet again\n",
+	    (unsigned long long)b0, (unsigned long long)b1, pages,
+	    (unsigned long long)b2);
+	ck_assert_uint_le(b2, kept);
+	ck_assert_uint_lt(b2, b1);
+	reader_close(&r);
+}
+END_TEST
+
 /* --------------------------------------------------- daemon hygiene */
 
 static const char *const top_files[] = { "tracing_on", "current_tracer",
@@ -1404,6 +1451,7 @@ ftrace_suite(void)
 	tcase_add_test(tc, test_reused_tid);
 	tcase_add_test(tc, test_markers_never_refused);
 	tcase_add_test(tc, test_loss);
+	tcase_add_test(tc, test_drain_pages_given_back);
 	tcase_add_test(tc, test_daemon_hygiene);
 	tcase_add_test(tc, test_daemon_reclaims);
 	tcase_add_test(tc, test_daemon_dropped_stop);

@@ -22,6 +22,7 @@
 #define ftrace_captures_atrace none_captures_atrace
 #define ftrace_built none_built
 #define ftrace_bytes none_bytes
+#define ftrace_buffer_bytes none_buffer_bytes
 #include "../daemon/trace/ftrace_none.c"
 #undef ftrace_state_name
 #undef ftrace_ev_name
@@ -66,6 +67,7 @@ START_TEST(test_off_without_tracefs)
 	ck_assert(!none_captures_atrace(NULL));
 	ck_assert(!none_built()); /* vitalsd --version says "ftrace: off" */
 	ck_assert_uint_eq(none_bytes(NULL), 0); /* holds nothing */
+	ck_assert_uint_eq(none_buffer_bytes(NULL), 0);
 	/* the helper's instance directory: as ftrace.c for a given mount */
 	ck_assert_int_eq(none_tracing_dir("/t", "/sys", a, sizeof(a)), 0);
 	ck_assert_int_eq(ftrace_tracing_dir("/t", "/sys", b, sizeof(b)), 0);

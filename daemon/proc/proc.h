@@ -308,6 +308,8 @@ void procscan_each(const struct procscan *ps, procscan_each_fn fn, void *arg);
 /* proc_scan_view.c: heap bytes of the task table (records, buckets,
  * buffers) and the tasks in it */
 uint64_t procscan_bytes(const struct procscan *ps, uint32_t *ret_tasks);
+/* bytes of the task iterator's output array mapped (taskiter_out_bytes) */
+uint64_t procscan_out_bytes(const struct procscan *ps);
 
 /* proc_hidden.c: processes a hidepid procfs kept from the scan */
 enum unseen_state {

@@ -103,6 +103,12 @@ procscan_each(const struct procscan *ps, procscan_each_fn fn, void *arg)
 	}
 }
 
+uint64_t
+procscan_out_bytes(const struct procscan *ps)
+{
+	return ps != NULL ? taskiter_out_bytes(ps->ti) : 0;
+}
+
 /*
  * The task table's heap: a record per known task, the hash buckets, the
  * read buffer and the iterator's (Health.memory). Counted from the sizes

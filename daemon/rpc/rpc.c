@@ -472,6 +472,8 @@ pb_memory(struct rpc_arena *a, const struct vitalsd_info *info)
 	m->tasks = info->tasks;
 	m->ftrace_bytes = info->ftrace_bytes;
 	m->bpf_bytes = info->bpf_bytes;
+	m->taskiter_out_bytes = info->taskiter_out_bytes;
+	m->ftrace_buffer_bytes = info->ftrace_buffer_bytes;
 	m->trimmed_bytes = info->trimmed_bytes;
 	m->trims = info->trims;
 	return m;

@@ -59,6 +59,9 @@ struct vitalsd_info {
 	/* heap the daemon's parts hold (Health.memory) */
 	uint64_t tasks_bytes, ftrace_bytes, bpf_bytes;
 	uint32_t tasks;
+	/* mappings of its own, not heap: the iterator's output array, the
+	 * ftrace drain buffer's resident pages */
+	uint64_t taskiter_out_bytes, ftrace_buffer_bytes;
 	/* malloc_trim after window close: runs and RSS given back */
 	uint64_t trimmed_bytes;
 	uint32_t trims;

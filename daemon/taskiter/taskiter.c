@@ -2,12 +2,14 @@
 /*
  * The BPF task iterator as a source for the process scan: load the iter/task
  * program once, attach it once (a link), and per scan create an iterator
- * instance, read its whole stream of fixed-width records (bpf/taskiter/taskiter.bpf.h) in
- * large chunks into a reused buffer, and group them per thread group.
+ * instance, read its whole stream of fixed-width records
+ * (bpf/taskiter/taskiter.bpf.h) into a buffer that lives through the read
+ * and its parse, and group them per thread group.
  *
- * The pure half (record parsing, grouping, the kernel's cputime_adjust() and
- * nsec_to_clock_t()) is built with or without BPF so it can be tested on its
- * own; the loader half is stubbed to -EOPNOTSUPP without BPF.
+ * The pure half (record parsing and grouping, in taskiter_parse.c; the
+ * kernel's cputime_adjust() and nsec_to_clock_t()) is built with or without
+ * BPF so it can be tested on its own; the loader half is stubbed to
+ * -EOPNOTSUPP without BPF.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,8 +37,10 @@
 #define PROC_SUPER_MAGIC 0x9fa0
 #endif
 
-/* read(2) size: bpf_seq_read() hands out at most its 8-page buffer per call. */
-#define TASKITER_READ_CHUNK (256 * 1024)
+/* read(2) size: bpf_seq_read() hands out at most its 8-page buffer per call
+ * (32 KiB with 4 KiB pages); the stream buffer starts at the last stream's
+ * length plus this, and is freed after each walk's parse. */
+#define TASKITER_READ_CHUNK (32 * 1024)
 
 const char *
 scanner_name(enum scanner_mode m)
@@ -170,223 +174,6 @@ taskiter_cputime_ticks(const struct iter_task *t, struct cputime_split *prev,
 	}
 }
 
-void
-taskiter_snap_release(struct taskiter_snap *s)
-{
-	free(s->procs);
-	free(s->threads);
-	free(s->hash);
-	free(s->next);
-	free(s->gone);
-	memset(s, 0, sizeof(*s));
-}
-
-static int
-snap_reserve(struct taskiter_snap *s, size_t n)
-{
-	size_t hcap = 64;
-	void *p;
-
-	if (n <= s->cap)
-		goto hash;
-	n += n / 4;
-	if ((p = realloc(s->threads, n * sizeof(*s->threads))) == NULL)
-		return -ENOMEM;
-	s->threads = p;
-	if ((p = realloc(s->next, n * sizeof(*s->next))) == NULL)
-		return -ENOMEM;
-	s->next = p;
-	s->cap = n;
-hash:
-	/* open addressing at most half full */
-	while (hcap < 2 * n)
-		hcap *= 2;
-	if (hcap > s->hcap) {
-		if ((p = realloc(s->hash, hcap * sizeof(*s->hash))) == NULL)
-			return -ENOMEM;
-		s->hash = p;
-		s->hcap = hcap;
-	}
-	return 0;
-}
-
-/* Index of tgid's process in s->procs, adding it when new; UINT32_MAX: no
- * memory. */
-static uint32_t
-snap_group(struct taskiter_snap *s, int32_t tgid)
-{
-	size_t mask = s->hcap - 1;
-	size_t i = ((uint32_t)tgid * 2654435769u) & mask;
-	struct iter_task *p;
-
-	for (;; i = (i + 1) & mask) {
-		uint32_t k = s->hash[i];
-
-		if (k == UINT32_MAX)
-			break;
-		if (s->procs[k].tgid == tgid)
-			return k;
-	}
-	/* processes are a fraction of the tasks (500 of 2,100 in the
-	 * benchmark): their table grows by doubling, not sized for all */
-	if (s->nprocs == s->pcap) {
-		size_t nc = s->pcap ? s->pcap * 2 : 64;
-
-		if ((p = realloc(s->procs, nc * sizeof(*p))) == NULL)
-			return UINT32_MAX;
-		s->procs = p;
-		s->pcap = nc;
-	}
-	p = &s->procs[s->nprocs];
-	memset(p, 0, sizeof(*p));
-	p->tgid = tgid;
-	p->tid = tgid;
-	p->first = UINT32_MAX; /* head of its thread chain, see next[] */
-	s->hash[i] = (uint32_t)s->nprocs;
-	return (uint32_t)s->nprocs++;
-}
-
-/* A partial read's process wholly gone. */
-static int
-snap_gone(struct taskiter_snap *s, const struct taskiter_rec *rec)
-{
-	void *p;
-
-	if (s->ngone == s->gcap) {
-		size_t nc = s->gcap ? s->gcap * 2 : 16;
-
-		if ((p = realloc(s->gone, nc * sizeof(*s->gone))) == NULL)
-			return -ENOMEM;
-		s->gone = p;
-		s->gcap = nc;
-	}
-	s->gone[s->ngone].tgid = rec->tgid;
-	s->gone[s->ngone].starttime = rec->start_ticks;
-	s->ngone++;
-	return 0;
-}
-
-static void
-rec_to_task(const struct taskiter_rec *r, struct iter_task *t)
-{
-	t->tgid = r->tgid;
-	t->tid = r->tid;
-	t->uid = r->uid;
-	t->flags = r->flags;
-	/* The task's own bytes: the same rule as a name read from /proc. */
-	(void)name_clean(t->comm, r->comm,
-	    strnlen(r->comm, sizeof(t->comm) - 1));
-	t->starttime = r->start_ticks;
-	t->start_ns = r->start_ns;
-	t->utime_ns = r->utime_ns;
-	t->stime_ns = r->stime_ns;
-	t->runtime_ns = r->runtime_ns;
-	t->prev.utime = r->prev_utime_ns;
-	t->prev.stime = r->prev_stime_ns;
-	t->minflt = r->min_flt;
-	t->majflt = r->maj_flt;
-	t->rss_pages = r->rss_pages;
-	t->first = t->nthreads = 0;
-	t->leader = r->tid == r->tgid;
-}
-
-/*
- * Parse one iterator stream into s: every task as a thread, and per thread
- * group a process whose counters are what thread_group_cputime() and
- * do_task_stat() add up: the exited threads' share kept in signal_struct plus
- * every live thread's own. The stream must be whole records ending in the
- * end record; anything else is -EBADMSG. buf must be aligned for the
- * records (the daemon's read buffer is malloc'd): -EINVAL if it is not.
- */
-int
-taskiter_parse(const void *buf, size_t len, struct taskiter_snap *s)
-{
-	const struct taskiter_rec *recs = buf, *end;
-	size_t n, i;
-	uint32_t at;
-	int r;
-
-	s->nprocs = s->nthreads = s->ngone = 0;
-	if ((uintptr_t)buf % _Alignof(struct taskiter_rec) != 0)
-		return -EINVAL;
-	if (len % sizeof(*recs) != 0 || len == 0)
-		return -EBADMSG;
-	n = len / sizeof(*recs) - 1;
-	end = &recs[n];
-	if (end->magic != TASKITER_MAGIC_END)
-		return -EBADMSG;
-	if ((r = snap_reserve(s, n ? n : 1)) < 0)
-		return r;
-	memset(s->hash, 0xff, s->hcap * sizeof(*s->hash));
-
-	/* Pass 1: groups, chains of their threads, the sums. */
-	for (i = 0; i < n; i++) {
-		const struct taskiter_rec *rec = &recs[i];
-		struct iter_task *p;
-		uint32_t g;
-
-		if (rec->tid <= 0 || rec->tgid <= 0)
-			return -EBADMSG;
-		if (rec->magic == TASKITER_MAGIC_GONE) {
-			if ((r = snap_gone(s, rec)) < 0)
-				return r;
-			s->next[i] = UINT32_MAX;
-			continue;
-		}
-		if (rec->magic != TASKITER_MAGIC)
-			return -EBADMSG;
-		if ((g = snap_group(s, rec->tgid)) == UINT32_MAX)
-			return -ENOMEM;
-		p = &s->procs[g];
-		s->next[i] = p->first; /* reversed; put right in pass 2 */
-		p->first = (uint32_t)i;
-		p->nthreads++;
-		p->utime_ns += rec->utime_ns;
-		p->stime_ns += rec->stime_ns;
-		p->runtime_ns += rec->runtime_ns;
-		p->minflt += rec->min_flt;
-		p->majflt += rec->maj_flt;
-		if (rec->tid != rec->tgid)
-			continue;
-		p->leader = true;
-		p->flags = rec->flags;
-		p->uid = rec->uid;
-		(void)name_clean(p->comm, rec->comm,
-		    strnlen(rec->comm, sizeof(p->comm) - 1));
-		p->starttime = rec->start_ticks;
-		p->start_ns = rec->start_ns;
-		p->rss_pages = rec->rss_pages;
-		p->prev.utime = rec->sig_prev_utime_ns;
-		p->prev.stime = rec->sig_prev_stime_ns;
-		p->utime_ns += rec->sig_utime_ns;
-		p->stime_ns += rec->sig_stime_ns;
-		p->runtime_ns += rec->sig_runtime_ns;
-		p->minflt += rec->sig_min_flt;
-		p->majflt += rec->sig_maj_flt;
-	}
-
-	/* Pass 2: each group's threads side by side, in iteration order. */
-	at = 0;
-	for (i = 0; i < s->nprocs; i++) {
-		struct iter_task *p = &s->procs[i];
-		uint32_t k = p->first, j = p->nthreads;
-
-		p->first = at;
-		at += p->nthreads;
-		while (k != UINT32_MAX) {
-			struct iter_task *t = &s->threads[p->first + --j];
-
-			rec_to_task(&recs[k], t);
-			/* threads share the mm: /proc prints its rss for each
-			 */
-			t->rss_pages = p->rss_pages;
-			k = s->next[k];
-		}
-	}
-	s->nthreads = at;
-	return 0;
-}
-
 /*
  * The iterator sees the tasks of the caller's pid namespace and reports
  * their global ids; /proc under proc_root must be that same view for the
@@ -439,11 +226,12 @@ struct taskiter {
 	int ctl_fd, tot_fd; /* the sched accounting's, dup'd */
 	bool after_walk;    /* no partial read since the last walk */
 	const struct taskiter_rec *out;
-	size_t out_len;
+	size_t out_len; /* mapped: a prefix of taskiter_out (out_map) */
 	unsigned ncpu;
 	uint64_t *tot_buf; /* per-CPU values of one sched_tot slot */
 	unsigned hz;
-	struct vbuf buf;
+	struct vbuf buf;   /* a walk's stream: freed after its parse */
+	size_t stream_len; /* the last walk's stream length */
 	struct taskiter_snap snap;
 };
 
@@ -500,6 +288,12 @@ read_stream(struct taskiter *ti, int link)
 	fd = bpf_iter_create(link);
 	if (fd < 0)
 		return -errno;
+	/* room for the last walk's stream and a read more: one allocation */
+	if ((r = vbuf_reserve(&ti->buf, ti->stream_len + TASKITER_READ_CHUNK)) <
+	    0) {
+		close(fd);
+		return r;
+	}
 	for (;;) {
 		if (ti->buf.cap - ti->buf.len < TASKITER_READ_CHUNK / 2 &&
 		    (r = vbuf_reserve(&ti->buf, TASKITER_READ_CHUNK)) < 0)
@@ -534,9 +328,15 @@ taskiter_read(struct taskiter *ti, const struct taskiter_snap **ret)
 	int r;
 
 	ti->after_walk = true;
-	if ((r = taskiter_read_raw(ti)) < 0)
-		return r;
-	if ((r = taskiter_parse(ti->buf.p, ti->buf.len, &ti->snap)) < 0)
+	r = taskiter_read_raw(ti);
+	if (r == 0) {
+		ti->stream_len = ti->buf.len;
+		r = taskiter_parse(ti->buf.p, ti->buf.len, &ti->snap);
+	}
+	/* the snapshot holds copies: the stream is not kept between walks
+	 * (the partial reads after it parse taskiter_out in place) */
+	vbuf_release(&ti->buf);
+	if (r < 0)
 		return r;
 	*ret = &ti->snap;
 	return 0;
@@ -603,6 +403,56 @@ _Static_assert(TASKITER_READ_BOTH == TASKITER_ARG_BOTH &&
     "the read's flags are the program's");
 
 /*
+ * taskiter_out is the kernel's memory, but every page of a mapping of it
+ * is in our RSS from the mmap on (remap_vmalloc_range maps them all): the
+ * whole array (TASKITER_OUT_MAX records, ~1.4 MiB) for the few hundred
+ * records a partial read writes. So only a prefix is mapped, sized to the
+ * reads: grown to a read's records (and a quarter) when it wrote past it,
+ * cut back to twice a read's when that is under a quarter of it, never
+ * below TASKITER_OUT_MIN_BYTES. The program writes the array whatever is
+ * mapped; a new mapping shows what it wrote.
+ */
+#define TASKITER_OUT_MIN_BYTES (64 * 1024)
+
+static size_t
+out_full_len(void)
+{
+	return (size_t)(TASKITER_OUT_MAX + 1) * sizeof(struct taskiter_rec);
+}
+
+/* Map len bytes (pages) of taskiter_out in place of the mapping there is;
+ * on failure the old one stays. */
+static int
+out_map(struct taskiter *ti, size_t len)
+{
+	size_t pg = (size_t)getpagesize(), full = out_full_len();
+	void *p;
+
+	if (len < TASKITER_OUT_MIN_BYTES)
+		len = TASKITER_OUT_MIN_BYTES;
+	len = (len + pg - 1) / pg * pg;
+	if (len > (full + pg - 1) / pg * pg)
+		len = (full + pg - 1) / pg * pg;
+	if (ti->out != NULL && len == ti->out_len)
+		return 0;
+	p = mmap(NULL, len, PROT_READ, MAP_SHARED, ti->out_fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	if (ti->out != NULL)
+		munmap((void *)ti->out, ti->out_len);
+	ti->out = p;
+	ti->out_len = len;
+	return 0;
+}
+
+/* Bytes of taskiter_out mapped (resident, counted in RssFile). */
+size_t
+taskiter_out_bytes(const struct taskiter *ti)
+{
+	return ti != NULL && ti->out != NULL ? ti->out_len : 0;
+}
+
+/*
  * One run of taskiter_partial (BPF_PROG_TEST_RUN): its records are in the
  * mapped taskiter_out, parsed from there in place.
  */
@@ -617,6 +467,7 @@ taskiter_read_partial(struct taskiter *ti, unsigned side, unsigned flags,
 	LIBBPF_OPTS(bpf_test_run_opts, o, .ctx_in = &args,
 	    .ctx_size_in = sizeof(args));
 	const struct taskiter_rec *end;
+	size_t need;
 	uint32_t n;
 	int r;
 
@@ -627,9 +478,18 @@ taskiter_read_partial(struct taskiter *ti, unsigned side, unsigned flags,
 	if ((int32_t)o.retval < 0 || o.retval > TASKITER_OUT_MAX)
 		return -EBADMSG;
 	n = o.retval;
+	need = (size_t)(n + 1) * sizeof(*end);
+	if (need > ti->out_len) {
+		if ((r = out_map(ti, need + need / 4)) < 0)
+			return r;
+	} else if (4 * need < ti->out_len &&
+	    ti->out_len > TASKITER_OUT_MIN_BYTES) {
+		(void)out_map(ti, 2 * need); /* kept as it is on failure */
+	}
 	end = &ti->out[n];
 	if (end->magic != TASKITER_MAGIC_END)
 		return -EBADMSG;
+	taskiter_snap_fit(&ti->snap, n ? n : 1);
 	if ((r = taskiter_parse(ti->out, (n + 1) * sizeof(*end), &ti->snap)) <
 	    0)
 		return r;
@@ -765,10 +625,7 @@ static int
 partial_setup(struct taskiter *ti, const struct taskiter_events *ev,
     int part_fd, int out_fd)
 {
-	size_t len = (size_t)(TASKITER_OUT_MAX + 1) *
-	    sizeof(struct taskiter_rec);
 	int nc = libbpf_num_possible_cpus();
-	void *p;
 
 	ti->part_fd = part_fd;
 	ti->out_fd = out_fd;
@@ -780,14 +637,9 @@ partial_setup(struct taskiter *ti, const struct taskiter_events *ev,
 	if ((ti->ctl_fd = fcntl(ev->ctl_fd, F_DUPFD_CLOEXEC, 0)) < 0 ||
 	    (ti->tot_fd = fcntl(ev->tot_fd, F_DUPFD_CLOEXEC, 0)) < 0)
 		return -errno;
-	/* len rounds up to pages in the kernel: the array's elements are
-	 * whole records (208 bytes, a multiple of 8) */
-	p = mmap(NULL, len, PROT_READ, MAP_SHARED, out_fd, 0);
-	if (p == MAP_FAILED)
-		return -errno;
-	ti->out = p;
-	ti->out_len = len;
-	return 0;
+	/* a prefix, grown by the reads (out_map); the array's elements are
+	 * whole records (a multiple of 8 bytes), page-aligned at 0 */
+	return out_map(ti, TASKITER_OUT_MIN_BYTES);
 }
 
 /*
@@ -884,6 +736,13 @@ taskiter_free(struct taskiter *ti)
 {
 	(void)ti;
 	return NULL;
+}
+
+size_t
+taskiter_out_bytes(const struct taskiter *ti)
+{
+	(void)ti;
+	return 0;
 }
 
 size_t

@@ -115,6 +115,9 @@ void taskiter_cputime_ticks(const struct iter_task *t,
     struct cputime_split *prev, unsigned hz, uint64_t *ret_utime,
     uint64_t *ret_stime);
 int taskiter_parse(const void *buf, size_t len, struct taskiter_snap *s);
+/* cut s's scratch tables back to n tasks when they hold over four times
+ * that (taskiter_parse.c) */
+void taskiter_snap_fit(struct taskiter_snap *s, size_t n);
 void taskiter_snap_release(struct taskiter_snap *s);
 enum scanner_why taskiter_usable(int procfd);
 int taskiter_open(unsigned hz, const char *sys_root, struct taskiter **ret,
@@ -142,6 +145,9 @@ int taskiter_read_partial(struct taskiter *ti, unsigned side, unsigned flags,
     const struct taskiter_snap **ret, struct taskiter_end *ret_end);
 struct taskiter *taskiter_free(struct taskiter *ti);
 int taskiter_read(struct taskiter *ti, const struct taskiter_snap **ret);
+/* bytes of the partial reads' output array mapped (resident in RssFile,
+ * not heap; Health.memory.taskiter_out_bytes) */
+size_t taskiter_out_bytes(const struct taskiter *ti);
 /* bytes of heap the reader holds (its buffers; Health.memory) */
 size_t taskiter_bytes(const struct taskiter *ti);
 

@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,6 +32,10 @@
 #define FT_LOST (FEV__MAX + 1) /* pending entry: the CPU lost events */
 #define FT_RUNS_MAX 1025       /* held-back records + one run per CPU */
 #define TGID_CACHE 512
+/* FTRACE_KEEP_PAGES (trace.h): pages of a CPU's part of rbuf kept
+ * resident between drains; the rest a flood wrote are given back once a
+ * drain reads no more than this */
+#define FT_KEEP_PAGES FTRACE_KEEP_PAGES
 
 struct ft_stats {
 	uint64_t entries, overrun, commit_overrun, dropped, read;
@@ -61,7 +66,10 @@ struct ftrace {
 	struct pend *pend, *pend2;
 	uint32_t *order; /* pend's merged order */
 	size_t npend, pend_cap;
-	char *rbuf; /* a drain's pages: max_pages per CPU */
+	char *rbuf; /* a drain's pages: max_pages per CPU (mmapped) */
+	size_t rbuf_len;
+	unsigned *rb_hi; /* per CPU: pages of its part written, not given
+			  * back (resident) */
 	size_t run[FT_RUNS_MAX];
 	unsigned nruns;
 	struct vbuf arena, arena2;
@@ -86,20 +94,53 @@ ftrace_built(void)
 	return true;
 }
 
-/* What the reader holds on the heap: the drain's page buffer (the largest:
- * max_pages per CPU), the records held back and their payloads. */
+/* What the reader holds on the heap: the records held back and their
+ * payloads. */
 uint64_t
 ftrace_bytes(const struct ftrace *ft)
 {
-	uint64_t n;
-
 	if (ft == NULL)
 		return 0;
-	n = sizeof(*ft) + ft->arena.cap + ft->arena2.cap +
+	return sizeof(*ft) + ft->arena.cap + ft->arena2.cap +
 	    ft->pend_cap * (2 * sizeof(struct pend) + sizeof(uint32_t));
-	if (ft->rbuf)
-		n += (uint64_t)ft->ncpu * ft->max_pages * ft->page_sz;
+}
+
+/* The drain buffer's resident pages (its own mapping, not heap): up to
+ * max_pages per CPU in a flood, FT_KEEP_PAGES a CPU after it. */
+uint64_t
+ftrace_buffer_bytes(const struct ftrace *ft)
+{
+	uint64_t n = 0;
+	int cpu;
+
+	if (ft == NULL || ft->rbuf == NULL || ft->rb_hi == NULL)
+		return 0;
+	for (cpu = 0; cpu < ft->ncpu; cpu++)
+		n += (uint64_t)ft->rb_hi[cpu] * ft->page_sz;
 	return n;
+}
+
+/*
+ * A CPU's drain read p pages into base: the pages past them that an
+ * earlier drain wrote hold nothing live (every record of that drain was
+ * processed or copied out by its pend_flush). Once the flood is over (p at
+ * most FT_KEEP_PAGES) they go back to the kernel; a next flood faults them
+ * in again, zeroed. The buffer's size, and so what a drain can read, does
+ * not change.
+ */
+static void
+rbuf_settle(struct ftrace *ft, int cpu, char *base, unsigned p)
+{
+	unsigned *hi = &ft->rb_hi[cpu];
+
+	if (p > *hi)
+		*hi = p;
+	if (p > FT_KEEP_PAGES || *hi <= FT_KEEP_PAGES)
+		return;
+	if (madvise(base + (size_t)FT_KEEP_PAGES * ft->page_sz,
+		(size_t)(*hi - FT_KEEP_PAGES) * ft->page_sz,
+		MADV_DONTNEED) == 0)
+		*hi = FT_KEEP_PAGES;
 }
 
 const char *
@@ -419,6 +460,7 @@ ftrace_drain(struct ftrace *ft)
 			if (missed > 0) /* the count the header stored */
 				ft->acc.missed += (uint64_t)missed;
 		}
+		rbuf_settle(ft, cpu, base, p);
 		if (p == ft->max_pages) {
 			ft->backlog[cpu] = true;
 			ft->acc.backlog++;
@@ -816,8 +858,18 @@ ftrace_open(struct event_base *base, const struct ftrace_opts *o,
 		snprintf(why, whysz, "per-CPU buffers: %s", strerror(-r));
 		goto fail;
 	}
-	if ((ft->rbuf = malloc(
-		 (size_t)ft->ncpu * ft->max_pages * ft->page_sz)) == NULL) {
+	/* its own mapping: pages a flood wrote can be given back (and
+	 * only written pages are resident) */
+	ft->rbuf_len = (size_t)ft->ncpu * ft->max_pages * ft->page_sz;
+	ft->rbuf = mmap(NULL, ft->rbuf_len, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (ft->rbuf == MAP_FAILED) {
+		ft->rbuf = NULL;
+		r = -ENOMEM;
+		goto fail;
+	}
+	if ((ft->rb_hi = calloc((size_t)ft->ncpu, sizeof(*ft->rb_hi))) ==
+	    NULL) {
 		r = -ENOMEM;
 		goto fail;
 	}
@@ -933,7 +985,9 @@ ftrace_free(struct ftrace *ft)
 	free(ft->prev);
 	free(ft->last_ts);
 	free(ft->backlog);
-	free(ft->rbuf);
+	if (ft->rbuf != NULL)
+		munmap(ft->rbuf, ft->rbuf_len);
+	free(ft->rb_hi);
 	free(ft->pend);
 	free(ft->pend2);
 	free(ft->order);

@@ -25,6 +25,13 @@ ftrace_bytes(const struct ftrace *ft)
 	return 0;
 }
 
+uint64_t
+ftrace_buffer_bytes(const struct ftrace *ft)
+{
+	(void)ft;
+	return 0;
+}
+
 const char *
 ftrace_state_name(unsigned st)
 {

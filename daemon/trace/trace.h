@@ -498,8 +498,13 @@ int ftrace_window(struct ftrace *ft, struct window_trace *wt);
 void ftrace_finish(struct ftrace *ft);
 int ftrace_instance_remove(const char *tracefs, const char *name);
 bool ftrace_captures_atrace(const struct ftrace *ft);
-/* heap bytes the reader holds (Health.memory) */
+/* heap bytes the reader holds (Health.memory): the held-back records */
 uint64_t ftrace_bytes(const struct ftrace *ft);
+/* its drain buffer's resident pages, a mapping of its own
+ * (Health.memory.ftrace_buffer_bytes) */
+uint64_t ftrace_buffer_bytes(const struct ftrace *ft);
+/* pages of each CPU's part of the drain buffer kept once a flood ends */
+#define FTRACE_KEEP_PAGES 4
 /* ftrace.c (true) or ftrace_none.c (false): built with the reader? */
 bool ftrace_built(void);
 

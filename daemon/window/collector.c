@@ -616,6 +616,12 @@ collector_tasks_bytes(const struct collector *c, uint32_t *ret_n)
 	return procscan_bytes(c->ps, ret_n);
 }
 
+uint64_t
+collector_taskiter_out_bytes(const struct collector *c)
+{
+	return procscan_out_bytes(c->ps);
+}
+
 struct window *
 collector_pending(const struct collector *c)
 {

@@ -72,6 +72,7 @@ void collector_set_close_hook(struct collector *c, window_close_hook fn,
 uint64_t collector_ring_bytes(const struct collector *c, unsigned *ret_n);
 /* heap bytes of the process scan's task table, and its tasks */
 uint64_t collector_tasks_bytes(const struct collector *c, uint32_t *ret_n);
+uint64_t collector_taskiter_out_bytes(const struct collector *c);
 /* The window a close left waiting, NULL none. */
 struct window *collector_pending(const struct collector *c);
 /* It goes into the ring and to the window callback now. */
