@@ -964,8 +964,8 @@ START_TEST(idle_costs_nothing)
 		send_cmd(&pop[i], 'w');
 	wait_acks(npop);
 	tu_sleep_ms(50);
-	ck_assert_int_eq(taskiter_read_partial(ti, (unsigned)(gen & 1), &snap,
-			     &end),
+	ck_assert_int_eq(taskiter_read_partial(ti, (unsigned)(gen & 1), 0,
+			     &snap, &end),
 	    0);
 	out_peak = taskiter_out_bytes(ti);
 	ck_assert_uint_ge(end.nrecs, (unsigned)npop);
@@ -976,8 +976,8 @@ START_TEST(idle_costs_nothing)
 	ck_assert_int_eq(bpf_sched_collect(bs, &batch), 0);
 	tu_sleep_ms(300);
 	ck_assert_int_eq(taskiter_ev_state(ti, &gen, &doubt), 0);
-	ck_assert_int_eq(taskiter_read_partial(ti, (unsigned)(gen & 1), &snap,
-			     &end),
+	ck_assert_int_eq(taskiter_read_partial(ti, (unsigned)(gen & 1), 0,
+			     &snap, &end),
 	    0);
 	fprintf(stderr,
 	    "taskiter_out mapped: %zu at open, %zu for %u records, %zu for "
