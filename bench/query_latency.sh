@@ -25,6 +25,7 @@ interval=${BENCH_INTERVAL_MS:-1000}
 window=${BENCH_WINDOW_S:-10}
 reconnect=
 unshared=
+paced=
 nice=${BENCH_NICE:-0}
 qthreads=${BENCH_QUERY_THREADS:-}
 keep=0
@@ -45,6 +46,8 @@ usage: $(basename "$0") [options]
   --window-s N       the daemon's window length (default $window)
   --reconnect        a new connection per request (as the CLI does)
   --unshared         no two top requests equal (every one reads the store)
+  --paced HZ         each client asks top + summary HZ times a second, all
+                     at once, instead of back to back
   --nice N           run the daemon at nice N, as a service might (default 0)
   --query-threads N  the daemon's read pool (query_threads; default: its own)
   --keep             keep the temporary directory (daemon log, database)
@@ -71,6 +74,7 @@ while (($#)); do
 	--window-s) window=$2; shift ;;
 	--reconnect) reconnect=reconnect ;;
 	--unshared) unshared=unshared ;;
+	--paced) paced=paced=$2; shift ;;
 	--nice) nice=$2; shift ;;
 	--query-threads) qthreads=$2; shift ;;
 	--keep) keep=1 ;;
@@ -125,7 +129,7 @@ done
 echo "daemon pid $dpid (nice $nice), interval ${interval} ms," \
     "window ${window} s; warm-up ${warmup} s"
 sleep "$warmup"
-"$bench" run "$tmp/state/s" "$clients" "$secs" $reconnect $unshared
+"$bench" run "$tmp/state/s" "$clients" "$secs" $reconnect $unshared $paced
 kill -0 "$dpid" 2>/dev/null ||
 	die "daemon died: $(tail -3 "$tmp/vitalsd.log")"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
