@@ -28,6 +28,7 @@ unshared=
 paced=
 nice=${BENCH_NICE:-0}
 qthreads=${BENCH_QUERY_THREADS:-}
+uidq=${BENCH_UID_QUEUE:-}
 keep=0
 
 usage() {
@@ -50,6 +51,8 @@ usage: $(basename "$0") [options]
                      at once, instead of back to back
   --nice N           run the daemon at nice N, as a service might (default 0)
   --query-threads N  the daemon's read pool (query_threads; default: its own)
+  --uid-queue N      reads one uid may queue (query_queue_per_uid; default:
+                     the daemon's 16; every client here is one uid)
   --keep             keep the temporary directory (daemon log, database)
   -h, --help         this text
 USAGE
@@ -77,6 +80,7 @@ while (($#)); do
 	--paced) paced=paced=$2; shift ;;
 	--nice) nice=$2; shift ;;
 	--query-threads) qthreads=$2; shift ;;
+	--uid-queue) uidq=$2; shift ;;
 	--keep) keep=1 ;;
 	-h|--help) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
@@ -112,10 +116,10 @@ echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 mkdir -p "$tmp/state"
 "$bench" fill "$tmp/state/vitals.db" "$hours" "$procs" "$threads"
 conf=()
-if [ -n "$qthreads" ]; then
-	echo "query_threads = $qthreads" >"$tmp/vitalsd.conf"
-	conf=(-c "$tmp/vitalsd.conf")
-fi
+: >"$tmp/vitalsd.conf"
+[ -z "$qthreads" ] || echo "query_threads = $qthreads" >>"$tmp/vitalsd.conf"
+[ -z "$uidq" ] || echo "query_queue_per_uid = $uidq" >>"$tmp/vitalsd.conf"
+[ ! -s "$tmp/vitalsd.conf" ] || conf=(-c "$tmp/vitalsd.conf")
 nice -n "$nice" "$vitalsd" -f "${conf[@]}" --state-dir "$tmp/state" \
     --socket "$tmp/state/s" --interval-ms "$interval" --window-s "$window" \
     2>"$tmp/vitalsd.log" &
