@@ -112,8 +112,7 @@ START_TEST(test_reader_across_checkpoint)
 	/* a reader takes its snapshot and keeps it through every put */
 	ck_assert_int_eq(store_conn_open(s, &rc), 0);
 	ck_assert_int_eq(store_conn_begin(rc), 0);
-	ck_assert_int_eq(store_windows(rc, T0, T0 + 100 * SEC, 0, &got, &n),
-	    0);
+	ck_assert_int_eq(store_windows(rc, T0, T0 + 100 * SEC, 0, &got, &n), 0);
 	ck_assert_uint_eq(n, 1);
 	for (i = 0; i < n; i++)
 		window_free(got[i]);
@@ -156,8 +155,7 @@ START_TEST(test_reader_across_checkpoint)
 	ck_assert_uint_lt(wal_bytes(), wal_held);
 	ck_assert_uint_le(wal_bytes(), 128u << 10);
 	/* and every window is there */
-	ck_assert_int_eq(store_windows(s, T0, T0 + 1000 * SEC, 0, &got, &n),
-	    0);
+	ck_assert_int_eq(store_windows(s, T0, T0 + 1000 * SEC, 0, &got, &n), 0);
 	ck_assert_uint_eq(n, NPUT + 2);
 	for (i = 0; i < n; i++)
 		window_free(got[i]);
