@@ -396,9 +396,22 @@ cmd_run(int argc, char **argv)
 			    (unsigned long long)m.last->health->store->db_bytes,
 			    (double)m.last->health->store->commit_ns_max / 1e6);
 		if (m.last->health->store) {
-			writer_line("puts", m.last->health->store->put_times);
-			writer_line("passes",
-			    m.last->health->store->pass_times);
+			const Vitals__StoreHealth *sh = m.last->health->store;
+
+			writer_line("puts", sh->put_times);
+			writer_line("passes", sh->pass_times);
+			if (sh->move_waits && sh->read_waits)
+				printf("main file locks: %llu moves, %llu "
+				       "waited for readers (max %.3f ms); "
+				       "%llu reads, %llu waited for a move "
+				       "(max %.3f ms); spool %s\n",
+				    (unsigned long long)sh->move_waits->n,
+				    (unsigned long long)sh->move_waits->waited,
+				    (double)sh->move_waits->max_ns / 1e6,
+				    (unsigned long long)sh->read_waits->n,
+				    (unsigned long long)sh->read_waits->waited,
+				    (double)sh->read_waits->max_ns / 1e6,
+				    sh->spool_on ? "on" : "off");
 		}
 	}
 	if (m.last)

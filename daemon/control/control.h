@@ -45,6 +45,8 @@ struct query_opts {
 	/* a thread's connection closed after this many seconds without a
 	 * read (reopened by the next); 0: 30 */
 	unsigned idle_s;
+	/* the read threads' nice value (query_nice); < 0: QUERY_NICE */
+	int nice;
 };
 
 int query_new(struct event_base *base, struct store *store, unsigned queue_max,

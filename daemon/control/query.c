@@ -2,7 +2,9 @@
 /*
  * Store reads for the control plane, on a thread of their own: a range of
  * windows or a top-N over an hour can take tens of milliseconds of SQLite,
- * which the loop (and so the sampling timer) must never wait for.
+ * which the loop (and so the sampling timer) must never wait for. This
+ * file is the pool (queues, fairness, sharing, answers back to the loop);
+ * what one request reads and answers is query_run.c.
  *
  * The loop submits a resolved request into a bounded queue (full: the
  * caller answers STATUS_BUSY); the thread runs it, packs the whole answer
@@ -43,17 +45,12 @@
 
 #include <event2/event.h>
 
-#include "cgroup/cgroup.h"
 #include "control/control.h"
 #include "core/compat.h"
 #include "core/loopstat.h"
 #include "core/util.h"
-#include "gpumem/gpumem.h"
-#include "hp/hp.h"
-#include "proc/proc.h"
 #include "rpc/rpc.h"
 #include "store/store.h"
-#include "window/window.h"
 
 #define RECENT_SLOTS 8 /* recent answers kept for reuse */
 #define QUERY_NICE 10  /* the query threads' nice value */
@@ -122,6 +119,7 @@ struct query {
 	uint64_t runs, ns_max, budget_cut; /* under mu */
 	uint64_t idle_closed;		   /* under mu */
 	unsigned idle_s; /* a reader's connection closed after this idle */
+	int nice;	 /* the read threads' nice value */
 	struct store *store;
 	char *proc_root; /* a quiet process's identity; NULL: none */
 	uint32_t max_frame;
@@ -376,7 +374,7 @@ query_main(void *arg)
 
 	/* Reads yield the CPU to sampling (the loop thread) on a busy
 	 * machine; raising one's own nice value needs no privilege. */
-	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), QUERY_NICE);
+	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), q->nice);
 	pthread_mutex_lock(&q->mu);
 	for (;;) {
 		struct query_job *j = NULL;
@@ -499,6 +497,7 @@ query_new_pool(struct event_base *base, struct store *store,
 	q->max_frame = o->max_frame;
 	q->budget = o->budget;
 	q->idle_s = o->idle_s ? o->idle_s : QUERY_IDLE_S;
+	q->nice = o->nice >= 0 && o->nice <= 19 ? o->nice : QUERY_NICE;
 	if (o->proc_root && (q->proc_root = strdup(o->proc_root)) == NULL) {
 		free(q);
 		return -ENOMEM;
@@ -554,7 +553,8 @@ query_new(struct event_base *base, struct store *store, unsigned queue_max,
 	struct query_opts o = { .threads = 1,
 		.queue_max = queue_max,
 		.uid_queue = queue_max,
-		.max_frame = max_frame };
+		.max_frame = max_frame,
+		.nice = -1 };
 
 	return query_new_pool(base, store, &o, priority, done, arg, ret);
 }
