@@ -45,7 +45,9 @@ struct query_opts {
 	/* a thread's connection closed after this many seconds without a
 	 * read (reopened by the next); 0: 30 */
 	unsigned idle_s;
-	/* the read threads' nice value (query_nice); < 0: QUERY_NICE */
+	/* the read threads' nice value (query_nice, 0-19) when nice_set;
+	 * else QUERY_NICE (10) */
+	bool nice_set;
 	int nice;
 };
 

@@ -497,7 +497,8 @@ query_new_pool(struct event_base *base, struct store *store,
 	q->max_frame = o->max_frame;
 	q->budget = o->budget;
 	q->idle_s = o->idle_s ? o->idle_s : QUERY_IDLE_S;
-	q->nice = o->nice >= 0 && o->nice <= 19 ? o->nice : QUERY_NICE;
+	q->nice = o->nice_set && o->nice >= 0 && o->nice <= 19 ? o->nice :
+								 QUERY_NICE;
 	if (o->proc_root && (q->proc_root = strdup(o->proc_root)) == NULL) {
 		free(q);
 		return -ENOMEM;
@@ -553,8 +554,7 @@ query_new(struct event_base *base, struct store *store, unsigned queue_max,
 	struct query_opts o = { .threads = 1,
 		.queue_max = queue_max,
 		.uid_queue = queue_max,
-		.max_frame = max_frame,
-		.nice = -1 };
+		.max_frame = max_frame };
 
 	return query_new_pool(base, store, &o, priority, done, arg, ret);
 }
