@@ -18,6 +18,10 @@
  *	monitor polls health every 250 ms and keeps the sampling timer's
  *	lateness of every window that closes. Prints p50/p90/p99/max per
  *	operation, then the jitter and the control-plane counters.
+ *	"paced=HZ": each client instead asks a top-20 and then a summary HZ
+ *	times a second, every client on the same ticks (so all arrive at
+ *	once, as platform services polling on a timer do); a top's latency
+ *	counts from its tick.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -37,6 +41,8 @@
 static const char *sock_path;
 static volatile int stop;
 static int reconnect, unshared;
+static double paced_hz;	 /* > 0: each client asks this often, in step */
+static int64_t start_ns; /* the paced clients' common first tick */
 
 struct lat {
 	int64_t *ns;
@@ -130,7 +136,7 @@ client_main(void *arg)
 	Vitals__TimeRange tr = VITALS__TIME_RANGE__INIT;
 	uint64_t id = 0;
 	int fd = -1, r;
-	bool do_top = c->idx % 2;
+	bool do_top = paced_hz > 0 || c->idx % 2;
 
 	req.version = 1;
 	snap.top_n = 10;
@@ -138,8 +144,30 @@ client_main(void *arg)
 	top.range = &tr;
 	top.metric = VITALS__METRIC__METRIC_CPU;
 	top.n = 20;
+	int64_t period = paced_hz > 0 ? (int64_t)(1e9 / paced_hz) : 0;
+	int64_t tick = start_ns;
+
 	while (!stop) {
-		int64_t t0 = now_ns();
+		int64_t t0;
+
+		/* paced: a top and then a summary at every tick, every client
+		 * on the same ticks (so they all arrive at once); a top's
+		 * latency counts from its tick, so a client that fell behind
+		 * is charged its lateness too */
+		if (period > 0 && do_top) {
+			struct timespec ts;
+
+			while (tick + period <= now_ns())
+				tick += period; /* missed ticks: skipped */
+			ts.tv_sec = tick / NSEC_PER_SEC;
+			ts.tv_nsec = tick % NSEC_PER_SEC;
+			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
+			    NULL);
+			tick += period;
+			if (stop)
+				break;
+		}
+		t0 = period > 0 && do_top ? tick - period : now_ns();
 
 		if (fd < 0 && (fd = connect_sock()) < 0) {
 			(do_top ? &c->top : &c->snap)->errors++;
@@ -274,6 +302,26 @@ report(const char *name, struct client *cl, unsigned n, bool top, double secs)
 	free(all.ns);
 }
 
+/* The store writer's own clocks (doc/storage.md, "What delays the
+ * writer"): its longest operation and where the time went. */
+static void
+writer_line(const char *what, const Vitals__StoreOpTimes *t)
+{
+	const Vitals__StoreOpTime *w = t ? t->worst : NULL;
+
+	if (w == NULL)
+		return;
+	printf("writer %s: %llu, longest %.3f ms = cpu %.3f + waiting for a "
+	       "CPU %.3f + reader locks %.3f + other %.3f (checkpoint "
+	       "%.3f); longest reader lock wait %.3f ms, longest CPU wait "
+	       "%.3f ms, %llu delayed > 1 ms by a reader\n",
+	    what, (unsigned long long)t->n, (double)w->wall_ns / 1e6,
+	    (double)w->cpu_ns / 1e6, (double)w->runq_ns / 1e6,
+	    (double)w->lock_ns / 1e6, (double)w->other_ns / 1e6,
+	    (double)w->ckpt_ns / 1e6, (double)t->lock_max_ns / 1e6,
+	    (double)t->runq_max_ns / 1e6, (unsigned long long)t->lock_over_1ms);
+}
+
 static int
 cmd_run(int argc, char **argv)
 {
@@ -291,12 +339,15 @@ cmd_run(int argc, char **argv)
 			reconnect = 1;
 		else if (!strcmp(argv[i], "unshared"))
 			unshared = 1;
+		else if (!strncmp(argv[i], "paced=", 6))
+			paced_hz = atof(argv[i] + 6);
 	}
 	if (nclients == 0 || secs == 0 ||
 	    (cl = calloc(nclients, sizeof(*cl))) == NULL)
 		return 2;
 	pthread_create(&m.th, NULL, monitor_main, &m);
 	t0 = now_ns();
+	start_ns = t0 + 100 * NSEC_PER_MSEC; /* every client started by then */
 	for (i = 0; i < nclients; i++) {
 		cl[i].idx = i;
 		pthread_create(&cl[i].th, NULL, client_main, &cl[i]);
@@ -308,6 +359,10 @@ cmd_run(int argc, char **argv)
 	t1 = now_ns();
 	pthread_join(m.th, NULL);
 
+	if (paced_hz > 0)
+		printf("paced: every client a top-20 then a summary %.2f "
+		       "times a second, all on the same ticks\n",
+		    paced_hz);
 	printf("%u clients, %.1f s, %s, %s\n", nclients,
 	    (double)(t1 - t0) / 1e9,
 	    reconnect ? "a connection per request" :
@@ -340,6 +395,24 @@ cmd_run(int argc, char **argv)
 			    m.last->health->store->state,
 			    (unsigned long long)m.last->health->store->db_bytes,
 			    (double)m.last->health->store->commit_ns_max / 1e6);
+		if (m.last->health->store) {
+			const Vitals__StoreHealth *sh = m.last->health->store;
+
+			writer_line("puts", sh->put_times);
+			writer_line("passes", sh->pass_times);
+			if (sh->move_waits && sh->read_waits)
+				printf("main file locks: %llu moves, %llu "
+				       "waited for readers (max %.3f ms); "
+				       "%llu reads, %llu waited for a move "
+				       "(max %.3f ms); spool %s\n",
+				    (unsigned long long)sh->move_waits->n,
+				    (unsigned long long)sh->move_waits->waited,
+				    (double)sh->move_waits->max_ns / 1e6,
+				    (unsigned long long)sh->read_waits->n,
+				    (unsigned long long)sh->read_waits->waited,
+				    (double)sh->read_waits->max_ns / 1e6,
+				    sh->spool_on ? "on" : "off");
+		}
 	}
 	if (m.last)
 		vitals__response__free_unpacked(m.last, NULL);
@@ -443,6 +516,6 @@ main(int argc, char **argv)
 	    "usage: query_latency fill DB [HOURS [PROCS "
 	    "[THREADS]]]\n"
 	    "       query_latency run SOCKET [CLIENTS [SECONDS "
-	    "[reconnect]]]\n");
+	    "[reconnect] [unshared] [paced=HZ]]]\n");
 	return 2;
 }

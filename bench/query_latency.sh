@@ -25,8 +25,12 @@ interval=${BENCH_INTERVAL_MS:-1000}
 window=${BENCH_WINDOW_S:-10}
 reconnect=
 unshared=
+paced=
 nice=${BENCH_NICE:-0}
 qthreads=${BENCH_QUERY_THREADS:-}
+uidq=${BENCH_UID_QUEUE:-}
+qnice=${BENCH_QUERY_NICE:-}
+spool=${BENCH_SPOOL:-1}
 keep=0
 
 usage() {
@@ -45,8 +49,15 @@ usage: $(basename "$0") [options]
   --window-s N       the daemon's window length (default $window)
   --reconnect        a new connection per request (as the CLI does)
   --unshared         no two top requests equal (every one reads the store)
+  --paced HZ         each client asks top + summary HZ times a second, all
+                     at once, instead of back to back
   --nice N           run the daemon at nice N, as a service might (default 0)
   --query-threads N  the daemon's read pool (query_threads; default: its own)
+  --no-spool         every window its own commit in vitals.db (default: a
+                     spool of the bench's own under /dev/shm, as deployed)
+  --query-nice N     the read threads' nice value (query_nice; default 10)
+  --uid-queue N      reads one uid may queue (query_queue_per_uid; default:
+                     the daemon's 16; every client here is one uid)
   --keep             keep the temporary directory (daemon log, database)
   -h, --help         this text
 USAGE
@@ -71,8 +82,12 @@ while (($#)); do
 	--window-s) window=$2; shift ;;
 	--reconnect) reconnect=reconnect ;;
 	--unshared) unshared=unshared ;;
+	--paced) paced=paced=$2; shift ;;
 	--nice) nice=$2; shift ;;
 	--query-threads) qthreads=$2; shift ;;
+	--uid-queue) uidq=$2; shift ;;
+	--query-nice) qnice=$2; shift ;;
+	--no-spool) spool=0 ;;
 	--keep) keep=1 ;;
 	-h|--help) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
@@ -89,7 +104,9 @@ fi
 
 tmp=$(mktemp -d /tmp/vitals-qlat.XXXXXX)
 dpid=
+spooldir=
 cleanup() {
+	[ -z "$spooldir" ] || rm -rf "$spooldir"
 	if [ -n "$dpid" ] && kill -0 "$dpid" 2>/dev/null; then
 		kill -TERM "$dpid"
 		wait "$dpid" || true
@@ -108,10 +125,21 @@ echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 mkdir -p "$tmp/state"
 "$bench" fill "$tmp/state/vitals.db" "$hours" "$procs" "$threads"
 conf=()
-if [ -n "$qthreads" ]; then
-	echo "query_threads = $qthreads" >"$tmp/vitalsd.conf"
-	conf=(-c "$tmp/vitalsd.conf")
+: >"$tmp/vitalsd.conf"
+# the spool as the daemon runs it (a RAM file system), but a directory of
+# the bench's own: the default one may belong to another user
+if [ "$spool" = 1 ]; then
+	spooldir=$(mktemp -d /dev/shm/vitals-qlat.XXXXXX)
+	echo "store_spool_dir = $spooldir" >>"$tmp/vitalsd.conf"
+	# a batch (a maintenance pass and its move) every minute
+	echo "store_commit_s = ${BENCH_COMMIT_S:-60}" >>"$tmp/vitalsd.conf"
+else
+	echo "store_spool_dir = off" >>"$tmp/vitalsd.conf"
 fi
+[ -z "$qthreads" ] || echo "query_threads = $qthreads" >>"$tmp/vitalsd.conf"
+[ -z "$uidq" ] || echo "query_queue_per_uid = $uidq" >>"$tmp/vitalsd.conf"
+[ -z "$qnice" ] || echo "query_nice = $qnice" >>"$tmp/vitalsd.conf"
+[ ! -s "$tmp/vitalsd.conf" ] || conf=(-c "$tmp/vitalsd.conf")
 nice -n "$nice" "$vitalsd" -f "${conf[@]}" --state-dir "$tmp/state" \
     --socket "$tmp/state/s" --interval-ms "$interval" --window-s "$window" \
     2>"$tmp/vitalsd.log" &
@@ -125,7 +153,7 @@ done
 echo "daemon pid $dpid (nice $nice), interval ${interval} ms," \
     "window ${window} s; warm-up ${warmup} s"
 sleep "$warmup"
-"$bench" run "$tmp/state/s" "$clients" "$secs" $reconnect $unshared
+"$bench" run "$tmp/state/s" "$clients" "$secs" $reconnect $unshared $paced
 kill -0 "$dpid" 2>/dev/null ||
 	die "daemon died: $(tail -3 "$tmp/vitalsd.log")"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

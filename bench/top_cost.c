@@ -3,13 +3,15 @@
  * What a top-N read costs the store (no daemon, no socket): store_top and
  * store_history straight on a database file.
  *
- *   top_cost fill DB [HOURS [PROCS [THREADS]]]
+ *   top_cost fill DB [HOURS [PROCS [THREADS [rollups]]]]
  *	HOURS (24) of 10 s level-0 windows ending now, each with PROCS
  *	(134) processes and THREADS (200) threads active (334 task rows: the
  *	500 x 4 population of store_io.sh), no size bound, no roll-up.
  *
  *	Then maintenance passes (nothing is old enough to roll up or
- *	delete) build the span summaries, as the daemon's would.
+ *	delete) build the span summaries, as the daemon's would. With
+ *	"rollups" after THREADS the default roll-ups are on: the passes
+ *	roll the windows past the level-0 age up, as the daemon's would.
  *
  *   top_cost run DB [REPS [windows]]
  *	top-20 by CPU of processes and of threads, and one process's
@@ -45,7 +47,10 @@ cmd_fill(int argc, char **argv)
 	store_opts_default(&o);
 	o.max_bytes = 0;
 	o.retain_s = 0;
-	o.rollup1_s = o.rollup2_s = 0;
+	/* "rollups": the default roll-ups, so the older part of the day is
+	 * stored as the daemon would hold it */
+	if (argc <= 6 || strcmp(argv[6], "rollups") != 0)
+		o.rollup1_s = o.rollup2_s = 0;
 	if ((r = store_open(argv[2], &o, &s)) < 0) {
 		fprintf(stderr, "fill: %s: %s\n", argv[2], strerror(-r));
 		return 1;
@@ -209,7 +214,7 @@ main(int argc, char **argv)
 	if (argc >= 3 && strcmp(argv[1], "run") == 0)
 		return cmd_run(argc, argv);
 	fprintf(stderr,
-	    "usage: top_cost fill DB [HOURS [PROCS [THREADS]]]\n"
+	    "usage: top_cost fill DB [HOURS [PROCS [THREADS [rollups]]]]\n"
 	    "       top_cost run DB [REPS]\n");
 	return 2;
 }

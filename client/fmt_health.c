@@ -187,6 +187,27 @@ health_store_spool(struct sbuf *o, const Vitals__StoreHealth *s)
 	sbuf_puts(o, "\n");
 }
 
+/* The writer's longest put or pass and where it went (doc/storage.md,
+ * "What delays the writer"); nothing from an older daemon. */
+static void
+health_store_times(struct sbuf *o, const char *what,
+    const Vitals__StoreOpTimes *t)
+{
+	const Vitals__StoreOpTime *w = t ? t->worst : NULL;
+
+	if (w == NULL || t->n == 0)
+		return;
+	sbuf_printf(o,
+	    "  writer %s: %llu, longest %.3f ms (cpu %.3f, waiting for a CPU "
+	    "%.3f%s, reader locks %.3f, checkpoint %.3f, other %.3f); reader "
+	    "lock wait max %.3f ms, %llu over 1 ms\n",
+	    what, ULL(t->n), (double)w->wall_ns / 1e6, (double)w->cpu_ns / 1e6,
+	    (double)w->runq_ns / 1e6, w->runq_known ? "" : " unknown",
+	    (double)w->lock_ns / 1e6, (double)w->ckpt_ns / 1e6,
+	    (double)w->other_ns / 1e6, (double)t->lock_max_ns / 1e6,
+	    ULL(t->lock_over_1ms));
+}
+
 /* Lock waits on the main file (doc/storage.md, "The main file's journal"). */
 static void
 health_store_waits(struct sbuf *o, const Vitals__StoreHealth *s)
@@ -202,6 +223,8 @@ health_store_waits(struct sbuf *o, const Vitals__StoreHealth *s)
 	    ULL(m->n), ULL(m->waited), (double)m->max_ns / 1e6,
 	    (double)m->p99_ns / 1e6, ULL(r->n), ULL(r->waited),
 	    (double)r->max_ns / 1e6, (double)r->p99_ns / 1e6);
+	health_store_times(o, "puts", s->put_times);
+	health_store_times(o, "passes", s->pass_times);
 }
 
 /*

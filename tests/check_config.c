@@ -229,6 +229,25 @@ START_TEST(set_threads)
 }
 END_TEST
 
+/* The read threads' nice value: 0-19, the default 10, bad input kept out. */
+START_TEST(set_query_nice)
+{
+	struct config cfg;
+
+	config_init(&cfg);
+	ck_assert_uint_eq(cfg.query_nice, 10);
+	ck_assert_int_eq(config_set(&cfg, "query_nice", "0"), 0);
+	ck_assert_uint_eq(cfg.query_nice, 0);
+	ck_assert_int_eq(config_set(&cfg, "query_nice", "19"), 0);
+	ck_assert_uint_eq(cfg.query_nice, 19);
+	ck_assert_int_lt(config_set(&cfg, "query_nice", "20"), 0);
+	ck_assert_int_lt(config_set(&cfg, "query_nice", "-1"), 0);
+	ck_assert_int_lt(config_set(&cfg, "query_nice", "x"), 0);
+	ck_assert_uint_eq(cfg.query_nice, 19);
+	config_release(&cfg);
+}
+END_TEST
+
 START_TEST(set_unknown_key)
 {
 	struct config cfg;
@@ -999,6 +1018,7 @@ main(void)
 	    sizeof(garbage) / sizeof(garbage[0]));
 	tcase_add_test(tc, set_window_ring);
 	tcase_add_test(tc, set_threads);
+	tcase_add_test(tc, set_query_nice);
 	tcase_add_test(tc, set_unknown_key);
 	tcase_add_test(tc, set_spool_keys);
 	tcase_add_loop_test(tc, set_store_keys, 0,

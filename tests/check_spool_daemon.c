@@ -160,10 +160,18 @@ START_TEST(test_spool_daemon)
 	ck_assert_int_le(waits_num(&r, "read_waits", "p99_ns"),
 	    waits_num(&r, "read_waits", "max_ns"));
 	ck_assert_int_eq(waits_num(&r, "move_waits", "n"), 0);
+	/* the writer timed its puts into the spool by its own clocks; no
+	 * reader held a lock against them */
+	ck_assert_msg(waits_num(&r, "put_times", "n") >= 1, "%s", r.out);
+	ck_assert_int_eq(waits_num(&r, "put_times", "lock_over_1ms"), 0);
+	ck_assert_int_le(waits_num(&r, "put_times", "lock_max_ns"), 1000000);
 	run_free(&r);
 	r = td_vitals(&d, -1, (const char *const[]){ "health", NULL });
 	ck_assert_msg(strstr(r.out, "lock waits: 0 moves") &&
 		strstr(r.out, "waited for a move"),
+	    "%s", r.out);
+	ck_assert_msg(strstr(r.out, "writer puts: ") &&
+		strstr(r.out, "waiting for a CPU"),
 	    "%s", r.out);
 	run_free(&r);
 

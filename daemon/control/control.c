@@ -900,6 +900,8 @@ control_new(struct event_base *base, const struct config *cfg,
 		 &(struct query_opts){ .threads = cfg->query_threads,
 		     .queue_max = cfg->query_queue,
 		     .uid_queue = cfg->query_uid_queue,
+		     .nice_set = true,
+		     .nice = (int)cfg->query_nice,
 		     .max_frame = ctl->max_frame,
 		     /* a read may hold what a connection's unread answers may */
 		     .budget = cfg->query_budget ? cfg->query_budget :

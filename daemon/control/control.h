@@ -45,6 +45,10 @@ struct query_opts {
 	/* a thread's connection closed after this many seconds without a
 	 * read (reopened by the next); 0: 30 */
 	unsigned idle_s;
+	/* the read threads' nice value (query_nice, 0-19) when nice_set;
+	 * else QUERY_NICE (10) */
+	bool nice_set;
+	int nice;
 };
 
 int query_new(struct event_base *base, struct store *store, unsigned queue_max,
@@ -63,7 +67,15 @@ void query_hold(struct query *q, bool hold);
 int query_cached(struct query *q, const struct rpc_query *rq, uint8_t **ret,
     size_t *ret_len);
 void query_get_stats(struct query *q, struct control_stats *ret);
+/* query_run.c: one request's store reads and answer (on a pool thread) */
+#define QUERY_JOIN_SLACK_NS NSEC_PER_SEC /* "now" ranges this close are equal */
 int query_run(struct store *s, const struct rpc_query *rq, uint32_t max_frame,
+    uint8_t **ret, size_t *ret_len);
+int query_run_budget(struct store *s, const char *proc_root,
+    const struct rpc_query *rq, uint32_t max_frame, size_t budget,
+    bool *ret_cut, uint8_t **ret, size_t *ret_len);
+bool query_same(const struct rpc_query *a, const struct rpc_query *b);
+int query_store_error(const struct rpc_query *rq, struct store *s, int err,
     uint8_t **ret, size_t *ret_len);
 /* query_fgbg.c: top and proc over one foreground/background dataset */
 int query_fgbg_top(struct store *s, const struct rpc_query *rq, uint32_t max,

@@ -371,6 +371,38 @@ pb_store_waits(struct rpc_arena *a, const struct store_wait *w)
 	return m;
 }
 
+static Vitals__StoreOpTime *
+pb_op_time(struct rpc_arena *a, const struct store_commit_split *t)
+{
+	Vitals__StoreOpTime *m;
+
+	NEW(a, m, vitals__store_op_time__init);
+	m->wall_ns = t->wall_ns;
+	m->cpu_ns = t->cpu_ns;
+	m->runq_ns = t->runq_ns;
+	m->lock_ns = t->lock_ns;
+	m->ckpt_ns = t->ckpt_ns;
+	m->other_ns = t->other_ns;
+	m->runq_known = t->runq_known;
+	return m;
+}
+
+static Vitals__StoreOpTimes *
+pb_op_times(struct rpc_arena *a, const struct store_commit_stats *c)
+{
+	Vitals__StoreOpTimes *m;
+
+	NEW(a, m, vitals__store_op_times__init);
+	m->n = c->n;
+	TRY(m->last = pb_op_time(a, &c->last));
+	TRY(m->worst = pb_op_time(a, &c->worst));
+	m->lock_max_ns = c->lock_max_ns;
+	m->lock_sum_ns = c->lock_sum_ns;
+	m->runq_max_ns = c->runq_max_ns;
+	m->lock_over_1ms = c->lock_over;
+	return m;
+}
+
 static Vitals__StoreHealth *
 pb_store(struct rpc_arena *a, const struct vitalsd_info *info)
 {
@@ -437,6 +469,8 @@ pb_store(struct rpc_arena *a, const struct vitalsd_info *info)
 	store_busy_stats(&mv, &rd);
 	TRY(m->move_waits = pb_store_waits(a, &mv));
 	TRY(m->read_waits = pb_store_waits(a, &rd));
+	TRY(m->put_times = pb_op_times(a, &s->puts));
+	TRY(m->pass_times = pb_op_times(a, &s->passes));
 	return m;
 }
 

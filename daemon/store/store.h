@@ -74,6 +74,42 @@ struct store_opts {
 #define STORE_CLOCK_JUMP_S (24 * 3600)
 #define STORE_CLOCK_STABLE_S (24 * 3600)
 
+/* store_tclock.c: one writer operation's time by its thread's clocks
+ * (doc/storage.md, "What delays the writer"): wall = cpu + runq + lock +
+ * other; ckpt is a part of it (the WAL checkpoint after the commit). */
+struct store_commit_split {
+	uint64_t wall_ns;  /* CLOCK_MONOTONIC, the whole operation */
+	uint64_t cpu_ns;   /* CLOCK_THREAD_CPUTIME_ID: on a CPU */
+	uint64_t runq_ns;  /* runnable, waiting for a CPU (schedstat) */
+	uint64_t lock_ns;  /* asleep in the busy handler: a reader's lock */
+	uint64_t ckpt_ns;  /* in the WAL checkpoint after the commit */
+	uint64_t other_ns; /* the rest: blocked in the kernel (fsync, I/O) */
+	bool runq_known;   /* the kernel keeps schedstat */
+};
+
+/* The writer's operations of one kind since it started. */
+struct store_commit_stats {
+	uint64_t n;
+	struct store_commit_split last, worst; /* worst: the longest wall */
+	uint64_t lock_max_ns, lock_sum_ns, runq_max_ns;
+	uint64_t lock_over; /* operations a reader delayed > 1 ms */
+};
+
+#define STORE_READER_DELAY_NS 1000000 /* the goal: a reader delays ≤ 1 ms */
+
+struct store_tclock {
+	int64_t wall, cpu, runq;
+	uint64_t lock, ckpt;
+};
+
+void store_tclock_start(struct store_tclock *t);
+void store_tclock_stop(const struct store_tclock *t,
+    struct store_commit_split *ret);
+void store_tclock_note(struct store_commit_stats *c,
+    const struct store_commit_split *s);
+void store_tclock_add_lock(uint64_t ns);
+void store_tclock_add_ckpt(uint64_t ns);
+
 struct store_stats {
 	enum store_state state;
 	int last_err; /* -errno of the last failed operation, 0 none */
@@ -123,6 +159,9 @@ struct store_stats {
 	 * their rows were skipped, the rest of the window read */
 	uint64_t blob_errors;
 	uint64_t instances_pruned; /* instances no window referred to */
+	/* the writer thread's own clocks (store_tclock.c), filled by the
+	 * writer (writer.c): each window's put, each maintenance pass */
+	struct store_commit_stats puts, passes;
 };
 
 /* Metrics for top-N queries. */

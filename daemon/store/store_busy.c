@@ -51,7 +51,9 @@ store_busy_cb(void *arg, int count)
 	ts.tv_sec = 0;
 	ts.tv_nsec = us * 1000;
 	nanosleep(&ts, NULL);
-	s->busy_ns += (uint64_t)(clock_ns(CLOCK_MONOTONIC) - t0);
+	t0 = clock_ns(CLOCK_MONOTONIC) - t0;
+	s->busy_ns += (uint64_t)t0;
+	store_tclock_add_lock((uint64_t)t0); /* this thread's lock wait */
 	return 1;
 }
 

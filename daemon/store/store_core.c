@@ -242,8 +242,12 @@ file_bytes(const char *path, const char *suffix)
 /*
  * The size bound counts the WAL as well: once the WAL passes half its
  * reserve it is checkpointed and truncated, so main file + WAL stays within
- * max_bytes after every write. A checkpoint blocked by a reader is retried
- * after the next write; its failure does not undo the commit.
+ * max_bytes after every write. A reader never makes the writer wait here:
+ * the checkpoint runs without the busy handler, so with a reader's
+ * snapshot still in the WAL it copies what it can (as PASSIVE does) and
+ * returns SQLITE_BUSY at once instead of sleeping until the reader ends
+ * (a TRUNCATE with the handler waited up to busy_timeout_ms). It is tried
+ * again after the next write; its failure does not undo the commit.
  */
 void
 store_after_write(struct store *s)
@@ -251,8 +255,14 @@ store_after_write(struct store *s)
 	uint64_t wal = file_bytes(s->path, "-wal");
 
 	if (s->o.max_bytes && wal > s->wal_reserve / 2) {
+		int64_t t0 = clock_ns(CLOCK_MONOTONIC);
+
+		sqlite3_busy_handler(s->db, NULL, NULL);
 		(void)sqlite3_wal_checkpoint_v2(s->db, NULL,
 		    SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+		store_busy_set(s);
+		store_tclock_add_ckpt(
+		    (uint64_t)(clock_ns(CLOCK_MONOTONIC) - t0));
 		wal = file_bytes(s->path, "-wal");
 	}
 	/* a rollback journal kept between moves (PERSIST) counts too */

@@ -74,6 +74,8 @@ struct writer {
 	bool call_pending, call_running, call_told;
 	int64_t call_next_ns;
 	unsigned call_backoff;
+	/* the writer's own clocks over its puts and passes (store_tclock.c) */
+	struct store_commit_stats puts, passes;
 	/* heap trims after the queue emptied: runs, RSS given back */
 	uint32_t trims;
 	uint64_t trimmed;
@@ -164,6 +166,15 @@ static int
 put_one(struct store *s, const struct window *w, const struct hp_record *rec)
 {
 	return w ? store_put(s, w) : store_hp_put(s, rec);
+}
+
+/* The store's figures with the writer's timing (under mu). */
+static void
+stats_set(struct writer *wr, const struct store_stats *st)
+{
+	wr->stats = *st;
+	wr->stats.puts = wr->puts;
+	wr->stats.passes = wr->passes;
 }
 
 /*
@@ -278,7 +289,7 @@ write_record(struct writer *wr, unsigned *backoff, bool *recovered)
 	store_get_stats(wr->store, &st);
 	pthread_mutex_lock(&wr->mu);
 	wr->rinflight = false;
-	wr->stats = st;
+	stats_set(wr, &st);
 	if (transient(r)) {
 		note_retry(wr, backoff);
 		return false;
@@ -299,7 +310,9 @@ static bool
 write_window(struct writer *wr, unsigned *backoff, bool *recovered,
     char boot_id[40])
 {
+	struct store_commit_split sp;
 	struct store_stats st;
+	struct store_tclock tc;
 	struct window *w;
 	struct wslot sl;
 	int r;
@@ -307,11 +320,15 @@ write_window(struct writer *wr, unsigned *backoff, bool *recovered,
 	/* Peek, write without the lock, pop only on success. */
 	w = wr->inflight = wr->q[wr->qhead].w;
 	pthread_mutex_unlock(&wr->mu);
+	store_tclock_start(&tc);
 	r = put_healed(wr, w, NULL, recovered);
+	store_tclock_stop(&tc, &sp);
 	store_get_stats(wr->store, &st);
 	pthread_mutex_lock(&wr->mu);
 	wr->inflight = NULL;
-	wr->stats = st;
+	if (r == 0)
+		store_tclock_note(&wr->puts, &sp);
+	stats_set(wr, &st);
 	/* An overflow never drops the window in flight: still head. */
 	if (transient(r)) {
 		/* The condition may pass: keep the window, retry. */
@@ -375,7 +392,7 @@ writer_main(void *arg)
 	if (store_usage_refresh(wr->store) == 0) {
 		store_get_stats(wr->store, &st);
 		pthread_mutex_lock(&wr->mu);
-		wr->stats = st;
+		stats_set(wr, &st);
 		pthread_mutex_unlock(&wr->mu);
 	}
 	pthread_mutex_lock(&wr->mu);
@@ -407,13 +424,19 @@ writer_main(void *arg)
 			failing = false;
 		}
 		if (clock_ns(CLOCK_MONOTONIC) >= next_maint) {
+			struct store_commit_split sp;
+			struct store_tclock tc;
+
 			pthread_mutex_unlock(&wr->mu);
+			store_tclock_start(&tc);
 			maintain(wr, boot_id);
+			store_tclock_stop(&tc, &sp);
 			/* Not under mu: the store lock may be held by a long
 			 * control-plane read, and the loop takes mu. */
 			store_get_stats(wr->store, &st);
 			pthread_mutex_lock(&wr->mu);
-			wr->stats = st;
+			store_tclock_note(&wr->passes, &sp);
+			stats_set(wr, &st);
 			next_maint = clock_ns(CLOCK_MONOTONIC) +
 			    (int64_t)maint_s * NSEC_PER_SEC;
 		}

@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A reader never delays the store writer (doc/storage.md, "What delays
+ * the writer"): a read connection holding its snapshot across the WAL
+ * checkpoint the writer runs after its commits makes no put wait for its
+ * lock (the checkpoint no longer sleeps in the busy handler until the
+ * reader ends: it took the whole busy timeout, 2 s, before), the WAL is
+ * still truncated once the reader lets go, and the writer thread's own
+ * clocks reach its statistics.
+ */
+#include <check.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "store/store.h"
+#include "testutil.h"
+#include "vitalsd.h"
+
+#define SEC NSEC_PER_SEC
+#define T0 (1699999800LL * NSEC_PER_SEC)
+#define NTASK 200
+#define NPUT 40
+
+static char *dir;
+static char path[PATH_MAX];
+
+static void
+setup(void)
+{
+	dir = tu_mkdtemp_db("wdelay", path, sizeof(path));
+}
+
+static void
+teardown(void)
+{
+	tu_rmtree(dir);
+	free(dir);
+}
+
+/* A 10 s window of NTASK processes with names of their own. */
+static struct window *
+mkwin(uint64_t seq)
+{
+	struct window *w = window_new(seq, 0);
+	struct window_task t;
+	int i;
+
+	ck_assert_ptr_nonnull(w);
+	snprintf(w->boot_id, sizeof(w->boot_id), "boot-wd");
+	w->hz = 100;
+	w->interval_ms = 1000;
+	w->mono_start_ns = (int64_t)seq * 10 * SEC;
+	w->mono_end_ns = w->mono_start_ns + 10 * SEC;
+	w->boot_start_ns = w->mono_start_ns;
+	w->boot_end_ns = w->mono_end_ns;
+	w->wall_start_ns = T0 + w->mono_start_ns;
+	w->wall_end_ns = T0 + w->mono_end_ns;
+	w->samples = w->samples_valid = 10;
+	for (i = 0; i < NTASK; i++) {
+		memset(&t, 0, sizeof(t));
+		t.id = t.tgid = (int32_t)(seq * NTASK + (uint64_t)i + 100);
+		t.starttime = 5000 + seq;
+		snprintf(t.comm, sizeof(t.comm), "p%llu_%d",
+		    (unsigned long long)seq, i);
+		snprintf(t.name, sizeof(t.name), "com.example.wdelay%llu.%d",
+		    (unsigned long long)seq, i);
+		t.d_utime = (uint64_t)(i * 7 + seq) % 97;
+		t.d_stime = seq % 5;
+		t.samples = 10;
+		t.wall_ns = 10 * SEC;
+		t.total_ticks = 2000;
+		t.norm_ticks = 1000;
+		ck_assert_int_eq(window_add_task(w, false, &t), 0);
+	}
+	return w;
+}
+
+static uint64_t
+wal_bytes(void)
+{
+	char p[PATH_MAX + 8];
+	struct stat sb;
+
+	snprintf(p, sizeof(p), "%s-wal", path);
+	return stat(p, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+}
+
+START_TEST(test_reader_across_checkpoint)
+{
+	struct store_commit_split sp;
+	struct store_commit_stats cs;
+	struct store_tclock tc;
+	struct window **got = NULL;
+	struct store_opts o;
+	struct store *s, *rc;
+	size_t n = 0, i;
+	uint64_t ckpt = 0, wal_held;
+
+	store_opts_default(&o);
+	o.max_bytes = 2u << 20; /* WAL reserve 256 KiB: checkpoints at 128 */
+	ck_assert_uint_ge(o.busy_timeout_ms, 1000);
+	ck_assert_int_eq(store_open(path, &o, &s), 0);
+	{
+		struct window *w = mkwin(1);
+
+		ck_assert_int_eq(store_put(s, w), 0);
+		window_free(w);
+	}
+	/* a reader takes its snapshot and keeps it through every put */
+	ck_assert_int_eq(store_conn_open(s, &rc), 0);
+	ck_assert_int_eq(store_conn_begin(rc), 0);
+	ck_assert_int_eq(store_windows(rc, T0, T0 + 100 * SEC, 0, &got, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	for (i = 0; i < n; i++)
+		window_free(got[i]);
+	free(got);
+
+	memset(&cs, 0, sizeof(cs));
+	for (i = 2; i < 2 + NPUT; i++) {
+		struct window *w = mkwin(i);
+
+		store_tclock_start(&tc);
+		ck_assert_int_eq(store_put(s, w), 0);
+		store_tclock_stop(&tc, &sp);
+		window_free(w);
+		store_tclock_note(&cs, &sp);
+		ckpt += sp.ckpt_ns;
+		/* no wait for the reader's lock, and no put near the busy
+		 * timeout a checkpoint waiting for the reader took */
+		ck_assert_uint_le(sp.lock_ns, STORE_READER_DELAY_NS);
+		ck_assert_uint_lt(sp.wall_ns, 500 * NSEC_PER_MSEC);
+		ck_assert_uint_ge(sp.wall_ns, sp.cpu_ns / 2);
+	}
+	/* the checkpoint ran (the path under test) and could not truncate
+	 * the WAL past the reader's snapshot */
+	ck_assert_uint_gt(ckpt, 0);
+	ck_assert_uint_eq(cs.n, NPUT);
+	ck_assert_uint_eq(cs.lock_over, 0);
+	ck_assert_uint_ge(cs.worst.wall_ns, cs.last.wall_ns);
+	wal_held = wal_bytes();
+	ck_assert_uint_gt(wal_held, 128u << 10);
+
+	/* the reader lets go: the next put's checkpoint truncates */
+	store_conn_end(rc);
+	rc = store_conn_close(rc);
+	{
+		struct window *w = mkwin(2 + NPUT);
+
+		ck_assert_int_eq(store_put(s, w), 0);
+		window_free(w);
+	}
+	ck_assert_uint_lt(wal_bytes(), wal_held);
+	ck_assert_uint_le(wal_bytes(), 128u << 10);
+	/* and every window is there */
+	ck_assert_int_eq(store_windows(s, T0, T0 + 1000 * SEC, 0, &got, &n), 0);
+	ck_assert_uint_eq(n, NPUT + 2);
+	for (i = 0; i < n; i++)
+		window_free(got[i]);
+	free(got);
+	store_close(s);
+}
+END_TEST
+
+/* The writer thread times its own puts; health gets them. */
+START_TEST(test_writer_times_puts)
+{
+	struct store_stats st;
+	struct store_opts o;
+	struct writer *wr;
+	struct store *s;
+	uint64_t dropped;
+	unsigned queued, i;
+
+	store_opts_default(&o);
+	ck_assert_int_eq(store_open(path, &o, &s), 0);
+	ck_assert_int_eq(writer_start(s, 16, &wr), 0);
+	for (i = 1; i <= 5; i++) {
+		struct window *w = mkwin(i);
+
+		ck_assert_int_eq(writer_submit(wr, w), 0);
+		window_free(w);
+	}
+	ck_assert_int_eq(writer_wait(wr, 10000), 0);
+	writer_get(wr, &st, &queued, &dropped);
+	ck_assert_uint_eq(st.puts.n, 5);
+	ck_assert_uint_gt(st.puts.worst.wall_ns, 0);
+	ck_assert_uint_gt(st.puts.worst.cpu_ns, 0);
+	ck_assert_uint_ge(st.puts.worst.wall_ns, st.puts.last.wall_ns);
+	/* the parts add up to the whole, give or take the clocks' reads */
+	ck_assert_uint_le(st.puts.worst.cpu_ns + st.puts.worst.lock_ns,
+	    st.puts.worst.wall_ns + 1000000);
+	ck_assert_uint_eq(st.puts.lock_over, 0);
+	writer_stop(wr, 5000);
+	store_close(s);
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+	Suite *su = suite_create("store_wdelay");
+	TCase *tc = tcase_create("wdelay");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_reader_across_checkpoint);
+	tcase_add_test(tc, test_writer_times_puts);
+	suite_add_tcase(su, tc);
+	return su;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	int nf;
+
+	srunner_run_all(sr, CK_NORMAL);
+	nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf == 0 ? 0 : 1;
+}
