@@ -348,10 +348,21 @@ run_gpumem(struct store *s, const struct rpc_query *rq, uint32_t max,
 	return r;
 }
 
-/* Windows as stored (tasks come along: --process resolves names there). */
+/* How a run of stored windows is answered (rpc_trace.c, rpc_export.c). */
+typedef int (*windows_answer_fn)(const struct rpc_query *q,
+    struct window *const *w, size_t n, bool truncated, uint32_t max,
+    uint8_t **ret, size_t *ret_len);
+
+/*
+ * Windows as stored, the newest max_windows of the range within the read
+ * budget: a trace (tasks come along: --process resolves names there) or an
+ * export. An export's answer says it was cut when the budget cut it too;
+ * a trace's says so through ret_cut alone.
+ */
 static int
-run_trace(struct store *s, const struct rpc_query *rq, uint32_t max,
-    size_t budget, bool *ret_cut, uint8_t **ret, size_t *ret_len)
+run_as_stored(struct store *s, const struct rpc_query *rq, uint32_t max,
+    size_t budget, windows_answer_fn answer, bool budget_truncates,
+    bool *ret_cut, uint8_t **ret, size_t *ret_len)
 {
 	struct window **w = NULL;
 	size_t n = 0, skip = 0, i, bytes = 0;
@@ -366,34 +377,9 @@ run_trace(struct store *s, const struct rpc_query *rq, uint32_t max,
 		skip = n - rq->max_windows;
 	if (bytes)
 		*ret_cut = true;
-	r = rpc_answer_trace(rq, w + skip, n - skip, trunc || skip > 0, max,
-	    ret, ret_len);
-	for (i = 0; i < n; i++)
-		window_free(w[i]);
-	free(w);
-	return r;
-}
-
-/* Windows as stored, written as a trace (rpc_export.c). */
-static int
-run_export(struct store *s, const struct rpc_query *rq, uint32_t max,
-    size_t budget, bool *ret_cut, uint8_t **ret, size_t *ret_len)
-{
-	struct window **w = NULL;
-	size_t n = 0, skip = 0, i, bytes = 0;
-	bool trunc = false;
-	int r;
-
-	if ((r = store_windows_budget(s, rq->from_wall_ns, rq->to_wall_ns, 0,
-		 rq->max_windows ? rq->max_windows : 1, budget, &w, &n, &trunc,
-		 &bytes)) < 0)
-		return query_store_error(rq, s, r, ret, ret_len);
-	if (n > rq->max_windows)
-		skip = n - rq->max_windows;
-	if (bytes)
-		*ret_cut = true;
-	r = rpc_answer_export(rq, w + skip, n - skip,
-	    trunc || skip > 0 || bytes > 0, max, ret, ret_len);
+	r = answer(rq, w + skip, n - skip,
+	    trunc || skip > 0 || (budget_truncates && bytes > 0), max, ret,
+	    ret_len);
 	for (i = 0; i < n; i++)
 		window_free(w[i]);
 	free(w);
@@ -463,13 +449,13 @@ query_run_budget(struct store *s, const char *proc_root,
 	case RPC_Q_GPUMEM:
 		return run_gpumem(s, rq, max_frame, ret, ret_len);
 	case RPC_Q_TRACE:
-		return run_trace(s, rq, max_frame, budget, ret_cut, ret,
-		    ret_len);
+		return run_as_stored(s, rq, max_frame, budget, rpc_answer_trace,
+		    false, ret_cut, ret, ret_len);
 	case RPC_Q_HP_LIST:
 		return run_hp_list(s, rq, max_frame, ret, ret_len);
 	case RPC_Q_EXPORT:
-		return run_export(s, rq, max_frame, budget, ret_cut, ret,
-		    ret_len);
+		return run_as_stored(s, rq, max_frame, budget,
+		    rpc_answer_export, true, ret_cut, ret, ret_len);
 	case RPC_Q_DMABUF: {
 		int r = query_dmabuf(s, rq, max_frame, ret, ret_len);
 
