@@ -3,9 +3,9 @@
  * Requests in, frames out: splitting the stream into frames, decoding and
  * validating a Request, the role check, the answers that need only memory
  * (snapshot, health — its message assembled in rpc_health.c —, burst,
- * dump), the store requests resolved for the
- * query thread, and the frames of its answers. With rpc_pb.c, the only
- * code of the daemon that knows the wire format.
+ * dump), the store requests resolved for the query thread, and the frames
+ * of its answers. With rpc_pb.c, the only code of the daemon that knows the
+ * wire format.
  */
 #include <errno.h>
 #include <limits.h>
