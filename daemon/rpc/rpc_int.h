@@ -168,4 +168,7 @@ int rpc_syscalls(const struct rpc_ctx *ctx, const Vitals__Request *req,
 const char *rpc_export_query(const Vitals__ExportRequest *er,
     struct rpc_query *q);
 
+/* rpc_health.c: the Health message, in a */
+Vitals__Health *rpc_pb_health(struct rpc_arena *a, const struct rpc_ctx *ctx);
+
 #endif /* VITALSD_RPC_INT_H */

@@ -14,7 +14,7 @@ trailing commas allowed. Then, per file:
   - files named in srcs, exclude_srcs, init_rc, local_include_dirs,
     export_include_dirs and genrule srcs exist (globs must match one);
   - with --meson-client DIR: the vitals binary's srcs are client/'s
-    meson sources plus vitals.c, so the two builds cannot drift.
+    meson sources plus the vitals executable's, so the two builds cannot drift.
 
     bp_check.py [--meson-client client/meson.build] Android.bp...
 Exit 0: clean; 1: problems, listed.
@@ -204,6 +204,16 @@ def meson_sources(path):
         if m else []
 
 
+def meson_exe_sources(path, name):
+    """The quoted .c names of executable('name', ...) in a meson file."""
+    with open(path) as f:
+        text = f.read()
+    m = re.search(r"executable\('%s',(.*?)\)\n" % re.escape(name), text,
+                  re.S)
+    return sorted(re.findall(r"'([A-Za-z0-9_./-]+\.c)'", m.group(1))) \
+        if m else []
+
+
 def main(argv):
     problems = []
     meson_client = None
@@ -224,7 +234,8 @@ def main(argv):
             problems.append("%s: %s" % (p, e))
     if meson_client and "vitals" in mods:
         want = sorted(["client/" + s for s in meson_sources(meson_client)] +
-                      ["client/vitals.c"])
+                      ["client/" + s for s in
+                       meson_exe_sources(meson_client, "vitals")])
         have = sorted(mods["vitals"].get("srcs", []))
         if want != have:
             problems.append("vitals srcs differ from %s: only in meson %s, "
