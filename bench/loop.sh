@@ -29,6 +29,7 @@ tools=vitalsd
 vitalsd_args=${VITALSD_ARGS:-}
 keep=0
 wss_mib=${LOOP_WSS_MIB:-64}
+dmabuf_s=${LOOP_DMABUF_S:-}
 
 usage() {
 	cat <<USAGE
@@ -43,7 +44,9 @@ usage: $(basename "$0") [options]
   --vitalsd-args S extra daemon arguments, split on blanks
   --keep           keep the temporary directory
 Needs root (BPF, tracefs). LOOP_WSS_MIB: the target's heap (default 64;
-0: no working-set target).
+0: no working-set target). LOOP_DMABUF_S: dmabuf_interval_s (default the
+daemon's, 60 s: one DMA-BUF pass in a 60 s run, at the first close; 0: a
+pass at every window's close).
 USAGE
 }
 
@@ -109,6 +112,7 @@ cat >"$tmp/vitalsd.conf" <<CONF
 ftrace_instance = vitals_loop_$$
 window_s = 5
 syscall_trace = on
+${dmabuf_s:+dmabuf_interval_s = $dmabuf_s}
 CONF
 mkdir -p "$tmp/state"
 "$vitalsd" --foreground -c "$tmp/vitalsd.conf" --state-dir "$tmp/state" \

@@ -159,11 +159,12 @@ fmt_dmabuf(struct sbuf *o, const Vitals__Dmabuf *d)
 	sbuf_printf(o,
 	    "read %u processes (not reached, fd budget: %u; unreadable %u; "
 	    "exited %u), %llu links, %u DMA-BUF fds, bad fdinfo %u, sysfs "
-	    "entries %u (size mismatch %u), pass %.2f ms max\n",
+	    "entries %u (size mismatch %u), pass %.2f ms max, due while "
+	    "one ran %u\n",
 	    d->procs_scanned, d->procs_skipped, d->procs_unreadable,
 	    d->procs_gone, (unsigned long long)d->fds_read, d->fds_dmabuf,
 	    d->fdinfo_invalid, d->sysfs_found, d->size_mismatch,
-	    (double)d->pass_ns_max / 1e6);
+	    (double)d->pass_ns_max / 1e6, d->passes_overlapped);
 	if (d->n_procs) {
 		sbuf_puts(o,
 		    "\nprocesses (each buffer once per process; pss: "

@@ -245,7 +245,8 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 	if (cfg->dmabuf.on) {
 		struct dmabuf_opts mo = { .proc_root = cfg->proc_root,
 			.sys_root = cfg->sys_root,
-			.cfg = &cfg->dmabuf };
+			.cfg = &cfg->dmabuf,
+			.base = d->base };
 
 		if ((r = dmabuf_new(&mo, &d->db)) < 0)
 			goto fail;

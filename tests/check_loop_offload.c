@@ -26,7 +26,9 @@
 #include "core/loopstat.h"
 #include "core/util.h"
 #include "core/worker.h"
+#include "dmabuf/dmabuf.h"
 #include "testutil.h"
+#include "window/window.h"
 #include "wss/wss.h"
 
 #define DELAY_MS 200   /* the slow barrier's stand-in */
@@ -230,6 +232,136 @@ START_TEST(test_wss_off_loop)
 }
 END_TEST
 
+/* ------------------------------------------------------ DMA-BUF passes */
+
+#define DB_DELAY_MS 150 /* each pass's extra time */
+#define DB_CLOSE_MS 100 /* a window's close: a pass due at each */
+
+struct dloop {
+	struct event_base *base;
+	struct event *tick, *close;
+	struct dmabuf *db;
+	int64_t last_ns, gap_max_ns, end_ns;
+	uint64_t seq;
+	unsigned parts, passes, overlapped, scanned;
+};
+
+static void
+dtick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct dloop *l = arg;
+	int64_t now = clock_ns(CLOCK_MONOTONIC);
+
+	(void)fd;
+	(void)what;
+	if (l->last_ns && now - l->last_ns > l->gap_max_ns)
+		l->gap_max_ns = now - l->last_ns;
+	l->last_ns = now;
+	if (now >= l->end_ns)
+		event_base_loopbreak(l->base);
+}
+
+static void
+dclose_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct dloop *l = arg;
+	const struct window_dmabuf *p;
+	struct window *w;
+
+	(void)fd;
+	(void)what;
+	ck_assert_ptr_nonnull(w = window_new(++l->seq, 1));
+	w->mono_end_ns = clock_ns(CLOCK_MONOTONIC);
+	w->wall_end_ns = clock_ns(CLOCK_REALTIME);
+	ck_assert_int_eq(dmabuf_window(l->db, w, w->mono_end_ns), 0);
+	if ((p = window_dmabuf(w)) != NULL) {
+		l->parts++;
+		l->passes += p->passes;
+		l->overlapped += p->passes_overlapped;
+		l->scanned += p->procs_scanned;
+		/* the pass's wall time is a close's: never after this one */
+		ck_assert_int_le(p->pass_wall_ns, w->wall_end_ns);
+	}
+	window_free(w);
+}
+
+/*
+ * A pass due at every close (dmabuf_interval_s 0), a close every 100 ms,
+ * each pass made DB_DELAY_MS slower: _i 0 on the worker (the 2 ms timer
+ * keeps its period; a close while a pass runs starts none and counts it;
+ * each part reaches a later window), _i 1 on the loop (the control: the
+ * timer waits out every pass, each window gets its own pass).
+ */
+START_TEST(test_dmabuf_off_loop)
+{
+	struct timeval tv2 = { 0, 2000 }, tvc = { 0, DB_CLOSE_MS * 1000 };
+	struct dmabuf_opts o = { .proc_root = "/proc", .sys_root = "/sys" };
+	struct dmabuf_config c;
+	struct dloop l = { 0 };
+	int64_t t0;
+
+	dmabuf_config_init(&c);
+	c.on = true;
+	c.interval_s = 0;
+	o.cfg = &c;
+	l.base = event_base_new();
+	ck_assert_ptr_nonnull(l.base);
+	o.base = l.base;
+	ck_assert_int_eq(dmabuf_new(&o, &l.db), 0);
+	dmabuf_test_delay(l.db, DB_DELAY_MS);
+	if (_i == 1)
+		dmabuf_test_no_worker(l.db);
+	l.tick = event_new(l.base, -1, EV_PERSIST, dtick_cb, &l);
+	l.close = event_new(l.base, -1, EV_PERSIST, dclose_cb, &l);
+	ck_assert_int_eq(event_add(l.tick, &tv2), 0);
+	ck_assert_int_eq(event_add(l.close, &tvc), 0);
+	l.end_ns = clock_ns(CLOCK_MONOTONIC) + 1200 * 1000000LL;
+	ck_assert_int_eq(event_base_dispatch(l.base), 0);
+	fprintf(stderr,
+	    "dmabuf passes %s: %u closes, %u parts, %u passes, %u overlapped, "
+	    "the 2 ms timer's largest gap %.3f ms\n",
+	    _i == 0 ? "on the worker" : "on the loop", (unsigned)l.seq, l.parts,
+	    l.passes, l.overlapped, l.gap_max_ns / 1e6);
+	ck_assert_uint_ge(l.parts, 3);
+	ck_assert_uint_eq(l.passes, l.parts);
+	ck_assert_uint_gt(l.scanned, 0);
+	ck_assert_ptr_nonnull(dmabuf_last(l.db));
+	if (_i == 0) {
+		ck_assert_msg(l.gap_max_ns < LATE_MAX_MS * 1000000LL,
+		    "the loop stalled %.3f ms", l.gap_max_ns / 1e6);
+		/* 150 ms passes, a close every 100 ms: some found one
+		 * running, and fewer passes than closes ran */
+		ck_assert_uint_gt(l.overlapped, 0);
+		ck_assert_uint_lt(l.parts, l.seq);
+	} else {
+		ck_assert_int_ge(l.gap_max_ns, DB_DELAY_MS * 1000000LL);
+		ck_assert_uint_eq(l.overlapped, 0);
+		ck_assert_uint_eq(l.parts, l.seq);
+	}
+	/* shutdown while a pass runs (a long one): cancelled, waited for */
+	if (_i == 0) {
+		struct window *w = window_new(++l.seq, 1);
+
+		ck_assert_ptr_nonnull(w);
+		dmabuf_settle(l.db);
+		ck_assert(!dmabuf_busy(l.db));
+		dmabuf_test_delay(l.db, 5000);
+		w->mono_end_ns = clock_ns(CLOCK_MONOTONIC);
+		ck_assert_int_eq(dmabuf_window(l.db, w, w->mono_end_ns), 0);
+		window_free(w);
+		ck_assert(dmabuf_busy(l.db));
+		tu_sleep_ms(20);
+	}
+	t0 = clock_ns(CLOCK_MONOTONIC);
+	l.db = dmabuf_free(l.db);
+	ck_assert_ptr_null(l.db);
+	ck_assert_int_lt(clock_ns(CLOCK_MONOTONIC) - t0, 1000 * 1000000LL);
+	event_free(l.tick);
+	event_free(l.close);
+	event_base_free(l.base);
+}
+END_TEST
+
 #ifdef HAVE_BPF_CORE
 #include "syscalls/sc_collect.h"
 #include "window/window.h"
@@ -402,6 +534,7 @@ main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_worker);
 	tcase_add_test(tc, test_loopstat);
+	tcase_add_loop_test(tc, test_dmabuf_off_loop, 0, 2);
 	suite_add_tcase(s, tc);
 	if (geteuid() == 0) {
 		/* clear_refs and pagemap of a child: root (CAP_SYS_ADMIN

@@ -7,6 +7,17 @@
  * fd's stat. What the pass could not read is counted, never a zero.
  * Buffers only mapped (in /proc/<pid>/maps, no fd) are not seen: a
  * process that closed its fd after mmap() is not credited (doc/metrics.md).
+ *
+ * Off the loop (issue 20): a pass reads every process's fd directory
+ * (10-12 ms of CPU at 600 processes), so a due close starts it on a
+ * worker thread (core/worker.c) and goes on; the loop takes the part when
+ * the worker's eventfd says it ended and gives it to the next window that
+ * closes. While a pass runs the worker owns db->cfg, the roots, job_wall_ns
+ * and job_p; the loop touches only the other fields. A close due while the
+ * last pass still runs starts none (passes_overlapped). The thread is made
+ * at the first pass, on the loop, after the daemon's privileges are final
+ * (it has the loop thread's credentials and capabilities); none can be
+ * made: passes run on the loop and fill the closing window, as before.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -15,11 +26,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdatomic.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <event2/event.h>
+
+#include "core/log.h"
+#include "core/loopstat.h"
 #include "core/util.h"
+#include "core/worker.h"
 #include "dmabuf/dmabuf.h"
 
 struct dmabuf {
@@ -28,6 +45,17 @@ struct dmabuf {
 	int64_t last_mono_ns;
 	bool ran;
 	struct window_dmabuf *last;
+	/* the pass on the worker */
+	struct event_base *base;
+	struct worker *wk;
+	struct event *wk_ev;
+	bool wk_off;
+	int64_t job_wall_ns;	     /* the worker's while busy */
+	struct window_dmabuf *job_p; /* the worker's while busy */
+	struct window_dmabuf *ready; /* ended, for the next window */
+	uint32_t overlapped;	     /* due closes skipped, for ready */
+	atomic_bool cancel;	     /* shutdown: the pass stops early */
+	atomic_uint test_delay_ms;
 };
 
 int
@@ -39,6 +67,7 @@ dmabuf_new(const struct dmabuf_opts *o, struct dmabuf **ret)
 		return -ENOMEM;
 	db->proc_root = strdup(o->proc_root ? o->proc_root : "/proc");
 	db->sys_root = strdup(o->sys_root ? o->sys_root : "/sys");
+	db->base = o->base;
 	if (o->cfg)
 		db->cfg = *o->cfg;
 	else
@@ -56,6 +85,13 @@ dmabuf_free(struct dmabuf *db)
 {
 	if (db == NULL)
 		return NULL;
+	/* a running pass stops at its next process and is waited for */
+	atomic_store(&db->cancel, true);
+	db->wk = worker_free(db->wk);
+	if (db->wk_ev)
+		event_free(db->wk_ev);
+	window_dmabuf_free(db->job_p);
+	window_dmabuf_free(db->ready);
 	window_dmabuf_free(db->last);
 	free(db->proc_root);
 	free(db->sys_root);
@@ -249,6 +285,18 @@ is_pid(const char *s, int32_t *ret)
 	return true;
 }
 
+/* the test hook: a slower pass (cancel ends the wait) */
+static void
+test_delay(struct dmabuf *db)
+{
+	int64_t end = clock_ns(CLOCK_MONOTONIC) +
+	    (int64_t)atomic_load(&db->test_delay_ms) * 1000000LL;
+	struct timespec ts = { 0, 2000000 };
+
+	while (clock_ns(CLOCK_MONOTONIC) < end && !atomic_load(&db->cancel))
+		nanosleep(&ts, NULL);
+}
+
 int
 dmabuf_pass(struct dmabuf *db, int64_t wall_ns, struct window_dmabuf **ret)
 {
@@ -260,6 +308,9 @@ dmabuf_pass(struct dmabuf *db, int64_t wall_ns, struct window_dmabuf **ret)
 	int root, r = 0;
 	DIR *d;
 
+	test_delay(db);
+	if (atomic_load(&db->cancel))
+		return -ECANCELED;
 	if ((root = open(db->proc_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) <
 	    0)
 		return -errno;
@@ -271,6 +322,10 @@ dmabuf_pass(struct dmabuf *db, int64_t wall_ns, struct window_dmabuf **ret)
 	while ((de = readdir(d)) != NULL) {
 		if (!is_pid(de->d_name, &pid))
 			continue;
+		if (atomic_load_explicit(&db->cancel, memory_order_relaxed)) {
+			r = -ECANCELED;
+			break;
+		}
 		if (db->cfg.fd_budget && ps.budget == 0) {
 			ps.c.procs_skipped++;
 			continue;
@@ -307,29 +362,161 @@ dmabuf_pass(struct dmabuf *db, int64_t wall_ns, struct window_dmabuf **ret)
 	return 0;
 }
 
-int
-dmabuf_window(struct dmabuf *db, struct window *w, int64_t mono_ns)
+/* A pass's part (the loop's): the live copy, and the next window's. */
+static int
+take(struct dmabuf *db, struct window_dmabuf *p)
 {
-	struct window_dmabuf *p, *c;
+	struct window_dmabuf *c;
 	int r;
 
-	if (db == NULL || !db->cfg.on)
-		return 0;
-	if (db->ran &&
-	    mono_ns - db->last_mono_ns <
-		(int64_t)db->cfg.interval_s * 1000000000LL)
-		return 0;
-	db->ran = true;
-	db->last_mono_ns = mono_ns;
-	if ((r = dmabuf_pass(db, w->wall_end_ns, &p)) < 0)
-		return r;
 	if ((c = window_dmabuf_dup(p)) == NULL) {
 		window_dmabuf_free(p);
 		return -ENOMEM;
 	}
 	window_dmabuf_free(db->last);
 	db->last = c;
+	/* never two: a pass starts only at a close, which took the last */
+	r = window_dmabuf_merge(&db->ready, p);
+	window_dmabuf_free(p);
+	return r;
+}
+
+static int
+pass_job(void *arg)
+{
+	struct dmabuf *db = arg;
+
+	return dmabuf_pass(db, db->job_wall_ns, &db->job_p);
+}
+
+static void
+done_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct dmabuf *db = arg;
+	struct window_dmabuf *p;
+	int64_t t0 = loopstat_begin();
+	int r;
+
+	(void)fd;
+	(void)what;
+	if (worker_done(db->wk, false, &r) > 0) {
+		p = db->job_p;
+		db->job_p = NULL;
+		if (r == 0)
+			r = take(db, p);
+		if (r < 0 && r != -ECANCELED)
+			log_warnx("dmabuf: pass: %s", strerror(-r));
+	}
+	loopstat_end("dmabuf pass done", t0);
+}
+
+static bool
+ready(struct dmabuf *db)
+{
+	int r = 0;
+
+	if (db->wk)
+		return true;
+	if (db->wk_off || db->base == NULL)
+		return false;
+	if ((r = worker_new(&db->wk)) < 0 ||
+	    (db->wk_ev = event_new(db->base, worker_fd(db->wk),
+		 EV_READ | EV_PERSIST, done_cb, db)) == NULL ||
+	    event_add(db->wk_ev, NULL) < 0) {
+		log_warnx("dmabuf: passes stay on the loop: %s",
+		    strerror(r < 0 ? -r : ENOMEM));
+		if (db->wk_ev)
+			event_free(db->wk_ev);
+		db->wk_ev = NULL;
+		db->wk = worker_free(db->wk);
+		db->wk_off = true;
+		return false;
+	}
+	return true;
+}
+
+/* The part of the last pass that ended since the last close, to w. */
+static void
+give(struct dmabuf *db, struct window *w)
+{
+	struct window_dmabuf *p = db->ready;
+
+	if (p == NULL)
+		return;
+	db->ready = NULL;
+	p->passes_overlapped += db->overlapped;
+	db->overlapped = 0;
 	window_dmabuf_free(window_dmabuf(w));
 	window_part_set(w, WPART_DMABUF, p);
+}
+
+int
+dmabuf_window(struct dmabuf *db, struct window *w, int64_t mono_ns)
+{
+	struct window_dmabuf *p;
+	int r = 0;
+
+	if (db == NULL || !db->cfg.on)
+		return 0;
+	/* a pass that ended on the worker since the last close */
+	give(db, w);
+	if (db->ran &&
+	    mono_ns - db->last_mono_ns <
+		(int64_t)db->cfg.interval_s * 1000000000LL)
+		return 0;
+	if (worker_busy(db->wk)) {
+		/* still running: not started twice, due again next close */
+		db->overlapped++;
+		return 0;
+	}
+	db->ran = true;
+	db->last_mono_ns = mono_ns;
+	if (ready(db)) {
+		db->job_wall_ns = w->wall_end_ns;
+		db->job_p = NULL;
+		if ((r = worker_start(db->wk, pass_job, db)) == 0)
+			return 0;
+	}
+	/* no worker: the pass on the loop, its part to w */
+	if ((r = dmabuf_pass(db, w->wall_end_ns, &p)) < 0 ||
+	    (r = take(db, p)) < 0)
+		return r;
+	give(db, w);
 	return 0;
+}
+
+bool
+dmabuf_busy(const struct dmabuf *db)
+{
+	return db != NULL && worker_busy(db->wk);
+}
+
+void
+dmabuf_settle(struct dmabuf *db)
+{
+	int r;
+
+	if (db == NULL || !worker_busy(db->wk))
+		return;
+	if (worker_done(db->wk, true, &r) > 0) {
+		struct window_dmabuf *p = db->job_p;
+
+		db->job_p = NULL;
+		if (r == 0)
+			r = take(db, p);
+		if (r < 0 && r != -ECANCELED)
+			log_warnx("dmabuf: pass: %s", strerror(-r));
+	}
+}
+
+void
+dmabuf_test_no_worker(struct dmabuf *db)
+{
+	db->wk_off = true;
+}
+
+void
+dmabuf_test_delay(struct dmabuf *db, unsigned ms)
+{
+	atomic_store(&db->test_delay_ms, ms);
 }

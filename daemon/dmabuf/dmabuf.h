@@ -116,6 +116,9 @@ struct window_dmabuf {
 	uint32_t size_mismatch;	   /* fdinfo and sysfs sizes differ */
 	uint32_t procs_cut, exps_cut, shared_cut; /* folded / not listed */
 	uint64_t pass_ns_sum, pass_ns_max;
+	/* window closes a pass fell due at while the last one still ran on
+	 * its worker (none started); counted in the part of that pass */
+	uint32_t passes_overlapped;
 	size_t nprocs, nexps, nshared;
 	struct dmabuf_proc *procs;    /* by bytes, largest first */
 	struct dmabuf_exp *exps;      /* by bytes, largest first */
@@ -161,6 +164,8 @@ struct dmabuf_opts {
 	const char *proc_root;
 	const char *sys_root;
 	const struct dmabuf_config *cfg;
+	/* the loop a pass's end is told on; NULL: passes on the caller */
+	struct event_base *base;
 };
 
 struct dmabuf;
@@ -169,8 +174,17 @@ int dmabuf_new(const struct dmabuf_opts *o, struct dmabuf **ret);
 struct dmabuf *dmabuf_free(struct dmabuf *db);
 /* One pass now, into a new part (the caller's). */
 int dmabuf_pass(struct dmabuf *db, int64_t wall_ns, struct window_dmabuf **ret);
-/* At a window's close: a pass when one is due, given to w. */
+/* At a window's close: the part of the last pass that ended since the
+ * last close given to w, then a pass started when one is due (on the
+ * worker; without one on the loop, its part to w). */
 int dmabuf_window(struct dmabuf *db, struct window *w, int64_t mono_ns);
+/* A pass runs on the worker. */
+bool dmabuf_busy(const struct dmabuf *db);
+/* Waits for a running pass; its part goes to the next window. */
+void dmabuf_settle(struct dmabuf *db);
+/* tests: passes on the caller; each pass ms slower */
+void dmabuf_test_no_worker(struct dmabuf *db);
+void dmabuf_test_delay(struct dmabuf *db, unsigned ms);
 /* The last pass's part; NULL before the first. */
 const struct window_dmabuf *dmabuf_last(const struct dmabuf *db);
 

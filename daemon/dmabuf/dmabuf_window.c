@@ -233,6 +233,7 @@ window_dmabuf_merge(struct window_dmabuf **accp,
 	acc->pass_ns_sum += src->pass_ns_sum;
 	if (src->pass_ns_max > acc->pass_ns_max)
 		acc->pass_ns_max = src->pass_ns_max;
+	acc->passes_overlapped += src->passes_overlapped;
 	if ((r = merge_procs(acc, src)) < 0 || (r = merge_exps(acc, src)) < 0)
 		return r;
 	window_dmabuf_sort(acc);

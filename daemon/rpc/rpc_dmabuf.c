@@ -98,6 +98,7 @@ pb_dmabuf(struct rpc_arena *a, const struct window_dmabuf *p, uint32_t windows,
 	m->shared_cut = p->shared_cut;
 	m->pass_ns_sum = p->pass_ns_sum;
 	m->pass_ns_max = p->pass_ns_max;
+	m->passes_overlapped = p->passes_overlapped;
 	ARRAY(a, m->procs, p->nprocs);
 	for (i = 0; i < p->nprocs; i++)
 		TRY(m->procs[i] = pb_proc(a, &p->procs[i]));

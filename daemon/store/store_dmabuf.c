@@ -99,6 +99,8 @@ store_dmabuf_encode(struct store_enc *e, const struct window_dmabuf *p)
 		for (k = 0; k < r->npids; k++)
 			store_enc_s(e, r->pids[k]);
 	}
+	/* since the pass moved off the loop; older blobs end before it */
+	store_enc_u(e, p->passes_overlapped);
 }
 
 #define U32(d) ((uint32_t)store_dec_u_max((d), UINT32_MAX))
@@ -206,6 +208,8 @@ store_dmabuf_decode(const void *payload, size_t len, struct window_dmabuf **ret)
 		window_dmabuf_free(p);
 		return r;
 	}
+	if (d.p < d.end)
+		p->passes_overlapped = U32(&d);
 	if (store_dec_end(&d) < 0) {
 		window_dmabuf_free(p);
 		return -EBADMSG;
