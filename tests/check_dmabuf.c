@@ -316,6 +316,7 @@ START_TEST(test_codec)
 
 	p->pass_wall_ns = T0;
 	p->fds_read = 5000000000ULL;
+	p->passes_overlapped = 3;
 	store_dmabuf_encode(&e, p);
 	ck_assert_int_eq(e.err, 0);
 	ck_assert_int_eq(store_dmabuf_decode(e.b.p, e.b.len, &q), 0);
@@ -329,8 +330,16 @@ START_TEST(test_codec)
 	ck_assert_int_eq(q->shared[0].pids[1], 300);
 	ck_assert_uint_eq(q->nexps, 2);
 	ck_assert_int_eq(memcmp(q->exps, p->exps, 2 * sizeof(*p->exps)), 0);
+	ck_assert_uint_eq(q->passes_overlapped, 3);
 	window_dmabuf_free(q);
-	ck_assert_int_eq(store_dmabuf_decode(e.b.p, e.b.len - 1, &q), -EBADMSG);
+	/* a payload that ends before passes_overlapped is one written before
+	 * the field (the frame's length and CRC catch a cut blob): it reads as
+	 * 0; a payload cut inside its rows does not decode */
+	ck_assert_int_eq(store_dmabuf_decode(e.b.p, e.b.len - 1, &q), 0);
+	ck_assert_uint_eq(q->passes_overlapped, 0);
+	ck_assert_uint_eq(q->nshared, 1);
+	window_dmabuf_free(q);
+	ck_assert_int_eq(store_dmabuf_decode(e.b.p, e.b.len - 2, &q), -EBADMSG);
 	ck_assert_int_eq(store_dmabuf_decode(e.b.p, e.b.len / 2, &q), -EBADMSG);
 	store_enc_release(&e);
 	window_dmabuf_free(p);
