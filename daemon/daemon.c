@@ -364,6 +364,9 @@ vitalsd_run(struct vitalsd *d)
 	 * slices will never end now. */
 	ftrace_finish(d->ft);
 	sched_settle(d);
+	/* a running DMA-BUF pass ends and goes to the last window; a due
+	 * one runs at its close, on the loop */
+	dmabuf_stop(d->db);
 	collector_clocks(&now);
 	if ((r = collector_close_window(d->col, &now)) < 0)
 		log_warnx("closing the last window: %s", strerror(-r));

@@ -362,6 +362,84 @@ START_TEST(test_dmabuf_off_loop)
 }
 END_TEST
 
+/* A close at mono_ns: the part dmabuf_window gave the window (owned by
+ * the caller), or NULL. */
+static struct window_dmabuf *
+dclose(struct dmabuf *db, uint64_t seq, int64_t mono_ns)
+{
+	struct window_dmabuf *p;
+	struct window *w = window_new(seq, 1);
+
+	ck_assert_ptr_nonnull(w);
+	w->mono_end_ns = mono_ns;
+	w->wall_end_ns = clock_ns(CLOCK_REALTIME);
+	ck_assert_int_eq(dmabuf_window(db, w, mono_ns), 0);
+	if ((p = window_dmabuf(w)) != NULL)
+		ck_assert_ptr_nonnull(p = window_dmabuf_dup(p));
+	window_free(w);
+	return p;
+}
+
+/*
+ * The worker's pass and the closes that take it, over an empty /proc
+ * (a pass of a few microseconds; test_delay makes it as long as wanted):
+ * _i 0: a pass that ended, its eventfd not yet read by the loop (the
+ * base is never dispatched), is the next close's part, not an overlap;
+ * _i 1, 2: shutdown (dmabuf_stop) while a pass runs: the last close gets
+ * it, and a due pass besides (interval 0, _i 1) runs on the caller, where
+ * dmabuf_free would cancel one started on the worker.
+ */
+START_TEST(test_dmabuf_last_pass)
+{
+	char root[] = "/tmp/check_loop_offload.XXXXXX";
+	struct dmabuf_opts o = { .sys_root = "/nonexistent" };
+	struct dmabuf_config c;
+	struct window_dmabuf *p;
+	struct event_base *base;
+	struct dmabuf *db;
+	int64_t t = clock_ns(CLOCK_MONOTONIC);
+
+	ck_assert_ptr_nonnull(mkdtemp(root));
+	dmabuf_config_init(&c);
+	c.on = true;
+	c.interval_s = _i == 2 ? 3600 : 0;
+	o.cfg = &c;
+	o.proc_root = root;
+	ck_assert_ptr_nonnull(base = event_base_new());
+	o.base = base;
+	ck_assert_int_eq(dmabuf_new(&o, &db), 0);
+	if (_i > 0)
+		dmabuf_test_delay(db, 200);
+	/* the first close starts a pass on the worker: no part yet */
+	ck_assert_ptr_null(dclose(db, 1, t));
+	ck_assert(dmabuf_busy(db));
+	if (_i == 0) {
+		tu_sleep_ms(300);
+		/* done, but busy until taken: the close takes it */
+		ck_assert(dmabuf_busy(db));
+		ck_assert_ptr_nonnull(p = dclose(db, 2, t + 1000000000LL));
+		ck_assert_uint_eq(p->passes, 1);
+		ck_assert_uint_eq(p->passes_overlapped, 0);
+		window_dmabuf_free(p);
+		/* and it started the next pass on the worker */
+		ck_assert(dmabuf_busy(db));
+	} else {
+		dmabuf_stop(db);
+		ck_assert(!dmabuf_busy(db));
+		dmabuf_test_delay(db, 0);
+		ck_assert_ptr_nonnull(p = dclose(db, 2, t + 1000000000LL));
+		/* the settled pass, and (interval 0) one on the caller */
+		ck_assert_uint_eq(p->passes, _i == 1 ? 2 : 1);
+		ck_assert_uint_eq(p->passes_overlapped, 0);
+		window_dmabuf_free(p);
+		ck_assert(!dmabuf_busy(db));
+	}
+	db = dmabuf_free(db);
+	event_base_free(base);
+	ck_assert_int_eq(rmdir(root), 0);
+}
+END_TEST
+
 #ifdef HAVE_BPF_CORE
 #include "syscalls/sc_collect.h"
 #include "window/window.h"
@@ -535,6 +613,7 @@ main(void)
 	tcase_add_test(tc, test_worker);
 	tcase_add_test(tc, test_loopstat);
 	tcase_add_loop_test(tc, test_dmabuf_off_loop, 0, 2);
+	tcase_add_loop_test(tc, test_dmabuf_last_pass, 0, 3);
 	suite_add_tcase(s, tc);
 	if (geteuid() == 0) {
 		/* clear_refs and pagemap of a child: root (CAP_SYS_ADMIN

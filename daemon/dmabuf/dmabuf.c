@@ -14,7 +14,11 @@
  * the worker's eventfd says it ended and gives it to the next window that
  * closes. While a pass runs the worker owns db->cfg, the roots, job_wall_ns
  * and job_p; the loop touches only the other fields. A close due while the
- * last pass still runs starts none (passes_overlapped). The thread is made
+ * last pass still runs starts none (passes_overlapped); one that ended
+ * but whose eventfd the loop has not read yet is taken at that close. At
+ * shutdown (dmabuf_stop) a running pass is waited for and the last
+ * close's due pass runs on the loop: the last window has its pass, as
+ * when every pass ran on the loop. The thread is made
  * at the first pass, on the loop, after the daemon's privileges are final
  * (it has the loop thread's credentials and capabilities); none can be
  * made: passes run on the loop and fill the closing window, as before.
@@ -54,6 +58,7 @@ struct dmabuf {
 	struct window_dmabuf *job_p; /* the worker's while busy */
 	struct window_dmabuf *ready; /* ended, for the next window */
 	uint32_t overlapped;	     /* due closes skipped, for ready */
+	bool stopping;		     /* the last closes: passes on the loop */
 	atomic_bool cancel;	     /* shutdown: the pass stops early */
 	atomic_uint test_delay_ms;
 };
@@ -87,9 +92,10 @@ dmabuf_free(struct dmabuf *db)
 		return NULL;
 	/* a running pass stops at its next process and is waited for */
 	atomic_store(&db->cancel, true);
-	db->wk = worker_free(db->wk);
+	/* the event before the worker's eventfd it watches */
 	if (db->wk_ev)
 		event_free(db->wk_ev);
+	db->wk = worker_free(db->wk);
 	window_dmabuf_free(db->job_p);
 	window_dmabuf_free(db->ready);
 	window_dmabuf_free(db->last);
@@ -131,14 +137,11 @@ hold_add(struct pass *ps, const struct dmabuf_hold *h)
 }
 
 static void
-read_comm(int root, int32_t pid, char *out, size_t sz, struct vbuf *b)
+read_comm(int pd, char *out, size_t sz, struct vbuf *b)
 {
-	char path[32];
-
 	vbuf_reset(b);
 	out[0] = '\0';
-	snprintf(path, sizeof(path), "%d/comm", (int)pid);
-	if (read_at(root, path, b) < 0 || b->len == 0)
+	if (read_at(pd, "comm", b) < 0 || b->len == 0)
 		return;
 	if (b->p[b->len - 1] == '\n')
 		b->len--;
@@ -146,11 +149,24 @@ read_comm(int root, int32_t pid, char *out, size_t sz, struct vbuf *b)
 	name_clean(out, b->p, b->len < sz ? b->len : sz - 1);
 }
 
+/* The open of <pid> or of a file under it failed: gone or unreadable. */
+static void
+proc_failed(struct pass *ps)
+{
+	if (errno == ENOENT || errno == ESRCH)
+		ps->c.procs_gone++;
+	else
+		ps->c.procs_unreadable++;
+}
+
 /*
- * One process's fds; -ENOMEM alone stops the pass. One open per process
- * (<pid>/fd, relative to the /proc root): its fdinfo directory and comm
- * are opened only at its first DMA-BUF, so the processes that hold none —
- * nearly all — cost an open, the directory read and a readlink per fd.
+ * One process's fds; -ENOMEM alone stops the pass. Everything is read
+ * through one <pid> directory fd (relative to the /proc root): a pid that
+ * exits and is reused after the open makes the later opens fail rather
+ * than read another process's fdinfo or comm. Its fd directory is opened
+ * at once, fdinfo and comm only at its first DMA-BUF, so the processes
+ * that hold none — nearly all — cost two opens, the directory read and a
+ * readlink per fd.
  */
 static int
 read_proc(struct pass *ps, int root, int32_t pid)
@@ -159,23 +175,26 @@ read_proc(struct pass *ps, int root, int32_t pid)
 	struct dmabuf_fdinfo fi;
 	struct dirent *de;
 	struct stat st;
-	char link[64], path[32];
-	int fd, infod = -1;
+	char link[64], path[16];
+	int pd, fd, infod = -1;
 	bool infod_tried = false;
 	DIR *d;
 	ssize_t l;
 	int r = 0;
 
-	snprintf(path, sizeof(path), "%d/fd", (int)pid);
-	if ((fd = openat(root, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
-		if (errno == ENOENT || errno == ESRCH)
-			ps->c.procs_gone++;
-		else
-			ps->c.procs_unreadable++;
+	snprintf(path, sizeof(path), "%d", (int)pid);
+	if ((pd = openat(root, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		proc_failed(ps);
+		return 0;
+	}
+	if ((fd = openat(pd, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		proc_failed(ps);
+		close(pd);
 		return 0;
 	}
 	if ((d = fdopendir(fd)) == NULL) {
 		close(fd);
+		close(pd);
 		ps->c.procs_unreadable++;
 		return 0;
 	}
@@ -192,8 +211,7 @@ read_proc(struct pass *ps, int root, int32_t pid)
 		ps->c.fds_dmabuf++;
 		if (!infod_tried) {
 			infod_tried = true;
-			snprintf(path, sizeof(path), "%d/fdinfo", (int)pid);
-			infod = openat(root, path,
+			infod = openat(pd, "fdinfo",
 			    O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		}
 		vbuf_reset(&ps->b);
@@ -215,13 +233,14 @@ read_proc(struct pass *ps, int root, int32_t pid)
 		h.size = fi.size;
 		snprintf(h.exp, sizeof(h.exp), "%s", fi.exp_name);
 		if (h.comm[0] == '\0')
-			read_comm(root, pid, h.comm, sizeof(h.comm), &ps->b);
+			read_comm(pd, h.comm, sizeof(h.comm), &ps->b);
 		if ((r = hold_add(ps, &h)) < 0)
 			break;
 	}
 	if (infod >= 0)
 		close(infod);
 	closedir(d);
+	close(pd);
 	return r;
 }
 
@@ -389,24 +408,32 @@ pass_job(void *arg)
 	return dmabuf_pass(db, db->job_wall_ns, &db->job_p);
 }
 
+/* The worker's pass, once it ended (wait: until it does), to ready. */
+static void
+collect(struct dmabuf *db, bool wait)
+{
+	struct window_dmabuf *p;
+	int r;
+
+	if (db->wk == NULL || worker_done(db->wk, wait, &r) <= 0)
+		return;
+	p = db->job_p;
+	db->job_p = NULL;
+	if (r == 0)
+		r = take(db, p);
+	if (r < 0 && r != -ECANCELED)
+		log_warnx("dmabuf: pass: %s", strerror(-r));
+}
+
 static void
 done_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct dmabuf *db = arg;
-	struct window_dmabuf *p;
 	int64_t t0 = loopstat_begin();
-	int r;
 
 	(void)fd;
 	(void)what;
-	if (worker_done(db->wk, false, &r) > 0) {
-		p = db->job_p;
-		db->job_p = NULL;
-		if (r == 0)
-			r = take(db, p);
-		if (r < 0 && r != -ECANCELED)
-			log_warnx("dmabuf: pass: %s", strerror(-r));
-	}
+	collect(db, false);
 	loopstat_end("dmabuf pass done", t0);
 }
 
@@ -458,29 +485,33 @@ dmabuf_window(struct dmabuf *db, struct window *w, int64_t mono_ns)
 
 	if (db == NULL || !db->cfg.on)
 		return 0;
-	/* a pass that ended on the worker since the last close */
-	give(db, w);
+	/* a pass that ended on the worker, its eventfd not yet seen by the
+	 * loop: not busy any more (stopping: waited for) */
+	collect(db, db->stopping);
 	if (db->ran &&
 	    mono_ns - db->last_mono_ns <
 		(int64_t)db->cfg.interval_s * 1000000000LL)
-		return 0;
+		goto out;
 	if (worker_busy(db->wk)) {
 		/* still running: not started twice, due again next close */
 		db->overlapped++;
-		return 0;
+		goto out;
 	}
 	db->ran = true;
 	db->last_mono_ns = mono_ns;
-	if (ready(db)) {
+	if (!db->stopping && ready(db)) {
 		db->job_wall_ns = w->wall_end_ns;
 		db->job_p = NULL;
 		if ((r = worker_start(db->wk, pass_job, db)) == 0)
-			return 0;
+			goto out;
 	}
-	/* no worker: the pass on the loop, its part to w */
+	/* no worker, or the last closes (a pass started now would be
+	 * cancelled): the pass on the loop, its part to w */
 	if ((r = dmabuf_pass(db, w->wall_end_ns, &p)) < 0 ||
 	    (r = take(db, p)) < 0)
 		return r;
+out:
+	/* the passes that ended since the last close, this one's too */
 	give(db, w);
 	return 0;
 }
@@ -494,19 +525,17 @@ dmabuf_busy(const struct dmabuf *db)
 void
 dmabuf_settle(struct dmabuf *db)
 {
-	int r;
+	if (db != NULL && worker_busy(db->wk))
+		collect(db, true);
+}
 
-	if (db == NULL || !worker_busy(db->wk))
+void
+dmabuf_stop(struct dmabuf *db)
+{
+	if (db == NULL)
 		return;
-	if (worker_done(db->wk, true, &r) > 0) {
-		struct window_dmabuf *p = db->job_p;
-
-		db->job_p = NULL;
-		if (r == 0)
-			r = take(db, p);
-		if (r < 0 && r != -ECANCELED)
-			log_warnx("dmabuf: pass: %s", strerror(-r));
-	}
+	dmabuf_settle(db);
+	db->stopping = true;
 }
 
 void

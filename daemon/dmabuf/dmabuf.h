@@ -182,6 +182,10 @@ int dmabuf_window(struct dmabuf *db, struct window *w, int64_t mono_ns);
 bool dmabuf_busy(const struct dmabuf *db);
 /* Waits for a running pass; its part goes to the next window. */
 void dmabuf_settle(struct dmabuf *db);
+/* Shutdown, before the last close: waits for a running pass (its part
+ * goes to that window) and runs later passes on the caller, so the last
+ * window gets a due pass rather than one dmabuf_free cancels. */
+void dmabuf_stop(struct dmabuf *db);
 /* tests: passes on the caller; each pass ms slower */
 void dmabuf_test_no_worker(struct dmabuf *db);
 void dmabuf_test_delay(struct dmabuf *db, unsigned ms);
