@@ -26,6 +26,9 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "dmabuf/dmabuf.h"
+#include "store/store.h"
+#include "window/window.h"
 #include "client_run.h"
 #include "harness.h"
 #include "jsonmini.h"
@@ -472,6 +475,44 @@ asleep_start(pid_t pid)
  * activity (it used no CPU since before the daemon's first sample); a pid
  * no process had is NOT_FOUND, exit 7, apart from protocol errors (4).
  */
+/*
+ * Shutdown keeps the last DMA-BUF pass: with a pass due at every close
+ * (dmabuf_interval_s 0), the window closed at SIGTERM is stored with the
+ * pass its close ran (its pass_wall_ns is that close's), not one started
+ * on the worker and cancelled (it showed the previous close's).
+ */
+START_TEST(test_dmabuf_last_window)
+{
+	const struct window_dmabuf *p;
+	const struct window *last;
+	struct window **ws;
+	struct store *s;
+	char db[PATH_MAX];
+	struct td d;
+	size_t n = 0, i;
+
+	daemon_start(&d, "dmabuf_interval_s = 0\n");
+	tu_sleep_ms(1500);
+	td_stop_only(&d);
+	snprintf(db, sizeof(db), "%s/vitals.db", d.dir);
+	ck_assert_int_eq(store_open(db, NULL, &s), 0);
+	ck_assert_int_eq(store_windows(s, 0, INT64_MAX / 2, 0, &ws, &n), 0);
+	ck_assert_uint_ge(n, 2);
+	last = ws[n - 1];
+	p = window_dmabuf(last);
+	ck_assert_msg(p != NULL, "the last window (seq %llu) has no pass",
+	    (unsigned long long)last->seq);
+	ck_assert_uint_ge(p->passes, 1);
+	ck_assert_uint_gt(p->procs_scanned, 0);
+	ck_assert_int_eq(p->pass_wall_ns, last->wall_end_ns);
+	for (i = 0; i < n; i++)
+		window_free(ws[i]);
+	free(ws);
+	s = store_close(s);
+	td_cleanup(&d);
+}
+END_TEST
+
 START_TEST(test_quiet_process)
 {
 	const struct jm *id, *hist;
@@ -770,6 +811,7 @@ client_daemon_suite(void)
 	tcase_add_test(tc, test_top_matches_history);
 	tcase_add_test(tc, test_every_command);
 	tcase_add_test(tc, test_dmabuf_live);
+	tcase_add_test(tc, test_dmabuf_last_window);
 	tcase_add_test(tc, test_quiet_process);
 	tcase_add_test(tc, test_dumpsys_live);
 	tcase_add_test(tc, test_memory_health);
