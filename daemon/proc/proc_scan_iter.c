@@ -537,7 +537,8 @@ sample_scan(struct procscan *ps, enum scanner_mode src,
 			next = t->hnext;
 			if (t->seen_gen != ps->gen) {
 				if (note)
-					gone_note(ps, t->wt.id, t->wt.starttime);
+					gone_note(ps, t->wt.id,
+					    t->wt.starttime);
 				task_retire(ps, t, w);
 			}
 		}
