@@ -3,7 +3,8 @@
  * The partial read's running-task path on the running kernel (doc/bpf.md,
  * "Event-driven samples"): each CPU's curr, reached through the reader's
  * task group (tg->cfs_rq[cpu]->rq->curr), found alone with the maps left
- * out of the read by a test switch. Needs root (BPF, bpffs) and two CPUs.
+ * out of the read by a test switch; and a stale early flip. Needs root
+ * (BPF, bpffs) and two CPUs.
  */
 #include <check.h>
 #include <errno.h>
@@ -170,6 +171,46 @@ START_TEST(running_task_path)
 }
 END_TEST
 
+/*
+ * An early flip a close never consumed (the close failed before its sched
+ * part) is stale: the next close's early flip flips again, so its drain
+ * reads that window's side, not the one before; the close's own flip is
+ * then that one.
+ */
+START_TEST(stale_early_flip)
+{
+	struct bpf_sched *bs = sched_open();
+	struct taskiter_events ev;
+	struct taskiter *ti;
+	enum scanner_why why;
+	enum partial_why pwhy;
+	uint64_t g0, g;
+	int perr;
+
+	events_of(bs, &ev);
+	ck_assert_int_eq(taskiter_open_ev((unsigned)sysconf(_SC_CLK_TCK),
+			     "/sys", &ev, &ti, &why, &pwhy, &perr),
+	    0);
+	ck_assert_int_eq(taskiter_ev_gen(ti, &g0), 0);
+	ck_assert_int_eq(bpf_sched_flip_early(bs), 0);
+	ck_assert_int_eq(taskiter_ev_gen(ti, &g), 0);
+	ck_assert_uint_eq(g, g0 + 1);
+	/* that close failed: no bpf_sched_flip; the next close's */
+	ck_assert_int_eq(bpf_sched_flip_early(bs), 0);
+	ck_assert_int_eq(taskiter_ev_gen(ti, &g), 0);
+	ck_assert_uint_eq(g, g0 + 2);
+	ck_assert_int_eq(bpf_sched_flip(bs), 0);
+	ck_assert_int_eq(taskiter_ev_gen(ti, &g), 0);
+	ck_assert_uint_eq(g, g0 + 2);
+	/* consumed: the flip after it flips */
+	ck_assert_int_eq(bpf_sched_flip(bs), 0);
+	ck_assert_int_eq(taskiter_ev_gen(ti, &g), 0);
+	ck_assert_uint_eq(g, g0 + 3);
+	taskiter_free(ti);
+	bpf_sched_free(bs);
+}
+END_TEST
+
 static Suite *
 evscan_curr_suite(void)
 {
@@ -179,6 +220,7 @@ evscan_curr_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, running_task_path);
+	tcase_add_test(tc, stale_early_flip);
 	suite_add_tcase(s, tc);
 	return s;
 }

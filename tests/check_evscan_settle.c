@@ -93,11 +93,13 @@ group_moved(int32_t tgid, int k)
 }
 
 /* Sample k's read: every live task (full), or the groups that moved and a
- * GONE record for 300 once it ended (partial). */
+ * GONE record for 300 once it ended (partial), at every read as the
+ * process map holds it until the drain; and from sample 4 one for 500,
+ * which the scan never held (born and gone between two reads). */
 static void
 make_snap(int k, bool partial, struct taskiter_snap *s)
 {
-	struct taskiter_rec recs[NPOP + 2];
+	struct taskiter_rec recs[NPOP + 3];
 	size_t i, n = 0;
 
 	for (i = 0; i < NPOP; i++) {
@@ -114,6 +116,13 @@ make_snap(int k, bool partial, struct taskiter_snap *s)
 		recs[n].magic = TASKITER_MAGIC_GONE;
 		recs[n].tgid = recs[n].tid = 300;
 		recs[n].start_ticks = 3;
+		n++;
+	}
+	if (partial && k >= 4) {
+		memset(&recs[n], 0, sizeof(recs[n]));
+		recs[n].magic = TASKITER_MAGIC_GONE;
+		recs[n].tgid = recs[n].tid = 500;
+		recs[n].start_ticks = 420;
 		n++;
 	}
 	memset(&recs[n], 0, sizeof(recs[n]));
@@ -205,6 +214,10 @@ run(enum threads_mode mode)
 	ck_assert_uint_eq(find(wp->procs, wp->nprocs, 200)->samples, NS - 1);
 	ck_assert_uint_eq(find(wp->procs, wp->nprocs, 300)->samples, 2);
 	ck_assert(find(wp->procs, wp->nprocs, 300)->exited);
+	/* 300, retired at sample 3, named again at 4 and 5: not unknown;
+	 * 500, never held, named at 4 and 5: counted once */
+	ck_assert_uint_eq(wp->health.partial_gone_unknown, 1);
+	ck_assert_uint_eq(wf->health.partial_gone_unknown, 0);
 	if (mode == THREADS_ALL) {
 		ck_assert(find(wp->threads, wp->nthreads, 103)->born);
 		ck_assert_uint_eq(find(wp->threads, wp->nthreads, 101)->samples,

@@ -251,6 +251,7 @@ procscan_free(struct procscan *ps)
 	closedir(ps->dir);
 	vbuf_release(&ps->buf);
 	free(ps->hist);
+	free(ps->gseen);
 	if (ps->cgfd >= 0)
 		close(ps->cgfd);
 	free(ps);

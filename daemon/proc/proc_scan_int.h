@@ -133,6 +133,17 @@ struct procscan {
 	int64_t walk_boot_ns;
 	bool have_walk;
 	unsigned test_flags; /* tests: TASKITER_READ_NO_* on every read */
+	/*
+	 * Processes whose GONE record needs no count (partial_gone_unknown):
+	 * retired by a walk or a partial sample, or counted once, at ev_gen
+	 * gen. A record stays on its side until the drain after the next
+	 * flip, so each is kept until ev_gen is two on.
+	 */
+	struct gone_seen {
+		int32_t tgid;
+		uint64_t starttime, gen;
+	} * gseen;
+	size_t ngseen, gseencap;
 };
 
 static inline size_t
@@ -191,6 +202,7 @@ int scan_iter(struct procscan *ps, const struct taskiter_snap *snap,
 int try_partial(struct procscan *ps, const struct scan_ctx *ctx,
     struct window *w, const struct taskiter_snap **ret_snap);
 int hist_push(struct procscan *ps, const struct scan_ctx *ctx);
+void gone_note(struct procscan *ps, int32_t tgid, uint64_t starttime);
 void retire_gone(struct procscan *ps, const struct taskiter_snap *snap,
     struct window *w);
 

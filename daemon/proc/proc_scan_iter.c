@@ -70,14 +70,16 @@ procscan_partial_test(struct procscan *ps, unsigned flags)
  * it (so the read takes the window up to the flip and what ran since),
  * and the last full walk is less than the period ago — within half a
  * sample, so that a period of whole windows walks at the close that ends
- * it, not one window later.
+ * it, not one window later. A boot time of 0 (unknown) says nothing of
+ * when the last walk was: the close walks.
  */
 static bool
 close_may_skip_walk(const struct procscan *ps, const struct scan_ctx *ctx)
 {
 	int64_t since, half = 0;
 
-	if (!ctx->flipped || ps->walk_period_ns == 0 || !ps->have_walk)
+	if (!ctx->flipped || ps->walk_period_ns == 0 || !ps->have_walk ||
+	    ctx->boot_ns == 0 || ps->walk_boot_ns == 0)
 		return false;
 	since = ctx->boot_ns - ps->walk_boot_ns;
 	if (ctx->have_prev && ctx->boot_ns > ctx->prev_boot_ns)
@@ -295,32 +297,84 @@ hist_push(struct procscan *ps, const struct scan_ctx *ctx)
 	return 0;
 }
 
-/* A partial sample's processes wholly gone since the flip: retired now,
- * as the first full walk without them would have. */
+#define GSEEN_MAX 65536u /* past it a record may count twice */
+
+/* Drops those whose records have been drained (two flips on). */
+static void
+gone_prune(struct procscan *ps)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < ps->ngseen; i++)
+		if (ps->gseen[i].gen + 1 >= ps->ev_gen)
+			ps->gseen[n++] = ps->gseen[i];
+	ps->ngseen = n;
+}
+
+/* Instance (tgid, starttime) retired or counted now: its GONE records
+ * until the drain count no more. Without memory it may count again. */
+void
+gone_note(struct procscan *ps, int32_t tgid, uint64_t starttime)
+{
+	struct gone_seen *a;
+
+	if (ps->ngseen == ps->gseencap) {
+		size_t nc = ps->gseencap ? ps->gseencap * 2 : 64;
+
+		if (nc > GSEEN_MAX)
+			return;
+		if ((a = realloc(ps->gseen, nc * sizeof(*a))) == NULL)
+			return;
+		ps->gseen = a;
+		ps->gseencap = nc;
+	}
+	a = &ps->gseen[ps->ngseen++];
+	a->tgid = tgid;
+	a->starttime = starttime;
+	a->gen = ps->ev_gen;
+}
+
+static bool
+gone_known(const struct procscan *ps, int32_t tgid, uint64_t starttime)
+{
+	size_t i;
+
+	for (i = 0; i < ps->ngseen; i++)
+		if (ps->gseen[i].tgid == tgid &&
+		    ps->gseen[i].starttime == starttime)
+			return true;
+	return false;
+}
+
+/*
+ * A partial sample's processes wholly gone since the flip: retired now,
+ * as the first full walk without them would have. A record stays on its
+ * side until the drain, so every read until then names it again: one the
+ * scan retired (here or at a walk) is not counted; one it never held (it
+ * started and ended between two reads without running at one) once.
+ */
 void
 retire_gone(struct procscan *ps, const struct taskiter_snap *snap,
     struct window *w)
 {
 	size_t i;
 
+	gone_prune(ps);
 	for (i = 0; i < snap->ngone; i++) {
-		struct task *p = ht_get(&ps->procs, snap->gone[i].tgid);
-		size_t j;
+		const struct iter_gone *g = &snap->gone[i];
+		struct task *p = ht_get(&ps->procs, g->tgid);
 
-		if (p != NULL && p->wt.starttime == snap->gone[i].starttime) {
-			if (p->seen_gen != ps->gen)
+		if (p != NULL && p->wt.starttime == g->starttime) {
+			if (p->seen_gen != ps->gen) {
 				task_retire(ps, p, w);
+				gone_note(ps, g->tgid, g->starttime);
+			}
 			continue;
 		}
-		/* an instance the scan never held (it started and ended
-		 * between two reads without running at one), counted once:
-		 * a close read takes both sides, where it may be twice */
-		for (j = 0; j < i; j++)
-			if (snap->gone[j].tgid == snap->gone[i].tgid &&
-			    snap->gone[j].starttime == snap->gone[i].starttime)
-				break;
-		if (j == i)
-			w->health.partial_gone_unknown++;
+		if (gone_known(ps, g->tgid, g->starttime))
+			continue;
+		w->health.partial_gone_unknown++;
+		gone_note(ps, g->tgid, g->starttime);
 	}
 }
 
@@ -433,6 +487,7 @@ sample_scan(struct procscan *ps, enum scanner_mode src,
     struct window *w)
 {
 	size_t i;
+	bool note;
 	int r;
 
 	if (ps->have_last && src != ps->last) {
@@ -450,8 +505,11 @@ sample_scan(struct procscan *ps, enum scanner_mode src,
 
 	if (src == SCANNER_BPF && ps->partial) {
 		w->health.samples_partial++;
-		if ((r = scan_iter(ps, snap, ctx, w)) < 0)
+		if ((r = scan_iter(ps, snap, ctx, w)) < 0) {
+			/* what the read said is not all taken: walk next */
+			ps->need_full = true;
 			return r;
+		}
 		/* unseen is not gone: only what the kernel said ended */
 		retire_gone(ps, snap, w);
 		goto done;
@@ -462,16 +520,27 @@ sample_scan(struct procscan *ps, enum scanner_mode src,
 	} else {
 		r = scan_procfs(ps, ctx, w);
 	}
-	if (r < 0)
+	if (r < 0) {
+		ps->need_full = true;
 		return r;
-	/* Processes not listed any more have exited. */
+	}
+	/* Processes not listed any more have exited; with partial samples
+	 * on, their GONE records may follow (retire_gone) */
+	note = src == SCANNER_BPF && ps->ti != NULL &&
+	    taskiter_partial_on(ps->ti) && ps->pwhy == PARTIAL_WHY_NONE;
+	if (note)
+		gone_prune(ps);
 	for (i = 0; i < ps->procs.nb; i++) {
 		struct task *t = ps->procs.b[i], *next;
 
 		for (; t; t = next) {
 			next = t->hnext;
-			if (t->seen_gen != ps->gen)
+			if (t->seen_gen != ps->gen) {
+				if (note)
+					gone_note(ps, t->wt.id,
+					    t->wt.starttime);
 				task_retire(ps, t, w);
+			}
 		}
 	}
 done:

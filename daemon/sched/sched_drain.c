@@ -285,8 +285,13 @@ bpf_sched_flip_early(struct bpf_sched *bs)
 
 	if (bs->ldr)
 		return -EOPNOTSUPP;
-	if (bs->early)
-		return 0;
+	/*
+	 * One made before an earlier close that never reached its flip (the
+	 * close failed before the sched part): stale, so the close drains
+	 * nothing of this window's. Flip again: this window's side is
+	 * drained, what the old one held shows at the next drain.
+	 */
+	bs->early = false;
 	if ((r = bpf_sched_flip(bs)) < 0)
 		return r;
 	bs->early = true;
