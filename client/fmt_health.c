@@ -214,6 +214,13 @@ health_store_waits(struct sbuf *o, const Vitals__StoreHealth *s)
 {
 	const Vitals__StoreWaits *m = s->move_waits, *r = s->read_waits;
 
+	/* the WAL's truncation after a write (storage.md, "What delays
+	 * the writer"); no line while it never found a reader */
+	if (s->wal_busy || s->wal_waited)
+		sbuf_printf(o,
+		    "  WAL truncation: %llu found a reader, %llu ran waiting for "
+		    "readers\n",
+		    ULL(s->wal_busy), ULL(s->wal_waited));
 	if (m == NULL || r == NULL)
 		return; /* an older daemon */
 	sbuf_printf(o,

@@ -826,8 +826,11 @@ START_TEST(test_fmt_store_usage)
 	s = sbuf_str(&b);
 	/* no refused blob: no line */
 	ck_assert_ptr_null(strstr(s, "task blobs refused"));
+	ck_assert_ptr_null(strstr(s, "WAL truncation")); /* none: no line */
 	sbuf_free(&b);
 	st.blob_errors = 3;
+	st.wal_busy = 17;
+	st.wal_waited = 2;
 	sbuf_init(&b);
 	fmt_health(&b, &h, &fctx);
 	s = sbuf_str(&b);
@@ -843,6 +846,10 @@ START_TEST(test_fmt_store_usage)
 	ck_assert_msg(strstr(s,
 			  "  history 2d05h in 19800 windows; the size bound "
 			  "holds about 6d12h at this density\n") != NULL,
+	    "%s", s);
+	ck_assert_msg(strstr(s,
+			  "  WAL truncation: 17 found a reader, 2 ran waiting "
+			  "for readers\n") != NULL,
 	    "%s", s);
 	sbuf_free(&b);
 	st.io_err = -ENOENT;
@@ -867,6 +874,8 @@ START_TEST(test_fmt_store_usage)
 	ck_assert(num(js, "history_ns") == (2 * 86400 + 5 * 3600) * NS);
 	ck_assert(num(js, "bound_holds_ns") == (6 * 86400 + 12 * 3600) * NS);
 	ck_assert(num(js, "blob_errors") == 3);
+	ck_assert(num(js, "wal_busy") == 17);
+	ck_assert(num(js, "wal_waited") == 2);
 	jm_free(j);
 	sbuf_free(&b);
 }

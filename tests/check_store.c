@@ -751,6 +751,51 @@ START_TEST(rollup_in_batches)
 }
 END_TEST
 
+static uint64_t disk_bytes(void);
+
+/* The size bound rolls before it deletes: windows of age but not yet due
+ * in their batch roll when the file is near its bound, where the bound
+ * would have deleted the oldest of them */
+START_TEST(size_bound_rolls_first)
+{
+	int64_t t1 = T0 + (6 * 3600 + 1800) * SEC;
+	struct store_opts o;
+	struct store_stats st;
+	struct store *s;
+	long long used;
+	unsigned k;
+
+	store_opts_default(&o);
+	ck_assert_int_gt(o.rollup_batch_s, 1800);
+	o.max_bytes = 8u << 20;
+	s = open_opts(&o);
+	for (k = 0; k < 240; k++)
+		put(s, roll_window(k, T0 + k * 10 * SEC));
+	used = q_int(s,
+	    "SELECT (p.page_count - f.freelist_count) * z.page_size FROM "
+	    "pragma_page_count p, pragma_freelist_count f, "
+	    "pragma_page_size z");
+	store_close(s);
+	/* the main file's budget (7/8 of max_bytes) 3% under what is
+	 * stored: the bound must make room at the next pass */
+	o.max_bytes = (uint64_t)used * 97 / 100 * 8 / 7;
+	s = open_opts(&o);
+	ck_assert_int_eq(store_maintain(s, t1), 0);
+	store_get_stats(s, &st);
+	ck_assert_uint_gt(st.windows_rolled, 0);
+	ck_assert_uint_eq(st.deleted_size, 0);
+	/* the oldest window is kept, rolled */
+	ck_assert_int_eq(q_int(s, "SELECT min(wall_start_ns) FROM windows"),
+	    T0);
+	ck_assert_int_eq(q_int(s,
+			     "SELECT level FROM windows ORDER BY wall_start_ns "
+			     "LIMIT 1"),
+	    1);
+	store_close(s);
+	ck_assert_uint_le(disk_bytes(), o.max_bytes);
+}
+END_TEST
+
 START_TEST(rollup_through_store)
 {
 	int64_t now = T0 + 7 * 3600 * SEC;
@@ -1902,6 +1947,7 @@ store_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, rollup_through_store);
 	tcase_add_test(tc, rollup_in_batches);
+	tcase_add_test(tc, size_bound_rolls_first);
 	tcase_add_test(tc, rollup_late_arrival_joins_bucket);
 	tcase_add_test(tc, rollup_keeps_burst_windows);
 	tcase_add_test(tc, rollup2_keeps_threads_when_asked);

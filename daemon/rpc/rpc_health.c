@@ -127,6 +127,8 @@ pb_store(struct rpc_arena *a, const struct vitalsd_info *info)
 	m->spool_failures = s->spool_failures;
 	m->flush_ns_last = s->flush_ns_last;
 	m->flush_ns_max = s->flush_ns_max;
+	m->wal_busy = s->wal_busy;
+	m->wal_waited = s->wal_waited;
 	if (info->spool_path)
 		TRY(m->spool_path = rpc_pb_str(a, info->spool_path, 4096));
 	if (info->spool_note)

@@ -96,6 +96,9 @@ struct store_commit_stats {
 };
 
 #define STORE_READER_DELAY_NS 1000000 /* the goal: a reader delays ≤ 1 ms */
+/* truncations of the WAL that found a reader's snapshot in the way, in a
+ * row, before the next one waits for the readers (store_after_write) */
+#define STORE_WAL_BUSY_RUN 16
 
 struct store_tclock {
 	int64_t wall, cpu, runq;
@@ -159,6 +162,11 @@ struct store_stats {
 	 * their rows were skipped, the rest of the window read */
 	uint64_t blob_errors;
 	uint64_t instances_pruned; /* instances no window referred to */
+	/* the WAL's truncation after a write (store_after_write): tries a
+	 * reader's snapshot kept from finishing without waiting, and those
+	 * that waited for the readers (the WAL past its reserve, or
+	 * STORE_WAL_BUSY_RUN of the others in a row) */
+	uint64_t wal_busy, wal_waited;
 	/* the writer thread's own clocks (store_tclock.c), filled by the
 	 * writer (writer.c): each window's put, each maintenance pass */
 	struct store_commit_stats puts, passes;

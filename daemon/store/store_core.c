@@ -242,12 +242,16 @@ file_bytes(const char *path, const char *suffix)
 /*
  * The size bound counts the WAL as well: once the WAL passes half its
  * reserve it is checkpointed and truncated, so main file + WAL stays within
- * max_bytes after every write. A reader never makes the writer wait here:
- * the checkpoint runs without the busy handler, so with a reader's
+ * max_bytes after every write. A reader mostly makes the writer wait not
+ * here: the checkpoint runs without the busy handler, so with a reader's
  * snapshot still in the WAL it copies what it can (as PASSIVE does) and
- * returns SQLITE_BUSY at once instead of sleeping until the reader ends
- * (a TRUNCATE with the handler waited up to busy_timeout_ms). It is tried
- * again after the next write; its failure does not undo the commit.
+ * returns SQLITE_BUSY at once instead of sleeping until the reader ends.
+ * Readers that hold snapshots back to back would then keep the WAL from
+ * ever being rewound: once it is past the whole reserve, or after
+ * STORE_WAL_BUSY_RUN such tries in a row, the truncation waits for them
+ * with the busy handler (up to busy_timeout_ms), counted in wal_waited.
+ * Its failure does not undo the commit; it is tried again after the next
+ * write.
  */
 void
 store_after_write(struct store *s)
@@ -256,11 +260,20 @@ store_after_write(struct store *s)
 
 	if (s->o.max_bytes && wal > s->wal_reserve / 2) {
 		int64_t t0 = clock_ns(CLOCK_MONOTONIC);
+		bool wait = wal > s->wal_reserve ||
+		    s->wal_busy_run >= STORE_WAL_BUSY_RUN;
+		int rc;
 
-		sqlite3_busy_handler(s->db, NULL, NULL);
-		(void)sqlite3_wal_checkpoint_v2(s->db, NULL,
+		if (wait)
+			s->st.wal_waited++;
+		else
+			sqlite3_busy_handler(s->db, NULL, NULL);
+		rc = sqlite3_wal_checkpoint_v2(s->db, NULL,
 		    SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
 		store_busy_set(s);
+		if (rc == SQLITE_BUSY && !wait)
+			s->st.wal_busy++;
+		s->wal_busy_run = rc == SQLITE_BUSY ? s->wal_busy_run + 1 : 0;
 		store_tclock_add_ckpt(
 		    (uint64_t)(clock_ns(CLOCK_MONOTONIC) - t0));
 		wal = file_bytes(s->path, "-wal");

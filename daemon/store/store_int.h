@@ -136,7 +136,10 @@ struct store {
 	int64_t page_size;
 	uint64_t budget;      /* bytes the main file may hold */
 	uint64_t wal_reserve; /* bytes kept for the WAL inside max_bytes */
-	int64_t max_span_ns;  /* no stored window is longer (wall clock) */
+	/* truncations after a write that found a reader in the WAL, in a
+	 * row (store_after_write) */
+	unsigned wal_busy_run;
+	int64_t max_span_ns; /* no stored window is longer (wall clock) */
 	/* each window part's statements (store_parts[id]->sql) */
 	sqlite3_stmt *part_st[WPART__MAX][STORE_PART_NSTMT];
 	/* store_maint.c: the wall clock's offset from CLOCK_BOOTTIME at the

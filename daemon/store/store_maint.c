@@ -186,6 +186,9 @@ static const char roll_src_spool_sql[] = ROLL_SRC_SQL(NOT_MOVED);
 struct maint_now {
 	const struct store_now *now;
 	bool wall_ok; /* the wall clock may judge windows of other boots */
+	/* the main file within a 16th of its bound: roll what is of age
+	 * now, batch or not (size_pressed) */
+	bool pressed;
 };
 
 static int
@@ -246,7 +249,7 @@ roll_due(struct store *s, unsigned from, const struct maint_now *mn,
 	int rc, r;
 
 	*ret = true;
-	if (s->o.rollup_batch_s <= 0)
+	if (s->o.rollup_batch_s <= 0 || mn->pressed)
 		return 0;
 	if (s->o.rollup_batch_s > (INT64_MAX - after_ns) / NSEC_PER_SEC)
 		return 0; /* past any clock: at every pass */
@@ -593,6 +596,34 @@ pass_commit(struct store *s, bool *ret_done)
 	return 0;
 }
 
+/*
+ * Whether the size bound is about to delete: the pages in use (free ones
+ * are reused first) past budget - budget / 16. The bound deletes the
+ * oldest windows once the file passes its budget (at a put, a move or
+ * here in shrink); windows waiting for their batch (roll_due) would then
+ * go as history while their roll-up would have made the room. So near
+ * the bound everything of age rolls at this pass, and shrink deletes
+ * only what is still over. The 16th leaves room for the puts or the move
+ * before the next pass (a move larger than that still deletes first).
+ */
+static int
+size_pressed(struct store *s, bool *ret)
+{
+	int64_t pages, nfree, limit = (int64_t)s->budget;
+	int rc;
+
+	*ret = false;
+	if (s->o.max_bytes == 0)
+		return 0;
+	rc = store_run_int(store_ws(s, WS_PAGE_COUNT), &pages);
+	if (rc == SQLITE_OK)
+		rc = store_run_int(store_ws(s, WS_FREELIST), &nfree);
+	if (rc != SQLITE_OK)
+		return store_fail(s, rc, "page count");
+	*ret = (pages - nfree) * s->page_size > limit - limit / 16;
+	return 0;
+}
+
 /* The steps after the move, each undone alone when it fails; the first
  * failure ends the pass (what came before it still commits). */
 static int
@@ -602,6 +633,8 @@ pass_steps(struct store *s, struct maint_now *mn)
 	int r;
 
 	if (o->retain_s > 0 && (r = delete_age(s, mn)) < 0)
+		return r;
+	if ((r = size_pressed(s, &mn->pressed)) < 0)
 		return r;
 	if (o->rollup1_s > 0 &&
 	    (r = roll_level(s, 0, mn, o->rollup1_after_s, o->rollup1_s)) < 0)
