@@ -252,6 +252,7 @@ procscan_free(struct procscan *ps)
 	vbuf_release(&ps->buf);
 	free(ps->hist);
 	free(ps->gseen);
+	free(ps->gidx);
 	if (ps->cgfd >= 0)
 		close(ps->cgfd);
 	free(ps);

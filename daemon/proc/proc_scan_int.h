@@ -144,6 +144,10 @@ struct procscan {
 		uint64_t starttime, gen;
 	} * gseen;
 	size_t ngseen, gseencap;
+	/* open addressing over gseen (a slot holds an index + 1, 0 empty),
+	 * twice gseencap slots: a record's lookup costs the same whatever
+	 * the churn */
+	uint32_t *gidx;
 };
 
 static inline size_t

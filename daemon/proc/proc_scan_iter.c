@@ -299,6 +299,37 @@ hist_push(struct procscan *ps, const struct scan_ctx *ctx)
 
 #define GSEEN_MAX 65536u /* past it a record may count twice */
 
+static size_t
+gone_slot(const struct procscan *ps, int32_t tgid, uint64_t starttime)
+{
+	uint64_t h = (uint64_t)(uint32_t)tgid * 0x9e3779b97f4a7c15ull ^
+	    starttime * 0xc2b2ae3d27d4eb4full;
+
+	return (size_t)(h ^ h >> 29) & (2 * ps->gseencap - 1);
+}
+
+static void
+gone_index(struct procscan *ps, size_t i)
+{
+	size_t k = gone_slot(ps, ps->gseen[i].tgid, ps->gseen[i].starttime);
+
+	while (ps->gidx[k])
+		k = (k + 1) & (2 * ps->gseencap - 1);
+	ps->gidx[k] = (uint32_t)i + 1;
+}
+
+static void
+gone_reindex(struct procscan *ps)
+{
+	size_t i;
+
+	if (ps->gidx == NULL)
+		return;
+	memset(ps->gidx, 0, 2 * ps->gseencap * sizeof(*ps->gidx));
+	for (i = 0; i < ps->ngseen; i++)
+		gone_index(ps, i);
+}
+
 /* Drops those whose records have been drained (two flips on). */
 static void
 gone_prune(struct procscan *ps)
@@ -308,7 +339,10 @@ gone_prune(struct procscan *ps)
 	for (i = 0; i < ps->ngseen; i++)
 		if (ps->gseen[i].gen + 1 >= ps->ev_gen)
 			ps->gseen[n++] = ps->gseen[i];
-	ps->ngseen = n;
+	if (n != ps->ngseen) {
+		ps->ngseen = n;
+		gone_reindex(ps);
+	}
 }
 
 /* Instance (tgid, starttime) retired or counted now: its GONE records
@@ -317,32 +351,46 @@ void
 gone_note(struct procscan *ps, int32_t tgid, uint64_t starttime)
 {
 	struct gone_seen *a;
+	uint32_t *x;
 
 	if (ps->ngseen == ps->gseencap) {
 		size_t nc = ps->gseencap ? ps->gseencap * 2 : 64;
 
 		if (nc > GSEEN_MAX)
 			return;
-		if ((a = realloc(ps->gseen, nc * sizeof(*a))) == NULL)
+		if ((x = calloc(2 * nc, sizeof(*x))) == NULL)
 			return;
+		if ((a = realloc(ps->gseen, nc * sizeof(*a))) == NULL) {
+			free(x);
+			return;
+		}
+		free(ps->gidx);
+		ps->gidx = x;
 		ps->gseen = a;
 		ps->gseencap = nc;
+		gone_reindex(ps);
 	}
-	a = &ps->gseen[ps->ngseen++];
+	a = &ps->gseen[ps->ngseen];
 	a->tgid = tgid;
 	a->starttime = starttime;
 	a->gen = ps->ev_gen;
+	gone_index(ps, ps->ngseen++);
 }
 
 static bool
 gone_known(const struct procscan *ps, int32_t tgid, uint64_t starttime)
 {
-	size_t i;
+	size_t k;
 
-	for (i = 0; i < ps->ngseen; i++)
-		if (ps->gseen[i].tgid == tgid &&
-		    ps->gseen[i].starttime == starttime)
+	if (ps->gidx == NULL)
+		return false;
+	for (k = gone_slot(ps, tgid, starttime); ps->gidx[k];
+	     k = (k + 1) & (2 * ps->gseencap - 1)) {
+		const struct gone_seen *g = &ps->gseen[ps->gidx[k] - 1];
+
+		if (g->tgid == tgid && g->starttime == starttime)
 			return true;
+	}
 	return false;
 }
 
