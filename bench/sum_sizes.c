@@ -39,9 +39,12 @@ struct set {
 	size_t *len;
 };
 
-static struct set stored[K__MAX], enc[K__MAX][2];
-static double rice[2];
+static struct set stored[K__MAX], enc[K__MAX][3];
+static double rice[2], rice_col[2][8];
 static size_t rice_n[2];
+static const char *const col_name[8] = { "iid step", "d_utime", "d_stime",
+	"d_minflt", "d_majflt", "flags", "rss_pages_max",
+	"rss_pages_last - max" };
 
 static void
 die(const char *what)
@@ -164,7 +167,10 @@ rice_tasks(int th, const struct window_task *t, const uint64_t *iid, size_t n)
 			    c == 6    ? r->rss_pages_max :
 					((uint64_t)d << 1) ^ (uint64_t)(d >> 63);
 		}
-		bits += rice_bits(v, n);
+		size_t cb = rice_bits(v, n);
+
+		rice_col[th][c] += (double)cb / 8;
+		bits += cb;
 	}
 	rice[th] += (double)bits / 8;
 	rice_n[th]++;
@@ -182,11 +188,12 @@ tasks_blob(int th, const struct store_frame *f)
 	if (store_tasks_get(f->payload, f->len, f->version, 1u << 20, &t, &iid,
 		&n) < 0)
 		die("a task blob does not decode");
-	for (v = 1; v <= 2; v++) {
+	for (v = 1; v <= 3; v++) {
 		struct store_enc e = { 0 };
 
-		if ((v == 1 ? store_tasks_put_v1(&e, t, iid, n) :
-			      store_tasks_put(&e, t, iid, n)) < 0 ||
+		if ((v == 1	   ? store_tasks_put_v1(&e, t, iid, n) :
+			    v == 2 ? store_tasks_put_v2(&e, t, iid, n) :
+				     store_tasks_put(&e, t, iid, n)) < 0 ||
 		    store_tasks_get(e.b.p, e.b.len, v, n, &b, &biid, &bn) < 0 ||
 		    bn != n ||
 		    (n &&
@@ -296,10 +303,17 @@ main(int argc, char **argv)
 		report(name, &enc[k][0]);
 		snprintf(name, sizeof(name), "version 2");
 		report(name, &enc[k][1]);
+		if (k < 2) {
+			snprintf(name, sizeof(name), "version 3");
+			report(name, &enc[k][2]);
+		}
 		if (k < 2 && rice_n[k])
 			printf("  %-34s %8.1f\n",
 			    "Rice, best parameter per column",
 			    rice[k] / (double)rice_n[k]);
+		for (col = 0; k < 2 && rice_n[k] && col < 8; col++)
+			printf("    %-32s %8.1f\n", col_name[col],
+			    rice_col[k][col] / (double)rice_n[k]);
 	}
 	return 0;
 }

@@ -43,6 +43,7 @@ tasks_v(unsigned v, const void *p, size_t n)
 	if (store_tasks_get(p, n, v, ROWS_MAX, &t, &iid, &k) < 0)
 		return;
 	r = v == 1 ? store_tasks_put_v1(&e, t, iid, k) :
+	    v == 2 ? store_tasks_put_v2(&e, t, iid, k) :
 		     store_tasks_put(&e, t, iid, k);
 	if (k > ROWS_MAX || r < 0 ||
 	    store_tasks_get(e.b.p, e.b.len, v, ROWS_MAX, &t2, &iid2, &k2) < 0)
@@ -64,6 +65,7 @@ tasks(const void *p, size_t n)
 {
 	tasks_v(1, p, n);
 	tasks_v(2, p, n);
+	tasks_v(3, p, n);
 }
 
 static void

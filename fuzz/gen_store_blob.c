@@ -87,8 +87,11 @@ gen_tasks(size_t n, const char *name)
 			t[i].wall_ns = 4000000001ull;
 			t[i].norm_ticks = 1.0 / 3;
 		}
-		t[i].rss_pages_max = 1000 + i;
-		t[i].rss_pages_last = 990 + i;
+		/* threads of a process share its RSS: version 3 refers
+		 * back to the first row of each value */
+		t[i].rss_pages_last = 990 + i / 3;
+		t[i].rss_pages_max = t[i].rss_pages_last +
+		    (i % 3 == 1 ? 10 : 0);
 		t[i].born = i % 5 == 2;
 		t[i].exited = i % 11 == 3;
 	}

@@ -170,7 +170,40 @@ free_windows(struct window **v, size_t n)
 /* ------------------------------------------------------- corrupt blobs */
 
 /* The blob of window wid's column col, re-framed or re-encoded by how. */
-enum reframe { RF_VERSION, RF_PART, RF_NO_INSTANCE, RF_AS_V1 };
+enum reframe {
+	RF_VERSION,
+	RF_PART,
+	RF_NO_INSTANCE,
+	RF_AS_V1,
+	RF_AS_V2,
+	RF_BAD_REF,
+	RF_CUT_VARINT,
+};
+
+/* The rows re-encoded as version 3 with one RSS for all (the first row's
+ * own, the others referring back to it) and max = last, then damaged:
+ * the second reference made to point past the one value met (bad), or
+ * the payload cut inside the values' varint (cut). The payload ends
+ * [nref] [0] [1] … [1] [value] [0 × n]; the frame is made whole. */
+static void
+bad_v3(struct store_enc *pe, struct window_task *t, const uint64_t *iid,
+    size_t n, bool cut)
+{
+	size_t i, at;
+
+	ck_assert_uint_ge(n, 3);
+	for (i = 0; i < n; i++)
+		t[i].rss_pages_last = t[i].rss_pages_max = 300000; /* 3 bytes */
+	ck_assert_int_eq(store_tasks_put(pe, t, iid, n), 0);
+	at = pe->b.len - n - 3 - n; /* the references */
+	ck_assert_uint_eq(pe->b.p[at - 1], n - 1);
+	ck_assert_uint_eq(pe->b.p[at], 0);
+	ck_assert_uint_eq(pe->b.p[at + 1], 1);
+	if (cut)
+		pe->b.len = pe->b.len - n - 1; /* ends inside the value */
+	else
+		pe->b.p[at + 2] = 2; /* one value met: 2 is past it */
+}
 
 static void
 reframe(struct store *s, int64_t wid, const char *col, enum reframe how)
@@ -202,6 +235,29 @@ reframe(struct store *s, int64_t wid, const char *col, enum reframe how)
 		ck_assert_int_eq(store_tasks_put_v1(&pe, t, iid, n), 0);
 		ck_assert_int_eq(store_frame_put_zstd(&e, f.part, 1, pe.b.p,
 				     pe.b.len, 0),
+		    0);
+		free(t);
+		free(iid);
+		break;
+	case RF_AS_V2: /* as a store of v21–v24 wrote it */
+		ck_assert_int_eq(store_tasks_get(f.payload, f.len, f.version,
+				     100, &t, &iid, &n),
+		    0);
+		ck_assert_int_eq(store_tasks_put_v2(&pe, t, iid, n), 0);
+		ck_assert_int_eq(store_frame_put_zstd(&e, f.part, 2, pe.b.p,
+				     pe.b.len, 0),
+		    0);
+		free(t);
+		free(iid);
+		break;
+	case RF_BAD_REF:
+	case RF_CUT_VARINT:
+		ck_assert_int_eq(store_tasks_get(f.payload, f.len, f.version,
+				     100, &t, &iid, &n),
+		    0);
+		bad_v3(&pe, t, iid, n, how == RF_CUT_VARINT);
+		ck_assert_int_eq(store_frame_put(&e, f.part, f.version, pe.b.p,
+				     pe.b.len),
 		    0);
 		free(t);
 		free(iid);
@@ -262,6 +318,10 @@ static const struct damage {
 	{ "truncated", false, "substr(c, 1, length(c) - 3)", 0 },
 	{ "one byte more", true, "c || x'00'", 0 },
 	{ "wrong part version", false, NULL, RF_VERSION },
+	{ "RSS reference past the values (processes)", false, NULL,
+	    RF_BAD_REF },
+	{ "RSS reference past the values (threads)", true, NULL, RF_BAD_REF },
+	{ "varint cut short (threads)", true, NULL, RF_CUT_VARINT },
 	{ "wrong part", true, NULL, RF_PART },
 	{ "no such instance", false, NULL, RF_NO_INSTANCE },
 	{ "random bytes", false, "randomblob(48)", 0 },
@@ -396,7 +456,7 @@ START_TEST(corrupt_blob_skipped_and_counted)
 }
 END_TEST
 
-/* Task blobs of version 1 (an older store's) beside version 2: every
+/* Task blobs of version 1 and 2 (older stores') beside version 3: every
  * window, top and history read as written, nothing counted. */
 START_TEST(v1_task_blobs_read)
 {
@@ -410,18 +470,23 @@ START_TEST(v1_task_blobs_read)
 
 	s = open_default();
 	put_n(s, 0, 3);
-	for (k = 0; k < 2; k++) { /* windows 0 and 1 as v1, 2 as v2 */
+	for (k = 0; k < 2; k++) { /* window 0 as v1, 1 as v2, 2 as v3 */
 		wid = q_int(s,
 		    k ? "SELECT id FROM windows WHERE seq = 1" :
 			"SELECT id FROM windows WHERE seq = 0");
-		reframe(s, wid, "procs", RF_AS_V1);
-		reframe(s, wid, "threads", RF_AS_V1);
+		reframe(s, wid, "procs", k ? RF_AS_V2 : RF_AS_V1);
+		reframe(s, wid, "threads", k ? RF_AS_V2 : RF_AS_V1);
 	}
-	ck_assert_int_eq(q_int(s,
-			     "SELECT count(*) FROM window_tasks WHERE"
-			     " substr(procs, 3, 1) = x'01' AND"
-			     " substr(threads, 3, 1) = x'01'"),
-	    2);
+	for (k = 1; k <= 3; k++) {
+		char q[160];
+
+		snprintf(q, sizeof(q),
+		    "SELECT count(*) FROM window_tasks WHERE"
+		    " substr(procs, 3, 1) = x'%02x' AND"
+		    " substr(threads, 3, 1) = x'%02x'",
+		    k, k);
+		ck_assert_int_eq(q_int(s, q), 1);
+	}
 	store_close(s);
 	s = open_default();
 	for (k = 0; k < 3; k++)

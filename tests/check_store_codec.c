@@ -637,17 +637,24 @@ mk_tasks(struct window_task *t, uint64_t *iid, size_t n)
 		}
 		t[i].rss_pages_max = 1000 + i * 4096;
 		t[i].rss_pages_last = t[i].rss_pages_max - (i % 5) * 13;
+		if (i % 2 == 1) /* a thread of the row before's process */
+			t[i].rss_pages_last = t[i - 1].rss_pages_last;
+		if (i % 8 == 7) /* and of an earlier one */
+			t[i].rss_pages_last = t[i - 6].rss_pages_last;
+		if (i % 2 == 1 && i % 3 == 0)
+			t[i].rss_pages_max = t[i].rss_pages_last;
 		t[i].born = i % 4 == 1;
 		t[i].exited = i % 6 == 2;
 	}
 }
 
-/* Version 2 (written) or 1 (what older stores hold). */
+/* Version 3 (written), or 1 and 2 (what older stores hold). */
 static int
 tasks_put(unsigned version, struct store_enc *e, const struct window_task *t,
     const uint64_t *iid, size_t n)
 {
 	return version == 1 ? store_tasks_put_v1(e, t, iid, n) :
+	    version == 2    ? store_tasks_put_v2(e, t, iid, n) :
 			      store_tasks_put(e, t, iid, n);
 }
 
@@ -840,7 +847,7 @@ START_TEST(test_tasks_versions)
 
 	mk_tasks(in, iid, N);
 	ck_assert_int_eq(store_tasks_put_v1(&e1, in, iid, N), 0);
-	ck_assert_int_eq(store_tasks_put(&e2, in, iid, N), 0);
+	ck_assert_int_eq(store_tasks_put_v2(&e2, in, iid, N), 0);
 	ck_assert_uint_eq(e1.b.len, e2.b.len);
 	ck_assert(memcmp(e1.b.p, e2.b.p, e1.b.len) != 0);
 	ck_assert_int_eq(store_tasks_get(e2.b.p, e2.b.len, 0, N, &out, &oid,
@@ -849,11 +856,98 @@ START_TEST(test_tasks_versions)
 	ck_assert_int_eq(store_tasks_get(e2.b.p, e2.b.len, 3, N, &out, &oid,
 			     &n),
 	    -EBADMSG);
-	ck_assert_int_eq(store_tasks_find(e1.b.p, e1.b.len, 3, N, iid, 1, &out,
+	ck_assert_int_eq(store_tasks_get(e2.b.p, e2.b.len, 4, N, &out, &oid,
+			     &n),
+	    -EBADMSG);
+	ck_assert_int_eq(store_tasks_find(e1.b.p, e1.b.len, 4, N, iid, 1, &out,
 			     &oid, &n),
 	    -EBADMSG);
 	store_enc_release(&e1);
 	store_enc_release(&e2);
+}
+END_TEST
+
+/*
+ * Version 3's RSS references: rows sharing a last value with an earlier
+ * row refer back to it (a payload shorter than version 2's when that
+ * pays, the same rows), a list with nothing to share writes no reference
+ * column, and a reference past the values met so far, a reference count
+ * the column does not hold, or a payload of version 2 read as 3 is
+ * refused.
+ */
+START_TEST(test_tasks_v3_refs)
+{
+	enum { N = 64 };
+	struct window_task in[N], *out;
+	uint64_t iid[N], *oid;
+	struct store_enc e2 = { 0 }, e3 = { 0 }, b = { 0 };
+	size_t n, i, at;
+
+	mk_tasks(in, iid, N);
+	ck_assert_int_eq(store_tasks_put_v2(&e2, in, iid, N), 0);
+	ck_assert_int_eq(store_tasks_put(&e3, in, iid, N), 0);
+	/* half the rows refer back: 3-byte values become 1-byte refs */
+	ck_assert_uint_lt(e3.b.len + N / 4, e2.b.len);
+	ck_assert_int_eq(store_tasks_get(e2.b.p, e2.b.len, 3, N, &out, &oid,
+			     &n),
+	    -EBADMSG);
+	store_enc_release(&e3);
+	/* every value its own: no column, version 2's length and a byte */
+	for (i = 0; i < N; i++)
+		in[i].rss_pages_last = in[i].rss_pages_max = 5000 + i * 300;
+	ck_assert_int_eq(store_tasks_put_v2(&e2, in, iid, 0), 0);
+	store_enc_release(&e2);
+	ck_assert_int_eq(store_tasks_put_v2(&e2, in, iid, N), 0);
+	ck_assert_int_eq(store_tasks_put(&e3, in, iid, N), 0);
+	ck_assert_uint_eq(e3.b.len, e2.b.len + 1);
+	store_enc_release(&e2);
+	store_enc_release(&e3);
+
+	/* by hand: 3 rows of the mode tuple, the third refers to the first
+	 * (ref 2), the second's own; then damaged */
+	for (i = 0; i < 6; i++) {
+		store_enc_u(&b, 3);	 /* rows */
+		store_enc_u(&b, 10);	 /* samples */
+		store_enc_u(&b, 100);	 /* wall_ns */
+		store_enc_u(&b, 50);	 /* ticks */
+		store_enc_f64(&b, 6.25); /* norm */
+		store_enc_u(&b, 4), store_enc_u(&b, 1),
+		    store_enc_u(&b, 1);	       /* iids */
+		for (at = 0; at < 4 * 3; at++) /* figures */
+			store_enc_u(&b, at);
+		store_enc_u(&b, 0), store_enc_u(&b, 0),
+		    store_enc_u(&b, 0);		 /* flags */
+		store_enc_u(&b, i == 1 ? 2 : 1); /* rows that refer back */
+		store_enc_u(&b, 0);
+		store_enc_u(&b, 0);
+		/* 2: the first of the two values met; 3: one past them */
+		store_enc_u(&b, i == 2 ? 3 : i == 3 ? 1 : 2);
+		store_enc_u(&b, 700), store_enc_u(&b, 900); /* the values */
+		store_enc_s(&b, 0), store_enc_s(&b, 5);
+		if (i != 4)
+			store_enc_s(&b, -1); /* max − last */
+		if (i == 5)
+			store_enc_u(&b, 0); /* a byte too many */
+		n = 0;
+		ck_assert_int_eq(store_tasks_get(b.b.p, b.b.len, 3, N, &out,
+				     &oid, &n),
+		    i == 0 || i == 3 ? 0 : -EBADMSG);
+		if (i == 0 || i == 3) {
+			ck_assert_uint_eq(n, 3);
+			ck_assert_uint_eq(out[0].rss_pages_last, 700);
+			ck_assert_uint_eq(out[1].rss_pages_last, 900);
+			ck_assert_uint_eq(out[1].rss_pages_max, 905);
+			/* ref 2: the first value met; ref 1: the newest */
+			ck_assert_uint_eq(out[2].rss_pages_last,
+			    i == 0 ? 700 : 900);
+			ck_assert_uint_eq(out[2].rss_pages_max,
+			    out[2].rss_pages_last - 1);
+			ck_assert_uint_eq(oid[2], 6);
+			free(out);
+			free(oid);
+		}
+		store_enc_release(&b);
+	}
 }
 END_TEST
 
@@ -919,17 +1013,18 @@ main(void)
 	tcase_add_test(tc, test_num);
 	tcase_add_test(tc, test_crc32c_vector);
 	tcase_add_test(tc, test_crc32c_paths);
-	tcase_add_loop_test(tc, test_tasks_find, 0, 2);
+	tcase_add_loop_test(tc, test_tasks_find, 0, 3);
 	tcase_add_test(tc, test_frame_roundtrip);
 	tcase_add_test(tc, test_frame_corrupt);
 	tcase_add_test(tc, test_frame_zstd);
 	tcase_add_test(tc, test_frame_zstd_bad);
 	tcase_add_test(tc, test_frame_zdict);
-	tcase_add_loop_test(tc, test_tasks_roundtrip, 0, 2);
-	tcase_add_loop_test(tc, test_tasks_bad, 0, 2);
+	tcase_add_loop_test(tc, test_tasks_roundtrip, 0, 3);
+	tcase_add_loop_test(tc, test_tasks_bad, 0, 3);
 	tcase_add_test(tc, test_tasks_versions);
-	tcase_add_loop_test(tc, test_tasks_find_subsets, 0, 2);
-	tcase_add_loop_test(tc, test_tasks_fuzz, 0, 2);
+	tcase_add_test(tc, test_tasks_v3_refs);
+	tcase_add_loop_test(tc, test_tasks_find_subsets, 0, 3);
+	tcase_add_loop_test(tc, test_tasks_fuzz, 0, 3);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -208,14 +208,16 @@ fill(unsigned after)
 	put_n(s, 0, NTRAIN);
 	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM blob_dict"), 0);
 	ck_assert_int_eq(store_maintain(s, T0 + (NTRAIN + 6) * 10 * SEC), 0);
-	/* CPU (4), and the task lists and counters of version 2 (5, 6,
-	 * 7); the version-1 slots (1, 2, 3) are no longer trained */
+	/* CPU (4), the counters of version 2 (7) and the task lists of
+	 * version 3 (8, 9); the slots of version 1 (1, 2, 3) and of task
+	 * rows version 2 (5, 6) are no longer trained */
 	ck_assert_int_eq(q_int(s,
 			     "SELECT count(DISTINCT slot) FROM"
-			     " blob_dict WHERE slot BETWEEN 4 AND 7"),
+			     " blob_dict WHERE slot IN (4, 7, 8, 9)"),
 	    4);
 	ck_assert_int_eq(q_int(s,
-			     "SELECT count(*) FROM blob_dict WHERE slot < 4"),
+			     "SELECT count(*) FROM blob_dict WHERE slot"
+			     " NOT IN (4, 7, 8, 9)"),
 	    0);
 	put_n(s, NTRAIN, NTRAIN + after);
 	return s;
@@ -405,10 +407,10 @@ static const struct dict_damage {
 	{ "a byte of the processes' dictionary flipped",
 	    "UPDATE blob_dict SET dict = substr(dict, 1, 99) || CASE WHEN"
 	    " substr(dict, 100, 1) = x'00' THEN x'01' ELSE x'00' END ||"
-	    " substr(dict, 101) WHERE slot = 5",
-	    DSLOT_PROCS2, 1 },
+	    " substr(dict, 101) WHERE slot = 8",
+	    DSLOT_PROCS3, 1 },
 	{ "the threads' dictionary deleted",
-	    "DELETE FROM blob_dict WHERE slot = 6", DSLOT_THREADS2, 0 },
+	    "DELETE FROM blob_dict WHERE slot = 9", DSLOT_THREADS3, 0 },
 	{ "the counters' dictionary cut short",
 	    "UPDATE blob_dict SET dict = substr(dict, 1, 64) WHERE slot = 7",
 	    DSLOT_KV2, 1 },
@@ -449,9 +451,9 @@ START_TEST(dict_damage_confined)
 		struct window *want = mkwin(NTRAIN - 2 + (unsigned)i);
 
 		ck_assert_uint_eq(w->nprocs,
-		    d->slot == DSLOT_PROCS2 ? 0 : want->nprocs);
+		    d->slot == DSLOT_PROCS3 ? 0 : want->nprocs);
 		ck_assert_uint_eq(w->nthreads,
-		    d->slot == DSLOT_THREADS2 ? 0 : want->nthreads);
+		    d->slot == DSLOT_THREADS3 ? 0 : want->nthreads);
 		ck_assert_uint_eq(w->d_vm[VM_PGFAULT],
 		    d->slot == DSLOT_KV2 ? 0 : want->d_vm[VM_PGFAULT]);
 		ck_assert_uint_eq(w->cpu[2].d.user,
@@ -549,12 +551,14 @@ END_TEST
 
 /*
  * A file of an older store: task blobs of version 1 made with its
- * version-1 dictionaries (slot 1 and 2). They read as written; the
- * version-2 slots are trained only once the newest hour holds version 2
- * alone, and the old dictionaries stay.
+ * version-1 dictionaries (slots 1 and 2), or of version 2 with its
+ * version-2 ones (slots 5 and 6). They read as written; the version-3
+ * slots are trained only once the newest hour holds version 3 alone, and
+ * the old dictionaries stay.
  */
 START_TEST(dict_v1_slots_still_read)
 {
+	unsigned old = (unsigned)_i + 1; /* the payload version made */
 	struct store *s = fill(4);
 	struct window **v;
 	sqlite3_stmt *st, *up;
@@ -562,8 +566,9 @@ START_TEST(dict_v1_slots_still_read)
 	size_t n, i;
 	unsigned k;
 
-	/* windows NTRAIN .. NTRAIN + 3: their lists as version 1 with the
-	 * v2 slots' dictionaries, which then become slots 1 and 2 */
+	/* windows NTRAIN .. NTRAIN + 3: their lists as version `old` with
+	 * the v3 slots' dictionaries, which then become slots 1 and 2, or 5
+	 * and 6 */
 	ck_assert_int_eq(sqlite3_prepare_v2(s->db,
 			     "SELECT t.window_id, t.procs, t.threads FROM"
 			     " window_tasks t JOIN windows w ON w.id ="
@@ -591,16 +596,18 @@ START_TEST(dict_v1_slots_still_read)
 				&f),
 			    0);
 			ck_assert_uint_eq(f.codec, STORE_CODEC_ZDICT);
-			ck_assert_uint_eq(f.version, 2);
+			ck_assert_uint_eq(f.version, 3);
 			id = f.dict;
-			ck_assert_int_eq(store_tasks_get(f.payload, f.len, 2,
+			ck_assert_int_eq(store_tasks_get(f.payload, f.len, 3,
 					     100, &t, &iid, &nt),
 			    0);
 			store_frame_release(&f);
-			ck_assert_int_eq(store_tasks_put_v1(&pe, t, iid, nt),
+			ck_assert_int_eq(old == 1 ?
+				store_tasks_put_v1(&pe, t, iid, nt) :
+				store_tasks_put_v2(&pe, t, iid, nt),
 			    0);
 			ck_assert_int_eq(store_frame_put_zdict(&fe,
-					     STORE_TASKS_PART, 1, pe.b.p,
+					     STORE_TASKS_PART, old, pe.b.p,
 					     pe.b.len, id),
 			    0);
 			sqlite3_bind_int64(up, 1, sqlite3_column_int64(st, 0));
@@ -619,8 +626,10 @@ START_TEST(dict_v1_slots_still_read)
 	sqlite3_finalize(up);
 	ck_assert_uint_eq(n, 8);
 	ck_assert_int_eq(store_exec(s,
-			     "UPDATE blob_dict SET slot = slot - 4 WHERE"
-			     " slot IN (5, 6)",
+			     old == 1 ? "UPDATE blob_dict SET slot = slot - 7"
+					" WHERE slot IN (8, 9)" :
+					"UPDATE blob_dict SET slot = slot - 3"
+					" WHERE slot IN (8, 9)",
 			     NULL, 0),
 	    0);
 	store_close(s);
@@ -636,19 +645,23 @@ START_TEST(dict_v1_slots_still_read)
 		window_free(v[i]);
 	free(v);
 	ck_assert_uint_eq(blob_errors(s), 0);
-	/* the newest hour still holds version 1: no v2 dictionary yet */
+	/* the newest hour still holds the old version: no v3 dictionary
+	 * yet */
 	put_n(s, NTRAIN + 4, NTRAIN + 10);
 	ck_assert_int_eq(store_maintain(s, T0 + (NTRAIN + 16) * 10 * SEC), 0);
 	ck_assert_int_eq(q_int(s,
 			     "SELECT count(*) FROM blob_dict WHERE slot IN"
-			     " (5, 6)"),
+			     " (8, 9)"),
 	    0);
-	/* an hour of version 2 on top: trained; the old ones stay */
+	/* an hour of version 3 on top: trained; the old ones stay */
 	put_n(s, NTRAIN + 10, NTRAIN + 10 + 370);
 	ck_assert_int_eq(store_maintain(s, T0 + (NTRAIN + 386) * 10 * SEC), 0);
 	ck_assert_int_eq(q_int(s,
-			     "SELECT count(DISTINCT slot) FROM blob_dict"
-			     " WHERE slot IN (1, 2, 5, 6)"),
+			     old == 1 ?
+				 "SELECT count(DISTINCT slot) FROM"
+				 " blob_dict WHERE slot IN (1, 2, 8, 9)" :
+				 "SELECT count(DISTINCT slot) FROM"
+				 " blob_dict WHERE slot IN (5, 6, 8, 9)"),
 	    4);
 	ck_assert_uint_eq(blob_errors(s), 0);
 	store_close(s);
@@ -668,7 +681,7 @@ suite(void)
 	tcase_add_loop_test(tc, dict_damage_confined, 0,
 	    (int)(sizeof(dict_damages) / sizeof(dict_damages[0])));
 	tcase_add_test(tc, dict_unknown_id_refused);
-	tcase_add_test(tc, dict_v1_slots_still_read);
+	tcase_add_loop_test(tc, dict_v1_slots_still_read, 0, 2);
 	suite_add_tcase(su, tc);
 	return su;
 }

@@ -10,7 +10,9 @@
  * One dictionary per slot (a list a window is written with: processes,
  * threads, counters and gauges, CPU and PSI; since v21 the task lists
  * and counters have slots of their payload version 2, the version-1
- * slots being read, no longer trained), trained once per file by a
+ * slots being read, no longer trained; since task rows version 3 the
+ * lists have slots 8 and 9, 5 and 6 being read, no longer trained),
+ * trained once per file by a
  * maintenance pass when the slot has none and the file's newest hour of
  * level-0 windows is of the slot's version; written in the pass's transaction and used by the
  * writer only after that commits (a blob never names a dictionary the
@@ -69,6 +71,14 @@ static const char *const slot_sql[DSLOT__MAX] = {
 		      " main.window_parts p ON p.window_id = w.id WHERE"
 		      " w.level = 0 AND p.kv IS NOT NULL"
 		      " ORDER BY w.id DESC LIMIT ?1",
+	[DSLOT_PROCS3] = "SELECT t.procs FROM main.windows w JOIN"
+			 " main.window_tasks t ON t.window_id = w.id WHERE"
+			 " w.level = 0 AND t.procs IS NOT NULL"
+			 " ORDER BY w.id DESC LIMIT ?1",
+	[DSLOT_THREADS3] = "SELECT t.threads FROM main.windows w JOIN"
+			   " main.window_tasks t ON t.window_id = w.id WHERE"
+			   " w.level = 0 AND t.threads IS NOT NULL"
+			   " ORDER BY w.id DESC LIMIT ?1",
 };
 
 /* The part version a slot is trained on (0: any), and whether it is
@@ -80,12 +90,16 @@ static const unsigned slot_version[DSLOT__MAX] = {
 	[DSLOT_PROCS2] = 2,
 	[DSLOT_THREADS2] = 2,
 	[DSLOT_KV2] = 2,
+	[DSLOT_PROCS3] = 3,
+	[DSLOT_THREADS3] = 3,
 };
 static const bool slot_retired[DSLOT__MAX] = {
 	[DSLOT_NONE] = true,
 	[DSLOT_PROCS] = true,
 	[DSLOT_THREADS] = true,
 	[DSLOT_KV] = true,
+	[DSLOT_PROCS2] = true,
+	[DSLOT_THREADS2] = true,
 };
 
 /* Whether blob[0..n) is a frame of the slot's payload version, read from

@@ -104,9 +104,10 @@ enum store_prov_stmt {
  */
 /* The lists a window's blobs are compressed with a dictionary for
  * (store_dict.c); the values are stored (blob_dict.slot). 1, 2 and 3
- * were trained on payloads of version 1 (task rows, counters): still
- * read, no longer trained or written with (5, 6 and 7 are, on version
- * 2's columns). */
+ * were trained on payloads of version 1 (task rows, counters), 5 and 6
+ * on task rows of version 2: still read, no longer trained or written
+ * with (7 is, on the counters' version 2; 8 and 9 on task rows of
+ * version 3). */
 enum store_dslot {
 	DSLOT_NONE = 0,
 	DSLOT_PROCS = 1,
@@ -116,6 +117,8 @@ enum store_dslot {
 	DSLOT_PROCS2 = 5,
 	DSLOT_THREADS2 = 6,
 	DSLOT_KV2 = 7,
+	DSLOT_PROCS3 = 8,
+	DSLOT_THREADS3 = 9,
 	DSLOT__MAX
 };
 

@@ -131,11 +131,72 @@ row_flags(const struct window_task *t, const struct tuple *m)
 	    (tuple_eq(&x, m) ? 0 : TF_SAMPLES);
 }
 
-int
-store_tasks_put(struct store_enc *e, const struct window_task *t,
-    const uint64_t *iid, size_t n)
+/*
+ * Version 3's RSS reference: the position, counted back from the newest,
+ * of t's rss_pages_last among the distinct values met before it in row
+ * order (1: the newest), or 0 for a value not met yet. An open-addressed
+ * table of value → position (a slot holds position + 1).
+ */
+struct rss_refs {
+	uint64_t *key;
+	size_t *pos, mask, count;
+};
+
+static int
+rss_refs_init(struct rss_refs *r, size_t n)
+{
+	size_t cap = 16;
+
+	while (cap < 2 * n)
+		cap *= 2;
+	r->key = calloc(cap, sizeof(*r->key));
+	r->pos = calloc(cap, sizeof(*r->pos));
+	r->mask = cap - 1;
+	r->count = 0;
+	if (r->key == NULL || r->pos == NULL) {
+		free(r->key);
+		free(r->pos);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The reference for v (0: new, and remembered). */
+static uint64_t
+rss_ref(struct rss_refs *r, uint64_t v)
+{
+	size_t h = (size_t)((v * 0x9E3779B97F4A7C15ull) >> 20) & r->mask;
+
+	for (; r->pos[h]; h = (h + 1) & r->mask)
+		if (r->key[h] == v)
+			return r->count - (r->pos[h] - 1);
+	r->key[h] = v;
+	r->pos[h] = ++r->count;
+	return 0;
+}
+
+/* The bytes of v as `u`. */
+static int64_t
+u_len(uint64_t v)
+{
+	int64_t k = 1;
+
+	while (v >= 0x80) {
+		v >>= 7;
+		k++;
+	}
+	return k;
+}
+
+/* Versions 2 and 3 up to the RSS columns, which differ. */
+static int
+put_columns(struct store_enc *e, const struct window_task *t,
+    const uint64_t *iid, size_t n, unsigned version)
 {
 	struct tuple m = tuple_mode(t, n);
+	struct rss_refs rr = { 0 };
+	uint64_t *ref = NULL;
+	int64_t gain = 0;
 	size_t i;
 
 	for (i = 1; i < n; i++)
@@ -165,12 +226,61 @@ store_tasks_put(struct store_enc *e, const struct window_task *t,
 			store_enc_u(e, t[i].total_ticks);
 			store_enc_f64(e, t[i].norm_ticks);
 		}
+	if (version == 2) {
+		for (i = 0; i < n; i++)
+			store_enc_u(e, t[i].rss_pages_max);
+		for (i = 0; i < n; i++)
+			store_enc_s(e,
+			    (int64_t)(t[i].rss_pages_last -
+				t[i].rss_pages_max));
+		return e->err;
+	}
+	/* version 3: each last value once (the first row that has it),
+	 * the others refer back to it; max as its difference from last */
+	if (n &&
+	    ((ref = calloc(n, sizeof(*ref))) == NULL ||
+		rss_refs_init(&rr, n) < 0)) {
+		free(ref);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		ref[i] = rss_ref(&rr, t[i].rss_pages_last);
+		/* what the column costs against what it saves */
+		if (ref[i])
+			gain += u_len(t[i].rss_pages_last);
+		gain -= u_len(ref[i]);
+	}
+	if (gain <= 0) /* no column: every row its own value */
+		memset(ref, 0, n * sizeof(*ref));
+	store_enc_u(e, gain > 0 ? n - rr.count : 0); /* rows that refer back */
+	for (i = 0; i < n && gain > 0; i++)
+		store_enc_u(e, ref[i]);
 	for (i = 0; i < n; i++)
-		store_enc_u(e, t[i].rss_pages_max);
+		if (ref[i] == 0)
+			store_enc_u(e, t[i].rss_pages_last);
 	for (i = 0; i < n; i++)
 		store_enc_s(e,
-		    (int64_t)(t[i].rss_pages_last - t[i].rss_pages_max));
+		    (int64_t)(t[i].rss_pages_max - t[i].rss_pages_last));
+	if (n) {
+		free(rr.key);
+		free(rr.pos);
+	}
+	free(ref);
 	return e->err;
+}
+
+int
+store_tasks_put_v2(struct store_enc *e, const struct window_task *t,
+    const uint64_t *iid, size_t n)
+{
+	return put_columns(e, t, iid, n, 2);
+}
+
+int
+store_tasks_put(struct store_enc *e, const struct window_task *t,
+    const uint64_t *iid, size_t n)
+{
+	return put_columns(e, t, iid, n, 3);
 }
 
 /* One row after prev (its iid); false when malformed. */
@@ -312,10 +422,51 @@ find_v1(const void *p, size_t len, size_t max, const uint64_t *want,
 	return 0;
 }
 
-/* Every column in turn; the rows' tuples after the flags. */
+/* Version 3's RSS columns into t[0..n): 0, -EBADMSG when malformed (a
+ * reference past the values met so far, a count of references that the
+ * column does not hold), -ENOMEM. */
 static int
-get_v2(const void *p, size_t len, size_t max, struct window_task **ret,
-    uint64_t **ret_iid, size_t *ret_n)
+rss_get_v3(struct store_dec *d, struct window_task *t, size_t n)
+{
+	size_t *newrow = NULL, count = 0, nref, i;
+	uint64_t k;
+
+	nref = (size_t)store_dec_u_max(d, n);
+	if (d->err)
+		return -EBADMSG;
+	if (n && (newrow = calloc(n, sizeof(*newrow))) == NULL)
+		return -ENOMEM;
+	/* the references (none when nref is 0), kept in rss_pages_max
+	 * until the values are read */
+	for (i = 0; i < n && !d->err; i++) {
+		k = nref ? store_dec_u_max(d, count) : 0;
+		if (k == 0)
+			newrow[count++] = i;
+		t[i].rss_pages_max = k;
+	}
+	if (n - count != nref)
+		store_dec_fail(d);
+	for (i = 0; i < count && !d->err; i++)
+		t[newrow[i]].rss_pages_last = store_dec_u(d);
+	for (i = 0, count = 0; i < n && !d->err; i++) {
+		k = t[i].rss_pages_max;
+		if (k == 0)
+			count++;
+		else
+			t[i].rss_pages_last =
+			    t[newrow[count - k]].rss_pages_last;
+		t[i].rss_pages_max = t[i].rss_pages_last +
+		    (uint64_t)store_dec_s(d);
+	}
+	free(newrow);
+	return d->err ? -EBADMSG : 0;
+}
+
+/* Every column in turn; the rows' tuples after the flags (versions 2 and
+ * 3, which differ in the RSS columns alone). */
+static int
+get_cols(const void *p, size_t len, size_t max, unsigned version,
+    struct window_task **ret, uint64_t **ret_iid, size_t *ret_n)
 {
 	struct store_dec d;
 	struct window_task *t = NULL;
@@ -370,11 +521,17 @@ get_v2(const void *p, size_t len, size_t max, struct window_task **ret,
 			t[i].norm_ticks = m.norm_ticks;
 		}
 	}
-	for (i = 0; i < n; i++)
-		t[i].rss_pages_max = store_dec_u(&d);
-	for (i = 0; i < n; i++)
-		t[i].rss_pages_last = t[i].rss_pages_max +
-		    (uint64_t)store_dec_s(&d);
+	if (version == 2) {
+		for (i = 0; i < n; i++)
+			t[i].rss_pages_max = store_dec_u(&d);
+		for (i = 0; i < n; i++)
+			t[i].rss_pages_last = t[i].rss_pages_max +
+			    (uint64_t)store_dec_s(&d);
+	} else if (!d.err && (r = rss_get_v3(&d, t, n)) < 0) {
+		free(t);
+		free(iid);
+		return r;
+	}
 	if ((r = store_dec_end(&d)) < 0) {
 		free(t);
 		free(iid);
@@ -392,8 +549,8 @@ store_tasks_get(const void *p, size_t len, unsigned version, size_t max,
 {
 	if (version == 1)
 		return get_v1(p, len, max, ret, ret_iid, ret_n);
-	if (version == 2)
-		return get_v2(p, len, max, ret, ret_iid, ret_n);
+	if (version == 2 || version == 3)
+		return get_cols(p, len, max, version, ret, ret_iid, ret_n);
 	return -EBADMSG;
 }
 
@@ -523,6 +680,41 @@ out:
 	return 0;
 }
 
+/*
+ * Version 3's rows of want[] alone: the whole payload decoded (a row's
+ * RSS may refer to any earlier row's), the rows asked for kept.
+ */
+static int
+find_v3(const void *p, size_t len, size_t max, const uint64_t *want,
+    size_t nwant, struct window_task **ret, uint64_t **ret_iid, size_t *ret_n)
+{
+	struct window_task *t;
+	uint64_t *iid;
+	size_t n, i, k = 0, w = 0;
+	int r;
+
+	if ((r = get_cols(p, len, max, 3, &t, &iid, &n)) < 0)
+		return r;
+	for (i = 0; i < n && w < nwant; i++) {
+		while (w < nwant && want[w] < iid[i])
+			w++;
+		if (w < nwant && want[w] == iid[i]) {
+			t[k] = t[i];
+			iid[k++] = iid[i];
+		}
+	}
+	if (k == 0) {
+		free(t);
+		free(iid);
+		t = NULL;
+		iid = NULL;
+	}
+	*ret = t;
+	*ret_iid = iid;
+	*ret_n = k;
+	return 0;
+}
+
 int
 store_tasks_find(const void *p, size_t len, unsigned version, size_t max,
     const uint64_t *want, size_t nwant, struct window_task **ret,
@@ -532,5 +724,7 @@ store_tasks_find(const void *p, size_t len, unsigned version, size_t max,
 		return find_v1(p, len, max, want, nwant, ret, ret_iid, ret_n);
 	if (version == 2)
 		return find_v2(p, len, max, want, nwant, ret, ret_iid, ret_n);
+	if (version == 3)
+		return find_v3(p, len, max, want, nwant, ret, ret_iid, ret_n);
 	return -EBADMSG;
 }

@@ -13,19 +13,23 @@
 #include "window/window.h"
 
 /* The frame's part and version of a window's task rows (procs and
- * threads alike: which list a blob holds is its column). Version 2 is
- * written (columns), 1 still read. */
+ * threads alike: which list a blob holds is its column). Version 3 is
+ * written (columns, RSS by reference within the blob), 1 and 2 still
+ * read. */
 #define STORE_TASKS_PART 1
-#define STORE_TASKS_VERSION 2
+#define STORE_TASKS_VERSION 3
 
 /* Rows t[0..n) with their instance ids, ascending without repeats
- * (-EINVAL otherwise), as version 2. Identity fields are not written. */
+ * (-EINVAL otherwise), as version 3. Identity fields are not written. */
 int store_tasks_put(struct store_enc *e, const struct window_task *t,
+    const uint64_t *iid, size_t n);
+/* The same as version 2 (tests, and what v21–v24 stores hold). */
+int store_tasks_put_v2(struct store_enc *e, const struct window_task *t,
     const uint64_t *iid, size_t n);
 /* The same as version 1 (tests, and what older stores hold). */
 int store_tasks_put_v1(struct store_enc *e, const struct window_task *t,
     const uint64_t *iid, size_t n);
-/* The rows of p[0..len), a payload of that version (1 or 2; any other:
+/* The rows of p[0..len), a payload of that version (1, 2 or 3; any other:
  * -EBADMSG): at most max of them (-EBADMSG past it, or for any malformed
  * byte); figures only, identities zeroed. Caller frees *ret and
  * *ret_iid. */
