@@ -41,7 +41,7 @@ struct set {
 
 static struct set stored[K__MAX], enc[K__MAX][3];
 static double rice[2], rice_col[2][8];
-static size_t rice_n[2];
+static size_t rice_n[2], rows_n[2], rows_shared[2];
 static const char *const col_name[8] = { "iid step", "d_utime", "d_stime",
 	"d_minflt", "d_majflt", "flags", "rss_pages_max",
 	"rss_pages_last - max" };
@@ -207,6 +207,17 @@ tasks_blob(int th, const struct store_frame *f)
 	}
 	if (n)
 		rice_tasks(th, t, iid, n);
+	/* rows whose RSS an earlier row of the blob has (version 3 refers
+	 * back to it) */
+	for (size_t i = 0; i < n; i++) {
+		size_t j;
+
+		for (j = 0; j < i && t[j].rss_pages_last != t[i].rss_pages_last;
+		     j++)
+			;
+		rows_shared[th] += j < i;
+	}
+	rows_n[th] += n;
 	free(t);
 	free(iid);
 }
@@ -311,6 +322,10 @@ main(int argc, char **argv)
 			printf("  %-34s %8.1f\n",
 			    "Rice, best parameter per column",
 			    rice[k] / (double)rice_n[k]);
+		if (k < 2 && rows_n[k])
+			printf("  %-34s %7.1f %%\n",
+			    "rows whose RSS an earlier row has",
+			    100.0 * (double)rows_shared[k] / (double)rows_n[k]);
 		for (col = 0; k < 2 && rice_n[k] && col < 8; col++)
 			printf("    %-32s %8.1f\n", col_name[col],
 			    rice_col[k][col] / (double)rice_n[k]);

@@ -6,7 +6,7 @@
 # task figure and the top-20 answers. A later schema's migration keeps
 # this test unchanged.
 # The same for another old schema's fixture made by its own code (FIXTURE:
-# store-v15, ...).
+# store-v15, ..., store-v24).
 #   check_store_v7.sh STORE_DIGEST [FIXTURE]
 set -euo pipefail
 digest=$1
