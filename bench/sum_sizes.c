@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <zdict.h>
 #include <zstd.h>
 
@@ -42,6 +43,50 @@ struct set {
 static struct set stored[K__MAX], enc[K__MAX][3];
 static double rice[2], rice_col[2][8];
 static size_t rice_n[2], rows_n[2], rows_shared[2];
+static double find_ns[2][3], get_ns[2][3]; /* per list, per version */
+
+static void die(const char *what);
+
+static double
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* One row's find and a whole decode of p[0..len), version v: mean ns of
+ * 20 each into the list's sums. */
+static void
+time_versions(int th, unsigned v, const void *p, size_t len,
+    const uint64_t *iid, size_t n)
+{
+	struct window_task *t;
+	uint64_t *oid;
+	size_t k, got;
+	double t0;
+	int r;
+
+	t0 = now_ns();
+	for (k = 0; k < 20; k++) {
+		r = store_tasks_find(p, len, v, n, &iid[n / 2], 1, &t, &oid,
+		    &got);
+		if (r < 0 || got != 1)
+			die("a find does not read back");
+		free(t);
+		free(oid);
+	}
+	find_ns[th][v - 1] += (now_ns() - t0) / 20;
+	t0 = now_ns();
+	for (k = 0; k < 20; k++) {
+		if (store_tasks_get(p, len, v, n, &t, &oid, &got) < 0)
+			die("a decode does not read back");
+		free(t);
+		free(oid);
+	}
+	get_ns[th][v - 1] += (now_ns() - t0) / 20;
+}
 static const char *const col_name[8] = { "iid step", "d_utime", "d_stime",
 	"d_minflt", "d_majflt", "flags", "rss_pages_max",
 	"rss_pages_last - max" };
@@ -201,6 +246,8 @@ tasks_blob(int th, const struct store_frame *f)
 			    memcmp(biid, iid, n * sizeof(*iid)) != 0)))
 			die("task rows do not read back");
 		set_add(&enc[th][v - 1], e.b.p, e.b.len);
+		if (n)
+			time_versions(th, v, e.b.p, e.b.len, iid, n);
 		store_enc_release(&e);
 		free(b);
 		free(biid);
@@ -322,10 +369,21 @@ main(int argc, char **argv)
 			printf("  %-34s %8.1f\n",
 			    "Rice, best parameter per column",
 			    rice[k] / (double)rice_n[k]);
+		if (k < 2 && rice_n[k])
+			printf("  %-34s %.2f / %.2f / %.2f µs, whole %.2f / "
+			       "%.2f / %.2f µs\n",
+			    "one row's find, versions 1 / 2 / 3",
+			    find_ns[k][0] / 1e3 / (double)rice_n[k],
+			    find_ns[k][1] / 1e3 / (double)rice_n[k],
+			    find_ns[k][2] / 1e3 / (double)rice_n[k],
+			    get_ns[k][0] / 1e3 / (double)rice_n[k],
+			    get_ns[k][1] / 1e3 / (double)rice_n[k],
+			    get_ns[k][2] / 1e3 / (double)rice_n[k]);
 		if (k < 2 && rows_n[k])
-			printf("  %-34s %7.1f %%\n",
+			printf("  %-34s %7.1f %% of %.1f a blob\n",
 			    "rows whose RSS an earlier row has",
-			    100.0 * (double)rows_shared[k] / (double)rows_n[k]);
+			    100.0 * (double)rows_shared[k] / (double)rows_n[k],
+			    (double)rows_n[k] / (double)rice_n[k]);
 		for (col = 0; k < 2 && rice_n[k] && col < 8; col++)
 			printf("    %-32s %8.1f\n", col_name[col],
 			    rice_col[k][col] / (double)rice_n[k]);

@@ -22,8 +22,21 @@
  * alike bytes (small steps, zeros, flags), a tenth smaller with the
  * dictionary on store_bench.
  *
+ * Version 3 (written since; 1 and 2 still read): version 2's columns up
+ * to the tuples, then the RSS columns as
+ *   u   r: the rows whose rss_pages_last refers back (0: no column)
+ *   if r > 0: n × u k (0: a value of its own; k ≥ 1: the k-th newest
+ *       of the values met so far in row order)
+ *   u   rss_pages_last of each row with k = 0, in row order
+ *   n × s rss_pages_max − rss_pages_last
+ * The threads of one process report its RSS (stat field 24 is the memory
+ * map's): in a threads blob two rows in three carried a value an earlier
+ * row had (store_bench -F drifting), 15 % of the blob. The encoder writes
+ * the column only when it saves bytes.
+ *
  * Every window decodes on its own: no figure is a delta against another
- * window, so retention and roll-ups may delete any window.
+ * window (version 3 refers only to earlier rows of the same blob), so
+ * retention and roll-ups may delete any window.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -39,7 +39,8 @@ int store_tasks_get(const void *p, size_t len, unsigned version, size_t max,
 /* Only the rows of the instance ids want[0..nwant) (ascending): version 1
  * read up to the last of them (the frame's CRC vouches for the bytes
  * after), version 2 through every column (the others' figures read past,
- * not kept); malformed rows on the way: -EBADMSG. Caller frees *ret,
+ * not kept), version 3 decoded whole (a row's RSS may be an earlier
+ * row's); malformed rows on the way: -EBADMSG. Caller frees *ret,
  * *ret_iid. */
 int store_tasks_find(const void *p, size_t len, unsigned version, size_t max,
     const uint64_t *want, size_t nwant, struct window_task **ret,
