@@ -329,13 +329,9 @@ pend_merge(struct ftrace *ft)
 	}
 }
 
-/*
- * After a flood the held-record arrays (and the spare payload arena) keep
- * the size its drains needed: once a flush holds under a quarter of them
- * they are cut back to twice what it holds (FT_PEND_MIN at least), the
- * spare arena freed when over FT_ARENA_KEEP. A cut that fails keeps the
- * larger block, which still has room for pend_cap records.
- */
+/* The held-record arrays, once a flush holds under a quarter of them, cut
+ * back to twice what it holds (a failed cut keeps a larger block); the
+ * spare payload arena freed when over FT_ARENA_KEEP. */
 #define FT_PEND_MIN 256
 #define FT_ARENA_KEEP (64 * 1024)
 
