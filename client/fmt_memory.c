@@ -60,6 +60,18 @@ fmt_memory_health(struct sbuf *o, const Vitals__MemoryHealth *m)
 	    " buffer %.2f MiB (anon)\n",
 	    (double)m->taskiter_out_bytes / mib,
 	    (double)m->ftrace_buffer_bytes / mib);
+	if (m->have_status & 64)
+		sbuf_printf(o,
+		    "  program %.2f MiB resident (%.2f written: relocations,"
+		    " data)",
+		    (double)m->program_bytes / mib,
+		    (double)m->program_dirty_bytes / mib);
+	if (m->have_status & 128)
+		sbuf_printf(o, "%slibraries %.2f MiB",
+		    m->have_status & 64 ? ", " : "  ",
+		    (double)m->libraries_bytes / mib);
+	if (m->have_status & (64 | 128))
+		sbuf_puts(o, "\n");
 	if (m->trims)
 		sbuf_printf(o, "  heap trims %u, %.2f MiB given back\n",
 		    m->trims, (double)m->trimmed_bytes / mib);

@@ -460,15 +460,19 @@ field_unknown(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f)
 	}
 	if (IS(m, memory_health)) {
 		const Vitals__MemoryHealth *h = (const Vitals__MemoryHealth *)m;
+		/* have_status bits 1-128, the last two smaps's */
 		static const char *const status[] = { "rss_bytes",
 			"peak_rss_bytes", "anon_bytes", "file_bytes",
-			"shmem_bytes", "threads" };
+			"shmem_bytes", "threads", "program_bytes",
+			"libraries_bytes" };
 		unsigned k;
 
 		/* malloc gave no account (have_heap), the kernel no line */
 		if (strncmp(f->name, "heap_", 5) == 0)
 			return !h->have_heap;
-		for (k = 0; k < 6; k++)
+		if (strcmp(f->name, "program_dirty_bytes") == 0)
+			return !(h->have_status & 64);
+		for (k = 0; k < 8; k++)
 			if (strcmp(f->name, status[k]) == 0)
 				return !(h->have_status & (1u << k));
 		return false;

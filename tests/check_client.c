@@ -1082,6 +1082,10 @@ START_TEST(test_json_memory_unknown)
 	ck_assert_int_eq(jm_get(jmem, "heap_free_bytes")->t, JM_NULL);
 	ck_assert_int_eq(jm_get(jmem, "heap_mmap_bytes")->t, JM_NULL);
 	ck_assert_str_eq(jm_get(jmem, "tasks_bytes")->str, "4096");
+	/* no smaps figures (have_status 64, 128): null */
+	ck_assert_int_eq(jm_get(jmem, "program_bytes")->t, JM_NULL);
+	ck_assert_int_eq(jm_get(jmem, "program_dirty_bytes")->t, JM_NULL);
+	ck_assert_int_eq(jm_get(jmem, "libraries_bytes")->t, JM_NULL);
 	jm_free(j);
 	sbuf_free(&b);
 	/* given: the figures, zeros included */
@@ -1108,6 +1112,7 @@ START_TEST(test_json_memory_unknown)
 	ck_assert_ptr_nonnull(jmem = jm_path(j, "health.memory"));
 	ck_assert_str_eq(jm_get(jmem, "taskiter_out_bytes")->str, "90112");
 	ck_assert_str_eq(jm_get(jmem, "ftrace_buffer_bytes")->str, "1048576");
+	ck_assert_int_eq(jm_get(jmem, "program_bytes")->t, JM_NULL);
 	jm_free(j);
 	sbuf_free(&b);
 	sbuf_init(&b);
@@ -1116,6 +1121,28 @@ START_TEST(test_json_memory_unknown)
 	ck_assert_ptr_nonnull(strstr(b.buf,
 	    "mapped: task iterator output 0.09 MiB (file), ftrace drain "
 	    "buffer 1.00 MiB (anon)"));
+	ck_assert_ptr_null(strstr(b.buf, "program"));
+	sbuf_free(&b);
+	/* smaps's figures given: strings, the program's dirty part too */
+	m.have_status = 63 | 64 | 128;
+	m.program_bytes = 1 << 20;
+	m.program_dirty_bytes = 131072;
+	m.libraries_bytes = 4 << 20;
+	sbuf_init(&b);
+	json_response(&b, &r);
+	ck_assert_ptr_nonnull(j = jm_parse(b.buf, b.len));
+	ck_assert_ptr_nonnull(jmem = jm_path(j, "health.memory"));
+	ck_assert_str_eq(jm_get(jmem, "program_bytes")->str, "1048576");
+	ck_assert_str_eq(jm_get(jmem, "program_dirty_bytes")->str, "131072");
+	ck_assert_str_eq(jm_get(jmem, "libraries_bytes")->str, "4194304");
+	jm_free(j);
+	sbuf_free(&b);
+	sbuf_init(&b);
+	fmt_memory_health(&b, &m);
+	ck_assert_int_eq(b.err, 0);
+	ck_assert_ptr_nonnull(strstr(b.buf,
+	    "  program 1.00 MiB resident (0.12 written: relocations, data),"
+	    " libraries 4.00 MiB\n"));
 	sbuf_free(&b);
 }
 END_TEST

@@ -715,6 +715,16 @@ memory_parts(struct jm *j)
 	    ll(j, "health.memory.file_bytes"));
 	ck_assert_int_le(ll(j, "health.memory.ftrace_buffer_bytes"),
 	    ll(j, "health.memory.anon_bytes"));
+	/* smaps's mapped files: the daemon's program (some of it written:
+	 * its relocated pointers) and its libraries, within the RSS */
+	ck_assert_int_gt(ll(j, "health.memory.program_bytes"), 0);
+	ck_assert_int_gt(ll(j, "health.memory.program_dirty_bytes"), 0);
+	ck_assert_int_le(ll(j, "health.memory.program_dirty_bytes"),
+	    ll(j, "health.memory.program_bytes"));
+	ck_assert_int_gt(ll(j, "health.memory.libraries_bytes"), 0);
+	ck_assert_int_le(ll(j, "health.memory.program_bytes") +
+		ll(j, "health.memory.libraries_bytes"),
+	    ll(j, "health.memory.rss_bytes"));
 }
 
 /*
@@ -765,7 +775,7 @@ START_TEST(test_memory_health)
 	    td_file_has(d.log, "process scan: BPF task iterator"))
 		ck_assert_msg(peak <= rss + 3072,
 		    "peak %lld KiB, RSS %lld KiB: a load spike", peak, rss);
-	ck_assert_int_eq(ll(j, "health.memory.have_status"), 63);
+	ck_assert_int_eq(ll(j, "health.memory.have_status"), 255);
 	ck_assert_int_eq(ll(j, "health.memory.anon_bytes") +
 		ll(j, "health.memory.file_bytes") +
 		ll(j, "health.memory.shmem_bytes"),
@@ -796,6 +806,8 @@ START_TEST(test_memory_health)
 	ck_assert_ptr_nonnull(strstr(t.out, " windows in memory "));
 	ck_assert_ptr_nonnull(strstr(t.out, " MiB in use ("));
 	ck_assert_ptr_nonnull(strstr(t.out, " task table "));
+	ck_assert_ptr_nonnull(strstr(t.out, "  program "));
+	ck_assert_ptr_nonnull(strstr(t.out, ", libraries "));
 	run_free(&t);
 	td_stop(&d);
 	(void)tu_rmtree(pins);

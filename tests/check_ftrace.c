@@ -641,6 +641,7 @@ START_TEST(test_drain_pages_given_back)
 {
 	struct flood f = { 20000 };
 	uint64_t pg = (uint64_t)getpagesize(), b0, b1, b2, kept;
+	uint64_t hopen, h0, h1, h2; /* ftrace_bytes: held-record arrays */
 	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
 	struct reader r;
 	int pages;
@@ -649,16 +650,19 @@ START_TEST(test_drain_pages_given_back)
 	kept = (uint64_t)ncpu * FTRACE_KEEP_PAGES * pg;
 	/* 2 MiB a CPU, 64 pages a drain, no timer drains in between */
 	reader_open(&r, 2048, 60000, 64);
+	hopen = ftrace_bytes(r.ft);
 	/* a first burst, drained to the end: back to the floor */
 	(void)flood_thread(&f);
 	while (ftrace_drain(r.ft) > FTRACE_KEEP_PAGES)
 		;
 	ck_assert_int_le(ftrace_drain(r.ft), FTRACE_KEEP_PAGES);
 	b0 = ftrace_buffer_bytes(r.ft);
+	h0 = ftrace_bytes(r.ft);
 	/* the same burst: each page a drain read stays resident */
 	(void)flood_thread(&f);
 	pages = ftrace_drain(r.ft);
 	b1 = ftrace_buffer_bytes(r.ft);
+	h1 = ftrace_bytes(r.ft);
 	ck_assert_int_gt(pages, 2 * FTRACE_KEEP_PAGES * ncpu);
 	ck_assert_uint_le(b0, kept);
 	ck_assert_uint_ge(b1, (uint64_t)pages * pg);
@@ -667,13 +671,23 @@ START_TEST(test_drain_pages_given_back)
 		;
 	ck_assert_int_le(ftrace_drain(r.ft), FTRACE_KEEP_PAGES);
 	b2 = ftrace_buffer_bytes(r.ft);
+	h2 = ftrace_bytes(r.ft);
 	fprintf(stderr,
 	    "ftrace bytes: %llu quiet, %llu after %d pages, %llu "
-	    "quiet again\n",
+	    "quiet again; held arrays %llu at open, %llu, %llu, %llu\n",
 	    (unsigned long long)b0, (unsigned long long)b1, pages,
-	    (unsigned long long)b2);
+	    (unsigned long long)b2, (unsigned long long)hopen,
+	    (unsigned long long)h0, (unsigned long long)h1,
+	    (unsigned long long)h2);
 	ck_assert_uint_le(b2, kept);
 	ck_assert_uint_lt(b2, b1);
+	/* the held-record arrays grow within a drain of 64 pages a CPU
+	 * (thousands of records) and are cut back at its end to twice what
+	 * it holds for the next: near their size at open (the payload
+	 * arenas may keep up to 64 KiB each) */
+	ck_assert_uint_le(h0, hopen + 2 * 64 * 1024);
+	ck_assert_uint_le(h1, hopen + 2 * 64 * 1024);
+	ck_assert_uint_le(h2, hopen + 2 * 64 * 1024);
 	reader_close(&r);
 }
 END_TEST

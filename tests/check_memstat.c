@@ -6,6 +6,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -75,6 +76,85 @@ START_TEST(test_garbage)
 }
 END_TEST
 
+/* smaps: the program's mappings (relocated data among them), libraries,
+ * and what is neither (heap, anonymous, a database's shared file) */
+static const char smaps_head[] =
+    "55d0c0a00000-55d0c0a21000 r--p 00000000 08:01 1234        "
+    "/usr/sbin/vitalsd\n"
+    "Size:                132 kB\n"
+    "Rss:                 120 kB\n"
+    "Private_Dirty:         0 kB\n"
+    "55d0c0b40000-55d0c0b60000 rw-p 00140000 08:01 1234        "
+    "/usr/sbin/vitalsd\n"
+    "Rss:                 128 kB\n"
+    "Private_Dirty:       124 kB\n"
+    "55d0c1000000-55d0c1800000 rw-p 00000000 00:00 0           [heap]\n"
+    "Rss:                6000 kB\n"
+    "Private_Dirty:      6000 kB\n"
+    "7f0000000000-7f0000100000 r-xp 00028000 08:01 99          "
+    "/usr/lib/x86_64-linux-gnu/libc.so.6\n"
+    "Rss:                1400 kB\n"
+    "Private_Dirty:        16 kB\n"
+    "7f0000200000-7f0000210000 r-xp 00000000 08:01 98          "
+    "/usr/lib/x86_64-linux-gnu/libsqlite3.so.0.8.6\n"
+    "Rss:                1180 kB\n"
+    "7f0000300000-7f0000308000 rw-s 00000000 08:01 97          "
+    "/var/lib/vitals/vitals.db-shm\n"
+    "Rss:                  32 kB\n"
+    "7f0000400000-7f0000401000 rw-p 00000000 00:00 0 \n"
+    "Rss:                   4 kB\n";
+
+START_TEST(test_maps)
+{
+	const char *exe = "/usr/sbin/vitalsd";
+	struct memstat_maps m, m2;
+	char more[sizeof(smaps_head) + 256];
+
+	ck_assert_int_eq(memstat_maps_parse(smaps_head, strlen(smaps_head), exe,
+			     &m),
+	    0);
+	ck_assert_uint_eq(m.program, (120ULL + 128) * 1024);
+	ck_assert_uint_eq(m.program_dirty, 124ULL * 1024);
+	ck_assert_uint_eq(m.libs, (1400ULL + 1180) * 1024);
+	ck_assert_uint_eq(m.have, MEMSTAT_PROGRAM | MEMSTAT_LIBS);
+	/* one more page of the program resident: the figure moves */
+	snprintf(more, sizeof(more), "%s%s", smaps_head,
+	    "55d0c0c00000-55d0c0c10000 r-xp 00021000 08:01 1234        "
+	    "/usr/sbin/vitalsd\nRss:                   4 kB\n");
+	ck_assert_int_eq(memstat_maps_parse(more, strlen(more), exe, &m2), 0);
+	ck_assert_uint_eq(m2.program, m.program + 4096);
+	ck_assert_uint_eq(m2.libs, m.libs);
+	/* another program's name: its mappings are neither */
+	ck_assert_int_eq(memstat_maps_parse(smaps_head, strlen(smaps_head),
+			     "/usr/bin/other", &m2),
+	    0);
+	ck_assert_uint_eq(m2.have, MEMSTAT_LIBS);
+	ck_assert_uint_eq(m2.program, 0);
+	/* no mapping of either kind: an error, ret untouched */
+	memset(&m2, 0xa5, sizeof(m2));
+	ck_assert_int_eq(memstat_maps_parse("Rss: 4 kB\n", 10, exe, &m2),
+	    -EINVAL);
+	ck_assert_uint_eq(m2.have, 0xa5a5a5a5u);
+}
+END_TEST
+
+/* this test's own process: its program and libc are mapped and resident */
+START_TEST(test_maps_self)
+{
+	struct memstat_maps m;
+	struct memstat st;
+
+	ck_assert_int_eq(memstat_maps_read(NULL, &m), 0);
+	ck_assert_int_eq(memstat_read(NULL, &st), 0);
+	ck_assert_uint_eq(m.have, MEMSTAT_PROGRAM | MEMSTAT_LIBS);
+	ck_assert_uint_gt(m.program, 0);
+	ck_assert_uint_gt(m.libs, 0);
+	ck_assert_uint_le(m.program_dirty, m.program);
+	ck_assert_uint_le(m.program + m.libs, st.rss + 64 * 1024);
+	ck_assert_int_eq(memstat_maps_read("/nonexistent", &m), -ENOENT);
+}
+END_TEST
+
 /* VmHWM and getrusage's ru_maxrss are one figure (the peak, KiB) */
 START_TEST(test_self_agrees)
 {
@@ -141,6 +221,8 @@ memstat_suite(void)
 
 	tcase_add_test(tc, test_parse);
 	tcase_add_test(tc, test_garbage);
+	tcase_add_test(tc, test_maps);
+	tcase_add_test(tc, test_maps_self);
 	tcase_add_test(tc, test_self_agrees);
 	tcase_add_test(tc, test_heap_follows);
 	suite_add_tcase(s, tc);

@@ -10,6 +10,7 @@
 #include <malloc.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -131,6 +132,136 @@ memstat_read(const char *proc_root, struct memstat *ret)
 	if (r < 0)
 		return r;
 	return memstat_parse(buf, len, ret);
+}
+
+/*
+ * smaps: a mapping's header ("start-end perms offset dev inode   path"),
+ * then its "Key:   N kB" lines. A header starts with a lowercase hex
+ * digit, a key with a capital.
+ */
+static bool
+maps_header(const char *p, const char *eol, const char **ret_path,
+    size_t *ret_len)
+{
+	const char *q = p;
+	unsigned field = 0;
+
+	if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+		return false;
+	/* five fields, then the path (may hold blanks), or none */
+	while (q < eol && field < 5) {
+		while (q < eol && *q != ' ')
+			q++;
+		while (q < eol && *q == ' ')
+			q++;
+		field++;
+	}
+	*ret_path = q;
+	*ret_len = (size_t)(eol - q);
+	return true;
+}
+
+static bool
+has_so(const char *path, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i + 3 <= len; i++)
+		if (memcmp(path + i, ".so", 3) == 0 &&
+		    (i + 3 == len || path[i + 3] == '.'))
+			return true;
+	return false;
+}
+
+int
+memstat_maps_parse(const char *buf, size_t len, const char *exe,
+    struct memstat_maps *ret)
+{
+	const char *p = buf, *end = buf + len;
+	struct memstat_maps m = { 0 };
+	size_t exe_len = exe ? strlen(exe) : 0;
+	enum { OTHER, PROGRAM, LIB } kind = OTHER;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *eol = nl ? nl : end;
+		const char *path;
+		size_t plen;
+		uint64_t v;
+
+		if (maps_header(p, eol, &path, &plen)) {
+			kind = OTHER;
+			if (plen && exe_len == plen &&
+			    memcmp(path, exe, plen) == 0)
+				kind = PROGRAM;
+			else if (plen && *path == '/' && has_so(path, plen))
+				kind = LIB;
+			if (kind == PROGRAM)
+				m.have |= MEMSTAT_PROGRAM;
+			else if (kind == LIB)
+				m.have |= MEMSTAT_LIBS;
+		} else if (kind != OTHER && (size_t)(eol - p) > 4 &&
+		    memcmp(p, "Rss:", 4) == 0 &&
+		    field_value(p + 4, eol, true, &v) == 0) {
+			if (kind == PROGRAM)
+				m.program += v;
+			else
+				m.libs += v;
+		} else if (kind == PROGRAM && (size_t)(eol - p) > 14 &&
+		    memcmp(p, "Private_Dirty:", 14) == 0 &&
+		    field_value(p + 14, eol, true, &v) == 0) {
+			m.program_dirty += v;
+		}
+		p = nl ? nl + 1 : end;
+	}
+	if (m.have == 0)
+		return -EINVAL;
+	*ret = m;
+	return 0;
+}
+
+int
+memstat_maps_read(const char *proc_root, struct memstat_maps *ret)
+{
+	const char *root = proc_root ? proc_root : "/proc";
+	char path[PATH_MAX], exe[PATH_MAX];
+	size_t len = 0, cap = 64 * 1024;
+	char *buf = NULL;
+	ssize_t n = 0;
+	int fd, r;
+
+	snprintf(path, sizeof(path), "%s/self/exe", root);
+	if ((n = readlink(path, exe, sizeof(exe) - 1)) < 0)
+		return -errno;
+	exe[n] = '\0';
+	snprintf(path, sizeof(path), "%s/self/smaps", root);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	/* at most 4 MiB of text: ~4,000 mappings */
+	for (;;) {
+		if (len == cap || buf == NULL) {
+			char *nb;
+
+			if (buf && cap >= 4u << 20)
+				break;
+			cap = buf ? cap * 2 : cap;
+			if ((nb = realloc(buf, cap)) == NULL) {
+				free(buf);
+				close(fd);
+				return -ENOMEM;
+			}
+			buf = nb;
+		}
+		if ((n = read(fd, buf + len, cap - len)) <= 0)
+			break;
+		len += (size_t)n;
+	}
+	r = n < 0 && len == 0 ? -errno : 0;
+	close(fd);
+	if (r == 0)
+		r = memstat_maps_parse(buf, len, exe, ret);
+	free(buf);
+	return r;
 }
 
 /*

@@ -23,10 +23,32 @@ struct memstat {
 #define MEMSTAT_SHMEM 0x10
 #define MEMSTAT_THREADS 0x20
 
+/* What /proc/self/smaps says of the mapped files (Health.memory): the
+ * daemon's own program, its relocated and written pages of it, and the
+ * shared libraries (paths with ".so"). have: MEMSTAT_PROGRAM (program and
+ * program_dirty), MEMSTAT_LIBS, set when a mapping of the kind was seen. */
+struct memstat_maps {
+	uint64_t program;	/* Rss of the executable's mappings */
+	uint64_t program_dirty; /* of it Private_Dirty: relocations, data */
+	uint64_t libs;		/* Rss of the libraries' mappings */
+	uint32_t have;
+};
+
+#define MEMSTAT_PROGRAM 0x40
+#define MEMSTAT_LIBS 0x80
+
 /* The lines of a status file's text; -EINVAL when none was there. */
 int memstat_parse(const char *buf, size_t len, struct memstat *ret);
 /* The calling process's, from <proc_root>/self/status (NULL: /proc). */
 int memstat_read(const char *proc_root, struct memstat *ret);
+
+/* An smaps text's mappings, exe the program's path as its mappings name
+ * it; -EINVAL when no mapping of either kind was there. */
+int memstat_maps_parse(const char *buf, size_t len, const char *exe,
+    struct memstat_maps *ret);
+/* The calling process's (NULL proc_root: /proc); reads the whole smaps,
+ * so for a request, not for every sample. */
+int memstat_maps_read(const char *proc_root, struct memstat_maps *ret);
 
 /* malloc's own account of the heap, every arena (mallinfo2) */
 struct memstat_heap {

@@ -25,10 +25,10 @@ struct task_wt {
 	int32_t tgid;
 	uint64_t starttime;
 	uint32_t uid;
+	uint32_t samples; /* beside uid: no padding */
 	char comm[VITALS_COMM_LEN];
 	uint64_t d_utime, d_stime;
 	uint64_t d_minflt, d_majflt;
-	uint32_t samples;
 	uint64_t wall_ns;
 	uint64_t total_ticks;
 	double norm_ticks;
@@ -54,10 +54,10 @@ struct task {
 	/* the window's samples [0, mark) are in wt's per-sample sums; the
 	 * rest are settled lazily (task_settle, doc/bpf.md) */
 	uint32_t mark;
+	int stat_fd; /* its stat file kept open (proc_statfd.c); -1 none */
 	struct task *threads; /* process: its known threads */
 	struct task *tnext;   /* thread: next sibling */
 	struct task *proc;    /* thread: owner */
-	int stat_fd; /* its stat file kept open (proc_statfd.c); -1 none */
 	/* a process's name (cmdline) where it is not its comm; NULL: the
 	 * comm, as for every thread (task_name) */
 	char *name;

@@ -148,6 +148,7 @@ pb_memory(struct rpc_arena *a, const struct vitalsd_info *info)
 	Vitals__MemoryHealth *m;
 	struct memstat_heap h;
 	struct memstat ms;
+	struct memstat_maps mm;
 
 	NEW(a, m, vitals__memory_health__init);
 	if (memstat_read(NULL, &ms) == 0) {
@@ -158,6 +159,12 @@ pb_memory(struct rpc_arena *a, const struct vitalsd_info *info)
 		m->shmem_bytes = ms.shmem;
 		m->threads = ms.threads;
 		m->have_status = ms.have;
+	}
+	if (memstat_maps_read(NULL, &mm) == 0) {
+		m->program_bytes = mm.program;
+		m->program_dirty_bytes = mm.program_dirty;
+		m->libraries_bytes = mm.libs;
+		m->have_status |= mm.have;
 	}
 	store_sqlite_memory(&m->sqlite_bytes, &m->sqlite_peak_bytes);
 	m->windows_bytes = info->ring_bytes;

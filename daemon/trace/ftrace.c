@@ -329,14 +329,45 @@ pend_merge(struct ftrace *ft)
 	}
 }
 
+/* The held-record arrays, once a flush holds under a quarter of them, cut
+ * back to twice what it holds (a failed cut keeps a larger block); the
+ * spare payload arena freed when over FT_ARENA_KEEP. */
+#define FT_PEND_MIN 256
+#define FT_ARENA_KEEP (64 * 1024)
+
+static void
+pend_cut(struct ftrace *ft)
+{
+	size_t ncap = FT_PEND_MIN;
+	void *np;
+
+	if (ft->arena2.cap > FT_ARENA_KEEP)
+		vbuf_release(&ft->arena2);
+	if (ft->pend_cap <= FT_PEND_MIN || ft->npend * 4 >= ft->pend_cap)
+		return;
+	while (ncap < 2 * ft->npend)
+		ncap *= 2;
+	if (ncap >= ft->pend_cap)
+		return;
+	if ((np = realloc(ft->pend, ncap * sizeof(*ft->pend))) != NULL)
+		ft->pend = np;
+	if ((np = realloc(ft->pend2, ncap * sizeof(*ft->pend2))) != NULL)
+		ft->pend2 = np;
+	if ((np = realloc(ft->order, ncap * sizeof(*ft->order))) != NULL)
+		ft->order = np;
+	ft->pend_cap = ncap;
+}
+
 /* Hand the records up to watermark to the trackers; keep the rest. */
 static void
 pend_flush(struct ftrace *ft, uint64_t watermark)
 {
 	size_t i, k = 0;
 
-	if (ft->npend == 0)
+	if (ft->npend == 0) {
+		pend_cut(ft);
 		return;
+	}
 	if (ft->nruns > 1)
 		pend_merge(ft);
 	else
@@ -393,6 +424,7 @@ pend_flush(struct ftrace *ft, uint64_t watermark)
 		if (ft->pend[i].r.ev == FEV_PRINT)
 			ft->pend[i].r.u.print.buf = ft->arena.p +
 			    ft->pend[i].off;
+	pend_cut(ft);
 }
 
 static void

@@ -49,11 +49,11 @@ struct window_task {
 	int32_t tgid; /* owning process */
 	uint64_t starttime;
 	uint32_t uid;
+	uint32_t samples; /* valid deltas summed (beside uid: no padding) */
 	char comm[VITALS_COMM_LEN];
 	char name[VITALS_NAME_LEN];  /* process name; comm for threads */
 	uint64_t d_utime, d_stime;   /* ticks */
 	uint64_t d_minflt, d_majflt; /* counts, never bytes */
-	uint32_t samples;	     /* valid deltas summed */
 	uint64_t wall_ns;	     /* Σ Δmonotonic over those samples */
 	uint64_t total_ticks;	     /* Σ system Δtotal over those samples */
 	double norm_ticks;	     /* Σ Δtotal/online_cpus over them */
