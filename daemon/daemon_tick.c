@@ -209,6 +209,7 @@ tick_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	tick_run(d);
 	loopstat_end("tick", t0);
+	loopstat_tick_end();
 }
 
 void

@@ -38,6 +38,7 @@ START_TEST(held_by_callback)
 	struct loopstat ls;
 
 	loopstat_take(&ls);
+	loopstat_tick_end();
 	due = clock_ns(CLOCK_MONOTONIC);
 	t0 = loopstat_begin();
 	sleep_ms(20);
@@ -106,6 +107,7 @@ START_TEST(waiting_for_cpu)
 	ck_assert_int_eq(sched_setaffinity(0, sizeof(set), &set), 0);
 	t0 = loopstat_begin();
 	loopstat_end("mark", t0);
+	loopstat_tick_end();
 	due = clock_ns(CLOCK_MONOTONIC);
 	ck_assert_int_eq(pthread_attr_init(&at), 0);
 	ck_assert_int_eq(pthread_attr_setaffinity_np(&at, sizeof(set), &set),

@@ -19,11 +19,12 @@ static struct loopstat cur;
  * should one, the inner one's CPU time counts from the outer's start) */
 static int64_t cpu0;
 static unsigned depth;
-/* the last callback's end (CLOCK_MONOTONIC) and the thread's run_delay
- * then; the loop thread's schedstat, kept open (-2: not opened yet, -1:
- * the kernel keeps none) */
+/* the last callback's end (CLOCK_MONOTONIC); the thread's run_delay at the
+ * last tick's end (loopstat_tick_end: read at ticks only, two preads a
+ * sample, not at every callback); the loop thread's schedstat, kept open
+ * (-2: not opened yet, -1: the kernel keeps none) */
 static int64_t last_end_ns;
-static int64_t last_end_runq = -1;
+static int64_t tick_end_runq = -1;
 static int sfd = -2;
 
 /* The loop thread's run_delay (ns: runnable, waiting for a CPU); -1 when
@@ -69,10 +70,8 @@ loopstat_end(const char *what, int64_t start_ns)
 
 	if (depth > 0)
 		depth--;
-	if (depth == 0) {
+	if (depth == 0)
 		last_end_ns = now;
-		last_end_runq = runq_now();
-	}
 	if (d <= 0)
 		return;
 	if ((uint64_t)d > LOOPSTAT_SLOW_NS)
@@ -105,12 +104,18 @@ loopstat_late(int64_t due_ns, int64_t now_ns, uint64_t *held_ns,
 	if (held > late)
 		held = late;
 	r = runq_now();
-	if (r >= 0 && last_end_runq >= 0 && r > last_end_runq)
-		rq = (uint64_t)(r - last_end_runq);
+	if (r >= 0 && tick_end_runq >= 0 && r > tick_end_runq)
+		rq = (uint64_t)(r - tick_end_runq);
 	/* a wait before the timer fell due is no part of its lateness */
 	if (rq > late - held)
 		rq = late - held;
 	*held_ns = held;
 	*runq_ns = rq;
 	return r >= 0;
+}
+
+void
+loopstat_tick_end(void)
+{
+	tick_end_runq = runq_now();
 }
