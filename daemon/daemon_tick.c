@@ -180,6 +180,8 @@ tick_run(struct vitalsd *d)
 		burst_sample(d->bu, sys, clk.mono_ns, clk.wall_ns);
 	}
 	wcpu_push_scale(d);
+	/* the ftrace reader's timed drain in this wake-up of the loop */
+	ftrace_after_sample(d->ft);
 	/* the exporter's walk of the process table; the page waits for a
 	 * scrape */
 	if (d->ex && (r = export_sample(d->ex)) < 0)
