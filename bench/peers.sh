@@ -280,6 +280,11 @@ print("vitalsd says (last window): tick late max %.2f ms, bpf drain %.2f ms, "
       "sampling %.2f ms per sample (own thread, BPF programs excluded)"
       % (i(wh.get("tick_late_ns_max")) / 1e6, i(b.get("drain_ns")) / 1e6,
          i(wh.get("sample_ns_sum")) / 1e6 / n))
+print("  tick lateness (last window): sum %.2f ms = held by a callback %.2f + waiting for a CPU %.2f "
+      "+ the rest; latest tick %.2f ms = held %.2f + waiting %.2f + the rest"
+      % (i(wh.get("tick_late_ns_sum")) / 1e6, i(wh.get("tick_late_held_ns_sum")) / 1e6,
+         i(wh.get("tick_late_runq_ns_sum")) / 1e6, i(wh.get("tick_late_ns_max")) / 1e6,
+         i(wh.get("tick_late_max_held_ns")) / 1e6, i(wh.get("tick_late_max_runq_ns")) / 1e6))
 coll = {c.get("name"): i(c.get("value")) for c in wh.get("coll_ns_sum") or []}
 if coll:
     print("  per sample by collector (ms): " + ", ".join(

@@ -528,7 +528,9 @@ field_unknown(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f)
 			"tick_late_ns_sum", "tick_late_ns_p99", "stat_fds",
 			"stat_fd_reads", "stat_opens", "stat_fd_full",
 			"loop_cb_ns_max", "loop_cb_what", "loop_cb_over_1ms",
-			"loop_cb_cpu_ns",
+			"loop_cb_cpu_ns", "tick_late_held_ns_sum",
+			"tick_late_runq_ns_sum", "tick_late_max_held_ns",
+			"tick_late_max_runq_ns",
 
 			"samples_full", "samples_partial", "partial_records",
 			"partial_doubts", "partial_why", "partial_err",

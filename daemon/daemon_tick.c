@@ -147,6 +147,7 @@ wcpu_push_scale(struct vitalsd *d)
 static void
 tick_run(struct vitalsd *d)
 {
+	uint64_t held, runq;
 	int64_t step, after;
 	struct clocks now;
 	bool burst;
@@ -168,7 +169,8 @@ tick_run(struct vitalsd *d)
 	step = (int64_t)d->cur_ms * NSEC_PER_MSEC;
 	if (now.mono_ns - d->next_ns > step / 2)
 		collector_note_late(d->col);
-	collector_note_tick(d->col, now.mono_ns - d->next_ns);
+	(void)loopstat_late(d->next_ns, now.mono_ns, &held, &runq);
+	collector_note_tick(d->col, now.mono_ns - d->next_ns, held, runq);
 	if ((r = collector_sample(d->col, &now, burst)) < 0)
 		log_warnx("sample failed: %s", strerror(-r));
 	if (d->bu) {
@@ -178,6 +180,8 @@ tick_run(struct vitalsd *d)
 		burst_sample(d->bu, sys, clk.mono_ns, clk.wall_ns);
 	}
 	wcpu_push_scale(d);
+	/* the ftrace reader's timed drain in this wake-up of the loop */
+	ftrace_after_sample(d->ft);
 	/* the exporter's walk of the process table; the page waits for a
 	 * scrape */
 	if (d->ex && (r = export_sample(d->ex)) < 0)
@@ -207,6 +211,7 @@ tick_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	tick_run(d);
 	loopstat_end("tick", t0);
+	loopstat_tick_end();
 }
 
 void

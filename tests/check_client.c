@@ -581,6 +581,10 @@ START_TEST(test_fmt_health)
 	wh.sample_ns_max = 11000000;
 	wh.tick_late_ns_sum = 20000000; /* 10 samples: 2000 us each */
 	wh.tick_late_ns_max = 5000000;
+	wh.tick_late_held_ns_sum = 7000000;
+	wh.tick_late_runq_ns_sum = 9000000;
+	wh.tick_late_max_held_ns = 1000000;
+	wh.tick_late_max_runq_ns = 3500000;
 	win.health = &wh;
 	st.state = "ok";
 	st.windows_written = 12;
@@ -615,7 +619,8 @@ START_TEST(test_fmt_health)
 	    "5000/9000; whole sample 6000/11000\n"));
 	ck_assert_ptr_nonnull(strstr(s,
 	    "  timer lateness avg/max us: "
-	    "2000/5000\n"));
+	    "2000/5000\n  of it, us: held by a callback 7000, waiting for a "
+	    "CPU 9000 (sum); latest tick 1000 + 3500\n"));
 	ck_assert_ptr_nonnull(strstr(s,
 	    "  store queries 3 (slowest 2.500 ms), "
 	    "queued 0\n"));

@@ -23,6 +23,7 @@
 #define ftrace_built none_built
 #define ftrace_bytes none_bytes
 #define ftrace_buffer_bytes none_buffer_bytes
+#define ftrace_after_sample none_after_sample
 #include "../daemon/trace/ftrace_none.c"
 #undef ftrace_state_name
 #undef ftrace_ev_name

@@ -209,6 +209,10 @@ mkwindow(uint64_t seq, int64_t wall_start_ns)
 	    "wss pass");
 	w->health.loop_cb_over_1ms = 3;
 	w->health.loop_cb_cpu_ns = 900000;
+	w->health.tick_late_held_ns_sum = 110000;
+	w->health.tick_late_runq_ns_sum = 220000;
+	w->health.tick_late_max_held_ns = 33000;
+	w->health.tick_late_max_runq_ns = 44000;
 	for (i = 0; i < 30; i++) {
 		char comm[16];
 
@@ -465,6 +469,10 @@ START_TEST(test_snapshot)
 	ck_assert_str_eq(w->health->loop_cb_what, "wss pass");
 	ck_assert_uint_eq(w->health->loop_cb_over_1ms, 3);
 	ck_assert_uint_eq(w->health->loop_cb_cpu_ns, 900000);
+	ck_assert_uint_eq(w->health->tick_late_held_ns_sum, 110000);
+	ck_assert_uint_eq(w->health->tick_late_runq_ns_sum, 220000);
+	ck_assert_uint_eq(w->health->tick_late_max_held_ns, 33000);
+	ck_assert_uint_eq(w->health->tick_late_max_runq_ns, 44000);
 	/* top 10 by CPU, busiest first; totals before the cut */
 	ck_assert_uint_eq(w->n_procs, 10);
 	ck_assert_uint_eq(w->nprocs_total, 31);

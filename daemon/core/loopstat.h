@@ -8,6 +8,7 @@
 #ifndef VITALSD_LOOPSTAT_H
 #define VITALSD_LOOPSTAT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define LOOPSTAT_WHAT_LEN 16
@@ -28,5 +29,21 @@ int64_t loopstat_begin(void);
 void loopstat_end(const char *what, int64_t start_ns);
 /* What was reported since the last take, into ret; then reset. */
 void loopstat_take(struct loopstat *ret);
+
+/*
+ * How a timer due at due_ns and run at now_ns (CLOCK_MONOTONIC) came to be
+ * late (doc/metrics.md, "Timer lateness"): *held_ns, the part of the
+ * lateness the loop was still in a callback that ended after due_ns;
+ * *runq_ns, the time the loop's thread waited for a CPU since the last
+ * tick's end (loopstat_tick_end; the scheduler's run_delay,
+ * /proc/thread-self/schedstat), within the rest. Both 0 when the timer was
+ * on time; *runq_ns 0 when the kernel keeps no schedstat (returns false
+ * then). Loop thread only.
+ */
+bool loopstat_late(int64_t due_ns, int64_t now_ns, uint64_t *held_ns,
+    uint64_t *runq_ns);
+/* The tick's callback ends: the run_delay the next loopstat_late counts
+ * from. */
+void loopstat_tick_end(void);
 
 #endif

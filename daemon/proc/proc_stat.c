@@ -115,8 +115,13 @@ tok_next(struct span *line, struct span *ret)
 static bool
 tok_is(struct span t, const char *s)
 {
-	size_t n = strlen(s);
+	size_t n;
 
+	/* the first character first: a key table is searched for every
+	 * line of vmstat and meminfo, and most keys differ there */
+	if (span_len(t) == 0 || *t.p != *s)
+		return span_len(t) == 0 && *s == '\0';
+	n = strlen(s);
 	return span_len(t) == n && memcmp(t.p, s, n) == 0;
 }
 

@@ -140,6 +140,10 @@ pb_whealth(struct rpc_arena *a, const struct window_health *h)
 	m->store_dropped = h->store_dropped;
 	m->tick_late_ns_max = h->tick_late_ns_max;
 	m->tick_late_ns_sum = h->tick_late_ns_sum;
+	m->tick_late_held_ns_sum = h->tick_late_held_ns_sum;
+	m->tick_late_runq_ns_sum = h->tick_late_runq_ns_sum;
+	m->tick_late_max_held_ns = h->tick_late_max_held_ns;
+	m->tick_late_max_runq_ns = h->tick_late_max_runq_ns;
 	m->loop_cb_ns_max = h->loop_cb_ns_max;
 	if (h->loop_cb_what[0] != '\0')
 		TRY(m->loop_cb_what = rpc_pb_str(a, h->loop_cb_what,

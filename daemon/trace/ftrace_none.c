@@ -106,6 +106,12 @@ ftrace_free(struct ftrace *ft)
 }
 
 void
+ftrace_after_sample(struct ftrace *ft)
+{
+	(void)ft;
+}
+
+void
 ftrace_finish(struct ftrace *ft)
 {
 	(void)ft;

@@ -494,6 +494,8 @@ int ftrace_tracing_dir(const char *tracefs, const char *sys_root, char *buf,
 
 void ftrace_set_gpu_mem_cb(struct ftrace *ft, ftrace_gpu_mem_fn fn, void *arg);
 int ftrace_drain(struct ftrace *ft);
+/* After a sample: the timed drain now, when half its period is gone. */
+void ftrace_after_sample(struct ftrace *ft);
 int ftrace_window(struct ftrace *ft, struct window_trace *wt);
 void ftrace_finish(struct ftrace *ft);
 int ftrace_instance_remove(const char *tracefs, const char *name);

@@ -201,15 +201,20 @@ collector_note_late(struct collector *c)
 		c->open->health.late_ticks++;
 }
 
-/* How late the sampling timer fired against its grid (control plane). */
+/* How late the sampling timer fired against its grid (control plane), and
+ * of that the time the loop was held by an earlier callback and the time
+ * its thread waited for a CPU (loopstat_late). */
 void
-collector_note_tick(struct collector *c, int64_t late_ns)
+collector_note_tick(struct collector *c, int64_t late_ns, uint64_t held_ns,
+    uint64_t runq_ns)
 {
 	uint64_t late = late_ns > 0 ? (uint64_t)late_ns : 0;
 
 	if (c->open == NULL)
 		return;
 	c->open->health.tick_late_ns_sum += late;
+	c->open->health.tick_late_held_ns_sum += held_ns;
+	c->open->health.tick_late_runq_ns_sum += runq_ns;
 	{
 		static const uint64_t ms[] = VITALS_LATE_BOUNDS_MS;
 		unsigned i;
@@ -220,8 +225,11 @@ collector_note_tick(struct collector *c, int64_t late_ns)
 			;
 		c->open->health.tick_late_hist[i]++;
 	}
-	if (late > c->open->health.tick_late_ns_max)
+	if (late > c->open->health.tick_late_ns_max) {
 		c->open->health.tick_late_ns_max = late;
+		c->open->health.tick_late_max_held_ns = held_ns;
+		c->open->health.tick_late_max_runq_ns = runq_ns;
+	}
 }
 
 void

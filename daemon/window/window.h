@@ -101,6 +101,12 @@ struct window_health {
 	uint64_t tick_late_ns_max, tick_late_ns_sum;
 	/* ticks by lateness, under VITALS_LATE_BOUNDS_MS (the last: more) */
 	uint32_t tick_late_hist[VITALS_LATE_BUCKETS];
+	/* of that lateness (core/loopstat.c): the loop still in an earlier
+	 * callback, and its thread runnable but waiting for a CPU; summed
+	 * over the window's ticks and those of the latest tick. In memory
+	 * only, as the lateness. */
+	uint64_t tick_late_held_ns_sum, tick_late_runq_ns_sum;
+	uint64_t tick_late_max_held_ns, tick_late_max_runq_ns;
 	/* the loop's longest callback that ended in the window, its name
 	 * and the callbacks over 1 ms (core/loopstat.c); in memory only */
 	uint64_t loop_cb_ns_max;
