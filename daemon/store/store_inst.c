@@ -35,7 +35,11 @@
 #include "store_int.h"
 
 #define UNTIL_GRID_NS (86400 * NSEC_PER_SEC)
-#define ICACHE_MAX 65536 /* entries; past it the cache starts empty */
+/* entries; past it the cache starts empty and stops being whole: a miss
+ * is then looked up by a scan of the table (no identity index since v25).
+ * ~72 bytes an entry with its slots: 18 MiB at the most. A variable for
+ * the tests. */
+size_t store_inst_cache_max = 262144;
 
 struct icache_ent {
 	int64_t iid, until_ns;
@@ -77,9 +81,23 @@ struct store_icache {
 	uint32_t *slot;
 	size_t mask;
 	int64_t next_iid; /* 0: read max(iid) first */
+	/* every row of the main file's instance table is in it (loaded by a
+	 * scan, kept by every write since): a miss is a new instance */
+	bool whole;
+	bool too_big;	    /* it outgrew ICACHE_MAX: never whole again */
+	bool stale_on_move; /* the next move brings rows it never saw */
 };
 
-enum { IW_FIND, IW_INS, IW_UNTIL, IW_IDENT, IW_PUT, IW_MAX_IID, IW__MAX };
+enum {
+	IW_FIND,
+	IW_INS,
+	IW_UNTIL,
+	IW_IDENT,
+	IW_PUT,
+	IW_MAX_IID,
+	IW_ALL,
+	IW__MAX
+};
 
 /*
  * A spool (store_spool.c) writes its windows' instances with the main
@@ -99,15 +117,21 @@ struct store_iw {
 static const char *const iw_sql[IW__MAX] = {
 	[IW_FIND] = "SELECT iid, tgid, uid, comm, name, until_ns FROM instance"
 		    " WHERE thread = ?1 AND id = ?2 AND starttime = ?3",
+	/* a row the spool has already (the cache was loaded from the main
+	 * file meanwhile) only lives longer */
 	[IW_INS] = "INSERT INTO instance (iid, thread, id, starttime, tgid,"
 		   " uid, comm, name, until_ns) VALUES"
-		   " (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+		   " (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+		   " ON CONFLICT (iid) DO UPDATE SET until_ns ="
+		   " max(until_ns, excluded.until_ns)",
 	[IW_UNTIL] = "UPDATE instance SET until_ns = ?2 WHERE iid = ?1",
 	[IW_IDENT] = "INSERT INTO window_task_ident (window_id, iid, tgid,"
 		     " uid, comm, name) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
 	[IW_PUT] = "INSERT INTO window_tasks (window_id, procs, threads)"
 		   " VALUES (?1, ?2, ?3)",
 	[IW_MAX_IID] = "SELECT coalesce(max(iid), 0) FROM instance",
+	[IW_ALL] = "SELECT iid, thread, id, starttime, tgid, uid, comm, name,"
+		   " until_ns FROM instance",
 };
 
 /* ---------------------------------------------------------------- cache */
@@ -138,8 +162,12 @@ icache_clear(struct store_icache *c)
 		free(c->e[i].name);
 	free(c->e);
 	free(c->slot);
+	bool big = c->too_big, stale = c->stale_on_move;
+
 	memset(c, 0, sizeof(*c));
 	c->next_iid = next;
+	c->too_big = big;
+	c->stale_on_move = stale;
 }
 
 static struct icache_ent *
@@ -176,8 +204,10 @@ icache_add(struct store_icache *c, const struct icache_ent *ent)
 {
 	size_t i;
 
-	if (c->n >= ICACHE_MAX)
+	if (c->n >= store_inst_cache_max) {
+		c->too_big = true;
 		icache_clear(c);
+	}
 	if (c->n == c->cap) {
 		size_t nc = c->cap ? c->cap * 2 : 1024;
 		struct icache_ent *p = realloc(c->e, nc * sizeof(*p));
@@ -306,6 +336,53 @@ inst_copy(sqlite3_stmt *st, const struct icache_ent *e, int64_t until_ns)
 	return store_run(st);
 }
 
+/*
+ * Every row of the main file's instance table into c (emptied first), by
+ * st (its IW_ALL): the cache is then whole, and a task it has not got is
+ * a new instance without a lookup (schema v25 keeps no index on the
+ * identity: its leaves took a random insert per new instance, a quarter
+ * of the pages a move rewrote). Rows of a spool are not in it; a spool's
+ * writer still looks its own file up first (a small table in RAM).
+ */
+static int
+icache_load(struct store_icache *c, sqlite3_stmt *st)
+{
+	struct icache_ent ne;
+	char name[VITALS_NAME_LEN];
+	int rc;
+
+	icache_clear(c);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		memset(&ne, 0, sizeof(ne));
+		ne.iid = sqlite3_column_int64(st, 0);
+		ne.thread = sqlite3_column_int(st, 1) != 0;
+		ne.id = sqlite3_column_int(st, 2);
+		ne.starttime = (uint64_t)sqlite3_column_int64(st, 3);
+		ne.tgid = sqlite3_column_int(st, 4);
+		ne.uid = (uint32_t)sqlite3_column_int64(st, 5);
+		col_names(st, 6, ne.comm, name);
+		ne.until_ns = sqlite3_column_int64(st, 8);
+		if (ent_set_name(&ne, name) < 0) {
+			rc = SQLITE_NOMEM;
+			break;
+		}
+		if (icache_add(c, &ne) == NULL) {
+			free(ne.name);
+			rc = SQLITE_NOMEM;
+			break;
+		}
+		if (c->too_big)
+			break; /* it started over: lookups from now on */
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+		icache_clear(c);
+		return rc;
+	}
+	c->whole = !c->too_big;
+	return SQLITE_OK;
+}
+
 /* The instance of t (found, or written now) in *ret_iid. */
 static int
 inst_get(struct store_iw *iw, int64_t wid, int64_t wall_end_ns, bool thread,
@@ -316,15 +393,26 @@ inst_get(struct store_iw *iw, int64_t wid, int64_t wall_end_ns, bool thread,
 	sqlite3_stmt *st;
 	int rc;
 
-	if ((e = icache_get(c, thread, t)) == NULL) {
+	if ((e = icache_get(c, thread, t)) == NULL && !c->whole &&
+	    !c->too_big) {
+		st = (iw->main != NULL ? iw->main : iw)->st[IW_ALL];
+		if ((rc = icache_load(c, st)) != SQLITE_OK)
+			return rc;
+		e = icache_get(c, thread, t);
+	}
+	if (e == NULL) {
 		memset(&ne, 0, sizeof(ne));
 		ne.thread = thread;
 		ne.id = t->id;
 		ne.starttime = t->starttime;
-		/* this file's row; a spool's next, the main file's */
-		rc = inst_find(iw->st[IW_FIND], thread, t, &ne);
+		/* this file's row; a spool's next, the main file's (neither
+		 * is asked for what a whole cache says the main file has
+		 * not got) */
+		rc = SQLITE_DONE;
+		if (iw->main != NULL || !c->whole)
+			rc = inst_find(iw->st[IW_FIND], thread, t, &ne);
 		ne.in_spool = iw->main != NULL && rc == SQLITE_ROW;
-		if (rc == SQLITE_DONE && iw->main != NULL)
+		if (rc == SQLITE_DONE && iw->main != NULL && !c->whole)
 			rc = inst_find(iw->main->st[IW_FIND], thread, t, &ne);
 		if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
 			free(ne.name);
@@ -598,6 +686,21 @@ store_inst_moved(struct store *s)
 		return;
 	for (i = 0; i < s->iw->c.n; i++)
 		s->iw->c.e[i].in_spool = false;
+	/* a leftover spool's rows are in the main file now: loaded again
+	 * at the next miss */
+	if (s->iw->c.stale_on_move) {
+		s->iw->c.stale_on_move = false;
+		icache_clear(&s->iw->c);
+	}
+}
+
+/* A spool attached holding rows no cache of this handle wrote (a killed
+ * run's): the cache is not whole after they move. */
+void
+store_inst_leftover(struct store *s)
+{
+	if (s->iw != NULL)
+		s->iw->c.stale_on_move = true;
 }
 
 void

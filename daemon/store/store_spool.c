@@ -289,8 +289,10 @@ attach(struct store *s)
 	 * (store_spool_ids.c): made to agree before anything moves */
 	if (rc == SQLITE_OK)
 		rc = store_run_int(s->spool_st[SP_PENDING], &pending);
-	if (rc == SQLITE_OK && pending > 0)
+	if (rc == SQLITE_OK && pending > 0) {
+		store_inst_leftover(s);
 		rc = store_spool_fix_ids(s, &max, &max_iid, &max_key);
+	}
 	if (rc != SQLITE_OK)
 		return store_fail(s, rc, "spool: prepare");
 	/* the spool's instances take the main store's ids (store_inst.c) */
