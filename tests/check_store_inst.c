@@ -180,6 +180,45 @@ START_TEST(cache_past_bound)
 }
 END_TEST
 
+/* Past a day's end the first instance seen raises every one that lived
+ * into that day (one statement), not one row per instance as each comes
+ * back; an instance that did not live into it keeps its day. */
+START_TEST(day_end_raises_all)
+{
+	struct store *s = open_at(false);
+	long long d0, d1;
+
+	put(s, 1, 100, 3);
+	d0 = q(s, "SELECT max(until_ns) FROM instance");
+	ck_assert_int_eq(q(s, "SELECT min(until_ns) FROM instance"), d0);
+	/* a day later (T0 is 6,600 s before a day's end): 100 alone */
+	put(s, 700, 100, 1);
+	d1 = q(s, "SELECT until_ns FROM instance WHERE id = 100");
+	ck_assert_int_eq(d1, d0 + 86400LL * SEC);
+	ck_assert_int_eq(q(s,
+			     "SELECT count(*) FROM instance WHERE until_ns"
+			     " = (SELECT until_ns FROM instance WHERE id ="
+			     " 100)"),
+	    3);
+	/* two days on: only those of the day before go on */
+	put(s, 9340, 200, 1);
+	put(s, 9341, 101, 1);
+	ck_assert_int_eq(q(s,
+			     "SELECT count(*) FROM instance WHERE until_ns"
+			     " > (SELECT until_ns FROM instance WHERE id ="
+			     " 100)"),
+	    2); /* 200 and 101 */
+	/* after a reopen the cache agrees with the rows */
+	store_close(s);
+	s = open_at(false);
+	put(s, 9342, 100, 3);
+	ck_assert_int_eq(q(s, "SELECT count(DISTINCT until_ns) FROM instance"),
+	    1);
+	ck_assert_int_eq(INSTANCES(s), 4);
+	store_close(s);
+}
+END_TEST
+
 /* A killed run's spool holds instances the next runs never wrote: once
  * they have moved, their tasks are found, not written again. */
 START_TEST(leftover_spool_instances)
@@ -232,6 +271,7 @@ suite(void)
 	tcase_add_test(tc, reopen_finds_instances);
 	tcase_add_test(tc, cache_past_bound);
 	tcase_add_test(tc, leftover_spool_instances);
+	tcase_add_test(tc, day_end_raises_all);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -43,6 +43,10 @@ size_t store_inst_cache_max = 262144;
 
 struct icache_ent {
 	int64_t iid, until_ns;
+	/* until_of() of the latest window this handle wrote it in (0: none
+	 * yet): what says it lived into a day, not only that its row
+	 * was raised with the others */
+	int64_t seen_until;
 	uint64_t starttime;
 	int32_t id, tgid;
 	uint32_t uid;
@@ -96,6 +100,7 @@ enum {
 	IW_PUT,
 	IW_MAX_IID,
 	IW_ALL,
+	IW_RAISE,
 	IW__MAX
 };
 
@@ -132,6 +137,7 @@ static const char *const iw_sql[IW__MAX] = {
 	[IW_MAX_IID] = "SELECT coalesce(max(iid), 0) FROM instance",
 	[IW_ALL] = "SELECT iid, thread, id, starttime, tgid, uid, comm, name,"
 		   " until_ns FROM instance",
+	[IW_RAISE] = "UPDATE instance SET until_ns = ?2 WHERE iid = ?1",
 };
 
 /* ---------------------------------------------------------------- cache */
@@ -383,6 +389,50 @@ icache_load(struct store_icache *c, sqlite3_stmt *st)
 	return SQLITE_OK;
 }
 
+static int inst_copy(sqlite3_stmt *st, const struct icache_ent *e,
+    int64_t until_ns);
+
+/*
+ * The first instance met past a day's end (old, its until_ns; nu = old +
+ * a day): every other instance written into the day that ended goes on
+ * with it now, in this transaction, so each leaf of the table is
+ * rewritten once a day, not once for each move its instances come back
+ * in over the next hours. The main file's rows by IW_RAISE; with a spool,
+ * by a copy in the spool that the move merges (store_spool.c). An
+ * instance that ended that day keeps its row a day longer; one not met in
+ * it is left alone, so rows of the dead are still pruned.
+ */
+static int
+icache_raise(struct store_iw *iw, struct store_icache *c, int64_t old,
+    int64_t nu)
+{
+	sqlite3_stmt *st;
+	size_t i;
+	int rc = SQLITE_OK;
+
+	for (i = 0; i < c->n && rc == SQLITE_OK; i++) {
+		struct icache_ent *e = &c->e[i];
+
+		if (e->until_ns != old || e->seen_until != old)
+			continue;
+		if (iw->main != NULL && !e->in_spool) {
+			if ((rc = inst_copy(iw->st[IW_INS], e, nu)) !=
+			    SQLITE_OK)
+				break;
+			e->in_spool = true;
+		} else {
+			/* the main file's row, or the spool's copy */
+			st = iw->st[IW_RAISE];
+			sqlite3_bind_int64(st, 1, e->iid);
+			sqlite3_bind_int64(st, 2, nu);
+			if ((rc = store_run(st)) != SQLITE_OK)
+				break;
+		}
+		e->until_ns = nu;
+	}
+	return rc;
+}
+
 /* The instance of t (found, or written now) in *ret_iid. */
 static int
 inst_get(struct store_iw *iw, int64_t wid, int64_t wall_end_ns, bool thread,
@@ -452,6 +502,15 @@ inst_get(struct store_iw *iw, int64_t wid, int64_t wall_end_ns, bool thread,
 			return SQLITE_NOMEM;
 		}
 	}
+	if (wall_end_ns > e->until_ns && e->seen_until == e->until_ns &&
+	    e->until_ns <= INT64_MAX - UNTIL_GRID_NS &&
+	    until_of(wall_end_ns) == e->until_ns + UNTIL_GRID_NS) {
+		/* met into the day that ended and past it: the first of
+		 * that day's instances to come back raises them all */
+		if ((rc = icache_raise(iw, c, e->until_ns,
+			 e->until_ns + UNTIL_GRID_NS)) != SQLITE_OK)
+			return rc;
+	}
 	if (wall_end_ns > e->until_ns && iw->main != NULL && !e->in_spool) {
 		/* a row of the main file's that must change: the spool gets
 		 * the changed copy, the next move merges it */
@@ -468,6 +527,8 @@ inst_get(struct store_iw *iw, int64_t wid, int64_t wall_end_ns, bool thread,
 			return rc;
 		e->until_ns = until_of(wall_end_ns);
 	}
+	if (until_of(wall_end_ns) > e->seen_until)
+		e->seen_until = until_of(wall_end_ns);
 	if (!same_ident(e, t)) {
 		st = iw->st[IW_IDENT];
 		sqlite3_bind_int64(st, 1, wid);

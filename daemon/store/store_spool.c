@@ -322,8 +322,10 @@ detach(struct store *s)
 	if (s->spool_attached && s->db != NULL)
 		(void)sqlite3_exec(s->db, "DETACH spool", NULL, NULL, NULL);
 	s->spool_attached = false;
-	/* keys the spool held may not be in the next one */
+	/* keys the spool held may not be in the next one; nor instance rows
+	 * (the cache's raises among them: store_inst.c) */
 	store_keys_forget(s);
+	store_inst_forget(s);
 }
 
 /*
