@@ -180,18 +180,20 @@ START_TEST(cache_past_bound)
 }
 END_TEST
 
-/* Past a day's end the first instance seen raises every one that lived
- * into that day (one statement), not one row per instance as each comes
- * back; an instance that did not live into it keeps its day. */
+/* Past a day's end the first instance met raises every one met in the
+ * day's last hour (one pass over the cache, each leaf written once), not
+ * one row per instance as each comes back; one not met in that hour
+ * keeps its day. */
 START_TEST(day_end_raises_all)
 {
 	struct store *s = open_at(false);
 	long long d0, d1;
 
-	put(s, 1, 100, 3);
+	/* 2,600 s before a day's end (T0 is 6,600 s before one) */
+	put(s, 400, 100, 3);
 	d0 = q(s, "SELECT max(until_ns) FROM instance");
 	ck_assert_int_eq(q(s, "SELECT min(until_ns) FROM instance"), d0);
-	/* a day later (T0 is 6,600 s before a day's end): 100 alone */
+	/* past the day's end: 100 alone */
 	put(s, 700, 100, 1);
 	d1 = q(s, "SELECT until_ns FROM instance WHERE id = 100");
 	ck_assert_int_eq(d1, d0 + 86400LL * SEC);

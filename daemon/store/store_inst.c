@@ -35,6 +35,8 @@
 #include "store_int.h"
 
 #define UNTIL_GRID_NS (86400 * NSEC_PER_SEC)
+/* raised with the first past a day's end: those met in its last hour */
+#define RAISE_RECENT_NS (3600 * NSEC_PER_SEC)
 /* entries; past it the cache starts empty and stops being whole: a miss
  * is then looked up by a scan of the table (no identity index since v25).
  * ~72 bytes an entry with its slots: 18 MiB at the most. A variable for
@@ -43,10 +45,10 @@ size_t store_inst_cache_max = 262144;
 
 struct icache_ent {
 	int64_t iid, until_ns;
-	/* until_of() of the latest window this handle wrote it in (0: none
-	 * yet): what says it lived into a day, not only that its row
-	 * was raised with the others */
-	int64_t seen_until;
+	/* wall_end_ns of the latest window this handle wrote it in (0:
+	 * none yet): what says it lived to a day's end, not only that its
+	 * row was raised with the others */
+	int64_t seen_ns;
 	uint64_t starttime;
 	int32_t id, tgid;
 	uint32_t uid;
@@ -90,6 +92,7 @@ struct store_icache {
 	bool whole;
 	bool too_big;	    /* it outgrew ICACHE_MAX: never whole again */
 	bool stale_on_move; /* the next move brings rows it never saw */
+	int64_t raised;	    /* the last day's end icache_raise went past */
 };
 
 enum {
@@ -169,11 +172,13 @@ icache_clear(struct store_icache *c)
 	free(c->e);
 	free(c->slot);
 	bool big = c->too_big, stale = c->stale_on_move;
+	int64_t raised = c->raised;
 
 	memset(c, 0, sizeof(*c));
 	c->next_iid = next;
 	c->too_big = big;
 	c->stale_on_move = stale;
+	c->raised = raised;
 }
 
 static struct icache_ent *
@@ -394,13 +399,14 @@ static int inst_copy(sqlite3_stmt *st, const struct icache_ent *e,
 
 /*
  * The first instance met past a day's end (old, its until_ns; nu = old +
- * a day): every other instance written into the day that ended goes on
- * with it now, in this transaction, so each leaf of the table is
- * rewritten once a day, not once for each move its instances come back
- * in over the next hours. The main file's rows by IW_RAISE; with a spool,
- * by a copy in the spool that the move merges (store_spool.c). An
- * instance that ended that day keeps its row a day longer; one not met in
- * it is left alone, so rows of the dead are still pruned.
+ * a day): every other instance written in the last hour of the day that
+ * ended goes on with it now, in this transaction, so each leaf of the
+ * table is rewritten once a day, not once for each move its instances
+ * come back in over the next hours. The main file's rows by IW_RAISE;
+ * with a spool, by a copy in the spool that the move merges
+ * (store_spool.c). An instance that ended in that hour keeps its row a
+ * day longer; one not met in it is left alone (raised when it comes back,
+ * pruned if it does not).
  */
 static int
 icache_raise(struct store_iw *iw, struct store_icache *c, int64_t old,
@@ -413,7 +419,8 @@ icache_raise(struct store_iw *iw, struct store_icache *c, int64_t old,
 	for (i = 0; i < c->n && rc == SQLITE_OK; i++) {
 		struct icache_ent *e = &c->e[i];
 
-		if (e->until_ns != old || e->seen_until != old)
+		if (e->until_ns != old || e->seen_ns > old ||
+		    e->seen_ns <= old - RAISE_RECENT_NS)
 			continue;
 		if (iw->main != NULL && !e->in_spool) {
 			if ((rc = inst_copy(iw->st[IW_INS], e, nu)) !=
@@ -502,14 +509,15 @@ inst_get(struct store_iw *iw, int64_t wid, int64_t wall_end_ns, bool thread,
 			return SQLITE_NOMEM;
 		}
 	}
-	if (wall_end_ns > e->until_ns && e->seen_until == e->until_ns &&
+	if (wall_end_ns > e->until_ns && e->until_ns > c->raised &&
 	    e->until_ns <= INT64_MAX - UNTIL_GRID_NS &&
 	    until_of(wall_end_ns) == e->until_ns + UNTIL_GRID_NS) {
-		/* met into the day that ended and past it: the first of
-		 * that day's instances to come back raises them all */
+		/* the first met past a day's end raises that day's last
+		 * hour with it (once per day's end) */
 		if ((rc = icache_raise(iw, c, e->until_ns,
 			 e->until_ns + UNTIL_GRID_NS)) != SQLITE_OK)
 			return rc;
+		c->raised = e->until_ns;
 	}
 	if (wall_end_ns > e->until_ns && iw->main != NULL && !e->in_spool) {
 		/* a row of the main file's that must change: the spool gets
@@ -527,8 +535,8 @@ inst_get(struct store_iw *iw, int64_t wid, int64_t wall_end_ns, bool thread,
 			return rc;
 		e->until_ns = until_of(wall_end_ns);
 	}
-	if (until_of(wall_end_ns) > e->seen_until)
-		e->seen_until = until_of(wall_end_ns);
+	if (wall_end_ns > e->seen_ns)
+		e->seen_ns = wall_end_ns;
 	if (!same_ident(e, t)) {
 		st = iw->st[IW_IDENT];
 		sqlite3_bind_int64(st, 1, wid);
