@@ -221,6 +221,40 @@ START_TEST(day_end_raises_all)
 }
 END_TEST
 
+/* A prune takes the pruned rows' entries out of the cache and keeps the
+ * rest: a survivor met again is its row, a pruned task a new one. */
+START_TEST(prune_keeps_cache)
+{
+	struct store_opts o;
+	struct store_stats st;
+	struct store *s;
+	long long iid102;
+
+	store_opts_default(&o);
+	o.rollup_batch_s = 0;
+	o.retain_s = 3600;
+	ck_assert_int_eq(store_open(path, &o, &s), 0);
+	put(s, 1, 100, 3);   /* 100..102 */
+	put(s, 900, 102, 2); /* 2.5 h on: 102, 103 */
+	iid102 = q(s, "SELECT iid FROM instance WHERE id = 102");
+	ck_assert_int_eq(store_maintain(s, T0 + 9010 * SEC), 0);
+	store_get_stats(s, &st);
+	ck_assert_uint_eq(st.deleted_age, 1);
+	/* 100 and 101 named only the deleted window; 102's row lives to
+	 * its day's end like 103's */
+	ck_assert_uint_eq(st.instances_pruned, 2);
+	ck_assert_int_eq(INSTANCES(s), 2);
+	put(s, 901, 100, 4); /* 100, 101 anew; 102, 103 again */
+	ck_assert_int_eq(INSTANCES(s), 4);
+	ck_assert_int_eq(IDENTITIES(s), 4);
+	ck_assert_int_eq(q(s, "SELECT iid FROM instance WHERE id = 102"),
+	    iid102);
+	ck_assert_int_gt(q(s, "SELECT iid FROM instance WHERE id = 100"),
+	    q(s, "SELECT iid FROM instance WHERE id = 103"));
+	store_close(s);
+}
+END_TEST
+
 /* A killed run's spool holds instances the next runs never wrote: once
  * they have moved, their tasks are found, not written again. */
 START_TEST(leftover_spool_instances)
@@ -274,6 +308,7 @@ suite(void)
 	tcase_add_test(tc, cache_past_bound);
 	tcase_add_test(tc, leftover_spool_instances);
 	tcase_add_test(tc, day_end_raises_all);
+	tcase_add_test(tc, prune_keeps_cache);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -780,31 +780,90 @@ store_inst_seed(struct store *s, int64_t max_iid)
 }
 
 /*
+ * The entries of the rows a prune deleted (until_ns below cut[0]; a
+ * thread's, below cut[1]; a cut of INT64_MIN: none), out of c, the rest
+ * kept with what the writer saw of them (seen_ns: the day's-end raise).
+ * The cache's until_ns is never below its row's (it is the spool's copy
+ * where one waits), so each deleted row's entry goes; n is how many rows
+ * went, and any other count empties the cache (loaded again at the next
+ * miss). Reloading after every prune instead lost seen_ns each time.
+ */
+static void
+icache_prune(struct store_icache *c, const int64_t cut[2], uint64_t n)
+{
+	uint64_t dropped = 0;
+	size_t i, k = 0;
+
+	for (i = 0; i < c->n; i++) {
+		struct icache_ent *e = &c->e[i];
+
+		if (e->until_ns < cut[0] ||
+		    (e->thread && e->until_ns < cut[1])) {
+			free(e->name);
+			dropped++;
+			continue;
+		}
+		c->e[k++] = *e;
+	}
+	c->n = k;
+	if (c->slot != NULL) {
+		memset(c->slot, 0, (c->mask + 1) * sizeof(*c->slot));
+		for (i = 0; i < c->n; i++)
+			icache_index(c, i);
+	}
+	if (dropped != n)
+		icache_clear(c);
+}
+
+/*
  * Instances no window refers to any more (until_ns below the first
  * window's start; a thread's, below the first window holding threads:
  * level 2 keeps none, store_maint.c), in the maintenance pass's own
- * transaction. The cache starts empty after it.
+ * transaction; their entries leave the cache.
  */
 int
 store_inst_prune(struct store *s, uint64_t *ret_n)
 {
-	static const char sql[] =
-	    "DELETE FROM instance WHERE until_ns <"
-	    " (SELECT min(wall_start_ns) FROM windows) OR (thread = 1 AND"
-	    " until_ns < (SELECT w.wall_start_ns FROM windows w WHERE EXISTS"
+	static const char cut_sql[] =
+	    "SELECT (SELECT min(wall_start_ns) FROM windows),"
+	    " (SELECT w.wall_start_ns FROM windows w WHERE EXISTS"
 	    " (SELECT 1 FROM window_tasks t WHERE t.window_id = w.id AND"
-	    " t.threads IS NOT NULL) ORDER BY w.wall_start_ns LIMIT 1))";
-	int rc;
+	    " t.threads IS NOT NULL) ORDER BY w.wall_start_ns LIMIT 1)";
+	static const char del_sql[] = "DELETE FROM instance WHERE until_ns < ?1"
+				      " OR (thread = 1 AND until_ns < ?2)";
+	int64_t cut[2] = { INT64_MIN, INT64_MIN };
+	sqlite3_stmt *st;
+	int rc, i;
 
 	*ret_n = 0;
-	if ((rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL)) != SQLITE_OK)
+	if ((rc = sqlite3_prepare_v2(s->db, cut_sql, -1, &st, NULL)) !=
+	    SQLITE_OK)
+		return rc;
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		for (i = 0; i < 2; i++)
+			if (sqlite3_column_type(st, i) != SQLITE_NULL)
+				cut[i] = sqlite3_column_int64(st, i);
+		rc = SQLITE_OK;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_OK)
+		return rc;
+	if (cut[0] == INT64_MIN && cut[1] == INT64_MIN)
+		return SQLITE_OK; /* no window: nothing to go by */
+	if ((rc = sqlite3_prepare_v2(s->db, del_sql, -1, &st, NULL)) !=
+	    SQLITE_OK)
+		return rc;
+	sqlite3_bind_int64(st, 1, cut[0]);
+	sqlite3_bind_int64(st, 2, cut[1]);
+	rc = store_run(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_OK)
 		return rc;
 	*ret_n = (uint64_t)sqlite3_changes(s->db);
 	/* the ids go on from where they were (a rollback of this would
 	 * forget them all anyway) */
-	if (*ret_n && s->iw != NULL) {
-		icache_clear(&s->iw->c);
-	}
+	if (*ret_n && s->iw != NULL)
+		icache_prune(&s->iw->c, cut, *ret_n);
 	return SQLITE_OK;
 }
 
