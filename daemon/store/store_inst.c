@@ -8,15 +8,18 @@
  * keeps that one in window_task_ident, so every window reads back with the
  * names it was written with.
  *
- * Ids are allocated here, not by SQLite, from a cache of the live
- * instances in the writer's handle: windows may be written elsewhere and
- * moved over, and an id must not change on the way. The cache only ever
- * holds rows that are committed or in the open transaction; a rollback
- * empties it (store_inst_forget) and its ids are not handed out again.
+ * Ids are allocated here, not by SQLite, from a cache of the instances
+ * in the writer's handle: windows may be written elsewhere and moved
+ * over, and an id must not change on the way. The cache only ever holds
+ * rows that are committed or in the open transaction; a rollback empties
+ * it (store_inst_forget) and its ids are not handed out again. Since v25
+ * the table has no index on the identity: the cache is loaded whole by a
+ * scan (icache_load), so a miss is a new instance.
  *
  * Retention: every window referring to an instance ends at or before its
- * until_ns (raised, on an hour grid, by each write that needs it: once an
- * hour per live instance), so an instance whose until_ns is below the
+ * until_ns (raised, on a day grid, by each write that needs it, and for
+ * the instances of a day's last hour all at once: icache_raise), so an
+ * instance whose until_ns is below the
  * first window's start is referred to by no window and is deleted by the
  * maintenance pass (store_inst_prune). An id is not handed out again
  * while the handle is open; after a reopen the ids go on from the largest
