@@ -8,15 +8,18 @@
  * keeps that one in window_task_ident, so every window reads back with the
  * names it was written with.
  *
- * Ids are allocated here, not by SQLite, from a cache of the live
- * instances in the writer's handle: windows may be written elsewhere and
- * moved over, and an id must not change on the way. The cache only ever
- * holds rows that are committed or in the open transaction; a rollback
- * empties it (store_inst_forget) and its ids are not handed out again.
+ * Ids are allocated here, not by SQLite, from a cache of the instances
+ * in the writer's handle: windows may be written elsewhere and moved
+ * over, and an id must not change on the way. The cache only ever holds
+ * rows that are committed or in the open transaction; a rollback empties
+ * it (store_inst_forget) and its ids are not handed out again. Since v25
+ * the table has no index on the identity: the cache is loaded whole by a
+ * scan (icache_load), so a miss is a new instance.
  *
  * Retention: every window referring to an instance ends at or before its
- * until_ns (raised, on an hour grid, by each write that needs it: once an
- * hour per live instance), so an instance whose until_ns is below the
+ * until_ns (raised, on a day grid, by each write that needs it, and for
+ * the instances of a day's last hour all at once: icache_raise), so an
+ * instance whose until_ns is below the
  * first window's start is referred to by no window and is deleted by the
  * maintenance pass (store_inst_prune). An id is not handed out again
  * while the handle is open; after a reopen the ids go on from the largest
@@ -35,10 +38,20 @@
 #include "store_int.h"
 
 #define UNTIL_GRID_NS (86400 * NSEC_PER_SEC)
-#define ICACHE_MAX 65536 /* entries; past it the cache starts empty */
+/* raised with the first past a day's end: those met in its last hour */
+#define RAISE_RECENT_NS (3600 * NSEC_PER_SEC)
+/* entries; past it the cache starts empty and stops being whole: a miss
+ * is then looked up by a scan of the table (no identity index since v25).
+ * ~72 bytes an entry with its slots: 18 MiB at the most. A variable for
+ * the tests. */
+size_t store_inst_cache_max = 262144;
 
 struct icache_ent {
 	int64_t iid, until_ns;
+	/* wall_end_ns of the latest window this handle wrote it in (0:
+	 * none yet): what says it lived to a day's end, not only that its
+	 * row was raised with the others */
+	int64_t seen_ns;
 	uint64_t starttime;
 	int32_t id, tgid;
 	uint32_t uid;
@@ -77,9 +90,25 @@ struct store_icache {
 	uint32_t *slot;
 	size_t mask;
 	int64_t next_iid; /* 0: read max(iid) first */
+	/* every row of the main file's instance table is in it (loaded by a
+	 * scan, kept by every write since): a miss is a new instance */
+	bool whole;
+	bool too_big;	    /* it outgrew ICACHE_MAX: never whole again */
+	bool stale_on_move; /* the next move brings rows it never saw */
+	int64_t raised;	    /* the last day's end icache_raise went past */
 };
 
-enum { IW_FIND, IW_INS, IW_UNTIL, IW_IDENT, IW_PUT, IW_MAX_IID, IW__MAX };
+enum {
+	IW_FIND,
+	IW_INS,
+	IW_UNTIL,
+	IW_IDENT,
+	IW_PUT,
+	IW_MAX_IID,
+	IW_ALL,
+	IW_RAISE,
+	IW__MAX
+};
 
 /*
  * A spool (store_spool.c) writes its windows' instances with the main
@@ -99,15 +128,22 @@ struct store_iw {
 static const char *const iw_sql[IW__MAX] = {
 	[IW_FIND] = "SELECT iid, tgid, uid, comm, name, until_ns FROM instance"
 		    " WHERE thread = ?1 AND id = ?2 AND starttime = ?3",
+	/* a row the spool has already (the cache was loaded from the main
+	 * file meanwhile) only lives longer */
 	[IW_INS] = "INSERT INTO instance (iid, thread, id, starttime, tgid,"
 		   " uid, comm, name, until_ns) VALUES"
-		   " (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+		   " (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+		   " ON CONFLICT (iid) DO UPDATE SET until_ns ="
+		   " max(until_ns, excluded.until_ns)",
 	[IW_UNTIL] = "UPDATE instance SET until_ns = ?2 WHERE iid = ?1",
 	[IW_IDENT] = "INSERT INTO window_task_ident (window_id, iid, tgid,"
 		     " uid, comm, name) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
 	[IW_PUT] = "INSERT INTO window_tasks (window_id, procs, threads)"
 		   " VALUES (?1, ?2, ?3)",
 	[IW_MAX_IID] = "SELECT coalesce(max(iid), 0) FROM instance",
+	[IW_ALL] = "SELECT iid, thread, id, starttime, tgid, uid, comm, name,"
+		   " until_ns FROM instance",
+	[IW_RAISE] = "UPDATE instance SET until_ns = ?2 WHERE iid = ?1",
 };
 
 /* ---------------------------------------------------------------- cache */
@@ -138,8 +174,14 @@ icache_clear(struct store_icache *c)
 		free(c->e[i].name);
 	free(c->e);
 	free(c->slot);
+	bool big = c->too_big, stale = c->stale_on_move;
+	int64_t raised = c->raised;
+
 	memset(c, 0, sizeof(*c));
 	c->next_iid = next;
+	c->too_big = big;
+	c->stale_on_move = stale;
+	c->raised = raised;
 }
 
 static struct icache_ent *
@@ -176,8 +218,10 @@ icache_add(struct store_icache *c, const struct icache_ent *ent)
 {
 	size_t i;
 
-	if (c->n >= ICACHE_MAX)
+	if (c->n >= store_inst_cache_max) {
+		c->too_big = true;
 		icache_clear(c);
+	}
 	if (c->n == c->cap) {
 		size_t nc = c->cap ? c->cap * 2 : 1024;
 		struct icache_ent *p = realloc(c->e, nc * sizeof(*p));
@@ -306,6 +350,99 @@ inst_copy(sqlite3_stmt *st, const struct icache_ent *e, int64_t until_ns)
 	return store_run(st);
 }
 
+/*
+ * Every row of the main file's instance table into c (emptied first), by
+ * st (its IW_ALL): the cache is then whole, and a task it has not got is
+ * a new instance without a lookup (schema v25 keeps no index on the
+ * identity: its leaves took a random insert per new instance, a quarter
+ * of the pages a move rewrote). Rows of a spool are not in it; a spool's
+ * writer still looks its own file up first (a small table in RAM).
+ */
+static int
+icache_load(struct store_icache *c, sqlite3_stmt *st)
+{
+	struct icache_ent ne;
+	char name[VITALS_NAME_LEN];
+	int rc;
+
+	icache_clear(c);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		memset(&ne, 0, sizeof(ne));
+		ne.iid = sqlite3_column_int64(st, 0);
+		ne.thread = sqlite3_column_int(st, 1) != 0;
+		ne.id = sqlite3_column_int(st, 2);
+		ne.starttime = (uint64_t)sqlite3_column_int64(st, 3);
+		ne.tgid = sqlite3_column_int(st, 4);
+		ne.uid = (uint32_t)sqlite3_column_int64(st, 5);
+		col_names(st, 6, ne.comm, name);
+		ne.until_ns = sqlite3_column_int64(st, 8);
+		if (ent_set_name(&ne, name) < 0) {
+			rc = SQLITE_NOMEM;
+			break;
+		}
+		if (icache_add(c, &ne) == NULL) {
+			free(ne.name);
+			rc = SQLITE_NOMEM;
+			break;
+		}
+		if (c->too_big)
+			break; /* it started over: lookups from now on */
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+		icache_clear(c);
+		return rc;
+	}
+	c->whole = !c->too_big;
+	return SQLITE_OK;
+}
+
+static int inst_copy(sqlite3_stmt *st, const struct icache_ent *e,
+    int64_t until_ns);
+
+/*
+ * The first instance met past a day's end (old, its until_ns; nu = old +
+ * a day): every other instance written in the last hour of the day that
+ * ended goes on with it now, in this transaction, so each leaf of the
+ * table is rewritten once a day, not once for each move its instances
+ * come back in over the next hours. The main file's rows by IW_RAISE;
+ * with a spool, by a copy in the spool that the move merges
+ * (store_spool.c). An instance that ended in that hour keeps its row a
+ * day longer; one not met in it is left alone (raised when it comes back,
+ * pruned if it does not).
+ */
+static int
+icache_raise(struct store_iw *iw, struct store_icache *c, int64_t old,
+    int64_t nu)
+{
+	sqlite3_stmt *st;
+	size_t i;
+	int rc = SQLITE_OK;
+
+	for (i = 0; i < c->n && rc == SQLITE_OK; i++) {
+		struct icache_ent *e = &c->e[i];
+
+		if (e->until_ns != old || e->seen_ns > old ||
+		    e->seen_ns <= old - RAISE_RECENT_NS)
+			continue;
+		if (iw->main != NULL && !e->in_spool) {
+			if ((rc = inst_copy(iw->st[IW_INS], e, nu)) !=
+			    SQLITE_OK)
+				break;
+			e->in_spool = true;
+		} else {
+			/* the main file's row, or the spool's copy */
+			st = iw->st[IW_RAISE];
+			sqlite3_bind_int64(st, 1, e->iid);
+			sqlite3_bind_int64(st, 2, nu);
+			if ((rc = store_run(st)) != SQLITE_OK)
+				break;
+		}
+		e->until_ns = nu;
+	}
+	return rc;
+}
+
 /* The instance of t (found, or written now) in *ret_iid. */
 static int
 inst_get(struct store_iw *iw, int64_t wid, int64_t wall_end_ns, bool thread,
@@ -316,15 +453,26 @@ inst_get(struct store_iw *iw, int64_t wid, int64_t wall_end_ns, bool thread,
 	sqlite3_stmt *st;
 	int rc;
 
-	if ((e = icache_get(c, thread, t)) == NULL) {
+	if ((e = icache_get(c, thread, t)) == NULL && !c->whole &&
+	    !c->too_big) {
+		st = (iw->main != NULL ? iw->main : iw)->st[IW_ALL];
+		if ((rc = icache_load(c, st)) != SQLITE_OK)
+			return rc;
+		e = icache_get(c, thread, t);
+	}
+	if (e == NULL) {
 		memset(&ne, 0, sizeof(ne));
 		ne.thread = thread;
 		ne.id = t->id;
 		ne.starttime = t->starttime;
-		/* this file's row; a spool's next, the main file's */
-		rc = inst_find(iw->st[IW_FIND], thread, t, &ne);
+		/* this file's row; a spool's next, the main file's (neither
+		 * is asked for what a whole cache says the main file has
+		 * not got) */
+		rc = SQLITE_DONE;
+		if (iw->main != NULL || !c->whole)
+			rc = inst_find(iw->st[IW_FIND], thread, t, &ne);
 		ne.in_spool = iw->main != NULL && rc == SQLITE_ROW;
-		if (rc == SQLITE_DONE && iw->main != NULL)
+		if (rc == SQLITE_DONE && iw->main != NULL && !c->whole)
 			rc = inst_find(iw->main->st[IW_FIND], thread, t, &ne);
 		if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
 			free(ne.name);
@@ -364,6 +512,16 @@ inst_get(struct store_iw *iw, int64_t wid, int64_t wall_end_ns, bool thread,
 			return SQLITE_NOMEM;
 		}
 	}
+	if (wall_end_ns > e->until_ns && e->until_ns > c->raised &&
+	    e->until_ns <= INT64_MAX - UNTIL_GRID_NS &&
+	    until_of(wall_end_ns) == e->until_ns + UNTIL_GRID_NS) {
+		/* the first met past a day's end raises that day's last
+		 * hour with it (once per day's end) */
+		if ((rc = icache_raise(iw, c, e->until_ns,
+			 e->until_ns + UNTIL_GRID_NS)) != SQLITE_OK)
+			return rc;
+		c->raised = e->until_ns;
+	}
 	if (wall_end_ns > e->until_ns && iw->main != NULL && !e->in_spool) {
 		/* a row of the main file's that must change: the spool gets
 		 * the changed copy, the next move merges it */
@@ -380,6 +538,8 @@ inst_get(struct store_iw *iw, int64_t wid, int64_t wall_end_ns, bool thread,
 			return rc;
 		e->until_ns = until_of(wall_end_ns);
 	}
+	if (wall_end_ns > e->seen_ns)
+		e->seen_ns = wall_end_ns;
 	if (!same_ident(e, t)) {
 		st = iw->st[IW_IDENT];
 		sqlite3_bind_int64(st, 1, wid);
@@ -598,6 +758,21 @@ store_inst_moved(struct store *s)
 		return;
 	for (i = 0; i < s->iw->c.n; i++)
 		s->iw->c.e[i].in_spool = false;
+	/* a leftover spool's rows are in the main file now: loaded again
+	 * at the next miss */
+	if (s->iw->c.stale_on_move) {
+		s->iw->c.stale_on_move = false;
+		icache_clear(&s->iw->c);
+	}
+}
+
+/* A spool attached holding rows no cache of this handle wrote (a killed
+ * run's): the cache is not whole after they move. */
+void
+store_inst_leftover(struct store *s)
+{
+	if (s->iw != NULL)
+		s->iw->c.stale_on_move = true;
 }
 
 void
@@ -608,31 +783,90 @@ store_inst_seed(struct store *s, int64_t max_iid)
 }
 
 /*
+ * The entries of the rows a prune deleted (until_ns below cut[0]; a
+ * thread's, below cut[1]; a cut of INT64_MIN: none), out of c, the rest
+ * kept with what the writer saw of them (seen_ns: the day's-end raise).
+ * The cache's until_ns is never below its row's (it is the spool's copy
+ * where one waits), so each deleted row's entry goes; n is how many rows
+ * went, and any other count empties the cache (loaded again at the next
+ * miss). Reloading after every prune instead lost seen_ns each time.
+ */
+static void
+icache_prune(struct store_icache *c, const int64_t cut[2], uint64_t n)
+{
+	uint64_t dropped = 0;
+	size_t i, k = 0;
+
+	for (i = 0; i < c->n; i++) {
+		struct icache_ent *e = &c->e[i];
+
+		if (e->until_ns < cut[0] ||
+		    (e->thread && e->until_ns < cut[1])) {
+			free(e->name);
+			dropped++;
+			continue;
+		}
+		c->e[k++] = *e;
+	}
+	c->n = k;
+	if (c->slot != NULL) {
+		memset(c->slot, 0, (c->mask + 1) * sizeof(*c->slot));
+		for (i = 0; i < c->n; i++)
+			icache_index(c, i);
+	}
+	if (dropped != n)
+		icache_clear(c);
+}
+
+/*
  * Instances no window refers to any more (until_ns below the first
  * window's start; a thread's, below the first window holding threads:
  * level 2 keeps none, store_maint.c), in the maintenance pass's own
- * transaction. The cache starts empty after it.
+ * transaction; their entries leave the cache.
  */
 int
 store_inst_prune(struct store *s, uint64_t *ret_n)
 {
-	static const char sql[] =
-	    "DELETE FROM instance WHERE until_ns <"
-	    " (SELECT min(wall_start_ns) FROM windows) OR (thread = 1 AND"
-	    " until_ns < (SELECT w.wall_start_ns FROM windows w WHERE EXISTS"
+	static const char cut_sql[] =
+	    "SELECT (SELECT min(wall_start_ns) FROM windows),"
+	    " (SELECT w.wall_start_ns FROM windows w WHERE EXISTS"
 	    " (SELECT 1 FROM window_tasks t WHERE t.window_id = w.id AND"
-	    " t.threads IS NOT NULL) ORDER BY w.wall_start_ns LIMIT 1))";
-	int rc;
+	    " t.threads IS NOT NULL) ORDER BY w.wall_start_ns LIMIT 1)";
+	static const char del_sql[] = "DELETE FROM instance WHERE until_ns < ?1"
+				      " OR (thread = 1 AND until_ns < ?2)";
+	int64_t cut[2] = { INT64_MIN, INT64_MIN };
+	sqlite3_stmt *st;
+	int rc, i;
 
 	*ret_n = 0;
-	if ((rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL)) != SQLITE_OK)
+	if ((rc = sqlite3_prepare_v2(s->db, cut_sql, -1, &st, NULL)) !=
+	    SQLITE_OK)
+		return rc;
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		for (i = 0; i < 2; i++)
+			if (sqlite3_column_type(st, i) != SQLITE_NULL)
+				cut[i] = sqlite3_column_int64(st, i);
+		rc = SQLITE_OK;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_OK)
+		return rc;
+	if (cut[0] == INT64_MIN && cut[1] == INT64_MIN)
+		return SQLITE_OK; /* no window: nothing to go by */
+	if ((rc = sqlite3_prepare_v2(s->db, del_sql, -1, &st, NULL)) !=
+	    SQLITE_OK)
+		return rc;
+	sqlite3_bind_int64(st, 1, cut[0]);
+	sqlite3_bind_int64(st, 2, cut[1]);
+	rc = store_run(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_OK)
 		return rc;
 	*ret_n = (uint64_t)sqlite3_changes(s->db);
 	/* the ids go on from where they were (a rollback of this would
 	 * forget them all anyway) */
-	if (*ret_n && s->iw != NULL) {
-		icache_clear(&s->iw->c);
-	}
+	if (*ret_n && s->iw != NULL)
+		icache_prune(&s->iw->c, cut, *ret_n);
 	return SQLITE_OK;
 }
 

@@ -467,6 +467,8 @@ int store_inst_put(struct store *s, int64_t id, const struct window *w);
 int store_inst_prune(struct store *s, uint64_t *ret_n);
 void store_inst_moved(struct store *s);
 void store_inst_seed(struct store *s, int64_t max_iid);
+void store_inst_leftover(struct store *s);
+extern size_t store_inst_cache_max; /* tests */
 int store_inst_migrate_v8(sqlite3 *db);
 extern int (*store_inst_migrate_test)(unsigned n); /* tests */
 

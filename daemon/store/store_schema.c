@@ -518,6 +518,28 @@ migrate_v24(sqlite3 *db)
 }
 
 /*
+ * v25: instance without its UNIQUE (thread, id, starttime) index
+ * (doc/storage.md, "Instance ids"). A new instance's identity lands at a
+ * random key of that index, so each move rewrote (and journaled) about
+ * eleven of its leaves; the writer finds instances in its cache, which a
+ * scan of the table fills (store_inst.c), and the rows keep their ids.
+ * No table refers to instance by a foreign key: the rebuild cascades
+ * nothing.
+ */
+static const char schema_v25[] =
+    "CREATE TABLE instance_v25 ("
+    " iid INTEGER PRIMARY KEY,"
+    " thread INTEGER NOT NULL, id INTEGER NOT NULL,"
+    " starttime INTEGER NOT NULL, tgid INTEGER NOT NULL,"
+    " uid INTEGER NOT NULL, comm TEXT NOT NULL, name TEXT,"
+    " until_ns INTEGER NOT NULL);"
+    "INSERT INTO instance_v25 (iid, thread, id, starttime, tgid, uid,"
+    " comm, name, until_ns) SELECT iid, thread, id, starttime, tgid, uid,"
+    " comm, name, until_ns FROM instance ORDER BY iid;"
+    "DROP TABLE instance;"
+    "ALTER TABLE instance_v25 RENAME TO instance;";
+
+/*
  * migrations[v] takes a database from user_version v to v + 1: its SQL,
  * then its C half (NULL: none) in the same transaction.
  */
@@ -546,4 +568,5 @@ const struct store_migration store_migrations[STORE_SCHEMA_VERSION] = {
 	{ schema_v22, NULL },
 	{ schema_v23, NULL },
 	{ schema_v24, migrate_v24 },
+	{ schema_v25, NULL },
 };

@@ -289,8 +289,10 @@ attach(struct store *s)
 	 * (store_spool_ids.c): made to agree before anything moves */
 	if (rc == SQLITE_OK)
 		rc = store_run_int(s->spool_st[SP_PENDING], &pending);
-	if (rc == SQLITE_OK && pending > 0)
+	if (rc == SQLITE_OK && pending > 0) {
+		store_inst_leftover(s);
 		rc = store_spool_fix_ids(s, &max, &max_iid, &max_key);
+	}
 	if (rc != SQLITE_OK)
 		return store_fail(s, rc, "spool: prepare");
 	/* the spool's instances take the main store's ids (store_inst.c) */
@@ -320,8 +322,10 @@ detach(struct store *s)
 	if (s->spool_attached && s->db != NULL)
 		(void)sqlite3_exec(s->db, "DETACH spool", NULL, NULL, NULL);
 	s->spool_attached = false;
-	/* keys the spool held may not be in the next one */
+	/* keys the spool held may not be in the next one; nor instance rows
+	 * (the cache's raises among them: store_inst.c) */
 	store_keys_forget(s);
+	store_inst_forget(s);
 }
 
 /*

@@ -371,13 +371,14 @@ out:
 	"SELECT s.id, NULL FROM spool.windows s JOIN main.windows m ON" \
 	" m.id = s.id WHERE m.boot IS NOT s.boot OR m.level IS NOT"     \
 	" s.level OR m.mono_start_ns IS NOT s.mono_start_ns"
-#define SQL_INST_CLASH                                                     \
-	"SELECT x.sid, x.same FROM (SELECT s.iid AS sid, (SELECT m.iid"    \
-	" FROM main.instance m WHERE m.thread = s.thread AND m.id = s.id"  \
-	" AND m.starttime = s.starttime) AS same FROM spool.instance s) x" \
-	" WHERE (x.same IS NOT NULL AND x.same != x.sid) OR (x.same IS"    \
-	" NULL AND EXISTS (SELECT 1 FROM main.instance m WHERE m.iid ="    \
-	" x.sid))"
+/* a join: main.instance has no index on the identity (v25), and SQLite
+ * builds a transient one for the join rather than scan per spool row */
+#define SQL_INST_CLASH                                                      \
+	"SELECT s.iid, m.iid FROM spool.instance s LEFT JOIN main.instance" \
+	" m ON m.thread = s.thread AND m.id = s.id AND m.starttime ="       \
+	" s.starttime WHERE (m.iid IS NOT NULL AND m.iid != s.iid) OR"      \
+	" (m.iid IS NULL AND EXISTS (SELECT 1 FROM main.instance x WHERE"   \
+	" x.iid = s.iid))"
 #define SQL_KEY_CLASH                                                      \
 	"SELECT x.sid, x.same FROM (SELECT s.id AS sid, (SELECT m.id FROM" \
 	" main.window_key m WHERE m.kind = s.kind AND m.key = s.key) AS"   \

@@ -1,0 +1,320 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Instances without an index on their identity (schema v25,
+ * store/store_inst.c): the writer finds them in a cache a scan of the
+ * table fills, so a task met again after a reopen, after its cache
+ * outgrew its bound, or in a spool keeps its one row and id; readers that
+ * look an instance up by pid still find it.
+ */
+#include <check.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "store/store_int.h"
+#include "testutil.h"
+#include "vitalsd.h"
+
+#define SEC NSEC_PER_SEC
+#define T0 (1699999800LL * NSEC_PER_SEC)
+
+static char *dir;
+static char path[PATH_MAX], spool[PATH_MAX];
+
+static void
+setup(void)
+{
+	dir = tu_mkdtemp_db("inst", path, sizeof(path));
+	snprintf(spool, sizeof(spool), "%s/spool.db", dir);
+	store_inst_cache_max = 262144;
+}
+
+static void
+teardown(void)
+{
+	store_inst_cache_max = 262144;
+	tu_rmtree(dir);
+	free(dir);
+}
+
+static struct store *
+open_at(bool with_spool)
+{
+	struct store_opts o;
+	struct store *s;
+
+	store_opts_default(&o);
+	if (with_spool) {
+		o.spool_path = spool;
+		o.commit_s = 3600;
+	}
+	ck_assert_int_eq(store_open(path, &o, &s), 0);
+	return s;
+}
+
+/* Window seq with processes pid0 .. pid0 + n - 1, each 10 ticks + seq. */
+static void
+put(struct store *s, uint64_t seq, int32_t pid0, int n)
+{
+	struct window *w = window_new(seq, 0);
+	struct window_task t;
+	int i;
+
+	ck_assert_ptr_nonnull(w);
+	snprintf(w->boot_id, sizeof(w->boot_id), "boot-a");
+	w->hz = 100;
+	w->interval_ms = 1000;
+	w->mono_start_ns = (int64_t)seq * 10 * SEC;
+	w->mono_end_ns = w->mono_start_ns + 10 * SEC;
+	w->boot_start_ns = w->mono_start_ns;
+	w->boot_end_ns = w->mono_end_ns;
+	w->wall_start_ns = T0 + w->mono_start_ns;
+	w->wall_end_ns = T0 + w->mono_end_ns;
+	w->samples = w->samples_valid = 10;
+	for (i = 0; i < n; i++) {
+		memset(&t, 0, sizeof(t));
+		t.id = t.tgid = pid0 + i;
+		t.starttime = 7000 + (uint64_t)(pid0 + i);
+		snprintf(t.comm, sizeof(t.comm), "p%d", pid0 + i);
+		snprintf(t.name, sizeof(t.name), "proc%d", pid0 + i);
+		t.d_utime = 10 + seq;
+		t.samples = 10;
+		t.wall_ns = 10 * SEC;
+		t.total_ticks = 2000;
+		t.norm_ticks = 1000;
+		ck_assert_int_eq(window_add_task(w, false, &t), 0);
+	}
+	ck_assert_int_eq(store_put(s, w), 0);
+	window_free(w);
+}
+
+static long long
+q(struct store *s, const char *sql)
+{
+	char buf[64];
+
+	ck_assert_int_eq(store_exec(s, sql, buf, sizeof(buf)), 0);
+	return atoll(buf);
+}
+
+#define INSTANCES(s) q((s), "SELECT count(*) FROM instance")
+#define IDENTITIES(s)                                                     \
+	q((s),                                                            \
+	    "SELECT count(*) FROM (SELECT DISTINCT thread, id, starttime" \
+	    " FROM instance)")
+
+/* The sum of pid's d_utime over its history, by the reader's lookup. */
+static uint64_t
+history_utime(struct store *s, int32_t pid)
+{
+	struct store_hist *h;
+	uint64_t sum = 0;
+	size_t n, i;
+
+	ck_assert_int_eq(store_history(s, false, pid, 0, T0, T0 + 86400 * SEC,
+			     &h, &n),
+	    0);
+	for (i = 0; i < n; i++)
+		sum += h[i].t.d_utime;
+	free(h);
+	return sum;
+}
+
+START_TEST(no_identity_index)
+{
+	struct store *s = open_at(false);
+
+	put(s, 1, 100, 3);
+	/* the rowid is the only key: no UNIQUE index, no other index */
+	ck_assert_int_eq(q(s,
+			     "SELECT count(*) FROM pragma_index_list("
+			     "'instance')"),
+	    0);
+	ck_assert_int_eq(INSTANCES(s), 3);
+	store_close(s);
+}
+END_TEST
+
+/* A reopened handle loads the cache by a scan: the same tasks again are
+ * the same rows, a new one a new row, and readers find each by pid. */
+START_TEST(reopen_finds_instances)
+{
+	struct store *s = open_at(false);
+	long long iid;
+
+	put(s, 1, 100, 3);
+	iid = q(s, "SELECT iid FROM instance WHERE id = 101");
+	store_close(s);
+	s = open_at(false);
+	put(s, 2, 100, 4); /* 100..102 again, 103 new */
+	ck_assert_int_eq(INSTANCES(s), 4);
+	ck_assert_int_eq(IDENTITIES(s), 4);
+	ck_assert_int_eq(q(s, "SELECT iid FROM instance WHERE id = 101"), iid);
+	ck_assert_uint_eq(history_utime(s, 101), 11 + 12);
+	ck_assert_uint_eq(history_utime(s, 103), 12);
+	store_close(s);
+}
+END_TEST
+
+/* Past its bound the cache is never whole again: a miss is looked up by
+ * a scan of the table, and still finds the row it has. */
+START_TEST(cache_past_bound)
+{
+	struct store *s = open_at(false);
+
+	put(s, 1, 100, 6);
+	store_close(s);
+	store_inst_cache_max = 4;
+	s = open_at(false);
+	put(s, 2, 100, 6);
+	put(s, 3, 102, 6); /* 102..105 known, 106, 107 new */
+	ck_assert_int_eq(INSTANCES(s), 8);
+	ck_assert_int_eq(IDENTITIES(s), 8);
+	ck_assert_uint_eq(history_utime(s, 104), 11 + 12 + 13);
+	store_close(s);
+}
+END_TEST
+
+/* Past a day's end the first instance met raises every one met in the
+ * day's last hour (one pass over the cache, each leaf written once), not
+ * one row per instance as each comes back; one not met in that hour
+ * keeps its day. */
+START_TEST(day_end_raises_all)
+{
+	struct store *s = open_at(false);
+	long long d0, d1;
+
+	/* 2,600 s before a day's end (T0 is 6,600 s before one) */
+	put(s, 400, 100, 3);
+	d0 = q(s, "SELECT max(until_ns) FROM instance");
+	ck_assert_int_eq(q(s, "SELECT min(until_ns) FROM instance"), d0);
+	/* past the day's end: 100 alone */
+	put(s, 700, 100, 1);
+	d1 = q(s, "SELECT until_ns FROM instance WHERE id = 100");
+	ck_assert_int_eq(d1, d0 + 86400LL * SEC);
+	ck_assert_int_eq(q(s,
+			     "SELECT count(*) FROM instance WHERE until_ns"
+			     " = (SELECT until_ns FROM instance WHERE id ="
+			     " 100)"),
+	    3);
+	/* two days on: only those of the day before go on */
+	put(s, 9340, 200, 1);
+	put(s, 9341, 101, 1);
+	ck_assert_int_eq(q(s,
+			     "SELECT count(*) FROM instance WHERE until_ns"
+			     " > (SELECT until_ns FROM instance WHERE id ="
+			     " 100)"),
+	    2); /* 200 and 101 */
+	/* after a reopen the cache agrees with the rows */
+	store_close(s);
+	s = open_at(false);
+	put(s, 9342, 100, 3);
+	ck_assert_int_eq(q(s, "SELECT count(DISTINCT until_ns) FROM instance"),
+	    1);
+	ck_assert_int_eq(INSTANCES(s), 4);
+	store_close(s);
+}
+END_TEST
+
+/* A prune takes the pruned rows' entries out of the cache and keeps the
+ * rest: a survivor met again is its row, a pruned task a new one. */
+START_TEST(prune_keeps_cache)
+{
+	struct store_opts o;
+	struct store_stats st;
+	struct store *s;
+	long long iid102;
+
+	store_opts_default(&o);
+	o.rollup_batch_s = 0;
+	o.retain_s = 3600;
+	ck_assert_int_eq(store_open(path, &o, &s), 0);
+	put(s, 1, 100, 3);   /* 100..102 */
+	put(s, 900, 102, 2); /* 2.5 h on: 102, 103 */
+	iid102 = q(s, "SELECT iid FROM instance WHERE id = 102");
+	ck_assert_int_eq(store_maintain(s, T0 + 9010 * SEC), 0);
+	store_get_stats(s, &st);
+	ck_assert_uint_eq(st.deleted_age, 1);
+	/* 100 and 101 named only the deleted window; 102's row lives to
+	 * its day's end like 103's */
+	ck_assert_uint_eq(st.instances_pruned, 2);
+	ck_assert_int_eq(INSTANCES(s), 2);
+	put(s, 901, 100, 4); /* 100, 101 anew; 102, 103 again */
+	ck_assert_int_eq(INSTANCES(s), 4);
+	ck_assert_int_eq(IDENTITIES(s), 4);
+	ck_assert_int_eq(q(s, "SELECT iid FROM instance WHERE id = 102"),
+	    iid102);
+	ck_assert_int_gt(q(s, "SELECT iid FROM instance WHERE id = 100"),
+	    q(s, "SELECT iid FROM instance WHERE id = 103"));
+	store_close(s);
+}
+END_TEST
+
+/* A killed run's spool holds instances the next runs never wrote: once
+ * they have moved, their tasks are found, not written again. */
+START_TEST(leftover_spool_instances)
+{
+	struct store *s;
+	int status;
+	pid_t pid;
+
+	s = open_at(true);
+	put(s, 1, 100, 2);
+	store_close(s);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		s = open_at(true);
+		put(s, 2, 200, 2);
+		put(s, 3, 100, 3); /* 102 new */
+		_exit(0);	   /* no close, no move */
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* a run without the spool loads its cache from the main file */
+	s = open_at(false);
+	put(s, 4, 101, 1);
+	store_close(s);
+	/* the spool again: windows 2 and 3 move, then their tasks return */
+	s = open_at(true);
+	put(s, 5, 200, 2);
+	put(s, 6, 100, 3);
+	ck_assert_int_eq(store_flush(s), 0);
+	ck_assert_int_eq(q(s, "SELECT count(*) FROM windows"), 6);
+	ck_assert_int_eq(INSTANCES(s), 5);
+	ck_assert_int_eq(IDENTITIES(s), 5);
+	ck_assert_uint_eq(history_utime(s, 201), 12 + 15);
+	ck_assert_uint_eq(history_utime(s, 101), 11 + 13 + 14 + 16);
+	ck_assert_uint_eq(history_utime(s, 102), 13 + 16);
+	store_close(s);
+}
+END_TEST
+
+static Suite *
+suite(void)
+{
+	Suite *s = suite_create("store_inst");
+	TCase *tc = tcase_create("inst");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, no_identity_index);
+	tcase_add_test(tc, reopen_finds_instances);
+	tcase_add_test(tc, cache_past_bound);
+	tcase_add_test(tc, leftover_spool_instances);
+	tcase_add_test(tc, day_end_raises_all);
+	tcase_add_test(tc, prune_keeps_cache);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return tu_run(suite());
+}
