@@ -40,7 +40,6 @@
 #include <linux/capability.h>
 
 #include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 
 #include "../bpf/sched/sched.bpf.h"
 #endif
@@ -1040,49 +1039,6 @@ START_TEST(test_daemon_loads_and_stores)
 }
 END_TEST
 
-#ifdef HAVE_BPF_CORE
-/*
- * Every object that reads the thread maps was built with this tree's
- * layout: the task iterator's object reuses sched_tid0/1 by fd, and one
- * built before a change of sched.bpf.h reads them at the old offsets
- * (the build once rebuilt an object only for its own header).
- */
-START_TEST(test_objects_share_layout)
-{
-	static const char *const objs[] = { "sched.bpf.o", "taskiter.bpf.o" };
-	static const char *const maps[] = { "sched_tid0", "sched_tid1" };
-	const char *dir = getenv("VITALS_BUILDDIR");
-	unsigned i, j;
-
-	ck_assert_ptr_nonnull(dir);
-	for (i = 0; i < sizeof(objs) / sizeof(objs[0]); i++) {
-		char path[PATH_MAX];
-		struct bpf_object *obj;
-
-		snprintf(path, sizeof(path), "%s/bpf/%s", dir, objs[i]);
-		obj = bpf_object__open_file(path, NULL);
-		ck_assert_msg(obj != NULL, "%s: %s", path, strerror(errno));
-		for (j = 0; j < sizeof(maps) / sizeof(maps[0]); j++) {
-			struct bpf_map *m = bpf_object__find_map_by_name(obj,
-			    maps[j]);
-
-			ck_assert_msg(m != NULL, "%s: no %s", objs[i], maps[j]);
-			ck_assert_msg(bpf_map__value_size(m) ==
-				    sizeof(struct sched_tid) &&
-				bpf_map__key_size(m) ==
-				    sizeof(struct sched_tid_key),
-			    "%s: %s is %u → %u bytes, this layout %zu → %zu",
-			    objs[i], maps[j], bpf_map__key_size(m),
-			    bpf_map__value_size(m),
-			    sizeof(struct sched_tid_key),
-			    sizeof(struct sched_tid));
-		}
-		bpf_object__close(obj);
-	}
-}
-END_TEST
-#endif
-
 #else /* !HAVE_BPF */
 
 START_TEST(test_stub)
@@ -1121,9 +1077,6 @@ bpf_sched_suite(void)
 	tcase_add_test(tc, test_off_no_priv);
 	tcase_add_test(tc, test_daemon_degrades_and_says_so);
 	tcase_add_test(tc, test_daemon_loads_and_stores);
-#ifdef HAVE_BPF_CORE
-	tcase_add_test(tc, test_objects_share_layout);
-#endif
 #else
 	tcase_add_test(tc, test_stub);
 #endif
