@@ -17,7 +17,7 @@
  * changes what it writes: pins carrying another number are replaced at the
  * next start, never read with this build's structs.
  */
-#define VITALS_SCHED_LAYOUT 9
+#define VITALS_SCHED_LAYOUT 10
 #define VITALS_SCHED_MAGIC 0x56534348u /* "VSCH" */
 
 /* Run-queue delay histogram: slot k counts delays d with
@@ -89,19 +89,29 @@ struct sched_tid_key {
 };
 
 struct sched_tid {
+	/*
+	 * layout 10: ordered by when a switch-out touches them. A hash
+	 * element is its header (48 bytes), the key (16), then this value,
+	 * so the value's first bytes share the key's cache line or the
+	 * next one: every switch-out writes oncpu_ns and wtd_ns, one that
+	 * ends a wait rq_ns, rq_count and a histogram slot; tgid and
+	 * leader_ns are written once, at the insert. No padding: the
+	 * element is 200 bytes (208 before), so what a switch-out without
+	 * a wait touches, element bytes [0, 80), spans two lines for 7 of
+	 * its 8 alignments in the preallocated area (layout 9: [0, 112),
+	 * two lines for 2 of 4, three for the others).
+	 */
 	__u64 oncpu_ns;
-	__u64 leader_ns; /* the group leader's start_boottime */
-	__u32 tgid;
-	__u32 pad;
-	/* layout 7: the thread's own run-queue waits (its switch-ins, the
-	 * same samples as its process's histogram) */
-	__u64 rq_ns;
-	__u32 rq_count;
-	__u32 pad2;
-	/* layout 7: Σ slice × capacity/1024 × frequency/1024 of the CPU it ran on
+	/* Σ slice × capacity/1024 × frequency/1024 of the CPU it ran on
 	 * (doc/bpf.md, "Capacity-weighted CPU") */
 	__u64 wtd_ns;
-	/* layout 8: the thread's waits as a histogram (slots as rq_hist of
+	/* the thread's own run-queue waits (its switch-ins, the same
+	 * samples as its process's histogram) */
+	__u64 rq_ns;
+	__u32 rq_count;
+	__u32 tgid;
+	__u64 leader_ns; /* the group leader's start_boottime */
+	/* the thread's waits as a histogram (slots as rq_hist of
 	 * sched_proc) */
 	__u32 rq_hist[VITALS_SCHED_RQ_SLOTS];
 };
