@@ -52,6 +52,7 @@ struct store_wcache {
 	uint64_t clock;
 	uint64_t read; /* reads begun */
 	uint64_t hits, misses;
+	unsigned next; /* the entry after the last used: the next window's? */
 };
 
 static size_t
@@ -104,44 +105,49 @@ store_wcache_sum(struct store *s, int64_t wid, bool threads, const void *blob,
     size_t blob_n, struct store_aggs *g)
 {
 	struct store_wcache *c = s->wcache;
-	struct store_agg one;
 	unsigned i;
 	size_t k;
-	int r;
 
 	if (c == NULL)
 		return 0;
-	for (i = 0; i < c->n; i++)
-		if (c->e[i].wid == wid && c->e[i].threads == threads)
-			break;
+	/* a read meets its windows in the order an earlier one put them */
+	i = c->next;
+	if (i >= c->n || c->e[i].wid != wid || c->e[i].threads != threads)
+		for (i = 0; i < c->n; i++)
+			if (c->e[i].wid == wid && c->e[i].threads == threads)
+				break;
 	if (i == c->n || c->e[i].blob_n != blob_n ||
 	    memcmp(c->e[i].blob, blob, blob_n) != 0) {
 		c->misses++;
 		return 0;
 	}
 	c->hits++;
+	c->next = i + 1;
 	c->e[i].used = ++c->clock;
 	c->e[i].used_read = c->read;
-	memset(&one, 0, sizeof(one));
-	one.last_wid = wid;
+	/* store_agg_sums' arithmetic, straight from the kept rows */
 	for (k = 0; k < c->e[i].n; k++) {
 		const struct wrow *w = &c->e[i].rows[k];
+		struct store_agg *d = store_agg_slot(g, w->iid);
+		struct window_task *x;
 
-		one.iid = w->iid;
-		one.t.d_utime = w->d_utime;
-		one.t.d_stime = w->d_stime;
-		one.t.d_minflt = w->d_minflt;
-		one.t.d_majflt = w->d_majflt;
-		one.t.samples = w->samples;
-		one.t.wall_ns = w->wall_ns;
-		one.t.total_ticks = w->total_ticks;
-		one.t.norm_ticks = w->norm_ticks;
-		one.t.rss_pages_max = w->rss_pages_max;
-		one.t.rss_pages_last = w->rss_pages_last;
-		one.t.born = w->born;
-		one.t.exited = w->exited;
-		if ((r = store_agg_sums(g, &one, 1)) < 0)
-			return r;
+		if (d == NULL)
+			return -ENOMEM;
+		x = &d->t;
+		x->d_utime += w->d_utime;
+		x->d_stime += w->d_stime;
+		x->d_minflt += w->d_minflt;
+		x->d_majflt += w->d_majflt;
+		x->samples += w->samples;
+		x->wall_ns += w->wall_ns;
+		x->total_ticks += w->total_ticks;
+		x->norm_ticks += w->norm_ticks;
+		if (w->rss_pages_max > x->rss_pages_max)
+			x->rss_pages_max = w->rss_pages_max;
+		x->born = x->born || w->born;
+		x->rss_pages_last = w->rss_pages_last;
+		x->exited = w->exited;
+		d->last_wid = wid;
 	}
 	return 1;
 }
@@ -208,6 +214,7 @@ store_wcache_put(struct store *s, int64_t wid, bool threads, const void *blob,
 	}
 	x.used = ++c->clock;
 	x.used_read = c->read;
+	c->next = c->n + 1;
 	c->e[c->n++] = x;
 	c->bytes += entry_bytes(&x);
 }
