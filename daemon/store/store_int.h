@@ -575,6 +575,8 @@ int store_wcache_sum(struct store *s, int64_t wid, bool threads,
 void store_wcache_put(struct store *s, int64_t wid, bool threads,
     const void *blob, size_t blob_n, const struct window_task *t,
     const uint64_t *iid, size_t n);
+void store_wcache_put_aggs(struct store *s, int64_t key, bool threads,
+    const void *blob, size_t blob_n, const struct store_agg *a, size_t n);
 void store_wcache_free(struct store *s);
 void store_wcache_stats(const struct store *s, uint64_t *hits,
     uint64_t *misses);

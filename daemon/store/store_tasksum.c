@@ -364,35 +364,64 @@ cover_flush(struct cover *c)
 	    c->pend_hi, c->g);
 }
 
-/* The summary of [b, b + span) summed in: 1, or 0 when there is none. */
+/* The decoded-rows cache's key for a summary: below every window id
+ * (ids are > 0; spans start at >= 0 and are whole seconds apart). */
+static int64_t
+sum_cache_key(int64_t b, int64_t span)
+{
+	return -b - 1 - (span == sum_span_ns[0] ? 0 : 1);
+}
+
+/*
+ * The summary of [b, b + span) summed in: 1, or 0 when there is none.
+ * The windows pending before it are summed first (time order: a span
+ * without a summary then starts a run of windows of its own); its rows
+ * come from the connection's cache of decoded rows when it holds this
+ * very blob (store_wcache.c), else are decoded and kept there.
+ */
 static int
 cover_sum(struct cover *c, int64_t b, int64_t span)
 {
 	sqlite3_stmt *st = c->s->sum_st[SUM_GET];
+	int64_t key = sum_cache_key(b, span);
 	struct store_agg *a = NULL;
-	size_t n = 0;
+	size_t n = 0, bn;
+	const void *blob;
 	int rc, r = 0, have = 0;
 
+	if ((r = cover_flush(c)) < 0)
+		return r;
 	sqlite3_bind_int64(st, 1, b);
 	sqlite3_bind_int64(st, 2, span);
 	sqlite3_bind_int(st, 3, c->threads);
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		have = 1;
-		if (sqlite3_column_type(st, 0) != SQLITE_NULL &&
-		    (r = sum_decode(sqlite3_column_blob(st, 0),
-			 (size_t)sqlite3_column_bytes(st, 0), &a, &n)) < 0 &&
-		    r != -ENOMEM) {
-			/* a damaged summary: counted, its windows read */
-			store_blob_error(c->s);
-			have = 0;
-			r = 0;
+		/* NULL: a span with no such task */
+		if (sqlite3_column_type(st, 0) != SQLITE_NULL) {
+			blob = sqlite3_column_blob(st, 0);
+			bn = (size_t)sqlite3_column_bytes(st, 0);
+			if ((r = store_wcache_sum(c->s, key, c->threads, blob,
+				 bn, c->g)) == 0) {
+				if ((r = sum_decode(blob, bn, &a, &n)) == 0) {
+					r = store_agg_sums(c->g, a, n);
+					if (r == 0)
+						store_wcache_put_aggs(c->s, key,
+						    c->threads, blob, bn, a, n);
+				} else if (r != -ENOMEM) {
+					/* damaged: counted, its windows
+					 * read */
+					store_blob_error(c->s);
+					have = 0;
+					r = 0;
+				}
+			} else if (r == 1) {
+				r = 0;
+			}
 		}
 	} else if (rc != SQLITE_DONE) {
 		r = store_fail(c->s, rc, "summary");
 	}
 	sqlite3_reset(st);
-	if (r == 0 && have && (r = cover_flush(c)) == 0)
-		r = store_agg_sums(c->g, a, n);
 	free(a);
 	return r < 0 ? r : have;
 }

@@ -27,6 +27,7 @@
 
 struct wrow {
 	int64_t iid;
+	int64_t last_wid; /* the window whose names it takes */
 	uint64_t d_utime, d_stime, d_minflt, d_majflt;
 	uint64_t wall_ns, total_ticks, rss_pages_max, rss_pages_last;
 	double norm_ticks;
@@ -147,16 +148,16 @@ store_wcache_sum(struct store *s, int64_t wid, bool threads, const void *blob,
 		x->born = x->born || w->born;
 		x->rss_pages_last = w->rss_pages_last;
 		x->exited = w->exited;
-		d->last_wid = wid;
+		d->last_wid = w->last_wid;
 	}
 	return 1;
 }
 
-/* Keep window wid's decoded rows (from blob) for the next reads; without
- * memory, or when they alone exceed the bound, nothing is kept. */
-void
-store_wcache_put(struct store *s, int64_t wid, bool threads, const void *blob,
-    size_t blob_n, const struct window_task *t, const uint64_t *iid, size_t n)
+/* Room for an entry of n rows from blob, its blob copied, in the cache
+ * (its rows still to fill); NULL: nothing is kept. */
+static struct wentry *
+entry_new(struct store *s, int64_t wid, bool threads, const void *blob,
+    size_t blob_n, size_t n)
 {
 	struct store_wcache *c = s->wcache;
 	struct wentry x = { .wid = wid,
@@ -164,12 +165,11 @@ store_wcache_put(struct store *s, int64_t wid, bool threads, const void *blob,
 		.blob_n = blob_n,
 		.n = n };
 	unsigned i;
-	size_t k;
 
 	if (entry_bytes(&x) > WCACHE_BYTES / 4)
-		return;
+		return NULL;
 	if (c == NULL && (c = s->wcache = calloc(1, sizeof(*c))) == NULL)
-		return;
+		return NULL;
 	if (c->read == 0)
 		c->read = 1;
 	for (i = 0; i < c->n; i++) /* a stale entry of that window */
@@ -186,19 +186,37 @@ store_wcache_put(struct store *s, int64_t wid, bool threads, const void *blob,
 			if (c->e[i].used < c->e[old].used)
 				old = i;
 		if (c->e[old].used_read == c->read)
-			return; /* full of this read's windows */
+			return NULL; /* full of this read's windows */
 		entry_drop(c, old);
 	}
 	if ((x.blob = malloc(blob_n ? blob_n : 1)) == NULL ||
 	    (n && (x.rows = malloc(n * sizeof(*x.rows))) == NULL)) {
 		free(x.blob);
-		return;
+		return NULL;
 	}
 	memcpy(x.blob, blob, blob_n);
-	for (k = 0; k < n; k++) {
-		struct wrow *w = &x.rows[k];
+	x.used = ++c->clock;
+	x.used_read = c->read;
+	c->next = c->n + 1;
+	c->e[c->n] = x;
+	c->bytes += entry_bytes(&x);
+	return &c->e[c->n++];
+}
+
+/* Keep window wid's decoded rows (from blob) for the next reads; without
+ * memory, or when they alone exceed the bound, nothing is kept. */
+void
+store_wcache_put(struct store *s, int64_t wid, bool threads, const void *blob,
+    size_t blob_n, const struct window_task *t, const uint64_t *iid, size_t n)
+{
+	struct wentry *x = entry_new(s, wid, threads, blob, blob_n, n);
+	size_t k;
+
+	for (k = 0; x != NULL && k < n; k++) {
+		struct wrow *w = &x->rows[k];
 
 		w->iid = (int64_t)iid[k];
+		w->last_wid = wid;
 		w->d_utime = t[k].d_utime;
 		w->d_stime = t[k].d_stime;
 		w->d_minflt = t[k].d_minflt;
@@ -212,9 +230,34 @@ store_wcache_put(struct store *s, int64_t wid, bool threads, const void *blob,
 		w->born = t[k].born;
 		w->exited = t[k].exited;
 	}
-	x.used = ++c->clock;
-	x.used_read = c->read;
-	c->next = c->n + 1;
-	c->e[c->n++] = x;
-	c->bytes += entry_bytes(&x);
+}
+
+/* The same for a span's summary (its aggregates, each with the window
+ * its names come from), under a key no window id takes. */
+void
+store_wcache_put_aggs(struct store *s, int64_t key, bool threads,
+    const void *blob, size_t blob_n, const struct store_agg *a, size_t n)
+{
+	struct wentry *x = entry_new(s, key, threads, blob, blob_n, n);
+	size_t k;
+
+	for (k = 0; x != NULL && k < n; k++) {
+		struct wrow *w = &x->rows[k];
+		const struct window_task *t = &a[k].t;
+
+		w->iid = a[k].iid;
+		w->last_wid = a[k].last_wid;
+		w->d_utime = t->d_utime;
+		w->d_stime = t->d_stime;
+		w->d_minflt = t->d_minflt;
+		w->d_majflt = t->d_majflt;
+		w->samples = t->samples;
+		w->wall_ns = t->wall_ns;
+		w->total_ticks = t->total_ticks;
+		w->norm_ticks = t->norm_ticks;
+		w->rss_pages_max = t->rss_pages_max;
+		w->rss_pages_last = t->rss_pages_last;
+		w->born = t->born;
+		w->exited = t->exited;
+	}
 }
