@@ -173,6 +173,9 @@ struct store {
 	dev_t dev;
 	ino_t ino;
 	bool in_txn;
+	/* store_conn.c: BEGIN, the spool's and the main file's first
+	 * reads, COMMIT: a read snapshot's statements, kept */
+	sqlite3_stmt *snap_st[4];
 	dev_t spool_dev; /* the spool it attached (spool_attached) */
 	ino_t spool_ino;
 	/* Window ids, when set: the next window row takes ++*id_hwm, so the
