@@ -238,6 +238,11 @@ health_store_waits(struct sbuf *o, const Vitals__StoreHealth *s)
 	    ULL(m->n), ULL(m->waited), (double)m->max_ns / 1e6,
 	    (double)m->p99_ns / 1e6, ULL(r->n), ULL(r->waited),
 	    (double)r->max_ns / 1e6, (double)r->p99_ns / 1e6);
+	if (m->lent || m->lend_denied)
+		sbuf_printf(o,
+		    "  readers lent the writer's priority: %llu times "
+		    "(%llu refused by the kernel)\n",
+		    ULL(m->lent), ULL(m->lend_denied));
 	health_store_times(o, "puts", s->put_times);
 	health_store_times(o, "passes", s->pass_times);
 }

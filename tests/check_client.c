@@ -813,12 +813,17 @@ START_TEST(test_fmt_store_usage)
 	Vitals__Response r = VITALS__RESPONSE__INIT;
 	Vitals__Health h = VITALS__HEALTH__INIT;
 	Vitals__StoreHealth st = VITALS__STORE_HEALTH__INIT;
+	Vitals__StoreWaits mw = VITALS__STORE_WAITS__INIT;
+	Vitals__StoreWaits rw = VITALS__STORE_WAITS__INIT;
 	const struct jm *js;
 	struct sbuf b;
 	struct jm *j;
 	const char *s;
 
 	st.state = "ok";
+	st.move_waits = &mw;
+	st.read_waits = &rw;
+	mw.n = 4;
 	st.io_written_bytes = 3 << 20;
 	st.io_bytes_per_day = 1536 << 20;
 	st.io_span_ns = 3 * 3600 * NS;
@@ -832,7 +837,11 @@ START_TEST(test_fmt_store_usage)
 	/* no refused blob: no line */
 	ck_assert_ptr_null(strstr(s, "task blobs refused"));
 	ck_assert_ptr_null(strstr(s, "WAL truncation")); /* none: no line */
+	ck_assert_ptr_nonnull(strstr(s, "lock waits: 4 moves"));
+	ck_assert_ptr_null(strstr(s, "readers lent")); /* none: no line */
 	sbuf_free(&b);
+	mw.lent = 5;
+	mw.lend_denied = 1;
 	st.blob_errors = 3;
 	st.wal_busy = 17;
 	st.wal_waited = 2;
@@ -855,6 +864,10 @@ START_TEST(test_fmt_store_usage)
 	ck_assert_msg(strstr(s,
 			  "  WAL truncation: 17 found a reader, 2 ran waiting "
 			  "for readers\n") != NULL,
+	    "%s", s);
+	ck_assert_msg(strstr(s,
+			  "  readers lent the writer's priority: 5 times (1 "
+			  "refused by the kernel)\n") != NULL,
 	    "%s", s);
 	sbuf_free(&b);
 	st.io_err = -ENOENT;
@@ -881,6 +894,9 @@ START_TEST(test_fmt_store_usage)
 	ck_assert(num(js, "blob_errors") == 3);
 	ck_assert(num(js, "wal_busy") == 17);
 	ck_assert(num(js, "wal_waited") == 2);
+	ck_assert_ptr_nonnull(js = jm_path(j, "health.store.move_waits"));
+	ck_assert(num(js, "lent") == 5);
+	ck_assert(num(js, "lend_denied") == 1);
 	jm_free(j);
 	sbuf_free(&b);
 }

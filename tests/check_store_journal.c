@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -458,6 +459,104 @@ START_TEST(test_readers_during_moves)
 }
 END_TEST
 
+struct lend_arg {
+	struct store *w;
+	volatile bool begun;
+	int nice_before, nice_during;
+	bool unlent, unlent_again;
+	int err;
+};
+
+/* A pool-like reader at nice +10 holding its snapshot until the writer
+ * has tried to lend it its priority. */
+static void *
+lend_reader(void *arg)
+{
+	struct lend_arg *a = arg;
+	uint64_t lent = 0, denied = 0;
+	struct store *rc;
+	int64_t t0;
+
+	(void)setpriority(PRIO_PROCESS, 0, 10);
+	errno = 0;
+	a->nice_before = getpriority(PRIO_PROCESS, 0);
+	store_busy_reader(true);
+	if ((a->err = store_conn_open(a->w, &rc)) < 0)
+		goto out;
+	if ((a->err = store_conn_begin(rc)) < 0) {
+		store_conn_close(rc);
+		goto out;
+	}
+	a->begun = true;
+	t0 = clock_ns(CLOCK_MONOTONIC);
+	while (lent + denied == 0 &&
+	    clock_ns(CLOCK_MONOTONIC) - t0 < 3 * NSEC_PER_SEC) {
+		usleep(1000);
+		store_busy_lend_stats(&lent, &denied);
+	}
+	a->nice_during = getpriority(PRIO_PROCESS, 0);
+	store_conn_end(rc);
+	store_conn_close(rc);
+	a->unlent = store_busy_unlend();
+	if (a->unlent)
+		(void)setpriority(PRIO_PROCESS, 0, 10);
+	a->unlent_again = store_busy_unlend();
+out:
+	store_busy_reader(false);
+	a->begun = true;
+	return NULL;
+}
+
+/*
+ * A move's commit that waits for a read thread's SHARED lock lends the
+ * reader its own priority (store_busy.c): with the privilege to lower a
+ * nice value the reader runs at the writer's for the rest of that read
+ * and is told to give it back once; without it the lend is counted as
+ * denied and the reader keeps its own.
+ */
+START_TEST(test_reader_lent_priority)
+{
+	struct lend_arg a = { 0 };
+	uint64_t lent0, denied0, lent, denied;
+	struct store *s = open_opts(spool, STORE_JOURNAL_PERSIST);
+	bool priv = geteuid() == 0;
+	int mine;
+	pthread_t th;
+	uint64_t seq;
+
+	errno = 0;
+	mine = getpriority(PRIO_PROCESS, 0);
+	ck_assert_int_lt(mine, 10);
+	put(s, 1);
+	ck_assert_int_eq(store_flush(s), 0);
+	store_busy_lend_stats(&lent0, &denied0);
+	a.w = s;
+	ck_assert_int_eq(pthread_create(&th, NULL, lend_reader, &a), 0);
+	while (!a.begun)
+		usleep(1000);
+	for (seq = 2; seq < 5; seq++)
+		put(s, seq);
+	/* waits for the reader's SHARED lock: lends, the reader lets go */
+	ck_assert_int_eq(store_flush(s), 0);
+	pthread_join(th, NULL);
+	ck_assert_int_eq(a.err, 0);
+	store_busy_lend_stats(&lent, &denied);
+	ck_assert_int_eq(a.nice_before, 10);
+	ck_assert(!a.unlent_again);
+	if (priv) {
+		ck_assert_uint_eq(lent, lent0 + 1);
+		ck_assert_int_eq(a.nice_during, mine);
+		ck_assert(a.unlent);
+	} else {
+		ck_assert_uint_eq(denied, denied0 + 1);
+		ck_assert_int_eq(a.nice_during, 10);
+		ck_assert(!a.unlent);
+	}
+	store_close(s);
+	ck_assert_int_eq(count_in(path, "SELECT count(*) FROM windows"), 4);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -470,6 +569,7 @@ suite(void)
 	tcase_add_test(tc, test_wal_changes_over);
 	tcase_add_test(tc, test_kill_mid_move);
 	tcase_add_test(tc, test_readers_during_moves);
+	tcase_add_test(tc, test_reader_lent_priority);
 	suite_add_tcase(su, tc);
 	return su;
 }

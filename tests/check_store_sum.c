@@ -552,6 +552,83 @@ START_TEST(test_sum_wcache)
 }
 END_TEST
 
+/* A top-N from the summaries, both lists' figures exact. */
+static void
+top_sum(struct store *s, int64_t from, int64_t to, bool th,
+    struct window_task **ret, size_t *ret_n)
+{
+	store_sum_off = false;
+	ck_assert_int_eq(store_top(s, from, to, th, METRIC_CPU, 0, ret, ret_n),
+	    0);
+}
+
+/*
+ * Summaries' decoded rows kept between reads too (store_tasksum.c
+ * cover_sum, in store_wcache.c under keys below every window id): the
+ * second read over the same range decodes nothing and answers the same;
+ * a summary whose blob changed under the same span is decoded again and
+ * the answer is a fresh connection's.
+ */
+START_TEST(test_sum_scache)
+{
+	struct store *s = open_opts(NULL, 0);
+	int64_t from = T0 + 7 * 10 * SEC, end = T0 + 720 * 10 * SEC;
+	struct window_task *a, *b, *c, *d;
+	size_t na, nb, nc, nd, i;
+	uint64_t h1, m1, h2, m2, h3, m3, ua = 0, uc = 0;
+	bool th = _i;
+	const char *col = th ? "threads" : "procs";
+	char sql[512];
+
+	for (i = 0; i < 720; i++)
+		put(s, "boot-a", i, T0);
+	ck_assert_int_eq(store_maintain(s, end + 60 * SEC), 0);
+	ck_assert_int_gt(q_int(s, "SELECT count(*) FROM task_sum"), 5);
+	top_sum(s, from, end, th, &a, &na);
+	store_wcache_stats(s, &h1, &m1);
+	ck_assert_uint_eq(h1, 0);
+	/* the windows at the edges and a few summaries, not 713 windows */
+	ck_assert_uint_gt(m1, 2);
+	ck_assert_uint_lt(m1, 713);
+	top_sum(s, from, end, th, &b, &nb);
+	store_wcache_stats(s, &h2, &m2);
+	ck_assert_uint_eq(m2, m1); /* nothing decoded again */
+	/* the first read's first lookup came before the cache existed:
+	 * not counted as a miss */
+	ck_assert_uint_eq(h2, m1 + 1);
+	tops_eq(a, na, b, nb);
+	/* the second 10-minute span's summary now holds the third's rows */
+	snprintf(sql, sizeof(sql),
+	    "UPDATE task_sum SET %s = (SELECT %s FROM task_sum WHERE"
+	    " span_ns = 600000000000 ORDER BY start_ns LIMIT 1 OFFSET 2)"
+	    " WHERE span_ns = 600000000000 AND start_ns = (SELECT start_ns"
+	    " FROM task_sum WHERE span_ns = 600000000000 ORDER BY start_ns"
+	    " LIMIT 1 OFFSET 1) RETURNING 1",
+	    col, col);
+	ck_assert_int_eq(q_int(s, sql), 1);
+	top_sum(s, from, end, th, &c, &nc);
+	store_wcache_stats(s, &h3, &m3);
+	ck_assert_uint_eq(m3, m2 + 1); /* that summary alone decoded */
+	ck_assert_uint_eq(h3, h2 + (h2 - h1) - 1);
+	store_close(s);
+	s = open_opts(NULL, 0);
+	top_sum(s, from, end, th, &d, &nd);
+	store_wcache_stats(s, &h1, &m1);
+	ck_assert_uint_eq(h1, 0);
+	tops_eq(c, nc, d, nd);
+	for (i = 0; i < na; i++)
+		ua += a[i].d_utime + a[i].d_stime;
+	for (i = 0; i < nc; i++)
+		uc += c[i].d_utime + c[i].d_stime;
+	ck_assert_uint_ne(ua, uc); /* the change is in the answer */
+	free(a);
+	free(b);
+	free(c);
+	free(d);
+	store_close(s);
+}
+END_TEST
+
 static void
 agg_eq(const struct store_agg *x, const struct store_agg *y)
 {
@@ -825,6 +902,7 @@ main(void)
 	tcase_add_test(tc, test_sum_spool);
 	tcase_add_test(tc, test_sum_damaged);
 	tcase_add_loop_test(tc, test_sum_wcache, 0, 2);
+	tcase_add_loop_test(tc, test_sum_scache, 0, 2);
 	tcase_add_test(tc, test_sum_migrate_v21);
 	suite_add_tcase(s, tc);
 	return tu_run(s);

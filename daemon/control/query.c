@@ -377,6 +377,9 @@ query_main(void *arg)
 	 * machine; raising one's own nice value needs no privilege. */
 	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), q->nice);
 	(void)prctl(PR_SET_NAME, "vitalsd-query", 0, 0, 0);
+	/* a move waiting for this thread's read lends it the writer's
+	 * priority (store_busy.c); given back after the read */
+	store_busy_reader(true);
 	pthread_mutex_lock(&q->mu);
 	for (;;) {
 		struct query_job *j = NULL;
@@ -418,6 +421,9 @@ query_main(void *arg)
 		t0 = clock_ns(CLOCK_MONOTONIC);
 		job_run(wk, j, &cut);
 		ns = clock_ns(CLOCK_MONOTONIC) - t0;
+		if (store_busy_unlend())
+			(void)setpriority(PRIO_PROCESS, (id_t)gettid(),
+			    q->nice);
 		/* A big answer: give its pages back rather than keep them
 		 * (the allocator keeps freed heap in the thread's arena). */
 		if (cut || j->len >= TRIM_AFTER)
@@ -440,6 +446,9 @@ query_main(void *arg)
 		(void)!write(q->efd, &one, sizeof(one));
 	}
 	pthread_mutex_unlock(&q->mu);
+	if (store_busy_unlend())
+		(void)setpriority(PRIO_PROCESS, (id_t)gettid(), q->nice);
+	store_busy_reader(false);
 	return NULL;
 }
 

@@ -135,6 +135,8 @@ pb_store(struct rpc_arena *a, const struct vitalsd_info *info)
 		TRY(m->spool_note = rpc_pb_str(a, info->spool_note, 256));
 	store_busy_stats(&mv, &rd);
 	TRY(m->move_waits = pb_store_waits(a, &mv));
+	store_busy_lend_stats(&m->move_waits->lent,
+	    &m->move_waits->lend_denied);
 	TRY(m->read_waits = pb_store_waits(a, &rd));
 	TRY(m->put_times = pb_op_times(a, &s->puts));
 	TRY(m->pass_times = pb_op_times(a, &s->passes));

@@ -218,6 +218,22 @@ struct store_wait {
 
 void store_busy_stats(struct store_wait *ret_move, struct store_wait *ret_read);
 void store_busy_reset(void);
+/*
+ * Read threads lent the writer's priority while it waits for them: a
+ * thread that reads the main file registers itself (store_busy_reader
+ * true; false before it ends). When the writer's connection starts to
+ * wait for a reader's lock it sets every registered thread's nice value
+ * to its own (the read in flight then finishes at the writer's priority,
+ * not at the pool's +10 behind every other task of the machine);
+ * store_busy_unlend, called by a read thread between reads, says whether
+ * it had been lent and is to set its own nice value back (raising one's
+ * own needs no privilege; lowering another's needs CAP_SYS_NICE or
+ * RLIMIT_NICE, and without either nothing is lent: counted in denied).
+ */
+#define STORE_READERS_MAX 16
+void store_busy_reader(bool on);
+bool store_busy_unlend(void);
+void store_busy_lend_stats(uint64_t *ret_lent, uint64_t *ret_denied);
 /* store_usage.c: the usage figures now (they follow each maintenance) */
 int store_usage_refresh(struct store *s);
 /* store_read.c */

@@ -83,14 +83,21 @@ store_imap_put(struct store_imap *m, int64_t k, uint32_t v)
 
 /* ------------------------------------------------------------- sums */
 
-/* The aggregate of iid, made (zeroed) when new. */
-static struct store_agg *
-agg_slot(struct store_aggs *g, int64_t iid)
+/* The aggregate of iid, made (zeroed) when new; NULL without memory. */
+struct store_agg *
+store_agg_slot(struct store_aggs *g, int64_t iid)
 {
 	uint32_t k;
 
-	if ((k = store_imap_get(&g->map, iid)) != UINT32_MAX)
+	/* Rows come in instance id order, window after window, and the
+	 * slots were made in the order the first of them came: the slot
+	 * after the last one used is most often the next row's. */
+	if (g->hint < g->n && g->a[g->hint].iid == iid)
+		return &g->a[g->hint++];
+	if ((k = store_imap_get(&g->map, iid)) != UINT32_MAX) {
+		g->hint = (size_t)k + 1;
 		return &g->a[k];
+	}
 	if (g->n == g->cap) {
 		size_t nc = g->cap ? g->cap * 2 : 256;
 		struct store_agg *p = realloc(g->a, nc * sizeof(*p));
@@ -104,6 +111,7 @@ agg_slot(struct store_aggs *g, int64_t iid)
 	    store_imap_put(&g->map, iid, (uint32_t)g->n) < 0)
 		return NULL;
 	k = (uint32_t)g->n++;
+	g->hint = g->n;
 	memset(&g->a[k], 0, sizeof(g->a[k]));
 	g->a[k].iid = iid;
 	return &g->a[k];
@@ -129,7 +137,8 @@ store_agg_rows(struct store_aggs *g, int64_t wid, const struct window_task *t,
 }
 
 /* Add aggregates (a span's summary, or one window's rows) that come
- * after everything summed so far: the end state is theirs. */
+ * after everything summed so far: the end state is theirs (the same
+ * arithmetic as store_wcache_sum: change both). */
 int
 store_agg_sums(struct store_aggs *g, const struct store_agg *a, size_t n)
 {
@@ -140,7 +149,7 @@ store_agg_sums(struct store_aggs *g, const struct store_agg *a, size_t n)
 	for (i = 0; i < n; i++) {
 		const struct window_task *t = &a[i].t;
 
-		if ((d = agg_slot(g, a[i].iid)) == NULL)
+		if ((d = store_agg_slot(g, a[i].iid)) == NULL)
 			return -ENOMEM;
 		x = &d->t;
 		x->d_utime += t->d_utime;
@@ -160,6 +169,18 @@ store_agg_sums(struct store_aggs *g, const struct store_agg *a, size_t n)
 		d->last_wid = a[i].last_wid;
 	}
 	return 0;
+}
+
+/* Empty, keeping the memory for the next read. */
+void
+store_aggs_reset(struct store_aggs *g)
+{
+	if (g->map.key != NULL)
+		memset(g->map.val, 0xff,
+		    (g->map.mask + 1) * sizeof(*g->map.val));
+	g->map.n = 0;
+	g->n = 0;
+	g->hint = 0;
 }
 
 void

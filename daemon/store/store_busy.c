@@ -13,7 +13,11 @@
  * here process-wide (powers-of-two buckets of µs: the 99th percentile is
  * the upper edge of its bucket).
  */
+#include <errno.h>
+#include <pthread.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/util.h"
 #include "store/store.h"
@@ -30,6 +34,86 @@ struct waits {
 
 static struct waits move_waits, read_waits;
 
+/* The read threads (store_busy_reader); a tid leaves under the lock, so
+ * the writer never sets the priority of a tid reused by another task. */
+static pthread_mutex_t readers_mu = PTHREAD_MUTEX_INITIALIZER;
+static pid_t reader_tid[STORE_READERS_MAX];
+static bool reader_lent[STORE_READERS_MAX]; /* under readers_mu */
+static uint64_t lent, denied;		    /* under readers_mu */
+
+void
+store_busy_reader(bool on)
+{
+	pid_t me = gettid();
+	unsigned i;
+
+	pthread_mutex_lock(&readers_mu);
+	for (i = 0; i < STORE_READERS_MAX; i++)
+		if (on ? reader_tid[i] == 0 : reader_tid[i] == me) {
+			reader_tid[i] = on ? me : 0;
+			reader_lent[i] = false;
+			break;
+		}
+	pthread_mutex_unlock(&readers_mu);
+}
+
+bool
+store_busy_unlend(void)
+{
+	pid_t me = gettid();
+	bool was = false;
+	unsigned i;
+
+	pthread_mutex_lock(&readers_mu);
+	for (i = 0; i < STORE_READERS_MAX; i++)
+		if (reader_tid[i] == me) {
+			was = reader_lent[i];
+			reader_lent[i] = false;
+			break;
+		}
+	pthread_mutex_unlock(&readers_mu);
+	return was;
+}
+
+/* The writer starts to wait for a reader: its priority to every reader
+ * whose own is lower (a higher nice value). */
+static void
+lend(void)
+{
+	int mine, theirs;
+	unsigned i;
+
+	errno = 0;
+	mine = getpriority(PRIO_PROCESS, 0); /* this thread's */
+	if (mine == -1 && errno != 0)
+		return;
+	pthread_mutex_lock(&readers_mu);
+	for (i = 0; i < STORE_READERS_MAX; i++) {
+		if (reader_tid[i] == 0 || reader_lent[i])
+			continue;
+		errno = 0;
+		theirs = getpriority(PRIO_PROCESS, (id_t)reader_tid[i]);
+		if ((theirs == -1 && errno != 0) || theirs <= mine)
+			continue;
+		if (setpriority(PRIO_PROCESS, (id_t)reader_tid[i], mine) < 0) {
+			denied++;
+			continue;
+		}
+		reader_lent[i] = true;
+		lent++;
+	}
+	pthread_mutex_unlock(&readers_mu);
+}
+
+void
+store_busy_lend_stats(uint64_t *ret_lent, uint64_t *ret_denied)
+{
+	pthread_mutex_lock(&readers_mu);
+	*ret_lent = lent;
+	*ret_denied = denied;
+	pthread_mutex_unlock(&readers_mu);
+}
+
 int
 store_busy_cb(void *arg, int count)
 {
@@ -37,8 +121,12 @@ store_busy_cb(void *arg, int count)
 	int64_t t0, limit_ns, us;
 	struct timespec ts;
 
-	if (count == 0)
+	if (count == 0) {
 		s->busy_start_ns = clock_ns(CLOCK_MONOTONIC);
+		/* the writer's connection waits: for a reader's lock */
+		if (s->writer == NULL)
+			lend();
+	}
 	limit_ns = (int64_t)(s->o.busy_timeout_ms > 0 ? s->o.busy_timeout_ms :
 							1000) *
 	    1000000;

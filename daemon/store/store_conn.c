@@ -106,14 +106,49 @@ conn_prepare(struct store *rc)
 	return SQLITE_OK;
 }
 
+enum { SNAP_BEGIN, SNAP_SPOOL, SNAP_MAIN, SNAP_COMMIT, SNAP__MAX };
+
+static const char *const snap_sql[SNAP__MAX] = {
+	[SNAP_BEGIN] = "BEGIN",
+	[SNAP_SPOOL] = "SELECT 1 FROM spool.windows LIMIT 1",
+	[SNAP_MAIN] = "SELECT 1 FROM main.windows LIMIT 1",
+	[SNAP_COMMIT] = "COMMIT",
+};
+
+/* One of the snapshot's statements run to its end (prepared at its first
+ * use, kept with the connection). */
+static int
+snap_run(struct store *rc, unsigned i)
+{
+	int rc_;
+
+	if (rc->snap_st[i] == NULL &&
+	    (rc_ = sqlite3_prepare_v3(rc->db, snap_sql[i], -1,
+		 SQLITE_PREPARE_PERSISTENT, &rc->snap_st[i], NULL)) !=
+		SQLITE_OK) {
+		rc->snap_st[i] = NULL;
+		return rc_;
+	}
+	while ((rc_ = sqlite3_step(rc->snap_st[i])) == SQLITE_ROW)
+		;
+	sqlite3_reset(rc->snap_st[i]);
+	return rc_ == SQLITE_DONE ? SQLITE_OK : rc_;
+}
+
 static void
 conn_db_close(struct store *rc)
 {
+	unsigned i;
+
 	if (rc->db == NULL)
 		return;
 	if (rc->in_txn)
 		sqlite3_exec(rc->db, "COMMIT", NULL, NULL, NULL);
 	rc->in_txn = false;
+	for (i = 0; i < SNAP__MAX; i++) {
+		sqlite3_finalize(rc->snap_st[i]);
+		rc->snap_st[i] = NULL;
+	}
 	store_read_finalize(rc);
 	store_parts_finalize(rc);
 	store_prov_finalize(rc);
@@ -237,12 +272,10 @@ store_conn_begin(struct store *rc)
 	 * move's commit (store_busy.c): counted, never an error below the
 	 * busy timeout */
 	busy0 = rc->busy_ns;
-	if ((r = sqlite3_exec(rc->db,
-		 rc->spool_attached ?
-		     "BEGIN; SELECT 1 FROM spool.windows LIMIT 1;"
-		     " SELECT 1 FROM main.windows LIMIT 1" :
-		     "BEGIN; SELECT 1 FROM windows LIMIT 1",
-		 NULL, NULL, NULL)) != SQLITE_OK) {
+	if ((r = snap_run(rc, SNAP_BEGIN)) != SQLITE_OK ||
+	    (rc->spool_attached &&
+		(r = snap_run(rc, SNAP_SPOOL)) != SQLITE_OK) ||
+	    (r = snap_run(rc, SNAP_MAIN)) != SQLITE_OK) {
 		sqlite3_exec(rc->db, "ROLLBACK", NULL, NULL, NULL);
 		conn_db_close(rc);
 		return store_fail(rc, r, "read snapshot");
@@ -258,6 +291,6 @@ void
 store_conn_end(struct store *rc)
 {
 	if (rc->db != NULL && rc->in_txn)
-		sqlite3_exec(rc->db, "COMMIT", NULL, NULL, NULL);
+		(void)snap_run(rc, SNAP_COMMIT);
 	rc->in_txn = false;
 }

@@ -122,6 +122,25 @@ enum store_dslot {
 	DSLOT__MAX
 };
 
+/* store_agg.c: instance id -> index, and per-instance sums (defined
+ * here: struct store keeps one between reads) */
+struct store_imap {
+	int64_t *key;
+	uint32_t *val;
+	size_t mask, n;
+};
+struct store_agg {
+	int64_t iid, last_wid;
+	struct window_task t; /* the sums; identity filled at the end */
+	uint64_t key;
+};
+struct store_aggs {
+	struct store_imap map;
+	struct store_agg *a;
+	size_t n, cap;
+	size_t hint; /* the slot the next row most likely takes */
+};
+
 struct store {
 	pthread_mutex_t lock;
 	sqlite3 *db;
@@ -157,6 +176,9 @@ struct store {
 	dev_t dev;
 	ino_t ino;
 	bool in_txn;
+	/* store_conn.c: BEGIN, the spool's and the main file's first
+	 * reads, COMMIT: a read snapshot's statements, kept */
+	sqlite3_stmt *snap_st[4];
 	dev_t spool_dev; /* the spool it attached (spool_attached) */
 	ino_t spool_ino;
 	/* Window ids, when set: the next window row takes ++*id_hwm, so the
@@ -182,6 +204,9 @@ struct store {
 	struct store_rcache *rcache;
 	/* store_wcache.c: decoded window rows kept between top-N reads */
 	struct store_wcache *wcache;
+	/* store_taskread.c: a top-N read's sums, their memory kept for the
+	 * next read on this connection (empty between reads) */
+	struct store_aggs top_aggs;
 	/* store_keys.c: the writer's key ids (NULL on a reader), and names
 	 * by key id for reads */
 	struct store_kw *kw;
@@ -537,30 +562,17 @@ int store_blobpart_range(struct store *s, const struct store_blobpart *bp,
     uint32_t *ret_windows);
 
 /* store_agg.c: instance id -> index, and per-instance sums */
-struct store_imap {
-	int64_t *key;
-	uint32_t *val;
-	size_t mask, n;
-};
 void store_imap_free(struct store_imap *m);
 uint32_t store_imap_get(const struct store_imap *m, int64_t k);
 int store_imap_put(struct store_imap *m, int64_t k, uint32_t v);
 
 /* One instance's figures summed over windows, with the latest of them
  * that held it (whose identity and end state the sums carry). */
-struct store_agg {
-	int64_t iid, last_wid;
-	struct window_task t; /* the sums; identity filled at the end */
-	uint64_t key;
-};
-struct store_aggs {
-	struct store_imap map;
-	struct store_agg *a;
-	size_t n, cap;
-};
 int store_agg_rows(struct store_aggs *g, int64_t wid,
     const struct window_task *t, const uint64_t *iid, size_t n);
 int store_agg_sums(struct store_aggs *g, const struct store_agg *a, size_t n);
+struct store_agg *store_agg_slot(struct store_aggs *g, int64_t iid);
+void store_aggs_reset(struct store_aggs *g);
 void store_aggs_free(struct store_aggs *g);
 
 /* store_wcache.c: decoded window rows kept between top-N reads */
@@ -571,6 +583,8 @@ int store_wcache_sum(struct store *s, int64_t wid, bool threads,
 void store_wcache_put(struct store *s, int64_t wid, bool threads,
     const void *blob, size_t blob_n, const struct window_task *t,
     const uint64_t *iid, size_t n);
+void store_wcache_put_aggs(struct store *s, int64_t key, bool threads,
+    const void *blob, size_t blob_n, const struct store_agg *a, size_t n);
 void store_wcache_free(struct store *s);
 void store_wcache_stats(const struct store *s, uint64_t *hits,
     uint64_t *misses);
@@ -587,6 +601,7 @@ int store_tasksum_put_v1(struct store_enc *e, const struct store_agg *a,
 int store_tasksum_get(const void *p, size_t len, unsigned version,
     struct store_agg **ret, size_t *ret_n);
 int store_sum_prepare(struct store *s);
+void store_sum_spool_gone(struct store *s);
 void store_sum_finalize(struct store *s);
 /* The windows of the range starting in [lo, hi), summed in order. */
 typedef int (*store_sum_windows_fn)(struct store *s, int64_t from_wall_ns,

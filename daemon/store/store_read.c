@@ -56,6 +56,7 @@ store_read_finalize(struct store *s)
 	}
 	store_rcache_free(s);
 	store_wcache_free(s);
+	store_aggs_free(&s->top_aggs);
 	store_knames_free(s);
 	/* reads prepare them too: every close path finalizes them here */
 	store_prov_finalize(s);

@@ -319,6 +319,7 @@ detach(struct store *s)
 		s->spool_st[i] = NULL;
 	}
 	s->spool_nst = 0;
+	store_sum_spool_gone(s);
 	if (s->spool_attached && s->db != NULL)
 		(void)sqlite3_exec(s->db, "DETACH spool", NULL, NULL, NULL);
 	s->spool_attached = false;

@@ -49,6 +49,7 @@ enum {
 	SUM_MISSING,	     /* spans over, of 2+ windows, not summarised */
 	SUM_SRC,	     /* the windows of a span, oldest first */
 	SUM_PUT,
+	SUM_SPOOL_FIRST, /* the spool's first window (made while attached) */
 	SUM__MAX
 };
 _Static_assert(SUM__MAX <= STORE_SUM_NSTMT, "STORE_SUM_NSTMT");
@@ -85,6 +86,7 @@ static const char *const sum_sql[SUM__MAX] = {
 	[SUM_PUT] = "INSERT OR REPLACE INTO main.task_sum"
 	    " (start_ns, span_ns, n_windows, procs, threads)"
 	    " VALUES (?1, ?2, ?3, ?4, ?5)",
+	[SUM_SPOOL_FIRST] = "SELECT min(wall_start_ns) FROM spool.windows",
 };
 /* clang-format on */
 
@@ -96,7 +98,7 @@ store_sum_prepare(struct store *s)
 	/* a schema without task_sum (a file not yet migrated, a test's
 	 * older version): no statements, every read goes window by window */
 	for (i = 0; i < SUM__MAX; i++)
-		if (i != SUMF_MOVED &&
+		if (i != SUMF_MOVED && i != SUM_SPOOL_FIRST &&
 		    sqlite3_prepare_v3(s->db, sum_sql[i], -1,
 			SQLITE_PREPARE_PERSISTENT, &s->sum_st[i],
 			NULL) != SQLITE_OK) {
@@ -115,6 +117,14 @@ store_sum_finalize(struct store *s)
 		sqlite3_finalize(s->sum_st[i]);
 		s->sum_st[i] = NULL;
 	}
+}
+
+/* The spool goes: what was prepared on it with it. */
+void
+store_sum_spool_gone(struct store *s)
+{
+	sqlite3_finalize(s->sum_st[SUM_SPOOL_FIRST]);
+	s->sum_st[SUM_SPOOL_FIRST] = NULL;
 }
 
 sqlite3_stmt *
@@ -354,35 +364,64 @@ cover_flush(struct cover *c)
 	    c->pend_hi, c->g);
 }
 
-/* The summary of [b, b + span) summed in: 1, or 0 when there is none. */
+/* The decoded-rows cache's key for a summary: below every window id
+ * (ids are > 0; spans start at >= 0 and are whole seconds apart). */
+static int64_t
+sum_cache_key(int64_t b, int64_t span)
+{
+	return -b - 1 - (span == sum_span_ns[0] ? 0 : 1);
+}
+
+/*
+ * The summary of [b, b + span) summed in: 1, or 0 when there is none.
+ * The windows pending before it are summed first (time order: a span
+ * without a summary then starts a run of windows of its own); its rows
+ * come from the connection's cache of decoded rows when it holds this
+ * very blob (store_wcache.c), else are decoded and kept there.
+ */
 static int
 cover_sum(struct cover *c, int64_t b, int64_t span)
 {
 	sqlite3_stmt *st = c->s->sum_st[SUM_GET];
+	int64_t key = sum_cache_key(b, span);
 	struct store_agg *a = NULL;
-	size_t n = 0;
+	size_t n = 0, bn;
+	const void *blob;
 	int rc, r = 0, have = 0;
 
+	if ((r = cover_flush(c)) < 0)
+		return r;
 	sqlite3_bind_int64(st, 1, b);
 	sqlite3_bind_int64(st, 2, span);
 	sqlite3_bind_int(st, 3, c->threads);
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		have = 1;
-		if (sqlite3_column_type(st, 0) != SQLITE_NULL &&
-		    (r = sum_decode(sqlite3_column_blob(st, 0),
-			 (size_t)sqlite3_column_bytes(st, 0), &a, &n)) < 0 &&
-		    r != -ENOMEM) {
-			/* a damaged summary: counted, its windows read */
-			store_blob_error(c->s);
-			have = 0;
-			r = 0;
+		/* NULL: a span with no such task */
+		if (sqlite3_column_type(st, 0) != SQLITE_NULL) {
+			blob = sqlite3_column_blob(st, 0);
+			bn = (size_t)sqlite3_column_bytes(st, 0);
+			if ((r = store_wcache_sum(c->s, key, c->threads, blob,
+				 bn, c->g)) == 0) {
+				if ((r = sum_decode(blob, bn, &a, &n)) == 0) {
+					r = store_agg_sums(c->g, a, n);
+					if (r == 0)
+						store_wcache_put_aggs(c->s, key,
+						    c->threads, blob, bn, a, n);
+				} else if (r != -ENOMEM) {
+					/* damaged: counted, its windows
+					 * read */
+					store_blob_error(c->s);
+					have = 0;
+					r = 0;
+				}
+			} else if (r == 1) {
+				r = 0;
+			}
 		}
 	} else if (rc != SQLITE_DONE) {
 		r = store_fail(c->s, rc, "summary");
 	}
 	sqlite3_reset(st);
-	if (r == 0 && have && (r = cover_flush(c)) == 0)
-		r = store_agg_sums(c->g, a, n);
 	free(a);
 	return r < 0 ? r : have;
 }
@@ -418,20 +457,24 @@ cover(struct cover *c, int64_t lo, int64_t hi, unsigned l)
 static int
 spool_first(struct store *s, int64_t *ret)
 {
-	sqlite3_stmt *st;
+	sqlite3_stmt **st = &s->sum_st[SUM_SPOOL_FIRST];
 	int rc;
 
 	*ret = INT64_MAX;
 	if (!s->spool_attached)
 		return 0;
-	if ((rc = sqlite3_prepare_v2(s->db,
-		 "SELECT min(wall_start_ns) FROM spool.windows", -1, &st,
-		 NULL)) != SQLITE_OK)
+	/* kept until the spool is detached or the connection closes,
+	 * rather than parsed again by every read */
+	if (*st == NULL &&
+	    (rc = sqlite3_prepare_v3(s->db, sum_sql[SUM_SPOOL_FIRST], -1,
+		 SQLITE_PREPARE_PERSISTENT, st, NULL)) != SQLITE_OK) {
+		*st = NULL;
 		return store_fail(s, rc, "summary: spool");
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW &&
-	    sqlite3_column_type(st, 0) != SQLITE_NULL)
-		*ret = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
+	}
+	if ((rc = sqlite3_step(*st)) == SQLITE_ROW &&
+	    sqlite3_column_type(*st, 0) != SQLITE_NULL)
+		*ret = sqlite3_column_int64(*st, 0);
+	sqlite3_reset(*st);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return store_fail(s, rc, "summary: spool");
 	return 0;
