@@ -56,6 +56,8 @@
 #define RECENT_SLOTS 8 /* recent answers kept for reuse */
 #define QUERY_NICE 10  /* the query threads' nice value */
 #define QUERY_THREADS_MAX 16
+_Static_assert(QUERY_THREADS_MAX <= STORE_READERS_MAX,
+    "every read thread can be lent the writer's priority");
 #define TRIM_AFTER (1u << 20) /* an answer this big: memory back after */
 #define QUERY_IDLE_S 30	      /* a reader's connection closed after this idle */
 
