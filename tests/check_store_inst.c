@@ -176,6 +176,35 @@ START_TEST(cache_past_bound)
 	ck_assert_int_eq(INSTANCES(s), 8);
 	ck_assert_int_eq(IDENTITIES(s), 8);
 	ck_assert_uint_eq(history_utime(s, 104), 11 + 12 + 13);
+	ck_assert(store_inst_cache_bounded(s));
+	store_close(s);
+}
+END_TEST
+
+/* Prunes that leave the table under half the bound make the cache whole
+ * again (a miss is no longer a scan for the life of the handle). */
+START_TEST(bound_lifted_by_prune)
+{
+	struct store *s;
+	uint64_t n = 0;
+
+	store_inst_cache_max = 8;
+	s = open_at(false);
+	put(s, 1, 100, 10); /* 10 instances: past the bound */
+	ck_assert(store_inst_cache_bounded(s));
+	put(s, 2 * 8640, 100, 2); /* two days on (until_ns: a day grid) */
+	/* window 1 goes: 102..109 end with it, 100, 101 live on */
+	ck_assert_int_eq(store_exec(s,
+			     "DELETE FROM windows WHERE id ="
+			     " (SELECT min(id) FROM windows)",
+			     NULL, 0),
+	    0);
+	ck_assert_int_eq(store_inst_prune(s, &n), 0);
+	ck_assert_uint_eq(n, 8);
+	ck_assert(!store_inst_cache_bounded(s));
+	put(s, 2 * 8640 + 1, 100, 3); /* 100, 101 known, 102 new again */
+	ck_assert_int_eq(INSTANCES(s), 3);
+	ck_assert_int_eq(IDENTITIES(s), 3);
 	store_close(s);
 }
 END_TEST
@@ -295,6 +324,27 @@ START_TEST(leftover_spool_instances)
 }
 END_TEST
 
+/* A rollback (a move that failed, a spool's write undone) empties the
+ * main store's cache while the spool holds committed instance rows: the
+ * cache loaded again before they move must not call their tasks new
+ * after the move (one row an identity). */
+START_TEST(forget_then_move)
+{
+	struct store *s = open_at(true);
+
+	put(s, 1, 100, 2);
+	store_inst_forget(s); /* what store_rollback does */
+	put(s, 2, 100, 1);    /* loads the cache: the main file is empty */
+	ck_assert_int_eq(store_flush(s), 0);
+	put(s, 3, 101, 1); /* met first since the move */
+	ck_assert_int_eq(store_flush(s), 0);
+	ck_assert_int_eq(INSTANCES(s), 2);
+	ck_assert_int_eq(IDENTITIES(s), 2);
+	ck_assert_uint_eq(history_utime(s, 101), 11 + 13);
+	store_close(s);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -309,6 +359,8 @@ suite(void)
 	tcase_add_test(tc, leftover_spool_instances);
 	tcase_add_test(tc, day_end_raises_all);
 	tcase_add_test(tc, prune_keeps_cache);
+	tcase_add_test(tc, forget_then_move);
+	tcase_add_test(tc, bound_lifted_by_prune);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -397,6 +397,7 @@ icache_load(struct store_icache *c, sqlite3_stmt *st)
 	return SQLITE_OK;
 }
 
+static void inst_unbound(struct store *s);
 static int inst_copy(sqlite3_stmt *st, const struct icache_ent *e,
     int64_t until_ns);
 
@@ -695,10 +696,20 @@ void
 store_inst_forget(struct store *s)
 {
 	/* a spool's rollback undid rows the main store's cache knew of */
-	if (s->inst_main != NULL && s->inst_main->iw != NULL)
+	if (s->inst_main != NULL && s->inst_main->iw != NULL) {
 		icache_clear(&s->inst_main->iw->c);
-	if (s->iw != NULL)
+		/* the spool's committed rows are in no scan of the main
+		 * file: the cache reloaded before they move would call a
+		 * task they hold new after the move */
+		s->inst_main->iw->c.stale_on_move = true;
+	}
+	if (s->iw != NULL) {
 		icache_clear(&s->iw->c);
+		/* the same for the main store's own rollback (a failed
+		 * move) while its spool holds rows */
+		if (s->spool != NULL)
+			s->iw->c.stale_on_move = true;
+	}
 }
 
 /*
@@ -867,7 +878,36 @@ store_inst_prune(struct store *s, uint64_t *ret_n)
 	 * forget them all anyway) */
 	if (*ret_n && s->iw != NULL)
 		icache_prune(&s->iw->c, cut, *ret_n);
+	if (*ret_n && s->iw != NULL && s->iw->c.too_big)
+		inst_unbound(s);
 	return SQLITE_OK;
+}
+
+/* A cache that outgrew its bound can be whole again once prunes leave
+ * the table under half of it: else every miss stays a scan of the table
+ * for the life of the handle. */
+static void
+inst_unbound(struct store *s)
+{
+	sqlite3_stmt *st;
+	int64_t rows = -1;
+
+	if (sqlite3_prepare_v2(s->db, "SELECT count(*) FROM instance", -1, &st,
+		NULL) != SQLITE_OK)
+		return;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		rows = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	if (rows >= 0 && (uint64_t)rows < store_inst_cache_max / 2) {
+		s->iw->c.too_big = false;
+		icache_clear(&s->iw->c); /* loaded whole at the next miss */
+	}
+}
+
+bool
+store_inst_cache_bounded(const struct store *s)
+{
+	return s->iw != NULL && s->iw->c.too_big;
 }
 
 /* ------------------------------------------------------------ migration */

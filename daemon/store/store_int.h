@@ -487,6 +487,8 @@ struct store_iw;
 int store_inst_prepare(struct store *s);
 void store_inst_finalize(struct store *s);
 void store_inst_forget(struct store *s);
+/* tests: the writer's instance cache outgrew its bound (lookups scan) */
+bool store_inst_cache_bounded(const struct store *s);
 void store_rollback(struct store *s); /* and forget the ids it undid */
 int store_inst_put(struct store *s, int64_t id, const struct window *w);
 int store_inst_prune(struct store *s, uint64_t *ret_n);

@@ -263,7 +263,7 @@ put_columns(struct store_enc *e, const struct window_task *t,
 			gain += u_len(t[i].rss_pages_last);
 		gain -= u_len(ref[i]);
 	}
-	if (gain <= 0) /* no column: every row its own value */
+	if (gain <= 0 && n > 0) /* no column: every row its own value */
 		memset(ref, 0, n * sizeof(*ref));
 	store_enc_u(e, gain > 0 ? n - rr.count : 0); /* rows that refer back */
 	for (i = 0; i < n && gain > 0; i++)
