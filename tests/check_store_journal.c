@@ -507,17 +507,42 @@ out:
 	return NULL;
 }
 
+/* A registered read thread between requests (no snapshot, no lock). */
+struct idle_arg {
+	volatile bool ready, stop;
+	int nice_after;
+};
+
+static void *
+idle_reader(void *arg)
+{
+	struct idle_arg *a = arg;
+
+	(void)setpriority(PRIO_PROCESS, 0, 10);
+	store_busy_reader(true);
+	a->ready = true;
+	while (!a->stop)
+		usleep(1000);
+	errno = 0;
+	a->nice_after = getpriority(PRIO_PROCESS, 0);
+	store_busy_reader(false);
+	return NULL;
+}
+
 /*
  * A move's commit that waits for a read thread's SHARED lock lends the
  * reader its own priority (store_busy.c): with the privilege to lower a
  * nice value the reader runs at the writer's for the rest of that read
  * and is told to give it back once; without it the lend is counted as
- * denied and the reader keeps its own.
+ * denied and the reader keeps its own. A read thread between requests
+ * holds no lock and is lent nothing.
  */
 START_TEST(test_reader_lent_priority)
 {
 	struct lend_arg a = { 0 };
+	struct idle_arg ia = { 0 };
 	uint64_t lent0, denied0, lent, denied;
+	pthread_t ith;
 	struct store *s = open_opts(spool, STORE_JOURNAL_PERSIST);
 	bool priv = geteuid() == 0;
 	int mine;
@@ -530,6 +555,9 @@ START_TEST(test_reader_lent_priority)
 	put(s, 1);
 	ck_assert_int_eq(store_flush(s), 0);
 	store_busy_lend_stats(&lent0, &denied0);
+	ck_assert_int_eq(pthread_create(&ith, NULL, idle_reader, &ia), 0);
+	while (!ia.ready)
+		usleep(1000);
 	a.w = s;
 	ck_assert_int_eq(pthread_create(&th, NULL, lend_reader, &a), 0);
 	while (!a.begun)
@@ -539,6 +567,9 @@ START_TEST(test_reader_lent_priority)
 	/* waits for the reader's SHARED lock: lends, the reader lets go */
 	ck_assert_int_eq(store_flush(s), 0);
 	pthread_join(th, NULL);
+	ia.stop = true;
+	pthread_join(ith, NULL);
+	ck_assert_int_eq(ia.nice_after, 10); /* idle: nothing lent */
 	ck_assert_int_eq(a.err, 0);
 	store_busy_lend_stats(&lent, &denied);
 	ck_assert_int_eq(a.nice_before, 10);

@@ -222,7 +222,9 @@ void store_busy_reset(void);
  * Read threads lent the writer's priority while it waits for them: a
  * thread that reads the main file registers itself (store_busy_reader
  * true; false before it ends). When the writer's connection starts to
- * wait for a reader's lock it sets every registered thread's nice value
+ * wait for a reader's lock it sets the nice value of every registered
+ * thread inside a read snapshot (store_conn_begin .. store_conn_end; an
+ * idle one holds no lock, and a boost would last into its next request)
  * to its own (the read in flight then finishes at the writer's priority,
  * not at the pool's +10 behind every other task of the machine);
  * store_busy_unlend, called by a read thread between reads, says whether
@@ -232,6 +234,7 @@ void store_busy_reset(void);
  */
 #define STORE_READERS_MAX 16
 void store_busy_reader(bool on);
+void store_busy_reading(bool on); /* store_conn.c: a snapshot held */
 bool store_busy_unlend(void);
 void store_busy_lend_stats(uint64_t *ret_lent, uint64_t *ret_denied);
 /* store_usage.c: the usage figures now (they follow each maintenance) */

@@ -39,6 +39,7 @@ static struct waits move_waits, read_waits;
 static pthread_mutex_t readers_mu = PTHREAD_MUTEX_INITIALIZER;
 static pid_t reader_tid[STORE_READERS_MAX];
 static bool reader_lent[STORE_READERS_MAX]; /* under readers_mu */
+static bool reader_in[STORE_READERS_MAX];   /* in a snapshot: the same */
 static uint64_t lent, denied;		    /* under readers_mu */
 
 void
@@ -52,6 +53,24 @@ store_busy_reader(bool on)
 		if (on ? reader_tid[i] == 0 : reader_tid[i] == me) {
 			reader_tid[i] = on ? me : 0;
 			reader_lent[i] = false;
+			reader_in[i] = false;
+			break;
+		}
+	pthread_mutex_unlock(&readers_mu);
+}
+
+/* A registered read thread takes or lets go of its read snapshot (its
+ * SHARED lock on the main file): only then can a lend help the writer. */
+void
+store_busy_reading(bool on)
+{
+	pid_t me = gettid();
+	unsigned i;
+
+	pthread_mutex_lock(&readers_mu);
+	for (i = 0; i < STORE_READERS_MAX; i++)
+		if (reader_tid[i] == me) {
+			reader_in[i] = on;
 			break;
 		}
 	pthread_mutex_unlock(&readers_mu);
@@ -76,7 +95,7 @@ store_busy_unlend(void)
 }
 
 /* The writer starts to wait for a reader: its priority to every reader
- * whose own is lower (a higher nice value). */
+ * in a snapshot whose own is lower (a higher nice value). */
 static void
 lend(void)
 {
@@ -89,7 +108,7 @@ lend(void)
 		return;
 	pthread_mutex_lock(&readers_mu);
 	for (i = 0; i < STORE_READERS_MAX; i++) {
-		if (reader_tid[i] == 0 || reader_lent[i])
+		if (reader_tid[i] == 0 || reader_lent[i] || !reader_in[i])
 			continue;
 		errno = 0;
 		theirs = getpriority(PRIO_PROCESS, (id_t)reader_tid[i]);

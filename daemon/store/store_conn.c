@@ -272,12 +272,14 @@ store_conn_begin(struct store *rc)
 	 * move's commit (store_busy.c): counted, never an error below the
 	 * busy timeout */
 	busy0 = rc->busy_ns;
+	store_busy_reading(true); /* a lend can help from here on */
 	if ((r = snap_run(rc, SNAP_BEGIN)) != SQLITE_OK ||
 	    (rc->spool_attached &&
 		(r = snap_run(rc, SNAP_SPOOL)) != SQLITE_OK) ||
 	    (r = snap_run(rc, SNAP_MAIN)) != SQLITE_OK) {
 		sqlite3_exec(rc->db, "ROLLBACK", NULL, NULL, NULL);
 		conn_db_close(rc);
+		store_busy_reading(false);
 		return store_fail(rc, r, "read snapshot");
 	}
 	store_busy_note(false, rc->busy_ns - busy0);
@@ -293,4 +295,5 @@ store_conn_end(struct store *rc)
 	if (rc->db != NULL && rc->in_txn)
 		(void)snap_run(rc, SNAP_COMMIT);
 	rc->in_txn = false;
+	store_busy_reading(false);
 }
