@@ -64,7 +64,7 @@ store_heal_check_replay(struct store *s, const struct window *w)
 	int rc, found = 0;
 
 	rc = sqlite3_prepare_v2(s->db,
-	    "SELECT 1 FROM windows WHERE"
+	    "SELECT 1 FROM windows WHERE wall_start_ns = ?4 AND"
 	    " boot = boot_key(?1) AND level = ?2 AND mono_start_ns = ?3",
 	    -1, &st, NULL);
 	if (rc != SQLITE_OK)
@@ -73,6 +73,7 @@ store_heal_check_replay(struct store *s, const struct window *w)
 	    (int)strnlen(w->boot_id, sizeof(w->boot_id)), SQLITE_TRANSIENT);
 	sqlite3_bind_int64(st, 2, w->level);
 	sqlite3_bind_int64(st, 3, w->mono_start_ns);
+	sqlite3_bind_int64(st, 4, w->wall_start_ns);
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		found = 1;
 	sqlite3_finalize(st);

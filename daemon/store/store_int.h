@@ -30,6 +30,7 @@ enum store_wstmt {
 	WS_COMMIT,
 	WS_ROLLBACK,
 	WS_INS_WINDOW,
+	WS_HAVE_WINDOW, /* v26: the replay check by windows_wall */
 	WS_INS_BOOT,
 	WS_COVERED,
 	WS_INS_PARTS,

@@ -484,8 +484,9 @@ static const char schema_v24_sql[] =
     "ALTER TABLE windows_v24 RENAME TO windows;"
     "CREATE INDEX windows_wall ON windows (wall_start_ns);";
 
+/* SQLITE_OK when foreign keys are off: windows may be rebuilt (v24, v26) */
 static int
-migrate_v24(sqlite3 *db)
+fk_off(sqlite3 *db)
 {
 	sqlite3_stmt *st;
 	int rc, fk = 1;
@@ -496,8 +497,17 @@ migrate_v24(sqlite3 *db)
 	if (sqlite3_step(st) == SQLITE_ROW)
 		fk = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);
-	if (fk != 0)
-		return SQLITE_MISUSE; /* would cascade: see above */
+	return fk != 0 ? SQLITE_MISUSE : SQLITE_OK;
+}
+
+static int
+migrate_v24(sqlite3 *db)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if ((rc = fk_off(db)) != SQLITE_OK)
+		return rc; /* would cascade: see above */
 	/*
 	 * Two boots of the file on one key (odds ~n^2/2^48) would read as
 	 * one, or collide on the UNIQUE key: refuse the step (the file stays
@@ -540,6 +550,55 @@ static const char schema_v25[] =
     "ALTER TABLE instance_v25 RENAME TO instance;";
 
 /*
+ * v26: windows without its UNIQUE (boot, level, mono_start_ns) index
+ * (doc/storage.md, "Where a day's writes go"). Each move rewrote and
+ * journaled that index's leaves beside windows_wall's, for a check that
+ * windows_wall makes as well: a replay is the same window, wall start
+ * included (store_write.c, store_spool.c). The check whether a roll-up
+ * already holds a level-0 window goes by windows_roll, which holds the
+ * roll-ups only (one row in tens), so a move does not touch it. windows
+ * is rebuilt as in v24, foreign keys off, its rows keeping their ids.
+ */
+static const char schema_v26[] = "";
+
+static const char schema_v26_sql[] =
+    "CREATE TABLE windows_v26 ("
+    " id INTEGER PRIMARY KEY,"
+    " level INTEGER NOT NULL, boot INTEGER NOT NULL, seq INTEGER NOT NULL,"
+    " mono_start_ns INTEGER NOT NULL, mono_end_ns INTEGER NOT NULL,"
+    " boot_start_ns INTEGER NOT NULL, boot_end_ns INTEGER NOT NULL,"
+    " wall_start_ns INTEGER NOT NULL, wall_end_ns INTEGER NOT NULL,"
+    " duration_ns INTEGER NOT NULL, hz INTEGER NOT NULL,"
+    " interval_ms INTEGER NOT NULL, cpu_span INTEGER NOT NULL,"
+    " samples INTEGER NOT NULL, samples_valid INTEGER NOT NULL,"
+    " d_ctxt INTEGER NOT NULL, d_processes INTEGER NOT NULL,"
+    " vm_samples INTEGER NOT NULL,"
+    " self_utime_us INTEGER NOT NULL, self_stime_us INTEGER NOT NULL,"
+    " sample_ns_sum INTEGER NOT NULL, sample_ns_max INTEGER NOT NULL,"
+    " late_ticks INTEGER NOT NULL, burst_samples INTEGER NOT NULL,"
+    " procs_scanned INTEGER NOT NULL, threads_scanned INTEGER NOT NULL,"
+    " procs_exited INTEGER NOT NULL, threads_exited INTEGER NOT NULL,"
+    " cpu_dropped INTEGER NOT NULL,"
+    " store_state INTEGER, store_queued INTEGER, store_dropped INTEGER);"
+    "INSERT INTO windows_v26 (id, level, boot, " COLS_V24 ")"
+    " SELECT id, level, boot, " COLS_V24 " FROM windows ORDER BY id;"
+    "DROP TABLE windows;"
+    "ALTER TABLE windows_v26 RENAME TO windows;"
+    "CREATE INDEX windows_wall ON windows (wall_start_ns);"
+    "CREATE INDEX windows_roll ON windows (boot, level, mono_start_ns)"
+    " WHERE level > 0;";
+
+static int
+migrate_v26(sqlite3 *db)
+{
+	int rc;
+
+	if ((rc = fk_off(db)) != SQLITE_OK)
+		return rc; /* would cascade: see v24 */
+	return sqlite3_exec(db, schema_v26_sql, NULL, NULL, NULL);
+}
+
+/*
  * migrations[v] takes a database from user_version v to v + 1: its SQL,
  * then its C half (NULL: none) in the same transaction.
  */
@@ -569,4 +628,5 @@ const struct store_migration store_migrations[STORE_SCHEMA_VERSION] = {
 	{ schema_v23, NULL },
 	{ schema_v24, migrate_v24 },
 	{ schema_v25, NULL },
+	{ schema_v26, migrate_v26 },
 };

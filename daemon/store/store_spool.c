@@ -61,10 +61,11 @@ static const char *const sp_sql[SP__MAX] = {
 	    " WHERE NOT EXISTS (SELECT 1 FROM main.windows m"
 	    "  WHERE m.id = s.id)"
 	    " AND NOT EXISTS (SELECT 1 FROM main.windows m"
-	    "  WHERE m.boot = s.boot AND m.level = s.level"
-	    "  AND m.mono_start_ns = s.mono_start_ns)"
+	    "  WHERE m.wall_start_ns = s.wall_start_ns AND m.boot = s.boot"
+	    "  AND m.level = s.level AND m.mono_start_ns = s.mono_start_ns)"
 	    " AND NOT (s.level = 0 AND s.boot != 0 AND EXISTS"
-	    "  (SELECT 1 FROM main.windows m WHERE m.boot = s.boot"
+	    "  (SELECT 1 FROM main.windows m INDEXED BY windows_roll"
+	    "  WHERE m.boot = s.boot"
 	    "  AND m.level > 0 AND m.mono_start_ns <= s.mono_start_ns"
 	    "  AND m.mono_end_ns >= s.mono_end_ns))",
 	[SP_CLEAR] = "DELETE FROM temp.spool_ids",
@@ -73,8 +74,8 @@ static const char *const sp_sql[SP__MAX] = {
 	[SP_MAX_ID] = "SELECT max(coalesce((SELECT max(id) FROM main.windows),"
 	    " 0), coalesce((SELECT max(id) FROM spool.windows), 0))",
 	[SP_HAVE] =
-	    "SELECT 1 FROM main.windows WHERE boot = boot_key(?1) AND level = ?2"
-	    " AND mono_start_ns = ?3",
+	    "SELECT 1 FROM main.windows WHERE wall_start_ns = ?4 AND"
+	    " boot = boot_key(?1) AND level = ?2 AND mono_start_ns = ?3",
 	[SP_MAX_IID] = "SELECT max(coalesce((SELECT max(iid) FROM"
 	    " main.instance), 0), coalesce((SELECT max(iid) FROM"
 	    " spool.instance), 0))",
@@ -555,6 +556,7 @@ spool_put(struct store *s, const struct window *w)
 	    (int)strnlen(w->boot_id, sizeof(w->boot_id)), SQLITE_TRANSIENT);
 	sqlite3_bind_int64(st, 2, w->level);
 	sqlite3_bind_int64(st, 3, w->mono_start_ns);
+	sqlite3_bind_int64(st, 4, w->wall_start_ns);
 	if ((rc = store_run_int(st, &have)) != SQLITE_OK)
 		return store_fail(s, rc, "spool: replay check");
 	if (have)

@@ -18,13 +18,19 @@ const char *const store_ws_sql[WS__MAX] = {
 	    " ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26,"
 	    " ?27, ?28, ?29, ?30, ?31, ?32, ?33)"
 	    " ON CONFLICT DO NOTHING RETURNING id",
+	/* v26: windows has no UNIQUE key; a replay carries its window's
+	 * wall start, which windows_wall finds by equality */
+	[WS_HAVE_WINDOW] =
+	    "SELECT 1 FROM windows WHERE wall_start_ns = ?4 AND"
+	    " boot = boot_key(?1) AND level = ?2 AND mono_start_ns = ?3",
 	/* the boot of the window put next (v24): its id is its text's */
 	[WS_INS_BOOT] = "INSERT INTO boot (id, boot_id) VALUES"
 			" (boot_key(?1), ?1) ON CONFLICT DO NOTHING",
 	/* A level-0 window already folded into a roll-up is a replay. */
 	[WS_COVERED] =
-	    "SELECT 1 FROM windows WHERE boot = boot_key(?1) AND"
-	    " level > 0 AND mono_start_ns <= ?2 AND mono_end_ns >= ?3 LIMIT 1",
+	    "SELECT 1 FROM windows INDEXED BY windows_roll WHERE"
+	    " boot = boot_key(?1) AND level > 0 AND mono_start_ns <= ?2"
+	    " AND mono_end_ns >= ?3 LIMIT 1",
 	[WS_INS_PARTS] = "INSERT INTO window_parts (window_id, kv, sys, bpf)"
 			 " VALUES (?1, ?2, ?3, ?4)",
 	[WS_DEL_WINDOW] = "DELETE FROM windows WHERE id = ?",

@@ -173,6 +173,16 @@ store_write_window(struct store *s, const struct window *w, int64_t *ret_id)
 		if ((rc = store_run_int(st, &covered)) != SQLITE_OK || covered)
 			return rc;
 	}
+	/* a replay: the same boot, level and start (v26: found by its
+	 * wall start, windows having no UNIQUE key) */
+	st = store_ws(s, WS_HAVE_WINDOW);
+	sqlite3_bind_text(st, 1, w->boot_id,
+	    (int)strnlen(w->boot_id, sizeof(w->boot_id)), SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, 2, w->level);
+	sqlite3_bind_int64(st, 3, w->mono_start_ns);
+	sqlite3_bind_int64(st, 4, w->wall_start_ns);
+	if ((rc = store_run_int(st, &covered)) != SQLITE_OK || covered)
+		return rc;
 	/* its boot, once per file (v24: the row holds the boot's id) */
 	st = store_ws(s, WS_INS_BOOT);
 	sqlite3_bind_text(st, 1, w->boot_id,
