@@ -7,7 +7,8 @@
  * own getrusage; the drain protocol neither loses nor double-counts under
  * thousands of short-lived threads; and every way BPF can be unavailable
  * ends in procfs-only operation with the reason named, in the library and
- * in the real daemon's log and store.
+ * in the real daemon's log and store (check_bpf_sched_off.c has the
+ * ways other than the verifier's, and the daemon).
  *
  * Needs root (CAP_BPF, CAP_PERFMON, bpffs): exits 77 only when not root.
  * Every test pins under its own directory below /sys/fs/bpf and removes it.
@@ -33,6 +34,7 @@
 
 #include "harness.h"
 #include "taskstat.h"
+#include "bpf_sched_fix.h"
 #include "testutil.h"
 #include "vitalsd.h"
 
@@ -43,71 +45,6 @@
 
 #include "../bpf/sched/sched.bpf.h"
 #endif
-
-static char *bpffs;  /* this test's pin directory */
-static char *tmpdir; /* this test's plain directory */
-static int dir_seq;
-
-static void
-setup(void)
-{
-	if (asprintf(&bpffs, "/sys/fs/bpf/vitals-test-%d-%d", (int)getpid(),
-		dir_seq++) < 0)
-		ck_abort();
-	tmpdir = tu_mkdtemp("bpfsched");
-	ck_assert_ptr_nonnull(tmpdir);
-	bpf_common_init();
-}
-
-static void
-teardown(void)
-{
-	/* pins are files: removing them detaches and frees what they hold */
-	tu_rmtree(bpffs);
-	tu_rmtree(tmpdir);
-	free(bpffs);
-	free(tmpdir);
-}
-
-static struct bpf_sched_opts
-opts(void)
-{
-	struct bpf_sched_opts o = {
-		.bpffs = bpffs,
-		.sys_root = "/sys",
-		.load = VBPF_LOAD_AUTO,
-		.rq = true,
-	};
-
-	return o;
-}
-
-/* Open with o, expect state st; returns the handle (NULL when off). */
-static struct bpf_sched *
-open_expect(const struct bpf_sched_opts *o, unsigned st, char *why,
-    size_t whysz)
-{
-	struct bpf_sched *bs = NULL;
-	unsigned got = VBPF__MAX;
-	char buf[512];
-	int r;
-
-	if (why == NULL) {
-		why = buf;
-		whysz = sizeof(buf);
-	}
-	r = bpf_sched_open(o, &bs, &got, why, whysz);
-	ck_assert_msg(got == st, "state %s, want %s (%d: %s)",
-	    vbpf_state_name(got), vbpf_state_name(st), r, why);
-	if (vbpf_state_on(st)) {
-		ck_assert_int_eq(r, 0);
-		ck_assert_ptr_nonnull(bs);
-	} else {
-		ck_assert_int_lt(r, 0);
-		ck_assert_ptr_null(bs);
-	}
-	return bs;
-}
 
 #ifdef HAVE_BPF
 
@@ -131,22 +68,12 @@ static const char *const prog_pins[] = {
 	"tp_btf_sched_process_free",
 };
 
-static bool
-exists(const char *kind, const char *name)
-{
-	char path[PATH_MAX];
-	struct stat sb;
-
-	snprintf(path, sizeof(path), "%s/%s_vitals_%s", bpffs, kind, name);
-	return lstat(path, &sb) == 0;
-}
-
 static int
 pinned_fd(const char *kind, const char *name)
 {
 	char path[PATH_MAX];
 
-	snprintf(path, sizeof(path), "%s/%s_vitals_%s", bpffs, kind, name);
+	snprintf(path, sizeof(path), "%s/%s_vitals_%s", bsf_bpffs, kind, name);
 	return bpf_obj_get(path);
 }
 
@@ -159,31 +86,6 @@ map_info(int fd)
 	memset(&info, 0, sizeof(info));
 	ck_assert_int_eq(bpf_obj_get_info_by_fd(fd, &info, &len), 0);
 	return info;
-}
-
-/*
- * Pins of a run that was killed (a timeout skips the teardown) keep their
- * programs attached: remove the directories of test processes that are
- * gone.
- */
-static void
-sweep_stale(void)
-{
-	struct dirent *de;
-	DIR *d = opendir("/sys/fs/bpf");
-	char path[PATH_MAX];
-	int pid, seq;
-
-	if (d == NULL)
-		return;
-	while ((de = readdir(d)) != NULL) {
-		if (sscanf(de->d_name, "vitals-test-%d-%d", &pid, &seq) != 2 ||
-		    pid <= 0 || kill(pid, 0) == 0 || errno != ESRCH)
-			continue;
-		snprintf(path, sizeof(path), "/sys/fs/bpf/%s", de->d_name);
-		tu_rmtree(path);
-	}
-	closedir(d);
 }
 
 /* A few hundred context switches, whatever the machine does. */
@@ -206,7 +108,7 @@ oncpu_total(const uint64_t *tot)
 
 START_TEST(test_load_attach_pin)
 {
-	struct bpf_sched_opts o = opts();
+	struct bpf_sched_opts o = bsf_opts();
 	struct vbpf_prog_stat ps[VITALS_BPF_PROGS];
 	uint64_t t0[VITALS_BPF_TOT], t1[VITALS_BPF_TOT];
 	struct bpf_sched *bs;
@@ -214,17 +116,17 @@ START_TEST(test_load_attach_pin)
 	unsigned i;
 
 	/* the directory does not exist yet: the loader makes it */
-	ck_assert_int_eq(lstat(bpffs, &sb), -1);
-	bs = open_expect(&o, VBPF_ON_LOADED, NULL, 0);
-	ck_assert_int_eq(bpf_check_bpffs(bpffs), 0);
+	ck_assert_int_eq(lstat(bsf_bpffs, &sb), -1);
+	bs = bsf_open_expect(&o, VBPF_ON_LOADED, NULL, 0);
+	ck_assert_int_eq(bpf_check_bpffs(bsf_bpffs), 0);
 	for (i = 0; i < sizeof(map_pins) / sizeof(map_pins[0]); i++)
-		ck_assert_msg(exists("map", map_pins[i]), "map_vitals_%s",
+		ck_assert_msg(bsf_exists("map", map_pins[i]), "map_vitals_%s",
 		    map_pins[i]);
 	for (i = 0; i < sizeof(prog_pins) / sizeof(prog_pins[0]); i++) {
-		ck_assert_msg(exists("prog", prog_pins[i]), "prog_vitals_%s",
-		    prog_pins[i]);
-		ck_assert_msg(exists("link", prog_pins[i]), "link_vitals_%s",
-		    prog_pins[i]);
+		ck_assert_msg(bsf_exists("prog", prog_pins[i]),
+		    "prog_vitals_%s", prog_pins[i]);
+		ck_assert_msg(bsf_exists("link", prog_pins[i]),
+		    "link_vitals_%s", prog_pins[i]);
 	}
 	ck_assert_int_eq(bpf_sched_prog_stats(bs, ps), 0);
 	for (i = 0; i < VITALS_BPF_PROGS; i++)
@@ -240,18 +142,18 @@ START_TEST(test_load_attach_pin)
 	bpf_sched_free(bs);
 
 	/* closing the loader does not detach: the pins hold the links */
-	bs = open_expect(&o, VBPF_ON_REUSED, NULL, 0);
+	bs = bsf_open_expect(&o, VBPF_ON_REUSED, NULL, 0);
 	bpf_sched_free(bs);
-	ck_assert_int_eq(bpf_sched_unpin(bpffs), 0);
+	ck_assert_int_eq(bpf_sched_unpin(bsf_bpffs), 0);
 	for (i = 0; i < sizeof(map_pins) / sizeof(map_pins[0]); i++)
-		ck_assert(!exists("map", map_pins[i]));
+		ck_assert(!bsf_exists("map", map_pins[i]));
 }
 END_TEST
 
 /* A restart: the second loader reuses everything and counting goes on. */
 START_TEST(test_restart_reuses)
 {
-	struct bpf_sched_opts o = opts();
+	struct bpf_sched_opts o = bsf_opts();
 	struct vbpf_prog_stat a[VITALS_BPF_PROGS], b[VITALS_BPF_PROGS];
 	uint64_t t1[VITALS_BPF_TOT], t2[VITALS_BPF_TOT], t3[VITALS_BPF_TOT];
 	struct window_bpf wb;
@@ -259,7 +161,7 @@ START_TEST(test_restart_reuses)
 	char why[512];
 	unsigned i;
 
-	bs = open_expect(&o, VBPF_ON_LOADED, NULL, 0);
+	bs = bsf_open_expect(&o, VBPF_ON_LOADED, NULL, 0);
 	switch_some();
 	memset(&wb, 0, sizeof(wb));
 	ck_assert_int_eq(bpf_sched_window(bs, &wb, 100), 0);
@@ -270,7 +172,7 @@ START_TEST(test_restart_reuses)
 	bpf_sched_free(bs);
 
 	switch_some(); /* the daemon is "down": the kernel goes on */
-	bs = open_expect(&o, VBPF_ON_REUSED, why, sizeof(why));
+	bs = bsf_open_expect(&o, VBPF_ON_REUSED, why, sizeof(why));
 	ck_assert_ptr_nonnull(strstr(why, "reused"));
 	ck_assert_int_eq(bpf_sched_prog_stats(bs, b), 0);
 	for (i = 0; i < VITALS_BPF_PROGS; i++)
@@ -289,7 +191,7 @@ START_TEST(test_restart_reuses)
 
 	/* other programs (a new build, other settings): maps are kept */
 	o.rq = false;
-	bs = open_expect(&o, VBPF_ON_LOADED, why, sizeof(why));
+	bs = bsf_open_expect(&o, VBPF_ON_LOADED, why, sizeof(why));
 	ck_assert_msg(strstr(why, "maps kept") != NULL, "%s", why);
 	ck_assert_int_eq(bpf_sched_prog_stats(bs, b), 0);
 	ck_assert_uint_ne(a[0].id, b[0].id);
@@ -302,7 +204,7 @@ END_TEST
 /* A map of another shape at a pin path is replaced, never read. */
 START_TEST(test_layout_mismatch_replaced)
 {
-	struct bpf_sched_opts o = opts();
+	struct bpf_sched_opts o = bsf_opts();
 	struct bpf_map_info info;
 	struct sched_meta meta;
 	struct bpf_sched *bs;
@@ -310,15 +212,15 @@ START_TEST(test_layout_mismatch_replaced)
 	char path[PATH_MAX], why[512];
 	int fd;
 
-	ck_assert_int_eq(mkdir(bpffs, 0750), 0);
+	ck_assert_int_eq(mkdir(bsf_bpffs, 0750), 0);
 	fd = bpf_map_create(BPF_MAP_TYPE_PERCPU_HASH, "sched_uid0", 4, 8, 16,
 	    NULL);
 	ck_assert_int_ge(fd, 0);
-	snprintf(path, sizeof(path), "%s/map_vitals_sched_uid0", bpffs);
+	snprintf(path, sizeof(path), "%s/map_vitals_sched_uid0", bsf_bpffs);
 	ck_assert_int_eq(bpf_obj_pin(fd, path), 0);
 	close(fd);
 
-	bs = open_expect(&o, VBPF_ON_LOADED, why, sizeof(why));
+	bs = bsf_open_expect(&o, VBPF_ON_LOADED, why, sizeof(why));
 	ck_assert_msg(strstr(why, "replaced") != NULL, "%s", why);
 	fd = pinned_fd("map", "sched_uid0");
 	ck_assert_int_ge(fd, 0);
@@ -335,7 +237,7 @@ START_TEST(test_layout_mismatch_replaced)
 	ck_assert_int_eq(bpf_map_update_elem(fd, &zero, &meta, BPF_ANY), 0);
 	old_id = map_info(fd).id;
 	close(fd);
-	bs = open_expect(&o, VBPF_ON_LOADED, why, sizeof(why));
+	bs = bsf_open_expect(&o, VBPF_ON_LOADED, why, sizeof(why));
 	ck_assert_msg(strstr(why, "layout") != NULL, "%s", why);
 	fd = pinned_fd("map", "sched_meta");
 	ck_assert_uint_ne(map_info(fd).id, old_id);
@@ -345,43 +247,43 @@ START_TEST(test_layout_mismatch_replaced)
 	bpf_sched_free(bs);
 
 	/* a partial set (a map pin removed by hand): replaced */
-	snprintf(path, sizeof(path), "%s/map_vitals_sched_tid1", bpffs);
+	snprintf(path, sizeof(path), "%s/map_vitals_sched_tid1", bsf_bpffs);
 	ck_assert_int_eq(unlink(path), 0);
-	bs = open_expect(&o, VBPF_ON_LOADED, why, sizeof(why));
+	bs = bsf_open_expect(&o, VBPF_ON_LOADED, why, sizeof(why));
 	ck_assert_msg(strstr(why, "missing") != NULL, "%s", why);
-	ck_assert(exists("map", "sched_tid1"));
+	ck_assert(bsf_exists("map", "sched_tid1"));
 	bpf_sched_free(bs);
 }
 END_TEST
 
 START_TEST(test_second_drainer_refused)
 {
-	struct bpf_sched_opts o = opts();
+	struct bpf_sched_opts o = bsf_opts();
 	struct bpf_sched *a, *b;
 
-	a = open_expect(&o, VBPF_ON_LOADED, NULL, 0);
-	b = open_expect(&o, VBPF_OFF_BUSY, NULL, 0);
+	a = bsf_open_expect(&o, VBPF_ON_LOADED, NULL, 0);
+	b = bsf_open_expect(&o, VBPF_OFF_BUSY, NULL, 0);
 	(void)b;
 	bpf_sched_free(a);
-	a = open_expect(&o, VBPF_ON_REUSED, NULL, 0);
+	a = bsf_open_expect(&o, VBPF_ON_REUSED, NULL, 0);
 	bpf_sched_free(a);
 }
 END_TEST
 
 START_TEST(test_pinned_only)
 {
-	struct bpf_sched_opts o = opts();
+	struct bpf_sched_opts o = bsf_opts();
 	struct bpf_sched *bs;
 	struct window_bpf wb;
 
 	o.load = VBPF_LOAD_PINNED_ONLY;
-	ck_assert_int_eq(mkdir(bpffs, 0750), 0);
-	open_expect(&o, VBPF_OFF_NO_PINS, NULL, 0);
+	ck_assert_int_eq(mkdir(bsf_bpffs, 0750), 0);
+	bsf_open_expect(&o, VBPF_OFF_NO_PINS, NULL, 0);
 	o.load = VBPF_LOAD_AUTO; /* the "platform loader" */
-	bs = open_expect(&o, VBPF_ON_LOADED, NULL, 0);
+	bs = bsf_open_expect(&o, VBPF_ON_LOADED, NULL, 0);
 	bpf_sched_free(bs);
 	o.load = VBPF_LOAD_PINNED_ONLY;
-	bs = open_expect(&o, VBPF_ON_PINNED, NULL, 0);
+	bs = bsf_open_expect(&o, VBPF_ON_PINNED, NULL, 0);
 	switch_some();
 	memset(&wb, 0, sizeof(wb));
 	ck_assert_int_eq(bpf_sched_window(bs, &wb, 100), 0);
@@ -448,7 +350,7 @@ start_thread(void *arg)
  */
 START_TEST(test_starttime_is_procs)
 {
-	struct bpf_sched_opts o = opts();
+	struct bpf_sched_opts o = bsf_opts();
 	struct bpf_sched_batch b = { 0 };
 	unsigned hz = (unsigned)sysconf(_SC_CLK_TCK);
 	unsigned same = 0, leaders = 0, k;
@@ -457,7 +359,7 @@ START_TEST(test_starttime_is_procs)
 	int p[2];
 	size_t i;
 
-	bs = open_expect(&o, VBPF_ON_LOADED, NULL, 0);
+	bs = bsf_open_expect(&o, VBPF_ON_LOADED, NULL, 0);
 	ck_assert_int_eq(pipe(p), 0);
 	for (k = 0; k < 8; k++) {
 		ck_assert_int_eq(pthread_create(&th[k], NULL, start_thread,
@@ -508,7 +410,7 @@ END_TEST
 
 START_TEST(test_child_cpu_agrees)
 {
-	struct bpf_sched_opts o = opts();
+	struct bpf_sched_opts o = bsf_opts();
 	struct bpf_sched_batch b = { 0 };
 	uint64_t bpf_ns = 0, bpf_proc_ns = 0, ticks = 0, start = 0, rusage_us;
 	long hz = sysconf(_SC_CLK_TCK);
@@ -518,7 +420,7 @@ START_TEST(test_child_cpu_agrees)
 	unsigned i;
 	pid_t pid;
 
-	bs = open_expect(&o, VBPF_ON_LOADED, NULL, 0);
+	bs = bsf_open_expect(&o, VBPF_ON_LOADED, NULL, 0);
 	ck_assert_int_eq(pipe(rep), 0);
 	ck_assert_int_eq(pipe(go), 0);
 	pid = fork();
@@ -762,7 +664,7 @@ START_TEST(test_drain_exact_under_churn)
 	struct bpf_sched_async *a = NULL;
 	const struct bpf_sched_batch *pb;
 	uint64_t loop_ns = 0, thread_ns = 0;
-	struct bpf_sched_opts o = opts();
+	struct bpf_sched_opts o = bsf_opts();
 	struct bpf_sched_batch b = { 0 };
 	struct side_sums side[2] = { { 0 } };
 	uint64_t exited = 0, threads = 0, procs = 0, tot0[VITALS_BPF_TOT];
@@ -772,7 +674,7 @@ START_TEST(test_drain_exact_under_churn)
 	int p[2], status;
 	pid_t pid;
 
-	bs = open_expect(&o, VBPF_ON_LOADED, NULL, 0);
+	bs = bsf_open_expect(&o, VBPF_ON_LOADED, NULL, 0);
 	if (_i == 1)
 		ck_assert_int_eq(bpf_sched_async_new(bs, &a), 0);
 	/* a base per side, taken when that side is quiescent */
@@ -841,201 +743,18 @@ END_TEST
 
 /* ------------------------------------------------------- degradation */
 
-START_TEST(test_off_plain_dir)
-{
-	struct bpf_sched_opts o = opts();
-	char sub[PATH_MAX], why[512];
-	struct stat sb;
-
-	o.bpffs = tmpdir; /* exists, but is not a bpffs */
-	open_expect(&o, VBPF_OFF_NO_BPFFS, why, sizeof(why));
-	ck_assert_msg(strstr(why, "not on a bpf filesystem") != NULL, "%s",
-	    why);
-	/* missing under a plain directory: not created */
-	snprintf(sub, sizeof(sub), "%s/pins", tmpdir);
-	o.bpffs = sub;
-	open_expect(&o, VBPF_OFF_NO_BPFFS, NULL, 0);
-	ck_assert_int_eq(lstat(sub, &sb), -1);
-}
-END_TEST
-
-START_TEST(test_off_disabled)
-{
-	struct bpf_sched_opts o = opts();
-	struct bpf_sched *bs = NULL;
-	unsigned st;
-	char why[128];
-
-	o.load = VBPF_LOAD_OFF;
-	ck_assert_int_eq(bpf_sched_open(&o, &bs, &st, why, sizeof(why)),
-	    -ECANCELED);
-	ck_assert_uint_eq(st, VBPF_OFF_DISABLED);
-	ck_assert_ptr_null(bs);
-}
-END_TEST
-
-START_TEST(test_off_no_btf)
-{
-	struct bpf_sched_opts o = opts();
-	struct stat sb;
-
-	o.sys_root = tmpdir; /* a sys tree without kernel/btf/vmlinux */
-	open_expect(&o, VBPF_OFF_NO_BTF, NULL, 0);
-	ck_assert_int_eq(lstat(bpffs, &sb), -1);
-}
-END_TEST
-
 START_TEST(test_off_verifier)
 {
-	struct bpf_sched_opts o = opts();
+	struct bpf_sched_opts o = bsf_opts();
 	char why[512];
 	unsigned i;
 
 	o.test_reject = true;
-	open_expect(&o, VBPF_OFF_VERIFIER, why, sizeof(why));
+	bsf_open_expect(&o, VBPF_OFF_VERIFIER, why, sizeof(why));
 	fprintf(stderr, "verifier: %s\n", why);
 	/* nothing half-made is left to be mistaken for a working set */
 	for (i = 0; i < sizeof(map_pins) / sizeof(map_pins[0]); i++)
-		ck_assert(!exists("map", map_pins[i]));
-}
-END_TEST
-
-START_TEST(test_off_no_priv)
-{
-	int status;
-	pid_t pid = fork();
-
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		struct __user_cap_header_struct h = {
-			_LINUX_CAPABILITY_VERSION_3, 0
-		};
-		struct __user_cap_data_struct d[2];
-		struct bpf_sched_opts o = opts();
-		struct bpf_sched *bs = NULL;
-		unsigned st = VBPF__MAX;
-		char why[256];
-
-		memset(d, 0, sizeof(d));
-		if (syscall(SYS_capset, &h, d) < 0)
-			_exit(100);
-		bpf_sched_open(&o, &bs, &st, why, sizeof(why));
-		_exit(bs == NULL ? (int)st : 101);
-	}
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert(WIFEXITED(status));
-	ck_assert_msg(WEXITSTATUS(status) == VBPF_OFF_NO_PRIV, "state %d (%s)",
-	    WEXITSTATUS(status),
-	    vbpf_state_name((unsigned)WEXITSTATUS(status)));
-}
-END_TEST
-
-/* ------------------------------------------------------ the real daemon */
-
-/* Run vitalsd until its second window closes; its log into log. */
-static void
-run_daemon(const char *log, const char *state, const char *pins,
-    const char *load)
-{
-	char sock[PATH_MAX], conf[PATH_MAX];
-	const char *argv[] = { "vitalsd", "-f", "-c", conf, "--state-dir",
-		state, "--socket", sock, "--interval-ms", "100", "--window-s",
-		"1", "--bpffs", pins, "--bpf-load", load, NULL };
-	int status, burner;
-	pid_t pid;
-
-	snprintf(sock, sizeof(sock), "%s/s", state);
-	snprintf(conf, sizeof(conf), "%s.conf", state);
-	ck_assert_int_eq(tu_writes(conf, "bpf_stats = on\n"), 0);
-	/* the windows' processes and on-CPU time: ours, not the machine's */
-	burner = tu_burner_start_switching(50);
-	ck_assert_int_gt(burner, 0);
-	pid = td_exec(log, TD_LOG_TRUNC, argv, NULL, NULL);
-	td_log_until(pid, log, "window 2:", 300, 100);
-	status = td_kill(pid, SIGTERM);
-	tu_burner_stop(burner);
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	    "vitalsd status %#x", status);
-	ck_assert_msg(td_file_has(log, "window 2:"), "no window in %s", log);
-}
-
-/* The fullest stored window (the last one may be a short flush). */
-static struct window *
-last_stored(const char *state)
-{
-	struct window **ws = NULL, *w = NULL;
-	struct store *s = NULL;
-	char db[PATH_MAX];
-	size_t n = 0, i;
-
-	snprintf(db, sizeof(db), "%s/vitals.db", state);
-	ck_assert_int_eq(store_open(db, NULL, &s), 0);
-	ck_assert_int_eq(store_windows(s, 0, INT64_MAX, 0, &ws, &n), 0);
-	ck_assert_uint_gt(n, 0);
-	for (i = 0; i < n; i++) {
-		if (w == NULL || ws[i]->samples > w->samples) {
-			window_free(w);
-			w = ws[i];
-		} else {
-			window_free(ws[i]);
-		}
-	}
-	free(ws);
-	store_close(s);
-	return w;
-}
-
-START_TEST(test_daemon_degrades_and_says_so)
-{
-	char log[PATH_MAX], state[PATH_MAX];
-	struct window *w;
-
-	snprintf(log, sizeof(log), "%s/a.log", tmpdir);
-	snprintf(state, sizeof(state), "%s/a", tmpdir);
-	run_daemon(log, state, tmpdir, "auto"); /* not a bpffs */
-	ck_assert(td_file_has(log, "bpf: off_no_bpffs"));
-	ck_assert(td_file_has(log, "procfs only"));
-	ck_assert(td_file_has(log, "bpf off_no_bpffs"));
-	w = last_stored(state);
-	ck_assert_uint_eq(window_sched(w)->state, VBPF_OFF_NO_BPFFS);
-	ck_assert_uint_gt(w->nprocs, 0); /* procfs went on */
-	window_free(w);
-
-	snprintf(log, sizeof(log), "%s/b.log", tmpdir);
-	snprintf(state, sizeof(state), "%s/b", tmpdir);
-	run_daemon(log, state, bpffs, "off");
-	ck_assert(td_file_has(log, "bpf: off_disabled"));
-	w = last_stored(state);
-	ck_assert_uint_eq(window_sched(w)->state, VBPF_OFF_DISABLED);
-	window_free(w);
-}
-END_TEST
-
-START_TEST(test_daemon_loads_and_stores)
-{
-	char log[PATH_MAX], state[PATH_MAX];
-	struct window *w;
-
-	snprintf(log, sizeof(log), "%s/c.log", tmpdir);
-	snprintf(state, sizeof(state), "%s/c", tmpdir);
-	run_daemon(log, state, bpffs, "auto");
-	ck_assert(td_file_has(log, "bpf: loaded"));
-	ck_assert(td_file_has(log, "bpf loaded"));
-	w = last_stored(state);
-	ck_assert_uint_eq(window_sched(w)->state, VBPF_ON_LOADED);
-	ck_assert_uint_eq(window_sched(w)->drains, 1);
-	ck_assert_uint_gt(window_sched(w)->oncpu_ns, 0);
-	ck_assert_uint_gt(window_sched(w)->nuids, 0);
-	ck_assert_uint_gt(window_sched(w)->nprocs, 0);
-	ck_assert(window_sched(w)->stats);
-	ck_assert_uint_gt(window_sched(w)->prog_runs[0], 0);
-	ck_assert_uint_gt(window_sched(w)->prog_ns[0], 0);
-	window_free(w);
-
-	/* restarted: the pins are reused */
-	snprintf(log, sizeof(log), "%s/d.log", tmpdir);
-	run_daemon(log, state, bpffs, "auto");
-	ck_assert(td_file_has(log, "bpf: reused"));
+		ck_assert(!bsf_exists("map", map_pins[i]));
 }
 END_TEST
 
@@ -1043,11 +762,11 @@ END_TEST
 
 START_TEST(test_stub)
 {
-	struct bpf_sched_opts o = opts();
+	struct bpf_sched_opts o = bsf_opts();
 
-	open_expect(&o, VBPF_OFF_UNSUPPORTED, NULL, 0);
+	bsf_open_expect(&o, VBPF_OFF_UNSUPPORTED, NULL, 0);
 	o.load = VBPF_LOAD_OFF;
-	open_expect(&o, VBPF_OFF_DISABLED, NULL, 0);
+	bsf_open_expect(&o, VBPF_OFF_DISABLED, NULL, 0);
 }
 END_TEST
 
@@ -1059,7 +778,7 @@ bpf_sched_suite(void)
 	Suite *s = suite_create("bpf_sched");
 	TCase *tc = tcase_create("kernel");
 
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, bsf_setup, bsf_teardown);
 	tcase_set_timeout(tc, 240);
 #ifdef HAVE_BPF
 	tcase_add_test(tc, test_load_attach_pin);
@@ -1070,13 +789,7 @@ bpf_sched_suite(void)
 	tcase_add_test(tc, test_child_cpu_agrees);
 	tcase_add_test(tc, test_starttime_is_procs);
 	tcase_add_loop_test(tc, test_drain_exact_under_churn, 0, 2);
-	tcase_add_test(tc, test_off_plain_dir);
-	tcase_add_test(tc, test_off_disabled);
-	tcase_add_test(tc, test_off_no_btf);
 	tcase_add_test(tc, test_off_verifier);
-	tcase_add_test(tc, test_off_no_priv);
-	tcase_add_test(tc, test_daemon_degrades_and_says_so);
-	tcase_add_test(tc, test_daemon_loads_and_stores);
 #else
 	tcase_add_test(tc, test_stub);
 #endif
@@ -1093,7 +806,7 @@ main(void)
 	/* scripts/test.sh mounts it; a bare run may need it too */
 	if (bpf_check_bpffs("/sys/fs/bpf") < 0)
 		(void)mount("bpf", "/sys/fs/bpf", "bpf", 0, NULL);
-	sweep_stale();
+	bsf_sweep_stale();
 #endif
 	return tu_run(bpf_sched_suite());
 }

@@ -38,6 +38,7 @@
 #include "proc/proc.h"
 #include "sched/sched.h"
 #include "taskiter/taskiter.h"
+#include "bpf_sched_fix.h"
 #include "testutil.h"
 #include "vitalsd.h"
 #include "../bpf/taskiter/taskiter.bpf.h"
@@ -332,32 +333,6 @@ in_pop(int32_t tgid)
 
 /* ------------------------------------------------------------ the scans */
 
-static struct bpf_sched *
-sched_open(void)
-{
-	struct bpf_sched_opts o = {
-		.bpffs = bpffs,
-		.sys_root = "/sys",
-		.load = VBPF_LOAD_AUTO,
-		.rq = true,
-	};
-	struct bpf_sched *bs = NULL;
-	unsigned st;
-	char why[512];
-
-	ck_assert_msg(bpf_sched_open(&o, &bs, &st, why, sizeof(why)) == 0,
-	    "sched: %s", why);
-	return bs;
-}
-
-static void
-events_of(struct bpf_sched *bs, struct taskiter_events *ev)
-{
-	ck_assert_int_eq(bpf_sched_event_fds(bs, &ev->ctl_fd, &ev->tot_fd,
-			     ev->tid_fd, ev->proc_fd),
-	    0);
-}
-
 static struct procscan *
 scan_new(int procfd, const struct taskiter_events *ev, enum threads_mode mode)
 {
@@ -562,7 +537,7 @@ static void
 same_windows(enum threads_mode mode, unsigned walk_s)
 {
 	enum { WINDOWS = 5, PER = 6 };
-	struct bpf_sched *bs = sched_open();
+	struct bpf_sched *bs = bsf_sched_open(bpffs);
 	struct taskiter_events ev;
 	struct procscan *a, *b;
 	struct bpf_sched_batch batch = { 0 };
@@ -572,7 +547,7 @@ same_windows(enum threads_mode mode, unsigned walk_s)
 	int win, k;
 
 	ck_assert_int_ge(procfd, 0);
-	events_of(bs, &ev);
+	bsf_events_of(bs, &ev);
 	a = scan_new(procfd, &ev, mode);
 	b = scan_new(procfd, NULL, mode);
 	procscan_set_walk_period(a, (uint64_t)walk_s * NSEC_PER_SEC);
@@ -703,7 +678,7 @@ reap_main(void *arg)
 START_TEST(cpu_bound_child)
 {
 	enum { SAMPLES = 12 };
-	struct bpf_sched *bs = sched_open();
+	struct bpf_sched *bs = bsf_sched_open(bpffs);
 	struct taskiter_events ev;
 	struct procscan *a, *b;
 	int procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -727,7 +702,7 @@ START_TEST(cpu_bound_child)
 	CPU_SET(0, &mine);
 	CPU_SET(ncpu > 1 ? 1 : 0, &other);
 	ck_assert_int_eq(sched_setaffinity(0, sizeof(mine), &mine), 0);
-	events_of(bs, &ev);
+	bsf_events_of(bs, &ev);
 	a = scan_new(procfd, &ev, THREADS_CHANGED);
 	b = scan_new(procfd, NULL, THREADS_CHANGED);
 	for (k = 0; k < SAMPLES; k++) {
@@ -854,7 +829,7 @@ END_TEST
  */
 START_TEST(idle_costs_nothing)
 {
-	struct bpf_sched *bs = sched_open();
+	struct bpf_sched *bs = bsf_sched_open(bpffs);
 	struct taskiter_events ev;
 	struct taskiter *ti;
 	enum scanner_why why;
@@ -868,7 +843,7 @@ START_TEST(idle_costs_nothing)
 	int i, perr;
 	size_t j;
 
-	events_of(bs, &ev);
+	bsf_events_of(bs, &ev);
 	ck_assert_int_eq(taskiter_open_ev((unsigned)sysconf(_SC_CLK_TCK),
 			     "/sys", &ev, &ti, &why, &pwhy, &perr),
 	    0);

@@ -22,36 +22,11 @@
 #include "core/bpf_common.h"
 #include "sched/sched.h"
 #include "taskiter/taskiter.h"
+#include "bpf_sched_fix.h"
 #include "testutil.h"
 #include "vitalsd.h"
 
 static char *bpffs;
-
-static struct bpf_sched *
-sched_open(void)
-{
-	struct bpf_sched_opts o = {
-		.bpffs = bpffs,
-		.sys_root = "/sys",
-		.load = VBPF_LOAD_AUTO,
-		.rq = true,
-	};
-	struct bpf_sched *bs = NULL;
-	unsigned st;
-	char why[512];
-
-	ck_assert_msg(bpf_sched_open(&o, &bs, &st, why, sizeof(why)) == 0,
-	    "sched: %s", why);
-	return bs;
-}
-
-static void
-events_of(struct bpf_sched *bs, struct taskiter_events *ev)
-{
-	ck_assert_int_eq(bpf_sched_event_fds(bs, &ev->ctl_fd, &ev->tot_fd,
-			     ev->tid_fd, ev->proc_fd),
-	    0);
-}
 
 static void
 setup(void)
@@ -90,7 +65,7 @@ snap_has(const struct taskiter_snap *s, pid_t tgid)
  */
 START_TEST(running_task_path)
 {
-	struct bpf_sched *bs = sched_open();
+	struct bpf_sched *bs = bsf_sched_open(bpffs);
 	struct taskiter_events ev;
 	struct taskiter *ti;
 	enum scanner_why why;
@@ -108,7 +83,7 @@ START_TEST(running_task_path)
 		bpf_sched_free(bs);
 		return;
 	}
-	events_of(bs, &ev);
+	bsf_events_of(bs, &ev);
 	ck_assert_int_eq(taskiter_open_ev((unsigned)sysconf(_SC_CLK_TCK),
 			     "/sys", &ev, &ti, &why, &pwhy, &perr),
 	    0);
@@ -179,7 +154,7 @@ END_TEST
  */
 START_TEST(stale_early_flip)
 {
-	struct bpf_sched *bs = sched_open();
+	struct bpf_sched *bs = bsf_sched_open(bpffs);
 	struct taskiter_events ev;
 	struct taskiter *ti;
 	enum scanner_why why;
@@ -187,7 +162,7 @@ START_TEST(stale_early_flip)
 	uint64_t g0, g;
 	int perr;
 
-	events_of(bs, &ev);
+	bsf_events_of(bs, &ev);
 	ck_assert_int_eq(taskiter_open_ev((unsigned)sysconf(_SC_CLK_TCK),
 			     "/sys", &ev, &ti, &why, &pwhy, &perr),
 	    0);

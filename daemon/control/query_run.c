@@ -104,35 +104,62 @@ query_store_error(const struct rpc_query *rq, struct store *s, int err,
 	return rpc_error_frame(rq->id, RPC_ERROR, msg, ret, ret_len);
 }
 
+/* The newest max_windows of a range as read within the budget: w[skip..n)
+ * answer; trunc and bytes as store_windows_budget says. */
+struct newest_read {
+	struct window **w;
+	size_t n, skip, bytes;
+	bool trunc;
+};
+
+/*
+ * Too many: only the newest max_windows are loaded (never the whole
+ * range), and loading stops at the memory budget; ask again with an
+ * earlier `to`. 0 is "no limit" to the store: a cap of 0 (rpc.c never
+ * sends one) asks for one and answers none, truncated if anything
+ * matched. ret_cut is set when the budget cut the read.
+ */
+static int
+read_newest(struct store *s, const struct rpc_query *rq, unsigned granularity_s,
+    size_t budget, bool *ret_cut, struct newest_read *ret)
+{
+	int r;
+
+	memset(ret, 0, sizeof(*ret));
+	if ((r = store_windows_budget(s, rq->from_wall_ns, rq->to_wall_ns,
+		 granularity_s, rq->max_windows ? rq->max_windows : 1, budget,
+		 &ret->w, &ret->n, &ret->trunc, &ret->bytes)) < 0)
+		return r;
+	if (ret->n > rq->max_windows)
+		ret->skip = ret->n - rq->max_windows;
+	if (ret->bytes)
+		*ret_cut = true;
+	return 0;
+}
+
+static void
+newest_free(struct newest_read *nr)
+{
+	size_t i;
+
+	for (i = 0; i < nr->n; i++)
+		window_free(nr->w[i]);
+	free(nr->w);
+}
+
 static int
 run_windows(struct store *s, const struct rpc_query *rq, uint32_t max,
     size_t budget, bool *ret_cut, uint8_t **ret, size_t *ret_len)
 {
-	struct window **w = NULL;
-	size_t n = 0, skip = 0, i, bytes = 0;
-	bool trunc = false;
+	struct newest_read nr;
 	int r;
 
-	/*
-	 * Too many: only the newest max_windows are loaded (never the whole
-	 * range), and loading stops at the memory budget; ask again with an
-	 * earlier `to`. 0 is "no limit" to the store: a cap of 0 (rpc.c
-	 * never sends one) asks for one and answers none, truncated if
-	 * anything matched.
-	 */
-	if ((r = store_windows_budget(s, rq->from_wall_ns, rq->to_wall_ns,
-		 rq->granularity_s, rq->max_windows ? rq->max_windows : 1,
-		 budget, &w, &n, &trunc, &bytes)) < 0)
+	if ((r = read_newest(s, rq, rq->granularity_s, budget, ret_cut, &nr)) <
+	    0)
 		return query_store_error(rq, s, r, ret, ret_len);
-	if (n > rq->max_windows)
-		skip = n - rq->max_windows;
-	if (bytes)
-		*ret_cut = true;
-	r = rpc_answer_windows_cut(rq, w + skip, n - skip, trunc || skip > 0,
-	    budget, bytes, max, ret, ret_len);
-	for (i = 0; i < n; i++)
-		window_free(w[i]);
-	free(w);
+	r = rpc_answer_windows_cut(rq, nr.w + nr.skip, nr.n - nr.skip,
+	    nr.trunc || nr.skip > 0, budget, nr.bytes, max, ret, ret_len);
+	newest_free(&nr);
 	return r;
 }
 
@@ -364,25 +391,15 @@ run_as_stored(struct store *s, const struct rpc_query *rq, uint32_t max,
     size_t budget, windows_answer_fn answer, bool budget_truncates,
     bool *ret_cut, uint8_t **ret, size_t *ret_len)
 {
-	struct window **w = NULL;
-	size_t n = 0, skip = 0, i, bytes = 0;
-	bool trunc = false;
+	struct newest_read nr;
 	int r;
 
-	if ((r = store_windows_budget(s, rq->from_wall_ns, rq->to_wall_ns, 0,
-		 rq->max_windows ? rq->max_windows : 1, budget, &w, &n, &trunc,
-		 &bytes)) < 0)
+	if ((r = read_newest(s, rq, 0, budget, ret_cut, &nr)) < 0)
 		return query_store_error(rq, s, r, ret, ret_len);
-	if (n > rq->max_windows)
-		skip = n - rq->max_windows;
-	if (bytes)
-		*ret_cut = true;
-	r = answer(rq, w + skip, n - skip,
-	    trunc || skip > 0 || (budget_truncates && bytes > 0), max, ret,
-	    ret_len);
-	for (i = 0; i < n; i++)
-		window_free(w[i]);
-	free(w);
+	r = answer(rq, nr.w + nr.skip, nr.n - nr.skip,
+	    nr.trunc || nr.skip > 0 || (budget_truncates && nr.bytes > 0), max,
+	    ret, ret_len);
+	newest_free(&nr);
 	return r;
 }
 

@@ -370,3 +370,31 @@ tu_task_eq(const struct window_task *a, const struct window_task *b)
 	ck_assert_int_eq(a->born, b->born);
 	ck_assert_int_eq(a->exited, b->exited);
 }
+
+char *
+tu_exact_copy(const char *s, size_t len)
+{
+	char *b = malloc(len ? len : 1);
+
+	ck_assert_ptr_nonnull(b);
+	memcpy(b, s, len);
+	return b;
+}
+
+void
+tu_poison(void *p, size_t n)
+{
+	memset(p, 0xa5, n);
+}
+
+int
+tu_is_poisoned(const void *p, size_t n)
+{
+	const unsigned char *c = p;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (c[i] != 0xa5)
+			return 0;
+	return 1;
+}

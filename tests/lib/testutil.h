@@ -47,6 +47,13 @@ int tu_write(const char *path, const char *data, size_t len);
 int tu_writes(const char *path, const char *text);
 /* Copy a tree recursively, overwriting files in place. */
 int tu_copytree(const char *src, const char *dst);
+/* A heap copy of exactly len bytes with no NUL after it (asserted), so that
+ * AddressSanitizer reports a parser's read past len; free() it. */
+char *tu_exact_copy(const char *s, size_t len);
+/* Fill n bytes with 0xa5; whether they all still hold it (1) or not (0):
+ * an output a failed parse must leave untouched. */
+void tu_poison(void *p, size_t n);
+int tu_is_poisoned(const void *p, size_t n);
 /* Run a suite with CK_NORMAL output; returns the process exit status. */
 struct Suite;
 int tu_run(struct Suite *s);
