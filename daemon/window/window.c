@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Window objects: allocation, task lists, gauges and the names of enums. */
 #include <errno.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -120,27 +118,6 @@ window_grow_cpus(struct window *w, unsigned cpu_span)
 	w->cpu = c;
 	w->cpu_span = cpu_span;
 	return 0;
-}
-
-void
-window_task_set_name(struct window_task *t, const char *s)
-{
-	size_t n = strnlen(s, sizeof(t->name_) - 1);
-
-	memcpy(t->name_, s, n);
-	t->name_[n] = '\0';
-}
-
-void
-window_task_set_namef(struct window_task *t, const char *fmt, ...)
-{
-	char buf[VITALS_NAME_LEN];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	window_task_set_name(t, buf);
 }
 
 int

@@ -254,7 +254,7 @@ window_part_set(struct window *w, enum window_part_id id, void *part)
 	w->part[id] = part;
 }
 
-/* window.c */
+/* window.c (window_task_set_name[f](): window_name.c) */
 struct window *window_new(uint64_t seq, unsigned cpu_span);
 struct window *window_free(struct window *w);
 struct window *window_dup(const struct window *w);
