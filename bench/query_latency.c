@@ -472,7 +472,7 @@ cmd_fill(int argc, char **argv)
 			t.uid = 10000 + k % 50;
 			snprintf(t.comm, sizeof(t.comm), "%s%u",
 			    thread ? "thr" : "proc", k);
-			snprintf(t.name, sizeof(t.name), "com.bench.app%u", k);
+			window_task_set_namef(&t, "com.bench.app%u", k);
 			t.d_utime = (uint64_t)(random() % 200);
 			t.d_stime = (uint64_t)(random() % 50);
 			t.d_minflt = (uint64_t)(random() % 5000);

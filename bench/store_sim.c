@@ -596,7 +596,7 @@ task_from(struct sim *s, struct window_task *t, const struct sproc *p,
 	t->starttime = p->starttime;
 	t->uid = p->uid;
 	memcpy(t->comm, p->comm, sizeof(t->comm));
-	snprintf(t->name, sizeof(t->name), "%s", p->name);
+	window_task_set_name(t, p->name);
 	t->samples = SAMPLES_PER_WINDOW;
 	t->wall_ns = (uint64_t)SEC(WINDOW_S);
 	t->total_ticks = total_ticks;
@@ -735,7 +735,7 @@ add_threads(struct sim *s, struct window *w, uint64_t total_ticks, uint64_t *pu,
 		t.id = th->tid;
 		t.starttime = th->starttime;
 		memcpy(t.comm, th->comm, sizeof(t.comm));
-		memcpy(t.name, th->comm, sizeof(t.comm)); /* as the daemon */
+		window_task_set_name(&t, th->comm); /* as the daemon */
 		t.d_utime = ticks(s, p->load, hot);
 		t.d_stime = ticks(s, p->load, hot) / 2;
 		if (t.d_utime + t.d_stime == 0)

@@ -85,7 +85,7 @@ cmd_fill(int argc, char **argv)
 			t.uid = 10000 + k % 50;
 			snprintf(t.comm, sizeof(t.comm), "%s%u",
 			    thread ? "thr" : "proc", k);
-			snprintf(t.name, sizeof(t.name), "com.bench.app%u", k);
+			window_task_set_namef(&t, "com.bench.app%u", k);
 			/* a 10 % busy population: most rows small */
 			t.d_utime = (uint64_t)(random() % 10 == 0 ?
 				random() % 200 :

@@ -110,7 +110,7 @@ mktask(struct window_task *t, int32_t id, int32_t tgid, uint64_t cpu)
 	t->starttime = 1000 + (uint64_t)id;
 	t->uid = 10000;
 	snprintf(t->comm, sizeof(t->comm), "t%d\xff", id);
-	snprintf(t->name, sizeof(t->name), "task.%d", id);
+	window_task_set_namef(t, "task.%d", id);
 	t->d_utime = cpu;
 	t->d_stime = cpu / 3;
 	t->samples = 10;

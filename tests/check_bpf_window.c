@@ -505,7 +505,7 @@ mkwin(uint64_t seq, int64_t wall, unsigned nuids)
 	t.id = t.tgid = 1003;
 	t.starttime = 1003;
 	snprintf(t.comm, sizeof(t.comm), "busy");
-	snprintf(t.name, sizeof(t.name), "com.example.busy");
+	window_task_set_namef(&t, "com.example.busy");
 	ck_assert_int_eq(window_add_task(w, false, &t), 0);
 	if (nuids == 0)
 		return w;

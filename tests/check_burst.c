@@ -323,7 +323,7 @@ add_proc(struct window *w, int32_t pid, const char *name, uint32_t uid,
 	t.id = t.tgid = pid;
 	t.starttime = 100 + (uint64_t)pid;
 	t.uid = uid;
-	snprintf(t.name, sizeof(t.name), "%s", name);
+	window_task_set_name(&t, name);
 	snprintf(t.comm, sizeof(t.comm), "%.15s", name);
 	t.d_majflt = majflt;
 	t.wall_ns = wall_ns;

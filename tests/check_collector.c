@@ -748,7 +748,7 @@ START_TEST(baseline_then_valid)
 	ck_assert_double_eq(sf->norm_ticks, 3.0 * TOTAL_PER_CPU_SEC);
 	ck_assert_uint_eq(sf->uid, 1000);
 	ck_assert_int_eq(sf->tgid, 612);
-	ck_assert_str_eq(sf->name, "surfaceflinger");
+	ck_assert_str_eq(window_task_name(sf), "surfaceflinger");
 	ck_assert_str_eq(sf->comm, "surfaceflinger");
 	ck_assert_uint_eq(sf->rss_pages_last, 1000);
 	ck_assert(!sf->born);
@@ -762,7 +762,7 @@ START_TEST(baseline_then_valid)
 	ck_assert_int_eq(rt->tgid, 612);
 	ck_assert_uint_eq(rt->uid, 1000);
 	ck_assert_str_eq(rt->comm, "RenderEngine");
-	ck_assert_str_eq(rt->name, "RenderEngine");
+	ck_assert_str_eq(window_task_name(rt), "RenderEngine");
 	ck_assert_uint_eq(rt->d_utime, 15);
 	ck_assert_uint_eq(rt->d_stime, 6);
 	ck_assert_uint_eq(rt->d_minflt, 30);
@@ -798,15 +798,15 @@ START_TEST(names_and_uids)
 	w = close_now();
 	t = find_task(w, false, 4200, 90000);
 	ck_assert_ptr_nonnull(t);
-	ck_assert_str_eq(t->name, "com.android.systemui");
+	ck_assert_str_eq(window_task_name(t), "com.android.systemui");
 	ck_assert_str_eq(t->comm, "com.android.sys");
 	ck_assert_uint_eq(t->uid, 10050);
 	t = find_task(w, false, 1234, 500);
 	ck_assert_ptr_nonnull(t);
-	ck_assert_str_eq(t->name, "android.hardware.power");
+	ck_assert_str_eq(window_task_name(t), "android.hardware.power");
 	t = find_task(w, false, 57, 97);
 	ck_assert_ptr_nonnull(t);
-	ck_assert_str_eq(t->name, "kworker/u16:2");
+	ck_assert_str_eq(window_task_name(t), "kworker/u16:2");
 	ck_assert_uint_eq(t->uid, 0);
 	ck_assert_uint_eq(t->d_stime, 2);
 }

@@ -400,9 +400,9 @@ rows_same(const struct window_task *a, size_t na, const struct window_task *b,
 		    "%s %d: norm %.17g full, %.17g partial", what, x->id,
 		    x->norm_ticks, y->norm_ticks);
 		ck_assert_msg(strcmp(x->comm, y->comm) == 0 &&
-			strcmp(x->name, y->name) == 0,
+			strcmp(window_task_name(x), window_task_name(y)) == 0,
 		    "%s %d: name %s (%s) full, %s (%s) partial", what, x->id,
-		    x->name, x->comm, y->name, y->comm);
+		    window_task_name(x), x->comm, window_task_name(y), y->comm);
 		ck_assert_msg(x->born == y->born && x->exited == y->exited,
 		    "%s %d: born/exited %d/%d full, %d/%d partial", what, x->id,
 		    x->born, x->exited, y->born, y->exited);

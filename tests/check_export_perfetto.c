@@ -35,7 +35,7 @@ task(int32_t id, int32_t tgid, uint64_t st, const char *name, uint64_t ut,
 	t.tgid = tgid;
 	t.starttime = st;
 	snprintf(t.comm, sizeof(t.comm), "%s", name);
-	snprintf(t.name, sizeof(t.name), "%s", name);
+	window_task_set_name(&t, name);
 	t.d_utime = ut;
 	t.d_stime = stime;
 	t.samples = 10;

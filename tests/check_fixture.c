@@ -745,7 +745,7 @@ START_TEST(processes)
 		assert_counts(t, p->u, p->s, p->minflt, p->majflt);
 		ck_assert_int_eq(t->tgid, p->pid);
 		ck_assert_uint_eq(t->uid, p->uid);
-		ck_assert_str_eq(t->name, p->name);
+		ck_assert_str_eq(window_task_name(t), p->name);
 		ck_assert_str_eq(t->comm, p->comm);
 		ck_assert_uint_eq(t->starttime, p->starttime);
 		ck_assert(t->born == p->born);
@@ -920,7 +920,7 @@ assert_a_threads(const struct window *w)
 		ck_assert_uint_eq(t->uid, p->uid);
 		ck_assert_str_eq(t->comm, p->comm);
 		/* a thread's name is its own comm, not the process name */
-		ck_assert_str_eq(t->name, p->comm);
+		ck_assert_str_eq(window_task_name(t), p->comm);
 		ck_assert(t->born == p->born);
 		assert_denoms(t, 1, SEC(1), 700, 100.0);
 	}

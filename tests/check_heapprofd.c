@@ -844,14 +844,14 @@ win(uint64_t seq, int64_t sec, uint64_t rss, uint64_t majflt)
 	t.id = t.tgid = 100;
 	t.starttime = 5;
 	t.uid = 10100;
-	snprintf(t.name, sizeof(t.name), "com.grow");
+	window_task_set_namef(&t, "com.grow");
 	t.rss_pages_last = rss;
 	t.d_majflt = majflt;
 	t.wall_ns = S;
 	ck_assert_int_eq(window_add_task(w, false, &t), 0);
 	t.id = t.tgid = 200;
 	t.uid = 0;
-	snprintf(t.name, sizeof(t.name), "other");
+	window_task_set_namef(&t, "other");
 	t.rss_pages_last = 1000;
 	t.d_majflt = 0;
 	ck_assert_int_eq(window_add_task(w, false, &t), 0);

@@ -80,7 +80,7 @@ mkwin(uint64_t seq, int64_t wall)
 		t.starttime = 5;
 		t.uid = 10000 + (uint32_t)t.id;
 		snprintf(t.comm, sizeof(t.comm), "c%d", t.id);
-		snprintf(t.name, sizeof(t.name), "com.example.app%d", t.id);
+		window_task_set_namef(&t, "com.example.app%d", t.id);
 		t.d_utime = 1 + (seq * 7 + i) % 50;
 		t.d_stime = 1 + i % 3;
 		t.samples = 10;

@@ -25,7 +25,7 @@ task(int32_t id, uint64_t starttime, uint64_t ut, uint64_t st)
 	t.starttime = starttime;
 	t.uid = 1000;
 	snprintf(t.comm, sizeof(t.comm), "comm%d", id);
-	snprintf(t.name, sizeof(t.name), "name%d", id);
+	window_task_set_namef(&t, "name%d", id);
 	t.d_utime = ut;
 	t.d_stime = st;
 	t.d_minflt = ut * 10;
@@ -413,7 +413,7 @@ START_TEST(merge_task_state)
 	t.born = true;
 	t.rss_pages_max = 500;
 	t.rss_pages_last = 400;
-	snprintf(t.name, sizeof(t.name), "zygote");
+	window_task_set_namef(&t, "zygote");
 	ck_assert_int_eq(window_add_task(a, false, &t), 0);
 	u = task(10, 100, 1, 1);
 	u.uid = 10123;
@@ -422,7 +422,7 @@ START_TEST(merge_task_state)
 	u.rss_pages_last = 300;
 	u.exited = true;
 	snprintf(u.comm, sizeof(u.comm), "ndroid.browser");
-	snprintf(u.name, sizeof(u.name), "com.android.browser");
+	window_task_set_namef(&u, "com.android.browser");
 	ck_assert_int_eq(window_add_task(b, false, &u), 0);
 	/* exited in a, absent from b: stays exited */
 	t = task(20, 200, 1, 0);
@@ -453,7 +453,7 @@ START_TEST(merge_task_state)
 	ck_assert_uint_eq(p->rss_pages_last, 300);
 	ck_assert_uint_eq(p->uid, 10123);
 	ck_assert_str_eq(p->comm, "ndroid.browser");
-	ck_assert_str_eq(p->name, "com.android.browser");
+	ck_assert_str_eq(window_task_name(p), "com.android.browser");
 	ck_assert_ptr_nonnull(p = find(a, false, 20, 200));
 	ck_assert(p->exited);
 	ck_assert_ptr_nonnull(p = find(a, false, 30, 300));

@@ -264,7 +264,7 @@ START_TEST(migrate_from_v1)
 	ck_assert_uint_eq(w->health.procs_scanned, 321);
 	ck_assert_uint_eq(w->health.store_state, 0);
 	ck_assert_uint_eq(w->nprocs, 1);
-	ck_assert_str_eq(w->procs[0].name, "surfaceflinger");
+	ck_assert_str_eq(window_task_name(&w->procs[0]), "surfaceflinger");
 	ck_assert_uint_eq(w->procs[0].d_utime, 50);
 	ck_assert(w->procs[0].norm_ticks == 112.5);
 	sf_free_windows(v, n);
@@ -325,7 +325,7 @@ put_top_fixture(struct store *s)
 	t.d_majflt = 0;
 	t.rss_pages_max = 150;
 	t.rss_pages_last = 140;
-	snprintf(t.name, sizeof(t.name), "renamed.by.exec");
+	window_task_set_namef(&t, "renamed.by.exec");
 	sf_add_task(w, false, t);
 	t = sf_mktask(20, 999, 20, 20);
 	t.d_minflt = 1;
@@ -360,7 +360,8 @@ START_TEST(top_n_each_metric)
 	ck_assert_uint_eq(t[0].wall_ns, 20 * SEC);
 	ck_assert_uint_eq(t[0].total_ticks, 16000);
 	ck_assert(t[0].norm_ticks == 2000.5);
-	ck_assert_str_eq(t[0].name, "renamed.by.exec"); /* latest window */
+	ck_assert_str_eq(window_task_name(&t[0]),
+	    "renamed.by.exec"); /* latest window */
 	ck_assert_uint_eq(t[0].rss_pages_max, 150);
 	ck_assert_uint_eq(t[0].rss_pages_last, 140);
 	/* pid 20's two instances stay apart */
@@ -444,7 +445,7 @@ START_TEST(process_history)
 	ck_assert_uint_eq(n, 2);
 	ck_assert_uint_eq(t[0].d_utime, 50);
 	ck_assert_uint_eq(t[1].d_utime, 30);
-	ck_assert_str_eq(t[1].name, "renamed.by.exec");
+	ck_assert_str_eq(window_task_name(&t[1]), "renamed.by.exec");
 	free(t);
 	/* all instances of pid 20, in time order; then just one */
 	ck_assert_int_eq(store_process(s, 20, 0, T0, T0 + 7200 * SEC, &t, &n),

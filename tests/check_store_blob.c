@@ -91,9 +91,9 @@ mktask(int32_t id, int32_t tgid, uint64_t k)
 	t.uid = 10000 + (uint32_t)tgid;
 	snprintf(t.comm, sizeof(t.comm), "c%d", id);
 	if (id == tgid)
-		snprintf(t.name, sizeof(t.name), "com.example.app%d", id);
+		window_task_set_namef(&t, "com.example.app%d", id);
 	else
-		memcpy(t.name, t.comm, sizeof(t.comm));
+		window_task_set_name(&t, t.comm);
 	t.d_utime = 7 * k + (uint64_t)id;
 	t.d_stime = 3 * k;
 	t.d_minflt = 11 * k + 1;
@@ -431,7 +431,8 @@ START_TEST(corrupt_blob_skipped_and_counted)
 			ck_assert_uint_eq(top[i].d_utime, x.d_utime);
 			ck_assert_uint_eq(top[i].d_minflt, x.d_minflt);
 			ck_assert_uint_eq(top[i].samples, x.samples);
-			ck_assert_str_eq(top[i].name, last->name);
+			ck_assert_str_eq(window_task_name(&top[i]),
+			    window_task_name(last));
 			ck_assert_uint_eq(top[i].rss_pages_last,
 			    last->rss_pages_last);
 		}
@@ -599,16 +600,16 @@ check_migrated(struct store *s)
 	ck_assert_uint_eq(v[0]->nprocs, 2);
 	ck_assert_uint_eq(v[0]->nthreads, 1);
 	ck_assert_str_eq(v[0]->procs[0].comm, "bash");
-	ck_assert_str_eq(v[0]->procs[0].name, "bash");
+	ck_assert_str_eq(window_task_name(&v[0]->procs[0]), "bash");
 	ck_assert(v[0]->procs[0].born);
 	ck_assert(v[0]->procs[0].norm_ticks == 500.5);
-	ck_assert_str_eq(v[0]->procs[1].name, "com.srv");
+	ck_assert_str_eq(window_task_name(&v[0]->procs[1]), "com.srv");
 	ck_assert_str_eq(v[0]->threads[0].comm, "srv:io");
 	ck_assert_int_eq(v[0]->threads[0].tgid, 20);
 	ck_assert_str_eq(v[1]->procs[0].comm, "bash");
 	ck_assert_uint_eq(v[1]->procs[0].d_minflt, 20);
 	ck_assert_str_eq(v[2]->procs[0].comm, "python3");
-	ck_assert_str_eq(v[2]->procs[0].name, "python3 x.py");
+	ck_assert_str_eq(window_task_name(&v[2]->procs[0]), "python3 x.py");
 	ck_assert(v[2]->procs[0].exited);
 	ck_assert_uint_eq(v[2]->procs[0].rss_pages_last, 1900);
 	free_windows(v, n);
@@ -764,7 +765,8 @@ START_TEST(rollup_task_sums_exact)
 				x.starttime = last->starttime;
 				x.uid = last->uid;
 				memcpy(x.comm, last->comm, sizeof(x.comm));
-				memcpy(x.name, last->name, sizeof(x.name));
+				window_task_set_name(&x,
+				    window_task_name(last));
 				x.rss_pages_last = last->rss_pages_last;
 				tu_task_eq(r, &x);
 			}
@@ -809,8 +811,7 @@ START_TEST(rename_keeps_each_windows_names)
 		if (k >= 2) {
 			snprintf(w->procs[0].comm, sizeof(w->procs[0].comm),
 			    "python3");
-			snprintf(w->procs[0].name, sizeof(w->procs[0].name),
-			    "python3 /x.py");
+			window_task_set_namef(&w->procs[0], "python3 /x.py");
 			w->procs[0].uid = 4242; /* setuid */
 		}
 		ck_assert_int_eq(store_put(s, w), 0);
@@ -837,7 +838,8 @@ START_TEST(rename_keeps_each_windows_names)
 	ck_assert_uint_eq(n, 3);
 	for (k = 0; k < 3; k++)
 		if (t[k].id == 10) {
-			ck_assert_str_eq(t[k].name, "python3 /x.py");
+			ck_assert_str_eq(window_task_name(&t[k]),
+			    "python3 /x.py");
 			ck_assert_uint_eq(t[k].uid, 4242);
 		}
 	free(t);
@@ -846,7 +848,8 @@ START_TEST(rename_keeps_each_windows_names)
 	    0);
 	for (k = 0; k < n; k++)
 		if (t[k].id == 10)
-			ck_assert_str_eq(t[k].name, "com.example.app10");
+			ck_assert_str_eq(window_task_name(&t[k]),
+			    "com.example.app10");
 	free(t);
 	ck_assert_uint_eq(blob_errors(s), 0);
 	store_close(s);
@@ -917,7 +920,8 @@ START_TEST(instances_pruned_with_their_windows)
 	    0);
 	ck_assert_uint_eq(n, 2);
 	ck_assert_uint_eq(v[1]->nprocs, 3);
-	ck_assert_str_eq(v[1]->procs[0].name, "com.example.app10");
+	ck_assert_str_eq(window_task_name(&v[1]->procs[0]),
+	    "com.example.app10");
 	free_windows(v, n);
 	ck_assert_uint_eq(blob_errors(s), 0);
 	store_close(s);

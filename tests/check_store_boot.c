@@ -94,7 +94,7 @@ mkwin(unsigned k)
 		t.starttime = 1000 + (uint64_t)t.id;
 		t.uid = 10000;
 		snprintf(t.comm, sizeof(t.comm), "c%d", t.id);
-		memcpy(t.name, t.comm, sizeof(t.comm));
+		window_task_set_name(&t, t.comm);
 		t.d_utime = 7 * k + (uint64_t)t.id;
 		t.d_stime = 3 * k;
 		t.samples = 10;

@@ -90,9 +90,9 @@ mktask(int32_t id, int32_t tgid, uint64_t k)
 	t.uid = 10000 + (uint32_t)tgid;
 	snprintf(t.comm, sizeof(t.comm), "c%d", id);
 	if (id == tgid)
-		snprintf(t.name, sizeof(t.name), "com.example.app%d", id);
+		window_task_set_namef(&t, "com.example.app%d", id);
 	else
-		memcpy(t.name, t.comm, sizeof(t.comm));
+		window_task_set_name(&t, t.comm);
 	t.d_utime = (7 * k + (uint64_t)id) % 97;
 	t.d_stime = (3 * k) % 41;
 	t.d_minflt = (11 * k + 1) % 1000;

@@ -64,7 +64,7 @@ mkwin(unsigned i, unsigned ntasks)
 		t.id = t.tgid = (int32_t)(200 + k);
 		t.starttime = 77 + k;
 		snprintf(t.comm, sizeof(t.comm), "t%u", k);
-		snprintf(t.name, sizeof(t.name), "com.example.heal%u", k);
+		window_task_set_namef(&t, "com.example.heal%u", k);
 		t.d_utime = i + k;
 		t.samples = 10;
 		ck_assert_int_eq(window_add_task(w, false, &t), 0);
@@ -445,7 +445,7 @@ dump_all(struct store *s)
 		for (k = 0; k < v[i]->nprocs; k++)
 			fprintf(f, "%d %llu %s,", v[i]->procs[k].id,
 			    (unsigned long long)v[i]->procs[k].d_utime,
-			    v[i]->procs[k].name);
+			    window_task_name(&v[i]->procs[k]));
 		window_free(v[i]);
 	}
 	free(v);

@@ -81,7 +81,7 @@ put(struct store *s, uint64_t seq, int32_t pid0, int n)
 		t.id = t.tgid = pid0 + i;
 		t.starttime = 7000 + (uint64_t)(pid0 + i);
 		snprintf(t.comm, sizeof(t.comm), "p%d", pid0 + i);
-		snprintf(t.name, sizeof(t.name), "proc%d", pid0 + i);
+		window_task_set_namef(&t, "proc%d", pid0 + i);
 		t.d_utime = 10 + seq;
 		t.samples = 10;
 		t.wall_ns = 10 * SEC;

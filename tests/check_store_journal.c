@@ -89,7 +89,7 @@ mkwin(uint64_t seq)
 		t.id = t.tgid = 100 + i;
 		t.starttime = 5000 + (uint64_t)i;
 		snprintf(t.comm, sizeof(t.comm), "p%d", i);
-		snprintf(t.name, sizeof(t.name), "com.example.journal%d", i);
+		window_task_set_namef(&t, "com.example.journal%d", i);
 		t.d_utime = (uint64_t)(i + 1) * 3 + seq * 7 % 13;
 		t.d_stime = seq;
 		t.samples = 10;

@@ -76,7 +76,7 @@ mkwin(unsigned i)
 		t.id = t.tgid = (int32_t)(100 + k);
 		t.starttime = 1000 + k;
 		snprintf(t.comm, sizeof(t.comm), "task%u", k);
-		snprintf(t.name, sizeof(t.name), "com.example.powercut%u", k);
+		window_task_set_namef(&t, "com.example.powercut%u", k);
 		t.d_utime = i + k;
 		t.samples = 10;
 		t.wall_ns = 10 * SEC;

@@ -80,7 +80,7 @@ mkwin(uint64_t seq)
 		t.id = t.tgid = 100 + i;
 		t.starttime = 5000 + (uint64_t)i;
 		snprintf(t.comm, sizeof(t.comm), "p%d", i);
-		snprintf(t.name, sizeof(t.name), "proc%d", i);
+		window_task_set_namef(&t, "proc%d", i);
 		t.d_utime = 10 * (uint64_t)(i + 1);
 		t.d_stime = seq;
 		t.samples = 10;
@@ -148,7 +148,7 @@ reader_sees(struct store *s, size_t want_windows, uint64_t want_utime)
 		ck_assert_uint_eq(n, 1);
 		ck_assert_int_eq(t[0].id, 101); /* 20 ticks a window */
 		ck_assert_uint_eq(t[0].d_utime, want_utime);
-		ck_assert_str_eq(t[0].name, "proc1");
+		ck_assert_str_eq(window_task_name(&t[0]), "proc1");
 	}
 	free(t);
 	store_conn_end(rc);
@@ -558,7 +558,7 @@ mkwin_ids(uint64_t seq, int32_t pid0, enum vmstat_key vm)
 
 		t->id = t->tgid = pid0 + (int32_t)i;
 		t->starttime = 7000 + (uint64_t)pid0 + i;
-		snprintf(t->name, sizeof(t->name), "run%d", (int)t->id);
+		window_task_set_namef(t, "run%d", (int)t->id);
 		t->d_utime = (uint64_t)pid0 + i;
 	}
 	w->d_vm[vm] = 1000 + seq;
@@ -636,7 +636,8 @@ START_TEST(test_id_clash)
 		ck_assert_uint_eq(v[i]->nprocs, 2);
 		for (j = 0; j < 2; j++) {
 			ck_assert_int_eq(v[i]->procs[j].id, w->procs[j].id);
-			ck_assert_str_eq(v[i]->procs[j].name, w->procs[j].name);
+			ck_assert_str_eq(window_task_name(&v[i]->procs[j]),
+			    window_task_name(&w->procs[j]));
 			ck_assert_uint_eq(v[i]->procs[j].d_utime,
 			    w->procs[j].d_utime);
 		}

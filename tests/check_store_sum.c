@@ -92,11 +92,10 @@ mkwin(const char *boot, uint64_t seq, int64_t wall0)
 			t.uid = 1000 + (uint32_t)i;
 			snprintf(t.comm, sizeof(t.comm), "%s%d", th ? "t" : "p",
 			    i);
-			snprintf(t.name, sizeof(t.name), "%s%d%s",
-			    th ? "thr" : "proc", i,
-			    i == 3 && seq >= 200 ? "-renamed" : "");
+			window_task_set_namef(&t, "%s%d%s", th ? "thr" : "proc",
+			    i, i == 3 && seq >= 200 ? "-renamed" : "");
 			if (th)
-				memcpy(t.name, t.comm, sizeof(t.comm));
+				window_task_set_name(&t, t.comm);
 			t.d_utime = rnd(50);
 			t.d_stime = rnd(20);
 			t.d_minflt = rnd(1000);

@@ -68,7 +68,7 @@ mkwin(uint64_t seq)
 		t.starttime = 5000 + seq;
 		snprintf(t.comm, sizeof(t.comm), "p%llu_%d",
 		    (unsigned long long)seq, i);
-		snprintf(t.name, sizeof(t.name), "com.example.wdelay%llu.%d",
+		window_task_set_namef(&t, "com.example.wdelay%llu.%d",
 		    (unsigned long long)seq, i);
 		t.d_utime = (uint64_t)(i * 7 + seq) % 97;
 		t.d_stime = seq % 5;

@@ -29,7 +29,7 @@ mkwin(void)
 	w->wall_end_ns = w->wall_start_ns + 10 * NSEC_PER_SEC;
 	memset(&task, 0, sizeof(task));
 	task.id = task.tgid = 200;
-	snprintf(task.name, sizeof(task.name), "com.example.ui");
+	window_task_set_namef(&task, "com.example.ui");
 	snprintf(task.comm, sizeof(task.comm), "example.ui");
 	ck_assert_int_eq(window_add_task(w, false, &task), 0);
 	ck_assert_ptr_nonnull(window_trace_make(w, true));

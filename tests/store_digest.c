@@ -24,10 +24,10 @@ task_line(const char *kind, const struct window_task *t)
 	       " minflt %" PRIu64 " majflt %" PRIu64 " samples %" PRIu32
 	       " wall %" PRIu64 " total %" PRIu64 " rss %" PRIu64 "/%" PRIu64
 	       " born %d exited %d\n",
-	    kind, t->id, t->tgid, t->starttime, t->uid, t->comm, t->name,
-	    t->d_utime, t->d_stime, t->d_minflt, t->d_majflt, t->samples,
-	    t->wall_ns, t->total_ticks, t->rss_pages_max, t->rss_pages_last,
-	    t->born, t->exited);
+	    kind, t->id, t->tgid, t->starttime, t->uid, t->comm,
+	    window_task_name(t), t->d_utime, t->d_stime, t->d_minflt,
+	    t->d_majflt, t->samples, t->wall_ns, t->total_ticks,
+	    t->rss_pages_max, t->rss_pages_last, t->born, t->exited);
 }
 
 static void

@@ -300,7 +300,7 @@ selected(const struct burst_rule *r, const struct window_task *t)
 		return true;
 	case BURST_SEL_NAME:
 		return t &&
-		    (strcmp(t->name, r->sel_name) == 0 ||
+		    (strcmp(window_task_name(t), r->sel_name) == 0 ||
 			strcmp(t->comm, r->sel_name) == 0);
 	case BURST_SEL_UID:
 		return t && t->uid == r->sel_uid;
@@ -408,8 +408,8 @@ eval_majflt(struct burst *b, unsigned ri, const struct window *w, int64_t mono,
 		return;
 	snprintf(why, sizeof(why),
 	    "%.*s (pid %d): %.1f major faults/s over %.1f s (>= %g)",
-	    cut8(best->name, 40), best->name, (int)best->id, best_rate,
-	    (double)best->wall_ns / 1e9, r->level);
+	    cut8(window_task_name(best), 40), window_task_name(best),
+	    (int)best->id, best_rate, (double)best->wall_ns / 1e9, r->level);
 	held(b, ri, mono, wall, best_rate, r->level, best->id, why);
 }
 

@@ -252,7 +252,7 @@ quiet_instance(struct store *s, const char *proc_root,
 		ret->starttime = b->t.starttime;
 		ret->uid = b->t.uid;
 		memcpy(ret->comm, b->t.comm, sizeof(ret->comm));
-		memcpy(ret->name, b->t.name, sizeof(ret->name));
+		window_task_set_name(ret, window_task_name(&b->t));
 		*ret_src = RPC_IDENT_STORE;
 		r = 0;
 	}

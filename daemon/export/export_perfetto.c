@@ -381,7 +381,8 @@ put_tasks(struct pf *f, const struct window *w)
 		if (!wanted(f, t->id))
 			continue;
 		if ((r = track_process(f, t->id, t->starttime,
-			 t->name[0] ? t->name : t->comm, &uuid)) < 0 ||
+			 window_task_name(t)[0] ? window_task_name(t) : t->comm,
+			 &uuid)) < 0 ||
 		    (r = counter(f, uuid, "cpu", tick, w->wall_start_ns,
 			 (int64_t)(t->d_utime + t->d_stime))) < 0 ||
 		    (r = counter(f, uuid, "minflt", count, w->wall_start_ns,
@@ -415,8 +416,9 @@ track_tgid(struct pf *f, const struct window *w, int32_t tgid, uint64_t *ret)
 	for (i = 0; i < w->nprocs; i++)
 		if (w->procs[i].id == tgid)
 			return track_process(f, tgid, w->procs[i].starttime,
-			    w->procs[i].name[0] ? w->procs[i].name :
-						  w->procs[i].comm,
+			    window_task_name(&w->procs[i])[0] ?
+				window_task_name(&w->procs[i]) :
+				w->procs[i].comm,
 			    ret);
 	return track_process(f, tgid, 0, "", ret);
 }

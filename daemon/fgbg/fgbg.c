@@ -176,8 +176,8 @@ ent_get(struct fgbg *fg, const struct window_task *t, unsigned st)
 	e->starttime = t->starttime;
 	e->uid = t->uid;
 	e->state = st;
-	if (t->name[0])
-		memcpy(e->name, t->name, sizeof(e->name));
+	if (window_task_name(t)[0])
+		snprintf(e->name, sizeof(e->name), "%s", window_task_name(t));
 	else
 		memcpy(e->name, t->comm, sizeof(t->comm));
 	fg->slot[s] = (uint32_t)fg->acc->n;

@@ -272,7 +272,7 @@ fgbg_sum(struct window_fgbg *const *p, size_t n, enum fg_state st, int32_t pid,
 			a->id = a->tgid = e->pid;
 			a->starttime = e->starttime;
 			a->uid = e->uid;
-			memcpy(a->name, e->name, sizeof(a->name));
+			window_task_set_name(a, e->name);
 			memcpy(a->comm, e->name, sizeof(a->comm) - 1);
 			a->d_utime = e->d_utime;
 			a->d_stime = e->d_stime;

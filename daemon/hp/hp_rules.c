@@ -226,8 +226,8 @@ task_name(struct hp_rules *hr, const struct window *w,
 		}
 	}
 	e->seen_ns = w->mono_end_ns;
-	if (strcmp(e->wname, t->name) != 0) {
-		snprintf(e->wname, sizeof(e->wname), "%s", t->name);
+	if (strcmp(e->wname, window_task_name(t)) != 0) {
+		snprintf(e->wname, sizeof(e->wname), "%s", window_task_name(t));
 		e->name[0] = '\0';
 		if (ctx->name == NULL ||
 		    ctx->name(ctx->arg, t->id, e->name, sizeof(e->name)) < 0) {

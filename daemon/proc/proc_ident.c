@@ -31,7 +31,7 @@ proc_identity(const char *proc_root, int32_t pid, unsigned hz,
 	struct pid_status status;
 	struct procstat *ps = NULL;
 	struct pid_stat st;
-	char path[64];
+	char path[64], name[VITALS_NAME_LEN];
 	int dfd, r;
 
 	if (pid <= 0 || hz == 0)
@@ -66,8 +66,10 @@ proc_identity(const char *proc_root, int32_t pid, unsigned hz,
 	memcpy(t.comm, st.comm, sizeof(t.comm));
 	snprintf(path, sizeof(path), "%d/cmdline", (int)pid);
 	if (read_at(dfd, path, &b) < 0 ||
-	    cmdline_name(b.p, b.len, t.name, sizeof(t.name)) < 0)
-		memcpy(t.name, t.comm, sizeof(t.comm));
+	    cmdline_name(b.p, b.len, name, sizeof(name)) < 0)
+		window_task_set_name(&t, t.comm);
+	else
+		window_task_set_name(&t, name);
 	/* struct procstat is large (every CPU's line): not on the stack */
 	if ((ps = calloc(1, sizeof(*ps))) == NULL) {
 		r = -ENOMEM;

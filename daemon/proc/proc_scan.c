@@ -178,7 +178,6 @@ task_row(const struct task *t, struct window_task *ret)
 {
 	const struct task_wt *a = &t->wt;
 	const char *name = task_name(t);
-	size_t n = strnlen(name, sizeof(ret->name) - 1);
 
 	memset(ret, 0, sizeof(*ret));
 	ret->id = a->id;
@@ -189,7 +188,7 @@ task_row(const struct task *t, struct window_task *ret)
 	/* a copy, not snprintf: a row is made per active process and
 	 * sample (fgbg) and per task at each close; the format's work was
 	 * ~3 % of the loop's CPU at 2,100 tasks (bench/README.md, "Loop CPU") */
-	memcpy(ret->name, name, n);
+	window_task_set_name(ret, name);
 	ret->d_utime = a->d_utime;
 	ret->d_stime = a->d_stime;
 	ret->d_minflt = a->d_minflt;

@@ -23,7 +23,7 @@ pb_entry(struct rpc_arena *a, const struct window_fgbg_ent *e)
 	t.id = t.tgid = e->pid;
 	t.starttime = e->starttime;
 	t.uid = e->uid;
-	memcpy(t.name, e->name, sizeof(t.name));
+	window_task_set_name(&t, e->name);
 	memcpy(t.comm, e->name, sizeof(t.comm) - 1);
 	t.d_utime = e->d_utime;
 	t.d_stime = e->d_stime;

@@ -172,7 +172,7 @@ rpc_pb_task(struct rpc_arena *a, const struct window_task *t)
 	m->starttime = t->starttime;
 	m->uid = t->uid;
 	TRY(m->comm = rpc_pb_str(a, t->comm, sizeof(t->comm)));
-	TRY(m->name = rpc_pb_str(a, t->name, sizeof(t->name)));
+	TRY(m->name = rpc_pb_str(a, window_task_name(t), VITALS_NAME_LEN));
 	m->d_utime = t->d_utime;
 	m->d_stime = t->d_stime;
 	m->d_minflt = t->d_minflt;

@@ -66,7 +66,7 @@ proc_name(const struct window *w, int32_t id, uint64_t st)
 
 	for (i = 0; w && i < w->nprocs; i++)
 		if (w->procs[i].id == id && w->procs[i].starttime == st)
-			return w->procs[i].name;
+			return window_task_name(&w->procs[i]);
 	return "";
 }
 
@@ -295,8 +295,8 @@ rpc_sched_process(struct rpc_arena *a, Vitals__ProcessInfo *info,
 		if ((win = window_of(&h[i], w, nw)) == NULL ||
 		    (p = proc_row(win, h[i].t.id, h[i].t.starttime)) == NULL)
 			continue;
-		if ((info->history[i]->sched = pb_proc(a, p, h[i].t.name)) ==
-		    NULL)
+		if ((info->history[i]->sched = pb_proc(a, p,
+			 window_task_name(&h[i].t))) == NULL)
 			return -ENOMEM;
 		if (h[i].t.starttime != want)
 			continue;
@@ -304,7 +304,7 @@ rpc_sched_process(struct rpc_arena *a, Vitals__ProcessInfo *info,
 			sum.tgid = p->tgid;
 			sum.starttime = p->starttime;
 		}
-		name = h[i].t.name;
+		name = window_task_name(&h[i].t);
 		sum.flags |= p->flags;
 		sum.oncpu_ns += p->oncpu_ns;
 		sum.rq_ns += p->rq_ns;

@@ -32,7 +32,7 @@ rpc_trace_match(const struct rpc_query *q, const struct window *w, int32_t tgid)
 		const struct window_task *t = &w->procs[i];
 
 		if (t->tgid == tgid &&
-		    (strcmp(t->name, q->process) == 0 ||
+		    (strcmp(window_task_name(t), q->process) == 0 ||
 			strcmp(t->comm, q->process) == 0))
 			return true;
 	}

@@ -622,7 +622,7 @@ proc_label(const struct window *w, const struct window_bpf_proc *p)
 	for (i = 0; i < w->nprocs; i++)
 		if (w->procs[i].id == p->tgid &&
 		    w->procs[i].starttime == p->starttime)
-			return w->procs[i].name;
+			return window_task_name(&w->procs[i]);
 	return "";
 }
 

@@ -258,15 +258,15 @@ static void
 bind_ident(sqlite3_stmt *st, int i, const struct window_task *t)
 {
 	size_t cl = strnlen(t->comm, sizeof(t->comm));
-	size_t nl = strnlen(t->name, sizeof(t->name));
+	size_t nl = strnlen(window_task_name(t), VITALS_NAME_LEN);
 
 	sqlite3_bind_int(st, i, t->tgid);
 	sqlite3_bind_int64(st, i + 1, t->uid);
 	bind_text_n(st, i + 2, t->comm, sizeof(t->comm));
-	if (nl == cl && memcmp(t->name, t->comm, cl) == 0)
+	if (nl == cl && memcmp(window_task_name(t), t->comm, cl) == 0)
 		sqlite3_bind_null(st, i + 3);
 	else
-		bind_text_n(st, i + 3, t->name, sizeof(t->name));
+		bind_text_n(st, i + 3, window_task_name(t), VITALS_NAME_LEN);
 }
 
 static void
@@ -293,7 +293,7 @@ same_ident(const struct icache_ent *e, const struct window_task *t)
 {
 	return e->tgid == t->tgid && e->uid == t->uid &&
 	    strncmp(e->comm, t->comm, sizeof(e->comm)) == 0 &&
-	    strncmp(ent_name(e), t->name, sizeof(t->name)) == 0;
+	    strncmp(ent_name(e), window_task_name(t), VITALS_NAME_LEN) == 0;
 }
 
 static int64_t
@@ -340,7 +340,7 @@ inst_copy(sqlite3_stmt *st, const struct icache_ent *e, int64_t until_ns)
 	t.tgid = e->tgid;
 	t.uid = e->uid;
 	memcpy(t.comm, e->comm, sizeof(t.comm));
-	snprintf(t.name, sizeof(t.name), "%s", ent_name(e));
+	window_task_set_name(&t, ent_name(e));
 	sqlite3_bind_int64(st, 1, e->iid);
 	sqlite3_bind_int(st, 2, e->thread);
 	sqlite3_bind_int(st, 3, e->id);
@@ -492,7 +492,7 @@ inst_get(struct store_iw *iw, int64_t wid, int64_t wall_end_ns, bool thread,
 			ne.uid = t->uid;
 			memcpy(ne.comm, t->comm, sizeof(ne.comm));
 			ne.comm[sizeof(ne.comm) - 1] = '\0';
-			if (ent_set_name(&ne, t->name) < 0)
+			if (ent_set_name(&ne, window_task_name(t)) < 0)
 				return SQLITE_NOMEM;
 			ne.until_ns = until_of(wall_end_ns);
 			st = iw->st[IW_INS];
@@ -916,12 +916,15 @@ store_inst_cache_bounded(const struct store *s)
 static bool
 v7_task(sqlite3_stmt *st, struct window_task *t)
 {
+	char name[VITALS_NAME_LEN];
+
 	memset(t, 0, sizeof(*t));
 	t->id = sqlite3_column_int(st, 1);
 	t->starttime = (uint64_t)sqlite3_column_int64(st, 2);
 	t->tgid = sqlite3_column_int(st, 3);
 	t->uid = (uint32_t)sqlite3_column_int64(st, 4);
-	col_names(st, 5, t->comm, t->name);
+	col_names(st, 5, t->comm, name);
+	window_task_set_name(t, name);
 	t->d_utime = (uint64_t)sqlite3_column_int64(st, 7);
 	t->d_stime = (uint64_t)sqlite3_column_int64(st, 8);
 	t->d_minflt = (uint64_t)sqlite3_column_int64(st, 9);

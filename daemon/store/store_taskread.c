@@ -164,7 +164,7 @@ ident_to_task(const struct ident *d, struct window_task *t)
 	t->tgid = d->tgid;
 	t->uid = d->uid;
 	memcpy(t->comm, d->comm, sizeof(t->comm));
-	memcpy(t->name, d->name, sizeof(t->name));
+	window_task_set_name(t, d->name);
 }
 
 /* ---------------------------------------------------------------- blobs */

@@ -184,7 +184,7 @@ dump_tasks(const struct window *w, bool threads, unsigned topn, struct vbuf *o)
 		    (unsigned long long)t->d_utime,
 		    (unsigned long long)t->d_stime,
 		    (unsigned long long)t->d_minflt,
-		    (unsigned long long)t->d_majflt, t->name,
+		    (unsigned long long)t->d_majflt, window_task_name(t),
 		    t->born ? " [new]" : "", t->exited ? " [exited]" : "");
 	}
 	free(v);

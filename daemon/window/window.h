@@ -51,7 +51,9 @@ struct window_task {
 	uint32_t uid;
 	uint32_t samples; /* valid deltas summed (beside uid: no padding) */
 	char comm[VITALS_COMM_LEN];
-	char name[VITALS_NAME_LEN];  /* process name; comm for threads */
+	/* process name; comm for threads: read through window_task_name(),
+	 * written through window_task_set_name() */
+	char name_[VITALS_NAME_LEN];
 	uint64_t d_utime, d_stime;   /* ticks */
 	uint64_t d_minflt, d_majflt; /* counts, never bytes */
 	uint64_t wall_ns;	     /* Σ Δmonotonic over those samples */
@@ -62,6 +64,20 @@ struct window_task {
 	bool born;   /* started inside the window: counters are the delta */
 	bool exited; /* gone before the window closed */
 };
+
+/* t's name: the process name, the comm for a thread; "" none. */
+static inline const char *
+window_task_name(const struct window_task *t)
+{
+	return t->name_;
+}
+
+/* Set t's name to s, cut to VITALS_NAME_LEN − 1 bytes. */
+void window_task_set_name(struct window_task *t, const char *s);
+
+/* Set t's name from a format, cut as window_task_set_name() cuts. */
+void window_task_set_namef(struct window_task *t, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 struct window_psi {
 	bool available; /* file present and parsed at least once */
@@ -238,7 +254,7 @@ window_part_set(struct window *w, enum window_part_id id, void *part)
 	w->part[id] = part;
 }
 
-/* window.c */
+/* window.c (window_task_set_name[f](): window_name.c) */
 struct window *window_new(uint64_t seq, unsigned cpu_span);
 struct window *window_free(struct window *w);
 struct window *window_dup(const struct window *w);

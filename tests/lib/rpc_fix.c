@@ -19,7 +19,7 @@ rpcfix_mktask(int32_t id, int32_t tgid, uint64_t cpu, const char *comm)
 	t.starttime = 5000 + (uint64_t)id;
 	t.uid = 10000 + (uint32_t)id;
 	snprintf(t.comm, sizeof(t.comm), "%s", comm);
-	snprintf(t.name, sizeof(t.name), "%s", comm);
+	window_task_set_name(&t, comm);
 	t.d_utime = cpu;
 	t.d_stime = cpu / 2;
 	t.d_minflt = 100 * (uint64_t)id;

@@ -84,7 +84,7 @@ sf_mktask(int32_t id, uint64_t starttime, uint64_t ut, uint64_t st)
 	t.starttime = starttime;
 	t.uid = 10000 + (uint32_t)id;
 	snprintf(t.comm, sizeof(t.comm), "c%d", id);
-	snprintf(t.name, sizeof(t.name), "com.example.app%d", id);
+	window_task_set_namef(&t, "com.example.app%d", id);
 	t.d_utime = ut;
 	t.d_stime = st;
 	t.d_minflt = 3 * ut;
@@ -215,7 +215,7 @@ sf_full_window(uint64_t seq, int64_t wall, unsigned nprocs, unsigned nthreads)
 		    i % 4, 1);
 
 		t.tgid = 100 + (int32_t)(i % 10);
-		memcpy(t.name, t.comm, sizeof(t.comm)); /* stored as NULL */
+		window_task_set_name(&t, t.comm); /* stored as NULL */
 		sf_add_task(w, true, t);
 	}
 	w->health.self_utime_us = 1234;

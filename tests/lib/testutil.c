@@ -356,7 +356,7 @@ tu_task_eq(const struct window_task *a, const struct window_task *b)
 	ck_assert_uint_eq(a->starttime, b->starttime);
 	ck_assert_uint_eq(a->uid, b->uid);
 	ck_assert_str_eq(a->comm, b->comm);
-	ck_assert_str_eq(a->name, b->name);
+	ck_assert_str_eq(window_task_name(a), window_task_name(b));
 	ck_assert_uint_eq(a->d_utime, b->d_utime);
 	ck_assert_uint_eq(a->d_stime, b->d_stime);
 	ck_assert_uint_eq(a->d_minflt, b->d_minflt);
