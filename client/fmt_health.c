@@ -88,13 +88,20 @@ health_window(struct sbuf *o, const Vitals__Window *w)
 			    ULL(h->tick_late_ns_p99 / 1000));
 		sbuf_puts(o, "\n");
 		/* where the lateness went (doc/metrics.md, "Timer lateness") */
-		sbuf_printf(o,
-		    "  of it, us: held by a callback %llu, waiting for a CPU "
-		    "%llu (sum); latest tick %llu + %llu\n",
-		    ULL(h->tick_late_held_ns_sum / 1000),
-		    ULL(h->tick_late_runq_ns_sum / 1000),
-		    ULL(h->tick_late_max_held_ns / 1000),
-		    ULL(h->tick_late_max_runq_ns / 1000));
+		if (h->tick_late_runq_absent)
+			sbuf_printf(o,
+			    "  of it, us: held by a callback %llu, waiting for "
+			    "a CPU unknown (no schedstat); latest tick %llu\n",
+			    ULL(h->tick_late_held_ns_sum / 1000),
+			    ULL(h->tick_late_max_held_ns / 1000));
+		else
+			sbuf_printf(o,
+			    "  of it, us: held by a callback %llu, waiting for "
+			    "a CPU %llu (sum); latest tick %llu + %llu\n",
+			    ULL(h->tick_late_held_ns_sum / 1000),
+			    ULL(h->tick_late_runq_ns_sum / 1000),
+			    ULL(h->tick_late_max_held_ns / 1000),
+			    ULL(h->tick_late_max_runq_ns / 1000));
 	}
 	if (h->loop_cb_ns_max)
 		sbuf_printf(o,

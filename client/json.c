@@ -536,9 +536,16 @@ field_unknown(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f)
 			"partial_doubts", "partial_why", "partial_err",
 			"partial_gone_unknown", NULL };
 
+		const Vitals__WindowHealth *wh =
+		    (const Vitals__WindowHealth *)m;
+
+		/* no schedstat: the CPU wait is not known */
+		if (wh->tick_late_runq_absent &&
+		    (strcmp(f->name, "tick_late_runq_ns_sum") == 0 ||
+			strcmp(f->name, "tick_late_max_runq_ns") == 0))
+			return true;
 		/* kept in memory only: a stored window has no histogram */
-		return named(f, late) &&
-		    ((const Vitals__WindowHealth *)m)->n_tick_late_hist == 0;
+		return named(f, late) && wh->n_tick_late_hist == 0;
 	}
 	if (IS(m, store_health)) {
 		const Vitals__StoreHealth *h = (const Vitals__StoreHealth *)m;

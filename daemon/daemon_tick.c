@@ -169,7 +169,8 @@ tick_run(struct vitalsd *d)
 	step = (int64_t)d->cur_ms * NSEC_PER_MSEC;
 	if (now.mono_ns - d->next_ns > step / 2)
 		collector_note_late(d->col);
-	(void)loopstat_late(d->next_ns, now.mono_ns, &held, &runq);
+	if (!loopstat_late(d->next_ns, now.mono_ns, &held, &runq))
+		runq = UINT64_MAX; /* no schedstat: unknown, not 0 */
 	collector_note_tick(d->col, now.mono_ns - d->next_ns, held, runq);
 	if ((r = collector_sample(d->col, &now, burst)) < 0)
 		log_warnx("sample failed: %s", strerror(-r));

@@ -622,6 +622,20 @@ START_TEST(test_fmt_health)
 	    "  timer lateness avg/max us: "
 	    "2000/5000\n  of it, us: held by a callback 7000, waiting for a "
 	    "CPU 9000 (sum); latest tick 1000 + 3500\n"));
+	sbuf_free(&b);
+	/* no schedstat: the CPU wait is unknown, not 0 */
+	wh.tick_late_runq_absent = true;
+	sbuf_init(&b);
+	fmt_health(&b, &h, &fctx);
+	s = sbuf_str(&b);
+	ck_assert_ptr_nonnull(strstr(s,
+	    "  of it, us: held by a callback 7000, waiting for a CPU unknown "
+	    "(no schedstat); latest tick 1000\n"));
+	wh.tick_late_runq_absent = false;
+	sbuf_free(&b);
+	sbuf_init(&b);
+	fmt_health(&b, &h, &fctx);
+	s = sbuf_str(&b);
 	ck_assert_ptr_nonnull(strstr(s,
 	    "  store queries 3 (slowest 2.500 ms), "
 	    "queued 0\n"));

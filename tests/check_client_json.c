@@ -323,6 +323,25 @@ START_TEST(test_unknowns_null)
 	ck_assert(is_null(jm_find_id(jm_get(w, "procs"), 5), "wtd_ticks"));
 	jm_free(j);
 	sbuf_free(&b);
+	{
+		/* in memory, without schedstat: only the CPU wait unknown */
+		uint32_t hist[] = { 3, 1 };
+
+		wh.n_tick_late_hist = 2;
+		wh.tick_late_hist = hist;
+		wh.tick_late_runq_absent = true;
+		wh.tick_late_held_ns_sum = 5000;
+		j = to_json(&r, 4096, &b);
+		w = jm_path(j, "snapshot.window");
+		ck_assert(is_null(w, "health.tick_late_runq_ns_sum"));
+		ck_assert(is_null(w, "health.tick_late_max_runq_ns"));
+		ck_assert_str_eq(
+		    jm_path(w, "health.tick_late_held_ns_sum")->str, "5000");
+		jm_free(j);
+		sbuf_free(&b);
+		wh.n_tick_late_hist = 0;
+		wh.tick_late_hist = NULL;
+	}
 }
 END_TEST
 

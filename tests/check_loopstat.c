@@ -161,6 +161,12 @@ START_TEST(window_sums)
 	ck_assert_uint_eq(w->health.tick_late_runq_ns_sum, 9 * MS);
 	ck_assert_uint_eq(w->health.tick_late_max_held_ns, 0);
 	ck_assert_uint_eq(w->health.tick_late_max_runq_ns, 7 * MS);
+	ck_assert(!w->health.tick_late_runq_absent);
+	/* a tick without schedstat: the window's CPU wait is unknown */
+	collector_note_tick(c, 2 * MS, 0, UINT64_MAX);
+	ck_assert(w->health.tick_late_runq_absent);
+	ck_assert_uint_eq(w->health.tick_late_runq_ns_sum, 9 * MS);
+	ck_assert_uint_eq(w->health.tick_late_ns_sum, 18 * MS);
 	collector_free(c);
 }
 END_TEST

@@ -144,6 +144,7 @@ pb_whealth(struct rpc_arena *a, const struct window_health *h)
 	m->tick_late_runq_ns_sum = h->tick_late_runq_ns_sum;
 	m->tick_late_max_held_ns = h->tick_late_max_held_ns;
 	m->tick_late_max_runq_ns = h->tick_late_max_runq_ns;
+	m->tick_late_runq_absent = h->tick_late_runq_absent;
 	m->loop_cb_ns_max = h->loop_cb_ns_max;
 	if (h->loop_cb_what[0] != '\0')
 		TRY(m->loop_cb_what = rpc_pb_str(a, h->loop_cb_what,

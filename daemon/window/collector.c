@@ -212,6 +212,10 @@ collector_note_tick(struct collector *c, int64_t late_ns, uint64_t held_ns,
 
 	if (c->open == NULL)
 		return;
+	if (runq_ns == UINT64_MAX) {
+		c->open->health.tick_late_runq_absent = true;
+		runq_ns = 0;
+	}
 	c->open->health.tick_late_ns_sum += late;
 	c->open->health.tick_late_held_ns_sum += held_ns;
 	c->open->health.tick_late_runq_ns_sum += runq_ns;

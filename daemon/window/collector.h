@@ -39,6 +39,7 @@ int collector_sample(struct collector *c, const struct clocks *now, bool burst);
 int collector_close_window(struct collector *c, const struct clocks *now);
 void collector_set_interval(struct collector *c, unsigned interval_ms);
 void collector_note_late(struct collector *c);
+/* runq_ns UINT64_MAX: not known (no schedstat); the window says so */
 void collector_note_tick(struct collector *c, int64_t late_ns, uint64_t held_ns,
     uint64_t runq_ns);
 void collector_set_window_cb(struct collector *c, window_cb cb, void *arg);

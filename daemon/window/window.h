@@ -123,6 +123,7 @@ struct window_health {
 	 * only, as the lateness. */
 	uint64_t tick_late_held_ns_sum, tick_late_runq_ns_sum;
 	uint64_t tick_late_max_held_ns, tick_late_max_runq_ns;
+	bool tick_late_runq_absent; /* a tick had no schedstat to read */
 	/* the loop's longest callback that ended in the window, its name
 	 * and the callbacks over 1 ms (core/loopstat.c); in memory only */
 	uint64_t loop_cb_ns_max;
