@@ -455,28 +455,31 @@ static const char schema_v24[] = "";
 	"threads_scanned, procs_exited, threads_exited, "        \
 	"cpu_dropped, store_state, store_queued, store_dropped"
 
+/* windows' columns since v24 (v26 keeps them, without the UNIQUE key) */
+#define WINDOWS_V24_COLS                                                        \
+	" id INTEGER PRIMARY KEY,"                                              \
+	" level INTEGER NOT NULL, boot INTEGER NOT NULL, seq INTEGER NOT NULL," \
+	" mono_start_ns INTEGER NOT NULL, mono_end_ns INTEGER NOT NULL,"        \
+	" boot_start_ns INTEGER NOT NULL, boot_end_ns INTEGER NOT NULL,"        \
+	" wall_start_ns INTEGER NOT NULL, wall_end_ns INTEGER NOT NULL,"        \
+	" duration_ns INTEGER NOT NULL, hz INTEGER NOT NULL,"                   \
+	" interval_ms INTEGER NOT NULL, cpu_span INTEGER NOT NULL,"             \
+	" samples INTEGER NOT NULL, samples_valid INTEGER NOT NULL,"            \
+	" d_ctxt INTEGER NOT NULL, d_processes INTEGER NOT NULL,"               \
+	" vm_samples INTEGER NOT NULL,"                                         \
+	" self_utime_us INTEGER NOT NULL, self_stime_us INTEGER NOT NULL,"      \
+	" sample_ns_sum INTEGER NOT NULL, sample_ns_max INTEGER NOT NULL,"      \
+	" late_ticks INTEGER NOT NULL, burst_samples INTEGER NOT NULL,"         \
+	" procs_scanned INTEGER NOT NULL, threads_scanned INTEGER NOT NULL,"    \
+	" procs_exited INTEGER NOT NULL, threads_exited INTEGER NOT NULL,"      \
+	" cpu_dropped INTEGER NOT NULL,"                                        \
+	" store_state INTEGER, store_queued INTEGER, store_dropped INTEGER"
+
 static const char schema_v24_sql[] =
     "CREATE TABLE boot (id INTEGER PRIMARY KEY, boot_id TEXT NOT NULL);"
     "INSERT INTO boot (id, boot_id) SELECT DISTINCT boot_key(boot_id),"
     " boot_id FROM windows WHERE true ON CONFLICT DO NOTHING;"
-    "CREATE TABLE windows_v24 ("
-    " id INTEGER PRIMARY KEY,"
-    " level INTEGER NOT NULL, boot INTEGER NOT NULL, seq INTEGER NOT NULL,"
-    " mono_start_ns INTEGER NOT NULL, mono_end_ns INTEGER NOT NULL,"
-    " boot_start_ns INTEGER NOT NULL, boot_end_ns INTEGER NOT NULL,"
-    " wall_start_ns INTEGER NOT NULL, wall_end_ns INTEGER NOT NULL,"
-    " duration_ns INTEGER NOT NULL, hz INTEGER NOT NULL,"
-    " interval_ms INTEGER NOT NULL, cpu_span INTEGER NOT NULL,"
-    " samples INTEGER NOT NULL, samples_valid INTEGER NOT NULL,"
-    " d_ctxt INTEGER NOT NULL, d_processes INTEGER NOT NULL,"
-    " vm_samples INTEGER NOT NULL,"
-    " self_utime_us INTEGER NOT NULL, self_stime_us INTEGER NOT NULL,"
-    " sample_ns_sum INTEGER NOT NULL, sample_ns_max INTEGER NOT NULL,"
-    " late_ticks INTEGER NOT NULL, burst_samples INTEGER NOT NULL,"
-    " procs_scanned INTEGER NOT NULL, threads_scanned INTEGER NOT NULL,"
-    " procs_exited INTEGER NOT NULL, threads_exited INTEGER NOT NULL,"
-    " cpu_dropped INTEGER NOT NULL,"
-    " store_state INTEGER, store_queued INTEGER, store_dropped INTEGER,"
+    "CREATE TABLE windows_v24 (" WINDOWS_V24_COLS ","
     " UNIQUE (boot, level, mono_start_ns));"
     "INSERT INTO windows_v24 (id, level, boot, " COLS_V24 ")"
     " SELECT id, level, boot_key(boot_id), " COLS_V24 " FROM windows;"
@@ -562,24 +565,7 @@ static const char schema_v25[] =
 static const char schema_v26[] = "";
 
 static const char schema_v26_sql[] =
-    "CREATE TABLE windows_v26 ("
-    " id INTEGER PRIMARY KEY,"
-    " level INTEGER NOT NULL, boot INTEGER NOT NULL, seq INTEGER NOT NULL,"
-    " mono_start_ns INTEGER NOT NULL, mono_end_ns INTEGER NOT NULL,"
-    " boot_start_ns INTEGER NOT NULL, boot_end_ns INTEGER NOT NULL,"
-    " wall_start_ns INTEGER NOT NULL, wall_end_ns INTEGER NOT NULL,"
-    " duration_ns INTEGER NOT NULL, hz INTEGER NOT NULL,"
-    " interval_ms INTEGER NOT NULL, cpu_span INTEGER NOT NULL,"
-    " samples INTEGER NOT NULL, samples_valid INTEGER NOT NULL,"
-    " d_ctxt INTEGER NOT NULL, d_processes INTEGER NOT NULL,"
-    " vm_samples INTEGER NOT NULL,"
-    " self_utime_us INTEGER NOT NULL, self_stime_us INTEGER NOT NULL,"
-    " sample_ns_sum INTEGER NOT NULL, sample_ns_max INTEGER NOT NULL,"
-    " late_ticks INTEGER NOT NULL, burst_samples INTEGER NOT NULL,"
-    " procs_scanned INTEGER NOT NULL, threads_scanned INTEGER NOT NULL,"
-    " procs_exited INTEGER NOT NULL, threads_exited INTEGER NOT NULL,"
-    " cpu_dropped INTEGER NOT NULL,"
-    " store_state INTEGER, store_queued INTEGER, store_dropped INTEGER);"
+    "CREATE TABLE windows_v26 (" WINDOWS_V24_COLS ");"
     "INSERT INTO windows_v26 (id, level, boot, " COLS_V24 ")"
     " SELECT id, level, boot, " COLS_V24 " FROM windows ORDER BY id;"
     "DROP TABLE windows;"
