@@ -734,13 +734,18 @@ START_TEST(cpu_bound_child)
 				burn_cpu_ms(700);
 				_exit(0);
 			}
+			/* off the child's CPU while still FIFO: back to
+			 * SCHED_OTHER first, the FIFO child would preempt us
+			 * there and keep us off every CPU until the balancer
+			 * pulled us away, so the child could end and be
+			 * reaped before any sample saw it (a CI flake) */
+			ck_assert_int_eq(sched_setaffinity(0, sizeof(mine),
+					     &mine),
+			    0);
 			if (fifo_ok)
 				ck_assert_int_eq(sched_setscheduler(0,
 						     SCHED_OTHER, &norm),
 				    0);
-			ck_assert_int_eq(sched_setaffinity(0, sizeof(mine),
-					     &mine),
-			    0);
 			reaped = child;
 			ck_assert_int_eq(pthread_create(&reaper, NULL,
 					     reap_main, &reaped),
