@@ -324,6 +324,33 @@ START_TEST(leftover_spool_instances)
 }
 END_TEST
 
+/* With a whole cache the spool is not scanned for a new instance (it
+ * holds only what the cache wrote); after a rollback it is, until the
+ * move. */
+START_TEST(spool_not_scanned)
+{
+	struct store *s = open_at(true);
+	uint64_t f0;
+
+	put(s, 1, 100, 5);
+	f0 = store_inst_finds();
+	put(s, 2, 200, 5); /* five new, the spool holding five */
+	put(s, 3, 100, 3); /* known */
+	ck_assert_uint_eq(store_inst_finds(), f0);
+	store_inst_forget(s);
+	put(s, 4, 300, 2); /* rows no cache saw may wait in the spool */
+	ck_assert_uint_gt(store_inst_finds(), f0);
+	ck_assert_int_eq(store_flush(s), 0);
+	f0 = store_inst_finds();
+	put(s, 5, 400, 2);
+	ck_assert_uint_eq(store_inst_finds(), f0);
+	ck_assert_int_eq(store_flush(s), 0);
+	ck_assert_int_eq(INSTANCES(s), 14);
+	ck_assert_int_eq(IDENTITIES(s), 14);
+	store_close(s);
+}
+END_TEST
+
 /* A rollback (a move that failed, a spool's write undone) empties the
  * main store's cache while the spool holds committed instance rows: the
  * cache loaded again before they move must not call their tasks new
@@ -360,6 +387,7 @@ suite(void)
 	tcase_add_test(tc, day_end_raises_all);
 	tcase_add_test(tc, prune_keeps_cache);
 	tcase_add_test(tc, forget_then_move);
+	tcase_add_test(tc, spool_not_scanned);
 	tcase_add_test(tc, bound_lifted_by_prune);
 	suite_add_tcase(s, tc);
 	return s;

@@ -306,6 +306,9 @@ until_of(int64_t wall_end_ns)
 
 /* The row of (thread, t's id, starttime) by st (IW_FIND of some file) into
  * e: SQLITE_ROW found, SQLITE_DONE not there, else an error. */
+/* finds run (scans of a table without the identity index): tests */
+static uint64_t inst_finds;
+
 static int
 inst_find(sqlite3_stmt *st, bool thread, const struct window_task *t,
     struct icache_ent *e)
@@ -313,6 +316,7 @@ inst_find(sqlite3_stmt *st, bool thread, const struct window_task *t,
 	char name[VITALS_NAME_LEN];
 	int rc;
 
+	__atomic_add_fetch(&inst_finds, 1, __ATOMIC_RELAXED);
 	sqlite3_bind_int(st, 1, thread);
 	sqlite3_bind_int(st, 2, t->id);
 	sqlite3_bind_int64(st, 3, (sqlite3_int64)t->starttime);
@@ -468,9 +472,13 @@ inst_get(struct store_iw *iw, int64_t wid, int64_t wall_end_ns, bool thread,
 		ne.starttime = t->starttime;
 		/* this file's row; a spool's next, the main file's (neither
 		 * is asked for what a whole cache says the main file has
-		 * not got) */
+		 * not got). A whole cache holds every row this handle wrote
+		 * to the spool as well: the spool (no identity index since
+		 * v25, so a find is a scan of it) is asked only while rows
+		 * no cache saw may wait there (stale_on_move: a leftover
+		 * spool, a rollback) */
 		rc = SQLITE_DONE;
-		if (iw->main != NULL || !c->whole)
+		if (!c->whole || (iw->main != NULL && c->stale_on_move))
 			rc = inst_find(iw->st[IW_FIND], thread, t, &ne);
 		ne.in_spool = iw->main != NULL && rc == SQLITE_ROW;
 		if (rc == SQLITE_DONE && iw->main != NULL && !c->whole)
@@ -902,6 +910,12 @@ inst_unbound(struct store *s)
 		s->iw->c.too_big = false;
 		icache_clear(&s->iw->c); /* loaded whole at the next miss */
 	}
+}
+
+uint64_t
+store_inst_finds(void)
+{
+	return __atomic_load_n(&inst_finds, __ATOMIC_RELAXED);
 }
 
 bool

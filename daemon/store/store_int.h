@@ -490,6 +490,8 @@ void store_inst_finalize(struct store *s);
 void store_inst_forget(struct store *s);
 /* tests: the writer's instance cache outgrew its bound (lookups scan) */
 bool store_inst_cache_bounded(const struct store *s);
+/* tests: instances looked up by a scan of a table, since the start */
+uint64_t store_inst_finds(void);
 void store_rollback(struct store *s); /* and forget the ids it undid */
 int store_inst_put(struct store *s, int64_t id, const struct window *w);
 int store_inst_prune(struct store *s, uint64_t *ret_n);
