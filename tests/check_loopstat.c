@@ -114,6 +114,7 @@ START_TEST(waiting_for_cpu)
 	    0);
 	atomic_store(&spin_stop, false);
 	ck_assert_int_eq(pthread_create(&th, &at, spinner, NULL), 0);
+	pthread_attr_destroy(&at); /* its CPU set is on the heap */
 	ck_assert_int_eq(sched_setscheduler(0, SCHED_IDLE, &sp), 0);
 	/* busy, never sleeping: every moment off the CPU is run-queue wait */
 	while (clock_ns(CLOCK_MONOTONIC) - due < 60 * MS)
