@@ -162,7 +162,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	if (bpf_sched_event_fds(bs, &ev.ctl_fd, &ev.tot_fd, ev.tid_fd,
-		ev.proc_fd) < 0)
+		ev.proc_fd, ev.slot_fd, &ev.nslot_fd) < 0)
 		return 1;
 	procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	for (i = 0; i < NS; i++) {

@@ -199,7 +199,7 @@ bpf_setup(struct vitalsd *d, const struct config *cfg)
 	wcpu_baseline(d);
 	/* partial process samples read its live side (doc/bpf.md) */
 	if (bpf_sched_event_fds(d->bs, &ev.ctl_fd, &ev.tot_fd, ev.tid_fd,
-		ev.proc_fd) == 0 &&
+		ev.proc_fd, ev.slot_fd, &ev.nslot_fd) == 0 &&
 	    (r = collector_set_events(d->col, &ev, cfg->sys_root)) < 0)
 		log_warnx("process scan: task iterator reload: %s",
 		    strerror(-r));

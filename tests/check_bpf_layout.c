@@ -51,6 +51,23 @@ START_TEST(test_objects_share_layout)
 			    sizeof(struct sched_tid_key),
 			    sizeof(struct sched_tid));
 		}
+		/* layout 11: the array slots, their counts */
+		for (j = 0; j < 2; j++) {
+			struct bpf_map *m = bpf_object__find_map_by_name(obj,
+			    j ? "sched_slot1" : "sched_slot0");
+
+			ck_assert_msg(m != NULL, "%s: no slot map", objs[i]);
+			ck_assert_uint_eq(bpf_map__value_size(m),
+			    sizeof(struct sched_slot));
+			ck_assert_uint_eq(bpf_map__max_entries(m),
+			    VITALS_SCHED_SLOTS);
+		}
+		ck_assert_ptr_nonnull(
+		    bpf_object__find_map_by_name(obj, "sched_nslot"));
+		ck_assert_uint_eq(bpf_map__value_size(
+				      bpf_object__find_map_by_name(obj,
+					  "sched_nslot")),
+		    sizeof(struct sched_nslot));
 		bpf_object__close(obj);
 	}
 }

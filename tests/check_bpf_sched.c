@@ -60,6 +60,9 @@ static const char *const map_pins[] = {
 	"sched_proc1",
 	"sched_uid0",
 	"sched_uid1",
+	"sched_slot0",
+	"sched_slot1",
+	"sched_nslot",
 };
 static const char *const prog_pins[] = {
 	"tp_btf_sched_switch",

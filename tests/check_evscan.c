@@ -42,6 +42,7 @@
 #include "testutil.h"
 #include "vitalsd.h"
 #include "../bpf/taskiter/taskiter.bpf.h"
+#include "../bpf/sched/sched.bpf.h"
 
 #define MAXP 256
 
@@ -640,16 +641,31 @@ same_windows(enum threads_mode mode, unsigned walk_s)
  * as exited in both.
  */
 /* Whether tid has an entry on either side of the thread map (the key's
- * first field is the tid: bpf/sched/sched.bpf.h struct sched_tid_key). */
+ * first field is the tid: bpf/sched/sched.bpf.h struct sched_tid_key),
+ * or an array slot there (layout 11: struct sched_slot, its key after
+ * the figures; a slot of an older window counts too, as it may). */
 static bool
 tid_has_entry(const struct taskiter_events *ev, pid_t tid)
 {
+	struct sched_slot sl;
+	uint32_t i, n[2] = { 0, 0 };
 	struct {
 		uint32_t tid, uid;
 		uint64_t start_ns;
 	} k, nk;
 	int side;
 
+	for (side = 0; side < 2; side++) {
+		uint32_t key = (uint32_t)side;
+
+		if (bpf_map_lookup_elem(ev->nslot_fd, &key, &n[side]) < 0)
+			n[side] = 0;
+		for (i = 0; i < n[side] && i < VITALS_SCHED_SLOTS; i++)
+			if (bpf_map_lookup_elem(ev->slot_fd[side], &i, &sl) ==
+				0 &&
+			    sl.ready != 0 && (pid_t)sl.key.tid == tid)
+				return true;
+	}
 	for (side = 0; side < 2; side++) {
 		void *prev = NULL;
 

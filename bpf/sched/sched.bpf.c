@@ -34,6 +34,8 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile bool rq_enabled = true; /* measure run-queue delay */
 /* Tests only: a path the verifier must refuse, to prove degradation. */
 const volatile bool test_reject = false;
+/* Array slots used per side (tests make it tiny to force the hash). */
+const volatile __u32 slot_cap = VITALS_SCHED_SLOTS;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -127,6 +129,30 @@ struct {
 
 TID_MAP(sched_tid0);
 TID_MAP(sched_tid1);
+
+/*
+ * Layout 11: the threads' figures in array slots first (doc/bpf.md,
+ * "Array slots"): an array lookup the verifier inlines as an index
+ * computation, where the hash hashes a 16-byte key and walks a bucket.
+ * The hash takes the threads past the capacity.
+ */
+#define SLOT_MAP(name)                                   \
+	struct {                                         \
+		__uint(type, BPF_MAP_TYPE_ARRAY);        \
+		__uint(max_entries, VITALS_SCHED_SLOTS); \
+		__type(key, __u32);                      \
+		__type(value, struct sched_slot);        \
+	} name SEC(".maps")
+
+SLOT_MAP(sched_slot0);
+SLOT_MAP(sched_slot1);
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct sched_nslot);
+} sched_nslot SEC(".maps");
 PROC_MAP(sched_proc0);
 PROC_MAP(sched_proc1);
 UID_MAP(sched_uid0);
@@ -169,13 +195,20 @@ tot_add_switch(__u32 idx, __u64 v)
 		*p += v;
 }
 
-static __always_inline __u32
-current_side(void)
+/* The generation (its low bit is the side). */
+static __always_inline __u64
+current_gen(void)
 {
 	__u32 zero = 0;
 	struct sched_ctl *ctl = bpf_map_lookup_elem(&sched_ctl, &zero);
 
-	return ctl ? (__u32)(ctl->gen & 1) : 0;
+	return ctl ? ctl->gen : 0;
+}
+
+static __always_inline void *
+slot_map(__u32 side)
+{
+	return side ? (void *)&sched_slot1 : (void *)&sched_slot0;
 }
 
 static __always_inline void *
@@ -310,14 +343,17 @@ rq_to_proc(__u32 side, struct task_struct *t, __u64 delay, __u64 slot)
  * (flush_rq) — and it runs on one CPU at a time: no other CPU races.
  */
 static __always_inline void
-account_side(void *m, __u32 side, struct task_struct *t, __u64 delta,
-    struct sched_task *st)
+account_side(void *m, void *sm, __u32 side, __u64 gen, struct task_struct *t,
+    __u64 delta, struct sched_task *st)
 {
 	struct sched_tid_key key = {
 		.tid = t->pid,
 		.uid = t->real_cred->uid.val,
 		.start_ns = t->start_boottime,
 	};
+	struct sched_nslot *ns;
+	struct sched_slot *sl;
+	__u32 idx, side_key = side;
 	__u32 pending = st->rq_slot;
 	__u64 slot = 0; /* 64-bit: no zero-extension between clamp and use */
 	__u64 delay = st->rq_ns, wtd = 0;
@@ -338,6 +374,59 @@ account_side(void *m, __u32 side, struct task_struct *t, __u64 delta,
 	barrier_var(slot);
 	if (slot >= VITALS_SCHED_RQ_SLOTS)
 		slot = VITALS_SCHED_RQ_SLOTS - 1;
+	/* its slot of this window, under this uid (slot_gen is the
+	 * generation + 1: a new task's zeroed storage names no slot) */
+	if (st->slot_gen == gen + 1 && st->slot_uid == key.uid) {
+		idx = st->slot_idx;
+		if (idx != SCHED_SLOT_HASH) {
+			sl = bpf_map_lookup_elem(sm, &idx);
+			if (sl) {
+				sl->v.oncpu_ns += delta;
+				sl->v.wtd_ns += wtd;
+				if (pending) {
+					sl->v.rq_ns += delay;
+					sl->v.rq_count++;
+					sl->v.rq_hist[slot]++;
+				}
+				return;
+			}
+		}
+	} else {
+		/* first accounted switch-out of the window (or of a new
+		 * uid): a slot of its own, written whole, or the hash */
+		ns = bpf_map_lookup_elem(&sched_nslot, &side_key);
+		idx = ns ? __sync_fetch_and_add(&ns->count, 1) :
+			   SCHED_SLOT_HASH;
+		sl = NULL;
+		if (idx < slot_cap)
+			sl = bpf_map_lookup_elem(sm, &idx);
+		st->slot_gen = gen + 1;
+		st->slot_uid = key.uid;
+		st->slot_idx = SCHED_SLOT_HASH;
+		if (sl) {
+			__builtin_memset(&sl->v, 0, sizeof(sl->v));
+			sl->v.oncpu_ns = delta;
+			sl->v.wtd_ns = wtd;
+			sl->v.tgid = t->tgid;
+			sl->v.leader_ns = t->group_leader->start_boottime;
+			if (pending) {
+				sl->v.rq_ns = delay;
+				sl->v.rq_count = 1;
+				sl->v.rq_hist[slot] = 1;
+			}
+			sl->key = key;
+			sl->flags = 0;
+			/* last, after the rest in program order (the
+			 * compiler may not move stores past it; x86 makes
+			 * stores visible in order): a live-side reader
+			 * trusts a slot whose ready is its side's
+			 * generation + 1 (doc/bpf.md, "Array slots") */
+			barrier();
+			sl->ready = gen + 1;
+			st->slot_idx = idx;
+			return;
+		}
+	}
 	v = bpf_map_lookup_elem(m, &key);
 	if (v) {
 		v->oncpu_ns += delta;
@@ -386,13 +475,13 @@ account_side(void *m, __u32 side, struct task_struct *t, __u64 delta,
  * compiler from merging the two copies back into one call site.
  */
 static __always_inline void
-account(__u32 side, struct task_struct *t, __u64 delta, struct sched_task *st)
+account(__u64 gen, struct task_struct *t, __u64 delta, struct sched_task *st)
 {
-	if (side) {
+	if (gen & 1) {
 		asm volatile("" ::: "memory");
-		account_side(&sched_tid1, 1, t, delta, st);
+		account_side(&sched_tid1, &sched_slot1, 1, gen, t, delta, st);
 	} else {
-		account_side(&sched_tid0, 0, t, delta, st);
+		account_side(&sched_tid0, &sched_slot0, 0, gen, t, delta, st);
 	}
 }
 
@@ -401,7 +490,7 @@ int
 BPF_PROG(vitals_switch, bool preempt, struct task_struct *prev,
     struct task_struct *next)
 {
-	__u32 side = current_side();
+	__u64 gen = current_gen();
 	struct sched_task *st;
 	__u64 now = 0;
 
@@ -429,7 +518,7 @@ BPF_PROG(vitals_switch, bool preempt, struct task_struct *prev,
 							     0;
 
 				if (d || st->rq_slot)
-					account(side, prev, d, st);
+					account(gen, prev, d, st);
 				tot_add_switch(TOT_SWITCHES, 1);
 			}
 			st->sum_ns = sum;
@@ -468,7 +557,7 @@ BPF_PROG(vitals_switch, bool preempt, struct task_struct *prev,
 			/* a wait whose slice's switch-out was never seen
 			 * goes to its entry first */
 			if (st->rq_slot)
-				account(side, next, 0, st);
+				account(gen, next, 0, st);
 			st->rq_ns = now - st->wake_ns;
 			st->rq_slot = log2_u64(st->rq_ns / 1000) + 1;
 		}
@@ -533,7 +622,8 @@ SEC("tp_btf/sched_process_free")
 int
 BPF_PROG(vitals_free, struct task_struct *p)
 {
-	__u32 side = current_side();
+	__u64 gen = current_gen();
+	__u32 side = (__u32)(gen & 1);
 	struct sched_tid_key key = {
 		.tid = p->pid,
 		.uid = p->real_cred->uid.val,
@@ -541,12 +631,33 @@ BPF_PROG(vitals_free, struct task_struct *p)
 	};
 	struct sched_proc_key pkey = { .tgid = p->tgid };
 	void *m = tid_map(side);
+	struct sched_slot *sl = NULL;
+	struct sched_task *st;
 	struct sched_tid *v;
 	struct sched_proc *pr;
 	struct sched_uid *u;
+	__u32 idx;
 
-	/* an entry under an earlier uid (setuid) stays for the drain */
-	v = bpf_map_lookup_elem(m, &key);
+	/*
+	 * Its slot of this window, if it has one under its uid now: the
+	 * task's storage is still there (sched_process_free runs before
+	 * the last reference goes, which frees it). A slot of an older
+	 * window stays for its drain; one made under an earlier uid
+	 * (setuid) too, as a hash entry does.
+	 */
+	st = bpf_task_storage_get(&sched_task, p, 0, 0);
+	if (st && st->slot_gen == gen + 1 && st->slot_uid == key.uid &&
+	    (idx = st->slot_idx) != SCHED_SLOT_HASH)
+		sl = bpf_map_lookup_elem(slot_map(side), &idx);
+	if (sl) {
+		if (sl->flags & SCHED_SLOT_FOLDED)
+			sl = NULL; /* folded already: nothing twice */
+		v = sl ? &sl->v : NULL;
+	} else {
+		/* an entry under an earlier uid (setuid) stays for the
+		 * drain */
+		v = bpf_map_lookup_elem(m, &key);
+	}
 	if (v) {
 		__u64 ns = v->oncpu_ns;
 
@@ -568,7 +679,11 @@ BPF_PROG(vitals_free, struct task_struct *p)
 			if (v->rq_count)
 				FOLD_RQ(pr, rq_ns, rq_count, rq_hist, v);
 		}
-		bpf_map_delete_elem(m, &key);
+		/* a slot cannot be deleted: marked, the drain skips it */
+		if (sl)
+			sl->flags |= SCHED_SLOT_FOLDED;
+		else
+			bpf_map_delete_elem(m, &key);
 		tot_add(TOT_EXITED, 1);
 	}
 	/*

@@ -17,7 +17,7 @@
  * changes what it writes: pins carrying another number are replaced at the
  * next start, never read with this build's structs.
  */
-#define VITALS_SCHED_LAYOUT 10
+#define VITALS_SCHED_LAYOUT 11
 #define VITALS_SCHED_MAGIC 0x56534348u /* "VSCH" */
 
 /* Run-queue delay histogram: slot k counts delays d with
@@ -29,6 +29,9 @@
 #define VITALS_SCHED_TIDS 8192
 #define VITALS_SCHED_PROCS 4096
 #define VITALS_SCHED_UIDS 1024
+/* layout 11: array slots per side (sched_slot<side>); threads past them
+ * go to sched_tid<side> for the rest of the window */
+#define VITALS_SCHED_SLOTS 4096
 
 /*
  * sched_scale[cpu]: each CPU's capacity (sysfs cpu_capacity) and frequency
@@ -72,7 +75,16 @@ struct sched_task {
 	 * time (one hash update per switch) */
 	__u32 rq_slot; /* its histogram slot + 1; 0: none pending */
 	__u64 rq_ns;
+	/* layout 11: the array slot it owns in the window of generation
+	 * slot_gen (0: none yet), made under real uid slot_uid; slot_idx
+	 * SCHED_SLOT_HASH: its figures are in sched_tid<side> (no slot
+	 * was left) for the rest of that window */
+	__u64 slot_gen;
+	__u32 slot_uid;
+	__u32 slot_idx;
 };
+
+#define SCHED_SLOT_HASH 0xffffffffu
 
 /*
  * sched_tid<side>: a thread's on-CPU time in the window, under the uid it
@@ -114,6 +126,36 @@ struct sched_tid {
 	/* the thread's waits as a histogram (slots as rq_hist of
 	 * sched_proc) */
 	__u32 rq_hist[VITALS_SCHED_RQ_SLOTS];
+};
+
+/*
+ * sched_slot<side> (layout 11), an ARRAY of VITALS_SCHED_SLOTS: a thread's
+ * figures for the window as in sched_tid, in the slot its task storage
+ * names (slot_idx), allocated at its first accounted switch-out of the
+ * window from sched_nslot[side] and written whole then, its identity
+ * (the hash's key) included; `ready` last, the generation it was made
+ * in, so a reader of the live side skips a slot still being filled.
+ * Folded at the thread's free (SCHED_SLOT_FOLDED), never deleted: the
+ * drain reads slots [0, count) whose ready is the drained generation,
+ * then sets the count back to 0. Three cache lines: the figures a
+ * switch-out writes, [0, 40), share the first.
+ */
+struct sched_slot {
+	struct sched_tid v;
+	struct sched_tid_key key;
+	__u64 ready; /* the generation of the window that made it */
+	__u32 flags; /* SCHED_SLOT_FOLDED */
+	__u32 pad;
+	__u64 pad2[2];
+};
+
+#define SCHED_SLOT_FOLDED 1u
+
+/* sched_nslot[side]: slots allocated on that side since its last drain
+ * (may pass the capacity: those threads went to the hash). */
+struct sched_nslot {
+	__u32 count;
+	__u32 pad;
 };
 
 /* sched_proc<side>, key (tgid, leader start): what a process's tid

@@ -215,6 +215,25 @@ TID_MAP(sched_tid1);
 PROC_MAP(sched_proc0);
 PROC_MAP(sched_proc1);
 
+/* layout 11: the threads' array slots and their counts per side */
+#define SLOT_MAP(name)                                   \
+	struct {                                         \
+		__uint(type, BPF_MAP_TYPE_ARRAY);        \
+		__uint(max_entries, VITALS_SCHED_SLOTS); \
+		__type(key, __u32);                      \
+		__type(value, struct sched_slot);        \
+	} name SEC(".maps")
+
+SLOT_MAP(sched_slot0);
+SLOT_MAP(sched_slot1);
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct sched_nslot);
+} sched_nslot SEC(".maps");
+
 /* The records of one partial read, then its end record; the reader maps
  * it (taskiter.bpf.h: TASKITER_OUT_MAX). */
 struct {
@@ -359,6 +378,65 @@ tid_cb(void *map, struct sched_tid_key *k, struct sched_tid *v, void *arg)
 	(void)arg;
 	emit_group(v->tgid, v->leader_ns, true);
 	return 0;
+}
+
+/*
+ * Over the slots [0, count) of a side (layout 11): the groups with a
+ * thread that ran, as tid_cb for the hash. A slot counts only when its
+ * ready word is the side's generation + 1 (one being filled, or left from
+ * an older window of the side, is not); a folded one's thread was freed,
+ * its process entry says so (proc_cb), as a deleted hash entry's does.
+ */
+struct slot_ctx {
+	__u32 side;
+	__u64 tag;
+};
+
+static long
+slot_cb(__u32 i, void *arg)
+{
+	struct slot_ctx *c = arg;
+	struct sched_slot *sl;
+
+	if (c->side)
+		sl = bpf_map_lookup_elem(&sched_slot1, &i);
+	else
+		sl = bpf_map_lookup_elem(&sched_slot0, &i);
+	if (sl == NULL)
+		return 1;
+	if (sl->ready != c->tag)
+		return 0;
+	barrier(); /* the identity read after ready */
+	if (!(sl->flags & SCHED_SLOT_FOLDED))
+		emit_group(sl->v.tgid, sl->v.leader_ns, true);
+	return 0;
+}
+
+static __always_inline void
+walk_slots(__u32 side)
+{
+	struct slot_ctx c = { .side = side };
+	struct sched_nslot *ns;
+	struct sched_ctl *ctl;
+	__u32 zero = 0, n;
+	__u64 gen;
+
+	ctl = bpf_map_lookup_elem(&sched_ctl, &zero);
+	ns = bpf_map_lookup_elem(&sched_nslot, &side);
+	if (ctl == NULL || ns == NULL)
+		return;
+	gen = ctl->gen;
+	/* the side's latest generation: the live one, or the one before */
+	if ((gen & 1) != side) {
+		if (gen == 0)
+			return; /* never live yet */
+		gen--;
+	}
+	c.tag = gen + 1;
+	n = ns->count;
+	if (n > VITALS_SCHED_SLOTS)
+		n = VITALS_SCHED_SLOTS;
+	bpf_loop(n, slot_cb, &c, 0);
 }
 
 /* Over sched_proc<side>: a process marked exited is gone (its record says
@@ -522,6 +600,7 @@ walk_side(__u32 side, bool procs)
 			bpf_for_each_map_elem(&sched_proc0, proc_cb, NULL, 0);
 		bpf_for_each_map_elem(&sched_tid0, tid_cb, NULL, 0);
 	}
+	walk_slots(side);
 }
 
 /*

@@ -56,6 +56,9 @@ static const char *const map_names[SM__MAX] = {
 	"sched_uid0",
 	"sched_uid1",
 	"sched_scale",
+	"sched_slot0",
+	"sched_slot1",
+	"sched_nslot",
 };
 
 /* Programs in the order of window_bpf.prog_* (vbpf_prog_name). */
@@ -852,6 +855,8 @@ bpf_sched_open(const struct bpf_sched_opts *o, struct bpf_sched **ret,
 	}
 	skel->rodata->rq_enabled = o->rq;
 	skel->rodata->test_reject = o->test_reject;
+	if (o->slot_cap)
+		skel->rodata->slot_cap = o->slot_cap;
 	if ((r = open_pinned(bs, skel, o, &state, why, whysz)) < 0)
 		goto fail;
 	vitals_sched__destroy(skel); /* the pins keep the links attached */
@@ -930,6 +935,7 @@ bpf_sched_free(struct bpf_sched *bs)
 	bpf_sched_batch_release(&bs->batch);
 	free(bs->kbuf);
 	free(bs->vbuf);
+	free(bs->slots);
 	free(bs->bpffs);
 	free(bs);
 	return NULL;

@@ -199,6 +199,10 @@ struct bpf_sched_batch {
 	struct vbpf_uid *uids;
 	uint64_t tot[VITALS_BPF_TOT]; /* cumulative counters, Σ CPUs */
 	uint64_t drain_ns;
+	/* layout 11: thread rows read from array slots (the rest from the
+	 * hash), and the side's allocation count (past the capacity: that
+	 * many threads went to the hash) */
+	uint32_t slots, slot_count;
 	/* a read-only drain (sched_ldr.c): what the diff could not attribute */
 	bool diff;
 	int64_t unattributed_ns;
@@ -211,6 +215,7 @@ struct bpf_sched_opts {
 	unsigned load;	      /* enum vbpf_load */
 	bool rq;	      /* measure run-queue delay */
 	bool test_reject;     /* tests: make the verifier refuse a program */
+	unsigned slot_cap;    /* tests: array slots used per side (0: all) */
 	/* pinned-only with the platform loader's pins (sched_ldr.c): */
 	const char *tracefs;   /* tracepoint ids; NULL: the usual mounts */
 	const char *proc_root; /* processes' start times; NULL: /proc */
@@ -254,7 +259,7 @@ struct bpf_sched *bpf_sched_free(struct bpf_sched *bs);
 uint64_t bpf_sched_bytes(const struct bpf_sched *bs);
 /* the maps partial process samples read; -EOPNOTSUPP: none of ours */
 int bpf_sched_event_fds(const struct bpf_sched *bs, int *ret_ctl, int *ret_tot,
-    int ret_tid[2], int ret_proc[2]);
+    int ret_tid[2], int ret_proc[2], int ret_slot[2], int *ret_nslot);
 void bpf_sched_set_stats(struct bpf_sched *bs, bool on);
 int bpf_sched_drain(struct bpf_sched *bs, struct bpf_sched_batch *b);
 void bpf_sched_batch_release(struct bpf_sched_batch *b);

@@ -175,6 +175,71 @@ drain_map(struct bpf_sched *bs, int fd, size_t ksz, size_t vsz,
 	}
 }
 
+/*
+ * Layout 11: the quiescent side's array slots [0, count), read in index
+ * order (batch lookups; one at a time on kernels without them), a row
+ * each unless folded at its thread's free or not made in the drained
+ * window (ready is its generation + 1: a slot past a count a failed
+ * drain left, or never written). Then the count goes back to 0 for the
+ * side's next window, two flips away. Rows already put are kept even
+ * when this fails half-way; the count then stays for the next drain of
+ * the side, whose slots are another generation's.
+ */
+static int
+drain_slots(struct bpf_sched *bs, unsigned side, struct bpf_sched_batch *b)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	int fd = bs->map_fd[side ? SM_SLOT1 : SM_SLOT0];
+	uint32_t key = side, n, got = 0, count, i, in_tok = 0, out_tok = 0;
+	struct sched_nslot ns;
+	int r, err;
+
+	if (bpf_map_lookup_elem(bs->map_fd[SM_NSLOT], &key, &ns) < 0)
+		return -errno;
+	b->slot_count = ns.count;
+	n = ns.count < VITALS_SCHED_SLOTS ? ns.count : VITALS_SCHED_SLOTS;
+	if (n == 0)
+		return 0;
+	if ((r = bpf_sched_grow((void **)&bs->slots, &bs->slots_cap,
+		 (size_t)n * sizeof(*bs->slots))) < 0 ||
+	    (r = bpf_sched_grow(&bs->kbuf, &bs->kcap,
+		 (size_t)n * sizeof(uint32_t))) < 0)
+		return r;
+	while (got < n && !bs->no_batch) {
+		count = n - got;
+		err = bpf_map_lookup_batch(fd, got ? &in_tok : NULL, &out_tok,
+		    (uint32_t *)bs->kbuf + got, bs->slots + got, &count, &opts);
+		err = err < 0 ? -errno : 0;
+		got += count;
+		if (err == -ENOENT)
+			break;
+		if ((err == -EINVAL || err == -ENOTSUP || err == -EOPNOTSUPP) &&
+		    got == 0) {
+			bs->no_batch = true;
+			break;
+		}
+		if (err < 0)
+			return err;
+		in_tok = out_tok;
+	}
+	for (i = got; bs->no_batch && i < n; i++, got++)
+		if (bpf_map_lookup_elem(fd, &i, &bs->slots[i]) < 0)
+			return -errno;
+	for (i = 0; i < got && i < n; i++) {
+		const struct sched_slot *sl = &bs->slots[i];
+
+		if (sl->ready != b->gen + 1 || (sl->flags & SCHED_SLOT_FOLDED))
+			continue;
+		if ((r = put_tid(bs, b, &sl->key, &sl->v)) < 0)
+			return r;
+		b->slots++;
+	}
+	ns.count = 0;
+	if (bpf_map_update_elem(bs->map_fd[SM_NSLOT], &key, &ns, BPF_ANY) < 0)
+		return -errno;
+	return 0;
+}
+
 static size_t
 proc_slot(int32_t tgid, uint64_t start_ns, size_t mask)
 {
@@ -320,8 +385,13 @@ bpf_sched_collect(struct bpf_sched *bs, struct bpf_sched_batch *b)
 		return -errno;
 	b->gen = bs->gen - 1;
 	b->side = side;
-	r = drain_map(bs, bs->map_fd[side ? SM_TID1 : SM_TID0],
+	b->slots = b->slot_count = 0;
+	/* the slots, then the hash: the threads past them */
+	r = drain_slots(bs, side, b);
+	r2 = drain_map(bs, bs->map_fd[side ? SM_TID1 : SM_TID0],
 	    sizeof(struct sched_tid_key), sizeof(struct sched_tid), b, put_tid);
+	if (r == 0)
+		r = r2;
 	r2 = drain_map(bs, bs->map_fd[side ? SM_PROC1 : SM_PROC0],
 	    sizeof(struct sched_proc_key), sizeof(struct sched_proc), b,
 	    put_proc);
@@ -497,10 +567,13 @@ bpf_sched_last_batch(const struct bpf_sched *bs)
  */
 int
 bpf_sched_event_fds(const struct bpf_sched *bs, int *ret_ctl, int *ret_tot,
-    int ret_tid[2], int ret_proc[2])
+    int ret_tid[2], int ret_proc[2], int ret_slot[2], int *ret_nslot)
 {
 	if (bs == NULL || bs->ldr)
 		return -EOPNOTSUPP;
+	ret_slot[0] = bs->map_fd[SM_SLOT0];
+	ret_slot[1] = bs->map_fd[SM_SLOT1];
+	*ret_nslot = bs->map_fd[SM_NSLOT];
 	*ret_ctl = bs->map_fd[SM_CTL];
 	*ret_tot = bs->map_fd[SM_TOT];
 	ret_tid[0] = bs->map_fd[SM_TID0];
@@ -520,9 +593,9 @@ bpf_sched_bytes(const struct bpf_sched *bs)
 	if (bs == NULL)
 		return 0;
 	b = &bs->batch;
-	return sizeof(*bs) + bs->kcap + bs->vcap + bpf_ldr_bytes(bs) +
-	    b->tids_cap * sizeof(*b->tids) + b->procs_cap * sizeof(*b->procs) +
-	    b->uids_cap * sizeof(*b->uids);
+	return sizeof(*bs) + bs->kcap + bs->vcap + bs->slots_cap +
+	    bpf_ldr_bytes(bs) + b->tids_cap * sizeof(*b->tids) +
+	    b->procs_cap * sizeof(*b->procs) + b->uids_cap * sizeof(*b->uids);
 }
 
 /*
@@ -613,9 +686,11 @@ bpf_sched_bytes(const struct bpf_sched *bs)
 
 int
 bpf_sched_event_fds(const struct bpf_sched *bs, int *ret_ctl, int *ret_tot,
-    int ret_tid[2], int ret_proc[2])
+    int ret_tid[2], int ret_proc[2], int ret_slot[2], int *ret_nslot)
 {
 	(void)bs;
+	(void)ret_slot;
+	(void)ret_nslot;
 	(void)ret_ctl;
 	(void)ret_tot;
 	(void)ret_tid;

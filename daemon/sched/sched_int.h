@@ -34,6 +34,9 @@ enum sched_map {
 	SM_UID0,
 	SM_UID1,
 	SM_SCALE,
+	SM_SLOT0, /* layout 11 */
+	SM_SLOT1,
+	SM_NSLOT,
 	SM__MAX
 };
 
@@ -55,7 +58,9 @@ struct bpf_sched {
 	uint64_t tot[TOT__MAX]; /* at the last window */
 	struct vbpf_prog_stat prog[VITALS_BPF_PROGS];
 	struct bpf_sched_batch batch;
-	void *kbuf, *vbuf; /* drain scratch */
+	void *kbuf, *vbuf;	  /* drain scratch */
+	struct sched_slot *slots; /* the slots' drain scratch */
+	size_t slots_cap;	  /* bytes */
 	size_t kcap, vcap;
 	bool no_batch; /* the kernel lacks batch ops: per-key reads */
 	/* pins of the platform loader's object (sched_ldr.c) */

@@ -518,8 +518,8 @@ static struct vitals_taskiter *
 load_skel(const struct load_arg *a, bool partial, int *ret_r)
 {
 	struct vitals_taskiter *skel;
-	struct bpf_map *reuse[6];
-	int fds[6], i, r, n;
+	struct bpf_map *reuse[9];
+	int fds[9], i, r, n;
 	uint64_t mul, div;
 
 	if ((skel = vitals_taskiter__open()) == NULL) {
@@ -532,11 +532,14 @@ load_skel(const struct load_arg *a, bool partial, int *ret_r)
 	reuse[3] = skel->maps.sched_tid1;
 	reuse[4] = skel->maps.sched_proc0;
 	reuse[5] = skel->maps.sched_proc1;
+	reuse[6] = skel->maps.sched_slot0;
+	reuse[7] = skel->maps.sched_slot1;
+	reuse[8] = skel->maps.sched_nslot;
 	/* the benchmark's floor program: not the daemon's */
 	bpf_program__set_autoload(skel->progs.taskiter_walk, false);
 	if (!partial) {
 		bpf_program__set_autoload(skel->progs.taskiter_partial, false);
-		for (i = 0; i < 6; i++)
+		for (i = 0; i < 9; i++)
 			bpf_map__set_autocreate(reuse[i], false);
 		bpf_map__set_autocreate(skel->maps.taskiter_out, false);
 	} else {
@@ -548,7 +551,10 @@ load_skel(const struct load_arg *a, bool partial, int *ret_r)
 		fds[3] = a->ev->tid_fd[1];
 		fds[4] = a->ev->proc_fd[0];
 		fds[5] = a->ev->proc_fd[1];
-		for (i = 0; i < 6; i++)
+		fds[6] = a->ev->slot_fd[0];
+		fds[7] = a->ev->slot_fd[1];
+		fds[8] = a->ev->nslot_fd;
+		for (i = 0; i < 9; i++)
 			if ((r = bpf_map__reuse_fd(reuse[i], fds[i])) < 0) {
 				vitals_taskiter__destroy(skel);
 				*ret_r = r;

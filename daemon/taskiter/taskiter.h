@@ -51,6 +51,7 @@ enum partial_why {
 struct taskiter_events {
 	int ctl_fd, tot_fd;
 	int tid_fd[2], proc_fd[2];
+	int slot_fd[2], nslot_fd; /* layout 11: the array slots */
 };
 
 /* What a partial read's end records said. */

@@ -99,7 +99,8 @@ void
 bsf_events_of(struct bpf_sched *bs, struct taskiter_events *ev)
 {
 	ck_assert_int_eq(bpf_sched_event_fds(bs, &ev->ctl_fd, &ev->tot_fd,
-			     ev->tid_fd, ev->proc_fd),
+			     ev->tid_fd, ev->proc_fd, ev->slot_fd,
+			     &ev->nslot_fd),
 	    0);
 }
 

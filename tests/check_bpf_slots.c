@@ -1,0 +1,467 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The sched_switch accounting's array slots (layout 11, doc/bpf.md "Array
+ * slots") against the running kernel: threads take slots at a normal load;
+ * past a tiny capacity they go to the hash and the totals stay exact; a
+ * thread's slot is folded at its free (its task storage still readable
+ * there); a setuid thread takes a second slot; and the partial read of the
+ * live side (taskiter_partial over the slots) names the groups the drain
+ * then returns. Needs root (BPF, bpffs); exits 77 only when not root.
+ */
+#include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "core/bpf_common.h"
+#include "sched/sched.h"
+#include "taskiter/taskiter.h"
+#include "bpf_sched_fix.h"
+#include "testutil.h"
+#include "vitalsd.h"
+
+#include "../bpf/sched/sched.bpf.h"
+
+static void
+burn_ms(unsigned ms)
+{
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+	do {
+		for (volatile unsigned k = 0; k < 10000; k++)
+			;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+	} while (
+	    (b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 <
+	    ms);
+}
+
+/* Drain both sides: from here on each side holds only what follows. */
+static void
+drain_both(struct bpf_sched *bs, struct bpf_sched_batch *b)
+{
+	ck_assert_int_eq(bpf_sched_drain(bs, b), 0);
+	ck_assert_int_eq(bpf_sched_drain(bs, b), 0);
+}
+
+/* The live side's slots of tid (read through the pins), up to max. */
+static unsigned
+live_slots(struct bpf_sched *bs, pid_t tid, struct sched_slot *ret,
+    unsigned max)
+{
+	int ctl, tot, tidfd[2], proc[2], slot[2], nslot;
+	struct sched_ctl c;
+	struct sched_nslot ns;
+	uint32_t zero = 0, side, i, got = 0;
+	struct sched_slot sl;
+
+	ck_assert_int_eq(bpf_sched_event_fds(bs, &ctl, &tot, tidfd, proc, slot,
+			     &nslot),
+	    0);
+	ck_assert_int_eq(bpf_map_lookup_elem(ctl, &zero, &c), 0);
+	side = (uint32_t)(c.gen & 1);
+	ck_assert_int_eq(bpf_map_lookup_elem(nslot, &side, &ns), 0);
+	for (i = 0; i < ns.count && i < VITALS_SCHED_SLOTS; i++) {
+		ck_assert_int_eq(bpf_map_lookup_elem(slot[side], &i, &sl), 0);
+		if (sl.ready == c.gen + 1 && (pid_t)sl.key.tid == tid &&
+		    got < max)
+			ret[got++] = sl;
+	}
+	return got;
+}
+
+static uint64_t
+rows_ns(const struct bpf_sched_batch *b, pid_t tid, unsigned *ret_rows)
+{
+	uint64_t ns = 0;
+	size_t i;
+
+	*ret_rows = 0;
+	for (i = 0; i < b->ntids; i++)
+		if (b->tids[i].tid == tid) {
+			ns += b->tids[i].oncpu_ns;
+			(*ret_rows)++;
+		}
+	return ns;
+}
+
+/* Σ rows + uid exited/overflow + lost == the side's ONCPU since base. */
+struct exact {
+	uint64_t base_oncpu[2], base_lost[2], drained[2];
+};
+
+static void
+exact_base(struct exact *e, const struct bpf_sched_batch *b)
+{
+	unsigned s = b->side;
+
+	e->base_oncpu[s] = b->tot[s ? TOT_ONCPU_S1 : TOT_ONCPU_S0];
+	e->base_lost[s] = b->tot[s ? TOT_LOST_S1 : TOT_LOST_S0];
+	e->drained[s] = 0;
+}
+
+static void
+exact_check(struct exact *e, const struct bpf_sched_batch *b)
+{
+	unsigned s = b->side;
+	uint64_t sum = 0;
+	size_t i;
+
+	ck_assert(!b->incomplete);
+	for (i = 0; i < b->ntids; i++)
+		sum += b->tids[i].oncpu_ns;
+	for (i = 0; i < b->nuids; i++)
+		sum += b->uids[i].exited_ns + b->uids[i].overflow_ns;
+	e->drained[s] += sum;
+	ck_assert_msg(e->drained[s] +
+		    (b->tot[s ? TOT_LOST_S1 : TOT_LOST_S0] - e->base_lost[s]) ==
+		b->tot[s ? TOT_ONCPU_S1 : TOT_ONCPU_S0] - e->base_oncpu[s],
+	    "side %u: drained %llu, kernel %llu", s,
+	    (unsigned long long)e->drained[s],
+	    (unsigned long long)(b->tot[s ? TOT_ONCPU_S1 : TOT_ONCPU_S0] -
+		e->base_oncpu[s]));
+}
+
+static void *
+short_thread(void *arg)
+{
+	(void)arg;
+	burn_ms(1);
+	usleep(500);
+	burn_ms(1);
+	return NULL;
+}
+
+/* n threads that run, block and end; the drains checked exact. */
+static void
+threads_and_drains(struct bpf_sched *bs, struct bpf_sched_batch *b,
+    struct exact *e, unsigned rounds, uint32_t *ret_max_count,
+    uint32_t *ret_slots, size_t *ret_rows)
+{
+	pthread_t t[16];
+	unsigned r, i;
+
+	*ret_max_count = *ret_slots = 0;
+	*ret_rows = 0;
+	for (r = 0; r < rounds; r++) {
+		for (i = 0; i < 16; i++)
+			ck_assert_int_eq(pthread_create(&t[i], NULL,
+					     short_thread, NULL),
+			    0);
+		usleep(300); /* some of them switched out, still alive */
+		ck_assert_int_eq(bpf_sched_drain(bs, b), 0);
+		exact_check(e, b);
+		if (b->slot_count > *ret_max_count)
+			*ret_max_count = b->slot_count;
+		*ret_slots += b->slots;
+		*ret_rows += b->ntids;
+		for (i = 0; i < 16; i++)
+			pthread_join(t[i], NULL);
+	}
+	for (i = 0; i < 2; i++) {
+		ck_assert_int_eq(bpf_sched_drain(bs, b), 0);
+		exact_check(e, b);
+		*ret_slots += b->slots;
+		*ret_rows += b->ntids;
+	}
+}
+
+/* Slots are what a normal load uses; the drain is exact over them. */
+START_TEST(test_slots_used)
+{
+	struct bpf_sched_opts o = bsf_opts();
+	struct bpf_sched_batch b = { 0 };
+	struct exact e;
+	struct bpf_sched *bs;
+	uint32_t maxc, slots;
+	size_t rows;
+
+	bs = bsf_open_expect(&o, VBPF_ON_LOADED, NULL, 0);
+	ck_assert_int_eq(bpf_sched_drain(bs, &b), 0);
+	exact_base(&e, &b);
+	ck_assert_int_eq(bpf_sched_drain(bs, &b), 0);
+	exact_base(&e, &b);
+	threads_and_drains(bs, &b, &e, 10, &maxc, &slots, &rows);
+	fprintf(stderr, "slots used: count up to %u, %u slot rows of %zu\n",
+	    maxc, slots, rows);
+	ck_assert_uint_gt(maxc, 0);
+	ck_assert_uint_gt(slots, 0);
+	/* nothing near the capacity: every row is a slot's */
+	ck_assert_uint_lt(maxc, VITALS_SCHED_SLOTS);
+	ck_assert_uint_eq(slots, rows);
+	bpf_sched_batch_release(&b);
+	bpf_sched_free(bs);
+}
+END_TEST
+
+/* Past a capacity of 2 the threads go to the hash; nothing is lost. */
+START_TEST(test_overflow_to_hash)
+{
+	struct bpf_sched_opts o = bsf_opts();
+	struct bpf_sched_batch b = { 0 };
+	struct exact e;
+	struct bpf_sched *bs;
+	uint32_t maxc, slots;
+	size_t rows;
+
+	o.slot_cap = 2;
+	bs = bsf_open_expect(&o, VBPF_ON_LOADED, NULL, 0);
+	ck_assert_int_eq(bpf_sched_drain(bs, &b), 0);
+	exact_base(&e, &b);
+	ck_assert_int_eq(bpf_sched_drain(bs, &b), 0);
+	exact_base(&e, &b);
+	threads_and_drains(bs, &b, &e, 10, &maxc, &slots, &rows);
+	fprintf(stderr, "capacity 2: count up to %u, %u slot rows of %zu\n",
+	    maxc, slots, rows);
+	ck_assert_uint_gt(maxc, 2);	     /* allocations went past it */
+	ck_assert_uint_le(slots, 2 * 12);    /* at most 2 per drain */
+	ck_assert_uint_gt(rows, slots + 16); /* the rest from the hash */
+	bpf_sched_batch_release(&b);
+	bpf_sched_free(bs);
+}
+END_TEST
+
+static void *
+exiting_thread(void *arg)
+{
+	pid_t *tid = arg;
+
+	*tid = (pid_t)gettid();
+	burn_ms(20);
+	usleep(1000); /* a switch-out: its slot is made */
+	burn_ms(5);
+	return NULL;
+}
+
+/*
+ * A thread that ran and ended inside one window: its slot is marked
+ * folded at its free, which needs its task storage there (the slot's
+ * index is only in it), and its time is in its uid's exited figures,
+ * not in a thread row.
+ */
+START_TEST(test_folded_at_exit)
+{
+	struct bpf_sched_opts o = bsf_opts();
+	struct bpf_sched_batch b = { 0 };
+	struct sched_slot sl[4];
+	struct bpf_sched *bs;
+	uint64_t ex0, ns = 0, exited = 0;
+	pthread_t t;
+	pid_t tid = 0;
+	unsigned n, rows, i;
+
+	bs = bsf_open_expect(&o, VBPF_ON_LOADED, NULL, 0);
+	drain_both(bs, &b);
+	ex0 = b.tot[TOT_EXITED];
+	ck_assert_int_eq(pthread_create(&t, NULL, exiting_thread, &tid), 0);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	/* the free comes after an RCU grace period */
+	for (i = 0; i < 200; i++) {
+		n = live_slots(bs, tid, sl, 4);
+		if (n == 1 && (sl[0].flags & SCHED_SLOT_FOLDED))
+			break;
+		tu_sleep_ms(10);
+	}
+	ck_assert_uint_eq(n, 1);
+	ck_assert_msg(sl[0].flags & SCHED_SLOT_FOLDED,
+	    "the slot of exited thread %d was not folded", (int)tid);
+	ck_assert_uint_ge(sl[0].v.oncpu_ns, 20 * 1000000ULL);
+	ck_assert_int_eq(bpf_sched_drain(bs, &b), 0);
+	ns = rows_ns(&b, tid, &rows);
+	ck_assert_uint_eq(rows, 0); /* folded: no thread row */
+	ck_assert_uint_eq(ns, 0);
+	for (i = 0; i < b.nuids; i++)
+		if (b.uids[i].uid == getuid())
+			exited += b.uids[i].exited_ns;
+	ck_assert_uint_ge(exited, sl[0].v.oncpu_ns);
+	ck_assert_uint_gt(b.tot[TOT_EXITED], ex0);
+	bpf_sched_batch_release(&b);
+	bpf_sched_free(bs);
+}
+END_TEST
+
+/* A thread that changes its real uid mid-window takes a second slot:
+ * per-uid sums stay exact, as with the hash's second key. */
+START_TEST(test_setuid_second_slot)
+{
+	struct bpf_sched_opts o = bsf_opts();
+	struct bpf_sched_batch b = { 0 };
+	struct sched_slot sl[4];
+	struct bpf_sched *bs;
+	int rep[2], go[2], st;
+	unsigned n, i, rows;
+	bool u0 = false, u1 = false;
+	pid_t pid;
+	char c;
+
+	bs = bsf_open_expect(&o, VBPF_ON_LOADED, NULL, 0);
+	drain_both(bs, &b);
+	ck_assert_int_eq(pipe(rep), 0);
+	ck_assert_int_eq(pipe(go), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		burn_ms(10);
+		usleep(1000);
+		if (setresuid(4321, 4321, 4321) < 0)
+			_exit(1);
+		burn_ms(10);
+		usleep(1000);
+		(void)!write(rep[1], "x", 1);
+		(void)!read(go[0], &c, 1);
+		_exit(0);
+	}
+	ck_assert_int_eq(read(rep[0], &c, 1), 1);
+	n = live_slots(bs, pid, sl, 4);
+	for (i = 0; i < n; i++) {
+		u0 |= sl[i].key.uid == 0;
+		u1 |= sl[i].key.uid == 4321;
+	}
+	ck_assert_msg(n == 2 && u0 && u1, "%u slots of %d (uid 0 %d, 4321 %d)",
+	    n, (int)pid, u0, u1);
+	ck_assert_int_eq(bpf_sched_drain(bs, &b), 0);
+	(void)rows_ns(&b, pid, &rows);
+	ck_assert_uint_eq(rows, 2);
+	(void)!write(go[1], "x", 1);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	close(rep[0]);
+	close(rep[1]);
+	close(go[0]);
+	close(go[1]);
+	bpf_sched_batch_release(&b);
+	bpf_sched_free(bs);
+}
+END_TEST
+
+static bool
+snap_has(const struct taskiter_snap *s, pid_t tgid)
+{
+	size_t j;
+
+	for (j = 0; j < s->nprocs; j++)
+		if (s->procs[j].tgid == tgid)
+			return true;
+	return false;
+}
+
+/*
+ * The live side's reader (the partial read, maps only) names every child
+ * that ran since the flip and is blocked now; the drain that follows has a
+ * row for each, from a slot (_i 0) or, at capacity 1, from the hash for
+ * all but one (_i 1).
+ */
+START_TEST(test_live_reader_agrees)
+{
+	enum { KIDS = 6 };
+	struct bpf_sched_opts o = bsf_opts();
+	struct bpf_sched_batch b = { 0 };
+	const struct taskiter_snap *snap;
+	struct taskiter_events ev;
+	struct taskiter_end end;
+	struct taskiter *ti;
+	struct bpf_sched *bs;
+	enum scanner_why why;
+	enum partial_why pwhy;
+	pid_t kid[KIDS];
+	int rep[2], go[2], perr, st;
+	unsigned i, rows;
+	uint64_t gen, doubt;
+	char c;
+
+	if (_i == 1)
+		o.slot_cap = 1;
+	bs = bsf_open_expect(&o, VBPF_ON_LOADED, NULL, 0);
+	bsf_events_of(bs, &ev);
+	ck_assert_int_eq(taskiter_open_ev((unsigned)sysconf(_SC_CLK_TCK),
+			     "/sys", &ev, &ti, &why, &pwhy, &perr),
+	    0);
+	ck_assert_msg(pwhy == PARTIAL_WHY_NONE, "partial: %s (%s)",
+	    partial_why_name(pwhy), strerror(perr));
+	drain_both(bs, &b);
+	ck_assert_int_eq(pipe(rep), 0);
+	ck_assert_int_eq(pipe(go), 0);
+	for (i = 0; i < KIDS; i++) {
+		kid[i] = fork();
+		ck_assert_int_ge(kid[i], 0);
+		if (kid[i] == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			burn_ms(5);
+			usleep(500);
+			(void)!write(rep[1], "x", 1);
+			(void)!read(go[0], &c, 1);
+			_exit(0);
+		}
+	}
+	for (i = 0; i < KIDS; i++)
+		ck_assert_int_eq(read(rep[0], &c, 1), 1);
+	tu_sleep_ms(5); /* each blocked in its read */
+	ck_assert_int_eq(taskiter_ev_state(ti, &gen, &doubt), 0);
+	ck_assert_int_eq(taskiter_read_partial(ti, (unsigned)(gen & 1),
+			     TASKITER_READ_NO_CPUS, &snap, &end),
+	    0);
+	for (i = 0; i < KIDS; i++)
+		ck_assert_msg(snap_has(snap, kid[i]),
+		    "child %d not in the partial read", (int)kid[i]);
+	ck_assert_int_eq(bpf_sched_drain(bs, &b), 0);
+	for (i = 0; i < KIDS; i++) {
+		(void)rows_ns(&b, kid[i], &rows);
+		ck_assert_uint_ge(rows, 1);
+	}
+	if (_i == 0)
+		ck_assert_uint_ge(b.slots, KIDS);
+	else
+		ck_assert_uint_le(b.slots, 1);
+	for (i = 0; i < KIDS; i++)
+		(void)!write(go[1], "x", 1);
+	for (i = 0; i < KIDS; i++)
+		ck_assert_int_eq(waitpid(kid[i], &st, 0), kid[i]);
+	close(rep[0]);
+	close(rep[1]);
+	close(go[0]);
+	close(go[1]);
+	taskiter_free(ti);
+	bpf_sched_batch_release(&b);
+	bpf_sched_free(bs);
+}
+END_TEST
+
+static Suite *
+bpf_slots_suite(void)
+{
+	Suite *s = suite_create("bpf_slots");
+	TCase *tc = tcase_create("kernel");
+
+	tcase_add_checked_fixture(tc, bsf_setup, bsf_teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_slots_used);
+	tcase_add_test(tc, test_overflow_to_hash);
+	tcase_add_test(tc, test_folded_at_exit);
+	tcase_add_test(tc, test_setuid_second_slot);
+	tcase_add_loop_test(tc, test_live_reader_agrees, 0, 2);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	if (!tu_need_root("bpffs and BPF loading"))
+		return 77;
+	if (bpf_check_bpffs("/sys/fs/bpf") < 0)
+		(void)mount("bpf", "/sys/fs/bpf", "bpf", 0, NULL);
+	bsf_sweep_stale();
+	return tu_run(bpf_slots_suite());
+}
