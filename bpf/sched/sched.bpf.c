@@ -5,8 +5,10 @@
  * Every switch-out adds the task's CPU time since its previous switch-out
  * (the growth of the scheduler's own sum_exec_runtime, baseline in task
  * storage) to the thread's entry, keyed by (tid, uid, start), in the
- * maps of the side the generation in sched_ctl selects: the only map
- * update on the hot path besides the tasks' own storage. The entry carries
+ * maps of the side the generation in sched_ctl selects: since layout 11
+ * an array slot the thread owns for the window (its index in its task
+ * storage), or, past the slots' capacity, its sched_tid hash entry; the
+ * only map write on the hot path besides the tasks' own storage. The entry carries
  * the thread's process, so userspace sums per process and per uid.
  * Userspace flips the generation, waits for programs still writing the old
  * side (an RCU grace period, see doc/bpf.md), then drains that side alone:
