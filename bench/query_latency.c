@@ -46,6 +46,7 @@ static int64_t start_ns; /* the paced clients' common first tick */
 
 struct lat {
 	int64_t *ns;
+	int32_t *tick; /* paced: the tick each answer counts from */
 	size_t n;
 	uint64_t errors, busy;
 };
@@ -112,7 +113,7 @@ roundtrip(int fd, const Vitals__Request *req, Vitals__Response **ret)
 }
 
 static void
-lat_add(struct lat *l, int64_t ns, int status)
+lat_add_tick(struct lat *l, int64_t ns, int status, int32_t tick)
 {
 	if (status == VITALS__STATUS__STATUS_BUSY)
 		l->busy++;
@@ -122,8 +123,12 @@ lat_add(struct lat *l, int64_t ns, int status)
 	}
 	if (l->ns == NULL)
 		l->ns = calloc(MAX_SAMPLES, sizeof(*l->ns));
-	if (l->ns && l->n < MAX_SAMPLES)
+	if (l->tick == NULL)
+		l->tick = calloc(MAX_SAMPLES, sizeof(*l->tick));
+	if (l->ns && l->tick && l->n < MAX_SAMPLES) {
+		l->tick[l->n] = tick;
 		l->ns[l->n++] = ns;
+	}
 }
 
 static void *
@@ -190,7 +195,8 @@ client_main(void *arg)
 			req.snapshot = &snap;
 		}
 		r = roundtrip(fd, &req, NULL);
-		lat_add(do_top ? &c->top : &c->snap, now_ns() - t0, r);
+		lat_add_tick(do_top ? &c->top : &c->snap, now_ns() - t0, r,
+		    period > 0 ? (int32_t)((t0 - start_ns) / period) : -1);
 		if (r < 0 || reconnect) {
 			close(fd);
 			fd = -1;
@@ -322,6 +328,59 @@ writer_line(const char *what, const Vitals__StoreOpTimes *t)
 	    (double)t->runq_max_ns / 1e6, (unsigned long long)t->lock_over_1ms);
 }
 
+/* Paced: the ticks whose slowest top took longest (a p99 over 32
+ * callers per tick is the slowest burst's), and how many ticks had a top
+ * over 20 ms. */
+static void
+report_ticks(struct client *cl, unsigned n)
+{
+	int64_t *mx;
+	unsigned *over;
+	int32_t nt = 0, t, worst[5];
+	unsigned i, k, bad = 0;
+	size_t j;
+
+	for (i = 0; i < n; i++)
+		for (j = 0; j < cl[i].top.n; j++)
+			if (cl[i].top.tick[j] >= nt)
+				nt = cl[i].top.tick[j] + 1;
+	if (nt == 0 || (mx = calloc((size_t)nt, sizeof(*mx))) == NULL)
+		return;
+	if ((over = calloc((size_t)nt, sizeof(*over))) == NULL) {
+		free(mx);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		for (j = 0; j < cl[i].top.n; j++) {
+			t = cl[i].top.tick[j];
+			if (t < 0)
+				continue;
+			if (cl[i].top.ns[j] > mx[t])
+				mx[t] = cl[i].top.ns[j];
+			if (cl[i].top.ns[j] > 20 * NSEC_PER_MSEC)
+				over[t]++;
+		}
+	for (t = 0; t < nt; t++)
+		bad += over[t] > 0;
+	printf("ticks: %d, %u with a top over 20 ms; slowest:", nt, bad);
+	for (k = 0; k < 5 && k < (unsigned)nt; k++) {
+		worst[k] = -1;
+		for (t = 0; t < nt; t++) {
+			unsigned q;
+
+			for (q = 0; q < k && worst[q] != t; q++)
+				;
+			if (q == k && (worst[k] < 0 || mx[t] > mx[worst[k]]))
+				worst[k] = t;
+		}
+		printf(" #%d %.1f ms (%u > 20 ms)", worst[k],
+		    (double)mx[worst[k]] / 1e6, over[worst[k]]);
+	}
+	printf("\n");
+	free(mx);
+	free(over);
+}
+
 static int
 cmd_run(int argc, char **argv)
 {
@@ -372,6 +431,8 @@ cmd_run(int argc, char **argv)
 		       "equal reads shared");
 	report("summary", cl, nclients, false, (double)(t1 - t0) / 1e9);
 	report("top20-1h", cl, nclients, true, (double)(t1 - t0) / 1e9);
+	if (paced_hz > 0)
+		report_ticks(cl, nclients);
 	printf("sampling: %u windows closed meanwhile, %llu ticks, timer "
 	       "lateness max %.3f ms, mean %.3f ms, late ticks %u\n",
 	    m.windows, (unsigned long long)m.ticks, (double)m.late_max_ns / 1e6,
@@ -419,6 +480,8 @@ cmd_run(int argc, char **argv)
 	for (i = 0; i < nclients; i++) {
 		free(cl[i].snap.ns);
 		free(cl[i].top.ns);
+		free(cl[i].snap.tick);
+		free(cl[i].top.tick);
 	}
 	free(cl);
 	return 0;

@@ -628,6 +628,149 @@ START_TEST(test_sum_scache)
 }
 END_TEST
 
+/* A top-N of the metric m on s, summaries on. */
+static void
+top_m(struct store *s, int64_t from, int64_t to, bool th, enum store_metric m,
+    struct window_task **ret, size_t *ret_n)
+{
+	store_sum_off = false;
+	ck_assert_int_eq(store_top(s, from, to, th, m, 20, ret, ret_n), 0);
+}
+
+static uint64_t
+memo_hits(struct store *s)
+{
+	uint64_t hits, saved;
+	size_t bytes;
+
+	store_wcache_memo_stats(s, &hits, &saved, &bytes);
+	ck_assert_uint_le(bytes, 512u << 10); /* the bound */
+	return hits;
+}
+
+/* The answer of a fresh connection (no cache, no memo) equals x. */
+static void
+fresh_eq(struct store **s, int64_t from, int64_t to, bool th,
+    enum store_metric m, const struct window_task *x, size_t nx)
+{
+	struct window_task *d;
+	size_t nd;
+
+	store_close(*s);
+	*s = open_opts(NULL, 0);
+	top_m(*s, from, to, th, m, &d, &nd);
+	ck_assert_uint_eq(memo_hits(*s), 0);
+	tops_eq(x, nx, d, nd);
+	free(d);
+}
+
+/*
+ * Whole reads' sums kept (store_wcache.c memos): a read meeting the same
+ * kept windows and summaries in the same order as an earlier one (the
+ * same range, a range selecting the same windows, another metric) takes
+ * that read's sums and answers as a fresh connection does; a window
+ * whose blob changed, a window added, a maintenance pass rolling up and
+ * deleting windows: the memo is not used and the answer is a fresh
+ * connection's again, not the old one.
+ */
+START_TEST(test_sum_memo)
+{
+	struct store *s = open_opts(NULL, 0);
+	int64_t from = T0 + 7 * 10 * SEC - 5 * SEC, end = T0 + 720 * 10 * SEC;
+	struct window_task *a, *b, *c;
+	size_t na, nb, nc;
+	uint64_t h, ua = 0, uc = 0;
+	bool th = _i;
+	char sql[512];
+
+	for (h = 0; h < 720; h++)
+		put(s, "boot-a", h, T0);
+	ck_assert_int_eq(store_maintain(s, end + 60 * SEC), 0);
+	/* the first read makes the connection's cache (what it met before
+	 * was not noted: no memo); the second keeps its sums */
+	top_m(s, from, end, th, METRIC_CPU, &a, &na);
+	free(a);
+	top_m(s, from, end, th, METRIC_CPU, &a, &na);
+	ck_assert_uint_eq(memo_hits(s), 0);
+	/* the same windows: the same range, then one a little narrower
+	 * (no window starts in between) */
+	top_m(s, from, end, th, METRIC_CPU, &b, &nb);
+	ck_assert_uint_eq(memo_hits(s), 1);
+	tops_eq(a, na, b, nb);
+	free(b);
+	top_m(s, from + 1, end - 1, th, METRIC_CPU, &b, &nb);
+	ck_assert_uint_eq(memo_hits(s), 2);
+	tops_eq(a, na, b, nb);
+	free(b);
+	/* another metric ranks the same sums */
+	top_m(s, from, end, th, METRIC_RSS, &b, &nb);
+	ck_assert_uint_eq(memo_hits(s), 3);
+	fresh_eq(&s, from, end, th, METRIC_RSS, b, nb);
+	free(b);
+	top_m(s, from, end, th, METRIC_CPU, &b, &nb);
+	top_m(s, from, end, th, METRIC_CPU, &c, &nc);
+	ck_assert_uint_eq(memo_hits(s), 1);
+	fresh_eq(&s, from, end, th, METRIC_CPU, c, nc);
+	tops_eq(a, na, c, nc);
+	free(b);
+	free(c);
+
+	/* window 20's list (before the first 10 min span: read as a
+	 * window) now holds window 21's rows, its blob changed under the
+	 * same id: summed afresh, a fresh connection's answer */
+	top_m(s, from, end, th, METRIC_CPU, &b, &nb);
+	snprintf(sql, sizeof(sql),
+	    "UPDATE window_tasks SET %s = (SELECT %s FROM window_tasks"
+	    " ORDER BY window_id LIMIT 1 OFFSET 21) WHERE window_id ="
+	    " (SELECT window_id FROM window_tasks ORDER BY window_id"
+	    " LIMIT 1 OFFSET 20) RETURNING 1",
+	    th ? "threads" : "procs", th ? "threads" : "procs");
+	ck_assert_int_eq(q_int(s, sql), 1);
+	top_m(s, from, end, th, METRIC_CPU, &c, &nc);
+	ck_assert_uint_eq(memo_hits(s), 0);
+	fresh_eq(&s, from, end, th, METRIC_CPU, c, nc);
+	for (h = 0; h < nb; h++)
+		ua += b[h].d_utime + b[h].d_stime;
+	for (h = 0; h < nc; h++)
+		uc += c[h].d_utime + c[h].d_stime;
+	ck_assert_uint_ne(ua, uc); /* the change is in the answer */
+	free(b);
+	free(c);
+
+	/* a window added in the range (another boot's, late) */
+	top_m(s, from, end, th, METRIC_CPU, &b, &nb);
+	top_m(s, from, end, th, METRIC_CPU, &c, &nc);
+	ck_assert_uint_eq(memo_hits(s), 1);
+	free(c);
+	put(s, "boot-b", 5, T0 + 3600 * SEC);
+	top_m(s, from, end, th, METRIC_CPU, &c, &nc);
+	ck_assert_uint_eq(memo_hits(s), 1);
+	fresh_eq(&s, from, end, th, METRIC_CPU, c, nc);
+	free(b);
+	free(c);
+
+	/* a maintenance pass rolling the first hour up and deleting what
+	 * is past retention: the memo of before is not the answer */
+	top_m(s, from, end, th, METRIC_CPU, &b, &nb);
+	top_m(s, from, end, th, METRIC_CPU, &c, &nc);
+	ck_assert_uint_eq(memo_hits(s), 1);
+	free(c);
+	ck_assert_int_eq(store_maintain(s, T0 + 6 * 3600 * SEC + 1800 * SEC),
+	    0);
+	ck_assert_int_gt(q_int(s,
+			     "SELECT count(*) FROM windows WHERE"
+			     " level > 0"),
+	    0);
+	top_m(s, from, end, th, METRIC_CPU, &c, &nc);
+	ck_assert_uint_eq(memo_hits(s), 1);
+	fresh_eq(&s, from, end, th, METRIC_CPU, c, nc);
+	free(b);
+	free(c);
+	free(a);
+	store_close(s);
+}
+END_TEST
+
 static void
 agg_eq(const struct store_agg *x, const struct store_agg *y)
 {
@@ -902,6 +1045,7 @@ main(void)
 	tcase_add_test(tc, test_sum_damaged);
 	tcase_add_loop_test(tc, test_sum_wcache, 0, 2);
 	tcase_add_loop_test(tc, test_sum_scache, 0, 2);
+	tcase_add_loop_test(tc, test_sum_memo, 0, 2);
 	tcase_add_test(tc, test_sum_migrate_v21);
 	suite_add_tcase(s, tc);
 	return tu_run(s);

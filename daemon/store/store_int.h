@@ -591,6 +591,9 @@ void store_wcache_put(struct store *s, int64_t wid, bool threads,
 void store_wcache_put_aggs(struct store *s, int64_t key, bool threads,
     const void *blob, size_t blob_n, const struct store_agg *a, size_t n);
 void store_wcache_free(struct store *s);
+int store_wcache_end(struct store *s, struct store_aggs *g, int r);
+void store_wcache_memo_stats(const struct store *s, uint64_t *hits,
+    uint64_t *saved, size_t *bytes);
 void store_wcache_stats(const struct store *s, uint64_t *hits,
     uint64_t *misses);
 

@@ -464,6 +464,7 @@ top_locked(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 	store_wcache_begin(s);
 	r = store_sum_top(s, from_wall_ns, to_wall_ns, threads, &g,
 	    agg_windows);
+	r = store_wcache_end(s, &g, r);
 	a = g.a;
 	na = g.n;
 	/*
