@@ -24,6 +24,7 @@ import os
 import re
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 NAMES = {"ftrace_state_name", "ftrace_ev_name", "scanner_name",
          "scanner_why_name", "partial_why_name"}
@@ -57,14 +58,21 @@ def main():
         cmds = json.load(f)
     with open(os.path.join(build, "meson-info", "meson-info.json")) as f:
         top = json.load(f)["directories"]["source"]
-    src, syms = {}, {}
+    src = {}
+    wanted = {name + ".p" for name in suites}
     for e in cmds:
         s = os.path.normpath(os.path.join(e["directory"], e["file"]))
         o = os.path.join(build, e["output"])
-        if not os.path.exists(o):
+        r = os.path.relpath(s, top)
+        # the libraries' objects and the listed suites' own
+        if not os.path.exists(o) or (
+                r.startswith(("tests/", "bench/", "fuzz/")) and
+                not r.startswith("tests/lib/") and
+                os.path.basename(os.path.dirname(o)) not in wanted):
             continue
         src[o] = s
-        syms[o] = symbols(o)
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        syms = dict(zip(src, pool.map(symbols, src)))
     if not syms:
         print("nobpf_same: no objects read", file=sys.stderr)
         return 2
