@@ -256,6 +256,9 @@ struct jctx {
 	uint64_t wall_ns;   /* the window's Σ Δmono (all.wall_ns) */
 	int64_t span_ns;    /* mono_end_ns − mono_start_ns */
 	size_t points;	    /* GpuMem: window_end_wall_ns's count */
+	/* the field of the enclosing message this one is written under (NULL:
+	 * the top object, or an element of a repeated field) */
+	const char *field;
 };
 
 static void json_msg(struct json *j, const char *key, const ProtobufCMessage *m,
@@ -380,8 +383,15 @@ gpufreq_unknown(const Vitals__GpuFreqDevice *d,
  * vitals.proto says which value): printed null. doc/protocol.md lists them.
  */
 static bool
-field_unknown(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f)
+field_unknown(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f,
+    const struct jctx *c)
 {
+	/* the priority lends are counted for the writer's moves only: in
+	 * read_waits they do not apply (vitals.proto) */
+	if (IS(m, store_waits))
+		return (strcmp(f->name, "lent") == 0 ||
+			   strcmp(f->name, "lend_denied") == 0) &&
+		    (c->field == NULL || strcmp(c->field, "move_waits") != 0);
 	if (IS(m, cpu))
 		return cpu_unknown((const Vitals__Cpu *)m, f);
 	if (IS(m, psi))
@@ -626,6 +636,8 @@ json_field(struct json *j, const ProtobufCMessage *m,
 		break;
 	}
 	case PROTOBUF_C_TYPE_MESSAGE:
+		/* an element of a repeated field is under no field of its own */
+		c.field = key;
 		json_msg(j, key, *(ProtobufCMessage *const *)p, c);
 		break;
 	}
@@ -795,7 +807,7 @@ json_msg(struct json *j, const char *key, const ProtobufCMessage *m,
 				continue;
 		}
 		if (f->label == PROTOBUF_C_LABEL_REPEATED &&
-		    IS(m, gpu_freq_device) && field_unknown(m, f)) {
+		    IS(m, gpu_freq_device) && field_unknown(m, f, &c)) {
 			json_null(j, f->name); /* no trans_stat: not [] */
 			continue;
 		}
@@ -811,7 +823,7 @@ json_msg(struct json *j, const char *key, const ProtobufCMessage *m,
 			json_arr_end(j);
 			continue;
 		}
-		if (field_unknown(m, f)) {
+		if (field_unknown(m, f, &c)) {
 			json_null(j, f->name);
 			continue;
 		}
@@ -824,6 +836,7 @@ json_msg(struct json *j, const char *key, const ProtobufCMessage *m,
 		const char *k = j->extra_key;
 
 		j->extra_key = NULL; /* the top object's alone */
+		c.field = k;
 		json_msg(j, k, j->extra, c);
 	}
 	json_obj_end(j);
@@ -833,7 +846,7 @@ void
 json_response_page(struct sbuf *o, const Vitals__Response *resp,
     unsigned page_size)
 {
-	struct jctx c = { page_size, 0, 0, 0, 0 };
+	struct jctx c = { page_size, 0, 0, 0, 0, NULL };
 	struct json j;
 
 	json_init(&j, o);
@@ -855,7 +868,7 @@ json_response_with(struct sbuf *o, const Vitals__Response *resp,
     const char *key, const ProtobufCMessage *extra)
 {
 	long page = sysconf(_SC_PAGESIZE);
-	struct jctx c = { page > 0 ? (unsigned)page : 4096, 0, 0, 0, 0 };
+	struct jctx c = { page > 0 ? (unsigned)page : 4096, 0, 0, 0, 0, NULL };
 	struct json j;
 
 	json_init(&j, o);

@@ -5,8 +5,10 @@
  * string, exact past 2^53, and every 32-bit one a number (checked field by
  * field against the message through its descriptor); the page size stands
  * beside every count of pages; each "unknown" the protocol defines is null
- * (the aggregate CPU line as the daemon sends it too). The refusal message
- * on stderr is check_client_cli's (test_json_refusal_stderr).
+ * (the aggregate CPU line as the daemon sends it too), and so is a field
+ * that applies under one parent field only (StoreWaits.lent: move_waits)
+ * under the others. The refusal message on stderr is check_client_cli's
+ * (test_json_refusal_stderr).
  */
 #include <check.h>
 #include <inttypes.h>
@@ -428,6 +430,34 @@ START_TEST(test_unknowns_sentinels)
 	ck_assert_str_eq(jm_path(j, "health.store.io_written_bytes")->str, "5");
 	jm_free(j);
 	sbuf_free(&b);
+	{
+		/* the same message in two fields: the priority lends are the
+		 * writer's moves' (move_waits), they do not apply to reads */
+		Vitals__StoreWaits mw = VITALS__STORE_WAITS__INIT;
+		Vitals__StoreWaits rw = VITALS__STORE_WAITS__INIT;
+
+		mw.n = 9;
+		mw.lent = 2;
+		mw.lend_denied = 1;
+		rw.n = 40;
+		rw.waited = 3;
+		st.move_waits = &mw;
+		st.read_waits = &rw;
+		j = to_json(&r, 4096, &b);
+		ck_assert_str_eq(
+		    jm_path(j, "health.store.move_waits.lent")->str, "2");
+		ck_assert_str_eq(
+		    jm_path(j, "health.store.move_waits.lend_denied")->str,
+		    "1");
+		ck_assert(is_null(j, "health.store.read_waits.lent"));
+		ck_assert(is_null(j, "health.store.read_waits.lend_denied"));
+		ck_assert_str_eq(
+		    jm_path(j, "health.store.read_waits.waited")->str, "3");
+		jm_free(j);
+		sbuf_free(&b);
+		st.move_waits = NULL;
+		st.read_waits = NULL;
+	}
 
 	s.id = 40;
 	s.uid = VITALS_UID_UNKNOWN; /* a process row */

@@ -14,53 +14,21 @@
 #include <string.h>
 
 #include "store/store_int.h"
+#include "store_fix.h"
 #include "testutil.h"
 #include "vitalsd.h"
 
-#define T0 (1699999800LL * NSEC_PER_SEC)
-#define SEC NSEC_PER_SEC
 #define BOOT_A "8c1e7a6c-3f9b-4c2e-9a47-0d5f1e2b3c4d"
 #define BOOT_B "0b6f2d1e-5a4c-4e3b-8d2a-1c9f7e6d5b4a"
 #define NWIN 9
 
-static char *dir;
-static char path[PATH_MAX], old[PATH_MAX + 8];
+static char old[PATH_MAX + 8];
 
 static void
 setup(void)
 {
-	dir = tu_mkdtemp_db("boot", path, sizeof(path));
-	snprintf(old, sizeof(old), "%s.v23", path);
-}
-
-static void
-teardown(void)
-{
-	tu_rmtree(dir);
-	free(dir);
-}
-
-static struct store *
-open_default(const char *p)
-{
-	struct store_opts o;
-	struct store *s = NULL;
-	int r;
-
-	store_opts_default(&o);
-	r = store_open(p, &o, &s);
-	ck_assert_msg(r == 0, "store_open: %d", r);
-	return s;
-}
-
-static long long
-q_int(struct store *s, const char *sql)
-{
-	char buf[64];
-	int r = store_exec(s, sql, buf, sizeof(buf));
-
-	ck_assert_msg(r == 0, "%s: %d", sql, r);
-	return strtoll(buf, NULL, 10);
+	sf_setup();
+	snprintf(old, sizeof(old), "%s.v23", sf_path);
 }
 
 /* Window k: boot A for 0-3, B for 4-6 (its monotonic clock restarted),
@@ -161,55 +129,21 @@ answers(struct store *s)
 	return out;
 }
 
-static void
-exec_raw(sqlite3 *db, const char *sql)
-{
-	char *err = NULL;
-
-	ck_assert_msg(sqlite3_exec(db, sql, NULL, NULL, &err) == SQLITE_OK,
-	    "%s: %s", sql, err ? err : "");
-}
-
-/*
- * The file at path as a v23 store holds it: a fresh v23 file (the real
- * steps 1-24) with every table's rows copied and each window's boot as
- * its text.
- */
+/* The file at sf_path as a v23 store holds it: a fresh v23 file (the real
+ * steps 1-24) with every table's rows copied and each window's boot as its
+ * text. */
 static void
 make_v23(void)
 {
-	sqlite3 *db;
-	sqlite3_stmt *st;
-	char sql[PATH_MAX + 256];
-
-	ck_assert_int_eq(store_create_version(old, 23, NULL), 0);
-	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
-	snprintf(sql, sizeof(sql), "ATTACH '%s' AS old", old);
-	exec_raw(db, sql);
-	exec_raw(db, "BEGIN");
-	exec_raw(db,
+	sf_copy_to_version(sf_path, old, 23,
 	    "INSERT INTO old.windows (id, " STORE_WINDOW_COLS ")"
-	    " SELECT id, " STORE_WINDOW_SEL_COLS " FROM main.windows");
-	ck_assert_int_eq(sqlite3_prepare_v2(db,
-			     "SELECT name FROM main.sqlite_schema WHERE"
-			     " type = 'table' AND name NOT LIKE 'sqlite_%'"
-			     " AND name NOT IN ('windows', 'boot')",
-			     -1, &st, NULL),
-	    SQLITE_OK);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		snprintf(sql, sizeof(sql),
-		    "INSERT INTO old.\"%s\" SELECT * FROM main.\"%s\"",
-		    sqlite3_column_text(st, 0), sqlite3_column_text(st, 0));
-		exec_raw(db, sql);
-	}
-	sqlite3_finalize(st);
-	exec_raw(db, "COMMIT");
-	sqlite3_close(db);
+	    " SELECT id, " STORE_WINDOW_SEL_COLS " FROM main.windows",
+	    "('windows', 'boot')");
 }
 
 START_TEST(v23_file_migrates_with_the_same_answers)
 {
-	struct store *s = open_default(path);
+	struct store *s = sf_open_path(sf_path);
 	char *before, *after;
 	unsigned k;
 
@@ -219,8 +153,8 @@ START_TEST(v23_file_migrates_with_the_same_answers)
 		ck_assert_int_eq(store_put(s, w), 0);
 		window_free(w);
 	}
-	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM boot"), 3);
-	ck_assert_int_eq(q_int(s,
+	ck_assert_int_eq(sf_q_int(s, "SELECT count(*) FROM boot"), 3);
+	ck_assert_int_eq(sf_q_int(s,
 			     "SELECT count(*) FROM boot WHERE id ="
 			     " boot_key(boot_id)"),
 	    3);
@@ -228,24 +162,26 @@ START_TEST(v23_file_migrates_with_the_same_answers)
 	store_close(s);
 	make_v23();
 
-	s = open_default(old); /* migrates v23 -> v24 */
-	ck_assert_int_eq(q_int(s, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
-	ck_assert_int_eq(q_int(s,
+	s = sf_open_path(old); /* migrates v23 -> v24 */
+	ck_assert_int_eq(sf_q_int(s, "PRAGMA user_version"),
+	    STORE_SCHEMA_VERSION);
+	ck_assert_int_eq(sf_q_int(s,
 			     "SELECT count(*) FROM pragma_table_info('windows')"
 			     " WHERE name = 'boot_id'"),
 	    0);
-	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM windows"), NWIN);
-	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM boot"), 3);
-	ck_assert_int_eq(q_int(s,
+	ck_assert_int_eq(sf_q_int(s, "SELECT count(*) FROM windows"), NWIN);
+	ck_assert_int_eq(sf_q_int(s, "SELECT count(*) FROM boot"), 3);
+	ck_assert_int_eq(sf_q_int(s,
 			     "SELECT count(*) FROM windows WHERE boot ="
 			     " boot_key('" BOOT_B "')"),
 	    3);
-	ck_assert_int_eq(q_int(s,
+	ck_assert_int_eq(sf_q_int(s,
 			     "SELECT count(*) FROM windows WHERE boot = 0"),
 	    2);
 	/* the windows' child rows survived the table's rebuild */
-	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM window_parts"), NWIN);
-	ck_assert_int_eq(q_int(s, "PRAGMA foreign_key_check"), 0);
+	ck_assert_int_eq(sf_q_int(s, "SELECT count(*) FROM window_parts"),
+	    NWIN);
+	ck_assert_int_eq(sf_q_int(s, "PRAGMA foreign_key_check"), 0);
 	after = answers(s);
 	ck_assert_str_eq(after, before);
 	free(after);
@@ -256,7 +192,7 @@ START_TEST(v23_file_migrates_with_the_same_answers)
 		ck_assert_int_eq(store_put(s, w), 0);
 		window_free(w);
 	}
-	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM windows"), NWIN);
+	ck_assert_int_eq(sf_q_int(s, "SELECT count(*) FROM windows"), NWIN);
 	after = answers(s);
 	ck_assert_str_eq(after, before);
 	free(after);
@@ -274,9 +210,9 @@ START_TEST(v24_step_refuses_with_foreign_keys_on)
 	ck_assert_int_eq(store_create_version(old, 23, NULL), 0);
 	ck_assert_int_eq(sqlite3_open(old, &db), SQLITE_OK);
 	ck_assert_int_eq(store_boot_fn(db), SQLITE_OK);
-	exec_raw(db, "PRAGMA foreign_keys = ON; BEGIN");
+	sf_exec_raw(db, "PRAGMA foreign_keys = ON; BEGIN");
 	ck_assert_int_ne(store_migrations[23].fn(db), SQLITE_OK);
-	exec_raw(db, "ROLLBACK");
+	sf_exec_raw(db, "ROLLBACK");
 	sqlite3_close(db);
 }
 END_TEST
@@ -304,7 +240,7 @@ suite(void)
 	Suite *su = suite_create("store_boot");
 	TCase *tc = tcase_create("boot");
 
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, setup, sf_teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, v23_file_migrates_with_the_same_answers);
 	tcase_add_test(tc, v24_step_refuses_with_foreign_keys_on);

@@ -17,11 +17,9 @@
 #include <sqlite3.h>
 
 #include "store/store_int.h"
+#include "store_fix.h"
 #include "testutil.h"
 #include "vitalsd.h"
-
-#define SEC NSEC_PER_SEC
-#define T0 (1699999800LL * NSEC_PER_SEC)
 
 static char *dir;
 static char path[PATH_MAX], spool[PATH_MAX];
@@ -45,37 +43,17 @@ teardown(void)
 static struct store *
 open_at(bool with_spool)
 {
-	struct store_opts o;
-	struct store *s;
-
-	store_opts_default(&o);
-	if (with_spool) {
-		o.spool_path = spool;
-		o.commit_s = 3600;
-	}
-	ck_assert_int_eq(store_open(path, &o, &s), 0);
-	return s;
+	return sf_open_spool(path, with_spool ? spool : NULL, 3600);
 }
 
 /* Window seq with processes pid0 .. pid0 + n - 1, each 10 ticks + seq. */
 static void
 put(struct store *s, uint64_t seq, int32_t pid0, int n)
 {
-	struct window *w = window_new(seq, 0);
+	struct window *w = sf_mkwin_boot(seq, "boot-a");
 	struct window_task t;
 	int i;
 
-	ck_assert_ptr_nonnull(w);
-	snprintf(w->boot_id, sizeof(w->boot_id), "boot-a");
-	w->hz = 100;
-	w->interval_ms = 1000;
-	w->mono_start_ns = (int64_t)seq * 10 * SEC;
-	w->mono_end_ns = w->mono_start_ns + 10 * SEC;
-	w->boot_start_ns = w->mono_start_ns;
-	w->boot_end_ns = w->mono_end_ns;
-	w->wall_start_ns = T0 + w->mono_start_ns;
-	w->wall_end_ns = T0 + w->mono_end_ns;
-	w->samples = w->samples_valid = 10;
 	for (i = 0; i < n; i++) {
 		memset(&t, 0, sizeof(t));
 		t.id = t.tgid = pid0 + i;

@@ -25,12 +25,11 @@
 #include <sqlite3.h>
 
 #include "store/store_int.h"
+#include "store_fix.h"
 #include "testutil.h"
 #include "vfs_powercut.h"
 #include "vitalsd.h"
 
-#define SEC NSEC_PER_SEC
-#define T0 (1699999800LL * NSEC_PER_SEC)
 #define NTASK 40
 
 static char *dir;
@@ -68,21 +67,10 @@ open_opts(const char *sp, enum store_journal j)
 static struct window *
 mkwin(uint64_t seq)
 {
-	struct window *w = window_new(seq, 0);
+	struct window *w = sf_mkwin_boot(seq, "boot-j");
 	struct window_task t;
 	int i;
 
-	ck_assert_ptr_nonnull(w);
-	snprintf(w->boot_id, sizeof(w->boot_id), "boot-j");
-	w->hz = 100;
-	w->interval_ms = 1000;
-	w->mono_start_ns = (int64_t)seq * 10 * SEC;
-	w->mono_end_ns = w->mono_start_ns + 10 * SEC;
-	w->boot_start_ns = w->mono_start_ns;
-	w->boot_end_ns = w->mono_end_ns;
-	w->wall_start_ns = T0 + w->mono_start_ns;
-	w->wall_end_ns = T0 + w->mono_end_ns;
-	w->samples = w->samples_valid = 10;
 	w->d_ctxt = 1000 + seq;
 	for (i = 0; i < NTASK; i++) {
 		memset(&t, 0, sizeof(t));

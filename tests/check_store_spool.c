@@ -19,11 +19,9 @@
 #include <sqlite3.h>
 
 #include "store/store_int.h"
+#include "store_fix.h"
 #include "testutil.h"
 #include "vitalsd.h"
-
-#define SEC NSEC_PER_SEC
-#define T0 (1699999800LL * NSEC_PER_SEC)
 
 static char *dir;
 static char path[PATH_MAX], spool[PATH_MAX];
@@ -45,35 +43,17 @@ teardown(void)
 static struct store *
 open_spool(unsigned commit_s)
 {
-	struct store_opts o;
-	struct store *s;
-
-	store_opts_default(&o);
-	o.spool_path = spool;
-	o.commit_s = commit_s;
-	ck_assert_int_eq(store_open(path, &o, &s), 0);
-	return s;
+	return sf_open_spool(path, spool, commit_s);
 }
 
 /* A 10 s window with two processes; seq places it in the boot. */
 static struct window *
 mkwin(uint64_t seq)
 {
-	struct window *w = window_new(seq, 0);
+	struct window *w = sf_mkwin_boot(seq, "boot-a");
 	struct window_task t;
 	int i;
 
-	ck_assert_ptr_nonnull(w);
-	snprintf(w->boot_id, sizeof(w->boot_id), "boot-a");
-	w->hz = 100;
-	w->interval_ms = 1000;
-	w->mono_start_ns = (int64_t)seq * 10 * SEC;
-	w->mono_end_ns = w->mono_start_ns + 10 * SEC;
-	w->boot_start_ns = w->mono_start_ns;
-	w->boot_end_ns = w->mono_end_ns;
-	w->wall_start_ns = T0 + w->mono_start_ns;
-	w->wall_end_ns = T0 + w->mono_end_ns;
-	w->samples = w->samples_valid = 10;
 	w->d_ctxt = 1000 + seq;
 	for (i = 0; i < 2; i++) {
 		memset(&t, 0, sizeof(t));

@@ -14,73 +14,33 @@
 #include <string.h>
 
 #include "store/store_int.h"
+#include "store_fix.h"
 #include "testutil.h"
 #include "vitalsd.h"
 
-#define T0 (1699999800LL * NSEC_PER_SEC)
-#define SEC NSEC_PER_SEC
 #define BOOT_A "8c1e7a6c-3f9b-4c2e-9a47-0d5f1e2b3c4d"
 #define NWIN 12
 
-static char *dir;
-static char path[PATH_MAX], old[PATH_MAX + 8];
+static char old[PATH_MAX + 8];
 
 static void
 setup(void)
 {
-	dir = tu_mkdtemp_db("v26", path, sizeof(path));
-	snprintf(old, sizeof(old), "%s.v25", path);
-}
-
-static void
-teardown(void)
-{
-	tu_rmtree(dir);
-	free(dir);
-}
-
-static struct store *
-open_default(const char *p)
-{
-	struct store_opts o;
-	struct store *s = NULL;
-	int r;
-
-	store_opts_default(&o);
-	r = store_open(p, &o, &s);
-	ck_assert_msg(r == 0, "store_open: %d", r);
-	return s;
-}
-
-static long long
-q_int(struct store *s, const char *sql)
-{
-	char buf[64];
-	int r = store_exec(s, sql, buf, sizeof(buf));
-
-	ck_assert_msg(r == 0, "%s: %d", sql, r);
-	return strtoll(buf, NULL, 10);
+	sf_setup();
+	snprintf(old, sizeof(old), "%s.v25", sf_path);
 }
 
 /* Window k of boot A at `level`, 10 s (a level-1 one: `len` windows). */
 static struct window *
 mkwin(unsigned k, unsigned level, unsigned len)
 {
-	struct window *w = window_new(k, 0);
+	struct window *w = sf_mkwin_boot(k, BOOT_A);
 	struct window_task t;
 
-	ck_assert_ptr_nonnull(w);
-	snprintf(w->boot_id, sizeof(w->boot_id), "%s", BOOT_A);
 	w->level = level;
-	w->hz = 100;
-	w->interval_ms = 1000;
-	w->mono_start_ns = (int64_t)k * 10 * SEC;
 	w->mono_end_ns = w->mono_start_ns + (int64_t)len * 10 * SEC;
-	w->boot_start_ns = w->mono_start_ns;
 	w->boot_end_ns = w->mono_end_ns;
-	w->wall_start_ns = T0 + w->mono_start_ns;
 	w->wall_end_ns = T0 + w->mono_end_ns;
-	w->samples = w->samples_valid = 10;
 	w->all.d.user = 100 + k;
 	w->all.d.idle = 900;
 	memset(&t, 0, sizeof(t));
@@ -105,45 +65,6 @@ put(struct store *s, unsigned k, unsigned level, unsigned len)
 	window_free(w);
 }
 
-static void
-exec_raw(sqlite3 *db, const char *sql)
-{
-	char *err = NULL;
-
-	ck_assert_msg(sqlite3_exec(db, sql, NULL, NULL, &err) == SQLITE_OK,
-	    "%s: %s", sql, err ? err : "");
-}
-
-/* The file at path as a v25 store holds it: a fresh v25 file (the real
- * steps 1-25) with every table's rows copied. */
-static void
-make_v25(void)
-{
-	sqlite3 *db;
-	sqlite3_stmt *st;
-	char sql[PATH_MAX + 256];
-
-	ck_assert_int_eq(store_create_version(old, 25, NULL), 0);
-	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
-	snprintf(sql, sizeof(sql), "ATTACH '%s' AS old", old);
-	exec_raw(db, sql);
-	exec_raw(db, "BEGIN");
-	ck_assert_int_eq(sqlite3_prepare_v2(db,
-			     "SELECT name FROM main.sqlite_schema WHERE"
-			     " type = 'table' AND name NOT LIKE 'sqlite_%'",
-			     -1, &st, NULL),
-	    SQLITE_OK);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		snprintf(sql, sizeof(sql),
-		    "INSERT INTO old.\"%s\" SELECT * FROM main.\"%s\"",
-		    sqlite3_column_text(st, 0), sqlite3_column_text(st, 0));
-		exec_raw(db, sql);
-	}
-	sqlite3_finalize(st);
-	exec_raw(db, "COMMIT");
-	sqlite3_close(db);
-}
-
 /* the windows' identities and ids, as one number to compare */
 #define DIGEST                                                              \
 	"SELECT sum((id * 1000003 + level * 7919 + mono_start_ns / 1000000" \
@@ -151,43 +72,45 @@ make_v25(void)
 
 START_TEST(v25_file_migrates_keeping_rows)
 {
-	struct store *s = open_default(path);
+	struct store *s = sf_open_path(sf_path);
 	long long digest, parts;
 	unsigned k;
 
 	for (k = 0; k < NWIN; k++)
 		put(s, k, 0, 1);
 	put(s, 100, 1, 6); /* a roll-up of windows not stored */
-	digest = q_int(s, DIGEST);
-	parts = q_int(s, "SELECT count(*) FROM window_parts");
+	digest = sf_q_int(s, DIGEST);
+	parts = sf_q_int(s, "SELECT count(*) FROM window_parts");
 	ck_assert_int_eq(parts, NWIN + 1);
 	store_close(s);
-	make_v25();
+	sf_copy_to_version(sf_path, old, 25, NULL, NULL);
 
-	s = open_default(old); /* migrates v25 -> v26 */
-	ck_assert_int_eq(q_int(s, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
-	ck_assert_int_eq(q_int(s,
+	s = sf_open_path(old); /* migrates v25 -> v26 */
+	ck_assert_int_eq(sf_q_int(s, "PRAGMA user_version"),
+	    STORE_SCHEMA_VERSION);
+	ck_assert_int_eq(sf_q_int(s,
 			     "SELECT count(*) FROM pragma_index_list('windows')"
 			     " WHERE \"unique\""),
 	    0);
-	ck_assert_int_eq(q_int(s,
+	ck_assert_int_eq(sf_q_int(s,
 			     "SELECT count(*) FROM pragma_index_list('windows')"
 			     " WHERE name = 'windows_roll' AND partial"),
 	    1);
-	ck_assert_int_eq(q_int(s,
+	ck_assert_int_eq(sf_q_int(s,
 			     "SELECT count(*) FROM pragma_index_list('windows')"
 			     " WHERE name = 'windows_wall'"),
 	    1);
-	ck_assert_int_eq(q_int(s, DIGEST), digest);
+	ck_assert_int_eq(sf_q_int(s, DIGEST), digest);
 	/* the windows' child rows survived the table's rebuild */
-	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM window_parts"), parts);
-	ck_assert_int_eq(q_int(s, "PRAGMA foreign_key_check"), 0);
+	ck_assert_int_eq(sf_q_int(s, "SELECT count(*) FROM window_parts"),
+	    parts);
+	ck_assert_int_eq(sf_q_int(s, "PRAGMA foreign_key_check"), 0);
 	/* and it goes on: a replayed window is stored once */
 	put(s, 3, 0, 1);
 	put(s, 100, 1, 6);
-	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM windows"), NWIN + 1);
+	ck_assert_int_eq(sf_q_int(s, "SELECT count(*) FROM windows"), NWIN + 1);
 	put(s, NWIN, 0, 1);
-	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM windows"), NWIN + 2);
+	ck_assert_int_eq(sf_q_int(s, "SELECT count(*) FROM windows"), NWIN + 2);
 	store_close(s);
 }
 END_TEST
@@ -196,24 +119,24 @@ END_TEST
  * level, and a level-0 window inside a stored roll-up are not stored. */
 START_TEST(replays_stored_once)
 {
-	struct store *s = open_default(path);
+	struct store *s = sf_open_path(sf_path);
 
 	put(s, 0, 0, 1);
 	put(s, 0, 0, 1);
-	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM windows"), 1);
+	ck_assert_int_eq(sf_q_int(s, "SELECT count(*) FROM windows"), 1);
 	put(s, 6, 1, 6); /* holds 6..11 */
 	put(s, 6, 1, 6);
-	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM windows"), 2);
+	ck_assert_int_eq(sf_q_int(s, "SELECT count(*) FROM windows"), 2);
 	put(s, 8, 0, 1); /* inside the roll-up: a replay */
 	put(s, 11, 0, 1);
-	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM windows"), 2);
+	ck_assert_int_eq(sf_q_int(s, "SELECT count(*) FROM windows"), 2);
 	put(s, 12, 0, 1); /* past it: new */
 	put(s, 5, 0, 1);  /* before it: new */
-	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM windows"), 4);
+	ck_assert_int_eq(sf_q_int(s, "SELECT count(*) FROM windows"), 4);
 	/* the same start at another level is another window */
 	put(s, 0, 1, 1);
-	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM windows"), 5);
-	ck_assert_int_eq(q_int(s,
+	ck_assert_int_eq(sf_q_int(s, "SELECT count(*) FROM windows"), 5);
+	ck_assert_int_eq(sf_q_int(s,
 			     "SELECT count(*) FROM windows WHERE level = 0"),
 	    3);
 	store_close(s);
@@ -239,7 +162,7 @@ plan(sqlite3 *db, const char *sql, char *out, size_t len)
 
 START_TEST(checks_go_by_an_index)
 {
-	struct store *s = open_default(path);
+	struct store *s = sf_open_path(sf_path);
 	char buf[1024];
 	sqlite3 *db;
 	unsigned k;
@@ -247,9 +170,9 @@ START_TEST(checks_go_by_an_index)
 	for (k = 0; k < NWIN; k++)
 		put(s, k, 0, 1);
 	store_close(s);
-	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_open(sf_path, &db), SQLITE_OK);
 	ck_assert_int_eq(store_boot_fn(db), SQLITE_OK);
-	exec_raw(db, "ANALYZE");
+	sf_exec_raw(db, "ANALYZE");
 	plan(db, store_ws_sql[WS_HAVE_WINDOW], buf, sizeof(buf));
 	ck_assert_msg(strstr(buf, "windows_wall") != NULL, "%s", buf);
 	ck_assert_msg(strstr(buf, "SCAN") == NULL, "%s", buf);
@@ -269,12 +192,12 @@ START_TEST(v26_step_refuses_with_foreign_keys_on)
 	ck_assert_int_eq(store_create_version(old, 25, NULL), 0);
 	ck_assert_int_eq(sqlite3_open(old, &db), SQLITE_OK);
 	ck_assert_int_eq(store_boot_fn(db), SQLITE_OK);
-	exec_raw(db, "PRAGMA foreign_keys = ON; BEGIN");
+	sf_exec_raw(db, "PRAGMA foreign_keys = ON; BEGIN");
 	ck_assert_int_ne(store_migrations[25].fn(db), SQLITE_OK);
-	exec_raw(db, "ROLLBACK");
-	exec_raw(db, "PRAGMA foreign_keys = OFF; BEGIN");
+	sf_exec_raw(db, "ROLLBACK");
+	sf_exec_raw(db, "PRAGMA foreign_keys = OFF; BEGIN");
 	ck_assert_int_eq(store_migrations[25].fn(db), SQLITE_OK);
-	exec_raw(db, "COMMIT");
+	sf_exec_raw(db, "COMMIT");
 	sqlite3_close(db);
 }
 END_TEST
@@ -285,7 +208,7 @@ suite(void)
 	Suite *su = suite_create("store_v26");
 	TCase *tc = tcase_create("v26");
 
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, setup, sf_teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, v25_file_migrates_keeping_rows);
 	tcase_add_test(tc, replays_stored_once);

@@ -32,11 +32,10 @@
 #include "store/store_bpfrows.h"
 #include "store/store_kv.h"
 #include "store/store_sys.h"
+#include "store_fix.h"
 #include "testutil.h"
 #include "vitalsd.h"
 
-#define SEC NSEC_PER_SEC
-#define T0 (1699999800LL * NSEC_PER_SEC) /* aligned on 600 s */
 #define FIX_N 12
 
 static char *dir;
@@ -234,32 +233,6 @@ fix_window(unsigned i)
 }
 
 static void
-eq_gauge(const struct gauge *a, const struct gauge *b, const char *what)
-{
-	ck_assert_msg(a->n == b->n, "%s.n %u != %u", what, a->n, b->n);
-	ck_assert_msg(a->n == 0 ||
-		(a->min == b->min && a->max == b->max && a->sum == b->sum &&
-		    a->last == b->last),
-	    "%s", what);
-}
-
-static void
-eq_cpu(const struct window_cpu *a, const struct window_cpu *b, int cpu)
-{
-	char what[32];
-
-	snprintf(what, sizeof(what), "cpu%d", cpu);
-	ck_assert_msg(memcmp(&a->d, &b->d, sizeof(a->d)) == 0, "%s.d", what);
-	ck_assert_msg(a->samples == b->samples, "%s.samples", what);
-	ck_assert_msg(a->wall_ns == b->wall_ns, "%s.wall_ns", what);
-	ck_assert_msg(a->online_end == b->online_end, "%s.online", what);
-	eq_gauge(&a->cur_khz, &b->cur_khz, what);
-	ck_assert_msg(a->max_khz == b->max_khz, "%s.max_khz", what);
-	ck_assert_msg(a->capacity == b->capacity, "%s.capacity", what);
-	eq_gauge(&a->freq_ratio, &b->freq_ratio, what);
-}
-
-static void
 eq_uid(const struct window_bpf_uid *a, const struct window_bpf_uid *b)
 {
 	ck_assert_uint_eq(a->uid, b->uid);
@@ -341,7 +314,6 @@ eq_bpf(const struct window_bpf *a, const struct window_bpf *b)
 static void
 eq_window(const struct window *a, const struct window *b)
 {
-	char what[32];
 	unsigned i;
 
 	ck_assert_str_eq(a->boot_id, b->boot_id);
@@ -349,43 +321,7 @@ eq_window(const struct window *a, const struct window *b)
 	ck_assert_int_eq(a->mono_start_ns, b->mono_start_ns);
 	ck_assert_int_eq(a->wall_end_ns, b->wall_end_ns);
 	ck_assert_uint_eq(a->samples_valid, b->samples_valid);
-	ck_assert_uint_eq(a->d_ctxt, b->d_ctxt);
-	for (i = 0; i < INV__MAX; i++) {
-		ck_assert_uint_eq(a->inv_samples[i], b->inv_samples[i]);
-		ck_assert_uint_eq(a->inv_deltas[i], b->inv_deltas[i]);
-	}
-	eq_cpu(&a->all, &b->all, -1);
-	ck_assert_uint_eq(a->cpu_span, b->cpu_span);
-	for (i = 0; i < a->cpu_span; i++)
-		eq_cpu(&a->cpu[i], &b->cpu[i], (int)i);
-	eq_gauge(&a->online_cpus, &b->online_cpus, "online_cpus");
-	eq_gauge(&a->procs_running, &b->procs_running, "procs_running");
-	eq_gauge(&a->procs_blocked, &b->procs_blocked, "procs_blocked");
-	eq_gauge(&a->load1, &b->load1, "load1");
-	eq_gauge(&a->load5, &b->load5, "load5");
-	eq_gauge(&a->load15, &b->load15, "load15");
-	eq_gauge(&a->load_runnable, &b->load_runnable, "load_runnable");
-	eq_gauge(&a->load_threads, &b->load_threads, "load_threads");
-	for (i = 0; i < PSI__MAX; i++) {
-		const struct window_psi *p = &a->psi[i], *q = &b->psi[i];
-
-		snprintf(what, sizeof(what), "psi%u", i);
-		ck_assert_msg(p->available == q->available, "%s", what);
-		ck_assert_msg(p->have_full == q->have_full, "%s", what);
-		ck_assert_uint_eq(p->d_some_us, q->d_some_us);
-		ck_assert_uint_eq(p->d_full_us, q->d_full_us);
-		ck_assert_uint_eq(p->samples, q->samples);
-		eq_gauge(&p->some_avg10, &q->some_avg10, what);
-		eq_gauge(&p->full_avg10, &q->full_avg10, what);
-	}
-	for (i = 0; i < VM__MAX; i++)
-		ck_assert_uint_eq(a->d_vm[i], b->d_vm[i]);
-	ck_assert_uint_eq(a->vm_have, b->vm_have);
-	for (i = 0; i < MI__MAX; i++) {
-		snprintf(what, sizeof(what), "mem%u", i);
-		eq_gauge(&a->mem_kb[i], &b->mem_kb[i], what);
-	}
-	ck_assert_uint_eq(a->mem_have, b->mem_have);
+	sf_eq_sys(a, b);
 	for (i = 0; i < COLL__MAX; i++) {
 		ck_assert_uint_eq(a->health.coll_ns_sum[i],
 		    b->health.coll_ns_sum[i]);
@@ -602,7 +538,7 @@ START_TEST(corrupt_parts)
 	ck_assert_uint_eq(blob_errors(s), e0 + 1);
 	ck_assert_uint_eq(v[0]->inv_samples[1], 0); /* kv gone */
 	ck_assert_ptr_null(window_sched(v[0]));	    /* its counters made it */
-	eq_cpu(&w->all, &v[0]->all, -1);	    /* sys read */
+	sf_eq_cpu(&w->all, &v[0]->all, -1);	    /* sys read */
 	ck_assert_uint_eq(v[0]->psi[PSI_MEMORY].d_some_us,
 	    w->psi[PSI_MEMORY].d_some_us);
 	free_windows(v, n);
@@ -632,7 +568,7 @@ START_TEST(corrupt_parts)
 	load_all(s, &v, &n);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_uint_eq(blob_errors(s), e0 + 1);
-	eq_cpu(&w->all, &v[0]->all, -1);
+	sf_eq_cpu(&w->all, &v[0]->all, -1);
 	ck_assert_uint_eq(v[0]->inv_samples[1], 0);
 	free_windows(v, n);
 

@@ -3,6 +3,7 @@
  * comparison of windows, for the check_store* suites (store_fix.h). */
 #include <check.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -45,6 +46,30 @@ sf_open_default(void)
 	store_opts_default(&o);
 	o.rollup_batch_s = 0; /* roll at every pass */
 	return sf_open_opts(&o);
+}
+
+struct store *
+sf_open_spool(const char *p, const char *spool, unsigned commit_s)
+{
+	struct store_opts o;
+	struct store *s = NULL;
+	int r;
+
+	store_opts_default(&o);
+	if (spool) {
+		o.spool_path = spool;
+		o.commit_s = commit_s;
+	}
+	r = store_open(p, &o, &s);
+	ck_assert_msg(r == 0, "store_open %s: %d", p, r);
+	ck_assert_ptr_nonnull(s);
+	return s;
+}
+
+struct store *
+sf_open_path(const char *p)
+{
+	return sf_open_spool(p, NULL, 0);
 }
 
 long long
@@ -117,6 +142,25 @@ sf_mkwin(uint64_t seq, int64_t wall_start_ns)
 	w->wall_end_ns = wall_start_ns + 10 * SEC;
 	w->samples = 10;
 	w->samples_valid = 10;
+	return w;
+}
+
+struct window *
+sf_mkwin_boot(uint64_t seq, const char *boot)
+{
+	struct window *w = window_new(seq, 0);
+
+	ck_assert_ptr_nonnull(w);
+	snprintf(w->boot_id, sizeof(w->boot_id), "%s", boot);
+	w->hz = 100;
+	w->interval_ms = 1000;
+	w->mono_start_ns = (int64_t)seq * 10 * SEC;
+	w->mono_end_ns = w->mono_start_ns + 10 * SEC;
+	w->boot_start_ns = w->mono_start_ns;
+	w->boot_end_ns = w->mono_end_ns;
+	w->wall_start_ns = T0 + w->mono_start_ns;
+	w->wall_end_ns = T0 + w->mono_end_ns;
+	w->samples = w->samples_valid = 10;
 	return w;
 }
 
@@ -249,8 +293,8 @@ eq_gauge(const struct gauge *a, const struct gauge *b, const char *what)
 	ck_assert_msg(a->last == b->last, "%s.last", what);
 }
 
-static void
-eq_cpu(const struct window_cpu *a, const struct window_cpu *b, int cpu)
+void
+sf_eq_cpu(const struct window_cpu *a, const struct window_cpu *b, int cpu)
 {
 	char what[32];
 
@@ -293,38 +337,22 @@ eq_tasks(const struct window *a, const struct window *b, bool thread)
 	}
 }
 
-/* Field by field, so a failure names the field. */
 void
-sf_eq_window(const struct window *a, const struct window *b)
+sf_eq_sys(const struct window *a, const struct window *b)
 {
-	const struct window_health *x = &a->health, *y = &b->health;
 	char what[32];
 	unsigned i;
 
-	ck_assert_uint_eq(a->seq, b->seq);
-	ck_assert_str_eq(a->boot_id, b->boot_id);
-	ck_assert_uint_eq(a->level, b->level);
-	ck_assert_int_eq(a->mono_start_ns, b->mono_start_ns);
-	ck_assert_int_eq(a->mono_end_ns, b->mono_end_ns);
-	ck_assert_int_eq(a->boot_start_ns, b->boot_start_ns);
-	ck_assert_int_eq(a->boot_end_ns, b->boot_end_ns);
-	ck_assert_int_eq(a->wall_start_ns, b->wall_start_ns);
-	ck_assert_int_eq(a->wall_end_ns, b->wall_end_ns);
-	ck_assert_uint_eq(a->hz, b->hz);
-	ck_assert_uint_eq(a->interval_ms, b->interval_ms);
-	ck_assert_uint_eq(a->samples, b->samples);
-	ck_assert_uint_eq(a->samples_valid, b->samples_valid);
 	for (i = 0; i < INV__MAX; i++) {
 		ck_assert_uint_eq(a->inv_samples[i], b->inv_samples[i]);
 		ck_assert_uint_eq(a->inv_deltas[i], b->inv_deltas[i]);
 	}
-	eq_cpu(&a->all, &b->all, -1);
+	sf_eq_cpu(&a->all, &b->all, -1);
 	ck_assert_uint_eq(a->cpu_span, b->cpu_span);
 	for (i = 0; i < a->cpu_span; i++)
-		eq_cpu(&a->cpu[i], &b->cpu[i], (int)i);
+		sf_eq_cpu(&a->cpu[i], &b->cpu[i], (int)i);
 	eq_gauge(&a->online_cpus, &b->online_cpus, "online_cpus");
 	ck_assert_uint_eq(a->d_ctxt, b->d_ctxt);
-	ck_assert_uint_eq(a->d_processes, b->d_processes);
 	eq_gauge(&a->procs_running, &b->procs_running, "procs_running");
 	eq_gauge(&a->procs_blocked, &b->procs_blocked, "procs_blocked");
 	eq_gauge(&a->load1, &b->load1, "load1");
@@ -346,13 +374,37 @@ sf_eq_window(const struct window *a, const struct window *b)
 	}
 	for (i = 0; i < VM__MAX; i++)
 		ck_assert_uint_eq(a->d_vm[i], b->d_vm[i]);
-	ck_assert_uint_eq(a->vm_samples, b->vm_samples);
 	ck_assert_uint_eq(a->vm_have, b->vm_have);
 	for (i = 0; i < MI__MAX; i++) {
 		snprintf(what, sizeof(what), "mem%u", i);
 		eq_gauge(&a->mem_kb[i], &b->mem_kb[i], what);
 	}
 	ck_assert_uint_eq(a->mem_have, b->mem_have);
+}
+
+/* Field by field, so a failure names the field. */
+void
+sf_eq_window(const struct window *a, const struct window *b)
+{
+	const struct window_health *x = &a->health, *y = &b->health;
+	unsigned i;
+
+	ck_assert_uint_eq(a->seq, b->seq);
+	ck_assert_str_eq(a->boot_id, b->boot_id);
+	ck_assert_uint_eq(a->level, b->level);
+	ck_assert_int_eq(a->mono_start_ns, b->mono_start_ns);
+	ck_assert_int_eq(a->mono_end_ns, b->mono_end_ns);
+	ck_assert_int_eq(a->boot_start_ns, b->boot_start_ns);
+	ck_assert_int_eq(a->boot_end_ns, b->boot_end_ns);
+	ck_assert_int_eq(a->wall_start_ns, b->wall_start_ns);
+	ck_assert_int_eq(a->wall_end_ns, b->wall_end_ns);
+	ck_assert_uint_eq(a->hz, b->hz);
+	ck_assert_uint_eq(a->interval_ms, b->interval_ms);
+	ck_assert_uint_eq(a->samples, b->samples);
+	ck_assert_uint_eq(a->samples_valid, b->samples_valid);
+	sf_eq_sys(a, b);
+	ck_assert_uint_eq(a->d_processes, b->d_processes);
+	ck_assert_uint_eq(a->vm_samples, b->vm_samples);
 	eq_tasks(a, b, false);
 	eq_tasks(a, b, true);
 	ck_assert_uint_eq(x->self_utime_us, y->self_utime_us);
@@ -392,4 +444,45 @@ sf_put(struct store *s, struct window *w)
 
 	ck_assert_msg(r == 0, "store_put: %d", r);
 	window_free(w);
+}
+
+void
+sf_exec_raw(sqlite3 *db, const char *sql)
+{
+	char *err = NULL;
+	int r = sqlite3_exec(db, sql, NULL, NULL, &err);
+
+	ck_assert_msg(r == SQLITE_OK, "%s: %s", sql, err ? err : "");
+	sqlite3_free(err);
+}
+
+void
+sf_copy_to_version(const char *from, const char *to, unsigned version,
+    const char *first, const char *skip)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	char sql[PATH_MAX + 256];
+
+	ck_assert_int_eq(store_create_version(to, version, NULL), 0);
+	ck_assert_int_eq(sqlite3_open(from, &db), SQLITE_OK);
+	snprintf(sql, sizeof(sql), "ATTACH '%s' AS old", to);
+	sf_exec_raw(db, sql);
+	sf_exec_raw(db, "BEGIN");
+	if (first)
+		sf_exec_raw(db, first);
+	snprintf(sql, sizeof(sql),
+	    "SELECT name FROM main.sqlite_schema WHERE type = 'table'"
+	    " AND name NOT LIKE 'sqlite_%%'%s%s",
+	    skip ? " AND name NOT IN " : "", skip ? skip : "");
+	ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		snprintf(sql, sizeof(sql),
+		    "INSERT INTO old.\"%s\" SELECT * FROM main.\"%s\"",
+		    sqlite3_column_text(st, 0), sqlite3_column_text(st, 0));
+		sf_exec_raw(db, sql);
+	}
+	sqlite3_finalize(st);
+	sf_exec_raw(db, "COMMIT");
+	sqlite3_close(db);
 }

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <sqlite3.h>
+
 #include "vitalsd.h"
 
 /* A wall-clock origin aligned on 600 s, so roll-up buckets are exact. */
@@ -28,6 +30,11 @@ void sf_teardown(void);
  * pass (rollup_batch_s = 0). */
 struct store *sf_open_opts(const struct store_opts *o);
 struct store *sf_open_default(void);
+/* store_open on p with store_opts_default's options, and with a spool at
+ * spool (NULL: none) committed every commit_s; asserts success. */
+struct store *sf_open_path(const char *p);
+struct store *sf_open_spool(const char *p, const char *spool,
+    unsigned commit_s);
 /* One integer from SQL run through store_exec; asserts success. */
 long long sf_q_int(struct store *s, const char *sql);
 /* A file's size (0 when absent), whether it exists. */
@@ -38,6 +45,9 @@ struct window_task sf_mktask(int32_t id, uint64_t starttime, uint64_t ut,
     uint64_t st);
 /* A 10 s level-0 window; seq fixes its monotonic place in the boot. */
 struct window *sf_mkwin(uint64_t seq, int64_t wall_start_ns);
+/* ... without tasks, of boot `boot`, its boot clock the monotonic one and
+ * its wall clock T0 + it. */
+struct window *sf_mkwin_boot(uint64_t seq, const char *boot);
 void sf_add_task(struct window *w, bool thread, struct window_task t);
 /* Every field set, every storage rule exercised. */
 struct window *sf_full_window(uint64_t seq, int64_t wall, unsigned nprocs,
@@ -47,8 +57,22 @@ const struct window_task *sf_find_task(const struct window *w, bool thread,
     int32_t id, uint64_t st);
 /* Field by field, so a failure names the field. */
 void sf_eq_window(const struct window *a, const struct window *b);
+/* ... the system figures alone: invalid samples, CPU lines, the stat and
+ * loadavg gauges, PSI, vmstat, meminfo. */
+void sf_eq_sys(const struct window *a, const struct window *b);
+/* ... one CPU line (cpu −1: the aggregate), its gauges' every field. */
+void sf_eq_cpu(const struct window_cpu *a, const struct window_cpu *b, int cpu);
 void sf_free_windows(struct window **v, size_t n);
 /* store_put, asserted, then the window freed. */
 void sf_put(struct store *s, struct window *w);
+
+/* SQL on a connection of the test's own; asserts success. */
+void sf_exec_raw(sqlite3 *db, const char *sql);
+/* The store at `from` as an older schema holds it: a fresh file at `to`
+ * made by the real steps up to `version`, then, in one transaction, `first`
+ * (NULL: nothing) and every table's rows copied but those of the tables in
+ * `skip` (an SQL list such as "('windows', 'boot')"; NULL: none). */
+void sf_copy_to_version(const char *from, const char *to, unsigned version,
+    const char *first, const char *skip);
 
 #endif
