@@ -31,6 +31,7 @@ threads=${BENCH_THREADS:-4}
 busy=${BENCH_BUSY_PCT:-10}
 burn_us=${BENCH_BURN_US:-1000}
 rounds=2
+# shellcheck disable=SC2034 # population_opt sets it
 tools=vitalsd
 vitalsd_args=${VITALSD_ARGS:-}
 keep=0
@@ -85,8 +86,8 @@ start() {	# start IDX BIN: daemon IDX, pid into vpid[IDX]
 }
 
 snap() {	# snap PID: "ns slices" of its main thread
-	local ns wait sl
-	read -r ns wait sl <"/proc/$1/task/$1/schedstat"
+	local ns sl
+	read -r ns _ sl <"/proc/$1/task/$1/schedstat"
 	echo "$ns $sl"
 }
 
