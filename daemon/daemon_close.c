@@ -5,6 +5,7 @@
  * threads before it is handed out (pending_finish).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <event2/event.h>
@@ -178,10 +179,20 @@ sched_finish(struct vitalsd *d, int r)
 	struct window *w = collector_pending(d->col);
 	struct window_bpf *b;
 
+	/* reduced on the drain's thread into the part it was given, out of
+	 * the window meanwhile */
+	if ((b = d->bsa_part) != NULL) {
+		d->bsa_part = NULL;
+		if (w == NULL) {
+			window_bpf_release(b);
+			free(b);
+			return;
+		}
+		window_part_set(w, WPART_SCHED, b);
+	}
 	if (w == NULL)
 		return;
-	if ((b = window_sched(w)) != NULL &&
-	    (r = bpf_sched_window_reduce(d->bs, b, w->hz, r)) < 0)
+	if (window_sched(w) != NULL && r < 0)
 		sched_drain_failed(d, r);
 	wcpu_close(d, w);
 	bpf_sched_batch_trim(d->bs);
@@ -271,8 +282,14 @@ sched_close(struct vitalsd *d, struct window *w)
 	/* read-only pins: the snapshot is the edge, taken here */
 	if (!d->stopping && bpf_sched_needs_grace(d->bs) &&
 	    sched_async_ready(d)) {
-		if ((r = bpf_sched_async_start(d->bsa)) == 0)
+		/* the reduce too, off the loop (sched_async.c) */
+		if ((r = bpf_sched_async_reduce_into(d->bsa, b, w->hz)) == 0 &&
+		    (r = bpf_sched_async_start(d->bsa)) == 0) {
+			window_part_set(w, WPART_SCHED, NULL);
+			d->bsa_part = b;
 			return 1;
+		}
+		(void)bpf_sched_async_reduce_into(d->bsa, NULL, 0);
 		/* the flip failed: nothing drained, as on the loop */
 		b->drain_fail++;
 		sched_drain_failed(d, r);

@@ -51,6 +51,10 @@ struct vitalsd {
 	 * the drain runs on the loop */
 	struct bpf_sched_async *bsa;
 	struct event *bsa_ev;
+	/* the pending window's sched part while the drain's thread reduces
+	 * into it: out of the window until the drain ends, so no reader of
+	 * the window (its bytes in health) meets it half written */
+	struct window_bpf *bsa_part;
 	bool bsa_off;
 	unsigned bpf_procs, bpf_threads; /* rows a window keeps */
 	bool stopping;	      /* the loop is over: the last window closes */

@@ -744,6 +744,53 @@ START_TEST(test_drain_exact_under_churn)
 }
 END_TEST
 
+/*
+ * The reduce on the drain's thread (bpf_sched_async_reduce_into): the part
+ * it was given holds the drain the loop would have reduced (one drain, its
+ * entries, the switches counted), the loop's reduce is not needed; a job
+ * without a part leaves it alone; the part is not changed while a job is
+ * out.
+ */
+START_TEST(test_async_reduces)
+{
+	struct bpf_sched_opts o = bsf_opts();
+	const struct bpf_sched_batch *pb;
+	struct bpf_sched_async *a = NULL;
+	struct window_bpf *wb = calloc(1, sizeof(*wb));
+	struct bpf_sched *bs;
+	uint64_t entries;
+	int r = -1;
+
+	ck_assert_ptr_nonnull(wb);
+	bs = bsf_open_expect(&o, VBPF_ON_LOADED, NULL, 0);
+	ck_assert_int_eq(bpf_sched_async_new(bs, &a), 0);
+	tu_burn_ms(30);
+	tu_sleep_ms(20);
+	ck_assert_int_eq(bpf_sched_async_reduce_into(a, wb, 100), 0);
+	ck_assert_int_eq(bpf_sched_async_start(a), 0);
+	ck_assert_int_eq(bpf_sched_async_reduce_into(a, NULL, 0), -EBUSY);
+	ck_assert_int_eq(bpf_sched_async_done(a, true, &r), 1);
+	ck_assert_int_eq(r, 0);
+	pb = bpf_sched_last_batch(bs);
+	entries = pb->ntids + pb->nprocs + pb->nuids;
+	ck_assert_uint_eq(wb->drains, 1);
+	ck_assert_uint_gt(entries, 0);
+	ck_assert_uint_eq(wb->entries, entries);
+	ck_assert_uint_gt(wb->switches, 0);
+	/* a job without a part: the loop reduces, the part is untouched */
+	ck_assert_int_eq(bpf_sched_async_reduce_into(a, NULL, 0), 0);
+	ck_assert_int_eq(bpf_sched_async_start(a), 0);
+	ck_assert_int_eq(bpf_sched_async_done(a, true, &r), 1);
+	ck_assert_int_eq(r, 0);
+	ck_assert_uint_eq(wb->drains, 1);
+	ck_assert_uint_eq(wb->entries, entries);
+	a = bpf_sched_async_free(a);
+	window_bpf_release(wb);
+	free(wb);
+	bpf_sched_free(bs);
+}
+END_TEST
+
 /* ------------------------------------------------------- degradation */
 
 START_TEST(test_off_verifier)
@@ -792,6 +839,7 @@ bpf_sched_suite(void)
 	tcase_add_test(tc, test_child_cpu_agrees);
 	tcase_add_test(tc, test_starttime_is_procs);
 	tcase_add_loop_test(tc, test_drain_exact_under_churn, 0, 2);
+	tcase_add_test(tc, test_async_reduces);
 	tcase_add_test(tc, test_off_verifier);
 #else
 	tcase_add_test(tc, test_stub);

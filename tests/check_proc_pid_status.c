@@ -1,16 +1,20 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Unit tests of proc_pid.c: <pid>/status and <pid>/cmdline
- * (check_proc_pid.c has <pid>/stat).
+ * (check_proc_pid.c has <pid>/stat), and proc_ident.c's read of a cmdline
+ * file.
  *
  * Every parser call goes through a heap copy of exactly len bytes with no
  * NUL after it, so that AddressSanitizer reports any read past len.
  */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "testutil.h"
 #include "vitalsd.h"
@@ -537,6 +541,72 @@ END_TEST
 
 /* ------------------------------------------------------------------ main */
 
+/*
+ * proc_cmdline_name() reads a file's first page once and stops when argv[0]
+ * ends in it: its names equal cmdline_name() of the whole file, for an
+ * argv[0] that ends past the first read (its basename there), a rewritten
+ * argv with no NUL longer than it, a file of exactly one read, an empty
+ * file and a missing one.
+ */
+START_TEST(cmdline_file_first_read)
+{
+	static const size_t lens[] = { 4095, 4096, 4097, 6000 };
+	char *dir = tu_mkdtemp("cmdline"), path[512], *in;
+	char name[VITALS_NAME_LEN], want[VITALS_NAME_LEN];
+	struct vbuf b = { 0 };
+	size_t i, k, n;
+	int dfd, r;
+
+	ck_assert_ptr_nonnull(dir);
+	in = malloc(8192);
+	ck_assert_ptr_nonnull(in);
+	snprintf(path, sizeof(path), "%s/1", dir);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/1/cmdline", dir);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(dfd, 0);
+	for (k = 0; k < 3; k++) {
+		for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+			n = lens[i];
+			if (k == 0) {
+				/* a long path, its NUL at n - 1 */
+				memset(in, 'd', n);
+				memcpy(in, "/x/", 3);
+				memcpy(in + n - 10, "/longname", 9);
+				in[n - 1] = '\0';
+			} else if (k == 1) {
+				/* a rewritten argv: one string, no NUL */
+				memset(in, 'w', n);
+				memcpy(in, "sshd: user@pts/0 ", 17);
+			} else {
+				/* argv[0] short, the arguments long */
+				memset(in, 'a', n);
+				memcpy(in, "/bin/prog\0", 10);
+			}
+			ck_assert_int_eq(tu_write(path, in, n), 0);
+			ck_assert_int_eq(cmdline_exact(in, n, want,
+					     sizeof(want)),
+			    0);
+			tu_poison(name, sizeof(name));
+			r = proc_cmdline_name(dfd, 1, &b, name, sizeof(name));
+			ck_assert_msg(r == 0, "kind %zu len %zu: %d", k, n, r);
+			ck_assert_str_eq(name, want);
+		}
+	}
+	ck_assert_str_eq(name, "prog");
+	ck_assert_int_eq(tu_write(path, "", 0), 0);
+	ck_assert_int_eq(proc_cmdline_name(dfd, 1, &b, name, sizeof(name)),
+	    -ENODATA);
+	ck_assert_int_eq(proc_cmdline_name(dfd, 2, &b, name, sizeof(name)),
+	    -ENOENT);
+	close(dfd);
+	vbuf_release(&b);
+	free(in);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 static Suite *
 proc_pid_status_suite(void)
 {
@@ -562,6 +632,7 @@ proc_pid_status_suite(void)
 	tcase_add_test(tc, cmdline_truncation);
 	tcase_add_test(tc, cmdline_bad_args);
 	tcase_add_test(tc, cmdline_every_prefix);
+	tcase_add_test(tc, cmdline_file_first_read);
 	suite_add_tcase(s, tc);
 
 	return s;

@@ -186,6 +186,9 @@ int cmdline_name(const char *buf, size_t len, char *ret, size_t retsz);
 /* proc_ident.c: a process's identity read now (answers about a process
  * that used no CPU in a range) */
 struct window_task;
+struct vbuf;
+int proc_cmdline_name(int dirfd, int32_t pid, struct vbuf *b, char *ret,
+    size_t retsz);
 int proc_identity(const char *proc_root, int32_t pid, unsigned hz,
     struct window_task *ret, int64_t *ret_start_wall_ns);
 

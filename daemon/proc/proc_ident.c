@@ -4,7 +4,8 @@
  * process no stored window holds because it used no CPU in the range
  * (control/query.c). The same files and rules as the scan's identity
  * (proc_scan.c): stat for comm and starttime, status for uid and tgid,
- * cmdline for the name (comm when empty).
+ * cmdline for the name (comm when empty). proc_cmdline_name() is the
+ * cmdline read of both.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +16,53 @@
 
 #include "proc/proc.h"
 #include "window/window.h"
+
+/* The first read of a cmdline: argv[0] ends in it for all but a path
+ * longer than a page (PATH_MAX is 4,096) or a rewritten argv without NUL */
+#define CMDLINE_FIRST_READ 4096
+
+/*
+ * pid's name from <pid>/cmdline under dirfd, as cmdline_name() makes it of
+ * the whole file, into ret; b is scratch. cmdline_name() reads only the
+ * bytes before the first NUL, so when the first read holds a NUL it is
+ * the whole answer: one pread instead of the two a read to EOF takes
+ * (this runs on the loop for every process seen for the first time; the
+ * second pread was a sixth of it, bench/README.md "Loop thread, fifth
+ * pass"). Else (no NUL in a full first read, or an empty file) the file
+ * is read to its end, as before. −errno: unreadable; −ENODATA: no name.
+ */
+int
+proc_cmdline_name(int dirfd, int32_t pid, struct vbuf *b, char *ret,
+    size_t retsz)
+{
+	char path[32];
+	ssize_t n;
+	int fd, r;
+
+	snprintf(path, sizeof(path), "%d/cmdline", (int)pid);
+	if ((fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	b->len = 0;
+	if ((r = vbuf_reserve(b, CMDLINE_FIRST_READ)) < 0)
+		goto out;
+	do
+		n = pread(fd, b->p, CMDLINE_FIRST_READ, 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		r = -errno;
+		goto out;
+	}
+	b->len = (size_t)n;
+	if (n == 0)
+		r = -ENODATA; /* a kernel thread, a zombie: at its end */
+	else if (memchr(b->p, '\0', b->len) == NULL)
+		r = read_fd_all(fd, b);
+	if (r == 0)
+		r = cmdline_name(b->p, b->len, ret, retsz);
+out:
+	close(fd);
+	return r;
+}
 
 /*
  * pid's identity under proc_root, activity zero, and when it started on
@@ -64,9 +112,7 @@ proc_identity(const char *proc_root, int32_t pid, unsigned hz,
 	t.uid = status.uid;
 	t.starttime = st.starttime;
 	memcpy(t.comm, st.comm, sizeof(t.comm));
-	snprintf(path, sizeof(path), "%d/cmdline", (int)pid);
-	if (read_at(dfd, path, &b) < 0 ||
-	    cmdline_name(b.p, b.len, name, sizeof(name)) < 0)
+	if (proc_cmdline_name(dfd, pid, &b, name, sizeof(name)) < 0)
 		window_task_set_name(&t, t.comm);
 	else
 		window_task_set_name(&t, name);

@@ -514,12 +514,11 @@ proc_read_identity(struct procscan *ps, struct task *t, bool uid_known,
 	if (!uid_known && read_at(ps->procfd, path, &ps->buf) == 0 &&
 	    pidstatus_parse(ps->buf.p, ps->buf.len, &status) == 0)
 		t->wt.uid = status.uid;
-	snprintf(path, sizeof(path), "%d/cmdline", t->wt.id);
 	free(t->name);
 	t->name = NULL;
 	/* none, or the comm again: the comm stands for it */
-	if (read_at(ps->procfd, path, &ps->buf) < 0 ||
-	    cmdline_name(ps->buf.p, ps->buf.len, name, sizeof(name)) < 0 ||
+	if (proc_cmdline_name(ps->procfd, t->wt.id, &ps->buf, name,
+		sizeof(name)) < 0 ||
 	    strcmp(name, t->wt.comm) == 0)
 		return;
 	/* ENOMEM: the comm stands for it too */

@@ -282,6 +282,9 @@ struct bpf_sched_async;
 int bpf_sched_async_new(struct bpf_sched *bs, struct bpf_sched_async **ret);
 struct bpf_sched_async *bpf_sched_async_free(struct bpf_sched_async *a);
 int bpf_sched_async_fd(const struct bpf_sched_async *a);
+struct window_bpf;
+int bpf_sched_async_reduce_into(struct bpf_sched_async *a,
+    struct window_bpf *wb, unsigned hz);
 int bpf_sched_async_start(struct bpf_sched_async *a);
 bool bpf_sched_async_busy(const struct bpf_sched_async *a);
 int bpf_sched_async_done(struct bpf_sched_async *a, bool wait, int *ret_r);

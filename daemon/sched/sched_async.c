@@ -3,9 +3,14 @@
  * The window's drain off the loop. The loop flips the generation (the
  * window's edge: a map update, microseconds); this thread then waits out
  * the grace period the barrier takes (synchronize_rcu, 5-30 ms) and reads
- * the old side, and tells the loop through an eventfd. One job at a time:
- * the loop starts the next only after it took the last one's result, and
- * touches neither bs's batch nor its read buffers meanwhile.
+ * the old side, and, given the window's part (bpf_sched_async_reduce_into),
+ * reduces the batch into it (bpf_sched_window_reduce: the rows summed per
+ * uid, the counters' deltas, the programs' statistics; 4-5 % of the loop
+ * thread's CPU at 2,100 tasks when it ran there, bench/README.md "Loop
+ * thread, fifth pass"), and tells the loop through an eventfd. One job at
+ * a time: the loop starts the next only after it took the last one's
+ * result, and touches neither bs's batch, its read buffers, its counters'
+ * bases nor that part meanwhile.
  *
  * The thread is made on first use, after the daemon's privileges are
  * final (a thread keeps the capabilities of its creator at that moment),
@@ -34,6 +39,10 @@ struct bpf_sched_async {
 	bool busy;     /* started and not yet taken by the loop */
 	bool quit;
 	int r;
+	/* the window's part the next job reduces into (NULL: none, the
+	 * loop reduces), and its clock rate */
+	struct window_bpf *wb;
+	unsigned hz;
 };
 
 static void *
@@ -50,13 +59,20 @@ async_main(void *arg)
 	(void)prctl(PR_SET_NAME, "vitalsd-drain", 0, 0, 0);
 	pthread_mutex_lock(&a->mu);
 	for (;;) {
+		struct window_bpf *wb;
+		unsigned hz;
+
 		while (!a->job && !a->quit)
 			pthread_cond_wait(&a->cv, &a->mu);
 		if (a->quit)
 			break;
 		a->job = false;
+		wb = a->wb;
+		hz = a->hz;
 		pthread_mutex_unlock(&a->mu);
 		r = bpf_sched_collect(a->bs, bpf_sched_batch_of(a->bs));
+		if (wb != NULL)
+			r = bpf_sched_window_reduce(a->bs, wb, hz, r);
 		pthread_mutex_lock(&a->mu);
 		a->r = r;
 		a->finished = true;
@@ -129,6 +145,25 @@ bool
 bpf_sched_async_busy(const struct bpf_sched_async *a)
 {
 	return a != NULL && a->busy;
+}
+
+/*
+ * The next job (bpf_sched_async_start) reduces its batch into wb on the
+ * thread, as bpf_sched_window_reduce(bs, wb, hz, collected) on the loop
+ * would; its result is the reduce's. NULL: the job only collects (the
+ * caller reduces). -EBUSY while a job is out.
+ */
+int
+bpf_sched_async_reduce_into(struct bpf_sched_async *a, struct window_bpf *wb,
+    unsigned hz)
+{
+	if (a->busy)
+		return -EBUSY;
+	pthread_mutex_lock(&a->mu);
+	a->wb = wb;
+	a->hz = hz;
+	pthread_mutex_unlock(&a->mu);
+	return 0;
 }
 
 /*
