@@ -290,6 +290,7 @@ const char *invalid_name(enum vitals_invalid r);
 const char *coll_name(enum vitals_coll c);
 const char *psi_res_name(enum psi_res r);
 size_t window_bytes(const struct window *w);
+size_t window_budget_bytes(const struct window *w);
 
 /* --------------------------------------------------------------- rollup.c */
 
