@@ -3,6 +3,7 @@
  * The Memory lines of `vitals health`: the daemon's RSS as the kernel
  * splits it, then where its heap goes (Health.memory, doc/metrics.md).
  */
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -35,13 +36,14 @@ fmt_memory_health(struct sbuf *o, const Vitals__MemoryHealth *m)
 	    m->windows, (double)m->windows_bytes / mib);
 	if (m->have_heap) {
 		uint64_t parts = m->sqlite_bytes + m->windows_bytes +
-		    m->tasks_bytes + m->ftrace_bytes + m->bpf_bytes;
+		    m->tasks_bytes + m->ftrace_bytes + m->bpf_bytes +
+		    m->names_bytes;
 
 		sbuf_printf(o,
 		    "  heap %.2f MiB in use (%.2f mmapped), %.2f free kept:"
 		    " SQLite %.2f (page cache %.2f), windows %.2f,"
 		    " task table %.2f (%u tasks), ftrace %.2f, BPF %.2f,"
-		    " other %.2f\n",
+		    " names %.2f (%u), other %.2f\n",
 		    (double)m->heap_in_use_bytes / mib,
 		    (double)m->heap_mmap_bytes / mib,
 		    (double)m->heap_free_bytes / mib,
@@ -50,6 +52,7 @@ fmt_memory_health(struct sbuf *o, const Vitals__MemoryHealth *m)
 		    (double)m->windows_bytes / mib,
 		    (double)m->tasks_bytes / mib, m->tasks,
 		    (double)m->ftrace_bytes / mib, (double)m->bpf_bytes / mib,
+		    (double)m->names_bytes / mib, m->names,
 		    m->heap_in_use_bytes > parts ?
 			(double)(m->heap_in_use_bytes - parts) / mib :
 			0.0);
@@ -72,6 +75,11 @@ fmt_memory_health(struct sbuf *o, const Vitals__MemoryHealth *m)
 		    (double)m->libraries_bytes / mib);
 	if (m->have_status & (64 | 128))
 		sbuf_puts(o, "\n");
+	if (m->names_full)
+		sbuf_printf(o,
+		    "  names: %" PRIu64 " refused at the table's bound"
+		    " (shown as their comm)\n",
+		    m->names_full);
 	if (m->trims)
 		sbuf_printf(o, "  heap trims %u, %.2f MiB given back\n",
 		    m->trims, (double)m->trimmed_bytes / mib);

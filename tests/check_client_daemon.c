@@ -683,6 +683,7 @@ memory_parts(struct jm *j)
 		"health.memory.tasks_bytes",
 		"health.memory.ftrace_bytes",
 		"health.memory.bpf_bytes",
+		"health.memory.names_bytes",
 	};
 	long long heap = ll(j, "health.memory.heap_in_use_bytes"), sum = 0;
 	size_t i;
@@ -703,6 +704,11 @@ memory_parts(struct jm *j)
 	/* the windows are written whole: resident, anonymous memory */
 	ck_assert_int_le(ll(j, "health.memory.windows_bytes"),
 	    ll(j, "health.memory.anon_bytes"));
+	/* processes whose names are not their comm (this machine's shells,
+	 * the daemon's own path): interned, none refused */
+	ck_assert_int_gt(ll(j, "health.memory.names"), 0);
+	ck_assert_int_gt(ll(j, "health.memory.names_bytes"), 0);
+	ck_assert_int_eq(ll(j, "health.memory.names_full"), 0);
 	/* this test's process and the daemon itself at least */
 	ck_assert_int_ge(ll(j, "health.memory.tasks"), 2);
 	ck_assert_int_ge(ll(j, "health.memory.tasks_bytes"),

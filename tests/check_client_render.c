@@ -470,6 +470,26 @@ START_TEST(test_json_memory_unknown)
 	ck_assert_ptr_nonnull(strstr(b.buf,
 	    "  program 1.00 MiB resident (0.12 written: relocations, data),"
 	    " libraries 4.00 MiB\n"));
+	ck_assert_ptr_null(strstr(b.buf, "refused"));
+	sbuf_free(&b);
+	/* the interned names: a part of the heap, and the refused ones */
+	m.names_bytes = 3 << 19;
+	m.names = 412;
+	m.names_full = 7;
+	sbuf_init(&b);
+	json_response(&b, &r);
+	ck_assert_ptr_nonnull(j = jm_parse(b.buf, b.len));
+	ck_assert_ptr_nonnull(jmem = jm_path(j, "health.memory"));
+	ck_assert_str_eq(jm_get(jmem, "names_bytes")->str, "1572864");
+	ck_assert_str_eq(jm_get(jmem, "names_full")->str, "7");
+	jm_free(j);
+	sbuf_free(&b);
+	sbuf_init(&b);
+	fmt_memory_health(&b, &m);
+	ck_assert_int_eq(b.err, 0);
+	ck_assert_ptr_nonnull(strstr(b.buf, "names 1.50 (412), other "));
+	ck_assert_ptr_nonnull(strstr(b.buf,
+	    "  names: 7 refused at the table's bound (shown as their comm)\n"));
 	sbuf_free(&b);
 }
 END_TEST

@@ -151,6 +151,7 @@ pb_memory(struct rpc_arena *a, const struct vitalsd_info *info)
 	struct memstat_heap h;
 	struct memstat ms;
 	struct memstat_maps mm;
+	struct window_names_stats ns;
 
 	NEW(a, m, vitals__memory_health__init);
 	if (memstat_read(NULL, &ms) == 0) {
@@ -186,6 +187,10 @@ pb_memory(struct rpc_arena *a, const struct vitalsd_info *info)
 	m->ftrace_buffer_bytes = info->ftrace_buffer_bytes;
 	m->trimmed_bytes = info->trimmed_bytes;
 	m->trims = info->trims;
+	window_names_stats(&ns);
+	m->names_bytes = ns.heap_bytes;
+	m->names = (uint32_t)ns.names;
+	m->names_full = ns.full;
 	return m;
 }
 

@@ -442,11 +442,12 @@ push_window(struct window ***arr, size_t *n, size_t *cap, struct window *w)
  * stops at the first row of bucket max + 1. Only the ids kept are loaded,
  * oldest first.
  */
-/* Heap bytes a loaded window holds (the struct, its arrays and parts). */
+/* Heap bytes a loaded window holds (the struct, its arrays and parts),
+ * its rows charged their names inline (window_budget_bytes()). */
 size_t
 store_window_bytes(const struct window *w)
 {
-	return window_bytes(w);
+	return window_budget_bytes(w);
 }
 
 static int

@@ -82,7 +82,7 @@ task_merge(struct window_task *a, const struct window_task *s)
 	a->tgid = s->tgid;
 	a->uid = s->uid;
 	memcpy(a->comm, s->comm, sizeof(a->comm));
-	window_task_set_name(a, window_task_name(s));
+	window_task_copy_name(a, s);
 }
 
 /* Capacity only: the logical content of the list does not change. */

@@ -96,6 +96,21 @@ window_bytes(const struct window *w)
 	return n;
 }
 
+/*
+ * w's bytes as the query budget counts them: window_bytes() with each row
+ * still charged its name inline (VITALS_NAME_LEN, as before the names
+ * left the row). A row carries its name into an answer, so a budget's
+ * page of windows, and what its answer costs, stay what they were while
+ * a loaded window holds less.
+ */
+size_t
+window_budget_bytes(const struct window *w)
+{
+	return window_bytes(w) +
+	    (w->procs_cap + w->threads_cap) *
+	    (VITALS_NAME_LEN - sizeof(((struct window_task *)0)->name_));
+}
+
 /* New CPUs start as "unknown": max_khz and capacity −1 until read. */
 int
 window_grow_cpus(struct window *w, unsigned cpu_span)

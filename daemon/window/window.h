@@ -52,8 +52,10 @@ struct window_task {
 	uint32_t samples; /* valid deltas summed (beside uid: no padding) */
 	char comm[VITALS_COMM_LEN];
 	/* process name; comm for threads: read through window_task_name(),
-	 * written through window_task_set_name() */
-	char name_[VITALS_NAME_LEN];
+	 * written through window_task_set_name() (window_name.c): NULL "",
+	 * window_task_name_comm_ the comm, else an interned string that is
+	 * never freed (a row copied by value outlives its window safely) */
+	const char *name_;
 	uint64_t d_utime, d_stime;   /* ticks */
 	uint64_t d_minflt, d_majflt; /* counts, never bytes */
 	uint64_t wall_ns;	     /* Σ Δmonotonic over those samples */
@@ -65,19 +67,38 @@ struct window_task {
 	bool exited; /* gone before the window closed */
 };
 
-/* t's name: the process name, the comm for a thread; "" none. */
+extern const char window_task_name_comm_[1];
+
+/* t's name: the process name, the comm for a thread; "" none. A name set
+ * equal to the comm is read from the comm (it follows a later change of
+ * the comm: set the comm first). */
 static inline const char *
 window_task_name(const struct window_task *t)
 {
-	return t->name_;
+	if (t->name_ == window_task_name_comm_)
+		return t->comm;
+	return t->name_ != NULL ? t->name_ : "";
 }
 
-/* Set t's name to s, cut to VITALS_NAME_LEN − 1 bytes. */
+/* Set t's name to s, cut to VITALS_NAME_LEN − 1 bytes; s is copied. */
 void window_task_set_name(struct window_task *t, const char *s);
 
 /* Set t's name from a format, cut as window_task_set_name() cuts. */
 void window_task_set_namef(struct window_task *t, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* dst's name as src's (dst's comm set first); no copy of the string. */
+void window_task_copy_name(struct window_task *dst,
+    const struct window_task *src);
+
+/* The names interned since the start (window_name.c), for health. */
+struct window_names_stats {
+	uint64_t names;	     /* distinct names held */
+	uint64_t str_bytes;  /* their bytes, NULs included */
+	uint64_t heap_bytes; /* the table's heap: string blocks and slots */
+	uint64_t full;	     /* names refused at the bound: read as comm */
+};
+void window_names_stats(struct window_names_stats *ret);
 
 struct window_psi {
 	bool available; /* file present and parsed at least once */
@@ -269,6 +290,7 @@ const char *invalid_name(enum vitals_invalid r);
 const char *coll_name(enum vitals_coll c);
 const char *psi_res_name(enum psi_res r);
 size_t window_bytes(const struct window *w);
+size_t window_budget_bytes(const struct window *w);
 
 /* --------------------------------------------------------------- rollup.c */
 
