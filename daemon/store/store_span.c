@@ -275,8 +275,7 @@ span_make(struct store *s, int64_t k)
  * missing. NULL with *ret_rc set on failure.
  */
 sqlite3_stmt *
-store_span_ins(struct store *s, unsigned t, int64_t wall_start_ns,
-    int *ret_rc)
+store_span_ins(struct store *s, unsigned t, int64_t wall_start_ns, int *ret_rc)
 {
 	int64_t k = store_span_of(wall_start_ns);
 	char name[64], sql[256];
@@ -297,8 +296,9 @@ store_span_ins(struct store *s, unsigned t, int64_t wall_start_ns,
 	sqlite3_finalize(s->span_ins[t]);
 	s->span_ins[t] = NULL;
 	span_name(name, sizeof(name), t, k);
-	snprintf(sql, sizeof(sql), "INSERT INTO main.%s (%s) VALUES (?1, ?2, ?3%s)",
-	    name, span_tab[t].cols, t ? ", ?4" : "");
+	snprintf(sql, sizeof(sql),
+	    "INSERT INTO main.%s (%s) VALUES (?1, ?2, ?3%s)", name,
+	    span_tab[t].cols, t ? ", ?4" : "");
 	if ((rc = sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
 		 &s->span_ins[t], NULL)) != SQLITE_OK) {
 		s->span_ins[t] = NULL;
