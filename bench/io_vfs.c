@@ -271,6 +271,11 @@ io_vfs_attribute(void)
 		sqlite3_int64 p = sqlite3_column_int64(st, 1);
 		const char *n = (const char *)sqlite3_column_text(st, 0);
 
+		/* level 0's span tables (store_span.c) as one each */
+		if (n && strncmp(n, "l0_tasks_", 9) == 0)
+			n = "l0_tasks_* (level 0 by span)";
+		else if (n && strncmp(n, "l0_parts_", 9) == 0)
+			n = "l0_parts_* (level 0 by span)";
 		if (p > 0 && p <= maxp && n && by_page[p] == NULL)
 			by_page[p] = strdup(n);
 	}

@@ -194,8 +194,10 @@ take_snap(struct store *st, const char *db, int64_t at_s, int64_t now_ns,
 	if (rows &&
 	    store_exec(st,
 		"SELECT group_concat(name || '=' || kib, "
-		"' ') FROM (SELECT name, sum(pgsize) / 1024 AS kib FROM dbstat "
-		"GROUP BY name ORDER BY kib DESC)",
+		"' ') FROM (SELECT CASE WHEN name GLOB 'l0_tasks_*' THEN "
+		"'l0_tasks_*' WHEN name GLOB 'l0_parts_*' THEN 'l0_parts_*' "
+		"ELSE name END AS name, sum(pgsize) / 1024 AS kib FROM dbstat "
+		"GROUP BY 1 ORDER BY kib DESC)",
 		ret->tables, sizeof(ret->tables)) < 0)
 		ret->tables[0] = '\0';
 	ret->oldest_h = (double)(now_ns -

@@ -108,8 +108,8 @@ damage(enum damage d)
 		break;
 	case DMG_OUR_MARK_NO_TABLES:
 		s = sf_open_default();
-		ck_assert_int_eq(store_exec(s, "DROP TABLE window_tasks", NULL,
-				     0),
+		ck_assert_int_eq(store_exec(s, "DROP TABLE main.window_tasks",
+				     NULL, 0),
 		    0);
 		store_close(s);
 		break;

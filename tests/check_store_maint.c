@@ -7,6 +7,7 @@
  * Every test works in its own temporary directory (tests/lib/store_fix.c).
  */
 #include <check.h>
+#include <sqlite3.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -92,6 +93,118 @@ START_TEST(rollup_in_batches)
 	ck_assert_uint_eq(v[0]->samples, 60);
 	ck_assert_uint_eq(v[0]->d_ctxt, 100 * 6 + 15);
 	sf_free_windows(v, n);
+	store_close(s);
+}
+END_TEST
+
+/* store_span.c: tests only, a roll-up committed without its sweep */
+extern bool store_span_nosweep;
+
+/* The sum of pid 42's d_utime over [T0, to) by a top-N read. */
+static uint64_t
+top_utime(struct store *s, int64_t to)
+{
+	struct window_task *t;
+	uint64_t sum = 0;
+	size_t n, i;
+
+	ck_assert_int_eq(store_top(s, T0, to, false, METRIC_CPU, 10, &t, &n),
+	    0);
+	for (i = 0; i < n; i++)
+		if (t[i].id == 42)
+			sum += t[i].d_utime;
+	free(t);
+	return sum;
+}
+
+#define SPAN_TABLES(s, k)                                      \
+	sf_q_int((s),                                          \
+	    "SELECT count(*) FROM sqlite_schema WHERE name IN" \
+	    " ('l0_tasks_" #k "', 'l0_parts_" #k "')")
+
+/* Level 0 in tables per hour (v27): a roll-up of a whole hour drops its
+ * tables, and reads answer as before (T0 is in hour 472222; t2's young
+ * window in hour 472229) */
+START_TEST(rollup_drops_span_tables)
+{
+	int64_t t2 = T0 + (7 * 3600 + 120) * SEC;
+	struct store_opts o;
+	struct store *s;
+	uint64_t before;
+	unsigned k;
+
+	store_opts_default(&o);
+	s = sf_open_opts(&o);
+	for (k = 0; k < 12; k++)
+		sf_put(s, roll_window(k, T0 + k * 10 * SEC));
+	sf_put(s, roll_window(99, t2 - 60 * SEC));
+	ck_assert_int_eq(SPAN_TABLES(s, 472222), 2);
+	ck_assert_int_eq(SPAN_TABLES(s, 472229), 2);
+	ck_assert_int_eq(sf_q_int(s, "SELECT count(*) FROM l0_tasks_472222"),
+	    12);
+	ck_assert_int_eq(sf_q_int(s, "SELECT count(*) FROM main.window_tasks"),
+	    0);
+	before = top_utime(s, t2);
+	ck_assert_int_eq(store_maintain(s, t2), 0);
+	ck_assert_int_eq(sf_q_int(s,
+			     "SELECT count(*) FROM windows WHERE level = 1"),
+	    2);
+	/* the rolled hour's tables went whole, the young one's stayed */
+	ck_assert_int_eq(SPAN_TABLES(s, 472222), 0);
+	ck_assert_int_eq(SPAN_TABLES(s, 472229), 2);
+	ck_assert_int_eq(sf_q_int(s, "SELECT count(*) FROM main.window_tasks"),
+	    2);
+	ck_assert_uint_eq(top_utime(s, t2), before);
+	store_close(s);
+}
+END_TEST
+
+/* A crash between a roll-up's commit and its tables' drop (the sweep
+ * skipped, the handle closed without it): the next open drops them, and
+ * nothing is read twice meanwhile or after */
+START_TEST(crash_between_rollup_and_drop)
+{
+	int64_t t2 = T0 + (7 * 3600 + 120) * SEC;
+	struct store_opts o;
+	struct store *s;
+	uint64_t before;
+	unsigned k;
+
+	store_opts_default(&o);
+	s = sf_open_opts(&o);
+	for (k = 0; k < 12; k++)
+		sf_put(s, roll_window(k, T0 + k * 10 * SEC));
+	sf_put(s, roll_window(99, t2 - 60 * SEC));
+	before = top_utime(s, t2);
+	store_span_nosweep = true;
+	ck_assert_int_eq(store_maintain(s, t2), 0);
+	store_close(s);
+	/* as the crash left it: the level-0 rows of windows rolled */
+	s = NULL;
+	{
+		sqlite3 *db;
+		sqlite3_stmt *st;
+
+		ck_assert_int_eq(sqlite3_open(sf_path, &db), SQLITE_OK);
+		ck_assert_int_eq(sqlite3_prepare_v2(db,
+				     "SELECT count(*) FROM l0_tasks_472222"
+				     " WHERE window_id NOT IN (SELECT id FROM"
+				     " windows)",
+				     -1, &st, NULL),
+		    SQLITE_OK);
+		ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+		ck_assert_int_eq(sqlite3_column_int(st, 0), 12);
+		sqlite3_finalize(st);
+		sqlite3_close(db);
+	}
+	store_span_nosweep = false;
+	s = sf_open_opts(&o);
+	ck_assert_int_eq(SPAN_TABLES(s, 472222), 0);
+	ck_assert_int_eq(SPAN_TABLES(s, 472229), 2);
+	ck_assert_uint_eq(top_utime(s, t2), before);
+	/* and a window put after takes a new id, no leftover row */
+	sf_put(s, roll_window(100, t2 - 50 * SEC));
+	ck_assert_uint_eq(top_utime(s, t2), before + 1); /* its 1 tick */
 	store_close(s);
 }
 END_TEST
@@ -644,6 +757,8 @@ store_maint_suite(void)
 	tcase_add_checked_fixture(tc, sf_setup, sf_teardown);
 	tcase_add_test(tc, rollup_through_store);
 	tcase_add_test(tc, rollup_in_batches);
+	tcase_add_test(tc, rollup_drops_span_tables);
+	tcase_add_test(tc, crash_between_rollup_and_drop);
 	tcase_add_test(tc, size_bound_rolls_first);
 	tcase_add_test(tc, rollup_late_arrival_joins_bucket);
 	tcase_add_test(tc, rollup_keeps_burst_windows);

@@ -299,6 +299,10 @@ prepare_all(struct store *s)
 		 " wall_start_ns), 0) FROM windows",
 		 &s->max_span_ns)) != SQLITE_OK)
 		return rc;
+	/* level 0's span tables behind views, and what a crash between a
+	 * delete and its sweep left (store_span.c) */
+	if (!s->o.no_spans && (rc = store_span_open(s)) != SQLITE_OK)
+		return rc;
 	for (i = 0; i < WS__MAX; i++)
 		if ((rc = sqlite3_prepare_v3(s->db, store_ws_sql[i], -1,
 			 SQLITE_PREPARE_PERSISTENT, &s->ws[i], NULL)) !=
@@ -337,6 +341,7 @@ db_close(struct store *s)
 	store_parts_finalize(s);
 	store_inst_finalize(s);
 	store_keys_finalize(s);
+	store_span_release(s);
 	if (s->wacc != NULL) {
 		store_wacc_release(s->wacc);
 		free(s->wacc);

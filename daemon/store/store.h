@@ -69,6 +69,9 @@ struct store_opts {
 	 * doc/storage.md, "The main file's journal"): a store without one,
 	 * and the spool itself, stay in WAL mode. */
 	enum store_journal journal;
+	/* Level 0's task blobs and parts rows in the main tables, not in
+	 * a table per span (store_span.c): the spool's own file only. */
+	bool no_spans;
 };
 
 #define STORE_CLOCK_JUMP_S (24 * 3600)
@@ -274,7 +277,7 @@ int store_process(struct store *s, int32_t pid, uint64_t starttime,
 const char *store_state_name(enum store_state st);
 
 /* Added with the store: the schema a new database gets, and its mark. */
-#define STORE_SCHEMA_VERSION 26
+#define STORE_SCHEMA_VERSION 27
 #define STORE_APPLICATION_ID 0x56544c53 /* "VTLS" */
 
 /* One window of a task's history, with the window it came from. */

@@ -49,6 +49,9 @@ view_both(sqlite3 *db, const char *t, const char *cols, void *arg)
 	int rc;
 
 	(void)arg;
+	/* level 0's span tables are in these two (store_span_views) */
+	if (strcmp(t, "window_tasks") == 0 || strcmp(t, "window_parts") == 0)
+		return SQLITE_OK;
 	/* an instance or key row counts once too: the main file's while it
 	 * has one */
 	if (vbuf_printf(&b,
@@ -173,6 +176,12 @@ conn_db_open(struct store *rc)
 		store_busy_set(rc); /* a move's commit: waited for */
 		r = conn_spool(rc);
 	}
+	/* level 0's span tables (store_span.c), made again when a span
+	 * table came or went (store_conn_begin) */
+	if (r == SQLITE_OK) {
+		rc->span_schema = store_span_schema(rc->db);
+		r = store_span_views(rc->db, rc->spool_attached);
+	}
 	if (r == SQLITE_OK) {
 		r = sqlite3_exec(rc->db, "PRAGMA query_only = 1", NULL, NULL,
 		    NULL);
@@ -250,6 +259,7 @@ store_conn_begin(struct store *rc)
 {
 	struct stat sb;
 	uint64_t busy0;
+	int64_t ver;
 	int r;
 
 	if (rc->db != NULL &&
@@ -283,6 +293,21 @@ store_conn_begin(struct store *rc)
 		return store_fail(rc, r, "read snapshot");
 	}
 	store_busy_note(false, rc->busy_ns - busy0);
+	/* a span table came or went since the views were made: again, as
+	 * this snapshot has them (temp objects only) */
+	if ((ver = store_span_schema(rc->db)) != rc->span_schema &&
+	    ((r = sqlite3_exec(rc->db, "PRAGMA query_only = 0", NULL, NULL,
+		  NULL)) != SQLITE_OK ||
+		(r = store_span_views(rc->db, rc->spool_attached)) !=
+		    SQLITE_OK ||
+		(r = sqlite3_exec(rc->db, "PRAGMA query_only = 1", NULL, NULL,
+		     NULL)) != SQLITE_OK)) {
+		sqlite3_exec(rc->db, "ROLLBACK", NULL, NULL, NULL);
+		conn_db_close(rc);
+		store_busy_reading(false);
+		return store_fail(rc, r, "read views");
+	}
+	rc->span_schema = ver;
 	rc->in_txn = true;
 	rc->max_span_ns = __atomic_load_n(&rc->writer->max_span_ns,
 	    __ATOMIC_ACQUIRE);

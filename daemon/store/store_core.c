@@ -402,6 +402,10 @@ store_enforce_size(struct store *s, int64_t keep)
 		if ((rc = store_run(store_ws(s, WS_DEL_OLDEST))) != SQLITE_OK)
 			return store_fail(s, rc, "delete oldest");
 		s->st.deleted_size += (uint64_t)sqlite3_changes(s->db);
+		/* level-0 rows of the windows gone, or their spans whole */
+		if (sqlite3_changes(s->db) > 0 && store_span_on(s) &&
+		    (rc = store_span_sweep(s)) != SQLITE_OK)
+			return store_fail(s, rc, "span sweep");
 		if ((rc = store_run(store_ws(s, WS_VACUUM))) != SQLITE_OK)
 			return store_fail(s, rc, "incremental_vacuum");
 	}

@@ -42,43 +42,23 @@
 #define DICT_MIN 360	  /* fewer payloads: not yet (an hour) */
 #define DICT_RETRY 60	  /* passes before a failed training is tried again */
 
-/* The newest level-0 payloads of a slot, newest first. */
+/* The newest level-0 payloads of a slot, newest first: a correlated
+ * lookup by window id, as the tables are views of the span tables
+ * (store_span.c), which a join would read whole. */
+#define SLOT_SQL(col, tab)                                                  \
+	"SELECT (SELECT x." col " FROM " tab " x WHERE x.window_id = w.id)" \
+	" AS b FROM main.windows w WHERE w.level = 0 AND b IS NOT NULL"     \
+	" ORDER BY w.id DESC LIMIT ?1"
 static const char *const slot_sql[DSLOT__MAX] = {
-	[DSLOT_PROCS] = "SELECT t.procs FROM main.windows w JOIN"
-			" main.window_tasks t ON t.window_id = w.id WHERE"
-			" w.level = 0 AND t.procs IS NOT NULL"
-			" ORDER BY w.id DESC LIMIT ?1",
-	[DSLOT_THREADS] = "SELECT t.threads FROM main.windows w JOIN"
-			  " main.window_tasks t ON t.window_id = w.id WHERE"
-			  " w.level = 0 AND t.threads IS NOT NULL"
-			  " ORDER BY w.id DESC LIMIT ?1",
-	[DSLOT_KV] = "SELECT p.kv FROM main.windows w JOIN main.window_parts p"
-		     " ON p.window_id = w.id WHERE w.level = 0 AND p.kv IS NOT"
-		     " NULL ORDER BY w.id DESC LIMIT ?1",
-	[DSLOT_SYS] = "SELECT p.sys FROM main.windows w JOIN"
-		      " main.window_parts p ON p.window_id = w.id WHERE"
-		      " w.level = 0 AND p.sys IS NOT NULL"
-		      " ORDER BY w.id DESC LIMIT ?1",
-	[DSLOT_PROCS2] = "SELECT t.procs FROM main.windows w JOIN"
-			 " main.window_tasks t ON t.window_id = w.id WHERE"
-			 " w.level = 0 AND t.procs IS NOT NULL"
-			 " ORDER BY w.id DESC LIMIT ?1",
-	[DSLOT_THREADS2] = "SELECT t.threads FROM main.windows w JOIN"
-			   " main.window_tasks t ON t.window_id = w.id WHERE"
-			   " w.level = 0 AND t.threads IS NOT NULL"
-			   " ORDER BY w.id DESC LIMIT ?1",
-	[DSLOT_KV2] = "SELECT p.kv FROM main.windows w JOIN"
-		      " main.window_parts p ON p.window_id = w.id WHERE"
-		      " w.level = 0 AND p.kv IS NOT NULL"
-		      " ORDER BY w.id DESC LIMIT ?1",
-	[DSLOT_PROCS3] = "SELECT t.procs FROM main.windows w JOIN"
-			 " main.window_tasks t ON t.window_id = w.id WHERE"
-			 " w.level = 0 AND t.procs IS NOT NULL"
-			 " ORDER BY w.id DESC LIMIT ?1",
-	[DSLOT_THREADS3] = "SELECT t.threads FROM main.windows w JOIN"
-			   " main.window_tasks t ON t.window_id = w.id WHERE"
-			   " w.level = 0 AND t.threads IS NOT NULL"
-			   " ORDER BY w.id DESC LIMIT ?1",
+	[DSLOT_PROCS] = SLOT_SQL("procs", "window_tasks"),
+	[DSLOT_THREADS] = SLOT_SQL("threads", "window_tasks"),
+	[DSLOT_KV] = SLOT_SQL("kv", "window_parts"),
+	[DSLOT_SYS] = SLOT_SQL("sys", "window_parts"),
+	[DSLOT_PROCS2] = SLOT_SQL("procs", "window_tasks"),
+	[DSLOT_THREADS2] = SLOT_SQL("threads", "window_tasks"),
+	[DSLOT_KV2] = SLOT_SQL("kv", "window_parts"),
+	[DSLOT_PROCS3] = SLOT_SQL("procs", "window_tasks"),
+	[DSLOT_THREADS3] = SLOT_SQL("threads", "window_tasks"),
 };
 
 /* The part version a slot is trained on (0: any), and whether it is

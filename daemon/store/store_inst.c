@@ -138,7 +138,7 @@ static const char *const iw_sql[IW__MAX] = {
 	[IW_UNTIL] = "UPDATE instance SET until_ns = ?2 WHERE iid = ?1",
 	[IW_IDENT] = "INSERT INTO window_task_ident (window_id, iid, tgid,"
 		     " uid, comm, name) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-	[IW_PUT] = "INSERT INTO window_tasks (window_id, procs, threads)"
+	[IW_PUT] = "INSERT INTO main.window_tasks (window_id, procs, threads)"
 		   " VALUES (?1, ?2, ?3)",
 	[IW_MAX_IID] = "SELECT coalesce(max(iid), 0) FROM instance",
 	[IW_ALL] = "SELECT iid, thread, id, starttime, tgid, uid, comm, name,"
@@ -622,12 +622,11 @@ out:
 }
 
 static int
-iw_put(struct store_iw *iw, int64_t wid, int64_t wall_end_ns,
+iw_put(struct store_iw *iw, sqlite3_stmt *st, int64_t wid, int64_t wall_end_ns,
     const struct window_task *procs, size_t np,
     const struct window_task *threads, size_t nt)
 {
 	struct store_enc pf = { 0 }, tf = { 0 };
-	sqlite3_stmt *st = iw->st[IW_PUT];
 	int rc;
 
 	if (np == 0 && nt == 0)
@@ -740,6 +739,7 @@ store_rollback(struct store *s)
 	store_inst_forget(s);
 	store_keys_forget(s); /* and the keys it wrote (store_keys.c) */
 	store_prov_forget(s);
+	store_span_forget(s); /* span tables it made (store_span.c) */
 	/* and the dictionaries it trained (store_dict.c) */
 	memset(s->dict_new, 0, sizeof(s->dict_new));
 }
@@ -748,9 +748,17 @@ int
 store_inst_put(struct store *s, int64_t id, const struct window *w)
 {
 	struct store_iw *iw = s->iw;
+	sqlite3_stmt *st;
+	int rc = SQLITE_OK;
 
 	if (iw == NULL)
 		return SQLITE_MISUSE;
+	/* level 0 into its span's table (store_span.c) */
+	st = w->level == 0 && store_span_on(s) && (w->nprocs || w->nthreads) ?
+	    store_span_ins(s, 0, w->wall_start_ns, &rc) :
+	    iw->st[IW_PUT];
+	if (st == NULL)
+		return rc;
 	/* a spool: the main store's cache and counter (store_spool.c) */
 	iw->main = s->inst_main != NULL ? s->inst_main->iw : NULL;
 	iw->cp = iw->main != NULL ? &iw->main->c : &iw->c;
@@ -759,8 +767,8 @@ store_inst_put(struct store *s, int64_t id, const struct window *w)
 	    (s->inst_main != NULL ? s->inst_main : s)->dict_cur[DSLOT_PROCS3];
 	iw->dict[1] =
 	    (s->inst_main != NULL ? s->inst_main : s)->dict_cur[DSLOT_THREADS3];
-	return iw_put(iw, id, w->wall_end_ns, w->procs, w->nprocs, w->threads,
-	    w->nthreads);
+	return iw_put(iw, st, id, w->wall_end_ns, w->procs, w->nprocs,
+	    w->threads, w->nthreads);
 }
 
 /*
@@ -1027,8 +1035,8 @@ store_inst_migrate_v8(sqlite3 *db)
 		sqlite3_reset(rs);
 		if (rc != SQLITE_DONE)
 			break;
-		if ((rc = iw_put(&iw, wid, wend, l[0].t, l[0].n, l[1].t,
-			 l[1].n)) != SQLITE_OK)
+		if ((rc = iw_put(&iw, iw.st[IW_PUT], wid, wend, l[0].t, l[0].n,
+			 l[1].t, l[1].n)) != SQLITE_OK)
 			break;
 	}
 	if (rc == SQLITE_DONE)

@@ -234,6 +234,13 @@ struct store {
 	sqlite3_stmt *prov_st[STORE_PROV__MAX];
 	struct provenance prov_last;
 	bool prov_written;
+	/* store_span.c: the writer's INSERT into the span tables (tasks,
+	 * parts) of span_k; a reader's views made at main's schema
+	 * version span_schema */
+	sqlite3_stmt *span_ins[2];
+	int64_t span_k[2];
+	bool span_stale; /* the writer's views to be made again */
+	int64_t span_schema;
 };
 
 /*
@@ -622,6 +629,26 @@ int store_sum_absent(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
     bool threads, const uint64_t *want, size_t nwant, int64_t **ret,
     size_t *ret_n);
 #define STORE_SUM_HOUR_NS (3600 * NSEC_PER_SEC) /* store_sum_absent's spans */
+/* store_span.c: level 0's bulky rows in a table per span of
+ * STORE_SPAN_NS (schema v27, a format constant) */
+#define STORE_SPAN_NS 3600000000000LL
+#define SQL_SPAN_NS "3600000000000"
+#define SQL_SPAN_OF(x)                                        \
+	"((" x " - ((" x " % " SQL_SPAN_NS ") + " SQL_SPAN_NS \
+	") % " SQL_SPAN_NS ") / " SQL_SPAN_NS ")"
+extern bool store_span_nosweep; /* tests: no sweep after a delete */
+int64_t store_span_of(int64_t wall_start_ns);
+bool store_span_table(const char *name);
+bool store_span_on(const struct store *s);
+int store_span_views(sqlite3 *db, bool spool);
+int64_t store_span_schema(sqlite3 *db);
+sqlite3_stmt *store_span_ins(struct store *s, unsigned t, int64_t wall_start_ns,
+    int *ret_rc);
+int store_span_move(struct store *s);
+int store_span_sweep(struct store *s);
+int store_span_open(struct store *s);
+void store_span_release(struct store *s);
+void store_span_forget(struct store *s);
 extern bool store_sum_off; /* tests: every range read window by window */
 /* Forget the summaries of the spans holding a window the condition
  * selects (enum store_sum_forget), inside the caller's transaction and

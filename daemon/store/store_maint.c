@@ -152,7 +152,9 @@ out:
 }
 
 /* floor(wall_start_ns / ?3): the span-aligned bucket, also before 1970 */
-#define SQL_BUCKET "((wall_start_ns - ((wall_start_ns % ?3) + ?3) % ?3) / ?3)"
+#define SQL_BUCKET_OF(p) \
+	"((wall_start_ns - ((wall_start_ns % " p ") + " p ") % " p ") / " p ")"
+#define SQL_BUCKET SQL_BUCKET_OF("?3")
 
 /*
  * Roll-up sources of level ?1: windows of the current boot (?4, when
@@ -167,7 +169,7 @@ out:
     "SELECT id, " STORE_BOOT_TEXT("windows.") ", wall_start_ns" \
     " FROM windows WHERE level = ?1 AND (" \
     "(?4 != '' AND boot = boot_key(?4) AND boot_start_ns - wall_start_ns + (" \
-    SQL_BUCKET " + 1) * ?3 <= ?5) OR " \
+    SQL_BUCKET_OF("?8") " + 1) * ?8 <= ?5) OR " \
     "(?6 AND (?4 = '' OR boot != boot_key(?4)) AND wall_start_ns < ?2))" \
     " AND NOT (burst_samples > 0 AND wall_end_ns > ?7)" x \
     " ORDER BY boot, " SQL_BUCKET ", mono_start_ns"
@@ -199,6 +201,22 @@ prepare(struct store *s, const char *sql, sqlite3_stmt **ret)
 	return rc == SQLITE_OK ? 0 : store_fail(s, rc, "prepare");
 }
 
+/*
+ * Level 0 in batches, with its rows in tables per span (store_span.c):
+ * a window is of age when its whole span (STORE_SPAN_NS, not its
+ * bucket) is, so a roll-up takes every level-0 window of a span at once
+ * and the sweep drops the span's tables whole instead of deleting their
+ * rows one by one. 0: by bucket.
+ */
+static int64_t
+roll_span(const struct store *s, unsigned from, const struct maint_now *mn)
+{
+	return from == 0 && store_span_on(s) && s->o.rollup_batch_s > 0 &&
+		!mn->pressed ?
+	    STORE_SPAN_NS :
+	    0;
+}
+
 /* The roll-up source query of level `from` for windows older than
  * after_ns, its parameters bound. */
 static int
@@ -206,6 +224,8 @@ roll_src_stmt(struct store *s, unsigned from, const struct maint_now *mn,
     int64_t after_ns, int64_t span_ns, sqlite3_stmt **ret)
 {
 	int64_t cutoff = mn->now->wall_ns - after_ns;
+	int64_t age_ns = roll_span(s, from, mn) ? roll_span(s, from, mn) :
+						  span_ns;
 	sqlite3_stmt *st;
 	int r;
 
@@ -214,10 +234,11 @@ roll_src_stmt(struct store *s, unsigned from, const struct maint_now *mn,
 	    0)
 		return r;
 	/* Whole buckets only: the last one may still be filling. */
-	cutoff = wall_bucket(cutoff, span_ns) * span_ns;
+	cutoff = wall_bucket(cutoff, age_ns) * age_ns;
 	sqlite3_bind_int64(st, 1, from);
 	sqlite3_bind_int64(st, 2, cutoff);
 	sqlite3_bind_int64(st, 3, span_ns);
+	sqlite3_bind_int64(st, 8, age_ns);
 	sqlite3_bind_text(st, 4, mn->now->boot_id, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 5, mn->now->boot_ns - after_ns);
 	sqlite3_bind_int(st, 6, mn->wall_ok);
@@ -250,6 +271,9 @@ roll_due(struct store *s, unsigned from, const struct maint_now *mn,
 
 	*ret = true;
 	if (s->o.rollup_batch_s <= 0 || mn->pressed)
+		return 0;
+	/* by whole spans: the span is the batch (roll_span) */
+	if (roll_span(s, from, mn))
 		return 0;
 	if (s->o.rollup_batch_s > (INT64_MAX - after_ns) / NSEC_PER_SEC)
 		return 0; /* past any clock: at every pass */
@@ -314,6 +338,18 @@ roll_level(struct store *s, unsigned from, const struct maint_now *mn,
 			r = 0;
 	}
 	free(src);
+	/* the spans rolled whole dropped, the rest's rows of the sources
+	 * deleted (store_span.c) */
+	if (r == 0 && n > 0 && from == 0 && store_span_on(s)) {
+		if ((rc = store_txn_begin(s)) != SQLITE_OK)
+			return store_fail(s, rc, "begin");
+		if ((rc = store_span_sweep(s)) == SQLITE_OK)
+			rc = store_txn_commit(s);
+		if (rc != SQLITE_OK) {
+			r = store_fail(s, rc, "roll-up: span sweep");
+			store_rollback(s);
+		}
+	}
 	return r;
 }
 
@@ -369,7 +405,10 @@ delete_age(struct store *s, const struct maint_now *mn)
 		return r;
 	}
 	n = (uint64_t)sqlite3_changes(s->db);
-	if ((rc = store_vacuum_excess(s)) == SQLITE_OK)
+	rc = SQLITE_OK;
+	if (n > 0 && store_span_on(s))
+		rc = store_span_sweep(s);
+	if (rc == SQLITE_OK && (rc = store_vacuum_excess(s)) == SQLITE_OK)
 		rc = store_txn_commit(s);
 	if (rc != SQLITE_OK) {
 		r = store_fail(s, rc, "retention commit");

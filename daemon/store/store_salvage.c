@@ -109,6 +109,7 @@ store_salvage(struct store *s, const char *bad)
 		sqlite3_finalize(st);
 	}
 	if (app != STORE_APPLICATION_ID || ver != STORE_SCHEMA_VERSION ||
+	    store_span_views(t.db, false) != SQLITE_OK ||
 	    store_read_prepare(&t) != SQLITE_OK ||
 	    store_parts_prepare(&t, true) != SQLITE_OK) {
 		r = -ENOTSUP;

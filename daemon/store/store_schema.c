@@ -585,6 +585,17 @@ migrate_v26(sqlite3 *db)
 }
 
 /*
+ * v27: level 0's task blobs and parts rows in a table per hour of wall
+ * time (store_span.c: l0_tasks_K and l0_parts_K, made by the first write
+ * into a span and dropped whole once its level-0 windows are gone). No
+ * row moves: level-0 rows an older version wrote stay in window_tasks and
+ * window_parts, which the readers' views include, and go as before (their
+ * foreign keys). The version says a file may hold span tables, which an
+ * older build would not read.
+ */
+static const char schema_v27[] = "";
+
+/*
  * migrations[v] takes a database from user_version v to v + 1: its SQL,
  * then its C half (NULL: none) in the same transaction.
  */
@@ -615,4 +626,5 @@ const struct store_migration store_migrations[STORE_SCHEMA_VERSION] = {
 	{ schema_v24, migrate_v24 },
 	{ schema_v25, NULL },
 	{ schema_v26, migrate_v26 },
+	{ schema_v27, NULL },
 };

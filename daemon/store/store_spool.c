@@ -104,7 +104,8 @@ static const char *const sp_sql[SP__MAX] = {
 static const char tables_sql[] =
     "SELECT m.name FROM %s.sqlite_schema AS m WHERE m.type = 'table' AND"
     " (m.name IN ('windows', 'instance', 'window_key', 'boot') OR EXISTS (SELECT 1 FROM pragma_table_info(m.name,"
-    " '%s') AS c WHERE c.name = 'window_id')) ORDER BY m.name != 'windows',"
+    " '%s') AS c WHERE c.name = 'window_id')) AND m.name NOT GLOB 'l0_*'"
+    " ORDER BY m.name != 'windows',"
     " m.name";
 
 /* A statement run to its end; unlike store_run, an INSERT that adds no
@@ -187,10 +188,18 @@ prepare_move(sqlite3 *db, const char *t, const char *cols, void *arg)
 		return SQLITE_OK; /* SP_INST, SP_KEYS, SP_BOOTS */
 	if (s->spool_nst == STORE_SPOOL_NSTMT)
 		return SQLITE_FULL;
+	/* level 0's task blobs and parts go to their spans' tables
+	 * (store_span_move) */
 	rc = vbuf_printf(&b,
 	    "INSERT INTO main.\"%s\" (%s) SELECT %s FROM spool.\"%s\""
-	    " WHERE %s IN (SELECT id FROM temp.spool_ids)",
-	    t, cols, cols, t, strcmp(t, "windows") ? "window_id" : "id");
+	    " WHERE %s IN (SELECT id FROM temp.spool_ids%s)",
+	    t, cols, cols, t, strcmp(t, "windows") ? "window_id" : "id",
+	    store_span_on(s) &&
+		    (strcmp(t, "window_tasks") == 0 ||
+			strcmp(t, "window_parts") == 0) ?
+		" WHERE id NOT IN (SELECT id FROM spool.windows WHERE"
+		" level = 0)" :
+		"");
 	if (rc < 0) {
 		vbuf_release(&b);
 		return SQLITE_NOMEM;
@@ -215,6 +224,7 @@ spool_store_open(struct store *s)
 	o.rollup1_s = o.rollup2_s = 0;
 	o.retain_s = 0;
 	o.max_bytes = SPOOL_MAX_BYTES;
+	o.no_spans = true; /* emptied at every move: plain tables */
 	if ((r = store_db_open(s->o.spool_path, &o, &s->spool)) < 0)
 		return r;
 	return 0;
@@ -394,6 +404,8 @@ store_spool_move(struct store *s, struct store_move *m)
 		if ((rc = run(tab[i])) == SQLITE_OK && i == SP__MAX &&
 		    sqlite3_changes(s->db) != m->moved)
 			rc = SQLITE_CORRUPT; /* not what was picked */
+	if (rc == SQLITE_OK && store_span_on(s))
+		rc = store_span_move(s);
 	if (rc == SQLITE_OK)
 		rc = run(tab[SP_INST]);
 	if (rc == SQLITE_OK)

@@ -31,8 +31,9 @@ const char *const store_ws_sql[WS__MAX] = {
 	    "SELECT 1 FROM windows INDEXED BY windows_roll WHERE"
 	    " boot = boot_key(?1) AND level > 0 AND mono_start_ns <= ?2"
 	    " AND mono_end_ns >= ?3 LIMIT 1",
-	[WS_INS_PARTS] = "INSERT INTO window_parts (window_id, kv, sys, bpf)"
-			 " VALUES (?1, ?2, ?3, ?4)",
+	[WS_INS_PARTS] =
+	    "INSERT INTO main.window_parts (window_id, kv, sys, bpf)"
+	    " VALUES (?1, ?2, ?3, ?4)",
 	[WS_DEL_WINDOW] = "DELETE FROM windows WHERE id = ?",
 	[WS_DEL_AGE] = "DELETE FROM windows WHERE wall_end_ns < ?",
 	[WS_DEL_OLDEST] =

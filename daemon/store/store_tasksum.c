@@ -79,8 +79,11 @@ static const char *const sum_sql[SUM__MAX] = {
 	    " GROUP BY b HAVING count(*) > 1 AND NOT EXISTS (SELECT 1 FROM"
 	    " main.task_sum WHERE start_ns = b * ?1 AND span_ns = ?1)"
 	    " ORDER BY b DESC",
-	[SUM_SRC] = "SELECT w.id, t.procs, t.threads FROM main.windows w"
-	    " LEFT JOIN main.window_tasks t ON t.window_id = w.id"
+	/* lookups, not a join: window_tasks is a view of the span tables
+	 * too (store_span.c) */
+	[SUM_SRC] = "SELECT w.id, (SELECT t.procs FROM window_tasks t WHERE"
+	    " t.window_id = w.id), (SELECT t.threads FROM window_tasks t"
+	    " WHERE t.window_id = w.id) FROM main.windows w"
 	    " WHERE w.wall_start_ns >= ?1 AND w.wall_start_ns < ?2"
 	    " ORDER BY w.wall_start_ns, w.mono_start_ns, w.id",
 	[SUM_PUT] = "INSERT OR REPLACE INTO main.task_sum"

@@ -312,7 +312,16 @@ store_wparts_put(struct store *s, int64_t id, const struct window *w)
 		}
 	a->dict_kv = store_dict_cur(s, DSLOT_KV2);
 	a->dict_sys = store_dict_cur(s, DSLOT_SYS);
-	rc = store_wacc_insert(store_ws(s, WS_INS_PARTS), id, a, c, nc, p, np);
+	/* level 0 into its span's table (store_span.c) */
+	if (w->level == 0 && store_span_on(s)) {
+		sqlite3_stmt *ins = store_span_ins(s, 1, w->wall_start_ns, &rc);
+
+		if (ins != NULL)
+			rc = store_wacc_insert(ins, id, a, c, nc, p, np);
+	} else {
+		rc = store_wacc_insert(store_ws(s, WS_INS_PARTS), id, a, c, nc,
+		    p, np);
+	}
 	free(c);
 	store_wacc_reset(a);
 	return rc;
