@@ -408,6 +408,13 @@ vitalsd_free(struct vitalsd *d)
 	if (d->bsa_ev)
 		event_free(d->bsa_ev);
 	d->bsa = bpf_sched_async_free(d->bsa);
+	/* a part out of its window for the drain's thread: a dispatch
+	 * that failed never settled it */
+	if (d->bsa_part != NULL) {
+		window_bpf_release(d->bsa_part);
+		free(d->bsa_part);
+		d->bsa_part = NULL;
+	}
 	bpf_sched_free(d->bs);
 	if (d->sca_ev)
 		event_free(d->sca_ev);

@@ -825,6 +825,9 @@ bpf_sched_open(const struct bpf_sched_opts *o, struct bpf_sched **ret,
 	for (i = 0; i < VITALS_BPF_PROGS; i++)
 		bs->prog_fd[i] = bs->perf_fd[i] = bs->link_fd[i] = -1;
 	bs->dirfd = -1;
+	bs->slot_cap = o->slot_cap && o->slot_cap < VITALS_SCHED_SLOTS ?
+	    o->slot_cap :
+	    VITALS_SCHED_SLOTS;
 	if ((o->proc_root && (bs->proc_root = strdup(o->proc_root)) == NULL) ||
 	    (o->tracefs && (bs->tracefs = strdup(o->tracefs)) == NULL) ||
 	    (o->instance && (bs->instance = strdup(o->instance)) == NULL)) {

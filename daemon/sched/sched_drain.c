@@ -178,13 +178,30 @@ drain_map(struct bpf_sched *bs, int fd, size_t ksz, size_t vsz,
 /*
  * Layout 11: the quiescent side's array slots [0, count), read in index
  * order (batch lookups; one at a time on kernels without them), a row
- * each unless folded at its thread's free or not made in the drained
- * window (ready is its generation + 1: a slot past a count a failed
- * drain left, or never written). Then the count goes back to 0 for the
- * side's next window, two flips away. Rows already put are kept even
- * when this fails half-way; the count then stays for the next drain of
- * the side, whose slots are another generation's.
+ * each unless folded at its thread's free or not of a generation of
+ * this side still undrained (slot_undrained()). Then the count goes back
+ * to 0 for the side's next window, two flips away. Rows already put are
+ * kept when this fails half-way: the count stays, and the next drain of
+ * the side starts after them (slot_put) and takes the slots the side's
+ * threads added meanwhile.
  */
+/*
+ * A slot below the count holds a generation of this side not drained
+ * yet: the one drained now (tag gen + 1) or, when an earlier drain of
+ * the side was skipped (a failed barrier, a close that never reached its
+ * flip) and the count not reset, an older one the threads left when the
+ * side became live again (they took new slots after it; the window's
+ * rows merge a thread's two). A tag of the other side's parity or above
+ * the drained generation is never this side's.
+ */
+static bool
+slot_undrained(const struct bpf_sched *bs, unsigned side, uint64_t gen,
+    uint64_t ready)
+{
+	return ready != 0 && ready <= gen + 1 &&
+	    ((ready ^ (gen + 1)) & 1) == 0 && ready >= bs->slot_tag[side];
+}
+
 static int
 drain_slots(struct bpf_sched *bs, unsigned side, struct bpf_sched_batch *b)
 {
@@ -197,7 +214,9 @@ drain_slots(struct bpf_sched *bs, unsigned side, struct bpf_sched_batch *b)
 	if (bpf_map_lookup_elem(bs->map_fd[SM_NSLOT], &key, &ns) < 0)
 		return -errno;
 	b->slot_count = ns.count;
-	n = ns.count < VITALS_SCHED_SLOTS ? ns.count : VITALS_SCHED_SLOTS;
+	/* past the capacity no slot was written in this run (an earlier
+	 * run's, with another capacity, may hold anything) */
+	n = ns.count < bs->slot_cap ? ns.count : bs->slot_cap;
 	if (n == 0)
 		return 0;
 	if ((r = bpf_sched_grow((void **)&bs->slots, &bs->slots_cap,
@@ -225,18 +244,25 @@ drain_slots(struct bpf_sched *bs, unsigned side, struct bpf_sched_batch *b)
 	for (i = got; bs->no_batch && i < n; i++, got++)
 		if (bpf_map_lookup_elem(fd, &i, &bs->slots[i]) < 0)
 			return -errno;
-	for (i = 0; i < got && i < n; i++) {
+	for (i = bs->slot_put[side]; i < got && i < n; i++) {
 		const struct sched_slot *sl = &bs->slots[i];
 
-		if (sl->ready != b->gen + 1 || (sl->flags & SCHED_SLOT_FOLDED))
+		if (!slot_undrained(bs, side, b->gen, sl->ready) ||
+		    (sl->flags & SCHED_SLOT_FOLDED))
 			continue;
-		if ((r = put_tid(bs, b, &sl->key, &sl->v)) < 0)
+		if ((r = put_tid(bs, b, &sl->key, &sl->v)) < 0) {
+			bs->slot_put[side] = i;
 			return r;
+		}
 		b->slots++;
 	}
 	ns.count = 0;
-	if (bpf_map_update_elem(bs->map_fd[SM_NSLOT], &key, &ns, BPF_ANY) < 0)
+	if (bpf_map_update_elem(bs->map_fd[SM_NSLOT], &key, &ns, BPF_ANY) < 0) {
+		bs->slot_put[side] = n; /* every slot is in this batch */
 		return -errno;
+	}
+	bs->slot_put[side] = 0;
+	bs->slot_tag[side] = b->gen + 3; /* the side's next generation */
 	return 0;
 }
 

@@ -61,6 +61,13 @@ struct bpf_sched {
 	void *kbuf, *vbuf;	  /* drain scratch */
 	struct sched_slot *slots; /* the slots' drain scratch */
 	size_t slots_cap;	  /* bytes */
+	/* Per side: the lowest ready tag not drained yet (a side whose
+	 * drain was skipped keeps its slots: the next drain takes both
+	 * generations), slots [0, put) an earlier drain already put (it
+	 * failed half-way, the count was not reset), the capacity. */
+	uint64_t slot_tag[2];
+	uint32_t slot_put[2];
+	uint32_t slot_cap;
 	size_t kcap, vcap;
 	bool no_batch; /* the kernel lacks batch ops: per-key reads */
 	/* pins of the platform loader's object (sched_ldr.c) */

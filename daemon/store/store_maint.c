@@ -340,7 +340,9 @@ roll_level(struct store *s, unsigned from, const struct maint_now *mn,
 	free(src);
 	/* the spans rolled whole dropped, the rest's rows of the sources
 	 * deleted (store_span.c) */
-	if (r == 0 && n > 0 && from == 0 && store_span_on(s)) {
+	/* at every pass, not only one that rolled: a sweep that failed
+	 * (a full disk) leaves rows the next pass takes */
+	if (r == 0 && from == 0 && store_span_on(s)) {
 		if ((rc = store_txn_begin(s)) != SQLITE_OK)
 			return store_fail(s, rc, "begin");
 		if ((rc = store_span_sweep(s)) == SQLITE_OK)
