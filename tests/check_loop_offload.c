@@ -197,7 +197,10 @@ START_TEST(test_wss_off_loop)
 	    "%s", err);
 	l.tick = event_new(l.base, -1, EV_PERSIST, wtick_cb, &l);
 	ck_assert_int_eq(event_add(l.tick, &tv2), 0);
-	l.end_ns = clock_ns(CLOCK_MONOTONIC) + 1500 * 1000000LL;
+	/* a pass is WSS_DELAY_MS and the walk, and the next is due 100 ms
+	 * after it ends: 3 s for five on a loaded machine (1.5 s gave 5 on
+	 * a quiet one, and CI saw 4) */
+	l.end_ns = clock_ns(CLOCK_MONOTONIC) + 3000 * 1000000LL;
 	ck_assert_int_eq(event_base_dispatch(l.base), 0);
 	/* a busy worker: the target read waits for the pass */
 	t0 = clock_ns(CLOCK_MONOTONIC);
@@ -205,7 +208,7 @@ START_TEST(test_wss_off_loop)
 	ck_assert_ptr_nonnull(st);
 	ck_assert(!wss_busy(w));
 	fprintf(stderr,
-	    "wss passes %s: %llu passes in 1.5 s, the 2 ms timer's largest "
+	    "wss passes %s: %llu passes in 3 s, the 2 ms timer's largest "
 	    "gap %.3f ms, wss_get waited %.3f ms, idle callbacks %d\n",
 	    _i == 0 ? "on the worker" : "on the loop",
 	    (unsigned long long)st->seq, l.gap_max_ns / 1e6,
