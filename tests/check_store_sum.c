@@ -900,7 +900,7 @@ START_TEST(test_sum_payload_fuzz)
 	struct store_agg a[40], *b;
 	struct store_enc e = { 0 };
 	uint8_t buf[4096];
-	size_t n, i, k, len;
+	size_t n, i, k, nk, len;
 	int r, ok = 0, bad = 0;
 
 	memset(a, 0, sizeof(a));
@@ -917,7 +917,7 @@ START_TEST(test_sum_payload_fuzz)
 	ck_assert_int_eq(store_tasksum_put(&e, a, 40), 0);
 	len = e.b.len;
 	ck_assert_uint_le(len, sizeof(buf));
-	for (k = 0; k < tu_scaled(20000, 2000); k++) {
+	for (k = 0, nk = tu_scaled(20000, 2000); k < nk; k++) {
 		memcpy(buf, e.b.p, len);
 		for (i = 0; i < 1 + rnd(4); i++)
 			buf[rnd((unsigned)len)] ^= (uint8_t)(1 + rnd(255));
