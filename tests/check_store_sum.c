@@ -6,6 +6,12 @@
  * span holds: a window arriving late, roll-ups, retention, the size
  * bound, windows waiting in the spool, renamed tasks and reused pids;
  * and a damaged or missing summary only means its windows are read.
+ *
+ * VITALS_TEST_SCALE=S (CI's sanitizer build, .ci/run) divides the random
+ * ranges of each comparison (at least 2 stay, with the first's history)
+ * and the payload fuzz's 20,000 mutations (at least 2,000); the fixed
+ * ranges (the whole span and beyond, an aligned hour, 10 min and minute,
+ * one ns over an hour's edges) and every store change run at any scale.
  */
 #include <check.h>
 #include <errno.h>
@@ -230,6 +236,7 @@ same_ranges(struct store *r, int64_t lo, int64_t hi, unsigned k)
 	int64_t len = hi - lo, from, to;
 	unsigned i;
 
+	k = (unsigned)tu_scaled(k, 2);
 	same_top(r, lo - 3600 * SEC, hi + 3600 * SEC);
 	same_history(r, lo - 3600 * SEC, hi + 3600 * SEC);
 	same_top(r, lo, hi);
@@ -893,7 +900,7 @@ START_TEST(test_sum_payload_fuzz)
 	struct store_agg a[40], *b;
 	struct store_enc e = { 0 };
 	uint8_t buf[4096];
-	size_t n, i, k, len;
+	size_t n, i, k, nk, len;
 	int r, ok = 0, bad = 0;
 
 	memset(a, 0, sizeof(a));
@@ -910,7 +917,7 @@ START_TEST(test_sum_payload_fuzz)
 	ck_assert_int_eq(store_tasksum_put(&e, a, 40), 0);
 	len = e.b.len;
 	ck_assert_uint_le(len, sizeof(buf));
-	for (k = 0; k < 20000; k++) {
+	for (k = 0, nk = tu_scaled(20000, 2000); k < nk; k++) {
 		memcpy(buf, e.b.p, len);
 		for (i = 0; i < 1 + rnd(4); i++)
 			buf[rnd((unsigned)len)] ^= (uint8_t)(1 + rnd(255));

@@ -206,6 +206,33 @@ tu_need_root(const char *why)
 	return false;
 }
 
+unsigned
+tu_test_scale(void)
+{
+	const char *v = getenv("VITALS_TEST_SCALE");
+	unsigned long n;
+	char *end;
+
+	if (v == NULL || *v == '\0')
+		return 1;
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	/* a typo must not shrink a suite to nothing unnoticed */
+	ck_assert_msg(errno == 0 && *end == '\0' && n >= 1 && n <= 1000,
+	    "VITALS_TEST_SCALE=%s: not an integer in 1..1000", v);
+	return (unsigned)n;
+}
+
+unsigned long long
+tu_scaled(unsigned long long n, unsigned long long min)
+{
+	unsigned long long m = n / tu_test_scale();
+
+	if (m < min)
+		m = min;
+	return m < n ? m : n;
+}
+
 int
 tu_run_root(Suite *s)
 {

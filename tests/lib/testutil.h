@@ -67,5 +67,12 @@ bool tu_root(void);
 /* tu_run for a suite with a root-only test case: as a user, with that case
  * left out, a pass is 77 (a skip to meson: not everything ran). */
 int tu_run_root(struct Suite *s);
+/* VITALS_TEST_SCALE (default 1, at most 1000): the divisor of a long
+ * suite's iteration counts. CI's sanitizer build sets it (.ci/run), where
+ * every call costs ~10x and fewer iterations still reach each path; the
+ * plain build keeps the full counts (tests/README.md). */
+unsigned tu_test_scale(void);
+/* n divided by the scale, never below min (nor above n). */
+unsigned long long tu_scaled(unsigned long long n, unsigned long long min);
 
 #endif
