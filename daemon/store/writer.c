@@ -351,8 +351,10 @@ write_window(struct writer *wr, unsigned *backoff, bool *recovered,
  * Give back what a write freed. A window's rows, its decoded copy and
  * SQLite's statement scratch are freed as the write ends; glibc keeps
  * those pages in the arena (and the writer has its own arena) until a
- * trim. Its zstd context goes too (made again at the next write), and
- * its connections' cached pages (read again from the OS's page cache). Here, off the loop, once per drained queue: the trim walks the
+ * trim. Its zstd decompression context goes too (the compression one
+ * is kept: store_codec_release_decoder), and its connections' cached
+ * pages (read again from the OS's page cache). Here, off the loop, once
+ * per drained queue: the trim walks the
  * arenas' free chunks (well under a millisecond at this heap's size).
  * What it gave back is RssAnon before less after.
  */
@@ -363,7 +365,7 @@ writer_trim(struct writer *wr)
 	bool both = memstat_read(NULL, &a) == 0 && (a.have & MEMSTAT_ANON);
 
 	store_release_memory(wr->store);
-	store_codec_release();
+	store_codec_release_decoder(); /* the encoder's kept: see there */
 	compat_heap_release();
 	both = both && memstat_read(NULL, &b) == 0 && (b.have & MEMSTAT_ANON);
 	pthread_mutex_lock(&wr->mu);
