@@ -9,6 +9,8 @@
 # thread's (the main thread's) time on a CPU from
 # /proc/PID/task/PID/schedstat over the measured seconds, in ms per second
 # of wall time, and its wake-ups per second (schedstat's timeslices).
+# Then the same for each of its other threads by name (vitalsd-writer,
+# -worker, -drain, -query summed): THREAD lines; VmRSS at the round's end.
 # bench/README.md ("Loop thread, fifth pass") has
 # figures.
 #
@@ -59,7 +61,7 @@ mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
 read -ra extra_args <<<"$vitalsd_args"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/loop_pair.XXXXXX")
-declare -a vpid=()
+declare -a vpid=() t0=() t1=() rss=()
 cleanup() {
 	set +e
 	for p in "${vpid[@]}"; do
@@ -91,6 +93,17 @@ snap() {	# snap PID: "ns slices" of its main thread
 	echo "$ns $sl"
 }
 
+threads_snap() {	# threads_snap PID: "comm ns slices" per thread name, summed
+	local t c ns sl
+	for t in /proc/"$1"/task/*; do
+		[[ $t == "/proc/$1/task/$1" ]] && continue
+		read -r c <"$t/comm" 2>/dev/null || continue
+		read -r ns _ sl <"$t/schedstat" 2>/dev/null || continue
+		echo "$c $ns $sl"
+	done | awk '{ n[$1] += $2; s[$1] += $3 } END {
+		for (c in n) print c, n[c], s[c] }' | sort
+}
+
 bins=("$vitalsd" "$other")
 echo "== loop_pair: ${procs} x ${threads} at ${busy} %, ${secs} s a round, A=$vitalsd B=$other"
 for ((r = 0; r < rounds; r++)); do
@@ -104,11 +117,14 @@ for ((r = 0; r < rounds; r++)); do
 	for i in 0 1; do
 		alive "${vpid[i]}" || die "daemon $i exited: $(tail -n 3 "$tmp/d$i/log")"
 		s0[i]=$(snap "${vpid[i]}")
+		t0[i]=$(threads_snap "${vpid[i]}")
 	done
 	w0=$(date +%s%N)
 	sleep "$secs"
 	for i in 0 1; do
 		s1[i]=$(snap "${vpid[i]}")
+		t1[i]=$(threads_snap "${vpid[i]}")
+		rss[i]=$(awk '/^VmRSS:/ { print $2 }' "/proc/${vpid[i]}/status")
 	done
 	w1=$(date +%s%N)
 	count_tasks
@@ -116,10 +132,18 @@ for ((r = 0; r < rounds; r++)); do
 		read -r a0 b0 <<<"${s0[i]}"
 		read -r a1 b1 <<<"${s1[i]}"
 		awk -v r="$r" -v i="$i" -v ns=$((a1 - a0)) -v sl=$((b1 - b0)) \
-		    -v w=$((w1 - w0)) -v t=$(((n0 + n_tasks) / 2)) 'BEGIN {
-			printf "RESULT round=%d daemon=%s loop_ms_per_s=%.3f wakeups_per_s=%.2f tasks=%d\n",
+		    -v w=$((w1 - w0)) -v t=$(((n0 + n_tasks) / 2)) -v rss="${rss[i]}" 'BEGIN {
+			printf "RESULT round=%d daemon=%s loop_ms_per_s=%.3f wakeups_per_s=%.2f tasks=%d vmrss_kib=%d\n",
 			    r, (i == 0 ? "A" : "B"), ns / 1e6 / (w / 1e9),
-			    sl / (w / 1e9), t }'
+			    sl / (w / 1e9), t, rss }'
+		# a thread that came or went in between counts from 0
+		join -a 2 -e 0 -o 0,1.2,1.3,2.2,2.3 <(echo "${t0[i]}") \
+		    <(echo "${t1[i]}") |
+		    awk -v r="$r" -v d="$(if ((i == 0)); then echo A; else echo B; fi)" \
+		    -v w=$((w1 - w0)) '{
+			printf "THREAD round=%d daemon=%s thread=%s ms_per_s=%.3f runs_per_s=%.2f\n",
+			    r, d, $1, ($4 - $2) / 1e6 / (w / 1e9),
+			    ($5 - $3) / (w / 1e9) }'
 	done
 	for i in 0 1; do
 		stop_pid "${vpid[i]}"

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "store/store_codec.h"
 #include "testutil.h"
 #include "vitalsd.h"
 
@@ -323,6 +324,75 @@ noop_cb(void *arg, const struct writer_done *dn)
 	(void)dn;
 }
 
+/* Window seq with n processes: task blobs large enough to compress. */
+static struct window *
+mkwin_tasks(uint64_t seq, unsigned n)
+{
+	struct window *w = mkwin(seq);
+	struct window_task t;
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		memset(&t, 0, sizeof(t));
+		t.id = t.tgid = (int32_t)(100 + i);
+		t.starttime = 1000 + i;
+		snprintf(t.comm, sizeof(t.comm), "proc%u", i % 37);
+		window_task_set_name(&t, t.comm);
+		t.d_utime = i % 7 + seq;
+		t.d_stime = i % 3;
+		t.samples = 10;
+		ck_assert_int_eq(window_add_task(w, false, &t), 0);
+	}
+	return w;
+}
+
+/*
+ * The writer's heap trim: at the first drained queue, then at most once
+ * a minute (TRIM_EVERY_S), and it keeps the zstd compression context.
+ * Windows written one by one, each queue drained: one trim, after the
+ * first, and one context made in all (before: a trim per window, and a
+ * context made afresh after each, its tables zeroed and faulted in
+ * again once the trim gave them back).
+ */
+START_TEST(trim_keeps_encoder)
+{
+	struct store *s = open_busy(5000);
+	struct writer *wr;
+	uint64_t made0;
+	uint32_t trims = 0;
+	uint64_t bytes;
+	unsigned k;
+	int i;
+
+	ck_assert_int_eq(writer_start(s, 8, &wr), 0);
+	made0 = store_codec_contexts_made(0);
+	for (k = 1; k <= 4; k++) {
+		struct window *w = mkwin_tasks(k, 400);
+
+		ck_assert_int_eq(writer_submit(wr, w), 0);
+		window_free(w);
+		ck_assert_int_eq(writer_wait(wr, 5000), 0);
+		/* the trim follows the drained queue's wake-up */
+		for (i = 0; i < 50; i++) {
+			writer_trims(wr, &trims, &bytes);
+			if (trims >= k)
+				break;
+			usleep(10000);
+		}
+		/* the first window's trim ran before the next is put */
+		if (k == 1)
+			ck_assert_uint_eq(trims, 1);
+	}
+	writer_trims(wr, &trims, &bytes);
+	ck_assert_uint_eq(trims, 1);
+	/* the first window compressed (a context made), the next three
+	 * after the trim reused it */
+	ck_assert_uint_eq(store_codec_contexts_made(0) - made0, 1);
+	writer_stop(wr, 1000);
+	store_close(s);
+}
+END_TEST
+
 /*
  * A call on the writer thread (heapprofd's records read when the store
  * opened late): tried again while it fails, then its done runs once on
@@ -376,6 +446,7 @@ main(void)
 	tcase_add_test(tc, told_failing_and_dropped);
 	tcase_add_test(tc, records_ordered_replaced_bounded);
 	tcase_add_test(tc, call_retried_then_done);
+	tcase_add_test(tc, trim_keeps_encoder);
 	suite_add_tcase(su, tc);
 	return tu_run(su);
 }

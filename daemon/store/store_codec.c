@@ -413,6 +413,7 @@ zctx_free_d(void *p)
 }
 
 static int zctx_ok;
+static uint64_t zctx_made[2]; /* contexts made (store_codec_contexts_made) */
 
 static void
 zctx_init(void)
@@ -434,6 +435,8 @@ zctx(int d)
 	if ((c = pthread_getspecific(zctx_key[d])) != NULL)
 		return c;
 	c = d ? (void *)ZSTD_createDCtx() : (void *)ZSTD_createCCtx();
+	if (c != NULL)
+		__atomic_add_fetch(&zctx_made[d], 1, __ATOMIC_RELAXED);
 	if (c != NULL && pthread_setspecific(zctx_key[d], c) != 0) {
 		if (d)
 			ZSTD_freeDCtx(c);
@@ -444,30 +447,53 @@ zctx(int d)
 	return c;
 }
 
+/* The calling thread's context of kind d (1: decompression) freed. */
+static void
+zctx_release(int d)
+{
+	void *c;
+
+	if (!zctx_ok || (c = pthread_getspecific(zctx_key[d])) == NULL)
+		return;
+	(void)pthread_setspecific(zctx_key[d], NULL);
+	if (d)
+		ZSTD_freeDCtx(c);
+	else
+		ZSTD_freeCCtx(c);
+}
+
 /*
- * The calling thread's contexts freed: the writer's after its queue
- * drained, an idle reader's with its connection. A compression context
- * holds its match tables (~0.3 MiB at level 3 for a window's blobs) that
- * would otherwise stay for the thread's life; the next use makes one again
- * (tens of µs, once per window written).
+ * The calling thread's contexts freed: an idle reader's with its
+ * connection. A compression context holds its match tables (~0.3 MiB at
+ * level 3 for a window's blobs) that would otherwise stay for the
+ * thread's life; the next use makes one again.
  */
 void
 store_codec_release(void)
 {
-	void *c;
-	int d;
+	zctx_release(0);
+	zctx_release(1);
+}
 
-	if (!zctx_ok)
-		return;
-	for (d = 0; d < 2; d++) {
-		if ((c = pthread_getspecific(zctx_key[d])) == NULL)
-			continue;
-		(void)pthread_setspecific(zctx_key[d], NULL);
-		if (d)
-			ZSTD_freeDCtx(c);
-		else
-			ZSTD_freeCCtx(c);
-	}
+/*
+ * Only the decompression context: the store writer's, after its queue
+ * drained. Its compression context is kept: one made again for every
+ * window wrote its tables afresh (zstd zeroes a new context's tables, a
+ * kept one's are reused as they are), each page faulted in after the
+ * heap trim gave it back, and the trim's madvise calls (a TLB shootdown
+ * of the other CPUs each) were mostly for its pages: ~40 % of the
+ * writer's CPU a window (bench/README.md, "Writer thread, sixth pass").
+ */
+void
+store_codec_release_decoder(void)
+{
+	zctx_release(1);
+}
+
+uint64_t
+store_codec_contexts_made(int d)
+{
+	return __atomic_load_n(&zctx_made[d ? 1 : 0], __ATOMIC_RELAXED);
 }
 
 /* ------------------------------------------------------------ frames */

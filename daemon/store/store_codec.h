@@ -106,6 +106,10 @@ int store_frame_put_zstd(struct store_enc *e, unsigned part, unsigned version,
 int store_zdict_add(const void *dict, size_t n, uint32_t *ret_id);
 /* the calling thread's zstd contexts freed (made again at the next use) */
 void store_codec_release(void);
+/* only its decompression context (the store writer: see writer_trim) */
+void store_codec_release_decoder(void);
+/* zstd contexts made so far, every thread (d: decompression ones) */
+uint64_t store_codec_contexts_made(int d);
 /* Whether the dictionary of id is registered. */
 bool store_zdict_have(uint32_t id);
 /* Tests: forget every dictionary (none may be in use, no store open). */

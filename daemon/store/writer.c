@@ -33,6 +33,7 @@
 #define RETRY_MIN_MS 500
 #define RETRY_MAX_MS 10000
 #define MAINTAIN_EVERY_S 60
+#define TRIM_EVERY_S 60	  /* heap trims at most this often (writer_trim) */
 #define REC_QUEUE_MAX 256 /* session records waiting (distinct ids) */
 
 /* A queued window and what the loop is told of it (NULL: nothing). */
@@ -78,6 +79,7 @@ struct writer {
 	struct store_commit_stats puts, passes;
 	/* heap trims after the queue emptied: runs, RSS given back */
 	uint32_t trims;
+	int64_t trim_next_ns; /* no trim before (writer_main) */
 	uint64_t trimmed;
 };
 
@@ -351,8 +353,15 @@ write_window(struct writer *wr, unsigned *backoff, bool *recovered,
  * Give back what a write freed. A window's rows, its decoded copy and
  * SQLite's statement scratch are freed as the write ends; glibc keeps
  * those pages in the arena (and the writer has its own arena) until a
- * trim. Its zstd context goes too (made again at the next write), and
- * its connections' cached pages (read again from the OS's page cache). Here, off the loop, once per drained queue: the trim walks the
+ * trim. Its zstd decompression context goes too (the compression one
+ * is kept: store_codec_release_decoder), and its connections' cached
+ * pages (read again from the OS's page cache). Here, off the loop, at the
+ * first drained queue and then at most once per TRIM_EVERY_S: each of
+ * malloc_trim's madvise calls is a TLB shootdown of the other CPUs, and
+ * what it gives back the next window faults in again, so a trim per
+ * window was ~60 % of the writer's CPU and a share of the loop's (bench/
+ * README.md, "Writer thread, sixth pass"; VmRSS +0.7 MiB for it). The
+ * trim walks the
  * arenas' free chunks (well under a millisecond at this heap's size).
  * What it gave back is RssAnon before less after.
  */
@@ -363,7 +372,7 @@ writer_trim(struct writer *wr)
 	bool both = memstat_read(NULL, &a) == 0 && (a.have & MEMSTAT_ANON);
 
 	store_release_memory(wr->store);
-	store_codec_release();
+	store_codec_release_decoder(); /* the encoder's kept: see there */
 	compat_heap_release();
 	both = both && memstat_read(NULL, &b) == 0 && (b.have & MEMSTAT_ANON);
 	pthread_mutex_lock(&wr->mu);
@@ -458,7 +467,11 @@ writer_main(void *arg)
 		if (wr->qlen == 0 && wr->rlen == 0) {
 			pthread_cond_broadcast(&wr->done_cv);
 			pthread_mutex_unlock(&wr->mu);
-			writer_trim(wr);
+			if (clock_ns(CLOCK_MONOTONIC) >= wr->trim_next_ns) {
+				writer_trim(wr);
+				wr->trim_next_ns = clock_ns(CLOCK_MONOTONIC) +
+				    (int64_t)TRIM_EVERY_S * NSEC_PER_SEC;
+			}
 			pthread_mutex_lock(&wr->mu);
 		}
 	}
