@@ -482,8 +482,8 @@ fmt_health(struct sbuf *o, const Vitals__Health *h, const struct fmt_ctx *c)
 
 			sbuf_printf(o,
 			    "  read caches: windows %llu reused, %llu decoded "
-			    "(%.1f %% reused); whole reads from a memo %llu "
-			    "(%llu pieces not added again); held %.1f KiB\n",
+			    "(%.1f %% reused); whole reads from a memo %llu, "
+			    "kept as memos %llu; held %.1f KiB\n",
 			    ULL(k->read_cache_hits), ULL(k->read_cache_misses),
 			    n ? 100.0 * (double)k->read_cache_hits / (double)n :
 				0.0,

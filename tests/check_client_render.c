@@ -231,8 +231,8 @@ START_TEST(test_fmt_read_caches)
 	ck_assert_int_eq(b.err, 0);
 	ck_assert_msg(strstr(b.buf,
 			  "  read caches: windows 300 reused, 100 decoded "
-			  "(75.0 % reused); whole reads from a memo 12 (1200 "
-			  "pieces not added again); held 1536.0 KiB\n") != NULL,
+			  "(75.0 % reused); whole reads from a memo 12, kept "
+			  "as memos 1200; held 1536.0 KiB\n") != NULL,
 	    "%s", b.buf);
 	sbuf_free(&b);
 	r.version = 1;

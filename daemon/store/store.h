@@ -360,8 +360,8 @@ bool store_conn_is_open(const struct store *rc);
  * own thread, or one that excludes its reads) */
 struct store_cache_stats {
 	uint64_t hits, misses;		/* decoded windows reused / decoded */
-	uint64_t memo_hits, memo_saved; /* reads answered from a memo, pieces
-					 * they did not add again */
+	uint64_t memo_hits, memo_saved; /* reads answered from a memo, reads
+					 * whose sums were kept as one */
 	uint64_t bytes;			/* decoded windows + memos held */
 };
 void store_conn_cache_stats(const struct store *rc,
