@@ -162,6 +162,14 @@ health_window(struct sbuf *o, const Vitals__Window *w)
 		    ULL(b->rq_samples), ULL(b->rq_count), ULL(b->rq_notid),
 		    ULL(b->full_tid), ULL(b->full_proc), ULL(b->full_uid),
 		    ULL(b->thr_exited), ULL(b->procs_exited));
+		if (b->slot_cap)
+			sbuf_printf(o,
+			    "  bpf slots: %llu thread rows from slots, %llu "
+			    "from the hash; slots taken %llu (capacity %u a "
+			    "side), %u drains full, %llu threads overflowed\n",
+			    ULL(b->slot_rows), ULL(b->slot_hash_rows),
+			    ULL(b->slots_taken), b->slot_cap,
+			    b->slot_full_drains, ULL(b->slot_overflow));
 		if (b->procs_other || b->threads_other || b->uids_other)
 			sbuf_printf(o,
 			    "  bpf rows folded into \"other\": %u procs, %u "
@@ -469,6 +477,19 @@ fmt_health(struct sbuf *o, const Vitals__Health *h, const struct fmt_ctx *c)
 			    "idle %llu\n",
 			    k->query_threads, ULL(k->queries_budget_cut),
 			    ULL(k->readers_idle_closed));
+		if (k->query_threads) {
+			uint64_t n = k->read_cache_hits + k->read_cache_misses;
+
+			sbuf_printf(o,
+			    "  read caches: windows %llu reused, %llu decoded "
+			    "(%.1f %% reused); whole reads from a memo %llu, "
+			    "kept as memos %llu; held %.1f KiB\n",
+			    ULL(k->read_cache_hits), ULL(k->read_cache_misses),
+			    n ? 100.0 * (double)k->read_cache_hits / (double)n :
+				0.0,
+			    ULL(k->read_memo_hits), ULL(k->read_memo_saved),
+			    (double)k->read_cache_bytes / 1024.0);
+		}
 	} else {
 		sbuf_puts(o, "Control: n/a\n");
 	}

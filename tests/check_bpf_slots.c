@@ -133,6 +133,26 @@ exact_check(struct exact *e, const struct bpf_sched_batch *b)
 		e->base_oncpu[s]));
 }
 
+/*
+ * The loader opened with o, both sides drained; with e, each side's
+ * totals taken as the base the exactness checks count from.
+ */
+static struct bpf_sched *
+open_drained(const struct bpf_sched_opts *o, struct bpf_sched_batch *b,
+    struct exact *e)
+{
+	struct bpf_sched *bs;
+	unsigned i;
+
+	bs = bsf_open_expect(o, VBPF_ON_LOADED, NULL, 0);
+	for (i = 0; i < 2; i++) {
+		ck_assert_int_eq(bpf_sched_drain(bs, b), 0);
+		if (e)
+			exact_base(e, b);
+	}
+	return bs;
+}
+
 static void *
 short_thread(void *arg)
 {
@@ -187,11 +207,7 @@ START_TEST(test_slots_used)
 	uint32_t maxc, slots;
 	size_t rows;
 
-	bs = bsf_open_expect(&o, VBPF_ON_LOADED, NULL, 0);
-	ck_assert_int_eq(bpf_sched_drain(bs, &b), 0);
-	exact_base(&e, &b);
-	ck_assert_int_eq(bpf_sched_drain(bs, &b), 0);
-	exact_base(&e, &b);
+	bs = open_drained(&o, &b, &e);
 	threads_and_drains(bs, &b, &e, 10, &maxc, &slots, &rows);
 	fprintf(stderr, "slots used: count up to %u, %u slot rows of %zu\n",
 	    maxc, slots, rows);
@@ -224,11 +240,7 @@ START_TEST(test_skipped_drain_kept)
 	pid_t self = (pid_t)gettid();
 	uint64_t ns;
 
-	bs = bsf_open_expect(&o, VBPF_ON_LOADED, NULL, 0);
-	drain_both(bs, &b);
-	exact_base(&e, &b);
-	ck_assert_int_eq(bpf_sched_drain(bs, &b), 0);
-	exact_base(&e, &b);
+	bs = open_drained(&o, &b, &e);
 	burn_ms(30);
 	usleep(2000); /* switched out: the time is in this side's slot */
 	ck_assert_int_eq(bpf_sched_flip(bs), 0); /* its drain skipped */
@@ -261,11 +273,7 @@ START_TEST(test_overflow_to_hash)
 	size_t rows;
 
 	o.slot_cap = 2;
-	bs = bsf_open_expect(&o, VBPF_ON_LOADED, NULL, 0);
-	ck_assert_int_eq(bpf_sched_drain(bs, &b), 0);
-	exact_base(&e, &b);
-	ck_assert_int_eq(bpf_sched_drain(bs, &b), 0);
-	exact_base(&e, &b);
+	bs = open_drained(&o, &b, &e);
 	threads_and_drains(bs, &b, &e, 10, &maxc, &slots, &rows);
 	fprintf(stderr, "capacity 2: count up to %u, %u slot rows of %zu\n",
 	    maxc, slots, rows);
@@ -306,8 +314,7 @@ START_TEST(test_folded_at_exit)
 	pid_t tid = 0;
 	unsigned n, rows, i;
 
-	bs = bsf_open_expect(&o, VBPF_ON_LOADED, NULL, 0);
-	drain_both(bs, &b);
+	bs = open_drained(&o, &b, NULL);
 	ex0 = b.tot[TOT_EXITED];
 	ck_assert_int_eq(pthread_create(&t, NULL, exiting_thread, &tid), 0);
 	ck_assert_int_eq(pthread_join(t, NULL), 0);
@@ -350,8 +357,7 @@ START_TEST(test_setuid_second_slot)
 	pid_t pid;
 	char c;
 
-	bs = bsf_open_expect(&o, VBPF_ON_LOADED, NULL, 0);
-	drain_both(bs, &b);
+	bs = open_drained(&o, &b, NULL);
 	ck_assert_int_eq(pipe(rep), 0);
 	ck_assert_int_eq(pipe(go), 0);
 	pid = fork();
@@ -386,6 +392,105 @@ START_TEST(test_setuid_second_slot)
 	close(rep[1]);
 	close(go[0]);
 	close(go[1]);
+	bpf_sched_batch_release(&b);
+	bpf_sched_free(bs);
+}
+END_TEST
+
+/* 16 short threads started; usleep: some switched out, still alive */
+static void
+start_16(pthread_t t[16])
+{
+	unsigned i;
+
+	for (i = 0; i < 16; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, short_thread,
+				     NULL),
+		    0);
+	usleep(300);
+}
+
+static void
+join_16(pthread_t t[16])
+{
+	unsigned i;
+
+	for (i = 0; i < 16; i++)
+		pthread_join(t[i], NULL);
+}
+
+/*
+ * The slot figures a window reports (BpfHealth.slot_*): under a real
+ * population they are non-zero and consistent: rows from slots <= slots
+ * taken <= the capacity; rows from slots + rows from the hash = the thread
+ * rows the drains read. At capacity 4 (_i 1) the sides fill: threads
+ * overflow to the hash and the full drains are counted; at the full
+ * capacity (_i 0) nothing overflows.
+ */
+START_TEST(test_window_slot_figures)
+{
+	struct bpf_sched_opts o = bsf_opts();
+	struct bpf_sched_batch b = { 0 };
+	struct window_bpf wb, sum;
+	struct bpf_sched *bs;
+	pthread_t t[16];
+	uint32_t cap = _i ? 4 : VITALS_SCHED_SLOTS;
+	uint64_t rows = 0, slots = 0;
+	unsigned r;
+
+	o.slot_cap = _i ? 4 : 0;
+	bs = open_drained(&o, &b, NULL);
+	memset(&sum, 0, sizeof(sum));
+	/* the daemon's path: a window's drain reduced (bpf_sched_window) */
+	for (r = 0; r < 6; r++) {
+		start_16(t);
+		memset(&wb, 0, sizeof(wb));
+		ck_assert_int_eq(bpf_sched_window(bs, &wb, 100), 0);
+		join_16(t);
+		ck_assert_uint_eq(wb.drains, 1);
+		ck_assert_uint_eq(wb.slot_cap, cap);
+		ck_assert_uint_le(wb.slot_rows, wb.slots_taken);
+		ck_assert_uint_le(wb.slots_taken, cap);
+		ck_assert_uint_le(wb.nthreads,
+		    wb.slot_rows + wb.slot_hash_rows);
+		ck_assert_uint_le(wb.slot_rows + wb.slot_hash_rows, wb.entries);
+		ck_assert_int_eq(window_bpf_merge(&sum, &wb), 0);
+		window_bpf_release(&wb);
+	}
+	fprintf(stderr,
+	    "cap %u: %llu slot rows, %llu taken, %llu hash rows, %llu "
+	    "overflowed, %u full drains\n",
+	    cap, (unsigned long long)sum.slot_rows,
+	    (unsigned long long)sum.slots_taken,
+	    (unsigned long long)sum.slot_hash_rows,
+	    (unsigned long long)sum.slot_overflow, sum.slot_full_drains);
+	ck_assert_uint_gt(sum.slot_rows, 0);
+	ck_assert_uint_le(sum.slots_taken, 6ull * cap);
+	if (_i) {
+		ck_assert_uint_gt(sum.slot_full_drains, 0);
+		ck_assert_uint_gt(sum.slot_overflow, 0);
+		/* the overflowed threads still alive are read from the hash
+		 * (those that ended were folded at their free: no row) */
+		ck_assert_uint_gt(sum.slot_hash_rows, 0);
+	} else {
+		ck_assert_uint_eq(sum.slot_full_drains, 0);
+		ck_assert_uint_eq(sum.slot_overflow, 0);
+	}
+	window_bpf_release(&sum);
+	/* a drain's own rows against the figures it gives */
+	memset(&wb, 0, sizeof(wb));
+	for (r = 0; r < 4; r++) {
+		start_16(t);
+		ck_assert_int_eq(bpf_sched_drain(bs, &b), 0);
+		join_16(t);
+		window_bpf_slots(&wb, &b, cap);
+		rows += b.ntids;
+		slots += b.slots;
+	}
+	ck_assert_uint_gt(wb.slot_rows, 0);
+	ck_assert_uint_eq(wb.slot_rows, slots);
+	ck_assert_uint_eq(wb.slot_rows + wb.slot_hash_rows, rows);
+	ck_assert_uint_le(wb.slot_rows, wb.slots_taken);
 	bpf_sched_batch_release(&b);
 	bpf_sched_free(bs);
 }
@@ -497,6 +602,7 @@ bpf_slots_suite(void)
 	tcase_add_test(tc, test_folded_at_exit);
 	tcase_add_test(tc, test_setuid_second_slot);
 	tcase_add_loop_test(tc, test_live_reader_agrees, 0, 2);
+	tcase_add_loop_test(tc, test_window_slot_figures, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

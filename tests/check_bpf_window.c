@@ -538,6 +538,12 @@ mkwin(uint64_t seq, int64_t wall, unsigned nuids)
 	window_sched(w)->thr_exited = 9;
 	window_sched(w)->oncpu_total = 123456789;
 	window_sched(w)->rq_notid = 6;
+	window_sched(w)->slot_rows = 30;
+	window_sched(w)->slots_taken = 31;
+	window_sched(w)->slot_hash_rows = 12;
+	window_sched(w)->slot_overflow = 7;
+	window_sched(w)->slot_full_drains = 1;
+	window_sched(w)->slot_cap = 31;
 	/* a read-only drain's figures; unattributed may be negative */
 	window_sched(w)->diff_drains = 1;
 	window_sched(w)->unattributed_ns = -12345;
@@ -608,6 +614,12 @@ assert_bpf_eq(const struct window_bpf *a, const struct window_bpf *b)
 	ck_assert_uint_eq(a->thr_exited, b->thr_exited);
 	ck_assert_uint_eq(a->oncpu_total, b->oncpu_total);
 	ck_assert_uint_eq(a->rq_notid, b->rq_notid);
+	ck_assert_uint_eq(a->slot_rows, b->slot_rows);
+	ck_assert_uint_eq(a->slots_taken, b->slots_taken);
+	ck_assert_uint_eq(a->slot_hash_rows, b->slot_hash_rows);
+	ck_assert_uint_eq(a->slot_overflow, b->slot_overflow);
+	ck_assert_uint_eq(a->slot_full_drains, b->slot_full_drains);
+	ck_assert_uint_eq(a->slot_cap, b->slot_cap);
 }
 
 static char *dir;

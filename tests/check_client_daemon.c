@@ -114,6 +114,42 @@ ll(const struct jm *o, const char *path)
 	return v->ll;
 }
 
+/*
+ * The read pool's caches reach health: after top reads of the same minute
+ * (other -n each, so that no answer is a recent one's), windows were
+ * decoded and reused, the caches hold heap, counted in Health.memory.
+ */
+static void
+read_caches(struct td *d)
+{
+	static const char *const n[] = { "400", "300", "200", "100" };
+	const struct jm *c;
+	struct jm *j;
+	size_t i;
+
+	for (i = 0; i < sizeof(n) / sizeof(n[0]); i++) {
+		j = vitals_json(d, "top", "--since", "1m", "-n", n[i]);
+		ck_assert_str_eq(jm_get(j, "status")->str, "STATUS_OK");
+		jm_free(j);
+	}
+	j = vitals_json(d, "health", NULL, NULL, NULL, NULL);
+	ck_assert_ptr_nonnull(c = jm_path(j, "health.control"));
+	fprintf(stderr,
+	    "read caches: %lld hits, %lld misses, memo %lld hits (%lld "
+	    "saved), %lld bytes\n",
+	    ll(c, "read_cache_hits"), ll(c, "read_cache_misses"),
+	    ll(c, "read_memo_hits"), ll(c, "read_memo_saved"),
+	    ll(c, "read_cache_bytes"));
+	ck_assert_int_gt(ll(c, "read_cache_misses"), 0);
+	ck_assert_int_gt(ll(c, "read_cache_hits") + ll(c, "read_memo_hits"), 0);
+	ck_assert_int_gt(ll(c, "read_cache_bytes"), 0);
+	ck_assert_int_eq(ll(j, "health.memory.read_cache_bytes"),
+	    ll(c, "read_cache_bytes"));
+	ck_assert_int_le(ll(c, "read_cache_bytes"),
+	    ll(j, "health.memory.heap_in_use_bytes"));
+	jm_free(j);
+}
+
 START_TEST(test_top_matches_history)
 {
 	struct td d;
@@ -188,6 +224,7 @@ START_TEST(test_top_matches_history)
 		ck_assert_msg(strstr(r.out, want) != NULL, "%s", r.out);
 		run_free(&r);
 	}
+	read_caches(&d);
 	td_stop(&d);
 }
 END_TEST
@@ -684,6 +721,7 @@ memory_parts(struct jm *j)
 		"health.memory.ftrace_bytes",
 		"health.memory.bpf_bytes",
 		"health.memory.names_bytes",
+		"health.memory.read_cache_bytes",
 	};
 	long long heap = ll(j, "health.memory.heap_in_use_bytes"), sum = 0;
 	size_t i;

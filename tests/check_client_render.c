@@ -208,6 +208,51 @@ START_TEST(test_fmt_store_usage)
 }
 END_TEST
 
+/* The read pool's caches (ControlHealth.read_*): text and JSON, the hit
+ * ratio hits / (hits + misses). */
+START_TEST(test_fmt_read_caches)
+{
+	Vitals__Response r = VITALS__RESPONSE__INIT;
+	Vitals__Health h = VITALS__HEALTH__INIT;
+	Vitals__ControlHealth c = VITALS__CONTROL_HEALTH__INIT;
+	const struct jm *jc;
+	struct sbuf b;
+	struct jm *j;
+
+	c.query_threads = 2;
+	c.read_cache_hits = 300;
+	c.read_cache_misses = 100;
+	c.read_memo_hits = 12;
+	c.read_memo_saved = 1200;
+	c.read_cache_bytes = 3 << 19;
+	h.control = &c;
+	sbuf_init(&b);
+	fmt_health(&b, &h, &fctx);
+	ck_assert_int_eq(b.err, 0);
+	ck_assert_msg(strstr(b.buf,
+			  "  read caches: windows 300 reused, 100 decoded "
+			  "(75.0 % reused); whole reads from a memo 12, kept "
+			  "as memos 1200; held 1536.0 KiB\n") != NULL,
+	    "%s", b.buf);
+	sbuf_free(&b);
+	r.version = 1;
+	r.result_case = VITALS__RESPONSE__RESULT_HEALTH;
+	r.health = &h;
+	sbuf_init(&b);
+	json_response(&b, &r);
+	ck_assert_int_eq(b.err, 0);
+	ck_assert_ptr_nonnull(j = jm_parse(b.buf, b.len));
+	ck_assert_ptr_nonnull(jc = jm_path(j, "health.control"));
+	ck_assert(num(jc, "read_cache_hits") == 300);
+	ck_assert(num(jc, "read_cache_misses") == 100);
+	ck_assert(num(jc, "read_memo_hits") == 12);
+	ck_assert(num(jc, "read_memo_saved") == 1200);
+	ck_assert(num(jc, "read_cache_bytes") == 3 << 19);
+	jm_free(j);
+	sbuf_free(&b);
+}
+END_TEST
+
 /* Every BpfHealth figure reaches the text and the JSON, lost and
  * unattributed time included (a negative unattributed_ns stays signed). */
 START_TEST(test_fmt_bpf_health)
@@ -248,6 +293,12 @@ START_TEST(test_fmt_bpf_health)
 	bh.thr_exited = 33;
 	bh.procs_exited = 3;
 	bh.threads_other = 17;
+	bh.slot_rows = 4000;
+	bh.slots_taken = 4096;
+	bh.slot_hash_rows = 130;
+	bh.slot_overflow = 25;
+	bh.slot_full_drains = 1;
+	bh.slot_cap = 4096;
 	wh.bpf = &bh;
 	win.health = &wh;
 	h.last = &win;
@@ -280,6 +331,13 @@ START_TEST(test_fmt_bpf_health)
 	ck_assert_msg(strstr(s,
 			  "  bpf rows folded into \"other\": 0 procs, 17 "
 			  "threads, 0 uids\n") != NULL,
+	    "%s", s);
+	/* the array slots (layout 11) */
+	ck_assert_msg(strstr(s,
+			  "  bpf slots: 4000 thread rows from slots, 130 "
+			  "from the hash; slots taken 4096 (capacity 4096 a "
+			  "side), 1 drains full, 25 threads overflowed\n") !=
+		NULL,
 	    "%s", s);
 	sbuf_free(&b);
 	/* an off state says why */
@@ -318,6 +376,12 @@ START_TEST(test_fmt_bpf_health)
 	ck_assert(num(jb, "procs_exited") == 3 && num(jb, "thr_exited") == 33);
 	ck_assert(num(jb, "full_proc") == 4 && num(jb, "wakeups") == 555);
 	ck_assert(num(jb, "oncpu_total_ns") == 1240000000);
+	ck_assert(
+	    num(jb, "slot_rows") == 4000 && num(jb, "slots_taken") == 4096);
+	ck_assert(
+	    num(jb, "slot_hash_rows") == 130 && num(jb, "slot_overflow") == 25);
+	ck_assert(
+	    num(jb, "slot_full_drains") == 1 && num(jb, "slot_cap") == 4096);
 	jm_free(j);
 	sbuf_free(&b);
 	win.health = NULL;
@@ -487,7 +551,19 @@ START_TEST(test_json_memory_unknown)
 	sbuf_init(&b);
 	fmt_memory_health(&b, &m);
 	ck_assert_int_eq(b.err, 0);
-	ck_assert_ptr_nonnull(strstr(b.buf, "names 1.50 (412), other "));
+	ck_assert_ptr_nonnull(strstr(b.buf,
+	    "names 1.50 (412), read caches "
+	    "0.00, other "));
+	sbuf_free(&b);
+	/* the read pool's caches: a part of the heap, out of "other" */
+	m.read_cache_bytes = 1 << 20;
+	sbuf_init(&b);
+	fmt_memory_health(&b, &m);
+	ck_assert_int_eq(b.err, 0);
+	ck_assert_msg(strstr(b.buf,
+			  "names 1.50 (412), read caches 1.00, "
+			  "other ") != NULL,
+	    "%s", b.buf);
 	ck_assert_ptr_nonnull(strstr(b.buf,
 	    "  names: 7 refused at the table's bound (shown as their comm)\n"));
 	sbuf_free(&b);
@@ -502,6 +578,7 @@ client_render_suite(void)
 
 	tcase_add_test(tc, test_fmt_bpf_health);
 	tcase_add_test(tc, test_fmt_store_usage);
+	tcase_add_test(tc, test_fmt_read_caches);
 	tcase_add_test(tc, test_json_snapshot);
 	tcase_add_test(tc, test_json_memory_unknown);
 	tcase_add_test(tc, test_json_top_and_history);

@@ -138,23 +138,7 @@ TID_MAP(sched_tid1);
  * computation, where the hash hashes a 16-byte key and walks a bucket.
  * The hash takes the threads past the capacity.
  */
-#define SLOT_MAP(name)                                   \
-	struct {                                         \
-		__uint(type, BPF_MAP_TYPE_ARRAY);        \
-		__uint(max_entries, VITALS_SCHED_SLOTS); \
-		__type(key, __u32);                      \
-		__type(value, struct sched_slot);        \
-	} name SEC(".maps")
-
-SLOT_MAP(sched_slot0);
-SLOT_MAP(sched_slot1);
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 2);
-	__type(key, __u32);
-	__type(value, struct sched_nslot);
-} sched_nslot SEC(".maps");
+SCHED_SLOT_MAPS; /* sched.bpf.h */
 PROC_MAP(sched_proc0);
 PROC_MAP(sched_proc1);
 UID_MAP(sched_uid0);

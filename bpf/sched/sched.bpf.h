@@ -158,6 +158,29 @@ struct sched_nslot {
 	__u32 pad;
 };
 
+#ifdef __bpf__
+/* The slot maps, declared alike in both objects that use them (sched.bpf.c
+ * writes them; taskiter.bpf.c reads the live side), so the two definitions
+ * the pins are checked against (check_bpf_layout) are one text. */
+#define SCHED_SLOT_MAP(name)                             \
+	struct {                                         \
+		__uint(type, BPF_MAP_TYPE_ARRAY);        \
+		__uint(max_entries, VITALS_SCHED_SLOTS); \
+		__type(key, __u32);                      \
+		__type(value, struct sched_slot);        \
+	} name SEC(".maps")
+
+#define SCHED_SLOT_MAPS                            \
+	SCHED_SLOT_MAP(sched_slot0);               \
+	SCHED_SLOT_MAP(sched_slot1);               \
+	struct {                                   \
+		__uint(type, BPF_MAP_TYPE_ARRAY);  \
+		__uint(max_entries, 2);            \
+		__type(key, __u32);                \
+		__type(value, struct sched_nslot); \
+	} sched_nslot SEC(".maps")
+#endif
+
 /* sched_proc<side>, key (tgid, leader start): what a process's tid
  * entries cannot say. */
 struct sched_proc_key {

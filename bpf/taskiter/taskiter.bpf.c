@@ -216,23 +216,7 @@ PROC_MAP(sched_proc0);
 PROC_MAP(sched_proc1);
 
 /* layout 11: the threads' array slots and their counts per side */
-#define SLOT_MAP(name)                                   \
-	struct {                                         \
-		__uint(type, BPF_MAP_TYPE_ARRAY);        \
-		__uint(max_entries, VITALS_SCHED_SLOTS); \
-		__type(key, __u32);                      \
-		__type(value, struct sched_slot);        \
-	} name SEC(".maps")
-
-SLOT_MAP(sched_slot0);
-SLOT_MAP(sched_slot1);
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 2);
-	__type(key, __u32);
-	__type(value, struct sched_nslot);
-} sched_nslot SEC(".maps");
+SCHED_SLOT_MAPS; /* sched.bpf.h */
 
 /* The records of one partial read, then its end record; the reader maps
  * it (taskiter.bpf.h: TASKITER_OUT_MAX). */

@@ -24,6 +24,10 @@ struct control_stats {
 	uint32_t query_threads;	     /* the read pool */
 	uint64_t queries_budget_cut; /* answers cut at the memory budget */
 	uint64_t readers_idle_closed; /* read connections closed when idle */
+	/* the read pool's connections' caches (store_wcache.c), Σ over the
+	 * threads: counts since start (connections closed idle included),
+	 * bytes held now */
+	uint64_t rc_hits, rc_misses, rc_memo_hits, rc_memo_saved, rc_bytes;
 };
 
 /* query.c: store reads on a thread of their own, answers back to the loop. */

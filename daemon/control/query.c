@@ -105,6 +105,7 @@ struct worker {
 	struct query *q;
 	struct store *rc; /* its read-only connection */
 	bool started;
+	struct store_cache_stats cs; /* rc's caches after its last read (mu) */
 };
 
 struct query {
@@ -119,8 +120,9 @@ struct query {
 	unsigned queue_max, uid_queue, uid_running;
 	bool stopping;
 	bool hold; /* tests: a job taken waits before it runs */
-	uint64_t runs, ns_max, budget_cut; /* under mu */
-	uint64_t idle_closed;		   /* under mu */
+	uint64_t runs, ns_max, budget_cut;  /* under mu */
+	uint64_t idle_closed;		    /* under mu */
+	struct store_cache_stats cs_closed; /* connections closed idle (mu) */
 	unsigned idle_s; /* a reader's connection closed after this idle */
 	int nice;	 /* the read threads' nice value */
 	struct store *store;
@@ -202,6 +204,17 @@ job_add_waiter(struct query_job *j, uint64_t conn_id, uint32_t tag, uint64_t id)
 	j->w[j->nw++] =
 	    (struct waiter){ .conn_id = conn_id, .tag = tag, .id = id };
 	return 0;
+}
+
+/* a read connection's cache counts added to acc (under mu) */
+static void
+cache_add(struct store_cache_stats *acc, const struct store_cache_stats *x)
+{
+	acc->hits += x->hits;
+	acc->misses += x->misses;
+	acc->memo_hits += x->memo_hits;
+	acc->memo_saved += x->memo_saved;
+	acc->bytes += x->bytes;
 }
 
 /* Run a job on the worker's connection and stamp its answer for every
@@ -386,6 +399,7 @@ query_main(void *arg)
 	for (;;) {
 		struct query_job *j = NULL;
 		struct uid_queue *u;
+		struct store_cache_stats cs;
 		int64_t t0, ns;
 		uint32_t uid = 0;
 		bool cut;
@@ -410,6 +424,9 @@ query_main(void *arg)
 			compat_heap_release();
 			pthread_mutex_lock(&q->mu);
 			q->idle_closed++;
+			/* its caches went with it: their counts stay */
+			cache_add(&q->cs_closed, &wk->cs);
+			memset(&wk->cs, 0, sizeof(wk->cs));
 		}
 		while (q->hold && !q->stopping)
 			pthread_cond_wait(&q->cv, &q->mu);
@@ -423,6 +440,7 @@ query_main(void *arg)
 		t0 = clock_ns(CLOCK_MONOTONIC);
 		job_run(wk, j, &cut);
 		ns = clock_ns(CLOCK_MONOTONIC) - t0;
+		store_conn_cache_stats(wk->rc, &cs);
 		if (store_busy_unlend())
 			(void)setpriority(PRIO_PROCESS, (id_t)gettid(),
 			    q->nice);
@@ -436,6 +454,7 @@ query_main(void *arg)
 			u->running--;
 		uq_gc(q);
 		q->runs++;
+		wk->cs = cs;
 		if (cut)
 			q->budget_cut++;
 		if ((uint64_t)ns > q->ns_max)
@@ -715,7 +734,19 @@ query_hold(struct query *q, bool hold)
 void
 query_get_stats(struct query *q, struct control_stats *ret)
 {
+	struct store_cache_stats cs;
+	unsigned i;
+
 	pthread_mutex_lock(&q->mu);
+	cs = q->cs_closed;
+	cs.bytes = 0; /* counts only: a closed connection holds nothing */
+	for (i = 0; i < q->nthreads; i++)
+		cache_add(&cs, &q->w[i].cs);
+	ret->rc_hits = cs.hits;
+	ret->rc_misses = cs.misses;
+	ret->rc_memo_hits = cs.memo_hits;
+	ret->rc_memo_saved = cs.memo_saved;
+	ret->rc_bytes = cs.bytes;
 	ret->queries = q->runs;
 	ret->query_ns_max = q->ns_max;
 	ret->queries_queued = q->queued;

@@ -226,6 +226,11 @@ rpc_pb_health(struct rpc_arena *a, const struct rpc_ctx *ctx)
 		c->query_threads = s->query_threads;
 		c->queries_budget_cut = s->queries_budget_cut;
 		c->readers_idle_closed = s->readers_idle_closed;
+		c->read_cache_hits = s->rc_hits;
+		c->read_cache_misses = s->rc_misses;
+		c->read_memo_hits = s->rc_memo_hits;
+		c->read_memo_saved = s->rc_memo_saved;
+		c->read_cache_bytes = s->rc_bytes;
 	}
 	m->control = c;
 	m->interval_ms = info->interval_ms;
@@ -279,6 +284,8 @@ rpc_pb_health(struct rpc_arena *a, const struct rpc_ctx *ctx)
 		m->metrics = mh;
 	}
 	TRY(m->memory = pb_memory(a, info));
+	if (s) /* a part of the heap in use, as the others */
+		m->memory->read_cache_bytes = s->rc_bytes;
 	if (ctx->mod.bursts)
 		TRY(m->bursts = rpc_pb_burst_health(a, ctx->mod.bursts));
 	if (info->gpufreq)

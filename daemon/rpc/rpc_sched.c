@@ -54,6 +54,12 @@ pb_bpf(struct rpc_arena *a, const struct window_bpf *b)
 	m->threads_other = b->threads_other;
 	m->uids_other = b->uids_other;
 	m->rq_notid = b->rq_notid;
+	m->slot_rows = b->slot_rows;
+	m->slots_taken = b->slots_taken;
+	m->slot_hash_rows = b->slot_hash_rows;
+	m->slot_overflow = b->slot_overflow;
+	m->slot_full_drains = b->slot_full_drains;
+	m->slot_cap = b->slot_cap;
 	return m;
 }
 

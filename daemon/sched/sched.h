@@ -123,6 +123,15 @@ struct window_bpf {
 	uint64_t rq_notid; /* waits no thread entry took (TOT_RQ_NOTID, Δ):
 			    * in the processes' figures, not the threads' or
 			    * uids' */
+	/* layout 11's array slots (doc/bpf.md "Array slots"), Σ over the
+	 * window's drains: thread rows read from slots, slots the drained
+	 * sides took (their counts, up to the capacity), thread rows read
+	 * from the sched_tid hash, threads that went to the hash because
+	 * their side's slots were all taken (count − capacity), drains whose
+	 * side was full (count ≥ capacity: no kernel counter, derived), and
+	 * the capacity per side (0: no slots, e.g. read-only drains) */
+	uint64_t slot_rows, slots_taken, slot_hash_rows, slot_overflow;
+	uint32_t slot_full_drains, slot_cap;
 	/* The rows: arrays of nuids, nprocs, nthreads (NULL when 0), owned
 	 * by the part. head_only: a part that never held rows (BPF off). */
 	bool head_only;
@@ -236,6 +245,9 @@ const char *vbpf_prog_name(unsigned i);
 int window_bpf_add(struct window_bpf *wb, const struct bpf_sched_batch *b,
     unsigned hz);
 int window_bpf_merge(struct window_bpf *acc, const struct window_bpf *src);
+/* one drain's array-slot figures into wb; cap: slots a side (0: none) */
+void window_bpf_slots(struct window_bpf *wb, const struct bpf_sched_batch *b,
+    uint32_t cap);
 /* Free wb's rows (a part on the stack, tests); wb stays a head. */
 void window_bpf_release(struct window_bpf *wb);
 /* Room for n more rows of each kind; 0 or -ENOMEM. */

@@ -446,6 +446,27 @@ window_bpf_add(struct window_bpf *wb, const struct bpf_sched_batch *b,
 }
 
 /*
+ * The array slots' figures of one drain into wb (layout 11): the side's
+ * count past cap is the number of threads the full side sent to the hash
+ * (sched.bpf.c counts on after the last slot).
+ */
+void
+window_bpf_slots(struct window_bpf *wb, const struct bpf_sched_batch *b,
+    uint32_t cap)
+{
+	if (cap == 0)
+		return;
+	wb->slot_cap = cap;
+	wb->slot_rows += b->slots;
+	wb->slots_taken += b->slot_count < cap ? b->slot_count : cap;
+	wb->slot_hash_rows += b->ntids - b->slots;
+	if (b->slot_count >= cap) {
+		wb->slot_full_drains++;
+		wb->slot_overflow += b->slot_count - cap;
+	}
+}
+
+/*
  * Fold src (the later window) into acc. Counters add; the state is the
  * later one's (a window that did not report keeps the earlier state). On
  * -ENOMEM acc is unchanged: the rows' room is taken before any figure
@@ -501,6 +522,13 @@ window_bpf_merge(struct window_bpf *acc, const struct window_bpf *src)
 	acc->procs_exited += src->procs_exited;
 	acc->oncpu_total += src->oncpu_total;
 	acc->rq_notid += src->rq_notid;
+	acc->slot_rows += src->slot_rows;
+	acc->slots_taken += src->slots_taken;
+	acc->slot_hash_rows += src->slot_hash_rows;
+	acc->slot_overflow += src->slot_overflow;
+	acc->slot_full_drains += src->slot_full_drains;
+	if (src->slot_cap > acc->slot_cap)
+		acc->slot_cap = src->slot_cap;
 	if (src->max_procs > acc->max_procs)
 		acc->max_procs = src->max_procs;
 	if (src->max_threads > acc->max_threads)

@@ -355,6 +355,17 @@ void store_conn_end(struct store *rc);
 /* close an idle reader's connection (reopened by the next begin) */
 void store_conn_idle(struct store *rc);
 bool store_conn_is_open(const struct store *rc);
+/* store_wcache.c: what a connection's decoded-window cache and whole-read
+ * memo did since it was opened, and the heap they hold now (the reader's
+ * own thread, or one that excludes its reads) */
+struct store_cache_stats {
+	uint64_t hits, misses;		/* decoded windows reused / decoded */
+	uint64_t memo_hits, memo_saved; /* reads answered from a memo, reads
+					 * whose sums were kept as one */
+	uint64_t bytes;			/* decoded windows + memos held */
+};
+void store_conn_cache_stats(const struct store *rc,
+    struct store_cache_stats *ret);
 
 /* --------------------------------------------------------------- writer.c */
 

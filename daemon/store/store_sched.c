@@ -56,6 +56,12 @@ static const struct store_field counters[] = {
 	BPF_U64(oncpu_total),
 	BPF_U32(threads_other),
 	BPF_U64(rq_notid),
+	BPF_U64(slot_rows),
+	BPF_U64(slots_taken),
+	BPF_U64(slot_hash_rows),
+	BPF_U64(slot_overflow),
+	BPF_U32(slot_full_drains),
+	BPF_U32(slot_cap),
 };
 
 /* A window_count row of kind "bpf*" (store_read.c hands them over). */

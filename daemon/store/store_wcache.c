@@ -151,6 +151,21 @@ store_wcache_memo_stats(const struct store *s, uint64_t *hits, uint64_t *saved,
 	*bytes = s->wcache ? s->wcache->memo_bytes : 0;
 }
 
+void
+store_conn_cache_stats(const struct store *rc, struct store_cache_stats *ret)
+{
+	const struct store_wcache *c = rc ? rc->wcache : NULL;
+
+	memset(ret, 0, sizeof(*ret));
+	if (c == NULL)
+		return;
+	ret->hits = c->hits;
+	ret->misses = c->misses;
+	ret->memo_hits = c->memo_hits;
+	ret->memo_saved = c->memo_saved;
+	ret->bytes = sizeof(*c) + c->bytes + c->memo_bytes;
+}
+
 /* A top-N read begins: what it uses stays while it runs; every kept
  * memo may still be its answer. */
 void
