@@ -488,9 +488,15 @@ START_TEST(test_window_slot_figures)
 		slots += b.slots;
 	}
 	ck_assert_uint_gt(wb.slot_rows, 0);
-	ck_assert_uint_eq(wb.slot_rows, slots);
-	ck_assert_uint_eq(wb.slot_rows + wb.slot_hash_rows, rows);
+	ck_assert_uint_gt(rows, 0);
 	ck_assert_uint_le(wb.slot_rows, wb.slots_taken);
+	if (_i)
+		/* a drain reads at most the capacity's slots */
+		ck_assert_uint_le(slots, 4ull * cap);
+	else
+		/* below the capacity no thread goes to the hash: every
+		 * thread row of the drains came from a slot */
+		ck_assert_uint_eq(slots, rows);
 	bpf_sched_batch_release(&b);
 	bpf_sched_free(bs);
 }

@@ -341,7 +341,8 @@ START_TEST(test_io_error_every_call)
 	    points, total, stride, first, errs,
 	    (double)(clock_ns(CLOCK_MONOTONIC) - t0) / 1e9, corrupt, lost,
 	    recovered);
-	ck_assert_uint_ge(points * stride, total - stride + 1);
+	/* errors were injected, at least one per point */
+	ck_assert_uint_ge(errs, points);
 	ck_assert_uint_eq(corrupt, 0);
 	ck_assert_uint_eq(lost, 0);
 	ck_assert_uint_eq(recovered, 0);

@@ -621,6 +621,21 @@ START_TEST(test_sum_scache)
 	store_wcache_stats(s, &h3, &m3);
 	ck_assert_uint_eq(m3, m2 + 1); /* that summary alone decoded */
 	ck_assert_uint_eq(h3, h2 + (h2 - h1) - 1);
+	/* a cache freed with its connection (idle, a moved file, a failed
+	 * snapshot) leaves its counts in health: they never go back */
+	{
+		struct store_cache_stats cs;
+
+		store_conn_cache_stats(s, &cs);
+		ck_assert_uint_eq(cs.hits, h3);
+		ck_assert_uint_eq(cs.misses, m3);
+		ck_assert_uint_gt(cs.bytes, 0);
+		store_wcache_free(s);
+		store_conn_cache_stats(s, &cs);
+		ck_assert_uint_eq(cs.hits, h3);
+		ck_assert_uint_eq(cs.misses, m3);
+		ck_assert_uint_eq(cs.bytes, 0);
+	}
 	store_close(s);
 	s = open_opts(NULL, 0);
 	top_sum(s, from, end, th, &d, &nd);

@@ -120,9 +120,8 @@ struct query {
 	unsigned queue_max, uid_queue, uid_running;
 	bool stopping;
 	bool hold; /* tests: a job taken waits before it runs */
-	uint64_t runs, ns_max, budget_cut;  /* under mu */
-	uint64_t idle_closed;		    /* under mu */
-	struct store_cache_stats cs_closed; /* connections closed idle (mu) */
+	uint64_t runs, ns_max, budget_cut; /* under mu */
+	uint64_t idle_closed;		   /* under mu */
 	unsigned idle_s; /* a reader's connection closed after this idle */
 	int nice;	 /* the read threads' nice value */
 	struct store *store;
@@ -424,9 +423,10 @@ query_main(void *arg)
 			compat_heap_release();
 			pthread_mutex_lock(&q->mu);
 			q->idle_closed++;
-			/* its caches went with it: their counts stay */
-			cache_add(&q->cs_closed, &wk->cs);
-			memset(&wk->cs, 0, sizeof(wk->cs));
+			/* its caches went with it: their counts stay in
+			 * the handle (store_conn_cache_stats), the bytes
+			 * are gone */
+			wk->cs.bytes = 0;
 		}
 		while (q->hold && !q->stopping)
 			pthread_cond_wait(&q->cv, &q->mu);
@@ -738,8 +738,7 @@ query_get_stats(struct query *q, struct control_stats *ret)
 	unsigned i;
 
 	pthread_mutex_lock(&q->mu);
-	cs = q->cs_closed;
-	cs.bytes = 0; /* counts only: a closed connection holds nothing */
+	memset(&cs, 0, sizeof(cs));
 	for (i = 0; i < q->nthreads; i++)
 		cache_add(&cs, &q->w[i].cs);
 	ret->rc_hits = cs.hits;

@@ -208,17 +208,22 @@ drain_slots(struct bpf_sched *bs, unsigned side, struct bpf_sched_batch *b)
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
 	int fd = bs->map_fd[side ? SM_SLOT1 : SM_SLOT0];
 	uint32_t key = side, n, got = 0, count, i, in_tok = 0, out_tok = 0;
+	uint32_t taken;
 	struct sched_nslot ns;
 	int r, err;
 
 	if (bpf_map_lookup_elem(bs->map_fd[SM_NSLOT], &key, &ns) < 0)
 		return -errno;
-	b->slot_count = ns.count;
+	/* b->slot_count is set once the count is reset: a drain that fails
+	 * before leaves the count to the next, which reports it whole */
+	taken = ns.count;
 	/* past the capacity no slot was written in this run (an earlier
 	 * run's, with another capacity, may hold anything) */
 	n = ns.count < bs->slot_cap ? ns.count : bs->slot_cap;
-	if (n == 0)
+	if (n == 0) {
+		b->slot_count = taken;
 		return 0;
+	}
 	if ((r = bpf_sched_grow((void **)&bs->slots, &bs->slots_cap,
 		 (size_t)n * sizeof(*bs->slots))) < 0 ||
 	    (r = bpf_sched_grow(&bs->kbuf, &bs->kcap,
@@ -263,6 +268,7 @@ drain_slots(struct bpf_sched *bs, unsigned side, struct bpf_sched_batch *b)
 	}
 	bs->slot_put[side] = 0;
 	bs->slot_tag[side] = b->gen + 3; /* the side's next generation */
+	b->slot_count = taken;
 	return 0;
 }
 

@@ -205,6 +205,9 @@ struct store {
 	struct store_rcache *rcache;
 	/* store_wcache.c: decoded window rows kept between top-N reads */
 	struct store_wcache *wcache;
+	/* store_wcache.c: the counts of this handle's caches already freed
+	 * (idle, a moved file, a failed snapshot: any close), bytes 0 */
+	struct store_cache_stats wcache_gone;
 	/* store_taskread.c: a top-N read's sums, their memory kept for the
 	 * next read on this connection (empty between reads) */
 	struct store_aggs top_aggs;

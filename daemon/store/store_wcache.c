@@ -127,6 +127,11 @@ store_wcache_free(struct store *s)
 
 	if (c == NULL)
 		return;
+	/* its counts outlive it: whatever closed the connection */
+	s->wcache_gone.hits += c->hits;
+	s->wcache_gone.misses += c->misses;
+	s->wcache_gone.memo_hits += c->memo_hits;
+	s->wcache_gone.memo_saved += c->memo_saved;
 	while (c->n)
 		entry_drop(c, c->n - 1);
 	for (i = 0; i < MEMO_SLOTS; i++)
@@ -157,12 +162,17 @@ store_conn_cache_stats(const struct store *rc, struct store_cache_stats *ret)
 	const struct store_wcache *c = rc ? rc->wcache : NULL;
 
 	memset(ret, 0, sizeof(*ret));
+	if (rc == NULL)
+		return;
+	/* the caches freed with a closed connection, then the live one */
+	*ret = rc->wcache_gone;
+	ret->bytes = 0;
 	if (c == NULL)
 		return;
-	ret->hits = c->hits;
-	ret->misses = c->misses;
-	ret->memo_hits = c->memo_hits;
-	ret->memo_saved = c->memo_saved;
+	ret->hits += c->hits;
+	ret->misses += c->misses;
+	ret->memo_hits += c->memo_hits;
+	ret->memo_saved += c->memo_saved;
 	ret->bytes = sizeof(*c) + c->bytes + c->memo_bytes;
 }
 
