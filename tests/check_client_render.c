@@ -44,6 +44,33 @@ is_null(const struct jm *o, const char *path)
 	return v != NULL && v->t == JM_NULL;
 }
 
+/* r's JSON rendered into b (initialised here), parsed, and the object at
+ * path found: both asserted. The caller frees the tree and b. */
+static struct jm *
+json_at(struct sbuf *b, const Vitals__Response *r, const char *path,
+    const struct jm **ret_at)
+{
+	struct jm *j;
+
+	sbuf_init(b);
+	json_response(b, r);
+	ck_assert_int_eq(b->err, 0);
+	j = jm_parse(b->buf, b->len);
+	ck_assert_msg(j != NULL, "invalid JSON: %s", b->buf);
+	*ret_at = jm_path(j, path);
+	ck_assert_msg(*ret_at != NULL, "no %s in %s", path, b->buf);
+	return j;
+}
+
+/* m's text rendered into b (initialised here), without an error */
+static void
+text_memory(struct sbuf *b, const Vitals__MemoryHealth *m)
+{
+	sbuf_init(b);
+	fmt_memory_health(b, m);
+	ck_assert_int_eq(b->err, 0);
+}
+
 START_TEST(test_json_snapshot)
 {
 	Vitals__Response r = VITALS__RESPONSE__INIT;
@@ -186,11 +213,7 @@ START_TEST(test_fmt_store_usage)
 	r.version = 1;
 	r.result_case = VITALS__RESPONSE__RESULT_HEALTH;
 	r.health = &h;
-	sbuf_init(&b);
-	json_response(&b, &r);
-	j = jm_parse(b.buf, b.len);
-	ck_assert_msg(j != NULL, "invalid JSON: %s", b.buf);
-	ck_assert_ptr_nonnull(js = jm_path(j, "health.store"));
+	j = json_at(&b, &r, "health.store", &js);
 	ck_assert(num(js, "io_bytes_per_day") == 1536 << 20);
 	ck_assert(num(js, "io_written_bytes") == 3 << 20);
 	ck_assert(num(js, "io_err") == -ENOENT);
@@ -238,11 +261,7 @@ START_TEST(test_fmt_read_caches)
 	r.version = 1;
 	r.result_case = VITALS__RESPONSE__RESULT_HEALTH;
 	r.health = &h;
-	sbuf_init(&b);
-	json_response(&b, &r);
-	ck_assert_int_eq(b.err, 0);
-	ck_assert_ptr_nonnull(j = jm_parse(b.buf, b.len));
-	ck_assert_ptr_nonnull(jc = jm_path(j, "health.control"));
+	j = json_at(&b, &r, "health.control", &jc);
 	ck_assert(num(jc, "read_cache_hits") == 300);
 	ck_assert(num(jc, "read_cache_misses") == 100);
 	ck_assert(num(jc, "read_memo_hits") == 12);
@@ -461,11 +480,7 @@ START_TEST(test_json_memory_unknown)
 	r.version = 1;
 	r.result_case = VITALS__RESPONSE__RESULT_HEALTH;
 	r.health = &h;
-	sbuf_init(&b);
-	json_response(&b, &r);
-	ck_assert_int_eq(b.err, 0);
-	ck_assert_ptr_nonnull(j = jm_parse(b.buf, b.len));
-	ck_assert_ptr_nonnull(jmem = jm_path(j, "health.memory"));
+	j = json_at(&b, &r, "health.memory", &jmem);
 	ck_assert_str_eq(jm_get(jmem, "rss_bytes")->str, "8388608");
 	ck_assert_int_eq(jm_get(jmem, "peak_rss_bytes")->t, JM_NULL);
 	ck_assert_int_eq(jm_get(jmem, "threads")->t, JM_NULL);
@@ -483,10 +498,7 @@ START_TEST(test_json_memory_unknown)
 	m.have_heap = true;
 	m.heap_in_use_bytes = 5 << 20;
 	m.have_status = 63;
-	sbuf_init(&b);
-	json_response(&b, &r);
-	ck_assert_ptr_nonnull(j = jm_parse(b.buf, b.len));
-	ck_assert_ptr_nonnull(jmem = jm_path(j, "health.memory"));
+	j = json_at(&b, &r, "health.memory", &jmem);
 	ck_assert_str_eq(jm_get(jmem, "heap_in_use_bytes")->str, "5242880");
 	ck_assert_str_eq(jm_get(jmem, "heap_free_bytes")->str, "0");
 	ck_assert_str_eq(jm_get(jmem, "peak_rss_bytes")->str, "0");
@@ -497,18 +509,13 @@ START_TEST(test_json_memory_unknown)
 	sbuf_free(&b);
 	m.taskiter_out_bytes = 90112;
 	m.ftrace_buffer_bytes = 1 << 20;
-	sbuf_init(&b);
-	json_response(&b, &r);
-	ck_assert_ptr_nonnull(j = jm_parse(b.buf, b.len));
-	ck_assert_ptr_nonnull(jmem = jm_path(j, "health.memory"));
+	j = json_at(&b, &r, "health.memory", &jmem);
 	ck_assert_str_eq(jm_get(jmem, "taskiter_out_bytes")->str, "90112");
 	ck_assert_str_eq(jm_get(jmem, "ftrace_buffer_bytes")->str, "1048576");
 	ck_assert_int_eq(jm_get(jmem, "program_bytes")->t, JM_NULL);
 	jm_free(j);
 	sbuf_free(&b);
-	sbuf_init(&b);
-	fmt_memory_health(&b, &m);
-	ck_assert_int_eq(b.err, 0);
+	text_memory(&b, &m);
 	ck_assert_ptr_nonnull(strstr(b.buf,
 	    "mapped: task iterator output 0.09 MiB (file), ftrace drain "
 	    "buffer 1.00 MiB (anon)"));
@@ -519,18 +526,13 @@ START_TEST(test_json_memory_unknown)
 	m.program_bytes = 1 << 20;
 	m.program_dirty_bytes = 131072;
 	m.libraries_bytes = 4 << 20;
-	sbuf_init(&b);
-	json_response(&b, &r);
-	ck_assert_ptr_nonnull(j = jm_parse(b.buf, b.len));
-	ck_assert_ptr_nonnull(jmem = jm_path(j, "health.memory"));
+	j = json_at(&b, &r, "health.memory", &jmem);
 	ck_assert_str_eq(jm_get(jmem, "program_bytes")->str, "1048576");
 	ck_assert_str_eq(jm_get(jmem, "program_dirty_bytes")->str, "131072");
 	ck_assert_str_eq(jm_get(jmem, "libraries_bytes")->str, "4194304");
 	jm_free(j);
 	sbuf_free(&b);
-	sbuf_init(&b);
-	fmt_memory_health(&b, &m);
-	ck_assert_int_eq(b.err, 0);
+	text_memory(&b, &m);
 	ck_assert_ptr_nonnull(strstr(b.buf,
 	    "  program 1.00 MiB resident (0.12 written: relocations, data),"
 	    " libraries 4.00 MiB\n"));
@@ -540,26 +542,19 @@ START_TEST(test_json_memory_unknown)
 	m.names_bytes = 3 << 19;
 	m.names = 412;
 	m.names_full = 7;
-	sbuf_init(&b);
-	json_response(&b, &r);
-	ck_assert_ptr_nonnull(j = jm_parse(b.buf, b.len));
-	ck_assert_ptr_nonnull(jmem = jm_path(j, "health.memory"));
+	j = json_at(&b, &r, "health.memory", &jmem);
 	ck_assert_str_eq(jm_get(jmem, "names_bytes")->str, "1572864");
 	ck_assert_str_eq(jm_get(jmem, "names_full")->str, "7");
 	jm_free(j);
 	sbuf_free(&b);
-	sbuf_init(&b);
-	fmt_memory_health(&b, &m);
-	ck_assert_int_eq(b.err, 0);
+	text_memory(&b, &m);
 	ck_assert_ptr_nonnull(strstr(b.buf,
 	    "names 1.50 (412), read caches "
 	    "0.00, other "));
 	sbuf_free(&b);
 	/* the read pool's caches: a part of the heap, out of "other" */
 	m.read_cache_bytes = 1 << 20;
-	sbuf_init(&b);
-	fmt_memory_health(&b, &m);
-	ck_assert_int_eq(b.err, 0);
+	text_memory(&b, &m);
 	ck_assert_msg(strstr(b.buf,
 			  "names 1.50 (412), read caches 1.00, "
 			  "other ") != NULL,
