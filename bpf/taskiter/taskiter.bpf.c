@@ -396,18 +396,26 @@ slot_cb(__u32 i, void *arg)
 	return 0;
 }
 
+/* The side's slot count now (0: none to read). */
+static __always_inline __u32
+slot_count(__u32 side)
+{
+	struct sched_nslot *ns = bpf_map_lookup_elem(&sched_nslot, &side);
+
+	return ns ? ns->count : 0;
+}
+
+/* The side's slots [0, min(n, capacity)) of its latest generation. */
 static __always_inline void
-walk_slots(__u32 side)
+walk_slots(__u32 side, __u32 n)
 {
 	struct slot_ctx c = { .side = side };
-	struct sched_nslot *ns;
 	struct sched_ctl *ctl;
-	__u32 zero = 0, n;
+	__u32 zero = 0;
 	__u64 gen;
 
 	ctl = bpf_map_lookup_elem(&sched_ctl, &zero);
-	ns = bpf_map_lookup_elem(&sched_nslot, &side);
-	if (ctl == NULL || ns == NULL)
+	if (ctl == NULL)
 		return;
 	gen = ctl->gen;
 	/* the side's latest generation: the live one, or the one before */
@@ -417,7 +425,6 @@ walk_slots(__u32 side)
 		gen--;
 	}
 	c.tag = gen + 1;
-	n = ns->count;
 	if (n > VITALS_SCHED_SLOTS)
 		n = VITALS_SCHED_SLOTS;
 	bpf_loop(n, slot_cb, &c, 0);
@@ -571,27 +578,69 @@ struct taskiter_args {
 	__u32 flags;
 };
 
-/* One side's maps: the process map when procs, then the thread map. */
+/*
+ * The slots a side's threads took (sched_nslot[side].count, the slots'
+ * capacity): a thread goes to the hash only after its fetch-add of the
+ * count returned the capacity or more, so while the count is at most the
+ * capacity no thread of the side's window is in sched_tid<side> (doc/bpf.md,
+ * "Event-driven samples": the hash skip). 0: not known, the hash is always
+ * walked. Set by the reader from the sched accounting's own setting.
+ */
+const volatile __u32 slot_cap = 0;
+
+/* Reads that walked a thread hash, and that skipped one (all reads). */
+__u64 hash_walks;
+__u64 hash_skips;
+
+static __always_inline void
+walk_tid(__u32 side)
+{
+	hash_walks++;
+	if (side)
+		bpf_for_each_map_elem(&sched_tid1, tid_cb, NULL, 0);
+	else
+		bpf_for_each_map_elem(&sched_tid0, tid_cb, NULL, 0);
+}
+
+/*
+ * One side's maps: the process map when procs, then the thread hash when
+ * some thread can be in it, then the slots. The count is read before the
+ * hash and again for the slots: a thread sent to the hash between the two
+ * reads is walked too (after the slots), so the hash is skipped only when
+ * the count says, at the slots' read, that no thread went there; one sent
+ * later switched out after that read, as an insert behind the walk's
+ * bucket would be.
+ */
 static __always_inline void
 walk_side(__u32 side, bool procs)
 {
-	if (side) {
-		if (procs)
+	__u32 n0, n1;
+	bool walked;
+
+	if (procs) {
+		if (side)
 			bpf_for_each_map_elem(&sched_proc1, proc_cb, NULL, 0);
-		bpf_for_each_map_elem(&sched_tid1, tid_cb, NULL, 0);
-	} else {
-		if (procs)
+		else
 			bpf_for_each_map_elem(&sched_proc0, proc_cb, NULL, 0);
-		bpf_for_each_map_elem(&sched_tid0, tid_cb, NULL, 0);
 	}
-	walk_slots(side);
+	n0 = slot_count(side);
+	walked = slot_cap == 0 || n0 > slot_cap;
+	if (walked)
+		walk_tid(side);
+	n1 = slot_count(side);
+	walk_slots(side, n1);
+	if (!walked && n1 > slot_cap)
+		walk_tid(side);
+	else if (!walked)
+		hash_skips++;
 }
 
 /*
  * One partial read: the gone and the groups that lost a thread, then the
  * groups that ran, then the end record at taskiter_out[nout]: the
  * generation (start_ns), the doubt counters' sum (utime_ns), groups left
- * out so far (stime_ns). Returns the records written.
+ * out so far (stime_ns), thread hashes walked and skipped so far
+ * (runtime_ns, min_flt). Returns the records written.
  */
 SEC("syscall")
 int
@@ -635,6 +684,8 @@ taskiter_partial(struct taskiter_args *args)
 	end->tid = (__s32)i;
 	end->utime_ns = d.sum;
 	end->stime_ns = nostore;
+	end->runtime_ns = hash_walks;
+	end->min_flt = hash_skips;
 	ctl = bpf_map_lookup_elem(&sched_ctl, &zero);
 	end->start_ns = ctl ? ctl->gen : ~0ULL;
 	return (int)i;
