@@ -731,6 +731,162 @@ START_TEST(test_hash_skip)
 }
 END_TEST
 
+/* The worker of proc_skip_child: says its tid, blocks until told, ends. */
+static volatile pid_t skip_wtid;
+
+static void *
+wait_then_end(void *arg)
+{
+	int fd = *(int *)arg;
+	char c;
+
+	burn_ms(1);
+	skip_wtid = gettid();
+	(void)!read(fd, &c, 1);
+	burn_ms(1);
+	return NULL;
+}
+
+/* A process whose main thread blocks for good while its worker waits for
+ * a byte on wfd and ends; the worker's tid on rep once both are blocked. */
+static void
+proc_skip_child(int wfd, int rep)
+{
+	pthread_t t;
+	pid_t tid;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (pthread_create(&t, NULL, wait_then_end, &wfd) != 0)
+		_exit(1);
+	pthread_detach(t);
+	while ((tid = skip_wtid) == 0)
+		usleep(100);
+	usleep(2000);
+	(void)!write(rep, &tid, sizeof(tid));
+	for (;;)
+		pause();
+}
+
+/* Whether tid of pid ended and its figures left the live side (its slot
+ * folded at its free; without a slot, its hash entry deleted), waiting up
+ * to 5 s. */
+static bool
+folded_or_gone(struct bpf_sched *bs, pid_t pid, pid_t tid)
+{
+	struct sched_slot sl;
+	char path[64];
+	unsigned i;
+	bool in_hash;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)pid, (int)tid);
+	for (i = 0; i < 500 && access(path, F_OK) == 0; i++)
+		tu_sleep_ms(10);
+	for (i = 0; i < 500; i++) {
+		if (live_slots(bs, tid, &sl, 1) == 1) {
+			if (sl.flags & SCHED_SLOT_FOLDED)
+				return true;
+		} else if (i >= 30) { /* its last switch-out, its free */
+			(void)live_count(bs, tid, &in_hash);
+			if (!in_hash)
+				return true;
+		}
+		tu_sleep_ms(10);
+	}
+	return false;
+}
+
+/*
+ * The process-map skip (layout 12, doc/bpf.md "Event-driven samples"): a
+ * group whose only thread that ran in the window was freed since is named
+ * from that thread's folded slot, without a walk of the process map
+ * (_i 0); one freed from the hash (capacity 2, _i 1) moves proc_other, and
+ * the read walks the map and names the group from its entry. The child's
+ * threads block before the flips, so the worker, woken after the first
+ * read, ends the only thread of the group that ran in the new window. At
+ * full capacity a read without a walk must name it (the machine's own
+ * exits may move proc_other: up to five tries).
+ */
+START_TEST(test_proc_skip)
+{
+	struct bpf_sched_opts o = bsf_opts();
+	struct bpf_sched_batch b = { 0 };
+	const struct taskiter_snap *snap;
+	struct taskiter_end end0, end;
+	struct taskiter_events ev;
+	struct sched_slot sl;
+	struct taskiter *ti;
+	struct bpf_sched *bs;
+	enum scanner_why why;
+	enum partial_why pwhy;
+	unsigned tries, unwalked = 0;
+	int wk[2], rep[2], perr, st;
+	uint64_t gen, doubt;
+	pid_t kid, wtid;
+	bool in_hash;
+
+	if (_i == 1)
+		o.slot_cap = 2;
+	bs = bsf_open_expect(&o, VBPF_ON_LOADED, NULL, 0);
+	bsf_events_of(bs, &ev);
+	ck_assert_int_eq(taskiter_open_ev((unsigned)sysconf(_SC_CLK_TCK),
+			     "/sys", &ev, &ti, &why, &pwhy, &perr),
+	    0);
+	ck_assert_msg(pwhy == PARTIAL_WHY_NONE, "partial: %s (%s)",
+	    partial_why_name(pwhy), strerror(perr));
+	for (tries = 0; tries < 5 && (_i == 1 ? tries < 1 : unwalked == 0);
+	     tries++) {
+		ck_assert_int_eq(pipe(wk), 0);
+		ck_assert_int_eq(pipe(rep), 0);
+		kid = fork();
+		ck_assert_int_ge(kid, 0);
+		if (kid == 0)
+			proc_skip_child(wk[0], rep[1]);
+		ck_assert_int_eq(read(rep[0], &wtid, sizeof(wtid)),
+		    sizeof(wtid));
+		tu_sleep_ms(5);
+		/* a window where no thread of the child ran yet */
+		drain_both(bs, &b);
+		if (_i == 1) /* the slots taken first */
+			while (live_count(bs, 0, &in_hash) < 2)
+				usleep(1000);
+		ck_assert_int_eq(taskiter_ev_state(ti, &gen, &doubt), 0);
+		ck_assert_int_eq(taskiter_read_partial(ti, (unsigned)(gen & 1),
+				     TASKITER_READ_NO_CPUS, &snap, &end0),
+		    0);
+		ck_assert_msg(!snap_has(snap, kid), "child %d named idle",
+		    (int)kid);
+		(void)!write(wk[1], "x", 1); /* the worker runs and ends */
+		ck_assert_msg(folded_or_gone(bs, kid, wtid),
+		    "worker %d not folded", (int)wtid);
+		if (_i == 1) /* it was in the hash, not a slot */
+			ck_assert_uint_eq(live_slots(bs, wtid, &sl, 1), 0);
+		ck_assert_int_eq(taskiter_ev_state(ti, &gen, &doubt), 0);
+		ck_assert_int_eq(taskiter_read_partial(ti, (unsigned)(gen & 1),
+				     TASKITER_READ_NO_CPUS, &snap, &end),
+		    0);
+		ck_assert_msg(snap_has(snap, kid),
+		    "child %d lost a thread, not in the partial read",
+		    (int)kid);
+		if (_i == 1)
+			ck_assert_uint_gt(end.proc_walks, end0.proc_walks);
+		else if (end.proc_walks == end0.proc_walks)
+			unwalked++;
+		ck_assert_int_eq(kill(kid, SIGKILL), 0);
+		ck_assert_int_eq(waitpid(kid, &st, 0), kid);
+		close(wk[0]);
+		close(wk[1]);
+		close(rep[0]);
+		close(rep[1]);
+	}
+	if (_i == 0)
+		ck_assert_msg(unwalked > 0,
+		    "every read walked the process map (%u tries)", tries);
+	taskiter_free(ti);
+	bpf_sched_batch_release(&b);
+	bpf_sched_free(bs);
+}
+END_TEST
+
 static Suite *
 bpf_slots_suite(void)
 {
@@ -746,6 +902,7 @@ bpf_slots_suite(void)
 	tcase_add_test(tc, test_setuid_second_slot);
 	tcase_add_loop_test(tc, test_live_reader_agrees, 0, 2);
 	tcase_add_loop_test(tc, test_hash_skip, 0, 2);
+	tcase_add_loop_test(tc, test_proc_skip, 0, 2);
 	tcase_add_loop_test(tc, test_window_slot_figures, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;

@@ -17,7 +17,8 @@
  * carrying the sched accounting's generation (start_ns), the sum over
  * CPUs of its "doubt" counters (utime_ns; taskiter.bpf.c, doubt_cpu) and
  * the groups left out for want of room (stime_ns, cumulative), and the
- * thread hashes walked and skipped (runtime_ns, min_flt, cumulative).
+ * thread hashes walked and skipped (runtime_ns, min_flt) and process maps
+ * walked (maj_flt), cumulative.
  */
 #ifndef VITALS_TASKITER_H
 #define VITALS_TASKITER_H

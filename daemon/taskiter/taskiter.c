@@ -499,6 +499,7 @@ taskiter_read_partial(struct taskiter *ti, unsigned side, unsigned flags,
 	ret_end->nostore = end->stime_ns;
 	ret_end->hash_walks = end->runtime_ns;
 	ret_end->hash_skips = end->min_flt;
+	ret_end->proc_walks = end->maj_flt;
 	ret_end->nrecs = (uint32_t)(n - ti->snap.ngone);
 	ti->after_walk = false;
 	*ret = &ti->snap;

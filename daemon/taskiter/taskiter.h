@@ -66,6 +66,9 @@ struct taskiter_end {
 	/* thread hashes walked, and skipped (the slot count at most the
 	 * capacity), by this reader's reads (cumulative) */
 	uint64_t hash_walks, hash_skips;
+	/* process maps walked (cumulative; layout 12: when a change no
+	 * slot names came, or at the first read after a walk) */
+	uint64_t proc_walks;
 	uint32_t nrecs; /* task records read */
 };
 
