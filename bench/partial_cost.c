@@ -183,9 +183,11 @@ main(int argc, char **argv)
 		    (unsigned long long)t[kind].n,
 		    (unsigned long long)(t[kind].n ? t[kind].recs / t[kind].n :
 						     0));
-	printf("thread hashes walked %llu, skipped %llu\n",
+	printf("thread hashes walked %llu, skipped %llu; process maps walked "
+	       "%llu\n",
 	    (unsigned long long)last.hash_walks,
-	    (unsigned long long)last.hash_skips);
+	    (unsigned long long)last.hash_skips,
+	    (unsigned long long)last.proc_walks);
 	ret = 0;
 out:
 	taskiter_free(ti);
