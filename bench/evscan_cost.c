@@ -161,6 +161,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "sched accounting: %s\n", why);
 		return 1;
 	}
+	ev.slot_cap = bpf_sched_slot_cap(bs);
 	if (bpf_sched_event_fds(bs, &ev.ctl_fd, &ev.tot_fd, ev.tid_fd,
 		ev.proc_fd, ev.slot_fd, &ev.nslot_fd) < 0)
 		return 1;

@@ -198,6 +198,7 @@ bpf_setup(struct vitalsd *d, const struct config *cfg)
 	log_info("bpf: %s: %s", vbpf_state_name(d->bpf_state), why);
 	wcpu_baseline(d);
 	/* partial process samples read its live side (doc/bpf.md) */
+	ev.slot_cap = bpf_sched_slot_cap(d->bs);
 	if (bpf_sched_event_fds(d->bs, &ev.ctl_fd, &ev.tot_fd, ev.tid_fd,
 		ev.proc_fd, ev.slot_fd, &ev.nslot_fd) == 0 &&
 	    (r = collector_set_events(d->col, &ev, cfg->sys_root)) < 0)

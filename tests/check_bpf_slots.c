@@ -6,7 +6,8 @@
  * thread's slot is folded at its free (its task storage still readable
  * there); a setuid thread takes a second slot; and the partial read of the
  * live side (taskiter_partial over the slots) names the groups the drain
- * then returns. Needs root (BPF, bpffs); exits 77 only when not root.
+ * then returns, walking the hash exactly when a thread can be there (the
+ * hash skip). Needs root (BPF, bpffs); exits 77 only when not root.
  */
 #include <check.h>
 #include <errno.h>
@@ -594,6 +595,302 @@ START_TEST(test_live_reader_agrees)
 }
 END_TEST
 
+/* The live side's slot count, and whether tid has a hash entry there. */
+static uint32_t
+live_count(struct bpf_sched *bs, pid_t tid, bool *ret_in_hash)
+{
+	int ctl, tot, tidfd[2], proc[2], slot[2], nslot;
+	struct sched_tid_key k, *prev = NULL;
+	struct sched_nslot ns;
+	struct sched_ctl c;
+	uint32_t zero = 0, side;
+
+	ck_assert_int_eq(bpf_sched_event_fds(bs, &ctl, &tot, tidfd, proc, slot,
+			     &nslot),
+	    0);
+	ck_assert_int_eq(bpf_map_lookup_elem(ctl, &zero, &c), 0);
+	side = (uint32_t)(c.gen & 1);
+	ck_assert_int_eq(bpf_map_lookup_elem(nslot, &side, &ns), 0);
+	*ret_in_hash = false;
+	while (bpf_map_get_next_key(tidfd[side], prev, &k) == 0) {
+		if ((pid_t)k.tid == tid)
+			*ret_in_hash = true;
+		prev = &k;
+	}
+	return ns.count;
+}
+
+/*
+ * The hash skip (doc/bpf.md, "Event-driven samples"): a partial read
+ * walks sched_tid<side> only when the side's slot count passed the
+ * capacity. At the full capacity (_i 0) children that ran take slots and
+ * the read skips the hash; at capacity 2 (_i 1), the slots taken before
+ * they run, each child lives only in the hash, and the read must walk it
+ * and name every one — a skip judged by any other capacity than the
+ * accounting's (the map's 4,096, say) would drop them.
+ */
+START_TEST(test_hash_skip)
+{
+	enum { KIDS = 6 };
+	struct bpf_sched_opts o = bsf_opts();
+	struct bpf_sched_batch b = { 0 };
+	const struct taskiter_snap *snap;
+	struct taskiter_end end0, end;
+	struct taskiter_events ev;
+	struct sched_slot sl;
+	struct taskiter *ti;
+	struct bpf_sched *bs;
+	enum scanner_why why;
+	enum partial_why pwhy;
+	pid_t kid[KIDS];
+	int rep[2], go[2], perr, st;
+	unsigned i, tries;
+	uint64_t gen, doubt;
+	uint32_t count;
+	bool in_hash;
+	char c;
+
+	if (_i == 1)
+		o.slot_cap = 2;
+	bs = bsf_open_expect(&o, VBPF_ON_LOADED, NULL, 0);
+	bsf_events_of(bs, &ev);
+	ck_assert_uint_eq(ev.slot_cap, _i == 1 ? 2 : VITALS_SCHED_SLOTS);
+	ck_assert_int_eq(taskiter_open_ev((unsigned)sysconf(_SC_CLK_TCK),
+			     "/sys", &ev, &ti, &why, &pwhy, &perr),
+	    0);
+	ck_assert_msg(pwhy == PARTIAL_WHY_NONE, "partial: %s (%s)",
+	    partial_why_name(pwhy), strerror(perr));
+	drain_both(bs, &b);
+	/* at capacity 2 the slots go first (this thread, the machine's) */
+	for (tries = 0; _i == 1 && tries < 100; tries++) {
+		if (live_count(bs, 0, &in_hash) >= 2)
+			break;
+		burn_ms(1);
+		usleep(1000);
+	}
+	ck_assert_int_eq(taskiter_ev_state(ti, &gen, &doubt), 0);
+	ck_assert_int_eq(taskiter_read_partial(ti, (unsigned)(gen & 1),
+			     TASKITER_READ_NO_CPUS, &snap, &end0),
+	    0);
+	ck_assert_int_eq(pipe(rep), 0);
+	ck_assert_int_eq(pipe(go), 0);
+	for (i = 0; i < KIDS; i++) {
+		kid[i] = fork();
+		ck_assert_int_ge(kid[i], 0);
+		if (kid[i] == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			burn_ms(5);
+			usleep(500);
+			(void)!write(rep[1], "x", 1);
+			(void)!read(go[0], &c, 1);
+			_exit(0);
+		}
+	}
+	for (i = 0; i < KIDS; i++)
+		ck_assert_int_eq(read(rep[0], &c, 1), 1);
+	tu_sleep_ms(5); /* each blocked in its read */
+	for (i = 0; i < KIDS; i++) {
+		count = live_count(bs, kid[i], &in_hash);
+		if (_i == 0) {
+			ck_assert_uint_le(count, VITALS_SCHED_SLOTS);
+			ck_assert_uint_eq(live_slots(bs, kid[i], &sl, 1), 1);
+			ck_assert(!in_hash);
+		} else {
+			/* only in the hash: no slot of this window */
+			ck_assert_uint_gt(count, 2);
+			ck_assert_uint_eq(live_slots(bs, kid[i], &sl, 1), 0);
+			ck_assert_msg(in_hash, "child %d not in the hash",
+			    (int)kid[i]);
+		}
+	}
+	ck_assert_int_eq(taskiter_ev_state(ti, &gen, &doubt), 0);
+	ck_assert_int_eq(taskiter_read_partial(ti, (unsigned)(gen & 1),
+			     TASKITER_READ_NO_CPUS, &snap, &end),
+	    0);
+	for (i = 0; i < KIDS; i++)
+		ck_assert_msg(snap_has(snap, kid[i]),
+		    "child %d not in the partial read", (int)kid[i]);
+	if (_i == 0) {
+		ck_assert_uint_eq(end.hash_skips, end0.hash_skips + 1);
+		ck_assert_uint_eq(end.hash_walks, end0.hash_walks);
+	} else {
+		ck_assert_uint_eq(end.hash_skips, end0.hash_skips);
+		ck_assert_uint_eq(end.hash_walks, end0.hash_walks + 1);
+	}
+	for (i = 0; i < KIDS; i++)
+		(void)!write(go[1], "x", 1);
+	for (i = 0; i < KIDS; i++)
+		ck_assert_int_eq(waitpid(kid[i], &st, 0), kid[i]);
+	close(rep[0]);
+	close(rep[1]);
+	close(go[0]);
+	close(go[1]);
+	taskiter_free(ti);
+	bpf_sched_batch_release(&b);
+	bpf_sched_free(bs);
+}
+END_TEST
+
+/* The worker of proc_skip_child: says its tid, blocks until told, ends. */
+static volatile pid_t skip_wtid;
+
+static void *
+wait_then_end(void *arg)
+{
+	int fd = *(int *)arg;
+	char c;
+
+	burn_ms(1);
+	skip_wtid = gettid();
+	(void)!read(fd, &c, 1);
+	burn_ms(1);
+	return NULL;
+}
+
+/* A process whose main thread blocks for good while its worker waits for
+ * a byte on wfd and ends; the worker's tid on rep once both are blocked. */
+static void
+proc_skip_child(int wfd, int rep)
+{
+	pthread_t t;
+	pid_t tid;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (pthread_create(&t, NULL, wait_then_end, &wfd) != 0)
+		_exit(1);
+	pthread_detach(t);
+	while ((tid = skip_wtid) == 0)
+		usleep(100);
+	usleep(2000);
+	(void)!write(rep, &tid, sizeof(tid));
+	for (;;)
+		pause();
+}
+
+/* Whether tid of pid ended and its figures left the live side (its slot
+ * folded at its free; without a slot, its hash entry deleted), waiting up
+ * to 5 s. */
+static bool
+folded_or_gone(struct bpf_sched *bs, pid_t pid, pid_t tid)
+{
+	struct sched_slot sl;
+	char path[64];
+	unsigned i;
+	bool in_hash;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)pid, (int)tid);
+	for (i = 0; i < 500 && access(path, F_OK) == 0; i++)
+		tu_sleep_ms(10);
+	for (i = 0; i < 500; i++) {
+		if (live_slots(bs, tid, &sl, 1) == 1) {
+			if (sl.flags & SCHED_SLOT_FOLDED)
+				return true;
+		} else if (i >= 30) { /* its last switch-out, its free */
+			(void)live_count(bs, tid, &in_hash);
+			if (!in_hash)
+				return true;
+		}
+		tu_sleep_ms(10);
+	}
+	return false;
+}
+
+/*
+ * The process-map skip (layout 12, doc/bpf.md "Event-driven samples"): a
+ * group whose only thread that ran in the window was freed since is named
+ * from that thread's folded slot, without a walk of the process map
+ * (_i 0); one freed from the hash (capacity 2, _i 1) moves proc_other, and
+ * the read walks the map and names the group from its entry. The child's
+ * threads block before the flips, so the worker, woken after the first
+ * read, ends the only thread of the group that ran in the new window. At
+ * full capacity a read without a walk must name it (the machine's own
+ * exits may move proc_other: up to ten tries).
+ */
+START_TEST(test_proc_skip)
+{
+	struct bpf_sched_opts o = bsf_opts();
+	struct bpf_sched_batch b = { 0 };
+	const struct taskiter_snap *snap;
+	struct taskiter_end end0, end;
+	struct taskiter_events ev;
+	struct sched_slot sl;
+	struct taskiter *ti;
+	struct bpf_sched *bs;
+	enum scanner_why why;
+	enum partial_why pwhy;
+	unsigned tries, unwalked = 0;
+	int wk[2], rep[2], perr, st;
+	uint64_t gen, doubt;
+	pid_t kid, wtid;
+	bool in_hash;
+
+	if (_i == 1)
+		o.slot_cap = 2;
+	bs = bsf_open_expect(&o, VBPF_ON_LOADED, NULL, 0);
+	bsf_events_of(bs, &ev);
+	ck_assert_int_eq(taskiter_open_ev((unsigned)sysconf(_SC_CLK_TCK),
+			     "/sys", &ev, &ti, &why, &pwhy, &perr),
+	    0);
+	ck_assert_msg(pwhy == PARTIAL_WHY_NONE, "partial: %s (%s)",
+	    partial_why_name(pwhy), strerror(perr));
+	for (tries = 0; tries < 10 && (_i == 1 ? tries < 1 : unwalked == 0);
+	     tries++) {
+		ck_assert_int_eq(pipe(wk), 0);
+		ck_assert_int_eq(pipe(rep), 0);
+		kid = fork();
+		ck_assert_int_ge(kid, 0);
+		if (kid == 0)
+			proc_skip_child(wk[0], rep[1]);
+		ck_assert_int_eq(read(rep[0], &wtid, sizeof(wtid)),
+		    sizeof(wtid));
+		tu_sleep_ms(5);
+		/* a window where no thread of the child ran yet */
+		drain_both(bs, &b);
+		if (_i == 1) /* the slots taken first */
+			while (live_count(bs, 0, &in_hash) < 2)
+				usleep(1000);
+		/* the frees of the machine's tasks that ended before the
+		 * flips (no slot of this window: proc_other) land now, and
+		 * the first read takes them */
+		tu_sleep_ms(100);
+		ck_assert_int_eq(taskiter_ev_state(ti, &gen, &doubt), 0);
+		ck_assert_int_eq(taskiter_read_partial(ti, (unsigned)(gen & 1),
+				     TASKITER_READ_NO_CPUS, &snap, &end0),
+		    0);
+		ck_assert_msg(!snap_has(snap, kid), "child %d named idle",
+		    (int)kid);
+		(void)!write(wk[1], "x", 1); /* the worker runs and ends */
+		ck_assert_msg(folded_or_gone(bs, kid, wtid),
+		    "worker %d not folded", (int)wtid);
+		if (_i == 1) /* it was in the hash, not a slot */
+			ck_assert_uint_eq(live_slots(bs, wtid, &sl, 1), 0);
+		ck_assert_int_eq(taskiter_ev_state(ti, &gen, &doubt), 0);
+		ck_assert_int_eq(taskiter_read_partial(ti, (unsigned)(gen & 1),
+				     TASKITER_READ_NO_CPUS, &snap, &end),
+		    0);
+		ck_assert_msg(snap_has(snap, kid),
+		    "child %d lost a thread, not in the partial read",
+		    (int)kid);
+		if (_i == 1)
+			ck_assert_uint_gt(end.proc_walks, end0.proc_walks);
+		else if (end.proc_walks == end0.proc_walks)
+			unwalked++;
+		ck_assert_int_eq(kill(kid, SIGKILL), 0);
+		ck_assert_int_eq(waitpid(kid, &st, 0), kid);
+		close(wk[0]);
+		close(wk[1]);
+		close(rep[0]);
+		close(rep[1]);
+	}
+	if (_i == 0)
+		ck_assert_msg(unwalked > 0,
+		    "every read walked the process map (%u tries)", tries);
+	taskiter_free(ti);
+	bpf_sched_batch_release(&b);
+	bpf_sched_free(bs);
+}
+END_TEST
+
 static Suite *
 bpf_slots_suite(void)
 {
@@ -608,6 +905,8 @@ bpf_slots_suite(void)
 	tcase_add_test(tc, test_folded_at_exit);
 	tcase_add_test(tc, test_setuid_second_slot);
 	tcase_add_loop_test(tc, test_live_reader_agrees, 0, 2);
+	tcase_add_loop_test(tc, test_hash_skip, 0, 2);
+	tcase_add_loop_test(tc, test_proc_skip, 0, 2);
 	tcase_add_loop_test(tc, test_window_slot_figures, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;

@@ -300,6 +300,17 @@ weighted(__u64 delta)
 				    (v)->rq_hist[i_]);                 \
 	} while (0)
 
+/* A process-map change no slot of the side's window names (struct
+ * sched_nslot, proc_other): the partial read walks that map for it. */
+static __always_inline void
+proc_other(__u32 side)
+{
+	struct sched_nslot *ns = bpf_map_lookup_elem(&sched_nslot, &side);
+
+	if (ns)
+		__sync_fetch_and_add(&ns->proc_other, 1);
+}
+
 /*
  * A wait no thread entry could take (the tid map full): to its process
  * only, counted (RQ_NOTID).
@@ -314,6 +325,7 @@ rq_to_proc(__u32 side, struct task_struct *t, __u64 delay, __u64 slot)
 	struct sched_proc *p;
 
 	tot_add_switch(TOT_RQ_NOTID, 1);
+	proc_other(side);
 	if ((p = proc_entry(proc_map(side), &key)) != NULL) {
 		__sync_fetch_and_add(&p->rq_ns, delay);
 		__sync_fetch_and_add(&p->rq_count, 1);
@@ -665,11 +677,14 @@ BPF_PROG(vitals_free, struct task_struct *p)
 			if (v->rq_count)
 				FOLD_RQ(pr, rq_ns, rq_count, rq_hist, v);
 		}
-		/* a slot cannot be deleted: marked, the drain skips it */
-		if (sl)
+		/* a slot cannot be deleted: marked, the drain skips it (a
+		 * partial read names its group from it) */
+		if (sl) {
 			sl->flags |= SCHED_SLOT_FOLDED;
-		else
+		} else {
 			bpf_map_delete_elem(m, &key);
+			proc_other(side);
+		}
 		tot_add(TOT_EXITED, 1);
 	}
 	/*
@@ -684,6 +699,10 @@ BPF_PROG(vitals_free, struct task_struct *p)
 	if (p->pid == p->tgid && p->signal->sigcnt.refs.counter == 1 &&
 	    (pr = proc_entry(proc_map(side), &pkey)) != NULL) {
 		pr->flags |= SCHED_PROC_EXITED; /* its only writer */
+		/* the leader's slot folded above names the gone process to a
+		 * partial read; without one only the process map does */
+		if (!sl)
+			proc_other(side);
 		tot_add(TOT_PROC_EXITED, 1);
 	}
 	return 0;

@@ -17,7 +17,7 @@
  * changes what it writes: pins carrying another number are replaced at the
  * next start, never read with this build's structs.
  */
-#define VITALS_SCHED_LAYOUT 11
+#define VITALS_SCHED_LAYOUT 12
 #define VITALS_SCHED_MAGIC 0x56534348u /* "VSCH" */
 
 /* Run-queue delay histogram: slot k counts delays d with
@@ -155,7 +155,13 @@ struct sched_slot {
  * (may pass the capacity: those threads went to the hash). */
 struct sched_nslot {
 	__u32 count;
-	__u32 pad;
+	/* layout 12: process-map changes on that side that no slot of its
+	 * window names (a thread folded from the hash, a process marked
+	 * exited whose leader has no slot there, a wait no thread entry
+	 * took); never reset, only grows (wraps): a partial read walks the
+	 * process map only when it moved (doc/bpf.md, "Event-driven
+	 * samples") */
+	__u32 proc_other;
 };
 
 #ifdef __bpf__

@@ -368,8 +368,11 @@ tid_cb(void *map, struct sched_tid_key *k, struct sched_tid *v, void *arg)
  * Over the slots [0, count) of a side (layout 11): the groups with a
  * thread that ran, as tid_cb for the hash. A slot counts only when its
  * ready word is the side's generation + 1 (one being filled, or left from
- * an older window of the side, is not); a folded one's thread was freed,
- * its process entry says so (proc_cb), as a deleted hash entry's does.
+ * an older window of the side, is not). A folded one's thread was freed:
+ * its group is written whole (the thread it lost) or, gone, said so, as
+ * proc_cb does for the process entry the fold made — since layout 12 the
+ * slot names it, and the process map is walked only for what no slot
+ * names (sched_nslot.proc_other).
  */
 struct slot_ctx {
 	__u32 side;
@@ -391,23 +394,39 @@ slot_cb(__u32 i, void *arg)
 	if (sl->ready != c->tag)
 		return 0;
 	barrier(); /* the identity read after ready */
-	if (!(sl->flags & SCHED_SLOT_FOLDED))
-		emit_group(sl->v.tgid, sl->v.leader_ns, true);
+	emit_group(sl->v.tgid, sl->v.leader_ns, true);
 	return 0;
 }
 
+/* The side's slot count now (0: none to read). */
+static __always_inline __u32
+slot_count(__u32 side)
+{
+	struct sched_nslot *ns = bpf_map_lookup_elem(&sched_nslot, &side);
+
+	return ns ? ns->count : 0;
+}
+
+/* The side's process-map changes no slot names, so far (layout 12). */
+static __always_inline __u32
+proc_other_now(__u32 side)
+{
+	struct sched_nslot *ns = bpf_map_lookup_elem(&sched_nslot, &side);
+
+	return ns ? ns->proc_other : 0;
+}
+
+/* The side's slots [0, min(n, capacity)) of its latest generation. */
 static __always_inline void
-walk_slots(__u32 side)
+walk_slots(__u32 side, __u32 n)
 {
 	struct slot_ctx c = { .side = side };
-	struct sched_nslot *ns;
 	struct sched_ctl *ctl;
-	__u32 zero = 0, n;
+	__u32 zero = 0;
 	__u64 gen;
 
 	ctl = bpf_map_lookup_elem(&sched_ctl, &zero);
-	ns = bpf_map_lookup_elem(&sched_nslot, &side);
-	if (ctl == NULL || ns == NULL)
+	if (ctl == NULL)
 		return;
 	gen = ctl->gen;
 	/* the side's latest generation: the live one, or the one before */
@@ -417,7 +436,6 @@ walk_slots(__u32 side)
 		gen--;
 	}
 	c.tag = gen + 1;
-	n = ns->count;
 	if (n > VITALS_SCHED_SLOTS)
 		n = VITALS_SCHED_SLOTS;
 	bpf_loop(n, slot_cb, &c, 0);
@@ -571,27 +589,93 @@ struct taskiter_args {
 	__u32 flags;
 };
 
-/* One side's maps: the process map when procs, then the thread map. */
+/*
+ * The slots a side's threads took (sched_nslot[side].count, the slots'
+ * capacity): a thread goes to the hash only after its fetch-add of the
+ * count returned the capacity or more, so while the count is at most the
+ * capacity no thread of the side's window is in sched_tid<side> (doc/bpf.md,
+ * "Event-driven samples": the hash skip). 0: not known, the hash is always
+ * walked. Set by the reader from the sched accounting's own setting.
+ */
+const volatile __u32 slot_cap = 0;
+
+/* Reads that walked a thread hash, and that skipped one (all reads). */
+__u64 hash_walks;
+__u64 hash_skips;
+/* Process maps walked (all reads); each side's proc_other as its last
+ * walk read it. */
+__u64 proc_walks;
+__u32 last_other[2];
+
 static __always_inline void
-walk_side(__u32 side, bool procs)
+walk_tid(__u32 side)
 {
-	if (side) {
-		if (procs)
-			bpf_for_each_map_elem(&sched_proc1, proc_cb, NULL, 0);
+	hash_walks++;
+	if (side)
 		bpf_for_each_map_elem(&sched_tid1, tid_cb, NULL, 0);
-	} else {
-		if (procs)
-			bpf_for_each_map_elem(&sched_proc0, proc_cb, NULL, 0);
+	else
 		bpf_for_each_map_elem(&sched_tid0, tid_cb, NULL, 0);
+}
+
+/*
+ * One side's maps: the process map when it holds what no slot names,
+ * then the thread hash when some thread can be in it, then the slots.
+ *
+ * The process map: with the slots' capacity known (slot_cap), when the
+ * side's proc_other moved since this reader's last walk of that map, or
+ * when procs (the first read after a full walk); the counter is read
+ * before the walk, so a change after it moves it again for the next read.
+ * A thread folded from a slot, and a process whose leader's slot is folded
+ * with its exit mark, are named by the slot walk (slot_cb), the rest
+ * counted in proc_other by the sched programs. Without slot_cap, when
+ * exits (threads folded or processes marked since the last read) or procs.
+ *
+ * The thread hash: the count is read before the hash and again for the
+ * slots: a thread sent to the hash between the two reads is walked too
+ * (after the slots), so the hash is skipped only when the count says, at
+ * the slots' read, that no thread went there; one sent later switched out
+ * after that read, as an insert behind the walk's bucket would be.
+ */
+static __always_inline void
+walk_side(__u32 side, bool procs, bool exits)
+{
+	__u32 n0, n1, other;
+	bool walked;
+
+	side &= 1;
+	if (slot_cap != 0) {
+		other = proc_other_now(side);
+		procs = procs || other != last_other[side];
+		if (procs)
+			last_other[side] = other;
+	} else {
+		procs = procs || exits;
 	}
-	walk_slots(side);
+	if (procs) {
+		proc_walks++;
+		if (side)
+			bpf_for_each_map_elem(&sched_proc1, proc_cb, NULL, 0);
+		else
+			bpf_for_each_map_elem(&sched_proc0, proc_cb, NULL, 0);
+	}
+	n0 = slot_count(side);
+	walked = slot_cap == 0 || n0 > slot_cap;
+	if (walked)
+		walk_tid(side);
+	n1 = slot_count(side);
+	walk_slots(side, n1);
+	if (!walked && n1 > slot_cap)
+		walk_tid(side);
+	else if (!walked)
+		hash_skips++;
 }
 
 /*
  * One partial read: the gone and the groups that lost a thread, then the
  * groups that ran, then the end record at taskiter_out[nout]: the
  * generation (start_ns), the doubt counters' sum (utime_ns), groups left
- * out so far (stime_ns). Returns the records written.
+ * out so far (stime_ns), thread hashes walked and skipped so far
+ * (runtime_ns, min_flt), process maps walked so far (maj_flt). Returns the records written.
  */
 SEC("syscall")
 int
@@ -603,19 +687,21 @@ taskiter_partial(struct taskiter_args *args)
 	/* the context read once: a pointer into it moved is refused */
 	__u32 zero = 0, side = args->side, flags = args->flags, i;
 	int ncurr;
-	bool procs;
+	bool procs = args->procs != 0, exits = false;
 
 	serial++;
 	nout = 0;
-	bpf_loop(ncpu, exits_cpu, &ex, 0);
-	procs = ex.sum != last_exits || args->procs;
-	last_exits = ex.sum;
+	if (slot_cap == 0) {
+		bpf_loop(ncpu, exits_cpu, &ex, 0);
+		exits = ex.sum != last_exits;
+		last_exits = ex.sum;
+	}
 	if (!(flags & TASKITER_ARG_NO_MAPS)) {
-		walk_side(side & 1, procs);
+		walk_side(side, procs, exits);
 		/* a close read after the flip: the old side holds the window
 		 * up to the flip, the new one what ran since */
 		if (flags & TASKITER_ARG_BOTH)
-			walk_side((side + 1) & 1, procs);
+			walk_side(side + 1, procs, exits);
 	}
 	/* after the maps: a task that switched out meanwhile is in one */
 	if (!(flags & TASKITER_ARG_NO_CPUS) &&
@@ -635,6 +721,9 @@ taskiter_partial(struct taskiter_args *args)
 	end->tid = (__s32)i;
 	end->utime_ns = d.sum;
 	end->stime_ns = nostore;
+	end->runtime_ns = hash_walks;
+	end->min_flt = hash_skips;
+	end->maj_flt = proc_walks;
 	ctl = bpf_map_lookup_elem(&sched_ctl, &zero);
 	end->start_ns = ctl ? ctl->gen : ~0ULL;
 	return (int)i;

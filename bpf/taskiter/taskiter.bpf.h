@@ -16,7 +16,9 @@
  * groups with a thread that ran, each at most once, then an end record
  * carrying the sched accounting's generation (start_ns), the sum over
  * CPUs of its "doubt" counters (utime_ns; taskiter.bpf.c, doubt_cpu) and
- * the groups left out for want of room (stime_ns, cumulative).
+ * the groups left out for want of room (stime_ns, cumulative), and the
+ * thread hashes walked and skipped (runtime_ns, min_flt) and process maps
+ * walked (maj_flt), cumulative.
  */
 #ifndef VITALS_TASKITER_H
 #define VITALS_TASKITER_H

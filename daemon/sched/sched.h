@@ -272,6 +272,8 @@ uint64_t bpf_sched_bytes(const struct bpf_sched *bs);
 /* the maps partial process samples read; -EOPNOTSUPP: none of ours */
 int bpf_sched_event_fds(const struct bpf_sched *bs, int *ret_ctl, int *ret_tot,
     int ret_tid[2], int ret_proc[2], int ret_slot[2], int *ret_nslot);
+/* the array slots per side the programs use (0: none, or not ours) */
+unsigned bpf_sched_slot_cap(const struct bpf_sched *bs);
 void bpf_sched_set_stats(struct bpf_sched *bs, bool on);
 int bpf_sched_drain(struct bpf_sched *bs, struct bpf_sched_batch *b);
 void bpf_sched_batch_release(struct bpf_sched_batch *b);

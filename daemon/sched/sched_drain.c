@@ -616,6 +616,14 @@ bpf_sched_event_fds(const struct bpf_sched *bs, int *ret_ctl, int *ret_tot,
 	return 0;
 }
 
+/* A side whose slot count is at most this sent no thread to its hash
+ * (doc/bpf.md, "Event-driven samples"). */
+unsigned
+bpf_sched_slot_cap(const struct bpf_sched *bs)
+{
+	return bs == NULL || bs->ldr ? 0 : bs->slot_cap;
+}
+
 /* Heap the reader holds between drains: its scratch, the batch's rows
  * and the read-only drain's snapshots. */
 uint64_t
@@ -729,6 +737,13 @@ bpf_sched_event_fds(const struct bpf_sched *bs, int *ret_ctl, int *ret_tot,
 	(void)ret_tid;
 	(void)ret_proc;
 	return -EOPNOTSUPP;
+}
+
+unsigned
+bpf_sched_slot_cap(const struct bpf_sched *bs)
+{
+	(void)bs;
+	return 0;
 }
 
 struct bpf_sched_batch *

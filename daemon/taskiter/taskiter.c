@@ -462,8 +462,9 @@ taskiter_read_partial(struct taskiter *ti, unsigned side, unsigned flags,
 {
 	/* the first read after a walk sees the whole process map: what the
 	 * walk saw is read again, nothing since is missed */
-	struct partial_args args = { side, ti->after_walk, (int32_t)gettid(),
-		flags };
+	struct partial_args args = { side,
+		ti->after_walk || (flags & TASKITER_READ_PROCS),
+		(int32_t)gettid(), flags & ~TASKITER_READ_PROCS };
 	LIBBPF_OPTS(bpf_test_run_opts, o, .ctx_in = &args,
 	    .ctx_size_in = sizeof(args));
 	const struct taskiter_rec *end;
@@ -496,6 +497,9 @@ taskiter_read_partial(struct taskiter *ti, unsigned side, unsigned flags,
 	ret_end->gen = end->start_ns;
 	ret_end->doubt = end->utime_ns;
 	ret_end->nostore = end->stime_ns;
+	ret_end->hash_walks = end->runtime_ns;
+	ret_end->hash_skips = end->min_flt;
+	ret_end->proc_walks = end->maj_flt;
 	ret_end->nrecs = (uint32_t)(n - ti->snap.ngone);
 	ti->after_walk = false;
 	*ret = &ti->snap;
@@ -545,6 +549,7 @@ load_skel(const struct load_arg *a, bool partial, int *ret_r)
 	} else {
 		n = libbpf_num_possible_cpus();
 		skel->rodata->ncpu = n > 0 ? (uint32_t)n : 1;
+		skel->rodata->slot_cap = a->ev->slot_cap;
 		fds[0] = a->ev->ctl_fd;
 		fds[1] = a->ev->tot_fd;
 		fds[2] = a->ev->tid_fd[0];

@@ -52,6 +52,10 @@ struct taskiter_events {
 	int ctl_fd, tot_fd;
 	int tid_fd[2], proc_fd[2];
 	int slot_fd[2], nslot_fd; /* layout 11: the array slots */
+	/* their capacity per side (bpf_sched_slot_cap): a side whose slot
+	 * count is at most this sent no thread to its hash, which a read
+	 * then skips; 0: unknown, the hash is walked at every read */
+	uint32_t slot_cap;
 };
 
 /* What a partial read's end records said. */
@@ -59,7 +63,13 @@ struct taskiter_end {
 	uint64_t gen;	  /* sched_ctl's generation at the end */
 	uint64_t doubt;	  /* Σ the sched doubt counters, all CPUs */
 	uint64_t nostore; /* groups not marked written (cumulative) */
-	uint32_t nrecs;	  /* task records read */
+	/* thread hashes walked, and skipped (the slot count at most the
+	 * capacity), by this reader's reads (cumulative) */
+	uint64_t hash_walks, hash_skips;
+	/* process maps walked (cumulative; layout 12: when a change no
+	 * slot names came, or at the first read after a walk) */
+	uint64_t proc_walks;
+	uint32_t nrecs; /* task records read */
 };
 
 /* A utime/stime split of precise runtime, ns (kernel: struct prev_cputime). */
@@ -140,6 +150,8 @@ int taskiter_ev_gen(struct taskiter *ti, uint64_t *ret_gen);
 #define TASKITER_READ_BOTH 1u	 /* both sides: a close read after the flip */
 #define TASKITER_READ_NO_MAPS 2u /* tests: the running tasks alone */
 #define TASKITER_READ_NO_CPUS 4u /* tests: the maps alone (doubtful) */
+/* tests, benchmarks: the process map walked whatever the counters say */
+#define TASKITER_READ_PROCS 8u
 /* a partial read of side's maps (and the other side's, READ_BOTH): whole
  * groups, and the gone */
 int taskiter_read_partial(struct taskiter *ti, unsigned side, unsigned flags,

@@ -102,6 +102,7 @@ bsf_events_of(struct bpf_sched *bs, struct taskiter_events *ev)
 			     ev->tid_fd, ev->proc_fd, ev->slot_fd,
 			     &ev->nslot_fd),
 	    0);
+	ev->slot_cap = bpf_sched_slot_cap(bs);
 }
 
 bool
