@@ -54,8 +54,8 @@ bufinfo_total(unsigned *ret_n, unsigned long long *ret_bytes)
 		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 			_exit(2);
 		/* mounted already or not, a fresh one here is ours */
-		if (mount("debugfs", "/sys/kernel/debug", "debugfs", 0,
-			NULL) < 0)
+		if (mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL) <
+		    0)
 			_exit(3);
 		if ((f = fopen("/sys/kernel/debug/dma_buf/bufinfo", "r")) ==
 		    NULL)
@@ -76,8 +76,7 @@ bufinfo_total(unsigned *ret_n, unsigned long long *ret_bytes)
 	l = read(pfd[0], v, sizeof(v));
 	close(pfd[0]);
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-	if (l != (ssize_t)sizeof(v) || !WIFEXITED(st) ||
-	    WEXITSTATUS(st) != 0) {
+	if (l != (ssize_t)sizeof(v) || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 		fprintf(stderr, "bufinfo: child status %d\n",
 		    WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 		return -1;

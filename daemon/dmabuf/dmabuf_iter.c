@@ -83,8 +83,7 @@ dmabuf_iter_free(struct dmabuf_iter *it)
 }
 
 int
-dmabuf_iter_count(struct dmabuf_iter *it, uint32_t *ret_n,
-    uint64_t *ret_bytes)
+dmabuf_iter_count(struct dmabuf_iter *it, uint32_t *ret_n, uint64_t *ret_bytes)
 {
 	ssize_t n;
 	int fd, r = 0;
@@ -207,8 +206,7 @@ dmabuf_iter_free(struct dmabuf_iter *it)
 }
 
 int
-dmabuf_iter_count(struct dmabuf_iter *it, uint32_t *ret_n,
-    uint64_t *ret_bytes)
+dmabuf_iter_count(struct dmabuf_iter *it, uint32_t *ret_n, uint64_t *ret_bytes)
 {
 	(void)it;
 	(void)ret_n;
