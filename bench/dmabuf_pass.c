@@ -4,9 +4,11 @@
  * configuration) costs over this machine's /proc, run N times in a row:
  * wall and thread-CPU time per pass (median, min), with the pass's own
  * counts. Run it beside a population (bench/spawn_tasks) to compare two
- * builds in the same minute.
+ * builds in the same minute. -P: dmabuf_iter = off, every pass walks /proc
+ * (the kernel's list, iter/dmabuf, is read first otherwise): the A/B pair
+ * of one build.
  *
- * usage: dmabuf_pass [-n passes] [proc_root [sys_root]]
+ * usage: dmabuf_pass [-P] [-n passes] [proc_root [sys_root]]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,15 +39,22 @@ int
 main(int argc, char **argv)
 {
 	struct dmabuf_opts o = { .proc_root = "/proc", .sys_root = "/sys" };
+	struct dmabuf_config cfg;
 	struct window_dmabuf *p = NULL;
 	int64_t *wall, *cpu;
 	struct dmabuf *db;
 	int c, i, n = 20, r;
 
-	while ((c = getopt(argc, argv, "n:")) != -1) {
+	dmabuf_config_init(&cfg);
+	o.cfg = &cfg;
+	while ((c = getopt(argc, argv, "Pn:")) != -1) {
+		if (c == 'P') {
+			cfg.iter = false;
+			continue;
+		}
 		if (c != 'n') {
 			fprintf(stderr,
-			    "usage: dmabuf_pass [-n passes] "
+			    "usage: dmabuf_pass [-P] [-n passes] "
 			    "[proc_root [sys_root]]\n");
 			return 2;
 		}
@@ -80,10 +89,14 @@ main(int argc, char **argv)
 	}
 	qsort(wall, (size_t)n, sizeof(*wall), cmp_i64);
 	qsort(cpu, (size_t)n, sizeof(*cpu), cmp_i64);
-	printf(
-	    "dmabuf_pass: %d passes, %u processes, %llu fds (%llu DMA-BUF)\n",
+	printf("dmabuf_pass: %d passes, %u processes, %llu fds (%llu DMA-BUF); "
+	       "kernel list %s: %u passes read it, %u without a buffer, "
+	       "%u buffers %llu B\n",
 	    n, (unsigned)p->procs_scanned, (unsigned long long)p->fds_read,
-	    (unsigned long long)p->fds_dmabuf);
+	    (unsigned long long)p->fds_dmabuf,
+	    dmabuf_iter_why_name(dmabuf_iter_state(db)), p->kernel_passes,
+	    p->passes_no_buffer, p->kernel_buffers,
+	    (unsigned long long)p->kernel_bytes);
 	printf("RESULT wall_ms_median=%.3f wall_ms_min=%.3f cpu_ms_median=%.3f "
 	       "cpu_ms_min=%.3f\n",
 	    wall[n / 2] / 1e6, wall[0] / 1e6, cpu[n / 2] / 1e6, cpu[0] / 1e6);

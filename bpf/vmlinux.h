@@ -186,4 +186,33 @@ enum bpf_iter_task_type {
 	BPF_TASK_ITER_PROC_THREADS = 2,
 };
 
+/* iter/dmabuf (kernel/bpf/dmabuf_iter.c, 6.16): the kernel's list of every
+ * DMA-BUF; the fields the DMA-BUF pass reads (bpf/dmabuf) */
+struct super_block {
+	unsigned long s_magic;
+} __attribute__((preserve_access_index));
+
+struct inode {
+	unsigned long i_ino;
+	struct super_block *i_sb;
+} __attribute__((preserve_access_index));
+
+struct file {
+	struct inode *f_inode;
+} __attribute__((preserve_access_index));
+
+struct dma_buf {
+	unsigned long size; /* size_t */
+	struct file *file;
+} __attribute__((preserve_access_index));
+
+struct bpf_iter__dmabuf {
+	union {
+		struct bpf_iter_meta *meta;
+	};
+	union {
+		struct dma_buf *dmabuf;
+	};
+} __attribute__((preserve_access_index));
+
 #endif

@@ -129,6 +129,28 @@ shared(struct sbuf *o, const Vitals__Dmabuf *d)
 	table_free(tb);
 }
 
+/* The kernel's list (iter/dmabuf): what it held, the passes it spared. */
+static void
+kernel(struct sbuf *o, const Vitals__Dmabuf *d)
+{
+	char k[32];
+
+	if (d->kernel_passes == 0 && d->iter_errors == 0) {
+		sbuf_printf(o,
+		    "kernel list (iter/dmabuf): not read (%s): every pass "
+		    "walked /proc\n",
+		    d->iter_why && *d->iter_why ? d->iter_why : "unknown");
+		return;
+	}
+	kib(k, sizeof(k), d->kernel_bytes);
+	sbuf_printf(o,
+	    "kernel list (iter/dmabuf): %u buffers, %s KiB, whoever holds "
+	    "them; read by %u passes, %u of them with no buffer (no /proc "
+	    "walk), read failed %u\n",
+	    d->kernel_buffers, k, d->kernel_passes, d->passes_no_buffer,
+	    d->iter_errors);
+}
+
 void
 fmt_dmabuf(struct sbuf *o, const Vitals__Dmabuf *d)
 {
@@ -165,6 +187,7 @@ fmt_dmabuf(struct sbuf *o, const Vitals__Dmabuf *d)
 	    d->procs_gone, (unsigned long long)d->fds_read, d->fds_dmabuf,
 	    d->fdinfo_invalid, d->sysfs_found, d->size_mismatch,
 	    (double)d->pass_ns_max / 1e6, d->passes_overlapped);
+	kernel(o, d);
 	if (d->n_procs) {
 		sbuf_puts(o,
 		    "\nprocesses (each buffer once per process; pss: "

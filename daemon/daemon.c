@@ -250,6 +250,14 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 
 		if ((r = dmabuf_new(&mo, &d->db)) < 0)
 			goto fail;
+		if (dmabuf_iter_state(d->db) == DMABUF_ITER_WHY_NONE)
+			log_info(
+			    "dmabuf: the kernel's list first (iter/dmabuf): "
+			    "no buffer, no /proc walk");
+		else
+			log_info("dmabuf: every pass walks /proc (iter/dmabuf: "
+				 "%s)",
+			    dmabuf_iter_why_name(dmabuf_iter_state(d->db)));
 	}
 	/* GPU frequency, a reading per sample tick (gpufreq.c) */
 	if (cfg->gpufreq) {

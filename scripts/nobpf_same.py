@@ -14,7 +14,7 @@ does): a SUITE whose object reaches one of those files through the
 functions and data it uses, directly or through other files, or whose own
 source tests HAVE_BPF, is printed with the path, and the check fails. The
 name tables (ftrace_state_name, ftrace_ev_name, scanner_name,
-scanner_why_name, partial_why_name) are outside the #if, the same in both
+scanner_why_name, partial_why_name, dmabuf_iter_why_name) are outside the #if, the same in both
 builds, and not followed. A SUITE without a source of its own (a script) is passed over; one whose
 object was not built fails.
 
@@ -27,7 +27,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 
 NAMES = {"ftrace_state_name", "ftrace_ev_name", "scanner_name",
-         "scanner_why_name", "partial_why_name"}
+         "scanner_why_name", "partial_why_name", "dmabuf_iter_why_name"}
 FTRACE = ("daemon/trace/ftrace.c", "daemon/trace/ftrace_open.c",
           "daemon/trace/ftrace_events.c", "daemon/trace/ftrace_none.c")
 DEFINES = set("TDBRVWCGS")

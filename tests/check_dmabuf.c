@@ -267,8 +267,16 @@ START_TEST(test_merge)
 	const struct dmabuf_proc *r;
 
 	a->procs_unreadable = 2;
+	/* a read the kernel's list: 3 buffers (one only mapped, say) */
+	a->kernel_passes = 1;
+	a->kernel_buffers = 3;
+	a->kernel_bytes = 3 * 4096;
+	a->iter_why = DMABUF_ITER_WHY_NONE;
 	ck_assert_int_eq(dmabuf_tally(h, 1, 64, &b), 0);
 	b->procs_unreadable = 1;
+	/* b's read failed: a's list figures stand, its reason is the last */
+	b->iter_errors = 1;
+	b->iter_why = DMABUF_ITER_WHY_READ;
 	ck_assert_int_eq(window_dmabuf_merge(&acc, a), 0);
 	ck_assert_int_eq(window_dmabuf_merge(&acc, NULL), 0);
 	ck_assert_int_eq(window_dmabuf_merge(&acc, b), 0);
@@ -277,6 +285,12 @@ START_TEST(test_merge)
 	ck_assert_uint_eq(acc->total_bytes, 4096);
 	ck_assert_uint_eq(acc->total_bytes_max, 8192 + 4096 + 65536);
 	ck_assert_uint_eq(acc->procs_unreadable, 3);
+	ck_assert_uint_eq(acc->kernel_passes, 1);
+	ck_assert_uint_eq(acc->iter_errors, 1);
+	ck_assert_uint_eq(acc->passes_no_buffer, 0);
+	ck_assert_uint_eq(acc->kernel_buffers, 3);
+	ck_assert_uint_eq(acc->kernel_bytes, 3 * 4096);
+	ck_assert_uint_eq(acc->iter_why, DMABUF_ITER_WHY_READ);
 	ck_assert_uint_eq(acc->nshared, 0);
 	ck_assert_ptr_nonnull(r = proc_of(acc, 300));
 	ck_assert_uint_eq(r->passes, 2);
@@ -288,6 +302,67 @@ START_TEST(test_merge)
 	window_dmabuf_free(a);
 	window_dmabuf_free(b);
 	window_dmabuf_free(acc);
+}
+END_TEST
+
+/* A pass the kernel's list spared (no buffer) folded after one that
+ * walked: the totals are the last pass's (none), the counters sum. */
+START_TEST(test_merge_no_buffer)
+{
+	struct window_dmabuf *a = tally3(64), *b = NULL, *acc = NULL;
+
+	a->kernel_passes = 1;
+	a->kernel_buffers = 3;
+	a->kernel_bytes = 8192 + 4096 + 65536;
+	ck_assert_int_eq(dmabuf_tally(NULL, 0, 64, &b), 0);
+	b->kernel_passes = 1;
+	b->passes_no_buffer = 1;
+	ck_assert_int_eq(window_dmabuf_merge(&acc, a), 0);
+	ck_assert_int_eq(window_dmabuf_merge(&acc, b), 0);
+	ck_assert_uint_eq(acc->passes, 2);
+	ck_assert_uint_eq(acc->kernel_passes, 2);
+	ck_assert_uint_eq(acc->passes_no_buffer, 1);
+	ck_assert_uint_eq(acc->kernel_buffers, 0);
+	ck_assert_uint_eq(acc->kernel_bytes, 0);
+	ck_assert_uint_eq(acc->total_bytes, 0);
+	ck_assert_uint_eq(acc->buffers, 0);
+	ck_assert_uint_eq(acc->total_bytes_max, 8192 + 4096 + 65536);
+	window_dmabuf_free(a);
+	window_dmabuf_free(b);
+	window_dmabuf_free(acc);
+}
+END_TEST
+
+/* The iterator's stream: whole records summed; a cut record, bytes past
+ * 2^64 refused. */
+START_TEST(test_iter_parse)
+{
+	struct {
+		uint64_t ino, size;
+	} r[3] = { { 5001, 8294400 }, { 5002, 65536 }, { 5003, 4096 } };
+	uint64_t bytes = 1;
+	uint32_t n = 1;
+
+	ck_assert_int_eq(dmabuf_iter_parse(r, 0, &n, &bytes), 0);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_uint_eq(bytes, 0);
+	ck_assert_int_eq(dmabuf_iter_parse(r, sizeof(r), &n, &bytes), 0);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_uint_eq(bytes, 8294400 + 65536 + 4096);
+	n = 7;
+	ck_assert_int_eq(dmabuf_iter_parse(r, sizeof(r) - 8, &n, &bytes),
+	    -EBADMSG);
+	ck_assert_int_eq(dmabuf_iter_parse(r, 8, &n, &bytes), -EBADMSG);
+	ck_assert_uint_eq(n, 7); /* untouched on failure */
+	r[2].size = UINT64_MAX - 65536;
+	ck_assert_int_eq(dmabuf_iter_parse(r, sizeof(r), &n, &bytes), -EBADMSG);
+	ck_assert_int_eq(dmabuf_iter_parse(r + 1, 2 * sizeof(r[0]), &n, &bytes),
+	    0);
+	ck_assert_uint_eq(bytes, UINT64_MAX);
+	ck_assert_str_eq(dmabuf_iter_why_name(DMABUF_ITER_WHY_NONE), "none");
+	ck_assert_str_eq(dmabuf_iter_why_name(DMABUF_ITER_WHY_KERNEL),
+	    "no_kernel_iter");
+	ck_assert_str_eq(dmabuf_iter_why_name(DMABUF_ITER_WHY__MAX), "?");
 }
 END_TEST
 
@@ -317,6 +392,13 @@ START_TEST(test_codec)
 	p->pass_wall_ns = T0;
 	p->fds_read = 5000000000ULL;
 	p->passes_overlapped = 3;
+	/* one byte each (under 128): the tail's length below */
+	p->kernel_passes = 5;
+	p->passes_no_buffer = 4;
+	p->iter_errors = 1;
+	p->kernel_buffers = 2;
+	p->kernel_bytes = 100;
+	p->iter_why = DMABUF_ITER_WHY_NONE;
 	store_dmabuf_encode(&e, p);
 	ck_assert_int_eq(e.err, 0);
 	ck_assert_int_eq(store_dmabuf_decode(e.b.p, e.b.len, &q), 0);
@@ -331,15 +413,33 @@ START_TEST(test_codec)
 	ck_assert_uint_eq(q->nexps, 2);
 	ck_assert_int_eq(memcmp(q->exps, p->exps, 2 * sizeof(*p->exps)), 0);
 	ck_assert_uint_eq(q->passes_overlapped, 3);
+	ck_assert_uint_eq(q->kernel_passes, 5);
+	ck_assert_uint_eq(q->passes_no_buffer, 4);
+	ck_assert_uint_eq(q->iter_errors, 1);
+	ck_assert_uint_eq(q->kernel_buffers, 2);
+	ck_assert_uint_eq(q->kernel_bytes, 100);
+	ck_assert_uint_eq(q->iter_why, DMABUF_ITER_WHY_NONE);
 	window_dmabuf_free(q);
+	/* a payload that ends before the kernel list's six fields is one
+	 * written before them: they read as 0, the reason "unknown"; one cut
+	 * inside them does not decode */
+	ck_assert_int_eq(store_dmabuf_decode(e.b.p, e.b.len - 6, &q), 0);
+	ck_assert_uint_eq(q->passes_overlapped, 3);
+	ck_assert_uint_eq(q->kernel_passes, 0);
+	ck_assert_uint_eq(q->iter_why, DMABUF_ITER_WHY_UNKNOWN);
+	window_dmabuf_free(q);
+	ck_assert_int_eq(store_dmabuf_decode(e.b.p, e.b.len - 3, &q), -EBADMSG);
+	/* a reason past the last one does not decode */
+	e.b.p[e.b.len - 1] = DMABUF_ITER_WHY__MAX;
+	ck_assert_int_eq(store_dmabuf_decode(e.b.p, e.b.len, &q), -EBADMSG);
 	/* a payload that ends before passes_overlapped is one written before
 	 * the field (the frame's length and CRC catch a cut blob): it reads as
 	 * 0; a payload cut inside its rows does not decode */
-	ck_assert_int_eq(store_dmabuf_decode(e.b.p, e.b.len - 1, &q), 0);
+	ck_assert_int_eq(store_dmabuf_decode(e.b.p, e.b.len - 7, &q), 0);
 	ck_assert_uint_eq(q->passes_overlapped, 0);
 	ck_assert_uint_eq(q->nshared, 1);
 	window_dmabuf_free(q);
-	ck_assert_int_eq(store_dmabuf_decode(e.b.p, e.b.len - 2, &q), -EBADMSG);
+	ck_assert_int_eq(store_dmabuf_decode(e.b.p, e.b.len - 8, &q), -EBADMSG);
 	ck_assert_int_eq(store_dmabuf_decode(e.b.p, e.b.len / 2, &q), -EBADMSG);
 	store_enc_release(&e);
 	window_dmabuf_free(p);
@@ -481,6 +581,11 @@ START_TEST(test_wire_client)
 
 	p->pass_wall_ns = T0;
 	p->procs_unreadable = 3;
+	p->kernel_passes = 4;
+	p->passes_no_buffer = 2;
+	p->kernel_buffers = 3;
+	p->kernel_bytes = 8192 + 4096 + 65536;
+	p->iter_why = DMABUF_ITER_WHY_NONE;
 	res = answer_of(p, 4);
 	ck_assert_int_eq(res->result_case, VITALS__RESPONSE__RESULT_DMABUF);
 	ck_assert(res->dmabuf->on);
@@ -491,6 +596,11 @@ START_TEST(test_wire_client)
 	ck_assert_int_eq(res->dmabuf->procs[2]->pid, -1);
 	ck_assert_uint_eq(res->dmabuf->n_shared, 1);
 	ck_assert_uint_eq(res->dmabuf->shared[0]->n_pids, 2);
+	ck_assert_uint_eq(res->dmabuf->kernel_passes, 4);
+	ck_assert_uint_eq(res->dmabuf->passes_no_buffer, 2);
+	ck_assert_uint_eq(res->dmabuf->kernel_buffers, 3);
+	ck_assert_uint_eq(res->dmabuf->kernel_bytes, 8192 + 4096 + 65536);
+	ck_assert_str_eq(res->dmabuf->iter_why, "none");
 
 	sbuf_init(&o);
 	fmt_dmabuf(&o, res->dmabuf);
@@ -505,6 +615,12 @@ START_TEST(test_wire_client)
 	ck_assert_ptr_nonnull(strstr(s, "(other: 1 processes)"));
 	ck_assert_ptr_nonnull(strstr(s, "qcom,secure"));
 	ck_assert_ptr_nonnull(strstr(s, "200,300"));
+	ck_assert_msg(strstr(s,
+			  "kernel list (iter/dmabuf): 3 buffers, 76 KiB, "
+			  "whoever holds them; read by 4 passes, 2 of them "
+			  "with no buffer (no /proc walk), read failed 0\n") !=
+		NULL,
+	    "%s", s);
 	ck_assert_msg(strstr(s,
 			  "  400  64      64    1   1          0      "
 			  "64  camera\n") != NULL,
@@ -522,6 +638,9 @@ START_TEST(test_wire_client)
 	ck_assert_int_eq(jm_get(d, "on")->t, JM_BOOL);
 	ck_assert_int_eq(jm_get(d, "stored")->t, JM_BOOL);
 	ck_assert_int_eq(jm_get(d, "procs_unreadable")->ll, 3);
+	ck_assert_int_eq(jm_get(d, "passes_no_buffer")->ll, 2);
+	ck_assert_int_eq(jm_get(d, "kernel_bytes")->ll, 8192 + 4096 + 65536);
+	ck_assert_str_eq(jm_get(d, "iter_why")->str, "none");
 	ck_assert_int_eq(jm_get(d, "procs")->n, 3);
 	pr = &jm_get(d, "procs")->v[2];
 	ck_assert_int_eq(jm_get(pr, "pid")->ll, -1);
@@ -530,6 +649,21 @@ START_TEST(test_wire_client)
 	    JM_BOOL);
 	ck_assert_int_eq(jm_get(&jm_get(d, "shared")->v[0], "pids")->n, 2);
 	jm_free(j);
+	sbuf_free(&o);
+	vitals__response__free_unpacked(res, NULL);
+	window_dmabuf_free(p);
+
+	/* a list not read: why, not zeros */
+	p = tally3(2);
+	p->iter_why = DMABUF_ITER_WHY_KERNEL;
+	res = answer_of(p, 1);
+	sbuf_init(&o);
+	fmt_dmabuf(&o, res->dmabuf);
+	ck_assert_msg(strstr(sbuf_str(&o),
+			  "kernel list (iter/dmabuf): not read "
+			  "(no_kernel_iter): every pass walked /proc\n") !=
+		NULL,
+	    "%s", sbuf_str(&o));
 	sbuf_free(&o);
 	vitals__response__free_unpacked(res, NULL);
 	window_dmabuf_free(p);
@@ -562,6 +696,12 @@ START_TEST(test_config)
 	ck_assert_int_eq(dmabuf_config_set(&c, "dmabuf_procs", "0"), -ERANGE);
 	ck_assert_int_eq(dmabuf_config_set(&c, "dmabuf_procs", "5000"),
 	    -ERANGE);
+	ck_assert(c.iter);
+	ck_assert_int_eq(dmabuf_config_set(&c, "dmabuf_iter", "off"), 0);
+	ck_assert(!c.iter);
+	ck_assert_int_eq(dmabuf_config_set(&c, "dmabuf_iter", "on"), -EINVAL);
+	ck_assert_int_eq(dmabuf_config_set(&c, "dmabuf_iter", "auto"), 0);
+	ck_assert(c.iter);
 	ck_assert_int_eq(dmabuf_config_set(&c, "dmabuf_x", "1"), -ENOENT);
 }
 END_TEST
@@ -577,6 +717,8 @@ main(void)
 	tcase_add_test(tc, test_tally);
 	tcase_add_test(tc, test_tally_exporters);
 	tcase_add_test(tc, test_merge);
+	tcase_add_test(tc, test_merge_no_buffer);
+	tcase_add_test(tc, test_iter_parse);
 	tcase_add_test(tc, test_codec);
 	tcase_add_test(tc, test_store);
 	tcase_add_test(tc, test_wire_client);

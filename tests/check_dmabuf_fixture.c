@@ -172,6 +172,13 @@ START_TEST(test_pass)
 	ck_assert_uint_eq(p->fdinfo_invalid, 1);
 	ck_assert_uint_eq(p->sysfs_found, 2);
 	ck_assert_uint_eq(p->size_mismatch, 1);
+	/* a fixture root is not the kernel's: its list (empty here) is not
+	 * read, the tree is walked (dmabuf_iter = auto, the default) */
+	ck_assert(c.iter);
+	ck_assert_uint_eq(dmabuf_iter_state(db), DMABUF_ITER_WHY_ROOT);
+	ck_assert_uint_eq(p->iter_why, DMABUF_ITER_WHY_ROOT);
+	ck_assert_uint_eq(p->kernel_passes, 0);
+	ck_assert_uint_eq(p->passes_no_buffer, 0);
 	ck_assert_uint_eq(p->nprocs, 2);
 	ck_assert_ptr_nonnull(r = proc_of(p, 300));
 	ck_assert_str_eq(r->name, "com.app");

@@ -22,6 +22,15 @@
  * at the first pass, on the loop, after the daemon's privileges are final
  * (it has the loop thread's credentials and capabilities); none can be
  * made: passes run on the loop and fill the closing window, as before.
+ *
+ * The kernel's list first (issue 20): where the BPF iterator iter/dmabuf
+ * loaded at setup (dmabuf_iter.c), a pass starts by reading the kernel's
+ * list of every DMA-BUF. An empty list means no process holds one through
+ * an fd (an fd holds a reference, so its buffer is on the list): the pass
+ * is exact without reading a single fd directory, and costs one iterator
+ * read instead of a readlink per fd of every process. Otherwise, or where
+ * the iterator is not there (older kernel, no BPF, Android, a fixture
+ * root, dmabuf_iter = off), the pass walks /proc as it always did.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -32,6 +41,7 @@
 #include <string.h>
 #include <stdatomic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -43,9 +53,15 @@
 #include "core/worker.h"
 #include "dmabuf/dmabuf.h"
 
+#ifndef PROC_SUPER_MAGIC
+#define PROC_SUPER_MAGIC 0x9fa0
+#endif
+
 struct dmabuf {
 	char *proc_root, *sys_root;
 	struct dmabuf_config cfg;
+	struct dmabuf_iter *it; /* the kernel's list; NULL: not read */
+	enum dmabuf_iter_why iter_why;
 	int64_t last_mono_ns;
 	bool ran;
 	struct window_dmabuf *last;
@@ -62,6 +78,38 @@ struct dmabuf {
 	atomic_bool cancel;	     /* shutdown: the pass stops early */
 	atomic_uint test_delay_ms;
 };
+
+/* Whether proc_root is a procfs: its processes are the kernel's, whose
+ * list the iterator reads (a fixture tree's are not). */
+static bool
+proc_is_kernel(const char *proc_root)
+{
+	struct statfs sf;
+
+	return statfs(proc_root, &sf) == 0 &&
+	    (unsigned long)sf.f_type == (unsigned long)PROC_SUPER_MAGIC;
+}
+
+/* The iterator, where it is to be and can be loaded (a failure leaves the
+ * /proc pass, its reason in iter_why). */
+static void
+iter_setup(struct dmabuf *db)
+{
+	if (!db->cfg.iter)
+		db->iter_why = DMABUF_ITER_WHY_CONFIG;
+	else if (!proc_is_kernel(db->proc_root))
+		db->iter_why = DMABUF_ITER_WHY_ROOT;
+	else if (dmabuf_iter_open(db->sys_root, &db->it, &db->iter_why) == 0)
+		db->iter_why = DMABUF_ITER_WHY_NONE;
+	else
+		db->it = NULL;
+}
+
+enum dmabuf_iter_why
+dmabuf_iter_state(const struct dmabuf *db)
+{
+	return db ? db->iter_why : DMABUF_ITER_WHY_CONFIG;
+}
 
 int
 dmabuf_new(const struct dmabuf_opts *o, struct dmabuf **ret)
@@ -81,6 +129,7 @@ dmabuf_new(const struct dmabuf_opts *o, struct dmabuf **ret)
 		dmabuf_free(db);
 		return -ENOMEM;
 	}
+	iter_setup(db);
 	*ret = db;
 	return 0;
 }
@@ -99,6 +148,7 @@ dmabuf_free(struct dmabuf *db)
 	window_dmabuf_free(db->job_p);
 	window_dmabuf_free(db->ready);
 	window_dmabuf_free(db->last);
+	dmabuf_iter_free(db->it);
 	free(db->proc_root);
 	free(db->sys_root);
 	free(db);
@@ -330,6 +380,20 @@ dmabuf_pass(struct dmabuf *db, int64_t wall_ns, struct window_dmabuf **ret)
 	test_delay(db);
 	if (atomic_load(&db->cancel))
 		return -ECANCELED;
+	if (db->it != NULL) {
+		if (dmabuf_iter_count(db->it, &ps.c.kernel_buffers,
+			&ps.c.kernel_bytes) == 0) {
+			ps.c.kernel_passes = 1;
+			/* no buffer in the kernel: none in any process */
+			if (ps.c.kernel_buffers == 0) {
+				ps.c.passes_no_buffer = 1;
+				r = dmabuf_tally(NULL, 0, 1, &p);
+				goto out;
+			}
+		} else {
+			ps.c.iter_errors = 1;
+		}
+	}
 	if ((root = open(db->proc_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) <
 	    0)
 		return -errno;
@@ -361,6 +425,7 @@ dmabuf_pass(struct dmabuf *db, int64_t wall_ns, struct window_dmabuf **ret)
 					DMABUF_PROCS_DEFAULT,
 		    &p);
 	}
+out:
 	free(ps.h);
 	vbuf_release(&ps.b);
 	if (r < 0)
@@ -376,6 +441,12 @@ dmabuf_pass(struct dmabuf *db, int64_t wall_ns, struct window_dmabuf **ret)
 	p->fdinfo_invalid = ps.c.fdinfo_invalid;
 	p->sysfs_found = ps.c.sysfs_found;
 	p->size_mismatch = ps.c.size_mismatch;
+	p->kernel_passes = ps.c.kernel_passes;
+	p->passes_no_buffer = ps.c.passes_no_buffer;
+	p->iter_errors = ps.c.iter_errors;
+	p->kernel_buffers = ps.c.kernel_buffers;
+	p->kernel_bytes = ps.c.kernel_bytes;
+	p->iter_why = (uint32_t)db->iter_why;
 	p->pass_ns_sum = p->pass_ns_max = dt > 0 ? (uint64_t)dt : 0;
 	*ret = p;
 	return 0;

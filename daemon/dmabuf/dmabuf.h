@@ -55,6 +55,10 @@ bool dmabuf_link_is(const char *target, size_t len);
  * a size or count that is not a number, a line cut before its newline,
  * a NUL, or no exp_name: line (not a DMA-BUF's fdinfo, or truncated). */
 int dmabuf_parse_fdinfo(const char *buf, size_t len, struct dmabuf_fdinfo *ret);
+/* The iterator's stream (bpf/dmabuf/dmabuf.bpf.h): the buffers and their
+ * bytes. -EBADMSG: not whole records, or bytes past 2^64. buf must be 8-byte aligned. */
+int dmabuf_iter_parse(const void *buf, size_t len, uint32_t *ret_n,
+    uint64_t *ret_bytes);
 /* A one-line sysfs file: a decimal number, or a name. -EINVAL otherwise. */
 int dmabuf_parse_u64(const char *buf, size_t len, uint64_t *ret);
 int dmabuf_parse_name(const char *buf, size_t len, char *out, size_t sz);
@@ -116,6 +120,15 @@ struct window_dmabuf {
 	uint32_t size_mismatch;	   /* fdinfo and sysfs sizes differ */
 	uint32_t procs_cut, exps_cut, shared_cut; /* folded / not listed */
 	uint64_t pass_ns_sum, pass_ns_max;
+	/* the kernel's list of every DMA-BUF (iter/dmabuf, dmabuf_iter.c):
+	 * passes that read it, of those the passes it had no buffer in (no
+	 * process can hold one: no fd directory read), reads that failed
+	 * (the pass walked /proc); the last reading pass's buffers and
+	 * bytes; why the list is not read (the last pass's) */
+	uint32_t kernel_passes, passes_no_buffer, iter_errors;
+	uint32_t kernel_buffers;
+	uint64_t kernel_bytes;
+	uint32_t iter_why; /* enum dmabuf_iter_why */
 	/* window closes a pass fell due at while the last one still ran on
 	 * its worker (none started); counted in the part of that pass */
 	uint32_t passes_overlapped;
@@ -146,6 +159,36 @@ int window_dmabuf_merge(struct window_dmabuf **accp,
 void window_dmabuf_sort(struct window_dmabuf *p);
 extern const struct window_part_ops dmabuf_window_part;
 
+/* ------------------------------------------------------- dmabuf_iter.c */
+
+/* Why the pass does not read the kernel's list (Dmabuf.iter_why). */
+enum dmabuf_iter_why {
+	DMABUF_ITER_WHY_UNKNOWN,   /* a part from before the list was read */
+	DMABUF_ITER_WHY_NONE,	   /* it does */
+	DMABUF_ITER_WHY_CONFIG,	   /* dmabuf_iter = off */
+	DMABUF_ITER_WHY_BUILD,	   /* built without BPF */
+	DMABUF_ITER_WHY_ROOT,	   /* proc_root is not a procfs (fixtures) */
+	DMABUF_ITER_WHY_NO_BTF,	   /* no <sys>/kernel/btf/vmlinux */
+	DMABUF_ITER_WHY_PRIVILEGE, /* EPERM: no CAP_BPF + CAP_PERFMON */
+	DMABUF_ITER_WHY_KERNEL,	   /* no iter/dmabuf: a kernel before 6.16 */
+	DMABUF_ITER_WHY_VERIFIER,  /* open or load failed otherwise */
+	DMABUF_ITER_WHY_ATTACH,	   /* the iterator link was not made */
+	DMABUF_ITER_WHY_READ,	   /* the read at setup failed */
+	DMABUF_ITER_WHY__MAX
+};
+
+struct dmabuf_iter;
+
+const char *dmabuf_iter_why_name(enum dmabuf_iter_why why);
+/* Load and attach (in a child), then one read; *ret_why: the stage that
+ * failed. -EOPNOTSUPP without BPF in the build. */
+int dmabuf_iter_open(const char *sys_root, struct dmabuf_iter **ret,
+    enum dmabuf_iter_why *ret_why);
+/* The kernel's DMA-BUFs now: how many, their bytes. */
+int dmabuf_iter_count(struct dmabuf_iter *it, uint32_t *ret_n,
+    uint64_t *ret_bytes);
+struct dmabuf_iter *dmabuf_iter_free(struct dmabuf_iter *it);
+
 /* ------------------------------------------------------------ dmabuf.c */
 
 struct dmabuf_config {
@@ -153,6 +196,7 @@ struct dmabuf_config {
 	unsigned interval_s; /* 0: a pass at every window's close */
 	unsigned fd_budget;  /* links read per pass */
 	unsigned procs_max;  /* process rows per pass */
+	bool iter;	     /* dmabuf_iter: read the kernel's list first */
 };
 
 /* config_dmabuf.c (config's layer): the dmabuf* keys; -ENOENT not one */
@@ -189,6 +233,8 @@ void dmabuf_stop(struct dmabuf *db);
 /* tests: passes on the caller; each pass ms slower */
 void dmabuf_test_no_worker(struct dmabuf *db);
 void dmabuf_test_delay(struct dmabuf *db, unsigned ms);
+/* Why the kernel's list is not read (NONE: it is). */
+enum dmabuf_iter_why dmabuf_iter_state(const struct dmabuf *db);
 /* The last pass's part; NULL before the first. */
 const struct window_dmabuf *dmabuf_last(const struct dmabuf *db);
 

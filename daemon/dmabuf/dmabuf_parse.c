@@ -12,6 +12,27 @@
 
 #include "core/util.h"
 #include "dmabuf/dmabuf.h"
+#include "../../bpf/dmabuf/dmabuf.bpf.h"
+
+int
+dmabuf_iter_parse(const void *buf, size_t len, uint32_t *ret_n,
+    uint64_t *ret_bytes)
+{
+	const struct dmabuf_rec *r = buf;
+	size_t i, n = len / sizeof(*r);
+	uint64_t bytes = 0;
+
+	if (len % sizeof(*r) != 0 || n > UINT32_MAX)
+		return -EBADMSG;
+	for (i = 0; i < n; i++) {
+		if (bytes + r[i].size < bytes)
+			return -EBADMSG;
+		bytes += r[i].size;
+	}
+	*ret_n = (uint32_t)n;
+	*ret_bytes = bytes;
+	return 0;
+}
 
 bool
 dmabuf_link_is(const char *t, size_t len)

@@ -214,7 +214,15 @@ window_dmabuf_merge(struct window_dmabuf **accp,
 		acc->shared_bytes = src->shared_bytes;
 		acc->buffers = src->buffers;
 		acc->shared_buffers = src->shared_buffers;
+		acc->iter_why = src->iter_why;
 	}
+	if (src->kernel_passes) {
+		acc->kernel_buffers = src->kernel_buffers;
+		acc->kernel_bytes = src->kernel_bytes;
+	}
+	acc->kernel_passes += src->kernel_passes;
+	acc->passes_no_buffer += src->passes_no_buffer;
+	acc->iter_errors += src->iter_errors;
 	acc->passes += src->passes;
 	if (src->total_bytes_max > acc->total_bytes_max)
 		acc->total_bytes_max = src->total_bytes_max;
@@ -271,11 +279,14 @@ part_dump(const struct window *w, unsigned topn, struct vbuf *out)
 	vbuf_printf(out,
 	    "dmabuf: %u passes, %llu B in %u buffers (shared %llu B in %u), "
 	    "procs read %u skipped %u unreadable %u gone %u, "
-	    "bad fdinfo %u\n",
+	    "bad fdinfo %u; kernel list read %u (no buffer %u, failed %u): "
+	    "%u buffers %llu B\n",
 	    p->passes, (unsigned long long)p->total_bytes, p->buffers,
 	    (unsigned long long)p->shared_bytes, p->shared_buffers,
 	    p->procs_scanned, p->procs_skipped, p->procs_unreadable,
-	    p->procs_gone, p->fdinfo_invalid);
+	    p->procs_gone, p->fdinfo_invalid, p->kernel_passes,
+	    p->passes_no_buffer, p->iter_errors, p->kernel_buffers,
+	    (unsigned long long)p->kernel_bytes);
 	for (i = 0; i < p->nprocs && (topn == 0 || i < topn); i++)
 		vbuf_printf(out, "  %d %s: %llu B, %u buffers, shared %llu B\n",
 		    p->procs[i].pid, p->procs[i].name,

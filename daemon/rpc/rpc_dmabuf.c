@@ -99,6 +99,13 @@ pb_dmabuf(struct rpc_arena *a, const struct window_dmabuf *p, uint32_t windows,
 	m->pass_ns_sum = p->pass_ns_sum;
 	m->pass_ns_max = p->pass_ns_max;
 	m->passes_overlapped = p->passes_overlapped;
+	m->kernel_passes = p->kernel_passes;
+	m->passes_no_buffer = p->passes_no_buffer;
+	m->iter_errors = p->iter_errors;
+	m->kernel_buffers = p->kernel_buffers;
+	m->kernel_bytes = p->kernel_bytes;
+	m->iter_why = (char *)dmabuf_iter_why_name(
+	    (enum dmabuf_iter_why)p->iter_why);
 	ARRAY(a, m->procs, p->nprocs);
 	for (i = 0; i < p->nprocs; i++)
 		TRY(m->procs[i] = pb_proc(a, &p->procs[i]));

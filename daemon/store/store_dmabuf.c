@@ -101,6 +101,13 @@ store_dmabuf_encode(struct store_enc *e, const struct window_dmabuf *p)
 	}
 	/* since the pass moved off the loop; older blobs end before it */
 	store_enc_u(e, p->passes_overlapped);
+	/* since the kernel's list (iter/dmabuf); older blobs end before */
+	store_enc_u(e, p->kernel_passes);
+	store_enc_u(e, p->passes_no_buffer);
+	store_enc_u(e, p->iter_errors);
+	store_enc_u(e, p->kernel_buffers);
+	store_enc_u(e, p->kernel_bytes);
+	store_enc_u(e, p->iter_why);
 }
 
 #define U32(d) ((uint32_t)store_dec_u_max((d), UINT32_MAX))
@@ -210,6 +217,15 @@ store_dmabuf_decode(const void *payload, size_t len, struct window_dmabuf **ret)
 	}
 	if (d.p < d.end)
 		p->passes_overlapped = U32(&d);
+	if (d.p < d.end) {
+		p->kernel_passes = U32(&d);
+		p->passes_no_buffer = U32(&d);
+		p->iter_errors = U32(&d);
+		p->kernel_buffers = U32(&d);
+		p->kernel_bytes = store_dec_u(&d);
+		p->iter_why = (uint32_t)store_dec_u_max(&d,
+		    DMABUF_ITER_WHY__MAX - 1);
+	}
 	if (store_dec_end(&d) < 0) {
 		window_dmabuf_free(p);
 		return -EBADMSG;
