@@ -755,6 +755,52 @@ START_TEST(retention_by_size)
 }
 END_TEST
 
+/* auto_vacuum NONE: a bound lowered between runs leaves the file over
+ * it with its free pages; the pass that deletes down to it rebuilds the
+ * file (store_vacuum_over), which then fits, every window kept intact. */
+START_TEST(retention_lowered_bound_none)
+{
+	struct store_opts o;
+	struct store *s;
+	uint64_t was;
+	long long hi;
+	unsigned k;
+
+	store_opts_default(&o);
+	ck_assert_int_eq(o.vacuum, STORE_VACUUM_NONE);
+	o.rollup_batch_s = 0;
+	o.max_bytes = 1 << 20;
+	s = sf_open_opts(&o);
+	for (k = 0; k < 120; k++)
+		sf_put(s, sf_full_window(k, T0 + k * 10 * SEC, 150, 50));
+	ck_assert_int_eq(sf_q_int(s, "PRAGMA auto_vacuum"), 0);
+	store_close(s);
+	was = disk_bytes();
+	ck_assert_uint_gt(was, 300 << 10);
+
+	o.max_bytes = 200 << 10;
+	s = sf_open_opts(&o);
+	ck_assert_int_eq(store_maintain(s, T0 + 1200 * SEC), 0);
+	ck_assert_int_eq(sf_q_int(s, "PRAGMA auto_vacuum"), 0);
+	/* the free pages went with the rebuild */
+	ck_assert_int_le(sf_q_int(s, "PRAGMA freelist_count"), 0);
+	hi = sf_q_int(s, "SELECT max(seq) FROM windows");
+	ck_assert_int_eq(hi, 119);
+	ck_assert_int_lt(sf_q_int(s, "SELECT count(*) FROM windows"), 120);
+	{
+		char ok[16];
+
+		ck_assert_int_eq(store_exec(s, "PRAGMA integrity_check", ok,
+				     sizeof(ok)),
+		    0);
+		ck_assert_str_eq(ok, "ok");
+	}
+	store_close(s);
+	ck_assert_msg(disk_bytes() <= o.max_bytes, "%llu on disk, was %llu",
+	    (unsigned long long)disk_bytes(), (unsigned long long)was);
+}
+END_TEST
+
 /* A window that cannot fit even alone is refused, not half kept. */
 START_TEST(size_window_too_big)
 {
@@ -803,6 +849,7 @@ store_maint_suite(void)
 	tcase_add_test(tc, retention_by_age);
 	tcase_add_test(tc, retention_by_age_incremental);
 	tcase_add_test(tc, retention_by_size);
+	tcase_add_test(tc, retention_lowered_bound_none);
 	tcase_add_test(tc, size_window_too_big);
 	suite_add_tcase(s, tc);
 	return s;
