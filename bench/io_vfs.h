@@ -23,6 +23,10 @@ enum io_kind {
 
 struct io_counts {
 	uint64_t bytes[IO_NKIND];
+	/* distinct 4 KiB blocks each file dirtied between its syncs (and
+	 * before its close), in bytes: what the kernel writes back when
+	 * every sync is a writeback (a model of write_bytes) */
+	uint64_t blocks[IO_NKIND];
 	uint64_t syncs;
 };
 
@@ -30,7 +34,9 @@ struct io_counts {
 int io_vfs_install(void);
 void io_vfs_counts(struct io_counts *ret);
 /* Starts remembering which pages of `path` (a main database) are
- * rewritten; io_vfs_attribute() names them by b-tree (dbstat) and adds
+ * rewritten in place and which are copied into its rollback journal;
+ * io_vfs_attribute() names both by b-tree (dbstat; pointer-map pages
+ * by their place, other pages in no b-tree as the free list) and adds
  * their bytes to a table by name, then forgets them. */
 void io_vfs_track(const char *path);
 void io_vfs_attribute(void);

@@ -778,6 +778,14 @@ io_report(const struct bench *b, double days)
 					d);
 		printf("  syncs %.0f/day  live at end %.2f MB\n",
 		    (double)(c->syncs - p->syncs) / d, (double)live / 1e6);
+		/* the same writes as 4 KiB blocks, each once per sync */
+		printf("  %13s blocks (4 KiB, once per sync)", "");
+		for (k = 0; k < IO_NKIND; k++)
+			if (c->blocks[k] - p->blocks[k])
+				printf(" %s %.1f", kn[k],
+				    (double)(c->blocks[k] - p->blocks[k]) /
+					1e6 / d);
+		printf("\n");
 		if (b->pages_at[i])
 			fputs(b->pages_at[i], stdout);
 		p = c;

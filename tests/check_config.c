@@ -380,6 +380,16 @@ START_TEST(set_spool_keys)
 	ck_assert_int_eq(config_set(&cfg, "store_journal", "delete"), -EINVAL);
 	ck_assert_int_eq(config_set(&cfg, "store_journal", "WAL"), -EINVAL);
 	ck_assert_int_eq(cfg.store.journal, STORE_JOURNAL_TRUNCATE);
+	/* auto_vacuum of a new vitals.db: none by default */
+	ck_assert_int_eq(cfg.store.vacuum, STORE_VACUUM_NONE);
+	ck_assert_int_eq(config_set(&cfg, "store_auto_vacuum", "incremental"),
+	    0);
+	ck_assert_int_eq(cfg.store.vacuum, STORE_VACUUM_INCREMENTAL);
+	ck_assert_int_eq(config_set(&cfg, "store_auto_vacuum", "full"),
+	    -EINVAL);
+	ck_assert_int_eq(cfg.store.vacuum, STORE_VACUUM_INCREMENTAL);
+	ck_assert_int_eq(config_set(&cfg, "store_auto_vacuum", "none"), 0);
+	ck_assert_int_eq(cfg.store.vacuum, STORE_VACUUM_NONE);
 	ck_assert_int_eq(config_set(&cfg, "store_journal", "persist"), 0);
 	ck_assert_int_eq(cfg.store.journal, STORE_JOURNAL_PERSIST);
 	config_release(&cfg);

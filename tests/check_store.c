@@ -27,6 +27,33 @@
 
 /* ----------------------------------------------------------------- schema */
 
+/* A file keeps the auto_vacuum it was made with (a change would rewrite
+ * it whole); FULL, which the store never makes, is fixed to the setting. */
+START_TEST(auto_vacuum_kept)
+{
+	struct store_opts o;
+	struct store *s;
+
+	store_opts_default(&o);
+	o.vacuum = STORE_VACUUM_INCREMENTAL;
+	s = sf_open_opts(&o);
+	ck_assert_int_eq(sf_q_int(s, "PRAGMA auto_vacuum"), 2);
+	sf_put(s, sf_full_window(1, T0, 3, 2));
+	store_close(s);
+	s = sf_open_default(); /* store_vacuum none */
+	ck_assert_int_eq(sf_q_int(s, "PRAGMA auto_vacuum"), 2);
+	ck_assert_int_eq(store_exec(s, "PRAGMA auto_vacuum = FULL", NULL, 0),
+	    0);
+	ck_assert_int_eq(store_exec(s, "VACUUM", NULL, 0), 0);
+	ck_assert_int_eq(sf_q_int(s, "PRAGMA auto_vacuum"), 1);
+	store_close(s);
+	s = sf_open_default();
+	ck_assert_int_eq(sf_q_int(s, "PRAGMA auto_vacuum"), 0);
+	ck_assert_int_eq(sf_q_int(s, "SELECT count(*) FROM windows"), 1);
+	store_close(s);
+}
+END_TEST
+
 START_TEST(schema_created)
 {
 	struct store *s = sf_open_default();
@@ -37,7 +64,7 @@ START_TEST(schema_created)
 	ck_assert_int_eq(sf_q_int(s, "PRAGMA application_id"),
 	    STORE_APPLICATION_ID);
 	ck_assert_int_eq(sf_q_int(s, "PRAGMA auto_vacuum"),
-	    2); /* incremental */
+	    0); /* none (store_vacuum): no pointer-map pages */
 	ck_assert_int_eq(sf_q_int(s, "PRAGMA foreign_keys"), 1);
 	/* FULL: an acknowledged commit survives a power cut */
 	ck_assert_int_eq(sf_q_int(s, "PRAGMA synchronous"), 2);
@@ -539,6 +566,7 @@ store_suite(void)
 	tc = tcase_create("schema");
 	tcase_add_checked_fixture(tc, sf_setup, sf_teardown);
 	tcase_add_test(tc, schema_created);
+	tcase_add_test(tc, auto_vacuum_kept);
 	tcase_add_test(tc, opts_defaults);
 	tcase_add_test(tc, round_trip_every_field);
 	tcase_add_test(tc, round_trip_empty_window);

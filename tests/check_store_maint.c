@@ -617,13 +617,21 @@ END_TEST
 
 /* -------------------------------------------------------------- retention */
 
-START_TEST(retention_by_age)
+static void
+retention_by_age_in(enum store_vacuum v)
 {
 	int64_t now = T0 + 30LL * 86400 * SEC;
-	struct store *s = sf_open_default();
+	struct store_opts o;
+	struct store *s;
 	struct store_stats st;
 	uint64_t before;
 	unsigned k;
+
+	store_opts_default(&o);
+	o.vacuum = v;
+	s = sf_open_opts(&o);
+	ck_assert_int_eq(sf_q_int(s, "PRAGMA auto_vacuum"),
+	    v == STORE_VACUUM_INCREMENTAL ? 2 : 0);
 
 	for (k = 0; k < 50; k++)
 		sf_put(s,
@@ -632,7 +640,7 @@ START_TEST(retention_by_age)
 	sf_put(s, sf_full_window(100, now - 6LL * 86400 * SEC, 1, 0));
 	sf_put(s, sf_full_window(101, now - 60 * SEC, 1, 0));
 	store_close(s);
-	s = sf_open_default();
+	s = sf_open_opts(&o);
 	store_get_stats(s, &st);
 	before = st.db_bytes;
 	ck_assert_int_eq(store_maintain(s, now), 0);
@@ -647,14 +655,41 @@ START_TEST(retention_by_age)
 	ck_assert_int_eq(sf_q_int(s,
 			     "SELECT level FROM windows WHERE seq = 101"),
 	    0);
-	/* incremental vacuum handed the pages back, past the reserve the
-	 * next writes reuse (budget / 32: 896 KiB at the default bound) */
-	ck_assert_int_le(sf_q_int(s, "PRAGMA freelist_count") *
-		sf_q_int(s, "PRAGMA page_size"),
-	    ((32LL << 20) - (4LL << 20)) / 32);
+	if (v == STORE_VACUUM_INCREMENTAL)
+		/* incremental vacuum handed the pages back, past the
+		 * reserve the next writes reuse (budget / 32: 896 KiB at
+		 * the default bound) */
+		ck_assert_int_le(sf_q_int(s, "PRAGMA freelist_count") *
+			sf_q_int(s, "PRAGMA page_size"),
+		    ((32LL << 20) - (4LL << 20)) / 32);
+	else {
+		/* NONE: the pages stay free in the file, for the next
+		 * writes, and are taken before the file grows */
+		long long nfree = sf_q_int(s, "PRAGMA freelist_count");
+		long long pages = sf_q_int(s, "PRAGMA page_count");
+
+		ck_assert_int_gt(nfree, 0);
+		for (k = 0; k < 10; k++)
+			sf_put(s,
+			    sf_full_window(200 + k, now - 50 * SEC + k * SEC, 1,
+				0));
+		ck_assert_int_lt(sf_q_int(s, "PRAGMA freelist_count"), nfree);
+		ck_assert_int_eq(sf_q_int(s, "PRAGMA page_count"), pages);
+	}
 	store_close(s);
 	ck_assert_msg(sf_fsize(sf_path) <= before, "file %llu before %llu",
 	    (unsigned long long)sf_fsize(sf_path), (unsigned long long)before);
+}
+
+START_TEST(retention_by_age)
+{
+	retention_by_age_in(STORE_VACUUM_NONE);
+}
+END_TEST
+
+START_TEST(retention_by_age_incremental)
+{
+	retention_by_age_in(STORE_VACUUM_INCREMENTAL);
 }
 END_TEST
 
@@ -720,6 +755,52 @@ START_TEST(retention_by_size)
 }
 END_TEST
 
+/* auto_vacuum NONE: a bound lowered between runs leaves the file over
+ * it with its free pages; the pass that deletes down to it rebuilds the
+ * file (store_vacuum_over), which then fits, every window kept intact. */
+START_TEST(retention_lowered_bound_none)
+{
+	struct store_opts o;
+	struct store *s;
+	uint64_t was;
+	long long hi;
+	unsigned k;
+
+	store_opts_default(&o);
+	ck_assert_int_eq(o.vacuum, STORE_VACUUM_NONE);
+	o.rollup_batch_s = 0;
+	o.max_bytes = 1 << 20;
+	s = sf_open_opts(&o);
+	for (k = 0; k < 120; k++)
+		sf_put(s, sf_full_window(k, T0 + k * 10 * SEC, 150, 50));
+	ck_assert_int_eq(sf_q_int(s, "PRAGMA auto_vacuum"), 0);
+	store_close(s);
+	was = disk_bytes();
+	ck_assert_uint_gt(was, 300 << 10);
+
+	o.max_bytes = 200 << 10;
+	s = sf_open_opts(&o);
+	ck_assert_int_eq(store_maintain(s, T0 + 1200 * SEC), 0);
+	ck_assert_int_eq(sf_q_int(s, "PRAGMA auto_vacuum"), 0);
+	/* the free pages went with the rebuild */
+	ck_assert_int_le(sf_q_int(s, "PRAGMA freelist_count"), 0);
+	hi = sf_q_int(s, "SELECT max(seq) FROM windows");
+	ck_assert_int_eq(hi, 119);
+	ck_assert_int_lt(sf_q_int(s, "SELECT count(*) FROM windows"), 120);
+	{
+		char ok[16];
+
+		ck_assert_int_eq(store_exec(s, "PRAGMA integrity_check", ok,
+				     sizeof(ok)),
+		    0);
+		ck_assert_str_eq(ok, "ok");
+	}
+	store_close(s);
+	ck_assert_msg(disk_bytes() <= o.max_bytes, "%llu on disk, was %llu",
+	    (unsigned long long)disk_bytes(), (unsigned long long)was);
+}
+END_TEST
+
 /* A window that cannot fit even alone is refused, not half kept. */
 START_TEST(size_window_too_big)
 {
@@ -766,7 +847,9 @@ store_maint_suite(void)
 	tcase_add_test(tc, windows_at_granularity);
 	tcase_add_test(tc, windows_newest_max);
 	tcase_add_test(tc, retention_by_age);
+	tcase_add_test(tc, retention_by_age_incremental);
 	tcase_add_test(tc, retention_by_size);
+	tcase_add_test(tc, retention_lowered_bound_none);
 	tcase_add_test(tc, size_window_too_big);
 	suite_add_tcase(s, tc);
 	return s;

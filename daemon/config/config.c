@@ -222,6 +222,19 @@ set_journal(enum store_journal *dst, const char *value)
 	return -EINVAL;
 }
 
+/* auto_vacuum of a new vitals.db: none or incremental. */
+static int
+set_vacuum(enum store_vacuum *dst, const char *value)
+{
+	if (!strcmp(value, "none"))
+		*dst = STORE_VACUUM_NONE;
+	else if (!strcmp(value, "incremental"))
+		*dst = STORE_VACUUM_INCREMENTAL;
+	else
+		return -EINVAL;
+	return 0;
+}
+
 static int
 set_idlist(struct id_list *dst, const char *value)
 {
@@ -486,6 +499,8 @@ config_set(struct config *cfg, const char *key, const char *value)
 		return set_uint(&cfg->store.commit_s, value, 0, 3600);
 	if (!strcmp(key, "store_journal"))
 		return set_journal(&cfg->store.journal, value);
+	if (!strcmp(key, "store_auto_vacuum"))
+		return set_vacuum(&cfg->store.vacuum, value);
 	if (!strcmp(key, "rollup1_after_s"))
 		return set_i64(&cfg->store.rollup1_after_s, value, 1);
 	if (!strcmp(key, "rollup1_s"))

@@ -24,5 +24,6 @@ store_opts_default(struct store_opts *o)
 	o->io_path = NULL;    /* /proc/self/io */
 	o->spool_path = NULL; /* window by window commits */
 	o->commit_s = 300;
+	o->vacuum = STORE_VACUUM_NONE; /* no pointer maps (store.c) */
 	o->no_spans = false; /* level 0 in tables per span (store_span.c) */
 }

@@ -29,6 +29,17 @@ enum store_journal {
 	STORE_JOURNAL_WAL,
 };
 
+/* The auto_vacuum of a file the store creates (store.c, db_create;
+ * doc/storage.md, "Schema 27: the moves' writes"). */
+enum store_vacuum {
+	/* no pointer-map pages: free pages are reused, the file keeps its
+	 * size (at most the bound) and is rebuilt (VACUUM) only when it
+	 * is over the bound with its live pages under it: default */
+	STORE_VACUUM_NONE,
+	/* free pages handed back by incremental vacuum */
+	STORE_VACUUM_INCREMENTAL,
+};
+
 struct store_opts {
 	int64_t rollup1_after_s; /* level-0 windows older than this ... */
 	unsigned rollup1_s;	 /* ... merge into windows of this span */
@@ -69,6 +80,8 @@ struct store_opts {
 	 * doc/storage.md, "The main file's journal"): a store without one,
 	 * and the spool itself, stay in WAL mode. */
 	enum store_journal journal;
+	/* auto_vacuum of a new file; an existing file keeps its own */
+	enum store_vacuum vacuum;
 	/* Level 0's task blobs and parts rows in the main tables, not in
 	 * a table per span (store_span.c): the spool's own file only. */
 	bool no_spans;

@@ -334,7 +334,7 @@ store_vacuum_excess(struct store *s)
 	if (keep < (256 << 10))
 		keep = 256 << 10;
 	keep /= s->page_size > 0 ? s->page_size : 4096;
-	if (s->o.max_bytes == 0 || nfree <= keep)
+	if (s->o.max_bytes == 0 || nfree <= keep || !s->incremental)
 		return SQLITE_OK;
 	snprintf(sql, sizeof(sql), "PRAGMA incremental_vacuum(%lld)",
 	    (long long)(nfree - keep / 2));
@@ -364,10 +364,15 @@ store_enforce_size(struct store *s, int64_t keep)
 			rc = store_run_int(store_ws(s, WS_FREELIST), &nfree);
 		if (rc != SQLITE_OK)
 			return store_fail(s, rc, "page count");
-		if (pages * psz <= limit)
+		/* auto_vacuum NONE: free pages stay in the file and are
+		 * reused first; the pages in use are bounded (the file
+		 * follows them, and a file left over the bound by a lower
+		 * bound is rebuilt after the pass: store_vacuum_over) */
+		if ((s->incremental ? pages : pages - nfree) * psz <= limit)
 			return 0;
 		/* Free pages alone are enough: give them back. */
-		if (nfree > 0 && (pages - nfree) * psz <= limit) {
+		if (s->incremental && nfree > 0 &&
+		    (pages - nfree) * psz <= limit) {
 			if ((rc = store_run(store_ws(s, WS_VACUUM))) !=
 			    SQLITE_OK)
 				return store_fail(s, rc, "incremental_vacuum");
@@ -377,7 +382,8 @@ store_enforce_size(struct store *s, int64_t keep)
 		    SQLITE_OK)
 			return store_fail(s, rc, "count");
 		if (nwin <= (keep ? 1 : 0)) {
-			if (pages * psz <= (int64_t)s->budget)
+			if ((s->incremental ? pages : pages - nfree) * psz <=
+			    (int64_t)s->budget)
 				return 0; /* fits, just not with headroom */
 			return store_fail_errno(s, -EFBIG,
 			    "store: one window exceeds max_bytes");
@@ -406,9 +412,36 @@ store_enforce_size(struct store *s, int64_t keep)
 		if (sqlite3_changes(s->db) > 0 && store_span_on(s) &&
 		    (rc = store_span_sweep(s)) != SQLITE_OK)
 			return store_fail(s, rc, "span sweep");
-		if ((rc = store_run(store_ws(s, WS_VACUUM))) != SQLITE_OK)
+		if (s->incremental &&
+		    (rc = store_run(store_ws(s, WS_VACUUM))) != SQLITE_OK)
 			return store_fail(s, rc, "incremental_vacuum");
 	}
+}
+
+/*
+ * auto_vacuum NONE: a file over its budget whose pages in use fit (the
+ * bound was lowered, or the last transaction grew it before deleting)
+ * is rebuilt without its free pages, outside any transaction, after
+ * the pass that made the room. Rare: free pages are reused first.
+ */
+int
+store_vacuum_over(struct store *s)
+{
+	int64_t pages, nfree;
+	int rc;
+
+	if (s->incremental || s->o.max_bytes == 0)
+		return 0;
+	rc = store_run_int(store_ws(s, WS_PAGE_COUNT), &pages);
+	if (rc == SQLITE_OK)
+		rc = store_run_int(store_ws(s, WS_FREELIST), &nfree);
+	if (rc != SQLITE_OK)
+		return store_fail(s, rc, "page count");
+	if (pages * s->page_size <= (int64_t)s->budget || nfree == 0)
+		return 0;
+	if ((rc = sqlite3_exec(s->db, "VACUUM", NULL, NULL, NULL)) != SQLITE_OK)
+		return store_fail(s, rc, "vacuum");
+	return 0;
 }
 
 void

@@ -157,6 +157,9 @@ struct store {
 	int64_t roll_span_ns;
 	sqlite3_stmt *rs[RS__MAX];
 	int64_t page_size;
+	/* the file's auto_vacuum is INCREMENTAL (else NONE: free pages
+	 * stay in the file, store_core.c's bound counts pages in use) */
+	bool incremental;
 	uint64_t budget;      /* bytes the main file may hold */
 	uint64_t wal_reserve; /* bytes kept for the WAL inside max_bytes */
 	/* truncations after a write that found a reader in the WAL, in a
@@ -409,6 +412,7 @@ int store_salvage(struct store *s, const char *bad);
 /* store_core.c: the size bound, inside the caller's transaction */
 int store_enforce_size(struct store *s, int64_t keep);
 int store_vacuum_excess(struct store *s);
+int store_vacuum_over(struct store *s);
 
 /* store_read.c */
 int store_read_prepare(struct store *s);

@@ -743,6 +743,9 @@ maintain_locked(struct store *s, const struct store_now *now)
 		r = rc;
 	if (r < 0)
 		goto fail;
+	/* a file left over the bound by a lower one (auto_vacuum NONE) */
+	if ((r = store_vacuum_over(s)) < 0)
+		goto fail;
 	store_after_write(s);
 	/* what it costs and holds now (a failure here loses no window) */
 	(void)store_usage_update(s, clock_ns(CLOCK_BOOTTIME));

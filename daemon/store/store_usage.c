@@ -132,6 +132,7 @@ usage_history(struct store *s)
 	    "COALESCE(MIN(wall_start_ns), 0), COALESCE(MAX(wall_end_ns), 0) "
 	    "FROM windows";
 	sqlite3_stmt *st;
+	int64_t used, nfree = 0;
 	int rc;
 
 	if ((rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL)) != SQLITE_OK)
@@ -145,11 +146,17 @@ usage_history(struct store *s)
 	sqlite3_finalize(st);
 	if (rc != SQLITE_ROW)
 		return store_fail(s, rc, "usage");
-	/* at the density stored so far: bound / (bytes per covered ns) */
+	/* at the density stored so far: bound / (bytes per covered ns);
+	 * the file's free pages (auto_vacuum NONE keeps them for the next
+	 * writes) hold no history */
 	s->st.bound_holds_ns = 0;
-	if (s->o.max_bytes && s->st.db_bytes && s->st.history_ns > 0)
+	used = (int64_t)s->st.db_bytes;
+	if (store_run_int(store_ws(s, WS_FREELIST), &nfree) == SQLITE_OK &&
+	    nfree > 0 && nfree * s->page_size < used)
+		used -= nfree * s->page_size;
+	if (s->o.max_bytes && used > 0 && s->st.history_ns > 0)
 		s->st.bound_holds_ns = (int64_t)((long double)s->st.history_ns *
-		    (long double)s->o.max_bytes / (long double)s->st.db_bytes);
+		    (long double)s->o.max_bytes / (long double)used);
 	return 0;
 }
 
