@@ -373,52 +373,92 @@ START_TEST(test_tid_reuse)
 }
 END_TEST
 
+/*
+ * A child's 5000 writes against the collector's one-page ring buffer,
+ * emptied just before they start: the window part, its pid in *ret_pid.
+ */
+static struct window_syscalls *
+rb_child_writes(struct sc_collector *sc, pid_t *ret_pid)
+{
+	struct window_syscalls *p;
+	int st, i, go[2];
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(go), 0);
+	if ((pid = fork()) == 0) {
+		int fd = open("/dev/null", O_WRONLY);
+		char b;
+
+		close(go[1]);
+		if (read(go[0], &b, 1) != 1)
+			_exit(4);
+		for (i = 0; i < 5000; i++)
+			if (write(fd, "x", 1) != 1)
+				_exit(3);
+		_exit(0);
+	}
+	close(go[0]);
+	sc_collect_part_free(sc_drain(sc));
+	ck_assert_int_eq(write(go[1], "g", 1), 1);
+	close(go[1]);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	p = sc_drain(sc);
+	ck_assert_ptr_nonnull(p);
+	*ret_pid = pid;
+	return p;
+}
+
 /* a one-page ring buffer, every call slow, no reads before the drain */
 START_TEST(test_rb_full)
 {
 	struct sc_config c;
 	struct sc_collector *sc;
-	struct window_syscalls *p;
+	struct window_syscalls *p = NULL;
 	const struct sc_row *r;
 	long page = sysconf(_SC_PAGESIZE);
 	size_t cap, mine = 0;
-	int st, i;
-	pid_t pid;
+	unsigned attempt;
+	pid_t pid = 0;
+	int i;
 
 	cfg_for(&c, "write");
 	ck_assert_int_eq(sc_config_set(&c, "syscall_rb_kib", "4"), 0);
 	ck_assert_int_eq(sc_config_set(&c, "syscall_slow_ms", "0"), 0);
 	ck_assert_int_eq(sc_config_set(&c, "syscall_slow_max", "65536"), 0);
 	sc = start(&c);
-	if ((pid = fork()) == 0) {
-		int fd = open("/dev/null", O_WRONLY);
-
-		for (i = 0; i < 5000; i++)
-			if (write(fd, "x", 1) != 1)
-				_exit(3);
-		_exit(0);
+	/* a record: 8 B header + the 64 B record, 8-aligned */
+	cap = (size_t)(page > 4096 ? page : 4096) / 72;
+	/*
+	 * Every write on the machine is a record here: other processes'
+	 * (CI runs other suites beside the kernel ones) may fill the page
+	 * between the drain that empties it and the child's first call,
+	 * when the child waits for a CPU. Then it holds none of the child's:
+	 * measured again, 5 times at most.
+	 */
+	for (attempt = 0; attempt < 5; attempt++) {
+		if (p != NULL)
+			sc_collect_part_free(p);
+		p = rb_child_writes(sc, &pid);
+		for (mine = 0, i = 0; i < (int)p->nslow; i++)
+			mine += p->slow[i].tgid == pid;
+		fprintf(stderr,
+		    "ring buffer: %zu records kept, %zu the child's "
+		    "(capacity ≤ %zu), rb_full %llu\n",
+		    p->nslow, mine, cap, (unsigned long long)p->ctr.rb_full);
+		if (mine > 0)
+			break;
 	}
-	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	p = sc_drain(sc);
-	ck_assert_ptr_nonnull(p);
 	r = row(p, pid, SYS_write);
 	ck_assert_ptr_nonnull(r);
 	ck_assert_uint_eq(r->count, 5000);
-	/* a record: 8 B header + the 64 B record, 8-aligned */
-	cap = (size_t)(page > 4096 ? page : 4096) / 72;
 	/* other processes' writes may take part of it: the child's records
 	 * alone are bounded, and at least 5000 − capacity of its calls found
 	 * the ring buffer full */
-	for (i = 0; i < (int)p->nslow; i++)
-		mine += p->slow[i].tgid == pid;
-	fprintf(stderr,
-	    "ring buffer: %zu records kept, %zu the child's "
-	    "(capacity ≤ %zu), rb_full %llu\n",
-	    p->nslow, mine, cap, (unsigned long long)p->ctr.rb_full);
 	ck_assert_uint_ge(p->ctr.rb_full, 5000 - cap);
 	ck_assert_uint_le(mine, cap);
-	ck_assert_uint_gt(mine, 0);
+	ck_assert_msg(mine > 0, "none of the child's records in %u attempts",
+	    attempt);
 	ck_assert_uint_ge(p->nslow + p->ctr.rb_full, 5000);
 	for (i = 1; i < (int)p->nslow; i++)
 		ck_assert(
