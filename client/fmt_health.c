@@ -408,11 +408,12 @@ fmt_health(struct sbuf *o, const Vitals__Health *h, const struct fmt_ctx *c)
 		sbuf_printf(o,
 		    "Store: %s, %llu bytes; windows written %llu, "
 		    "write failures %llu, rolled up %llu, deleted by age %llu "
-		    "by size %llu; corrupt moved aside %llu",
+		    "by size %llu; rebuilt %llu; corrupt moved aside %llu",
 		    s->state && *s->state ? s->state : "n/a", ULL(s->db_bytes),
 		    ULL(s->windows_written), ULL(s->write_failures),
 		    ULL(s->windows_rolled), ULL(s->deleted_age),
-		    ULL(s->deleted_size), ULL(s->corrupt_moved));
+		    ULL(s->deleted_size), ULL(s->rebuilds),
+		    ULL(s->corrupt_moved));
 		if (s->corrupt_path && *s->corrupt_path)
 			sbuf_printf(o, " (%s)", s->corrupt_path);
 		sbuf_printf(o,

@@ -246,7 +246,8 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 		struct dmabuf_opts mo = { .proc_root = cfg->proc_root,
 			.sys_root = cfg->sys_root,
 			.cfg = &cfg->dmabuf,
-			.base = d->base };
+			.base = d->base,
+			.no_bpf_load = cfg->bpf_load != VBPF_LOAD_AUTO };
 
 		if ((r = dmabuf_new(&mo, &d->db)) < 0)
 			goto fail;

@@ -205,6 +205,43 @@ START_TEST(test_forced_proc_walks)
 }
 END_TEST
 
+/* bpf_load pinned-only or off: the daemon loads no program of its own,
+ * so the iterator is not loaded either and every pass walks; why says so.
+ * The order of the checks: dmabuf_iter = off first, then this. */
+START_TEST(test_no_bpf_load_walks)
+{
+	struct dmabuf_opts o = { .proc_root = "/proc",
+		.sys_root = "/sys",
+		.no_bpf_load = true };
+	struct dmabuf_config c;
+	struct dmabuf *db = NULL;
+	struct window_dmabuf *p = NULL;
+
+	dmabuf_config_init(&c);
+	ck_assert(c.iter);
+	c.interval_s = 0;
+	o.cfg = &c;
+	ck_assert_int_eq(dmabuf_new(&o, &db), 0);
+	dmabuf_test_no_worker(db);
+	ck_assert_uint_eq(dmabuf_iter_state(db), DMABUF_ITER_WHY_BPF_LOAD);
+	ck_assert_str_eq(dmabuf_iter_why_name(dmabuf_iter_state(db)),
+	    "bpf_load");
+	ck_assert_int_eq(dmabuf_pass(db, 9, &p), 0);
+	ck_assert_uint_eq(p->iter_why, DMABUF_ITER_WHY_BPF_LOAD);
+	ck_assert_uint_eq(p->kernel_passes, 0);
+	ck_assert_uint_eq(p->passes_no_buffer, 0);
+	ck_assert_uint_gt(p->procs_scanned, 1);
+	window_dmabuf_free(p);
+	dmabuf_free(db);
+
+	/* off wins: the reason is the setting */
+	c.iter = false;
+	ck_assert_int_eq(dmabuf_new(&o, &db), 0);
+	ck_assert_uint_eq(dmabuf_iter_state(db), DMABUF_ITER_WHY_CONFIG);
+	dmabuf_free(db);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -221,6 +258,7 @@ main(void)
 	tcase_add_test(tc, test_no_buffer_skips);
 	tcase_add_test(tc, test_windows_count);
 	tcase_add_test(tc, test_forced_proc_walks);
+	tcase_add_test(tc, test_no_bpf_load_walks);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -761,6 +761,7 @@ END_TEST
 START_TEST(retention_lowered_bound_none)
 {
 	struct store_opts o;
+	struct store_stats st;
 	struct store *s;
 	uint64_t was;
 	long long hi;
@@ -784,6 +785,12 @@ START_TEST(retention_lowered_bound_none)
 	ck_assert_int_eq(sf_q_int(s, "PRAGMA auto_vacuum"), 0);
 	/* the free pages went with the rebuild */
 	ck_assert_int_le(sf_q_int(s, "PRAGMA freelist_count"), 0);
+	store_get_stats(s, &st);
+	ck_assert_uint_eq(st.rebuilds, 1);
+	/* the next passes leave it be */
+	ck_assert_int_eq(store_maintain(s, T0 + 1210 * SEC), 0);
+	store_get_stats(s, &st);
+	ck_assert_uint_eq(st.rebuilds, 1);
 	hi = sf_q_int(s, "SELECT max(seq) FROM windows");
 	ck_assert_int_eq(hi, 119);
 	ck_assert_int_lt(sf_q_int(s, "SELECT count(*) FROM windows"), 120);
@@ -798,6 +805,50 @@ START_TEST(retention_lowered_bound_none)
 	store_close(s);
 	ck_assert_msg(disk_bytes() <= o.max_bytes, "%llu on disk, was %llu",
 	    (unsigned long long)disk_bytes(), (unsigned long long)was);
+}
+END_TEST
+
+/* auto_vacuum NONE at its bound: each crossing deletes down to the
+ * low-water mark inside the put, the pages it frees are reused by the
+ * next puts, and no pass rebuilds the whole file (a VACUUM at every
+ * crossing would write the file twice over each time). The file stays
+ * within max_bytes with its WAL after every put. */
+START_TEST(size_bound_none_no_rebuild)
+{
+	struct store_opts o;
+	struct store_stats st;
+	struct store *s;
+	uint64_t fmax = 0;
+	unsigned k;
+
+	store_opts_default(&o);
+	ck_assert_int_eq(o.vacuum, STORE_VACUUM_NONE);
+	o.rollup_batch_s = 0;
+	o.max_bytes = 512 << 10;
+	s = sf_open_opts(&o);
+	for (k = 0; k < 500; k++) {
+		sf_put(s, sf_full_window(k, T0 + k * 10 * SEC, 150, 50));
+		ck_assert_msg(disk_bytes() <= o.max_bytes,
+		    "after put %u: %llu bytes on disk", k,
+		    (unsigned long long)disk_bytes());
+		if (k % 30 == 29)
+			ck_assert_int_eq(store_maintain(s,
+					     T0 + (k + 1) * 10 * SEC),
+			    0);
+		if (sf_fsize(sf_path) > fmax)
+			fmax = sf_fsize(sf_path);
+	}
+	store_get_stats(s, &st);
+	ck_assert_int_eq(st.state, STORE_OK);
+	/* the bound was crossed many times over */
+	ck_assert_uint_gt(st.deleted_size, 100);
+	ck_assert_uint_eq(st.rebuilds, 0);
+	ck_assert_int_eq(sf_q_int(s, "SELECT max(seq) FROM windows"), 499);
+	ck_assert_int_eq(sf_q_int(s, "PRAGMA auto_vacuum"), 0);
+	store_close(s);
+	/* the file: its budget plus at most what one put appended */
+	ck_assert_msg(fmax <= o.max_bytes - o.max_bytes / 8 + (64 << 10),
+	    "the file reached %llu", (unsigned long long)fmax);
 }
 END_TEST
 
@@ -850,6 +901,7 @@ store_maint_suite(void)
 	tcase_add_test(tc, retention_by_age_incremental);
 	tcase_add_test(tc, retention_by_size);
 	tcase_add_test(tc, retention_lowered_bound_none);
+	tcase_add_test(tc, size_bound_none_no_rebuild);
 	tcase_add_test(tc, size_window_too_big);
 	suite_add_tcase(s, tc);
 	return s;

@@ -62,6 +62,7 @@ struct dmabuf {
 	struct dmabuf_config cfg;
 	struct dmabuf_iter *it; /* the kernel's list; NULL: not read */
 	enum dmabuf_iter_why iter_why;
+	bool no_bpf_load; /* dmabuf_opts */
 	int64_t last_mono_ns;
 	bool ran;
 	struct window_dmabuf *last;
@@ -99,6 +100,8 @@ iter_setup(struct dmabuf *db)
 		db->iter_why = DMABUF_ITER_WHY_CONFIG;
 	else if (!proc_is_kernel(db->proc_root))
 		db->iter_why = DMABUF_ITER_WHY_ROOT;
+	else if (db->no_bpf_load)
+		db->iter_why = DMABUF_ITER_WHY_BPF_LOAD;
 	else if (dmabuf_iter_open(db->sys_root, &db->it, &db->iter_why) == 0)
 		db->iter_why = DMABUF_ITER_WHY_NONE;
 	else
@@ -121,6 +124,7 @@ dmabuf_new(const struct dmabuf_opts *o, struct dmabuf **ret)
 	db->proc_root = strdup(o->proc_root ? o->proc_root : "/proc");
 	db->sys_root = strdup(o->sys_root ? o->sys_root : "/sys");
 	db->base = o->base;
+	db->no_bpf_load = o->no_bpf_load;
 	if (o->cfg)
 		db->cfg = *o->cfg;
 	else

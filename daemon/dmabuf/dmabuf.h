@@ -174,6 +174,7 @@ enum dmabuf_iter_why {
 	DMABUF_ITER_WHY_VERIFIER,  /* open or load failed otherwise */
 	DMABUF_ITER_WHY_ATTACH,	   /* the iterator link was not made */
 	DMABUF_ITER_WHY_READ,	   /* the read at setup failed */
+	DMABUF_ITER_WHY_BPF_LOAD,  /* bpf_load is not auto: no own loads */
 	DMABUF_ITER_WHY__MAX
 };
 
@@ -210,6 +211,9 @@ struct dmabuf_opts {
 	const struct dmabuf_config *cfg;
 	/* the loop a pass's end is told on; NULL: passes on the caller */
 	struct event_base *base;
+	/* bpf_load is not auto (pinned-only, off): the daemon loads no
+	 * program of its own, this iterator included */
+	bool no_bpf_load;
 };
 
 struct dmabuf;

@@ -55,6 +55,8 @@ dmabuf_iter_why_name(enum dmabuf_iter_why why)
 		return "attach";
 	case DMABUF_ITER_WHY_READ:
 		return "read_failed";
+	case DMABUF_ITER_WHY_BPF_LOAD:
+		return "bpf_load";
 	case DMABUF_ITER_WHY__MAX:
 		break;
 	}
@@ -168,8 +170,10 @@ dmabuf_iter_open(const char *sys_root, struct dmabuf_iter **ret,
 	int fd, r;
 
 	if (snprintf(btf, sizeof(btf), "%s/kernel/btf/vmlinux", sys_root) >=
-	    (int)sizeof(btf))
+	    (int)sizeof(btf)) {
+		*ret_why = DMABUF_ITER_WHY_NO_BTF;
 		return -ENAMETOOLONG;
+	}
 	if (access(btf, R_OK) < 0) {
 		r = -errno;
 		*ret_why = DMABUF_ITER_WHY_NO_BTF;
@@ -182,6 +186,7 @@ dmabuf_iter_open(const char *sys_root, struct dmabuf_iter **ret,
 	}
 	if ((it = calloc(1, sizeof(*it))) == NULL) {
 		close(fd);
+		*ret_why = DMABUF_ITER_WHY_READ;
 		return -ENOMEM;
 	}
 	it->link_fd = fd;

@@ -86,6 +86,7 @@ pb_store(struct rpc_arena *a, const struct vitalsd_info *info)
 	m->windows_rolled = s->windows_rolled;
 	m->deleted_age = s->deleted_age;
 	m->deleted_size = s->deleted_size;
+	m->rebuilds = s->rebuilds;
 	m->corrupt_moved = s->corrupt_moved;
 	TRY(m->corrupt_path = rpc_pb_str(a, s->corrupt_path,
 		sizeof(s->corrupt_path)));

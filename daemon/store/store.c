@@ -307,6 +307,16 @@ prepare_all(struct store *s)
 	if ((rc = pragma_int(s->db, "PRAGMA page_size", &s->page_size)) !=
 	    SQLITE_OK)
 		return rc;
+	/* NONE: a file made under a larger bound is rebuilt once, after
+	 * the first pass that deleted down to this one (store_vacuum_over) */
+	if (!s->incremental && s->o.max_bytes > 0) {
+		int64_t pages = 0;
+
+		if ((rc = pragma_int(s->db, "PRAGMA page_count", &pages)) !=
+		    SQLITE_OK)
+			return rc;
+		s->rebuild_due = pages * s->page_size > (int64_t)s->budget;
+	}
 	if ((rc = pragma_int(s->db,
 		 "SELECT coalesce(max(wall_end_ns -"
 		 " wall_start_ns), 0) FROM windows",

@@ -135,6 +135,9 @@ struct store_stats {
 	char last_errmsg[128];
 	uint64_t windows_written, write_failures;
 	uint64_t windows_rolled, deleted_age, deleted_size;
+	/* auto_vacuum NONE files rebuilt (VACUUM) to come back under a
+	 * lowered bound (store_vacuum_over) */
+	uint64_t rebuilds;
 	uint64_t corrupt_moved; /* databases moved aside at open */
 	char corrupt_path[256];
 	uint64_t db_bytes;

@@ -343,7 +343,9 @@ store_vacuum_excess(struct store *s)
 
 /*
  * Keep the main file within its budget inside the current transaction, so
- * the bound holds at every commit: drop the oldest windows (never `keep`,
+ * the bound holds at every commit (auto_vacuum NONE: the pages in use; the
+ * file may keep what this transaction appended first, store_vacuum_over):
+ * drop the oldest windows (never `keep`,
  * the one being written) and hand the freed pages back to the file system.
  * Once over the bound it makes room down to a low-water mark, 1/64 below,
  * so that the next puts do not each pay for a delete and a vacuum.
@@ -419,15 +421,22 @@ store_enforce_size(struct store *s, int64_t keep)
 }
 
 /*
- * auto_vacuum NONE: a file over its budget whose pages in use fit (the
- * bound was lowered, or the last transaction grew it before deleting)
- * is rebuilt without its free pages, outside any transaction, after
- * the pass that made the room. Rare: free pages are reused first.
+ * auto_vacuum NONE: the file is rebuilt without its free pages (VACUUM,
+ * outside any transaction, after the pass that made the room) only when
+ * it was over its budget at open (the bound was lowered since it was
+ * made), or is over it by more than an eighth. At the bound the file
+ * otherwise stays where it is: the transaction that crosses the budget
+ * grows the file by what it appended before store_enforce_size deleted
+ * down to the low-water mark, and the pages freed there are reused by
+ * the next ones, so the file holds at most the budget plus the largest
+ * single put or move (inside the WAL's reserve of max_bytes). A rebuild
+ * writes the whole file twice; at every crossing it would cost far more
+ * than NONE saves. s->st.rebuilds counts them.
  */
 int
 store_vacuum_over(struct store *s)
 {
-	int64_t pages, nfree;
+	int64_t pages, nfree, budget = (int64_t)s->budget;
 	int rc;
 
 	if (s->incremental || s->o.max_bytes == 0)
@@ -437,10 +446,18 @@ store_vacuum_over(struct store *s)
 		rc = store_run_int(store_ws(s, WS_FREELIST), &nfree);
 	if (rc != SQLITE_OK)
 		return store_fail(s, rc, "page count");
-	if (pages * s->page_size <= (int64_t)s->budget || nfree == 0)
+	if (pages * s->page_size <= budget) {
+		s->rebuild_due = false;
+		return 0;
+	}
+	/* the pages in use must fit, or a rebuild gains nothing yet */
+	if (nfree == 0 || (pages - nfree) * s->page_size > budget ||
+	    (!s->rebuild_due && pages * s->page_size <= budget + budget / 8))
 		return 0;
 	if ((rc = sqlite3_exec(s->db, "VACUUM", NULL, NULL, NULL)) != SQLITE_OK)
 		return store_fail(s, rc, "vacuum");
+	s->rebuild_due = false;
+	s->st.rebuilds++;
 	return 0;
 }
 

@@ -160,6 +160,9 @@ struct store {
 	/* the file's auto_vacuum is INCREMENTAL (else NONE: free pages
 	 * stay in the file, store_core.c's bound counts pages in use) */
 	bool incremental;
+	/* NONE: the file was over its budget at open (a bound lowered since
+	 * it was made); store_vacuum_over rebuilds it once */
+	bool rebuild_due;
 	uint64_t budget;      /* bytes the main file may hold */
 	uint64_t wal_reserve; /* bytes kept for the WAL inside max_bytes */
 	/* truncations after a write that found a reader in the WAL, in a
