@@ -42,7 +42,8 @@ fuzz_run() {
 	hptrace) maxlen=8192 ;;
 	esac
 	FUZZ_EVENTS="$top/tests/fixtures/ftrace/events" \
-	    "$builddir/fuzz/fuzz_$t" -max_len="$maxlen" -timeout=10 \
+	    "$builddir/fuzz/fuzz_$t" -max_len="$maxlen" \
+	    -timeout="${FUZZ_TIMEOUT:-10}" \
 	    -rss_limit_mb=2048 -print_final_stats=1 \
 	    -artifact_prefix="$builddir/" "$@"
 }
