@@ -514,6 +514,93 @@ snap_has(const struct taskiter_snap *s, pid_t tgid)
 	return false;
 }
 
+enum { KIDS = 6 };
+
+/* Children that each ran ~5 ms since they were forked and are now blocked
+ * in a read until kids_end. */
+struct kids {
+	pid_t pid[KIDS];
+	int rep[2], go[2];
+};
+
+static void
+kids_start(struct kids *k)
+{
+	unsigned i;
+	char c;
+
+	ck_assert_int_eq(pipe(k->rep), 0);
+	ck_assert_int_eq(pipe(k->go), 0);
+	for (i = 0; i < KIDS; i++) {
+		k->pid[i] = fork();
+		ck_assert_int_ge(k->pid[i], 0);
+		if (k->pid[i] == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			burn_ms(5);
+			usleep(500);
+			(void)!write(k->rep[1], "x", 1);
+			(void)!read(k->go[0], &c, 1);
+			_exit(0);
+		}
+	}
+	for (i = 0; i < KIDS; i++)
+		ck_assert_int_eq(read(k->rep[0], &c, 1), 1);
+	tu_sleep_ms(5); /* each blocked in its read */
+}
+
+static void
+kids_end(struct kids *k)
+{
+	unsigned i;
+	int st;
+
+	for (i = 0; i < KIDS; i++)
+		(void)!write(k->go[1], "x", 1);
+	for (i = 0; i < KIDS; i++)
+		ck_assert_int_eq(waitpid(k->pid[i], &st, 0), k->pid[i]);
+	close(k->rep[0]);
+	close(k->rep[1]);
+	close(k->go[0]);
+	close(k->go[1]);
+}
+
+/* The task iterator on bs's maps, its partial read loaded. */
+static struct taskiter *
+partial_open(struct bpf_sched *bs)
+{
+	struct taskiter_events ev;
+	struct taskiter *ti;
+	enum scanner_why why;
+	enum partial_why pwhy;
+	int perr;
+
+	bsf_events_of(bs, &ev);
+	ck_assert_int_eq(taskiter_open_ev((unsigned)sysconf(_SC_CLK_TCK),
+			     "/sys", &ev, &ti, &why, &pwhy, &perr),
+	    0);
+	ck_assert_msg(pwhy == PARTIAL_WHY_NONE, "partial: %s (%s)",
+	    partial_why_name(pwhy), strerror(perr));
+	return ti;
+}
+
+/* The live side's partial read (maps only) names every child. */
+static void
+partial_has_kids(struct taskiter *ti, const struct kids *k,
+    struct taskiter_end *ret_end)
+{
+	const struct taskiter_snap *snap;
+	uint64_t gen, doubt;
+	unsigned i;
+
+	ck_assert_int_eq(taskiter_ev_state(ti, &gen, &doubt), 0);
+	ck_assert_int_eq(taskiter_read_partial(ti, (unsigned)(gen & 1),
+			     TASKITER_READ_NO_CPUS, &snap, ret_end),
+	    0);
+	for (i = 0; i < KIDS; i++)
+		ck_assert_msg(snap_has(snap, k->pid[i]),
+		    "child %d not in the partial read", (int)k->pid[i]);
+}
+
 /*
  * The live side's reader (the partial read, maps only) names every child
  * that ran since the flip and is blocked now; the drain that follows has a
@@ -522,73 +609,31 @@ snap_has(const struct taskiter_snap *s, pid_t tgid)
  */
 START_TEST(test_live_reader_agrees)
 {
-	enum { KIDS = 6 };
 	struct bpf_sched_opts o = bsf_opts();
 	struct bpf_sched_batch b = { 0 };
-	const struct taskiter_snap *snap;
-	struct taskiter_events ev;
 	struct taskiter_end end;
 	struct taskiter *ti;
 	struct bpf_sched *bs;
-	enum scanner_why why;
-	enum partial_why pwhy;
-	pid_t kid[KIDS];
-	int rep[2], go[2], perr, st;
+	struct kids k;
 	unsigned i, rows;
-	uint64_t gen, doubt;
-	char c;
 
 	if (_i == 1)
 		o.slot_cap = 1;
 	bs = bsf_open_expect(&o, VBPF_ON_LOADED, NULL, 0);
-	bsf_events_of(bs, &ev);
-	ck_assert_int_eq(taskiter_open_ev((unsigned)sysconf(_SC_CLK_TCK),
-			     "/sys", &ev, &ti, &why, &pwhy, &perr),
-	    0);
-	ck_assert_msg(pwhy == PARTIAL_WHY_NONE, "partial: %s (%s)",
-	    partial_why_name(pwhy), strerror(perr));
+	ti = partial_open(bs);
 	drain_both(bs, &b);
-	ck_assert_int_eq(pipe(rep), 0);
-	ck_assert_int_eq(pipe(go), 0);
-	for (i = 0; i < KIDS; i++) {
-		kid[i] = fork();
-		ck_assert_int_ge(kid[i], 0);
-		if (kid[i] == 0) {
-			prctl(PR_SET_PDEATHSIG, SIGKILL);
-			burn_ms(5);
-			usleep(500);
-			(void)!write(rep[1], "x", 1);
-			(void)!read(go[0], &c, 1);
-			_exit(0);
-		}
-	}
-	for (i = 0; i < KIDS; i++)
-		ck_assert_int_eq(read(rep[0], &c, 1), 1);
-	tu_sleep_ms(5); /* each blocked in its read */
-	ck_assert_int_eq(taskiter_ev_state(ti, &gen, &doubt), 0);
-	ck_assert_int_eq(taskiter_read_partial(ti, (unsigned)(gen & 1),
-			     TASKITER_READ_NO_CPUS, &snap, &end),
-	    0);
-	for (i = 0; i < KIDS; i++)
-		ck_assert_msg(snap_has(snap, kid[i]),
-		    "child %d not in the partial read", (int)kid[i]);
+	kids_start(&k);
+	partial_has_kids(ti, &k, &end);
 	ck_assert_int_eq(bpf_sched_drain(bs, &b), 0);
 	for (i = 0; i < KIDS; i++) {
-		(void)rows_ns(&b, kid[i], &rows);
+		(void)rows_ns(&b, k.pid[i], &rows);
 		ck_assert_uint_ge(rows, 1);
 	}
 	if (_i == 0)
 		ck_assert_uint_ge(b.slots, KIDS);
 	else
 		ck_assert_uint_le(b.slots, 1);
-	for (i = 0; i < KIDS; i++)
-		(void)!write(go[1], "x", 1);
-	for (i = 0; i < KIDS; i++)
-		ck_assert_int_eq(waitpid(kid[i], &st, 0), kid[i]);
-	close(rep[0]);
-	close(rep[1]);
-	close(go[0]);
-	close(go[1]);
+	kids_end(&k);
 	taskiter_free(ti);
 	bpf_sched_batch_release(&b);
 	bpf_sched_free(bs);
@@ -631,7 +676,6 @@ live_count(struct bpf_sched *bs, pid_t tid, bool *ret_in_hash)
  */
 START_TEST(test_hash_skip)
 {
-	enum { KIDS = 6 };
 	struct bpf_sched_opts o = bsf_opts();
 	struct bpf_sched_batch b = { 0 };
 	const struct taskiter_snap *snap;
@@ -640,26 +684,18 @@ START_TEST(test_hash_skip)
 	struct sched_slot sl;
 	struct taskiter *ti;
 	struct bpf_sched *bs;
-	enum scanner_why why;
-	enum partial_why pwhy;
-	pid_t kid[KIDS];
-	int rep[2], go[2], perr, st;
+	struct kids k;
 	unsigned i, tries;
 	uint64_t gen, doubt;
 	uint32_t count;
 	bool in_hash;
-	char c;
 
 	if (_i == 1)
 		o.slot_cap = 2;
 	bs = bsf_open_expect(&o, VBPF_ON_LOADED, NULL, 0);
 	bsf_events_of(bs, &ev);
 	ck_assert_uint_eq(ev.slot_cap, _i == 1 ? 2 : VITALS_SCHED_SLOTS);
-	ck_assert_int_eq(taskiter_open_ev((unsigned)sysconf(_SC_CLK_TCK),
-			     "/sys", &ev, &ti, &why, &pwhy, &perr),
-	    0);
-	ck_assert_msg(pwhy == PARTIAL_WHY_NONE, "partial: %s (%s)",
-	    partial_why_name(pwhy), strerror(perr));
+	ti = partial_open(bs);
 	drain_both(bs, &b);
 	/* at capacity 2 the slots go first (this thread, the machine's) */
 	for (tries = 0; _i == 1 && tries < 100; tries++) {
@@ -672,44 +708,22 @@ START_TEST(test_hash_skip)
 	ck_assert_int_eq(taskiter_read_partial(ti, (unsigned)(gen & 1),
 			     TASKITER_READ_NO_CPUS, &snap, &end0),
 	    0);
-	ck_assert_int_eq(pipe(rep), 0);
-	ck_assert_int_eq(pipe(go), 0);
+	kids_start(&k);
 	for (i = 0; i < KIDS; i++) {
-		kid[i] = fork();
-		ck_assert_int_ge(kid[i], 0);
-		if (kid[i] == 0) {
-			prctl(PR_SET_PDEATHSIG, SIGKILL);
-			burn_ms(5);
-			usleep(500);
-			(void)!write(rep[1], "x", 1);
-			(void)!read(go[0], &c, 1);
-			_exit(0);
-		}
-	}
-	for (i = 0; i < KIDS; i++)
-		ck_assert_int_eq(read(rep[0], &c, 1), 1);
-	tu_sleep_ms(5); /* each blocked in its read */
-	for (i = 0; i < KIDS; i++) {
-		count = live_count(bs, kid[i], &in_hash);
+		count = live_count(bs, k.pid[i], &in_hash);
 		if (_i == 0) {
 			ck_assert_uint_le(count, VITALS_SCHED_SLOTS);
-			ck_assert_uint_eq(live_slots(bs, kid[i], &sl, 1), 1);
+			ck_assert_uint_eq(live_slots(bs, k.pid[i], &sl, 1), 1);
 			ck_assert(!in_hash);
 		} else {
 			/* only in the hash: no slot of this window */
 			ck_assert_uint_gt(count, 2);
-			ck_assert_uint_eq(live_slots(bs, kid[i], &sl, 1), 0);
+			ck_assert_uint_eq(live_slots(bs, k.pid[i], &sl, 1), 0);
 			ck_assert_msg(in_hash, "child %d not in the hash",
-			    (int)kid[i]);
+			    (int)k.pid[i]);
 		}
 	}
-	ck_assert_int_eq(taskiter_ev_state(ti, &gen, &doubt), 0);
-	ck_assert_int_eq(taskiter_read_partial(ti, (unsigned)(gen & 1),
-			     TASKITER_READ_NO_CPUS, &snap, &end),
-	    0);
-	for (i = 0; i < KIDS; i++)
-		ck_assert_msg(snap_has(snap, kid[i]),
-		    "child %d not in the partial read", (int)kid[i]);
+	partial_has_kids(ti, &k, &end);
 	if (_i == 0) {
 		ck_assert_uint_eq(end.hash_skips, end0.hash_skips + 1);
 		ck_assert_uint_eq(end.hash_walks, end0.hash_walks);
@@ -717,14 +731,7 @@ START_TEST(test_hash_skip)
 		ck_assert_uint_eq(end.hash_skips, end0.hash_skips);
 		ck_assert_uint_eq(end.hash_walks, end0.hash_walks + 1);
 	}
-	for (i = 0; i < KIDS; i++)
-		(void)!write(go[1], "x", 1);
-	for (i = 0; i < KIDS; i++)
-		ck_assert_int_eq(waitpid(kid[i], &st, 0), kid[i]);
-	close(rep[0]);
-	close(rep[1]);
-	close(go[0]);
-	close(go[1]);
+	kids_end(&k);
 	taskiter_free(ti);
 	bpf_sched_batch_release(&b);
 	bpf_sched_free(bs);

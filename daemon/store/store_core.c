@@ -341,6 +341,21 @@ store_vacuum_excess(struct store *s)
 	return sqlite3_exec(s->db, sql, NULL, NULL, NULL);
 }
 
+/* The main file's pages and, of those, the free ones; a failure is the
+ * store's (store_fail, "page count"). */
+int
+store_pages(struct store *s, int64_t *ret_pages, int64_t *ret_free)
+{
+	int rc;
+
+	rc = store_run_int(store_ws(s, WS_PAGE_COUNT), ret_pages);
+	if (rc == SQLITE_OK)
+		rc = store_run_int(store_ws(s, WS_FREELIST), ret_free);
+	if (rc != SQLITE_OK)
+		return store_fail(s, rc, "page count");
+	return 0;
+}
+
 /*
  * Keep the main file within its budget inside the current transaction, so
  * the bound holds at every commit (auto_vacuum NONE: the pages in use; the
@@ -361,11 +376,8 @@ store_enforce_size(struct store *s, int64_t keep)
 	int rc;
 
 	for (;;) {
-		rc = store_run_int(store_ws(s, WS_PAGE_COUNT), &pages);
-		if (rc == SQLITE_OK)
-			rc = store_run_int(store_ws(s, WS_FREELIST), &nfree);
-		if (rc != SQLITE_OK)
-			return store_fail(s, rc, "page count");
+		if ((rc = store_pages(s, &pages, &nfree)) < 0)
+			return rc;
 		/* auto_vacuum NONE: free pages stay in the file and are
 		 * reused first; the pages in use are bounded (the file
 		 * follows them, and a file left over the bound by a lower
@@ -441,11 +453,8 @@ store_vacuum_over(struct store *s)
 
 	if (s->incremental || s->o.max_bytes == 0)
 		return 0;
-	rc = store_run_int(store_ws(s, WS_PAGE_COUNT), &pages);
-	if (rc == SQLITE_OK)
-		rc = store_run_int(store_ws(s, WS_FREELIST), &nfree);
-	if (rc != SQLITE_OK)
-		return store_fail(s, rc, "page count");
+	if ((rc = store_pages(s, &pages, &nfree)) < 0)
+		return rc;
 	if (pages * s->page_size <= budget) {
 		s->rebuild_due = false;
 		return 0;

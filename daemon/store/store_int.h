@@ -416,6 +416,7 @@ int store_salvage(struct store *s, const char *bad);
 int store_enforce_size(struct store *s, int64_t keep);
 int store_vacuum_excess(struct store *s);
 int store_vacuum_over(struct store *s);
+int store_pages(struct store *s, int64_t *ret_pages, int64_t *ret_free);
 
 /* store_read.c */
 int store_read_prepare(struct store *s);

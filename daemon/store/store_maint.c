@@ -656,11 +656,8 @@ size_pressed(struct store *s, bool *ret)
 	*ret = false;
 	if (s->o.max_bytes == 0)
 		return 0;
-	rc = store_run_int(store_ws(s, WS_PAGE_COUNT), &pages);
-	if (rc == SQLITE_OK)
-		rc = store_run_int(store_ws(s, WS_FREELIST), &nfree);
-	if (rc != SQLITE_OK)
-		return store_fail(s, rc, "page count");
+	if ((rc = store_pages(s, &pages, &nfree)) < 0)
+		return rc;
 	*ret = (pages - nfree) * s->page_size > limit - limit / 16;
 	return 0;
 }
