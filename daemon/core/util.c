@@ -101,6 +101,33 @@ read_fd_all(int fd, struct vbuf *b)
 	return 0;
 }
 
+/*
+ * Append what a stream fd (a BPF iterator's, a pipe) gives until its end,
+ * with read(2): seq_file streams cannot be read at an offset. The buffer
+ * grows by grow bytes whenever less than low is left. On an error what
+ * was read stays in b (no NUL is added).
+ */
+int
+read_fd_stream(int fd, struct vbuf *b, size_t low, size_t grow)
+{
+	ssize_t n;
+	int r;
+
+	for (;;) {
+		if (b->cap - b->len < low && (r = vbuf_reserve(b, grow)) < 0)
+			return r;
+		n = read(fd, b->p + b->len, b->cap - b->len - 1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return 0;
+		b->len += (size_t)n;
+	}
+}
+
 /* Open path relative to dirfd, read it whole, close it. */
 int
 read_at(int dirfd, const char *path, struct vbuf *b)

@@ -51,6 +51,7 @@ int vbuf_printf(struct vbuf *b, const char *fmt, ...)
 void vbuf_reset(struct vbuf *b);
 void vbuf_release(struct vbuf *b);
 int read_fd_all(int fd, struct vbuf *b);
+int read_fd_stream(int fd, struct vbuf *b, size_t low, size_t grow);
 int read_at(int dirfd, const char *path, struct vbuf *b);
 int64_t clock_ns(int clockid);
 /*

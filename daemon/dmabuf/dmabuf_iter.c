@@ -87,33 +87,18 @@ dmabuf_iter_free(struct dmabuf_iter *it)
 int
 dmabuf_iter_count(struct dmabuf_iter *it, uint32_t *ret_n, uint64_t *ret_bytes)
 {
-	ssize_t n;
-	int fd, r = 0;
+	int fd, r;
 
 	if (it == NULL)
 		return -EOPNOTSUPP;
 	if ((fd = bpf_iter_create(it->link_fd)) < 0)
 		return -errno;
 	it->buf.len = 0;
-	for (;;) {
-		/* each read(2) asks for more than bpf_seq_read() hands out
-		 * (8 pages): a kernel that cannot resume the walk ends it
-		 * at the first read that stopped short of the list's end */
-		if (it->buf.cap - it->buf.len < DMABUF_ITER_READ &&
-		    (r = vbuf_reserve(&it->buf, DMABUF_ITER_READ + 1)) < 0)
-			break;
-		n = read(fd, it->buf.p + it->buf.len,
-		    it->buf.cap - it->buf.len - 1);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			r = -errno;
-			break;
-		}
-		if (n == 0)
-			break;
-		it->buf.len += (size_t)n;
-	}
+	/* each read(2) asks for more than bpf_seq_read() hands out (8
+	 * pages): a kernel that cannot resume the walk ends it at the first
+	 * read that stopped short of the list's end */
+	r = read_fd_stream(fd, &it->buf, DMABUF_ITER_READ,
+	    DMABUF_ITER_READ + 1);
 	close(fd);
 	if (r == 0)
 		r = dmabuf_iter_parse(it->buf.p, it->buf.len, ret_n, ret_bytes);

@@ -282,7 +282,6 @@ taskiter_bytes(const struct taskiter *ti)
 static int
 read_stream(struct taskiter *ti, int link)
 {
-	ssize_t n;
 	int fd, r = 0;
 
 	fd = bpf_iter_create(link);
@@ -294,22 +293,8 @@ read_stream(struct taskiter *ti, int link)
 		close(fd);
 		return r;
 	}
-	for (;;) {
-		if (ti->buf.cap - ti->buf.len < TASKITER_READ_CHUNK / 2 &&
-		    (r = vbuf_reserve(&ti->buf, TASKITER_READ_CHUNK)) < 0)
-			break;
-		n = read(fd, ti->buf.p + ti->buf.len,
-		    ti->buf.cap - ti->buf.len - 1);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			r = -errno;
-			break;
-		}
-		if (n == 0)
-			break;
-		ti->buf.len += (size_t)n;
-	}
+	r = read_fd_stream(fd, &ti->buf, TASKITER_READ_CHUNK / 2,
+	    TASKITER_READ_CHUNK);
 	close(fd);
 	return r;
 }
