@@ -742,14 +742,7 @@ START_TEST(retention_by_size)
 	ck_assert_int_eq(store_maintain(s, T0 + 3600 * SEC), 0);
 	ck_assert_uint_le(disk_bytes(), o.max_bytes);
 	ck_assert_int_eq(sf_q_int(s, "SELECT max(seq) FROM windows"), 149);
-	{
-		char ok[16];
-
-		ck_assert_int_eq(store_exec(s, "PRAGMA integrity_check", ok,
-				     sizeof(ok)),
-		    0);
-		ck_assert_str_eq(ok, "ok");
-	}
+	sf_assert_intact(s);
 	store_close(s);
 	ck_assert_uint_le(sf_fsize(sf_path), o.max_bytes);
 }
@@ -794,14 +787,7 @@ START_TEST(retention_lowered_bound_none)
 	hi = sf_q_int(s, "SELECT max(seq) FROM windows");
 	ck_assert_int_eq(hi, 119);
 	ck_assert_int_lt(sf_q_int(s, "SELECT count(*) FROM windows"), 120);
-	{
-		char ok[16];
-
-		ck_assert_int_eq(store_exec(s, "PRAGMA integrity_check", ok,
-				     sizeof(ok)),
-		    0);
-		ck_assert_str_eq(ok, "ok");
-	}
+	sf_assert_intact(s);
 	store_close(s);
 	ck_assert_msg(disk_bytes() <= o.max_bytes, "%llu on disk, was %llu",
 	    (unsigned long long)disk_bytes(), (unsigned long long)was);

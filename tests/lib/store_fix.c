@@ -82,6 +82,17 @@ sf_q_int(struct store *s, const char *sql)
 	return strtoll(buf, NULL, 10);
 }
 
+void
+sf_assert_intact(struct store *s)
+{
+	char ok[64];
+
+	ck_assert_int_eq(store_exec(s, "PRAGMA integrity_check", ok,
+			     sizeof(ok)),
+	    0);
+	ck_assert_str_eq(ok, "ok");
+}
+
 uint64_t
 sf_fsize(const char *p)
 {

@@ -37,6 +37,8 @@ struct store *sf_open_spool(const char *p, const char *spool,
     unsigned commit_s);
 /* One integer from SQL run through store_exec; asserts success. */
 long long sf_q_int(struct store *s, const char *sql);
+/* PRAGMA integrity_check says "ok" */
+void sf_assert_intact(struct store *s);
 /* A file's size (0 when absent), whether it exists. */
 uint64_t sf_fsize(const char *p);
 bool sf_exists(const char *p);
