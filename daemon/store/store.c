@@ -93,6 +93,8 @@ fail:
 	return r;
 }
 
+static void db_close(struct store *s);
+
 /* One window in its own transaction (lock held; store_spool.c's
  * store_put decides where a window goes). */
 int
@@ -100,8 +102,17 @@ store_put_locked(struct store *s, const struct window *w)
 {
 	int r = put_locked(s, w);
 
-	if (store_heal_after_op(s))
+	if (store_heal_after_op(s)) {
+		/* closed without a checkpoint, then the index rebuilt from
+		 * the WAL by the next open (store_heal_shm_reset) */
+		if (s->db != NULL) {
+			sqlite3_db_config(s->db,
+			    SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
+			db_close(s);
+		}
+		(void)store_heal_shm_reset(s->path);
 		(void)store_reopen_locked(s);
+	}
 	return r;
 }
 

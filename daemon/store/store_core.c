@@ -258,6 +258,9 @@ store_after_write(struct store *s)
 {
 	uint64_t wal = file_bytes(s->path, "-wal");
 
+	/* an index a -shm fault emptied: no checkpoint before the reopen */
+	if (store_heal_pending(s))
+		return;
 	if (s->o.max_bytes && wal > s->wal_reserve / 2) {
 		int64_t t0 = clock_ns(CLOCK_MONOTONIC);
 		bool wait = wal > s->wal_reserve ||

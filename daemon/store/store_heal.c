@@ -236,6 +236,43 @@ store_heal_after_op(struct store *s)
 	return true;
 }
 
+/* A -shm fault seen and not yet handled by the writer (no reset): its
+ * index may be zeros, so no checkpoint may trust it. */
+bool
+store_heal_pending(const struct store *s)
+{
+	return (uint64_t)shm_faults != s->st.shm_faults;
+}
+
+/*
+ * After a -shm fault, the writer's connection closed: zero the WAL
+ * index's header (its two copies and the checkpoint record, the first
+ * 136 bytes). The pages the fault gave back read as zeros, but a commit
+ * after it wrote a valid header over them: a connection trusting that
+ * header would find no entry for the frames committed before the fault,
+ * read those pages from the main file, and a checkpoint (the one at
+ * close included) would copy none of them back before the WAL is reset,
+ * losing committed windows. With the header zeroed the next connection
+ * rebuilds the whole index from the WAL file's frames (SQLite's
+ * recovery), and the checkpoint record starts again from frame 0.
+ */
+int
+store_heal_shm_reset(const char *dbpath)
+{
+	static const char zero[136];
+	char p[PATH_MAX];
+	int fd, r = 0;
+
+	if (snprintf(p, sizeof(p), "%s-shm", dbpath) >= (int)sizeof(p))
+		return -ENAMETOOLONG;
+	if ((fd = open(p, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (pwrite(fd, zero, sizeof(zero), 0) != (ssize_t)sizeof(zero))
+		r = -EIO;
+	close(fd);
+	return r;
+}
+
 /* -------------------------------------------------- the WAL, before opening */
 
 #define WAL_HDR 32

@@ -402,6 +402,8 @@ int store_write_window(struct store *s, const struct window *w,
 int store_heal_foreign_objects(sqlite3 *db, char *why, size_t whysz);
 int store_heal_check_replay(struct store *s, const struct window *w);
 bool store_heal_after_op(struct store *s);
+bool store_heal_pending(const struct store *s);
+int store_heal_shm_reset(const char *dbpath);
 int store_heal_copy_file(const char *src, const char *dst);
 int store_heal_before_open(struct store *s);
 #define STORE_HEAL_FULL_CHECK_BYTES (256ULL << 20)
