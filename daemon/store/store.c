@@ -102,18 +102,24 @@ store_put_locked(struct store *s, const struct window *w)
 {
 	int r = put_locked(s, w);
 
-	if (store_heal_after_op(s)) {
-		/* closed without a checkpoint, then the index rebuilt from
-		 * the WAL by the next open (store_heal_shm_reset) */
-		if (s->db != NULL) {
-			sqlite3_db_config(s->db,
-			    SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
-			db_close(s);
-		}
-		(void)store_heal_shm_reset(s->path);
-		(void)store_reopen_locked(s);
-	}
+	store_heal_reopen(s);
 	return r;
+}
+
+/*
+ * After a -shm fault (store_heal.c), at a top-level call with the lock
+ * held and no statement of the connection in use: close without a
+ * checkpoint, then open again; the open resets the index's header, so
+ * the new connection rebuilds it from the WAL's frames. Every store
+ * heals itself this way: the spool's puts, and the main store before a
+ * put, a maintenance pass or its close, so no move, checkpoint or close
+ * of the main store's connection runs on an index a fault emptied.
+ */
+void
+store_heal_reopen(struct store *s)
+{
+	if (store_heal_pending(s))
+		(void)store_reopen_locked(s);
 }
 
 /* ------------------------------------------------------------ opening */
@@ -358,6 +364,11 @@ db_close(struct store *s)
 {
 	unsigned i;
 
+	/* an index a -shm fault may have emptied: no checkpoint may trust
+	 * it (the next open resets it: store_heal_before_open) */
+	if (store_heal_pending(s))
+		sqlite3_db_config(s->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1,
+		    NULL);
 	/* store_spool.c's statements and its attachment go with the
 	 * connection (it attaches again when it next needs to) */
 	for (i = 0; i < s->spool_nst; i++) {
@@ -809,6 +820,7 @@ store_get_stats(const struct store *s, struct store_stats *ret)
 	pthread_mutex_lock(lock);
 	*ret = s->st;
 	pthread_mutex_unlock(lock);
+	ret->shm_faults = store_heal_faults(); /* the process's, every store */
 }
 
 const char *

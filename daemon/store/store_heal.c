@@ -90,7 +90,7 @@ store_heal_check_replay(struct store *s, const struct window *w)
  * medium) turns the next access into SIGBUS, which kills the process.
  * The handler below gives the file its length back: the pages read as
  * zeros, which SQLite takes as an index to rebuild from the WAL, as after
- * a crash. The store then reopens its connection (store_heal_after_op),
+ * a crash. Each store then reopens its connection (store_heal_reopen),
  * so nothing keeps using an index that went away mid-transaction. Any
  * other SIGBUS keeps its default action.
  *
@@ -219,29 +219,26 @@ store_heal_sigbus_install(void)
 	return 0;
 }
 
-/*
- * After an operation (lock held): true when a -shm fault was repaired
- * since the last look, so the index this connection used may have gone
- * away in the middle of it. The caller (store.c) reopens then: the checks
- * of an open run again on the file.
- */
-bool
-store_heal_after_op(struct store *s)
+/* Every -shm fault the handler mended in this process. */
+uint64_t
+store_heal_faults(void)
 {
-	uint64_t n = (uint64_t)shm_faults;
-
-	if (n == s->st.shm_faults || s->db == NULL)
-		return false;
-	s->st.shm_faults = n;
-	return true;
+	return (uint64_t)shm_faults;
 }
 
-/* A -shm fault seen and not yet handled by the writer (no reset): its
- * index may be zeros, so no checkpoint may trust it. */
+/*
+ * A -shm fault mended since this store's connection last closed: the
+ * handler counts faults for the process, since it cannot tell whose
+ * connection mapped the file (the main store's connection maps the
+ * spool's index too, through its attachment). Its index may be zeros
+ * under a valid header, so no checkpoint may trust it: store_after_write
+ * skips its own, db_close (store.c) closes without one and resets the
+ * index, and store_heal_reopen reopens at the next top-level call.
+ */
 bool
 store_heal_pending(const struct store *s)
 {
-	return (uint64_t)shm_faults != s->st.shm_faults;
+	return s->db != NULL && (uint64_t)shm_faults != s->shm_seen;
 }
 
 /*
@@ -501,8 +498,9 @@ rebuild_from_wal(int dbfd, int walfd, const struct wal_scan *ws)
 }
 
 /*
- * Before SQLite opens s->path (no connection open): look at the WAL the
- * way SQLite's recovery would and say what it would drop. Damage (whole
+ * Before SQLite opens s->path (no connection open): after a -shm fault,
+ * reset the index (store_heal_shm_reset); look at the WAL the way
+ * SQLite's recovery would and say what it would drop. Damage (whole
  * commits after a bad frame, or a 0-byte main file beside a WAL with
  * data) is counted in wal_damaged, explained in last_errmsg (the caller
  * logs it) and kept as a copy; SQLite then keeps the valid prefix.
@@ -516,7 +514,14 @@ store_heal_before_open(struct store *s)
 	struct stat sb;
 	int walfd, dbfd = -1, r;
 	bool empty_main;
+	uint64_t faults = store_heal_faults();
 
+	/* a -shm fault since this store's last open: whichever connection
+	 * took it, this file's index may be zeros under a valid header */
+	if (faults != s->shm_seen) {
+		(void)store_heal_shm_reset(s->path);
+		s->shm_seen = faults;
+	}
 	if ((size_t)snprintf(wal, sizeof(wal), "%s-wal", s->path) >=
 	    sizeof(wal))
 		return 0;

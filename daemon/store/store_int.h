@@ -203,6 +203,9 @@ struct store {
 	int64_t id_next;     /* what id_hwm points to on the main store */
 	bool spool_attached; /* attached to db as "spool" */
 	bool spool_tried;    /* attaching was tried on this connection */
+	/* store_heal.c: the process's -shm faults when this store's
+	 * connection last closed (a fault since: store_heal_pending) */
+	uint64_t shm_seen;
 	/* store_inst.c: the writer's instance ids (NULL on a reader) */
 	struct store_iw *iw;
 	/* store_tasksum.c: its statements (NULL: a schema without summaries) */
@@ -401,8 +404,9 @@ int store_write_window(struct store *s, const struct window *w,
 #define STORE_RC_NOTHING (SQLITE_CORRUPT | (0x56 << 8))
 int store_heal_foreign_objects(sqlite3 *db, char *why, size_t whysz);
 int store_heal_check_replay(struct store *s, const struct window *w);
-bool store_heal_after_op(struct store *s);
+uint64_t store_heal_faults(void);
 bool store_heal_pending(const struct store *s);
+void store_heal_reopen(struct store *s);
 int store_heal_shm_reset(const char *dbpath);
 int store_heal_copy_file(const char *src, const char *dst);
 int store_heal_before_open(struct store *s);

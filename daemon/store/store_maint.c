@@ -761,6 +761,7 @@ store_maintain_at(struct store *s, const struct store_now *now)
 	if (s == NULL || now == NULL)
 		return -EBADF;
 	pthread_mutex_lock(&s->lock);
+	store_heal_reopen(s); /* no pass on an index a -shm fault emptied */
 	r = s->db == NULL ? -EBADF : maintain_locked(s, now);
 	/* the pass's statements until the next one (store_ws) */
 	if (s->db != NULL)

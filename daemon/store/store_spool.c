@@ -633,7 +633,10 @@ store_put(struct store *s, const struct window *w)
 	 * it has to the main file first, then the window goes there too.
 	 * While the spool holds windows it could not move, nothing goes to
 	 * the main file past it (its instances would take other ids there):
-	 * the error goes back and the writer tries again. */
+	 * the error goes back and the writer tries again. A -shm fault
+	 * since the last call: reopened first, so no move runs on an index
+	 * it emptied (store_heal_reopen). */
+	store_heal_reopen(s);
 	spool_up(s);
 	direct = !s->spool_attached;
 	if (!direct && (r = spool_put(s, w)) < 0)
@@ -642,6 +645,7 @@ store_put(struct store *s, const struct window *w)
 		r = store_put_locked(s, w);
 	else if (r > 0)
 		r = 0;
+	store_heal_reopen(s);
 	pthread_mutex_unlock(&s->lock);
 	return r;
 }
@@ -664,6 +668,11 @@ store_close(struct store *s)
 
 	if (s == NULL || s->spool == NULL)
 		return store_db_close(s);
+	/* the last move on an index no fault emptied */
+	if (store_heal_pending(s)) {
+		store_heal_reopen(s);
+		spool_up(s);
+	}
 	empty = s->spool_attached && store_spool_flush_locked(s) == 0;
 	detach(s);
 	path = s->spool->path ? strdup(s->spool->path) : NULL;
