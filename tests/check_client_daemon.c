@@ -327,7 +327,7 @@ START_TEST(test_dmabuf_live)
 	struct td d;
 	struct run r;
 	struct jm *j;
-	bool iter;
+	bool iter, spared;
 
 	daemon_start(&d, NULL);
 	j = vitals_json(&d, "dmabuf", NULL, NULL, NULL, NULL);
@@ -337,14 +337,17 @@ START_TEST(test_dmabuf_live)
 	ck_assert_ptr_nonnull(jm_path(j, "dmabuf.iter_why"));
 	iter = !strcmp(jm_path(j, "dmabuf.iter_why")->str, "none");
 #ifdef HAVE_BPF_CORE
-	if (geteuid() == 0)
+	/* root on a kernel with iter/dmabuf (6.16 on): the list is read */
+	if (geteuid() == 0 && tu_kernel_ge(6, 16))
 		ck_assert_msg(iter, "iter_why %s",
 		    jm_path(j, "dmabuf.iter_why")->str);
 #endif
-	if (iter) {
+	if (iter)
 		ck_assert_int_eq(ll(j, "dmabuf.kernel_passes"),
 		    ll(j, "dmabuf.passes"));
-		ck_assert_int_eq(ll(j, "dmabuf.kernel_buffers"), 0);
+	/* an empty list spares every pass (this VM has no exporter) */
+	spared = iter && ll(j, "dmabuf.kernel_buffers") == 0;
+	if (spared) {
 		ck_assert_int_eq(ll(j, "dmabuf.passes_no_buffer"),
 		    ll(j, "dmabuf.passes"));
 		ck_assert_int_eq(ll(j, "dmabuf.procs_scanned"), 0);

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -390,4 +391,18 @@ name_clean(char *dst, const char *src, size_t n)
 	}
 	dst[o] = '\0';
 	return o;
+}
+
+#ifndef PROC_SUPER_MAGIC
+#define PROC_SUPER_MAGIC 0x9fa0
+#endif
+
+bool
+is_procfs(int fd, const char *path)
+{
+	struct statfs sf;
+
+	if ((path != NULL ? statfs(path, &sf) : fstatfs(fd, &sf)) < 0)
+		return false;
+	return (unsigned long)sf.f_type == (unsigned long)PROC_SUPER_MAGIC;
 }

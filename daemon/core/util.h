@@ -52,6 +52,9 @@ void vbuf_reset(struct vbuf *b);
 void vbuf_release(struct vbuf *b);
 int read_fd_all(int fd, struct vbuf *b);
 int read_fd_stream(int fd, struct vbuf *b, size_t low, size_t grow);
+/* Whether the file system of fd (path NULL) or of path is a kernel's
+ * procfs, not a tree of files standing in for one (a fixture). */
+bool is_procfs(int fd, const char *path);
 int read_at(int dirfd, const char *path, struct vbuf *b);
 int64_t clock_ns(int clockid);
 /*

@@ -41,7 +41,6 @@
 #include <string.h>
 #include <stdatomic.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -52,10 +51,6 @@
 #include "core/util.h"
 #include "core/worker.h"
 #include "dmabuf/dmabuf.h"
-
-#ifndef PROC_SUPER_MAGIC
-#define PROC_SUPER_MAGIC 0x9fa0
-#endif
 
 struct dmabuf {
 	char *proc_root, *sys_root;
@@ -80,17 +75,6 @@ struct dmabuf {
 	atomic_uint test_delay_ms;
 };
 
-/* Whether proc_root is a procfs: its processes are the kernel's, whose
- * list the iterator reads (a fixture tree's are not). */
-static bool
-proc_is_kernel(const char *proc_root)
-{
-	struct statfs sf;
-
-	return statfs(proc_root, &sf) == 0 &&
-	    (unsigned long)sf.f_type == (unsigned long)PROC_SUPER_MAGIC;
-}
-
 /* The iterator, where it is to be and can be loaded (a failure leaves the
  * /proc pass, its reason in iter_why). */
 static void
@@ -98,7 +82,9 @@ iter_setup(struct dmabuf *db)
 {
 	if (!db->cfg.iter)
 		db->iter_why = DMABUF_ITER_WHY_CONFIG;
-	else if (!proc_is_kernel(db->proc_root))
+	/* a fixture tree's processes are not the kernel's, whose list the
+	 * iterator reads */
+	else if (!is_procfs(-1, db->proc_root))
 		db->iter_why = DMABUF_ITER_WHY_ROOT;
 	else if (db->no_bpf_load)
 		db->iter_why = DMABUF_ITER_WHY_BPF_LOAD;

@@ -69,7 +69,6 @@ dmabuf_iter_why_name(enum dmabuf_iter_why why)
 
 struct dmabuf_iter {
 	int link_fd;
-	struct vbuf buf; /* one read's stream, freed after its parse */
 };
 
 struct dmabuf_iter *
@@ -79,7 +78,6 @@ dmabuf_iter_free(struct dmabuf_iter *it)
 		return NULL;
 	if (it->link_fd >= 0)
 		close(it->link_fd);
-	vbuf_release(&it->buf);
 	free(it);
 	return NULL;
 }
@@ -87,23 +85,22 @@ dmabuf_iter_free(struct dmabuf_iter *it)
 int
 dmabuf_iter_count(struct dmabuf_iter *it, uint32_t *ret_n, uint64_t *ret_bytes)
 {
+	struct vbuf buf = { 0 }; /* one read's stream, nothing kept between
+				    passes a minute apart */
 	int fd, r;
 
 	if (it == NULL)
 		return -EOPNOTSUPP;
 	if ((fd = bpf_iter_create(it->link_fd)) < 0)
 		return -errno;
-	it->buf.len = 0;
 	/* each read(2) asks for more than bpf_seq_read() hands out (8
 	 * pages): a kernel that cannot resume the walk ends it at the first
 	 * read that stopped short of the list's end */
-	r = read_fd_stream(fd, &it->buf, DMABUF_ITER_READ,
-	    DMABUF_ITER_READ + 1);
+	r = read_fd_stream(fd, &buf, DMABUF_ITER_READ, DMABUF_ITER_READ + 1);
 	close(fd);
 	if (r == 0)
-		r = dmabuf_iter_parse(it->buf.p, it->buf.len, ret_n, ret_bytes);
-	/* nothing kept between passes a minute apart */
-	vbuf_release(&it->buf);
+		r = dmabuf_iter_parse(buf.p, buf.len, ret_n, ret_bytes);
+	vbuf_release(&buf);
 	return r;
 }
 

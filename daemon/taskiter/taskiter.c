@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "core/bpf_common.h"
@@ -31,10 +30,6 @@
 #include "core/bpf_child.h"
 #include "taskiter.skel.h"
 #include "../../bpf/sched/sched.bpf.h"
-#endif
-
-#ifndef PROC_SUPER_MAGIC
-#define PROC_SUPER_MAGIC 0x9fa0
 #endif
 
 /* read(2) size: bpf_seq_read() hands out at most its 8-page buffer per call
@@ -183,14 +178,12 @@ enum scanner_why
 taskiter_usable(int procfd)
 {
 	struct vbuf b = { 0 };
-	struct statfs sf;
 	char self[32];
 	const char *ns;
 	ssize_t n;
 	enum scanner_why why = SCANNER_WHY_NONE;
 
-	if (fstatfs(procfd, &sf) < 0 ||
-	    (unsigned long)sf.f_type != (unsigned long)PROC_SUPER_MAGIC)
+	if (!is_procfs(procfd, NULL))
 		return SCANNER_WHY_ROOT;
 	n = readlinkat(procfd, "self", self, sizeof(self) - 1);
 	if (n <= 0)

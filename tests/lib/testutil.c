@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -424,4 +425,15 @@ tu_is_poisoned(const void *p, size_t n)
 		if (c[i] != 0xa5)
 			return 0;
 	return 1;
+}
+
+bool
+tu_kernel_ge(unsigned maj, unsigned min)
+{
+	struct utsname u;
+	unsigned a = 0, b = 0;
+
+	ck_assert_int_eq(uname(&u), 0);
+	ck_assert_int_ge(sscanf(u.release, "%u.%u", &a, &b), 1);
+	return a > maj || (a == maj && b >= min);
 }

@@ -72,6 +72,8 @@ int tu_run_root(struct Suite *s);
  * every call costs ~10x and fewer iterations still reach each path; the
  * plain build keeps the full counts (tests/README.md). */
 unsigned tu_test_scale(void);
+/* Whether the running kernel's release is maj.min or later. */
+bool tu_kernel_ge(unsigned maj, unsigned min);
 /* n divided by the scale, never below min (nor above n). */
 unsigned long long tu_scaled(unsigned long long n, unsigned long long min);
 
