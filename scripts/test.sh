@@ -43,7 +43,7 @@ fi
 #   (suite beside: power cuts, summaries' random ranges, dictionaries,
 #   ~270 s there; tests/meson.build) go beside the kernel run at nice 19,
 #   in the CPU time its waits leave (testlog-static.*); their timeouts
-#   (hangs) count three times as long there;
+#   (hangs: meson's and Check's) count three times as long there;
 # - suite quiet (check_loop_offload, which measures the loop's lateness and
 #   fails on a busy machine) runs last, alone, once that static run has
 #   ended and every file in QUIET_AFTER exists (CI's nice-19 builds and
@@ -86,7 +86,8 @@ for phase in $phases; do
 		if $defer_static; then
 			rm -f "$builddir/meson-logs/testlog-static.json"
 			# shellcheck disable=SC2086 # SUITES is a list of options
-			nice -n 19 meson test -C "$builddir" --no-rebuild \
+			CK_TIMEOUT_MULTIPLIER=3 nice -n 19 \
+				meson test -C "$builddir" --no-rebuild \
 				--print-errorlogs --logbase testlog-static \
 				--timeout-multiplier 3 --suite static \
 				--suite beside ${SUITES:-} \
