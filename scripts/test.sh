@@ -100,7 +100,7 @@ for phase in $phases; do
 		# only, all at once (tests/meson.build split_cases): they wait
 		# on the daemon's windows, not on a CPU
 		run_tests testlog-kernel "${rebuild[@]}" --suite kernel \
-			--no-suite quiet --num-processes 6 || status=$?
+			--no-suite quiet --num-processes 8 || status=$?
 		if [ -n "$static_pid" ]; then
 			wait "$static_pid" || status=$?
 			echo "== suites static and beside, beside the kernel suites (nice 19) =="
