@@ -33,37 +33,90 @@ if [ "${BUILD:-all}" = all ]; then
 	ninja -C "$builddir"
 fi
 # Two runs of meson test: first the suites that run side by side (unit,
-# fixture, static: CPU-bound, as many at once as CPUs), then the kernel
-# suites, which run one at a time (is_parallel false: they share the
-# kernel's state) and mostly wait on windows closing. Their logs are
-# testlog.* and testlog-kernel.*. PHASES=parallel or PHASES=kernel runs
-# one of them; SUITES naming a suite (--suite X) runs just that choice, in
-# one run. PHASE_FILE, when set, gets each run's name as it starts: CI
-# starts CPU-bound work beside the kernel run (.ci/run).
+# fixture: CPU-bound, as many at once as CPUs), then the kernel suites,
+# which run one at a time (is_parallel false: they share the kernel's
+# state) and mostly wait on windows closing. Their logs are testlog.* and
+# testlog-kernel.*. Two more when both run:
+# - the checks that read sources and objects and run none of the project's
+#   code (suite static: nm, m4, python over the build, 110 s of the parallel
+#   run's 2 x 305 s in CI) and the CPU-bound loops that assert no timing
+#   (suite beside: power cuts, summaries' random ranges, dictionaries,
+#   ~270 s there; tests/meson.build) go beside the kernel run at nice 19,
+#   in the CPU time its waits leave (testlog-static.*); their timeouts
+#   (hangs: meson's and Check's) count three times as long there;
+# - suite quiet (check_loop_offload, which measures the loop's lateness and
+#   fails on a busy machine) runs last, alone, once that static run has
+#   ended and every file in QUIET_AFTER exists (CI's nice-19 builds and
+#   fuzz runs say there that they ended: .ci/run) (testlog-quiet.*).
+# PHASES=parallel or PHASES=kernel runs one of them (suites static and
+# beside in the parallel one, suite quiet in the kernel one); SUITES naming a suite
+# (--suite X) runs just that choice, in one run. PHASE_FILE, when set, gets
+# "parallel" and "kernel" as those runs start: CI starts CPU-bound work
+# beside the kernel run (.ci/run).
 phases=${PHASES:-parallel kernel}
 case " ${SUITES:-} " in
 *" --suite "*) phases=chosen ;;
 esac
+defer_static=false
+[ "$phases" = "parallel kernel" ] && defer_static=true
 status=0
 logs=()
+# run_tests LOG ARGS...: one meson test run, its log kept for the summary
+run_tests() {
+	local log=$1
+	shift
+	rm -f "$builddir/meson-logs/$log.json"
+	logs+=("$builddir/meson-logs/$log.json")
+	# shellcheck disable=SC2086 # SUITES is a list of options
+	meson test -C "$builddir" --print-errorlogs --logbase "$log" "$@" \
+		${SUITES:-}
+}
 for phase in $phases; do
+	if [ -n "${PHASE_FILE:-}" ]; then
+		echo "$phase" >"$PHASE_FILE"
+	fi
 	case $phase in
-	parallel) sel=(--no-suite kernel) log=testlog ;;
-	kernel) sel=(--suite kernel) log=testlog-kernel ;;
-	chosen) sel=() log=testlog ;;
+	parallel)
+		sel=(--no-suite kernel)
+		$defer_static && sel+=(--no-suite static --no-suite beside)
+		run_tests testlog "${rebuild[@]}" "${sel[@]}" || status=$?
+		;;
+	kernel)
+		static_pid=
+		if $defer_static; then
+			rm -f "$builddir/meson-logs/testlog-static.json"
+			# shellcheck disable=SC2086 # SUITES is a list of options
+			CK_TIMEOUT_MULTIPLIER=3 nice -n 19 \
+				meson test -C "$builddir" --no-rebuild \
+				--print-errorlogs --logbase testlog-static \
+				--timeout-multiplier 3 --suite static \
+				--suite beside ${SUITES:-} \
+				>"$builddir/meson-logs/static-run.out" 2>&1 &
+			static_pid=$!
+			logs+=("$builddir/meson-logs/testlog-static.json")
+		fi
+		# one at a time (is_parallel false) but for the test cases of
+		# an isolated suite, which run side by side with each other
+		# only, all at once (tests/meson.build split_cases): they wait
+		# on the daemon's windows, not on a CPU
+		run_tests testlog-kernel "${rebuild[@]}" --suite kernel \
+			--no-suite quiet --num-processes 8 || status=$?
+		if [ -n "$static_pid" ]; then
+			wait "$static_pid" || status=$?
+			echo "== suites static and beside, beside the kernel suites (nice 19) =="
+			cat "$builddir/meson-logs/static-run.out"
+		fi
+		for f in ${QUIET_AFTER:-}; do
+			until [ -e "$f" ]; do sleep 1; done
+		done
+		run_tests testlog-quiet --no-rebuild --suite quiet || status=$?
+		;;
+	chosen) run_tests testlog "${rebuild[@]}" || status=$? ;;
 	*)
 		echo "test.sh: unknown phase $phase" >&2
 		exit 2
 		;;
 	esac
-	rm -f "$builddir/meson-logs/$log.json"
-	logs+=("$builddir/meson-logs/$log.json")
-	if [ -n "${PHASE_FILE:-}" ]; then
-		echo "$phase" >"$PHASE_FILE"
-	fi
-	# shellcheck disable=SC2086 # SUITES is a list of options
-	meson test -C "$builddir" "${rebuild[@]}" --print-errorlogs \
-		--logbase "$log" "${sel[@]}" ${SUITES:-} || status=$?
 done
 # As root nothing may skip: a skip there is a missing package or mount.
 # (a run that selected no suite writes no log)

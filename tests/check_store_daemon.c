@@ -6,6 +6,14 @@
  * own reader and checked with SQLite's integrity_check. Each window is
  * its own commit into vitals.db here (--store-commit-s 0): the spool's
  * batches have their own test, check_spool_daemon.
+ *
+ * Isolated from other daemons: each run of this program gives its daemons
+ * their own state directories, sockets (in the state directory), BPF pin
+ * directory (/sys/fs/bpf/vitals_sd_<pid>) and ftrace instance
+ * (vitals_sd_<pid>), removed at its end, and changes no sysctl or global
+ * mount (its tmpfs mounts are on its own directories). So meson runs its
+ * test cases as separate tests side by side (CK_RUN_CASE, one case each,
+ * tests/meson.build): they mostly wait on 1 s windows.
  */
 #include <check.h>
 #include <dirent.h>
@@ -27,6 +35,12 @@
 #include "testutil.h"
 #include "vitalsd.h"
 
+#define TRACEFS "/sys/kernel/tracing"
+
+/* this process's pin directory, ftrace instance, and the configuration
+ * file naming the instance (there is no flag for it) */
+static char bpffs[64], instance[64], conf[PATH_MAX];
+
 static int64_t
 now_wall(void)
 {
@@ -39,9 +53,10 @@ static pid_t
 start_daemon_spool(const char *dir, const char *extra, const char *spool_dir,
     const char *commit_s)
 {
-	const char *argv[] = { "vitalsd", "-f", "--state-dir", dir,
-		"--store-commit-s", spool_dir ? commit_s : "0", "--interval-ms",
-		"100", "--window-s", "1", "--threads", extra ? extra : "none",
+	const char *argv[] = { "vitalsd", "-f", "-c", conf, "--bpffs", bpffs,
+		"--state-dir", dir, "--store-commit-s",
+		spool_dir ? commit_s : "0", "--interval-ms", "100",
+		"--window-s", "1", "--threads", extra ? extra : "none",
 		spool_dir ? "--store-spool-dir" : NULL, spool_dir, NULL };
 	char log[PATH_MAX];
 
@@ -87,7 +102,28 @@ assert_integrity(const char *db)
 
 struct daemon_run {
 	int64_t start_ns, stop_ns;
+	int64_t up_ns; /* its first sample's (its log), 0: none */
 };
+
+/* The wall time of the first line of a daemon's log, from byte off on,
+ * that holds needle ("vitalsd[<s>.<ms>] ..."): 0 when none does. */
+static int64_t
+logged_at(const char *log, long off, const char *needle)
+{
+	FILE *f = fopen(log, "r");
+	char line[4096];
+	int64_t ns = 0;
+
+	if (f == NULL)
+		return 0;
+	if (fseek(f, off, SEEK_SET) == 0)
+		while (ns == 0 && fgets(line, sizeof(line), f))
+			if (strstr(line, needle) &&
+			    strncmp(line, "vitalsd[", 8) == 0)
+				ns = (int64_t)(strtod(line + 8, NULL) * 1e9);
+	fclose(f);
+	return ns;
+}
 
 /* All level-0 windows, oldest first. */
 static struct window **
@@ -143,25 +179,42 @@ check_run(struct window **w, size_t n, const struct daemon_run *r)
 START_TEST(test_sigkill_20_times)
 {
 	char *dir = tu_mkdtemp("crash");
-	char db[PATH_MAX];
-	struct daemon_run runs[22];
-	unsigned k, nruns = 22;
+	char db[PATH_MAX], log[PATH_MAX];
+	struct daemon_run runs[11];
+	unsigned k, nruns = 11;
 	size_t n, i, j, total;
 	struct window **w;
 
+	/* 22 runs in two halves on two databases, _i 0 and 1 (two cases
+	 * side by side), the same draws as one loop of 22 */
 	snprintf(db, sizeof(db), "%s/vitals.db", dir);
+	snprintf(log, sizeof(log), "%s.log", dir);
 	srand(20261130);
+	for (k = 0; k < nruns * (unsigned)_i; k++)
+		(void)rand();
 	for (k = 0; k < nruns; k++) {
 		unsigned ms = 300 + (unsigned)(rand() % 2200);
+		struct stat st;
+		long off = stat(log, &st) == 0 ? (long)st.st_size : 0;
 		pid_t pid;
 		int status;
 
 		runs[k].start_ns = now_wall();
 		pid = start_daemon(dir, k % 2 ? "changed" : "none");
+		/* The kill comes ms after the store's open (its log line),
+		 * not after the exec: the start before it (BPF loads, up to
+		 * 3 s on a loaded machine, beside the other cases' daemons)
+		 * would take the short runs whole and test nothing of the
+		 * store. */
+		for (i = 0; logged_at(log, off, "] store /") == 0; i++) {
+			ck_assert_msg(i < 3000, "no store opened in %s", log);
+			tu_sleep_ms(10);
+		}
 		tu_sleep_ms(ms);
 		runs[k].stop_ns = now_wall();
 		status = td_kill(pid, SIGKILL);
 		ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+		runs[k].up_ns = logged_at(log, off, "] sampling every ");
 		assert_integrity(db);
 	}
 
@@ -178,14 +231,18 @@ START_TEST(test_sigkill_20_times)
 
 	total = 0;
 	for (k = 0; k < nruns; k++) {
-		double secs = (double)(runs[k].stop_ns - runs[k].start_ns) /
-		    NSEC_PER_SEC;
+		double secs = runs[k].up_ns ?
+		    (double)(runs[k].stop_ns - runs[k].up_ns) / NSEC_PER_SEC :
+		    0;
 		size_t got = check_run(w, n, &runs[k]);
 
 		/*
-		 * Only the open window may be lost: a run of s seconds closed
-		 * floor(s − startup) windows. Startup (exec, first sample,
-		 * database open) takes well under 0.4 s here.
+		 * Only the open window may be lost: a run that sampled for s
+		 * seconds closed floor(s − 0.4) windows at least (the first
+		 * is partial: windows end on the second). Counted from its
+		 * first sample, as its log says, not from its start: a
+		 * loaded machine (the other cases' daemons starting beside
+		 * it) may take most of a short run to start.
 		 */
 		if (secs >= 1.5)
 			ck_assert_msg(got + 1 >= (size_t)(secs - 0.4),
@@ -218,15 +275,22 @@ START_TEST(test_kill_after_close)
 {
 	char *dir = tu_mkdtemp("killclose");
 	char db[PATH_MAX];
-	unsigned k, lost = 0, runs = 12;
+	unsigned k, lost = 0, runs = 6;
 
+	/* 12 kills in two halves, _i 0 and 1 (two cases side by side: 50 s
+	 * one after the other), the same draws as one loop of 12 */
 	snprintf(db, sizeof(db), "%s/vitals.db", dir);
 	srand(20261201);
+	for (k = 0; k < runs * (unsigned)_i; k++) {
+		(void)rand();
+		(void)rand();
+	}
 	for (k = 0; k < runs; k++) {
 		unsigned long long seq = 0, want = 2 + (unsigned)(rand() % 2);
-		const char *argv[] = { "vitalsd", "-f", "--state-dir", dir,
-			"--store-commit-s", "0", "--interval-ms", "100",
-			"--window-s", "1", "--threads", "all", NULL };
+		const char *argv[] = { "vitalsd", "-f", "-c", conf, "--bpffs",
+			bpffs, "--state-dir", dir, "--store-commit-s", "0",
+			"--interval-ms", "100", "--window-s", "1", "--threads",
+			"all", NULL };
 		char line[4096], *p;
 		int pfd[2], status;
 		size_t n, i;
@@ -592,7 +656,13 @@ open_retry_case(const char *dir, bool full)
 		ck_assert_int_eq(mkdir(db, 0700), 0);
 	run.start_ns = now_wall();
 	pid = start_daemon(dir, "none");
-	tu_sleep_ms(3500);
+	/* two windows queued, 3.5 s at least after the start (a loaded
+	 * machine may take longer to start than that allows) */
+	wait_window(dir, 2);
+	if (now_wall() - run.start_ns < 3500 * NSEC_PER_MSEC)
+		tu_sleep_ms((unsigned)((3500 * NSEC_PER_MSEC -
+					   (now_wall() - run.start_ns)) /
+		    NSEC_PER_MSEC));
 	health_json(dir, j, sizeof(j));
 	ck_assert_msg(strstr(j, "\"state\": \"closed\"") ||
 		strstr(j, "\"state\":\"closed\""),
@@ -924,27 +994,109 @@ START_TEST(test_held_store_lines)
 }
 END_TEST
 
+/*
+ * Before a case (an unchecked fixture: once, in the runner): the BPF
+ * programs loaded and pinned under this process's pin directory, by a
+ * daemon run to its first window. The cases' daemons then start as they
+ * did one suite after another on /sys/fs/bpf/vitals, its pins left by the
+ * daemon before: reused. A first load is the verifier's work, seconds
+ * beside the other cases' first loads: longer than test_sigkill_20_times'
+ * shortest run, test_shm_cut's and the open retries' first waits.
+ */
+static void
+load_pins(void)
+{
+	char *dir = tu_mkdtemp("sd-pins");
+	char log[PATH_MAX];
+	pid_t pid;
+	int status;
+
+	ck_assert_ptr_nonnull(dir);
+	snprintf(log, sizeof(log), "%s.log", dir);
+	pid = start_daemon(dir, NULL);
+	wait_window(dir, 1);
+	status = td_kill(pid, SIGTERM);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	unlink(log);
+	tu_rmtree(dir);
+	free(dir);
+}
+
+/* The test cases, each a test of its own to meson (tu_cases_ok). */
+struct tcase_def {
+	const char *name;
+	const TTest *tests[8];
+	int i; /* their _i */
+};
+
+#define NCASES 7
+
 int
 main(void)
 {
 	Suite *s = suite_create("store_daemon");
-	TCase *tc = tcase_create("daemon");
+	/* (the TTest pointers are not constants: a table of main's) */
+	const struct tcase_def cases[NCASES] = {
+		/* 11 runs of 0.3 to 2.5 s after the store's open each */
+		{ "kill", { test_sigkill_20_times }, 0 },
+		{ "kill2", { test_sigkill_20_times }, 1 },
+		/* 6 runs to window 2 or 3 each: ~25 s */
+		{ "killclose", { test_kill_after_close }, 0 },
+		{ "killclose2", { test_kill_after_close }, 1 },
+		/* 15.5 s each */
+		{ "retry", { test_open_retry_directory, test_open_retry_full },
+		    0 },
+		/* 9 + 10.5 + 7.5 + 8 s */
+		{ "faults",
+		    { test_held_store_lines, test_full_disk, test_shm_cut,
+			test_shm_cut_spool },
+		    0 },
+		/* 3 x 4 + 5 s */
+		{ "corrupt",
+		    { test_corrupt_garbage, test_corrupt_truncated,
+			test_not_sqlite, test_usage_in_health },
+		    0 },
+	};
+	const char *names[NCASES + 1];
+	char *confdir, path[PATH_MAX + 32];
+	size_t i, j;
+	int r;
 
 	if (!tu_need_root("tmpfs mount"))
 		return 77;
-	tcase_set_timeout(tc, 240);
-	tcase_add_test(tc, test_sigkill_20_times);
-	tcase_add_test(tc, test_kill_after_close);
-	tcase_add_test(tc, test_held_store_lines);
-	tcase_add_test(tc, test_corrupt_garbage);
-	tcase_add_test(tc, test_corrupt_truncated);
-	tcase_add_test(tc, test_not_sqlite);
-	tcase_add_test(tc, test_full_disk);
-	tcase_add_test(tc, test_open_retry_directory);
-	tcase_add_test(tc, test_open_retry_full);
-	tcase_add_test(tc, test_shm_cut);
-	tcase_add_test(tc, test_shm_cut_spool);
-	tcase_add_test(tc, test_usage_in_health);
-	suite_add_tcase(s, tc);
-	return tu_run(s);
+	for (i = 0; i < NCASES; i++)
+		names[i] = cases[i].name;
+	names[NCASES] = NULL;
+	if (!tu_cases_ok(names))
+		return 1;
+	snprintf(bpffs, sizeof(bpffs), "/sys/fs/bpf/vitals_sd_%d",
+	    (int)getpid());
+	snprintf(instance, sizeof(instance), "vitals_sd_%d", (int)getpid());
+	if ((confdir = tu_mkdtemp("sd-conf")) == NULL)
+		return 1;
+	snprintf(conf, sizeof(conf), "%s/vitalsd.conf", confdir);
+	snprintf(path, sizeof(path), "ftrace_instance = %s\n", instance);
+	if (tu_writes(conf, path) < 0)
+		return 1;
+	for (i = 0; i < NCASES; i++) {
+		TCase *tc = tcase_create(cases[i].name);
+
+		tcase_set_timeout(tc, 240);
+		tcase_add_unchecked_fixture(tc, load_pins, NULL);
+		for (j = 0; cases[i].tests[j]; j++)
+			tcase_add_loop_test(tc, cases[i].tests[j], cases[i].i,
+			    cases[i].i + 1);
+		suite_add_tcase(s, tc);
+	}
+	r = tu_run(s);
+	/* a daemon killed leaves its pins and instance: ours go */
+	tu_rmtree(bpffs);
+	snprintf(path, sizeof(path), TRACEFS "/instances/%s", instance);
+	if (rmdir(path) < 0 && errno != ENOENT) {
+		fprintf(stderr, "rmdir %s: %s\n", path, strerror(errno));
+		r = 1;
+	}
+	tu_rmtree(confdir);
+	free(confdir);
+	return r;
 }

@@ -192,6 +192,50 @@ tu_run(Suite *s)
 }
 
 bool
+tu_cases_ok(const char *const *names)
+{
+	const char *run = getenv("CK_RUN_CASE"),
+		   *list = getenv("VITALS_TEST_CASES");
+	char *copy, *name, *save = NULL;
+	size_t i, n = 0, seen = 0;
+	bool ok = true;
+
+	for (n = 0; names[n]; n++)
+		;
+	if (run) {
+		for (i = 0; i < n && strcmp(run, names[i]) != 0; i++)
+			;
+		if (i == n) {
+			fprintf(stderr, "CK_RUN_CASE: no case %s\n", run);
+			ok = false;
+		}
+	}
+	if (list == NULL)
+		return ok;
+	if ((copy = strdup(list)) == NULL)
+		return false;
+	for (name = strtok_r(copy, ",", &save); name;
+	     name = strtok_r(NULL, ",", &save)) {
+		for (i = 0; i < n && strcmp(name, names[i]) != 0; i++)
+			;
+		if (i == n) {
+			fprintf(stderr, "VITALS_TEST_CASES: no case %s\n",
+			    name);
+			ok = false;
+		} else
+			seen |= (size_t)1 << i;
+	}
+	free(copy);
+	for (i = 0; i < n; i++)
+		if (!(seen & (size_t)1 << i)) {
+			fprintf(stderr, "case %s is not in VITALS_TEST_CASES\n",
+			    names[i]);
+			ok = false;
+		}
+	return ok;
+}
+
+bool
 tu_root(void)
 {
 	return geteuid() == 0;

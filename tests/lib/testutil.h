@@ -57,6 +57,13 @@ int tu_is_poisoned(const void *p, size_t n);
 /* Run a suite with CK_NORMAL output; returns the process exit status. */
 struct Suite;
 int tu_run(struct Suite *s);
+/* A program whose test cases meson runs as separate tests, one case each
+ * (CK_RUN_CASE; tests/meson.build split_cases), names its cases (NULL-
+ * terminated): false, said on stderr, when CK_RUN_CASE names none of them
+ * (Check would run nothing, and pass) or when VITALS_TEST_CASES, the
+ * comma-separated list meson gives each, is not exactly those names (a
+ * case left out of CI, or one renamed). */
+bool tu_cases_ok(const char *const *names);
 /* Whether this runs as root; as a user it says on stderr that the test,
  * which needs root for why, is skipped: main then returns 77, a skip to
  * meson (CI runs as root, where it runs). */
