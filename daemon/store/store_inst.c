@@ -525,11 +525,17 @@ inst_get(struct store_iw *iw, int64_t wid, int64_t wall_end_ns, bool thread,
 	    e->until_ns <= INT64_MAX - UNTIL_GRID_NS &&
 	    until_of(wall_end_ns) == e->until_ns + UNTIL_GRID_NS) {
 		/* the first met past a day's end raises that day's last
-		 * hour with it (once per day's end) */
-		if ((rc = icache_raise(iw, c, e->until_ns,
-			 e->until_ns + UNTIL_GRID_NS)) != SQLITE_OK)
+		 * hour with it (once per day's end). The day's end is
+		 * kept before the raise: e may be one it raised, and its
+		 * new until_ns as c->raised kept every later day's end
+		 * from raising its last hour together (each instance of it
+		 * then rewrote its leaf as it came back) */
+		int64_t day_end = e->until_ns;
+
+		if ((rc = icache_raise(iw, c, day_end,
+			 day_end + UNTIL_GRID_NS)) != SQLITE_OK)
 			return rc;
-		c->raised = e->until_ns;
+		c->raised = day_end;
 	}
 	if (wall_end_ns > e->until_ns && iw->main != NULL && !e->in_spool) {
 		/* a row of the main file's that must change: the spool gets
