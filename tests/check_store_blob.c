@@ -860,9 +860,11 @@ START_TEST(rename_keeps_each_windows_names)
 END_TEST
 
 /*
- * Retention deletes the windows of an hour ago; the instances only they
+ * Retention deletes the windows of a day ago; the instances only they
  * named go with the next maintenance pass, the others stay; a task seen
- * again later gets a new id above every id handed out before.
+ * again later gets a new id above every id handed out before. (A day
+ * and more: the instances met in a day are raised together past its
+ * end and keep their rows a day longer, store_inst.c.)
  */
 START_TEST(instances_pruned_with_their_windows)
 {
@@ -880,17 +882,18 @@ START_TEST(instances_pruned_with_their_windows)
 	o.retain_s = 3600;
 	ck_assert_int_eq(store_open(path, &o, &s), 0);
 	put_n(s, 0, 2);
-	/* three hours on: only pid 20 and its threads are still there */
-	w = mkwin(1080);
+	/* 27 hours on, past a second day's end (T0 is 6,600 s before
+	 * one): only pid 20 and its threads are still there */
+	w = mkwin(9720);
 	window_free(w);
-	w = window_new(1080, 0);
+	w = window_new(9720, 0);
 	snprintf(w->boot_id, sizeof(w->boot_id), BOOT);
 	w->hz = 100;
-	w->mono_start_ns = 1080 * 10 * SEC;
+	w->mono_start_ns = 9720 * 10 * SEC;
 	w->mono_end_ns = w->mono_start_ns + 10 * SEC;
 	w->boot_start_ns = w->mono_start_ns;
 	w->boot_end_ns = w->mono_end_ns;
-	w->wall_start_ns = T0 + 3 * 3600 * SEC;
+	w->wall_start_ns = T0 + 27 * 3600 * SEC;
 	w->wall_end_ns = w->wall_start_ns + 10 * SEC;
 	t = mktask(20, 20, 1);
 	ck_assert_int_eq(window_add_task(w, false, &t), 0);
@@ -900,7 +903,7 @@ START_TEST(instances_pruned_with_their_windows)
 	window_free(w);
 	maxiid = q_int(s, "SELECT max(iid) FROM instance");
 	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM instance"), 7);
-	ck_assert_int_eq(store_maintain(s, T0 + 3 * 3600 * SEC + 20 * SEC), 0);
+	ck_assert_int_eq(store_maintain(s, T0 + 27 * 3600 * SEC + 20 * SEC), 0);
 	store_get_stats(s, &st);
 	ck_assert_uint_eq(st.deleted_age, 2);
 	ck_assert_uint_eq(st.instances_pruned, 5);
@@ -910,8 +913,8 @@ START_TEST(instances_pruned_with_their_windows)
 			     " (20, 21)"),
 	    2);
 	/* pid 10 again (same starttime): a new id, above every old one */
-	w = mkwin(1081);
-	w->wall_start_ns = T0 + 3 * 3600 * SEC + 10 * SEC;
+	w = mkwin(9721);
+	w->wall_start_ns = T0 + 27 * 3600 * SEC + 10 * SEC;
 	w->wall_end_ns = w->wall_start_ns + 10 * SEC;
 	ck_assert_int_eq(store_put(s, w), 0);
 	window_free(w);
@@ -919,7 +922,7 @@ START_TEST(instances_pruned_with_their_windows)
 			     "SELECT iid FROM instance WHERE thread = 0 AND"
 			     " id = 10"),
 	    maxiid);
-	ck_assert_int_eq(store_windows(s, T0, T0 + 4 * 3600 * SEC, 0, &v, &n),
+	ck_assert_int_eq(store_windows(s, T0, T0 + 28 * 3600 * SEC, 0, &v, &n),
 	    0);
 	ck_assert_uint_eq(n, 2);
 	ck_assert_uint_eq(v[1]->nprocs, 3);

@@ -187,43 +187,87 @@ START_TEST(bound_lifted_by_prune)
 }
 END_TEST
 
+/* Instances whose until_ns is the day's end d. */
+static long long
+until_count(struct store *s, long long d)
+{
+	char sql[96];
+
+	snprintf(sql, sizeof(sql),
+	    "SELECT count(*) FROM instance WHERE until_ns = %lld", d);
+	return q(s, sql);
+}
+
 /* Past a day's end the first instance met raises every one met in the
- * day's last hour (one pass over the cache, each leaf written once), not
- * one row per instance as each comes back; one not met in that hour
+ * day that ended (one pass over the cache, each leaf written once), not
+ * one row per instance as each comes back, those met early in the day
+ * too (up to 4 Dec 2026 its last hour alone); one not met in that day
  * keeps its day. */
 START_TEST(day_end_raises_all)
 {
+	const long long day = 86400LL * SEC;
 	struct store *s = open_at(false);
-	long long d0, d1;
+	long long d0;
 
-	/* 2,600 s before a day's end (T0 is 6,600 s before one) */
+	/* 5,600 s before a day's end (T0 is 6,600 s before one): 300 */
+	put(s, 100, 300, 1);
+	/* 2,600 s before it: 100..102 */
 	put(s, 400, 100, 3);
 	d0 = q(s, "SELECT max(until_ns) FROM instance");
-	ck_assert_int_eq(q(s, "SELECT min(until_ns) FROM instance"), d0);
-	/* past the day's end: 100 alone */
+	ck_assert_int_eq(until_count(s, d0), 4);
+	/* past the day's end: 100 alone, the four raised */
 	put(s, 700, 100, 1);
-	d1 = q(s, "SELECT until_ns FROM instance WHERE id = 100");
-	ck_assert_int_eq(d1, d0 + 86400LL * SEC);
-	ck_assert_int_eq(q(s,
-			     "SELECT count(*) FROM instance WHERE until_ns"
-			     " = (SELECT until_ns FROM instance WHERE id ="
-			     " 100)"),
-	    3);
-	/* two days on: only those of the day before go on */
+	ck_assert_int_eq(q(s, "SELECT until_ns FROM instance WHERE id = 100"),
+	    d0 + day);
+	ck_assert_int_eq(until_count(s, d0 + day), 4);
+	/* two days on: only those met in the day before go on (100 with
+	 * 101, which set it off; 200 is new) */
 	put(s, 9340, 200, 1);
 	put(s, 9341, 101, 1);
-	ck_assert_int_eq(q(s,
-			     "SELECT count(*) FROM instance WHERE until_ns"
-			     " > (SELECT until_ns FROM instance WHERE id ="
-			     " 100)"),
-	    2); /* 200 and 101 */
+	ck_assert_int_eq(until_count(s, d0 + 2 * day), 3);
+	ck_assert_int_eq(q(s, "SELECT until_ns FROM instance WHERE id = 100"),
+	    d0 + 2 * day);
+	ck_assert_int_eq(until_count(s, d0 + day), 2); /* 102 and 300 */
 	/* after a reopen the cache agrees with the rows */
 	store_close(s);
 	s = open_at(false);
 	put(s, 9342, 100, 3);
-	ck_assert_int_eq(q(s, "SELECT count(DISTINCT until_ns) FROM instance"),
-	    1);
-	ck_assert_int_eq(INSTANCES(s), 4);
+	ck_assert_int_eq(until_count(s, d0 + 2 * day), 4);
+	ck_assert_int_eq(INSTANCES(s), 5);
+	store_close(s);
+}
+END_TEST
+
+/* Every day's end raises its last hour at once, not only the first the
+ * handle meets: the instance that sets a raise off is one it raises, and
+ * its new until_ns kept as the day's end last raised made every later
+ * day's end raise its instances one by one as each came back (on
+ * store_bench 3,758 single raises after day 2's end, each a leaf of
+ * instance rewritten and journaled). */
+START_TEST(second_day_end_raises_all)
+{
+	const long long day = 86400LL * SEC;
+	struct store *s = open_at(false);
+	long long d1;
+
+	/* T0 is 6,600 s before a day's end (D1); D2 is a day later */
+	put(s, 400, 100, 3); /* D1's last hour: 100..102 */
+	d1 = q(s, "SELECT max(until_ns) FROM instance");
+	ck_assert_int_eq(until_count(s, d1), 3);
+	put(s, 700, 100, 1); /* past D1: the three to D2 */
+	ck_assert_int_eq(until_count(s, d1 + day), 3);
+	put(s, 9000, 100, 3); /* D2's last hour: all three again */
+	ck_assert_int_eq(until_count(s, d1 + day), 3);
+	put(s, 9310, 100, 1); /* past D2: 100 sets it off, 101, 102 too */
+	ck_assert_int_eq(until_count(s, d1 + 2 * day), 3);
+	ck_assert_int_eq(INSTANCES(s), 3);
+	/* a third day's end alike, after a reopen (seen_ns starts over:
+	 * 101 and 102 are met in D3's last hour by this handle) */
+	store_close(s);
+	s = open_at(false);
+	put(s, 17640, 100, 3); /* D3's last hour */
+	put(s, 17950, 102, 1); /* past D3: 102 sets it off */
+	ck_assert_int_eq(until_count(s, d1 + 3 * day), 3);
 	store_close(s);
 }
 END_TEST
@@ -241,17 +285,18 @@ START_TEST(prune_keeps_cache)
 	o.rollup_batch_s = 0;
 	o.retain_s = 3600;
 	ck_assert_int_eq(store_open(path, &o, &s), 0);
-	put(s, 1, 100, 3);   /* 100..102 */
-	put(s, 900, 102, 2); /* 2.5 h on: 102, 103 */
+	put(s, 1, 100, 3);    /* 100..102 */
+	put(s, 9400, 102, 2); /* 26 h on: past a second day's end, so
+			       * no day's-end raise takes 100, 101 on */
 	iid102 = q(s, "SELECT iid FROM instance WHERE id = 102");
-	ck_assert_int_eq(store_maintain(s, T0 + 9010 * SEC), 0);
+	ck_assert_int_eq(store_maintain(s, T0 + 94010 * SEC), 0);
 	store_get_stats(s, &st);
 	ck_assert_uint_eq(st.deleted_age, 1);
 	/* 100 and 101 named only the deleted window; 102's row lives to
 	 * its day's end like 103's */
 	ck_assert_uint_eq(st.instances_pruned, 2);
 	ck_assert_int_eq(INSTANCES(s), 2);
-	put(s, 901, 100, 4); /* 100, 101 anew; 102, 103 again */
+	put(s, 9401, 100, 4); /* 100, 101 anew; 102, 103 again */
 	ck_assert_int_eq(INSTANCES(s), 4);
 	ck_assert_int_eq(IDENTITIES(s), 4);
 	ck_assert_int_eq(q(s, "SELECT iid FROM instance WHERE id = 102"),
@@ -363,6 +408,7 @@ suite(void)
 	tcase_add_test(tc, cache_past_bound);
 	tcase_add_test(tc, leftover_spool_instances);
 	tcase_add_test(tc, day_end_raises_all);
+	tcase_add_test(tc, second_day_end_raises_all);
 	tcase_add_test(tc, prune_keeps_cache);
 	tcase_add_test(tc, forget_then_move);
 	tcase_add_test(tc, spool_not_scanned);

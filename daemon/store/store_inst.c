@@ -38,8 +38,11 @@
 #include "store_int.h"
 
 #define UNTIL_GRID_NS (86400 * NSEC_PER_SEC)
-/* raised with the first past a day's end: those met in its last hour */
-#define RAISE_RECENT_NS (3600 * NSEC_PER_SEC)
+/* raised with the first past a day's end: those met in the day that
+ * ended (up to 4 Dec 2026 its last hour only: those met earlier in the
+ * day that came back after its end, ~860 a day on store_bench, were
+ * raised one by one, a leaf of instance rewritten and journaled each) */
+#define RAISE_RECENT_NS UNTIL_GRID_NS
 /* entries; past it the cache starts empty and stops being whole: a miss
  * is then looked up by a scan of the table (no identity index since v25).
  * ~72 bytes an entry with its slots: 18 MiB at the most. A variable for
@@ -407,14 +410,14 @@ static int inst_copy(sqlite3_stmt *st, const struct icache_ent *e,
 
 /*
  * The first instance met past a day's end (old, its until_ns; nu = old +
- * a day): every other instance written in the last hour of the day that
- * ended goes on with it now, in this transaction, so each leaf of the
- * table is rewritten once a day, not once for each move its instances
- * come back in over the next hours. The main file's rows by IW_RAISE;
- * with a spool, by a copy in the spool that the move merges
- * (store_spool.c). An instance that ended in that hour keeps its row a
- * day longer; one not met in it is left alone (raised when it comes back,
- * pruned if it does not).
+ * a day): every other instance written in the day that ended goes on
+ * with it now, in this transaction, so each leaf of the table is
+ * rewritten once a day, not once for each move its instances come back
+ * in over the next hours. The main file's rows by IW_RAISE; with a
+ * spool, by a copy in the spool that the move merges (store_spool.c). An
+ * instance that ended in that day keeps its row a day longer; one not
+ * met in it (or not by this handle: seen_ns is in RAM) is left alone
+ * (raised when it comes back, pruned if it does not).
  */
 static int
 icache_raise(struct store_iw *iw, struct store_icache *c, int64_t old,
@@ -525,11 +528,17 @@ inst_get(struct store_iw *iw, int64_t wid, int64_t wall_end_ns, bool thread,
 	    e->until_ns <= INT64_MAX - UNTIL_GRID_NS &&
 	    until_of(wall_end_ns) == e->until_ns + UNTIL_GRID_NS) {
 		/* the first met past a day's end raises that day's last
-		 * hour with it (once per day's end) */
-		if ((rc = icache_raise(iw, c, e->until_ns,
-			 e->until_ns + UNTIL_GRID_NS)) != SQLITE_OK)
+		 * hour with it (once per day's end). The day's end is
+		 * kept before the raise: e may be one it raised, and its
+		 * new until_ns as c->raised kept every later day's end
+		 * from raising its last hour together (each instance of it
+		 * then rewrote its leaf as it came back) */
+		int64_t day_end = e->until_ns;
+
+		if ((rc = icache_raise(iw, c, day_end,
+			 day_end + UNTIL_GRID_NS)) != SQLITE_OK)
 			return rc;
-		c->raised = e->until_ns;
+		c->raised = day_end;
 	}
 	if (wall_end_ns > e->until_ns && iw->main != NULL && !e->in_spool) {
 		/* a row of the main file's that must change: the spool gets
