@@ -92,13 +92,15 @@ mkdir -p "$tmp/state"
     --socket "$tmp/vitals.sock" --bpffs "$bpfdir" "${extra_args[@]}" \
     </dev/null >"$tmp/vitalsd.log" 2>&1 {ctlfd}>&- &
 vpid=$!
-# VmRSS every 5 s (a peak between two reads shows in VmHWM, not here)
+# VmRSS and VmHWM every 5 s (a peak between two reads shows in VmHWM
+# only: the first read whose VmHWM rose past VmRSS came after it)
 timeline=
 for ((i = 0; i < secs; i += 5)); do
 	step=$((secs - i < 5 ? secs - i : 5))
 	sleep "$step"
 	alive "$vpid" || break
-	timeline+=" $((i + step))s:$(awk '/^VmRSS:/ { print $2 }' "/proc/$vpid/status")"
+	timeline+=" $((i + step))s:$(awk '/^VmRSS:/ { r = $2 } /^VmHWM:/ { h = $2 }
+	    END { print r "/" h }' "/proc/$vpid/status")"
 	# a query every 30 s, as a user would: a reader opens, answers, idles
 	if ((MEM_QUERY && (i + step) % 30 == 0)) && [[ -x $vitals ]]; then
 		"$vitals" --socket "$tmp/vitals.sock" top -n 5 >/dev/null 2>&1 || true
@@ -110,7 +112,7 @@ count_tasks
 echo "== mem: $n_tasks tasks ($procs processes x $threads threads, $busy % busy), vitalsd after ${secs} s"
 grep -E '^(VmHWM|VmRSS|RssAnon|RssFile|RssShmem|Threads):' \
     "/proc/$vpid/status" | tr -s '\t ' ' '
-echo "-- VmRSS (kB) every 5 s:$timeline"
+echo "-- VmRSS/VmHWM (kB) every 5 s:$timeline"
 echo "-- smaps_rollup (kB)"
 grep -E '^(Rss|Pss|Anonymous|Private_Dirty|Shared_Clean|Private_Clean):' \
     "/proc/$vpid/smaps_rollup" | tr -s '\t ' ' '

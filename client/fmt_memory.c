@@ -37,13 +37,14 @@ fmt_memory_health(struct sbuf *o, const Vitals__MemoryHealth *m)
 	if (m->have_heap) {
 		uint64_t parts = m->sqlite_bytes + m->windows_bytes +
 		    m->tasks_bytes + m->ftrace_bytes + m->bpf_bytes +
-		    m->names_bytes + m->read_cache_bytes;
+		    m->names_bytes + m->read_cache_bytes + m->zstd_bytes;
 
 		sbuf_printf(o,
 		    "  heap %.2f MiB in use (%.2f mmapped), %.2f free kept:"
 		    " SQLite %.2f (page cache %.2f), windows %.2f,"
 		    " task table %.2f (%u tasks), ftrace %.2f, BPF %.2f,"
-		    " names %.2f (%u), read caches %.2f, other %.2f\n",
+		    " names %.2f (%u), read caches %.2f, zstd %.2f,"
+		    " other %.2f\n",
 		    (double)m->heap_in_use_bytes / mib,
 		    (double)m->heap_mmap_bytes / mib,
 		    (double)m->heap_free_bytes / mib,
@@ -54,6 +55,7 @@ fmt_memory_health(struct sbuf *o, const Vitals__MemoryHealth *m)
 		    (double)m->ftrace_bytes / mib, (double)m->bpf_bytes / mib,
 		    (double)m->names_bytes / mib, m->names,
 		    (double)m->read_cache_bytes / mib,
+		    (double)m->zstd_bytes / mib,
 		    m->heap_in_use_bytes > parts ?
 			(double)(m->heap_in_use_bytes - parts) / mib :
 			0.0);

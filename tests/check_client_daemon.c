@@ -752,6 +752,7 @@ memory_parts(struct jm *j)
 		"health.memory.bpf_bytes",
 		"health.memory.names_bytes",
 		"health.memory.read_cache_bytes",
+		"health.memory.zstd_bytes",
 	};
 	long long heap = ll(j, "health.memory.heap_in_use_bytes"), sum = 0;
 	size_t i;
@@ -873,6 +874,12 @@ START_TEST(test_memory_health)
 	ck_assert_int_gt(ll(j, "health.memory.windows_bytes"), wbytes);
 	/* the store writer trimmed the heap after its writes */
 	ck_assert_int_ge(ll(j, "health.memory.trims"), 1);
+	/* and keeps its zstd compression context, within the caps' bound
+	 * (~0.45 MiB), with at most a decompression context (~0.1 MiB) a
+	 * thread beside it (no dictionary in its first seconds) */
+	ck_assert_int_gt(ll(j, "health.memory.zstd_bytes"), 0);
+	ck_assert_int_le(ll(j, "health.memory.zstd_bytes"),
+	    512 * 1024 + ll(j, "health.memory.threads") * 128 * 1024);
 	jm_free(j);
 	t = vitals(&d, -1, "health", NULL, NULL, NULL, NULL, NULL);
 	ck_assert_int_eq(t.code, 0);
@@ -880,6 +887,7 @@ START_TEST(test_memory_health)
 	ck_assert_ptr_nonnull(strstr(t.out, " windows in memory "));
 	ck_assert_ptr_nonnull(strstr(t.out, " MiB in use ("));
 	ck_assert_ptr_nonnull(strstr(t.out, " task table "));
+	ck_assert_ptr_nonnull(strstr(t.out, ", zstd "));
 	ck_assert_ptr_nonnull(strstr(t.out, "  program "));
 	ck_assert_ptr_nonnull(strstr(t.out, ", libraries "));
 	run_free(&t);

@@ -550,17 +550,29 @@ START_TEST(test_json_memory_unknown)
 	text_memory(&b, &m);
 	ck_assert_ptr_nonnull(strstr(b.buf,
 	    "names 1.50 (412), read caches "
-	    "0.00, other "));
+	    "0.00, zstd 0.00, other "));
 	sbuf_free(&b);
 	/* the read pool's caches: a part of the heap, out of "other" */
 	m.read_cache_bytes = 1 << 20;
 	text_memory(&b, &m);
 	ck_assert_msg(strstr(b.buf,
 			  "names 1.50 (412), read caches 1.00, "
-			  "other ") != NULL,
+			  "zstd 0.00, other 2.50\n") != NULL,
 	    "%s", b.buf);
 	ck_assert_ptr_nonnull(strstr(b.buf,
 	    "  names: 7 refused at the table's bound (shown as their comm)\n"));
+	sbuf_free(&b);
+	/* zstd's contexts and dictionaries: a part of the heap, out of
+	 * "other", and in JSON */
+	m.zstd_bytes = 1 << 19;
+	j = json_at(&b, &r, "health.memory", &jmem);
+	ck_assert_str_eq(jm_get(jmem, "zstd_bytes")->str, "524288");
+	jm_free(j);
+	sbuf_free(&b);
+	text_memory(&b, &m);
+	ck_assert_msg(strstr(b.buf,
+			  "read caches 1.00, zstd 0.50, other 2.00\n") != NULL,
+	    "%s", b.buf);
 	sbuf_free(&b);
 }
 END_TEST

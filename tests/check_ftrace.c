@@ -681,6 +681,11 @@ START_TEST(test_drain_pages_given_back)
 	    (unsigned long long)h2);
 	ck_assert_uint_le(b2, kept);
 	ck_assert_uint_lt(b2, b1);
+	/* at open: the reader, its tracker, the two open-window heads
+	 * (WINDOW_TRACE_HEAD each) and 256 held records' slots; no rows of
+	 * a window (the reader and the tracker each held a whole struct
+	 * window_trace, 100,552 B, zeroed at every window, until 4 Dec) */
+	ck_assert_uint_le(hopen, 32 * 1024);
 	/* the held-record arrays grow within a drain of 64 pages a CPU
 	 * (thousands of records) and are cut back at its end to twice what
 	 * it holds for the next: near their size at open (the payload

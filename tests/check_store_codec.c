@@ -8,7 +8,9 @@
 #include <check.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -398,6 +400,72 @@ START_TEST(test_frame_zstd)
 }
 END_TEST
 
+static void *
+zstd_thread(void *arg)
+{
+	const struct store_enc *p = arg;
+	struct store_enc e = { 0 };
+
+	ck_assert_int_eq(store_frame_put_zstd(&e, 1, 2, p->b.p, p->b.len, 0),
+	    0);
+	store_enc_release(&e);
+	return NULL;
+}
+
+/*
+ * zstd's heap (store_codec_bytes, Health.memory.zstd_bytes): a thread's
+ * compression context counted once it compressed, within the caps'
+ * bound whatever the payload, its decompression context once it decoded,
+ * and neither after they were freed (by store_codec_release or at the
+ * thread's end).
+ */
+START_TEST(test_zstd_bytes)
+{
+	struct store_enc p = { 0 }, e = { 0 };
+	struct store_frame f;
+	uint64_t b0, b1, b2;
+	uint32_t x = 7;
+	pthread_t th;
+	size_t i;
+
+	store_codec_release();
+	b0 = store_codec_bytes();
+	/* 1 MiB of 13 symbols: compressible, but no long repeats, so the
+	 * level's own parameters would size every table for the whole
+	 * payload (window 2^20, hash 2^17: ~1.4 MiB of workspace) */
+	for (i = 0; i < (1u << 20); i++) {
+		x = x * 1103515245u + 12345u;
+		store_enc_bytes(&p,
+		    (const uint8_t[]){ (uint8_t)(x >> 16) % 13 }, 1);
+	}
+	ck_assert_int_eq(p.err, 0);
+	ck_assert_int_eq(store_frame_put_zstd(&e, 1, 2, p.b.p, p.b.len, 0), 0);
+	b1 = store_codec_bytes();
+	fprintf(stderr,
+	    "zstd: %llu bytes after a 1 MiB payload's compression\n",
+	    (unsigned long long)(b1 - b0));
+	/* more than the context's fixed part; at most the caps' workspace
+	 * (w16 h15 c14 at level 3: 467,872 B on zstd 1.5.4) with room for
+	 * another zstd's layout */
+	ck_assert_uint_gt(b1 - b0, 64 * 1024);
+	ck_assert_uint_le(b1 - b0, 512 * 1024);
+	ck_assert_int_eq(store_frame_get(e.b.p, e.b.len, &f), 0);
+	ck_assert_uint_eq(f.codec, STORE_CODEC_ZSTD);
+	ck_assert_mem_eq(f.payload, p.b.p, p.b.len);
+	store_frame_release(&f);
+	store_enc_release(&e);
+	b2 = store_codec_bytes();
+	ck_assert_uint_gt(b2, b1); /* and the decompression context */
+	store_codec_release();
+	ck_assert_uint_eq(store_codec_bytes(), b0);
+	/* another thread's, counted while it lives, gone at its end */
+	ck_assert_int_eq(pthread_create(&th, NULL, zstd_thread, &p), 0);
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	ck_assert_uint_eq(store_codec_bytes(), b0);
+	store_enc_release(&p);
+}
+END_TEST
+
 /* Payloads alike in structure, different in figures: what a store's
  * windows give the trainer. */
 static void
@@ -429,6 +497,7 @@ START_TEST(test_frame_zdict)
 	size_t len[400], dn, i;
 	void *dict, *few = NULL;
 	uint32_t id, again;
+	uint64_t zb;
 
 	store_zdict_reset();
 	dict_samples(&b, len, 400);
@@ -436,7 +505,10 @@ START_TEST(test_frame_zdict)
 	    0);
 	ck_assert_uint_le(dn, 4096);
 	ck_assert(!store_zdict_have(store_crc32c(0, dict, dn)));
+	zb = store_codec_bytes();
 	ck_assert_int_eq(store_zdict_add(dict, dn, &id), 0);
+	/* its two forms counted in zstd's heap, each holds the bytes */
+	ck_assert_uint_ge(store_codec_bytes(), zb + 2 * dn);
 	ck_assert_uint_eq(id, store_crc32c(0, dict, dn));
 	ck_assert(store_zdict_have(id));
 	ck_assert_int_eq(store_zdict_add(dict, dn, &again), 0);
@@ -631,6 +703,7 @@ main(void)
 	tcase_add_test(tc, test_frame_corrupt);
 	tcase_add_test(tc, test_frame_zstd);
 	tcase_add_test(tc, test_frame_zstd_bad);
+	tcase_add_test(tc, test_zstd_bytes);
 	tcase_add_test(tc, test_frame_zdict);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -16,6 +16,7 @@
 #include "gpumem/gpumem.h"
 #include "rpc/rpc.h"
 #include "store/store.h"
+#include "store/store_codec.h"
 #include "trace/trace.h"
 #include "sched/sched.h"
 #include "window/window.h"
@@ -192,6 +193,7 @@ pb_memory(struct rpc_arena *a, const struct vitalsd_info *info)
 	m->names_bytes = ns.heap_bytes;
 	m->names = (uint32_t)ns.names;
 	m->names_full = ns.full;
+	m->zstd_bytes = store_codec_bytes();
 	return m;
 }
 

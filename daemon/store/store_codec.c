@@ -400,20 +400,43 @@ store_crc32c(uint32_t crc, const void *p, size_t n)
  */
 static pthread_key_t zctx_key[2];
 
+static int zctx_ok;
+static uint64_t zctx_made[2]; /* contexts made (store_codec_contexts_made) */
+/* Σ over live contexts of their size as last measured, every thread
+ * (store_codec_bytes); each thread's own share of it per kind */
+static uint64_t zctx_bytes;
+static __thread uint64_t zctx_mine[2];
+
+/* The calling thread's context of kind d measured again (NULL: gone). A
+ * context's workspace changes at a use (grown for a larger payload,
+ * shrunk by zstd after it stayed too large for 128 uses), so this runs
+ * after each. ZSTD_sizeof_*: a few fields summed. */
+static void
+zctx_note(int d, const void *c)
+{
+	uint64_t now = c == NULL ? 0 :
+	    d			 ? ZSTD_sizeof_DCtx(c) :
+				   ZSTD_sizeof_CCtx(c);
+
+	/* modular: a shrink adds the two's complement */
+	__atomic_add_fetch(&zctx_bytes, now - zctx_mine[d], __ATOMIC_RELAXED);
+	zctx_mine[d] = now;
+}
+
+/* key destructors: run in the exiting thread, its TLS still there */
 static void
 zctx_free_c(void *p)
 {
 	ZSTD_freeCCtx(p);
+	zctx_note(0, NULL);
 }
 
 static void
 zctx_free_d(void *p)
 {
 	ZSTD_freeDCtx(p);
+	zctx_note(1, NULL);
 }
-
-static int zctx_ok;
-static uint64_t zctx_made[2]; /* contexts made (store_codec_contexts_made) */
 
 static void
 zctx_init(void)
@@ -460,6 +483,7 @@ zctx_release(int d)
 		ZSTD_freeDCtx(c);
 	else
 		ZSTD_freeCCtx(c);
+	zctx_note(d, NULL);
 }
 
 /*
@@ -494,6 +518,14 @@ uint64_t
 store_codec_contexts_made(int d)
 {
 	return __atomic_load_n(&zctx_made[d ? 1 : 0], __ATOMIC_RELAXED);
+}
+
+static uint64_t zdict_bytes(void);
+
+uint64_t
+store_codec_bytes(void)
+{
+	return __atomic_load_n(&zctx_bytes, __ATOMIC_RELAXED) + zdict_bytes();
 }
 
 /* ------------------------------------------------------------ frames */
@@ -570,12 +602,25 @@ store_frame_put_zstd(struct store_enc *e, unsigned part, unsigned version,
 	cap = ZSTD_compressBound(len);
 	if ((z = malloc(cap)) == NULL)
 		return -ENOMEM;
-	if ((cc = zctx(0)) != NULL)
-		clen = ZSTD_compressCCtx(cc, z, cap, payload, len,
+	if ((cc = zctx(0)) != NULL) {
+		/* the level's parameters for len, but no window, hash or
+		 * chain table above the caps: the context's workspace is
+		 * bounded whatever the payload (STORE_ZSTD_WLOG_MAX) */
+		ZSTD_CCtx_reset(cc, ZSTD_reset_session_and_parameters);
+		ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel,
 		    level ? level : STORE_ZSTD_LEVEL);
-	else
+		ZSTD_CCtx_setParameter(cc, ZSTD_c_windowLog,
+		    STORE_ZSTD_WLOG_MAX);
+		ZSTD_CCtx_setParameter(cc, ZSTD_c_hashLog, STORE_ZSTD_HLOG_MAX);
+		ZSTD_CCtx_setParameter(cc, ZSTD_c_chainLog,
+		    STORE_ZSTD_CLOG_MAX);
+		clen = ZSTD_compress2(cc, z, cap, payload, len);
+		ZSTD_CCtx_reset(cc, ZSTD_reset_session_and_parameters);
+		zctx_note(0, cc);
+	} else {
 		clen = ZSTD_compress(z, cap, payload, len,
 		    level ? level : STORE_ZSTD_LEVEL);
+	}
 	/* raw when zstd fails or does not pay for its decoded length */
 	if (ZSTD_isError(clen) || clen + u_len(len) >= len)
 		r = frame_put(e, part, version, STORE_CODEC_RAW, 0, payload,
@@ -601,7 +646,19 @@ static struct {
 	pthread_mutex_t lock;
 	struct zdict *d;
 	size_t n, cap;
+	uint64_t bytes; /* Σ ZSTD_sizeof_CDict + _DDict, and the vector */
 } zdicts = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static uint64_t
+zdict_bytes(void)
+{
+	uint64_t b;
+
+	pthread_mutex_lock(&zdicts.lock);
+	b = zdicts.bytes + zdicts.cap * sizeof(*zdicts.d);
+	pthread_mutex_unlock(&zdicts.lock);
+	return b;
+}
 
 static struct zdict *
 zdict_find(uint32_t id)
@@ -649,6 +706,7 @@ store_zdict_add(const void *dict, size_t n, uint32_t *ret_id)
 		zdicts.cap = nc;
 	}
 	zdicts.d[zdicts.n++] = (struct zdict){ id, cd, dd };
+	zdicts.bytes += ZSTD_sizeof_CDict(cd) + ZSTD_sizeof_DDict(dd);
 	cd = NULL;
 	dd = NULL;
 out:
@@ -684,6 +742,7 @@ store_zdict_reset(void)
 	free(zdicts.d);
 	zdicts.d = NULL;
 	zdicts.n = zdicts.cap = 0;
+	zdicts.bytes = 0;
 	pthread_mutex_unlock(&zdicts.lock);
 }
 
@@ -747,6 +806,7 @@ store_frame_put_zdict(struct store_enc *e, unsigned part, unsigned version,
 	ZSTD_CCtx_refCDict(cc, cd);
 	clen = ZSTD_compress2(cc, z, cap, payload, len);
 	ZSTD_CCtx_reset(cc, ZSTD_reset_session_and_parameters);
+	zctx_note(0, cc);
 	if (ZSTD_isError(clen) || clen + u_len(len) + u_len(id) >= len)
 		r = frame_put(e, part, version, STORE_CODEC_RAW, 0, payload,
 		    len, payload, len);
@@ -817,6 +877,8 @@ store_frame_get(const void *blob, size_t n, struct store_frame *ret)
 		else
 			got = ZSTD_decompress(f.buf, f.len, f.payload,
 			    f.stored);
+		if (dc != NULL)
+			zctx_note(1, dc);
 		if (ZSTD_isError(got) || got != f.len) {
 			free(f.buf);
 			return -EBADMSG;

@@ -68,6 +68,21 @@ int store_dec_end(const struct store_dec *d);
 #define STORE_FRAME_MAGIC 0xB7
 #define STORE_FRAME_MAX (16u << 20) /* a payload bigger is refused */
 #define STORE_ZSTD_LEVEL 3	    /* zstd's default, and ours */
+/*
+ * Caps on the level's parameters in a thread's compression context
+ * (store_frame_put_zstd): log2 of the match window, of the hash table's
+ * and of the chain table's entries. A window's blobs (at most ~22 KB at
+ * 2,100 tasks) get the level's own parameters (zstd sizes them to the
+ * payload, all below the caps but the hash and chain tables by one step
+ * each: +0.01 % of stored bytes); a larger payload (task summaries, a
+ * spool move) finds matches 64 KiB back at most. The workspace is then
+ * at most ~0.45 MiB whatever the payload, where the level alone grows it
+ * to 0.9 MiB at 128 KiB and 1.3 MiB at 512 KiB, and a kept context keeps
+ * its largest for 128 more uses (bench/README.md, "zstd contexts").
+ */
+#define STORE_ZSTD_WLOG_MAX 16
+#define STORE_ZSTD_HLOG_MAX 15
+#define STORE_ZSTD_CLOG_MAX 14
 
 enum store_codec_kind {
 	STORE_CODEC_RAW = 0,
@@ -110,6 +125,11 @@ void store_codec_release(void);
 void store_codec_release_decoder(void);
 /* zstd contexts made so far, every thread (d: decompression ones) */
 uint64_t store_codec_contexts_made(int d);
+/* zstd's heap now (Health.memory.zstd_bytes): Σ over every thread's live
+ * contexts of their size at their last use (ZSTD_sizeof_CCtx/_DCtx),
+ * plus the registered dictionaries' compression and decompression forms
+ * and their vector */
+uint64_t store_codec_bytes(void);
 /* Whether the dictionary of id is registered. */
 bool store_zdict_have(uint32_t id);
 /* Tests: forget every dictionary (none may be in use, no store open). */

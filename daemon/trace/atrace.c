@@ -52,6 +52,10 @@ atrace_new(struct atrace **ret)
 
 	if ((at = calloc(1, sizeof(*at))) == NULL)
 		return -ENOMEM;
+	if ((at->w = calloc(1, WINDOW_TRACE_HEAD)) == NULL) {
+		free(at);
+		return -ENOMEM;
+	}
 	at->threads.esz = sizeof(struct thread_ent);
 	at->threads.max = TAB_MAX_THREADS;
 	at->async.esz = sizeof(struct async_ent);
@@ -67,6 +71,7 @@ atrace_new(struct atrace **ret)
 	at->gpu.esz = sizeof(struct gpu_ent);
 	at->gpu.max = TAB_MAX_SMALL;
 	if (binder_new(&at->bl) < 0) {
+		free(at->w);
 		free(at);
 		return -ENOMEM;
 	}
@@ -103,8 +108,27 @@ atrace_free(struct atrace *at)
 	atab_release(&at->gpu);
 	binder_free(at->bl);
 	phase_free(at->ph);
+	free(at->w);
 	free(at);
 	return NULL;
+}
+
+/* The tracker's heap: itself, its window head and its tables' room
+ * (binder pairing and fault phases not counted) */
+uint64_t
+atrace_bytes(const struct atrace *at)
+{
+	const struct tab *t[] = { &at->threads, &at->async, &at->slices,
+		&at->counters, &at->binder, &at->rq, &at->gpu };
+	uint64_t n;
+	size_t i;
+
+	if (at == NULL)
+		return 0;
+	n = sizeof(*at) + WINDOW_TRACE_HEAD;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		n += (uint64_t)t[i]->cap * t[i]->esz;
+	return n;
 }
 
 void
@@ -145,7 +169,7 @@ name_copy(struct atrace *at, char *dst, const char *src, size_t n)
 
 	n = name_utf16_prefix(src, n, VITALS_TRACE_NAME_UNITS, &cut);
 	if (cut)
-		at->w.names_cut++;
+		at->w->names_cut++;
 	(void)name_clean(dst, src, n);
 }
 
@@ -223,9 +247,9 @@ slice_note(struct atrace *at, int32_t tgid, int32_t tid, unsigned depth,
 	    atab_key(tgid, tid, (int64_t)key.depth << 8 | kind, key.name),
 	    slice_eq, &key, true, &fresh);
 	if (e == NULL) {
-		s = &at->w.slice_other;
+		s = &at->w->slice_other;
 		s->tgid = s->tid = -1;
-		at->w.slices_other++;
+		at->w->slices_other++;
 	} else {
 		s = &e->s;
 		if (fresh) {
@@ -238,16 +262,16 @@ slice_note(struct atrace *at, int32_t tgid, int32_t tid, unsigned depth,
 	}
 	if (dur_ns < 0) {
 		s->incomplete++;
-		at->w.incomplete++;
+		at->w->incomplete++;
 		if (name[0] == '\0')
-			at->w.orphan_ends++;
+			at->w->orphan_ends++;
 		return;
 	}
 	s->count++;
 	s->total_ns += (uint64_t)dur_ns;
 	if ((uint64_t)dur_ns > s->max_ns)
 		s->max_ns = (uint64_t)dur_ns;
-	at->w.slices++;
+	at->w->slices++;
 }
 
 /* Every open B of a thread is incomplete: its end will not come. */
@@ -360,7 +384,7 @@ counter_note(struct atrace *at, const struct atrace_msg *m)
 	e = atab_get(&at->counters, atab_key(key.tgid, 0, 0, key.name),
 	    counter_eq, &key, true, &fresh);
 	if (e == NULL) {
-		at->w.counters_other++;
+		at->w->counters_other++;
 		return;
 	}
 	c = &e->c;
@@ -382,7 +406,7 @@ marker(struct atrace *at, const struct ftrace_rec *r)
 	char name[VITALS_TRACE_NAME];
 
 	if (atrace_parse(r->u.print.buf, r->u.print.len, &m) < 0) {
-		at->w.bad_markers++;
+		at->w->bad_markers++;
 		return;
 	}
 	if (!m.have_pid)
@@ -397,7 +421,7 @@ marker(struct atrace *at, const struct ftrace_rec *r)
 		if (t->depth < VITALS_TRACE_DEPTH) {
 			if (t->depth == t->stack_cap &&
 			    thread_stack_grow(t) < 0) {
-				at->w.bad_markers++;
+				at->w->bad_markers++;
 				return;
 			}
 			t->stack[t->depth].ts = r->ts;
@@ -467,14 +491,14 @@ rq_note(struct atrace *at, int32_t tid, uint64_t ns)
 	struct rq_ent *e;
 	bool fresh;
 
-	at->w.rq_total.count++;
-	at->w.rq_total.total_ns += ns;
-	if (ns > at->w.rq_total.max_ns)
-		at->w.rq_total.max_ns = ns;
+	at->w->rq_total.count++;
+	at->w->rq_total.total_ns += ns;
+	if (ns > at->w->rq_total.max_ns)
+		at->w->rq_total.max_ns = ns;
 	e = atab_get(&at->rq, atab_key(tid, 1, 0, NULL), rq_eq, &tid, true,
 	    &fresh);
 	if (e == NULL) {
-		at->w.rq_other++;
+		at->w->rq_other++;
 		return;
 	}
 	if (fresh)
@@ -506,7 +530,7 @@ sched_switch(struct atrace *at, const struct ftrace_rec *r)
 {
 	struct thread_ent *t;
 
-	at->w.sched_switch++;
+	at->w->sched_switch++;
 	if (r->cpu >= 0 && r->cpu < ATRACE_CPUS) {
 		at->cur[r->cpu] = r->u.sw.next_tid;
 		if ((unsigned)r->cpu >= at->ncur)
@@ -549,7 +573,7 @@ sched_wakeup(struct atrace *at, const struct ftrace_rec *r)
 {
 	struct thread_ent *t;
 
-	at->w.sched_waking++;
+	at->w->sched_waking++;
 	if (r->u.waking.tid == 0 || running(at, r->u.waking.tid))
 		return;
 	if ((t = thread_get(at, r->u.waking.tid, true)) != NULL &&
@@ -627,9 +651,9 @@ binder_count(struct atrace *at, const struct ftrace_rec *r)
 	    binder_eq, &key, true, &fresh);
 	for (k = 0; k < 2; k++) {
 		if (k == 0)
-			b = &at->w.binder_total;
+			b = &at->w->binder_total;
 		else if (e == NULL) {
-			at->w.binder_other++;
+			at->w->binder_other++;
 			break;
 		} else {
 			b = &e->b;
@@ -661,13 +685,13 @@ gpu_mem(struct atrace *at, const struct ftrace_rec *r)
 	struct gpu_ent *e;
 	bool fresh;
 
-	at->w.gpu_events++;
+	at->w->gpu_events++;
 	key.gpu_id = r->u.gpu.gpu_id;
 	key.pid = (int32_t)r->u.gpu.pid;
 	e = atab_get(&at->gpu, atab_key((int32_t)key.gpu_id, key.pid, 3, NULL),
 	    gpu_eq, &key, true, &fresh);
 	if (e == NULL)
-		at->w.gpu_other++;
+		at->w->gpu_other++;
 	else {
 		if (fresh)
 			e->g = key;
@@ -690,7 +714,7 @@ gpu_mem(struct atrace *at, const struct ftrace_rec *r)
 void
 atrace_record(struct atrace *at, const struct ftrace_rec *r)
 {
-	at->w.events++;
+	at->w->events++;
 	switch (r->ev) {
 	case FEV_PRINT:
 		marker(at, r);
@@ -709,7 +733,7 @@ atrace_record(struct atrace *at, const struct ftrace_rec *r)
 		binder_count(at, r);
 		break;
 	case FEV_BINDER_RECV:
-		at->w.binder_received++;
+		at->w->binder_received++;
 		binder_recv(at->bl, r);
 		break;
 	case FEV_GPU_MEM:
@@ -725,7 +749,7 @@ atrace_record(struct atrace *at, const struct ftrace_rec *r)
 			phase_record(at->ph, r);
 		break;
 	default:
-		at->w.unknown_events++;
+		at->w->unknown_events++;
 		break;
 	}
 }

@@ -96,8 +96,10 @@ struct atrace {
 	/* the thread each CPU runs, as its last sched_switch said; −1:
 	 * not known (no switch seen since the start or a loss) */
 	int32_t cur[ATRACE_CPUS];
-	unsigned ncur;	       /* CPUs seen: cur[0 .. ncur) */
-	struct window_trace w; /* scalar figures of the open window */
+	unsigned ncur; /* CPUs seen: cur[0 .. ncur) */
+	/* scalar figures of the open window: a head-only part
+	 * (WINDOW_TRACE_HEAD bytes), as ftrace's acc */
+	struct window_trace *w;
 	int32_t (*tgid_fn)(int32_t tid, void *arg);
 	void *tgid_arg;
 	ftrace_gpu_mem_fn gpu_fn;

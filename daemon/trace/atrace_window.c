@@ -153,7 +153,7 @@ keep_top(const struct tab *t, size_t off, size_t sz,
 void
 atrace_window(struct atrace *at, struct window_trace *wt)
 {
-	struct window_trace *w = &at->w;
+	struct window_trace *w = at->w;
 	size_t i, n;
 	void *p;
 
@@ -212,5 +212,5 @@ atrace_window(struct atrace *at, struct window_trace *wt)
 	atab_clear(&at->binder);
 	atab_clear(&at->rq);
 	atab_clear(&at->gpu);
-	memset(w, 0, sizeof(*w));
+	memset(w, 0, WINDOW_TRACE_HEAD);
 }

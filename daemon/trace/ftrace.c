@@ -44,7 +44,8 @@ ftrace_bytes(const struct ftrace *ft)
 {
 	if (ft == NULL)
 		return 0;
-	return sizeof(*ft) + ft->arena.cap + ft->arena2.cap +
+	return sizeof(*ft) + WINDOW_TRACE_HEAD + atrace_bytes(ft->at) +
+	    ft->arena.cap + ft->arena2.cap +
 	    ft->pend_cap * (2 * sizeof(struct pend) + sizeof(uint32_t));
 }
 
@@ -237,8 +238,8 @@ collect_cb(const struct ftrace_rec *r, void *arg)
 
 	if (pend_push(ft, r) < 0) {
 		/* no memory to hold it: it is lost, and said so */
-		ft->acc.missed++;
-		ft->acc.pages_lost++;
+		ft->acc->missed++;
+		ft->acc->pages_lost++;
 		return;
 	}
 	ft->last_ts[r->cpu] = r->ts;
@@ -342,7 +343,7 @@ ftrace_pend_flush(struct ftrace *ft, uint64_t watermark)
 			    p->r.u.print.len);
 
 			if (vbuf_reserve(&ft->arena2, len + 1) < 0) {
-				ft->acc.missed++;
+				ft->acc->missed++;
 				continue;
 			}
 			p->off = ft->arena2.len;
@@ -383,7 +384,7 @@ page_lost(struct ftrace *ft, int cpu, const void *page)
 	struct ftrace_rec r = { 0 };
 	uint64_t ts;
 
-	ft->acc.pages_lost++;
+	ft->acc->pages_lost++;
 	memcpy(&ts, page, sizeof(ts));
 	r.ts = ts;
 	r.cpu = cpu;
@@ -427,8 +428,8 @@ ftrace_drain(struct ftrace *ft)
 			if (n <= 0)
 				break;
 			pages++;
-			ft->acc.pages++;
-			ft->acc.bytes += (uint64_t)n;
+			ft->acc->pages++;
+			ft->acc->bytes += (uint64_t)n;
 			if ((size_t)n < 16) /* not a page: skip it */
 				continue;
 			/* a loss before this page comes before its records */
@@ -438,20 +439,20 @@ ftrace_drain(struct ftrace *ft)
 			r = fdec_page(ft->dec, page, (size_t)n, cpu, collect_cb,
 			    ft, &missed);
 			if (r < 0)
-				ft->acc.bad_pages++;
+				ft->acc->bad_pages++;
 			if (missed > 0) /* the count the header stored */
-				ft->acc.missed += (uint64_t)missed;
+				ft->acc->missed += (uint64_t)missed;
 		}
 		rbuf_settle(ft, cpu, base, p);
 		if (p == ft->max_pages) {
 			ft->backlog[cpu] = true;
-			ft->acc.backlog++;
+			ft->acc->backlog++;
 			if (ft->last_ts[cpu] < wm)
 				wm = ft->last_ts[cpu];
 		}
 	}
 	ftrace_pend_flush(ft, wm);
-	ft->acc.read_ns += (uint64_t)(clock_ns(CLOCK_MONOTONIC) - t0);
+	ft->acc->read_ns += (uint64_t)(clock_ns(CLOCK_MONOTONIC) - t0);
 	return pages;
 }
 
@@ -518,38 +519,38 @@ ftrace_window(struct ftrace *ft, struct window_trace *wt)
 		if (ft->sfd[cpu] < 0)
 			continue;
 		if ((r = ftrace_stats_read(ft, cpu, &st)) < 0) {
-			ft->acc.stats_fail++;
+			ft->acc->stats_fail++;
 			continue;
 		}
 		/* counters only grow while the instance lives */
 		if (st.overrun >= pv->overrun)
-			ft->acc.overrun += st.overrun - pv->overrun;
+			ft->acc->overrun += st.overrun - pv->overrun;
 		if (st.dropped >= pv->dropped)
-			ft->acc.dropped += st.dropped - pv->dropped;
+			ft->acc->dropped += st.dropped - pv->dropped;
 		if (st.commit_overrun >= pv->commit_overrun)
-			ft->acc.commit_overrun += st.commit_overrun -
+			ft->acc->commit_overrun += st.commit_overrun -
 			    pv->commit_overrun;
 		if (st.read >= pv->read)
-			ft->acc.entries += st.read - pv->read;
+			ft->acc->entries += st.read - pv->read;
 		buffered += st.entries;
 		*pv = st;
 	}
-	wt->overrun = ft->acc.overrun;
-	wt->dropped = ft->acc.dropped;
-	wt->commit_overrun = ft->acc.commit_overrun;
-	wt->pages_lost = ft->acc.pages_lost;
-	wt->missed = ft->acc.missed;
-	wt->stats_fail = ft->acc.stats_fail;
-	wt->backlog = ft->acc.backlog;
-	wt->entries = ft->acc.entries;
-	wt->pages = ft->acc.pages;
-	wt->bytes = ft->acc.bytes;
-	wt->read_ns = ft->acc.read_ns;
-	wt->bad_markers = ft->acc.bad_markers;
-	wt->bad_pages = ft->acc.bad_pages;
+	wt->overrun = ft->acc->overrun;
+	wt->dropped = ft->acc->dropped;
+	wt->commit_overrun = ft->acc->commit_overrun;
+	wt->pages_lost = ft->acc->pages_lost;
+	wt->missed = ft->acc->missed;
+	wt->stats_fail = ft->acc->stats_fail;
+	wt->backlog = ft->acc->backlog;
+	wt->entries = ft->acc->entries;
+	wt->pages = ft->acc->pages;
+	wt->bytes = ft->acc->bytes;
+	wt->read_ns = ft->acc->read_ns;
+	wt->bad_markers = ft->acc->bad_markers;
+	wt->bad_pages = ft->acc->bad_pages;
 	wt->buffered = buffered;
-	wt->unknown_events = ft->acc.unknown_events;
-	memset(&ft->acc, 0, sizeof(ft->acc));
+	wt->unknown_events = ft->acc->unknown_events;
+	memset(ft->acc, 0, WINDOW_TRACE_HEAD);
 	atrace_window(ft->at, wt);
 	return 0;
 }

@@ -62,7 +62,10 @@ struct ftrace {
 	size_t run[FT_RUNS_MAX];
 	unsigned nruns;
 	struct vbuf arena, arena2;
-	struct window_trace acc; /* loss and read figures of the open window */
+	/* loss and read figures of the open window: a head-only part
+	 * (WINDOW_TRACE_HEAD bytes), its rows never used here (a whole
+	 * struct window_trace is ~98 KiB of rows, zeroed every window) */
+	struct window_trace *acc;
 	unsigned state;
 	uint32_t enabled, missing;
 	bool atrace;

@@ -251,6 +251,7 @@ ftrace_open(struct event_base *base, const struct ftrace_opts *o,
 	ft->ph = o->helper;
 	ft->max_pages = o->max_pages ? o->max_pages : 64;
 	if ((ft->name = strdup(o->instance)) == NULL ||
+	    (ft->acc = calloc(1, WINDOW_TRACE_HEAD)) == NULL ||
 	    (r = atrace_new(&ft->at)) < 0) {
 		r = -ENOMEM;
 		goto fail;
@@ -461,6 +462,7 @@ ftrace_free(struct ftrace *ft)
 	free(ft->order);
 	vbuf_release(&ft->arena);
 	vbuf_release(&ft->arena2);
+	free(ft->acc);
 	free(ft->name);
 	free(ft);
 	return NULL;

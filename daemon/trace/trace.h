@@ -400,6 +400,7 @@ struct atrace;
 int atrace_parse(const char *buf, size_t len, struct atrace_msg *ret);
 int atrace_new(struct atrace **ret);
 struct atrace *atrace_free(struct atrace *at);
+uint64_t atrace_bytes(const struct atrace *at);
 void atrace_set_tgid_fn(struct atrace *at, int32_t (*fn)(int32_t, void *),
     void *arg);
 void atrace_set_gpu_mem_cb(struct atrace *at, ftrace_gpu_mem_fn fn, void *arg);
