@@ -556,6 +556,71 @@ START_TEST(shm_cut_under_store)
 }
 END_TEST
 
+/*
+ * The same with the spool on: both -shm files cut between puts, moves
+ * (store_flush) between the cuts. The main store's connection maps the
+ * spool's index too (attached): the fault may be taken there, the
+ * spool's own connection none the wiser, and the main store's
+ * checkpoint names every attached database. Every window put is in the
+ * main file at the end, the file intact.
+ */
+START_TEST(shm_cut_under_spool)
+{
+	char shm[PATH_MAX + 8], sshm[PATH_MAX + 8], buf[64];
+	char spool[] = "/dev/shm/vitals-healsp-XXXXXX", spath[PATH_MAX];
+	struct store_stats st;
+	struct store_opts o;
+	struct window **v = NULL;
+	struct store *s;
+	size_t n = 0, i;
+	unsigned k;
+
+	if (getenv("VITALS_HEAL_NO_SIGBUS") == NULL)
+		ck_assert_int_eq(store_heal_sigbus_install(), 0);
+	ck_assert_ptr_nonnull(mkdtemp(spool));
+	store_opts_default(&o);
+	snprintf(spath, sizeof(spath), "%s/spool.db", spool);
+	o.spool_path = spath; /* kept by the store */
+	o.commit_s = 3600;    /* moves only by store_flush */
+	ck_assert_int_eq(store_open(path, &o, &s), 0);
+	snprintf(shm, sizeof(shm), "%s-shm", path);
+	snprintf(sshm, sizeof(sshm), "%s/spool.db-shm", spool);
+	put_n(s, 0, 3, 5);
+	store_get_stats(s, &st);
+	ck_assert(st.spool_on);
+	for (k = 0; k < 6; k++) {
+		/* the spool's, then (k odd) the main file's as well */
+		ck_assert_int_eq(truncate(sshm, 0), 0);
+		if (k % 2)
+			(void)truncate(shm, 0); /* none in PERSIST mode */
+		put_n(s, 3 + 4 * k, 2, 5);
+		if (k % 2 == 0)
+			ck_assert_int_eq(truncate(sshm, 0), 0);
+		ck_assert_int_eq(store_flush(s), 0);
+		put_n(s, 5 + 4 * k, 2, 5);
+	}
+	store_get_stats(s, &st);
+	ck_assert_uint_ge(st.shm_faults, 3);
+	ck_assert_int_eq(st.state, STORE_OK);
+	ck_assert_uint_eq(st.corrupt_moved, 0);
+	ck_assert_uint_eq(st.windows_written, 27);
+	store_close(s);
+	/* the main file alone, the spool moved and gone */
+	s = open_ok();
+	ck_assert_int_eq(store_windows(s, 0, INT64_MAX, 0, &v, &n), 0);
+	ck_assert_uint_eq(n, 27);
+	for (i = 0; i < n; i++)
+		window_free(v[i]);
+	free(v);
+	ck_assert_int_eq(store_exec(s, "PRAGMA integrity_check", buf,
+			     sizeof(buf)),
+	    0);
+	ck_assert_str_eq(buf, "ok");
+	store_close(s);
+	tu_rmtree(spool);
+}
+END_TEST
+
 static Suite *
 heal_suite(void)
 {
@@ -589,6 +654,7 @@ heal_suite(void)
 	tc = tcase_create("shm");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, shm_cut_under_store);
+	tcase_add_test(tc, shm_cut_under_spool);
 	suite_add_tcase(s, tc);
 	return s;
 }

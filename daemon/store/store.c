@@ -96,12 +96,15 @@ fail:
 static void db_close(struct store *s);
 
 /* One window in its own transaction (lock held; store_spool.c's
- * store_put decides where a window goes). */
+ * store_put decides where a window goes); a -shm fault healed before
+ * and after it (store_heal_reopen). */
 int
 store_put_locked(struct store *s, const struct window *w)
 {
-	int r = put_locked(s, w);
+	int r;
 
+	store_heal_reopen(s);
+	r = put_locked(s, w);
 	store_heal_reopen(s);
 	return r;
 }
@@ -110,16 +113,36 @@ store_put_locked(struct store *s, const struct window *w)
  * After a -shm fault (store_heal.c), at a top-level call with the lock
  * held and no statement of the connection in use: close without a
  * checkpoint, then open again; the open resets the index's header, so
- * the new connection rebuilds it from the WAL's frames. Every store
- * heals itself this way: the spool's puts, and the main store before a
- * put, a maintenance pass or its close, so no move, checkpoint or close
- * of the main store's connection runs on an index a fault emptied.
+ * the new connection rebuilds it from the WAL's frames. The spool's
+ * puts heal the spool; the main store heals before a put, after it,
+ * before a maintenance pass and before its close, so no move,
+ * checkpoint or close of the main store's connection runs on an index
+ * a fault emptied. The main store's connection attaches the spool and
+ * its checkpoints name no database (every attached one): so a pending
+ * spool is healed here as well, between the main connection's close
+ * (which lets go of the attachment) and its open, before anything
+ * attaches the spool again. Lock order: the main store's, then the
+ * spool's (as store_spool.c's puts take them).
  */
 void
 store_heal_reopen(struct store *s)
 {
-	if (store_heal_pending(s))
-		(void)store_reopen_locked(s);
+	struct store *sp = s->spool;
+	bool spool = sp != NULL && store_heal_pending(sp);
+
+	if (!store_heal_pending(s) && !spool)
+		return;
+	if (s->db != NULL) {
+		sqlite3_db_config(s->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1,
+		    NULL);
+		db_close(s);
+	}
+	if (spool) {
+		pthread_mutex_lock(&sp->lock);
+		(void)store_reopen_locked(sp);
+		pthread_mutex_unlock(&sp->lock);
+	}
+	(void)store_reopen_locked(s);
 }
 
 /* ------------------------------------------------------------ opening */
@@ -671,6 +694,9 @@ store_db_open(const char *path, const struct store_opts *o, struct store **ret)
 		free(s);
 		return -ENOMEM;
 	}
+	/* faults before it are not its own (its first open resets no
+	 * index that readers may be using) */
+	s->shm_seen = store_heal_faults();
 	pthread_mutex_init(&s->lock, NULL);
 	if (o)
 		s->o = *o;

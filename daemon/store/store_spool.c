@@ -668,11 +668,10 @@ store_close(struct store *s)
 
 	if (s == NULL || s->spool == NULL)
 		return store_db_close(s);
-	/* the last move on an index no fault emptied */
-	if (store_heal_pending(s)) {
-		store_heal_reopen(s);
+	/* the last move on indexes no fault emptied (the spool's too) */
+	store_heal_reopen(s);
+	if (!s->spool_attached)
 		spool_up(s);
-	}
 	empty = s->spool_attached && store_spool_flush_locked(s) == 0;
 	detach(s);
 	path = s->spool->path ? strdup(s->spool->path) : NULL;
