@@ -37,13 +37,17 @@ fi
 # which run one at a time (is_parallel false: they share the kernel's
 # state) and mostly wait on windows closing. Their logs are testlog.* and
 # testlog-kernel.*. Two more when both run:
-# - the checks that read sources and objects and run none of the project's
-#   code (suite static: nm, m4, python over the build, 110 s of the parallel
-#   run's 2 x 305 s in CI) and the CPU-bound loops that assert no timing
-#   (suite beside: power cuts, summaries' random ranges, dictionaries,
-#   ~270 s there; tests/meson.build) go beside the kernel run at nice 19,
-#   in the CPU time its waits leave (testlog-static.*); their timeouts
-#   (hangs: meson's and Check's) count three times as long there;
+# - with DEFER_STATIC=1 only: the checks that read sources and objects and
+#   run none of the project's code (suite static: nm, m4, python over the
+#   build, 110 s of the parallel run's 2 x 305 s in CI) and the CPU-bound
+#   loops that assert no timing (suite beside: power cuts, summaries'
+#   random ranges, dictionaries, ~270 s there; tests/meson.build) go
+#   beside the kernel run at nice 19, in the CPU time its waits leave
+#   (testlog-static.*); their timeouts (hangs: meson's and Check's) count
+#   three times as long there. Off by default: in CI (129e38d's run) three
+#   kernel suites that measure CPU shares and timing failed beside it
+#   (check_kernel "0.46 of a core", check_bpf_iter, check_bpf_ldr
+#   test_ldr_restart_gap), nice 19 or not;
 # - suite quiet (check_loop_offload, which measures the loop's lateness and
 #   fails on a busy machine) runs last, alone, once that static run has
 #   ended and every file in QUIET_AFTER exists (CI's nice-19 builds and
@@ -58,7 +62,8 @@ case " ${SUITES:-} " in
 *" --suite "*) phases=chosen ;;
 esac
 defer_static=false
-[ "$phases" = "parallel kernel" ] && defer_static=true
+[ "$phases" = "parallel kernel" ] && [ "${DEFER_STATIC:-0}" = 1 ] &&
+	defer_static=true
 status=0
 logs=()
 # run_tests LOG ARGS...: one meson test run, its log kept for the summary
@@ -106,8 +111,14 @@ for phase in $phases; do
 			echo "== suites static and beside, beside the kernel suites (nice 19) =="
 			cat "$builddir/meson-logs/static-run.out"
 		fi
+		# (bounded: a file that never comes is said, the run goes on)
 		for f in ${QUIET_AFTER:-}; do
-			until [ -e "$f" ]; do sleep 1; done
+			w=0
+			until [ -e "$f" ] || [ "$w" -ge 1800 ]; do
+				sleep 1
+				w=$((w + 1))
+			done
+			[ -e "$f" ] || echo "test.sh: $f did not appear in 30 min" >&2
 		done
 		run_tests testlog-quiet --no-rebuild --suite quiet || status=$?
 		;;
