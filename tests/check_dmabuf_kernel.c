@@ -106,13 +106,6 @@ reader(bool iter)
 	return db;
 }
 
-/* Whether this kernel has iter/dmabuf (6.16 on). */
-static bool
-iter_kernel(void)
-{
-	return tu_kernel_ge(6, 16);
-}
-
 /* Whether a pass of a reader(true) is spared: the list read, and empty. */
 static bool
 pass_spared(void)
@@ -122,7 +115,7 @@ pass_spared(void)
 
 #ifdef HAVE_BPF_CORE
 	ck_assert_int_eq(bufinfo_total(&kn, &kbytes), 0);
-	return iter_kernel() && kn == 0;
+	return tu_kernel_ge(6, 16) /* iter/dmabuf */ && kn == 0;
 #else
 	(void)kbytes;
 	(void)kn;
@@ -142,7 +135,7 @@ START_TEST(test_no_buffer_skips)
 
 	ck_assert_int_eq(bufinfo_total(&kn, &kbytes), 0);
 #ifdef HAVE_BPF_CORE
-	if (!iter_kernel()) {
+	if (!tu_kernel_ge(6, 16) /* iter/dmabuf */) {
 		/* no iter/dmabuf before 6.16: the pass walks, why says so */
 		ck_assert_uint_ne(dmabuf_iter_state(db), DMABUF_ITER_WHY_NONE);
 		ck_assert_int_eq(dmabuf_pass(db, 5, &p), 0);

@@ -129,10 +129,11 @@ store_heal_reopen(struct store *s)
 {
 	struct store *sp = s->spool;
 	bool spool = sp != NULL && store_heal_pending(sp);
+	bool open = s->db != NULL;
 
 	if (!store_heal_pending(s) && !spool)
 		return;
-	if (s->db != NULL) {
+	if (open) {
 		sqlite3_db_config(s->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1,
 		    NULL);
 		db_close(s);
@@ -142,7 +143,9 @@ store_heal_reopen(struct store *s)
 		(void)store_reopen_locked(sp);
 		pthread_mutex_unlock(&sp->lock);
 	}
-	(void)store_reopen_locked(s);
+	/* a closed store waits for its retry (store_recover), as before */
+	if (open)
+		(void)store_reopen_locked(s);
 }
 
 /* ------------------------------------------------------------ opening */

@@ -232,8 +232,9 @@ store_heal_faults(void)
  * connection mapped the file (the main store's connection maps the
  * spool's index too, through its attachment). Its index may be zeros
  * under a valid header, so no checkpoint may trust it: store_after_write
- * skips its own, db_close (store.c) closes without one and resets the
- * index, and store_heal_reopen reopens at the next top-level call.
+ * skips its own, db_close (store.c) closes without one,
+ * store_heal_reopen reopens at the next top-level call, and that open
+ * resets the index first (store_heal_before_open).
  */
 bool
 store_heal_pending(const struct store *s)

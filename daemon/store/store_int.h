@@ -203,8 +203,8 @@ struct store {
 	int64_t id_next;     /* what id_hwm points to on the main store */
 	bool spool_attached; /* attached to db as "spool" */
 	bool spool_tried;    /* attaching was tried on this connection */
-	/* store_heal.c: the process's -shm faults when this store's
-	 * connection last closed (a fault since: store_heal_pending) */
+	/* store_heal.c: the process's -shm faults when this store was
+	 * made or last opened (a fault since: store_heal_pending) */
 	uint64_t shm_seen;
 	/* store_inst.c: the writer's instance ids (NULL on a reader) */
 	struct store_iw *iw;
