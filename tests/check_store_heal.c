@@ -514,7 +514,26 @@ START_TEST(random_flips)
 }
 END_TEST
 
-/* ------------------------------------------------------------- -shm cut */
+/* -------------------------------------------------------------- -shm cut */
+
+/* s holds want windows and passes its integrity check. */
+static void
+assert_windows_intact(struct store *s, size_t want)
+{
+	struct window **v = NULL;
+	size_t n = 0, i;
+	char buf[64];
+
+	ck_assert_int_eq(store_windows(s, 0, INT64_MAX, 0, &v, &n), 0);
+	ck_assert_uint_eq(n, want);
+	for (i = 0; i < n; i++)
+		window_free(v[i]);
+	free(v);
+	ck_assert_int_eq(store_exec(s, "PRAGMA integrity_check", buf,
+			     sizeof(buf)),
+	    0);
+	ck_assert_str_eq(buf, "ok");
+}
 
 /*
  * The -shm cut to nothing under an open store: the next put would die of
@@ -522,11 +541,9 @@ END_TEST
  */
 START_TEST(shm_cut_under_store)
 {
-	char shm[PATH_MAX + 8], buf[64];
+	char shm[PATH_MAX + 8];
 	struct store_stats st;
-	struct window **v = NULL;
 	struct store *s;
-	size_t n = 0, i;
 	unsigned k;
 
 	if (getenv("VITALS_HEAL_NO_SIGBUS") == NULL)
@@ -543,15 +560,7 @@ START_TEST(shm_cut_under_store)
 	ck_assert_int_eq(st.state, STORE_OK);
 	ck_assert_uint_eq(st.corrupt_moved, 0);
 	ck_assert_int_eq(truncate(shm, 0), 0);
-	ck_assert_int_eq(store_windows(s, 0, INT64_MAX, 0, &v, &n), 0);
-	ck_assert_uint_eq(n, 12);
-	for (i = 0; i < n; i++)
-		window_free(v[i]);
-	free(v);
-	ck_assert_int_eq(store_exec(s, "PRAGMA integrity_check", buf,
-			     sizeof(buf)),
-	    0);
-	ck_assert_str_eq(buf, "ok");
+	assert_windows_intact(s, 12);
 	store_close(s);
 }
 END_TEST
@@ -566,13 +575,11 @@ END_TEST
  */
 START_TEST(shm_cut_under_spool)
 {
-	char shm[PATH_MAX + 8], sshm[PATH_MAX + 8], buf[64];
+	char shm[PATH_MAX + 8], sshm[PATH_MAX + 8];
 	char spool[] = "/dev/shm/vitals-healsp-XXXXXX", spath[PATH_MAX];
 	struct store_stats st;
 	struct store_opts o;
-	struct window **v = NULL;
 	struct store *s;
-	size_t n = 0, i;
 	unsigned k;
 
 	if (getenv("VITALS_HEAL_NO_SIGBUS") == NULL)
@@ -607,15 +614,7 @@ START_TEST(shm_cut_under_spool)
 	store_close(s);
 	/* the main file alone, the spool moved and gone */
 	s = open_ok();
-	ck_assert_int_eq(store_windows(s, 0, INT64_MAX, 0, &v, &n), 0);
-	ck_assert_uint_eq(n, 27);
-	for (i = 0; i < n; i++)
-		window_free(v[i]);
-	free(v);
-	ck_assert_int_eq(store_exec(s, "PRAGMA integrity_check", buf,
-			     sizeof(buf)),
-	    0);
-	ck_assert_str_eq(buf, "ok");
+	assert_windows_intact(s, 27);
 	store_close(s);
 	tu_rmtree(spool);
 }
