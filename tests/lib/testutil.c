@@ -319,6 +319,21 @@ tu_burn_ms(unsigned ms)
 	return spent;
 }
 
+unsigned long long
+tu_burn_sliced_ms(unsigned ms, unsigned slice_ms)
+{
+	struct timespec nap = { 0, 200000L };
+	unsigned long long spent = 0, want = (unsigned long long)ms * 1000000ULL;
+
+	while (spent < want) {
+		unsigned long long left = (want - spent + 999999ULL) / 1000000ULL;
+
+		spent += tu_burn_ms(left < slice_ms ? (unsigned)left : slice_ms);
+		nanosleep(&nap, NULL);
+	}
+	return spent;
+}
+
 int
 tu_burner_start(void)
 {

@@ -21,6 +21,10 @@ void tu_sleep_ms(unsigned ms);
  * activity makes it instead of hoping the machine's background load does.
  * Wall time is bounded by 20 × ms; returns the CPU ns actually spent. */
 unsigned long long tu_burn_ms(unsigned ms);
+/* The same, switching out (a 200 us sleep) after every slice_ms of it: a
+ * sched_switch accounting that misses one switch-in loses one slice at
+ * most (check_bpf_ldr says when that happens). */
+unsigned long long tu_burn_sliced_ms(unsigned ms, unsigned slice_ms);
 /* A child process that burns CPU until tu_burner_stop (or until this
  * process dies): the activity a daemon window under test must see. */
 int tu_burner_start(void);
