@@ -197,8 +197,8 @@ tu_cases_ok(const char *const *names)
 	const char *run = getenv("CK_RUN_CASE"),
 		   *list = getenv("VITALS_TEST_CASES");
 	char *copy, *name, *save = NULL;
-	size_t i, n = 0, seen = 0;
-	bool ok = true;
+	size_t i, n = 0;
+	bool ok = true, *seen;
 
 	for (n = 0; names[n]; n++)
 		;
@@ -212,8 +212,13 @@ tu_cases_ok(const char *const *names)
 	}
 	if (list == NULL)
 		return ok;
-	if ((copy = strdup(list)) == NULL)
+	/* a flag per case: a program may have any number of them */
+	if ((seen = calloc(n + 1, sizeof(*seen))) == NULL)
 		return false;
+	if ((copy = strdup(list)) == NULL) {
+		free(seen);
+		return false;
+	}
 	for (name = strtok_r(copy, ",", &save); name;
 	     name = strtok_r(NULL, ",", &save)) {
 		for (i = 0; i < n && strcmp(name, names[i]) != 0; i++)
@@ -223,15 +228,16 @@ tu_cases_ok(const char *const *names)
 			    name);
 			ok = false;
 		} else
-			seen |= (size_t)1 << i;
+			seen[i] = true;
 	}
 	free(copy);
 	for (i = 0; i < n; i++)
-		if (!(seen & (size_t)1 << i)) {
+		if (!seen[i]) {
 			fprintf(stderr, "case %s is not in VITALS_TEST_CASES\n",
 			    names[i]);
 			ok = false;
 		}
+	free(seen);
 	return ok;
 }
 
