@@ -323,12 +323,15 @@ unsigned long long
 tu_burn_sliced_ms(unsigned ms, unsigned slice_ms)
 {
 	struct timespec nap = { 0, 200000L };
-	unsigned long long spent = 0, want = (unsigned long long)ms * 1000000ULL;
+	unsigned long long spent = 0,
+			   want = (unsigned long long)ms * 1000000ULL;
 
 	while (spent < want) {
-		unsigned long long left = (want - spent + 999999ULL) / 1000000ULL;
+		unsigned long long left = (want - spent + 999999ULL) /
+		    1000000ULL;
 
-		spent += tu_burn_ms(left < slice_ms ? (unsigned)left : slice_ms);
+		spent += tu_burn_ms(
+		    left < slice_ms ? (unsigned)left : slice_ms);
 		nanosleep(&nap, NULL);
 	}
 	return spent;
