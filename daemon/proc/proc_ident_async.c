@@ -42,11 +42,11 @@
 
 struct ident_req {
 	int32_t pid;
-	bool want_uid;	/* status read for the uid */
-	bool have_uid;	/* answer: uid holds it */
+	bool want_uid; /* status read for the uid */
+	bool have_uid; /* answer: uid holds it */
 	uint64_t starttime;
 	uint32_t uid;
-	int r;				/* answer: 0 name holds it, else −errno */
+	int r; /* answer: 0 name holds it, else −errno */
 	char name[VITALS_NAME_LEN];
 };
 
@@ -60,7 +60,7 @@ struct ident_async {
 	unsigned nq;
 	struct ident_req *job; /* the batch: the worker's while busy */
 	unsigned njob;
-	struct vbuf buf; /* the worker's */
+	struct vbuf buf;  /* the worker's */
 	atomic_bool quit; /* the rest of a batch is not read (free) */
 };
 
