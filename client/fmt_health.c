@@ -122,6 +122,15 @@ health_window(struct sbuf *o, const Vitals__Window *w)
 		    "them, %llu opens, %llu not kept (bound)\n",
 		    h->stat_fds, ULL(h->stat_fd_reads), ULL(h->stat_opens),
 		    ULL(h->stat_fd_full));
+	if (h->ident_queued || h->ident_loop || h->ident_full ||
+	    h->ident_pending)
+		sbuf_printf(o,
+		    "  identities: %llu queued to the worker, %llu answered "
+		    "(%llu stale: instance gone), %llu refused (queue full), "
+		    "%u pending; %llu read on the loop\n",
+		    ULL(h->ident_queued), ULL(h->ident_done),
+		    ULL(h->ident_stale), ULL(h->ident_full), h->ident_pending,
+		    ULL(h->ident_loop));
 	if (h->samples_full || h->samples_partial) {
 		bool off = h->partial_why && strcmp(h->partial_why, "none");
 

@@ -544,7 +544,9 @@ field_unknown(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f,
 
 			"samples_full", "samples_partial", "partial_records",
 			"partial_doubts", "partial_why", "partial_err",
-			"partial_gone_unknown", NULL };
+			"partial_gone_unknown", "ident_queued", "ident_done",
+			"ident_full", "ident_stale", "ident_loop",
+			"ident_pending", NULL };
 
 		const Vitals__WindowHealth *wh =
 		    (const Vitals__WindowHealth *)m;

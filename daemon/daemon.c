@@ -348,6 +348,10 @@ vitalsd_run(struct vitalsd *d)
 	int r;
 
 	log_info("sampling every %u ms", d->interval_ms);
+	/* identities (cmdline) off the loop: the worker made now, with the
+	 * privileges final (proc_ident_async.c) */
+	if ((r = collector_ident_async(d->col, d->base)) < 0)
+		log_warnx("identities: read on the loop: %s", strerror(-r));
 	d->next_ns = d->start_ns = clock_ns(CLOCK_MONOTONIC);
 	arm_tick(d, d->next_ns);
 	if (ftrace_captures_atrace(d->ft))

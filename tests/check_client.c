@@ -632,6 +632,25 @@ START_TEST(test_fmt_health)
 	    "  of it, us: held by a callback 7000, waiting for a CPU unknown "
 	    "(no schedstat); latest tick 1000\n"));
 	wh.tick_late_runq_absent = false;
+	/* no identity asked or read: no line */
+	ck_assert_ptr_null(strstr(s, "identities:"));
+	sbuf_free(&b);
+	/* the identity worker's counts (doc/metrics.md "Identity reads") */
+	wh.ident_queued = 7;
+	wh.ident_done = 6;
+	wh.ident_stale = 1;
+	wh.ident_full = 2;
+	wh.ident_pending = 1;
+	wh.ident_loop = 3;
+	sbuf_init(&b);
+	fmt_health(&b, &h, &fctx);
+	s = sbuf_str(&b);
+	ck_assert_ptr_nonnull(strstr(s,
+	    "  identities: 7 queued to the worker, 6 answered (1 stale: "
+	    "instance gone), 2 refused (queue full), 1 pending; 3 read on "
+	    "the loop\n"));
+	wh.ident_queued = wh.ident_done = wh.ident_stale = 0;
+	wh.ident_full = wh.ident_pending = wh.ident_loop = 0;
 	sbuf_free(&b);
 	sbuf_init(&b);
 	fmt_health(&b, &h, &fctx);

@@ -11,11 +11,15 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -27,6 +31,7 @@
 #include "core/util.h"
 #include "core/worker.h"
 #include "dmabuf/dmabuf.h"
+#include "proc/proc.h"
 #include "testutil.h"
 #include "window/window.h"
 #include "wss/wss.h"
@@ -447,6 +452,356 @@ START_TEST(test_dmabuf_last_pass)
 }
 END_TEST
 
+/* ------------------------------------------------ identities off the loop */
+
+/*
+ * A fixture procfs (a directory the scan reads as /proc, scanner procfs):
+ * pid's stat with its starttime and comm, its status (uid 10000 + pid),
+ * and its cmdline, a file with text or, text NULL, a FIFO no one writes
+ * to: open() blocks until a writer comes, as a cmdline read that sleeps
+ * on the target's mmap_lock or a stuck FUSE-like file would.
+ */
+static void
+ifx_proc(const char *root, int pid, uint64_t starttime, const char *comm,
+    const char *cmdline, size_t len)
+{
+	char path[PATH_MAX], text[512];
+
+	snprintf(path, sizeof(path), "%s/%d/stat", root, pid);
+	snprintf(text, sizeof(text),
+	    "%d (%s) S 1 %d %d 0 -1 4194304 5 0 0 0 7 3 0 0 20 0 1 0 %llu "
+	    "10000000 100 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 "
+	    "0 0 0 0 0\n",
+	    pid, comm, pid, pid, (unsigned long long)starttime);
+	ck_assert_int_eq(tu_writes(path, text), 0);
+	snprintf(path, sizeof(path), "%s/%d/status", root, pid);
+	snprintf(text, sizeof(text),
+	    "Name:\t%s\nTgid:\t%d\nUid:\t%d\t%d\t%d\t%d\n"
+	    "Gid:\t%d\t%d\t%d\t%d\n",
+	    comm, pid, 10000 + pid, 10000 + pid, 10000 + pid, 10000 + pid,
+	    10000 + pid, 10000 + pid, 10000 + pid, 10000 + pid);
+	ck_assert_int_eq(tu_writes(path, text), 0);
+	snprintf(path, sizeof(path), "%s/%d/cmdline", root, pid);
+	(void)unlink(path);
+	if (cmdline == NULL)
+		ck_assert_int_eq(mkfifo(path, 0644), 0);
+	else
+		ck_assert_int_eq(tu_write(path, cmdline, len), 0);
+}
+
+static void
+iscan(struct procscan *ps, struct window *w)
+{
+	struct scan_ctx ctx = {
+		.valid = true,
+		.prev_boot_ns = 3600 * 1000000000LL,
+		.wall_ns = 1000000000LL,
+		.total_ticks = 200,
+		.norm_ticks = 100.0,
+	};
+
+	ck_assert_int_eq(procscan_run(ps, &ctx, w), 0);
+}
+
+/* pid's name in the scan's table now ("" when not there) */
+static const char *
+iname(const struct procscan *ps, int pid, uint64_t *ret_start)
+{
+	static char name[VITALS_NAME_LEN];
+	uint64_t st = 0;
+
+	if (procscan_lookup(ps, pid, &st, name, sizeof(name)) < 0)
+		name[0] = '\0';
+	if (ret_start)
+		*ret_start = st;
+	return name;
+}
+
+struct fifo_writer {
+	char path[PATH_MAX];
+	unsigned delay_ms;
+	int64_t opened_ns; /* the writer's open returned */
+	pthread_t th;
+};
+
+#define FIFO_TEXT "/usr/bin/fifoname\0--flag\0"
+
+static void *
+fifo_writer_main(void *arg)
+{
+	struct fifo_writer *f = arg;
+	int fd;
+
+	tu_sleep_ms(f->delay_ms);
+	/* blocks until the reader is there: the scan's or the worker's */
+	if ((fd = open(f->path, O_WRONLY | O_CLOEXEC)) < 0)
+		return NULL;
+	f->opened_ns = clock_ns(CLOCK_MONOTONIC);
+	(void)!write(fd, FIFO_TEXT, sizeof(FIFO_TEXT) - 1);
+	close(fd);
+	return NULL;
+}
+
+struct iloop {
+	struct event_base *base;
+	struct event *tick, *scan;
+	struct procscan *ps;
+	struct window *w;
+	int64_t last_ns, gap_max_ns, scan_ns, named_ns, end_ns;
+	int after;
+};
+
+static void
+itick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct iloop *l = arg;
+	int64_t now = clock_ns(CLOCK_MONOTONIC);
+
+	(void)fd;
+	(void)what;
+	if (l->last_ns && now - l->last_ns > l->gap_max_ns)
+		l->gap_max_ns = now - l->last_ns;
+	l->last_ns = now;
+	if (l->named_ns == 0 &&
+	    strcmp(iname(l->ps, 100, NULL), "fifoname") == 0)
+		l->named_ns = now;
+	/* a few ticks after the name landed (or the deadline), then out */
+	if ((l->named_ns && ++l->after >= 10) || now >= l->end_ns)
+		event_base_loopbreak(l->base);
+}
+
+static void
+iscan_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct iloop *l = arg;
+
+	(void)fd;
+	(void)what;
+	l->scan_ns = clock_ns(CLOCK_MONOTONIC);
+	iscan(l->ps, l->w);
+}
+
+#define FIFO_DELAY_MS 300 /* the writer's open after the test's start */
+
+/*
+ * A new process whose cmdline is a FIFO with no writer yet, scanned from
+ * a loop with a 2 ms timer; the writer opens it FIFO_DELAY_MS after the
+ * start. _i 0: identities on the worker: the scan queues the read and
+ * returns, the timer keeps its period (its largest gap under LATE_MAX_MS:
+ * the same bound as the drains above, for the same reason, a loaded
+ * 2-vCPU VM where a runnable loop thread waits tens of ms for a CPU,
+ * bench/README.md "What the tick does"; the blocked read alone would be
+ * ~250 ms), and the name lands once the writer came. _i 1, the control:
+ * the read on the loop (as before the worker) holds the timer until the
+ * writer comes.
+ */
+START_TEST(test_ident_off_loop)
+{
+	struct timeval tv2 = { 0, 2000 }, tv50 = { 0, 50000 };
+	char *root = tu_mkdtemp("ident_fifo");
+	struct fifo_writer f = { .delay_ms = FIFO_DELAY_MS };
+	struct iloop l = { 0 };
+	uint64_t st;
+	int procfd;
+
+	ck_assert_ptr_nonnull(root);
+	ifx_proc(root, 100, 4242, "c100", NULL, 0);
+	snprintf(f.path, sizeof(f.path), "%s/100/cmdline", root);
+	procfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(procfd, 0);
+	ck_assert_int_eq(procscan_new(procfd, 100, THREADS_NONE, &l.ps), 0);
+	ck_assert_ptr_nonnull(l.w = window_new(1, 1));
+	l.w->hz = 100;
+	ck_assert_ptr_nonnull(l.base = event_base_new());
+	if (_i == 0)
+		ck_assert_int_eq(procscan_ident_async(l.ps, l.base, 0), 0);
+	l.tick = event_new(l.base, -1, EV_PERSIST, itick_cb, &l);
+	l.scan = evtimer_new(l.base, iscan_cb, &l);
+	ck_assert_int_eq(event_add(l.tick, &tv2), 0);
+	ck_assert_int_eq(event_add(l.scan, &tv50), 0);
+	ck_assert_int_eq(pthread_create(&f.th, NULL, fifo_writer_main, &f), 0);
+	l.end_ns = clock_ns(CLOCK_MONOTONIC) + 3000 * 1000000LL;
+	ck_assert_int_eq(event_base_dispatch(l.base), 0);
+	pthread_join(f.th, NULL);
+	fprintf(stderr,
+	    "identity %s: the 2 ms timer's largest gap %.3f ms; the name "
+	    "%.3f ms after the writer's open\n",
+	    _i == 0 ? "on the worker" : "on the loop", l.gap_max_ns / 1e6,
+	    (l.named_ns - f.opened_ns) / 1e6);
+	ck_assert_int_gt(l.scan_ns, 0);
+	ck_assert_int_gt(f.opened_ns, 0);
+	/* the name came, of that instance, once the writer opened */
+	ck_assert_int_gt(l.named_ns, 0);
+	ck_assert_int_ge(l.named_ns, f.opened_ns);
+	ck_assert_str_eq(iname(l.ps, 100, &st), "fifoname");
+	ck_assert_uint_eq(st, 4242);
+	ck_assert_int_eq(procscan_flush(l.ps, l.w), 0);
+	if (_i == 0) {
+		ck_assert_msg(l.gap_max_ns < LATE_MAX_MS * 1000000LL,
+		    "the loop stalled %.3f ms", l.gap_max_ns / 1e6);
+		ck_assert_uint_eq(l.w->health.ident_queued, 1);
+		ck_assert_uint_eq(l.w->health.ident_done, 1);
+		ck_assert_uint_eq(l.w->health.ident_stale, 0);
+		ck_assert_uint_eq(l.w->health.ident_full, 0);
+		ck_assert_uint_eq(l.w->health.ident_loop, 0);
+		ck_assert_uint_eq(l.w->health.ident_pending, 0);
+	} else {
+		/* the scan at 50 ms, the writer at 300: ~250 ms held */
+		ck_assert_int_ge(l.gap_max_ns, FIFO_DELAY_MS / 2 * 1000000LL);
+		ck_assert_uint_eq(l.w->health.ident_queued, 0);
+		ck_assert_uint_eq(l.w->health.ident_loop, 1);
+	}
+	window_free(l.w);
+	l.ps = procscan_free(l.ps);
+	event_free(l.tick);
+	event_free(l.scan);
+	event_base_free(l.base);
+	close(procfd);
+	tu_rmtree(root);
+	free(root);
+}
+END_TEST
+
+/* the FIFO of pid opened for writing (the worker's open returns) */
+static int
+fifo_open_writer(const char *root, int pid)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%d/cmdline", root, pid);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	return fd;
+}
+
+/*
+ * A pid reused between the request and its answer: the worker read the
+ * first instance's stat (starttime 1000) and waits on its cmdline; the
+ * pid then holds another instance (starttime 2000, another cmdline) and
+ * the next scan sees it; the first answer ("oldname") comes after that.
+ * It is counted stale and sets no name: the new instance keeps its comm
+ * until its own answer ("newname"). Without the loop's starttime check
+ * the new instance would be "oldname" in between.
+ */
+START_TEST(test_ident_reused_pid)
+{
+	static const char old[] = "oldname\0";
+	char *root = tu_mkdtemp("ident_reuse");
+	struct event_base *base;
+	struct procscan *ps;
+	struct window *w;
+	uint64_t st;
+	int procfd, wfd;
+
+	ck_assert_ptr_nonnull(root);
+	ifx_proc(root, 100, 1000, "c100", NULL, 0);
+	procfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(procfd, 0);
+	ck_assert_int_eq(procscan_new(procfd, 100, THREADS_NONE, &ps), 0);
+	ck_assert_ptr_nonnull(base = event_base_new());
+	ck_assert_int_eq(procscan_ident_async(ps, base, 0), 0);
+	ck_assert_ptr_nonnull(w = window_new(1, 1));
+	w->hz = 100;
+	iscan(ps, w);
+	ck_assert_str_eq(iname(ps, 100, &st), "c100");
+	ck_assert_uint_eq(st, 1000);
+	/* the worker is in the FIFO's open: past the stat check */
+	wfd = fifo_open_writer(root, 100);
+	/* the pid is another process's now, and the scan sees it */
+	ifx_proc(root, 100, 2000, "c100", "/bin/newname\0", 13);
+	iscan(ps, w);
+	ck_assert_str_eq(iname(ps, 100, &st), "c100");
+	ck_assert_uint_eq(st, 2000);
+	/* the first answer: of starttime 1000 */
+	ck_assert_int_eq((int)write(wfd, old, sizeof(old)), (int)sizeof(old));
+	close(wfd);
+	ck_assert_int_eq(procscan_ident_settle(ps, true), 1);
+	ck_assert_str_eq(iname(ps, 100, &st), "c100");
+	/* the second: the new instance's own */
+	ck_assert_int_eq(procscan_ident_settle(ps, true), 1);
+	ck_assert_str_eq(iname(ps, 100, &st), "newname");
+	ck_assert_uint_eq(st, 2000);
+	ck_assert_int_eq(procscan_ident_settle(ps, true), 0);
+	ck_assert_int_eq(procscan_flush(ps, w), 0);
+	ck_assert_uint_eq(w->health.ident_queued, 2);
+	ck_assert_uint_eq(w->health.ident_done, 2);
+	ck_assert_uint_eq(w->health.ident_stale, 1);
+	ck_assert_uint_eq(w->health.ident_full, 0);
+	ck_assert_uint_eq(w->health.ident_pending, 0);
+	window_free(w);
+	ps = procscan_free(ps);
+	event_base_free(base);
+	close(procfd);
+	tu_rmtree(root);
+	free(root);
+}
+END_TEST
+
+/*
+ * A queue of one: pid 100's read holds the worker (its FIFO), pids 101
+ * and 102 come next; one of them waits in the queue, the other is
+ * refused: counted, its comm stands (and stays: a request is made again
+ * only when the comm changes). Once the FIFO answers, 100 and the queued
+ * one get their names.
+ */
+START_TEST(test_ident_queue_full)
+{
+	static const char n100[] = "name100\0";
+	char *root = tu_mkdtemp("ident_full");
+	struct event_base *base;
+	struct procscan *ps;
+	struct window *w;
+	int procfd, wfd, named;
+
+	ck_assert_ptr_nonnull(root);
+	ifx_proc(root, 100, 1000, "c100", NULL, 0);
+	procfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(procfd, 0);
+	ck_assert_int_eq(procscan_new(procfd, 100, THREADS_NONE, &ps), 0);
+	ck_assert_ptr_nonnull(base = event_base_new());
+	ck_assert_int_eq(procscan_ident_async(ps, base, 1), 0);
+	ck_assert_ptr_nonnull(w = window_new(1, 1));
+	w->hz = 100;
+	iscan(ps, w);
+	ifx_proc(root, 101, 1010, "c101", "name101\0", 8);
+	ifx_proc(root, 102, 1020, "c102", "name102\0", 8);
+	iscan(ps, w);
+	ck_assert_str_eq(iname(ps, 101, NULL), "c101");
+	ck_assert_str_eq(iname(ps, 102, NULL), "c102");
+	/* the FIFO answers; then the queued one's batch */
+	wfd = fifo_open_writer(root, 100);
+	ck_assert_int_eq((int)write(wfd, n100, sizeof(n100)),
+	    (int)sizeof(n100));
+	close(wfd);
+	ck_assert_int_eq(procscan_ident_settle(ps, true), 1);
+	ck_assert_str_eq(iname(ps, 100, NULL), "name100");
+	ck_assert_int_eq(procscan_ident_settle(ps, true), 1);
+	ck_assert_int_eq(procscan_ident_settle(ps, true), 0);
+	named = (strcmp(iname(ps, 101, NULL), "name101") == 0) +
+	    (strcmp(iname(ps, 102, NULL), "name102") == 0);
+	ck_assert_int_eq(named, 1);
+	/* the refused one: its comm */
+	ck_assert(strcmp(iname(ps, 101, NULL), "c101") == 0 ||
+	    strcmp(iname(ps, 102, NULL), "c102") == 0);
+	/* a later scan asks nothing again (same comm) */
+	iscan(ps, w);
+	ck_assert_int_eq(procscan_ident_settle(ps, true), 0);
+	ck_assert_int_eq(procscan_flush(ps, w), 0);
+	ck_assert_uint_eq(w->health.ident_queued, 2);
+	ck_assert_uint_eq(w->health.ident_done, 2);
+	ck_assert_uint_eq(w->health.ident_full, 1);
+	ck_assert_uint_eq(w->health.ident_stale, 0);
+	ck_assert_uint_eq(w->health.ident_pending, 0);
+	window_free(w);
+	ps = procscan_free(ps);
+	event_base_free(base);
+	close(procfd);
+	tu_rmtree(root);
+	free(root);
+}
+END_TEST
+
 #ifdef HAVE_BPF_CORE
 #include "syscalls/sc_collect.h"
 #include "window/window.h"
@@ -621,6 +976,13 @@ main(void)
 	tcase_add_test(tc, test_loopstat);
 	tcase_add_loop_test(tc, test_dmabuf_off_loop, 0, 2);
 	tcase_add_loop_test(tc, test_dmabuf_last_pass, 0, 3);
+	suite_add_tcase(s, tc);
+	/* identities off the loop: a fixture procfs, any user */
+	tc = tcase_create("ident");
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, test_ident_off_loop, 0, 2);
+	tcase_add_test(tc, test_ident_reused_pid);
+	tcase_add_test(tc, test_ident_queue_full);
 	suite_add_tcase(s, tc);
 	if (geteuid() == 0) {
 		/* clear_refs and pagemap of a child: root (CAP_SYS_ADMIN

@@ -189,6 +189,8 @@ struct window_task;
 struct vbuf;
 int proc_cmdline_name(int dirfd, int32_t pid, struct vbuf *b, char *ret,
     size_t retsz);
+int proc_cmdline_name_at(int dirfd, const char *path, struct vbuf *b, char *ret,
+    size_t retsz);
 int proc_identity(const char *proc_root, int32_t pid, unsigned hz,
     struct window_task *ret, int64_t *ret_start_wall_ns);
 
@@ -255,6 +257,23 @@ struct procscan *procscan_free(struct procscan *ps);
 int procscan_run(struct procscan *ps, const struct scan_ctx *ctx,
     struct window *w);
 int procscan_flush(struct procscan *ps, struct window *w);
+
+/*
+ * proc_ident_async.c: identities (cmdline, and status when the source
+ * gives no uid) read on a worker thread, their answers applied on base's
+ * loop (issue 20; doc/architecture.md "The loop"). qmax bounds the
+ * requests waiting (0: VITALS_IDENT_QUEUE_DEF); a full queue leaves the
+ * comm as the name, counted. The worker keeps its creator's privileges:
+ * call once they are final. -errno: the reads stay in the scan.
+ */
+#define VITALS_IDENT_QUEUE_DEF 256
+struct event_base;
+int procscan_ident_async(struct procscan *ps, struct event_base *base,
+    unsigned qmax);
+/* The worker's finished batch applied now (wait: until it finishes) and
+ * the next one started, as the loop's event does: 1 applied, 0 none.
+ * Tests, and nothing on the loop (wait blocks). */
+int procscan_ident_settle(struct procscan *ps, bool wait);
 
 /* proc_statfd.c: kept-open stat files of the procfs scan */
 #define VITALS_STAT_FDS_DEF 4096 /* proc_stat_fds */

@@ -25,9 +25,9 @@
  * pid's name from <pid>/cmdline under dirfd, as cmdline_name() makes it of
  * the whole file, into ret; b is scratch. cmdline_name() reads only the
  * bytes before the first NUL, so when the first read holds a NUL it is
- * the whole answer: one pread instead of the two a read to EOF takes
- * (this runs on the loop for every process seen for the first time; the
- * second pread was a sixth of it, bench/README.md "Loop thread, fifth
+ * the whole answer: one read instead of the two a read to EOF takes
+ * (this ran on the loop for every process seen for the first time; the
+ * second read was a sixth of it, bench/README.md "Loop thread, fifth
  * pass"). Else (no NUL in a full first read, or an empty file) the file
  * is read to its end, as before. −errno: unreadable; −ENODATA: no name.
  */
@@ -36,17 +36,31 @@ proc_cmdline_name(int dirfd, int32_t pid, struct vbuf *b, char *ret,
     size_t retsz)
 {
 	char path[32];
+
+	snprintf(path, sizeof(path), "%d/cmdline", (int)pid);
+	return proc_cmdline_name_at(dirfd, path, b, ret, retsz);
+}
+
+/*
+ * The same of the file path under dirfd (the identity worker's "cmdline"
+ * under a process's own directory, proc_ident_async.c). The first read is
+ * a read(), not a pread() at 0 (the same on a file just opened): a test's
+ * cmdline may be a FIFO (check_loop_offload).
+ */
+int
+proc_cmdline_name_at(int dirfd, const char *path, struct vbuf *b, char *ret,
+    size_t retsz)
+{
 	ssize_t n;
 	int fd, r;
 
-	snprintf(path, sizeof(path), "%d/cmdline", (int)pid);
 	if ((fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC)) < 0)
 		return -errno;
 	b->len = 0;
 	if ((r = vbuf_reserve(b, CMDLINE_FIRST_READ)) < 0)
 		goto out;
 	do
-		n = pread(fd, b->p, CMDLINE_FIRST_READ, 0);
+		n = read(fd, b->p, CMDLINE_FIRST_READ);
 	while (n < 0 && errno == EINTR);
 	if (n < 0) {
 		r = -errno;

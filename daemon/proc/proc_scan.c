@@ -249,6 +249,8 @@ procscan_free(struct procscan *ps)
 {
 	if (ps == NULL)
 		return NULL;
+	/* first: the worker reads through procfd and looks at no task */
+	ident_async_free(ps);
 	taskiter_free(ps->ti);
 	task_free_all(&ps->threads);
 	task_free_all(&ps->procs);
@@ -500,7 +502,11 @@ count_read_error(struct window *w, int r)
 
 /*
  * uid and name: once per instance, and when comm changes. The iterator
- * hands over the uid (uid_known); /proc needs status for it.
+ * hands over the uid (uid_known); /proc needs status for it. With a
+ * worker (proc_ident_async.c) the files are read there and the answer
+ * lands later; until then, or when the queue is full, the row carries the
+ * comm (and an unknown uid where status is needed), as after a failed
+ * read.
  */
 static void
 proc_read_identity(struct procscan *ps, struct task *t, bool uid_known,
@@ -510,12 +516,17 @@ proc_read_identity(struct procscan *ps, struct task *t, bool uid_known,
 	char path[64], name[VITALS_NAME_LEN];
 
 	t->wt.uid = uid_known ? uid : UID_UNKNOWN;
+	free(t->name);
+	t->name = NULL;
+	if (ps->ia != NULL) {
+		(void)ident_queue(ps, t, !uid_known);
+		return;
+	}
+	ps->id_loop++;
 	snprintf(path, sizeof(path), "%d/status", t->wt.id);
 	if (!uid_known && read_at(ps->procfd, path, &ps->buf) == 0 &&
 	    pidstatus_parse(ps->buf.p, ps->buf.len, &status) == 0)
 		t->wt.uid = status.uid;
-	free(t->name);
-	t->name = NULL;
 	/* none, or the comm again: the comm stands for it */
 	if (proc_cmdline_name(ps->procfd, t->wt.id, &ps->buf, name,
 		sizeof(name)) < 0 ||
@@ -842,6 +853,14 @@ procscan_flush(struct procscan *ps, struct window *w)
 	int r;
 
 	procscan_count_hidden(ps, w);
+	w->health.ident_queued += ps->id_queued;
+	w->health.ident_done += ps->id_done;
+	w->health.ident_full += ps->id_full;
+	w->health.ident_stale += ps->id_stale;
+	w->health.ident_loop += ps->id_loop;
+	w->health.ident_pending = ident_pending(ps);
+	ps->id_queued = ps->id_done = ps->id_full = ps->id_stale = 0;
+	ps->id_loop = 0;
 	for (i = 0; i < ps->procs.nb; i++) {
 		struct task *p, *t;
 

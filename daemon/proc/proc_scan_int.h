@@ -148,6 +148,12 @@ struct procscan {
 	 * twice gseencap slots: a record's lookup costs the same whatever
 	 * the churn */
 	uint32_t *gidx;
+	/* identities read on a worker (proc_ident_async.c); NULL: on the
+	 * loop, in the scan. Counts since the last flush: requests queued,
+	 * answers taken, requests refused (queue full), answers of an
+	 * instance gone or replaced, reads made on the loop. */
+	struct ident_async *ia;
+	uint64_t id_queued, id_done, id_full, id_stale, id_loop;
 };
 
 static inline size_t
@@ -209,6 +215,12 @@ int hist_push(struct procscan *ps, const struct scan_ctx *ctx);
 void gone_note(struct procscan *ps, int32_t tgid, uint64_t starttime);
 void retire_gone(struct procscan *ps, const struct taskiter_snap *snap,
     struct window *w);
+
+/* proc_ident_async.c: t's identity asked of the worker (want_uid: status
+ * too); false: the queue is full (counted), the comm stands. */
+bool ident_queue(struct procscan *ps, const struct task *t, bool want_uid);
+uint32_t ident_pending(const struct procscan *ps); /* queued + in flight */
+void ident_async_free(struct procscan *ps);
 
 /* proc_scan_view.c: at window close, the processes a hiding procfs kept
  * from the scan (into w's health) */

@@ -132,6 +132,12 @@ pb_whealth(struct rpc_arena *a, const struct window_health *h)
 	m->partial_why = (char *)partial_why_name(h->partial_why);
 	m->partial_err = h->partial_err;
 	m->partial_gone_unknown = h->partial_gone_unknown;
+	m->ident_queued = h->ident_queued;
+	m->ident_done = h->ident_done;
+	m->ident_full = h->ident_full;
+	m->ident_stale = h->ident_stale;
+	m->ident_loop = h->ident_loop;
+	m->ident_pending = h->ident_pending;
 	m->procs_exited = h->procs_exited;
 	m->threads_exited = h->threads_exited;
 	m->cpu_dropped = h->cpu_dropped;

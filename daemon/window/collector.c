@@ -154,6 +154,12 @@ collector_set_fgbg(struct collector *c, struct fgbg *fg)
 }
 
 int
+collector_ident_async(struct collector *c, struct event_base *base)
+{
+	return procscan_ident_async(c->ps, base, 0);
+}
+
+int
 collector_set_events(struct collector *c, const struct taskiter_events *ev,
     const char *sys_root)
 {

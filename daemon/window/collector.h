@@ -84,6 +84,10 @@ void collector_close_finish(struct collector *c);
  * feeds (fgbg.h); NULL none. fg stays the caller's. */
 struct fgbg;
 void collector_set_fgbg(struct collector *c, struct fgbg *fg);
+/* Identities read on a worker, answered on base's loop (procscan_ident_async:
+ * privileges final first). -errno: they stay in the scan. */
+struct event_base;
+int collector_ident_async(struct collector *c, struct event_base *base);
 struct taskiter_events;
 /* event-driven process samples on the sched accounting's maps (NULL:
  * none); reloads the task iterator when it is the source */

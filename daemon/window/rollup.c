@@ -208,6 +208,12 @@ health_merge(struct window_health *a, const struct window_health *s)
 	a->partial_why = s->partial_why;
 	a->partial_err = s->partial_err;
 	a->partial_gone_unknown += s->partial_gone_unknown;
+	a->ident_queued += s->ident_queued;
+	a->ident_done += s->ident_done;
+	a->ident_full += s->ident_full;
+	a->ident_stale += s->ident_stale;
+	a->ident_loop += s->ident_loop;
+	a->ident_pending = s->ident_pending;
 }
 
 static void

@@ -172,6 +172,14 @@ struct window_health {
 	 * in memory only, not in the store (Health.privileges) */
 	uint32_t unseen_state; /* enum unseen_state */
 	uint32_t procs_unseen; /* valid when unseen_state is UNSEEN_COUNTED */
+	/* process identities (cmdline, status) over the window
+	 * (proc_ident_async.c): asked of the worker, answers taken, refused
+	 * (queue full: the comm stands), answers of an instance gone or
+	 * replaced (no name set), read on the loop (no worker); waiting or
+	 * in flight at the close. In memory only, as the tick lateness. */
+	uint64_t ident_queued, ident_done, ident_full, ident_stale;
+	uint64_t ident_loop;
+	uint32_t ident_pending;
 };
 
 /* ------------------------------------------------------------------ parts */
