@@ -122,8 +122,8 @@ health_window(struct sbuf *o, const Vitals__Window *w)
 		    "them, %llu opens, %llu not kept (bound)\n",
 		    h->stat_fds, ULL(h->stat_fd_reads), ULL(h->stat_opens),
 		    ULL(h->stat_fd_full));
-	if (h->ident_queued || h->ident_loop || h->ident_full ||
-	    h->ident_pending)
+	if (h->ident_queued || h->ident_done || h->ident_loop ||
+	    h->ident_full || h->ident_pending)
 		sbuf_printf(o,
 		    "  identities: %llu queued to the worker, %llu answered "
 		    "(%llu stale: instance gone), %llu refused (queue full), "

@@ -20,6 +20,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <event2/event.h>
+
 #include "control/control.h"
 #include "fgbg/fgbg.h"
 #include "frame.h"
@@ -350,6 +352,64 @@ three_intervals(struct fgbg *fg)
 	close(procfd);
 	return w;
 }
+
+/*
+ * Identities from the worker (proc_ident_async.c): the first sample of a
+ * process makes its entries before its name and uid are back (the /proc
+ * scan knows no uid without status). Its entries take them from the rows
+ * once they are: pid 100's top-app entry, made in interval 1 with the
+ * comm and no uid, has its uid and name after the answers (intervals 2
+ * and 3); pid 400's, whose only sample was interval 1, keeps what it had.
+ */
+START_TEST(test_fixture_late_identity)
+{
+	const struct window_fgbg *p;
+	const struct window_fgbg_ent *e;
+	struct event_base *base;
+	char proc[PATH_MAX];
+	struct procscan *ps;
+	struct window *w;
+	struct fgbg *fg;
+	unsigned status;
+	int procfd;
+
+	fg = fx_fgbg("auto", &status);
+	snprintf(proc, sizeof(proc), "%s/proc", fx);
+	procfd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(procfd, 0);
+	ck_assert_int_eq(procscan_new(procfd, 100, THREADS_NONE, &ps), 0);
+	ck_assert_ptr_nonnull(base = event_base_new());
+	ck_assert_int_eq(procscan_ident_async(ps, base, 0), 0);
+	ck_assert_ptr_nonnull(w = window_new(1, 2));
+	w->hz = 100;
+	scan(ps, fg, w, false); /* the baseline; the asks queued */
+	advance();
+	scan(ps, fg, w, true); /* interval 1: no answer taken yet */
+	while (procscan_ident_settle(ps, true) > 0)
+		;
+	procs[3].cgroup = "3:cpuset:/background\n0::/uid_10400/pid_400\n";
+	advance();
+	scan(ps, fg, w, true); /* interval 2 */
+	advance();
+	scan(ps, fg, w, true); /* interval 3 */
+	ck_assert_int_eq(procscan_flush(ps, w), 0);
+	ck_assert_int_eq(fgbg_flush(fg, w), 0);
+	ck_assert_ptr_nonnull(p = window_fgbg(w));
+	/* interval 1's entry of 400 says no answer had come then */
+	ck_assert_ptr_nonnull(e = ent(p, 400, FG_TOP_APP));
+	ck_assert_uint_eq(e->uid, UINT32_MAX);
+	ck_assert_uint_eq(ent(p, 100, FG_TOP_APP)->uid, 10100);
+	ck_assert_uint_eq(ent(p, 400, FG_BACKGROUND)->uid, 10400);
+	ck_assert_str_eq(ent(p, 400, FG_BACKGROUND)->name, "app_move");
+	ck_assert_uint_gt(w->health.ident_queued, 0);
+	ck_assert_uint_eq(w->health.ident_loop, 0);
+	window_free(w);
+	procscan_free(ps);
+	event_base_free(base);
+	close(procfd);
+	fgbg_free(fg);
+}
+END_TEST
 
 START_TEST(test_fixture_states)
 {
@@ -864,6 +924,7 @@ main(void)
 	tc = tcase_create("fixture");
 	tcase_add_checked_fixture(tc, fx_setup, fx_teardown);
 	tcase_add_test(tc, test_fixture_states);
+	tcase_add_test(tc, test_fixture_late_identity);
 	tcase_add_test(tc, test_fixture_absent);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("store");

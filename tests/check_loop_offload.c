@@ -739,6 +739,65 @@ START_TEST(test_ident_reused_pid)
 END_TEST
 
 /*
+ * An exec between the request and its answer: the same instance (an exec
+ * keeps the starttime), another comm. The worker read stat (starttime
+ * 1000) and waits on the cmdline of the process before its exec; the
+ * process execs ("c100" becomes "lsx", cmdline "/bin/lsname") and the next
+ * scan sees the new comm and asks again. The first answer ("bashname",
+ * read before the exec) is stale: without the task's ask count
+ * (ident_gen) it would name the exec'd process "bashname", for good if
+ * the second ask had been refused. Then the second: "lsname".
+ */
+START_TEST(test_ident_exec_between)
+{
+	static const char old[] = "bashname\0";
+	char *root = tu_mkdtemp("ident_exec");
+	struct event_base *base;
+	struct procscan *ps;
+	struct window *w;
+	uint64_t st;
+	int procfd, wfd;
+
+	ck_assert_ptr_nonnull(root);
+	ifx_proc(root, 100, 1000, "c100", NULL, 0);
+	procfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(procfd, 0);
+	ck_assert_int_eq(procscan_new(procfd, 100, THREADS_NONE, &ps), 0);
+	ck_assert_ptr_nonnull(base = event_base_new());
+	ck_assert_int_eq(procscan_ident_async(ps, base, 0), 0);
+	ck_assert_ptr_nonnull(w = window_new(1, 1));
+	w->hz = 100;
+	iscan(ps, w);
+	ck_assert_str_eq(iname(ps, 100, &st), "c100");
+	/* the worker is in the FIFO's open: past the stat check */
+	wfd = fifo_open_writer(root, 100);
+	/* the exec: same starttime, another comm and cmdline */
+	ifx_proc(root, 100, 1000, "lsx", "/bin/lsname\0", 12);
+	iscan(ps, w);
+	ck_assert_str_eq(iname(ps, 100, &st), "lsx");
+	ck_assert_uint_eq(st, 1000);
+	ck_assert_int_eq((int)write(wfd, old, sizeof(old)), (int)sizeof(old));
+	close(wfd);
+	ck_assert_int_eq(procscan_ident_settle(ps, true), 1);
+	ck_assert_str_eq(iname(ps, 100, &st), "lsx");
+	ck_assert_int_eq(procscan_ident_settle(ps, true), 1);
+	ck_assert_str_eq(iname(ps, 100, &st), "lsname");
+	ck_assert_int_eq(procscan_ident_settle(ps, true), 0);
+	ck_assert_int_eq(procscan_flush(ps, w), 0);
+	ck_assert_uint_eq(w->health.ident_queued, 2);
+	ck_assert_uint_eq(w->health.ident_done, 2);
+	ck_assert_uint_eq(w->health.ident_stale, 1);
+	ck_assert_uint_eq(w->health.ident_pending, 0);
+	window_free(w);
+	ps = procscan_free(ps);
+	event_base_free(base);
+	close(procfd);
+	tu_rmtree(root);
+	free(root);
+}
+END_TEST
+
+/*
  * A queue of one: pid 100's read holds the worker (its FIFO), pids 101
  * and 102 come next; one of them waits in the queue, the other is
  * refused: counted, its comm stands (and stays: a request is made again
@@ -982,6 +1041,7 @@ main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, test_ident_off_loop, 0, 2);
 	tcase_add_test(tc, test_ident_reused_pid);
+	tcase_add_test(tc, test_ident_exec_between);
 	tcase_add_test(tc, test_ident_queue_full);
 	suite_add_tcase(s, tc);
 	if (geteuid() == 0) {

@@ -151,6 +151,16 @@ slots_grow(struct fgbg *fg)
 	return 0;
 }
 
+/* e's name from t's row: its cmdline name, else its comm. */
+static void
+ent_name(struct window_fgbg_ent *e, const struct window_task *t)
+{
+	if (window_task_name(t)[0])
+		snprintf(e->name, sizeof(e->name), "%s", window_task_name(t));
+	else
+		memcpy(e->name, t->comm, sizeof(t->comm));
+}
+
 static struct window_fgbg_ent *
 ent_get(struct fgbg *fg, const struct window_task *t, unsigned st)
 {
@@ -163,8 +173,16 @@ ent_get(struct fgbg *fg, const struct window_task *t, unsigned st)
 	for (; fg->slot[s]; s = (s + 1) & (fg->nslot - 1)) {
 		e = &fg->acc->e[fg->slot[s] - 1];
 		if (e->pid == t->id && e->starttime == t->starttime &&
-		    e->state == st)
+		    e->state == st) {
+			/* the identity the scan learnt since (its reads
+			 * answer from a worker, after the first sample of
+			 * a new process): the latest known stands */
+			if (t->uid != UINT32_MAX)
+				e->uid = t->uid;
+			if (window_task_name(t)[0])
+				ent_name(e, t);
 			return e;
+		}
 	}
 	if (fg->acc->n >= FG_ENTS_MAX) {
 		fg->acc->ents_cut++;
@@ -176,10 +194,7 @@ ent_get(struct fgbg *fg, const struct window_task *t, unsigned st)
 	e->starttime = t->starttime;
 	e->uid = t->uid;
 	e->state = st;
-	if (window_task_name(t)[0])
-		snprintf(e->name, sizeof(e->name), "%s", window_task_name(t));
-	else
-		memcpy(e->name, t->comm, sizeof(t->comm));
+	ent_name(e, t);
 	fg->slot[s] = (uint32_t)fg->acc->n;
 	return e;
 }

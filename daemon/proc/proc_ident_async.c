@@ -21,8 +21,10 @@
  * directory on a real procfs (the one opened answers ESRCH for its files),
  * so every file read is of one instance, and a starttime other than the
  * one asked for is no answer. The loop then sets the name only when its
- * table's instance of pid still has that starttime (else ident_stale):
- * a name never lands on another instance.
+ * table's instance of pid still has that starttime and was not asked
+ * about again since (its ident_gen: a rename, an exec the answer may
+ * predate), else ident_stale: a name never lands on another instance,
+ * nor an old name on a process that exec'd.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -45,6 +47,7 @@ struct ident_req {
 	bool want_uid; /* status read for the uid */
 	bool have_uid; /* answer: uid holds it */
 	uint64_t starttime;
+	uint32_t gen; /* the task's ident_gen when asked */
 	uint32_t uid;
 	int r; /* answer: 0 name holds it, else −errno */
 	char name[VITALS_NAME_LEN];
@@ -144,7 +147,10 @@ ident_apply(struct procscan *ps, const struct ident_req *q)
 	if (q->r == -ECANCELED)
 		return;
 	ps->id_done++;
-	if (p == NULL || p->wt.starttime != q->starttime || q->r == -ESRCH) {
+	/* gone, another instance, or asked again since (renamed: an exec
+	 * keeps the starttime, and this read may be from before it) */
+	if (p == NULL || p->wt.starttime != q->starttime ||
+	    p->ident_gen != q->gen || q->r == -ESRCH) {
 		ps->id_stale++;
 		return;
 	}
@@ -200,6 +206,7 @@ ident_queue(struct procscan *ps, const struct task *t, bool want_uid)
 		if (ia->q[i].pid == t->wt.id &&
 		    ia->q[i].starttime == t->wt.starttime) {
 			ia->q[i].want_uid |= want_uid;
+			ia->q[i].gen = t->ident_gen;
 			return true;
 		}
 	if (ia->nq >= ia->cap) {
@@ -210,6 +217,7 @@ ident_queue(struct procscan *ps, const struct task *t, bool want_uid)
 	memset(q, 0, offsetof(struct ident_req, name));
 	q->pid = t->wt.id;
 	q->starttime = t->wt.starttime;
+	q->gen = t->ident_gen;
 	q->want_uid = want_uid;
 	ps->id_queued++;
 	ident_kick(ia);

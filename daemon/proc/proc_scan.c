@@ -509,19 +509,26 @@ count_read_error(struct window *w, int r)
  * read.
  */
 static void
-proc_read_identity(struct procscan *ps, struct task *t, bool uid_known,
-    uint32_t uid)
+proc_read_identity(struct procscan *ps, struct task *t, bool fresh,
+    bool uid_known, uint32_t uid)
 {
 	struct pid_status status;
 	char path[64], name[VITALS_NAME_LEN];
 
-	t->wt.uid = uid_known ? uid : UID_UNKNOWN;
+	t->ident_gen++;
 	free(t->name);
 	t->name = NULL;
 	if (ps->ia != NULL) {
+		/* a renamed process keeps the uid it had until the answer
+		 * (or for good, when the queue is full) */
+		if (uid_known)
+			t->wt.uid = uid;
+		else if (fresh)
+			t->wt.uid = UID_UNKNOWN;
 		(void)ident_queue(ps, t, !uid_known);
 		return;
 	}
+	t->wt.uid = uid_known ? uid : UID_UNKNOWN;
 	ps->id_loop++;
 	snprintf(path, sizeof(path), "%d/status", t->wt.id);
 	if (!uid_known && read_at(ps->procfd, path, &ps->buf) == 0 &&
@@ -716,11 +723,11 @@ proc_observe(struct procscan *ps, int32_t pid, struct task *p,
 			return -ENOMEM;
 		}
 		p->wt.tgid = pid;
-		proc_read_identity(ps, p, uid_known, uid);
+		proc_read_identity(ps, p, true, uid_known, uid);
 		fresh = true;
 	} else if (memcmp(p->wt.comm, st->comm, sizeof(st->comm)) != 0) {
 		memcpy(p->wt.comm, st->comm, sizeof(st->comm));
-		proc_read_identity(ps, p, uid_known, uid);
+		proc_read_identity(ps, p, false, uid_known, uid);
 	}
 	u0 = p->wt.d_utime;
 	s0 = p->wt.d_stime;

@@ -46,6 +46,9 @@ struct task {
 	struct task *hnext;		       /* hash chain */
 	uint64_t utime, stime, minflt, majflt; /* last read: the baseline */
 	uint32_t seen_gen;
+	/* its identity asked for this many times: an answer to an older
+	 * ask (a read before an exec the scan saw since) is stale */
+	uint32_t ident_gen;
 	bool is_thread;
 	bool stale;   /* a read failed: the next read is a baseline */
 	bool cpu_set; /* cpu holds this instance's iterator split */
