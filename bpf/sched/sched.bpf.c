@@ -14,12 +14,10 @@
  * side (an RCU grace period, see doc/bpf.md), then drains that side alone:
  * nothing is read while it changes, nothing written after it was read.
  *
- * A wakeup stamps the task (task storage); its next switch-in is recorded
- * per CPU (sched_arrival: the clock, the task's CPU time), and the
- * switch-out that ends the slice measures the wait from the two and adds
- * it to the thread's entry with the slice's CPU time: one entry update
- * and one task-storage get per switch (the drain adds a thread's waits to
- * its process). A thread that
+ * A wakeup stamps the task (task storage); its next switch-in measures the
+ * wait and keeps it there, and the switch-out that ends the slice adds it
+ * to the thread's entry with the slice's CPU time: one hash update per
+ * switch (the drain adds a thread's waits to its process). A thread that
  * exits (sched_process_free: after its last switch) folds its time into
  * its uid's and its process's "exited" figures and leaves the map; a
  * process whose last task is freed is marked exited and stays for the
@@ -91,29 +89,6 @@ struct {
 	__type(key, int);
 	__type(value, struct sched_task);
 } sched_task SEC(".maps");
-
-/*
- * Per CPU, never pinned nor read by userspace: the task that switched in
- * last on this CPU, with the clock and its CPU time at that switch. A
- * running task cannot leave its CPU before it switches out, so at a
- * switch-out this is the start of prev's slice when tid is prev's: the
- * wait that slice began with and, for a task first seen there, its
- * baseline are taken then from prev's own storage, and a switch-in never
- * touches next's (one task-storage get per switch instead of two).
- */
-struct sched_arrival {
-	__u32 tid; /* 0: the idle task, or none since the load */
-	__u32 pad;
-	__u64 ns;     /* bpf_ktime_get_ns() at its switch-in (rq_enabled) */
-	__u64 sum_ns; /* its se.sum_exec_runtime then */
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct sched_arrival);
-} sched_arrival SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -361,8 +336,9 @@ rq_to_proc(__u32 side, struct task_struct *t, __u64 delay, __u64 slot)
 /*
  * What t did since its last switch-out, to its thread entry in one
  * update: its CPU time (delta, may be 0) and the wait its slice began
- * with, if one is pending in st. Only t itself writes its entry, at its
- * switch-out, and it runs on one CPU at a time: no other CPU races.
+ * with, if one is pending in st. Only t itself writes its entry — at its
+ * switch-out, or at a switch-in whose switch-out was never seen
+ * (flush_rq) — and it runs on one CPU at a time: no other CPU races.
  */
 static __always_inline void
 account_side(void *m, void *sm, __u32 side, __u64 gen, struct task_struct *t,
@@ -513,10 +489,7 @@ BPF_PROG(vitals_switch, bool preempt, struct task_struct *prev,
     struct task_struct *next)
 {
 	__u64 gen = current_gen();
-	__u32 zero = 0;
-	struct sched_arrival *in = bpf_map_lookup_elem(&sched_arrival, &zero);
 	struct sched_task *st;
-	__u32 tid;
 	__u64 now = 0;
 
 	if (test_reject) {
@@ -525,27 +498,16 @@ BPF_PROG(vitals_switch, bool preempt, struct task_struct *prev,
 
 		return (int)*bad;
 	}
-	if (!in)
-		return 0; /* never: a one-entry array */
 	/* The idle task (pid 0) is never accounted: it is not on-CPU work. */
-	if ((tid = prev->pid) != 0) {
+	if (prev->pid != 0) {
 		/* up to date: put_prev_task() ran update_curr() before this */
 		__u64 sum = prev->se.sum_exec_runtime;
-		/* its slice began with the switch-in this CPU recorded last
-		 * (not so only for a slice begun before the load) */
-		bool seen = in->tid == tid;
 
 		st = bpf_task_storage_get(&sched_task, prev, 0,
 		    BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (!st) {
 			tot_add(TOT_NO_STORAGE, 1);
 		} else {
-			if (!st->valid && seen) {
-				/* first seen at its switch-in: its time
-				 * before that is before ours */
-				st->sum_ns = in->sum_ns;
-				st->valid = 1;
-			}
 			if (!st->valid) {
 				/* running since before we were attached */
 				tot_add_switch(TOT_NO_SLICE, 1);
@@ -553,21 +515,6 @@ BPF_PROG(vitals_switch, bool preempt, struct task_struct *prev,
 				__u64 d = sum > st->sum_ns ? sum - st->sum_ns :
 							     0;
 
-				/*
-				 * The wait its slice began with: its stamp
-				 * from before the switch-in (one a wakeup
-				 * left while it ran is later, and no wait).
-				 * A wait still pending (its switch-out was
-				 * not seen) goes to the entry with it.
-				 */
-				if (rq_enabled && seen && st->wake_ns != 0 &&
-				    in->ns > st->wake_ns) {
-					if (st->rq_slot)
-						account(gen, prev, 0, st);
-					st->rq_ns = in->ns - st->wake_ns;
-					st->rq_slot =
-					    log2_u64(st->rq_ns / 1000) + 1;
-				}
 				if (d || st->rq_slot)
 					account(gen, prev, d, st);
 				tot_add_switch(TOT_SWITCHES, 1);
@@ -588,13 +535,31 @@ BPF_PROG(vitals_switch, bool preempt, struct task_struct *prev,
 			}
 		}
 	}
-	/* next's slice begins: its switch-out reads this (same CPU) */
-	in->tid = next->pid;
-	if (in->tid != 0) {
-		if (rq_enabled && now == 0)
+	if (next->pid == 0)
+		return 0;
+	st = bpf_task_storage_get(&sched_task, next, 0,
+	    BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st) {
+		tot_add(TOT_NO_STORAGE, 1);
+		return 0;
+	}
+	/* first seen: its time so far is before our time */
+	if (!st->valid) {
+		st->sum_ns = next->se.sum_exec_runtime;
+		st->valid = 1;
+	}
+	if (st->wake_ns != 0) {
+		if (now == 0)
 			now = bpf_ktime_get_ns();
-		in->ns = now;
-		in->sum_ns = next->se.sum_exec_runtime;
+		if (rq_enabled && now > st->wake_ns) {
+			/* a wait whose slice's switch-out was never seen
+			 * goes to its entry first */
+			if (st->rq_slot)
+				account(gen, next, 0, st);
+			st->rq_ns = now - st->wake_ns;
+			st->rq_slot = log2_u64(st->rq_ns / 1000) + 1;
+		}
+		st->wake_ns = 0;
 	}
 	return 0;
 }
