@@ -9,10 +9,15 @@
 # also has the floor over the very same switches. Each round runs every
 # binary in turn (the order rotates from round to round), alone, for the
 # same seconds after a warm-up: one line per binary and round with
-# vitals_switch and vitals_wakeup ns/run, the floor's, and runs/s.
+# vitals_switch and vitals_wakeup ns/run, the floor's, and runs/s. With
+# BENCH_TOGETHER=1 a round runs all of them at once instead, attached in
+# the round's order (pos: a program attached later runs after the others
+# on the same switch, on lines they warmed, so rotate through every order):
+# the same switches for every binary, which the machine's ±30 % from
+# minute to minute does not allow one after another.
 #
-#   bench/sched_pair.sh [--rounds N] [--seconds N] [--procs N]
-#       [--threads N] [--busy PCT] [--burn-us N] BIN...
+#   [BENCH_TOGETHER=1] bench/sched_pair.sh [--rounds N] [--seconds N]
+#       [--procs N] [--threads N] [--busy PCT] [--burn-us N] BIN...
 #
 # Needs root, bpftool, python3 and a BPF build (build/bench/bpf_floor,
 # build/bpf/sched_floor.bpf.o). Hold the bench lock:
@@ -70,9 +75,9 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/sched_pair.XXXXXX")
 dpid='' floor_pid='' pins=''
 cleanup() {
 	set +e
-	[[ -n $dpid ]] && stop_pid "$dpid"
+	for p in $dpid; do stop_pid "$p"; done
 	[[ -n $floor_pid ]] && stop_pid "$floor_pid"
-	[[ -n $pins && -e $pins ]] && rm -rf "$pins"
+	[[ -n $pins ]] && rm -rf "$pins"*
 	population_stop
 	((keep)) || rm -rf "$tmp"
 }
@@ -102,54 +107,81 @@ stats() {
 p=json.load(sys.stdin); print(p.get("run_cnt", 0), p.get("run_time_ns", 0))'
 }
 
-echo "population: $procs x $threads, $busy % busy; $secs s per run," \
-    "$rounds rounds; $(nproc) CPUs"
-printf '%-5s %-28s %8s %8s %8s %8s %9s %9s %6s\n' round binary \
-    switch floor wakeup floor sw/s wk/s load
-n=${#bins[@]}
-for ((r = 0; r < rounds; r++)); do
-	for ((k = 0; k < n; k++)); do
-		b=${bins[$(((k + r) % n))]}
-		pins=/sys/fs/bpf/sched_pair_$$
-		printf 'bpf_stats = on\nftrace_instance = sched_pair_%s\n' $$ \
-		    >"$tmp/conf"
-		rm -rf "$tmp/state"
-		"$b" --foreground -c "$tmp/conf" --state-dir "$tmp/state" \
-		    --socket "$tmp/s" --bpffs "$pins" </dev/null \
-		    >"$tmp/d.log" 2>&1 {ctlfd}>&- &
-		dpid=$!
+# run_group BIN...: the binaries at once, attached in this order (each
+# daemon's programs are pinned before the next starts), measured over the
+# same seconds; one line each
+run_group() {
+	local i b p q c t dc dt load
+	local -a gb=("$@") dp=()
+	for ((i = 0; i < ${#gb[@]}; i++)); do
+		b=${gb[$i]}
+		printf 'bpf_stats = on\nftrace_instance = vitals_sched_pair_%s_%s\n' \
+		    $$ "$i" >"$tmp/conf$i"
+		rm -rf "$tmp/state$i"
+		"$b" --foreground -c "$tmp/conf$i" --state-dir "$tmp/state$i" \
+		    --socket "$tmp/s$i" --bpffs "$pins$i" </dev/null \
+		    >"$tmp/d$i.log" 2>&1 {ctlfd}>&- &
+		dp[i]=$!
+		dpid="${dp[*]}"
 		for _ in $(seq 100); do
-			[[ -e $pins/prog_vitals_tp_btf_sched_switch ]] && break
-			alive "$dpid" || die "$b exited: $(tail -3 "$tmp/d.log")"
+			[[ -e $pins$i/prog_vitals_tp_btf_sched_switch ]] && break
+			alive "${dp[$i]}" || die "$b exited: $(tail -3 "$tmp/d$i.log")"
 			sleep 0.1
 		done
-		sleep "$warmup"
-		load=$(cut -d' ' -f1 /proc/loadavg)
-		declare -A c0 t0
-		for p in sched_switch sched_wakeup; do
-			read -r "c0[$p]" "t0[$p]" < <(stats "pinned $pins/prog_vitals_tp_btf_$p")
-			read -r "c0[f$p]" "t0[f$p]" < <(stats "id ${fid[$p]}")
-		done
-		sleep "$secs"
-		declare -A ns rate
-		for p in sched_switch sched_wakeup; do
-			for q in "$p" "f$p"; do
-				if [[ $q == f* ]]; then
-					read -r c t < <(stats "id ${fid[$p]}")
-				else
-					read -r c t < <(stats "pinned $pins/prog_vitals_tp_btf_$p")
-				fi
-				dc=$((c - c0[$q])) dt=$((t - t0[$q]))
-				ns[$q]=$(awk -v a="$dt" -v b="$dc" 'BEGIN { printf "%.1f", b ? a / b : 0 }')
-				rate[$q]=$(awk -v a="$dc" -v s="$secs" 'BEGIN { printf "%.0f", a / s }')
-			done
-		done
-		stop_pid "$dpid"
-		dpid=
-		rm -rf "$pins"
-		printf '%-5s %-28s %8s %8s %8s %8s %9s %9s %6s\n' $((r + 1)) \
-		    "${b: -28}" "${ns[sched_switch]}" "${ns[fsched_switch]}" \
-		    "${ns[sched_wakeup]}" "${ns[fsched_wakeup]}" \
-		    "${rate[sched_switch]}" "${rate[sched_wakeup]}" "$load"
 	done
+	sleep "$warmup"
+	load=$(cut -d' ' -f1 /proc/loadavg)
+	declare -A c0 t0 ns rate
+	snap() {
+		for p in sched_switch sched_wakeup; do
+			for ((i = 0; i < ${#gb[@]}; i++)); do
+				read -r c t < <(stats "pinned $pins$i/prog_vitals_tp_btf_$p")
+				c1["$i$p"]=$c t1["$i$p"]=$t
+			done
+			read -r c t < <(stats "id ${fid[$p]}")
+			c1["f$p"]=$c t1["f$p"]=$t
+		done
+	}
+	declare -A c1 t1
+	snap
+	for q in "${!c1[@]}"; do c0[$q]=${c1[$q]} t0[$q]=${t1[$q]}; done
+	sleep "$secs"
+	snap
+	for q in "${!c1[@]}"; do
+		dc=$((c1[$q] - c0[$q])) dt=$((t1[$q] - t0[$q]))
+		ns[$q]=$(awk -v a="$dt" -v b="$dc" 'BEGIN { printf "%.1f", b ? a / b : 0 }')
+		rate[$q]=$(awk -v a="$dc" -v s="$secs" 'BEGIN { printf "%.0f", a / s }')
+	done
+	for ((i = 0; i < ${#gb[@]}; i++)); do
+		stop_pid "${dp[$i]}"
+		rm -rf "$pins$i"
+	done
+	dpid=
+	for ((i = 0; i < ${#gb[@]}; i++)); do
+		printf '%-5s %-3s %-24s %8s %8s %8s %8s %9s %9s %6s\n' \
+		    $((r + 1)) $((i + 1)) "$(basename "${gb[$i]}")" \
+		    "${ns[${i}sched_switch]}" "${ns[fsched_switch]}" \
+		    "${ns[${i}sched_wakeup]}" "${ns[fsched_wakeup]}" \
+		    "${rate[${i}sched_switch]}" "${rate[${i}sched_wakeup]}" "$load"
+	done
+}
+
+echo "population: $procs x $threads, $busy % busy; $secs s per run," \
+    "$rounds rounds; $(nproc) CPUs; ${BENCH_TOGETHER:+together}"
+printf '%-5s %-3s %-24s %8s %8s %8s %8s %9s %9s %6s\n' round pos binary \
+    switch floor wakeup floor sw/s wk/s load
+pins=/sys/fs/bpf/vitals_sched_pair_$$_
+n=${#bins[@]}
+for ((r = 0; r < rounds; r++)); do
+	order=()
+	for ((k = 0; k < n; k++)); do
+		order+=("${bins[$(((k + r) % n))]}")
+	done
+	if [[ -n ${BENCH_TOGETHER:-} ]]; then
+		run_group "${order[@]}"
+	else
+		for b in "${order[@]}"; do
+			run_group "$b"
+		done
+	fi
 done
