@@ -675,6 +675,51 @@ fifo_open_writer(const char *root, int pid)
 	return fd;
 }
 
+/* A scan of root (a fixture procfs, pid 100 in it: its cmdline a FIFO)
+ * with an identity worker whose queue holds qmax (0: the default), and
+ * its window, after a first scan: pid 100's read holds the worker. */
+struct ifx {
+	char *root;
+	int procfd;
+	struct event_base *base;
+	struct procscan *ps;
+	struct window *w;
+};
+
+static void
+ifx_open(struct ifx *x, const char *name, unsigned qmax)
+{
+	ck_assert_ptr_nonnull(x->root = tu_mkdtemp(name));
+	ifx_proc(x->root, 100, 1000, "c100", NULL, 0);
+	x->procfd = open(x->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(x->procfd, 0);
+	ck_assert_int_eq(procscan_new(x->procfd, 100, THREADS_NONE, &x->ps), 0);
+	ck_assert_ptr_nonnull(x->base = event_base_new());
+	ck_assert_int_eq(procscan_ident_async(x->ps, x->base, qmax), 0);
+	ck_assert_ptr_nonnull(x->w = window_new(1, 1));
+	x->w->hz = 100;
+	iscan(x->ps, x->w);
+}
+
+/* Every answer taken, the window's counters as the caller expects. */
+static void
+ifx_close(struct ifx *x, uint32_t queued, uint32_t stale, uint32_t full)
+{
+	ck_assert_int_eq(procscan_ident_settle(x->ps, true), 0);
+	ck_assert_int_eq(procscan_flush(x->ps, x->w), 0);
+	ck_assert_uint_eq(x->w->health.ident_queued, queued);
+	ck_assert_uint_eq(x->w->health.ident_done, queued);
+	ck_assert_uint_eq(x->w->health.ident_stale, stale);
+	ck_assert_uint_eq(x->w->health.ident_full, full);
+	ck_assert_uint_eq(x->w->health.ident_pending, 0);
+	window_free(x->w);
+	x->ps = procscan_free(x->ps);
+	event_base_free(x->base);
+	close(x->procfd);
+	tu_rmtree(x->root);
+	free(x->root);
+}
+
 /*
  * A pid reused between the request and its answer: the worker read the
  * first instance's stat (starttime 1000) and waits on its cmdline; the
@@ -687,54 +732,30 @@ fifo_open_writer(const char *root, int pid)
 START_TEST(test_ident_reused_pid)
 {
 	static const char old[] = "oldname\0";
-	char *root = tu_mkdtemp("ident_reuse");
-	struct event_base *base;
-	struct procscan *ps;
-	struct window *w;
+	struct ifx x;
 	uint64_t st;
-	int procfd, wfd;
+	int wfd;
 
-	ck_assert_ptr_nonnull(root);
-	ifx_proc(root, 100, 1000, "c100", NULL, 0);
-	procfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	ck_assert_int_ge(procfd, 0);
-	ck_assert_int_eq(procscan_new(procfd, 100, THREADS_NONE, &ps), 0);
-	ck_assert_ptr_nonnull(base = event_base_new());
-	ck_assert_int_eq(procscan_ident_async(ps, base, 0), 0);
-	ck_assert_ptr_nonnull(w = window_new(1, 1));
-	w->hz = 100;
-	iscan(ps, w);
-	ck_assert_str_eq(iname(ps, 100, &st), "c100");
+	ifx_open(&x, "ident_reuse", 0);
+	ck_assert_str_eq(iname(x.ps, 100, &st), "c100");
 	ck_assert_uint_eq(st, 1000);
 	/* the worker is in the FIFO's open: past the stat check */
-	wfd = fifo_open_writer(root, 100);
+	wfd = fifo_open_writer(x.root, 100);
 	/* the pid is another process's now, and the scan sees it */
-	ifx_proc(root, 100, 2000, "c100", "/bin/newname\0", 13);
-	iscan(ps, w);
-	ck_assert_str_eq(iname(ps, 100, &st), "c100");
+	ifx_proc(x.root, 100, 2000, "c100", "/bin/newname\0", 13);
+	iscan(x.ps, x.w);
+	ck_assert_str_eq(iname(x.ps, 100, &st), "c100");
 	ck_assert_uint_eq(st, 2000);
 	/* the first answer: of starttime 1000 */
 	ck_assert_int_eq((int)write(wfd, old, sizeof(old)), (int)sizeof(old));
 	close(wfd);
-	ck_assert_int_eq(procscan_ident_settle(ps, true), 1);
-	ck_assert_str_eq(iname(ps, 100, &st), "c100");
+	ck_assert_int_eq(procscan_ident_settle(x.ps, true), 1);
+	ck_assert_str_eq(iname(x.ps, 100, &st), "c100");
 	/* the second: the new instance's own */
-	ck_assert_int_eq(procscan_ident_settle(ps, true), 1);
-	ck_assert_str_eq(iname(ps, 100, &st), "newname");
+	ck_assert_int_eq(procscan_ident_settle(x.ps, true), 1);
+	ck_assert_str_eq(iname(x.ps, 100, &st), "newname");
 	ck_assert_uint_eq(st, 2000);
-	ck_assert_int_eq(procscan_ident_settle(ps, true), 0);
-	ck_assert_int_eq(procscan_flush(ps, w), 0);
-	ck_assert_uint_eq(w->health.ident_queued, 2);
-	ck_assert_uint_eq(w->health.ident_done, 2);
-	ck_assert_uint_eq(w->health.ident_stale, 1);
-	ck_assert_uint_eq(w->health.ident_full, 0);
-	ck_assert_uint_eq(w->health.ident_pending, 0);
-	window_free(w);
-	ps = procscan_free(ps);
-	event_base_free(base);
-	close(procfd);
-	tu_rmtree(root);
-	free(root);
+	ifx_close(&x, 2, 1, 0);
 }
 END_TEST
 
@@ -751,49 +772,26 @@ END_TEST
 START_TEST(test_ident_exec_between)
 {
 	static const char old[] = "bashname\0";
-	char *root = tu_mkdtemp("ident_exec");
-	struct event_base *base;
-	struct procscan *ps;
-	struct window *w;
+	struct ifx x;
 	uint64_t st;
-	int procfd, wfd;
+	int wfd;
 
-	ck_assert_ptr_nonnull(root);
-	ifx_proc(root, 100, 1000, "c100", NULL, 0);
-	procfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	ck_assert_int_ge(procfd, 0);
-	ck_assert_int_eq(procscan_new(procfd, 100, THREADS_NONE, &ps), 0);
-	ck_assert_ptr_nonnull(base = event_base_new());
-	ck_assert_int_eq(procscan_ident_async(ps, base, 0), 0);
-	ck_assert_ptr_nonnull(w = window_new(1, 1));
-	w->hz = 100;
-	iscan(ps, w);
-	ck_assert_str_eq(iname(ps, 100, &st), "c100");
+	ifx_open(&x, "ident_exec", 0);
+	ck_assert_str_eq(iname(x.ps, 100, &st), "c100");
 	/* the worker is in the FIFO's open: past the stat check */
-	wfd = fifo_open_writer(root, 100);
+	wfd = fifo_open_writer(x.root, 100);
 	/* the exec: same starttime, another comm and cmdline */
-	ifx_proc(root, 100, 1000, "lsx", "/bin/lsname\0", 12);
-	iscan(ps, w);
-	ck_assert_str_eq(iname(ps, 100, &st), "lsx");
+	ifx_proc(x.root, 100, 1000, "lsx", "/bin/lsname\0", 12);
+	iscan(x.ps, x.w);
+	ck_assert_str_eq(iname(x.ps, 100, &st), "lsx");
 	ck_assert_uint_eq(st, 1000);
 	ck_assert_int_eq((int)write(wfd, old, sizeof(old)), (int)sizeof(old));
 	close(wfd);
-	ck_assert_int_eq(procscan_ident_settle(ps, true), 1);
-	ck_assert_str_eq(iname(ps, 100, &st), "lsx");
-	ck_assert_int_eq(procscan_ident_settle(ps, true), 1);
-	ck_assert_str_eq(iname(ps, 100, &st), "lsname");
-	ck_assert_int_eq(procscan_ident_settle(ps, true), 0);
-	ck_assert_int_eq(procscan_flush(ps, w), 0);
-	ck_assert_uint_eq(w->health.ident_queued, 2);
-	ck_assert_uint_eq(w->health.ident_done, 2);
-	ck_assert_uint_eq(w->health.ident_stale, 1);
-	ck_assert_uint_eq(w->health.ident_pending, 0);
-	window_free(w);
-	ps = procscan_free(ps);
-	event_base_free(base);
-	close(procfd);
-	tu_rmtree(root);
-	free(root);
+	ck_assert_int_eq(procscan_ident_settle(x.ps, true), 1);
+	ck_assert_str_eq(iname(x.ps, 100, &st), "lsx");
+	ck_assert_int_eq(procscan_ident_settle(x.ps, true), 1);
+	ck_assert_str_eq(iname(x.ps, 100, &st), "lsname");
+	ifx_close(&x, 2, 1, 0);
 }
 END_TEST
 
@@ -807,57 +805,33 @@ END_TEST
 START_TEST(test_ident_queue_full)
 {
 	static const char n100[] = "name100\0";
-	char *root = tu_mkdtemp("ident_full");
-	struct event_base *base;
-	struct procscan *ps;
-	struct window *w;
-	int procfd, wfd, named;
+	struct ifx x;
+	int wfd, named;
 
-	ck_assert_ptr_nonnull(root);
-	ifx_proc(root, 100, 1000, "c100", NULL, 0);
-	procfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	ck_assert_int_ge(procfd, 0);
-	ck_assert_int_eq(procscan_new(procfd, 100, THREADS_NONE, &ps), 0);
-	ck_assert_ptr_nonnull(base = event_base_new());
-	ck_assert_int_eq(procscan_ident_async(ps, base, 1), 0);
-	ck_assert_ptr_nonnull(w = window_new(1, 1));
-	w->hz = 100;
-	iscan(ps, w);
-	ifx_proc(root, 101, 1010, "c101", "name101\0", 8);
-	ifx_proc(root, 102, 1020, "c102", "name102\0", 8);
-	iscan(ps, w);
-	ck_assert_str_eq(iname(ps, 101, NULL), "c101");
-	ck_assert_str_eq(iname(ps, 102, NULL), "c102");
+	ifx_open(&x, "ident_full", 1);
+	ifx_proc(x.root, 101, 1010, "c101", "name101\0", 8);
+	ifx_proc(x.root, 102, 1020, "c102", "name102\0", 8);
+	iscan(x.ps, x.w);
+	ck_assert_str_eq(iname(x.ps, 101, NULL), "c101");
+	ck_assert_str_eq(iname(x.ps, 102, NULL), "c102");
 	/* the FIFO answers; then the queued one's batch */
-	wfd = fifo_open_writer(root, 100);
+	wfd = fifo_open_writer(x.root, 100);
 	ck_assert_int_eq((int)write(wfd, n100, sizeof(n100)),
 	    (int)sizeof(n100));
 	close(wfd);
-	ck_assert_int_eq(procscan_ident_settle(ps, true), 1);
-	ck_assert_str_eq(iname(ps, 100, NULL), "name100");
-	ck_assert_int_eq(procscan_ident_settle(ps, true), 1);
-	ck_assert_int_eq(procscan_ident_settle(ps, true), 0);
-	named = (strcmp(iname(ps, 101, NULL), "name101") == 0) +
-	    (strcmp(iname(ps, 102, NULL), "name102") == 0);
+	ck_assert_int_eq(procscan_ident_settle(x.ps, true), 1);
+	ck_assert_str_eq(iname(x.ps, 100, NULL), "name100");
+	ck_assert_int_eq(procscan_ident_settle(x.ps, true), 1);
+	ck_assert_int_eq(procscan_ident_settle(x.ps, true), 0);
+	named = (strcmp(iname(x.ps, 101, NULL), "name101") == 0) +
+	    (strcmp(iname(x.ps, 102, NULL), "name102") == 0);
 	ck_assert_int_eq(named, 1);
 	/* the refused one: its comm */
-	ck_assert(strcmp(iname(ps, 101, NULL), "c101") == 0 ||
-	    strcmp(iname(ps, 102, NULL), "c102") == 0);
+	ck_assert(strcmp(iname(x.ps, 101, NULL), "c101") == 0 ||
+	    strcmp(iname(x.ps, 102, NULL), "c102") == 0);
 	/* a later scan asks nothing again (same comm) */
-	iscan(ps, w);
-	ck_assert_int_eq(procscan_ident_settle(ps, true), 0);
-	ck_assert_int_eq(procscan_flush(ps, w), 0);
-	ck_assert_uint_eq(w->health.ident_queued, 2);
-	ck_assert_uint_eq(w->health.ident_done, 2);
-	ck_assert_uint_eq(w->health.ident_full, 1);
-	ck_assert_uint_eq(w->health.ident_stale, 0);
-	ck_assert_uint_eq(w->health.ident_pending, 0);
-	window_free(w);
-	ps = procscan_free(ps);
-	event_base_free(base);
-	close(procfd);
-	tu_rmtree(root);
-	free(root);
+	iscan(x.ps, x.w);
+	ifx_close(&x, 2, 0, 1);
 }
 END_TEST
 
