@@ -796,6 +796,34 @@ START_TEST(test_ident_exec_between)
 END_TEST
 
 /*
+ * A stop while a read never comes back (pid 100's FIFO, no writer ever):
+ * the scan's free waits a second for it (IDENT_STOP_MS) and leaves the
+ * thread to it, instead of joining it for ever (a daemon's stop hung).
+ */
+START_TEST(test_ident_stop_blocked)
+{
+	struct ifx x;
+	int64_t t0, ms;
+
+	ifx_open(&x, "ident_stop", 0);
+	ck_assert_uint_eq(procscan_ident_settle(x.ps, false), 0);
+	tu_sleep_ms(50); /* the worker is in the FIFO's open */
+	t0 = clock_ns(CLOCK_MONOTONIC);
+	x.ps = procscan_free(x.ps);
+	ms = (clock_ns(CLOCK_MONOTONIC) - t0) / 1000000;
+	fprintf(stderr, "identity stop with a read blocked: %lld ms\n",
+	    (long long)ms);
+	ck_assert_int_ge(ms, 900);
+	ck_assert_int_lt(ms, 10000);
+	window_free(x.w);
+	event_base_free(x.base);
+	close(x.procfd); /* the blocked read is through its own dirfd */
+	tu_rmtree(x.root);
+	free(x.root);
+}
+END_TEST
+
+/*
  * A queue of one: pid 100's read holds the worker (its FIFO), pids 101
  * and 102 come next; one of them waits in the queue, the other is
  * refused: counted, its comm stands (and stays: a request is made again
@@ -1016,6 +1044,7 @@ main(void)
 	tcase_add_loop_test(tc, test_ident_off_loop, 0, 2);
 	tcase_add_test(tc, test_ident_reused_pid);
 	tcase_add_test(tc, test_ident_exec_between);
+	tcase_add_test(tc, test_ident_stop_blocked);
 	tcase_add_test(tc, test_ident_queue_full);
 	suite_add_tcase(s, tc);
 	if (geteuid() == 0) {

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/worker.h"
@@ -84,7 +85,16 @@ worker_new(struct worker **ret)
 		return r;
 	}
 	pthread_mutex_init(&w->mu, NULL);
-	pthread_cond_init(&w->cv, NULL);
+	{
+		pthread_condattr_t ca;
+
+		/* worker_free_within's deadline: a wall clock step does
+		 * not move it */
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&w->cv, &ca);
+		pthread_condattr_destroy(&ca);
+	}
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	r = -pthread_create(&w->th, NULL, worker_main, w);
@@ -116,6 +126,38 @@ worker_free(struct worker *w)
 	close(w->efd);
 	free(w);
 	return NULL;
+}
+
+bool
+worker_free_within(struct worker *w, unsigned timeout_ms)
+{
+	struct timespec dl;
+	bool running;
+
+	if (w == NULL)
+		return true;
+	clock_gettime(CLOCK_MONOTONIC, &dl);
+	dl.tv_sec += timeout_ms / 1000;
+	dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (dl.tv_nsec >= 1000000000L) {
+		dl.tv_sec++;
+		dl.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&w->mu);
+	w->quit = true;
+	pthread_cond_broadcast(&w->cv);
+	/* running: started (busy), begun (job taken), not finished */
+	while ((running = w->busy && !w->job && !w->finished) &&
+	    pthread_cond_timedwait(&w->cv, &w->mu, &dl) == 0)
+		;
+	running = w->busy && !w->job && !w->finished;
+	pthread_mutex_unlock(&w->mu);
+	if (running) {
+		pthread_detach(w->th);
+		return false;
+	}
+	(void)worker_free(w);
+	return true;
 }
 
 int

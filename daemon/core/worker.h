@@ -20,6 +20,11 @@ typedef int (*worker_fn)(void *arg);
 int worker_new(struct worker **ret);
 /* Waits for a running job (its result dropped, arg stays the caller's). */
 struct worker *worker_free(struct worker *w);
+/* The same, waiting timeout_ms at most for a running job: true, freed;
+ * false, the job still ran then and the thread is left to it, detached
+ * (the worker and whatever the job touches stay allocated for good: a
+ * read that never returns, at shutdown). */
+bool worker_free_within(struct worker *w, unsigned timeout_ms);
 /* Readable when a job has finished (EV_READ | EV_PERSIST on the loop). */
 int worker_fd(const struct worker *w);
 /* A job started and its result not yet taken. */

@@ -42,6 +42,9 @@
 #include "proc/proc.h"
 #include "proc_scan_int.h"
 
+/* How long a stop waits for a read under way (ident_async_free). */
+#define IDENT_STOP_MS 1000
+
 struct ident_req {
 	int32_t pid;
 	bool want_uid; /* status read for the uid */
@@ -243,7 +246,17 @@ ident_async_free(struct procscan *ps)
 	atomic_store(&ia->quit, true);
 	if (ia->ev)
 		event_free(ia->ev);
-	ia->wk = worker_free(ia->wk);
+	ia->ev = NULL;
+	if (!worker_free_within(ia->wk, IDENT_STOP_MS)) {
+		/* one read never came back (a FIFO, a stuck mount): the
+		 * thread keeps the batch and the buffer, for good */
+		log_warnx("identities: a read still blocked after %u ms at "
+			  "stop: left to the thread",
+		    IDENT_STOP_MS);
+		ps->ia = NULL;
+		return;
+	}
+	ia->wk = NULL;
 	vbuf_release(&ia->buf);
 	free(ia->q);
 	free(ia->job);
