@@ -141,17 +141,34 @@ bpf(const void *p, size_t n)
 	store_enc_release(&e);
 }
 
-/* the capacity-weighted CPU part (store_wcpu.c), framed as part 12 */
+/* BPF rows a version-2 wcpu payload may name (store_wcpu.c): two
+ * processes, three threads and the "other" rows */
+static const struct window_bpf_proc wcpu_procs[] = {
+	{ .tgid = -1, .oncpu_ns = 9 },
+	{ .tgid = 100, .starttime = 100, .oncpu_ns = 440000000 },
+	{ .tgid = 200, .starttime = 300, .oncpu_ns = 50000000 },
+};
+static const struct window_bpf_thread wcpu_threads[] = {
+	{ .tid = 100, .tgid = 100, .starttime = 100, .oncpu_ns = 300000000 },
+	{ .tid = -1, .tgid = -1, .oncpu_ns = 9 },
+	{ .tid = 101, .tgid = 100, .starttime = 200, .oncpu_ns = 100000000 },
+	{ .tid = 200, .tgid = 200, .starttime = 300, .oncpu_ns = 50000000 },
+};
+static const struct store_wcpu_ref wcpu_ref = { wcpu_procs, 3, wcpu_threads,
+	4 };
+
+/* the capacity-weighted CPU part (store_wcpu.c), framed as part 12: what
+ * decodes (with the rows above at hand) encodes again to the same part */
 static void
-wcpu(const void *p, size_t n)
+wcpu(unsigned version, const void *p, size_t n)
 {
 	struct window_wcpu *a = NULL, *b = NULL;
 	struct store_enc e = { 0 };
 
-	if (store_wcpu_decode(p, n, &a) < 0)
+	if (store_wcpu_decode(p, n, version, &wcpu_ref, &a) < 0)
 		return;
-	store_wcpu_encode(&e, a);
-	if (e.err || store_wcpu_decode(e.b.p, e.b.len, &b) < 0)
+	store_wcpu_encode(&e, a, &wcpu_ref);
+	if (e.err || store_wcpu_decode(e.b.p, e.b.len, 2, &wcpu_ref, &b) < 0)
 		abort();
 	if (b->nprocs != a->nprocs || b->nthreads != a->nthreads ||
 	    b->wbusy != a->wbusy || b->wtd_ns != a->wtd_ns ||
@@ -265,7 +282,7 @@ frame(const uint8_t *p, size_t n)
 		bpf(f.payload, f.len);
 		break;
 	case 12: /* WCPU_PART */
-		wcpu(f.payload, f.len);
+		wcpu(f.version, f.payload, f.len);
 		break;
 	case 20: /* DMABUF_PART */
 		dmabuf(f.payload, f.len);

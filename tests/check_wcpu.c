@@ -198,9 +198,9 @@ START_TEST(test_codec)
 	w->nofreq_ticks = 58;
 	w->windows = 1;
 	w->threads_cut = 5;
-	store_wcpu_encode(&e, w);
+	store_wcpu_encode(&e, w, NULL);
 	ck_assert_int_eq(e.err, 0);
-	ck_assert_int_eq(store_wcpu_decode(e.b.p, e.b.len, &r), 0);
+	ck_assert_int_eq(store_wcpu_decode(e.b.p, e.b.len, 2, NULL, &r), 0);
 	ck_assert_uint_eq(r->busy_ticks, 267);
 	ck_assert_uint_eq(r->wbusy, 166485040);
 	ck_assert_uint_eq(r->nofreq_ticks, 58);
@@ -213,16 +213,186 @@ START_TEST(test_codec)
 	    w->nthreads * sizeof(*w->threads));
 	window_wcpu_free(r);
 	/* cut short, or a byte more: refused */
-	ck_assert_int_eq(store_wcpu_decode(e.b.p, e.b.len - 1, &r), -EBADMSG);
+	ck_assert_int_eq(store_wcpu_decode(e.b.p, e.b.len - 1, 2, NULL, &r),
+	    -EBADMSG);
+	/* a version this build does not know */
+	ck_assert_int_eq(store_wcpu_decode(e.b.p, e.b.len, 3, NULL, &r),
+	    -EBADMSG);
 	store_enc_u(&e, 1);
-	ck_assert_int_eq(store_wcpu_decode(e.b.p, e.b.len, &r), -EBADMSG);
+	ck_assert_int_eq(store_wcpu_decode(e.b.p, e.b.len, 2, NULL, &r),
+	    -EBADMSG);
 	store_enc_release(&e);
-	/* rows out of order (wcpu_find bisects): refused */
+
+	/* version 1 (older stores) still reads, row for row */
+	memset(&e, 0, sizeof(e));
+	store_wcpu_encode_v1(&e, w);
+	ck_assert_int_eq(store_wcpu_decode(e.b.p, e.b.len, 1, NULL, &r), 0);
+	ck_assert_uint_eq(r->nthreads, w->nthreads);
+	ck_assert_mem_eq(r->threads, w->threads,
+	    w->nthreads * sizeof(*w->threads));
+	ck_assert_mem_eq(r->procs, w->procs, w->nprocs * sizeof(*w->procs));
+	window_wcpu_free(r);
+	ck_assert_int_eq(store_wcpu_decode(e.b.p, e.b.len - 1, 1, NULL, &r),
+	    -EBADMSG);
+	store_enc_release(&e);
+
+	/* rows out of order (wcpu_find bisects): refused, either version */
 	memset(&e, 0, sizeof(e));
 	w->procs[0].id = 500;
-	store_wcpu_encode(&e, w);
-	ck_assert_int_eq(store_wcpu_decode(e.b.p, e.b.len, &r), -EBADMSG);
+	store_wcpu_encode(&e, w, NULL);
+	ck_assert_int_eq(store_wcpu_decode(e.b.p, e.b.len, 2, NULL, &r),
+	    -EBADMSG);
 	store_enc_release(&e);
+	memset(&e, 0, sizeof(e));
+	store_wcpu_encode_v1(&e, w);
+	ck_assert_int_eq(store_wcpu_decode(e.b.p, e.b.len, 1, NULL, &r),
+	    -EBADMSG);
+	store_enc_release(&e);
+	window_wcpu_free(w);
+}
+END_TEST
+
+/*
+ * BPF rows as the sched part would hold them for mkbatch's drain: the
+ * processes 100 (its threads and its exited one: 440 ms) and 200, the
+ * threads 100, 101 and 200, in an order of their own (the codec sorts);
+ * and the "other" rows a blob carries, which no wcpu row names.
+ */
+static void
+mkref(struct window_bpf_proc *p, struct window_bpf_thread *t)
+{
+	memset(p, 0, 3 * sizeof(*p));
+	memset(t, 0, 4 * sizeof(*t));
+	p[0] = (struct window_bpf_proc){ .tgid = 200,
+		.starttime = 300,
+		.oncpu_ns = 50 * MS };
+	p[1] = (struct window_bpf_proc){ .tgid = 100,
+		.starttime = 100,
+		.oncpu_ns = 440 * MS };
+	p[2] = (struct window_bpf_proc){ .tgid = -1, .oncpu_ns = 7 };
+	t[0] = (struct window_bpf_thread){ .tid = 101,
+		.tgid = 100,
+		.starttime = 200,
+		.oncpu_ns = 100 * MS };
+	t[1] =
+	    (struct window_bpf_thread){ .tid = -1, .tgid = -1, .oncpu_ns = 7 };
+	t[2] = (struct window_bpf_thread){ .tid = 200,
+		.tgid = 200,
+		.starttime = 300,
+		.oncpu_ns = 50 * MS };
+	t[3] = (struct window_bpf_thread){ .tid = 100,
+		.tgid = 100,
+		.starttime = 100,
+		.oncpu_ns = 300 * MS };
+}
+
+/* Version 2 names the BPF part's rows: the same figures in fewer bytes,
+ * and only with the same rows at hand. */
+START_TEST(test_codec_ref)
+{
+	struct bpf_sched_batch b;
+	struct vbpf_tid t[3];
+	struct vbpf_proc p[2];
+	struct window_bpf_proc bp[3];
+	struct window_bpf_thread bt[4];
+	struct store_wcpu_ref ref = { bp, 3, bt, 4 }, less;
+	struct window_wcpu *w = window_wcpu_new(), *r = NULL;
+	struct store_enc own = { 0 }, e = { 0 }, v1 = { 0 };
+
+	mkbatch(&b, t, p);
+	mkref(bp, bt);
+	ck_assert_int_eq(wcpu_bpf_add(w, &b, 100, 0, 0), 0);
+	ck_assert_uint_eq(w->nprocs, 2);
+	ck_assert_uint_eq(w->nthreads, 3);
+	store_wcpu_encode(&own, w, NULL);
+	store_wcpu_encode(&e, w, &ref);
+	store_wcpu_encode_v1(&v1, w);
+	ck_assert_int_eq(e.err, 0);
+	/* keys and on-CPU times left to the reference: 5 rows × ≥ 5 bytes;
+	 * and version 2's own rows no longer than version 1's */
+	ck_assert_uint_le(e.b.len + 25, own.b.len);
+	ck_assert_uint_le(own.b.len, v1.b.len);
+	ck_assert_int_eq(store_wcpu_decode(e.b.p, e.b.len, 2, &ref, &r), 0);
+	ck_assert_uint_eq(r->nprocs, w->nprocs);
+	ck_assert_uint_eq(r->nthreads, w->nthreads);
+	ck_assert_mem_eq(r->procs, w->procs, w->nprocs * sizeof(*w->procs));
+	ck_assert_mem_eq(r->threads, w->threads,
+	    w->nthreads * sizeof(*w->threads));
+	ck_assert_uint_eq(r->wtd_ns, w->wtd_ns);
+	window_wcpu_free(r);
+	store_enc_release(&e);
+	/* more BPF rows than wcpu ones (a process that only waited): the
+	 * wcpu rows are named among them, by the gaps between */
+	{
+		struct window_bpf_proc more[4];
+		struct store_wcpu_ref mref = { more, 4, bt, 4 };
+
+		memcpy(more, bp, sizeof(bp));
+		more[3] = (struct window_bpf_proc){ .tgid = 150,
+			.starttime = 7,
+			.rq_ns = 5,
+			.rq_count = 1 };
+		memset(&e, 0, sizeof(e));
+		store_wcpu_encode(&e, w, &mref);
+		ck_assert_uint_le(e.b.len + 25, own.b.len);
+		ck_assert_int_eq(store_wcpu_decode(e.b.p, e.b.len, 2, &mref,
+				     &r),
+		    0);
+		ck_assert_mem_eq(r->procs, w->procs,
+		    w->nprocs * sizeof(*w->procs));
+		window_wcpu_free(r);
+		/* read against the rows without it: process 200 is then
+		 * past the end */
+		ck_assert_int_eq(store_wcpu_decode(e.b.p, e.b.len, 2, &ref, &r),
+		    -EBADMSG);
+		store_enc_release(&e);
+	}
+	memset(&e, 0, sizeof(e));
+	store_wcpu_encode(&e, w, &ref);
+	/* without the rows, or with fewer of them: refused */
+	ck_assert_int_eq(store_wcpu_decode(e.b.p, e.b.len, 2, NULL, &r),
+	    -ENODATA);
+	ck_assert_ptr_null(r);
+	less = ref;
+	less.nthread = 3; /* thread 100 missing */
+	ck_assert_int_eq(store_wcpu_decode(e.b.p, e.b.len, 2, &less, &r),
+	    -EBADMSG);
+	/* two BPF rows of one key: no payload can name them */
+	bt[2].tid = 101;
+	bt[2].starttime = 200;
+	ck_assert_int_eq(store_wcpu_decode(e.b.p, e.b.len, 2, &ref, &r),
+	    -EBADMSG);
+	store_enc_release(&e);
+	/* threads that are not the BPF ones (one on-CPU time differs): the
+	 * threads kept in full, the processes still named */
+	mkref(bp, bt);
+	bt[0].oncpu_ns++;
+	memset(&e, 0, sizeof(e));
+	store_wcpu_encode(&e, w, &ref);
+	ck_assert_uint_gt(e.b.len, 40);
+	ck_assert_uint_lt(e.b.len, own.b.len);
+	ck_assert_int_eq(store_wcpu_decode(e.b.p, e.b.len, 2, NULL, &r),
+	    -ENODATA);
+	ck_assert_int_eq(store_wcpu_decode(e.b.p, e.b.len, 2, &ref, &r), 0);
+	ck_assert_mem_eq(r->threads, w->threads,
+	    w->nthreads * sizeof(*w->threads));
+	ck_assert_mem_eq(r->procs, w->procs, w->nprocs * sizeof(*w->procs));
+	window_wcpu_free(r);
+	store_enc_release(&e);
+	/* a process's start differs too: every row in full, as without a
+	 * reference, and they read back without one */
+	bp[0].starttime++;
+	memset(&e, 0, sizeof(e));
+	store_wcpu_encode(&e, w, &ref);
+	ck_assert_uint_eq(e.b.len, own.b.len);
+	ck_assert_int_eq(store_wcpu_decode(e.b.p, e.b.len, 2, NULL, &r), 0);
+	ck_assert_mem_eq(r->threads, w->threads,
+	    w->nthreads * sizeof(*w->threads));
+	ck_assert_mem_eq(r->procs, w->procs, w->nprocs * sizeof(*w->procs));
+	window_wcpu_free(r);
+	store_enc_release(&e);
+	store_enc_release(&own);
+	store_enc_release(&v1);
 	window_wcpu_free(w);
 }
 END_TEST
@@ -353,6 +523,120 @@ START_TEST(test_store_top)
 }
 END_TEST
 
+/*
+ * A window with BPF rows: its wcpu blob names them (version 2, no keys of
+ * its own), reads back exactly by a window's load and by the span read
+ * `top --weighted` makes, and a damaged BPF blob leaves the wcpu part
+ * unreadable, counted, the rest of the window read.
+ */
+START_TEST(test_store_ref)
+{
+	char db[PATH_MAX], *dir = tu_mkdtemp_db("wcpu", db, sizeof(db));
+	char sql[160], out[64];
+	struct store_enc own = { 0 };
+	struct window *w = mkwin(), **v = NULL;
+	struct window_bpf *b = window_sched_make(w, true);
+	const struct window_wcpu *wc = window_wcpu(w);
+	struct rpc_query q = { .op = RPC_Q_TOP,
+		.id = 1,
+		.from_wall_ns = T0,
+		.to_wall_ns = T0 + 20 * SEC,
+		.hz = 100,
+		.n = 10,
+		.weighted = true };
+	struct store_stats st0, st;
+	struct store *s = NULL;
+	Vitals__Response *res;
+	uint8_t *frame = NULL;
+	size_t n = 0, len = 0;
+
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_eq(window_bpf_reserve(b, 0, 2, 3), 0);
+	b->state = VBPF_ON_LOADED;
+	{
+		struct window_bpf_proc bp[3];
+		struct window_bpf_thread bt[4];
+
+		mkref(bp, bt);
+		b->proc[b->nprocs++] = bp[0];
+		b->proc[b->nprocs++] = bp[1];
+		b->thread[b->nthreads++] = bt[0];
+		b->thread[b->nthreads++] = bt[2];
+		b->thread[b->nthreads++] = bt[3];
+	}
+	ck_assert_int_eq(store_open(db, NULL, &s), 0);
+	ck_assert_int_eq(store_put(s, w), 0);
+	/* the frame: magic 0xb7, part 12, version 2; and the rows named,
+	 * not written (the same part without them, framed raw, is longer) */
+	ck_assert_int_eq(store_exec(s,
+			     "SELECT hex(substr(blob, 1, 3)) FROM window_wcpu",
+			     out, sizeof(out)),
+	    0);
+	ck_assert_str_eq(out, "B70C02");
+	ck_assert_int_eq(store_exec(s, "SELECT length(blob) FROM window_wcpu",
+			     out, sizeof(out)),
+	    0);
+	store_wcpu_encode(&own, wc, NULL);
+	ck_assert_int_lt(strtoll(out, NULL, 10), (long long)own.b.len);
+	store_enc_release(&own);
+
+	ck_assert_int_eq(store_windows(s, T0, T0 + 20 * SEC, 0, &v, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_ptr_nonnull(window_wcpu(v[0]));
+	ck_assert_uint_eq(window_wcpu(v[0])->nprocs, wc->nprocs);
+	ck_assert_uint_eq(window_wcpu(v[0])->nthreads, wc->nthreads);
+	ck_assert_mem_eq(window_wcpu(v[0])->procs, wc->procs,
+	    wc->nprocs * sizeof(*wc->procs));
+	ck_assert_mem_eq(window_wcpu(v[0])->threads, wc->threads,
+	    wc->nthreads * sizeof(*wc->threads));
+	window_free(v[0]);
+	free(v);
+
+	/* the span read decodes the BPF blob for the rows it names */
+	store_get_stats(s, &st0);
+	ck_assert_int_eq(query_wcpu_top(s, &q, 1 << 20, &frame, &len), 0);
+	ck_assert_ptr_nonnull(
+	    res = frame_unpack_response(frame + VITALS_FRAME_HDR,
+		len - VITALS_FRAME_HDR));
+	ck_assert_int_eq(res->top->tasks[0]->id, 100);
+	ck_assert_str_eq(res->top->tasks[0]->wtd_source, "bpf");
+	ck_assert_double_eq_tol(res->top->tasks[0]->wtd_ticks,
+	    44.0 * 205214843.0 / 440e6, 1e-9);
+	vitals__response__free_unpacked(res, NULL);
+	free(frame);
+	store_get_stats(s, &st);
+	ck_assert_uint_eq(st.blob_errors, st0.blob_errors);
+
+	/* the BPF blob damaged: the wcpu part cannot be read either */
+	snprintf(sql, sizeof(sql), "UPDATE l0_parts_%lld SET bpf = x'b70102'",
+	    (long long)(T0 / (3600 * SEC)));
+	ck_assert_int_eq(store_exec(s, sql, NULL, 0), 0);
+	ck_assert_int_eq(store_windows(s, T0, T0 + 20 * SEC, 0, &v, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_ptr_null(window_wcpu(v[0]));
+	ck_assert_uint_eq(v[0]->nprocs, 2);
+	window_free(v[0]);
+	free(v);
+	ck_assert_int_eq(query_wcpu_top(s, &q, 1 << 20, &frame, &len), 0);
+	ck_assert_ptr_nonnull(
+	    res = frame_unpack_response(frame + VITALS_FRAME_HDR,
+		len - VITALS_FRAME_HDR));
+	/* no part: no weighting for either task (50 ranks first by ticks) */
+	ck_assert_uint_eq(res->top->n_tasks, 2);
+	ck_assert_int_eq(res->top->tasks[1]->id, 100);
+	ck_assert_str_eq(res->top->tasks[1]->wtd_source,
+	    wcpu_src_name(WCPU_SRC_NONE));
+	vitals__response__free_unpacked(res, NULL);
+	free(frame);
+	store_get_stats(s, &st);
+	ck_assert_uint_ge(st.blob_errors, st0.blob_errors + 3);
+	store_close(s);
+	window_free(w);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -363,9 +647,11 @@ main(void)
 	tcase_add_test(tc, test_bpf_rows);
 	tcase_add_test(tc, test_merge_bound);
 	tcase_add_test(tc, test_codec);
+	tcase_add_test(tc, test_codec_ref);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("store");
 	tcase_add_test(tc, test_store_top);
+	tcase_add_test(tc, test_store_ref);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

@@ -160,6 +160,13 @@ START_TEST(test_burner_weighted_equals_plain)
 	}
 	ck_assert_msg(n >= 2, "only %u busy windows in proc", n);
 	jm_free(j);
+	/* every stored wcpu part read back: its rows named among the BPF
+	 * rows of its window (version 2) decoded against them, none refused
+	 * (a JSON field of 0 is left out) */
+	j = vitals_json(&d, health);
+	ck_assert_ptr_nonnull(h = jm_path(j, "health.store"));
+	ck_assert_int_eq(ll(h, "blob_errors"), 0);
+	jm_free(j);
 
 	/* the last window's head: drained, nothing weighed by capacity
 	 * unknown (cpu_capacity is there), every ns without a frequency

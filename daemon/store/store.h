@@ -323,9 +323,28 @@ struct store_wcpu_win {
 int store_wcpu_span(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
     struct store_wcpu_win **ret, size_t *ret_n);
 void store_wcpu_span_free(struct store_wcpu_win *v, size_t n);
-void store_wcpu_encode(struct store_enc *e, const struct window_wcpu *p);
-int store_wcpu_decode(const void *payload, size_t len,
-    struct window_wcpu **ret);
+/*
+ * The payload (doc/storage.md, "window_wcpu"). Version 2 gives a kind of
+ * rows (processes, threads) by reference when they are ref's rows of that
+ * kind, key for key and on-CPU time for on-CPU time: the BPF rows of the
+ * same window (its sched part), "other" rows left out; ref NULL: every
+ * row in full. Decoding such a payload needs the same rows: -ENODATA
+ * without them, -EBADMSG when they differ in number; -EBADMSG for
+ * anything malformed. Version 1 (older stores) has every row in full.
+ */
+struct window_bpf_proc;
+struct window_bpf_thread;
+struct store_wcpu_ref {
+	const struct window_bpf_proc *proc; /* tgid −1: "other", left out */
+	size_t nproc;
+	const struct window_bpf_thread *thread; /* tid −1: left out */
+	size_t nthread;
+};
+void store_wcpu_encode(struct store_enc *e, const struct window_wcpu *p,
+    const struct store_wcpu_ref *ref);
+void store_wcpu_encode_v1(struct store_enc *e, const struct window_wcpu *p);
+int store_wcpu_decode(const void *payload, size_t len, unsigned version,
+    const struct store_wcpu_ref *ref, struct window_wcpu **ret);
 
 /* store_dmabuf.c: the DMA-BUF parts of the windows that ended in (from,
  * to] folded into one (*ret NULL: none), and the blob's payload */
