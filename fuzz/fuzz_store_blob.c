@@ -20,6 +20,7 @@
 #include "store/store_tasks.h"
 #include "store/store.h"
 #include "wcpu/wcpu.h"
+#include "wcpu_ref.h"
 #include "dmabuf/dmabuf.h"
 #include "gpufreq/gpufreq.h"
 #include "syscalls/sc_window.h"
@@ -140,22 +141,6 @@ bpf(const void *p, size_t n)
 	store_bpfrows_release(&b);
 	store_enc_release(&e);
 }
-
-/* BPF rows a version-2 wcpu payload may name (store_wcpu.c): two
- * processes, three threads and the "other" rows */
-static const struct window_bpf_proc wcpu_procs[] = {
-	{ .tgid = -1, .oncpu_ns = 9 },
-	{ .tgid = 100, .starttime = 100, .oncpu_ns = 440000000 },
-	{ .tgid = 200, .starttime = 300, .oncpu_ns = 50000000 },
-};
-static const struct window_bpf_thread wcpu_threads[] = {
-	{ .tid = 100, .tgid = 100, .starttime = 100, .oncpu_ns = 300000000 },
-	{ .tid = -1, .tgid = -1, .oncpu_ns = 9 },
-	{ .tid = 101, .tgid = 100, .starttime = 200, .oncpu_ns = 100000000 },
-	{ .tid = 200, .tgid = 200, .starttime = 300, .oncpu_ns = 50000000 },
-};
-static const struct store_wcpu_ref wcpu_ref = { wcpu_procs, 3, wcpu_threads,
-	4 };
 
 /* the capacity-weighted CPU part (store_wcpu.c), framed as part 12: what
  * decodes (with the rows above at hand) encodes again to the same part */

@@ -17,6 +17,9 @@
 #include "store/store_kv.h"
 #include "store/store_sys.h"
 #include "store/store_tasks.h"
+#include "store/store.h"
+#include "wcpu/wcpu.h"
+#include "wcpu_ref.h"
 
 enum { SEL_FRAME, SEL_TASKS, SEL_KV, SEL_SYS, SEL_BPF };
 
@@ -227,6 +230,49 @@ gen_bpf(void)
 	emit("bpf_zero", SEL_BPF, 3, &e);
 }
 
+/*
+ * The wcpu part (part 12) as version-2 frames: its rows named among
+ * wcpu_ref's (the threads weighed at a quarter, so the differences from
+ * the prediction are not all 0), and the same rows kept in full.
+ */
+static void
+gen_wcpu(void)
+{
+	static struct wcpu_row procs[] = {
+		{ 100, 100, 100, 440000000, 110000000 },
+		{ 200, 200, 300, 50000000, 50000000 },
+	};
+	static struct wcpu_row threads[] = {
+		{ 100, 100, 100, 300000000, 75000000 },
+		{ 101, 100, 200, 100000000, 100000000 },
+		{ 200, 200, 300, 50000000, 50000000 },
+	};
+	struct window_wcpu w = { .busy_ticks = 267,
+		.wbusy = 166485040,
+		.windows = 1,
+		.drains = 5,
+		.oncpu_ns = 490000000,
+		.wtd_ns = 160000000,
+		.nprocs = 2,
+		.nthreads = 3,
+		.procs = procs,
+		.threads = threads };
+	struct store_enc p = { 0 }, e = { 0 };
+
+	store_wcpu_encode(&p, &w, &wcpu_ref);
+	if (store_frame_put(&e, 12, 2, p.b.p, p.b.len) < 0)
+		exit(1);
+	out("frame_raw_wcpu_ref", SEL_FRAME, &e);
+	store_enc_release(&e);
+	store_enc_release(&p);
+	store_wcpu_encode(&p, &w, NULL);
+	if (store_frame_put_zstd(&e, 12, 2, p.b.p, p.b.len, 3) < 0)
+		exit(1);
+	out("frame_zstd_wcpu_own", SEL_FRAME, &e);
+	store_enc_release(&e);
+	store_enc_release(&p);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -241,5 +287,6 @@ main(int argc, char **argv)
 	gen_kv();
 	gen_sys();
 	gen_bpf();
+	gen_wcpu();
 	return 0;
 }
