@@ -826,9 +826,9 @@ END_TEST
 /*
  * A queue of one: pid 100's read holds the worker (its FIFO), pids 101
  * and 102 come next; one of them waits in the queue, the other is
- * refused: counted, its comm stands (and stays: a request is made again
- * only when the comm changes). Once the FIFO answers, 100 and the queued
- * one get their names.
+ * refused: counted, its comm stands. Once the FIFO answers, 100 and the
+ * queued one get their names; the next scan asks for the refused one
+ * again (not counted as refused twice) and it gets its name too.
  */
 START_TEST(test_ident_queue_full)
 {
@@ -854,12 +854,17 @@ START_TEST(test_ident_queue_full)
 	named = (strcmp(iname(x.ps, 101, NULL), "name101") == 0) +
 	    (strcmp(iname(x.ps, 102, NULL), "name102") == 0);
 	ck_assert_int_eq(named, 1);
-	/* the refused one: its comm */
+	/* the refused one: its comm, for now */
 	ck_assert(strcmp(iname(x.ps, 101, NULL), "c101") == 0 ||
 	    strcmp(iname(x.ps, 102, NULL), "c102") == 0);
-	/* a later scan asks nothing again (same comm) */
+	/* a later scan finds room and asks for it again; nothing for the
+	 * named ones (same comm) */
 	iscan(x.ps, x.w);
-	ifx_close(&x, 2, 0, 1);
+	ck_assert_int_eq(procscan_ident_settle(x.ps, true), 1);
+	ck_assert_str_eq(iname(x.ps, 101, NULL), "name101");
+	ck_assert_str_eq(iname(x.ps, 102, NULL), "name102");
+	iscan(x.ps, x.w);
+	ifx_close(&x, 3, 0, 1);
 }
 END_TEST
 

@@ -13,8 +13,9 @@
  * Ownership: q[] (waiting) is the loop's; job[] (a batch) is the worker's
  * from worker_start until worker_done, then the loop's again. The worker
  * reads through procfd (the scan's directory fd, not written by either)
- * and its own buffer. A full queue refuses the request: the comm stands
- * for the instance (as when a read fails), counted (ident_full).
+ * and its own buffer. A full queue refuses the request, counted
+ * (ident_full): the comm stands for the instance (as when a read fails)
+ * until a later scan finds room and asks again (task.ident_retry).
  *
  * The answer's instance: the worker opens /proc/<pid> first and reads its
  * stat through that directory; a pid reused meanwhile is another
@@ -225,6 +226,12 @@ ident_queue(struct procscan *ps, const struct task *t, bool want_uid)
 	ps->id_queued++;
 	ident_kick(ia);
 	return true;
+}
+
+bool
+ident_room(const struct procscan *ps)
+{
+	return ps->ia != NULL && ps->ia->nq < ps->ia->cap;
 }
 
 uint32_t

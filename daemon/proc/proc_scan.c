@@ -504,9 +504,10 @@ count_read_error(struct window *w, int r)
  * uid and name: once per instance, and when comm changes. The iterator
  * hands over the uid (uid_known); /proc needs status for it. With a
  * worker (proc_ident_async.c) the files are read there and the answer
- * lands later; until then, or when the queue is full, the row carries the
- * comm (and an unknown uid where status is needed), as after a failed
- * read.
+ * lands later; until then, or while the queue is full, the row carries
+ * the comm (and an unknown uid where status is needed), as after a failed
+ * read. A refused request is made again by a later scan with room
+ * (proc_observe), not counted again.
  */
 static void
 proc_read_identity(struct procscan *ps, struct task *t, bool fresh,
@@ -519,13 +520,12 @@ proc_read_identity(struct procscan *ps, struct task *t, bool fresh,
 	free(t->name);
 	t->name = NULL;
 	if (ps->ia != NULL) {
-		/* a renamed process keeps the uid it had until the answer
-		 * (or for good, when the queue is full) */
+		/* a renamed process keeps the uid it had until the answer */
 		if (uid_known)
 			t->wt.uid = uid;
 		else if (fresh)
 			t->wt.uid = UID_UNKNOWN;
-		(void)ident_queue(ps, t, !uid_known);
+		t->ident_retry = !ident_queue(ps, t, !uid_known);
 		return;
 	}
 	t->wt.uid = uid_known ? uid : UID_UNKNOWN;
@@ -728,6 +728,11 @@ proc_observe(struct procscan *ps, int32_t pid, struct task *p,
 	} else if (memcmp(p->wt.comm, st->comm, sizeof(st->comm)) != 0) {
 		memcpy(p->wt.comm, st->comm, sizeof(st->comm));
 		proc_read_identity(ps, p, false, uid_known, uid);
+	} else if (p->ident_retry && ident_room(ps)) {
+		/* refused when the queue was full: the same ask again (its
+		 * ident_gen kept), the uid too if still unknown */
+		p->ident_retry = !ident_queue(ps, p,
+		    !uid_known && p->wt.uid == UID_UNKNOWN);
 	}
 	u0 = p->wt.d_utime;
 	s0 = p->wt.d_stime;

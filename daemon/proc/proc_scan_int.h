@@ -52,6 +52,9 @@ struct task {
 	bool is_thread;
 	bool stale;   /* a read failed: the next read is a baseline */
 	bool cpu_set; /* cpu holds this instance's iterator split */
+	/* its identity's request was refused (the queue full): asked again
+	 * at a later scan, when there is room */
+	bool ident_retry;
 	struct cputime_split cpu; /* iterator: last utime/stime split, ns */
 	struct task_wt wt;	  /* identity + this window's accumulators */
 	/* the window's samples [0, mark) are in wt's per-sample sums; the
@@ -223,6 +226,7 @@ void retire_gone(struct procscan *ps, const struct taskiter_snap *snap,
  * too); false: the queue is full (counted), the comm stands. */
 bool ident_queue(struct procscan *ps, const struct task *t, bool want_uid);
 uint32_t ident_pending(const struct procscan *ps); /* queued + in flight */
+bool ident_room(const struct procscan *ps); /* the queue takes one more */
 void ident_async_free(struct procscan *ps);
 
 /* proc_scan_view.c: at window close, the processes a hiding procfs kept
