@@ -35,6 +35,7 @@ tools=${BENCH_TOOLS:-vitalsd,atop,sadc}
 workdir=${BENCH_DIR:-/var/tmp}
 vitalsd_args=${VITALSD_ARGS:-}
 readers=${BENCH_READERS:-2}
+reader_procs=0
 keep=0
 
 usage() {
@@ -54,9 +55,14 @@ usage: $(basename "$0") [options]
   --dir DIR        where the tools' files go: a disk, not tmpfs, or nothing
                    is written to storage (default $workdir; env BENCH_DIR)
   --vitalsd-args S extra vitalsd arguments, split on blanks
-  --readers N      clients asking vitalsd 'top --since 5m' in a loop, each
-                   every 100 ms, so moves meet readers (default $readers;
-                   env BENCH_READERS)
+  --readers N      clients asking vitalsd a top-20 over the last hour and a
+                   summary every 100 ms, so moves meet readers: threads of
+                   one bench/query_latency process, one connection each
+                   (default $readers; env BENCH_READERS)
+  --reader-procs   the readers as before 4 Dec 2026: a shell loop each,
+                   a 'vitals top --since 5m' process and a 'sleep 0.1'
+                   every 100 ms (~400 short-lived processes a 10 s window,
+                   which vitalsd's BPF rows then store)
   --keep           keep the work directory
   -h, --help       this text
 EOF
@@ -76,6 +82,7 @@ while (($#)); do
 	--window) window=${2:?--window needs N}; shift ;;
 	--dir) workdir=${2:?--dir needs a directory}; shift ;;
 	--readers) readers=${2:?--readers needs N}; shift ;;
+	--reader-procs) reader_procs=1 ;;
 	-h | --help) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
 	esac
@@ -215,7 +222,15 @@ done
 # One window of warm-up: the first window's creation (schema, atop's
 # header, sadc's file header) is not a per-window cost.
 sleep $((window + 2))
-if [[ -n ${pid[vitalsd]:-} ]] && ((readers > 0)); then
+if [[ -n ${pid[vitalsd]:-} ]] && ((readers > 0)) && ((!reader_procs)); then
+	ql=${QUERY_LATENCY:-$repo/build/bench/query_latency}
+	[[ -x $ql ]] || die "no $ql (ninja -C build)"
+	# paced: every reader a top-20 and a summary 10 times a second, for
+	# a little longer than the measurement; its report comes at the end
+	"$ql" run "$tmp/vitalsd.sock" "$readers" $((secs + 10)) paced=10 \
+	    >"$logs/readers.out" 2>>"$logs/readers.err" </dev/null {ctlfd}>&- &
+	reader_pids+=($!)
+elif [[ -n ${pid[vitalsd]:-} ]] && ((readers > 0)); then
 	client=${VITALS:-$repo/build/client/vitals}
 	[[ -x $client ]] || die "no client at $client (ninja -C build)"
 	for ((i = 0; i < readers; i++)); do
@@ -288,6 +303,14 @@ if [[ -n ${ps[vitalsd]:-} ]]; then
 	}'
 	echo "vitalsd state directory on disk at the end: $on_disk bytes"
 	# the lock waits of the main file, logged by vitalsd as it stops
+	if ((!reader_procs)); then
+		for t in "${reader_pids[@]}"; do
+			for ((i = 0; i < 30; i++)); do
+				kill -0 "$t" 2>/dev/null || break
+				sleep 1
+			done
+		done
+	fi
 	for t in "${reader_pids[@]}"; do
 		stop_pid "$t"
 	done
@@ -296,6 +319,10 @@ if [[ -n ${ps[vitalsd]:-} ]]; then
 	unset 'pid[vitalsd]'
 	grep -E 'store waits:' "$logs/vitalsd.log" | tail -n 1 |
 	    sed 's/^.*\] /vitalsd /' || true
+	if [[ -s $logs/readers.out ]]; then
+		grep -E '^(summary|top20-1h) ' "$logs/readers.out" |
+		    sed 's/^/readers: /' || true
+	fi
 	if [[ -s $logs/readers.err ]]; then
 		echo "reader errors: $(grep -c . "$logs/readers.err")," \
 		    "first: $(head -n 1 "$logs/readers.err")"
