@@ -713,7 +713,7 @@ START_TEST(test_bpfrows_v2_roundtrip)
 	/* more rows than asked for, a version never written, every cut */
 	ck_assert_int_eq(store_bpfrows_get_v(e.b.p, e.b.len, 2, NT - 1, &b),
 	    -EBADMSG);
-	ck_assert_int_eq(store_bpfrows_get_v(e.b.p, e.b.len, 4, 64, &b),
+	ck_assert_int_eq(store_bpfrows_get_v(e.b.p, e.b.len, 5, 64, &b),
 	    -EBADMSG);
 	/* a version-2 payload is not a version-3 one (its tail is missing) */
 	ck_assert_int_eq(store_bpfrows_get_v(e.b.p, e.b.len, 3, 64, &b),
