@@ -208,8 +208,8 @@ columns(struct store_bpfrows *b, const struct store_bpfrows *d4)
 		hists(&e, h, c, m, vv);
 		col(2, "process histogram (words, counts, slots)", vv, &e);
 		for (i = 0; i < np; i++)
-			store_enc_u(&e, vv ? p[i].flags << 1 | der[i] :
-					     p[i].flags);
+			store_enc_u(&e,
+			    vv ? p[i].flags << 1 | der[i] : p[i].flags);
 		col(3, "process flags", vv, &e);
 
 		for (i = 0, prev = 0; i < nt; prev = t[i++].tgid)
@@ -221,12 +221,13 @@ columns(struct store_bpfrows *b, const struct store_bpfrows *d4)
 				store_enc_u(&e, 1);
 			else
 				store_enc_u(&e,
-				    2 + ((uint64_t)((int64_t)t[i].tid -
+				    2 +
+					((uint64_t)((int64_t)t[i].tid -
 					     t[i].tgid)
 						<< 1 ^
-					(uint64_t)(((int64_t)t[i].tid -
-						       t[i].tgid) >>
-					    63)));
+					    (uint64_t)(((int64_t)t[i].tid -
+							   t[i].tgid) >>
+						63)));
 		col(4, "thread tgid", vv, &e);
 		for (i = 0; i < nt; i++)
 			v[i] = t[i].oncpu_ns;
@@ -280,8 +281,9 @@ frame(const struct store_enc *pl, unsigned version)
 	struct store_enc e = { 0 };
 	size_t n;
 
-	if (pl->err || store_frame_put_zstd(&e, STORE_BPFROWS_PART, version,
-			   pl->b.p, pl->b.len, STORE_ZSTD_LEVEL) < 0)
+	if (pl->err ||
+	    store_frame_put_zstd(&e, STORE_BPFROWS_PART, version, pl->b.p,
+		pl->b.len, STORE_ZSTD_LEVEL) < 0)
 		die("frame");
 	n = e.b.len;
 	store_enc_release(&e);
@@ -297,8 +299,7 @@ rows_eq(const struct store_bpfrows *a, const struct store_bpfrows *b)
 	    (a->nproc &&
 		memcmp(a->proc, b->proc, a->nproc * sizeof(*a->proc))) ||
 	    (a->nthread &&
-		memcmp(a->thread, b->thread,
-		    a->nthread * sizeof(*a->thread))))
+		memcmp(a->thread, b->thread, a->nthread * sizeof(*a->thread))))
 		die("version 4 does not read back");
 }
 
