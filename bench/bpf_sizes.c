@@ -10,7 +10,8 @@
  * as version 3 and version 4, frames each at zstd 3 as the store does,
  * checks that version 4 reads back to the same rows bit for bit, and
  * prints the mean bytes per window (payload raw, framed) of the blob as
- * stored, of version 3 and of version 4, and then per column (each column
+ * stored, of version 3 and of version 4 with the µs to encode and frame
+ * and to check and decode (mean of 20 runs), and then per column (each column
  * compressed alone at zstd 3) the columns that version 4 changed.
  */
 #include <errno.h>
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <zstd.h>
 
 #include "store/store_bpfrows.h"
@@ -27,6 +29,8 @@ enum { V_STORED, V_3, V_4, V__MAX };
 static const char *const v_name[V__MAX] = { "as stored", "version 3",
 	"version 4" };
 static double raw[V__MAX], framed[V__MAX], nwin, rows[3], derived;
+static double enc_us[V__MAX], dec_us[V__MAX];
+#define ITER 20 /* runs timed per window and version */
 static sqlite3 *db;
 
 static void
@@ -141,10 +145,9 @@ hists(struct store_enc *e, uint32_t *const *h, const uint64_t *c, size_t n,
 				store_enc_u(e, h[i][k]);
 }
 
-/* Each changed column alone, v3 and v4; der[i]: process i's figures are
- * its thread rows' (read back from the v4 payload's flags). */
+/* Each changed column alone, v3 and v4. */
 static void
-columns(struct store_bpfrows *b, const struct store_bpfrows *d4)
+columns(struct store_bpfrows *b)
 {
 	struct store_enc e = { 0 };
 	size_t np = b->nproc, nt = b->nthread, i, m;
@@ -180,7 +183,6 @@ columns(struct store_bpfrows *b, const struct store_bpfrows *d4)
 		    !memcmp(s.rq_hist, p[i].rq_hist, sizeof(s.rq_hist));
 		derived += der[i];
 	}
-	(void)d4;
 	for (vv = 0; vv < 2; vv++) {
 		for (i = m = 0; i < np; i++)
 			if (!vv || !der[i])
@@ -303,6 +305,54 @@ rows_eq(const struct store_bpfrows *a, const struct store_bpfrows *b)
 		die("version 4 does not read back");
 }
 
+static double
+now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+/* What the writer and a reader do, ITER times: the rows encoded and
+ * framed at zstd 3; the frame checked and the rows decoded. */
+static void
+timing(int v, const struct store_bpfrows *b)
+{
+	struct store_enc pl = { 0 }, e = { 0 };
+	struct store_bpfrows back;
+	struct store_frame f;
+	unsigned ver = v == V_3 ? STORE_BPFROWS_V3 : STORE_BPFROWS_VERSION;
+	double t0;
+	int i;
+
+	t0 = now_us();
+	for (i = 0; i < ITER; i++) {
+		store_enc_release(&pl);
+		store_enc_release(&e);
+		memset(&pl, 0, sizeof(pl));
+		memset(&e, 0, sizeof(e));
+		if ((v == V_3 ? store_bpfrows_put3(&pl, b) :
+				store_bpfrows_put4(&pl, b)) < 0 ||
+		    store_frame_put_zstd(&e, STORE_BPFROWS_PART, ver, pl.b.p,
+			pl.b.len, STORE_ZSTD_LEVEL) < 0)
+			die("encode");
+	}
+	enc_us[v] += (now_us() - t0) / ITER;
+	t0 = now_us();
+	for (i = 0; i < ITER; i++) {
+		if (store_frame_get(e.b.p, e.b.len, &f) < 0 ||
+		    store_bpfrows_get_v(f.payload, f.len, f.version, SIZE_MAX,
+			&back) < 0)
+			die("decode");
+		store_bpfrows_release(&back);
+		store_frame_release(&f);
+	}
+	dec_us[v] += (now_us() - t0) / ITER;
+	store_enc_release(&pl);
+	store_enc_release(&e);
+}
+
 static void
 window(const void *blob, size_t n)
 {
@@ -326,7 +376,9 @@ window(const void *blob, size_t n)
 		SIZE_MAX, &back) < 0)
 		die("version 4 does not decode");
 	rows_eq(&b, &back);
-	columns(&b, &back);
+	columns(&b);
+	timing(V_3, &b);
+	timing(V_4, &b);
 	rows[0] += b.nuid;
 	rows[1] += b.nproc;
 	rows[2] += b.nthread;
@@ -377,11 +429,17 @@ main(int argc, char **argv)
 	       "derived), %.1f thread rows\n",
 	    nwin, rows[0] / nwin, rows[1] / nwin, derived / nwin,
 	    rows[2] / nwin);
-	printf("%-12s %10s %10s %8s\n", "payload", "raw B", "zstd-3 B",
-	    "vs v3");
-	for (v = 0; v < V__MAX; v++)
-		printf("%-12s %10.0f %10.0f %8.3f\n", v_name[v], raw[v] / nwin,
+	printf("%-12s %10s %10s %8s %8s %8s\n", "payload", "raw B", "zstd-3 B",
+	    "vs v3", "enc µs", "dec µs");
+	for (v = 0; v < V__MAX; v++) {
+		printf("%-12s %10.0f %10.0f %8.3f", v_name[v], raw[v] / nwin,
 		    framed[v] / nwin, framed[v] / framed[V_3]);
+		if (v == V_STORED)
+			printf(" %8s %8s\n", "", "");
+		else
+			printf(" %8.1f %8.1f\n", enc_us[v] / nwin,
+			    dec_us[v] / nwin);
+	}
 	printf("\nper column, each alone at zstd 3 (B per window)\n");
 	printf("%-42s %8s %8s\n", "column", "v3", "v4");
 	for (c = 0; c < NCOL; c++)

@@ -1121,6 +1121,71 @@ START_TEST(test_bpfrows_v4_bad)
 }
 END_TEST
 
+/* A thread's tid − tgid of INT64_MIN, a uid step of INT64_MAX after a
+ * uid above 0: refused before any arithmetic on them (fuzz_store_blob's
+ * find in version 2, under UBSan a signed overflow), versions 2 and 4;
+ * the same payloads with steps in range read. */
+START_TEST(test_bpfrows_steps_overflow)
+{
+	static const struct {
+		unsigned v;
+		int64_t off, uid2;
+		int ok;
+	} c[] = {
+		{ 2, INT64_MIN, 1, 0 },
+		{ 2, 0, INT64_MAX, 0 },
+		{ 2, 3, 1, 1 },
+		{ 4, INT64_MIN, 1, 0 },
+		{ 4, 0, INT64_MAX, 0 },
+		{ 4, 3, 1, 1 },
+	};
+	struct store_enc e = { 0 };
+	struct store_bpfrows b;
+	unsigned i, j;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		store_enc_u(&e, 0); /* no uids, no processes */
+		store_enc_u(&e, 0);
+		store_enc_u(&e, 2);
+		store_enc_s(&e, 100); /* tids 100, 101 */
+		store_enc_s(&e, 1);
+		for (j = 0; j < 2; j++) {
+			int64_t off = j ? 0 : c[i].off;
+
+			/* version 4: code UINT64_MAX is tid − tgid =
+			 * INT64_MIN + 1 */
+			if (c[i].v == 2)
+				store_enc_s(&e, off);
+			else if (off == INT64_MIN)
+				store_enc_u(&e, UINT64_MAX);
+			else
+				store_enc_u(&e,
+				    off ? 2 + ((uint64_t)off << 1) : 0);
+		}
+		store_enc_s(&e, 5); /* uids 5, 5 + uid2 */
+		store_enc_s(&e, c[i].uid2);
+		store_enc_s(&e, 0);
+		store_enc_s(&e, 0);
+		if (c[i].v == 2) {
+			store_enc_bytes(&e, "\0\0\0\0\0\0", 6);
+		} else {
+			store_enc_bytes(&e, "\0\0\0\0", 4); /* lengths 0 */
+			store_enc_u(&e, 1);
+			store_enc_u(&e, 1);
+		}
+		ck_assert_msg(store_bpfrows_get_v(e.b.p, e.b.len, c[i].v, 64,
+				  &b) == (c[i].ok ? 0 : -EBADMSG),
+		    "case %u", i);
+		if (c[i].ok) {
+			ck_assert_int_eq(b.thread[0].tgid, 97);
+			ck_assert_uint_eq(b.thread[1].uid, 6);
+			store_bpfrows_release(&b);
+		}
+		store_enc_release(&e);
+	}
+}
+END_TEST
+
 int
 main(void)
 {
@@ -1141,6 +1206,7 @@ main(void)
 	tcase_add_test(tc, test_bpfrows_bad);
 	tcase_add_test(tc, test_bpfrows_v4_roundtrip);
 	tcase_add_test(tc, test_bpfrows_v4_bad);
+	tcase_add_test(tc, test_bpfrows_steps_overflow);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -406,6 +406,36 @@ step32(struct store_dec *d, int64_t *acc, int32_t *ret)
 	return true;
 }
 
+/* A thread's tgid from its tid and tid − tgid; false when either leaves
+ * the int32 range (checked before any arithmetic that could overflow). */
+static bool
+tgid_of(int32_t tid, int64_t off, int32_t *ret)
+{
+	int64_t tgid;
+
+	if (off < -((int64_t)1 << 32) || off > ((int64_t)1 << 32))
+		return false;
+	tgid = (int64_t)tid - off;
+	if (tgid < INT32_MIN || tgid > INT32_MAX)
+		return false;
+	*ret = (int32_t)tgid;
+	return true;
+}
+
+/* A uid from a running sum of steps; false when it leaves 32 bits. */
+static bool
+uid_step(struct store_dec *d, int64_t *acc, uint32_t *ret)
+{
+	int64_t step = store_dec_s(d);
+
+	if (step < -((int64_t)1 << 32) || step > ((int64_t)1 << 32) ||
+	    *acc + step < 0 || *acc + step > UINT32_MAX)
+		return false;
+	*acc += step;
+	*ret = (uint32_t)*acc;
+	return true;
+}
+
 static int
 get_v2(struct store_dec *d, size_t len, size_t max, struct store_bpfrows *b)
 {
@@ -459,21 +489,13 @@ get_v2(struct store_dec *d, size_t len, size_t max, struct store_bpfrows *b)
 	for (i = 0, acc = 0; i < n; i++)
 		if (!step32(d, &acc, &b->thread[i].tid))
 			return -EBADMSG;
-	for (i = 0; i < n; i++) {
-		int64_t off = store_dec_s(d);
-		int64_t tgid = (int64_t)b->thread[i].tid - off;
-
-		if (off < -((int64_t)1 << 32) || off > ((int64_t)1 << 32) ||
-		    tgid < INT32_MIN || tgid > INT32_MAX)
+	for (i = 0; i < n; i++)
+		if (!tgid_of(b->thread[i].tid, store_dec_s(d),
+			&b->thread[i].tgid))
 			return -EBADMSG;
-		b->thread[i].tgid = (int32_t)tgid;
-	}
-	for (i = 0, acc = 0; i < n; i++) {
-		acc += store_dec_s(d);
-		if (acc < 0 || acc > UINT32_MAX)
+	for (i = 0, acc = 0; i < n; i++)
+		if (!uid_step(d, &acc, &b->thread[i].uid))
 			return -EBADMSG;
-		b->thread[i].uid = (uint32_t)acc;
-	}
 	for (i = 0, st = 0; i < n; i++)
 		b->thread[i].starttime = st += (uint64_t)store_dec_s(d);
 	for (i = 0; i < n; i++)
@@ -608,15 +630,21 @@ get_nums(struct store_dec *d, const struct rows4 *r, size_t m, size_t off)
 static void
 put_hist4(struct store_enc *e, const struct rows4 *r, size_t hoff, size_t coff)
 {
-	unsigned k, slots;
+	uint8_t *len = r->n ? malloc(r->n) : NULL;
+	unsigned k;
 	uint64_t sum;
 	size_t i;
 
+	if (r->n && len == NULL) {
+		e->err = e->err ? e->err : -ENOMEM;
+		return;
+	}
 	for (i = 0; i < r->n; i++)
 		if (r4_on(r, i)) {
-			slots = slots_of(r4_hist(r, i, hoff), &sum);
+			len[i] = (uint8_t)slots_of(r4_hist(r, i, hoff), &sum);
 			store_enc_u(e,
-			    slots << 1 | (sum == *r4_u64(r, i, coff)));
+			    (unsigned)len[i] << 1 |
+				(sum == *r4_u64(r, i, coff)));
 		}
 	for (i = 0; i < r->n; i++)
 		if (r4_on(r, i)) {
@@ -626,9 +654,9 @@ put_hist4(struct store_enc *e, const struct rows4 *r, size_t hoff, size_t coff)
 		}
 	for (k = 0; k < VITALS_BPF_RQ_SLOTS; k++)
 		for (i = 0; i < r->n; i++)
-			if (r4_on(r, i) &&
-			    slots_of(r4_hist(r, i, hoff), &sum) > k)
+			if (r4_on(r, i) && len[i] > k)
 				store_enc_u(e, r4_hist(r, i, hoff)[k]);
+	free(len);
 }
 
 /* What put_hist4 wrote, into zeroed rows: 0 or -EBADMSG. Each word is
@@ -944,27 +972,20 @@ get_v4(struct store_dec *d, size_t max, struct store_bpfrows *b, uint8_t **der)
 		if (!step32(d, &acc, &t[i].tid))
 			return -EBADMSG;
 	for (i = 0, acc = 0; i < n; acc = t[i++].tgid) {
-		int64_t off, tgid;
-
 		code = store_dec_u(d);
 		if (code < 2) {
 			t[i].tgid = code == 0 ? t[i].tid : (int32_t)acc;
 			continue;
 		}
 		code -= 2;
-		off = (int64_t)(code >> 1) ^ -(int64_t)(code & 1);
-		tgid = (int64_t)t[i].tid - off;
-		if (off < -((int64_t)1 << 32) || off > ((int64_t)1 << 32) ||
-		    tgid < INT32_MIN || tgid > INT32_MAX)
+		if (!tgid_of(t[i].tid,
+			(int64_t)(code >> 1) ^ -(int64_t)(code & 1),
+			&t[i].tgid))
 			return -EBADMSG;
-		t[i].tgid = (int32_t)tgid;
 	}
-	for (i = 0, acc = 0; i < n; i++) {
-		acc += store_dec_s(d);
-		if (acc < 0 || acc > UINT32_MAX)
+	for (i = 0, acc = 0; i < n; i++)
+		if (!uid_step(d, &acc, &t[i].uid))
 			return -EBADMSG;
-		t[i].uid = (uint32_t)acc;
-	}
 	for (i = 0, st = 0; i < n; i++)
 		t[i].starttime = st += (uint64_t)store_dec_s(d);
 	if (get_nums(d, &ROWS4(t, n, NULL), n,
