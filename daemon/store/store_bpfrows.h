@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * A window's BPF scheduler rows as a compact payload (store_bpfrows.c):
+ * A window's BPF scheduler rows as a compact payload (store_bpfrows.c;
+ * version 4 and the reader of every version store_bpfrows4.c):
  * per uid (window_bpf_uid), per process (window_bpf_proc), the
  * run-queue histogram included, and per thread (window_bpf_thread). Pure encoding.
  */
