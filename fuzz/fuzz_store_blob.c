@@ -2,7 +2,8 @@
 /*
  * libFuzzer target for every decoder of the store's blobs: the frame (raw
  * and zstd) and the payloads of the task rows, counters and gauges, CPU
- * and PSI rows and BPF rows (task rows: both versions). A blob comes back from the database file,
+ * and PSI rows and BPF rows (task rows: both versions; BPF rows: every
+ * version, a payload alone tried as each). A blob comes back from the database file,
  * which a crash, a bad disk or another writer may have damaged.
  *
  * The first byte picks the decoder: 0 the frame (its payload then goes to
@@ -10,6 +11,7 @@
  * (a CRC the fuzzer cannot forge would otherwise hide them). Whatever
  * decodes must encode again and decode to the very same values.
  */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -121,25 +123,59 @@ sys(const void *p, size_t n)
 	store_enc_release(&e);
 }
 
+static bool
+bpf_eq(const struct store_bpfrows *a, const struct store_bpfrows *b)
+{
+	return a->nuid == b->nuid && a->nproc == b->nproc &&
+	    a->nthread == b->nthread &&
+	    !(a->nuid && memcmp(a->uid, b->uid, a->nuid * sizeof(*a->uid))) &&
+	    !(a->nproc &&
+		memcmp(a->proc, b->proc, a->nproc * sizeof(*a->proc))) &&
+	    !(a->nthread &&
+		memcmp(a->thread, b->thread, a->nthread * sizeof(*a->thread)));
+}
+
+/* Whatever decodes as version v encodes as v again to the same rows, and
+ * as the version written now (which holds any rows) too. */
 static void
-bpf(const void *p, size_t n)
+bpf_v(unsigned v, const void *p, size_t n)
 {
 	struct store_bpfrows a, b;
 	struct store_enc e = { 0 };
+	int r;
 
-	if (store_bpfrows_get(p, n, ROWS_MAX, &a) < 0)
+	if (store_bpfrows_get_v(p, n, v, ROWS_MAX, &a) < 0)
 		return;
-	if (a.nuid > ROWS_MAX || a.nproc > ROWS_MAX ||
-	    store_bpfrows_put(&e, a.uid, a.nuid, a.proc, a.nproc) < 0 ||
-	    store_bpfrows_get(e.b.p, e.b.len, ROWS_MAX, &b) < 0)
+	if (a.nuid > ROWS_MAX || a.nproc > ROWS_MAX || a.nthread > ROWS_MAX)
 		abort();
-	if (b.nuid != a.nuid || b.nproc != a.nproc ||
-	    (a.nuid && memcmp(a.uid, b.uid, a.nuid * sizeof(*a.uid))) ||
-	    (a.nproc && memcmp(a.proc, b.proc, a.nproc * sizeof(*a.proc))))
+	r = v == STORE_BPFROWS_V1 ?
+	    store_bpfrows_put(&e, a.uid, a.nuid, a.proc, a.nproc) :
+	    v == STORE_BPFROWS_V2 ? store_bpfrows_put2(&e, &a) :
+	    v == STORE_BPFROWS_V3 ? store_bpfrows_put3(&e, &a) :
+				    store_bpfrows_put4(&e, &a);
+	if (r < 0 || store_bpfrows_get_v(e.b.p, e.b.len, v, ROWS_MAX, &b) < 0 ||
+	    !bpf_eq(&a, &b))
+		abort();
+	store_bpfrows_release(&b);
+	store_enc_release(&e);
+	if (store_bpfrows_put4(&e, &a) < 0 ||
+	    store_bpfrows_get_v(e.b.p, e.b.len, STORE_BPFROWS_VERSION, ROWS_MAX,
+		&b) < 0 ||
+	    !bpf_eq(&a, &b))
 		abort();
 	store_bpfrows_release(&a);
 	store_bpfrows_release(&b);
 	store_enc_release(&e);
+}
+
+/* A payload alone: every version of it. */
+static void
+bpf(const void *p, size_t n)
+{
+	unsigned v;
+
+	for (v = STORE_BPFROWS_V1; v <= STORE_BPFROWS_VERSION; v++)
+		bpf_v(v, p, n);
 }
 
 /* the capacity-weighted CPU part (store_wcpu.c), framed as part 12: what
@@ -264,7 +300,7 @@ frame(const uint8_t *p, size_t n)
 		sys(f.payload, f.len);
 		break;
 	case STORE_BPFROWS_PART:
-		bpf(f.payload, f.len);
+		bpf_v(f.version, f.payload, f.len);
 		break;
 	case 12: /* WCPU_PART */
 		wcpu(f.version, f.payload, f.len);

@@ -45,25 +45,33 @@ out(const char *name, unsigned sel, const struct store_enc *e)
 	}
 }
 
-/* A payload as itself and in a raw and a zstd frame of its part. */
+/* A payload as itself and in a raw and a zstd frame of its part, version
+ * v. */
 static void
-emit(const char *name, unsigned sel, unsigned part, struct store_enc *p)
+emit_v(const char *name, unsigned sel, unsigned part, unsigned v,
+    struct store_enc *p)
 {
 	struct store_enc e = { 0 };
 	char n[256];
 
 	out(name, sel, p);
 	snprintf(n, sizeof(n), "frame_raw_%s", name);
-	if (store_frame_put(&e, part, 1, p->b.p, p->b.len) < 0)
+	if (store_frame_put(&e, part, v, p->b.p, p->b.len) < 0)
 		exit(1);
 	out(n, SEL_FRAME, &e);
 	store_enc_release(&e);
 	snprintf(n, sizeof(n), "frame_zstd_%s", name);
-	if (store_frame_put_zstd(&e, part, 1, p->b.p, p->b.len, 3) < 0)
+	if (store_frame_put_zstd(&e, part, v, p->b.p, p->b.len, 3) < 0)
 		exit(1);
 	out(n, SEL_FRAME, &e);
 	store_enc_release(&e);
 	store_enc_release(p);
+}
+
+static void
+emit(const char *name, unsigned sel, unsigned part, struct store_enc *p)
+{
+	emit_v(name, sel, part, 1, p);
 }
 
 static void
@@ -197,6 +205,52 @@ gen_sys(void)
 	emit("sys", SEL_SYS, 2, &e);
 }
 
+/* Version 4 (written now): threads of two processes, one process their
+ * sum (derived), one not, one without threads. */
+static void
+gen_bpf4(void)
+{
+	struct window_bpf_uid u[1] = { 0 };
+	struct window_bpf_proc p[3] = { 0 };
+	struct window_bpf_thread t[4] = { 0 };
+	struct store_bpfrows b = { u, 1, p, 3, t, 4 };
+	struct store_enc e = { 0 };
+	size_t i, k;
+
+	u[0].uid = 10001;
+	u[0].oncpu_ns = 19705938577ull;
+	u[0].rq_ns = 5000000;
+	u[0].rq_hist[12] = u[0].rq_count = 3;
+	for (i = 0; i < 4; i++) {
+		t[i].tid = (int32_t)(6000 + i);
+		t[i].tgid = i < 2 ? 6000 : 6002;
+		t[i].uid = 10001;
+		t[i].starttime = 5072691 + i;
+		t[i].oncpu_ns = 80000000ull + 1234567 * i;
+		t[i].rq_ns = 4828301844ull + 777 * i;
+		for (k = 2; k < 17; k++)
+			t[i].rq_count += t[i].rq_hist[k] = (uint32_t)(k *
+			    (i + 1) % 31);
+	}
+	t[3].rq_count += 2;
+	for (i = 0; i < 3; i++)
+		p[i].tgid = (int32_t)(6000 + 2 * i);
+	for (i = 0; i < 2; i++) {
+		p[0].oncpu_ns += t[i].oncpu_ns;
+		p[0].rq_ns += t[i].rq_ns;
+		p[0].rq_count += t[i].rq_count;
+		for (k = 0; k < VITALS_BPF_RQ_SLOTS; k++)
+			p[0].rq_hist[k] += t[i].rq_hist[k];
+	}
+	p[1].oncpu_ns = 9795437;
+	p[1].rq_count = p[1].rq_hist[3] = 1;
+	p[2].flags = WBPF_PROC_EXITED;
+	p[2].oncpu_ns = 5455364;
+	if (store_bpfrows_put4(&e, &b) < 0)
+		exit(1);
+	emit_v("bpf4", SEL_BPF, STORE_BPFROWS_PART, STORE_BPFROWS_VERSION, &e);
+}
+
 static void
 gen_bpf(void)
 {
@@ -228,6 +282,7 @@ gen_bpf(void)
 	if (store_bpfrows_put(&e, u, 0, p, 5) < 0)
 		exit(1);
 	emit("bpf_zero", SEL_BPF, 3, &e);
+	gen_bpf4();
 }
 
 /*

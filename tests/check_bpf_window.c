@@ -649,6 +649,70 @@ open_store(void)
 	return s;
 }
 
+/* The sum of the thread rows of p's tgid in b (their number in *ret_n). */
+static struct window_bpf_proc
+thread_sum(const struct window_bpf *b, const struct window_bpf_proc *p,
+    size_t *ret_n)
+{
+	struct window_bpf_proc s = *p;
+	size_t j, n = 0;
+	unsigned k;
+
+	s.oncpu_ns = s.rq_ns = s.rq_count = 0;
+	memset(s.rq_hist, 0, sizeof(s.rq_hist));
+	for (j = 0; j < b->nthreads; j++) {
+		const struct window_bpf_thread *t = &b->thread[j];
+
+		if (t->tgid != p->tgid)
+			continue;
+		n++;
+		s.oncpu_ns += t->oncpu_ns;
+		s.rq_ns += t->rq_ns;
+		s.rq_count += t->rq_count;
+		for (k = 0; k < VITALS_BPF_RQ_SLOTS; k++)
+			s.rq_hist[k] += t->rq_hist[k];
+	}
+	*ret_n = n;
+	return s;
+}
+
+/* Every other process of b with thread rows made what a process none of
+ * whose threads exited is: their sum. */
+static void
+make_derived(struct window_bpf *b)
+{
+	size_t i, n;
+
+	for (i = 0; i < b->nprocs; i += 2) {
+		struct window_bpf_proc s = thread_sum(b, &b->proc[i], &n);
+
+		if (n)
+			b->proc[i] = s;
+	}
+}
+
+/* Processes of b whose figures are (derived) and are not the sum of the
+ * thread rows of their tgid: version 4 writes only the latter's. */
+static void
+count_derived(const struct window_bpf *b, size_t *ret_yes, size_t *ret_no)
+{
+	size_t i, n;
+
+	*ret_yes = *ret_no = 0;
+	for (i = 0; i < b->nprocs; i++) {
+		struct window_bpf_proc s = thread_sum(b, &b->proc[i], &n);
+
+		if (n && s.oncpu_ns == b->proc[i].oncpu_ns &&
+		    s.rq_ns == b->proc[i].rq_ns &&
+		    s.rq_count == b->proc[i].rq_count &&
+		    memcmp(s.rq_hist, b->proc[i].rq_hist, sizeof(s.rq_hist)) ==
+			0)
+			(*ret_yes)++;
+		else
+			(*ret_no)++;
+	}
+}
+
 START_TEST(test_store_round_trip)
 {
 	int64_t wall = 1700000000LL * SEC;
@@ -656,9 +720,10 @@ START_TEST(test_store_round_trip)
 		      *w2 = mkwin(2, wall + 10 * SEC, 0), **ws = NULL;
 	struct store *s = open_store();
 	char v[64];
-	size_t n = 0, i;
+	size_t n = 0, i, nd, nn;
 
 	window_sched(w1)->err = -EPERM;
+	make_derived(window_sched(w1));
 	/* off: a state, no rows (the head alone, as the daemon makes it) */
 	ck_assert_ptr_nonnull(window_sched_make(w2, false));
 	window_sched(w2)->state = VBPF_OFF_NO_BPFFS;
@@ -673,6 +738,18 @@ START_TEST(test_store_round_trip)
 			     v, sizeof(v)),
 	    0);
 	ck_assert_str_eq(v, "1");
+	/* as version 4 (frame: magic, part 4, version 4), with processes
+	 * derived from their thread rows and processes that are not */
+	ck_assert_int_eq(store_exec(s,
+			     "SELECT hex(substr(bpf, 1, 3)) FROM window_parts"
+			     " WHERE bpf IS NOT NULL",
+			     v, sizeof(v)),
+	    0);
+	ck_assert_str_eq(v, "B70404");
+	count_derived(window_sched(w1), &nd, &nn);
+	ck_assert_uint_ge(nd, 3);
+	ck_assert_uint_ge(nn, 3);
+	ck_assert_uint_ge(window_sched(w1)->nthreads, 20);
 	ck_assert_int_eq(store_exec(s,
 			     "SELECT count(*) FROM window_key"
 			     " WHERE kind = 'bpf' AND key = 'state'",

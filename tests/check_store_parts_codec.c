@@ -74,6 +74,21 @@ bpf_get(const void *p, size_t len, size_t max)
 	return r;
 }
 
+static int
+bpf4_get(const void *p, size_t len, size_t max)
+{
+	struct store_bpfrows b;
+	int r = store_bpfrows_get_v(p, len, STORE_BPFROWS_VERSION, max, &b);
+
+	if (r == 0) {
+		ck_assert_uint_le(b.nuid, max);
+		ck_assert_uint_le(b.nproc, max);
+		ck_assert_uint_le(b.nthread, max);
+		store_bpfrows_release(&b);
+	}
+	return r;
+}
+
 /* Every cut, a byte more, an overlong first varint, a count over max, and
  * every byte flipped (refused or decoded within bounds, never read past:
  * ASan). */
@@ -713,7 +728,7 @@ START_TEST(test_bpfrows_v2_roundtrip)
 	/* more rows than asked for, a version never written, every cut */
 	ck_assert_int_eq(store_bpfrows_get_v(e.b.p, e.b.len, 2, NT - 1, &b),
 	    -EBADMSG);
-	ck_assert_int_eq(store_bpfrows_get_v(e.b.p, e.b.len, 4, 64, &b),
+	ck_assert_int_eq(store_bpfrows_get_v(e.b.p, e.b.len, 5, 64, &b),
 	    -EBADMSG);
 	/* a version-2 payload is not a version-3 one (its tail is missing) */
 	ck_assert_int_eq(store_bpfrows_get_v(e.b.p, e.b.len, 3, 64, &b),
@@ -793,6 +808,384 @@ START_TEST(test_bpfrows_bad)
 }
 END_TEST
 
+/* Process i's figures made the sum of the thread rows of its tgid. */
+static void
+sum_threads(struct window_bpf_proc *p, const struct window_bpf_thread *t,
+    size_t nt)
+{
+	size_t j;
+	unsigned k;
+
+	p->oncpu_ns = p->rq_ns = p->rq_count = 0;
+	memset(p->rq_hist, 0, sizeof(p->rq_hist));
+	for (j = 0; j < nt; j++) {
+		if (t[j].tgid != p->tgid)
+			continue;
+		p->oncpu_ns += t[j].oncpu_ns;
+		p->rq_ns += t[j].rq_ns;
+		p->rq_count += t[j].rq_count;
+		for (k = 0; k < VITALS_BPF_RQ_SLOTS; k++)
+			p->rq_hist[k] += t[j].rq_hist[k];
+	}
+}
+
+/* Rows for version 4: threads of a few processes (histograms, counts that
+ * are and are not their sums, big and zero figures), processes that are
+ * their threads' sums (derive: the "other" rows too, a process of one
+ * thread, one of three) and processes that are not (exited threads: one
+ * figure off). */
+static void
+mk_v4(struct window_bpf_uid *u, size_t nu, struct window_bpf_proc *p, size_t np,
+    struct window_bpf_thread *t, size_t nt)
+{
+	size_t i, k;
+
+	mk_bpf(u, nu, p, np);
+	mk_threads(t, nt);
+	for (i = 0; i < nu; i++) {
+		u[i].rq_ns = 1000003ull * i;
+		u[i].rq_hist[(i * 5) % VITALS_BPF_RQ_SLOTS] = (uint32_t)(i * 7);
+		for (k = 0; k < VITALS_BPF_RQ_SLOTS; k++)
+			u[i].rq_count += u[i].rq_hist[k];
+	}
+	u[2].rq_count += 9; /* not the sum */
+	for (i = 0; i < nt; i++) {
+		for (k = i % 4; k < 6 + i % 13; k++)
+			t[i].rq_hist[k] = (uint32_t)((i * 31 + k * 7) % 50);
+		t[i].rq_hist[5 + i % 13] = 1 + (uint32_t)i;
+		for (k = 0, t[i].rq_count = 0; k < VITALS_BPF_RQ_SLOTS; k++)
+			t[i].rq_count += t[i].rq_hist[k];
+		if (i % 7 == 3)
+			t[i].rq_count += 2; /* waits without slots */
+		t[i].rq_ns = 987654321ull * (i + 1);
+	}
+	t[5].rq_hist[VITALS_BPF_RQ_SLOTS - 1] = 70000; /* every slot */
+	t[5].rq_count += 70000;
+	t[6].rq_ns = UINT64_MAX;
+	t[7].oncpu_ns = 0;
+	/* processes: tgids of mk_threads (5852 + 12 m; tgid −1 for the
+	 * "other" rows) and one with no thread row */
+	for (i = 0; i < np; i++) {
+		p[i].tgid = i == 0 ? -1 : (int32_t)(5852 + 12 * (i - 1));
+		p[i].flags = i % 4 == 2 ? WBPF_PROC_EXITED : 0;
+		if (i % 3 != 2)
+			sum_threads(&p[i], t, nt);
+	}
+	p[1].tgid = INT32_MAX; /* no thread row: its own figures */
+	p[4].oncpu_ns += 1;    /* one figure off: its own figures */
+	p[7].rq_hist[3] += 1;
+}
+
+/* Version 4: every figure back bit for bit, derived processes and not;
+ * the derivation takes their figures out of the payload; every cut, a
+ * byte more, any count over max refused; version 3 of the same rows still
+ * reads. */
+START_TEST(test_bpfrows_v4_roundtrip)
+{
+	enum { NU = 6, NP = 10, NT = 41 };
+	struct window_bpf_uid u[NU];
+	struct window_bpf_proc p[NP], q[NP];
+	struct window_bpf_thread t[NT];
+	struct store_bpfrows in = { u, NU, p, NP, t, NT }, b;
+	struct store_enc e = { 0 }, e2 = { 0 };
+	size_t i, nder = 0, k;
+
+	mk_v4(u, NU, p, NP, t, NT);
+	for (i = 0; i < NP; i++) {
+		q[i] = p[i];
+		sum_threads(&q[i], t, NT);
+		nder += i != 1 && i % 3 != 2 && i != 4 && i != 7;
+	}
+	ck_assert_uint_ge(nder, 4);
+	ck_assert_int_eq(store_bpfrows_put4(&e, &in), 0);
+	ck_assert_int_eq(store_bpfrows_get_v(e.b.p, e.b.len, 4, 64, &b), 0);
+	ck_assert_uint_eq(b.nuid, NU);
+	ck_assert_uint_eq(b.nproc, NP);
+	ck_assert_uint_eq(b.nthread, NT);
+	ck_assert_mem_eq(b.uid, u, sizeof(u));
+	ck_assert_mem_eq(b.proc, p, sizeof(p));
+	ck_assert_mem_eq(b.thread, t, sizeof(t));
+	store_bpfrows_release(&b);
+	malformed(&e, bpf4_get, 64);
+	ck_assert_int_eq(bpf4_get(e.b.p, e.b.len, NT - 1), -EBADMSG);
+	lying_count(bpf4_get);
+
+	/* the derived processes' figures are not in the payload: one ns off
+	 * each and they are written, the payload longer by at least their
+	 * lengths (one byte each) and their figures' bytes */
+	for (i = 0; i < NP; i++)
+		if (memcmp(p[i].rq_hist, q[i].rq_hist, sizeof(q[i].rq_hist)) ==
+			0 &&
+		    p[i].oncpu_ns == q[i].oncpu_ns && i != 1)
+			p[i].oncpu_ns += 1;
+	ck_assert_int_eq(store_bpfrows_put4(&e2, &in), 0);
+	ck_assert_uint_ge(e2.b.len, e.b.len + nder * (2 + 2 + 1));
+	ck_assert_int_eq(store_bpfrows_get_v(e2.b.p, e2.b.len, 4, 64, &b), 0);
+	ck_assert_mem_eq(b.proc, p, sizeof(p));
+	store_bpfrows_release(&b);
+	store_enc_release(&e2);
+
+	/* version 3 of the same rows: still read, the same rows */
+	ck_assert_int_eq(store_bpfrows_put3(&e2, &in), 0);
+	ck_assert_int_eq(store_bpfrows_get_v(e2.b.p, e2.b.len, 3, 64, &b), 0);
+	ck_assert_mem_eq(b.uid, u, sizeof(u));
+	ck_assert_mem_eq(b.proc, p, sizeof(p));
+	ck_assert_mem_eq(b.thread, t, sizeof(t));
+	store_bpfrows_release(&b);
+	/* and it is not a version-4 payload, nor the other way round */
+	ck_assert_int_eq(bpf4_get(e2.b.p, e2.b.len, 64), -EBADMSG);
+	ck_assert_int_eq(store_bpfrows_get_v(e.b.p, e.b.len, 3, 64, &b),
+	    -EBADMSG);
+	store_enc_release(&e2);
+	store_enc_release(&e);
+
+	/* nothing at all, and figures of every width */
+	ck_assert_int_eq(store_bpfrows_put4(&e,
+			     &(struct store_bpfrows){ NULL, 0, NULL, 0, NULL,
+				 0 }),
+	    0);
+	ck_assert_uint_eq(e.b.len, 3);
+	ck_assert_int_eq(bpf4_get(e.b.p, e.b.len, 64), 0);
+	store_enc_release(&e);
+	for (k = 0; k < 64; k++)
+		t[k % NT].oncpu_ns = (uint64_t)1 << k | (k & 1);
+	ck_assert_int_eq(store_bpfrows_put4(&e, &in), 0);
+	ck_assert_int_eq(store_bpfrows_get_v(e.b.p, e.b.len, 4, 64, &b), 0);
+	ck_assert_mem_eq(b.thread, t, sizeof(t));
+	store_bpfrows_release(&b);
+	store_enc_release(&e);
+}
+END_TEST
+
+/* A hand-made version-4 payload: no uids; one process (tgid 7, flags
+ * code pf; when not derived, its figures zero); nt (≤ 8) threads of tgid
+ * 7, each oncpu_ns on[j] (in 8 bytes when pad8, else the shortest) and a
+ * histogram of one slot, slot, or none. */
+static void
+v4_payload(struct store_enc *e, uint64_t pf, size_t nt, const uint64_t *on,
+    uint32_t slot, bool pad8)
+{
+	uint8_t b, len[8];
+	size_t j;
+	unsigned k;
+
+	store_enc_u(e, 0);
+	store_enc_u(e, 1);
+	store_enc_s(e, 7);
+	store_enc_s(e, 100);
+	store_enc_u(e, pf);
+	if (!(pf & 1)) {
+		store_enc_bytes(e, "\0\0", 2); /* lengths 0: oncpu, rq_ns */
+		store_enc_u(e, 1);	       /* no slots, count their sum */
+	}
+	store_enc_u(e, nt);
+	for (j = 0; j < nt; j++)
+		store_enc_s(e, j ? 1 : 7); /* tids 7, 8, … */
+	for (j = 0; j < nt; j++)
+		store_enc_u(e,
+		    j ? 1 : 0); /* tgid: its tid, then the previous */
+	for (j = 0; j < nt; j++)
+		store_enc_s(e, 0);
+	for (j = 0; j < nt; j++)
+		store_enc_s(e, 0);
+	for (j = 0; j < nt; j++) {
+		len[j] = 8;
+		while (!pad8 && len[j] && !(on[j] >> 8 * (len[j] - 1)))
+			len[j]--;
+		store_enc_bytes(e, &len[j], 1);
+	}
+	for (k = 0; k < 8; k++)
+		for (j = 0; j < nt; j++)
+			if (len[j] > k) {
+				b = (uint8_t)(on[j] >> 8 * (len[j] - 1 - k));
+				store_enc_bytes(e, &b, 1);
+			}
+	store_enc_bytes(e, "\0\0\0\0\0\0\0\0", nt); /* rq_ns 0 */
+	for (j = 0; j < nt; j++)
+		store_enc_u(e, slot ? 1 << 1 | 1 : 1);
+	for (j = 0; j < nt && slot; j++)
+		store_enc_u(e, slot);
+}
+
+/* Version 4's own refusals, each beside the payload one change away that
+ * decodes (so the refusal is for that change): a flag bit no version
+ * defines, a derived process without thread rows, a sum that overflows
+ * (on-CPU ns, a histogram slot), a figure's length past 8 bytes or with a
+ * leading zero byte, a thread's tgid past 32 bits. */
+START_TEST(test_bpfrows_v4_bad)
+{
+	static const uint64_t big[2] = { UINT64_MAX - 1, 1 },
+			      over[2] = { UINT64_MAX, 1 };
+	struct store_enc e = { 0 };
+	struct store_bpfrows b;
+
+	/* flags: exited (2) and derived (1) read; 4 is no flag */
+	v4_payload(&e, 2, 2, big, 0, false);
+	ck_assert_int_eq(store_bpfrows_get_v(e.b.p, e.b.len, 4, 64, &b), 0);
+	ck_assert_uint_eq(b.proc[0].flags, WBPF_PROC_EXITED);
+	ck_assert_uint_eq(b.proc[0].oncpu_ns, 0);
+	store_bpfrows_release(&b);
+	store_enc_release(&e);
+	v4_payload(&e, 3, 2, big, 0, false);
+	ck_assert_int_eq(store_bpfrows_get_v(e.b.p, e.b.len, 4, 64, &b), 0);
+	ck_assert_uint_eq(b.proc[0].flags, WBPF_PROC_EXITED);
+	ck_assert_uint_eq(b.proc[0].oncpu_ns, UINT64_MAX);
+	ck_assert_int_eq(b.thread[1].tgid, 7);
+	store_bpfrows_release(&b);
+	store_enc_release(&e);
+	v4_payload(&e, 4, 2, big, 0, false);
+	ck_assert_int_eq(bpf4_get(e.b.p, e.b.len, 64), -EBADMSG);
+	store_enc_release(&e);
+	/* derived without thread rows */
+	v4_payload(&e, 1, 0, big, 0, false);
+	ck_assert_int_eq(bpf4_get(e.b.p, e.b.len, 64), -EBADMSG);
+	store_enc_release(&e);
+	v4_payload(&e, 0, 0, big, 0, false);
+	ck_assert_int_eq(bpf4_get(e.b.p, e.b.len, 64), 0);
+	store_enc_release(&e);
+	/* overflows: on-CPU ns; a slot (two threads of 2^31) */
+	v4_payload(&e, 1, 2, over, 0, false);
+	ck_assert_int_eq(bpf4_get(e.b.p, e.b.len, 64), -EBADMSG);
+	store_enc_release(&e);
+	v4_payload(&e, 0, 2, over, 0, false); /* not derived: no sum */
+	ck_assert_int_eq(bpf4_get(e.b.p, e.b.len, 64), 0);
+	store_enc_release(&e);
+	v4_payload(&e, 1, 2, big, 1u << 31, false);
+	ck_assert_int_eq(bpf4_get(e.b.p, e.b.len, 64), -EBADMSG);
+	store_enc_release(&e);
+	v4_payload(&e, 1, 2, big, (1u << 31) - 1, false);
+	ck_assert_int_eq(store_bpfrows_get_v(e.b.p, e.b.len, 4, 64, &b), 0);
+	ck_assert_uint_eq(b.proc[0].rq_hist[0], UINT32_MAX - 1);
+	ck_assert_uint_eq(b.proc[0].rq_count, UINT32_MAX - 1);
+	store_bpfrows_release(&b);
+	store_enc_release(&e);
+
+	/* a figure's length: 9 bytes; a leading zero byte (1 in 8 bytes) */
+	{
+		uint8_t *p;
+		size_t n;
+
+		v4_payload(&e, 0, 1, big, 0, false);
+		ck_assert_int_eq(bpf4_get(e.b.p, e.b.len, 64), 0);
+		p = (uint8_t *)e.b.p;
+		n = e.b.len;
+		/* the thread's oncpu_ns length sits 8 + 1 + 1 bytes from
+		 * the end (planes, rq_ns length, word) */
+		ck_assert_uint_eq(p[n - 11], 8);
+		p[n - 11] = 9;
+		ck_assert_int_eq(bpf4_get(p, n, 64), -EBADMSG);
+		store_enc_release(&e);
+		v4_payload(&e, 0, 2, over, 0, true);
+		ck_assert_int_eq(bpf4_get(e.b.p, e.b.len, 64), -EBADMSG);
+		store_enc_release(&e);
+	}
+	/* a thread's tgid past 32 bits: code 2 + zigzag(tid − tgid) */
+	{
+		static const int64_t off[] = { (int64_t)7 - INT32_MIN + 1,
+			-((int64_t)INT32_MAX - 7 + 1), (int64_t)1 << 33 };
+		unsigned i;
+
+		for (i = 0; i < sizeof(off) / sizeof(off[0]); i++) {
+			store_enc_u(&e, 0);
+			store_enc_u(&e, 0);
+			store_enc_u(&e, 1);
+			store_enc_s(&e, 7);
+			store_enc_u(&e,
+			    2 +
+				((uint64_t)off[i] << 1 ^
+				    (uint64_t)(off[i] >> 63)));
+			store_enc_s(&e, 0);
+			store_enc_s(&e, 0);
+			store_enc_bytes(&e, "\0\0", 2);
+			store_enc_u(&e, 1);
+			ck_assert_msg(bpf4_get(e.b.p, e.b.len, 64) == -EBADMSG,
+			    "case %u", i);
+			store_enc_release(&e);
+		}
+		/* the same payload with a tgid in range reads */
+		store_enc_u(&e, 0);
+		store_enc_u(&e, 0);
+		store_enc_u(&e, 1);
+		store_enc_s(&e, 7);
+		store_enc_u(&e, 2 + (5 << 1));
+		store_enc_s(&e, 0);
+		store_enc_s(&e, 0);
+		store_enc_bytes(&e, "\0\0", 2);
+		store_enc_u(&e, 1);
+		ck_assert_int_eq(store_bpfrows_get_v(e.b.p, e.b.len, 4, 64, &b),
+		    0);
+		ck_assert_int_eq(b.thread[0].tgid, 2);
+		store_bpfrows_release(&b);
+		store_enc_release(&e);
+	}
+}
+END_TEST
+
+/* A thread's tid − tgid of INT64_MIN, a uid step of INT64_MAX after a
+ * uid above 0: refused before any arithmetic on them (fuzz_store_blob's
+ * find in version 2, under UBSan a signed overflow), versions 2 and 4;
+ * the same payloads with steps in range read. */
+START_TEST(test_bpfrows_steps_overflow)
+{
+	static const struct {
+		unsigned v;
+		int64_t off, uid2;
+		int ok;
+	} c[] = {
+		{ 2, INT64_MIN, 1, 0 },
+		{ 2, 0, INT64_MAX, 0 },
+		{ 2, 3, 1, 1 },
+		{ 4, INT64_MIN, 1, 0 },
+		{ 4, 0, INT64_MAX, 0 },
+		{ 4, 3, 1, 1 },
+	};
+	struct store_enc e = { 0 };
+	struct store_bpfrows b;
+	unsigned i, j;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		store_enc_u(&e, 0); /* no uids, no processes */
+		store_enc_u(&e, 0);
+		store_enc_u(&e, 2);
+		store_enc_s(&e, 100); /* tids 100, 101 */
+		store_enc_s(&e, 1);
+		for (j = 0; j < 2; j++) {
+			int64_t off = j ? 0 : c[i].off;
+
+			/* version 4: code UINT64_MAX is tid − tgid =
+			 * INT64_MIN + 1 */
+			if (c[i].v == 2)
+				store_enc_s(&e, off);
+			else if (off == INT64_MIN)
+				store_enc_u(&e, UINT64_MAX);
+			else
+				store_enc_u(&e,
+				    off ? 2 + ((uint64_t)off << 1) : 0);
+		}
+		store_enc_s(&e, 5); /* uids 5, 5 + uid2 */
+		store_enc_s(&e, c[i].uid2);
+		store_enc_s(&e, 0);
+		store_enc_s(&e, 0);
+		if (c[i].v == 2) {
+			store_enc_bytes(&e, "\0\0\0\0\0\0", 6);
+		} else {
+			store_enc_bytes(&e, "\0\0\0\0", 4); /* lengths 0 */
+			store_enc_u(&e, 1);
+			store_enc_u(&e, 1);
+		}
+		ck_assert_msg(store_bpfrows_get_v(e.b.p, e.b.len, c[i].v, 64,
+				  &b) == (c[i].ok ? 0 : -EBADMSG),
+		    "case %u", i);
+		if (c[i].ok) {
+			ck_assert_int_eq(b.thread[0].tgid, 97);
+			ck_assert_uint_eq(b.thread[1].uid, 6);
+			store_bpfrows_release(&b);
+		}
+		store_enc_release(&e);
+	}
+}
+END_TEST
+
 int
 main(void)
 {
@@ -811,6 +1204,9 @@ main(void)
 	tcase_add_test(tc, test_bpfrows_v2_roundtrip);
 	tcase_add_test(tc, test_bpfrows_v3_roundtrip);
 	tcase_add_test(tc, test_bpfrows_bad);
+	tcase_add_test(tc, test_bpfrows_v4_roundtrip);
+	tcase_add_test(tc, test_bpfrows_v4_bad);
+	tcase_add_test(tc, test_bpfrows_steps_overflow);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -38,6 +38,13 @@
  *   threads: columns u slots (the histogram's length), the slots; a
  *            thread's rq_count is version 2's column (a roll-up of windows
  *            stored before version 3 has counts without slots)
+ *
+ * Version 4 (written now) holds version 3's figures in fewer bytes: a
+ * process whose figures are the sum of the thread rows of its tgid is
+ * flagged and not written (derived when read), large figures are a length
+ * column and byte planes, histograms go slot after slot, a thread's
+ * rq_count is left out when its histogram sums to it and its tgid is a
+ * small code (store_bpfrows4.c; doc/storage.md).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -45,6 +52,7 @@
 #include <string.h>
 
 #include "store/store_bpfrows.h"
+#include "store/store_bpfrows_int.h"
 #include "store/store_codec.h"
 
 int
@@ -174,8 +182,8 @@ store_bpfrows_release(struct store_bpfrows *b)
 /* ----------------------------------------------------------- version 2 */
 
 /* The length of a histogram, trailing empty slots left out, and its sum. */
-static unsigned
-slots_of(const uint32_t h[VITALS_BPF_RQ_SLOTS], uint64_t *ret_sum)
+unsigned
+store_bpfrows_slots(const uint32_t h[VITALS_BPF_RQ_SLOTS], uint64_t *ret_sum)
 {
 	unsigned k, slots;
 	uint64_t sum = 0;
@@ -225,16 +233,16 @@ put_hcols(struct store_enc *e, const struct hcols *c)
 	size_t i;
 
 	for (i = 0; i < c->n; i++) {
-		slots = slots_of(hc_hist(c, i), &sum);
+		slots = store_bpfrows_slots(hc_hist(c, i), &sum);
 		store_enc_u(e, slots << 1 | (sum == *hc_count(c, i)));
 	}
 	for (i = 0; i < c->n; i++) {
-		slots_of(hc_hist(c, i), &sum);
+		store_bpfrows_slots(hc_hist(c, i), &sum);
 		if (sum != *hc_count(c, i))
 			store_enc_u(e, *hc_count(c, i));
 	}
 	for (i = 0; i < c->n; i++) {
-		slots = slots_of(hc_hist(c, i), &sum);
+		slots = store_bpfrows_slots(hc_hist(c, i), &sum);
 		for (k = 0; k < slots; k++)
 			store_enc_u(e, hc_hist(c, i)[k]);
 	}
@@ -350,18 +358,18 @@ store_bpfrows_put3(struct store_enc *e, const struct store_bpfrows *b)
 		store_enc_u(e, u[i].rq_ns);
 	put_hcols(e, &HCOLS(u, b->nuid, struct window_bpf_uid));
 	for (i = 0; i < b->nthread; i++)
-		store_enc_u(e, slots_of(t[i].rq_hist, &sum));
+		store_enc_u(e, store_bpfrows_slots(t[i].rq_hist, &sum));
 	for (i = 0; i < b->nthread; i++) {
-		slots = slots_of(t[i].rq_hist, &sum);
+		slots = store_bpfrows_slots(t[i].rq_hist, &sum);
 		for (k = 0; k < slots; k++)
 			store_enc_u(e, t[i].rq_hist[k]);
 	}
 	return e->err;
 }
 
-/* Version 3's tail, after get_v2 read b's rows. */
-static int
-get_v3_tail(struct store_dec *d, struct store_bpfrows *b)
+/* Version 3's tail, after store_bpfrows_get2 read b's rows. */
+int
+store_bpfrows_get3_tail(struct store_dec *d, struct store_bpfrows *b)
 {
 	size_t i;
 	uint64_t sum;
@@ -386,8 +394,8 @@ get_v3_tail(struct store_dec *d, struct store_bpfrows *b)
 }
 
 /* An int32 from a running sum of steps; false when it leaves the range. */
-static bool
-step32(struct store_dec *d, int64_t *acc, int32_t *ret)
+bool
+store_bpfrows_step32(struct store_dec *d, int64_t *acc, int32_t *ret)
 {
 	int64_t step = store_dec_s(d);
 
@@ -399,8 +407,39 @@ step32(struct store_dec *d, int64_t *acc, int32_t *ret)
 	return true;
 }
 
-static int
-get_v2(struct store_dec *d, size_t len, size_t max, struct store_bpfrows *b)
+/* A thread's tgid from its tid and tid − tgid; false when either leaves
+ * the int32 range (checked before any arithmetic that could overflow). */
+bool
+store_bpfrows_tgid(int32_t tid, int64_t off, int32_t *ret)
+{
+	int64_t tgid;
+
+	if (off < -((int64_t)1 << 32) || off > ((int64_t)1 << 32))
+		return false;
+	tgid = (int64_t)tid - off;
+	if (tgid < INT32_MIN || tgid > INT32_MAX)
+		return false;
+	*ret = (int32_t)tgid;
+	return true;
+}
+
+/* A uid from a running sum of steps; false when it leaves 32 bits. */
+bool
+store_bpfrows_uid_step(struct store_dec *d, int64_t *acc, uint32_t *ret)
+{
+	int64_t step = store_dec_s(d);
+
+	if (step < -((int64_t)1 << 32) || step > ((int64_t)1 << 32) ||
+	    *acc + step < 0 || *acc + step > UINT32_MAX)
+		return false;
+	*acc += step;
+	*ret = (uint32_t)*acc;
+	return true;
+}
+
+int
+store_bpfrows_get2(struct store_dec *d, size_t len, size_t max,
+    struct store_bpfrows *b)
 {
 	int64_t acc;
 	uint64_t st;
@@ -429,7 +468,7 @@ get_v2(struct store_dec *d, size_t len, size_t max, struct store_bpfrows *b)
 		return -ENOMEM;
 	b->nproc = n;
 	for (i = 0, acc = 0; i < n; i++)
-		if (!step32(d, &acc, &b->proc[i].tgid))
+		if (!store_bpfrows_step32(d, &acc, &b->proc[i].tgid))
 			return -EBADMSG;
 	for (i = 0, st = 0; i < n; i++)
 		b->proc[i].starttime = st += (uint64_t)store_dec_s(d);
@@ -450,23 +489,15 @@ get_v2(struct store_dec *d, size_t len, size_t max, struct store_bpfrows *b)
 		return -ENOMEM;
 	b->nthread = n;
 	for (i = 0, acc = 0; i < n; i++)
-		if (!step32(d, &acc, &b->thread[i].tid))
+		if (!store_bpfrows_step32(d, &acc, &b->thread[i].tid))
 			return -EBADMSG;
-	for (i = 0; i < n; i++) {
-		int64_t off = store_dec_s(d);
-		int64_t tgid = (int64_t)b->thread[i].tid - off;
-
-		if (off < -((int64_t)1 << 32) || off > ((int64_t)1 << 32) ||
-		    tgid < INT32_MIN || tgid > INT32_MAX)
+	for (i = 0; i < n; i++)
+		if (!store_bpfrows_tgid(b->thread[i].tid, store_dec_s(d),
+			&b->thread[i].tgid))
 			return -EBADMSG;
-		b->thread[i].tgid = (int32_t)tgid;
-	}
-	for (i = 0, acc = 0; i < n; i++) {
-		acc += store_dec_s(d);
-		if (acc < 0 || acc > UINT32_MAX)
+	for (i = 0, acc = 0; i < n; i++)
+		if (!store_bpfrows_uid_step(d, &acc, &b->thread[i].uid))
 			return -EBADMSG;
-		b->thread[i].uid = (uint32_t)acc;
-	}
 	for (i = 0, st = 0; i < n; i++)
 		b->thread[i].starttime = st += (uint64_t)store_dec_s(d);
 	for (i = 0; i < n; i++)
@@ -476,30 +507,4 @@ get_v2(struct store_dec *d, size_t len, size_t max, struct store_bpfrows *b)
 	for (i = 0; i < n; i++)
 		b->thread[i].rq_count = store_dec_u(d);
 	return d->err ? -EBADMSG : 0;
-}
-
-int
-store_bpfrows_get_v(const void *buf, size_t len, unsigned version, size_t max,
-    struct store_bpfrows *ret)
-{
-	struct store_bpfrows b = { 0 };
-	struct store_dec d;
-	int r;
-
-	if (version == STORE_BPFROWS_V1)
-		return store_bpfrows_get(buf, len, max, ret);
-	if (version != STORE_BPFROWS_V2 && version != STORE_BPFROWS_VERSION)
-		return -EBADMSG;
-	store_dec_init(&d, buf, len);
-	r = get_v2(&d, len, max, &b);
-	if (r == 0 && version >= 3)
-		r = get_v3_tail(&d, &b);
-	if (r == 0 && store_dec_end(&d) < 0)
-		r = -EBADMSG;
-	if (r < 0) {
-		store_bpfrows_release(&b);
-		return r;
-	}
-	*ret = b;
-	return 0;
 }

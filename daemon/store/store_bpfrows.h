@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * A window's BPF scheduler rows as a compact payload (store_bpfrows.c):
+ * A window's BPF scheduler rows as a compact payload (store_bpfrows.c;
+ * version 4 and the reader of every version store_bpfrows4.c):
  * per uid (window_bpf_uid), per process (window_bpf_proc), the
  * run-queue histogram included, and per thread (window_bpf_thread). Pure encoding.
  */
@@ -15,12 +16,15 @@
 
 /* The frame's part number and the encodings' versions (store_codec.h):
  * 1 row after row, uids and processes; 2 column after column, threads
- * too and a process's flags; 3 (written now) version 2 and the uids'
- * run-queue figures and the threads' histograms. */
+ * too and a process's flags; 3 version 2 and the uids' run-queue figures
+ * and the threads' histograms; 4 (written now) version 3's figures in
+ * fewer bytes (a process that is the sum of its thread rows derived,
+ * byte planes, histograms slot after slot). */
 #define STORE_BPFROWS_PART 4
 #define STORE_BPFROWS_V1 1
 #define STORE_BPFROWS_V2 2
-#define STORE_BPFROWS_VERSION 3
+#define STORE_BPFROWS_V3 3
+#define STORE_BPFROWS_VERSION 4
 
 struct store_bpfrows {
 	struct window_bpf_uid *uid; /* uid UINT32_MAX: the "other" row */
@@ -31,13 +35,16 @@ struct store_bpfrows {
 	size_t nthread;
 };
 
-/* Version 3: every row of b, in any order (kept); pad fields are not
+/* Version 4: every row of b, in any order (kept); pad fields are not
  * written. */
+int store_bpfrows_put4(struct store_enc *e, const struct store_bpfrows *b);
+/* Version 3 (older stores; tests): the same rows, as doc/storage.md's
+ * "BPF rows, version 3". */
 int store_bpfrows_put3(struct store_enc *e, const struct store_bpfrows *b);
 /* Version 2 (older stores; tests): as version 3 without the uids'
  * run-queue figures and the threads' histograms. */
 int store_bpfrows_put2(struct store_enc *e, const struct store_bpfrows *b);
-/* Either version's rows of buf[0..len), as store_bpfrows_get. */
+/* The rows of buf[0..len) in version (1 to 4), as store_bpfrows_get. */
 int store_bpfrows_get_v(const void *buf, size_t len, unsigned version,
     size_t max, struct store_bpfrows *ret);
 

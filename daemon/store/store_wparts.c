@@ -162,7 +162,7 @@ store_wacc_bpfrows(struct store_wacc *a, const struct window_bpf_uid *u,
 	return rc;
 }
 
-/* The rows as version 3 (version 1 is what a v8 store's migration
+/* The rows as version 4 (version 1 is what a v8 store's migration
  * writes, store_wacc_bpfrows). */
 int
 store_wacc_bpfrows2(struct store_wacc *a, const struct store_bpfrows *b)
@@ -173,7 +173,7 @@ store_wacc_bpfrows2(struct store_wacc *a, const struct store_bpfrows *b)
 	store_enc_release(&a->bpf);
 	if (b->nuid == 0 && b->nproc == 0 && b->nthread == 0)
 		return SQLITE_OK;
-	rc = store_bpfrows_put3(&pl, b) < 0 ?
+	rc = store_bpfrows_put4(&pl, b) < 0 ?
 	    SQLITE_NOMEM :
 	    frame(&a->bpf, STORE_BPFROWS_PART, STORE_BPFROWS_VERSION, &pl);
 	store_enc_release(&pl);
