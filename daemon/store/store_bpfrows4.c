@@ -146,7 +146,9 @@ put_hist4(struct store_enc *e, const struct rows4 *r, size_t hoff, size_t coff)
 	}
 	for (i = 0; i < r->n; i++)
 		if (r4_on(r, i)) {
-			len[i] = (uint8_t)store_bpfrows_slots(r4_hist(r, i, hoff), &sum);
+			len[i] = (uint8_t)store_bpfrows_slots(r4_hist(r, i,
+								  hoff),
+			    &sum);
 			store_enc_u(e,
 			    (unsigned)len[i] << 1 |
 				(sum == *r4_u64(r, i, coff)));

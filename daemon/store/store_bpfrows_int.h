@@ -22,8 +22,7 @@ bool store_bpfrows_step32(struct store_dec *d, int64_t *acc, int32_t *ret);
  * the int32 range (checked before any arithmetic that could overflow). */
 bool store_bpfrows_tgid(int32_t tid, int64_t off, int32_t *ret);
 /* A uid from a running sum of steps; false when it leaves 32 bits. */
-bool store_bpfrows_uid_step(struct store_dec *d, int64_t *acc,
-    uint32_t *ret);
+bool store_bpfrows_uid_step(struct store_dec *d, int64_t *acc, uint32_t *ret);
 /* Version 2's rows from d (the payload's len bytes), into b (zeroed; the
  * caller's to release either way): 0, -EBADMSG, -ENOMEM. */
 int store_bpfrows_get2(struct store_dec *d, size_t len, size_t max,

@@ -335,10 +335,9 @@ dec_rows(struct store_dec *d, size_t len, size_t max,
 	return 0;
 }
 
-/* The payload, field by field as doc/storage.md lists it (version 2). */
-void
-store_wcpu_encode(struct store_enc *e, const struct window_wcpu *p,
-    const struct store_wcpu_ref *ref)
+/* The head, both versions: the window's figures before the rows. */
+static void
+enc_head(struct store_enc *e, const struct window_wcpu *p)
 {
 	store_enc_u(e, p->busy_ticks);
 	store_enc_u(e, p->wbusy);
@@ -352,6 +351,14 @@ store_wcpu_encode(struct store_enc *e, const struct window_wcpu *p,
 	store_enc_u(e, p->nofreq_ns);
 	store_enc_u(e, p->procs_cut);
 	store_enc_u(e, p->threads_cut);
+}
+
+/* The payload, field by field as doc/storage.md lists it (version 2). */
+void
+store_wcpu_encode(struct store_enc *e, const struct window_wcpu *p,
+    const struct store_wcpu_ref *ref)
+{
+	enc_head(e, p);
 	enc_rows(e, p, p->procs, p->nprocs, ref, false);
 	enc_rows(e, p, p->threads, p->nthreads, ref, true);
 }
@@ -360,18 +367,7 @@ store_wcpu_encode(struct store_enc *e, const struct window_wcpu *p,
 void
 store_wcpu_encode_v1(struct store_enc *e, const struct window_wcpu *p)
 {
-	store_enc_u(e, p->busy_ticks);
-	store_enc_u(e, p->wbusy);
-	store_enc_u(e, p->nocap_ticks);
-	store_enc_u(e, p->nofreq_ticks);
-	store_enc_u(e, p->windows);
-	store_enc_u(e, p->drains);
-	store_enc_u(e, p->oncpu_ns);
-	store_enc_u(e, p->wtd_ns);
-	store_enc_u(e, p->nocap_ns);
-	store_enc_u(e, p->nofreq_ns);
-	store_enc_u(e, p->procs_cut);
-	store_enc_u(e, p->threads_cut);
+	enc_head(e, p);
 	enc_rows_v1(e, p->procs, p->nprocs);
 	enc_rows_v1(e, p->threads, p->nthreads);
 }
