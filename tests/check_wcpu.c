@@ -223,6 +223,28 @@ START_TEST(test_codec)
 	    -EBADMSG);
 	store_enc_release(&e);
 
+	/* an own row's tgid offset far out of range: refused, and no
+	 * overflow computing it (UBSan builds) */
+	memset(&e, 0, sizeof(e));
+	{
+		unsigned k;
+
+		for (k = 0; k < 12; k++)
+			store_enc_u(&e, 0);
+		store_enc_u(&e, 0); /* processes: own rows */
+		store_enc_u(&e, 1);
+		store_enc_s(&e, 5);
+		store_enc_s(&e, INT64_MIN);
+		store_enc_s(&e, 0);
+		store_enc_u(&e, 0);
+		store_enc_s(&e, 0);
+		store_enc_u(&e, 0); /* threads: none */
+		store_enc_u(&e, 0);
+		ck_assert_int_eq(store_wcpu_decode(e.b.p, e.b.len, 2, NULL, &r),
+		    -EBADMSG);
+	}
+	store_enc_release(&e);
+
 	/* version 1 (older stores) still reads, row for row */
 	memset(&e, 0, sizeof(e));
 	store_wcpu_encode_v1(&e, w);
@@ -607,6 +629,32 @@ START_TEST(test_store_ref)
 	store_get_stats(s, &st);
 	ck_assert_uint_eq(st.blob_errors, st0.blob_errors);
 
+	/* the kv blob damaged: no sched part (its counters are in kv), the
+	 * wcpu part still read, its rows from the BPF blob; one error */
+	snprintf(sql, sizeof(sql),
+	    "CREATE TABLE keep AS SELECT kv FROM l0_parts_%lld",
+	    (long long)(T0 / (3600 * SEC)));
+	ck_assert_int_eq(store_exec(s, sql, NULL, 0), 0);
+	snprintf(sql, sizeof(sql), "UPDATE l0_parts_%lld SET kv = x'b70102'",
+	    (long long)(T0 / (3600 * SEC)));
+	ck_assert_int_eq(store_exec(s, sql, NULL, 0), 0);
+	store_get_stats(s, &st0);
+	ck_assert_int_eq(store_windows(s, T0, T0 + 20 * SEC, 0, &v, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_ptr_null(window_sched(v[0]));
+	ck_assert_ptr_nonnull(window_wcpu(v[0]));
+	ck_assert_mem_eq(window_wcpu(v[0])->threads, wc->threads,
+	    wc->nthreads * sizeof(*wc->threads));
+	window_free(v[0]);
+	free(v);
+	store_get_stats(s, &st);
+	ck_assert_uint_eq(st.blob_errors, st0.blob_errors + 1);
+	snprintf(sql, sizeof(sql),
+	    "UPDATE l0_parts_%lld SET kv = (SELECT kv FROM keep)",
+	    (long long)(T0 / (3600 * SEC)));
+	ck_assert_int_eq(store_exec(s, sql, NULL, 0), 0);
+	store_get_stats(s, &st0);
+
 	/* the BPF blob damaged: the wcpu part cannot be read either */
 	snprintf(sql, sizeof(sql), "UPDATE l0_parts_%lld SET bpf = x'b70102'",
 	    (long long)(T0 / (3600 * SEC)));
@@ -628,8 +676,55 @@ START_TEST(test_store_ref)
 	    wcpu_src_name(WCPU_SRC_NONE));
 	vitals__response__free_unpacked(res, NULL);
 	free(frame);
+	/* the BPF blob and the wcpu one at the load, the BPF one at the
+	 * span read: three */
 	store_get_stats(s, &st);
-	ck_assert_uint_ge(st.blob_errors, st0.blob_errors + 3);
+	ck_assert_uint_eq(st.blob_errors, st0.blob_errors + 3);
+	store_close(s);
+	window_free(w);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
+/*
+ * The largest BPF bounds (bpf_threads 65536) and the "other" row beside
+ * them: 65,537 thread rows in the blob, read back whole (the reader's
+ * limit counts the "other" row), and no blob refused.
+ */
+START_TEST(test_store_rows_max)
+{
+	char db[PATH_MAX], *dir = tu_mkdtemp_db("wcpu", db, sizeof(db));
+	struct window *w = mkwin(), **v = NULL;
+	struct window_bpf *b = window_sched_make(w, true);
+	struct store_stats st0, st;
+	struct store *s = NULL;
+	size_t n = 0, i;
+
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_eq(window_bpf_reserve(b, 0, 0, VITALS_BPF_ROWS_MAX), 0);
+	b->state = VBPF_ON_LOADED;
+	for (i = 0; i < VITALS_BPF_ROWS_MAX; i++)
+		b->thread[b->nthreads++] =
+		    (struct window_bpf_thread){ .tid = (int32_t)i + 1000,
+			    .tgid = 1000,
+			    .starttime = 5,
+			    .oncpu_ns = i + 1 };
+	b->thread_other = (struct window_bpf_thread){ .oncpu_ns = 3 };
+	b->threads_other = 1;
+	ck_assert_int_eq(store_open(db, NULL, &s), 0);
+	store_get_stats(s, &st0);
+	ck_assert_int_eq(store_put(s, w), 0);
+	ck_assert_int_eq(store_windows(s, T0, T0 + 20 * SEC, 0, &v, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_ptr_nonnull(window_sched(v[0]));
+	ck_assert_uint_eq(window_sched(v[0])->nthreads, VITALS_BPF_ROWS_MAX);
+	ck_assert_uint_eq(window_sched(v[0])->thread_other.oncpu_ns, 3);
+	ck_assert_ptr_nonnull(window_wcpu(v[0]));
+	window_free(v[0]);
+	free(v);
+	store_get_stats(s, &st);
+	ck_assert_uint_eq(st.blob_errors, st0.blob_errors);
 	store_close(s);
 	window_free(w);
 	tu_rmtree(dir);
@@ -652,6 +747,7 @@ main(void)
 	tc = tcase_create("store");
 	tcase_add_test(tc, test_store_top);
 	tcase_add_test(tc, test_store_ref);
+	tcase_add_test(tc, test_store_rows_max);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

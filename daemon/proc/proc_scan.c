@@ -526,6 +526,7 @@ proc_read_identity(struct procscan *ps, struct task *t, bool fresh,
 		else if (fresh)
 			t->wt.uid = UID_UNKNOWN;
 		t->ident_retry = !ident_queue(ps, t, !uid_known);
+		t->ident_retry_uid = !uid_known;
 		return;
 	}
 	t->wt.uid = uid_known ? uid : UID_UNKNOWN;
@@ -730,9 +731,10 @@ proc_observe(struct procscan *ps, int32_t pid, struct task *p,
 		proc_read_identity(ps, p, false, uid_known, uid);
 	} else if (p->ident_retry && ident_room(ps)) {
 		/* refused when the queue was full: the same ask again (its
-		 * ident_gen kept), the uid too if still unknown */
+		 * ident_gen kept), the uid too when it asked for it and the
+		 * source still gives none */
 		p->ident_retry = !ident_queue(ps, p,
-		    !uid_known && p->wt.uid == UID_UNKNOWN);
+		    !uid_known && p->ident_retry_uid);
 	}
 	u0 = p->wt.d_utime;
 	s0 = p->wt.d_stime;

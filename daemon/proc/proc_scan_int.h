@@ -53,8 +53,9 @@ struct task {
 	bool stale;   /* a read failed: the next read is a baseline */
 	bool cpu_set; /* cpu holds this instance's iterator split */
 	/* its identity's request was refused (the queue full): asked again
-	 * at a later scan, when there is room */
-	bool ident_retry;
+	 * at a later scan, when there is room, for the uid too when the
+	 * refused one asked for it */
+	bool ident_retry, ident_retry_uid;
 	struct cputime_split cpu; /* iterator: last utime/stime split, ns */
 	struct task_wt wt;	  /* identity + this window's accumulators */
 	/* the window's samples [0, mark) are in wt's per-sample sums; the

@@ -29,9 +29,9 @@ enum {
 			    * time alone */
 };
 
-/* BPF rows a span read decodes at most (bpf_procs' and bpf_threads'
- * largest bound) */
-#define WCPU_REF_MAX 65536
+/* BPF rows a span read decodes at most: bpf_procs' and bpf_threads'
+ * largest bound and the "other" row (store_wparts.c's ROWS_MAX) */
+#define WCPU_REF_MAX (VITALS_BPF_ROWS_MAX + 1)
 
 enum { WS_INS, WS_SEL, WS_SPAN };
 
@@ -267,10 +267,16 @@ dec_own(struct store_dec *d, struct wcpu_row *v, size_t n)
 		if (!step32(&acc, store_dec_s(d), &v[i].id))
 			store_dec_fail(d);
 	for (i = 0; i < n; i++) {
-		t = (int64_t)v[i].id - store_dec_s(d);
+		/* the offset's range first: no overflow in the difference */
+		t = store_dec_s(d);
+		if (t < -((int64_t)1 << 32) || t > ((int64_t)1 << 32))
+			t = INT64_MAX;
+		else
+			t = (int64_t)v[i].id - t;
 		if (t < INT32_MIN || t > INT32_MAX)
 			store_dec_fail(d);
-		v[i].tgid = (int32_t)t;
+		else
+			v[i].tgid = (int32_t)t;
 	}
 	for (i = 0; i < n; i++)
 		v[i].starttime = st += (uint64_t)store_dec_s(d);
@@ -507,7 +513,22 @@ store_wcpu_load(struct store *s, int64_t id, struct window *w)
 		return -ENOTSUP;
 	sqlite3_bind_int64(st, 1, id);
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		r = wcpu_column(s, st, 0, sched_ref(w, &ref), &p);
+		const struct store_wcpu_ref *rp = sched_ref(w, &ref);
+		struct store_bpfrows rows = { 0 };
+
+		/* no sched part at all (its counters, in the kv blob, did not
+		 * read): the BPF blob, still at hand, read for the rows */
+		if (rp == NULL && window_sched(w) == NULL &&
+		    (r = store_get_bpfrows(s, &rows)) == 0) {
+			ref = (struct store_wcpu_ref){ .proc = rows.proc,
+				.nproc = rows.nproc,
+				.thread = rows.thread,
+				.nthread = rows.nthread };
+			rp = &ref;
+		}
+		if (r == 0 || r == -ENOENT)
+			r = wcpu_column(s, st, 0, rp, &p);
+		store_bpfrows_release(&rows);
 		rc = SQLITE_DONE;
 	}
 	sqlite3_reset(st);

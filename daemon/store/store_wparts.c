@@ -30,7 +30,9 @@
 #include "window/window.h"
 #include "store_int.h"
 
-#define ROWS_MAX 65536 /* entries of one blob's list; more is refused */
+/* entries of one blob's list, more refused: the largest bound
+ * (bpf_procs, bpf_threads) and the "other" row put_rows adds */
+#define ROWS_MAX (VITALS_BPF_ROWS_MAX + 1)
 
 /* ----------------------------------------------------------- writing */
 
