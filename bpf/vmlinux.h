@@ -122,10 +122,17 @@ struct signal_struct {
 	struct prev_cputime prev_cputime;
 } __attribute__((preserve_access_index));
 
+/* CONFIG_SCHED_INFO (without it the struct is empty: check the field) */
+struct sched_info {
+	unsigned long pcount;	      /* waits ended by a switch-in */
+	unsigned long long run_delay; /* their sum, ns (rq clock) */
+} __attribute__((preserve_access_index));
+
 struct task_struct {
 	unsigned int __state; /* "state" (a long) before 5.14 */
 	unsigned int flags;
 	struct sched_entity se;
+	struct sched_info sched_info;
 	struct mm_struct *mm;
 	pid_t pid;
 	pid_t tgid;

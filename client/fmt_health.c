@@ -164,13 +164,16 @@ health_window(struct sbuf *o, const Vitals__Window *w)
 		    (double)b->pre_ns / 1e6);
 		sbuf_printf(o,
 		    "  bpf kernel: accounted %.3f ms, wakeups %llu, waits "
-		    "measured %llu (in process rows %llu, no thread entry "
-		    "%llu), map full: tid %llu proc %llu uid %llu; exited: "
-		    "%llu threads, %llu procs\n",
+		    "measured %llu%s%s (in process rows %llu, no thread "
+		    "entry %llu), map full: tid %llu proc %llu uid %llu; "
+		    "exited: %llu threads, %llu procs\n",
 		    (double)b->oncpu_total_ns / 1e6, ULL(b->wakeups),
-		    ULL(b->rq_samples), ULL(b->rq_count), ULL(b->rq_notid),
-		    ULL(b->full_tid), ULL(b->full_proc), ULL(b->full_uid),
-		    ULL(b->thr_exited), ULL(b->procs_exited));
+		    ULL(b->rq_samples),
+		    b->rq_source && *b->rq_source ? " from " : "",
+		    b->rq_source && *b->rq_source ? b->rq_source : "",
+		    ULL(b->rq_count), ULL(b->rq_notid), ULL(b->full_tid),
+		    ULL(b->full_proc), ULL(b->full_uid), ULL(b->thr_exited),
+		    ULL(b->procs_exited));
 		if (b->slot_cap)
 			sbuf_printf(o,
 			    "  bpf slots: %llu thread rows from slots, %llu "

@@ -170,6 +170,7 @@ bpf_setup(struct vitalsd *d, const struct config *cfg)
 		.sys_root = cfg->sys_root,
 		.load = cfg->bpf_load,
 		.rq = true,
+		.rq_sched_info = cfg->bpf_rq_sched_info,
 		.tracefs = cfg->tracefs,
 		.proc_root = cfg->proc_root,
 		.instance = cfg->ftrace_instance,

@@ -459,6 +459,20 @@ START_TEST(test_merge)
 	b.state = VBPF_UNKNOWN;
 	window_bpf_merge(&a, &b);
 	ck_assert_uint_eq(a.state, VBPF_ON_REUSED);
+	/* where the waits came from: one rule stays, an unknown part
+	 * leaves it, two rules are mixed */
+	a.rq_source = VBPF_RQ_UNKNOWN;
+	b.rq_source = VBPF_RQ_SCHED_INFO;
+	window_bpf_merge(&a, &b);
+	ck_assert_uint_eq(a.rq_source, VBPF_RQ_SCHED_INFO);
+	window_bpf_merge(&a, &b);
+	ck_assert_uint_eq(a.rq_source, VBPF_RQ_SCHED_INFO);
+	b.rq_source = VBPF_RQ_UNKNOWN;
+	window_bpf_merge(&a, &b);
+	ck_assert_uint_eq(a.rq_source, VBPF_RQ_SCHED_INFO);
+	b.rq_source = VBPF_RQ_WAKEUP;
+	window_bpf_merge(&a, &b);
+	ck_assert_uint_eq(a.rq_source, VBPF_RQ_MIXED);
 	window_bpf_release(&a);
 	window_bpf_release(&b);
 }
@@ -475,6 +489,10 @@ START_TEST(test_names)
 	ck_assert(vbpf_state_on(VBPF_ON_PINNED));
 	ck_assert(!vbpf_state_on(VBPF_OFF_VERIFIER));
 	ck_assert_str_eq(vbpf_prog_name(0), "sched_switch");
+	ck_assert_str_eq(vbpf_rq_name(VBPF_RQ_UNKNOWN), "");
+	ck_assert_str_eq(vbpf_rq_name(VBPF_RQ_SCHED_INFO), "sched_info");
+	ck_assert_str_eq(vbpf_rq_name(VBPF_RQ_MIXED), "mixed");
+	ck_assert_str_eq(vbpf_rq_name(VBPF_RQ_MIXED + 1), "?");
 	ck_assert_str_eq(vbpf_prog_name(VITALS_BPF_PROGS), "?");
 }
 END_TEST

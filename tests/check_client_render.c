@@ -359,6 +359,15 @@ START_TEST(test_fmt_bpf_health)
 		NULL,
 	    "%s", s);
 	sbuf_free(&b);
+	/* where the waits came from, when a drain said (BPF layout 13) */
+	bh.rq_source = "sched_info";
+	sbuf_init(&b);
+	fmt_health(&b, &h, &fctx);
+	ck_assert_msg(strstr(sbuf_str(&b),
+			  "wakeups 555, waits measured 444 from sched_info "
+			  "(in process rows 440,") != NULL,
+	    "%s", sbuf_str(&b));
+	sbuf_free(&b);
 	/* an off state says why */
 	bh.state = "off_no_btf";
 	bh.err = -ENOENT;
@@ -401,6 +410,7 @@ START_TEST(test_fmt_bpf_health)
 	    num(jb, "slot_hash_rows") == 130 && num(jb, "slot_overflow") == 25);
 	ck_assert(
 	    num(jb, "slot_full_drains") == 1 && num(jb, "slot_cap") == 4096);
+	ck_assert_str_eq(jm_get(jb, "rq_source")->str, "sched_info");
 	jm_free(j);
 	sbuf_free(&b);
 	win.health = NULL;

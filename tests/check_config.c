@@ -146,6 +146,24 @@ START_TEST(set_full_walk)
 }
 END_TEST
 
+/* bpf_rq_source: wakeup stamps unless set; only the two words */
+START_TEST(set_rq_source)
+{
+	struct config cfg;
+
+	config_init(&cfg);
+	ck_assert(!cfg.bpf_rq_sched_info);
+	ck_assert_int_eq(config_set(&cfg, "bpf_rq_source", "sched_info"), 0);
+	ck_assert(cfg.bpf_rq_sched_info);
+	ck_assert_int_eq(config_set(&cfg, "bpf_rq_source", "auto"), -EINVAL);
+	ck_assert_int_eq(config_set(&cfg, "bpf_rq_source", ""), -EINVAL);
+	ck_assert(cfg.bpf_rq_sched_info);
+	ck_assert_int_eq(config_set(&cfg, "bpf_rq_source", "wakeup"), 0);
+	ck_assert(!cfg.bpf_rq_sched_info);
+	config_release(&cfg);
+}
+END_TEST
+
 /* Values that are not plain decimal numbers. */
 static const char *const garbage[] = {
 	"",
@@ -1024,6 +1042,7 @@ main(void)
 	tcase_add_test(tc, set_strings);
 	tcase_add_test(tc, set_interval);
 	tcase_add_test(tc, set_full_walk);
+	tcase_add_test(tc, set_rq_source);
 	tcase_add_loop_test(tc, set_uint_garbage, 0,
 	    sizeof(garbage) / sizeof(garbage[0]));
 	tcase_add_test(tc, set_window_ring);

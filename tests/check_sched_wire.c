@@ -327,9 +327,18 @@ START_TEST(test_rq_by_uid_and_thread)
 	struct td d;
 	size_t n;
 
-	snprintf(conf, sizeof(conf), "bpffs = %s\n", pins);
+	/* both sources of the waits (_i: bpf_rq_source = sched_info) */
+	snprintf(conf, sizeof(conf), "bpffs = %s\n%s", pins,
+	    _i ? "bpf_rq_source = sched_info\n" : "");
 	td_start(&d, "schedrq", conf, args);
 	td_wait(&d, 15000, health, td_has_window);
+	j = json_of(&d, health);
+	w = jm_path(j, "health.last.health.bpf");
+	ck_assert_ptr_nonnull(w);
+	ck_assert_ptr_nonnull(jm_get(w, "rq_source"));
+	ck_assert_str_eq(jm_get(w, "rq_source")->str,
+	    _i ? "sched_info" : "wakeup");
+	jm_free(j);
 
 	ck_assert_int_eq(pipe(p), 0);
 	parent = fork();
@@ -546,7 +555,7 @@ main(void)
 	tc = tcase_create("kernel");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_exited_child_on_the_wire);
-	tcase_add_test(tc, test_rq_by_uid_and_thread);
+	tcase_add_loop_test(tc, test_rq_by_uid_and_thread, 0, 2);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

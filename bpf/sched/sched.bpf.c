@@ -34,6 +34,15 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Settings, fixed at load (skel->rodata). */
 const volatile bool rq_enabled = true; /* measure run-queue delay */
+/*
+ * The waits from the kernel's own per-task counters (sched_info: every
+ * switch-in after a queued stamp adds the wait to run_delay and one to
+ * pcount), read at the switch-out: no stamp at wakeups, nothing at
+ * switch-ins. The daemon sets it with `bpf_rq_source = sched_info` where
+ * the kernel keeps them (CONFIG_SCHED_INFO, /proc/<pid>/schedstat); off
+ * (the default), the programs stamp wakeups and measure at switch-ins.
+ */
+const volatile bool rq_sched_info = false;
 /* Tests only: a path the verifier must refuse, to prove degradation. */
 const volatile bool test_reject = false;
 /* Array slots used per side (tests make it tiny to force the hash). */
@@ -316,7 +325,7 @@ proc_other(__u32 side)
  * only, counted (RQ_NOTID).
  */
 static __always_inline void
-rq_to_proc(__u32 side, struct task_struct *t, __u64 delay, __u64 slot)
+rq_to_proc(__u32 side, struct task_struct *t, __u64 delay, __u64 slot, __u32 nw)
 {
 	struct sched_proc_key key = {
 		.tgid = t->tgid,
@@ -324,12 +333,12 @@ rq_to_proc(__u32 side, struct task_struct *t, __u64 delay, __u64 slot)
 	};
 	struct sched_proc *p;
 
-	tot_add_switch(TOT_RQ_NOTID, 1);
+	tot_add_switch(TOT_RQ_NOTID, nw);
 	proc_other(side);
 	if ((p = proc_entry(proc_map(side), &key)) != NULL) {
 		__sync_fetch_and_add(&p->rq_ns, delay);
-		__sync_fetch_and_add(&p->rq_count, 1);
-		__sync_fetch_and_add(&p->rq_hist[slot], 1);
+		__sync_fetch_and_add(&p->rq_count, nw);
+		__sync_fetch_and_add(&p->rq_hist[slot], nw);
 	}
 }
 
@@ -352,7 +361,7 @@ account_side(void *m, void *sm, __u32 side, __u64 gen, struct task_struct *t,
 	struct sched_nslot *ns;
 	struct sched_slot *sl;
 	__u32 idx, side_key = side;
-	__u32 pending = st->rq_slot;
+	__u32 pending = st->rq_slot, nw = st->rq_n;
 	__u64 slot = 0; /* 64-bit: no zero-extension between clamp and use */
 	__u64 delay = st->rq_ns, wtd = 0;
 	struct sched_tid *v;
@@ -365,7 +374,7 @@ account_side(void *m, void *sm, __u32 side, __u64 gen, struct task_struct *t,
 	}
 	if (pending) {
 		slot = pending - 1;
-		tot_add_switch(TOT_RQ_SAMPLES, 1);
+		tot_add_switch(TOT_RQ_SAMPLES, nw);
 	}
 	/* clamped where it is used: a clamp the compiler moves away from
 	 * the access leaves the verifier an unbounded index */
@@ -383,8 +392,8 @@ account_side(void *m, void *sm, __u32 side, __u64 gen, struct task_struct *t,
 				sl->v.wtd_ns += wtd;
 				if (pending) {
 					sl->v.rq_ns += delay;
-					sl->v.rq_count++;
-					sl->v.rq_hist[slot]++;
+					sl->v.rq_count += nw;
+					sl->v.rq_hist[slot] += nw;
 				}
 				return;
 			}
@@ -409,8 +418,8 @@ account_side(void *m, void *sm, __u32 side, __u64 gen, struct task_struct *t,
 			sl->v.leader_ns = t->group_leader->start_boottime;
 			if (pending) {
 				sl->v.rq_ns = delay;
-				sl->v.rq_count = 1;
-				sl->v.rq_hist[slot] = 1;
+				sl->v.rq_count = nw;
+				sl->v.rq_hist[slot] = nw;
 			}
 			sl->key = key;
 			sl->flags = 0;
@@ -431,8 +440,8 @@ account_side(void *m, void *sm, __u32 side, __u64 gen, struct task_struct *t,
 		v->wtd_ns += wtd;
 		if (pending) {
 			v->rq_ns += delay;
-			v->rq_count++;
-			v->rq_hist[slot]++;
+			v->rq_count += nw;
+			v->rq_hist[slot] += nw;
 		}
 		return;
 	}
@@ -446,8 +455,8 @@ account_side(void *m, void *sm, __u32 side, __u64 gen, struct task_struct *t,
 
 		if (pending) {
 			nv.rq_ns = delay;
-			nv.rq_count = 1;
-			nv.rq_hist[slot] = 1;
+			nv.rq_count = nw;
+			nv.rq_hist[slot] = nw;
 		}
 		if (bpf_map_update_elem(m, &key, &nv, BPF_NOEXIST) == 0)
 			return;
@@ -461,7 +470,7 @@ account_side(void *m, void *sm, __u32 side, __u64 gen, struct task_struct *t,
 			tot_add(side ? TOT_LOST_S1 : TOT_LOST_S0, delta);
 	}
 	if (pending)
-		rq_to_proc(side, t, delay, slot);
+		rq_to_proc(side, t, delay, slot, nw);
 }
 
 /*
@@ -481,6 +490,42 @@ account(__u64 gen, struct task_struct *t, __u64 delta, struct sched_task *st)
 	} else {
 		account_side(&sched_tid0, &sched_slot0, 0, gen, t, delta, st);
 	}
+}
+
+/*
+ * rq_sched_info: the waits t's sched_info counted since its last
+ * switch-out, pending in st for account_side. The kernel adds a wait at
+ * the switch-in that ends it (sched_info_arrive, from
+ * prepare_task_switch: after this tracepoint for next, long before the
+ * switch-out for t), and a part of one cut by a migration's dequeue
+ * (sched_info_dequeue) without a count: that part waits in run_delay
+ * for the count of the switch-in that ends the wait. So only a count
+ * moves the baselines. first: st holds no baseline yet (a task running
+ * before the programs were attached): take one, measure nothing.
+ */
+static __always_inline void
+si_pending(struct task_struct *t, struct sched_task *st, bool first)
+{
+	__u64 count, delay, n;
+
+	if (!bpf_core_field_exists(t->sched_info.run_delay))
+		return;
+	count = t->sched_info.pcount;
+	delay = t->sched_info.run_delay;
+	if (first || !st->si_base) {
+		st->si_count = count;
+		st->si_delay = delay;
+		st->si_base = 1;
+		return;
+	}
+	if (count == st->si_count)
+		return;
+	n = count - st->si_count;
+	st->rq_ns = delay - st->si_delay;
+	st->rq_n = (__u32)n;
+	st->rq_slot = log2_u64((n == 1 ? st->rq_ns : st->rq_ns / n) / 1000) + 1;
+	st->si_count = count;
+	st->si_delay = delay;
 }
 
 SEC("tp_btf/sched_switch")
@@ -508,8 +553,12 @@ BPF_PROG(vitals_switch, bool preempt, struct task_struct *prev,
 		if (!st) {
 			tot_add(TOT_NO_STORAGE, 1);
 		} else {
+			if (rq_sched_info && rq_enabled)
+				si_pending(prev, st, !st->valid);
 			if (!st->valid) {
-				/* running since before we were attached */
+				/* running since before we were attached (with
+				 * rq_sched_info: met first here, not at a
+				 * switch-in) */
 				tot_add_switch(TOT_NO_SLICE, 1);
 			} else {
 				__u64 d = sum > st->sum_ns ? sum - st->sum_ns :
@@ -525,17 +574,24 @@ BPF_PROG(vitals_switch, bool preempt, struct task_struct *prev,
 			 * Preempted (whatever its state: it stays queued) or
 			 * yielding while runnable: it waits from now. A task
 			 * that blocks needs a wakeup to run again; a stamp a
-			 * wakeup left while it ran goes with it.
+			 * wakeup left while it ran goes with it. (With
+			 * rq_sched_info the kernel stamps it.)
 			 */
-			if (rq_enabled && (preempt || task_state(prev) == 0)) {
+			if (rq_sched_info) {
+				/* no stamp */
+			} else if (rq_enabled &&
+			    (preempt || task_state(prev) == 0)) {
 				now = bpf_ktime_get_ns();
 				st->wake_ns = now;
+				st->si_base = 0;
 			} else {
 				st->wake_ns = 0;
+				st->si_base = 0;
 			}
 		}
 	}
-	if (next->pid == 0)
+	/* rq_sched_info: nothing to do for next; its switch-out measures */
+	if (rq_sched_info || next->pid == 0)
 		return 0;
 	st = bpf_task_storage_get(&sched_task, next, 0,
 	    BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -557,6 +613,7 @@ BPF_PROG(vitals_switch, bool preempt, struct task_struct *prev,
 			if (st->rq_slot)
 				account(gen, next, 0, st);
 			st->rq_ns = now - st->wake_ns;
+			st->rq_n = 1;
 			st->rq_slot = log2_u64(st->rq_ns / 1000) + 1;
 		}
 		st->wake_ns = 0;
@@ -572,12 +629,23 @@ BPF_PROG(vitals_switch, bool preempt, struct task_struct *prev,
  * counts).
  */
 static __always_inline int
-enqueued(struct task_struct *t)
+enqueued(struct task_struct *t, bool new_task)
 {
 	struct sched_task *st;
 
 	if (t->pid == 0)
 		return 0;
+	/*
+	 * rq_sched_info: the kernel stamps the wait; a wakeup only counts.
+	 * A new task still gets its storage here, with the baselines its
+	 * fork set (CPU time so far, sched_info zeroed), so its first slice
+	 * and first wait count.
+	 */
+	if (rq_sched_info && !new_task) {
+		if (rq_enabled)
+			tot_add(TOT_WAKEUPS, 1);
+		return 0;
+	}
 	st = bpf_task_storage_get(&sched_task, t, 0,
 	    BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!st) {
@@ -587,10 +655,12 @@ enqueued(struct task_struct *t)
 	if (!st->valid) {
 		st->sum_ns = t->se.sum_exec_runtime;
 		st->valid = 1;
+		/* a new task's sched_info: zeroed by its fork */
+		st->si_base = rq_sched_info;
 	}
 	if (rq_enabled) {
 		tot_add(TOT_WAKEUPS, 1);
-		if (st->wake_ns == 0)
+		if (!rq_sched_info && st->wake_ns == 0)
 			st->wake_ns = bpf_ktime_get_ns();
 	}
 	return 0;
@@ -600,14 +670,14 @@ SEC("tp_btf/sched_wakeup")
 int
 BPF_PROG(vitals_wakeup, struct task_struct *p)
 {
-	return enqueued(p);
+	return enqueued(p, false);
 }
 
 SEC("tp_btf/sched_wakeup_new")
 int
 BPF_PROG(vitals_wakeup_new, struct task_struct *p)
 {
-	return enqueued(p);
+	return enqueued(p, true);
 }
 
 /*

@@ -17,7 +17,7 @@
  * changes what it writes: pins carrying another number are replaced at the
  * next start, never read with this build's structs.
  */
-#define VITALS_SCHED_LAYOUT 12
+#define VITALS_SCHED_LAYOUT 13
 #define VITALS_SCHED_MAGIC 0x56534348u /* "VSCH" */
 
 /* Run-queue delay histogram: slot k counts delays d with
@@ -56,7 +56,14 @@ struct sched_meta {
 	__u32 layout;	 /* VITALS_SCHED_LAYOUT */
 	__u64 build;	 /* hash of the object and its settings */
 	__u64 loaded_ns; /* CLOCK_REALTIME of the load */
+	/* layout 13: SCHED_META_* of the programs loaded (a daemon that
+	 * opens pins without loading learns from it what they do) */
+	__u32 flags;
+	__u32 pad;
 };
+
+/* The programs take run-queue waits from sched_info (rq_sched_info). */
+#define SCHED_META_RQ_SI 1u
 
 /*
  * sched_task, task storage: per task, the scheduler's own CPU time
@@ -82,6 +89,18 @@ struct sched_task {
 	__u64 slot_gen;
 	__u32 slot_uid;
 	__u32 slot_idx;
+	/* layout 13: the waits pending in rq_ns (1 with the wakeup
+	 * stamps; with rq_sched_info, the kernel's own count since the
+	 * last switch-out), and with rq_sched_info the task's
+	 * sched_info.run_delay and .pcount already accounted: baselines,
+	 * as sum_ns is (0 for a task first met at its wakeup_new, whose
+	 * sched_info fork zeroed), valid while si_base is 1 (programs
+	 * without rq_sched_info clear it: pins kept across a restart may
+	 * hold storage the other way wrote) */
+	__u32 rq_n;
+	__u32 si_base;
+	__u64 si_delay;
+	__u64 si_count;
 };
 
 #define SCHED_SLOT_HASH 0xffffffffu

@@ -332,6 +332,8 @@ static const struct parse_word bpf_load_words[] = { { "auto", VBPF_LOAD_AUTO },
 	{ NULL, 0 } };
 static const struct parse_word on_off_words[] = { { "on", 1 }, { "off", 0 },
 	{ NULL, 0 } };
+static const struct parse_word rq_source_words[] = { { "wakeup", 0 },
+	{ "sched_info", 1 }, { NULL, 0 } };
 static const struct parse_word gpumem_load_words[] = {
 	{ "auto", GPUMEM_LOAD_AUTO }, { "map-only", GPUMEM_LOAD_MAP_ONLY },
 	{ "off", GPUMEM_LOAD_OFF }, { NULL, 0 }
@@ -537,6 +539,13 @@ config_set(struct config *cfg, const char *key, const char *value)
 		return set_uint(&cfg->bpf_procs, value, 1, 65536);
 	if (!strcmp(key, "bpf_threads"))
 		return set_uint(&cfg->bpf_threads, value, 1, 65536);
+	/* where run-queue waits come from (sched.bpf.c rq_sched_info) */
+	if (!strcmp(key, "bpf_rq_source")) {
+		if ((r = parse_word(value, rq_source_words)) < 0)
+			return r;
+		cfg->bpf_rq_sched_info = r == 1;
+		return 0;
+	}
 	if (!strcmp(key, "bpf_stats")) {
 		if ((r = parse_word(value, on_off_words)) < 0)
 			return r;

@@ -60,6 +60,7 @@ pb_bpf(struct rpc_arena *a, const struct window_bpf *b)
 	m->slot_overflow = b->slot_overflow;
 	m->slot_full_drains = b->slot_full_drains;
 	m->slot_cap = b->slot_cap;
+	m->rq_source = (char *)vbpf_rq_name(b->rq_source);
 	return m;
 }
 

@@ -302,6 +302,7 @@ examine(struct bpf_sched *bs, struct vitals_sched *skel, uint64_t build,
 		snprintf(why, whysz, "map sched_meta: %s", strerror(errno));
 		return PINS_MISMATCH;
 	}
+	bs->pinned_flags = meta.flags;
 	if (meta.magic != VITALS_SCHED_MAGIC ||
 	    meta.layout != VITALS_SCHED_LAYOUT) {
 		snprintf(why, whysz,
@@ -384,6 +385,7 @@ write_meta(struct bpf_sched *bs, uint64_t build)
 		.layout = VITALS_SCHED_LAYOUT,
 		.build = build,
 		.loaded_ns = (uint64_t)clock_ns(CLOCK_REALTIME),
+		.flags = bs->meta_flags,
 	};
 	uint32_t zero = 0;
 
@@ -696,6 +698,8 @@ unlocked:
 		}
 	}
 	if (p == PINS_MATCH || (pinned_only && p == PINS_STALE)) {
+		/* what the running programs do, not what this build would */
+		bs->meta_flags = bs->pinned_flags;
 		open_prog_pins(bs);
 		*ret_state = pinned_only ? VBPF_ON_PINNED : VBPF_ON_REUSED;
 		snprintf(why, whysz, "%s pins under %s (layout %u)",
@@ -857,6 +861,16 @@ bpf_sched_open(const struct bpf_sched_opts *o, struct bpf_sched **ret,
 		goto fail;
 	}
 	skel->rodata->rq_enabled = o->rq;
+	/*
+	 * bpf_rq_source = sched_info: the kernel's own wait counters where it
+	 * keeps them (CONFIG_SCHED_INFO: /proc/<pid>/schedstat exists only
+	 * then); no stamp at wakeups, nothing at switch-ins (doc/bpf.md
+	 * "Run-queue waits from sched_info"). Elsewhere the stamps, and
+	 * the windows say so (rq_source).
+	 */
+	skel->rodata->rq_sched_info = o->rq && o->rq_sched_info &&
+	    access("/proc/self/schedstat", R_OK) == 0;
+	bs->meta_flags = skel->rodata->rq_sched_info ? SCHED_META_RQ_SI : 0;
 	skel->rodata->test_reject = o->test_reject;
 	if (o->slot_cap)
 		skel->rodata->slot_cap = o->slot_cap;

@@ -132,6 +132,9 @@ struct window_bpf {
 	 * the capacity per side (0: no slots, e.g. read-only drains) */
 	uint64_t slot_rows, slots_taken, slot_hash_rows, slot_overflow;
 	uint32_t slot_full_drains, slot_cap;
+	/* where the drains' run-queue waits came from (enum vbpf_rq; in
+	 * memory only: VBPF_RQ_UNKNOWN in a window read from the store) */
+	uint8_t rq_source;
 	/* The rows: arrays of nuids, nprocs, nthreads (NULL when 0), owned
 	 * by the part. head_only: a part that never held rows (BPF off). */
 	bool head_only;
@@ -218,11 +221,24 @@ struct bpf_sched_batch {
 	uint64_t evicted, recreated, retired;
 };
 
+/* Where a window's run-queue waits came from (doc/bpf.md "Run-queue
+ * waits"). */
+enum vbpf_rq {
+	VBPF_RQ_UNKNOWN,    /* no drain said (a stored window, BPF off) */
+	VBPF_RQ_WAKEUP,	    /* stamps at wakeups, measured at switch-ins */
+	VBPF_RQ_SCHED_INFO, /* the kernel's sched_info, at switch-outs */
+	VBPF_RQ_MIXED,	    /* drains of both (a roll-up across restarts) */
+};
+const char *vbpf_rq_name(unsigned rq);
+
 struct bpf_sched_opts {
 	const char *bpffs;    /* pin directory, created if missing */
 	const char *sys_root; /* <sys_root>/kernel/btf/vmlinux */
 	unsigned load;	      /* enum vbpf_load */
 	bool rq;	      /* measure run-queue delay */
+	bool rq_sched_info;   /* from the kernel's sched_info where it keeps
+			       * it (sched.bpf.c rq_sched_info), not from
+			       * wakeup stamps */
 	bool test_reject;     /* tests: make the verifier refuse a program */
 	unsigned slot_cap;    /* tests: array slots used per side (0: all) */
 	/* pinned-only with the platform loader's pins (sched_ldr.c): */
@@ -274,6 +290,8 @@ int bpf_sched_event_fds(const struct bpf_sched *bs, int *ret_ctl, int *ret_tot,
     int ret_tid[2], int ret_proc[2], int ret_slot[2], int *ret_nslot);
 /* the array slots per side the programs use (0: none, or not ours) */
 unsigned bpf_sched_slot_cap(const struct bpf_sched *bs);
+/* enum vbpf_rq of the programs running (VBPF_RQ_UNKNOWN: none) */
+unsigned bpf_sched_rq(const struct bpf_sched *bs);
 void bpf_sched_set_stats(struct bpf_sched *bs, bool on);
 int bpf_sched_drain(struct bpf_sched *bs, struct bpf_sched_batch *b);
 void bpf_sched_batch_release(struct bpf_sched_batch *b);

@@ -565,6 +565,7 @@ bpf_sched_window_reduce(struct bpf_sched *bs, struct window_bpf *wb,
 	    bs->tot[TOT_ONCPU_S0] + bs->tot[TOT_ONCPU_S1]);
 	wb->rq_notid += delta_of(wb, t[TOT_RQ_NOTID], bs->tot[TOT_RQ_NOTID]);
 	window_bpf_slots(wb, b, bs->ldr ? 0 : bs->slot_cap);
+	wb->rq_source = (uint8_t)bpf_sched_rq(bs);
 	if (b->diff) {
 		wb->diff_drains++;
 		wb->unattributed_ns += b->unattributed_ns;
@@ -622,6 +623,18 @@ unsigned
 bpf_sched_slot_cap(const struct bpf_sched *bs)
 {
 	return bs == NULL || bs->ldr ? 0 : bs->slot_cap;
+}
+
+/* Where the running programs take run-queue waits from (enum vbpf_rq):
+ * the platform loader's object stamps wakeups (bpf/aosp/vitalsd.c). */
+unsigned
+bpf_sched_rq(const struct bpf_sched *bs)
+{
+	if (bs == NULL)
+		return VBPF_RQ_UNKNOWN;
+	return !bs->ldr && (bs->meta_flags & SCHED_META_RQ_SI) ?
+	    VBPF_RQ_SCHED_INFO :
+	    VBPF_RQ_WAKEUP;
 }
 
 /* Heap the reader holds between drains: its scratch, the batch's rows
@@ -744,6 +757,13 @@ bpf_sched_slot_cap(const struct bpf_sched *bs)
 {
 	(void)bs;
 	return 0;
+}
+
+unsigned
+bpf_sched_rq(const struct bpf_sched *bs)
+{
+	(void)bs;
+	return VBPF_RQ_UNKNOWN;
 }
 
 struct bpf_sched_batch *

@@ -68,6 +68,9 @@ struct bpf_sched {
 	uint64_t slot_tag[2];
 	uint32_t slot_put[2];
 	uint32_t slot_cap;
+	/* SCHED_META_* of the programs this build loads, of those pinned
+	 * (examine) and, once open, of those running */
+	uint32_t meta_flags, pinned_flags;
 	size_t kcap, vcap;
 	bool no_batch; /* the kernel lacks batch ops: per-key reads */
 	/* pins of the platform loader's object (sched_ldr.c) */

@@ -36,6 +36,30 @@ vbpf_state_name(unsigned st)
 	return st < VBPF__MAX ? names[st] : "?";
 }
 
+const char *
+vbpf_rq_name(unsigned rq)
+{
+	static const char *const names[] = {
+		[VBPF_RQ_UNKNOWN] = "",
+		[VBPF_RQ_WAKEUP] = "wakeup",
+		[VBPF_RQ_SCHED_INFO] = "sched_info",
+		[VBPF_RQ_MIXED] = "mixed",
+	};
+
+	return rq < sizeof(names) / sizeof(names[0]) ? names[rq] : "?";
+}
+
+/* rq_source of two windows' drains together */
+static uint8_t
+rq_join(uint8_t a, uint8_t b)
+{
+	if (a == VBPF_RQ_UNKNOWN || a == b)
+		return b;
+	if (b == VBPF_RQ_UNKNOWN)
+		return a;
+	return VBPF_RQ_MIXED;
+}
+
 bool
 vbpf_state_on(unsigned st)
 {
@@ -529,6 +553,7 @@ window_bpf_merge(struct window_bpf *acc, const struct window_bpf *src)
 	acc->slot_full_drains += src->slot_full_drains;
 	if (src->slot_cap > acc->slot_cap)
 		acc->slot_cap = src->slot_cap;
+	acc->rq_source = rq_join(acc->rq_source, src->rq_source);
 	if (src->max_procs > acc->max_procs)
 		acc->max_procs = src->max_procs;
 	if (src->max_threads > acc->max_threads)
