@@ -659,11 +659,26 @@ START_TEST(test_drain_pages_given_back)
 	uint64_t pg = (uint64_t)getpagesize(), b0, b1, b2, kept;
 	uint64_t hopen, h0, h1, h2; /* ftrace_bytes: held-record arrays */
 	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	cpu_set_t all, one;
 	struct reader r;
-	int pages;
+	int pages, cpu;
 
 	ck_assert_int_gt(ncpu, 0);
 	kept = (uint64_t)ncpu * FTRACE_KEEP_PAGES * pg;
+	/*
+	 * The bursts from one CPU: a writer moved between CPUs mid-burst
+	 * (a loaded machine) leaves each CPU's pages waiting on the other's
+	 * in the merge by time, and the held-record arrays hold them at the
+	 * drain's end (2.2 MB once beside CI-like builds): that is the
+	 * merge, not what this test is about.
+	 */
+	ck_assert_int_eq(sched_getaffinity(0, sizeof(all), &all), 0);
+	for (cpu = 0; cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &all); cpu++)
+		continue;
+	ck_assert_int_lt(cpu, CPU_SETSIZE);
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	ck_assert_int_eq(sched_setaffinity(0, sizeof(one), &one), 0);
 	/* 2 MiB a CPU, 64 pages a drain, no timer drains in between */
 	reader_open(&r, 2048, 60000, 64);
 	hopen = ftrace_bytes(r.ft);
@@ -710,6 +725,7 @@ START_TEST(test_drain_pages_given_back)
 	ck_assert_uint_le(h1, hopen + 2 * 64 * 1024);
 	ck_assert_uint_le(h2, hopen + 2 * 64 * 1024);
 	reader_close(&r);
+	ck_assert_int_eq(sched_setaffinity(0, sizeof(all), &all), 0);
 }
 END_TEST
 
@@ -1391,12 +1407,18 @@ START_TEST(test_daemon_flood)
 			 * held by a callback, or its thread waiting for a CPU */
 			snprintf(why, sizeof(why),
 			    "held %lld ns, runq %lld ns in all; latest tick "
-			    "held %lld, runq %lld; callback max %lld ns",
+			    "held %lld, runq %lld; callback max %lld ns (%s), "
+			    "callbacks' CPU %lld ns",
 			    jopt(h, "tick_late_held_ns_sum"),
 			    jopt(h, "tick_late_runq_ns_sum"),
 			    jopt(h, "tick_late_max_held_ns"),
 			    jopt(h, "tick_late_max_runq_ns"),
-			    jopt(h, "loop_cb_ns_max"));
+			    jopt(h, "loop_cb_ns_max"),
+			    jm_get(h, "loop_cb_what") &&
+				    jm_get(h, "loop_cb_what")->t == JM_STR ?
+				jm_get(h, "loop_cb_what")->str :
+				"?",
+			    jopt(h, "loop_cb_cpu_ns"));
 			ck_assert_msg(jint(w, "samples") * 10 >= exp * 8,
 			    "window %lld: %lld samples of %lld (%s)",
 			    (long long)seq, jint(w, "samples"), (long long)exp,
