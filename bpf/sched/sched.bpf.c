@@ -506,11 +506,14 @@ account(__u64 gen, struct task_struct *t, __u64 delta, struct sched_task *st)
 static __always_inline void
 si_pending(struct task_struct *t, struct sched_task *st, bool first)
 {
-	__u64 count, delay, n;
+	__u64 delay;
+	__u16 count, n;
 
 	if (!bpf_core_field_exists(t->sched_info.run_delay))
 		return;
-	count = t->sched_info.pcount;
+	/* the count's low 16 bits: a difference mod 2^16 is exact below
+	 * 65,536 waits between two switch-outs of one task */
+	count = (__u16)t->sched_info.pcount;
 	delay = t->sched_info.run_delay;
 	if (first || !st->si_base) {
 		st->si_count = count;
@@ -518,11 +521,11 @@ si_pending(struct task_struct *t, struct sched_task *st, bool first)
 		st->si_base = 1;
 		return;
 	}
-	if (count == st->si_count)
+	n = (__u16)(count - st->si_count);
+	if (n == 0)
 		return;
-	n = count - st->si_count;
 	st->rq_ns = delay - st->si_delay;
-	st->rq_n = (__u32)n;
+	st->rq_n = n;
 	st->rq_slot = log2_u64((n == 1 ? st->rq_ns : st->rq_ns / n) / 1000) + 1;
 	st->si_count = count;
 	st->si_delay = delay;

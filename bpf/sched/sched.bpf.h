@@ -76,11 +76,21 @@ struct sched_meta {
 struct sched_task {
 	__u64 sum_ns;  /* se.sum_exec_runtime already accounted */
 	__u64 wake_ns; /* bpf_ktime_get_ns() when enqueued; 0 none */
-	__u32 valid;   /* sum_ns is a baseline (0: first seen) */
+	__u8 valid;    /* sum_ns is a baseline (0: first seen) */
+	/* layout 13: with rq_sched_info, si_delay and the low 16 bits of
+	 * si_count are the task's sched_info.run_delay and .pcount already
+	 * accounted: baselines, as sum_ns is (0 for a task first met at its
+	 * wakeup_new, whose sched_info fork zeroed), valid while si_base is
+	 * 1 (programs without rq_sched_info clear it: pins kept across a
+	 * restart may hold storage the other way wrote) */
+	__u8 si_base;
+	__u16 si_count;
 	/* layout 9: the wait measured at its last switch-in, added to its
 	 * thread entry at the switch-out that ends the slice, with the CPU
-	 * time (one hash update per switch) */
-	__u32 rq_slot; /* its histogram slot + 1; 0: none pending */
+	 * time (one hash update per switch); layout 13: rq_n waits in it
+	 * (1 with the stamps) */
+	__u16 rq_slot; /* its histogram slot + 1; 0: none pending */
+	__u16 rq_n;
 	__u64 rq_ns;
 	/* layout 11: the array slot it owns in the window of generation
 	 * slot_gen (0: none yet), made under real uid slot_uid; slot_idx
@@ -89,18 +99,9 @@ struct sched_task {
 	__u64 slot_gen;
 	__u32 slot_uid;
 	__u32 slot_idx;
-	/* layout 13: the waits pending in rq_ns (1 with the wakeup
-	 * stamps; with rq_sched_info, the kernel's own count since the
-	 * last switch-out), and with rq_sched_info the task's
-	 * sched_info.run_delay and .pcount already accounted: baselines,
-	 * as sum_ns is (0 for a task first met at its wakeup_new, whose
-	 * sched_info fork zeroed), valid while si_base is 1 (programs
-	 * without rq_sched_info clear it: pins kept across a restart may
-	 * hold storage the other way wrote) */
-	__u32 rq_n;
-	__u32 si_base;
 	__u64 si_delay;
-	__u64 si_count;
+	/* 56 bytes: with the local-storage header's 8 (its data is
+	 * cache-line aligned), one line of 64 */
 };
 
 #define SCHED_SLOT_HASH 0xffffffffu
