@@ -83,7 +83,8 @@ dec_u(struct store_dec *d, uint64_t max)
 	const uint8_t *p = d->p;
 	uint64_t v;
 
-	if (d->err || p == d->end || (p[0] >= 0x80 && (d->end - p < 2 || p[1] >= 0x80)))
+	if (d->err || p == d->end ||
+	    (p[0] >= 0x80 && (d->end - p < 2 || p[1] >= 0x80)))
 		return store_dec_u_max(d, max);
 	if (p[0] < 0x80) {
 		v = p[0];
@@ -127,9 +128,11 @@ skip_hist(struct kdec *k, size_t m, uint64_t *hsum)
 	}
 	w = k->w;
 	ix = (uint32_t *)(void *)(w + k->wcap);
-	for (i = 0; i < m; i++)
-		if ((w[i] = (uint8_t)dec_u(d, VITALS_BPF_RQ_SLOTS << 1 | 1)) >> 1)
+	for (i = 0; i < m; i++) {
+		w[i] = (uint8_t)dec_u(d, VITALS_BPF_RQ_SLOTS << 1 | 1);
+		if (w[i] >> 1)
 			ix[nx++] = (uint32_t)i;
+	}
 	for (i = 0; i < m; i++)
 		if (!(w[i] & 1)) {
 			c = dec_u(d, UINT64_MAX);
