@@ -35,7 +35,7 @@ struct kgroup {
 struct kdec {
 	struct store_dec d;
 	size_t max;
-	uint8_t *w; /* a histogram's words, one a row, then row indexes */
+	uint32_t *ix; /* a histogram's rows, then their words (wcap each) */
 	size_t wcap;
 	uint8_t *der;	    /* a process row is derived */
 	int32_t *g;	    /* a thread row's group, −1: none */
@@ -47,7 +47,7 @@ struct kdec {
 static void
 kdec_release(struct kdec *k)
 {
-	free(k->w);
+	free(k->ix);
 	free(k->der);
 	free(k->g);
 	free(k->grp);
@@ -117,17 +117,19 @@ skip_hist(struct kdec *k, size_t m, uint64_t *hsum)
 	uint8_t *w;
 	uint64_t c;
 
+	if (m == 0)
+		return d->err ? -EBADMSG : 0;
 	if (m > k->wcap) {
-		free(k->w);
-		/* a word and a row index a row */
-		if ((k->w = malloc(m * (1 + sizeof(*ix)))) == NULL) {
+		free(k->ix);
+		/* a row index and a word a row */
+		if ((k->ix = malloc(m * (sizeof(*ix) + 1))) == NULL) {
 			k->wcap = 0;
 			return -ENOMEM;
 		}
 		k->wcap = m;
 	}
-	w = k->w;
-	ix = (uint32_t *)(void *)(w + k->wcap);
+	ix = k->ix;
+	w = (uint8_t *)(ix + k->wcap);
 	for (i = 0; i < m; i++) {
 		w[i] = (uint8_t)dec_u(d, VITALS_BPF_RQ_SLOTS << 1 | 1);
 		if (w[i] >> 1)
