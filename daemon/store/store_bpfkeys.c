@@ -7,8 +7,9 @@
  *
  * Version 4 (store_bpfrows4.c) is read through without keeping its
  * run-queue figures and histograms: their bytes are still checked as
- * the full decoder checks them, and a derived process's sums (on-CPU,
- * run-queue time and count, every slot) still checked for overflow, so
+ * the full decoder checks them, and a derived process's sums still
+ * checked for overflow (on-CPU, run-queue time and count exactly; the
+ * slots through their total: past 2³² − 1 the full decoder decides), so
  * that a payload is refused here exactly when store_bpfrows_get_v
  * refuses it. Older versions are decoded whole and their keys copied.
  */
@@ -41,7 +42,7 @@ struct kdec {
 	int32_t *g;	    /* a thread row's group, −1: none */
 	struct kgroup *grp; /* by tgid */
 	size_t ngrp;
-	uint64_t *hsum; /* per thread row: its slots summed, its rq_count */
+	uint64_t *hsum; /* per thread row: rq_ns, slots summed, rq_count */
 };
 
 static void
