@@ -9,8 +9,11 @@
  * The first byte picks the decoder: 0 the frame (its payload then goes to
  * the part's decoder by the store's part numbers: STORE_*_PART), 1 to 4 a payload decoder on the rest
  * (a CRC the fuzzer cannot forge would otherwise hide them). Whatever
- * decodes must encode again and decode to the very same values.
+ * decodes must encode again and decode to the very same values; the BPF
+ * rows' keys decoder (the span read's) must refuse exactly what the full
+ * one refuses and give the same keys.
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,8 +138,45 @@ bpf_eq(const struct store_bpfrows *a, const struct store_bpfrows *b)
 		memcmp(a->thread, b->thread, a->nthread * sizeof(*a->thread)));
 }
 
+/* The keys alone (store_bpfkeys.c, the span read's decoder): refused
+ * exactly when the full decoder refuses (r), else the same keys. */
+static void
+bpf_keys(unsigned v, const void *p, size_t n, int r,
+    const struct store_bpfrows *a)
+{
+	struct store_bpfkeys k;
+	int rk = store_bpfrows_keys(p, n, v, ROWS_MAX, &k);
+	size_t i;
+
+	if (rk == -ENOMEM || r == -ENOMEM) {
+		if (rk == 0)
+			store_bpfkeys_release(&k);
+		return;
+	}
+	if (rk != r)
+		abort();
+	if (r < 0)
+		return;
+	if (k.nproc != a->nproc || k.nthread != a->nthread)
+		abort();
+	for (i = 0; i < a->nproc; i++)
+		if (k.proc[i].id != a->proc[i].tgid ||
+		    k.proc[i].tgid != a->proc[i].tgid ||
+		    k.proc[i].starttime != a->proc[i].starttime ||
+		    k.proc[i].oncpu_ns != a->proc[i].oncpu_ns)
+			abort();
+	for (i = 0; i < a->nthread; i++)
+		if (k.thread[i].id != a->thread[i].tid ||
+		    k.thread[i].tgid != a->thread[i].tgid ||
+		    k.thread[i].starttime != a->thread[i].starttime ||
+		    k.thread[i].oncpu_ns != a->thread[i].oncpu_ns)
+			abort();
+	store_bpfkeys_release(&k);
+}
+
 /* Whatever decodes as version v encodes as v again to the same rows, and
- * as the version written now (which holds any rows) too. */
+ * as the version written now (which holds any rows) too; the keys
+ * decoder agrees with it either way. */
 static void
 bpf_v(unsigned v, const void *p, size_t n)
 {
@@ -144,7 +184,9 @@ bpf_v(unsigned v, const void *p, size_t n)
 	struct store_enc e = { 0 };
 	int r;
 
-	if (store_bpfrows_get_v(p, n, v, ROWS_MAX, &a) < 0)
+	r = store_bpfrows_get_v(p, n, v, ROWS_MAX, &a);
+	bpf_keys(v, p, n, r, &a);
+	if (r < 0)
 		return;
 	if (a.nuid > ROWS_MAX || a.nproc > ROWS_MAX || a.nthread > ROWS_MAX)
 		abort();
@@ -188,6 +230,33 @@ wcpu(unsigned version, const void *p, size_t n)
 
 	if (store_wcpu_decode(p, n, version, &wcpu_ref, &a) < 0)
 		return;
+	/* the same rows as keys alone (the span read's reference) */
+	{
+		struct store_bpfkey kp[3], kt[4];
+		struct store_bpfkeys k = { kp, 3, kt, 4 };
+		struct store_wcpu_ref kr = { .keys = &k };
+		size_t i;
+
+		for (i = 0; i < 3; i++)
+			kp[i] = (struct store_bpfkey){ wcpu_procs[i].tgid,
+				wcpu_procs[i].tgid, wcpu_procs[i].starttime,
+				wcpu_procs[i].oncpu_ns };
+		for (i = 0; i < 4; i++)
+			kt[i] = (struct store_bpfkey){ wcpu_threads[i].tid,
+				wcpu_threads[i].tgid, wcpu_threads[i].starttime,
+				wcpu_threads[i].oncpu_ns };
+		if (store_wcpu_decode(p, n, version, &kr, &b) < 0 ||
+		    b->nprocs != a->nprocs || b->nthreads != a->nthreads ||
+		    (a->nprocs &&
+			memcmp(a->procs, b->procs,
+			    a->nprocs * sizeof(*a->procs))) ||
+		    (a->nthreads &&
+			memcmp(a->threads, b->threads,
+			    a->nthreads * sizeof(*a->threads))))
+			abort();
+		window_wcpu_free(b);
+		b = NULL;
+	}
 	store_wcpu_encode(&e, a, &wcpu_ref);
 	if (e.err || store_wcpu_decode(e.b.p, e.b.len, 2, &wcpu_ref, &b) < 0)
 		abort();

@@ -22,7 +22,7 @@ static const struct window_bpf_thread wcpu_threads[] = {
 	{ .tid = 101, .tgid = 100, .starttime = 200, .oncpu_ns = 100000000 },
 	{ .tid = 200, .tgid = 200, .starttime = 300, .oncpu_ns = 50000000 },
 };
-static const struct store_wcpu_ref wcpu_ref = { wcpu_procs, 3, wcpu_threads,
-	4 };
+static const struct store_wcpu_ref wcpu_ref = { wcpu_procs, 3, wcpu_threads, 4,
+	NULL };
 
 #endif /* VITALSD_FUZZ_WCPU_REF_H */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The payloads of a window's other parts (store_kv.c, store_sys.c,
- * store_bpfrows.c): every figure back bit for bit, the NULL of an empty
+ * store_bpfrows.c; the BPF rows' keys alone, store_bpfkeys.c, against the
+ * full decoder): every figure back bit for bit, the NULL of an empty
  * gauge kept, and every class of malformed input refused: cuts, a byte
  * left over, overlong varints, counts the payload cannot hold, tags and
  * flags the encoder never writes, keys out of order.
@@ -1186,6 +1187,453 @@ START_TEST(test_bpfrows_steps_overflow)
 }
 END_TEST
 
+/* ------------------------------------------------------- bpfrows keys */
+
+/* A little PRNG of its own: the same rows on every run. */
+static uint64_t
+rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* A figure of a random width: 0, a byte, …, all 64 bits. */
+static uint64_t
+rnd_fig(uint64_t *s)
+{
+	unsigned bits = (unsigned)(rnd(s) % 65);
+
+	return bits == 0 ? 0 :
+	    bits == 64	 ? rnd(s) :
+			   rnd(s) & (((uint64_t)1 << bits) - 1);
+}
+
+/* A histogram of random length (trailing slots empty), counts small,
+ * middling or up to 2³² − 1; rq_count its sum or not. */
+static void
+rnd_hist(uint64_t *s, uint32_t *h, uint64_t *count, bool big)
+{
+	unsigned len = (unsigned)(rnd(s) % (VITALS_BPF_RQ_SLOTS + 1)), k;
+	uint64_t r;
+
+	memset(h, 0, VITALS_BPF_RQ_SLOTS * sizeof(*h));
+	for (k = 0, *count = 0; k < len; k++) {
+		r = rnd(s);
+		h[k] = r % 4 == 0 ? 0 :
+		    r % 4 == 1	  ? (uint32_t)(r >> 8) % 100 :
+		    r % 4 == 2	  ? (uint32_t)(r >> 8) % 70000 :
+		    big		  ? (uint32_t)(r >> 8) :
+				    (uint32_t)(r >> 8) % 1000;
+		if (k + 1 == len && h[k] == 0)
+			h[k] = 1;
+		*count += h[k];
+	}
+	if (rnd(s) % 5 == 0)
+		*count += rnd(s) % 3 ? 1 + rnd(s) % 9 : rnd_fig(s);
+}
+
+/* Process p's figures made its thread rows' sums (sum_threads): true
+ * when it has thread rows and no sum overflows (the encoder derives it). */
+static bool
+sum_fits(struct window_bpf_proc *p, const struct window_bpf_thread *t,
+    size_t nt)
+{
+	uint64_t on = 0, rq = 0, c = 0;
+	uint32_t h[VITALS_BPF_RQ_SLOTS] = { 0 };
+	bool any = false, fits = true;
+	size_t j;
+	unsigned k;
+
+	for (j = 0; j < nt; j++) {
+		if (t[j].tgid != p->tgid)
+			continue;
+		any = true;
+		fits = fits &&
+		    !__builtin_add_overflow(on, t[j].oncpu_ns, &on) &&
+		    !__builtin_add_overflow(rq, t[j].rq_ns, &rq) &&
+		    !__builtin_add_overflow(c, t[j].rq_count, &c);
+		for (k = 0; k < VITALS_BPF_RQ_SLOTS; k++)
+			fits = fits &&
+			    !__builtin_add_overflow(h[k], t[j].rq_hist[k],
+				&h[k]);
+	}
+	sum_threads(p, t, nt);
+	return any && fits;
+}
+
+/*
+ * Random rows of every kind: up to nu uids; processes of ascending (or,
+ * one seed in four, shuffled) tgids, each with 0-4 thread rows, some
+ * exited, some their threads' sums (derived by the encoder), some one
+ * figure off; threads of no process row; the "other" process and thread
+ * rows, the process often their sum. Counts into *ret_*.
+ */
+static void
+rnd_rows(uint64_t seed, size_t np_max, struct store_bpfrows *b, size_t *ret_der,
+    size_t *ret_other)
+{
+	uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1, r;
+	size_t np = 1 + rnd(&s) % np_max, nt = 0, i, j, n;
+	struct window_bpf_proc *p = calloc(np + 1, sizeof(*p));
+	struct window_bpf_thread *t = calloc(5 * (np + 2), sizeof(*t));
+	struct window_bpf_uid *u = calloc(4, sizeof(*u));
+	bool big = rnd(&s) % 4 == 0;
+	int32_t tgid = 1 + (int32_t)(rnd(&s) % 1000), tid;
+
+	ck_assert_ptr_nonnull(p);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_ptr_nonnull(u);
+	b->nuid = rnd(&s) % 4;
+	for (i = 0; i < b->nuid; i++) {
+		u[i].uid = i == 0 ? UINT32_MAX : (uint32_t)rnd(&s);
+		u[i].oncpu_ns = rnd_fig(&s);
+		u[i].exited_ns = rnd_fig(&s);
+		u[i].exited_tasks = rnd(&s) % 50;
+		u[i].rq_ns = rnd_fig(&s);
+		rnd_hist(&s, u[i].rq_hist, &u[i].rq_count, true);
+	}
+	for (i = 0; i < np; i++) {
+		p[i].tgid = tgid;
+		p[i].starttime = rnd(&s) % 3 ? 1000 + rnd(&s) % 100000 :
+					       rnd_fig(&s);
+		p[i].flags = rnd(&s) % 4 == 0 ? WBPF_PROC_EXITED : 0;
+		n = rnd(&s) % 5;
+		for (j = 0, tid = tgid; j < n; j++, tid += 1 + rnd(&s) % 3) {
+			t[nt].tid = tid;
+			t[nt].tgid = tgid;
+			t[nt].uid = rnd(&s) % 3 ? 10000 + (uint32_t)(i % 7) :
+						  (uint32_t)rnd(&s);
+			t[nt].starttime = p[i].starttime + j;
+			t[nt].oncpu_ns = rnd(&s) % 4 ?
+			    rnd_fig(&s) % 2000000000 :
+			    rnd_fig(&s);
+			t[nt].rq_ns = rnd_fig(&s);
+			rnd_hist(&s, t[nt].rq_hist, &t[nt].rq_count, big);
+			nt++;
+		}
+		/* a thread of no process row here (its process exited in
+		 * an earlier window) */
+		if (rnd(&s) % 6 == 0) {
+			t[nt] = t[nt ? nt - 1 : 0];
+			t[nt].tid = t[nt].tgid = tid + 1;
+			nt++;
+			tid += 2;
+		}
+		tgid = tid + 1 + (int32_t)(rnd(&s) % 50);
+	}
+	/* the "other" rows */
+	if (rnd(&s) % 3) {
+		t[nt] = (struct window_bpf_thread){ .tid = -1,
+			.tgid = -1,
+			.uid = UINT32_MAX,
+			.oncpu_ns = rnd_fig(&s),
+			.rq_ns = rnd(&s) % 1000000 };
+		rnd_hist(&s, t[nt].rq_hist, &t[nt].rq_count, false);
+		nt++;
+		p[np] = (struct window_bpf_proc){ .tgid = -1 };
+		(*ret_other)++;
+		np++;
+	}
+	for (i = 0; i < np; i++) {
+		r = rnd(&s) % 8;
+		if (r < 5) { /* its threads' sum: derived when it fits */
+			*ret_der += sum_fits(&p[i], t, nt) && r < 4;
+			if (r == 4) /* one figure off */
+				p[i].rq_ns++;
+		} else {
+			p[i].oncpu_ns = rnd_fig(&s);
+			p[i].rq_ns = rnd_fig(&s);
+			rnd_hist(&s, p[i].rq_hist, &p[i].rq_count, big);
+		}
+	}
+	if (seed % 4 == 3) /* an order of their own */
+		for (i = np; i > 1; i--) {
+			struct window_bpf_proc x = p[i - 1];
+
+			j = rnd(&s) % i;
+			p[i - 1] = p[j];
+			p[j] = x;
+		}
+	*b = (struct store_bpfrows){ u, b->nuid, p, np, t, nt };
+}
+
+static void
+rows_free(struct store_bpfrows *b)
+{
+	free(b->uid);
+	free(b->proc);
+	free(b->thread);
+}
+
+/* The keys decoder gives the full decoder's rows' keys, or refuses what
+ * it refuses: the same answer for buf[0..len) in version v. (Called a
+ * million times: check's assertions, which write to the log each time,
+ * only on a difference.) */
+static int
+keys_agree(const void *buf, size_t len, unsigned v, size_t max)
+{
+	struct store_bpfrows b;
+	struct store_bpfkeys k;
+	int rf = store_bpfrows_get_v(buf, len, v, max, &b);
+	int rk = store_bpfrows_keys(buf, len, v, max, &k);
+	size_t i;
+
+	if (rk != rf)
+		ck_abort_msg("keys %d, full %d (len %zu)", rk, rf, len);
+	if (rf < 0)
+		return rf;
+	if (k.nproc != b.nproc || k.nthread != b.nthread)
+		ck_abort_msg("rows: keys %zu %zu, full %zu %zu", k.nproc,
+		    k.nthread, b.nproc, b.nthread);
+	for (i = 0; i < b.nproc; i++)
+		if (k.proc[i].id != b.proc[i].tgid ||
+		    k.proc[i].tgid != b.proc[i].tgid ||
+		    k.proc[i].starttime != b.proc[i].starttime ||
+		    k.proc[i].oncpu_ns != b.proc[i].oncpu_ns)
+			ck_abort_msg("process row %zu", i);
+	for (i = 0; i < b.nthread; i++)
+		if (k.thread[i].id != b.thread[i].tid ||
+		    k.thread[i].tgid != b.thread[i].tgid ||
+		    k.thread[i].starttime != b.thread[i].starttime ||
+		    k.thread[i].oncpu_ns != b.thread[i].oncpu_ns)
+			ck_abort_msg("thread row %zu", i);
+	store_bpfrows_release(&b);
+	store_bpfkeys_release(&k);
+	return 0;
+}
+
+/*
+ * The keys alone (the span read's decoder): on random rows of every kind,
+ * the full decoder's keys and on-CPU times, derived processes' sums and
+ * "other" rows included, for each version; and on every cut, a byte
+ * more and every byte changed three ways, refused exactly when the full
+ * decoder refuses.
+ */
+START_TEST(test_bpfkeys_random)
+{
+	size_t der = 0, other = 0, nrows = 0, refused = 0, tried = 0, n, i;
+	struct store_bpfrows in;
+	struct store_enc e = { 0 };
+	uint8_t *copy;
+	uint64_t seed;
+	unsigned v;
+
+	for (seed = 0; seed < 200; seed++) {
+		rnd_rows(seed, seed % 10 == 0 ? 400 : 12, &in, &der, &other);
+		nrows += in.nproc + in.nthread;
+		ck_assert_int_eq(store_bpfrows_put4(&e, &in), 0);
+		ck_assert_int_eq(keys_agree(e.b.p, e.b.len, 4, 1 << 20), 0);
+		/* the bound counts rows of each kind as the full one does */
+		n = in.nproc > in.nthread ? in.nproc : in.nthread;
+		n = n > in.nuid ? n : in.nuid;
+		ck_assert_int_eq(keys_agree(e.b.p, e.b.len, 4, n), 0);
+		ck_assert_int_eq(keys_agree(e.b.p, e.b.len, 4, n - 1),
+		    -EBADMSG);
+		if (seed % 3 == 1 && seed % 10 != 0) { /* cuts, changes */
+			copy = malloc(e.b.len + 1);
+			ck_assert_ptr_nonnull(copy);
+			for (i = 0; i < e.b.len; i++)
+				refused += keys_agree(e.b.p, i, 4, 1 << 20) < 0;
+			tried += 5 * e.b.len + 1;
+			memcpy(copy, e.b.p, e.b.len);
+			copy[e.b.len] = (uint8_t)seed;
+			refused += keys_agree(copy, e.b.len + 1, 4, 1 << 20) <
+			    0;
+			for (i = 0; i < e.b.len; i++) {
+				static const uint8_t x[] = { 0x5a, 0x80, 0x01 };
+
+				for (v = 0; v < 3; v++) {
+					memcpy(copy, e.b.p, e.b.len);
+					copy[i] ^= x[v];
+					refused += keys_agree(copy, e.b.len, 4,
+						       1 << 20) < 0;
+				}
+				memcpy(copy, e.b.p, e.b.len);
+				copy[i] = 0;
+				refused += keys_agree(copy, e.b.len, 4,
+					       1 << 20) < 0;
+			}
+			free(copy);
+		}
+		store_enc_release(&e);
+		/* the older versions: decoded whole, the same keys */
+		ck_assert_int_eq(store_bpfrows_put3(&e, &in), 0);
+		ck_assert_int_eq(keys_agree(e.b.p, e.b.len, 3, 1 << 20), 0);
+		ck_assert_int_eq(keys_agree(e.b.p, e.b.len, 4, 1 << 20),
+		    -EBADMSG);
+		store_enc_release(&e);
+		ck_assert_int_eq(store_bpfrows_put2(&e, &in), 0);
+		ck_assert_int_eq(keys_agree(e.b.p, e.b.len, 2, 1 << 20), 0);
+		store_enc_release(&e);
+		for (i = 0; i < in.nproc; i++)
+			in.proc[i].flags = 0;
+		ck_assert_int_eq(store_bpfrows_put(&e, in.uid, in.nuid, in.proc,
+				     in.nproc),
+		    0);
+		ck_assert_int_eq(keys_agree(e.b.p, e.b.len, 1, 1 << 20), 0);
+		store_enc_release(&e);
+		ck_assert_int_eq(keys_agree("", 0, 5, 1 << 20), -EBADMSG);
+		rows_free(&in);
+	}
+	/* what the rows were: derived processes, "other" rows, refusals */
+	ck_assert_uint_ge(der, 1000);
+	ck_assert_uint_ge(other, 100);
+	ck_assert_uint_ge(nrows, 10000);
+	ck_assert_uint_ge(refused, tried / 2);
+	ck_assert_uint_lt(refused, tried);
+}
+END_TEST
+
+/* An N column of n figures (store_bpfrows4.c's put_nums). */
+static void
+put_n(struct store_enc *e, const uint64_t *v, size_t n)
+{
+	uint8_t len[8], b;
+	size_t j;
+	unsigned k;
+
+	for (j = 0; j < n; j++) {
+		for (len[j] = 0; len[j] < 8 && v[j] >> 8 * len[j]; len[j]++)
+			;
+		store_enc_bytes(e, &len[j], 1);
+	}
+	for (k = 0; k < 8; k++)
+		for (j = 0; j < n; j++)
+			if (len[j] > k) {
+				b = (uint8_t)(v[j] >> 8 * (len[j] - 1 - k));
+				store_enc_bytes(e, &b, 1);
+			}
+}
+
+#define SUM UINT64_MAX /* v4_sums: rq_count is the slots' sum */
+
+/* A version-4 payload by hand: no uids; one process (tgid 7), derived
+ * (pf 1) or with figures of its own, all 0 (pf 0); nt (≤ 8) threads of
+ * tgid 7, thread j with oncpu_ns on[j], rq_ns rq[j], rq_count cnt[j]
+ * (SUM: its slots' sum) and slots 0 and 1, h0[j] and h1[j]. */
+static void
+v4_sums(struct store_enc *e, uint64_t pf, size_t nt, const uint64_t *on,
+    const uint64_t *rq, const uint64_t *cnt, const uint32_t *h0,
+    const uint32_t *h1)
+{
+	unsigned len[8];
+	size_t j;
+
+	store_enc_u(e, 0);
+	store_enc_u(e, 1);
+	store_enc_s(e, 7);
+	store_enc_s(e, 100);
+	store_enc_u(e, pf);
+	if (!(pf & 1)) {
+		store_enc_bytes(e, "\0\0", 2);
+		store_enc_u(e, 1);
+	}
+	store_enc_u(e, nt);
+	for (j = 0; j < nt; j++)
+		store_enc_s(e, j ? 1 : 7);
+	for (j = 0; j < nt; j++)
+		store_enc_u(e, j ? 1 : 0);
+	for (j = 0; j < nt; j++)
+		store_enc_s(e, 0);
+	for (j = 0; j < nt; j++)
+		store_enc_s(e, 0);
+	put_n(e, on, nt);
+	put_n(e, rq, nt);
+	for (j = 0; j < nt; j++) {
+		len[j] = h1[j] ? 2 : h0[j] ? 1 : 0;
+		store_enc_u(e, len[j] << 1 | (cnt[j] == SUM));
+	}
+	for (j = 0; j < nt; j++)
+		if (cnt[j] != SUM)
+			store_enc_u(e, cnt[j]);
+	for (j = 0; j < nt; j++)
+		if (len[j] > 0)
+			store_enc_u(e, h0[j]);
+	for (j = 0; j < nt; j++)
+		if (len[j] > 1)
+			store_enc_u(e, h1[j]);
+}
+
+/*
+ * A derived process's sums, which the keys decoder checks without
+ * keeping the run-queue figures: an overflow of its threads' on-CPU,
+ * run-queue time, run-queue count (written or the slots' sum) or of a
+ * slot is refused, as the full decoder refuses it, each beside the same
+ * payload not derived (read) or one less (read); slots whose sum passes
+ * 2³² − 1 only across slots read (the full decoder decides those).
+ */
+START_TEST(test_bpfkeys_sums)
+{
+	static const uint64_t on[] = { 1, 2 }, rq[] = { 3, 4 },
+			      sums[] = { SUM, SUM },
+			      bigon[] = { UINT64_MAX, 1 },
+			      cnt_over[] = { UINT64_MAX - 1, 2 },
+			      cnt_max[] = { UINT64_MAX - 1, 1 },
+			      cnt_mix[] = { SUM, UINT64_MAX - 4 },
+			      cnt_mix_max[] = { SUM, UINT64_MAX - 5 };
+	static const uint32_t h5[] = { 5, 6 }, none[] = { 0, 0 },
+			      half[] = { 1u << 31, 1u << 31 },
+			      half1[] = { (1u << 31) - 1, (1u << 31) - 1 },
+			      h0x[] = { 1u << 31, 0 }, h1x[] = { 0, 1u << 31 };
+	static const struct {
+		uint64_t pf;
+		size_t nt;
+		const uint64_t *on, *rq, *cnt;
+		const uint32_t *h0, *h1;
+		int want;
+	} c[] = {
+		{ 1, 2, on, rq, sums, h5, none, 0 },
+		/* on-CPU time */
+		{ 1, 2, bigon, rq, sums, h5, none, -EBADMSG },
+		{ 0, 2, bigon, rq, sums, h5, none, 0 },
+		/* run-queue time */
+		{ 1, 2, on, bigon, sums, h5, none, -EBADMSG },
+		{ 0, 2, on, bigon, sums, h5, none, 0 },
+		/* run-queue counts written, and one the slots' sum */
+		{ 1, 2, on, rq, cnt_over, h5, none, -EBADMSG },
+		{ 1, 2, on, rq, cnt_max, h5, none, 0 },
+		{ 0, 2, on, rq, cnt_over, h5, none, 0 },
+		{ 1, 2, on, rq, cnt_mix, h5, none, -EBADMSG },
+		{ 1, 2, on, rq, cnt_mix_max, h5, none, 0 },
+		/* a slot: 2³¹ twice; 2³¹ − 1 twice */
+		{ 1, 2, on, rq, sums, half, none, -EBADMSG },
+		{ 0, 2, on, rq, sums, half, none, 0 },
+		{ 1, 2, on, rq, sums, half1, none, 0 },
+		/* 2³¹ in slot 0 and in slot 1: 2³² over both, no slot over */
+		{ 1, 2, on, rq, sums, h0x, h1x, 0 },
+		{ 1, 1, on, rq, sums, half, half, 0 },
+		/* derived without a thread row */
+		{ 1, 0, on, rq, sums, h5, none, -EBADMSG },
+		{ 0, 0, on, rq, sums, h5, none, 0 },
+	};
+	struct store_enc e = { 0 };
+	struct store_bpfkeys k;
+	unsigned i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		v4_sums(&e, c[i].pf, c[i].nt, c[i].on, c[i].rq, c[i].cnt,
+		    c[i].h0, c[i].h1);
+		ck_assert_msg(keys_agree(e.b.p, e.b.len, 4, 64) == c[i].want,
+		    "case %u", i);
+		if (c[i].want == 0) {
+			ck_assert_int_eq(store_bpfrows_keys(e.b.p, e.b.len, 4,
+					     64, &k),
+			    0);
+			ck_assert_uint_eq(k.nproc, 1);
+			ck_assert_uint_eq(k.nthread, c[i].nt);
+			ck_assert_uint_eq(k.proc[0].oncpu_ns,
+			    c[i].pf ?
+				c[i].on[0] + (c[i].nt > 1 ? c[i].on[1] : 0) :
+				0);
+			store_bpfkeys_release(&k);
+		}
+		store_enc_release(&e);
+	}
+}
+END_TEST
+
 int
 main(void)
 {
@@ -1207,6 +1655,8 @@ main(void)
 	tcase_add_test(tc, test_bpfrows_v4_roundtrip);
 	tcase_add_test(tc, test_bpfrows_v4_bad);
 	tcase_add_test(tc, test_bpfrows_steps_overflow);
+	tcase_add_test(tc, test_bpfkeys_random);
+	tcase_add_test(tc, test_bpfkeys_sums);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

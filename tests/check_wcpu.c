@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "rpc/rpc_int.h"
+#include "store/store_bpfrows.h"
 #include "store/store_codec.h"
 #include "testutil.h"
 #include "vitalsd.h"
@@ -317,7 +318,7 @@ START_TEST(test_codec_ref)
 	struct vbpf_proc p[2];
 	struct window_bpf_proc bp[3];
 	struct window_bpf_thread bt[4];
-	struct store_wcpu_ref ref = { bp, 3, bt, 4 }, less;
+	struct store_wcpu_ref ref = { bp, 3, bt, 4, NULL }, less;
 	struct window_wcpu *w = window_wcpu_new(), *r = NULL;
 	struct store_enc own = { 0 }, e = { 0 }, v1 = { 0 };
 
@@ -347,7 +348,7 @@ START_TEST(test_codec_ref)
 	 * wcpu rows are named among them, by the gaps between */
 	{
 		struct window_bpf_proc more[4];
-		struct store_wcpu_ref mref = { more, 4, bt, 4 };
+		struct store_wcpu_ref mref = { more, 4, bt, 4, NULL };
 
 		memcpy(more, bp, sizeof(bp));
 		more[3] = (struct window_bpf_proc){ .tgid = 150,
@@ -732,6 +733,288 @@ START_TEST(test_store_rows_max)
 }
 END_TEST
 
+static uint64_t
+rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* A thread's or process's run-queue figures, made up. */
+static void
+rq_fill(uint64_t *s, uint64_t *rq_ns, uint64_t *rq_count, uint32_t *h)
+{
+	unsigned k, len = (unsigned)(rnd(s) % 9);
+
+	for (k = 0, *rq_count = 0; k < len; k++)
+		*rq_count += h[k] = (uint32_t)(k + 1 == len ? 1 + rnd(s) % 300 :
+							      rnd(s) % 300);
+	*rq_ns = *rq_count * 4000 + rnd(s) % 1000;
+}
+
+/*
+ * Window k of the span test: 20-40 processes of 1-3 threads; most of
+ * them their threads' sums (the blob derives them), one in five with an
+ * exited thread's time of its own; the "other" rows, the process their
+ * sum. Its wcpu part: a row for each process and thread row, but for
+ * every third process in odd windows (one that only waited); in window 3
+ * the threads' on-CPU times differ from the BPF ones (rows of its own).
+ */
+static struct window *
+span_win(unsigned k)
+{
+	uint64_t s = 0x2545f4914f6cdd1dull * (k + 1), on = 0;
+	struct window *w = window_new(1, 2);
+	struct window_bpf *b = window_sched_make(w, true);
+	struct window_wcpu *c = window_wcpu_new();
+	size_t np = 20 + rnd(&s) % 21, i, j, n;
+	int32_t tgid = 300 + (int32_t)(rnd(&s) % 100);
+
+	ck_assert_ptr_nonnull(b);
+	ck_assert_ptr_nonnull(c);
+	snprintf(w->boot_id, sizeof(w->boot_id), "b");
+	w->hz = 100;
+	w->wall_start_ns = T0 + (int64_t)k * 10 * SEC;
+	w->wall_end_ns = w->wall_start_ns + 10 * SEC;
+	w->mono_start_ns = (int64_t)(1 + k * 10) * SEC;
+	w->mono_end_ns = w->mono_start_ns + 10 * SEC;
+	ck_assert_int_eq(window_bpf_reserve(b, 0, np, 3 * np), 0);
+	b->state = VBPF_ON_LOADED;
+	c->procs = calloc(np, sizeof(*c->procs));
+	c->threads = calloc(3 * np, sizeof(*c->threads));
+	ck_assert_ptr_nonnull(c->procs);
+	ck_assert_ptr_nonnull(c->threads);
+	for (i = 0; i < np; i++, tgid += 5 + (int32_t)(rnd(&s) % 40)) {
+		struct window_bpf_proc *p = &b->proc[b->nprocs++];
+
+		p->tgid = tgid;
+		p->starttime = 1000 + rnd(&s) % 5000;
+		n = 1 + rnd(&s) % 3;
+		for (j = 0; j < n; j++) {
+			struct window_bpf_thread *t = &b->thread[b->nthreads++];
+			unsigned h;
+
+			t->tid = tgid + (int32_t)j;
+			t->tgid = tgid;
+			t->uid = 10000 + (uint32_t)(i % 3);
+			t->starttime = p->starttime + j;
+			t->oncpu_ns = rnd(&s) % (3 * SEC);
+			rq_fill(&s, &t->rq_ns, &t->rq_count, t->rq_hist);
+			p->oncpu_ns += t->oncpu_ns;
+			p->rq_ns += t->rq_ns;
+			p->rq_count += t->rq_count;
+			for (h = 0; h < VITALS_BPF_RQ_SLOTS; h++)
+				p->rq_hist[h] += t->rq_hist[h];
+			c->threads[c->nthreads++] = (struct wcpu_row){
+				.id = t->tid,
+				.tgid = tgid,
+				.starttime = t->starttime,
+				.oncpu_ns = t->oncpu_ns + (k == 3),
+				.wtd_ns = t->oncpu_ns * 3 / 4 + rnd(&s) % 1000,
+			};
+			on += t->oncpu_ns;
+		}
+		if (rnd(&s) % 5 == 0) { /* an exited thread's time */
+			p->oncpu_ns += 1 + rnd(&s) % SEC;
+			p->flags = WBPF_PROC_EXITED;
+		}
+		if (k % 2 == 1 && i % 3 == 2)
+			continue;
+		c->procs[c->nprocs++] = (struct wcpu_row){ .id = tgid,
+			.tgid = tgid,
+			.starttime = p->starttime,
+			.oncpu_ns = p->oncpu_ns,
+			.wtd_ns = p->oncpu_ns * 3 / 4 + rnd(&s) % 1000 };
+	}
+	b->thread_other = (struct window_bpf_thread){ .oncpu_ns = 77777 };
+	rq_fill(&s, &b->thread_other.rq_ns, &b->thread_other.rq_count,
+	    b->thread_other.rq_hist);
+	b->threads_other = 1;
+	b->proc_other = (struct window_bpf_proc){
+		.oncpu_ns = b->thread_other.oncpu_ns,
+		.rq_ns = b->thread_other.rq_ns,
+		.rq_count = b->thread_other.rq_count,
+	};
+	memcpy(b->proc_other.rq_hist, b->thread_other.rq_hist,
+	    sizeof(b->proc_other.rq_hist));
+	b->procs_other = 1;
+	c->busy_ticks = 700 + k;
+	c->wbusy = (uint64_t)WCPU_ONE * 500;
+	c->windows = 1;
+	c->drains = 10;
+	c->oncpu_ns = on;
+	c->wtd_ns = on * 3 / 4;
+	window_part_set(w, WPART_WCPU, c);
+	return w;
+}
+
+/* A part's every figure as bytes: its own rows' encoding. */
+static void
+wcpu_bytes(const struct window_wcpu *p, struct store_enc *e)
+{
+	memset(e, 0, sizeof(*e));
+	ck_assert_ptr_nonnull(p);
+	store_wcpu_encode(e, p, NULL);
+	ck_assert_int_eq(e->err, 0);
+}
+
+/* The span read of st over the windows w[0..n) gives each window's part
+ * as the window's load gives it, and as it was written. */
+static void
+span_same(struct store *st, struct window **w, size_t n)
+{
+	struct store_wcpu_win *v = NULL;
+	struct window **lw = NULL;
+	struct store_enc a, b, c;
+	struct store_stats s0, s1;
+	size_t nv = 0, nl = 0, i;
+
+	store_get_stats(st, &s0);
+	ck_assert_int_eq(store_wcpu_span(st, T0, T0 + 100 * SEC, &v, &nv), 0);
+	ck_assert_int_eq(store_windows(st, T0, T0 + 100 * SEC, 0, &lw, &nl), 0);
+	ck_assert_uint_eq(nv, n);
+	ck_assert_uint_eq(nl, n);
+	for (i = 0; i < n; i++) {
+		ck_assert_int_eq(v[i].wall_start_ns, w[i]->wall_start_ns);
+		ck_assert_int_eq(lw[i]->wall_start_ns, w[i]->wall_start_ns);
+		wcpu_bytes(v[i].p, &a);
+		wcpu_bytes(window_wcpu(lw[i]), &b);
+		wcpu_bytes(window_wcpu(w[i]), &c);
+		ck_assert_uint_eq(a.b.len, c.b.len);
+		ck_assert_mem_eq(a.b.p, c.b.p, c.b.len);
+		ck_assert_uint_eq(b.b.len, c.b.len);
+		ck_assert_mem_eq(b.b.p, c.b.p, c.b.len);
+		store_enc_release(&a);
+		store_enc_release(&b);
+		store_enc_release(&c);
+		window_free(lw[i]);
+	}
+	free(lw);
+	store_wcpu_span_free(v, nv);
+	store_get_stats(st, &s1);
+	ck_assert_uint_eq(s1.blob_errors, s0.blob_errors);
+}
+
+/*
+ * The span read names the BPF rows through their keys alone
+ * (store_bpfrows_keys): over eight windows of rows of every kind, four
+ * moved into the main file and four in the spool, a reader's read
+ * (through the views of both files) and the writer's (the main file)
+ * give every window's part as its load does and as it was written; and so with one window's BPF
+ * blob rewritten as version 3 (decoded whole).
+ */
+START_TEST(test_store_span_keys)
+{
+	enum { NW = 8 };
+	char *dir = tu_mkdtemp("wcpu-span"), path[4096], spool[4096];
+	struct window *w[NW];
+	struct store_opts o;
+	struct store *s = NULL, *r = NULL;
+	struct store_enc e, own;
+	unsigned k;
+
+	ck_assert_ptr_nonnull(dir);
+	snprintf(path, sizeof(path), "%s/vitals.db", dir);
+	snprintf(spool, sizeof(spool), "%s/spool.db", dir);
+	store_opts_default(&o);
+	o.spool_path = spool;
+	o.commit_s = 3600;
+	ck_assert_int_eq(store_open(path, &o, &s), 0);
+	for (k = 0; k < NW; k++) {
+		const struct window_bpf *b;
+		struct window_wcpu *x = NULL;
+
+		w[k] = span_win(k);
+		b = window_sched(w[k]);
+		/* the part names the BPF rows (processes, and threads but
+		 * in window 3): unreadable without them */
+		memset(&e, 0, sizeof(e));
+		memset(&own, 0, sizeof(own));
+		store_wcpu_encode(&e, window_wcpu(w[k]),
+		    &(struct store_wcpu_ref){ b->proc, b->nprocs, b->thread,
+			b->nthreads, NULL });
+		store_wcpu_encode(&own, window_wcpu(w[k]), NULL);
+		ck_assert_int_eq(store_wcpu_decode(e.b.p, e.b.len, 2, NULL, &x),
+		    -ENODATA);
+		ck_assert_uint_lt(e.b.len + (k == 3 ? 100 : 300), own.b.len);
+		store_enc_release(&e);
+		store_enc_release(&own);
+		ck_assert_int_eq(store_put(s, w[k]), 0);
+		if (k == NW / 2 - 1)
+			ck_assert_int_eq(store_flush(s), 0);
+	}
+	/* the writer reads the main file; a reader both */
+	span_same(s, w, NW / 2);
+	ck_assert_int_eq(store_conn_open(s, &r), 0);
+	ck_assert_int_eq(store_conn_begin(r), 0);
+	span_same(r, w, NW);
+	store_conn_end(r);
+
+	/* window 1's BPF blob as version 3 (older stores), same rows */
+	{
+		const struct window_bpf *b = window_sched(w[1]);
+		struct window_bpf_proc p[64];
+		struct window_bpf_thread t[128];
+		struct store_bpfrows rows = { NULL, 0, p, 0, t, 0 };
+		struct store_enc pl = { 0 }, fr = { 0 };
+		char *sql, out[32];
+		size_t i, n;
+
+		ck_assert_uint_lt(b->nprocs, 64);
+		ck_assert_uint_lt(b->nthreads, 128);
+		p[rows.nproc] = b->proc_other;
+		p[rows.nproc++].tgid = -1;
+		for (i = 0; i < b->nprocs; i++)
+			p[rows.nproc++] = b->proc[i];
+		t[rows.nthread] = b->thread_other;
+		t[rows.nthread].tid = t[rows.nthread].tgid = -1;
+		t[rows.nthread++].uid = UINT32_MAX;
+		for (i = 0; i < b->nthreads; i++)
+			t[rows.nthread++] = b->thread[i];
+		ck_assert_int_eq(store_bpfrows_put3(&pl, &rows), 0);
+		ck_assert_int_eq(store_frame_put_zstd(&fr, STORE_BPFROWS_PART,
+				     STORE_BPFROWS_V3, pl.b.p, pl.b.len, 0),
+		    0);
+		n = 2 * fr.b.len + 256;
+		ck_assert_ptr_nonnull(sql = malloc(n));
+		i = (size_t)snprintf(sql, n,
+		    "UPDATE l0_parts_%lld SET bpf = x'",
+		    (long long)(w[1]->wall_start_ns / (3600 * SEC)));
+		for (k = 0; k < fr.b.len; k++)
+			i += (size_t)snprintf(sql + i, n - i, "%02x",
+			    ((const uint8_t *)fr.b.p)[k]);
+		snprintf(sql + i, n - i,
+		    "' WHERE window_id = (SELECT id FROM windows"
+		    " WHERE wall_start_ns = %lld)",
+		    (long long)w[1]->wall_start_ns);
+		ck_assert_int_eq(store_exec(s, sql, NULL, 0), 0);
+		snprintf(sql, n,
+		    "SELECT hex(substr(bpf, 1, 3)) FROM l0_parts_%lld"
+		    " WHERE window_id = (SELECT id FROM windows"
+		    " WHERE wall_start_ns = %lld)",
+		    (long long)(w[1]->wall_start_ns / (3600 * SEC)),
+		    (long long)w[1]->wall_start_ns);
+		ck_assert_int_eq(store_exec(s, sql, out, sizeof(out)), 0);
+		ck_assert_str_eq(out, "B70403");
+		free(sql);
+		store_enc_release(&pl);
+		store_enc_release(&fr);
+	}
+	span_same(s, w, NW / 2);
+	ck_assert_int_eq(store_conn_begin(r), 0);
+	span_same(r, w, NW);
+	store_conn_end(r);
+	store_conn_close(r);
+	store_close(s);
+	for (k = 0; k < NW; k++)
+		window_free(w[k]);
+	tu_rmtree(dir);
+	free(dir);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -748,6 +1031,7 @@ main(void)
 	tcase_add_test(tc, test_store_top);
 	tcase_add_test(tc, test_store_ref);
 	tcase_add_test(tc, test_store_rows_max);
+	tcase_add_test(tc, test_store_span_keys);
 	suite_add_tcase(s, tc);
 	return tu_run(s);
 }

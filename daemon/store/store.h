@@ -334,11 +334,15 @@ void store_wcpu_span_free(struct store_wcpu_win *v, size_t n);
  */
 struct window_bpf_proc;
 struct window_bpf_thread;
+struct store_bpfkeys;
 struct store_wcpu_ref {
 	const struct window_bpf_proc *proc; /* tgid −1: "other", left out */
 	size_t nproc;
 	const struct window_bpf_thread *thread; /* tid −1: left out */
 	size_t nthread;
+	/* the same rows' keys alone (store_bpfrows_keys; id −1 left out)
+	 * in place of proc and thread when not NULL */
+	const struct store_bpfkeys *keys;
 };
 void store_wcpu_encode(struct store_enc *e, const struct window_wcpu *p,
     const struct store_wcpu_ref *ref);

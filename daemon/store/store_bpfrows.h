@@ -59,4 +59,26 @@ int store_bpfrows_get(const void *buf, size_t len, size_t max,
     struct store_bpfrows *ret);
 void store_bpfrows_release(struct store_bpfrows *b);
 
+/* A row's key and on-CPU time alone (a process: id is its tgid; the
+ * "other" rows: id −1), what a wcpu part may name (store_wcpu.c). */
+struct store_bpfkey {
+	int32_t id, tgid;
+	uint64_t starttime, oncpu_ns;
+};
+
+struct store_bpfkeys {
+	struct store_bpfkey *proc; /* the process rows, in the blob's order */
+	size_t nproc;
+	struct store_bpfkey *thread; /* the thread rows, in the blob's order */
+	size_t nthread;
+};
+
+/* store_bpfkeys.c: the keys of the rows of buf[0..len) in version (1 to
+ * 4): those store_bpfrows_get_v gives, refused exactly when it refuses
+ * the payload (version 4 read without keeping the run-queue columns).
+ * Release *ret with store_bpfkeys_release(). */
+int store_bpfrows_keys(const void *buf, size_t len, unsigned version,
+    size_t max, struct store_bpfkeys *ret);
+void store_bpfkeys_release(struct store_bpfkeys *k);
+
 #endif /* VITALSD_STORE_BPFROWS_H */

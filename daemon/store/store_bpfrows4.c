@@ -23,19 +23,7 @@
  * it; a thread's tgid is a small code.
  */
 
-#define BYTES_MAX 8   /* a u64's bytes */
-#define P4_DERIVED 1u /* payload flags bit 0: figures = Σ its thread rows */
-
-/* Rows of one kind (row i at base + i * stride) and the ones not written
- * (skip[i] nonzero; NULL: every row). */
-struct rows4 {
-	char *base;
-	size_t n, stride;
-	const uint8_t *skip;
-};
-
-#define ROWS4(arr, cnt, skp) \
-	((struct rows4){ (char *)(arr), (cnt), sizeof(*(arr)), (skp) })
+/* struct rows4, ROWS4, BYTES_MAX, P4_DERIVED: store_bpfrows_int.h */
 
 static bool
 r4_on(const struct rows4 *r, size_t i)
@@ -95,35 +83,41 @@ put_nums(struct store_enc *e, const struct rows4 *r, size_t off)
 }
 
 /* What put_nums wrote, into the rows' u64 at off (zeroed): 0 or
- * -EBADMSG (a length past 8, a leading zero byte, a byte short). */
-static int
-get_nums(struct store_dec *d, const struct rows4 *r, size_t m, size_t off)
+ * -EBADMSG (a length past 8, a leading zero byte, a byte short). Row by
+ * row, a cursor in each plane: each byte is visited once. */
+int
+store_bpfrows_nums(struct store_dec *d, const struct rows4 *r, size_t m,
+    size_t off)
 {
-	const uint8_t *len = store_dec_bytes(d, m), *pl;
-	size_t i, k, n;
+	const uint8_t *len = store_dec_bytes(d, m), *pl[BYTES_MAX];
+	size_t cnt[BYTES_MAX + 1] = { 0 }, i, k, n;
 	unsigned j;
+	uint64_t *v;
 
 	if (len == NULL)
 		return -EBADMSG;
-	for (k = 0; k < m; k++)
+	for (k = 0; k < m; k++) {
 		if (len[k] > BYTES_MAX)
 			return -EBADMSG;
-	for (j = 0; j < BYTES_MAX; j++) {
-		for (k = 0, n = 0; k < m; k++)
-			n += len[k] > j;
-		if (n == 0)
-			break;
-		if ((pl = store_dec_bytes(d, n)) == NULL)
-			return -EBADMSG;
-		for (i = 0, k = 0, n = 0; i < r->n; i++) {
-			if (!r4_on(r, i))
-				continue;
-			if (len[k++] <= j)
-				continue;
-			if (j == 0 && pl[n] == 0)
-				return -EBADMSG; /* not the shortest form */
-			*r4_u64(r, i, off) = *r4_u64(r, i, off) << 8 | pl[n++];
-		}
+		cnt[len[k]]++;
+	}
+	/* plane j: a byte of each row longer than j */
+	for (j = BYTES_MAX, n = 0; j-- > 0;)
+		n += cnt[j + 1] * (j + 1);
+	if ((pl[0] = store_dec_bytes(d, n)) == NULL)
+		return -EBADMSG;
+	for (j = 1, n = m - cnt[0]; j < BYTES_MAX; j++) {
+		pl[j] = pl[j - 1] + n;
+		n -= cnt[j];
+	}
+	for (i = 0, k = 0; i < r->n; i++) {
+		if (!r4_on(r, i) || len[k++] == 0)
+			continue;
+		if (*pl[0] == 0)
+			return -EBADMSG; /* not the shortest form */
+		v = r4_u64(r, i, off);
+		for (j = 0; j < len[k - 1]; j++)
+			*v = *v << 8 | *pl[j]++;
 	}
 	return 0;
 }
@@ -392,11 +386,25 @@ store_bpfrows_put4(struct store_enc *e, const struct store_bpfrows *b)
 	return e->err;
 }
 
+/* A thread's tgid from its code (tgid_code) and its tid, the previous
+ * thread row's tgid prev: false when it leaves 32 bits. */
+bool
+store_bpfrows_tgid4(uint64_t code, int32_t tid, int32_t prev, int32_t *ret)
+{
+	if (code < 2) {
+		*ret = code == 0 ? tid : prev;
+		return true;
+	}
+	code -= 2;
+	return store_bpfrows_tgid(tid,
+	    (int64_t)(code >> 1) ^ -(int64_t)(code & 1), ret);
+}
+
 /* A count of rows that take at least min bytes each, no more than max
  * and than the bytes left could hold: -EBADMSG past either, before any
  * allocation. */
-static size_t
-count4(struct store_dec *d, size_t max, size_t min)
+size_t
+store_bpfrows_count4(struct store_dec *d, size_t max, size_t min)
 {
 	size_t left = (size_t)(d->end - d->p) / min;
 
@@ -411,12 +419,13 @@ get_v4(struct store_dec *d, size_t max, struct store_bpfrows *b, uint8_t **der)
 	struct window_bpf_thread *t;
 	int64_t acc;
 	uint64_t st, code;
+	int32_t tg;
 	size_t i, n, m;
 
 	/* a uid row takes at least 6 bytes (uid, 3 lengths, exited tasks, a
 	 * histogram word), a process row 3 (tgid, start, flags), a thread
 	 * row 7 (tid, tgid, uid, start, 2 lengths, a histogram word) */
-	n = count4(d, max, 6);
+	n = store_bpfrows_count4(d, max, 6);
 	if (d->err)
 		return -EBADMSG;
 	if (n && (b->uid = calloc(n, sizeof(*b->uid))) == NULL)
@@ -425,21 +434,21 @@ get_v4(struct store_dec *d, size_t max, struct store_bpfrows *b, uint8_t **der)
 	u = b->uid;
 	for (i = 0; i < n; i++)
 		u[i].uid = (uint32_t)store_dec_u_max(d, UINT32_MAX) - 1;
-	if (get_nums(d, &ROWS4(u, n, NULL), n,
+	if (store_bpfrows_nums(d, &ROWS4(u, n, NULL), n,
 		offsetof(struct window_bpf_uid, oncpu_ns)) < 0 ||
-	    get_nums(d, &ROWS4(u, n, NULL), n,
+	    store_bpfrows_nums(d, &ROWS4(u, n, NULL), n,
 		offsetof(struct window_bpf_uid, exited_ns)) < 0)
 		return -EBADMSG;
 	for (i = 0; i < n; i++)
 		u[i].exited_tasks = store_dec_u(d);
-	if (get_nums(d, &ROWS4(u, n, NULL), n,
+	if (store_bpfrows_nums(d, &ROWS4(u, n, NULL), n,
 		offsetof(struct window_bpf_uid, rq_ns)) < 0 ||
 	    get_hist4(d, &ROWS4(u, n, NULL),
 		offsetof(struct window_bpf_uid, rq_hist),
 		offsetof(struct window_bpf_uid, rq_count)) < 0)
 		return -EBADMSG;
 
-	n = count4(d, max, 3);
+	n = store_bpfrows_count4(d, max, 3);
 	if (d->err)
 		return -EBADMSG;
 	if (n &&
@@ -459,16 +468,16 @@ get_v4(struct store_dec *d, size_t max, struct store_bpfrows *b, uint8_t **der)
 		m += !((*der)[i] = code & P4_DERIVED);
 	}
 	if (d->err ||
-	    get_nums(d, &ROWS4(p, n, *der), m,
+	    store_bpfrows_nums(d, &ROWS4(p, n, *der), m,
 		offsetof(struct window_bpf_proc, oncpu_ns)) < 0 ||
-	    get_nums(d, &ROWS4(p, n, *der), m,
+	    store_bpfrows_nums(d, &ROWS4(p, n, *der), m,
 		offsetof(struct window_bpf_proc, rq_ns)) < 0 ||
 	    get_hist4(d, &ROWS4(p, n, *der),
 		offsetof(struct window_bpf_proc, rq_hist),
 		offsetof(struct window_bpf_proc, rq_count)) < 0)
 		return -EBADMSG;
 
-	n = count4(d, max, 7);
+	n = store_bpfrows_count4(d, max, 7);
 	if (d->err)
 		return -EBADMSG;
 	if (n && (b->thread = calloc(n, sizeof(*b->thread))) == NULL)
@@ -478,26 +487,18 @@ get_v4(struct store_dec *d, size_t max, struct store_bpfrows *b, uint8_t **der)
 	for (i = 0, acc = 0; i < n; i++)
 		if (!store_bpfrows_step32(d, &acc, &t[i].tid))
 			return -EBADMSG;
-	for (i = 0, acc = 0; i < n; acc = t[i++].tgid) {
-		code = store_dec_u(d);
-		if (code < 2) {
-			t[i].tgid = code == 0 ? t[i].tid : (int32_t)acc;
-			continue;
-		}
-		code -= 2;
-		if (!store_bpfrows_tgid(t[i].tid,
-			(int64_t)(code >> 1) ^ -(int64_t)(code & 1),
+	for (i = 0, tg = 0; i < n; tg = t[i++].tgid)
+		if (!store_bpfrows_tgid4(store_dec_u(d), t[i].tid, tg,
 			&t[i].tgid))
 			return -EBADMSG;
-	}
 	for (i = 0, acc = 0; i < n; i++)
 		if (!store_bpfrows_uid_step(d, &acc, &t[i].uid))
 			return -EBADMSG;
 	for (i = 0, st = 0; i < n; i++)
 		t[i].starttime = st += (uint64_t)store_dec_s(d);
-	if (get_nums(d, &ROWS4(t, n, NULL), n,
+	if (store_bpfrows_nums(d, &ROWS4(t, n, NULL), n,
 		offsetof(struct window_bpf_thread, oncpu_ns)) < 0 ||
-	    get_nums(d, &ROWS4(t, n, NULL), n,
+	    store_bpfrows_nums(d, &ROWS4(t, n, NULL), n,
 		offsetof(struct window_bpf_thread, rq_ns)) < 0 ||
 	    get_hist4(d, &ROWS4(t, n, NULL),
 		offsetof(struct window_bpf_thread, rq_hist),

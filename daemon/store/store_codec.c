@@ -134,6 +134,8 @@ store_dec_u(struct store_dec *d)
 
 	if (d->err)
 		return 0;
+	if (d->p < d->end && *d->p < 0x80)
+		return *d->p++; /* one byte: most of them */
 	do {
 		if (d->p == d->end)
 			return dec_fail(d), 0; /* truncated */

@@ -33,21 +33,24 @@ enum {
  * largest bound and the "other" row (store_wparts.c's ROWS_MAX) */
 #define WCPU_REF_MAX (VITALS_BPF_ROWS_MAX + 1)
 
-enum { WS_INS, WS_SEL, WS_SPAN };
+enum { WS_INS, WS_SEL, WS_SPAN, WS_BPF };
 
 /* clang-format off */
 static const char *const ws_sql[] = {
 	[WS_INS] = "INSERT INTO window_wcpu (window_id, blob) VALUES (?, ?)",
 	[WS_SEL] = "SELECT blob FROM window_wcpu WHERE window_id = ?",
-	/* a correlated lookup, not a join (store_read.c says why); the BPF
-	 * blob for the rows a version-2 payload names by reference */
+	/* a correlated lookup, not a join (store_read.c says why) */
 	[WS_SPAN] = "SELECT " STORE_BOOT_TEXT("w.") ", w.level, w.hz, w.wall_start_ns,"
 	    " w.wall_end_ns,"
 	    " (SELECT c.blob FROM window_wcpu c WHERE c.window_id = w.id),"
-	    " (SELECT p.bpf FROM window_parts p WHERE p.window_id = w.id)"
+	    " w.id"
 	    " FROM windows w WHERE w.wall_start_ns < :to"
 	    " AND w.wall_start_ns >= :from - :span AND w.wall_end_ns > :from"
 	    " ORDER BY w.wall_start_ns, w.mono_start_ns, w.id",
+	/* the BPF blob of a span row whose wcpu payload names its rows,
+	 * through the view a window's load reads (main, span tables,
+	 * spool: store_span.c, store_conn.c) */
+	[WS_BPF] = "SELECT bpf FROM window_parts WHERE window_id = ?",
 };
 /* clang-format on */
 
@@ -144,7 +147,14 @@ static int
 ref_rows(const struct store_wcpu_ref *ref, bool thread, struct wcpu_row **ret,
     size_t *ret_n)
 {
-	size_t n = thread ? ref->nthread : ref->nproc, i, k = 0;
+	const struct store_bpfkey *kv = ref->keys == NULL ? NULL :
+	    thread					  ? ref->keys->thread :
+							    ref->keys->proc;
+	size_t n = ref->keys == NULL ? (thread ? ref->nthread : ref->nproc) :
+	    thread		     ? ref->keys->nthread :
+				       ref->keys->nproc;
+	size_t i, k = 0;
+	bool sorted = true;
 	struct wcpu_row *v;
 
 	*ret = NULL;
@@ -154,7 +164,14 @@ ref_rows(const struct store_wcpu_ref *ref, bool thread, struct wcpu_row **ret,
 	if ((v = calloc(n, sizeof(*v))) == NULL)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
-		if (thread && ref->thread[i].tid != -1)
+		if (kv != NULL && kv[i].id != -1)
+			v[k++] = (struct wcpu_row){ .id = kv[i].id,
+				.tgid = kv[i].tgid,
+				.starttime = kv[i].starttime,
+				.oncpu_ns = kv[i].oncpu_ns };
+		else if (kv != NULL)
+			continue;
+		else if (thread && ref->thread[i].tid != -1)
 			v[k++] = (struct wcpu_row){ .id = ref->thread[i].tid,
 				.tgid = ref->thread[i].tgid,
 				.starttime = ref->thread[i].starttime,
@@ -165,7 +182,11 @@ ref_rows(const struct store_wcpu_ref *ref, bool thread, struct wcpu_row **ret,
 				.starttime = ref->proc[i].starttime,
 				.oncpu_ns = ref->proc[i].oncpu_ns };
 	}
-	qsort(v, k, sizeof(*v), cmp_row);
+	/* tables hand their rows back sorted: most often no sort */
+	for (i = 1; i < k && sorted; i++)
+		sorted = cmp_row(&v[i - 1], &v[i]) <= 0;
+	if (!sorted)
+		qsort(v, k, sizeof(*v), cmp_row);
 	for (i = 1; i < k; i++)
 		if (!row_after(&v[i - 1], &v[i])) {
 			free(v);
@@ -543,45 +564,65 @@ store_wcpu_load(struct store *s, int64_t id, struct window *w)
 	return 0;
 }
 
+/* The BPF rows' keys of window id (span_part): 0, -ENOENT none (no row,
+ * no blob, or one that did not decode: counted), -ENOMEM. */
+static int
+span_keys(struct store *s, int64_t id, struct store_bpfkeys *ret)
+{
+	sqlite3_stmt *st = store_stmt(s, &s->part_st[WPART_WCPU][WS_BPF],
+	    ws_sql[WS_BPF]);
+	struct store_frame f;
+	int rc, r = -ENOENT;
+
+	if (st == NULL)
+		return -ENOTSUP;
+	sqlite3_bind_int64(st, 1, id);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (sqlite3_column_type(st, 0) != SQLITE_BLOB ||
+		    store_frame_get(sqlite3_column_blob(st, 0),
+			(size_t)sqlite3_column_bytes(st, 0), &f) < 0) {
+			r = -EBADMSG;
+		} else {
+			r = f.part != STORE_BPFROWS_PART ?
+			    -EBADMSG :
+			    store_bpfrows_keys(f.payload, f.len, f.version,
+				WCPU_REF_MAX, ret);
+			store_frame_release(&f);
+		}
+		rc = SQLITE_DONE;
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		return store_fail(s, rc, "read wcpu bpf");
+	if (r == -EBADMSG || r == -ENOENT) {
+		store_blob_error(s);
+		r = -ENOENT;
+	}
+	return r;
+}
+
 /*
- * The wcpu blob in column 5 of a span row, with the BPF blob in column 6
- * decoded only when the wcpu payload names its rows. A BPF blob that
- * does not decode leaves such a part unreadable: counted, none.
+ * The wcpu blob in column 5 of a span row; only when its payload names
+ * the window's BPF rows, their keys (span_keys) for the window id in
+ * column 6. No BPF rows to name leaves such a part unreadable: counted,
+ * none.
  */
 static int
 span_part(struct store *s, sqlite3_stmt *st, struct window_wcpu **ret)
 {
-	struct store_bpfrows rows = { 0 };
-	struct store_wcpu_ref ref;
-	struct store_frame f;
+	struct store_bpfkeys keys = { 0 };
 	int r;
 
 	r = wcpu_unframe(sqlite3_column_blob(st, 5),
 	    (size_t)sqlite3_column_bytes(st, 5), NULL, ret);
 	if (r != -ENODATA)
 		return r == -EBADMSG ? (store_blob_error(s), 0) : r;
-	if (sqlite3_column_type(st, 6) != SQLITE_BLOB ||
-	    store_frame_get(sqlite3_column_blob(st, 6),
-		(size_t)sqlite3_column_bytes(st, 6), &f) < 0) {
-		store_blob_error(s);
-		return 0;
+	if ((r = span_keys(s, sqlite3_column_int64(st, 6), &keys)) == 0) {
+		r = wcpu_column(s, st, 5,
+		    &(struct store_wcpu_ref){ .keys = &keys }, ret);
+		store_bpfkeys_release(&keys);
 	}
-	r = f.part != STORE_BPFROWS_PART ? -EBADMSG :
-					   store_bpfrows_get_v(f.payload, f.len,
-					       f.version, WCPU_REF_MAX, &rows);
-	store_frame_release(&f);
-	if (r == 0) {
-		ref = (struct store_wcpu_ref){ .proc = rows.proc,
-			.nproc = rows.nproc,
-			.thread = rows.thread,
-			.nthread = rows.nthread };
-		r = wcpu_column(s, st, 5, &ref, ret);
-		store_bpfrows_release(&rows);
-	} else if (r == -EBADMSG) {
-		store_blob_error(s);
-		r = 0;
-	}
-	return r;
+	return r == -ENOENT ? 0 : r;
 }
 
 void
