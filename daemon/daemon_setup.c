@@ -170,7 +170,7 @@ bpf_setup(struct vitalsd *d, const struct config *cfg)
 		.sys_root = cfg->sys_root,
 		.load = cfg->bpf_load,
 		.rq = true,
-		.rq_sched_info = cfg->bpf_rq_sched_info,
+		.rq_source = cfg->bpf_rq_source,
 		.tracefs = cfg->tracefs,
 		.proc_root = cfg->proc_root,
 		.instance = cfg->ftrace_instance,
@@ -197,6 +197,14 @@ bpf_setup(struct vitalsd *d, const struct config *cfg)
 		return;
 	}
 	log_info("bpf: %s: %s", vbpf_state_name(d->bpf_state), why);
+	if (cfg->bpf_rq_source == VBPF_RQ_SCHED_INFO &&
+	    bpf_sched_rq(d->bs) != VBPF_RQ_SCHED_INFO)
+		log_warnx("bpf: bpf_rq_source = sched_info: %s; run-queue "
+			  "waits from wakeup stamps",
+		    bpf_sched_rq(d->bs) == VBPF_RQ_WAKEUP ?
+			"the kernel keeps no sched_info, or the programs "
+			"running are not this build's" :
+			"not known");
 	wcpu_baseline(d);
 	/* partial process samples read its live side (doc/bpf.md) */
 	ev.slot_cap = bpf_sched_slot_cap(d->bs);

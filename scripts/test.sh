@@ -48,8 +48,8 @@ fi
 #   kernel suites that measure CPU shares and timing failed beside it
 #   (check_kernel "0.46 of a core", check_bpf_iter, check_bpf_ldr
 #   test_ldr_restart_gap), nice 19 or not;
-# - suite quiet (check_loop_offload, which measures the loop's lateness and
-#   fails on a busy machine) runs last, alone, once that static run has
+# - suite quiet (check_loop_offload and check_ftrace, which measure the
+#   loop's lateness and fail on a busy machine) runs last, alone, once that static run has
 #   ended and every file in QUIET_AFTER exists (CI's nice-19 builds and
 #   fuzz runs say there that they ended: .ci/run) (testlog-quiet.*).
 # PHASES=parallel or PHASES=kernel runs one of them (suites static and

@@ -459,20 +459,30 @@ START_TEST(test_merge)
 	b.state = VBPF_UNKNOWN;
 	window_bpf_merge(&a, &b);
 	ck_assert_uint_eq(a.state, VBPF_ON_REUSED);
-	/* where the waits came from: one rule stays, an unknown part
-	 * leaves it, two rules are mixed */
-	a.rq_source = VBPF_RQ_UNKNOWN;
-	b.rq_source = VBPF_RQ_SCHED_INFO;
-	window_bpf_merge(&a, &b);
-	ck_assert_uint_eq(a.rq_source, VBPF_RQ_SCHED_INFO);
-	window_bpf_merge(&a, &b);
-	ck_assert_uint_eq(a.rq_source, VBPF_RQ_SCHED_INFO);
-	b.rq_source = VBPF_RQ_UNKNOWN;
-	window_bpf_merge(&a, &b);
-	ck_assert_uint_eq(a.rq_source, VBPF_RQ_SCHED_INFO);
-	b.rq_source = VBPF_RQ_WAKEUP;
-	window_bpf_merge(&a, &b);
-	ck_assert_uint_eq(a.rq_source, VBPF_RQ_MIXED);
+	/* where the waits came from: a part without drains says nothing,
+	 * one rule stays, an unknown one with drains makes the sum's
+	 * unknown, two rules are mixed */
+	{
+		struct window_bpf e;
+
+		memset(&e, 0, sizeof(e));
+		b.rq_source = VBPF_RQ_SCHED_INFO;
+		window_bpf_merge(&e, &b); /* e had no drain */
+		ck_assert_uint_eq(e.rq_source, VBPF_RQ_SCHED_INFO);
+		window_bpf_merge(&e, &b);
+		ck_assert_uint_eq(e.rq_source, VBPF_RQ_SCHED_INFO);
+		b.drains = 0;
+		b.rq_source = VBPF_RQ_WAKEUP;
+		window_bpf_merge(&e, &b); /* b had no drain */
+		ck_assert_uint_eq(e.rq_source, VBPF_RQ_SCHED_INFO);
+		b.drains = 1;
+		window_bpf_merge(&e, &b);
+		ck_assert_uint_eq(e.rq_source, VBPF_RQ_MIXED);
+		b.rq_source = VBPF_RQ_UNKNOWN; /* stored before it was kept */
+		window_bpf_merge(&e, &b);
+		ck_assert_uint_eq(e.rq_source, VBPF_RQ_UNKNOWN);
+		window_bpf_release(&e);
+	}
 	window_bpf_release(&a);
 	window_bpf_release(&b);
 }
@@ -582,6 +592,7 @@ assert_bpf_eq(const struct window_bpf *a, const struct window_bpf *b)
 	unsigned i;
 
 	ck_assert_uint_eq(a->state, b->state);
+	ck_assert_uint_eq(a->rq_source, b->rq_source);
 	ck_assert_int_eq(a->err, b->err);
 	ck_assert_uint_eq(a->drains, b->drains);
 	ck_assert_uint_eq(a->drain_fail, b->drain_fail);
@@ -741,6 +752,7 @@ START_TEST(test_store_round_trip)
 	size_t n = 0, i, nd, nn;
 
 	window_sched(w1)->err = -EPERM;
+	window_sched(w1)->rq_source = VBPF_RQ_SCHED_INFO; /* kept (114) */
 	make_derived(window_sched(w1));
 	/* off: a state, no rows (the head alone, as the daemon makes it) */
 	ck_assert_ptr_nonnull(window_sched_make(w2, false));

@@ -152,14 +152,14 @@ START_TEST(set_rq_source)
 	struct config cfg;
 
 	config_init(&cfg);
-	ck_assert(!cfg.bpf_rq_sched_info);
+	ck_assert_uint_eq(cfg.bpf_rq_source, VBPF_RQ_WAKEUP);
 	ck_assert_int_eq(config_set(&cfg, "bpf_rq_source", "sched_info"), 0);
-	ck_assert(cfg.bpf_rq_sched_info);
+	ck_assert_uint_eq(cfg.bpf_rq_source, VBPF_RQ_SCHED_INFO);
 	ck_assert_int_eq(config_set(&cfg, "bpf_rq_source", "auto"), -EINVAL);
 	ck_assert_int_eq(config_set(&cfg, "bpf_rq_source", ""), -EINVAL);
-	ck_assert(cfg.bpf_rq_sched_info);
+	ck_assert_uint_eq(cfg.bpf_rq_source, VBPF_RQ_SCHED_INFO);
 	ck_assert_int_eq(config_set(&cfg, "bpf_rq_source", "wakeup"), 0);
-	ck_assert(!cfg.bpf_rq_sched_info);
+	ck_assert_uint_eq(cfg.bpf_rq_source, VBPF_RQ_WAKEUP);
 	config_release(&cfg);
 }
 END_TEST

@@ -197,6 +197,9 @@ mono_ns(void)
  * compare. Then it blocks on hold until the parent has drained (a
  * process's BPF entry goes with it when it exits).
  */
+/* When >= 0, a child writes a byte here just before it blocks on hold. */
+static int child_done_fd = -1;
+
 static pid_t
 child(int cpu, bool hog, bool kick, int64_t end, const int hold[2])
 {
@@ -233,6 +236,8 @@ child(int cpu, bool hog, bool kick, int64_t end, const int hold[2])
 		for (volatile unsigned k = 0; k < 20000; k++)
 			;
 	}
+	if (child_done_fd >= 0 && write(child_done_fd, &c, 1) != 1)
+		_exit(3);
 	(void)!read(hold[0], &c, 1);
 	_exit(0);
 }
@@ -489,6 +494,7 @@ state_of(pid_t pid)
 struct tid_sum {
 	uint64_t oncpu_ns, rq_ns, rq_count, hist_count;
 	unsigned rows;
+	int top_slot; /* its histograms' highest non-empty slot; -1 none */
 };
 
 static void
@@ -504,8 +510,11 @@ tid_add(struct tid_sum *s, const struct bpf_sched_batch *b, int32_t tid)
 		s->oncpu_ns += t->oncpu_ns;
 		s->rq_ns += t->rq_ns;
 		s->rq_count += t->rq_count;
-		for (k = 0; k < VITALS_BPF_RQ_SLOTS; k++)
+		for (k = 0; k < VITALS_BPF_RQ_SLOTS; k++) {
 			s->hist_count += t->rq_hist[k];
+			if (t->rq_hist[k] && (int)k > s->top_slot)
+				s->top_slot = (int)k;
+		}
 		s->rows++;
 	}
 }
@@ -518,10 +527,8 @@ tid_add(struct tid_sum *s, const struct bpf_sched_batch *b, int32_t tid)
  * with rq_sched_info (_i == 0, `bpf_rq_source = sched_info`) equal to
  * the nanosecond and the wait; with the wakeup stamps (_i == 1, the
  * default) the on-CPU time equal and the waits within the two clocks'
- * difference. The second run also replaces the first
- * one's programs over the same pinned maps (another build: the maps
- * kept), so a task storage the other way wrote is not taken for a
- * baseline.
+ * difference. (Storage that programs of the other setting wrote:
+ * test_rq_swap.)
  */
 START_TEST(test_rq_schedstat)
 {
@@ -531,18 +538,26 @@ START_TEST(test_rq_schedstat)
 		.sys_root = "/sys",
 		.load = VBPF_LOAD_AUTO,
 		.rq = true,
-		.rq_sched_info = !wakeup,
+		.rq_source = wakeup ? VBPF_RQ_WAKEUP : VBPF_RQ_SCHED_INFO,
 	};
 	struct bpf_sched_batch b = { 0 };
 	struct bpf_sched *sched = NULL;
 	struct tid_sum sum[2];
 	uint64_t ks[2][3];
 	pid_t kid[2];
-	int hold[2], cpu = last_cpu(), status, tries;
+	int hold[2], done[2], cpu = last_cpu(), status, tries;
+	char c;
 	unsigned st = 0, i, k;
 	int64_t end;
 	char why[512];
 
+	/* the kernel's figures are what it compares with */
+	if (!tu_sched_info_kept()) {
+		fprintf(stderr,
+		    "no sched_info in this kernel: nothing to "
+		    "compare with\n");
+		return;
+	}
 	ck_assert_msg(bpf_sched_open(&bo, &sched, &st, why, sizeof(why)) == 0,
 	    "bpf: %s %s", vbpf_state_name(st), why);
 	ck_assert_uint_eq(bpf_sched_rq(sched),
@@ -550,20 +565,36 @@ START_TEST(test_rq_schedstat)
 	for (i = 0; i < 2; i++)
 		ck_assert_int_eq(bpf_sched_drain(sched, &b), 0);
 	memset(sum, 0, sizeof(sum));
+	sum[0].top_slot = sum[1].top_slot = -1;
 	ck_assert_int_eq(pipe(hold), 0);
+	ck_assert_int_eq(pipe(done), 0);
 	end = mono_ns() + 1000 * MS;
+	child_done_fd = done[1];
 	kid[0] = child(cpu, true, false, end, hold);  /* hog */
 	kid[1] = child(cpu, false, false, end, hold); /* waker */
-	/* both blocked on hold: nothing of theirs moves any more */
+	child_done_fd = -1;
+	close(done[1]);
+	/* both past their loops (a waker in its last nanosleep is 'S' too),
+	 * then blocked on hold: nothing of theirs moves any more; the
+	 * kernel's figures read until two reads agree */
+	ck_assert_int_eq(read(done[0], &c, 1), 1);
+	ck_assert_int_eq(read(done[0], &c, 1), 1);
+	close(done[0]);
 	for (tries = 0; tries < 400; tries++) {
-		if (mono_ns() > end && state_of(kid[0]) == 'S' &&
-		    state_of(kid[1]) == 'S')
-			break;
+		uint64_t again[2][3];
+
 		usleep(10 * 1000);
+		if (state_of(kid[0]) != 'S' || state_of(kid[1]) != 'S')
+			continue;
+		for (k = 0; k < 2; k++)
+			schedstat(kid[k], ks[k]);
+		usleep(20 * 1000);
+		for (k = 0; k < 2; k++)
+			schedstat(kid[k], again[k]);
+		if (memcmp(ks, again, sizeof(ks)) == 0)
+			break;
 	}
 	ck_assert_int_lt(tries, 400);
-	for (k = 0; k < 2; k++)
-		schedstat(kid[k], ks[k]);
 	for (i = 0; i < 2; i++) {
 		ck_assert_int_eq(bpf_sched_drain(sched, &b), 0);
 		for (k = 0; k < 2; k++)
@@ -622,6 +653,145 @@ START_TEST(test_rq_schedstat)
 }
 END_TEST
 
+/*
+ * A child of test_rq_swap: on cpu, busy until spin_end, then blocked on
+ * hold1; woken, 200 ms of 1 ms sleeps and short runs; then it says so on
+ * done and blocks on hold2 until the parent has drained.
+ */
+static pid_t
+swap_child(int cpu, int64_t spin_end, const int hold1[2], const int done[2],
+    const int hold2[2])
+{
+	struct timespec nap = { 0, 1000 * 1000 };
+	cpu_set_t set;
+	int64_t end;
+	pid_t pid;
+	char c = 1;
+
+	if ((pid = fork()) != 0) {
+		ck_assert_int_gt(pid, 0);
+		return pid;
+	}
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	close(hold1[1]);
+	close(hold2[1]);
+	close(done[0]);
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) < 0)
+		_exit(1);
+	while (mono_ns() < spin_end)
+		for (volatile unsigned k = 0; k < 10000; k++)
+			;
+	if (read(hold1[0], &c, 1) != 1)
+		_exit(2);
+	for (end = mono_ns() + 200 * MS; mono_ns() < end;) {
+		nanosleep(&nap, NULL);
+		for (volatile unsigned k = 0; k < 5000; k++)
+			;
+	}
+	if (write(done[1], &c, 1) != 1)
+		_exit(3);
+	(void)!read(hold2[0], &c, 1);
+	_exit(0);
+}
+
+/*
+ * A stamp the wakeup-stamping programs leave in a task's storage while
+ * programs with rq_sched_info run (the setting changed between two
+ * starts: the programs are replaced, the pinned maps kept) must not come
+ * back as a wait when the stamping programs return. Two children busy on
+ * one CPU (one of them waits, stamped, at any moment) under the stamps;
+ * then 1.1 s under rq_sched_info; blocked; woken under the stamps again.
+ * None of their waits may read as long as the middle era (slot 20, past
+ * 1 s): rq_sched_info's switch-outs clear the stamp.
+ */
+START_TEST(test_rq_swap)
+{
+	struct bpf_sched_opts bo = {
+		.bpffs = bpffs,
+		.sys_root = "/sys",
+		.load = VBPF_LOAD_AUTO,
+		.rq = true,
+		.rq_source = VBPF_RQ_WAKEUP,
+	};
+	struct bpf_sched_batch b = { 0 };
+	struct bpf_sched *sched = NULL;
+	int hold1[2], hold2[2], done[2], cpu = last_cpu(), status;
+	struct tid_sum sum[2];
+	int64_t t0;
+	unsigned st = 0, i, k;
+	pid_t kid[2];
+	char why[512], c[2] = { 1, 1 };
+
+	if (!tu_sched_info_kept()) {
+		fprintf(stderr, "no sched_info in this kernel: one setting\n");
+		return;
+	}
+	/* the children first: one that inherited the pin directory's fd
+	 * would hold its lock (one drainer) past bpf_sched_free */
+	ck_assert_int_eq(pipe(hold1), 0);
+	ck_assert_int_eq(pipe(hold2), 0);
+	ck_assert_int_eq(pipe(done), 0);
+	t0 = mono_ns();
+	for (k = 0; k < 2; k++)
+		kid[k] = swap_child(cpu, t0 + 1600 * MS, hold1, done, hold2);
+	close(done[1]);
+	ck_assert_msg(bpf_sched_open(&bo, &sched, &st, why, sizeof(why)) == 0,
+	    "bpf: %s %s", vbpf_state_name(st), why);
+	ck_assert_uint_eq(bpf_sched_rq(sched), VBPF_RQ_WAKEUP);
+	while (mono_ns() < t0 + 400 * MS)
+		usleep(10 * 1000);
+	/* the other setting: programs replaced, maps kept */
+	bpf_sched_free(sched);
+	bo.rq_source = VBPF_RQ_SCHED_INFO;
+	ck_assert_msg(bpf_sched_open(&bo, &sched, &st, why, sizeof(why)) == 0,
+	    "bpf: %s %s", vbpf_state_name(st), why);
+	ck_assert_uint_eq(bpf_sched_rq(sched), VBPF_RQ_SCHED_INFO);
+	while (mono_ns() < t0 + 1700 * MS)
+		usleep(10 * 1000);
+	/* both blocked on hold1 by now; the stamps again */
+	bpf_sched_free(sched);
+	bo.rq_source = VBPF_RQ_WAKEUP;
+	ck_assert_msg(bpf_sched_open(&bo, &sched, &st, why, sizeof(why)) == 0,
+	    "bpf: %s %s", vbpf_state_name(st), why);
+	ck_assert_uint_eq(bpf_sched_rq(sched), VBPF_RQ_WAKEUP);
+	for (i = 0; i < 2; i++)
+		ck_assert_int_eq(bpf_sched_drain(sched, &b), 0);
+	ck_assert_int_eq(write(hold1[1], c, 2), 2);
+	ck_assert_int_eq(read(done[0], c, 1), 1);
+	ck_assert_int_eq(read(done[0], c, 1), 1);
+	usleep(20 * 1000);
+	memset(sum, 0, sizeof(sum));
+	sum[0].top_slot = sum[1].top_slot = -1;
+	for (i = 0; i < 2; i++) {
+		ck_assert_int_eq(bpf_sched_drain(sched, &b), 0);
+		for (k = 0; k < 2; k++)
+			tid_add(&sum[k], &b, kid[k]);
+	}
+	close(hold2[1]);
+	for (k = 0; k < 2; k++) {
+		ck_assert_int_eq(waitpid(kid[k], &status, 0), kid[k]);
+		ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		fprintf(stderr,
+		    "child %u after the swaps: %llu waits, %llu ns, highest "
+		    "slot %d\n",
+		    k, (unsigned long long)sum[k].rq_count,
+		    (unsigned long long)sum[k].rq_ns, sum[k].top_slot);
+		/* ~200 sleeps: each a wakeup and a wait */
+		ck_assert_uint_ge(sum[k].rq_count, 50);
+		/* slot 19 holds waits from 2^19 µs (0.52 s) */
+		ck_assert_int_lt(sum[k].top_slot, 19);
+	}
+	close(hold1[0]);
+	close(hold1[1]);
+	close(hold2[0]);
+	close(done[0]);
+	bpf_sched_batch_release(&b);
+	bpf_sched_free(sched);
+}
+END_TEST
+
 #else /* !HAVE_BPF */
 
 /* Without BPF there is nothing to agree with: the build says so. */
@@ -651,6 +821,7 @@ rq_agree_suite(void)
 	tcase_add_test(tc, test_rq_agree);
 #ifdef HAVE_BPF
 	tcase_add_loop_test(tc, test_rq_schedstat, 0, 2);
+	tcase_add_test(tc, test_rq_swap);
 #endif
 	suite_add_tcase(s, tc);
 	return s;

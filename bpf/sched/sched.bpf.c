@@ -581,7 +581,11 @@ BPF_PROG(vitals_switch, bool preempt, struct task_struct *prev,
 			 * rq_sched_info the kernel stamps it.)
 			 */
 			if (rq_sched_info) {
-				/* no stamp */
+				/* no stamp; one a wakeup-stamping program
+				 * left (pins kept across a restart that
+				 * changed the setting) goes: the stamping
+				 * programs, back, would measure from it */
+				st->wake_ns = 0;
 			} else if (rq_enabled &&
 			    (preempt || task_state(prev) == 0)) {
 				now = bpf_ktime_get_ns();

@@ -75,7 +75,8 @@ struct sched_meta {
  */
 struct sched_task {
 	__u64 sum_ns;  /* se.sum_exec_runtime already accounted */
-	__u64 wake_ns; /* bpf_ktime_get_ns() when enqueued; 0 none */
+	__u64 wake_ns; /* bpf_ktime_get_ns() when enqueued; 0 none (kept 0
+			* with rq_sched_info: its switch-outs clear it) */
 	__u8 valid;    /* sum_ns is a baseline (0: first seen) */
 	/* layout 13: with rq_sched_info, si_delay and the low 16 bits of
 	 * si_count are the task's sched_info.run_delay and .pcount already

@@ -62,6 +62,7 @@ config_init(struct config *cfg)
 	cfg->full_walk_s = VITALS_FULL_WALK_S_DEF;
 	cfg->bpffs = strdup("/sys/fs/bpf/vitals");
 	cfg->bpf_load = VBPF_LOAD_AUTO;
+	cfg->bpf_rq_source = VBPF_RQ_WAKEUP;
 	cfg->bpf_procs = 512;	 /* = VITALS_BPF_PROCS_DEF (sched/sched.h) */
 	cfg->bpf_threads = 2048; /* = VITALS_BPF_THREADS_DEF */
 	cfg->gpumem_map = strdup(VITALS_GPUMEM_MAP);
@@ -332,8 +333,9 @@ static const struct parse_word bpf_load_words[] = { { "auto", VBPF_LOAD_AUTO },
 	{ NULL, 0 } };
 static const struct parse_word on_off_words[] = { { "on", 1 }, { "off", 0 },
 	{ NULL, 0 } };
-static const struct parse_word rq_source_words[] = { { "wakeup", 0 },
-	{ "sched_info", 1 }, { NULL, 0 } };
+static const struct parse_word rq_source_words[] = { { "wakeup",
+							 VBPF_RQ_WAKEUP },
+	{ "sched_info", VBPF_RQ_SCHED_INFO }, { NULL, 0 } };
 static const struct parse_word gpumem_load_words[] = {
 	{ "auto", GPUMEM_LOAD_AUTO }, { "map-only", GPUMEM_LOAD_MAP_ONLY },
 	{ "off", GPUMEM_LOAD_OFF }, { NULL, 0 }
@@ -543,7 +545,7 @@ config_set(struct config *cfg, const char *key, const char *value)
 	if (!strcmp(key, "bpf_rq_source")) {
 		if ((r = parse_word(value, rq_source_words)) < 0)
 			return r;
-		cfg->bpf_rq_sched_info = r == 1;
+		cfg->bpf_rq_source = r;
 		return 0;
 	}
 	if (!strcmp(key, "bpf_stats")) {

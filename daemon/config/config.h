@@ -68,7 +68,7 @@ struct config {
 	char *bpffs;		  /* pin directory (sched.c) */
 	unsigned bpf_load;	  /* enum vbpf_load */
 	bool bpf_stats;		  /* kernel BPF run-time statistics */
-	bool bpf_rq_sched_info;	  /* waits from the kernel's sched_info */
+	unsigned bpf_rq_source;	  /* enum vbpf_rq: WAKEUP or SCHED_INFO */
 	unsigned bpf_procs;	  /* BPF rows per window: processes, uids */
 	unsigned bpf_threads;	  /* BPF rows per window: threads */
 	char *gpumem_map;	  /* GpuMem total map pin (gpumem.c) */

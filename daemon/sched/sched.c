@@ -230,6 +230,26 @@ build_hash(struct vitals_sched *skel)
 	return h;
 }
 
+/*
+ * The kernel keeps sched_info (CONFIG_SCHED_INFO, and on kernels before
+ * 5.14 sched_info_on(): delay accounting not off at boot): this process's
+ * /proc/self/schedstat exists and counts its own runs (the third field;
+ * a kernel that keeps none writes "0 0 0" there, or no file at all).
+ */
+static bool
+sched_info_kept(void)
+{
+	unsigned long long ns, delay, count = 0;
+	FILE *f = fopen("/proc/self/schedstat", "re");
+	bool ok;
+
+	if (f == NULL)
+		return false;
+	ok = fscanf(f, "%llu %llu %llu", &ns, &delay, &count) == 3 && count > 0;
+	fclose(f);
+	return ok;
+}
+
 /* ---------------------------------------------------------- the pins */
 
 static enum pins
@@ -680,6 +700,7 @@ unlocked:
 	 */
 	if (pinned_only && p == PINS_NONE) {
 		if ((r = bpf_ldr_open(bs, reason, sizeof(reason))) == 0) {
+			bs->meta_flags = 0; /* its object stamps wakeups */
 			*ret_state = VBPF_ON_PINNED;
 			snprintf(why, whysz,
 			    "bpfloader pins of %s.o under %s "
@@ -868,8 +889,8 @@ bpf_sched_open(const struct bpf_sched_opts *o, struct bpf_sched **ret,
 	 * "Run-queue waits from sched_info"). Elsewhere the stamps, and
 	 * the windows say so (rq_source).
 	 */
-	skel->rodata->rq_sched_info = o->rq && o->rq_sched_info &&
-	    access("/proc/self/schedstat", R_OK) == 0;
+	skel->rodata->rq_sched_info = o->rq &&
+	    o->rq_source == VBPF_RQ_SCHED_INFO && sched_info_kept();
 	bs->meta_flags = skel->rodata->rq_sched_info ? SCHED_META_RQ_SI : 0;
 	skel->rodata->test_reject = o->test_reject;
 	if (o->slot_cap)

@@ -132,9 +132,9 @@ struct window_bpf {
 	 * the capacity per side (0: no slots, e.g. read-only drains) */
 	uint64_t slot_rows, slots_taken, slot_hash_rows, slot_overflow;
 	uint32_t slot_full_drains, slot_cap;
-	/* where the drains' run-queue waits came from (enum vbpf_rq; in
-	 * memory only: VBPF_RQ_UNKNOWN in a window read from the store) */
-	uint8_t rq_source;
+	/* where the drains' run-queue waits came from (enum vbpf_rq;
+	 * VBPF_RQ_UNKNOWN in a window stored before it was kept) */
+	uint32_t rq_source;
 	/* The rows: arrays of nuids, nprocs, nthreads (NULL when 0), owned
 	 * by the part. head_only: a part that never held rows (BPF off). */
 	bool head_only;
@@ -236,8 +236,9 @@ struct bpf_sched_opts {
 	const char *sys_root; /* <sys_root>/kernel/btf/vmlinux */
 	unsigned load;	      /* enum vbpf_load */
 	bool rq;	      /* measure run-queue delay */
-	bool rq_sched_info;   /* from the kernel's sched_info where it keeps
-			       * it (sched.bpf.c rq_sched_info), not from
+	unsigned rq_source;   /* enum vbpf_rq: VBPF_RQ_SCHED_INFO, the
+			       * kernel's sched_info where it keeps it
+			       * (sched.bpf.c rq_sched_info); else the
 			       * wakeup stamps */
 	bool test_reject;     /* tests: make the verifier refuse a program */
 	unsigned slot_cap;    /* tests: array slots used per side (0: all) */

@@ -565,7 +565,7 @@ bpf_sched_window_reduce(struct bpf_sched *bs, struct window_bpf *wb,
 	    bs->tot[TOT_ONCPU_S0] + bs->tot[TOT_ONCPU_S1]);
 	wb->rq_notid += delta_of(wb, t[TOT_RQ_NOTID], bs->tot[TOT_RQ_NOTID]);
 	window_bpf_slots(wb, b, bs->ldr ? 0 : bs->slot_cap);
-	wb->rq_source = (uint8_t)bpf_sched_rq(bs);
+	wb->rq_source = bpf_sched_rq(bs);
 	if (b->diff) {
 		wb->diff_drains++;
 		wb->unattributed_ns += b->unattributed_ns;

@@ -49,14 +49,17 @@ vbpf_rq_name(unsigned rq)
 	return rq < sizeof(names) / sizeof(names[0]) ? names[rq] : "?";
 }
 
-/* rq_source of two windows' drains together */
-static uint8_t
-rq_join(uint8_t a, uint8_t b)
+/* rq_source of two windows' drains together: a part with no drain says
+ * nothing; one whose drains' rule is not known makes the sum's unknown */
+static uint32_t
+rq_join(uint32_t a, uint32_t adrains, uint32_t b, uint32_t bdrains)
 {
-	if (a == VBPF_RQ_UNKNOWN || a == b)
-		return b;
-	if (b == VBPF_RQ_UNKNOWN)
+	if (bdrains == 0 || a == b)
 		return a;
+	if (adrains == 0)
+		return b;
+	if (a == VBPF_RQ_UNKNOWN || b == VBPF_RQ_UNKNOWN)
+		return VBPF_RQ_UNKNOWN;
 	return VBPF_RQ_MIXED;
 }
 
@@ -517,6 +520,8 @@ window_bpf_merge(struct window_bpf *acc, const struct window_bpf *src)
 		acc->state = src->state;
 		acc->err = src->err;
 	}
+	acc->rq_source = rq_join(acc->rq_source, acc->drains, src->rq_source,
+	    src->drains);
 	acc->drains += src->drains;
 	acc->drain_fail += src->drain_fail;
 	acc->counter_regressions += src->counter_regressions;
@@ -553,7 +558,7 @@ window_bpf_merge(struct window_bpf *acc, const struct window_bpf *src)
 	acc->slot_full_drains += src->slot_full_drains;
 	if (src->slot_cap > acc->slot_cap)
 		acc->slot_cap = src->slot_cap;
-	acc->rq_source = rq_join(acc->rq_source, src->rq_source);
+
 	if (src->max_procs > acc->max_procs)
 		acc->max_procs = src->max_procs;
 	if (src->max_threads > acc->max_threads)
