@@ -1006,6 +1006,48 @@ START_TEST(test_store_span_keys)
 	ck_assert_int_eq(store_conn_begin(r), 0);
 	span_same(r, w, NW);
 	store_conn_end(r);
+
+	/* window 2's BPF blob gone (NULL): the span read and the window's
+	 * load both read it without its wcpu part, one counted error each,
+	 * and every other window whole */
+	{
+		struct store_wcpu_win *v = NULL;
+		struct store_stats s0, s1;
+		struct window **lw = NULL;
+		char sql[256];
+		size_t nv = 0, nl = 0, i;
+
+		snprintf(sql, sizeof(sql),
+		    "UPDATE l0_parts_%lld SET bpf = NULL WHERE window_id = "
+		    "(SELECT id FROM windows WHERE wall_start_ns = %lld)",
+		    (long long)(w[2]->wall_start_ns / (3600 * SEC)),
+		    (long long)w[2]->wall_start_ns);
+		ck_assert_int_eq(store_exec(s, sql, NULL, 0), 0);
+		store_get_stats(s, &s0);
+		ck_assert_int_eq(store_wcpu_span(s, T0, T0 + 100 * SEC, &v,
+				     &nv),
+		    0);
+		store_get_stats(s, &s1);
+		ck_assert_uint_eq(nv, NW / 2);
+		for (i = 0; i < nv; i++)
+			if (i == 2)
+				ck_assert_ptr_null(v[i].p);
+			else
+				ck_assert_ptr_nonnull(v[i].p);
+		ck_assert_uint_eq(s1.blob_errors, s0.blob_errors + 1);
+		store_wcpu_span_free(v, nv);
+		ck_assert_int_eq(store_windows(s, T0, T0 + 100 * SEC, 0, &lw,
+				     &nl),
+		    0);
+		store_get_stats(s, &s0);
+		ck_assert_uint_eq(nl, NW / 2);
+		ck_assert_ptr_null(window_wcpu(lw[2]));
+		ck_assert_ptr_nonnull(window_wcpu(lw[1]));
+		ck_assert_uint_eq(s0.blob_errors, s1.blob_errors + 1);
+		for (i = 0; i < nl; i++)
+			window_free(lw[i]);
+		free(lw);
+	}
 	store_conn_close(r);
 	store_close(s);
 	for (k = 0; k < NW; k++)
