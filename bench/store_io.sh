@@ -121,6 +121,13 @@ if ((${#missing[@]})); then
 fi
 [[ $(stat -f -c %T "$workdir") != tmpfs ]] ||
     die "$workdir is tmpfs: nothing would reach storage (--dir)"
+# vitalsd's BPF part is most of a window's bytes: without bpffs (a fresh
+# machine) it would run without it and store a third of them
+if [[ $(id -u) == 0 && ,$tools, == *,vitalsd,* ]]; then
+	mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
+	mountpoint -q /sys/kernel/tracing ||
+		mount -t tracefs nodev /sys/kernel/tracing
+fi
 read -ra extra_args <<<"$vitalsd_args"
 
 # ------------------------------------------------------------ cleanup
