@@ -300,7 +300,7 @@ static void
 usage(void)
 {
 	fprintf(stderr,
-	    "usage: store_bench [-BIk] [-a active] [-c cpus] [-d days] "
+	    "usage: store_bench [-BHIk] [-a active] [-c cpus] [-d days] "
 	    "[-D dir] [-m max_mib]\n"
 	    "                   [-p procs] [-q queries] [-s seed] "
 	    "[-t threads]\n"
@@ -342,6 +342,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "journal", required_argument, NULL, 'j' },
 		{ "maintain-every", required_argument, NULL, 'M' },
 		{ "bpf", no_argument, NULL, 'B' },
+		{ "host-parts", no_argument, NULL, 'H' },
 		{ "io", no_argument, NULL, 'I' },
 		{ "rollup-batch", required_argument, NULL, 'R' },
 		{ "figures", required_argument, NULL, 'F' },
@@ -364,8 +365,11 @@ parse_opts(int argc, char **argv, struct opts *o)
 	o->journal = -1;
 	o->rollup_batch = -1;
 	while ((ch = getopt_long(argc, argv,
-		    "a:Bc:d:D:F:hIj:kM:m:p:q:R:s:S:t:", lo, NULL)) != -1) {
+		    "a:Bc:d:D:F:hHIj:kM:m:p:q:R:s:S:t:", lo, NULL)) != -1) {
 		switch (ch) {
+		case 'H':
+			o->host_parts = true;
+			break;
 		case 'a':
 			o->nactive = (unsigned)num_arg(optarg, 1, 100000);
 			break;

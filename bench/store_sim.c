@@ -13,7 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cgroup/cgroup.h"
+#include "fgbg/fgbg.h"
 #include "store_sim.h"
+#include "wcpu/wcpu.h"
 
 /* ------------------------------------------------------------ population */
 
@@ -899,6 +902,59 @@ out:
 	return r;
 }
 
+/*
+ * -H: the parts a Linux host's windows carry beside the task rows and
+ * kept as one blob per window each (doc/storage.md, "One-blob parts in
+ * the parts row"): a cgroup walk of eight groups, the capacity-weighted
+ * CPU approximation and a foreground/background part with no Android
+ * cpuset (what the daemon stores on a plain Linux host). Their figures
+ * follow the window's load; what they cost a move is their b-trees.
+ */
+static int
+add_host_parts(struct sim *s, struct window *w, uint64_t total)
+{
+	struct window_cgroup *cg = window_cgroup_new();
+	struct window_wcpu *wc = window_wcpu_new();
+	struct window_fgbg *fg = window_fgbg_new();
+	unsigned i;
+
+	if (cg == NULL || wc == NULL || fg == NULL)
+		goto fail;
+	cg->walks = WINDOW_S;
+	for (i = 0; i < 8; i++) {
+		struct window_cgroup_grp *g = window_cgroup_add(cg);
+
+		if (g == NULL)
+			goto fail;
+		g->id = 1000 + i;
+		snprintf(g->path, sizeof(g->path), i ? "system.slice/unit%u" : "",
+		    i);
+		g->depth = i ? 1 : 0;
+		g->uid = g->pid = -1;
+		g->deltas = 1;
+		g->d_usage_us = rndr(s, 0, (uint64_t)(s->level * 1e7) + 1);
+		g->d_user_us = g->d_usage_us / 2;
+		g->d_system_us = g->d_usage_us - g->d_user_us;
+	}
+	cg->groups_seen = 8;
+	wc->busy_ticks = total - w->all.d.idle;
+	wc->wbusy = wc->busy_ticks * 1024;
+	wc->windows = 1;
+	fg->scans = WINDOW_S;
+	window_part_set(w, WPART_CGROUP, cg);
+	window_part_set(w, WPART_WCPU, wc);
+	window_part_set(w, WPART_FGBG, fg);
+	return 0;
+fail:
+	if (cg)
+		window_cgroup_free(cg);
+	if (wc)
+		window_wcpu_free(wc);
+	if (fg)
+		window_fgbg_free(fg);
+	return -ENOMEM;
+}
+
 /* Window i (0-based) of the simulation. */
 struct window *
 sim_window(struct sim *s, uint64_t i)
@@ -941,7 +997,8 @@ sim_window(struct sim *s, uint64_t i)
 	if (churn(s, w, now_ticks, total) < 0 ||
 	    add_threads(s, w, total, pu, ps, &scanned) < 0 ||
 	    add_procs(s, w, total, pu, ps) < 0 ||
-	    (s->o->bpf && add_bpf(s, w) < 0))
+	    (s->o->bpf && add_bpf(s, w) < 0) ||
+	    (s->o->host_parts && add_host_parts(s, w, total) < 0))
 		goto fail;
 	fill_health(s, w, scanned);
 	free(pu);

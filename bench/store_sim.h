@@ -43,6 +43,7 @@ struct opts {
 	int journal;	       /* -1: the store's default */
 	unsigned maint_every;  /* windows between maintenance passes */
 	bool bpf;	       /* windows carry BPF sched rows (-B) */
+	bool host_parts;       /* -H: cgroup, wcpu and fgbg parts (a host's) */
 	bool io;	       /* -I: writes by file, kind and b-tree */
 	int64_t rollup_batch;  /* -R: store_opts.rollup_batch_s; -1 default */
 	bool drifting;	       /* -F drifting: figures drift (see rss_drift) */
