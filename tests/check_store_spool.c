@@ -18,8 +18,14 @@
 
 #include <sqlite3.h>
 
+#include "cgroup/cgroup.h"
+#include "dmabuf/dmabuf.h"
+#include "fgbg/fgbg.h"
+#include "gpufreq/gpufreq.h"
 #include "store/store_int.h"
 #include "store_fix.h"
+#include "syscalls/syscalls.h"
+#include "wcpu/wcpu.h"
 #include "testutil.h"
 #include "vitalsd.h"
 
@@ -178,6 +184,220 @@ START_TEST(test_batch)
 	ck_assert_int_eq(WINDOWS(path), 4);
 	ck_assert_int_eq(count_in(path, "SELECT count(*) FROM instance"), 2);
 	ck_assert_int_eq(access(spool, F_OK), -1);
+}
+END_TEST
+
+/*
+ * Schema v28: the six parts kept as one blob per window in tables of
+ * their own. Window seq gets each with a figure of its own.
+ */
+static struct window *
+mkwin_parts(uint64_t seq)
+{
+	struct window *w = mkwin(seq);
+	struct window_cgroup *cg = window_cgroup_new();
+	struct window_wcpu *wc = window_wcpu_new();
+	struct window_fgbg *fg = window_fgbg_new();
+	struct window_dmabuf *db = window_dmabuf_new();
+	struct window_gpufreq *gf = window_gpufreq_new(1);
+	struct window_syscalls *sc = window_syscalls_new();
+
+	ck_assert(cg && wc && fg && db && gf && sc);
+	cg->walks = 10 + (uint32_t)seq;
+	wc->busy_ticks = 20 + seq;
+	fg->scans = 30 + (uint32_t)seq;
+	db->passes = 1;
+	db->total_bytes = 40 + seq;
+	gf->reads = 50 + (uint32_t)seq;
+	snprintf(gf->dev[0].name, sizeof(gf->dev[0].name), "kgsl-3d0");
+	sc->floor_ns = 60 + seq;
+	window_part_set(w, WPART_CGROUP, cg);
+	window_part_set(w, WPART_WCPU, wc);
+	window_part_set(w, WPART_FGBG, fg);
+	window_part_set(w, WPART_DMABUF, db);
+	window_part_set(w, WPART_GPUFREQ, gf);
+	window_part_set(w, WPART_SYSCALLS, sc);
+	return w;
+}
+
+/* w, loaded, has the six parts mkwin_parts gave window seq */
+static void
+parts_of(const struct window *w, uint64_t seq)
+{
+	ck_assert_ptr_nonnull(window_cgroup(w));
+	ck_assert_uint_eq(window_cgroup(w)->walks, 10 + seq);
+	ck_assert_ptr_nonnull(window_wcpu(w));
+	ck_assert_uint_eq(window_wcpu(w)->busy_ticks, 20 + seq);
+	ck_assert_ptr_nonnull(window_fgbg(w));
+	ck_assert_uint_eq(window_fgbg(w)->scans, 30 + seq);
+	ck_assert_ptr_nonnull(window_dmabuf(w));
+	ck_assert_uint_eq(window_dmabuf(w)->total_bytes, 40 + seq);
+	ck_assert_ptr_nonnull(window_gpufreq(w));
+	ck_assert_uint_eq(window_gpufreq(w)->reads, 50 + seq);
+	ck_assert_ptr_nonnull(window_syscalls(w));
+	ck_assert_uint_eq(window_syscalls(w)->floor_ns, 60 + seq);
+}
+
+/* Every window of s as a reader loads it, and each range read of the
+ * six parts, against windows first..last of mkwin_parts. */
+static void
+reader_parts(struct store *s, uint64_t first, uint64_t last)
+{
+	int64_t from = T0 - SEC, to = T0 + 86400 * SEC;
+	struct window_dmabuf *db = NULL;
+	struct window_gpufreq *gf = NULL;
+	struct window_syscalls *sc = NULL;
+	struct window_fgbg **fg = NULL;
+	struct store_wcpu_win *wc = NULL;
+	struct store_hist *fw = NULL;
+	struct window **v;
+	struct store *rc;
+	size_t n, i;
+	uint32_t nw = 0;
+
+	ck_assert_int_eq(store_conn_open(s, &rc), 0);
+	ck_assert_int_eq(store_conn_begin(rc), 0);
+	ck_assert_int_eq(store_windows(rc, from, to, 0, &v, &n), 0);
+	ck_assert_uint_eq(n, last - first + 1);
+	for (i = 0; i < n; i++) {
+		parts_of(v[i], first + i);
+		window_free(v[i]);
+	}
+	free(v);
+	ck_assert_int_eq(store_dmabuf_range(rc, from, to, &db, &nw), 0);
+	ck_assert_ptr_nonnull(db);
+	ck_assert_uint_eq(nw, n);
+	ck_assert_uint_eq(db->total_bytes, 40 + last); /* the last pass's */
+	ck_assert_int_eq(store_gpufreq_range(rc, from, to, &gf), 0);
+	ck_assert_ptr_nonnull(gf);
+	ck_assert_uint_eq(gf->windows, n);
+	ck_assert_int_eq(store_syscalls_range(rc, from, to, &sc, &nw), 0);
+	ck_assert_ptr_nonnull(sc);
+	ck_assert_uint_eq(nw, n);
+	ck_assert_int_eq(store_fgbg_range(rc, from, to, &fg, &fw, &n), 0);
+	ck_assert_uint_eq(n, last - first + 1);
+	for (i = 0; i < n; i++)
+		ck_assert_uint_eq(fg[i]->scans, 30 + first + i);
+	store_fgbg_range_free(fg, fw, n);
+	ck_assert_int_eq(store_wcpu_span(rc, from, to, &wc, &n), 0);
+	ck_assert_uint_eq(n, last - first + 1);
+	for (i = 0; i < n; i++) {
+		ck_assert_ptr_nonnull(wc[i].p);
+		ck_assert_uint_eq(wc[i].p->busy_ticks, 20 + first + i);
+	}
+	store_wcpu_span_free(wc, n);
+	window_dmabuf_free(db);
+	window_gpufreq_free(gf);
+	window_syscalls_free(sc);
+	store_conn_end(rc);
+	store_conn_close(rc);
+}
+
+#define FOLD_TABLES                                                    \
+	"(SELECT count(*) FROM window_cgroup) + (SELECT count(*) FROM" \
+	" window_wcpu) + (SELECT count(*) FROM window_fgbg) + (SELECT" \
+	" count(*) FROM window_dmabuf) + (SELECT count(*) FROM"        \
+	" window_gpufreq) + (SELECT count(*) FROM window_syscalls)"
+#define FOLDED                                                             \
+	"SELECT count(*) FROM window_parts WHERE cgroup NOT NULL AND wcpu" \
+	" NOT NULL AND fgbg NOT NULL AND dmabuf NOT NULL AND gpufreq NOT"  \
+	" NULL AND syscalls NOT NULL"
+
+/*
+ * A move puts a level-0 window's six one-blob parts in its span's parts
+ * row (v28), not in their tables; readers and the writer read them there
+ * as before the move, range reads included.
+ */
+START_TEST(test_move_folds_parts)
+{
+	struct store *s = open_spool(3600);
+	struct window *w;
+	uint64_t seq;
+
+	for (seq = 1; seq <= 3; seq++) {
+		w = mkwin_parts(seq);
+		ck_assert_int_eq(store_put(s, w), 0);
+		window_free(w);
+	}
+	/* in the spool: in the parts' own tables there */
+	ck_assert_int_eq(count_in(spool, "SELECT " FOLD_TABLES), 18);
+	reader_parts(s, 1, 3);
+	ck_assert_int_eq(store_flush(s), 0);
+	ck_assert_int_eq(count_in(path, "SELECT " FOLD_TABLES), 0);
+	ck_assert_int_eq(count_in(path, FOLDED), 3);
+	ck_assert_int_eq(count_in(path,
+			     "SELECT count(*) FROM sqlite_schema WHERE name"
+			     " GLOB 'l0_parts_*'"),
+	    1);
+	reader_parts(s, 1, 3);
+	/* the writer's own load (roll-ups read so) */
+	w = NULL;
+	ck_assert_int_eq(store_load(s,
+			     count_in(path, "SELECT min(id) FROM windows"), &w),
+	    0);
+	parts_of(w, 1);
+	window_free(w);
+	/* a spool window beside moved ones */
+	w = mkwin_parts(4);
+	ck_assert_int_eq(store_put(s, w), 0);
+	window_free(w);
+	reader_parts(s, 1, 4);
+	store_close(s);
+	ck_assert_int_eq(count_in(path, FOLDED), 4);
+}
+END_TEST
+
+/*
+ * A v27 file's span parts tables get the columns at open (v28's C half)
+ * and take the next move's folded rows.
+ */
+START_TEST(test_v27_span_takes_folds)
+{
+	struct store *s = open_spool(3600);
+	struct window *w;
+	sqlite3 *db;
+	const char *c[] = { "cgroup", "wcpu", "fgbg", "dmabuf", "gpufreq",
+		"syscalls" };
+	char sql[256], name[64];
+	sqlite3_stmt *st;
+	size_t i;
+
+	put(s, 1); /* no folded part: nothing lost by the drops below */
+	store_close(s);
+	/* back to what v27 made: the parts tables without the columns */
+	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_prepare_v2(db,
+			     "SELECT name FROM sqlite_schema WHERE name GLOB"
+			     " 'l0_parts_*'",
+			     -1, &st, NULL),
+	    SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	snprintf(name, sizeof(name), "%s", sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	for (i = 0; i < 6; i++) {
+		snprintf(sql, sizeof(sql), "ALTER TABLE %s DROP COLUMN %s",
+		    name, c[i]);
+		sf_exec_raw(db, sql);
+		snprintf(sql, sizeof(sql),
+		    "ALTER TABLE window_parts DROP COLUMN %s", c[i]);
+		sf_exec_raw(db, sql);
+	}
+	sf_exec_raw(db, "PRAGMA user_version = 27");
+	sqlite3_close(db);
+
+	s = open_spool(3600);
+	for (i = 2; i <= 3; i++) {
+		w = mkwin_parts(i);
+		ck_assert_int_eq(store_put(s, w), 0);
+		window_free(w);
+	}
+	ck_assert_int_eq(store_flush(s), 0);
+	ck_assert_int_eq(count_in(path, "PRAGMA user_version"),
+	    STORE_SCHEMA_VERSION);
+	ck_assert_int_eq(count_in(path, FOLDED), 2);
+	ck_assert_int_eq(count_in(path, "SELECT " FOLD_TABLES), 0);
+	reader_sees(s, 3, 60);
+	store_close(s);
 }
 END_TEST
 
@@ -667,6 +887,8 @@ suite(void)
 	tcase_add_test(tc, test_pass_spares_moved);
 	tcase_add_test(tc, test_pass_move_fails);
 	tcase_add_test(tc, test_id_clash);
+	tcase_add_test(tc, test_move_folds_parts);
+	tcase_add_test(tc, test_v27_span_takes_folds);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -293,7 +293,7 @@ int store_process(struct store *s, int32_t pid, uint64_t starttime,
 const char *store_state_name(enum store_state st);
 
 /* Added with the store: the schema a new database gets, and its mark. */
-#define STORE_SCHEMA_VERSION 27
+#define STORE_SCHEMA_VERSION 28
 #define STORE_APPLICATION_ID 0x56544c53 /* "VTLS" */
 
 /* One window of a task's history, with the window it came from. */

@@ -21,8 +21,9 @@
 enum { CS_INS, CS_SEL };
 
 static const char *const cs_sql[] = {
-	[CS_INS] = "INSERT INTO window_cgroup (window_id, blob) VALUES (?, ?)",
-	[CS_SEL] = "SELECT blob FROM window_cgroup WHERE window_id = ?",
+	[CS_INS] = "INSERT INTO main.window_cgroup (window_id, blob)"
+		   " VALUES (?, ?)",
+	[CS_SEL] = STORE_FOLD_SEL("window_cgroup", "cgroup"),
 };
 
 static void

@@ -20,7 +20,8 @@
 #define DMABUF_PART_VERSION 1
 #define ROW_MIN 4 /* bytes a row takes at least */
 
-static const char *const ds_sql[] = STORE_BLOBPART_SQL("window_dmabuf");
+static const char *const ds_sql[] = STORE_BLOBPART_SQL("window_dmabuf",
+    "dmabuf");
 
 static int dmabuf_dec(const void *payload, size_t len, void **ret);
 

@@ -22,16 +22,20 @@
 enum { FS_INS, FS_SEL, FS_RANGE };
 
 static const char *const fs_sql[] = {
-	[FS_INS] = "INSERT INTO window_fgbg (window_id, blob) VALUES (?, ?)",
-	[FS_SEL] = "SELECT blob FROM window_fgbg WHERE window_id = ?",
-	[FS_RANGE] = "SELECT f.blob, " STORE_BOOT_TEXT(
-	    "w.") ", w.level, w.hz,"
-		  " w.mono_start_ns, w.mono_end_ns,"
-		  " w.wall_start_ns, w.wall_end_ns"
-		  " FROM windows w JOIN window_fgbg f ON f.window_id = w.id"
-		  " WHERE w.wall_start_ns <= ?2 AND w.wall_start_ns > ?1 - ?3"
-		  " AND w.wall_end_ns > ?1 AND w.wall_end_ns <= ?2"
-		  " ORDER BY w.wall_end_ns, w.id",
+	[FS_INS] = "INSERT INTO main.window_fgbg (window_id, blob)"
+		   " VALUES (?, ?)",
+	[FS_SEL] = STORE_FOLD_SEL("window_fgbg", "fgbg"),
+	/* a correlated lookup, not a join (store_read.c says why) */
+	[FS_RANGE] =
+	    "SELECT " STORE_FOLD_BLOB("w", "window_fgbg", "fgbg") " AS b, " STORE_BOOT_TEXT(
+		"w.") ", w.level, w.hz,"
+		      " w.mono_start_ns, w.mono_end_ns,"
+		      " w.wall_start_ns, w.wall_end_ns"
+		      " FROM windows w"
+		      " WHERE w.wall_start_ns <= ?2 AND w.wall_start_ns > ?1 - ?3"
+		      " AND w.wall_end_ns > ?1 AND w.wall_end_ns <= ?2"
+		      " AND b IS NOT NULL"
+		      " ORDER BY w.wall_end_ns, w.id",
 };
 
 /* The payload, field by field as doc/storage.md lists it. */

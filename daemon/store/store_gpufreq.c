@@ -21,7 +21,8 @@
 #define GPUFREQ_PART_VERSION 1
 #define DEV_MIN 16 /* bytes a device takes at least */
 
-static const char *const gs_sql[] = STORE_BLOBPART_SQL("window_gpufreq");
+static const char *const gs_sql[] = STORE_BLOBPART_SQL("window_gpufreq",
+    "gpufreq");
 
 static int gpufreq_dec(const void *payload, size_t len, void **ret);
 

@@ -563,17 +563,17 @@ void store_bind_named(sqlite3_stmt *st, const char *name, int64_t v);
  * that does not decode is counted (blob_errors) and skipped.
  */
 enum { BP_INS, BP_SEL, BP_RANGE, BP__MAX };
-#define STORE_BLOBPART_SQL(table)                                            \
-	{                                                                    \
-		[BP_INS] = "INSERT INTO " table " (window_id, blob)"         \
-			   " VALUES (?, ?)",                                 \
-		[BP_SEL] = "SELECT blob FROM " table " WHERE window_id = ?", \
-		[BP_RANGE] = "SELECT p.blob FROM windows w JOIN " table " p" \
-			     " ON p.window_id = w.id"                        \
-			     " WHERE w.wall_end_ns > :from"                  \
-			     " AND w.wall_end_ns <= :to"                     \
-			     " ORDER BY w.wall_start_ns, w.mono_start_ns,"   \
-			     " w.id",                                        \
+#define STORE_BLOBPART_SQL(table, col)                                    \
+	{                                                                 \
+		[BP_INS] = "INSERT INTO main." table " (window_id, blob)" \
+			   " VALUES (?, ?)",                              \
+		[BP_SEL] = STORE_FOLD_SEL(table, col),                    \
+		[BP_RANGE] = "SELECT " STORE_FOLD_BLOB("w", table,        \
+		    col) " AS b FROM windows w"                           \
+			 " WHERE w.wall_end_ns > :from"                   \
+			 " AND w.wall_end_ns <= :to AND b IS NOT NULL"    \
+			 " ORDER BY w.wall_start_ns, w.mono_start_ns,"    \
+			 " w.id",                                         \
 	}
 struct store_blobpart {
 	enum window_part_id id; /* its statements: s->part_st[id] */
@@ -654,6 +654,29 @@ int store_sum_absent(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 	"((" x " - ((" x " % " SQL_SPAN_NS ") + " SQL_SPAN_NS \
 	") % " SQL_SPAN_NS ") / " SQL_SPAN_NS ")"
 extern bool store_span_nosweep; /* tests: no sweep after a delete */
+/*
+ * Schema v28: the parts kept as one blob per window in a table of their
+ * own (window_cgroup, window_wcpu, window_fgbg, window_dmabuf,
+ * window_gpufreq, window_syscalls) are columns of the parts row too. A
+ * level-0 window the spool moves has them there, in its span's parts
+ * table (one b-tree a move appends to instead of seven); any other
+ * window in its part's table. A read takes whichever holds the blob:
+ * STORE_FOLD_SEL for one window (by ?1; the first row: the parts row
+ * first, where the windows of the last hours have it), STORE_FOLD_BLOB
+ * for the window of alias a in a query over windows.
+ */
+#define STORE_FOLD_N 6
+#define STORE_FOLD_COLS "cgroup, wcpu, fgbg, dmabuf, gpufreq, syscalls"
+#define STORE_FOLD_SEL(table, col)                                          \
+	"SELECT " col " FROM window_parts WHERE window_id = ?1 AND " col    \
+	" IS NOT NULL UNION ALL SELECT blob FROM " table " WHERE window_id" \
+	" = ?1"
+#define STORE_FOLD_BLOB(a, table, col)                \
+	"coalesce((SELECT x." col                     \
+	" FROM window_parts x WHERE x.window_id = " a \
+	".id), (SELECT x.blob FROM " table " x WHERE x.window_id = " a ".id))"
+int store_span_migrate_v28(sqlite3 *db);
+bool store_span_folded(const char *t);
 int64_t store_span_of(int64_t wall_start_ns);
 bool store_span_table(const char *name);
 bool store_span_on(const struct store *s);

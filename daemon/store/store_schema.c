@@ -596,6 +596,21 @@ migrate_v26(sqlite3 *db)
 static const char schema_v27[] = "";
 
 /*
+ * v28: the parts kept as one blob per window in a table of their own are
+ * columns of the parts row too (store_span.c, STORE_FOLD_COLS): a level-0
+ * window the spool moves has them in its span's parts row, so a move
+ * appends to one b-tree where it appended to seven. No row moves: blobs
+ * already in the parts' tables stay there and are read there.
+ */
+static const char schema_v28[] =
+    "ALTER TABLE window_parts ADD COLUMN cgroup BLOB;"
+    "ALTER TABLE window_parts ADD COLUMN wcpu BLOB;"
+    "ALTER TABLE window_parts ADD COLUMN fgbg BLOB;"
+    "ALTER TABLE window_parts ADD COLUMN dmabuf BLOB;"
+    "ALTER TABLE window_parts ADD COLUMN gpufreq BLOB;"
+    "ALTER TABLE window_parts ADD COLUMN syscalls BLOB;";
+
+/*
  * migrations[v] takes a database from user_version v to v + 1: its SQL,
  * then its C half (NULL: none) in the same transaction.
  */
@@ -627,4 +642,5 @@ const struct store_migration store_migrations[STORE_SCHEMA_VERSION] = {
 	{ schema_v25, NULL },
 	{ schema_v26, migrate_v26 },
 	{ schema_v27, NULL },
+	{ schema_v28, store_span_migrate_v28 },
 };

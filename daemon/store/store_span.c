@@ -39,9 +39,19 @@ static const struct {
 } span_tab[2] = {
 	{ "window_tasks", "l0_tasks_", "window_id, procs, threads",
 	    "(window_id INTEGER PRIMARY KEY, procs BLOB, threads BLOB)" },
-	{ "window_parts", "l0_parts_", "window_id, kv, sys, bpf",
-	    "(window_id INTEGER PRIMARY KEY, kv BLOB, sys BLOB, bpf BLOB)" },
+	{ "window_parts", "l0_parts_",
+	    "window_id, kv, sys, bpf, " STORE_FOLD_COLS,
+	    "(window_id INTEGER PRIMARY KEY, kv BLOB, sys BLOB, bpf BLOB,"
+	    " cgroup BLOB, wcpu BLOB, fgbg BLOB, dmabuf BLOB, gpufreq BLOB,"
+	    " syscalls BLOB)" },
 };
+
+/* The parts kept as one blob per window in a table of their own, folded
+ * into the parts row of a level-0 window the spool moves (schema v28):
+ * column k of STORE_FOLD_COLS is table fold_tab[k]'s blob. */
+static const char *const fold_tab[STORE_FOLD_N] = { "window_cgroup",
+	"window_wcpu", "window_fgbg", "window_dmabuf", "window_gpufreq",
+	"window_syscalls" };
 
 int64_t
 store_span_of(int64_t wall_start_ns)
@@ -298,7 +308,7 @@ store_span_ins(struct store *s, unsigned t, int64_t wall_start_ns, int *ret_rc)
 	span_name(name, sizeof(name), t, k);
 	snprintf(sql, sizeof(sql),
 	    "INSERT INTO main.%s (%s) VALUES (?1, ?2, ?3%s)", name,
-	    span_tab[t].cols, t ? ", ?4" : "");
+	    t ? "window_id, kv, sys, bpf" : span_tab[t].cols, t ? ", ?4" : "");
 	if ((rc = sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
 		 &s->span_ins[t], NULL)) != SQLITE_OK) {
 		s->span_ins[t] = NULL;
@@ -316,6 +326,92 @@ store_span_on(const struct store *s)
 }
 
 /*
+ * The parts rows of span k's level-0 windows being moved: the spool's
+ * window_parts row and the blob of each folded part's table in one row
+ * (a window with none of them has none, as before).
+ */
+static int
+fold_move(struct store *s, int64_t k)
+{
+	struct vbuf b = { 0 };
+	char name[64];
+	unsigned f;
+	int rc;
+
+	span_name(name, sizeof(name), 1, k);
+	rc = vbuf_printf(&b,
+	    "INSERT INTO main.%s (%s) SELECT * FROM (SELECT w.id, p.kv,"
+	    " p.sys, p.bpf",
+	    name, span_tab[1].cols);
+	for (f = 0; f < STORE_FOLD_N && rc >= 0; f++)
+		rc = vbuf_printf(&b,
+		    ", (SELECT x.blob FROM spool.%s x WHERE x.window_id ="
+		    " w.id) AS f%u",
+		    fold_tab[f], f);
+	if (rc >= 0)
+		rc = vbuf_printf(&b,
+		    " FROM spool.windows w LEFT JOIN spool.window_parts p ON"
+		    " p.window_id = w.id WHERE w.id IN (SELECT id FROM"
+		    " temp.spool_ids) AND w.level = 0 AND %s = %" PRId64
+		    ") WHERE kv IS NOT NULL OR sys IS NOT NULL OR bpf IS NOT"
+		    " NULL",
+		    SQL_SPAN_OF("w.wall_start_ns"), k);
+	for (f = 0; f < STORE_FOLD_N && rc >= 0; f++)
+		rc = vbuf_printf(&b, " OR f%u IS NOT NULL", f);
+	if (rc < 0) {
+		vbuf_release(&b);
+		return SQLITE_NOMEM;
+	}
+	rc = sqlite3_exec(s->db, b.p, NULL, NULL, NULL);
+	vbuf_release(&b);
+	return rc;
+}
+
+/* t: one of the folded parts' tables (its level-0 rows move into the
+ * span's parts row, not into it) */
+bool
+store_span_folded(const char *t)
+{
+	unsigned f;
+
+	for (f = 0; f < STORE_FOLD_N; f++)
+		if (strcmp(t, fold_tab[f]) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * v28's C half: each span parts table of a v27 file gets the folded
+ * parts' columns (the SQL half gave them to window_parts). Adding a
+ * column rewrites no row: the schema says it, rows without it read NULL.
+ */
+int
+store_span_migrate_v28(sqlite3 *db)
+{
+	static const char *const col[STORE_FOLD_N] = { "cgroup", "wcpu", "fgbg",
+		"dmabuf", "gpufreq", "syscalls" };
+	int64_t *k = NULL;
+	size_t n = 0, i;
+	char name[64], sql[160];
+	unsigned f;
+	int rc;
+
+	if ((rc = span_list(db, 1, &k, &n)) != SQLITE_OK)
+		return rc;
+	for (i = 0; i < n && rc == SQLITE_OK; i++) {
+		span_name(name, sizeof(name), 1, k[i]);
+		for (f = 0; f < STORE_FOLD_N && rc == SQLITE_OK; f++) {
+			snprintf(sql, sizeof(sql),
+			    "ALTER TABLE main.%s ADD COLUMN %s BLOB", name,
+			    col[f]);
+			rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+		}
+	}
+	free(k);
+	return rc;
+}
+
+/*
  * The spool's level-0 rows of the windows being moved (temp.spool_ids)
  * into their spans' tables (store_spool.c, inside the move's write); the
  * rest of both tables moves by the statements made from their columns.
@@ -327,7 +423,6 @@ store_span_move(struct store *s)
 	int64_t *k = NULL, *p;
 	size_t n = 0, cap = 0, i;
 	char name[64], sql[512];
-	unsigned t;
 	int rc;
 
 	if ((rc = sqlite3_prepare_v2(s->db,
@@ -357,19 +452,17 @@ store_span_move(struct store *s)
 	for (i = 0; i < n && rc == SQLITE_OK; i++) {
 		if ((rc = span_make(s, k[i])) != SQLITE_OK)
 			break;
-		for (t = 0; t < 2 && rc == SQLITE_OK; t++) {
-			span_name(name, sizeof(name), t, k[i]);
-			snprintf(sql, sizeof(sql),
-			    "INSERT INTO main.%s (%s) SELECT %s FROM"
-			    " spool.%s WHERE window_id IN (SELECT w.id FROM"
-			    " spool.windows w WHERE w.id IN (SELECT id FROM"
-			    " temp.spool_ids) AND w.level = 0 AND %s = %" PRId64
-			    ")",
-			    name, span_tab[t].cols, span_tab[t].cols,
-			    span_tab[t].main, SQL_SPAN_OF("w.wall_start_ns"),
-			    k[i]);
-			rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
-		}
+		span_name(name, sizeof(name), 0, k[i]);
+		snprintf(sql, sizeof(sql),
+		    "INSERT INTO main.%s (%s) SELECT %s FROM spool.%s WHERE"
+		    " window_id IN (SELECT w.id FROM spool.windows w WHERE"
+		    " w.id IN (SELECT id FROM temp.spool_ids) AND w.level = 0"
+		    " AND %s = %" PRId64 ")",
+		    name, span_tab[0].cols, span_tab[0].cols, span_tab[0].main,
+		    SQL_SPAN_OF("w.wall_start_ns"), k[i]);
+		rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+		if (rc == SQLITE_OK)
+			rc = fold_move(s, k[i]);
 	}
 	free(k);
 	return rc;

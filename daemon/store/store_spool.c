@@ -188,15 +188,16 @@ prepare_move(sqlite3 *db, const char *t, const char *cols, void *arg)
 		return SQLITE_OK; /* SP_INST, SP_KEYS, SP_BOOTS */
 	if (s->spool_nst == STORE_SPOOL_NSTMT)
 		return SQLITE_FULL;
-	/* level 0's task blobs and parts go to their spans' tables
-	 * (store_span_move) */
+	/* level 0's task blobs and parts, with the folded parts' blobs,
+	 * go to their spans' tables (store_span_move) */
 	rc = vbuf_printf(&b,
 	    "INSERT INTO main.\"%s\" (%s) SELECT %s FROM spool.\"%s\""
 	    " WHERE %s IN (SELECT id FROM temp.spool_ids%s)",
 	    t, cols, cols, t, strcmp(t, "windows") ? "window_id" : "id",
 	    store_span_on(s) &&
 		    (strcmp(t, "window_tasks") == 0 ||
-			strcmp(t, "window_parts") == 0) ?
+			strcmp(t, "window_parts") == 0 ||
+			store_span_folded(t)) ?
 		" WHERE id NOT IN (SELECT id FROM spool.windows WHERE"
 		" level = 0)" :
 		"");

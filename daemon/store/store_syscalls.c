@@ -24,7 +24,8 @@
 #define SLOW_MIN 9 /* bytes a slow call takes at least */
 #define SC_ROWS_MAX 65536
 
-static const char *const ss_sql[] = STORE_BLOBPART_SQL("window_syscalls");
+static const char *const ss_sql[] = STORE_BLOBPART_SQL("window_syscalls",
+    "syscalls");
 
 static int sc_dec(const void *payload, size_t len, void **ret);
 

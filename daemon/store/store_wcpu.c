@@ -37,12 +37,12 @@ enum { WS_INS, WS_SEL, WS_SPAN, WS_BPF };
 
 /* clang-format off */
 static const char *const ws_sql[] = {
-	[WS_INS] = "INSERT INTO window_wcpu (window_id, blob) VALUES (?, ?)",
-	[WS_SEL] = "SELECT blob FROM window_wcpu WHERE window_id = ?",
+	[WS_INS] = "INSERT INTO main.window_wcpu (window_id, blob) VALUES (?, ?)",
+	[WS_SEL] = STORE_FOLD_SEL("window_wcpu", "wcpu"),
 	/* a correlated lookup, not a join (store_read.c says why) */
 	[WS_SPAN] = "SELECT " STORE_BOOT_TEXT("w.") ", w.level, w.hz, w.wall_start_ns,"
 	    " w.wall_end_ns,"
-	    " (SELECT c.blob FROM window_wcpu c WHERE c.window_id = w.id),"
+	    " " STORE_FOLD_BLOB("w", "window_wcpu", "wcpu") ","
 	    " w.id"
 	    " FROM windows w WHERE w.wall_start_ns < :to"
 	    " AND w.wall_start_ns >= :from - :span AND w.wall_end_ns > :from"

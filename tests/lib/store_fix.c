@@ -467,6 +467,44 @@ sf_exec_raw(sqlite3 *db, const char *sql)
 	sqlite3_free(err);
 }
 
+/* A parts row into an older file: its first four columns, and the
+ * blobs of the parts v28 folds into it into their own tables. */
+static void
+parts_to_version(sqlite3 *db, const char *t)
+{
+	static const char *const fold[][2] = { { "cgroup", "window_cgroup" },
+		{ "wcpu", "window_wcpu" }, { "fgbg", "window_fgbg" },
+		{ "dmabuf", "window_dmabuf" }, { "gpufreq", "window_gpufreq" },
+		{ "syscalls", "window_syscalls" } };
+	char sql[512];
+	sqlite3_stmt *st;
+	size_t i;
+	bool any;
+
+	snprintf(sql, sizeof(sql),
+	    "INSERT INTO old.window_parts SELECT window_id, kv, sys, bpf FROM"
+	    " main.\"%s\" WHERE kv IS NOT NULL OR sys IS NOT NULL OR bpf IS"
+	    " NOT NULL",
+	    t);
+	sf_exec_raw(db, sql);
+	for (i = 0; i < sizeof(fold) / sizeof(fold[0]); i++) {
+		snprintf(sql, sizeof(sql),
+		    "SELECT 1 FROM main.\"%s\" WHERE %s IS NOT NULL", t,
+		    fold[i][0]);
+		ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL),
+		    SQLITE_OK);
+		any = sqlite3_step(st) == SQLITE_ROW;
+		sqlite3_finalize(st);
+		if (!any)
+			continue;
+		snprintf(sql, sizeof(sql),
+		    "INSERT INTO old.%s (window_id, blob) SELECT window_id, %s"
+		    " FROM main.\"%s\" WHERE %s IS NOT NULL",
+		    fold[i][1], fold[i][0], t, fold[i][0]);
+		sf_exec_raw(db, sql);
+	}
+}
+
 void
 sf_copy_to_version(const char *from, const char *to, unsigned version,
     const char *first, const char *skip)
@@ -490,15 +528,22 @@ sf_copy_to_version(const char *from, const char *to, unsigned version,
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		const char *t = (const char *)sqlite3_column_text(st, 0);
 
+		bool parts = strncmp(t, "l0_parts_", 9) == 0 ||
+		    strcmp(t, "window_parts") == 0;
+
 		/* level 0's span tables (v27, store_span.c): an older file
 		 * holds their rows in the main tables */
-		snprintf(sql, sizeof(sql),
-		    "INSERT INTO old.\"%s\" SELECT * FROM main.\"%s\"",
-		    strncmp(t, "l0_tasks_", 9) == 0	? "window_tasks" :
-			strncmp(t, "l0_parts_", 9) == 0 ? "window_parts" :
-							  t,
-		    t);
-		sf_exec_raw(db, sql);
+		if (parts)
+			parts_to_version(db, t);
+		else {
+			snprintf(sql, sizeof(sql),
+			    "INSERT INTO old.\"%s\" SELECT * FROM"
+			    " main.\"%s\"",
+			    strncmp(t, "l0_tasks_", 9) == 0 ? "window_tasks" :
+							      t,
+			    t);
+			sf_exec_raw(db, sql);
+		}
 	}
 	sqlite3_finalize(st);
 	sf_exec_raw(db, "COMMIT");
