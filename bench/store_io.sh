@@ -123,10 +123,16 @@ fi
     die "$workdir is tmpfs: nothing would reach storage (--dir)"
 # vitalsd's BPF part is most of a window's bytes: without bpffs (a fresh
 # machine) it would run without it and store a third of them
+# (unmounted again at the end: only what this run mounted)
+mounted=()
 if [[ $(id -u) == 0 && ,$tools, == *,vitalsd,* ]]; then
-	mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
-	mountpoint -q /sys/kernel/tracing ||
-		mount -t tracefs nodev /sys/kernel/tracing
+	if ! mountpoint -q /sys/fs/bpf; then
+		mount -t bpf bpf /sys/fs/bpf && mounted+=(/sys/fs/bpf)
+	fi
+	if ! mountpoint -q /sys/kernel/tracing; then
+		mount -t tracefs nodev /sys/kernel/tracing &&
+			mounted+=(/sys/kernel/tracing)
+	fi
 fi
 read -ra extra_args <<<"$vitalsd_args"
 
@@ -146,6 +152,9 @@ cleanup() {
 		stop_pid "${pid[$t]}"
 	done
 	[[ -n $bpfdir && -e $bpfdir ]] && rm -rf "$bpfdir"
+	for t in "${mounted[@]}"; do
+		umount "$t"
+	done
 	population_stop
 	if ((keep)); then
 		cp -r "$logs" "$tmp/logs"

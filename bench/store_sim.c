@@ -927,8 +927,8 @@ add_host_parts(struct sim *s, struct window *w, uint64_t total)
 		if (g == NULL)
 			goto fail;
 		g->id = 1000 + i;
-		snprintf(g->path, sizeof(g->path), i ? "system.slice/unit%u" : "",
-		    i);
+		snprintf(g->path, sizeof(g->path),
+		    i ? "system.slice/unit%u" : "", i);
 		g->depth = i ? 1 : 0;
 		g->uid = g->pid = -1;
 		g->deltas = 1;

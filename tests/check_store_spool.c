@@ -397,6 +397,71 @@ START_TEST(test_v27_span_takes_folds)
 	ck_assert_int_eq(count_in(path, FOLDED), 2);
 	ck_assert_int_eq(count_in(path, "SELECT " FOLD_TABLES), 0);
 	reader_sees(s, 3, 60);
+	/* the two moved into the ALTERed table read their parts back */
+	w = NULL;
+	ck_assert_int_eq(store_load(s,
+			     count_in(path, "SELECT max(id) FROM windows"), &w),
+	    0);
+	parts_of(w, 3);
+	window_free(w);
+	store_close(s);
+}
+END_TEST
+
+/*
+ * A folded blob that does not decode is counted and its window reads
+ * without that part; its other parts and the other windows read.
+ */
+START_TEST(test_folded_blob_damaged)
+{
+	struct store *s = open_spool(3600);
+	struct store_stats st;
+	struct window *w;
+	char sql[256], name[64];
+	sqlite3_stmt *q;
+	sqlite3 *db;
+	uint64_t seq, before;
+
+	for (seq = 1; seq <= 2; seq++) {
+		w = mkwin_parts(seq);
+		ck_assert_int_eq(store_put(s, w), 0);
+		window_free(w);
+	}
+	ck_assert_int_eq(store_flush(s), 0);
+	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_prepare_v2(db,
+			     "SELECT name FROM sqlite_schema WHERE name GLOB"
+			     " 'l0_parts_*'",
+			     -1, &q, NULL),
+	    SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(q), SQLITE_ROW);
+	snprintf(name, sizeof(name), "%s", sqlite3_column_text(q, 0));
+	sqlite3_finalize(q);
+	snprintf(sql, sizeof(sql),
+	    "UPDATE %s SET cgroup = x'b70102' WHERE window_id = (SELECT"
+	    " min(window_id) FROM %s)",
+	    name, name);
+	sf_exec_raw(db, sql);
+	sqlite3_close(db);
+	store_get_stats(s, &st);
+	before = st.blob_errors;
+	w = NULL;
+	ck_assert_int_eq(store_load(s,
+			     count_in(path, "SELECT min(id) FROM windows"), &w),
+	    0);
+	ck_assert_ptr_null(window_cgroup(w));
+	ck_assert_ptr_nonnull(window_wcpu(w));
+	ck_assert_uint_eq(window_wcpu(w)->busy_ticks, 21);
+	ck_assert_uint_eq(w->nprocs, 2);
+	window_free(w);
+	store_get_stats(s, &st);
+	ck_assert_uint_eq(st.blob_errors, before + 1);
+	w = NULL;
+	ck_assert_int_eq(store_load(s,
+			     count_in(path, "SELECT max(id) FROM windows"), &w),
+	    0);
+	parts_of(w, 2);
+	window_free(w);
 	store_close(s);
 }
 END_TEST
@@ -889,6 +954,7 @@ suite(void)
 	tcase_add_test(tc, test_id_clash);
 	tcase_add_test(tc, test_move_folds_parts);
 	tcase_add_test(tc, test_v27_span_takes_folds);
+	tcase_add_test(tc, test_folded_blob_damaged);
 	suite_add_tcase(s, tc);
 	return s;
 }

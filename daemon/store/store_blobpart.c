@@ -68,6 +68,9 @@ store_blobpart_range(struct store *s, const struct store_blobpart *bp,
 	store_bind_named(st, ":from", from_wall_ns);
 	store_bind_named(st, ":to", to_wall_ns);
 	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		/* a window without the part (STORE_FOLD_BLOB: NULL) */
+		if (sqlite3_column_type(st, 0) == SQLITE_NULL)
+			continue;
 		r = store_blob_column(s, st, 0, bp->part, bp->version, bp->dec,
 		    &p);
 		if (r < 0)

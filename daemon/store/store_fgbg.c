@@ -34,7 +34,6 @@ static const char *const fs_sql[] = {
 		      " FROM windows w"
 		      " WHERE w.wall_start_ns <= ?2 AND w.wall_start_ns > ?1 - ?3"
 		      " AND w.wall_end_ns > ?1 AND w.wall_end_ns <= ?2"
-		      " AND b IS NOT NULL"
 		      " ORDER BY w.wall_end_ns, w.id",
 };
 
@@ -236,6 +235,9 @@ range_locked(struct store *s, int64_t from, int64_t to,
 		const char *boot;
 
 		part = NULL;
+		/* a window without the part (STORE_FOLD_BLOB: NULL) */
+		if (sqlite3_column_type(st, 0) == SQLITE_NULL)
+			continue;
 		r = fgbg_unframe(sqlite3_column_blob(st, 0),
 		    (size_t)sqlite3_column_bytes(st, 0), &part);
 		if (r == -EBADMSG) {

@@ -571,7 +571,7 @@ enum { BP_INS, BP_SEL, BP_RANGE, BP__MAX };
 		[BP_RANGE] = "SELECT " STORE_FOLD_BLOB("w", table,        \
 		    col) " AS b FROM windows w"                           \
 			 " WHERE w.wall_end_ns > :from"                   \
-			 " AND w.wall_end_ns <= :to AND b IS NOT NULL"    \
+			 " AND w.wall_end_ns <= :to"                      \
 			 " ORDER BY w.wall_start_ns, w.mono_start_ns,"    \
 			 " w.id",                                         \
 	}
@@ -661,20 +661,24 @@ extern bool store_span_nosweep; /* tests: no sweep after a delete */
  * level-0 window the spool moves has them there, in its span's parts
  * table (one b-tree a move appends to instead of seven); any other
  * window in its part's table. A read takes whichever holds the blob:
- * STORE_FOLD_SEL for one window (by ?1; the first row: the parts row
- * first, where the windows of the last hours have it), STORE_FOLD_BLOB
- * for the window of alias a in a query over windows.
+ * STORE_FOLD_SEL for one window (by ?1): at most one row, as a blob is
+ * in one place only (which arm SQLite runs first changes the time, not
+ * the answer; the parts row's is first, where the windows of the last
+ * hours have it). STORE_FOLD_BLOB for the window of alias a in a query
+ * over windows: the parts row looked at for level 0 only (no roll-up is
+ * folded); NULL for a window without the part, which the caller skips
+ * (a NULL is no part, not a damaged blob).
  */
 #define STORE_FOLD_N 6
 #define STORE_FOLD_COLS "cgroup, wcpu, fgbg, dmabuf, gpufreq, syscalls"
 #define STORE_FOLD_SEL(table, col)                                          \
 	"SELECT " col " FROM window_parts WHERE window_id = ?1 AND " col    \
 	" IS NOT NULL UNION ALL SELECT blob FROM " table " WHERE window_id" \
-	" = ?1"
-#define STORE_FOLD_BLOB(a, table, col)                \
-	"coalesce((SELECT x." col                     \
-	" FROM window_parts x WHERE x.window_id = " a \
-	".id), (SELECT x.blob FROM " table " x WHERE x.window_id = " a ".id))"
+	" = ?1 LIMIT 1"
+#define STORE_FOLD_BLOB(a, table, col)                                    \
+	"coalesce(CASE WHEN " a ".level = 0 THEN (SELECT x." col          \
+	" FROM window_parts x WHERE x.window_id = " a ".id) END, (SELECT" \
+	" x.blob FROM " table " x WHERE x.window_id = " a ".id))"
 int store_span_migrate_v28(sqlite3 *db);
 bool store_span_folded(const char *t);
 int64_t store_span_of(int64_t wall_start_ns);
