@@ -303,6 +303,24 @@ reader_parts(struct store *s, uint64_t first, uint64_t last)
 	" NOT NULL AND fgbg NOT NULL AND dmabuf NOT NULL AND gpufreq NOT"  \
 	" NULL AND syscalls NOT NULL"
 
+/* The name of the file's one span parts table (the tests' windows all
+ * fall in one hour). */
+static void
+parts_table(sqlite3 *db, char *name, size_t n)
+{
+	sqlite3_stmt *q;
+
+	ck_assert_int_eq(sqlite3_prepare_v2(db,
+			     "SELECT name FROM sqlite_schema WHERE name GLOB"
+			     " 'l0_parts_*'",
+			     -1, &q, NULL),
+	    SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(q), SQLITE_ROW);
+	snprintf(name, n, "%s", sqlite3_column_text(q, 0));
+	ck_assert_int_eq(sqlite3_step(q), SQLITE_DONE);
+	sqlite3_finalize(q);
+}
+
 /*
  * A move puts a level-0 window's six one-blob parts in its span's parts
  * row (v28), not in their tables; readers and the writer read them there
@@ -359,21 +377,13 @@ START_TEST(test_v27_span_takes_folds)
 	const char *c[] = { "cgroup", "wcpu", "fgbg", "dmabuf", "gpufreq",
 		"syscalls" };
 	char sql[256], name[64];
-	sqlite3_stmt *st;
 	size_t i;
 
 	put(s, 1); /* no folded part: nothing lost by the drops below */
 	store_close(s);
 	/* back to what v27 made: the parts tables without the columns */
 	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
-	ck_assert_int_eq(sqlite3_prepare_v2(db,
-			     "SELECT name FROM sqlite_schema WHERE name GLOB"
-			     " 'l0_parts_*'",
-			     -1, &st, NULL),
-	    SQLITE_OK);
-	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
-	snprintf(name, sizeof(name), "%s", sqlite3_column_text(st, 0));
-	sqlite3_finalize(st);
+	parts_table(db, name, sizeof(name));
 	for (i = 0; i < 6; i++) {
 		snprintf(sql, sizeof(sql), "ALTER TABLE %s DROP COLUMN %s",
 		    name, c[i]);
@@ -418,7 +428,6 @@ START_TEST(test_folded_blob_damaged)
 	struct store_stats st;
 	struct window *w;
 	char sql[256], name[64];
-	sqlite3_stmt *q;
 	sqlite3 *db;
 	uint64_t seq, before;
 
@@ -429,14 +438,7 @@ START_TEST(test_folded_blob_damaged)
 	}
 	ck_assert_int_eq(store_flush(s), 0);
 	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
-	ck_assert_int_eq(sqlite3_prepare_v2(db,
-			     "SELECT name FROM sqlite_schema WHERE name GLOB"
-			     " 'l0_parts_*'",
-			     -1, &q, NULL),
-	    SQLITE_OK);
-	ck_assert_int_eq(sqlite3_step(q), SQLITE_ROW);
-	snprintf(name, sizeof(name), "%s", sqlite3_column_text(q, 0));
-	sqlite3_finalize(q);
+	parts_table(db, name, sizeof(name));
 	snprintf(sql, sizeof(sql),
 	    "UPDATE %s SET cgroup = x'b70102' WHERE window_id = (SELECT"
 	    " min(window_id) FROM %s)",
