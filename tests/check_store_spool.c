@@ -238,6 +238,18 @@ parts_of(const struct window *w, uint64_t seq)
 	ck_assert_uint_eq(window_syscalls(w)->floor_ns, 60 + seq);
 }
 
+/* The window of id_sql's id, as the writer loads it (roll-ups read so),
+ * has the parts mkwin_parts gave window seq. */
+static void
+writer_parts(struct store *s, const char *id_sql, uint64_t seq)
+{
+	struct window *w = NULL;
+
+	ck_assert_int_eq(store_load(s, count_in(path, id_sql), &w), 0);
+	parts_of(w, seq);
+	window_free(w);
+}
+
 /* Every window of s as a reader loads it, and each range read of the
  * six parts, against windows first..last of mkwin_parts. */
 static void
@@ -349,12 +361,7 @@ START_TEST(test_move_folds_parts)
 	    1);
 	reader_parts(s, 1, 3);
 	/* the writer's own load (roll-ups read so) */
-	w = NULL;
-	ck_assert_int_eq(store_load(s,
-			     count_in(path, "SELECT min(id) FROM windows"), &w),
-	    0);
-	parts_of(w, 1);
-	window_free(w);
+	writer_parts(s, "SELECT min(id) FROM windows", 1);
 	/* a spool window beside moved ones */
 	w = mkwin_parts(4);
 	ck_assert_int_eq(store_put(s, w), 0);
@@ -408,12 +415,7 @@ START_TEST(test_v27_span_takes_folds)
 	ck_assert_int_eq(count_in(path, "SELECT " FOLD_TABLES), 0);
 	reader_sees(s, 3, 60);
 	/* the two moved into the ALTERed table read their parts back */
-	w = NULL;
-	ck_assert_int_eq(store_load(s,
-			     count_in(path, "SELECT max(id) FROM windows"), &w),
-	    0);
-	parts_of(w, 3);
-	window_free(w);
+	writer_parts(s, "SELECT max(id) FROM windows", 3);
 	store_close(s);
 }
 END_TEST
@@ -458,12 +460,7 @@ START_TEST(test_folded_blob_damaged)
 	window_free(w);
 	store_get_stats(s, &st);
 	ck_assert_uint_eq(st.blob_errors, before + 1);
-	w = NULL;
-	ck_assert_int_eq(store_load(s,
-			     count_in(path, "SELECT max(id) FROM windows"), &w),
-	    0);
-	parts_of(w, 2);
-	window_free(w);
+	writer_parts(s, "SELECT max(id) FROM windows", 2);
 	store_close(s);
 }
 END_TEST
