@@ -14,6 +14,33 @@ if [ "$(id -u)" -eq 0 ]; then
 		mount -t tracefs nodev /sys/kernel/tracing || true
 fi
 
+# Daemons started without a pin directory of their own (the suites whose
+# harness gives none) pin into the default /sys/fs/bpf/vitals and, as
+# vitalsd does by design (a restart reuses them), leave their programs
+# attached when they stop; a default spool directory (/run/vitalsd,
+# /dev/shm/vitalsd) the same. What this run made goes at its end, so a
+# machine the suites ran on is not left with sched_switch programs
+# attached (cleanup_defaults below).
+made_by_run=()
+if [ "$(id -u)" -eq 0 ]; then
+	for d in /sys/fs/bpf/vitals /run/vitalsd /dev/shm/vitalsd; do
+		[ -e "$d" ] || made_by_run+=("$d")
+	done
+fi
+cleanup_defaults() {
+	local d
+	# another run's daemon may still use them
+	pgrep -x vitalsd >/dev/null && return 0
+	for d in "${made_by_run[@]}"; do
+		[ -e "$d" ] || continue
+		case $d in
+		/sys/fs/bpf/*) rm -rf "$d" ;;
+		*) rmdir "$d" 2>/dev/null ||
+			echo "test.sh: $d made by this run is not empty: kept" >&2 ;;
+		esac
+	done
+}
+
 builddir=${BUILDDIR:-build}
 # BUILD=tests: only what the selected suites need (meson test builds their
 # executables and depends), for a build whose other targets another stage
@@ -129,6 +156,7 @@ for phase in $phases; do
 		;;
 	esac
 done
+cleanup_defaults
 # As root nothing may skip: a skip there is a missing package or mount.
 # (a run that selected no suite writes no log)
 python3 - "$(id -u)" "${logs[@]}" <<'PY' || status=1

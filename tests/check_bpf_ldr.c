@@ -988,7 +988,7 @@ START_TEST(test_daemon_pinned_only)
 		    build_path("daemon/vitalsd"), "-f", "--state-dir", state,
 		    "--socket", sock, "--interval-ms", "100", "--window-s", "1",
 		    "--bpffs", bpffs, "--bpf-load", "pinned-only", "--scanner",
-		    "procfs", (char *)NULL);
+		    "procfs", "--store-spool-dir", "off", (char *)NULL);
 		_exit(127);
 	}
 	for (i = 0; i < 300 && !file_has(log, "window 3:"); i++) {
