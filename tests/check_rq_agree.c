@@ -35,6 +35,7 @@
 #include <event2/event.h>
 
 #include "../bpf/sched/sched.bpf.h"
+#include "core/bpf_common.h"
 #include "harness.h"
 #include "testutil.h"
 #include "vitalsd.h"
@@ -552,7 +553,7 @@ START_TEST(test_rq_schedstat)
 	char why[512];
 
 	/* the kernel's figures are what it compares with */
-	if (!tu_sched_info_kept()) {
+	if (!bpf_sched_info_kept()) {
 		fprintf(stderr,
 		    "no sched_info in this kernel: nothing to "
 		    "compare with\n");
@@ -724,7 +725,7 @@ START_TEST(test_rq_swap)
 	pid_t kid[2];
 	char why[512], c[2] = { 1, 1 };
 
-	if (!tu_sched_info_kept()) {
+	if (!bpf_sched_info_kept()) {
 		fprintf(stderr, "no sched_info in this kernel: one setting\n");
 		return;
 	}

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/bpf_common.h"
 #include "harness.h"
 #include "jsonmini.h"
 #include "testutil.h"
@@ -337,7 +338,7 @@ START_TEST(test_rq_by_uid_and_thread)
 	ck_assert_ptr_nonnull(w);
 	ck_assert_ptr_nonnull(jm_get(w, "rq_source"));
 	ck_assert_str_eq(jm_get(w, "rq_source")->str,
-	    _i && tu_sched_info_kept() ? "sched_info" : "wakeup");
+	    _i && bpf_sched_info_kept() ? "sched_info" : "wakeup");
 	jm_free(j);
 
 	ck_assert_int_eq(pipe(p), 0);

@@ -2,7 +2,8 @@
 /*
  * What every BPF feature shares: pin names in Android's bpfloader convention,
  * the bpffs check, libbpf's log routed into ours, and the kernel's run-time
- * statistics switch. Built with or without BPF support: without it the
+ * statistics switch, whether the kernel keeps sched_info (the run-queue
+ * source's check, and the tests'). Built with or without BPF support: without it the
  * functions that need libbpf return -EOPNOTSUPP.
  */
 #include <errno.h>
@@ -107,3 +108,23 @@ bpf_stats_enable(void)
 	return -EOPNOTSUPP;
 }
 #endif
+
+/*
+ * The kernel keeps sched_info (CONFIG_SCHED_INFO, and on kernels before
+ * 5.14 sched_info_on(): delay accounting not off at boot): this process's
+ * /proc/self/schedstat exists and counts its own runs (the third field;
+ * a kernel that keeps none writes "0 0 0" there, or no file at all).
+ */
+bool
+bpf_sched_info_kept(void)
+{
+	unsigned long long ns, delay, count = 0;
+	FILE *f = fopen("/proc/self/schedstat", "re");
+	bool ok;
+
+	if (f == NULL)
+		return false;
+	ok = fscanf(f, "%llu %llu %llu", &ns, &delay, &count) == 3 && count > 0;
+	fclose(f);
+	return ok;
+}

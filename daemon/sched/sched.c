@@ -230,26 +230,6 @@ build_hash(struct vitals_sched *skel)
 	return h;
 }
 
-/*
- * The kernel keeps sched_info (CONFIG_SCHED_INFO, and on kernels before
- * 5.14 sched_info_on(): delay accounting not off at boot): this process's
- * /proc/self/schedstat exists and counts its own runs (the third field;
- * a kernel that keeps none writes "0 0 0" there, or no file at all).
- */
-static bool
-sched_info_kept(void)
-{
-	unsigned long long ns, delay, count = 0;
-	FILE *f = fopen("/proc/self/schedstat", "re");
-	bool ok;
-
-	if (f == NULL)
-		return false;
-	ok = fscanf(f, "%llu %llu %llu", &ns, &delay, &count) == 3 && count > 0;
-	fclose(f);
-	return ok;
-}
-
 /* ---------------------------------------------------------- the pins */
 
 static enum pins
@@ -890,7 +870,7 @@ bpf_sched_open(const struct bpf_sched_opts *o, struct bpf_sched **ret,
 	 * the windows say so (rq_source).
 	 */
 	skel->rodata->rq_sched_info = o->rq &&
-	    o->rq_source == VBPF_RQ_SCHED_INFO && sched_info_kept();
+	    o->rq_source == VBPF_RQ_SCHED_INFO && bpf_sched_info_kept();
 	bs->meta_flags = skel->rodata->rq_sched_info ? SCHED_META_RQ_SI : 0;
 	skel->rodata->test_reject = o->test_reject;
 	if (o->slot_cap)

@@ -504,17 +504,3 @@ tu_kernel_ge(unsigned maj, unsigned min)
 	ck_assert_int_ge(sscanf(u.release, "%u.%u", &a, &b), 1);
 	return a > maj || (a == maj && b >= min);
 }
-
-bool
-tu_sched_info_kept(void)
-{
-	unsigned long long ns, delay, count = 0;
-	FILE *f = fopen("/proc/self/schedstat", "re");
-	bool ok;
-
-	if (f == NULL)
-		return false;
-	ok = fscanf(f, "%llu %llu %llu", &ns, &delay, &count) == 3 && count > 0;
-	fclose(f);
-	return ok;
-}

@@ -72,9 +72,6 @@ bool tu_cases_ok(const char *const *names);
  * which needs root for why, is skipped: main then returns 77, a skip to
  * meson (CI runs as root, where it runs). */
 bool tu_need_root(const char *why);
-/* The kernel keeps sched_info: /proc/self/schedstat counts this
- * process's runs (what vitalsd's loader checks, sched.c). */
-bool tu_sched_info_kept(void);
 /* Whether this runs as root: a suite adds its root-only test case only
  * then (tu_run_root reports the rest as a skip when not). */
 bool tu_root(void);
