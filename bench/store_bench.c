@@ -212,28 +212,80 @@ take_snap(struct store *st, const char *db, int64_t at_s, int64_t now_ns,
 
 struct qres {
 	int64_t at_s;
-	struct dist h1, d1;
-	size_t rows_h1, rows_d1;
+	struct dist h1, d1, w60;
+	size_t rows_h1, rows_d1, rows_w60;
 };
 
+/* The windows a history asks for, loaded whole (store_load each): the 60
+ * of the ten minutes that ended an hour ago, level 0 and, with a spool,
+ * moved into the main file by then. */
+#define LOAD_BACK_S HOUR_S
+#define LOAD_SPAN_S 600
+#define LOAD_MAX 60
+
+static size_t
+load_windows(struct store *st, int64_t now_ns)
+{
+	int64_t to = now_ns - SEC(LOAD_BACK_S);
+	struct window **w = NULL;
+	size_t n = 0, i;
+	int r = store_windows_max(st, to - SEC(LOAD_SPAN_S), to, 0, LOAD_MAX,
+	    &w, &n, NULL);
+
+	if (r < 0)
+		fatalx("store_windows_max: %s", strerror(-r));
+	for (i = 0; i < n; i++)
+		window_free(w[i]);
+	free(w);
+	return n;
+}
+
+/* A request's snapshot on the read connection, as a query thread takes
+ * one (control/query.c): its begin and end are in the time measured */
+static void
+snap_begin(struct store *rc)
+{
+	int r = store_conn_begin(rc);
+
+	if (r < 0)
+		fatalx("store_conn_begin: %s", strerror(-r));
+}
+
+/*
+ * The reads on rc, a read connection as the daemon's query threads have
+ * (store_conn.c: read-only, the spool attached, one snapshot a request).
+ */
 static void
 run_queries(struct store *st, unsigned nq, int64_t at_s, int64_t now_ns,
     struct qres *ret)
 {
-	struct series h = { 0 }, d = { 0 };
+	struct series h = { 0 }, d = { 0 }, l = { 0 };
 	unsigned k;
 
 	memset(ret, 0, sizeof(*ret));
 	ret->at_s = at_s;
+	for (k = 0; k < nq && at_s > LOAD_BACK_S + LOAD_SPAN_S; k++) {
+		int64_t t0 = clock_ns(CLOCK_MONOTONIC);
+
+		snap_begin(st);
+		ret->rows_w60 = load_windows(st, now_ns);
+		store_conn_end(st);
+		if (series_add(&l, clock_ns(CLOCK_MONOTONIC) - t0) < 0)
+			fatalx("out of memory");
+	}
+	ret->w60 = dist_of(&l, 0, l.n);
+	free(l.v);
 	for (k = 0; k < 2 * nq; k++) {
 		bool day = k % 2; /* interleaved: neither gets a warmer cache */
 		int64_t from = now_ns - SEC(day ? DAY_S : HOUR_S);
 		struct window_task *t = NULL;
 		size_t n = 0;
 		int64_t t0 = clock_ns(CLOCK_MONOTONIC), dt;
-		int r = store_top(st, from, now_ns, false, METRIC_CPU, 20, &t,
-		    &n);
+		int r;
 
+		snap_begin(st);
+		r = store_top(st, from, now_ns, false, METRIC_CPU, 20, &t, &n);
+		store_conn_end(st);
 		dt = clock_ns(CLOCK_MONOTONIC) - t0;
 		if (r < 0)
 			fatalx("store_top: %s", strerror(-r));
@@ -484,6 +536,7 @@ struct bench {
 	struct opts o;
 	struct store_opts so;
 	struct store *st;
+	struct store *rc; /* the reads' connection (store_conn_open) */
 	struct sim sim;
 	char dir[PATH_MAX], db[PATH_MAX + 16], spool[PATH_MAX + 40];
 	uint64_t nwin;
@@ -601,8 +654,11 @@ static void
 bench_queries(struct bench *b, int64_t at_s)
 {
 	int64_t t0 = clock_ns(CLOCK_MONOTONIC);
+	int r;
 
-	run_queries(b->st, b->o.nqueries, at_s, b->now_ns, &b->qs[b->nq++]);
+	if (b->rc == NULL && (r = store_conn_open(b->st, &b->rc)) < 0)
+		fatalx("store_conn_open: %s", strerror(-r));
+	run_queries(b->rc, b->o.nqueries, at_s, b->now_ns, &b->qs[b->nq++]);
 	b->query_s += (double)(clock_ns(CLOCK_MONOTONIC) - t0) / 1e9;
 }
 
@@ -739,8 +795,8 @@ print_query(const char *range, int64_t at_s, const struct dist *d, size_t rows)
 {
 	char lab[64], sp[32];
 
-	snprintf(lab, sizeof(lab), "at %s, last %s",
-	    span_name(at_s, sp, sizeof(sp)), range);
+	snprintf(lab, sizeof(lab), "at %s, %s", span_name(at_s, sp, sizeof(sp)),
+	    range);
 	printf("  %-30s %5zu %8.3f %8.3f %8.3f %8.3f %5zu\n", lab, d->n, d->p50,
 	    d->p90, d->p99, d->max, rows);
 }
@@ -900,11 +956,20 @@ bench_report(const struct bench *b)
 	printf("\nstore_top, 20 processes by CPU (ms)  n       p50      p90"
 	       "      p99      max  rows\n");
 	for (i = 0; i < b->nq; i++) {
-		print_query("hour", b->qs[i].at_s, &b->qs[i].h1,
+		print_query("last hour", b->qs[i].at_s, &b->qs[i].h1,
 		    b->qs[i].rows_h1);
-		print_query("day", b->qs[i].at_s, &b->qs[i].d1,
+		print_query("last day", b->qs[i].at_s, &b->qs[i].d1,
 		    b->qs[i].rows_d1);
 	}
+	printf("\nstore_windows_max, the %d windows of the 10 min that "
+	       "ended 1 h before (ms)\n"
+	       "                                   n       p50      p90"
+	       "      p99      max  rows\n",
+	    LOAD_MAX);
+	for (i = 0; i < b->nq; i++)
+		if (b->qs[i].w60.n)
+			print_query("10 min, 1 h back", b->qs[i].at_s,
+			    &b->qs[i].w60, b->qs[i].rows_w60);
 	printf("\nrun: %.1f s real for %s simulated: puts %.1f s, maintenance "
 	       "%.1f s, queries %.1f s\n",
 	    b->real_s, span_name(b->end_s, sp, sizeof(sp)), da.total_s,
@@ -917,11 +982,11 @@ bench_report(const struct bench *b)
 	    "commit_max_ms=%.3f bytes_per_day_l2=%.0f steady_bytes=%" PRIu64
 	    " top20_1h_p99_ms=%.3f top20_1d_p99_ms=%.3f top20_at_s=%lld "
 	    "maintain_p50_ms=%.3f maintain_max_ms=%.3f bound_hit_s=%" PRIu64
-	    " storage_write_bytes_per_day=%.0f days=%.3f\n",
+	    " storage_write_bytes_per_day=%.0f days=%.3f load60_p50_ms=%.3f\n",
 	    da.p50, da.p99, per_hour, per_day, ql->h1.p50, ql->d1.p50, dh.p50,
 	    dh.p99, da.max, per_day_l2, last->main_bytes + last->wal_bytes,
 	    ql->h1.p99, ql->d1.p99, (long long)ql->at_s, dm.p50, dm.max,
-	    b->bound_at_s, (double)wbytes / days, days);
+	    b->bound_at_s, (double)wbytes / days, days, ql->w60.p50);
 }
 
 static void
@@ -931,6 +996,7 @@ bench_cleanup(struct bench *b)
 	char p[PATH_MAX + 32];
 	size_t i;
 
+	store_conn_close(b->rc);
 	store_close(b->st);
 	sim_free(&b->sim);
 	free(b->put.v);
