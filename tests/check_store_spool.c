@@ -372,6 +372,72 @@ START_TEST(test_move_folds_parts)
 }
 END_TEST
 
+/* Runs of rc's statements that look a folded part up (STORE_FOLD_SEL:
+ * the parts view, then the part's table); they must be all six. */
+static int
+fold_sel_runs(struct store *rc)
+{
+	sqlite3_stmt *st = NULL;
+	int runs = 0, n = 0;
+
+	while ((st = sqlite3_next_stmt(rc->db, st)) != NULL) {
+		const char *sql = sqlite3_sql(st);
+
+		if (strstr(sql, "WHERE ?2 AND window_id = ?1") == NULL)
+			continue;
+		n++;
+		runs += sqlite3_stmt_status(st, SQLITE_STMTSTATUS_RUN, 0);
+	}
+	ck_assert_int_eq(n, 6);
+	return runs;
+}
+
+/*
+ * A window's load takes its folded parts from the parts row it holds
+ * (RS_PARTS): no lookup of its own for a moved window's six; one each,
+ * in the tables, for a window whose parts row has none (the spool's).
+ */
+START_TEST(test_load_takes_parts_row)
+{
+	int64_t from = T0 - SEC, to = T0 + 86400 * SEC;
+	struct store *s = open_spool(3600), *rc;
+	struct window *w, **v;
+	size_t n, i;
+	uint64_t seq;
+
+	for (seq = 1; seq <= 3; seq++) {
+		w = mkwin_parts(seq);
+		ck_assert_int_eq(store_put(s, w), 0);
+		window_free(w);
+	}
+	ck_assert_int_eq(store_flush(s), 0);
+	w = mkwin_parts(4); /* stays in the spool, in the tables there */
+	ck_assert_int_eq(store_put(s, w), 0);
+	window_free(w);
+	ck_assert_int_eq(store_conn_open(s, &rc), 0);
+	ck_assert_int_eq(store_conn_begin(rc), 0);
+	ck_assert_int_eq(store_windows(rc, from, T0 + 40 * SEC, 0, &v, &n), 0);
+	ck_assert_uint_eq(n, 3);
+	for (i = 0; i < n; i++) {
+		parts_of(v[i], 1 + i);
+		window_free(v[i]);
+	}
+	free(v);
+	ck_assert_int_eq(fold_sel_runs(rc), 0);
+	ck_assert_int_eq(store_windows(rc, from, to, 0, &v, &n), 0);
+	ck_assert_uint_eq(n, 4);
+	for (i = 0; i < n; i++) {
+		parts_of(v[i], 1 + i);
+		window_free(v[i]);
+	}
+	free(v);
+	ck_assert_int_eq(fold_sel_runs(rc), 6);
+	store_conn_end(rc);
+	store_conn_close(rc);
+	store_close(s);
+}
+END_TEST
+
 /*
  * A v27 file's span parts tables get the columns at open (v28's C half)
  * and take the next move's folded rows.
@@ -952,6 +1018,7 @@ suite(void)
 	tcase_add_test(tc, test_pass_move_fails);
 	tcase_add_test(tc, test_id_clash);
 	tcase_add_test(tc, test_move_folds_parts);
+	tcase_add_test(tc, test_load_takes_parts_row);
 	tcase_add_test(tc, test_v27_span_takes_folds);
 	tcase_add_test(tc, test_folded_blob_damaged);
 	suite_add_tcase(s, tc);

@@ -34,8 +34,8 @@ store_blobpart_load(struct store *s, const struct store_blobpart *bp,
 	int r;
 
 	r = store_blob_load(s,
-	    store_stmt(s, &s->part_st[bp->id][BP_SEL], bp->sql[BP_SEL]), id,
-	    bp->part, bp->version, bp->dec, &p, bp->what);
+	    store_stmt(s, &s->part_st[bp->id][BP_SEL], bp->sql[BP_SEL]),
+	    bp->fold, id, bp->part, bp->version, bp->dec, &p, bp->what);
 	if (r < 0)
 		return r;
 	if (p) {

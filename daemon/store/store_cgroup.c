@@ -211,7 +211,8 @@ store_cgroup_load(struct store *s, int64_t id, struct window *w)
 
 	r = store_blob_load(s,
 	    store_stmt(s, &s->part_st[WPART_CGROUP][CS_SEL], cs_sql[CS_SEL]),
-	    id, CG_PART, CG_PART_VERSION, cg_dec, &p, "read cgroup");
+	    STORE_FOLD_CGROUP, id, CG_PART, CG_PART_VERSION, cg_dec, &p,
+	    "read cgroup");
 	if (r < 0)
 		return r;
 	if (p) {

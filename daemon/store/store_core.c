@@ -559,20 +559,52 @@ store_blob_column(struct store *s, sqlite3_stmt *st, int col, unsigned part,
 }
 
 /*
- * Window id's blob by st (?1 the id, column 0 the blob) into *ret (NULL:
+ * Where a folded part's blob of window id is (schema v28; fold: its
+ * column of the parts row, st: its STORE_FOLD_SEL). While store_load of
+ * id holds the window's parts row (RS_PARTS), the blob is that row's
+ * column when not NULL; else it can only be in the part's table (a blob
+ * is in one place), so st looks there alone (?2 = 0), as it does for a
+ * window without a parts row. Otherwise st looks in both. SQLITE_ROW
+ * with the blob at column *ret_col of *ret_st, SQLITE_DONE (none), or an
+ * error code. The caller resets st; RS_PARTS stays as it was (for
+ * store_wparts_done).
+ */
+int
+store_fold_step(struct store *s, sqlite3_stmt *st, enum store_fold fold,
+    int64_t id, sqlite3_stmt **ret_st, int *ret_col)
+{
+	bool held = s->ld_active && s->ld_id == id;
+	int col = STORE_FOLD_COL0 + (int)fold;
+
+	if (held && s->ld_parts &&
+	    sqlite3_column_type(s->rs[RS_PARTS], col) != SQLITE_NULL) {
+		*ret_st = s->rs[RS_PARTS];
+		*ret_col = col;
+		return SQLITE_ROW;
+	}
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_int(st, 2, !held);
+	*ret_st = st;
+	*ret_col = 0;
+	return sqlite3_step(st);
+}
+
+/*
+ * Window id's folded part fold by st (store_fold_step) into *ret (NULL:
  * none). One that does not decode is counted (blob_errors) and the window
  * reads without it; -errno for what else failed.
  */
 int
-store_blob_load(struct store *s, sqlite3_stmt *st, int64_t id, unsigned part,
-    unsigned version, store_blob_dec *dec, void **ret, const char *what)
+store_blob_load(struct store *s, sqlite3_stmt *st, enum store_fold fold,
+    int64_t id, unsigned part, unsigned version, store_blob_dec *dec,
+    void **ret, const char *what)
 {
-	int rc, r = 0;
+	sqlite3_stmt *at;
+	int rc, r = 0, col;
 
 	*ret = NULL;
-	sqlite3_bind_int64(st, 1, id);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		r = store_blob_column(s, st, 0, part, version, dec, ret);
+	if ((rc = store_fold_step(s, st, fold, id, &at, &col)) == SQLITE_ROW) {
+		r = store_blob_column(s, at, col, part, version, dec, ret);
 		rc = SQLITE_DONE;
 	}
 	sqlite3_reset(st);

@@ -27,6 +27,7 @@ static int dmabuf_dec(const void *payload, size_t len, void **ret);
 
 static const struct store_blobpart bp = {
 	.id = WPART_DMABUF,
+	.fold = STORE_FOLD_DMABUF,
 	.part = DMABUF_PART,
 	.version = DMABUF_PART_VERSION,
 	.sql = ds_sql,

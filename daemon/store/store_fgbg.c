@@ -194,8 +194,9 @@ store_fgbg_load(struct store *s, int64_t id, struct window *w)
 	int r;
 
 	r = store_blob_load(s,
-	    store_stmt(s, &s->part_st[WPART_FGBG][FS_SEL], fs_sql[FS_SEL]), id,
-	    FG_PART, FG_PART_VERSION, fgbg_dec, &p, "read fgbg");
+	    store_stmt(s, &s->part_st[WPART_FGBG][FS_SEL], fs_sql[FS_SEL]),
+	    STORE_FOLD_FGBG, id, FG_PART, FG_PART_VERSION, fgbg_dec, &p,
+	    "read fgbg");
 	if (r < 0)
 		return r;
 	if (p) {

@@ -28,6 +28,7 @@ static int gpufreq_dec(const void *payload, size_t len, void **ret);
 
 static const struct store_blobpart bp = {
 	.id = WPART_GPUFREQ,
+	.fold = STORE_FOLD_GPUFREQ,
 	.part = GPUFREQ_PART,
 	.version = GPUFREQ_PART_VERSION,
 	.sql = gs_sql,

@@ -228,6 +228,11 @@ struct store {
 	 * window being loaded holds its parts row (RS_PARTS) */
 	struct store_wacc *wacc;
 	bool ld_parts;
+	/* store_load of window ld_id under way: its parts row (if any) is
+	 * what RS_PARTS holds while ld_parts; a folded part's lookup takes
+	 * its blob there, or looks in its table only (store_fold_step) */
+	bool ld_active;
+	int64_t ld_id;
 	/* store_usage.c */
 	struct store_usage usage;
 	uint64_t usage_base; /* the first reading by this handle */
@@ -540,6 +545,17 @@ void store_rcache_free(struct store *s);
 void store_rcache_reset(struct store *s);
 int store_load_tasks(struct store *s, int64_t id, struct window *w);
 void store_blob_error(struct store *s); /* store_core.c */
+/* The parts schema v28 folds into the parts row (STORE_FOLD_COLS below),
+ * in the order of those columns; in RS_PARTS from STORE_FOLD_COL0 */
+enum store_fold {
+	STORE_FOLD_CGROUP,
+	STORE_FOLD_WCPU,
+	STORE_FOLD_FGBG,
+	STORE_FOLD_DMABUF,
+	STORE_FOLD_GPUFREQ,
+	STORE_FOLD_SYSCALLS,
+};
+#define STORE_FOLD_COL0 3 /* RS_PARTS: kv, sys, bpf, then the six */
 /* store_core.c: a part kept as one framed blob per window in its own
  * table; dec decodes a payload into a new part (-EBADMSG: malformed) */
 typedef int store_blob_dec(const void *payload, size_t len, void **ret);
@@ -547,9 +563,9 @@ int store_blob_put(sqlite3_stmt *st, int64_t id, unsigned part,
     unsigned version, const struct store_enc *payload);
 int store_blob_unframe(const void *b, size_t n, unsigned part, unsigned version,
     store_blob_dec *dec, void **ret);
-int store_blob_load(struct store *s, sqlite3_stmt *st, int64_t id,
-    unsigned part, unsigned version, store_blob_dec *dec, void **ret,
-    const char *what);
+int store_blob_load(struct store *s, sqlite3_stmt *st, enum store_fold fold,
+    int64_t id, unsigned part, unsigned version, store_blob_dec *dec,
+    void **ret, const char *what);
 int store_blob_column(struct store *s, sqlite3_stmt *st, int col, unsigned part,
     unsigned version, store_blob_dec *dec, void **ret);
 void store_bind_named(sqlite3_stmt *st, const char *name, int64_t v);
@@ -577,6 +593,7 @@ enum { BP_INS, BP_SEL, BP_RANGE, BP__MAX };
 	}
 struct store_blobpart {
 	enum window_part_id id; /* its statements: s->part_st[id] */
+	enum store_fold fold;	/* its column of the parts row */
 	unsigned part, version; /* the frame's */
 	const char *const *sql; /* STORE_BLOBPART_SQL */
 	store_blob_dec *dec;
@@ -671,10 +688,14 @@ extern bool store_span_nosweep; /* tests: no sweep after a delete */
  */
 #define STORE_FOLD_N 6
 #define STORE_FOLD_COLS "cgroup, wcpu, fgbg, dmabuf, gpufreq, syscalls"
-#define STORE_FOLD_SEL(table, col)                                          \
-	"SELECT " col " FROM window_parts WHERE window_id = ?1 AND " col    \
-	" IS NOT NULL UNION ALL SELECT blob FROM " table " WHERE window_id" \
-	" = ?1 LIMIT 1"
+/* ?2 0: the table only (a constant term: SQLite skips the arm) */
+#define STORE_FOLD_SEL(table, col)                                \
+	"SELECT " col                                             \
+	" FROM window_parts WHERE ?2 AND window_id = ?1 AND " col \
+	" IS NOT NULL UNION ALL SELECT blob FROM " table          \
+	" WHERE window_id = ?1 LIMIT 1"
+int store_fold_step(struct store *s, sqlite3_stmt *st, enum store_fold fold,
+    int64_t id, sqlite3_stmt **ret_st, int *ret_col);
 #define STORE_FOLD_BLOB(a, table, col)                                    \
 	"coalesce(CASE WHEN " a ".level = 0 THEN (SELECT x." col          \
 	" FROM window_parts x WHERE x.window_id = " a ".id) END, (SELECT" \

@@ -361,6 +361,7 @@ store_wparts_done(struct store *s)
 	if (s->ld_parts)
 		sqlite3_reset(s->rs[RS_PARTS]);
 	s->ld_parts = false;
+	s->ld_active = false;
 }
 
 /* --------------------------------------------------------------- load */
@@ -390,8 +391,10 @@ store_load(struct store *s, int64_t id, struct window **ret)
 		r = store_fail(s, rc, "read window");
 	}
 	sqlite3_reset(st);
-	/* the kv and sys blobs (store_wparts.c); the BPF one waits for the
-	 * sched part's load below */
+	/* the kv and sys blobs (store_wparts.c); the BPF one and the folded
+	 * parts' wait for the parts' loads below (store_fold_step) */
+	s->ld_active = true;
+	s->ld_id = id;
 	if (r == 0)
 		r = wparts_load(s, id, w);
 	if (r == 0)

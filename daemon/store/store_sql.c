@@ -70,8 +70,8 @@ const char *const store_ws_sql[WS__MAX] = {
 
 const char *const store_rs_sql[RS__MAX] = {
 	[RS_WINDOW] = "SELECT " STORE_WINDOW_SEL_COLS " FROM windows WHERE id = ?",
-	[RS_PARTS] = "SELECT kv, sys, bpf FROM window_parts"
-	    " WHERE window_id = ?",
+	[RS_PARTS] = "SELECT kv, sys, bpf, " STORE_FOLD_COLS
+	    " FROM window_parts WHERE window_id = ?",
 	[RS_KEY] = "SELECT kind, key FROM window_key WHERE id = ?",
 	[RS_TASKS] = "SELECT procs, threads FROM window_tasks"
 	    " WHERE window_id = ?",

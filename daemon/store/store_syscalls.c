@@ -31,6 +31,7 @@ static int sc_dec(const void *payload, size_t len, void **ret);
 
 static const struct store_blobpart bp = {
 	.id = WPART_SYSCALLS,
+	.fold = STORE_FOLD_SYSCALLS,
 	.part = SC_PART,
 	.version = SC_PART_VERSION,
 	.sql = ss_sql,

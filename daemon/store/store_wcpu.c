@@ -528,12 +528,13 @@ store_wcpu_load(struct store *s, int64_t id, struct window *w)
 	    ws_sql[WS_SEL]);
 	struct window_wcpu *p = NULL;
 	struct store_wcpu_ref ref;
-	int rc, r = 0;
+	sqlite3_stmt *at;
+	int rc, r = 0, col;
 
 	if (st == NULL)
 		return -ENOTSUP;
-	sqlite3_bind_int64(st, 1, id);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	rc = store_fold_step(s, st, STORE_FOLD_WCPU, id, &at, &col);
+	if (rc == SQLITE_ROW) {
 		const struct store_wcpu_ref *rp = sched_ref(w, &ref);
 		struct store_bpfrows rows = { 0 };
 
@@ -548,7 +549,7 @@ store_wcpu_load(struct store *s, int64_t id, struct window *w)
 			rp = &ref;
 		}
 		if (r == 0 || r == -ENOENT)
-			r = wcpu_column(s, st, 0, rp, &p);
+			r = wcpu_column(s, at, col, rp, &p);
 		store_bpfrows_release(&rows);
 		rc = SQLITE_DONE;
 	}
