@@ -43,7 +43,9 @@ config_init(struct config *cfg)
 	cfg->sys_root = strdup("/sys");
 	cfg->interval_ms = 1000;
 	cfg->window_s = 10;
-	cfg->ring = 8;
+	/* the daemon reads the newest alone (health, snapshot, dump, the
+	 * signal's dump); older windows are the store's */
+	cfg->ring = 1;
 	cfg->threads = THREADS_CHANGED;
 	store_opts_default(&cfg->store);
 	cfg->write_queue = 64;

@@ -112,7 +112,7 @@ collector_new(const struct collector_opts *o, struct collector **ret)
 	c->hz = (unsigned)hz;
 	c->interval_ms = o->interval_ms;
 	c->window_ns = (int64_t)o->window_s * NSEC_PER_SEC;
-	c->ring_cap = o->ring ? o->ring : 8;
+	c->ring_cap = o->ring ? o->ring : 1;
 	c->procfd = -1;
 	c->prev = calloc(1, sizeof(*c->prev));
 	c->cur = calloc(1, sizeof(*c->cur));

@@ -20,7 +20,7 @@ struct collector_opts {
 	unsigned hz;	      /* 0: sysconf(_SC_CLK_TCK) */
 	unsigned interval_ms; /* nominal cadence, for window alignment */
 	unsigned window_s;
-	unsigned ring; /* closed windows kept in memory */
+	unsigned ring; /* closed windows kept in memory (0: 1) */
 	enum threads_mode threads;
 	unsigned scanner;     /* enum scanner_mode; 0: procfs */
 	unsigned stat_fds;    /* procfs scan: stat files kept open at most */
