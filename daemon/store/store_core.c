@@ -564,7 +564,8 @@ store_blob_column(struct store *s, sqlite3_stmt *st, int col, unsigned part,
  * id holds the window's parts row (RS_PARTS), the blob is that row's
  * column when not NULL; else it can only be in the part's table (a blob
  * is in one place), so st looks there alone (?2 = 0), as it does for a
- * window without a parts row. Otherwise st looks in both. SQLITE_ROW
+ * window without a parts row. Otherwise (and for STORE_FOLD_NONE, a
+ * part that names no column) st looks in both. SQLITE_ROW
  * with the blob at column *ret_col of *ret_st, SQLITE_DONE (none), or an
  * error code. The caller resets st; RS_PARTS stays as it was (for
  * store_wparts_done).
@@ -573,8 +574,8 @@ int
 store_fold_step(struct store *s, sqlite3_stmt *st, enum store_fold fold,
     int64_t id, sqlite3_stmt **ret_st, int *ret_col)
 {
-	bool held = s->ld_active && s->ld_id == id;
-	int col = STORE_FOLD_COL0 + (int)fold;
+	bool held = fold != STORE_FOLD_NONE && s->ld_active && s->ld_id == id;
+	int col = STORE_FOLD_COL(fold);
 
 	if (held && s->ld_parts &&
 	    sqlite3_column_type(s->rs[RS_PARTS], col) != SQLITE_NULL) {

@@ -546,8 +546,9 @@ void store_rcache_reset(struct store *s);
 int store_load_tasks(struct store *s, int64_t id, struct window *w);
 void store_blob_error(struct store *s); /* store_core.c */
 /* The parts schema v28 folds into the parts row (STORE_FOLD_COLS below),
- * in the order of those columns; in RS_PARTS from STORE_FOLD_COL0 */
+ * in the order of those columns; in RS_PARTS at STORE_FOLD_COL(fold) */
 enum store_fold {
+	STORE_FOLD_NONE, /* (a part that forgot its own: looked up both ways) */
 	STORE_FOLD_CGROUP,
 	STORE_FOLD_WCPU,
 	STORE_FOLD_FGBG,
@@ -555,7 +556,8 @@ enum store_fold {
 	STORE_FOLD_GPUFREQ,
 	STORE_FOLD_SYSCALLS,
 };
-#define STORE_FOLD_COL0 3 /* RS_PARTS: kv, sys, bpf, then the six */
+/* RS_PARTS: kv, sys, bpf (0-2), then the six (3-8) */
+#define STORE_FOLD_COL(fold) (2 + (int)(fold))
 /* store_core.c: a part kept as one framed blob per window in its own
  * table; dec decodes a payload into a new part (-EBADMSG: malformed) */
 typedef int store_blob_dec(const void *payload, size_t len, void **ret);
