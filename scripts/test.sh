@@ -29,12 +29,17 @@ if [ "$(id -u)" -eq 0 ]; then
 fi
 cleanup_defaults() {
 	local d
-	# another run's daemon may still use them
-	pgrep -x vitalsd >/dev/null && return 0
+	# another run's daemon or suite may still use them (as .ci/run's
+	# sweep at its start)
+	if pgrep -x vitalsd >/dev/null || pgrep '^check_' >/dev/null; then
+		echo "test.sh: a vitalsd or suite runs: ${made_by_run[*]} kept" >&2
+		return 0
+	fi
 	for d in "${made_by_run[@]}"; do
 		[ -e "$d" ] || continue
 		case $d in
-		/sys/fs/bpf/*) rm -rf "$d" ;;
+		/sys/fs/bpf/*) rm -rf "$d" ||
+			echo "test.sh: $d made by this run not removed" >&2 ;;
 		*) rmdir "$d" 2>/dev/null ||
 			echo "test.sh: $d made by this run is not empty: kept" >&2 ;;
 		esac

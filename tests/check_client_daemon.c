@@ -876,9 +876,9 @@ START_TEST(test_memory_health)
 	/* pins of its own: a fresh load, never another daemon's reused (one
 	 * name: a failed run's pins go at the next run's start) */
 	snprintf(pins, sizeof(pins), "/sys/fs/bpf/vitals_memtest");
-	/* ring 4: the count below grows as the ring fills (the default
+	/* ring 16: the count below grows as the ring fills (the default
 	 * keeps the newest closed window alone) */
-	snprintf(conf, sizeof(conf), "bpffs = %s\nring = 4\n", pins);
+	snprintf(conf, sizeof(conf), "bpffs = %s\nring = 16\n", pins);
 	(void)tu_rmtree(pins);
 	daemon_start(&d, conf);
 	before = status_kb(d.pid, "VmRSS:");
