@@ -13,11 +13,15 @@
  *	"rollups" after THREADS the default roll-ups are on: the passes
  *	roll the windows past the level-0 age up, as the daemon's would.
  *
- *   top_cost run DB [REPS [windows|top]]
+ *   top_cost run DB [REPS [windows|top|writer]]
  *	top-20 by CPU of processes and of threads, and one process's
  *	history, over the last hour and the last 24 h, REPS (15) times
- *	each after one warm-up; prints p50 and max in ms. "windows":
- *	summaries left unused (every window read, as before them).
+ *	each after one warm-up; prints p50 and max in ms. Each read on a
+ *	read connection in a snapshot of its own (store_conn_begin/end in
+ *	the time), as the daemon's query threads make them. "windows":
+ *	summaries left unused (every window read, as before them). "writer":
+ *	on the writer's handle, each statement a transaction of its own
+ *	(how this tool measured before 5 Dec 2026).
  *
  * The same source builds against any schema's store API, so one file
  * measured before and after a change answers "what did it cost".
@@ -129,10 +133,11 @@ cmp_i64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* what: 0 top procs, 1 top threads, 2 one process's history */
+/* what: 0 top procs, 1 top threads, 2 one process's history; on rc in
+ * a snapshot a read (NULL: on s alone) */
 static int
-measure(struct store *s, int what, int64_t from, int64_t to, unsigned reps,
-    int64_t *ret_p50, int64_t *ret_max, size_t *ret_n)
+measure(struct store *s, struct store *rc, int what, int64_t from, int64_t to,
+    unsigned reps, int64_t *ret_p50, int64_t *ret_max, size_t *ret_n)
 {
 	int64_t *ns = calloc(reps, sizeof(*ns)), t0;
 	struct window_task *t = NULL;
@@ -145,11 +150,16 @@ measure(struct store *s, int what, int64_t from, int64_t to, unsigned reps,
 		return -ENOMEM;
 	for (i = 0; i <= reps && r == 0; i++) {
 		t0 = clock_ns(CLOCK_MONOTONIC);
+		if (rc && (r = store_conn_begin(rc)) < 0)
+			break;
 		if (what < 2)
-			r = store_top(s, from, to, what == 1, METRIC_CPU, 20,
-			    &t, &n);
+			r = store_top(rc ? rc : s, from, to, what == 1,
+			    METRIC_CPU, 20, &t, &n);
 		else
-			r = store_history(s, false, 1000, 0, from, to, &h, &n);
+			r = store_history(rc ? rc : s, false, 1000, 0, from, to,
+			    &h, &n);
+		if (rc)
+			store_conn_end(rc);
 		if (i > 0) /* the first warms the page cache */
 			ns[i - 1] = clock_ns(CLOCK_MONOTONIC) - t0;
 		free(t);
@@ -168,14 +178,14 @@ measure(struct store *s, int what, int64_t from, int64_t to, unsigned reps,
 static int
 cmd_run(int argc, char **argv)
 {
-	bool only_top;
+	bool only_top, on_writer;
 	static const char *const what[] = { "top-20 procs", "top-20 threads",
 		"history of one process" };
 	static const double hours[] = { 1, 24 };
 	unsigned reps = argc > 3 ? (unsigned)atoi(argv[3]) : 15, w, k;
 	int64_t now = clock_ns(CLOCK_REALTIME), p50, max;
 	struct store_opts o;
-	struct store *s;
+	struct store *s, *rc = NULL;
 	size_t n;
 	int r;
 
@@ -185,19 +195,26 @@ cmd_run(int argc, char **argv)
 	/* "top": the top-20 of processes over the last hour alone (for a
 	 * profiler: REPS of the one read a polling client makes) */
 	only_top = argc > 4 && strcmp(argv[4], "top") == 0;
+	on_writer = argc > 4 && strcmp(argv[4], "writer") == 0;
 	store_opts_default(&o);
 	o.max_bytes = 0;
 	if ((r = store_open(argv[2], &o, &s)) < 0) {
 		fprintf(stderr, "run: %s: %s\n", argv[2], strerror(-r));
 		return 1;
 	}
+	if (!on_writer && (r = store_conn_open(s, &rc)) < 0) {
+		fprintf(stderr, "run: read connection: %s\n", strerror(-r));
+		store_close(s);
+		return 1;
+	}
 	for (k = 0; k < (only_top ? 1u : 2u); k++)
 		for (w = 0; w < (only_top ? 1u : 3u); w++) {
-			r = measure(s, (int)w,
+			r = measure(s, rc, (int)w,
 			    now - (int64_t)(hours[k] * 3600) * NSEC_PER_SEC,
 			    now, reps, &p50, &max, &n);
 			if (r < 0) {
 				fprintf(stderr, "run: %s\n", strerror(-r));
+				store_conn_close(rc);
 				store_close(s);
 				return 1;
 			}
@@ -206,6 +223,7 @@ cmd_run(int argc, char **argv)
 			    what[w], hours[k], (double)p50 / 1e6,
 			    (double)max / 1e6, n);
 		}
+	store_conn_close(rc);
 	store_close(s);
 	return 0;
 }
@@ -219,6 +237,6 @@ main(int argc, char **argv)
 		return cmd_run(argc, argv);
 	fprintf(stderr,
 	    "usage: top_cost fill DB [HOURS [PROCS [THREADS [rollups]]]]\n"
-	    "       top_cost run DB [REPS [windows|top]]\n");
+	    "       top_cost run DB [REPS [windows|top|writer]]\n");
 	return 2;
 }
