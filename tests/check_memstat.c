@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "core/compat.h"
 #include "core/memstat.h"
 
 /* a status file's memory part as Linux 6.x prints it */
@@ -213,6 +214,39 @@ START_TEST(test_heap_follows)
 }
 END_TEST
 
+/*
+ * The daemon's heap settings (compat_heap_setup, before any thread): a
+ * large block freed, and then one as large again, are each mapped alone
+ * and go back at their free. With glibc's own rule the first free raises
+ * the mmap threshold to the block's size, and the next comes from the
+ * heap and stays there, freed (kept: fordblks), until a trim.
+ */
+START_TEST(test_heap_thresholds)
+{
+	struct memstat_heap h0, h1, h2;
+	char *volatile p;
+	size_t i, k, sz = 1 << 20;
+
+#if defined(__SANITIZE_ADDRESS__)
+	return; /* ASan's malloc has no thresholds (test_heap_follows) */
+#endif
+	compat_heap_setup();
+	ck_assert_int_eq(memstat_heap(&h0), 0);
+	for (k = 0; k < 3; k++) {
+		p = malloc(sz);
+		ck_assert_ptr_nonnull(p);
+		for (i = 0; i < sz; i += 4096)
+			p[i] = 1;
+		ck_assert_int_eq(memstat_heap(&h1), 0);
+		/* its own mapping, every time */
+		ck_assert_uint_ge(h1.mmap, h0.mmap + sz);
+		free(p);
+		ck_assert_int_eq(memstat_heap(&h2), 0);
+		ck_assert_uint_lt(h2.free, h0.free + sz / 2);
+	}
+}
+END_TEST
+
 static Suite *
 memstat_suite(void)
 {
@@ -225,6 +259,7 @@ memstat_suite(void)
 	tcase_add_test(tc, test_maps_self);
 	tcase_add_test(tc, test_self_agrees);
 	tcase_add_test(tc, test_heap_follows);
+	tcase_add_test(tc, test_heap_thresholds);
 	suite_add_tcase(s, tc);
 	return s;
 }
