@@ -238,6 +238,23 @@ parts_of(const struct window *w, uint64_t seq)
 	ck_assert_uint_eq(window_syscalls(w)->floor_ns, 60 + seq);
 }
 
+/* The windows of [from, to) as rc loads them: want of them, windows
+ * 1..want of mkwin_parts, each with its parts. */
+static void
+load_parts(struct store *rc, int64_t from, int64_t to, size_t want)
+{
+	struct window **v;
+	size_t n, i;
+
+	ck_assert_int_eq(store_windows(rc, from, to, 0, &v, &n), 0);
+	ck_assert_uint_eq(n, want);
+	for (i = 0; i < n; i++) {
+		parts_of(v[i], 1 + i);
+		window_free(v[i]);
+	}
+	free(v);
+}
+
 /* The window of id_sql's id, as the writer loads it (roll-ups read so),
  * has the parts mkwin_parts gave window seq. */
 static void
@@ -401,8 +418,7 @@ START_TEST(test_load_takes_parts_row)
 {
 	int64_t from = T0 - SEC, to = T0 + 86400 * SEC;
 	struct store *s = open_spool(3600), *rc;
-	struct window *w, **v;
-	size_t n, i;
+	struct window *w;
 	uint64_t seq;
 
 	for (seq = 1; seq <= 3; seq++) {
@@ -416,21 +432,9 @@ START_TEST(test_load_takes_parts_row)
 	window_free(w);
 	ck_assert_int_eq(store_conn_open(s, &rc), 0);
 	ck_assert_int_eq(store_conn_begin(rc), 0);
-	ck_assert_int_eq(store_windows(rc, from, T0 + 40 * SEC, 0, &v, &n), 0);
-	ck_assert_uint_eq(n, 3);
-	for (i = 0; i < n; i++) {
-		parts_of(v[i], 1 + i);
-		window_free(v[i]);
-	}
-	free(v);
+	load_parts(rc, from, T0 + 40 * SEC, 3);
 	ck_assert_int_eq(fold_sel_runs(rc), 0);
-	ck_assert_int_eq(store_windows(rc, from, to, 0, &v, &n), 0);
-	ck_assert_uint_eq(n, 4);
-	for (i = 0; i < n; i++) {
-		parts_of(v[i], 1 + i);
-		window_free(v[i]);
-	}
-	free(v);
+	load_parts(rc, from, to, 4);
 	ck_assert_int_eq(fold_sel_runs(rc), 6);
 	store_conn_end(rc);
 	store_conn_close(rc);
