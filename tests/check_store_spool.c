@@ -220,6 +220,20 @@ mkwin_parts(uint64_t seq)
 	return w;
 }
 
+/* Windows first..last of mkwin_parts put into s. */
+static void
+put_parts(struct store *s, uint64_t first, uint64_t last)
+{
+	struct window *w;
+	uint64_t seq;
+
+	for (seq = first; seq <= last; seq++) {
+		w = mkwin_parts(seq);
+		ck_assert_int_eq(store_put(s, w), 0);
+		window_free(w);
+	}
+}
+
 /* w, loaded, has the six parts mkwin_parts gave window seq */
 static void
 parts_of(const struct window *w, uint64_t seq)
@@ -358,14 +372,8 @@ parts_table(sqlite3 *db, char *name, size_t n)
 START_TEST(test_move_folds_parts)
 {
 	struct store *s = open_spool(3600);
-	struct window *w;
-	uint64_t seq;
 
-	for (seq = 1; seq <= 3; seq++) {
-		w = mkwin_parts(seq);
-		ck_assert_int_eq(store_put(s, w), 0);
-		window_free(w);
-	}
+	put_parts(s, 1, 3);
 	/* in the spool: in the parts' own tables there */
 	ck_assert_int_eq(count_in(spool, "SELECT " FOLD_TABLES), 18);
 	reader_parts(s, 1, 3);
@@ -380,9 +388,7 @@ START_TEST(test_move_folds_parts)
 	/* the writer's own load (roll-ups read so) */
 	writer_parts(s, "SELECT min(id) FROM windows", 1);
 	/* a spool window beside moved ones */
-	w = mkwin_parts(4);
-	ck_assert_int_eq(store_put(s, w), 0);
-	window_free(w);
+	put_parts(s, 4, 4);
 	reader_parts(s, 1, 4);
 	store_close(s);
 	ck_assert_int_eq(count_in(path, FOLDED), 4);
@@ -418,18 +424,10 @@ START_TEST(test_load_takes_parts_row)
 {
 	int64_t from = T0 - SEC, to = T0 + 86400 * SEC;
 	struct store *s = open_spool(3600), *rc;
-	struct window *w;
-	uint64_t seq;
 
-	for (seq = 1; seq <= 3; seq++) {
-		w = mkwin_parts(seq);
-		ck_assert_int_eq(store_put(s, w), 0);
-		window_free(w);
-	}
+	put_parts(s, 1, 3);
 	ck_assert_int_eq(store_flush(s), 0);
-	w = mkwin_parts(4); /* stays in the spool, in the tables there */
-	ck_assert_int_eq(store_put(s, w), 0);
-	window_free(w);
+	put_parts(s, 4, 4); /* stays in the spool, in the tables there */
 	ck_assert_int_eq(store_conn_open(s, &rc), 0);
 	ck_assert_int_eq(store_conn_begin(rc), 0);
 	load_parts(rc, from, T0 + 40 * SEC, 3);
@@ -449,7 +447,6 @@ END_TEST
 START_TEST(test_v27_span_takes_folds)
 {
 	struct store *s = open_spool(3600);
-	struct window *w;
 	sqlite3 *db;
 	const char *c[] = { "cgroup", "wcpu", "fgbg", "dmabuf", "gpufreq",
 		"syscalls" };
@@ -473,11 +470,7 @@ START_TEST(test_v27_span_takes_folds)
 	sqlite3_close(db);
 
 	s = open_spool(3600);
-	for (i = 2; i <= 3; i++) {
-		w = mkwin_parts(i);
-		ck_assert_int_eq(store_put(s, w), 0);
-		window_free(w);
-	}
+	put_parts(s, 2, 3);
 	ck_assert_int_eq(store_flush(s), 0);
 	ck_assert_int_eq(count_in(path, "PRAGMA user_version"),
 	    STORE_SCHEMA_VERSION);
@@ -501,13 +494,9 @@ START_TEST(test_folded_blob_damaged)
 	struct window *w;
 	char sql[256], name[64];
 	sqlite3 *db;
-	uint64_t seq, before;
+	uint64_t before;
 
-	for (seq = 1; seq <= 2; seq++) {
-		w = mkwin_parts(seq);
-		ck_assert_int_eq(store_put(s, w), 0);
-		window_free(w);
-	}
+	put_parts(s, 1, 2);
 	ck_assert_int_eq(store_flush(s), 0);
 	ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
 	parts_table(db, name, sizeof(name));
