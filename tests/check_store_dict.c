@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sched/sched.h"
 #include "store/store_codec.h"
 #include "store/store_int.h"
 #include "store/store_tasks.h"
@@ -109,8 +110,54 @@ mktask(int32_t id, int32_t tgid, uint64_t k)
 	return t;
 }
 
+/* Window k's BPF rows: one uid, the 12 processes (each the sum of its
+ * threads, as the encoder derives them) and their 36 threads, each with
+ * a run-queue histogram of 4 to 8 slots. */
+static void
+mkbpf(struct window *w, unsigned k)
+{
+	struct window_bpf *b = window_sched_make(w, true);
+	unsigned i, j, sl;
+
+	ck_assert_ptr_nonnull(b);
+	b->state = VBPF_ON_LOADED;
+	ck_assert_int_eq(window_bpf_reserve(b, 1, 12, 36), 0);
+	b->nuids = 1;
+	b->uid[0].uid = 10000;
+	for (i = 0; i < 12; i++) {
+		struct window_bpf_proc *p = &b->proc[b->nprocs++];
+
+		p->tgid = 100 + 10 * (int32_t)i;
+		p->starttime = 1000 + (uint64_t)p->tgid;
+		for (j = 1; j <= 3; j++) {
+			struct window_bpf_thread *t = &b->thread[b->nthreads++];
+
+			t->tid = p->tgid + (int32_t)j;
+			t->tgid = p->tgid;
+			t->uid = 10000;
+			t->starttime = 1000 + (uint64_t)t->tid;
+			t->oncpu_ns = 1000000ull * (j + 1) +
+			    977ull * ((k + i * j) % 101);
+			for (sl = 0; sl < 4 + (k + j) % 5; sl++) {
+				t->rq_hist[sl] = (k * (sl + 1) + i + j) % 23 + 1;
+				t->rq_count += t->rq_hist[sl];
+				p->rq_hist[sl] += t->rq_hist[sl];
+			}
+			t->rq_ns = 1500 * t->rq_count + k % 1000;
+			p->oncpu_ns += t->oncpu_ns;
+			p->rq_ns += t->rq_ns;
+			p->rq_count += t->rq_count;
+		}
+		b->uid[0].oncpu_ns += p->oncpu_ns;
+		b->oncpu_ns += p->oncpu_ns;
+		b->rq_ns += p->rq_ns;
+		b->rq_count += p->rq_count;
+	}
+}
+
 /* Window k: 12 processes with 3 threads each, 4 CPUs, a few counters
- * and gauges, so that every list has payloads to train on. */
+ * and gauges and BPF rows, so that every list has payloads to train
+ * on. */
 static struct window *
 mkwin(unsigned k)
 {
@@ -160,6 +207,7 @@ mkwin(unsigned k)
 			ck_assert_int_eq(window_add_task(w, true, &t), 0);
 		}
 	}
+	mkbpf(w, k);
 	return w;
 }
 
@@ -211,19 +259,45 @@ fill(unsigned after)
 	put_n(s, 0, NTRAIN);
 	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM blob_dict"), 0);
 	ck_assert_int_eq(store_maintain(s, T0 + (NTRAIN + 6) * 10 * SEC), 0);
-	/* CPU (4), the counters of version 2 (7) and the task lists of
-	 * version 3 (8, 9); the slots of version 1 (1, 2, 3) and of task
-	 * rows version 2 (5, 6) are no longer trained */
+	/* CPU (4), the counters of version 2 (7), the task lists of
+	 * version 3 (8, 9) and the BPF rows of version 4 (10); the slots of
+	 * version 1 (1, 2, 3) and of task rows version 2 (5, 6) are no
+	 * longer trained */
 	ck_assert_int_eq(q_int(s,
 			     "SELECT count(DISTINCT slot) FROM"
-			     " blob_dict WHERE slot IN (4, 7, 8, 9)"),
-	    4);
+			     " blob_dict WHERE slot IN (4, 7, 8, 9, 10)"),
+	    5);
 	ck_assert_int_eq(q_int(s,
 			     "SELECT count(*) FROM blob_dict WHERE slot"
-			     " NOT IN (4, 7, 8, 9)"),
+			     " NOT IN (4, 7, 8, 9, 10)"),
 	    0);
 	put_n(s, NTRAIN, NTRAIN + after);
 	return s;
+}
+
+/* Window k's BPF rows as mkbpf made them, or none (their blob lost). */
+static void
+same_bpf(const struct window *got, unsigned k, bool rows)
+{
+	struct window *want = mkwin(k);
+	const struct window_bpf *a = window_sched(got), *b = window_sched(want);
+	size_t i;
+
+	ck_assert_ptr_nonnull(a);
+	ck_assert_uint_eq(a->oncpu_ns, b->oncpu_ns);
+	ck_assert_uint_eq(a->nthreads, rows ? b->nthreads : 0);
+	ck_assert_uint_eq(a->nprocs, rows ? b->nprocs : 0);
+	for (i = 0; i < a->nthreads; i++)
+		ck_assert(memcmp(&a->thread[i], &b->thread[i],
+			      sizeof(a->thread[i])) == 0);
+	for (i = 0; i < a->nprocs; i++) {
+		ck_assert_int_eq(a->proc[i].tgid, b->proc[i].tgid);
+		ck_assert_uint_eq(a->proc[i].oncpu_ns, b->proc[i].oncpu_ns);
+		ck_assert_uint_eq(a->proc[i].rq_ns, b->proc[i].rq_ns);
+		ck_assert(memcmp(a->proc[i].rq_hist, b->proc[i].rq_hist,
+			      sizeof(a->proc[i].rq_hist)) == 0);
+	}
+	window_free(want);
 }
 
 static void
@@ -250,6 +324,7 @@ same_window(const struct window *got, unsigned k, bool procs, bool threads)
 		tu_task_eq(&got->procs[i], &want->procs[i]);
 	for (i = 0; i < got->nthreads; i++)
 		tu_task_eq(&got->threads[i], &want->threads[i]);
+	same_bpf(got, k, true);
 	window_free(want);
 }
 
@@ -275,9 +350,13 @@ START_TEST(dict_trained_used_round_trip)
 	    STORE_CODEC_ZDICT);
 	ck_assert_int_eq(codec_of(s, "window_parts", "sys", NTRAIN + 3),
 	    STORE_CODEC_ZDICT);
+	ck_assert_int_eq(codec_of(s, "window_parts", "bpf", 10),
+	    STORE_CODEC_ZSTD);
+	ck_assert_int_eq(codec_of(s, "window_parts", "bpf", NTRAIN + 3),
+	    STORE_CODEC_ZDICT);
 	/* a second pass trains none again */
 	ck_assert_int_eq(store_maintain(s, T0 + (NTRAIN + 20) * 10 * SEC), 0);
-	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM blob_dict"), 4);
+	ck_assert_int_eq(q_int(s, "SELECT count(*) FROM blob_dict"), 5);
 	for (pass = 0; pass < 2; pass++) {
 		if (pass == 1) {
 			/* the dictionaries from the file alone */
@@ -414,6 +493,11 @@ static const struct dict_damage {
 	    DSLOT_PROCS3, 1 },
 	{ "the threads' dictionary deleted",
 	    "DELETE FROM blob_dict WHERE slot = 9", DSLOT_THREADS3, 0 },
+	{ "a byte of the BPF rows' dictionary flipped",
+	    "UPDATE blob_dict SET dict = substr(dict, 1, 199) || CASE WHEN"
+	    " substr(dict, 200, 1) = x'00' THEN x'01' ELSE x'00' END ||"
+	    " substr(dict, 201) WHERE slot = 10",
+	    DSLOT_BPF4, 1 },
 	{ "the counters' dictionary cut short",
 	    "UPDATE blob_dict SET dict = substr(dict, 1, 64) WHERE slot = 7",
 	    DSLOT_KV2, 1 },
@@ -461,6 +545,13 @@ START_TEST(dict_damage_confined)
 		    d->slot == DSLOT_KV2 ? 0 : want->d_vm[VM_PGFAULT]);
 		ck_assert_uint_eq(w->cpu[2].d.user,
 		    d->slot == DSLOT_SYS ? 0 : want->cpu[2].d.user);
+		/* the BPF rows hang off the BPF part, whose window figures
+		 * are counters: with the counters lost there is none */
+		if (d->slot == DSLOT_KV2)
+			ck_assert_ptr_null(window_sched(w));
+		else
+			same_bpf(w, NTRAIN - 2 + (unsigned)i,
+			    d->slot != DSLOT_BPF4);
 		/* the window row itself always */
 		ck_assert_uint_eq(w->d_ctxt, want->d_ctxt);
 		window_free(want);

@@ -11,7 +11,8 @@
  * threads, counters and gauges, CPU and PSI; since v21 the task lists
  * and counters have slots of their payload version 2, the version-1
  * slots being read, no longer trained; since task rows version 3 the
- * lists have slots 8 and 9, 5 and 6 being read, no longer trained),
+ * lists have slots 8 and 9, 5 and 6 being read, no longer trained; the
+ * BPF rows of version 4 have slot 10),
  * trained once per file by a
  * maintenance pass when the slot has none and the file's newest hour of
  * level-0 windows is of the slot's version; written in the pass's transaction and used by the
@@ -34,11 +35,16 @@
 
 #include "core/util.h"
 #include "store/store.h"
+#include "store/store_bpfrows.h"
 #include "store/store_codec.h"
 #include "store_int.h"
 
 #define DICT_BYTES 4096	  /* a dictionary's size at most */
 #define DICT_SAMPLES 1000 /* the newest level-0 payloads trained on */
+/* and at most this many of their bytes: a BPF rows payload of 2,000
+ * tasks is ~8 KB, and zstd's trainer holds the samples and a table of
+ * 4 MiB while it works (the writer's peak memory) */
+#define DICT_SAMPLE_BYTES (1u << 20)
 #define DICT_MIN 360	  /* fewer payloads: not yet (an hour) */
 #define DICT_RETRY 60	  /* passes before a failed training is tried again */
 
@@ -59,6 +65,7 @@ static const char *const slot_sql[DSLOT__MAX] = {
 	[DSLOT_KV2] = SLOT_SQL("kv", "window_parts"),
 	[DSLOT_PROCS3] = SLOT_SQL("procs", "window_tasks"),
 	[DSLOT_THREADS3] = SLOT_SQL("threads", "window_tasks"),
+	[DSLOT_BPF4] = SLOT_SQL("bpf", "window_parts"),
 };
 
 /* The part version a slot is trained on (0: any), and whether it is
@@ -72,6 +79,7 @@ static const unsigned slot_version[DSLOT__MAX] = {
 	[DSLOT_KV2] = 2,
 	[DSLOT_PROCS3] = 3,
 	[DSLOT_THREADS3] = 3,
+	[DSLOT_BPF4] = STORE_BPFROWS_VERSION,
 };
 static const bool slot_retired[DSLOT__MAX] = {
 	[DSLOT_NONE] = true,
@@ -163,7 +171,7 @@ samples(struct store *s, enum store_dslot slot, struct vbuf *b, size_t **ret,
 	sqlite3_bind_int(st, 1, DICT_SAMPLES);
 	if ((len = calloc(DICT_SAMPLES, sizeof(*len))) == NULL)
 		r = -ENOMEM;
-	while (r == 0 && n < DICT_SAMPLES &&
+	while (r == 0 && n < DICT_SAMPLES && b->len < DICT_SAMPLE_BYTES &&
 	    (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (!slot_blob(slot, sqlite3_column_blob(st, 0),
 			(size_t)sqlite3_column_bytes(st, 0)))
@@ -230,7 +238,7 @@ train_slot(struct store *s, enum store_dslot slot, int64_t now_ns)
 		return r;
 	if ((r = samples(s, slot, &b, &len, &n)) < 0)
 		return r;
-	if (n < DICT_MIN) {
+	if (n < DICT_MIN && b.len < DICT_SAMPLE_BYTES) {
 		r = 0; /* not yet */
 		goto out;
 	}

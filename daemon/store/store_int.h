@@ -108,7 +108,7 @@ enum store_prov_stmt {
  * were trained on payloads of version 1 (task rows, counters), 5 and 6
  * on task rows of version 2: still read, no longer trained or written
  * with (7 is, on the counters' version 2; 8 and 9 on task rows of
- * version 3). */
+ * version 3; 10 on BPF rows of version 4). */
 enum store_dslot {
 	DSLOT_NONE = 0,
 	DSLOT_PROCS = 1,
@@ -120,6 +120,7 @@ enum store_dslot {
 	DSLOT_KV2 = 7,
 	DSLOT_PROCS3 = 8,
 	DSLOT_THREADS3 = 9,
+	DSLOT_BPF4 = 10,
 	DSLOT__MAX
 };
 
@@ -343,6 +344,7 @@ struct store_wacc {
 	size_t ng, capg;
 	struct store_enc bpf;	    /* the BPF rows' frame, empty for none */
 	uint32_t dict_kv, dict_sys; /* their dictionaries (0: none) */
+	uint32_t dict_bpf;	    /* the BPF rows' (0: none) */
 };
 
 /* store_dict.c: trained zstd dictionaries (schema v16) */

@@ -177,7 +177,8 @@ store_wacc_bpfrows2(struct store_wacc *a, const struct store_bpfrows *b)
 		return SQLITE_OK;
 	rc = store_bpfrows_put4(&pl, b) < 0 ?
 	    SQLITE_NOMEM :
-	    frame(&a->bpf, STORE_BPFROWS_PART, STORE_BPFROWS_VERSION, &pl);
+	    frame_d(&a->bpf, STORE_BPFROWS_PART, STORE_BPFROWS_VERSION, &pl,
+		a->dict_bpf);
 	store_enc_release(&pl);
 	return rc;
 }
@@ -187,7 +188,10 @@ store_put_bpfrows(struct store *s, const struct store_bpfrows *b)
 {
 	struct store_wacc *a = wacc(s);
 
-	return a == NULL ? SQLITE_NOMEM : store_wacc_bpfrows2(a, b);
+	if (a == NULL)
+		return SQLITE_NOMEM;
+	a->dict_bpf = store_dict_cur(s, DSLOT_BPF4);
+	return store_wacc_bpfrows2(a, b);
 }
 
 static int
