@@ -370,7 +370,7 @@ START_TEST(set_spool_keys)
 
 	config_init(&cfg);
 	ck_assert_ptr_null(cfg.store_spool_dir); /* the daemon's default */
-	ck_assert_uint_eq(cfg.store.commit_s, 300);
+	ck_assert_uint_eq(cfg.store.commit_s, 900);
 	ck_assert_int_eq(config_set(&cfg, "store_spool_dir", "/dev/shm/x"), 0);
 	ck_assert_str_eq(cfg.store_spool_dir, "/dev/shm/x");
 	ck_assert_int_eq(config_set(&cfg, "store_spool_dir", "relative"),

@@ -23,7 +23,7 @@ store_opts_default(struct store_opts *o)
 	o->clock_stable_s = STORE_CLOCK_STABLE_S;
 	o->io_path = NULL;    /* /proc/self/io */
 	o->spool_path = NULL; /* window by window commits */
-	o->commit_s = 300;
+	o->commit_s = 900; /* a power cut loses at most this (doc/storage.md) */
 	o->vacuum = STORE_VACUUM_NONE; /* no pointer maps (store.c) */
 	o->no_spans = false; /* level 0 in tables per span (store_span.c) */
 }
