@@ -417,8 +417,8 @@ dictionary(void)
 		store_enc_bytes(&b, pay[i].b.p, pay[i].b.len);
 		len[m++] = pay[i].b.len;
 	}
-	if (b.err || store_zdict_train(b.b.p, len, (unsigned)m, 4096, &dict,
-			 &dn) < 0 ||
+	if (b.err ||
+	    store_zdict_train(b.b.p, len, (unsigned)m, 4096, &dict, &dn) < 0 ||
 	    store_zdict_add(dict, dn, &id) < 0) {
 		printf("\ndictionary: zstd could not train on %zu payloads\n",
 		    m);
@@ -429,7 +429,8 @@ dictionary(void)
 		struct store_frame f;
 
 		if (store_frame_put_zdict(&e, STORE_BPFROWS_PART,
-			STORE_BPFROWS_VERSION, pay[i].b.p, pay[i].b.len, id) < 0 ||
+			STORE_BPFROWS_VERSION, pay[i].b.p, pay[i].b.len,
+			id) < 0 ||
 		    store_frame_put_zstd(&z, STORE_BPFROWS_PART,
 			STORE_BPFROWS_VERSION, pay[i].b.p, pay[i].b.len,
 			STORE_ZSTD_LEVEL) < 0)

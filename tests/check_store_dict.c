@@ -139,7 +139,8 @@ mkbpf(struct window *w, unsigned k)
 			t->oncpu_ns = 1000000ull * (j + 1) +
 			    977ull * ((k + i * j) % 101);
 			for (sl = 0; sl < 4 + (k + j) % 5; sl++) {
-				t->rq_hist[sl] = (k * (sl + 1) + i + j) % 23 + 1;
+				t->rq_hist[sl] = (k * (sl + 1) + i + j) % 23 +
+				    1;
 				t->rq_count += t->rq_hist[sl];
 				p->rq_hist[sl] += t->rq_hist[sl];
 			}

@@ -45,8 +45,8 @@
  * tasks is ~8 KB, and zstd's trainer holds the samples and a table of
  * 4 MiB while it works (the writer's peak memory) */
 #define DICT_SAMPLE_BYTES (1u << 20)
-#define DICT_MIN 360	  /* fewer payloads: not yet (an hour) */
-#define DICT_RETRY 60	  /* passes before a failed training is tried again */
+#define DICT_MIN 360  /* fewer payloads: not yet (an hour) */
+#define DICT_RETRY 60 /* passes before a failed training is tried again */
 
 /* The newest level-0 payloads of a slot, newest first: a correlated
  * lookup by window id, as the tables are views of the span tables
