@@ -630,8 +630,9 @@ START_TEST(test_store_ref)
 	store_get_stats(s, &st);
 	ck_assert_uint_eq(st.blob_errors, st0.blob_errors);
 
-	/* the kv blob damaged: no sched part (its counters are in kv), the
-	 * wcpu part still read, its rows from the BPF blob; one error */
+	/* the kv blob damaged: the sched part's counters gone (its rows
+	 * read, under an unknown state), the wcpu part still read, its rows
+	 * from the BPF blob; one error */
 	snprintf(sql, sizeof(sql),
 	    "CREATE TABLE keep AS SELECT kv FROM l0_parts_%lld",
 	    (long long)(T0 / (3600 * SEC)));
@@ -642,7 +643,10 @@ START_TEST(test_store_ref)
 	store_get_stats(s, &st0);
 	ck_assert_int_eq(store_windows(s, T0, T0 + 20 * SEC, 0, &v, &n), 0);
 	ck_assert_uint_eq(n, 1);
-	ck_assert_ptr_null(window_sched(v[0]));
+	ck_assert_ptr_nonnull(window_sched(v[0]));
+	ck_assert_uint_eq(window_sched(v[0])->state, VBPF_UNKNOWN);
+	ck_assert_uint_eq(window_sched(v[0])->nthreads,
+	    window_sched(w)->nthreads);
 	ck_assert_ptr_nonnull(window_wcpu(v[0]));
 	ck_assert_mem_eq(window_wcpu(v[0])->threads, wc->threads,
 	    wc->nthreads * sizeof(*wc->threads));
@@ -679,6 +683,22 @@ START_TEST(test_store_ref)
 	free(frame);
 	/* the BPF blob and the wcpu one at the load, the BPF one at the
 	 * span read: three */
+	store_get_stats(s, &st);
+	ck_assert_uint_eq(st.blob_errors, st0.blob_errors + 3);
+
+	/* kv damaged too: each of the three blobs is counted once at the
+	 * load (the BPF one is not read again for the wcpu part) */
+	snprintf(sql, sizeof(sql), "UPDATE l0_parts_%lld SET kv = x'b70102'",
+	    (long long)(T0 / (3600 * SEC)));
+	ck_assert_int_eq(store_exec(s, sql, NULL, 0), 0);
+	store_get_stats(s, &st0);
+	ck_assert_int_eq(store_windows(s, T0, T0 + 20 * SEC, 0, &v, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_ptr_null(window_sched(v[0]));
+	ck_assert_ptr_null(window_wcpu(v[0]));
+	ck_assert_uint_eq(v[0]->nprocs, 2);
+	window_free(v[0]);
+	free(v);
 	store_get_stats(s, &st);
 	ck_assert_uint_eq(st.blob_errors, st0.blob_errors + 3);
 	store_close(s);

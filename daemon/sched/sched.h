@@ -27,7 +27,7 @@
 
 /* Where BPF accounting stands; stored, so values never change meaning. */
 enum vbpf_state {
-	VBPF_UNKNOWN,	      /* not reported (older window, no BPF part) */
+	VBPF_UNKNOWN, /* not reported (older window, no BPF part, counters lost) */
 	VBPF_ON_LOADED,	      /* programs loaded and pinned by vitalsd */
 	VBPF_ON_REUSED,	      /* pins of an earlier start reused */
 	VBPF_ON_PINNED,	      /* pins of the platform loader opened */

@@ -24,7 +24,8 @@
 #define STORE_BPFROWS_V1 1
 #define STORE_BPFROWS_V2 2
 #define STORE_BPFROWS_V3 3
-#define STORE_BPFROWS_VERSION 4
+#define STORE_BPFROWS_V4 4
+#define STORE_BPFROWS_VERSION STORE_BPFROWS_V4
 
 struct store_bpfrows {
 	struct window_bpf_uid *uid; /* uid UINT32_MAX: the "other" row */

@@ -41,10 +41,11 @@
 
 #define DICT_BYTES 4096	  /* a dictionary's size at most */
 #define DICT_SAMPLES 1000 /* the newest level-0 payloads trained on */
-/* and at most this many of their bytes: a BPF rows payload of 2,000
- * tasks is ~8 KB, and zstd's trainer holds the samples and a table of
- * 4 MiB while it works (the writer's peak memory) */
-#define DICT_SAMPLE_BYTES (1u << 20)
+/* and of the BPF rows at most this many bytes: a payload of 2,000 tasks
+ * is ~8 KB, and zstd's trainer holds the samples and a table of 4 MiB
+ * while it works (the writer's peak memory); the other slots' payloads
+ * are a tenth of that */
+#define DICT_BPF_BYTES (1u << 20)
 #define DICT_MIN 360  /* fewer payloads: not yet (an hour) */
 #define DICT_RETRY 60 /* passes before a failed training is tried again */
 
@@ -79,7 +80,7 @@ static const unsigned slot_version[DSLOT__MAX] = {
 	[DSLOT_KV2] = 2,
 	[DSLOT_PROCS3] = 3,
 	[DSLOT_THREADS3] = 3,
-	[DSLOT_BPF4] = STORE_BPFROWS_VERSION,
+	[DSLOT_BPF4] = STORE_BPFROWS_V4,
 };
 static const bool slot_retired[DSLOT__MAX] = {
 	[DSLOT_NONE] = true,
@@ -154,10 +155,11 @@ store_dict_load(struct store *s)
 	return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
-/* The slot's newest payloads, decoded, laid end to end. */
+/* The slot's newest payloads, decoded, laid end to end; *full when the
+ * BPF rows' byte cap stopped them. */
 static int
 samples(struct store *s, enum store_dslot slot, struct vbuf *b, size_t **ret,
-    unsigned *ret_n)
+    unsigned *ret_n, bool *full)
 {
 	sqlite3_stmt *st;
 	struct store_frame f;
@@ -171,7 +173,7 @@ samples(struct store *s, enum store_dslot slot, struct vbuf *b, size_t **ret,
 	sqlite3_bind_int(st, 1, DICT_SAMPLES);
 	if ((len = calloc(DICT_SAMPLES, sizeof(*len))) == NULL)
 		r = -ENOMEM;
-	while (r == 0 && n < DICT_SAMPLES && b->len < DICT_SAMPLE_BYTES &&
+	while (r == 0 && n < DICT_SAMPLES &&
 	    (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (!slot_blob(slot, sqlite3_column_blob(st, 0),
 			(size_t)sqlite3_column_bytes(st, 0)))
@@ -179,6 +181,13 @@ samples(struct store *s, enum store_dslot slot, struct vbuf *b, size_t **ret,
 		if (store_frame_get(sqlite3_column_blob(st, 0),
 			(size_t)sqlite3_column_bytes(st, 0), &f) < 0)
 			continue; /* counted where it is read */
+		/* the cap: the first payload always, none past it */
+		if (slot == DSLOT_BPF4 && n > 0 &&
+		    b->len + f.len > DICT_BPF_BYTES) {
+			store_frame_release(&f);
+			*full = true;
+			break;
+		}
 		if ((r = vbuf_reserve(b, f.len)) == 0 && f.len > 0) {
 			memcpy(b->p + b->len, f.payload, f.len);
 			b->len += f.len;
@@ -231,14 +240,14 @@ train_slot(struct store *s, enum store_dslot slot, int64_t now_ns)
 	void *dict = NULL;
 	unsigned n = 0;
 	uint32_t id;
-	bool ok = false;
+	bool ok = false, full = false;
 	int rc, r;
 
 	if ((r = enough(s, slot, &ok)) < 0 || !ok)
 		return r;
-	if ((r = samples(s, slot, &b, &len, &n)) < 0)
+	if ((r = samples(s, slot, &b, &len, &n, &full)) < 0)
 		return r;
-	if (n < DICT_MIN && b.len < DICT_SAMPLE_BYTES) {
+	if (n < DICT_MIN && !full) {
 		r = 0; /* not yet */
 		goto out;
 	}
@@ -272,6 +281,15 @@ out:
 	return r;
 }
 
+/* Whether a pass should train slot: not retired, none yet, and for the
+ * BPF rows only once this store has written some. */
+static bool
+wanted(const struct store *s, unsigned slot)
+{
+	return !slot_retired[slot] && s->dict_cur[slot] == 0 &&
+	    s->dict_new[slot] == 0 && (slot != DSLOT_BPF4 || s->bpf_written);
+}
+
 /*
  * A maintenance step: a dictionary for each slot that has none, in a
  * savepoint of the pass. The writer uses them after the pass commits
@@ -285,8 +303,7 @@ store_dict_train(struct store *s, int64_t now_wall_ns)
 	bool need = false;
 
 	for (slot = DSLOT_NONE + 1; slot < DSLOT__MAX; slot++)
-		need |= !slot_retired[slot] && s->dict_cur[slot] == 0 &&
-		    s->dict_new[slot] == 0;
+		need |= wanted(s, slot);
 	if (!need)
 		return 0;
 	if (s->dict_wait > 0) {
@@ -296,8 +313,7 @@ store_dict_train(struct store *s, int64_t now_wall_ns)
 	if ((rc = store_txn_begin(s)) != SQLITE_OK)
 		return store_fail(s, rc, "begin");
 	for (slot = DSLOT_NONE + 1; slot < DSLOT__MAX && r == 0; slot++)
-		if (!slot_retired[slot] && s->dict_cur[slot] == 0 &&
-		    s->dict_new[slot] == 0)
+		if (wanted(s, slot))
 			r = train_slot(s, slot, now_wall_ns);
 	if (r == 0 && (rc = store_txn_commit(s)) != SQLITE_OK)
 		r = store_fail(s, rc, "dictionary: commit");

@@ -248,6 +248,11 @@ struct store {
 	uint32_t dict_cur[DSLOT__MAX];
 	uint32_t dict_new[DSLOT__MAX];
 	unsigned dict_wait;
+	/* a BPF rows blob was made since open (by this handle or a spool
+	 * writing for it): slot 10 is looked for only then, so a file of a
+	 * daemon without BPF is not walked whole each pass for blobs it will
+	 * never have */
+	bool bpf_written;
 	/* store_prov.c: its statements, the provenance this handle wrote */
 	sqlite3_stmt *prov_st[STORE_PROV__MAX];
 	struct provenance prov_last;
@@ -344,7 +349,6 @@ struct store_wacc {
 	size_t ng, capg;
 	struct store_enc bpf;	    /* the BPF rows' frame, empty for none */
 	uint32_t dict_kv, dict_sys; /* their dictionaries (0: none) */
-	uint32_t dict_bpf;	    /* the BPF rows' (0: none) */
 };
 
 /* store_dict.c: trained zstd dictionaries (schema v16) */
@@ -774,7 +778,8 @@ int store_wacc_count(struct store_wacc *a, uint32_t key, uint64_t v);
 int store_wacc_gauge(struct store_wacc *a, uint32_t key, const struct gauge *g);
 int store_wacc_bpfrows(struct store_wacc *a, const struct window_bpf_uid *u,
     size_t nu, const struct window_bpf_proc *p, size_t np);
-int store_wacc_bpfrows2(struct store_wacc *a, const struct store_bpfrows *b);
+int store_wacc_bpfrows2(struct store_wacc *a, const struct store_bpfrows *b,
+    uint32_t dict);
 int store_wacc_insert(sqlite3_stmt *ins, int64_t id, struct store_wacc *a,
     const struct store_sys_cpu *c, size_t nc, const struct store_sys_psi *p,
     size_t np);

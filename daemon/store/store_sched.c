@@ -160,7 +160,9 @@ out:
 	return rc;
 }
 
-/* Everything BPF of window id; nothing when the window has no BPF part. */
+/* Everything BPF of window id; nothing when the window has no BPF part.
+ * A part of unknown state (loaded from a window whose counters were lost:
+ * store_bpf_load) keeps its rows alone. */
 static int
 store_bpf_put(struct store *s, int64_t id, const struct window *w)
 {
@@ -168,8 +170,11 @@ store_bpf_put(struct store *s, int64_t id, const struct window *w)
 	int rc = SQLITE_OK;
 	unsigned i;
 
-	if (b == NULL || b->state == VBPF_UNKNOWN)
+	if (b == NULL)
 		return SQLITE_OK;
+	if (b->state == VBPF_UNKNOWN)
+		return b->nuids || b->nprocs || b->nthreads ? put_rows(s, b) :
+							      SQLITE_OK;
 	/* state always (its row says "reported"), other counters when set */
 	for (i = 0;
 	     i < sizeof(counters) / sizeof(counters[0]) && rc == SQLITE_OK; i++)
@@ -195,7 +200,9 @@ store_bpf_put(struct store *s, int64_t id, const struct window *w)
 /*
  * Rows of the window being loaded into its sched part (the BPF blob,
  * store_wparts.c); its counters came with the kv blob and made the part.
- * A window stored without one has neither.
+ * A window stored without one has neither. Rows whose counters were lost
+ * (a damaged kv blob) still load, into a part of state VBPF_UNKNOWN
+ * with no window-level figures.
  */
 static int
 store_bpf_load(struct store *s, int64_t id, struct window *w)
@@ -206,12 +213,13 @@ store_bpf_load(struct store *s, int64_t id, struct window *w)
 	int r;
 
 	(void)id; /* the window store_load holds (RS_PARTS) */
-	if (window_sched(w) == NULL)
-		return 0;
 	if ((r = store_get_bpfrows(s, &rows)) == -ENOENT)
 		goto out;
 	if (r < 0)
 		return r;
+	/* without a part (its counters' blob did not decode, counted there)
+	 * the one made here is of state 0, VBPF_UNKNOWN: the rows still
+	 * read, under a state nobody reported */
 	if ((b = window_sched_make(w, true)) == NULL ||
 	    window_bpf_reserve(b, rows.nuid, rows.nproc, rows.nthread) < 0) {
 		store_bpfrows_release(&rows);

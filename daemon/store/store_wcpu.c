@@ -535,22 +535,9 @@ store_wcpu_load(struct store *s, int64_t id, struct window *w)
 		return -ENOTSUP;
 	rc = store_fold_step(s, st, STORE_FOLD_WCPU, id, &at, &col);
 	if (rc == SQLITE_ROW) {
-		const struct store_wcpu_ref *rp = sched_ref(w, &ref);
-		struct store_bpfrows rows = { 0 };
-
-		/* no sched part at all (its counters, in the kv blob, did not
-		 * read): the BPF blob, still at hand, read for the rows */
-		if (rp == NULL && window_sched(w) == NULL &&
-		    (r = store_get_bpfrows(s, &rows)) == 0) {
-			ref = (struct store_wcpu_ref){ .proc = rows.proc,
-				.nproc = rows.nproc,
-				.thread = rows.thread,
-				.nthread = rows.nthread };
-			rp = &ref;
-		}
-		if (r == 0 || r == -ENOENT)
-			r = wcpu_column(s, at, col, rp, &p);
-		store_bpfrows_release(&rows);
+		/* the sched part's rows (loaded before this part, even when
+		 * its counters did not read: store_bpf_load) */
+		r = wcpu_column(s, at, col, sched_ref(w, &ref), &p);
 		rc = SQLITE_DONE;
 	}
 	sqlite3_reset(st);

@@ -164,10 +164,11 @@ store_wacc_bpfrows(struct store_wacc *a, const struct window_bpf_uid *u,
 	return rc;
 }
 
-/* The rows as version 4 (version 1 is what a v8 store's migration
- * writes, store_wacc_bpfrows). */
+/* The rows as version 4, with dictionary dict (0: plain zstd); version 1
+ * is what a v8 store's migration writes, store_wacc_bpfrows. */
 int
-store_wacc_bpfrows2(struct store_wacc *a, const struct store_bpfrows *b)
+store_wacc_bpfrows2(struct store_wacc *a, const struct store_bpfrows *b,
+    uint32_t dict)
 {
 	struct store_enc pl = { 0 };
 	int rc;
@@ -177,8 +178,7 @@ store_wacc_bpfrows2(struct store_wacc *a, const struct store_bpfrows *b)
 		return SQLITE_OK;
 	rc = store_bpfrows_put4(&pl, b) < 0 ?
 	    SQLITE_NOMEM :
-	    frame_d(&a->bpf, STORE_BPFROWS_PART, STORE_BPFROWS_VERSION, &pl,
-		a->dict_bpf);
+	    frame_d(&a->bpf, STORE_BPFROWS_PART, STORE_BPFROWS_V4, &pl, dict);
 	store_enc_release(&pl);
 	return rc;
 }
@@ -190,8 +190,9 @@ store_put_bpfrows(struct store *s, const struct store_bpfrows *b)
 
 	if (a == NULL)
 		return SQLITE_NOMEM;
-	a->dict_bpf = store_dict_cur(s, DSLOT_BPF4);
-	return store_wacc_bpfrows2(a, b);
+	/* slot 10 is tried only once this file's writer has made a blob */
+	(s->inst_main != NULL ? s->inst_main : s)->bpf_written = true;
+	return store_wacc_bpfrows2(a, b, store_dict_cur(s, DSLOT_BPF4));
 }
 
 static int

@@ -159,7 +159,7 @@ td_spawn(struct td *d, const char *const *args, td_child_fn child, void *arg)
 	if (d->spool[0]) {
 		argv[n++] = "--store-spool-dir";
 		argv[n++] = d->spool;
-		/* tests wait for moves a minute apart, not the default five
+		/* tests wait for moves a minute apart, not the default 15
 		 * (a test's own --store-commit-s comes later and wins) */
 		argv[n++] = "--store-commit-s";
 		argv[n++] = "60";
