@@ -552,12 +552,39 @@ END_TEST
  * `top --weighted` makes, and a damaged BPF blob leaves the wcpu part
  * unreadable, counted, the rest of the window read.
  */
+/* Column col of the one window's parts row (level 0, T0's span table)
+ * set to the SQL value val. */
+static void
+set_part(struct store *s, const char *col, const char *val)
+{
+	char sql[160];
+
+	snprintf(sql, sizeof(sql), "UPDATE l0_parts_%lld SET %s = %s",
+	    (long long)(T0 / (3600 * SEC)), col, val);
+	ck_assert_int_eq(store_exec(s, sql, NULL, 0), 0);
+}
+
+/* The one window, read back; the store's counters before in *st0. */
+static struct window *
+load_one(struct store *s, struct store_stats *st0)
+{
+	struct window **v = NULL, *w;
+	size_t n = 0;
+
+	store_get_stats(s, st0);
+	ck_assert_int_eq(store_windows(s, T0, T0 + 20 * SEC, 0, &v, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	w = v[0];
+	free(v);
+	return w;
+}
+
 START_TEST(test_store_ref)
 {
 	char db[PATH_MAX], *dir = tu_mkdtemp_db("wcpu", db, sizeof(db));
 	char sql[160], out[64];
 	struct store_enc own = { 0 };
-	struct window *w = mkwin(), **v = NULL;
+	struct window *w = mkwin(), **v = NULL, *got;
 	struct window_bpf *b = window_sched_make(w, true);
 	const struct window_wcpu *wc = window_wcpu(w);
 	struct rpc_query q = { .op = RPC_Q_TOP,
@@ -637,21 +664,16 @@ START_TEST(test_store_ref)
 	    "CREATE TABLE keep AS SELECT kv FROM l0_parts_%lld",
 	    (long long)(T0 / (3600 * SEC)));
 	ck_assert_int_eq(store_exec(s, sql, NULL, 0), 0);
-	snprintf(sql, sizeof(sql), "UPDATE l0_parts_%lld SET kv = x'b70102'",
-	    (long long)(T0 / (3600 * SEC)));
-	ck_assert_int_eq(store_exec(s, sql, NULL, 0), 0);
-	store_get_stats(s, &st0);
-	ck_assert_int_eq(store_windows(s, T0, T0 + 20 * SEC, 0, &v, &n), 0);
-	ck_assert_uint_eq(n, 1);
-	ck_assert_ptr_nonnull(window_sched(v[0]));
-	ck_assert_uint_eq(window_sched(v[0])->state, VBPF_UNKNOWN);
-	ck_assert_uint_eq(window_sched(v[0])->nthreads,
+	set_part(s, "kv", "x'b70102'");
+	got = load_one(s, &st0);
+	ck_assert_ptr_nonnull(window_sched(got));
+	ck_assert_uint_eq(window_sched(got)->state, VBPF_UNKNOWN);
+	ck_assert_uint_eq(window_sched(got)->nthreads,
 	    window_sched(w)->nthreads);
-	ck_assert_ptr_nonnull(window_wcpu(v[0]));
-	ck_assert_mem_eq(window_wcpu(v[0])->threads, wc->threads,
+	ck_assert_ptr_nonnull(window_wcpu(got));
+	ck_assert_mem_eq(window_wcpu(got)->threads, wc->threads,
 	    wc->nthreads * sizeof(*wc->threads));
-	window_free(v[0]);
-	free(v);
+	window_free(got);
 	store_get_stats(s, &st);
 	ck_assert_uint_eq(st.blob_errors, st0.blob_errors + 1);
 	snprintf(sql, sizeof(sql),
@@ -688,17 +710,12 @@ START_TEST(test_store_ref)
 
 	/* kv damaged too: each of the three blobs is counted once at the
 	 * load (the BPF one is not read again for the wcpu part) */
-	snprintf(sql, sizeof(sql), "UPDATE l0_parts_%lld SET kv = x'b70102'",
-	    (long long)(T0 / (3600 * SEC)));
-	ck_assert_int_eq(store_exec(s, sql, NULL, 0), 0);
-	store_get_stats(s, &st0);
-	ck_assert_int_eq(store_windows(s, T0, T0 + 20 * SEC, 0, &v, &n), 0);
-	ck_assert_uint_eq(n, 1);
-	ck_assert_ptr_null(window_sched(v[0]));
-	ck_assert_ptr_null(window_wcpu(v[0]));
-	ck_assert_uint_eq(v[0]->nprocs, 2);
-	window_free(v[0]);
-	free(v);
+	set_part(s, "kv", "x'b70102'");
+	got = load_one(s, &st0);
+	ck_assert_ptr_null(window_sched(got));
+	ck_assert_ptr_null(window_wcpu(got));
+	ck_assert_uint_eq(got->nprocs, 2);
+	window_free(got);
 	store_get_stats(s, &st);
 	ck_assert_uint_eq(st.blob_errors, st0.blob_errors + 3);
 	store_close(s);
