@@ -763,6 +763,42 @@ START_TEST(dict_v1_slots_still_read)
 }
 END_TEST
 
+/*
+ * A daemon without BPF (its windows' sched part off, no rows) writes no
+ * BPF blob, and its store never looks for slot 10's payloads (a walk of
+ * every level-0 window at each pass otherwise); the first blob turns
+ * that on.
+ */
+START_TEST(dict_bpf_slot_only_once_written)
+{
+	struct store *s = open_default();
+	struct window *w;
+	unsigned k;
+
+	for (k = 0; k < 8; k++) {
+		struct window_bpf *b;
+
+		w = mkwin(k);
+		b = window_sched(w);
+		b->state = VBPF_OFF_DISABLED;
+		b->nuids = b->nprocs = b->nthreads = 0;
+		b->oncpu_ns = b->rq_ns = b->rq_count = 0;
+		ck_assert_int_eq(store_put(s, w), 0);
+		window_free(w);
+	}
+	ck_assert(!s->bpf_written);
+	ck_assert_int_eq(q_int(s,
+			     "SELECT count(*) FROM window_parts WHERE bpf IS"
+			     " NOT NULL"),
+	    0);
+	w = mkwin(8);
+	ck_assert_int_eq(store_put(s, w), 0);
+	window_free(w);
+	ck_assert(s->bpf_written);
+	store_close(s);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -776,6 +812,7 @@ suite(void)
 	tcase_add_loop_test(tc, dict_damage_confined, 0,
 	    (int)(sizeof(dict_damages) / sizeof(dict_damages[0])));
 	tcase_add_test(tc, dict_unknown_id_refused);
+	tcase_add_test(tc, dict_bpf_slot_only_once_written);
 	tcase_add_loop_test(tc, dict_v1_slots_still_read, 0, 2);
 	suite_add_tcase(su, tc);
 	return su;

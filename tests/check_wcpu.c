@@ -546,12 +546,6 @@ START_TEST(test_store_top)
 }
 END_TEST
 
-/*
- * A window with BPF rows: its wcpu blob names them (version 2, no keys of
- * its own), reads back exactly by a window's load and by the span read
- * `top --weighted` makes, and a damaged BPF blob leaves the wcpu part
- * unreadable, counted, the rest of the window read.
- */
 /* Column col of the one window's parts row (level 0, T0's span table)
  * set to the SQL value val. */
 static void
@@ -579,6 +573,12 @@ load_one(struct store *s, struct store_stats *st0)
 	return w;
 }
 
+/*
+ * A window with BPF rows: its wcpu blob names them (version 2, no keys of
+ * its own), reads back exactly by a window's load and by the span read
+ * `top --weighted` makes, and a damaged BPF blob leaves the wcpu part
+ * unreadable, counted, the rest of the window read.
+ */
 START_TEST(test_store_ref)
 {
 	char db[PATH_MAX], *dir = tu_mkdtemp_db("wcpu", db, sizeof(db));
@@ -676,22 +676,14 @@ START_TEST(test_store_ref)
 	window_free(got);
 	store_get_stats(s, &st);
 	ck_assert_uint_eq(st.blob_errors, st0.blob_errors + 1);
-	snprintf(sql, sizeof(sql),
-	    "UPDATE l0_parts_%lld SET kv = (SELECT kv FROM keep)",
-	    (long long)(T0 / (3600 * SEC)));
-	ck_assert_int_eq(store_exec(s, sql, NULL, 0), 0);
-	store_get_stats(s, &st0);
+	set_part(s, "kv", "(SELECT kv FROM keep)");
 
 	/* the BPF blob damaged: the wcpu part cannot be read either */
-	snprintf(sql, sizeof(sql), "UPDATE l0_parts_%lld SET bpf = x'b70102'",
-	    (long long)(T0 / (3600 * SEC)));
-	ck_assert_int_eq(store_exec(s, sql, NULL, 0), 0);
-	ck_assert_int_eq(store_windows(s, T0, T0 + 20 * SEC, 0, &v, &n), 0);
-	ck_assert_uint_eq(n, 1);
-	ck_assert_ptr_null(window_wcpu(v[0]));
-	ck_assert_uint_eq(v[0]->nprocs, 2);
-	window_free(v[0]);
-	free(v);
+	set_part(s, "bpf", "x'b70102'");
+	got = load_one(s, &st0);
+	ck_assert_ptr_null(window_wcpu(got));
+	ck_assert_uint_eq(got->nprocs, 2);
+	window_free(got);
 	ck_assert_int_eq(query_wcpu_top(s, &q, 1 << 20, &frame, &len), 0);
 	ck_assert_ptr_nonnull(
 	    res = frame_unpack_response(frame + VITALS_FRAME_HDR,
@@ -708,8 +700,8 @@ START_TEST(test_store_ref)
 	store_get_stats(s, &st);
 	ck_assert_uint_eq(st.blob_errors, st0.blob_errors + 3);
 
-	/* kv damaged too: each of the three blobs is counted once at the
-	 * load (the BPF one is not read again for the wcpu part) */
+	/* kv damaged too: the three blobs counted once each at the load
+	 * (kv, BPF, and the wcpu one unreadable without its rows) */
 	set_part(s, "kv", "x'b70102'");
 	got = load_one(s, &st0);
 	ck_assert_ptr_null(window_sched(got));

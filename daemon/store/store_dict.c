@@ -42,12 +42,14 @@
 #define DICT_BYTES 4096	  /* a dictionary's size at most */
 #define DICT_SAMPLES 1000 /* the newest level-0 payloads trained on */
 /* and of the BPF rows at most this many bytes: a payload of 2,000 tasks
- * is ~8 KB, and zstd's trainer holds the samples and a table of 4 MiB
- * while it works (the writer's peak memory); the other slots' payloads
- * are a tenth of that */
+ * is ~8 KB, and zstd's trainer holds the samples and 6 MiB or more of its
+ * own tables while it works (the writer's peak memory); the other slots'
+ * payloads are a tenth of that */
 #define DICT_BPF_BYTES (1u << 20)
-#define DICT_MIN 360  /* fewer payloads: not yet (an hour) */
-#define DICT_RETRY 60 /* passes before a failed training is tried again */
+#define DICT_MIN 360 /* fewer payloads: not yet (an hour) */
+/* passes before a failed training is tried again (a pass per move: at
+ * store_commit_s 900, 15 h) */
+#define DICT_RETRY 60
 
 /* The newest level-0 payloads of a slot, newest first: a correlated
  * lookup by window id, as the tables are views of the span tables
@@ -117,6 +119,13 @@ store_dict_cur(const struct store *s, enum store_dslot slot)
 	const struct store *m = s->inst_main != NULL ? s->inst_main : s;
 
 	return slot > DSLOT_NONE && slot < DSLOT__MAX ? m->dict_cur[slot] : 0;
+}
+
+void
+store_dict_bpf_written(struct store *s)
+{
+	/* the store a spool feeds trains for it, under the same lock */
+	(s->inst_main != NULL ? s->inst_main : s)->bpf_written = true;
 }
 
 /*
@@ -246,7 +255,7 @@ train_slot(struct store *s, enum store_dslot slot, int64_t now_ns)
 	if ((r = enough(s, slot, &ok)) < 0 || !ok)
 		return r;
 	if ((r = samples(s, slot, &b, &len, &n, &full)) < 0)
-		return r;
+		goto out; /* len is NULL, b what it held */
 	if (n < DICT_MIN && !full) {
 		r = 0; /* not yet */
 		goto out;

@@ -353,6 +353,9 @@ struct store_wacc {
 
 /* store_dict.c: trained zstd dictionaries (schema v16) */
 uint32_t store_dict_cur(const struct store *s, enum store_dslot slot);
+/* A BPF rows blob was framed for s (or the spool writing for it): slot 10
+ * is looked for from then on. */
+void store_dict_bpf_written(struct store *s);
 int store_dict_load(struct store *s);
 int store_dict_train(struct store *s, int64_t now_wall_ns);
 void store_dict_done(struct store *s, bool committed);

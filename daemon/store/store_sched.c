@@ -173,8 +173,7 @@ store_bpf_put(struct store *s, int64_t id, const struct window *w)
 	if (b == NULL)
 		return SQLITE_OK;
 	if (b->state == VBPF_UNKNOWN)
-		return b->nuids || b->nprocs || b->nthreads ? put_rows(s, b) :
-							      SQLITE_OK;
+		return put_rows(s, b); /* none: no blob */
 	/* state always (its row says "reported"), other counters when set */
 	for (i = 0;
 	     i < sizeof(counters) / sizeof(counters[0]) && rc == SQLITE_OK; i++)

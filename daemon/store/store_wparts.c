@@ -187,12 +187,16 @@ int
 store_put_bpfrows(struct store *s, const struct store_bpfrows *b)
 {
 	struct store_wacc *a = wacc(s);
+	int rc;
 
 	if (a == NULL)
 		return SQLITE_NOMEM;
-	/* slot 10 is tried only once this file's writer has made a blob */
-	(s->inst_main != NULL ? s->inst_main : s)->bpf_written = true;
-	return store_wacc_bpfrows2(a, b, store_dict_cur(s, DSLOT_BPF4));
+	/* framed here, with the dictionary of the store it feeds (the kv and
+	 * sys blobs are framed at the parts row's insert) */
+	rc = store_wacc_bpfrows2(a, b, store_dict_cur(s, DSLOT_BPF4));
+	if (rc == SQLITE_OK && a->bpf.b.len)
+		store_dict_bpf_written(s);
+	return rc;
 }
 
 static int
