@@ -772,8 +772,10 @@ store_inst_put(struct store *s, int64_t id, const struct window *w)
 	iw->main = s->inst_main != NULL ? s->inst_main->iw : NULL;
 	iw->cp = iw->main != NULL ? &iw->main->c : &iw->c;
 	/* the dictionaries of the store it feeds (store_dict.c) */
-	iw->dict[0] = store_dict_cur(s, DSLOT_PROCS3);
-	iw->dict[1] = store_dict_cur(s, DSLOT_THREADS3);
+	iw->dict[0] =
+	    (s->inst_main != NULL ? s->inst_main : s)->dict_cur[DSLOT_PROCS3];
+	iw->dict[1] =
+	    (s->inst_main != NULL ? s->inst_main : s)->dict_cur[DSLOT_THREADS3];
 	return iw_put(iw, st, id, w->wall_end_ns, w->procs, w->nprocs,
 	    w->threads, w->nthreads);
 }
