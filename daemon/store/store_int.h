@@ -61,6 +61,7 @@ enum store_rstmt {
 	RS_INST,
 	RS_RANGE,
 	RS_TASK_SEG,
+	RS_TASK_BLOBS, /* RS_TASK_SEG's id and blob only: a top-N's */
 	RS_INST_ID,
 	RS_INST_TGID,
 	RS__MAX

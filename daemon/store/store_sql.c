@@ -99,6 +99,15 @@ const char *const store_rs_sql[RS__MAX] = {
 	    " WHERE" IN_RANGE("w.") " AND w.wall_start_ns >= :lo"
 	    " AND w.wall_start_ns < :hi ORDER BY w.wall_start_ns,"
 	    " w.mono_start_ns, w.id",
+	/* The same windows' id and blob alone (a top-N's sums use no
+	 * other column, and each subquery is a b-tree lookup a row). */
+	[RS_TASK_BLOBS] = "SELECT w.id,"
+	    " (SELECT CASE WHEN :thread THEN t.threads ELSE t.procs END"
+	    " FROM window_tasks t WHERE t.window_id = w.id)"
+	    " FROM windows w"
+	    " WHERE" IN_RANGE("w.") " AND w.wall_start_ns >= :lo"
+	    " AND w.wall_start_ns < :hi ORDER BY w.wall_start_ns,"
+	    " w.mono_start_ns, w.id",
 	/* The instances of one task (starttime 0: every one of that id). */
 	[RS_INST_ID] = "SELECT iid FROM instance WHERE thread = :thread"
 	    " AND id = :id AND (:start = 0 OR starttime = :start)",

@@ -394,7 +394,7 @@ static int
 agg_windows(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
     bool threads, int64_t lo, int64_t hi, struct store_aggs *g)
 {
-	sqlite3_stmt *st = store_rs(s, RS_TASK_SEG);
+	sqlite3_stmt *st = store_rs(s, RS_TASK_BLOBS);
 	struct window_task *t;
 	uint64_t *iid;
 	size_t nt;
@@ -404,14 +404,14 @@ agg_windows(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 	store_bind_named(st, ":lo", lo);
 	store_bind_named(st, ":hi", hi);
 	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t wid = sqlite3_column_int64(st, TW_ID);
+		int64_t wid = sqlite3_column_int64(st, 0);
 		const void *b;
 		size_t bn;
 
-		if (sqlite3_column_type(st, TW_BLOB) == SQLITE_NULL)
+		if (sqlite3_column_type(st, 1) == SQLITE_NULL)
 			continue;
-		b = sqlite3_column_blob(st, TW_BLOB);
-		bn = (size_t)sqlite3_column_bytes(st, TW_BLOB);
+		b = sqlite3_column_blob(st, 1);
+		bn = (size_t)sqlite3_column_bytes(st, 1);
 		if ((r = store_wcache_sum(s, wid, threads, b, bn, g)) != 0) {
 			r = r < 0 ? r : 0;
 			continue;
