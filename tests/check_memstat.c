@@ -9,10 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "core/compat.h"
 #include "core/memstat.h"
+#include "core/util.h"
 
 /* a status file's memory part as Linux 6.x prints it */
 static const char status[] = "Name:\tvitalsd\n"
@@ -156,6 +159,49 @@ START_TEST(test_maps_self)
 }
 END_TEST
 
+/* the cached read: kept while younger than max_age, read again after;
+ * a library-like mapping made in between shows only in the fresh read */
+START_TEST(test_maps_cached)
+{
+	char path[] = "/tmp/check_memstat_XXXXXX.so";
+	const size_t sz = 1 << 20;
+	struct memstat_maps a, b, c, d;
+	int64_t age = -1;
+	volatile char sum = 0;
+	char *p;
+	size_t i;
+	int fd;
+
+	ck_assert_int_eq(memstat_maps_cached(0, &a, &age), 0);
+	ck_assert_int_eq(age, 0);
+	ck_assert(a.have & MEMSTAT_LIBS);
+	/* 1 MiB of a "*.so" file mapped and every page read: resident */
+	ck_assert_int_ge(fd = mkstemps(path, 3), 0);
+	ck_assert_int_eq(ftruncate(fd, (off_t)sz), 0);
+	p = mmap(NULL, sz, PROT_READ, MAP_PRIVATE, fd, 0);
+	ck_assert_ptr_ne(p, MAP_FAILED);
+	for (i = 0; i < sz; i += 4096)
+		sum += p[i];
+	/* younger than an hour: the first read's figures, its age */
+	ck_assert_int_eq(memstat_maps_cached(3600 * NSEC_PER_SEC, &b, &age), 0);
+	ck_assert_uint_eq(b.libs, a.libs);
+	ck_assert_uint_eq(b.program, a.program);
+	ck_assert_int_ge(age, 0);
+	ck_assert_int_lt(age, 3600 * NSEC_PER_SEC);
+	/* max_age 0: read again, the mapping in it */
+	ck_assert_int_eq(memstat_maps_cached(0, &c, &age), 0);
+	ck_assert_int_eq(age, 0);
+	ck_assert_uint_ge(c.libs, a.libs + sz / 2);
+	/* and that read is the one kept now (a NULL age is fine) */
+	ck_assert_int_eq(memstat_maps_cached(3600 * NSEC_PER_SEC, &d, NULL), 0);
+	ck_assert_uint_eq(d.libs, c.libs);
+	munmap(p, sz);
+	close(fd);
+	unlink(path);
+	(void)sum;
+}
+END_TEST
+
 /* VmHWM and getrusage's ru_maxrss are one figure (the peak, KiB) */
 START_TEST(test_self_agrees)
 {
@@ -257,6 +303,7 @@ memstat_suite(void)
 	tcase_add_test(tc, test_garbage);
 	tcase_add_test(tc, test_maps);
 	tcase_add_test(tc, test_maps_self);
+	tcase_add_test(tc, test_maps_cached);
 	tcase_add_test(tc, test_self_agrees);
 	tcase_add_test(tc, test_heap_follows);
 	tcase_add_test(tc, test_heap_thresholds);

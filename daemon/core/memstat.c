@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "core/memstat.h"
+#include "core/util.h"
 
 /* "<spaces>N kB" (or "<spaces>N" for counts): 0 and the value. */
 static int
@@ -292,4 +294,34 @@ memstat_heap(struct memstat_heap *ret)
 	ret->mmap = (uint64_t)mi.hblkhd;
 	return 0;
 #endif
+}
+
+int
+memstat_maps_cached(int64_t max_age_ns, struct memstat_maps *ret,
+    int64_t *ret_age_ns)
+{
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	static struct memstat_maps last;
+	static int64_t last_ns;
+	static bool have;
+	int64_t now = clock_ns(CLOCK_MONOTONIC);
+	int r = 0;
+
+	pthread_mutex_lock(&mu);
+	if (!have || max_age_ns <= 0 || now - last_ns >= max_age_ns) {
+		struct memstat_maps m;
+
+		if ((r = memstat_maps_read(NULL, &m)) == 0) {
+			last = m;
+			last_ns = now;
+			have = true;
+		}
+	}
+	if (r == 0) {
+		*ret = last;
+		if (ret_age_ns != NULL)
+			*ret_age_ns = now - last_ns;
+	}
+	pthread_mutex_unlock(&mu);
+	return r;
 }
