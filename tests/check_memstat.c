@@ -6,6 +6,8 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,7 @@
 #include "core/compat.h"
 #include "core/memstat.h"
 #include "core/util.h"
+#include "testutil.h"
 
 /* a status file's memory part as Linux 6.x prints it */
 static const char status[] = "Name:\tvitalsd\n"
@@ -159,45 +162,61 @@ START_TEST(test_maps_self)
 }
 END_TEST
 
-/* the cached read: kept while younger than max_age, read again after;
- * a library-like mapping made in between shows only in the fresh read */
+/* the cached read: kept while younger than max_age, read again once
+ * older; a library-like mapping made in between shows only in the fresh
+ * read; a failed read is kept as well while young */
 START_TEST(test_maps_cached)
 {
-	char path[] = "/tmp/check_memstat_XXXXXX.so";
+	const int64_t hour = 3600 * NSEC_PER_SEC;
 	const size_t sz = 1 << 20;
-	struct memstat_maps a, b, c, d;
+	struct memstat_maps a, b, c, d, e;
+	char *dir, path[PATH_MAX];
 	int64_t age = -1;
 	volatile char sum = 0;
 	char *p;
 	size_t i;
 	int fd;
 
-	ck_assert_int_eq(memstat_maps_cached(0, &a, &age), 0);
+	ck_assert_int_eq(memstat_maps_cached(NULL, 0, &a, &age), 0);
 	ck_assert_int_eq(age, 0);
 	ck_assert(a.have & MEMSTAT_LIBS);
 	/* 1 MiB of a "*.so" file mapped and every page read: resident */
-	ck_assert_int_ge(fd = mkstemps(path, 3), 0);
+	ck_assert_ptr_nonnull(dir = tu_mkdtemp("memstat"));
+	snprintf(path, sizeof(path), "%s/libcached.so", dir);
+	ck_assert_int_ge(fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600),
+	    0);
 	ck_assert_int_eq(ftruncate(fd, (off_t)sz), 0);
 	p = mmap(NULL, sz, PROT_READ, MAP_PRIVATE, fd, 0);
 	ck_assert_ptr_ne(p, MAP_FAILED);
 	for (i = 0; i < sz; i += 4096)
 		sum += p[i];
 	/* younger than an hour: the first read's figures, its age */
-	ck_assert_int_eq(memstat_maps_cached(3600 * NSEC_PER_SEC, &b, &age), 0);
+	ck_assert_int_eq(memstat_maps_cached(NULL, hour, &b, &age), 0);
 	ck_assert_uint_eq(b.libs, a.libs);
 	ck_assert_uint_eq(b.program, a.program);
 	ck_assert_int_ge(age, 0);
-	ck_assert_int_lt(age, 3600 * NSEC_PER_SEC);
-	/* max_age 0: read again, the mapping in it */
-	ck_assert_int_eq(memstat_maps_cached(0, &c, &age), 0);
+	ck_assert_int_lt(age, hour);
+	/* 2 ms later the read is older than 1 ms: read again, the
+	 * mapping in it */
+	tu_sleep_ms(2);
+	ck_assert_int_eq(memstat_maps_cached(NULL, NSEC_PER_MSEC, &c, &age), 0);
 	ck_assert_int_eq(age, 0);
 	ck_assert_uint_ge(c.libs, a.libs + sz / 2);
 	/* and that read is the one kept now (a NULL age is fine) */
-	ck_assert_int_eq(memstat_maps_cached(3600 * NSEC_PER_SEC, &d, NULL), 0);
+	ck_assert_int_eq(memstat_maps_cached(NULL, hour, &d, NULL), 0);
 	ck_assert_uint_eq(d.libs, c.libs);
+	/* a failed read is kept while young: its error, ret untouched */
+	ck_assert_int_eq(memstat_maps_cached("/nonexistent", 0, &d, NULL),
+	    -ENOENT);
+	memset(&e, 0xa5, sizeof(e));
+	ck_assert_int_eq(memstat_maps_cached(NULL, hour, &e, NULL), -ENOENT);
+	ck_assert_uint_eq(e.have, 0xa5a5a5a5u);
+	ck_assert_int_eq(memstat_maps_cached(NULL, 0, &e, NULL), 0);
+	ck_assert_uint_eq(e.have, c.have);
 	munmap(p, sz);
 	close(fd);
-	unlink(path);
+	tu_rmtree(dir);
+	free(dir);
 	(void)sum;
 }
 END_TEST

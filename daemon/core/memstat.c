@@ -297,27 +297,25 @@ memstat_heap(struct memstat_heap *ret)
 }
 
 int
-memstat_maps_cached(int64_t max_age_ns, struct memstat_maps *ret,
-    int64_t *ret_age_ns)
+memstat_maps_cached(const char *proc_root, int64_t max_age_ns,
+    struct memstat_maps *ret, int64_t *ret_age_ns)
 {
 	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 	static struct memstat_maps last;
 	static int64_t last_ns;
 	static bool have;
-	int64_t now = clock_ns(CLOCK_MONOTONIC);
-	int r = 0;
+	static int last_r;
+	int64_t now;
+	int r;
 
 	pthread_mutex_lock(&mu);
+	now = clock_ns(CLOCK_MONOTONIC);
 	if (!have || max_age_ns <= 0 || now - last_ns >= max_age_ns) {
-		struct memstat_maps m;
-
-		if ((r = memstat_maps_read(NULL, &m)) == 0) {
-			last = m;
-			last_ns = now;
-			have = true;
-		}
+		last_r = memstat_maps_read(proc_root, &last);
+		last_ns = now;
+		have = true;
 	}
-	if (r == 0) {
+	if ((r = last_r) == 0) {
 		*ret = last;
 		if (ret_age_ns != NULL)
 			*ret_age_ns = now - last_ns;

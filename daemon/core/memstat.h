@@ -50,15 +50,17 @@ int memstat_maps_parse(const char *buf, size_t len, const char *exe,
  * so for a request, not for every sample. */
 int memstat_maps_read(const char *proc_root, struct memstat_maps *ret);
 /*
- * The calling process's, read again only when the last read is max_age_ns
- * old or older (CLOCK_MONOTONIC; 0: always): the walk of every mapping's
- * page tables costs 0.2-1 ms at the daemon's size (87 mappings), too much
- * to run on the event loop for each health request a caller can send. *ret_age_ns (if
- * not NULL): how old the figures are. A failed read is not kept.
- * Thread-safe.
+ * memstat_maps_read, read again only when the last read is max_age_ns
+ * old or older (CLOCK_MONOTONIC; <= 0: always): the walk of every
+ * mapping's page tables costs 0.2-1 ms at the daemon's size (87
+ * mappings), too much to run on the event loop for each health request
+ * a caller can send. A failed read is kept too (its error returned until
+ * it is old), so the bound holds either way. *ret_age_ns (if not NULL):
+ * how old the figures are. One cache per process, whatever proc_root;
+ * thread-safe.
  */
-int memstat_maps_cached(int64_t max_age_ns, struct memstat_maps *ret,
-    int64_t *ret_age_ns);
+int memstat_maps_cached(const char *proc_root, int64_t max_age_ns,
+    struct memstat_maps *ret, int64_t *ret_age_ns);
 
 /* malloc's own account of the heap, every arena (mallinfo2) */
 struct memstat_heap {

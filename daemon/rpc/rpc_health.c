@@ -167,7 +167,7 @@ pb_memory(struct rpc_arena *a, const struct vitalsd_info *info)
 	}
 	/* an smaps walk (0.2-1 ms) at most once a second on the loop,
 	 * however many health requests come */
-	if (memstat_maps_cached(NSEC_PER_SEC, &mm, NULL) == 0) {
+	if (memstat_maps_cached(NULL, NSEC_PER_SEC, &mm, NULL) == 0) {
 		m->program_bytes = mm.program;
 		m->program_dirty_bytes = mm.program_dirty;
 		m->libraries_bytes = mm.libs;

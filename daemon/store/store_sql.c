@@ -87,10 +87,11 @@ const char *const store_rs_sql[RS__MAX] = {
 	    IN_RANGE("") " ORDER BY wall_start_ns DESC, bt DESC,"
 	    " mono_start_ns DESC, id DESC LIMIT :limit",
 	/* Oldest first, a list's blob each (store_taskread.c; NULL: none),
-	 * of the windows of the range that start in [:lo, :hi) (a top-N
-	 * reads the rest from summaries, store_tasksum.c). A correlated
-	 * lookup, not a join: where a reader's views stand for the tables
-	 * (store_conn.c), SQLite would read a joined view whole. */
+	 * of the windows of the range that start in [:lo, :hi), with the
+	 * windows' own columns: a history's (it skips the hours where its
+	 * tasks are absent, store_tasksum.c). A correlated lookup, not a
+	 * join: where a reader's views stand for the tables (store_conn.c),
+	 * SQLite would read a joined view whole. */
 	[RS_TASK_SEG] = "SELECT w.id, " STORE_BOOT_TEXT("w.") ", w.level, w.hz,"
 	    " w.mono_start_ns, w.mono_end_ns, w.wall_start_ns, w.wall_end_ns,"
 	    " (SELECT CASE WHEN :thread THEN t.threads ELSE t.procs END"
@@ -99,8 +100,9 @@ const char *const store_rs_sql[RS__MAX] = {
 	    " WHERE" IN_RANGE("w.") " AND w.wall_start_ns >= :lo"
 	    " AND w.wall_start_ns < :hi ORDER BY w.wall_start_ns,"
 	    " w.mono_start_ns, w.id",
-	/* The same windows' id and blob alone (a top-N's sums use no
-	 * other column, and each subquery is a b-tree lookup a row). */
+	/* The same windows' id and blob alone: a top-N's edges (it reads
+	 * the rest from summaries, store_tasksum.c). Its sums use no other
+	 * column, so no boot lookup a row. */
 	[RS_TASK_BLOBS] = "SELECT w.id,"
 	    " (SELECT CASE WHEN :thread THEN t.threads ELSE t.procs END"
 	    " FROM window_tasks t WHERE t.window_id = w.id)"

@@ -337,7 +337,10 @@ bind_range(struct store *s, sqlite3_stmt *st, int64_t from, int64_t to,
  * top-N reads: 4096 x ~200 bytes plus the index */
 #define TOP_AGGS_KEEP 4096
 
-/* RS_TASK_SEG columns */
+/* RS_TASK_BLOBS columns (a top-N's) */
+enum { TB_ID, TB_BLOB };
+
+/* RS_TASK_SEG columns (a history's) */
 enum {
 	TW_ID,
 	TW_BOOT,
@@ -404,14 +407,14 @@ agg_windows(struct store *s, int64_t from_wall_ns, int64_t to_wall_ns,
 	store_bind_named(st, ":lo", lo);
 	store_bind_named(st, ":hi", hi);
 	while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t wid = sqlite3_column_int64(st, 0);
+		int64_t wid = sqlite3_column_int64(st, TB_ID);
 		const void *b;
 		size_t bn;
 
-		if (sqlite3_column_type(st, 1) == SQLITE_NULL)
+		if (sqlite3_column_type(st, TB_BLOB) == SQLITE_NULL)
 			continue;
-		b = sqlite3_column_blob(st, 1);
-		bn = (size_t)sqlite3_column_bytes(st, 1);
+		b = sqlite3_column_blob(st, TB_BLOB);
+		bn = (size_t)sqlite3_column_bytes(st, TB_BLOB);
 		if ((r = store_wcache_sum(s, wid, threads, b, bn, g)) != 0) {
 			r = r < 0 ? r : 0;
 			continue;
