@@ -68,6 +68,14 @@ const char *const store_ws_sql[WS__MAX] = {
 	" " w "wall_start_ns < :to AND " w "wall_start_ns >= :from - :span" \
 	" AND " w "wall_end_ns > :from"
 
+/* RS_TASK_SEG's and RS_TASK_BLOBS's last column, table and condition */
+#define TASK_SEG_BLOB                                                        \
+	" (SELECT CASE WHEN :thread THEN t.threads ELSE t.procs END"         \
+	" FROM window_tasks t WHERE t.window_id = w.id)"                     \
+	" FROM windows w WHERE" IN_RANGE("w.") " AND w.wall_start_ns >= :lo" \
+	" AND w.wall_start_ns < :hi ORDER BY w.wall_start_ns,"               \
+	" w.mono_start_ns, w.id"
+
 const char *const store_rs_sql[RS__MAX] = {
 	[RS_WINDOW] = "SELECT " STORE_WINDOW_SEL_COLS " FROM windows WHERE id = ?",
 	[RS_PARTS] = "SELECT kv, sys, bpf, " STORE_FOLD_COLS
@@ -94,22 +102,11 @@ const char *const store_rs_sql[RS__MAX] = {
 	 * SQLite would read a joined view whole. */
 	[RS_TASK_SEG] = "SELECT w.id, " STORE_BOOT_TEXT("w.") ", w.level, w.hz,"
 	    " w.mono_start_ns, w.mono_end_ns, w.wall_start_ns, w.wall_end_ns,"
-	    " (SELECT CASE WHEN :thread THEN t.threads ELSE t.procs END"
-	    " FROM window_tasks t WHERE t.window_id = w.id)"
-	    " FROM windows w"
-	    " WHERE" IN_RANGE("w.") " AND w.wall_start_ns >= :lo"
-	    " AND w.wall_start_ns < :hi ORDER BY w.wall_start_ns,"
-	    " w.mono_start_ns, w.id",
+	    TASK_SEG_BLOB,
 	/* The same windows' id and blob alone: a top-N's edges (it reads
 	 * the rest from summaries, store_tasksum.c). Its sums use no other
 	 * column, so no boot lookup a row. */
-	[RS_TASK_BLOBS] = "SELECT w.id,"
-	    " (SELECT CASE WHEN :thread THEN t.threads ELSE t.procs END"
-	    " FROM window_tasks t WHERE t.window_id = w.id)"
-	    " FROM windows w"
-	    " WHERE" IN_RANGE("w.") " AND w.wall_start_ns >= :lo"
-	    " AND w.wall_start_ns < :hi ORDER BY w.wall_start_ns,"
-	    " w.mono_start_ns, w.id",
+	[RS_TASK_BLOBS] = "SELECT w.id," TASK_SEG_BLOB,
 	/* The instances of one task (starttime 0: every one of that id). */
 	[RS_INST_ID] = "SELECT iid FROM instance WHERE thread = :thread"
 	    " AND id = :id AND (:start = 0 OR starttime = :start)",
