@@ -55,9 +55,9 @@ int memstat_maps_read(const char *proc_root, struct memstat_maps *ret);
  * mapping's page tables costs 0.2-1 ms at the daemon's size (87
  * mappings), too much to run on the event loop for each health request
  * a caller can send. A failed read is kept too (its error returned until
- * it is old), so the bound holds either way. *ret_age_ns (if not NULL):
- * how old the figures are. One cache per process, whatever proc_root;
- * thread-safe.
+ * it is old; *ret and *ret_age_ns untouched), so the bound holds either
+ * way. *ret_age_ns (if not NULL): how old the figures are. One cache per
+ * process, whatever proc_root; thread-safe.
  */
 int memstat_maps_cached(const char *proc_root, int64_t max_age_ns,
     struct memstat_maps *ret, int64_t *ret_age_ns);

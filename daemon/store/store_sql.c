@@ -68,7 +68,8 @@ const char *const store_ws_sql[WS__MAX] = {
 	" " w "wall_start_ns < :to AND " w "wall_start_ns >= :from - :span" \
 	" AND " w "wall_end_ns > :from"
 
-/* RS_TASK_SEG's and RS_TASK_BLOBS's last column, table and condition */
+/* RS_TASK_SEG's and RS_TASK_BLOBS's last column, table, condition and
+ * order */
 #define TASK_SEG_BLOB                                                        \
 	" (SELECT CASE WHEN :thread THEN t.threads ELSE t.procs END"         \
 	" FROM window_tasks t WHERE t.window_id = w.id)"                     \
