@@ -403,6 +403,160 @@ START_TEST(rollup2_keeps_threads_when_asked)
 }
 END_TEST
 
+/*
+ * roll_window() with a BPF part (a uid, process 42 with two thread rows, an
+ * exited thread's 100 ns only in the process's and uid's figures, a thread
+ * "other" row) and a wcpu part with process and thread rows.
+ */
+static struct window *
+roll_window_bpf(unsigned k, int64_t wall)
+{
+	struct window *w = roll_window(k, wall);
+	struct window_bpf *b = window_sched_make(w, true);
+	struct window_wcpu *wc = window_wcpu_new();
+	struct window_bpf_thread *t;
+	struct window_bpf_proc *p;
+
+	ck_assert_ptr_nonnull(b);
+	ck_assert_ptr_nonnull(wc);
+	b->state = VBPF_ON_LOADED;
+	ck_assert_int_eq(window_bpf_reserve(b, 1, 1, 2), 0);
+	p = &b->proc[b->nprocs++];
+	p->tgid = 42;
+	p->starttime = 4200;
+	t = &b->thread[b->nthreads++];
+	t->tid = 4242;
+	t->tgid = 42;
+	t->uid = 10000;
+	t->starttime = 4200;
+	t->oncpu_ns = 1000 + k;
+	t->rq_hist[1] = 2;
+	t->rq_count = 2;
+	t->rq_ns = 5000;
+	t = &b->thread[b->nthreads++];
+	t->tid = 4243;
+	t->tgid = 42;
+	t->uid = 10000;
+	t->starttime = 4201;
+	t->oncpu_ns = 500;
+	t->rq_hist[3] = 1;
+	t->rq_count = 1;
+	t->rq_ns = 9000;
+	p->oncpu_ns = 1000 + k + 500 + 100;
+	p->rq_ns = 14000;
+	p->rq_count = 3;
+	p->rq_hist[1] = 2;
+	p->rq_hist[3] = 1;
+	b->threads_other = 1;
+	b->thread_other.tid = -1;
+	b->thread_other.tgid = -1;
+	b->thread_other.uid = UINT32_MAX;
+	b->thread_other.oncpu_ns = 7;
+	b->nuids = 1;
+	b->uid[0].uid = 10000;
+	b->uid[0].oncpu_ns = p->oncpu_ns + 7;
+	b->uid[0].exited_ns = 100;
+	b->uid[0].exited_tasks = 1;
+	b->oncpu_ns = b->uid[0].oncpu_ns;
+
+	wc->drains = 1;
+	wc->oncpu_ns = wc->wtd_ns = p->oncpu_ns;
+	wc->procs = calloc(1, sizeof(*wc->procs));
+	wc->threads = calloc(2, sizeof(*wc->threads));
+	ck_assert(wc->procs && wc->threads);
+	wc->procs[0] = (struct wcpu_row){ 42, 42, 4200, p->oncpu_ns,
+		p->oncpu_ns };
+	wc->threads[0] = (struct wcpu_row){ 4242, 42, 4200, 1000 + k,
+		1000 + k };
+	wc->threads[1] = (struct wcpu_row){ 4243, 42, 4201, 500, 500 };
+	wc->nprocs = 1;
+	wc->nthreads = 2;
+	window_part_set(w, WPART_WCPU, wc);
+	return w;
+}
+
+/*
+ * Level 2 drops the parts' thread rows with the tasks' (rollup2_threads
+ * off, the default: _i 0): the BPF thread rows, the "other" thread row and
+ * the wcpu thread rows; the process's and uid's BPF figures and the wcpu
+ * process row stay summed exactly. Level 1 keeps them all, and so does
+ * level 2 with rollup2_threads on (_i 1).
+ */
+START_TEST(rollup2_drops_part_threads)
+{
+	bool keep = _i == 1;
+	const struct window_bpf *b;
+	const struct window_wcpu *wc;
+	struct store_opts o;
+	struct store *s;
+	struct window **v;
+	size_t n;
+	unsigned k;
+
+	store_opts_default(&o);
+	o.rollup_batch_s = 0; /* roll at every pass */
+	o.rollup2_threads = keep;
+	s = sf_open_opts(&o);
+	for (k = 0; k < 12; k++)
+		sf_put(s, roll_window_bpf(k, T0 + k * 10 * SEC));
+
+	/* level 1: two minutes, every thread row kept */
+	ck_assert_int_eq(store_maintain(s, T0 + 7 * 3600 * SEC), 0);
+	ck_assert_int_eq(store_windows(s, T0, T0 + 60 * SEC, 0, &v, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(v[0]->level, 1);
+	ck_assert_ptr_nonnull(b = window_sched(v[0]));
+	ck_assert_uint_eq(b->nthreads, 2);
+	ck_assert_uint_eq(b->thread_other.oncpu_ns, 6 * 7);
+	ck_assert_ptr_nonnull(wc = window_wcpu(v[0]));
+	ck_assert_uint_eq(wc->nthreads, 2);
+	sf_free_windows(v, n);
+
+	/* level 2: one ten-minute window */
+	ck_assert_int_eq(store_maintain(s, T0 + 25 * 3600 * SEC), 0);
+	ck_assert_int_eq(store_windows(s, T0, T0 + 600 * SEC, 0, &v, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(v[0]->level, 2);
+	ck_assert_ptr_nonnull(b = window_sched(v[0]));
+	ck_assert_uint_eq(b->nprocs, 1);
+	ck_assert_int_eq(b->proc[0].tgid, 42);
+	/* Σ (1,000 + k + 600) over k = 0..11 */
+	ck_assert_uint_eq(b->proc[0].oncpu_ns, 12 * 1600 + 66);
+	ck_assert_uint_eq(b->proc[0].rq_count, 36);
+	ck_assert_uint_eq(b->proc[0].rq_ns, 12 * 14000);
+	ck_assert_uint_eq(b->proc[0].rq_hist[1], 24);
+	ck_assert_uint_eq(b->proc[0].rq_hist[3], 12);
+	ck_assert_uint_eq(b->nuids, 1);
+	ck_assert_uint_eq(b->uid[0].oncpu_ns, 12 * 1607 + 66);
+	ck_assert_uint_eq(b->uid[0].exited_ns, 1200);
+	ck_assert_ptr_nonnull(wc = window_wcpu(v[0]));
+	ck_assert_uint_eq(wc->nprocs, 1);
+	ck_assert_uint_eq(wc->procs[0].oncpu_ns, 12 * 1600 + 66);
+	if (keep) {
+		ck_assert_uint_eq(b->nthreads, 2);
+		ck_assert_int_eq(b->thread[0].tid, 4242);
+		ck_assert_uint_eq(b->thread[0].oncpu_ns, 12 * 1000 + 66);
+		ck_assert_uint_eq(b->thread[0].rq_hist[1], 24);
+		ck_assert_uint_eq(b->threads_other, 12);
+		ck_assert_uint_eq(b->thread_other.oncpu_ns, 12 * 7);
+		ck_assert_uint_eq(wc->nthreads, 2);
+		ck_assert_uint_eq(wc->threads[0].oncpu_ns, 12 * 1000 + 66);
+		ck_assert_uint_eq(v[0]->nthreads, 1);
+	} else {
+		ck_assert_uint_eq(b->nthreads, 0);
+		ck_assert_ptr_null(b->thread);
+		ck_assert_uint_eq(b->threads_other, 0);
+		ck_assert_uint_eq(b->thread_other.oncpu_ns, 0);
+		ck_assert_uint_eq(b->thread_other.rq_count, 0);
+		ck_assert_uint_eq(wc->nthreads, 0);
+		ck_assert_uint_eq(wc->threads_cut, 0);
+		ck_assert_uint_eq(v[0]->nthreads, 0);
+	}
+	sf_free_windows(v, n);
+	store_close(s);
+}
+END_TEST
+
 /* A window that arrives after its minute was rolled joins that minute. */
 START_TEST(rollup_late_arrival_joins_bucket)
 {
@@ -881,6 +1035,7 @@ store_maint_suite(void)
 	tcase_add_test(tc, rollup_late_arrival_joins_bucket);
 	tcase_add_test(tc, rollup_keeps_burst_windows);
 	tcase_add_test(tc, rollup2_keeps_threads_when_asked);
+	tcase_add_loop_test(tc, rollup2_drops_part_threads, 0, 2);
 	tcase_add_test(tc, windows_at_granularity);
 	tcase_add_test(tc, windows_newest_max);
 	tcase_add_test(tc, retention_by_age);

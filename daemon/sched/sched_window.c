@@ -946,6 +946,24 @@ sched_part_bytes(const void *part)
 	    b->nprocs * sizeof(*b->proc) + b->nthreads * sizeof(*b->thread);
 }
 
+/* Level 2 without rollup2_threads: the thread rows and the "other"
+ * thread row go; the processes' and uids' rows keep their own figures
+ * (the kernel's per-process and per-uid sums, exited threads included). */
+static bool
+sched_part_drop_threads(void *part)
+{
+	static const struct window_bpf_thread none;
+	struct window_bpf *b = part;
+	bool had = b->nthreads || b->threads_other ||
+	    memcmp(&b->thread_other, &none, sizeof(none)) != 0;
+
+	free(b->thread);
+	b->thread = NULL;
+	b->nthreads = b->threads_other = 0;
+	b->thread_other = none;
+	return had;
+}
+
 const struct window_part_ops sched_window_part = {
 	.name = "sched",
 	.free = sched_part_free,
@@ -954,4 +972,5 @@ const struct window_part_ops sched_window_part = {
 	.dump = sched_part_dump,
 	.summary = sched_part_summary,
 	.bytes = sched_part_bytes,
+	.drop_threads = sched_part_drop_threads,
 };

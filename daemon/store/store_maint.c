@@ -98,14 +98,13 @@ roll_bucket(struct store *s, const struct roll_src *src, size_t n,
 		goto out;
 	/* Level 2 keeps processes only (unless asked): a process's row
 	 * already sums its threads, so its figures stay exact, and the
-	 * threads were three quarters of a level-2 window. The longer
+	 * threads were three quarters of a level-2 window. The parts'
+	 * thread rows go too (BPF, wcpu: window_drop_threads). The longer
 	 * spans' summaries then no longer hold these windows' sums: they
 	 * are forgotten too. */
 	for (i = 0; from + 1 >= 2 && !s->o.rollup2_threads && i < nids; i++)
-		if (w[i]->nthreads) {
-			w[i]->nthreads = 0;
+		if (window_drop_threads(w[i]))
 			forget_ns = INT64_MAX;
-		}
 	qsort(w, nids, sizeof(*w), cmp_mono);
 	for (i = 1; i < nids && r == 0; i++)
 		r = window_merge(w[0], w[i]);

@@ -116,6 +116,21 @@ part_bytes(const void *part)
 	    0;
 }
 
+/* Level 2 without rollup2_threads: the thread rows go with the BPF
+ * thread rows they are named among; the head and the process rows stay. */
+static bool
+part_drop_threads(void *part)
+{
+	struct window_wcpu *p = part;
+	bool had = p->nthreads || p->threads_cut;
+
+	free(p->threads);
+	p->threads = NULL;
+	p->nthreads = 0;
+	p->threads_cut = 0;
+	return had;
+}
+
 const struct window_part_ops wcpu_window_part = {
 	.name = "wcpu",
 	.free = part_free,
@@ -123,4 +138,5 @@ const struct window_part_ops wcpu_window_part = {
 	.merge = part_merge,
 	.dump = part_dump,
 	.bytes = part_bytes,
+	.drop_threads = part_drop_threads,
 };
