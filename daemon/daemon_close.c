@@ -391,6 +391,8 @@ wcpu_close(struct vitalsd *d, struct window *w)
 		if (wcpu_bpf_add(p, b, w->hz, nocap, nofreq) < 0)
 			log_warnx("wcpu: window %llu: %s",
 			    (unsigned long long)w->seq, strerror(ENOMEM));
+		else
+			wcpu_keep_bpf_rows(p, window_sched(w));
 	}
 	window_wcpu_free(window_wcpu(w));
 	window_part_set(w, WPART_WCPU, p);

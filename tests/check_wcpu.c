@@ -132,6 +132,67 @@ START_TEST(test_bpf_rows)
 }
 END_TEST
 
+/*
+ * wcpu_keep_bpf_rows: the part keeps the rows the window's BPF part kept
+ * (a bound of bpf_threads or bpf_procs folded the others into its "other"
+ * rows); the rest are counted as cut, the totals stay. Without the BPF
+ * part's rows nothing changes.
+ */
+START_TEST(test_keep_bpf_rows)
+{
+	struct bpf_sched_batch b;
+	struct vbpf_tid t[3];
+	struct vbpf_proc p[2];
+	struct window_wcpu *w = window_wcpu_new();
+	struct window_bpf *s = calloc(1, sizeof(*s));
+	unsigned src;
+
+	ck_assert(w && s);
+	mkbatch(&b, t, p);
+	ck_assert_int_eq(wcpu_bpf_add(w, &b, 100, 0, 0), 0);
+	ck_assert_uint_eq(w->nthreads, 3);
+	ck_assert_uint_eq(w->nprocs, 2);
+
+	/* no rows (a head-only part), no part: nothing cut */
+	s->head_only = true;
+	wcpu_keep_bpf_rows(w, s);
+	wcpu_keep_bpf_rows(w, NULL);
+	ck_assert_uint_eq(w->nthreads, 3);
+	ck_assert_uint_eq(w->nprocs, 2);
+
+	/* the BPF part kept thread 101 and process 100 (starttimes in
+	 * ticks: 2 s and 1 s at 100 Hz), a thread and a process "other" */
+	s->head_only = false;
+	ck_assert_int_eq(window_bpf_reserve(s, 0, 2, 2), 0);
+	s->proc[s->nprocs++] = (struct window_bpf_proc){ .tgid = 100,
+		.starttime = 100 };
+	s->proc[s->nprocs++] = (struct window_bpf_proc){ .tgid = -1 };
+	s->thread[s->nthreads++] = (struct window_bpf_thread){ .tid = 101,
+		.tgid = 100,
+		.starttime = 200 };
+	s->thread[s->nthreads++] = (struct window_bpf_thread){ .tid = -1,
+		.tgid = -1 };
+	wcpu_keep_bpf_rows(w, s);
+	ck_assert_uint_eq(w->nthreads, 1);
+	ck_assert_uint_eq(w->threads_cut, 2);
+	ck_assert_ptr_nonnull(wcpu_find(w, true, 101, 200));
+	ck_assert_ptr_null(wcpu_find(w, true, 100, 100));
+	ck_assert_ptr_null(wcpu_find(w, true, 200, 300));
+	ck_assert_uint_eq(w->nprocs, 1);
+	ck_assert_uint_eq(w->procs_cut, 1);
+	ck_assert_ptr_nonnull(wcpu_find(w, false, 100, 100));
+	ck_assert_ptr_null(wcpu_find(w, false, 200, 300));
+	/* the totals keep every drained ns */
+	ck_assert_uint_eq(w->oncpu_ns, 490 * MS);
+	/* a cut task is weighted by the approximation */
+	(void)wcpu_task(w, false, 200, 300, 5, &src);
+	ck_assert_uint_eq(src, WCPU_SRC_APPROX);
+	window_bpf_release(s);
+	free(s);
+	window_wcpu_free(w);
+}
+END_TEST
+
 START_TEST(test_merge_bound)
 {
 	struct bpf_sched_batch b;
@@ -1094,6 +1155,7 @@ main(void)
 
 	tcase_add_test(tc, test_fscale);
 	tcase_add_test(tc, test_bpf_rows);
+	tcase_add_test(tc, test_keep_bpf_rows);
 	tcase_add_test(tc, test_merge_bound);
 	tcase_add_test(tc, test_codec);
 	tcase_add_test(tc, test_codec_ref);

@@ -261,6 +261,70 @@ wcpu_task(const struct window_wcpu *p, bool thread, int32_t id,
 	return (double)ticks * wcpu_approx_factor(p);
 }
 
+/* Keep the rows of v[0..*n) whose key is marked in keep; the others are
+ * counted in *cut (their time stays in the part's totals). */
+static void
+rows_keep(struct wcpu_row *v, size_t *n, const uint8_t *keep, uint32_t *cut)
+{
+	size_t i, k;
+
+	for (i = k = 0; i < *n; i++)
+		if (keep[i])
+			v[k++] = v[i];
+	*cut += (uint32_t)(*n - k);
+	*n = k;
+}
+
+/* Mark in keep the row of v[0..n) (sorted by key) with key (id, st). */
+static void
+row_mark(const struct wcpu_row *v, size_t n, int32_t id, uint64_t st,
+    uint8_t *keep)
+{
+	struct wcpu_row key = { .id = id, .starttime = st };
+	const struct wcpu_row *r;
+
+	if (n && (r = bsearch(&key, v, n, sizeof(key), row_cmp)) != NULL)
+		keep[r - v] = 1;
+}
+
+/*
+ * The rows of the window's BPF part only (b: its sched part, from the same
+ * drains): a task the BPF part folded into its "other" row (bpf_procs,
+ * bpf_threads) leaves its wcpu row too, counted in procs_cut / threads_cut,
+ * and its ticks are weighted by the approximation. So the part's rows are
+ * named among the BPF rows when stored (doc/storage.md, "window_wcpu")
+ * whatever the bounds. Without b's rows (BPF off, a part that never held
+ * any) or memory, nothing changes.
+ */
+void
+wcpu_keep_bpf_rows(struct window_wcpu *p, const struct window_bpf *b)
+{
+	uint8_t *kp, *kt;
+	size_t i;
+
+	if (p == NULL || b == NULL || b->head_only || p->drains == 0)
+		return;
+	kp = calloc(p->nprocs + 1, 1);
+	kt = calloc(p->nthreads + 1, 1);
+	if (kp == NULL || kt == NULL) {
+		free(kp);
+		free(kt);
+		return;
+	}
+	for (i = 0; i < b->nprocs; i++)
+		if (b->proc[i].tgid != -1)
+			row_mark(p->procs, p->nprocs, b->proc[i].tgid,
+			    b->proc[i].starttime, kp);
+	for (i = 0; i < b->nthreads; i++)
+		if (b->thread[i].tid != -1)
+			row_mark(p->threads, p->nthreads, b->thread[i].tid,
+			    b->thread[i].starttime, kt);
+	rows_keep(p->procs, &p->nprocs, kp, &p->procs_cut);
+	rows_keep(p->threads, &p->nthreads, kt, &p->threads_cut);
+	free(kp);
+	free(kt);
+}
+
 /* A roll-up: src (a later window) into acc; sums add, rows by key. */
 int
 wcpu_merge_into(struct window_wcpu *acc, const struct window_wcpu *src)

@@ -79,6 +79,8 @@ const struct wcpu_row *wcpu_find(const struct window_wcpu *p, bool thread,
 double wcpu_task(const struct window_wcpu *p, bool thread, int32_t id,
     uint64_t starttime, uint64_t ticks, unsigned *ret_src);
 int wcpu_merge_into(struct window_wcpu *acc, const struct window_wcpu *src);
+struct window_bpf;
+void wcpu_keep_bpf_rows(struct window_wcpu *p, const struct window_bpf *b);
 
 /* wcpu_window.c: the part */
 struct window_wcpu *window_wcpu_new(void);
