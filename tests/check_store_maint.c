@@ -373,22 +373,32 @@ START_TEST(rollup_through_store)
 }
 END_TEST
 
-/* rollup2_threads on: level 2 keeps the thread rows, summed exactly. */
-START_TEST(rollup2_keeps_threads_when_asked)
+/* A store rolling at every pass (rollup2_threads as keep) holding two
+ * minutes of mk's windows. */
+static struct store *
+roll_store(bool keep, struct window *(*mk)(unsigned, int64_t))
 {
 	struct store_opts o;
 	struct store *s;
-	struct window **v;
-	const struct window_task *t;
-	size_t n;
 	unsigned k;
 
 	store_opts_default(&o);
 	o.rollup_batch_s = 0; /* roll at every pass */
-	o.rollup2_threads = true;
+	o.rollup2_threads = keep;
 	s = sf_open_opts(&o);
 	for (k = 0; k < 12; k++)
-		sf_put(s, roll_window(k, T0 + k * 10 * SEC));
+		sf_put(s, mk(k, T0 + k * 10 * SEC));
+	return s;
+}
+
+/* rollup2_threads on: level 2 keeps the thread rows, summed exactly. */
+START_TEST(rollup2_keeps_threads_when_asked)
+{
+	struct store *s = roll_store(true, roll_window);
+	struct window **v;
+	const struct window_task *t;
+	size_t n;
+
 	ck_assert_int_eq(store_maintain(s, T0 + 7 * 3600 * SEC), 0);
 	ck_assert_int_eq(store_maintain(s, T0 + 25 * 3600 * SEC), 0);
 	ck_assert_int_eq(store_windows(s, T0, T0 + 600 * SEC, 0, &v, &n), 0);
@@ -485,20 +495,11 @@ roll_window_bpf(unsigned k, int64_t wall)
 START_TEST(rollup2_drops_part_threads)
 {
 	bool keep = _i == 1;
+	struct store *s = roll_store(keep, roll_window_bpf);
 	const struct window_bpf *b;
 	const struct window_wcpu *wc;
-	struct store_opts o;
-	struct store *s;
 	struct window **v;
 	size_t n;
-	unsigned k;
-
-	store_opts_default(&o);
-	o.rollup_batch_s = 0; /* roll at every pass */
-	o.rollup2_threads = keep;
-	s = sf_open_opts(&o);
-	for (k = 0; k < 12; k++)
-		sf_put(s, roll_window_bpf(k, T0 + k * 10 * SEC));
 
 	/* level 1: two minutes, every thread row kept */
 	ck_assert_int_eq(store_maintain(s, T0 + 7 * 3600 * SEC), 0);
