@@ -14,10 +14,15 @@
  * and to check and decode (mean of 20 runs), and then per column (each column
  * compressed alone at zstd 3) the columns that version 4 changed. "As
  * stored" may be codec 2 (the file's dictionaries are registered first).
- * Last, a dictionary of the store's size (4 KiB) trained on the even
+ * Then a dictionary of the store's size (4 KiB) trained on the even
  * windows' version-4 payloads and the odd ones framed with it and without
  * (held out, so the figure is not the dictionary meeting its own
  * samples; the store trains on the newest level-0 ones, at most 1 MiB).
+ * Last, what else could come off, each measured the same way (its own
+ * dictionary on the even windows, the odd ones framed): zstd levels with
+ * the dictionary, and payloads that keep less (doc/storage.md, "What
+ * the BPF rows could still give up"): threads' ns figures in µs,
+ * threads without histograms, fewer thread rows (bpf_threads).
  */
 #include <errno.h>
 #include <sqlite3.h>
@@ -25,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <zdict.h>
 #include <zstd.h>
 
 #include "store/store_bpfrows.h"
@@ -283,6 +289,210 @@ columns(struct store_bpfrows *b)
 	free(der);
 }
 
+/* ------------------------------------------------------------ options */
+
+/*
+ * Payloads that keep less, built from each window's rows and encoded as
+ * version 4 (plus, where a version 5 would need one, a column appended):
+ *   O_US      threads' oncpu_ns and rq_ns floored to µs; a process with
+ *             thread rows keeps its exact figures as the sum of its
+ *             threads' µs (so it stays derived) and two columns of the
+ *             remainders in ns (N, as version 4's numbers)
+ *   O_NOH     threads without histograms (their rq_count kept): version 4
+ *             as it is, so processes are no longer derived
+ *   O_NOH5    the same, processes' histograms in a column of their own
+ *             (H, over every process) and their sums still derived
+ *   O_BOTH    O_US and O_NOH5
+ *   O_T64/32  bpf_threads 64 / 32: the daemon's choice (half of the bound
+ *             by on-CPU time, then the longest waiters), the rest folded
+ *             into the "other" thread row
+ */
+enum { O_US, O_NOH, O_NOH5, O_BOTH, O_T64, O_T32, O__MAX };
+static const char *const o_name[O__MAX] = {
+	"threads' ns in µs (process remainders kept)",
+	"threads without histograms (version 4)",
+	"threads without histograms (process column)",
+	"both (µs, process column)",
+	"bpf_threads 64",
+	"bpf_threads 32",
+};
+static struct store_enc opay[O__MAX][4096];
+
+static void
+rows_copy(const struct store_bpfrows *b, struct store_bpfrows *c)
+{
+	*c = *b;
+	c->proc = malloc((b->nproc + 1) * sizeof(*c->proc));
+	c->thread = malloc((b->nthread + 1) * sizeof(*c->thread));
+	if (c->proc == NULL || c->thread == NULL)
+		die("out of memory");
+	memcpy(c->proc, b->proc, b->nproc * sizeof(*c->proc));
+	memcpy(c->thread, b->thread, b->nthread * sizeof(*c->thread));
+}
+
+static void
+opt_us(struct store_bpfrows *c, struct store_enc *tail)
+{
+	uint64_t *r1 = calloc(c->nproc + 1, sizeof(*r1));
+	uint64_t *r2 = calloc(c->nproc + 1, sizeof(*r2));
+	size_t i, j;
+
+	if (r1 == NULL || r2 == NULL)
+		die("out of memory");
+	for (i = 0; i < c->nproc; i++) {
+		uint64_t so = 0, sr = 0;
+		bool any = false;
+
+		for (j = 0; j < c->nthread; j++)
+			if (c->thread[j].tgid == c->proc[i].tgid) {
+				any = true;
+				so += c->thread[j].oncpu_ns / 1000;
+				sr += c->thread[j].rq_ns / 1000;
+			}
+		if (!any || so * 1000 > c->proc[i].oncpu_ns ||
+		    sr * 1000 > c->proc[i].rq_ns)
+			continue;
+		r1[i] = c->proc[i].oncpu_ns - so * 1000;
+		r2[i] = c->proc[i].rq_ns - sr * 1000;
+		c->proc[i].oncpu_ns = so;
+		c->proc[i].rq_ns = sr;
+	}
+	for (j = 0; j < c->nthread; j++) {
+		c->thread[j].oncpu_ns /= 1000;
+		c->thread[j].rq_ns /= 1000;
+	}
+	planes(tail, r1, c->nproc);
+	planes(tail, r2, c->nproc);
+	free(r1);
+	free(r2);
+}
+
+static void
+opt_nohist(struct store_bpfrows *c, struct store_enc *tail)
+{
+	size_t i;
+
+	if (tail != NULL) {
+		uint32_t **h = malloc((c->nproc + 1) * sizeof(*h));
+		uint64_t *n = malloc((c->nproc + 1) * sizeof(*n));
+
+		if (h == NULL || n == NULL)
+			die("out of memory");
+		for (i = 0; i < c->nproc; i++) {
+			h[i] = c->proc[i].rq_hist;
+			n[i] = c->proc[i].rq_count;
+		}
+		hists(tail, h, n, c->nproc, 1);
+		free(h);
+		free(n);
+		for (i = 0; i < c->nproc; i++)
+			memset(c->proc[i].rq_hist, 0,
+			    sizeof(c->proc[i].rq_hist));
+	}
+	for (i = 0; i < c->nthread; i++)
+		memset(c->thread[i].rq_hist, 0, sizeof(c->thread[i].rq_hist));
+}
+
+static const struct window_bpf_thread *cmp_rows;
+
+static int
+by_oncpu(const void *a, const void *b)
+{
+	uint64_t x = cmp_rows[*(const size_t *)a].oncpu_ns;
+	uint64_t y = cmp_rows[*(const size_t *)b].oncpu_ns;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static int
+by_rq(const void *a, const void *b)
+{
+	uint64_t x = cmp_rows[*(const size_t *)a].rq_ns;
+	uint64_t y = cmp_rows[*(const size_t *)b].rq_ns;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* The first k/2 threads by on-CPU time, then the longest waiters, kept in
+ * their order; the rest summed into the "other" row, first. */
+static void
+opt_bound(struct store_bpfrows *c, size_t k)
+{
+	struct window_bpf_thread *t = c->thread,
+				 o = { .tid = -1,
+					 .tgid = -1,
+					 .uid = UINT32_MAX };
+	size_t *ix = malloc((c->nthread + 1) * sizeof(*ix)), i, n = 0, s;
+	uint8_t *keep = calloc(c->nthread + 1, 1);
+	unsigned h;
+
+	if (ix == NULL || keep == NULL)
+		die("out of memory");
+	for (i = 0; i < c->nthread; i++)
+		if (t[i].tid != -1)
+			ix[n++] = i;
+	cmp_rows = t;
+	qsort(ix, n, sizeof(*ix), by_oncpu);
+	s = n < k / 2 ? n : k / 2;
+	qsort(ix + s, n - s, sizeof(*ix), by_rq);
+	for (i = 0; i < n && i < k; i++)
+		keep[ix[i]] = 1;
+	for (i = n = 0; i < c->nthread; i++) {
+		if (keep[i]) {
+			ix[n++] = i;
+			continue;
+		}
+		o.oncpu_ns += t[i].oncpu_ns;
+		o.rq_ns += t[i].rq_ns;
+		o.rq_count += t[i].rq_count;
+		for (h = 0; h < VITALS_BPF_RQ_SLOTS; h++)
+			o.rq_hist[h] += t[i].rq_hist[h];
+	}
+	{
+		struct window_bpf_thread *nt = malloc((n + 2) * sizeof(*nt));
+
+		if (nt == NULL)
+			die("out of memory");
+		nt[0] = o;
+		for (i = 0; i < n; i++)
+			nt[i + 1] = t[ix[i]];
+		free(c->thread);
+		c->thread = nt;
+		c->nthread = n + 1;
+	}
+	free(ix);
+	free(keep);
+}
+
+/* Window w's payload in each option. */
+static void
+options(const struct store_bpfrows *b, size_t w)
+{
+	int o;
+
+	for (o = 0; o < O__MAX; o++) {
+		struct store_bpfrows c;
+		struct store_enc tail = { 0 }, *e = &opay[o][w];
+
+		rows_copy(b, &c);
+		if (o == O_NOH)
+			opt_nohist(&c, NULL);
+		if (o == O_NOH5 || o == O_BOTH)
+			opt_nohist(&c, &tail);
+		if (o == O_US || o == O_BOTH)
+			opt_us(&c, &tail);
+		if (o == O_T64 || o == O_T32)
+			opt_bound(&c, o == O_T64 ? 64 : 32);
+		memset(e, 0, sizeof(*e));
+		if (store_bpfrows_put4(e, &c) < 0 || tail.err)
+			die("out of memory");
+		store_enc_bytes(e, tail.b.p, tail.b.len);
+		store_enc_release(&tail);
+		free(c.proc);
+		free(c.thread);
+	}
+}
+
 /* ------------------------------------------------------------ windows */
 
 static size_t
@@ -385,6 +595,7 @@ window(const void *blob, size_t n)
 		die("version 4 does not decode");
 	rows_eq(&b, &back);
 	if (npay < sizeof(pay) / sizeof(pay[0])) {
+		options(&b, npay);
 		pay[npay++] = p4;
 		memset(&p4, 0, sizeof(p4));
 	}
@@ -401,66 +612,160 @@ window(const void *blob, size_t n)
 	store_enc_release(&p4);
 }
 
-/*
- * A dictionary of the store's size (4 KiB) trained on the even windows'
- * version-4 payloads, as a maintenance pass would on the newest ones;
- * the odd windows framed with it and without (the store's codec 2
- * against codec 1, doc/storage.md "Dictionaries").
- */
-static void
-dictionary(void)
+/* Payloads p[0..n) held out: a dictionary of the store's size (4 KiB)
+ * trained on the even ones, the odd ones framed with it and without. */
+struct held {
+	double raw, without, with, nodd;
+	void *dict; /* the caller frees it */
+	size_t dn, ntrain;
+};
+
+static int
+held_out(struct store_enc *p, size_t n, struct held *h)
 {
 	struct store_enc b = { 0 };
-	size_t *len = calloc(npay, sizeof(*len)), dn, i, m = 0;
-	double with = 0, without = 0, nodd = 0;
+	size_t *len = calloc(n + 1, sizeof(*len)), i;
 	uint32_t id;
-	void *dict = NULL;
 
+	memset(h, 0, sizeof(*h));
 	if (len == NULL)
 		die("out of memory");
-	for (i = 0; i < npay; i += 2) {
-		store_enc_bytes(&b, pay[i].b.p, pay[i].b.len);
-		len[m++] = pay[i].b.len;
+	for (i = 0; i < n; i += 2) {
+		store_enc_bytes(&b, p[i].b.p, p[i].b.len);
+		len[h->ntrain++] = p[i].b.len;
 	}
 	if (b.err ||
-	    store_zdict_train(b.b.p, len, (unsigned)m, 4096, &dict, &dn) < 0 ||
-	    store_zdict_add(dict, dn, &id) < 0) {
-		printf("\ndictionary: zstd could not train on %zu payloads\n",
-		    m);
-		goto out;
+	    store_zdict_train(b.b.p, len, (unsigned)h->ntrain, 4096, &h->dict,
+		&h->dn) < 0 ||
+	    store_zdict_add(h->dict, h->dn, &id) < 0) {
+		free(len);
+		store_enc_release(&b);
+		return -1;
 	}
-	for (i = 1; i < npay; i += 2) {
+	for (i = 1; i < n; i += 2) {
 		struct store_enc e = { 0 }, z = { 0 };
 		struct store_frame f;
 
 		if (store_frame_put_zdict(&e, STORE_BPFROWS_PART,
-			STORE_BPFROWS_VERSION, pay[i].b.p, pay[i].b.len,
-			id) < 0 ||
+			STORE_BPFROWS_VERSION, p[i].b.p, p[i].b.len, id) < 0 ||
 		    store_frame_put_zstd(&z, STORE_BPFROWS_PART,
-			STORE_BPFROWS_VERSION, pay[i].b.p, pay[i].b.len,
+			STORE_BPFROWS_VERSION, p[i].b.p, p[i].b.len,
 			STORE_ZSTD_LEVEL) < 0)
 			die("frame");
 		if (store_frame_get(e.b.p, e.b.len, &f) < 0 ||
-		    f.len != pay[i].b.len ||
-		    memcmp(f.payload, pay[i].b.p, f.len) != 0)
+		    f.len != p[i].b.len ||
+		    memcmp(f.payload, p[i].b.p, f.len) != 0)
 			die("a dictionary frame does not read back");
 		store_frame_release(&f);
-		with += e.b.len;
-		without += z.b.len;
-		nodd++;
+		h->raw += p[i].b.len;
+		h->with += e.b.len;
+		h->without += z.b.len;
+		h->nodd++;
 		store_enc_release(&e);
 		store_enc_release(&z);
+	}
+	free(len);
+	store_enc_release(&b);
+	return 0;
+}
+
+/* The odd payloads compressed with dictionary h at zstd level lv as the
+ * store's codec 2 does (no checksum, no dictionary id, content size
+ * stated): mean zstd bytes and µs. */
+static void
+at_level(const struct held *h, int lv, double *ret_b, double *ret_us)
+{
+	ZSTD_CCtx *c = ZSTD_createCCtx();
+	size_t i, cap = 0, r;
+	void *out = NULL;
+	double t0, bytes = 0, us = 0, n = 0;
+
+	if (c == NULL ||
+	    ZSTD_isError(
+		ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, lv)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 0)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(c, ZSTD_c_dictIDFlag, 0)))
+		die("zstd");
+	for (i = 1; i < npay; i += 2) {
+		if (ZSTD_compressBound(pay[i].b.len) > cap) {
+			cap = ZSTD_compressBound(pay[i].b.len);
+			free(out);
+			if ((out = malloc(cap)) == NULL)
+				die("out of memory");
+		}
+		t0 = now_us();
+		/* the dictionary loaded per call, as the store's writer
+		 * references it per blob */
+		if (ZSTD_isError(ZSTD_CCtx_loadDictionary(c, h->dict, h->dn)))
+			die("zstd");
+		r = ZSTD_compress2(c, out, cap, pay[i].b.p, pay[i].b.len);
+		us += now_us() - t0;
+		if (ZSTD_isError(r))
+			die("zstd");
+		bytes += r;
+		n++;
+	}
+	ZSTD_freeCCtx(c);
+	free(out);
+	*ret_b = bytes / n;
+	*ret_us = us / n;
+}
+
+/*
+ * The version-4 payloads as the store would frame them with a dictionary,
+ * then at other zstd levels and the options' payloads, each held out the
+ * same way; per window, on the odd windows.
+ */
+static void
+dictionary(void)
+{
+	static const int lv[] = { 1, 3, 6, 9, 12, 19 };
+	struct held h, oh;
+	double b3 = 0, us3 = 0, bl, usl;
+	size_t i;
+	int o, k;
+
+	if (held_out(pay, npay, &h) < 0) {
+		printf("\ndictionary: zstd could not train on %zu payloads\n",
+		    (npay + 1) / 2);
+		goto out;
 	}
 	printf("\ndictionary (%zu B, trained on %zu even windows), the %.0f "
 	       "odd windows, version 4 framed:\n"
 	       "  zstd 3 %.0f B, with the dictionary %.0f B (%.3f)\n",
-	    dn, m, nodd, without / nodd, with / nodd, with / without);
+	    h.dn, h.ntrain, h.nodd, h.without / h.nodd, h.with / h.nodd,
+	    h.with / h.without);
+
+	printf("\nzstd levels with that dictionary (the compressed stream "
+	       "alone, odd windows):\n%-8s %8s %8s %8s\n",
+	    "level", "B", "vs 3", "µs");
+	at_level(&h, STORE_ZSTD_LEVEL, &b3, &us3);
+	for (k = 0; k < (int)(sizeof(lv) / sizeof(lv[0])); k++) {
+		at_level(&h, lv[k], &bl, &usl);
+		printf("%-8d %8.0f %8.3f %8.0f\n", lv[k], bl, bl / b3, usl);
+	}
+
+	printf("\nwhat else could come off (each with its own dictionary, "
+	       "held out as above;\nvs: against version 4 with its "
+	       "dictionary, %.0f B):\n%-44s %8s %8s %8s %8s\n",
+	    h.with / h.nodd, "payload", "raw B", "zstd 3", "+dict", "vs");
+	for (o = 0; o < O__MAX; o++) {
+		if (held_out(opay[o], npay, &oh) < 0) {
+			printf("%-44s zstd could not train\n", o_name[o]);
+			continue;
+		}
+		printf("%-44s %8.0f %8.0f %8.0f %8.3f\n", o_name[o],
+		    oh.raw / oh.nodd, oh.without / oh.nodd, oh.with / oh.nodd,
+		    oh.with / h.with);
+		free(oh.dict);
+	}
+	free(h.dict);
 out:
-	free(dict);
-	free(len);
-	store_enc_release(&b);
-	for (i = 0; i < npay; i++)
+	for (i = 0; i < npay; i++) {
 		store_enc_release(&pay[i]);
+		for (o = 0; o < O__MAX; o++)
+			store_enc_release(&opay[o][i]);
+	}
 }
 
 int

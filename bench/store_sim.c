@@ -834,14 +834,34 @@ churn(struct sim *s, struct window *w, uint64_t now_ticks, uint64_t total_ticks)
  * -B: the window's BPF sched part, made the way the daemon makes it (a
  * drained batch reduced by window_bpf_add): every thread and process of
  * the window with its on-CPU ns (its ticks, plus a jitter below a tick)
- * and run-queue waits in a log2 histogram.
+ * and run-queue waits in a log2 histogram, each thread's own (BPF layout
+ * 8 on; until 5 Dec 2026 only the processes had waits here) and a
+ * process's the sum of its threads' (drawn for itself when none of its
+ * threads has a row).
  */
+/* 1 to most run-queue waits over log2 slots 0-13 into h, count, ns. */
+static void
+add_waits(struct sim *s, uint32_t *h, uint64_t *count, uint64_t *ns,
+    uint64_t most)
+{
+	uint64_t n = rndr(s, 1, most), c;
+	unsigned k;
+
+	for (k = 0; k < 14 && n; k++) {
+		c = k == 13 ? n : rndr(s, 0, n);
+		h[k] += (uint32_t)c;
+		*count += c;
+		*ns += c * ((1500ull << k) + rndr(s, 0, 999));
+		n -= c;
+	}
+}
+
 static int
 add_bpf(struct sim *s, struct window *w)
 {
 	struct bpf_sched_batch b = { 0 };
 	struct window_bpf *wb;
-	size_t i;
+	size_t i, j;
 	unsigned k;
 	int r = -ENOMEM;
 
@@ -865,31 +885,32 @@ add_bpf(struct sim *s, struct window *w)
 		v->leader_ns = 0;
 		v->oncpu_ns = (t->d_utime + t->d_stime) * (NSEC_PER_SEC / HZ) +
 		    rndr(s, 0, NSEC_PER_SEC / HZ - 1);
+		add_waits(s, v->rq_hist, &v->rq_count, &v->rq_ns, 200);
 	}
 	for (i = 0; i < w->nprocs; i++) {
 		const struct window_task *t = &w->procs[i];
 		struct vbpf_proc *v = &b.procs[b.nprocs++];
-		uint64_t n = rndr(s, 1, 400);
 
 		v->tgid = t->id;
 		v->start_ns = t->starttime * (NSEC_PER_SEC / HZ);
 		v->exited_ns = t->exited ? rndr(s, 0, 20000000) : 0;
-		for (k = 0; k < 14 && n; k++) {
-			uint64_t c = k == 13 ? n : rndr(s, 0, n);
-
-			v->rq_hist[k] = (uint32_t)c;
-			v->rq_count += c;
-			v->rq_ns += c * ((1500ull << k) + rndr(s, 0, 999));
-			n -= c;
-		}
+		for (j = 0; j < b.ntids && b.tids[j].tgid != t->id; j++)
+			;
+		if (j == b.ntids) /* no thread row: waits of its own */
+			add_waits(s, v->rq_hist, &v->rq_count, &v->rq_ns, 400);
 	}
-	/* the leaders' starts, as the kernel keys them */
+	/* the leaders' starts, as the kernel keys them, and the threads'
+	 * waits in their processes' */
 	for (i = 0; i < b.ntids; i++) {
-		size_t j;
-
 		for (j = 0; j < w->nprocs; j++)
-			if (w->procs[j].id == b.tids[i].tgid)
+			if (w->procs[j].id == b.tids[i].tgid) {
 				b.tids[i].leader_ns = b.procs[j].start_ns;
+				b.procs[j].rq_count += b.tids[i].rq_count;
+				b.procs[j].rq_ns += b.tids[i].rq_ns;
+				for (k = 0; k < VITALS_BPF_RQ_SLOTS; k++)
+					b.procs[j].rq_hist[k] +=
+					    b.tids[i].rq_hist[k];
+			}
 	}
 	b.uids[0].uid = 0;
 	b.uids[0].exited_tasks = w->health.threads_exited;
