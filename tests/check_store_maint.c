@@ -416,7 +416,9 @@ END_TEST
 /*
  * roll_window() with a BPF part (a uid, process 42 with two thread rows, an
  * exited thread's 100 ns only in the process's and uid's figures, a thread
- * "other" row) and a wcpu part with process and thread rows.
+ * "other" row) and a wcpu part with process and thread rows: the BPF
+ * part's two, and 4244, which the BPF part does not have (a roll-up cuts
+ * it, as a close would have), one more already cut.
  */
 static struct window *
 roll_window_bpf(unsigned k, int64_t wall)
@@ -430,6 +432,7 @@ roll_window_bpf(unsigned k, int64_t wall)
 	ck_assert_ptr_nonnull(b);
 	ck_assert_ptr_nonnull(wc);
 	b->state = VBPF_ON_LOADED;
+	b->drains = 1;
 	ck_assert_int_eq(window_bpf_reserve(b, 1, 1, 2), 0);
 	p = &b->proc[b->nprocs++];
 	p->tgid = 42;
@@ -472,15 +475,17 @@ roll_window_bpf(unsigned k, int64_t wall)
 	wc->drains = 1;
 	wc->oncpu_ns = wc->wtd_ns = p->oncpu_ns;
 	wc->procs = calloc(1, sizeof(*wc->procs));
-	wc->threads = calloc(2, sizeof(*wc->threads));
+	wc->threads = calloc(3, sizeof(*wc->threads));
 	ck_assert(wc->procs && wc->threads);
 	wc->procs[0] = (struct wcpu_row){ 42, 42, 4200, p->oncpu_ns,
 		p->oncpu_ns };
 	wc->threads[0] = (struct wcpu_row){ 4242, 42, 4200, 1000 + k,
 		1000 + k };
 	wc->threads[1] = (struct wcpu_row){ 4243, 42, 4201, 500, 500 };
+	wc->threads[2] = (struct wcpu_row){ 4244, 42, 4202, 3, 3 };
 	wc->nprocs = 1;
-	wc->nthreads = 2;
+	wc->nthreads = 3;
+	wc->threads_cut = 1;
 	window_part_set(w, WPART_WCPU, wc);
 	return w;
 }
@@ -490,7 +495,8 @@ roll_window_bpf(unsigned k, int64_t wall)
  * off, the default: _i 0): the BPF thread rows, the "other" thread row and
  * the wcpu thread rows; the process's and uid's BPF figures and the wcpu
  * process row stay summed exactly. Level 1 keeps them all, and so does
- * level 2 with rollup2_threads on (_i 1).
+ * level 2 with rollup2_threads on (_i 1). Each roll-up keeps the wcpu
+ * part to the BPF part's tasks (wcpu_keep_bpf_rows).
  */
 START_TEST(rollup2_drops_part_threads)
 {
@@ -501,7 +507,8 @@ START_TEST(rollup2_drops_part_threads)
 	struct window **v;
 	size_t n;
 
-	/* level 1: two minutes, every thread row kept */
+	/* level 1: two minutes, every thread row the BPF part has kept;
+	 * 4244 cut (6 cuts summed, 1 at the roll-up) */
 	ck_assert_int_eq(store_maintain(s, T0 + 7 * 3600 * SEC), 0);
 	ck_assert_int_eq(store_windows(s, T0, T0 + 60 * SEC, 0, &v, &n), 0);
 	ck_assert_uint_eq(n, 1);
@@ -511,6 +518,8 @@ START_TEST(rollup2_drops_part_threads)
 	ck_assert_uint_eq(b->thread_other.oncpu_ns, 6 * 7);
 	ck_assert_ptr_nonnull(wc = window_wcpu(v[0]));
 	ck_assert_uint_eq(wc->nthreads, 2);
+	ck_assert_uint_eq(wc->threads_cut, 7);
+	ck_assert_ptr_null(wcpu_find(wc, true, 4244, 4202));
 	sf_free_windows(v, n);
 
 	/* level 2: one ten-minute window */
@@ -542,6 +551,7 @@ START_TEST(rollup2_drops_part_threads)
 		ck_assert_uint_eq(b->thread_other.oncpu_ns, 12 * 7);
 		ck_assert_uint_eq(wc->nthreads, 2);
 		ck_assert_uint_eq(wc->threads[0].oncpu_ns, 12 * 1000 + 66);
+		ck_assert_uint_eq(wc->threads_cut, 14);
 		ck_assert_uint_eq(v[0]->nthreads, 1);
 	} else {
 		ck_assert_uint_eq(b->nthreads, 0);
@@ -549,6 +559,9 @@ START_TEST(rollup2_drops_part_threads)
 		ck_assert_uint_eq(b->threads_other, 0);
 		ck_assert_uint_eq(b->thread_other.oncpu_ns, 0);
 		ck_assert_uint_eq(b->thread_other.rq_count, 0);
+		ck_assert_int_eq(b->thread_other.tid, -1);
+		ck_assert_int_eq(b->thread_other.tgid, -1);
+		ck_assert_uint_eq(b->thread_other.uid, UINT32_MAX);
 		ck_assert_uint_eq(wc->nthreads, 0);
 		ck_assert_uint_eq(wc->threads_cut, 0);
 		ck_assert_uint_eq(v[0]->nthreads, 0);

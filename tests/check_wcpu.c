@@ -172,6 +172,11 @@ START_TEST(test_keep_bpf_rows)
 		.starttime = 200 };
 	s->thread[s->nthreads++] = (struct window_bpf_thread){ .tid = -1,
 		.tgid = -1 };
+	/* ... from no drain (its rows found no memory): nothing cut */
+	wcpu_keep_bpf_rows(w, s);
+	ck_assert_uint_eq(w->nthreads, 3);
+	ck_assert_uint_eq(w->nprocs, 2);
+	s->drains = 1;
 	wcpu_keep_bpf_rows(w, s);
 	ck_assert_uint_eq(w->nthreads, 1);
 	ck_assert_uint_eq(w->threads_cut, 2);

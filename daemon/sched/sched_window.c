@@ -952,7 +952,10 @@ sched_part_bytes(const void *part)
 static bool
 sched_part_drop_threads(void *part)
 {
-	static const struct window_bpf_thread none;
+	/* the "other" row as part_new() keys it, nothing folded in */
+	static const struct window_bpf_thread none = { .tid = -1,
+		.tgid = -1,
+		.uid = UINT32_MAX };
 	struct window_bpf *b = part;
 	bool had = b->nthreads || b->threads_other ||
 	    memcmp(&b->thread_other, &none, sizeof(none)) != 0;

@@ -16,7 +16,9 @@
 #include <string.h>
 
 #include "core/util.h"
+#include "sched/sched.h"
 #include "store/store.h"
+#include "wcpu/wcpu.h"
 #include "window/window.h"
 #include "store_int.h"
 
@@ -100,11 +102,14 @@ roll_bucket(struct store *s, const struct roll_src *src, size_t n,
 	 * already sums its threads, so its figures stay exact, and the
 	 * threads were three quarters of a level-2 window. The parts'
 	 * thread rows go too (BPF, wcpu: window_drop_threads). The longer
-	 * spans' summaries then no longer hold these windows' sums: they
-	 * are forgotten too. */
-	for (i = 0; from + 1 >= 2 && !s->o.rollup2_threads && i < nids; i++)
-		if (window_drop_threads(w[i]))
+	 * spans' summaries (task rows only) then no longer hold these
+	 * windows' sums when task thread rows went: they are forgotten
+	 * too. */
+	for (i = 0; from + 1 >= 2 && !s->o.rollup2_threads && i < nids; i++) {
+		if (w[i]->nthreads)
 			forget_ns = INT64_MAX;
+		(void)window_drop_threads(w[i]);
+	}
 	qsort(w, nids, sizeof(*w), cmp_mono);
 	for (i = 1; i < nids && r == 0; i++)
 		r = window_merge(w[0], w[i]);
@@ -113,6 +118,10 @@ roll_bucket(struct store *s, const struct roll_src *src, size_t n,
 		goto out;
 	}
 	w[0]->level = from + 1;
+	/* the merged BPF rows are bounded again (bpf_procs, bpf_threads)
+	 * and the wcpu rows by their own bounds: keep the wcpu part to the
+	 * BPF part's tasks, as each window's close did */
+	wcpu_keep_bpf_rows(window_wcpu(w[0]), window_sched(w[0]));
 	for (i = 0; i < nids && r == 0; i++) {
 		sqlite3_stmt *f = store_sum_forget_stmt(s, SUMF_ID);
 

@@ -293,8 +293,10 @@ row_mark(const struct wcpu_row *v, size_t n, int32_t id, uint64_t st,
  * bpf_threads) leaves its wcpu row too, counted in procs_cut / threads_cut,
  * and its ticks are weighted by the approximation. So the part's rows are
  * named among the BPF rows when stored (doc/storage.md, "window_wcpu")
- * whatever the bounds. Without b's rows (BPF off, a part that never held
- * any) or memory, nothing changes.
+ * whatever the bounds: called at each window's close and again after a
+ * roll-up's merges, which bound both parts' rows anew. Without b's rows
+ * (BPF off, a part that never held any, a drain whose rows found no
+ * memory) or memory, nothing changes.
  */
 void
 wcpu_keep_bpf_rows(struct window_wcpu *p, const struct window_bpf *b)
@@ -302,7 +304,8 @@ wcpu_keep_bpf_rows(struct window_wcpu *p, const struct window_bpf *b)
 	uint8_t *kp, *kt;
 	size_t i;
 
-	if (p == NULL || b == NULL || b->head_only || p->drains == 0)
+	if (p == NULL || b == NULL || b->head_only || b->drains == 0 ||
+	    p->drains == 0)
 		return;
 	kp = calloc(p->nprocs + 1, 1);
 	kt = calloc(p->nthreads + 1, 1);

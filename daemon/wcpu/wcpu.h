@@ -64,6 +64,7 @@ window_wcpu(const struct window *w)
 }
 
 struct bpf_sched_batch;
+struct window_bpf;
 
 /* wcpu.c: pure */
 const char *wcpu_src_name(unsigned src);
@@ -79,7 +80,6 @@ const struct wcpu_row *wcpu_find(const struct window_wcpu *p, bool thread,
 double wcpu_task(const struct window_wcpu *p, bool thread, int32_t id,
     uint64_t starttime, uint64_t ticks, unsigned *ret_src);
 int wcpu_merge_into(struct window_wcpu *acc, const struct window_wcpu *src);
-struct window_bpf;
 void wcpu_keep_bpf_rows(struct window_wcpu *p, const struct window_bpf *b);
 
 /* wcpu_window.c: the part */
