@@ -153,8 +153,9 @@ START_TEST(test_keep_bpf_rows)
 	ck_assert_uint_eq(w->nthreads, 3);
 	ck_assert_uint_eq(w->nprocs, 2);
 
-	/* no rows (a head-only part), no part: nothing cut */
+	/* no rows (a head-only part, drained), no part: nothing cut */
 	s->head_only = true;
+	s->drains = 1;
 	wcpu_keep_bpf_rows(w, s);
 	wcpu_keep_bpf_rows(w, NULL);
 	ck_assert_uint_eq(w->nthreads, 3);
@@ -173,6 +174,7 @@ START_TEST(test_keep_bpf_rows)
 	s->thread[s->nthreads++] = (struct window_bpf_thread){ .tid = -1,
 		.tgid = -1 };
 	/* ... from no drain (its rows found no memory): nothing cut */
+	s->drains = 0;
 	wcpu_keep_bpf_rows(w, s);
 	ck_assert_uint_eq(w->nthreads, 3);
 	ck_assert_uint_eq(w->nprocs, 2);

@@ -316,6 +316,14 @@ thread_by_wait(const void *a, const void *b)
 	return thread_by_key(a, b);
 }
 
+/* The "other" thread row's key (its figures are left as they are). */
+static void
+other_thread_key(struct window_bpf_thread *t)
+{
+	t->tid = t->tgid = -1;
+	t->uid = UINT32_MAX;
+}
+
 /* As procs_settle, for threads (a thread entry per uid it ran as is one
  * row: the uid it ran as last). */
 static void
@@ -343,8 +351,7 @@ threads_settle(struct window_bpf *wb, struct window_bpf_thread *arr, size_t n,
 		thread_add(&wb->thread_other, &arr[i]);
 		wb->threads_other++;
 	}
-	wb->thread_other.tid = wb->thread_other.tgid = -1;
-	wb->thread_other.uid = UINT32_MAX;
+	other_thread_key(&wb->thread_other);
 	sort_n(arr, keep, sizeof(*arr), thread_by_key);
 	free(wb->thread);
 	wb->thread = keep ? rows_fit(arr, keep, sizeof(*arr)) : NULL;
@@ -833,8 +840,7 @@ part_new(bool rows)
 	/* the "other" rows' keys, whether or not anything folds into them */
 	b->uid_other.uid = UINT32_MAX;
 	b->proc_other.tgid = -1;
-	b->thread_other.tid = b->thread_other.tgid = -1;
-	b->thread_other.uid = UINT32_MAX;
+	other_thread_key(&b->thread_other);
 	return b;
 }
 
@@ -949,22 +955,16 @@ sched_part_bytes(const void *part)
 /* Level 2 without rollup2_threads: the thread rows and the "other"
  * thread row go; the processes' and uids' rows keep their own figures
  * (the kernel's per-process and per-uid sums, exited threads included). */
-static bool
+static void
 sched_part_drop_threads(void *part)
 {
-	/* the "other" row as part_new() keys it, nothing folded in */
-	static const struct window_bpf_thread none = { .tid = -1,
-		.tgid = -1,
-		.uid = UINT32_MAX };
 	struct window_bpf *b = part;
-	bool had = b->nthreads || b->threads_other ||
-	    memcmp(&b->thread_other, &none, sizeof(none)) != 0;
 
 	free(b->thread);
 	b->thread = NULL;
 	b->nthreads = b->threads_other = 0;
-	b->thread_other = none;
-	return had;
+	memset(&b->thread_other, 0, sizeof(b->thread_other));
+	other_thread_key(&b->thread_other);
 }
 
 const struct window_part_ops sched_window_part = {

@@ -108,7 +108,7 @@ roll_bucket(struct store *s, const struct roll_src *src, size_t n,
 	for (i = 0; from + 1 >= 2 && !s->o.rollup2_threads && i < nids; i++) {
 		if (w[i]->nthreads)
 			forget_ns = INT64_MAX;
-		(void)window_drop_threads(w[i]);
+		window_drop_threads(w[i]);
 	}
 	qsort(w, nids, sizeof(*w), cmp_mono);
 	for (i = 1; i < nids && r == 0; i++)

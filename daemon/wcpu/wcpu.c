@@ -275,16 +275,15 @@ rows_keep(struct wcpu_row *v, size_t *n, const uint8_t *keep, uint32_t *cut)
 	*n = k;
 }
 
-/* Mark in keep the row of v[0..n) (sorted by key) with key (id, st). */
+/* Mark in keep p's row (thread or process) of key (id, st), if any. */
 static void
-row_mark(const struct wcpu_row *v, size_t n, int32_t id, uint64_t st,
+row_mark(const struct window_wcpu *p, bool thread, int32_t id, uint64_t st,
     uint8_t *keep)
 {
-	struct wcpu_row key = { .id = id, .starttime = st };
-	const struct wcpu_row *r;
+	const struct wcpu_row *r = wcpu_find(p, thread, id, st);
 
-	if (n && (r = bsearch(&key, v, n, sizeof(key), row_cmp)) != NULL)
-		keep[r - v] = 1;
+	if (r != NULL)
+		keep[r - (thread ? p->threads : p->procs)] = 1;
 }
 
 /*
@@ -296,7 +295,9 @@ row_mark(const struct wcpu_row *v, size_t n, int32_t id, uint64_t st,
  * whatever the bounds: called at each window's close and again after a
  * roll-up's merges, which bound both parts' rows anew. Without b's rows
  * (BPF off, a part that never held any, a drain whose rows found no
- * memory) or memory, nothing changes.
+ * memory) or memory, nothing changes; a roll-up that merges such a window
+ * with others that drained cuts the rows it kept (counted, weighted by
+ * the approximation from then on).
  */
 void
 wcpu_keep_bpf_rows(struct window_wcpu *p, const struct window_bpf *b)
@@ -316,11 +317,11 @@ wcpu_keep_bpf_rows(struct window_wcpu *p, const struct window_bpf *b)
 	}
 	for (i = 0; i < b->nprocs; i++)
 		if (b->proc[i].tgid != -1)
-			row_mark(p->procs, p->nprocs, b->proc[i].tgid,
+			row_mark(p, false, b->proc[i].tgid,
 			    b->proc[i].starttime, kp);
 	for (i = 0; i < b->nthreads; i++)
 		if (b->thread[i].tid != -1)
-			row_mark(p->threads, p->nthreads, b->thread[i].tid,
+			row_mark(p, true, b->thread[i].tid,
 			    b->thread[i].starttime, kt);
 	rows_keep(p->procs, &p->nprocs, kp, &p->procs_cut);
 	rows_keep(p->threads, &p->nthreads, kt, &p->threads_cut);

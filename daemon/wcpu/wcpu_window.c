@@ -117,18 +117,17 @@ part_bytes(const void *part)
 }
 
 /* Level 2 without rollup2_threads: the thread rows go with the BPF
- * thread rows they are named among; the head and the process rows stay. */
-static bool
+ * thread rows they are named among, and threads_cut with them; the rest
+ * of the head and the process rows stay. */
+static void
 part_drop_threads(void *part)
 {
 	struct window_wcpu *p = part;
-	bool had = p->nthreads || p->threads_cut;
 
 	free(p->threads);
 	p->threads = NULL;
 	p->nthreads = 0;
 	p->threads_cut = 0;
-	return had;
 }
 
 const struct window_part_ops wcpu_window_part = {

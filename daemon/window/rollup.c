@@ -325,18 +325,15 @@ window_merge(struct window *acc, const struct window *src)
 	return parts_merge(acc, src);
 }
 
-bool
+void
 window_drop_threads(struct window *w)
 {
-	bool had = w->nthreads > 0;
 	unsigned i;
 
 	free(w->threads);
 	w->threads = NULL;
 	w->nthreads = w->threads_cap = 0;
 	for (i = 0; i < WPART__MAX; i++)
-		if (w->part[i] != NULL && window_parts[i]->drop_threads &&
-		    window_parts[i]->drop_threads(w->part[i]))
-			had = true;
-	return had;
+		if (w->part[i] != NULL && window_parts[i]->drop_threads)
+			window_parts[i]->drop_threads(w->part[i]);
 }

@@ -221,11 +221,11 @@ struct window_part_ops {
 	/* its words on dump_summary_line(); NULL: none */
 	void (*summary)(const struct window *w, struct vbuf *out);
 	size_t (*bytes)(const void *part); /* heap bytes it holds */
-	/* Drop its per-thread rows (a roll-up into level 2 without
-	 * rollup2_threads): its process, uid and window figures stay as
-	 * they are. True when it held any. NULL: it keeps no thread rows
-	 * of that weight (a few bounded ones, as trace's, stay) */
-	bool (*drop_threads)(void *part);
+	/* Drop its per-thread rows and their counts (a roll-up into level
+	 * 2 without rollup2_threads): its process, uid and window figures
+	 * stay as they are. NULL: it keeps no thread rows of that weight
+	 * (a few bounded ones, as trace's, stay) */
+	void (*drop_threads)(void *part);
 };
 
 /* window_part.c: one line per part, indexed by enum window_part_id */
@@ -311,9 +311,8 @@ size_t window_budget_bytes(const struct window *w);
  * tasks merge by identity. acc keeps its start, takes src's end. */
 int window_merge(struct window *acc, const struct window *src);
 /* Drop w's thread rows, its tasks' and its parts' (drop_threads): what a
- * roll-up into level 2 keeps without rollup2_threads. True when it held
- * any. */
-bool window_drop_threads(struct window *w);
+ * roll-up into level 2 keeps without rollup2_threads. */
+void window_drop_threads(struct window *w);
 
 /* ----------------------------------------------------------------- dump.c */
 
