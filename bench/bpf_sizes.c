@@ -41,7 +41,8 @@ static const char *const v_name[V__MAX] = { "as stored", "version 3",
 static double raw[V__MAX], framed[V__MAX], nwin, rows[3], derived;
 static double enc_us[V__MAX], dec_us[V__MAX];
 /* every window's version-4 payload, for the dictionary's figures */
-static struct store_enc pay[4096];
+#define MAX_WIN 4096 /* windows measured */
+static struct store_enc pay[MAX_WIN];
 static size_t npay;
 #define ITER 20 /* runs timed per window and version */
 static sqlite3 *db;
@@ -315,7 +316,7 @@ static const char *const o_name[O__MAX] = {
 	"bpf_threads 64",
 	"bpf_threads 32",
 };
-static struct store_enc opay[O__MAX][4096];
+static struct store_enc opay[O__MAX][MAX_WIN];
 
 static void
 rows_copy(const struct store_bpfrows *b, struct store_bpfrows *c)
@@ -414,7 +415,9 @@ by_rq(const void *a, const void *b)
 
 /* The first k/2 threads by on-CPU time, then the longest waiters, kept in
  * their order; the rest summed into the "other" row, first (none when
- * nothing folds into it, as the store writes it). */
+ * nothing folds into it, as the store writes it). The daemon's choice is
+ * threads_settle() (daemon/sched/sched_window.c), which also breaks ties
+ * by key: keep the two alike. */
 static void
 opt_bound(struct store_bpfrows *c, size_t k)
 {
