@@ -417,6 +417,12 @@ report_ticks(struct client *cl, unsigned n)
 		    (double)mx[worst[k]] / 1e6, over[worst[k]]);
 	}
 	printf("\n");
+	if (getenv("QL_TICKS") != NULL) {
+		printf("per tick (slowest ms, tops > 20 ms):");
+		for (t = 0; t < nt; t++)
+			printf(" %d:%.1f/%u", t, (double)mx[t] / 1e6, over[t]);
+		printf("\n");
+	}
 	warm_line(cl, n, mx[0]);
 	free(mx);
 	free(over);

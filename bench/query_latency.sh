@@ -140,6 +140,15 @@ fi
 [ -z "$uidq" ] || echo "query_queue_per_uid = $uidq" >>"$tmp/vitalsd.conf"
 [ -z "$qnice" ] || echo "query_nice = $qnice" >>"$tmp/vitalsd.conf"
 [ ! -s "$tmp/vitalsd.conf" ] || conf=(-c "$tmp/vitalsd.conf")
+thread_cpu() {	# thread_cpu PID: "comm ns" per thread name, summed
+	local t c ns
+	for t in /proc/"$1"/task/*; do
+		read -r c <"$t/comm" 2>/dev/null || continue
+		read -r ns _ <"$t/schedstat" 2>/dev/null || continue
+		echo "$c $ns"
+	done | awk '{ n[$1] += $2 } END { for (c in n) print c, n[c] }' |
+	    sort
+}
 nice -n "$nice" "$vitalsd" -f "${conf[@]}" --state-dir "$tmp/state" \
     --socket "$tmp/state/s" --interval-ms "$interval" --window-s "$window" \
     2>"$tmp/vitalsd.log" &
@@ -153,7 +162,15 @@ done
 echo "daemon pid $dpid (nice $nice), interval ${interval} ms," \
     "window ${window} s; warm-up ${warmup} s"
 sleep "$warmup"
+cpu0=$(thread_cpu "$dpid")
 "$bench" run "$tmp/state/s" "$clients" "$secs" $reconnect $unshared $paced
 kill -0 "$dpid" 2>/dev/null ||
 	die "daemon died: $(tail -3 "$tmp/vitalsd.log")"
+# the daemon's CPU over the run, by thread name (schedstat: on-CPU ns;
+# a thread that ended meanwhile is missing from the second read)
+join <(echo "$cpu0") <(thread_cpu "$dpid") | awk -v s="$secs" '
+	{ d = ($3 - $2) / 1e6; t += d
+	  l = l sprintf(" %s %.1f", $1, d) }
+	END { printf "daemon cpu over the run, ms:%s; all %.1f (%.2f ms/s)\n",
+	    l, t, t / s }'
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

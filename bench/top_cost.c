@@ -13,7 +13,7 @@
  *	"rollups" after THREADS the default roll-ups are on: the passes
  *	roll the windows past the level-0 age up, as the daemon's would.
  *
- *   top_cost run DB [REPS [windows|top|writer]]
+ *   top_cost run DB [REPS [all|windows|top|writer [spool]]]
  *	top-20 by CPU of processes and of threads, and one process's
  *	history, over the last hour and the last 24 h, REPS (15) times
  *	each after one warm-up; prints p50 and max in ms. Each read on a
@@ -21,7 +21,11 @@
  *	the time), as the daemon's query threads make them. "windows":
  *	summaries left unused (every window read, as before them). "writer":
  *	on the writer's handle, each statement a transaction of its own
- *	(how this tool measured before 5 Dec 2026).
+ *	(how this tool measured before 5 Dec 2026). "all": every read as
+ *	with no mode. "spool": the store opened with a spool beside it
+ *	(DB.spool, emptied first), as the daemon's is, so a read
+ *	connection's windows are a view over both files (store_conn.c)
+ *	and a range's ORDER BY sorts in a temporary b-tree.
  *
  * The same source builds against any schema's store API, so one file
  * measured before and after a change answers "what did it cost".
@@ -31,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "vitalsd.h"
 
@@ -186,6 +191,7 @@ cmd_run(int argc, char **argv)
 	int64_t now = clock_ns(CLOCK_REALTIME), p50, max;
 	struct store_opts o;
 	struct store *s, *rc = NULL;
+	char spool[4096];
 	size_t n;
 	int r;
 
@@ -198,6 +204,13 @@ cmd_run(int argc, char **argv)
 	on_writer = argc > 4 && strcmp(argv[4], "writer") == 0;
 	store_opts_default(&o);
 	o.max_bytes = 0;
+	if (argc > 5 && strcmp(argv[5], "spool") == 0) {
+		if (snprintf(spool, sizeof(spool), "%s.spool", argv[2]) >=
+		    (int)sizeof(spool))
+			return 1;
+		unlink(spool);
+		o.spool_path = spool;
+	}
 	if ((r = store_open(argv[2], &o, &s)) < 0) {
 		fprintf(stderr, "run: %s: %s\n", argv[2], strerror(-r));
 		return 1;
