@@ -453,6 +453,57 @@ START_TEST(test_sum_spool)
 }
 END_TEST
 
+/*
+ * Every top-N asks the main file's first and last window start: it reads
+ * the two ends of windows_wall, not the index whole (a row a window
+ * stored; SQLite takes min() and max() of one SELECT by a scan). The
+ * answer is the stored range's.
+ */
+START_TEST(test_sum_range_plan)
+{
+	struct store *s = open_opts(NULL, 0);
+	char q[512], plan[1024];
+	sqlite3_stmt *st;
+	size_t n = 0;
+	unsigned search = 0;
+	uint64_t k;
+
+	for (k = 0; k < 40; k++)
+		put(s, "boot-a", k, T0);
+	snprintf(q, sizeof(q), "EXPLAIN QUERY PLAN %s", store_sum_range_sql);
+	ck_assert_int_eq(sqlite3_prepare_v2(s->db, q, -1, &st, NULL),
+	    SQLITE_OK);
+	plan[0] = '\0';
+	while (sqlite3_step(st) == SQLITE_ROW && n + 1 < sizeof(plan)) {
+		const char *d = (const char *)sqlite3_column_text(st, 3);
+
+		search += strstr(d,
+			      "SEARCH main.windows USING COVERING INDEX"
+			      " windows_wall") != NULL;
+		n += (size_t)snprintf(plan + n, sizeof(plan) - n, "%s;", d);
+	}
+	sqlite3_finalize(st);
+	ck_assert_msg(strstr(plan, "SCAN main.windows") == NULL, "%s", plan);
+	ck_assert_msg(search == 2, "%s", plan);
+	ck_assert_int_eq(sqlite3_prepare_v2(s->db, store_sum_range_sql, -1, &st,
+			     NULL),
+	    SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	ck_assert_int_eq(sqlite3_column_int64(st, 0),
+	    q_int(s,
+		"SELECT wall_start_ns FROM windows"
+		" ORDER BY wall_start_ns LIMIT 1"));
+	ck_assert_int_eq(sqlite3_column_int64(st, 1),
+	    q_int(s,
+		"SELECT wall_start_ns FROM windows"
+		" ORDER BY wall_start_ns DESC LIMIT 1"));
+	ck_assert_int_lt(sqlite3_column_int64(st, 0),
+	    sqlite3_column_int64(st, 1));
+	sqlite3_finalize(st);
+	store_close(s);
+}
+END_TEST
+
 /* A damaged summary is counted and its windows read instead. */
 START_TEST(test_sum_damaged)
 {
@@ -1064,6 +1115,7 @@ main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 240);
 	tcase_add_loop_test(tc, test_sum_payload, 0, 2);
+	tcase_add_test(tc, test_sum_range_plan);
 	tcase_add_test(tc, test_sum_payload_smaller);
 	tcase_add_test(tc, test_sum_payload_fuzz);
 	tcase_add_test(tc, test_sum_v1_blobs);

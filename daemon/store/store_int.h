@@ -661,6 +661,7 @@ int store_tasksum_put_v1(struct store_enc *e, const struct store_agg *a,
 /* The rows of a payload of that version (1 or 2; any other -EBADMSG). */
 int store_tasksum_get(const void *p, size_t len, unsigned version,
     struct store_agg **ret, size_t *ret_n);
+extern const char store_sum_range_sql[]; /* store_tasksum.c */
 int store_sum_prepare(struct store *s);
 void store_sum_spool_gone(struct store *s);
 void store_sum_finalize(struct store *s);

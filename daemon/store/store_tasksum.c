@@ -61,6 +61,17 @@ _Static_assert(SUM__MAX <= STORE_SUM_NSTMT, "STORE_SUM_NSTMT");
 	" start_ns > (SELECT lo FROM d) - " SUM_SPAN_MAX " AND start_ns <="  \
 	" (SELECT hi FROM d) AND start_ns + span_ns > (SELECT lo FROM d)"
 
+/*
+ * The main file's first and last window start, every top-N's first step.
+ * Two subqueries, not min() and max() in one SELECT: SQLite reads a lone
+ * min() or max() off the index's end, but a SELECT of both scans the
+ * whole index, a row for every window stored (check_store_sum
+ * test_sum_range_plan).
+ */
+const char store_sum_range_sql[] =
+    "SELECT (SELECT min(wall_start_ns) FROM main.windows),"
+    " (SELECT max(wall_start_ns) FROM main.windows)";
+
 /* clang-format off */
 static const char *const sum_sql[SUM__MAX] = {
 	[SUMF_ID] = FORGET("id = ?1") " AND (span_ns <= ?2 OR span_ns % ?2 != 0)",
@@ -71,8 +82,7 @@ static const char *const sum_sql[SUM__MAX] = {
 	[SUMF_MOVED] = FORGET("id IN (SELECT id FROM temp.spool_ids)"),
 	[SUM_GET] = "SELECT CASE WHEN ?3 THEN threads ELSE procs END"
 	    " FROM main.task_sum WHERE start_ns = ?1 AND span_ns = ?2",
-	[SUM_MAIN_RANGE] = "SELECT min(wall_start_ns), max(wall_start_ns)"
-	    " FROM main.windows",
+	[SUM_MAIN_RANGE] = store_sum_range_sql,
 	[SUM_MISSING] = "SELECT wall_start_ns / ?1 AS b FROM main.windows"
 	    " WHERE wall_start_ns >= 0 AND wall_start_ns <"
 	    " (SELECT max(wall_start_ns) FROM main.windows) / ?1 * ?1"
