@@ -140,14 +140,13 @@ fi
 [ -z "$uidq" ] || echo "query_queue_per_uid = $uidq" >>"$tmp/vitalsd.conf"
 [ -z "$qnice" ] || echo "query_nice = $qnice" >>"$tmp/vitalsd.conf"
 [ ! -s "$tmp/vitalsd.conf" ] || conf=(-c "$tmp/vitalsd.conf")
-thread_cpu() {	# thread_cpu PID: "comm ns" per thread name, summed
+thread_cpu() {	# thread_cpu PID: "tid comm ns" a thread
 	local t c ns
 	for t in /proc/"$1"/task/*; do
-		read -r c <"$t/comm" 2>/dev/null || continue
-		read -r ns _ <"$t/schedstat" 2>/dev/null || continue
-		echo "$c $ns"
-	done | awk '{ n[$1] += $2 } END { for (c in n) print c, n[c] }' |
-	    sort
+		{ read -r c <"$t/comm"; } 2>/dev/null || continue
+		{ read -r ns _ <"$t/schedstat"; } 2>/dev/null || continue
+		echo "${t##*/} $c $ns"
+	done
 }
 nice -n "$nice" "$vitalsd" -f "${conf[@]}" --state-dir "$tmp/state" \
     --socket "$tmp/state/s" --interval-ms "$interval" --window-s "$window" \
@@ -163,14 +162,29 @@ echo "daemon pid $dpid (nice $nice), interval ${interval} ms," \
     "window ${window} s; warm-up ${warmup} s"
 sleep "$warmup"
 cpu0=$(thread_cpu "$dpid")
+t0=$EPOCHREALTIME
 "$bench" run "$tmp/state/s" "$clients" "$secs" $reconnect $unshared $paced
 kill -0 "$dpid" 2>/dev/null ||
 	die "daemon died: $(tail -3 "$tmp/vitalsd.log")"
-# the daemon's CPU over the run, by thread name (schedstat: on-CPU ns;
-# a thread that ended meanwhile is missing from the second read)
-join <(echo "$cpu0") <(thread_cpu "$dpid") | awk -v s="$secs" '
-	{ d = ($3 - $2) / 1e6; t += d
-	  l = l sprintf(" %s %.1f", $1, d) }
-	END { printf "daemon cpu over the run, ms:%s; all %.1f (%.2f ms/s)\n",
-	    l, t, t / s }'
+# The daemon's CPU over the client's run, summed by thread name
+# (schedstat: on-CPU ns, each thread against its own first read; one
+# started meanwhile counts from 0; one that ended meanwhile is missing,
+# with its CPU since the first read).
+cpu1=$(thread_cpu "$dpid")
+awk -v a="$t0" -v z="$EPOCHREALTIME" '
+	BEGIN { s = z - a }
+	NR == FNR { b[$1] = $3; next }
+	{ d[$2] += ($3 - b[$1]) / 1e6 }
+	END { n = 0
+	  for (c in d) k[++n] = c
+	  for (i = 1; i <= n; i++)	# by name, as sort would
+		for (j = i + 1; j <= n; j++)
+			if (k[j] < k[i]) { x = k[i]; k[i] = k[j]; k[j] = x }
+	  for (i = 1; i <= n; i++) {
+		t += d[k[i]]
+		l = l sprintf(" %s %.1f", k[i], d[k[i]])
+	  }
+	  printf "daemon cpu over the run (%.1f s), ms:%s; all %.1f" \
+	      " (%.2f ms/s)\n", s, l, t, t / s }' \
+    <(echo "$cpu0") <(echo "$cpu1")
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -23,9 +23,9 @@
  *	on the writer's handle, each statement a transaction of its own
  *	(how this tool measured before 5 Dec 2026). "all": every read as
  *	with no mode. "spool": the store opened with a spool beside it
- *	(DB.spool, emptied first), as the daemon's is, so a read
- *	connection's windows are a view over both files (store_conn.c)
- *	and a range's ORDER BY sorts in a temporary b-tree.
+ *	(DB.spool, emptied first: its WAL too), as the daemon's is, so a
+ *	read connection's windows are a view over both files
+ *	(store_conn.c) and a range's ORDER BY sorts in a temporary b-tree.
  *
  * The same source builds against any schema's store API, so one file
  * measured before and after a change answers "what did it cost".
@@ -197,6 +197,17 @@ cmd_run(int argc, char **argv)
 
 	if (reps == 0)
 		reps = 1;
+	if (argc > 4 && strcmp(argv[4], "all") != 0 &&
+	    strcmp(argv[4], "windows") != 0 && strcmp(argv[4], "top") != 0 &&
+	    strcmp(argv[4], "writer") != 0) {
+		fprintf(stderr, "run: mode %s: not all, windows, top, writer\n",
+		    argv[4]);
+		return 1;
+	}
+	if (argc > 5 && strcmp(argv[5], "spool") != 0) {
+		fprintf(stderr, "run: %s: not spool\n", argv[5]);
+		return 1;
+	}
 	store_sum_off = argc > 4 && strcmp(argv[4], "windows") == 0;
 	/* "top": the top-20 of processes over the last hour alone (for a
 	 * profiler: REPS of the one read a polling client makes) */
@@ -204,11 +215,17 @@ cmd_run(int argc, char **argv)
 	on_writer = argc > 4 && strcmp(argv[4], "writer") == 0;
 	store_opts_default(&o);
 	o.max_bytes = 0;
-	if (argc > 5 && strcmp(argv[5], "spool") == 0) {
-		if (snprintf(spool, sizeof(spool), "%s.spool", argv[2]) >=
-		    (int)sizeof(spool))
-			return 1;
-		unlink(spool);
+	if (argc > 5) {
+		/* emptied: a killed run's WAL would be replayed into it */
+		static const char *const sfx[] = { "-wal", "-shm", "" };
+		unsigned i;
+
+		for (i = 0; i < 3; i++) {
+			if (snprintf(spool, sizeof(spool), "%s.spool%s",
+				argv[2], sfx[i]) >= (int)sizeof(spool))
+				return 1;
+			unlink(spool);
+		}
 		o.spool_path = spool;
 	}
 	if ((r = store_open(argv[2], &o, &s)) < 0) {
@@ -250,6 +267,6 @@ main(int argc, char **argv)
 		return cmd_run(argc, argv);
 	fprintf(stderr,
 	    "usage: top_cost fill DB [HOURS [PROCS [THREADS [rollups]]]]\n"
-	    "       top_cost run DB [REPS [windows|top|writer]]\n");
+	    "       top_cost run DB [REPS [all|windows|top|writer [spool]]]\n");
 	return 2;
 }
