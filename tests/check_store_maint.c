@@ -420,13 +420,30 @@ END_TEST
  * part's two, and 4244, which the BPF part does not have (a roll-up cuts
  * it, as a close would have), one more already cut.
  */
+/* A thread row of process 42 (uid 10000): its on-CPU time and `count`
+ * waits of rq_ns in all, every one in histogram slot `slot`. */
+static void
+bpf_thread(struct window_bpf *b, int32_t tid, uint64_t starttime,
+    uint64_t oncpu_ns, unsigned slot, uint32_t count, uint64_t rq_ns)
+{
+	struct window_bpf_thread *t = &b->thread[b->nthreads++];
+
+	t->tid = tid;
+	t->tgid = 42;
+	t->uid = 10000;
+	t->starttime = starttime;
+	t->oncpu_ns = oncpu_ns;
+	t->rq_hist[slot] = count;
+	t->rq_count = count;
+	t->rq_ns = rq_ns;
+}
+
 static struct window *
 roll_window_bpf(unsigned k, int64_t wall)
 {
 	struct window *w = roll_window(k, wall);
 	struct window_bpf *b = window_sched_make(w, true);
 	struct window_wcpu *wc = window_wcpu_new();
-	struct window_bpf_thread *t;
 	struct window_bpf_proc *p;
 
 	ck_assert_ptr_nonnull(b);
@@ -437,24 +454,8 @@ roll_window_bpf(unsigned k, int64_t wall)
 	p = &b->proc[b->nprocs++];
 	p->tgid = 42;
 	p->starttime = 4200;
-	t = &b->thread[b->nthreads++];
-	t->tid = 4242;
-	t->tgid = 42;
-	t->uid = 10000;
-	t->starttime = 4200;
-	t->oncpu_ns = 1000 + k;
-	t->rq_hist[1] = 2;
-	t->rq_count = 2;
-	t->rq_ns = 5000;
-	t = &b->thread[b->nthreads++];
-	t->tid = 4243;
-	t->tgid = 42;
-	t->uid = 10000;
-	t->starttime = 4201;
-	t->oncpu_ns = 500;
-	t->rq_hist[3] = 1;
-	t->rq_count = 1;
-	t->rq_ns = 9000;
+	bpf_thread(b, 4242, 4200, 1000 + k, 1, 2, 5000);
+	bpf_thread(b, 4243, 4201, 500, 3, 1, 9000);
 	p->oncpu_ns = 1000 + k + 500 + 100;
 	p->rq_ns = 14000;
 	p->rq_count = 3;
