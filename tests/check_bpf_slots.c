@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "core/bpf_common.h"
 #include "sched/sched.h"
@@ -47,6 +48,8 @@ burn_ms(unsigned ms)
 	    (b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 <
 	    ms);
 }
+
+static const char *fold_why(struct bpf_sched *bs, pid_t tid);
 
 /* Drain both sides: from here on each side holds only what follows. */
 static void
@@ -302,7 +305,10 @@ exiting_thread(void *arg)
  * A thread that ran and ended inside one window: its slot is marked
  * folded at its free, which needs its task storage there (the slot's
  * index is only in it), and its time is in its uid's exited figures,
- * not in a thread row.
+ * not in a thread row. The kernel may hold a thread's free back for
+ * seconds or longer (doc/bpf.md, "Array slots": seen about once in a few
+ * thousand exits on this VM): such a thread's slot stays whole for the
+ * drain, and another thread is tried, up to three.
  */
 START_TEST(test_folded_at_exit)
 {
@@ -313,22 +319,30 @@ START_TEST(test_folded_at_exit)
 	uint64_t ex0, ns = 0, exited = 0;
 	pthread_t t;
 	pid_t tid = 0;
-	unsigned n, rows, i;
+	unsigned n, rows, i, tries;
 
 	bs = open_drained(&o, &b, NULL);
 	ex0 = b.tot[TOT_EXITED];
-	ck_assert_int_eq(pthread_create(&t, NULL, exiting_thread, &tid), 0);
-	ck_assert_int_eq(pthread_join(t, NULL), 0);
-	/* the free comes after an RCU grace period */
-	for (i = 0; i < 200; i++) {
-		n = live_slots(bs, tid, sl, 4);
-		if (n == 1 && (sl[0].flags & SCHED_SLOT_FOLDED))
+	for (tries = 0; tries < 3; tries++) {
+		ck_assert_int_eq(pthread_create(&t, NULL, exiting_thread, &tid),
+		    0);
+		ck_assert_int_eq(pthread_join(t, NULL), 0);
+		/* the free comes after an RCU grace period */
+		for (i = 0; i < 200; i++) {
+			n = live_slots(bs, tid, sl, 4);
+			if (n == 1 && (sl[0].flags & SCHED_SLOT_FOLDED))
+				break;
+			tu_sleep_ms(10);
+		}
+		ck_assert_uint_eq(n, 1);
+		if (sl[0].flags & SCHED_SLOT_FOLDED)
 			break;
-		tu_sleep_ms(10);
+		fprintf(stderr, "exited thread %d: no free in 2 s (%s)\n",
+		    (int)tid, fold_why(bs, tid));
 	}
-	ck_assert_uint_eq(n, 1);
 	ck_assert_msg(sl[0].flags & SCHED_SLOT_FOLDED,
-	    "the slot of exited thread %d was not folded", (int)tid);
+	    "the slots of %u exited threads were not folded (%s)", tries,
+	    fold_why(bs, tid));
 	ck_assert_uint_ge(sl[0].v.oncpu_ns, 20 * 1000000ULL);
 	ck_assert_int_eq(bpf_sched_drain(bs, &b), 0);
 	ns = rows_ns(&b, tid, &rows);
@@ -665,6 +679,47 @@ live_count(struct bpf_sched *bs, pid_t tid, bool *ret_in_hash)
 	return ns.count;
 }
 
+/* Why a freed thread's figures may still be live, for a failure's
+ * message: the free program's recursion misses, the storage and exit
+ * counters summed over CPUs, and where the thread still is. */
+static const char *
+fold_why(struct bpf_sched *bs, pid_t tid)
+{
+	static char why[256];
+	int ctl, tot, tidfd[2], proc[2], slot[2], nslot, ncpu;
+	struct vbpf_prog_stat ps[VITALS_BPF_PROGS];
+	uint64_t sum[TOT__MAX] = { 0 }, *v;
+	struct sched_slot sl;
+	bool in_hash;
+	unsigned n;
+
+	ck_assert_int_eq(bpf_sched_event_fds(bs, &ctl, &tot, tidfd, proc, slot,
+			     &nslot),
+	    0);
+	ncpu = libbpf_num_possible_cpus();
+	ck_assert_int_gt(ncpu, 0);
+	v = calloc((size_t)ncpu, sizeof(*v));
+	ck_assert_ptr_nonnull(v);
+	for (uint32_t k = 0; k < TOT__MAX; k++) {
+		ck_assert_int_eq(bpf_map_lookup_elem(tot, &k, v), 0);
+		for (int c = 0; c < ncpu; c++)
+			sum[k] += v[c];
+	}
+	free(v);
+	(void)bpf_sched_prog_stats(bs, ps);
+	n = live_slots(bs, tid, &sl, 1);
+	(void)live_count(bs, tid, &in_hash);
+	snprintf(why, sizeof(why),
+	    "misses switch %llu wakeup %llu free %llu; no_storage %llu, "
+	    "exited %llu; slot %u (flags %u), in hash %d",
+	    (unsigned long long)ps[0].misses, (unsigned long long)ps[1].misses,
+	    (unsigned long long)ps[3].misses,
+	    (unsigned long long)sum[TOT_NO_STORAGE],
+	    (unsigned long long)sum[TOT_EXITED], n, n ? sl.flags : 0,
+	    (int)in_hash);
+	return why;
+}
+
 /*
  * The hash skip (doc/bpf.md, "Event-driven samples"): a partial read
  * walks sched_tid<side> only when the side's slot count passed the
@@ -811,7 +866,9 @@ folded_or_gone(struct bpf_sched *bs, pid_t pid, pid_t tid)
  * threads block before the flips, so the worker, woken after the first
  * read, ends the only thread of the group that ran in the new window. At
  * full capacity a read without a walk must name it (the machine's own
- * exits may move proc_other: up to ten tries).
+ * exits may move proc_other: up to ten tries). A worker whose free the
+ * kernel holds back (test_folded_at_exit) proves nothing: another child
+ * is tried, up to three such.
  */
 START_TEST(test_proc_skip)
 {
@@ -825,7 +882,7 @@ START_TEST(test_proc_skip)
 	struct bpf_sched *bs;
 	enum scanner_why why;
 	enum partial_why pwhy;
-	unsigned tries, unwalked = 0;
+	unsigned tries, unwalked = 0, done = 0, late = 0;
 	int wk[2], rep[2], perr, st;
 	uint64_t gen, doubt;
 	pid_t kid, wtid;
@@ -840,7 +897,8 @@ START_TEST(test_proc_skip)
 	    0);
 	ck_assert_msg(pwhy == PARTIAL_WHY_NONE, "partial: %s (%s)",
 	    partial_why_name(pwhy), strerror(perr));
-	for (tries = 0; tries < 10 && (_i == 1 ? tries < 1 : unwalked == 0);
+	for (tries = 0;
+	     tries < 10 && late < 3 && (_i == 1 ? done == 0 : unwalked == 0);
 	     tries++) {
 		ck_assert_int_eq(pipe(wk), 0);
 		ck_assert_int_eq(pipe(rep), 0);
@@ -867,21 +925,33 @@ START_TEST(test_proc_skip)
 		ck_assert_msg(!snap_has(snap, kid), "child %d named idle",
 		    (int)kid);
 		(void)!write(wk[1], "x", 1); /* the worker runs and ends */
-		ck_assert_msg(folded_or_gone(bs, kid, wtid),
-		    "worker %d not folded", (int)wtid);
-		if (_i == 1) /* it was in the hash, not a slot */
-			ck_assert_uint_eq(live_slots(bs, wtid, &sl, 1), 0);
-		ck_assert_int_eq(taskiter_ev_state(ti, &gen, &doubt), 0);
-		ck_assert_int_eq(taskiter_read_partial(ti, (unsigned)(gen & 1),
-				     TASKITER_READ_NO_CPUS, &snap, &end),
-		    0);
-		ck_assert_msg(snap_has(snap, kid),
-		    "child %d lost a thread, not in the partial read",
-		    (int)kid);
-		if (_i == 1)
-			ck_assert_uint_gt(end.proc_walks, end0.proc_walks);
-		else if (end.proc_walks == end0.proc_walks)
-			unwalked++;
+		if (!folded_or_gone(bs, kid, wtid)) {
+			/* its free held back (test_folded_at_exit): another
+			 * child, up to three such */
+			fprintf(stderr, "worker %d: no free in 5 s (%s)\n",
+			    (int)wtid, fold_why(bs, wtid));
+			late++;
+		} else {
+			if (_i == 1) /* it was in the hash, not a slot */
+				ck_assert_uint_eq(live_slots(bs, wtid, &sl, 1),
+				    0);
+			ck_assert_int_eq(taskiter_ev_state(ti, &gen, &doubt),
+			    0);
+			ck_assert_int_eq(taskiter_read_partial(ti,
+					     (unsigned)(gen & 1),
+					     TASKITER_READ_NO_CPUS, &snap,
+					     &end),
+			    0);
+			ck_assert_msg(snap_has(snap, kid),
+			    "child %d lost a thread, not in the partial read",
+			    (int)kid);
+			if (_i == 1)
+				ck_assert_uint_gt(end.proc_walks,
+				    end0.proc_walks);
+			else if (end.proc_walks == end0.proc_walks)
+				unwalked++;
+			done++;
+		}
 		ck_assert_int_eq(kill(kid, SIGKILL), 0);
 		ck_assert_int_eq(waitpid(kid, &st, 0), kid);
 		close(wk[0]);
@@ -889,6 +959,7 @@ START_TEST(test_proc_skip)
 		close(rep[0]);
 		close(rep[1]);
 	}
+	ck_assert_msg(done > 0, "no worker's free in %u tries", tries);
 	if (_i == 0)
 		ck_assert_msg(unwalked > 0,
 		    "every read walked the process map (%u tries)", tries);

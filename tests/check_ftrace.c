@@ -1402,7 +1402,13 @@ START_TEST(test_daemon_flood)
 			exp = (jint(w, "mono_end_ns") -
 				  jint(w, "mono_start_ns")) /
 			    (jint(w, "interval_ms") * MS);
-			ck_assert_int_ge(exp, 9);
+			/* a window opens at the tick that closed the one
+			 * before, late by less than three intervals (the
+			 * bound asserted below), and closes on the sample
+			 * nearest its boundary, up to half an interval early
+			 * (collector.c): six whole intervals of its ten at
+			 * least */
+			ck_assert_int_ge(exp, 6);
 			/* where a failing window's lateness went: the loop
 			 * held by a callback, or its thread waiting for a CPU */
 			snprintf(why, sizeof(why),
