@@ -23,7 +23,6 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 
 #include "core/bpf_common.h"
 #include "sched/sched.h"
@@ -680,42 +679,31 @@ live_count(struct bpf_sched *bs, pid_t tid, bool *ret_in_hash)
 }
 
 /* Why a freed thread's figures may still be live, for a failure's
- * message: the free program's recursion misses, the storage and exit
- * counters summed over CPUs, and where the thread still is. */
+ * message: each program's recursion misses, the storage and exit
+ * counters, and where the thread still is. */
 static const char *
 fold_why(struct bpf_sched *bs, pid_t tid)
 {
-	static char why[256];
-	int ctl, tot, tidfd[2], proc[2], slot[2], nslot, ncpu;
+	static char why[320];
 	struct vbpf_prog_stat ps[VITALS_BPF_PROGS];
-	uint64_t sum[TOT__MAX] = { 0 }, *v;
+	uint64_t tot[VITALS_BPF_TOT];
 	struct sched_slot sl;
+	size_t len = 0;
 	bool in_hash;
-	unsigned n;
+	unsigned n, i;
 
-	ck_assert_int_eq(bpf_sched_event_fds(bs, &ctl, &tot, tidfd, proc, slot,
-			     &nslot),
-	    0);
-	ncpu = libbpf_num_possible_cpus();
-	ck_assert_int_gt(ncpu, 0);
-	v = calloc((size_t)ncpu, sizeof(*v));
-	ck_assert_ptr_nonnull(v);
-	for (uint32_t k = 0; k < TOT__MAX; k++) {
-		ck_assert_int_eq(bpf_map_lookup_elem(tot, &k, v), 0);
-		for (int c = 0; c < ncpu; c++)
-			sum[k] += v[c];
-	}
-	free(v);
+	ck_assert_int_eq(bpf_sched_totals(bs, tot), 0);
 	(void)bpf_sched_prog_stats(bs, ps);
+	for (i = 0; i < VITALS_BPF_PROGS; i++)
+		len += (size_t)snprintf(why + len, sizeof(why) - len,
+		    "%s misses %llu; ", vbpf_prog_name(i),
+		    (unsigned long long)ps[i].misses);
 	n = live_slots(bs, tid, &sl, 1);
 	(void)live_count(bs, tid, &in_hash);
-	snprintf(why, sizeof(why),
-	    "misses switch %llu wakeup %llu free %llu; no_storage %llu, "
-	    "exited %llu; slot %u (flags %u), in hash %d",
-	    (unsigned long long)ps[0].misses, (unsigned long long)ps[1].misses,
-	    (unsigned long long)ps[3].misses,
-	    (unsigned long long)sum[TOT_NO_STORAGE],
-	    (unsigned long long)sum[TOT_EXITED], n, n ? sl.flags : 0,
+	snprintf(why + len, sizeof(why) - len,
+	    "no_storage %llu, exited %llu; slot %u (flags %u), in hash %d",
+	    (unsigned long long)tot[TOT_NO_STORAGE],
+	    (unsigned long long)tot[TOT_EXITED], n, n ? sl.flags : 0,
 	    (int)in_hash);
 	return why;
 }
