@@ -675,7 +675,10 @@ query_submit_uid(struct query *q, uint64_t conn_id, uint32_t uid, uint32_t tag,
 	j->uid = uid;
 	list_push(&u->todo, j);
 	q->queued++;
-	pthread_cond_signal(&q->cv);
+	/* every thread waits on this one condition, some for a job and some
+	 * (query_hold) with one: a signal could wake only a holder, which
+	 * waits again, and leave the job queued with a reader idle */
+	pthread_cond_broadcast(&q->cv);
 	pthread_mutex_unlock(&q->mu);
 	return 0;
 }
