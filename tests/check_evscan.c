@@ -679,15 +679,27 @@ tid_has_entry(const struct taskiter_events *ev, pid_t tid)
 	return false;
 }
 
-/* Reaps the child the moment it ends: no zombie for a sample to read. */
+/* Held across a sample's two scans: a child reaped between them would
+ * have the first's reading in one and the sample before's in the other. */
+static pthread_mutex_t scans_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* Reaps the child the moment it ends, but not inside a sample's pair of
+ * scans: no zombie for a sample to read but one both read alike. */
 static void *
 reap_main(void *arg)
 {
 	pid_t *pid = arg;
+	siginfo_t si;
 	int st;
 
+	if (waitid(P_PID, (id_t)*pid, &si, WEXITED | WNOWAIT) < 0) {
+		*pid = -1;
+		return NULL;
+	}
+	pthread_mutex_lock(&scans_mu);
 	if (waitpid(*pid, &st, 0) != *pid)
 		*pid = -1;
+	pthread_mutex_unlock(&scans_mu);
 	return NULL;
 }
 
@@ -707,6 +719,7 @@ START_TEST(cpu_bound_child)
 	pthread_t reaper;
 	bool fifo_ok = false;
 	unsigned unmapped = 0; /* samples the child ran with no entry */
+	int rc_a, rc_b;
 	size_t i;
 	int k;
 
@@ -775,8 +788,12 @@ START_TEST(cpu_bound_child)
 		    !tid_has_entry(&ev, child))
 			unmapped++;
 		prev = clock_ns(CLOCK_BOOTTIME);
-		ck_assert_int_eq(procscan_run(a, &ctx, wa), 0);
-		ck_assert_int_eq(procscan_run(b, &ctx, wb), 0);
+		pthread_mutex_lock(&scans_mu);
+		rc_a = procscan_run(a, &ctx, wa);
+		rc_b = procscan_run(b, &ctx, wb);
+		pthread_mutex_unlock(&scans_mu);
+		ck_assert_int_eq(rc_a, 0);
+		ck_assert_int_eq(rc_b, 0);
 		tu_sleep_ms(100);
 	}
 	ck_assert_int_eq(procscan_flush(a, wa), 0);

@@ -126,8 +126,10 @@ START_TEST(test_forced_on_partitions)
 	ck_assert_ptr_nonnull(p = window_fgbg(w));
 	ck_assert_uint_eq(p->status, FGBG_ON);
 	ck_assert_uint_gt(p->reads, 0);
-	/* every read gave a state: oom_score_adj exists on every process */
-	ck_assert_uint_eq(p->by_src[FG_SRC_NONE], 0);
+	/* every read gave a state (oom_score_adj exists on every process)
+	 * but of a process that ended between its stat and its cgroup read
+	 * (a compiler beside the tests): a read error, counted */
+	ck_assert_uint_le(p->by_src[FG_SRC_NONE], p->read_errors);
 	for (k = 0; k < w->nprocs; k++) {
 		const struct window_task *t = &w->procs[k];
 		uint64_t ut = 0, st = 0, mn = 0, mj = 0;

@@ -182,31 +182,41 @@ START_TEST(test_exited_child_on_the_wire)
 	struct jm *j = NULL;
 	struct run r;
 	struct td d;
-	int status, i;
-	pid_t pid;
+	int status, i, tries;
+	pid_t pid = -1;
 
 	snprintf(conf, sizeof(conf), "bpffs = %s\n", pins);
 	td_start(&d, "schedwire", conf, args);
 	td_wait(&d, 15000, health, td_has_window);
 
-	pid = burner(400, &ticks);
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	proc_ms = (double)ticks * 1000.0 / (double)hz;
-	snprintf(pidtxt, sizeof(pidtxt), "%d", (int)pid);
+	/* A child whose sched_process_free the kernel holds back (doc/bpf.md,
+	 * "A free that does not come") is never marked exited: another one,
+	 * three at most. */
+	for (tries = 0; tries < 3 && row == NULL; tries++) {
+		if (tries)
+			fprintf(stderr, "pid %d never marked exited: again\n",
+			    (int)pid);
+		pid = burner(400, &ticks);
+		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+		ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		proc_ms = (double)ticks * 1000.0 / (double)hz;
+		snprintf(pidtxt, sizeof(pidtxt), "%d", (int)pid);
 
-	/* the window it ended in closes within a second or two */
-	for (i = 0; i < 50 && row == NULL; i++) {
-		tu_sleep_ms(200);
-		r = td_vitals(&d, -1, top);
-		ck_assert_msg(r.code == 0, "vitals top: %d %s", r.code, r.err);
-		jm_free(j);
-		ck_assert_ptr_nonnull(j = jm_parse(r.out, strlen(r.out)));
-		run_free(&r);
-		if ((b = jm_path(j, "top.sched")) != NULL)
-			row = jm_find_id(b, pid);
-		if (row && !is_true(row, "exited"))
-			row = NULL; /* its last window not in yet */
+		/* the window it ended in closes within a second or two */
+		for (i = 0; i < 50 && row == NULL; i++) {
+			tu_sleep_ms(200);
+			r = td_vitals(&d, -1, top);
+			ck_assert_msg(r.code == 0, "vitals top: %d %s", r.code,
+			    r.err);
+			jm_free(j);
+			ck_assert_ptr_nonnull(
+			    j = jm_parse(r.out, strlen(r.out)));
+			run_free(&r);
+			if ((b = jm_path(j, "top.sched")) != NULL)
+				row = jm_find_id(b, pid);
+			if (row && !is_true(row, "exited"))
+				row = NULL; /* its last window not in yet */
+		}
 	}
 	ck_assert_msg(row != NULL, "pid %d not in the BPF top", (int)pid);
 	ck_assert(is_true(row, "exited"));

@@ -201,7 +201,7 @@ START_TEST(test_end_to_end)
 	struct jm *j;
 	struct run r;
 	char *page;
-	size_t i, nslow;
+	size_t i, nslow, nlate;
 	pid_t pid;
 	int st, fd;
 	struct td d;
@@ -227,15 +227,28 @@ START_TEST(test_end_to_end)
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child %d", st);
 	/* two window closes after the child's last call: both drained and
-	 * stored (commit every window) */
+	 * stored (commit every window); on a busy disk the commit takes
+	 * longer, so until the store has every call (30 s at most) */
 	usleep(2500000);
 
 	snprintf(pidarg, sizeof(pidarg), "%d", pid);
-	{
+	for (i = 0;; i++) {
 		const char *const a[] = { "--json", "syscalls", "--since", "1h",
 			"--process", pidarg, NULL };
 
 		j = json(&d, a);
+		sc = jm_get(j, "syscalls");
+		rows = sc ? jm_get(sc, "rows") : NULL;
+		fs = row(rows, "fsync");
+		ns = row(rows, "nanosleep");
+		if ((fs && ns && jm_is_int(jm_get(fs, "count")) &&
+			jm_is_int(jm_get(ns, "count")) &&
+			jm_get(fs, "count")->ll == N_FSYNC &&
+			jm_get(ns, "count")->ll == N_SHORT + N_LONG) ||
+		    i == 140)
+			break;
+		jm_free(j);
+		usleep(200000);
 	}
 	ck_assert_ptr_nonnull(sc = jm_get(j, "syscalls"));
 	ck_assert_str_eq(jm_get(sc, "state")->str, "on");
@@ -257,9 +270,10 @@ START_TEST(test_end_to_end)
 	ck_assert_int_ge(num(ns, "p99_ns"), 20000000);
 	ck_assert_int_le(num(ns, "p99_ns"), num(ns, "max_ns"));
 	ck_assert_int_ge(num(ns, "max_ns"), 40000000);
-	/* the slow list: exactly the three 40 ms calls */
+	/* the slow list: the three 40 ms calls, and a 10 ms one only when
+	 * the machine woke it late past the threshold (25 ms) */
 	ck_assert_ptr_nonnull(slow = jm_get(sc, "slow"));
-	nslow = 0;
+	nslow = nlate = 0;
 	for (i = 0; i < slow->n; i++) {
 		const struct jm *s = &slow->v[i];
 
@@ -271,11 +285,17 @@ START_TEST(test_end_to_end)
 			ck_assert_int_ge(num(s, "lat_ns"), 25000000);
 			continue;
 		}
-		ck_assert_int_ge(num(s, "lat_ns"), 40000000);
+		ck_assert_int_ge(num(s, "lat_ns"), 25000000);
 		ck_assert_int_eq(num(s, "ret"), 0);
-		nslow++;
+		if (num(s, "lat_ns") >= 40000000)
+			nslow++;
+		else
+			nlate++;
 	}
-	ck_assert_int_eq(nslow, N_LONG);
+	if (nlate)
+		fprintf(stderr, "%zu 10 ms sleeps took over 25 ms\n", nlate);
+	ck_assert_int_ge(nslow, N_LONG);
+	ck_assert_int_le(nslow + nlate, N_SHORT + N_LONG);
 	jm_free(j);
 
 	/* the live answer: the last closed window, from memory */
