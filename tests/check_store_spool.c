@@ -989,6 +989,225 @@ START_TEST(test_id_clash)
 }
 END_TEST
 
+/* ------------------------------------------ a commit that fails and lands */
+
+/*
+ * A VFS over the default one whose next sync of a file named "*-wal"
+ * fails when armed: the commit's frames are in the WAL, the commit says
+ * error. SQLite's recovery (the WAL index rebuilt, as after a -shm cut)
+ * finds them whole and the "failed" transaction is there after all.
+ */
+static sqlite3_vfs shim_vfs, *shim_base;
+static int shim_fail_syncs;
+static char shim_cut[PATH_MAX + 8]; /* cut to nothing at the failure */
+
+struct shim_file {
+	sqlite3_file f;
+	sqlite3_file *real; /* the base VFS's, right after this */
+	bool wal;
+};
+
+#define REAL(f) (((struct shim_file *)(f))->real)
+
+static int
+shim_close(sqlite3_file *f)
+{
+	return REAL(f)->pMethods->xClose(REAL(f));
+}
+
+static int
+shim_read(sqlite3_file *f, void *b, int n, sqlite3_int64 o)
+{
+	return REAL(f)->pMethods->xRead(REAL(f), b, n, o);
+}
+
+static int
+shim_write(sqlite3_file *f, const void *b, int n, sqlite3_int64 o)
+{
+	return REAL(f)->pMethods->xWrite(REAL(f), b, n, o);
+}
+
+static int
+shim_truncate(sqlite3_file *f, sqlite3_int64 n)
+{
+	return REAL(f)->pMethods->xTruncate(REAL(f), n);
+}
+
+static int
+shim_sync(sqlite3_file *f, int flags)
+{
+	int rc = REAL(f)->pMethods->xSync(REAL(f), flags);
+
+	if (rc == SQLITE_OK && ((struct shim_file *)f)->wal &&
+	    shim_fail_syncs > 0) {
+		shim_fail_syncs--;
+		if (shim_cut[0])
+			ck_assert_int_eq(truncate(shim_cut, 0), 0);
+		return SQLITE_IOERR_FSYNC;
+	}
+	return rc;
+}
+
+static int
+shim_size(sqlite3_file *f, sqlite3_int64 *n)
+{
+	return REAL(f)->pMethods->xFileSize(REAL(f), n);
+}
+
+static int
+shim_lock(sqlite3_file *f, int l)
+{
+	return REAL(f)->pMethods->xLock(REAL(f), l);
+}
+
+static int
+shim_unlock(sqlite3_file *f, int l)
+{
+	return REAL(f)->pMethods->xUnlock(REAL(f), l);
+}
+
+static int
+shim_check(sqlite3_file *f, int *out)
+{
+	return REAL(f)->pMethods->xCheckReservedLock(REAL(f), out);
+}
+
+static int
+shim_fcntl(sqlite3_file *f, int op, void *arg)
+{
+	return REAL(f)->pMethods->xFileControl(REAL(f), op, arg);
+}
+
+static int
+shim_sector(sqlite3_file *f)
+{
+	return REAL(f)->pMethods->xSectorSize(REAL(f));
+}
+
+static int
+shim_devchar(sqlite3_file *f)
+{
+	return REAL(f)->pMethods->xDeviceCharacteristics(REAL(f));
+}
+
+static int
+shim_shm_map(sqlite3_file *f, int pg, int sz, int extend, void volatile **p)
+{
+	return REAL(f)->pMethods->xShmMap(REAL(f), pg, sz, extend, p);
+}
+
+static int
+shim_shm_lock(sqlite3_file *f, int off, int n, int flags)
+{
+	return REAL(f)->pMethods->xShmLock(REAL(f), off, n, flags);
+}
+
+static void
+shim_shm_barrier(sqlite3_file *f)
+{
+	REAL(f)->pMethods->xShmBarrier(REAL(f));
+}
+
+static int
+shim_shm_unmap(sqlite3_file *f, int del)
+{
+	return REAL(f)->pMethods->xShmUnmap(REAL(f), del);
+}
+
+static const sqlite3_io_methods shim_io = {
+	.iVersion = 2,
+	.xClose = shim_close,
+	.xRead = shim_read,
+	.xWrite = shim_write,
+	.xTruncate = shim_truncate,
+	.xSync = shim_sync,
+	.xFileSize = shim_size,
+	.xLock = shim_lock,
+	.xUnlock = shim_unlock,
+	.xCheckReservedLock = shim_check,
+	.xFileControl = shim_fcntl,
+	.xSectorSize = shim_sector,
+	.xDeviceCharacteristics = shim_devchar,
+	.xShmMap = shim_shm_map,
+	.xShmLock = shim_shm_lock,
+	.xShmBarrier = shim_shm_barrier,
+	.xShmUnmap = shim_shm_unmap,
+};
+
+static int
+shim_open(sqlite3_vfs *v, const char *name, sqlite3_file *f, int flags,
+    int *out)
+{
+	struct shim_file *sf = (struct shim_file *)f;
+	size_t l = name ? strlen(name) : 0;
+	int rc;
+
+	(void)v;
+	sf->real = (sqlite3_file *)(sf + 1);
+	sf->wal = l > 4 && strcmp(name + l - 4, "-wal") == 0;
+	rc = shim_base->xOpen(shim_base, name, sf->real, flags, out);
+	sf->f.pMethods = rc == SQLITE_OK ? &shim_io : NULL;
+	return rc;
+}
+
+static void
+shim_on(void)
+{
+	shim_base = sqlite3_vfs_find(NULL);
+	ck_assert_ptr_nonnull(shim_base);
+	shim_vfs = *shim_base;
+	shim_vfs.zName = "vitals-test-shim";
+	shim_vfs.szOsFile = (int)sizeof(struct shim_file) + shim_base->szOsFile;
+	shim_vfs.xOpen = shim_open;
+	shim_vfs.pAppData = NULL;
+	ck_assert_int_eq(sqlite3_vfs_register(&shim_vfs, 1), SQLITE_OK);
+}
+
+/*
+ * The spool's commit of a window says error but its frames are whole in
+ * the WAL, and its -shm is cut at that moment (the fault that did this in
+ * a daemon): the index rebuilt from the WAL has the window after all, the
+ * move takes it to the main file, and the put there is a replay. The
+ * window is stored once and counted written once (a daemon had said "7
+ * windows written" of 8 stored).
+ */
+START_TEST(test_failed_commit_landed)
+{
+	struct store_stats st;
+	struct store *s;
+	struct window *w;
+
+	if (getenv("VITALS_HEAL_NO_SIGBUS") == NULL)
+		ck_assert_int_eq(store_heal_sigbus_install(), 0);
+	shim_on();
+	s = open_spool(3600);
+	put(s, 1);
+	put(s, 2);
+	store_get_stats(s, &st);
+	ck_assert(st.spool_on);
+	ck_assert_uint_eq(st.windows_written, 2);
+
+	w = mkwin(3);
+	snprintf(shim_cut, sizeof(shim_cut), "%s-shm", spool);
+	shim_fail_syncs = 1;
+	ck_assert_int_eq(store_put(s, w), 0);
+	ck_assert_int_eq(shim_fail_syncs, 0);
+	shim_cut[0] = '\0';
+	store_get_stats(s, &st);
+	ck_assert_uint_ge(st.shm_faults, 1);
+	ck_assert_uint_eq(st.windows_written, 3);
+	put(s, 4);
+	ck_assert_int_eq(store_put(s, w), 0); /* a replay: nothing more */
+	window_free(w);
+	ck_assert_int_eq(store_flush(s), 0);
+	store_get_stats(s, &st);
+	ck_assert_uint_eq(st.windows_written, 4);
+	store_close(s);
+	ck_assert_int_eq(WINDOWS(path), 4);
+	sqlite3_vfs_unregister(&shim_vfs);
+}
+END_TEST
+
 static Suite *
 suite(void)
 {
@@ -1005,6 +1224,7 @@ suite(void)
 	tcase_add_test(tc, test_maintain_moves);
 	tcase_add_test(tc, test_no_spool);
 	tcase_add_test(tc, test_replay);
+	tcase_add_test(tc, test_failed_commit_landed);
 	tcase_add_test(tc, test_instance_lives_on);
 	tcase_add_test(tc, test_move_fails);
 	tcase_add_test(tc, test_pass_spares_moved);

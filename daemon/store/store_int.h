@@ -205,6 +205,16 @@ struct store {
 	int64_t id_next;     /* what id_hwm points to on the main store */
 	bool spool_attached; /* attached to db as "spool" */
 	bool spool_tried;    /* attaching was tried on this connection */
+	/* store_spool.c: the last window whose put failed (boot, level,
+	 * starts), until a put of it succeeds: a failed try may have landed
+	 * (a commit that said error, a -shm fault), and its replay is then
+	 * the write, counted once */
+	struct {
+		char boot_id[40];
+		uint32_t level;
+		int64_t mono_start_ns, wall_start_ns;
+		bool set;
+	} failed;
 	/* store_heal.c: the process's -shm faults when this store was
 	 * made or last opened (a fault since: store_heal_pending) */
 	uint64_t shm_seen;

@@ -589,7 +589,10 @@ spool_put(struct store *s, const struct window *w)
 	if (s->spool->st.corrupt_moved != moved_aside) {
 		pthread_mutex_unlock(&s->spool->lock);
 		detach(s);
-		return r < 0 ? r : 1;
+		if (r < 0)
+			return r;
+		s->st.windows_written++; /* into the new file */
+		return 1;
 	}
 	pthread_mutex_unlock(&s->spool->lock);
 	if (r < 0) {
@@ -621,15 +624,40 @@ store_open(const char *path, const struct store_opts *o, struct store **ret)
 	return 0;
 }
 
+/* w is the window whose last put failed (s->failed). */
+static bool
+failed_is(const struct store *s, const struct window *w)
+{
+	return s->failed.set && s->failed.level == w->level &&
+	    s->failed.mono_start_ns == w->mono_start_ns &&
+	    s->failed.wall_start_ns == w->wall_start_ns &&
+	    strncmp(s->failed.boot_id, w->boot_id, sizeof(s->failed.boot_id)) ==
+	    0;
+}
+
+static void
+failed_set(struct store *s, const struct window *w)
+{
+	snprintf(s->failed.boot_id, sizeof(s->failed.boot_id), "%.*s",
+	    (int)strnlen(w->boot_id, sizeof(w->boot_id)), w->boot_id);
+	s->failed.level = w->level;
+	s->failed.mono_start_ns = w->mono_start_ns;
+	s->failed.wall_start_ns = w->wall_start_ns;
+	s->failed.set = true;
+}
+
 int
 store_put(struct store *s, const struct window *w)
 {
-	bool direct;
+	uint64_t written0;
+	bool direct, retry;
 	int r = 0;
 
 	if (s == NULL) /* s->db: under the lock (store_recover) */
 		return -EBADF;
 	pthread_mutex_lock(&s->lock);
+	written0 = s->st.windows_written;
+	retry = failed_is(s, w);
 	/* into the spool when there is one; a spool that fails hands what
 	 * it has to the main file first, then the window goes there too.
 	 * While the spool holds windows it could not move, nothing goes to
@@ -640,12 +668,23 @@ store_put(struct store *s, const struct window *w)
 	store_heal_reopen(s);
 	spool_up(s);
 	direct = !s->spool_attached;
-	if (!direct && (r = spool_put(s, w)) < 0)
+	if (!direct && (r = spool_put(s, w)) < 0) {
+		retry = true; /* the spool's failed try may have landed */
 		direct = (r = store_spool_flush_locked(s)) == 0;
+	}
 	if (direct)
 		r = store_put_locked(s, w);
 	else if (r > 0)
 		r = 0;
+	/* Stored, and not counted: a replay. Of a window whose put failed
+	 * (this call's spool try, or an earlier call's), the failed try
+	 * landed after all: this window's write, counted now. */
+	if (r == 0 && retry && s->st.windows_written == written0)
+		s->st.windows_written++;
+	if (r < 0)
+		failed_set(s, w);
+	else if (retry)
+		s->failed.set = false;
 	store_heal_reopen(s);
 	pthread_mutex_unlock(&s->lock);
 	return r;
