@@ -464,20 +464,25 @@ def issue22(tmp, bpf):
             fail("no nanosleep latency histogram")
         bounds = h.get("explicit_bounds", [])
         counts = h.get("bucket_counts", [])
-        # the bucket holding 10 ms: (bound below, bound above]
+        # the bucket holding 10 ms: (bound below, bound above]. No sleep
+        # ends early, so every one of the child's is in it or above it;
+        # above only when the machine woke it late (by over 6.8 ms, beside
+        # a build): most are in it.
         k = [i for i, b in enumerate(bounds) if b * 1e9 > cep.SLEEP_NS][0]
         if not bounds[k - 1] * 1e9 <= cep.SLEEP_NS or \
-                counts[k] < cep.N_SLEEP or h["count"][0] != sum(counts):
-            fail("nanosleep histogram: bucket (%s, %s] counts %s (the "
-                 "child's %d), count %s, Σ buckets %d" %
-                 (bounds[k - 1], bounds[k], counts[k], cep.N_SLEEP,
-                  h["count"][0], sum(counts)))
+                sum(counts[k:]) < cep.N_SLEEP or \
+                counts[k] < cep.N_SLEEP * 3 // 4 or \
+                h["count"][0] != sum(counts):
+            fail("nanosleep histogram: bucket (%s, %s] counts %s, %d "
+                 "above (the child's %d), count %s, Σ buckets %d" %
+                 (bounds[k - 1], bounds[k], counts[k], sum(counts[k + 1:]),
+                  cep.N_SLEEP, h["count"][0], sum(counts)))
         out += ("; child pid %d: fsync %d calls; nanosleep %.6f s, its own "
                 "%.6f s (%+.2f %%); latency bucket (%g, %g] s: %d calls, "
-                "the child's %d" %
+                "%d above, the child's %d" %
                 (pid, cep.N_FSYNC, tsum, child_sum / 1e9,
                  (tsum * 1e9 / child_sum - 1) * 100, bounds[k - 1],
-                 bounds[k], counts[k], cep.N_SLEEP))
+                 bounds[k], counts[k], sum(counts[k + 1:]), cep.N_SLEEP))
     vd.terminate()
     vd.wait(20)
     rcv.stop()
