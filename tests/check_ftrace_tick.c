@@ -11,7 +11,6 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -41,22 +40,13 @@ teardown(void)
 	ftrace_instance_remove(NULL, inst);
 }
 
-static int64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* The loop for ms; every step_ms a "sample" (0: none). Returns the
  * longest time between two samples, ms (a stalled machine's steps run
  * long). */
 static int64_t
 run(struct event_base *base, struct ftrace *ft, unsigned ms, unsigned step_ms)
 {
-	int64_t last = mono_ms(), gap = 0;
+	int64_t last = clock_ns(CLOCK_MONOTONIC) / 1000000, gap = 0;
 	unsigned t;
 
 	for (t = 0; t < ms; t += step_ms ? step_ms : ms) {
@@ -66,7 +56,7 @@ run(struct event_base *base, struct ftrace *ft, unsigned ms, unsigned step_ms)
 		event_base_loopexit(base, &tv);
 		event_base_dispatch(base);
 		if (step_ms) {
-			int64_t now = mono_ms();
+			int64_t now = clock_ns(CLOCK_MONOTONIC) / 1000000;
 
 			ftrace_after_sample(ft);
 			if (now - last > gap)
