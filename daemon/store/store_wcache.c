@@ -297,8 +297,12 @@ store_wcache_sum(struct store *s, int64_t wid, bool threads, const void *blob,
 	unsigned i;
 	int r;
 
-	if (c == NULL)
+	if (c == NULL) {
+		/* decoded afresh all the same (the cache is made by the
+		 * first put): counted with the closed caches' */
+		s->wcache_gone.misses++;
 		return 0;
+	}
 	/* a read meets its windows in the order an earlier one put them */
 	i = c->next;
 	if (i >= c->n || c->e[i].wid != wid || c->e[i].threads != threads)
