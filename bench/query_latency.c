@@ -498,6 +498,13 @@ cmd_run(int argc, char **argv)
 		    (unsigned long long)ch->queries_busy,
 		    (unsigned long long)ch->overflow_closed,
 		    (unsigned long long)ch->accept_paused);
+		printf("read pool: %u threads, warmed at start %llu (%.2f ms), "
+		       "windows reused %llu, decoded %llu, memo hits %llu\n",
+		    ch->query_threads, (unsigned long long)ch->readers_warmed,
+		    (double)ch->readers_warm_ns / 1e6,
+		    (unsigned long long)ch->read_cache_hits,
+		    (unsigned long long)ch->read_cache_misses,
+		    (unsigned long long)ch->read_memo_hits);
 		if (m.last->health->store)
 			printf("store: %s, %llu bytes, commit max %.2f ms\n",
 			    m.last->health->store->state,

@@ -30,6 +30,7 @@ nice=${BENCH_NICE:-0}
 qthreads=${BENCH_QUERY_THREADS:-}
 uidq=${BENCH_UID_QUEUE:-}
 qnice=${BENCH_QUERY_NICE:-}
+qwarm=${BENCH_QUERY_WARM:-}
 spool=${BENCH_SPOOL:-1}
 keep=0
 
@@ -56,6 +57,8 @@ usage: $(basename "$0") [options]
   --no-spool         every window its own commit in vitals.db (default: a
                      spool of the bench's own under /dev/shm, as deployed)
   --query-nice N     the read threads' nice value (query_nice; default 10)
+  --query-warm 0|1   each read thread's warm read at start (query_warm;
+                     default: the daemon's 1)
   --uid-queue N      reads one uid may queue (query_queue_per_uid; default:
                      the daemon's 16; every client here is one uid)
   --keep             keep the temporary directory (daemon log, database)
@@ -87,6 +90,7 @@ while (($#)); do
 	--query-threads) qthreads=$2; shift ;;
 	--uid-queue) uidq=$2; shift ;;
 	--query-nice) qnice=$2; shift ;;
+	--query-warm) qwarm=$2; shift ;;
 	--no-spool) spool=0 ;;
 	--keep) keep=1 ;;
 	-h|--help) usage; exit 0 ;;
@@ -139,6 +143,7 @@ fi
 [ -z "$qthreads" ] || echo "query_threads = $qthreads" >>"$tmp/vitalsd.conf"
 [ -z "$uidq" ] || echo "query_queue_per_uid = $uidq" >>"$tmp/vitalsd.conf"
 [ -z "$qnice" ] || echo "query_nice = $qnice" >>"$tmp/vitalsd.conf"
+[ -z "$qwarm" ] || echo "query_warm = $qwarm" >>"$tmp/vitalsd.conf"
 [ ! -s "$tmp/vitalsd.conf" ] || conf=(-c "$tmp/vitalsd.conf")
 thread_cpu() {	# thread_cpu PID: "tid comm ns" a thread
 	local t c ns

@@ -142,6 +142,9 @@ read_caches(struct td *d)
 	    ll(c, "read_cache_bytes"));
 	ck_assert_int_gt(ll(c, "read_cache_misses"), 0);
 	ck_assert_int_gt(ll(c, "read_cache_hits") + ll(c, "read_memo_hits"), 0);
+	/* each read thread warmed its connection before its first job */
+	ck_assert_int_eq(ll(c, "readers_warmed"), ll(c, "query_threads"));
+	ck_assert_int_gt(ll(c, "readers_warm_ns"), 0);
 	ck_assert_int_gt(ll(c, "read_cache_bytes"), 0);
 	ck_assert_int_eq(ll(j, "health.memory.read_cache_bytes"),
 	    ll(c, "read_cache_bytes"));

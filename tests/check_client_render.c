@@ -248,6 +248,9 @@ START_TEST(test_fmt_read_caches)
 	c.read_memo_hits = 12;
 	c.read_memo_saved = 1200;
 	c.read_cache_bytes = 3 << 19;
+	c.readers_idle_closed = 3;
+	c.readers_warmed = 2;
+	c.readers_warm_ns = 12345678;
 	h.control = &c;
 	sbuf_init(&b);
 	fmt_health(&b, &h, &fctx);
@@ -257,11 +260,17 @@ START_TEST(test_fmt_read_caches)
 			  "(75.0 % reused); whole reads from a memo 12, kept "
 			  "as memos 1200; held 1536.0 KiB\n") != NULL,
 	    "%s", b.buf);
+	ck_assert_msg(strstr(b.buf,
+			  "; connections closed idle 3; warmed at start 2 "
+			  "(12.346 ms)\n") != NULL,
+	    "%s", b.buf);
 	sbuf_free(&b);
 	r.version = 1;
 	r.result_case = VITALS__RESPONSE__RESULT_HEALTH;
 	r.health = &h;
 	j = json_at(&b, &r, "health.control", &jc);
+	ck_assert(num(jc, "readers_warmed") == 2);
+	ck_assert(num(jc, "readers_warm_ns") == 12345678);
 	ck_assert(num(jc, "read_cache_hits") == 300);
 	ck_assert(num(jc, "read_cache_misses") == 100);
 	ck_assert(num(jc, "read_memo_hits") == 12);

@@ -249,7 +249,8 @@ START_TEST(set_threads)
 }
 END_TEST
 
-/* The read threads' nice value: 0-19, the default 10, bad input kept out. */
+/* The read threads' nice value: 0-19, the default 10, bad input kept out;
+ * their warm read at start: 0 or 1, the default 1. */
 START_TEST(set_query_nice)
 {
 	struct config cfg;
@@ -260,6 +261,11 @@ START_TEST(set_query_nice)
 	ck_assert_uint_eq(cfg.query_nice, 0);
 	ck_assert_int_eq(config_set(&cfg, "query_nice", "19"), 0);
 	ck_assert_uint_eq(cfg.query_nice, 19);
+	ck_assert_uint_eq(cfg.query_warm, 1);
+	ck_assert_int_eq(config_set(&cfg, "query_warm", "0"), 0);
+	ck_assert_uint_eq(cfg.query_warm, 0);
+	ck_assert_int_lt(config_set(&cfg, "query_warm", "2"), 0);
+	ck_assert_uint_eq(cfg.query_warm, 0);
 	ck_assert_int_lt(config_set(&cfg, "query_nice", "20"), 0);
 	ck_assert_int_lt(config_set(&cfg, "query_nice", "-1"), 0);
 	ck_assert_int_lt(config_set(&cfg, "query_nice", "x"), 0);

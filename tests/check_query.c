@@ -641,6 +641,75 @@ START_TEST(test_idle_reader_closes)
 }
 END_TEST
 
+/* The stats once every thread has made its warm read (10 s at most). */
+static void
+warmed_stats(struct query *q, unsigned n, struct control_stats *st)
+{
+	int64_t end = clock_ns(CLOCK_MONOTONIC) + 10 * SEC;
+
+	for (;;) {
+		memset(st, 0, sizeof(*st));
+		query_get_stats(q, st);
+		if (st->readers_warmed >= n || clock_ns(CLOCK_MONOTONIC) > end)
+			break;
+		tu_sleep_ms(5);
+	}
+}
+
+/*
+ * Each thread warms its connection before its first job: a top-20 of
+ * the last hour decodes the windows into the connection's cache, so the
+ * first caller's top over the same windows decodes none. Without the
+ * warm read (no_warm) that caller's read is the one that decodes them.
+ */
+START_TEST(test_pool_warmed_at_start)
+{
+	struct store *s = make_store(60);
+	struct query_opts o = { .threads = 2, .max_frame = FRAME_MAX };
+	struct rpc_query rq = { .op = RPC_Q_TOP, .hz = 100, .n = 20 };
+	struct control_stats st, st2;
+	struct harness h;
+	unsigned pass;
+
+	rq.to_wall_ns = clock_ns(CLOCK_REALTIME);
+	rq.from_wall_ns = rq.to_wall_ns - 3600 * SEC;
+	rq.metric = METRIC_CPU;
+	for (pass = 0; pass < 2; pass++) {
+		o.no_warm = pass == 1;
+		pool_new(&h, s, &o);
+		h.keep = true;
+		warmed_stats(h.q, o.no_warm ? 0 : 2, &st);
+		ck_assert_uint_eq(st.queries, 0); /* no caller's read */
+		if (!o.no_warm) {
+			ck_assert_uint_eq(st.readers_warmed, 2);
+			ck_assert_uint_gt(st.readers_warm_ns, 0);
+			/* every window decoded by each connection */
+			ck_assert_uint_eq(st.rc_misses, 2 * 60);
+			ck_assert_uint_gt(st.rc_bytes, 0);
+		} else {
+			ck_assert_uint_eq(st.readers_warmed, 0);
+			ck_assert_uint_eq(st.readers_warm_ns, 0);
+			ck_assert_uint_eq(st.rc_misses, 0);
+		}
+		ck_assert_int_eq(query_submit_uid(h.q, 1, READER_UID, 0, &rq),
+		    0);
+		wait_answers(&h, 1);
+		ck_assert_int_eq(h.a[0].status, VITALS__STATUS__STATUS_OK);
+		ck_assert_uint_eq(h.a[0].resp->top->n_tasks, 20);
+		memset(&st2, 0, sizeof(st2));
+		query_get_stats(h.q, &st2);
+		ck_assert_uint_eq(st2.queries, 1);
+		ck_assert_uint_eq(st2.readers_warmed, st.readers_warmed);
+		if (!o.no_warm) /* a warm connection: nothing decoded */
+			ck_assert_uint_eq(st2.rc_misses, st.rc_misses);
+		else /* a cold one decodes every window */
+			ck_assert_uint_eq(st2.rc_misses, 60);
+		pool_free(&h);
+	}
+	store_close(s);
+}
+END_TEST
+
 static Suite *
 query_suite(void)
 {
@@ -655,6 +724,7 @@ query_suite(void)
 	tcase_add_test(tc, test_rollup_does_not_block_reads);
 	tcase_add_test(tc, test_hp_list_on_pool);
 	tcase_add_test(tc, test_idle_reader_closes);
+	tcase_add_test(tc, test_pool_warmed_at_start);
 	suite_add_tcase(su, tc);
 	return su;
 }

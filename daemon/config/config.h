@@ -59,6 +59,7 @@ struct config {
 	unsigned query_threads;	  /* read pool: threads, one connection each */
 	unsigned query_uid_queue; /* reads one uid may have queued */
 	unsigned query_nice;	  /* the read threads' nice value (0-19) */
+	unsigned query_warm;	  /* 1: each read thread warms its connection */
 	uint64_t query_budget;	  /* bytes one read may load; 0: from output */
 	unsigned scanner;	  /* enum scanner_mode (taskiter.c) */
 	unsigned proc_stat_fds;	  /* procfs scan: stat files kept open */

@@ -902,6 +902,7 @@ control_new(struct event_base *base, const struct config *cfg,
 		     .uid_queue = cfg->query_uid_queue,
 		     .nice_set = true,
 		     .nice = (int)cfg->query_nice,
+		     .no_warm = !cfg->query_warm,
 		     .max_frame = ctl->max_frame,
 		     /* a read may hold what a connection's unread answers may */
 		     .budget = cfg->query_budget ? cfg->query_budget :

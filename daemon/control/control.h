@@ -24,6 +24,8 @@ struct control_stats {
 	uint32_t query_threads;	     /* the read pool */
 	uint64_t queries_budget_cut; /* answers cut at the memory budget */
 	uint64_t readers_idle_closed; /* read connections closed when idle */
+	/* read connections warmed at start (query.c warm()), Σ their time */
+	uint64_t readers_warmed, readers_warm_ns;
 	/* the read pool's connections' caches (store_wcache.c), Σ over the
 	 * threads: counts since start (connections closed idle included),
 	 * bytes held now */
@@ -53,6 +55,9 @@ struct query_opts {
 	 * else QUERY_NICE (10) */
 	bool nice_set;
 	int nice;
+	/* no warm read before a thread's first job (tests that count a
+	 * connection's first decodes) */
+	bool no_warm;
 };
 
 int query_new(struct event_base *base, struct store *store, unsigned queue_max,

@@ -205,11 +205,15 @@ parse_uint(const char *s, uint64_t max, uint64_t *ret)
 	if (s == NULL || *s == '\0')
 		return -EINVAL;
 	for (; *s; s++) {
+		uint64_t d = (uint64_t)(*s - '0');
+
 		if (*s < '0' || *s > '9')
 			return -EINVAL;
-		if (v > (max - (uint64_t)(*s - '0')) / 10)
+		/* d > max first: max - d would wrap (a digit over a max
+		 * below 9 passed until 6 Dec 2026) */
+		if (d > max || v > (max - d) / 10)
 			return -ERANGE;
-		v = v * 10 + (uint64_t)(*s - '0');
+		v = v * 10 + d;
 	}
 	*ret = v;
 	return 0;
