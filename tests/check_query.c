@@ -202,14 +202,38 @@ done_cb(uint64_t conn_id, uint32_t tag, uint8_t *frame, size_t len, void *arg)
 	h->na++;
 }
 
+/* The stats once every thread has made its warm read (10 s at most). */
+static void
+warmed_stats(struct query *q, unsigned n, struct control_stats *st)
+{
+	int64_t end = clock_ns(CLOCK_MONOTONIC) + 10 * SEC;
+
+	for (;;) {
+		memset(st, 0, sizeof(*st));
+		query_get_stats(q, st);
+		if (st->readers_warmed >= n || clock_ns(CLOCK_MONOTONIC) > end)
+			break;
+		tu_sleep_ms(5);
+	}
+}
+
+/* A pool on s, its threads' warm reads done (as a daemon's pool is by
+ * the time callers come): what a test measures is its own reads. */
 static void
 pool_new(struct harness *h, struct store *s, const struct query_opts *o)
 {
+	struct control_stats st;
+
 	memset(h, 0, sizeof(*h));
 	ck_assert_ptr_nonnull(h->base = event_base_new());
 	event_base_priority_init(h->base, 2);
 	ck_assert_int_eq(query_new_pool(h->base, s, o, 1, done_cb, h, &h->q),
 	    0);
+	if (!o->no_warm) {
+		warmed_stats(h->q, o->threads ? o->threads : 2, &st);
+		ck_assert_uint_eq(st.readers_warmed,
+		    o->threads ? o->threads : 2);
+	}
 }
 
 static void
@@ -640,21 +664,6 @@ START_TEST(test_idle_reader_closes)
 	store_close(s);
 }
 END_TEST
-
-/* The stats once every thread has made its warm read (10 s at most). */
-static void
-warmed_stats(struct query *q, unsigned n, struct control_stats *st)
-{
-	int64_t end = clock_ns(CLOCK_MONOTONIC) + 10 * SEC;
-
-	for (;;) {
-		memset(st, 0, sizeof(*st));
-		query_get_stats(q, st);
-		if (st->readers_warmed >= n || clock_ns(CLOCK_MONOTONIC) > end)
-			break;
-		tu_sleep_ms(5);
-	}
-}
 
 /*
  * Each thread warms its connection before its first job: a top-20 of
