@@ -70,6 +70,18 @@ start_daemon(const char *dir, const char *extra)
 	return start_daemon_spool(dir, extra, NULL, NULL);
 }
 
+/* A passing test's directory and the daemon's log beside it go (a
+ * failing one leaves both: ck_assert ends the test before this). */
+static void
+dir_done(const char *dir)
+{
+	char log[PATH_MAX];
+
+	snprintf(log, sizeof(log), "%s.log", dir);
+	unlink(log);
+	tu_rmtree(dir);
+}
+
 /* Until the daemon of dir logged its window n (30 s at most): a loaded
  * machine may take longer to start than a fixed sleep allows. */
 static void
@@ -260,7 +272,7 @@ START_TEST(test_sigkill_20_times)
 	}
 	ck_assert_uint_eq(total, n);
 	free_windows(w, n);
-	tu_rmtree(dir);
+	dir_done(dir);
 	free(dir);
 }
 END_TEST
@@ -339,12 +351,12 @@ START_TEST(test_kill_after_close)
 			lost++;
 		free_windows(w, n);
 		unlink(db);
-		tu_rmtree(dir);
+		dir_done(dir);
 		ck_assert_int_eq(mkdir(dir, 0700), 0);
 	}
 	ck_assert_msg(lost == 0, "%u of %u closed windows lost to a kill", lost,
 	    runs);
-	tu_rmtree(dir);
+	dir_done(dir);
 	free(dir);
 }
 END_TEST
@@ -407,8 +419,7 @@ corrupt_case(const char *garbage, size_t len)
 		fclose(f);
 		ck_assert_msg(said, "the log does not report the corruption");
 	}
-	unlink(log);
-	tu_rmtree(dir);
+	dir_done(dir);
 	free(dir);
 }
 
@@ -448,7 +459,7 @@ START_TEST(test_corrupt_truncated)
 	fclose(f);
 	corrupt_case(buf, (size_t)len / 2);
 	free(buf);
-	tu_rmtree(dir);
+	dir_done(dir);
 	free(dir);
 }
 END_TEST
@@ -636,7 +647,7 @@ START_TEST(test_usage_in_health)
 	    "%s", j);
 	status = td_kill(pid, SIGTERM);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	tu_rmtree(dir);
+	dir_done(dir);
 	free(dir);
 }
 END_TEST
@@ -713,7 +724,7 @@ START_TEST(test_open_retry_directory)
 	char *dir = tu_mkdtemp("isdir");
 
 	open_retry_case(dir, false);
-	tu_rmtree(dir);
+	dir_done(dir);
 	free(dir);
 }
 END_TEST
@@ -727,7 +738,7 @@ START_TEST(test_open_retry_full)
 	    0);
 	open_retry_case(dir, true);
 	ck_assert_int_eq(umount(dir), 0);
-	rmdir(dir);
+	dir_done(dir);
 	free(dir);
 }
 END_TEST
@@ -866,7 +877,7 @@ START_TEST(test_shm_cut)
 	char *dir = tu_mkdtemp("shmcut");
 
 	shm_cut_case(dir, NULL, 12, 500);
-	tu_rmtree(dir);
+	dir_done(dir);
 	free(dir);
 }
 END_TEST
@@ -880,7 +891,7 @@ START_TEST(test_shm_cut_spool)
 
 	ck_assert_ptr_nonnull(mkdtemp(spool));
 	shm_cut_case(dir, spool, 40, 150);
-	tu_rmtree(dir);
+	dir_done(dir);
 	tu_rmtree(spool);
 	free(dir);
 }
@@ -1008,8 +1019,7 @@ START_TEST(test_held_store_lines)
 		ck_assert_msg(found, "window %llu not stored", told[k]);
 	}
 	free_windows(w, n);
-	unlink(log);
-	tu_rmtree(dir);
+	dir_done(dir);
 	free(dir);
 }
 END_TEST
@@ -1037,8 +1047,7 @@ load_pins(void)
 	wait_window(dir, 1);
 	status = td_kill(pid, SIGTERM);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	unlink(log);
-	tu_rmtree(dir);
+	dir_done(dir);
 	free(dir);
 }
 
