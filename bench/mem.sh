@@ -41,7 +41,8 @@ usage: $(basename "$0") [options]
   --vitalsd-args S extra daemon arguments, split on blanks
   --keep           keep the temporary directory
 Needs root (BPF, tracefs). MEM_HOLD=N keeps the daemon N more seconds;
-MEM_QUERY=1 asks it for a top every 30 s.
+MEM_QUERY=1 asks it for a top every 30 s. MEM_CONF adds configuration
+lines (e.g. MEM_CONF='query_warm = 0').
 USAGE
 }
 
@@ -87,6 +88,8 @@ population_start "$tmp" -p "$procs" -t "$threads" -b "$busy" -c "$burn_us" \
     -i 100 -I
 # the default configuration, but its own ftrace instance
 printf 'ftrace_instance = vitals_mem_%s\n' $$ >"$tmp/vitalsd.conf"
+# MEM_CONF: more configuration lines (e.g. "query_warm = 0")
+[[ -n ${MEM_CONF:-} ]] && printf '%s\n' "$MEM_CONF" >>"$tmp/vitalsd.conf"
 mkdir -p "$tmp/state"
 "$vitalsd" --foreground -c "$tmp/vitalsd.conf" --state-dir "$tmp/state" \
     --socket "$tmp/vitals.sock" --bpffs "$bpfdir" "${extra_args[@]}" \
