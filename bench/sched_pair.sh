@@ -159,11 +159,25 @@ run_group() {
 	dpid=
 	for ((i = 0; i < ${#gb[@]}; i++)); do
 		printf '%-5s %-3s %-24s %8s %8s %8s %8s %9s %9s %6s\n' \
-		    $((r + 1)) $((i + 1)) "$(basename "${gb[$i]}")" \
+		    $((r + 1)) $((i + 1)) "$(label "${gb[$i]}")" \
 		    "${ns[${i}sched_switch]}" "${ns[fsched_switch]}" \
 		    "${ns[${i}sched_wakeup]}" "${ns[fsched_wakeup]}" \
 		    "${rate[${i}sched_switch]}" "${rate[${i}sched_wakeup]}" "$load"
 	done
+}
+
+# A binary's name in the table: its place on the command line and its
+# file name (builds of one tree are all called vitalsd).
+label() {
+	local k
+
+	for ((k = 0; k < ${#bins[@]}; k++)); do
+		if [[ ${bins[$k]} == "$1" ]]; then
+			echo "$((k + 1)):$(basename "$1")"
+			return
+		fi
+	done
+	basename "$1"
 }
 
 echo "population: $procs x $threads, $busy % busy; $secs s per run," \

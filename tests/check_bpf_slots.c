@@ -411,6 +411,78 @@ START_TEST(test_setuid_second_slot)
 }
 END_TEST
 
+/*
+ * Layout 14: a slot is kept while the thread's credentials are the same
+ * object (task->real_cred), which is read without its uid. A change that
+ * keeps the real uid (setresgid) still makes new credentials, so the
+ * thread takes a second slot under the same key; the window's settle
+ * sums the two into one thread row, its time whole.
+ */
+START_TEST(test_setgid_second_slot_one_row)
+{
+	struct bpf_sched_opts o = bsf_opts();
+	struct bpf_sched_batch b = { 0 };
+	struct sched_slot sl[4];
+	struct window_bpf wb;
+	struct bpf_sched *bs;
+	int rep[2], go[2], st;
+	unsigned n, i, rows = 0;
+	uint64_t slots_ns = 0, row_ns = 0;
+	pid_t pid;
+	char c;
+
+	bs = open_drained(&o, &b, NULL);
+	ck_assert_int_eq(pipe(rep), 0);
+	ck_assert_int_eq(pipe(go), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		burn_ms(10);
+		usleep(1000);
+		if (setresgid(4321, 4321, 4321) < 0)
+			_exit(1);
+		burn_ms(10);
+		usleep(1000);
+		(void)!write(rep[1], "x", 1);
+		(void)!read(go[0], &c, 1);
+		_exit(0);
+	}
+	ck_assert_int_eq(read(rep[0], &c, 1), 1);
+	n = live_slots(bs, pid, sl, 4);
+	ck_assert_msg(n == 2, "%u slots of %d", n, (int)pid);
+	for (i = 0; i < n; i++) {
+		ck_assert_uint_eq(sl[i].key.uid, getuid());
+		ck_assert_uint_eq(sl[i].key.start_ns, sl[0].key.start_ns);
+		slots_ns += sl[i].v.oncpu_ns;
+	}
+	ck_assert_uint_ge(slots_ns, 20 * 1000000ULL);
+	/* the daemon's path: the drain reduced into a window's part */
+	memset(&wb, 0, sizeof(wb));
+	ck_assert_int_eq(bpf_sched_window(bs, &wb, 100), 0);
+	for (i = 0; i < wb.nthreads; i++)
+		if (wb.thread[i].tid == pid) {
+			rows++;
+			row_ns += wb.thread[i].oncpu_ns;
+			ck_assert_uint_eq(wb.thread[i].uid, getuid());
+		}
+	ck_assert_uint_eq(rows, 1);
+	/* its switch-out into read() may come after the slots were read */
+	ck_assert_uint_ge(row_ns, slots_ns);
+	ck_assert_uint_lt(row_ns, slots_ns + 50 * 1000000ULL);
+	window_bpf_release(&wb);
+	(void)!write(go[1], "x", 1);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	close(rep[0]);
+	close(rep[1]);
+	close(go[0]);
+	close(go[1]);
+	bpf_sched_batch_release(&b);
+	bpf_sched_free(bs);
+}
+END_TEST
+
 /* 16 short threads started; usleep: some switched out, still alive */
 static void
 start_16(pthread_t t[16])
@@ -970,6 +1042,7 @@ bpf_slots_suite(void)
 	tcase_add_test(tc, test_overflow_to_hash);
 	tcase_add_test(tc, test_folded_at_exit);
 	tcase_add_test(tc, test_setuid_second_slot);
+	tcase_add_test(tc, test_setgid_second_slot_one_row);
 	tcase_add_loop_test(tc, test_live_reader_agrees, 0, 2);
 	tcase_add_loop_test(tc, test_hash_skip, 0, 2);
 	tcase_add_loop_test(tc, test_proc_skip, 0, 2);

@@ -353,11 +353,12 @@ static __always_inline void
 account_side(void *m, void *sm, __u32 side, __u64 gen, struct task_struct *t,
     __u64 delta, struct sched_task *st)
 {
-	struct sched_tid_key key = {
-		.tid = t->pid,
-		.uid = t->real_cred->uid.val,
-		.start_ns = t->start_boottime,
-	};
+	/* Only the pointer: a task's credentials are a new object at every
+	 * change (commit_creds()), so the same object is the same real uid,
+	 * and the cred's own line is read only when the task takes a slot
+	 * (layout 14; doc/bpf.md, "Array slots") */
+	const struct cred *cr = t->real_cred;
+	struct sched_tid_key key;
 	struct sched_nslot *ns;
 	struct sched_slot *sl;
 	__u32 idx, side_key = side;
@@ -366,6 +367,7 @@ account_side(void *m, void *sm, __u32 side, __u64 gen, struct task_struct *t,
 	__u64 delay = st->rq_ns, wtd = 0;
 	struct sched_tid *v;
 	struct sched_uid *u;
+	bool mine;
 
 	st->rq_slot = 0;
 	if (delta) {
@@ -381,9 +383,10 @@ account_side(void *m, void *sm, __u32 side, __u64 gen, struct task_struct *t,
 	barrier_var(slot);
 	if (slot >= VITALS_SCHED_RQ_SLOTS)
 		slot = VITALS_SCHED_RQ_SLOTS - 1;
-	/* its slot of this window, under this uid (slot_gen is the
-	 * generation + 1: a new task's zeroed storage names no slot) */
-	if (st->slot_gen == gen + 1 && st->slot_uid == key.uid) {
+	/* its slot of this window, under these credentials (slot_gen is
+	 * the generation + 1: a new task's zeroed storage names no slot) */
+	mine = st->slot_gen == (__u32)(gen + 1) && st->slot_cred == (__u64)cr;
+	if (mine) {
 		idx = st->slot_idx;
 		if (idx != SCHED_SLOT_HASH) {
 			sl = bpf_map_lookup_elem(sm, &idx);
@@ -398,17 +401,22 @@ account_side(void *m, void *sm, __u32 side, __u64 gen, struct task_struct *t,
 				return;
 			}
 		}
-	} else {
-		/* first accounted switch-out of the window (or of a new
-		 * uid): a slot of its own, written whole, or the hash */
+	}
+	key.tid = t->pid;
+	key.uid = cr->uid.val;
+	key.start_ns = t->start_boottime;
+	if (!mine) {
+		/* first accounted switch-out of the window (or under new
+		 * credentials): a slot of its own, written whole, or the
+		 * hash */
 		ns = bpf_map_lookup_elem(&sched_nslot, &side_key);
 		idx = ns ? __sync_fetch_and_add(&ns->count, 1) :
 			   SCHED_SLOT_HASH;
 		sl = NULL;
 		if (idx < slot_cap)
 			sl = bpf_map_lookup_elem(sm, &idx);
-		st->slot_gen = gen + 1;
-		st->slot_uid = key.uid;
+		st->slot_gen = (__u32)(gen + 1);
+		st->slot_cred = (__u64)cr;
 		st->slot_idx = SCHED_SLOT_HASH;
 		if (sl) {
 			__builtin_memset(&sl->v, 0, sizeof(sl->v));
@@ -714,14 +722,16 @@ BPF_PROG(vitals_free, struct task_struct *p)
 	__u32 idx;
 
 	/*
-	 * Its slot of this window, if it has one under its uid now: the
-	 * task's storage is still there (sched_process_free runs before
-	 * the last reference goes, which frees it). A slot of an older
-	 * window stays for its drain; one made under an earlier uid
-	 * (setuid) too, as a hash entry does.
+	 * Its slot of this window, if it has one under its credentials
+	 * now: the task's storage is still there (sched_process_free runs
+	 * before the last reference goes, which frees it). A slot of an
+	 * older window stays for its drain; one made under earlier
+	 * credentials (setuid, setgid) too, as a hash entry of an earlier
+	 * uid does: a thread row, its time counted once.
 	 */
 	st = bpf_task_storage_get(&sched_task, p, 0, 0);
-	if (st && st->slot_gen == gen + 1 && st->slot_uid == key.uid &&
+	if (st && st->slot_gen == (__u32)(gen + 1) &&
+	    st->slot_cred == (__u64)p->real_cred &&
 	    (idx = st->slot_idx) != SCHED_SLOT_HASH)
 		sl = bpf_map_lookup_elem(slot_map(side), &idx);
 	if (sl) {

@@ -17,7 +17,7 @@
  * changes what it writes: pins carrying another number are replaced at the
  * next start, never read with this build's structs.
  */
-#define VITALS_SCHED_LAYOUT 13
+#define VITALS_SCHED_LAYOUT 14
 #define VITALS_SCHED_MAGIC 0x56534348u /* "VSCH" */
 
 /* Run-queue delay histogram: slot k counts delays d with
@@ -94,12 +94,15 @@ struct sched_task {
 	__u16 rq_n;
 	__u64 rq_ns;
 	/* layout 11: the array slot it owns in the window of generation
-	 * slot_gen (0: none yet), made under real uid slot_uid; slot_idx
-	 * SCHED_SLOT_HASH: its figures are in sched_tid<side> (no slot
-	 * was left) for the rest of that window */
-	__u64 slot_gen;
-	__u32 slot_uid;
+	 * slot_gen − 1 (0: none yet); slot_idx SCHED_SLOT_HASH: its figures
+	 * are in sched_tid<side> (no slot was left) for the rest of that
+	 * window. Layout 14: the generation's low 32 bits (a wrap takes
+	 * 2^32 windows), and instead of the slot's real uid the address of
+	 * the struct cred it was taken under (task->real_cred), compared
+	 * without reading the cred (doc/bpf.md, "Array slots") */
+	__u32 slot_gen;
 	__u32 slot_idx;
+	__u64 slot_cred;
 	__u64 si_delay;
 	/* 56 bytes: with the local-storage header's 8 (its data is
 	 * cache-line aligned), one line of 64 */

@@ -15,7 +15,7 @@
 #include "../../bpf/sched/sched.bpf.h"
 
 _Static_assert(VITALS_SCHED_RQ_SLOTS == VITALS_BPF_RQ_SLOTS, "rq slots");
-/* layout 13: one cache line with the local storage's 8-byte header */
+/* layout 13 on: one cache line with the local storage's 8-byte header */
 _Static_assert(sizeof(struct sched_task) == 56, "sched_task size");
 _Static_assert(sizeof(struct sched_meta) == 32, "sched_meta size");
 _Static_assert(TOT__MAX == VITALS_BPF_TOT, "cumulative counters");
