@@ -357,6 +357,56 @@ START_TEST(test_folded_at_exit)
 }
 END_TEST
 
+/* A child whose credentials change between two slices of CPU. */
+struct cred_child {
+	pid_t pid;
+	int rep[2], go[2];
+};
+
+/*
+ * Fork a child that burns 10 ms and sleeps (a switch-out), takes uid or
+ * (gid) gid 4321, burns and sleeps again, then waits for cred_child_end;
+ * back when it has done all but the wait.
+ */
+static void
+cred_child_start(struct cred_child *k, bool gid)
+{
+	char c;
+
+	ck_assert_int_eq(pipe(k->rep), 0);
+	ck_assert_int_eq(pipe(k->go), 0);
+	k->pid = fork();
+	ck_assert_int_ge(k->pid, 0);
+	if (k->pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		burn_ms(10);
+		usleep(1000);
+		if ((gid ? setresgid(4321, 4321, 4321) :
+			   setresuid(4321, 4321, 4321)) < 0)
+			_exit(1);
+		burn_ms(10);
+		usleep(1000);
+		(void)!write(k->rep[1], "x", 1);
+		(void)!read(k->go[0], &c, 1);
+		_exit(0);
+	}
+	ck_assert_int_eq(read(k->rep[0], &c, 1), 1);
+}
+
+static void
+cred_child_end(struct cred_child *k)
+{
+	int st;
+
+	(void)!write(k->go[1], "x", 1);
+	ck_assert_int_eq(waitpid(k->pid, &st, 0), k->pid);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	close(k->rep[0]);
+	close(k->rep[1]);
+	close(k->go[0]);
+	close(k->go[1]);
+}
+
 /* A thread that changes its real uid mid-window takes a second slot:
  * per-uid sums stay exact, as with the hash's second key. */
 START_TEST(test_setuid_second_slot)
@@ -364,31 +414,15 @@ START_TEST(test_setuid_second_slot)
 	struct bpf_sched_opts o = bsf_opts();
 	struct bpf_sched_batch b = { 0 };
 	struct sched_slot sl[4];
+	struct cred_child k;
 	struct bpf_sched *bs;
-	int rep[2], go[2], st;
 	unsigned n, i, rows;
 	bool u0 = false, u1 = false;
 	pid_t pid;
-	char c;
 
 	bs = open_drained(&o, &b, NULL);
-	ck_assert_int_eq(pipe(rep), 0);
-	ck_assert_int_eq(pipe(go), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		burn_ms(10);
-		usleep(1000);
-		if (setresuid(4321, 4321, 4321) < 0)
-			_exit(1);
-		burn_ms(10);
-		usleep(1000);
-		(void)!write(rep[1], "x", 1);
-		(void)!read(go[0], &c, 1);
-		_exit(0);
-	}
-	ck_assert_int_eq(read(rep[0], &c, 1), 1);
+	cred_child_start(&k, false);
+	pid = k.pid;
 	n = live_slots(bs, pid, sl, 4);
 	for (i = 0; i < n; i++) {
 		u0 |= sl[i].key.uid == 0;
@@ -399,13 +433,7 @@ START_TEST(test_setuid_second_slot)
 	ck_assert_int_eq(bpf_sched_drain(bs, &b), 0);
 	(void)rows_ns(&b, pid, &rows);
 	ck_assert_uint_eq(rows, 2);
-	(void)!write(go[1], "x", 1);
-	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	close(rep[0]);
-	close(rep[1]);
-	close(go[0]);
-	close(go[1]);
+	cred_child_end(&k);
 	bpf_sched_batch_release(&b);
 	bpf_sched_free(bs);
 }
@@ -423,32 +451,16 @@ START_TEST(test_setgid_second_slot_one_row)
 	struct bpf_sched_opts o = bsf_opts();
 	struct bpf_sched_batch b = { 0 };
 	struct sched_slot sl[4];
+	struct cred_child k;
 	struct window_bpf wb;
 	struct bpf_sched *bs;
-	int rep[2], go[2], st;
 	unsigned n, i, rows = 0;
 	uint64_t slots_ns = 0, row_ns = 0;
 	pid_t pid;
-	char c;
 
 	bs = open_drained(&o, &b, NULL);
-	ck_assert_int_eq(pipe(rep), 0);
-	ck_assert_int_eq(pipe(go), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		burn_ms(10);
-		usleep(1000);
-		if (setresgid(4321, 4321, 4321) < 0)
-			_exit(1);
-		burn_ms(10);
-		usleep(1000);
-		(void)!write(rep[1], "x", 1);
-		(void)!read(go[0], &c, 1);
-		_exit(0);
-	}
-	ck_assert_int_eq(read(rep[0], &c, 1), 1);
+	cred_child_start(&k, true);
+	pid = k.pid;
 	n = live_slots(bs, pid, sl, 4);
 	ck_assert_msg(n == 2, "%u slots of %d", n, (int)pid);
 	for (i = 0; i < n; i++) {
@@ -471,13 +483,7 @@ START_TEST(test_setgid_second_slot_one_row)
 	ck_assert_uint_ge(row_ns, slots_ns);
 	ck_assert_uint_lt(row_ns, slots_ns + 50 * 1000000ULL);
 	window_bpf_release(&wb);
-	(void)!write(go[1], "x", 1);
-	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	close(rep[0]);
-	close(rep[1]);
-	close(go[0]);
-	close(go[1]);
+	cred_child_end(&k);
 	bpf_sched_batch_release(&b);
 	bpf_sched_free(bs);
 }
