@@ -343,6 +343,17 @@ rq_to_proc(__u32 side, struct task_struct *t, __u64 delay, __u64 slot, __u32 nw)
 }
 
 /*
+ * Whether st names a slot of generation gen taken under the credentials
+ * cr (layout 14: by address, without reading the cred; slot_gen is the
+ * generation + 1, so a new task's zeroed storage names none).
+ */
+static __always_inline bool
+slot_owned(const struct sched_task *st, __u64 gen, const struct cred *cr)
+{
+	return st->slot_gen == (__u32)(gen + 1) && st->slot_cred == (__u64)cr;
+}
+
+/*
  * What t did since its last switch-out, to its thread entry in one
  * update: its CPU time (delta, may be 0) and the wait its slice began
  * with, if one is pending in st. Only t itself writes its entry — at its
@@ -383,9 +394,8 @@ account_side(void *m, void *sm, __u32 side, __u64 gen, struct task_struct *t,
 	barrier_var(slot);
 	if (slot >= VITALS_SCHED_RQ_SLOTS)
 		slot = VITALS_SCHED_RQ_SLOTS - 1;
-	/* its slot of this window, under these credentials (slot_gen is
-	 * the generation + 1: a new task's zeroed storage names no slot) */
-	mine = st->slot_gen == (__u32)(gen + 1) && st->slot_cred == (__u64)cr;
+	/* its slot of this window, under these credentials */
+	mine = slot_owned(st, gen, cr);
 	if (mine) {
 		idx = st->slot_idx;
 		if (idx != SCHED_SLOT_HASH) {
@@ -730,8 +740,7 @@ BPF_PROG(vitals_free, struct task_struct *p)
 	 * uid does: a thread row, its time counted once.
 	 */
 	st = bpf_task_storage_get(&sched_task, p, 0, 0);
-	if (st && st->slot_gen == (__u32)(gen + 1) &&
-	    st->slot_cred == (__u64)p->real_cred &&
+	if (st && slot_owned(st, gen, p->real_cred) &&
 	    (idx = st->slot_idx) != SCHED_SLOT_HASH)
 		sl = bpf_map_lookup_elem(slot_map(side), &idx);
 	if (sl) {
