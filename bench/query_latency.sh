@@ -166,6 +166,10 @@ done
 echo "daemon pid $dpid (nice $nice), interval ${interval} ms," \
     "window ${window} s; warm-up ${warmup} s"
 sleep "$warmup"
+# what the daemon holds before the first request (with --warmup over 30:
+# its read connections idle since their warm read)
+echo "daemon before the run: $(awk '/^Vm(RSS|HWM)/ { printf "%s %.1f MiB ", \
+    $1, $2 / 1024 }' /proc/"$dpid"/status)"
 cpu0=$(thread_cpu "$dpid")
 t0=$EPOCHREALTIME
 "$bench" run "$tmp/state/s" "$clients" "$secs" $reconnect $unshared $paced

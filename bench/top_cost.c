@@ -13,7 +13,7 @@
  *	"rollups" after THREADS the default roll-ups are on: the passes
  *	roll the windows past the level-0 age up, as the daemon's would.
  *
- *   top_cost run DB [REPS [all|windows|top|writer [spool]]]
+ *   top_cost run DB [REPS [all|windows|top|writer|cold [spool]]]
  *	top-20 by CPU of processes and of threads, and one process's
  *	history, over the last hour and the last 24 h, REPS (15) times
  *	each after one warm-up; prints p50 and max in ms. Each read on a
@@ -21,7 +21,10 @@
  *	the time), as the daemon's query threads make them. "windows":
  *	summaries left unused (every window read, as before them). "writer":
  *	on the writer's handle, each statement a transaction of its own
- *	(how this tool measured before 5 Dec 2026). "all": every read as
+ *	(how this tool measured before 5 Dec 2026). "cold": each read
+ *	after store_conn_idle, as the read pool's after 30 s without a
+ *	read, its open and snapshot timed apart; then SQLite's heap with
+ *	the reader idle. "all": every read as
  *	with no mode. "spool": the store opened with a spool beside it
  *	(DB.spool, emptied first: its WAL too), as the daemon's is, so a
  *	read connection's windows are a view over both files
@@ -36,6 +39,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <sqlite3.h>
 
 #include "vitalsd.h"
 
@@ -140,11 +145,14 @@ cmp_i64(const void *a, const void *b)
 
 /* what: 0 top procs, 1 top threads, 2 one process's history; on rc in
  * a snapshot a read (NULL: on s alone) */
+static bool cold;	 /* each read on a connection closed idle first */
+static int64_t begin_ns; /* Σ store_conn_begin of the measured reads */
+
 static int
 measure(struct store *s, struct store *rc, int what, int64_t from, int64_t to,
     unsigned reps, int64_t *ret_p50, int64_t *ret_max, size_t *ret_n)
 {
-	int64_t *ns = calloc(reps, sizeof(*ns)), t0;
+	int64_t *ns = calloc(reps, sizeof(*ns)), t0, t1;
 	struct window_task *t = NULL;
 	struct store_hist *h = NULL;
 	unsigned i;
@@ -154,9 +162,14 @@ measure(struct store *s, struct store *rc, int what, int64_t from, int64_t to,
 	if (ns == NULL)
 		return -ENOMEM;
 	for (i = 0; i <= reps && r == 0; i++) {
+		if (cold && rc && i > 0)
+			store_conn_idle(rc); /* as the pool's idle close */
 		t0 = clock_ns(CLOCK_MONOTONIC);
 		if (rc && (r = store_conn_begin(rc)) < 0)
 			break;
+		t1 = clock_ns(CLOCK_MONOTONIC);
+		if (i > 0)
+			begin_ns += t1 - t0;
 		if (what < 2)
 			r = store_top(rc ? rc : s, from, to, what == 1,
 			    METRIC_CPU, 20, &t, &n);
@@ -199,8 +212,9 @@ cmd_run(int argc, char **argv)
 		reps = 1;
 	if (argc > 4 && strcmp(argv[4], "all") != 0 &&
 	    strcmp(argv[4], "windows") != 0 && strcmp(argv[4], "top") != 0 &&
-	    strcmp(argv[4], "writer") != 0) {
-		fprintf(stderr, "run: mode %s: not all, windows, top, writer\n",
+	    strcmp(argv[4], "writer") != 0 && strcmp(argv[4], "cold") != 0) {
+		fprintf(stderr,
+		    "run: mode %s: not all, windows, top, writer, cold\n",
 		    argv[4]);
 		return 1;
 	}
@@ -213,6 +227,7 @@ cmd_run(int argc, char **argv)
 	 * profiler: REPS of the one read a polling client makes) */
 	only_top = argc > 4 && strcmp(argv[4], "top") == 0;
 	on_writer = argc > 4 && strcmp(argv[4], "writer") == 0;
+	cold = argc > 4 && strcmp(argv[4], "cold") == 0;
 	store_opts_default(&o);
 	o.max_bytes = 0;
 	if (argc > 5) {
@@ -239,6 +254,7 @@ cmd_run(int argc, char **argv)
 	}
 	for (k = 0; k < (only_top ? 1u : 2u); k++)
 		for (w = 0; w < (only_top ? 1u : 3u); w++) {
+			begin_ns = 0;
 			r = measure(s, rc, (int)w,
 			    now - (int64_t)(hours[k] * 3600) * NSEC_PER_SEC,
 			    now, reps, &p50, &max, &n);
@@ -252,7 +268,18 @@ cmd_run(int argc, char **argv)
 			       " (%zu rows)\n",
 			    what[w], hours[k], (double)p50 / 1e6,
 			    (double)max / 1e6, n);
+			if (cold)
+				printf("%24s of which opening and the snapshot:"
+				       " mean %.2f ms\n",
+				    "", (double)begin_ns / reps / 1e6);
 		}
+	if (cold) {
+		/* what the process's SQLite holds with the reader idle (the
+		 * writer's handle's included) */
+		store_conn_idle(rc);
+		printf("SQLite's heap with the reader idle: %.1f KiB\n",
+		    (double)sqlite3_memory_used() / 1024);
+	}
 	store_conn_close(rc);
 	store_close(s);
 	return 0;
@@ -267,6 +294,7 @@ main(int argc, char **argv)
 		return cmd_run(argc, argv);
 	fprintf(stderr,
 	    "usage: top_cost fill DB [HOURS [PROCS [THREADS [rollups]]]]\n"
-	    "       top_cost run DB [REPS [all|windows|top|writer [spool]]]\n");
+	    "       top_cost run DB [REPS [all|windows|top|writer|cold "
+	    "[spool]]]\n");
 	return 2;
 }

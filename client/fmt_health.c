@@ -486,10 +486,12 @@ fmt_health(struct sbuf *o, const Vitals__Health *h, const struct fmt_ctx *c)
 		if (k->query_threads)
 			sbuf_printf(o,
 			    "  read pool %u threads; answers cut at "
-			    "the memory budget %llu; connections closed "
-			    "idle %llu; warmed at start %llu (%.3f ms)\n",
+			    "the memory budget %llu; connections released "
+			    "idle %llu, opened %llu; warmed at start %llu "
+			    "(%.3f ms)\n",
 			    k->query_threads, ULL(k->queries_budget_cut),
-			    ULL(k->readers_idle_closed), ULL(k->readers_warmed),
+			    ULL(k->readers_idle_closed), ULL(k->readers_opened),
+			    ULL(k->readers_warmed),
 			    (double)k->readers_warm_ns / 1e6);
 		if (k->query_threads) {
 			uint64_t n = k->read_cache_hits + k->read_cache_misses;

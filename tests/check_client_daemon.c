@@ -159,6 +159,8 @@ read_caches(struct td *d)
 	}
 	ck_assert_int_eq(ll(c, "readers_warmed"), ll(c, "query_threads"));
 	ck_assert_int_gt(ll(c, "readers_warm_ns"), 0);
+	/* each connection opened the file once (idle releases keep it) */
+	ck_assert_int_eq(ll(c, "readers_opened"), ll(c, "query_threads"));
 	jm_free(j);
 }
 

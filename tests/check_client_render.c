@@ -249,6 +249,7 @@ START_TEST(test_fmt_read_caches)
 	c.read_memo_saved = 1200;
 	c.read_cache_bytes = 3 << 19;
 	c.readers_idle_closed = 3;
+	c.readers_opened = 4;
 	c.readers_warmed = 2;
 	c.readers_warm_ns = 12345678;
 	h.control = &c;
@@ -261,8 +262,8 @@ START_TEST(test_fmt_read_caches)
 			  "as memos 1200; held 1536.0 KiB\n") != NULL,
 	    "%s", b.buf);
 	ck_assert_msg(strstr(b.buf,
-			  "; connections closed idle 3; warmed at start 2 "
-			  "(12.346 ms)\n") != NULL,
+			  "; connections released idle 3, opened 4; warmed "
+			  "at start 2 (12.346 ms)\n") != NULL,
 	    "%s", b.buf);
 	sbuf_free(&b);
 	r.version = 1;
@@ -270,6 +271,8 @@ START_TEST(test_fmt_read_caches)
 	r.health = &h;
 	j = json_at(&b, &r, "health.control", &jc);
 	ck_assert(num(jc, "readers_warmed") == 2);
+	ck_assert(num(jc, "readers_opened") == 4);
+	ck_assert(num(jc, "readers_idle_closed") == 3);
 	ck_assert(num(jc, "readers_warm_ns") == 12345678);
 	ck_assert(num(jc, "read_cache_hits") == 300);
 	ck_assert(num(jc, "read_cache_misses") == 100);

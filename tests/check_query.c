@@ -623,11 +623,11 @@ START_TEST(test_hp_list_on_pool)
 END_TEST
 
 /*
- * An idle thread closes its connection (query_opts.idle_s, 30 s by
- * default): counted, and the next read opens it again and answers as
- * before.
+ * An idle thread releases its connection (query_opts.idle_s, 30 s by
+ * default): counted, its caches given back, its file kept open; the next
+ * read answers as before without opening it again (readers_opened).
  */
-START_TEST(test_idle_reader_closes)
+START_TEST(test_idle_reader_releases)
 {
 	struct store *s = make_store(1);
 	struct query_opts o = { .threads = 2,
@@ -647,14 +647,18 @@ START_TEST(test_idle_reader_closes)
 	usleep(2500 * 1000);
 	query_get_stats(h.q, &st);
 	ck_assert_uint_eq(st.readers_idle_closed, 2);
+	ck_assert_uint_eq(st.readers_opened, 2); /* each once, at start */
+	ck_assert_uint_eq(st.rc_bytes, 0);
 	closed = st.readers_idle_closed;
-	/* a closed connection: the read opens it and answers */
+	/* a released connection: the read answers on it, opening nothing */
 	ck_assert_int_eq(query_submit_uid(h.q, 1, READER_UID, 0, &rq), 0);
 	wait_answers(&h, 1);
 	ck_assert_int_eq(h.a[0].status, VITALS__STATUS__STATUS_OK);
 	ck_assert_int_eq(h.a[0].resp->result_case,
 	    VITALS__RESPONSE__RESULT_HEAPPROFD_LIST);
-	/* and closes it again once idle (only the thread that read) */
+	query_get_stats(h.q, &st);
+	ck_assert_uint_eq(st.readers_opened, 2);
+	/* and releases it again once idle (only the thread that read) */
 	usleep(2500 * 1000);
 	query_get_stats(h.q, &st);
 	ck_assert_uint_eq(st.readers_idle_closed, closed + 1);
@@ -731,7 +735,7 @@ query_suite(void)
 	tcase_add_test(tc, test_lone_uid_whole_pool);
 	tcase_add_test(tc, test_rollup_does_not_block_reads);
 	tcase_add_test(tc, test_hp_list_on_pool);
-	tcase_add_test(tc, test_idle_reader_closes);
+	tcase_add_test(tc, test_idle_reader_releases);
 	tcase_add_test(tc, test_pool_warmed_at_start);
 	suite_add_tcase(su, tc);
 	return su;

@@ -187,6 +187,68 @@ START_TEST(test_batch)
 }
 END_TEST
 
+/* A top-1 of processes over the day on rc in a snapshot: its utime. */
+static uint64_t
+top_utime(struct store *rc)
+{
+	struct window_task *t;
+	uint64_t u;
+	size_t n;
+
+	ck_assert_int_eq(store_conn_begin(rc), 0);
+	ck_assert_int_eq(store_top(rc, T0, T0 + 86400 * SEC, false, METRIC_CPU,
+			     1, &t, &n),
+	    0);
+	store_conn_end(rc);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(t[0].id, 101);
+	u = t[0].d_utime;
+	free(t);
+	return u;
+}
+
+/*
+ * A read connection idle (store_conn_idle, the read pool's after 30 s
+ * without a read) gives back its caches and keeps its file, the spool
+ * attached and the views over both: its next read opens nothing, and
+ * sees the windows that moved and came meanwhile as a fresh connection
+ * does.
+ */
+START_TEST(test_reader_idle_released)
+{
+	struct store *s = open_spool(3600);
+	struct store_cache_stats cs;
+	struct store *rc;
+
+	put(s, 1);
+	put(s, 2);
+	put(s, 3);
+	ck_assert_int_eq(store_conn_open(s, &rc), 0);
+	ck_assert_uint_eq(top_utime(rc), 60);
+	store_conn_cache_stats(rc, &cs);
+	ck_assert_uint_eq(cs.opens, 1);
+	ck_assert_uint_gt(cs.bytes, 0);
+	ck_assert_uint_eq(cs.misses, 3);
+	store_conn_idle(rc);
+	ck_assert(!store_conn_is_open(rc)); /* nothing held to give back */
+	store_conn_cache_stats(rc, &cs);
+	ck_assert_uint_eq(cs.bytes, 0);
+	ck_assert_uint_eq(cs.misses, 3); /* the counts outlive the caches */
+	/* meanwhile the spool's windows move to the main file, two come */
+	ck_assert_int_eq(store_flush(s), 0);
+	put(s, 4);
+	put(s, 5);
+	ck_assert_uint_eq(top_utime(rc), 100);
+	ck_assert(store_conn_is_open(rc));
+	store_conn_cache_stats(rc, &cs);
+	ck_assert_uint_eq(cs.opens, 1);
+	ck_assert_uint_eq(cs.misses, 3 + 5);
+	reader_sees(s, 5, 100); /* a fresh connection: the same */
+	store_conn_close(rc);
+	store_close(s);
+}
+END_TEST
+
 /*
  * Schema v28: the six parts kept as one blob per window in tables of
  * their own. Window seq gets each with a figure of its own.
@@ -1220,6 +1282,7 @@ suite(void)
 	tcase_add_test(tc, test_crash_leftover);
 	tcase_add_test(tc, test_crash_mid_move);
 	tcase_add_test(tc, test_reader_counts_once);
+	tcase_add_test(tc, test_reader_idle_released);
 	tcase_add_test(tc, test_commit_interval);
 	tcase_add_test(tc, test_maintain_moves);
 	tcase_add_test(tc, test_no_spool);

@@ -23,7 +23,9 @@ struct control_stats {
 	uint64_t cap_refused;	     /* answered BUSY at a uid or trusted cap */
 	uint32_t query_threads;	     /* the read pool */
 	uint64_t queries_budget_cut; /* answers cut at the memory budget */
-	uint64_t readers_idle_closed; /* read connections closed when idle */
+	/* read connections released when idle (store_conn_idle), and the
+	 * times they opened their file */
+	uint64_t readers_idle_closed, readers_opened;
 	/* read connections warmed at start (query.c warm()), Σ their time */
 	uint64_t readers_warmed, readers_warm_ns;
 	/* the read pool's connections' caches (store_wcache.c), Σ over the

@@ -391,7 +391,7 @@ int store_conn_open(const struct store *writer, struct store **ret);
 struct store *store_conn_close(struct store *rc);
 int store_conn_begin(struct store *rc);
 void store_conn_end(struct store *rc);
-/* close an idle reader's connection (reopened by the next begin) */
+/* an idle reader's memory given back; its file stays open (store_conn.c) */
 void store_conn_idle(struct store *rc);
 bool store_conn_is_open(const struct store *rc);
 /* store_wcache.c: what a connection's decoded-window cache and whole-read
@@ -402,6 +402,7 @@ struct store_cache_stats {
 	uint64_t memo_hits, memo_saved; /* reads answered from a memo, reads
 					 * whose sums were kept as one */
 	uint64_t bytes;			/* decoded windows + memos held */
+	uint64_t opens; /* times the connection opened its file */
 };
 void store_conn_cache_stats(const struct store *rc,
     struct store_cache_stats *ret);

@@ -157,6 +157,7 @@ conn_db_close(struct store *rc)
 	store_prov_finalize(rc);
 	sqlite3_close(rc->db);
 	rc->db = NULL;
+	rc->idle = false;
 }
 
 /* Open rc->path read-only; -errno, rc->db NULL on failure. */
@@ -196,6 +197,7 @@ conn_db_open(struct store *rc)
 	rc->dev = sb.st_dev;
 	rc->ino = sb.st_ino;
 	rc->st.state = STORE_OK;
+	rc->opens++;
 	return 0;
 }
 
@@ -234,19 +236,34 @@ store_conn_close(struct store *rc)
 	return NULL;
 }
 
-/* An idle reader's connection closed: store_conn_begin opens it again. */
+/*
+ * An idle reader's memory given back, its connection kept: the decoded
+ * windows and summaries, the sums' arrays, the names, the statements a
+ * read prepares at its first use and SQLite's page cache go; the file,
+ * the spool attached to it, the views over both and the summaries'
+ * statements stay. Opening them again was most of a connection's first
+ * read (doc/storage.md, "Idle: released, not closed").
+ */
 void
 store_conn_idle(struct store *rc)
 {
-	if (rc != NULL && rc->db != NULL && !rc->in_txn)
-		conn_db_close(rc);
+	if (rc != NULL && rc->db != NULL && !rc->in_txn && !rc->idle) {
+		store_rcache_free(rc);
+		store_wcache_free(rc);
+		store_aggs_free(&rc->top_aggs);
+		store_knames_free(rc);
+		store_stmts_release(rc, true);
+		store_prov_finalize(rc);
+		sqlite3_db_release_memory(rc->db);
+		rc->idle = true;
+	}
 	store_codec_release(); /* the calling (reader's) thread's */
 }
 
 bool
 store_conn_is_open(const struct store *rc)
 {
-	return rc != NULL && rc->db != NULL;
+	return rc != NULL && rc->db != NULL && !rc->idle;
 }
 
 /*
@@ -276,6 +293,7 @@ store_conn_begin(struct store *rc)
 		conn_db_close(rc);
 	if (rc->db == NULL && (r = conn_db_open(rc)) < 0)
 		return r;
+	rc->idle = false;
 	/* the spool's snapshot before the main file's: a window that moves
 	 * in between is then in both (and counted once), never in neither.
 	 * With a rollback journal the main file's SHARED lock waits for a

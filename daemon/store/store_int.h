@@ -185,6 +185,8 @@ struct store {
 	dev_t dev;
 	ino_t ino;
 	bool in_txn;
+	bool idle;	/* released while idle (store_conn_idle): still open */
+	uint64_t opens; /* times it opened the file (store_conn.c) */
 	/* store_conn.c: BEGIN, the spool's and the main file's first
 	 * reads, COMMIT: a read snapshot's statements, kept */
 	sqlite3_stmt *snap_st[4];

@@ -167,6 +167,7 @@ store_conn_cache_stats(const struct store *rc, struct store_cache_stats *ret)
 	/* the caches freed with a closed connection, then the live one */
 	*ret = rc->wcache_gone;
 	ret->bytes = 0;
+	ret->opens = rc->opens;
 	if (c == NULL)
 		return;
 	ret->hits += c->hits;
