@@ -68,12 +68,15 @@ mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
 read -ra extra_args <<<"$vitalsd_args"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mem.XXXXXX")
+# the spool in a directory of the run's own, removed with it
+spooldir=$(mktemp -d /dev/shm/vitals-mem.XXXXXX)
 vpid=
 bpfdir=/sys/fs/bpf/vitals_mem_$$
 cleanup() {
 	set +e
 	[[ -n $vpid ]] && stop_pid "$vpid"
 	[[ -e $bpfdir ]] && rm -rf "$bpfdir"
+	rm -rf "$spooldir"
 	population_stop
 	if ((keep)); then
 		echo "mem: kept $tmp" >&2
@@ -87,7 +90,8 @@ trap 'exit 130' INT TERM HUP
 population_start "$tmp" -p "$procs" -t "$threads" -b "$busy" -c "$burn_us" \
     -i 100 -I
 # the default configuration, but its own ftrace instance
-printf 'ftrace_instance = vitals_mem_%s\n' $$ >"$tmp/vitalsd.conf"
+printf 'ftrace_instance = vitals_mem_%s\nstore_spool_dir = %s\n' $$ \
+    "$spooldir" >"$tmp/vitalsd.conf"
 # MEM_CONF: more configuration lines (e.g. "query_warm = 0")
 [[ -n ${MEM_CONF:-} ]] && printf '%s\n' "$MEM_CONF" >>"$tmp/vitalsd.conf"
 mkdir -p "$tmp/state"

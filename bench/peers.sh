@@ -99,6 +99,9 @@ read -ra extra_args <<<"$vitalsd_args"
 clk=$(getconf CLK_TCK)
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/peers.XXXXXX")
+# the daemon's spool in a directory of the run's own (the default one,
+# /dev/shm/vitalsd on a host without a tmpfs /run, would be left behind)
+spooldir=$(mktemp -d /dev/shm/vitals-peers.XXXXXX)
 declare -A pid_of
 scraper=
 bpfdir=
@@ -110,6 +113,7 @@ cleanup() {
 	done
 	[[ -n ${floor_pid:-} ]] && stop_pid "$floor_pid"
 	[[ -n $bpfdir && -e $bpfdir ]] && rm -rf "$bpfdir"
+	rm -rf "$spooldir"
 	population_stop
 	if ((keep)); then
 		echo "peers: kept $tmp" >&2
@@ -131,8 +135,10 @@ start() {	# start TOOL: background it, record its pid
 		# BENCH_VITALSD_CONF: more lines for its configuration
 		# its own ftrace instance: another vitalsd's (the default
 		# "vitals") is never removed under it
-		printf 'bpf_stats = on\nftrace_instance = vitals_peers_%s\n%b' \
-		    $$ "${BENCH_VITALSD_CONF:-}" >"$tmp/vitalsd.conf"
+		printf 'bpf_stats = on\nftrace_instance = vitals_peers_%s\n' \
+		    $$ >"$tmp/vitalsd.conf"
+		printf 'store_spool_dir = %s\n%b' "$spooldir" \
+		    "${BENCH_VITALSD_CONF:-}" >>"$tmp/vitalsd.conf"
 		mkdir -p "$tmp/state"
 		"$vitalsd" --foreground -c "$tmp/vitalsd.conf" \
 		    --state-dir "$tmp/state" --socket "$tmp/vitals.sock" \

@@ -72,12 +72,15 @@ done
 mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/sched_pair.XXXXXX")
+# the daemons' spools in a directory of the run's own, removed with it
+spooldir=$(mktemp -d /dev/shm/vitals-sched_pair.XXXXXX)
 dpid='' floor_pid='' pins=''
 cleanup() {
 	set +e
 	for p in $dpid; do stop_pid "$p"; done
 	[[ -n $floor_pid ]] && stop_pid "$floor_pid"
 	[[ -n $pins ]] && rm -rf "$pins"*
+	rm -rf "$spooldir"
 	population_stop
 	((keep)) || rm -rf "$tmp"
 }
@@ -117,6 +120,8 @@ run_group() {
 		b=${gb[$i]}
 		printf 'bpf_stats = on\nftrace_instance = vitals_sched_pair_%s_%s\n' \
 		    $$ "$i" >"$tmp/conf$i"
+		mkdir -p "$spooldir/$i"
+		printf 'store_spool_dir = %s/%s\n' "$spooldir" "$i" >>"$tmp/conf$i"
 		rm -rf "$tmp/state$i"
 		"$b" --foreground -c "$tmp/conf$i" --state-dir "$tmp/state$i" \
 		    --socket "$tmp/s$i" --bpffs "$pins$i" </dev/null \
