@@ -143,11 +143,11 @@ cmp_i64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* what: 0 top procs, 1 top threads, 2 one process's history; on rc in
- * a snapshot a read (NULL: on s alone) */
-static bool cold;	 /* each read on a connection closed idle first */
+static bool cold;	 /* each read on a connection released idle first */
 static int64_t begin_ns; /* Σ store_conn_begin of the measured reads */
 
+/* what: 0 top procs, 1 top threads, 2 one process's history; on rc in
+ * a snapshot a read (NULL: on s alone) */
 static int
 measure(struct store *s, struct store *rc, int what, int64_t from, int64_t to,
     unsigned reps, int64_t *ret_p50, int64_t *ret_max, size_t *ret_n)
@@ -163,7 +163,7 @@ measure(struct store *s, struct store *rc, int what, int64_t from, int64_t to,
 		return -ENOMEM;
 	for (i = 0; i <= reps && r == 0; i++) {
 		if (cold && rc && i > 0)
-			store_conn_idle(rc); /* as the pool's idle close */
+			store_conn_idle(rc); /* as the pool's, idle */
 		t0 = clock_ns(CLOCK_MONOTONIC);
 		if (rc && (r = store_conn_begin(rc)) < 0)
 			break;

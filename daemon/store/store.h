@@ -393,6 +393,7 @@ int store_conn_begin(struct store *rc);
 void store_conn_end(struct store *rc);
 /* an idle reader's memory given back; its file stays open (store_conn.c) */
 void store_conn_idle(struct store *rc);
+/* open and not released since its last read: something to give back */
 bool store_conn_is_open(const struct store *rc);
 /* store_wcache.c: what a connection's decoded-window cache and whole-read
  * memo did since it was opened, and the heap they hold now (the reader's
