@@ -31,6 +31,7 @@ qthreads=${BENCH_QUERY_THREADS:-}
 uidq=${BENCH_UID_QUEUE:-}
 qnice=${BENCH_QUERY_NICE:-}
 qwarm=${BENCH_QUERY_WARM:-}
+qidle=${BENCH_QUERY_IDLE_S:-}
 spool=${BENCH_SPOOL:-1}
 keep=0
 
@@ -59,6 +60,8 @@ usage: $(basename "$0") [options]
   --query-nice N     the read threads' nice value (query_nice; default 10)
   --query-warm 0|1   each read thread's warm read at start (query_warm;
                      default: the daemon's 1)
+  --query-idle-s N   seconds without a read before a read thread gives back
+                     its caches (query_idle_s; default: the daemon's 30)
   --uid-queue N      reads one uid may queue (query_queue_per_uid; default:
                      the daemon's 16; every client here is one uid)
   --keep             keep the temporary directory (daemon log, database)
@@ -91,6 +94,7 @@ while (($#)); do
 	--uid-queue) uidq=$2; shift ;;
 	--query-nice) qnice=$2; shift ;;
 	--query-warm) qwarm=$2; shift ;;
+	--query-idle-s) qidle=$2; shift ;;
 	--no-spool) spool=0 ;;
 	--keep) keep=1 ;;
 	-h|--help) usage; exit 0 ;;
@@ -144,6 +148,7 @@ fi
 [ -z "$uidq" ] || echo "query_queue_per_uid = $uidq" >>"$tmp/vitalsd.conf"
 [ -z "$qnice" ] || echo "query_nice = $qnice" >>"$tmp/vitalsd.conf"
 [ -z "$qwarm" ] || echo "query_warm = $qwarm" >>"$tmp/vitalsd.conf"
+[ -z "$qidle" ] || echo "query_idle_s = $qidle" >>"$tmp/vitalsd.conf"
 [ ! -s "$tmp/vitalsd.conf" ] || conf=(-c "$tmp/vitalsd.conf")
 thread_cpu() {	# thread_cpu PID: "tid comm ns" a thread
 	local t c ns

@@ -164,6 +164,49 @@ read_caches(struct td *d)
 	jm_free(j);
 }
 
+/*
+ * query_idle_s reaches the read pool: with 1 s, both threads release
+ * their connection's memory once the reads stop (counted, caches 0
+ * bytes), and the next top answers on the same connections, opening
+ * nothing, with its caches filled again.
+ */
+START_TEST(test_query_idle_s)
+{
+	const struct jm *c;
+	struct jm *j, *t;
+	struct td d;
+	int tries;
+
+	daemon_start(&d, "query_idle_s = 1\n");
+	t = vitals_json(&d, "top", "--since", "1m", "-n", "50");
+	ck_assert_str_eq(jm_get(t, "status")->str, "STATUS_OK");
+	jm_free(t);
+	j = NULL;
+	for (tries = 0; tries < 100; tries++) {
+		jm_free(j);
+		tu_sleep_ms(100);
+		j = vitals_json(&d, "health", NULL, NULL, NULL, NULL);
+		ck_assert_ptr_nonnull(c = jm_path(j, "health.control"));
+		if (ll(c, "readers_idle_closed") >= ll(c, "query_threads") &&
+		    ll(c, "read_cache_bytes") == 0)
+			break;
+	}
+	ck_assert_int_ge(ll(c, "readers_idle_closed"), ll(c, "query_threads"));
+	ck_assert_int_eq(ll(c, "read_cache_bytes"), 0);
+	ck_assert_int_eq(ll(c, "readers_opened"), ll(c, "query_threads"));
+	jm_free(j);
+	t = vitals_json(&d, "top", "--since", "1m", "-n", "50");
+	ck_assert_str_eq(jm_get(t, "status")->str, "STATUS_OK");
+	jm_free(t);
+	j = vitals_json(&d, "health", NULL, NULL, NULL, NULL);
+	ck_assert_ptr_nonnull(c = jm_path(j, "health.control"));
+	ck_assert_int_eq(ll(c, "readers_opened"), ll(c, "query_threads"));
+	ck_assert_int_gt(ll(c, "read_cache_bytes"), 0);
+	jm_free(j);
+	td_stop(&d);
+}
+END_TEST
+
 START_TEST(test_top_matches_history)
 {
 	struct td d;
@@ -977,6 +1020,7 @@ client_daemon_suite(void)
 	TCase *tc = tcase_create("daemon");
 
 	tcase_add_test(tc, test_top_matches_history);
+	tcase_add_test(tc, test_query_idle_s);
 	tcase_add_test(tc, test_every_command);
 	tcase_add_test(tc, test_dmabuf_live);
 	tcase_add_test(tc, test_dmabuf_last_window);

@@ -60,6 +60,7 @@ config_init(struct config *cfg)
 	cfg->query_uid_queue = 16;
 	cfg->query_nice = 10;
 	cfg->query_warm = 1;
+	cfg->query_idle_s = 30;
 	cfg->scanner = SCANNER_AUTO;
 	cfg->proc_stat_fds = VITALS_STAT_FDS_DEF;
 	cfg->full_walk_s = VITALS_FULL_WALK_S_DEF;
@@ -318,6 +319,8 @@ config_set_control(struct config *cfg, const char *key, const char *value)
 		return set_uint(&cfg->query_nice, value, 0, 19);
 	if (!strcmp(key, "query_warm"))
 		return set_uint(&cfg->query_warm, value, 0, 1);
+	if (!strcmp(key, "query_idle_s"))
+		return set_uint(&cfg->query_idle_s, value, 1, 86400);
 	if (!strcmp(key, "query_threads"))
 		return set_uint(&cfg->query_threads, value, 1, 16);
 	if (!strcmp(key, "query_queue_per_uid"))

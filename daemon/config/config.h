@@ -60,6 +60,7 @@ struct config {
 	unsigned query_uid_queue; /* reads one uid may have queued */
 	unsigned query_nice;	  /* the read threads' nice value (0-19) */
 	unsigned query_warm;	  /* 1: each read thread warms its connection */
+	unsigned query_idle_s;	  /* a read thread's memory released after */
 	uint64_t query_budget;	  /* bytes one read may load; 0: from output */
 	unsigned scanner;	  /* enum scanner_mode (taskiter.c) */
 	unsigned proc_stat_fds;	  /* procfs scan: stat files kept open */

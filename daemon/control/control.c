@@ -903,6 +903,7 @@ control_new(struct event_base *base, const struct config *cfg,
 		     .nice_set = true,
 		     .nice = (int)cfg->query_nice,
 		     .no_warm = !cfg->query_warm,
+		     .idle_s = cfg->query_idle_s,
 		     .max_frame = ctl->max_frame,
 		     /* a read may hold what a connection's unread answers may */
 		     .budget = cfg->query_budget ? cfg->query_budget :

@@ -50,8 +50,9 @@ struct query_opts {
 	/* where a process that used no CPU in a range is looked up (kept,
 	 * not copied); NULL: the store alone */
 	const char *proc_root;
-	/* a thread's connection closed after this many seconds without a
-	 * read (reopened by the next); 0: 30 */
+	/* a thread's connection released after this many seconds without
+	 * a read (store_conn_idle: its memory given back, its file kept;
+	 * query_idle_s); 0: 30 */
 	unsigned idle_s;
 	/* the read threads' nice value (query_nice, 0-19) when nice_set;
 	 * else QUERY_NICE (10) */

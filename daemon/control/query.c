@@ -59,7 +59,7 @@
 _Static_assert(QUERY_THREADS_MAX <= STORE_READERS_MAX,
     "every read thread can be lent the writer's priority");
 #define TRIM_AFTER (1u << 20) /* an answer this big: memory back after */
-#define QUERY_IDLE_S 30	      /* a reader's connection closed after this idle */
+#define QUERY_IDLE_S 30	      /* a reader's memory released after this idle */
 
 /* One requester of a job, and its answer once the job has run. */
 struct waiter {
@@ -124,7 +124,7 @@ struct query {
 	uint64_t idle_closed;		   /* under mu */
 	uint64_t warmed, warm_ns;	   /* under mu: warm reads, Σ time */
 	bool no_warm;			   /* no warm read at start */
-	unsigned idle_s; /* a reader's connection closed after this idle */
+	unsigned idle_s; /* a reader's connection released after this idle */
 	int nice;	 /* the read threads' nice value */
 	struct store *store;
 	char *proc_root; /* a quiet process's identity; NULL: none */
