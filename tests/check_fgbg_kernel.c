@@ -271,9 +271,13 @@ START_TEST(test_daemon_forced_on)
 	snprintf(want, sizeof(want), "\n  %7d ", burner);
 	for (i = 0; i < 50; i++) {
 		r = td_vitals(&d, -1, top);
-		ck_assert_msg(r.code == 0, "vitals top --state %s: %d %s",
-		    state, r.code, r.err);
-		if (strstr(r.out, want) != NULL)
+		/* health's last window is the loop's; the store has it once
+		 * the writer commits it: until then the range has no window
+		 * that recorded the states (CI's run of 41d3273 asked first) */
+		ck_assert_msg(r.code == 0 ||
+			(r.code == 8 && strstr(r.err, "none closed yet")),
+		    "vitals top --state %s: %d %s", state, r.code, r.err);
+		if (r.code == 0 && strstr(r.out, want) != NULL)
 			break;
 		run_free(&r);
 		tu_sleep_ms(200);
