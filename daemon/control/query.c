@@ -464,12 +464,12 @@ query_main(void *arg)
 			pthread_mutex_unlock(&q->mu);
 			store_conn_idle(wk->rc);
 			compat_heap_release();
+			/* read back, not assumed: the counts stay in the
+			 * handle, the bytes are what the release left */
+			store_conn_cache_stats(wk->rc, &cs);
 			pthread_mutex_lock(&q->mu);
 			q->idle_closed++;
-			/* its caches went with it: their counts stay in
-			 * the handle (store_conn_cache_stats), the bytes
-			 * are gone */
-			wk->cs.bytes = 0;
+			wk->cs = cs;
 		}
 		while (q->hold && !q->stopping)
 			pthread_cond_wait(&q->cv, &q->mu);
