@@ -9,6 +9,41 @@
 
 #include "client.h"
 
+/* The start-up pageout: what it gave back of the mapped files. */
+static void
+fmt_pageout(struct sbuf *o, const Vitals__MemoryHealth *m)
+{
+	static const char *const mode[] = { "off", "on", "random" };
+	const double mib = 1024.0 * 1024.0;
+	const char *md = m->pageout_mode < 3 ? mode[m->pageout_mode] : "?";
+
+	if (m->pageout_state == 0) {
+		sbuf_printf(o, "  start-up pageout %s: not run\n", md);
+		return;
+	}
+	if (m->pageout_state == 2) {
+		sbuf_printf(o, "  start-up pageout %s: failed, errno %u\n", md,
+		    m->pageout_errno);
+		return;
+	}
+	sbuf_printf(o,
+	    "  start-up pageout %s: file pages %.2f -> %.2f MiB"
+	    " (%.2f given back), %u ranges of %.2f MiB in %.2f ms",
+	    md, (double)m->pageout_file_before_bytes / mib,
+	    (double)m->pageout_file_after_bytes / mib,
+	    m->pageout_file_before_bytes > m->pageout_file_after_bytes ?
+		(double)(m->pageout_file_before_bytes -
+		    m->pageout_file_after_bytes) /
+		    mib :
+		0.0,
+	    m->pageout_ranges, (double)m->pageout_advised_bytes / mib,
+	    (double)m->pageout_ns / 1e6);
+	if (m->pageout_failed)
+		sbuf_printf(o, "; %u refused (errno %u)", m->pageout_failed,
+		    m->pageout_errno);
+	sbuf_puts(o, "\n");
+}
+
 /* The daemon's own memory: the kernel's view, then its parts'. */
 void
 fmt_memory_health(struct sbuf *o, const Vitals__MemoryHealth *m)
@@ -86,4 +121,5 @@ fmt_memory_health(struct sbuf *o, const Vitals__MemoryHealth *m)
 	if (m->trims)
 		sbuf_printf(o, "  heap trims %u, %.2f MiB given back\n",
 		    m->trims, (double)m->trimmed_bytes / mib);
+	fmt_pageout(o, m);
 }

@@ -131,6 +131,7 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 	if ((d = calloc(1, sizeof(*d))) == NULL)
 		return -ENOMEM;
 	d->interval_ms = d->cur_ms = cfg->interval_ms;
+	d->pageout_mode = cfg->startup_pageout;
 	d->bpf_stats_fd = -1;
 	d->state_fd = -1;
 	d->notify_fd = -1;
@@ -341,6 +342,32 @@ log_store_waits(void)
 	    (double)rd.max_ns / 1e6, (double)rd.p99_ns / 1e6);
 }
 
+/*
+ * The start is over (configuration, BPF loaded, the store opened, every
+ * thread made): give back the pages of the program and libraries that
+ * only it touched (core/pageout.h). Before the first sample is armed, so
+ * no tick waits for it; what the loop runs from here faults back in.
+ */
+static void
+startup_pageout(struct vitalsd *d)
+{
+	int r;
+
+	if (d->pageout_mode == 0)
+		return;
+	r = pageout_self(d->pageout_mode == 2, &d->pageout);
+	d->pageout_rc = r < 0 ? r : 1;
+	if (r < 0)
+		log_warnx("start-up pageout: %s", strerror(-r));
+	else
+		log_info("start-up pageout: file pages %.2f -> %.2f MiB, %u "
+			 "ranges, %u refused, %.2f ms",
+		    (double)d->pageout.before / (1024.0 * 1024.0),
+		    (double)d->pageout.after / (1024.0 * 1024.0),
+		    d->pageout.ranges, d->pageout.failed,
+		    (double)d->pageout.ns / 1e6);
+}
+
 int
 vitalsd_run(struct vitalsd *d)
 {
@@ -352,6 +379,7 @@ vitalsd_run(struct vitalsd *d)
 	 * privileges final (proc_ident_async.c) */
 	if ((r = collector_ident_async(d->col, d->base)) < 0)
 		log_warnx("identities: read on the loop: %s", strerror(-r));
+	startup_pageout(d);
 	d->next_ns = d->start_ns = clock_ns(CLOCK_MONOTONIC);
 	arm_tick(d, d->next_ns);
 	if (ftrace_captures_atrace(d->ft))

@@ -55,6 +55,9 @@ vitalsd_get_info(struct vitalsd *d, struct vitalsd_info *ret)
 		    &ret->store_dropped);
 		writer_trims(d->wr, &ret->trims, &ret->trimmed_bytes);
 	}
+	ret->pageout_mode = d->pageout_mode;
+	ret->pageout_rc = d->pageout_rc;
+	ret->pageout = d->pageout;
 	ret->spool_path = d->spool_path;
 	ret->spool_note = d->spool_note;
 	ret->prov = &d->prov;

@@ -16,6 +16,7 @@
 
 #include <event2/util.h>
 
+#include "core/pageout.h"
 #include "core/provenance.h"
 #include "daemon.h"
 #include "syscalls/syscalls.h"
@@ -102,6 +103,11 @@ struct vitalsd {
 	struct vitalsd_reload reload;
 	int notify_fd;
 	struct export *ex; /* the OpenMetrics endpoint; NULL: off */
+	/* the start-up pageout, before the first sample (core/pageout.h):
+	 * the mode configured, pageout_self's return (1 ran), its figures */
+	unsigned pageout_mode;
+	int pageout_rc;
+	struct pageout_stats pageout;
 };
 
 /* --------------------------------------------------------- daemon_setup.c */

@@ -991,6 +991,16 @@ START_TEST(test_memory_health)
 	ck_assert_int_gt(ll(j, "health.memory.windows_bytes"), wbytes);
 	/* the store writer trimmed the heap after its writes */
 	ck_assert_int_ge(ll(j, "health.memory.trims"), 1);
+	/* the start-up pageout ran before the first sample (random by
+	 * default): over the program's and libraries' mappings, none
+	 * refused, and the file pages it left are fewer than it found */
+	ck_assert_int_eq(ll(j, "health.memory.pageout_mode"), 2);
+	ck_assert_int_eq(ll(j, "health.memory.pageout_state"), 1);
+	ck_assert_int_ge(ll(j, "health.memory.pageout_ranges"), 4);
+	ck_assert_int_eq(ll(j, "health.memory.pageout_failed"), 0);
+	ck_assert_int_gt(ll(j, "health.memory.pageout_advised_bytes"), 0);
+	ck_assert_int_lt(ll(j, "health.memory.pageout_file_after_bytes"),
+	    ll(j, "health.memory.pageout_file_before_bytes"));
 	/* and keeps its zstd compression context, within the caps' bound
 	 * (~0.45 MiB), with at most a decompression context (~0.1 MiB) a
 	 * thread beside it (no dictionary in its first seconds) */

@@ -596,6 +596,48 @@ START_TEST(test_json_memory_unknown)
 			  "read caches 1.00, zstd 0.50, other 2.00\n") != NULL,
 	    "%s", b.buf);
 	sbuf_free(&b);
+	/* the start-up pageout: off, ran (with refusals), failed */
+	text_memory(&b, &m);
+	ck_assert_ptr_nonnull(
+	    strstr(b.buf, "  start-up pageout off: not run\n"));
+	sbuf_free(&b);
+	m.pageout_mode = 1;
+	m.pageout_state = 1;
+	m.pageout_file_before_bytes = 5 << 20;
+	m.pageout_file_after_bytes = 2 << 20;
+	m.pageout_advised_bytes = 8 << 20;
+	m.pageout_ranges = 40;
+	m.pageout_ns = 1500000;
+	j = json_at(&b, &r, "health.memory", &jmem);
+	ck_assert_str_eq(jm_get(jmem, "pageout_file_before_bytes")->str,
+	    "5242880");
+	ck_assert_str_eq(jm_get(jmem, "pageout_file_after_bytes")->str,
+	    "2097152");
+	ck_assert_int_eq(jm_get(jmem, "pageout_ranges")->ll, 40);
+	ck_assert_int_eq(jm_get(jmem, "pageout_state")->ll, 1);
+	jm_free(j);
+	sbuf_free(&b);
+	text_memory(&b, &m);
+	ck_assert_msg(strstr(b.buf,
+			  "  start-up pageout on: file pages 5.00 -> 2.00 MiB"
+			  " (3.00 given back), 40 ranges of 8.00 MiB in 1.50"
+			  " ms\n") != NULL,
+	    "%s", b.buf);
+	sbuf_free(&b);
+	m.pageout_mode = 2;
+	m.pageout_failed = 2;
+	m.pageout_errno = 22;
+	text_memory(&b, &m);
+	ck_assert_ptr_nonnull(strstr(b.buf,
+	    "pageout random: file pages 5.00 -> 2.00 MiB (3.00 given back), 40"
+	    " ranges of 8.00 MiB in 1.50 ms; 2 refused (errno 22)\n"));
+	sbuf_free(&b);
+	m.pageout_state = 2;
+	m.pageout_errno = 13;
+	text_memory(&b, &m);
+	ck_assert_ptr_nonnull(
+	    strstr(b.buf, "  start-up pageout random: failed, errno 13\n"));
+	sbuf_free(&b);
 }
 END_TEST
 

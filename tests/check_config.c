@@ -271,6 +271,17 @@ START_TEST(set_query_nice)
 	ck_assert_uint_eq(cfg.query_idle_s, 600);
 	ck_assert_int_lt(config_set(&cfg, "query_idle_s", "0"), 0);
 	ck_assert_int_lt(config_set(&cfg, "query_idle_s", "86401"), 0);
+	/* the start-up pageout: random by default; off, on, random */
+	ck_assert_uint_eq(cfg.startup_pageout, 2);
+	ck_assert_int_eq(config_set(&cfg, "startup_pageout", "off"), 0);
+	ck_assert_uint_eq(cfg.startup_pageout, 0);
+	ck_assert_int_eq(config_set(&cfg, "startup_pageout", "random"), 0);
+	ck_assert_uint_eq(cfg.startup_pageout, 2);
+	ck_assert_int_lt(config_set(&cfg, "startup_pageout", "1"), 0);
+	ck_assert_int_lt(config_set(&cfg, "startup_pageout", "yes"), 0);
+	ck_assert_uint_eq(cfg.startup_pageout, 2);
+	ck_assert_int_eq(config_set(&cfg, "startup_pageout", "on"), 0);
+	ck_assert_uint_eq(cfg.startup_pageout, 1);
 	ck_assert_uint_eq(cfg.query_idle_s, 600);
 	ck_assert_int_lt(config_set(&cfg, "query_nice", "20"), 0);
 	ck_assert_int_lt(config_set(&cfg, "query_nice", "-1"), 0);

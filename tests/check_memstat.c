@@ -17,6 +17,7 @@
 
 #include "core/compat.h"
 #include "core/memstat.h"
+#include "core/pageout.h"
 #include "core/util.h"
 #include "testutil.h"
 
@@ -221,6 +222,163 @@ START_TEST(test_maps_cached)
 }
 END_TEST
 
+/*
+ * The pageout's ranges: the read-only private mappings of files that
+ * also have an executable mapping; not a data file's (the store's), not
+ * a writable or shared one, not anonymous or special mappings.
+ */
+START_TEST(test_pageout_parse)
+{
+	static const char maps[] =
+	    "55d0a0000000-55d0a0010000 r--p 00000000 fe:00 101 /usr/bin/vitalsd\n"
+	    "55d0a0010000-55d0a0090000 r-xp 00010000 fe:00 101 /usr/bin/vitalsd\n"
+	    "55d0a0090000-55d0a00a0000 r--p 00090000 fe:00 101 /usr/bin/vitalsd\n"
+	    "55d0a00a0000-55d0a00a2000 rw-p 000a0000 fe:00 101 /usr/bin/vitalsd\n"
+	    "55d0a1000000-55d0a1400000 rw-p 00000000 00:00 0 [heap]\n"
+	    "7f0000000000-7f0000100000 r--s 00000000 fe:00 202 /data/vitals/vitals.db\n"
+	    "7f0000100000-7f0000200000 r--p 00000000 fe:00 203 /data/vitals/trace.bin\n"
+	    "7f0000200000-7f0000228000 r--p 00000000 fe:00 303 /lib/libc.so.6\n"
+	    "7f0000228000-7f00003bd000 r-xp 00028000 fe:00 303 /lib/libc.so.6\n"
+	    "7f00003bd000-7f0000415000 r--p 001bd000 fe:00 303 /lib/libc.so.6\n"
+	    "7f0000415000-7f0000419000 r--p 00214000 fe:00 303 /lib/libc.so.6\n"
+	    "7f0000419000-7f000041b000 rw-p 00218000 fe:00 303 /lib/libc.so.6\n"
+	    "7f0000500000-7f0000501000 r-xs 00000000 00:05 9 /dev/shm/x (deleted)\n"
+	    "7f0000600000-7f0000610000 r--p 00000000 00:0f 44 anon_inode:bpf-map\n"
+	    "7f0000610000-7f0000620000 r-xp 00000000 fe:00 55 /old/lib.so (deleted)\n"
+	    "7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0 [stack]\n"
+	    "ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0 [vsyscall]\n";
+	static const uintptr_t want[][2] = {
+		{ 0x55d0a0000000, 0x55d0a0010000 },
+		{ 0x55d0a0010000, 0x55d0a0090000 },
+		{ 0x55d0a0090000, 0x55d0a00a0000 },
+		{ 0x7f0000200000, 0x7f0000228000 },
+		{ 0x7f0000228000, 0x7f00003bd000 },
+		{ 0x7f00003bd000, 0x7f0000415000 },
+		{ 0x7f0000415000, 0x7f0000419000 },
+		{ 0x7f0000610000, 0x7f0000620000 },
+	};
+	struct pageout_range r[16];
+	size_t n = 99, i;
+
+	ck_assert_int_eq(pageout_parse(maps, strlen(maps), r, 16, &n), 0);
+	ck_assert_uint_eq(n, sizeof(want) / sizeof(want[0]));
+	for (i = 0; i < n; i++) {
+		ck_assert_uint_eq(r[i].start, want[i][0]);
+		ck_assert_uint_eq(r[i].end, want[i][1]);
+	}
+	/* more than fit: the count says so, only max stored */
+	memset(r, 0, sizeof(r));
+	ck_assert_int_eq(pageout_parse(maps, strlen(maps), r, 2, &n), 0);
+	ck_assert_uint_eq(n, sizeof(want) / sizeof(want[0]));
+	ck_assert_uint_eq(r[1].end, want[1][1]);
+	ck_assert_uint_eq(r[2].start, 0);
+	/* nothing mapped: nothing to advise */
+	ck_assert_int_eq(pageout_parse("", 0, r, 16, &n), 0);
+	ck_assert_uint_eq(n, 0);
+	/* garbage is refused, not half read */
+	ck_assert_int_eq(pageout_parse("zz-10 r-xp 0 fe:00 1 /x\n", 24, r, 16,
+			     &n),
+	    -EINVAL);
+	ck_assert_int_eq(pageout_parse("20-10 r-xp 0 fe:00 1 /x\n", 24, r, 16,
+			     &n),
+	    -EINVAL);
+	ck_assert_int_eq(pageout_parse("10-20 r-x\n", 10, r, 16, &n), -EINVAL);
+	ck_assert_int_eq(pageout_parse("10-20 r-xp 0 fe:00\n", 19, r, 16, &n),
+	    -EINVAL);
+}
+END_TEST
+
+/* Pages of n from p mapped in this process's page tables (pagemap's
+ * bit 63: present; a page still in the page cache but unmapped is not
+ * in RssFile and not counted here). */
+static size_t
+resident(const char *p, size_t n)
+{
+	uint64_t v[512];
+	size_t i, in = 0;
+	int fd;
+
+	ck_assert_uint_le(n, sizeof(v) / sizeof(v[0]));
+	ck_assert_int_ge(fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC),
+	    0);
+	ck_assert_int_eq(pread(fd, v, n * 8, (off_t)((uintptr_t)p / 4096 * 8)),
+	    (ssize_t)(n * 8));
+	close(fd);
+	for (i = 0; i < n; i++)
+		in += (size_t)(v[i] >> 63);
+	return in;
+}
+
+/*
+ * The real thing on this process: a file mapped executable (an object,
+ * as a library is) has its pages read in, then given back to the
+ * kernel; a data file mapped beside it keeps its own.
+ */
+START_TEST(test_pageout_self)
+{
+	const size_t pages = 256, sz = pages * 4096;
+	struct pageout_stats st;
+	char *dir, obj[PATH_MAX], data[PATH_MAX], *buf, *po, *pd, *px;
+	volatile char sum = 0;
+	int fo, fd;
+	size_t i;
+
+	ck_assert_ptr_nonnull(dir = tu_mkdtemp("pageout"));
+	snprintf(obj, sizeof(obj), "%s/libobject.so", dir);
+	snprintf(data, sizeof(data), "%s/data.db", dir);
+	ck_assert_ptr_nonnull(buf = malloc(sz));
+	for (i = 0; i < sz; i++)
+		buf[i] = (char)(i * 7 + 1);
+	/* written and synced: clean pages, which reclaim may drop */
+	ck_assert_int_ge(fo = open(obj, O_RDWR | O_CREAT | O_CLOEXEC, 0700), 0);
+	ck_assert_int_ge(fd = open(data, O_RDWR | O_CREAT | O_CLOEXEC, 0600),
+	    0);
+	ck_assert_int_eq(write(fo, buf, sz), (ssize_t)sz);
+	ck_assert_int_eq(write(fd, buf, sz), (ssize_t)sz);
+	ck_assert_int_eq(fsync(fo), 0);
+	ck_assert_int_eq(fsync(fd), 0);
+	free(buf);
+	px = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fo, 0);
+	ck_assert_ptr_ne(px, MAP_FAILED);
+	po = mmap(NULL, sz, PROT_READ, MAP_PRIVATE, fo, 0);
+	ck_assert_ptr_ne(po, MAP_FAILED);
+	pd = mmap(NULL, sz, PROT_READ, MAP_PRIVATE, fd, 0);
+	ck_assert_ptr_ne(pd, MAP_FAILED);
+	for (i = 0; i < sz; i += 4096)
+		sum += po[i] + pd[i];
+	ck_assert_uint_eq(resident(po, pages), pages);
+	ck_assert_uint_eq(resident(pd, pages), pages);
+
+	ck_assert_int_eq(pageout_self(false, &st), 0);
+	/* the object's two mappings at least, this program's and libc's */
+	ck_assert_uint_ge(st.ranges, 4);
+	ck_assert_uint_ge(st.advised, sz + 4096);
+	ck_assert_msg(st.failed == 0, "%u refused, first errno %d", st.failed,
+	    -st.err);
+	ck_assert_int_ge(st.ns, 0);
+	/* mapped by this process alone: unmapped (a page another CPU's
+	 * LRU batch still held may stay: most, not all) */
+	ck_assert_msg(resident(po, pages) <= pages / 4,
+	    "%zu of %zu pages still mapped", resident(po, pages), pages);
+	ck_assert_uint_lt(st.after, st.before);
+	ck_assert_uint_ge(st.before - st.after, sz / 2);
+	/* the data file is not an object: untouched */
+	ck_assert_uint_eq(resident(pd, pages), pages);
+	/* what is read again comes back */
+	for (i = 0; i < sz; i += 4096)
+		sum += po[i];
+	ck_assert_uint_eq(resident(po, pages), pages);
+	munmap(px, 4096);
+	munmap(po, sz);
+	munmap(pd, sz);
+	close(fo);
+	close(fd);
+	tu_rmtree(dir);
+	free(dir);
+	(void)sum;
+}
+END_TEST
+
 /* VmHWM and getrusage's ru_maxrss are one figure (the peak, KiB) */
 START_TEST(test_self_agrees)
 {
@@ -323,6 +481,8 @@ memstat_suite(void)
 	tcase_add_test(tc, test_maps);
 	tcase_add_test(tc, test_maps_self);
 	tcase_add_test(tc, test_maps_cached);
+	tcase_add_test(tc, test_pageout_parse);
+	tcase_add_test(tc, test_pageout_self);
 	tcase_add_test(tc, test_self_agrees);
 	tcase_add_test(tc, test_heap_follows);
 	tcase_add_test(tc, test_heap_thresholds);

@@ -61,6 +61,7 @@ config_init(struct config *cfg)
 	cfg->query_nice = 10;
 	cfg->query_warm = 1;
 	cfg->query_idle_s = 30;
+	cfg->startup_pageout = 2;
 	cfg->scanner = SCANNER_AUTO;
 	cfg->proc_stat_fds = VITALS_STAT_FDS_DEF;
 	cfg->full_walk_s = VITALS_FULL_WALK_S_DEF;
@@ -240,6 +241,21 @@ set_vacuum(enum store_vacuum *dst, const char *value)
 	return 0;
 }
 
+/* startup_pageout: off, on, random (core/pageout.h) */
+static int
+set_pageout(unsigned *dst, const char *value)
+{
+	if (!strcmp(value, "off"))
+		*dst = 0;
+	else if (!strcmp(value, "on"))
+		*dst = 1;
+	else if (!strcmp(value, "random"))
+		*dst = 2;
+	else
+		return -EINVAL;
+	return 0;
+}
+
 static int
 set_idlist(struct id_list *dst, const char *value)
 {
@@ -321,6 +337,8 @@ config_set_control(struct config *cfg, const char *key, const char *value)
 		return set_uint(&cfg->query_warm, value, 0, 1);
 	if (!strcmp(key, "query_idle_s"))
 		return set_uint(&cfg->query_idle_s, value, 1, 86400);
+	if (!strcmp(key, "startup_pageout"))
+		return set_pageout(&cfg->startup_pageout, value);
 	if (!strcmp(key, "query_threads"))
 		return set_uint(&cfg->query_threads, value, 1, 16);
 	if (!strcmp(key, "query_queue_per_uid"))

@@ -67,6 +67,9 @@ struct config {
 	/* event-driven samples: a full task walk at a window close at least
 	 * this often (s; 0: every close; doc/bpf.md "Full walks") */
 	unsigned full_walk_s;
+	/* the start-up pageout before the first sample: 0 off, 1 on, 2 with
+	 * MADV_RANDOM first (core/pageout.h) */
+	unsigned startup_pageout;
 	char *bpffs;		  /* pin directory (sched.c) */
 	unsigned bpf_load;	  /* enum vbpf_load */
 	bool bpf_stats;		  /* kernel BPF run-time statistics */

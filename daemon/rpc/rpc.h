@@ -6,6 +6,7 @@
 #ifndef VITALSD_RPC_H
 #define VITALSD_RPC_H
 
+#include "core/pageout.h"
 #include "export/export.h"
 #include "export/otlp.h"
 #include "store/store.h"
@@ -65,6 +66,11 @@ struct vitalsd_info {
 	/* malloc_trim after window close: runs and RSS given back */
 	uint64_t trimmed_bytes;
 	uint32_t trims;
+	/* the start-up pageout (daemon.c): the mode configured (0 off, 1
+	 * on, 2 random), 1 ran, 0 not run, -errno failed; its figures */
+	unsigned pageout_mode;
+	int pageout_rc;
+	struct pageout_stats pageout;
 	struct sc_health syscalls; /* the syscall tracer (Health.syscalls) */
 	bool have_otlp;		   /* OTLP push on */
 	struct otlp_stats otlp;

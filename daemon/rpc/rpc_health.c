@@ -191,6 +191,22 @@ pb_memory(struct rpc_arena *a, const struct vitalsd_info *info)
 	m->ftrace_buffer_bytes = info->ftrace_buffer_bytes;
 	m->trimmed_bytes = info->trimmed_bytes;
 	m->trims = info->trims;
+	m->pageout_mode = (uint32_t)info->pageout_mode;
+	if (info->pageout_rc < 0) {
+		m->pageout_state = 2;
+		m->pageout_errno = (uint32_t)-info->pageout_rc;
+	} else if (info->pageout_rc > 0) {
+		const struct pageout_stats *po = &info->pageout;
+
+		m->pageout_state = 1;
+		m->pageout_file_before_bytes = po->before;
+		m->pageout_file_after_bytes = po->after;
+		m->pageout_advised_bytes = po->advised;
+		m->pageout_ranges = po->ranges;
+		m->pageout_failed = po->failed;
+		m->pageout_errno = (uint32_t)-po->err;
+		m->pageout_ns = (uint64_t)po->ns;
+	}
 	window_names_stats(&ns);
 	m->names_bytes = ns.heap_bytes;
 	m->names = (uint32_t)ns.names;
