@@ -94,8 +94,8 @@ same_path(const struct maps_line *a, const struct maps_line *b)
 }
 
 int
-pageout_parse(const char *buf, size_t len, struct pageout_range *r,
-    size_t max, size_t *ret_n)
+pageout_parse(const char *buf, size_t len, struct pageout_range *r, size_t max,
+    size_t *ret_n)
 {
 	const char *end = buf + len, *p;
 	struct maps_line *l = NULL;
@@ -185,6 +185,10 @@ read_maps(char **ret_buf, size_t *ret_len)
 		return (int)n;
 	}
 	close(fd);
+	/* cut at the bound: the whole lines before it */
+	if (n > 0)
+		while (len > 0 && buf[len - 1] != '\n')
+			len--;
 	*ret_buf = buf;
 	*ret_len = len;
 	return 0;
