@@ -241,20 +241,9 @@ set_vacuum(enum store_vacuum *dst, const char *value)
 	return 0;
 }
 
-/* startup_pageout: off, on, random (core/pageout.h) */
-static int
-set_pageout(unsigned *dst, const char *value)
-{
-	if (!strcmp(value, "off"))
-		*dst = 0;
-	else if (!strcmp(value, "on"))
-		*dst = 1;
-	else if (!strcmp(value, "random"))
-		*dst = 2;
-	else
-		return -EINVAL;
-	return 0;
-}
+/* startup_pageout (core/pageout.h) */
+static const struct parse_word pageout_words[] = { { "off", 0 }, { "on", 1 },
+	{ "random", 2 }, { NULL, 0 } };
 
 static int
 set_idlist(struct id_list *dst, const char *value)
@@ -337,8 +326,14 @@ config_set_control(struct config *cfg, const char *key, const char *value)
 		return set_uint(&cfg->query_warm, value, 0, 1);
 	if (!strcmp(key, "query_idle_s"))
 		return set_uint(&cfg->query_idle_s, value, 1, 86400);
-	if (!strcmp(key, "startup_pageout"))
-		return set_pageout(&cfg->startup_pageout, value);
+	if (!strcmp(key, "startup_pageout")) {
+		int r = parse_word(value, pageout_words);
+
+		if (r < 0)
+			return r;
+		cfg->startup_pageout = (unsigned)r;
+		return 0;
+	}
 	if (!strcmp(key, "query_threads"))
 		return set_uint(&cfg->query_threads, value, 1, 16);
 	if (!strcmp(key, "query_queue_per_uid"))

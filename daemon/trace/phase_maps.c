@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "core/maps.h"
 #include "trace/phase.h"
 
 const char *
@@ -104,75 +105,22 @@ phase_class_of_path(const char *p, size_t n, bool exec)
 	return PCLASS_FILE;
 }
 
-/* Hex digits up to a stop character; false: none, too many, or not it. */
-static bool
-hex_to(const char **pp, const char *end, char stop, uint64_t *ret)
-{
-	const char *p = *pp;
-	uint64_t v = 0;
-	unsigned n = 0;
-
-	while (p < end && *p != stop) {
-		unsigned d;
-
-		if (*p >= '0' && *p <= '9')
-			d = (unsigned)(*p - '0');
-		else if (*p >= 'a' && *p <= 'f')
-			d = (unsigned)(*p - 'a' + 10);
-		else
-			return false;
-		if (++n > 16)
-			return false;
-		v = v << 4 | d;
-		p++;
-	}
-	if (n == 0 || p == end)
-		return false;
-	*pp = p + 1;
-	*ret = v;
-	return true;
-}
-
 static bool
 parse_line(const char *p, const char *end, struct phase_range *ret)
 {
-	uint64_t start, stop, off, maj, min, ino = 0;
-	const char *perm;
-	unsigned n = 0;
+	struct maps_line l;
 
-	if (!hex_to(&p, end, '-', &start) || !hex_to(&p, end, ' ', &stop) ||
-	    stop <= start || end - p < 5)
+	if (!maps_line_parse(p, end, &l))
 		return false;
-	perm = p;
-	if ((perm[0] != 'r' && perm[0] != '-') ||
-	    (perm[1] != 'w' && perm[1] != '-') ||
-	    (perm[2] != 'x' && perm[2] != '-') ||
-	    (perm[3] != 'p' && perm[3] != 's') || perm[4] != ' ')
-		return false;
-	p += 5;
-	if (!hex_to(&p, end, ' ', &off) || !hex_to(&p, end, ':', &maj) ||
-	    !hex_to(&p, end, ' ', &min) || maj > 0xfff || min > 0xfffff)
-		return false;
-	while (p < end && *p >= '0' && *p <= '9') {
-		if (++n > 20)
-			return false;
-		ino = ino * 10 + (uint64_t)(*p - '0');
-		p++;
-	}
-	if (n == 0 || (p < end && *p != ' '))
-		return false;
-	while (p < end && *p == ' ')
-		p++;
-	(void)off;
-	ret->start = start;
-	ret->end = stop;
-	ret->ino = ino;
-	ret->dev = (uint32_t)(maj << 20 | min);
-	ret->cls = (uint8_t)phase_class_of_path(p, (size_t)(end - p),
-	    perm[2] == 'x');
+	ret->start = l.start;
+	ret->end = l.end;
+	ret->ino = l.ino;
+	ret->dev = l.dev;
+	ret->cls = (uint8_t)phase_class_of_path(l.path, l.plen,
+	    l.perms[2] == 'x');
 	/* a file mapping names a file: a path with a device of none is
 	 * anonymous whatever it is called ([anon:...], memfd keep theirs) */
-	if (ino == 0 && ret->cls == PCLASS_FILE)
+	if (l.ino == 0 && ret->cls == PCLASS_FILE)
 		ret->cls = PCLASS_ANON;
 	return true;
 }
