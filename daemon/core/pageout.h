@@ -2,7 +2,7 @@
 /*
  * Start-up code given back (pageout.c): once the daemon has run its
  * start-up, the pages of its program and libraries that only the start
- * touched (the configuration's parse, BPF loading, the schema's checks)
+ * touched (the configuration's parse, the BPF set-up, the schema's checks)
  * stay resident for good though nothing reads them again. One
  * madvise(MADV_PAGEOUT) over the read-only file mappings of the loaded
  * objects reclaims those of them that no other process maps; what runs
