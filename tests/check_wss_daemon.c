@@ -460,6 +460,37 @@ sums(const struct jm *t, long long *res, long long *acc)
 	}
 }
 
+/* The regions of a pass, for a failure's message: pages, resident,
+ * accessed (-1: null), gone, sampled, one region a line. */
+static const char *
+regions_text(const struct jm *t, char *buf, size_t sz)
+{
+	const struct jm *regs = jm_path(t, "regions");
+	size_t i, o = 0;
+
+	buf[0] = '\0';
+	for (i = 0; regs && i < regs->n && o + 1 < sz; i++) {
+		const struct jm *g = &regs->v[i];
+		const struct jm *p = jm_path(g, "pages"),
+				*rs = jm_path(g, "resident"),
+				*ac = jm_path(g, "accessed"),
+				*gn = jm_path(g, "gone"),
+				*sp = jm_path(g, "sampled");
+		int n = snprintf(buf + o, sz - o,
+		    "\n  pages %lld resident %lld accessed %lld gone %d "
+		    "sampled %d",
+		    p && jm_is_int(p) ? p->ll : -1,
+		    rs && jm_is_int(rs) ? rs->ll : -1,
+		    ac && jm_is_int(ac) ? ac->ll : -1, gn && gn->b,
+		    sp && sp->b);
+
+		if (n < 0)
+			break;
+		o += (size_t)n < sz - o ? (size_t)n : sz - o - 1;
+	}
+	return regs ? buf : "no regions array";
+}
+
 static const char *
 str(const struct jm *o, const char *key)
 {
@@ -473,7 +504,7 @@ START_TEST(test_dropped_with_helper)
 {
 	struct td d;
 	const struct jm *t;
-	char pidtxt[16], conf[256];
+	char pidtxt[16], conf[256], why[2048];
 	long long res, acc;
 	struct jm *j;
 	struct run r;
@@ -516,7 +547,10 @@ START_TEST(test_dropped_with_helper)
 		    "note: %s", str(t, "note"));
 	}
 	sums(t, &res, &acc);
-	ck_assert_int_ge(res, 64); /* its region, at least */
+	/* its region, at least (CI's run of 9858c03 failed here once with
+	 * 0, not seen again in 12 runs: the message says which regions) */
+	ck_assert_msg(res >= 64, "resident %lld of passes %lld:%s", res,
+	    num(t, "passes"), regions_text(t, why, sizeof(why)));
 	ck_assert_int_ge(acc, 16); /* the pages it touches every round */
 	ck_assert_int_le(acc, res);
 	jm_free(j);
