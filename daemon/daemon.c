@@ -343,7 +343,7 @@ log_store_waits(void)
 }
 
 /*
- * The start is over (configuration, BPF loaded, the store opened, every
+ * The start is over (configuration, BPF set up, the store opened, every
  * thread made): give back the pages of the program and libraries that
  * only it touched (core/pageout.h). Before the first sample is armed, so
  * no tick waits for it; what the loop runs from here faults back in.
