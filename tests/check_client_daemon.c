@@ -63,7 +63,8 @@ vitals_json(const struct td *d, const char *a0, const char *a1, const char *a2,
 }
 
 /* 100 ms samples, 1 s windows, threads of busy processes; up when health
- * answers with a closed window. */
+ * answers with a closed window that the store has committed (the tests
+ * read the store at once). */
 static void
 daemon_start(struct td *d, const char *conf)
 {
@@ -72,7 +73,7 @@ daemon_start(struct td *d, const char *conf)
 	static const char *const health[] = { "--json", "health", NULL };
 
 	td_start(d, "cli-daemon", conf, args);
-	td_wait(d, 10000, health, td_has_window);
+	td_wait(d, 10000, health, td_has_stored_window);
 }
 
 /* Burn cpu_ms of CPU time in a child and reap it: its pid and charge. */

@@ -205,6 +205,18 @@ td_has_window(const struct run *r)
 	return up;
 }
 
+bool
+td_has_stored_window(const struct run *r)
+{
+	struct jm *j = jm_parse(r->out, strlen(r->out));
+	const struct jm *last = jm_path(j, "health.last");
+	const struct jm *w = jm_path(j, "health.store.windows_written");
+	bool up = last && last->t == JM_OBJ && w && jm_is_int(w) && w->ll >= 1;
+
+	jm_free(j);
+	return up;
+}
+
 void
 td_wait(const struct td *d, unsigned ms, const char *const *args,
     bool (*ready)(const struct run *r))

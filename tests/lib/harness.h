@@ -79,6 +79,10 @@ void td_wait(const struct td *d, unsigned ms, const char *const *args,
     bool (*ready)(const struct run *r));
 /* `vitals --json health` shows a closed window (health.last). */
 bool td_has_window(const struct run *r);
+/* ... and the store has committed one (health.store.windows_written):
+ * health.last is the loop's window, which a read of the store (top,
+ * export) finds only once the writer has committed it, a few ms later. */
+bool td_has_stored_window(const struct run *r);
 /* Until log holds needle, every step ms for n steps at most, the daemon
  * pid alive throughout (pid 0: not checked): whether it does. */
 bool td_log_until(pid_t pid, const char *log, const char *needle, unsigned n,
