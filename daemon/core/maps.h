@@ -3,8 +3,9 @@
  * One line of /proc/<pid>/maps (maps.c): "start-end perms offset
  * major:minor inode path", addresses, offset and device in hex, the inode
  * in decimal, the path (which may hold blanks, or be absent) to the end.
- * Shared by the fault phases' classes (trace/phase_maps.c) and the
- * start-up pageout (core/pageout.c).
+ * Shared by the fault phases' classes (trace/phase_maps.c), the
+ * working-set monitor's regions (wss/wss_maps.c) and the start-up
+ * pageout (core/pageout.c).
  */
 #ifndef VITALSD_MAPS_H
 #define VITALSD_MAPS_H

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/maps.h"
 #include "core/util.h"
 #include "wss/wss.h"
 
@@ -33,80 +34,31 @@ wss_method_name(unsigned method)
 	}
 }
 
-static int
-hex_field(const char **p, const char *e, char stop, uint64_t *ret)
-{
-	uint64_t v = 0;
-	const char *s = *p;
-	int c, n = 0;
-
-	while (s < e && *s != stop) {
-		c = *s;
-		if (c >= '0' && c <= '9')
-			c -= '0';
-		else if (c >= 'a' && c <= 'f')
-			c -= 'a' - 10;
-		else if (c >= 'A' && c <= 'F')
-			c -= 'A' - 10;
-		else
-			return -EINVAL;
-		if (v >> 60)
-			return -ERANGE;
-		v = v << 4 | (uint64_t)c;
-		s++;
-		n++;
-	}
-	if (n == 0 || s == e)
-		return -EINVAL;
-	*p = s + 1;
-	*ret = v;
-	return 0;
-}
-
 /*
  * "start-end perms offset major:minor inode   path": the path is the rest
- * of the line after the blanks (it may hold blanks, and " (deleted)").
+ * of the line after the blanks (it may hold blanks, and " (deleted)");
+ * core/maps.c reads the line, this keeps what a pass needs.
  */
 int
 wss_maps_line(const char *line, size_t len, struct wss_map *ret)
 {
-	const char *p = line, *e = line + len;
+	const char *e = line + len;
+	struct maps_line l;
 	struct wss_map m;
-	uint64_t dev;
 	size_t n;
 
-	memset(&m, 0, sizeof(m));
-	while (e > p && (e[-1] == '\n' || e[-1] == '\r'))
+	while (e > line && (e[-1] == '\n' || e[-1] == '\r'))
 		e--;
-	if (hex_field(&p, e, '-', &m.start) < 0 ||
-	    hex_field(&p, e, ' ', &m.end) < 0 || m.end <= m.start)
+	if (!maps_line_parse(line, e, &l))
 		return -EINVAL;
-	/* perms: exactly [r-][w-][x-][ps] */
-	if (e - p < 5 || p[4] != ' ' || (p[0] != 'r' && p[0] != '-') ||
-	    (p[1] != 'w' && p[1] != '-') || (p[2] != 'x' && p[2] != '-') ||
-	    (p[3] != 'p' && p[3] != 's'))
-		return -EINVAL;
-	memcpy(m.perms, p, 4);
-	p += 5;
-	if (hex_field(&p, e, ' ', &m.offset) < 0 ||
-	    hex_field(&p, e, ':', &dev) < 0 || hex_field(&p, e, ' ', &dev) < 0)
-		return -EINVAL;
-	/* inode: decimal, then blanks, then the path (or the end) */
-	if (p >= e || *p < '0' || *p > '9')
-		return -EINVAL;
-	while (p < e && *p >= '0' && *p <= '9') {
-		if (m.inode > UINT64_MAX / 10)
-			return -ERANGE;
-		m.inode = m.inode * 10 + (uint64_t)(*p++ - '0');
-	}
-	if (p < e && *p != ' ')
-		return -EINVAL;
-	while (p < e && *p == ' ')
-		p++;
-	n = (size_t)(e - p);
-	if (n >= sizeof(m.path))
-		n = sizeof(m.path) - 1;
-	memcpy(m.path, p, n);
+	memset(&m, 0, sizeof(m));
+	m.start = l.start;
+	m.end = l.end;
+	m.offset = l.off;
+	m.inode = l.ino;
+	memcpy(m.perms, l.perms, 4);
+	n = l.plen < sizeof(m.path) ? l.plen : sizeof(m.path) - 1;
+	memcpy(m.path, l.path, n);
 	m.path[n] = '\0';
 	*ret = m;
 	return 0;
