@@ -575,6 +575,7 @@ db_open(struct store *s, bool *ret_bad)
 	*ret_bad = false;
 	if ((r = db_precheck(s, dbpath, sizeof(dbpath))) < 0)
 		return r;
+	store_sqlite_setup();
 	rc = sqlite3_open_v2(dbpath, &s->db,
 	    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW |
 		SQLITE_OPEN_EXRESCODE,
@@ -928,6 +929,7 @@ store_create_version(const char *path, unsigned version, const char *sql)
 		return -EINVAL;
 	if (stat(path, &sb) == 0)
 		return -EEXIST;
+	store_sqlite_setup();
 	rc = sqlite3_open_v2(path, &db,
 	    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
 	if (rc == SQLITE_OK)

@@ -169,6 +169,7 @@ conn_db_open(struct store *rc)
 
 	if (stat(rc->path, &sb) < 0)
 		return errno == ENOENT ? -EBADF : -errno;
+	store_sqlite_setup();
 	r = sqlite3_open_v2(rc->path, &rc->db,
 	    SQLITE_OPEN_READONLY | SQLITE_OPEN_EXRESCODE, NULL);
 	if (r == SQLITE_OK)

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -651,6 +652,37 @@ boot_key_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	sqlite3_result_int64(ctx,
 	    store_boot_key((const char *)sqlite3_value_text(argv[0]),
 		(size_t)sqlite3_value_bytes(argv[0])));
+}
+
+/* ------------------------------------------------------------- set-up */
+
+/*
+ * SQLite's page cache takes, by default, one block of 20 pages (~87 KiB
+ * at 4 KiB pages) for each database file of a connection at its first
+ * read, whether the connection then reads 3 pages or 300, and keeps it
+ * until the connection closes; its free list, written through every
+ * slot, makes all of it resident. The writer's two files and each read
+ * connection's two (the spool attached) held 0.96 MiB of such blocks at
+ * the end of set-up (bench/README.md, "SQLite's page cache page by
+ * page"). With no initial block every cached page is allocated when it
+ * is first read, so a cache holds what its connection has read (within
+ * its cache_size) and sqlite3_db_release_memory gives all of it back.
+ * Process-wide, and only before SQLite initialises: every open of the
+ * store calls this first, and a process that used SQLite before keeps
+ * its settings (SQLITE_MISUSE, ignored).
+ */
+static void
+sqlite_setup_once(void)
+{
+	(void)sqlite3_config(SQLITE_CONFIG_PAGECACHE, (void *)0, 0, 0);
+}
+
+void
+store_sqlite_setup(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, sqlite_setup_once);
 }
 
 /* boot_key(text) in SQL, on every connection that reads or writes

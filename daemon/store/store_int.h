@@ -381,6 +381,8 @@ void store_note_write_error(struct store *s, int err);
 int store_run(sqlite3_stmt *st);
 int64_t store_boot_key(const char *boot_id, size_t n);
 int store_boot_fn(sqlite3 *db);
+/* SQLite's process-wide settings, before its first open (once) */
+void store_sqlite_setup(void);
 /* a window's boot as text, where the row has its id (v24) */
 #define STORE_BOOT_TEXT(w) \
 	"(SELECT b.boot_id FROM boot b WHERE b.id = " w "boot)"

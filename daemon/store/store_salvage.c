@@ -87,6 +87,7 @@ store_salvage(struct store *s, const char *bad)
 	    (r = store_heal_copy_file(bw, tw)) < 0)
 		goto out;
 	t.path = tmp;
+	store_sqlite_setup();
 	if (sqlite3_open_v2(tmp, &t.db,
 		SQLITE_OPEN_READWRITE | SQLITE_OPEN_EXRESCODE,
 		NULL) != SQLITE_OK) {
