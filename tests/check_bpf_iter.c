@@ -175,6 +175,83 @@ START_TEST(parse_rejects)
 }
 END_TEST
 
+/* Two snapshots with the same processes and threads, field by field. */
+static void
+snaps_equal(const struct taskiter_snap *a, const struct taskiter_snap *b)
+{
+	size_t i;
+
+	ck_assert_uint_eq(a->nprocs, b->nprocs);
+	ck_assert_uint_eq(a->nthreads, b->nthreads);
+	ck_assert_uint_eq(a->ngone, b->ngone);
+	for (i = 0; i < a->nprocs; i++)
+		ck_assert_msg(memcmp(&a->procs[i], &b->procs[i],
+				  sizeof(a->procs[i])) == 0,
+		    "process %zu differs", i);
+	for (i = 0; i < a->nthreads; i++)
+		ck_assert_msg(memcmp(&a->threads[i], &b->threads[i],
+				  sizeof(a->threads[i])) == 0,
+		    "thread %zu differs", i);
+	for (i = 0; i < a->ngone; i++)
+		ck_assert_int_eq(a->gone[i].tgid, b->gone[i].tgid);
+}
+
+/*
+ * A full walk is parsed as it is read (taskiter.c, read_walk): the same
+ * stream fed in parts of every size from 1 to 7 records, from a hint of
+ * one record (the tables grown, the hash rebuilt, in the middle), gives
+ * the snapshot the whole-stream parse gives: 600 threads of 97 groups
+ * interleaved (a thread of group g every 97 records), leaders anywhere
+ * in their group, and a gone process. A record after the end record and
+ * a stream without one are refused.
+ */
+START_TEST(parse_in_parts)
+{
+	enum { N = 600 };
+	struct taskiter_rec *r = calloc(N + 2, sizeof(*r));
+	struct taskiter_snap whole = { 0 }, part = { 0 };
+	size_t i, k, step;
+
+	ck_assert_ptr_nonnull(r);
+	for (i = 0; i < N; i++) {
+		int32_t g = 1000 + (int32_t)(i % 97) * 10;
+		int32_t tid = (i / 97) == (i % 3) ? g : g + 1 + (int32_t)i;
+
+		r[i] = rec(g, tid, i, 2 * i, 3 * i, i % 5);
+	}
+	r[N] = rec(5, 5, 0, 0, 0, 0);
+	r[N].magic = TASKITER_MAGIC_GONE;
+	memset(&r[N + 1], 0, sizeof(r[N + 1]));
+	r[N + 1].magic = TASKITER_MAGIC_END;
+	ck_assert_int_eq(taskiter_parse(r, (N + 2) * sizeof(*r), &whole), 0);
+	ck_assert_uint_eq(whole.nthreads, N);
+	ck_assert_uint_eq(whole.nprocs, 97);
+	ck_assert_uint_eq(whole.ngone, 1);
+	for (step = 1; step <= 7; step++) {
+		taskiter_snap_release(&part);
+		ck_assert_int_eq(taskiter_parse_begin(&part, 1), 0);
+		for (k = 0; k < N + 2; k += step)
+			ck_assert_int_eq(taskiter_parse_feed(&part, &r[k],
+					     k + step <= N + 2 ? step :
+								 N + 2 - k),
+			    0);
+		ck_assert_int_eq(taskiter_parse_end(&part), 0);
+		snaps_equal(&whole, &part);
+	}
+	/* no end record yet: refused at the end */
+	ck_assert_int_eq(taskiter_parse_begin(&part, 8), 0);
+	ck_assert_int_eq(taskiter_parse_feed(&part, r, N), 0);
+	ck_assert_int_eq(taskiter_parse_end(&part), -EBADMSG);
+	/* a record after the end */
+	ck_assert_int_eq(taskiter_parse_begin(&part, 8), 0);
+	ck_assert_int_eq(taskiter_parse_feed(&part, &r[N + 1], 1), 0);
+	ck_assert_int_eq(taskiter_parse_feed(&part, r, 1), -EBADMSG);
+	taskiter_snap_release(&part);
+	taskiter_snap_release(&whole);
+	free(r);
+}
+END_TEST
+
 START_TEST(cputime_adjust_kernel)
 {
 	struct cputime_split p = { 0, 0 };
@@ -1322,6 +1399,7 @@ main(void)
 	tc = tcase_create("pure");
 	tcase_add_test(tc, parse_groups);
 	tcase_add_test(tc, parse_rejects);
+	tcase_add_test(tc, parse_in_parts);
 	tcase_add_test(tc, cputime_adjust_kernel);
 	suite_add_tcase(s, tc);
 

@@ -111,6 +111,7 @@ struct taskiter_snap {
 		uint64_t starttime;
 	} * gone;
 	size_t ngone, gcap;
+	bool ended; /* a stream parsed in parts: its end record met */
 };
 
 struct taskiter;
@@ -126,6 +127,12 @@ void taskiter_cputime_ticks(const struct iter_task *t,
     struct cputime_split *prev, unsigned hz, uint64_t *ret_utime,
     uint64_t *ret_stime);
 int taskiter_parse(const void *buf, size_t len, struct taskiter_snap *s);
+/* the same, a stream fed in parts as it is read (taskiter_parse.c) */
+struct taskiter_rec;
+int taskiter_parse_begin(struct taskiter_snap *s, size_t hint);
+int taskiter_parse_feed(struct taskiter_snap *s,
+    const struct taskiter_rec *recs, size_t n);
+int taskiter_parse_end(struct taskiter_snap *s);
 /* cut s's scratch tables back to n tasks when they hold over four times
  * that (taskiter_parse.c) */
 void taskiter_snap_fit(struct taskiter_snap *s, size_t n);

@@ -154,6 +154,7 @@ snap_gone(struct taskiter_snap *s, const struct taskiter_rec *rec)
 static void
 rec_to_task(const struct taskiter_rec *r, struct iter_task *t)
 {
+	memset(t, 0, sizeof(*t)); /* whole: comm's tail, the padding */
 	t->tgid = r->tgid;
 	t->tid = r->tid;
 	t->uid = r->uid;
@@ -171,61 +172,98 @@ rec_to_task(const struct taskiter_rec *r, struct iter_task *t)
 	t->minflt = r->min_flt;
 	t->majflt = r->maj_flt;
 	t->rss_pages = r->rss_pages;
-	t->first = t->nthreads = 0;
 	t->leader = r->tid == r->tgid;
 }
 
+/* Room for n threads in the middle of a stream: the tables grown, the
+ * hash rebuilt from the processes met so far. */
+static int
+snap_grow(struct taskiter_snap *s, size_t n)
+{
+	size_t k, mask;
+
+	if (n <= s->cap)
+		return 0;
+	if (snap_reserve(s, n) < 0)
+		return -ENOMEM;
+	mask = s->hcap - 1;
+	memset(s->hash, 0xff, s->hcap * sizeof(*s->hash));
+	for (k = 0; k < s->nprocs; k++) {
+		size_t i = ((uint32_t)s->procs[k].tgid * 2654435769u) & mask;
+
+		while (s->hash[i] != UINT32_MAX)
+			i = (i + 1) & mask;
+		s->hash[i] = (uint32_t)k;
+	}
+	return 0;
+}
+
 /*
- * Parse one iterator stream into s: every task as a thread, and per thread
- * group a process whose counters are what thread_group_cputime() and
- * do_task_stat() add up: the exited threads' share kept in signal_struct plus
- * every live thread's own. The stream must be whole records ending in the
- * end record; anything else is -EBADMSG. buf must be aligned for the
- * records (the daemon's read buffer is malloc'd): -EINVAL if it is not.
+ * A stream parsed as it is read (taskiter.c reads a full walk a chunk at a
+ * time, so the stream is never whole in memory beside these tables):
+ * begin, feed its records in order (a record cut by a chunk's end comes
+ * whole in the next feed), end. hint: the records expected (tables sized
+ * once; more grow them). The stream must be whole records ending in the
+ * end record; anything else is -EBADMSG.
  */
 int
-taskiter_parse(const void *buf, size_t len, struct taskiter_snap *s)
+taskiter_parse_begin(struct taskiter_snap *s, size_t hint)
 {
-	const struct taskiter_rec *recs = buf, *end;
-	size_t n, i;
-	uint32_t at;
 	int r;
 
 	s->nprocs = s->nthreads = s->ngone = 0;
-	if ((uintptr_t)buf % _Alignof(struct taskiter_rec) != 0)
-		return -EINVAL;
-	if (len % sizeof(*recs) != 0 || len == 0)
-		return -EBADMSG;
-	n = len / sizeof(*recs) - 1;
-	end = &recs[n];
-	if (end->magic != TASKITER_MAGIC_END)
-		return -EBADMSG;
-	if ((r = snap_reserve(s, n ? n : 1)) < 0)
+	s->ended = false;
+	if ((r = snap_reserve(s, hint ? hint : 1)) < 0)
 		return r;
 	memset(s->hash, 0xff, s->hcap * sizeof(*s->hash));
+	return 0;
+}
 
-	/* Pass 1: groups, chains of their threads, the sums. */
+/*
+ * Pass 1, record by record: groups and their sums, and each thread copied
+ * in stream order with its group (in first) and its rank in the group (in
+ * next); pass 2 (taskiter_parse_end) puts them side by side. The group's
+ * counters are what thread_group_cputime() and do_task_stat() add up: the
+ * exited threads' share kept in signal_struct plus every live thread's own.
+ */
+int
+taskiter_parse_feed(struct taskiter_snap *s, const struct taskiter_rec *recs,
+    size_t n)
+{
+	size_t i;
+	int r;
+
 	for (i = 0; i < n; i++) {
 		const struct taskiter_rec *rec = &recs[i];
-		struct iter_task *p;
+		struct iter_task *p, *t;
 		uint32_t g;
 
+		if (s->ended)
+			return -EBADMSG; /* a record after the end */
+		if (rec->magic == TASKITER_MAGIC_END) {
+			s->ended = true;
+			continue;
+		}
 		if (rec->tid <= 0 || rec->tgid <= 0)
 			return -EBADMSG;
 		if (rec->magic == TASKITER_MAGIC_GONE) {
 			if ((r = snap_gone(s, rec)) < 0)
 				return r;
-			s->next[i] = UINT32_MAX;
 			continue;
 		}
 		if (rec->magic != TASKITER_MAGIC)
 			return -EBADMSG;
+		if (s->nthreads >= UINT32_MAX - 1)
+			return -E2BIG;
+		if ((r = snap_grow(s, s->nthreads + 1)) < 0)
+			return r;
 		if ((g = snap_group(s, rec->tgid)) == UINT32_MAX)
 			return -ENOMEM;
 		p = &s->procs[g];
-		s->next[i] = p->first; /* reversed; put right in pass 2 */
-		p->first = (uint32_t)i;
-		p->nthreads++;
+		t = &s->threads[s->nthreads];
+		rec_to_task(rec, t);
+		t->first = g;
+		s->next[s->nthreads++] = p->nthreads++;
 		p->utime_ns += rec->utime_ns;
 		p->stime_ns += rec->stime_ns;
 		p->runtime_ns += rec->runtime_ns;
@@ -249,25 +287,69 @@ taskiter_parse(const void *buf, size_t len, struct taskiter_snap *s)
 		p->minflt += rec->sig_min_flt;
 		p->majflt += rec->sig_maj_flt;
 	}
+	return 0;
+}
 
-	/* Pass 2: each group's threads side by side, in iteration order. */
-	at = 0;
+/* Pass 2: each group's threads side by side, in iteration order (a
+ * permutation in place: each swap puts one thread where it belongs), and
+ * the group's mm for each (/proc prints its rss for every thread). */
+int
+taskiter_parse_end(struct taskiter_snap *s)
+{
+	uint32_t at = 0;
+	size_t i;
+
+	if (!s->ended)
+		return -EBADMSG;
 	for (i = 0; i < s->nprocs; i++) {
-		struct iter_task *p = &s->procs[i];
-		uint32_t k = p->first, j = p->nthreads;
+		s->procs[i].first = at;
+		at += s->procs[i].nthreads;
+	}
+	for (i = 0; i < s->nthreads; i++)
+		s->next[i] += s->procs[s->threads[i].first].first;
+	for (i = 0; i < s->nthreads; i++) {
+		while (s->next[i] != i) {
+			uint32_t d = s->next[i];
+			struct iter_task t = s->threads[d];
 
-		p->first = at;
-		at += p->nthreads;
-		while (k != UINT32_MAX) {
-			struct iter_task *t = &s->threads[p->first + --j];
-
-			rec_to_task(&recs[k], t);
-			/* threads share the mm: /proc prints its rss for each
-			 */
-			t->rss_pages = p->rss_pages;
-			k = s->next[k];
+			s->threads[d] = s->threads[i];
+			s->threads[i] = t;
+			s->next[i] = s->next[d];
+			s->next[d] = d;
 		}
 	}
-	s->nthreads = at;
+	for (i = 0; i < s->nthreads; i++) {
+		struct iter_task *t = &s->threads[i];
+
+		t->rss_pages = s->procs[t->first].rss_pages;
+		t->first = 0;
+	}
 	return 0;
+}
+
+/*
+ * Parse one whole iterator stream into s (the partial reads' taskiter_out,
+ * the tests): every task as a thread, and per thread group a process. buf
+ * must be aligned for the records (the daemon's buffers are): -EINVAL if
+ * it is not.
+ */
+int
+taskiter_parse(const void *buf, size_t len, struct taskiter_snap *s)
+{
+	const struct taskiter_rec *recs = buf;
+	size_t n;
+	int r;
+
+	s->nprocs = s->nthreads = s->ngone = 0;
+	if ((uintptr_t)buf % _Alignof(struct taskiter_rec) != 0)
+		return -EINVAL;
+	if (len % sizeof(*recs) != 0 || len == 0)
+		return -EBADMSG;
+	n = len / sizeof(*recs);
+	if (recs[n - 1].magic != TASKITER_MAGIC_END)
+		return -EBADMSG;
+	if ((r = taskiter_parse_begin(s, n > 1 ? n - 1 : 1)) < 0 ||
+	    (r = taskiter_parse_feed(s, recs, n)) < 0)
+		return r;
+	return taskiter_parse_end(s);
 }
