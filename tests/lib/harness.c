@@ -194,27 +194,31 @@ td_vitals(const struct td *d, int uid, const char *const *args)
 	return run_client_as(uid, argv);
 }
 
-bool
-td_has_window(const struct run *r)
+/* health.last an object, and when stored, health.store.windows_written
+ * at least 1 */
+static bool
+has_window(const struct run *r, bool stored)
 {
 	struct jm *j = jm_parse(r->out, strlen(r->out));
 	const struct jm *last = jm_path(j, "health.last");
-	bool up = last && last->t == JM_OBJ;
+	const struct jm *w = jm_path(j, "health.store.windows_written");
+	bool up = last && last->t == JM_OBJ &&
+	    (!stored || (w && jm_is_int(w) && w->ll >= 1));
 
 	jm_free(j);
 	return up;
 }
 
 bool
+td_has_window(const struct run *r)
+{
+	return has_window(r, false);
+}
+
+bool
 td_has_stored_window(const struct run *r)
 {
-	struct jm *j = jm_parse(r->out, strlen(r->out));
-	const struct jm *last = jm_path(j, "health.last");
-	const struct jm *w = jm_path(j, "health.store.windows_written");
-	bool up = last && last->t == JM_OBJ && w && jm_is_int(w) && w->ll >= 1;
-
-	jm_free(j);
-	return up;
+	return has_window(r, true);
 }
 
 void
