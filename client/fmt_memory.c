@@ -113,6 +113,13 @@ fmt_memory_health(struct sbuf *o, const Vitals__MemoryHealth *m)
 		    (double)m->libraries_bytes / mib);
 	if (m->have_status & (64 | 128))
 		sbuf_puts(o, "\n");
+	/* a page n processes map counts 1/n: libc's, shared by all */
+	if (m->have_status & 256)
+		sbuf_printf(o,
+		    "  PSS %.2f MiB, of it libraries %.2f (a page mapped by n"
+		    " processes counts 1/n)\n",
+		    (double)m->pss_bytes / mib,
+		    (double)m->libraries_pss_bytes / mib);
 	if (m->names_full)
 		sbuf_printf(o,
 		    "  names: %" PRIu64 " refused at the table's bound"

@@ -470,7 +470,8 @@ field_unknown(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f,
 	}
 	if (IS(m, memory_health)) {
 		const Vitals__MemoryHealth *h = (const Vitals__MemoryHealth *)m;
-		/* have_status bits 1-128, the last two smaps's */
+		/* have_status bits 1-128, the last two smaps's; 256 its
+		 * Pss lines */
 		static const char *const status[] = { "rss_bytes",
 			"peak_rss_bytes", "anon_bytes", "file_bytes",
 			"shmem_bytes", "threads", "program_bytes",
@@ -482,6 +483,9 @@ field_unknown(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f,
 			return !h->have_heap;
 		if (strcmp(f->name, "program_dirty_bytes") == 0)
 			return !(h->have_status & 64);
+		if (strcmp(f->name, "pss_bytes") == 0 ||
+		    strcmp(f->name, "libraries_pss_bytes") == 0)
+			return !(h->have_status & 256);
 		for (k = 0; k < 8; k++)
 			if (strcmp(f->name, status[k]) == 0)
 				return !(h->have_status & (1u << k));

@@ -918,6 +918,14 @@ memory_parts(struct jm *j)
 	ck_assert_int_le(ll(j, "health.memory.program_bytes") +
 		ll(j, "health.memory.libraries_bytes"),
 	    ll(j, "health.memory.rss_bytes"));
+	/* its PSS: within its RSS (a page counts at most whole), and the
+	 * libraries' share within their resident pages */
+	ck_assert_int_gt(ll(j, "health.memory.pss_bytes"), 0);
+	ck_assert_int_le(ll(j, "health.memory.pss_bytes"),
+	    ll(j, "health.memory.rss_bytes") + 256 * 1024);
+	ck_assert_int_gt(ll(j, "health.memory.libraries_pss_bytes"), 0);
+	ck_assert_int_le(ll(j, "health.memory.libraries_pss_bytes"),
+	    ll(j, "health.memory.libraries_bytes"));
 }
 
 /*
@@ -977,7 +985,8 @@ START_TEST(test_memory_health)
 		    "peak %lld KiB, RSS %lld KiB (%lld given back at the"
 		    " start): a load spike",
 		    peak, rss, given);
-	ck_assert_int_eq(ll(j, "health.memory.have_status"), 255);
+	/* every line and kind of mapping, and (256) smaps's Pss lines */
+	ck_assert_int_eq(ll(j, "health.memory.have_status"), 511);
 	ck_assert_int_eq(ll(j, "health.memory.anon_bytes") +
 		ll(j, "health.memory.file_bytes") +
 		ll(j, "health.memory.shmem_bytes"),

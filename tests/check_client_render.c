@@ -535,6 +535,8 @@ START_TEST(test_json_memory_unknown)
 	ck_assert_str_eq(jm_get(jmem, "taskiter_out_bytes")->str, "90112");
 	ck_assert_str_eq(jm_get(jmem, "ftrace_buffer_bytes")->str, "1048576");
 	ck_assert_int_eq(jm_get(jmem, "program_bytes")->t, JM_NULL);
+	ck_assert_int_eq(jm_get(jmem, "pss_bytes")->t, JM_NULL);
+	ck_assert_int_eq(jm_get(jmem, "libraries_pss_bytes")->t, JM_NULL);
 	jm_free(j);
 	sbuf_free(&b);
 	text_memory(&b, &m);
@@ -542,6 +544,7 @@ START_TEST(test_json_memory_unknown)
 	    "mapped: task iterator output 0.09 MiB (file), ftrace drain "
 	    "buffer 1.00 MiB (anon)"));
 	ck_assert_ptr_null(strstr(b.buf, "program"));
+	ck_assert_ptr_null(strstr(b.buf, "PSS"));
 	sbuf_free(&b);
 	/* smaps's figures given: strings, the program's dirty part too */
 	m.have_status = 63 | 64 | 128;
@@ -559,6 +562,21 @@ START_TEST(test_json_memory_unknown)
 	    "  program 1.00 MiB resident (0.12 written: relocations, data),"
 	    " libraries 4.00 MiB\n"));
 	ck_assert_ptr_null(strstr(b.buf, "refused"));
+	ck_assert_ptr_null(strstr(b.buf, "PSS"));
+	sbuf_free(&b);
+	/* smaps's Pss lines (bit 256): the PSS and the libraries' share */
+	m.have_status |= 256;
+	m.pss_bytes = 7 << 20;
+	m.libraries_pss_bytes = 3 << 18;
+	j = json_at(&b, &r, "health.memory", &jmem);
+	ck_assert_str_eq(jm_get(jmem, "pss_bytes")->str, "7340032");
+	ck_assert_str_eq(jm_get(jmem, "libraries_pss_bytes")->str, "786432");
+	jm_free(j);
+	sbuf_free(&b);
+	text_memory(&b, &m);
+	ck_assert_ptr_nonnull(strstr(b.buf,
+	    "  PSS 7.00 MiB, of it libraries 0.75 (a page mapped by n"
+	    " processes counts 1/n)\n"));
 	sbuf_free(&b);
 	/* the interned names: a part of the heap, and the refused ones */
 	m.names_bytes = 3 << 19;

@@ -85,32 +85,44 @@ START_TEST(test_garbage)
 END_TEST
 
 /* smaps: the program's mappings (relocated data among them), libraries,
- * and what is neither (heap, anonymous, a database's shared file) */
+ * and what is neither (heap, anonymous, a database's shared file); their
+ * Pss lines (libc's shared: 14 of 1400 kB), beside lines that only begin
+ * like one (Pss_Dirty, SwapPss) */
 static const char smaps_head[] =
     "55d0c0a00000-55d0c0a21000 r--p 00000000 08:01 1234        "
     "/usr/sbin/vitalsd\n"
     "Size:                132 kB\n"
     "Rss:                 120 kB\n"
+    "Pss:                  60 kB\n"
+    "Pss_Dirty:             0 kB\n"
     "Private_Dirty:         0 kB\n"
     "55d0c0b40000-55d0c0b60000 rw-p 00140000 08:01 1234        "
     "/usr/sbin/vitalsd\n"
     "Rss:                 128 kB\n"
+    "Pss:                 126 kB\n"
+    "Pss_Dirty:           124 kB\n"
     "Private_Dirty:       124 kB\n"
     "55d0c1000000-55d0c1800000 rw-p 00000000 00:00 0           [heap]\n"
     "Rss:                6000 kB\n"
+    "Pss:                6000 kB\n"
     "Private_Dirty:      6000 kB\n"
+    "SwapPss:             512 kB\n"
     "7f0000000000-7f0000100000 r-xp 00028000 08:01 99          "
     "/usr/lib/x86_64-linux-gnu/libc.so.6\n"
     "Rss:                1400 kB\n"
+    "Pss:                  14 kB\n"
     "Private_Dirty:        16 kB\n"
     "7f0000200000-7f0000210000 r-xp 00000000 08:01 98          "
     "/usr/lib/x86_64-linux-gnu/libsqlite3.so.0.8.6\n"
     "Rss:                1180 kB\n"
+    "Pss:                1180 kB\n"
     "7f0000300000-7f0000308000 rw-s 00000000 08:01 97          "
     "/var/lib/vitals/vitals.db-shm\n"
     "Rss:                  32 kB\n"
+    "Pss:                  16 kB\n"
     "7f0000400000-7f0000401000 rw-p 00000000 00:00 0 \n"
-    "Rss:                   4 kB\n";
+    "Rss:                   4 kB\n"
+    "Pss:                   4 kB\n";
 
 START_TEST(test_maps)
 {
@@ -124,7 +136,11 @@ START_TEST(test_maps)
 	ck_assert_uint_eq(m.program, (120ULL + 128) * 1024);
 	ck_assert_uint_eq(m.program_dirty, 124ULL * 1024);
 	ck_assert_uint_eq(m.libs, (1400ULL + 1180) * 1024);
-	ck_assert_uint_eq(m.have, MEMSTAT_PROGRAM | MEMSTAT_LIBS);
+	/* every mapping's Pss, the libraries' apart; no Pss_Dirty, SwapPss */
+	ck_assert_uint_eq(m.pss,
+	    (60ULL + 126 + 6000 + 14 + 1180 + 16 + 4) * 1024);
+	ck_assert_uint_eq(m.libs_pss, (14ULL + 1180) * 1024);
+	ck_assert_uint_eq(m.have, MEMSTAT_PROGRAM | MEMSTAT_LIBS | MEMSTAT_PSS);
 	/* one more page of the program resident: the figure moves */
 	snprintf(more, sizeof(more), "%s%s", smaps_head,
 	    "55d0c0c00000-55d0c0c10000 r-xp 00021000 08:01 1234        "
@@ -132,12 +148,14 @@ START_TEST(test_maps)
 	ck_assert_int_eq(memstat_maps_parse(more, strlen(more), exe, &m2), 0);
 	ck_assert_uint_eq(m2.program, m.program + 4096);
 	ck_assert_uint_eq(m2.libs, m.libs);
+	ck_assert_uint_eq(m2.pss, m.pss); /* the new mapping has no Pss */
 	/* another program's name: its mappings are neither */
 	ck_assert_int_eq(memstat_maps_parse(smaps_head, strlen(smaps_head),
 			     "/usr/bin/other", &m2),
 	    0);
-	ck_assert_uint_eq(m2.have, MEMSTAT_LIBS);
+	ck_assert_uint_eq(m2.have, MEMSTAT_LIBS | MEMSTAT_PSS);
 	ck_assert_uint_eq(m2.program, 0);
+	ck_assert_uint_eq(m2.pss, m.pss);
 	/* no mapping of either kind: an error, ret untouched */
 	memset(&m2, 0xa5, sizeof(m2));
 	ck_assert_int_eq(memstat_maps_parse("Rss: 4 kB\n", 10, exe, &m2),
@@ -146,15 +164,46 @@ START_TEST(test_maps)
 }
 END_TEST
 
-/* this test's own process: its program and libc are mapped and resident */
+/* The kernel's own sum of the Pss lines (smaps_rollup), bytes; 0 none. */
+static uint64_t
+rollup_pss(void)
+{
+	char buf[4096], *p;
+	uint64_t kb = 0;
+	FILE *f = fopen("/proc/self/smaps_rollup", "re");
+
+	if (f == NULL)
+		return 0;
+	while (fgets(buf, sizeof(buf), f) != NULL)
+		if (strncmp(buf, "Pss:", 4) == 0) {
+			kb = strtoull(buf + 4, &p, 10);
+			break;
+		}
+	fclose(f);
+	return kb * 1024;
+}
+
+/* this test's own process: its program and libc are mapped and resident;
+ * its PSS, summed over smaps's mappings, agrees with the kernel's sum */
 START_TEST(test_maps_self)
 {
 	struct memstat_maps m;
 	struct memstat st;
+	uint64_t r0, r1;
 
+	r0 = rollup_pss();
 	ck_assert_int_eq(memstat_maps_read(NULL, &m), 0);
+	r1 = rollup_pss();
 	ck_assert_int_eq(memstat_read(NULL, &st), 0);
-	ck_assert_uint_eq(m.have, MEMSTAT_PROGRAM | MEMSTAT_LIBS);
+	ck_assert_uint_eq(m.have, MEMSTAT_PROGRAM | MEMSTAT_LIBS | MEMSTAT_PSS);
+	/* two sources of one figure, read just before and after: within
+	 * what the read's own buffer (≤ 4 MiB, a few pages here) moved */
+	ck_assert_uint_gt(r0, 0);
+	ck_assert_uint_le(m.pss, (r0 > r1 ? r0 : r1) + 256 * 1024);
+	ck_assert_uint_ge(m.pss + 256 * 1024, r0 < r1 ? r0 : r1);
+	ck_assert_uint_le(m.pss, st.rss + 64 * 1024);
+	ck_assert_uint_gt(m.libs_pss, 0);
+	ck_assert_uint_le(m.libs_pss, m.libs);
 	ck_assert_uint_gt(m.program, 0);
 	ck_assert_uint_gt(m.libs, 0);
 	ck_assert_uint_le(m.program_dirty, m.program);

@@ -209,6 +209,13 @@ memstat_maps_parse(const char *buf, size_t len, const char *exe,
 				m.program += v;
 			else
 				m.libs += v;
+		} else if ((size_t)(eol - p) > 4 && memcmp(p, "Pss:", 4) == 0 &&
+		    field_value(p + 4, eol, true, &v) == 0) {
+			/* "Pss:" alone: not Pss_Dirty, Pss_Anon, … */
+			m.pss += v;
+			if (kind == LIB)
+				m.libs_pss += v;
+			m.have |= MEMSTAT_PSS;
 		} else if (kind == PROGRAM && (size_t)(eol - p) > 14 &&
 		    memcmp(p, "Private_Dirty:", 14) == 0 &&
 		    field_value(p + 14, eol, true, &v) == 0) {

@@ -25,17 +25,22 @@ struct memstat {
 
 /* What /proc/self/smaps says of the mapped files (Health.memory): the
  * daemon's own program, its relocated and written pages of it, and the
- * shared libraries (paths with ".so"). have: MEMSTAT_PROGRAM (program and
- * program_dirty), MEMSTAT_LIBS, set when a mapping of the kind was seen. */
+ * shared libraries (paths with ".so"); and the proportional set size,
+ * every mapping's and the libraries'. have: MEMSTAT_PROGRAM (program and
+ * program_dirty), MEMSTAT_LIBS, set when a mapping of the kind was seen;
+ * MEMSTAT_PSS (pss and libs_pss) when a mapping had a Pss line. */
 struct memstat_maps {
 	uint64_t program;	/* Rss of the executable's mappings */
 	uint64_t program_dirty; /* of it Private_Dirty: relocations, data */
 	uint64_t libs;		/* Rss of the libraries' mappings */
+	uint64_t pss;		/* Σ Pss over every mapping */
+	uint64_t libs_pss;	/* of it the libraries' */
 	uint32_t have;
 };
 
 #define MEMSTAT_PROGRAM 0x40
 #define MEMSTAT_LIBS 0x80
+#define MEMSTAT_PSS 0x100
 
 /* The lines of a status file's text; -EINVAL when none was there. */
 int memstat_parse(const char *buf, size_t len, struct memstat *ret);

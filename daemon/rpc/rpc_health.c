@@ -171,6 +171,8 @@ pb_memory(struct rpc_arena *a, const struct vitalsd_info *info)
 		m->program_bytes = mm.program;
 		m->program_dirty_bytes = mm.program_dirty;
 		m->libraries_bytes = mm.libs;
+		m->pss_bytes = mm.pss;
+		m->libraries_pss_bytes = mm.libs_pss;
 		m->have_status |= mm.have;
 	}
 	store_sqlite_memory(&m->sqlite_bytes, &m->sqlite_peak_bytes);
