@@ -489,7 +489,8 @@ END_TEST
 /*
  * The daemon's heap settings (compat_heap_setup, before any thread): a
  * large block freed, and then one as large again, are each mapped alone
- * and go back at their free. With glibc's own rule the first free raises
+ * and go back at their free; so are blocks of 64 KiB the heap's top
+ * cannot hold. With glibc's own rule the first free raises
  * the mmap threshold to the block's size, and the next comes from the
  * heap and stays there, freed (kept: fordblks), until a trim.
  */
@@ -497,6 +498,7 @@ START_TEST(test_heap_thresholds)
 {
 	struct memstat_heap h0, h1, h2;
 	char *volatile p;
+	char *blk[16];
 	size_t i, k, sz = 1 << 20;
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -516,6 +518,22 @@ START_TEST(test_heap_thresholds)
 		ck_assert_int_eq(memstat_heap(&h2), 0);
 		ck_assert_uint_lt(h2.free, h0.free + sz / 2);
 	}
+	/* and blocks of 64 KiB (glibc's own threshold is 128): once the
+	 * heap's free top is used up (≤ 256 + 128 KiB: the trim threshold
+	 * and glibc's top pad), each is mapped alone rather than grow the
+	 * heap, and all go at their free */
+	ck_assert_int_eq(memstat_heap(&h0), 0);
+	for (k = 0; k < 16; k++) {
+		blk[k] = malloc(64 << 10);
+		ck_assert_ptr_nonnull(blk[k]);
+		blk[k][0] = 1;
+	}
+	ck_assert_int_eq(memstat_heap(&h1), 0);
+	ck_assert_uint_ge(h1.mmap, h0.mmap + 8 * (64 << 10));
+	for (k = 0; k < 16; k++)
+		free(blk[k]);
+	ck_assert_int_eq(memstat_heap(&h2), 0);
+	ck_assert_uint_eq(h2.mmap, h0.mmap);
 }
 END_TEST
 

@@ -97,21 +97,27 @@ compat_heap_release(void)
  * allocators have no such knob (scudo's are per-thread caches of bounded
  * size).
  *
- * And fixed thresholds: a block of 128 KiB or more is mapped on its own
- * and unmapped at its free; the heap's top goes back past 256 KiB free.
- * glibc's own start there too, but the first such block freed raises
- * both (up to 32 and 64 MiB), after which a window's large buffers came
- * from the heap and stayed in it, freed, until the writer's next trim
- * (once a minute). Measured at 2,100 tasks (bench/README.md, rss9): the
- * minute's peak VmHWM -0.81 and -0.57 MiB, free-but-kept heap 1.1-1.4 ->
- * 0.6-0.7 MiB; about one mmap and munmap a window.
+ * And fixed thresholds: a block of 16 KiB or more that the heap's free
+ * top cannot hold is mapped on its own (rather than grow the heap) and
+ * unmapped at its free; the heap's top goes back past 256 KiB free.
+ * glibc starts at 128 KiB, but the first such block freed raises both
+ * (up to 32 and 64 MiB), after which a window's large buffers came from
+ * the heap and stayed in it, freed, until the writer's next trim (once a
+ * minute). Measured at 2,100 tasks (bench/README.md, rss9): the minute's
+ * peak VmHWM -0.81 and -0.57 MiB, free-but-kept heap 1.1-1.4 -> 0.6-0.7
+ * MiB, about one mmap and munmap a window at 128 KiB. At 16 KiB the
+ * blocks of 16-128 KiB a window or a pass makes and frees (row arrays,
+ * encode and read buffers) no longer grow the heap and leave holes in it
+ * that the minute's later allocations touch: free-but-kept 0.73-0.88 ->
+ * 0.39-0.42 MiB, the minute's highest VmRSS 0.95x, for ~0.8 mmap and
+ * munmap pairs a second (bench/README.md, "A 16 KiB mmap threshold").
  */
 static inline void
 compat_heap_setup(void)
 {
 #if defined(M_ARENA_MAX) && !defined(__BIONIC__)
 	(void)mallopt(M_ARENA_MAX, 1);
-	(void)mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+	(void)mallopt(M_MMAP_THRESHOLD, 16 * 1024);
 	(void)mallopt(M_TRIM_THRESHOLD, 256 * 1024);
 #endif
 }
