@@ -122,6 +122,7 @@ target_free(struct target *t)
 	if (t->ev)
 		event_free(t->ev);
 	free(t->st.regions);
+	free(t->work);
 	free(t->raw0);
 	free(t->raw1);
 	free(t->pfn);
@@ -246,7 +247,8 @@ begin(struct target *t)
 	if (!t->have_hash || t->reload || hash != t->maps_hash) {
 		if (t->have_hash && !t->reload)
 			t->st.maps_changes++;
-		if ((r = wss_load_regions(t)) < 0)
+		if ((r = wss_load_regions(t)) < 0 ||
+		    (t->st.seq == 0 && (r = wss_regions_show(t)) < 0))
 			return r;
 		t->maps_hash = hash;
 		t->have_hash = true;
@@ -315,8 +317,8 @@ end_page_level(struct target *t, struct vbuf *log)
 	size_t i, j, k = 0;
 	int s;
 
-	for (i = 0; i < t->st.nregions; i++) {
-		struct wss_region *g = &t->st.regions[i];
+	for (i = 0; i < t->nwork; i++) {
+		struct wss_region *g = &t->work[i];
 
 		for (j = 0; j < g->pages; j++, k++) {
 			wss_pm_decode(t->raw0[k], &a);
@@ -355,8 +357,8 @@ end_region_level(struct target *t)
 	if ((r = wss_read(t, PH_FILE_SMAPS, &w->buf)) < 0 ||
 	    (r = wss_smaps_parse(w->buf.p, w->buf.len, &sm, &n)) < 0)
 		return r;
-	for (i = 0; i < t->st.nregions; i++) {
-		struct wss_region *g = &t->st.regions[i];
+	for (i = 0; i < t->nwork; i++) {
+		struct wss_region *g = &t->work[i];
 		uint64_t refs;
 
 		for (j = 0; j < g->pages; j++, k++) {
@@ -402,8 +404,8 @@ end(struct target *t)
 	t->marked = false;
 	if ((r = wss_read_pagemap(t, t->raw1)) < 0)
 		return failed(t, r);
-	for (i = 0; i < t->st.nregions; i++) {
-		struct wss_region *g = &t->st.regions[i];
+	for (i = 0; i < t->nwork; i++) {
+		struct wss_region *g = &t->work[i];
 
 		g->resident = g->accessed = g->idle = g->not_resident = 0;
 		g->moved = 0;
@@ -420,6 +422,10 @@ end(struct target *t)
 	} else if ((r = end_region_level(t)) < 0) {
 		return failed(t, r);
 	}
+	if (log.len && t->logfd >= 0 &&
+	    write(t->logfd, log.p, log.len) != (ssize_t)log.len)
+		t->st.log_errors++;
+	vbuf_release(&log);
 	/* A region unmapped inside the pass: its figures mean nothing. */
 	if ((r = wss_read_maps(t, &hash)) < 0)
 		return failed(t, r);
@@ -428,16 +434,14 @@ end(struct target *t)
 		t->reload = true;
 		wss_regions_gone(t);
 	}
-	for (x = 0; x < t->st.nregions; x++) {
-		if (t->st.regions[x].gone)
+	for (x = 0; x < t->nwork; x++) {
+		if (t->work[x].gone)
 			continue;
-		acc += t->st.regions[x].accessed;
-		res += t->st.regions[x].resident;
+		acc += t->work[x].accessed;
+		res += t->work[x].resident;
 	}
-	if (log.len && t->logfd >= 0 &&
-	    write(t->logfd, log.p, log.len) != (ssize_t)log.len)
-		t->st.log_errors++;
-	vbuf_release(&log);
+	if ((r = wss_regions_show(t)) < 0)
+		return r;
 	t->st.method = t->pass_method;
 	t->st.seq++;
 	t->st.last_mono_ns = clock_ns(CLOCK_MONOTONIC);
@@ -547,7 +551,7 @@ log_started(const struct target *t)
 
 	log_info("wss: pid %d (%s): %s%s%s, %zu regions", (int)t->st.pid,
 	    t->st.name, wss_mode_name(t->st.mode), *lib ? " " : "", lib,
-	    t->st.nregions);
+	    t->nwork);
 }
 
 /* The target is gone, or its pid another process's now. */

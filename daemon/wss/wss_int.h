@@ -27,7 +27,10 @@ struct target {
 	uint64_t maps_hash;
 	bool have_hash;
 	size_t npages; /* Σ regions' sampled pages */
-	size_t regions_cap;
+	/* this pass's regions, begin to end (wss_regions_show puts them in
+	 * st.regions once it completes; st.regions holds shown_cap) */
+	struct wss_region *work;
+	size_t nwork, work_cap, shown_cap;
 	uint64_t *raw0, *raw1; /* pagemap at begin and at end */
 	uint64_t *pfn;
 	size_t raw_cap;
@@ -121,6 +124,7 @@ int wss_read_maps(struct target *t, uint64_t *ret_hash);
 int wss_load_regions(struct target *t);
 int wss_read_pagemap(struct target *t, uint64_t *raw);
 void wss_regions_gone(struct target *t);
+int wss_regions_show(struct target *t);
 
 /* wss_open.c */
 void wss_access_setup(struct wss *w, const struct wss_opts *o);

@@ -2,7 +2,8 @@
 /*
  * A working-set target's regions: the maps text read through the kept
  * descriptor, the regions a mode selects in it under the page budget,
- * their pagemap entries, and which of them a changed maps no longer has.
+ * their pagemap entries, which of them a changed maps no longer has, and
+ * the list shown while a pass runs (the last completed pass's).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -34,29 +35,28 @@ wss_read_maps(struct target *t, uint64_t *ret_hash)
 static int
 add_region(struct target *t, const struct wss_map *m, size_t *budget)
 {
-	struct wss_status *st = &t->st;
 	struct wss_region *g;
 	uint64_t pages = (m->end - m->start) / t->w->page_size;
 
-	if (st->nregions == WSS_REGIONS_MAX) {
-		st->regions_over++;
+	if (t->nwork == WSS_REGIONS_MAX) {
+		t->st.regions_over++;
 		return 0;
 	}
-	if (st->nregions == t->regions_cap) {
-		size_t nc = t->regions_cap ? t->regions_cap * 2 : 16;
-		struct wss_region *v = realloc(st->regions, nc * sizeof(*v));
+	if (t->nwork == t->work_cap) {
+		size_t nc = t->work_cap ? t->work_cap * 2 : 16;
+		struct wss_region *v = realloc(t->work, nc * sizeof(*v));
 
 		if (v == NULL)
 			return -ENOMEM;
-		st->regions = v;
-		t->regions_cap = nc;
+		t->work = v;
+		t->work_cap = nc;
 	}
-	g = &st->regions[st->nregions++];
+	g = &t->work[t->nwork++];
 	memset(g, 0, sizeof(*g));
 	g->start = m->start;
 	g->end = m->end;
 	memcpy(g->perms, m->perms, sizeof(g->perms));
-	wss_map_label(m, st->mode, g->label, sizeof(g->label));
+	wss_map_label(m, t->st.mode, g->label, sizeof(g->label));
 	g->pages = (uint32_t)(pages < *budget ? pages : *budget);
 	g->cut = (uint32_t)(pages - g->pages);
 	*budget -= g->pages;
@@ -75,11 +75,11 @@ wss_load_regions(struct target *t)
 	int r;
 
 	wss_release_pages(t);
-	t->st.nregions = 0;
+	t->nwork = 0;
 	budget = w->cfg.max_pages > w->npages ? w->cfg.max_pages - w->npages :
 						0;
 	/* library: its own file first; base.apk only when it is not there */
-	for (pass = 0; pass < 2 && t->st.nregions == 0; pass++) {
+	for (pass = 0; pass < 2 && t->nwork == 0; pass++) {
 		if (pass == 1 && t->st.mode != WSS_MODE_LIBRARY)
 			break;
 		t->st.apk_fallback = pass == 1;
@@ -94,7 +94,7 @@ wss_load_regions(struct target *t)
 				return r;
 		}
 	}
-	if (t->st.nregions == 0)
+	if (t->nwork == 0)
 		t->st.apk_fallback = false;
 	w->npages += t->npages;
 	if (t->npages > t->raw_cap) {
@@ -122,14 +122,41 @@ wss_read_pagemap(struct target *t, uint64_t *raw)
 
 	if (t->npages && (r = wss_file(t, PH_FILE_PAGEMAP, &fd)) < 0)
 		return r;
-	for (i = 0; i < t->st.nregions; i++) {
-		const struct wss_region *g = &t->st.regions[i];
+	for (i = 0; i < t->nwork; i++) {
+		const struct wss_region *g = &t->work[i];
 
 		if ((r = wss_pm_read(fd, g->start, g->pages, t->w->page_size,
 			 raw + k, &t->st.io)) < 0)
 			return r;
 		k += g->pages;
 	}
+	return 0;
+}
+
+/*
+ * What wss_get and the window show: the regions of the last completed
+ * pass, kept while the next one runs on a list of its own (a query or a
+ * window closing inside a pass whose maps changed would otherwise find
+ * every region unsampled). Before the first pass completes, the regions
+ * it samples, none done.
+ */
+int
+wss_regions_show(struct target *t)
+{
+	struct wss_status *st = &t->st;
+
+	if (t->nwork > t->shown_cap) {
+		struct wss_region *v = realloc(st->regions,
+		    t->nwork * sizeof(*v));
+
+		if (v == NULL)
+			return -ENOMEM;
+		st->regions = v;
+		t->shown_cap = t->nwork;
+	}
+	if (t->nwork)
+		memcpy(st->regions, t->work, t->nwork * sizeof(*t->work));
+	st->nregions = t->nwork;
 	return 0;
 }
 
@@ -143,8 +170,8 @@ wss_regions_gone(struct target *t)
 	struct wss_map m;
 	size_t i;
 
-	for (i = 0; i < t->st.nregions; i++) {
-		struct wss_region *g = &t->st.regions[i];
+	for (i = 0; i < t->nwork; i++) {
+		struct wss_region *g = &t->work[i];
 		bool seen = false;
 
 		for (p = w->buf.p; !seen && p < e; p = nl + 1) {
