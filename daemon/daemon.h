@@ -33,6 +33,11 @@ void vitalsd_get_info(struct vitalsd *d, struct vitalsd_info *ret);
 
 /* daemon.c, for the drop */
 bool vitalsd_uses_bpf(struct vitalsd *d);
+/* The start-up pageout (core/pageout.h), once, after vitalsd_setup and
+ * before the privileges drop: the kernel pages a file's pages out only
+ * for a process that owns the file or may write it, and the service user
+ * owns none of the program's and libraries' files. */
+void vitalsd_pageout(struct vitalsd *d);
 
 /*
  * Reload (SIGHUP, daemon_signal.c): fn rereads the configuration and applies what the

@@ -336,6 +336,8 @@ main(int argc, char *argv[])
 	 * state directory are already the service user's (doc/privileges.md). */
 	privs.need_bpf = vitalsd_uses_bpf(d);
 	privs.need_inet = cfg.otlp_endpoint != NULL;
+	/* still the files' owner: after the drop it gives back nothing */
+	vitalsd_pageout(d);
 	if (privs_drop(&privs, &pst) < 0) {
 		/* what setup made goes, as far as what is left of the
 		 * privileges allows (the instance is made inert if not) */

@@ -7,7 +7,10 @@
  * madvise(MADV_PAGEOUT) over the read-only file mappings of the loaded
  * objects reclaims those of them that no other process maps; what runs
  * afterwards faults its pages back in, once. Android's own
- * CachedAppOptimizer reclaims the same way (process_madvise).
+ * CachedAppOptimizer reclaims the same way (process_madvise). The
+ * kernel skips a private file mapping's file pages unless the caller
+ * owns the file or may write it: the daemon runs it before it drops to
+ * its service user (main.c), as root, the files' owner.
  */
 #ifndef VITALSD_PAGEOUT_H
 #define VITALSD_PAGEOUT_H
