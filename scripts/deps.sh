@@ -11,6 +11,9 @@ build_pkgs=(meson ninja-build pkg-config gcc libc6-dev
 	libsqlite3-dev clang llvm bpftool libtracefs-dev libtraceevent-dev)
 # the store's blobs: zstd-compressed frames (daemon/store/store_codec.c)
 build_pkgs+=(libzstd-dev)
+# the daemon's link orders its hot functions (daemon/meson.build,
+# hot_order): GNU ld 2.40 cannot, lld can
+build_pkgs+=(lld)
 test_pkgs=(check sqlite3 procps util-linux python3 libclang-rt-14-dev protobuf-compiler trace-cmd)
 # tests/bpfldr.c, the stand-in for Android's BPF loader, reads ELF with libelf
 test_pkgs+=(libelf-dev)
