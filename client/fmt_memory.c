@@ -16,6 +16,8 @@ fmt_pageout(struct sbuf *o, const Vitals__MemoryHealth *m)
 	static const char *const mode[] = { "off", "on", "random" };
 	const double mib = 1024.0 * 1024.0;
 	const char *md = m->pageout_mode < 3 ? mode[m->pageout_mode] : "?";
+	uint64_t given;
+	uint32_t passes;
 
 	if (m->pageout_state == 0) {
 		sbuf_printf(o, "  start-up pageout %s: not run\n", md);
@@ -26,18 +28,27 @@ fmt_pageout(struct sbuf *o, const Vitals__MemoryHealth *m)
 		    m->pageout_errno);
 		return;
 	}
+	/* a daemon from before the passes ran one and did not say so */
+	if (m->pageout_passes == 0) {
+		passes = 1;
+		given = m->pageout_file_before_bytes >
+			m->pageout_file_after_bytes ?
+		    m->pageout_file_before_bytes - m->pageout_file_after_bytes :
+		    0;
+	} else {
+		passes = m->pageout_passes;
+		given = m->pageout_given_bytes;
+	}
 	sbuf_printf(o,
-	    "  start-up pageout %s: file pages %.2f -> %.2f MiB"
-	    " (%.2f given back), %u ranges of %.2f MiB in %.2f ms",
-	    md, (double)m->pageout_file_before_bytes / mib,
-	    (double)m->pageout_file_after_bytes / mib,
-	    m->pageout_file_before_bytes > m->pageout_file_after_bytes ?
-		(double)(m->pageout_file_before_bytes -
-		    m->pageout_file_after_bytes) /
-		    mib :
-		0.0,
-	    m->pageout_ranges, (double)m->pageout_advised_bytes / mib,
-	    (double)m->pageout_ns / 1e6);
+	    "  start-up pageout %s: %u pass%s gave back %.2f MiB in %.2f ms; "
+	    "the last: file pages %.2f -> %.2f MiB, %u ranges of %.2f MiB "
+	    "(%.2f unmapped, %u with pages of their own)",
+	    md, passes, passes == 1 ? "" : "es", (double)given / mib,
+	    (double)m->pageout_ns / 1e6,
+	    (double)m->pageout_file_before_bytes / mib,
+	    (double)m->pageout_file_after_bytes / mib, m->pageout_ranges,
+	    (double)m->pageout_advised_bytes / mib,
+	    (double)m->pageout_unmapped_bytes / mib, m->pageout_kept_ranges);
 	if (m->pageout_failed)
 		sbuf_printf(o, "; %u refused (errno %u)", m->pageout_failed,
 		    m->pageout_errno);

@@ -79,6 +79,8 @@ sched_flip_cb(void *arg)
 	return bpf_sched_flip_early(d->bs) == 0;
 }
 
+static void setup_pageout(struct vitalsd *d, const char *phase);
+
 /*
  * GPU memory of one process instance at a window's end, summed over its
  * GPUs, for heapprofd's gpu_growth rules. Stale pairs are nobody's.
@@ -153,6 +155,9 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 		cfg->state_dir, d->spool_path, sizeof(d->spool_path),
 		d->spool_note, sizeof(d->spool_note)) < 0)
 		log_warnx("store spool off: %s", d->spool_note);
+	/* what loading the program and libraries touched (set-up's first
+	 * pageout: each phase's pages go before the next phase's come) */
+	setup_pageout(d, "loaded");
 	if ((r = collector_new(&o, &d->col)) < 0) {
 		log_warnx("collector on %s and %s: %s", cfg->proc_root,
 		    cfg->sys_root, strerror(-r));
@@ -178,6 +183,7 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 		goto fail;
 	}
 	statedir_fs_leave();
+	setup_pageout(d, "BPF and the store");
 
 	/* Precise timers: the default coarse clock drifts the cadence. */
 	if ((ec = event_config_new()) == NULL) {
@@ -293,6 +299,7 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 	ftrace_setup(d, cfg, helpers);
 	if ((r = atcat_setup(d, cfg)) < 0)
 		goto fail;
+	setup_pageout(d, "modules");
 	/* The socket is made (or adopted) here, while privileged. */
 	/* a socket in the state directory is made as the service user */
 	sock_in_state = cfg->socket_path == NULL ||
@@ -349,33 +356,64 @@ log_store_waits(void)
 }
 
 /*
- * The start is over (configuration, BPF set up, the store opened, the
- * threads made): give back the pages of the program and libraries that
- * only it touched (core/pageout.h). Before the first sample is armed, so
- * no tick waits for it; what the loop runs from here faults back in.
- * Before the privileges drop (main.c): Linux's madvise_pageout skips the
- * file pages of a mapping whose file the caller neither owns nor may
- * write, and the service user owns none of them (CI's dropped daemons
- * logged "file pages 4.32 -> 4.32 MiB" when it ran after the drop).
+ * One pass of the start-up pageout (core/pageout.h), summed into
+ * d->pageout; the first failure is kept in d->pageout_rc (1: every pass
+ * ran). Never inside statedir_fs_enter's scope: the kernel gives back a
+ * file's pages only to its owner, and there the file ids are the
+ * service user's.
  */
-void
-vitalsd_pageout(struct vitalsd *d)
+static void
+setup_pageout(struct vitalsd *d, const char *phase)
 {
+	struct pageout_stats st;
 	int r;
 
 	if (d->pageout_mode == 0)
 		return;
-	r = pageout_self(d->pageout_mode == 2, &d->pageout);
-	d->pageout_rc = r < 0 ? r : 1;
-	if (r < 0)
-		log_warnx("start-up pageout: %s", strerror(-r));
-	else
-		log_info("start-up pageout: file pages %.2f -> %.2f MiB, %u "
-			 "ranges, %u refused, %.2f ms",
-		    (double)d->pageout.before / (1024.0 * 1024.0),
-		    (double)d->pageout.after / (1024.0 * 1024.0),
-		    d->pageout.ranges, d->pageout.failed,
-		    (double)d->pageout.ns / 1e6);
+	if ((r = pageout_self(d->pageout_mode == 2, &st)) < 0) {
+		if (d->pageout_rc >= 0)
+			d->pageout_rc = r;
+		log_warnx("start-up pageout (%s): %s", phase, strerror(-r));
+		return;
+	}
+	pageout_add(&d->pageout, &st);
+	if (d->pageout_rc == 0)
+		d->pageout_rc = 1;
+	log_debug("start-up pageout (%s): file pages %.2f -> %.2f MiB, %.2f "
+		  "ms",
+	    phase, (double)st.before / (1024.0 * 1024.0),
+	    (double)st.after / (1024.0 * 1024.0), (double)st.ns / 1e6);
+}
+
+/*
+ * The start is over (configuration, BPF set up, the store opened, the
+ * threads made): give back the pages of the program and libraries that
+ * only it touched (core/pageout.h), the last of set-up's passes. Before
+ * the first sample is armed, so no tick waits for it; what the loop runs
+ * from here faults back in. Before the privileges drop (main.c): Linux's
+ * madvise_pageout skips the file pages of a mapping whose file the
+ * caller neither owns nor may write, and the service user owns none of
+ * them (CI's dropped daemons logged "file pages 4.32 -> 4.32 MiB" when
+ * it ran after the drop).
+ */
+void
+vitalsd_pageout(struct vitalsd *d)
+{
+	const struct pageout_stats *po = &d->pageout;
+
+	if (d->pageout_mode == 0)
+		return;
+	setup_pageout(d, "end of set-up");
+	if (d->pageout_rc < 0)
+		return;
+	log_info("start-up pageout: %u passes gave back %.2f MiB; the last: "
+		 "file pages %.2f -> %.2f MiB, %u ranges (%.2f MiB unmapped, "
+		 "%u with pages of their own), %u refused; %.2f ms in all",
+	    po->passes, (double)po->given / (1024.0 * 1024.0),
+	    (double)po->before / (1024.0 * 1024.0),
+	    (double)po->after / (1024.0 * 1024.0), po->ranges,
+	    (double)po->unmapped / (1024.0 * 1024.0), po->kept, po->failed,
+	    (double)po->ns / 1e6);
 }
 
 int

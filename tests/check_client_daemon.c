@@ -1022,6 +1022,21 @@ START_TEST(test_memory_health)
 	ck_assert_int_gt(ll(j, "health.memory.pageout_advised_bytes"), 0);
 	ck_assert_int_lt(ll(j, "health.memory.pageout_file_after_bytes"),
 	    ll(j, "health.memory.pageout_file_before_bytes"));
+	/* a pass at each of set-up's three phases and the last; what they
+	 * gave back is at least the last one's; the last dropped the clean
+	 * ranges whole (libc's text among them, other processes map it)
+	 * and paged out the relocated ones only (the program's RELRO, a
+	 * library's) */
+	ck_assert_int_eq(ll(j, "health.memory.pageout_passes"), 4);
+	ck_assert_int_ge(ll(j, "health.memory.pageout_given_bytes"),
+	    ll(j, "health.memory.pageout_file_before_bytes") -
+		ll(j, "health.memory.pageout_file_after_bytes"));
+	ck_assert_int_gt(ll(j, "health.memory.pageout_unmapped_bytes"), 0);
+	ck_assert_int_le(ll(j, "health.memory.pageout_unmapped_bytes"),
+	    ll(j, "health.memory.pageout_advised_bytes"));
+	ck_assert_int_ge(ll(j, "health.memory.pageout_kept_ranges"), 1);
+	ck_assert_int_lt(ll(j, "health.memory.pageout_kept_ranges"),
+	    ll(j, "health.memory.pageout_ranges"));
 	/* and keeps its zstd compression context, within the caps' bound
 	 * (~0.45 MiB), with at most a decompression context (~0.1 MiB) a
 	 * thread beside it (no dictionary in its first seconds) */

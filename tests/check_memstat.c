@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/compat.h"
@@ -315,6 +316,8 @@ START_TEST(test_pageout_parse)
 	for (i = 0; i < n; i++) {
 		ck_assert_uint_eq(r[i].start, want[i][0]);
 		ck_assert_uint_eq(r[i].end, want[i][1]);
+		/* maps says nothing of a range's own pages: none is clean */
+		ck_assert(!r[i].clean);
 	}
 	/* more than fit: the count says so, only max stored */
 	memset(r, 0, sizeof(r));
@@ -335,6 +338,66 @@ START_TEST(test_pageout_parse)
 	ck_assert_int_eq(pageout_parse("10-20 r-x\n", 10, r, 16, &n), -EINVAL);
 	ck_assert_int_eq(pageout_parse("10-20 r-xp 0 fe:00\n", 19, r, 16, &n),
 	    -EINVAL);
+}
+END_TEST
+
+/*
+ * From smaps, a range is clean (dropped whole after the pageout) only
+ * when its Anonymous line says 0 kB: a relocated range (RELRO) or one
+ * without the line keeps its mapping.
+ */
+START_TEST(test_pageout_parse_smaps)
+{
+	static const char smaps[] =
+	    "55d0a0000000-55d0a0010000 r--p 00000000 fe:00 101 /usr/bin/vitalsd\n"
+	    "Size:                 64 kB\n"
+	    "Rss:                  64 kB\n"
+	    "Anonymous:             0 kB\n"
+	    "VmFlags: rd mr mw me dw sd\n"
+	    "55d0a0010000-55d0a0090000 r-xp 00010000 fe:00 101 /usr/bin/vitalsd\n"
+	    "Anonymous:             0 kB\n"
+	    "55d0a0090000-55d0a00a0000 r--p 00090000 fe:00 101 /usr/bin/vitalsd\n"
+	    "Anonymous:            12 kB\n"
+	    "55d0a00a0000-55d0a00a2000 rw-p 000a0000 fe:00 101 /usr/bin/vitalsd\n"
+	    "Anonymous:             8 kB\n"
+	    "7f0000200000-7f0000228000 r--p 00000000 fe:00 303 /lib/libc.so.6\n"
+	    "Rss:                  16 kB\n"
+	    "7f0000228000-7f00003bd000 r-xp 00028000 fe:00 303 /lib/libc.so.6\n"
+	    "Anonymous:             0 kB\n"
+	    "THPeligible:    0\n";
+	static const struct {
+		uintptr_t start;
+		bool clean;
+	} want[] = {
+		{ 0x55d0a0000000, true },
+		{ 0x55d0a0010000, true },
+		{ 0x55d0a0090000, false }, /* 12 kB of its own */
+		{ 0x7f0000200000, false }, /* no Anonymous line */
+		{ 0x7f0000228000, true },
+	};
+	static const char *const bad[] = {
+		/* a field before any mapping */
+		"Anonymous:             0 kB\n",
+		/* not kB, not a number, no unit */
+		"10-20 r-xp 0 fe:00 1 /x\nAnonymous:             0 MB\n",
+		"10-20 r-xp 0 fe:00 1 /x\nAnonymous:          4x kB\n",
+		"10-20 r-xp 0 fe:00 1 /x\nAnonymous:             4\n",
+		/* neither a mapping nor a field */
+		"10-20 r-xp 0 fe:00 1 /x\nnot a field\n",
+	};
+	struct pageout_range r[16];
+	size_t n = 99, i;
+
+	ck_assert_int_eq(pageout_parse(smaps, strlen(smaps), r, 16, &n), 0);
+	ck_assert_uint_eq(n, sizeof(want) / sizeof(want[0]));
+	for (i = 0; i < n; i++) {
+		ck_assert_uint_eq(r[i].start, want[i].start);
+		ck_assert_msg(r[i].clean == want[i].clean, "range %zu", i);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_msg(pageout_parse(bad[i], strlen(bad[i]), r, 16,
+				  &n) == -EINVAL,
+		    "case %zu", i);
 }
 END_TEST
 
@@ -423,6 +486,108 @@ START_TEST(test_pageout_self)
 	munmap(pd, sz);
 	close(fo);
 	close(fd);
+	tu_rmtree(dir);
+	free(dir);
+	(void)sum;
+}
+END_TEST
+
+/*
+ * What the pageout cannot take, the pass drops from the page tables: an
+ * object's pages another process maps too stay in the page cache (the
+ * other process keeps them) but leave this one's mappings; a range with
+ * a page of this process's own (written, then made read-only, as RELRO
+ * is) keeps it and its contents.
+ */
+START_TEST(test_pageout_shared)
+{
+	const size_t pages = 64, sz = pages * 4096;
+	struct pageout_stats st;
+	char *dir, obj[PATH_MAX], *buf, *po, *pw, *px, c;
+	unsigned char vec[64];
+	volatile char sum = 0;
+	int fo, ready[2], hold[2], status;
+	size_t i;
+	pid_t pid;
+
+	ck_assert_ptr_nonnull(dir = tu_mkdtemp("pageout"));
+	snprintf(obj, sizeof(obj), "%s/libshared.so", dir);
+	ck_assert_ptr_nonnull(buf = malloc(sz));
+	for (i = 0; i < sz; i++)
+		buf[i] = (char)(i * 3 + 1);
+	ck_assert_int_ge(fo = open(obj, O_RDWR | O_CREAT | O_CLOEXEC, 0700), 0);
+	ck_assert_int_eq(write(fo, buf, sz), (ssize_t)sz);
+	ck_assert_int_eq(fsync(fo), 0);
+	free(buf);
+	px = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fo, 0);
+	ck_assert_ptr_ne(px, MAP_FAILED);
+	po = mmap(NULL, sz, PROT_READ, MAP_PRIVATE, fo, 0);
+	ck_assert_ptr_ne(po, MAP_FAILED);
+	/* relocated and sealed: a private copy of its first page */
+	pw = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, fo, sz / 2);
+	ck_assert_ptr_ne(pw, MAP_FAILED);
+	pw[0] = 0x5a;
+	ck_assert_int_eq(mprotect(pw, 4096, PROT_READ), 0);
+	for (i = 0; i < sz; i += 4096)
+		sum += po[i];
+	ck_assert_uint_eq(resident(po, pages), pages);
+	/* a second process maps every page of the object */
+	ck_assert_int_eq(pipe(ready), 0);
+	ck_assert_int_eq(pipe(hold), 0);
+	ck_assert_int_ge(pid = fork(), 0);
+	if (pid == 0) {
+		char *q = mmap(NULL, sz, PROT_READ, MAP_PRIVATE, fo, 0);
+		volatile char s2 = 0;
+
+		close(ready[0]);
+		close(hold[1]);
+		if (q == MAP_FAILED)
+			_exit(1);
+		for (i = 0; i < sz; i += 4096)
+			s2 += q[i];
+		(void)s2;
+		if (write(ready[1], "r", 1) != 1)
+			_exit(1);
+		/* until the parent is done */
+		while (read(hold[0], &c, 1) > 0)
+			;
+		_exit(0);
+	}
+	close(ready[1]);
+	close(hold[0]);
+	ck_assert_int_eq(read(ready[0], &c, 1), 1);
+
+	ck_assert_int_eq(pageout_self(false, &st), 0);
+	ck_assert_msg(st.failed == 0, "%u refused, first errno %d", st.failed,
+	    -st.err);
+	ck_assert_uint_eq(st.passes, 1);
+	ck_assert_uint_eq(st.given,
+	    st.before > st.after ? st.before - st.after : 0);
+	/* the shared range is out of this process's page tables, every
+	 * page (the pageout skipped them: the other process maps them) */
+	ck_assert_uint_ge(st.unmapped, sz);
+	ck_assert_uint_eq(resident(po, pages), 0);
+	/* and still in the page cache, where the other process has them */
+	ck_assert_int_eq(mincore(po, sz, vec), 0);
+	for (i = 0; i < pages; i++)
+		ck_assert_msg(vec[i] & 1, "page %zu not cached", i);
+	/* the written range kept its own page */
+	ck_assert_uint_ge(st.kept, 1);
+	ck_assert_int_eq(pw[0], 0x5a);
+	ck_assert_int_eq(pw[1], (char)((sz / 2 + 1) * 3 + 1));
+	/* what is read again maps back, the file's bytes */
+	for (i = 0; i < sz; i += 4096)
+		ck_assert_int_eq(po[i], (char)(i * 3 + 1));
+	ck_assert_uint_eq(resident(po, pages), pages);
+
+	close(hold[1]);
+	close(ready[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	munmap(px, 4096);
+	munmap(po, sz);
+	munmap(pw, 4096);
+	close(fo);
 	tu_rmtree(dir);
 	free(dir);
 	(void)sum;
@@ -550,6 +715,8 @@ memstat_suite(void)
 	tcase_add_test(tc, test_maps_self);
 	tcase_add_test(tc, test_maps_cached);
 	tcase_add_test(tc, test_pageout_parse);
+	tcase_add_test(tc, test_pageout_parse_smaps);
+	tcase_add_test(tc, test_pageout_shared);
 	tcase_add_test(tc, test_pageout_self);
 	tcase_add_test(tc, test_self_agrees);
 	tcase_add_test(tc, test_heap_follows);

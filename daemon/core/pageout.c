@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Start-up code given back: pageout.h says why. The maps text is parsed
- * in two passes over the same lines: the first names the files with an
- * executable mapping, the second takes their read-only private ranges.
+ * Start-up code given back: pageout.h says why. The smaps text is parsed
+ * in two passes over its mappings: the first reads each one's header and
+ * Anonymous line, the second takes the read-only private ranges of the
+ * files that have an executable mapping.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,55 +24,115 @@
 
 #define PAGEOUT_RANGES_MAX 512
 
+/* An smaps field line ("Anonymous:      4 kB"): its name's length, 0
+ * when the line is not one. */
+static size_t
+field_name(const char *p, const char *eol)
+{
+	const char *q = p;
+
+	while (q < eol &&
+	    ((*q >= 'A' && *q <= 'Z') || (*q >= 'a' && *q <= 'z') ||
+		(*q >= '0' && *q <= '9') || *q == '_'))
+		q++;
+	return q > p && q < eol && *q == ':' ? (size_t)(q - p) : 0;
+}
+
+/* "Anonymous:" 's value in bytes; false when it is not "<n> kB". */
+static bool
+anon_bytes(const char *p, const char *eol, uint64_t *ret)
+{
+	uint64_t v = 0;
+	unsigned n = 0;
+
+	p += sizeof("Anonymous:") - 1;
+	while (p < eol && *p == ' ')
+		p++;
+	while (p < eol && *p >= '0' && *p <= '9') {
+		if (++n > 15)
+			return false;
+		v = v * 10 + (uint64_t)(*p++ - '0');
+	}
+	if (n == 0 || eol - p != 3 || memcmp(p, " kB", 3) != 0)
+		return false;
+	*ret = v * 1024;
+	return true;
+}
+
+struct pline {
+	struct maps_line m;
+	bool anon_known;
+	uint64_t anon;
+};
+
 int
 pageout_parse(const char *buf, size_t len, struct pageout_range *r, size_t max,
     size_t *ret_n)
 {
 	const char *end = buf + len, *p;
-	struct maps_line *l = NULL;
+	struct pline *l = NULL;
 	size_t nl = 0, cap = 0, i, j, n = 0;
 	int ret = 0;
 
 	for (p = buf; p < end;) {
 		const char *e = memchr(p, '\n', (size_t)(end - p));
 		const char *eol = e ? e : end;
+		size_t fl;
 
-		if (eol > p) {
-			if (nl == cap) {
-				struct maps_line *nb;
-
-				cap = cap ? cap * 2 : 64;
-				if ((nb = realloc(l, cap * sizeof(*l))) ==
-				    NULL) {
-					ret = -ENOMEM;
+		if (eol == p) {
+			p = e ? e + 1 : end;
+			continue;
+		}
+		if (nl > 0 && (fl = field_name(p, eol)) > 0) {
+			/* an smaps field of the mapping above */
+			if (fl == sizeof("Anonymous") - 1 &&
+			    memcmp(p, "Anonymous", fl) == 0) {
+				if (!anon_bytes(p, eol, &l[nl - 1].anon)) {
+					ret = -EINVAL;
 					goto out;
 				}
-				l = nb;
+				l[nl - 1].anon_known = true;
 			}
-			if (!maps_line_parse(p, eol, &l[nl])) {
-				ret = -EINVAL;
+			p = e ? e + 1 : end;
+			continue;
+		}
+		if (nl == cap) {
+			struct pline *nb;
+
+			cap = cap ? cap * 2 : 64;
+			if ((nb = realloc(l, cap * sizeof(*l))) == NULL) {
+				ret = -ENOMEM;
 				goto out;
 			}
-			nl++;
+			l = nb;
 		}
+		if (!maps_line_parse(p, eol, &l[nl].m)) {
+			ret = -EINVAL;
+			goto out;
+		}
+		l[nl].anon_known = false;
+		l[nl].anon = 0;
+		nl++;
 		p = e ? e + 1 : end;
 	}
 	for (i = 0; i < nl; i++) {
+		const struct maps_line *m = &l[i].m;
 		bool exec_file = false;
 
 		/* a file's path, private, not writable */
-		if (l[i].plen == 0 || l[i].path[0] != '/' ||
-		    l[i].perms[1] == 'w' || l[i].perms[3] != 'p')
+		if (m->plen == 0 || m->path[0] != '/' || m->perms[1] == 'w' ||
+		    m->perms[3] != 'p')
 			continue;
 		for (j = 0; j < nl && !exec_file; j++)
-			exec_file = l[j].perms[2] == 'x' &&
-			    l[j].plen == l[i].plen &&
-			    memcmp(l[j].path, l[i].path, l[i].plen) == 0;
+			exec_file = l[j].m.perms[2] == 'x' &&
+			    l[j].m.plen == m->plen &&
+			    memcmp(l[j].m.path, m->path, m->plen) == 0;
 		if (!exec_file)
 			continue;
 		if (n < max) {
-			r[n].start = (uintptr_t)l[i].start;
-			r[n].end = (uintptr_t)l[i].end;
+			r[n].start = (uintptr_t)m->start;
+			r[n].end = (uintptr_t)m->end;
+			r[n].clean = l[i].anon_known && l[i].anon == 0;
 		}
 		n++;
 	}
@@ -92,7 +153,7 @@ pageout_self(bool random, struct pageout_stats *ret)
 	size_t n, i;
 	int rc;
 
-	if ((rc = read_at(AT_FDCWD, "/proc/self/maps", &b)) == 0)
+	if ((rc = read_at(AT_FDCWD, "/proc/self/smaps", &b)) == 0)
 		rc = pageout_parse(b.p, b.len, r, PAGEOUT_RANGES_MAX, &n);
 	vbuf_release(&b);
 	if (rc < 0)
@@ -114,9 +175,44 @@ pageout_self(bool random, struct pageout_stats *ret)
 		st.ranges++;
 		st.advised += sz;
 	}
+	/* What the pageout left mapped because another process maps it too;
+	 * a range with pages of this process's own keeps them (pageout.h). */
+	for (i = 0; i < n; i++) {
+		size_t sz = r[i].end - r[i].start;
+
+		if (!r[i].clean) {
+			st.kept++;
+			continue;
+		}
+		if (madvise((void *)r[i].start, sz, MADV_DONTNEED) < 0) {
+			if (st.failed++ == 0)
+				st.err = -errno;
+			continue;
+		}
+		st.unmapped += sz;
+	}
 	if (memstat_read(NULL, &m) == 0 && (m.have & MEMSTAT_FILE))
 		st.after = m.file;
+	st.given = st.before > st.after ? st.before - st.after : 0;
+	st.passes = 1;
 	st.ns = clock_ns(CLOCK_MONOTONIC) - t0;
 	*ret = st;
 	return 0;
+}
+
+void
+pageout_add(struct pageout_stats *sum, const struct pageout_stats *pass)
+{
+	sum->before = pass->before;
+	sum->after = pass->after;
+	sum->advised = pass->advised;
+	sum->unmapped = pass->unmapped;
+	sum->ranges = pass->ranges;
+	sum->kept = pass->kept;
+	sum->given += pass->given;
+	sum->failed += pass->failed;
+	sum->passes += pass->passes;
+	sum->ns += pass->ns;
+	if (sum->err == 0)
+		sum->err = pass->err;
 }

@@ -208,6 +208,10 @@ pb_memory(struct rpc_arena *a, const struct vitalsd_info *info)
 		m->pageout_failed = po->failed;
 		m->pageout_errno = (uint32_t)-po->err;
 		m->pageout_ns = (uint64_t)po->ns;
+		m->pageout_passes = po->passes;
+		m->pageout_given_bytes = po->given;
+		m->pageout_unmapped_bytes = po->unmapped;
+		m->pageout_kept_ranges = po->kept;
 	}
 	window_names_stats(&ns);
 	m->names_bytes = ns.heap_bytes;
