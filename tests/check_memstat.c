@@ -422,6 +422,37 @@ resident(const char *p, size_t n)
 	return in;
 }
 
+/* A file of sz bytes, byte i (i * mul + 1), written and synced: clean
+ * pages, which reclaim may drop. Its descriptor. */
+static int
+patterned_file(const char *path, size_t sz, unsigned mul, mode_t mode)
+{
+	char *buf;
+	size_t i;
+	int fd;
+
+	ck_assert_ptr_nonnull(buf = malloc(sz));
+	for (i = 0; i < sz; i++)
+		buf[i] = (char)(i * mul + 1);
+	ck_assert_int_ge(fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, mode),
+	    0);
+	ck_assert_int_eq(write(fd, buf, sz), (ssize_t)sz);
+	ck_assert_int_eq(fsync(fd), 0);
+	free(buf);
+	return fd;
+}
+
+/* fd mapped as a loaded object is: one page executable (*ret_px), all
+ * of it read-only (*ret_po) */
+static void
+map_object(int fd, size_t sz, char **ret_px, char **ret_po)
+{
+	*ret_px = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	ck_assert_ptr_ne(*ret_px, MAP_FAILED);
+	*ret_po = mmap(NULL, sz, PROT_READ, MAP_PRIVATE, fd, 0);
+	ck_assert_ptr_ne(*ret_po, MAP_FAILED);
+}
+
 /*
  * The real thing on this process: a file mapped executable (an object,
  * as a library is) has its pages read in, then given back to the
@@ -431,7 +462,7 @@ START_TEST(test_pageout_self)
 {
 	const size_t pages = 256, sz = pages * 4096;
 	struct pageout_stats st;
-	char *dir, obj[PATH_MAX], data[PATH_MAX], *buf, *po, *pd, *px;
+	char *dir, obj[PATH_MAX], data[PATH_MAX], *po, *pd, *px;
 	volatile char sum = 0;
 	int fo, fd;
 	size_t i;
@@ -439,22 +470,9 @@ START_TEST(test_pageout_self)
 	ck_assert_ptr_nonnull(dir = tu_mkdtemp("pageout"));
 	snprintf(obj, sizeof(obj), "%s/libobject.so", dir);
 	snprintf(data, sizeof(data), "%s/data.db", dir);
-	ck_assert_ptr_nonnull(buf = malloc(sz));
-	for (i = 0; i < sz; i++)
-		buf[i] = (char)(i * 7 + 1);
-	/* written and synced: clean pages, which reclaim may drop */
-	ck_assert_int_ge(fo = open(obj, O_RDWR | O_CREAT | O_CLOEXEC, 0700), 0);
-	ck_assert_int_ge(fd = open(data, O_RDWR | O_CREAT | O_CLOEXEC, 0600),
-	    0);
-	ck_assert_int_eq(write(fo, buf, sz), (ssize_t)sz);
-	ck_assert_int_eq(write(fd, buf, sz), (ssize_t)sz);
-	ck_assert_int_eq(fsync(fo), 0);
-	ck_assert_int_eq(fsync(fd), 0);
-	free(buf);
-	px = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fo, 0);
-	ck_assert_ptr_ne(px, MAP_FAILED);
-	po = mmap(NULL, sz, PROT_READ, MAP_PRIVATE, fo, 0);
-	ck_assert_ptr_ne(po, MAP_FAILED);
+	fo = patterned_file(obj, sz, 7, 0700);
+	fd = patterned_file(data, sz, 7, 0600);
+	map_object(fo, sz, &px, &po);
 	pd = mmap(NULL, sz, PROT_READ, MAP_PRIVATE, fd, 0);
 	ck_assert_ptr_ne(pd, MAP_FAILED);
 	for (i = 0; i < sz; i += 4096)
@@ -503,7 +521,7 @@ START_TEST(test_pageout_shared)
 {
 	const size_t pages = 64, sz = pages * 4096;
 	struct pageout_stats st;
-	char *dir, obj[PATH_MAX], *buf, *po, *pw, *px, c;
+	char *dir, obj[PATH_MAX], *po, *pw, *px, c;
 	unsigned char vec[64];
 	volatile char sum = 0;
 	int fo, ready[2], hold[2], status;
@@ -512,17 +530,8 @@ START_TEST(test_pageout_shared)
 
 	ck_assert_ptr_nonnull(dir = tu_mkdtemp("pageout"));
 	snprintf(obj, sizeof(obj), "%s/libshared.so", dir);
-	ck_assert_ptr_nonnull(buf = malloc(sz));
-	for (i = 0; i < sz; i++)
-		buf[i] = (char)(i * 3 + 1);
-	ck_assert_int_ge(fo = open(obj, O_RDWR | O_CREAT | O_CLOEXEC, 0700), 0);
-	ck_assert_int_eq(write(fo, buf, sz), (ssize_t)sz);
-	ck_assert_int_eq(fsync(fo), 0);
-	free(buf);
-	px = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fo, 0);
-	ck_assert_ptr_ne(px, MAP_FAILED);
-	po = mmap(NULL, sz, PROT_READ, MAP_PRIVATE, fo, 0);
-	ck_assert_ptr_ne(po, MAP_FAILED);
+	fo = patterned_file(obj, sz, 3, 0700);
+	map_object(fo, sz, &px, &po);
 	/* relocated and sealed: a private copy of its first page */
 	pw = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, fo, sz / 2);
 	ck_assert_ptr_ne(pw, MAP_FAILED);
