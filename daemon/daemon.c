@@ -140,6 +140,7 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 		return -ENOMEM;
 	d->interval_ms = d->cur_ms = cfg->interval_ms;
 	d->pageout_mode = cfg->startup_pageout;
+	d->settle_window_s = cfg->window_s;
 	d->bpf_stats_fd = -1;
 	d->state_fd = -1;
 	d->notify_fd = -1;
@@ -432,6 +433,14 @@ vitalsd_run(struct vitalsd *d)
 	 * are the running daemon's, set-up's left out */
 	__gcov_reset();
 #endif
+	/* the pages only the first windows run go too, off the loop
+	 * (core/pageout.h) */
+	if (d->pageout_mode != 0) {
+		if ((r = pageout_settle_start(d->settle_window_s)) < 0)
+			log_warnx("settling pageout: %s", strerror(-r));
+		else
+			d->settle_on = true;
+	}
 	d->next_ns = d->start_ns = clock_ns(CLOCK_MONOTONIC);
 	arm_tick(d, d->next_ns);
 	if (ftrace_captures_atrace(d->ft))
@@ -497,6 +506,9 @@ vitalsd_free(struct vitalsd *d)
 
 	if (d == NULL)
 		return NULL;
+	/* a settling pass in progress ends first (a few ms) */
+	if (d->settle_on)
+		pageout_settle_stop();
 	for (i = 0; i < sizeof(d->sig) / sizeof(d->sig[0]); i++)
 		if (d->sig[i])
 			event_free(d->sig[i]);

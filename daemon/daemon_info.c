@@ -58,6 +58,8 @@ vitalsd_get_info(struct vitalsd *d, struct vitalsd_info *ret)
 	ret->pageout_mode = d->pageout_mode;
 	ret->pageout_rc = d->pageout_rc;
 	ret->pageout = d->pageout;
+	if (d->settle_on)
+		pageout_settle_get(&ret->settle);
 	ret->spool_path = d->spool_path;
 	ret->spool_note = d->spool_note;
 	ret->prov = &d->prov;

@@ -108,6 +108,10 @@ struct vitalsd {
 	unsigned pageout_mode;
 	int pageout_rc;
 	struct pageout_stats pageout;
+	/* the settling passes once running (pageout_settle_start): the
+	 * window's length they are timed by, the thread made */
+	unsigned settle_window_s;
+	bool settle_on;
 };
 
 /* --------------------------------------------------------- daemon_setup.c */

@@ -958,7 +958,8 @@ START_TEST(test_memory_health)
 	rss = ll(j, "health.memory.rss_bytes") / 1024;
 	peak = ll(j, "health.memory.peak_rss_bytes") / 1024;
 	given = (ll(j, "health.memory.pageout_file_before_bytes") -
-		    ll(j, "health.memory.pageout_file_after_bytes")) /
+		    ll(j, "health.memory.pageout_file_after_bytes") +
+		    ll(j, "health.memory.settle_given_bytes")) /
 	    1024;
 	fprintf(stderr,
 	    "memory: RSS %lld KiB (status %lld..%lld), peak %lld KiB, "
@@ -1010,6 +1011,18 @@ START_TEST(test_memory_health)
 	memory_parts(j);
 	ck_assert_int_gt(ll(j, "health.memory.windows"), wins);
 	ck_assert_int_gt(ll(j, "health.memory.windows_bytes"), wbytes);
+	/* the settling passes (1 s windows: at 1.5, 3 and 6.5 s after the
+	 * start): the first has run by now, all three 5 s later, and the
+	 * daemon samples on */
+	ck_assert_int_ge(ll(j, "health.memory.settle_passes"), 1);
+	wins = ll(j, "health.memory.windows");
+	jm_free(j);
+	usleep(5000 * 1000);
+	j = vitals_json(&d, "health", NULL, NULL, NULL, NULL);
+	ck_assert_int_eq(ll(j, "health.memory.settle_passes"), 3);
+	ck_assert_int_ge(ll(j, "health.memory.settle_given_bytes"), 0);
+	ck_assert_int_gt(ll(j, "health.memory.settle_ns"), 0);
+	ck_assert_int_gt(ll(j, "health.memory.windows"), wins);
 	/* the store writer trimmed the heap after its writes */
 	ck_assert_int_ge(ll(j, "health.memory.trims"), 1);
 	/* the start-up pageout ran before the first sample (random by

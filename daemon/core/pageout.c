@@ -6,7 +6,10 @@
  * files that have an executable mapping.
  */
 #include <errno.h>
+#include <link.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -142,10 +145,60 @@ out:
 	return ret;
 }
 
+/*
+ * The loaded objects' segments that the ELF says are never written (a
+ * PT_LOAD without PF_W), page-aligned. A range is dropped whole only
+ * inside one of them: a range that smaps showed clean but that a
+ * concurrent dlopen() mapped over between the read and the madvise (the
+ * loader reserves a new object's whole span, then maps its segments over
+ * it and relocates the writable ones) is never inside such a segment of
+ * an object already listed, so no written page can be dropped.
+ */
+struct rosegs {
+	struct pageout_range *r;
+	size_t n, max;
+};
+
+static int
+rosegs_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct rosegs *rs = arg;
+	const uintptr_t pg = 4096;
+	int i;
+
+	(void)size;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t a, b;
+
+		if (ph->p_type != PT_LOAD || (ph->p_flags & PF_W) ||
+		    rs->n == rs->max)
+			continue;
+		a = (uintptr_t)(info->dlpi_addr + ph->p_vaddr);
+		b = a + (uintptr_t)ph->p_memsz;
+		rs->r[rs->n].start = a & ~(pg - 1);
+		rs->r[rs->n].end = (b + pg - 1) & ~(pg - 1);
+		rs->n++;
+	}
+	return 0;
+}
+
+static bool
+inside_ro(const struct rosegs *rs, uintptr_t start, uintptr_t end)
+{
+	size_t i;
+
+	for (i = 0; i < rs->n; i++)
+		if (start >= rs->r[i].start && end <= rs->r[i].end)
+			return true;
+	return false;
+}
+
 int
 pageout_self(bool random, struct pageout_stats *ret)
 {
-	struct pageout_range r[PAGEOUT_RANGES_MAX];
+	struct pageout_range r[PAGEOUT_RANGES_MAX], ro[PAGEOUT_RANGES_MAX];
+	struct rosegs rs = { .r = ro, .max = PAGEOUT_RANGES_MAX };
 	struct pageout_stats st = { 0 };
 	struct vbuf b = { 0 };
 	struct memstat m;
@@ -176,11 +229,13 @@ pageout_self(bool random, struct pageout_stats *ret)
 		st.advised += sz;
 	}
 	/* What the pageout left mapped because another process maps it too;
-	 * a range with pages of this process's own keeps them (pageout.h). */
+	 * a range with pages of this process's own keeps them (pageout.h),
+	 * and one outside every never-written segment is left alone too */
+	(void)dl_iterate_phdr(rosegs_cb, &rs);
 	for (i = 0; i < n; i++) {
 		size_t sz = r[i].end - r[i].start;
 
-		if (!r[i].clean) {
+		if (!r[i].clean || !inside_ro(&rs, r[i].start, r[i].end)) {
 			st.kept++;
 			continue;
 		}
@@ -215,4 +270,109 @@ pageout_add(struct pageout_stats *sum, const struct pageout_stats *pass)
 	sum->ns += pass->ns;
 	if (sum->err == 0)
 		sum->err = pass->err;
+}
+
+/* ------------------------------------------------- settling passes */
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t thread;
+	bool running, stop;
+	unsigned window_s;
+	struct pageout_stats sum;
+} settle = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* at these tenths of a window after the start (pageout.h) */
+static const unsigned settle_at[] = { 15, 30, 65 };
+
+static void *
+settle_main(void *arg)
+{
+	int64_t t0 = clock_ns(CLOCK_MONOTONIC);
+	size_t i;
+
+	(void)arg;
+	for (i = 0; i < sizeof(settle_at) / sizeof(settle_at[0]); i++) {
+		int64_t due = t0 +
+		    (int64_t)settle_at[i] * (int64_t)settle.window_s *
+			100000000LL;
+		struct pageout_stats st;
+		struct timespec ts;
+		bool stop;
+
+		pthread_mutex_lock(&settle.lock);
+		ts.tv_sec = (time_t)(due / 1000000000LL);
+		ts.tv_nsec = (long)(due % 1000000000LL);
+		while (!settle.stop &&
+		    pthread_cond_timedwait(&settle.cond, &settle.lock, &ts) !=
+			ETIMEDOUT)
+			;
+		stop = settle.stop;
+		pthread_mutex_unlock(&settle.lock);
+		if (stop)
+			break;
+		if (pageout_self(false, &st) < 0)
+			continue;
+		pthread_mutex_lock(&settle.lock);
+		pageout_add(&settle.sum, &st);
+		pthread_mutex_unlock(&settle.lock);
+	}
+	return NULL;
+}
+
+int
+pageout_settle_start(unsigned window_s)
+{
+	pthread_condattr_t ca;
+	sigset_t all, old;
+	int r;
+
+	if (settle.running)
+		return -EALREADY;
+	if ((r = pthread_condattr_init(&ca)) != 0)
+		return -r;
+	/* timed waits on the monotonic clock: a wall-clock jump moves none */
+	if ((r = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC)) != 0 ||
+	    (r = pthread_cond_init(&settle.cond, &ca)) != 0) {
+		pthread_condattr_destroy(&ca);
+		return -r;
+	}
+	pthread_condattr_destroy(&ca);
+	settle.window_s = window_s ? window_s : 1;
+	settle.stop = false;
+	memset(&settle.sum, 0, sizeof(settle.sum));
+	/* the thread takes no signal: they are the loop's */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	r = pthread_create(&settle.thread, NULL, settle_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r != 0) {
+		pthread_cond_destroy(&settle.cond);
+		return -r;
+	}
+	settle.running = true;
+	return 0;
+}
+
+void
+pageout_settle_stop(void)
+{
+	if (!settle.running)
+		return;
+	pthread_mutex_lock(&settle.lock);
+	settle.stop = true;
+	pthread_cond_signal(&settle.cond);
+	pthread_mutex_unlock(&settle.lock);
+	pthread_join(settle.thread, NULL);
+	pthread_cond_destroy(&settle.cond);
+	settle.running = false;
+}
+
+void
+pageout_settle_get(struct pageout_stats *ret)
+{
+	pthread_mutex_lock(&settle.lock);
+	*ret = settle.sum;
+	pthread_mutex_unlock(&settle.lock);
 }

@@ -21,8 +21,10 @@
  * processes, and what the daemon runs afterwards maps back from there
  * (a minor fault per 64 KiB block). A range that holds written pages
  * (RELRO after relocation) is only paged out: dropping it would lose
- * them. Set-up runs a pass at each of its phases (daemon.c), so its peak
- * holds only a phase's pages, not the whole start's.
+ * them; and a range is dropped only inside a loaded object's segment
+ * that its ELF says is never written (pageout.c says why). Set-up runs a
+ * pass at each of its phases (daemon.c), so its peak holds only a
+ * phase's pages, not the whole start's.
  */
 #ifndef VITALSD_PAGEOUT_H
 #define VITALSD_PAGEOUT_H
@@ -77,5 +79,25 @@ int pageout_parse(const char *buf, size_t len, struct pageout_range *r,
  * -errno when smaps could not be read; per-range refusals are counted in
  * ret->failed. */
 int pageout_self(bool random, struct pageout_stats *ret);
+
+/*
+ * Settling passes, once the daemon runs: its first windows run code no
+ * later window does (each statement's first prepare, the first encodes,
+ * the first maintenance), and those pages stay mapped though nothing
+ * runs them again. A thread of its own (signals blocked) sleeps and runs
+ * pageout_self at 1.5, 3 and 6.5 windows of window_s after the start,
+ * then ends. After the drop the kernel pages out no file of root's, so
+ * what such a pass gives back is the dropping of the clean ranges: a
+ * pass costs ~10 ms of that thread's CPU and the minor faults of what
+ * the daemon then runs again, never the loop's time. 0 or -errno (the
+ * thread not made: no pass, said by pageout_settle_get).
+ */
+int pageout_settle_start(unsigned window_s);
+/* Wakes and joins the thread if it still runs (a pass in progress ends
+ * first); safe when none was started. */
+void pageout_settle_stop(void);
+/* The settling passes so far, summed as pageout_add sums (passes 0:
+ * none yet). */
+void pageout_settle_get(struct pageout_stats *ret);
 
 #endif /* VITALSD_PAGEOUT_H */

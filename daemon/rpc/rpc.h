@@ -71,8 +71,9 @@ struct vitalsd_info {
 	unsigned pageout_mode;
 	int pageout_rc;
 	struct pageout_stats pageout;
-	struct sc_health syscalls; /* the syscall tracer (Health.syscalls) */
-	bool have_otlp;		   /* OTLP push on */
+	struct pageout_stats settle; /* the settling passes so far */
+	struct sc_health syscalls;   /* the syscall tracer (Health.syscalls) */
+	bool have_otlp;		     /* OTLP push on */
 	struct otlp_stats otlp;
 };
 

@@ -213,6 +213,9 @@ pb_memory(struct rpc_arena *a, const struct vitalsd_info *info)
 		m->pageout_unmapped_bytes = po->unmapped;
 		m->pageout_kept_ranges = po->kept;
 	}
+	m->settle_passes = info->settle.passes;
+	m->settle_given_bytes = info->settle.given;
+	m->settle_ns = (uint64_t)info->settle.ns;
 	window_names_stats(&ns);
 	m->names_bytes = ns.heap_bytes;
 	m->names = (uint32_t)ns.names;
