@@ -53,13 +53,17 @@ fmt_pageout(struct sbuf *o, const Vitals__MemoryHealth *m)
 		sbuf_printf(o, "; %u refused (errno %u)", m->pageout_failed,
 		    m->pageout_errno);
 	sbuf_puts(o, "\n");
-	if (m->settle_passes)
+	if (m->settle_passes || m->settle_failed) {
 		sbuf_printf(o,
 		    "  settling pageout: %u pass%s since the start gave back "
-		    "%.2f MiB in %.2f ms\n",
+		    "%.2f MiB in %.2f ms",
 		    m->settle_passes, m->settle_passes == 1 ? "" : "es",
 		    (double)m->settle_given_bytes / mib,
 		    (double)m->settle_ns / 1e6);
+		if (m->settle_failed)
+			sbuf_printf(o, "; %u refused", m->settle_failed);
+		sbuf_puts(o, "\n");
+	}
 }
 
 /* The daemon's own memory: the kernel's view, then its parts'. */

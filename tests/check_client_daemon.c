@@ -1022,6 +1022,7 @@ START_TEST(test_memory_health)
 	ck_assert_int_eq(ll(j, "health.memory.settle_passes"), 3);
 	ck_assert_int_ge(ll(j, "health.memory.settle_given_bytes"), 0);
 	ck_assert_int_gt(ll(j, "health.memory.settle_ns"), 0);
+	ck_assert_int_eq(ll(j, "health.memory.settle_failed"), 0);
 	ck_assert_int_gt(ll(j, "health.memory.windows"), wins);
 	/* the store writer trimmed the heap after its writes */
 	ck_assert_int_ge(ll(j, "health.memory.trims"), 1);

@@ -300,22 +300,29 @@ settle_main(void *arg)
 		struct pageout_stats st;
 		struct timespec ts;
 		bool stop;
+		int rc = 0;
 
 		pthread_mutex_lock(&settle.lock);
 		ts.tv_sec = (time_t)(due / 1000000000LL);
 		ts.tv_nsec = (long)(due % 1000000000LL);
-		while (!settle.stop &&
-		    pthread_cond_timedwait(&settle.cond, &settle.lock, &ts) !=
-			ETIMEDOUT)
-			;
+		/* woken early (a signal, or none): wait on; timed out or any
+		 * error: the pass is due */
+		while (!settle.stop && rc == 0)
+			rc = pthread_cond_timedwait(&settle.cond, &settle.lock,
+			    &ts);
 		stop = settle.stop;
 		pthread_mutex_unlock(&settle.lock);
 		if (stop)
 			break;
-		if (pageout_self(false, &st) < 0)
-			continue;
+		rc = pageout_self(false, &st);
 		pthread_mutex_lock(&settle.lock);
-		pageout_add(&settle.sum, &st);
+		if (rc < 0) {
+			/* smaps unreadable: counted as a refusal */
+			if (settle.sum.failed++ == 0)
+				settle.sum.err = rc;
+		} else {
+			pageout_add(&settle.sum, &st);
+		}
 		pthread_mutex_unlock(&settle.lock);
 	}
 	return NULL;

@@ -216,6 +216,7 @@ pb_memory(struct rpc_arena *a, const struct vitalsd_info *info)
 	m->settle_passes = info->settle.passes;
 	m->settle_given_bytes = info->settle.given;
 	m->settle_ns = (uint64_t)info->settle.ns;
+	m->settle_failed = info->settle.failed;
 	window_names_stats(&ns);
 	m->names_bytes = ns.heap_bytes;
 	m->names = (uint32_t)ns.names;
