@@ -163,7 +163,8 @@ static int
 rosegs_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct rosegs *rs = arg;
-	const uintptr_t pg = 4096;
+	/* 4 KiB here; 16 KiB on arm64 Androids that run with it */
+	const uintptr_t pg = (uintptr_t)getpagesize();
 	int i;
 
 	(void)size;
