@@ -300,7 +300,6 @@ vitalsd_setup(const struct config *cfg, bool foreground,
 	ftrace_setup(d, cfg, helpers);
 	if ((r = atcat_setup(d, cfg)) < 0)
 		goto fail;
-	setup_pageout(d, "modules");
 	/* The socket is made (or adopted) here, while privileged. */
 	/* a socket in the state directory is made as the service user */
 	sock_in_state = cfg->socket_path == NULL ||

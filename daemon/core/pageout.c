@@ -198,6 +198,12 @@ inside_ro(const struct rosegs *rs, uintptr_t start, uintptr_t end)
 int
 pageout_self(bool random, struct pageout_stats *ret)
 {
+	return pageout_pass(true, random, ret);
+}
+
+int
+pageout_pass(bool reclaim, bool random, struct pageout_stats *ret)
+{
 	struct pageout_range r[PAGEOUT_RANGES_MAX], ro[PAGEOUT_RANGES_MAX];
 	struct rosegs rs = { .r = ro, .max = PAGEOUT_RANGES_MAX };
 	struct pageout_stats st = { 0 };
@@ -216,7 +222,7 @@ pageout_self(bool random, struct pageout_stats *ret)
 		n = PAGEOUT_RANGES_MAX;
 	if (memstat_read(NULL, &m) == 0 && (m.have & MEMSTAT_FILE))
 		st.before = m.file;
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && reclaim; i++) {
 		void *a = (void *)r[i].start;
 		size_t sz = r[i].end - r[i].start;
 
@@ -315,7 +321,9 @@ settle_main(void *arg)
 		pthread_mutex_unlock(&settle.lock);
 		if (stop)
 			break;
-		rc = pageout_self(false, &st);
+		/* no reclaim: a page the kernel took from the page cache
+		 * would come back with a read, in the loop's time */
+		rc = pageout_pass(false, false, &st);
 		pthread_mutex_lock(&settle.lock);
 		if (rc < 0) {
 			/* smaps unreadable: counted as a refusal */

@@ -79,17 +79,21 @@ int pageout_parse(const char *buf, size_t len, struct pageout_range *r,
  * -errno when smaps could not be read; per-range refusals are counted in
  * ret->failed. */
 int pageout_self(bool random, struct pageout_stats *ret);
+/* The same; reclaim false: no MADV_PAGEOUT (nor MADV_RANDOM), only the
+ * clean ranges dropped from the page tables, their pages left cached. */
+int pageout_pass(bool reclaim, bool random, struct pageout_stats *ret);
 
 /*
  * Settling passes, once the daemon runs: its first windows run code no
  * later window does (each statement's first prepare, the first encodes,
  * the first maintenance), and those pages stay mapped though nothing
  * runs them again. A thread of its own (signals blocked) sleeps and runs
- * pageout_self at 1.5, 3 and 6.5 windows of window_s after the start,
- * then ends. After the drop the kernel pages out no file of root's, so
- * what such a pass gives back is the dropping of the clean ranges: a
- * pass costs ~10 ms of that thread's CPU and the minor faults of what
- * the daemon then runs again, never the loop's time. 0 or -errno (the
+ * a pass without reclaim (pageout_pass) at 1.5, 3 and 6.5 windows of
+ * window_s after the start, then ends: only the clean ranges are dropped,
+ * their pages stay cached, so what the loop runs again maps back with a
+ * minor fault, never a read (with MADV_PAGEOUT, a root daemon's loop
+ * stalled 56 ms in check_loop_offload re-reading its code). A pass costs
+ * ~10 ms of that thread's CPU. 0 or -errno (the
  * thread not made: no pass, said by pageout_settle_get).
  */
 int pageout_settle_start(unsigned window_s);
