@@ -18,9 +18,8 @@
 #include "core/memstat.h"
 #include "core/util.h"
 
-/* "<spaces>N kB" (or "<spaces>N" for counts): 0 and the value. */
-static int
-field_value(const char *p, const char *end, bool kb, uint64_t *ret)
+int
+memstat_field_value(const char *p, const char *end, bool kb, uint64_t *ret)
 {
 	uint64_t v = 0;
 	bool digits = false;
@@ -78,7 +77,7 @@ memstat_parse(const char *buf, size_t len, struct memstat *ret)
 
 			if ((size_t)(eol - p) < k || memcmp(p, keys[i].key, k))
 				continue;
-			if (field_value(p + k, eol, keys[i].kb, &v) < 0)
+			if (memstat_field_value(p + k, eol, keys[i].kb, &v) < 0)
 				break;
 			switch (keys[i].bit) {
 			case MEMSTAT_RSS:
@@ -204,13 +203,13 @@ memstat_maps_parse(const char *buf, size_t len, const char *exe,
 				m.have |= MEMSTAT_LIBS;
 		} else if (kind != OTHER && (size_t)(eol - p) > 4 &&
 		    memcmp(p, "Rss:", 4) == 0 &&
-		    field_value(p + 4, eol, true, &v) == 0) {
+		    memstat_field_value(p + 4, eol, true, &v) == 0) {
 			if (kind == PROGRAM)
 				m.program += v;
 			else
 				m.libs += v;
 		} else if ((size_t)(eol - p) > 4 && memcmp(p, "Pss:", 4) == 0 &&
-		    field_value(p + 4, eol, true, &v) == 0) {
+		    memstat_field_value(p + 4, eol, true, &v) == 0) {
 			/* "Pss:" alone: not Pss_Dirty, Pss_Anon, … */
 			m.pss += v;
 			if (kind == LIB)
@@ -218,7 +217,7 @@ memstat_maps_parse(const char *buf, size_t len, const char *exe,
 			m.have |= MEMSTAT_PSS;
 		} else if (kind == PROGRAM && (size_t)(eol - p) > 14 &&
 		    memcmp(p, "Private_Dirty:", 14) == 0 &&
-		    field_value(p + 14, eol, true, &v) == 0) {
+		    memstat_field_value(p + 14, eol, true, &v) == 0) {
 			m.program_dirty += v;
 		}
 		p = nl ? nl + 1 : end;

@@ -7,6 +7,7 @@
 #define VITALSD_MEMSTAT_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 struct memstat {
@@ -44,6 +45,10 @@ struct memstat_maps {
 
 /* The lines of a status file's text; -EINVAL when none was there. */
 int memstat_parse(const char *buf, size_t len, struct memstat *ret);
+/* A status or smaps field's value, [p, end) after its "Name:":
+ * "<spaces>N kB" (kb: bytes) or "<spaces>N" (a count). 0, -EINVAL,
+ * -ERANGE. */
+int memstat_field_value(const char *p, const char *end, bool kb, uint64_t *ret);
 /* The calling process's, from <proc_root>/self/status (NULL: /proc). */
 int memstat_read(const char *proc_root, struct memstat *ret);
 

@@ -9,7 +9,6 @@
 #include <link.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -20,6 +19,7 @@
 #include "core/memstat.h"
 #include "core/pageout.h"
 #include "core/util.h"
+#include "core/worker.h"
 
 #ifndef MADV_PAGEOUT
 #define MADV_PAGEOUT 21 /* Linux 5.4 */
@@ -39,27 +39,6 @@ field_name(const char *p, const char *eol)
 		(*q >= '0' && *q <= '9') || *q == '_'))
 		q++;
 	return q > p && q < eol && *q == ':' ? (size_t)(q - p) : 0;
-}
-
-/* "Anonymous:" 's value in bytes; false when it is not "<n> kB". */
-static bool
-anon_bytes(const char *p, const char *eol, uint64_t *ret)
-{
-	uint64_t v = 0;
-	unsigned n = 0;
-
-	p += sizeof("Anonymous:") - 1;
-	while (p < eol && *p == ' ')
-		p++;
-	while (p < eol && *p >= '0' && *p <= '9') {
-		if (++n > 15)
-			return false;
-		v = v * 10 + (uint64_t)(*p++ - '0');
-	}
-	if (n == 0 || eol - p != 3 || memcmp(p, " kB", 3) != 0)
-		return false;
-	*ret = v * 1024;
-	return true;
 }
 
 struct pline {
@@ -90,7 +69,8 @@ pageout_parse(const char *buf, size_t len, struct pageout_range *r, size_t max,
 			/* an smaps field of the mapping above */
 			if (fl == sizeof("Anonymous") - 1 &&
 			    memcmp(p, "Anonymous", fl) == 0) {
-				if (!anon_bytes(p, eol, &l[nl - 1].anon)) {
+				if (memstat_field_value(p + fl + 1, eol, true,
+					&l[nl - 1].anon) < 0) {
 					ret = -EINVAL;
 					goto out;
 				}
@@ -340,32 +320,19 @@ settle_main(void *arg)
 int
 pageout_settle_start(unsigned window_s)
 {
-	pthread_condattr_t ca;
-	sigset_t all, old;
 	int r;
 
 	if (settle.running)
 		return -EALREADY;
-	if ((r = pthread_condattr_init(&ca)) != 0)
-		return -r;
 	/* timed waits on the monotonic clock: a wall-clock jump moves none */
-	if ((r = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC)) != 0 ||
-	    (r = pthread_cond_init(&settle.cond, &ca)) != 0) {
-		pthread_condattr_destroy(&ca);
-		return -r;
-	}
-	pthread_condattr_destroy(&ca);
+	if ((r = cond_init_monotonic(&settle.cond)) < 0)
+		return r;
 	settle.window_s = window_s ? window_s : 1;
 	settle.stop = false;
 	memset(&settle.sum, 0, sizeof(settle.sum));
-	/* the thread takes no signal: they are the loop's */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = pthread_create(&settle.thread, NULL, settle_main, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (r != 0) {
+	if ((r = thread_start_quiet(&settle.thread, settle_main, NULL)) < 0) {
 		pthread_cond_destroy(&settle.cond);
-		return -r;
+		return r;
 	}
 	settle.running = true;
 	return 0;

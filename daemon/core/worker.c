@@ -74,7 +74,6 @@ int
 worker_new(struct worker **ret)
 {
 	struct worker *w;
-	sigset_t all, old;
 	int r;
 
 	if ((w = calloc(1, sizeof(*w))) == NULL)
@@ -85,20 +84,10 @@ worker_new(struct worker **ret)
 		return r;
 	}
 	pthread_mutex_init(&w->mu, NULL);
-	{
-		pthread_condattr_t ca;
-
-		/* worker_free_within's deadline: a wall clock step does
-		 * not move it */
-		pthread_condattr_init(&ca);
-		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-		pthread_cond_init(&w->cv, &ca);
-		pthread_condattr_destroy(&ca);
-	}
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = -pthread_create(&w->th, NULL, worker_main, w);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	/* worker_free_within's deadline: a wall clock step does not move
+	 * it */
+	(void)cond_init_monotonic(&w->cv);
+	r = thread_start_quiet(&w->th, worker_main, w);
 	if (r < 0) {
 		pthread_cond_destroy(&w->cv);
 		pthread_mutex_destroy(&w->mu);
@@ -208,4 +197,32 @@ worker_done(struct worker *w, bool wait, int *ret_r)
 	pthread_mutex_unlock(&w->mu);
 	(void)!read(w->efd, &n, sizeof(n));
 	return 1;
+}
+
+int
+thread_start_quiet(pthread_t *ret, void *(*fn)(void *), void *arg)
+{
+	sigset_t all, old;
+	int r;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	r = pthread_create(ret, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return -r;
+}
+
+int
+cond_init_monotonic(pthread_cond_t *cv)
+{
+	pthread_condattr_t ca;
+	int r, rc;
+
+	if ((r = pthread_condattr_init(&ca)) != 0)
+		return -r;
+	/* without the clock (never on Linux) the default one, as before */
+	r = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	rc = pthread_cond_init(cv, &ca);
+	pthread_condattr_destroy(&ca);
+	return -(rc ? rc : r);
 }

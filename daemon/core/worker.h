@@ -9,6 +9,7 @@
 #ifndef VITALSD_WORKER_H
 #define VITALSD_WORKER_H
 
+#include <pthread.h>
 #include <stdbool.h>
 
 struct worker;
@@ -34,5 +35,12 @@ int worker_start(struct worker *w, worker_fn fn, void *arg);
 /* 1 and fn's return in ret_r once it finished (wait: until it does), 0
  * while it runs, -EALREADY when nothing was started. */
 int worker_done(struct worker *w, bool wait, int *ret_r);
+
+/* A thread of the daemon's own that takes no signal (they are the
+ * loop's): made with every signal blocked. -errno. */
+int thread_start_quiet(pthread_t *ret, void *(*fn)(void *), void *arg);
+/* A condition variable whose timed waits run on CLOCK_MONOTONIC: a
+ * wall-clock step moves no deadline. -errno. */
+int cond_init_monotonic(pthread_cond_t *cv);
 
 #endif
