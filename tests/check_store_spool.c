@@ -946,6 +946,54 @@ START_TEST(test_move_fails)
 }
 END_TEST
 
+/* Statements prepared on the main file's connection that read the
+ * spool: the moves' (store_spool.c, moves_prepare). */
+static unsigned
+spool_readers(struct store *s)
+{
+	sqlite3_stmt *st = NULL;
+	unsigned n = 0;
+
+	while ((st = sqlite3_next_stmt(s->db, st)) != NULL)
+		if (strstr(sqlite3_sql(st), "FROM spool.") != NULL)
+			n++;
+	return n;
+}
+
+/*
+ * The moves' statements live only through a move: none is held on the
+ * main connection between moves (only the put's replay check stays),
+ * and each move prepares them again and moves every window.
+ */
+START_TEST(test_moves_prepared_per_move)
+{
+	struct store *s = open_spool(3600);
+	struct store_stats st;
+	unsigned round;
+
+	for (round = 1; round <= 3; round++) {
+		put(s, 2 * round - 1);
+		put(s, 2 * round);
+		ck_assert_uint_eq(spool_readers(s), 0);
+		ck_assert_int_eq(store_flush(s), 0);
+		ck_assert_uint_eq(spool_readers(s), 0);
+		ck_assert_int_eq(WINDOWS(path), 2 * round);
+		ck_assert_int_eq(WINDOWS(spool), 0);
+	}
+	/* and a maintenance pass's move the same */
+	put(s, 7);
+	ck_assert_int_eq(store_maintain(s, T0 + 100 * SEC), 0);
+	ck_assert_uint_eq(spool_readers(s), 0);
+	ck_assert_int_eq(WINDOWS(path), 7);
+	store_get_stats(s, &st);
+	ck_assert_uint_eq(st.spool_flushes, 4);
+	ck_assert_uint_eq(st.spool_moved, 7);
+	ck_assert_uint_eq(st.spool_failures, 0);
+	reader_sees(s, 7, 140);
+	store_close(s);
+}
+END_TEST
+
 /* A replay of a window the main file has goes nowhere. */
 START_TEST(test_replay)
 {
@@ -1322,6 +1370,7 @@ suite(void)
 	tcase_add_test(tc, test_failed_commit_landed);
 	tcase_add_test(tc, test_instance_lives_on);
 	tcase_add_test(tc, test_move_fails);
+	tcase_add_test(tc, test_moves_prepared_per_move);
 	tcase_add_test(tc, test_pass_spares_moved);
 	tcase_add_test(tc, test_pass_move_fails);
 	tcase_add_test(tc, test_id_clash);

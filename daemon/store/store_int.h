@@ -201,7 +201,7 @@ struct store {
 	struct store *spool;
 	struct store *inst_main; /* on a spool: the store it feeds */
 	sqlite3_stmt
-	    *spool_st[STORE_SPOOL_NSTMT]; /* on db, finalized with it */
+	    *spool_st[STORE_SPOOL_NSTMT]; /* on db; the moves' only during a move */
 	unsigned spool_nst;
 	int64_t spool_first_ns;
 	int64_t id_next;     /* what id_hwm points to on the main store */

@@ -167,7 +167,10 @@ store_prov_move(struct store *s)
 	if (st == NULL)
 		return sqlite3_errcode(s->db);
 	rc = sqlite3_step(st);
-	sqlite3_reset(st);
+	/* not kept between moves, as the moves' own (store_spool.c,
+	 * moves_release) */
+	sqlite3_finalize(st);
+	s->prov_st[STORE_PROV_MOVE] = NULL;
 	return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 

@@ -342,6 +342,52 @@ detach(struct store *s)
 }
 
 /*
+ * The moves' statements between two moves: a move runs every commit_s
+ * (15 min by default) and its statements (one per table, ~180 KiB of
+ * SQLite's heap on the main connection, doc/storage.md "The moves'
+ * statements") would sit prepared in between. attach() prepares them
+ * all (they check the schema), each move prepares again what is missing
+ * (moves_prepare) and its end finalizes them (moves_release): only what
+ * a put uses (SP_HAVE) stays. A prepare that fails fails that move, counted, and
+ * its windows wait in the spool for the next.
+ */
+static bool
+move_only(unsigned i)
+{
+	return i != SP_HAVE;
+}
+
+static void
+moves_release(struct store *s)
+{
+	unsigned i;
+
+	for (i = 0; i < s->spool_nst; i++)
+		if (move_only(i)) {
+			sqlite3_finalize(s->spool_st[i]);
+			s->spool_st[i] = NULL;
+		}
+	if (s->spool_nst > SP__MAX)
+		s->spool_nst = SP__MAX;
+}
+
+static int
+moves_prepare(struct store *s)
+{
+	unsigned i;
+	int rc = SQLITE_OK;
+
+	for (i = 0; i < SP__MAX && rc == SQLITE_OK; i++)
+		if (s->spool_st[i] == NULL)
+			rc = prepare_sp(s, i);
+	if (rc == SQLITE_OK && s->spool_nst <= SP__MAX) {
+		s->spool_nst = SP__MAX;
+		rc = store_spool_tables(s->db, prepare_move, s);
+	}
+	return rc;
+}
+
+/*
  * With the main file open (lock held, or the handle not yet shared): open
  * the spool (once per handle), attach it, and move what it holds (a
  * daemon that died left it). A spool that cannot be had is said in the
@@ -369,6 +415,7 @@ spool_up(struct store *s)
 	s->st.spool_err = 0;
 	if (n > 0)
 		(void)store_spool_flush_locked(s);
+	moves_release(s); /* prepared again by the next move */
 	return;
 off:
 	s->st.spool_err = r;
@@ -397,6 +444,8 @@ store_spool_move(struct store *s, struct store_move *m)
 	if (!s->spool_attached || s->db == NULL)
 		return 0;
 	m->on = true;
+	if ((rc = moves_prepare(s)) != SQLITE_OK)
+		return store_fail(s, rc, "spool: prepare");
 	rc = run(tab[SP_CLEAR]);
 	if (rc == SQLITE_OK)
 		rc = run(tab[SP_PICK]);
@@ -449,8 +498,8 @@ store_spool_attach(struct store *s)
  * between leaves them in both; the next move skips them). Not committed:
  * they stay in the spool for the next move, counted as a failed batch.
  */
-int
-store_spool_let_go(struct store *s, const struct store_move *m, bool committed)
+static int
+let_go(struct store *s, const struct store_move *m, bool committed)
 {
 	sqlite3_stmt **tab = s->spool_st;
 	int64_t dt;
@@ -486,6 +535,16 @@ store_spool_let_go(struct store *s, const struct store_move *m, bool committed)
 	if ((uint64_t)dt > s->st.flush_ns_max)
 		s->st.flush_ns_max = (uint64_t)dt;
 	return 0;
+}
+
+int
+store_spool_let_go(struct store *s, const struct store_move *m, bool committed)
+{
+	int r = let_go(s, m, committed);
+
+	if (m->on)
+		moves_release(s); /* until the next move (moves_prepare) */
+	return r;
 }
 
 /*
