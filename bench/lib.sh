@@ -88,6 +88,11 @@ alive() {
 	[[ ${line:0:1} != [ZX] ]]
 }
 
+rss_point() {	# rss_point PID -> "VmRSS/VmHWM" in KiB in $rss_at
+	rss_at=$(awk '/^VmRSS:/ { r = $2 } /^VmHWM:/ { h = $2 }
+	    END { print r "/" h }' "/proc/$1/status" 2>/dev/null) || rss_at=-
+}
+
 stop_pid() {
 	local pid=$1 i
 	kill -TERM "$pid" 2>/dev/null || true

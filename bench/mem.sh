@@ -106,8 +106,8 @@ for ((i = 0; i < secs; i += 5)); do
 	step=$((secs - i < 5 ? secs - i : 5))
 	sleep "$step"
 	alive "$vpid" || break
-	timeline+=" $((i + step))s:$(awk '/^VmRSS:/ { r = $2 } /^VmHWM:/ { h = $2 }
-	    END { print r "/" h }' "/proc/$vpid/status")"
+	rss_point "$vpid"
+	timeline+=" $((i + step))s:$rss_at"
 	# a query every 30 s, as a user would: a reader opens, answers, idles
 	if ((MEM_QUERY && (i + step) % 30 == 0)) && [[ -x $vitals ]]; then
 		"$vitals" --socket "$tmp/vitals.sock" top -n 5 >/dev/null 2>&1 || true

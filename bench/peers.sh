@@ -192,7 +192,24 @@ if [[ -n ${pid_of[process-exporter]:-} ]]; then
 	done) {ctlfd}>&- &
 	scraper=$!
 fi
-sleep "$warmup"
+# vitalsd's VmRSS/VmHWM every 5 s from the start, warm-up included:
+# where in the run its peak came (a peak between two reads shows in
+# VmHWM only)
+rss_line=
+started=$SECONDS
+nap() {	# nap SECONDS, in steps of at most 5 s, reading vitalsd's RSS
+	local left=$1 step
+	while ((left > 0)); do
+		step=$((left < 5 ? left : 5))
+		sleep "$step"
+		left=$((left - step))
+		if [[ -n ${pid_of[vitalsd]:-} ]]; then
+			rss_point "${pid_of[vitalsd]}"
+			rss_line+=" $((SECONDS - started))s:$rss_at"
+		fi
+	done
+}
+nap "$warmup"
 for t in "${tool_list[@]}"; do
 	alive "${pid_of[$t]}" || die "$t exited during warm-up: $(tail -n 3 "$tmp/$t.log" 2>/dev/null)"
 done
@@ -215,7 +232,7 @@ if [[ -n ${BENCH_PERF:-} && -n ${pid_of[vitalsd]:-} ]]; then
 	    -- sleep "$secs" >/dev/null 2>&1 {ctlfd}>&- &
 	perf_pid=$!
 fi
-sleep "$secs"
+nap "$secs"
 [[ -n $perf_pid ]] && wait "$perf_pid" || true
 w1=$EPOCHREALTIME
 for t in "${tool_list[@]}"; do
@@ -272,6 +289,7 @@ done
 echo "(cpu ms/s: the tool's CPU per second, vitalsd's with its BPF programs' run"
 echo " time; per sample: x10 for atop's 10 s samples; RSS: VmHWM; resolution"
 awk -v hz="$clk" -v s="$secs" 'BEGIN { printf " 1 tick = %.0f ms over %d s, +-%.2f ms/s)\n", 1000 / hz, s, 2 * 1000 / hz / s }'
+[[ -n $rss_line ]] && echo "vitalsd VmRSS/VmHWM (KiB) from its start:$rss_line"
 if [[ -n $health ]]; then
 	python3 - "$health" <<'PY' || true
 import json, sys
