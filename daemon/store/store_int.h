@@ -200,8 +200,8 @@ struct store {
 	 * when its oldest waiting window was put (CLOCK_MONOTONIC) */
 	struct store *spool;
 	struct store *inst_main; /* on a spool: the store it feeds */
-	sqlite3_stmt
-	    *spool_st[STORE_SPOOL_NSTMT]; /* on db; the moves' only during a move */
+	/* on db; the moves' only during a move (moves_release) */
+	sqlite3_stmt *spool_st[STORE_SPOOL_NSTMT];
 	unsigned spool_nst;
 	int64_t spool_first_ns;
 	int64_t id_next;     /* what id_hwm points to on the main store */
