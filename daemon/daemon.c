@@ -403,6 +403,9 @@ vitalsd_pageout(struct vitalsd *d)
 
 	if (d->pageout_mode == 0)
 		return;
+	/* the read threads' warm reads first (10-20 ms each): what they
+	 * mapped goes with set-up's pages (query.c, query_warm_wait) */
+	control_warm_wait(d->ctl, 250 * NSEC_PER_MSEC);
 	setup_pageout(d, "end of set-up");
 	if (d->pageout_rc < 0)
 		return;

@@ -722,6 +722,49 @@ START_TEST(test_pool_warmed_at_start)
 }
 END_TEST
 
+/*
+ * query_warm_wait (set-up's last pageout runs after it): it returns once
+ * every thread's warm read has ended, so the stats read right after show
+ * both, with no polling; with no_warm, or no time to wait, it returns at
+ * once.
+ */
+START_TEST(test_warm_wait)
+{
+	struct store *s = make_store(60);
+	struct query_opts o = { .threads = 2, .max_frame = FRAME_MAX };
+	struct control_stats st;
+	struct harness h;
+	unsigned pass;
+	int64_t t0;
+
+	for (pass = 0; pass < 3; pass++) {
+		memset(&h, 0, sizeof(h));
+		o.no_warm = pass == 1;
+		ck_assert_ptr_nonnull(h.base = event_base_new());
+		event_base_priority_init(h.base, 2);
+		ck_assert_int_eq(query_new_pool(h.base, s, &o, 1, done_cb, &h,
+				     &h.q),
+		    0);
+		t0 = clock_ns(CLOCK_MONOTONIC);
+		query_warm_wait(h.q, pass == 2 ? 0 : 30 * SEC);
+		memset(&st, 0, sizeof(st));
+		query_get_stats(h.q, &st);
+		if (pass == 0) {
+			ck_assert_uint_eq(st.readers_warmed, 2);
+			ck_assert_uint_eq(st.rc_misses, 2 * 60);
+		} else {
+			/* no warm read, or none waited for: back at once */
+			ck_assert_int_lt(clock_ns(CLOCK_MONOTONIC) - t0,
+			    100 * (SEC / 1000));
+			if (pass == 1)
+				ck_assert_uint_eq(st.readers_warmed, 0);
+		}
+		pool_free(&h);
+	}
+	store_close(s);
+}
+END_TEST
+
 static Suite *
 query_suite(void)
 {
@@ -737,6 +780,7 @@ query_suite(void)
 	tcase_add_test(tc, test_hp_list_on_pool);
 	tcase_add_test(tc, test_idle_reader_releases);
 	tcase_add_test(tc, test_pool_warmed_at_start);
+	tcase_add_test(tc, test_warm_wait);
 	suite_add_tcase(su, tc);
 	return su;
 }

@@ -922,6 +922,13 @@ fail:
 
 /* Close every connection, abandon queued queries, remove the socket file
  * if it is still the one made here. */
+void
+control_warm_wait(struct control *ctl, int64_t max_ns)
+{
+	if (ctl != NULL)
+		query_warm_wait(ctl->q, max_ns);
+}
+
 struct control *
 control_free(struct control *ctl)
 {

@@ -76,6 +76,8 @@ int query_submit_uid(struct query *q, uint64_t conn_id, uint32_t uid,
     uint32_t tag, const struct rpc_query *rq);
 void query_cancel(struct query *q, uint64_t conn_id);
 void query_hold(struct query *q, bool hold);
+/* Until the pool's warm reads have ended, at most max_ns (set-up). */
+void query_warm_wait(struct query *q, int64_t max_ns);
 int query_cached(struct query *q, const struct rpc_query *rq, uint8_t **ret,
     size_t *ret_len);
 void query_get_stats(struct query *q, struct control_stats *ret);
@@ -124,6 +126,8 @@ int control_new(struct event_base *base, const struct config *cfg,
     const struct control_hooks *hooks, struct store *store,
     struct control **ret);
 struct control *control_free(struct control *ctl);
+/* Until its read threads' warm reads have ended, at most max_ns. */
+void control_warm_wait(struct control *ctl, int64_t max_ns);
 /* A reload's roles (trusted_*, reader_*, shell_uid, system_uid): for
  * connections accepted from now on. */
 void control_set_roles(struct control *ctl, const struct config *cfg);

@@ -123,7 +123,8 @@ struct query {
 	uint64_t runs, ns_max, budget_cut; /* under mu */
 	uint64_t idle_closed;		   /* under mu */
 	uint64_t warmed, warm_ns;	   /* under mu: warm reads, Σ time */
-	bool no_warm;			   /* no warm read at start */
+	unsigned warm_ended; /* under mu: threads past their warm read */
+	bool no_warm;	     /* no warm read at start */
 	unsigned idle_s; /* a reader's connection released after this idle */
 	int nice;	 /* the read threads' nice value */
 	struct store *store;
@@ -436,6 +437,8 @@ query_main(void *arg)
 	if (!q->no_warm)
 		warm(wk);
 	pthread_mutex_lock(&q->mu);
+	q->warm_ended++;
+	pthread_cond_broadcast(&q->cv); /* query_warm_wait */
 	for (;;) {
 		struct query_job *j = NULL;
 		struct uid_queue *u;
@@ -546,6 +549,32 @@ done_cb(evutil_socket_t fd, short what, void *arg)
 		job_free(j);
 	}
 	loopstat_end("query answer", t0);
+}
+
+/*
+ * Until every thread's warm read has ended, at most max_ns: set-up's last
+ * pageout (daemon.c, vitalsd_pageout) runs after it, so the pages the
+ * warm reads mapped (SQLite's read paths, the readers' code) are given
+ * back with set-up's and not held until the first settling pass, in
+ * front of the first window's close. A read that takes longer is not
+ * waited for.
+ */
+void
+query_warm_wait(struct query *q, int64_t max_ns)
+{
+	struct timespec ts;
+	int64_t end;
+
+	if (q == NULL || q->no_warm)
+		return;
+	end = clock_ns(CLOCK_MONOTONIC) + max_ns;
+	ts.tv_sec = (time_t)(end / NSEC_PER_SEC);
+	ts.tv_nsec = (long)(end % NSEC_PER_SEC);
+	pthread_mutex_lock(&q->mu);
+	while (q->warm_ended < q->nthreads && !q->stopping &&
+	    pthread_cond_timedwait(&q->cv, &q->mu, &ts) != ETIMEDOUT)
+		;
+	pthread_mutex_unlock(&q->mu);
 }
 
 int
