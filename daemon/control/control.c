@@ -920,8 +920,6 @@ fail:
 	return r;
 }
 
-/* Close every connection, abandon queued queries, remove the socket file
- * if it is still the one made here. */
 void
 control_warm_wait(struct control *ctl, int64_t max_ns)
 {
@@ -929,6 +927,8 @@ control_warm_wait(struct control *ctl, int64_t max_ns)
 		query_warm_wait(ctl->q, max_ns);
 }
 
+/* Close every connection, abandon queued queries, remove the socket file
+ * if it is still the one made here. */
 struct control *
 control_free(struct control *ctl)
 {

@@ -564,6 +564,7 @@ query_warm_wait(struct query *q, int64_t max_ns)
 {
 	struct timespec ts;
 	int64_t end;
+	int rc = 0;
 
 	if (q == NULL || q->no_warm)
 		return;
@@ -571,9 +572,9 @@ query_warm_wait(struct query *q, int64_t max_ns)
 	ts.tv_sec = (time_t)(end / NSEC_PER_SEC);
 	ts.tv_nsec = (long)(end % NSEC_PER_SEC);
 	pthread_mutex_lock(&q->mu);
-	while (q->warm_ended < q->nthreads && !q->stopping &&
-	    pthread_cond_timedwait(&q->cv, &q->mu, &ts) != ETIMEDOUT)
-		;
+	/* woken early: wait on; timed out or any error: no more waiting */
+	while (q->warm_ended < q->nthreads && !q->stopping && rc == 0)
+		rc = pthread_cond_timedwait(&q->cv, &q->mu, &ts);
 	pthread_mutex_unlock(&q->mu);
 }
 

@@ -348,8 +348,8 @@ detach(struct store *s)
  * statements") would sit prepared in between. attach() prepares them
  * all (they check the schema), each move prepares again what is missing
  * (moves_prepare) and its end finalizes them (moves_release): only what
- * a put uses (SP_HAVE) stays. A prepare that fails fails that move, counted, and
- * its windows wait in the spool for the next.
+ * a put uses (SP_HAVE) stays. A prepare that fails fails that move,
+ * counted, and its windows wait in the spool for the next.
  */
 static bool
 move_only(unsigned i)
