@@ -135,7 +135,7 @@ struct wloop {
 	struct event_base *base;
 	struct event *tick;
 	int64_t last_ns, gap_max_ns, end_ns;
-	int idle;
+	int idle, over; /* over: gaps of LATE_MAX_MS or more */
 };
 
 static void
@@ -148,6 +148,8 @@ wtick_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	if (l->last_ns && now - l->last_ns > l->gap_max_ns)
 		l->gap_max_ns = now - l->last_ns;
+	if (l->last_ns && now - l->last_ns >= LATE_MAX_MS * 1000000LL)
+		l->over++;
 	l->last_ns = now;
 	if (now >= l->end_ns)
 		event_base_loopbreak(l->base);
@@ -218,20 +220,29 @@ START_TEST(test_wss_off_loop)
 	ck_assert(!wss_busy(w));
 	fprintf(stderr,
 	    "wss passes %s: %llu passes in 3 s, the 2 ms timer's largest "
-	    "gap %.3f ms, wss_get waited %.3f ms, idle callbacks %d\n",
+	    "gap %.3f ms (%d of %d ms or more), wss_get waited %.3f ms, "
+	    "idle callbacks %d\n",
 	    _i == 0 ? "on the worker" : "on the loop",
-	    (unsigned long long)st->seq, l.gap_max_ns / 1e6,
-	    (clock_ns(CLOCK_MONOTONIC) - t0) / 1e6, l.idle);
+	    (unsigned long long)st->seq, l.gap_max_ns / 1e6, l.over,
+	    LATE_MAX_MS, (clock_ns(CLOCK_MONOTONIC) - t0) / 1e6, l.idle);
 	ck_assert(!st->ended);
 	ck_assert_uint_ge(st->seq, 5);
 	ck_assert_uint_eq(st->read_errors, 0);
 	ck_assert_uint_gt(st->nregions, 0);
+	/*
+	 * On the worker no pass holds the timer up; one gap over the limit
+	 * is let pass as the machine's (once, in CI's quiet stage, a single
+	 * 50.9 ms gap among ~1,500). On the loop every pass is one: the
+	 * control has one per pass, 18 or more here.
+	 */
 	if (_i == 0) {
-		ck_assert_msg(l.gap_max_ns < LATE_MAX_MS * 1000000LL,
-		    "the loop stalled %.3f ms", l.gap_max_ns / 1e6);
+		ck_assert_msg(l.over <= 1,
+		    "the loop stalled %d times, the longest %.3f ms", l.over,
+		    l.gap_max_ns / 1e6);
 		ck_assert_int_ge(l.idle, (int)st->seq - 1);
 	} else {
 		ck_assert_int_ge(l.gap_max_ns, WSS_DELAY_MS * 1000000LL);
+		ck_assert_int_ge(l.over, (int)st->seq - 1);
 	}
 	/* a stop while a pass may run, then the free */
 	ck_assert_int_eq(wss_stop(w, pid), 0);
