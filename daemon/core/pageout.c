@@ -131,9 +131,9 @@ out:
  * and its Anonymous line, the other ~25 field lines a mapping has left
  * out as they are read. The whole text (~0.9 KiB a mapping, ~0.1 MiB
  * for the daemon's) was held in one buffer during each pass; the kept
- * lines are an eighth of it. A line is gathered in line[] across reads; one longer
- * than line[] (a path near PATH_MAX) is refused (-EINVAL) rather than
- * cut.
+ * lines are an eighth of it. A line is gathered in line[] across reads;
+ * one longer than line[] (a path near PATH_MAX) is refused (-EINVAL)
+ * rather than cut.
  */
 static bool
 kept_line(const char *p, size_t n)
