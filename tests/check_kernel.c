@@ -232,11 +232,19 @@ START_TEST(child_cpu_matches_its_own_count)
 		if (own >= 0.9)
 			break;
 	}
-	ck_assert_msg(own >= 0.9,
+	/*
+	 * Other load can keep the child under a core in every attempt:
+	 * CI's README stage builds the later stages at nice 19 beside it,
+	 * and eight such compilers on its CPU leave it 1024 / (1024 + 8 x
+	 * 15) = 0.89 of it (a clean-clone run on 7 Dec 2026 got 0.89 in all
+	 * four). The figure must then be the share the child had: the same
+	 * bounds, scaled by it. Under half a core says too little.
+	 */
+	ck_assert_msg(own >= 0.5,
 	    "machine too busy: the child got %.2f of "
 	    "a core in each of %u attempts",
 	    own, attempt);
-	ck_assert_msg(core >= 0.8 && core <= 1.15,
+	ck_assert_msg(core >= 0.8 * own && core <= 1.15 * own,
 	    "core-equivalent %.3f (child had %.3f of a core)", core, own);
 }
 END_TEST
