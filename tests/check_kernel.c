@@ -234,11 +234,11 @@ START_TEST(child_cpu_matches_its_own_count)
 	}
 	/*
 	 * Other load can keep the child under a core in every attempt:
-	 * CI's README stage builds the later stages at nice 19 beside it,
-	 * and eight such compilers on its CPU leave it 1024 / (1024 + 8 x
-	 * 15) = 0.89 of it (a clean-clone run on 7 Dec 2026 got 0.89 in all
-	 * four). The figure must then be the share the child had: the same
-	 * bounds, scaled by it. Under half a core says too little.
+	 * CI's README stage builds the later stages at nice 19 beside it
+	 * (a clean-clone run on 7 Dec 2026 got 0.89 in all four: what eight
+	 * such compilers on its CPU would leave it, 1024 / (1024 + 8 x 15)).
+	 * The figure must then be the share the child had: the same bounds,
+	 * scaled by it. Under half a core says too little.
 	 */
 	ck_assert_msg(own >= 0.5,
 	    "machine too busy: the child got %.2f of "
