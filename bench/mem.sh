@@ -42,7 +42,7 @@ usage: $(basename "$0") [options]
   --keep           keep the temporary directory
 Needs root (BPF, tracefs). MEM_HOLD=N keeps the daemon N more seconds;
 MEM_QUERY=1 asks it for a top every 30 s. MEM_CONF adds configuration
-lines (e.g. MEM_CONF='query_warm = 0').
+lines (e.g. MEM_CONF='query_warm = 1').
 USAGE
 }
 
@@ -92,7 +92,7 @@ population_start "$tmp" -p "$procs" -t "$threads" -b "$busy" -c "$burn_us" \
 # the default configuration, but its own ftrace instance
 printf 'ftrace_instance = vitals_mem_%s\nstore_spool_dir = %s\n' $$ \
     "$spooldir" >"$tmp/vitalsd.conf"
-# MEM_CONF: more configuration lines (e.g. "query_warm = 0")
+# MEM_CONF: more configuration lines (e.g. "query_warm = 1")
 [[ -n ${MEM_CONF:-} ]] && printf '%s\n' "$MEM_CONF" >>"$tmp/vitalsd.conf"
 mkdir -p "$tmp/state"
 "$vitalsd" --foreground -c "$tmp/vitalsd.conf" --state-dir "$tmp/state" \

@@ -58,8 +58,9 @@ usage: $(basename "$0") [options]
   --no-spool         every window its own commit in vitals.db (default: a
                      spool of the bench's own under /dev/shm, as deployed)
   --query-nice N     the read threads' nice value (query_nice; default 10)
-  --query-warm 0|1   each read thread's warm read at start (query_warm;
-                     default: the daemon's 1)
+  --query-warm 0|1   1: each read thread opens its connection and makes a
+                     warm read at start; 0: opened at its first read
+                     (query_warm; default: the daemon's 0)
   --query-idle-s N   seconds without a read before a read thread gives back
                      its caches (query_idle_s; default: the daemon's 30)
   --uid-queue N      reads one uid may queue (query_queue_per_uid; default:

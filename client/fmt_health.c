@@ -485,11 +485,12 @@ fmt_health(struct sbuf *o, const Vitals__Health *h, const struct fmt_ctx *c)
 		    (double)k->query_ns_max / 1e6, k->queries_queued);
 		if (k->query_threads)
 			sbuf_printf(o,
-			    "  read pool %u threads; answers cut at "
-			    "the memory budget %llu; connections released "
-			    "idle %llu, opened %llu; warmed at start %llu "
-			    "(%.3f ms)\n",
-			    k->query_threads, ULL(k->queries_budget_cut),
+			    "  read pool %u threads, connections open %u; "
+			    "answers cut at the memory budget %llu; "
+			    "connections released idle %llu, opened %llu; "
+			    "warmed at start %llu (%.3f ms)\n",
+			    k->query_threads, k->readers_open,
+			    ULL(k->queries_budget_cut),
 			    ULL(k->readers_idle_closed), ULL(k->readers_opened),
 			    ULL(k->readers_warmed),
 			    (double)k->readers_warm_ns / 1e6);

@@ -250,6 +250,7 @@ START_TEST(test_fmt_read_caches)
 	c.read_cache_bytes = 3 << 19;
 	c.readers_idle_closed = 3;
 	c.readers_opened = 4;
+	c.readers_open = 1;
 	c.readers_warmed = 2;
 	c.readers_warm_ns = 12345678;
 	h.control = &c;
@@ -261,9 +262,11 @@ START_TEST(test_fmt_read_caches)
 			  "(75.0 % reused); whole reads from a memo 12, kept "
 			  "as memos 1200; held 1536.0 KiB\n") != NULL,
 	    "%s", b.buf);
-	ck_assert_msg(strstr(b.buf,
-			  "; connections released idle 3, opened 4; warmed "
-			  "at start 2 (12.346 ms)\n") != NULL,
+	ck_assert_msg(
+	    strstr(b.buf,
+		"  read pool 2 threads, connections open 1; answers "
+		"cut at the memory budget 0; connections released "
+		"idle 3, opened 4; warmed at start 2 (12.346 ms)\n") != NULL,
 	    "%s", b.buf);
 	sbuf_free(&b);
 	r.version = 1;
@@ -272,6 +275,7 @@ START_TEST(test_fmt_read_caches)
 	j = json_at(&b, &r, "health.control", &jc);
 	ck_assert(num(jc, "readers_warmed") == 2);
 	ck_assert(num(jc, "readers_opened") == 4);
+	ck_assert(num(jc, "readers_open") == 1);
 	ck_assert(num(jc, "readers_idle_closed") == 3);
 	ck_assert(num(jc, "readers_warm_ns") == 12345678);
 	ck_assert(num(jc, "read_cache_hits") == 300);

@@ -261,11 +261,11 @@ START_TEST(set_query_nice)
 	ck_assert_uint_eq(cfg.query_nice, 0);
 	ck_assert_int_eq(config_set(&cfg, "query_nice", "19"), 0);
 	ck_assert_uint_eq(cfg.query_nice, 19);
+	ck_assert_uint_eq(cfg.query_warm, 0); /* opened on demand */
+	ck_assert_int_eq(config_set(&cfg, "query_warm", "1"), 0);
 	ck_assert_uint_eq(cfg.query_warm, 1);
-	ck_assert_int_eq(config_set(&cfg, "query_warm", "0"), 0);
-	ck_assert_uint_eq(cfg.query_warm, 0);
 	ck_assert_int_lt(config_set(&cfg, "query_warm", "2"), 0);
-	ck_assert_uint_eq(cfg.query_warm, 0);
+	ck_assert_uint_eq(cfg.query_warm, 1);
 	ck_assert_uint_eq(cfg.query_idle_s, 30);
 	ck_assert_int_eq(config_set(&cfg, "query_idle_s", "600"), 0);
 	ck_assert_uint_eq(cfg.query_idle_s, 600);

@@ -723,6 +723,61 @@ START_TEST(test_pool_warmed_at_start)
 END_TEST
 
 /*
+ * Without the warm read (the daemon's default, query_warm = 0) no thread
+ * opens the store until a read needs it: none at start; reads one after
+ * the other all run on the first thread's connection, the other thread
+ * leaving them to it; two reads at once open the second.
+ */
+START_TEST(test_pool_opens_on_demand)
+{
+	struct store *s = make_store(30);
+	struct query_opts o = { .threads = 2,
+		.max_frame = FRAME_MAX,
+		.no_warm = true };
+	struct rpc_query rq = top_query();
+	struct control_stats st;
+	struct harness h;
+	unsigned i;
+
+	pool_new(&h, s, &o);
+	memset(&st, 0, sizeof(st));
+	query_get_stats(h.q, &st);
+	ck_assert_uint_eq(st.readers_opened, 0);
+	for (i = 0; i < 6; i++) {
+		rq.n = 10 + i; /* no answer another's */
+		rq.id = i;
+		ck_assert_int_eq(query_submit_uid(h.q, 1 + i, READER_UID, 0,
+				     &rq),
+		    0);
+		wait_answers(&h, i + 1);
+		ck_assert_int_eq(h.a[i].status, VITALS__STATUS__STATUS_OK);
+		query_get_stats(h.q, &st);
+		ck_assert_uint_eq(st.queries, i + 1);
+		ck_assert_uint_eq(st.readers_opened, 1);
+	}
+	/* two at once: the first thread holds one, the other opens */
+	query_hold(h.q, true);
+	for (i = 0; i < 2; i++) {
+		rq.n = 30 + i;
+		rq.id = 10 + i;
+		ck_assert_int_eq(query_submit_uid(h.q, 10 + i, READER_UID + i,
+				     0, &rq),
+		    0);
+	}
+	ck_assert_uint_eq(queued_settled(h.q, 0), 0);
+	query_hold(h.q, false);
+	wait_answers(&h, 8);
+	for (i = 6; i < 8; i++)
+		ck_assert_int_eq(h.a[i].status, VITALS__STATUS__STATUS_OK);
+	query_get_stats(h.q, &st);
+	ck_assert_uint_eq(st.readers_opened, 2);
+	ck_assert_uint_eq(st.readers_warmed, 0);
+	pool_free(&h);
+	store_close(s);
+}
+END_TEST
+
+/*
  * query_warm_wait (set-up's last pageout runs after it): it returns once
  * every thread's warm read has ended, so the stats read right after show
  * both, with no polling; with no_warm, or no time to wait, it returns at
@@ -780,6 +835,7 @@ query_suite(void)
 	tcase_add_test(tc, test_hp_list_on_pool);
 	tcase_add_test(tc, test_idle_reader_releases);
 	tcase_add_test(tc, test_pool_warmed_at_start);
+	tcase_add_test(tc, test_pool_opens_on_demand);
 	tcase_add_test(tc, test_warm_wait);
 	suite_add_tcase(su, tc);
 	return su;

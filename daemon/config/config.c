@@ -59,7 +59,7 @@ config_init(struct config *cfg)
 	cfg->query_threads = 2;
 	cfg->query_uid_queue = 16;
 	cfg->query_nice = 10;
-	cfg->query_warm = 1;
+	cfg->query_warm = 0;
 	cfg->query_idle_s = 30;
 	cfg->startup_pageout = 2;
 	cfg->scanner = SCANNER_AUTO;

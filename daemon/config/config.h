@@ -59,7 +59,8 @@ struct config {
 	unsigned query_threads;	  /* read pool: threads, one connection each */
 	unsigned query_uid_queue; /* reads one uid may have queued */
 	unsigned query_nice;	  /* the read threads' nice value (0-19) */
-	unsigned query_warm;	  /* 1: each read thread warms its connection */
+	unsigned query_warm;	  /* 1: each read thread opens and warms its
+				   * connection at start; 0: opened at need */
 	unsigned query_idle_s;	  /* a read thread's memory released after */
 	uint64_t query_budget;	  /* bytes one read may load; 0: from output */
 	unsigned scanner;	  /* enum scanner_mode (taskiter.c) */

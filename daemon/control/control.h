@@ -26,6 +26,8 @@ struct control_stats {
 	/* read connections released when idle (store_conn_idle), and the
 	 * times they opened their file */
 	uint64_t readers_idle_closed, readers_opened;
+	/* read connections with the file open now (released ones too) */
+	uint32_t readers_open;
 	/* read connections warmed at start (query.c warm()), Σ their time */
 	uint64_t readers_warmed, readers_warm_ns;
 	/* the read pool's connections' caches (store_wcache.c), Σ over the

@@ -106,6 +106,7 @@ struct worker {
 	struct store *rc; /* its read-only connection */
 	bool started;
 	struct store_cache_stats cs; /* rc's caches after its last read (mu) */
+	bool has_file; /* rc's file open after its last read (mu) */
 };
 
 struct query {
@@ -124,6 +125,7 @@ struct query {
 	uint64_t idle_closed;		   /* under mu */
 	uint64_t warmed, warm_ns;	   /* under mu: warm reads, Σ time */
 	unsigned warm_ended; /* under mu: threads past their warm read */
+	unsigned idle_open;  /* under mu: threads waiting, file open */
 	bool no_warm;	     /* no warm read at start */
 	unsigned idle_s; /* a reader's connection released after this idle */
 	int nice;	 /* the read threads' nice value */
@@ -417,6 +419,7 @@ warm(struct worker *wk)
 	q->warmed++;
 	q->warm_ns += (uint64_t)(clock_ns(CLOCK_MONOTONIC) - t0);
 	wk->cs = cs;
+	wk->has_file = store_conn_has_file(wk->rc);
 	pthread_mutex_unlock(&q->mu);
 }
 
@@ -447,11 +450,23 @@ query_main(void *arg)
 		uint32_t uid = 0;
 		bool cut;
 
-		while (!q->stopping && (j = next_job(q, &uid)) == NULL) {
+		for (;;) {
+			bool has = store_conn_has_file(wk->rc);
 			struct timespec ts;
+			int rc_;
 
+			if (q->stopping)
+				break;
+			/* a thread with no connection yet leaves the job to
+			 * an idle one that has one: a second connection
+			 * opens only when reads overlap */
+			if ((has || q->idle_open == 0) &&
+			    (j = next_job(q, &uid)) != NULL)
+				break;
+			q->idle_open += has;
 			if (!store_conn_is_open(wk->rc)) {
 				pthread_cond_wait(&q->cv, &q->mu);
+				q->idle_open -= has;
 				continue;
 			}
 			/* idle: its connection's decoded windows, memos,
@@ -461,8 +476,9 @@ query_main(void *arg)
 			 * would take ~4 ms to open again */
 			clock_gettime(CLOCK_MONOTONIC, &ts);
 			ts.tv_sec += q->idle_s;
-			if (pthread_cond_timedwait(&q->cv, &q->mu, &ts) !=
-			    ETIMEDOUT)
+			rc_ = pthread_cond_timedwait(&q->cv, &q->mu, &ts);
+			q->idle_open -= has;
+			if (rc_ != ETIMEDOUT)
 				continue;
 			pthread_mutex_unlock(&q->mu);
 			store_conn_idle(wk->rc);
@@ -474,6 +490,10 @@ query_main(void *arg)
 			q->idle_closed++;
 			wk->cs = cs;
 		}
+		/* more queued: a thread that left them to this one (no
+		 * connection yet) looks again, now that this one is busy */
+		if (j != NULL && q->queued > 0)
+			pthread_cond_broadcast(&q->cv);
 		while (q->hold && !q->stopping)
 			pthread_cond_wait(&q->cv, &q->mu);
 		if (q->stopping) {
@@ -501,6 +521,7 @@ query_main(void *arg)
 		uq_gc(q);
 		q->runs++;
 		wk->cs = cs;
+		wk->has_file = store_conn_has_file(wk->rc);
 		if (cut)
 			q->budget_cut++;
 		if ((uint64_t)ns > q->ns_max)
@@ -636,8 +657,14 @@ query_new_pool(struct event_base *base, struct store *store,
 		struct worker *wk = &q->w[i];
 
 		wk->q = q;
-		if ((r = store_conn_open(store, &wk->rc)) < 0)
+		/* warmed: opened now; else at the thread's first read */
+		if (q->no_warm)
+			r = store_conn_new(store, &wk->rc);
+		else
+			r = store_conn_open(store, &wk->rc);
+		if (r < 0)
 			goto fail;
+		wk->has_file = store_conn_has_file(wk->rc);
 		if ((r = pthread_create(&wk->thread, NULL, query_main, wk)) !=
 		    0) {
 			r = -r;
@@ -816,8 +843,11 @@ query_get_stats(struct query *q, struct control_stats *ret)
 
 	pthread_mutex_lock(&q->mu);
 	memset(&cs, 0, sizeof(cs));
-	for (i = 0; i < q->nthreads; i++)
+	ret->readers_open = 0;
+	for (i = 0; i < q->nthreads; i++) {
 		cache_add(&cs, &q->w[i].cs);
+		ret->readers_open += q->w[i].has_file;
+	}
 	ret->rc_hits = cs.hits;
 	ret->rc_misses = cs.misses;
 	ret->rc_memo_hits = cs.memo_hits;

@@ -258,6 +258,7 @@ rpc_pb_health(struct rpc_arena *a, const struct rpc_ctx *ctx)
 		c->queries_budget_cut = s->queries_budget_cut;
 		c->readers_idle_closed = s->readers_idle_closed;
 		c->readers_opened = s->readers_opened;
+		c->readers_open = s->readers_open;
 		c->readers_warmed = s->readers_warmed;
 		c->readers_warm_ns = s->readers_warm_ns;
 		c->read_cache_hits = s->rc_hits;

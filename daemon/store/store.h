@@ -388,6 +388,8 @@ int store_create_version(const char *path, unsigned version, const char *sql);
 
 /* store_conn.c: read-only connections for the query threads. */
 int store_conn_open(const struct store *writer, struct store **ret);
+/* the same handle, the file opened at its first read */
+int store_conn_new(const struct store *writer, struct store **ret);
 struct store *store_conn_close(struct store *rc);
 int store_conn_begin(struct store *rc);
 void store_conn_end(struct store *rc);
@@ -395,6 +397,9 @@ void store_conn_end(struct store *rc);
 void store_conn_idle(struct store *rc);
 /* open and not released since its last read: something to give back */
 bool store_conn_is_open(const struct store *rc);
+/* the file open, released or not (a handle from store_conn_new: after
+ * its first read) */
+bool store_conn_has_file(const struct store *rc);
 /* store_wcache.c: what a connection's decoded-window cache and whole-read
  * memo did since it was opened, and the heap they hold now (the reader's
  * own thread, or one that excludes its reads) */

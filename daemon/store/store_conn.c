@@ -202,8 +202,9 @@ conn_db_open(struct store *rc)
 	return 0;
 }
 
-int
-store_conn_open(const struct store *writer, struct store **ret)
+/* The handle; open: the file opened now too (else at the first read). */
+static int
+conn_new(const struct store *writer, bool open, struct store **ret)
 {
 	struct store *rc;
 
@@ -220,9 +221,29 @@ store_conn_open(const struct store *writer, struct store **ret)
 	rc->writer = writer;
 	rc->st.state = STORE_CLOSED;
 	/* The file may not be there yet: opened at the first read. */
-	(void)conn_db_open(rc);
+	if (open)
+		(void)conn_db_open(rc);
 	*ret = rc;
 	return 0;
+}
+
+int
+store_conn_open(const struct store *writer, struct store **ret)
+{
+	return conn_new(writer, true, ret);
+}
+
+/*
+ * A read pool thread's handle with nothing opened: its first read opens
+ * the file (store_conn_begin, as after a move aside). A thread that is
+ * never asked holds no connection: SQLite's schema of both files, the
+ * views and the summaries' statements are ~0.3-0.4 MiB a connection
+ * (doc/storage.md, "The read pool opened on demand").
+ */
+int
+store_conn_new(const struct store *writer, struct store **ret)
+{
+	return conn_new(writer, false, ret);
 }
 
 struct store *
@@ -265,6 +286,12 @@ bool
 store_conn_is_open(const struct store *rc)
 {
 	return rc != NULL && rc->db != NULL && !rc->idle;
+}
+
+bool
+store_conn_has_file(const struct store *rc)
+{
+	return rc != NULL && rc->db != NULL;
 }
 
 /*
