@@ -529,9 +529,12 @@ cmd_run(int argc, char **argv)
 		    (unsigned long long)ch->queries_busy,
 		    (unsigned long long)ch->overflow_closed,
 		    (unsigned long long)ch->accept_paused);
-		printf("read pool: %u threads, warmed at start %llu (%.2f ms), "
+		printf("read pool: %u threads, connections open %u (opened "
+		       "%llu), warmed at start %llu (%.2f ms), "
 		       "windows reused %llu, decoded %llu, memo hits %llu\n",
-		    ch->query_threads, (unsigned long long)ch->readers_warmed,
+		    ch->query_threads, ch->readers_open,
+		    (unsigned long long)ch->readers_opened,
+		    (unsigned long long)ch->readers_warmed,
 		    (double)ch->readers_warm_ns / 1e6,
 		    (unsigned long long)ch->read_cache_hits,
 		    (unsigned long long)ch->read_cache_misses,

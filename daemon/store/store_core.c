@@ -667,6 +667,17 @@ boot_key_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
  * page"). With no initial block every cached page is allocated when it
  * is first read, so a cache holds what its connection has read (within
  * its cache_size) and sqlite3_db_release_memory gives all of it back.
+ *
+ * Small allocations (SQLITE_CONFIG_SMALL_MALLOC): a sorter keeps its
+ * records each in an allocation of its own instead of one buffer it
+ * doubles. A top-N's edge windows are sorted with their task blobs (the
+ * spool's views are a UNION ALL); the doubled buffer passed the 16 KiB
+ * mmap threshold (compat.h) at 32, 64 and 128 KiB, and unless the heap
+ * happened to hold free chunks that large every read mapped, faulted in
+ * and unmapped them: ~3,000 page faults a read thread in 8 s of 32
+ * paced callers, 2.5x the read's CPU (bench/README.md, "The read pool
+ * opened on demand").
+ *
  * Process-wide, and only before SQLite initialises: every open of the
  * store calls this first, and a process that used SQLite before keeps
  * its settings (SQLITE_MISUSE, ignored).
@@ -675,6 +686,7 @@ static void
 sqlite_setup_once(void)
 {
 	(void)sqlite3_config(SQLITE_CONFIG_PAGECACHE, (void *)0, 0, 0);
+	(void)sqlite3_config(SQLITE_CONFIG_SMALL_MALLOC, 1);
 }
 
 void
