@@ -60,8 +60,9 @@ struct query_opts {
 	 * else QUERY_NICE (10) */
 	bool nice_set;
 	int nice;
-	/* no warm read before a thread's first job (tests that count a
-	 * connection's first decodes) */
+	/* no connection opened at start: each thread opens its own at its
+	 * first read, a second only when reads overlap, and makes no warm
+	 * read (query_warm = 0, the daemon's default) */
 	bool no_warm;
 };
 

@@ -23,7 +23,9 @@
  * so an answer is never staler than that.
  *
  * A small pool of threads runs the reads, each on a read-only connection
- * of its own (store_conn.c): in WAL mode readers wait neither for each
+ * of its own (store_conn.c), opened at the thread's first read unless the
+ * pool warms at start (no_warm false; doc/storage.md, "The read pool
+ * opened on demand"): in WAL mode readers wait neither for each
  * other nor for the writer, so no read takes the writer's lock and a
  * roll-up pass delays none. Fairness: every caller uid has a queue of its
  * own, capped (STATUS_BUSY beyond), and the threads take from the uids in
@@ -126,7 +128,7 @@ struct query {
 	uint64_t warmed, warm_ns;	   /* under mu: warm reads, Σ time */
 	unsigned warm_ended; /* under mu: threads past their warm read */
 	unsigned idle_open;  /* under mu: threads waiting, file open */
-	bool no_warm;	     /* no warm read at start */
+	bool no_warm;	     /* connections opened at need, no warm read */
 	unsigned idle_s; /* a reader's connection released after this idle */
 	int nice;	 /* the read threads' nice value */
 	struct store *store;
