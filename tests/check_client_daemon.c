@@ -222,6 +222,56 @@ START_TEST(test_query_idle_s)
 }
 END_TEST
 
+/*
+ * The read pool opens its connection at its first read, which now comes
+ * after the drop to the service user and its seccomp filter rather than
+ * in the privileged set-up: a daemon run as uid 2000 with seccomp on
+ * opens none until a top, then one, and answers it.
+ */
+START_TEST(test_reader_opens_after_drop)
+{
+	static const char *const args[] = { "--interval-ms", "100",
+		"--window-s", "1", NULL };
+	static const char *const health[] = { "--json", "health", NULL };
+	const struct jm *c;
+	struct jm *j, *t;
+	struct td d;
+	char path[64], line[256];
+	unsigned uid = 0;
+	FILE *f;
+
+	td_prepare(&d, "cli-daemon",
+	    "user = 2000\ngroup = 2000\nseccomp = on\n");
+	/* the service user must reach its state directory */
+	ck_assert_int_eq(chmod(d.dir, 0755), 0);
+	td_spawn(&d, args, NULL, NULL);
+	td_wait(&d, 10000, health, td_has_stored_window);
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)d.pid);
+	ck_assert_ptr_nonnull(f = fopen(path, "r"));
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Uid: %u", &uid) == 1)
+			break;
+	fclose(f);
+	ck_assert_uint_eq(uid, 2000);
+	j = vitals_json(&d, "health", NULL, NULL, NULL, NULL);
+	ck_assert_ptr_nonnull(c = jm_path(j, "health.control"));
+	ck_assert_int_eq(ll(c, "readers_open"), 0);
+	ck_assert_int_eq(ll(c, "readers_opened"), 0);
+	jm_free(j);
+	t = vitals_json(&d, "top", "--since", "1m", "-n", "5");
+	ck_assert_str_eq(jm_get(t, "status")->str, "STATUS_OK");
+	ck_assert_ptr_nonnull(jm_path(t, "top.tasks"));
+	jm_free(t);
+	j = vitals_json(&d, "health", NULL, NULL, NULL, NULL);
+	ck_assert_ptr_nonnull(c = jm_path(j, "health.control"));
+	ck_assert_int_eq(ll(c, "readers_opened"), 1);
+	ck_assert_int_eq(ll(c, "readers_open"), 1);
+	ck_assert_int_ge(ll(c, "queries"), 1);
+	jm_free(j);
+	td_stop(&d);
+}
+END_TEST
+
 START_TEST(test_top_matches_history)
 {
 	struct td d;
@@ -1093,6 +1143,7 @@ client_daemon_suite(void)
 
 	tcase_add_test(tc, test_top_matches_history);
 	tcase_add_test(tc, test_query_idle_s);
+	tcase_add_test(tc, test_reader_opens_after_drop);
 	tcase_add_test(tc, test_every_command);
 	tcase_add_test(tc, test_dmabuf_live);
 	tcase_add_test(tc, test_dmabuf_last_window);
