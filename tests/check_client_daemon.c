@@ -115,6 +115,25 @@ ll(const struct jm *o, const char *path)
 	return v->ll;
 }
 
+/* The first number of a "Key:" line of /proc/<pid>/status (kB for the
+ * sizes, the real id for "Uid:"); -1: none */
+static long long
+status_num(pid_t pid, const char *key)
+{
+	char path[64], line[256];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, key, strlen(key)) == 0)
+			v = strtoll(line + strlen(key), NULL, 10);
+	fclose(f);
+	return v;
+}
+
 /*
  * The read pool's caches reach health: after top reads of the same minute
  * (other -n each, so that no answer is a recent one's), windows were
@@ -236,9 +255,6 @@ START_TEST(test_reader_opens_after_drop)
 	const struct jm *c;
 	struct jm *j, *t;
 	struct td d;
-	char path[64], line[256];
-	unsigned uid = 0;
-	FILE *f;
 
 	td_prepare(&d, "cli-daemon",
 	    "user = 2000\ngroup = 2000\nseccomp = on\n");
@@ -246,13 +262,7 @@ START_TEST(test_reader_opens_after_drop)
 	ck_assert_int_eq(chmod(d.dir, 0755), 0);
 	td_spawn(&d, args, NULL, NULL);
 	td_wait(&d, 10000, health, td_has_stored_window);
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)d.pid);
-	ck_assert_ptr_nonnull(f = fopen(path, "r"));
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Uid: %u", &uid) == 1)
-			break;
-	fclose(f);
-	ck_assert_uint_eq(uid, 2000);
+	ck_assert_int_eq(status_num(d.pid, "Uid:"), 2000);
 	j = vitals_json(&d, "health", NULL, NULL, NULL, NULL);
 	ck_assert_ptr_nonnull(c = jm_path(j, "health.control"));
 	ck_assert_int_eq(ll(c, "readers_open"), 0);
@@ -899,24 +909,6 @@ START_TEST(test_dumpsys_live)
 }
 END_TEST
 
-/* kB of a "Key:" line of /proc/<pid>/status; -1: none */
-static long long
-status_kb(pid_t pid, const char *key)
-{
-	char path[64], line[256];
-	long long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, key, strlen(key)) == 0)
-			v = strtoll(line + strlen(key), NULL, 10);
-	fclose(f);
-	return v;
-}
-
 /*
  * Health.memory's heap parts: present, each a part of what malloc says is
  * in use, their sum too, and the task table holding this machine's tasks.
@@ -1013,9 +1005,9 @@ START_TEST(test_memory_health)
 	snprintf(conf, sizeof(conf), "bpffs = %s\nring = 16\n", pins);
 	(void)tu_rmtree(pins);
 	daemon_start(&d, conf);
-	before = status_kb(d.pid, "VmRSS:");
+	before = status_num(d.pid, "VmRSS:");
 	j = vitals_json(&d, "health", NULL, NULL, NULL, NULL);
-	after = status_kb(d.pid, "VmRSS:");
+	after = status_num(d.pid, "VmRSS:");
 	ck_assert_int_gt(before, 0);
 	rss = ll(j, "health.memory.rss_bytes") / 1024;
 	peak = ll(j, "health.memory.peak_rss_bytes") / 1024;
