@@ -145,6 +145,12 @@ health_window(struct sbuf *o, const Vitals__Window *w)
 			sbuf_printf(o, " (errno %u)", h->partial_err);
 		sbuf_puts(o, "\n");
 	}
+	if (h->walks_off_loop || h->walks_dropped)
+		sbuf_printf(o,
+		    "  full walks read off the loop: %u, %u dropped (walked "
+		    "on the loop); longest wait for one %.3f ms\n",
+		    h->walks_off_loop, h->walks_dropped,
+		    (double)h->walk_wait_ns_max / 1e6);
 	if (h->bpf) {
 		const Vitals__BpfHealth *b = h->bpf;
 

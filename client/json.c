@@ -550,7 +550,8 @@ field_unknown(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f,
 			"partial_doubts", "partial_why", "partial_err",
 			"partial_gone_unknown", "ident_queued", "ident_done",
 			"ident_full", "ident_stale", "ident_loop",
-			"ident_pending", NULL };
+			"ident_pending", "walks_off_loop", "walks_dropped",
+			"walk_wait_ns_max", NULL };
 
 		const Vitals__WindowHealth *wh =
 		    (const Vitals__WindowHealth *)m;

@@ -430,6 +430,9 @@ vitalsd_run(struct vitalsd *d)
 	 * privileges final (proc_ident_async.c) */
 	if ((r = collector_ident_async(d->col, d->base)) < 0)
 		log_warnx("identities: read on the loop: %s", strerror(-r));
+	/* the iterator's full walks off the loop too (proc_walk_async.c) */
+	if ((r = collector_walk_async(d->col, d->base, tick_walked, d)) < 0)
+		log_warnx("full walks: read on the loop: %s", strerror(-r));
 #ifdef VITALS_HOT_PROFILE
 	/* bench/hot_order.sh's build (--coverage): the counts from here on
 	 * are the running daemon's, set-up's left out */

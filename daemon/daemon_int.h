@@ -39,6 +39,7 @@ struct vitalsd {
 	unsigned cur_ms;      /* cadence now (burst or not) */
 	int64_t next_ns;      /* monotonic deadline of the next sample */
 	int64_t burst_until_ns;
+	bool tick_burst; /* the tick's sample is a burst's (tick_run) */
 	bool verbose_windows;
 	struct control *ctl;  /* the control socket (control.c) */
 	int64_t start_ns;     /* monotonic, at vitalsd_run */
@@ -135,6 +136,7 @@ void writer_cb(evutil_socket_t fd, short what, void *arg);
 void window_log_cb(const struct window *w, void *arg);
 void arm_tick(struct vitalsd *d, int64_t now_ns);
 void tick_cb(evutil_socket_t fd, short what, void *arg);
+void tick_walked(void *arg);
 void burst_cb(void *arg, unsigned duration_ms);
 int64_t burst_until_cb(void *arg);
 

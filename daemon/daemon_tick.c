@@ -144,14 +144,20 @@ wcpu_push_scale(struct vitalsd *d)
 	(void)bpf_sched_set_scale(d->bs, cap, freq, n);
 }
 
-static void
+static void tick_sample(struct vitalsd *d, const struct clocks *now);
+
+/*
+ * The tick's first part: the drain settled, the timer's lateness, and the
+ * sample made ready (collector_prepare). When its process scan walks
+ * every task, the walk goes to the scan's worker and the sample runs at
+ * its end (tick_walked); else the sample runs now.
+ */
+static bool
 tick_run(struct vitalsd *d)
 {
 	uint64_t held, runq;
-	int64_t step, after;
+	int64_t step;
 	struct clocks now;
-	bool burst;
-	int r;
 
 	/* a drain still running (never so 10 s after its start) ends
 	 * before anything else can close a window */
@@ -160,8 +166,8 @@ tick_run(struct vitalsd *d)
 	gpumem_sample(d, now.mono_ns);
 	if (d->gf)
 		gpufreq_tick(d->gf);
-	burst = d->burst_until_ns > now.mono_ns;
-	if (!burst && d->cur_ms != d->interval_ms) {
+	d->tick_burst = d->burst_until_ns > now.mono_ns;
+	if (!d->tick_burst && d->cur_ms != d->interval_ms) {
 		d->cur_ms = d->interval_ms;
 		collector_set_interval(d->col, d->cur_ms);
 		log_info("burst sampling ended");
@@ -172,7 +178,20 @@ tick_run(struct vitalsd *d)
 	if (!loopstat_late(d->next_ns, now.mono_ns, &held, &runq))
 		runq = UINT64_MAX; /* no schedstat: unknown, not 0 */
 	collector_note_tick(d->col, now.mono_ns - d->next_ns, held, runq);
-	if ((r = collector_sample(d->col, &now, burst)) < 0)
+	if (collector_prepare(d->col, &now) > 0)
+		return false;
+	tick_sample(d, &now);
+	return true;
+}
+
+/* The sample at now and what follows it; the next tick armed. */
+static void
+tick_sample(struct vitalsd *d, const struct clocks *now)
+{
+	int64_t step = (int64_t)d->cur_ms * NSEC_PER_MSEC, after;
+	int r;
+
+	if ((r = collector_sample(d->col, now, d->tick_burst)) < 0)
 		log_warnx("sample failed: %s", strerror(-r));
 	if (d->bu) {
 		struct clocks clk;
@@ -207,11 +226,37 @@ tick_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct vitalsd *d = arg;
 	int64_t t0 = loopstat_begin();
+	bool done;
 
 	(void)fd;
 	(void)what;
-	tick_run(d);
+	/* a sample whose walk is still out (the timer was armed again
+	 * meanwhile: a burst): it runs, and arms the next, at the walk's end */
+	if (collector_walk_owed(d->col)) {
+		loopstat_end("tick", t0);
+		return;
+	}
+	done = tick_run(d);
 	loopstat_end("tick", t0);
+	if (done)
+		loopstat_tick_end();
+}
+
+/* The sample of a tick whose walk ran on the scan's worker, now that it
+ * has ended (collector_walk_async's continuation). */
+void
+tick_walked(void *arg)
+{
+	struct vitalsd *d = arg;
+	int64_t t0 = loopstat_begin();
+	struct clocks now;
+
+	/* a close since the tick's first part (the stop's, a flush) may
+	 * have started a drain: it ends before this sample can close */
+	sched_settle(d);
+	collector_clocks(&now);
+	tick_sample(d, &now);
+	loopstat_end("tick walked", t0);
 	loopstat_tick_end();
 }
 

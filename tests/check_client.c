@@ -651,6 +651,21 @@ START_TEST(test_fmt_health)
 	    "the loop\n"));
 	wh.ident_queued = wh.ident_done = wh.ident_stale = 0;
 	wh.ident_full = wh.ident_pending = wh.ident_loop = 0;
+	/* no walk read off the loop: no line */
+	ck_assert_ptr_null(strstr(s, "full walks"));
+	sbuf_free(&b);
+	/* full walks read on the walk's worker (doc/metrics.md "Full walks
+	 * off the loop") */
+	wh.walks_off_loop = 9;
+	wh.walks_dropped = 1;
+	wh.walk_wait_ns_max = 6250000;
+	sbuf_init(&b);
+	fmt_health(&b, &h, &fctx);
+	ck_assert_ptr_nonnull(strstr(sbuf_str(&b),
+	    "  full walks read off the loop: 9, 1 dropped (walked on the "
+	    "loop); longest wait for one 6.250 ms\n"));
+	wh.walks_off_loop = wh.walks_dropped = 0;
+	wh.walk_wait_ns_max = 0;
 	sbuf_free(&b);
 	sbuf_init(&b);
 	fmt_health(&b, &h, &fctx);

@@ -692,6 +692,55 @@ START_TEST(test_ident_worker)
 }
 END_TEST
 
+/*
+ * Full walks off the loop in the daemon (proc_walk_async.c): with a walk
+ * at every close (full_walk_s 0), the closes' walks are read on the walk's
+ * worker and taken by their samples (walks_off_loop), `vitals health` says
+ * so, and every window still has its samples. Without the iterator (the
+ * no-BPF build) nothing walks and the line is absent.
+ */
+START_TEST(test_walks_off_loop)
+{
+	long long off = 0, full = 0, samples = 0, wait_ns = 0;
+	struct run r;
+	struct td d;
+	struct jm *j;
+	int tries;
+
+	daemon_start(&d, "full_walk_s = 0\n");
+	for (tries = 0; tries < 40 && off == 0; tries++) {
+		tu_sleep_ms(250);
+		j = vitals_json(&d, "health", NULL, NULL, NULL, NULL);
+		off = ll(j, "health.last.health.walks_off_loop");
+		full = ll(j, "health.last.health.samples_full");
+		samples = ll(j, "health.last.samples");
+		wait_ns = ll(j, "health.last.health.walk_wait_ns_max");
+		jm_free(j);
+	}
+	fprintf(stderr,
+	    "walks off the loop: %lld of the window's %lld full samples (%lld "
+	    "samples), longest wait %.3f ms\n",
+	    off, full, samples, wait_ns / 1e6);
+	r = vitals(&d, -1, "health", NULL, NULL, NULL, NULL, NULL);
+	ck_assert_msg(r.code == 0, "health: exit %d: %s", r.code, r.err);
+#ifdef HAVE_BPF_CORE
+	/* a window of 1 s: its close walked, on the worker */
+	ck_assert_int_gt(off, 0);
+	ck_assert_int_ge(full, off);
+	ck_assert_int_gt(wait_ns, 0);
+	ck_assert_int_ge(samples, 5);
+	ck_assert_msg(strstr(r.out, "full walks read off the loop: ") != NULL,
+	    "%s", r.out);
+#else
+	ck_assert_int_eq(off, 0);
+	ck_assert_int_eq(full, 0);
+	ck_assert_ptr_null(strstr(r.out, "full walks read off the loop"));
+#endif
+	run_free(&r);
+	td_stop(&d);
+}
+END_TEST
+
 /* pid's stat field 22 (starttime), once the process sleeps. */
 static uint64_t
 asleep_start(pid_t pid)
@@ -1147,6 +1196,7 @@ client_daemon_suite(void)
 		tcase_add_test(tc, test_reader_refused_burst);
 	tcase_add_loop_test(tc, test_hostile_name_escaped, 0, 2);
 	tcase_add_loop_test(tc, test_ident_worker, 0, 2);
+	tcase_add_test(tc, test_walks_off_loop);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	return s;

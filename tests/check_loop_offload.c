@@ -1043,6 +1043,262 @@ START_TEST(test_sc_drain_off_loop)
 	sc_free(l.sc);
 }
 END_TEST
+
+/*
+ * Full walks off the loop (proc_walk_async.c): the iterator's walk of
+ * every task made WALK_DELAY_MS slower on the walk's worker, the collector
+ * sampled the way the daemon's tick does (collector_prepare, then the
+ * sample from the walk's continuation). No sched accounting here, so every
+ * sample walks. The 2 ms timer keeps its period while each walk takes
+ * WALK_DELAY_MS; every sample took its walk from the worker (none on the
+ * loop), and the walk's tasks are the window's (this process among them).
+ */
+#include "window/collector.h"
+
+#define WALK_DELAY_MS 150
+
+struct fwloop {
+	struct event_base *base;
+	struct event *tick, *sample;
+	struct collector *c;
+	int64_t last_ns, gap_max_ns, end_ns;
+	unsigned started, walked, inline_samples;
+	bool quit_after_walk; /* the continuation ends the loop */
+	int64_t offset_ns;    /* added to the continuation's clocks */
+};
+
+static void
+fwclocks(struct clocks *now, int64_t offset_ns)
+{
+	collector_clocks(now);
+	now->mono_ns += offset_ns;
+	now->boot_ns += offset_ns;
+	now->wall_ns += offset_ns;
+}
+
+static void
+fwgap_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct fwloop *l = arg;
+	int64_t now = clock_ns(CLOCK_MONOTONIC);
+
+	(void)fd;
+	(void)what;
+	if (l->last_ns && now - l->last_ns > l->gap_max_ns)
+		l->gap_max_ns = now - l->last_ns;
+	l->last_ns = now;
+	if (now >= l->end_ns)
+		event_base_loopbreak(l->base);
+}
+
+/* the daemon's tick_cb, in short */
+static void
+fwsample_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct fwloop *l = arg;
+	struct clocks now;
+	int r;
+
+	(void)fd;
+	(void)what;
+	if (collector_walk_owed(l->c))
+		return;
+	collector_clocks(&now);
+	if ((r = collector_prepare(l->c, &now)) > 0) {
+		l->started++;
+		return;
+	}
+	ck_assert_int_eq(r, 0);
+	ck_assert_int_eq(collector_sample(l->c, &now, false), 0);
+	l->inline_samples++;
+}
+
+/* the daemon's tick_walked */
+static void
+fwwalked(void *arg)
+{
+	struct fwloop *l = arg;
+	struct clocks now;
+
+	fwclocks(&now, l->offset_ns);
+	ck_assert_int_eq(collector_sample(l->c, &now, false), 0);
+	l->walked++;
+	if (l->quit_after_walk)
+		event_base_loopbreak(l->base);
+}
+
+static struct collector *
+fwcollector(struct fwloop *l, unsigned window_s, bool worker)
+{
+	struct collector_opts o = {
+		.proc_root = "/proc",
+		.sys_root = "/sys",
+		.interval_ms = 100,
+		.window_s = window_s,
+		.threads = THREADS_ALL,
+		.scanner = SCANNER_BPF,
+	};
+	enum scanner_mode kind;
+	enum scanner_why why;
+	struct clocks now;
+	int err;
+
+	ck_assert_int_eq(collector_new(&o, &l->c), 0);
+	collector_scanner(l->c, &kind, &why, &err);
+	ck_assert_msg(kind == SCANNER_BPF, "the iterator did not load: %s",
+	    scanner_why_name(why));
+	if (worker)
+		ck_assert_int_eq(collector_walk_async(l->c, l->base, fwwalked,
+				     l),
+		    0);
+	/* the first sample opens the window: on the loop, as the daemon's */
+	collector_clocks(&now);
+	ck_assert_int_eq(collector_prepare(l->c, &now), 0);
+	ck_assert_int_eq(collector_sample(l->c, &now, false), 0);
+	return l->c;
+}
+
+START_TEST(test_walk_off_loop)
+{
+	struct timeval tv2 = { 0, 2000 }, tvs = { 0, 100 * 1000 };
+	const struct window *w;
+	struct fwloop l = { 0 };
+	uint64_t start;
+	char name[64];
+
+	ck_assert_ptr_nonnull(l.base = event_base_new());
+	fwcollector(&l, 3600, _i == 0);
+	collector_walk_delay_test(l.c, WALK_DELAY_MS);
+	l.tick = event_new(l.base, -1, EV_PERSIST, fwgap_cb, &l);
+	l.sample = event_new(l.base, -1, EV_PERSIST, fwsample_cb, &l);
+	ck_assert_int_eq(event_add(l.tick, &tv2), 0);
+	ck_assert_int_eq(event_add(l.sample, &tvs), 0);
+	l.end_ns = clock_ns(CLOCK_MONOTONIC) + 1500 * 1000000LL;
+	ck_assert_int_eq(event_base_dispatch(l.base), 0);
+	event_del(l.tick);
+	event_del(l.sample);
+	/* the last walk's sample, when it is still owed */
+	if (collector_walk_owed(l.c)) {
+		l.quit_after_walk = true;
+		ck_assert_int_eq(event_base_dispatch(l.base), 0);
+		l.quit_after_walk = false;
+	}
+	ck_assert(!collector_walk_owed(l.c));
+	w = collector_open(l.c);
+	fprintf(stderr,
+	    "full walks %s: %u started, %u samples from them, %u on the "
+	    "loop; window: %u walks off the loop, %u dropped, longest wait "
+	    "%.1f ms, %u full samples; the 2 ms timer's largest gap %.3f ms\n",
+	    _i == 0 ? "on the worker" : "on the loop", l.started, l.walked,
+	    l.inline_samples, w->health.walks_off_loop, w->health.walks_dropped,
+	    w->health.walk_wait_ns_max / 1e6, w->health.samples_full,
+	    l.gap_max_ns / 1e6);
+	ck_assert_uint_eq(w->health.walks_dropped, 0);
+	if (_i == 0) {
+		/* ~1.5 s of 150 ms walks, one at a time */
+		ck_assert_uint_ge(l.walked, 4);
+		ck_assert_uint_eq(l.inline_samples, 0);
+		ck_assert_uint_eq(l.walked, l.started);
+		ck_assert_uint_eq(w->health.walks_off_loop, l.walked);
+		ck_assert_uint_eq(w->health.samples_full, l.walked + 1);
+		ck_assert_uint_ge(w->health.walk_wait_ns_max,
+		    WALK_DELAY_MS * 1000000ULL);
+		ck_assert_msg(l.gap_max_ns < LATE_MAX_MS * 1000000LL,
+		    "the loop stalled %.3f ms", l.gap_max_ns / 1e6);
+	} else {
+		/* the control: the same walks on the loop hold the timer */
+		ck_assert_uint_ge(l.inline_samples, 4);
+		ck_assert_uint_eq(l.started, 0);
+		ck_assert_uint_eq(w->health.walks_off_loop, 0);
+		ck_assert_uint_eq(w->health.walk_wait_ns_max, 0);
+		ck_assert_uint_eq(w->health.samples_full, l.inline_samples + 1);
+		ck_assert_int_ge(l.gap_max_ns, WALK_DELAY_MS * 1000000LL);
+	}
+	/* the walk's tasks are the scan's: this process, named */
+	ck_assert_uint_gt(w->health.procs_scanned, 1);
+	ck_assert_int_eq(collector_proc_lookup(l.c, getpid(), &start, name,
+			     sizeof(name)),
+	    0);
+	ck_assert_uint_gt(start, 0);
+	event_free(l.tick);
+	event_free(l.sample);
+
+	/*
+	 * A close before the walk's sample (a flush, the stop): it waits
+	 * for the walk, drops it, and the sample still comes, walking on the
+	 * loop.
+	 */
+	if (_i == 0) {
+		struct clocks now;
+		int64_t t0;
+
+		collector_walk_delay_test(l.c, 300);
+		collector_clocks(&now);
+		ck_assert_int_eq(collector_prepare(l.c, &now), 1);
+		ck_assert(collector_walk_owed(l.c));
+		t0 = clock_ns(CLOCK_MONOTONIC);
+		collector_clocks(&now);
+		ck_assert_int_eq(collector_close_window(l.c, &now), 0);
+		ck_assert_int_ge(clock_ns(CLOCK_MONOTONIC) - t0,
+		    250 * 1000000LL);
+		ck_assert_uint_eq(
+		    collector_window(l.c, 0)->health.walks_dropped, 0);
+		l.walked = 0;
+		l.quit_after_walk = true;
+		ck_assert_int_eq(event_base_dispatch(l.base), 0);
+		ck_assert_uint_eq(l.walked, 1);
+		ck_assert(!collector_walk_owed(l.c));
+		w = collector_open(l.c);
+		ck_assert_uint_eq(w->health.walks_dropped, 1);
+		ck_assert_uint_eq(w->health.walks_off_loop, 0);
+		ck_assert_uint_eq(w->health.samples_full, 1);
+	}
+	collector_free(l.c);
+	event_base_free(l.base);
+}
+END_TEST
+
+/*
+ * A walk started for a sample that does not close the window, whose sample
+ * then closes it (its clocks crossed the window's end meanwhile): the walk
+ * read before the close's flip is of no use to it, dropped and counted;
+ * the close's sample walks on the loop. And none is left for later.
+ */
+START_TEST(test_walk_for_other_sample)
+{
+	struct fwloop l = { 0 };
+	const struct window *w;
+	struct clocks now;
+
+	ck_assert_ptr_nonnull(l.base = event_base_new());
+	fwcollector(&l, 1, true);
+	tu_sleep_ms(200);
+	collector_clocks(&now);
+	ck_assert_int_eq(collector_prepare(l.c, &now), 1);
+	/* the continuation's clocks 0.9 s on: past the window's end */
+	l.offset_ns = 900 * 1000000LL;
+	l.quit_after_walk = true;
+	ck_assert_int_eq(event_base_dispatch(l.base), 0);
+	ck_assert_uint_eq(l.walked, 1);
+	ck_assert_ptr_nonnull(w = collector_window(l.c, 0));
+	ck_assert_uint_eq(w->health.walks_dropped, 1);
+	ck_assert_uint_eq(w->health.walks_off_loop, 0);
+	ck_assert_uint_eq(w->health.samples_full, 2);
+	ck_assert_uint_eq(w->samples, 2);
+	/* the next sample's walk goes to the worker again and is taken */
+	l.walked = 0;
+	tu_sleep_ms(100);
+	fwclocks(&now, l.offset_ns);
+	ck_assert_int_eq(collector_prepare(l.c, &now), 1);
+	ck_assert_int_eq(event_base_dispatch(l.base), 0);
+	ck_assert_uint_eq(l.walked, 1);
+	w = collector_open(l.c);
+	ck_assert_uint_eq(w->health.walks_off_loop, 1);
+	ck_assert_uint_eq(w->health.walks_dropped, 0);
+	collector_free(l.c);
+	event_base_free(l.base);
+}
+END_TEST
 #endif
 
 int
@@ -1081,6 +1337,8 @@ main(void)
 		tc = tcase_create("kernel");
 		tcase_set_timeout(tc, 60);
 		tcase_add_loop_test(tc, test_sc_drain_off_loop, 0, 2);
+		tcase_add_loop_test(tc, test_walk_off_loop, 0, 2);
+		tcase_add_test(tc, test_walk_for_other_sample);
 		suite_add_tcase(s, tc);
 	} else {
 		fprintf(stderr, "not root: the syscall drain's half skipped\n");

@@ -275,6 +275,29 @@ int procscan_ident_async(struct procscan *ps, struct event_base *base,
  * Tests, and nothing on the loop (wait blocks). */
 int procscan_ident_settle(struct procscan *ps, bool wait);
 
+/*
+ * proc_walk_async.c: the iterator's full walks read on a worker thread
+ * (issue 20; doc/bpf.md "Full walks"). procscan_walk_start starts the
+ * walk of the sample ctx describes when it will walk (procscan_walk_due)
+ * and returns 1: the caller then runs that sample from cb, which base's
+ * loop calls once the walk has ended (or was cancelled: the sample then
+ * walks itself). 0: the sample runs now, as without a worker. The worker
+ * keeps its creator's privileges: made once they are final.
+ */
+int procscan_walk_async(struct procscan *ps, struct event_base *base,
+    void (*cb)(void *arg), void *arg);
+bool procscan_walk_due(const struct procscan *ps, const struct scan_ctx *ctx);
+int procscan_walk_start(struct procscan *ps, const struct scan_ctx *ctx);
+/* a walk started whose sample has not run yet */
+bool procscan_walk_owed(const struct procscan *ps);
+/* a walk under way waited for and its result dropped (its sample, still
+ * owed, runs from cb and walks itself): before anything else closes the
+ * window or replaces the iterator */
+void procscan_walk_cancel(struct procscan *ps);
+/* a result its sample did not take (it failed before its scan): dropped */
+void procscan_walk_unused(struct procscan *ps);
+void procscan_walk_delay_test(struct procscan *ps, unsigned ms); /* tests */
+
 /* proc_statfd.c: kept-open stat files of the procfs scan */
 #define VITALS_STAT_FDS_DEF 4096 /* proc_stat_fds */
 struct window_health;

@@ -130,6 +130,7 @@ procscan_set_scanner(struct procscan *ps, enum scanner_mode mode,
 	enum scanner_why why;
 	int r;
 
+	procscan_walk_cancel(ps);
 	ps->ti = taskiter_free(ps->ti);
 	ps->err = 0;
 	ps->ti_fails = 0;
@@ -251,6 +252,8 @@ procscan_free(struct procscan *ps)
 		return NULL;
 	/* first: the worker reads through procfd and looks at no task */
 	ident_async_free(ps);
+	/* the walk's worker reads through ti */
+	walk_async_free(ps);
 	taskiter_free(ps->ti);
 	task_free_all(&ps->threads);
 	task_free_all(&ps->procs);

@@ -161,6 +161,10 @@ struct procscan {
 	 * instance gone or replaced, reads made on the loop. */
 	struct ident_async *ia;
 	uint64_t id_queued, id_done, id_full, id_stale, id_loop;
+	/* full walks read on a worker (proc_walk_async.c); NULL: on the
+	 * loop, in the sample */
+	struct walk_async *wa;
+	unsigned walk_delay_ms; /* tests: each walk sleeps this long first */
 };
 
 static inline size_t
@@ -222,6 +226,27 @@ int hist_push(struct procscan *ps, const struct scan_ctx *ctx);
 void gone_note(struct procscan *ps, int32_t tgid, uint64_t starttime);
 void retire_gone(struct procscan *ps, const struct taskiter_snap *snap,
     struct window *w);
+
+/* proc_scan_iter.c: a full walk's reads, the sched accounting's baseline
+ * (want_state) then the walk; they touch the taskiter alone */
+struct walk_result {
+	bool want_state;
+	unsigned delay_ms;   /* tests: slept first */
+	int state_r, read_r; /* 0, or −errno */
+	uint64_t gen, doubt;
+	const struct taskiter_snap *snap;
+};
+bool walk_wants_state(const struct procscan *ps);
+void walk_read(struct taskiter *ti, struct walk_result *wr);
+
+/* proc_walk_async.c: the walk read off the loop for this sample (NULL:
+ * none; one read for another sample is dropped, counted in w), its
+ * taskiter's bytes while it runs (false: none runs), and the worker
+ * stopped */
+const struct walk_result *walk_async_take(struct procscan *ps,
+    const struct scan_ctx *ctx, struct window *w);
+bool walk_async_bytes(const struct procscan *ps, uint64_t *ret);
+void walk_async_free(struct procscan *ps);
 
 /* proc_ident_async.c: t's identity asked of the worker (want_uid: status
  * too); false: the queue is full (counted), the comm stands. */

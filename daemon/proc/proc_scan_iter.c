@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/util.h"
 #include "proc/proc.h"
@@ -38,6 +39,8 @@ procscan_set_events(struct procscan *ps, const struct taskiter_events *ev,
 		ps->ev = *ev;
 	if (ps->ti == NULL)
 		return 0;
+	/* a walk under way reads through the one replaced below */
+	procscan_walk_cancel(ps);
 	/* the running one stays unless the new one loads */
 	if ((r = taskiter_open_ev(ps->hz, sys_root, ev, &ti, &why, &pwhy,
 		 &perr)) < 0)
@@ -431,14 +434,64 @@ static int sample_scan(struct procscan *ps, enum scanner_mode src,
     const struct taskiter_snap *snap, const struct scan_ctx *ctx,
     struct window *w);
 
+/* Whether the walk reads the sched accounting's baseline first: the
+ * partial samples after it compare against it. */
+bool
+walk_wants_state(const struct procscan *ps)
+{
+	return taskiter_partial_on(ps->ti) && ps->pwhy == PARTIAL_WHY_NONE;
+}
+
+/* The walk's reads, in the sample's order: the baseline, then the walk.
+ * Touches ti alone, so it may run off the loop (proc_walk_async.c). */
+void
+walk_read(struct taskiter *ti, struct walk_result *wr)
+{
+	if (wr->delay_ms > 0) {
+		struct timespec ts = { wr->delay_ms / 1000,
+			(long)(wr->delay_ms % 1000) * 1000000L };
+
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+	}
+	wr->state_r = wr->want_state ?
+	    taskiter_ev_state(ti, &wr->gen, &wr->doubt) :
+	    0;
+	wr->read_r = taskiter_read(ti, &wr->snap);
+}
+
+/*
+ * Whether the sample ctx describes will walk every task with the iterator
+ * (choose_source without its reads): no partial read can stand for it.
+ * A partial read that is tried and found doubtful also ends in a walk;
+ * that one is not known ahead and stays on the loop.
+ */
+bool
+procscan_walk_due(const struct procscan *ps, const struct scan_ctx *ctx)
+{
+	if (ps->ti == NULL || ps->fail_reads > 0)
+		return false;
+	if (!ctx->full && ps->doubt_row >= PARTIAL_MAX_DOUBTS)
+		return true;
+	if (!taskiter_partial_on(ps->ti) || ps->pwhy != PARTIAL_WHY_NONE ||
+	    ps->need_full || ps->force_full || !ps->have_last ||
+	    ps->last != SCANNER_BPF)
+		return true;
+	return ctx->full && !close_may_skip_walk(ps, ctx);
+}
+
 /*
  * The iterator when it works; a failed read is counted and /proc stands in
- * for that scan, and after TASKITER_MAX_FAILS in a row for good.
+ * for that scan, and after TASKITER_MAX_FAILS in a row for good. A walk
+ * read off the loop for this sample (proc_walk_async.c) is taken as the
+ * walk it stands for.
  */
 static enum scanner_mode
 choose_source(struct procscan *ps, const struct scan_ctx *ctx, struct window *w,
     const struct taskiter_snap **ret_snap)
 {
+	const struct walk_result *ahead;
+	struct walk_result wr;
 	int r;
 
 	ps->partial = false;
@@ -449,21 +502,31 @@ choose_source(struct procscan *ps, const struct scan_ctx *ctx, struct window *w,
 		r = -EIO;
 		goto failed;
 	}
-	if (try_partial(ps, ctx, w, ret_snap) == 0) {
-		ps->partial = true;
-		return SCANNER_BPF;
+	if ((ahead = walk_async_take(ps, ctx, w)) != NULL) {
+		wr = *ahead;
+	} else {
+		if (try_partial(ps, ctx, w, ret_snap) == 0) {
+			ps->partial = true;
+			return SCANNER_BPF;
+		}
+		wr.want_state = walk_wants_state(ps);
+		wr.delay_ms = ps->walk_delay_ms;
+		walk_read(ps->ti, &wr);
 	}
 	/* the partial samples after this walk: what the live side must
 	 * still say for them to be whole; read before the walk */
 	ps->need_full = false;
-	if (taskiter_partial_on(ps->ti) && ps->pwhy == PARTIAL_WHY_NONE &&
-	    (r = taskiter_ev_state(ps->ti, &ps->ev_gen, &ps->ev_doubt)) < 0) {
-		ps->perr = -r;
+	if (wr.want_state && wr.state_r == 0) {
+		ps->ev_gen = wr.gen;
+		ps->ev_doubt = wr.doubt;
+	} else if (wr.want_state) {
+		ps->perr = -wr.state_r;
 		ps->need_full = true; /* no baseline: walk again */
 		if (++ps->partial_fails >= PARTIAL_MAX_FAILS)
 			ps->pwhy = PARTIAL_WHY_READ;
 	}
-	if ((r = taskiter_read(ps->ti, ret_snap)) == 0) {
+	if ((r = wr.read_r) == 0) {
+		*ret_snap = wr.snap;
 		ps->ti_fails = 0;
 		ps->walk_boot_ns = ctx->boot_ns;
 		ps->have_walk = true;
@@ -474,6 +537,7 @@ failed:
 	w->health.iter_failed++;
 	ps->err = -r;
 	if (++ps->ti_fails >= TASKITER_MAX_FAILS) {
+		procscan_walk_cancel(ps);
 		ps->ti = taskiter_free(ps->ti);
 		ps->why = SCANNER_WHY_READ;
 		ps->pwhy = PARTIAL_WHY_SCANNER;

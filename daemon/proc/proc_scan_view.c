@@ -119,6 +119,7 @@ procscan_bytes(const struct procscan *ps, uint32_t *ret_tasks)
 {
 	const struct task *t;
 	size_t n, i, names = 0;
+	uint64_t ti_bytes;
 
 	if (ps == NULL) {
 		*ret_tasks = 0;
@@ -131,7 +132,11 @@ procscan_bytes(const struct procscan *ps, uint32_t *ret_tasks)
 		for (t = ps->procs.b[i]; t; t = t->hnext)
 			if (t->name != NULL)
 				names += strlen(t->name) + 1;
+	/* a walk on the worker owns the iterator's buffers: their size
+	 * when it started */
+	if (!walk_async_bytes(ps, &ti_bytes))
+		ti_bytes = taskiter_bytes(ps->ti);
 	return sizeof(*ps) + n * sizeof(struct task) + names +
 	    (ps->procs.nb + ps->threads.nb) * sizeof(struct task *) +
-	    ps->buf.cap + taskiter_bytes(ps->ti);
+	    ps->buf.cap + ti_bytes;
 }

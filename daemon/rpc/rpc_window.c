@@ -138,6 +138,9 @@ pb_whealth(struct rpc_arena *a, const struct window_health *h)
 	m->ident_stale = h->ident_stale;
 	m->ident_loop = h->ident_loop;
 	m->ident_pending = h->ident_pending;
+	m->walks_off_loop = h->walks_off_loop;
+	m->walks_dropped = h->walks_dropped;
+	m->walk_wait_ns_max = h->walk_wait_ns_max;
 	m->procs_exited = h->procs_exited;
 	m->threads_exited = h->threads_exited;
 	m->cpu_dropped = h->cpu_dropped;

@@ -44,6 +44,9 @@ struct collector {
 	window_close_hook close_hook; /* fills the window before the ring */
 	window_flip_hook flip_hook;   /* the close's flip, before its scan */
 	void *flip_arg;
+	/* collector_prepare flipped for the sample it prepared (ahead_flip),
+	 * with this result; that sample does not flip again */
+	bool ahead_flip, ahead_flipped;
 	struct window *pending; /* closed, a part still being filled */
 	void *close_arg;
 };
@@ -157,6 +160,54 @@ int
 collector_ident_async(struct collector *c, struct event_base *base)
 {
 	return procscan_ident_async(c->ps, base, 0);
+}
+
+int
+collector_walk_async(struct collector *c, struct event_base *base,
+    void (*cb)(void *arg), void *arg)
+{
+	return procscan_walk_async(c->ps, base, cb, arg);
+}
+
+bool
+collector_walk_owed(const struct collector *c)
+{
+	return procscan_walk_owed(c->ps);
+}
+
+void
+collector_walk_delay_test(struct collector *c, unsigned ms)
+{
+	procscan_walk_delay_test(c->ps, ms);
+}
+
+/*
+ * The sample due at now, made ready: a close flips here (as the sample
+ * would, right before its scan), and a full walk is started on the scan's
+ * worker when the sample will walk. 1: it was; the sample runs from the
+ * walk's continuation (collector_walk_async's cb) with now then. 0: the
+ * sample runs now. Nothing else may sample in between; a close that comes
+ * first (a flush, the stop) takes the flip and drops the walk.
+ */
+int
+collector_prepare(struct collector *c, const struct clocks *now)
+{
+	struct scan_ctx ctx = { 0 };
+
+	c->ahead_flip = false;
+	if (c->open == NULL)
+		return 0; /* the first sample of a window opened now */
+	ctx.have_prev = c->have_prev;
+	ctx.prev_boot_ns = c->prev_clk.boot_ns;
+	ctx.boot_ns = now->boot_ns;
+	ctx.full = now->mono_ns + (int64_t)c->interval_ms * NSEC_PER_MSEC / 2 >=
+	    c->target_ns;
+	if (ctx.full && c->flip_hook != NULL) {
+		ctx.flipped = c->flip_hook(c->flip_arg);
+		c->ahead_flip = true;
+		c->ahead_flipped = ctx.flipped;
+	}
+	return procscan_walk_start(c->ps, &ctx);
 }
 
 int
@@ -495,8 +546,22 @@ add_health(struct window *w, const uint64_t coll_ns[COLL__MAX],
 		w->health.sample_ns_max = sample_ns;
 }
 
+static int sample_run(struct collector *c, const struct clocks *now,
+    bool burst);
+
 int
 collector_sample(struct collector *c, const struct clocks *now, bool burst)
+{
+	int r = sample_run(c, now, burst);
+
+	/* a walk read for it that its scan did not take is of no later one */
+	procscan_walk_unused(c->ps);
+	c->ahead_flip = false;
+	return r;
+}
+
+static int
+sample_run(struct collector *c, const struct clocks *now, bool burst)
 {
 	int64_t t0 = clock_ns(CLOCK_MONOTONIC), t1;
 	struct scan_ctx ctx = { 0 };
@@ -547,8 +612,11 @@ collector_sample(struct collector *c, const struct clocks *now, bool burst)
 	ctx.full = now->mono_ns + (int64_t)c->interval_ms * NSEC_PER_MSEC / 2 >=
 	    c->target_ns;
 	ctx.boot_ns = now->boot_ns;
-	if (ctx.full && c->flip_hook != NULL)
+	if (ctx.full && c->ahead_flip)
+		ctx.flipped = c->ahead_flipped; /* collector_prepare's */
+	else if (ctx.full && c->flip_hook != NULL)
 		ctx.flipped = c->flip_hook(c->flip_arg);
+	c->ahead_flip = false;
 	r = procscan_run(c->ps, &ctx, w);
 	fgbg_scanned(c->fg);
 	c->cur->coll_ns[COLL_PROCS] = (uint64_t)(clock_ns(CLOCK_MONOTONIC) -
@@ -665,6 +733,10 @@ collector_close_window(struct collector *c, const struct clocks *now)
 	int64_t half;
 	int r, later = 0;
 
+	/* a walk read ahead for a sample this close comes before is of no
+	 * use to it (its continuation still runs that sample) */
+	procscan_walk_cancel(c->ps);
+	c->ahead_flip = false;
 	if (w == NULL)
 		return 0;
 	/* windows are handed out in order: one left waiting goes first */

@@ -88,6 +88,16 @@ void collector_set_fgbg(struct collector *c, struct fgbg *fg);
  * privileges final first). -errno: they stay in the scan. */
 struct event_base;
 int collector_ident_async(struct collector *c, struct event_base *base);
+/*
+ * Full walks read on a worker (procscan_walk_async): collector_prepare
+ * before each sample; when it returns 1 the sample is owed and runs from
+ * cb (base's loop), as collector_sample then. Privileges final first.
+ */
+int collector_walk_async(struct collector *c, struct event_base *base,
+    void (*cb)(void *arg), void *arg);
+int collector_prepare(struct collector *c, const struct clocks *now);
+bool collector_walk_owed(const struct collector *c);
+void collector_walk_delay_test(struct collector *c, unsigned ms); /* tests */
 struct taskiter_events;
 /* event-driven process samples on the sched accounting's maps (NULL:
  * none); reloads the task iterator when it is the source */

@@ -233,6 +233,12 @@ dump_health(const struct window *w, struct vbuf *o)
 		    w->health.partial_why == PARTIAL_WHY_NONE ?
 			"on" :
 			partial_why_name(w->health.partial_why));
+	if (w->health.walks_off_loop || w->health.walks_dropped)
+		vbuf_printf(o,
+		    "\n  full walks off the loop: %u (%u dropped), longest "
+		    "wait %.3f ms",
+		    w->health.walks_off_loop, w->health.walks_dropped,
+		    (double)w->health.walk_wait_ns_max / 1e6);
 	vbuf_printf(o, "\n  cost per sample (avg/max us):");
 	for (i = 0; i < COLL__MAX; i++)
 		vbuf_printf(o, " %s %llu/%llu", coll_name(i),

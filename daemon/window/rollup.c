@@ -214,6 +214,10 @@ health_merge(struct window_health *a, const struct window_health *s)
 	a->ident_stale += s->ident_stale;
 	a->ident_loop += s->ident_loop;
 	a->ident_pending = s->ident_pending;
+	a->walks_off_loop += s->walks_off_loop;
+	a->walks_dropped += s->walks_dropped;
+	if (s->walk_wait_ns_max > a->walk_wait_ns_max)
+		a->walk_wait_ns_max = s->walk_wait_ns_max;
 }
 
 static void

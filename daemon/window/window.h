@@ -168,6 +168,12 @@ struct window_health {
 	/* gone records of processes the scan never held (started and ended
 	 * between two reads without running at one) */
 	uint32_t partial_gone_unknown;
+	/* full walks read on the walk's worker (proc_walk_async.c) and
+	 * taken by their sample, read there and dropped (another sample
+	 * came first: a close, a reload), and the longest time from a
+	 * walk's start to its sample (the loop served others meanwhile) */
+	uint32_t walks_off_loop, walks_dropped;
+	uint64_t walk_wait_ns_max;
 	/* processes a hiding procfs kept from the last scan (proc_hidden.c);
 	 * in memory only, not in the store (Health.privileges) */
 	uint32_t unseen_state; /* enum unseen_state */
