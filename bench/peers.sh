@@ -206,8 +206,31 @@ nap() {	# nap SECONDS, in steps of at most 5 s, reading vitalsd's RSS
 		if [[ -n ${pid_of[vitalsd]:-} ]]; then
 			rss_point "${pid_of[vitalsd]}"
 			rss_line+=" $((SECONDS - started))s:$rss_at"
+			loop_point
 		fi
 	done
+}
+# every closed window's loop figures (issue 20: no work over 1 ms on the
+# loop), read as the RSS is: a line per window into $tmp/loop.tsv (id,
+# longest callback ns and its name, callbacks over 1 ms, tick lateness
+# max, full walks off the loop and dropped, the longest wait for one,
+# sample_ns_max), a window read twice kept once
+loop_point() {
+	[[ -x $vitals ]] || return 0
+	"$vitals" --socket "$tmp/vitals.sock" --json health 2>/dev/null |
+	    python3 -c '
+import json, sys
+try:
+    w = json.load(sys.stdin)["health"]["last"]
+except Exception:
+    sys.exit(0)
+h = w.get("health") or {}
+i = lambda k: int(h.get(k) or 0)
+print("\t".join(str(v) for v in (w.get("id") or w.get("seq") or 0,
+      i("loop_cb_ns_max"), h.get("loop_cb_what") or "-",
+      i("loop_cb_over_1ms"), i("tick_late_ns_max"), i("walks_off_loop"),
+      i("walks_dropped"), i("walk_wait_ns_max"), i("sample_ns_max"))))
+' >>"$tmp/loop.tsv" 2>/dev/null || true
 }
 nap "$warmup"
 for t in "${tool_list[@]}"; do
@@ -317,6 +340,19 @@ print("  window: self utime %.1f ms stime %.1f ms over %d samples; longest loop 
       % (i(wh.get("self_utime_us")) / 1e3, i(wh.get("self_stime_us")) / 1e3, n,
          i(wh.get("loop_cb_ns_max")) / 1e6, wh.get("loop_cb_what") or "-"))
 PY
+fi
+if [[ -s $tmp/loop.tsv ]]; then
+	# the windows closed during the measured seconds and the warm-up
+	sort -u -k1,1n "$tmp/loop.tsv" | awk -F'\t' '
+	{ n++; if ($2 > cb) { cb = $2; what = $3 }; over += $4
+	  if ($5 > late) late = $5; walks += $6; dropped += $7
+	  if ($8 > wait) wait = $8; if ($9 > smax) smax = $9
+	  if ($2 > 1000000) big++ }
+	END { printf "vitalsd loop over %d windows: longest callback %.2f ms (%s), " \
+	    "%d windows with one over 1 ms, %d callbacks over 1 ms in all; tick " \
+	    "late max %.2f ms; sample max %.2f ms; full walks off the loop %d " \
+	    "(%d dropped), longest wait for one %.2f ms\n", n, cb / 1e6, what,
+	    big, over, late / 1e6, smax / 1e6, walks, dropped, wait / 1e6 }'
 fi
 if [[ -n ${pid_of[vitalsd]:-} ]]; then
 	echo

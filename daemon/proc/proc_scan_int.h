@@ -237,6 +237,7 @@ struct walk_result {
 	const struct taskiter_snap *snap;
 };
 bool walk_wants_state(const struct procscan *ps);
+/* proc_walk_async.c: the walk's reads (on the loop or the worker) */
 void walk_read(struct taskiter *ti, struct walk_result *wr);
 
 /* proc_walk_async.c: the walk read off the loop for this sample (NULL:
@@ -246,6 +247,9 @@ void walk_read(struct taskiter *ti, struct walk_result *wr);
 const struct walk_result *walk_async_take(struct procscan *ps,
     const struct scan_ctx *ctx, struct window *w);
 bool walk_async_bytes(const struct procscan *ps, uint64_t *ret);
+/* the walk (want_state: the baseline first) started for a sample that
+ * closes the window (full) or not: 1 it was, 0 the worker is not free */
+int walk_async_start(struct procscan *ps, bool want_state, bool full);
 void walk_async_free(struct procscan *ps);
 
 /* proc_ident_async.c: t's identity asked of the worker (want_uid: status

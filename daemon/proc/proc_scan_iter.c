@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "core/util.h"
 #include "proc/proc.h"
@@ -442,24 +441,6 @@ walk_wants_state(const struct procscan *ps)
 	return taskiter_partial_on(ps->ti) && ps->pwhy == PARTIAL_WHY_NONE;
 }
 
-/* The walk's reads, in the sample's order: the baseline, then the walk.
- * Touches ti alone, so it may run off the loop (proc_walk_async.c). */
-void
-walk_read(struct taskiter *ti, struct walk_result *wr)
-{
-	if (wr->delay_ms > 0) {
-		struct timespec ts = { wr->delay_ms / 1000,
-			(long)(wr->delay_ms % 1000) * 1000000L };
-
-		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-			;
-	}
-	wr->state_r = wr->want_state ?
-	    taskiter_ev_state(ti, &wr->gen, &wr->doubt) :
-	    0;
-	wr->read_r = taskiter_read(ti, &wr->snap);
-}
-
 /*
  * Whether the sample ctx describes will walk every task with the iterator
  * (choose_source without its reads): no partial read can stand for it.
@@ -478,6 +459,16 @@ procscan_walk_due(const struct procscan *ps, const struct scan_ctx *ctx)
 	    ps->last != SCANNER_BPF)
 		return true;
 	return ctx->full && !close_may_skip_walk(ps, ctx);
+}
+
+/* The walk of the sample ctx describes started on the walk's worker when
+ * that sample will walk (proc_walk_async.c): 1 it was, 0 not. */
+int
+procscan_walk_start(struct procscan *ps, const struct scan_ctx *ctx)
+{
+	if (ps->wa == NULL || !procscan_walk_due(ps, ctx))
+		return 0;
+	return walk_async_start(ps, walk_wants_state(ps), ctx->full);
 }
 
 /*

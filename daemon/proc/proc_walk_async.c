@@ -20,10 +20,11 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
+#include <time.h>
 
 #include <event2/event.h>
 
-#include "core/log.h"
 #include "core/worker.h"
 #include "proc/proc.h"
 #include "proc_scan_int.h"
@@ -38,6 +39,7 @@ struct walk_async {
 	 * worker, the loop's again once taken */
 	struct taskiter *ti;
 	struct walk_result res;
+	bool named; /* the worker's thread named (the worker's) */
 	/* the loop's */
 	bool owed;  /* a continuation is due (started, not yet called) */
 	bool ready; /* a result taken from the worker, not yet used */
@@ -47,12 +49,37 @@ struct walk_async {
 	uint32_t dropped;  /* results dropped, not yet in a window */
 };
 
+/* The walk's reads, in the sample's order: the baseline, then the walk
+ * (tests: after delay_ms). They touch ti alone: the scan's inline walk
+ * and the worker's job both make them. */
+void
+walk_read(struct taskiter *ti, struct walk_result *wr)
+{
+	if (wr->delay_ms > 0) {
+		struct timespec ts = { wr->delay_ms / 1000,
+			(long)(wr->delay_ms % 1000) * 1000000L };
+
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+	}
+	wr->state_r = wr->want_state ?
+	    taskiter_ev_state(ti, &wr->gen, &wr->doubt) :
+	    0;
+	wr->read_r = taskiter_read(ti, &wr->snap);
+}
+
 /* On the worker: what the sample reads before it walks, then the walk. */
 static int
 walk_job(void *arg)
 {
 	struct walk_async *wa = arg;
 
+	/* its own name, so that top -H and bench/peers.sh tell its CPU from
+	 * the other workers' */
+	if (!wa->named) {
+		(void)prctl(PR_SET_NAME, "vitalsd-walk", 0, 0, 0);
+		wa->named = true;
+	}
 	walk_read(wa->ti, &wa->res);
 	return 0;
 }
@@ -140,17 +167,16 @@ procscan_walk_delay_test(struct procscan *ps, unsigned ms)
 }
 
 int
-procscan_walk_start(struct procscan *ps, const struct scan_ctx *ctx)
+walk_async_start(struct procscan *ps, bool want_state, bool full)
 {
 	struct walk_async *wa = ps->wa;
 
-	if (wa == NULL || wa->owed || wa->ready || worker_busy(wa->wk) ||
-	    !procscan_walk_due(ps, ctx))
+	if (wa == NULL || wa->owed || wa->ready || worker_busy(wa->wk))
 		return 0;
 	wa->ti = ps->ti;
-	wa->res.want_state = walk_wants_state(ps);
+	wa->res.want_state = want_state;
 	wa->res.delay_ms = ps->walk_delay_ms;
-	wa->full = ctx->full;
+	wa->full = full;
 	wa->ti_bytes = taskiter_bytes(ps->ti);
 	wa->start_ns = clock_ns(CLOCK_MONOTONIC);
 	if (worker_start(wa->wk, walk_job, wa) < 0)
