@@ -342,7 +342,11 @@ print("  window: self utime %.1f ms stime %.1f ms over %d samples; longest loop 
 PY
 fi
 if [[ -s $tmp/loop.tsv ]]; then
-	# the windows closed during the measured seconds and the warm-up
+	# the windows closed during the measured seconds and the warm-up:
+	# each, then their maxima and sums
+	echo "vitalsd loop per window: seq, longest callback ms (name), callbacks over 1 ms, tick late max ms, sample max ms, walks off the loop (dropped), longest wait ms"
+	sort -u -k1,1n "$tmp/loop.tsv" | awk -F'\t' '{ printf "  %s: %.2f (%s), %d, %.2f, %.2f, %d (%d), %.2f\n",
+	    $1, $2 / 1e6, $3, $4, $5 / 1e6, $9 / 1e6, $6, $7, $8 / 1e6 }'
 	sort -u -k1,1n "$tmp/loop.tsv" | awk -F'\t' '
 	{ n++; if ($2 > cb) { cb = $2; what = $3 }; over += $4
 	  if ($5 > late) late = $5; walks += $6; dropped += $7

@@ -1151,9 +1151,9 @@ fwcollector(struct fwloop *l, unsigned window_s, bool worker)
 		ck_assert_int_eq(collector_walk_async(l->c, l->base, fwwalked,
 				     l),
 		    0);
-	/* the first sample opens the window: on the loop, as the daemon's */
+	/* the first sample opens the window (its walk on the worker too in
+	 * the daemon; here on the loop) */
 	collector_clocks(&now);
-	ck_assert_int_eq(collector_prepare(l->c, &now), 0);
 	ck_assert_int_eq(collector_sample(l->c, &now, false), 0);
 	return l->c;
 }
@@ -1259,6 +1259,44 @@ START_TEST(test_walk_off_loop)
 END_TEST
 
 /*
+ * The first sample (no window open yet): its walk goes to the worker too,
+ * and the sample that takes it opens the window without closing it.
+ */
+START_TEST(test_walk_first_sample)
+{
+	struct collector_opts o = {
+		.proc_root = "/proc",
+		.sys_root = "/sys",
+		.interval_ms = 100,
+		.window_s = 1,
+		.threads = THREADS_ALL,
+		.scanner = SCANNER_BPF,
+	};
+	struct fwloop l = { 0 };
+	const struct window *w;
+	struct clocks now;
+
+	ck_assert_ptr_nonnull(l.base = event_base_new());
+	ck_assert_int_eq(collector_new(&o, &l.c), 0);
+	ck_assert_int_eq(collector_walk_async(l.c, l.base, fwwalked, &l), 0);
+	ck_assert_ptr_null(collector_open(l.c));
+	collector_clocks(&now);
+	ck_assert_int_eq(collector_prepare(l.c, &now), 1);
+	l.quit_after_walk = true;
+	ck_assert_int_eq(event_base_dispatch(l.base), 0);
+	ck_assert_uint_eq(l.walked, 1);
+	ck_assert_ptr_nonnull(w = collector_open(l.c));
+	ck_assert_ptr_null(collector_window(l.c, 0));
+	ck_assert_uint_eq(w->samples, 1);
+	ck_assert_uint_eq(w->health.walks_off_loop, 1);
+	ck_assert_uint_eq(w->health.samples_full, 1);
+	ck_assert_uint_gt(w->health.procs_scanned, 1);
+	collector_free(l.c);
+	event_base_free(l.base);
+}
+END_TEST
+
+/*
  * A walk started for a sample that does not close the window, whose sample
  * then closes it (its clocks crossed the window's end meanwhile): the walk
  * read before the close's flip is of no use to it, dropped and counted;
@@ -1339,6 +1377,7 @@ main(void)
 		tcase_add_loop_test(tc, test_sc_drain_off_loop, 0, 2);
 		tcase_add_loop_test(tc, test_walk_off_loop, 0, 2);
 		tcase_add_test(tc, test_walk_for_other_sample);
+		tcase_add_test(tc, test_walk_first_sample);
 		suite_add_tcase(s, tc);
 	} else {
 		fprintf(stderr, "not root: the syscall drain's half skipped\n");

@@ -195,13 +195,14 @@ collector_prepare(struct collector *c, const struct clocks *now)
 	struct scan_ctx ctx = { 0 };
 
 	c->ahead_flip = false;
-	if (c->open == NULL)
-		return 0; /* the first sample of a window opened now */
 	ctx.have_prev = c->have_prev;
 	ctx.prev_boot_ns = c->prev_clk.boot_ns;
 	ctx.boot_ns = now->boot_ns;
-	ctx.full = now->mono_ns + (int64_t)c->interval_ms * NSEC_PER_MSEC / 2 >=
-	    c->target_ns;
+	/* no window open (the first sample): the one its sample opens ends
+	 * a window later (window_open), so that sample does not close it */
+	ctx.full = c->open != NULL &&
+	    now->mono_ns + (int64_t)c->interval_ms * NSEC_PER_MSEC / 2 >=
+		c->target_ns;
 	if (ctx.full && c->flip_hook != NULL) {
 		ctx.flipped = c->flip_hook(c->flip_arg);
 		c->ahead_flip = true;
