@@ -1061,7 +1061,8 @@ struct fwloop {
 	struct event_base *base;
 	struct event *tick, *sample;
 	struct collector *c;
-	int64_t last_ns, gap_max_ns, end_ns;
+	/* the 2 ms timer's gaps: the DMA-BUF test's watch (dtick_cb) */
+	struct dloop gw;
 	unsigned started, walked, inline_samples;
 	bool quit_after_walk; /* the continuation ends the loop */
 	int64_t offset_ns;    /* added to the continuation's clocks */
@@ -1074,21 +1075,6 @@ fwclocks(struct clocks *now, int64_t offset_ns)
 	now->mono_ns += offset_ns;
 	now->boot_ns += offset_ns;
 	now->wall_ns += offset_ns;
-}
-
-static void
-fwgap_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct fwloop *l = arg;
-	int64_t now = clock_ns(CLOCK_MONOTONIC);
-
-	(void)fd;
-	(void)what;
-	if (l->last_ns && now - l->last_ns > l->gap_max_ns)
-		l->gap_max_ns = now - l->last_ns;
-	l->last_ns = now;
-	if (now >= l->end_ns)
-		event_base_loopbreak(l->base);
 }
 
 /* the daemon's tick_cb, in short */
@@ -1127,8 +1113,21 @@ fwwalked(void *arg)
 		event_base_loopbreak(l->base);
 }
 
+/* The loop run until the owed sample ran from its walk's end. */
+static void
+fwawait(struct fwloop *l)
+{
+	l->walked = 0;
+	l->quit_after_walk = true;
+	ck_assert_int_eq(event_base_dispatch(l->base), 0);
+	ck_assert_uint_eq(l->walked, 1);
+	ck_assert(!collector_walk_owed(l->c));
+}
+
+/* l's collector on the iterator, its walks on a worker when worker;
+ * first: its first sample taken (on the loop) */
 static struct collector *
-fwcollector(struct fwloop *l, unsigned window_s, bool worker)
+fwcollector(struct fwloop *l, unsigned window_s, bool worker, bool first)
 {
 	struct collector_opts o = {
 		.proc_root = "/proc",
@@ -1151,8 +1150,10 @@ fwcollector(struct fwloop *l, unsigned window_s, bool worker)
 		ck_assert_int_eq(collector_walk_async(l->c, l->base, fwwalked,
 				     l),
 		    0);
+	if (!first)
+		return l->c;
 	/* the first sample opens the window (its walk on the worker too in
-	 * the daemon; here on the loop) */
+	 * the daemon: test_walk_first_sample; here on the loop) */
 	collector_clocks(&now);
 	ck_assert_int_eq(collector_sample(l->c, &now, false), 0);
 	return l->c;
@@ -1167,13 +1168,14 @@ START_TEST(test_walk_off_loop)
 	char name[64];
 
 	ck_assert_ptr_nonnull(l.base = event_base_new());
-	fwcollector(&l, 3600, _i == 0);
+	fwcollector(&l, 3600, _i == 0, true);
 	collector_walk_delay_test(l.c, WALK_DELAY_MS);
-	l.tick = event_new(l.base, -1, EV_PERSIST, fwgap_cb, &l);
+	l.gw.base = l.base;
+	l.tick = event_new(l.base, -1, EV_PERSIST, dtick_cb, &l.gw);
 	l.sample = event_new(l.base, -1, EV_PERSIST, fwsample_cb, &l);
 	ck_assert_int_eq(event_add(l.tick, &tv2), 0);
 	ck_assert_int_eq(event_add(l.sample, &tvs), 0);
-	l.end_ns = clock_ns(CLOCK_MONOTONIC) + 1500 * 1000000LL;
+	l.gw.end_ns = clock_ns(CLOCK_MONOTONIC) + 1500 * 1000000LL;
 	ck_assert_int_eq(event_base_dispatch(l.base), 0);
 	event_del(l.tick);
 	event_del(l.sample);
@@ -1192,7 +1194,7 @@ START_TEST(test_walk_off_loop)
 	    _i == 0 ? "on the worker" : "on the loop", l.started, l.walked,
 	    l.inline_samples, w->health.walks_off_loop, w->health.walks_dropped,
 	    w->health.walk_wait_ns_max / 1e6, w->health.samples_full,
-	    l.gap_max_ns / 1e6);
+	    l.gw.gap_max_ns / 1e6);
 	ck_assert_uint_eq(w->health.walks_dropped, 0);
 	if (_i == 0) {
 		/* ~1.5 s of 150 ms walks, one at a time */
@@ -1203,8 +1205,8 @@ START_TEST(test_walk_off_loop)
 		ck_assert_uint_eq(w->health.samples_full, l.walked + 1);
 		ck_assert_uint_ge(w->health.walk_wait_ns_max,
 		    WALK_DELAY_MS * 1000000ULL);
-		ck_assert_msg(l.gap_max_ns < LATE_MAX_MS * 1000000LL,
-		    "the loop stalled %.3f ms", l.gap_max_ns / 1e6);
+		ck_assert_msg(l.gw.gap_max_ns < LATE_MAX_MS * 1000000LL,
+		    "the loop stalled %.3f ms", l.gw.gap_max_ns / 1e6);
 	} else {
 		/* the control: the same walks on the loop hold the timer */
 		ck_assert_uint_ge(l.inline_samples, 4);
@@ -1212,7 +1214,7 @@ START_TEST(test_walk_off_loop)
 		ck_assert_uint_eq(w->health.walks_off_loop, 0);
 		ck_assert_uint_eq(w->health.walk_wait_ns_max, 0);
 		ck_assert_uint_eq(w->health.samples_full, l.inline_samples + 1);
-		ck_assert_int_ge(l.gap_max_ns, WALK_DELAY_MS * 1000000LL);
+		ck_assert_int_ge(l.gw.gap_max_ns, WALK_DELAY_MS * 1000000LL);
 	}
 	/* the walk's tasks are the scan's: this process, named */
 	ck_assert_uint_gt(w->health.procs_scanned, 1);
@@ -1243,11 +1245,7 @@ START_TEST(test_walk_off_loop)
 		    250 * 1000000LL);
 		ck_assert_uint_eq(
 		    collector_window(l.c, 0)->health.walks_dropped, 0);
-		l.walked = 0;
-		l.quit_after_walk = true;
-		ck_assert_int_eq(event_base_dispatch(l.base), 0);
-		ck_assert_uint_eq(l.walked, 1);
-		ck_assert(!collector_walk_owed(l.c));
+		fwawait(&l);
 		w = collector_open(l.c);
 		ck_assert_uint_eq(w->health.walks_dropped, 1);
 		ck_assert_uint_eq(w->health.walks_off_loop, 0);
@@ -1264,27 +1262,16 @@ END_TEST
  */
 START_TEST(test_walk_first_sample)
 {
-	struct collector_opts o = {
-		.proc_root = "/proc",
-		.sys_root = "/sys",
-		.interval_ms = 100,
-		.window_s = 1,
-		.threads = THREADS_ALL,
-		.scanner = SCANNER_BPF,
-	};
 	struct fwloop l = { 0 };
 	const struct window *w;
 	struct clocks now;
 
 	ck_assert_ptr_nonnull(l.base = event_base_new());
-	ck_assert_int_eq(collector_new(&o, &l.c), 0);
-	ck_assert_int_eq(collector_walk_async(l.c, l.base, fwwalked, &l), 0);
+	fwcollector(&l, 1, true, false);
 	ck_assert_ptr_null(collector_open(l.c));
 	collector_clocks(&now);
 	ck_assert_int_eq(collector_prepare(l.c, &now), 1);
-	l.quit_after_walk = true;
-	ck_assert_int_eq(event_base_dispatch(l.base), 0);
-	ck_assert_uint_eq(l.walked, 1);
+	fwawait(&l);
 	ck_assert_ptr_nonnull(w = collector_open(l.c));
 	ck_assert_ptr_null(collector_window(l.c, 0));
 	ck_assert_uint_eq(w->samples, 1);
@@ -1309,27 +1296,23 @@ START_TEST(test_walk_for_other_sample)
 	struct clocks now;
 
 	ck_assert_ptr_nonnull(l.base = event_base_new());
-	fwcollector(&l, 1, true);
+	fwcollector(&l, 1, true, true);
 	tu_sleep_ms(200);
 	collector_clocks(&now);
 	ck_assert_int_eq(collector_prepare(l.c, &now), 1);
 	/* the continuation's clocks 0.9 s on: past the window's end */
 	l.offset_ns = 900 * 1000000LL;
-	l.quit_after_walk = true;
-	ck_assert_int_eq(event_base_dispatch(l.base), 0);
-	ck_assert_uint_eq(l.walked, 1);
+	fwawait(&l);
 	ck_assert_ptr_nonnull(w = collector_window(l.c, 0));
 	ck_assert_uint_eq(w->health.walks_dropped, 1);
 	ck_assert_uint_eq(w->health.walks_off_loop, 0);
 	ck_assert_uint_eq(w->health.samples_full, 2);
 	ck_assert_uint_eq(w->samples, 2);
 	/* the next sample's walk goes to the worker again and is taken */
-	l.walked = 0;
 	tu_sleep_ms(100);
 	fwclocks(&now, l.offset_ns);
 	ck_assert_int_eq(collector_prepare(l.c, &now), 1);
-	ck_assert_int_eq(event_base_dispatch(l.base), 0);
-	ck_assert_uint_eq(l.walked, 1);
+	fwawait(&l);
 	w = collector_open(l.c);
 	ck_assert_uint_eq(w->health.walks_off_loop, 1);
 	ck_assert_uint_eq(w->health.walks_dropped, 0);
