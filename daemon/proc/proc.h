@@ -276,7 +276,8 @@ int procscan_ident_async(struct procscan *ps, struct event_base *base,
 int procscan_ident_settle(struct procscan *ps, bool wait);
 
 /*
- * proc_walk_async.c: the iterator's full walks read on a worker thread
+ * proc_walk_async.c (procscan_walk_due and procscan_walk_start:
+ * proc_scan_iter.c): the iterator's full walks read on a worker thread
  * (issue 20; doc/bpf.md "Full walks"). procscan_walk_start starts the
  * walk of the sample ctx describes when it will walk (procscan_walk_due)
  * and returns 1: the caller then runs that sample from cb, which base's

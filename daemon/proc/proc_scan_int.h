@@ -227,8 +227,9 @@ void gone_note(struct procscan *ps, int32_t tgid, uint64_t starttime);
 void retire_gone(struct procscan *ps, const struct taskiter_snap *snap,
     struct window *w);
 
-/* proc_scan_iter.c: a full walk's reads, the sched accounting's baseline
- * (want_state) then the walk; they touch the taskiter alone */
+/* A full walk's reads, the sched accounting's baseline (want_state) then
+ * the walk; they touch the taskiter alone. walk_wants_state
+ * (proc_scan_iter.c): whether the walk reads the baseline. */
 struct walk_result {
 	bool want_state;
 	unsigned delay_ms;   /* tests: slept first */
