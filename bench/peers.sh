@@ -214,7 +214,8 @@ nap() {	# nap SECONDS, in steps of at most 5 s, reading vitalsd's RSS
 # loop), read as the RSS is: a line per window into $tmp/loop.tsv (id,
 # longest callback ns and its name, callbacks over 1 ms, tick lateness
 # max, full walks off the loop and dropped, the longest wait for one,
-# sample_ns_max), a window read twice kept once
+# sample_ns_max, the longest callback's thread CPU ns), a window read
+# twice kept once
 loop_point() {
 	[[ -x $vitals ]] || return 0
 	"$vitals" --socket "$tmp/vitals.sock" --json health 2>/dev/null |
@@ -229,7 +230,8 @@ i = lambda k: int(h.get(k) or 0)
 print("\t".join(str(v) for v in (w.get("id") or w.get("seq") or 0,
       i("loop_cb_ns_max"), h.get("loop_cb_what") or "-",
       i("loop_cb_over_1ms"), i("tick_late_ns_max"), i("walks_off_loop"),
-      i("walks_dropped"), i("walk_wait_ns_max"), i("sample_ns_max"))))
+      i("walks_dropped"), i("walk_wait_ns_max"), i("sample_ns_max"),
+      i("loop_cb_cpu_ns"))))
 ' >>"$tmp/loop.tsv" 2>/dev/null || true
 }
 nap "$warmup"
@@ -344,9 +346,9 @@ fi
 if [[ -s $tmp/loop.tsv ]]; then
 	# the windows closed during the measured seconds and the warm-up:
 	# each, then their maxima and sums
-	echo "vitalsd loop per window: seq, longest callback ms (name), callbacks over 1 ms, tick late max ms, sample max ms, walks off the loop (dropped), longest wait ms"
-	sort -u -k1,1n "$tmp/loop.tsv" | awk -F'\t' '{ printf "  %s: %.2f (%s), %d, %.2f, %.2f, %d (%d), %.2f\n",
-	    $1, $2 / 1e6, $3, $4, $5 / 1e6, $9 / 1e6, $6, $7, $8 / 1e6 }'
+	echo "vitalsd loop per window: seq, longest callback ms (name; its CPU ms), callbacks over 1 ms, tick late max ms, sample max ms, walks off the loop (dropped), longest wait ms"
+	sort -u -k1,1n "$tmp/loop.tsv" | awk -F'\t' '{ printf "  %s: %.2f (%s; %.2f), %d, %.2f, %.2f, %d (%d), %.2f\n",
+	    $1, $2 / 1e6, $3, $10 / 1e6, $4, $5 / 1e6, $9 / 1e6, $6, $7, $8 / 1e6 }'
 	sort -u -k1,1n "$tmp/loop.tsv" | awk -F'\t' '
 	{ n++; if ($2 > cb) { cb = $2; what = $3 }; over += $4
 	  if ($5 > late) late = $5; walks += $6; dropped += $7
