@@ -251,8 +251,9 @@ tick_walked(void *arg)
 	int64_t t0 = loopstat_begin();
 	struct clocks now;
 
-	/* a close since the tick's first part (the stop's, a flush) may
-	 * have started a drain: it ends before this sample can close */
+	/* a close since the tick's first part (outside a sample: today
+	 * only the stop's) may have started a drain: it ends before this
+	 * sample can close */
 	sched_settle(d);
 	collector_clocks(&now);
 	tick_sample(d, &now);

@@ -1226,7 +1226,7 @@ START_TEST(test_walk_off_loop)
 	event_free(l.sample);
 
 	/*
-	 * A close before the walk's sample (a flush, the stop): it waits
+	 * A close before the walk's sample (outside a sample: the stop's): it waits
 	 * for the walk, drops it, and the sample still comes, walking on the
 	 * loop.
 	 */

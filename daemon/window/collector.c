@@ -187,7 +187,8 @@ collector_walk_delay_test(struct collector *c, unsigned ms)
  * worker when the sample will walk. 1: it was; the sample runs from the
  * walk's continuation (collector_walk_async's cb) with now then. 0: the
  * sample runs now. Nothing else may sample in between; a close that comes
- * first (a flush, the stop) takes the flip and drops the walk.
+ * first (outside a sample: today only the stop's) takes the flip and
+ * drops the walk.
  */
 int
 collector_prepare(struct collector *c, const struct clocks *now)
