@@ -1081,6 +1081,66 @@ START_TEST(read_failure_falls_back)
 }
 END_TEST
 
+/*
+ * A child forked as root that drops to another uid after the scan first
+ * read it (as a zygote child drops to its app's uid): its rows carry the
+ * new uid from the next read on. It was read once while still root.
+ */
+START_TEST(uid_follows_setuid)
+{
+	const struct window_task *x;
+	struct procscan *ps;
+	struct window *w, *f;
+	int procfd, go[2], done[2], st;
+	pid_t pid;
+	char c;
+
+	ck_assert_int_eq(pipe2(go, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(done, O_CLOEXEC), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		volatile uint64_t n = 0;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (read(go[0], &c, 1) != 1 || setgid(54321) < 0 ||
+		    setuid(54321) < 0 || write(done[1], &c, 1) != 1)
+			_exit(1);
+		for (;;)
+			n++;
+	}
+	close(go[0]);
+	close(done[1]);
+	procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(procfd, 0);
+	ck_assert_int_eq(procscan_new(procfd, hz, THREADS_ALL, &ps), 0);
+	ck_assert_int_eq(procscan_set_scanner(ps, SCANNER_BPF, "/sys"), 0);
+	w = window_new(1, 0);
+	scan_into(ps, w); /* the child waits, as root */
+	f = window_new(2, 0);
+	ck_assert_int_eq(procscan_flush(ps, f), 0);
+	window_free(f);
+	ck_assert_int_eq(write(go[1], "g", 1), 1);
+	ck_assert_int_eq(read(done[0], &c, 1), 1);
+	scan_into(ps, w);
+	scan_into(ps, w);
+	f = window_new(3, 0);
+	ck_assert_int_eq(procscan_flush(ps, f), 0);
+	x = find_task(f->procs, f->nprocs, pid);
+	ck_assert_ptr_nonnull(x);
+	ck_assert_uint_gt(x->d_utime + x->d_stime, 0);
+	ck_assert_uint_eq(x->uid, 54321);
+	window_free(f);
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	close(go[1]);
+	close(done[0]);
+	window_free(w);
+	procscan_free(ps);
+	close(procfd);
+}
+END_TEST
+
 #endif /* HAVE_BPF */
 
 /* ------------------------------------------------------------ degradation */
@@ -1425,6 +1485,7 @@ main(void)
 	tcase_add_test(tc, burn_child_agrees);
 	tcase_add_test(tc, collector_same_windows);
 	tcase_add_test(tc, read_failure_falls_back);
+	tcase_add_test(tc, uid_follows_setuid);
 	suite_add_tcase(s, tc);
 #endif
 	return tu_run(s);

@@ -505,7 +505,8 @@ count_read_error(struct window *w, int r)
 
 /*
  * uid and name: once per instance, and when comm changes. The iterator
- * hands over the uid (uid_known); /proc needs status for it. With a
+ * hands over the uid (uid_known) at every read, and proc_observe takes a
+ * changed one (setuid); /proc needs status for it. With a
  * worker (proc_ident_async.c) the files are read there and the answer
  * lands later; until then, or while the queue is full, the row carries
  * the comm (and an unknown uid where status is needed), as after a failed
@@ -738,6 +739,16 @@ proc_observe(struct procscan *ps, int32_t pid, struct task *p,
 		 * source still gives none */
 		p->ident_retry = !ident_queue(ps, p,
 		    !uid_known && p->ident_retry_uid);
+	}
+	if (!fresh && uid_known && p->wt.uid != uid) {
+		struct task *t;
+
+		/* setuid() since the instance was first read (a child forked
+		 * as root that drops to its app's uid, as zygote's do): the
+		 * source's uid from now on, for its threads too */
+		p->wt.uid = uid;
+		for (t = p->threads; t; t = t->tnext)
+			t->wt.uid = uid;
 	}
 	u0 = p->wt.d_utime;
 	s0 = p->wt.d_stime;
