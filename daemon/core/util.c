@@ -186,6 +186,16 @@ clock_ns(int clockid)
 	return (int64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
 }
 
+void
+nap_ms(unsigned ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000,
+		.tv_nsec = (long)(ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
 /* The value of the word value names in table w; -EINVAL none. */
 int
 parse_word(const char *value, const struct parse_word *w)

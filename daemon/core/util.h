@@ -57,6 +57,8 @@ int read_fd_stream(int fd, struct vbuf *b, size_t low, size_t grow);
 bool is_procfs(int fd, const char *path);
 int read_at(int dirfd, const char *path, struct vbuf *b);
 int64_t clock_ns(int clockid);
+/* ms slept whole, a signal's wake-up slept on (test hooks' delays) */
+void nap_ms(unsigned ms);
 /*
  * The kernel's nsec_to_clock_t() (kernel/time/time.c), USER_HZ = hz: what
  * /proc/<pid>/stat's starttime (field 22) is made of start_boottime with.

@@ -30,7 +30,6 @@
 #include "proc_scan_int.h"
 
 struct walk_async {
-	struct procscan *ps;
 	struct worker *wk;
 	struct event *ev;
 	void (*cb)(void *arg); /* the sample's continuation, on the loop */
@@ -55,13 +54,8 @@ struct walk_async {
 void
 walk_read(struct taskiter *ti, struct walk_result *wr)
 {
-	if (wr->delay_ms > 0) {
-		struct timespec ts = { wr->delay_ms / 1000,
-			(long)(wr->delay_ms % 1000) * 1000000L };
-
-		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-			;
-	}
+	if (wr->delay_ms > 0)
+		nap_ms(wr->delay_ms);
 	wr->state_r = wr->want_state ?
 	    taskiter_ev_state(ti, &wr->gen, &wr->doubt) :
 	    0;
@@ -124,7 +118,6 @@ procscan_walk_async(struct procscan *ps, struct event_base *base,
 		return -EINVAL;
 	if ((wa = calloc(1, sizeof(*wa))) == NULL)
 		return -ENOMEM;
-	wa->ps = ps;
 	wa->cb = cb;
 	wa->cb_arg = arg;
 	if ((r = worker_new(&wa->wk)) < 0) {

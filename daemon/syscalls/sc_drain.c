@@ -21,17 +21,6 @@
 #ifdef HAVE_BPF
 #include <bpf/bpf.h>
 
-/* the test hook's stand-in for a slow grace period */
-static void
-delay_ms(unsigned ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000,
-		.tv_nsec = (long)(ms % 1000) * 1000000 };
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
 static int
 by_enter(const void *a, const void *b)
 {
@@ -176,8 +165,9 @@ sc_drain_end(struct sc_collector *sc, struct window_syscalls *p)
 			 * the next flip, drained one flip later */
 			p->ctr.drain_errors++;
 		} else {
+			/* the test hook: a slow grace period */
 			if (sc->test_delay_ms)
-				delay_ms(sc->test_delay_ms);
+				nap_ms(sc->test_delay_ms);
 			if (read_side(sc, sc->agg_fd[sc->side], p) < 0)
 				p->ctr.drain_errors++;
 		}

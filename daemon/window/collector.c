@@ -618,7 +618,6 @@ sample_run(struct collector *c, const struct clocks *now, bool burst)
 		ctx.flipped = c->ahead_flipped; /* collector_prepare's */
 	else if (ctx.full && c->flip_hook != NULL)
 		ctx.flipped = c->flip_hook(c->flip_arg);
-	c->ahead_flip = false;
 	r = procscan_run(c->ps, &ctx, w);
 	fgbg_scanned(c->fg);
 	c->cur->coll_ns[COLL_PROCS] = (uint64_t)(clock_ns(CLOCK_MONOTONIC) -
