@@ -215,7 +215,8 @@ nap() {	# nap SECONDS, in steps of at most 5 s, reading vitalsd's RSS
 # longest callback ns and its name, callbacks over 1 ms, tick lateness
 # max, full walks off the loop and dropped, the longest wait for one,
 # sample_ns_max, the longest callback's thread CPU ns), a window read
-# twice kept once
+# twice kept once. Each reading is a health request the daemon answers on
+# its loop: its CPU is in vitalsd's figures
 loop_point() {
 	[[ -x $vitals ]] || return 0
 	"$vitals" --socket "$tmp/vitals.sock" --json health 2>/dev/null |
