@@ -11,6 +11,8 @@
 # of wall time, and its wake-ups per second (schedstat's timeslices).
 # Then the same for each of its other threads by name (vitalsd-writer,
 # -worker, -drain, -query summed): THREAD lines; VmRSS at the round's end.
+# LOOP_PAIR_CONF: config lines both daemons get (e.g. 'syscall_trace =
+# on'; "\n" between lines).
 # bench/README.md ("Loop thread, fifth pass") has
 # figures.
 #
@@ -81,6 +83,7 @@ start() {	# start IDX BIN: daemon IDX, pid into vpid[IDX]
 	local i=$1 bin=$2 d=$tmp/d$1
 	mkdir -p "$d/state"
 	printf 'ftrace_instance = vitals_pair_%s_%s\n' $$ "$i" >"$d/conf"
+	[[ -z ${LOOP_PAIR_CONF:-} ]] || printf '%b\n' "$LOOP_PAIR_CONF" >>"$d/conf"
 	"$bin" --foreground -c "$d/conf" --state-dir "$d/state" \
 	    --socket "$d/sock" --bpffs "/sys/fs/bpf/vitals_pair_$$_$i" \
 	    "${extra_args[@]}" </dev/null >"$d/log" 2>&1 {ctlfd}>&- &

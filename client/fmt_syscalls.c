@@ -228,4 +228,13 @@ fmt_syscall_health(struct sbuf *o, const Vitals__SyscallHealth *h)
 		    (unsigned long long)c->map_full,
 		    (unsigned long long)c->rb_full,
 		    (unsigned long long)c->compat);
+	if (h->ring_bytes)
+		sbuf_printf(o,
+		    "  slow-call ring: %u B, wakes the loop at %u B; since "
+		    "start %llu records read, %llu wake-ups, %llu tick and "
+		    "drain reads\n",
+		    h->ring_bytes, h->ring_wake_bytes,
+		    (unsigned long long)h->ring_records,
+		    (unsigned long long)h->ring_wakeups,
+		    (unsigned long long)h->ring_reads);
 }

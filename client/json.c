@@ -448,10 +448,18 @@ field_unknown(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f,
 			return a->arch == NULL || *a->arch == '\0';
 		return false;
 	}
-	/* BPF stats off in the last window: no run time */
-	if (IS(m, syscall_health))
-		return strncmp(f->name, "prog_run_", 9) == 0 &&
-		    !((const Vitals__SyscallHealth *)m)->have_prog_stats;
+	if (IS(m, syscall_health)) {
+		const Vitals__SyscallHealth *h =
+		    (const Vitals__SyscallHealth *)m;
+
+		/* BPF stats off in the last window: no run time */
+		if (strncmp(f->name, "prog_run_", 9) == 0)
+			return !h->have_prog_stats;
+		/* no ring buffer (off, or the platform loader's pins) */
+		if (strncmp(f->name, "ring_", 5) == 0)
+			return h->ring_bytes == 0;
+		return false;
+	}
 	if (IS(m, syscall_row) || IS(m, syscall_slow)) {
 		const char *name = IS(m, syscall_row) ?
 		    ((const Vitals__SyscallRow *)m)->name :

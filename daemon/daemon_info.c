@@ -49,6 +49,7 @@ vitalsd_get_info(struct vitalsd *d, struct vitalsd_info *ret)
 	ret->syscalls.err = d->sc_err;
 	ret->syscalls.progs = d->sc ? sc_attached(d->sc) : 0;
 	ret->syscalls.traced = d->sc ? sc_traced(d->sc) : 0;
+	sc_ring_stats(d->sc, &ret->syscalls.ring);
 	if (d->wr) {
 		ret->have_store = true;
 		writer_get(d->wr, &ret->store, &ret->store_queued,

@@ -23,6 +23,7 @@
 #include "gpumem/gpumem.h"
 #include "hp/hp.h"
 #include "rpc/rpc.h"
+#include "syscalls/sc_collect.h"
 #include "sched/sched.h"
 #include "store/store.h"
 #include "trace/trace.h"
@@ -202,6 +203,9 @@ tick_sample(struct vitalsd *d, const struct clocks *now)
 	wcpu_push_scale(d);
 	/* the ftrace reader's timed drain in this wake-up of the loop */
 	ftrace_after_sample(d->ft);
+	/* the slow calls under the ring's wake-up fill, in the same one */
+	if (d->sc)
+		(void)sc_poll(d->sc);
 	/* the exporter's walk of the process table; the page waits for a
 	 * scrape */
 	if (d->ex && (r = export_sample(d->ex)) < 0)

@@ -468,41 +468,29 @@ START_TEST(test_rb_full)
 }
 END_TEST
 
-/* slow calls reach the open window through the event loop, before any
- * drain: the ring buffer's fd in a libevent loop, as in the daemon */
-START_TEST(test_rb_loop)
+/* a nanosleep child of n calls of ns each; its pid */
+static pid_t
+sleeper(int n, long ns)
 {
-	struct sc_config c;
-	struct sc_opts o = { 0 };
-	struct sc_collector *sc;
-	struct event_base *base = event_base_new();
-	struct window_syscalls *p;
-	size_t i, mine = 0;
-	int st, k, r;
 	pid_t pid;
+	int k;
 
-	ck_assert_ptr_nonnull(base);
-	cfg_for(&c, "nanosleep");
-	ck_assert_int_eq(sc_config_set(&c, "syscall_slow_ms", "1"), 0);
-	o.cfg = &c;
-	o.base = base;
-	r = sc_new(&o, &sc);
-	ck_assert_msg(r == 0, "sc_new: %s", strerror(-r));
 	if ((pid = fork()) == 0) {
-		for (k = 0; k < 5; k++)
-			sleep_ns(2000000);
+		for (k = 0; k < n; k++)
+			sleep_ns(ns);
 		_exit(0);
 	}
-	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-	for (k = 0; k < 100; k++) {
-		event_base_loop(base, EVLOOP_NONBLOCK);
-		if (sc_pending_slow(sc) >= 5)
-			break;
-		usleep(10000);
-	}
-	ck_assert_uint_ge(sc_pending_slow(sc), 5);
-	p = sc_drain(sc);
-	ck_assert_ptr_nonnull(p);
+	ck_assert_int_gt(pid, 0);
+	return pid;
+}
+
+/* the open window's slow calls of pid's, checked as n nanosleeps of at
+ * least ns */
+static size_t
+mine_slow(const struct window_syscalls *p, pid_t pid, long ns)
+{
+	size_t i, mine = 0;
+
 	for (i = 0; i < p->nslow; i++) {
 		if (p->slow[i].tgid != pid)
 			continue;
@@ -510,11 +498,124 @@ START_TEST(test_rb_loop)
 		ck_assert_int_eq(p->slow[i].tid, pid);
 		ck_assert_uint_eq(p->slow[i].nr, SYS_nanosleep);
 		ck_assert_int_eq(p->slow[i].ret, 0);
-		ck_assert_uint_ge(p->slow[i].lat_ns, 2000000);
+		ck_assert_uint_ge(p->slow[i].lat_ns, (uint64_t)ns);
 		ck_assert_int_gt(p->slow[i].boot_enter_ns, 0);
 		ck_assert_uint_ne(p->slow[i].start_ns, 0);
 	}
-	ck_assert_uint_eq(mine, 5);
+	return mine;
+}
+
+static struct sc_collector *
+start_in(struct event_base *base, const char *rb_kib)
+{
+	struct sc_config c;
+	struct sc_opts o = { 0 };
+	struct sc_collector *sc;
+	struct window_syscalls *p;
+	int r;
+
+	ck_assert_ptr_nonnull(base);
+	cfg_for(&c, "nanosleep");
+	ck_assert_int_eq(sc_config_set(&c, "syscall_slow_ms", "1"), 0);
+	ck_assert_int_eq(sc_config_set(&c, "syscall_rb_kib", rb_kib), 0);
+	ck_assert_int_eq(sc_config_set(&c, "syscall_slow_max", "65536"), 0);
+	o.cfg = &c;
+	o.base = base;
+	r = sc_new(&o, &sc);
+	ck_assert_msg(r == 0, "sc_new: %s", strerror(-r));
+	p = sc_drain(sc);
+	ck_assert_ptr_nonnull(p);
+	sc_collect_part_free(p);
+	return sc;
+}
+
+/*
+ * Records under a quarter of the ring do not wake the loop: 5 slow calls
+ * in a 1 MiB ring (woken at 256 KiB) sit there however often the loop
+ * turns, and the tick's read (sc_poll) takes them all.
+ */
+START_TEST(test_rb_below_wake)
+{
+	struct event_base *base = event_base_new();
+	struct sc_collector *sc = start_in(base, "1024");
+	struct sc_ring_stats a, b;
+	struct window_syscalls *p;
+	int st, k;
+	pid_t pid;
+
+	sc_ring_stats(sc, &a);
+	ck_assert_uint_eq(a.size, 1024 * 1024);
+	ck_assert_uint_eq(a.wake_bytes, 256 * 1024);
+	pid = sleeper(5, 2000000);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	for (k = 0; k < 20; k++) {
+		event_base_loop(base, EVLOOP_NONBLOCK);
+		usleep(10000);
+	}
+	sc_ring_stats(sc, &b);
+	ck_assert_uint_eq(b.wakeups, a.wakeups);
+	ck_assert_uint_eq(b.records, a.records);
+	ck_assert_uint_eq(sc_pending_slow(sc), 0);
+	ck_assert_int_eq(sc_poll(sc), 0);
+	sc_ring_stats(sc, &b);
+	ck_assert_uint_eq(b.reads, a.reads + 1);
+	ck_assert_uint_ge(b.records, a.records + 5);
+	ck_assert_uint_eq(sc_pending_slow(sc), b.records - a.records);
+	p = sc_drain(sc);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_uint_eq(mine_slow(p, pid, 2000000), 5);
+	sc_collect_part_free(p);
+	sc_free(sc);
+	event_base_free(base);
+}
+END_TEST
+
+/*
+ * Slow calls reach the open window through the event loop before any
+ * drain, a wake-up per quarter of the ring: 300 calls of 1.1 ms into a
+ * 16 KiB ring (woken at 4 KiB, 57 records) while the loop turns every
+ * 0.5 ms. The kernel's adaptive rule would wake it for nearly every
+ * record (one a call, the loop always caught up).
+ */
+START_TEST(test_rb_loop)
+{
+	struct event_base *base = event_base_new();
+	struct sc_collector *sc = start_in(base, "16");
+	struct sc_ring_stats a, b;
+	struct window_syscalls *p;
+	size_t mine, before_drain;
+	int st = 0;
+	pid_t pid;
+
+	sc_ring_stats(sc, &a);
+	ck_assert_uint_eq(a.wake_bytes, 4096);
+	pid = sleeper(300, 1100000);
+	while (waitpid(pid, &st, WNOHANG) == 0) {
+		event_base_loop(base, EVLOOP_NONBLOCK);
+		usleep(500);
+	}
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	event_base_loop(base, EVLOOP_NONBLOCK);
+	sc_ring_stats(sc, &b);
+	before_drain = sc_pending_slow(sc);
+	p = sc_drain(sc);
+	ck_assert_ptr_nonnull(p);
+	mine = mine_slow(p, pid, 1100000);
+	fprintf(stderr,
+	    "ring: %llu records read by %llu wake-ups before the drain, "
+	    "%zu the child's in the window, ring full %llu\n",
+	    (unsigned long long)(b.records - a.records),
+	    (unsigned long long)(b.wakeups - a.wakeups), mine,
+	    (unsigned long long)p->ctr.rb_full);
+	ck_assert_uint_eq(b.reads, a.reads);
+	ck_assert_uint_ge(b.wakeups - a.wakeups, 1);
+	ck_assert_uint_ge(before_drain, 57);
+	ck_assert_uint_ge(b.records - a.records, 8 * (b.wakeups - a.wakeups));
+	/* a loop held off the CPU under load may let the ring fill: a
+	 * lost record is counted */
+	ck_assert_uint_ge(mine + p->ctr.rb_full, 300);
+	ck_assert_uint_le(mine, 300);
 	sc_collect_part_free(p);
 	sc_free(sc);
 	event_base_free(base);
@@ -647,7 +748,7 @@ hll(const struct jm *o, const char *key)
 	return v->ll;
 }
 
-/* The text view's Syscalls line starts with want */
+/* The text view of health has want */
 static void
 health_text(const struct td *d, const char *want)
 {
@@ -681,6 +782,8 @@ START_TEST(test_daemon)
 	ck_assert_int_eq(hll(sc, "programs"), 0);
 	ck_assert_int_eq(hll(sc, "windows"), 0);
 	ck_assert_int_eq(jm_get(sc, "prog_run_ns")->t, JM_NULL);
+	ck_assert_int_eq(jm_get(sc, "ring_bytes")->t, JM_NULL);
+	ck_assert_int_eq(jm_get(sc, "ring_wakeups")->t, JM_NULL);
 	jm_free(j);
 	health_text(&d, "Syscalls: off\n");
 	td_stop(&d);
@@ -716,8 +819,15 @@ START_TEST(test_daemon)
 		ck_assert_int_gt(hll(sc, "prog_run_cnt"), 0);
 	ck_assert_int_eq(hll(sc, "counters.map_full"), 0);
 	ck_assert_int_eq(hll(sc, "counters.rb_full"), 0);
+	/* the default ring, woken at a quarter; every tick reads it */
+	ck_assert_int_eq(hll(sc, "ring_bytes"), 65536);
+	ck_assert_int_eq(hll(sc, "ring_wake_bytes"), 16384);
+	ck_assert_int_ge(hll(sc, "ring_reads"), 1);
+	ck_assert_int_ge(hll(sc, "ring_wakeups"), 0);
+	ck_assert_int_ge(hll(sc, "ring_records"), 0);
 	jm_free(j);
 	health_text(&d, "Syscalls: on, 2 programs attached, 1 syscalls traced");
+	health_text(&d, "slow-call ring: 65536 B, wakes the loop at 16384 B");
 	if (!stats)
 		health_text(&d, "run time unknown (BPF stats off)");
 	ck_assert_int_eq(tu_writes(d.conf, "syscall_trace = off\n"), 0);
@@ -758,6 +868,7 @@ main(void)
 	tcase_add_test(tc, test_threads);
 	tcase_add_test(tc, test_tid_reuse);
 	tcase_add_test(tc, test_rb_full);
+	tcase_add_test(tc, test_rb_below_wake);
 	tcase_add_test(tc, test_rb_loop);
 #ifdef __x86_64__
 	tcase_add_test(tc, test_compat);

@@ -22,6 +22,12 @@
 
 #include "syscalls.bpf.h"
 
+/* uapi linux/bpf.h's ring buffer flags: a vmlinux.h from a kernel's BTF
+ * has no anonymous uapi enums */
+#define SC_RB_NO_WAKEUP (1ULL << 0)
+#define SC_RB_FORCE_WAKEUP (1ULL << 1)
+#define SC_RB_AVAIL_DATA 0
+
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* The registers' syscall number and the task's compat mark, relocated
@@ -262,7 +268,7 @@ BPF_PROG(vitals_sys_exit, struct pt_regs *regs, long ret)
 	struct sc_ctl *ctl;
 	struct sc_pend *p;
 	__u32 nr = SC_NR(regs), zero = 0;
-	__u64 lat;
+	__u64 lat, wake;
 	void *agg;
 	int ec;
 
@@ -341,7 +347,16 @@ BPF_PROG(vitals_sys_exit, struct pt_regs *regs, long ret)
 		r->ret = ret;
 		r->t_enter = p->t_enter;
 		r->lat_ns = lat;
-		bpf_ringbuf_submit(r, 0);
+		/* the adaptive rule (0) wakes the reader for every record
+		 * once it has caught up: a wakeup a record at thousands of
+		 * slow calls a second */
+		wake = 0;
+		if (ctl->wake_bytes)
+			wake = bpf_ringbuf_query(&sc_rb, SC_RB_AVAIL_DATA) >=
+				ctl->wake_bytes ?
+			    SC_RB_FORCE_WAKEUP :
+			    SC_RB_NO_WAKEUP;
+		bpf_ringbuf_submit(r, wake);
 	}
 	return 0;
 }

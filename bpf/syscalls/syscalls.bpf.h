@@ -27,6 +27,10 @@ struct sc_ctl {
 	__u64 floor_ns; /* calls under it: count, errors, sum only */
 	__u64 slow_ns;	/* calls at or over it: a ring buffer record;
 			 * 0: none */
+	/* a record wakes the reader only once the ring holds at least
+	 * this many bytes (it included); below, the reader takes it at its
+	 * next tick. 0: every record may wake it (the kernel's own rule) */
+	__u64 wake_bytes;
 };
 
 /* pending call of one thread (task storage) */

@@ -128,6 +128,11 @@ rpc_pb_syscall_health(struct rpc_arena *a, const struct sc_health *h)
 	m->prog_run_ns = h->prog_run_ns;
 	m->prog_run_cnt = h->prog_run_cnt;
 	TRY(m->counters = pb_counters(a, &h->ctr));
+	m->ring_bytes = h->ring.size;
+	m->ring_wake_bytes = h->ring.wake_bytes;
+	m->ring_wakeups = h->ring.wakeups;
+	m->ring_reads = h->ring.reads;
+	m->ring_records = h->ring.records;
 	return m;
 }
 

@@ -66,8 +66,14 @@ int sc_new(const struct sc_opts *o, struct sc_collector **ret);
 int sc_set_base(struct sc_collector *sc, struct event_base *base);
 /* A changed set or thresholds, written into the maps (no re-attach). */
 int sc_reconfig(struct sc_collector *sc, const struct sc_config *cfg);
-/* Read what the ring buffer holds (also done on the fd's readiness). */
+/*
+ * Read what the ring buffer holds: the daemon's tick and a drain's first
+ * half. The fd is ready (the loop woken) only once the ring is a quarter
+ * full (SC_WAKE_DIV); below that a record waits for the next tick.
+ */
 int sc_poll(struct sc_collector *sc);
+#define SC_WAKE_DIV 4
+void sc_ring_stats(const struct sc_collector *sc, struct sc_ring_stats *ret);
 /* The window's part: drain the old side into it. NULL: no memory. */
 struct window_syscalls *sc_drain(struct sc_collector *sc);
 /*

@@ -48,6 +48,9 @@ struct sc_collector {
 	struct sc_slow *slow;
 	size_t nslow, slow_cap;
 	uint64_t slow_dropped;
+	/* the ring buffer: its bytes, and its reads (sc_ring_stats) */
+	uint32_t rb_size;
+	uint64_t rb_wakeups, rb_reads, rb_records;
 	/* previous cumulative readings, for deltas */
 	uint64_t stats_prev[8];
 	uint64_t run_ns_prev, run_cnt_prev;

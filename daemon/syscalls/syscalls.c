@@ -29,7 +29,8 @@ sc_write_ctl(struct sc_collector *sc)
 {
 	struct sc_ctl ctl = { .gen = sc->gen,
 		.floor_ns = (uint64_t)sc->cfg.floor_us * 1000,
-		.slow_ns = (uint64_t)sc->cfg.slow_ms * 1000000 };
+		.slow_ns = (uint64_t)sc->cfg.slow_ms * 1000000,
+		.wake_bytes = sc->rb_size / SC_WAKE_DIV };
 	uint32_t zero = 0;
 
 	/* slow_ms 0: every traced call is slow (tests); ns 0 means none */
@@ -68,6 +69,7 @@ rb_record(void *ctx, void *data, size_t size)
 	const struct sc_rec *r = data;
 	struct sc_slow *s;
 
+	sc->rb_records++;
 	if (size < sizeof(*r))
 		return 0;
 	if (sc->nslow >= sc->cfg.slow_max) {
@@ -101,24 +103,33 @@ rb_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-int
-sc_poll(struct sc_collector *sc)
+static int
+rb_read(struct sc_collector *sc)
 {
-	int r;
-
-	if (sc->rb == NULL)
-		return 0;
-	r = ring_buffer__consume(sc->rb);
+	int r = ring_buffer__consume(sc->rb);
 
 	return r < 0 ? r : 0;
 }
 
+int
+sc_poll(struct sc_collector *sc)
+{
+	if (sc->rb == NULL)
+		return 0;
+	sc->rb_reads++;
+	return rb_read(sc);
+}
+
+/* the ring a quarter full: its fd ready */
 static void
 rb_cb_run(evutil_socket_t fd, short what, void *arg)
 {
+	struct sc_collector *sc = arg;
+
 	(void)fd;
 	(void)what;
-	(void)sc_poll(arg);
+	sc->rb_wakeups++;
+	(void)rb_read(sc);
 }
 
 /* timed for the window's longest loop callback (core/loopstat.c) */
@@ -181,8 +192,8 @@ sc_new(const struct sc_opts *o, struct sc_collector **ret)
 		goto fail;
 	}
 	sc->skel = skel;
-	if ((r = bpf_map__set_max_entries(skel->maps.sc_rb,
-		 rb_bytes(sc->cfg.rb_kib))) < 0)
+	sc->rb_size = rb_bytes(sc->cfg.rb_kib);
+	if ((r = bpf_map__set_max_entries(skel->maps.sc_rb, sc->rb_size)) < 0)
 		goto fail;
 	if ((r = vitals_syscalls__load(skel)) < 0)
 		goto fail;
@@ -207,8 +218,8 @@ sc_new(const struct sc_opts *o, struct sc_collector **ret)
 	if ((r = vitals_syscalls__attach(skel)) < 0)
 		goto fail;
 	log_info("syscalls: attached (raw_syscalls sys_enter/sys_exit, "
-		 "ring buffer %u B)",
-	    rb_bytes(sc->cfg.rb_kib));
+		 "ring buffer %u B, woken at %u B)",
+	    sc->rb_size, sc->rb_size / SC_WAKE_DIV);
 	*ret = sc;
 	return 0;
 fail:
@@ -243,6 +254,19 @@ size_t
 sc_pending_slow(const struct sc_collector *sc)
 {
 	return sc->nslow;
+}
+
+void
+sc_ring_stats(const struct sc_collector *sc, struct sc_ring_stats *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	if (sc == NULL || sc->rb == NULL)
+		return;
+	ret->size = sc->rb_size;
+	ret->wake_bytes = sc->rb_size / SC_WAKE_DIV;
+	ret->wakeups = sc->rb_wakeups;
+	ret->reads = sc->rb_reads;
+	ret->records = sc->rb_records;
 }
 
 unsigned
@@ -330,6 +354,13 @@ sc_pending_slow(const struct sc_collector *sc)
 {
 	(void)sc;
 	return 0;
+}
+
+void
+sc_ring_stats(const struct sc_collector *sc, struct sc_ring_stats *ret)
+{
+	(void)sc;
+	memset(ret, 0, sizeof(*ret));
 }
 
 unsigned

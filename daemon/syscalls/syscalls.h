@@ -114,6 +114,15 @@ struct window_syscalls {
 /* The tracer's state for Health.syscalls (daemon.c keeps it, rpc.c
  * sends it): what is attached now, the last drained window's programs'
  * run time, the counters summed over every window since the start. */
+/* The slow calls' ring buffer: its size, the fill at which a record wakes
+ * the loop, and since the start: the loop woken by it (its fd ready), the
+ * ticks' and drains' reads, the records read (kept or not). All 0 without
+ * a ring (the platform loader's pins). */
+struct sc_ring_stats {
+	uint32_t size, wake_bytes;
+	uint64_t wakeups, reads, records;
+};
+
 struct sc_health {
 	uint32_t state;	  /* enum sc_state */
 	int32_t err;	  /* errno behind SC_FAILED / SC_UNSUPPORTED */
@@ -123,6 +132,7 @@ struct sc_health {
 	uint32_t have;	  /* the last window's SC_HAVE_* */
 	uint64_t prog_run_ns, prog_run_cnt; /* the last window's */
 	struct sc_counters ctr;		    /* Σ since the start */
+	struct sc_ring_stats ring;	    /* read live (daemon_info) */
 };
 
 /* A drained window's part p into h (sc_common.c). */
