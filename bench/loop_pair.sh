@@ -12,7 +12,11 @@
 # Then the same for each of its other threads by name (vitalsd-writer,
 # -worker, -drain, -query summed): THREAD lines; VmRSS at the round's end.
 # LOOP_PAIR_CONF: config lines both daemons get (e.g. 'syscall_trace =
-# on'; "\n" between lines).
+# on'; "\n" between lines). LOOP_PAIR_REQUEST: a client request (e.g.
+# '--json health') sent to both daemons, one after the other, every
+# 1/LOOP_PAIR_REQUEST_HZ s (default 10) over the measured seconds: its
+# answers are then in each loop's figure (REQUESTS lines: how many each
+# answered).
 # bench/README.md ("Loop thread, fifth pass") has
 # figures.
 #
@@ -39,6 +43,10 @@ rounds=2
 tools=vitalsd
 vitalsd_args=${VITALSD_ARGS:-}
 keep=0
+vitals=${VITALS:-$repo/build/client/vitals}
+request=${LOOP_PAIR_REQUEST:-}
+req_hz=${LOOP_PAIR_REQUEST_HZ:-10}
+rqpid=
 
 die() {
 	echo "loop_pair: $*" >&2
@@ -66,6 +74,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/loop_pair.XXXXXX")
 declare -a vpid=() t0=() t1=() rss=()
 cleanup() {
 	set +e
+	[[ -n $rqpid ]] && kill "$rqpid"
 	for p in "${vpid[@]}"; do
 		[[ -n $p ]] && stop_pid "$p"
 	done
@@ -123,7 +132,29 @@ for ((r = 0; r < rounds; r++)); do
 		t0[i]=$(threads_snap "${vpid[i]}")
 	done
 	w0=$(date +%s%N)
+	if [[ -n $request ]]; then
+		read -ra req_args <<<"$request"
+		: >"$tmp/req0"
+		: >"$tmp/req1"
+		(
+			while :; do
+				for i in 0 1; do
+					"$vitals" --socket "$tmp/d$i/sock" \
+					    "${req_args[@]}" >/dev/null 2>&1 &&
+					    echo >>"$tmp/req$i"
+				done
+				sleep "$(awk -v h="$req_hz" 'BEGIN { print 1 / h }')"
+			done
+		) &
+		rqpid=$!
+	fi
 	sleep "$secs"
+	if [[ -n $rqpid ]]; then
+		kill "$rqpid" 2>/dev/null
+		wait "$rqpid" 2>/dev/null || true
+		rqpid=
+		echo "REQUESTS round=$r A=$(wc -l <"$tmp/req0") B=$(wc -l <"$tmp/req1")"
+	fi
 	for i in 0 1; do
 		s1[i]=$(snap "${vpid[i]}")
 		t1[i]=$(threads_snap "${vpid[i]}")

@@ -29,6 +29,21 @@ get_info_cb(void *arg, struct vitalsd_info *ret)
 	vitalsd_get_info(arg, ret);
 }
 
+/* The parts' bytes: a walk of the task table's names among them, so for a
+ * health answer only. */
+static void
+memory_cb(void *arg, struct vitalsd_memory *ret)
+{
+	struct vitalsd *d = arg;
+
+	ret->ring_bytes = collector_ring_bytes(d->col, &ret->ring_windows);
+	ret->tasks_bytes = collector_tasks_bytes(d->col, &ret->tasks);
+	ret->ftrace_bytes = ftrace_bytes(d->ft);
+	ret->ftrace_buffer_bytes = ftrace_buffer_bytes(d->ft);
+	ret->taskiter_out_bytes = collector_taskiter_out_bytes(d->col);
+	ret->bpf_bytes = bpf_sched_bytes(d->bs);
+}
+
 void
 vitalsd_get_info(struct vitalsd *d, struct vitalsd_info *ret)
 {
@@ -69,10 +84,6 @@ vitalsd_get_info(struct vitalsd *d, struct vitalsd_info *ret)
 		ret->have_otlp = export_get_otlp(d->ex, &ret->otlp);
 	}
 	ret->reload = &d->reload;
-	ret->ring_bytes = collector_ring_bytes(d->col, &ret->ring_windows);
-	ret->tasks_bytes = collector_tasks_bytes(d->col, &ret->tasks);
-	ret->ftrace_bytes = ftrace_bytes(d->ft);
-	ret->ftrace_buffer_bytes = ftrace_buffer_bytes(d->ft);
-	ret->taskiter_out_bytes = collector_taskiter_out_bytes(d->col);
-	ret->bpf_bytes = bpf_sched_bytes(d->bs);
+	ret->memory = memory_cb;
+	ret->memory_arg = d;
 }

@@ -33,6 +33,20 @@ enum control_role {
 	ROLE_TRUSTED, /* queries and changes (burst); implies reader */
 };
 
+/* The bytes the daemon's parts hold (Health.memory): walked for a health
+ * answer alone (vitalsd_info.memory), not for every request. */
+struct vitalsd_memory {
+	/* the windows kept in memory: bytes and count */
+	uint64_t ring_bytes;
+	unsigned ring_windows;
+	/* heap the daemon's parts hold */
+	uint64_t tasks_bytes, ftrace_bytes, bpf_bytes;
+	uint32_t tasks;
+	/* mappings of its own, not heap: the iterator's output array, the
+	 * ftrace drain buffer's resident pages */
+	uint64_t taskiter_out_bytes, ftrace_buffer_bytes;
+};
+
 /* What one answer reads of the daemon (loop thread; daemon.c fills it). */
 struct vitalsd_info {
 	const struct window *last; /* last closed window; NULL: none yet */
@@ -54,15 +68,9 @@ struct vitalsd_info {
 	const struct provenance *prov;	     /* this daemon's; NULL: unknown */
 	const struct vitalsd_reload *reload; /* SIGHUPs; NULL: none kept */
 	struct export_stats metrics; /* the OpenMetrics endpoint (on: on) */
-	/* the windows kept in memory: bytes and count */
-	uint64_t ring_bytes;
-	unsigned ring_windows;
-	/* heap the daemon's parts hold (Health.memory) */
-	uint64_t tasks_bytes, ftrace_bytes, bpf_bytes;
-	uint32_t tasks;
-	/* mappings of its own, not heap: the iterator's output array, the
-	 * ftrace drain buffer's resident pages */
-	uint64_t taskiter_out_bytes, ftrace_buffer_bytes;
+	/* the parts' bytes, asked by a health answer (NULL: all 0) */
+	void (*memory)(void *arg, struct vitalsd_memory *ret);
+	void *memory_arg;
 	/* malloc_trim after window close: runs and RSS given back */
 	uint64_t trimmed_bytes;
 	uint32_t trims;

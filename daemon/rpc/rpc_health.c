@@ -154,8 +154,11 @@ pb_memory(struct rpc_arena *a, const struct vitalsd_info *info)
 	struct memstat ms;
 	struct memstat_maps mm;
 	struct window_names_stats ns;
+	struct vitalsd_memory parts = { 0 };
 
 	NEW(a, m, vitals__memory_health__init);
+	if (info->memory != NULL)
+		info->memory(info->memory_arg, &parts);
 	if (memstat_read(NULL, &ms) == 0) {
 		m->rss_bytes = ms.rss;
 		m->peak_rss_bytes = ms.hwm;
@@ -176,8 +179,8 @@ pb_memory(struct rpc_arena *a, const struct vitalsd_info *info)
 		m->have_status |= mm.have;
 	}
 	store_sqlite_memory(&m->sqlite_bytes, &m->sqlite_peak_bytes);
-	m->windows_bytes = info->ring_bytes;
-	m->windows = info->ring_windows;
+	m->windows_bytes = parts.ring_bytes;
+	m->windows = parts.ring_windows;
 	if (memstat_heap(&h) == 0) {
 		m->heap_in_use_bytes = h.in_use;
 		m->heap_free_bytes = h.free;
@@ -185,12 +188,12 @@ pb_memory(struct rpc_arena *a, const struct vitalsd_info *info)
 		m->have_heap = true;
 	}
 	m->sqlite_cache_bytes = store_sqlite_cache();
-	m->tasks_bytes = info->tasks_bytes;
-	m->tasks = info->tasks;
-	m->ftrace_bytes = info->ftrace_bytes;
-	m->bpf_bytes = info->bpf_bytes;
-	m->taskiter_out_bytes = info->taskiter_out_bytes;
-	m->ftrace_buffer_bytes = info->ftrace_buffer_bytes;
+	m->tasks_bytes = parts.tasks_bytes;
+	m->tasks = parts.tasks;
+	m->ftrace_bytes = parts.ftrace_bytes;
+	m->bpf_bytes = parts.bpf_bytes;
+	m->taskiter_out_bytes = parts.taskiter_out_bytes;
+	m->ftrace_buffer_bytes = parts.ftrace_buffer_bytes;
 	m->trimmed_bytes = info->trimmed_bytes;
 	m->trims = info->trims;
 	m->pageout_mode = (uint32_t)info->pageout_mode;

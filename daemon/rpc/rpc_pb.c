@@ -5,6 +5,7 @@
  * Strings are made valid UTF-8 on the way, as proto3 requires.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,6 +43,39 @@ struct rpc_chunk {
 	max_align_t data[];
 };
 
+/*
+ * One released chunk of ARENA_CHUNK kept for the next answer. A chunk is
+ * over the malloc mmap threshold (compat_heap_setup's 16 KiB): without
+ * the spare every answer mapped it, faulted its pages in and unmapped it
+ * again, and the unmap's TLB flush reaches every CPU the daemon's
+ * threads ran on. Taken and given with an exchange: the query threads
+ * answer too.
+ */
+static _Atomic(struct rpc_chunk *) spare;
+
+static struct rpc_chunk *
+chunk_new(size_t cap)
+{
+	struct rpc_chunk *c = NULL;
+
+	if (cap == ARENA_CHUNK)
+		c = atomic_exchange(&spare, NULL);
+	if (c == NULL && (c = malloc(sizeof(*c) + cap)) == NULL)
+		return NULL;
+	c->cap = cap;
+	return c;
+}
+
+static void
+chunk_free(struct rpc_chunk *c)
+{
+	struct rpc_chunk *none = NULL;
+
+	if (c->cap != ARENA_CHUNK ||
+	    !atomic_compare_exchange_strong(&spare, &none, c))
+		free(c);
+}
+
 void *
 rpc_arena_alloc(struct rpc_arena *a, size_t n)
 {
@@ -52,11 +86,10 @@ rpc_arena_alloc(struct rpc_arena *a, size_t n)
 	if (c == NULL || c->cap - c->used < n) {
 		size_t cap = n > ARENA_CHUNK ? n : ARENA_CHUNK;
 
-		if ((c = malloc(sizeof(*c) + cap)) == NULL)
+		if ((c = chunk_new(cap)) == NULL)
 			return NULL;
 		c->next = a->head;
 		c->used = 0;
-		c->cap = cap;
 		a->head = c;
 	}
 	p = (char *)c->data + c->used;
@@ -71,7 +104,7 @@ rpc_arena_release(struct rpc_arena *a)
 
 	for (c = a->head; c != NULL; c = next) {
 		next = c->next;
-		free(c);
+		chunk_free(c);
 	}
 	a->head = NULL;
 }
