@@ -10,7 +10,8 @@
 # /proc/PID/task/PID/schedstat over the measured seconds, in ms per second
 # of wall time, and its wake-ups per second (schedstat's timeslices).
 # Then the same for each of its other threads by name (vitalsd-writer,
-# -worker, -drain, -query summed): THREAD lines; VmRSS at the round's end.
+# -worker, -drain, -query summed): THREAD lines; VmRSS and VmHWM at the
+# round's end.
 # LOOP_PAIR_CONF: config lines both daemons get (e.g. 'syscall_trace =
 # on'; "\n" between lines). LOOP_PAIR_REQUEST: a client request (e.g.
 # '--json health') sent to both daemons, one after the other, every
@@ -159,6 +160,7 @@ for ((r = 0; r < rounds; r++)); do
 		s1[i]=$(snap "${vpid[i]}")
 		t1[i]=$(threads_snap "${vpid[i]}")
 		rss[i]=$(awk '/^VmRSS:/ { print $2 }' "/proc/${vpid[i]}/status")
+		hwm[i]=$(awk '/^VmHWM:/ { print $2 }' "/proc/${vpid[i]}/status")
 	done
 	w1=$(date +%s%N)
 	count_tasks
@@ -166,10 +168,10 @@ for ((r = 0; r < rounds; r++)); do
 		read -r a0 b0 <<<"${s0[i]}"
 		read -r a1 b1 <<<"${s1[i]}"
 		awk -v r="$r" -v i="$i" -v ns=$((a1 - a0)) -v sl=$((b1 - b0)) \
-		    -v w=$((w1 - w0)) -v t=$(((n0 + n_tasks) / 2)) -v rss="${rss[i]}" 'BEGIN {
-			printf "RESULT round=%d daemon=%s loop_ms_per_s=%.3f wakeups_per_s=%.2f tasks=%d vmrss_kib=%d\n",
+		    -v w=$((w1 - w0)) -v t=$(((n0 + n_tasks) / 2)) -v rss="${rss[i]}" -v hwm="${hwm[i]}" 'BEGIN {
+			printf "RESULT round=%d daemon=%s loop_ms_per_s=%.3f wakeups_per_s=%.2f tasks=%d vmrss_kib=%d vmhwm_kib=%d\n",
 			    r, (i == 0 ? "A" : "B"), ns / 1e6 / (w / 1e9),
-			    sl / (w / 1e9), t, rss }'
+			    sl / (w / 1e9), t, rss, hwm }'
 		# a thread that came or went in between counts from 0
 		join -a 2 -e 0 -o 0,1.2,1.3,2.2,2.3 <(echo "${t0[i]}") \
 		    <(echo "${t1[i]}") |

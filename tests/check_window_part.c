@@ -9,6 +9,8 @@
 #include <check.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -332,16 +334,87 @@ START_TEST(off_parts_are_heads)
 }
 END_TEST
 
+/*
+ * A closed window shared by the ring and the writer's queue
+ * (window_share): each window_free drops one owner and the last frees it,
+ * parts and all, whichever thread it runs on. The ASan stage runs this:
+ * a free too early is a use after free below, one too late a leak.
+ */
+START_TEST(share_frees_once)
+{
+	struct window *w = mkwin(7, 100 * SEC), *s;
+
+	add_off_parts(w);
+	ck_assert_ptr_eq(s = window_share(w), w);
+	ck_assert_ptr_eq(window_share(w), w);
+	ck_assert_uint_eq(atomic_load(&w->owners_more), 2);
+	ck_assert_ptr_null(window_free(w));
+	ck_assert_ptr_null(window_free(s));
+	/* one owner left: still whole */
+	ck_assert_uint_eq(atomic_load(&w->owners_more), 0);
+	ck_assert_uint_eq(w->seq, 7);
+	ck_assert_ptr_nonnull(window_sched(w));
+	ck_assert_ptr_null(window_share(NULL));
+	window_free(w);
+}
+END_TEST
+
+static void *
+free_on_thread(void *arg)
+{
+	window_free(arg);
+	return NULL;
+}
+
+/* The two owners free at once, on two threads, many times over. */
+START_TEST(share_freed_by_two_threads)
+{
+	pthread_t th;
+	int i;
+
+	for (i = 0; i < 2000; i++) {
+		struct window *w = mkwin((uint64_t)i, 100 * SEC);
+
+		add_off_parts(w);
+		window_share(w);
+		ck_assert_int_eq(pthread_create(&th, NULL, free_on_thread, w),
+		    0);
+		window_free(w);
+		ck_assert_int_eq(pthread_join(th, NULL), 0);
+	}
+}
+END_TEST
+
+/* A copy is owned alone, whatever the original's owners. */
+START_TEST(dup_owned_alone)
+{
+	struct window *w = mkwin(9, 100 * SEC), *c;
+
+	window_share(w);
+	ck_assert_ptr_nonnull(c = window_dup(w));
+	ck_assert_uint_eq(atomic_load(&c->owners_more), 0);
+	ck_assert_uint_eq(c->seq, 9);
+	window_free(c);
+	window_free(w);
+	window_free(w);
+}
+END_TEST
+
 int
 main(void)
 {
 	Suite *s = suite_create("window_part");
 	TCase *tc = tcase_create("registry");
+	TCase *sh = tcase_create("share");
 
 	tcase_add_test(tc, registry_complete);
 	tcase_add_test(tc, window_without_parts);
 	tcase_add_test(tc, merge_one_side);
 	tcase_add_test(tc, off_parts_are_heads);
 	suite_add_tcase(s, tc);
+	tcase_add_test(sh, share_frees_once);
+	tcase_add_test(sh, share_freed_by_two_threads);
+	tcase_add_test(sh, dup_owned_alone);
+	suite_add_tcase(s, sh);
 	return tu_run(s);
 }

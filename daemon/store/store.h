@@ -432,6 +432,8 @@ struct writer_rec_stats {
 };
 
 int writer_start(struct store *store, unsigned queue_max, struct writer **ret);
+/* w queued, shared (window_share): closed, no one writes it any more; the
+ * caller keeps its own ownership and may free it at once. */
 int writer_submit(struct writer *wr, const struct window *w);
 int writer_submit_note(struct writer *wr, const struct window *w,
     const char *note);

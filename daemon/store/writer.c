@@ -526,22 +526,24 @@ writer_start(struct store *store, unsigned queue_max, struct writer **ret)
 }
 
 /*
- * Queue a copy of w. The copy is stamped with the store's state as seen now,
- * so the database records when it could not keep up. With a note, the loop
- * is told (writer_each_done) when the window is committed; at once when the
- * store is failing (the window waits for its retry), or when it is dropped.
+ * Queue w, shared with the caller (the ring), not copied: a closed window
+ * is only read, here and on the loop, and the last window_free frees it.
+ * It is stamped with the store's state as seen now, on the caller's
+ * thread before the writer can see it, so the database records when it
+ * could not keep up. With a note, the loop is told (writer_each_done)
+ * when the window is committed; at once when the store is failing (the
+ * window waits for its retry), or when it is dropped.
  */
 int
 writer_submit_note(struct writer *wr, const struct window *w, const char *note)
 {
-	struct window *c = window_dup(w);
+	struct window *c;
 	struct wslot old = { 0 }, sl = { 0 };
 	char *n = NULL;
 
-	if (c == NULL || (note && (n = strdup(note)) == NULL)) {
-		window_free(c);
+	if (note && (n = strdup(note)) == NULL)
 		return -ENOMEM;
-	}
+	c = window_share(w);
 	pthread_mutex_lock(&wr->mu);
 	if (wr->qlen == wr->qcap) {
 		/* Drop the oldest, but never the one being written. */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Window objects: allocation, task lists, gauges and the names of enums. */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,10 +27,18 @@ window_new(uint64_t seq, unsigned cpu_span)
 struct window *
 window_free(struct window *w)
 {
-	unsigned i;
+	unsigned i, more;
 
 	if (w == NULL)
 		return NULL;
+	/* another owner left: its reads end before its window_free (the
+	 * release), the last one's free after them (the acquire) */
+	more = atomic_load_explicit(&w->owners_more, memory_order_acquire);
+	while (more > 0)
+		if (atomic_compare_exchange_weak_explicit(&w->owners_more,
+			&more, more - 1, memory_order_acq_rel,
+			memory_order_acquire))
+			return NULL;
 	free(w->cpu);
 	free(w->procs);
 	free(w->threads);
@@ -40,7 +49,18 @@ window_free(struct window *w)
 	return NULL;
 }
 
-/* A deep copy: the writer queue outlives the in-memory ring. */
+struct window *
+window_share(const struct window *w)
+{
+	struct window *s = (struct window *)w;
+
+	if (s != NULL)
+		atomic_fetch_add_explicit(&s->owners_more, 1,
+		    memory_order_relaxed);
+	return s;
+}
+
+/* A deep copy, owned alone. */
 struct window *
 window_dup(const struct window *w)
 {
@@ -50,6 +70,7 @@ window_dup(const struct window *w)
 	if ((c = malloc(sizeof(*c))) == NULL)
 		return NULL;
 	*c = *w;
+	atomic_init(&c->owners_more, 0);
 	c->cpu = NULL;
 	c->procs = NULL;
 	c->threads = NULL;

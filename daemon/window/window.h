@@ -6,6 +6,8 @@
 #ifndef VITALSD_WINDOW_H
 #define VITALSD_WINDOW_H
 
+#include <stdatomic.h>
+
 #include "core/loopstat.h"
 #include "core/provenance.h"
 #include "core/util.h"
@@ -278,6 +280,10 @@ struct window {
 	struct window_health health;
 	/* each signal's part (enum window_part_id); owned, NULL: none */
 	void *part[WPART__MAX];
+	/* owners beside the first (window_share): a closed window is read,
+	 * never written, by the ring and the writer's queue at once, and
+	 * the last window_free frees it */
+	_Atomic unsigned owners_more;
 };
 
 /* A part of w, NULL when w has none; the typed accessors beside each
@@ -297,7 +303,12 @@ window_part_set(struct window *w, enum window_part_id id, void *part)
 
 /* window.c (window_task_set_name[f](): window_name.c) */
 struct window *window_new(uint64_t seq, unsigned cpu_span);
+/* One owner fewer; the last frees w. NULL. */
 struct window *window_free(struct window *w);
+/* One owner more of a window no one writes any longer (a closed one, as
+ * the ring holds it): each owner reads it from its own thread and gives
+ * it up with window_free. w itself, or NULL for NULL. */
+struct window *window_share(const struct window *w);
 struct window *window_dup(const struct window *w);
 int window_add_task(struct window *w, bool thread, const struct window_task *t);
 void window_shrink(struct window *w);
