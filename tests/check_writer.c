@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -399,6 +400,36 @@ END_TEST
  * the caller's side, from writer_each_done; one at a time; a cancelled
  * call never runs its done.
  */
+/*
+ * A window is queued shared, not copied, and the writer keeps the share
+ * of the last one it wrote until it has written the next: the ring drops
+ * its own at the next close first, so the free runs on the writer's
+ * thread. The ASan stage checks the frees: none early, none missing.
+ */
+START_TEST(last_written_held)
+{
+	struct store *s = open_busy(5000);
+	struct window *w1 = mkwin(1), *w2 = mkwin(2);
+	struct writer *wr;
+
+	ck_assert_int_eq(writer_start(s, 8, &wr), 0);
+	ck_assert_int_eq(writer_submit(wr, w1), 0);
+	/* the queue's share: the same window */
+	ck_assert_uint_eq(atomic_load(&w1->owners_more), 1);
+	ck_assert_int_eq(writer_wait(wr, 5000), 0);
+	/* written, its share still held */
+	ck_assert_uint_eq(atomic_load(&w1->owners_more), 1);
+	ck_assert_ptr_null(window_free(w1)); /* the ring's: not the last */
+	ck_assert_int_eq(writer_submit(wr, w2), 0);
+	ck_assert_int_eq(writer_wait(wr, 5000), 0);
+	/* w1 went with w2's write; w2's share held in its place */
+	ck_assert_uint_eq(atomic_load(&w2->owners_more), 1);
+	window_free(w2);
+	writer_stop(wr, 1000); /* frees w2 */
+	store_close(s);
+}
+END_TEST
+
 START_TEST(call_retried_then_done)
 {
 	struct store *s = open_busy(1000);
@@ -447,6 +478,7 @@ main(void)
 	tcase_add_test(tc, records_ordered_replaced_bounded);
 	tcase_add_test(tc, call_retried_then_done);
 	tcase_add_test(tc, trim_keeps_encoder);
+	tcase_add_test(tc, last_written_held);
 	suite_add_tcase(su, tc);
 	return tu_run(su);
 }

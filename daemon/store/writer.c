@@ -54,6 +54,9 @@ struct writer {
 	uint64_t dropped;	 /* lost to a full queue */
 	uint64_t rejected;	 /* refused by the store for good */
 	struct window *inflight; /* the head, while the thread writes it */
+	/* the last window written, its share kept until the next is (see
+	 * write_window) */
+	struct window *held;
 	bool retrying;		 /* the head failed, waits for its retry */
 	bool stopping;
 	int64_t flush_deadline_ns; /* at stop: give up retrying after this */
@@ -315,7 +318,7 @@ write_window(struct writer *wr, unsigned *backoff, bool *recovered,
 	struct store_commit_split sp;
 	struct store_stats st;
 	struct store_tclock tc;
-	struct window *w;
+	struct window *w, *old;
 	struct wslot sl;
 	int r;
 
@@ -344,8 +347,20 @@ write_window(struct writer *wr, unsigned *backoff, bool *recovered,
 		memcpy(boot_id, w->boot_id, 40);
 	tell(wr, &wr->q[wr->qhead], r, true);
 	sl = q_remove_at(wr, 0);
-	window_free(sl.w);
+	/*
+	 * Its share kept until the next window is written. The ring drops
+	 * its own at the next close, before that window comes here; this
+	 * thread's is then the last, and the window's free (its arrays are
+	 * mmapped chunks: an munmap each, and the TLB flush of every CPU the
+	 * daemon ran on) runs here, not on the loop. Between two closes the
+	 * share held is the ring's window itself: no memory beside it.
+	 */
+	old = wr->held;
+	wr->held = sl.w;
+	pthread_mutex_unlock(&wr->mu);
+	window_free(old);
 	free(sl.note);
+	pthread_mutex_lock(&wr->mu);
 	return true;
 }
 
@@ -780,6 +795,7 @@ writer_stop(struct writer *wr, unsigned flush_ms)
 		window_free(wr->q[i].w);
 		free(wr->q[i].note);
 	}
+	window_free(wr->held);
 	for (i = 0; i < wr->rcap; i++)
 		free(wr->rq[i]);
 	for (i = 0; i < wr->ndone; i++)
