@@ -54,14 +54,14 @@ struct writer {
 	uint64_t dropped;	 /* lost to a full queue */
 	uint64_t rejected;	 /* refused by the store for good */
 	struct window *inflight; /* the head, while the thread writes it */
-	/* the last window written, its share kept until the next is (see
-	 * write_window) */
-	struct window *held;
 	bool retrying;		 /* the head failed, waits for its retry */
 	bool stopping;
 	int64_t flush_deadline_ns; /* at stop: give up retrying after this */
 	struct store_stats stats;  /* copy, refreshed after each operation */
 	bool started;
+	/* the last window written, its share kept until the next is (see
+	 * write_window) */
+	struct window *held;
 	/* heapprofd's session records: a ring, oldest first */
 	struct hp_record **rq;
 	unsigned rcap, rhead, rlen;
