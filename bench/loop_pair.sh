@@ -72,7 +72,7 @@ mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
 read -ra extra_args <<<"$vitalsd_args"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/loop_pair.XXXXXX")
-declare -a vpid=() t0=() t1=() rss=()
+declare -a vpid=() t0=() t1=() rss=() hwm=()
 cleanup() {
 	set +e
 	[[ -n $rqpid ]] && kill "$rqpid"
