@@ -42,6 +42,7 @@
 #include "store/store.h"
 #include "taskiter/taskiter.h"
 #include "trace/trace.h"
+#include "wcpu/wcpu.h"
 #include "window/collector.h"
 #include "window/window.h"
 #include "wss/wss.h"
@@ -531,6 +532,8 @@ vitalsd_free(struct vitalsd *d)
 		free(d->bsa_part);
 		d->bsa_part = NULL;
 	}
+	window_wcpu_free(d->bsa_wcpu);
+	d->bsa_wcpu = NULL;
 	bpf_sched_free(d->bs);
 	if (d->sca_ev)
 		event_free(d->sca_ev);

@@ -57,6 +57,10 @@ struct vitalsd {
 	 * into it: out of the window until the drain ends, so no reader of
 	 * the window (its bytes in health) meets it half written */
 	struct window_bpf *bsa_part;
+	/* its wcpu part, weighed on the drain's thread after the reduce
+	 * (sched_after_drain; NULL: no memory), and the error of its rows */
+	struct window_wcpu *bsa_wcpu;
+	int bsa_wcpu_err;
 	bool bsa_off;
 	unsigned bpf_procs, bpf_threads; /* rows a window keeps */
 	bool stopping;	      /* the loop is over: the last window closes */

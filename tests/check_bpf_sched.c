@@ -791,6 +791,78 @@ START_TEST(test_async_reduces)
 }
 END_TEST
 
+/* What test_async_after's hook saw, on which thread. */
+struct after_seen {
+	unsigned calls;
+	pid_t tid;
+	struct window_bpf *wb;
+	unsigned hz;
+	uint64_t drains, ntids; /* the part's drains, the batch's rows */
+};
+
+static void
+after_record(void *arg, struct bpf_sched *bs, struct window_bpf *wb,
+    unsigned hz)
+{
+	struct after_seen *s = arg;
+
+	s->calls++;
+	s->tid = gettid();
+	s->wb = wb;
+	s->hz = hz;
+	s->drains = wb->drains;
+	s->ntids = bpf_sched_last_batch(bs)->ntids;
+	/* as the daemon's: the batch's rows freed on the drain's thread */
+	bpf_sched_batch_trim(bs);
+}
+
+/*
+ * The after-hook (bpf_sched_async_after): it runs on the drain's thread,
+ * once per job that reduces into a part, after the reduce (the part holds
+ * the drain, the batch its rows) and before the loop hears of the end
+ * (what it did is there when bpf_sched_async_done returns); a job without
+ * a part does not run it; it cannot change while a job is out.
+ */
+START_TEST(test_async_after)
+{
+	struct bpf_sched_opts o = bsf_opts();
+	struct bpf_sched_async *a = NULL;
+	struct window_bpf *wb = calloc(1, sizeof(*wb));
+	struct after_seen seen = { 0 };
+	struct bpf_sched *bs;
+	int r = -1;
+
+	ck_assert_ptr_nonnull(wb);
+	bs = bsf_open_expect(&o, VBPF_ON_LOADED, NULL, 0);
+	ck_assert_int_eq(bpf_sched_async_new(bs, &a), 0);
+	ck_assert_int_eq(bpf_sched_async_after(a, after_record, &seen), 0);
+	tu_burn_ms(30);
+	tu_sleep_ms(20);
+	ck_assert_int_eq(bpf_sched_async_reduce_into(a, wb, 100), 0);
+	ck_assert_int_eq(bpf_sched_async_start(a), 0);
+	ck_assert_int_eq(bpf_sched_async_after(a, NULL, NULL), -EBUSY);
+	ck_assert_int_eq(bpf_sched_async_done(a, true, &r), 1);
+	ck_assert_int_eq(r, 0);
+	ck_assert_uint_eq(seen.calls, 1);
+	ck_assert_int_ne(seen.tid, gettid());
+	ck_assert_ptr_eq(seen.wb, wb);
+	ck_assert_uint_eq(seen.hz, 100);
+	ck_assert_uint_eq(seen.drains, 1);
+	ck_assert_uint_gt(seen.ntids, 0);
+	ck_assert_uint_eq(bpf_sched_last_batch(bs)->ntids, 0);
+	ck_assert_uint_eq(wb->drains, 1);
+	/* a job without a part: no hook */
+	ck_assert_int_eq(bpf_sched_async_reduce_into(a, NULL, 0), 0);
+	ck_assert_int_eq(bpf_sched_async_start(a), 0);
+	ck_assert_int_eq(bpf_sched_async_done(a, true, &r), 1);
+	ck_assert_uint_eq(seen.calls, 1);
+	a = bpf_sched_async_free(a);
+	window_bpf_release(wb);
+	free(wb);
+	bpf_sched_free(bs);
+}
+END_TEST
+
 /* ------------------------------------------------------- degradation */
 
 START_TEST(test_off_verifier)
@@ -840,6 +912,7 @@ bpf_sched_suite(void)
 	tcase_add_test(tc, test_starttime_is_procs);
 	tcase_add_loop_test(tc, test_drain_exact_under_churn, 0, 2);
 	tcase_add_test(tc, test_async_reduces);
+	tcase_add_test(tc, test_async_after);
 	tcase_add_test(tc, test_off_verifier);
 #else
 	tcase_add_test(tc, test_stub);

@@ -318,6 +318,10 @@ int bpf_sched_async_fd(const struct bpf_sched_async *a);
 struct window_bpf;
 int bpf_sched_async_reduce_into(struct bpf_sched_async *a,
     struct window_bpf *wb, unsigned hz);
+typedef void (*bpf_sched_after_fn)(void *arg, struct bpf_sched *bs,
+    struct window_bpf *wb, unsigned hz);
+int bpf_sched_async_after(struct bpf_sched_async *a, bpf_sched_after_fn fn,
+    void *arg);
 int bpf_sched_async_start(struct bpf_sched_async *a);
 bool bpf_sched_async_busy(const struct bpf_sched_async *a);
 int bpf_sched_async_done(struct bpf_sched_async *a, bool wait, int *ret_r);

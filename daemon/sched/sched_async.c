@@ -7,7 +7,9 @@
  * reduces the batch into it (bpf_sched_window_reduce: the rows summed per
  * uid, the counters' deltas, the programs' statistics; 4-5 % of the loop
  * thread's CPU at 2,100 tasks when it ran there, bench/README.md "Loop
- * thread, fifth pass"), and tells the loop through an eventfd. One job at
+ * thread, fifth pass"), runs the owner's after-hook on it (the daemon's
+ * capacity weighting and the batch's free, bpf_sched_async_after), and
+ * tells the loop through an eventfd. One job at
  * a time: the loop starts the next only after it took the last one's
  * result, and touches neither bs's batch, its read buffers, its counters'
  * bases nor that part meanwhile.
@@ -43,6 +45,10 @@ struct bpf_sched_async {
 	 * loop reduces), and its clock rate */
 	struct window_bpf *wb;
 	unsigned hz;
+	/* after each reduce into a part, on this thread (set before the
+	 * first job: bpf_sched_async_after) */
+	bpf_sched_after_fn after;
+	void *after_arg;
 };
 
 static void *
@@ -61,6 +67,8 @@ async_main(void *arg)
 	for (;;) {
 		struct window_bpf *wb;
 		unsigned hz;
+		bpf_sched_after_fn after;
+		void *after_arg;
 
 		while (!a->job && !a->quit)
 			pthread_cond_wait(&a->cv, &a->mu);
@@ -69,10 +77,15 @@ async_main(void *arg)
 		a->job = false;
 		wb = a->wb;
 		hz = a->hz;
+		after = a->after;
+		after_arg = a->after_arg;
 		pthread_mutex_unlock(&a->mu);
 		r = bpf_sched_collect(a->bs, bpf_sched_batch_of(a->bs));
-		if (wb != NULL)
+		if (wb != NULL) {
 			r = bpf_sched_window_reduce(a->bs, wb, hz, r);
+			if (after != NULL)
+				after(after_arg, a->bs, wb, hz);
+		}
 		pthread_mutex_lock(&a->mu);
 		a->r = r;
 		a->finished = true;
@@ -145,6 +158,25 @@ bool
 bpf_sched_async_busy(const struct bpf_sched_async *a)
 {
 	return a != NULL && a->busy;
+}
+
+/*
+ * fn(arg, bs, wb, hz) on the drain's thread after each reduce into a part
+ * (bpf_sched_async_reduce_into), before the loop hears of the end: what
+ * else the window needs of the batch, while the batch is the thread's.
+ * Set before the first job; -EBUSY while one is out.
+ */
+int
+bpf_sched_async_after(struct bpf_sched_async *a, bpf_sched_after_fn fn,
+    void *arg)
+{
+	if (a->busy)
+		return -EBUSY;
+	pthread_mutex_lock(&a->mu);
+	a->after = fn;
+	a->after_arg = arg;
+	pthread_mutex_unlock(&a->mu);
+	return 0;
 }
 
 /*
