@@ -15,7 +15,7 @@
 #include "jsonmini.h"
 #include "testutil.h"
 
-#define TD_MAXARGS 48
+#define TD_MAXARGS 50
 
 const char *
 td_vitalsd(void)
@@ -130,6 +130,9 @@ td_kill(pid_t pid, int sig)
 	return status;
 }
 
+/* td_prepare's count in this process: each td's pin directory apart */
+static unsigned td_seq;
+
 void
 td_prepare(struct td *d, const char *tag, const char *conf)
 {
@@ -147,6 +150,10 @@ td_prepare(struct td *d, const char *tag, const char *conf)
 	snprintf(d->spool, sizeof(d->spool), "/dev/shm/vitals-spool-XXXXXX");
 	if (mkdtemp(d->spool) == NULL)
 		d->spool[0] = '\0';
+	/* the daemon makes it (0750) as it makes its default; a restart of
+	 * the same td finds its pins and reuses them */
+	snprintf(d->bpffs, sizeof(d->bpffs), "/sys/fs/bpf/vitals-td-%d-%u",
+	    (int)getpid(), td_seq++);
 }
 
 void
@@ -156,6 +163,10 @@ td_spawn(struct td *d, const char *const *args, td_child_fn child, void *arg)
 		"--state-dir", d->dir, "--socket", d->sock };
 	int n = 8, i;
 
+	if (d->bpffs[0]) {
+		argv[n++] = "--bpffs";
+		argv[n++] = d->bpffs;
+	}
 	if (d->spool[0]) {
 		argv[n++] = "--store-spool-dir";
 		argv[n++] = d->spool;
@@ -319,6 +330,11 @@ td_cleanup(struct td *d)
 	if (d->spool[0])
 		tu_rmtree(d->spool);
 	d->spool[0] = '\0';
+	/* its pins (and the links in them): the programs detach once the
+	 * daemon is gone too */
+	if (d->bpffs[0])
+		tu_rmtree(d->bpffs);
+	d->bpffs[0] = '\0';
 	unlink(d->log);
 	free(d->dir);
 	d->dir = NULL;

@@ -23,6 +23,11 @@ struct td {
 	/* the spool's directory, its own under /dev/shm (--store-spool-dir,
 	 * before the test's args: theirs win); "": the daemon's default */
 	char spool[PATH_MAX];
+	/* its BPF pin directory, its own under /sys/fs/bpf (--bpffs, before
+	 * the test's args: theirs win), made by the daemon and removed by
+	 * td_cleanup: no suite leaves its programs attached (to
+	 * sched_switch, for every later suite and benchmark) */
+	char bpffs[96];
 };
 
 /* Runs in the daemon's child just before the exec (rlimits, seccomp). */
