@@ -417,7 +417,7 @@ wcpu_set(struct window *w, struct window_wcpu *p, int err)
 {
 	if (p == NULL || err < 0)
 		log_warnx("wcpu: window %llu: %s", (unsigned long long)w->seq,
-		    strerror(ENOMEM));
+		    strerror(p == NULL ? ENOMEM : -err));
 	if (p == NULL)
 		return;
 	wcpu_approx_add(p, w);
