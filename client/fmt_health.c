@@ -122,6 +122,11 @@ health_window(struct sbuf *o, const Vitals__Window *w)
 		    "them, %llu opens, %llu not kept (bound)\n",
 		    h->stat_fds, ULL(h->stat_fd_reads), ULL(h->stat_opens),
 		    ULL(h->stat_fd_full));
+	if (h->lists_read || h->lists_skipped)
+		sbuf_printf(o,
+		    "  procfs listings: %u read, %u skipped (no fork since "
+		    "the last)\n",
+		    h->lists_read, h->lists_skipped);
 	if (h->ident_queued || h->ident_done || h->ident_loop ||
 	    h->ident_full || h->ident_pending)
 		sbuf_printf(o,

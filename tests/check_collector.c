@@ -18,6 +18,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,7 +94,8 @@ static struct fx {
 	struct cpu_times cpu[NCPU];
 	struct cpu_times all;
 	uint64_t ctxt, forks, pgfault;
-	int64_t cur_khz0; /* cpu0 scaling_cur_freq */
+	bool forks_frozen; /* no fork: "processes" stays (advance) */
+	int64_t cur_khz0;  /* cpu0 scaling_cur_freq */
 	bool stat_garbage;
 	bool psi;
 	uint64_t psi_some[PSI__MAX], psi_full[PSI__MAX];
@@ -267,7 +269,8 @@ advance(unsigned secs)
 		cpu_times_add(&fx.all, &d);
 	}
 	fx.ctxt += CTXT_PER_SEC * secs;
-	fx.forks += FORKS_PER_SEC * secs;
+	if (!fx.forks_frozen)
+		fx.forks += FORKS_PER_SEC * secs;
 	fx.pgfault += PGFAULT_PER_SEC * secs;
 	for (i = 0; i < PSI__MAX; i++) {
 		fx.psi_some[i] += PSI_SOME_PER_SEC * secs;
@@ -376,6 +379,24 @@ fmt_task_stat(char *buf, size_t sz, int id, const char *comm, int ppid,
 	ck_assert_int_lt(n, (int)sz);
 }
 
+/*
+ * A task ends: as the kernel's, a stat file kept open for it reads no
+ * more (the kernel answers ESRCH; here the file is emptied before it is
+ * unlinked, and a kept file reading nothing is given up). tid 0: the
+ * process's own.
+ */
+static void
+ended(int pid, int tid)
+{
+	char rel[PATH_MAX];
+
+	if (tid == 0)
+		xsnprintf(rel, sizeof(rel), "proc/%d/stat", pid);
+	else
+		xsnprintf(rel, sizeof(rel), "proc/%d/task/%d/stat", pid, tid);
+	put(rel, "");
+}
+
 static void
 write_procs(void)
 {
@@ -387,8 +408,13 @@ write_procs(void)
 
 		xsnprintf(rel, sizeof(rel), "proc/%d", p->pid);
 		if (!p->present) {
-			if (p->written)
+			if (p->written) {
+				for (j = 0; j < p->nthr; j++)
+					if (p->thr[j].written)
+						ended(p->pid, p->thr[j].tid);
+				ended(p->pid, 0);
 				rmrel(rel);
+			}
 			p->written = false;
 			continue;
 		}
@@ -419,8 +445,10 @@ write_procs(void)
 			xsnprintf(rel, sizeof(rel), "proc/%d/task/%d", p->pid,
 			    t->tid);
 			if (!t->present) {
-				if (t->written)
+				if (t->written) {
+					ended(p->pid, t->tid);
 					rmrel(rel);
+				}
 				t->written = false;
 				continue;
 			}
@@ -1878,6 +1906,162 @@ START_TEST(threads_changed_denominators)
 }
 END_TEST
 
+/*
+ * Listings skipped (doc/metrics.md): the same window whether /proc and
+ * the task/ directories are listed every sample (the fork count moves:
+ * _i 0) or the known tasks are read without listing (no fork: _i 1). A
+ * thread and a process end in the middle; neither way counts them as
+ * vanished, and every figure and denominator is the same.
+ */
+START_TEST(lists_skipped_same_figures)
+{
+	const struct window_task *t;
+	const struct window *w;
+
+	start(THREADS_CHANGED, 1000, 10, 4);
+	fx.forks_frozen = _i == 1;
+	first();
+	burn(612, 640, 5, 1, 10);
+	step();
+	burn(4200, 4230, 3, 2, 0);
+	step();
+	thr_get(proc_get(612), 641)->present = false;
+	burn(612, 640, 2, 0, 0);
+	step();
+	proc_get(1)->present = false;
+	step();
+	burn(612, 612, 1, 1, 0);
+	step();
+	w = close_now();
+
+	ck_assert_uint_eq(w->health.procs_exited, 1);
+	ck_assert_uint_eq(w->health.threads_exited, 2); /* init's, 641 */
+	ck_assert_uint_eq(inv_sum(w->inv_deltas), 0);
+	ck_assert_uint_eq(w->health.procs_scanned, 2);
+	t = find_task(w, false, 612, 2468);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_uint_eq(t->d_utime, 8);
+	ck_assert_uint_eq(t->d_stime, 2);
+	ck_assert_uint_eq(t->d_minflt, 10);
+	ck_assert_uint_eq(t->samples, 5);
+	t = find_task(w, true, 640, 2470);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_uint_eq(t->d_utime, 7);
+	ck_assert_uint_eq(t->d_stime, 1);
+	ck_assert_uint_eq(t->samples, 5);
+	ck_assert_uint_eq(t->wall_ns, 5 * NSEC_PER_SEC);
+	t = find_task(w, true, 612, 2468);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_uint_eq(t->d_utime, 1);
+	t = find_task(w, false, 4200, 90000);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_uint_eq(t->d_utime, 3);
+	ck_assert_uint_eq(t->d_stime, 2);
+	t = find_task(w, true, 4230, 90010);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_uint_eq(t->d_utime, 3);
+	ck_assert_uint_eq(count_id(w, true, 641), 0);
+	/* the first sample lists /proc and the three processes' task/; then
+	 * /proc every sample and the task/ of each process that moved (612
+	 * three times, 4200 once), listed or skipped */
+	if (_i == 0) {
+		ck_assert_uint_eq(w->health.lists_read, 4 + 5 + 4);
+		ck_assert_uint_eq(w->health.lists_skipped, 0);
+	} else {
+		ck_assert_uint_eq(w->health.lists_read, 4);
+		ck_assert_uint_eq(w->health.lists_skipped, 5 + 4);
+	}
+}
+END_TEST
+
+/*
+ * What the rule rests on: with no fork a listing made earlier still names
+ * every task, so a task that appears without one (only a fixture can make
+ * one) is first read when the count moves, or at the window's closing
+ * sample, which lists whatever the count says.
+ */
+START_TEST(lists_skipped_until_fork)
+{
+	const struct window *w;
+	struct fproc *p;
+
+	start(THREADS_CHANGED, 1000, 4, 4);
+	fx.forks_frozen = true;
+	first();
+	step();
+	p = proc_add(5000, "late", CMD("late\0"), 10060, 95000);
+	thr_add(p, 5000, "late", 95000);
+	step();
+	w = collector_open(fx.c);
+	ck_assert_uint_eq(w->health.procs_scanned, 3);
+	ck_assert_uint_gt(w->health.lists_skipped, 0);
+	step();
+	ck_assert_uint_eq(collector_open(fx.c)->health.procs_scanned, 3);
+	step(); /* the close */
+	w = collector_window(fx.c, 0);
+	ck_assert_ptr_nonnull(w);
+	ck_assert_uint_eq(w->health.procs_scanned, 4);
+	p = proc_add(5100, "later", CMD("later\0"), 10061, 96000);
+	thr_add(p, 5100, "later", 96000);
+	step();
+	ck_assert_uint_eq(collector_open(fx.c)->health.procs_scanned, 4);
+	fx.forks++;
+	step();
+	ck_assert_uint_eq(collector_open(fx.c)->health.procs_scanned, 5);
+}
+END_TEST
+
+/* The real /proc/stat's "processes" (the kernel's fork count). */
+static uint64_t
+real_forks(void)
+{
+	static char buf[1 << 16];
+	struct procstat st;
+	ssize_t n;
+	int fd;
+
+	fd = open("/proc/stat", O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_eq(procstat_parse(buf, (size_t)n, &st), 0);
+	ck_assert(st.have & PROCSTAT_HAVE_PROCESSES);
+	return st.processes;
+}
+
+static void *
+idle_thread(void *arg)
+{
+	return arg;
+}
+
+/*
+ * The kernel fact listings skipped rest on: a new thread is a fork as a
+ * new process is, and moves "processes" (total_forks counts every clone).
+ */
+START_TEST(forks_count_threads)
+{
+	pthread_t th;
+	uint64_t f0, f1, f2;
+	pid_t pid;
+	int status;
+
+	f0 = real_forks();
+	ck_assert_int_eq(pthread_create(&th, NULL, idle_thread, NULL), 0);
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	f1 = real_forks();
+	ck_assert_uint_gt(f1, f0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(0);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	f2 = real_forks();
+	ck_assert_uint_gt(f2, f1);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -1934,6 +2118,9 @@ main(void)
 	tcase_add_test(tc, threads_changed);
 	tcase_add_loop_test(tc, threads_changed_after_sleep, 0, 2);
 	tcase_add_loop_test(tc, threads_changed_denominators, 0, 2);
+	tcase_add_loop_test(tc, lists_skipped_same_figures, 0, 2);
+	tcase_add_test(tc, lists_skipped_until_fork);
+	tcase_add_test(tc, forks_count_threads);
 	suite_add_tcase(s, tc);
 
 	return tu_run(s);

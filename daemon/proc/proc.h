@@ -247,6 +247,11 @@ struct scan_ctx {
 	/* each process's deltas also go to its foreground/background state
 	 * (fgbg.h); NULL: none */
 	struct fgbg *fg;
+	/* the kernel's fork count (/proc/stat "processes"), read before the
+	 * scan: unmoved since a directory's last listing, that listing still
+	 * names every task there is (doc/metrics.md, "Listings skipped") */
+	bool have_forks;
+	uint64_t forks;
 };
 
 struct procscan;

@@ -260,6 +260,8 @@ procscan_free(struct procscan *ps)
 	closedir(ps->dir);
 	vbuf_release(&ps->buf);
 	free(ps->hist);
+	free(ps->known_pids);
+	free(ps->known_tids);
 	free(ps->gseen);
 	free(ps->gidx);
 	if (ps->cgfd >= 0)
@@ -617,16 +619,120 @@ threads_retire_unseen(struct procscan *ps, struct task *p, struct window *w)
 	}
 }
 
+/*
+ * Listings skipped (doc/metrics.md): a directory listed whole with the
+ * kernel's fork count at f names every task it can hold while the count
+ * stays at f, since every new task, thread or process, is a fork; one that
+ * ended since fails its read (a kept file's with ESRCH, a path's with
+ * ENOENT), as it would have been missing from a new listing. A closing
+ * sample lists anyway, so a window never rests on an older listing.
+ */
+static bool
+listing_current(const struct scan_ctx *ctx, bool listed, uint64_t forks)
+{
+	return ctx->have_forks && listed && forks == ctx->forks && !ctx->full;
+}
+
+/* ids into *a (grown to hold n), for reads that may change the tables */
+static int32_t *
+ids_room(int32_t **a, size_t *cap, size_t n)
+{
+	int32_t *p;
+	size_t c = *cap ? *cap : 64;
+
+	if (n <= *cap)
+		return *a;
+	while (c < n)
+		c *= 2;
+	if ((p = reallocarray(*a, c, sizeof(*p))) == NULL)
+		return NULL;
+	*a = p;
+	*cap = c;
+	return p;
+}
+
+/*
+ * One thread of p read, listed (a listing named it; dirfd: p's task/) or
+ * known (the table named it, dirfd: /proc). A known thread that ended is
+ * not counted as vanished: a listing would not have named it.
+ */
+static int
+thread_read(struct procscan *ps, struct task *p, int32_t tid, int dirfd,
+    bool listed, const struct scan_ctx *ctx, struct window *w)
+{
+	struct pid_stat st;
+	struct task *t;
+	char path[64];
+	int r, sfd = -1;
+
+	if (listed)
+		snprintf(path, sizeof(path), "%d/stat", tid);
+	else
+		snprintf(path, sizeof(path), "%d/task/%d/stat", p->wt.id, tid);
+	/* its kept file goes to whichever instance the read finds */
+	t = ht_get(&ps->threads, tid);
+	if (t != NULL && t->proc == p) {
+		sfd = t->stat_fd;
+		t->stat_fd = -1;
+	}
+	if ((r = read_stat(ps, &sfd, dirfd, path, &st, w)) < 0) {
+		if (listed || r != -ESRCH)
+			count_read_error(w, r);
+		/* listed but unreadable is not gone: keep it */
+		if (r != -ESRCH && t != NULL && t->proc == p) {
+			t->seen_gen = ps->gen;
+			t->stale = true;
+		}
+		return 0;
+	}
+	if ((r = thread_observe(ps, p, tid, t, &st, ctx, w, &t)) < 0) {
+		statfd_close(&ps->sf, &sfd);
+		return r;
+	}
+	t->stat_fd = sfd;
+	return 0;
+}
+
+/* p's known threads, read without listing its task/ (listing_current) */
+static int
+threads_known(struct procscan *ps, struct task *p, const struct scan_ctx *ctx,
+    struct window *w)
+{
+	struct task *t;
+	size_t n = 0, i;
+	int32_t *ids;
+	int r;
+
+	for (t = p->threads; t; t = t->tnext)
+		n++;
+	if ((ids = ids_room(&ps->known_tids, &ps->known_tids_cap, n)) == NULL)
+		return -ENOMEM;
+	n = 0;
+	for (t = p->threads; t; t = t->tnext)
+		ids[n++] = t->wt.id;
+	for (i = 0; i < n; i++)
+		if ((r = thread_read(ps, p, ids[i], ps->procfd, false, ctx,
+			 w)) < 0)
+			return r;
+	threads_retire_unseen(ps, p, w);
+	return 0;
+}
+
 static int
 scan_threads(struct procscan *ps, struct task *p, const struct scan_ctx *ctx,
     struct window *w)
 {
-	struct task *t;
 	struct dirent *de;
 	char path[64];
-	int fd, sfd;
+	int fd, r;
 	DIR *d;
 
+	if (listing_current(ctx, p->tasks_listed, p->forks_listed)) {
+		w->health.lists_skipped++;
+		return threads_known(ps, p, ctx, w);
+	}
+	w->health.lists_read++;
+	p->tasks_listed = false;
 	snprintf(path, sizeof(path), "%d/task", p->wt.id);
 	fd = openat(ps->procfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
@@ -637,38 +743,23 @@ scan_threads(struct procscan *ps, struct task *p, const struct scan_ctx *ctx,
 		close(fd);
 		return -errno;
 	}
-	while ((de = readdir(d)) != NULL) {
-		struct pid_stat st;
+	for (;;) {
 		uint64_t tid;
-		int r;
 
+		errno = 0;
+		if ((de = readdir(d)) == NULL)
+			break;
 		if (parse_uint(de->d_name, INT32_MAX, &tid) < 0)
 			continue;
-		snprintf(path, sizeof(path), "%u/stat", (unsigned)tid);
-		/* its kept file goes to whichever instance the read finds */
-		t = ht_get(&ps->threads, (int32_t)tid);
-		sfd = -1;
-		if (t != NULL && t->proc == p) {
-			sfd = t->stat_fd;
-			t->stat_fd = -1;
-		}
-		if ((r = read_stat(ps, &sfd, dirfd(d), path, &st, w)) < 0) {
-			count_read_error(w, r);
-			/* listed but unreadable is not gone: keep it */
-			if (r != -ESRCH && t != NULL && t->proc == p) {
-				t->seen_gen = ps->gen;
-				t->stale = true;
-			}
-			continue;
-		}
-		if ((r = thread_observe(ps, p, (int32_t)tid, t, &st, ctx, w,
-			 &t)) < 0) {
-			statfd_close(&ps->sf, &sfd);
+		if ((r = thread_read(ps, p, (int32_t)tid, dirfd(d), true, ctx,
+			 w)) < 0) {
 			closedir(d);
 			return r;
 		}
-		t->stat_fd = sfd;
 	}
+	/* listed whole: what it named stands until the next fork */
+	p->tasks_listed = errno == 0 && ctx->have_forks;
+	p->forks_listed = ctx->forks;
 	closedir(d);
 	threads_retire_unseen(ps, p, w);
 	return 0;
@@ -784,9 +875,13 @@ proc_mark_stale(struct procscan *ps, struct task *p)
 		t->stale = true;
 }
 
+/*
+ * One process read: listed (a listing of /proc named it) or known (the
+ * table did, listing_current; one that ended is not counted as vanished).
+ */
 static int
-scan_one(struct procscan *ps, int32_t pid, const struct scan_ctx *ctx,
-    struct window *w)
+scan_one(struct procscan *ps, int32_t pid, bool listed,
+    const struct scan_ctx *ctx, struct window *w)
 {
 	struct pid_stat st;
 	struct task *p;
@@ -801,7 +896,8 @@ scan_one(struct procscan *ps, int32_t pid, const struct scan_ctx *ctx,
 		p->stat_fd = -1;
 	}
 	if ((r = read_stat(ps, &sfd, ps->procfd, path, &st, w)) < 0) {
-		count_read_error(w, r);
+		if (listed || r != -ESRCH)
+			count_read_error(w, r);
 		/* its threads stay, unread, until the process reads again */
 		if (r != -ESRCH && p != NULL)
 			proc_mark_stale(ps, p);
@@ -820,12 +916,41 @@ scan_one(struct procscan *ps, int32_t pid, const struct scan_ctx *ctx,
 	return 0;
 }
 
+/* The known processes, read without listing /proc (listing_current). */
+static int
+scan_known(struct procscan *ps, const struct scan_ctx *ctx, struct window *w)
+{
+	size_t n = 0, i;
+	int32_t *ids;
+	int r;
+
+	ids = ids_room(&ps->known_pids, &ps->known_pids_cap, ps->procs.n);
+	if (ids == NULL)
+		return -ENOMEM;
+	for (i = 0; i < ps->procs.nb; i++) {
+		struct task *p;
+
+		for (p = ps->procs.b[i]; p; p = p->hnext)
+			ids[n++] = p->wt.id;
+	}
+	for (i = 0; i < n; i++)
+		if ((r = scan_one(ps, ids[i], false, ctx, w)) < 0)
+			return r;
+	return 0;
+}
+
 int
 scan_procfs(struct procscan *ps, const struct scan_ctx *ctx, struct window *w)
 {
 	struct dirent *de;
 	int r;
 
+	if (listing_current(ctx, ps->have_listed, ps->forks_listed)) {
+		w->health.lists_skipped++;
+		return scan_known(ps, ctx, w);
+	}
+	w->health.lists_read++;
+	ps->have_listed = false;
 	rewinddir(ps->dir);
 	for (;;) {
 		uint64_t pid;
@@ -835,10 +960,15 @@ scan_procfs(struct procscan *ps, const struct scan_ctx *ctx, struct window *w)
 			break;
 		if (parse_uint(de->d_name, INT32_MAX, &pid) < 0)
 			continue;
-		if ((r = scan_one(ps, (int32_t)pid, ctx, w)) < 0)
+		if ((r = scan_one(ps, (int32_t)pid, true, ctx, w)) < 0)
 			return r;
 	}
-	return errno != 0 ? -errno : 0;
+	if (errno != 0)
+		return -errno;
+	/* listed whole: what it named stands until the next fork */
+	ps->have_listed = ctx->have_forks;
+	ps->forks_listed = ctx->forks;
+	return 0;
 }
 
 /*
@@ -851,6 +981,8 @@ sources_switched(struct procscan *ps)
 {
 	size_t i;
 
+	/* the other source's table is no listing of /proc */
+	ps->have_listed = false;
 	for (i = 0; i < ps->procs.nb; i++) {
 		struct task *p, *t;
 
@@ -861,6 +993,7 @@ sources_switched(struct procscan *ps)
 				task_settle(ps, t, ps->nprev);
 			p->stale = true;
 			p->cpu_set = false;
+			p->tasks_listed = false;
 			/* kept files serve /proc alone: the other source
 			 * has no use for them */
 			statfd_close(&ps->sf, &p->stat_fd);

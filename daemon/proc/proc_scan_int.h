@@ -56,11 +56,14 @@ struct task {
 	 * at a later scan, when there is room, for the uid too when the
 	 * refused one asked for it */
 	bool ident_retry, ident_retry_uid;
+	bool tasks_listed; /* process: task/ listed whole at forks_listed */
 	struct cputime_split cpu; /* iterator: last utime/stime split, ns */
 	struct task_wt wt;	  /* identity + this window's accumulators */
 	/* the window's samples [0, mark) are in wt's per-sample sums; the
 	 * rest are settled lazily (task_settle, doc/bpf.md) */
 	uint32_t mark;
+	/* process: the fork count read before its task/ was last listed */
+	uint64_t forks_listed;
 	int stat_fd; /* its stat file kept open (proc_statfd.c); -1 none */
 	struct task *threads; /* process: its known threads */
 	struct task *tnext;   /* thread: next sibling */
@@ -165,6 +168,14 @@ struct procscan {
 	 * loop, in the sample */
 	struct walk_async *wa;
 	unsigned walk_delay_ms; /* tests: each walk sleeps this long first */
+	/* /proc listed whole with the fork count at forks_listed (have_listed):
+	 * while it stays there, the known processes are all there are */
+	uint64_t forks_listed;
+	bool have_listed;
+	/* the ids a sample reads without listing (processes, a process's
+	 * threads), taken out of the tables before any read changes them */
+	int32_t *known_pids, *known_tids;
+	size_t known_pids_cap, known_tids_cap;
 };
 
 static inline size_t

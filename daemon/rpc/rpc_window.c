@@ -125,6 +125,8 @@ pb_whealth(struct rpc_arena *a, const struct window_health *h)
 	m->stat_fd_reads = h->stat_fd_reads;
 	m->stat_opens = h->stat_opens;
 	m->stat_fd_full = h->stat_fd_full;
+	m->lists_read = h->lists_read;
+	m->lists_skipped = h->lists_skipped;
 	m->samples_full = h->samples_full;
 	m->samples_partial = h->samples_partial;
 	m->partial_records = h->partial_records;

@@ -590,6 +590,11 @@ sample_run(struct collector *c, const struct clocks *now, bool burst)
 
 	ctx.have_prev = c->have_prev;
 	ctx.prev_boot_ns = c->prev_clk.boot_ns;
+	if (c->cur->stat_err == 0 &&
+	    (c->cur->stat.have & PROCSTAT_HAVE_PROCESSES)) {
+		ctx.have_forks = true;
+		ctx.forks = c->cur->stat.processes;
+	}
 	ctx.valid = sample_valid(c, w, now, &dmono, &d);
 	if (ctx.valid) {
 		uint64_t total = cpu_times_total(&d);

@@ -187,6 +187,8 @@ health_merge(struct window_health *a, const struct window_health *s)
 	a->stat_fd_reads += s->stat_fd_reads;
 	a->stat_opens += s->stat_opens;
 	a->stat_fd_full += s->stat_fd_full;
+	a->lists_read += s->lists_read;
+	a->lists_skipped += s->lists_skipped;
 	if (s->loop_cb_ns_max > a->loop_cb_ns_max) {
 		a->loop_cb_ns_max = s->loop_cb_ns_max;
 		a->loop_cb_cpu_ns = s->loop_cb_cpu_ns;

@@ -129,6 +129,10 @@ struct window_health {
 	 * over the window. In memory only, as the tick lateness. */
 	uint32_t stat_fds;
 	uint64_t stat_fd_reads, stat_opens, stat_fd_full;
+	/* the procfs scan's directory listings (/proc, a process's task/)
+	 * read, and skipped while no fork since made them stale, over the
+	 * window (doc/metrics.md, "Listings skipped"). In memory only. */
+	uint32_t lists_read, lists_skipped;
 	uint32_t procs_exited, threads_exited; /* instances that ended */
 	uint32_t cpu_dropped; /* cpuN lines beyond VITALS_CPU_MAX */
 	/* the store as seen when this window closed (enum store_state) */
