@@ -1975,6 +1975,40 @@ START_TEST(lists_skipped_same_figures)
 END_TEST
 
 /*
+ * A task listed but unreadable from its first read has no table entry to
+ * be read by without a listing: the directory is listed again every
+ * sample while it stays so (here a thread whose stat is not a stat line),
+ * and its failed read is counted each sample either way.
+ */
+START_TEST(lists_unreadable_relisted)
+{
+	const struct window *w;
+	struct fproc *p;
+
+	p = proc_add(5000, "broken", CMD("broken\0"), 10060, 95000);
+	thr_add(p, 5000, "broken", 95000);
+	thr_add(p, 5001, "bad", 95001)->garbage = true;
+	start(THREADS_ALL, 1000, 10, 4);
+	fx.forks_frozen = _i == 1;
+	first();
+	step();
+	step();
+	w = close_now();
+	ck_assert_uint_eq(w->inv_deltas[INV_PARSE], 3);
+	ck_assert_uint_eq(inv_sum(w->inv_deltas), 3);
+	/* /proc, and four task/ directories, each sample */
+	if (_i == 0) {
+		ck_assert_uint_eq(w->health.lists_read, 3 * 5);
+		ck_assert_uint_eq(w->health.lists_skipped, 0);
+	} else {
+		/* 5000's task/ every sample; the rest after the first */
+		ck_assert_uint_eq(w->health.lists_read, 5 + 1 + 1);
+		ck_assert_uint_eq(w->health.lists_skipped, 2 * 4);
+	}
+}
+END_TEST
+
+/*
  * What the rule rests on: with no fork a listing made earlier still names
  * every task, so a task that appears without one (only a fixture can make
  * one) is first read when the count moves, or at the window's closing
@@ -2120,6 +2154,7 @@ main(void)
 	tcase_add_loop_test(tc, threads_changed_denominators, 0, 2);
 	tcase_add_loop_test(tc, lists_skipped_same_figures, 0, 2);
 	tcase_add_test(tc, lists_skipped_until_fork);
+	tcase_add_loop_test(tc, lists_unreadable_relisted, 0, 2);
 	tcase_add_test(tc, forks_count_threads);
 	suite_add_tcase(s, tc);
 

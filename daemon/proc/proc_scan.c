@@ -625,7 +625,9 @@ threads_retire_unseen(struct procscan *ps, struct task *p, struct window *w)
  * stays at f, since every new task, thread or process, is a fork; one that
  * ended since fails its read (a kept file's with ESRCH, a path's with
  * ENOENT), as it would have been missing from a new listing. A closing
- * sample lists anyway, so a window never rests on an older listing.
+ * sample lists anyway, so a window never rests on an older listing; and a
+ * listing that named a task it could not read and does not hold (no
+ * table entry to keep it by) is not whole: the next sample lists again.
  */
 static bool
 listing_current(const struct scan_ctx *ctx, bool listed, uint64_t forks)
@@ -633,14 +635,15 @@ listing_current(const struct scan_ctx *ctx, bool listed, uint64_t forks)
 	return ctx->have_forks && listed && forks == ctx->forks && !ctx->full;
 }
 
-/* ids into *a (grown to hold n), for reads that may change the tables */
+/* *a grown to hold n ids (at least one), for reads that may change the
+ * tables; NULL: out of memory */
 static int32_t *
 ids_room(int32_t **a, size_t *cap, size_t n)
 {
 	int32_t *p;
 	size_t c = *cap ? *cap : 64;
 
-	if (n <= *cap)
+	if (*a != NULL && n <= *cap)
 		return *a;
 	while (c < n)
 		c *= 2;
@@ -682,6 +685,8 @@ thread_read(struct procscan *ps, struct task *p, int32_t tid, int dirfd,
 		if (r != -ESRCH && t != NULL && t->proc == p) {
 			t->seen_gen = ps->gen;
 			t->stale = true;
+		} else if (r != -ESRCH && listed) {
+			ps->unread_threads++;
 		}
 		return 0;
 	}
@@ -722,6 +727,7 @@ static int
 scan_threads(struct procscan *ps, struct task *p, const struct scan_ctx *ctx,
     struct window *w)
 {
+	uint32_t unread = ps->unread_threads;
 	struct dirent *de;
 	char path[64];
 	int fd, r;
@@ -758,7 +764,8 @@ scan_threads(struct procscan *ps, struct task *p, const struct scan_ctx *ctx,
 		}
 	}
 	/* listed whole: what it named stands until the next fork */
-	p->tasks_listed = errno == 0 && ctx->have_forks;
+	p->tasks_listed = errno == 0 && ctx->have_forks &&
+	    ps->unread_threads == unread;
 	p->forks_listed = ctx->forks;
 	closedir(d);
 	threads_retire_unseen(ps, p, w);
@@ -901,6 +908,8 @@ scan_one(struct procscan *ps, int32_t pid, bool listed,
 		/* its threads stay, unread, until the process reads again */
 		if (r != -ESRCH && p != NULL)
 			proc_mark_stale(ps, p);
+		else if (r != -ESRCH && listed)
+			ps->unread_procs++;
 		return 0;
 	}
 	if ((r = proc_observe(ps, pid, p, &st, false, 0, ctx, w, &p, &moved)) <
@@ -942,6 +951,7 @@ scan_known(struct procscan *ps, const struct scan_ctx *ctx, struct window *w)
 int
 scan_procfs(struct procscan *ps, const struct scan_ctx *ctx, struct window *w)
 {
+	uint32_t unread = ps->unread_procs;
 	struct dirent *de;
 	int r;
 
@@ -966,7 +976,7 @@ scan_procfs(struct procscan *ps, const struct scan_ctx *ctx, struct window *w)
 	if (errno != 0)
 		return -errno;
 	/* listed whole: what it named stands until the next fork */
-	ps->have_listed = ctx->have_forks;
+	ps->have_listed = ctx->have_forks && ps->unread_procs == unread;
 	ps->forks_listed = ctx->forks;
 	return 0;
 }

@@ -172,6 +172,9 @@ struct procscan {
 	 * while it stays there, the known processes are all there are */
 	uint64_t forks_listed;
 	bool have_listed;
+	/* tasks a listing named that were unreadable and are in no table:
+	 * a listing that met one is not whole (the next lists again) */
+	uint32_t unread_procs, unread_threads;
 	/* the ids a sample reads without listing (processes, a process's
 	 * threads), taken out of the tables before any read changes them */
 	int32_t *known_pids, *known_tids;
