@@ -62,9 +62,9 @@ struct task {
 	/* the window's samples [0, mark) are in wt's per-sample sums; the
 	 * rest are settled lazily (task_settle, doc/bpf.md) */
 	uint32_t mark;
+	int stat_fd; /* its stat file kept open (proc_statfd.c); -1 none */
 	/* process: the fork count read before its task/ was last listed */
 	uint64_t forks_listed;
-	int stat_fd; /* its stat file kept open (proc_statfd.c); -1 none */
 	struct task *threads; /* process: its known threads */
 	struct task *tnext;   /* thread: next sibling */
 	struct task *proc;    /* thread: owner */
