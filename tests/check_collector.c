@@ -2009,6 +2009,34 @@ START_TEST(lists_unreadable_relisted)
 END_TEST
 
 /*
+ * The fork count is kept per task as a 16-bit epoch: at its wrap every
+ * stamp is forgotten, so a process whose task/ was last listed 2^16
+ * fork-samples ago is listed again, never taken as listed in the same
+ * epoch. Here sf's task/ is listed in epoch 1, the epoch is put just
+ * before the wrap, and a thread that appears after the wrap (in epoch 1
+ * again, without a fork: only a fixture can) is found when sf moves.
+ */
+START_TEST(lists_epoch_wrap)
+{
+	const struct window *w;
+
+	start(THREADS_CHANGED, 1000, 10, 4);
+	fx.forks_frozen = true;
+	first(); /* epoch 1: every task/ listed */
+	collector_fork_epoch_test(fx.c, UINT16_MAX);
+	fx.forks++;
+	step(); /* epoch 0: the wrap */
+	fx.forks++;
+	step(); /* epoch 1 again */
+	thr_add(proc_get(612), 650, "late", 2480);
+	burn(612, 612, 1, 0, 0);
+	step();
+	w = collector_open(fx.c);
+	ck_assert_uint_eq(w->health.threads_scanned, 4);
+}
+END_TEST
+
+/*
  * What the rule rests on: with no fork a listing made earlier still names
  * every task, so a task that appears without one (only a fixture can make
  * one) is first read when the count moves, or at the window's closing
@@ -2155,6 +2183,7 @@ main(void)
 	tcase_add_loop_test(tc, lists_skipped_same_figures, 0, 2);
 	tcase_add_test(tc, lists_skipped_until_fork);
 	tcase_add_loop_test(tc, lists_unreadable_relisted, 0, 2);
+	tcase_add_test(tc, lists_epoch_wrap);
 	tcase_add_test(tc, forks_count_threads);
 	suite_add_tcase(s, tc);
 

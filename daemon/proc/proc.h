@@ -303,6 +303,8 @@ void procscan_walk_cancel(struct procscan *ps);
 /* a result its sample did not take (it failed before its scan): dropped */
 void procscan_walk_unused(struct procscan *ps);
 void procscan_walk_delay_test(struct procscan *ps, unsigned ms); /* tests */
+/* tests: the fork epoch set, as after that many samples with a fork */
+void procscan_fork_epoch_test(struct procscan *ps, uint16_t epoch);
 
 /* proc_statfd.c: kept-open stat files of the procfs scan */
 #define VITALS_STAT_FDS_DEF 4096 /* proc_stat_fds */

@@ -630,9 +630,36 @@ threads_retire_unseen(struct procscan *ps, struct task *p, struct window *w)
  * table entry to keep it by) is not whole: the next sample lists again.
  */
 static bool
-listing_current(const struct scan_ctx *ctx, bool listed, uint64_t forks)
+listing_current(const struct procscan *ps, const struct scan_ctx *ctx,
+    bool listed, uint16_t epoch)
 {
-	return ctx->have_forks && listed && forks == ctx->forks && !ctx->full;
+	return ctx->have_forks && listed && epoch == ps->fork_epoch &&
+	    !ctx->full;
+}
+
+/*
+ * The fork count as an epoch that moves whenever it does: a task needs 2
+ * bytes for its stamp, not 8. At the epoch's wrap (2^16 samples with a
+ * fork: 18 h at 1 s) no stamp counts any more, so an old one never matches.
+ */
+static void
+fork_epoch_update(struct procscan *ps, const struct scan_ctx *ctx)
+{
+	size_t i;
+
+	if (!ctx->have_forks || (ps->have_forks && ps->forks == ctx->forks))
+		return;
+	ps->forks = ctx->forks;
+	ps->have_forks = true;
+	if (++ps->fork_epoch != 0)
+		return;
+	ps->have_listed = false;
+	for (i = 0; i < ps->procs.nb; i++) {
+		struct task *p;
+
+		for (p = ps->procs.b[i]; p; p = p->hnext)
+			p->tasks_listed = false;
+	}
 }
 
 /* *a grown to hold n ids (at least one), for reads that may change the
@@ -652,6 +679,12 @@ ids_room(int32_t **a, size_t *cap, size_t n)
 	*a = p;
 	*cap = c;
 	return p;
+}
+
+void
+procscan_fork_epoch_test(struct procscan *ps, uint16_t epoch)
+{
+	ps->fork_epoch = epoch;
 }
 
 /*
@@ -733,7 +766,7 @@ scan_threads(struct procscan *ps, struct task *p, const struct scan_ctx *ctx,
 	int fd, r;
 	DIR *d;
 
-	if (listing_current(ctx, p->tasks_listed, p->forks_listed)) {
+	if (listing_current(ps, ctx, p->tasks_listed, p->list_epoch)) {
 		w->health.lists_skipped++;
 		return threads_known(ps, p, ctx, w);
 	}
@@ -766,7 +799,7 @@ scan_threads(struct procscan *ps, struct task *p, const struct scan_ctx *ctx,
 	/* listed whole: what it named stands until the next fork */
 	p->tasks_listed = errno == 0 && ctx->have_forks &&
 	    ps->unread_threads == unread;
-	p->forks_listed = ctx->forks;
+	p->list_epoch = ps->fork_epoch;
 	closedir(d);
 	threads_retire_unseen(ps, p, w);
 	return 0;
@@ -955,7 +988,8 @@ scan_procfs(struct procscan *ps, const struct scan_ctx *ctx, struct window *w)
 	struct dirent *de;
 	int r;
 
-	if (listing_current(ctx, ps->have_listed, ps->forks_listed)) {
+	fork_epoch_update(ps, ctx);
+	if (listing_current(ps, ctx, ps->have_listed, ps->list_epoch)) {
 		w->health.lists_skipped++;
 		return scan_known(ps, ctx, w);
 	}
@@ -977,7 +1011,7 @@ scan_procfs(struct procscan *ps, const struct scan_ctx *ctx, struct window *w)
 		return -errno;
 	/* listed whole: what it named stands until the next fork */
 	ps->have_listed = ctx->have_forks && ps->unread_procs == unread;
-	ps->forks_listed = ctx->forks;
+	ps->list_epoch = ps->fork_epoch;
 	return 0;
 }
 

@@ -56,15 +56,14 @@ struct task {
 	 * at a later scan, when there is room, for the uid too when the
 	 * refused one asked for it */
 	bool ident_retry, ident_retry_uid;
-	bool tasks_listed; /* process: task/ listed whole at forks_listed */
+	bool tasks_listed;   /* process: task/ listed whole at list_epoch */
+	uint16_t list_epoch; /* (in the padding: no byte more per task) */
 	struct cputime_split cpu; /* iterator: last utime/stime split, ns */
 	struct task_wt wt;	  /* identity + this window's accumulators */
 	/* the window's samples [0, mark) are in wt's per-sample sums; the
 	 * rest are settled lazily (task_settle, doc/bpf.md) */
 	uint32_t mark;
 	int stat_fd; /* its stat file kept open (proc_statfd.c); -1 none */
-	/* process: the fork count read before its task/ was last listed */
-	uint64_t forks_listed;
 	struct task *threads; /* process: its known threads */
 	struct task *tnext;   /* thread: next sibling */
 	struct task *proc;    /* thread: owner */
@@ -168,9 +167,12 @@ struct procscan {
 	 * loop, in the sample */
 	struct walk_async *wa;
 	unsigned walk_delay_ms; /* tests: each walk sleeps this long first */
-	/* /proc listed whole with the fork count at forks_listed (have_listed):
-	 * while it stays there, the known processes are all there are */
-	uint64_t forks_listed;
+	/* Listings skipped (proc_scan.c, listing_current): the fork count the
+	 * last /proc sample read (have_forks), and an epoch that moves with
+	 * it; /proc listed whole in epoch list_epoch (have_listed) */
+	uint64_t forks;
+	bool have_forks;
+	uint16_t fork_epoch, list_epoch;
 	bool have_listed;
 	/* tasks a listing named that were unreadable and are in no table:
 	 * a listing that met one is not whole (the next lists again) */

@@ -181,6 +181,12 @@ collector_walk_delay_test(struct collector *c, unsigned ms)
 	procscan_walk_delay_test(c->ps, ms);
 }
 
+void
+collector_fork_epoch_test(struct collector *c, uint16_t epoch)
+{
+	procscan_fork_epoch_test(c->ps, epoch);
+}
+
 /*
  * The sample due at now, made ready: a close flips here (as the sample
  * would, right before its scan), and a full walk is started on the scan's

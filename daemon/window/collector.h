@@ -98,6 +98,7 @@ int collector_walk_async(struct collector *c, struct event_base *base,
 int collector_prepare(struct collector *c, const struct clocks *now);
 bool collector_walk_owed(const struct collector *c);
 void collector_walk_delay_test(struct collector *c, unsigned ms); /* tests */
+void collector_fork_epoch_test(struct collector *c, uint16_t epoch);
 struct taskiter_events;
 /* event-driven process samples on the sched accounting's maps (NULL:
  * none); reloads the task iterator when it is the source */
