@@ -666,6 +666,17 @@ START_TEST(test_fmt_health)
 	    "loop); longest wait for one 6.250 ms\n"));
 	wh.walks_off_loop = wh.walks_dropped = 0;
 	wh.walk_wait_ns_max = 0;
+	/* no directory listed or skipped (not the /proc scan): no line */
+	ck_assert_ptr_null(strstr(sbuf_str(&b), "procfs listings"));
+	sbuf_free(&b);
+	/* the /proc scan's listings (doc/metrics.md "Listings skipped") */
+	wh.lists_read = 4;
+	wh.lists_skipped = 6;
+	sbuf_init(&b);
+	fmt_health(&b, &h, &fctx);
+	ck_assert_ptr_nonnull(strstr(sbuf_str(&b),
+	    "  procfs listings: 4 read, 6 skipped (no fork since the last)\n"));
+	wh.lists_read = wh.lists_skipped = 0;
 	sbuf_free(&b);
 	sbuf_init(&b);
 	fmt_health(&b, &h, &fctx);
