@@ -260,8 +260,8 @@ procscan_free(struct procscan *ps)
 	closedir(ps->dir);
 	vbuf_release(&ps->buf);
 	free(ps->hist);
-	free(ps->known_pids);
-	free(ps->known_tids);
+	vbuf_release(&ps->known_pids);
+	vbuf_release(&ps->known_tids);
 	free(ps->gseen);
 	free(ps->gidx);
 	if (ps->cgfd >= 0)
@@ -662,23 +662,15 @@ fork_epoch_update(struct procscan *ps, const struct scan_ctx *ctx)
 	}
 }
 
-/* *a grown to hold n ids (at least one), for reads that may change the
- * tables; NULL: out of memory */
+/* b emptied and made to hold n ids, for reads that may change the tables;
+ * NULL: out of memory */
 static int32_t *
-ids_room(int32_t **a, size_t *cap, size_t n)
+ids_room(struct vbuf *b, size_t n)
 {
-	int32_t *p;
-	size_t c = *cap ? *cap : 64;
-
-	if (*a != NULL && n <= *cap)
-		return *a;
-	while (c < n)
-		c *= 2;
-	if ((p = reallocarray(*a, c, sizeof(*p))) == NULL)
+	b->len = 0;
+	if (vbuf_reserve(b, n * sizeof(int32_t)) < 0)
 		return NULL;
-	*a = p;
-	*cap = c;
-	return p;
+	return (int32_t *)(void *)b->p;
 }
 
 void
@@ -743,7 +735,7 @@ threads_known(struct procscan *ps, struct task *p, const struct scan_ctx *ctx,
 
 	for (t = p->threads; t; t = t->tnext)
 		n++;
-	if ((ids = ids_room(&ps->known_tids, &ps->known_tids_cap, n)) == NULL)
+	if ((ids = ids_room(&ps->known_tids, n)) == NULL)
 		return -ENOMEM;
 	n = 0;
 	for (t = p->threads; t; t = t->tnext)
@@ -966,8 +958,7 @@ scan_known(struct procscan *ps, const struct scan_ctx *ctx, struct window *w)
 	int32_t *ids;
 	int r;
 
-	ids = ids_room(&ps->known_pids, &ps->known_pids_cap, ps->procs.n);
-	if (ids == NULL)
+	if ((ids = ids_room(&ps->known_pids, ps->procs.n)) == NULL)
 		return -ENOMEM;
 	for (i = 0; i < ps->procs.nb; i++) {
 		struct task *p;

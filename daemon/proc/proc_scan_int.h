@@ -179,8 +179,7 @@ struct procscan {
 	uint32_t unread_procs, unread_threads;
 	/* the ids a sample reads without listing (processes, a process's
 	 * threads), taken out of the tables before any read changes them */
-	int32_t *known_pids, *known_tids;
-	size_t known_pids_cap, known_tids_cap;
+	struct vbuf known_pids, known_tids;
 };
 
 static inline size_t
